@@ -1,0 +1,159 @@
+/**
+ * The data model of workflow definitions and executions, shaped after Conductor's
+ * `WorkflowDef`, `WorkflowTask`, `Workflow` and `Task` so existing clients read it unchanged.
+ * Pure types: no runtime imports.
+ */
+
+/** Any JSON value. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+/** Task types this service runs. */
+export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK"] as const;
+/** One of {@link TASK_TYPES}. */
+export type TaskType = (typeof TASK_TYPES)[number];
+
+/** Conductor's retry policies for a failed task. */
+export const RETRY_LOGICS = ["FIXED", "LINEAR_BACKOFF", "EXPONENTIAL_BACKOFF"] as const;
+/** One of {@link RETRY_LOGICS}. */
+export type RetryLogic = (typeof RETRY_LOGICS)[number];
+
+/** A task as written in a workflow definition (Conductor's `WorkflowTask`). */
+export interface WorkflowTaskDef {
+  name: string;
+  taskReferenceName: string;
+  type: TaskType;
+  description?: string;
+  inputParameters?: JsonObject;
+  /** HTTP: when true the task stays IN_PROGRESS after its request until completed through the API. */
+  asyncComplete?: boolean;
+  /** Failure turns into COMPLETED_WITH_ERRORS and the workflow goes on. */
+  optional?: boolean;
+  retryCount?: number;
+  retryLogic?: RetryLogic;
+  retryDelaySeconds?: number;
+  /** SUB_WORKFLOW: task-level placement of the child description. */
+  subWorkflowParam?: JsonObject;
+  /** SUB_WORKFLOW: whether the parent waits for the child. */
+  waitForCompletion?: boolean;
+}
+
+/** A workflow definition (Conductor's `WorkflowDef`). */
+export interface WorkflowDef {
+  name: string;
+  description?: string;
+  version: number;
+  tasks: WorkflowTaskDef[];
+  schemaVersion: number;
+  ownerEmail?: string;
+  inputParameters?: string[];
+  outputParameters?: JsonObject;
+  /** 0 = no timeout. */
+  timeoutSeconds?: number;
+  createTime?: number;
+  updateTime?: number;
+}
+
+/** Workflow execution statuses (Conductor's `Workflow.WorkflowStatus`). */
+export const WORKFLOW_STATUSES = ["RUNNING", "PAUSED", "COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"] as const;
+/** One of {@link WORKFLOW_STATUSES}. */
+export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
+
+/** Task execution statuses (Conductor's `Task.Status`). */
+export const TASK_STATUSES = [
+  "SCHEDULED",
+  "IN_PROGRESS",
+  "COMPLETED",
+  "COMPLETED_WITH_ERRORS",
+  "FAILED",
+  "FAILED_WITH_TERMINAL_ERROR",
+  "TIMED_OUT",
+  "CANCELED",
+  "SKIPPED",
+] as const;
+/** One of {@link TASK_STATUSES}. */
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/** Statuses after which a workflow changes only through retry, restart or rerun. */
+export const TERMINAL_WORKFLOW_STATUSES: ReadonlySet<WorkflowStatus> = new Set([
+  "COMPLETED",
+  "FAILED",
+  "TIMED_OUT",
+  "TERMINATED",
+]);
+
+/** Statuses after which a task instance never changes again. */
+export const TERMINAL_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set([
+  "COMPLETED",
+  "COMPLETED_WITH_ERRORS",
+  "FAILED",
+  "FAILED_WITH_TERMINAL_ERROR",
+  "TIMED_OUT",
+  "CANCELED",
+  "SKIPPED",
+]);
+
+/** Terminal task statuses that let the workflow move on. */
+export const SUCCESSFUL_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set(["COMPLETED", "COMPLETED_WITH_ERRORS", "SKIPPED"]);
+
+/** One task instance of an execution (Conductor's `Task`). A retry is a new instance. */
+export interface TaskExecution {
+  taskId: string;
+  taskType: TaskType;
+  referenceTaskName: string;
+  taskDefName: string;
+  /** 1-based position in the execution's task list. */
+  seq: number;
+  /** Index of the task in `definition.tasks`. */
+  definitionIndex: number;
+  status: TaskStatus;
+  /** Resolved input as stored and shown: secrets appear as `***`. */
+  inputData: JsonObject;
+  outputData: JsonObject;
+  reasonForIncompletion?: string;
+  retryCount: number;
+  /** True once a newer instance replaced this failed one. */
+  retried: boolean;
+  /** Epoch ms. For a delayed retry this lies in the future. */
+  scheduledTime: number;
+  startTime: number;
+  endTime: number;
+  updateTime: number;
+  /**
+   * Increments each time the task's side effect is dispatched; a result carrying an older
+   * attempt is stale and ignored.
+   */
+  attempt: number;
+  /** When the current attempt's side effect must have finished; past it, the attempt is presumed lost. */
+  attemptDeadline?: number;
+  /** Set while the task waits for something outside the engine (async completion, a callback, a child). */
+  awaitingExternal?: boolean;
+  subWorkflowId?: string;
+  callbackUrl?: string;
+}
+
+/** A workflow execution (Conductor's `Workflow`), with the definition it runs. */
+export interface WorkflowExecution {
+  workflowId: string;
+  workflowName: string;
+  workflowVersion: number;
+  status: WorkflowStatus;
+  input: JsonObject;
+  output: JsonObject;
+  correlationId?: string;
+  reasonForIncompletion?: string;
+  parentWorkflowId?: string;
+  parentWorkflowTaskId?: string;
+  priority: number;
+  taskToDomain: Record<string, string>;
+  idempotencyKey?: string;
+  createTime: number;
+  startTime: number;
+  endTime: number;
+  updateTime: number;
+  /** Workflow-level deadline (epoch ms) from `timeoutSeconds`; absent when none. */
+  deadline?: number;
+  definition: WorkflowDef;
+  tasks: TaskExecution[];
+}
