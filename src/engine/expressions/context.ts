@@ -1,0 +1,20 @@
+/** What an expression can see while it is evaluated. */
+import type { JsonObject } from "../model";
+
+/**
+ * The data an expression resolves against. Supplied by the engine per task so evaluation
+ * itself stays pure (no clock, no storage): the current time arrives as `now`, secrets
+ * through the `secret` callback.
+ */
+export interface EvaluationContext {
+  /** The `workflow` root: workflowId, correlationId, input, and any other workflow fields the engine exposes. */
+  workflow: JsonObject;
+  /** Task reference name → that task's visible record (at least `input`, `output`, `status`, `taskId`). */
+  tasks: Readonly<Record<string, JsonObject>>;
+  /** `${system.currentTimeMillis}` */
+  now: number;
+  /** `${TASK_ID}`: id of the task whose input is being resolved; null when none. */
+  taskId?: string;
+  /** Looks up `${workflow.secrets.<name>}`; undefined means the secret does not exist. Omitted → every secret reference is missing. */
+  secret?: (name: string) => string | undefined;
+}

@@ -1,0 +1,44 @@
+/**
+ * Errors raised by the expression language. Kept apart from the parser and evaluator so
+ * callers can catch them without pulling in either.
+ */
+
+/**
+ * A template or expression that cannot be parsed. `position` is a 0-based offset into the
+ * whole string handed to the parser (the full template, not just the `${...}` body), so a
+ * validation message can point at the exact character an author has to fix.
+ */
+export class ExpressionSyntaxError extends Error {
+  override readonly name = "ExpressionSyntaxError";
+  /** 0-based character offset of the problem in the whole template string. */
+  readonly position: number;
+  /** The problem alone, without the position prefix the message carries. */
+  readonly reason: string;
+
+  /**
+   * @param reason what is wrong, e.g. `expected '}' to close '${'`
+   * @param position 0-based offset in the whole template string
+   */
+  constructor(reason: string, position: number) {
+    super(`malformed expression at position ${position}: ${reason}`);
+    this.reason = reason;
+    this.position = position;
+  }
+}
+
+/**
+ * A `${workflow.secrets.<name>}` reference to a secret that does not exist. Thrown rather than
+ * resolving to null so the task fails with a clear reason instead of calling a service with an
+ * empty credential.
+ */
+export class MissingSecretError extends Error {
+  override readonly name = "MissingSecretError";
+  /** The name after `workflow.secrets.`. */
+  readonly secretName: string;
+
+  /** @param secretName the secret that was referenced but is not defined */
+  constructor(secretName: string) {
+    super(`secret '${secretName}' is not defined`);
+    this.secretName = secretName;
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * The `${...}` expression language used in workflow and task inputs: public API.
+ * Pure TypeScript with no runtime dependencies, so it runs the same in Workers and in tests.
+ */
+export type { ComparisonOperator, Expression, PathSegment } from "./ast";
+export type { EvaluationContext } from "./context";
+export { ExpressionSyntaxError, MissingSecretError } from "./errors";
+export { findTemplateErrors, referencedSecrets } from "./inspect";
+export { evaluateExpression, resolveValue } from "./resolve";
+export { hasExpression, parseTemplate, type Template, type TemplatePart } from "./template";

@@ -1,0 +1,90 @@
+/**
+ * Static checks over definition values, run when a definition is registered rather than when
+ * a task starts: malformed templates and the secrets a definition needs.
+ */
+import type { JsonValue } from "../model";
+import { childPath, type ValidationIssue } from "../validation-issue";
+import type { Expression } from "./ast";
+import { ExpressionSyntaxError } from "./errors";
+import { secretNameOf } from "./secrets";
+import { parseTemplate } from "./template";
+
+/**
+ * Every malformed template inside a (nested) JSON value, one issue per bad string, with
+ * `path` built by {@link childPath} from `path` (e.g. `tasks[1].inputParameters.headers.X`)
+ * and the message naming the problem and its position in that string.
+ */
+export function findTemplateErrors(value: JsonValue, path: string): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  forEachTemplateString(value, path, (text, at) => {
+    try {
+      parseTemplate(text);
+    } catch (error) {
+      if (!(error instanceof ExpressionSyntaxError)) throw error;
+      issues.push({ path: at, message: error.message });
+    }
+  });
+  return issues;
+}
+
+/**
+ * Names of every secret a value references through `${workflow.secrets.<name>}`, deduplicated,
+ * in order of first appearance. References in branches that may not run count too, since they
+ * can. Malformed strings are skipped: {@link findTemplateErrors} reports them.
+ */
+export function referencedSecrets(value: JsonValue): string[] {
+  const names = new Set<string>();
+  forEachTemplateString(value, "", (text) => {
+    let parts;
+    try {
+      parts = parseTemplate(text).parts;
+    } catch (error) {
+      if (error instanceof ExpressionSyntaxError) return;
+      throw error;
+    }
+    for (const part of parts) {
+      if (part.kind === "expression") collectSecrets(part.expression, names);
+    }
+  });
+  return [...names];
+}
+
+/** Visits each string that could hold an expression, with its validation path. */
+function forEachTemplateString(value: JsonValue, path: string, visit: (text: string, path: string) => void): void {
+  if (typeof value === "string") {
+    if (value.includes("${")) visit(value, path);
+    return;
+  }
+  if (value === null || typeof value !== "object") return;
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => forEachTemplateString(item, childPath(path, index), visit));
+    return;
+  }
+  for (const key of Object.keys(value)) forEachTemplateString(value[key] as JsonValue, childPath(path, key), visit);
+}
+
+function collectSecrets(expression: Expression, names: Set<string>): void {
+  switch (expression.kind) {
+    case "literal":
+      return;
+    case "path": {
+      const name = secretNameOf(expression.root, expression.segments);
+      if (name !== null) names.add(name);
+      return;
+    }
+    case "not":
+    case "negate":
+      collectSecrets(expression.operand, names);
+      return;
+    case "compare":
+    case "logical":
+      collectSecrets(expression.left, names);
+      collectSecrets(expression.right, names);
+      return;
+    case "conditional":
+      collectSecrets(expression.test, names);
+      collectSecrets(expression.consequent, names);
+      collectSecrets(expression.alternate, names);
+      return;
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * Turns the body of one `${...}` (or a bare expression) into tokens. Positions are offsets in
+ * the whole source string so every later error can point at the right character.
+ */
+import { ExpressionSyntaxError } from "./errors";
+
+/** Punctuation and operators of the expression grammar. */
+export type Operator =
+  | "."
+  | "["
+  | "]"
+  | "("
+  | ")"
+  | "?"
+  | ":"
+  | "!"
+  | "-"
+  | "=="
+  | "!="
+  | "<"
+  | ">"
+  | "<="
+  | ">="
+  | "&&"
+  | "||";
+
+/** One lexical token; `start`/`end` are offsets in the whole source string (end exclusive). */
+export type Token =
+  | { readonly kind: "number"; readonly value: number; readonly start: number; readonly end: number }
+  | { readonly kind: "string"; readonly value: string; readonly start: number; readonly end: number }
+  | { readonly kind: "word"; readonly value: string; readonly start: number; readonly end: number }
+  | { readonly kind: "operator"; readonly value: Operator; readonly start: number; readonly end: number }
+  /** The closing `}` of a template expression, or the end of a bare expression. */
+  | { readonly kind: "end"; readonly start: number; readonly end: number };
+
+/**
+ * Where the expression stops. Inside a template it ends at the first `}` outside a string
+ * literal (the grammar has no braces, so no nesting to track); a bare expression ends at the
+ * end of the source.
+ */
+export type LexMode =
+  | { readonly kind: "template"; /** Offset of the `$` of the opening `${`, for the unterminated error. */ readonly openAt: number }
+  | { readonly kind: "bare" };
+
+/** The tokens of one expression and where its source ends (the `}` offset in template mode). */
+export interface LexResult {
+  readonly tokens: readonly Token[];
+  readonly end: number;
+}
+
+const TWO_CHAR_OPERATORS: ReadonlySet<string> = new Set(["==", "!=", "<=", ">=", "&&", "||"]);
+const ONE_CHAR_OPERATORS: ReadonlySet<string> = new Set([".", "[", "]", "(", ")", "?", ":", "!", "-", "<", ">"]);
+
+/** Why a lone `=`, `&` or `|` is wrong: it is almost always a typo of the doubled operator. */
+const DOUBLED_HINTS: Readonly<Record<string, string>> = { "=": "==", "&": "&&", "|": "||" };
+
+const ESCAPES: Readonly<Record<string, string>> = {
+  "'": "'",
+  '"': '"',
+  "\\": "\\",
+  n: "\n",
+  t: "\t",
+  r: "\r",
+};
+
+function isDigit(c: string): boolean {
+  return c >= "0" && c <= "9";
+}
+
+function isLetter(c: string): boolean {
+  return (c >= "a" && c <= "z") || (c >= "A" && c <= "Z");
+}
+
+/** Task reference names may contain `-`, so it is a name character rather than an operator. */
+function isNameChar(c: string): boolean {
+  return isLetter(c) || isDigit(c) || c === "_" || c === "-";
+}
+
+function isWhitespace(c: string): boolean {
+  return c === " " || c === "\t" || c === "\n" || c === "\r";
+}
+
+/**
+ * Tokenizes `source` from offset `start`.
+ *
+ * A name directly after `.` is lexed with the path-segment rule (any run of name characters,
+ * digits first allowed) so `items.0.id` and `a.1st-step` stay paths instead of turning into
+ * the number `0.1` or a number followed by a name.
+ *
+ * @throws ExpressionSyntaxError on an unexpected character, a bad string literal, or (template
+ *   mode) a missing closing `}`.
+ */
+export function tokenize(source: string, start: number, mode: LexMode): LexResult {
+  const tokens: Token[] = [];
+  let i = start;
+  let afterDot = false;
+
+  for (;;) {
+    while (i < source.length && isWhitespace(source.charAt(i))) i++;
+    if (i >= source.length) {
+      if (mode.kind === "template") throw new ExpressionSyntaxError("expected '}' to close '${'", mode.openAt);
+      tokens.push({ kind: "end", start: i, end: i });
+      return { tokens, end: i };
+    }
+
+    const c = source.charAt(i);
+    const tokenStart = i;
+
+    if (c === "}" && mode.kind === "template") {
+      tokens.push({ kind: "end", start: i, end: i + 1 });
+      return { tokens, end: i };
+    }
+
+    // Expressions do not nest, so a second `${` means the first one was never closed.
+    if (c === "$" && source.charAt(i + 1) === "{" && mode.kind === "template") {
+      throw new ExpressionSyntaxError(`expected '}' to close '\${' before the next '\${' at position ${i}`, mode.openAt);
+    }
+
+    if (afterDot && isNameChar(c)) {
+      while (i < source.length && isNameChar(source.charAt(i))) i++;
+      tokens.push({ kind: "word", value: source.slice(tokenStart, i), start: tokenStart, end: i });
+      afterDot = false;
+      continue;
+    }
+    afterDot = false;
+
+    if (isLetter(c) || c === "_") {
+      while (i < source.length && isNameChar(source.charAt(i))) i++;
+      tokens.push({ kind: "word", value: source.slice(tokenStart, i), start: tokenStart, end: i });
+      continue;
+    }
+
+    if (isDigit(c)) {
+      i = scanNumber(source, i);
+      const value = Number(source.slice(tokenStart, i));
+      if (!Number.isFinite(value)) throw new ExpressionSyntaxError("number is too large", tokenStart);
+      tokens.push({ kind: "number", value, start: tokenStart, end: i });
+      continue;
+    }
+
+    if (c === "'" || c === '"') {
+      const literal = scanString(source, i);
+      tokens.push({ kind: "string", value: literal.value, start: tokenStart, end: literal.end });
+      i = literal.end;
+      continue;
+    }
+
+    const two = source.slice(i, i + 2);
+    if (TWO_CHAR_OPERATORS.has(two)) {
+      tokens.push({ kind: "operator", value: two as Operator, start: i, end: i + 2 });
+      i += 2;
+      continue;
+    }
+    if (ONE_CHAR_OPERATORS.has(c)) {
+      tokens.push({ kind: "operator", value: c as Operator, start: i, end: i + 1 });
+      i += 1;
+      afterDot = c === ".";
+      continue;
+    }
+
+    const hint = DOUBLED_HINTS[c];
+    throw new ExpressionSyntaxError(
+      hint === undefined ? `unexpected character ${quoteChar(c)}` : `unexpected character '${c}'; did you mean '${hint}'?`,
+      i,
+    );
+  }
+}
+
+/** Integer, optional fraction (a digit must follow the dot), optional exponent. */
+function scanNumber(source: string, from: number): number {
+  let i = from;
+  while (isDigit(source.charAt(i))) i++;
+  if (source.charAt(i) === "." && isDigit(source.charAt(i + 1))) {
+    i++;
+    while (isDigit(source.charAt(i))) i++;
+  }
+  const e = source.charAt(i);
+  if (e === "e" || e === "E") {
+    let j = i + 1;
+    const sign = source.charAt(j);
+    if (sign === "+" || sign === "-") j++;
+    if (isDigit(source.charAt(j))) {
+      while (isDigit(source.charAt(j))) j++;
+      i = j;
+    }
+  }
+  return i;
+}
+
+/** Reads a quoted literal starting at the quote; a `}` inside it is text, not the end of `${`. */
+function scanString(source: string, from: number): { value: string; end: number } {
+  const quote = source.charAt(from);
+  let value = "";
+  let i = from + 1;
+  while (i < source.length) {
+    const c = source.charAt(i);
+    if (c === quote) return { value, end: i + 1 };
+    if (c === "\\") {
+      if (i + 1 >= source.length) break;
+      const escaped = ESCAPES[source.charAt(i + 1)];
+      if (escaped === undefined) {
+        throw new ExpressionSyntaxError(`unknown escape sequence '\\${source.charAt(i + 1)}' in string literal`, i);
+      }
+      value += escaped;
+      i += 2;
+      continue;
+    }
+    value += c;
+    i++;
+  }
+  throw new ExpressionSyntaxError("unterminated string literal", from);
+}
+
+/** Quotes a character for a message, escaping control characters that would garble it. */
+function quoteChar(c: string): string {
+  const json = JSON.stringify(c);
+  return `'${json.slice(1, -1)}'`;
+}

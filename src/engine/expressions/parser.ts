@@ -1,0 +1,250 @@
+/**
+ * Recursive-descent parser for the expression grammar, lowest precedence first:
+ *
+ *   expression  := logicalOr ( "?" expression ":" expression )?      (right-associative)
+ *   logicalOr   := logicalAnd ( "||" logicalAnd )*
+ *   logicalAnd  := equality ( "&&" equality )*
+ *   equality    := comparison ( ( "==" | "!=" ) comparison )*
+ *   comparison  := unary ( ( "<" | ">" | "<=" | ">=" ) unary )*
+ *   unary       := ( "!" | "-" ) unary | primary
+ *   primary     := NUMBER | STRING | true | false | null | "(" expression ")" | path
+ *   path        := NAME ( "." NAME | "[" ( INTEGER | STRING ) "]" )*
+ */
+import type { ComparisonOperator, Expression, PathSegment } from "./ast";
+import { ExpressionSyntaxError } from "./errors";
+import { negate } from "./values";
+import { tokenize, type LexMode, type Operator, type Token } from "./lexer";
+
+/** A parsed expression and where its source ends (the offset of the closing `}` in a template). */
+export interface ParseResult {
+  readonly expression: Expression;
+  readonly end: number;
+}
+
+/**
+ * Deep enough for any hand-written condition, shallow enough that hostile input such as
+ * ten thousand `(` fails with a syntax error instead of overflowing the stack.
+ */
+const MAX_NESTING = 100;
+
+const COMPARISON_OPERATORS: ReadonlySet<Operator> = new Set(["<", ">", "<=", ">="]);
+
+/**
+ * Parses one expression from `source` starting at offset `start`: in template mode the body
+ * after `${` up to its closing `}`, in bare mode the whole rest of the source.
+ *
+ * @throws ExpressionSyntaxError with the offset of the offending character in `source`
+ */
+export function parseExpression(source: string, start: number, mode: LexMode): ParseResult {
+  const { tokens, end } = tokenize(source, start, mode);
+  const parser = new Parser(source, tokens, mode);
+  return { expression: parser.parseAll(mode.kind === "template" ? mode.openAt : start), end };
+}
+
+class Parser {
+  private index = 0;
+  private depth = 0;
+
+  constructor(
+    private readonly source: string,
+    private readonly tokens: readonly Token[],
+    private readonly mode: LexMode,
+  ) {}
+
+  parseAll(emptyAt: number): Expression {
+    if (this.peek().kind === "end") throw new ExpressionSyntaxError("empty expression", emptyAt);
+    const expression = this.parseConditional();
+    const next = this.peek();
+    if (next.kind !== "end") {
+      if (isOperator(next, ")")) throw new ExpressionSyntaxError("unexpected ')' without a matching '('", next.start);
+      throw new ExpressionSyntaxError(`expected an operator or ${this.endName()} but found ${this.describe(next)}`, next.start);
+    }
+    return expression;
+  }
+
+  private parseConditional(): Expression {
+    this.enter();
+    const test = this.parseOr();
+    let result = test;
+    if (this.acceptOperator("?")) {
+      const consequent = this.parseConditional();
+      const colon = this.peek();
+      if (!this.acceptOperator(":")) {
+        throw new ExpressionSyntaxError(`expected ':' in conditional expression but found ${this.describe(colon)}`, colon.start);
+      }
+      const alternate = this.parseConditional();
+      result = { kind: "conditional", test, consequent, alternate, start: test.start };
+    }
+    this.depth--;
+    return result;
+  }
+
+  private parseOr(): Expression {
+    let left = this.parseAnd();
+    while (this.acceptOperator("||")) {
+      left = { kind: "logical", operator: "||", left, right: this.parseAnd(), start: left.start };
+    }
+    return left;
+  }
+
+  private parseAnd(): Expression {
+    let left = this.parseEquality();
+    while (this.acceptOperator("&&")) {
+      left = { kind: "logical", operator: "&&", left, right: this.parseEquality(), start: left.start };
+    }
+    return left;
+  }
+
+  private parseEquality(): Expression {
+    let left = this.parseComparison();
+    for (;;) {
+      const next = this.peek();
+      if (next.kind !== "operator" || (next.value !== "==" && next.value !== "!=")) return left;
+      this.index++;
+      left = { kind: "compare", operator: next.value as ComparisonOperator, left, right: this.parseComparison(), start: left.start };
+    }
+  }
+
+  private parseComparison(): Expression {
+    let left = this.parseUnary();
+    for (;;) {
+      const next = this.peek();
+      if (next.kind !== "operator" || !COMPARISON_OPERATORS.has(next.value)) return left;
+      this.index++;
+      left = { kind: "compare", operator: next.value as ComparisonOperator, left, right: this.parseUnary(), start: left.start };
+    }
+  }
+
+  private parseUnary(): Expression {
+    const token = this.peek();
+    if (token.kind !== "operator" || (token.value !== "!" && token.value !== "-")) return this.parsePrimary();
+    this.index++;
+    this.enter();
+    const operand = this.parseUnary();
+    this.depth--;
+    if (token.value === "!") return { kind: "not", operand, start: token.start };
+    // Folding `-3` into a literal keeps negative numbers as cheap to evaluate as positive ones.
+    if (operand.kind === "literal" && typeof operand.value === "number") {
+      return { kind: "literal", value: negate(operand.value), start: token.start };
+    }
+    return { kind: "negate", operand, start: token.start };
+  }
+
+  private parsePrimary(): Expression {
+    const token = this.next();
+    switch (token.kind) {
+      case "number":
+      case "string":
+        return { kind: "literal", value: token.value, start: token.start };
+      case "word":
+        if (token.value === "true") return { kind: "literal", value: true, start: token.start };
+        if (token.value === "false") return { kind: "literal", value: false, start: token.start };
+        if (token.value === "null") return { kind: "literal", value: null, start: token.start };
+        return this.parsePathRest(token.value, token.start);
+      case "end":
+        throw new ExpressionSyntaxError(`expected a value but found ${this.describe(token)}`, token.start);
+      case "operator":
+        break;
+    }
+    if (token.value === "(") {
+      // parseConditional counts this level of nesting.
+      const inner = this.parseConditional();
+      const close = this.peek();
+      if (!this.acceptOperator(")")) {
+        throw new ExpressionSyntaxError(
+          `expected ')' to close '(' at position ${token.start} but found ${this.describe(close)}`,
+          close.start,
+        );
+      }
+      return inner;
+    }
+    if (token.value === ".") throw new ExpressionSyntaxError("a path cannot start with '.'", token.start);
+    if (token.value === ")") throw new ExpressionSyntaxError("unexpected ')' without a matching '('", token.start);
+    throw new ExpressionSyntaxError(`expected a value but found ${this.describe(token)}`, token.start);
+  }
+
+  private parsePathRest(root: string, start: number): Expression {
+    const segments: PathSegment[] = [];
+    for (;;) {
+      const token = this.peek();
+      if (isOperator(token, ".")) {
+        this.index++;
+        const name = this.next();
+        if (name.kind === "word") {
+          segments.push(name.value);
+          continue;
+        }
+        if (name.kind === "end") throw new ExpressionSyntaxError("a path cannot end with '.'", token.start);
+        throw new ExpressionSyntaxError(`expected a name after '.' but found ${this.describe(name)}`, name.start);
+      }
+      if (isOperator(token, "[")) {
+        this.index++;
+        segments.push(this.parseBracketSegment());
+        const close = this.peek();
+        if (!this.acceptOperator("]")) {
+          throw new ExpressionSyntaxError(
+            `expected ']' to close '[' at position ${token.start} but found ${this.describe(close)}`,
+            close.start,
+          );
+        }
+        continue;
+      }
+      return { kind: "path", root, segments, start };
+    }
+  }
+
+  private parseBracketSegment(): PathSegment {
+    const token = this.next();
+    if (token.kind === "string") return token.value;
+    if (token.kind === "number") {
+      if (!Number.isSafeInteger(token.value)) {
+        throw new ExpressionSyntaxError("an array index must be a non-negative integer", token.start);
+      }
+      return token.value;
+    }
+    throw new ExpressionSyntaxError(
+      `expected an array index or a quoted key after '[' but found ${this.describe(token)}`,
+      token.start,
+    );
+  }
+
+  private enter(): void {
+    this.depth++;
+    if (this.depth > MAX_NESTING) {
+      throw new ExpressionSyntaxError(`expression is nested more than ${MAX_NESTING} levels deep`, this.peek().start);
+    }
+  }
+
+  private peek(): Token {
+    // The lexer always ends the list with an `end` token and the parser never steps past it.
+    return this.tokens[Math.min(this.index, this.tokens.length - 1)] as Token;
+  }
+
+  private next(): Token {
+    const token = this.peek();
+    if (token.kind !== "end") this.index++;
+    return token;
+  }
+
+  private acceptOperator(operator: Operator): boolean {
+    if (!isOperator(this.peek(), operator)) return false;
+    this.index++;
+    return true;
+  }
+
+  private endName(): string {
+    return this.mode.kind === "template" ? "'}'" : "the end of the expression";
+  }
+
+  private describe(token: Token): string {
+    if (token.kind === "end") return this.endName();
+    if (token.kind === "string") return "a string literal";
+    const raw = this.source.slice(token.start, token.end);
+    return `'${raw.length > 30 ? `${raw.slice(0, 30)}...` : raw}'`;
+  }
+}
+
+/** Deliberately not a type guard: a false result must not narrow the token's kind away. */
+function isOperator(token: Token, operator: Operator): boolean {
+  return token.kind === "operator" && token.value === operator;
+}

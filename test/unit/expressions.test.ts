@@ -1,0 +1,808 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { JsonObject, JsonValue } from "../../src/engine/model";
+import { BoundedCache } from "../../src/engine/expressions/cache";
+import {
+  evaluateExpression,
+  ExpressionSyntaxError,
+  findTemplateErrors,
+  hasExpression,
+  MissingSecretError,
+  parseTemplate,
+  referencedSecrets,
+  resolveValue,
+  type EvaluationContext,
+} from "../../src/engine/expressions";
+
+const SECRETS = new Map<string, string>([
+  ["token", "s3cr3t"],
+  ["api key", "k-123"],
+  ["123", "numeric-name"],
+]);
+
+function makeContext(overrides: Partial<EvaluationContext> = {}): EvaluationContext {
+  return {
+    workflow: {
+      workflowId: "wf-1",
+      correlationId: "corr-9",
+      input: {
+        count: 3,
+        tier: "gold",
+        flag: true,
+        off: false,
+        force: false,
+        id: "abc",
+        str: "hello",
+        zero: 0,
+        empty: "",
+        nothing: null,
+        obj: { a: 1, b: [1, 2] },
+        sameObj: { b: [1, 2], a: 1 },
+        list: [10, 20, 30],
+        emptyList: [],
+        emptyObj: {},
+        "a b": "spaced",
+        map: { "0": "zero-key" },
+        brace: "}",
+      },
+      // Must never be reachable: secrets only come from the `secret` callback.
+      secrets: { token: "leaked-from-workflow" },
+    },
+    tasks: {
+      fetch: {
+        taskId: "t-1",
+        status: "COMPLETED",
+        input: { x: "in-x" },
+        output: { n: 5, response: { body: { items: [{ id: 7 }, { id: 8 }] } } },
+      },
+      "my-task": { taskId: "t-2", status: "FAILED", input: {}, output: { value: "hyphen" } },
+      a: { taskId: "t-3", status: "COMPLETED", input: {}, output: { n: 4 } },
+      workflow: { taskId: "t-4", status: "COMPLETED", input: {}, output: { shadow: true } },
+    },
+    now: 1_700_000_000_000,
+    taskId: "task-42",
+    secret: (name) => SECRETS.get(name),
+    ...overrides,
+  };
+}
+
+const ctx = makeContext();
+
+/** Evaluates `${source}` as a lone template, so the JSON type is kept. */
+function ev(source: string, context: EvaluationContext = ctx): JsonValue {
+  return resolveValue("${" + source + "}", context);
+}
+
+/** The syntax error `fn` throws; fails the test when it throws nothing or something else. */
+function syntaxErrorOf(fn: () => unknown): ExpressionSyntaxError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ExpressionSyntaxError);
+    return error as ExpressionSyntaxError;
+  }
+  throw new Error("expected an ExpressionSyntaxError, nothing was thrown");
+}
+
+describe("hasExpression", () => {
+  it.each([
+    ["${a}", true],
+    ["x ${a} y", true],
+    ["${", true],
+    ["$${a} and ${b}", true],
+    ["plain text", false],
+    ["", false],
+    ["cost $5 {x}", false],
+    ["$ {a}", false],
+    ["$${a}", false],
+    ["$$${a}", false],
+  ])("%j → %s", (text, expected) => {
+    expect(hasExpression(text)).toBe(expected);
+  });
+});
+
+describe("parseTemplate", () => {
+  it("splits text and expressions, merging escaped text", () => {
+    const template = parseTemplate("a $${b} ${workflow.input.id}!");
+    expect(template.source).toBe("a $${b} ${workflow.input.id}!");
+    expect(template.parts.map((p) => p.kind)).toEqual(["text", "expression", "text"]);
+    expect(template.parts[0]).toEqual({ kind: "text", text: "a ${b} " });
+    expect(template.parts[1]).toMatchObject({ kind: "expression", start: 8, end: 28 });
+    expect(template.parts[2]).toEqual({ kind: "text", text: "!" });
+  });
+
+  it("returns the cached template for the same string", () => {
+    const text = "${workflow.input.cached_" + "probe}";
+    expect(parseTemplate(text)).toBe(parseTemplate(text));
+  });
+
+  it("freezes cached templates so one caller cannot corrupt another", () => {
+    const template = parseTemplate("${workflow.input.id}");
+    expect(Object.isFrozen(template)).toBe(true);
+    expect(Object.isFrozen(template.parts)).toBe(true);
+  });
+
+  it("keeps the cache bounded by dropping the oldest entries", () => {
+    const first = parseTemplate("${bounded.first}");
+    for (let i = 0; i < 2_100; i++) parseTemplate(`\${bounded.filler${i}}`);
+    const again = parseTemplate("${bounded.first}");
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+  });
+
+  it("parses the empty string to no parts", () => {
+    expect(parseTemplate("").parts).toEqual([]);
+  });
+});
+
+describe("BoundedCache", () => {
+  it("evicts the oldest entry once full and never exceeds its capacity", () => {
+    const cache = new BoundedCache<string, number>(2);
+    cache.set("a", 1);
+    cache.set("b", 2);
+    cache.set("a", 10);
+    expect(cache.size).toBe(2);
+    cache.set("c", 3);
+    expect(cache.size).toBe(2);
+    expect(cache.get("a")).toBeUndefined();
+    expect(cache.get("b")).toBe(2);
+    expect(cache.get("c")).toBe(3);
+  });
+});
+
+describe("resolveValue: strings", () => {
+  it("returns a string without ${ unchanged (same value)", () => {
+    const text = "just text with $ and { and }";
+    expect(resolveValue(text, ctx)).toBe(text);
+  });
+
+  it.each<[string, JsonValue]>([
+    ["${workflow.input.count}", 3],
+    ["${workflow.input.flag}", true],
+    ["${workflow.input.nothing}", null],
+    ["${workflow.input.missing}", null],
+    ["${workflow.input.obj}", { a: 1, b: [1, 2] }],
+    ["${workflow.input.list}", [10, 20, 30]],
+    ["${workflow.input.id}", "abc"],
+    ["${  workflow.input.count  }", 3],
+  ])("a lone expression %s keeps its JSON type", (template, expected) => {
+    expect(resolveValue(template, ctx)).toStrictEqual(expected);
+  });
+
+  it.each<[string, string]>([
+    ["id-${workflow.input.id}/x", "id-abc/x"],
+    ["n=${workflow.input.count}", "n=3"],
+    ["flag=${workflow.input.flag}", "flag=true"],
+    ["o=${workflow.input.obj}", 'o={"a":1,"b":[1,2]}'],
+    ["l=${workflow.input.list}", "l=[10,20,30]"],
+    ["null=[${workflow.input.nothing}]", "null=[]"],
+    ["missing=[${workflow.input.missing}]", "missing=[]"],
+    [" ${workflow.input.count}", " 3"],
+    ["${workflow.input.count}${workflow.input.count}", "33"],
+    ["${workflow.input.id}-${fetch.output.n}-${workflow.input.flag}", "abc-5-true"],
+  ])("embedded expressions interpolate as strings: %s", (template, expected) => {
+    expect(resolveValue(template, ctx)).toBe(expected);
+  });
+
+  it.each<[string, string]>([
+    ["$${workflow.input.id}", "${workflow.input.id}"],
+    ["$${x} and ${workflow.input.id}", "${x} and abc"],
+    ["$$${workflow.input.id}", "$${workflow.input.id}"],
+    ["price: $${not parsed (", "price: ${not parsed ("],
+    ["cost $5 ${workflow.input.count}$", "cost $5 3$"],
+  ])("$${ escapes a literal ${: %s", (template, expected) => {
+    expect(resolveValue(template, ctx)).toBe(expected);
+  });
+
+  it("does not close an expression at a } inside a string literal", () => {
+    expect(resolveValue("${workflow.input.str == '}' ? 'a' : 'b'}", ctx)).toBe("b");
+    expect(resolveValue("${workflow.input.brace == '}' ? 'a' : 'b'}", ctx)).toBe("a");
+    expect(resolveValue('x${"}"}y', ctx)).toBe("x}y");
+    expect(resolveValue("${workflow.input.brace == '${' ? 'a' : 'b'}", ctx)).toBe("b");
+  });
+});
+
+describe("resolveValue: non-string values", () => {
+  it("passes numbers, booleans and null through", () => {
+    expect(resolveValue(42, ctx)).toBe(42);
+    expect(resolveValue(false, ctx)).toBe(false);
+    expect(resolveValue(null, ctx)).toBe(null);
+  });
+
+  it("resolves objects and arrays recursively", () => {
+    const input: JsonValue = {
+      uri: "https://api/${workflow.input.id}",
+      count: "${workflow.input.count}",
+      nested: { list: ["${fetch.output.n}", 1, { deep: "${workflow.correlationId}" }], keep: true },
+      "${workflow.input.id}": "keys are not templates",
+    };
+    expect(resolveValue(input, ctx)).toEqual({
+      uri: "https://api/abc",
+      count: 3,
+      nested: { list: [5, 1, { deep: "corr-9" }], keep: true },
+      "${workflow.input.id}": "keys are not templates",
+    });
+  });
+
+  it("builds new containers and leaves the definition untouched", () => {
+    const definition: JsonObject = { a: { b: ["${workflow.input.id}"] }, c: [] };
+    const snapshot = structuredClone(definition);
+    const resolved = resolveValue(definition, ctx) as JsonObject;
+    expect(resolved).not.toBe(definition);
+    expect(resolved["a"]).not.toBe(definition["a"]);
+    expect(resolved["c"]).not.toBe(definition["c"]);
+    expect(definition).toEqual(snapshot);
+  });
+
+  it("keeps a __proto__ key as an own property instead of changing the prototype", () => {
+    const definition = JSON.parse('{"__proto__": "${workflow.input.id}", "x": 1}') as JsonObject;
+    const resolved = resolveValue(definition, ctx) as JsonObject;
+    expect(Object.getPrototypeOf(resolved)).toBe(Object.prototype);
+    expect(Object.hasOwn(resolved, "__proto__")).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(resolved, "__proto__")?.value).toBe("abc");
+    expect(resolved["x"]).toBe(1);
+  });
+});
+
+describe("paths", () => {
+  it.each<[string, JsonValue]>([
+    ["workflow.workflowId", "wf-1"],
+    ["workflow.correlationId", "corr-9"],
+    ["workflow.input.tier", "gold"],
+    ["workflow['input']['count']", 3],
+    ['workflow.input["a b"]', "spaced"],
+    ["workflow.input['a b']", "spaced"],
+    ["workflow.input.list[0]", 10],
+    ["workflow.input.list[2]", 30],
+    ["workflow.input.list.1", 20],
+    ["workflow.input.list['1']", 20],
+    ["workflow.input.map.0", "zero-key"],
+    ["workflow.input.map[0]", "zero-key"],
+    ["workflow.input.obj.b[1]", 2],
+    ["fetch.output.response.body.items[0].id", 7],
+    ["fetch.output.response.body.items.1.id", 8],
+    ["fetch.output.response.body.items [ 1 ] . id", 8],
+    ["fetch.input.x", "in-x"],
+    ["fetch.status", "COMPLETED"],
+    ["fetch.taskId", "t-1"],
+    ["my-task.output.value", "hyphen"],
+    ["my-task.status", "FAILED"],
+    ["system.currentTimeMillis", 1_700_000_000_000],
+    ["TASK_ID", "task-42"],
+    ["workflow.input.count", 3],
+  ])("%s → %j", (source, expected) => {
+    expect(ev(source)).toStrictEqual(expected);
+  });
+
+  it("gives built-in roots precedence over a task reference of the same name", () => {
+    expect(ev("workflow.workflowId")).toBe("wf-1");
+    expect(ev("workflow.output.shadow")).toBeNull();
+  });
+
+  it("resolves TASK_ID to null when no task is being resolved", () => {
+    expect(ev("TASK_ID", makeContext({ taskId: undefined }))).toBeNull();
+  });
+
+  it.each([
+    "workflow.input.missing",
+    "workflow.input.missing.deeper",
+    "workflow.input.list[3]",
+    "workflow.input.list[99].x",
+    "workflow.input.list.x",
+    "workflow.input.list['-1']",
+    "workflow.input.obj[0]",
+    "workflow.input.str.length",
+    "workflow.input.count.x",
+    "workflow.input.nothing.x",
+    "workflow.input.flag[0]",
+    "unknownRef.output.x",
+    "unknownRef",
+    "fetch.output.response.body.items[0].id.more",
+    "system.other",
+    "TASK_ID.x",
+    "workflow.input.__proto__",
+    "workflow.input.constructor",
+    "workflow.input.obj.toString",
+    "workflow.input.list.length",
+    "toString",
+    "constructor.name",
+    "__proto__",
+    "hasOwnProperty",
+  ])("%s is unresolved → null", (source) => {
+    expect(ev(source)).toBeNull();
+  });
+
+  it("never throws for an unresolved path in any position", () => {
+    expect(resolveValue("a${nope.x[4]['k']}b", ctx)).toBe("ab");
+  });
+});
+
+describe("literals", () => {
+  it.each<[string, JsonValue]>([
+    ["'single'", "single"],
+    ['"double"', "double"],
+    ["'it\\'s'", "it's"],
+    ['"say \\"hi\\""', 'say "hi"'],
+    ["'back\\\\slash'", "back\\slash"],
+    ["'line\\nbreak\\ttab\\rcr'", "line\nbreak\ttab\rcr"],
+    ["'mixed \"quotes\"'", 'mixed "quotes"'],
+    ["''", ""],
+    ["42", 42],
+    ["0", 0],
+    ["3.25", 3.25],
+    ["-3", -3],
+    ["- 3", -3],
+    ["-3.5", -3.5],
+    ["--3", 3],
+    ["-(2)", -2],
+    ["1e3", 1000],
+    ["2.5E-1", 0.25],
+    ["true", true],
+    ["false", false],
+    ["null", null],
+  ])("%s → %j", (source, expected) => {
+    expect(ev(source)).toStrictEqual(expected);
+  });
+
+  it("applies unary minus to a number from a path and yields null for anything else", () => {
+    expect(ev("-workflow.input.count")).toBe(-3);
+    expect(ev("-workflow.input.str")).toBeNull();
+    expect(ev("-workflow.input.missing")).toBeNull();
+  });
+
+  it("treats a word starting with a keyword as a path, not a literal", () => {
+    expect(ev("true-ish.output")).toBeNull();
+    expect(ev("nullable")).toBeNull();
+  });
+});
+
+describe("operators", () => {
+  it.each<[string, boolean]>([
+    ["1 == 1", true],
+    ["1 == '1'", false],
+    ["'1' == 1", false],
+    ["0 == false", false],
+    ["null == false", false],
+    ["'' == false", false],
+    ["null == null", true],
+    ["workflow.input.missing == null", true],
+    ["workflow.input.obj == workflow.input.sameObj", true],
+    ["workflow.input.obj == workflow.input.list", false],
+    ["workflow.input.list == workflow.input.list", true],
+    ["workflow.input.emptyList == workflow.input.emptyObj", false],
+    ["workflow.input.tier == 'gold'", true],
+    ["workflow.input.tier != 'gold'", false],
+    ["1 != '1'", true],
+    ["workflow.input.obj != workflow.input.sameObj", false],
+    ["fetch.output.response.body.items[0] == fetch.output.response.body.items[1]", false],
+  ])("equality %s → %s", (source, expected) => {
+    expect(ev(source)).toBe(expected);
+  });
+
+  it("compares objects deeply, not by reference or key order", () => {
+    const context = makeContext({
+      workflow: { input: { x: { a: [1, { b: null }], c: "s" }, y: { c: "s", a: [1, { b: null }] }, z: { c: "s", a: [1, { b: 0 }] } } },
+    });
+    expect(ev("workflow.input.x == workflow.input.y", context)).toBe(true);
+    expect(ev("workflow.input.x == workflow.input.z", context)).toBe(false);
+    expect(ev("workflow.input.x != workflow.input.z", context)).toBe(true);
+  });
+
+  it.each<[string, boolean]>([
+    ["1 < 2", true],
+    ["2 < 1", false],
+    ["2 < 2", false],
+    ["2 <= 2", true],
+    ["3 <= 2", false],
+    ["3 > 2", true],
+    ["2 > 2", false],
+    ["2 >= 2", true],
+    ["1 >= 2", false],
+    ["-1 < 0", true],
+    ["'a' < 'b'", true],
+    ["'b' < 'a'", false],
+    ["'abc' >= 'abc'", true],
+    ["'10' < '9'", true],
+    ["1 < '2'", false],
+    ["'1' < 2", false],
+    ["1 > '0'", false],
+    ["null < 1", false],
+    ["null >= null", false],
+    ["true > false", false],
+    ["workflow.input.missing <= 0", false],
+    ["fetch.output.n > 3", true],
+  ])("comparison %s → %s", (source, expected) => {
+    expect(ev(source)).toBe(expected);
+  });
+
+  it.each<[string, boolean]>([
+    ["workflow.input.zero", false],
+    ["workflow.input.empty", false],
+    ["workflow.input.nothing", false],
+    ["workflow.input.missing", false],
+    ["workflow.input.off", false],
+    ["workflow.input.count", true],
+    ["workflow.input.str", true],
+    ["'0'", true],
+    ["'false'", true],
+    ["workflow.input.emptyList", true],
+    ["workflow.input.emptyObj", true],
+    ["-1", true],
+  ])("truthiness of %s is %s", (source, truthy) => {
+    expect(ev(`${source} ? 'yes' : 'no'`)).toBe(truthy ? "yes" : "no");
+    expect(ev(`!${source}`)).toBe(!truthy);
+    expect(ev(`!!${source}`)).toBe(truthy);
+  });
+
+  it.each<[string, JsonValue]>([
+    ["workflow.input.zero || 'default'", "default"],
+    ["workflow.input.str || 'default'", "hello"],
+    ["workflow.input.missing || workflow.input.empty", ""],
+    ["workflow.input.str && workflow.input.count", 3],
+    ["workflow.input.empty && 'x'", ""],
+    ["workflow.input.nothing && 'x'", null],
+    ["workflow.input.list && workflow.input.obj", { a: 1, b: [1, 2] }],
+  ])("&& and || return the deciding operand: %s", (source, expected) => {
+    expect(ev(source)).toStrictEqual(expected);
+  });
+
+  it("makes ! return a boolean", () => {
+    expect(ev("!workflow.input.str")).toBe(false);
+    expect(ev("!workflow.input.zero")).toBe(true);
+    expect(ev("!workflow.input.obj")).toBe(false);
+  });
+
+  it.each<[string, JsonValue]>([
+    // && binds tighter than ||
+    ["true || false && false", true],
+    ["false && false || true", true],
+    ["(true || false) && false", false],
+    // comparison binds tighter than equality
+    ["1 < 2 == true", true],
+    ["2 == 1 < 3", false],
+    // equality binds tighter than &&
+    ["1 == 1 && 2 == 3", false],
+    // ! binds tighter than equality
+    ["!workflow.input.count == true", false],
+    ["!(workflow.input.count == true)", true],
+    // equality and comparison are left-associative
+    ["'a' == 'a' == true", true],
+    ["1 < 2 < 3", false],
+    // ?: has the lowest precedence
+    ["workflow.input.count > 2 && true ? 'yes' : 'no'", "yes"],
+    ["false || true ? 1 : 2", 1],
+    ["true ? 1 : 2 == 2", 1],
+  ])("precedence: %s → %j", (source, expected) => {
+    expect(ev(source)).toStrictEqual(expected);
+  });
+
+  it.each<[string, JsonValue]>([
+    ["false ? 'a' : true ? 'b' : 'c'", "b"],
+    ["false ? 'a' : false ? 'b' : 'c'", "c"],
+    ["true ? false ? 'x' : 'y' : 'z'", "y"],
+    ["true ? true ? 'x' : 'y' : 'z'", "x"],
+    ["workflow.input.count == 1 ? 'one' : workflow.input.count == 2 ? 'two' : workflow.input.count == 3 ? 'three' : 'many'", "three"],
+    ["(workflow.input.flag ? workflow.input.obj : null)", { a: 1, b: [1, 2] }],
+  ])("nested ternary: %s → %j", (source, expected) => {
+    expect(ev(source)).toStrictEqual(expected);
+  });
+
+  it("handles the examples of the contract", () => {
+    expect(resolveValue("${workflow.input.tier == 'gold' ? 'fast_path' : 'slow_path'}", ctx)).toBe("fast_path");
+    expect(resolveValue("${workflow.input.flag ? 'a' : 'b'}", ctx)).toBe("a");
+    expect(resolveValue("${(a.output.n > 3 && !workflow.input.off) || workflow.input.force}", ctx)).toBe(true);
+    const other = makeContext({ tasks: { a: { output: { n: 2 } } }, workflow: { input: { off: false, force: "yes" } } });
+    expect(resolveValue("${(a.output.n > 3 && !workflow.input.off) || workflow.input.force}", other)).toBe("yes");
+    const silver = makeContext({ workflow: { input: { tier: "silver" } } });
+    expect(resolveValue("sub_${workflow.input.tier == 'gold' ? 'fast_path' : 'slow_path'}", silver)).toBe("sub_slow_path");
+  });
+
+  it("only evaluates the operand that decides, so untaken secrets are never looked up", () => {
+    expect(ev("false && workflow.secrets.absent")).toBe(false);
+    expect(ev("true || workflow.secrets.absent")).toBe(true);
+    expect(ev("true ? 'ok' : workflow.secrets.absent")).toBe("ok");
+    expect(ev("false ? workflow.secrets.absent : 'ok'")).toBe("ok");
+    expect(() => ev("true && workflow.secrets.absent")).toThrow(MissingSecretError);
+    expect(() => ev("false ? 'ok' : workflow.secrets.absent")).toThrow(MissingSecretError);
+  });
+});
+
+describe("secrets", () => {
+  it.each<[string, JsonValue]>([
+    ["${workflow.secrets.token}", "s3cr3t"],
+    ["Bearer ${workflow.secrets.token}", "Bearer s3cr3t"],
+    ["${workflow.secrets['api key']}", "k-123"],
+    ["${workflow['secrets'].token}", "s3cr3t"],
+    ["${workflow.secrets.123}", "numeric-name"],
+  ])("%s → %j", (template, expected) => {
+    expect(resolveValue(template, ctx)).toBe(expected);
+  });
+
+  it("throws MissingSecretError naming the missing secret", () => {
+    let thrown: unknown;
+    try {
+      resolveValue({ headers: { Authorization: "Bearer ${workflow.secrets.nope}" } }, ctx);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(MissingSecretError);
+    expect(thrown).toBeInstanceOf(Error);
+    expect((thrown as MissingSecretError).secretName).toBe("nope");
+    expect((thrown as MissingSecretError).message).toBe("secret 'nope' is not defined");
+  });
+
+  it("treats every secret as missing when no lookup is given", () => {
+    expect(() => resolveValue("${workflow.secrets.token}", makeContext({ secret: undefined }))).toThrow(
+      "secret 'token' is not defined",
+    );
+  });
+
+  it("never exposes the secrets collection or what lies below a secret", () => {
+    const calls: string[] = [];
+    const spying = makeContext({ secret: (name) => (calls.push(name), SECRETS.get(name)) });
+    expect(resolveValue("${workflow.secrets}", spying)).toBeNull();
+    expect(resolveValue("${workflow['secrets']}", spying)).toBeNull();
+    expect(resolveValue("[${workflow.secrets}]", spying)).toBe("[]");
+    expect(resolveValue("${workflow.secrets.token.length}", spying)).toBeNull();
+    expect(resolveValue("${workflow.secrets.token[0]}", spying)).toBeNull();
+    expect(resolveValue("${workflow.secrets[0]}", spying)).toBeNull();
+    expect(calls).toEqual([]);
+  });
+
+  it("does not read a secrets field of the workflow record", () => {
+    const context = makeContext({ secret: () => undefined });
+    expect(() => resolveValue("${workflow.secrets.token}", context)).toThrow(MissingSecretError);
+  });
+});
+
+describe("syntax errors", () => {
+  it.each<[string, number, string]>([
+    ["abc ${workflow.input.x", 4, "expected '}' to close '${'"],
+    ["${workflow.input.x ${y}", 0, "expected '}' to close '${' before the next '${' at position 19"],
+    ["${}", 0, "empty expression"],
+    ["text ${   }", 5, "empty expression"],
+    ["${a # b}", 4, "unexpected character '#'"],
+    ["${a = 'b'}", 4, "unexpected character '='; did you mean '=='?"],
+    ["${a & b}", 4, "did you mean '&&'?"],
+    ["${a | b}", 4, "did you mean '||'?"],
+    ["${a.$b}", 4, "unexpected character '$'"],
+    ["${a == 'b}", 7, "unterminated string literal"],
+    ['${a == "b}', 7, "unterminated string literal"],
+    ["${'abc\\", 2, "unterminated string literal"],
+    ["${'a\\qb'}", 4, "unknown escape sequence '\\q' in string literal"],
+    ["${a ? 'b'}", 9, "expected ':' in conditional expression but found '}'"],
+    ["${a ? b c}", 8, "expected ':' in conditional expression but found 'c'"],
+    ["${(a == b}", 9, "expected ')' to close '(' at position 2 but found '}'"],
+    ["${((a)}", 6, "expected ')' to close '(' at position 2"],
+    ["${a == b)}", 8, "unexpected ')' without a matching '('"],
+    ["${)}", 2, "unexpected ')' without a matching '('"],
+    ["${a b}", 4, "expected an operator or '}' but found 'b'"],
+    ["${a 'x'}", 4, "expected an operator or '}' but found a string literal"],
+    ["${1 2}", 4, "expected an operator or '}' but found '2'"],
+    ["${true.x}", 6, "expected an operator or '}' but found '.'"],
+    ["${.a}", 2, "a path cannot start with '.'"],
+    ["${a.}", 3, "a path cannot end with '.'"],
+    ["${a.b. }", 5, "a path cannot end with '.'"],
+    ["${a..b}", 4, "expected a name after '.' but found '.'"],
+    ["${a.'b'}", 4, "expected a name after '.' but found a string literal"],
+    ["${a[0}", 5, "expected ']' to close '[' at position 3 but found '}'"],
+    ["${a['k'.b]}", 7, "expected ']' to close '[' at position 3"],
+    ["${a[}", 4, "expected an array index or a quoted key after '[' but found '}'"],
+    ["${a[b]}", 4, "expected an array index or a quoted key after '['"],
+    ["${a[-1]}", 4, "expected an array index or a quoted key after '['"],
+    ["${a[1.5]}", 4, "an array index must be a non-negative integer"],
+    ["${a == }", 7, "expected a value but found '}'"],
+    ["${!}", 3, "expected a value but found '}'"],
+    ["${a && ?}", 7, "expected a value but found '?'"],
+    ["${1e999}", 2, "number is too large"],
+    ["${a {b}", 4, "unexpected character '{'"],
+  ])("%s → position %i: %s", (template, position, reason) => {
+    const error = syntaxErrorOf(() => parseTemplate(template));
+    expect(error.position).toBe(position);
+    expect(error.message).toContain(reason);
+  });
+
+  it("formats the message with the position and keeps the bare reason", () => {
+    const error = syntaxErrorOf(() => parseTemplate("prefix ${a b}"));
+    expect(error.message).toBe("malformed expression at position 11: expected an operator or '}' but found 'b'");
+    expect(error.reason).toBe("expected an operator or '}' but found 'b'");
+    expect(error.name).toBe("ExpressionSyntaxError");
+    expect(error).toBeInstanceOf(Error);
+  });
+
+  it("reports offsets in the whole template, after earlier valid expressions", () => {
+    const error = syntaxErrorOf(() => parseTemplate("ok ${workflow.input.id} then ${x y}"));
+    expect(error.position).toBe(33);
+  });
+
+  it("rejects pathologically deep nesting with a syntax error, not a stack overflow", () => {
+    const deep = "${" + "(".repeat(5_000) + "1" + ")".repeat(5_000) + "}";
+    expect(syntaxErrorOf(() => parseTemplate(deep)).message).toContain("nested more than");
+    const bangs = "${" + "!".repeat(5_000) + "true}";
+    expect(syntaxErrorOf(() => parseTemplate(bangs)).message).toContain("nested more than");
+    expect(ev("(".repeat(50) + "1" + ")".repeat(50))).toBe(1);
+  });
+
+  it("raises the syntax error from resolveValue too", () => {
+    expect(() => resolveValue({ a: ["${a b}"] }, ctx)).toThrow(ExpressionSyntaxError);
+  });
+});
+
+describe("evaluateExpression", () => {
+  it("evaluates a bare expression without ${ }", () => {
+    expect(evaluateExpression("workflow.input.count > 2", ctx)).toBe(true);
+    expect(evaluateExpression("fetch.output.response.body.items", ctx)).toEqual([{ id: 7 }, { id: 8 }]);
+    expect(evaluateExpression("workflow.input.tier == 'gold' ? 'fast' : 'slow'", ctx)).toBe("fast");
+    expect(evaluateExpression("'}'", ctx)).toBe("}");
+  });
+
+  it("reports positions relative to the source", () => {
+    const trailing = syntaxErrorOf(() => evaluateExpression("a b", ctx));
+    expect(trailing.position).toBe(2);
+    expect(trailing.reason).toBe("expected an operator or the end of the expression but found 'b'");
+    const empty = syntaxErrorOf(() => evaluateExpression("   ", ctx));
+    expect(empty.position).toBe(0);
+    expect(empty.reason).toBe("empty expression");
+    const brace = syntaxErrorOf(() => evaluateExpression("a }", ctx));
+    expect(brace.position).toBe(2);
+    expect(brace.reason).toBe("unexpected character '}'");
+    const missingColon = syntaxErrorOf(() => evaluateExpression("a ? b", ctx));
+    expect(missingColon.reason).toBe("expected ':' in conditional expression but found the end of the expression");
+  });
+
+  it("throws MissingSecretError for a missing secret", () => {
+    expect(() => evaluateExpression("workflow.secrets.gone", ctx)).toThrow(MissingSecretError);
+  });
+});
+
+describe("findTemplateErrors", () => {
+  it("returns nothing for valid and expression-free values", () => {
+    expect(findTemplateErrors({ a: "${workflow.input.id}", b: [1, null, "$${x"], c: "plain" }, "")).toEqual([]);
+    expect(findTemplateErrors(5, "x")).toEqual([]);
+  });
+
+  it("lists every malformed string with its path and positioned message", () => {
+    const definition: JsonValue = {
+      tasks: [
+        { inputParameters: { ok: "${workflow.input.id}" } },
+        {
+          inputParameters: {
+            headers: { X: "v=${a b}", "Y-Header": "${(a}" },
+            list: ["fine", "${", { deep: "${.a}" }],
+          },
+        },
+      ],
+    };
+    expect(findTemplateErrors(definition, "")).toEqual([
+      { path: "tasks[1].inputParameters.headers.X", message: "malformed expression at position 6: expected an operator or '}' but found 'b'" },
+      {
+        path: "tasks[1].inputParameters.headers.Y-Header",
+        message: "malformed expression at position 4: expected ')' to close '(' at position 2 but found '}'",
+      },
+      { path: "tasks[1].inputParameters.list[1]", message: "malformed expression at position 0: expected '}' to close '${'" },
+      { path: "tasks[1].inputParameters.list[2].deep", message: "malformed expression at position 2: a path cannot start with '.'" },
+    ]);
+  });
+
+  it("prefixes paths with the given parent path", () => {
+    expect(findTemplateErrors({ uri: "${}" }, "workflowDef.tasks[0].inputParameters")).toEqual([
+      { path: "workflowDef.tasks[0].inputParameters.uri", message: "malformed expression at position 0: empty expression" },
+    ]);
+    expect(findTemplateErrors("${a b}", "outputParameters.result")).toEqual([
+      { path: "outputParameters.result", message: "malformed expression at position 4: expected an operator or '}' but found 'b'" },
+    ]);
+    expect(findTemplateErrors(["ok", "${a[}"], "")).toEqual([
+      { path: "[1]", message: "malformed expression at position 4: expected an array index or a quoted key after '[' but found '}'" },
+    ]);
+  });
+});
+
+describe("referencedSecrets", () => {
+  it("collects each secret name once, in order of first use, from nested values", () => {
+    const definition: JsonValue = {
+      headers: { Authorization: "Bearer ${workflow.secrets.token}", "X-Key": "${workflow.secrets['api key']}" },
+      body: ["${workflow.secrets.token}", { nested: "${workflow.input.useB ? workflow.secrets.b : workflow.secrets.c}" }],
+      other: "${workflow.input.x == workflow.secrets.d && !workflow.secrets.e || -workflow.secrets.f}",
+    };
+    expect(referencedSecrets(definition)).toEqual(["token", "api key", "b", "c", "d", "e", "f"]);
+  });
+
+  it("ignores escapes, the bare collection, deeper paths, malformed strings and look-alikes", () => {
+    const definition: JsonValue = {
+      escaped: "$${workflow.secrets.escaped}",
+      bare: "${workflow.secrets}",
+      deeper: "${workflow.secrets.deep.er}",
+      indexed: "${workflow.secrets[0]}",
+      malformed: "${workflow.secrets.bad b}",
+      taskRef: "${secrets.notOne}",
+      input: "${workflow.input.secrets.notOne}",
+      literal: "${'workflow.secrets.str'}",
+      plain: "workflow.secrets.plain",
+      real: "${workflow['secrets'].real}",
+    };
+    expect(referencedSecrets(definition)).toEqual(["real"]);
+  });
+
+  it("returns an empty list for values without secrets", () => {
+    expect(referencedSecrets({ a: 1, b: ["x", null, "${workflow.input.a}"] })).toEqual([]);
+  });
+});
+
+describe("properties", () => {
+  const noDollar = fc.string({ unit: "binary" }).map((s) => s.replaceAll("$", "_"));
+
+  /** Replaces `$` in every string value (keys too) so nothing can start an expression. */
+  function stripDollars(value: unknown): JsonValue {
+    if (typeof value === "string") return value.replaceAll("$", "_");
+    if (Array.isArray(value)) return value.map(stripDollars);
+    if (value !== null && typeof value === "object") {
+      const out: JsonObject = {};
+      for (const [key, item] of Object.entries(value)) {
+        Object.defineProperty(out, key, { value: stripDollars(item), enumerable: true, writable: true, configurable: true });
+      }
+      return out;
+    }
+    return value as JsonValue;
+  }
+
+  it("returns strings without $ unchanged", () => {
+    fc.assert(
+      fc.property(noDollar, (text) => {
+        expect(resolveValue(text, ctx)).toBe(text);
+        expect(hasExpression(text)).toBe(false);
+      }),
+    );
+  });
+
+  it("turns $${ followed by text without $ into a literal ${", () => {
+    fc.assert(
+      fc.property(noDollar, noDollar, (before, after) => {
+        expect(resolveValue(`${before}$\${${after}`, ctx)).toBe(`${before}\${${after}`);
+      }),
+    );
+  });
+
+  it("is the identity on JSON values whose strings contain no $", () => {
+    fc.assert(
+      fc.property(fc.jsonValue().map(stripDollars), (value) => {
+        expect(resolveValue(value, ctx)).toStrictEqual(value);
+        expect(findTemplateErrors(value, "")).toEqual([]);
+        expect(referencedSecrets(value)).toEqual([]);
+      }),
+    );
+  });
+
+  const fragments = fc
+    .array(
+      fc.constantFrom(
+        "${", "$${", "}", "$", "{", "'", '"', "\\", "(", ")", "[", "]", ".", ",", "a", "b-c", "0", "12", "1.5",
+        " ", "==", "!=", "<", ">=", "&&", "||", "?", ":", "!", "-", "true", "null",
+        "workflow", "secrets", "input", "TASK_ID", "system", "currentTimeMillis",
+      ),
+      { maxLength: 25 },
+    )
+    .map((parts) => parts.join(""));
+
+  it("parseTemplate either returns or throws ExpressionSyntaxError, and parsed templates evaluate", () => {
+    const anySecret = makeContext({ secret: (name) => `secret:${name}` });
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: "binary" }), fragments), (text) => {
+        let parsed = false;
+        try {
+          parseTemplate(text);
+          parsed = true;
+        } catch (error) {
+          if (!(error instanceof ExpressionSyntaxError)) throw error;
+          expect(error.position).toBeGreaterThanOrEqual(0);
+          expect(error.position).toBeLessThanOrEqual(text.length);
+          expect(findTemplateErrors(text, "p")).toEqual([{ path: "p", message: error.message }]);
+        }
+        if (parsed) {
+          const value = resolveValue(text, anySecret);
+          expect(JSON.parse(JSON.stringify(value))).toStrictEqual(value);
+        }
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});
