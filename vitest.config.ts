@@ -1,13 +1,34 @@
-import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+
+/** The admin key every workerd test authenticates with. */
+export const TEST_ADMIN_KEY = "test-admin:test-secret-0123456789";
+
+const migrations = await readD1Migrations("./migrations");
 
 export default defineConfig({
   test: {
     projects: [
       { test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" } },
       {
-        plugins: [cloudflareTest(({ inject }) => ({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: { TARGET_PORT: String(inject("targetPort")) } } }))],
-        test: { name: "workers", include: ["test/workers/**/*.test.ts"], globalSetup: ["test/global-setup.ts"] },
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                TEST_MIGRATIONS: migrations,
+                TARGET_URL: `http://127.0.0.1:${inject("targetPort")}`,
+                BOOTSTRAP_ADMIN_KEY: TEST_ADMIN_KEY,
+              },
+            },
+          })),
+        ],
+        test: {
+          name: "workers",
+          include: ["test/workers/**/*.test.ts"],
+          globalSetup: ["test/global-setup.ts"],
+          setupFiles: ["test/workers/setup.ts"],
+        },
       },
     ],
   },

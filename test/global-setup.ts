@@ -1,9 +1,14 @@
-import { createServer } from "node:http";
 import type { TestProject } from "vitest/node";
-export default async function setup(project: TestProject) {
-  const server = createServer((req, res) => { res.setHeader("content-type","application/json"); res.end(JSON.stringify({ path: req.url })); });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const addr = server.address();
-  project.provide("targetPort", typeof addr === "object" && addr ? addr.port : 0);
-  return async () => { await new Promise((r) => server.close(r)); };
+import { createTargetServer } from "./target-server";
+
+/** Starts the loopback target server for the whole run and hands its port to the tests. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const server = createTargetServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  project.provide("targetPort", typeof address === "object" && address ? address.port : 0);
+  return async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
 }

@@ -1,6 +1,46 @@
+import { Router, type IRequest } from "itty-router";
+import { authorize } from "./auth/access-rules";
+import { authenticate } from "./auth/authenticate";
+import { ApiError, responseForError } from "./http/errors";
+import { registerMetadataRoutes } from "./routes/metadata";
+import { registerTaskRoutes } from "./routes/tasks";
+import { registerWorkflowRoutes } from "./routes/workflows";
+
 export { WorkflowExecution } from "../actors/workflow-execution";
+
+type Args = [Env, ExecutionContext];
+
+/** Paths reachable without credentials (the contract allows only the health check). */
+function isPublic(request: IRequest): boolean {
+  return request.method === "GET" && new URL(request.url).pathname === "/health";
+}
+
+/** Authenticates and authorizes every request before any route runs. */
+async function guard(request: IRequest, env: Env): Promise<undefined> {
+  if (isPublic(request)) return undefined;
+  const principal = await authenticate(request as unknown as Request, env);
+  authorize(principal, request.method, new URL(request.url).pathname);
+  return undefined;
+}
+
+const router = Router<IRequest, Args>({ before: [guard] });
+router.get("/health", () => Response.json({ status: "ok" }));
+registerMetadataRoutes(router);
+registerWorkflowRoutes(router);
+registerTaskRoutes(router);
+router.all("*", (request) => {
+  throw new ApiError(404, "NOT_FOUND", `No route for ${request.method} ${new URL(request.url).pathname}`);
+});
+
 export default {
-  async fetch(): Promise<Response> {
-    return Response.json({ status: "ok" });
+  async fetch(request, env, ctx): Promise<Response> {
+    const requestId = crypto.randomUUID();
+    try {
+      const response: unknown = await router.fetch(request, env, ctx);
+      if (response instanceof Response) return response;
+      throw new Error("route returned no response");
+    } catch (error) {
+      return responseForError(error, requestId);
+    }
   },
 } satisfies ExportedHandler<Env>;

@@ -1,0 +1,451 @@
+/**
+ * The decider: (execution, event) → (execution, effects). All workflow semantics live here and in
+ * the task-type modules; the actor only persists the result and performs the effects.
+ */
+import type { DecideEnv } from "./config";
+import { Draft } from "./draft";
+import { EngineError } from "./errors";
+import { evaluationContext, maskedSecrets } from "./evaluation";
+import { ExpressionSyntaxError, resolveValue } from "./expressions";
+import {
+  SUCCESSFUL_TASK_STATUSES,
+  TERMINAL_TASK_STATUSES,
+  TERMINAL_WORKFLOW_STATUSES,
+  type JsonObject,
+  type TaskExecution,
+  type TaskStatus,
+  type WorkflowDef,
+  type WorkflowExecution,
+  type WorkflowTaskDef,
+} from "./model";
+import { retryDelaySeconds } from "./retry";
+import { taskModule } from "./tasks/registry";
+
+/** Statuses a task can be completed into from outside (the completion API, a callback). */
+export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"] as const;
+/** One of {@link EXTERNAL_TASK_STATUSES}. */
+export type ExternalTaskStatus = (typeof EXTERNAL_TASK_STATUSES)[number];
+
+/** Something that happened to an execution. */
+export type ExecutionEvent =
+  /** A new execution was created: schedule its first task. */
+  | { type: "start" }
+  /** The actor finished a dispatched side effect of attempt `attempt`. */
+  | { type: "dispatchResult"; taskId: string; attempt: number; status: TaskStatus; output: JsonObject; reason?: string; awaitingExternal?: boolean }
+  /** Someone outside completed (or updated) a pending task. Output is merged into the task's. */
+  | { type: "externalUpdate"; taskId: string; status: ExternalTaskStatus; output: JsonObject; reason?: string }
+  /**
+   * Time passed (the alarm fired, or the object was just loaded). `liveTaskIds` are tasks whose side
+   * effect is running in this isolate right now; any other dispatched attempt was lost with an
+   * earlier isolate and is dispatched again.
+   */
+  | { type: "tick"; liveTaskIds: ReadonlySet<string> }
+  | { type: "terminate"; reason?: string }
+  | { type: "pause" }
+  | { type: "resume" }
+  | { type: "retry" }
+  /** Starts over from the first task; `definition` replaces the stored one (useLatestDefinitions). */
+  | { type: "restart"; definition?: WorkflowDef }
+  | { type: "rerun"; fromTaskId: string; workflowInput?: JsonObject; taskInput?: JsonObject };
+
+/** Work the actor must do after persisting a decision. */
+export type Effect =
+  /** Perform the side effect of a task's current attempt. */
+  | { kind: "dispatch"; taskId: string; attempt: number }
+  /** Stop a side effect in flight (the task was canceled). */
+  | { kind: "cancelDispatch"; taskId: string };
+
+/** A decision: the new execution and what to do about it. */
+export interface Decision {
+  state: WorkflowExecution;
+  effects: Effect[];
+}
+
+/** Parameters of a new execution. */
+export interface NewExecution {
+  workflowId: string;
+  definition: WorkflowDef;
+  input: JsonObject;
+  correlationId?: string;
+  priority?: number;
+  taskToDomain?: Record<string, string>;
+  idempotencyKey?: string;
+  parentWorkflowId?: string;
+  parentWorkflowTaskId?: string;
+}
+
+/** A fresh RUNNING execution with no tasks yet; feed it a `start` event. */
+export function createExecution(params: NewExecution, now: number): WorkflowExecution {
+  const execution: WorkflowExecution = {
+    workflowId: params.workflowId,
+    workflowName: params.definition.name,
+    workflowVersion: params.definition.version,
+    status: "RUNNING",
+    input: params.input,
+    output: {},
+    priority: params.priority ?? 0,
+    taskToDomain: params.taskToDomain ?? {},
+    createTime: now,
+    startTime: now,
+    endTime: 0,
+    updateTime: now,
+    definition: params.definition,
+    tasks: [],
+  };
+  if (params.correlationId !== undefined) execution.correlationId = params.correlationId;
+  if (params.idempotencyKey !== undefined) execution.idempotencyKey = params.idempotencyKey;
+  if (params.parentWorkflowId !== undefined) execution.parentWorkflowId = params.parentWorkflowId;
+  if (params.parentWorkflowTaskId !== undefined) execution.parentWorkflowTaskId = params.parentWorkflowTaskId;
+  const deadline = workflowDeadline(params.definition, now);
+  if (deadline !== undefined) execution.deadline = deadline;
+  return execution;
+}
+
+function workflowDeadline(definition: WorkflowDef, from: number): number | undefined {
+  const seconds = definition.timeoutSeconds ?? 0;
+  return seconds > 0 ? from + seconds * 1000 : undefined;
+}
+
+/** True while the task's status may still change. */
+export function isPending(task: TaskExecution): boolean {
+  return !TERMINAL_TASK_STATUSES.has(task.status);
+}
+
+/** True when a dispatched side effect of the task may be running (and is the engine's to finish). */
+export function isInFlight(task: TaskExecution): boolean {
+  return task.status === "IN_PROGRESS" && task.awaitingExternal !== true && task.attemptDeadline !== undefined;
+}
+
+/**
+ * Applies one event. Throws {@link EngineError} (and changes nothing) when the event does not fit
+ * the execution's state; stale results of superseded attempts are ignored without error.
+ */
+export function decide(state: WorkflowExecution, event: ExecutionEvent, env: DecideEnv): Decision {
+  const draft = new Draft(state);
+  const effects: Effect[] = [];
+  switch (event.type) {
+    case "start":
+      break;
+    case "dispatchResult":
+      if (!applyDispatchResult(draft, event, env)) return { state, effects: [] };
+      break;
+    case "externalUpdate":
+      applyExternalUpdate(draft, event, env);
+      break;
+    case "tick":
+      applyTick(draft, event.liveTaskIds, env, effects);
+      break;
+    case "terminate":
+      requireStatus(state, ["RUNNING", "PAUSED"], "terminate");
+      endWorkflow(draft, "TERMINATED", event.reason ?? "Terminated", env, effects);
+      return { state: draft.state, effects };
+    case "pause":
+      if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "pause");
+      if (state.status === "PAUSED") return { state, effects: [] };
+      draft.patch({ status: "PAUSED", updateTime: env.now });
+      return { state: draft.state, effects };
+    case "resume":
+      requireStatus(state, ["PAUSED"], "resume");
+      draft.patch({ status: "RUNNING", updateTime: env.now });
+      break;
+    case "retry":
+      applyRetry(draft, env);
+      break;
+    case "restart":
+      applyRestart(draft, env, event.definition);
+      break;
+    case "rerun":
+      applyRerun(draft, event, env);
+      break;
+  }
+  advance(draft, env, effects);
+  return { state: draft.state, effects };
+}
+
+function conflict(state: WorkflowExecution, action: string): EngineError {
+  return new EngineError("CONFLICT", `Cannot ${action} workflow ${state.workflowId}: its status is ${state.status}`);
+}
+
+function requireStatus(state: WorkflowExecution, allowed: WorkflowExecution["status"][], action: string): void {
+  if (!allowed.includes(state.status)) throw conflict(state, action);
+}
+
+function applyDispatchResult(draft: Draft, event: Extract<ExecutionEvent, { type: "dispatchResult" }>, env: DecideEnv): boolean {
+  const task = draft.task(event.taskId);
+  // A result for an attempt that was superseded (re-dispatched, canceled, completed from outside) is stale.
+  if (!task || task.attempt !== event.attempt || !isInFlight(task)) return false;
+  const fields: Partial<TaskExecution> = { status: event.status, outputData: event.output, updateTime: env.now, attemptDeadline: undefined };
+  if (event.reason !== undefined) fields.reasonForIncompletion = event.reason;
+  if (event.status === "IN_PROGRESS") fields.awaitingExternal = event.awaitingExternal ?? true;
+  else fields.endTime = env.now;
+  draft.updateTask(task.taskId, fields);
+  return true;
+}
+
+function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type: "externalUpdate" }>, env: DecideEnv): void {
+  const task = draft.task(event.taskId);
+  if (!task) throw new EngineError("NOT_FOUND", `Task ${event.taskId} is not part of workflow ${draft.state.workflowId}`);
+  if (!isPending(task)) {
+    throw new EngineError("CONFLICT", `Task ${task.referenceTaskName} (${task.taskId}) is not pending: its status is ${task.status}`);
+  }
+  const fields: Partial<TaskExecution> = { status: event.status, outputData: { ...task.outputData, ...event.output }, updateTime: env.now };
+  if (event.reason !== undefined) fields.reasonForIncompletion = event.reason;
+  if (event.status !== "IN_PROGRESS") {
+    fields.endTime = env.now;
+    fields.attemptDeadline = undefined;
+    fields.awaitingExternal = false;
+    if (task.startTime === 0) fields.startTime = env.now;
+  }
+  draft.updateTask(task.taskId, fields);
+}
+
+function applyTick(draft: Draft, liveTaskIds: ReadonlySet<string>, env: DecideEnv, effects: Effect[]): void {
+  const state = draft.state;
+  if (state.deadline !== undefined && env.now >= state.deadline && (state.status === "RUNNING" || state.status === "PAUSED")) {
+    const seconds = state.definition.timeoutSeconds ?? 0;
+    endWorkflow(draft, "TIMED_OUT", `Workflow timed out after ${seconds} seconds`, env, effects);
+    return;
+  }
+  for (const task of state.tasks) {
+    if (!isInFlight(task)) continue;
+    const module = taskModule(task.taskType);
+    if (!module) continue;
+    if (liveTaskIds.has(task.taskId)) {
+      // Still running here: its own timeout ends it soon, so only push the watchdog out.
+      if (task.attemptDeadline! <= env.now) draft.updateTask(task.taskId, { attemptDeadline: module.attemptDeadline(task, env) });
+      continue;
+    }
+    // The isolate that dispatched this attempt is gone: the call may or may not have happened.
+    // Dispatch again (at-least-once); receivers de-duplicate with the task's idempotency key.
+    const redispatched = draft.updateTask(task.taskId, { attempt: task.attempt + 1, attemptDeadline: module.attemptDeadline(task, env), updateTime: env.now });
+    effects.push({ kind: "dispatch", taskId: task.taskId, attempt: redispatched.attempt });
+  }
+}
+
+function applyRetry(draft: Draft, env: DecideEnv): void {
+  const state = draft.state;
+  requireStatus(state, ["FAILED", "TIMED_OUT", "TERMINATED"], "retry");
+  const last = state.tasks.at(-1);
+  draft.patch(reopened(state, env));
+  if (last && !SUCCESSFUL_TASK_STATUSES.has(last.status)) {
+    draft.updateTask(last.taskId, { retried: true });
+    addInstance(draft, last.definitionIndex, env, { retryCount: last.retryCount + 1 });
+  }
+}
+
+function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | undefined): void {
+  const state = draft.state;
+  if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "restart");
+  if (definition) draft.patch({ definition, workflowVersion: definition.version });
+  draft.retainTasks(() => false);
+  draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {} });
+}
+
+function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun" }>, env: DecideEnv): void {
+  const state = draft.state;
+  if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "rerun");
+  const target = state.tasks.find((task) => task.taskId === event.fromTaskId);
+  if (!target) throw new EngineError("INVALID", `Task ${event.fromTaskId} is not part of workflow ${state.workflowId}`);
+  draft.retainTasks((task) => task.seq <= target.seq);
+  draft.patch({ ...reopened(state, env), output: {} });
+  if (event.workflowInput) draft.patch({ input: event.workflowInput });
+  const reset: Partial<TaskExecution> = {
+    status: "SCHEDULED",
+    outputData: {},
+    reasonForIncompletion: undefined,
+    retryCount: 0,
+    retried: false,
+    scheduledTime: env.now,
+    startTime: 0,
+    endTime: 0,
+    updateTime: env.now,
+    attemptDeadline: undefined,
+    awaitingExternal: false,
+    subWorkflowId: undefined,
+  };
+  draft.updateTask(target.taskId, reset);
+  const inputData = event.taskInput ?? resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env);
+  if (inputData instanceof Error) draft.updateTask(target.taskId, failedOnInput(inputData, env));
+  else draft.updateTask(target.taskId, { inputData });
+}
+
+/** Workflow fields of an execution brought back to RUNNING by retry, restart or rerun. */
+function reopened(state: WorkflowExecution, env: DecideEnv): Partial<WorkflowExecution> {
+  const fields: Partial<WorkflowExecution> = { status: "RUNNING", endTime: 0, updateTime: env.now, reasonForIncompletion: undefined };
+  fields.deadline = workflowDeadline(state.definition, env.now);
+  return fields;
+}
+
+/**
+ * Moves a RUNNING execution forward as far as it can go without waiting: starts due tasks, schedules
+ * the next one, retries or absorbs failures, and completes or fails the workflow.
+ */
+function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
+  // Each pass either returns or adds/changes a task; the bound only guards against a logic error looping.
+  for (let guard = 0; guard < 10_000; guard++) {
+    const state = draft.state;
+    if (state.status !== "RUNNING") return;
+    const last = state.tasks.at(-1);
+    if (!last) {
+      if (state.definition.tasks.length === 0) return completeWorkflow(draft, env);
+      addInstance(draft, 0, env, {});
+      continue;
+    }
+    const definition = state.definition.tasks[last.definitionIndex];
+    if (!definition) return failWorkflow(draft, last, `task definition ${last.definitionIndex} is missing`, env, effects);
+    switch (last.status) {
+      case "SCHEDULED":
+        if (last.scheduledTime <= env.now) startTask(draft, last, definition, env, effects);
+        return;
+      case "IN_PROGRESS":
+        return;
+      case "COMPLETED":
+      case "COMPLETED_WITH_ERRORS":
+      case "SKIPPED": {
+        const next = last.definitionIndex + 1;
+        if (next >= state.definition.tasks.length) return completeWorkflow(draft, env);
+        addInstance(draft, next, env, {});
+        continue;
+      }
+      case "FAILED":
+      case "TIMED_OUT":
+      case "FAILED_WITH_TERMINAL_ERROR":
+      case "CANCELED": {
+        const retryable = last.status === "FAILED" || last.status === "TIMED_OUT";
+        if (retryable && last.retryCount < (definition.retryCount ?? 0)) {
+          const delay = retryDelaySeconds(definition.retryLogic ?? "FIXED", definition.retryDelaySeconds ?? 0, last.retryCount);
+          draft.updateTask(last.taskId, { retried: true });
+          addInstance(draft, last.definitionIndex, env, { retryCount: last.retryCount + 1, delayMs: delay * 1000 });
+          continue;
+        }
+        if (definition.optional === true) {
+          draft.updateTask(last.taskId, { status: "COMPLETED_WITH_ERRORS" });
+          continue;
+        }
+        return failWorkflow(draft, last, last.reasonForIncompletion ?? `status ${last.status}`, env, effects);
+      }
+    }
+  }
+  throw new Error("advance did not settle");
+}
+
+/** Resolves a task's inputParameters for storage and display (secrets masked). */
+function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, taskId: string, env: DecideEnv): JsonObject | Error {
+  const definition = state.definition.tasks[definitionIndex];
+  if (!definition) return new Error(`task definition ${definitionIndex} is missing`);
+  try {
+    const resolved = resolveValue(definition.inputParameters ?? {}, evaluationContext(state, env.now, taskId, maskedSecrets));
+    return typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
+  } catch (error) {
+    if (error instanceof ExpressionSyntaxError) return error;
+    throw error;
+  }
+}
+
+function failedOnInput(error: Error, env: DecideEnv): Partial<TaskExecution> {
+  return { status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: `Invalid task input: ${error.message}`, endTime: env.now, updateTime: env.now };
+}
+
+/** Appends a new SCHEDULED instance of definition task `index`. */
+function addInstance(draft: Draft, index: number, env: DecideEnv, options: { retryCount?: number; delayMs?: number }): void {
+  const state = draft.state;
+  const definition = state.definition.tasks[index]!;
+  const taskId = env.newId();
+  const task: TaskExecution = {
+    taskId,
+    taskType: definition.type,
+    referenceTaskName: definition.taskReferenceName,
+    taskDefName: definition.name,
+    seq: (state.tasks.at(-1)?.seq ?? 0) + 1,
+    definitionIndex: index,
+    status: "SCHEDULED",
+    inputData: {},
+    outputData: {},
+    retryCount: options.retryCount ?? 0,
+    retried: false,
+    scheduledTime: env.now + (options.delayMs ?? 0),
+    startTime: 0,
+    endTime: 0,
+    updateTime: env.now,
+    attempt: 0,
+  };
+  const input = resolveTaskInput(state, index, taskId, env);
+  if (input instanceof Error) Object.assign(task, failedOnInput(input, env));
+  else task.inputData = input;
+  draft.addTask(task);
+}
+
+function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDef, env: DecideEnv, effects: Effect[]): void {
+  const module = taskModule(task.taskType);
+  if (!module) {
+    draft.updateTask(task.taskId, {
+      status: "FAILED_WITH_TERMINAL_ERROR",
+      reasonForIncompletion: `Task type ${task.taskType} is not supported by this version of the service`,
+      startTime: env.now,
+      endTime: env.now,
+      updateTime: env.now,
+    });
+    return;
+  }
+  const started = module.start(task, definition, draft.state, env);
+  draft.updateTask(task.taskId, started.task);
+  if (started.dispatch) effects.push({ kind: "dispatch", taskId: task.taskId, attempt: started.task.attempt });
+}
+
+function completeWorkflow(draft: Draft, env: DecideEnv): void {
+  const state = draft.state;
+  let output: JsonObject;
+  const outputParameters = state.definition.outputParameters;
+  if (outputParameters && Object.keys(outputParameters).length > 0) {
+    const resolved = resolveValue(outputParameters, evaluationContext(state, env.now, undefined, maskedSecrets));
+    output = typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
+  } else {
+    output = state.tasks.at(-1)?.outputData ?? {};
+  }
+  draft.patch({ status: "COMPLETED", output, endTime: env.now, updateTime: env.now });
+}
+
+function failWorkflow(draft: Draft, task: TaskExecution, reason: string, env: DecideEnv, effects: Effect[]): void {
+  endWorkflow(draft, "FAILED", `Task ${task.referenceTaskName} failed: ${reason}`, env, effects);
+}
+
+/** Ends the workflow in a terminal status, canceling whatever is still pending. */
+function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT", reason: string, env: DecideEnv, effects: Effect[]): void {
+  for (const task of draft.state.tasks) {
+    if (!isPending(task)) continue;
+    if (isInFlight(task)) effects.push({ kind: "cancelDispatch", taskId: task.taskId });
+    draft.updateTask(task.taskId, {
+      status: "CANCELED",
+      reasonForIncompletion: task.reasonForIncompletion ?? `Workflow ${status.toLowerCase().replace("_", " ")}: ${reason}`,
+      endTime: env.now,
+      updateTime: env.now,
+      attemptDeadline: undefined,
+      awaitingExternal: false,
+    });
+  }
+  draft.patch({ status, reasonForIncompletion: reason, endTime: env.now, updateTime: env.now });
+}
+
+/**
+ * The earliest moment something must happen without outside input: a delayed retry, a lost
+ * attempt's watchdog, the workflow timeout. Undefined when the execution waits on nothing timed.
+ */
+export function nextDeadline(state: WorkflowExecution): number | undefined {
+  if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) return undefined;
+  let earliest = state.deadline;
+  const consider = (at: number | undefined) => {
+    if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
+  };
+  for (const task of state.tasks) {
+    if (task.status === "SCHEDULED" && state.status === "RUNNING") consider(task.scheduledTime);
+    if (isInFlight(task)) consider(task.attemptDeadline);
+  }
+  return earliest;
+}
+
+/** True when the execution cannot move without something from outside (a completion, a callback). */
+export function isBlocked(state: WorkflowExecution): boolean {
+  if (state.status !== "RUNNING") return true;
+  const last = state.tasks.at(-1);
+  return last !== undefined && last.status === "IN_PROGRESS" && last.awaitingExternal === true;
+}

@@ -1,0 +1,58 @@
+import type { TaskExecution, WorkflowExecution } from "./model";
+
+/**
+ * A copy-on-write view of an execution for one decision. Unchanged tasks keep their object
+ * identity, so the actor can persist exactly the rows whose identity changed.
+ */
+export class Draft {
+  #state: WorkflowExecution;
+  #tasksCopied = false;
+
+  constructor(state: WorkflowExecution) {
+    this.#state = { ...state };
+  }
+
+  /** The execution as it stands in this decision. */
+  get state(): WorkflowExecution {
+    return this.#state;
+  }
+
+  /** Changes workflow-level fields. */
+  patch(fields: Partial<Omit<WorkflowExecution, "tasks">>): void {
+    Object.assign(this.#state, fields);
+  }
+
+  #ownTasks(): TaskExecution[] {
+    if (!this.#tasksCopied) {
+      this.#state.tasks = [...this.#state.tasks];
+      this.#tasksCopied = true;
+    }
+    return this.#state.tasks;
+  }
+
+  /** The task with that id, if any. */
+  task(taskId: string): TaskExecution | undefined {
+    return this.#state.tasks.find((task) => task.taskId === taskId);
+  }
+
+  /** Replaces a task with a changed copy and returns the copy. */
+  updateTask(taskId: string, fields: Partial<TaskExecution>): TaskExecution {
+    const tasks = this.#ownTasks();
+    const index = tasks.findIndex((task) => task.taskId === taskId);
+    if (index < 0) throw new Error(`no task ${taskId} in this execution`);
+    const updated = { ...tasks[index]!, ...fields };
+    tasks[index] = updated;
+    return updated;
+  }
+
+  /** Appends a new task instance. */
+  addTask(task: TaskExecution): void {
+    this.#ownTasks().push(task);
+  }
+
+  /** Keeps only the tasks for which `keep` is true (restart, rerun). */
+  retainTasks(keep: (task: TaskExecution) => boolean): void {
+    this.#state.tasks = this.#state.tasks.filter(keep);
+    this.#tasksCopied = true;
+  }
+}

@@ -1,0 +1,66 @@
+import type { EvaluationContext } from "./expressions";
+import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
+
+/** What `${<ref>.…}` sees of a task: its latest instance's visible fields. */
+function taskRecord(task: TaskExecution): JsonObject {
+  const record: JsonObject = {
+    taskId: task.taskId,
+    taskType: task.taskType,
+    referenceTaskName: task.referenceTaskName,
+    status: task.status,
+    input: task.inputData,
+    output: task.outputData,
+    retryCount: task.retryCount,
+    scheduledTime: task.scheduledTime,
+    startTime: task.startTime,
+    endTime: task.endTime,
+  };
+  if (task.reasonForIncompletion !== undefined) record["reasonForIncompletion"] = task.reasonForIncompletion;
+  if (task.subWorkflowId !== undefined) record["subWorkflowId"] = task.subWorkflowId;
+  if (task.callbackUrl !== undefined) record["callbackUrl"] = task.callbackUrl;
+  return record;
+}
+
+/** What `${workflow.…}` sees of the execution. */
+function workflowRecord(execution: WorkflowExecution): JsonObject {
+  return {
+    workflowId: execution.workflowId,
+    workflowType: execution.workflowName,
+    workflowName: execution.workflowName,
+    version: execution.workflowVersion,
+    correlationId: execution.correlationId ?? null,
+    input: execution.input,
+    output: execution.output,
+    status: execution.status,
+    parentWorkflowId: execution.parentWorkflowId ?? null,
+    parentWorkflowTaskId: execution.parentWorkflowTaskId ?? null,
+    priority: execution.priority,
+    taskToDomain: execution.taskToDomain,
+    createTime: execution.createTime,
+    startTime: execution.startTime,
+  };
+}
+
+/**
+ * The context expressions are evaluated in. Later instances of a reference (retries) shadow
+ * earlier ones, so `${ref.output}` is always the latest attempt's output.
+ */
+export function evaluationContext(
+  execution: WorkflowExecution,
+  now: number,
+  taskId?: string,
+  secret?: (name: string) => string | undefined,
+): EvaluationContext {
+  const tasks: Record<string, JsonObject> = {};
+  for (const task of execution.tasks) tasks[task.referenceTaskName] = taskRecord(task);
+  const context: EvaluationContext = { workflow: workflowRecord(execution), tasks, now };
+  if (taskId !== undefined) context.taskId = taskId;
+  if (secret !== undefined) context.secret = secret;
+  return context;
+}
+
+/** The stand-in for every secret in what is stored and shown; real values exist only during a dispatch. */
+export const MASKED_SECRET = "***";
+
+/** A secret lookup that masks every value. */
+export const maskedSecrets = (): string => MASKED_SECRET;

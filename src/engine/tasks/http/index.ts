@@ -1,0 +1,25 @@
+import type { TaskTypeModule } from "../task-type";
+import { httpTimeouts } from "./request";
+
+/**
+ * The HTTP task: its side effect is one outbound request made by the actor; the response comes back
+ * as a task update (see `httpOutcome`). With asyncComplete the task then waits for the completion API.
+ */
+export const httpTask: TaskTypeModule = {
+  type: "HTTP",
+  start(task, _definition, _execution, env) {
+    return {
+      task: { ...task, status: "IN_PROGRESS", startTime: env.now, updateTime: env.now, attempt: task.attempt + 1, attemptDeadline: this.attemptDeadline(task, env) },
+      dispatch: true,
+    };
+  },
+  attemptDeadline(task, env) {
+    const { connectTimeoutMs, readTimeoutMs } = httpTimeouts(task.inputData, env.config);
+    return env.now + connectTimeoutMs + readTimeoutMs + env.config.dispatchGraceMs;
+  },
+};
+
+export { buildHttpRequest, httpRequestFields, isAsyncComplete, httpTimeouts } from "./request";
+export type { HttpRequestSpec, HttpRequestBuild } from "./request";
+export { httpOutcome, httpOutput, decodeBody, isTextualContentType } from "./response";
+export type { HttpResponseData, HttpOutcome } from "./response";

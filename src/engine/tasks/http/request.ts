@@ -1,0 +1,154 @@
+import type { EngineConfig } from "../../config";
+import type { JsonObject, JsonValue } from "../../model";
+
+/** A fully resolved outbound request, ready for `fetch`. */
+export interface HttpRequestSpec {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  /** Absent for methods that carry no body. */
+  body?: string;
+  /** Time allowed until response headers arrive, on top of the read timeout (ms). */
+  connectTimeoutMs: number;
+  /** Time allowed to read the response (ms). */
+  readTimeoutMs: number;
+}
+
+/** Either a request or the reason none can be made; the reason becomes the task's failure reason. */
+export type HttpRequestBuild = { ok: true; request: HttpRequestSpec } | { ok: false; reason: string };
+
+/** Methods whose requests carry no body: fetch refuses one, so it is dropped rather than failing the task. */
+const BODYLESS_METHODS = new Set(["GET", "HEAD"]);
+
+function isObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The request fields of an HTTP task's input. Both placements of the spec are honoured: flat in
+ * `inputParameters` and nested in `inputParameters.http_request`; the nested one wins field by field,
+ * because it is the form of the worked examples and the more specific of the two.
+ */
+export function httpRequestFields(input: JsonObject): JsonObject {
+  const nested = input["http_request"];
+  if (!isObject(nested)) return input;
+  const { http_request: _ignored, ...flat } = input;
+  return { ...flat, ...nested };
+}
+
+/**
+ * Whether the task completes asynchronously. The task-level flag wins over the input one when both
+ * are given (the spec leaves precedence open; task level is where Conductor's own examples put it).
+ */
+export function isAsyncComplete(taskLevel: boolean | undefined, input: JsonObject): boolean {
+  if (taskLevel !== undefined) return taskLevel;
+  return httpRequestFields(input)["asyncComplete"] === true;
+}
+
+/** Parses a timeout given as a number or a string of digits; anything else means "not given". */
+function timeoutMs(value: JsonValue | undefined): number | undefined {
+  if (typeof value === "number" && Number.isFinite(value) && value >= 0) return Math.floor(value);
+  if (typeof value === "string" && /^\d+$/.test(value.trim())) return Number(value.trim());
+  return undefined;
+}
+
+/** The connect and read timeouts a task asked for, defaulted and capped by configuration. */
+export function httpTimeouts(input: JsonObject, config: EngineConfig): { connectTimeoutMs: number; readTimeoutMs: number } {
+  const fields = httpRequestFields(input);
+  const cap = (ms: number) => Math.min(ms, config.httpMaxTimeoutMs);
+  return {
+    connectTimeoutMs: cap(timeoutMs(fields["connectionTimeOut"]) ?? config.httpConnectTimeoutMs),
+    readTimeoutMs: cap(timeoutMs(fields["readTimeOut"]) ?? config.httpReadTimeoutMs),
+  };
+}
+
+/**
+ * Percent-encodes each query parameter name and value of a URI (the spec's `encode: true`).
+ * The rest of the URI is left alone; `=` inside a value is part of the value.
+ */
+export function encodeQuery(uri: string): string {
+  const queryStart = uri.indexOf("?");
+  if (queryStart < 0) return uri;
+  const hashStart = uri.indexOf("#", queryStart);
+  const query = uri.slice(queryStart + 1, hashStart < 0 ? undefined : hashStart);
+  const fragment = hashStart < 0 ? "" : uri.slice(hashStart);
+  const encoded = query
+    .split("&")
+    .map((pair) => {
+      if (pair === "") return pair;
+      const eq = pair.indexOf("=");
+      if (eq < 0) return encodeURIComponent(pair);
+      return `${encodeURIComponent(pair.slice(0, eq))}=${encodeURIComponent(pair.slice(eq + 1))}`;
+    })
+    .join("&");
+  return `${uri.slice(0, queryStart)}?${encoded}${fragment}`;
+}
+
+function headerValue(value: JsonValue | undefined): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return undefined;
+}
+
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  const lower = name.toLowerCase();
+  return Object.keys(headers).some((key) => key.toLowerCase() === lower);
+}
+
+function setHeader(headers: Record<string, string>, name: string, value: string): void {
+  const lower = name.toLowerCase();
+  for (const key of Object.keys(headers)) if (key.toLowerCase() === lower) delete headers[key];
+  headers[name] = value;
+}
+
+/**
+ * Builds the outbound request from an HTTP task's resolved input.
+ * `idempotencyKey` is sent as `Idempotency-Key` (unless the task sets that header itself) so a
+ * receiver can recognise the same step delivered twice after an eviction.
+ */
+export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempotencyKey: string): HttpRequestBuild {
+  const fields = httpRequestFields(input);
+  const uri = fields["uri"];
+  const method = fields["method"];
+  if (typeof uri !== "string" || uri.trim() === "") return { ok: false, reason: "HTTP task input has no uri" };
+  if (typeof method !== "string" || method.trim() === "") return { ok: false, reason: "HTTP task input has no method" };
+  const upperMethod = method.trim().toUpperCase();
+
+  const target = fields["encode"] === false ? uri.trim() : encodeQuery(uri.trim());
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return { ok: false, reason: `HTTP task uri is not an absolute URL: ${uri}` };
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return { ok: false, reason: `HTTP task uri must use http or https, not ${url.protocol.replace(":", "")}` };
+  }
+
+  const headers: Record<string, string> = {};
+  const extra = fields["headers"];
+  if (isObject(extra)) {
+    for (const [name, value] of Object.entries(extra)) {
+      const text = headerValue(value);
+      if (text !== undefined) headers[name] = text;
+    }
+  }
+  const accept = headerValue(fields["accept"]);
+  if (accept !== undefined) setHeader(headers, "Accept", accept);
+  else if (!hasHeader(headers, "Accept")) headers["Accept"] = "application/json";
+  if (!hasHeader(headers, "Idempotency-Key")) headers["Idempotency-Key"] = idempotencyKey;
+
+  let body: string | undefined;
+  const rawBody = fields["body"];
+  if (!BODYLESS_METHODS.has(upperMethod) && rawBody !== undefined) {
+    const contentType = headerValue(fields["contentType"]);
+    body = typeof rawBody === "string" ? rawBody : JSON.stringify(rawBody);
+    if (contentType !== undefined) setHeader(headers, "Content-Type", contentType);
+    else if (!hasHeader(headers, "Content-Type")) headers["Content-Type"] = "application/json";
+  }
+
+  const { connectTimeoutMs, readTimeoutMs } = httpTimeouts(input, config);
+  const request: HttpRequestSpec = { url: url.toString(), method: upperMethod, headers, connectTimeoutMs, readTimeoutMs };
+  if (body !== undefined) request.body = body;
+  return { ok: true, request };
+}

@@ -1,0 +1,123 @@
+import type { JsonObject, JsonValue, TaskStatus } from "../../model";
+
+/** What the actor read from the remote service, before the engine interprets it. */
+export interface HttpResponseData {
+  statusCode: number;
+  /** The status line's phrase; empty when the server sent none (HTTP/2). */
+  statusText: string;
+  /** Header name (lower case) and value pairs, repeated names kept. */
+  headers: Array<[string, string]>;
+  /** The body as received. */
+  body: Uint8Array;
+}
+
+/** How the task ends (or, with asyncComplete, goes on) after a response. */
+export interface HttpOutcome {
+  status: TaskStatus;
+  output: JsonObject;
+  reason?: string;
+}
+
+/** Reason phrases of RFC 9110, for responses (e.g. over HTTP/2) that carry none. */
+const REASON_PHRASES: Readonly<Record<number, string>> = {
+  200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content",
+  205: "Reset Content", 206: "Partial Content", 300: "Multiple Choices", 301: "Moved Permanently", 302: "Found",
+  303: "See Other", 304: "Not Modified", 307: "Temporary Redirect", 308: "Permanent Redirect", 400: "Bad Request",
+  401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+  406: "Not Acceptable", 407: "Proxy Authentication Required", 408: "Request Timeout", 409: "Conflict", 410: "Gone",
+  411: "Length Required", 412: "Precondition Failed", 413: "Content Too Large", 414: "URI Too Long",
+  415: "Unsupported Media Type", 416: "Range Not Satisfiable", 417: "Expectation Failed", 421: "Misdirected Request",
+  422: "Unprocessable Content", 425: "Too Early", 426: "Upgrade Required", 428: "Precondition Required",
+  429: "Too Many Requests", 431: "Request Header Fields Too Large", 451: "Unavailable For Legal Reasons",
+  500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
+  504: "Gateway Timeout", 505: "HTTP Version Not Supported",
+};
+
+/** The reason phrase for a status, preferring what the server sent. */
+export function reasonPhrase(statusCode: number, sent: string): string {
+  return sent.trim() !== "" ? sent : (REASON_PHRASES[statusCode] ?? "");
+}
+
+/** True for media types whose bodies are text; anything else is kept as base64 so no byte is lost. */
+export function isTextualContentType(contentType: string | null): boolean {
+  if (contentType === null || contentType.trim() === "") return true;
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  return (
+    type.startsWith("text/") ||
+    type.endsWith("+json") ||
+    type.endsWith("+xml") ||
+    ["application/json", "application/xml", "application/javascript", "application/x-www-form-urlencoded", "application/edi-x12", "application/edifact"].includes(type)
+  );
+}
+
+function isJsonContentType(contentType: string | null): boolean {
+  if (contentType === null) return false;
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  return type === "application/json" || type.endsWith("+json");
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = "";
+  const chunk = 0x8000;
+  for (let i = 0; i < bytes.length; i += chunk) binary += String.fromCharCode(...bytes.subarray(i, i + chunk));
+  return btoa(binary);
+}
+
+/**
+ * The response body as later tasks see it: parsed JSON for JSON media types (text when it does not
+ * parse, so a sloppy server does not lose its answer), text for textual types, base64 otherwise,
+ * null when empty.
+ */
+export function decodeBody(body: Uint8Array, contentType: string | null): JsonValue {
+  if (body.length === 0) return null;
+  if (!isTextualContentType(contentType)) return toBase64(body);
+  const text = new TextDecoder().decode(body);
+  const looksJson = isJsonContentType(contentType) || ((contentType === null || contentType === "") && /^\s*[[{]/.test(text));
+  if (looksJson) {
+    try {
+      return JSON.parse(text) as JsonValue;
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+/** Response headers in Conductor's shape: each name maps to the list of its values. */
+export function headersObject(headers: Array<[string, string]>): JsonObject {
+  const result: Record<string, string[]> = {};
+  for (const [name, value] of headers) (result[name] ??= []).push(value);
+  return result;
+}
+
+/**
+ * The task output for a response: the spec's `response {body, headers, statusCode, reasonPhrase}`,
+ * with the same four fields repeated at the top level for `${ref.output.body}`-style expressions.
+ */
+export function httpOutput(response: HttpResponseData): JsonObject {
+  const contentType = response.headers.find(([name]) => name === "content-type")?.[1] ?? null;
+  const fields: JsonObject = {
+    body: decodeBody(response.body, contentType),
+    headers: headersObject(response.headers),
+    statusCode: response.statusCode,
+    reasonPhrase: reasonPhrase(response.statusCode, response.statusText),
+  };
+  return { response: { ...fields }, ...fields };
+}
+
+/**
+ * Interprets a response. 2xx completes the task (or keeps it IN_PROGRESS with the response recorded,
+ * when it completes asynchronously); anything else fails it, keeping statusCode and body for diagnosis.
+ */
+export function httpOutcome(response: HttpResponseData, asyncComplete: boolean): HttpOutcome {
+  const output = httpOutput(response);
+  if (response.statusCode >= 200 && response.statusCode < 300) {
+    return { status: asyncComplete ? "IN_PROGRESS" : "COMPLETED", output };
+  }
+  const phrase = reasonPhrase(response.statusCode, response.statusText);
+  return {
+    status: "FAILED",
+    output,
+    reason: `HTTP ${response.statusCode}${phrase ? ` ${phrase}` : ""} from the remote service`,
+  };
+}

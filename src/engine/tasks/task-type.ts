@@ -1,0 +1,25 @@
+import type { DecideEnv } from "../config";
+import type { TaskExecution, TaskType, WorkflowExecution, WorkflowTaskDef } from "../model";
+
+/** What a task type does when its task starts. */
+export interface TaskStart {
+  /** The task in its started form (typically IN_PROGRESS). */
+  task: TaskExecution;
+  /** True when the actor must perform the task's side effect (an HTTP call, starting a child). */
+  dispatch: boolean;
+}
+
+/**
+ * One task type's behaviour inside the decider. Adding a type means one module implementing
+ * this and one line in the registry; the decider itself stays type-agnostic.
+ */
+export interface TaskTypeModule {
+  readonly type: TaskType;
+  /** Called when a scheduled task's time has come. `task.inputData` is already resolved. */
+  start(task: TaskExecution, definition: WorkflowTaskDef, execution: WorkflowExecution, env: DecideEnv): TaskStart;
+  /**
+   * The deadline of a dispatched attempt, past which it is presumed lost and dispatched again.
+   * Called for every dispatch, including re-dispatches.
+   */
+  attemptDeadline(task: TaskExecution, env: DecideEnv): number;
+}

@@ -1,0 +1,104 @@
+import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
+
+/** A task as the API shows it (Conductor's `Task` JSON). */
+export type TaskView = JsonObject;
+/** An execution as the API shows it (Conductor's `Workflow` JSON). */
+export type WorkflowView = JsonObject;
+
+/** Conductor's `Task` JSON for one task instance; engine bookkeeping (attempts, deadlines) stays internal. */
+export function toTaskView(task: TaskExecution, execution: WorkflowExecution): TaskView {
+  const view: TaskView = {
+    taskId: task.taskId,
+    taskType: task.taskType,
+    referenceTaskName: task.referenceTaskName,
+    taskDefName: task.taskDefName,
+    seq: task.seq,
+    status: task.status,
+    inputData: task.inputData,
+    outputData: task.outputData,
+    reasonForIncompletion: task.reasonForIncompletion ?? null,
+    retryCount: task.retryCount,
+    retried: task.retried,
+    scheduledTime: task.scheduledTime,
+    startTime: task.startTime,
+    endTime: task.endTime,
+    updateTime: task.updateTime,
+    workflowInstanceId: execution.workflowId,
+    workflowType: execution.workflowName,
+    correlationId: execution.correlationId ?? null,
+    pollCount: 0,
+  };
+  const definition = execution.definition.tasks[task.definitionIndex];
+  if (definition) view["workflowTask"] = definition as unknown as JsonObject;
+  if (task.subWorkflowId !== undefined) view["subWorkflowId"] = task.subWorkflowId;
+  if (task.callbackUrl !== undefined) view["callbackUrl"] = task.callbackUrl;
+  return view;
+}
+
+/** Conductor's `Workflow` JSON; tasks only when asked for, as Conductor's `includeTasks`. */
+export function toWorkflowView(execution: WorkflowExecution, includeTasks: boolean): WorkflowView {
+  const failed = execution.tasks
+    .filter((task) => task.status === "FAILED" || task.status === "FAILED_WITH_TERMINAL_ERROR" || task.status === "TIMED_OUT")
+    .map((task) => task.referenceTaskName);
+  return {
+    workflowId: execution.workflowId,
+    workflowName: execution.workflowName,
+    workflowVersion: execution.workflowVersion,
+    status: execution.status,
+    input: execution.input,
+    output: execution.output,
+    correlationId: execution.correlationId ?? null,
+    reasonForIncompletion: execution.reasonForIncompletion ?? null,
+    parentWorkflowId: execution.parentWorkflowId ?? null,
+    parentWorkflowTaskId: execution.parentWorkflowTaskId ?? null,
+    priority: execution.priority,
+    taskToDomain: execution.taskToDomain,
+    createTime: execution.createTime,
+    startTime: execution.startTime,
+    endTime: execution.endTime,
+    updateTime: execution.updateTime,
+    failedReferenceTaskNames: [...new Set(failed)],
+    workflowDefinition: execution.definition as unknown as JsonObject,
+    tasks: includeTasks ? execution.tasks.map((task) => toTaskView(task, execution)) : [],
+  };
+}
+
+/** One row of search results (Conductor's `WorkflowSummary`). */
+export interface WorkflowSummaryRow {
+  workflowId: string;
+  workflowName: string;
+  workflowVersion: number;
+  status: string;
+  correlationId: string | null;
+  reasonForIncompletion: string | null;
+  parentWorkflowId: string | null;
+  createTime: number;
+  startTime: number;
+  endTime: number;
+  updateTime: number;
+  input: string | null;
+  output: string | null;
+  priority: number;
+}
+
+/** Conductor's `WorkflowSummary` JSON for a search result row. */
+export function toWorkflowSummary(row: WorkflowSummaryRow): JsonObject {
+  return {
+    workflowType: row.workflowName,
+    version: row.workflowVersion,
+    workflowId: row.workflowId,
+    correlationId: row.correlationId,
+    startTime: new Date(row.startTime).toISOString(),
+    updateTime: new Date(row.updateTime).toISOString(),
+    endTime: row.endTime > 0 ? new Date(row.endTime).toISOString() : null,
+    status: row.status,
+    input: row.input,
+    output: row.output,
+    reasonForIncompletion: row.reasonForIncompletion,
+    executionTime: row.endTime > 0 ? row.endTime - row.startTime : 0,
+    failedReferenceTaskNames: "",
+    priority: row.priority,
+    parentWorkflowId: row.parentWorkflowId,
+    createTime: row.createTime,
+  };
+}

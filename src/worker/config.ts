@@ -1,0 +1,56 @@
+import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from "../engine/config";
+
+/** Service configuration, read from Worker vars (wrangler.toml `[vars]`, `.dev.vars`, secrets). */
+export interface ServiceConfig {
+  engine: EngineConfig;
+  /** Largest request body accepted (bytes); larger ones get 413. */
+  maxRequestBytes: number;
+  /** Largest HTTP task response body kept (bytes); larger ones fail the task. */
+  httpMaxResponseBytes: number;
+  /** Default and cap of `waitForSeconds` on the synchronous execute endpoint. */
+  executeDefaultWaitSeconds: number;
+  executeMaxWaitSeconds: number;
+  /** Public base URL for callback URLs; when unset, taken from the request. */
+  publicBaseUrl: string | undefined;
+}
+
+/** The vars this service reads. All optional; defaults apply. */
+export interface ConfigVars {
+  MAX_REQUEST_BYTES?: string;
+  HTTP_CONNECT_TIMEOUT_MS?: string;
+  HTTP_READ_TIMEOUT_MS?: string;
+  HTTP_MAX_TIMEOUT_MS?: string;
+  HTTP_MAX_RESPONSE_BYTES?: string;
+  EXECUTE_DEFAULT_WAIT_SECONDS?: string;
+  EXECUTE_MAX_WAIT_SECONDS?: string;
+  PUBLIC_BASE_URL?: string;
+}
+
+function positiveInt(raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = Number(raw);
+  return Number.isInteger(value) && value > 0 ? value : fallback;
+}
+
+const cache = new WeakMap<object, ServiceConfig>();
+
+/** Parses configuration once per `env` object (vars do not change during an isolate's life). */
+export function serviceConfig(env: ConfigVars): ServiceConfig {
+  const cached = cache.get(env);
+  if (cached) return cached;
+  const config: ServiceConfig = {
+    engine: {
+      httpConnectTimeoutMs: positiveInt(env.HTTP_CONNECT_TIMEOUT_MS, DEFAULT_ENGINE_CONFIG.httpConnectTimeoutMs),
+      httpReadTimeoutMs: positiveInt(env.HTTP_READ_TIMEOUT_MS, DEFAULT_ENGINE_CONFIG.httpReadTimeoutMs),
+      httpMaxTimeoutMs: positiveInt(env.HTTP_MAX_TIMEOUT_MS, DEFAULT_ENGINE_CONFIG.httpMaxTimeoutMs),
+      dispatchGraceMs: DEFAULT_ENGINE_CONFIG.dispatchGraceMs,
+    },
+    maxRequestBytes: positiveInt(env.MAX_REQUEST_BYTES, 1024 * 1024),
+    httpMaxResponseBytes: positiveInt(env.HTTP_MAX_RESPONSE_BYTES, 2 * 1024 * 1024),
+    executeDefaultWaitSeconds: positiveInt(env.EXECUTE_DEFAULT_WAIT_SECONDS, 10),
+    executeMaxWaitSeconds: positiveInt(env.EXECUTE_MAX_WAIT_SECONDS, 60),
+    publicBaseUrl: env.PUBLIC_BASE_URL?.trim() ? env.PUBLIC_BASE_URL.trim().replace(/\/+$/, "") : undefined,
+  };
+  cache.set(env, config);
+  return config;
+}

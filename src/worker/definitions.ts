@@ -1,0 +1,90 @@
+import type { WorkflowDef } from "../engine/model";
+import { ApiError } from "./http/errors";
+
+/** How long a definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
+const CACHE_TTL_MS = 2_000;
+
+interface CacheEntry {
+  definition: WorkflowDef | null;
+  expires: number;
+}
+
+/**
+ * Workflow definitions in D1, with a short in-isolate cache: starting a workflow must not pay a D1
+ * read per start for a definition that has not changed.
+ */
+export class DefinitionRepository {
+  static readonly #cache = new Map<string, CacheEntry>();
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  /** The definition of that name and version (latest when version is omitted), or null. */
+  async find(name: string, version?: number): Promise<WorkflowDef | null> {
+    const key = `${name}\u0000${version ?? "latest"}`;
+    const cached = DefinitionRepository.#cache.get(key);
+    if (cached && cached.expires > Date.now()) return cached.definition;
+    const row =
+      version === undefined
+        ? await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? ORDER BY version DESC LIMIT 1`).bind(name).first<{ definition: string }>()
+        : await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? AND version = ?`).bind(name, version).first<{ definition: string }>();
+    const definition = row ? (JSON.parse(row.definition) as WorkflowDef) : null;
+    DefinitionRepository.#cache.set(key, { definition, expires: Date.now() + CACHE_TTL_MS });
+    return definition;
+  }
+
+  /** The definition, or 404 naming what was asked for. */
+  async get(name: string, version?: number): Promise<WorkflowDef> {
+    const definition = await this.find(name, version);
+    if (!definition) {
+      throw new ApiError(404, "NOT_FOUND", version === undefined ? `No workflow definition named ${name}` : `No workflow definition ${name} version ${version}`);
+    }
+    return definition;
+  }
+
+  /** Every definition, every version, by name then version. */
+  async list(): Promise<WorkflowDef[]> {
+    const { results } = await this.#db.prepare(`SELECT definition FROM workflow_defs ORDER BY name, version`).all<{ definition: string }>();
+    return results.map((row) => JSON.parse(row.definition) as WorkflowDef);
+  }
+
+  /**
+   * Stores definitions in one atomic batch. Without `overwrite`, an existing name+version is a 409
+   * and nothing is written.
+   */
+  async save(definitions: WorkflowDef[], overwrite: boolean): Promise<WorkflowDef[]> {
+    const now = Date.now();
+    const stored = definitions.map((definition) => ({ ...definition, createTime: definition.createTime ?? now, updateTime: now }));
+    const statement = overwrite
+      ? `INSERT INTO workflow_defs (name, version, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?4, ?4)
+         ON CONFLICT (name, version) DO UPDATE SET definition = excluded.definition, update_time = excluded.update_time`
+      : `INSERT INTO workflow_defs (name, version, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?4, ?4)`;
+    try {
+      await this.#db.batch(stored.map((definition) => this.#db.prepare(statement).bind(definition.name, definition.version, JSON.stringify(definition), now)));
+    } catch (error) {
+      if (!overwrite && String(error).includes("UNIQUE constraint failed")) {
+        const names = definitions.map((definition) => `${definition.name} version ${definition.version}`).join(", ");
+        throw new ApiError(409, "CONFLICT", `Workflow definition already exists: ${names}; pass overwrite=true to replace it`);
+      }
+      throw error;
+    } finally {
+      DefinitionRepository.#invalidate(definitions.map((definition) => definition.name));
+    }
+    return stored;
+  }
+
+  /** Deletes one version; false when it did not exist. */
+  async delete(name: string, version: number): Promise<boolean> {
+    const result = await this.#db.prepare(`DELETE FROM workflow_defs WHERE name = ? AND version = ?`).bind(name, version).run();
+    DefinitionRepository.#invalidate([name]);
+    return result.meta.changes > 0;
+  }
+
+  static #invalidate(names: string[]): void {
+    for (const key of DefinitionRepository.#cache.keys()) {
+      if (names.some((name) => key.startsWith(`${name}\u0000`))) DefinitionRepository.#cache.delete(key);
+    }
+  }
+}

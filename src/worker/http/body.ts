@@ -1,0 +1,67 @@
+import { ApiError } from "./errors";
+
+function isJsonMediaType(contentType: string | null): boolean {
+  if (contentType === null) return false;
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  return type === "application/json" || type.endsWith("+json");
+}
+
+/** Reads the raw body, refusing (413) more than `maxBytes` whatever Content-Length claims. */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? "NaN");
+  const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${maxBytes} bytes`);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** The outcome of reading a JSON body: `present: false` when the request had no body at all. */
+export type JsonBody = { present: false } | { present: true; value: unknown };
+
+/**
+ * Reads a JSON body: 413 over the size limit, 415 when a non-empty body is not declared as JSON,
+ * 400 when it does not parse.
+ */
+export async function readJsonBody(request: Request, maxBytes: number): Promise<JsonBody> {
+  const bytes = await readBodyBytes(request, maxBytes);
+  const text = new TextDecoder().decode(bytes);
+  if (text.trim() === "") return { present: false };
+  if (!isJsonMediaType(request.headers.get("content-type"))) {
+    throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Request body must be JSON: send it with Content-Type: application/json");
+  }
+  try {
+    return { present: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? error.message : "parse error";
+    throw new ApiError(400, "VALIDATION_ERROR", `Request body is not valid JSON (${reason})`);
+  }
+}
+
+/** A plain-text response, as Conductor answers starts and task updates with a bare id. */
+export function textResponse(text: string, status = 200): Response {
+  return new Response(text, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
+}
+
+/** A response whose body is JSON already serialised (by the execution's object). */
+export function jsonTextResponse(json: string, status = 200): Response {
+  return new Response(json, { status, headers: { "content-type": "application/json" } });
+}

@@ -1,0 +1,80 @@
+import type { EngineErrorKind } from "../../engine/errors";
+import type { ValidationIssue } from "../../engine/validation-issue";
+
+/** The contract's error codes (others may be added, these keep their meaning). */
+export type ErrorCode =
+  | "VALIDATION_ERROR"
+  | "UNAUTHENTICATED"
+  | "INVALID_TOKEN"
+  | "EXPIRED_TOKEN"
+  | "PERMISSION_DENIED"
+  | "NOT_FOUND"
+  | "CONFLICT"
+  | "PAYLOAD_TOO_LARGE"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "METHOD_NOT_ALLOWED"
+  | "RATE_LIMITED"
+  | "INTERNAL_ERROR";
+
+/** A request refused with a status and the contract's error body. Thrown by handlers, turned into a response in one place. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly validationErrors: ValidationIssue[] | undefined;
+
+  constructor(status: number, code: ErrorCode, message: string, validationErrors?: ValidationIssue[]) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+    this.validationErrors = validationErrors;
+  }
+}
+
+/** 400 with the problems found in the input. */
+export function validationError(message: string, validationErrors: ValidationIssue[]): ApiError {
+  return new ApiError(400, "VALIDATION_ERROR", message, validationErrors);
+}
+
+/** 404 for something that does not exist (or that the caller may not know exists). */
+export function notFound(message: string): ApiError {
+  return new ApiError(404, "NOT_FOUND", message);
+}
+
+const ENGINE_STATUS: Record<EngineErrorKind, [number, ErrorCode]> = {
+  CONFLICT: [409, "CONFLICT"],
+  NOT_FOUND: [404, "NOT_FOUND"],
+  INVALID: [400, "VALIDATION_ERROR"],
+};
+
+/** The API error for an engine refusal. */
+export function fromEngineRefusal(refusal: { kind: EngineErrorKind; message: string }): ApiError {
+  const [status, code] = ENGINE_STATUS[refusal.kind];
+  return new ApiError(status, code, refusal.message);
+}
+
+/** Builds every error response of the service: `{status, error, message, validationErrors?, requestId?}`. */
+export function errorResponse(
+  status: number,
+  code: ErrorCode,
+  message: string,
+  options: { validationErrors?: ValidationIssue[] | undefined; requestId?: string; headers?: HeadersInit } = {},
+): Response {
+  const body: Record<string, unknown> = { status, error: code, message };
+  if (options.validationErrors && options.validationErrors.length > 0) body["validationErrors"] = options.validationErrors;
+  if (options.requestId !== undefined) body["requestId"] = options.requestId;
+  return Response.json(body, { status, headers: options.headers });
+}
+
+/**
+ * The response for anything a handler threw. Refusals keep their message; anything else is a bug:
+ * logged with a request id, answered with that id and nothing internal.
+ */
+export function responseForError(error: unknown, requestId: string): Response {
+  if (error instanceof ApiError) {
+    return errorResponse(error.status, error.code, error.message, { validationErrors: error.validationErrors });
+  }
+  const detail = error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error);
+  console.error(JSON.stringify({ msg: "unhandled error", requestId, error: detail }));
+  return errorResponse(500, "INTERNAL_ERROR", "Internal error; quote the request id when reporting it", { requestId });
+}

@@ -1,0 +1,77 @@
+import type { IRequest, RouterType } from "itty-router";
+import { validateWorkflowDef } from "../../engine/definition/validate";
+import type { WorkflowDef } from "../../engine/model";
+import { childPath, type ValidationIssue } from "../../engine/validation-issue";
+import { serviceConfig } from "../config";
+import { DefinitionRepository } from "../definitions";
+import { readJsonBody } from "../http/body";
+import { ApiError, notFound, validationError } from "../http/errors";
+import { integerQuery } from "./workflows";
+
+type Args = [Env, ExecutionContext];
+
+async function requiredBody(request: IRequest, env: Env): Promise<unknown> {
+  const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+  if (!body.present) throw validationError("Request body is required", [{ path: "(body)", message: "is required" }]);
+  return body.value;
+}
+
+/** Validates each definition; every problem of every definition is reported, with `[i].` paths for arrays. */
+function validateAll(inputs: unknown[], indexed: boolean): WorkflowDef[] {
+  const definitions: WorkflowDef[] = [];
+  const problems: ValidationIssue[] = [];
+  inputs.forEach((input, index) => {
+    const result = validateWorkflowDef(input);
+    if (result.ok) definitions.push(result.value);
+    else problems.push(...result.errors.map((issue) => (indexed ? { ...issue, path: childPath(`[${index}]`, issue.path).replace("].", "].") } : issue)));
+  });
+  if (problems.length > 0) throw validationError("Invalid workflow definition", problems);
+  return definitions;
+}
+
+function name(request: IRequest): string {
+  return decodeURIComponent(request.params["name"] ?? "");
+}
+
+/** Routes of workflow definitions (Conductor's metadata API). */
+export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void {
+  router.post("/api/metadata/workflow", async (request, env) => {
+    const [definition] = validateAll([await requiredBody(request, env)], false);
+    const overwrite = request.query["overwrite"] === "true";
+    await new DefinitionRepository(env.DB).save([definition!], overwrite);
+    return new Response(null, { status: 200 });
+  });
+
+  router.put("/api/metadata/workflow", async (request, env) => {
+    const body = await requiredBody(request, env);
+    if (!Array.isArray(body)) throw validationError("Invalid request", [{ path: "(body)", message: "must be an array of workflow definitions" }]);
+    const definitions = validateAll(body, true);
+    const names = new Set<string>();
+    for (const definition of definitions) {
+      const key = `${definition.name}@${definition.version}`;
+      if (names.has(key)) throw validationError("Invalid request", [{ path: "(body)", message: `${definition.name} version ${definition.version} appears twice` }]);
+      names.add(key);
+    }
+    await new DefinitionRepository(env.DB).save(definitions, true);
+    return new Response(null, { status: 200 });
+  });
+
+  router.get("/api/metadata/workflow", async (_request, env) => Response.json(await new DefinitionRepository(env.DB).list()));
+
+  router.get("/api/metadata/workflow/:name", async (request, env) => {
+    const version = integerQuery(request, "version", 1, Number.MAX_SAFE_INTEGER);
+    return Response.json(await new DefinitionRepository(env.DB).get(name(request), version));
+  });
+
+  router.delete("/api/metadata/workflow/:name/:version", async (request, env) => {
+    const version = Number(request.params["version"]);
+    if (!Number.isInteger(version) || version < 1) throw validationError("Invalid version", [{ path: "version", message: "must be a positive integer" }]);
+    const deleted = await new DefinitionRepository(env.DB).delete(name(request), version);
+    if (!deleted) throw notFound(`No workflow definition ${name(request)} version ${version}`);
+    return new Response(null, { status: 200 });
+  });
+
+  router.all("/api/metadata/*", () => {
+    throw new ApiError(404, "NOT_FOUND", "No such metadata endpoint");
+  });
+}

@@ -1,0 +1,167 @@
+import type { IRequest, RouterType } from "itty-router";
+import type { WorkflowCommand } from "../../actors/workflow-execution";
+import type { NewExecution } from "../../engine/decider";
+import type { JsonObject } from "../../engine/model";
+import { serviceConfig } from "../config";
+import { DefinitionRepository } from "../definitions";
+import { executionStub, unwrap } from "../executions";
+import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
+import { ApiError, validationError } from "../http/errors";
+import { JsonObjectBody, RerunRequest, StartWorkflowRequest, parseOrThrow, type StartWorkflowRequest as StartRequest } from "../schemas";
+import { searchExecutions } from "../search";
+
+type Args = [Env, ExecutionContext];
+
+function decodedParam(request: IRequest, name: string): string {
+  const raw = request.params[name] ?? "";
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw validationError(`Malformed path parameter ${name}`, [{ path: name, message: "is not valid percent-encoding" }]);
+  }
+}
+
+function queryValue(request: IRequest, name: string): string | undefined {
+  const value = request.query[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Parses an optional integer query parameter, 400 when present but not an integer in range. */
+export function integerQuery(request: IRequest, name: string, min: number, max: number): number | undefined {
+  const raw = queryValue(request, name);
+  if (raw === undefined || raw === "") return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: `must be an integer from ${min} to ${max}` }]);
+  }
+  return value;
+}
+
+function booleanQuery(request: IRequest, name: string, fallback: boolean): boolean {
+  const raw = queryValue(request, name);
+  if (raw === undefined || raw === "") return fallback;
+  if (raw === "true") return true;
+  if (raw === "false") return false;
+  throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: "must be true or false" }]);
+}
+
+/** Resolves the definition and builds the parameters of a new execution. */
+async function newExecution(env: Env, request: StartRequest & { name: string }): Promise<NewExecution> {
+  const definition = await new DefinitionRepository(env.DB).get(request.name, request.version);
+  const params: NewExecution = { workflowId: crypto.randomUUID(), definition, input: request.input ?? {} };
+  if (request.correlationId !== undefined) params.correlationId = request.correlationId;
+  if (request.priority !== undefined) params.priority = request.priority;
+  if (request.taskToDomain !== undefined) params.taskToDomain = request.taskToDomain;
+  if (request.idempotencyKey !== undefined) params.idempotencyKey = request.idempotencyKey;
+  return params;
+}
+
+async function startBody(request: IRequest, env: Env): Promise<StartRequest> {
+  const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+  return body.present ? parseOrThrow(StartWorkflowRequest, body.value, "start workflow request") : {};
+}
+
+async function start(env: Env, request: StartRequest & { name: string }): Promise<Response> {
+  const params = await newExecution(env, request);
+  const workflowId = unwrap(await executionStub(env, params.workflowId).start(params));
+  return textResponse(workflowId);
+}
+
+/** Routes of workflow executions: start, execute, read, search and lifecycle actions. */
+export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void {
+  router.get("/api/workflow/search", async (request, env) => Response.json(await searchExecutions(env.DB, request)));
+
+  router.post("/api/workflow", async (request, env) => {
+    const body = await startBody(request, env);
+    if (body.name === undefined) throw validationError("Invalid start workflow request", [{ path: "name", message: "is required" }]);
+    return start(env, { ...body, name: body.name });
+  });
+
+  const execute = async (request: IRequest, env: Env) => {
+    const config = serviceConfig(env);
+    const body = await startBody(request, env);
+    const name = decodedParam(request, "name");
+    const pathVersion = request.params["version"] === undefined ? undefined : Number(request.params["version"]);
+    if (pathVersion !== undefined && (!Number.isInteger(pathVersion) || pathVersion < 1)) {
+      throw validationError("Invalid workflow version", [{ path: "version", message: "must be a positive integer" }]);
+    }
+    const waitSeconds = integerQuery(request, "waitForSeconds", 0, config.executeMaxWaitSeconds) ?? config.executeDefaultWaitSeconds;
+    const params = await newExecution(env, { ...body, name, version: pathVersion ?? body.version });
+    const workflow = unwrap(await executionStub(env, params.workflowId).execute(params, waitSeconds * 1000));
+    return jsonTextResponse(workflow);
+  };
+  router.post("/api/workflow/execute/:name/:version", execute);
+  router.post("/api/workflow/execute/:name", execute);
+
+  router.post("/api/workflow/:name", async (request, env) => {
+    const name = decodedParam(request, "name");
+    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+    const input: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "workflow input") : {};
+    const startRequest: StartRequest & { name: string } = { name, input };
+    const version = integerQuery(request, "version", 1, Number.MAX_SAFE_INTEGER);
+    if (version !== undefined) startRequest.version = version;
+    const correlationId = queryValue(request, "correlationId");
+    if (correlationId !== undefined) startRequest.correlationId = correlationId;
+    const priority = integerQuery(request, "priority", 0, 99);
+    if (priority !== undefined) startRequest.priority = priority;
+    return start(env, startRequest);
+  });
+
+  router.get("/api/workflow/:workflowId", async (request, env) => {
+    const workflowId = decodedParam(request, "workflowId");
+    const workflow = await executionStub(env, workflowId).getWorkflowJson(booleanQuery(request, "includeTasks", true));
+    if (workflow === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
+    return jsonTextResponse(workflow);
+  });
+
+  router.delete("/api/workflow/:workflowId/remove", async (request, env) => {
+    unwrap(await executionStub(env, decodedParam(request, "workflowId")).remove());
+    return new Response(null, { status: 200 });
+  });
+
+  router.delete("/api/workflow/:workflowId", async (request, env) => {
+    const reason = queryValue(request, "reason");
+    unwrap(await executionStub(env, decodedParam(request, "workflowId")).command(reason ? { type: "terminate", reason } : { type: "terminate" }));
+    return new Response(null, { status: 200 });
+  });
+
+  router.put("/api/workflow/:workflowId/pause", async (request, env) => {
+    unwrap(await executionStub(env, decodedParam(request, "workflowId")).command({ type: "pause" }));
+    return new Response(null, { status: 200 });
+  });
+
+  router.put("/api/workflow/:workflowId/resume", async (request, env) => {
+    unwrap(await executionStub(env, decodedParam(request, "workflowId")).command({ type: "resume" }));
+    return new Response(null, { status: 200 });
+  });
+
+  router.post("/api/workflow/:workflowId/retry", async (request, env) => {
+    unwrap(await executionStub(env, decodedParam(request, "workflowId")).command({ type: "retry" }));
+    return new Response(null, { status: 200 });
+  });
+
+  router.post("/api/workflow/:workflowId/restart", async (request, env) => {
+    const workflowId = decodedParam(request, "workflowId");
+    const stub = executionStub(env, workflowId);
+    if (!booleanQuery(request, "useLatestDefinitions", false)) {
+      unwrap(await stub.command({ type: "restart" }));
+      return new Response(null, { status: 200 });
+    }
+    const workflowName = await stub.getWorkflowName();
+    if (workflowName === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
+    const definition = await new DefinitionRepository(env.DB).get(workflowName);
+    unwrap(await stub.command({ type: "restart", definition }));
+    return new Response(null, { status: 200 });
+  });
+
+  router.post("/api/workflow/:workflowId/rerun", async (request, env) => {
+    const workflowId = decodedParam(request, "workflowId");
+    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+    const rerun = parseOrThrow(RerunRequest, body.present ? body.value : {}, "rerun request");
+    const command: WorkflowCommand = { type: "rerun", fromTaskId: rerun.reRunFromTaskId };
+    if (rerun.workflowInput) command.workflowInput = rerun.workflowInput;
+    if (rerun.taskInput) command.taskInput = rerun.taskInput;
+    unwrap(await executionStub(env, workflowId).command(command));
+    return textResponse(workflowId);
+  });
+}

@@ -1,0 +1,67 @@
+import * as v from "valibot";
+import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
+import type { JsonObject } from "../engine/model";
+import { childPath, type ValidationIssue } from "../engine/validation-issue";
+import { validationError } from "./http/errors";
+
+/** A JSON object (not an array, not null). */
+const jsonObject = v.custom<JsonObject>((value) => typeof value === "object" && value !== null && !Array.isArray(value), "must be a JSON object");
+
+/** Conductor's `StartWorkflowRequest` body of `POST /api/workflow` and the execute endpoint. */
+export const StartWorkflowRequest = v.object({
+  name: v.optional(v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"))),
+  version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))),
+  input: v.optional(jsonObject),
+  correlationId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"))),
+  priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
+  taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
+  idempotencyKey: v.optional(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(512, "must be at most 512 characters"))),
+  idempotencyStrategy: v.optional(v.picklist(["RETURN_EXISTING", "FAIL"], "must be RETURN_EXISTING or FAIL")),
+});
+/** Parsed {@link StartWorkflowRequest}. */
+export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;
+
+/** Body of `POST /api/workflow/{id}/rerun`. */
+export const RerunRequest = v.object({
+  reRunFromTaskId: v.pipe(v.string("must be a string (a task id)"), v.minLength(1, "must not be empty")),
+  workflowInput: v.optional(jsonObject),
+  taskInput: v.optional(jsonObject),
+});
+/** Parsed {@link RerunRequest}. */
+export type RerunRequest = v.InferOutput<typeof RerunRequest>;
+
+/** Conductor's `TaskResult`, body of `POST /api/tasks`. */
+export const TaskResultRequest = v.object({
+  workflowInstanceId: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
+  taskId: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
+  status: v.picklist(EXTERNAL_TASK_STATUSES, `must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`),
+  outputData: v.optional(jsonObject),
+  reasonForIncompletion: v.optional(v.string("must be a string")),
+});
+/** Parsed {@link TaskResultRequest}. */
+export type TaskResultRequest = v.InferOutput<typeof TaskResultRequest>;
+
+/** A task status given in a completion path. */
+export const ExternalStatus = v.picklist(EXTERNAL_TASK_STATUSES, `status must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`);
+
+/** Any JSON object (a workflow input, a task output). */
+export const JsonObjectBody = jsonObject;
+
+/** Turns valibot issues into the contract's `validationErrors`, paths like `tasks[1].inputParameters.uri`. */
+export function issuesToValidationErrors(issues: readonly v.BaseIssue<unknown>[], basePath = ""): ValidationIssue[] {
+  return issues.map((issue) => {
+    let path = basePath;
+    for (const item of issue.path ?? []) {
+      const key = item.key;
+      path = childPath(path, typeof key === "number" ? key : String(key));
+    }
+    return { path: path === "" ? "(body)" : path, message: issue.message };
+  });
+}
+
+/** Parses `input` with `schema` or throws a 400 listing every problem. */
+export function parseOrThrow<TSchema extends v.GenericSchema>(schema: TSchema, input: unknown, what: string, basePath = ""): v.InferOutput<TSchema> {
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  throw validationError(`Invalid ${what}`, issuesToValidationErrors(result.issues, basePath));
+}

@@ -1,0 +1,132 @@
+import type { IRequest } from "itty-router";
+import { WORKFLOW_STATUSES, type JsonObject } from "../engine/model";
+import { toWorkflowSummary, type WorkflowSummaryRow } from "../engine/view";
+import { validationError } from "./http/errors";
+
+/** Largest page a search returns. */
+export const MAX_SEARCH_SIZE = 1000;
+
+/** Search fields a Conductor `query` may name, mapped to index columns. */
+const QUERY_COLUMNS: Record<string, string> = {
+  workflowType: "workflow_name",
+  workflowName: "workflow_name",
+  workflowId: "workflow_id",
+  status: "status",
+  correlationId: "correlation_id",
+  startTime: "start_time",
+  endTime: "end_time",
+  updateTime: "update_time",
+  parentWorkflowId: "parent_workflow_id",
+};
+
+const SORT_COLUMNS: Record<string, string> = { startTime: "start_time", endTime: "end_time", updateTime: "update_time", workflowType: "workflow_name", status: "status" };
+
+interface Filter {
+  clauses: string[];
+  bindings: (string | number)[];
+}
+
+function param(request: IRequest, name: string): string | undefined {
+  const value = request.query[name];
+  const text = Array.isArray(value) ? value[0] : value;
+  return text === undefined || text.trim() === "" ? undefined : text.trim();
+}
+
+function intParam(request: IRequest, name: string, fallback: number, min: number, max: number): number {
+  const raw = param(request, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: `must be an integer from ${min} to ${max}` }]);
+  }
+  return value;
+}
+
+function listOf(text: string): string[] {
+  return text.split(",").map((item) => item.trim().replace(/^['"]|['"]$/g, "")).filter(Boolean);
+}
+
+function addIn(filter: Filter, column: string, values: string[]): void {
+  filter.clauses.push(`${column} IN (${values.map(() => "?").join(", ")})`);
+  filter.bindings.push(...values);
+}
+
+function checkStatuses(values: string[], path: string): void {
+  const unknown = values.filter((value) => !(WORKFLOW_STATUSES as readonly string[]).includes(value));
+  if (unknown.length > 0) throw validationError("Invalid search", [{ path, message: `unknown status ${unknown.join(", ")}; expected one of ${WORKFLOW_STATUSES.join(", ")}` }]);
+}
+
+/**
+ * Applies Conductor's `query` syntax, the subset clients send: clauses joined by AND, each
+ * `field IN (a, b)`, `field = value`, `field > n` or `field < n`.
+ */
+function applyQuery(filter: Filter, query: string): void {
+  for (const clause of query.split(/\s+AND\s+/i)) {
+    const match = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(=|>|<|>=|<=)\s*(.+?))\s*$/i.exec(clause);
+    const column = match ? QUERY_COLUMNS[match[1]!] : undefined;
+    if (!match || !column) {
+      throw validationError("Invalid search query", [{ path: "query", message: `cannot understand "${clause.trim()}"; use field IN (a,b), field = value, field > n or field < n with fields ${Object.keys(QUERY_COLUMNS).join(", ")}` }]);
+    }
+    if (match[2]) {
+      const values = listOf(match[3]!);
+      if (column === "status") checkStatuses(values, "query");
+      addIn(filter, column, values);
+    } else {
+      const raw = match[5]!.replace(/^['"]|['"]$/g, "");
+      const numeric = column.endsWith("_time");
+      if (numeric && !/^\d+$/.test(raw)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with epoch milliseconds` }]);
+      filter.clauses.push(`${column} ${match[4]} ?`);
+      filter.bindings.push(numeric ? Number(raw) : raw);
+    }
+  }
+}
+
+/** `GET /api/workflow/search`: Conductor's `SearchResult<WorkflowSummary>` from the execution index. */
+export async function searchExecutions(db: D1Database, request: IRequest): Promise<{ totalHits: number; results: JsonObject[] }> {
+  const start = intParam(request, "start", 0, 0, 1_000_000);
+  const size = intParam(request, "size", 100, 0, MAX_SEARCH_SIZE);
+  const filter: Filter = { clauses: [], bindings: [] };
+  const status = param(request, "status");
+  if (status) {
+    const statuses = listOf(status);
+    checkStatuses(statuses, "status");
+    addIn(filter, "status", statuses);
+  }
+  const name = param(request, "workflowName") ?? param(request, "workflowType");
+  if (name) addIn(filter, "workflow_name", listOf(name));
+  const correlationId = param(request, "correlationId");
+  if (correlationId) addIn(filter, "correlation_id", [correlationId]);
+  const query = param(request, "query");
+  if (query) applyQuery(filter, query);
+  const freeText = param(request, "freeText");
+  if (freeText && freeText !== "*") {
+    const pattern = `%${freeText.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const columns = ["workflow_id", "correlation_id", "workflow_name", "reason", "input", "output"];
+    filter.clauses.push(`(${columns.map((column) => `${column} LIKE ? ESCAPE '\\'`).join(" OR ")})`);
+    filter.bindings.push(...columns.map(() => pattern));
+  }
+  let order = "start_time DESC";
+  const sort = param(request, "sort");
+  if (sort) {
+    const [field, direction = "DESC"] = sort.split(":");
+    const column = SORT_COLUMNS[field ?? ""];
+    if (!column || !/^(ASC|DESC)$/i.test(direction)) {
+      throw validationError("Invalid search", [{ path: "sort", message: `must be <field>:ASC|DESC with field one of ${Object.keys(SORT_COLUMNS).join(", ")}` }]);
+    }
+    order = `${column} ${direction.toUpperCase()}`;
+  }
+  const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
+  const [count, page] = await db.batch([
+    db.prepare(`SELECT COUNT(*) AS total FROM executions ${where}`).bind(...filter.bindings),
+    db
+      .prepare(
+        `SELECT workflow_id AS workflowId, workflow_name AS workflowName, workflow_version AS workflowVersion, status,
+           correlation_id AS correlationId, reason AS reasonForIncompletion, parent_workflow_id AS parentWorkflowId,
+           create_time AS createTime, start_time AS startTime, end_time AS endTime, update_time AS updateTime, input, output, priority
+         FROM executions ${where} ORDER BY ${order}, workflow_id LIMIT ? OFFSET ?`,
+      )
+      .bind(...filter.bindings, size, start),
+  ]);
+  const totalHits = (count!.results[0] as { total: number } | undefined)?.total ?? 0;
+  return { totalHits, results: (page!.results as unknown as WorkflowSummaryRow[]).map(toWorkflowSummary) };
+}

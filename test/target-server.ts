@@ -1,0 +1,79 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+
+/**
+ * A real HTTP server on 127.0.0.1 that workflows call in tests, so HTTP tasks are exercised over
+ * the network instead of through a mocked fetch. Routes:
+ *  - `ANY /echo…`           → 200 JSON of {method, path, query, headers, body}
+ *  - `ANY /status/<code>`   → that status with JSON body {code}
+ *  - `GET /slow?ms=N`       → 200 after N ms
+ *  - `GET /hang`            → never answers (until the server closes)
+ *  - `GET /text`            → text/plain body
+ *  - `GET /binary`          → 4 bytes of image/png
+ *  - `GET /invalid-json`    → application/json that does not parse
+ *  - `GET /huge?bytes=N`    → N bytes of text
+ *  - `ANY /count/<key>…`    → 200 {key, n}; n counts hits per key
+ *  - `ANY /flaky/<key>?fail=N` → 503 for the first N hits of that key, then 200 {key, n}
+ *  - `GET /hits/<key>`      → {hits} for that key (not counted)
+ */
+export function createTargetServer(): Server {
+  const hits = new Map<string, number>();
+  const hangs = new Set<ServerResponse>();
+  const count = (key: string) => {
+    const n = (hits.get(key) ?? 0) + 1;
+    hits.set(key, n);
+    return n;
+  };
+  const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { "content-type": "application/json", ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const url = new URL(req.url ?? "/", "http://127.0.0.1");
+      const segments = url.pathname.split("/").filter(Boolean);
+      const body = Buffer.concat(chunks).toString("utf8");
+      switch (segments[0]) {
+        case "echo":
+          return json(res, 200, { method: req.method, path: url.pathname, rawQuery: url.search, query: Object.fromEntries(url.searchParams), headers: req.headers, body });
+        case "status":
+          return json(res, Number(segments[1]), { code: Number(segments[1]) });
+        case "slow":
+          return void setTimeout(() => json(res, 200, { slept: Number(url.searchParams.get("ms")) }), Number(url.searchParams.get("ms") ?? 0));
+        case "hang":
+          hangs.add(res);
+          return;
+        case "text":
+          res.writeHead(200, { "content-type": "text/plain" });
+          return void res.end("plain words");
+        case "binary":
+          res.writeHead(200, { "content-type": "image/png" });
+          return void res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+        case "invalid-json":
+          res.writeHead(200, { "content-type": "application/json" });
+          return void res.end("{not json");
+        case "huge":
+          res.writeHead(200, { "content-type": "text/plain" });
+          return void res.end("x".repeat(Number(url.searchParams.get("bytes") ?? 0)));
+        case "count": {
+          const key = segments[1] ?? "";
+          return json(res, 200, { key, n: count(key), query: Object.fromEntries(url.searchParams), body });
+        }
+        case "flaky": {
+          const key = segments[1] ?? "";
+          const n = count(key);
+          return n <= Number(url.searchParams.get("fail") ?? 0) ? json(res, 503, { key, n }) : json(res, 200, { key, n });
+        }
+        case "hits":
+          return json(res, 200, { hits: hits.get(segments[1] ?? "") ?? 0 });
+        default:
+          return json(res, 404, { error: "no such route" });
+      }
+    });
+  });
+  server.on("close", () => {
+    for (const res of hangs) res.destroy();
+  });
+  return server;
+}

@@ -1,0 +1,78 @@
+import { SELF, env } from "cloudflare:test";
+import type { JsonObject } from "../../src/engine/model";
+
+/** Same value as TEST_ADMIN_KEY in vitest.config.ts. */
+export const ADMIN_KEY = "test-admin:test-secret-0123456789";
+
+/** Base URL of the loopback target server. */
+export const target = (path: string) => `${env.TARGET_URL}${path}`;
+
+/** Calls the service through the real router, as the admin unless other headers are given. */
+export async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  const init: RequestInit = { method, headers: { "x-api-key": ADMIN_KEY, ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)["content-type"] ??= "application/json";
+  }
+  return SELF.fetch(`https://conductor.test${path}`, init);
+}
+
+/** Like {@link api} but fails the test unless the status is `expected`; returns the parsed body. */
+export async function apiOk<T = JsonObject>(method: string, path: string, body?: unknown, expected = 200): Promise<T> {
+  const response = await api(method, path, body);
+  const text = await response.text();
+  if (response.status !== expected) throw new Error(`${method} ${path} → ${response.status}, expected ${expected}: ${text}`);
+  const type = response.headers.get("content-type") ?? "";
+  return (type.includes("json") ? JSON.parse(text) : text) as T;
+}
+
+/** Registers (or overwrites) a definition. */
+export async function register(definition: JsonObject): Promise<void> {
+  await apiOk("POST", "/api/metadata/workflow?overwrite=true", { schemaVersion: 2, ownerEmail: "test@example.com", version: 1, ...definition });
+}
+
+/** Starts a workflow and returns its id. */
+export async function startWorkflow(name: string, input: JsonObject = {}, query = ""): Promise<string> {
+  return apiOk<string>("POST", `/api/workflow/${encodeURIComponent(name)}${query}`, input);
+}
+
+/** The Workflow JSON with tasks. */
+export async function getWorkflow(workflowId: string): Promise<JsonObject & { status: string; tasks: Array<JsonObject & { status: string }> }> {
+  return apiOk("GET", `/api/workflow/${workflowId}?includeTasks=true`);
+}
+
+/**
+ * Polls until the workflow's status is one of `statuses` (bounded: fails after `timeoutMs`).
+ * Also accepts a predicate for waiting on task-level states.
+ */
+export async function waitFor(
+  workflowId: string,
+  until: string[] | ((workflow: Awaited<ReturnType<typeof getWorkflow>>) => boolean),
+  timeoutMs = 10_000,
+): Promise<Awaited<ReturnType<typeof getWorkflow>>> {
+  const deadline = Date.now() + timeoutMs;
+  const matches = typeof until === "function" ? until : (workflow: { status: string }) => until.includes(workflow.status);
+  for (;;) {
+    const workflow = await getWorkflow(workflowId);
+    if (matches(workflow)) return workflow;
+    if (Date.now() > deadline) throw new Error(`workflow ${workflowId} did not reach the expected state: ${JSON.stringify(workflow, null, 1).slice(0, 3000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** An HTTP task definition (flat placement). */
+export function httpTask(ref: string, inputParameters: JsonObject, extra: JsonObject = {}): JsonObject {
+  return { name: ref, taskReferenceName: ref, type: "HTTP", inputParameters, ...extra };
+}
+
+/** Hits counted by the target for a key. */
+export async function hits(key: string): Promise<number> {
+  const response = await fetch(target(`/hits/${key}`));
+  return ((await response.json()) as { hits: number }).hits;
+}
+
+/** Rows of a D1 table, for "nothing was written" checks. */
+export async function rowCount(table: string): Promise<number> {
+  const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table}`).first<{ n: number }>();
+  return row?.n ?? 0;
+}
