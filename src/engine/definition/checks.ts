@@ -1,0 +1,234 @@
+/**
+ * Building blocks shared by the workflow-definition validator and the per-task-type validators,
+ * so every rule reports in the same shape: `<field> must be <expected>, but received <what>`,
+ * at a {@link ValidationIssue} path such as `tasks[1].inputParameters.uri`.
+ */
+import * as v from "valibot";
+import { hasExpression } from "../expressions";
+import type { JsonObject, JsonValue } from "../model";
+import { childPath, type ValidationIssue } from "../validation-issue";
+
+/** A JSON object as received, before anything about its values is known. */
+export type UnknownRecord = { readonly [key: string]: unknown };
+
+/** Valibot schema accepting unknown input and producing `T`. */
+export type Rule<T> = v.GenericSchema<unknown, T>;
+
+/** True for a plain object (not an array, not null): valibot's own object check lets arrays through. */
+export function isRecord(value: unknown): value is UnknownRecord {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** True for a string that is not empty once surrounding whitespace is removed. */
+export function isNonEmptyString(value: unknown): value is string {
+  return typeof value === "string" && value.trim() !== "";
+}
+
+/** True for any string. */
+export function isString(value: unknown): value is string {
+  return typeof value === "string";
+}
+
+/** True for a boolean. */
+export function isBoolean(value: unknown): value is boolean {
+  return typeof value === "boolean";
+}
+
+/** A test for a safe integer within `[min, max]`; safe so that stored values survive a JSON round trip. */
+export function isIntegerIn(min: number, max: number): (value: unknown) => value is number {
+  return (value): value is number => typeof value === "number" && Number.isSafeInteger(value) && value >= min && value <= max;
+}
+
+/** A test for membership in a fixed list of strings (case-sensitive). */
+export function isOneOf<const T extends string>(options: readonly T[]): (value: unknown) => value is T {
+  const set: ReadonlySet<unknown> = new Set(options);
+  return (value): value is T => set.has(value);
+}
+
+/** True for a string holding a `${...}` expression, whose value is only known at run time. */
+export function isExpression(value: unknown): value is string {
+  return typeof value === "string" && hasExpression(value);
+}
+
+/**
+ * Lets a run-time expression stand in for a value: such a string cannot be checked before the
+ * workflow runs, so it passes here and is checked (by the task itself) once resolved.
+ */
+export function orExpression(test: (value: unknown) => boolean): (value: unknown) => boolean {
+  return (value) => isExpression(value) || test(value);
+}
+
+/**
+ * True when `value` is made only of JSON values (finite numbers, plain objects, arrays...).
+ * Input parsed from a request always is; the check keeps direct callers from storing `undefined`,
+ * functions or class instances in a definition. Iterative so deep nesting cannot overflow the stack.
+ */
+export function isJsonValue(value: unknown): value is JsonValue {
+  const pending: unknown[] = [value];
+  // A value met twice is either shared (still JSON) or a cycle; either way it was already queued.
+  const seen = new Set<object>();
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (item === null || typeof item === "string" || typeof item === "boolean") continue;
+    if (typeof item === "number") {
+      if (!Number.isFinite(item)) return false;
+      continue;
+    }
+    if (typeof item !== "object") return false;
+    if (seen.has(item)) continue;
+    seen.add(item);
+    if (Array.isArray(item)) {
+      for (const element of item) pending.push(element);
+      continue;
+    }
+    const proto: unknown = Object.getPrototypeOf(item);
+    if (proto !== Object.prototype && proto !== null) return false;
+    for (const element of Object.values(item)) pending.push(element);
+  }
+  return true;
+}
+
+/** True for a plain object holding only JSON values. */
+export function isJsonObject(value: unknown): value is JsonObject {
+  return isRecord(value) && isJsonValue(value);
+}
+
+/**
+ * Deepest nesting accepted in a definition's JSON values (a top-level object is depth 1). Those
+ * values are later walked recursively (template checks, run-time resolution), so a limit turns a
+ * hostile payload into a validation error instead of a stack overflow.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** True when arrays and objects inside `value` nest deeper than `max` levels. Iterative, so it cannot overflow itself. */
+export function exceedsJsonDepth(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (typeof item !== "object" || item === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** A {@link JsonObject} within {@link MAX_JSON_DEPTH}: safe to store and to walk recursively. */
+export function isBoundedJsonObject(value: unknown): value is JsonObject {
+  return isJsonObject(value) && !exceedsJsonDepth(value);
+}
+
+/**
+ * Describes a received value for a message, e.g. `the string "get"` or `an array of 2 items`.
+ * Long strings are cut so a message stays readable.
+ */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (typeof value === "string") {
+    if (value.length <= 60) return `the string ${JSON.stringify(value)}`;
+    return `the string ${JSON.stringify(value.slice(0, 60))}… (${value.length} characters)`;
+  }
+  if (typeof value === "number") return `the number ${value}`;
+  if (typeof value === "boolean") return `the boolean ${value}`;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return "an empty array";
+    return `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
+  }
+  if (typeof value === "object") return "an object";
+  return `a ${typeof value}`;
+}
+
+/** What each rule expects, so a missing required key can be reported with the same wording. */
+const EXPECTATIONS = new WeakMap<object, string>();
+
+/** Records what `schema` expects (used for "is required" messages of schemas not built by {@link rule}). */
+export function expecting<S extends object>(schema: S, expected: string): S {
+  EXPECTATIONS.set(schema, expected);
+  return schema;
+}
+
+/**
+ * A schema passing values for which `test` holds, with the message
+ * `<field> must be <expected>, but received <value>`. One issue per field, however many ways it is wrong.
+ */
+export function rule<T>(field: string, expected: string, test: (value: unknown) => boolean): Rule<T> {
+  const schema = v.custom<T>(test, (issue) => `${field} must be ${expected}, but received ${describeValue(issue.input)}`);
+  return expecting(schema, expected);
+}
+
+/**
+ * An object schema whose missing required keys are reported as `<key> is required and must be
+ * <expected>` at the key's own path. Unknown keys are accepted and left out of the output.
+ * Callers check that the value is an object first (see {@link objectOf}).
+ */
+export function fieldsOf<const E extends v.ObjectEntries>(entries: E): v.ObjectSchema<E, (issue: v.ObjectIssue) => string> {
+  return v.object(entries, (issue) => {
+    const key = issue.path?.[0]?.key;
+    // Valibot raises a missing key on the object schema itself; the key sits in the issue's path.
+    if (typeof key === "string") {
+      const entry: unknown = entries[key];
+      const expected = typeof entry === "object" && entry !== null ? EXPECTATIONS.get(entry) : undefined;
+      return expected === undefined ? `${key} is required` : `${key} is required and must be ${expected}`;
+    }
+    return `must be an object, but received ${describeValue(issue.input)}`;
+  });
+}
+
+/** Like {@link fieldsOf}, but first requires a plain object, reported as `<field> must be an object...`. */
+export function objectOf<const E extends v.ObjectEntries>(field: string, expected: string, entries: E) {
+  const schema = v.pipe(
+    v.custom<UnknownRecord>(isRecord, (issue) => `${field} must be ${expected}, but received ${describeValue(issue.input)}`),
+    fieldsOf(entries),
+  );
+  return expecting(schema, expected);
+}
+
+/**
+ * An object of name → value (headers, taskToDomain). A bad value is reported at its own key, e.g.
+ * `...headers.X-Trace`. With `wholeExpression`, the whole object may instead be a `${...}` string.
+ */
+export function mapOf(
+  field: string,
+  valueExpected: string,
+  test: (value: unknown) => boolean,
+  options: { wholeExpression?: boolean } = {},
+): Rule<unknown> {
+  const allowExpression = options.wholeExpression === true;
+  const expected = `an object whose values are each ${valueExpected}${allowExpression ? " (or an expression)" : ""}`;
+  const schema = v.pipe(
+    v.custom<unknown>(
+      (value) => isRecord(value) || (allowExpression && isExpression(value)),
+      (issue) => `${field} must be ${expected}, but received ${describeValue(issue.input)}`,
+    ),
+    v.rawCheck<unknown>(({ dataset, addIssue }) => {
+      if (!dataset.typed || !isRecord(dataset.value)) return;
+      const input = dataset.value;
+      for (const [key, value] of Object.entries(input)) {
+        if (test(value)) continue;
+        addIssue({
+          message: `${field} value for ${JSON.stringify(key)} must be ${valueExpected}, but received ${describeValue(value)}`,
+          path: [{ type: "object", origin: "value", input, key, value }],
+        });
+      }
+    }),
+  );
+  return expecting(schema, expected);
+}
+
+/** Converts valibot issues into ours, turning each valibot path into a path string under `base`. */
+export function toIssues(issues: readonly v.BaseIssue<unknown>[], base: string): ValidationIssue[] {
+  return issues.map((issue) => {
+    let path = base;
+    for (const item of issue.path ?? []) {
+      const key: unknown = item.key;
+      path = typeof key === "number" ? childPath(path, key) : childPath(path, String(key));
+    }
+    return { path, message: issue.message };
+  });
+}
+
+/** Every problem `schema` finds in `value`, at paths under `path`. */
+export function validateWith(schema: v.GenericSchema, value: unknown, path: string): ValidationIssue[] {
+  const result = v.safeParse(schema, value);
+  return result.success ? [] : toIssues(result.issues, path);
+}

@@ -1,0 +1,23 @@
+/**
+ * Per-task-type checks run on registration. Keyed by every {@link TaskType}, so adding a type to
+ * the model fails to compile until its validator is listed here.
+ */
+import type { TaskType } from "../model";
+import { validateHttpTask } from "../tasks/http/validate";
+import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
+import { validateWaitForWebhookTask } from "../tasks/wait-for-webhook/validate";
+import type { ValidationIssue } from "../validation-issue";
+import type { UnknownRecord } from "./checks";
+
+/**
+ * Checks one task of a known type as received (common fields may still be invalid) and returns
+ * every problem, with paths under `path` (the task's own path, e.g. `tasks[0]`).
+ */
+export type TaskValidator = (task: UnknownRecord, path: string) => ValidationIssue[];
+
+/** The validator for each task type. */
+export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
+  HTTP: validateHttpTask,
+  SUB_WORKFLOW: validateSubWorkflowTask,
+  WAIT_FOR_WEBHOOK: validateWaitForWebhookTask,
+};

@@ -1,0 +1,216 @@
+/**
+ * Validation and normalisation of workflow definitions received over the API.
+ *
+ * Structure is checked with valibot, then each task by its type's validator (see `registry.ts`),
+ * then cross-task rules (unique reference names) and `${...}` syntax. Every problem is reported,
+ * so an author can fix a definition in one round trip.
+ */
+import * as v from "valibot";
+import { findTemplateErrors } from "../expressions";
+import { RETRY_LOGICS, TASK_TYPES, type JsonObject, type RetryLogic, type TaskType, type WorkflowDef, type WorkflowTaskDef } from "../model";
+import { MAX_RETRY_DELAY_SECONDS } from "../retry";
+import { childPath, type ValidationIssue } from "../validation-issue";
+import {
+  describeValue,
+  exceedsJsonDepth,
+  expecting,
+  fieldsOf,
+  isBoolean,
+  isBoundedJsonObject,
+  isIntegerIn,
+  isJsonObject,
+  isNonEmptyString,
+  isOneOf,
+  isRecord,
+  isString,
+  MAX_JSON_DEPTH,
+  rule,
+  toIssues,
+} from "./checks";
+import { TASK_VALIDATORS } from "./registry";
+
+/** The outcome of {@link validateWorkflowDef}. */
+export type DefinitionResult = { ok: true; value: WorkflowDef } | { ok: false; errors: ValidationIssue[] };
+
+/** Most tasks one definition may hold; longer flows are split into sub workflows. */
+export const MAX_TASKS_PER_DEFINITION = 200;
+
+/** Longest workflow name, as in Conductor. */
+export const MAX_WORKFLOW_NAME_LENGTH = 255;
+
+/** Most retries a task may ask for. */
+export const MAX_RETRY_COUNT = 100;
+
+/** Reference names appear in `${ref.output...}` expressions and in callback URL paths, so they stay URL- and parser-safe. */
+const REFERENCE_NAME = /^[A-Za-z0-9_-]+$/;
+
+const isTaskType = isOneOf(TASK_TYPES);
+
+/** An object of JSON values, nested no deeper than {@link MAX_JSON_DEPTH}. */
+function jsonObject(field: string) {
+  return v.pipe(
+    rule<JsonObject>(field, "an object of JSON values", isJsonObject),
+    v.check((value: JsonObject) => !exceedsJsonDepth(value), `${field} must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`),
+  );
+}
+
+const WORKFLOW_NAME = expecting(
+  v.pipe(
+    rule<string>("name", "a string", isString),
+    v.check((name: string) => name.trim() !== "", "name must not be empty or only whitespace"),
+    v.check(
+      (name: string) => name.length <= MAX_WORKFLOW_NAME_LENGTH,
+      (issue) => `name must be at most ${MAX_WORKFLOW_NAME_LENGTH} characters long, but has ${String(issue.input).length}`,
+    ),
+    // Conductor's own validation rejects ':' in names; the same rule keeps definitions portable both ways.
+    v.check((name: string) => !name.includes(":"), "name must not contain ':' (Conductor does not allow it in workflow names)"),
+  ),
+  `a non-empty string of at most ${MAX_WORKFLOW_NAME_LENGTH} characters without ':'`,
+);
+
+const OWNER_EMAIL = expecting(
+  v.pipe(
+    rule<string>("ownerEmail", "an e-mail address such as owner@example.com", isString),
+    v.email((issue) => `ownerEmail must be an e-mail address such as owner@example.com, but received ${describeValue(issue.input)}`),
+  ),
+  "an e-mail address such as owner@example.com",
+);
+
+const WORKFLOW = fieldsOf({
+  name: WORKFLOW_NAME,
+  description: v.optional(rule<string>("description", "a string", isString)),
+  version: v.optional(rule<number>("version", "an integer of at least 1", isIntegerIn(1, Number.MAX_SAFE_INTEGER)), 1),
+  schemaVersion: v.optional(rule<number>("schemaVersion", "2 (the only schema version, as in Conductor)", (value) => value === 2), 2),
+  ownerEmail: v.optional(OWNER_EMAIL),
+  tasks: expecting(
+    v.pipe(
+      rule<unknown[]>("tasks", "a non-empty array of task definitions", (value) => Array.isArray(value) && value.length > 0),
+      v.check(
+        (tasks: unknown[]) => tasks.length <= MAX_TASKS_PER_DEFINITION,
+        (issue) =>
+          `a workflow definition may hold at most ${MAX_TASKS_PER_DEFINITION} tasks, but this one has ${Array.isArray(issue.input) ? issue.input.length : "more"}; move groups of tasks into sub workflows`,
+      ),
+    ),
+    "a non-empty array of task definitions",
+  ),
+  inputParameters: v.optional(
+    v.pipe(
+      rule<unknown[]>("inputParameters", "an array of input names (strings)", Array.isArray),
+      v.array(rule<string>("each inputParameters entry", "a string (an input name)", isString)),
+    ),
+  ),
+  outputParameters: v.optional(jsonObject("outputParameters")),
+  timeoutSeconds: v.optional(
+    rule<number>("timeoutSeconds", "a whole number of seconds of at least 0 (0 means no timeout)", isIntegerIn(0, Number.MAX_SAFE_INTEGER)),
+    0,
+  ),
+  // Conductor clients also send createTime, updateTime, restartable, timeoutPolicy and
+  // workflowStatusListenerEnabled. Like any unknown key they are accepted and left out of the
+  // result: the server keeps its own times and does not implement the other options.
+});
+
+const TASK = fieldsOf({
+  name: rule<string>("name", "a non-empty string", isNonEmptyString),
+  taskReferenceName: rule<string>(
+    "taskReferenceName",
+    "a non-empty string of letters, digits, _ and - only, because it appears in expressions and URL paths",
+    (value) => typeof value === "string" && REFERENCE_NAME.test(value),
+  ),
+  type: rule<TaskType>("type", `one of the supported task types: ${TASK_TYPES.join(", ")}`, isTaskType),
+  description: v.optional(rule<string>("description", "a string", isString)),
+  // A function default, so normalised definitions never share one mutable object.
+  inputParameters: v.optional(jsonObject("inputParameters"), () => ({})),
+  asyncComplete: v.optional(rule<boolean>("asyncComplete", "a boolean", isBoolean)),
+  optional: v.optional(rule<boolean>("optional", "a boolean", isBoolean)),
+  retryCount: v.optional(rule<number>("retryCount", `an integer from 0 to ${MAX_RETRY_COUNT}`, isIntegerIn(0, MAX_RETRY_COUNT))),
+  retryLogic: v.optional(rule<RetryLogic>("retryLogic", `one of ${RETRY_LOGICS.join(", ")}`, isOneOf(RETRY_LOGICS))),
+  retryDelaySeconds: v.optional(
+    rule<number>("retryDelaySeconds", `an integer from 0 to ${MAX_RETRY_DELAY_SECONDS}`, isIntegerIn(0, MAX_RETRY_DELAY_SECONDS)),
+  ),
+});
+
+/** Problems in one task and, when it has none, its normalised form. */
+function validateTask(raw: unknown, path: string): { issues: ValidationIssue[]; task?: WorkflowTaskDef } {
+  if (!isRecord(raw)) {
+    return { issues: [{ path, message: `each task must be an object, but received ${describeValue(raw)}` }] };
+  }
+  const issues: ValidationIssue[] = [];
+  const common = v.safeParse(TASK, raw);
+  if (!common.success) issues.push(...toIssues(common.issues, path));
+
+  const type = raw["type"];
+  if (isTaskType(type)) issues.push(...TASK_VALIDATORS[type](raw, path));
+
+  const input = raw["inputParameters"];
+  if (isBoundedJsonObject(input)) issues.push(...findTemplateErrors(input, childPath(path, "inputParameters")));
+
+  const subWorkflowParam = raw["subWorkflowParam"];
+  if (type === "SUB_WORKFLOW" && isRecord(subWorkflowParam)) {
+    if (isBoundedJsonObject(subWorkflowParam)) issues.push(...findTemplateErrors(subWorkflowParam, childPath(path, "subWorkflowParam")));
+    else {
+      issues.push({
+        path: childPath(path, "subWorkflowParam"),
+        message: `subWorkflowParam must hold only JSON values, nested no deeper than ${MAX_JSON_DEPTH} levels`,
+      });
+    }
+  }
+
+  if (issues.length > 0 || !common.success) return { issues };
+  const task: WorkflowTaskDef = { ...common.output };
+  if (task.type === "SUB_WORKFLOW") {
+    // Only this type reads the task-level placements; for others they are dropped like other unknown keys.
+    if (isJsonObject(subWorkflowParam)) task.subWorkflowParam = subWorkflowParam;
+    const waitForCompletion = raw["waitForCompletion"];
+    if (isBoolean(waitForCompletion)) task.waitForCompletion = waitForCompletion;
+  }
+  return { issues, task };
+}
+
+/** One issue on each later task reusing a reference name, naming where it was first used. */
+function duplicateReferenceNames(tasks: readonly unknown[]): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const firstIndex = new Map<string, number>();
+  tasks.forEach((task, index) => {
+    const ref = isRecord(task) ? task["taskReferenceName"] : undefined;
+    if (typeof ref !== "string" || ref === "") return;
+    const first = firstIndex.get(ref);
+    if (first === undefined) {
+      firstIndex.set(ref, index);
+      return;
+    }
+    issues.push({
+      path: childPath(childPath("tasks", index), "taskReferenceName"),
+      message: `taskReferenceName ${JSON.stringify(ref)} is already used by tasks[${first}]; reference names must be unique within a workflow`,
+    });
+  });
+  return issues;
+}
+
+/** Validates a workflow definition as received over the API (unknown JSON) and returns it normalised (defaults filled) or every problem found. */
+export function validateWorkflowDef(input: unknown): DefinitionResult {
+  if (!isRecord(input)) {
+    return { ok: false, errors: [{ path: "", message: `a workflow definition must be a JSON object, but received ${describeValue(input)}` }] };
+  }
+  const issues: ValidationIssue[] = [];
+  const root = v.safeParse(WORKFLOW, input);
+  if (!root.success) issues.push(...toIssues(root.issues, ""));
+
+  const rawTasks = input["tasks"];
+  const tasks: WorkflowTaskDef[] = [];
+  if (Array.isArray(rawTasks)) {
+    // Tasks are checked even beyond the limit, so fixing the count does not reveal a second round of errors.
+    rawTasks.forEach((raw: unknown, index) => {
+      const result = validateTask(raw, childPath("tasks", index));
+      issues.push(...result.issues);
+      if (result.task !== undefined) tasks.push(result.task);
+    });
+    issues.push(...duplicateReferenceNames(rawTasks));
+  }
+
+  const outputParameters = input["outputParameters"];
+  if (isBoundedJsonObject(outputParameters)) issues.push(...findTemplateErrors(outputParameters, "outputParameters"));
+
+  if (issues.length > 0 || !root.success) return { ok: false, errors: issues };
+  return { ok: true, value: { ...root.output, tasks } };
+}
+

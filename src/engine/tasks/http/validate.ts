@@ -1,0 +1,137 @@
+/**
+ * Registration-time checks of an HTTP task's inputs (spec 2.2). Values holding a `${...}`
+ * expression are only known at run time, so their type and allowed values are not checked here.
+ */
+import * as v from "valibot";
+import {
+  describeValue,
+  fieldsOf,
+  isBoolean,
+  isExpression,
+  isNonEmptyString,
+  isOneOf,
+  isRecord,
+  mapOf,
+  orExpression,
+  rule,
+  validateWith,
+  type UnknownRecord,
+} from "../../definition/checks";
+import { childPath, type ValidationIssue } from "../../validation-issue";
+
+/** HTTP methods the spec allows, spelled exactly as it lists them. */
+export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"] as const;
+
+/** Values the spec lists for `accept` (section 2.2), in its order. */
+export const HTTP_ACCEPT_TYPES = [
+  "application/java-archive",
+  "application/EDI-X12",
+  "application/EDIFACT",
+  "application/javascript",
+  "application/octet-stream",
+  "application/ogg",
+  "application/pdf",
+  "application/xhtml+xml",
+  "application/x-shockwave-flash",
+  "application/json",
+  "application/ld+json",
+  "application/xml",
+  "application/zip",
+  "application/x-www-form-urlencoded",
+  "audio/mpeg",
+  "audio/x-ms-wma",
+  "audio/vnd.rn-realaudio",
+  "audio/x-wav",
+  "image/gif",
+  "image/jpeg",
+  "image/png",
+  "image/tiff",
+  "image/vnd.microsoft.icon",
+  "image/x-icon",
+  "image/vnd.djvu",
+  "image/svg+xml",
+  // Not in the spec's accept table, but its `headers` row names text/plain as a supported Accept value.
+  "text/plain",
+] as const;
+
+/** Values the spec lists for `contentType`. */
+export const HTTP_CONTENT_TYPES = ["application/json", "text/plain", "application/xml", "image/svg+xml"] as const;
+
+/** Upper bound for `connectionTimeOut` and `readTimeOut` (milliseconds): a task may not hold a request open longer. */
+export const MAX_HTTP_TIMEOUT_MS = 600_000;
+
+/** Methods whose request must say what it sends (spec: body required for POST, PUT, PATCH). */
+const BODY_METHODS: ReadonlySet<unknown> = new Set(["POST", "PUT", "PATCH"]);
+
+/** A number or a string of digits, as the spec's examples give `connectionTimeOut` and `readTimeOut`. */
+function isTimeout(value: unknown): boolean {
+  if (typeof value === "number") return Number.isSafeInteger(value) && value >= 0 && value <= MAX_HTTP_TIMEOUT_MS;
+  if (typeof value !== "string" || !/^\d+$/.test(value.trim())) return false;
+  return Number(value.trim()) <= MAX_HTTP_TIMEOUT_MS;
+}
+
+function isHeaderValue(value: unknown): boolean {
+  return typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value));
+}
+
+const TIMEOUT_EXPECTED = `a whole number of milliseconds from 0 to ${MAX_HTTP_TIMEOUT_MS} (a number or a string of digits)`;
+
+const REQUEST = fieldsOf({
+  // An expression is non-empty text, so it passes as it is.
+  uri: rule<string>("uri", "a non-empty string (the URL to call)", isNonEmptyString),
+  method: rule<string>(
+    "method",
+    `one of ${HTTP_METHODS.join(", ")}, in upper case as the spec lists them`,
+    orExpression(isOneOf(HTTP_METHODS)),
+  ),
+  accept: v.optional(rule<string>("accept", `one of the supported MIME types: ${HTTP_ACCEPT_TYPES.join(", ")}`, orExpression(isOneOf(HTTP_ACCEPT_TYPES)))),
+  contentType: v.optional(
+    rule<string>("contentType", `one of the supported MIME types: ${HTTP_CONTENT_TYPES.join(", ")}`, orExpression(isOneOf(HTTP_CONTENT_TYPES))),
+  ),
+  headers: v.optional(mapOf("headers", "a string, a number or a boolean", isHeaderValue, { wholeExpression: true })),
+  encode: v.optional(rule<boolean>("encode", "a boolean", orExpression(isBoolean))),
+  connectionTimeOut: v.optional(rule<unknown>("connectionTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
+  readTimeOut: v.optional(rule<unknown>("readTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
+  asyncComplete: v.optional(rule<boolean>("asyncComplete", "a boolean", orExpression(isBoolean))),
+});
+
+/** `asyncComplete` describes the task, not the request, so it may sit beside `http_request`. */
+const BESIDE_REQUEST = fieldsOf({
+  asyncComplete: v.optional(rule<boolean>("asyncComplete", "a boolean", orExpression(isBoolean))),
+});
+
+/**
+ * Problems in an HTTP task's request. The request is `inputParameters.http_request` when that key
+ * is present, else `inputParameters` itself; paths point at the placement used.
+ * A non-object `inputParameters` is reported by the common task checks, not here.
+ * @param task the task as received
+ * @param path the task's own path, e.g. `tasks[0]`
+ */
+export function validateHttpTask(task: UnknownRecord, path: string): ValidationIssue[] {
+  const inputPath = childPath(path, "inputParameters");
+  const input = task["inputParameters"] ?? {};
+  if (!isRecord(input)) return [];
+
+  const issues: ValidationIssue[] = [];
+  let request: UnknownRecord = input;
+  let requestPath = inputPath;
+  const nested = input["http_request"];
+  if (nested !== undefined) {
+    requestPath = childPath(inputPath, "http_request");
+    if (!isRecord(nested)) {
+      return [{ path: requestPath, message: `http_request must be an object holding the request (uri, method, ...), but received ${describeValue(nested)}` }];
+    }
+    request = nested;
+    issues.push(...validateWith(BESIDE_REQUEST, input, inputPath));
+  }
+  issues.push(...validateWith(REQUEST, request, requestPath));
+
+  const method = request["method"];
+  if (!isExpression(method) && BODY_METHODS.has(method) && request["body"] === undefined) {
+    issues.push({
+      path: childPath(requestPath, "body"),
+      message: `body is required for ${String(method)} requests (it may be null, but the key must be there)`,
+    });
+  }
+  return issues;
+}

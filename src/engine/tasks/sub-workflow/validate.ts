@@ -1,0 +1,75 @@
+/**
+ * Registration-time checks of a SUB_WORKFLOW task (spec 2.3).
+ */
+import * as v from "valibot";
+import {
+  isBoolean,
+  isIntegerIn,
+  isNonEmptyString,
+  isOneOf,
+  isRecord,
+  isString,
+  mapOf,
+  objectOf,
+  orExpression,
+  rule,
+  validateWith,
+  type UnknownRecord,
+} from "../../definition/checks";
+import { childPath, type ValidationIssue } from "../../validation-issue";
+
+/** What to do when a child with the same idempotency key already exists. */
+export const IDEMPOTENCY_STRATEGIES = ["RETURN_EXISTING", "FAIL"] as const;
+
+/** Highest child priority, as in Conductor. */
+export const MAX_SUB_WORKFLOW_PRIORITY = 99;
+
+const SUB_WORKFLOW_PARAM = objectOf("subWorkflowParam", "an object describing the child workflow (at least its name)", {
+  name: rule<string>("name", "a non-empty string naming the child workflow (an expression is allowed)", isNonEmptyString),
+  version: v.optional(
+    rule<unknown>("version", "an integer of at least 1 (or an expression); leave it out for the latest version", orExpression(isIntegerIn(1, Number.MAX_SAFE_INTEGER))),
+  ),
+  taskToDomain: v.optional(mapOf("taskToDomain", "a string (a domain name)", isString)),
+  priority: v.optional(rule<number>("priority", `an integer from 0 to ${MAX_SUB_WORKFLOW_PRIORITY}`, isIntegerIn(0, MAX_SUB_WORKFLOW_PRIORITY))),
+  idempotencyKey: v.optional(rule<string>("idempotencyKey", "a string", isString)),
+  idempotencyStrategy: v.optional(
+    rule<string>("idempotencyStrategy", `one of ${IDEMPOTENCY_STRATEGIES.join(", ")}`, isOneOf(IDEMPOTENCY_STRATEGIES)),
+  ),
+});
+
+/** At task level the flag is a plain boolean: only inputs are resolved at run time. */
+const TASK_LEVEL = v.object({
+  waitForCompletion: v.optional(rule<boolean>("waitForCompletion", "a boolean", isBoolean)),
+});
+
+const INPUT_LEVEL = v.object({
+  waitForCompletion: v.optional(rule<unknown>("waitForCompletion", "a boolean (or an expression)", orExpression(isBoolean))),
+});
+
+/**
+ * Problems in a SUB_WORKFLOW task. `subWorkflowParam` may sit beside `inputParameters` or inside
+ * it; when both are given the task-level one is used and the other is not checked.
+ * @param task the task as received
+ * @param path the task's own path, e.g. `tasks[2]`
+ */
+export function validateSubWorkflowTask(task: UnknownRecord, path: string): ValidationIssue[] {
+  const inputPath = childPath(path, "inputParameters");
+  const rawInput = task["inputParameters"] ?? {};
+  // A non-object inputParameters is reported by the common task checks.
+  const input: UnknownRecord = isRecord(rawInput) ? rawInput : {};
+
+  const issues: ValidationIssue[] = [];
+  if (task["subWorkflowParam"] !== undefined) {
+    issues.push(...validateWith(SUB_WORKFLOW_PARAM, task["subWorkflowParam"], childPath(path, "subWorkflowParam")));
+  } else if (input["subWorkflowParam"] !== undefined) {
+    issues.push(...validateWith(SUB_WORKFLOW_PARAM, input["subWorkflowParam"], childPath(inputPath, "subWorkflowParam")));
+  } else {
+    issues.push({
+      path: childPath(path, "subWorkflowParam"),
+      message: "subWorkflowParam is required: an object with at least the child workflow's name, beside inputParameters or inside it",
+    });
+  }
+  issues.push(...validateWith(TASK_LEVEL, task, path));
+  issues.push(...validateWith(INPUT_LEVEL, input, inputPath));
+  return issues;
+}

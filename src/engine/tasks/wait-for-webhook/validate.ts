@@ -1,0 +1,63 @@
+/**
+ * Registration-time checks of a WAIT_FOR_WEBHOOK task's inputs (spec 2.4).
+ */
+import * as v from "valibot";
+import {
+  isIntegerIn,
+  isNonEmptyString,
+  isOneOf,
+  isRecord,
+  isString,
+  mapOf,
+  objectOf,
+  orExpression,
+  rule,
+  validateWith,
+  type UnknownRecord,
+} from "../../definition/checks";
+import { childPath, type ValidationIssue } from "../../validation-issue";
+
+/** Signature algorithms a callback may be verified with. */
+export const WEBHOOK_SIGNATURE_ALGORITHMS = ["HMAC-SHA256"] as const;
+
+/** Encodings of the signature in the callback header. */
+export const WEBHOOK_SIGNATURE_ENCODINGS = ["hex", "base64"] as const;
+
+const SIGNATURE = objectOf("signature", "an object with at least secret and header", {
+  // Non-empty: an empty HMAC key would let anyone forge a valid signature.
+  secret: rule<string>("secret", "a non-empty string (typically ${workflow.secrets.<name>})", isNonEmptyString),
+  header: rule<string>("header", "a non-empty string naming the callback header that carries the signature", isNonEmptyString),
+  algorithm: v.optional(
+    rule<string>("algorithm", `${WEBHOOK_SIGNATURE_ALGORITHMS.join(", ")} (the default)`, orExpression(isOneOf(WEBHOOK_SIGNATURE_ALGORITHMS))),
+  ),
+  encoding: v.optional(
+    rule<string>("encoding", `one of ${WEBHOOK_SIGNATURE_ENCODINGS.join(", ")} (hex by default)`, orExpression(isOneOf(WEBHOOK_SIGNATURE_ENCODINGS))),
+  ),
+  prefix: v.optional(rule<string>("prefix", "a string (text before the signature in the header, e.g. sha256=)", isString)),
+});
+
+const INPUT = v.object({
+  timeoutSeconds: v.optional(
+    rule<unknown>(
+      "timeoutSeconds",
+      "a whole number of seconds of at least 0 (0 waits forever), or an expression",
+      orExpression(isIntegerIn(0, Number.MAX_SAFE_INTEGER)),
+    ),
+  ),
+  headers: v.optional(mapOf("headers", "a string (the value the callback must carry)", isString)),
+  workflowId: v.optional(rule<string>("workflowId", "a string", isString)),
+  taskId: v.optional(rule<string>("taskId", "a string", isString)),
+  signature: v.optional(SIGNATURE),
+});
+
+/**
+ * Problems in a WAIT_FOR_WEBHOOK task's inputs.
+ * @param task the task as received
+ * @param path the task's own path, e.g. `tasks[1]`
+ */
+export function validateWaitForWebhookTask(task: UnknownRecord, path: string): ValidationIssue[] {
+  const input = task["inputParameters"] ?? {};
+  // A non-object inputParameters is reported by the common task checks.
+  if (!isRecord(input)) return [];
+  return validateWith(INPUT, input, childPath(path, "inputParameters"));
+}

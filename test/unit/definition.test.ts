@@ -1,0 +1,692 @@
+import * as fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { MAX_JSON_DEPTH } from "../../src/engine/definition/checks";
+import { TASK_VALIDATORS } from "../../src/engine/definition/registry";
+import { MAX_TASKS_PER_DEFINITION, validateWorkflowDef } from "../../src/engine/definition/validate";
+import { TASK_TYPES } from "../../src/engine/model";
+import { HTTP_ACCEPT_TYPES, HTTP_CONTENT_TYPES, HTTP_METHODS, MAX_HTTP_TIMEOUT_MS, validateHttpTask } from "../../src/engine/tasks/http/validate";
+import { validateSubWorkflowTask } from "../../src/engine/tasks/sub-workflow/validate";
+import { validateWaitForWebhookTask } from "../../src/engine/tasks/wait-for-webhook/validate";
+import type { ValidationIssue } from "../../src/engine/validation-issue";
+
+type Json = Record<string, unknown>;
+
+function httpTask(ref = "call", inputs: Json = { uri: "https://example.com/a", method: "GET" }, extra: Json = {}): Json {
+  return { name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: inputs, ...extra };
+}
+
+function subTask(ref = "child", extra: Json = { subWorkflowParam: { name: "child_flow" } }): Json {
+  return { name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", ...extra };
+}
+
+function webhookTask(ref = "hook", inputs?: Json): Json {
+  const task: Json = { name: ref, taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK" };
+  if (inputs !== undefined) task["inputParameters"] = inputs;
+  return task;
+}
+
+function def(extra: Json = {}, tasks: unknown[] = [httpTask()]): Json {
+  return { name: "order_flow", tasks, ...extra };
+}
+
+function errorsOf(input: unknown): ValidationIssue[] {
+  const result = validateWorkflowDef(input);
+  if (result.ok) throw new Error(`expected the definition to be rejected: ${JSON.stringify(input)}`);
+  return result.errors;
+}
+
+function pathsOf(input: unknown): string[] {
+  return errorsOf(input).map((issue) => issue.path);
+}
+
+/** Asserts exactly one problem, at `path`, and returns its message. */
+function onlyError(input: unknown, path: string): string {
+  const errors = errorsOf(input);
+  expect(errors.map((issue) => issue.path)).toEqual([path]);
+  return errors[0]!.message;
+}
+
+function accepted(input: unknown) {
+  const result = validateWorkflowDef(input);
+  if (!result.ok) throw new Error(`expected the definition to pass: ${JSON.stringify(result.errors)}`);
+  return result.value;
+}
+
+/** The one task of a definition with a single task, after validation. */
+function acceptedTask(task: Json) {
+  const [only] = accepted(def({}, [task])).tasks;
+  return only!;
+}
+
+describe("validateWorkflowDef: a valid definition", () => {
+  it("accepts three HTTP tasks in both placements and normalises them", () => {
+    const input = {
+      name: "order_flow",
+      description: "Places an order",
+      ownerEmail: "dev@example.com",
+      inputParameters: ["orderId"],
+      outputParameters: { status: "${charge.output.response.statusCode}" },
+      createTime: 1700000000000,
+      restartable: true,
+      timeoutPolicy: "ALERT_ONLY",
+      workflowStatusListenerEnabled: false,
+      tasks: [
+        httpTask("lookup", { uri: "https://shop.example/orders/${workflow.input.orderId}", method: "GET" }),
+        httpTask(
+          "charge",
+          {
+            http_request: {
+              uri: "https://pay.example/charge",
+              method: "POST",
+              body: { amount: "${lookup.output.response.body.total}" },
+              accept: "application/json",
+              contentType: "application/json",
+              headers: { "X-Count": 1, "X-Debug": true, Authorization: "Bearer ${workflow.secrets.payKey}" },
+              connectionTimeOut: 3000,
+              readTimeOut: "5000",
+              encode: false,
+            },
+          },
+          { asyncComplete: false, optional: true, retryCount: 2, retryLogic: "EXPONENTIAL_BACKOFF", retryDelaySeconds: 5, taskDefinition: {} },
+        ),
+        { name: "notify", taskReferenceName: "notify", type: "HTTP", inputParameters: { uri: "https://n.example", method: "DELETE" } },
+      ],
+    };
+    expect(validateWorkflowDef(input)).toEqual({
+      ok: true,
+      value: {
+        name: "order_flow",
+        description: "Places an order",
+        version: 1,
+        schemaVersion: 2,
+        ownerEmail: "dev@example.com",
+        inputParameters: ["orderId"],
+        outputParameters: { status: "${charge.output.response.statusCode}" },
+        timeoutSeconds: 0,
+        tasks: [
+          {
+            name: "lookup",
+            taskReferenceName: "lookup",
+            type: "HTTP",
+            inputParameters: { uri: "https://shop.example/orders/${workflow.input.orderId}", method: "GET" },
+          },
+          {
+            name: "charge",
+            taskReferenceName: "charge",
+            type: "HTTP",
+            inputParameters: input.tasks[1]!["inputParameters"],
+            asyncComplete: false,
+            optional: true,
+            retryCount: 2,
+            retryLogic: "EXPONENTIAL_BACKOFF",
+            retryDelaySeconds: 5,
+          },
+          { name: "notify", taskReferenceName: "notify", type: "HTTP", inputParameters: { uri: "https://n.example", method: "DELETE" } },
+        ],
+      },
+    });
+  });
+
+  it("fills inputParameters with an empty object when a task has none", () => {
+    expect(acceptedTask(webhookTask("hook")).inputParameters).toEqual({});
+  });
+
+  it("does not share the filled-in inputParameters between definitions", () => {
+    const first = acceptedTask(webhookTask("hook"));
+    const second = acceptedTask(webhookTask("hook"));
+    expect(first.inputParameters).not.toBe(second.inputParameters);
+  });
+
+  it("keeps given version, schemaVersion and timeoutSeconds", () => {
+    const value = accepted(def({ version: 7, schemaVersion: 2, timeoutSeconds: 30 }));
+    expect([value.version, value.schemaVersion, value.timeoutSeconds]).toEqual([7, 2, 30]);
+  });
+
+  it("drops the keys Conductor clients send at workflow level, and unknown ones", () => {
+    const value = accepted(
+      def({ createTime: 1, updateTime: 2, restartable: true, timeoutPolicy: "TIME_OUT_WF", workflowStatusListenerEnabled: true, failureWorkflow: "", variables: {} }),
+    );
+    expect(Object.keys(value).sort()).toEqual(["name", "schemaVersion", "tasks", "timeoutSeconds", "version"]);
+  });
+
+  it("drops the keys Conductor clients send on tasks", () => {
+    const conductorKeys = {
+      taskDefinition: { name: "x" },
+      startDelay: 0,
+      defaultCase: [],
+      decisionCases: {},
+      forkTasks: [],
+      joinOn: [],
+      loopOver: [],
+      dynamicTaskNameParam: "x",
+      sink: "x",
+      onStateChange: {},
+      permissive: false,
+      cacheConfig: { key: "k", ttlInSecond: 1 },
+      description: "kept",
+    };
+    const task = acceptedTask(httpTask("call", undefined, conductorKeys));
+    expect(Object.keys(task).sort()).toEqual(["description", "inputParameters", "name", "taskReferenceName", "type"]);
+  });
+});
+
+describe("validateWorkflowDef: workflow fields", () => {
+  it.each([[null], [[]], ["flow"], [3]])("rejects a root that is not an object (%j)", (input) => {
+    expect(onlyError(input, "")).toMatch(/must be a JSON object/);
+  });
+
+  it("requires name and tasks", () => {
+    const errors = errorsOf({});
+    expect(errors.map((issue) => issue.path)).toEqual(["name", "tasks"]);
+    expect(errors[0]!.message).toMatch(/name is required/);
+    expect(errors[1]!.message).toMatch(/tasks is required/);
+  });
+
+  it.each([
+    ["", /empty/],
+    ["   ", /empty or only whitespace/],
+    ["a".repeat(256), /at most 255 characters/],
+    ["orders:v2", /must not contain ':'/],
+    [42, /must be a string.*the number 42/],
+  ])("rejects the name %j", (name, message) => {
+    expect(onlyError(def({ name }), "name")).toMatch(message);
+  });
+
+  it("accepts a name of exactly 255 characters", () => {
+    expect(accepted(def({ name: "a".repeat(255) })).name).toHaveLength(255);
+  });
+
+  it("rejects a description that is not a string", () => {
+    expect(onlyError(def({ description: 5 }), "description")).toMatch(/description must be a string/);
+  });
+
+  it.each([[0], [1.5], ["2"], [-1]])("rejects the version %j", (version) => {
+    expect(onlyError(def({ version }), "version")).toMatch(/integer of at least 1/);
+  });
+
+  it.each([[1], ["2"], [3]])("rejects the schemaVersion %j", (schemaVersion) => {
+    expect(onlyError(def({ schemaVersion }), "schemaVersion")).toMatch(/schemaVersion must be 2/);
+  });
+
+  it.each([["not-an-email"], ["a b@example.com"], ["dev@example"], [7]])("rejects the ownerEmail %j", (ownerEmail) => {
+    expect(onlyError(def({ ownerEmail }), "ownerEmail")).toMatch(/e-mail address/);
+  });
+
+  it.each([[[]], [{}], ["tasks"]])("rejects tasks given as %j", (tasks) => {
+    expect(onlyError({ name: "n", tasks }, "tasks")).toMatch(/non-empty array of task definitions/);
+  });
+
+  it(`allows ${MAX_TASKS_PER_DEFINITION} tasks and rejects one more`, () => {
+    const tasks = (count: number) => Array.from({ length: count }, (_, i) => httpTask(`t${i}`));
+    expect(accepted(def({}, tasks(MAX_TASKS_PER_DEFINITION))).tasks).toHaveLength(MAX_TASKS_PER_DEFINITION);
+    expect(onlyError(def({}, tasks(MAX_TASKS_PER_DEFINITION + 1)), "tasks")).toMatch(/at most 200 tasks.*has 201/);
+  });
+
+  it("rejects workflow inputParameters that are not an array of strings", () => {
+    expect(onlyError(def({ inputParameters: "orderId" }), "inputParameters")).toMatch(/array of input names/);
+    expect(onlyError(def({ inputParameters: ["a", 2] }), "inputParameters[1]")).toMatch(/must be a string/);
+  });
+
+  it("rejects outputParameters that are not an object", () => {
+    expect(onlyError(def({ outputParameters: ["x"] }), "outputParameters")).toMatch(/outputParameters must be an object/);
+  });
+
+  it("reports malformed expressions in outputParameters at their own path", () => {
+    expect(onlyError(def({ outputParameters: { nested: { list: ["ok", "${broken"] } } }), "outputParameters.nested.list[1]")).toMatch(
+      /malformed expression/,
+    );
+  });
+
+  it.each([[-1], [2.5], ["30"]])("rejects the timeoutSeconds %j", (timeoutSeconds) => {
+    expect(onlyError(def({ timeoutSeconds }), "timeoutSeconds")).toMatch(/at least 0/);
+  });
+});
+
+describe("validateWorkflowDef: common task fields", () => {
+  it("rejects a task that is not an object", () => {
+    expect(onlyError(def({}, [httpTask("a"), "b"]), "tasks[1]")).toMatch(/each task must be an object/);
+  });
+
+  it("requires name, taskReferenceName and type", () => {
+    const errors = errorsOf(def({}, [{ inputParameters: {} }]));
+    expect(errors.map((issue) => issue.path)).toEqual(["tasks[0].name", "tasks[0].taskReferenceName", "tasks[0].type"]);
+    expect(errors.map((issue) => issue.message)).toEqual([
+      expect.stringMatching(/name is required/),
+      expect.stringMatching(/taskReferenceName is required/),
+      expect.stringMatching(/type is required.*HTTP, SUB_WORKFLOW, WAIT_FOR_WEBHOOK/),
+    ]);
+  });
+
+  it("rejects an empty task name", () => {
+    expect(onlyError(def({}, [httpTask("a", undefined, { name: " " })]), "tasks[0].name")).toMatch(/non-empty string/);
+  });
+
+  it.each([["a.b"], ["with space"], ["x/y"], [""], [5]])("rejects the taskReferenceName %j and says why", (ref) => {
+    const message = onlyError(def({}, [httpTask("a", undefined, { taskReferenceName: ref })]), "tasks[0].taskReferenceName");
+    expect(message).toMatch(/letters, digits, _ and -/);
+    expect(message).toMatch(/expressions and URL paths/);
+  });
+
+  it("accepts reference names with letters, digits, _ and -", () => {
+    expect(acceptedTask(httpTask("Step_1-b")).taskReferenceName).toBe("Step_1-b");
+  });
+
+  it.each([["SIMPLE"], ["http"], [1]])("rejects the task type %j and lists the supported types", (type) => {
+    const message = onlyError(def({}, [{ name: "a", taskReferenceName: "a", type }]), "tasks[0].type");
+    expect(message).toMatch(/supported task types: HTTP, SUB_WORKFLOW, WAIT_FOR_WEBHOOK/);
+  });
+
+  it.each([
+    ["inputParameters", "uri", /inputParameters must be an object/],
+    ["asyncComplete", "yes", /asyncComplete must be a boolean/],
+    ["optional", 1, /optional must be a boolean/],
+    ["retryCount", -1, /retryCount must be an integer from 0 to 100/],
+    ["retryCount", 101, /retryCount must be an integer from 0 to 100/],
+    ["retryCount", 1.5, /retryCount must be an integer from 0 to 100/],
+    ["retryLogic", "RANDOM", /retryLogic must be one of FIXED, LINEAR_BACKOFF, EXPONENTIAL_BACKOFF/],
+    ["retryDelaySeconds", 86401, /retryDelaySeconds must be an integer from 0 to 86400/],
+    ["retryDelaySeconds", -1, /retryDelaySeconds must be an integer from 0 to 86400/],
+    ["description", 5, /description must be a string/],
+  ])("rejects the task field %s = %j", (key, value, message) => {
+    expect(onlyError(def({}, [webhookTask("w", {}), { ...webhookTask("x"), [key]: value }]), `tasks[1].${key}`)).toMatch(message);
+  });
+
+  it("accepts the retry fields at their bounds", () => {
+    const task = acceptedTask(httpTask("a", undefined, { retryCount: 100, retryLogic: "FIXED", retryDelaySeconds: 86400 }));
+    expect([task.retryCount, task.retryLogic, task.retryDelaySeconds]).toEqual([100, "FIXED", 86400]);
+  });
+
+  it("reports a later duplicate taskReferenceName on each duplicate, naming the first index", () => {
+    const tasks = [httpTask("a"), httpTask("b"), webhookTask("a"), httpTask("a")];
+    const errors = errorsOf(def({}, tasks));
+    expect(errors.map((issue) => issue.path)).toEqual(["tasks[2].taskReferenceName", "tasks[3].taskReferenceName"]);
+    for (const issue of errors) expect(issue.message).toMatch(/"a" is already used by tasks\[0\]/);
+  });
+
+  it("reports malformed expressions in task inputParameters at their nested path", () => {
+    const inputs = { uri: "https://x.example", method: "GET", headers: { "X-Id": "${workflow.input.id" } };
+    expect(onlyError(def({}, [httpTask("a", inputs)]), "tasks[0].inputParameters.headers.X-Id")).toMatch(/malformed expression/);
+  });
+
+  it("reports every problem of a definition at once", () => {
+    const input = {
+      name: "bad:name",
+      version: 0,
+      ownerEmail: "nobody",
+      outputParameters: { x: "${" },
+      tasks: [
+        httpTask("a", { method: "FETCH" }),
+        { name: "b", taskReferenceName: "a", type: "DECISION" },
+        subTask("c", {}),
+        webhookTask("d", { timeoutSeconds: -5 }),
+      ],
+    };
+    expect(pathsOf(input)).toEqual([
+      "name",
+      "version",
+      "ownerEmail",
+      "tasks[0].inputParameters.uri",
+      "tasks[0].inputParameters.method",
+      "tasks[1].type",
+      "tasks[2].subWorkflowParam",
+      "tasks[3].inputParameters.timeoutSeconds",
+      "tasks[1].taskReferenceName",
+      "outputParameters.x",
+    ]);
+  });
+});
+
+describe("HTTP tasks", () => {
+  const only = (inputs: Json, path: string) => onlyError(def({}, [httpTask("h", inputs)]), path);
+  const ok = (inputs: Json) => acceptedTask(httpTask("h", inputs));
+  const nested = (request: Json): Json => ({ http_request: request });
+
+  it("requires uri and method, flat and nested", () => {
+    expect(pathsOf(def({}, [httpTask("h", {})]))).toEqual(["tasks[0].inputParameters.uri", "tasks[0].inputParameters.method"]);
+    expect(pathsOf(def({}, [httpTask("h", nested({}))]))).toEqual([
+      "tasks[0].inputParameters.http_request.uri",
+      "tasks[0].inputParameters.http_request.method",
+    ]);
+  });
+
+  it("requires uri and method when the task has no inputParameters at all", () => {
+    const task = { name: "h", taskReferenceName: "h", type: "HTTP" };
+    expect(pathsOf(def({}, [task]))).toEqual(["tasks[0].inputParameters.uri", "tasks[0].inputParameters.method"]);
+  });
+
+  it("takes http_request as the request when present, ignoring flat request fields", () => {
+    expect(only({ uri: "https://x.example", http_request: { method: "GET" } }, "tasks[0].inputParameters.http_request.uri")).toMatch(
+      /uri is required/,
+    );
+  });
+
+  it("rejects an http_request that is not an object", () => {
+    expect(only({ http_request: "https://x.example" }, "tasks[0].inputParameters.http_request")).toMatch(/http_request must be an object/);
+  });
+
+  it("rejects an empty uri", () => {
+    expect(only({ uri: " ", method: "GET" }, "tasks[0].inputParameters.uri")).toMatch(/uri must be a non-empty string/);
+  });
+
+  it.each([["get"], ["FETCH"], [1]])("rejects the method %j, saying methods are upper case", (method) => {
+    const message = only(nested({ uri: "https://x.example", method }), "tasks[0].inputParameters.http_request.method");
+    expect(message).toMatch(/one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE/);
+    expect(message).toMatch(/upper case/);
+  });
+
+  it.each(HTTP_METHODS.map((method) => [method]))("accepts the method %s", (method) => {
+    expect(ok({ uri: "https://x.example", method, body: null }).inputParameters?.["method"]).toBe(method);
+  });
+
+  it.each([["POST"], ["PUT"], ["PATCH"]])("requires a body for %s, flat and nested", (method) => {
+    expect(only({ uri: "https://x.example", method }, "tasks[0].inputParameters.body")).toMatch(new RegExp(`body is required for ${method}`));
+    expect(only(nested({ uri: "https://x.example", method }), "tasks[0].inputParameters.http_request.body")).toMatch(/body is required/);
+  });
+
+  it("counts a null body as present and needs none for GET or DELETE", () => {
+    ok({ uri: "https://x.example", method: "POST", body: null });
+    ok({ uri: "https://x.example", method: "GET" });
+    ok({ uri: "https://x.example", method: "DELETE" });
+  });
+
+  it("accepts every accept type of the spec and rejects others", () => {
+    expect(HTTP_ACCEPT_TYPES).toHaveLength(27);
+    expect(HTTP_ACCEPT_TYPES).toContain("text/plain");
+    for (const accept of HTTP_ACCEPT_TYPES) ok({ uri: "https://x.example", method: "GET", accept });
+    expect(only({ uri: "https://x.example", method: "GET", accept: "text/html" }, "tasks[0].inputParameters.accept")).toMatch(
+      /accept must be one of the supported MIME types: application\/java-archive/,
+    );
+  });
+
+  it("accepts the spec's content types and rejects others", () => {
+    expect(HTTP_CONTENT_TYPES).toEqual(["application/json", "text/plain", "application/xml", "image/svg+xml"]);
+    for (const contentType of HTTP_CONTENT_TYPES) ok({ uri: "https://x.example", method: "POST", body: "", contentType });
+    const inputs = nested({ uri: "https://x.example", method: "POST", body: "", contentType: "application/x-www-form-urlencoded" });
+    expect(only(inputs, "tasks[0].inputParameters.http_request.contentType")).toMatch(/contentType must be one of.*image\/svg\+xml/);
+  });
+
+  it("rejects headers that are not an object or hold non-scalar values", () => {
+    expect(only({ uri: "https://x.example", method: "GET", headers: ["a"] }, "tasks[0].inputParameters.headers")).toMatch(
+      /headers must be an object/,
+    );
+    const inputs = { uri: "https://x.example", method: "GET", headers: { "X-Ok": "1", "X-Bad": { a: 1 }, "X-Null": null } };
+    expect(pathsOf(def({}, [httpTask("h", inputs)]))).toEqual([
+      "tasks[0].inputParameters.headers.X-Bad",
+      "tasks[0].inputParameters.headers.X-Null",
+    ]);
+  });
+
+  it("rejects encode and asyncComplete inputs that are not booleans", () => {
+    expect(only({ uri: "https://x.example", method: "GET", encode: "no" }, "tasks[0].inputParameters.encode")).toMatch(/encode must be a boolean/);
+    expect(only({ uri: "https://x.example", method: "GET", asyncComplete: 1 }, "tasks[0].inputParameters.asyncComplete")).toMatch(
+      /asyncComplete must be a boolean/,
+    );
+    expect(
+      only({ asyncComplete: "yes", http_request: { uri: "https://x.example", method: "GET" } }, "tasks[0].inputParameters.asyncComplete"),
+    ).toMatch(/asyncComplete must be a boolean/);
+  });
+
+  it.each([[0], [3000], ["3000"], [MAX_HTTP_TIMEOUT_MS], [String(MAX_HTTP_TIMEOUT_MS)]])("accepts the timeout %j", (timeout) => {
+    ok(nested({ uri: "https://x.example", method: "GET", connectionTimeOut: timeout, readTimeOut: timeout }));
+  });
+
+  it.each([[-1], [1.5], ["5s"], [MAX_HTTP_TIMEOUT_MS + 1], [String(MAX_HTTP_TIMEOUT_MS + 1)], [true]])("rejects the timeout %j", (timeout) => {
+    const inputs = nested({ uri: "https://x.example", method: "GET", connectionTimeOut: timeout, readTimeOut: timeout });
+    const errors = errorsOf(def({}, [httpTask("h", inputs)]));
+    expect(errors.map((issue) => issue.path)).toEqual([
+      "tasks[0].inputParameters.http_request.connectionTimeOut",
+      "tasks[0].inputParameters.http_request.readTimeOut",
+    ]);
+    for (const issue of errors) expect(issue.message).toMatch(/milliseconds from 0 to 600000/);
+  });
+
+  it("skips type and value checks for fields holding expressions", () => {
+    ok({
+      uri: "${workflow.input.url}",
+      method: "${workflow.input.method}",
+      accept: "${workflow.input.accept}",
+      contentType: "${workflow.input.type}",
+      headers: "${workflow.input.headers}",
+      encode: "${workflow.input.encode}",
+      connectionTimeOut: "${workflow.input.ms}",
+      readTimeOut: "${workflow.input.ms}",
+      asyncComplete: "${workflow.input.async}",
+    });
+  });
+
+  it("still requires uri when method is an expression, and no body then", () => {
+    expect(only({ method: "${workflow.input.method}" }, "tasks[0].inputParameters.uri")).toMatch(/uri is required/);
+  });
+
+  it("validates HTTP tasks directly with the task's own path", () => {
+    expect(validateHttpTask({ inputParameters: { uri: "u", method: "GET" } }, "tasks[4]")).toEqual([]);
+    expect(validateHttpTask({ inputParameters: { method: "get" } }, "tasks[4]").map((issue) => issue.path)).toEqual([
+      "tasks[4].inputParameters.uri",
+      "tasks[4].inputParameters.method",
+    ]);
+  });
+});
+
+describe("SUB_WORKFLOW tasks", () => {
+  const only = (task: Json, path: string) => onlyError(def({}, [task]), path);
+
+  it("accepts subWorkflowParam at task level and keeps it with waitForCompletion", () => {
+    const task = acceptedTask(subTask("c", { subWorkflowParam: { name: "child", version: 2 }, waitForCompletion: false }));
+    expect(task).toEqual({
+      name: "c",
+      taskReferenceName: "c",
+      type: "SUB_WORKFLOW",
+      inputParameters: {},
+      subWorkflowParam: { name: "child", version: 2 },
+      waitForCompletion: false,
+    });
+  });
+
+  it("accepts subWorkflowParam inside inputParameters", () => {
+    const inputs = { subWorkflowParam: { name: "child" }, waitForCompletion: true, input: { a: 1 } };
+    expect(acceptedTask(subTask("c", { inputParameters: inputs })).inputParameters).toEqual(inputs);
+  });
+
+  it("drops subWorkflowParam and waitForCompletion from tasks of other types", () => {
+    const task = acceptedTask(httpTask("h", undefined, { subWorkflowParam: { name: "x" }, waitForCompletion: true }));
+    expect(task).not.toHaveProperty("subWorkflowParam");
+    expect(task).not.toHaveProperty("waitForCompletion");
+  });
+
+  it("requires subWorkflowParam", () => {
+    expect(only(subTask("c", { inputParameters: {} }), "tasks[0].subWorkflowParam")).toMatch(/subWorkflowParam is required/);
+  });
+
+  it("uses the task-level subWorkflowParam when both are given and does not check the other", () => {
+    acceptedTask(subTask("c", { subWorkflowParam: { name: "child" }, inputParameters: { subWorkflowParam: { name: "" } } }));
+    expect(only(subTask("c", { subWorkflowParam: {}, inputParameters: { subWorkflowParam: { name: "ok" } } }), "tasks[0].subWorkflowParam.name")).toMatch(
+      /name is required/,
+    );
+  });
+
+  it("reports problems at the placement used", () => {
+    expect(only(subTask("c", { inputParameters: { subWorkflowParam: { name: "" } } }), "tasks[0].inputParameters.subWorkflowParam.name")).toMatch(
+      /non-empty string naming the child workflow/,
+    );
+    expect(only(subTask("c", { subWorkflowParam: "child" }), "tasks[0].subWorkflowParam")).toMatch(/subWorkflowParam must be an object/);
+  });
+
+  it("accepts expressions for name and version", () => {
+    acceptedTask(
+      subTask("c", { subWorkflowParam: { name: "${workflow.input.flag ? 'a' : 'b'}", version: "${workflow.input.v}" } }),
+    );
+  });
+
+  it.each([
+    ["version", 0, /version must be an integer of at least 1/],
+    ["version", "2", /version must be an integer of at least 1/],
+    ["priority", 100, /priority must be an integer from 0 to 99/],
+    ["priority", -1, /priority must be an integer from 0 to 99/],
+    ["idempotencyKey", 5, /idempotencyKey must be a string/],
+    ["idempotencyStrategy", "OVERWRITE", /idempotencyStrategy must be one of RETURN_EXISTING, FAIL/],
+    ["taskToDomain", "d", /taskToDomain must be an object/],
+  ])("rejects subWorkflowParam.%s = %j", (key, value, message) => {
+    expect(only(subTask("c", { subWorkflowParam: { name: "child", [key]: value } }), `tasks[0].subWorkflowParam.${key}`)).toMatch(message);
+  });
+
+  it("accepts every optional subWorkflowParam field at its bounds", () => {
+    const param = { name: "child", version: 1, taskToDomain: { a: "d" }, priority: 99, idempotencyKey: "k", idempotencyStrategy: "FAIL" };
+    expect(acceptedTask(subTask("c", { subWorkflowParam: param })).subWorkflowParam).toEqual(param);
+  });
+
+  it("reports a non-string taskToDomain value at its key", () => {
+    expect(only(subTask("c", { subWorkflowParam: { name: "child", taskToDomain: { a: 1 } } }), "tasks[0].subWorkflowParam.taskToDomain.a")).toMatch(
+      /must be a string/,
+    );
+  });
+
+  it("rejects waitForCompletion that is not a boolean, in either placement", () => {
+    expect(only(subTask("c", { subWorkflowParam: { name: "x" }, waitForCompletion: "no" }), "tasks[0].waitForCompletion")).toMatch(
+      /waitForCompletion must be a boolean/,
+    );
+    expect(
+      only(subTask("c", { subWorkflowParam: { name: "x" }, inputParameters: { waitForCompletion: 0 } }), "tasks[0].inputParameters.waitForCompletion"),
+    ).toMatch(/waitForCompletion must be a boolean/);
+  });
+
+  it("reports malformed expressions in a task-level subWorkflowParam", () => {
+    expect(only(subTask("c", { subWorkflowParam: { name: "${workflow.input.name" } }), "tasks[0].subWorkflowParam.name")).toMatch(
+      /malformed expression/,
+    );
+  });
+
+  it("validates SUB_WORKFLOW tasks directly", () => {
+    expect(validateSubWorkflowTask({ subWorkflowParam: { name: "x" } }, "tasks[1]")).toEqual([]);
+    expect(validateSubWorkflowTask({}, "tasks[1]").map((issue) => issue.path)).toEqual(["tasks[1].subWorkflowParam"]);
+  });
+});
+
+describe("WAIT_FOR_WEBHOOK tasks", () => {
+  const only = (inputs: Json, path: string) => onlyError(def({}, [webhookTask("w", inputs)]), path);
+  const signature = (extra: Json = {}): Json => ({ secret: "${workflow.secrets.hookKey}", header: "X-Signature", ...extra });
+
+  it("accepts a task without inputs and one with every input", () => {
+    acceptedTask(webhookTask("w"));
+    const inputs = {
+      workflowId: "${workflow.workflowId}",
+      taskId: "${TASK_ID}",
+      timeoutSeconds: 0,
+      headers: { "X-Source": "partner", "X-Key": "${workflow.secrets.k}" },
+      signature: signature({ algorithm: "HMAC-SHA256", encoding: "base64", prefix: "sha256=" }),
+    };
+    expect(acceptedTask(webhookTask("w", inputs)).inputParameters).toEqual(inputs);
+  });
+
+  it.each([[-1], [1.5], ["60"]])("rejects timeoutSeconds %j", (timeoutSeconds) => {
+    expect(only({ timeoutSeconds }, "tasks[0].inputParameters.timeoutSeconds")).toMatch(/whole number of seconds of at least 0/);
+  });
+
+  it("accepts timeoutSeconds as an expression", () => {
+    acceptedTask(webhookTask("w", { timeoutSeconds: "${workflow.input.wait}" }));
+  });
+
+  it("rejects headers that are not an object of strings", () => {
+    expect(only({ headers: "x" }, "tasks[0].inputParameters.headers")).toMatch(/headers must be an object/);
+    expect(only({ headers: { "X-Count": 1 } }, "tasks[0].inputParameters.headers.X-Count")).toMatch(/must be a string/);
+  });
+
+  it("rejects workflowId and taskId that are not strings", () => {
+    expect(pathsOf(def({}, [webhookTask("w", { workflowId: 1, taskId: false })]))).toEqual([
+      "tasks[0].inputParameters.workflowId",
+      "tasks[0].inputParameters.taskId",
+    ]);
+  });
+
+  it("requires secret and header in a signature", () => {
+    const errors = errorsOf(def({}, [webhookTask("w", { signature: {} })]));
+    expect(errors.map((issue) => issue.path)).toEqual([
+      "tasks[0].inputParameters.signature.secret",
+      "tasks[0].inputParameters.signature.header",
+    ]);
+    for (const issue of errors) expect(issue.message).toMatch(/is required/);
+  });
+
+  it.each([
+    ["secret", "", /secret must be a non-empty string/],
+    ["header", 5, /header must be a non-empty string/],
+    ["algorithm", "HMAC-SHA1", /algorithm must be HMAC-SHA256/],
+    ["encoding", "base32", /encoding must be one of hex, base64/],
+    ["prefix", 1, /prefix must be a string/],
+  ])("rejects signature.%s = %j", (key, value, message) => {
+    expect(only({ signature: signature({ [key]: value }) }, `tasks[0].inputParameters.signature.${key}`)).toMatch(message);
+  });
+
+  it("rejects a signature that is not an object", () => {
+    expect(only({ signature: "hmac" }, "tasks[0].inputParameters.signature")).toMatch(/signature must be an object/);
+  });
+
+  it("validates WAIT_FOR_WEBHOOK tasks directly", () => {
+    expect(validateWaitForWebhookTask({}, "tasks[0]")).toEqual([]);
+    expect(validateWaitForWebhookTask({ inputParameters: { timeoutSeconds: -1 } }, "tasks[2]").map((issue) => issue.path)).toEqual([
+      "tasks[2].inputParameters.timeoutSeconds",
+    ]);
+  });
+});
+
+describe("validateWorkflowDef: robustness", () => {
+  it("has a validator for every task type", () => {
+    expect(Object.keys(TASK_VALIDATORS).sort()).toEqual([...TASK_TYPES].sort());
+  });
+
+  it("never throws and always reports issues with paths for arbitrary JSON", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (input) => {
+        const result = validateWorkflowDef(input);
+        if (!result.ok) {
+          expect(result.errors.length).toBeGreaterThan(0);
+          for (const issue of result.errors) expect(typeof issue.message).toBe("string");
+        }
+      }),
+    );
+  });
+
+  it("never throws for arbitrary task objects and reports them under their own index", () => {
+    const task = fc.dictionary(
+      fc.constantFrom("name", "taskReferenceName", "type", "inputParameters", "subWorkflowParam", "retryCount", "asyncComplete"),
+      fc.oneof(fc.jsonValue(), fc.constantFrom("HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK")),
+    );
+    fc.assert(
+      fc.property(task, (raw) => {
+        const result = validateWorkflowDef(def({}, [httpTask("first"), raw]));
+        if (!result.ok) for (const issue of result.errors) expect(issue.path.startsWith("tasks[1]")).toBe(true);
+      }),
+    );
+  });
+
+  it.each([
+    ["NaN", Number.NaN],
+    ["undefined", undefined],
+    ["a function", () => 1],
+    ["a Date", new Date(0)],
+  ])("rejects task inputParameters holding %s (not JSON)", (_label, value) => {
+    const inputs = { uri: "https://x.example", method: "GET", nested: { value } };
+    expect(onlyError(def({}, [httpTask("h", inputs)]), "tasks[0].inputParameters")).toMatch(/object of JSON values/);
+  });
+
+  it(`accepts JSON nested ${MAX_JSON_DEPTH} levels deep and rejects one level more`, () => {
+    const nest = (levels: number): unknown => (levels === 0 ? "leaf" : [nest(levels - 1)]);
+    // The inputParameters object itself is the first level.
+    acceptedTask(httpTask("h", { uri: "https://x.example", method: "GET", deep: nest(MAX_JSON_DEPTH - 1) }));
+    expect(onlyError(def({}, [httpTask("h", { uri: "https://x.example", method: "GET", deep: nest(MAX_JSON_DEPTH) })]), "tasks[0].inputParameters")).toMatch(
+      /deeper than 100 levels/,
+    );
+    expect(onlyError(def({ outputParameters: { deep: nest(MAX_JSON_DEPTH) } }), "outputParameters")).toMatch(/deeper than 100 levels/);
+  });
+
+  it("rejects very deep JSON with an issue instead of overflowing the stack", () => {
+    const depth = 50_000;
+    const deep: unknown = JSON.parse(`${"[".repeat(depth)}${"]".repeat(depth)}`);
+    expect(onlyError(def({ outputParameters: { deep } }), "outputParameters")).toMatch(/deeper than/);
+    expect(pathsOf(def({}, [subTask("c", { subWorkflowParam: { name: "x", deep } })]))).toEqual(["tasks[0].subWorkflowParam"]);
+  });
+
+  it("accepts its own normalised output unchanged", () => {
+    const normalised = accepted(def({}, [httpTask("a"), subTask("b"), webhookTask("c")]));
+    expect(accepted(normalised)).toEqual(normalised);
+  });
+});
