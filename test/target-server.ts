@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `GET /binary`          → 4 bytes of image/png
  *  - `GET /invalid-json`    → application/json that does not parse
  *  - `GET /huge?bytes=N`    → N bytes of text
- *  - `ANY /count/<key>…`    → 200 {key, n}; n counts hits per key
+ *  - `ANY /count/<key>…`    → 200 {key, n}; n counts hits per key (`?delay=N` answers after N ms)
  *  - `ANY /flaky/<key>?fail=N` → 503 for the first N hits of that key, then 200 {key, n}
  *  - `GET /hits/<key>`      → {hits} for that key (not counted)
  */
@@ -58,7 +58,10 @@ export function createTargetServer(): Server {
           return void res.end("x".repeat(Number(url.searchParams.get("bytes") ?? 0)));
         case "count": {
           const key = segments[1] ?? "";
-          return json(res, 200, { key, n: count(key), query: Object.fromEntries(url.searchParams), body });
+          const n = count(key);
+          const answer = () => json(res, 200, { key, n, query: Object.fromEntries(url.searchParams), body });
+          const delay = Number(url.searchParams.get("delay") ?? 0);
+          return delay > 0 ? void setTimeout(answer, delay) : answer();
         }
         case "flaky": {
           const key = segments[1] ?? "";

@@ -29,6 +29,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/tasks/*", methods: ["POST", "PUT"], requiredPermissions: [everywhere("TASK_EXECUTE")] },
   { apiPath: "/api/security/*", methods: ["GET", "POST", "PUT", "DELETE"], requiredPermissions: [everywhere("USER_ADMIN")] },
   { apiPath: "/api/secrets/*", methods: ["GET", "PUT", "POST", "DELETE"], requiredPermissions: [everywhere("SYSTEM_ADMIN")] },
+  // Anything else under /api (unknown routes, routes added without a rule) is for system admins only.
+  { apiPath: "/api/*", methods: [ANY], requiredPermissions: [everywhere("SYSTEM_ADMIN")] },
 ];
 
 /** Matches a path against a rule pattern; the captured `{name}` segments, or undefined. */

@@ -1,0 +1,65 @@
+import { SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ADMIN_KEY, api, rowCount } from "./helpers";
+
+const id = "6f1c4a8e-2b7d-4c1e-9a3f-0d5e8b7c6a41";
+/** Every route of the service, as method and path. */
+const ROUTES: Array<[string, string]> = [
+  ["GET", "/api/metadata/workflow"],
+  ["POST", "/api/metadata/workflow"],
+  ["PUT", "/api/metadata/workflow"],
+  ["GET", "/api/metadata/workflow/some_name"],
+  ["DELETE", "/api/metadata/workflow/some_name/1"],
+  ["POST", "/api/workflow"],
+  ["POST", "/api/workflow/some_name"],
+  ["POST", "/api/workflow/execute/some_name"],
+  ["POST", "/api/workflow/execute/some_name/1"],
+  ["GET", "/api/workflow/search"],
+  ["GET", `/api/workflow/${id}`],
+  ["DELETE", `/api/workflow/${id}`],
+  ["PUT", `/api/workflow/${id}/pause`],
+  ["PUT", `/api/workflow/${id}/resume`],
+  ["POST", `/api/workflow/${id}/retry`],
+  ["POST", `/api/workflow/${id}/restart`],
+  ["POST", `/api/workflow/${id}/rerun`],
+  ["DELETE", `/api/workflow/${id}/remove`],
+  ["POST", `/api/tasks/${id}/ref/COMPLETED`],
+  ["POST", "/api/tasks"],
+  ["GET", "/api/nothing-here"],
+];
+
+describe("authentication", () => {
+  it("GET /health is open", async () => {
+    const response = await SELF.fetch("https://conductor.test/health");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: "ok" });
+  });
+
+  it.each(ROUTES)("%s %s needs credentials", async (method, path) => {
+    const response = await SELF.fetch(`https://conductor.test${path}`, { method, headers: { "content-type": "application/json" }, body: method === "GET" ? null : "{}" });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ status: 401, error: "UNAUTHENTICATED" });
+  });
+
+  it.each([
+    ["wrong secret", `${ADMIN_KEY.split(":")[0]}:wrong`],
+    ["wrong key id", `someone:${ADMIN_KEY.split(":")[1]}`],
+    ["no separator", "justakey"],
+    ["empty secret", "test-admin:"],
+  ])("refuses an API key with %s, without echoing it", async (_label, key) => {
+    const before = await rowCount("workflow_defs");
+    const response = await api("POST", "/api/metadata/workflow", { name: "x", tasks: [] }, { "x-api-key": key });
+    expect(response.status).toBe(401);
+    const text = await response.text();
+    expect(JSON.parse(text)).toMatchObject({ status: 401, error: "INVALID_TOKEN" });
+    expect(text).not.toContain(ADMIN_KEY.split(":")[1]);
+    expect(await rowCount("workflow_defs")).toBe(before);
+  });
+
+  it("the bootstrap admin key works, and unknown routes are 404 once authenticated", async () => {
+    expect((await api("GET", "/api/metadata/workflow")).status).toBe(200);
+    const response = await api("GET", "/api/nothing-here");
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ status: 404, error: "NOT_FOUND" });
+  });
+});

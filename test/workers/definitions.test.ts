@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { api, apiOk, httpTask, register, rowCount, target } from "./helpers";
+
+const valid = (name: string, version = 1): JsonObject => ({
+  name,
+  version,
+  schemaVersion: 2,
+  ownerEmail: "team@example.com",
+  tasks: [httpTask("get", { uri: target("/echo/x"), method: "GET" })],
+});
+
+async function refused(response: Response, status: number, error: string) {
+  expect(response.status).toBe(status);
+  const body = (await response.json()) as { status: number; error: string; message: string; validationErrors?: { path: string; message: string }[] };
+  expect(body.status).toBe(status);
+  expect(body.error).toBe(error);
+  return body;
+}
+
+describe("registering definitions", () => {
+  it("stores versions, resolves latest, and refuses a duplicate without overwrite", async () => {
+    await apiOk("POST", "/api/metadata/workflow", valid("defs_a", 1));
+    await apiOk("POST", "/api/metadata/workflow", valid("defs_a", 2));
+    expect((await apiOk("GET", "/api/metadata/workflow/defs_a"))["version"]).toBe(2);
+    expect((await apiOk("GET", "/api/metadata/workflow/defs_a?version=1"))["version"]).toBe(1);
+    const conflict = await refused(await api("POST", "/api/metadata/workflow", { ...valid("defs_a", 2), description: "changed" }), 409, "CONFLICT");
+    expect(conflict.message).toContain("overwrite=true");
+    expect((await apiOk("GET", "/api/metadata/workflow/defs_a?version=2"))["description"]).toBeUndefined();
+    await apiOk("POST", "/api/metadata/workflow?overwrite=true", { ...valid("defs_a", 2), description: "changed" });
+    expect((await apiOk("GET", "/api/metadata/workflow/defs_a?version=2"))["description"]).toBe("changed");
+  });
+
+  it("PUT creates or updates a list atomically; GET lists; DELETE removes one version", async () => {
+    await apiOk("PUT", "/api/metadata/workflow", [valid("defs_b", 1), valid("defs_c", 1)]);
+    const all = await apiOk<JsonObject[]>("GET", "/api/metadata/workflow");
+    expect(all.map((definition) => definition["name"])).toEqual(expect.arrayContaining(["defs_b", "defs_c"]));
+    await apiOk("DELETE", "/api/metadata/workflow/defs_b/1");
+    await refused(await api("GET", "/api/metadata/workflow/defs_b"), 404, "NOT_FOUND");
+    await refused(await api("DELETE", "/api/metadata/workflow/defs_b/1"), 404, "NOT_FOUND");
+  });
+
+  it("fills Conductor defaults", async () => {
+    await apiOk("POST", "/api/metadata/workflow", { name: "defs_defaults", tasks: [httpTask("get", { uri: target("/echo/x"), method: "GET" })] });
+    const stored = await apiOk("GET", "/api/metadata/workflow/defs_defaults");
+    expect(stored).toMatchObject({ name: "defs_defaults", version: 1, schemaVersion: 2 });
+  });
+});
+
+describe("invalid definitions are refused with precise validationErrors and nothing is written", () => {
+  const cases: Array<[string, JsonObject, string]> = [
+    ["unknown task type", { ...valid("bad_type"), tasks: [{ name: "x", taskReferenceName: "x", type: "LAMBDA", inputParameters: {} }] }, "tasks[0].type"],
+    ["missing uri", { ...valid("bad_uri"), tasks: [httpTask("x", { method: "GET" })] }, "tasks[0].inputParameters.uri"],
+    ["missing method (nested)", { ...valid("bad_method"), tasks: [httpTask("x", { http_request: { uri: "http://a.test/" } })] }, "tasks[0].inputParameters.http_request.method"],
+    ["method not in the list", { ...valid("bad_verb"), tasks: [httpTask("x", { uri: "http://a.test/", method: "FETCH" })] }, "tasks[0].inputParameters.method"],
+    ["body missing for POST", { ...valid("bad_body"), tasks: [httpTask("x", { uri: "http://a.test/", method: "POST" })] }, "tasks[0].inputParameters.body"],
+    ["contentType not in the list", { ...valid("bad_ct"), tasks: [httpTask("x", { uri: "http://a.test/", method: "PUT", body: {}, contentType: "text/html" })] }, "tasks[0].inputParameters.contentType"],
+    ["accept not in the list", { ...valid("bad_accept"), tasks: [httpTask("x", { uri: "http://a.test/", method: "GET", accept: "video/mp4" })] }, "tasks[0].inputParameters.accept"],
+    ["duplicate taskReferenceName", { ...valid("bad_dup"), tasks: [httpTask("x", { uri: "http://a.test/", method: "GET" }), httpTask("x", { uri: "http://a.test/", method: "GET" })] }, "tasks[1].taskReferenceName"],
+    ["malformed expression", { ...valid("bad_expr"), tasks: [httpTask("x", { uri: "http://a.test/${workflow.input.x", method: "GET" })] }, "tasks[0].inputParameters.uri"],
+    ["bad ownerEmail", { ...valid("bad_email"), ownerEmail: "not an email" }, "ownerEmail"],
+    ["no tasks", { ...valid("bad_empty"), tasks: [] }, "tasks"],
+  ];
+  it.each(cases)("%s", async (_label, definition, path) => {
+    const before = await rowCount("workflow_defs");
+    const body = await refused(await api("POST", "/api/metadata/workflow", definition), 400, "VALIDATION_ERROR");
+    expect(body.validationErrors?.map((issue) => issue.path)).toContain(path);
+    expect(await rowCount("workflow_defs")).toBe(before);
+  });
+
+  it("reports every problem at once", async () => {
+    const body = await refused(
+      await api("POST", "/api/metadata/workflow", { name: "", ownerEmail: "x", tasks: [httpTask("a", { method: "GET" }), { name: "b", taskReferenceName: "b", type: "NOPE" }] }),
+      400,
+      "VALIDATION_ERROR",
+    );
+    expect(body.validationErrors?.map((issue) => issue.path)).toEqual(expect.arrayContaining(["name", "ownerEmail", "tasks[0].inputParameters.uri", "tasks[1].type"]));
+  });
+
+  it("a PUT list with one bad definition writes none of them", async () => {
+    const before = await rowCount("workflow_defs");
+    const body = await refused(await api("PUT", "/api/metadata/workflow", [valid("put_ok"), { ...valid("put_bad"), ownerEmail: "nope" }]), 400, "VALIDATION_ERROR");
+    expect(body.validationErrors?.[0]?.path).toBe("[1].ownerEmail");
+    expect(await rowCount("workflow_defs")).toBe(before);
+  });
+
+  it("bad JSON, wrong content type, non-object bodies and oversized bodies", async () => {
+    const before = await rowCount("workflow_defs");
+    await refused(await api("POST", "/api/metadata/workflow", "{ nope"), 400, "VALIDATION_ERROR");
+    await refused(await api("POST", "/api/metadata/workflow", JSON.stringify(valid("wrong_type")), { "content-type": "text/plain" }), 415, "UNSUPPORTED_MEDIA_TYPE");
+    await refused(await api("POST", "/api/metadata/workflow", [1, 2]), 400, "VALIDATION_ERROR");
+    await refused(await api("POST", "/api/metadata/workflow"), 400, "VALIDATION_ERROR");
+    await refused(await api("PUT", "/api/metadata/workflow", valid("not_a_list")), 400, "VALIDATION_ERROR");
+    const huge = { ...valid("huge"), description: "x".repeat(2 * 1024 * 1024) };
+    await refused(await api("POST", "/api/metadata/workflow", huge), 413, "PAYLOAD_TOO_LARGE");
+    expect(await rowCount("workflow_defs")).toBe(before);
+  });
+});
+
+describe("invalid start requests are refused and start nothing", () => {
+  it("refuses bad bodies and parameters with the contract's error body", async () => {
+    await register(valid("start_checks"));
+    const before = await rowCount("executions");
+    await refused(await api("POST", "/api/workflow", { version: 1 }), 400, "VALIDATION_ERROR");
+    await refused(await api("POST", "/api/workflow", { name: "start_checks", input: [1] }), 400, "VALIDATION_ERROR");
+    await refused(await api("POST", "/api/workflow", { name: "start_checks", priority: 1000 }), 400, "VALIDATION_ERROR");
+    await refused(await api("POST", "/api/workflow", { name: "start_checks", idempotencyStrategy: "MAYBE" }), 400, "VALIDATION_ERROR");
+    await refused(await api("POST", "/api/workflow/start_checks", [1, 2]), 400, "VALIDATION_ERROR");
+    await refused(await api("POST", "/api/workflow/start_checks", "not json"), 400, "VALIDATION_ERROR");
+    await refused(await api("POST", "/api/workflow/start_checks?version=abc", {}), 400, "VALIDATION_ERROR");
+    await refused(await api("POST", "/api/workflow/start_checks", "{}", { "content-type": "application/x-www-form-urlencoded" }), 415, "UNSUPPORTED_MEDIA_TYPE");
+    await refused(await api("POST", "/api/workflow/execute/start_checks/zero", {}), 400, "VALIDATION_ERROR");
+    await refused(await api("POST", "/api/workflow/execute/start_checks?waitForSeconds=100000", {}), 400, "VALIDATION_ERROR");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await rowCount("executions")).toBe(before);
+  });
+
+  it("starts through both endpoints, with correlationId and input", async () => {
+    await register(valid("start_both"));
+    const first = await apiOk<string>("POST", "/api/workflow", { name: "start_both", version: 1, input: { a: 1 }, correlationId: "c-1", priority: 5 });
+    const second = await apiOk<string>("POST", "/api/workflow/start_both?correlationId=c-2&priority=3", { b: 2 });
+    expect(first).toMatch(/^[0-9a-f-]{36}$/);
+    expect(second).not.toBe(first);
+    const one = await apiOk("GET", `/api/workflow/${first}?includeTasks=false`);
+    expect(one).toMatchObject({ workflowName: "start_both", workflowVersion: 1, input: { a: 1 }, correlationId: "c-1", priority: 5, tasks: [] });
+    expect((await apiOk("GET", `/api/workflow/${second}`))).toMatchObject({ input: { b: 2 }, correlationId: "c-2", priority: 3 });
+  });
+});

@@ -1,0 +1,170 @@
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+
+/** Runs a one-task workflow and returns its finished form. */
+async function runSingle(name: string, inputParameters: JsonObject, extra: JsonObject = {}, timeoutMs = 10_000) {
+  await register({ name, tasks: [httpTask("call", inputParameters, extra)] });
+  const workflowId = await startWorkflow(name);
+  const workflow = await waitFor(workflowId, ["COMPLETED", "FAILED"], timeoutMs);
+  return { workflow, task: workflow.tasks[0]! as JsonObject & { status: string; outputData: JsonObject; reasonForIncompletion: string | null } };
+}
+
+type Echo = { method: string; rawQuery: string; headers: Record<string, string>; body: string };
+const echoOf = (outputData: JsonObject) => (outputData["response"] as { body: Echo }).body;
+
+describe("HTTP task inputs", () => {
+  it("sends method, headers, accept, contentType and a JSON body (flat placement)", async () => {
+    const { task } = await runSingle("http_flat", {
+      uri: target("/echo/flat"),
+      method: "PUT",
+      headers: { "X-Trace": "abc", "X-Count": 3 },
+      accept: "text/plain",
+      contentType: "application/json",
+      body: { a: 1, list: [true, null] },
+    });
+    expect(task.status).toBe("COMPLETED");
+    const echo = echoOf(task.outputData);
+    expect(echo.method).toBe("PUT");
+    expect(echo.headers["x-trace"]).toBe("abc");
+    expect(echo.headers["x-count"]).toBe("3");
+    expect(echo.headers["accept"]).toBe("text/plain");
+    expect(echo.headers["content-type"]).toBe("application/json");
+    expect(JSON.parse(echo.body)).toEqual({ a: 1, list: [true, null] });
+    expect(echo.headers["idempotency-key"]).toBe(task["taskId"]);
+  });
+
+  it("reads the same fields nested in http_request, with connectionTimeOut as a number and readTimeOut as digits", async () => {
+    const { task } = await runSingle("http_nested", {
+      http_request: { uri: target("/echo/nested"), method: "POST", body: "raw text", contentType: "text/plain", connectionTimeOut: 2000, readTimeOut: "3000" },
+    });
+    expect(task.status).toBe("COMPLETED");
+    const echo = echoOf(task.outputData);
+    expect(echo.method).toBe("POST");
+    expect(echo.body).toBe("raw text");
+    expect(echo.headers["content-type"]).toBe("text/plain");
+    expect(echo.headers["accept"]).toBe("application/json");
+  });
+
+  it("encodes query parameters by default and sends them as given with encode: false", async () => {
+    const encoded = await runSingle("http_encode", { uri: target("/echo/q?name=a b&plus=1+1"), method: "GET" });
+    expect(echoOf(encoded.task.outputData).rawQuery).toBe("?name=a%20b&plus=1%2B1");
+    const raw = await runSingle("http_no_encode", { uri: target("/echo/q?name=a%20b&plus=1+1"), method: "GET", encode: false });
+    expect(echoOf(raw.task.outputData).rawQuery).toBe("?name=a%20b&plus=1+1");
+  });
+});
+
+describe("HTTP task outputs", () => {
+  it("exposes response {body, headers, statusCode, reasonPhrase} and the same fields at the top", async () => {
+    const { task } = await runSingle("http_output", { uri: target("/count/output-shape"), method: "GET" });
+    const response = task.outputData["response"] as JsonObject;
+    expect(response["statusCode"]).toBe(200);
+    expect(response["reasonPhrase"]).toBe("OK");
+    expect((response["headers"] as Record<string, string[]>)["content-type"]).toEqual(["application/json"]);
+    expect(response["body"]).toMatchObject({ key: "output-shape", n: 1 });
+    expect(task.outputData["statusCode"]).toBe(200);
+    expect(task.outputData["body"]).toEqual(response["body"]);
+  });
+
+  it("keeps text as text, binary as base64, and unparseable JSON as text", async () => {
+    expect((await runSingle("http_text", { uri: target("/text"), method: "GET", accept: "text/plain" })).task.outputData["body"]).toBe("plain words");
+    expect((await runSingle("http_binary", { uri: target("/binary"), method: "GET", accept: "image/png" })).task.outputData["body"]).toBe("iVBORw==");
+    const invalid = await runSingle("http_invalid_json", { uri: target("/invalid-json"), method: "GET" });
+    expect(invalid.task.status).toBe("COMPLETED");
+    expect(invalid.task.outputData["body"]).toBe("{not json");
+  });
+});
+
+describe("HTTP task failures", () => {
+  it("fails on a non-2xx answer with a clear reason, keeping statusCode and body, and fails the workflow", async () => {
+    const { workflow, task } = await runSingle("http_503", { uri: target("/status/503"), method: "GET" });
+    expect(task.status).toBe("FAILED");
+    expect(task.reasonForIncompletion).toContain("HTTP 503 Service Unavailable");
+    expect(task.outputData["statusCode"]).toBe(503);
+    expect(task.outputData["body"]).toEqual({ code: 503 });
+    expect(workflow.status).toBe("FAILED");
+    expect(workflow["reasonForIncompletion"]).toContain("Task call failed");
+  });
+
+  it("fails when the connection is refused", async () => {
+    const { task } = await runSingle("http_refused", { uri: "http://127.0.0.1:9/nothing", method: "GET" });
+    expect(task.status).toBe("FAILED");
+    expect(task.reasonForIncompletion).toMatch(/GET http:\/\/127\.0\.0\.1:9\/nothing failed/);
+  });
+
+  it("fails when the answer does not come within connectionTimeOut + readTimeOut", async () => {
+    const { task } = await runSingle("http_timeout", { http_request: { uri: target("/hang"), method: "GET", connectionTimeOut: 100, readTimeOut: "200" } });
+    expect(task.status).toBe("FAILED");
+    expect(task.reasonForIncompletion).toContain("timed out");
+    expect(task.reasonForIncompletion).toContain("300 ms");
+  });
+
+  it("fails clearly when the response body exceeds the configured limit", async () => {
+    const { task } = await runSingle("http_huge", { uri: target(`/huge?bytes=${3 * 1024 * 1024}`), method: "GET", accept: "text/plain" });
+    expect(task.status).toBe("FAILED");
+    expect(task.reasonForIncompletion).toMatch(/exceeds \d+ bytes/);
+  });
+
+  it("retries per retryCount (new task instances) and completes when the service recovers", async () => {
+    const { workflow } = await runSingle("http_retry", { uri: target("/flaky/retry-ok?fail=2"), method: "GET" }, { retryCount: 2, retryLogic: "FIXED", retryDelaySeconds: 0 });
+    expect(workflow.status).toBe("COMPLETED");
+    expect(workflow.tasks.map((task) => [task.status, task["retryCount"], task["retried"]])).toEqual([
+      ["FAILED", 0, true],
+      ["FAILED", 1, true],
+      ["COMPLETED", 2, false],
+    ]);
+    expect(await hits("retry-ok")).toBe(3);
+  });
+
+  it("an optional task that fails ends COMPLETED_WITH_ERRORS and the workflow goes on", async () => {
+    await register({
+      name: "http_optional",
+      tasks: [httpTask("maybe", { uri: target("/status/500"), method: "GET" }, { optional: true }), httpTask("after", { uri: target("/count/after-optional"), method: "GET" })],
+    });
+    const workflow = await waitFor(await startWorkflow("http_optional"), ["COMPLETED", "FAILED"]);
+    expect(workflow.status).toBe("COMPLETED");
+    expect(workflow.tasks.map((task) => task.status)).toEqual(["COMPLETED_WITH_ERRORS", "COMPLETED"]);
+  });
+});
+
+describe("asyncComplete", () => {
+  it("stays IN_PROGRESS after its request until completed through the API, then the workflow continues", async () => {
+    await register({
+      name: "http_async",
+      tasks: [
+        httpTask("approve", { uri: target("/count/async-call"), method: "GET" }, { asyncComplete: true }),
+        httpTask("next", { uri: target("/echo/next?decision=${approve.output.decision}"), method: "GET" }),
+      ],
+    });
+    const workflowId = await startWorkflow("http_async");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]?.outputData as JsonObject)?.["statusCode"] === 200);
+    expect(waiting.status).toBe("RUNNING");
+    expect(waiting.tasks).toHaveLength(1);
+    // Nothing completes it by itself.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await waitFor(workflowId, () => true)).tasks[0]!.status).toBe("IN_PROGRESS");
+
+    const taskId = await apiOk<string>("POST", `/api/tasks/${workflowId}/approve/COMPLETED`, { decision: "yes" });
+    expect(taskId).toBe(waiting.tasks[0]!["taskId"]);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[0]!.outputData).toMatchObject({ decision: "yes", statusCode: 200 });
+    expect((done.output["response"] as { body: Echo & { query: JsonObject } }).body.query).toEqual({ decision: "yes" });
+
+    // A second completion finds nothing pending.
+    const again = await api("POST", `/api/tasks/${workflowId}/approve/COMPLETED`, {});
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ status: 409, error: "CONFLICT" });
+  });
+
+  it("the task-level flag and the input flag both work, and FAILED through the API fails the workflow", async () => {
+    await register({ name: "http_async_input", tasks: [httpTask("wait", { uri: target("/echo/x"), method: "GET", asyncComplete: true })] });
+    const workflowId = await startWorkflow("http_async_input");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]?.outputData as JsonObject)?.["statusCode"] === 200);
+    const taskId = (await waitFor(workflowId, () => true)).tasks[0]!["taskId"] as string;
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId, status: "FAILED", reasonForIncompletion: "rejected by reviewer", outputData: {} });
+    const done = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
+    expect(done.status).toBe("FAILED");
+    expect(done.tasks[0]!["reasonForIncompletion"]).toBe("rejected by reviewer");
+  });
+});

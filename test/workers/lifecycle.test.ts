@@ -1,0 +1,182 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+
+/** A workflow whose first task waits for the completion API, so tests can act while it is RUNNING. */
+async function registerWaiting(name: string, after: string) {
+  await register({
+    name,
+    tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true }), httpTask("after", { uri: target(`/count/${after}`), method: "GET" })],
+  });
+}
+
+async function startWaiting(name: string): Promise<string> {
+  const workflowId = await startWorkflow(name);
+  await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
+  return workflowId;
+}
+
+async function expectError(method: string, path: string, status: number, error: string, body?: unknown) {
+  const response = await api(method, path, body);
+  expect(response.status).toBe(status);
+  const json = (await response.json()) as { status: number; error: string; message: string };
+  expect(json).toMatchObject({ status, error });
+  expect(json.message.length).toBeGreaterThan(10);
+  return json;
+}
+
+describe("terminate", () => {
+  it("terminates a running workflow with a reason, cancels its pending task, and refuses a second terminate", async () => {
+    await registerWaiting("term", "term-after");
+    const workflowId = await startWaiting("term");
+    await apiOk("DELETE", `/api/workflow/${workflowId}?reason=${encodeURIComponent("no longer needed")}`);
+    const workflow = await getWorkflow(workflowId);
+    expect(workflow.status).toBe("TERMINATED");
+    expect(workflow["reasonForIncompletion"]).toBe("no longer needed");
+    expect(workflow.tasks[0]!.status).toBe("CANCELED");
+    expect(workflow["endTime"]).toBeGreaterThan(0);
+    await expectError("DELETE", `/api/workflow/${workflowId}`, 409, "CONFLICT");
+    await expectError("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, 409, "CONFLICT", {});
+    expect(await hits("term-after")).toBe(0);
+  });
+});
+
+describe("pause and resume", () => {
+  it("a paused workflow records a completion but schedules nothing until resumed", async () => {
+    await registerWaiting("pause", "pause-after");
+    const workflowId = await startWaiting("pause");
+    await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+    await apiOk("PUT", `/api/workflow/${workflowId}/pause`); // idempotent, as in Conductor
+    expect((await getWorkflow(workflowId)).status).toBe("PAUSED");
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, { ok: true });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const paused = await getWorkflow(workflowId);
+    expect(paused.status).toBe("PAUSED");
+    expect(paused.tasks.map((task) => task.status)).toEqual(["COMPLETED"]);
+    expect(await hits("pause-after")).toBe(0);
+
+    await apiOk("PUT", `/api/workflow/${workflowId}/resume`);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(await hits("pause-after")).toBe(1);
+    await expectError("PUT", `/api/workflow/${workflowId}/resume`, 409, "CONFLICT");
+    await expectError("PUT", `/api/workflow/${workflowId}/pause`, 409, "CONFLICT");
+  });
+
+  it("resume of a running workflow is a 409", async () => {
+    await registerWaiting("resume_running", "resume-running-after");
+    const workflowId = await startWaiting("resume_running");
+    await expectError("PUT", `/api/workflow/${workflowId}/resume`, 409, "CONFLICT");
+    expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+  });
+});
+
+describe("retry, restart, rerun", () => {
+  it("retry resumes a failed workflow from the failed task; restart runs it from the start", async () => {
+    await register({
+      name: "retry_me",
+      tasks: [httpTask("one", { uri: target("/count/retry-me-one"), method: "GET" }), httpTask("two", { uri: target("/flaky/retry-me-two?fail=1"), method: "GET" })],
+    });
+    const workflowId = await startWorkflow("retry_me");
+    const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
+    expect(failed.status).toBe("FAILED");
+    await expectError("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=maybe`, 400, "VALIDATION_ERROR");
+
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    const retried = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(retried.status).toBe("COMPLETED");
+    expect(retried["reasonForIncompletion"]).toBeNull();
+    expect(retried.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([
+      ["one", "COMPLETED"],
+      ["two", "FAILED"],
+      ["two", "COMPLETED"],
+    ]);
+    expect(await hits("retry-me-one")).toBe(1);
+    await expectError("POST", `/api/workflow/${workflowId}/retry`, 409, "CONFLICT");
+
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    const restarted = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow.tasks.length === 2);
+    expect(restarted.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
+    expect(await hits("retry-me-one")).toBe(2);
+  });
+
+  it("restart and retry of a running workflow are 409s that change nothing", async () => {
+    await registerWaiting("restart_running", "restart-running-after");
+    const workflowId = await startWaiting("restart_running");
+    const before = await getWorkflow(workflowId);
+    await expectError("POST", `/api/workflow/${workflowId}/restart`, 409, "CONFLICT");
+    await expectError("POST", `/api/workflow/${workflowId}/retry`, 409, "CONFLICT");
+    await expectError("POST", `/api/workflow/${workflowId}/rerun`, 409, "CONFLICT", { reRunFromTaskId: before.tasks[0]!["taskId"] });
+    expect(await getWorkflow(workflowId)).toEqual(before);
+  });
+
+  it("restart with useLatestDefinitions picks up a changed definition", async () => {
+    await register({ name: "restart_latest", tasks: [httpTask("v", { uri: target("/count/restart-latest-v1"), method: "GET" })] });
+    const workflowId = await startWorkflow("restart_latest");
+    await waitFor(workflowId, ["COMPLETED"]);
+    await register({ name: "restart_latest", version: 2, tasks: [httpTask("v", { uri: target("/count/restart-latest-v2"), method: "GET" })] });
+    await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`);
+    const restarted = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow["workflowVersion"] === 2);
+    expect(restarted.tasks).toHaveLength(1);
+    expect(await hits("restart-latest-v2")).toBe(1);
+  });
+
+  it("rerun from a task keeps earlier outputs, discards later tasks and runs from there with new input", async () => {
+    await register({
+      name: "rerun_me",
+      tasks: [
+        httpTask("a", { uri: target("/count/rerun-a"), method: "GET" }),
+        httpTask("b", { uri: target("/count/rerun-b?tag=${workflow.input.tag}"), method: "GET" }),
+        httpTask("c", { uri: target("/count/rerun-c"), method: "GET" }),
+      ],
+    });
+    const workflowId = await startWorkflow("rerun_me", { tag: "first" });
+    const first = await waitFor(workflowId, ["COMPLETED"]);
+    const [a, b] = first.tasks;
+    await expectError("POST", `/api/workflow/${workflowId}/rerun`, 400, "VALIDATION_ERROR", { reRunFromTaskId: "no-such-task" });
+    await expectError("POST", `/api/workflow/${workflowId}/rerun`, 400, "VALIDATION_ERROR", {});
+
+    const rerunId = await apiOk<string>("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: b!["taskId"], workflowInput: { tag: "second" } });
+    expect(rerunId).toBe(workflowId);
+    const second = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && (workflow.tasks[1]!.outputData as { response?: { body: { query: { tag: string } } } }).response?.body.query.tag === "second");
+    expect(second.tasks).toHaveLength(3);
+    expect(second.tasks[0]).toEqual(a);
+    expect(second.tasks[1]!["taskId"]).toBe(b!["taskId"]);
+    expect(second.input).toEqual({ tag: "second" });
+    expect(await hits("rerun-a")).toBe(1);
+    expect(await hits("rerun-b")).toBe(2);
+    expect(await hits("rerun-c")).toBe(2);
+  });
+});
+
+describe("remove", () => {
+  it("refuses to remove a running workflow, removes a finished one and its search row", async () => {
+    await registerWaiting("remove_me", "remove-after");
+    const workflowId = await startWaiting("remove_me");
+    await expectError("DELETE", `/api/workflow/${workflowId}/remove`, 409, "CONFLICT");
+    await apiOk("DELETE", `/api/workflow/${workflowId}`);
+    await waitFor(workflowId, ["TERMINATED"]);
+    // The index row exists (written off the hot path) before removal.
+    for (let i = 0; i < 100 && !(await env.DB.prepare("SELECT 1 FROM executions WHERE workflow_id = ? AND status = 'TERMINATED'").bind(workflowId).first()); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+    await expectError("GET", `/api/workflow/${workflowId}`, 404, "NOT_FOUND");
+    expect(await env.DB.prepare("SELECT 1 FROM executions WHERE workflow_id = ?").bind(workflowId).first()).toBeNull();
+    await expectError("DELETE", `/api/workflow/${workflowId}/remove`, 404, "NOT_FOUND");
+  });
+});
+
+describe("unknown things are 404s", () => {
+  it("unknown execution ids, malformed ids, unknown definitions and versions", async () => {
+    await expectError("GET", `/api/workflow/${crypto.randomUUID()}`, 404, "NOT_FOUND");
+    await expectError("GET", "/api/workflow/not-a-uuid", 404, "NOT_FOUND");
+    await expectError("PUT", `/api/workflow/${crypto.randomUUID()}/pause`, 404, "NOT_FOUND");
+    await expectError("POST", `/api/workflow/${crypto.randomUUID()}/retry`, 404, "NOT_FOUND");
+    await expectError("POST", "/api/workflow/no_such_workflow", 404, "NOT_FOUND", {});
+    await register({ name: "versioned", tasks: [httpTask("x", { uri: target("/echo/x"), method: "GET" })] });
+    await expectError("POST", "/api/workflow/versioned?version=7", 404, "NOT_FOUND", {});
+    await expectError("POST", "/api/workflow", 404, "NOT_FOUND", { name: "versioned", version: 9 });
+    await expectError("POST", `/api/tasks/${crypto.randomUUID()}/x/COMPLETED`, 404, "NOT_FOUND", {});
+  });
+});
