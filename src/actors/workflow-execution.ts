@@ -21,9 +21,22 @@ import { dispatchHttp } from "./dispatch/http";
 import { deleteIndexRow, indexSignature, writeIndexRow } from "./execution-index";
 import { ExecutionStore } from "./execution-store";
 import { secretLookup } from "./secrets";
+import { verifyCallback } from "./webhook-verification";
+import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
+import type { ValidationIssue } from "../engine/validation-issue";
 
 /** The outcome of an RPC call: refusals travel as values, because thrown errors lose their kind over RPC. */
 export type ActorResult<T> = { ok: true; value: T } | { ok: false; error: { kind: EngineErrorKind; message: string } };
+
+/** Why a webhook callback was refused, with the HTTP status to answer. */
+export interface CallbackRefusal {
+  status: 400 | 401 | 404 | 409;
+  message: string;
+  validationErrors?: ValidationIssue[];
+}
+
+/** The outcome of a webhook callback. */
+export type CallbackResult = { ok: true; value: { workflowId: string; taskId: string; status: string } } | { ok: false; refusal: CallbackRefusal };
 
 /** Lifecycle commands the router forwards unchanged to the engine. */
 export type WorkflowCommand = Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "retry" | "restart" | "rerun" }>;
@@ -140,6 +153,45 @@ export class WorkflowExecution extends DurableObject<Env> {
     } catch (error) {
       return refused(error);
     }
+  }
+
+  /**
+   * A WAIT_FOR_WEBHOOK callback. Checked in the order a caller can act on: unknown ids (404), headers
+   * or signature (401), body (400), task no longer waiting (409). A refused callback changes nothing;
+   * of two concurrent callbacks exactly one wins (the engine refuses the second as not pending).
+   */
+  async webhookCallback(call: { taskRefName: string; taskId: string; headers: Array<[string, string]>; body: Uint8Array }): Promise<CallbackResult> {
+    this.#recover();
+    const refuse = (status: CallbackRefusal["status"], message: string, validationErrors?: ValidationIssue[]): CallbackResult => ({
+      ok: false,
+      refusal: validationErrors ? { status, message, validationErrors } : { status, message },
+    });
+    const execution = this.#execution;
+    const task = execution?.tasks.find((candidate) => candidate.taskId === call.taskId);
+    if (!execution || !task || task.referenceTaskName !== call.taskRefName || task.taskType !== "WAIT_FOR_WEBHOOK") {
+      return refuse(404, "No webhook task with that workflow id, reference name and task id");
+    }
+    const input = await this.#liveInput(execution, task);
+    if (input instanceof MissingSecretError) return refuse(401, `The callback cannot be verified: ${input.message}`);
+    const failure = await verifyCallback(webhookExpectations(input), new Headers(call.headers), call.body);
+    if (failure) return refuse(401, `Callback refused: ${failure}`);
+    const parsed = parseWebhookCallback(new TextDecoder().decode(call.body));
+    if (!parsed.ok) return refuse(400, "Invalid callback body", parsed.issues);
+    // Re-read: the task may have moved on while this callback was being verified.
+    const current = this.#execution?.tasks.find((candidate) => candidate.taskId === call.taskId);
+    if (!current || current.status !== "IN_PROGRESS") {
+      return refuse(409, `Task ${call.taskRefName} is no longer waiting: its status is ${current?.status ?? "gone"}`);
+    }
+    const { status, output, reason } = parsed.callback;
+    const event: ExecutionEvent = { type: "externalUpdate", taskId: call.taskId, status, output };
+    if (reason !== undefined) event.reason = reason;
+    try {
+      this.#apply(event);
+    } catch (error) {
+      if (error instanceof EngineError) return refuse(409, error.message);
+      throw error;
+    }
+    return { ok: true, value: { workflowId: execution.workflowId, taskId: call.taskId, status } };
   }
 
   /** Deletes the execution and its search row. Only a finished execution can be removed. */
@@ -282,23 +334,30 @@ export class WorkflowExecution extends DurableObject<Env> {
       });
   }
 
+  /**
+   * The task's input as its side effect needs it: with real secret values when it references any
+   * (they exist only in memory, for this call), else the stored input.
+   */
+  async #liveInput(execution: Execution, task: TaskExecution): Promise<JsonObject | MissingSecretError> {
+    const template = execution.definition.tasks[task.definitionIndex]?.inputParameters ?? {};
+    const secretNames = referencedSecrets(template);
+    if (secretNames.length === 0) return task.inputData;
+    const lookup = await secretLookup(this.env, secretNames);
+    try {
+      // Defaults a task type added at start (e.g. webhook ids) stay; the template's values win.
+      return { ...task.inputData, ...(resolveValue(template, evaluationContext(execution, Date.now(), task.taskId, lookup)) as JsonObject) };
+    } catch (error) {
+      if (error instanceof MissingSecretError) return error;
+      throw error;
+    }
+  }
+
   async #perform(task: TaskExecution, cancel: AbortSignal): Promise<ExecutionEvent> {
     const execution = this.#execution!;
     const definition = execution.definition.tasks[task.definitionIndex]!;
     const failed = (reason: string): ExecutionEvent => ({ type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason });
-    let input = task.inputData;
-    const secretNames = referencedSecrets(definition.inputParameters ?? {});
-    if (secretNames.length > 0) {
-      // Secret values exist only here, for the duration of the call; what is stored stays masked.
-      const lookup = await secretLookup(this.env, secretNames);
-      try {
-        const resolved = resolveValue(definition.inputParameters ?? {}, evaluationContext(execution, Date.now(), task.taskId, lookup));
-        input = resolved as JsonObject;
-      } catch (error) {
-        if (error instanceof MissingSecretError) return failed(`Task input references an unknown secret: ${error.message}`);
-        throw error;
-      }
-    }
+    const input = await this.#liveInput(execution, task);
+    if (input instanceof MissingSecretError) return failed(`Task input references an unknown secret: ${input.message}`);
     switch (task.taskType) {
       case "HTTP":
         return dispatchHttp(task, input, {

@@ -72,6 +72,8 @@ export interface NewExecution {
   idempotencyKey?: string;
   parentWorkflowId?: string;
   parentWorkflowTaskId?: string;
+  /** Public base URL for callback URLs. */
+  baseUrl?: string;
 }
 
 /** A fresh RUNNING execution with no tasks yet; feed it a `start` event. */
@@ -96,6 +98,7 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
   if (params.idempotencyKey !== undefined) execution.idempotencyKey = params.idempotencyKey;
   if (params.parentWorkflowId !== undefined) execution.parentWorkflowId = params.parentWorkflowId;
   if (params.parentWorkflowTaskId !== undefined) execution.parentWorkflowTaskId = params.parentWorkflowTaskId;
+  if (params.baseUrl !== undefined) execution.baseUrl = params.baseUrl;
   const deadline = workflowDeadline(params.definition, now);
   if (deadline !== undefined) execution.deadline = deadline;
   return execution;
@@ -194,6 +197,7 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
     fields.endTime = env.now;
     fields.attemptDeadline = undefined;
     fields.awaitingExternal = false;
+    fields.timeoutAt = undefined;
     if (task.startTime === 0) fields.startTime = env.now;
   }
   draft.updateTask(task.taskId, fields);
@@ -207,6 +211,11 @@ function applyTick(draft: Draft, liveTaskIds: ReadonlySet<string>, env: DecideEn
     return;
   }
   for (const task of state.tasks) {
+    if (isPending(task) && task.timeoutAt !== undefined && task.timeoutAt <= env.now) {
+      const onTimeout = taskModule(task.taskType)?.onTimeout;
+      if (onTimeout) draft.updateTask(task.taskId, onTimeout(task, env));
+      continue;
+    }
     if (!isInFlight(task)) continue;
     const module = taskModule(task.taskType);
     if (!module) continue;
@@ -261,7 +270,9 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     updateTime: env.now,
     attemptDeadline: undefined,
     awaitingExternal: false,
+    timeoutAt: undefined,
     subWorkflowId: undefined,
+    callbackUrl: undefined,
   };
   draft.updateTask(target.taskId, reset);
   const inputData = event.taskInput ?? resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env);
@@ -421,6 +432,7 @@ function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT"
       updateTime: env.now,
       attemptDeadline: undefined,
       awaitingExternal: false,
+      timeoutAt: undefined,
     });
   }
   draft.patch({ status, reasonForIncompletion: reason, endTime: env.now, updateTime: env.now });
@@ -439,6 +451,7 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
   for (const task of state.tasks) {
     if (task.status === "SCHEDULED" && state.status === "RUNNING") consider(task.scheduledTime);
     if (isInFlight(task)) consider(task.attemptDeadline);
+    if (isPending(task)) consider(task.timeoutAt);
   }
   return earliest;
 }

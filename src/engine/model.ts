@@ -129,6 +129,8 @@ export interface TaskExecution {
   attemptDeadline?: number;
   /** Set while the task waits for something outside the engine (async completion, a callback, a child). */
   awaitingExternal?: boolean;
+  /** When a waiting task gives up (e.g. WAIT_FOR_WEBHOOK `timeoutSeconds`); its module decides how it ends. */
+  timeoutAt?: number;
   subWorkflowId?: string;
   callbackUrl?: string;
 }
@@ -154,6 +156,8 @@ export interface WorkflowExecution {
   updateTime: number;
   /** Workflow-level deadline (epoch ms) from `timeoutSeconds`; absent when none. */
   deadline?: number;
+  /** Public base URL of the service when the execution started, for callback URLs (e.g. `https://api.example.com`). */
+  baseUrl?: string;
   definition: WorkflowDef;
   tasks: TaskExecution[];
 }

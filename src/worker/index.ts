@@ -3,16 +3,21 @@ import { authorize } from "./auth/access-rules";
 import { authenticate } from "./auth/authenticate";
 import { ApiError, responseForError } from "./http/errors";
 import { registerMetadataRoutes } from "./routes/metadata";
-import { registerTaskRoutes } from "./routes/tasks";
+import { WEBHOOK_CALLBACK_PATH, registerTaskRoutes } from "./routes/tasks";
 import { registerWorkflowRoutes } from "./routes/workflows";
 
 export { WorkflowExecution } from "../actors/workflow-execution";
 
 type Args = [Env, ExecutionContext];
 
-/** Paths reachable without credentials (the contract allows only the health check). */
+/**
+ * Paths reachable without a token: the health check, and webhook callbacks, which are authenticated
+ * by the waiting task's own headers and signature instead.
+ */
 function isPublic(request: IRequest): boolean {
-  return request.method === "GET" && new URL(request.url).pathname === "/health";
+  const path = new URL(request.url).pathname;
+  if (request.method === "GET" && path === "/health") return true;
+  return request.method === "POST" && WEBHOOK_CALLBACK_PATH.test(path);
 }
 
 /** Authenticates and authorizes every request before any route runs. */

@@ -36,8 +36,13 @@ export async function startWorkflow(name: string, input: JsonObject = {}, query 
   return apiOk<string>("POST", `/api/workflow/${encodeURIComponent(name)}${query}`, input);
 }
 
+/** A task as the API shows it. */
+export type TaskJson = JsonObject & { taskId: string; status: string; referenceTaskName: string; inputData: JsonObject; outputData: JsonObject };
+/** A workflow as the API shows it. */
+export type WorkflowJson = JsonObject & { workflowId: string; status: string; input: JsonObject; output: JsonObject; tasks: TaskJson[] };
+
 /** The Workflow JSON with tasks. */
-export async function getWorkflow(workflowId: string): Promise<JsonObject & { status: string; tasks: Array<JsonObject & { status: string }> }> {
+export async function getWorkflow(workflowId: string): Promise<WorkflowJson> {
   return apiOk("GET", `/api/workflow/${workflowId}?includeTasks=true`);
 }
 
@@ -47,9 +52,9 @@ export async function getWorkflow(workflowId: string): Promise<JsonObject & { st
  */
 export async function waitFor(
   workflowId: string,
-  until: string[] | ((workflow: Awaited<ReturnType<typeof getWorkflow>>) => boolean),
+  until: string[] | ((workflow: WorkflowJson) => boolean),
   timeoutMs = 10_000,
-): Promise<Awaited<ReturnType<typeof getWorkflow>>> {
+): Promise<WorkflowJson> {
   const deadline = Date.now() + timeoutMs;
   const matches = typeof until === "function" ? until : (workflow: { status: string }) => until.includes(workflow.status);
   for (;;) {

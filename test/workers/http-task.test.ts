@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson } from "./helpers";
 
 /** Runs a one-task workflow and returns its finished form. */
 async function runSingle(name: string, inputParameters: JsonObject, extra: JsonObject = {}, timeoutMs = 10_000) {
   await register({ name, tasks: [httpTask("call", inputParameters, extra)] });
   const workflowId = await startWorkflow(name);
   const workflow = await waitFor(workflowId, ["COMPLETED", "FAILED"], timeoutMs);
-  return { workflow, task: workflow.tasks[0]! as JsonObject & { status: string; outputData: JsonObject; reasonForIncompletion: string | null } };
+  return { workflow, task: workflow.tasks[0]! as TaskJson & { reasonForIncompletion: string | null } };
 }
 
 type Echo = { method: string; rawQuery: string; headers: Record<string, string>; body: string };

@@ -22,4 +22,6 @@ export interface TaskTypeModule {
    * Called for every dispatch, including re-dispatches.
    */
   attemptDeadline(task: TaskExecution, env: DecideEnv): number;
+  /** How the task ends when its `timeoutAt` passes while it is still pending. */
+  onTimeout?(task: TaskExecution, env: DecideEnv): Partial<TaskExecution>;
 }

@@ -2,13 +2,40 @@ import type { IRequest, RouterType } from "itty-router";
 import type { JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
-import { readJsonBody, textResponse } from "../http/body";
+import { readBodyBytes, readJsonBody, textResponse } from "../http/body";
+import { ApiError, errorResponse } from "../http/errors";
 import { ExternalStatus, JsonObjectBody, TaskResultRequest, parseOrThrow } from "../schemas";
 
 type Args = [Env, ExecutionContext];
 
+const CALLBACK_ERRORS = { 400: "VALIDATION_ERROR", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 409: "CONFLICT" } as const;
+
+/** The webhook callback path; it is authenticated by the task's headers and signature, not a token. */
+export const WEBHOOK_CALLBACK_PATH = /^\/api\/tasks\/webhook\/[^/]+\/[^/]+\/[^/]+$/;
+
 /** Routes that complete or update tasks from outside (asyncComplete HTTP tasks, waiting tasks). */
 export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
+  router.post("/api/tasks/webhook/:workflowId/:taskRefName/:taskId", async (request, env) => {
+    const workflowId = decodeURIComponent(request.params["workflowId"] ?? "");
+    let stub: ReturnType<typeof executionStub>;
+    try {
+      stub = executionStub(env, workflowId);
+    } catch (error) {
+      if (error instanceof ApiError) throw new ApiError(404, "NOT_FOUND", "No webhook task with that workflow id, reference name and task id");
+      throw error;
+    }
+    const body = await readBodyBytes(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+    const result = await stub.webhookCallback({
+      taskRefName: decodeURIComponent(request.params["taskRefName"] ?? ""),
+      taskId: decodeURIComponent(request.params["taskId"] ?? ""),
+      headers: [...(request as unknown as Request).headers],
+      body,
+    });
+    if (result.ok) return Response.json(result.value);
+    const { status, message, validationErrors } = result.refusal;
+    return errorResponse(status, CALLBACK_ERRORS[status], message, { validationErrors });
+  });
+
   router.post("/api/tasks/:workflowId/:taskRefName/:status", async (request, env) => {
     const status = parseOrThrow(ExternalStatus, request.params["status"], "task status", "status");
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);

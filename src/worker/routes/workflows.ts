@@ -46,9 +46,10 @@ function booleanQuery(request: IRequest, name: string, fallback: boolean): boole
 }
 
 /** Resolves the definition and builds the parameters of a new execution. */
-async function newExecution(env: Env, request: StartRequest & { name: string }): Promise<NewExecution> {
+async function newExecution(env: Env, http: IRequest, request: StartRequest & { name: string }): Promise<NewExecution> {
   const definition = await new DefinitionRepository(env.DB).get(request.name, request.version);
-  const params: NewExecution = { workflowId: crypto.randomUUID(), definition, input: request.input ?? {} };
+  const baseUrl = serviceConfig(env).publicBaseUrl ?? new URL(http.url).origin;
+  const params: NewExecution = { workflowId: crypto.randomUUID(), definition, input: request.input ?? {}, baseUrl };
   if (request.correlationId !== undefined) params.correlationId = request.correlationId;
   if (request.priority !== undefined) params.priority = request.priority;
   if (request.taskToDomain !== undefined) params.taskToDomain = request.taskToDomain;
@@ -61,8 +62,8 @@ async function startBody(request: IRequest, env: Env): Promise<StartRequest> {
   return body.present ? parseOrThrow(StartWorkflowRequest, body.value, "start workflow request") : {};
 }
 
-async function start(env: Env, request: StartRequest & { name: string }): Promise<Response> {
-  const params = await newExecution(env, request);
+async function start(env: Env, http: IRequest, request: StartRequest & { name: string }): Promise<Response> {
+  const params = await newExecution(env, http, request);
   const workflowId = unwrap(await executionStub(env, params.workflowId).start(params));
   return textResponse(workflowId);
 }
@@ -74,7 +75,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   router.post("/api/workflow", async (request, env) => {
     const body = await startBody(request, env);
     if (body.name === undefined) throw validationError("Invalid start workflow request", [{ path: "name", message: "is required" }]);
-    return start(env, { ...body, name: body.name });
+    return start(env, request, { ...body, name: body.name });
   });
 
   const execute = async (request: IRequest, env: Env) => {
@@ -86,7 +87,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
       throw validationError("Invalid workflow version", [{ path: "version", message: "must be a positive integer" }]);
     }
     const waitSeconds = integerQuery(request, "waitForSeconds", 0, config.executeMaxWaitSeconds) ?? config.executeDefaultWaitSeconds;
-    const params = await newExecution(env, { ...body, name, version: pathVersion ?? body.version });
+    const params = await newExecution(env, request, { ...body, name, version: pathVersion ?? body.version });
     const workflow = unwrap(await executionStub(env, params.workflowId).execute(params, waitSeconds * 1000));
     return jsonTextResponse(workflow);
   };
@@ -104,7 +105,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     if (correlationId !== undefined) startRequest.correlationId = correlationId;
     const priority = integerQuery(request, "priority", 0, 99);
     if (priority !== undefined) startRequest.priority = priority;
-    return start(env, startRequest);
+    return start(env, request, startRequest);
   });
 
   router.get("/api/workflow/:workflowId", async (request, env) => {

@@ -1,0 +1,60 @@
+import type { JsonObject, JsonValue } from "../../model";
+import type { TaskTypeModule } from "../task-type";
+
+/** The error code of a webhook task that waited in vain (spec section 7). */
+export const WEBHOOK_TIMEOUT = "WEBHOOK_TIMEOUT";
+
+function timeoutSeconds(input: JsonObject): number {
+  const raw: JsonValue | undefined = input["timeoutSeconds"];
+  const value = typeof raw === "string" && /^\d+$/.test(raw.trim()) ? Number(raw) : raw;
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+}
+
+/** The path of a webhook task's callback; with the base URL in front, its callback URL. */
+export function callbackPath(workflowId: string, taskRefName: string, taskId: string): string {
+  return `/api/tasks/webhook/${workflowId}/${encodeURIComponent(taskRefName)}/${taskId}`;
+}
+
+/**
+ * WAIT_FOR_WEBHOOK: waits, without any side effect of its own, until its callback URL is called
+ * (see the actor's callback handling) or `timeoutSeconds` pass.
+ */
+export const waitForWebhookTask: TaskTypeModule = {
+  type: "WAIT_FOR_WEBHOOK",
+  start(task, _definition, execution, env) {
+    const seconds = timeoutSeconds(task.inputData);
+    // The spec's defaults, shown in the task's input so the callback URL can be read off it.
+    const inputData: JsonObject = { workflowId: execution.workflowId, taskId: task.taskId, timeoutSeconds: seconds, ...task.inputData };
+    const started = {
+      ...task,
+      inputData,
+      status: "IN_PROGRESS" as const,
+      awaitingExternal: true,
+      startTime: env.now,
+      updateTime: env.now,
+      callbackUrl: `${execution.baseUrl ?? ""}${callbackPath(execution.workflowId, task.referenceTaskName, task.taskId)}`,
+    };
+    return { task: seconds > 0 ? { ...started, timeoutAt: env.now + seconds * 1000 } : started, dispatch: false };
+  },
+  attemptDeadline(_task, env) {
+    return env.now;
+  },
+  onTimeout(task, env) {
+    const seconds = timeoutSeconds(task.inputData);
+    const message = `No callback arrived within ${seconds} seconds`;
+    return {
+      status: "FAILED",
+      outputData: {
+        status: "FAILED",
+        error: WEBHOOK_TIMEOUT,
+        message,
+        details: { timeoutSeconds: seconds, startTime: new Date(task.startTime).toISOString(), endTime: new Date(env.now).toISOString() },
+      },
+      reasonForIncompletion: message,
+      endTime: env.now,
+      updateTime: env.now,
+      awaitingExternal: false,
+      timeoutAt: undefined,
+    };
+  },
+};

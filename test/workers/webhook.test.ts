@@ -1,0 +1,176 @@
+import { SELF, abortAllDurableObjects } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+
+const hookTask = (ref: string, inputParameters: JsonObject = {}, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK", inputParameters, ...extra });
+
+/** Starts a workflow and waits until its webhook task (the last task) is waiting; returns both. */
+async function startWaiting(name: string, input: JsonObject = {}): Promise<{ workflowId: string; hook: TaskJson }> {
+  const workflowId = await startWorkflow(name, input);
+  const workflow = await waitFor(workflowId, (candidate) => candidate.tasks.at(-1)?.taskType === "WAIT_FOR_WEBHOOK" && candidate.tasks.at(-1)?.status === "IN_PROGRESS");
+  return { workflowId, hook: workflow.tasks.at(-1)! };
+}
+
+/** Posts a callback exactly as an external sender would: no API key. */
+function callback(url: string, body: string | JsonObject, headers: Record<string, string> = {}): Promise<Response> {
+  return SELF.fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+}
+
+async function hmac(secret: string, body: string, encoding: "hex" | "base64"): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body)));
+  return encoding === "hex" ? [...mac].map((byte) => byte.toString(16).padStart(2, "0")).join("") : btoa(String.fromCharCode(...mac));
+}
+
+/** The workflow without the fields a read itself may not change, for "nothing changed" checks. */
+const snapshot = (workflow: WorkflowJson) => JSON.stringify(workflow);
+
+describe("WAIT_FOR_WEBHOOK", () => {
+  it("waits with its callback URL shown; COMPLETED makes the callback output the task output and the workflow continues", async () => {
+    await register({ name: "hook_ok", tasks: [hookTask("hook"), httpTask("after", { uri: target("/count/hook-after?order=${hook.output.orderId}"), method: "GET" })] });
+    const { workflowId, hook } = await startWaiting("hook_ok");
+    expect(hook["callbackUrl"]).toBe(`https://conductor.test/api/tasks/webhook/${workflowId}/hook/${hook.taskId}`);
+    expect(hook.inputData).toMatchObject({ workflowId, taskId: hook.taskId, timeoutSeconds: 0 });
+    const response = await callback(String(hook["callbackUrl"]), { status: "COMPLETED", output: { orderId: "o-42", paid: true } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ workflowId, taskId: hook.taskId, status: "COMPLETED" });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[0]!.outputData).toEqual({ orderId: "o-42", paid: true });
+    expect((done.tasks[1]!.outputData["body"] as JsonObject)["query"]).toEqual({ order: "o-42" });
+  });
+
+  it("FAILED fails the task with {error, reason} and the workflow; with retries a new waiting instance gets a new URL", async () => {
+    await register({ name: "hook_fail", tasks: [hookTask("hook")] });
+    const { workflowId, hook } = await startWaiting("hook_fail");
+    const response = await callback(String(hook["callbackUrl"]), { status: "FAILED", output: { error: "CARD_DECLINED", reason: "insufficient funds" } });
+    expect(response.status).toBe(200);
+    const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.tasks[0]).toMatchObject({ status: "FAILED", reasonForIncompletion: "insufficient funds", outputData: { error: "CARD_DECLINED", reason: "insufficient funds" } });
+
+    await register({ name: "hook_fail_retry", tasks: [hookTask("hook", {}, { retryCount: 1 })] });
+    const retrying = await startWaiting("hook_fail_retry");
+    await callback(String(retrying.hook["callbackUrl"]), { status: "FAILED", output: { error: "E", reason: "try again" } });
+    const second = await waitFor(retrying.workflowId, (workflow) => workflow.tasks.length === 2 && workflow.tasks[1]!.status === "IN_PROGRESS");
+    expect(second.tasks[1]!["callbackUrl"]).not.toBe(retrying.hook["callbackUrl"]);
+    expect((await callback(String(second.tasks[1]!["callbackUrl"]), { status: "COMPLETED", output: {} })).status).toBe(200);
+    expect((await waitFor(retrying.workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("refuses in the order a caller can act on (404, 401, 400, 409) and a refused callback changes nothing", async () => {
+    await register({ name: "hook_checks", tasks: [hookTask("hook", { headers: { "X-Source": "billing", "X-Token": "t0k3n" } })] });
+    const { workflowId, hook } = await startWaiting("hook_checks");
+    const url = String(hook["callbackUrl"]);
+    const good = { "x-source": "billing", "x-token": "t0k3n" };
+    const before = snapshot(await getWorkflow(workflowId));
+    const expectRefused = async (response: Response, status: number, error: string) => {
+      expect(response.status).toBe(status);
+      const body = (await response.json()) as { status: number; error: string; message: string };
+      expect(body).toMatchObject({ status, error });
+      expect(snapshot(await getWorkflow(workflowId))).toBe(before);
+      return body;
+    };
+    // Unknown ids: 404 even when everything else is wrong too.
+    await expectRefused(await callback(url.replace(workflowId, crypto.randomUUID()), "{bad", {}), 404, "NOT_FOUND");
+    await expectRefused(await callback(url.replace(hook.taskId, crypto.randomUUID()), "{bad", {}), 404, "NOT_FOUND");
+    await expectRefused(await callback(url.replace("/hook/", "/other/"), "{bad", {}), 404, "NOT_FOUND");
+    await expectRefused(await callback(url.replace(workflowId, "not-a-uuid"), "{bad", {}), 404, "NOT_FOUND");
+    // Headers before the body: the response names the header, never its expected value.
+    const missing = await expectRefused(await callback(url, "{bad", { "x-source": "billing" }), 401, "UNAUTHENTICATED");
+    expect(missing.message).toContain("X-Token");
+    const wrong = await expectRefused(await callback(url, { status: "COMPLETED" }, { ...good, "x-token": "guess" }), 401, "UNAUTHENTICATED");
+    expect(wrong.message).toContain("X-Token");
+    expect(wrong.message).not.toContain("t0k3n");
+    // Then the body.
+    await expectRefused(await callback(url, "{not json", good), 400, "VALIDATION_ERROR");
+    await expectRefused(await callback(url, { output: {} }, good), 400, "VALIDATION_ERROR");
+    await expectRefused(await callback(url, { status: "DONE", output: {} }, good), 400, "VALIDATION_ERROR");
+    await expectRefused(await callback(url, { status: "COMPLETED", output: [1] }, good), 400, "VALIDATION_ERROR");
+    await expectRefused(await callback(url, { status: "FAILED", output: { reason: 7 } }, good), 400, "VALIDATION_ERROR");
+    // A good one wins; after it, the task is no longer waiting.
+    expect((await callback(url, { status: "COMPLETED", output: { ok: 1 } }, good)).status).toBe(200);
+    const after = await waitFor(workflowId, ["COMPLETED"]);
+    const second = await callback(url, { status: "COMPLETED", output: { ok: 2 } }, good);
+    expect(second.status).toBe(409);
+    expect(await second.json()).toMatchObject({ status: 409, error: "CONFLICT" });
+    expect(snapshot(await getWorkflow(workflowId))).toBe(snapshot(after));
+  });
+
+  it("verifies GitHub-style HMAC-SHA256 signatures over the raw body (hex with prefix, and base64)", async () => {
+    await register({ name: "hook_sig", tasks: [hookTask("hook", { signature: { secret: "s3cr3t", header: "X-Hub-Signature-256", prefix: "sha256=" } })] });
+    const { workflowId, hook } = await startWaiting("hook_sig");
+    const body = JSON.stringify({ status: "COMPLETED", output: { event: "push" } });
+    const forged = await callback(String(hook["callbackUrl"]), body, { "x-hub-signature-256": `sha256=${await hmac("wrong", body, "hex")}` });
+    expect(forged.status).toBe(401);
+    expect((await callback(String(hook["callbackUrl"]), body, {})).status).toBe(401);
+    // The signature covers the exact bytes: re-serialised JSON with other spacing does not match.
+    const reformatted = await callback(String(hook["callbackUrl"]), JSON.stringify(JSON.parse(body), null, 2), { "x-hub-signature-256": `sha256=${await hmac("s3cr3t", body, "hex")}` });
+    expect(reformatted.status).toBe(401);
+    const signed = await callback(String(hook["callbackUrl"]), body, { "x-hub-signature-256": `sha256=${await hmac("s3cr3t", body, "hex")}` });
+    expect(signed.status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ event: "push" });
+
+    await register({ name: "hook_sig64", tasks: [hookTask("hook", { signature: { secret: "k", header: "X-Signature", encoding: "base64" } })] });
+    const other = await startWaiting("hook_sig64");
+    expect((await callback(String(other.hook["callbackUrl"]), body, { "x-signature": await hmac("k", body, "base64") })).status).toBe(200);
+  });
+
+  it("a header that references an undefined secret cannot be verified: 401, nothing changes", async () => {
+    await register({ name: "hook_secret", tasks: [hookTask("hook", { headers: { Authorization: "Bearer ${workflow.secrets.hook_token}" } })] });
+    const { workflowId, hook } = await startWaiting("hook_secret");
+    expect(hook.inputData["headers"]).toEqual({ Authorization: "Bearer ***" });
+    const response = await callback(String(hook["callbackUrl"]), { status: "COMPLETED", output: {} }, { authorization: "Bearer anything" });
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as { message: string }).message).toContain("hook_token");
+    expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+  });
+
+  it("of two concurrent callbacks exactly one wins; the other gets 409", async () => {
+    await register({ name: "hook_race", tasks: [hookTask("hook", { headers: { "X-Key": "k" } })] });
+    const { workflowId, hook } = await startWaiting("hook_race");
+    const results = await Promise.all(
+      ["a", "b", "c"].map((who) => callback(String(hook["callbackUrl"]), { status: "COMPLETED", output: { who } }, { "x-key": "k" })),
+    );
+    expect(results.map((response) => response.status).sort()).toEqual([200, 409, 409]);
+    const done = await waitFor(workflowId, ["COMPLETED"]);
+    expect(["a", "b", "c"]).toContain(done.tasks[0]!.outputData["who"]);
+  });
+
+  it("times out with WEBHOOK_TIMEOUT after timeoutSeconds, from the alarm, even after eviction; a late callback gets 409", async () => {
+    await register({ name: "hook_timeout", tasks: [hookTask("hook", { timeoutSeconds: 1 })] });
+    const { workflowId, hook } = await startWaiting("hook_timeout");
+    await abortAllDurableObjects();
+    await new Promise((resolve) => setTimeout(resolve, 1300));
+    const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"], 5_000);
+    expect(failed.status).toBe("FAILED");
+    const task = failed.tasks[0]!;
+    expect(task.status).toBe("FAILED");
+    expect(task.outputData).toMatchObject({ status: "FAILED", error: "WEBHOOK_TIMEOUT", message: "No callback arrived within 1 seconds" });
+    const details = task.outputData["details"] as { timeoutSeconds: number; startTime: string; endTime: string };
+    expect(details.timeoutSeconds).toBe(1);
+    expect(Date.parse(details.endTime) - Date.parse(details.startTime)).toBeGreaterThanOrEqual(1000);
+    expect(details.startTime).toBe(new Date(Number(hook["startTime"])).toISOString());
+    expect(task["reasonForIncompletion"]).toBe("No callback arrived within 1 seconds");
+    expect((await callback(String(hook["callbackUrl"]), { status: "COMPLETED", output: {} })).status).toBe(409);
+  });
+
+  it("a paused workflow records the callback but schedules nothing until resumed; the completion API also completes a waiting task", async () => {
+    await register({ name: "hook_paused", tasks: [hookTask("hook"), httpTask("after", { uri: target("/count/hook-paused-after"), method: "GET" })] });
+    const { workflowId, hook } = await startWaiting("hook_paused");
+    await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+    expect((await callback(String(hook["callbackUrl"]), { status: "COMPLETED", output: { x: 1 } })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const paused = await getWorkflow(workflowId);
+    expect(paused.status).toBe("PAUSED");
+    expect(paused.tasks.map((task) => task.status)).toEqual(["COMPLETED"]);
+    expect(await hits("hook-paused-after")).toBe(0);
+    await apiOk("PUT", `/api/workflow/${workflowId}/resume`);
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks).toHaveLength(2);
+
+    const other = await startWaiting("hook_paused");
+    expect(await apiOk<string>("POST", `/api/tasks/${other.workflowId}/hook/COMPLETED`, { via: "api" })).toBe(other.hook.taskId);
+    expect((await waitFor(other.workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ via: "api" });
+  });
+});
