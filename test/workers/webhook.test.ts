@@ -1,4 +1,4 @@
-import { SELF, abortAllDurableObjects } from "cloudflare:test";
+import { SELF, abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
@@ -154,6 +154,20 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect(details.startTime).toBe(new Date(Number(hook["startTime"])).toISOString());
     expect(task["reasonForIncompletion"]).toBe("No callback arrived within 1 seconds");
     expect((await callback(String(hook["callbackUrl"]), { status: "COMPLETED", output: {} })).status).toBe(409);
+  });
+
+  it("arms the object's alarm for the timeout, and the alarm handler times the task out", async () => {
+    await register({ name: "hook_alarm", tasks: [hookTask("hook", { timeoutSeconds: 2 })] });
+    const { workflowId, hook } = await startWaiting("hook_alarm");
+    const stub = env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
+    const alarmAt = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
+    expect(alarmAt).toBe(Number(hook["startTime"]) + 2000);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, alarmAt! - Date.now()) + 20));
+    // Run the alarm now (it may already have run by itself: then there is none left to run).
+    await runDurableObjectAlarm(stub);
+    const failed = await waitFor(workflowId, ["FAILED"], 3_000);
+    expect(failed.tasks[0]!.outputData["error"]).toBe("WEBHOOK_TIMEOUT");
+    expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).toBeNull();
   });
 
   it("a paused workflow records the callback but schedules nothing until resumed; the completion API also completes a waiting task", async () => {
