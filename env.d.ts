@@ -12,6 +12,7 @@ interface Env {
   EXECUTE_DEFAULT_WAIT_SECONDS?: string;
   EXECUTE_MAX_WAIT_SECONDS?: string;
   PUBLIC_BASE_URL?: string;
+  MAX_SUBWORKFLOW_DEPTH?: string;
 }
 declare namespace Cloudflare {
   interface Env extends globalThis.Env {}

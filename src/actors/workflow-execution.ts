@@ -6,7 +6,7 @@ import {
   isBlocked,
   isInFlight,
   nextDeadline,
-  type Decision,
+  type Effect,
   type ExecutionEvent,
   type ExternalTaskStatus,
   type NewExecution,
@@ -14,16 +14,25 @@ import {
 import { EngineError, type EngineErrorKind } from "../engine/errors";
 import { evaluationContext } from "../engine/evaluation";
 import { MissingSecretError, referencedSecrets, resolveValue } from "../engine/expressions";
-import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution as Execution } from "../engine/model";
+import {
+  TERMINAL_WORKFLOW_STATUSES,
+  type JsonObject,
+  type TaskExecution,
+  type WorkflowExecution as Execution,
+  type WorkflowStatus,
+} from "../engine/model";
+import { taskInputTemplate } from "../engine/tasks/registry";
+import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
+import type { ValidationIssue } from "../engine/validation-issue";
 import { toWorkflowView } from "../engine/view";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
+import { executionStub } from "../worker/executions";
 import { dispatchHttp } from "./dispatch/http";
+import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { deleteIndexRow, indexSignature, writeIndexRow } from "./execution-index";
 import { ExecutionStore } from "./execution-store";
 import { secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
-import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
-import type { ValidationIssue } from "../engine/validation-issue";
 
 /** The outcome of an RPC call: refusals travel as values, because thrown errors lose their kind over RPC. */
 export type ActorResult<T> = { ok: true; value: T } | { ok: false; error: { kind: EngineErrorKind; message: string } };
@@ -38,11 +47,33 @@ export interface CallbackRefusal {
 /** The outcome of a webhook callback. */
 export type CallbackResult = { ok: true; value: { workflowId: string; taskId: string; status: string } } | { ok: false; refusal: CallbackRefusal };
 
-/** Lifecycle commands the router forwards unchanged to the engine. */
-export type WorkflowCommand = Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "retry" | "restart" | "rerun" }>;
+/**
+ * Lifecycle commands from the API. `retry` may resume a failed child in place instead of starting
+ * a new one (Conductor's `resumeSubworkflowTasks`).
+ */
+export type WorkflowCommand =
+  | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" }>
+  | { type: "retry"; resumeSubworkflowTasks?: boolean };
 
-/** How long a failed index write waits before it is tried again. */
-const INDEX_RETRY_MS = 2_000;
+/** What a finished child tells each execution waiting for it. */
+export interface ChildFinishedNotice {
+  taskId: string;
+  subWorkflowId: string;
+  status: WorkflowStatus;
+  output: JsonObject;
+  reason?: string;
+}
+
+/** An execution's SUB_WORKFLOW task waiting for this one to finish. */
+interface Watcher {
+  workflowId: string;
+  taskId: string;
+  /** Which terminal state it was last told about (status and end time). */
+  notified?: string;
+}
+
+/** How long a failed background job (index write, notification, child termination) waits before it is tried again. */
+const RETRY_BACKGROUND_MS = 2_000;
 
 function ok<T>(value: T): ActorResult<T> {
   return { ok: true, value };
@@ -53,10 +84,16 @@ function refused(error: unknown): ActorResult<never> {
   throw error;
 }
 
+/** The terminal state a watcher is told about; a rerun that finishes again is a new one. */
+function finishSignature(execution: Execution): string {
+  return `${execution.status}|${execution.endTime}`;
+}
+
 /**
  * One workflow execution. Holds the execution in its own SQLite, asks the engine what each event
  * means, persists the decision, then performs the effects. Every timer is derived from the
- * execution (`nextDeadline`) and multiplexed onto the object's single alarm.
+ * execution (`nextDeadline`) and multiplexed onto the object's single alarm, together with retries
+ * of background work (search index, notifying parents, terminating children).
  */
 export class WorkflowExecution extends DurableObject<Env> {
   readonly #store: ExecutionStore;
@@ -64,13 +101,17 @@ export class WorkflowExecution extends DurableObject<Env> {
   #execution: Execution | null;
   /** Side effects running in this isolate, by task id. After an eviction this is empty, which is how lost attempts are found. */
   readonly #inFlight = new Map<string, AbortController>();
+  /** Background jobs running in this isolate, by key, so one is never run twice at once. */
+  readonly #jobs = new Set<string>();
   /** Callers of `execute` waiting for the execution to finish or block. */
   readonly #waiters = new Set<() => void>();
+  #watchers: Watcher[];
+  /** Children to terminate (id → reason), recorded with the decision that canceled their task. */
+  #childTerminations: Record<string, string>;
+  #indexedSignature: string | undefined;
   #recovered = false;
   #alarmAt: number | null = null;
-  #indexedSignature: string | undefined;
-  #indexWriting: string | undefined;
-  #indexRetryAt: number | undefined;
+  #backgroundRetryAt: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -78,14 +119,32 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#store = new ExecutionStore(ctx.storage.sql);
     this.#execution = this.#store.load();
     this.#indexedSignature = this.#store.getMeta("indexed");
+    this.#watchers = JSON.parse(this.#store.getMeta("watchers") ?? "[]") as Watcher[];
+    this.#childTerminations = JSON.parse(this.#store.getMeta("childTerminations") ?? "{}") as Record<string, string>;
   }
 
-  /** Starts a new execution in this (empty) object. */
+  // ---- RPC: starting and reading ------------------------------------------------------------
+
+  /**
+   * Starts a new execution in this (empty) object. A second start with the same idempotency key
+   * answers the existing id (and, from another parent, adds it as a watcher).
+   */
   async start(params: NewExecution): Promise<ActorResult<string>> {
     this.#recover();
-    if (this.#execution) return refused(new EngineError("CONFLICT", `Workflow ${params.workflowId} already exists`));
-    const created = createExecution(params, Date.now());
-    this.#apply({ type: "start" }, created);
+    const existing = this.#execution;
+    if (existing) {
+      // The same parent task starting its child again (a dispatch repeated after an eviction).
+      const sameParentTask = params.parentWorkflowTaskId !== undefined && existing.parentWorkflowTaskId === params.parentWorkflowTaskId;
+      const sameKey = params.idempotencyKey !== undefined && existing.idempotencyKey === params.idempotencyKey;
+      if (!sameParentTask && !sameKey) return refused(new EngineError("CONFLICT", `Workflow ${params.workflowId} already exists`));
+      if (params.parentWorkflowId !== undefined && params.parentWorkflowTaskId !== undefined) this.#watch(params.parentWorkflowId, params.parentWorkflowTaskId);
+      return ok(existing.workflowId);
+    }
+    if (params.parentWorkflowId !== undefined && params.parentWorkflowTaskId !== undefined) {
+      this.#watchers = [{ workflowId: params.parentWorkflowId, taskId: params.parentWorkflowTaskId }];
+      this.#store.setMeta("watchers", JSON.stringify(this.#watchers));
+    }
+    this.#apply({ type: "start" }, createExecution(params, Date.now()));
     return ok(params.workflowId);
   }
 
@@ -100,10 +159,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     return ok(JSON.stringify(toWorkflowView(this.#execution!, true)));
   }
 
-  /**
-   * The Workflow JSON as text (the router sends it on unparsed), or null when this object holds
-   * no execution.
-   */
+  /** The Workflow JSON as text (the router sends it on unparsed), or null when this object holds no execution. */
   async getWorkflowJson(includeTasks: boolean): Promise<string | null> {
     this.#recover();
     return this.#execution ? JSON.stringify(toWorkflowView(this.#execution, includeTasks)) : null;
@@ -115,11 +171,37 @@ export class WorkflowExecution extends DurableObject<Env> {
     return this.#execution?.workflowName ?? null;
   }
 
+  /** True when the task is part of this execution or of one of its children, at any depth. */
+  async locateTask(taskId: string): Promise<boolean> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution) return false;
+    if (execution.tasks.some((task) => task.taskId === taskId)) return true;
+    for (const child of this.#childTasks(execution)) {
+      if (await executionStub(this.env, child.subWorkflowId!).locateTask(taskId)) return true;
+    }
+    return false;
+  }
+
+  // ---- RPC: lifecycle ---------------------------------------------------------------------
+
   /** Applies a lifecycle command (terminate, pause, resume, retry, restart, rerun). */
   async command(command: WorkflowCommand): Promise<ActorResult<null>> {
     this.#recover();
-    if (!this.#execution) return refused(this.#notFound());
+    const execution = this.#execution;
+    if (!execution) return refused(this.#notFound());
     try {
+      if (command.type === "rerun" && !execution.tasks.some((task) => task.taskId === command.fromTaskId)) {
+        return await this.#rerunInChild(execution, command);
+      }
+      if (command.type === "retry") {
+        if (command.resumeSubworkflowTasks === true) {
+          const resumed = await this.#retryInChild(execution);
+          if (resumed) return resumed;
+        }
+        this.#apply({ type: "retry" });
+        return ok(null);
+      }
       this.#apply(command);
       return ok(null);
     } catch (error) {
@@ -127,10 +209,28 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
   }
 
-  /**
-   * Completes, fails or updates the pending task with reference name `taskRefName` (the latest
-   * instance of that reference). Answers with its task id.
-   */
+  /** Deletes the execution and its search row. Only a finished execution can be removed. */
+  async remove(): Promise<ActorResult<null>> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution) return refused(this.#notFound());
+    if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
+      return refused(new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId}: its status is ${execution.status}; terminate it first`));
+    }
+    await deleteIndexRow(this.env.DB, execution.workflowId);
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.#execution = null;
+    this.#indexedSignature = undefined;
+    this.#watchers = [];
+    this.#childTerminations = {};
+    this.#alarmAt = null;
+    return ok(null);
+  }
+
+  // ---- RPC: tasks completed from outside -----------------------------------------------------
+
+  /** Completes, fails or updates the pending task with reference name `taskRefName` (its latest instance). */
   async updateTaskByRef(taskRefName: string, status: ExternalTaskStatus, output: JsonObject, reason?: string): Promise<ActorResult<string>> {
     this.#recover();
     const execution = this.#execution;
@@ -148,7 +248,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       const event: ExecutionEvent = { type: "externalUpdate", taskId, status, output };
       if (reason !== undefined) event.reason = reason;
       this.#apply(event);
-      this.#inFlight.get(taskId)?.abort();
+      if (status !== "IN_PROGRESS") this.#inFlight.get(taskId)?.abort();
       return ok(taskId);
     } catch (error) {
       return refused(error);
@@ -194,31 +294,34 @@ export class WorkflowExecution extends DurableObject<Env> {
     return { ok: true, value: { workflowId: execution.workflowId, taskId: call.taskId, status } };
   }
 
-  /** Deletes the execution and its search row. Only a finished execution can be removed. */
-  async remove(): Promise<ActorResult<null>> {
+  // ---- RPC: between executions --------------------------------------------------------------
+
+  /**
+   * A child this execution waits for has finished. Answers "retry" only when the task is still
+   * starting a child and does not yet know this one (an existing child returned by an idempotency
+   * key can finish before its start returns); anything else is taken or ignored as stale, and the
+   * child can stop telling.
+   */
+  async childFinished(notice: ChildFinishedNotice): Promise<"taken" | "retry"> {
     this.#recover();
-    const execution = this.#execution;
-    if (!execution) return refused(this.#notFound());
-    if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
-      return refused(new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId}: its status is ${execution.status}; terminate it first`));
-    }
-    await deleteIndexRow(this.env.DB, execution.workflowId);
-    await this.ctx.storage.deleteAlarm();
-    await this.ctx.storage.deleteAll();
-    this.#execution = null;
-    this.#indexedSignature = undefined;
-    this.#alarmAt = null;
-    return ok(null);
+    const task = this.#execution?.tasks.find((candidate) => candidate.taskId === notice.taskId);
+    if (!task) return "taken";
+    if (isInFlight(task) && task.subWorkflowId !== notice.subWorkflowId) return "retry";
+    const event: ExecutionEvent = { type: "childFinished", taskId: notice.taskId, subWorkflowId: notice.subWorkflowId, status: notice.status, output: notice.output };
+    if (notice.reason !== undefined) event.reason = notice.reason;
+    this.#apply(event);
+    return "taken";
   }
 
-  /** The single timer: fires for the earliest deadline of the execution or a pending index write. */
+  /** The single timer: fires for the earliest deadline of the execution or a background retry. */
   override async alarm(): Promise<void> {
     this.#alarmAt = null;
     this.#recovered = true;
-    const now = Date.now();
-    if (this.#indexRetryAt !== undefined && this.#indexRetryAt <= now) this.#indexRetryAt = undefined;
+    if (this.#backgroundRetryAt !== undefined && this.#backgroundRetryAt <= Date.now()) this.#backgroundRetryAt = undefined;
     if (this.#execution) this.#apply({ type: "tick", liveTaskIds: new Set(this.#inFlight.keys()) });
   }
+
+  // ---- the decide → persist → act loop --------------------------------------------------------
 
   #notFound(): EngineError {
     return new EngineError("NOT_FOUND", `Workflow ${this.ctx.id.name ?? this.ctx.id.toString()} not found`);
@@ -230,8 +333,8 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * The first call after the object was (re)loaded: any attempt that was in flight died with the
-   * previous isolate, so dispatch it again now rather than at its watchdog deadline. Also resumes
-   * an index write that may not have happened.
+   * previous isolate, so dispatch it again now rather than at its watchdog deadline; and resume
+   * background work that may not have happened.
    */
   #recover(): void {
     if (this.#recovered) return;
@@ -246,20 +349,31 @@ export class WorkflowExecution extends DurableObject<Env> {
   #apply(event: ExecutionEvent, base: Execution | null = this.#execution): void {
     if (!base) throw this.#notFound();
     const previous = this.#execution;
-    const decision: Decision = decide(base, event, this.#decideEnv());
+    const decision = decide(base, event, this.#decideEnv());
     if (decision.state === previous) return;
     this.#store.save(previous, decision.state);
+    this.#recordObligations(decision.effects);
     this.#execution = decision.state;
     for (const effect of decision.effects) {
       if (effect.kind === "dispatch") this.#dispatch(effect.taskId, effect.attempt);
-      else this.#inFlight.get(effect.taskId)?.abort();
+      else if (effect.kind === "cancelDispatch") this.#inFlight.get(effect.taskId)?.abort();
     }
     this.#afterChange(decision.state);
   }
 
-  /** Keeps the alarm, the search index and waiting callers in step with the execution. */
+  /** Writes down, in the same synchronous transaction as the decision, work that must outlive this isolate. */
+  #recordObligations(effects: Effect[]): void {
+    const terminations = effects.filter((effect) => effect.kind === "terminateChild");
+    if (terminations.length === 0) return;
+    for (const effect of terminations) this.#childTerminations[effect.subWorkflowId] = effect.reason;
+    this.#store.setMeta("childTerminations", JSON.stringify(this.#childTerminations));
+  }
+
+  /** Keeps the alarm, the search index, watchers, children and waiting callers in step with the execution. */
   #afterChange(execution: Execution): void {
     this.#syncIndex(execution);
+    this.#syncWatchers(execution);
+    this.#syncChildTerminations();
     this.#syncAlarm(execution);
     if (this.#waiters.size > 0 && isBlocked(execution)) {
       for (const wake of this.#waiters) wake();
@@ -269,7 +383,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   #syncAlarm(execution: Execution): void {
     let due = nextDeadline(execution);
-    if (this.#indexRetryAt !== undefined && (due === undefined || this.#indexRetryAt < due)) due = this.#indexRetryAt;
+    if (this.#backgroundRetryAt !== undefined && (due === undefined || this.#backgroundRetryAt < due)) due = this.#backgroundRetryAt;
     if ((due ?? null) === this.#alarmAt) return;
     this.#alarmAt = due ?? null;
     // Storage calls are ordered and covered by the output gate: no await needed for durability.
@@ -277,26 +391,79 @@ export class WorkflowExecution extends DurableObject<Env> {
     else void this.ctx.storage.setAlarm(due);
   }
 
-  /** Writes the search row when what it shows changed; off the hot path (never awaited by a transition). */
+  /**
+   * Runs background work once at a time per key; on failure the alarm tries it again soon. After a
+   * success, background state is checked again: the execution may have changed while the job ran.
+   */
+  #runJob(key: string, job: () => Promise<void>): void {
+    if (this.#jobs.has(key)) return;
+    this.#jobs.add(key);
+    job().then(
+      () => {
+        this.#jobs.delete(key);
+        if (this.#execution) {
+          this.#syncIndex(this.#execution);
+          this.#syncWatchers(this.#execution);
+        }
+      },
+      (error: unknown) => {
+        this.#jobs.delete(key);
+        console.error(JSON.stringify({ msg: "background job failed; will retry", job: key, workflowId: this.#execution?.workflowId, error: String(error) }));
+        this.#backgroundRetryAt = Date.now() + RETRY_BACKGROUND_MS;
+        if (this.#execution) this.#syncAlarm(this.#execution);
+      },
+    );
+  }
+
+  /** Writes the search row when what it shows changed; never awaited by a transition. */
   #syncIndex(execution: Execution): void {
     const signature = indexSignature(execution);
-    if (signature === this.#indexedSignature || signature === this.#indexWriting) return;
-    this.#indexWriting = signature;
-    const snapshot = execution;
-    writeIndexRow(this.env.DB, snapshot)
-      .then(() => {
-        if (this.#indexWriting === signature) this.#indexWriting = undefined;
-        this.#indexedSignature = signature;
-        this.#store.setMeta("indexed", signature);
-        // A newer change may have been skipped while this write was in flight.
-        if (this.#execution && indexSignature(this.#execution) !== signature) this.#syncIndex(this.#execution);
-      })
-      .catch((error: unknown) => {
-        if (this.#indexWriting === signature) this.#indexWriting = undefined;
-        console.error(JSON.stringify({ msg: "execution index write failed; will retry", workflowId: snapshot.workflowId, error: String(error) }));
-        this.#indexRetryAt = Date.now() + INDEX_RETRY_MS;
-        if (this.#execution) this.#syncAlarm(this.#execution);
+    if (signature === this.#indexedSignature) return;
+    this.#runJob(`index`, async () => {
+      const snapshot = this.#execution!;
+      const written = indexSignature(snapshot);
+      await writeIndexRow(this.env.DB, snapshot);
+      this.#indexedSignature = written;
+      this.#store.setMeta("indexed", written);
+    });
+  }
+
+  /** Tells every execution waiting for this one that it finished, until each has heard. */
+  #syncWatchers(execution: Execution): void {
+    if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return;
+    const signature = finishSignature(execution);
+    for (const watcher of this.#watchers) {
+      if (watcher.notified === signature) continue;
+      this.#runJob(`notify:${watcher.workflowId}:${watcher.taskId}`, async () => {
+        const notice: ChildFinishedNotice = { taskId: watcher.taskId, subWorkflowId: execution.workflowId, status: execution.status, output: execution.output };
+        if (execution.reasonForIncompletion !== undefined) notice.reason = execution.reasonForIncompletion;
+        const answer = await executionStub(this.env, watcher.workflowId).childFinished(notice);
+        if (answer === "retry") throw new Error(`execution ${watcher.workflowId} is still starting this child; telling it again later`);
+        watcher.notified = signature;
+        this.#store.setMeta("watchers", JSON.stringify(this.#watchers));
       });
+    }
+  }
+
+  /** Adds an execution waiting for this one (a second parent through RETURN_EXISTING). */
+  #watch(workflowId: string, taskId: string): void {
+    if (this.#watchers.some((watcher) => watcher.workflowId === workflowId && watcher.taskId === taskId)) return;
+    this.#watchers.push({ workflowId, taskId });
+    this.#store.setMeta("watchers", JSON.stringify(this.#watchers));
+    if (this.#execution) this.#syncWatchers(this.#execution);
+  }
+
+  /** Terminates children whose task was canceled, until each is gone or finished. */
+  #syncChildTerminations(): void {
+    for (const [childId, reason] of Object.entries(this.#childTerminations)) {
+      this.#runJob(`terminate:${childId}`, async () => {
+        const result = await executionStub(this.env, childId).command({ type: "terminate", reason });
+        // A child that already finished (409) or never started (404) needs nothing more.
+        if (!result.ok && result.error.kind !== "CONFLICT" && result.error.kind !== "NOT_FOUND") throw new Error(result.error.message);
+        delete this.#childTerminations[childId];
+        this.#store.setMeta("childTerminations", JSON.stringify(this.#childTerminations));
+      });
+    }
   }
 
   /** Resolves when the execution is finished or blocked, or after `waitMs`. */
@@ -315,6 +482,71 @@ export class WorkflowExecution extends DurableObject<Env> {
     });
   }
 
+  // ---- children ---------------------------------------------------------------------------
+
+  #childTasks(execution: Execution): TaskExecution[] {
+    return execution.tasks.filter((task) => task.taskType === "SUB_WORKFLOW" && task.subWorkflowId !== undefined).reverse();
+  }
+
+  /**
+   * Reruns from a task that belongs to a child (at any depth). This execution first waits for that
+   * child again, so the child's next finish cannot arrive before anyone listens; then the child
+   * reruns. If the child refuses, this execution takes the child's state back.
+   */
+  async #rerunInChild(execution: Execution, command: Extract<WorkflowCommand, { type: "rerun" }>): Promise<ActorResult<null>> {
+    if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) throw new EngineError("CONFLICT", `Cannot rerun workflow ${execution.workflowId}: its status is ${execution.status}`);
+    for (const task of this.#childTasks(execution)) {
+      const child = executionStub(this.env, task.subWorkflowId!);
+      if (!(await child.locateTask(command.fromTaskId))) continue;
+      return this.#resumeChild(task, () => child.command(command));
+    }
+    throw new EngineError("INVALID", `Task ${command.fromTaskId} is not part of workflow ${execution.workflowId} or its sub workflows`);
+  }
+
+  /** Retries a failed child in place when the failure came from a SUB_WORKFLOW task; undefined when it did not. */
+  async #retryInChild(execution: Execution): Promise<ActorResult<null> | undefined> {
+    const last = execution.tasks.at(-1);
+    if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "COMPLETED") return undefined;
+    if (!last || last.taskType !== "SUB_WORKFLOW" || last.subWorkflowId === undefined || last.status === "COMPLETED") return undefined;
+    const child = executionStub(this.env, last.subWorkflowId);
+    return this.#resumeChild(last, () => child.command({ type: "retry", resumeSubworkflowTasks: true }));
+  }
+
+  async #resumeChild(task: TaskExecution, restartChild: () => Promise<ActorResult<null>>): Promise<ActorResult<null>> {
+    this.#apply({ type: "resumeChild", taskId: task.taskId });
+    const result = await restartChild();
+    if (!result.ok) {
+      const child = JSON.parse((await executionStub(this.env, task.subWorkflowId!).getWorkflowJson(false)) ?? "null") as { status: WorkflowStatus; output: JsonObject; reasonForIncompletion: string | null } | null;
+      if (child && TERMINAL_WORKFLOW_STATUSES.has(child.status)) {
+        const event: ExecutionEvent = { type: "childFinished", taskId: task.taskId, subWorkflowId: task.subWorkflowId!, status: child.status, output: child.output };
+        if (child.reasonForIncompletion) event.reason = child.reasonForIncompletion;
+        this.#apply(event);
+      }
+    }
+    return result;
+  }
+
+  // ---- side effects -----------------------------------------------------------------------
+
+  /**
+   * The task's input as its side effect needs it: with real secret values when it references any
+   * (they exist only in memory, for this call), else the stored input.
+   */
+  async #liveInput(execution: Execution, task: TaskExecution): Promise<JsonObject | MissingSecretError> {
+    const definition = execution.definition.tasks[task.definitionIndex];
+    const template = definition ? taskInputTemplate(definition) : {};
+    const secretNames = referencedSecrets(template);
+    if (secretNames.length === 0) return task.inputData;
+    const lookup = await secretLookup(this.env, secretNames);
+    try {
+      // Defaults a task type added at start (e.g. webhook ids) stay; the template's values win.
+      return { ...task.inputData, ...(resolveValue(template, evaluationContext(execution, Date.now(), task.taskId, lookup)) as JsonObject) };
+    } catch (error) {
+      if (error instanceof MissingSecretError) return error;
+      throw error;
+    }
+  }
+
   /** Runs a task's side effect and feeds its result back; the attempt number makes late results harmless. */
   #dispatch(taskId: string, attempt: number): void {
     const task = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
@@ -330,26 +562,8 @@ export class WorkflowExecution extends DurableObject<Env> {
       .catch((error: unknown) => {
         if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
         // The watchdog deadline re-dispatches; log for the operator.
-        console.error(JSON.stringify({ msg: "task dispatch failed", taskId, error: String(error) }));
+        console.error(JSON.stringify({ msg: "task dispatch failed; the watchdog will retry", taskId, error: String(error) }));
       });
-  }
-
-  /**
-   * The task's input as its side effect needs it: with real secret values when it references any
-   * (they exist only in memory, for this call), else the stored input.
-   */
-  async #liveInput(execution: Execution, task: TaskExecution): Promise<JsonObject | MissingSecretError> {
-    const template = execution.definition.tasks[task.definitionIndex]?.inputParameters ?? {};
-    const secretNames = referencedSecrets(template);
-    if (secretNames.length === 0) return task.inputData;
-    const lookup = await secretLookup(this.env, secretNames);
-    try {
-      // Defaults a task type added at start (e.g. webhook ids) stay; the template's values win.
-      return { ...task.inputData, ...(resolveValue(template, evaluationContext(execution, Date.now(), task.taskId, lookup)) as JsonObject) };
-    } catch (error) {
-      if (error instanceof MissingSecretError) return error;
-      throw error;
-    }
   }
 
   async #perform(task: TaskExecution, cancel: AbortSignal): Promise<ExecutionEvent> {
@@ -366,11 +580,10 @@ export class WorkflowExecution extends DurableObject<Env> {
           asyncCompleteAtTaskLevel: definition.asyncComplete,
           cancel,
         });
+      case "SUB_WORKFLOW":
+        return dispatchSubWorkflow(this.env, execution, task, input, this.#config.maxSubWorkflowDepth);
       default:
         return failed(`Task type ${task.taskType} has no dispatcher`);
     }
   }
 }
-
-/** Re-exported for the router's typing of definitions passed over RPC. */
-export type { WorkflowDef };

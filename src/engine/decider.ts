@@ -16,10 +16,12 @@ import {
   type TaskStatus,
   type WorkflowDef,
   type WorkflowExecution,
+  type WorkflowStatus,
   type WorkflowTaskDef,
 } from "./model";
 import { retryDelaySeconds } from "./retry";
-import { taskModule } from "./tasks/registry";
+import { taskInputTemplate, taskModule } from "./tasks/registry";
+import { childOutcome } from "./tasks/sub-workflow";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
 export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"] as const;
@@ -31,7 +33,17 @@ export type ExecutionEvent =
   /** A new execution was created: schedule its first task. */
   | { type: "start" }
   /** The actor finished a dispatched side effect of attempt `attempt`. */
-  | { type: "dispatchResult"; taskId: string; attempt: number; status: TaskStatus; output: JsonObject; reason?: string; awaitingExternal?: boolean }
+  | {
+      type: "dispatchResult";
+      taskId: string;
+      attempt: number;
+      status: TaskStatus;
+      output: JsonObject;
+      reason?: string;
+      awaitingExternal?: boolean;
+      /** SUB_WORKFLOW: the child actually started, when an idempotency key returned an existing one. */
+      subWorkflowId?: string;
+    }
   /** Someone outside completed (or updated) a pending task. Output is merged into the task's. */
   | { type: "externalUpdate"; taskId: string; status: ExternalTaskStatus; output: JsonObject; reason?: string }
   /**
@@ -46,14 +58,23 @@ export type ExecutionEvent =
   | { type: "retry" }
   /** Starts over from the first task; `definition` replaces the stored one (useLatestDefinitions). */
   | { type: "restart"; definition?: WorkflowDef }
-  | { type: "rerun"; fromTaskId: string; workflowInput?: JsonObject; taskInput?: JsonObject };
+  | { type: "rerun"; fromTaskId: string; workflowInput?: JsonObject; taskInput?: JsonObject }
+  /** A child workflow started by SUB_WORKFLOW task `taskId` reached a terminal status. */
+  | { type: "childFinished"; taskId: string; subWorkflowId: string; status: WorkflowStatus; output: JsonObject; reason?: string }
+  /**
+   * The child of finished SUB_WORKFLOW task `taskId` is being rerun or retried in place: the task
+   * waits for that same child again, later tasks are discarded, and the workflow runs again.
+   */
+  | { type: "resumeChild"; taskId: string };
 
 /** Work the actor must do after persisting a decision. */
 export type Effect =
   /** Perform the side effect of a task's current attempt. */
   | { kind: "dispatch"; taskId: string; attempt: number }
   /** Stop a side effect in flight (the task was canceled). */
-  | { kind: "cancelDispatch"; taskId: string };
+  | { kind: "cancelDispatch"; taskId: string }
+  /** Terminate the child of a canceled SUB_WORKFLOW task. */
+  | { kind: "terminateChild"; taskId: string; subWorkflowId: string; reason: string };
 
 /** A decision: the new execution and what to do about it. */
 export interface Decision {
@@ -74,6 +95,8 @@ export interface NewExecution {
   parentWorkflowTaskId?: string;
   /** Public base URL for callback URLs. */
   baseUrl?: string;
+  /** How many parents the execution has (0 for one started through the API). */
+  depth?: number;
 }
 
 /** A fresh RUNNING execution with no tasks yet; feed it a `start` event. */
@@ -99,6 +122,7 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
   if (params.parentWorkflowId !== undefined) execution.parentWorkflowId = params.parentWorkflowId;
   if (params.parentWorkflowTaskId !== undefined) execution.parentWorkflowTaskId = params.parentWorkflowTaskId;
   if (params.baseUrl !== undefined) execution.baseUrl = params.baseUrl;
+  if (params.depth !== undefined && params.depth > 0) execution.depth = params.depth;
   const deadline = workflowDeadline(params.definition, now);
   if (deadline !== undefined) execution.deadline = deadline;
   return execution;
@@ -160,6 +184,12 @@ export function decide(state: WorkflowExecution, event: ExecutionEvent, env: Dec
     case "rerun":
       applyRerun(draft, event, env);
       break;
+    case "childFinished":
+      if (!applyChildFinished(draft, event, env)) return { state, effects: [] };
+      break;
+    case "resumeChild":
+      applyResumeChild(draft, event.taskId, env);
+      break;
   }
   advance(draft, env, effects);
   return { state: draft.state, effects };
@@ -179,6 +209,7 @@ function applyDispatchResult(draft: Draft, event: Extract<ExecutionEvent, { type
   if (!task || task.attempt !== event.attempt || !isInFlight(task)) return false;
   const fields: Partial<TaskExecution> = { status: event.status, outputData: event.output, updateTime: env.now, attemptDeadline: undefined };
   if (event.reason !== undefined) fields.reasonForIncompletion = event.reason;
+  if (event.subWorkflowId !== undefined) fields.subWorkflowId = event.subWorkflowId;
   if (event.status === "IN_PROGRESS") fields.awaitingExternal = event.awaitingExternal ?? true;
   else fields.endTime = env.now;
   draft.updateTask(task.taskId, fields);
@@ -229,6 +260,45 @@ function applyTick(draft: Draft, liveTaskIds: ReadonlySet<string>, env: DecideEn
     const redispatched = draft.updateTask(task.taskId, { attempt: task.attempt + 1, attemptDeadline: module.attemptDeadline(task, env), updateTime: env.now });
     effects.push({ kind: "dispatch", taskId: task.taskId, attempt: redispatched.attempt });
   }
+}
+
+function applyChildFinished(draft: Draft, event: Extract<ExecutionEvent, { type: "childFinished" }>, env: DecideEnv): boolean {
+  const task = draft.task(event.taskId);
+  // Children of superseded instances, and children whose parent stopped waiting, are ignored.
+  if (!task || !isPending(task) || task.subWorkflowId !== event.subWorkflowId) return false;
+  const child: { status: WorkflowStatus; output: JsonObject; reason?: string } = { status: event.status, output: event.output };
+  if (event.reason !== undefined) child.reason = event.reason;
+  const outcome = childOutcome(event.subWorkflowId, child);
+  draft.updateTask(task.taskId, {
+    ...outcome,
+    reasonForIncompletion: outcome.reasonForIncompletion,
+    endTime: env.now,
+    updateTime: env.now,
+    attemptDeadline: undefined,
+    awaitingExternal: false,
+  });
+  return true;
+}
+
+function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
+  const state = draft.state;
+  if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "rerun or retry a sub workflow of");
+  const target = state.tasks.find((task) => task.taskId === taskId);
+  if (!target || target.taskType !== "SUB_WORKFLOW" || target.subWorkflowId === undefined) {
+    throw new EngineError("INVALID", `Task ${taskId} is not a SUB_WORKFLOW task with a child in workflow ${state.workflowId}`);
+  }
+  draft.retainTasks((task) => task.seq <= target.seq);
+  draft.patch({ ...reopened(state, env), output: {} });
+  draft.updateTask(target.taskId, {
+    status: "IN_PROGRESS",
+    outputData: { subWorkflowId: target.subWorkflowId },
+    reasonForIncompletion: undefined,
+    retried: false,
+    endTime: 0,
+    updateTime: env.now,
+    attemptDeadline: undefined,
+    awaitingExternal: true,
+  });
 }
 
 function applyRetry(draft: Draft, env: DecideEnv): void {
@@ -345,7 +415,7 @@ function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, tas
   const definition = state.definition.tasks[definitionIndex];
   if (!definition) return new Error(`task definition ${definitionIndex} is missing`);
   try {
-    const resolved = resolveValue(definition.inputParameters ?? {}, evaluationContext(state, env.now, taskId, maskedSecrets));
+    const resolved = resolveValue(taskInputTemplate(definition), evaluationContext(state, env.now, taskId, maskedSecrets));
     return typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
   } catch (error) {
     if (error instanceof ExpressionSyntaxError) return error;
@@ -425,6 +495,9 @@ function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT"
   for (const task of draft.state.tasks) {
     if (!isPending(task)) continue;
     if (isInFlight(task)) effects.push({ kind: "cancelDispatch", taskId: task.taskId });
+    if (task.taskType === "SUB_WORKFLOW" && task.subWorkflowId !== undefined) {
+      effects.push({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: task.subWorkflowId, reason: `Parent workflow ${draft.state.workflowId} ended ${status}: ${reason}` });
+    }
     draft.updateTask(task.taskId, {
       status: "CANCELED",
       reasonForIncompletion: task.reasonForIncompletion ?? `Workflow ${status.toLowerCase().replace("_", " ")}: ${reason}`,

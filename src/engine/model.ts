@@ -156,6 +156,8 @@ export interface WorkflowExecution {
   updateTime: number;
   /** Workflow-level deadline (epoch ms) from `timeoutSeconds`; absent when none. */
   deadline?: number;
+  /** How many parents the execution has; absent (0) for one started through the API. */
+  depth?: number;
   /** Public base URL of the service when the execution started, for callback URLs (e.g. `https://api.example.com`). */
   baseUrl?: string;
   definition: WorkflowDef;

@@ -12,6 +12,8 @@ export interface ServiceConfig {
   executeMaxWaitSeconds: number;
   /** Public base URL for callback URLs; when unset, taken from the request. */
   publicBaseUrl: string | undefined;
+  /** How deep sub workflows may nest (a root execution has depth 0). */
+  maxSubWorkflowDepth: number;
 }
 
 /** The vars this service reads. All optional; defaults apply. */
@@ -24,6 +26,7 @@ export interface ConfigVars {
   EXECUTE_DEFAULT_WAIT_SECONDS?: string;
   EXECUTE_MAX_WAIT_SECONDS?: string;
   PUBLIC_BASE_URL?: string;
+  MAX_SUBWORKFLOW_DEPTH?: string;
 }
 
 function positiveInt(raw: string | undefined, fallback: number): number {
@@ -50,6 +53,7 @@ export function serviceConfig(env: ConfigVars): ServiceConfig {
     executeDefaultWaitSeconds: positiveInt(env.EXECUTE_DEFAULT_WAIT_SECONDS, 10),
     executeMaxWaitSeconds: positiveInt(env.EXECUTE_MAX_WAIT_SECONDS, 60),
     publicBaseUrl: env.PUBLIC_BASE_URL?.trim() ? env.PUBLIC_BASE_URL.trim().replace(/\/+$/, "") : undefined,
+    maxSubWorkflowDepth: positiveInt(env.MAX_SUBWORKFLOW_DEPTH, 10),
   };
   cache.set(env, config);
   return config;

@@ -1,13 +1,20 @@
-import type { TaskType } from "../model";
+import type { JsonObject, TaskType, WorkflowTaskDef } from "../model";
 import { httpTask } from "./http";
 import type { TaskTypeModule } from "./task-type";
+import { subWorkflowTask } from "./sub-workflow";
 import { waitForWebhookTask } from "./wait-for-webhook";
 
 /** Task types the engine can run, by type name. */
 const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   HTTP: httpTask,
+  SUB_WORKFLOW: subWorkflowTask,
   WAIT_FOR_WEBHOOK: waitForWebhookTask,
 };
+
+/** The template a task's input is resolved from (its type may add task-level fields). */
+export function taskInputTemplate(definition: WorkflowTaskDef): JsonObject {
+  return MODULES[definition.type]?.inputTemplate?.(definition) ?? definition.inputParameters ?? {};
+}
 
 /** The module running tasks of `type`, or undefined when this build cannot run it. */
 export function taskModule(type: TaskType): TaskTypeModule | undefined {

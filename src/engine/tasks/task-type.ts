@@ -1,5 +1,5 @@
 import type { DecideEnv } from "../config";
-import type { TaskExecution, TaskType, WorkflowExecution, WorkflowTaskDef } from "../model";
+import type { JsonObject, TaskExecution, TaskType, WorkflowExecution, WorkflowTaskDef } from "../model";
 
 /** What a task type does when its task starts. */
 export interface TaskStart {
@@ -15,6 +15,8 @@ export interface TaskStart {
  */
 export interface TaskTypeModule {
   readonly type: TaskType;
+  /** The template the task's input is resolved from, when it is more than `inputParameters`. */
+  inputTemplate?(definition: WorkflowTaskDef): JsonObject;
   /** Called when a scheduled task's time has come. `task.inputData` is already resolved. */
   start(task: TaskExecution, definition: WorkflowTaskDef, execution: WorkflowExecution, env: DecideEnv): TaskStart;
   /**

@@ -1,6 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { WorkflowCommand } from "../../actors/workflow-execution";
-import type { NewExecution } from "../../engine/decider";
 import type { JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
@@ -9,6 +8,7 @@ import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
 import { JsonObjectBody, RerunRequest, StartWorkflowRequest, parseOrThrow, type StartWorkflowRequest as StartRequest } from "../schemas";
 import { searchExecutions } from "../search";
+import { startExecution, type StartOptions, type StartOutcome } from "../start-execution";
 
 type Args = [Env, ExecutionContext];
 
@@ -45,27 +45,18 @@ function booleanQuery(request: IRequest, name: string, fallback: boolean): boole
   throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: "must be true or false" }]);
 }
 
-/** Resolves the definition and builds the parameters of a new execution. */
-async function newExecution(env: Env, http: IRequest, request: StartRequest & { name: string }): Promise<NewExecution> {
-  const definition = await new DefinitionRepository(env.DB).get(request.name, request.version);
-  const baseUrl = serviceConfig(env).publicBaseUrl ?? new URL(http.url).origin;
-  const params: NewExecution = { workflowId: crypto.randomUUID(), definition, input: request.input ?? {}, baseUrl };
-  if (request.correlationId !== undefined) params.correlationId = request.correlationId;
-  if (request.priority !== undefined) params.priority = request.priority;
-  if (request.taskToDomain !== undefined) params.taskToDomain = request.taskToDomain;
-  if (request.idempotencyKey !== undefined) params.idempotencyKey = request.idempotencyKey;
-  return params;
-}
-
 async function startBody(request: IRequest, env: Env): Promise<StartRequest> {
   const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
   return body.present ? parseOrThrow(StartWorkflowRequest, body.value, "start workflow request") : {};
 }
 
-async function start(env: Env, http: IRequest, request: StartRequest & { name: string }): Promise<Response> {
-  const params = await newExecution(env, http, request);
-  const workflowId = unwrap(await executionStub(env, params.workflowId).start(params));
-  return textResponse(workflowId);
+/** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
+async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, waitMs?: number): Promise<StartOutcome & { ok: true }> {
+  const options: StartOptions = { ...request, input: request.input ?? {}, baseUrl: serviceConfig(env).publicBaseUrl ?? new URL(http.url).origin };
+  if (waitMs !== undefined) options.waitMs = waitMs;
+  const outcome = await startExecution(env, options);
+  if (outcome.ok) return outcome;
+  throw new ApiError(outcome.code === "ALREADY_STARTED" ? 409 : 404, outcome.code === "ALREADY_STARTED" ? "CONFLICT" : "NOT_FOUND", outcome.message);
 }
 
 /** Routes of workflow executions: start, execute, read, search and lifecycle actions. */
@@ -75,7 +66,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   router.post("/api/workflow", async (request, env) => {
     const body = await startBody(request, env);
     if (body.name === undefined) throw validationError("Invalid start workflow request", [{ path: "name", message: "is required" }]);
-    return start(env, request, { ...body, name: body.name });
+    return textResponse((await start(env, request, { ...body, name: body.name })).workflowId);
   });
 
   const execute = async (request: IRequest, env: Env) => {
@@ -87,9 +78,9 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
       throw validationError("Invalid workflow version", [{ path: "version", message: "must be a positive integer" }]);
     }
     const waitSeconds = integerQuery(request, "waitForSeconds", 0, config.executeMaxWaitSeconds) ?? config.executeDefaultWaitSeconds;
-    const params = await newExecution(env, request, { ...body, name, version: pathVersion ?? body.version });
-    const workflow = unwrap(await executionStub(env, params.workflowId).execute(params, waitSeconds * 1000));
-    return jsonTextResponse(workflow);
+    const version = pathVersion ?? body.version;
+    const outcome = await start(env, request, { ...body, name, ...(version === undefined ? {} : { version }) }, waitSeconds * 1000);
+    return jsonTextResponse(outcome.workflowJson!);
   };
   router.post("/api/workflow/execute/:name/:version", execute);
   router.post("/api/workflow/execute/:name", execute);
@@ -105,7 +96,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     if (correlationId !== undefined) startRequest.correlationId = correlationId;
     const priority = integerQuery(request, "priority", 0, 99);
     if (priority !== undefined) startRequest.priority = priority;
-    return start(env, request, startRequest);
+    return textResponse((await start(env, request, startRequest)).workflowId);
   });
 
   router.get("/api/workflow/:workflowId", async (request, env) => {
@@ -137,7 +128,8 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   });
 
   router.post("/api/workflow/:workflowId/retry", async (request, env) => {
-    unwrap(await executionStub(env, decodedParam(request, "workflowId")).command({ type: "retry" }));
+    const resumeSubworkflowTasks = booleanQuery(request, "resumeSubworkflowTasks", false);
+    unwrap(await executionStub(env, decodedParam(request, "workflowId")).command({ type: "retry", resumeSubworkflowTasks }));
     return new Response(null, { status: 200 });
   });
 

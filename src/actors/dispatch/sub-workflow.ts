@@ -1,0 +1,53 @@
+import type { ExecutionEvent } from "../../engine/decider";
+import type { JsonObject, TaskExecution, WorkflowExecution } from "../../engine/model";
+import { childStartRequest, subWorkflowFailure, type ChildStartErrorCode } from "../../engine/tasks/sub-workflow";
+import { startExecution } from "../../worker/start-execution";
+
+type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
+
+/**
+ * Starts the child of a SUB_WORKFLOW task under the id the task chose in advance. Start errors
+ * (no such workflow or version, bad parameters, nesting too deep, idempotency key taken with FAIL)
+ * fail the task with the spec's SUB_WORKFLOW_ERROR shape. With `waitForCompletion` the task then
+ * waits for the child's notice; without it, it completes at once.
+ */
+export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, task: TaskExecution, input: JsonObject, maxDepth: number): Promise<DispatchResult> {
+  const plannedId = task.subWorkflowId!;
+  const result = (status: DispatchResult["status"], output: JsonObject, extra: Partial<DispatchResult> = {}): DispatchResult => ({
+    type: "dispatchResult",
+    taskId: task.taskId,
+    attempt: task.attempt,
+    status,
+    output,
+    ...extra,
+  });
+  const fail = (code: ChildStartErrorCode, message: string): DispatchResult => {
+    const failure = subWorkflowFailure(null, code, `Sub workflow could not start: ${message}`, message);
+    return result("FAILED", failure.output, { reason: failure.reason });
+  };
+  const request = childStartRequest(input);
+  if ("invalid" in request) return fail("INVALID_PARAMETERS", request.invalid);
+  const depth = (parent.depth ?? 0) + 1;
+  if (depth > maxDepth) return fail("NESTING_TOO_DEEP", `sub workflows may nest at most ${maxDepth} levels (MAX_SUBWORKFLOW_DEPTH); ${parent.workflowName} would start level ${depth}`);
+
+  const started = await startExecution(env, {
+    name: request.name,
+    version: request.version,
+    input: request.input,
+    correlationId: parent.correlationId,
+    priority: request.priority ?? parent.priority,
+    taskToDomain: request.taskToDomain,
+    idempotencyKey: request.idempotencyKey,
+    idempotencyStrategy: request.idempotencyStrategy,
+    parentWorkflowId: parent.workflowId,
+    parentWorkflowTaskId: task.taskId,
+    depth,
+    baseUrl: parent.baseUrl ?? "",
+    workflowId: plannedId,
+  });
+  if (!started.ok) return fail(started.code, started.message);
+  const output: JsonObject = { subWorkflowId: started.workflowId };
+  const child = { subWorkflowId: started.workflowId };
+  if (!request.waitForCompletion) return result("COMPLETED", output, child);
+  return result("IN_PROGRESS", output, { ...child, awaitingExternal: true });
+}

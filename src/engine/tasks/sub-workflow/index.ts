@@ -1,0 +1,120 @@
+import type { JsonObject, JsonValue, TaskExecution, WorkflowStatus, WorkflowTaskDef } from "../../model";
+import type { TaskTypeModule } from "../task-type";
+
+/** The error code of a SUB_WORKFLOW task whose child could not start or did not succeed (spec section 7). */
+export const SUB_WORKFLOW_ERROR = "SUB_WORKFLOW_ERROR";
+
+/** Why a child could not be started, as `details.errorCode`. */
+export type ChildStartErrorCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "INVALID_PARAMETERS" | "NESTING_TOO_DEEP" | "ALREADY_STARTED";
+
+/** Everything the actor needs to start the child, read from the task's resolved input. */
+export interface ChildStartRequest {
+  name: string;
+  version?: number;
+  input: JsonObject;
+  taskToDomain?: Record<string, string>;
+  priority?: number;
+  idempotencyKey?: string;
+  idempotencyStrategy?: "RETURN_EXISTING" | "FAIL";
+  waitForCompletion: boolean;
+}
+
+function isObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The template a SUB_WORKFLOW task's input is resolved from. `subWorkflowParam` and
+ * `waitForCompletion` may sit beside `inputParameters` or inside it; the task-level placement wins
+ * (the spec leaves precedence open; task level is the more explicit of the two).
+ */
+export function subWorkflowInputTemplate(definition: WorkflowTaskDef): JsonObject {
+  const template: JsonObject = { ...(definition.inputParameters ?? {}) };
+  if (definition.subWorkflowParam !== undefined) template["subWorkflowParam"] = definition.subWorkflowParam;
+  if (definition.waitForCompletion !== undefined) template["waitForCompletion"] = definition.waitForCompletion;
+  return template;
+}
+
+/** Keys of the task input that describe the child rather than being its input. */
+const CONTROL_KEYS = new Set(["subWorkflowParam", "waitForCompletion", "input", "workflowInput"]);
+
+/**
+ * Reads the child's start request from the resolved task input. The child's input is
+ * `inputParameters.input` when it is an object (also Conductor's `workflowInput`), otherwise the
+ * other keys of `inputParameters`. Answers a message when the input cannot describe a child.
+ */
+export function childStartRequest(input: JsonObject): ChildStartRequest | { invalid: string } {
+  const param = input["subWorkflowParam"];
+  if (!isObject(param)) return { invalid: "subWorkflowParam is missing or not an object" };
+  const name = param["name"];
+  if (typeof name !== "string" || name.trim() === "") return { invalid: `subWorkflowParam.name resolved to ${JSON.stringify(name ?? null)}, not a workflow name` };
+  const request: ChildStartRequest = { name: name.trim(), input: {}, waitForCompletion: input["waitForCompletion"] !== false && input["waitForCompletion"] !== "false" };
+  const version = param["version"];
+  if (version !== undefined && version !== null && version !== "") {
+    const number = typeof version === "string" && /^\d+$/.test(version.trim()) ? Number(version) : version;
+    if (typeof number !== "number" || !Number.isInteger(number) || number < 1) return { invalid: `subWorkflowParam.version resolved to ${JSON.stringify(version)}, not a positive integer` };
+    request.version = number;
+  }
+  const explicitInput = isObject(input["input"]) ? input["input"] : isObject(input["workflowInput"]) ? input["workflowInput"] : undefined;
+  request.input = explicitInput ?? Object.fromEntries(Object.entries(input).filter(([key]) => !CONTROL_KEYS.has(key)));
+  const taskToDomain = param["taskToDomain"];
+  if (isObject(taskToDomain)) request.taskToDomain = Object.fromEntries(Object.entries(taskToDomain).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+  if (typeof param["priority"] === "number") request.priority = param["priority"];
+  if (typeof param["idempotencyKey"] === "string" && param["idempotencyKey"] !== "") request.idempotencyKey = param["idempotencyKey"];
+  if (param["idempotencyStrategy"] === "RETURN_EXISTING" || param["idempotencyStrategy"] === "FAIL") request.idempotencyStrategy = param["idempotencyStrategy"];
+  return request;
+}
+
+/** The spec's failure output of a SUB_WORKFLOW task, plus the reason shown on the task. */
+export function subWorkflowFailure(subWorkflowId: string | null, errorCode: string, message: string, errorMessage: string): { output: JsonObject; reason: string } {
+  const output: JsonObject = { status: "FAILED", error: SUB_WORKFLOW_ERROR, message, details: { subWorkflowId, errorCode, errorMessage } };
+  if (subWorkflowId !== null) output["subWorkflowId"] = subWorkflowId;
+  return { output, reason: message };
+}
+
+/** How a child's terminal status ends its SUB_WORKFLOW task. */
+export function childOutcome(
+  subWorkflowId: string,
+  child: { status: WorkflowStatus; output: JsonObject; reason?: string },
+): Pick<TaskExecution, "status" | "outputData"> & { reasonForIncompletion?: string } {
+  switch (child.status) {
+    case "COMPLETED":
+      return { status: "COMPLETED", outputData: { ...child.output, subWorkflowId } };
+    case "TERMINATED":
+      return { status: "CANCELED", outputData: { subWorkflowId }, reasonForIncompletion: `Sub workflow ${subWorkflowId} was terminated${child.reason ? `: ${child.reason}` : ""}` };
+    default: {
+      const errorCode = child.status === "TIMED_OUT" ? "TIMED_OUT" : "TASK_ERROR";
+      const errorMessage = child.reason ?? `Sub workflow ended ${child.status}`;
+      const { output, reason } = subWorkflowFailure(subWorkflowId, errorCode, `Sub workflow ${subWorkflowId} ${child.status === "TIMED_OUT" ? "timed out" : "failed"}: ${errorMessage}`, errorMessage);
+      return { status: "FAILED", outputData: output, reasonForIncompletion: reason };
+    }
+  }
+}
+
+/**
+ * SUB_WORKFLOW: its side effect starts the child. The child's id is chosen when the task starts and
+ * stored before the dispatch, so a dispatch repeated after an eviction finds the same child instead
+ * of starting a second one.
+ */
+export const subWorkflowTask: TaskTypeModule = {
+  type: "SUB_WORKFLOW",
+  inputTemplate: subWorkflowInputTemplate,
+  start(task, _definition, _execution, env) {
+    return {
+      task: {
+        ...task,
+        status: "IN_PROGRESS",
+        startTime: env.now,
+        updateTime: env.now,
+        attempt: task.attempt + 1,
+        attemptDeadline: this.attemptDeadline(task, env),
+        subWorkflowId: task.subWorkflowId ?? env.newId(),
+      },
+      dispatch: true,
+    };
+  },
+  attemptDeadline(_task, env) {
+    // Starting a child is one RPC plus a D1 read; twice the grace is ample.
+    return env.now + 2 * env.config.dispatchGraceMs;
+  },
+};

@@ -1,0 +1,84 @@
+import type { NewExecution } from "../engine/decider";
+import type { JsonObject } from "../engine/model";
+import { DefinitionRepository } from "./definitions";
+import { executionStub } from "./executions";
+
+/** What a start asks for, from the API or from a parent's SUB_WORKFLOW task. */
+export interface StartOptions {
+  name: string;
+  version?: number;
+  input: JsonObject;
+  correlationId?: string;
+  priority?: number;
+  taskToDomain?: Record<string, string>;
+  idempotencyKey?: string;
+  idempotencyStrategy?: "RETURN_EXISTING" | "FAIL";
+  parentWorkflowId?: string;
+  parentWorkflowTaskId?: string;
+  depth?: number;
+  baseUrl: string;
+  /** The id to use; a parent picks its child's id in advance so a repeated start finds the same child. */
+  workflowId?: string;
+  /** Wait up to this long for the execution to finish or block, and answer its Workflow JSON (execute endpoint). */
+  waitMs?: number;
+}
+
+/** Why a start did not happen. */
+export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALREADY_STARTED";
+
+/** The outcome of a start. `existing` is true when an idempotency key returned an earlier execution. */
+export type StartOutcome =
+  | { ok: true; workflowId: string; existing: boolean; workflowJson?: string }
+  | { ok: false; code: StartRefusalCode; message: string };
+
+/**
+ * Claims an idempotency key for `workflowId`, atomically: answers the id holding the key, which is
+ * `workflowId` itself when this call claimed it.
+ */
+async function claimIdempotencyKey(db: D1Database, workflowName: string, key: string, workflowId: string): Promise<string> {
+  const [, holder] = await db.batch([
+    db
+      .prepare(`INSERT INTO idempotency_keys (workflow_name, idempotency_key, workflow_id, create_time) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+      .bind(workflowName, key, workflowId, Date.now()),
+    db.prepare(`SELECT workflow_id FROM idempotency_keys WHERE workflow_name = ? AND idempotency_key = ?`).bind(workflowName, key),
+  ]);
+  return (holder!.results[0] as { workflow_id: string }).workflow_id;
+}
+
+/**
+ * Resolves the definition (the latest version when none is given), applies the idempotency key,
+ * and starts the execution's object. Concurrent identical requests with one key start exactly one
+ * execution: every caller gets its id.
+ */
+export async function startExecution(env: Env, options: StartOptions): Promise<StartOutcome> {
+  const definition = await new DefinitionRepository(env.DB).find(options.name, options.version);
+  if (!definition) {
+    return options.version === undefined
+      ? { ok: false, code: "WORKFLOW_NOT_FOUND", message: `No workflow definition named ${options.name}` }
+      : { ok: false, code: "VERSION_NOT_FOUND", message: `No workflow definition ${options.name} version ${options.version}` };
+  }
+  let workflowId = options.workflowId ?? crypto.randomUUID();
+  let existing = false;
+  if (options.idempotencyKey !== undefined) {
+    const holder = await claimIdempotencyKey(env.DB, definition.name, options.idempotencyKey, workflowId);
+    if (holder !== workflowId) {
+      if (options.idempotencyStrategy === "FAIL") {
+        return { ok: false, code: "ALREADY_STARTED", message: `Workflow ${definition.name} was already started with idempotency key ${options.idempotencyKey} (${holder})` };
+      }
+      workflowId = holder;
+      existing = true;
+    }
+  }
+  const { name: _name, version: _version, idempotencyStrategy: _strategy, workflowId: _chosen, waitMs, ...fields } = options;
+  const params: NewExecution = { ...fields, workflowId, definition };
+  // Also for an existing id: the first caller may have claimed the key and died before starting it.
+  const stub = executionStub(env, workflowId);
+  if (waitMs !== undefined) {
+    const executed = await stub.execute(params, waitMs);
+    if (!executed.ok) return { ok: false, code: "ALREADY_STARTED", message: executed.error.message };
+    return { ok: true, workflowId, existing, workflowJson: executed.value };
+  }
+  const started = await stub.start(params);
+  if (!started.ok) return { ok: false, code: "ALREADY_STARTED", message: started.error.message };
+  return { ok: true, workflowId, existing };
+}

@@ -1,0 +1,270 @@
+import { abortAllDurableObjects, env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+
+const subTask = (ref: string, inputParameters: JsonObject, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters, ...extra });
+const waitTask = (ref: string): JsonObject => httpTask(ref, { uri: target(`/echo/${ref}`), method: "GET" }, { asyncComplete: true });
+
+/** A child that echoes its input through the target and outputs what it got. */
+async function registerEchoChild(name: string, version = 1, tag = `v${version}`): Promise<void> {
+  await register({
+    name,
+    version,
+    tasks: [httpTask("echo", { uri: target(`/count/${name}-${tag}?who=\${workflow.input.who}`), method: "GET" })],
+    outputParameters: { who: "${workflow.input.who}", tag, n: "${echo.output.body.n}" },
+  });
+}
+
+const terminal = ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"];
+
+describe("SUB_WORKFLOW", () => {
+  it("runs the child with subWorkflowParam inside inputParameters and the child input as extra keys; output = subWorkflowId + child output; links both ways", async () => {
+    await registerEchoChild("child_inside");
+    await register({ name: "parent_inside", tasks: [subTask("sub", { subWorkflowParam: { name: "child_inside", version: 1 }, who: "${workflow.input.who}" })] });
+    const parentId = await startWorkflow("parent_inside", { who: "ada" });
+    const parent = await waitFor(parentId, terminal);
+    expect(parent.status).toBe("COMPLETED");
+    const task = parent.tasks[0]!;
+    const childId = String(task["subWorkflowId"]);
+    expect(task.outputData).toEqual({ subWorkflowId: childId, who: "ada", tag: "v1", n: 1 });
+    const child = await getWorkflow(childId);
+    expect(child).toMatchObject({ status: "COMPLETED", parentWorkflowId: parentId, parentWorkflowTaskId: task.taskId, input: { who: "ada" } });
+  });
+
+  it("takes subWorkflowParam beside inputParameters (task level wins) and the child input from inputParameters.input", async () => {
+    await registerEchoChild("child_beside");
+    await register({
+      name: "parent_beside",
+      tasks: [subTask("sub", { input: { who: "grace" }, subWorkflowParam: { name: "nope" } }, { subWorkflowParam: { name: "child_beside" } })],
+    });
+    const parent = await waitFor(await startWorkflow("parent_beside"), terminal);
+    expect(parent.status).toBe("COMPLETED");
+    expect(parent.tasks[0]!.outputData).toMatchObject({ who: "grace", tag: "v1" });
+  });
+
+  it("chooses the child by a ternary expression", async () => {
+    await registerEchoChild("fast_path");
+    await registerEchoChild("slow_path");
+    await register({ name: "parent_ternary", tasks: [subTask("sub", { subWorkflowParam: { name: "${workflow.input.tier == 'gold' ? 'fast_path' : 'slow_path'}" }, who: "x" })] });
+    const gold = await waitFor(await startWorkflow("parent_ternary", { tier: "gold" }), terminal);
+    const other = await waitFor(await startWorkflow("parent_ternary", { tier: "silver" }), terminal);
+    expect((await getWorkflow(String(gold.tasks[0]!["subWorkflowId"])))["workflowName"]).toBe("fast_path");
+    expect((await getWorkflow(String(other.tasks[0]!["subWorkflowId"])))["workflowName"]).toBe("slow_path");
+  });
+
+  it("without a version, uses the child's latest version at the moment it starts", async () => {
+    await registerEchoChild("child_latest", 1);
+    await register({ name: "parent_latest", tasks: [subTask("sub", { subWorkflowParam: { name: "child_latest" }, who: "x" })] });
+    expect((await waitFor(await startWorkflow("parent_latest"), terminal)).tasks[0]!.outputData["tag"]).toBe("v1");
+    await registerEchoChild("child_latest", 2);
+    expect((await waitFor(await startWorkflow("parent_latest"), terminal)).tasks[0]!.outputData["tag"]).toBe("v2");
+  });
+
+  it("with waitForCompletion false (at either placement) the task completes once the child has started", async () => {
+    await register({ name: "child_slow", tasks: [waitTask("gate")] });
+    await register({
+      name: "parent_nowait",
+      tasks: [subTask("a", { subWorkflowParam: { name: "child_slow" }, waitForCompletion: false }), subTask("b", { subWorkflowParam: { name: "child_slow" } }, { waitForCompletion: false })],
+    });
+    const parent = await waitFor(await startWorkflow("parent_nowait"), terminal);
+    expect(parent.status).toBe("COMPLETED");
+    for (const task of parent.tasks) {
+      expect(task.status).toBe("COMPLETED");
+      expect((await getWorkflow(String(task["subWorkflowId"]))).status).toBe("RUNNING");
+    }
+  });
+
+  it("a failed child fails the task with SUB_WORKFLOW_ERROR and the parent; a start error has the same shape", async () => {
+    await register({ name: "child_fails", tasks: [httpTask("boom", { uri: target("/status/500"), method: "GET" })] });
+    await register({ name: "parent_child_fails", tasks: [subTask("sub", { subWorkflowParam: { name: "child_fails" } })] });
+    const parent = await waitFor(await startWorkflow("parent_child_fails"), terminal);
+    expect(parent.status).toBe("FAILED");
+    const task = parent.tasks[0]!;
+    expect(task.status).toBe("FAILED");
+    const childId = String(task["subWorkflowId"]);
+    expect(task.outputData).toMatchObject({ status: "FAILED", error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: childId, errorCode: "TASK_ERROR" } });
+    expect(String((task.outputData["details"] as JsonObject)["errorMessage"])).toContain("HTTP 500");
+    expect(task["reasonForIncompletion"]).toBe(task.outputData["message"]);
+
+    await register({ name: "parent_missing_child", tasks: [subTask("sub", { subWorkflowParam: { name: "no_such_child" } })] });
+    const missing = await waitFor(await startWorkflow("parent_missing_child"), terminal);
+    expect(missing.status).toBe("FAILED");
+    expect(missing.tasks[0]!.outputData).toMatchObject({ status: "FAILED", error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: null, errorCode: "WORKFLOW_NOT_FOUND" } });
+    await register({ name: "parent_bad_version", tasks: [subTask("sub", { subWorkflowParam: { name: "child_fails", version: 9 } })] });
+    expect((await waitFor(await startWorkflow("parent_bad_version"), terminal)).tasks[0]!.outputData).toMatchObject({ details: { errorCode: "VERSION_NOT_FOUND" } });
+  });
+
+  it("a child that times out fails the task (errorCode TIMED_OUT); a terminated child cancels it", async () => {
+    await register({ name: "child_times_out", timeoutSeconds: 1, tasks: [waitTask("gate")] });
+    await register({ name: "parent_child_timeout", tasks: [subTask("sub", { subWorkflowParam: { name: "child_times_out" } })] });
+    const timedOut = await waitFor(await startWorkflow("parent_child_timeout"), terminal, 5_000);
+    expect(timedOut.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { errorCode: "TIMED_OUT" } });
+
+    await register({ name: "child_waits", tasks: [waitTask("gate")] });
+    await register({ name: "parent_child_terminated", tasks: [subTask("sub", { subWorkflowParam: { name: "child_waits" } })] });
+    const parentId = await startWorkflow("parent_child_terminated");
+    const running = await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
+    await apiOk("DELETE", `/api/workflow/${String(running.tasks[0]!.outputData["subWorkflowId"])}?reason=operator`);
+    const parent = await waitFor(parentId, terminal);
+    expect(parent.status).toBe("FAILED");
+    expect(parent.tasks[0]!.status).toBe("CANCELED");
+    expect(parent.tasks[0]!["reasonForIncompletion"]).toContain("terminated: operator");
+  });
+
+  it("terminating a parent terminates its running child", async () => {
+    await register({ name: "child_to_stop", tasks: [waitTask("gate")] });
+    await register({ name: "parent_to_stop", tasks: [subTask("sub", { subWorkflowParam: { name: "child_to_stop" } })] });
+    const parentId = await startWorkflow("parent_to_stop");
+    const running = await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
+    const childId = String(running.tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("DELETE", `/api/workflow/${parentId}?reason=stop`);
+    const child = await waitFor(childId, terminal);
+    expect(child.status).toBe("TERMINATED");
+    expect(child["reasonForIncompletion"]).toContain(parentId);
+    expect((await getWorkflow(parentId)).tasks[0]!.status).toBe("CANCELED");
+  });
+
+  it("a parent evicted while its child runs still learns the result", async () => {
+    await register({ name: "child_later", tasks: [waitTask("gate"), httpTask("done", { uri: target("/count/child-later-done"), method: "GET" })], outputParameters: { finished: true } });
+    await register({ name: "parent_evicted", tasks: [subTask("sub", { subWorkflowParam: { name: "child_later" } }), httpTask("after", { uri: target("/count/parent-evicted-after"), method: "GET" })] });
+    const parentId = await startWorkflow("parent_evicted");
+    const running = await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
+    const childId = String(running.tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await abortAllDurableObjects();
+    // Complete the child without touching the parent: only the child's notice can wake it.
+    await apiOk("POST", `/api/tasks/${childId}/gate/COMPLETED`, {});
+    for (let i = 0; i < 300 && (await hits("parent-evicted-after")) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await hits("parent-evicted-after")).toBe(1);
+    const parent = await waitFor(parentId, terminal);
+    expect(parent.status).toBe("COMPLETED");
+    expect(parent.tasks[0]!.outputData).toEqual({ subWorkflowId: childId, finished: true });
+  });
+
+  it("a workflow that calls itself stops at the nesting limit with a clear error", async () => {
+    await register({ name: "recursive", tasks: [subTask("again", { subWorkflowParam: { name: "recursive" } })] });
+    const rootId = await startWorkflow("recursive");
+    const root = await waitFor(rootId, terminal, 10_000);
+    expect(root.status).toBe("FAILED");
+    // Walk down to the deepest execution: its task could not start a child.
+    let current: WorkflowJson = root;
+    let depth = 0;
+    while (current.tasks[0]?.outputData["subWorkflowId"] !== undefined && depth < 20) {
+      current = await getWorkflow(String(current.tasks[0]!.outputData["subWorkflowId"]));
+      depth++;
+    }
+    expect(depth).toBe(10);
+    expect(current.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { errorCode: "NESTING_TOO_DEEP" } });
+    expect(String(current.tasks[0]!.outputData["message"])).toContain("MAX_SUBWORKFLOW_DEPTH");
+  });
+});
+
+describe("idempotent starts", () => {
+  it("concurrent identical API starts with RETURN_EXISTING create exactly one execution and all get its id; FAIL refuses", async () => {
+    await register({ name: "idem", tasks: [waitTask("gate")] });
+    const body = { name: "idem", input: { n: 1 }, idempotencyKey: "order-1", idempotencyStrategy: "RETURN_EXISTING" };
+    const ids = await Promise.all(Array.from({ length: 8 }, () => apiOk<string>("POST", "/api/workflow", body)));
+    expect(new Set(ids).size).toBe(1);
+    const rows = await env.DB.prepare("SELECT workflow_id FROM idempotency_keys WHERE idempotency_key = 'order-1'").all();
+    expect(rows.results).toEqual([{ workflow_id: ids[0] }]);
+    const refused = await api("POST", "/api/workflow", { ...body, idempotencyStrategy: "FAIL" });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ status: 409, error: "CONFLICT" });
+    // Another key, or another workflow name with the same key, starts another execution.
+    await register({ name: "idem_other", tasks: [waitTask("gate")] });
+    expect(await apiOk<string>("POST", "/api/workflow", { ...body, idempotencyKey: "order-2" })).not.toBe(ids[0]);
+    expect(await apiOk<string>("POST", "/api/workflow", { ...body, name: "idem_other" })).not.toBe(ids[0]);
+  });
+
+  it("SUB_WORKFLOW with RETURN_EXISTING: two parents share one child and both learn its result", async () => {
+    await register({ name: "shared_child", tasks: [waitTask("gate")], outputParameters: { done: true } });
+    await register({ name: "sharing_parent", tasks: [subTask("sub", { subWorkflowParam: { name: "shared_child", idempotencyKey: "${workflow.input.key}", idempotencyStrategy: "RETURN_EXISTING" } })] });
+    const [first, second] = await Promise.all([startWorkflow("sharing_parent", { key: "k1" }), startWorkflow("sharing_parent", { key: "k1" })]);
+    const waiting = async (id: string) => String((await waitFor(id, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    const childA = await waiting(first!);
+    const childB = await waiting(second!);
+    expect(childA).toBe(childB);
+    await waitFor(childA, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childA}/gate/COMPLETED`, {});
+    for (const id of [first!, second!]) {
+      const parent = await waitFor(id, terminal, 6_000);
+      expect(parent.status).toBe("COMPLETED");
+      expect(parent.tasks[0]!.outputData).toEqual({ subWorkflowId: childA, done: true });
+    }
+  });
+});
+
+describe("rerun and retry across levels", () => {
+  /** root → mid → leaf, each a SUB_WORKFLOW followed by an HTTP step counted on the target. */
+  async function registerThreeLevels(prefix: string) {
+    await register({ name: `${prefix}_leaf`, tasks: [httpTask("leaf_a", { uri: target(`/count/${prefix}-leaf-a`), method: "GET" }), httpTask("leaf_b", { uri: target(`/flaky/${prefix}-leaf-b?fail=1`), method: "GET" })] });
+    await register({ name: `${prefix}_mid`, tasks: [subTask("to_leaf", { subWorkflowParam: { name: `${prefix}_leaf` } }), httpTask("mid_after", { uri: target(`/count/${prefix}-mid-after`), method: "GET" })] });
+    await register({ name: `${prefix}_root`, tasks: [httpTask("root_first", { uri: target(`/count/${prefix}-root-first`), method: "GET" }), subTask("to_mid", { subWorkflowParam: { name: `${prefix}_mid` } }), httpTask("root_after", { uri: target(`/count/${prefix}-root-after`), method: "GET" })] });
+  }
+  const childOf = async (workflow: WorkflowJson, ref: string) => getWorkflow(String(workflow.tasks.find((task) => task.referenceTaskName === ref)!["subWorkflowId"]));
+
+  it("rerun from a task two levels deep reruns the leaf in place and every parent waits for it again", async () => {
+    await registerThreeLevels("deep");
+    const rootId = await startWorkflow("deep_root");
+    const failed = await waitFor(rootId, terminal);
+    expect(failed.status).toBe("FAILED");
+    const mid = await childOf(failed, "to_mid");
+    const leaf = await childOf(mid, "to_leaf");
+    expect(leaf.status).toBe("FAILED");
+    const failedLeafTask = leaf.tasks.find((task) => task.referenceTaskName === "leaf_b")!;
+
+    const answer = await apiOk<string>("POST", `/api/workflow/${rootId}/rerun`, { reRunFromTaskId: failedLeafTask.taskId });
+    expect(answer).toBe(rootId);
+    const done = await waitFor(rootId, (workflow) => workflow.status === "COMPLETED", 6_000);
+    expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["root_first", "COMPLETED"], ["to_mid", "COMPLETED"], ["root_after", "COMPLETED"]]);
+    // The same children, rerun in place; earlier steps kept.
+    expect(done.tasks[1]!["subWorkflowId"]).toBe(mid.workflowId);
+    expect((await getWorkflow(mid.workflowId)).tasks[0]!["subWorkflowId"]).toBe(leaf.workflowId);
+    expect((await getWorkflow(leaf.workflowId)).status).toBe("COMPLETED");
+    expect(await hits("deep-root-first")).toBe(1);
+    expect(await hits("deep-leaf-a")).toBe(1);
+    expect(await hits("deep-leaf-b")).toBe(2);
+  });
+
+  it("rerun from a SUB_WORKFLOW task starts a fresh child; rerun from a parent task keeps earlier outputs", async () => {
+    await registerThreeLevels("fresh");
+    const rootId = await startWorkflow("fresh_root");
+    const failed = await waitFor(rootId, terminal);
+    const toMid = failed.tasks.find((task) => task.referenceTaskName === "to_mid")!;
+    await apiOk("POST", `/api/workflow/${rootId}/rerun`, { reRunFromTaskId: toMid.taskId });
+    const done = await waitFor(rootId, (workflow) => workflow.status === "COMPLETED", 6_000);
+    expect(done.tasks[1]!["subWorkflowId"]).not.toBe(toMid["subWorkflowId"]);
+    expect(done.tasks[1]!.taskId).toBe(toMid.taskId);
+    expect(await hits("fresh-leaf-a")).toBe(2);
+
+    await apiOk("POST", `/api/workflow/${rootId}/rerun`, { reRunFromTaskId: done.tasks[2]!.taskId });
+    const again = await waitFor(rootId, (workflow) => workflow.status === "COMPLETED" && (workflow.tasks[2]!.outputData["body"] as JsonObject)["n"] === 2, 6_000);
+    expect(again.tasks[0]).toEqual(done.tasks[0]);
+    expect(again.tasks[1]).toEqual(done.tasks[1]);
+  });
+
+  it("retry with resumeSubworkflowTasks retries inside the failed child instead of starting a new one", async () => {
+    await registerThreeLevels("resume");
+    const rootId = await startWorkflow("resume_root");
+    const failed = await waitFor(rootId, terminal);
+    const mid = await childOf(failed, "to_mid");
+    await apiOk("POST", `/api/workflow/${rootId}/retry?resumeSubworkflowTasks=true`);
+    const done = await waitFor(rootId, (workflow) => workflow.status === "COMPLETED", 6_000);
+    expect(done.tasks.filter((task) => task.referenceTaskName === "to_mid")).toHaveLength(1);
+    expect(done.tasks[1]!["subWorkflowId"]).toBe(mid.workflowId);
+    expect(await hits("resume-leaf-a")).toBe(1);
+    expect(await hits("resume-leaf-b")).toBe(2);
+  });
+
+  it("rerun with an unknown task id is a 400 and changes nothing; rerun of a running workflow is a 409", async () => {
+    await registerThreeLevels("bad");
+    const rootId = await startWorkflow("bad_root");
+    const failed = await waitFor(rootId, terminal);
+    const response = await api("POST", `/api/workflow/${rootId}/rerun`, { reRunFromTaskId: crypto.randomUUID() });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
+    expect(await getWorkflow(rootId)).toEqual(failed);
+  });
+});
