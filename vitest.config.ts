@@ -11,6 +11,16 @@ export default defineConfig({
     projects: [
       { test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" } },
       {
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
+      {
         plugins: [
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
@@ -26,6 +36,8 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
+          // Above the tests' own bounded polling (10 s), so a stuck workflow reports its state.
+          testTimeout: 20_000,
           globalSetup: ["test/global-setup.ts"],
           setupFiles: ["test/workers/setup.ts"],
         },

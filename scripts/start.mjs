@@ -1,0 +1,296 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * `npm start`: serves the API locally with `wrangler dev`, the way docs/api-contract.md ("Running locally") says.
+ *
+ *  1. applies the local D1 migrations (non-interactive, offline);
+ *  2. makes sure the dev-vars file holds `BOOTSTRAP_ADMIN_KEY=<keyId>:<keySecret>`, generating one when missing;
+ *  3. runs `wrangler dev` on `PORT` (default 8787) and `HOST` (default 127.0.0.1), state under `.wrangler/state`;
+ *  4. once `GET /health` answers, prints the URL, the admin key and a ready-to-paste curl command.
+ *
+ * SIGINT/SIGTERM/SIGHUP are forwarded to wrangler; the script exits with wrangler's exit code.
+ * The key is printed only in that banner, never in any other message.
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { constants } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+const KEY_VAR = "BOOTSTRAP_ADMIN_KEY";
+const HEALTH_TIMEOUT_MS = 120_000;
+/** Marks the banner so tooling (and the e2e test) can find it. */
+export const BANNER_START = "==== edge-conductor is running ====";
+export const BANNER_END = "===================================";
+
+const HELP = `Usage: npm start [-- options]      (or: node scripts/start.mjs [options])
+
+Applies the local D1 migrations, makes sure an admin API key exists, and serves the API with wrangler dev.
+
+Options:
+  --persist-to <dir>   where wrangler keeps local D1 and Durable Object state (default: .wrangler/state)
+  --dev-vars <file>    file holding BOOTSTRAP_ADMIN_KEY=<keyId>:<keySecret> (default: .dev.vars);
+                       the key is generated and appended when the file has none
+  -h, --help           show this help
+
+Environment:
+  PORT                 port to listen on (default: 8787)
+  HOST                 address to listen on (default: 127.0.0.1)
+`;
+
+/**
+ * @typedef {object} Options
+ * @property {number} port
+ * @property {string} host
+ * @property {string | undefined} persistTo absolute path, or undefined for wrangler's default
+ * @property {string} devVars absolute path of the dev-vars file
+ * @property {boolean} customDevVars whether --dev-vars was given
+ * @property {boolean} help
+ */
+
+/**
+ * Reads the command line and the environment.
+ * @param {string[]} argv
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {Options}
+ */
+export function parseOptions(argv, env) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      "persist-to": { type: "string" },
+      "dev-vars": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  const port = Number(env.PORT || 8787);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`PORT must be an integer from 1 to 65535, got "${env.PORT}"`);
+  return {
+    port,
+    host: env.HOST || "127.0.0.1",
+    persistTo: values["persist-to"] === undefined ? undefined : resolve(values["persist-to"]),
+    devVars: resolve(values["dev-vars"] ?? join(ROOT, ".dev.vars")),
+    customDevVars: values["dev-vars"] !== undefined,
+    help: values.help ?? false,
+  };
+}
+
+/**
+ * The environment wrangler runs with: no prompts, no telemetry, no Request.cf download.
+ * @param {Record<string, string>} [extra]
+ * @returns {NodeJS.ProcessEnv}
+ */
+function wranglerEnv(extra = {}) {
+  return { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...extra };
+}
+
+/**
+ * Runs wrangler with the given arguments, its output going to ours.
+ * @param {string[]} args
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {import("node:child_process").ChildProcess}
+ */
+function spawnWrangler(args, env) {
+  return spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env, stdio: ["ignore", "inherit", "inherit"] });
+}
+
+/**
+ * Resolves with the exit code of a child process (128 + signal number when killed by a signal).
+ * @param {import("node:child_process").ChildProcess} child
+ * @returns {Promise<number>}
+ */
+function exitCode(child) {
+  return new Promise((done) => {
+    child.once("error", (error) => {
+      console.error(`[start] could not run wrangler: ${error.message}`);
+      done(1);
+    });
+    child.once("exit", (code, signal) => done(code ?? 128 + (signal ? constants.signals[signal] ?? 0 : 0)));
+  });
+}
+
+/**
+ * `wrangler d1 migrations apply DB --local`, never prompting (CI=true answers the confirmation).
+ * @param {string | undefined} persistTo
+ * @returns {Promise<number>}
+ */
+function applyMigrations(persistTo) {
+  const args = ["d1", "migrations", "apply", "DB", "--local", ...(persistTo ? ["--persist-to", persistTo] : [])];
+  return exitCode(spawnWrangler(args, wranglerEnv({ CI: "true" })));
+}
+
+/**
+ * Finds `BOOTSTRAP_ADMIN_KEY` in dotenv text. Returns undefined when absent, null when present but malformed.
+ * @param {string} text
+ * @returns {string | null | undefined}
+ */
+export function findAdminKey(text) {
+  let found;
+  for (const line of text.split(/\r?\n/)) {
+    const match = /^\s*(?:export\s+)?BOOTSTRAP_ADMIN_KEY\s*=\s*(.*?)\s*$/.exec(line);
+    if (!match) continue;
+    const raw = match[1] ?? "";
+    const value = /^(["'`])(.*)\1$/.exec(raw)?.[2] ?? raw.replace(/\s+#.*$/, "");
+    found = /^[^:\s]+:\S+$/.test(value) ? value : null;
+  }
+  return found;
+}
+
+/** @returns {string} a fresh `<keyId>:<keySecret>` */
+export function generateAdminKey() {
+  return `admin-${randomBytes(4).toString("hex")}:${randomBytes(32).toString("base64url")}`;
+}
+
+/**
+ * Returns the admin key from the dev-vars file, appending a generated one (file mode 0600) when it has none.
+ * @param {string} path
+ * @returns {{ key: string, created: boolean }}
+ */
+export function ensureAdminKey(path) {
+  const text = existsSync(path) ? readFileSync(path, "utf8") : "";
+  const existing = findAdminKey(text);
+  if (existing === null) throw new Error(`${path} has a ${KEY_VAR} line that is not <keyId>:<keySecret>; fix or remove it`);
+  if (existing !== undefined) return { key: existing, created: false };
+  const key = generateAdminKey();
+  const separator = text === "" || text.endsWith("\n") ? "" : "\n";
+  writeFileSync(path, `${text}${separator}${KEY_VAR}=${key}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return { key, created: true };
+}
+
+/**
+ * Fails early when something already listens on the port, so the banner never describes another server.
+ * @param {number} port
+ * @param {string} host
+ * @returns {Promise<boolean>}
+ */
+function portIsFree(port, host) {
+  return new Promise((done) => {
+    const server = createServer();
+    server.once("error", () => done(false));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => done(true)));
+  });
+}
+
+/**
+ * The base URL a local client uses (a wildcard listen address is reached through loopback).
+ * @param {string} host
+ * @param {number} port
+ */
+export function baseUrl(host, port) {
+  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/**
+ * Polls `GET /health` until it answers 200, the child exits, or the time is up.
+ * @param {string} url
+ * @param {import("node:child_process").ChildProcess} child
+ * @param {number} timeoutMs
+ * @returns {Promise<boolean>}
+ */
+async function waitForHealth(url, child, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
+    try {
+      const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) });
+      await response.arrayBuffer();
+      if (response.ok) return true;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((next) => setTimeout(next, 250));
+  }
+  return false;
+}
+
+/**
+ * The only place the key is ever printed.
+ * @param {{ url: string, key: string, created: boolean, devVars: string, persistTo: string | undefined }} info
+ * @returns {string}
+ */
+export function banner({ url, key, created, devVars, persistTo }) {
+  const shown = (/** @type {string} */ path) => (relative(ROOT, path).startsWith("..") ? path : relative(ROOT, path));
+  return [
+    "",
+    BANNER_START,
+    `  URL:        ${url}`,
+    `  Admin key:  ${key}`,
+    `              (${created ? "generated and saved to" : "from"} ${shown(devVars)}; holds every permission)`,
+    `  State:      ${persistTo ? shown(persistTo) : ".wrangler/state"}`,
+    "",
+    "  Try it:",
+    `  curl -H "X-API-Key: ${key}" ${url}/api/metadata/workflow`,
+    BANNER_END,
+    "",
+  ].join("\n");
+}
+
+/**
+ * Forwards termination signals to wrangler (which stops workerd) instead of dying first.
+ * @param {import("node:child_process").ChildProcess} child
+ */
+function forwardSignals(child) {
+  for (const signal of /** @type {const} */ (["SIGINT", "SIGTERM", "SIGHUP"])) {
+    process.on(signal, () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    });
+  }
+}
+
+/** @returns {Promise<number>} the process exit code */
+async function main() {
+  const options = parseOptions(process.argv.slice(2), process.env);
+  if (options.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (!existsSync(WRANGLER)) {
+    console.error("[start] wrangler is not installed; run `npm ci` first");
+    return 1;
+  }
+  const url = baseUrl(options.host, options.port);
+  if (!(await portIsFree(options.port, options.host))) {
+    console.error(`[start] ${options.host}:${options.port} is already in use; set PORT to a free port`);
+    return 1;
+  }
+  const { key, created } = ensureAdminKey(options.devVars);
+  console.log(created ? `[start] generated an admin key into ${options.devVars}` : `[start] using the admin key in ${options.devVars}`);
+  console.log("[start] applying local D1 migrations");
+  const migrated = await applyMigrations(options.persistTo);
+  if (migrated !== 0) {
+    console.error(`[start] applying the migrations failed (exit code ${migrated})`);
+    return migrated;
+  }
+
+  const args = ["dev", "--port", String(options.port), "--ip", options.host, "--show-interactive-dev-session=false"];
+  if (options.persistTo) args.push("--persist-to", options.persistTo);
+  // wrangler reads .dev.vars by itself; another file is passed as an env file (which then replaces .dev.vars).
+  if (options.customDevVars) args.push("--env-file", options.devVars);
+  const wrangler = spawnWrangler(args, wranglerEnv());
+  const exited = exitCode(wrangler);
+  forwardSignals(wrangler);
+
+  if (await waitForHealth(url, wrangler, HEALTH_TIMEOUT_MS)) {
+    process.stdout.write(banner({ url, key, created, devVars: options.devVars, persistTo: options.persistTo }));
+  } else if (wrangler.exitCode === null && wrangler.signalCode === null) {
+    console.error(`[start] ${url}/health did not answer within ${HEALTH_TIMEOUT_MS / 1000}s; see wrangler's output above (the admin key is in ${options.devVars})`);
+  }
+  return exited;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().then(
+    (code) => process.exit(code),
+    (error) => {
+      console.error(`[start] ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,231 @@
+/// <reference types="node" />
+/**
+ * End to end against the real `wrangler dev`, through plain fetch, as a curl user would.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  applyMigrations,
+  call,
+  callOk,
+  copyProject,
+  generateAdminKey,
+  removeDir,
+  sleep,
+  startDevServer,
+  startTarget,
+  tempDir,
+  waitForStatus,
+  type DevServer,
+  type Target,
+} from "./dev-server";
+
+const unique = (label: string) => `${label}_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+
+let project: string;
+let target: Target;
+
+beforeAll(async () => {
+  project = copyProject();
+  target = await startTarget();
+});
+
+afterAll(async () => {
+  await target?.close();
+  removeDir(project);
+});
+
+/** The README example: three HTTP tasks chaining outputs into inputs through expressions. */
+function readmeWorkflow(name: string) {
+  return {
+    name,
+    description: "README example: three chained HTTP tasks",
+    version: 1,
+    schemaVersion: 2,
+    ownerEmail: "e2e@example.com",
+    inputParameters: ["key", "x"],
+    tasks: [
+      {
+        name: "step1",
+        taskReferenceName: "step1",
+        type: "HTTP",
+        inputParameters: { http_request: { uri: target.url("/count/${workflow.input.key}?x=${workflow.input.x}"), method: "GET" } },
+      },
+      {
+        name: "step2",
+        taskReferenceName: "step2",
+        type: "HTTP",
+        inputParameters: {
+          http_request: { uri: target.url("/count/${workflow.input.key}"), method: "POST", body: { n: "${step1.output.response.body.n}", x: "${workflow.input.x}" } },
+        },
+      },
+      {
+        name: "step3",
+        taskReferenceName: "step3",
+        type: "HTTP",
+        inputParameters: { http_request: { uri: target.url("/count/${workflow.input.key}?previous=${step2.output.response.body.n}"), method: "GET" } },
+      },
+    ],
+    outputParameters: {
+      first: "${step1.output.response.body.n}",
+      second: "${step2.output.response.body.n}",
+      third: "${step3.output.response.body.n}",
+      sentToSecond: "${step2.output.response.body.body}",
+      previous: "${step3.output.response.body.query.previous}",
+    },
+  };
+}
+
+/** Checks the output of a finished README workflow run with input `{key, x}`. */
+function expectReadmeOutput(output: Record<string, unknown>, x: number) {
+  expect(output).toMatchObject({ first: 1, second: 2, third: 3, previous: "2" });
+  expect(JSON.parse(String(output["sentToSecond"]))).toEqual({ n: 1, x });
+}
+
+describe("wrangler dev", () => {
+  const adminKey = generateAdminKey();
+  let persistTo: string;
+  let server: DevServer;
+
+  beforeAll(async () => {
+    persistTo = tempDir("state");
+    await applyMigrations(project, persistTo);
+    server = await startDevServer({ root: project, persistTo, adminKey });
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    removeDir(persistTo);
+  });
+
+  it("GET /health answers without a key; the API refuses a request without one with the contract's error body", async () => {
+    const health = await call(server.url, "GET", "/health");
+    expect(health.status).toBe(200);
+    expect(health.json()).toEqual({ status: "ok" });
+
+    const anonymous = await call(server.url, "GET", "/api/metadata/workflow");
+    expect(anonymous.status, anonymous.text).toBe(401);
+    expect(anonymous.contentType).toContain("application/json");
+    const body = anonymous.json();
+    expect(body).toMatchObject({ status: 401, error: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String) });
+    expect(body.message.length).toBeGreaterThan(0);
+
+    const wrongSecret = await call(server.url, "GET", "/api/metadata/workflow", { key: `${adminKey.split(":")[0]}:not-the-secret` });
+    expect(wrongSecret.status, wrongSecret.text).toBe(401);
+    expect(wrongSecret.json()).toMatchObject({ status: 401, error: expect.any(String), message: expect.any(String) });
+
+    const admin = await call(server.url, "GET", "/api/metadata/workflow", { key: adminKey });
+    expect(admin.status, admin.text).toBe(200);
+    expect(Array.isArray(admin.json())).toBe(true);
+  });
+
+  it("runs the README example: register, start, poll until COMPLETED; the target sees exactly three calls", async () => {
+    const name = unique("readme");
+    await callOk(server.url, "POST", "/api/metadata/workflow", { key: adminKey, body: readmeWorkflow(name) });
+    const stored = (await callOk(server.url, "GET", `/api/metadata/workflow/${name}`, { key: adminKey })).json();
+    expect(stored).toMatchObject({ name, version: 1 });
+
+    const key = unique("readme-run");
+    const started = await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: { key, x: 42 } });
+    expect(started.contentType).toContain("text/plain");
+    const workflowId = started.text;
+    expect(workflowId).toMatch(/^[\w-]+$/);
+
+    const done = await waitForStatus(server.url, adminKey, workflowId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"]);
+    expect(done.status, JSON.stringify(done).slice(0, 3000)).toBe("COMPLETED");
+    expect(done).toMatchObject({ workflowId, workflowName: name, workflowVersion: 1, input: { key, x: 42 } });
+    expectReadmeOutput(done.output, 42);
+    expect(await target.hits(key)).toBe(3);
+    expect(target.requests.filter((request) => request.url.startsWith(`/count/${key}`)).map((request) => request.method)).toEqual(["GET", "POST", "GET"]);
+
+    const withTasks = (await callOk(server.url, "GET", `/api/workflow/${workflowId}?includeTasks=true`, { key: adminKey })).json();
+    expect(withTasks.tasks.map((task: { referenceTaskName: string; status: string }) => [task.referenceTaskName, task.status])).toEqual([
+      ["step1", "COMPLETED"],
+      ["step2", "COMPLETED"],
+      ["step3", "COMPLETED"],
+    ]);
+    expect(withTasks.tasks[0].inputData).toEqual({ http_request: { uri: target.url(`/count/${key}?x=42`), method: "GET" } });
+  });
+
+  it("POST /api/workflow/execute/{name} answers with the COMPLETED workflow", async () => {
+    const name = unique("execute");
+    await callOk(server.url, "POST", "/api/metadata/workflow", { key: adminKey, body: readmeWorkflow(name) });
+    const key = unique("execute-run");
+    const response = await callOk(server.url, "POST", `/api/workflow/execute/${name}`, { key: adminKey, body: { input: { key, x: 7 } } });
+    expect(response.contentType).toContain("application/json");
+    const workflow = response.json();
+    expect(workflow.status, response.text.slice(0, 3000)).toBe("COMPLETED");
+    expect(workflow.workflowName).toBe(name);
+    expect(workflow.tasks).toHaveLength(3);
+    expectReadmeOutput(workflow.output, 7);
+    expect(await target.hits(key)).toBe(3);
+    const again = (await callOk(server.url, "GET", `/api/workflow/${workflow.workflowId}`, { key: adminKey })).json();
+    expect(again.status).toBe("COMPLETED");
+  });
+
+  it("the admin key never appears in wrangler's output", () => {
+    expect(server.group.output).not.toContain(adminKey.split(":")[1]);
+  });
+});
+
+describe("durability across a dev-server restart", () => {
+  const adminKey = generateAdminKey();
+  let persistTo: string;
+  let server: DevServer | undefined;
+
+  beforeAll(async () => {
+    persistTo = tempDir("state");
+    await applyMigrations(project, persistTo);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    removeDir(persistTo);
+  });
+
+  it("a workflow whose HTTP call was in flight when wrangler was killed completes after wrangler starts again", async () => {
+    server = await startDevServer({ root: project, persistTo, adminKey });
+    const port = server.port;
+    const name = unique("durable");
+    const key = unique("durable-run");
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name,
+        version: 1,
+        schemaVersion: 2,
+        ownerEmail: "e2e@example.com",
+        tasks: [
+          { name: "before", taskReferenceName: "before", type: "HTTP", inputParameters: { http_request: { uri: target.url(`/count/${key}-before`), method: "GET" } } },
+          { name: "slow", taskReferenceName: "slow", type: "HTTP", inputParameters: { http_request: { uri: target.url(`/slow?ms=1500&run=${key}`), method: "GET" } } },
+          { name: "after", taskReferenceName: "after", type: "HTTP", inputParameters: { http_request: { uri: target.url(`/count/${key}-after`), method: "GET" } } },
+        ],
+        outputParameters: { before: "${before.output.response.body.n}", slept: "${slow.output.response.body.slept}", after: "${after.output.response.body.n}" },
+      },
+    });
+    const slowCalls = () => target.requests.filter((request) => request.url === `/slow?ms=1500&run=${key}`).length;
+
+    const workflowId = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+    const deadline = Date.now() + 20_000;
+    while (slowCalls() === 0) {
+      if (Date.now() > deadline) throw new Error(`the slow task never called the target: ${(await call(server.url, "GET", `/api/workflow/${workflowId}`, { key: adminKey })).text}`);
+      await sleep(10);
+    }
+    const callSeenAt = Date.now();
+    // Crash: the whole group (wrangler and workerd) dies while the target is still answering the call.
+    const stopped = server.stop("SIGKILL");
+    const killedAfterMs = Date.now() - callSeenAt;
+    await stopped;
+    server = undefined;
+    expect(killedAfterMs, "the kill must land while the 1.5 s call is in flight").toBeLessThan(1_500);
+    expect(await target.hits(`${key}-after`)).toBe(0);
+
+    server = await startDevServer({ root: project, persistTo, adminKey, port });
+    const done = await waitForStatus(server.url, adminKey, workflowId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"], 60_000);
+    expect(done.status, JSON.stringify(done).slice(0, 3000)).toBe("COMPLETED");
+    expect(done.output).toEqual({ before: 1, slept: 1500, after: 1 });
+    expect(await target.hits(`${key}-before`)).toBe(1);
+    expect(await target.hits(`${key}-after`)).toBe(1);
+    // The interrupted call's answer never arrived: completing required calling again after the restart.
+    expect(slowCalls()).toBeGreaterThanOrEqual(2);
+  });
+});
