@@ -162,6 +162,53 @@ describe("wrangler dev", () => {
     expect(again.status).toBe("COMPLETED");
   });
 
+  it("a WAIT_FOR_WEBHOOK task is completed by a signed callback posted to its callback URL, and a child workflow runs", async () => {
+    const child = unique("child");
+    const name = unique("hooked");
+    const key = unique("hooked-run");
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name: child, version: 1, schemaVersion: 2, tasks: [{ name: "c", taskReferenceName: "c", type: "HTTP", inputParameters: { uri: target.url(`/count/${key}-child`), method: "GET" } }], outputParameters: { fromChild: "${workflow.input.paid}" } },
+    });
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name,
+        version: 1,
+        schemaVersion: 2,
+        tasks: [
+          { name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { timeoutSeconds: 60, headers: { "X-Sender": "payments" }, signature: { secret: "e2e-secret", header: "X-Signature", prefix: "sha256=" } } },
+          { name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: child }, paid: "${hook.output.paid}" } },
+        ],
+        outputParameters: { paid: "${sub.output.fromChild}" },
+      },
+    });
+    const workflowId = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+    let callbackUrl: string | undefined;
+    const deadline = Date.now() + 20_000;
+    while (!callbackUrl) {
+      const workflow = (await callOk(server.url, "GET", `/api/workflow/${workflowId}`, { key: adminKey })).json();
+      callbackUrl = workflow.tasks[0]?.status === "IN_PROGRESS" ? workflow.tasks[0].callbackUrl : undefined;
+      if (!callbackUrl && Date.now() > deadline) throw new Error(`the webhook task never waited: ${JSON.stringify(workflow)}`);
+      if (!callbackUrl) await sleep(20);
+    }
+    expect(callbackUrl.startsWith(`${server.url}/api/tasks/webhook/${workflowId}/hook/`)).toBe(true);
+
+    const body = JSON.stringify({ status: "COMPLETED", output: { paid: "yes" } });
+    const { createHmac } = await import("node:crypto");
+    const signature = `sha256=${createHmac("sha256", "e2e-secret").update(body).digest("hex")}`;
+    const forged = await fetch(callbackUrl, { method: "POST", headers: { "content-type": "application/json", "x-sender": "payments", "x-signature": "sha256=00" }, body });
+    expect(forged.status).toBe(401);
+    const accepted = await fetch(callbackUrl, { method: "POST", headers: { "content-type": "application/json", "x-sender": "payments", "x-signature": signature }, body });
+    expect(accepted.status, await accepted.clone().text()).toBe(200);
+    expect(await accepted.json()).toMatchObject({ workflowId, status: "COMPLETED" });
+
+    const done = await waitForStatus(server.url, adminKey, workflowId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"]);
+    expect(done.status, JSON.stringify(done).slice(0, 3000)).toBe("COMPLETED");
+    expect(done.output).toEqual({ paid: "yes" });
+    expect(await target.hits(`${key}-child`)).toBe(1);
+  });
+
   it("the admin key never appears in wrangler's output", () => {
     expect(server.group.output).not.toContain(adminKey.split(":")[1]);
   });
