@@ -11,6 +11,11 @@ export interface EngineConfig {
    * (the object was evicted mid-call) and dispatches it again.
    */
   dispatchGraceMs: number;
+  /**
+   * Largest task output or workflow output kept (UTF-8 JSON bytes). Larger ones fail the task or
+   * workflow with a clear reason: a Durable Object's SQLite row cannot hold more than 2 MB.
+   */
+  maxPayloadBytes: number;
 }
 
 /** Defaults used when configuration leaves a value out. */
@@ -19,6 +24,8 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   httpReadTimeoutMs: 30_000,
   httpMaxTimeoutMs: 600_000,
   dispatchGraceMs: 5_000,
+  // A task row holds input and output: two of these plus bookkeeping stay under the 2 MB row limit.
+  maxPayloadBytes: 768 * 1024,
 };
 
 /** What the engine may not read by itself: the clock and the id source. */

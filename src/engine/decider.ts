@@ -19,6 +19,7 @@ import {
   type WorkflowStatus,
   type WorkflowTaskDef,
 } from "./model";
+import { oversize, oversizeReason } from "./limits";
 import { retryDelaySeconds } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
@@ -209,11 +210,23 @@ function applyDispatchResult(draft: Draft, event: Extract<ExecutionEvent, { type
   if (!task || task.attempt !== event.attempt || !isInFlight(task)) return false;
   const fields: Partial<TaskExecution> = { status: event.status, outputData: event.output, updateTime: env.now, attemptDeadline: undefined };
   if (event.reason !== undefined) fields.reasonForIncompletion = event.reason;
+  limitOutput(fields, env);
   if (event.subWorkflowId !== undefined) fields.subWorkflowId = event.subWorkflowId;
   if (event.status === "IN_PROGRESS") fields.awaitingExternal = event.awaitingExternal ?? true;
   else fields.endTime = env.now;
   draft.updateTask(task.taskId, fields);
   return true;
+}
+
+/** Turns a task result whose output is too large to store into a terminal failure that says so. */
+function limitOutput(fields: Partial<TaskExecution>, env: DecideEnv): void {
+  const bytes = oversize(fields.outputData ?? {}, env.config.maxPayloadBytes);
+  if (bytes === undefined) return;
+  fields.status = "FAILED_WITH_TERMINAL_ERROR";
+  fields.outputData = {};
+  fields.reasonForIncompletion = oversizeReason("The task output", bytes, env.config.maxPayloadBytes);
+  fields.awaitingExternal = false;
+  fields.endTime = env.now;
 }
 
 function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type: "externalUpdate" }>, env: DecideEnv): void {
@@ -224,6 +237,9 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
   }
   const fields: Partial<TaskExecution> = { status: event.status, outputData: { ...task.outputData, ...event.output }, updateTime: env.now };
   if (event.reason !== undefined) fields.reasonForIncompletion = event.reason;
+  const bytes = oversize(fields.outputData!, env.config.maxPayloadBytes);
+  // A completion the engine cannot store is refused, not half-applied: the caller can send less.
+  if (bytes !== undefined) throw new EngineError("INVALID", oversizeReason("The task output", bytes, env.config.maxPayloadBytes));
   if (event.status !== "IN_PROGRESS") {
     fields.endTime = env.now;
     fields.attemptDeadline = undefined;
@@ -269,14 +285,16 @@ function applyChildFinished(draft: Draft, event: Extract<ExecutionEvent, { type:
   const child: { status: WorkflowStatus; output: JsonObject; reason?: string } = { status: event.status, output: event.output };
   if (event.reason !== undefined) child.reason = event.reason;
   const outcome = childOutcome(event.subWorkflowId, child);
-  draft.updateTask(task.taskId, {
+  const fields: Partial<TaskExecution> = {
     ...outcome,
     reasonForIncompletion: outcome.reasonForIncompletion,
     endTime: env.now,
     updateTime: env.now,
     attemptDeadline: undefined,
     awaitingExternal: false,
-  });
+  };
+  limitOutput(fields, env);
+  draft.updateTask(task.taskId, fields);
   return true;
 }
 
@@ -451,7 +469,9 @@ function addInstance(draft: Draft, index: number, env: DecideEnv, options: { ret
     attempt: 0,
   };
   const input = resolveTaskInput(state, index, taskId, env);
+  const bytes = input instanceof Error ? undefined : oversize(input, env.config.maxPayloadBytes);
   if (input instanceof Error) Object.assign(task, failedOnInput(input, env));
+  else if (bytes !== undefined) Object.assign(task, failedOnInput(new Error(oversizeReason("The resolved input", bytes, env.config.maxPayloadBytes)), env));
   else task.inputData = input;
   draft.addTask(task);
 }
@@ -482,6 +502,11 @@ function completeWorkflow(draft: Draft, env: DecideEnv): void {
     output = typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
   } else {
     output = state.tasks.at(-1)?.outputData ?? {};
+  }
+  const bytes = oversize(output, env.config.maxPayloadBytes);
+  if (bytes !== undefined) {
+    draft.patch({ status: "FAILED", reasonForIncompletion: oversizeReason("The workflow output", bytes, env.config.maxPayloadBytes), endTime: env.now, updateTime: env.now });
+    return;
   }
   draft.patch({ status: "COMPLETED", output, endTime: env.now, updateTime: env.now });
 }

@@ -27,6 +27,7 @@ export interface ConfigVars {
   EXECUTE_MAX_WAIT_SECONDS?: string;
   PUBLIC_BASE_URL?: string;
   MAX_SUBWORKFLOW_DEPTH?: string;
+  MAX_PAYLOAD_BYTES?: string;
 }
 
 function positiveInt(raw: string | undefined, fallback: number): number {
@@ -47,9 +48,11 @@ export function serviceConfig(env: ConfigVars): ServiceConfig {
       httpReadTimeoutMs: positiveInt(env.HTTP_READ_TIMEOUT_MS, DEFAULT_ENGINE_CONFIG.httpReadTimeoutMs),
       httpMaxTimeoutMs: positiveInt(env.HTTP_MAX_TIMEOUT_MS, DEFAULT_ENGINE_CONFIG.httpMaxTimeoutMs),
       dispatchGraceMs: DEFAULT_ENGINE_CONFIG.dispatchGraceMs,
+      maxPayloadBytes: positiveInt(env.MAX_PAYLOAD_BYTES, DEFAULT_ENGINE_CONFIG.maxPayloadBytes),
     },
     maxRequestBytes: positiveInt(env.MAX_REQUEST_BYTES, 1024 * 1024),
-    httpMaxResponseBytes: positiveInt(env.HTTP_MAX_RESPONSE_BYTES, 2 * 1024 * 1024),
+    // The body is kept twice in the output (response.body and body): half the payload limit, minus headers.
+    httpMaxResponseBytes: positiveInt(env.HTTP_MAX_RESPONSE_BYTES, 360 * 1024),
     executeDefaultWaitSeconds: positiveInt(env.EXECUTE_DEFAULT_WAIT_SECONDS, 10),
     executeMaxWaitSeconds: positiveInt(env.EXECUTE_MAX_WAIT_SECONDS, 60),
     publicBaseUrl: env.PUBLIC_BASE_URL?.trim() ? env.PUBLIC_BASE_URL.trim().replace(/\/+$/, "") : undefined,
