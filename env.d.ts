@@ -13,6 +13,21 @@ interface Env {
   EXECUTE_MAX_WAIT_SECONDS?: string;
   PUBLIC_BASE_URL?: string;
   MAX_SUBWORKFLOW_DEPTH?: string;
+  MAX_PAYLOAD_BYTES?: string;
+  /** base64 of 32 random bytes: the AES-256-GCM key of the secrets store (a Worker secret). */ SECRETS_ENCRYPTION_KEY?: string;
+  /** `kid:base64secret[,kid:base64secret…]`, current signing key first (a Worker secret). */
+  JWT_SIGNING_KEYS?: string;
+  ACCESS_TOKEN_TTL_SECONDS?: string;
+  /** External OAuth 2.0 / OIDC issuer whose access tokens are accepted (with OAUTH_JWKS_URL). */
+  OAUTH_ISSUER?: string;
+  OAUTH_AUDIENCE?: string;
+  OAUTH_JWKS_URL?: string;
+  /** Claim naming the user (default `sub`) and claim listing role names (optional); dotted paths allowed. */
+  OAUTH_USER_CLAIM?: string;
+  OAUTH_ROLES_CLAIM?: string;
+  /** A Worker asked who a request is when no built-in credentials are recognised (service binding). */
+  AUTH_SERVICE?: Fetcher;
+  REFRESH_TOKEN_TTL_SECONDS?: string;
 }
 declare namespace Cloudflare {
   interface Env extends globalThis.Env {}

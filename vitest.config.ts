@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 
 /** The admin key every workerd test authenticates with. */
 export const TEST_ADMIN_KEY = "test-admin:test-secret-0123456789";
+/** Token signing keys of the workerd tests (kid:base64 of 32 bytes), so tests can forge and tamper. */
+export const TEST_JWT_SIGNING_KEYS = `test-1:${Buffer.alloc(32, 7).toString("base64")},old-1:${Buffer.alloc(32, 9).toString("base64")}`;
 
 const migrations = await readD1Migrations("./migrations");
 
@@ -25,10 +27,30 @@ export default defineConfig({
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
+              // The example custom authentication provider, run as the Worker behind AUTH_SERVICE.
+              serviceBindings: { AUTH_SERVICE: "custom-auth" },
+              workers: [
+                {
+                  name: "custom-auth",
+                  modules: true,
+                  scriptPath: "./examples/custom-auth-worker/index.js",
+                  compatibilityDate: "2026-04-20",
+                  bindings: { TEAM_TOKENS: JSON.stringify({ "team-token-1": { userId: "build-bot", roles: ["deployers"] } }) },
+                },
+              ],
               bindings: {
                 TEST_MIGRATIONS: migrations,
                 TARGET_URL: `http://127.0.0.1:${inject("targetPort")}`,
                 BOOTSTRAP_ADMIN_KEY: TEST_ADMIN_KEY,
+                // Test-only AES-256-GCM key of the secrets store (base64 of 32 bytes); never used outside tests.
+                SECRETS_ENCRYPTION_KEY: "beIjElhD0UJuXbj9PI5RBPMJMgaAMdQBUuSSQn2xrHQ=",
+                JWT_SIGNING_KEYS: TEST_JWT_SIGNING_KEYS,
+                // A local OAuth issuer: the target server serves its JWKS; tests sign with its private key.
+                OAUTH_ISSUER: "https://issuer.test",
+                OAUTH_AUDIENCE: "edge-conductor-api",
+                OAUTH_JWKS_URL: `http://127.0.0.1:${inject("targetPort")}/jwks.json`,
+                OAUTH_ROLES_CLAIM: "groups",
+                OAUTH_TEST_PRIVATE_JWK: inject("oauthPrivateJwk"),
               },
             },
           })),

@@ -156,12 +156,32 @@ export function ensureAdminKey(path) {
   const text = existsSync(path) ? readFileSync(path, "utf8") : "";
   const existing = findAdminKey(text);
   if (existing === null) throw new Error(`${path} has a ${KEY_VAR} line that is not <keyId>:<keySecret>; fix or remove it`);
-  if (existing !== undefined) return { key: existing, created: false };
+  if (existing !== undefined) {
+    ensureEncryptionKey(path);
+    return { key: existing, created: false };
+  }
   const key = generateAdminKey();
   const separator = text === "" || text.endsWith("\n") ? "" : "\n";
   writeFileSync(path, `${text}${separator}${KEY_VAR}=${key}\n`, { mode: 0o600 });
   chmodSync(path, 0o600);
+  ensureEncryptionKey(path);
   return { key, created: true };
+}
+
+/** The var holding the AES-256-GCM key of the secrets store. */
+const ENCRYPTION_KEY_VAR = "SECRETS_ENCRYPTION_KEY";
+
+/**
+ * Makes sure the dev-vars file has a secrets encryption key (base64 of 32 random bytes), so
+ * `PUT /api/secrets/…` works locally out of the box. Never printed: losing it loses the secrets.
+ * @param {string} path
+ */
+export function ensureEncryptionKey(path) {
+  const text = existsSync(path) ? readFileSync(path, "utf8") : "";
+  if (new RegExp(`^\\s*${ENCRYPTION_KEY_VAR}\\s*=`, "m").test(text)) return;
+  const separator = text === "" || text.endsWith("\n") ? "" : "\n";
+  writeFileSync(path, `${text}${separator}${ENCRYPTION_KEY_VAR}=${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
 }
 
 /**

@@ -4,5 +4,7 @@ declare module "vitest" {
   interface ProvidedContext {
     /** Port of the loopback target server started by test/global-setup.ts. */
     targetPort: number;
+    /** Private JWK (JSON) of the local OAuth issuer whose public key the target serves at /jwks.json. */
+    oauthPrivateJwk: string;
   }
 }

@@ -14,8 +14,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `ANY /count/<key>…`    → 200 {key, n}; n counts hits per key (`?delay=N` answers after N ms)
  *  - `ANY /flaky/<key>?fail=N` → 503 for the first N hits of that key, then 200 {key, n}
  *  - `GET /hits/<key>`      → {hits} for that key (not counted)
+ *  - `GET /jwks.json`       → the JSON Web Key Set given (a local OAuth issuer's public keys)
  */
-export function createTargetServer(): Server {
+export function createTargetServer(options: { jwks?: unknown } = {}): Server {
   const hits = new Map<string, number>();
   const hangs = new Set<ServerResponse>();
   const count = (key: string) => {
@@ -68,6 +69,8 @@ export function createTargetServer(): Server {
           const n = count(key);
           return n <= Number(url.searchParams.get("fail") ?? 0) ? json(res, 503, { key, n }) : json(res, 200, { key, n });
         }
+        case "jwks.json":
+          return json(res, options.jwks ? 200 : 404, options.jwks ?? { error: "no JWKS" });
         case "hits":
           return json(res, 200, { hits: hits.get(segments[1] ?? "") ?? 0 });
         default:

@@ -31,7 +31,7 @@ import { dispatchHttp } from "./dispatch/http";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { deleteIndexRow, indexSignature, writeIndexRow } from "./execution-index";
 import { ExecutionStore } from "./execution-store";
-import { secretLookup } from "./secrets";
+import { redactSecretValues, secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
 
 /** The outcome of an RPC call: refusals travel as values, because thrown errors lose their kind over RPC. */
@@ -271,9 +271,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (!execution || !task || task.referenceTaskName !== call.taskRefName || task.taskType !== "WAIT_FOR_WEBHOOK") {
       return refuse(404, "No webhook task with that workflow id, reference name and task id");
     }
-    const input = await this.#liveInput(execution, task);
-    if (input instanceof MissingSecretError) return refuse(401, `The callback cannot be verified: ${input.message}`);
-    const failure = await verifyCallback(webhookExpectations(input), new Headers(call.headers), call.body);
+    const live = await this.#liveInput(execution, task);
+    if (live instanceof MissingSecretError) return refuse(401, `The callback cannot be verified: ${live.message}`);
+    const failure = await verifyCallback(webhookExpectations(live.input), new Headers(call.headers), call.body);
     if (failure) return refuse(401, `Callback refused: ${failure}`);
     const parsed = parseWebhookCallback(new TextDecoder().decode(call.body));
     if (!parsed.ok) return refuse(400, "Invalid callback body", parsed.issues);
@@ -532,15 +532,17 @@ export class WorkflowExecution extends DurableObject<Env> {
    * The task's input as its side effect needs it: with real secret values when it references any
    * (they exist only in memory, for this call), else the stored input.
    */
-  async #liveInput(execution: Execution, task: TaskExecution): Promise<JsonObject | MissingSecretError> {
+  async #liveInput(execution: Execution, task: TaskExecution): Promise<{ input: JsonObject; secrets: string[] } | MissingSecretError> {
     const definition = execution.definition.tasks[task.definitionIndex];
     const template = definition ? taskInputTemplate(definition) : {};
     const secretNames = referencedSecrets(template);
-    if (secretNames.length === 0) return task.inputData;
+    if (secretNames.length === 0) return { input: task.inputData, secrets: [] };
     const lookup = await secretLookup(this.env, secretNames);
     try {
       // Defaults a task type added at start (e.g. webhook ids) stay; the template's values win.
-      return { ...task.inputData, ...(resolveValue(template, evaluationContext(execution, Date.now(), task.taskId, lookup)) as JsonObject) };
+      const input = { ...task.inputData, ...(resolveValue(template, evaluationContext(execution, Date.now(), task.taskId, lookup)) as JsonObject) };
+      // The values themselves, so whatever the side effect brings back can be scrubbed of them.
+      return { input, secrets: secretNames.map(lookup).filter((value): value is string => value !== undefined) };
     } catch (error) {
       if (error instanceof MissingSecretError) return error;
       throw error;
@@ -561,8 +563,9 @@ export class WorkflowExecution extends DurableObject<Env> {
       })
       .catch((error: unknown) => {
         if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
-        // The watchdog deadline re-dispatches; log for the operator.
-        console.error(JSON.stringify({ msg: "task dispatch failed; the watchdog will retry", taskId, error: String(error) }));
+        // The watchdog deadline re-dispatches; log for the operator (the error's kind only: its
+        // message may quote a URL or value holding a secret).
+        console.error(JSON.stringify({ msg: "task dispatch failed; the watchdog will retry", taskId, error: error instanceof Error ? error.name : typeof error }));
       });
   }
 
@@ -570,8 +573,24 @@ export class WorkflowExecution extends DurableObject<Env> {
     const execution = this.#execution!;
     const definition = execution.definition.tasks[task.definitionIndex]!;
     const failed = (reason: string): ExecutionEvent => ({ type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason });
-    const input = await this.#liveInput(execution, task);
-    if (input instanceof MissingSecretError) return failed(`Task input references an unknown secret: ${input.message}`);
+    const live = await this.#liveInput(execution, task);
+    if (live instanceof MissingSecretError) return failed(`Task input references an unknown secret: ${live.message}`);
+    const event = await this.#sideEffect(task, definition, execution, live.input, cancel, failed);
+    if (live.secrets.length === 0 || event.type !== "dispatchResult") return event;
+    // A service may echo a credential back (or an error may quote a URL): scrub before it is stored and shown.
+    const scrubbed = { ...event, output: redactSecretValues(event.output, live.secrets) };
+    if (event.reason !== undefined) scrubbed.reason = redactSecretValues(event.reason, live.secrets);
+    return scrubbed;
+  }
+
+  async #sideEffect(
+    task: TaskExecution,
+    definition: Execution["definition"]["tasks"][number],
+    execution: Execution,
+    input: JsonObject,
+    cancel: AbortSignal,
+    failed: (reason: string) => ExecutionEvent,
+  ): Promise<ExecutionEvent> {
     switch (task.taskType) {
       case "HTTP":
         return dispatchHttp(task, input, {
@@ -581,7 +600,8 @@ export class WorkflowExecution extends DurableObject<Env> {
           cancel,
         });
       case "SUB_WORKFLOW":
-        return dispatchSubWorkflow(this.env, execution, task, input, this.#config.maxSubWorkflowDepth);
+        // The stored (masked) input: whatever reaches the child is stored and shown as the child's.
+        return dispatchSubWorkflow(this.env, execution, task, task.inputData, this.#config.maxSubWorkflowDepth);
       default:
         return failed(`Task type ${task.taskType} has no dispatcher`);
     }

@@ -81,11 +81,29 @@ function applyQuery(filter: Filter, query: string): void {
   }
 }
 
-/** `GET /api/workflow/search`: Conductor's `SearchResult<WorkflowSummary>` from the execution index. */
-export async function searchExecutions(db: D1Database, request: IRequest): Promise<{ totalHits: number; results: JsonObject[] }> {
+/** Which workflow names a caller may see: all, or exact names and name prefixes. */
+export type ReadableWorkflows = { all: true } | { all: false; names: string[]; prefixes: string[] };
+
+function applyReadable(filter: Filter, readable: ReadableWorkflows): void {
+  if (readable.all) return;
+  const clauses = [
+    ...readable.names.map(() => "workflow_name = ?"),
+    ...readable.prefixes.map(() => "workflow_name LIKE ? ESCAPE '\\'"),
+  ];
+  // A caller with no readable workflow sees nothing rather than an error: search is allowed, the list is empty.
+  filter.clauses.push(clauses.length > 0 ? `(${clauses.join(" OR ")})` : "0");
+  filter.bindings.push(...readable.names, ...readable.prefixes.map((prefix) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+}
+
+/**
+ * `GET /api/workflow/search`: Conductor's `SearchResult<WorkflowSummary>` from the execution index,
+ * limited to the workflows the caller may read.
+ */
+export async function searchExecutions(db: D1Database, request: IRequest, readable: ReadableWorkflows): Promise<{ totalHits: number; results: JsonObject[] }> {
   const start = intParam(request, "start", 0, 0, 1_000_000);
   const size = intParam(request, "size", 100, 0, MAX_SEARCH_SIZE);
   const filter: Filter = { clauses: [], bindings: [] };
+  applyReadable(filter, readable);
   const status = param(request, "status");
   if (status) {
     const statuses = listOf(status);

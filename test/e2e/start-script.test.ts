@@ -82,7 +82,9 @@ describe("npm start", () => {
     expect(banner.url).toBe(`http://127.0.0.1:${port}`);
     expect(banner.key).toMatch(KEY_FORMAT);
     expect(banner.curl).toBe(`curl -H "X-API-Key: ${banner.key}" http://127.0.0.1:${port}/api/metadata/workflow`);
-    expect(readFileSync(devVars, "utf8")).toBe(`BOOTSTRAP_ADMIN_KEY=${banner.key}\n`);
+    const vars = readFileSync(devVars, "utf8");
+    const encryptionKey = /^SECRETS_ENCRYPTION_KEY=([A-Za-z0-9+/]{43}=)$/m.exec(vars)?.[1];
+    expect(vars).toBe(`BOOTSTRAP_ADMIN_KEY=${banner.key}\nSECRETS_ENCRYPTION_KEY=${encryptionKey}\n`);
     expect(statSync(devVars).mode & 0o777).toBe(0o600);
     expect(existsSync(join(project, ".wrangler", "state", "v3", "d1"))).toBe(true);
 
@@ -95,6 +97,10 @@ describe("npm start", () => {
       body: { name: "kept_across_restarts", version: 1, schemaVersion: 2, ownerEmail: "e2e@example.com", tasks: [{ name: "h", taskReferenceName: "h", type: "HTTP", inputParameters: { http_request: { uri: "http://127.0.0.1:9/", method: "GET" } } }] },
     });
     expectSecretOnlyInBanner(start, banner);
+    // The generated encryption key makes the secrets API work out of the box, and is never printed.
+    const put = await fetch(`${banner.url}/api/secrets/e2e_secret`, { method: "PUT", headers: { "x-api-key": banner.key, "content-type": "application/json" }, body: '"value"' });
+    expect(put.status, await put.text()).toBe(200);
+    expect(start.output).not.toContain(encryptionKey!);
 
     // SIGTERM to the script alone (not its group) must reach wrangler and workerd too.
     start.signalLeader("SIGTERM");
@@ -109,7 +115,7 @@ describe("npm start", () => {
     const port = await freePort();
     const start = runStart(port);
     const banner = await readBanner(start);
-    expect(`BOOTSTRAP_ADMIN_KEY=${banner.key}\n`).toBe(before);
+    expect(before.startsWith(`BOOTSTRAP_ADMIN_KEY=${banner.key}\n`)).toBe(true);
     expect(readFileSync(devVars, "utf8")).toBe(before);
     const kept = await call(banner.url, "GET", "/api/metadata/workflow/kept_across_restarts", { key: banner.key });
     expect(kept.status, kept.text).toBe(200);
@@ -129,7 +135,7 @@ describe("npm start", () => {
     const start = runStart(port, ["--persist-to", persistTo, "--dev-vars", devVars]);
     const banner = await readBanner(start);
     expect(banner.key).toMatch(KEY_FORMAT);
-    expect(readFileSync(devVars, "utf8")).toBe(`${original}\nBOOTSTRAP_ADMIN_KEY=${banner.key}\n`);
+    expect(readFileSync(devVars, "utf8")).toMatch(new RegExp(`^${original.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\nBOOTSTRAP_ADMIN_KEY=${banner.key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\nSECRETS_ENCRYPTION_KEY=[A-Za-z0-9+/]{43}=\n$`));
     expect(statSync(devVars).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(project, ".dev.vars"), "utf8")).toBe(projectKey);
     expect(existsSync(join(persistTo, "v3", "d1"))).toBe(true);
@@ -140,7 +146,7 @@ describe("npm start", () => {
     const other = await call(banner.url, "GET", "/api/metadata/workflow/kept_across_restarts", { key: banner.key });
     expect(other.status, other.text).toBe(404);
     // The project's own key is not the one in use.
-    const projectSecret = projectKey.trim().split("=")[1] ?? "";
+    const projectSecret = /^BOOTSTRAP_ADMIN_KEY=(.*)$/m.exec(projectKey)?.[1] ?? "";
     expect((await call(banner.url, "GET", "/api/metadata/workflow", { key: projectSecret })).status).toBe(401);
     expectSecretOnlyInBanner(start, banner);
   });

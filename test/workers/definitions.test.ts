@@ -86,7 +86,9 @@ describe("invalid definitions are refused with precise validationErrors and noth
 
   it("bad JSON, wrong content type, non-object bodies and oversized bodies", async () => {
     const before = await rowCount("workflow_defs");
-    await refused(await api("POST", "/api/metadata/workflow", "{ nope"), 400, "VALIDATION_ERROR");
+    const badJson = await refused(await api("POST", "/api/metadata/workflow", '{ "keySecret": "hunter2-secret" '), 400, "VALIDATION_ERROR");
+    // The parser's own message quotes the body, which may hold a credential: it is not passed on.
+    expect(JSON.stringify(badJson)).not.toContain("hunter2");
     await refused(await api("POST", "/api/metadata/workflow", JSON.stringify(valid("wrong_type")), { "content-type": "text/plain" }), 415, "UNSUPPORTED_MEDIA_TYPE");
     await refused(await api("POST", "/api/metadata/workflow", [1, 2]), 400, "VALIDATION_ERROR");
     await refused(await api("POST", "/api/metadata/workflow"), 400, "VALIDATION_ERROR");

@@ -168,3 +168,43 @@ describe("asyncComplete", () => {
     expect(done.tasks[0]!["reasonForIncompletion"]).toBe("rejected by reviewer");
   });
 });
+
+describe("payload limits", () => {
+  it("a workflow whose output would be too large to store fails clearly instead of staying RUNNING", async () => {
+    await register({
+      name: "too_big_output",
+      tasks: [
+        httpTask("a", { uri: target(`/huge?bytes=${300 * 1024}`), method: "GET", accept: "text/plain" }),
+        httpTask("b", { uri: target(`/huge?bytes=${300 * 1024}`), method: "GET", accept: "text/plain" }),
+      ],
+      outputParameters: { a: "${a.output.body}", b: "${b.output.body}", again: "${a.output.response.body}" },
+    });
+    const workflow = await waitFor(await startWorkflow("too_big_output"), ["COMPLETED", "FAILED"]);
+    expect(workflow.status).toBe("FAILED");
+    expect(workflow["reasonForIncompletion"]).toMatch(/^The workflow output is \d+ bytes, over the limit of \d+ bytes/);
+    expect(workflow.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
+  });
+
+  it("a task input resolved too large fails the task; a too-large completion or start input is refused", async () => {
+    await register({
+      name: "too_big_input",
+      tasks: [
+        httpTask("a", { uri: target(`/huge?bytes=${300 * 1024}`), method: "GET", accept: "text/plain" }, { asyncComplete: true }),
+        httpTask("b", { uri: target("/echo/b"), method: "POST", body: { one: "${a.output.body}", two: "${a.output.response.body}", three: "${a.output.note}", four: "${a.output.body}" } }),
+      ],
+    });
+    const workflowId = await startWorkflow("too_big_input");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0].outputData["statusCode"] === 200);
+    const refused = await api("POST", `/api/tasks/${workflowId}/a/COMPLETED`, { note: "x".repeat(900 * 1024) });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { message: string }).message).toMatch(/over the limit/);
+    expect((await waitFor(workflowId, () => true)).tasks[0]!.status).toBe("IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${workflowId}/a/COMPLETED`, { note: "y".repeat(50 * 1024) });
+    const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
+    expect(failed.tasks[1]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
+    expect(String(failed.tasks[1]!["reasonForIncompletion"])).toMatch(/The resolved input is \d+ bytes/);
+
+    const big = await api("POST", "/api/workflow/too_big_input", { blob: "z".repeat(900 * 1024) });
+    expect(big.status).toBe(413);
+  });
+});

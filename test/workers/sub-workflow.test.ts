@@ -268,3 +268,16 @@ describe("rerun and retry across levels", () => {
     expect(await getWorkflow(rootId)).toEqual(failed);
   });
 });
+
+describe("secrets and children", () => {
+  it("refuses a SUB_WORKFLOW task that passes a secret into the child's input (it would be stored and shown there)", async () => {
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "leaky_parent",
+      tasks: [subTask("sub", { subWorkflowParam: { name: "x" }, token: "Bearer ${workflow.secrets.api_token}" })],
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors[0]).toMatchObject({ path: "tasks[0].inputParameters" });
+    expect(body.validationErrors[0]!.message).toContain("workflow.secrets.api_token");
+  });
+});

@@ -4,8 +4,10 @@ import type { Principal } from "./principal";
 
 /**
  * An API access rule (spec 2.5): requests whose path matches `apiPath` and whose method is in
- * `methods` need one of `requiredPermissions`. `apiPath` segments may be `{name}` (one segment,
- * available to scopes as `${path.name}`) and the pattern may end in `*` (any rest, or none).
+ * `methods` need one of `requiredPermissions` (any one suffices; none listed means any
+ * authenticated caller). `apiPath` segments may be `{name}` (one segment, available to scopes as
+ * `${path.name}`) and the pattern may end in `*` (any rest, or none). A required scope may also use
+ * `${workflow.name}`: the definition name of the execution or definition the request targets.
  */
 export interface AccessRule {
   apiPath: string;
@@ -13,24 +15,37 @@ export interface AccessRule {
   requiredPermissions: Grant[];
 }
 
-const ANY = "*";
-const everywhere = (action: Grant["action"]): Grant => ({ action, scope: ANY });
+/** A required scope met by the permission at any scope: list endpoints then filter what they show. */
+export const ANY_SCOPE = "${any}";
+/** The scope of one workflow (definitions and executions): `workflow:<name>`. */
+export const WORKFLOW_SCOPE = "workflow:${workflow.name}";
+
+const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+const at = (action: Grant["action"], scope = "*"): Grant => ({ action, scope });
 
 /**
- * The rule for every route of the service, most specific first. A request that matches none is
- * denied: a new route without a rule is closed until someone decides who may use it.
+ * The rule for every route of the service, most specific first; the first rule matching a request
+ * decides. Anything else under /api (a route added without a rule) is for system admins only.
  */
 export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
-  { apiPath: "/api/metadata/*", methods: ["GET"], requiredPermissions: [everywhere("WORKFLOW_READ"), everywhere("METADATA_ADMIN")] },
-  { apiPath: "/api/metadata/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [everywhere("METADATA_ADMIN"), everywhere("WORKFLOW_WRITE")] },
-  { apiPath: "/api/workflow/*", methods: ["GET"], requiredPermissions: [everywhere("WORKFLOW_READ")] },
-  { apiPath: "/api/workflow/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [everywhere("WORKFLOW_ADMIN")] },
-  { apiPath: "/api/tasks/*", methods: ["GET"], requiredPermissions: [everywhere("TASK_READ")] },
-  { apiPath: "/api/tasks/*", methods: ["POST", "PUT"], requiredPermissions: [everywhere("TASK_EXECUTE")] },
-  { apiPath: "/api/security/*", methods: ["GET", "POST", "PUT", "DELETE"], requiredPermissions: [everywhere("USER_ADMIN")] },
-  { apiPath: "/api/secrets/*", methods: ["GET", "PUT", "POST", "DELETE"], requiredPermissions: [everywhere("SYSTEM_ADMIN")] },
-  // Anything else under /api (unknown routes, routes added without a rule) is for system admins only.
-  { apiPath: "/api/*", methods: [ANY], requiredPermissions: [everywhere("SYSTEM_ADMIN")] },
+  { apiPath: "/api/security/permissions", methods: ["GET"], requiredPermissions: [] },
+  { apiPath: "/api/security/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
+  { apiPath: "/api/secrets/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
+  { apiPath: "/api/metadata/workflow/{name}", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },
+  { apiPath: "/api/metadata/workflow/{name}/{version}", methods: ["DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },
+  { apiPath: "/api/metadata/workflow", methods: ["POST"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", WORKFLOW_SCOPE)] },
+  { apiPath: "/api/metadata/*", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN")] },
+  { apiPath: "/api/metadata/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE")] },
+  { apiPath: "/api/workflow/search", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE)] },
+  { apiPath: "/api/workflow/execute/{name}/*", methods: ["POST"], requiredPermissions: [at("WORKFLOW_ADMIN", "workflow:${path.name}")] },
+  { apiPath: "/api/workflow", methods: ["POST"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
+  { apiPath: "/api/workflow/{name}", methods: ["POST"], requiredPermissions: [at("WORKFLOW_ADMIN", "workflow:${path.name}")] },
+  { apiPath: "/api/workflow/{workflowId}/*", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", WORKFLOW_SCOPE)] },
+  { apiPath: "/api/workflow/{workflowId}/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
+  { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
+  { apiPath: "/api/tasks", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE")] },
+  { apiPath: "/api/tasks/*", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
+  { apiPath: "/api/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
 ];
 
 /** Matches a path against a rule pattern; the captured `{name}` segments, or undefined. */
@@ -44,27 +59,80 @@ export function matchApiPath(pattern: string, path: string): Record<string, stri
     const expected = patternSegments[i]!;
     const actual = pathSegments[i]!;
     const variable = /^\{(\w+)\}$/.exec(expected);
-    if (variable) variables[variable[1]!] = decodeURIComponent(actual);
-    else if (expected !== actual) return undefined;
+    if (variable) {
+      try {
+        variables[variable[1]!] = decodeURIComponent(actual);
+      } catch {
+        return undefined;
+      }
+    } else if (expected !== actual) return undefined;
   }
   return variables;
 }
 
-/** Substitutes `${path.<name>}` in a required scope. */
-function requiredScope(scope: string, variables: Record<string, string>): string {
-  return scope.replace(/\$\{path\.(\w+)\}/g, (_match, name: string) => variables[name] ?? "");
+/** Finds `${workflow.name}` for a request when a rule needs it (only then: it may cost a lookup). */
+export type WorkflowNameResolver = (variables: Record<string, string>) => Promise<string | undefined>;
+
+/** True when some grant gives `action` at scope `*`, which covers every scope a rule could name. */
+function holdsEverywhere(grants: readonly Grant[], action: Grant["action"]): boolean {
+  return grants.some((grant) => grant.action === action && grant.scope === "*");
 }
 
-/** Throws 403 unless a rule lets the principal make this request. */
-export function authorize(principal: Principal, method: string, path: string, rules: readonly AccessRule[] = DEFAULT_ACCESS_RULES): void {
+async function allows(principal: Principal, required: Grant, variables: Record<string, string>, workflowName: () => Promise<string>): Promise<boolean> {
+  if (required.scope === ANY_SCOPE) return principal.grants.some((grant) => grant.action === required.action);
+  if (holdsEverywhere(principal.grants, required.action)) return true;
+  let scope = required.scope.replace(/\$\{path\.(\w+)\}/g, (_match, name: string) => variables[name] ?? "");
+  if (scope.includes("${workflow.name}")) scope = scope.replaceAll("${workflow.name}", await workflowName());
+  return grantsAllow(principal.grants, required.action, scope);
+}
+
+/**
+ * Throws 403 unless the first rule matching the request lets the principal make it. The message
+ * names the permissions and scopes that were required (never anything about other users or keys).
+ */
+export async function authorize(
+  principal: Principal,
+  method: string,
+  path: string,
+  rules: readonly AccessRule[],
+  resolveWorkflowName: WorkflowNameResolver,
+): Promise<void> {
   for (const rule of rules) {
-    if (!rule.methods.includes(method) && !rule.methods.includes(ANY)) continue;
+    if (!rule.methods.includes(method) && !rule.methods.includes("*")) continue;
     const variables = matchApiPath(rule.apiPath, path);
     if (!variables) continue;
-    const allowed = rule.requiredPermissions.some((grant) => grantsAllow(principal.grants, grant.action, requiredScope(grant.scope, variables)));
-    if (allowed) return;
-    const needed = rule.requiredPermissions.map((grant) => `${grant.action} on ${requiredScope(grant.scope, variables)}`).join(" or ");
+    if (rule.requiredPermissions.length === 0) return;
+    let resolved: string | undefined;
+    const workflowName = async () => (resolved ??= (await resolveWorkflowName(variables)) ?? "");
+    for (const required of rule.requiredPermissions) {
+      if (await allows(principal, required, variables, workflowName)) return;
+    }
+    const needed = rule.requiredPermissions
+      .map((grant) => `${grant.action} on ${grant.scope === ANY_SCOPE ? "some scope" : grant.scope.replace(/\$\{path\.(\w+)\}/g, (_m, name: string) => variables[name] ?? "").replaceAll("${workflow.name}", resolved ?? "<workflow>")}`)
+      .join(" or ");
     throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: ${method} ${path} needs ${needed}`);
   }
   throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: no access rule allows ${method} ${path}`);
+}
+
+/**
+ * Which workflow names a set of grants lets the holder read, for filtering lists: every name, or
+ * exact names and name prefixes taken from `workflow:<name>` scopes.
+ */
+export function readableWorkflows(grants: readonly Grant[], action: Grant["action"]): { all: true } | { all: false; names: string[]; prefixes: string[] } {
+  const names: string[] = [];
+  const prefixes: string[] = [];
+  const marker = "workflow:";
+  for (const grant of grants) {
+    if (grant.action !== action) continue;
+    if (grant.scope === "*") return { all: true };
+    if (grant.scope.endsWith("*")) {
+      const prefix = grant.scope.slice(0, -1);
+      if (marker.startsWith(prefix)) return { all: true };
+      if (prefix.startsWith(marker)) prefixes.push(prefix.slice(marker.length));
+    } else if (grant.scope.startsWith(marker)) {
+      names.push(grant.scope.slice(marker.length));
+    }
+  }
+  return { all: false, names, prefixes };
 }

@@ -1,10 +1,11 @@
 import { ApiError } from "../http/errors";
+import { SecurityStore } from "../security/store";
 import { secretsEqual } from "./constant-time";
-import { PERMISSIONS } from "./permissions";
-import type { Principal } from "./principal";
+import { grantsFor } from "./grants";
+import { BOOTSTRAP_ADMIN_USER, type Principal } from "./principal";
 import type { AuthProvider } from "./provider";
 
-/** A parsed `X-API-Key: <keyId>:<keySecret>` header. */
+/** A parsed `<keyId>:<keySecret>`. */
 export interface ApiKeyCredential {
   keyId: string;
   keySecret: string;
@@ -17,13 +18,27 @@ export function parseApiKey(value: string): ApiKeyCredential | undefined {
   return { keyId: value.slice(0, separator).trim(), keySecret: value.slice(separator + 1).trim() };
 }
 
-/** The user id the bootstrap admin acts as. */
-export const BOOTSTRAP_ADMIN_USER = "admin";
+const INVALID_KEY = "Unknown API key or wrong secret";
 
 /**
- * API keys. For now the one key is the bootstrap admin's from `BOOTSTRAP_ADMIN_KEY`, holding every
- * permission at scope `*`; per-user keys stored as salted hashes come with the security work.
+ * The user an API key belongs to, or 401. The bootstrap key (configuration) is checked first, then
+ * keys created through the API. The same answer for an unknown key and a wrong secret, so the
+ * response never tells whether a key exists.
  */
+export async function userForApiKey(env: Env, credential: ApiKeyCredential): Promise<string> {
+  const bootstrap = env.BOOTSTRAP_ADMIN_KEY ? parseApiKey(env.BOOTSTRAP_ADMIN_KEY) : undefined;
+  if (bootstrap) {
+    // Compare both parts every time so timing says nothing about which part was wrong.
+    const idMatches = await secretsEqual(credential.keyId, bootstrap.keyId);
+    const secretMatches = await secretsEqual(credential.keySecret, bootstrap.keySecret);
+    if (idMatches && secretMatches) return BOOTSTRAP_ADMIN_USER;
+  }
+  const userId = await new SecurityStore(env.DB).verifyApiKey(credential.keyId, credential.keySecret);
+  if (userId === undefined) throw new ApiError(401, "INVALID_TOKEN", INVALID_KEY);
+  return userId;
+}
+
+/** API keys used directly: `X-API-Key: <keyId>:<keySecret>`. */
 export const apiKeyProvider: AuthProvider = {
   name: "api-key",
   async authenticate(request, env): Promise<Principal | undefined> {
@@ -31,15 +46,7 @@ export const apiKeyProvider: AuthProvider = {
     if (header === null) return undefined;
     const credential = parseApiKey(header);
     if (!credential) throw new ApiError(401, "INVALID_TOKEN", "X-API-Key must be <keyId>:<keySecret>");
-    const bootstrap = env.BOOTSTRAP_ADMIN_KEY ? parseApiKey(env.BOOTSTRAP_ADMIN_KEY) : undefined;
-    // Compare both parts every time so timing says nothing about which part was wrong.
-    const idMatches = await secretsEqual(credential.keyId, bootstrap?.keyId ?? "");
-    const secretMatches = await secretsEqual(credential.keySecret, bootstrap?.keySecret ?? "");
-    if (!bootstrap || !idMatches || !secretMatches) throw new ApiError(401, "INVALID_TOKEN", "Unknown API key or wrong secret");
-    return {
-      userId: BOOTSTRAP_ADMIN_USER,
-      grants: PERMISSIONS.map((action) => ({ action, scope: "*" })),
-      method: "api-key",
-    };
+    const userId = await userForApiKey(env, credential);
+    return { userId, grants: await grantsFor(env, userId), method: "api-key" };
   },
 };

@@ -8,3 +8,6 @@ export interface Principal {
   /** How the request proved who it is. */
   method: "api-key" | "jwt" | "oauth" | "custom";
 }
+
+/** The user id the bootstrap admin (from `BOOTSTRAP_ADMIN_KEY`) acts as. */
+export const BOOTSTRAP_ADMIN_USER = "admin";

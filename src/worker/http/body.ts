@@ -50,11 +50,12 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   }
   try {
     return { present: true, value: JSON.parse(text) as unknown };
-  } catch (error) {
-    const reason = error instanceof SyntaxError ? error.message : "parse error";
-    throw new ApiError(400, "VALIDATION_ERROR", `Request body is not valid JSON (${reason})`);
+  } catch {
+    // Not the parser's message: it quotes the body, which may hold a credential.
+    throw new ApiError(400, "VALIDATION_ERROR", "Request body is not valid JSON");
   }
 }
+
 
 /** A plain-text response, as Conductor answers starts and task updates with a bare id. */
 export function textResponse(text: string, status = 200): Response {

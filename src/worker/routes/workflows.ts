@@ -1,5 +1,6 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { WorkflowCommand } from "../../actors/workflow-execution";
+import { oversize, oversizeReason } from "../../engine/limits";
 import type { JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
@@ -7,6 +8,8 @@ import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
 import { JsonObjectBody, RerunRequest, StartWorkflowRequest, parseOrThrow, type StartWorkflowRequest as StartRequest } from "../schemas";
+import { readableWorkflows } from "../auth/access-rules";
+import { principalOf } from "../guard";
 import { searchExecutions } from "../search";
 import { startExecution, type StartOptions, type StartOutcome } from "../start-execution";
 
@@ -52,6 +55,9 @@ async function startBody(request: IRequest, env: Env): Promise<StartRequest> {
 
 /** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
 async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, waitMs?: number): Promise<StartOutcome & { ok: true }> {
+  const limit = serviceConfig(env).engine.maxPayloadBytes;
+  const bytes = oversize(request.input ?? {}, limit);
+  if (bytes !== undefined) throw new ApiError(413, "PAYLOAD_TOO_LARGE", oversizeReason("The workflow input", bytes, limit));
   const options: StartOptions = { ...request, input: request.input ?? {}, baseUrl: serviceConfig(env).publicBaseUrl ?? new URL(http.url).origin };
   if (waitMs !== undefined) options.waitMs = waitMs;
   const outcome = await startExecution(env, options);
@@ -61,7 +67,9 @@ async function start(env: Env, http: IRequest, request: StartRequest & { name: s
 
 /** Routes of workflow executions: start, execute, read, search and lifecycle actions. */
 export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void {
-  router.get("/api/workflow/search", async (request, env) => Response.json(await searchExecutions(env.DB, request)));
+  router.get("/api/workflow/search", async (request, env) =>
+    Response.json(await searchExecutions(env.DB, request, readableWorkflows(principalOf(request).grants, "WORKFLOW_READ"))),
+  );
 
   router.post("/api/workflow", async (request, env) => {
     const body = await startBody(request, env);

@@ -7,6 +7,8 @@ import {
   isIntegerIn,
   isNonEmptyString,
   isOneOf,
+  exceedsJsonDepth,
+  isJsonValue,
   isRecord,
   isString,
   mapOf,
@@ -16,6 +18,7 @@ import {
   validateWith,
   type UnknownRecord,
 } from "../../definition/checks";
+import { referencedSecrets } from "../../expressions";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 
 /** What to do when a child with the same idempotency key already exists. */
@@ -71,5 +74,18 @@ export function validateSubWorkflowTask(task: UnknownRecord, path: string): Vali
   }
   issues.push(...validateWith(TASK_LEVEL, task, path));
   issues.push(...validateWith(INPUT_LEVEL, input, inputPath));
+  issues.push(...secretReferences(input, inputPath), ...secretReferences(task["subWorkflowParam"], childPath(path, "subWorkflowParam")));
   return issues;
+}
+
+/**
+ * A child's input is stored and shown as the child's own, so a secret passed into it would be
+ * revealed there: the child must reference `${workflow.secrets.<name>}` itself.
+ */
+function secretReferences(value: unknown, path: string): ValidationIssue[] {
+  // Too-deep values are reported by the common checks; walking them here would overflow the stack.
+  if (!isJsonValue(value) || exceedsJsonDepth(value)) return [];
+  const names = referencedSecrets(value);
+  if (names.length === 0) return [];
+  return [{ path, message: `must not pass secrets to a child workflow (${names.map((name) => `workflow.secrets.${name}`).join(", ")}): the child's input is stored and shown; reference the secret inside the child instead` }];
 }

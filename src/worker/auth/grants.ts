@@ -1,0 +1,19 @@
+import { SecurityStore } from "../security/store";
+import { PERMISSIONS, type Grant } from "./permissions";
+import { BOOTSTRAP_ADMIN_USER } from "./principal";
+
+/** Every permission at scope `*`: what the bootstrap admin holds. */
+export const ALL_GRANTS: readonly Grant[] = PERMISSIONS.map((action) => ({ action, scope: "*" }));
+
+/**
+ * A user's effective grants: the bootstrap admin holds everything; others what D1 assigns them,
+ * plus the permissions of `extraRoles` (role names an external identity provider vouches for).
+ * Identities vouched for by an external provider (`external`) are never the bootstrap admin, even
+ * when named like it: only this service's own credentials can be.
+ */
+export async function grantsFor(env: Env, userId: string, extraRoles: string[] = [], external = false): Promise<Grant[]> {
+  if (userId === BOOTSTRAP_ADMIN_USER && !external) return [...ALL_GRANTS];
+  const store = new SecurityStore(env.DB);
+  const grants = await store.effectiveGrants(userId);
+  return extraRoles.length === 0 ? grants : [...grants, ...(await store.roleGrants(extraRoles))];
+}

@@ -1,0 +1,197 @@
+import { SignJWT, decodeJwt, decodeProtectedHeader, errors, jwtVerify } from "jose";
+import { ApiError } from "../http/errors";
+import { TtlCache } from "../ttl-cache";
+
+/** Issuer and audience of the tokens this service signs. */
+export const TOKEN_ISSUER = "edge-conductor";
+
+/** The answer of the token endpoints (OAuth 2.0 fields plus Orkes' `token`). */
+export interface TokenPair {
+  token: string;
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  refresh_token: string;
+}
+
+interface SigningKey {
+  kid: string;
+  secret: Uint8Array;
+}
+
+const encoder = new TextEncoder();
+const keysByEnv = new WeakMap<object, Promise<SigningKey[]>>();
+/** Verified access tokens, briefly: a revocation made in this isolate clears it at once. */
+const verifiedCache = new TtlCache<{ userId: string; jti: string; family: string }>(1_000);
+
+function bytesFromBase64(text: string): Uint8Array {
+  const normal = text.replace(/-/g, "+").replace(/_/g, "/");
+  return Uint8Array.from(atob(normal + "=".repeat((4 - (normal.length % 4)) % 4)), (c) => c.charCodeAt(0));
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+  return [...digest].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+function randomToken(): string {
+  return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32)))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * The signing keys, current first: `JWT_SIGNING_KEYS` = `kid:base64secret[,kid:base64secret…]`, so a
+ * key can be rotated in while tokens signed with the old one stay valid. Without it, one key is
+ * derived (HKDF) from the bootstrap admin key, so tokens work out of the box.
+ */
+function signingKeys(env: Env): Promise<SigningKey[]> {
+  let keys = keysByEnv.get(env);
+  if (!keys) {
+    keys = loadSigningKeys(env);
+    keysByEnv.set(env, keys);
+  }
+  return keys;
+}
+
+async function loadSigningKeys(env: Env): Promise<SigningKey[]> {
+  const configured = (env.JWT_SIGNING_KEYS ?? "").split(",").map((entry) => entry.trim()).filter(Boolean);
+  if (configured.length > 0) {
+    return configured.map((entry) => {
+      const separator = entry.indexOf(":");
+      if (separator <= 0) throw new Error("JWT_SIGNING_KEYS entries must be kid:base64secret");
+      const secret = bytesFromBase64(entry.slice(separator + 1));
+      if (secret.length < 32) throw new Error("JWT_SIGNING_KEYS secrets must be at least 32 bytes");
+      return { kid: entry.slice(0, separator), secret };
+    });
+  }
+  if (!env.BOOTSTRAP_ADMIN_KEY) return [];
+  const material = await crypto.subtle.importKey("raw", encoder.encode(env.BOOTSTRAP_ADMIN_KEY), "HKDF", false, ["deriveBits"]);
+  const bits = await crypto.subtle.deriveBits({ name: "HKDF", hash: "SHA-256", salt: encoder.encode(TOKEN_ISSUER), info: encoder.encode("jwt-signing-key") }, material, 256);
+  return [{ kid: "derived-1", secret: new Uint8Array(bits) }];
+}
+
+function accessTtlSeconds(env: Env): number {
+  const value = Number(env.ACCESS_TOKEN_TTL_SECONDS ?? "");
+  return Number.isInteger(value) && value > 0 ? value : 3600;
+}
+
+function refreshTtlSeconds(env: Env): number {
+  const value = Number(env.REFRESH_TOKEN_TTL_SECONDS ?? "");
+  return Number.isInteger(value) && value > 0 ? value : 30 * 86_400;
+}
+
+/** Issues an access token and a refresh token for a user; `family` continues a rotated session. */
+export async function issueTokens(env: Env, userId: string, family: string = crypto.randomUUID()): Promise<TokenPair> {
+  const [current] = await signingKeys(env);
+  if (!current) throw new ApiError(409, "CONFLICT", "Tokens are not configured: set JWT_SIGNING_KEYS or BOOTSTRAP_ADMIN_KEY");
+  const ttl = accessTtlSeconds(env);
+  const accessToken = await new SignJWT({ fam: family })
+    .setProtectedHeader({ alg: "HS256", kid: current.kid, typ: "JWT" })
+    .setSubject(userId)
+    .setIssuer(TOKEN_ISSUER)
+    .setAudience(TOKEN_ISSUER)
+    .setIssuedAt()
+    .setExpirationTime(`${ttl}s`)
+    .setJti(crypto.randomUUID())
+    .sign(current.secret);
+  const refreshToken = randomToken();
+  const now = Date.now();
+  await env.DB.prepare(`INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time) VALUES (?, ?, ?, ?, 0, ?)`)
+    .bind(await sha256Hex(refreshToken), family, userId, now + refreshTtlSeconds(env) * 1000, now)
+    .run();
+  return { token: accessToken, access_token: accessToken, token_type: "Bearer", expires_in: ttl, refresh_token: refreshToken };
+}
+
+/** True when the token looks like one of ours (by issuer), so other providers can take the rest. */
+export function isOwnToken(token: string): boolean {
+  try {
+    return decodeJwt(token).iss === TOKEN_ISSUER;
+  } catch {
+    return false;
+  }
+}
+
+const INVALID_HINT = "check that it was issued by this service, is complete, and was not altered";
+
+/**
+ * Verifies one of our access tokens: HS256 only (no `none`, no algorithm swap), known `kid`,
+ * issuer, audience, expiry, and not revoked. Answers the user id or throws 401.
+ */
+export async function verifyAccessToken(env: Env, token: string): Promise<{ userId: string; jti: string; family: string }> {
+  const cached = verifiedCache.get(token);
+  if (cached) return cached;
+  let kid: string | undefined;
+  try {
+    kid = decodeProtectedHeader(token).kid;
+  } catch {
+    throw new ApiError(401, "INVALID_TOKEN", `Invalid token: not a JWT; ${INVALID_HINT}`);
+  }
+  const key = (await signingKeys(env)).find((candidate) => candidate.kid === kid);
+  if (!key) throw new ApiError(401, "INVALID_TOKEN", `Invalid token: unknown signing key; ${INVALID_HINT}`);
+  let claims: { sub?: string; jti?: string; fam?: unknown };
+  try {
+    ({ payload: claims } = await jwtVerify(token, key.secret, { algorithms: ["HS256"], issuer: TOKEN_ISSUER, audience: TOKEN_ISSUER, requiredClaims: ["sub", "jti", "exp"] }));
+  } catch (error) {
+    if (error instanceof errors.JWTExpired) throw new ApiError(401, "EXPIRED_TOKEN", "Token expired: request a new one with POST /api/security/token or refresh it with POST /api/security/token/refresh");
+    throw new ApiError(401, "INVALID_TOKEN", `Invalid token: signature, algorithm, issuer or audience check failed; ${INVALID_HINT}`);
+  }
+  const verified = { userId: claims.sub!, jti: claims.jti!, family: typeof claims.fam === "string" ? claims.fam : "" };
+  const revoked = await env.DB.prepare(`SELECT 1 FROM revoked_tokens WHERE id IN (?, ?) LIMIT 1`).bind(verified.jti, verified.family).first();
+  if (revoked) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
+  verifiedCache.set(token, verified);
+  return verified;
+}
+
+/** Revokes every access and refresh token of a session (family). */
+async function revokeFamily(env: Env, family: string): Promise<void> {
+  const until = Date.now() + Math.max(accessTtlSeconds(env), refreshTtlSeconds(env)) * 1000;
+  await env.DB.batch([
+    env.DB.prepare(`INSERT OR REPLACE INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'family', ?)`).bind(family, until),
+    env.DB.prepare(`UPDATE refresh_tokens SET used = 1 WHERE family_id = ?`).bind(family),
+  ]);
+  verifiedCache.clear();
+}
+
+/**
+ * Exchanges a refresh token for a new pair (rotation: the old one stops working). Presenting a
+ * token that was already exchanged means it leaked: the whole session is revoked.
+ */
+export async function refreshTokens(env: Env, refreshToken: string): Promise<TokenPair> {
+  const hash = await sha256Hex(refreshToken);
+  const row = await env.DB.prepare(`SELECT family_id, user_id, expires_at, used FROM refresh_tokens WHERE token_hash = ?`).bind(hash).first<{ family_id: string; user_id: string; expires_at: number; used: number }>();
+  if (!row) throw new ApiError(401, "INVALID_TOKEN", "Invalid refresh token");
+  if (row.expires_at <= Date.now()) throw new ApiError(401, "EXPIRED_TOKEN", "Refresh token expired: request a new one with POST /api/security/token");
+  // Claim it atomically: of two concurrent exchanges only one succeeds, the other counts as reuse.
+  const claimed = await env.DB.prepare(`UPDATE refresh_tokens SET used = 1 WHERE token_hash = ? AND used = 0`).bind(hash).run();
+  if (claimed.meta.changes === 0) {
+    await revokeFamily(env, row.family_id);
+    throw new ApiError(401, "INVALID_TOKEN", "Refresh token was already used: every token of this session is revoked; sign in again");
+  }
+  const familyRevoked = await env.DB.prepare(`SELECT 1 FROM revoked_tokens WHERE id = ?`).bind(row.family_id).first();
+  if (familyRevoked) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
+  return issueTokens(env, row.user_id, row.family_id);
+}
+
+/**
+ * Revokes an access token (until its expiry) or a refresh token and its session (RFC 7009).
+ * Unknown or malformed tokens are accepted silently, as the RFC requires.
+ */
+export async function revokeToken(env: Env, token: string): Promise<void> {
+  if (isOwnToken(token)) {
+    try {
+      const { kid } = decodeProtectedHeader(token);
+      const key = (await signingKeys(env)).find((candidate) => candidate.kid === kid);
+      if (!key) return;
+      // Signature checked (a forged token must not revoke anything), expiry not (revoking an expired token is harmless).
+      const { payload } = await jwtVerify(token, key.secret, { algorithms: ["HS256"], issuer: TOKEN_ISSUER, audience: TOKEN_ISSUER, currentDate: new Date(0) });
+      if (typeof payload.jti === "string") {
+        await env.DB.prepare(`INSERT OR REPLACE INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'jti', ?)`).bind(payload.jti, (payload.exp ?? 0) * 1000).run();
+        verifiedCache.clear((cachedToken) => cachedToken === token);
+      }
+    } catch {
+      // Not a valid token of ours: nothing to revoke.
+    }
+    return;
+  }
+  const row = await env.DB.prepare(`SELECT family_id FROM refresh_tokens WHERE token_hash = ?`).bind(await sha256Hex(token)).first<{ family_id: string }>();
+  if (row) await revokeFamily(env, row.family_id);
+}

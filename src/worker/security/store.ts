@@ -1,0 +1,194 @@
+import { secretsEqual } from "../auth/constant-time";
+import type { AccessRule } from "../auth/access-rules";
+import type { Grant } from "../auth/permissions";
+import { TtlCache } from "../ttl-cache";
+
+/** A role (spec 2.5). */
+export interface Role {
+  name: string;
+  description: string;
+  permissions: Grant[];
+}
+
+/** What a user holds (spec 2.5). */
+export interface UserAssignment {
+  userId: string;
+  roles: string[];
+  directPermissions: Grant[];
+}
+
+/** An access rule stored through the API, with its id. */
+export interface StoredAccessRule extends AccessRule {
+  id: string;
+}
+
+/** How long grants, keys and rules read from D1 are reused by an isolate. */
+const CACHE_TTL_MS = 1_000;
+const grantsCache = new TtlCache<Grant[]>(CACHE_TTL_MS);
+const keysCache = new TtlCache<{ userId: string; salt: string; hash: string } | null>(CACHE_TTL_MS);
+const rulesCache = new TtlCache<StoredAccessRule[]>(CACHE_TTL_MS);
+
+const encoder = new TextEncoder();
+
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+async function hmacHex(salt: string, secret: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", encoder.encode(salt), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(secret)));
+  return [...mac].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** Roles, user assignments, API keys and access rules in D1. */
+export class SecurityStore {
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  // ---- roles ----
+
+  async listRoles(): Promise<Role[]> {
+    const { results } = await this.#db.prepare(`SELECT name, description, permissions FROM roles ORDER BY name`).all<{ name: string; description: string; permissions: string }>();
+    return results.map((row) => ({ name: row.name, description: row.description, permissions: JSON.parse(row.permissions) as Grant[] }));
+  }
+
+  async getRole(name: string): Promise<Role | null> {
+    const row = await this.#db.prepare(`SELECT name, description, permissions FROM roles WHERE name = ?`).bind(name).first<{ name: string; description: string; permissions: string }>();
+    return row ? { name: row.name, description: row.description, permissions: JSON.parse(row.permissions) as Grant[] } : null;
+  }
+
+  /** Creates a role; false when one of that name exists. */
+  async createRole(role: Role): Promise<boolean> {
+    const now = Date.now();
+    const result = await this.#db
+      .prepare(`INSERT INTO roles (name, description, permissions, create_time, update_time) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+      .bind(role.name, role.description, JSON.stringify(role.permissions), now, now)
+      .run();
+    grantsCache.clear();
+    return result.meta.changes > 0;
+  }
+
+  /** Replaces a role's description and permissions; false when it does not exist. */
+  async updateRole(role: Role): Promise<boolean> {
+    const result = await this.#db.prepare(`UPDATE roles SET description = ?, permissions = ?, update_time = ? WHERE name = ?`).bind(role.description, JSON.stringify(role.permissions), Date.now(), role.name).run();
+    grantsCache.clear();
+    return result.meta.changes > 0;
+  }
+
+  /** Deletes a role (users keep the name but it grants nothing); false when it does not exist. */
+  async deleteRole(name: string): Promise<boolean> {
+    const result = await this.#db.prepare(`DELETE FROM roles WHERE name = ?`).bind(name).run();
+    grantsCache.clear();
+    return result.meta.changes > 0;
+  }
+
+  /** Names among `names` that are not roles. */
+  async unknownRoles(names: string[]): Promise<string[]> {
+    if (names.length === 0) return [];
+    const { results } = await this.#db.prepare(`SELECT name FROM roles WHERE name IN (${names.map(() => "?").join(", ")})`).bind(...names).all<{ name: string }>();
+    const known = new Set(results.map((row) => row.name));
+    return names.filter((name) => !known.has(name));
+  }
+
+  // ---- users ----
+
+  async getAssignment(userId: string): Promise<UserAssignment | null> {
+    const row = await this.#db.prepare(`SELECT roles, direct_permissions FROM user_assignments WHERE user_id = ?`).bind(userId).first<{ roles: string; direct_permissions: string }>();
+    return row ? { userId, roles: JSON.parse(row.roles) as string[], directPermissions: JSON.parse(row.direct_permissions) as Grant[] } : null;
+  }
+
+  async putAssignment(assignment: UserAssignment): Promise<void> {
+    await this.#db
+      .prepare(
+        `INSERT INTO user_assignments (user_id, roles, direct_permissions, update_time) VALUES (?, ?, ?, ?)
+         ON CONFLICT (user_id) DO UPDATE SET roles = excluded.roles, direct_permissions = excluded.direct_permissions, update_time = excluded.update_time`,
+      )
+      .bind(assignment.userId, JSON.stringify(assignment.roles), JSON.stringify(assignment.directPermissions), Date.now())
+      .run();
+    grantsCache.clear((key) => key === assignment.userId);
+  }
+
+  /** The user's effective grants: those of their roles plus their direct permissions (spec 5.3 rule 2). */
+  async effectiveGrants(userId: string): Promise<Grant[]> {
+    return grantsCache.getOrLoad(userId, async () => {
+      const assignment = await this.getAssignment(userId);
+      if (!assignment) return [];
+      return [...assignment.directPermissions, ...(await this.roleGrants(assignment.roles))];
+    });
+  }
+
+  /** The permissions of the named roles (unknown names grant nothing). */
+  async roleGrants(names: string[]): Promise<Grant[]> {
+    if (names.length === 0) return [];
+    const { results } = await this.#db.prepare(`SELECT permissions FROM roles WHERE name IN (${names.map(() => "?").join(", ")})`).bind(...names).all<{ permissions: string }>();
+    return results.flatMap((row) => JSON.parse(row.permissions) as Grant[]);
+  }
+
+  // ---- API keys ----
+
+  /** Creates a key for a user; the secret is returned once and stored only as a salted hash. */
+  async createApiKey(userId: string): Promise<{ keyId: string; keySecret: string }> {
+    const keyId = crypto.randomUUID();
+    const keySecret = base64url(crypto.getRandomValues(new Uint8Array(32)));
+    const salt = base64url(crypto.getRandomValues(new Uint8Array(16)));
+    await this.#db
+      .prepare(`INSERT INTO api_keys (key_id, user_id, salt, secret_hash, create_time) VALUES (?, ?, ?, ?, ?)`)
+      .bind(keyId, userId, salt, await hmacHex(salt, keySecret), Date.now())
+      .run();
+    return { keyId, keySecret };
+  }
+
+  async listApiKeys(userId: string): Promise<Array<{ keyId: string; createTime: number }>> {
+    const { results } = await this.#db.prepare(`SELECT key_id AS keyId, create_time AS createTime FROM api_keys WHERE user_id = ? ORDER BY create_time`).bind(userId).all<{ keyId: string; createTime: number }>();
+    return results;
+  }
+
+  /** Revokes a key; false when the user has no such key. */
+  async deleteApiKey(userId: string, keyId: string): Promise<boolean> {
+    const result = await this.#db.prepare(`DELETE FROM api_keys WHERE user_id = ? AND key_id = ?`).bind(userId, keyId).run();
+    keysCache.clear((key) => key === keyId);
+    return result.meta.changes > 0;
+  }
+
+  /** The user a key belongs to, when the secret matches; undefined otherwise (whichever part was wrong). */
+  async verifyApiKey(keyId: string, keySecret: string): Promise<string | undefined> {
+    const stored = await keysCache.getOrLoad(keyId, async () => {
+      const row = await this.#db.prepare(`SELECT user_id, salt, secret_hash FROM api_keys WHERE key_id = ?`).bind(keyId).first<{ user_id: string; salt: string; secret_hash: string }>();
+      return row ? { userId: row.user_id, salt: row.salt, hash: row.secret_hash } : null;
+    });
+    // Hash and compare even for an unknown key, so timing does not tell whether the key exists.
+    const hash = await hmacHex(stored?.salt ?? "no-such-key", keySecret);
+    const matches = await secretsEqual(hash, stored?.hash ?? "");
+    return stored && matches ? stored.userId : undefined;
+  }
+
+  // ---- access rules ----
+
+  async listRules(): Promise<StoredAccessRule[]> {
+    return rulesCache.getOrLoad("all", async () => {
+      const { results } = await this.#db
+        .prepare(`SELECT id, api_path, methods, required_permissions FROM access_rules ORDER BY create_time, id`)
+        .all<{ id: string; api_path: string; methods: string; required_permissions: string }>();
+      return results.map((row) => ({ id: row.id, apiPath: row.api_path, methods: JSON.parse(row.methods) as string[], requiredPermissions: JSON.parse(row.required_permissions) as Grant[] }));
+    });
+  }
+
+  async createRule(rule: AccessRule): Promise<StoredAccessRule> {
+    const stored: StoredAccessRule = { id: crypto.randomUUID(), ...rule };
+    await this.#db
+      .prepare(`INSERT INTO access_rules (id, api_path, methods, required_permissions, create_time) VALUES (?, ?, ?, ?, ?)`)
+      .bind(stored.id, rule.apiPath, JSON.stringify(rule.methods), JSON.stringify(rule.requiredPermissions), Date.now())
+      .run();
+    rulesCache.clear();
+    return stored;
+  }
+
+  async deleteRule(id: string): Promise<boolean> {
+    const result = await this.#db.prepare(`DELETE FROM access_rules WHERE id = ?`).bind(id).run();
+    rulesCache.clear();
+    return result.meta.changes > 0;
+  }
+}

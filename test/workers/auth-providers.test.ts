@@ -1,0 +1,67 @@
+import { SELF, env } from "cloudflare:test";
+import { SignJWT, generateKeyPair, importJWK, type JWK } from "jose";
+import { describe, expect, it } from "vitest";
+import { apiOk } from "./helpers";
+
+/** Signs an access token as the local OAuth issuer of the tests (its JWKS is served by the target). */
+async function issuerToken(claims: Record<string, unknown>, options: { issuer?: string; audience?: string; expiresIn?: string | number; key?: CryptoKey | Uint8Array; alg?: string; kid?: string } = {}): Promise<string> {
+  const jwk = JSON.parse(env.OAUTH_TEST_PRIVATE_JWK) as JWK;
+  const key = options.key ?? ((await importJWK(jwk, "RS256")) as CryptoKey);
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: options.alg ?? "RS256", kid: options.kid ?? "issuer-key-1" })
+    .setIssuer(options.issuer ?? "https://issuer.test")
+    .setAudience(options.audience ?? "edge-conductor-api")
+    .setIssuedAt()
+    .setExpirationTime(options.expiresIn ?? "5m")
+    .sign(key);
+}
+
+async function get(path: string, headers: Record<string, string>): Promise<{ status: number; body: { error?: string; message?: string; userId?: string; permissions?: string[] } }> {
+  const response = await SELF.fetch(`https://conductor.test${path}`, { headers });
+  return { status: response.status, body: (await response.json()) as { error?: string; message?: string } };
+}
+
+describe("external OAuth 2.0 / OIDC access tokens", () => {
+  it("accepts the configured issuer's tokens: the subject is the user, the groups claim adds roles", async () => {
+    await apiOk("POST", "/api/security/roles", { name: "oauth-readers", permissions: [{ action: "WORKFLOW_READ", scope: "*" }] }, 201);
+    await apiOk("PUT", "/api/security/users/oidc-user-1/roles", { directPermissions: [{ action: "TASK_READ", scope: "*" }] });
+    const token = await issuerToken({ sub: "oidc-user-1", groups: ["oauth-readers", "not-a-role"] });
+    const me = await get("/api/security/permissions", { authorization: `Bearer ${token}` });
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ userId: "oidc-user-1", permissions: ["WORKFLOW_READ", "TASK_READ"] });
+    expect((await get("/api/metadata/workflow", { "x-authorization": token })).status).toBe(200);
+    // Without the group, only the D1 assignment applies.
+    const plain = await issuerToken({ sub: "oidc-user-1" });
+    expect((await get("/api/metadata/workflow", { authorization: `Bearer ${plain}` })).status).toBe(403);
+  });
+
+  it("refuses expired tokens, another audience, a foreign key, an HS256 token made with the public key, and alg none", async () => {
+    const expired = await issuerToken({ sub: "u" }, { expiresIn: Math.floor(Date.now() / 1000) - 60 });
+    expect(await get("/api/metadata/workflow", { authorization: `Bearer ${expired}` })).toMatchObject({ status: 401, body: { error: "EXPIRED_TOKEN" } });
+    const audience = await issuerToken({ sub: "u" }, { audience: "someone-else" });
+    expect(await get("/api/metadata/workflow", { authorization: `Bearer ${audience}` })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });
+    const { privateKey } = await generateKeyPair("RS256");
+    const foreign = await issuerToken({ sub: "u" }, { key: privateKey });
+    expect(await get("/api/metadata/workflow", { authorization: `Bearer ${foreign}` })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });
+    // Algorithm confusion: HS256 keyed with the issuer's public key material.
+    const publicJwk = (await (await fetch(`${env.TARGET_URL}/jwks.json`)).json()) as { keys: JWK[] };
+    const confused = await issuerToken({ sub: "admin" }, { alg: "HS256", key: new TextEncoder().encode(JSON.stringify(publicJwk.keys[0])) });
+    expect(await get("/api/metadata/workflow", { authorization: `Bearer ${confused}` })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });
+    const valid = await issuerToken({ sub: "admin" });
+    const none = `${btoa(JSON.stringify({ alg: "none", kid: "issuer-key-1" })).replace(/=+$/, "")}.${valid.split(".")[1]}.`;
+    expect(await get("/api/metadata/workflow", { authorization: `Bearer ${none}` })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });
+    // An external subject named like the bootstrap admin is not the bootstrap admin.
+    expect(await get("/api/metadata/workflow", { authorization: `Bearer ${valid}` })).toMatchObject({ status: 403, body: { error: "PERMISSION_DENIED" } });
+  });
+});
+
+describe("custom provider (service binding to examples/custom-auth-worker)", () => {
+  it("asks the auth Worker who the request is; its roles apply; unknown requests are refused", async () => {
+    await apiOk("POST", "/api/security/roles", { name: "deployers", permissions: [{ action: "METADATA_ADMIN", scope: "*" }] }, 201);
+    const known = await get("/api/security/permissions", { "x-team-token": "team-token-1" });
+    expect(known).toMatchObject({ status: 200, body: { userId: "build-bot", permissions: ["METADATA_ADMIN"] } });
+    expect((await get("/api/metadata/workflow", { "x-team-token": "team-token-1" })).status).toBe(200);
+    expect(await get("/api/metadata/workflow", { "x-team-token": "wrong" })).toMatchObject({ status: 401, body: { error: "UNAUTHENTICATED" } });
+    expect(await get("/api/metadata/workflow", {})).toMatchObject({ status: 401, body: { error: "UNAUTHENTICATED" } });
+  });
+});

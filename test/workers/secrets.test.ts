@@ -1,0 +1,449 @@
+import { SELF, env, runInDurableObject } from "cloudflare:test";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { decryptSecret, loadKeyring } from "../../src/worker/secrets/crypto";
+import { api, hits, httpTask, rowCount, target, type TaskJson, type WorkflowJson } from "./helpers";
+
+/**
+ * Every response body this file receives, so the "a secret value never comes back" checks cover
+ * all of them (CRUD answers, workflow JSON, search results, callback answers), not just the ones
+ * a test happens to look at.
+ */
+const transcript: string[] = [];
+/** Every plaintext value put during this file; none may appear in any response or stored record. */
+const plaintexts = new Set<string>();
+
+type Answer = { status: number; text: string; type: string };
+
+/** Calls the service through the real router as the admin, recording the response body. */
+async function call(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const response = await api(method, path, body, headers);
+  const text = await response.text();
+  transcript.push(text);
+  return { status: response.status, text, type: response.headers.get("content-type") ?? "" };
+}
+
+/** Like {@link call} but fails unless the status is `expected`; returns the parsed JSON (or text). */
+async function ok<T = JsonObject>(method: string, path: string, body?: unknown, expected = 200): Promise<T> {
+  const answer = await call(method, path, body === undefined ? undefined : JSON.stringify(body));
+  if (answer.status !== expected) throw new Error(`${method} ${path} → ${answer.status}, expected ${expected}: ${answer.text}`);
+  return (answer.type.includes("json") ? JSON.parse(answer.text) : answer.text) as T;
+}
+
+/** Puts a secret as a JSON string (Orkes style), remembering its value for the leak checks. */
+async function putSecret(name: string, value: string): Promise<void> {
+  plaintexts.add(value);
+  const answer = await call("PUT", `/api/secrets/${name}`, JSON.stringify(value));
+  expect(answer.status, answer.text).toBe(200);
+  expect(answer.text).toBe("");
+}
+
+/** A value unlikely to occur anywhere by chance, and safe in a URL path. */
+const freshValue = (label: string) => `${label}-${crypto.randomUUID()}`;
+
+async function register(definition: JsonObject): Promise<void> {
+  await ok("POST", "/api/metadata/workflow?overwrite=true", { schemaVersion: 2, ownerEmail: "test@example.com", version: 1, ...definition });
+}
+
+async function start(name: string): Promise<string> {
+  return ok<string>("POST", `/api/workflow/${name}`, {});
+}
+
+async function workflowOf(workflowId: string): Promise<WorkflowJson> {
+  return ok<WorkflowJson>("GET", `/api/workflow/${workflowId}?includeTasks=true`);
+}
+
+/** Polls (bounded) until `until` holds for the workflow; every poll's answer lands in the transcript. */
+async function waitUntil(workflowId: string, until: (workflow: WorkflowJson) => boolean, timeoutMs = 10_000): Promise<WorkflowJson> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const workflow = await workflowOf(workflowId);
+    if (until(workflow)) return workflow;
+    if (Date.now() > deadline) throw new Error(`workflow ${workflowId} did not reach the expected state: ${JSON.stringify(workflow).slice(0, 3000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const finished = (workflow: WorkflowJson) => ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"].includes(workflow.status);
+
+/** Polls search until it lists the workflow (the index is written off the hot path). */
+async function searchListing(name: string, workflowId: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const result = await ok<{ results: Array<{ workflowId: string; status: string }> }>("GET", `/api/workflow/search?workflowName=${name}`);
+    if (result.results.some((row) => row.workflowId === workflowId && row.status !== "RUNNING")) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`search never listed ${workflowId} as finished`);
+}
+
+/** Everything an execution stored: its Durable Object's tables and its row in the D1 index. */
+async function storedRecords(workflowId: string): Promise<string> {
+  const stub = env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId.toLowerCase()));
+  const local = await runInDurableObject(stub, (_instance, state) =>
+    ["workflow", "definition", "tasks", "meta"].map((table) => JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray())).join("\n"),
+  );
+  const indexed = await env.DB.prepare("SELECT * FROM executions WHERE workflow_id = ?1").bind(workflowId).all();
+  expect(indexed.results).toHaveLength(1);
+  return `${local}\n${JSON.stringify(indexed.results)}`;
+}
+
+/** Fails when any recorded response body contains `value`. */
+function expectNeverAnswered(value: string): void {
+  const leaking = transcript.filter((text) => text.includes(value));
+  expect(leaking, "responses containing the secret value").toEqual([]);
+}
+
+const storedValue = async (name: string) => (await env.DB.prepare("SELECT value FROM secrets WHERE name = ?1").bind(name).first<{ value: string }>())?.value;
+
+/** What a stored row decrypts to with the test key: proves what was stored without any endpoint returning it. */
+async function decryptedValue(name: string): Promise<string | undefined> {
+  const keyring = await loadKeyring(env.SECRETS_ENCRYPTION_KEY);
+  if (!keyring.ok) throw new Error(keyring.message);
+  const stored = await storedValue(name);
+  return stored === undefined ? undefined : decryptSecret(keyring.keyring, name, stored);
+}
+
+afterAll(() => {
+  // Belt and braces over the per-test checks: no value put in this file came back in any answer.
+  expect(transcript.length).toBeGreaterThan(0);
+  for (const value of plaintexts) expectNeverAnswered(value);
+});
+
+describe("secrets API", () => {
+  it("puts a value as a JSON string or as text/plain, lists names sorted, answers exists, and deletes", async () => {
+    await putSecret("zeta.key", freshValue("zeta"));
+    const plainValue = `${freshValue("plain")} with space\tand tab`;
+    plaintexts.add(plainValue);
+    const plain = await call("PUT", "/api/secrets/Alpha_1", plainValue, { "content-type": "text/plain; charset=utf-8" });
+    expect(plain).toMatchObject({ status: 200, text: "" });
+    await putSecret("mid-name", freshValue("mid"));
+    // Each form stores exactly the value sent: the JSON string unquoted, the text byte for byte.
+    expect(await decryptedValue("Alpha_1")).toBe(plainValue);
+    expect(await decryptedValue("mid-name")).toMatch(/^mid-[0-9a-f-]{36}$/);
+
+    const list = await call("GET", "/api/secrets");
+    expect(list.status).toBe(200);
+    expect(list.type).toContain("application/json");
+    expect(JSON.parse(list.text)).toEqual(["Alpha_1", "mid-name", "zeta.key"]);
+
+    const exists = await call("GET", "/api/secrets/zeta.key/exists");
+    expect(exists).toMatchObject({ status: 200, text: "true" });
+    expect(exists.type).toContain("application/json");
+    expect(await call("GET", "/api/secrets/nope/exists")).toMatchObject({ status: 200, text: "false" });
+
+    // Putting again replaces the value (still one row).
+    await putSecret("zeta.key", freshValue("zeta-2"));
+    expect(await rowCount("secrets")).toBe(3);
+
+    expect(await call("DELETE", "/api/secrets/zeta.key")).toMatchObject({ status: 200, text: "" });
+    expect(await call("GET", "/api/secrets/zeta.key/exists")).toMatchObject({ status: 200, text: "false" });
+    const again = await call("DELETE", "/api/secrets/zeta.key");
+    expect(again.status).toBe(404);
+    expect(JSON.parse(again.text)).toMatchObject({ status: 404, error: "NOT_FOUND" });
+    expect(JSON.parse((await call("GET", "/api/secrets")).text)).toEqual(["Alpha_1", "mid-name"]);
+    for (const name of ["Alpha_1", "mid-name"]) expect((await call("DELETE", `/api/secrets/${name}`)).status).toBe(200);
+    expect(await rowCount("secrets")).toBe(0);
+  });
+
+  it.each([
+    ["a space", "has%20space"],
+    ["a slash", "a%2Fb"],
+    ["a non-ASCII letter", "caf%C3%A9"],
+    ["a semicolon", "semi%3Bcolon"],
+    ["129 characters", "n".repeat(129)],
+    ["a broken escape", "bad%zz"],
+  ])("refuses a name with %s (400 on every route) and writes nothing", async (_label, name) => {
+    await putSecret("existing", freshValue("existing"));
+    const before = await rowCount("secrets");
+    for (const [method, path, body] of [
+      ["PUT", `/api/secrets/${name}`, JSON.stringify("v")],
+      ["GET", `/api/secrets/${name}/exists`, undefined],
+      ["DELETE", `/api/secrets/${name}`, undefined],
+    ] as const) {
+      const answer = await call(method, path, body);
+      expect(answer.status, `${method} ${path}`).toBe(400);
+      expect(JSON.parse(answer.text)).toMatchObject({ status: 400, error: "VALIDATION_ERROR", validationErrors: [{ path: "name" }] });
+    }
+    expect(await rowCount("secrets")).toBe(before);
+  });
+
+  it("accepts a 128-character name and every allowed character", async () => {
+    const name = `${"a".repeat(120)}Z9_.-xyz`;
+    expect(name).toHaveLength(128);
+    await putSecret(name, freshValue("long-name"));
+    expect((await call("GET", `/api/secrets/${name}/exists`)).text).toBe("true");
+  });
+
+  it("refuses empty, non-string, invalid and wrongly typed values (400/415) without writing or echoing anything", async () => {
+    await putSecret("keep", freshValue("keep"));
+    const original = await storedValue("keep");
+    const before = await rowCount("secrets");
+    const cases: Array<[string, string, string, number, string]> = [
+      ["empty JSON string", JSON.stringify(""), "application/json", 400, "VALIDATION_ERROR"],
+      ["empty text", "", "text/plain", 400, "VALIDATION_ERROR"],
+      ["no body", "", "application/json", 400, "VALIDATION_ERROR"],
+      ["number", "12345", "application/json", 400, "VALIDATION_ERROR"],
+      ["object", JSON.stringify({ value: "leaky-object-value" }), "application/json", 400, "VALIDATION_ERROR"],
+      ["array", JSON.stringify(["leaky-array-value"]), "application/json", 400, "VALIDATION_ERROR"],
+      ["null", "null", "application/json", 400, "VALIDATION_ERROR"],
+      ["boolean", "true", "application/json", 400, "VALIDATION_ERROR"],
+      // A raw secret sent as JSON: the refusal must not quote it back (JSON parse errors usually do).
+      ["raw text declared as JSON", "leaky-raw-value", "application/json", 400, "VALIDATION_ERROR"],
+      ["XML", "<v>leaky-xml-value</v>", "application/xml", 415, "UNSUPPORTED_MEDIA_TYPE"],
+      ["form", "value=leaky-form-value", "application/x-www-form-urlencoded", 415, "UNSUPPORTED_MEDIA_TYPE"],
+      ["text in Latin-1", "leaky-latin1-value", "text/plain; charset=iso-8859-1", 415, "UNSUPPORTED_MEDIA_TYPE"],
+    ];
+    for (const [label, body, type, status, error] of cases) {
+      const answer = await call("PUT", "/api/secrets/keep", body, { "content-type": type });
+      expect(answer.status, label).toBe(status);
+      expect(JSON.parse(answer.text), label).toMatchObject({ status, error });
+      expect(answer.text, label).not.toMatch(/leaky/);
+    }
+    // Invalid UTF-8 as text/plain.
+    const bytes = await SELF.fetch("https://conductor.test/api/secrets/keep", {
+      method: "PUT",
+      headers: { "x-api-key": "test-admin:test-secret-0123456789", "content-type": "text/plain" },
+      body: new Uint8Array([0x61, 0xff, 0xfe, 0x62]),
+    });
+    expect(bytes.status).toBe(400);
+    transcript.push(await bytes.text());
+    expect(await rowCount("secrets")).toBe(before);
+    expect(await storedValue("keep")).toBe(original);
+  });
+
+  it("caps a value at 64 KiB (400) and a body at the request limit (413), writing nothing", async () => {
+    const before = await rowCount("secrets");
+    const tooLong = await call("PUT", "/api/secrets/big", "x".repeat(64 * 1024 + 1), { "content-type": "text/plain" });
+    expect(tooLong.status).toBe(400);
+    expect(JSON.parse(tooLong.text)).toMatchObject({ error: "VALIDATION_ERROR", message: expect.stringContaining("65536") });
+    // Multi-byte characters count as bytes: 21,846 × 3 bytes > 64 KiB though fewer characters.
+    expect((await call("PUT", "/api/secrets/big", JSON.stringify("€".repeat(21_846)))).status).toBe(400);
+    const huge = await call("PUT", "/api/secrets/big", JSON.stringify("y".repeat(1024 * 1024 + 1)));
+    expect(huge.status).toBe(413);
+    expect(JSON.parse(huge.text)).toMatchObject({ status: 413, error: "PAYLOAD_TOO_LARGE" });
+    expect(await rowCount("secrets")).toBe(before);
+    // Exactly 64 KiB is fine.
+    const exact = await call("PUT", "/api/secrets/big", "x".repeat(64 * 1024), { "content-type": "text/plain" });
+    expect(exact.status).toBe(200);
+    expect(await rowCount("secrets")).toBe(before + 1);
+    expect(await decryptedValue("big")).toBe("x".repeat(64 * 1024));
+  });
+
+  it("never returns a value: there is no value route, and unauthenticated callers get 401 and change nothing", async () => {
+    await putSecret("hidden", "hidden-value-123");
+    const read = await call("GET", "/api/secrets/hidden");
+    expect(read.status).toBe(404);
+    expect(JSON.parse(read.text)).toMatchObject({ status: 404, error: "NOT_FOUND" });
+    const before = await storedValue("hidden");
+    for (const [method, path] of [
+      ["GET", "/api/secrets"],
+      ["PUT", "/api/secrets/hidden"],
+      ["GET", "/api/secrets/hidden/exists"],
+      ["DELETE", "/api/secrets/hidden"],
+    ] as const) {
+      const response = await SELF.fetch(`https://conductor.test${path}`, { method, headers: { "content-type": "application/json" }, body: method === "PUT" ? '"overwritten"' : null });
+      const text = await response.text();
+      transcript.push(text);
+      expect(response.status, `${method} ${path}`).toBe(401);
+    }
+    expect(await storedValue("hidden")).toBe(before);
+    expectNeverAnswered("hidden-value-123");
+  });
+});
+
+describe("encryption at rest", () => {
+  it("stores only v1:<iv>:<ciphertext>; equal values encrypt differently; replacing keeps create_time", async () => {
+    const value = freshValue("at-rest");
+    await putSecret("rest_a", value);
+    await putSecret("rest_b", value);
+    const a = await env.DB.prepare("SELECT * FROM secrets WHERE name = 'rest_a'").first<{ value: string; create_time: number; update_time: number }>();
+    const b = await storedValue("rest_b");
+    for (const stored of [a!.value, b!]) {
+      expect(stored).toMatch(/^v1:[A-Za-z0-9+/]+={0,2}:[A-Za-z0-9+/]+={0,2}$/);
+      expect(stored).not.toContain(value);
+      expect(stored).not.toContain(btoa(value));
+      expect(atob(stored.split(":")[1]!)).toHaveLength(12);
+    }
+    expect(a!.value).not.toBe(b);
+    // The same value put again under the same name also gets a new ciphertext.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await putSecret("rest_a", value);
+    const replaced = await env.DB.prepare("SELECT * FROM secrets WHERE name = 'rest_a'").first<{ value: string; create_time: number; update_time: number }>();
+    expect(replaced!.value).not.toBe(a!.value);
+    expect(replaced!.create_time).toBe(a!.create_time);
+    expect(replaced!.update_time).toBeGreaterThan(a!.update_time);
+  });
+
+  it("a ciphertext moved to another name does not decrypt: the task fails naming the secret, and the log names it without the value", async () => {
+    const good = freshValue("moved-good");
+    const other = freshValue("moved-other");
+    await putSecret("moved_src", good);
+    await putSecret("moved_dst", other);
+    await env.DB.prepare("UPDATE secrets SET value = (SELECT value FROM secrets WHERE name = 'moved_src') WHERE name = 'moved_dst'").run();
+    await register({
+      name: "secret_moved",
+      // Also references a good secret, so a log line that carried decrypted values would be caught below.
+      tasks: [httpTask("call", { uri: target("/count/moved-${workflow.secrets.moved_dst}"), method: "HEAD", headers: { "X-Good": "${workflow.secrets.moved_src}" } })],
+    });
+    await register({
+      name: "secret_unmoved",
+      tasks: [httpTask("call", { uri: target("/count/unmoved-${workflow.secrets.moved_src}"), method: "HEAD" })],
+    });
+    const logged = vi.spyOn(console, "error");
+    try {
+      const moved = await waitUntil(await start("secret_moved"), finished);
+      expect(moved.status).toBe("FAILED");
+      expect(moved.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "Task input references an unknown secret: secret 'moved_dst' is not defined" });
+      expect(await hits(`moved-${good}`)).toBe(0);
+      expect(await hits(`moved-${other}`)).toBe(0);
+      const lines = logged.mock.calls.map((args) => args.map(String).join(" "));
+      expect(lines.some((line) => line.includes("moved_dst") && line.includes("could not be decrypted"))).toBe(true);
+      for (const line of lines) {
+        expect(line).not.toContain(good);
+        expect(line).not.toContain(other);
+      }
+    } finally {
+      logged.mockRestore();
+    }
+    // Control: the ciphertext still decrypts under its own name.
+    const unmoved = await waitUntil(await start("secret_unmoved"), finished);
+    expect(unmoved.status).toBe("COMPLETED");
+    expect(await hits(`unmoved-${good}`)).toBe(1);
+  });
+});
+
+describe("secrets at run time", () => {
+  it("an HTTP task sends the real value (a changed value from the next run on); input, records, search and answers show only ***", async () => {
+    const first = freshValue("api");
+    await putSecret("api_token", first);
+    await register({
+      name: "secret_http",
+      tasks: [
+        // HEAD: the target's answer has no body, so nothing it echoes can carry the value back (see the echo test below).
+        httpTask("call", { uri: target("/count/${workflow.secrets.api_token}"), method: "HEAD", headers: { Authorization: "Bearer ${workflow.secrets.api_token}" } }),
+      ],
+    });
+    const workflowId = await start("secret_http");
+    const done = await waitUntil(workflowId, finished);
+    expect(done.status).toBe("COMPLETED");
+    // The target saw the real value (in the path it counts hits by).
+    expect(await hits(first)).toBe(1);
+    const task = done.tasks[0]! as TaskJson;
+    expect(task.inputData["uri"]).toBe(target("/count/***"));
+    expect(task.inputData["headers"]).toEqual({ Authorization: "Bearer ***" });
+
+    // Rotating the value applies to the next dispatch; nothing is cached.
+    const second = freshValue("api-rotated");
+    await putSecret("api_token", second);
+    const rerun = await waitUntil(await start("secret_http"), finished);
+    expect(rerun.status).toBe("COMPLETED");
+    expect(await hits(second)).toBe(1);
+    expect(await hits(first)).toBe(1);
+
+    await searchListing("secret_http", workflowId);
+    const searched = await call("GET", `/api/workflow/search?freeText=${first}`);
+    expect(JSON.parse(searched.text)).toMatchObject({ totalHits: 0 });
+    await ok("GET", "/api/metadata/workflow/secret_http");
+    for (const value of [first, second]) {
+      expect(await storedRecords(workflowId)).not.toContain(value);
+      expect(await storedRecords(rerun.workflowId)).not.toContain(value);
+      expectNeverAnswered(value);
+    }
+  });
+
+  // A service that echoes a credential back (as /echo does with its request headers) would put the
+  // real value into the task's outputData: the execution object scrubs what a dispatch returns.
+  it("a service echoing the secret back does not expose it: the echoed header shows Bearer ***", async () => {
+    const value = freshValue("echoed");
+    await putSecret("echo_token", value);
+    await register({
+      name: "secret_echo",
+      tasks: [
+        httpTask("call", {
+          uri: target("/echo/secret"),
+          method: "POST",
+          headers: { Authorization: "Bearer ${workflow.secrets.echo_token}" },
+          contentType: "application/json",
+          body: { t: "${workflow.secrets.echo_token}" },
+        }),
+      ],
+    });
+    const workflowId = await start("secret_echo");
+    const done = await waitUntil(workflowId, finished);
+    expect(done.status).toBe("COMPLETED");
+    const task = done.tasks[0]! as TaskJson;
+    expect(task.inputData["headers"]).toEqual({ Authorization: "Bearer ***" });
+    const echo = (task.outputData["response"] as { body: { headers: Record<string, string>; body: string } }).body;
+    // The target got the real value: the length it received is that of the real body, not of the masked one.
+    expect(Number(echo.headers["content-length"])).toBe(new TextEncoder().encode(JSON.stringify({ t: value })).byteLength);
+    expect(echo.headers["authorization"]).toBe("Bearer ***");
+    expect(echo.body).toBe(JSON.stringify({ t: "***" }));
+    await searchListing("secret_echo", workflowId);
+    expect(await storedRecords(workflowId)).not.toContain(value);
+    expectNeverAnswered(value);
+  });
+
+  // Connection and timeout failures quote the live URL (with the real value): scrubbed the same way.
+  it("a failure reason quoting the URL does not expose a secret in it", async () => {
+    const value = freshValue("in-url");
+    await putSecret("url_key", value);
+    // Port 1 on loopback: nothing listens, so the connection is refused at once.
+    await register({ name: "secret_url_fail", tasks: [httpTask("call", { uri: "http://127.0.0.1:1/api?key=${workflow.secrets.url_key}", method: "GET" })] });
+    const workflowId = await start("secret_url_fail");
+    const done = await waitUntil(workflowId, finished);
+    expect(done.status).toBe("FAILED");
+    expect(done.tasks[0]!["reasonForIncompletion"]).toContain("key=***");
+    expect(await storedRecords(workflowId)).not.toContain(value);
+    expectNeverAnswered(value);
+  });
+
+  it("a WAIT_FOR_WEBHOOK task checks a header against the real value: the right one is accepted, a wrong one refused", async () => {
+    const value = freshValue("hook");
+    await putSecret("hook_token", value);
+    await register({ name: "secret_hook", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { headers: { "X-Token": "${workflow.secrets.hook_token}" } } }] });
+    const workflowId = await start("secret_hook");
+    const waiting = await waitUntil(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const hook = waiting.tasks[0]!;
+    expect(hook.inputData["headers"]).toEqual({ "X-Token": "***" });
+    const callback = async (token: string) => {
+      const response = await SELF.fetch(String(hook["callbackUrl"]), {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-token": token },
+        body: JSON.stringify({ status: "COMPLETED", output: { paid: true } }),
+      });
+      const text = await response.text();
+      transcript.push(text);
+      return { status: response.status, text };
+    };
+    for (const wrong of ["***", `${value}x`, value.slice(0, -1), ""]) {
+      const refused = await callback(wrong);
+      expect(refused.status, `token ${wrong === "" ? "(empty)" : "variant"}`).toBe(401);
+      expect(JSON.parse(refused.text)).toMatchObject({ status: 401, message: expect.stringContaining("X-Token") });
+    }
+    expect((await workflowOf(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+    const accepted = await callback(value);
+    expect(accepted.status).toBe(200);
+    const done = await waitUntil(workflowId, finished);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[0]!.outputData).toEqual({ paid: true });
+    expect(await storedRecords(workflowId)).not.toContain(value);
+    expectNeverAnswered(value);
+  });
+
+  it("a missing or deleted secret fails the HTTP task with a reason naming it, and the service is never called", async () => {
+    await register({ name: "secret_missing", tasks: [httpTask("call", { uri: target("/count/missing-secret"), method: "GET", headers: { Authorization: "Bearer ${workflow.secrets.never_defined}" } })] });
+    const missing = await waitUntil(await start("secret_missing"), finished);
+    expect(missing.status).toBe("FAILED");
+    expect(missing.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "Task input references an unknown secret: secret 'never_defined' is not defined" });
+    expect(await hits("missing-secret")).toBe(0);
+
+    await putSecret("short_lived", freshValue("short"));
+    await register({ name: "secret_deleted", tasks: [httpTask("call", { uri: target("/count/deleted-secret"), method: "GET", headers: { "X-Key": "${workflow.secrets.short_lived}" } })] });
+    expect((await waitUntil(await start("secret_deleted"), finished)).status).toBe("COMPLETED");
+    expect(await hits("deleted-secret")).toBe(1);
+    expect((await call("DELETE", "/api/secrets/short_lived")).status).toBe(200);
+    const deleted = await waitUntil(await start("secret_deleted"), finished);
+    expect(deleted.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("'short_lived'") });
+    expect(await hits("deleted-secret")).toBe(1);
+  });
+});

@@ -1,0 +1,268 @@
+import { SELF } from "cloudflare:test";
+import { SignJWT, generateKeyPair } from "jose";
+import { describe, expect, it } from "vitest";
+import { ROUTE_TABLE } from "../../src/worker/index";
+import { ADMIN_KEY, api, apiOk, httpTask, register, rowCount, startWorkflow, target } from "./helpers";
+
+/** The current signing key of the tests (see TEST_JWT_SIGNING_KEYS in vitest.config.ts). */
+const TEST_KEY = new Uint8Array(32).fill(7);
+const OLD_KEY = new Uint8Array(32).fill(9);
+
+type Tokens = { token: string; access_token: string; refresh_token: string; token_type: string; expires_in: number };
+
+async function call(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Response> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)["content-type"] ??= "application/json";
+  }
+  return SELF.fetch(`https://conductor.test${path}`, init);
+}
+
+async function tokenFor(keyId: string, keySecret: string): Promise<Tokens> {
+  const response = await call("POST", "/api/security/token", {}, { keyId, keySecret });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as Tokens;
+}
+
+const [adminKeyId, adminSecret] = ADMIN_KEY.split(":") as [string, string];
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const orkes = (token: string) => ({ "x-authorization": token });
+
+/** Creates a user with an API key, the given roles/direct permissions, and a token. */
+async function createUser(userId: string, assignment: { roles?: string[]; directPermissions?: Array<{ action: string; scope: string }> } = {}) {
+  const key = await apiOk<{ keyId: string; keySecret: string }>("POST", `/api/security/users/${userId}/api-keys`, undefined, 201);
+  await apiOk("PUT", `/api/security/users/${userId}/roles`, { roles: assignment.roles ?? [], directPermissions: assignment.directPermissions ?? [] });
+  const tokens = await tokenFor(key.keyId, key.keySecret);
+  return { ...key, apiKey: `${key.keyId}:${key.keySecret}`, token: tokens.token, tokens };
+}
+
+async function expectStatus(response: Response, status: number, error?: string) {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  if (error) expect(JSON.parse(text)).toMatchObject({ status, error });
+  return text;
+}
+
+describe("tokens", () => {
+  it("the token endpoint exchanges an API key (JSON, /api/token alias, OAuth form, Basic) for tokens usable in either header", async () => {
+    const tokens = await tokenFor(adminKeyId, adminSecret);
+    expect(tokens).toMatchObject({ token_type: "Bearer", expires_in: 3600 });
+    expect(tokens.token).toBe(tokens.access_token);
+    await expectStatus(await call("GET", "/api/metadata/workflow", orkes(tokens.token)), 200);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(tokens.token)), 200);
+
+    const alias = (await (await call("POST", "/api/token", {}, { keyId: adminKeyId, keySecret: adminSecret })).json()) as Tokens;
+    await expectStatus(await call("GET", "/api/metadata/workflow", orkes(alias.token)), 200);
+
+    const form = await call("POST", "/api/security/token", { "content-type": "application/x-www-form-urlencoded" }, `grant_type=client_credentials&client_id=${encodeURIComponent(adminKeyId)}&client_secret=${encodeURIComponent(adminSecret)}`);
+    expect(((await form.json()) as Tokens).access_token).toMatch(/^ey/);
+    const basic = await call("POST", "/api/security/token", { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${btoa(`${adminKeyId}:${adminSecret}`)}` }, "grant_type=client_credentials");
+    expect(basic.status).toBe(200);
+  });
+
+  it("refuses wrong credentials the same way whether the key exists or not", async () => {
+    const user = await createUser("tok-user");
+    const wrongSecret = await expectStatus(await call("POST", "/api/security/token", {}, { keyId: user.keyId, keySecret: "nope" }), 401, "INVALID_TOKEN");
+    const unknownKey = await expectStatus(await call("POST", "/api/security/token", {}, { keyId: crypto.randomUUID(), keySecret: "nope" }), 401, "INVALID_TOKEN");
+    expect(JSON.parse(wrongSecret).message).toBe(JSON.parse(unknownKey).message);
+    await expectStatus(await call("POST", "/api/security/token", {}, { keyId: "only" }), 400, "VALIDATION_ERROR");
+    await expectStatus(await call("POST", "/api/security/token", { "content-type": "application/x-www-form-urlencoded" }, "grant_type=password&username=a"), 400, "VALIDATION_ERROR");
+  });
+
+  it("refuses alg none, an HS/RS swap, expired, wrong issuer or audience, unknown kid and tampered tokens", async () => {
+    const good = await new SignJWT({ fam: "f" }).setProtectedHeader({ alg: "HS256", kid: "test-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setIssuedAt().setExpirationTime("5m").setJti(crypto.randomUUID()).sign(TEST_KEY);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(good)), 200);
+    // Tokens signed with the older key of JWT_SIGNING_KEYS still verify (rotation without logging everyone out).
+    const old = await new SignJWT({}).setProtectedHeader({ alg: "HS256", kid: "old-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setExpirationTime("5m").setJti(crypto.randomUUID()).sign(OLD_KEY);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(old)), 200);
+
+    const [header, payload] = good.split(".");
+    const none = `${btoa(JSON.stringify({ alg: "none", kid: "test-1" })).replace(/=+$/, "")}.${payload}.`;
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(none)), 401, "INVALID_TOKEN");
+
+    const { privateKey } = await generateKeyPair("RS256");
+    const rs = await new SignJWT({}).setProtectedHeader({ alg: "RS256", kid: "test-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setExpirationTime("5m").setJti("x").sign(privateKey);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(rs)), 401, "INVALID_TOKEN");
+
+    const sign = (build: (jwt: SignJWT) => SignJWT, key = TEST_KEY) => build(new SignJWT({}).setProtectedHeader({ alg: "HS256", kid: "test-1" }).setSubject("admin").setJti(crypto.randomUUID())).sign(key);
+    const expired = await sign((jwt) => jwt.setIssuer("edge-conductor").setAudience("edge-conductor").setIssuedAt(Math.floor(Date.now() / 1000) - 7200).setExpirationTime(Math.floor(Date.now() / 1000) - 3600));
+    const expiredBody = await expectStatus(await call("GET", "/api/metadata/workflow", bearer(expired)), 401, "EXPIRED_TOKEN");
+    expect(JSON.parse(expiredBody).message).toMatch(/refresh/);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(await sign((jwt) => jwt.setIssuer("someone-else").setAudience("edge-conductor").setExpirationTime("5m")))), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(await sign((jwt) => jwt.setIssuer("edge-conductor").setAudience("other").setExpirationTime("5m")))), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(await sign((jwt) => jwt.setIssuer("edge-conductor").setAudience("edge-conductor").setExpirationTime("5m"), new Uint8Array(32).fill(1)))), 401, "INVALID_TOKEN");
+    const unknownKid = await new SignJWT({}).setProtectedHeader({ alg: "HS256", kid: "nope" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setExpirationTime("5m").setJti("y").sign(TEST_KEY);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(unknownKid)), 401, "INVALID_TOKEN");
+    // Tampered: another subject with the original signature.
+    const tamperedPayload = btoa(JSON.stringify({ ...JSON.parse(atob(payload!.replace(/-/g, "+").replace(/_/g, "/"))), sub: "someone" })).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(`${header}.${tamperedPayload}.${good.split(".")[2]}`)), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer("not-a-jwt")), 401, "INVALID_TOKEN");
+  });
+
+  it("refresh rotates the refresh token; reusing an old one revokes the whole session", async () => {
+    const first = await tokenFor(adminKeyId, adminSecret);
+    const second = (await (await call("POST", "/api/security/token/refresh", {}, { refreshToken: first.refresh_token })).json()) as Tokens;
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(second.token)), 200);
+    // The OAuth form on the token endpoint works too.
+    const third = await call("POST", "/api/security/token", { "content-type": "application/x-www-form-urlencoded" }, `grant_type=refresh_token&refresh_token=${encodeURIComponent(second.refresh_token)}`);
+    const thirdTokens = (await third.json()) as Tokens;
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(thirdTokens.token)), 200);
+
+    // Reuse of the first (already rotated) refresh token: refused, and every token of the session dies.
+    await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: first.refresh_token }), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(thirdTokens.token)), 401, "INVALID_TOKEN");
+    await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: thirdTokens.refresh_token }), 401, "INVALID_TOKEN");
+    // Another session is unaffected.
+    const other = await tokenFor(adminKeyId, adminSecret);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(other.token)), 200);
+  });
+
+  it("revoke takes effect immediately for access and refresh tokens, and answers 200 for unknown ones", async () => {
+    const session = await tokenFor(adminKeyId, adminSecret);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(session.token)), 200);
+    await expectStatus(await call("POST", "/api/security/token/revoke", {}, { token: session.token }), 200);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(session.token)), 401, "INVALID_TOKEN");
+
+    const other = await tokenFor(adminKeyId, adminSecret);
+    await expectStatus(await call("POST", "/api/security/token/revoke", { "content-type": "application/x-www-form-urlencoded" }, `token=${encodeURIComponent(other.refresh_token)}`), 200);
+    await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: other.refresh_token }), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(other.token)), 401, "INVALID_TOKEN");
+    await expectStatus(await call("POST", "/api/security/token/revoke", {}, { token: "whatever" }), 200);
+  });
+});
+
+describe("RBAC", () => {
+  it("a user's permissions come from roles plus direct grants, and a change applies on the next request", async () => {
+    const user = await createUser("rbac-alice");
+    const denied = await expectStatus(await call("GET", "/api/metadata/workflow", orkes(user.token)), 403, "PERMISSION_DENIED");
+    expect(JSON.parse(denied).message).toContain("WORKFLOW_READ");
+    await apiOk("POST", "/api/security/roles", { name: "rbac-reader", description: "reads", permissions: [{ action: "WORKFLOW_READ", scope: "*" }] }, 201);
+    await apiOk("PUT", "/api/security/users/rbac-alice/roles", { roles: ["rbac-reader"] });
+    await expectStatus(await call("GET", "/api/metadata/workflow", orkes(user.token)), 200);
+    await expectStatus(await call("POST", "/api/metadata/workflow", { "x-api-key": user.apiKey }, { name: "x", tasks: [] }), 403, "PERMISSION_DENIED");
+    // Changing the role changes what its holders may do.
+    await apiOk("PUT", "/api/security/roles/rbac-reader", { permissions: [{ action: "METADATA_ADMIN", scope: "*" }] });
+    await expectStatus(await call("GET", "/api/metadata/workflow", orkes(user.token)), 200);
+    await expectStatus(await call("POST", "/api/metadata/workflow", { "x-api-key": user.apiKey }, { name: "rbac_ok", tasks: [httpTask("a", { uri: target("/echo/a"), method: "GET" })] }), 200);
+    await apiOk("PUT", "/api/security/users/rbac-alice/roles", { roles: [], directPermissions: [] });
+    await expectStatus(await call("GET", "/api/metadata/workflow", orkes(user.token)), 403, "PERMISSION_DENIED");
+    // Deleting the key stops it at once.
+    await apiOk("DELETE", `/api/security/users/rbac-alice/api-keys/${user.keyId}`);
+    await expectStatus(await call("GET", "/api/metadata/workflow", { "x-api-key": user.apiKey }), 401, "INVALID_TOKEN");
+  });
+
+  it("WORKFLOW_READ on one workflow's scope: only those executions are readable and searchable", async () => {
+    await register({ name: "scoped_orders", tasks: [httpTask("a", { uri: target("/echo/o"), method: "GET" })] });
+    await register({ name: "scoped_payroll", tasks: [httpTask("a", { uri: target("/echo/p"), method: "GET" })] });
+    const orders = await startWorkflow("scoped_orders");
+    const payroll = await startWorkflow("scoped_payroll");
+    const user = await createUser("rbac-bob", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:scoped_orders" }] });
+    await expectStatus(await call("GET", `/api/workflow/${orders}`, orkes(user.token)), 200);
+    const denied = await expectStatus(await call("GET", `/api/workflow/${payroll}`, orkes(user.token)), 403, "PERMISSION_DENIED");
+    expect(JSON.parse(denied).message).toContain("WORKFLOW_READ on workflow:scoped_payroll");
+    await expectStatus(await call("DELETE", `/api/workflow/${orders}`, orkes(user.token)), 403, "PERMISSION_DENIED");
+    // Unknown executions are as forbidden as foreign ones (nothing reveals what exists).
+    await expectStatus(await call("GET", `/api/workflow/${crypto.randomUUID()}`, orkes(user.token)), 403, "PERMISSION_DENIED");
+    let found: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const result = (await (await call("GET", "/api/workflow/search?freeText=*", orkes(user.token))).json()) as { results: Array<{ workflowId: string }> };
+      found = result.results.map((row) => row.workflowId);
+      if (found.includes(orders)) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(found).toContain(orders);
+    expect(found).not.toContain(payroll);
+    // A prefix scope covers every matching name.
+    const carol = await createUser("rbac-carol", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:scoped_*" }] });
+    await expectStatus(await call("GET", `/api/workflow/${payroll}`, orkes(carol.token)), 200);
+    // Someone without WORKFLOW_READ anywhere may not search.
+    const dave = await createUser("rbac-dave", { directPermissions: [{ action: "TASK_READ", scope: "*" }] });
+    await expectStatus(await call("GET", "/api/workflow/search", orkes(dave.token)), 403, "PERMISSION_DENIED");
+  });
+
+  it("GET /api/security/permissions reports effective permissions at a scope; other users need USER_ADMIN", async () => {
+    const user = await createUser("rbac-erin", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:app_*" }, { action: "TASK_EXECUTE", scope: "*" }] });
+    const own = (await (await call("GET", "/api/security/permissions?scope=workflow:app_billing", orkes(user.token))).json()) as { userId: string; permissions: string[] };
+    expect(own).toEqual({ userId: "rbac-erin", scope: "workflow:app_billing", permissions: ["WORKFLOW_READ", "TASK_EXECUTE"] });
+    const other = (await (await call("GET", "/api/security/permissions?scope=workflow:other", orkes(user.token))).json()) as { permissions: string[] };
+    expect(other.permissions).toEqual(["TASK_EXECUTE"]);
+    await expectStatus(await call("GET", "/api/security/permissions?userId=admin", orkes(user.token)), 403, "PERMISSION_DENIED");
+    expect(await apiOk("GET", "/api/security/permissions?userId=rbac-erin&scope=workflow:app_x")).toMatchObject({ userId: "rbac-erin", permissions: ["WORKFLOW_READ", "TASK_EXECUTE"] });
+  });
+
+  it("access rules added through the API take precedence, with ${path.workflowId} scopes; deleting one restores the default", async () => {
+    await register({ name: "ruled", tasks: [httpTask("a", { uri: target("/echo/r"), method: "GET" })] });
+    const mine = await startWorkflow("ruled");
+    const theirs = await startWorkflow("ruled");
+    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: "/api/workflow/{workflowId}", methods: ["GET"], requiredPermissions: [{ action: "WORKFLOW_READ", scope: "execution:${path.workflowId}" }] }, 201);
+    const user = await createUser("rbac-frank", { directPermissions: [{ action: "WORKFLOW_READ", scope: `execution:${mine}` }] });
+    await expectStatus(await call("GET", `/api/workflow/${mine}`, orkes(user.token)), 200);
+    await expectStatus(await call("GET", `/api/workflow/${theirs}`, orkes(user.token)), 403, "PERMISSION_DENIED");
+    const listed = await apiOk<{ rules: Array<{ id: string }>; defaults: unknown[] }>("GET", "/api/security/rules");
+    expect(listed.rules.map((stored) => stored.id)).toContain(rule.id);
+    expect(listed.defaults.length).toBeGreaterThan(10);
+    await apiOk("DELETE", `/api/security/rules/${rule.id}`);
+    await expectStatus(await call("GET", `/api/workflow/${mine}`, orkes(user.token)), 403, "PERMISSION_DENIED");
+    const before = await rowCount("access_rules");
+    await expectStatus(await api("POST", "/api/security/rules", { apiPath: "/elsewhere", methods: ["GET"], requiredPermissions: [] }), 400, "VALIDATION_ERROR");
+    await expectStatus(await api("POST", "/api/security/rules", { apiPath: "/api/x", methods: ["FETCH"], requiredPermissions: [] }), 400, "VALIDATION_ERROR");
+    expect(await rowCount("access_rules")).toBe(before);
+  });
+
+  it("roles and users refuse bad input with the contract's errors and write nothing", async () => {
+    const roles = await rowCount("roles");
+    await expectStatus(await api("POST", "/api/security/roles", { name: "bad", permissions: [{ action: "FLY", scope: "*" }] }), 400, "VALIDATION_ERROR");
+    await expectStatus(await api("POST", "/api/security/roles", { name: "bad name!", permissions: [] }), 400, "VALIDATION_ERROR");
+    await expectStatus(await api("POST", "/api/security/roles", { name: "bad", permissions: [{ action: "WORKFLOW_READ", scope: "" }] }), 400, "VALIDATION_ERROR");
+    expect(await rowCount("roles")).toBe(roles);
+    await apiOk("POST", "/api/security/roles", { name: "dup-role", permissions: [] }, 201);
+    await expectStatus(await api("POST", "/api/security/roles", { name: "dup-role", permissions: [] }), 409, "CONFLICT");
+    await expectStatus(await api("GET", "/api/security/roles/no-such-role"), 404, "NOT_FOUND");
+    await expectStatus(await api("PUT", "/api/security/roles/no-such-role", { permissions: [] }), 404, "NOT_FOUND");
+    await expectStatus(await api("DELETE", "/api/security/roles/no-such-role"), 404, "NOT_FOUND");
+    const users = await rowCount("user_assignments");
+    await expectStatus(await api("PUT", "/api/security/users/ghost/roles", { roles: ["no-such-role"] }), 400, "VALIDATION_ERROR");
+    expect(await rowCount("user_assignments")).toBe(users);
+    expect(await apiOk("GET", "/api/security/users/never-seen")).toEqual({ userId: "never-seen", roles: [], directPermissions: [] });
+    expect(await apiOk<Array<{ name: string }>>("GET", "/api/security/roles")).toEqual(expect.arrayContaining([expect.objectContaining({ name: "dup-role" })]));
+    await apiOk("DELETE", "/api/security/roles/dup-role");
+    // The bootstrap admin's id is reserved: no keys or roles can be attached to it.
+    await expectStatus(await api("POST", "/api/security/users/admin/api-keys"), 400, "VALIDATION_ERROR");
+    await expectStatus(await api("PUT", "/api/security/users/admin/roles", { roles: [] }), 400, "VALIDATION_ERROR");
+  });
+});
+
+describe("every registered route", () => {
+  const PUBLIC = new Set(["GET /health", "POST /api/security/token", "POST /api/token", "POST /api/security/token/refresh", "POST /api/security/token/revoke", "POST /api/tasks/webhook/:workflowId/:taskRefName/:taskId"]);
+  const concrete = (path: string) =>
+    path
+      .replace(/:workflowId|:taskId|:keyId|:id/g, () => crypto.randomUUID())
+      .replace(":version", "1")
+      .replace(":status", "COMPLETED")
+      .replace(/:\w+/g, "some_name");
+  const routes = ROUTE_TABLE.filter(([method, path]) => method !== "ALL" && path !== "*");
+
+  it("the route table is the one the tests expect (a new route must be added to these checks)", () => {
+    expect(routes.length).toBeGreaterThanOrEqual(35);
+    for (const publicRoute of PUBLIC) expect(routes.map(([method, path]) => `${method} ${path}`)).toContain(publicRoute);
+  });
+
+  it("refuses every non-public route without credentials (401), with a token lacking permissions (403), and lets the admin through", async () => {
+    const nobody = await createUser("route-walker");
+    const admin = await tokenFor(adminKeyId, adminSecret);
+    for (const [method, pattern] of routes) {
+      if (PUBLIC.has(`${method} ${pattern}`)) continue;
+      const path = concrete(pattern);
+      const body = method === "GET" ? undefined : {};
+      expect((await call(method, path, {}, body)).status, `${method} ${path} without credentials`).toBe(401);
+      const forbidden = await call(method, path, orkes(nobody.token), body);
+      if (pattern === "/api/security/permissions") expect(forbidden.status).toBe(200);
+      else expect(forbidden.status, `${method} ${path} without permission`).toBe(403);
+      const allowed = await call(method, path, orkes(admin.token), body);
+      expect([401, 403], `${method} ${path} as admin → ${allowed.status}`).not.toContain(allowed.status);
+    }
+  });
+});
+
