@@ -219,6 +219,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
     await deleteIndexRow(this.env.DB, execution.workflowId);
     await this.ctx.storage.deleteAlarm();
+    this.#alarmAt = null;
     await this.ctx.storage.deleteAll();
     this.#execution = null;
     this.#indexedSignature = undefined;
@@ -316,9 +317,20 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** The single timer: fires for the earliest deadline of the execution or a background retry. */
   override async alarm(): Promise<void> {
     this.#alarmAt = null;
+    const freshIsolate = !this.#recovered;
     this.#recovered = true;
-    if (this.#backgroundRetryAt !== undefined && this.#backgroundRetryAt <= Date.now()) this.#backgroundRetryAt = undefined;
-    if (this.#execution) this.#apply({ type: "tick", liveTaskIds: new Set(this.#inFlight.keys()) });
+    const now = Date.now();
+    if (this.#backgroundRetryAt !== undefined && this.#backgroundRetryAt <= now) this.#backgroundRetryAt = undefined;
+    const execution = this.#execution;
+    if (!execution) return;
+    const due = nextDeadline(execution);
+    // In a fresh isolate every in-flight attempt was lost: the engine dispatches them again at once.
+    // Otherwise only an overdue deadline needs the engine; an early wake-up retries background work and re-arms.
+    if ((freshIsolate && execution.tasks.some(isInFlight)) || (due !== undefined && due <= now)) {
+      this.#apply({ type: "tick", liveTaskIds: new Set(this.#inFlight.keys()) });
+    } else {
+      this.#afterChange(execution);
+    }
   }
 
   // ---- the decide → persist → act loop --------------------------------------------------------
@@ -381,14 +393,26 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
   }
 
+  /**
+   * Keeps the alarm no later than the earliest deadline. Scheduling an alarm is a storage write, so
+   * while the execution runs it is only moved earlier, never later (each dispatch has a new watchdog
+   * deadline): an alarm that fires before anything is due costs one cheap wake-up and re-arms itself.
+   * A finished execution's alarm is cleared, so it is not woken for nothing.
+   */
   #syncAlarm(execution: Execution): void {
     let due = nextDeadline(execution);
     if (this.#backgroundRetryAt !== undefined && (due === undefined || this.#backgroundRetryAt < due)) due = this.#backgroundRetryAt;
-    if ((due ?? null) === this.#alarmAt) return;
-    this.#alarmAt = due ?? null;
+    if (due === undefined) {
+      if (this.#alarmAt !== null && TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
+        this.#alarmAt = null;
+        void this.ctx.storage.deleteAlarm();
+      }
+      return;
+    }
+    if (this.#alarmAt !== null && this.#alarmAt <= due) return;
+    this.#alarmAt = due;
     // Storage calls are ordered and covered by the output gate: no await needed for durability.
-    if (due === undefined) void this.ctx.storage.deleteAlarm();
-    else void this.ctx.storage.setAlarm(due);
+    void this.ctx.storage.setAlarm(due);
   }
 
   /**
