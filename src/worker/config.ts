@@ -1,6 +1,6 @@
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from "../engine/config";
 
-/** Service configuration, read from Worker vars (wrangler.toml `[vars]`, `.dev.vars`, secrets). */
+/** Service configuration, read from Worker vars (wrangler.toml `[vars]`, `.dev.vars`, secrets; see env.d.ts). */
 export interface ServiceConfig {
   engine: EngineConfig;
   /** Largest request body accepted (bytes); larger ones get 413. */
@@ -16,20 +16,6 @@ export interface ServiceConfig {
   maxSubWorkflowDepth: number;
 }
 
-/** The vars this service reads. All optional; defaults apply. */
-export interface ConfigVars {
-  MAX_REQUEST_BYTES?: string;
-  HTTP_CONNECT_TIMEOUT_MS?: string;
-  HTTP_READ_TIMEOUT_MS?: string;
-  HTTP_MAX_TIMEOUT_MS?: string;
-  HTTP_MAX_RESPONSE_BYTES?: string;
-  EXECUTE_DEFAULT_WAIT_SECONDS?: string;
-  EXECUTE_MAX_WAIT_SECONDS?: string;
-  PUBLIC_BASE_URL?: string;
-  MAX_SUBWORKFLOW_DEPTH?: string;
-  MAX_PAYLOAD_BYTES?: string;
-}
-
 function positiveInt(raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw.trim() === "") return fallback;
   const value = Number(raw);
@@ -39,7 +25,7 @@ function positiveInt(raw: string | undefined, fallback: number): number {
 const cache = new WeakMap<object, ServiceConfig>();
 
 /** Parses configuration once per `env` object (vars do not change during an isolate's life). */
-export function serviceConfig(env: ConfigVars): ServiceConfig {
+export function serviceConfig(env: Env): ServiceConfig {
   const cached = cache.get(env);
   if (cached) return cached;
   const config: ServiceConfig = {

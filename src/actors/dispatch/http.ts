@@ -2,6 +2,7 @@ import type { EngineConfig } from "../../engine/config";
 import type { ExecutionEvent } from "../../engine/decider";
 import type { JsonObject, TaskExecution } from "../../engine/model";
 import { buildHttpRequest, httpOutcome, isAsyncComplete, type HttpRequestSpec } from "../../engine/tasks/http";
+import { readBounded } from "../../worker/http/body";
 
 /** What the HTTP dispatcher needs besides the task. */
 export interface HttpDispatchOptions {
@@ -14,33 +15,6 @@ export interface HttpDispatchOptions {
 }
 
 type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
-
-class ResponseTooLarge extends Error {}
-
-/** Reads a body up to `limit` bytes, refusing more rather than buffering an unbounded answer. */
-async function readBounded(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
-  if (!body) return new Uint8Array();
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      throw new ResponseTooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
-}
 
 /**
  * Performs an HTTP task's request and turns whatever happens into the task's result. Never throws:
@@ -70,6 +44,9 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
     clearTimeout(timer);
     timer = setTimeout(() => controller.abort(), request.readTimeoutMs);
     const body = await readBounded(response.body, options.maxResponseBytes);
+    if (body === "too-large") {
+      return result("FAILED", {}, `Response body from ${request.method} ${request.url} exceeds ${options.maxResponseBytes} bytes (HTTP_MAX_RESPONSE_BYTES)`);
+    }
     const outcome = httpOutcome(
       { statusCode: response.status, statusText: response.statusText, headers: [...response.headers], body },
       isAsyncComplete(options.asyncCompleteAtTaskLevel, input),
@@ -77,9 +54,6 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
     return result(outcome.status, outcome.output, outcome.reason);
   } catch (error) {
     if (options.cancel.aborted) return result("CANCELED", {}, "Canceled while the request was in flight");
-    if (error instanceof ResponseTooLarge) {
-      return result("FAILED", {}, `Response body from ${request.method} ${request.url} exceeds ${options.maxResponseBytes} bytes`);
-    }
     if (controller.signal.aborted) {
       const limit = phase === "connect" ? `${request.connectTimeoutMs + request.readTimeoutMs} ms (connectionTimeOut + readTimeOut)` : `${request.readTimeoutMs} ms (readTimeOut)`;
       return result("FAILED", {}, `${request.method} ${request.url} timed out: no ${phase === "connect" ? "response" : "complete body"} within ${limit}`);

@@ -6,22 +6,22 @@ function isJsonMediaType(contentType: string | null): boolean {
   return type === "application/json" || type.endsWith("+json");
 }
 
-/** Reads the raw body, refusing (413) more than `maxBytes` whatever Content-Length claims. */
-export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get("content-length") ?? "NaN");
-  const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${maxBytes} bytes`);
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
-  if (!request.body) return new Uint8Array();
-  const reader = request.body.getReader();
+/**
+ * Reads a stream up to `limit` bytes; "too-large" (after canceling the stream) as soon as it goes
+ * over, so an oversized body is never buffered whole.
+ */
+export async function readBounded(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array | "too-large"> {
+  if (!body) return new Uint8Array();
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > maxBytes) {
+    if (size > limit) {
       await reader.cancel();
-      throw tooLarge();
+      return "too-large";
     }
     chunks.push(value);
   }
@@ -31,6 +31,16 @@ export async function readBodyBytes(request: Request, maxBytes: number): Promise
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
+  return bytes;
+}
+
+/** Reads the raw request body, refusing (413) more than `maxBytes` whatever Content-Length claims. */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? "NaN");
+  const tooLarge = () => new ApiError(413, "PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${maxBytes} bytes`);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  const bytes = await readBounded(request.body, maxBytes);
+  if (bytes === "too-large") throw tooLarge();
   return bytes;
 }
 
