@@ -212,7 +212,8 @@ function applyDispatchResult(draft: Draft, event: Extract<ExecutionEvent, { type
   if (event.reason !== undefined) fields.reasonForIncompletion = event.reason;
   limitOutput(fields, env);
   if (event.subWorkflowId !== undefined) fields.subWorkflowId = event.subWorkflowId;
-  if (event.status === "IN_PROGRESS") fields.awaitingExternal = event.awaitingExternal ?? true;
+  // Branch on the resulting status: an oversized output has already turned the result into a failure.
+  if (fields.status === "IN_PROGRESS") fields.awaitingExternal = event.awaitingExternal ?? true;
   else fields.endTime = env.now;
   draft.updateTask(task.taskId, fields);
   return true;

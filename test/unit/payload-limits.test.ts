@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
+import { createExecution, decide } from "../../src/engine/decider";
+import { oversize } from "../../src/engine/limits";
+import type { WorkflowDef } from "../../src/engine/model";
+
+const definition: WorkflowDef = {
+  name: "limits",
+  version: 1,
+  schemaVersion: 2,
+  tasks: [{ name: "call", taskReferenceName: "call", type: "HTTP", asyncComplete: true, inputParameters: { uri: "http://a.test/", method: "GET" } }],
+};
+
+function env(now: number): DecideEnv {
+  let n = 0;
+  return { now, newId: () => `id-${++n}`, config: { ...DEFAULT_ENGINE_CONFIG, maxPayloadBytes: 1_000 } };
+}
+
+describe("payload limits in the decider", () => {
+  it("oversize() measures UTF-8 JSON and answers only when over the limit", () => {
+    expect(oversize({ a: "x".repeat(10) }, 1_000)).toBeUndefined();
+    expect(oversize({ a: "x".repeat(2_000) }, 1_000)).toBe(2_008);
+    expect(oversize({ a: "é".repeat(400) }, 1_000)).toBeUndefined(); // 808 bytes: é is two
+    expect(oversize({ a: "é".repeat(600) }, 1_000)).toBe(1_208);
+  });
+
+  it("an oversized asyncComplete result fails the task for good instead of leaving it waiting", () => {
+    const started = decide(createExecution({ workflowId: "wf", definition, input: {} }, 1_000), { type: "start" }, env(1_000));
+    const task = started.state.tasks[0]!;
+    expect(task.status).toBe("IN_PROGRESS");
+    const result = decide(started.state, { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "IN_PROGRESS", output: { body: "x".repeat(5_000) }, awaitingExternal: true }, env(2_000));
+    const failed = result.state.tasks[0]!;
+    expect(failed).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", outputData: {}, awaitingExternal: false, endTime: 2_000 });
+    expect(failed.reasonForIncompletion).toMatch(/^The task output is 5\d{3} bytes, over the limit of 1000 bytes/);
+    expect(result.state.status).toBe("FAILED");
+  });
+
+  it("a result that fits is kept as it came", () => {
+    const started = decide(createExecution({ workflowId: "wf", definition, input: {} }, 1_000), { type: "start" }, env(1_000));
+    const task = started.state.tasks[0]!;
+    const result = decide(started.state, { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "IN_PROGRESS", output: { ok: true }, awaitingExternal: true }, env(2_000));
+    expect(result.state.tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: { ok: true }, awaitingExternal: true, endTime: 0 });
+    expect(result.state.status).toBe("RUNNING");
+  });
+});
