@@ -14,7 +14,7 @@ function encode(bytes: ArrayBuffer, encoding: "hex" | "base64"): string {
  * then the HMAC-SHA256 signature over the raw body. Answers undefined when it passes, otherwise a
  * message naming the header that failed, never the expected value. All comparisons are constant-time.
  */
-export async function verifyCallback(expected: WebhookExpectations, headers: Headers, rawBody: Uint8Array): Promise<string | undefined> {
+export async function verifyCallback(expected: WebhookExpectations, headers: Headers, rawBody: Uint8Array, now = Date.now()): Promise<string | undefined> {
   for (const [name, value] of Object.entries(expected.headers)) {
     const given = headers.get(name);
     if (given === null) return `Missing header ${name}`;
@@ -25,6 +25,7 @@ export async function verifyCallback(expected: WebhookExpectations, headers: Hea
     const given = headers.get(signature.header);
     if (given === null) return `Missing signature header ${signature.header}`;
     const key = await crypto.subtle.importKey("raw", encoder.encode(signature.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    if (signature.scheme === "stripe") return verifyStripeStyle(key, given, rawBody, signature.header, signature.toleranceSeconds, now);
     const mac = await crypto.subtle.sign("HMAC", key, rawBody);
     const expectedValue = `${signature.prefix}${encode(mac, signature.encoding)}`;
     // Hex digests compare case-insensitively (senders differ); base64 does not.
@@ -32,4 +33,22 @@ export async function verifyCallback(expected: WebhookExpectations, headers: Hea
     if (!(await secretsEqual(normalise(given), normalise(expectedValue)))) return `Signature in header ${signature.header} does not match the body`;
   }
   return undefined;
+}
+
+/**
+ * Stripe's layout: `t=<unix seconds>,v1=<hex HMAC of "<t>.<body>">` (several v1 during a secret
+ * rotation). The timestamp must be within the tolerance, so a captured callback cannot be replayed later.
+ */
+async function verifyStripeStyle(key: CryptoKey, header: string, rawBody: Uint8Array, name: string, toleranceSeconds: number, now: number): Promise<string | undefined> {
+  const parts = header.split(",").map((part) => part.trim().split("="));
+  const timestamp = parts.find(([field]) => field === "t")?.[1];
+  const candidates = parts.filter(([field, value]) => field === "v1" && value !== undefined).map(([, value]) => value!.toLowerCase());
+  if (timestamp === undefined || !/^\d+$/.test(timestamp) || candidates.length === 0) return `Signature header ${name} must be t=<timestamp>,v1=<signature>`;
+  if (Math.abs(now / 1000 - Number(timestamp)) > toleranceSeconds) return `Signature in header ${name} is older than ${toleranceSeconds} seconds`;
+  const signed = new Uint8Array([...encoder.encode(`${timestamp}.`), ...rawBody]);
+  const expectedValue = encode(await crypto.subtle.sign("HMAC", key, signed), "hex");
+  let matched = false;
+  // Compare with every candidate (no early exit), so timing does not tell which one matched.
+  for (const candidate of candidates) matched = (await secretsEqual(candidate, expectedValue)) || matched;
+  return matched ? undefined : `Signature in header ${name} does not match the body`;
 }

@@ -117,6 +117,31 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect((await callback(String(other.hook["callbackUrl"]), body, { "x-signature": await hmac("k", body, "base64") })).status).toBe(200);
   });
 
+  it("verifies Stripe-style signatures (t=…,v1=… over \"t.body\") and refuses a replayed old one", async () => {
+    const refused = await SELF.fetch("https://conductor.test/api/metadata/workflow", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": "test-admin:test-secret-0123456789" },
+      body: JSON.stringify({ name: "hook_bad_scheme", tasks: [hookTask("hook", { signature: { secret: "s", header: "X", scheme: "github" } })] }),
+    });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors[0]!.path).toBe("tasks[0].inputParameters.signature.scheme");
+    await register({ name: "hook_stripe", tasks: [hookTask("hook", { signature: { secret: "whsec_test", header: "Stripe-Signature", scheme: "stripe" } })] });
+    const { workflowId, hook } = await startWaiting("hook_stripe");
+    const body = JSON.stringify({ status: "COMPLETED", output: { invoice: "in_1" } });
+    const sign = async (t: number) => `t=${t},v1=${await hmac("whsec_test", `${t}.${body}`, "hex")}`;
+    const now = Math.floor(Date.now() / 1000);
+    const url = String(hook["callbackUrl"]);
+    expect((await callback(url, body, { "stripe-signature": await sign(now - 3600) })).status).toBe(401);
+    expect((await callback(url, body, { "stripe-signature": `t=${now},v1=${await hmac("other", `${now}.${body}`, "hex")}` })).status).toBe(401);
+    expect((await callback(url, body, { "stripe-signature": "v1=abc" })).status).toBe(401);
+    expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+    // Stripe sends several v1 values while a secret is rotated: any one may match.
+    const good = await sign(now);
+    const response = await callback(url, body, { "stripe-signature": `${good},v1=${"0".repeat(64)}` });
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ invoice: "in_1" });
+  });
+
   it("a header that references an undefined secret cannot be verified: 401, nothing changes", async () => {
     await register({ name: "hook_secret", tasks: [hookTask("hook", { headers: { Authorization: "Bearer ${workflow.secrets.hook_token}" } })] });
     const { workflowId, hook } = await startWaiting("hook_secret");

@@ -57,6 +57,10 @@ export interface WebhookExpectations {
     header: string;
     encoding: "hex" | "base64";
     prefix: string;
+    /** `plain`: the header is prefix + HMAC(body). `stripe`: the header is `t=<unix>,v1=<hex>[,v1=…]`, HMAC over `<t>.<body>`. */
+    scheme: "plain" | "stripe";
+    /** stripe: how far the signed timestamp may be from now, in seconds. */
+    toleranceSeconds: number;
   };
 }
 
@@ -80,6 +84,8 @@ export function webhookExpectations(input: JsonObject): WebhookExpectations {
       header: signature["header"],
       encoding: signature["encoding"] === "base64" ? "base64" : "hex",
       prefix: typeof signature["prefix"] === "string" ? signature["prefix"] : "",
+      scheme: signature["scheme"] === "stripe" ? "stripe" : "plain",
+      toleranceSeconds: typeof signature["toleranceSeconds"] === "number" ? signature["toleranceSeconds"] : 300,
     };
   }
   return expectations;

@@ -20,6 +20,9 @@ import { childPath, type ValidationIssue } from "../../validation-issue";
 /** Signature algorithms a callback may be verified with. */
 export const WEBHOOK_SIGNATURE_ALGORITHMS = ["HMAC-SHA256"] as const;
 
+/** How the signed content and the header are laid out: `plain` (prefix + HMAC of the body, GitHub style) or `stripe` (`t=…,v1=…` over `t.body`). */
+export const WEBHOOK_SIGNATURE_SCHEMES = ["plain", "stripe"] as const;
+
 /** Encodings of the signature in the callback header. */
 export const WEBHOOK_SIGNATURE_ENCODINGS = ["hex", "base64"] as const;
 
@@ -34,6 +37,8 @@ const SIGNATURE = objectOf("signature", "an object with at least secret and head
     rule<string>("encoding", `one of ${WEBHOOK_SIGNATURE_ENCODINGS.join(", ")} (hex by default)`, orExpression(isOneOf(WEBHOOK_SIGNATURE_ENCODINGS))),
   ),
   prefix: v.optional(rule<string>("prefix", "a string (text before the signature in the header, e.g. sha256=)", isString)),
+  scheme: v.optional(rule<string>("scheme", `one of ${WEBHOOK_SIGNATURE_SCHEMES.join(", ")} (plain by default)`, isOneOf(WEBHOOK_SIGNATURE_SCHEMES))),
+  toleranceSeconds: v.optional(rule<number>("toleranceSeconds", "a whole number of seconds from 1 to 86400 (stripe scheme: how old a signed timestamp may be; 300 by default)", isIntegerIn(1, 86_400))),
 });
 
 const INPUT = v.object({
