@@ -93,6 +93,8 @@ describe("invalid definitions are refused with precise validationErrors and noth
     await refused(await api("POST", "/api/metadata/workflow", [1, 2]), 400, "VALIDATION_ERROR");
     await refused(await api("POST", "/api/metadata/workflow"), 400, "VALIDATION_ERROR");
     await refused(await api("PUT", "/api/metadata/workflow", valid("not_a_list")), 400, "VALIDATION_ERROR");
+    // Found by the fuzz test: an empty list reached D1 as an empty batch (a 500).
+    await refused(await api("PUT", "/api/metadata/workflow", []), 400, "VALIDATION_ERROR");
     const huge = { ...valid("huge"), description: "x".repeat(2 * 1024 * 1024) };
     await refused(await api("POST", "/api/metadata/workflow", huge), 413, "PAYLOAD_TOO_LARGE");
     expect(await rowCount("workflow_defs")).toBe(before);

@@ -44,7 +44,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
 
   router.put("/api/metadata/workflow", async (request, env) => {
     const body = await requiredBody(request, env);
-    if (!Array.isArray(body)) throw validationError("Invalid request", [{ path: "(body)", message: "must be an array of workflow definitions" }]);
+    if (!Array.isArray(body) || body.length === 0) throw validationError("Invalid request", [{ path: "(body)", message: "must be a non-empty array of workflow definitions" }]);
     const definitions = validateAll(body, true);
     const names = new Set<string>();
     for (const definition of definitions) {
