@@ -72,6 +72,12 @@ interface Watcher {
   notified?: string;
 }
 
+/**
+ * While background work is owed, the alarm comes back this soon at the latest: an eviction kills the
+ * job, and nothing else may ever wake a finished execution.
+ */
+const BACKGROUND_SAFETY_MS = 5_000;
+
 /** How long a failed background job (index write, notification, child termination) waits before it is tried again. */
 const RETRY_BACKGROUND_MS = 2_000;
 
@@ -401,7 +407,11 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #syncAlarm(execution: Execution): void {
     let due = nextDeadline(execution);
-    if (this.#backgroundRetryAt !== undefined && (due === undefined || this.#backgroundRetryAt < due)) due = this.#backgroundRetryAt;
+    // Background work dies with the isolate; while any is owed, the alarm must come back for it.
+    const safety = this.#owesBackgroundWork(execution) ? Date.now() + BACKGROUND_SAFETY_MS : undefined;
+    for (const candidate of [this.#backgroundRetryAt, safety]) {
+      if (candidate !== undefined && (due === undefined || candidate < due)) due = candidate;
+    }
     if (due === undefined) {
       if (this.#alarmAt !== null && TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
         this.#alarmAt = null;
@@ -413,6 +423,15 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#alarmAt = due;
     // Storage calls are ordered and covered by the output gate: no await needed for durability.
     void this.ctx.storage.setAlarm(due);
+  }
+
+  /** True while this object owes work outside itself: its search row, a parent's notice, a child's termination. */
+  #owesBackgroundWork(execution: Execution): boolean {
+    if (indexSignature(execution) !== this.#indexedSignature) return true;
+    if (Object.keys(this.#childTerminations).length > 0) return true;
+    if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
+    const finished = finishSignature(execution);
+    return this.#watchers.some((watcher) => watcher.notified !== finished);
   }
 
   /**
@@ -428,6 +447,8 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (this.#execution) {
           this.#syncIndex(this.#execution);
           this.#syncWatchers(this.#execution);
+          // With nothing more owed, a finished execution's safety alarm can go.
+          this.#syncAlarm(this.#execution);
         }
       },
       (error: unknown) => {

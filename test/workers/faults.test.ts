@@ -1,0 +1,123 @@
+import { SELF, abortAllDurableObjects } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+
+/**
+ * One workflow using all three task types:
+ *   prepare (HTTP) → child (SUB_WORKFLOW: HTTP slow step, then a webhook) → approve (WAIT_FOR_WEBHOOK with a
+ *   timeout and a retry) → finish (HTTP, chaining everything).
+ * The same run is driven while the objects are evicted at a chosen moment; it must end with the same output,
+ * and only a step that may have been in flight may run twice.
+ */
+async function registerAllTypes(tag: string) {
+  await register({
+    name: `${tag}_child`,
+    tasks: [
+      httpTask("child_call", { uri: target(`/count/${tag}-child?delay=\${workflow.input.delay}`), method: "GET" }),
+      { name: "child_hook", taskReferenceName: "child_hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} },
+    ],
+    outputParameters: { childN: "${child_call.output.body.n}", childSaid: "${child_hook.output.said}" },
+  });
+  await register({
+    name: `${tag}_parent`,
+    tasks: [
+      httpTask("prepare", { uri: target(`/count/${tag}-prepare`), method: "GET" }),
+      { name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: `${tag}_child` }, delay: "${workflow.input.delay}" } },
+      { name: "approve", taskReferenceName: "approve", type: "WAIT_FOR_WEBHOOK", inputParameters: { timeoutSeconds: "${workflow.input.approveTimeout}" }, retryCount: 1 },
+      httpTask("finish", { uri: target(`/count/${tag}-finish?child=\${child.output.childSaid}&approved=\${approve.output.by}`), method: "GET" }),
+    ],
+    outputParameters: { prepared: "${prepare.output.body.n}", child: "${child.output.childSaid}", approvedBy: "${approve.output.by}", finished: "${finish.output.body.query.approved}" },
+  });
+}
+
+async function post(url: string, body: JsonObject): Promise<number> {
+  return (await SELF.fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).status;
+}
+
+const waitingTask = (ref: string) => (workflow: WorkflowJson) => workflow.tasks.some((task) => task.referenceTaskName === ref && task.status === "IN_PROGRESS" && task["callbackUrl"]);
+
+/** Drives one run, calling `evict` at the named moment. */
+async function run(tag: string, evictAt: string, input: JsonObject = { delay: 0, approveTimeout: 0 }): Promise<WorkflowJson> {
+  await registerAllTypes(tag);
+  const evict = async (moment: string) => {
+    if (moment === evictAt) await abortAllDurableObjects();
+  };
+  const parentId = await startWorkflow(`${tag}_parent`, input);
+  await evict("after start");
+  const withChild = await waitFor(parentId, (workflow) => workflow.tasks[1]?.outputData["subWorkflowId"] !== undefined);
+  const childId = String(withChild.tasks[1]!.outputData["subWorkflowId"]);
+  if (evictAt === "during the child's HTTP call") {
+    for (let i = 0; i < 300 && (await hits(`${tag}-child`)) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await evict("during the child's HTTP call");
+  }
+  await evict("while the child runs");
+  const childWaiting = await waitFor(childId, waitingTask("child_hook"));
+  await evict("while the child's webhook waits");
+  expect(await post(String(childWaiting.tasks[1]!["callbackUrl"]), { status: "COMPLETED", output: { said: "yes" } })).toBe(200);
+  await evict("right after the child's callback");
+  const approving = await waitFor(parentId, waitingTask("approve"), 10_000);
+  await evict("while the parent's webhook waits");
+  const approveTask = approving.tasks.find((task) => task.referenceTaskName === "approve" && task.status === "IN_PROGRESS")!;
+  expect(await post(String(approveTask["callbackUrl"]), { status: "COMPLETED", output: { by: "ada" } })).toBe(200);
+  await evict("after the last callback");
+  return waitFor(parentId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"], 10_000);
+}
+
+/** Each moment, with the HTTP step that may be in flight at that moment (and so may run twice). */
+const MOMENTS: Array<[string, string]> = [
+  ["after start", "prepare"],
+  ["while the child runs", "child"],
+  ["while the child's webhook waits", "nothing"],
+  ["right after the child's callback", "nothing"],
+  ["while the parent's webhook waits", "nothing"],
+  ["after the last callback", "finish"],
+];
+
+describe("evicting every object at each step boundary", () => {
+  it.each(MOMENTS)("evicted %s: completes with the right output; only the step in flight may repeat: %s", async (moment, mayRepeat) => {
+    const tag = `fault_${MOMENTS.findIndex(([candidate]) => candidate === moment)}`;
+    const done = await run(tag, moment);
+    expect(done.status, JSON.stringify(done.tasks.map((task) => [task.referenceTaskName, task.status, task["reasonForIncompletion"]]))).toBe("COMPLETED");
+    expect(done.output).toMatchObject({ child: "yes", approvedBy: "ada", finished: "ada" });
+    for (const step of ["prepare", "child", "finish"]) {
+      const count = await hits(`${tag}-${step}`);
+      if (step === mayRepeat) expect([1, 2], step).toContain(count);
+      else expect(count, step).toBe(1);
+    }
+    expect(done.output["prepared"]).toBe(await hits(`${tag}-prepare`));
+  });
+
+  it("evicted during the child's HTTP call: that call runs again (at least once), everything else once", async () => {
+    const done = await run("fault_inflight", "during the child's HTTP call", { delay: 300, approveTimeout: 0 });
+    expect(done.status).toBe("COMPLETED");
+    expect(done.output).toEqual({ prepared: 1, child: "yes", approvedBy: "ada", finished: "ada" });
+    expect(await hits("fault_inflight-child")).toBe(2);
+    expect(await hits("fault_inflight-prepare")).toBe(1);
+    expect(await hits("fault_inflight-finish")).toBe(1);
+  });
+
+  it("evicted just before a webhook timeout fires: the timeout still fires from the alarm and the retry instance waits", async () => {
+    await registerAllTypes("fault_timeout");
+    const parentId = await startWorkflow("fault_timeout_parent", { delay: 0, approveTimeout: 1 });
+    const withChild = await waitFor(parentId, (workflow) => workflow.tasks[1]?.outputData["subWorkflowId"] !== undefined);
+    const childId = String(withChild.tasks[1]!.outputData["subWorkflowId"]);
+    const childWaiting = await waitFor(childId, waitingTask("child_hook"));
+    expect(await post(String(childWaiting.tasks[1]!["callbackUrl"]), { status: "COMPLETED", output: { said: "yes" } })).toBe(200);
+    const approving = await waitFor(parentId, waitingTask("approve"));
+    const first = approving.tasks.find((task) => task.referenceTaskName === "approve")!;
+    // Evict about 100 ms before the 1 s timeout is due.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(first["startTime"]) + 900 - Date.now())));
+    await abortAllDurableObjects();
+    // Wait without touching the parent, then look: the alarm alone must have timed the first instance out.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const retried = await waitFor(parentId, (workflow) => workflow.tasks.filter((task) => task.referenceTaskName === "approve").length === 2, 5_000);
+    const [timedOut, second] = retried.tasks.filter((task) => task.referenceTaskName === "approve");
+    expect(timedOut!.outputData).toMatchObject({ error: "WEBHOOK_TIMEOUT" });
+    expect(second!.status).toBe("IN_PROGRESS");
+    expect(await post(String(second!["callbackUrl"]), { status: "COMPLETED", output: { by: "grace" } })).toBe(200);
+    const done = await waitFor(parentId, ["COMPLETED", "FAILED"]);
+    expect(done.output).toEqual({ prepared: 1, child: "yes", approvedBy: "grace", finished: "grace" });
+    expect(await hits("fault_timeout-finish")).toBe(1);
+  });
+});
