@@ -4,6 +4,7 @@
  * something else on the machine (another wrangler, a test suite) can be told apart from a slow engine.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { commOf } from "./memory.mjs";
 
 /** @returns {number} busy jiffies of the whole machine (all cores) */
 function machineBusy() {
@@ -26,15 +27,6 @@ function processBusy(pid) {
     return (f[11] ?? 0) + (f[12] ?? 0) + (f[13] ?? 0) + (f[14] ?? 0);
   } catch {
     return 0;
-  }
-}
-
-/** @param {number} pid */
-function commOf(pid) {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
-  } catch {
-    return "?";
   }
 }
 

@@ -69,7 +69,7 @@ export function pssKb(pid) {
  * Short name of a process (`comm`), for reports.
  * @param {number} pid
  */
-function commOf(pid) {
+export function commOf(pid) {
   try {
     return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
   } catch {
