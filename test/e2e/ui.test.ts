@@ -1,0 +1,277 @@
+/// <reference types="node" />
+/**
+ * The web UI in headless Chromium against the real `wrangler dev`, as a user clicks through it: log in with an
+ * API key, run a workflow whose asyncComplete HTTP task waits, complete that task by hand, rerun from a task,
+ * register a definition with a mistake and see the error at its line, and see that a read-only user is not
+ * offered what it may not do. Every page must keep a clean console.
+ *
+ * `SCREENSHOT_DIR=docs/screenshots npx vitest run --project e2e test/e2e/ui.test.ts` also saves the screenshots
+ * the README links to.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, openPage, type WatchedPage } from "./browser";
+import {
+  applyMigrations,
+  call,
+  callOk,
+  copyProject,
+  generateAdminKey,
+  removeDir,
+  startDevServer,
+  startTarget,
+  tempDir,
+  waitForStatus,
+  type DevServer,
+  type Target,
+} from "./dev-server";
+
+const SCREENSHOT_DIR = process.env["SCREENSHOT_DIR"];
+const STEP_TIMEOUT_MS = 30_000;
+
+let project: string;
+let persistTo: string;
+let target: Target;
+let server: DevServer;
+let browser: Browser;
+let adminKey: string;
+let admin: WatchedPage;
+const parentName = `ui_approval_${Date.now().toString(36)}`;
+const childName = `${parentName}_child`;
+/** The execution the UI started, shared by the tests that follow it. */
+let workflowId = "";
+
+/** Saves a screenshot when SCREENSHOT_DIR is set. */
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (!SCREENSHOT_DIR) return;
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+/** Logs in through the form, by keyboard (type, then Enter). */
+async function logIn(page: Page, credential: string): Promise<void> {
+  await page.goto(`${server.url}/`);
+  await page.getByLabel("API key or token").fill(credential);
+  await page.keyboard.press("Enter");
+  await page.getByRole("heading", { name: "Executions" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+}
+
+/** The status badge of the execution page's heading. */
+function workflowStatus(page: Page) {
+  return page.locator("h1 .badge");
+}
+
+/** The diagram step of a task reference. */
+function step(page: Page, ref: string) {
+  return page.locator(`.diagram-panel > .diagram > .node > .node-body[data-ref="${ref}"]`);
+}
+
+beforeAll(async () => {
+  project = copyProject();
+  persistTo = tempDir("ui-state");
+  target = await startTarget();
+  adminKey = generateAdminKey();
+  await applyMigrations(project, persistTo);
+  server = await startDevServer({ root: project, persistTo, adminKey });
+  browser = await launchBrowser();
+  const key = target.url("/count");
+  await callOk(server.url, "POST", "/api/metadata/workflow", {
+    key: adminKey,
+    body: {
+      name: childName, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
+      tasks: [{ name: "child_call", taskReferenceName: "child_call", type: "HTTP", inputParameters: { http_request: { uri: `${key}/${childName}`, method: "GET" } } }],
+    },
+  });
+  await callOk(server.url, "POST", "/api/metadata/workflow", {
+    key: adminKey,
+    body: {
+      name: parentName, description: "An order that waits for a person's approval", version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
+      inputParameters: ["orderId"],
+      tasks: [
+        { name: "notify", taskReferenceName: "notify", type: "HTTP", inputParameters: { http_request: { uri: `${key}/${parentName}-notify?order=\${workflow.input.orderId}`, method: "GET" } } },
+        { name: "approve", taskReferenceName: "approve", type: "HTTP", asyncComplete: true, inputParameters: { http_request: { uri: `${key}/${parentName}-approve`, method: "POST", body: { orderId: "${workflow.input.orderId}" } } } },
+        { name: "fulfil", taskReferenceName: "fulfil", type: "SUB_WORKFLOW", subWorkflowParam: { name: childName } },
+      ],
+      outputParameters: { approvedBy: "${approve.output.approvedBy}" },
+    },
+  });
+  admin = await openPage(browser);
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  await target?.close();
+  removeDir(project);
+  removeDir(persistTo);
+});
+
+describe("web UI", () => {
+  it("serves the page with its security headers and refuses a wrong key without storing anything", async () => {
+    const page = await call(server.url, "GET", "/");
+    expect(page.status).toBe(200);
+    expect(page.contentType).toContain("text/html");
+    const headers = await fetch(`${server.url}/app.js`).then((response) => response.headers);
+    expect(headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(headers.get("x-content-type-options")).toBe("nosniff");
+
+    const { page: tab, problems, refusedLoads } = await openPage(browser);
+    await tab.goto(`${server.url}/`);
+    await tab.getByLabel("API key or token").fill(`${adminKey.split(":")[0]}:wrong-secret`);
+    await tab.getByRole("button", { name: "Log in" }).click();
+    await expect.poll(() => tab.getByRole("alert").textContent(), { timeout: STEP_TIMEOUT_MS }).toMatch(/invalid|unknown|wrong/i);
+    expect(await tab.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(problems).toEqual([]);
+    expect(refusedLoads).toEqual([expect.stringContaining("status of 401")]);
+    await tab.context().close();
+  });
+
+  it("runs a workflow, shows its waiting task IN_PROGRESS, completes it by hand and ends COMPLETED", async () => {
+    const { page } = admin;
+    await logIn(page, adminKey);
+    await screenshot(page, "executions-empty");
+    expect(await page.evaluate(() => Object.values(sessionStorage).some((value) => value.includes(":")))).toBe(false);
+
+    await page.getByRole("link", { name: "Definitions" }).click();
+    await page.getByRole("link", { name: parentName, exact: true }).click();
+    await page.getByRole("button", { name: "Run…" }).click();
+    await page.getByLabel("Input (JSON object)").fill(JSON.stringify({ orderId: "A-17" }));
+    await page.getByLabel("Correlation id (optional)").fill("order-A-17");
+    await page.getByRole("dialog").getByRole("button", { name: "Start", exact: true }).click();
+
+    await expect.poll(() => step(page, "approve").getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("IN_PROGRESS");
+    expect(await step(page, "notify").getAttribute("data-status")).toBe("COMPLETED");
+    expect(await step(page, "fulfil").getAttribute("data-status")).toBe("NOT_STARTED");
+    workflowId = page.url().split("#/executions/")[1]?.split("?")[0] ?? "";
+    expect(workflowId).toMatch(/^[0-9a-f-]{36}$/);
+
+    // Choose the waiting step by keyboard.
+    await step(page, "approve").focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Complete…" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await screenshot(page, "execution-waiting");
+    await page.getByRole("button", { name: "Complete…" }).click();
+    const output = page.getByLabel("Output (JSON object, merged into the task's output)");
+    await output.fill("{ not json");
+    await page.getByRole("button", { name: "Complete task" }).click();
+    await expect.poll(() => page.locator("dialog .editor-errors").textContent()).toMatch(/Line 1: Not valid JSON/);
+    await output.fill(JSON.stringify({ approvedBy: "dana" }));
+    await page.getByRole("button", { name: "Complete task" }).click();
+
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    expect(await step(page, "fulfil").getAttribute("data-status")).toBe("COMPLETED");
+    const finished = await waitForStatus(server.url, adminKey, workflowId, ["COMPLETED"]);
+    expect(finished.output).toEqual({ approvedBy: "dana" });
+    expect(finished.correlationId).toBe("order-A-17");
+    expect(await target.hits(`${parentName}-approve`)).toBe(1);
+
+    // The child's steps show nested inside the SUB_WORKFLOW step.
+    await step(page, "fulfil").locator("xpath=..").getByText("show child steps").click();
+    await expect.poll(() => page.locator(`.nested .node-body[data-ref="child_call"]`).getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    await screenshot(page, "execution-completed");
+
+    // The list finds it by correlation id.
+    await page.getByRole("link", { name: "Executions" }).click();
+    await page.getByLabel("Correlation id").fill("order-A-17");
+    await page.getByRole("button", { name: "Search" }).click();
+    await expect.poll(() => page.locator(`tr[data-workflow-id="${workflowId}"] .badge`).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    // The child inherits the correlation id, as in Conductor; nothing else matches.
+    const rows = await page.locator("tbody tr").evaluateAll((found) => found.map((row) => [row.getAttribute("data-workflow-id"), row.children[3]?.textContent]));
+    expect(rows).toHaveLength(2);
+    expect(rows.every(([, correlationId]) => correlationId === "order-A-17")).toBe(true);
+    await screenshot(page, "executions");
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
+  it("reruns a finished workflow from a chosen task", async () => {
+    const { page } = admin;
+    await page.locator(`tr[data-workflow-id="${workflowId}"] a`).click();
+    await step(page, "approve").click();
+    await page.getByRole("button", { name: "Rerun from here" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Rerun" }).click();
+    await expect.poll(() => step(page, "approve").getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("IN_PROGRESS");
+    expect(await workflowStatus(page).textContent()).toBe("RUNNING");
+    // Tasks before the rerun point keep their results: notify ran once, approve twice.
+    expect(await target.hits(`${parentName}-notify`)).toBe(1);
+    expect(await target.hits(`${parentName}-approve`)).toBe(2);
+    await page.getByRole("button", { name: "Fail…" }).click();
+    await page.getByLabel("Reason").fill("rejected by dana");
+    await page.getByRole("button", { name: "Fail task" }).click();
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("FAILED");
+    await expect.poll(() => page.locator(".facts").first().textContent()).toContain("rejected by dana");
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
+  it("shows a definition's validation errors at the offending line and registers it once fixed", async () => {
+    const { page } = admin;
+    await page.getByRole("link", { name: "Definitions" }).click();
+    await page.getByRole("link", { name: "New definition" }).click();
+    const name = `${parentName}_new`;
+    const definition = {
+      name, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
+      tasks: [
+        { name: "ok", taskReferenceName: "ok", type: "HTTP", inputParameters: { http_request: { uri: target.url("/echo"), method: "GET" } } },
+        { name: "broken", taskReferenceName: "broken", type: "HTTP", inputParameters: { http_request: { uri: target.url("/echo"), method: "FETCH" } } },
+      ],
+    };
+    const editor = page.getByLabel("Workflow definition (JSON)");
+    await editor.fill(JSON.stringify(definition));
+    await page.getByRole("button", { name: "Register" }).click();
+    const errors = page.locator(".editor-errors li");
+    await expect.poll(() => errors.first().textContent(), { timeout: STEP_TIMEOUT_MS }).toMatch(/tasks\[1\]\.inputParameters\.http_request\.method/);
+    // The marked line is the one holding "method": "FETCH" in the reformatted text.
+    const text = await editor.inputValue();
+    const methodLine = text.split("\n").findIndex((line) => line.includes('"FETCH"')) + 1;
+    expect(await errors.first().textContent()).toContain(`Line ${methodLine}:`);
+    expect(await page.locator(".gutter-line.marked").allTextContents()).toEqual([String(methodLine)]);
+    await screenshot(page, "definition-errors");
+    expect((await call(server.url, "GET", `/api/metadata/workflow/${name}`, { key: adminKey })).status).toBe(404);
+
+    await editor.fill(text.replace('"FETCH"', '"GET"'));
+    await page.getByRole("button", { name: "Register" }).click();
+    await page.getByRole("heading", { name: `${name} v1` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.locator(".diagram .node-body").evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-ref")))).toEqual(["ok", "broken"]);
+    await screenshot(page, "definition");
+    expect(admin.refusedLoads).toEqual([expect.stringContaining("status of 400")]);
+    expect((await callOk(server.url, "GET", `/api/metadata/workflow/${name}`, { key: adminKey })).json().tasks[1].inputParameters.http_request.method).toBe("GET");
+    expect(admin.problems).toEqual([]);
+  });
+
+  it("offers a read-only user no action, and the narrow layout does not overflow", async () => {
+    await callOk(server.url, "POST", "/api/security/roles", {
+      key: adminKey,
+      body: { name: "ui-viewers", description: "read workflows", permissions: [{ action: "WORKFLOW_READ", scope: "*" }, { action: "TASK_READ", scope: "*" }] },
+    }, 201);
+    await callOk(server.url, "PUT", "/api/security/users/viewer-1/roles", { key: adminKey, body: { roles: ["ui-viewers"], directPermissions: [] } });
+    const { keyId, keySecret } = (await callOk(server.url, "POST", "/api/security/users/viewer-1/api-keys", { key: adminKey }, 201)).json();
+    const started = (await callOk(server.url, "POST", `/api/workflow/${parentName}`, { key: adminKey, body: { orderId: "B-2" } })).text;
+
+    const viewer = await openPage(browser, { width: 390, height: 844 });
+    const { page } = viewer;
+    await logIn(page, `${keyId}:${keySecret}`);
+    await page.goto(`${server.url}/#/executions/${started}`);
+    await expect.poll(() => step(page, "approve").getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("IN_PROGRESS");
+    await step(page, "approve").click();
+    await page.getByRole("heading", { name: /approve/ }).waitFor();
+    expect(await page.getByText("Your permissions allow reading this workflow only.").count()).toBe(1);
+    for (const action of ["Pause", "Terminate", "Complete…", "Fail…", "Rerun from here"]) {
+      expect(await page.getByRole("button", { name: action }).count(), action).toBe(0);
+    }
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+    await screenshot(page, "execution-read-only-narrow");
+
+    await page.goto(`${server.url}/#/definitions`);
+    await page.getByRole("link", { name: parentName, exact: true }).click();
+    await page.getByRole("heading", { name: `${parentName} v1` }).waitFor();
+    expect(await page.getByRole("button", { name: "Run…" }).count()).toBe(0);
+    expect(await page.getByRole("link", { name: "Edit" }).count()).toBe(0);
+    // The API refuses it too: hiding is a courtesy, not the protection.
+    expect((await call(server.url, "DELETE", `/api/workflow/${started}`, { key: `${keyId}:${keySecret}` })).status).toBe(403);
+    expect(viewer.problems).toEqual([]);
+    expect(viewer.refusedLoads).toEqual([]);
+  });
+});

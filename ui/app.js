@@ -1,0 +1,130 @@
+// @ts-check
+import { forgetPermissions, isLoggedIn, logOut, me, setSessionEndHandler } from "./lib/api.js";
+import { h, replaceChildren } from "./lib/dom.js";
+import { renderDefinition, renderDefinitionEditor } from "./views/definition.js";
+import { renderDefinitions } from "./views/definitions.js";
+import { renderExecution } from "./views/execution.js";
+import { renderExecutions } from "./views/executions.js";
+import { renderLogin } from "./views/login.js";
+
+/**
+ * @typedef {object} ViewContext
+ * @property {(message: string, kind?: "info" | "error") => void} notify shows a message in the status line
+ * @property {(hash: string) => void} go navigates
+ * @property {() => boolean} active false once the user has left the view (stop polling, drop late answers)
+ */
+/** @typedef {(container: HTMLElement, params: URLSearchParams, context: ViewContext, ...parts: string[]) => void | Promise<void>} View */
+
+const main = /** @type {HTMLElement} */ (document.getElementById("view"));
+const statusLine = /** @type {HTMLElement} */ (document.getElementById("status-line"));
+const userBox = /** @type {HTMLElement} */ (document.getElementById("user"));
+const nav = /** @type {HTMLElement} */ (document.getElementById("nav"));
+
+/** @type {Array<[RegExp, View]>} */
+const ROUTES = [
+  [/^executions$/, renderExecutions],
+  [/^executions\/([^/]+)$/, renderExecution],
+  [/^definitions$/, renderDefinitions],
+  [/^definitions\/new$/, (container, params, context) => renderDefinitionEditor(container, params, context)],
+  [/^definitions\/([^/]+)\/(\d+)\/edit$/, renderDefinitionEditor],
+  [/^definitions\/([^/]+)\/(\d+)$/, renderDefinition],
+];
+
+let generation = 0;
+/** @type {number | undefined} */
+let statusTimer;
+
+/** @type {ViewContext["notify"]} */
+function notify(message, kind = "info") {
+  statusLine.textContent = message;
+  statusLine.className = `status-line ${kind}`;
+  clearTimeout(statusTimer);
+  if (kind === "info") statusTimer = window.setTimeout(() => (statusLine.textContent = ""), 6000);
+}
+
+/** @param {string} hash */
+function go(hash) {
+  if (location.hash === hash) void route();
+  else location.hash = hash;
+}
+
+async function route() {
+  const current = ++generation;
+  /** @type {ViewContext} */
+  const context = { notify, go, active: () => current === generation };
+  const raw = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
+  const [path = "", query = ""] = raw.split("?");
+  const params = new URLSearchParams(query);
+  statusLine.textContent = "";
+  replaceChildren(main);
+  if (!isLoggedIn()) {
+    showUser(undefined);
+    await renderLogin(main, params, context, async () => {
+      forgetPermissions();
+      go(path === "login" || path === "" ? "#/executions" : `#/${raw}`);
+    });
+    return;
+  }
+  if (path === "" || path === "login") {
+    go("#/executions");
+    return;
+  }
+  for (const [pattern, view] of ROUTES) {
+    const match = pattern.exec(path);
+    if (!match) continue;
+    markNav(path);
+    void ensureUser();
+    try {
+      await view(main, params, context, ...match.slice(1).map((part) => decodeURIComponent(part)));
+    } catch (error) {
+      if (context.active()) notify(error instanceof Error ? error.message : String(error), "error");
+    }
+    return;
+  }
+  replaceChildren(main, h("h1", {}, "Not found"), h("p", {}, "No page at ", h("code", {}, location.hash), "."));
+}
+
+/** @param {string} path */
+function markNav(path) {
+  for (const link of nav.querySelectorAll("a")) {
+    const section = link.getAttribute("href")?.replace("#/", "") ?? "";
+    if (path.startsWith(section)) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+/** @type {string | undefined} */
+let userId;
+async function ensureUser() {
+  if (userId) return;
+  try {
+    userId = (await me()).userId;
+    showUser(userId);
+  } catch {
+    // A failing identity look-up is reported by the view's own requests.
+  }
+}
+
+/** @param {string | undefined} id */
+function showUser(id) {
+  userId = id;
+  nav.hidden = id === undefined && !isLoggedIn();
+  replaceChildren(userBox, id === undefined ? [] : [
+    h("span", { className: "user-id" }, id),
+    h("button", { type: "button", className: "secondary", onclick: () => { logOut(); forgetPermissions(); showUser(undefined); go("#/login"); } }, "Log out"),
+  ]);
+}
+
+setSessionEndHandler(() => {
+  showUser(undefined);
+  notify("Your session ended; log in again.", "error");
+  go("#/login");
+});
+window.addEventListener("hashchange", () => void route());
+void route();
+
+// The skip link must not change the hash: the hash is the page's route.
+document.querySelector(".skip")?.addEventListener("click", (event) => {
+  event.preventDefault();
+  main.focus();
+});

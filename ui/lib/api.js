@@ -1,0 +1,172 @@
+// @ts-check
+/**
+ * The service's API as the UI uses it. The access token (and the refresh token) live in sessionStorage only:
+ * they are gone when the tab closes, and an API key secret is never stored at all.
+ */
+
+const TOKEN_KEY = "edge-conductor.token";
+const REFRESH_KEY = "edge-conductor.refresh";
+
+/** An API refusal, carrying the contract's error body. */
+export class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {string} code
+   * @param {string} message
+   * @param {Array<{path: string, message: string}>} [validationErrors]
+   */
+  constructor(status, code, message, validationErrors = []) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.validationErrors = validationErrors;
+  }
+}
+
+/** @returns {boolean} */
+export function isLoggedIn() {
+  return sessionStorage.getItem(TOKEN_KEY) !== null;
+}
+
+export function logOut() {
+  const refresh = sessionStorage.getItem(REFRESH_KEY);
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(REFRESH_KEY);
+  // Revoking is best effort: the tokens are already forgotten here.
+  for (const value of [refresh, token]) {
+    if (value) void fetch("/api/security/token/revoke", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: value }) }).catch(() => {});
+  }
+}
+
+/**
+ * Logs in with an API key (`keyId:keySecret`, exchanged for a token) or with a token as it is.
+ * @param {string} credential
+ */
+export async function logIn(credential) {
+  const value = credential.trim();
+  const separator = value.indexOf(":");
+  if (separator > 0 && value.split(".").length !== 3) {
+    const response = await fetch("/api/token", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ keyId: value.slice(0, separator), keySecret: value.slice(separator + 1) }),
+    });
+    const body = await readBody(response);
+    if (!response.ok) throw toError(response, body);
+    const tokens = /** @type {{token: string, refresh_token?: string}} */ (body);
+    sessionStorage.setItem(TOKEN_KEY, tokens.token);
+    if (tokens.refresh_token) sessionStorage.setItem(REFRESH_KEY, tokens.refresh_token);
+  } else {
+    sessionStorage.setItem(TOKEN_KEY, value);
+    sessionStorage.removeItem(REFRESH_KEY);
+  }
+  try {
+    return await me();
+  } catch (error) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    sessionStorage.removeItem(REFRESH_KEY);
+    throw error;
+  }
+}
+
+/** @param {Response} response */
+async function readBody(response) {
+  const text = await response.text();
+  if (!text) return null;
+  const type = response.headers.get("content-type") ?? "";
+  if (type.includes("json")) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+/**
+ * @param {Response} response
+ * @param {unknown} body
+ */
+function toError(response, body) {
+  if (body && typeof body === "object") {
+    const { error, message, validationErrors } = /** @type {{error?: string, message?: string, validationErrors?: Array<{path: string, message: string}>}} */ (body);
+    return new ApiError(response.status, error ?? "ERROR", message ?? response.statusText, validationErrors ?? []);
+  }
+  return new ApiError(response.status, "ERROR", typeof body === "string" && body ? body : `${response.status} ${response.statusText}`);
+}
+
+async function refresh() {
+  const refreshToken = sessionStorage.getItem(REFRESH_KEY);
+  if (!refreshToken) return false;
+  const response = await fetch("/api/security/token/refresh", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ refreshToken }),
+  });
+  if (!response.ok) return false;
+  const tokens = /** @type {{token: string, refresh_token?: string}} */ (await response.json());
+  sessionStorage.setItem(TOKEN_KEY, tokens.token);
+  if (tokens.refresh_token) sessionStorage.setItem(REFRESH_KEY, tokens.refresh_token);
+  return true;
+}
+
+/** Called when the session is over (401 that a refresh could not fix). */
+let onSessionEnd = () => {};
+/** @param {() => void} handler */
+export function setSessionEndHandler(handler) {
+  onSessionEnd = handler;
+}
+
+/**
+ * Calls the API with the session's token; JSON in and out. Throws {@link ApiError} for refusals.
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @returns {Promise<any>}
+ */
+export async function api(method, path, body) {
+  for (let attempt = 0; ; attempt++) {
+    /** @type {Record<string, string>} */
+    const headers = { "x-authorization": sessionStorage.getItem(TOKEN_KEY) ?? "" };
+    /** @type {RequestInit} */
+    const init = { method, headers };
+    if (body !== undefined) {
+      headers["content-type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const response = await fetch(path, init);
+    if (response.status === 401 && attempt === 0 && (await refresh())) continue;
+    const parsed = await readBody(response);
+    if (response.ok) return parsed;
+    if (response.status === 401) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      onSessionEnd();
+    }
+    throw toError(response, parsed);
+  }
+}
+
+/** @returns {Promise<{userId: string, scope: string, permissions: string[]}>} */
+export function me(scope = "*") {
+  return api("GET", `/api/security/permissions?scope=${encodeURIComponent(scope)}`);
+}
+
+/**
+ * The caller's permissions at a scope, cached for the page's life (a login starts a new page state).
+ * @type {Map<string, Promise<Set<string>>>}
+ */
+const permissionCache = new Map();
+/** @param {string} scope */
+export function permissionsAt(scope) {
+  let cached = permissionCache.get(scope);
+  if (!cached) {
+    cached = me(scope).then((answer) => new Set(answer.permissions), () => new Set());
+    permissionCache.set(scope, cached);
+  }
+  return cached;
+}
+export function forgetPermissions() {
+  permissionCache.clear();
+}

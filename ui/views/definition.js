@@ -1,0 +1,151 @@
+// @ts-check
+import { ApiError, api, permissionsAt } from "../lib/api.js";
+import { diagram, stepsOf } from "../lib/diagram.js";
+import { openDialog } from "../lib/dialog.js";
+import { h, replaceChildren } from "../lib/dom.js";
+import { jsonEditor } from "../lib/json-editor.js";
+import { jsonBlock } from "../lib/json-view.js";
+
+/** A starting point for a new definition: one HTTP task, every required field present. */
+const TEMPLATE = {
+  name: "my_workflow",
+  description: "What this workflow does",
+  version: 1,
+  schemaVersion: 2,
+  ownerEmail: "team@example.com",
+  inputParameters: ["orderId"],
+  tasks: [
+    {
+      name: "fetch_order",
+      taskReferenceName: "fetch_order",
+      type: "HTTP",
+      inputParameters: { http_request: { uri: "https://example.com/orders/${workflow.input.orderId}", method: "GET" } },
+    },
+  ],
+  outputParameters: { order: "${fetch_order.output.response.body}" },
+};
+
+/**
+ * One definition version: its diagram and JSON, with Edit and Run for users allowed to.
+ * @type {import("../app.js").View}
+ */
+export async function renderDefinition(container, _params, context, name = "", version = "") {
+  const definition = /** @type {{name: string, version: number, description?: string, tasks: import("../lib/diagram.js").WorkflowTask[], inputParameters?: string[]}} */ (
+    await api("GET", `/api/metadata/workflow/${encodeURIComponent(name)}?version=${encodeURIComponent(version)}`));
+  const permissions = await permissionsAt(`workflow:${definition.name}`);
+  if (!context.active()) return;
+  const canEdit = permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE");
+  const canRun = permissions.has("WORKFLOW_ADMIN");
+  const path = `${encodeURIComponent(definition.name)}/${definition.version}`;
+  replaceChildren(container,
+    h("div", { className: "page-head" },
+      h("h1", {}, definition.name, h("span", { className: "muted" }, ` v${definition.version}`)),
+      h("div", { className: "actions" },
+        canRun ? h("button", { type: "button", onclick: () => run(definition, context) }, "Run…") : null,
+        canEdit ? h("a", { className: "button secondary", href: `#/definitions/${path}/edit` }, "Edit") : null,
+        h("a", { className: "button secondary", href: `#/executions?workflowName=${encodeURIComponent(definition.name)}` }, "Executions"))),
+    definition.description ? h("p", {}, definition.description) : null,
+    h("div", { className: "split" },
+      h("section", { className: "panel diagram-panel", "aria-labelledby": "definition-diagram" }, h("h2", { id: "definition-diagram" }, "Diagram"), diagram(stepsOf(definition.tasks))),
+      h("section", { className: "panel", "aria-labelledby": "definition-json" }, h("h2", { id: "definition-json" }, "JSON"), jsonBlock(definition, "Definition JSON"))));
+}
+
+/**
+ * Starts an execution of a definition with an input typed in a dialog, then shows it.
+ * @param {{name: string, version: number, inputParameters?: string[]}} definition
+ * @param {import("../app.js").ViewContext} context
+ */
+function run(definition, context) {
+  const input = jsonEditor({ id: "run-input", label: "Input (JSON object)", value: Object.fromEntries((definition.inputParameters ?? []).map((key) => [key, ""])), rows: 8 });
+  const correlation = h("input", { id: "run-correlation", name: "correlationId" });
+  /** @type {string | undefined} */
+  let workflowId;
+  void openDialog({
+    title: `Run ${definition.name} v${definition.version}`,
+    body: [input.element, h("label", { for: "run-correlation" }, "Correlation id (optional)"), correlation],
+    confirmLabel: "Start",
+    onConfirm: async () => {
+      const value = readObject(input);
+      /** @type {Record<string, unknown>} */
+      const request = { name: definition.name, version: definition.version, input: value };
+      if (correlation.value.trim()) request["correlationId"] = correlation.value.trim();
+      try {
+        workflowId = String(await api("POST", "/api/workflow", request)).trim();
+      } catch (error) {
+        if (error instanceof ApiError) input.showErrors(error.validationErrors.map((issue) => ({ ...issue, path: issue.path.replace(/^input\.?/, "") })));
+        throw error;
+      }
+    },
+  }).then((done) => {
+    if (done && workflowId) context.go(`#/executions/${workflowId}`);
+  });
+}
+
+/**
+ * Parses an editor's JSON object, showing the problem at its line when it is not one.
+ * @param {import("../lib/json-editor.js").JsonEditor} editor
+ * @returns {Record<string, unknown>}
+ */
+function readObject(editor) {
+  /** @type {unknown} */
+  let value;
+  try {
+    value = editor.read();
+  } catch (error) {
+    const line = error instanceof SyntaxError ? /** @type {{line?: number} | undefined} */ (error.cause)?.line : undefined;
+    editor.showProblem(error instanceof Error ? error.message : String(error), line);
+    throw new Error("Fix the JSON first.");
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    editor.showProblem("Expected a JSON object.");
+    throw new Error("Fix the JSON first.");
+  }
+  return /** @type {Record<string, unknown>} */ (value);
+}
+
+/**
+ * Registers a new definition or updates an existing version. Validation errors from the service are shown at
+ * the offending field's line.
+ * @type {import("../app.js").View}
+ */
+export async function renderDefinitionEditor(container, _params, context, name, version) {
+  const existing = name === undefined ? undefined : await api("GET", `/api/metadata/workflow/${encodeURIComponent(name)}?version=${encodeURIComponent(version ?? "")}`);
+  if (!context.active()) return;
+  const editor = jsonEditor({ id: "definition-text", label: "Workflow definition (JSON)", value: existing ?? TEMPLATE, rows: 28 });
+  const message = h("p", { className: "error", role: "alert" });
+  const save = h("button", { type: "submit" }, existing ? "Save" : "Register");
+  const form = h("form", {
+    className: "definition-editor",
+    onsubmit: async (/** @type {SubmitEvent} */ event) => {
+      event.preventDefault();
+      message.textContent = "";
+      /** @type {Record<string, unknown>} */
+      let definition;
+      try {
+        definition = readObject(editor);
+      } catch (error) {
+        message.textContent = error instanceof Error ? error.message : String(error);
+        return;
+      }
+      save.disabled = true;
+      try {
+        // PUT registers or replaces (Conductor's update); POST refuses an existing name+version, which protects a new one.
+        if (existing) await api("PUT", "/api/metadata/workflow", [definition]);
+        else await api("POST", "/api/metadata/workflow", definition);
+        context.notify(`Saved ${String(definition["name"])} v${String(definition["version"] ?? 1)}`);
+        context.go(`#/definitions/${encodeURIComponent(String(definition["name"]))}/${String(definition["version"] ?? 1)}`);
+      } catch (error) {
+        message.textContent = error instanceof Error ? error.message : String(error);
+        if (error instanceof ApiError && error.validationErrors.length > 0) {
+          editor.showErrors(error.validationErrors.map((issue) => ({ ...issue, path: issue.path.replace(/^\[0\]\.?|^0\.?/, "") })));
+        }
+      } finally {
+        save.disabled = false;
+      }
+    },
+  },
+    editor.element,
+    message,
+    h("div", { className: "actions" }, save, h("a", { className: "button secondary", href: existing ? `#/definitions/${encodeURIComponent(String(name))}/${String(version)}` : "#/definitions" }, "Cancel")));
+  replaceChildren(container, h("h1", {}, existing ? `Edit ${String(name)} v${String(version)}` : "New definition"), form);
+}

@@ -1,0 +1,305 @@
+// @ts-check
+import { ApiError, api, permissionsAt } from "../lib/api.js";
+import { diagram, stepsOf, timeline } from "../lib/diagram.js";
+import { openDialog } from "../lib/dialog.js";
+import { formatDuration, formatTime, h, replaceChildren, statusBadge } from "../lib/dom.js";
+import { jsonEditor } from "../lib/json-editor.js";
+import { jsonBlock } from "../lib/json-view.js";
+
+const REFRESH_MS = 2000;
+const TERMINAL = new Set(["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"]);
+
+/**
+ * @typedef {import("../lib/diagram.js").Task & { inputData: Record<string, unknown>, outputData: Record<string, unknown>, reasonForIncompletion: string | null,
+ *   callbackUrl?: string, retryCount: number, seq: number, workflowTask?: { asyncComplete?: boolean } }} Task
+ * @typedef {{ workflowId: string, workflowName: string, workflowVersion: number, status: string, input: unknown, output: unknown, correlationId: string | null,
+ *   reasonForIncompletion: string | null, parentWorkflowId: string | null, startTime: number, endTime: number, updateTime: number,
+ *   workflowDefinition: { tasks: import("../lib/diagram.js").WorkflowTask[] }, tasks: Task[] }} Workflow
+ */
+
+/**
+ * A task that waits for someone outside to finish it: a waiting webhook, or an asyncComplete HTTP task whose
+ * request is done.
+ * @param {Task} task
+ */
+export function isCompletableByHand(task) {
+  if (task.status !== "IN_PROGRESS") return false;
+  if (task.taskType === "WAIT_FOR_WEBHOOK") return true;
+  if (task.taskType !== "HTTP") return false;
+  const nested = /** @type {Record<string, unknown> | undefined} */ (task.inputData["http_request"]);
+  const flag = task.workflowTask?.asyncComplete ?? nested?.["asyncComplete"] ?? task.inputData["asyncComplete"];
+  return flag === true || flag === "true";
+}
+
+/**
+ * One execution: its state, the actions its state and the user's permissions allow, a diagram of its steps, the
+ * selected task's details (with manual completion), a timeline, and its input and output. Refreshes itself while
+ * the workflow can still change.
+ * @type {import("../app.js").View}
+ */
+export async function renderExecution(container, params, context, workflowId = "") {
+  let selectedRef = params.get("task") ?? undefined;
+  /** @type {Workflow | undefined} */
+  let workflow;
+  /** @type {Set<string>} */
+  let permissions = new Set();
+
+  const head = h("div", { className: "page-head" });
+  const summary = h("dl", { className: "facts" });
+  const actions = h("div", { className: "actions", role: "toolbar", "aria-label": "Workflow actions" });
+  const diagramBox = h("section", { className: "panel diagram-panel", "aria-labelledby": "diagram-title" });
+  const taskBox = h("section", { className: "panel task-panel", "aria-live": "polite", "aria-labelledby": "task-title" });
+  const timelineBox = h("section", { className: "panel", "aria-labelledby": "timeline-title" });
+  const ioBox = h("section", { className: "panel io" });
+  replaceChildren(container, head, summary, actions, h("div", { className: "split" }, diagramBox, taskBox), timelineBox, ioBox);
+
+  let lastSeen = "";
+  async function load() {
+    const next = /** @type {Workflow} */ (await api("GET", `/api/workflow/${encodeURIComponent(workflowId)}?includeTasks=true`));
+    if (!context.active()) return;
+    // Re-rendering an unchanged execution would only take the keyboard focus away from the user.
+    const seen = JSON.stringify(next);
+    if (seen === lastSeen) return;
+    lastSeen = seen;
+    const firstLoad = workflow === undefined;
+    workflow = next;
+    if (firstLoad) permissions = await permissionsAt(`workflow:${next.workflowName}`);
+    const focused = document.activeElement instanceof HTMLElement && container.contains(document.activeElement) ? focusKey(document.activeElement) : undefined;
+    render();
+    if (focused) restoreFocus(container, focused);
+  }
+
+  /** @param {string} label @param {() => Promise<unknown>} run */
+  async function act(label, run) {
+    try {
+      await run();
+      context.notify(`${label}: done`);
+    } catch (error) {
+      context.notify(`${label}: ${error instanceof Error ? error.message : String(error)}`, "error");
+    }
+    await load().catch(() => {});
+  }
+
+  function render() {
+    if (!workflow) return;
+    const current = workflow;
+    const base = `/api/workflow/${encodeURIComponent(current.workflowId)}`;
+    replaceChildren(head,
+      h("h1", {}, current.workflowName, h("span", { className: "muted" }, ` v${current.workflowVersion}`), " ", statusBadge(current.status)));
+    const duration = (current.endTime || Date.now()) - current.startTime;
+    replaceChildren(summary,
+      fact("Workflow id", h("span", { className: "mono" }, current.workflowId)),
+      current.correlationId ? fact("Correlation id", current.correlationId) : null,
+      current.parentWorkflowId ? fact("Parent", h("a", { href: `#/executions/${current.parentWorkflowId}` }, current.parentWorkflowId)) : null,
+      fact("Started", formatTime(current.startTime)),
+      current.endTime ? fact("Ended", formatTime(current.endTime)) : null,
+      fact("Duration", formatDuration(duration)),
+      current.reasonForIncompletion ? fact("Reason", h("span", { className: "error-text" }, current.reasonForIncompletion)) : null);
+
+    const admin = permissions.has("WORKFLOW_ADMIN");
+    const buttons = [];
+    if (admin && current.status === "RUNNING") buttons.push(button("Pause", () => act("Pause", () => api("PUT", `${base}/pause`))));
+    if (admin && current.status === "PAUSED") buttons.push(button("Resume", () => act("Resume", () => api("PUT", `${base}/resume`))));
+    if (admin && (current.status === "RUNNING" || current.status === "PAUSED")) buttons.push(button("Terminate", () => terminate(base), "danger"));
+    if (admin && ["FAILED", "TIMED_OUT", "TERMINATED"].includes(current.status)) buttons.push(button("Retry", () => act("Retry", () => api("POST", `${base}/retry`))));
+    if (admin && TERMINAL.has(current.status)) buttons.push(button("Restart", () => confirmThen("Restart", "Run the workflow again from its first task, with the same input?", () => api("POST", `${base}/restart`))));
+    replaceChildren(actions, buttons.length > 0 ? buttons : h("p", { className: "help" }, admin ? "No action fits this state." : "Your permissions allow reading this workflow only."));
+
+    replaceChildren(diagramBox,
+      h("h2", { id: "diagram-title" }, "Steps"),
+      diagram(stepsOf(current.workflowDefinition.tasks, current.tasks), {
+        selectedRef,
+        onSelect: (step) => {
+          selectedRef = step.definitionTask.taskReferenceName;
+          history.replaceState(null, "", `#/executions/${current.workflowId}?task=${encodeURIComponent(selectedRef)}`);
+          render();
+          taskBox.querySelector("h2")?.focus();
+        },
+        loadChild: async (childId) => {
+          const child = /** @type {Workflow} */ (await api("GET", `/api/workflow/${encodeURIComponent(childId)}?includeTasks=true`));
+          return diagram(stepsOf(child.workflowDefinition.tasks, child.tasks), {
+            onSelect: (step) => context.go(`#/executions/${childId}?task=${encodeURIComponent(step.definitionTask.taskReferenceName)}`),
+          });
+        },
+      }));
+    renderTask(current, admin);
+    replaceChildren(timelineBox, h("h2", { id: "timeline-title" }, "Timeline"),
+      current.tasks.length > 0 ? timeline(current.tasks, current.startTime, current.endTime) : h("p", { className: "empty" }, "No task has run yet."));
+    replaceChildren(ioBox,
+      h("div", {}, h("h2", {}, "Input"), jsonBlock(current.input, "Workflow input")),
+      h("div", {}, h("h2", {}, "Output"), jsonBlock(current.output, "Workflow output")));
+  }
+
+  /** @param {Workflow} current @param {boolean} admin */
+  function renderTask(current, admin) {
+    const instances = current.tasks.filter((task) => task.referenceTaskName === selectedRef);
+    const definitionTask = current.workflowDefinition.tasks.find((task) => task.taskReferenceName === selectedRef);
+    if (!selectedRef || !definitionTask) {
+      replaceChildren(taskBox, h("h2", { id: "task-title", tabindex: "-1" }, "Task"), h("p", { className: "help" }, "Choose a step in the diagram to see its input, output and actions."));
+      return;
+    }
+    const task = instances.at(-1);
+    const base = `/api/workflow/${encodeURIComponent(current.workflowId)}`;
+    /** @type {HTMLElement[]} */
+    const content = [h("h2", { id: "task-title", tabindex: "-1" }, selectedRef, " ", task ? statusBadge(task.status) : null)];
+    if (!task) {
+      content.push(h("p", { className: "help" }, "This step has not run yet."), h("h3", {}, "Definition"), jsonBlock(definitionTask, "Task definition"));
+      replaceChildren(taskBox, content);
+      return;
+    }
+    const taskActions = [];
+    if (isCompletableByHand(task)) {
+      void permissionsAt(`task:${task.referenceTaskName}`).then((taskPermissions) => {
+        if (!context.active() || !(permissions.has("TASK_EXECUTE") || taskPermissions.has("TASK_EXECUTE"))) return;
+        taskActionBox.prepend(
+          button("Complete…", () => completeByHand(current, task, "COMPLETED")),
+          button("Fail…", () => completeByHand(current, task, "FAILED"), "danger"));
+      });
+    }
+    if (admin && TERMINAL.has(current.status)) {
+      taskActions.push(button("Rerun from here", () => confirmThen("Rerun", `Run the workflow again from ${task.referenceTaskName}? Tasks before it keep their results.`, () => api("POST", `${base}/rerun`, { reRunFromTaskId: task.taskId }))));
+    }
+    const taskActionBox = h("div", { className: "actions", role: "toolbar", "aria-label": "Task actions" }, taskActions);
+    content.push(
+      taskActionBox,
+      h("dl", { className: "facts" },
+        fact("Type", task.taskType),
+        fact("Task id", h("span", { className: "mono" }, task.taskId)),
+        instances.length > 1 ? fact("Attempts", String(instances.length)) : null,
+        fact("Scheduled", formatTime(task.scheduledTime)),
+        task.startTime ? fact("Started", formatTime(task.startTime)) : null,
+        task.endTime ? fact("Ended", formatTime(task.endTime)) : null,
+        task.subWorkflowId ? fact("Child", h("a", { href: `#/executions/${task.subWorkflowId}` }, task.subWorkflowId)) : null,
+        task.callbackUrl ? fact("Callback URL", h("code", { className: "callback-url" }, task.callbackUrl), " ", copyButton(task.callbackUrl)) : null,
+        task.reasonForIncompletion ? fact("Reason", h("span", { className: "error-text" }, task.reasonForIncompletion)) : null),
+      h("h3", {}, "Input"), jsonBlock(task.inputData, "Task input"),
+      h("h3", {}, "Output"), jsonBlock(task.outputData, "Task output"));
+    if (instances.length > 1) {
+      content.push(h("h3", {}, "Earlier attempts"), h("ul", { className: "attempts" }, instances.slice(0, -1).map((attempt) =>
+        h("li", {}, statusBadge(attempt.status), " ", h("span", { className: "mono" }, attempt.taskId), attempt.reasonForIncompletion ? ` — ${attempt.reasonForIncompletion}` : ""))));
+    }
+    replaceChildren(taskBox, content);
+  }
+
+  /** @param {Workflow} current @param {Task} task @param {"COMPLETED" | "FAILED"} status */
+  function completeByHand(current, task, status) {
+    const editor = jsonEditor({ id: "manual-output", label: "Output (JSON object, merged into the task's output)", value: {}, rows: 8 });
+    const reason = h("input", { id: "manual-reason", name: "reason" });
+    const body = [editor.element];
+    if (status === "FAILED") body.push(h("label", { for: "manual-reason" }, "Reason"), reason);
+    void openDialog({
+      title: `${status === "COMPLETED" ? "Complete" : "Fail"} ${task.referenceTaskName}`,
+      body,
+      confirmLabel: status === "COMPLETED" ? "Complete task" : "Fail task",
+      danger: status === "FAILED",
+      onConfirm: async () => {
+        /** @type {unknown} */
+        let output;
+        try {
+          output = editor.read();
+        } catch (error) {
+          const line = error instanceof SyntaxError ? /** @type {{line?: number} | undefined} */ (error.cause)?.line : undefined;
+          editor.showProblem(error instanceof Error ? error.message : String(error), line);
+          throw new Error("Fix the output first.");
+        }
+        if (output === null || typeof output !== "object" || Array.isArray(output)) {
+          editor.showProblem("The output must be a JSON object.");
+          throw new Error("Fix the output first.");
+        }
+        /** @type {Record<string, unknown>} */
+        const update = { workflowInstanceId: current.workflowId, taskId: task.taskId, status, outputData: output };
+        if (status === "FAILED" && reason.value.trim()) update["reasonForIncompletion"] = reason.value.trim();
+        try {
+          await api("POST", "/api/tasks", update);
+        } catch (error) {
+          if (error instanceof ApiError && error.validationErrors.length > 0) editor.showErrors(error.validationErrors.map((issue) => ({ ...issue, path: issue.path.replace(/^outputData\.?/, "") })));
+          throw error;
+        }
+      },
+    }).then(async (done) => {
+      if (!done) return;
+      context.notify(`${task.referenceTaskName}: ${status === "COMPLETED" ? "completed" : "failed"} by hand`);
+      await load().catch(() => {});
+    });
+  }
+
+  /** @param {string} base */
+  function terminate(base) {
+    const reason = h("input", { id: "terminate-reason", name: "reason", value: "Terminated from the UI" });
+    void openDialog({
+      title: "Terminate workflow",
+      body: [h("p", {}, "Running tasks are canceled and child workflows terminated."), h("label", { for: "terminate-reason" }, "Reason"), reason],
+      confirmLabel: "Terminate",
+      danger: true,
+      onConfirm: async () => {
+        await api("DELETE", `${base}?reason=${encodeURIComponent(reason.value)}`);
+      },
+    }).then(async (done) => {
+      if (done) context.notify("Terminated");
+      await load().catch(() => {});
+    });
+  }
+
+  /** @param {string} label @param {string} question @param {() => Promise<unknown>} run */
+  function confirmThen(label, question, run) {
+    void openDialog({ title: label, body: [h("p", {}, question)], confirmLabel: label, onConfirm: async () => void (await run()) }).then(async (done) => {
+      if (done) context.notify(`${label}: done`);
+      await load().catch(() => {});
+    });
+  }
+
+  await load();
+  const timer = window.setInterval(() => {
+    if (!context.active()) {
+      window.clearInterval(timer);
+      return;
+    }
+    const settled = workflow !== undefined && TERMINAL.has(workflow.status);
+    if (!settled && document.visibilityState === "visible" && !document.querySelector("dialog[open]")) {
+      load().catch((error) => context.notify(error instanceof Error ? error.message : String(error), "error"));
+    }
+  }, REFRESH_MS);
+}
+
+/**
+ * What identifies a focused control across a re-render: its diagram step, or its label.
+ * @param {HTMLElement} element
+ */
+function focusKey(element) {
+  const ref = element.getAttribute("data-ref");
+  return ref !== null ? `[data-ref="${CSS.escape(ref)}"]` : element.textContent ?? "";
+}
+
+/** @param {HTMLElement} container @param {string} key */
+function restoreFocus(container, key) {
+  const byRef = key.startsWith("[data-ref=") ? container.querySelector(key) : null;
+  const target = byRef ?? [...container.querySelectorAll("button, a")].find((element) => element.textContent === key);
+  if (target instanceof HTMLElement) target.focus();
+}
+
+/** @param {string} term @param {...import("../lib/dom.js").Child} value */
+function fact(term, ...value) {
+  return h("div", { className: "fact" }, h("dt", {}, term), h("dd", {}, ...value));
+}
+
+/** @param {string} label @param {() => unknown} onclick @param {string} [className] */
+function button(label, onclick, className = "") {
+  return h("button", { type: "button", className, onclick }, label);
+}
+
+/** @param {string} text */
+function copyButton(text) {
+  const copy = h("button", {
+    type: "button",
+    className: "secondary small",
+    onclick: async () => {
+      try {
+        await navigator.clipboard.writeText(text);
+        copy.textContent = "Copied";
+      } catch {
+        copy.textContent = "Copy failed";
+      }
+    },
+  }, "Copy");
+  return copy;
+}

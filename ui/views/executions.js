@@ -1,0 +1,147 @@
+// @ts-check
+import { api } from "../lib/api.js";
+import { formatDuration, formatTime, h, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
+
+export const WORKFLOW_STATUSES = ["RUNNING", "PAUSED", "COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"];
+const PAGE_SIZE = 25;
+const REFRESH_MS = 3000;
+
+/**
+ * @typedef {{ workflowId: string, workflowType?: string, workflowName?: string, version?: number, workflowVersion?: number, status: string,
+ *   correlationId: string | null, startTime: number | string, endTime: number | string | null, updateTime: number | string, reasonForIncompletion: string | null }} Summary
+ */
+
+/**
+ * The executions list: filters (kept in the address, so a filtered list can be bookmarked), a page of results,
+ * and a live refresh that runs while the tab is visible.
+ * @type {import("../app.js").View}
+ */
+export async function renderExecutions(container, params, context) {
+  const status = params.get("status") ?? "";
+  const name = params.get("workflowName") ?? "";
+  const correlationId = params.get("correlationId") ?? "";
+  const freeText = params.get("freeText") ?? "";
+  const since = params.get("since") ?? "";
+  const start = Math.max(0, Number(params.get("start") ?? 0) || 0);
+  const live = params.get("live") !== "off";
+
+  const field = (/** @type {string} */ id, /** @type {string} */ label, /** @type {HTMLElement} */ control) => h("div", { className: "field" }, h("label", { for: id }, label), control);
+  const statusSelect = h("select", { id: "filter-status", name: "status" },
+    h("option", { value: "" }, "any"),
+    WORKFLOW_STATUSES.map((value) => h("option", { value, selected: value === status }, value)));
+  const nameInput = h("input", { id: "filter-name", name: "workflowName", value: name, list: "workflow-names" });
+  const correlationInput = h("input", { id: "filter-correlation", name: "correlationId", value: correlationId });
+  const freeTextInput = h("input", { id: "filter-text", name: "freeText", value: freeText, type: "search" });
+  const sinceInput = h("input", { id: "filter-since", name: "since", type: "datetime-local", value: since });
+  const liveToggle = h("input", { id: "live", type: "checkbox", checked: live });
+  const names = h("datalist", { id: "workflow-names" });
+
+  /** @param {number} pageStart */
+  const hashFor = (pageStart) => {
+    const query = new URLSearchParams();
+    for (const [key, value] of [["status", statusSelect.value], ["workflowName", nameInput.value.trim()], ["correlationId", correlationInput.value.trim()], ["freeText", freeTextInput.value.trim()], ["since", sinceInput.value]]) {
+      if (value) query.set(key, value);
+    }
+    if (pageStart > 0) query.set("start", String(pageStart));
+    if (!liveToggle.checked) query.set("live", "off");
+    const text = query.toString();
+    return `#/executions${text ? `?${text}` : ""}`;
+  };
+
+  const form = h("form", {
+    className: "filters",
+    role: "search",
+    onsubmit: (/** @type {SubmitEvent} */ event) => {
+      event.preventDefault();
+      context.go(hashFor(0));
+    },
+  },
+    field("filter-status", "Status", statusSelect),
+    field("filter-name", "Workflow name", nameInput),
+    field("filter-correlation", "Correlation id", correlationInput),
+    field("filter-text", "Text", freeTextInput),
+    field("filter-since", "Started after", sinceInput),
+    h("div", { className: "field actions" }, h("button", { type: "submit" }, "Search")),
+    names);
+
+  const results = h("div", { className: "results", "aria-live": "polite", "aria-busy": "true" });
+  const updated = h("span", { className: "help" });
+  liveToggle.addEventListener("change", () => {
+    history.replaceState(null, "", hashFor(start));
+    if (liveToggle.checked) void load();
+  });
+
+  replaceChildren(container,
+    h("div", { className: "page-head" },
+      h("h1", {}, "Executions"),
+      h("div", { className: "live" }, liveToggle, h("label", { for: "live" }, "Live refresh"), " ", updated)),
+    form,
+    results);
+
+  const searchQuery = new URLSearchParams({ start: String(start), size: String(PAGE_SIZE), sort: "startTime:DESC" });
+  if (status) searchQuery.set("status", status);
+  if (name) searchQuery.set("workflowName", name);
+  if (correlationId) searchQuery.set("correlationId", correlationId);
+  if (freeText) searchQuery.set("freeText", freeText);
+  if (since) {
+    const from = new Date(since).getTime();
+    if (Number.isFinite(from)) searchQuery.set("query", `startTime > ${from - 1}`);
+  }
+
+  async function load() {
+    try {
+      const page = /** @type {{ totalHits: number, results: Summary[] }} */ (await api("GET", `/api/workflow/search?${searchQuery}`));
+      if (!context.active()) return;
+      renderPage(page);
+      updated.textContent = `updated ${formatTime(Date.now()).slice(11, 19)}`;
+    } catch (error) {
+      if (context.active()) replaceChildren(results, h("p", { className: "error", role: "alert" }, error instanceof Error ? error.message : String(error)));
+    } finally {
+      results.setAttribute("aria-busy", "false");
+    }
+  }
+
+  /** @param {{ totalHits: number, results: Summary[] }} page */
+  function renderPage(page) {
+    if (page.results.length === 0) {
+      replaceChildren(results, h("p", { className: "empty" }, "No executions match."));
+      return;
+    }
+    const rows = page.results.map((summary) => {
+      const workflowName = summary.workflowType ?? summary.workflowName ?? "";
+      const version = summary.version ?? summary.workflowVersion;
+      const startTime = toMillis(summary.startTime);
+      const end = toMillis(summary.endTime) || (summary.status === "RUNNING" || summary.status === "PAUSED" ? Date.now() : toMillis(summary.updateTime));
+      return h("tr", { "data-workflow-id": summary.workflowId },
+        h("td", {}, h("a", { href: `#/executions/${summary.workflowId}` }, workflowName), version ? h("span", { className: "muted" }, ` v${version}`) : null),
+        h("td", {}, statusBadge(summary.status)),
+        h("td", { className: "mono" }, summary.workflowId),
+        h("td", {}, summary.correlationId ?? ""),
+        h("td", {}, formatTime(startTime)),
+        h("td", {}, startTime ? formatDuration(end - startTime) : ""));
+    });
+    const last = Math.min(page.totalHits, start + page.results.length);
+    replaceChildren(results,
+      h("div", { className: "table-wrap" },
+        h("table", {},
+          h("caption", { className: "visually-hidden" }, "Executions"),
+          h("thead", {}, h("tr", {}, ["Workflow", "Status", "Id", "Correlation id", "Started", "Duration"].map((title) => h("th", { scope: "col" }, title)))),
+          h("tbody", {}, rows))),
+      h("nav", { className: "pager", "aria-label": "Pages" },
+        h("span", {}, `${start + 1}–${last} of ${page.totalHits}`),
+        start > 0 ? h("a", { href: hashFor(Math.max(0, start - PAGE_SIZE)) }, "Previous") : null,
+        last < page.totalHits ? h("a", { href: hashFor(start + PAGE_SIZE) }, "Next") : null));
+  }
+
+  api("GET", "/api/metadata/workflow").then(
+    (/** @type {Array<{name: string}>} */ definitions) => {
+      if (context.active()) replaceChildren(names, [...new Set(definitions.map((definition) => definition.name))].map((value) => h("option", { value })));
+    },
+    () => {},
+  );
+  await load();
+  const timer = window.setInterval(() => {
+    if (!context.active()) window.clearInterval(timer);
+    else if (liveToggle.checked && document.visibilityState === "visible") void load();
+  }, REFRESH_MS);
+}
