@@ -241,6 +241,7 @@ export function banner({ url, key, created, devVars, persistTo }) {
     "",
     BANNER_START,
     `  URL:        ${url}`,
+    `  Web UI:     ${url}/  (log in with the admin key)`,
     `  Admin key:  ${key}`,
     `              (${created ? "generated and saved to" : "from"} ${shown(devVars)}; holds every permission)`,
     `  State:      ${persistTo ? shown(persistTo) : ".wrangler/state"}`,
