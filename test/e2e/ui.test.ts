@@ -206,6 +206,46 @@ describe("web UI", () => {
     expect(admin.refusedLoads).toEqual([]);
   });
 
+  it("pauses, resumes and completes a waiting webhook by hand, showing its callback URL, and terminates another", async () => {
+    const { page } = admin;
+    const name = `${parentName}_hook`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
+        tasks: [{ name: "payment", taskReferenceName: "payment", type: "WAIT_FOR_WEBHOOK", inputParameters: { timeoutSeconds: 600, headers: { "X-Sender": "payments" } } }],
+        outputParameters: { paid: "${payment.output.paid}" },
+      },
+    });
+    const hooked = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+    await page.goto(`${server.url}/#/executions/${hooked}?task=payment`);
+    const callbackUrl = page.locator(".callback-url");
+    await expect.poll(() => callbackUrl.textContent(), { timeout: STEP_TIMEOUT_MS }).toMatch(new RegExp(`/api/tasks/webhook/${hooked}/payment/[0-9a-f-]{36}$`));
+
+    await page.getByRole("button", { name: "Pause" }).click();
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("PAUSED");
+    await page.getByRole("button", { name: "Resume" }).click();
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("RUNNING");
+
+    await page.getByRole("button", { name: "Complete…" }).click();
+    await page.getByLabel("Output (JSON object, merged into the task's output)").fill(JSON.stringify({ paid: 42 }));
+    // By keyboard: Enter on the focused button submits the dialog.
+    await page.getByRole("button", { name: "Complete task" }).focus();
+    await page.keyboard.press("Enter");
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    expect((await waitForStatus(server.url, adminKey, hooked, ["COMPLETED"])).output).toEqual({ paid: 42 });
+
+    const other = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+    await page.goto(`${server.url}/#/executions/${other}`);
+    await page.getByRole("button", { name: "Terminate" }).click();
+    await page.getByLabel("Reason").fill("customer cancelled");
+    await page.getByRole("dialog").getByRole("button", { name: "Terminate" }).click();
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("TERMINATED");
+    expect((await waitForStatus(server.url, adminKey, other, ["TERMINATED"])).reasonForIncompletion).toContain("customer cancelled");
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
   it("shows a definition's validation errors at the offending line and registers it once fixed", async () => {
     const { page } = admin;
     await page.getByRole("link", { name: "Definitions" }).click();
