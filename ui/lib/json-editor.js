@@ -114,6 +114,28 @@ export function jsonEditor({ label, value, rows = 18, id }) {
 }
 
 /**
+ * Parses an editor's JSON object, showing the problem at its line when it is not one.
+ * @param {JsonEditor} editor
+ * @returns {Record<string, unknown>}
+ */
+export function readObject(editor) {
+  /** @type {unknown} */
+  let value;
+  try {
+    value = editor.read();
+  } catch (error) {
+    const line = error instanceof SyntaxError ? /** @type {{line?: number} | undefined} */ (error.cause)?.line : undefined;
+    editor.showProblem(error instanceof Error ? error.message : String(error), line);
+    throw new Error("Fix the JSON first.");
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    editor.showProblem("Expected a JSON object.");
+    throw new Error("Fix the JSON first.");
+  }
+  return /** @type {Record<string, unknown>} */ (value);
+}
+
+/**
  * The line a JSON.parse message points at (engines say "position N" or "line L column C").
  * @param {string} text
  * @param {string} message

@@ -3,7 +3,7 @@ import { ApiError, api, permissionsAt } from "../lib/api.js";
 import { diagram, stepsOf } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
 import { h, replaceChildren } from "../lib/dom.js";
-import { jsonEditor } from "../lib/json-editor.js";
+import { jsonEditor, readObject } from "../lib/json-editor.js";
 import { jsonBlock } from "../lib/json-view.js";
 
 /** A starting point for a new definition: one HTTP task, every required field present. */
@@ -79,28 +79,6 @@ function run(definition, context) {
   }).then((done) => {
     if (done && workflowId) context.go(`#/executions/${workflowId}`);
   });
-}
-
-/**
- * Parses an editor's JSON object, showing the problem at its line when it is not one.
- * @param {import("../lib/json-editor.js").JsonEditor} editor
- * @returns {Record<string, unknown>}
- */
-function readObject(editor) {
-  /** @type {unknown} */
-  let value;
-  try {
-    value = editor.read();
-  } catch (error) {
-    const line = error instanceof SyntaxError ? /** @type {{line?: number} | undefined} */ (error.cause)?.line : undefined;
-    editor.showProblem(error instanceof Error ? error.message : String(error), line);
-    throw new Error("Fix the JSON first.");
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    editor.showProblem("Expected a JSON object.");
-    throw new Error("Fix the JSON first.");
-  }
-  return /** @type {Record<string, unknown>} */ (value);
 }
 
 /**

@@ -3,7 +3,7 @@ import { ApiError, api, permissionsAt } from "../lib/api.js";
 import { diagram, stepsOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
 import { formatDuration, formatTime, h, replaceChildren, statusBadge } from "../lib/dom.js";
-import { jsonEditor } from "../lib/json-editor.js";
+import { jsonEditor, readObject } from "../lib/json-editor.js";
 import { jsonBlock } from "../lib/json-view.js";
 
 const REFRESH_MS = 2000;
@@ -193,19 +193,7 @@ export async function renderExecution(container, params, context, workflowId = "
       confirmLabel: status === "COMPLETED" ? "Complete task" : "Fail task",
       danger: status === "FAILED",
       onConfirm: async () => {
-        /** @type {unknown} */
-        let output;
-        try {
-          output = editor.read();
-        } catch (error) {
-          const line = error instanceof SyntaxError ? /** @type {{line?: number} | undefined} */ (error.cause)?.line : undefined;
-          editor.showProblem(error instanceof Error ? error.message : String(error), line);
-          throw new Error("Fix the output first.");
-        }
-        if (output === null || typeof output !== "object" || Array.isArray(output)) {
-          editor.showProblem("The output must be a JSON object.");
-          throw new Error("Fix the output first.");
-        }
+        const output = readObject(editor);
         /** @type {Record<string, unknown>} */
         const update = { workflowInstanceId: current.workflowId, taskId: task.taskId, status, outputData: output };
         if (status === "FAILED" && reason.value.trim()) update["reasonForIncompletion"] = reason.value.trim();
