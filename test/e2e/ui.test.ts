@@ -309,6 +309,15 @@ describe("web UI", () => {
     await page.getByRole("heading", { name: `${parentName} v1` }).waitFor();
     expect(await page.getByRole("button", { name: "Run…" }).count()).toBe(0);
     expect(await page.getByRole("link", { name: "Edit" }).count()).toBe(0);
+    // The live list keeps the keyboard focus where it was while it refreshes a running execution's row.
+    await page.goto(`${server.url}/#/executions`);
+    const link = page.locator(`tr[data-workflow-id="${started}"] a`);
+    await link.focus();
+    const updated = page.locator(".live .help");
+    const firstUpdate = await updated.textContent();
+    await expect.poll(() => updated.textContent(), { timeout: STEP_TIMEOUT_MS }).not.toBe(firstUpdate);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("href"))).toBe(`#/executions/${started}`);
+
     // The API refuses it too: hiding is a courtesy, not the protection.
     expect((await call(server.url, "DELETE", `/api/workflow/${started}`, { key: `${keyId}:${keySecret}` })).status).toBe(403);
     expect(viewer.problems).toEqual([]);

@@ -99,3 +99,26 @@ export function toMillis(value) {
   }
   return 0;
 }
+
+/**
+ * Runs `render` (which rebuilds part of `container`) and gives the keyboard focus back to the control that had
+ * it, found again by its diagram step, its link target or its label: a live refresh must not move the focus.
+ * @param {HTMLElement} container
+ * @param {() => void} render
+ */
+export function keepingFocus(container, render) {
+  const focused = document.activeElement;
+  if (!(focused instanceof HTMLElement) || !container.contains(focused) || focused === container) {
+    render();
+    return;
+  }
+  const ref = focused.getAttribute("data-ref");
+  const href = focused.getAttribute("href");
+  const label = focused.textContent ?? "";
+  render();
+  if (container.contains(focused)) return;
+  const candidates = [...container.querySelectorAll("button, a, [data-ref]")];
+  const target = candidates.find((element) =>
+    ref !== null ? element.getAttribute("data-ref") === ref : href !== null ? element.getAttribute("href") === href : element.textContent === label);
+  if (target instanceof HTMLElement) target.focus();
+}

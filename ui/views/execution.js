@@ -2,7 +2,7 @@
 import { ApiError, api, permissionsAt } from "../lib/api.js";
 import { diagram, stepsOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
-import { formatDuration, formatTime, h, replaceChildren, statusBadge } from "../lib/dom.js";
+import { formatDuration, formatTime, h, keepingFocus, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 import { jsonBlock } from "../lib/json-view.js";
 
@@ -64,9 +64,7 @@ export async function renderExecution(container, params, context, workflowId = "
     const firstLoad = workflow === undefined;
     workflow = next;
     if (firstLoad) permissions = await permissionsAt(`workflow:${next.workflowName}`);
-    const focused = document.activeElement instanceof HTMLElement && container.contains(document.activeElement) ? focusKey(document.activeElement) : undefined;
-    render();
-    if (focused) restoreFocus(container, focused);
+    keepingFocus(container, render);
   }
 
   /** @param {string} label @param {() => Promise<unknown>} run */
@@ -247,22 +245,6 @@ export async function renderExecution(container, params, context, workflowId = "
       load().catch((error) => context.notify(error instanceof Error ? error.message : String(error), "error"));
     }
   }, REFRESH_MS);
-}
-
-/**
- * What identifies a focused control across a re-render: its diagram step, or its label.
- * @param {HTMLElement} element
- */
-function focusKey(element) {
-  const ref = element.getAttribute("data-ref");
-  return ref !== null ? `[data-ref="${CSS.escape(ref)}"]` : element.textContent ?? "";
-}
-
-/** @param {HTMLElement} container @param {string} key */
-function restoreFocus(container, key) {
-  const byRef = key.startsWith("[data-ref=") ? container.querySelector(key) : null;
-  const target = byRef ?? [...container.querySelectorAll("button, a")].find((element) => element.textContent === key);
-  if (target instanceof HTMLElement) target.focus();
 }
 
 /** @param {string} term @param {...import("../lib/dom.js").Child} value */

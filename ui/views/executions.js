@@ -1,6 +1,6 @@
 // @ts-check
 import { api } from "../lib/api.js";
-import { formatDuration, formatTime, h, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
+import { formatDuration, formatTime, h, keepingFocus, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
 
 export const WORKFLOW_STATUSES = ["RUNNING", "PAUSED", "COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"];
 const PAGE_SIZE = 25;
@@ -88,11 +88,17 @@ export async function renderExecutions(container, params, context) {
     if (Number.isFinite(from)) searchQuery.set("query", `startTime > ${from - 1}`);
   }
 
+  let lastSeen = "";
   async function load() {
     try {
       const page = /** @type {{ totalHits: number, results: Summary[] }} */ (await api("GET", `/api/workflow/search?${searchQuery}`));
       if (!context.active()) return;
-      renderPage(page);
+      // Durations of running executions change on every refresh; a page of finished ones is only redrawn when
+      // it changed. Either way the keyboard focus stays where it was.
+      const seen = JSON.stringify(page);
+      const finished = page.results.every((summary) => summary.endTime);
+      if (seen !== lastSeen || !finished) keepingFocus(results, () => renderPage(page));
+      lastSeen = seen;
       updated.textContent = `updated ${formatTime(Date.now()).slice(11, 19)}`;
     } catch (error) {
       if (context.active()) replaceChildren(results, h("p", { className: "error", role: "alert" }, error instanceof Error ? error.message : String(error)));
