@@ -122,7 +122,7 @@ describe("web UI", () => {
     await tab.getByLabel("API key or token").fill(`${adminKey.split(":")[0]}:wrong-secret`);
     await tab.getByRole("button", { name: "Log in" }).click();
     await expect.poll(() => tab.getByRole("alert").textContent(), { timeout: STEP_TIMEOUT_MS }).toMatch(/invalid|unknown|wrong/i);
-    expect(await tab.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await tab.evaluate("sessionStorage.length")).toBe(0);
     expect(problems).toEqual([]);
     expect(refusedLoads).toEqual([expect.stringContaining("status of 401")]);
     await tab.context().close();
@@ -132,7 +132,7 @@ describe("web UI", () => {
     const { page } = admin;
     await logIn(page, adminKey);
     await screenshot(page, "executions-empty");
-    expect(await page.evaluate(() => Object.values(sessionStorage).some((value) => value.includes(":")))).toBe(false);
+    expect(await page.evaluate('Object.values(sessionStorage).some((value) => value.includes(":"))')).toBe(false);
 
     await page.getByRole("link", { name: "Definitions" }).click();
     await page.getByRole("link", { name: parentName, exact: true }).click();
@@ -301,7 +301,7 @@ describe("web UI", () => {
     for (const action of ["Pause", "Terminate", "Complete…", "Fail…", "Rerun from here"]) {
       expect(await page.getByRole("button", { name: action }).count(), action).toBe(0);
     }
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+    expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")).toBe(true);
     await screenshot(page, "execution-read-only-narrow");
 
     await page.goto(`${server.url}/#/definitions`);
@@ -316,7 +316,7 @@ describe("web UI", () => {
     const updated = page.locator(".live .help");
     const firstUpdate = await updated.textContent();
     await expect.poll(() => updated.textContent(), { timeout: STEP_TIMEOUT_MS }).not.toBe(firstUpdate);
-    expect(await page.evaluate(() => document.activeElement?.getAttribute("href"))).toBe(`#/executions/${started}`);
+    expect(await page.evaluate('document.activeElement?.getAttribute("href")')).toBe(`#/executions/${started}`);
 
     // The API refuses it too: hiding is a courtesy, not the protection.
     expect((await call(server.url, "DELETE", `/api/workflow/${started}`, { key: `${keyId}:${keySecret}` })).status).toBe(403);
