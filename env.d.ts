@@ -28,6 +28,8 @@ interface Env {
   /** A Worker asked who a request is when no built-in credentials are recognised (service binding). */
   AUTH_SERVICE?: Fetcher;
   REFRESH_TOKEN_TTL_SECONDS?: string;
+  /** Browser origins allowed to call the API across origins: comma-separated, or `*`; unset means none. */
+  CORS_ALLOWED_ORIGINS?: string;
 }
 declare namespace Cloudflare {
   interface Env extends globalThis.Env {}

@@ -51,6 +51,7 @@ export default defineConfig({
                 OAUTH_JWKS_URL: `http://127.0.0.1:${inject("targetPort")}/jwks.json`,
                 OAUTH_ROLES_CLAIM: "groups",
                 OAUTH_TEST_PRIVATE_JWK: inject("oauthPrivateJwk"),
+                CORS_ALLOWED_ORIGINS: "https://app.example.com, https://ops.example.com/",
               },
             },
           })),

@@ -1,4 +1,5 @@
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from "../engine/config";
+import { parseCorsPolicy, type CorsPolicy } from "./http/headers";
 
 /** Service configuration, read from Worker vars (wrangler.toml `[vars]`, `.dev.vars`, secrets; see env.d.ts). */
 export interface ServiceConfig {
@@ -14,6 +15,8 @@ export interface ServiceConfig {
   publicBaseUrl: string | undefined;
   /** How deep sub workflows may nest (a root execution has depth 0). */
   maxSubWorkflowDepth: number;
+  /** Browser origins allowed to call the API (`CORS_ALLOWED_ORIGINS`). */
+  cors: CorsPolicy;
 }
 
 function positiveInt(raw: string | undefined, fallback: number): number {
@@ -43,6 +46,7 @@ export function serviceConfig(env: Env): ServiceConfig {
     executeMaxWaitSeconds: positiveInt(env.EXECUTE_MAX_WAIT_SECONDS, 60),
     publicBaseUrl: env.PUBLIC_BASE_URL?.trim() ? env.PUBLIC_BASE_URL.trim().replace(/\/+$/, "") : undefined,
     maxSubWorkflowDepth: positiveInt(env.MAX_SUBWORKFLOW_DEPTH, 10),
+    cors: parseCorsPolicy(env.CORS_ALLOWED_ORIGINS),
   };
   cache.set(env, config);
   return config;

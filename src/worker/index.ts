@@ -1,6 +1,8 @@
 import { Router, type IRequest } from "itty-router";
 import { guard } from "./guard";
+import { serviceConfig } from "./config";
 import { ApiError, responseForError } from "./http/errors";
+import { isPreflight, preflightResponse, withResponseHeaders } from "./http/headers";
 import { registerMetadataRoutes } from "./routes/metadata";
 import { registerSecretRoutes } from "./routes/secrets";
 import { registerSecurityRoutes } from "./routes/security";
@@ -25,15 +27,22 @@ router.all("*", (request) => {
   throw new ApiError(404, "NOT_FOUND", `No route for ${request.method} ${new URL(request.url).pathname}`);
 });
 
+/** The router's answer; anything thrown becomes the contract's error response. */
+async function route(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  const requestId = crypto.randomUUID();
+  try {
+    const response: unknown = await router.fetch(request, env, ctx);
+    if (response instanceof Response) return response;
+    throw new Error("route returned no response");
+  } catch (error) {
+    return responseForError(error, requestId);
+  }
+}
+
 export default {
   async fetch(request, env, ctx): Promise<Response> {
-    const requestId = crypto.randomUUID();
-    try {
-      const response: unknown = await router.fetch(request, env, ctx);
-      if (response instanceof Response) return response;
-      throw new Error("route returned no response");
-    } catch (error) {
-      return responseForError(error, requestId);
-    }
+    const cors = serviceConfig(env).cors;
+    if (isPreflight(request)) return withResponseHeaders(preflightResponse(request, cors), request, cors);
+    return withResponseHeaders(await route(request, env, ctx), request, cors);
   },
 } satisfies ExportedHandler<Env>;
