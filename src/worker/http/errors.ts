@@ -14,6 +14,7 @@ export type ErrorCode =
   | "UNSUPPORTED_MEDIA_TYPE"
   | "METHOD_NOT_ALLOWED"
   | "RATE_LIMITED"
+  | "NOT_IMPLEMENTED"
   | "INTERNAL_ERROR";
 
 /** A request refused with a status and the contract's error body. Thrown by handlers, turned into a response in one place. */

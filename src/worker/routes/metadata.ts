@@ -70,8 +70,4 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     if (!deleted) throw notFound(`No workflow definition ${name(request)} version ${version}`);
     return new Response(null, { status: 200 });
   });
-
-  router.all("/api/metadata/*", () => {
-    throw new ApiError(404, "NOT_FOUND", "No such metadata endpoint");
-  });
 }
