@@ -21,11 +21,16 @@ export const StartWorkflowRequest = v.object({
 /** Parsed {@link StartWorkflowRequest}. */
 export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;
 
-/** Body of `POST /api/workflow/{id}/rerun`. */
+/**
+ * Conductor's `RerunWorkflowRequest`, body of `POST /api/workflow/{id}/rerun`. Without `reRunFromTaskId`
+ * the whole workflow runs again (Conductor's behaviour, and what the clients send by default);
+ * `reRunFromWorkflowId` is the path's id, so a body value is ignored as Conductor does.
+ */
 export const RerunRequest = v.object({
-  reRunFromTaskId: v.pipe(v.string("must be a string (a task id)"), v.minLength(1, "must not be empty")),
+  reRunFromTaskId: v.optional(v.pipe(v.string("must be a string (a task id)"), v.minLength(1, "must not be empty"))),
   workflowInput: v.optional(jsonObject),
   taskInput: v.optional(jsonObject),
+  correlationId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"))),
 });
 /** Parsed {@link RerunRequest}. */
 export type RerunRequest = v.InferOutput<typeof RerunRequest>;

@@ -3,7 +3,7 @@
  * pins one mismatch found by running the client (test/e2e/conductor-client.test.ts) against the service.
  */
 import { describe, expect, it } from "vitest";
-import { api } from "./helpers";
+import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
 
 interface ErrorBody {
   status: number;
@@ -42,5 +42,36 @@ describe("Conductor endpoints the service does not serve", () => {
   it("still answers 404 for a path that is no Conductor endpoint at all", async () => {
     expect(await errorOf("GET", "/api/no-such-thing")).toMatchObject({ httpStatus: 404, error: "NOT_FOUND" });
     expect(await errorOf("GET", "/api/metadata/no-such-thing/x/y")).toMatchObject({ httpStatus: 404, error: "NOT_FOUND" });
+  });
+});
+
+describe("rerun without reRunFromTaskId (WorkflowExecutor.reRun's default body is {})", () => {
+  it("runs the whole finished workflow again from its first task, with the new input and correlation id", async () => {
+    await register({
+      name: "client_rerun_all",
+      tasks: [httpTask("a", { uri: target("/count/client-rerun-a?tag=${workflow.input.tag}"), method: "GET" }), httpTask("b", { uri: target("/count/client-rerun-b"), method: "GET" })],
+      outputParameters: { tag: "${a.output.response.body.query.tag}" },
+    });
+    const workflowId = await startWorkflow("client_rerun_all", { tag: "first" }, "?correlationId=before");
+    const first = await waitFor(workflowId, ["COMPLETED"]);
+
+    expect(await apiOk<string>("POST", `/api/workflow/${workflowId}/rerun`, {})).toBe(workflowId);
+    const again = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow.tasks[0]!.taskId !== first.tasks[0]!.taskId);
+    expect(again.tasks.map((task) => task.referenceTaskName)).toEqual(["a", "b"]);
+    expect(again.output).toEqual({ tag: "first" });
+    expect(await hits("client-rerun-a")).toBe(2);
+
+    await apiOk("POST", `/api/workflow/${workflowId}/rerun`, { workflowInput: { tag: "second" }, correlationId: "after" });
+    const third = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow.output["tag"] === "second");
+    expect(third).toMatchObject({ input: { tag: "second" }, correlationId: "after" });
+    expect(await hits("client-rerun-b")).toBe(3);
+    const found = await apiOk<{ totalHits: number; results: Array<{ workflowId: string }> }>("GET", "/api/workflow/search?correlationId=after");
+    expect(found.results.map((summary) => summary.workflowId)).toEqual([workflowId]);
+  });
+
+  it("still refuses a running workflow with 409", async () => {
+    await register({ name: "client_rerun_running", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
+    const workflowId = await startWorkflow("client_rerun_running");
+    expect(await errorOf("POST", `/api/workflow/${workflowId}/rerun`, {})).toMatchObject({ httpStatus: 409, error: "CONFLICT" });
   });
 });

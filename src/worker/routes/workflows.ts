@@ -159,9 +159,11 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     const workflowId = decodedParam(request, "workflowId");
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const rerun = parseOrThrow(RerunRequest, body.present ? body.value : {}, "rerun request");
-    const command: WorkflowCommand = { type: "rerun", fromTaskId: rerun.reRunFromTaskId };
+    const command: WorkflowCommand = { type: "rerun" };
+    if (rerun.reRunFromTaskId !== undefined) command.fromTaskId = rerun.reRunFromTaskId;
     if (rerun.workflowInput) command.workflowInput = rerun.workflowInput;
     if (rerun.taskInput) command.taskInput = rerun.taskInput;
+    if (rerun.correlationId !== undefined) command.correlationId = rerun.correlationId;
     unwrap(await executionStub(env, workflowId).command(command));
     return textResponse(workflowId);
   });
