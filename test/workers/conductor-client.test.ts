@@ -75,3 +75,22 @@ describe("rerun without reRunFromTaskId (WorkflowExecutor.reRun's default body i
     expect(await errorOf("POST", `/api/workflow/${workflowId}/rerun`, {})).toMatchObject({ httpStatus: 409, error: "CONFLICT" });
   });
 });
+
+describe("validation errors (the client shows only `message`)", () => {
+  it("names the first problem and how many more there are in the message, and keeps validationErrors", async () => {
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "client_invalid",
+      schemaVersion: 2,
+      tasks: [httpTask("bad", { http_request: { uri: "", method: "GET" } }), httpTask("worse", { http_request: { uri: "http://x.test", method: "FETCH" } })],
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors.map((issue) => issue.path)).toEqual(["tasks[0].inputParameters.http_request.uri", "tasks[1].inputParameters.http_request.method"]);
+    expect(body.message).toBe(`Invalid workflow definition: tasks[0].inputParameters.http_request.uri: ${body.validationErrors[0]!.message} (and 1 more in validationErrors)`);
+    expect(body.validationErrors[0]!.message).toContain("uri must be");
+  });
+
+  it("names the single problem of a bad query parameter", async () => {
+    expect((await errorOf("GET", "/api/workflow/search?size=-1")).message).toBe("Invalid query parameter size: size: must be an integer from 0 to 1000");
+  });
+});
