@@ -16,7 +16,7 @@ export const StartWorkflowRequest = v.object({
   priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
   idempotencyKey: v.optional(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(512, "must be at most 512 characters"))),
-  idempotencyStrategy: v.optional(v.picklist(["RETURN_EXISTING", "FAIL"], "must be RETURN_EXISTING or FAIL")),
+  idempotencyStrategy: v.optional(v.picklist(["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"], "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")),
 });
 /** Parsed {@link StartWorkflowRequest}. */
 export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;

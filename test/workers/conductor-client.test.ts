@@ -94,3 +94,41 @@ describe("validation errors (the client shows only `message`)", () => {
     expect((await errorOf("GET", "/api/workflow/search?size=-1")).message).toBe("Invalid query parameter size: size: must be an integer from 0 to 1000");
   });
 });
+
+describe("GET /api/workflow/{id}/status (WorkflowExecutor.getWorkflowStatus)", () => {
+  it("answers Orkes' WorkflowStatus, with output and variables only when asked for", async () => {
+    await register({ name: "client_status", tasks: [httpTask("a", { uri: target("/count/client-status"), method: "GET" })], outputParameters: { n: "${a.output.response.body.n}" } });
+    const workflowId = await startWorkflow("client_status", {}, "?correlationId=status-check");
+    await waitFor(workflowId, ["COMPLETED"]);
+    expect(await apiOk("GET", `/api/workflow/${workflowId}/status`)).toEqual({ workflowId, correlationId: "status-check", status: "COMPLETED" });
+    expect(await apiOk("GET", `/api/workflow/${workflowId}/status?includeOutput=true&includeVariables=true`)).toEqual({
+      workflowId,
+      correlationId: "status-check",
+      status: "COMPLETED",
+      output: { n: 1 },
+      variables: {},
+    });
+    expect(await errorOf("GET", `/api/workflow/${crypto.randomUUID()}/status`)).toMatchObject({ httpStatus: 404, error: "NOT_FOUND" });
+  });
+});
+
+describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
+  it("refuses while the execution holding the key runs, and starts a new one once it has finished", async () => {
+    await register({ name: "client_once", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
+    const request = { name: "client_once", idempotencyKey: "order-17", idempotencyStrategy: "FAIL_ON_RUNNING" };
+    const first = await apiOk<string>("POST", "/api/workflow", request);
+    await waitFor(first, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const running = await errorOf("POST", "/api/workflow", request);
+    expect(running).toMatchObject({ httpStatus: 409, error: "CONFLICT" });
+    expect(running.message).toContain(first);
+
+    await apiOk("POST", `/api/tasks/${first}/gate/COMPLETED`, {});
+    await waitFor(first, ["COMPLETED"]);
+    const second = await apiOk<string>("POST", "/api/workflow", request);
+    expect(second).not.toBe(first);
+    expect((await waitFor(second, (workflow) => workflow.tasks.length === 1)).status).toBe("RUNNING");
+    // The key now belongs to the new execution: RETURN_EXISTING answers it, FAIL_ON_RUNNING refuses again.
+    expect(await apiOk<string>("POST", "/api/workflow", { ...request, idempotencyStrategy: "RETURN_EXISTING" })).toBe(second);
+    expect(await errorOf("POST", "/api/workflow", request)).toMatchObject({ httpStatus: 409 });
+  });
+});
