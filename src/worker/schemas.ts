@@ -17,6 +17,9 @@ export const StartWorkflowRequest = v.object({
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
   idempotencyKey: v.optional(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(512, "must be at most 512 characters"))),
   idempotencyStrategy: v.optional(v.picklist(["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"], "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")),
+  // Conductor can start an inline definition; refused rather than dropped, which would silently run
+  // whatever is registered under `name` instead.
+  workflowDef: v.optional(v.custom<never>(() => false, "is not supported: register the definition with POST /api/metadata/workflow and start it by name")),
 });
 /** Parsed {@link StartWorkflowRequest}. */
 export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;

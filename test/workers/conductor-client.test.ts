@@ -132,3 +132,15 @@ describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
     expect(await errorOf("POST", "/api/workflow", request)).toMatchObject({ httpStatus: 409 });
   });
 });
+
+describe("StartWorkflowRequest.workflowDef (an inline definition)", () => {
+  it("is refused with a 400 naming the field instead of starting the registered definition of that name", async () => {
+    await register({ name: "client_inline", tasks: [httpTask("a", { uri: target("/count/client-inline"), method: "GET" })] });
+    const inline = { name: "client_inline", tasks: [httpTask("other", { uri: target("/count/client-inline-other"), method: "GET" })] };
+    const refused = await api("POST", "/api/workflow", { name: "client_inline", workflowDef: inline });
+    expect(refused.status).toBe(400);
+    const body = (await refused.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors).toEqual([{ path: "workflowDef", message: expect.stringContaining("is not supported") }]);
+    expect(await hits("client-inline")).toBe(0);
+  });
+});
