@@ -3,7 +3,7 @@
  * pins one mismatch found by running the client (test/e2e/conductor-client.test.ts) against the service.
  */
 import { describe, expect, it } from "vitest";
-import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 interface ErrorBody {
   status: number;
@@ -142,5 +142,21 @@ describe("StartWorkflowRequest.workflowDef (an inline definition)", () => {
     const body = (await refused.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
     expect(body.validationErrors).toEqual([{ path: "workflowDef", message: expect.stringContaining("is not supported") }]);
     expect(await hits("client-inline")).toBe(0);
+  });
+});
+
+describe("POST /api/tasks/{workflowId}/{taskRefName}/{status}/sync (updateTaskSync)", () => {
+  it("updates the pending task like the plain route and answers the Workflow JSON after the update", async () => {
+    await register({ name: "client_sync", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })], outputParameters: { by: "${gate.output.by}" } });
+    const workflowId = await startWorkflow("client_sync");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const response = await api("POST", `/api/tasks/${workflowId}/gate/COMPLETED/sync`, { by: "sync" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("application/json");
+    const workflow = (await response.json()) as WorkflowJson;
+    expect(workflow).toMatchObject({ workflowId, status: "COMPLETED", output: { by: "sync" } });
+    expect(workflow.tasks).toHaveLength(1);
+    expect(workflow.tasks[0]).toMatchObject({ taskId: waiting.tasks[0]!.taskId, status: "COMPLETED", outputData: { by: "sync" } });
+    expect(await errorOf("POST", `/api/tasks/${workflowId}/gate/COMPLETED/sync`, {})).toMatchObject({ httpStatus: 409, error: "CONFLICT" });
   });
 });
