@@ -235,7 +235,35 @@ describe("the official Conductor TypeScript client", () => {
     const rerun = await taskReaches(workflowId, "approve", "IN_PROGRESS");
     expect(rerun).toMatchObject({ status: "RUNNING", input: { x: "7" } });
     expect(taskOf(rerun, "call")).toMatchObject({ status: "COMPLETED" });
+
+    // reRun's default request has no reRunFromTaskId: Conductor runs the whole workflow again.
+    await executor.terminate(workflowId, "once more");
+    expect(await executor.reRun(workflowId)).toBe(workflowId);
+    const whole = await taskReaches(workflowId, "approve", "IN_PROGRESS");
+    expect(whole.tasks!.map((task) => task.referenceTaskName)).toEqual(["call", "approve"]);
+    expect(taskOf(whole, "call")!.taskId).not.toBe(taskOf(rerun, "call")!.taskId);
+
+    const synced = await tasks.updateTaskSync(workflowId, "approve", "COMPLETED", { by: "sync" });
+    expect(synced).toMatchObject({ workflowId, status: "RUNNING" });
+    expect(taskOf(synced, "approve")).toMatchObject({ status: "COMPLETED", outputData: { by: "sync" } });
     await executor.terminate(workflowId, "done");
+    expect(await executor.getWorkflowStatus(workflowId, true, false)).toEqual({ workflowId, correlationId: `corr-${suffix}`, status: "TERMINATED", output: {} });
+  });
+
+  it("executes synchronously and honours idempotency keys", async () => {
+    const run = await executor.executeWorkflow({ name: CHILD, version: 1, input: { key: `exec-${suffix}` } }, CHILD, 1, `request-${suffix}`);
+    expect(run).toMatchObject({ status: "COMPLETED", output: { n: 1 } });
+    expect(run.workflowId).toMatch(UUID);
+
+    const once = { name: PARENT, input: { x: "1", key: `once-${suffix}` }, idempotencyKey: `once-${suffix}` };
+    const first = await executor.startWorkflow({ ...once, idempotencyStrategy: "FAIL_ON_RUNNING" });
+    expect(await executor.startWorkflow({ ...once, idempotencyStrategy: "RETURN_EXISTING" })).toBe(first);
+    expect(await sdkError(executor.startWorkflow({ ...once, idempotencyStrategy: "FAIL_ON_RUNNING" }))).toMatch(/^Failed to start workflow: .*is RUNNING/);
+    await executor.terminate(first, "finished with it");
+    const second = await executor.startWorkflow({ ...once, idempotencyStrategy: "FAIL_ON_RUNNING" });
+    expect(second).toMatch(UUID);
+    expect(second).not.toBe(first);
+    await executor.terminate(second, "finished with it");
   });
 
   it("surfaces the service's error messages for bad input", async () => {
@@ -250,7 +278,8 @@ describe("the official Conductor TypeScript client", () => {
   });
 
   it("answers the task-worker endpoints it does not serve with a clear error", async () => {
-    expect(await sdkError(tasks.search(0, 10, "", "*", ""))).toMatch(/not supported/);
-    expect(await sdkError(tasks.getTaskPollData("HTTP"))).toMatch(/not supported/);
+    expect(await sdkError(tasks.search(0, 10, "", "*", ""))).toMatch(/^Failed to search tasks: GET \/api\/tasks\/search is a Conductor endpoint this service does not support yet: task search/);
+    expect(await sdkError(tasks.getTaskPollData("HTTP"))).toMatch(/does not support yet: task queues/);
+    expect(await sdkError(tasks.getTask(crypto.randomUUID()))).toMatch(/^Failed to get task '.*': GET \/api\/tasks\/.* is a Conductor endpoint this service does not support yet/);
   });
 });
