@@ -283,3 +283,30 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(tasks.getTask(crypto.randomUUID()))).toMatch(/^Failed to get task '.*': GET \/api\/tasks\/.* is a Conductor endpoint this service does not support yet/);
   });
 });
+
+describe("a client outliving its token", () => {
+  let shortLived: DevServer;
+
+  beforeAll(async () => {
+    const persistTo = tempDir("client-ttl-state");
+    await applyMigrations(project, persistTo);
+    shortLived = await startDevServer({ root: project, persistTo, adminKey: `${keyId}:${keySecret}`, vars: { ACCESS_TOKEN_TTL_SECONDS: "2" } });
+  });
+
+  afterAll(async () => {
+    await shortLived?.stop();
+  });
+
+  it("gets a new token when the service answers 401 EXPIRED_TOKEN, and the call succeeds", async () => {
+    const client = await orkesConductorClient({ serverUrl: shortLived.url, keyId, keySecret, logger: noopLogger, refreshTokenInterval: 0 });
+    const shortMetadata = new MetadataClient(client);
+    await shortMetadata.registerWorkflowDef(childDefinition(), true);
+    const before = await client.getAuthenticationHeaders();
+    await sleep(3_000);
+    // The client's own clock says its token is fresh (it assumes 45 minutes); only the service's EXPIRED_TOKEN makes it re-authenticate.
+    expect((await shortMetadata.getWorkflowDef(CHILD)).name).toBe(CHILD);
+    const after = await client.getAuthenticationHeaders();
+    expect(after?.["X-Authorization"]).toMatch(/^ey/);
+    expect(after?.["X-Authorization"]).not.toBe(before?.["X-Authorization"]);
+  });
+});
