@@ -160,3 +160,17 @@ describe("POST /api/tasks/{workflowId}/{taskRefName}/{status}/sync (updateTaskSy
     expect(await errorOf("POST", `/api/tasks/${workflowId}/gate/COMPLETED/sync`, {})).toMatchObject({ httpStatus: 409, error: "CONFLICT" });
   });
 });
+
+describe("WAIT_FOR_WEBHOOK with Orkes webhook matches (waitForWebhookTask({matches}))", () => {
+  it("is refused at registration with a 400 that points to the per-task callback URL", async () => {
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "client_matches",
+      schemaVersion: 2,
+      tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { "$['event']['type']": "order.paid" } }],
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors).toEqual([{ path: "tasks[0].inputParameters.$['event']['type']", message: expect.stringContaining("webhook matches") }]);
+    expect(body.validationErrors[0]!.message).toContain("/api/tasks/webhook/{workflowId}/{taskRefName}/{taskId}");
+  });
+});
