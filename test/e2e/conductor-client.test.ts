@@ -8,6 +8,7 @@
  * fetch to the URL the task shows.
  */
 import {
+  ConductorWorkflow,
   MetadataClient,
   OrkesClients,
   httpTask,
@@ -248,6 +249,17 @@ describe("the official Conductor TypeScript client", () => {
     expect(taskOf(synced, "approve")).toMatchObject({ status: "COMPLETED", outputData: { by: "sync" } });
     await executor.terminate(workflowId, "done");
     expect(await executor.getWorkflowStatus(workflowId, true, false)).toEqual({ workflowId, correlationId: `corr-${suffix}`, status: "TERMINATED", output: {} });
+  });
+
+  it("registers, executes and starts a ConductorWorkflow (the fluent builder)", async () => {
+    const fluent = new ConductorWorkflow(executor, `client_fluent_${suffix}`).description("fluent builder");
+    fluent
+      .add(httpTask("ping", { uri: target.url(`/count/fluent-${suffix}?who=${fluent.input("who")}`), method: "GET" }))
+      .outputParameters({ n: "${ping.output.response.body.n}", who: "${ping.output.response.body.query.who}" });
+    await fluent.register(true);
+    expect(await fluent.execute({ who: "fluent" })).toMatchObject({ status: "COMPLETED", output: { n: 1, who: "fluent" } });
+    const started = await fluent.startWorkflow({ who: "again" }, `fluent-${suffix}`);
+    expect(await workflowReaches(started, "COMPLETED")).toMatchObject({ output: { n: 2, who: "again" }, correlationId: `fluent-${suffix}` });
   });
 
   it("executes synchronously and honours idempotency keys", async () => {
