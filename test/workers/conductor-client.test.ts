@@ -28,6 +28,8 @@ describe("Conductor endpoints the service does not serve", () => {
     ["POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal`, "signals"],
     ["POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal/sync`, "signals"],
     ["GET", "/api/metadata/taskdefs", "task definitions"],
+    ["GET", "/api/metadata/task/HTTP/tags", "tags"],
+    ["DELETE", "/api/metadata/workflow/some_flow/tags", "tags"],
     ["POST", "/api/workflow/bulk/terminate", "bulk"],
     ["GET", `/api/workflow/${crypto.randomUUID()}/tasks`, "paged task lists"],
     ["GET", "/api/scheduler/schedules", "schedules"],
@@ -172,5 +174,18 @@ describe("WAIT_FOR_WEBHOOK with Orkes webhook matches (waitForWebhookTask({match
     const body = (await response.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
     expect(body.validationErrors).toEqual([{ path: "tasks[0].inputParameters.$['event']['type']", message: expect.stringContaining("webhook matches") }]);
     expect(body.validationErrors[0]!.message).toContain("/api/tasks/webhook/{workflowId}/{taskRefName}/{taskId}");
+  });
+});
+
+describe("the 501 routes, registered before the real ones, shadow none of them", () => {
+  it("still delivers the webhook callback of a task whose reference name is \"signal\"", async () => {
+    await register({ name: "client_signal_ref", tasks: [{ name: "signal", taskReferenceName: "signal", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
+    const workflowId = await startWorkflow("client_signal_ref");
+    const waiting = await waitFor(workflowId, (workflow) => typeof workflow.tasks[0]?.["callbackUrl"] === "string");
+    const callback = new URL(String(waiting.tasks[0]!["callbackUrl"])).pathname;
+    expect(callback).toBe(`/api/tasks/webhook/${workflowId}/signal/${waiting.tasks[0]!.taskId}`);
+    const response = await api("POST", callback, { status: "COMPLETED", output: { via: "signal" } });
+    expect(response.status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ via: "signal" });
   });
 });
