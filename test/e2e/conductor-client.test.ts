@@ -217,6 +217,11 @@ describe("the official Conductor TypeScript client", () => {
     expect(restarted.status).toBe("RUNNING");
     expect(restarted.tasks!.map((task) => task.referenceTaskName)).toEqual(["call", "approve"]);
 
+    await executor.pause(workflowId);
+    expect((await executor.getWorkflow(workflowId, false)).status).toBe("PAUSED");
+    await executor.resume(workflowId);
+    expect((await executor.getWorkflow(workflowId, false)).status).toBe("RUNNING");
+
     await executor.terminate(workflowId, "stopped by the client test");
     const terminated = await executor.getWorkflow(workflowId, true);
     expect(terminated).toMatchObject({ status: "TERMINATED", reasonForIncompletion: expect.stringContaining("stopped by the client test") });
@@ -276,6 +281,14 @@ describe("the official Conductor TypeScript client", () => {
     expect(second).toMatch(UUID);
     expect(second).not.toBe(first);
     await executor.terminate(second, "finished with it");
+
+    const byName = await executor.startWorkflowByName(PARENT, { x: "3", key: `by-name-${suffix}` }, 1, `by-name-${suffix}`);
+    const approve = taskOf(await taskReaches(byName, "approve", "IN_PROGRESS"), "approve")!;
+    expect(await executor.updateTask(approve.taskId!, byName, "FAILED", { why: "declined" })).toBe(approve.taskId);
+    const failed = await workflowReaches(byName, "FAILED");
+    expect(failed).toMatchObject({ correlationId: `by-name-${suffix}`, failedReferenceTaskNames: ["approve"] });
+    await executor.deleteWorkflow(byName);
+    expect(await sdkError(executor.getWorkflow(byName, false))).toMatch(/not found/);
   });
 
   it("surfaces the service's error messages for bad input", async () => {

@@ -30,6 +30,7 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/metadata/taskdefs", "task definitions"],
     ["GET", "/api/metadata/task/HTTP/tags", "tags"],
     ["DELETE", "/api/metadata/workflow/some_flow/tags", "tags"],
+    ["PUT", "/api/metadata/workflow/some_flow/rate-limit", "rate limits"],
     ["POST", "/api/workflow/bulk/terminate", "bulk"],
     ["GET", `/api/workflow/${crypto.randomUUID()}/tasks`, "paged task lists"],
     ["GET", "/api/scheduler/schedules", "schedules"],
