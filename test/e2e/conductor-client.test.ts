@@ -57,6 +57,13 @@ let metadata: MetadataClient;
 /** CONDUCTOR_* variables of the environment, put back afterwards: the client prefers them over its config. */
 const savedEnv: Record<string, string | undefined> = {};
 
+/** `wrangler dev` in the copied project with its own empty state, the admin key and `vars`. */
+async function freshServer(vars: Record<string, string> = {}): Promise<DevServer> {
+  const persistTo = tempDir("client-state");
+  await applyMigrations(project, persistTo);
+  return startDevServer({ root: project, persistTo, adminKey: `${keyId}:${keySecret}`, vars });
+}
+
 /** Calls `read` until `done` holds, failing after `timeoutMs` with the last value read. */
 async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -127,11 +134,9 @@ beforeAll(async () => {
   }
   project = copyProject();
   target = await startTarget();
-  const persistTo = tempDir("client-state");
-  await applyMigrations(project, persistTo);
   const adminKey = generateAdminKey();
   [keyId, keySecret] = [adminKey.slice(0, adminKey.indexOf(":")), adminKey.slice(adminKey.indexOf(":") + 1)];
-  server = await startDevServer({ root: project, persistTo, adminKey });
+  server = await freshServer();
   // refreshTokenInterval 0: no background refresh timer outliving the test.
   clients = await OrkesClients.from({ serverUrl: `${server.url}/api`, keyId, keySecret, logger: noopLogger, refreshTokenInterval: 0 });
   executor = clients.getWorkflowClient();
@@ -313,9 +318,7 @@ describe("a client outliving its token", () => {
   let shortLived: DevServer;
 
   beforeAll(async () => {
-    const persistTo = tempDir("client-ttl-state");
-    await applyMigrations(project, persistTo);
-    shortLived = await startDevServer({ root: project, persistTo, adminKey: `${keyId}:${keySecret}`, vars: { ACCESS_TOKEN_TTL_SECONDS: "2" } });
+    shortLived = await freshServer({ ACCESS_TOKEN_TTL_SECONDS: "2" });
   });
 
   afterAll(async () => {
