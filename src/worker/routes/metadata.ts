@@ -5,7 +5,7 @@ import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
 import { readJsonBody } from "../http/body";
-import { ApiError, notFound, validationError } from "../http/errors";
+import { notFound, validationError } from "../http/errors";
 import { integerQuery } from "./workflows";
 
 type Args = [Env, ExecutionContext];

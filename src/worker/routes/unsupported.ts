@@ -6,9 +6,10 @@ type Args = [Env, ExecutionContext];
 /**
  * Conductor endpoints that the official clients call and this service does not implement (yet), with
  * the feature each belongs to. A bare 404 would read as "that workflow or task does not exist"; these
- * get a 501 that says the endpoint itself is missing. Registered before the real routes because two
- * of them would otherwise be taken by a real route with path variables (`.../{status}/signal` by the
- * completion route, `.../{name}/tags` by the definition delete); none overlaps a path the service serves.
+ * get a 501 that says the endpoint itself is missing. Registered before the real routes because some
+ * would otherwise be taken by a real route with path variables (`.../{status}/signal` by the completion
+ * route, `.../{name}/tags` and `.../{name}/rate-limit` by the definition delete); so none may overlap a
+ * path the service serves (conductor-client.test.ts checks the webhook callback of a task named "signal").
  * (`POST /api/workflow/test` is left out on purpose: it starts a workflow named "test" here.)
  */
 export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string]> = [
