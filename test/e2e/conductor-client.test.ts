@@ -274,7 +274,7 @@ describe("the official Conductor TypeScript client", () => {
 
   it("executes synchronously and honours idempotency keys", async () => {
     const run = await executor.executeWorkflow({ name: CHILD, version: 1, input: { key: `exec-${suffix}` } }, CHILD, 1, `request-${suffix}`);
-    expect(run).toMatchObject({ status: "COMPLETED", output: { n: 1 } });
+    expect(run).toMatchObject({ status: "COMPLETED", output: { n: 1 }, requestId: `request-${suffix}` });
     expect(run.workflowId).toMatch(UUID);
 
     const once = { name: PARENT, input: { x: "1", key: `once-${suffix}` }, idempotencyKey: `once-${suffix}` };

@@ -190,3 +190,14 @@ describe("the 501 routes, registered before the real ones, shadow none of them",
     expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ via: "signal" });
   });
 });
+
+describe("POST /api/workflow/execute/{name}/{version}?requestId= (executeWorkflow's WorkflowRun)", () => {
+  it("echoes the requestId beside the Workflow JSON, and leaves it out when none was sent", async () => {
+    await register({ name: "client_execute", tasks: [httpTask("a", { uri: target("/count/client-execute"), method: "GET" })], outputParameters: { n: "${a.output.response.body.n}" } });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/client_execute/1?requestId=req-1", { input: {} });
+    expect(run).toMatchObject({ requestId: "req-1", status: "COMPLETED", output: { n: 1 }, workflowName: "client_execute" });
+    const plain = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/client_execute/1", { input: {} });
+    expect(plain).toMatchObject({ status: "COMPLETED", output: { n: 2 } });
+    expect(plain).not.toHaveProperty("requestId");
+  });
+});

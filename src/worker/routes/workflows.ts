@@ -95,7 +95,10 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     const waitSeconds = integerQuery(request, "waitForSeconds", 0, config.executeMaxWaitSeconds) ?? config.executeDefaultWaitSeconds;
     const version = pathVersion ?? body.version;
     const outcome = await start(env, request, { ...body, name, ...(version === undefined ? {} : { version }) }, waitSeconds * 1000);
-    return jsonTextResponse(outcome.workflowJson!);
+    // Orkes' WorkflowRun echoes the caller's requestId (WorkflowExecutor.executeWorkflow always sends one).
+    const requestId = queryValue(request, "requestId");
+    if (requestId === undefined || requestId === "") return jsonTextResponse(outcome.workflowJson!);
+    return Response.json({ ...(JSON.parse(outcome.workflowJson!) as JsonObject), requestId });
   };
   router.post("/api/workflow/execute/:name/:version", execute);
   router.post("/api/workflow/execute/:name", execute);
