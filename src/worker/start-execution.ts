@@ -47,15 +47,26 @@ async function claimIdempotencyKey(db: D1Database, workflowName: string, key: st
 }
 
 /**
- * FAIL_ON_RUNNING with a key held by `holder`: hands the key to `workflowId` when the holder has finished,
- * so a new execution starts; refuses while the holder runs, is paused or is not started yet, and when a
- * concurrent request took the key over first (compare-and-set: never two new executions for one key).
+ * How long a claimed key whose execution does not exist counts as "being started". Past it, the
+ * claimer died before starting, or the execution was removed: FAIL_ON_RUNNING may take the key over.
+ */
+export const STALE_CLAIM_MS = 60_000;
+
+/**
+ * FAIL_ON_RUNNING with a key held by `holder`: hands the key to `workflowId` when the holder has finished
+ * (or, after {@link STALE_CLAIM_MS}, does not exist), so a new execution starts; refuses while the holder
+ * runs, is paused or is being started, and when a concurrent request took the key over first
+ * (compare-and-set: never two new executions for one key).
  */
 async function takeOverFinishedKey(env: Env, workflowName: string, key: string, holder: string, workflowId: string): Promise<StartOutcome | undefined> {
   const json = await executionStub(env, holder).getWorkflowJson(false);
   const status = json === null ? undefined : (JSON.parse(json) as { status: string }).status;
   const refused = (why: string): StartOutcome => ({ ok: false, code: "ALREADY_STARTED", message: `Workflow ${workflowName} with idempotency key ${key} ${why} (${holder})` });
-  if (status === undefined || status === "RUNNING" || status === "PAUSED") return refused(status === undefined ? "is being started" : `is ${status}`);
+  if (status === "RUNNING" || status === "PAUSED") return refused(`is ${status}`);
+  if (status === undefined) {
+    const claim = await env.DB.prepare(`SELECT create_time FROM idempotency_keys WHERE workflow_name = ? AND idempotency_key = ?`).bind(workflowName, key).first<{ create_time: number }>();
+    if (claim !== null && Date.now() - claim.create_time < STALE_CLAIM_MS) return refused("is being started");
+  }
   const moved = await env.DB.prepare(`UPDATE idempotency_keys SET workflow_id = ?, create_time = ? WHERE workflow_name = ? AND idempotency_key = ? AND workflow_id = ?`)
     .bind(workflowId, Date.now(), workflowName, key, holder)
     .run();

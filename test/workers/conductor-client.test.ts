@@ -2,7 +2,9 @@
  * Shapes the official Conductor TypeScript client depends on, through the real router. Each block
  * pins one mismatch found by running the client (test/e2e/conductor-client.test.ts) against the service.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { STALE_CLAIM_MS } from "../../src/worker/start-execution";
 import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 interface ErrorBody {
@@ -133,6 +135,20 @@ describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
     // The key now belongs to the new execution: RETURN_EXISTING answers it, FAIL_ON_RUNNING refuses again.
     expect(await apiOk<string>("POST", "/api/workflow", { ...request, idempotencyStrategy: "RETURN_EXISTING" })).toBe(second);
     expect(await errorOf("POST", "/api/workflow", request)).toMatchObject({ httpStatus: 409 });
+  });
+
+  it("takes over a key whose execution was removed, once the claim is older than a start could take", async () => {
+    await register({ name: "client_once_removed", tasks: [httpTask("a", { uri: target("/count/client-once-removed"), method: "GET" })] });
+    const request = { name: "client_once_removed", idempotencyKey: "k", idempotencyStrategy: "FAIL_ON_RUNNING" };
+    const first = await apiOk<string>("POST", "/api/workflow", request);
+    await waitFor(first, ["COMPLETED"]);
+    await apiOk("DELETE", `/api/workflow/${first}/remove`);
+    // Just removed, the key could as well belong to a start in flight: refused.
+    expect((await errorOf("POST", "/api/workflow", request)).message).toContain("is being started");
+    await env.DB.prepare("UPDATE idempotency_keys SET create_time = ? WHERE workflow_name = ?").bind(Date.now() - STALE_CLAIM_MS, "client_once_removed").run();
+    const second = await apiOk<string>("POST", "/api/workflow", request);
+    expect(second).not.toBe(first);
+    expect((await waitFor(second, ["COMPLETED"])).tasks).toHaveLength(1);
   });
 });
 
