@@ -217,3 +217,17 @@ describe("POST /api/workflow/execute/{name}/{version}?requestId= (executeWorkflo
     expect(plain).not.toHaveProperty("requestId");
   });
 });
+
+describe("SUB_WORKFLOW with an inline child definition (ConductorWorkflow.toSubWorkflowTask())", () => {
+  it("is refused at registration with a 400 naming subWorkflowParam.workflowDefinition", async () => {
+    const child = { name: "client_inline_child", version: 1, tasks: [httpTask("a", { uri: target("/echo"), method: "GET" })] };
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "client_inline_parent",
+      schemaVersion: 2,
+      tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "client_inline_child", version: 1, workflowDefinition: child }, inputParameters: {} }],
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors).toEqual([{ path: "tasks[0].subWorkflowParam.workflowDefinition", message: expect.stringContaining("inline child definitions are not supported") }]);
+  });
+});
