@@ -24,7 +24,7 @@ export async function writeIndexRow(db: D1Database, execution: WorkflowExecution
          priority, create_time, start_time, end_time, update_time, input, output)
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
        ON CONFLICT (workflow_id) DO UPDATE SET
-         workflow_version = excluded.workflow_version, status = excluded.status, reason = excluded.reason,
+         workflow_version = excluded.workflow_version, status = excluded.status, reason = excluded.reason, correlation_id = excluded.correlation_id,
          start_time = excluded.start_time, end_time = excluded.end_time, update_time = excluded.update_time,
          input = excluded.input, output = excluded.output
        WHERE excluded.update_time >= executions.update_time`,

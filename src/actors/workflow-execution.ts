@@ -197,8 +197,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
     try {
-      if (command.type === "rerun" && !execution.tasks.some((task) => task.taskId === command.fromTaskId)) {
-        return await this.#rerunInChild(execution, command);
+      const fromTaskId = command.type === "rerun" ? command.fromTaskId : undefined;
+      if (command.type === "rerun" && fromTaskId !== undefined && !execution.tasks.some((task) => task.taskId === fromTaskId)) {
+        return await this.#rerunInChild(execution, { ...command, fromTaskId });
       }
       if (command.type === "retry") {
         if (command.resumeSubworkflowTasks === true) {
@@ -538,7 +539,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    * child again, so the child's next finish cannot arrive before anyone listens; then the child
    * reruns. If the child refuses, this execution takes the child's state back.
    */
-  async #rerunInChild(execution: Execution, command: Extract<WorkflowCommand, { type: "rerun" }>): Promise<ActorResult<null>> {
+  async #rerunInChild(execution: Execution, command: Extract<WorkflowCommand, { type: "rerun" }> & { fromTaskId: string }): Promise<ActorResult<null>> {
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) throw new EngineError("CONFLICT", `Cannot rerun workflow ${execution.workflowId}: its status is ${execution.status}`);
     for (const task of this.#childTasks(execution)) {
       const child = executionStub(this.env, task.subWorkflowId!);

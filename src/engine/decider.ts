@@ -59,7 +59,8 @@ export type ExecutionEvent =
   | { type: "retry" }
   /** Starts over from the first task; `definition` replaces the stored one (useLatestDefinitions). */
   | { type: "restart"; definition?: WorkflowDef }
-  | { type: "rerun"; fromTaskId: string; workflowInput?: JsonObject; taskInput?: JsonObject }
+  /** Runs again from task `fromTaskId`, or from the first task when it is absent (as Conductor's rerun without reRunFromTaskId). */
+  | { type: "rerun"; fromTaskId?: string; workflowInput?: JsonObject; taskInput?: JsonObject; correlationId?: string }
   /** A child workflow started by SUB_WORKFLOW task `taskId` reached a terminal status. */
   | { type: "childFinished"; taskId: string; subWorkflowId: string; status: WorkflowStatus; output: JsonObject; reason?: string }
   /**
@@ -342,11 +343,14 @@ function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | un
 function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun" }>, env: DecideEnv): void {
   const state = draft.state;
   if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "rerun");
-  const target = state.tasks.find((task) => task.taskId === event.fromTaskId);
-  if (!target) throw new EngineError("INVALID", `Task ${event.fromTaskId} is not part of workflow ${state.workflowId}`);
-  draft.retainTasks((task) => task.seq <= target.seq);
+  const target = event.fromTaskId === undefined ? undefined : state.tasks.find((task) => task.taskId === event.fromTaskId);
+  if (event.fromTaskId !== undefined && !target) throw new EngineError("INVALID", `Task ${event.fromTaskId} is not part of workflow ${state.workflowId}`);
+  draft.retainTasks((task) => target !== undefined && task.seq <= target.seq);
   draft.patch({ ...reopened(state, env), output: {} });
   if (event.workflowInput) draft.patch({ input: event.workflowInput });
+  if (event.correlationId !== undefined) draft.patch({ correlationId: event.correlationId });
+  // Without a task the first task is scheduled afresh by advance(), with the (new) workflow input.
+  if (!target) return;
   const reset: Partial<TaskExecution> = {
     status: "SCHEDULED",
     outputData: {},

@@ -7,6 +7,7 @@ import { registerMetadataRoutes } from "./routes/metadata";
 import { registerSecretRoutes } from "./routes/secrets";
 import { registerSecurityRoutes } from "./routes/security";
 import { registerTaskRoutes } from "./routes/tasks";
+import { registerUnsupportedRoutes } from "./routes/unsupported";
 import { registerWorkflowRoutes } from "./routes/workflows";
 
 export { WorkflowExecution } from "../actors/workflow-execution";
@@ -15,6 +16,7 @@ type Args = [Env, ExecutionContext];
 
 const router = Router<IRequest, Args>({ before: [guard] });
 router.get("/health", () => Response.json({ status: "ok" }));
+registerUnsupportedRoutes(router);
 registerMetadataRoutes(router);
 registerWorkflowRoutes(router);
 registerTaskRoutes(router);

@@ -16,16 +16,24 @@ export const StartWorkflowRequest = v.object({
   priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
   idempotencyKey: v.optional(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(512, "must be at most 512 characters"))),
-  idempotencyStrategy: v.optional(v.picklist(["RETURN_EXISTING", "FAIL"], "must be RETURN_EXISTING or FAIL")),
+  idempotencyStrategy: v.optional(v.picklist(["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"], "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")),
+  // Conductor can start an inline definition; refused rather than dropped, which would silently run
+  // whatever is registered under `name` instead.
+  workflowDef: v.optional(v.custom<never>(() => false, "is not supported: register the definition with POST /api/metadata/workflow and start it by name")),
 });
 /** Parsed {@link StartWorkflowRequest}. */
 export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;
 
-/** Body of `POST /api/workflow/{id}/rerun`. */
+/**
+ * Conductor's `RerunWorkflowRequest`, body of `POST /api/workflow/{id}/rerun`. Without `reRunFromTaskId`
+ * the whole workflow runs again (Conductor's behaviour, and what the clients send by default);
+ * `reRunFromWorkflowId` is the path's id, so a body value is ignored as Conductor does.
+ */
 export const RerunRequest = v.object({
-  reRunFromTaskId: v.pipe(v.string("must be a string (a task id)"), v.minLength(1, "must not be empty")),
+  reRunFromTaskId: v.optional(v.pipe(v.string("must be a string (a task id)"), v.minLength(1, "must not be empty"))),
   workflowInput: v.optional(jsonObject),
   taskInput: v.optional(jsonObject),
+  correlationId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"))),
 });
 /** Parsed {@link RerunRequest}. */
 export type RerunRequest = v.InferOutput<typeof RerunRequest>;

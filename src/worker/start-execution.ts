@@ -12,7 +12,8 @@ export interface StartOptions {
   priority?: number;
   taskToDomain?: Record<string, string>;
   idempotencyKey?: string;
-  idempotencyStrategy?: "RETURN_EXISTING" | "FAIL";
+  /** What a key already used does: answer that execution, refuse, or refuse only while it is RUNNING or PAUSED. */
+  idempotencyStrategy?: "RETURN_EXISTING" | "FAIL" | "FAIL_ON_RUNNING";
   parentWorkflowId?: string;
   parentWorkflowTaskId?: string;
   depth?: number;
@@ -46,6 +47,33 @@ async function claimIdempotencyKey(db: D1Database, workflowName: string, key: st
 }
 
 /**
+ * How long a claimed key whose execution does not exist counts as "being started". Past it, the
+ * claimer died before starting, or the execution was removed: FAIL_ON_RUNNING may take the key over.
+ */
+export const STALE_CLAIM_MS = 60_000;
+
+/**
+ * FAIL_ON_RUNNING with a key held by `holder`: hands the key to `workflowId` when the holder has finished
+ * (or, after {@link STALE_CLAIM_MS}, does not exist), so a new execution starts; refuses while the holder
+ * runs, is paused or is being started, and when a concurrent request took the key over first
+ * (compare-and-set: never two new executions for one key).
+ */
+async function takeOverFinishedKey(env: Env, workflowName: string, key: string, holder: string, workflowId: string): Promise<StartOutcome | undefined> {
+  const json = await executionStub(env, holder).getWorkflowJson(false);
+  const status = json === null ? undefined : (JSON.parse(json) as { status: string }).status;
+  const refused = (why: string): StartOutcome => ({ ok: false, code: "ALREADY_STARTED", message: `Workflow ${workflowName} with idempotency key ${key} ${why} (${holder})` });
+  if (status === "RUNNING" || status === "PAUSED") return refused(`is ${status}`);
+  if (status === undefined) {
+    const claim = await env.DB.prepare(`SELECT create_time FROM idempotency_keys WHERE workflow_name = ? AND idempotency_key = ?`).bind(workflowName, key).first<{ create_time: number }>();
+    if (claim !== null && Date.now() - claim.create_time < STALE_CLAIM_MS) return refused("is being started");
+  }
+  const moved = await env.DB.prepare(`UPDATE idempotency_keys SET workflow_id = ?, create_time = ? WHERE workflow_name = ? AND idempotency_key = ? AND workflow_id = ?`)
+    .bind(workflowId, Date.now(), workflowName, key, holder)
+    .run();
+  return moved.meta.changes === 1 ? undefined : refused("was just started by another request");
+}
+
+/**
  * Resolves the definition (the latest version when none is given), applies the idempotency key,
  * and starts the execution's object. Concurrent identical requests with one key start exactly one
  * execution: every caller gets its id.
@@ -65,8 +93,13 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
       if (options.idempotencyStrategy === "FAIL") {
         return { ok: false, code: "ALREADY_STARTED", message: `Workflow ${definition.name} was already started with idempotency key ${options.idempotencyKey} (${holder})` };
       }
-      workflowId = holder;
-      existing = true;
+      if (options.idempotencyStrategy === "FAIL_ON_RUNNING") {
+        const refusal = await takeOverFinishedKey(env, definition.name, options.idempotencyKey, holder, workflowId);
+        if (refusal) return refusal;
+      } else {
+        workflowId = holder;
+        existing = true;
+      }
     }
   }
   const { name: _name, version: _version, idempotencyStrategy: _strategy, workflowId: _chosen, waitMs, ...fields } = options;

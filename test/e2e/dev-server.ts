@@ -258,10 +258,10 @@ export interface DevServer {
 }
 
 /**
- * `wrangler dev` in `root` on a free (or the given) port, state in `persistTo`, the admin key passed with `--var`.
- * Resolves once `/health` answers.
+ * `wrangler dev` in `root` on a free (or the given) port, state in `persistTo`, the admin key and any other `vars`
+ * passed with `--var`. Resolves once `/health` answers.
  */
-export async function startDevServer(options: { root: string; persistTo: string; adminKey: string; port?: number }): Promise<DevServer> {
+export async function startDevServer(options: { root: string; persistTo: string; adminKey: string; port?: number; vars?: Record<string, string> }): Promise<DevServer> {
   const port = options.port ?? (await freePort());
   const args = [
     join(options.root, WRANGLER_BIN),
@@ -271,6 +271,7 @@ export async function startDevServer(options: { root: string; persistTo: string;
     "--inspector-port", String(await freePort()),
     "--persist-to", options.persistTo,
     "--var", `BOOTSTRAP_ADMIN_KEY:${options.adminKey}`,
+    ...Object.entries(options.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
     "--show-interactive-dev-session=false",
   ];
   const group = new ProcessGroup(process.execPath, args, { cwd: options.root, env: wranglerEnv() });

@@ -134,7 +134,8 @@ describe("retry, restart, rerun", () => {
     const first = await waitFor(workflowId, ["COMPLETED"]);
     const [a, b] = first.tasks;
     await expectError("POST", `/api/workflow/${workflowId}/rerun`, 400, "VALIDATION_ERROR", { reRunFromTaskId: "no-such-task" });
-    await expectError("POST", `/api/workflow/${workflowId}/rerun`, 400, "VALIDATION_ERROR", {});
+    // An empty body is Conductor's "rerun the whole workflow" (see conductor-client.test.ts); an empty id is not.
+    await expectError("POST", `/api/workflow/${workflowId}/rerun`, 400, "VALIDATION_ERROR", { reRunFromTaskId: "" });
 
     const rerunId = await apiOk<string>("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: b!["taskId"], workflowInput: { tag: "second" } });
     expect(rerunId).toBe(workflowId);

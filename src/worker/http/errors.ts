@@ -14,6 +14,7 @@ export type ErrorCode =
   | "UNSUPPORTED_MEDIA_TYPE"
   | "METHOD_NOT_ALLOWED"
   | "RATE_LIMITED"
+  | "NOT_IMPLEMENTED"
   | "INTERNAL_ERROR";
 
 /** A request refused with a status and the contract's error body. Thrown by handlers, turned into a response in one place. */
@@ -31,9 +32,15 @@ export class ApiError extends Error {
   }
 }
 
-/** 400 with the problems found in the input. */
+/**
+ * 400 with the problems found in the input. The message also names the first problem: Conductor's
+ * SDKs surface only `message` (the TypeScript client drops `validationErrors`), and "Invalid workflow
+ * definition" alone does not tell a client user what to fix.
+ */
 export function validationError(message: string, validationErrors: ValidationIssue[]): ApiError {
-  return new ApiError(400, "VALIDATION_ERROR", message, validationErrors);
+  const [first] = validationErrors;
+  const more = validationErrors.length > 1 ? ` (and ${validationErrors.length - 1} more in validationErrors)` : "";
+  return new ApiError(400, "VALIDATION_ERROR", first ? `${message}: ${first.path}: ${first.message}${more}` : message, validationErrors);
 }
 
 /** 404 for something that does not exist (or that the caller may not know exists). */

@@ -5,7 +5,7 @@ import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
 import { readJsonBody } from "../http/body";
-import { ApiError, notFound, validationError } from "../http/errors";
+import { notFound, validationError } from "../http/errors";
 import { integerQuery } from "./workflows";
 
 type Args = [Env, ExecutionContext];
@@ -69,9 +69,5 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     const deleted = await new DefinitionRepository(env.DB).delete(name(request), version);
     if (!deleted) throw notFound(`No workflow definition ${name(request)} version ${version}`);
     return new Response(null, { status: 200 });
-  });
-
-  router.all("/api/metadata/*", () => {
-    throw new ApiError(404, "NOT_FOUND", "No such metadata endpoint");
   });
 }

@@ -2,7 +2,7 @@ import type { IRequest, RouterType } from "itty-router";
 import type { JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
-import { readBodyBytes, readJsonBody, textResponse } from "../http/body";
+import { jsonTextResponse, readBodyBytes, readJsonBody, textResponse } from "../http/body";
 import { ApiError, errorResponse } from "../http/errors";
 import { ExternalStatus, JsonObjectBody, TaskResultRequest, parseOrThrow } from "../schemas";
 
@@ -12,6 +12,16 @@ const CALLBACK_ERRORS = { 400: "VALIDATION_ERROR", 401: "UNAUTHENTICATED", 404: 
 
 /** The webhook callback path; it is authenticated by the task's headers and signature, not a token. */
 export const WEBHOOK_CALLBACK_PATH = /^\/api\/tasks\/webhook\/[^/]+\/[^/]+\/[^/]+$/;
+
+/** `POST /api/tasks/{workflowId}/{taskRefName}/{status}`: updates the pending task with that reference name. */
+async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: string; stub: ReturnType<typeof executionStub> }> {
+  const status = parseOrThrow(ExternalStatus, request.params["status"], "task status", "status");
+  const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+  const output: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "task output") : {};
+  const stub = executionStub(env, decodeURIComponent(request.params["workflowId"] ?? ""));
+  const taskId = unwrap(await stub.updateTaskByRef(decodeURIComponent(request.params["taskRefName"] ?? ""), status, output));
+  return { taskId, stub };
+}
 
 /** Routes that complete or update tasks from outside (asyncComplete HTTP tasks, waiting tasks). */
 export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
@@ -36,13 +46,13 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
     return errorResponse(status, CALLBACK_ERRORS[status], message, { validationErrors });
   });
 
-  router.post("/api/tasks/:workflowId/:taskRefName/:status", async (request, env) => {
-    const status = parseOrThrow(ExternalStatus, request.params["status"], "task status", "status");
-    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
-    const output: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "task output") : {};
-    const stub = executionStub(env, decodeURIComponent(request.params["workflowId"] ?? ""));
-    const taskId = unwrap(await stub.updateTaskByRef(decodeURIComponent(request.params["taskRefName"] ?? ""), status, output));
-    return textResponse(taskId);
+  router.post("/api/tasks/:workflowId/:taskRefName/:status", async (request, env) => textResponse((await updateByRef(request, env)).taskId));
+
+  // Orkes' synchronous variant (TaskClient/WorkflowExecutor.updateTaskSync): the same update, answered
+  // with the Workflow JSON as it stands once the update has been applied.
+  router.post("/api/tasks/:workflowId/:taskRefName/:status/sync", async (request, env) => {
+    const { stub } = await updateByRef(request, env);
+    return jsonTextResponse((await stub.getWorkflowJson(true))!);
   });
 
   router.post("/api/tasks", async (request, env) => {

@@ -53,6 +53,13 @@ async function startBody(request: IRequest, env: Env): Promise<StartRequest> {
   return body.present ? parseOrThrow(StartWorkflowRequest, body.value, "start workflow request") : {};
 }
 
+/** The Workflow JSON of an execution, 404 when there is none. */
+async function workflowJson(env: Env, workflowId: string, includeTasks: boolean): Promise<string> {
+  const workflow = await executionStub(env, workflowId).getWorkflowJson(includeTasks);
+  if (workflow === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
+  return workflow;
+}
+
 /** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
 async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, waitMs?: number): Promise<StartOutcome & { ok: true }> {
   const limit = serviceConfig(env).engine.maxPayloadBytes;
@@ -88,7 +95,10 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     const waitSeconds = integerQuery(request, "waitForSeconds", 0, config.executeMaxWaitSeconds) ?? config.executeDefaultWaitSeconds;
     const version = pathVersion ?? body.version;
     const outcome = await start(env, request, { ...body, name, ...(version === undefined ? {} : { version }) }, waitSeconds * 1000);
-    return jsonTextResponse(outcome.workflowJson!);
+    // Orkes' WorkflowRun echoes the caller's requestId (WorkflowExecutor.executeWorkflow always sends one).
+    const requestId = queryValue(request, "requestId");
+    if (requestId === undefined || requestId === "") return jsonTextResponse(outcome.workflowJson!);
+    return Response.json({ ...(JSON.parse(outcome.workflowJson!) as JsonObject), requestId });
   };
   router.post("/api/workflow/execute/:name/:version", execute);
   router.post("/api/workflow/execute/:name", execute);
@@ -107,11 +117,18 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     return textResponse((await start(env, request, startRequest)).workflowId);
   });
 
-  router.get("/api/workflow/:workflowId", async (request, env) => {
-    const workflowId = decodedParam(request, "workflowId");
-    const workflow = await executionStub(env, workflowId).getWorkflowJson(booleanQuery(request, "includeTasks", true));
-    if (workflow === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
-    return jsonTextResponse(workflow);
+  router.get("/api/workflow/:workflowId", async (request, env) =>
+    jsonTextResponse(await workflowJson(env, decodedParam(request, "workflowId"), booleanQuery(request, "includeTasks", true))),
+  );
+
+  // Orkes' WorkflowStatus (WorkflowExecutor.getWorkflowStatus): the Workflow JSON cut down to what a
+  // status check needs; output and (always empty here) variables only when asked for.
+  router.get("/api/workflow/:workflowId/status", async (request, env) => {
+    const workflow = JSON.parse(await workflowJson(env, decodedParam(request, "workflowId"), false)) as JsonObject;
+    const status: JsonObject = { workflowId: workflow["workflowId"]!, correlationId: workflow["correlationId"] ?? null, status: workflow["status"]! };
+    if (booleanQuery(request, "includeOutput", false)) status["output"] = workflow["output"] ?? {};
+    if (booleanQuery(request, "includeVariables", false)) status["variables"] = {};
+    return Response.json(status);
   });
 
   router.delete("/api/workflow/:workflowId/remove", async (request, env) => {
@@ -159,9 +176,11 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     const workflowId = decodedParam(request, "workflowId");
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const rerun = parseOrThrow(RerunRequest, body.present ? body.value : {}, "rerun request");
-    const command: WorkflowCommand = { type: "rerun", fromTaskId: rerun.reRunFromTaskId };
+    const command: WorkflowCommand = { type: "rerun" };
+    if (rerun.reRunFromTaskId !== undefined) command.fromTaskId = rerun.reRunFromTaskId;
     if (rerun.workflowInput) command.workflowInput = rerun.workflowInput;
     if (rerun.taskInput) command.taskInput = rerun.taskInput;
+    if (rerun.correlationId !== undefined) command.correlationId = rerun.correlationId;
     unwrap(await executionStub(env, workflowId).command(command));
     return textResponse(workflowId);
   });

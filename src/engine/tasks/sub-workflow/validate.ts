@@ -38,6 +38,11 @@ const SUB_WORKFLOW_PARAM = objectOf("subWorkflowParam", "an object describing th
   idempotencyStrategy: v.optional(
     rule<string>("idempotencyStrategy", `one of ${IDEMPOTENCY_STRATEGIES.join(", ")}`, isOneOf(IDEMPOTENCY_STRATEGIES)),
   ),
+  // An inline child (what the SDK's ConductorWorkflow.toSubWorkflowTask() writes) is refused rather than
+  // dropped, which would run whatever is registered under `name` instead, or fail at run time.
+  workflowDefinition: v.optional(
+    rule<never>("workflowDefinition", "left out: inline child definitions are not supported yet (register the child and give its name)", () => false),
+  ),
 });
 
 /** At task level the flag is a plain boolean: only inputs are resolved at run time. */

@@ -64,5 +64,14 @@ export function validateWaitForWebhookTask(task: UnknownRecord, path: string): V
   const input = task["inputParameters"] ?? {};
   // A non-object inputParameters is reported by the common task checks.
   if (!isRecord(input)) return [];
-  return validateWith(INPUT, input, childPath(path, "inputParameters"));
+  const inputPath = childPath(path, "inputParameters");
+  // Orkes matches incoming webhooks to waiting tasks by JSONPath keys (what the SDK's
+  // waitForWebhookTask({matches}) writes here). This service has no such routing: ignoring the keys
+  // would leave the task waiting for a callback nobody sends, so they are refused instead.
+  const matchers = Object.keys(input).filter((key) => key.startsWith("$"));
+  const unsupported = matchers.map((key) => ({
+    path: childPath(inputPath, key),
+    message: `webhook matches (JSONPath keys such as ${key}) are not supported: each WAIT_FOR_WEBHOOK task has its own callback URL (the task's callbackUrl, {base_url}/api/tasks/webhook/{workflowId}/{taskRefName}/{taskId}); check callbacks with headers or signature`,
+  }));
+  return [...unsupported, ...validateWith(INPUT, input, inputPath)];
 }

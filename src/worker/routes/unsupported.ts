@@ -1,0 +1,76 @@
+import type { IRequest, RouterType } from "itty-router";
+import { ApiError } from "../http/errors";
+
+type Args = [Env, ExecutionContext];
+
+/**
+ * Conductor endpoints that the official clients call and this service does not implement (yet), with
+ * the feature each belongs to. A bare 404 would read as "that workflow or task does not exist"; these
+ * get a 501 that says the endpoint itself is missing. Registered before the real routes because some
+ * would otherwise be taken by a real route with path variables (`.../{status}/signal` by the completion
+ * route, `.../{name}/tags` and `.../{name}/rate-limit` by the definition delete); so none may overlap a
+ * path the service serves (conductor-client.test.ts checks the webhook callback of a task named "signal").
+ * (`POST /api/workflow/test` is left out on purpose: it starts a workflow named "test" here.)
+ */
+export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string]> = [
+  ["/api/tasks/poll/*", "task workers (polling for SIMPLE tasks)"],
+  ["/api/tasks/queue/*", "task queues"],
+  ["/api/tasks/update-v2", "task workers (polling for SIMPLE tasks)"],
+  ["/api/tasks/search", "task search"],
+  ["/api/tasks/:taskId/log", "task execution logs"],
+  ["/api/tasks/:taskId", "reading a task by its id (read it from its workflow: GET /api/workflow/{workflowId})"],
+  // Not `signal/*`: that would also take the callback `/api/tasks/webhook/{id}/signal/{taskId}` of a task named "signal".
+  ["/api/tasks/:workflowId/:status/signal/sync", "signals (WAIT, HUMAN and YIELD tasks)"],
+  ["/api/tasks/:workflowId/:status/signal", "signals (WAIT, HUMAN and YIELD tasks)"],
+  ["/api/metadata/taskdefs/*", "task definitions (system tasks need none here)"],
+  ["/api/metadata/taskdefs", "task definitions (system tasks need none here)"],
+  ["/api/metadata/tags/*", "tags"],
+  ["/api/metadata/tags", "tags"],
+  ["/api/metadata/task/:taskName/tags", "tags"],
+  ["/api/metadata/workflow-importer/*", "importing BPMN"],
+  ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
+  ["/api/metadata/workflow/:name/tags", "tags"],
+  ["/api/metadata/workflow/:name/rate-limit", "workflow rate limits"],
+  ["/api/workflow/bulk/*", "bulk workflow operations"],
+  ["/api/workflow/correlated/batch", "lookup by correlation id (use GET /api/workflow/search?correlationId=)"],
+  ["/api/workflow/:name/correlated/*", "lookup by correlation id (use GET /api/workflow/search?correlationId=)"],
+  ["/api/workflow/:name/correlated", "lookup by correlation id (use GET /api/workflow/search?correlationId=)"],
+  ["/api/workflow/running/:name", "listing running workflows (use GET /api/workflow/search?status=RUNNING)"],
+  ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],
+  ["/api/workflow/decide/:workflowId", "forcing a decision (the service decides on every event)"],
+  ["/api/workflow/:workflowId/skiptask/*", "skipping tasks"],
+  ["/api/workflow/:workflowId/jump/*", "jumping to a task"],
+  ["/api/workflow/:workflowId/variables", "workflow variables"],
+  ["/api/workflow/:workflowId/state", "workflow state updates"],
+  ["/api/workflow/:workflowId/upgrade", "upgrading a running workflow's version"],
+  ["/api/workflow/:workflowId/resetcallbacks", "resetting callbacks"],
+  ["/api/workflow/:workflowId/tasks", "paged task lists (GET /api/workflow/{workflowId} includes every task)"],
+  ["/api/event/*", "event handlers"],
+  ["/api/event", "event handlers"],
+  ["/api/scheduler/*", "schedules"],
+  ["/api/human/*", "human tasks"],
+  ["/api/prompts/*", "AI prompts"],
+  ["/api/prompts", "AI prompts"],
+  ["/api/integrations/*", "integrations"],
+  ["/api/schema/*", "schemas"],
+  ["/api/schema", "schemas"],
+  ["/api/registry/*", "service registry"],
+  ["/api/users/*", "Orkes users (use /api/security/users)"],
+  ["/api/users", "Orkes users (use /api/security/users)"],
+  ["/api/groups/*", "Orkes groups (use roles: /api/security/roles)"],
+  ["/api/groups", "Orkes groups (use roles: /api/security/roles)"],
+  ["/api/applications/*", "Orkes applications (use API keys: /api/security/users/{userId}/api-keys)"],
+  ["/api/applications", "Orkes applications (use API keys: /api/security/users/{userId}/api-keys)"],
+  ["/api/auth/*", "Orkes authorization (use /api/security/roles and /api/security/rules)"],
+  ["/api/token/userInfo", "token user info (use GET /api/security/permissions?scope=*)"],
+];
+
+/** Answers every {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS} path with 501 NOT_IMPLEMENTED naming the feature. */
+export function registerUnsupportedRoutes(router: RouterType<IRequest, Args>): void {
+  for (const [path, feature] of UNSUPPORTED_CONDUCTOR_ENDPOINTS) {
+    router.all(path, (request) => {
+      const pathname = new URL(request.url).pathname;
+      throw new ApiError(501, "NOT_IMPLEMENTED", `${request.method} ${pathname} is a Conductor endpoint this service does not support yet: ${feature}`);
+    });
+  }
+}

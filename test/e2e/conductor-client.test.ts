@@ -1,0 +1,340 @@
+/// <reference types="node" />
+/**
+ * The official Conductor TypeScript client (`@io-orkes/conductor-javascript`) against the real `wrangler dev`.
+ *
+ * Everything the service is asked goes through the client's public API (`OrkesClients`, `orkesConductorClient`,
+ * `MetadataClient`, `WorkflowExecutor`, `TaskClient`, the workflow builders), as an existing Conductor user's code
+ * would. The one exception is the webhook callback: an external system sends it, not the client, so it is a plain
+ * fetch to the URL the task shows.
+ */
+import {
+  ConductorWorkflow,
+  MetadataClient,
+  OrkesClients,
+  httpTask,
+  noopLogger,
+  orkesConductorClient,
+  subWorkflowTask,
+  waitForWebhookTask,
+  workflow,
+  type TaskClient,
+  type Task,
+  type Workflow,
+  type WorkflowDef,
+  type WorkflowExecutor,
+} from "@io-orkes/conductor-javascript";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  applyMigrations,
+  copyProject,
+  generateAdminKey,
+  removeDir,
+  sleep,
+  startDevServer,
+  startTarget,
+  tempDir,
+  type DevServer,
+  type Target,
+} from "./dev-server";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+const CHILD = `client_child_${suffix}`;
+const PARENT = `client_parent_${suffix}`;
+
+/** A task of the Workflow JSON; `callbackUrl` is this service's addition (the per-task webhook URL). */
+type TaskView = Task & { callbackUrl?: string };
+
+let project: string;
+let target: Target;
+let server: DevServer;
+let keyId: string;
+let keySecret: string;
+let clients: OrkesClients;
+let executor: WorkflowExecutor;
+let tasks: TaskClient;
+let metadata: MetadataClient;
+/** CONDUCTOR_* variables of the environment, put back afterwards: the client prefers them over its config. */
+const savedEnv: Record<string, string | undefined> = {};
+
+/** `wrangler dev` in the copied project with its own empty state, the admin key and `vars`. */
+async function freshServer(vars: Record<string, string> = {}): Promise<DevServer> {
+  const persistTo = tempDir("client-state");
+  await applyMigrations(project, persistTo);
+  return startDevServer({ root: project, persistTo, adminKey: `${keyId}:${keySecret}`, vars });
+}
+
+/** Calls `read` until `done` holds, failing after `timeoutMs` with the last value read. */
+async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms; last: ${JSON.stringify(value).slice(0, 3000)}`);
+    await sleep(100);
+  }
+}
+
+function taskOf(execution: Workflow, ref: string): TaskView | undefined {
+  return (execution.tasks ?? []).findLast((task) => task.referenceTaskName === ref);
+}
+
+/** The execution once its task `ref` (latest instance) has `status`. */
+function taskReaches(workflowId: string, ref: string, status: string): Promise<Workflow> {
+  return until(`${ref} ${status} in ${workflowId}`, () => executor.getExecution(workflowId), (execution) => taskOf(execution, ref)?.status === status);
+}
+
+function workflowReaches(workflowId: string, status: string): Promise<Workflow> {
+  return until(`${workflowId} ${status}`, () => executor.getWorkflow(workflowId, true), (execution) => execution.status === status);
+}
+
+/** The message of the error a client call rejects with (it must reject, with the SDK's error type). */
+async function sdkError(call: Promise<unknown>): Promise<string> {
+  const error: unknown = await call.then(
+    (value) => new Error(`expected a rejection, got ${JSON.stringify(value)}`),
+    (reason: unknown) => reason,
+  );
+  // By name: the client's types export ConductorSdkError, but 4.0.0's ES module build does not.
+  expect(error).toBeInstanceOf(Error);
+  expect((error as Error).name).toBe("[Conductor SDK Error]");
+  return (error as Error).message;
+}
+
+function childDefinition(): WorkflowDef {
+  return {
+    ...workflow(CHILD, [httpTask("child_call", { uri: target.url("/count/${workflow.input.key}"), method: "GET" })]),
+    outputParameters: { n: "${child_call.output.response.body.n}" },
+  };
+}
+
+/** HTTP, asyncComplete HTTP, SUB_WORKFLOW and WAIT_FOR_WEBHOOK, built with the client's helpers. */
+function parentDefinition(): WorkflowDef {
+  const base = workflow(PARENT, [
+    httpTask("call", { uri: target.url("/echo?x=${workflow.input.x}"), method: "POST", body: { x: "${workflow.input.x}" } }),
+    httpTask("approve", { uri: target.url("/count/approve-${workflow.input.key}"), method: "POST", body: {} }, true),
+    { ...subWorkflowTask("child", CHILD, 1), inputParameters: { key: "${workflow.input.key}" } },
+  ]);
+  return {
+    ...base,
+    // The client types waitForWebhookTask() as a plain WorkflowTask, which workflow() does not accept: append it here.
+    tasks: [...base.tasks, waitForWebhookTask("hook")],
+    outputParameters: {
+      echoed: "${call.output.response.body.query.x}",
+      approvedBy: "${approve.output.by}",
+      childN: "${child.output.n}",
+      note: "${hook.output.note}",
+    },
+  };
+}
+
+beforeAll(async () => {
+  for (const name of Object.keys(process.env).filter((key) => key.startsWith("CONDUCTOR_"))) {
+    savedEnv[name] = process.env[name];
+    delete process.env[name];
+  }
+  project = copyProject();
+  target = await startTarget();
+  const adminKey = generateAdminKey();
+  [keyId, keySecret] = [adminKey.slice(0, adminKey.indexOf(":")), adminKey.slice(adminKey.indexOf(":") + 1)];
+  server = await freshServer();
+  // refreshTokenInterval 0: no background refresh timer outliving the test.
+  clients = await OrkesClients.from({ serverUrl: `${server.url}/api`, keyId, keySecret, logger: noopLogger, refreshTokenInterval: 0 });
+  executor = clients.getWorkflowClient();
+  tasks = clients.getTaskClient();
+  metadata = clients.getMetadataClient();
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await target?.close();
+  removeDir(project);
+  Object.assign(process.env, Object.fromEntries(Object.entries(savedEnv).filter(([, value]) => value !== undefined)));
+});
+
+describe("the official Conductor TypeScript client", () => {
+  let workflowId: string;
+  let childId: string;
+
+  it("authenticates with an API key, with serverUrl given with or without /api", async () => {
+    // The client strips a trailing /api and adds /api/... itself: both spellings reach the same routes.
+    const bare = await orkesConductorClient({ serverUrl: server.url, keyId, keySecret, logger: noopLogger, refreshTokenInterval: 0 });
+    await new MetadataClient(bare).registerWorkflowDef(childDefinition(), true);
+    const read = await metadata.getWorkflowDef(CHILD);
+    expect(read).toMatchObject({ name: CHILD, version: 1, tasks: [{ taskReferenceName: "child_call", type: "HTTP" }] });
+  });
+
+  it("registers a workflow built with the builder helpers and reads it back", async () => {
+    await metadata.registerWorkflowDef(parentDefinition(), true);
+    const read = await metadata.getWorkflowDef(PARENT, 1);
+    expect(read.tasks.map((task) => [task.taskReferenceName, task.type])).toEqual([
+      ["call", "HTTP"],
+      ["approve", "HTTP"],
+      ["child", "SUB_WORKFLOW"],
+      ["hook", "WAIT_FOR_WEBHOOK"],
+    ]);
+    expect(read.tasks[1]).toMatchObject({ asyncComplete: true });
+    const all = await metadata.getAllWorkflowDefs();
+    expect(all.map((definition) => definition.name)).toEqual(expect.arrayContaining([CHILD, PARENT]));
+  });
+
+  it("starts a workflow, reads it, completes the asyncComplete task by reference name and finishes on the webhook", async () => {
+    workflowId = await executor.startWorkflow({ name: PARENT, version: 1, input: { x: "42", key: suffix }, correlationId: `corr-${suffix}` });
+    expect(workflowId).toMatch(UUID);
+
+    const waiting = await taskReaches(workflowId, "approve", "IN_PROGRESS");
+    expect(waiting).toMatchObject({ workflowId, workflowName: PARENT, workflowVersion: 1, status: "RUNNING", correlationId: `corr-${suffix}`, input: { x: "42", key: suffix } });
+    expect(taskOf(waiting, "call")).toMatchObject({ status: "COMPLETED", taskType: "HTTP", outputData: { response: { statusCode: 200, body: { method: "POST" } } } });
+
+    const approveId = taskOf(waiting, "approve")!.taskId;
+    expect(await executor.updateTaskByRefName("approve", workflowId, "COMPLETED", { by: "executor" })).toBe(approveId);
+
+    const hooked = await until("hook callback URL", () => executor.getExecution(workflowId), (execution) => taskOf(execution, "hook")?.callbackUrl !== undefined);
+    const hook = taskOf(hooked, "hook")!;
+    expect(hook.callbackUrl).toBe(`${server.url}/api/tasks/webhook/${workflowId}/hook/${hook.taskId}`);
+    const callback = await fetch(hook.callbackUrl!, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ status: "COMPLETED", output: { note: "called back" } }) });
+    expect(callback.status).toBe(200);
+
+    const done = await workflowReaches(workflowId, "COMPLETED");
+    expect(done.output).toEqual({ echoed: "42", approvedBy: "executor", childN: 1, note: "called back" });
+    childId = taskOf(done, "child")!.subWorkflowId!;
+    expect(childId).toMatch(UUID);
+    expect(await executor.getWorkflow(childId, false)).toMatchObject({ status: "COMPLETED", parentWorkflowId: workflowId, correlationId: `corr-${suffix}`, tasks: [] });
+  });
+
+  it("searches by query and by free text", async () => {
+    const byQuery = await until(
+      "the search index",
+      () => executor.search(0, 10, `workflowType IN (${PARENT}) AND status IN (COMPLETED)`, "*"),
+      (result) => result.totalHits === 1,
+    );
+    expect(byQuery.results).toHaveLength(1);
+    expect(byQuery.results![0]).toMatchObject({ workflowId, workflowType: PARENT, version: 1, status: "COMPLETED", correlationId: `corr-${suffix}` });
+    expect(Date.parse(byQuery.results![0]!.startTime!)).toBeGreaterThan(0);
+
+    const byText = await executor.search(0, 10, "", `corr-${suffix}`);
+    // The child inherits the parent's correlation id, so free text finds both.
+    expect(byText.results!.map((summary) => summary.workflowId).sort()).toEqual([workflowId, childId].sort());
+  });
+
+  it("restarts, terminates, retries and reruns", async () => {
+    await executor.restart(workflowId, false);
+    const restarted = await taskReaches(workflowId, "approve", "IN_PROGRESS");
+    expect(restarted.status).toBe("RUNNING");
+    expect(restarted.tasks!.map((task) => task.referenceTaskName)).toEqual(["call", "approve"]);
+
+    await executor.pause(workflowId);
+    expect((await executor.getWorkflow(workflowId, false)).status).toBe("PAUSED");
+    await executor.resume(workflowId);
+    expect((await executor.getWorkflow(workflowId, false)).status).toBe("RUNNING");
+
+    await executor.terminate(workflowId, "stopped by the client test");
+    const terminated = await executor.getWorkflow(workflowId, true);
+    expect(terminated).toMatchObject({ status: "TERMINATED", reasonForIncompletion: expect.stringContaining("stopped by the client test") });
+
+    await executor.retry(workflowId, false);
+    const retried = await taskReaches(workflowId, "approve", "IN_PROGRESS");
+    expect(retried.status).toBe("RUNNING");
+    const approve = taskOf(retried, "approve")!;
+    // TaskClient wraps the output as {outputData}, and Conductor stores that body as the task's output.
+    expect(await tasks.updateTaskResult(workflowId, "approve", "COMPLETED", { by: "task client" })).toBe(approve.taskId);
+    const afterTaskClient = await taskReaches(workflowId, "hook", "IN_PROGRESS");
+    expect(taskOf(afterTaskClient, "approve")!.outputData).toMatchObject({ outputData: { by: "task client" } });
+
+    await executor.terminate(workflowId, "again");
+    const rerunId = await executor.reRun(workflowId, { reRunFromTaskId: approve.taskId, workflowInput: { x: "7", key: suffix } });
+    expect(rerunId).toBe(workflowId);
+    const rerun = await taskReaches(workflowId, "approve", "IN_PROGRESS");
+    expect(rerun).toMatchObject({ status: "RUNNING", input: { x: "7" } });
+    expect(taskOf(rerun, "call")).toMatchObject({ status: "COMPLETED" });
+
+    // reRun's default request has no reRunFromTaskId: Conductor runs the whole workflow again.
+    await executor.terminate(workflowId, "once more");
+    expect(await executor.reRun(workflowId)).toBe(workflowId);
+    const whole = await taskReaches(workflowId, "approve", "IN_PROGRESS");
+    expect(whole.tasks!.map((task) => task.referenceTaskName)).toEqual(["call", "approve"]);
+    expect(taskOf(whole, "call")!.taskId).not.toBe(taskOf(rerun, "call")!.taskId);
+
+    const synced = await tasks.updateTaskSync(workflowId, "approve", "COMPLETED", { by: "sync" });
+    expect(synced).toMatchObject({ workflowId, status: "RUNNING" });
+    expect(taskOf(synced, "approve")).toMatchObject({ status: "COMPLETED", outputData: { by: "sync" } });
+    await executor.terminate(workflowId, "done");
+    expect(await executor.getWorkflowStatus(workflowId, true, false)).toEqual({ workflowId, correlationId: `corr-${suffix}`, status: "TERMINATED", output: {} });
+  });
+
+  it("registers, executes and starts a ConductorWorkflow (the fluent builder)", async () => {
+    const fluent = new ConductorWorkflow(executor, `client_fluent_${suffix}`).description("fluent builder");
+    fluent
+      .add(httpTask("ping", { uri: target.url(`/count/fluent-${suffix}?who=${fluent.input("who")}`), method: "GET" }))
+      .outputParameters({ n: "${ping.output.response.body.n}", who: "${ping.output.response.body.query.who}" });
+    await fluent.register(true);
+    expect(await fluent.execute({ who: "fluent" })).toMatchObject({ status: "COMPLETED", output: { n: 1, who: "fluent" } });
+    const started = await fluent.startWorkflow({ who: "again" }, `fluent-${suffix}`);
+    expect(await workflowReaches(started, "COMPLETED")).toMatchObject({ output: { n: 2, who: "again" }, correlationId: `fluent-${suffix}` });
+  });
+
+  it("executes synchronously and honours idempotency keys", async () => {
+    const run = await executor.executeWorkflow({ name: CHILD, version: 1, input: { key: `exec-${suffix}` } }, CHILD, 1, `request-${suffix}`);
+    expect(run).toMatchObject({ status: "COMPLETED", output: { n: 1 }, requestId: `request-${suffix}` });
+    expect(run.workflowId).toMatch(UUID);
+
+    const once = { name: PARENT, input: { x: "1", key: `once-${suffix}` }, idempotencyKey: `once-${suffix}` };
+    const first = await executor.startWorkflow({ ...once, idempotencyStrategy: "FAIL_ON_RUNNING" });
+    expect(await executor.startWorkflow({ ...once, idempotencyStrategy: "RETURN_EXISTING" })).toBe(first);
+    expect(await sdkError(executor.startWorkflow({ ...once, idempotencyStrategy: "FAIL_ON_RUNNING" }))).toMatch(/^Failed to start workflow: .*is RUNNING/);
+    await executor.terminate(first, "finished with it");
+    const second = await executor.startWorkflow({ ...once, idempotencyStrategy: "FAIL_ON_RUNNING" });
+    expect(second).toMatch(UUID);
+    expect(second).not.toBe(first);
+    await executor.terminate(second, "finished with it");
+
+    const byName = await executor.startWorkflowByName(PARENT, { x: "3", key: `by-name-${suffix}` }, 1, `by-name-${suffix}`);
+    const approve = taskOf(await taskReaches(byName, "approve", "IN_PROGRESS"), "approve")!;
+    expect(await executor.updateTask(approve.taskId!, byName, "FAILED", { why: "declined" })).toBe(approve.taskId);
+    const failed = await workflowReaches(byName, "FAILED");
+    expect(failed).toMatchObject({ correlationId: `by-name-${suffix}`, failedReferenceTaskNames: ["approve"] });
+    await executor.deleteWorkflow(byName);
+    expect(await sdkError(executor.getWorkflow(byName, false))).toMatch(/not found/);
+  });
+
+  it("surfaces the service's error messages for bad input", async () => {
+    expect(await sdkError(executor.getWorkflow("00000000-0000-4000-8000-000000000000", true))).toMatch(/^Failed to get workflow: .*not found/i);
+    expect(await sdkError(executor.startWorkflow({ name: `missing_${suffix}` }))).toMatch(/^Failed to start workflow: .*missing_/);
+    const invalid = workflow(`invalid_${suffix}`, [httpTask("bad", { uri: "", method: "GET" })]);
+    expect(await sdkError(metadata.registerWorkflowDef(invalid))).toMatch(/^Failed to register workflow definition: .*uri/);
+    expect(await sdkError(metadata.registerWorkflowDef(parentDefinition(), false))).toMatch(/^Failed to register workflow definition: .*exists/);
+    expect(await sdkError(executor.updateTaskByRefName("call", workflowId, "COMPLETED", {}))).toMatch(/^Failed to update task by reference name: /);
+    expect(await sdkError(executor.terminate(workflowId, "twice"))).toMatch(/^Failed to terminate workflow '.*': /);
+    expect(await sdkError(executor.reRun(workflowId, { reRunFromTaskId: "no-such-task" }))).toMatch(/^Failed to rerun workflow '.*': .*no-such-task/);
+  });
+
+  it("answers the task-worker endpoints it does not serve with a clear error", async () => {
+    expect(await sdkError(tasks.search(0, 10, "", "*", ""))).toMatch(/^Failed to search tasks: GET \/api\/tasks\/search is a Conductor endpoint this service does not support yet: task search/);
+    expect(await sdkError(tasks.getTaskPollData("HTTP"))).toMatch(/does not support yet: task queues/);
+    expect(await sdkError(tasks.getTask(crypto.randomUUID()))).toMatch(/^Failed to get task '.*': GET \/api\/tasks\/.* is a Conductor endpoint this service does not support yet/);
+  });
+});
+
+describe("a client outliving its token", () => {
+  let shortLived: DevServer;
+
+  beforeAll(async () => {
+    shortLived = await freshServer({ ACCESS_TOKEN_TTL_SECONDS: "2" });
+  });
+
+  afterAll(async () => {
+    await shortLived?.stop();
+  });
+
+  it("gets a new token when the service answers 401 EXPIRED_TOKEN, and the call succeeds", async () => {
+    const client = await orkesConductorClient({ serverUrl: shortLived.url, keyId, keySecret, logger: noopLogger, refreshTokenInterval: 0 });
+    const shortMetadata = new MetadataClient(client);
+    await shortMetadata.registerWorkflowDef(childDefinition(), true);
+    const before = await client.getAuthenticationHeaders();
+    await sleep(3_000);
+    // The client's own clock says its token is fresh (it assumes 45 minutes); only the service's EXPIRED_TOKEN makes it re-authenticate.
+    expect((await shortMetadata.getWorkflowDef(CHILD)).name).toBe(CHILD);
+    const after = await client.getAuthenticationHeaders();
+    expect(after?.["X-Authorization"]).toMatch(/^ey/);
+    expect(after?.["X-Authorization"]).not.toBe(before?.["X-Authorization"]);
+  });
+});

@@ -1,0 +1,233 @@
+/**
+ * Shapes the official Conductor TypeScript client depends on, through the real router. Each block
+ * pins one mismatch found by running the client (test/e2e/conductor-client.test.ts) against the service.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { STALE_CLAIM_MS } from "../../src/worker/start-execution";
+import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+
+interface ErrorBody {
+  status: number;
+  error: string;
+  message: string;
+}
+
+async function errorOf(method: string, path: string, body?: unknown): Promise<ErrorBody & { httpStatus: number }> {
+  const response = await api(method, path, body);
+  expect(response.headers.get("content-type")).toContain("application/json");
+  return { httpStatus: response.status, ...((await response.json()) as ErrorBody) };
+}
+
+describe("Conductor endpoints the service does not serve", () => {
+  it.each([
+    ["GET", "/api/tasks/poll/HTTP?workerid=w1", "task workers"],
+    ["GET", "/api/tasks/poll/batch/HTTP?count=5", "task workers"],
+    ["POST", "/api/tasks/update-v2", "task workers"],
+    ["GET", "/api/tasks/search?start=0&size=10", "task search"],
+    ["GET", "/api/tasks/queue/polldata?taskType=HTTP", "task queues"],
+    ["GET", `/api/tasks/${crypto.randomUUID()}`, "reading a task by its id"],
+    ["POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal`, "signals"],
+    ["POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal/sync`, "signals"],
+    ["GET", "/api/metadata/taskdefs", "task definitions"],
+    ["GET", "/api/metadata/task/HTTP/tags", "tags"],
+    ["DELETE", "/api/metadata/workflow/some_flow/tags", "tags"],
+    ["PUT", "/api/metadata/workflow/some_flow/rate-limit", "rate limits"],
+    ["POST", "/api/workflow/bulk/terminate", "bulk"],
+    ["GET", `/api/workflow/${crypto.randomUUID()}/tasks`, "paged task lists"],
+    ["GET", "/api/scheduler/schedules", "schedules"],
+  ])("%s %s answers 501 NOT_IMPLEMENTED naming the feature, in the contract's error shape", async (method, path, feature) => {
+    const body = method === "POST" ? {} : undefined;
+    const error = await errorOf(method, path, body);
+    expect(error).toMatchObject({ httpStatus: 501, status: 501, error: "NOT_IMPLEMENTED" });
+    expect(error.message).toContain(`${method} ${path.split("?")[0]} is a Conductor endpoint this service does not support yet`);
+    expect(error.message).toContain(feature);
+  });
+
+  it("still answers 404 for a path that is no Conductor endpoint at all", async () => {
+    expect(await errorOf("GET", "/api/no-such-thing")).toMatchObject({ httpStatus: 404, error: "NOT_FOUND" });
+    expect(await errorOf("GET", "/api/metadata/no-such-thing/x/y")).toMatchObject({ httpStatus: 404, error: "NOT_FOUND" });
+  });
+});
+
+describe("rerun without reRunFromTaskId (WorkflowExecutor.reRun's default body is {})", () => {
+  it("runs the whole finished workflow again from its first task, with the new input and correlation id", async () => {
+    await register({
+      name: "client_rerun_all",
+      tasks: [httpTask("a", { uri: target("/count/client-rerun-a?tag=${workflow.input.tag}"), method: "GET" }), httpTask("b", { uri: target("/count/client-rerun-b"), method: "GET" })],
+      outputParameters: { tag: "${a.output.response.body.query.tag}" },
+    });
+    const workflowId = await startWorkflow("client_rerun_all", { tag: "first" }, "?correlationId=before");
+    const first = await waitFor(workflowId, ["COMPLETED"]);
+
+    expect(await apiOk<string>("POST", `/api/workflow/${workflowId}/rerun`, {})).toBe(workflowId);
+    const again = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow.tasks[0]!.taskId !== first.tasks[0]!.taskId);
+    expect(again.tasks.map((task) => task.referenceTaskName)).toEqual(["a", "b"]);
+    expect(again.output).toEqual({ tag: "first" });
+    expect(await hits("client-rerun-a")).toBe(2);
+
+    await apiOk("POST", `/api/workflow/${workflowId}/rerun`, { workflowInput: { tag: "second" }, correlationId: "after" });
+    const third = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow.output["tag"] === "second");
+    expect(third).toMatchObject({ input: { tag: "second" }, correlationId: "after" });
+    expect(await hits("client-rerun-b")).toBe(3);
+    const found = await apiOk<{ totalHits: number; results: Array<{ workflowId: string }> }>("GET", "/api/workflow/search?correlationId=after");
+    expect(found.results.map((summary) => summary.workflowId)).toEqual([workflowId]);
+  });
+
+  it("still refuses a running workflow with 409", async () => {
+    await register({ name: "client_rerun_running", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
+    const workflowId = await startWorkflow("client_rerun_running");
+    expect(await errorOf("POST", `/api/workflow/${workflowId}/rerun`, {})).toMatchObject({ httpStatus: 409, error: "CONFLICT" });
+  });
+});
+
+describe("validation errors (the client shows only `message`)", () => {
+  it("names the first problem and how many more there are in the message, and keeps validationErrors", async () => {
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "client_invalid",
+      schemaVersion: 2,
+      tasks: [httpTask("bad", { http_request: { uri: "", method: "GET" } }), httpTask("worse", { http_request: { uri: "http://x.test", method: "FETCH" } })],
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors.map((issue) => issue.path)).toEqual(["tasks[0].inputParameters.http_request.uri", "tasks[1].inputParameters.http_request.method"]);
+    expect(body.message).toBe(`Invalid workflow definition: tasks[0].inputParameters.http_request.uri: ${body.validationErrors[0]!.message} (and 1 more in validationErrors)`);
+    expect(body.validationErrors[0]!.message).toContain("uri must be");
+  });
+
+  it("names the single problem of a bad query parameter", async () => {
+    expect((await errorOf("GET", "/api/workflow/search?size=-1")).message).toBe("Invalid query parameter size: size: must be an integer from 0 to 1000");
+  });
+});
+
+describe("GET /api/workflow/{id}/status (WorkflowExecutor.getWorkflowStatus)", () => {
+  it("answers Orkes' WorkflowStatus, with output and variables only when asked for", async () => {
+    await register({ name: "client_status", tasks: [httpTask("a", { uri: target("/count/client-status"), method: "GET" })], outputParameters: { n: "${a.output.response.body.n}" } });
+    const workflowId = await startWorkflow("client_status", {}, "?correlationId=status-check");
+    await waitFor(workflowId, ["COMPLETED"]);
+    expect(await apiOk("GET", `/api/workflow/${workflowId}/status`)).toEqual({ workflowId, correlationId: "status-check", status: "COMPLETED" });
+    expect(await apiOk("GET", `/api/workflow/${workflowId}/status?includeOutput=true&includeVariables=true`)).toEqual({
+      workflowId,
+      correlationId: "status-check",
+      status: "COMPLETED",
+      output: { n: 1 },
+      variables: {},
+    });
+    expect(await errorOf("GET", `/api/workflow/${crypto.randomUUID()}/status`)).toMatchObject({ httpStatus: 404, error: "NOT_FOUND" });
+  });
+});
+
+describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
+  it("refuses while the execution holding the key runs, and starts a new one once it has finished", async () => {
+    await register({ name: "client_once", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
+    const request = { name: "client_once", idempotencyKey: "order-17", idempotencyStrategy: "FAIL_ON_RUNNING" };
+    const first = await apiOk<string>("POST", "/api/workflow", request);
+    await waitFor(first, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const running = await errorOf("POST", "/api/workflow", request);
+    expect(running).toMatchObject({ httpStatus: 409, error: "CONFLICT" });
+    expect(running.message).toContain(first);
+
+    await apiOk("POST", `/api/tasks/${first}/gate/COMPLETED`, {});
+    await waitFor(first, ["COMPLETED"]);
+    const second = await apiOk<string>("POST", "/api/workflow", request);
+    expect(second).not.toBe(first);
+    expect((await waitFor(second, (workflow) => workflow.tasks.length === 1)).status).toBe("RUNNING");
+    // The key now belongs to the new execution: RETURN_EXISTING answers it, FAIL_ON_RUNNING refuses again.
+    expect(await apiOk<string>("POST", "/api/workflow", { ...request, idempotencyStrategy: "RETURN_EXISTING" })).toBe(second);
+    expect(await errorOf("POST", "/api/workflow", request)).toMatchObject({ httpStatus: 409 });
+  });
+
+  it("takes over a key whose execution was removed, once the claim is older than a start could take", async () => {
+    await register({ name: "client_once_removed", tasks: [httpTask("a", { uri: target("/count/client-once-removed"), method: "GET" })] });
+    const request = { name: "client_once_removed", idempotencyKey: "k", idempotencyStrategy: "FAIL_ON_RUNNING" };
+    const first = await apiOk<string>("POST", "/api/workflow", request);
+    await waitFor(first, ["COMPLETED"]);
+    await apiOk("DELETE", `/api/workflow/${first}/remove`);
+    // Just removed, the key could as well belong to a start in flight: refused.
+    expect((await errorOf("POST", "/api/workflow", request)).message).toContain("is being started");
+    await env.DB.prepare("UPDATE idempotency_keys SET create_time = ? WHERE workflow_name = ?").bind(Date.now() - STALE_CLAIM_MS, "client_once_removed").run();
+    const second = await apiOk<string>("POST", "/api/workflow", request);
+    expect(second).not.toBe(first);
+    expect((await waitFor(second, ["COMPLETED"])).tasks).toHaveLength(1);
+  });
+});
+
+describe("StartWorkflowRequest.workflowDef (an inline definition)", () => {
+  it("is refused with a 400 naming the field instead of starting the registered definition of that name", async () => {
+    await register({ name: "client_inline", tasks: [httpTask("a", { uri: target("/count/client-inline"), method: "GET" })] });
+    const inline = { name: "client_inline", tasks: [httpTask("other", { uri: target("/count/client-inline-other"), method: "GET" })] };
+    const refused = await api("POST", "/api/workflow", { name: "client_inline", workflowDef: inline });
+    expect(refused.status).toBe(400);
+    const body = (await refused.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors).toEqual([{ path: "workflowDef", message: expect.stringContaining("is not supported") }]);
+    expect(await hits("client-inline")).toBe(0);
+  });
+});
+
+describe("POST /api/tasks/{workflowId}/{taskRefName}/{status}/sync (updateTaskSync)", () => {
+  it("updates the pending task like the plain route and answers the Workflow JSON after the update", async () => {
+    await register({ name: "client_sync", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })], outputParameters: { by: "${gate.output.by}" } });
+    const workflowId = await startWorkflow("client_sync");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const response = await api("POST", `/api/tasks/${workflowId}/gate/COMPLETED/sync`, { by: "sync" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("application/json");
+    const workflow = (await response.json()) as WorkflowJson;
+    expect(workflow).toMatchObject({ workflowId, status: "COMPLETED", output: { by: "sync" } });
+    expect(workflow.tasks).toHaveLength(1);
+    expect(workflow.tasks[0]).toMatchObject({ taskId: waiting.tasks[0]!.taskId, status: "COMPLETED", outputData: { by: "sync" } });
+    expect(await errorOf("POST", `/api/tasks/${workflowId}/gate/COMPLETED/sync`, {})).toMatchObject({ httpStatus: 409, error: "CONFLICT" });
+  });
+});
+
+describe("WAIT_FOR_WEBHOOK with Orkes webhook matches (waitForWebhookTask({matches}))", () => {
+  it("is refused at registration with a 400 that points to the per-task callback URL", async () => {
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "client_matches",
+      schemaVersion: 2,
+      tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { "$['event']['type']": "order.paid" } }],
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors).toEqual([{ path: "tasks[0].inputParameters.$['event']['type']", message: expect.stringContaining("webhook matches") }]);
+    expect(body.validationErrors[0]!.message).toContain("/api/tasks/webhook/{workflowId}/{taskRefName}/{taskId}");
+  });
+});
+
+describe("the 501 routes, registered before the real ones, shadow none of them", () => {
+  it("still delivers the webhook callback of a task whose reference name is \"signal\"", async () => {
+    await register({ name: "client_signal_ref", tasks: [{ name: "signal", taskReferenceName: "signal", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
+    const workflowId = await startWorkflow("client_signal_ref");
+    const waiting = await waitFor(workflowId, (workflow) => typeof workflow.tasks[0]?.["callbackUrl"] === "string");
+    const callback = new URL(String(waiting.tasks[0]!["callbackUrl"])).pathname;
+    expect(callback).toBe(`/api/tasks/webhook/${workflowId}/signal/${waiting.tasks[0]!.taskId}`);
+    const response = await api("POST", callback, { status: "COMPLETED", output: { via: "signal" } });
+    expect(response.status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ via: "signal" });
+  });
+});
+
+describe("POST /api/workflow/execute/{name}/{version}?requestId= (executeWorkflow's WorkflowRun)", () => {
+  it("echoes the requestId beside the Workflow JSON, and leaves it out when none was sent", async () => {
+    await register({ name: "client_execute", tasks: [httpTask("a", { uri: target("/count/client-execute"), method: "GET" })], outputParameters: { n: "${a.output.response.body.n}" } });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/client_execute/1?requestId=req-1", { input: {} });
+    expect(run).toMatchObject({ requestId: "req-1", status: "COMPLETED", output: { n: 1 }, workflowName: "client_execute" });
+    const plain = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/client_execute/1", { input: {} });
+    expect(plain).toMatchObject({ status: "COMPLETED", output: { n: 2 } });
+    expect(plain).not.toHaveProperty("requestId");
+  });
+});
+
+describe("SUB_WORKFLOW with an inline child definition (ConductorWorkflow.toSubWorkflowTask())", () => {
+  it("is refused at registration with a 400 naming subWorkflowParam.workflowDefinition", async () => {
+    const child = { name: "client_inline_child", version: 1, tasks: [httpTask("a", { uri: target("/echo"), method: "GET" })] };
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "client_inline_parent",
+      schemaVersion: 2,
+      tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "client_inline_child", version: 1, workflowDefinition: child }, inputParameters: {} }],
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors).toEqual([{ path: "tasks[0].subWorkflowParam.workflowDefinition", message: expect.stringContaining("inline child definitions are not supported") }]);
+  });
+});
