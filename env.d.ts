@@ -2,6 +2,7 @@
 interface Env {
   DB: D1Database;
   WORKFLOW_EXECUTION: DurableObjectNamespace<import("./src/actors/workflow-execution").WorkflowExecution>;
+  RATE_LIMITER: DurableObjectNamespace<import("./src/actors/rate-limiter").RateLimiter>;
   /** `<keyId>:<keySecret>` of the bootstrap admin (a Worker secret; `.dev.vars` locally). */
   BOOTSTRAP_ADMIN_KEY?: string;
   MAX_REQUEST_BYTES?: string;
@@ -30,6 +31,13 @@ interface Env {
   REFRESH_TOKEN_TTL_SECONDS?: string;
   /** Browser origins allowed to call the API across origins: comma-separated, or `*`; unset means none. */
   CORS_ALLOWED_ORIGINS?: string;
+  /** Failed API key checks allowed per key id and client address, per client address, and their window. */
+  AUTH_FAILURES_PER_KEY?: string;
+  AUTH_FAILURES_PER_ADDRESS?: string;
+  AUTH_FAILURE_WINDOW_SECONDS?: string;
+  /** Callbacks (valid or not) one webhook task accepts per window. */
+  CALLBACKS_PER_TASK?: string;
+  CALLBACK_WINDOW_SECONDS?: string;
 }
 declare namespace Cloudflare {
   interface Env extends globalThis.Env {}

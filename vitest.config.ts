@@ -52,6 +52,10 @@ export default defineConfig({
                 OAUTH_ROLES_CLAIM: "groups",
                 OAUTH_TEST_PRIVATE_JWK: inject("oauthPrivateJwk"),
                 CORS_ALLOWED_ORIGINS: "https://app.example.com, https://ops.example.com/",
+                // Every test but the brute-force ones comes from one address; those send their own CF-Connecting-IP.
+                AUTH_FAILURES_PER_ADDRESS: "100000",
+                AUTH_FAILURES_PER_KEY: "5",
+                CALLBACKS_PER_TASK: "20",
               },
             },
           })),

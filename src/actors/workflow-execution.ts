@@ -26,6 +26,7 @@ import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-
 import type { ValidationIssue } from "../engine/validation-issue";
 import { toWorkflowView } from "../engine/view";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
+import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
 import { executionStub } from "../worker/executions";
 import { dispatchHttp } from "./dispatch/http";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
@@ -39,9 +40,11 @@ export type ActorResult<T> = { ok: true; value: T } | { ok: false; error: { kind
 
 /** Why a webhook callback was refused, with the HTTP status to answer. */
 export interface CallbackRefusal {
-  status: 400 | 401 | 404 | 409;
+  status: 400 | 401 | 404 | 409 | 429;
   message: string;
   validationErrors?: ValidationIssue[];
+  /** With 429: when the task accepts callbacks again. */
+  retryAfterSeconds?: number;
 }
 
 /** The outcome of a webhook callback. */
@@ -115,6 +118,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** Children to terminate (id → reason), recorded with the decision that canceled their task. */
   #childTerminations: Record<string, string>;
   #indexedSignature: string | undefined;
+  /** Recent callbacks per webhook task, for the per-task callback limit. */
+  readonly #callbackLogs = new Map<string, SlidingWindowLog>();
   #recovered = false;
   #alarmAt: number | null = null;
   #backgroundRetryAt: number | undefined;
@@ -278,6 +283,15 @@ export class WorkflowExecution extends DurableObject<Env> {
     const task = execution?.tasks.find((candidate) => candidate.taskId === call.taskId);
     if (!execution || !task || task.referenceTaskName !== call.taskRefName || task.taskType !== "WAIT_FOR_WEBHOOK") {
       return refuse(404, "No webhook task with that workflow id, reference name and task id");
+    }
+    // Every callback counts, valid or not: guessing a task's headers or signature is limited like any secret.
+    // The counts live in memory: an evicted object forgets them, which only ever lets a caller try sooner.
+    const log = this.#callbackLogs.get(task.taskId) ?? new SlidingWindowLog();
+    this.#callbackLogs.set(task.taskId, log);
+    const verdict = log.record(Date.now(), this.#config.callbackLimit);
+    if (verdict.limited) {
+      const seconds = retryAfterSeconds(verdict);
+      return { ok: false, refusal: { status: 429, message: `Too many callbacks for task ${call.taskRefName}; try again in ${seconds} s`, retryAfterSeconds: seconds } };
     }
     const live = await this.#liveInput(execution, task);
     if (live instanceof MissingSecretError) return refuse(401, `The callback cannot be verified: ${live.message}`);

@@ -1,5 +1,7 @@
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from "../engine/config";
+import type { CredentialLimits } from "./auth/throttle";
 import { parseCorsPolicy, type CorsPolicy } from "./http/headers";
+import type { RateLimit } from "./rate-limit/window";
 
 /** Service configuration, read from Worker vars (wrangler.toml `[vars]`, `.dev.vars`, secrets; see env.d.ts). */
 export interface ServiceConfig {
@@ -17,6 +19,10 @@ export interface ServiceConfig {
   maxSubWorkflowDepth: number;
   /** Browser origins allowed to call the API (`CORS_ALLOWED_ORIGINS`). */
   cors: CorsPolicy;
+  /** Brute-force limits on API key checks (token endpoints and `X-API-Key`). */
+  credentialLimits: CredentialLimits;
+  /** Callbacks one webhook task accepts within a window, valid or not. */
+  callbackLimit: RateLimit;
 }
 
 function positiveInt(raw: string | undefined, fallback: number): number {
@@ -47,6 +53,11 @@ export function serviceConfig(env: Env): ServiceConfig {
     publicBaseUrl: env.PUBLIC_BASE_URL?.trim() ? env.PUBLIC_BASE_URL.trim().replace(/\/+$/, "") : undefined,
     maxSubWorkflowDepth: positiveInt(env.MAX_SUBWORKFLOW_DEPTH, 10),
     cors: parseCorsPolicy(env.CORS_ALLOWED_ORIGINS),
+    credentialLimits: {
+      perKeyAndAddress: { limit: positiveInt(env.AUTH_FAILURES_PER_KEY, 10), windowMs: positiveInt(env.AUTH_FAILURE_WINDOW_SECONDS, 300) * 1000 },
+      perAddress: { limit: positiveInt(env.AUTH_FAILURES_PER_ADDRESS, 100), windowMs: positiveInt(env.AUTH_FAILURE_WINDOW_SECONDS, 300) * 1000 },
+    },
+    callbackLimit: { limit: positiveInt(env.CALLBACKS_PER_TASK, 60), windowMs: positiveInt(env.CALLBACK_WINDOW_SECONDS, 60) * 1000 },
   };
   cache.set(env, config);
   return config;

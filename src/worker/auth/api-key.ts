@@ -4,6 +4,7 @@ import { secretsEqual } from "./constant-time";
 import { grantsFor } from "./grants";
 import { BOOTSTRAP_ADMIN_USER, type Principal } from "./principal";
 import type { AuthProvider } from "./provider";
+import { clientAddress, throttledCredentialCheck } from "./throttle";
 
 /** A parsed `<keyId>:<keySecret>`. */
 export interface ApiKeyCredential {
@@ -18,24 +19,23 @@ export function parseApiKey(value: string): ApiKeyCredential | undefined {
   return { keyId: value.slice(0, separator).trim(), keySecret: value.slice(separator + 1).trim() };
 }
 
-const INVALID_KEY = "Unknown API key or wrong secret";
-
 /**
- * The user an API key belongs to, or 401. The bootstrap key (configuration) is checked first, then
- * keys created through the API. The same answer for an unknown key and a wrong secret, so the
- * response never tells whether a key exists.
+ * The user an API key belongs to, or 401 (429 while the key or address is limited for failed attempts, see
+ * {@link throttledCredentialCheck}). The bootstrap key (configuration) is checked first, then keys created
+ * through the API. The same answer for an unknown key and a wrong secret, so the response never tells
+ * whether a key exists.
  */
-export async function userForApiKey(env: Env, credential: ApiKeyCredential): Promise<string> {
-  const bootstrap = env.BOOTSTRAP_ADMIN_KEY ? parseApiKey(env.BOOTSTRAP_ADMIN_KEY) : undefined;
-  if (bootstrap) {
-    // Compare both parts every time so timing says nothing about which part was wrong.
-    const idMatches = await secretsEqual(credential.keyId, bootstrap.keyId);
-    const secretMatches = await secretsEqual(credential.keySecret, bootstrap.keySecret);
-    if (idMatches && secretMatches) return BOOTSTRAP_ADMIN_USER;
-  }
-  const userId = await new SecurityStore(env.DB).verifyApiKey(credential.keyId, credential.keySecret);
-  if (userId === undefined) throw new ApiError(401, "INVALID_TOKEN", INVALID_KEY);
-  return userId;
+export async function userForApiKey(env: Env, credential: ApiKeyCredential, address: string): Promise<string> {
+  return throttledCredentialCheck(env, { ...credential, address }, async () => {
+    const bootstrap = env.BOOTSTRAP_ADMIN_KEY ? parseApiKey(env.BOOTSTRAP_ADMIN_KEY) : undefined;
+    if (bootstrap) {
+      // Compare both parts every time so timing says nothing about which part was wrong.
+      const idMatches = await secretsEqual(credential.keyId, bootstrap.keyId);
+      const secretMatches = await secretsEqual(credential.keySecret, bootstrap.keySecret);
+      if (idMatches && secretMatches) return BOOTSTRAP_ADMIN_USER;
+    }
+    return new SecurityStore(env.DB).verifyApiKey(credential.keyId, credential.keySecret);
+  });
 }
 
 /** API keys used directly: `X-API-Key: <keyId>:<keySecret>`. */
@@ -46,7 +46,7 @@ export const apiKeyProvider: AuthProvider = {
     if (header === null) return undefined;
     const credential = parseApiKey(header);
     if (!credential) throw new ApiError(401, "INVALID_TOKEN", "X-API-Key must be <keyId>:<keySecret>");
-    const userId = await userForApiKey(env, credential);
+    const userId = await userForApiKey(env, credential, clientAddress(request));
     return { userId, grants: await grantsFor(env, userId), method: "api-key" };
   },
 };

@@ -22,14 +22,22 @@ export class ApiError extends Error {
   readonly status: number;
   readonly code: ErrorCode;
   readonly validationErrors: ValidationIssue[] | undefined;
+  /** Headers the refusal needs (e.g. `Retry-After`). */
+  readonly headers: Record<string, string> | undefined;
 
-  constructor(status: number, code: ErrorCode, message: string, validationErrors?: ValidationIssue[]) {
+  constructor(status: number, code: ErrorCode, message: string, validationErrors?: ValidationIssue[], headers?: Record<string, string>) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
     this.validationErrors = validationErrors;
+    this.headers = headers;
   }
+}
+
+/** 429 with `Retry-After`, for a client that must wait before trying again. */
+export function tooManyRequests(message: string, retryAfterSeconds: number): ApiError {
+  return new ApiError(429, "RATE_LIMITED", `${message}; try again in ${retryAfterSeconds} s`, undefined, { "Retry-After": String(retryAfterSeconds) });
 }
 
 /**
@@ -79,7 +87,7 @@ export function errorResponse(
  */
 export function responseForError(error: unknown, requestId: string): Response {
   if (error instanceof ApiError) {
-    return errorResponse(error.status, error.code, error.message, { validationErrors: error.validationErrors });
+    return errorResponse(error.status, error.code, error.message, { validationErrors: error.validationErrors, headers: error.headers });
   }
   const detail = error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error);
   console.error(JSON.stringify({ msg: "unhandled error", requestId, error: detail }));

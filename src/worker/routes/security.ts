@@ -1,6 +1,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import { DEFAULT_ACCESS_RULES } from "../auth/access-rules";
 import { parseApiKey, userForApiKey } from "../auth/api-key";
+import { clientAddress } from "../auth/throttle";
 import { grantsFor } from "../auth/grants";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
 import { PERMISSIONS, grantsAllow } from "../auth/permissions";
@@ -66,7 +67,7 @@ async function tokenEndpoint(request: IRequest, env: Env): Promise<Response> {
   if (!keyId || !keySecret) {
     throw validationError("Invalid token request", [{ path: fields["client_id"] === undefined ? "keyId" : "client_secret", message: "keyId and keySecret (or client_id and client_secret) are required" }]);
   }
-  const userId = await userForApiKey(env, { keyId, keySecret });
+  const userId = await userForApiKey(env, { keyId, keySecret }, clientAddress(request as unknown as Request));
   return Response.json(await issueTokens(env, userId), { headers: { "cache-control": "no-store" } });
 }
 

@@ -8,7 +8,7 @@ import { ExternalStatus, JsonObjectBody, TaskResultRequest, parseOrThrow } from 
 
 type Args = [Env, ExecutionContext];
 
-const CALLBACK_ERRORS = { 400: "VALIDATION_ERROR", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 409: "CONFLICT" } as const;
+const CALLBACK_ERRORS = { 400: "VALIDATION_ERROR", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 409: "CONFLICT", 429: "RATE_LIMITED" } as const;
 
 /** The webhook callback path; it is authenticated by the task's headers and signature, not a token. */
 export const WEBHOOK_CALLBACK_PATH = /^\/api\/tasks\/webhook\/[^/]+\/[^/]+\/[^/]+$/;
@@ -42,8 +42,9 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
       body,
     });
     if (result.ok) return Response.json(result.value);
-    const { status, message, validationErrors } = result.refusal;
-    return errorResponse(status, CALLBACK_ERRORS[status], message, { validationErrors });
+    const { status, message, validationErrors, retryAfterSeconds } = result.refusal;
+    const headers = retryAfterSeconds === undefined ? undefined : { "Retry-After": String(retryAfterSeconds) };
+    return errorResponse(status, CALLBACK_ERRORS[status], message, { validationErrors, headers });
   });
 
   router.post("/api/tasks/:workflowId/:taskRefName/:status", async (request, env) => textResponse((await updateByRef(request, env)).taskId));

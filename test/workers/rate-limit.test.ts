@@ -1,0 +1,94 @@
+import { SELF, abortAllDurableObjects, env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { throttledCredentialCheck } from "../../src/worker/auth/throttle";
+import { ApiError } from "../../src/worker/http/errors";
+import { ADMIN_KEY, apiOk, getWorkflow, register, rowCount, startWorkflow, waitFor } from "./helpers";
+
+/** AUTH_FAILURES_PER_KEY and CALLBACKS_PER_TASK of the test Worker (vitest.config.ts). */
+const FAILURES_PER_KEY = 5;
+const CALLBACKS_PER_TASK = 20;
+
+const [adminKeyId, adminSecret] = ADMIN_KEY.split(":") as [string, string];
+/** A client address of its own per test (CF-Connecting-IP), so limits reached here touch no other test. */
+let addressCounter = 0;
+const freshAddress = () => `198.51.100.${++addressCounter}`;
+
+function token(address: string, keyId: string, keySecret: string): Promise<Response> {
+  return SELF.fetch("https://conductor.test/api/token", {
+    method: "POST",
+    headers: { "content-type": "application/json", "cf-connecting-ip": address },
+    body: JSON.stringify({ keyId, keySecret }),
+  });
+}
+
+describe("brute-force limits on API key checks", () => {
+  it("after too many wrong secrets from one address, even the right one is refused with 429 and Retry-After", async () => {
+    const address = freshAddress();
+    const tokensBefore = await rowCount("refresh_tokens");
+    const statuses: number[] = [];
+    for (let attempt = 1; attempt <= FAILURES_PER_KEY; attempt++) statuses.push((await token(address, adminKeyId, `guess-${attempt}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 429]);
+
+    const right = await token(address, adminKeyId, adminSecret);
+    expect(right.status).toBe(429);
+    expect(Number(right.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await right.json()).toMatchObject({ status: 429, error: "RATE_LIMITED" });
+    // Used directly as X-API-Key from that address: refused the same way, and nothing was issued meanwhile.
+    const direct = await SELF.fetch("https://conductor.test/api/metadata/workflow", { headers: { "x-api-key": ADMIN_KEY, "cf-connecting-ip": address } });
+    expect(direct.status).toBe(429);
+    expect(await rowCount("refresh_tokens")).toBe(tokensBefore);
+
+    // Another address is not affected: the legitimate owner is not locked out by someone else's guessing.
+    expect((await token(freshAddress(), adminKeyId, adminSecret)).status).toBe(200);
+  });
+
+  it("keeps the lockout when the limiter object is evicted (the log is persisted)", async () => {
+    const address = freshAddress();
+    for (let attempt = 1; attempt <= FAILURES_PER_KEY; attempt++) await token(address, adminKeyId, `guess-${attempt}`);
+    await abortAllDurableObjects();
+    expect((await token(address, adminKeyId, adminSecret)).status).toBe(429);
+  });
+
+  it("limits an address spraying many key ids, and lets the right key through below the limit", async () => {
+    const limits = { perKeyAndAddress: { limit: 100, windowMs: 60_000 }, perAddress: { limit: 3, windowMs: 60_000 } };
+    const address = freshAddress();
+    const attempt = (keyId: string, valid: boolean) =>
+      throttledCredentialCheck(env, { keyId, keySecret: "s", address }, async () => (valid ? "someone" : undefined), limits).then(
+        (userId) => userId,
+        (error: unknown) => (error instanceof ApiError ? error.status : error),
+      );
+    expect(await attempt("k-0", true)).toBe("someone");
+    expect([await attempt("k-1", false), await attempt("k-2", false), await attempt("k-3", false)]).toEqual([401, 401, 429]);
+    expect(await attempt("k-4", true)).toBe(429);
+  });
+});
+
+describe("callback limits", () => {
+  it("refuses callbacks beyond the limit per task with 429, changing nothing, while other tasks are unaffected", async () => {
+    await register({ name: "hook_limited", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { headers: { "X-Token": "t0k3n" } } }] });
+    const waiting = async () => {
+      const workflowId = await startWorkflow("hook_limited");
+      const workflow = await waitFor(workflowId, (candidate) => candidate.tasks[0]?.status === "IN_PROGRESS");
+      return { workflowId, url: String((workflow.tasks[0] as JsonObject)["callbackUrl"]) };
+    };
+    const post = (url: string, token: string) =>
+      SELF.fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-token": token }, body: JSON.stringify({ status: "COMPLETED", output: { paid: true } }) });
+
+    const limited = await waiting();
+    const statuses: number[] = [];
+    for (let guess = 1; guess <= CALLBACKS_PER_TASK; guess++) statuses.push((await post(limited.url, `guess-${guess}`)).status);
+    expect(statuses.slice(0, -1).every((status) => status === 401)).toBe(true);
+    expect(statuses.at(-1)).toBe(429);
+    const before = JSON.stringify(await getWorkflow(limited.workflowId));
+    const right = await post(limited.url, "t0k3n");
+    expect(right.status).toBe(429);
+    expect(Number(right.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await right.json()).toMatchObject({ status: 429, error: "RATE_LIMITED" });
+    expect(JSON.stringify(await getWorkflow(limited.workflowId))).toBe(before);
+
+    const other = await waiting();
+    expect((await post(other.url, "t0k3n")).status).toBe(200);
+    expect((await apiOk<JsonObject>("GET", `/api/workflow/${other.workflowId}`))["status"]).toBe("COMPLETED");
+  });
+});
