@@ -38,6 +38,10 @@ interface Env {
   /** Callbacks (valid or not) one webhook task accepts per window. */
   CALLBACKS_PER_TASK?: string;
   CALLBACK_WINDOW_SECONDS?: string;
+  /** Egress of HTTP tasks: comma-separated host names, `*.suffix`, IPs and CIDR ranges; and whether non-public addresses may be called. */
+  EGRESS_ALLOW?: string;
+  EGRESS_DENY?: string;
+  EGRESS_ALLOW_PRIVATE?: string;
 }
 declare namespace Cloudflare {
   interface Env extends globalThis.Env {}

@@ -207,6 +207,8 @@ export async function startEngine(options = {}) {
     "--log-level", "warn",
     "--show-interactive-dev-session=false",
     "--var", `BOOTSTRAP_ADMIN_KEY:${key}`,
+    // The target is on 127.0.0.1, as in local development (npm start sets the same).
+    "--var", "EGRESS_ALLOW_PRIVATE:true",
   ];
   log(`starting wrangler dev on 127.0.0.1:${port}`);
   const child = spawn(process.execPath, args, { cwd: projectDir, env: wranglerEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true });

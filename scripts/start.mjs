@@ -177,10 +177,29 @@ const ENCRYPTION_KEY_VAR = "SECRETS_ENCRYPTION_KEY";
  * @param {string} path
  */
 export function ensureEncryptionKey(path) {
+  ensureDevVar(path, ENCRYPTION_KEY_VAR, () => randomBytes(32).toString("base64"));
+}
+
+/**
+ * Makes sure the dev-vars file lets HTTP tasks call services on this machine (`EGRESS_ALLOW_PRIVATE=true`):
+ * locally, the services a workflow calls usually run on localhost. Deployed Workers keep the default (off).
+ * @param {string} path
+ */
+export function ensureLocalEgress(path) {
+  ensureDevVar(path, "EGRESS_ALLOW_PRIVATE", () => "true");
+}
+
+/**
+ * Appends `NAME=value` to the dev-vars file (mode 0600) unless it already sets NAME; an existing value wins.
+ * @param {string} path
+ * @param {string} name
+ * @param {() => string} value
+ */
+function ensureDevVar(path, name, value) {
   const text = existsSync(path) ? readFileSync(path, "utf8") : "";
-  if (new RegExp(`^\\s*${ENCRYPTION_KEY_VAR}\\s*=`, "m").test(text)) return;
+  if (new RegExp(`^\\s*${name}\\s*=`, "m").test(text)) return;
   const separator = text === "" || text.endsWith("\n") ? "" : "\n";
-  writeFileSync(path, `${text}${separator}${ENCRYPTION_KEY_VAR}=${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
+  writeFileSync(path, `${text}${separator}${name}=${value()}\n`, { mode: 0o600 });
   chmodSync(path, 0o600);
 }
 
@@ -282,6 +301,7 @@ async function main() {
     return 1;
   }
   const { key, created } = ensureAdminKey(options.devVars);
+  ensureLocalEgress(options.devVars);
   console.log(created ? `[start] generated an admin key into ${options.devVars}` : `[start] using the admin key in ${options.devVars}`);
   console.log("[start] applying local D1 migrations");
   const migrated = await applyMigrations(options.persistTo);

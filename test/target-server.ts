@@ -15,6 +15,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `ANY /flaky/<key>?fail=N` → 503 for the first N hits of that key, then 200 {key, n}
  *  - `GET /hits/<key>`      → {hits} for that key (not counted)
  *  - `GET /jwks.json`       → the JSON Web Key Set given (a local OAuth issuer's public keys)
+ *  - `ANY /redirect?to=<url>&status=302` → a redirect there (to itself without `to`)
  */
 export function createTargetServer(options: { jwks?: unknown } = {}): Server {
   const hits = new Map<string, number>();
@@ -68,6 +69,11 @@ export function createTargetServer(options: { jwks?: unknown } = {}): Server {
           const key = segments[1] ?? "";
           const n = count(key);
           return n <= Number(url.searchParams.get("fail") ?? 0) ? json(res, 503, { key, n }) : json(res, 200, { key, n });
+        }
+        case "redirect": {
+          // /redirect?to=<url>&status=302: a redirect to anywhere, for the egress tests; without `to`, to itself.
+          res.writeHead(Number(url.searchParams.get("status") ?? 302), { location: url.searchParams.get("to") ?? req.url ?? "/" });
+          return void res.end();
         }
         case "jwks.json":
           return json(res, options.jwks ? 200 : 404, options.jwks ?? { error: "no JWKS" });

@@ -658,6 +658,7 @@ export class WorkflowExecution extends DurableObject<Env> {
           maxResponseBytes: this.#config.httpMaxResponseBytes,
           asyncCompleteAtTaskLevel: definition.asyncComplete,
           cancel,
+          egress: this.#config.egress,
         });
       case "SUB_WORKFLOW":
         // The stored (masked) input: whatever reaches the child is stored and shown as the child's.

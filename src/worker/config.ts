@@ -1,4 +1,5 @@
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from "../engine/config";
+import { EgressConfigError, parseEgressPolicy, type EgressPolicy } from "../engine/tasks/http/egress";
 import type { CredentialLimits } from "./auth/throttle";
 import { parseCorsPolicy, type CorsPolicy } from "./http/headers";
 import type { RateLimit } from "./rate-limit/window";
@@ -23,6 +24,17 @@ export interface ServiceConfig {
   credentialLimits: CredentialLimits;
   /** Callbacks one webhook task accepts within a window, valid or not. */
   callbackLimit: RateLimit;
+  /** Which hosts HTTP tasks may call; a bad entry is kept as its error, which fails HTTP tasks clearly. */
+  egress: EgressPolicy | { error: string };
+}
+
+function egressPolicy(env: Env): EgressPolicy | { error: string } {
+  try {
+    return parseEgressPolicy({ allow: env.EGRESS_ALLOW, deny: env.EGRESS_DENY, allowPrivate: env.EGRESS_ALLOW_PRIVATE?.trim().toLowerCase() === "true" });
+  } catch (error) {
+    if (error instanceof EgressConfigError) return { error: error.message };
+    throw error;
+  }
 }
 
 function positiveInt(raw: string | undefined, fallback: number): number {
@@ -58,6 +70,7 @@ export function serviceConfig(env: Env): ServiceConfig {
       perAddress: { limit: positiveInt(env.AUTH_FAILURES_PER_ADDRESS, 100), windowMs: positiveInt(env.AUTH_FAILURE_WINDOW_SECONDS, 300) * 1000 },
     },
     callbackLimit: { limit: positiveInt(env.CALLBACKS_PER_TASK, 60), windowMs: positiveInt(env.CALLBACK_WINDOW_SECONDS, 60) * 1000 },
+    egress: egressPolicy(env),
   };
   cache.set(env, config);
   return config;

@@ -271,6 +271,8 @@ export async function startDevServer(options: { root: string; persistTo: string;
     "--inspector-port", String(await freePort()),
     "--persist-to", options.persistTo,
     "--var", `BOOTSTRAP_ADMIN_KEY:${options.adminKey}`,
+    // As `npm start` sets it: the target server is on 127.0.0.1.
+    "--var", "EGRESS_ALLOW_PRIVATE:true",
     ...Object.entries(options.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
     "--show-interactive-dev-session=false",
   ];

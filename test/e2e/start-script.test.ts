@@ -84,7 +84,8 @@ describe("npm start", () => {
     expect(banner.curl).toBe(`curl -H "X-API-Key: ${banner.key}" http://127.0.0.1:${port}/api/metadata/workflow`);
     const vars = readFileSync(devVars, "utf8");
     const encryptionKey = /^SECRETS_ENCRYPTION_KEY=([A-Za-z0-9+/]{43}=)$/m.exec(vars)?.[1];
-    expect(vars).toBe(`BOOTSTRAP_ADMIN_KEY=${banner.key}\nSECRETS_ENCRYPTION_KEY=${encryptionKey}\n`);
+    // Local HTTP tasks may call services on this machine; a deployed Worker keeps the egress default (off).
+    expect(vars).toBe(`BOOTSTRAP_ADMIN_KEY=${banner.key}\nSECRETS_ENCRYPTION_KEY=${encryptionKey}\nEGRESS_ALLOW_PRIVATE=true\n`);
     expect(statSync(devVars).mode & 0o777).toBe(0o600);
     expect(existsSync(join(project, ".wrangler", "state", "v3", "d1"))).toBe(true);
 
@@ -135,7 +136,7 @@ describe("npm start", () => {
     const start = runStart(port, ["--persist-to", persistTo, "--dev-vars", devVars]);
     const banner = await readBanner(start);
     expect(banner.key).toMatch(KEY_FORMAT);
-    expect(readFileSync(devVars, "utf8")).toMatch(new RegExp(`^${original.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\nBOOTSTRAP_ADMIN_KEY=${banner.key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\nSECRETS_ENCRYPTION_KEY=[A-Za-z0-9+/]{43}=\n$`));
+    expect(readFileSync(devVars, "utf8")).toMatch(new RegExp(`^${original.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\nBOOTSTRAP_ADMIN_KEY=${banner.key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\nSECRETS_ENCRYPTION_KEY=[A-Za-z0-9+/]{43}=\nEGRESS_ALLOW_PRIVATE=true\n$`));
     expect(statSync(devVars).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(project, ".dev.vars"), "utf8")).toBe(projectKey);
     expect(existsSync(join(persistTo, "v3", "d1"))).toBe(true);

@@ -2,6 +2,7 @@ import type { EngineConfig } from "../../engine/config";
 import type { ExecutionEvent } from "../../engine/decider";
 import type { JsonObject, TaskExecution } from "../../engine/model";
 import { buildHttpRequest, httpOutcome, isAsyncComplete, type HttpRequestSpec } from "../../engine/tasks/http";
+import { checkEgress, type EgressPolicy } from "../../engine/tasks/http/egress";
 import { readBounded } from "../../worker/http/body";
 
 /** What the HTTP dispatcher needs besides the task. */
@@ -12,6 +13,49 @@ export interface HttpDispatchOptions {
   asyncCompleteAtTaskLevel: boolean | undefined;
   /** Aborted when the task is canceled while its request is in flight. */
   cancel: AbortSignal;
+  /** Which hosts may be called; a configuration error fails every HTTP task with its message. */
+  egress: EgressPolicy | { error: string };
+}
+
+/** Redirects followed before the task fails (browsers allow 20; a task has no reason to need more than a few). */
+const MAX_REDIRECTS = 10;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** Refused by the egress policy: the task fails without retrying (the same URL will be refused again). */
+class EgressDenied extends Error {}
+
+/**
+ * Sends the request and follows redirects by hand, so that every hop is checked against the egress policy
+ * before anything is sent to it. Method and body change as fetch would change them (303, and 301/302 after a
+ * POST, become a GET without body); credentials are not carried to another origin.
+ */
+async function fetchWithinPolicy(request: HttpRequestSpec, policy: EgressPolicy, signal: AbortSignal): Promise<Response> {
+  let url = new URL(request.url);
+  let method = request.method;
+  let body = request.body;
+  const headers = new Headers(request.headers);
+  for (let hop = 0; ; hop++) {
+    const verdict = checkEgress(url, policy);
+    if (!verdict.allowed) throw new EgressDenied(hop === 0 ? verdict.reason : `${verdict.reason} (redirected there from ${request.url})`);
+    const init: RequestInit = { method, headers, signal, redirect: "manual" };
+    if (body !== undefined) init.body = body;
+    const response = await fetch(url, init);
+    const location = response.headers.get("location");
+    if (!REDIRECT_STATUSES.has(response.status) || location === null) return response;
+    await response.body?.cancel();
+    if (hop === MAX_REDIRECTS) throw new EgressDenied(`${request.method} ${request.url} redirected more than ${MAX_REDIRECTS} times`);
+    const next = new URL(location, url);
+    if (next.origin !== url.origin) {
+      headers.delete("authorization");
+      headers.delete("cookie");
+    }
+    if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
+      if (method !== "HEAD") method = "GET";
+      body = undefined;
+      headers.delete("content-type");
+    }
+    url = next;
+  }
 }
 
 type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
@@ -30,6 +74,8 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
   const built = buildHttpRequest(input, options.engine, task.taskId);
   if (!built.ok) return result("FAILED_WITH_TERMINAL_ERROR", {}, built.reason);
   const request: HttpRequestSpec = built.request;
+  if ("error" in options.egress) return result("FAILED_WITH_TERMINAL_ERROR", {}, `The egress policy is misconfigured: ${options.egress.error}`);
+  const policy = options.egress;
 
   const controller = new AbortController();
   const onCancel = () => controller.abort();
@@ -37,9 +83,7 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
   let phase: "connect" | "read" = "connect";
   let timer = setTimeout(() => controller.abort(), request.connectTimeoutMs + request.readTimeoutMs);
   try {
-    const init: RequestInit = { method: request.method, headers: request.headers, signal: controller.signal, redirect: "follow" };
-    if (request.body !== undefined) init.body = request.body;
-    const response = await fetch(request.url, init);
+    const response = await fetchWithinPolicy(request, policy, controller.signal);
     phase = "read";
     clearTimeout(timer);
     timer = setTimeout(() => controller.abort(), request.readTimeoutMs);
@@ -53,6 +97,7 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
     );
     return result(outcome.status, outcome.output, outcome.reason);
   } catch (error) {
+    if (error instanceof EgressDenied) return result("FAILED_WITH_TERMINAL_ERROR", {}, error.message);
     if (options.cancel.aborted) return result("CANCELED", {}, "Canceled while the request was in flight");
     if (controller.signal.aborted) {
       const limit = phase === "connect" ? `${request.connectTimeoutMs + request.readTimeoutMs} ms (connectionTimeOut + readTimeOut)` : `${request.readTimeoutMs} ms (readTimeOut)`;

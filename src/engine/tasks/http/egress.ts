@@ -1,0 +1,162 @@
+/**
+ * Which hosts HTTP tasks may call. Checked before every request and again at every redirect, so a workflow
+ * cannot be used to reach the service's own network (SSRF). Pure: no I/O, no clock.
+ *
+ * A Worker never sees DNS answers, so address ranges apply to IP literals (in any form URL parsing accepts:
+ * `http://2130706433/` and `http://0x7f.1/` are 127.0.0.1) and to names that are local by definition
+ * (`localhost`, `*.localhost`). On Cloudflare's network, Workers cannot reach private addresses at all; the
+ * policy makes that explicit, applies it in local development too, and adds the operator's own lists.
+ */
+
+/** One entry of an allow or deny list: a host name, `*.suffix`, an IP address, or a CIDR range. */
+type HostPattern =
+  | { kind: "name"; name: string }
+  | { kind: "suffix"; suffix: string }
+  | { kind: "range"; family: 4 | 6; bits: bigint; prefix: number; text: string };
+
+/** The egress policy of HTTP tasks (`EGRESS_ALLOW`, `EGRESS_DENY`, `EGRESS_ALLOW_PRIVATE`). */
+export interface EgressPolicy {
+  allow: readonly HostPattern[];
+  deny: readonly HostPattern[];
+  /** Whether private, loopback, link-local and other non-public addresses may be called. */
+  allowPrivate: boolean;
+}
+
+/** The verdict for one URL. */
+export type EgressVerdict = { allowed: true } | { allowed: false; reason: string };
+
+/** Problems in a configured list, each naming the entry. */
+export class EgressConfigError extends Error {
+  override name = "EgressConfigError";
+}
+
+/** Ranges that are not the public internet (IANA special-purpose registries). */
+const NON_PUBLIC_RANGES: readonly string[] = [
+  "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
+  "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
+  "224.0.0.0/4", "240.0.0.0/4",
+  "::/128", "::1/128", "64:ff9b::/96", "100::/64", "2001:db8::/32", "fc00::/7", "fe80::/10", "ff00::/8",
+];
+const NON_PUBLIC: readonly HostPattern[] = NON_PUBLIC_RANGES.map((range) => parsePattern(range));
+const IPV4_MAPPED = parsePattern("::ffff:0:0/96");
+
+function parseIpv4(text: string): bigint | undefined {
+  const parts = text.split(".");
+  if (parts.length !== 4 || !parts.every((part) => /^\d{1,3}$/.test(part) && Number(part) <= 255)) return undefined;
+  return parts.reduce((value, part) => (value << 8n) | BigInt(Number(part)), 0n);
+}
+
+function parseIpv6(text: string): bigint | undefined {
+  let address = text.toLowerCase();
+  // A trailing dotted IPv4 (::ffff:1.2.3.4) becomes two groups.
+  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (dotted) {
+    const v4 = parseIpv4(dotted[2]!);
+    if (v4 === undefined) return undefined;
+    address = `${dotted[1]}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
+  }
+  const halves = address.split("::");
+  if (halves.length > 2) return undefined;
+  const head = halves[0] ? halves[0].split(":") : [];
+  const tail = halves.length === 2 && halves[1] ? halves[1].split(":") : [];
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill("0"), ...tail];
+  if (!groups.every((group) => /^[0-9a-f]{1,4}$/.test(group))) return undefined;
+  return groups.reduce((value, group) => (value << 16n) | BigInt(parseInt(group, 16)), 0n);
+}
+
+/** An IP literal as a number and its family; undefined for a name. `hostname` is as `URL` gives it. */
+function ipOf(hostname: string): { family: 4 | 6; bits: bigint } | undefined {
+  const v4 = parseIpv4(hostname);
+  if (v4 !== undefined) return { family: 4, bits: v4 };
+  if (hostname.startsWith("[") && hostname.endsWith("]")) {
+    const v6 = parseIpv6(hostname.slice(1, -1));
+    if (v6 !== undefined) return { family: 6, bits: v6 };
+  }
+  return undefined;
+}
+
+function parsePattern(entry: string): HostPattern {
+  const text = entry.trim().toLowerCase();
+  const slash = text.indexOf("/");
+  const address = slash === -1 ? text : text.slice(0, slash);
+  const v4 = parseIpv4(address);
+  const v6 = v4 === undefined ? parseIpv6(address.replace(/^\[|\]$/g, "")) : undefined;
+  if (v4 !== undefined || v6 !== undefined) {
+    const family = v4 !== undefined ? 4 : 6;
+    const width = family === 4 ? 32 : 128;
+    const prefix = slash === -1 ? width : Number(text.slice(slash + 1));
+    if (!Number.isInteger(prefix) || prefix < 0 || prefix > width || (slash !== -1 && !/^\d+$/.test(text.slice(slash + 1)))) {
+      throw new EgressConfigError(`"${entry}": the prefix length must be 0 to ${width}`);
+    }
+    return { kind: "range", family, bits: (v4 ?? v6)!, prefix, text };
+  }
+  if (slash !== -1) throw new EgressConfigError(`"${entry}" is neither a host name nor an IP range`);
+  if (text.startsWith("*.")) {
+    const suffix = text.slice(1);
+    if (!/^(\.[a-z0-9-]+)+$/.test(suffix)) throw new EgressConfigError(`"${entry}" is not a valid wildcard (use *.example.com)`);
+    return { kind: "suffix", suffix };
+  }
+  if (!/^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(text)) throw new EgressConfigError(`"${entry}" is not a valid host name, IP address or CIDR range`);
+  return { kind: "name", name: text };
+}
+
+/**
+ * Builds a policy from its configuration: comma-separated lists and whether non-public addresses may be
+ * called. Throws {@link EgressConfigError} naming a bad entry (a typo must not silently open or close egress).
+ */
+export function parseEgressPolicy(config: { allow?: string | undefined; deny?: string | undefined; allowPrivate: boolean }): EgressPolicy {
+  const list = (raw: string | undefined) => (raw ?? "").split(",").map((entry) => entry.trim()).filter(Boolean).map(parsePattern);
+  return { allow: list(config.allow), deny: list(config.deny), allowPrivate: config.allowPrivate };
+}
+
+function inRange(ip: { family: 4 | 6; bits: bigint }, range: Extract<HostPattern, { kind: "range" }>): boolean {
+  if (ip.family !== range.family) return false;
+  const shift = BigInt((range.family === 4 ? 32 : 128) - range.prefix);
+  return ip.bits >> shift === range.bits >> shift;
+}
+
+/** The addresses a host stands for: an IPv4-mapped IPv6 address is also its IPv4 address. */
+function addressesOf(hostname: string): Array<{ family: 4 | 6; bits: bigint }> {
+  const ip = ipOf(hostname);
+  if (!ip) return [];
+  if (ip.family === 6 && IPV4_MAPPED.kind === "range" && inRange(ip, IPV4_MAPPED)) return [ip, { family: 4, bits: ip.bits & 0xffffffffn }];
+  return [ip];
+}
+
+function matches(hostname: string, pattern: HostPattern): boolean {
+  switch (pattern.kind) {
+    case "name":
+      return hostname === pattern.name;
+    case "suffix":
+      return hostname.endsWith(pattern.suffix);
+    case "range":
+      return addressesOf(hostname).some((ip) => inRange(ip, pattern));
+  }
+}
+
+function describe(pattern: HostPattern): string {
+  return pattern.kind === "name" ? pattern.name : pattern.kind === "suffix" ? `*${pattern.suffix}` : pattern.text;
+}
+
+/** Names that always mean this machine. */
+function isLocalName(hostname: string): boolean {
+  return hostname === "localhost" || hostname.endsWith(".localhost");
+}
+
+/** Whether an HTTP task may call `url`: deny list first, then the allow list, then the non-public default. */
+export function checkEgress(url: URL, policy: EgressPolicy): EgressVerdict {
+  if (url.protocol !== "http:" && url.protocol !== "https:") return { allowed: false, reason: `egress denied: ${url.protocol} URLs are not allowed (http and https only)` };
+  const hostname = url.hostname.toLowerCase().replace(/\.$/, "");
+  const denied = policy.deny.find((pattern) => matches(hostname, pattern));
+  if (denied) return { allowed: false, reason: `egress denied: ${hostname} matches ${describe(denied)} in EGRESS_DENY` };
+  if (policy.allow.some((pattern) => matches(hostname, pattern))) return { allowed: true };
+  if (policy.allow.length > 0) return { allowed: false, reason: `egress denied: ${hostname} is not in EGRESS_ALLOW` };
+  if (!policy.allowPrivate) {
+    if (isLocalName(hostname)) return { allowed: false, reason: `egress denied: ${hostname} is this machine (EGRESS_ALLOW_PRIVATE is off)` };
+    const range = NON_PUBLIC.find((pattern) => matches(hostname, pattern));
+    if (range) return { allowed: false, reason: `egress denied: ${hostname} is in the non-public range ${describe(range)} (EGRESS_ALLOW_PRIVATE is off)` };
+  }
+  return { allowed: true };
+}

@@ -1,0 +1,82 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { EgressConfigError, checkEgress, parseEgressPolicy } from "../../src/engine/tasks/http/egress";
+
+const production = parseEgressPolicy({ allowPrivate: false });
+const verdict = (url: string, policy = production) => checkEgress(new URL(url), policy);
+const allowed = (url: string, policy = production) => verdict(url, policy).allowed;
+
+describe("egress policy: the non-public default", () => {
+  it("denies loopback, private, link-local, CGNAT and other special ranges in every notation URL parsing accepts", () => {
+    for (const url of [
+      "http://127.0.0.1/", "http://127.1.2.3:8080/x", "http://2130706433/", "http://0x7f.1/", "http://0177.0.0.1/", "http://127.1/",
+      "http://10.0.0.5/", "http://172.16.0.1/", "http://172.31.255.255/", "http://192.168.1.1/", "http://169.254.169.254/latest/meta-data",
+      "http://100.64.0.1/", "http://0.0.0.0/", "http://224.0.0.1/", "http://255.255.255.255/",
+      "http://[::1]/", "http://[::]/", "http://[fc00::1]/", "http://[fd12:3456::1]/", "http://[fe80::1]/", "http://[::ffff:127.0.0.1]/",
+      "http://[::ffff:7f00:1]/", "http://[::ffff:10.1.2.3]/", "http://localhost:8787/", "http://api.localhost/", "http://LOCALHOST./",
+    ]) {
+      const answer = verdict(url);
+      expect(answer.allowed, url).toBe(false);
+      expect(!answer.allowed && answer.reason, url).toMatch(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/);
+    }
+  });
+
+  it("allows public names and addresses, including ones that merely look close to private ranges", () => {
+    for (const url of ["https://api.example.com/v1", "http://8.8.8.8/", "http://172.32.0.1/", "http://11.0.0.1/", "http://[2606:4700::1111]/", "http://localhost.example.com/", "http://169.255.0.1/"]) {
+      expect(allowed(url), url).toBe(true);
+    }
+  });
+
+  it("allows non-public addresses when EGRESS_ALLOW_PRIVATE is on (local development)", () => {
+    const local = parseEgressPolicy({ allowPrivate: true });
+    expect(allowed("http://127.0.0.1:9000/", local)).toBe(true);
+    expect(allowed("http://localhost/", local)).toBe(true);
+  });
+
+  it("refuses schemes other than http and https", () => {
+    for (const url of ["ftp://example.com/", "file:///etc/passwd", "data:text/plain,hi", "javascript:alert(1)"]) {
+      expect(verdict(url)).toEqual({ allowed: false, reason: expect.stringContaining("http and https only") });
+    }
+  });
+});
+
+describe("egress policy: allow and deny lists", () => {
+  it("deny wins, then an allow list admits only what it names (names, wildcards, addresses, ranges)", () => {
+    const policy = parseEgressPolicy({ allow: "api.example.com, *.partner.net, 203.0.113.0/24, 10.1.2.3", deny: "bad.partner.net, 203.0.113.66", allowPrivate: false });
+    expect(allowed("https://api.example.com/x", policy)).toBe(true);
+    expect(allowed("https://eu.partner.net/x", policy)).toBe(true);
+    expect(allowed("https://a.b.partner.net/x", policy)).toBe(true);
+    expect(allowed("https://partner.net/x", policy)).toBe(false);
+    expect(allowed("http://203.0.113.9/", policy)).toBe(true);
+    // An explicitly allowed private address is reachable even with EGRESS_ALLOW_PRIVATE off.
+    expect(allowed("http://10.1.2.3/", policy)).toBe(true);
+    expect(verdict("https://bad.partner.net/", policy)).toEqual({ allowed: false, reason: "egress denied: bad.partner.net matches bad.partner.net in EGRESS_DENY" });
+    expect(verdict("http://203.0.113.66/", policy)).toEqual({ allowed: false, reason: "egress denied: 203.0.113.66 matches 203.0.113.66 in EGRESS_DENY" });
+    expect(verdict("https://other.example.com/", policy)).toEqual({ allowed: false, reason: "egress denied: other.example.com is not in EGRESS_ALLOW" });
+  });
+
+  it("a deny list alone keeps everything else open, and ranges match IPv6 and IPv4-mapped forms", () => {
+    const policy = parseEgressPolicy({ deny: "2001:db8:1::/48, 198.51.100.0/24", allowPrivate: true });
+    expect(allowed("http://[2001:db8:1::5]/", policy)).toBe(false);
+    expect(allowed("http://[2001:db8:2::5]/", policy)).toBe(true);
+    expect(allowed("http://[::ffff:198.51.100.7]/", policy)).toBe(false);
+    expect(allowed("https://example.org/", policy)).toBe(true);
+  });
+
+  it("refuses a malformed entry by name instead of guessing what it meant", () => {
+    for (const entry of ["10.0.0.0/33", "example..com", "*example.com", "10.0.0.0/x", "https://example.com", "::1/129"]) {
+      expect(() => parseEgressPolicy({ allow: entry, allowPrivate: false }), entry).toThrow(EgressConfigError);
+      expect(() => parseEgressPolicy({ allow: entry, allowPrivate: false }), entry).toThrow(entry);
+    }
+  });
+
+  it("never throws for any URL, and a denied verdict always says why", () => {
+    fc.assert(
+      fc.property(fc.webUrl({ withQueryParameters: true }), (url) => {
+        const answer = checkEgress(new URL(url), production);
+        return answer.allowed || answer.reason.startsWith("egress denied: ");
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
