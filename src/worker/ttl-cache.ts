@@ -28,6 +28,11 @@ export class TtlCache<V> {
     this.#entries.set(key, { value, expires: Date.now() + this.#ttlMs });
   }
 
+  /** Removes one entry. */
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+
   /** Removes entries whose key satisfies `match` (all of them without one). */
   clear(match?: (key: string) => boolean): void {
     if (!match) return this.#entries.clear();

@@ -26,14 +26,13 @@ export function clientAddress(request: Request): string {
   return request.headers.get("cf-connecting-ip")?.trim() || "unknown";
 }
 
-/** Attempts already found valid and not limited, so a busy client pays the limiter once per half minute. */
+/**
+ * Key ids recently found valid and not limited at an address, so a busy client pays the limiter once per half
+ * minute instead of on every request. A failure at that address drops the entry at once; a lockout reached
+ * elsewhere applies here within the half minute, and only to a caller holding the right secret.
+ */
 const clearedAttempts = new TtlCache<true>(30_000);
-
-async function attemptFingerprint(attempt: CredentialAttempt): Promise<string> {
-  // A digest, not the secret: the cache must not become a second copy of the credential.
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${attempt.keyId}\u0000${attempt.keySecret}\u0000${attempt.address}`));
-  return btoa(String.fromCharCode(...new Uint8Array(digest)));
-}
+const clearedKey = (attempt: CredentialAttempt) => `${attempt.keyId}\u0000${attempt.address}`;
 
 function limiters(env: Env, attempt: CredentialAttempt, limits: CredentialLimits) {
   const stub = (name: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));
@@ -68,14 +67,14 @@ export async function throttledCredentialCheck(
   const userId = await check();
   const counters = limiters(env, attempt, limits);
   if (userId === undefined) {
+    clearedAttempts.delete(clearedKey(attempt));
     const verdict = worst(await Promise.all(counters.map(({ stub, rule }) => stub.recordFailure(rule))));
     if (verdict) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
     throw new ApiError(401, "INVALID_TOKEN", "Unknown API key or wrong secret");
   }
-  const fingerprint = await attemptFingerprint(attempt);
-  if (clearedAttempts.get(fingerprint)) return userId;
+  if (clearedAttempts.get(clearedKey(attempt))) return userId;
   const verdict = worst(await Promise.all(counters.map(({ stub, rule }) => stub.check(rule))));
   if (verdict) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
-  clearedAttempts.set(fingerprint, true);
+  clearedAttempts.set(clearedKey(attempt), true);
   return userId;
 }

@@ -72,8 +72,7 @@ export function preflightResponse(request: Request, policy: CorsPolicy): Respons
  * calling page read it (errors included, so an app can show why it was refused).
  */
 export function withResponseHeaders(response: Response, request: Request, policy: CorsPolicy): Response {
-  // Responses from fetch() or with a WebSocket have immutable headers; ours are rebuilt once to be safe.
-  const answer = new Response(response.body, response);
+  const answer = withMutableHeaders(response);
   for (const [name, value] of SECURITY_HEADERS) {
     if (!answer.headers.has(name)) answer.headers.set(name, value);
   }
@@ -85,4 +84,17 @@ export function withResponseHeaders(response: Response, request: Request, policy
   }
   if (policy.anyOrigin || policy.origins.size > 0) answer.headers.append("Vary", "Origin");
   return answer;
+}
+
+/**
+ * The response itself when its headers can be changed (every response the routes build), else a copy.
+ * Copying costs a stream hop per answer, so it is kept for responses that need it (e.g. from `fetch`).
+ */
+function withMutableHeaders(response: Response): Response {
+  try {
+    response.headers.set("X-Content-Type-Options", "nosniff");
+    return response;
+  } catch {
+    return new Response(response.body, response);
+  }
 }

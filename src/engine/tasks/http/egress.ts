@@ -145,6 +145,14 @@ function isLocalName(hostname: string): boolean {
   return hostname === "localhost" || hostname.endsWith(".localhost");
 }
 
+/**
+ * True when the policy admits every http(s) URL (non-public addresses allowed, no lists), as in local
+ * development: then redirects need no checking hop by hop.
+ */
+export function admitsEverything(policy: EgressPolicy): boolean {
+  return policy.allowPrivate && policy.allow.length === 0 && policy.deny.length === 0;
+}
+
 /** Whether an HTTP task may call `url`: deny list first, then the allow list, then the non-public default. */
 export function checkEgress(url: URL, policy: EgressPolicy): EgressVerdict {
   if (url.protocol !== "http:" && url.protocol !== "https:") return { allowed: false, reason: `egress denied: ${url.protocol} URLs are not allowed (http and https only)` };
