@@ -276,6 +276,16 @@ describe("web UI", () => {
     await page.getByRole("heading", { name: `${name} v1` }).waitFor({ timeout: STEP_TIMEOUT_MS });
     expect(await page.locator(".diagram .node-body").evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-ref")))).toEqual(["ok", "broken"]);
     await screenshot(page, "definition");
+
+    // Edit it in place (Conductor's update): the new description is stored and shown.
+    await page.getByRole("link", { name: "Edit" }).click();
+    const edited = page.getByLabel("Workflow definition (JSON)");
+    await expect.poll(() => edited.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain(`"name": "${name}"`);
+    const current = JSON.parse(await edited.inputValue()) as Record<string, unknown>;
+    await edited.fill(JSON.stringify({ ...current, description: "edited in the UI" }));
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText("edited in the UI", { exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect((await callOk(server.url, "GET", `/api/metadata/workflow/${name}`, { key: adminKey })).json().description).toBe("edited in the UI");
     expect(admin.refusedLoads).toEqual([expect.stringContaining("status of 400")]);
     expect((await callOk(server.url, "GET", `/api/metadata/workflow/${name}`, { key: adminKey })).json().tasks[1].inputParameters.http_request.method).toBe("GET");
     expect(admin.problems).toEqual([]);
