@@ -65,15 +65,14 @@ export async function throttledCredentialCheck(
   limits: CredentialLimits = serviceConfig(env).credentialLimits,
 ): Promise<string> {
   const userId = await check();
-  const counters = limiters(env, attempt, limits);
   if (userId === undefined) {
     clearedAttempts.delete(clearedKey(attempt));
-    const verdict = worst(await Promise.all(counters.map(({ stub, rule }) => stub.recordFailure(rule))));
+    const verdict = worst(await Promise.all(limiters(env, attempt, limits).map(({ stub, rule }) => stub.recordFailure(rule))));
     if (verdict) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
     throw new ApiError(401, "INVALID_TOKEN", "Unknown API key or wrong secret");
   }
   if (clearedAttempts.get(clearedKey(attempt))) return userId;
-  const verdict = worst(await Promise.all(counters.map(({ stub, rule }) => stub.check(rule))));
+  const verdict = worst(await Promise.all(limiters(env, attempt, limits).map(({ stub, rule }) => stub.check(rule))));
   if (verdict) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
   clearedAttempts.set(clearedKey(attempt), true);
   return userId;
