@@ -250,6 +250,10 @@ async function main() {
       log(`results written to ${opts.json}`);
     }
     return 0;
+  } catch (error) {
+    // What wrangler and workerd said last is the only clue to a failure inside the engine.
+    log(`engine output (last 4000 characters):\n${engine.output().slice(-4000)}`);
+    throw error;
   } finally {
     sampler.stop();
     client.close();
