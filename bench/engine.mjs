@@ -68,10 +68,15 @@ export function snapshotProject(dir) {
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
 }
 
-/** @returns {NodeJS.ProcessEnv} */
-function wranglerEnv() {
+/**
+ * @param {string} workDir the run's temp dir: wrangler's debug log (which grows by ~2 KB per outbound
+ *   request of the Worker under the inspector) goes there and is removed with it, not into ~/.config
+ * @returns {NodeJS.ProcessEnv}
+ */
+function wranglerEnv(workDir) {
   return {
     ...process.env,
+    WRANGLER_LOG_PATH: join(workDir, "wrangler-logs"),
     CLOUDFLARE_CF_FETCH_ENABLED: "false",
     WRANGLER_SEND_METRICS: "false",
     CI: "true", // never prompt (the migrations confirmation)
@@ -104,7 +109,7 @@ function runWrangler(cwd, args, timeoutMs) {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [WRANGLER_BIN, ...args], {
       cwd,
-      env: wranglerEnv(),
+      env: wranglerEnv(dirname(cwd)),
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
@@ -168,7 +173,9 @@ const sleep = (/** @type {number} */ ms) => new Promise((next) => setTimeout(nex
 
 /**
  * Applies the migrations and starts `wrangler dev`; resolves once `GET /health` answers 200.
- * @param {{ healthTimeoutMs?: number, log?: (line: string) => void }} [options]
+ * With `inspector: false` the same dev server runs through wrangler's API with the devtools inspector
+ * off (`bench/dev-server.mjs`), which removes wrangler's per-request inspector relay.
+ * @param {{ healthTimeoutMs?: number, log?: (line: string) => void, inspector?: boolean }} [options]
  * @returns {Promise<Engine>}
  */
 export async function startEngine(options = {}) {
@@ -199,19 +206,18 @@ export async function startEngine(options = {}) {
 
   const port = await freePort();
   const key = generateKey();
-  const args = [
-    WRANGLER_BIN, "dev",
-    "--port", String(port),
-    "--ip", "127.0.0.1",
-    "--persist-to", persistDir,
-    "--log-level", "warn",
-    "--show-interactive-dev-session=false",
+  const vars = [
     "--var", `BOOTSTRAP_ADMIN_KEY:${key}`,
     // The target is on 127.0.0.1, as in local development (npm start sets the same).
     "--var", "EGRESS_ALLOW_PRIVATE:true",
   ];
-  log(`starting wrangler dev on 127.0.0.1:${port}`);
-  const child = spawn(process.execPath, args, { cwd: projectDir, env: wranglerEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const listen = ["--port", String(port), "--ip", "127.0.0.1", "--persist-to", persistDir];
+  const inspector = options.inspector ?? true;
+  const args = inspector
+    ? [WRANGLER_BIN, "dev", ...listen, "--log-level", "warn", "--show-interactive-dev-session=false", ...vars]
+    : [join(projectDir, "bench", "dev-server.mjs"), ...listen, ...vars];
+  log(`starting wrangler dev on 127.0.0.1:${port}${inspector ? "" : " (devtools inspector off)"}`);
+  const child = spawn(process.execPath, args, { cwd: projectDir, env: wranglerEnv(workDir), stdio: ["ignore", "pipe", "pipe"], detached: true });
   const pid = /** @type {number} */ (child.pid);
   const out = tail(child.stdout);
   const err = tail(child.stderr);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * `npm run bench [-- --quick] [--n N] [--callbacks N] [--preload COUNT] [--json FILE] [--timeout SECONDS]`
+ * `npm run bench [-- --quick] [--n N] [--callbacks N] [--preload COUNT] [--no-inspector] [--json FILE] [--timeout SECONDS]`
  *
  * Runs the standard workload (/work/shared/docs/benchmarks.md) against a fresh `wrangler dev` of this
  * project and prints one markdown table. See bench/README.md.
@@ -26,6 +26,8 @@ const HELP = `Usage: npm run bench -- [options]
   --callbacks <N>    callback workflows (default 100)
   --warmup <N>       warm-up workflows (default 5)
   --preload <COUNT>  first create COUNT finished executions (concurrency 20, not measured)
+  --no-inspector     run wrangler's dev server with the devtools inspector off (bench/dev-server.mjs)
+                     instead of the wrangler dev CLI, which relays four inspector events per outbound fetch
   --json <file>      also write the results as JSON
   --timeout <s>      overall deadline in seconds (default: 600 + preload/10)
   -h, --help
@@ -49,6 +51,7 @@ function options() {
       callbacks: { type: "string" },
       warmup: { type: "string" },
       preload: { type: "string" },
+      "no-inspector": { type: "boolean" },
       json: { type: "string" },
       timeout: { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -65,6 +68,7 @@ function options() {
     callbacks: count(values.callbacks, quick ? 20 : 100, "callbacks"),
     warmup: count(values.warmup, 5, "warmup"),
     preload,
+    inspector: !(values["no-inspector"] ?? false),
     json: values.json ? resolve(values.json) : undefined,
     timeoutSec: count(values.timeout, 600 + Math.ceil(preload / 10), "timeout"),
   };
@@ -128,6 +132,7 @@ function table(r) {
     ["check: target hits (expected = actual)", `${r.check.expected} = ${r.check.hits}`],
     ["CPU used by other processes while measuring", `${fmt(r.otherCpuCores, 2)} cores`],
     ["API mode", r.mode],
+    ["engine", r.config.inspector ? "wrangler dev (CLI, devtools inspector on)" : "wrangler dev server, devtools inspector off (--no-inspector)"],
     ["machine", `${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB, Linux ${m.kernel}`],
     ["versions", `Node ${m.node}, wrangler ${m.wrangler}, source ${r.source}`],
   ];
@@ -151,7 +156,7 @@ async function main() {
   const source = sourceVersion(); // before the engine copies the project
   const target = await forkTarget();
   log(`target listening on 127.0.0.1:${target.port} (pid ${target.pid})`);
-  const engine = await startEngine({ log }).catch((error) => {
+  const engine = await startEngine({ log, inspector: opts.inspector }).catch((error) => {
     target.stop();
     throw error;
   });
@@ -214,7 +219,7 @@ async function main() {
       date: new Date().toISOString(),
       machine: machine(),
       source,
-      config: { warmup: opts.warmup, n: opts.n, callbacks: opts.callbacks, preload: opts.preload, quick: opts.quick },
+      config: { warmup: opts.warmup, n: opts.n, callbacks: opts.callbacks, preload: opts.preload, quick: opts.quick, inspector: opts.inspector },
       mode: runner.mode(),
       preloadSec,
       phases: { conc1, conc20 },
