@@ -10,17 +10,36 @@ type StoredHeader = Omit<WorkflowExecution, "tasks" | "definition">;
  */
 export class ExecutionStore {
   readonly #sql: SqlStorage;
+  /**
+   * Whether the tables exist. A new object creates them with its first write rather than when it is
+   * constructed, so that they land in the same transaction (one commit, one fsync) as the start, and
+   * reading an object that holds nothing writes nothing.
+   */
+  #hasTables: boolean;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    sql.exec(`CREATE TABLE IF NOT EXISTS workflow (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL)`);
-    sql.exec(`CREATE TABLE IF NOT EXISTS definition (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL)`);
-    sql.exec(`CREATE TABLE IF NOT EXISTS tasks (task_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, data TEXT NOT NULL)`);
-    sql.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    this.#hasTables = sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).toArray().length > 0;
+  }
+
+  /** The object's storage was wiped (`deleteAll`): the tables are gone with it. */
+  forgetTables(): void {
+    this.#hasTables = false;
+  }
+
+  #ensureTables(): void {
+    if (this.#hasTables) return;
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS workflow (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL)`);
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS definition (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL)`);
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS tasks (task_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, data TEXT NOT NULL)`);
+    // Created last: its presence tells the constructor that all four exist.
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    this.#hasTables = true;
   }
 
   /** The stored execution, or null when this object holds none. */
   load(): WorkflowExecution | null {
+    if (!this.#hasTables) return null;
     const header = this.#sql.exec<{ data: string }>(`SELECT data FROM workflow WHERE id = 1`).toArray()[0];
     if (!header) return null;
     const definition = this.#sql.exec<{ data: string }>(`SELECT data FROM definition WHERE id = 1`).one();
@@ -36,6 +55,7 @@ export class ExecutionStore {
    * the decider replaces exactly the task objects it changes.
    */
   save(previous: WorkflowExecution | null, next: WorkflowExecution): void {
+    this.#ensureTables();
     const { tasks, definition, ...header } = next;
     this.#sql.exec(`INSERT OR REPLACE INTO workflow (id, data) VALUES (1, ?)`, JSON.stringify(header));
     if (previous?.definition !== definition) {
@@ -53,11 +73,13 @@ export class ExecutionStore {
 
   /** A bookkeeping value of the actor (not part of the execution). */
   getMeta(key: string): string | undefined {
+    if (!this.#hasTables) return undefined;
     return this.#sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, key).toArray()[0]?.value;
   }
 
   /** Sets a bookkeeping value. */
   setMeta(key: string, value: string): void {
+    this.#ensureTables();
     this.#sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`, key, value);
   }
 }
