@@ -81,6 +81,12 @@ interface Watcher {
  */
 const BACKGROUND_SAFETY_MS = 5_000;
 
+/**
+ * How long a new execution's search row may wait (search finds a running execution within a second).
+ * An execution that ends sooner gets a single row, written when it ends.
+ */
+const FIRST_ROW_DELAY_MS = 500;
+
 /** How long a failed background job (index write, notification, child termination) waits before it is tried again. */
 const RETRY_BACKGROUND_MS = 2_000;
 
@@ -118,6 +124,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** Children to terminate (id → reason), recorded with the decision that canceled their task. */
   #childTerminations: Record<string, string>;
   #indexedSignature: string | undefined;
+  /** Pending write of a new execution's first search row (see {@link FIRST_ROW_DELAY_MS}). */
+  #firstRowTimer: ReturnType<typeof setTimeout> | undefined;
   /** Recent callbacks per webhook task, for the per-task callback limit. */
   readonly #callbackLogs = new Map<string, SlidingWindowLog>();
   #recovered = false;
@@ -233,6 +241,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
     this.#alarmAt = null;
     await this.ctx.storage.deleteAll();
+    this.#store.forgetTables();
     this.#execution = null;
     this.#indexedSignature = undefined;
     this.#watchers = [];
@@ -475,10 +484,24 @@ export class WorkflowExecution extends DurableObject<Env> {
     );
   }
 
-  /** Writes the search row when what it shows changed; never awaited by a transition. */
+  /**
+   * Writes the search row when what it shows changed; never awaited by a transition. A new execution's
+   * first row waits up to {@link FIRST_ROW_DELAY_MS} (an in-memory timer; the safety alarm covers an
+   * eviction): most finish sooner, and then one row is written instead of two.
+   */
   #syncIndex(execution: Execution): void {
     const signature = indexSignature(execution);
     if (signature === this.#indexedSignature) return;
+    if (this.#indexedSignature === undefined && !TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
+      const wait = execution.createTime + FIRST_ROW_DELAY_MS - Date.now();
+      if (wait > 0) {
+        this.#firstRowTimer ??= setTimeout(() => {
+          this.#firstRowTimer = undefined;
+          if (this.#execution) this.#syncIndex(this.#execution);
+        }, wait);
+        return;
+      }
+    }
     this.#runJob(`index`, async () => {
       const snapshot = this.#execution!;
       const written = indexSignature(snapshot);

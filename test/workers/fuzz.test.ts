@@ -1,7 +1,7 @@
 import { SELF, env } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ADMIN_KEY, apiOk, httpTask, register, target } from "./helpers";
+import { ADMIN_KEY, apiOk, httpTask, register, target, waitForIndexRow } from "./helpers";
 
 /** Every table a refused request must leave as it was. */
 const TABLES = ["workflow_defs", "executions", "idempotency_keys", "roles", "user_assignments", "api_keys", "access_rules", "secrets", "refresh_tokens", "revoked_tokens"];
@@ -30,6 +30,8 @@ describe("fuzzing every request schema through the router", () => {
   it("random and mutated bodies never cause a 500, and a refused request changes nothing", async () => {
     await register({ name: "fuzz_target", tasks: [httpTask("a", { uri: target("/echo/a"), method: "GET" }, { asyncComplete: true })] });
     const workflowId = await apiOk<string>("POST", "/api/workflow/fuzz_target", {});
+    // Its search row is written in the background: let it land before comparing snapshots.
+    await waitForIndexRow(workflowId, "RUNNING");
     const endpoints: Array<[string, string, fc.Arbitrary<unknown>]> = [
       ["POST", "/api/metadata/workflow", keyed(["name", "version", "tasks", "ownerEmail", "schemaVersion", "outputParameters", "timeoutSeconds", "inputParameters"])],
       ["PUT", "/api/metadata/workflow", fc.array(keyed(["name", "version", "tasks", "ownerEmail"]), { maxLength: 3 })],

@@ -81,3 +81,15 @@ export async function rowCount(table: string): Promise<number> {
   const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table}`).first<{ n: number }>();
   return row?.n ?? 0;
 }
+
+/**
+ * Polls (bounded) until the execution's search row shows `status`. A new execution's first row is
+ * written up to half a second after it starts, so tests that compare stored state wait for it first.
+ */
+export async function waitForIndexRow(workflowId: string, status: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ status: string }>())?.status !== status) {
+    if (Date.now() > deadline) throw new Error(`the search row of ${workflowId} never showed ${status}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
