@@ -177,8 +177,11 @@ describe("web UI", () => {
     await page.getByLabel("Correlation id").fill("order-A-17");
     await page.getByRole("button", { name: "Search" }).click();
     await expect.poll(() => page.locator(`tr[data-workflow-id="${workflowId}"] .badge`).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
-    // The child inherits the correlation id, as in Conductor; nothing else matches.
-    const rows = await page.locator("tbody tr").evaluateAll((found) => found.map((row) => [row.getAttribute("data-workflow-id"), row.children[3]?.textContent]));
+    // The child inherits the correlation id, as in Conductor; nothing else matches. Polled: the unfiltered
+    // page may still be on screen (it shows the parent too) until the search's page replaces it.
+    const listedRows = () => page.locator("tbody tr").evaluateAll((found) => found.map((row) => [row.getAttribute("data-workflow-id"), row.children[3]?.textContent]));
+    await expect.poll(async () => (await listedRows()).length, { timeout: STEP_TIMEOUT_MS }).toBe(2);
+    const rows = await listedRows();
     expect(rows).toHaveLength(2);
     expect(rows.every(([, correlationId]) => correlationId === "order-A-17")).toBe(true);
     await screenshot(page, "executions");
