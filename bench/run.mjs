@@ -15,6 +15,7 @@ import { ROOT, exitOnSignals, startEngine } from "./engine.mjs";
 import { createClient, expectOk } from "./http.mjs";
 import { busiestOthers, cpuSnapshot, otherCores } from "./cpu.mjs";
 import { startPssSampler, treePids } from "./memory.mjs";
+import { measureTransitions } from "./transitions.mjs";
 import { fmt, percentile } from "./stats.mjs";
 import { forkTarget } from "./target-process.mjs";
 import { callbackPhase, checkHits, register, runPhase, threeStepDef, threeStepRunner } from "./workload.mjs";
@@ -127,6 +128,7 @@ function table(r) {
     cb.supported
       ? ["callback → complete p50 / p99", `${fmt(cb.completeP50Ms)} / ${fmt(cb.completeP99Ms)} ms`]
       : ["callback → complete", "not supported by this build"],
+    ["engine alone per task transition (decide + serialisation, in Node)", `${fmt(r.transitions.microsPerTransition)} µs`],
     ["peak PSS of the engine's process tree", `${fmt(r.memory.peakMB, 0)} MB`],
     ["workflows (warm-up / per phase / callback / preloaded)", `${r.config.warmup} / ${r.config.n} / ${cb.count} / ${r.config.preload}`],
     ["check: target hits (expected = actual)", `${r.check.expected} = ${r.check.hits}`],
@@ -154,6 +156,9 @@ async function main() {
   overall.unref();
 
   const source = sourceVersion(); // before the engine copies the project
+  // The engine's own cost per transition, measured before anything else runs on the cores.
+  const transitions = await measureTransitions(opts.quick ? 1000 : 5000);
+  log(`engine alone: ${fmt(transitions.microsPerTransition)} µs per transition (${transitions.transitions} transitions, in Node)`);
   const target = await forkTarget();
   log(`target listening on 127.0.0.1:${target.port} (pid ${target.pid})`);
   const engine = await startEngine({ log, inspector: opts.inspector }).catch((error) => {
@@ -222,6 +227,7 @@ async function main() {
       config: { warmup: opts.warmup, n: opts.n, callbacks: opts.callbacks, preload: opts.preload, quick: opts.quick, inspector: opts.inspector },
       mode: runner.mode(),
       preloadSec,
+      transitions,
       phases: { conc1, conc20 },
       callback: {
         supported: cb.supported,
