@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+import { getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 const stubFor = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
 
@@ -62,6 +62,14 @@ describe("eviction", () => {
     expect(done.status).toBe("COMPLETED");
     expect(Number(done.tasks[1]!["startTime"])).toBeGreaterThanOrEqual(Number(scheduled!["scheduledTime"]));
     expect(await hits("retry-timer")).toBe(2);
+  });
+
+  it("a new execution's search row is written even when its object is evicted before the row's delay", async () => {
+    await register({ name: "index_after_eviction", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
+    const workflowId = await startWorkflow("index_after_eviction");
+    // The first row waits in an in-memory timer, which dies here; only the object's alarm can write it now.
+    await abortAllDurableObjects();
+    await waitForIndexRow(workflowId, "RUNNING", 10_000);
   });
 
   it("a workflow timeout fires from the alarm even after eviction", async () => {
