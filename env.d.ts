@@ -3,6 +3,7 @@ interface Env {
   DB: D1Database;
   WORKFLOW_EXECUTION: DurableObjectNamespace<import("./src/actors/workflow-execution").WorkflowExecution>;
   RATE_LIMITER: DurableObjectNamespace<import("./src/actors/rate-limiter").RateLimiter>;
+  INDEX_WRITER: DurableObjectNamespace<import("./src/actors/index-writer").ExecutionIndexWriter>;
   /** `<keyId>:<keySecret>` of the bootstrap admin (a Worker secret; `.dev.vars` locally). */
   BOOTSTRAP_ADMIN_KEY?: string;
   MAX_REQUEST_BYTES?: string;
@@ -42,6 +43,8 @@ interface Env {
   EGRESS_ALLOW?: string;
   EGRESS_DENY?: string;
   EGRESS_ALLOW_PRIVATE?: string;
+  /** How many objects batch search-row writes to D1 (default 1). */
+  INDEX_WRITER_SHARDS?: string;
 }
 declare namespace Cloudflare {
   interface Env extends globalThis.Env {}

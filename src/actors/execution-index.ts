@@ -16,9 +16,48 @@ export function indexSignature(execution: WorkflowExecution): string {
   return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.workflowVersion}`;
 }
 
-/** Upserts an execution's search row; an older write arriving after a newer one changes nothing. */
-export async function writeIndexRow(db: D1Database, execution: WorkflowExecution): Promise<void> {
-  await db
+/** An execution's search row: the columns of `executions` as plain data, so it can travel over RPC. */
+export interface IndexRow {
+  workflowId: string;
+  workflowName: string;
+  workflowVersion: number;
+  status: string;
+  correlationId: string | null;
+  parentWorkflowId: string | null;
+  reason: string | null;
+  priority: number;
+  createTime: number;
+  startTime: number;
+  endTime: number;
+  updateTime: number;
+  /** JSON, cut at {@link SUMMARY_JSON_LIMIT} characters. */
+  input: string;
+  output: string;
+}
+
+/** The search row of an execution as it stands. */
+export function indexRow(execution: WorkflowExecution): IndexRow {
+  return {
+    workflowId: execution.workflowId,
+    workflowName: execution.workflowName,
+    workflowVersion: execution.workflowVersion,
+    status: execution.status,
+    correlationId: execution.correlationId ?? null,
+    parentWorkflowId: execution.parentWorkflowId ?? null,
+    reason: execution.reasonForIncompletion ?? null,
+    priority: execution.priority,
+    createTime: execution.createTime,
+    startTime: execution.startTime,
+    endTime: execution.endTime,
+    updateTime: execution.updateTime,
+    input: summaryJson(execution.input),
+    output: summaryJson(execution.output),
+  };
+}
+
+/** The upsert of one search row; an older row arriving after a newer one changes nothing. */
+export function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
+  return db
     .prepare(
       `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, parent_workflow_id, reason,
          priority, create_time, start_time, end_time, update_time, input, output)
@@ -30,25 +69,24 @@ export async function writeIndexRow(db: D1Database, execution: WorkflowExecution
        WHERE excluded.update_time >= executions.update_time`,
     )
     .bind(
-      execution.workflowId,
-      execution.workflowName,
-      execution.workflowVersion,
-      execution.status,
-      execution.correlationId ?? null,
-      execution.parentWorkflowId ?? null,
-      execution.reasonForIncompletion ?? null,
-      execution.priority,
-      execution.createTime,
-      execution.startTime,
-      execution.endTime,
-      execution.updateTime,
-      summaryJson(execution.input),
-      summaryJson(execution.output),
-    )
-    .run();
+      row.workflowId,
+      row.workflowName,
+      row.workflowVersion,
+      row.status,
+      row.correlationId,
+      row.parentWorkflowId,
+      row.reason,
+      row.priority,
+      row.createTime,
+      row.startTime,
+      row.endTime,
+      row.updateTime,
+      row.input,
+      row.output,
+    );
 }
 
-/** Drops an execution's search row. */
-export async function deleteIndexRow(db: D1Database, workflowId: string): Promise<void> {
-  await db.prepare(`DELETE FROM executions WHERE workflow_id = ?`).bind(workflowId).run();
+/** The deletion of an execution's search row. */
+export function deleteIndexRow(db: D1Database, workflowId: string): D1PreparedStatement {
+  return db.prepare(`DELETE FROM executions WHERE workflow_id = ?`).bind(workflowId);
 }

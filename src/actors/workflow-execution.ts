@@ -30,7 +30,8 @@ import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window
 import { executionStub } from "../worker/executions";
 import { dispatchHttp } from "./dispatch/http";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
-import { deleteIndexRow, indexSignature, writeIndexRow } from "./execution-index";
+import { indexRow, indexSignature } from "./execution-index";
+import { expectIndexWritten, indexWriterFor } from "./index-writer";
 import { ExecutionStore } from "./execution-store";
 import { redactSecretValues, secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
@@ -237,7 +238,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
       return refused(new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId}: its status is ${execution.status}; terminate it first`));
     }
-    await deleteIndexRow(this.env.DB, execution.workflowId);
+    // Through the writer: after any write of this execution still queued there.
+    expectIndexWritten(await indexWriterFor(this.env, execution.workflowId).delete(execution.workflowId), "deleting the search row");
     await this.ctx.storage.deleteAlarm();
     this.#alarmAt = null;
     await this.ctx.storage.deleteAll();
@@ -505,7 +507,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#runJob(`index`, async () => {
       const snapshot = this.#execution!;
       const written = indexSignature(snapshot);
-      await writeIndexRow(this.env.DB, snapshot);
+      expectIndexWritten(await indexWriterFor(this.env, snapshot.workflowId).upsert(indexRow(snapshot)), "writing the search row");
+      // Removed while the row was on its way: its storage is gone, and the removal deleted the row after this write.
+      if (this.#execution === null) return;
       this.#indexedSignature = written;
       this.#store.setMeta("indexed", written);
     });

@@ -26,6 +26,8 @@ export interface ServiceConfig {
   callbackLimit: RateLimit;
   /** Which hosts HTTP tasks may call; a bad entry is kept as its error, which fails HTTP tasks clearly. */
   egress: EgressPolicy | { error: string };
+  /** How many objects batch search-row writes to D1 (`INDEX_WRITER_SHARDS`); one suits up to a few hundred starts/s; raise it with the start rate. */
+  indexWriterShards: number;
 }
 
 function egressPolicy(env: Env): EgressPolicy | { error: string } {
@@ -71,6 +73,7 @@ export function serviceConfig(env: Env): ServiceConfig {
     },
     callbackLimit: { limit: positiveInt(env.CALLBACKS_PER_TASK, 60), windowMs: positiveInt(env.CALLBACK_WINDOW_SECONDS, 60) * 1000 },
     egress: egressPolicy(env),
+    indexWriterShards: Math.min(positiveInt(env.INDEX_WRITER_SHARDS, 1), 256),
   };
   cache.set(env, config);
   return config;

@@ -10,6 +10,7 @@ import { registerTaskRoutes } from "./routes/tasks";
 import { registerUnsupportedRoutes } from "./routes/unsupported";
 import { registerWorkflowRoutes } from "./routes/workflows";
 
+export { ExecutionIndexWriter } from "../actors/index-writer";
 export { RateLimiter } from "../actors/rate-limiter";
 export { WorkflowExecution } from "../actors/workflow-execution";
 

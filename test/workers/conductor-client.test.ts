@@ -5,7 +5,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { STALE_CLAIM_MS } from "../../src/worker/start-execution";
-import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 interface ErrorBody {
   status: number;
@@ -70,7 +70,8 @@ describe("rerun without reRunFromTaskId (WorkflowExecutor.reRun's default body i
     const third = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow.output["tag"] === "second");
     expect(third).toMatchObject({ input: { tag: "second" }, correlationId: "after" });
     expect(await hits("client-rerun-b")).toBe(3);
-    const found = await apiOk<{ totalHits: number; results: Array<{ workflowId: string }> }>("GET", "/api/workflow/search?correlationId=after");
+    const search = () => apiOk<{ totalHits: number; results: Array<{ workflowId: string }> }>("GET", "/api/workflow/search?correlationId=after");
+    const found = await eventually(search, (result) => result.totalHits > 0, "search by the new correlation id");
     expect(found.results.map((summary) => summary.workflowId)).toEqual([workflowId]);
   });
 

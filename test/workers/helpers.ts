@@ -82,14 +82,23 @@ export async function rowCount(table: string): Promise<number> {
   return row?.n ?? 0;
 }
 
-/**
- * Polls (bounded) until the execution's search row shows `status`. A new execution's first row is
- * written up to half a second after it starts, so tests that compare stored state wait for it first.
- */
-export async function waitForIndexRow(workflowId: string, status: string, timeoutMs = 5_000): Promise<void> {
+/** Polls (bounded: fails after `timeoutMs`) until `accept` holds for what `read` answers; returns that answer. */
+export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string, timeoutMs = 5_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  while ((await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ status: string }>())?.status !== status) {
-    if (Date.now() > deadline) throw new Error(`the search row of ${workflowId} never showed ${status}`);
+  for (;;) {
+    const value = await read();
+    if (accept(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms (last: ${JSON.stringify(value)?.slice(0, 500)})`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * Polls (bounded) until the execution's search row shows `status`. Search rows are written off the
+ * hot path (a new execution's first one up to half a second after it starts, every one batched with
+ * others), so tests that compare stored state wait for it first.
+ */
+export async function waitForIndexRow(workflowId: string, status: string, timeoutMs = 5_000): Promise<void> {
+  const read = () => env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ status: string }>();
+  await eventually(read, (row) => row?.status === status, `the search row of ${workflowId} showing ${status}`, timeoutMs);
 }

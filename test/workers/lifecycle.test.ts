@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 /** A workflow whose first task waits for the completion API, so tests can act while it is RUNNING. */
 async function registerWaiting(name: string, after: string) {
@@ -158,9 +158,7 @@ describe("remove", () => {
     await apiOk("DELETE", `/api/workflow/${workflowId}`);
     await waitFor(workflowId, ["TERMINATED"]);
     // The index row exists (written off the hot path) before removal.
-    for (let i = 0; i < 100 && !(await env.DB.prepare("SELECT 1 FROM executions WHERE workflow_id = ? AND status = 'TERMINATED'").bind(workflowId).first()); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await waitForIndexRow(workflowId, "TERMINATED");
     await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
     await expectError("GET", `/api/workflow/${workflowId}`, 404, "NOT_FOUND");
     expect(await env.DB.prepare("SELECT 1 FROM executions WHERE workflow_id = ?").bind(workflowId).first()).toBeNull();

@@ -2,7 +2,7 @@ import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { decryptSecret, loadKeyring } from "../../src/worker/secrets/crypto";
-import { api, hits, httpTask, rowCount, target, type TaskJson, type WorkflowJson } from "./helpers";
+import { api, hits, httpTask, rowCount, target, waitForIndexRow, type TaskJson, type WorkflowJson } from "./helpers";
 
 /**
  * Every response body this file receives, so the "a secret value never comes back" checks cover
@@ -76,8 +76,9 @@ async function searchListing(name: string, workflowId: string): Promise<void> {
   throw new Error(`search never listed ${workflowId} as finished`);
 }
 
-/** Everything an execution stored: its Durable Object's tables and its row in the D1 index. */
+/** Everything an execution stored: its Durable Object's tables and its row in the D1 index (once that shows its status). */
 async function storedRecords(workflowId: string): Promise<string> {
+  await waitForIndexRow(workflowId, (await workflowOf(workflowId)).status);
   const stub = env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId.toLowerCase()));
   const local = await runInDurableObject(stub, (_instance, state) =>
     ["workflow", "definition", "tasks", "meta"].map((table) => JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray())).join("\n"),

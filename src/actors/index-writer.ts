@@ -1,0 +1,109 @@
+import { DurableObject } from "cloudflare:workers";
+import { serviceConfig } from "../worker/config";
+import { deleteIndexRow, upsertIndexRow, type IndexRow } from "./execution-index";
+
+/**
+ * How long the first queued write waits for others before the batch goes to D1. The search row of a
+ * running execution is due within a second of its start (it waits up to 500 ms itself), so this stays
+ * well under what is left.
+ */
+export const INDEX_FLUSH_DELAY_MS = 100;
+
+/** Most writes in one D1 batch (each is one statement of the batch). */
+export const INDEX_MAX_BATCH = 40;
+
+type IndexWrite = { kind: "upsert"; row: IndexRow } | { kind: "delete"; workflowId: string };
+
+/**
+ * How a write went: committed, with the number of writes of the D1 batch that carried it (1 when it went
+ * alone), or refused by D1. A value rather than a thrown error, so the caller decides what to log.
+ */
+export type IndexWriteOutcome = { ok: true; batchSize: number } | { ok: false; error: string };
+
+interface Queued {
+  write: IndexWrite;
+  settle: (outcome: IndexWriteOutcome) => void;
+}
+
+/**
+ * Writes executions' search rows to D1 in batches: one D1 round trip (and one transaction) for every
+ * write that arrived within {@link INDEX_FLUSH_DELAY_MS}, instead of one per execution. Holds nothing
+ * durable: a caller hears back only once its write is in D1, and a caller that hears of a failure (or
+ * loses this object to an eviction) keeps the write owed and tries again, as it did when it wrote to
+ * D1 itself. Batches go out one at a time, in arrival order, so a later write of an execution
+ * (its end, its removal) never lands before an earlier one; an execution always uses the same writer.
+ */
+export class ExecutionIndexWriter extends DurableObject<Env> {
+  readonly #queue: Queued[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #draining = false;
+
+  /** Upserts a search row (the newest `updateTime` wins); answers once it is in D1 or refused. */
+  async upsert(row: IndexRow): Promise<IndexWriteOutcome> {
+    return this.#enqueue({ kind: "upsert", row }, false);
+  }
+
+  /** Deletes a search row; someone is waiting for this one, so it goes out without waiting for others. */
+  async delete(workflowId: string): Promise<IndexWriteOutcome> {
+    return this.#enqueue({ kind: "delete", workflowId }, true);
+  }
+
+  #enqueue(write: IndexWrite, urgent: boolean): Promise<IndexWriteOutcome> {
+    return new Promise((settle) => {
+      this.#queue.push({ write, settle });
+      if (urgent || this.#queue.length >= INDEX_MAX_BATCH) {
+        clearTimeout(this.#timer);
+        this.#timer = undefined;
+        void this.#drain();
+      } else {
+        this.#timer ??= setTimeout(() => {
+          this.#timer = undefined;
+          void this.#drain();
+        }, INDEX_FLUSH_DELAY_MS);
+      }
+    });
+  }
+
+  /** Sends batches until the queue is empty; writes arriving meanwhile join the next batch. */
+  async #drain(): Promise<void> {
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      while (this.#queue.length > 0) await this.#send(this.#queue.splice(0, INDEX_MAX_BATCH));
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  async #send(batch: Queued[]): Promise<void> {
+    const db = this.env.DB;
+    const statement = (write: IndexWrite) => (write.kind === "upsert" ? upsertIndexRow(db, write.row) : deleteIndexRow(db, write.workflowId));
+    try {
+      await db.batch(batch.map((queued) => statement(queued.write)));
+      for (const queued of batch) queued.settle({ ok: true, batchSize: batch.length });
+      return;
+    } catch {
+      // The batch is one transaction: one write D1 refuses must not hold back the others. One by one, in order.
+    }
+    for (const queued of batch) {
+      try {
+        await statement(queued.write).run();
+        queued.settle({ ok: true, batchSize: 1 });
+      } catch (error) {
+        queued.settle({ ok: false, error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+  }
+}
+
+/** The writer of an execution's search row: always the same one for an execution, spread over `INDEX_WRITER_SHARDS` objects. */
+export function indexWriterFor(env: Env, workflowId: string): DurableObjectStub<ExecutionIndexWriter> {
+  const shards = serviceConfig(env).indexWriterShards;
+  const shard = Number.parseInt(workflowId.slice(0, 8), 16) % shards;
+  return env.INDEX_WRITER.get(env.INDEX_WRITER.idFromName(`index-writer-${Number.isNaN(shard) ? 0 : shard}`));
+}
+
+/** Throws unless the write was committed (so a background job fails and is tried again). */
+export function expectIndexWritten(outcome: IndexWriteOutcome, what: string): void {
+  if (!outcome.ok) throw new Error(`${what}: ${outcome.error}`);
+}

@@ -1,0 +1,73 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { IndexRow } from "../../src/actors/execution-index";
+import { INDEX_MAX_BATCH, indexWriterFor } from "../../src/actors/index-writer";
+import { api, apiOk, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+
+function row(workflowId: string, overrides: Partial<IndexRow> = {}): IndexRow {
+  const now = Date.now();
+  return {
+    workflowId,
+    workflowName: "batched",
+    workflowVersion: 1,
+    status: "COMPLETED",
+    correlationId: null,
+    parentWorkflowId: null,
+    reason: null,
+    priority: 0,
+    createTime: now,
+    startTime: now,
+    endTime: now,
+    updateTime: now,
+    input: "{}",
+    output: "{}",
+    ...overrides,
+  };
+}
+
+async function storedStatus(workflowId: string): Promise<string | undefined> {
+  return (await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ status: string }>())?.status;
+}
+
+describe("the search-row writer", () => {
+  it("commits rows that arrive together in shared D1 batches, and every row lands", async () => {
+    const ids = Array.from({ length: INDEX_MAX_BATCH + 5 }, () => crypto.randomUUID());
+    const outcomes = await Promise.all(ids.map((id) => indexWriterFor(env, id).upsert(row(id))));
+    const batchSizes = outcomes.map((outcome) => (outcome.ok ? outcome.batchSize : 0));
+    expect(batchSizes).not.toContain(0);
+    expect(Math.max(...batchSizes)).toBeGreaterThan(1);
+    expect(Math.max(...batchSizes)).toBeLessThanOrEqual(INDEX_MAX_BATCH);
+    for (const id of ids) expect(await storedStatus(id)).toBe("COMPLETED");
+  });
+
+  it("a row D1 refuses fails alone; the rows batched with it still land", async () => {
+    const [good1, bad, good2] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const refused = row(bad, { workflowName: null as unknown as string });
+    const outcomes = await Promise.all([good1, bad, good2].map((id) => indexWriterFor(env, id).upsert(id === bad ? refused : row(id))));
+    expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, false, true]);
+    expect(outcomes[1]).toMatchObject({ ok: false, error: expect.stringContaining("NOT NULL") });
+    expect(await storedStatus(good1)).toBe("COMPLETED");
+    expect(await storedStatus(good2)).toBe("COMPLETED");
+    expect(await storedStatus(bad)).toBeUndefined();
+  });
+
+  it("an older row arriving after a newer one changes nothing", async () => {
+    const id = crypto.randomUUID();
+    await indexWriterFor(env, id).upsert(row(id, { status: "COMPLETED", updateTime: 2_000 }));
+    await indexWriterFor(env, id).upsert(row(id, { status: "RUNNING", updateTime: 1_000 }));
+    expect(await storedStatus(id)).toBe("COMPLETED");
+  });
+
+  it("removing an execution right after it ends leaves no search row behind", async () => {
+    await register({ name: "ends_then_removed", tasks: [httpTask("only", { uri: target("/echo/ends-then-removed"), method: "GET" })] });
+    const workflowId = await startWorkflow("ends_then_removed");
+    await waitFor(workflowId, ["COMPLETED"]);
+    // Its final row is still queued in the writer (it waits for others); the removal must not overtake it.
+    await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+    // Writes leave the writer in order: once a later write is through, the execution's own are too.
+    const sentinel = crypto.randomUUID();
+    await indexWriterFor(env, workflowId).upsert(row(sentinel));
+    expect(await storedStatus(workflowId)).toBeUndefined();
+    expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+  });
+});
