@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * `npm run bench [-- --quick] [--n N] [--callbacks N] [--preload COUNT] [--no-inspector] [--json FILE] [--timeout SECONDS]`
+ * `npm run bench [-- --quick] [--n N] [--callbacks N] [--search N] [--preload COUNT] [--no-inspector] [--json FILE] [--timeout SECONDS]`
  *
  * Runs the standard workload (/work/shared/docs/benchmarks.md) against a fresh `wrangler dev` of this
  * project and prints one markdown table. See bench/README.md.
@@ -18,13 +18,14 @@ import { startPssSampler, treePids } from "./memory.mjs";
 import { measureTransitions } from "./transitions.mjs";
 import { fmt, percentile } from "./stats.mjs";
 import { forkTarget } from "./target-process.mjs";
-import { callbackPhase, checkHits, register, runPhase, threeStepDef, threeStepRunner } from "./workload.mjs";
+import { callbackPhase, checkHits, register, runPhase, searchVisibilityPhase, threeStepDef, threeStepRunner } from "./workload.mjs";
 
 const HELP = `Usage: npm run bench -- [options]
 
-  --quick            short run (~30 s): N=50, 20 callback workflows
+  --quick            short run (~30 s): N=50, 20 callback workflows, 5 search probes
   --n <N>            workflows per measured phase (default 200)
   --callbacks <N>    callback workflows (default 100)
+  --search <N>       running workflows whose appearance in search is timed (default 20)
   --warmup <N>       warm-up workflows (default 5)
   --preload <COUNT>  first create COUNT finished executions (concurrency 20, not measured)
   --no-inspector     run wrangler's dev server with the devtools inspector off (bench/dev-server.mjs)
@@ -50,6 +51,7 @@ function options() {
       quick: { type: "boolean" },
       n: { type: "string" },
       callbacks: { type: "string" },
+      search: { type: "string" },
       warmup: { type: "string" },
       preload: { type: "string" },
       "no-inspector": { type: "boolean" },
@@ -67,6 +69,7 @@ function options() {
     quick,
     n,
     callbacks: count(values.callbacks, quick ? 20 : 100, "callbacks"),
+    search: count(values.search, quick ? 5 : 20, "search"),
     warmup: count(values.warmup, 5, "warmup"),
     preload,
     inspector: !(values["no-inspector"] ?? false),
@@ -128,6 +131,9 @@ function table(r) {
     cb.supported
       ? ["callback → complete p50 / p99", `${fmt(cb.completeP50Ms)} / ${fmt(cb.completeP99Ms)} ms`]
       : ["callback → complete", "not supported by this build"],
+    r.search.count > 0
+      ? ["search lists a running execution: start → found p50 / max", `${fmt(r.search.p50Ms, 0)} / ${fmt(r.search.maxMs, 0)} ms (${r.search.count} polled every 20 ms)`]
+      : ["search lists a running execution", "not measured (--search 0)"],
     ["engine alone per task transition (decide + serialisation, in Node)", `${fmt(r.transitions.microsPerTransition)} µs`],
     ["peak PSS of the engine's process tree", `${fmt(r.memory.peakMB, 0)} MB`],
     ["workflows (warm-up / per phase / callback / preloaded)", `${r.config.warmup} / ${r.config.n} / ${cb.count} / ${r.config.preload}`],
@@ -212,6 +218,9 @@ async function main() {
     }
 
     const cpuAfter = cpuSnapshot(ourPids);
+    // After the measured phases (its polling would disturb them) and outside the CPU window.
+    log(`search: ${opts.search} running workflows`);
+    const searchMs = await searchVisibilityPhase({ client, count: opts.search, deadline });
     const otherCpu = otherCores(cpuBefore, cpuAfter);
     if (otherCpu > 0.2) {
       const busiest = busiestOthers(cpuBefore, cpuAfter).map((p) => `${p.comm}(${p.pid}) ${fmt(p.cores, 2)}`).join(", ");
@@ -224,7 +233,7 @@ async function main() {
       date: new Date().toISOString(),
       machine: machine(),
       source,
-      config: { warmup: opts.warmup, n: opts.n, callbacks: opts.callbacks, preload: opts.preload, quick: opts.quick, inspector: opts.inspector },
+      config: { warmup: opts.warmup, n: opts.n, callbacks: opts.callbacks, search: opts.search, preload: opts.preload, quick: opts.quick, inspector: opts.inspector },
       mode: runner.mode(),
       preloadSec,
       transitions,
@@ -237,6 +246,7 @@ async function main() {
         completeP50Ms: percentile(cb.completeMs, 50),
         completeP99Ms: percentile(cb.completeMs, 99),
       },
+      search: { count: searchMs.length, p50Ms: percentile(searchMs, 50), maxMs: searchMs.length ? Math.max(...searchMs) : Number.NaN },
       memory: {
         peakMB: memory.peakKb / 1024,
         samples: memory.samples,

@@ -8,6 +8,7 @@ import { percentile } from "./stats.mjs";
 
 export const THREE_STEP = "bench_three_step";
 export const CALLBACK = "bench_callback";
+export const SEARCH_WAIT = "bench_search_wait";
 const OWNER = "bench@example.com";
 const TERMINAL = new Set(["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"]);
 
@@ -271,6 +272,55 @@ export async function callbackPhase({ client, target, count, deadline, log }) {
     if ((i + 1) % 25 === 0) log(`callback ${i + 1}/${count}`);
   }
   return { supported: true, count, resumeMs, completeMs };
+}
+
+/** A workflow that only waits for a webhook: it stays RUNNING, and calls nothing. */
+function searchWaitDef() {
+  return {
+    name: SEARCH_WAIT,
+    description: "benchmark: stays RUNNING (waits for a webhook) until terminated",
+    version: 1,
+    schemaVersion: 2,
+    ownerEmail: OWNER,
+    tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }],
+  };
+}
+
+/** How long one execution may take to show in search before the run fails. */
+const SEARCH_VISIBLE_TIMEOUT_MS = 10_000;
+
+/**
+ * Search visibility (the issue's "search must still find a running execution within a second"): `count`
+ * times one after the other, start a workflow that stays RUNNING, then poll Conductor's search
+ * (`query=workflowId = <id> AND status IN (RUNNING)`) every `everyMs` until it lists it, then terminate it.
+ * No target hits, so the hit-count check is unchanged.
+ * @param {object} ctx
+ * @param {import("./http.mjs").Client} ctx.client
+ * @param {number} ctx.count
+ * @param {number} ctx.deadline
+ * @param {number} [ctx.everyMs]
+ * @returns {Promise<number[]>} start request sent → first search reply listing the execution, in ms
+ */
+export async function searchVisibilityPhase({ client, count, deadline, everyMs = 20 }) {
+  if (count === 0) return [];
+  expectOk(await register(client, searchWaitDef()), `register ${SEARCH_WAIT}`);
+  /** @type {number[]} */
+  const visibleMs = [];
+  for (let i = 0; i < count; i++) {
+    if (Date.now() > deadline) throw new Error("overall deadline passed");
+    const t0 = now();
+    const id = workflowIdOf(expectOk(await client.call("POST", `/api/workflow/${SEARCH_WAIT}`, {}), "start search workflow"));
+    const query = encodeURIComponent(`workflowId = ${id} AND status IN (RUNNING)`);
+    for (;;) {
+      const reply = expectOk(await client.call("GET", `/api/workflow/search?query=${query}`), "search");
+      if ((reply.json?.results ?? []).some((/** @type {any} */ row) => row.workflowId === id)) break;
+      if (now() - t0 > SEARCH_VISIBLE_TIMEOUT_MS) throw new Error(`running workflow ${id} not found by search ${SEARCH_VISIBLE_TIMEOUT_MS} ms after its start`);
+      await sleep(everyMs);
+    }
+    visibleMs.push(now() - t0);
+    expectOk(await client.call("DELETE", `/api/workflow/${encodeURIComponent(id)}?reason=benchmark`), `terminate ${id}`);
+  }
+  return visibleMs;
 }
 
 /**
