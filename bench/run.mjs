@@ -18,7 +18,7 @@ import { startPssSampler, treePids } from "./memory.mjs";
 import { measureTransitions } from "./transitions.mjs";
 import { fmt, percentile } from "./stats.mjs";
 import { forkTarget } from "./target-process.mjs";
-import { callbackPhase, checkHits, register, runPhase, searchVisibilityPhase, threeStepDef, threeStepRunner } from "./workload.mjs";
+import { SEARCH_POLL_MS, callbackPhase, checkHits, register, runPhase, searchVisibilityPhase, threeStepDef, threeStepRunner } from "./workload.mjs";
 
 const HELP = `Usage: npm run bench -- [options]
 
@@ -132,7 +132,7 @@ function table(r) {
       ? ["callback → complete p50 / p99", `${fmt(cb.completeP50Ms)} / ${fmt(cb.completeP99Ms)} ms`]
       : ["callback → complete", "not supported by this build"],
     r.search.count > 0
-      ? ["search lists a running execution: start → found p50 / max", `${fmt(r.search.p50Ms, 0)} / ${fmt(r.search.maxMs, 0)} ms (${r.search.count} polled every 20 ms)`]
+      ? ["search lists a running execution: start → found p50 / max", `${fmt(r.search.p50Ms, 0)} / ${fmt(r.search.maxMs, 0)} ms (${r.search.count} polled every ${SEARCH_POLL_MS} ms)`]
       : ["search lists a running execution", "not measured (--search 0)"],
     ["engine alone per task transition (decide + serialisation, in Node)", `${fmt(r.transitions.microsPerTransition)} µs`],
     ["peak PSS of the engine's process tree", `${fmt(r.memory.peakMB, 0)} MB`],

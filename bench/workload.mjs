@@ -288,6 +288,8 @@ function searchWaitDef() {
 
 /** How long one execution may take to show in search before the run fails. */
 const SEARCH_VISIBLE_TIMEOUT_MS = 10_000;
+/** How often the search phase asks search whether the execution shows yet. */
+export const SEARCH_POLL_MS = 20;
 
 /**
  * Search visibility (the issue's "search must still find a running execution within a second"): `count`
@@ -301,7 +303,7 @@ const SEARCH_VISIBLE_TIMEOUT_MS = 10_000;
  * @param {number} [ctx.everyMs]
  * @returns {Promise<number[]>} start request sent → first search reply listing the execution, in ms
  */
-export async function searchVisibilityPhase({ client, count, deadline, everyMs = 20 }) {
+export async function searchVisibilityPhase({ client, count, deadline, everyMs = SEARCH_POLL_MS }) {
   if (count === 0) return [];
   expectOk(await register(client, searchWaitDef()), `register ${SEARCH_WAIT}`);
   /** @type {number[]} */
