@@ -71,10 +71,10 @@ export class ExecutionStore {
     for (const removed of before.keys()) this.#sql.exec(`DELETE FROM tasks WHERE task_id = ?`, removed);
   }
 
-  /** A bookkeeping value of the actor (not part of the execution). */
-  getMeta(key: string): string | undefined {
-    if (!this.#hasTables) return undefined;
-    return this.#sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, key).toArray()[0]?.value;
+  /** The actor's bookkeeping values (not part of the execution), by key; read once, when the object wakes. */
+  loadMeta(): Map<string, string> {
+    if (!this.#hasTables) return new Map();
+    return new Map(this.#sql.exec<{ key: string; value: string }>(`SELECT key, value FROM meta`).toArray().map((row) => [row.key, row.value]));
   }
 
   /** Sets a bookkeeping value. */

@@ -31,7 +31,8 @@ interface Queued {
  * durable: a caller hears back only once its write is in D1, and a caller that hears of a failure (or
  * loses this object to an eviction) keeps the write owed and tries again, as it did when it wrote to
  * D1 itself. Batches go out one at a time, in arrival order, so a later write of an execution
- * (its end, its removal) never lands before an earlier one; an execution always uses the same writer.
+ * (its end, its removal) never lands before an earlier one; an execution always uses the same writer
+ * (the shard it was given at its start).
  */
 export class ExecutionIndexWriter extends DurableObject<Env> {
   readonly #queue: Queued[] = [];
@@ -96,11 +97,24 @@ export class ExecutionIndexWriter extends DurableObject<Env> {
   }
 }
 
-/** The writer of an execution's search row: always the same one for an execution, spread over `INDEX_WRITER_SHARDS` objects. */
+/**
+ * The writer shard the current `INDEX_WRITER_SHARDS` gives an execution. An execution pins the shard it
+ * was given at its start (see `WorkflowExecution`), so a later change of the setting cannot send its removal
+ * to another writer than a row of it still queued.
+ */
+export function indexShardFor(env: Env, workflowId: string): number {
+  const shard = Number.parseInt(workflowId.slice(0, 8), 16) % serviceConfig(env).indexWriterShards;
+  return Number.isNaN(shard) ? 0 : shard;
+}
+
+/** The writer object of a shard. */
+export function indexWriterAt(env: Env, shard: number): DurableObjectStub<ExecutionIndexWriter> {
+  return env.INDEX_WRITER.get(env.INDEX_WRITER.idFromName(`index-writer-${shard}`));
+}
+
+/** The writer the current configuration gives an execution (executions themselves use their pinned shard). */
 export function indexWriterFor(env: Env, workflowId: string): DurableObjectStub<ExecutionIndexWriter> {
-  const shards = serviceConfig(env).indexWriterShards;
-  const shard = Number.parseInt(workflowId.slice(0, 8), 16) % shards;
-  return env.INDEX_WRITER.get(env.INDEX_WRITER.idFromName(`index-writer-${Number.isNaN(shard) ? 0 : shard}`));
+  return indexWriterAt(env, indexShardFor(env, workflowId));
 }
 
 /** Throws unless the write was committed (so a background job fails and is tried again). */

@@ -31,7 +31,7 @@ import { executionStub } from "../worker/executions";
 import { dispatchHttp } from "./dispatch/http";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { indexRow, indexSignature } from "./execution-index";
-import { expectIndexWritten, indexWriterFor } from "./index-writer";
+import { expectIndexWritten, indexShardFor, indexWriterAt } from "./index-writer";
 import { ExecutionStore } from "./execution-store";
 import { redactSecretValues, secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
@@ -125,6 +125,12 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** Children to terminate (id → reason), recorded with the decision that canceled their task. */
   #childTerminations: Record<string, string>;
   #indexedSignature: string | undefined;
+  /**
+   * The search-row writer shard of this execution, stored with its start: every write of its row (and its
+   * removal) goes through that one writer, in order, even after `INDEX_WRITER_SHARDS` changes. Executions
+   * stored before shards were pinned have none and use what the current setting gives them.
+   */
+  #indexShard: number | undefined;
   /** Pending write of a new execution's first search row (see {@link FIRST_ROW_DELAY_MS}). */
   #firstRowTimer: ReturnType<typeof setTimeout> | undefined;
   /** Recent callbacks per webhook task, for the per-task callback limit. */
@@ -138,9 +144,12 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#config = serviceConfig(env);
     this.#store = new ExecutionStore(ctx.storage.sql);
     this.#execution = this.#store.load();
-    this.#indexedSignature = this.#store.getMeta("indexed");
-    this.#watchers = JSON.parse(this.#store.getMeta("watchers") ?? "[]") as Watcher[];
-    this.#childTerminations = JSON.parse(this.#store.getMeta("childTerminations") ?? "{}") as Record<string, string>;
+    const meta = this.#store.loadMeta();
+    this.#indexedSignature = meta.get("indexed");
+    const shard = meta.get("indexShard");
+    this.#indexShard = shard === undefined ? undefined : Number(shard);
+    this.#watchers = JSON.parse(meta.get("watchers") ?? "[]") as Watcher[];
+    this.#childTerminations = JSON.parse(meta.get("childTerminations") ?? "{}") as Record<string, string>;
   }
 
   // ---- RPC: starting and reading ------------------------------------------------------------
@@ -165,6 +174,8 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#store.setMeta("watchers", JSON.stringify(this.#watchers));
     }
     this.#apply({ type: "start" }, createExecution(params, Date.now()));
+    // Same synchronous turn as the start's writes, so in the same transaction.
+    this.#store.setMeta("indexShard", String(this.#indexWriterShard(params.workflowId)));
     return ok(params.workflowId);
   }
 
@@ -239,13 +250,14 @@ export class WorkflowExecution extends DurableObject<Env> {
       return refused(new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId}: its status is ${execution.status}; terminate it first`));
     }
     // Through the writer: after any write of this execution still queued there.
-    expectIndexWritten(await indexWriterFor(this.env, execution.workflowId).delete(execution.workflowId), "deleting the search row");
+    expectIndexWritten(await indexWriterAt(this.env, this.#indexWriterShard(execution.workflowId)).delete(execution.workflowId), "deleting the search row");
     await this.ctx.storage.deleteAlarm();
     this.#alarmAt = null;
     await this.ctx.storage.deleteAll();
     this.#store.forgetTables();
     this.#execution = null;
     this.#indexedSignature = undefined;
+    this.#indexShard = undefined;
     this.#watchers = [];
     this.#childTerminations = {};
     this.#alarmAt = null;
@@ -507,12 +519,17 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#runJob(`index`, async () => {
       const snapshot = this.#execution!;
       const written = indexSignature(snapshot);
-      expectIndexWritten(await indexWriterFor(this.env, snapshot.workflowId).upsert(indexRow(snapshot)), "writing the search row");
+      expectIndexWritten(await indexWriterAt(this.env, this.#indexWriterShard(snapshot.workflowId)).upsert(indexRow(snapshot)), "writing the search row");
       // Removed while the row was on its way: its storage is gone, and the removal deleted the row after this write.
       if (this.#execution === null) return;
       this.#indexedSignature = written;
       this.#store.setMeta("indexed", written);
     });
+  }
+
+  /** This execution's search-row writer shard: the pinned one, or (stored before pinning) the current setting's. */
+  #indexWriterShard(workflowId: string): number {
+    return (this.#indexShard ??= indexShardFor(this.env, workflowId));
   }
 
   /** Tells every execution waiting for this one that it finished, until each has heard. */

@@ -1,7 +1,9 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { IndexRow } from "../../src/actors/execution-index";
-import { INDEX_MAX_BATCH, indexWriterFor } from "../../src/actors/index-writer";
+import { INDEX_MAX_BATCH, indexShardFor, indexWriterAt, indexWriterFor } from "../../src/actors/index-writer";
+import { serviceConfig } from "../../src/worker/config";
+import { executionStub } from "../../src/worker/executions";
 import { api, apiOk, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
 
 function row(workflowId: string, overrides: Partial<IndexRow> = {}): IndexRow {
@@ -69,5 +71,31 @@ describe("the search-row writer", () => {
     await indexWriterFor(env, workflowId).upsert(row(sentinel));
     expect(await storedStatus(workflowId)).toBeUndefined();
     expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+  });
+
+  it("an execution keeps its writer when INDEX_WRITER_SHARDS changes, so its removal still comes after its last row", async () => {
+    await register({ name: "resharded_then_removed", tasks: [httpTask("only", { uri: target("/echo/resharded-then-removed"), method: "GET" })] });
+    const workflowId = await startWorkflow("resharded_then_removed");
+    await waitFor(workflowId, ["COMPLETED"]);
+    const pinned = indexShardFor(env, workflowId);
+    // Stored with the start, so the pin outlives an eviction.
+    const stored = await runInDurableObject(executionStub(env, workflowId), (_instance, state) =>
+      state.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'indexShard'`).toArray(),
+    );
+    expect(stored).toEqual([{ value: String(pinned) }]);
+    // A deploy changes the setting while the final row is still queued: pick a count that moves this execution.
+    const prefix = Number.parseInt(workflowId.slice(0, 8), 16);
+    const shards = Array.from({ length: 62 }, (_, i) => i + 2).find((count) => prefix % count !== pinned)!;
+    const config = await runInDurableObject(executionStub(env, workflowId), (instance) => serviceConfig((instance as unknown as { env: Env }).env));
+    const before = config.indexWriterShards;
+    config.indexWriterShards = shards;
+    try {
+      await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+    } finally {
+      config.indexWriterShards = before;
+    }
+    // Once a later write is through the writer the execution started with, its queued final row is too.
+    await indexWriterAt(env, pinned).delete(crypto.randomUUID());
+    expect(await storedStatus(workflowId)).toBeUndefined();
   });
 });
