@@ -163,10 +163,11 @@ const sleep = (/** @type {number} */ ms) => new Promise((next) => setTimeout(nex
  * @typedef {object} Engine
  * @property {string} url base URL, e.g. http://127.0.0.1:41234
  * @property {string} key the admin API key (`X-API-Key` value)
- * @property {number} pid wrangler's pid (root of the engine's process tree; also its process group id)
+ * @property {number} pid wrangler's pid (root of the engine's process tree; also its process group id); changes with `restart`
  * @property {string} persistDir the fresh state directory
  * @property {string} projectDir the snapshot of the project wrangler runs from
  * @property {() => string} output the last lines wrangler printed
+ * @property {() => Promise<void>} restart stops the whole tree, keeping the state directory, and starts it again on the same port
  * @property {() => Promise<void>} stop stops the whole tree and removes the state directory
  * @property {() => void} stopSync SIGKILLs the whole tree (also run by a process "exit" listener)
  */
@@ -216,27 +217,33 @@ export async function startEngine(options = {}) {
   const args = inspector
     ? [WRANGLER_BIN, "dev", ...listen, "--log-level", "warn", "--show-interactive-dev-session=false", ...vars]
     : [join(projectDir, "bench", "dev-server.mjs"), ...listen, ...vars];
-  log(`starting wrangler dev on 127.0.0.1:${port}${inspector ? "" : " (devtools inspector off)"}`);
-  const child = spawn(process.execPath, args, { cwd: projectDir, env: wranglerEnv(workDir), stdio: ["ignore", "pipe", "pipe"], detached: true });
-  const pid = /** @type {number} */ (child.pid);
-  const out = tail(child.stdout);
-  const err = tail(child.stderr);
-  /** @type {Set<number>} every pid ever seen in the tree, to SIGKILL stragglers that left the group */
-  const known = new Set([pid]);
-  const remember = () => {
-    for (const p of treePids(pid)) known.add(p);
-  };
-  const watcher = setInterval(remember, 1000);
-  watcher.unref();
-  let exited = false;
-  child.once("exit", () => {
-    exited = true;
-  });
 
-  const stopSync = () => {
-    clearInterval(watcher);
+  /** @type {Set<number>} every pid ever seen in the trees, to SIGKILL stragglers that left the group */
+  const known = new Set();
+  /** The running tree: wrangler's process and what it printed last. */
+  let current = /** @type {{ child: import("node:child_process").ChildProcess, pid: number, out: { text: string }, err: { text: string }, exited: () => boolean, watcher: NodeJS.Timeout } | undefined} */ (undefined);
+  const remember = () => {
+    if (current) for (const p of treePids(current.pid)) known.add(p);
+  };
+  const output = () => (current ? `${current.out.text}${current.err.text}` : "");
+
+  /** Kills the running tree (SIGTERM, then SIGKILL) and waits (bounded) until the kernel has reaped it. */
+  const killTree = async () => {
+    if (!current) return;
+    clearInterval(current.watcher);
     remember();
-    killGroup(pid, "SIGKILL");
+    killGroup(current.pid, "SIGTERM");
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline && [...known].some(alive)) await sleep(50);
+    killAll();
+    const reaped = Date.now() + 3000;
+    while (Date.now() < reaped && [...known].some(alive)) await sleep(50);
+    known.clear();
+    current.child.stdout?.destroy();
+    current.child.stderr?.destroy();
+  };
+  const killAll = () => {
+    if (current) killGroup(current.pid, "SIGKILL");
     for (const p of known) {
       try {
         process.kill(p, "SIGKILL");
@@ -244,6 +251,11 @@ export async function startEngine(options = {}) {
         // gone
       }
     }
+  };
+  const stopSync = () => {
+    if (current) clearInterval(current.watcher);
+    remember();
+    killAll();
     try {
       removeState();
     } catch {
@@ -253,42 +265,64 @@ export async function startEngine(options = {}) {
   process.on("exit", stopSync);
   const stop = async () => {
     process.off("exit", stopSync);
-    clearInterval(watcher);
-    remember();
-    killGroup(pid, "SIGTERM");
-    const deadline = Date.now() + 5000;
-    while (Date.now() < deadline && [...known].some(alive)) await sleep(50);
-    stopSync();
-    // Wait (bounded) until the kernel has reaped them, then drop the state.
-    const reaped = Date.now() + 3000;
-    while (Date.now() < reaped && [...known].some(alive)) await sleep(50);
-    child.stdout?.destroy();
-    child.stderr?.destroy();
+    await killTree();
     removeState();
   };
-  /** @type {Engine} */
-  const engine = { url: `http://127.0.0.1:${port}`, key, pid, persistDir, projectDir, output: () => `${out.text}${err.text}`, stop, stopSync };
 
-  const deadline = Date.now() + healthTimeoutMs;
-  for (;;) {
-    if (exited) {
-      await stop();
-      throw new Error(`wrangler dev exited before answering /health:\n${engine.output()}`);
+  /** Spawns wrangler and resolves once `GET /health` answers 200; stops everything and throws otherwise. */
+  const launch = async () => {
+    log(`starting wrangler dev on 127.0.0.1:${port}${inspector ? "" : " (devtools inspector off)"}`);
+    const child = spawn(process.execPath, args, { cwd: projectDir, env: wranglerEnv(workDir), stdio: ["ignore", "pipe", "pipe"], detached: true });
+    let exited = false;
+    child.once("exit", () => {
+      exited = true;
+    });
+    const watcher = setInterval(remember, 1000);
+    watcher.unref();
+    current = { child, pid: /** @type {number} */ (child.pid), out: tail(child.stdout), err: tail(child.stderr), exited: () => exited, watcher };
+    known.add(current.pid);
+    const deadline = Date.now() + healthTimeoutMs;
+    for (;;) {
+      if (current.exited()) {
+        const said = output();
+        await stop();
+        throw new Error(`wrangler dev exited before answering /health:\n${said}`);
+      }
+      if (Date.now() > deadline) {
+        const said = output();
+        await stop();
+        throw new Error(`GET /health did not answer 200 within ${healthTimeoutMs / 1000}s:\n${said}`);
+      }
+      try {
+        const response = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(2000) });
+        await response.arrayBuffer();
+        if (response.status === 200) break;
+      } catch {
+        // not listening yet
+      }
+      await sleep(200);
     }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`GET /health did not answer 200 within ${healthTimeoutMs / 1000}s:\n${engine.output()}`);
-    }
-    try {
-      const response = await fetch(`${engine.url}/health`, { signal: AbortSignal.timeout(2000) });
-      await response.arrayBuffer();
-      if (response.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await sleep(200);
-  }
-  remember();
+    remember();
+  };
+
+  await launch();
+  /** @type {Engine} */
+  const engine = {
+    url: `http://127.0.0.1:${port}`,
+    key,
+    get pid() {
+      return /** @type {NonNullable<typeof current>} */ (current).pid;
+    },
+    persistDir,
+    projectDir,
+    output,
+    restart: async () => {
+      await killTree();
+      await launch();
+    },
+    stop,
+    stopSync,
+  };
   return engine;
 }
 

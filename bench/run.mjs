@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * `npm run bench [-- --quick] [--n N] [--callbacks N] [--search N] [--preload COUNT] [--no-inspector] [--json FILE] [--timeout SECONDS]`
+ * `npm run bench [-- --quick] [--n N] [--callbacks N] [--search N] [--preload COUNT [--restart]] [--no-inspector] [--json FILE] [--timeout SECONDS]`
  *
  * Runs the standard workload (/work/shared/docs/benchmarks.md) against a fresh `wrangler dev` of this
  * project and prints one markdown table. See bench/README.md.
@@ -28,6 +28,8 @@ const HELP = `Usage: npm run bench -- [options]
   --search <N>       running workflows whose appearance in search is timed (default 20)
   --warmup <N>       warm-up workflows (default 5)
   --preload <COUNT>  first create COUNT finished executions (concurrency 20, not measured)
+  --restart          after the preload, restart the dev server on the same stored state before measuring,
+                     so the figures show what the stored executions cost apart from the process's own growth
   --no-inspector     run wrangler's dev server with the devtools inspector off (bench/dev-server.mjs)
                      instead of the wrangler dev CLI, which relays four inspector events per outbound fetch
   --json <file>      also write the results as JSON
@@ -54,6 +56,7 @@ function options() {
       search: { type: "string" },
       warmup: { type: "string" },
       preload: { type: "string" },
+      restart: { type: "boolean" },
       "no-inspector": { type: "boolean" },
       json: { type: "string" },
       timeout: { type: "string" },
@@ -64,6 +67,7 @@ function options() {
   const quick = values.quick ?? false;
   const n = count(values.n, quick ? 50 : 200, "n");
   const preload = count(values.preload, 0, "preload");
+  if (values.restart && preload === 0) throw new Error("--restart needs --preload <COUNT>: it restarts the dev server after the preload");
   return {
     help: values.help ?? false,
     quick,
@@ -72,6 +76,7 @@ function options() {
     search: count(values.search, quick ? 5 : 20, "search"),
     warmup: count(values.warmup, 5, "warmup"),
     preload,
+    restart: values.restart ?? false,
     inspector: !(values["no-inspector"] ?? false),
     json: values.json ? resolve(values.json) : undefined,
     timeoutSec: count(values.timeout, 600 + Math.ceil(preload / 10), "timeout"),
@@ -136,7 +141,10 @@ function table(r) {
       : ["search lists a running execution", "not measured (--search 0)"],
     ["engine alone per task transition (decide + serialisation, in Node)", `${fmt(r.transitions.microsPerTransition)} µs`],
     ["peak PSS of the engine's process tree", `${fmt(r.memory.peakMB, 0)} MB`],
-    ["workflows (warm-up / per phase / callback / preloaded)", `${r.config.warmup} / ${r.config.n} / ${cb.count} / ${r.config.preload}`],
+    [
+      "workflows (warm-up / per phase / callback / preloaded)",
+      `${r.config.restart ? `${r.config.warmup} + ${r.config.warmup}` : r.config.warmup} / ${r.config.n} / ${cb.count} / ${r.config.preload}${r.config.restart ? ", then restarted" : ""}`,
+    ],
     ["check: target hits (expected = actual)", `${r.check.expected} = ${r.check.hits}`],
     ["CPU used by other processes while measuring", `${fmt(r.otherCpuCores, 2)} cores`],
     ["API mode", r.mode],
@@ -172,7 +180,7 @@ async function main() {
     throw error;
   });
   log(`engine up at ${engine.url} (wrangler pid ${engine.pid})`);
-  const sampler = startPssSampler(engine.pid, 250);
+  let sampler = startPssSampler(engine.pid, 250);
   const client = createClient(engine.url, { "X-API-Key": engine.key }, { maxSockets: 64 });
 
   try {
@@ -200,6 +208,15 @@ async function main() {
       preloadSec = (performance.now() - t0) / 1000;
       log(`preload: ${opts.preload} workflows took ${fmt(preloadSec)} s (${fmt(opts.preload / preloadSec)} wf/s)`);
     }
+    /** Peak memory of the tree before a restart, if any (the peak reported is the larger of the two trees'). */
+    let beforeRestart;
+    if (opts.restart) {
+      beforeRestart = sampler.stop();
+      log("restarting the dev server on the same state");
+      await engine.restart();
+      sampler = startPssSampler(engine.pid, 250);
+      await runPhase(runner.runOne, opts.warmup, 1, deadline);
+    }
 
     const ourPids = () => [process.pid, target.pid, ...treePids(engine.pid)];
     const cpuBefore = cpuSnapshot(ourPids);
@@ -226,14 +243,16 @@ async function main() {
       const busiest = busiestOthers(cpuBefore, cpuAfter).map((p) => `${p.comm}(${p.pid}) ${fmt(p.cores, 2)}`).join(", ");
       log(`warning: other processes used ${fmt(otherCpu, 2)} cores while measuring (${busiest || "short-lived ones"}); the figures are disturbed`);
     }
-    const expected = (opts.warmup + opts.preload + 2 * opts.n) * 3 + (cb.supported ? 2 * cb.count : 0);
+    const warmups = opts.restart ? 2 * opts.warmup : opts.warmup;
+    const expected = (warmups + opts.preload + 2 * opts.n) * 3 + (cb.supported ? 2 * cb.count : 0);
     const check = await checkHits(target, expected);
-    const memory = sampler.stop();
+    const afterStart = sampler.stop();
+    const memory = beforeRestart && beforeRestart.peakKb > afterStart.peakKb ? beforeRestart : afterStart;
     const results = {
       date: new Date().toISOString(),
       machine: machine(),
       source,
-      config: { warmup: opts.warmup, n: opts.n, callbacks: opts.callbacks, search: opts.search, preload: opts.preload, quick: opts.quick, inspector: opts.inspector },
+      config: { warmup: opts.warmup, n: opts.n, callbacks: opts.callbacks, search: opts.search, preload: opts.preload, restart: opts.restart, quick: opts.quick, inspector: opts.inspector },
       mode: runner.mode(),
       preloadSec,
       transitions,
@@ -263,7 +282,10 @@ async function main() {
       return 1;
     }
     log(`peak PSS by process: ${results.memory.peakParts.map((p) => `${p.comm}(${p.pid}) ${p.MB} MB`).join(", ")}`);
-    if (opts.preload > 0) console.log(`preload: ${opts.preload} finished executions stored in ${fmt(preloadSec)} s before measuring`);
+    if (opts.preload > 0) {
+      const restarted = opts.restart ? `; the dev server was then restarted on that state (and warmed up with ${opts.warmup} more)` : "";
+      console.log(`preload: ${opts.preload} finished executions stored in ${fmt(preloadSec)} s before measuring${restarted}`);
+    }
     console.log(table(results));
     if (opts.json) {
       mkdirSync(dirname(opts.json), { recursive: true });
