@@ -112,11 +112,6 @@ export function indexWriterAt(env: Env, shard: number): DurableObjectStub<Execut
   return env.INDEX_WRITER.get(env.INDEX_WRITER.idFromName(`index-writer-${shard}`));
 }
 
-/** The writer the current configuration gives an execution (executions themselves use their pinned shard). */
-export function indexWriterFor(env: Env, workflowId: string): DurableObjectStub<ExecutionIndexWriter> {
-  return indexWriterAt(env, indexShardFor(env, workflowId));
-}
-
 /** Throws unless the write was committed (so a background job fails and is tried again). */
 export function expectIndexWritten(outcome: IndexWriteOutcome, what: string): void {
   if (!outcome.ok) throw new Error(`${what}: ${outcome.error}`);

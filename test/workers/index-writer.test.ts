@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { IndexRow } from "../../src/actors/execution-index";
-import { INDEX_MAX_BATCH, indexShardFor, indexWriterAt, indexWriterFor } from "../../src/actors/index-writer";
+import { INDEX_MAX_BATCH, indexShardFor, indexWriterAt } from "../../src/actors/index-writer";
 import { serviceConfig } from "../../src/worker/config";
 import { executionStub } from "../../src/worker/executions";
 import { api, apiOk, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
@@ -27,6 +27,11 @@ function row(workflowId: string, overrides: Partial<IndexRow> = {}): IndexRow {
   };
 }
 
+/** The writer the current setting gives an execution (what an execution started now pins). */
+function indexWriterFor(workflowId: string) {
+  return indexWriterAt(env, indexShardFor(env, workflowId));
+}
+
 async function storedStatus(workflowId: string): Promise<string | undefined> {
   return (await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ status: string }>())?.status;
 }
@@ -34,7 +39,7 @@ async function storedStatus(workflowId: string): Promise<string | undefined> {
 describe("the search-row writer", () => {
   it("commits rows that arrive together in shared D1 batches, and every row lands", async () => {
     const ids = Array.from({ length: INDEX_MAX_BATCH + 5 }, () => crypto.randomUUID());
-    const outcomes = await Promise.all(ids.map((id) => indexWriterFor(env, id).upsert(row(id))));
+    const outcomes = await Promise.all(ids.map((id) => indexWriterFor(id).upsert(row(id))));
     const batchSizes = outcomes.map((outcome) => (outcome.ok ? outcome.batchSize : 0));
     expect(batchSizes).not.toContain(0);
     expect(Math.max(...batchSizes)).toBeGreaterThan(1);
@@ -45,7 +50,7 @@ describe("the search-row writer", () => {
   it("a row D1 refuses fails alone; the rows batched with it still land", async () => {
     const [good1, bad, good2] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     const refused = row(bad, { workflowName: null as unknown as string });
-    const outcomes = await Promise.all([good1, bad, good2].map((id) => indexWriterFor(env, id).upsert(id === bad ? refused : row(id))));
+    const outcomes = await Promise.all([good1, bad, good2].map((id) => indexWriterFor(id).upsert(id === bad ? refused : row(id))));
     expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, false, true]);
     expect(outcomes[1]).toMatchObject({ ok: false, error: expect.stringContaining("NOT NULL") });
     expect(await storedStatus(good1)).toBe("COMPLETED");
@@ -55,8 +60,8 @@ describe("the search-row writer", () => {
 
   it("an older row arriving after a newer one changes nothing", async () => {
     const id = crypto.randomUUID();
-    await indexWriterFor(env, id).upsert(row(id, { status: "COMPLETED", updateTime: 2_000 }));
-    await indexWriterFor(env, id).upsert(row(id, { status: "RUNNING", updateTime: 1_000 }));
+    await indexWriterFor(id).upsert(row(id, { status: "COMPLETED", updateTime: 2_000 }));
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", updateTime: 1_000 }));
     expect(await storedStatus(id)).toBe("COMPLETED");
   });
 
@@ -68,7 +73,7 @@ describe("the search-row writer", () => {
     await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
     // Writes leave the writer in order: once a later write is through, the execution's own are too.
     const sentinel = crypto.randomUUID();
-    await indexWriterFor(env, workflowId).upsert(row(sentinel));
+    await indexWriterFor(workflowId).upsert(row(sentinel));
     expect(await storedStatus(workflowId)).toBeUndefined();
     expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
   });
