@@ -131,6 +131,15 @@ export class WorkflowExecution extends DurableObject<Env> {
    * stored before shards were pinned have none and use what the current setting gives them.
    */
   #indexShard: number | undefined;
+  /**
+   * Whether a removal has begun. Stored (meta `removing`) before the search row is deleted, so that from then
+   * on the removal always completes, even when the object is evicted at any of its awaits: the next wake-up
+   * finishes it. Meanwhile nothing may change the execution (a command that answered success would be deleted
+   * with it) and no search row may be written (it would outlive the execution).
+   */
+  #removing: boolean;
+  /** The removal running in this isolate, shared by every caller waiting for it. */
+  #removal: Promise<void> | undefined;
   /** Pending write of a new execution's first search row (see {@link FIRST_ROW_DELAY_MS}). */
   #firstRowTimer: ReturnType<typeof setTimeout> | undefined;
   /** Recent callbacks per webhook task, for the per-task callback limit. */
@@ -150,6 +159,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#indexShard = shard === undefined ? undefined : Number(shard);
     this.#watchers = JSON.parse(meta.get("watchers") ?? "[]") as Watcher[];
     this.#childTerminations = JSON.parse(meta.get("childTerminations") ?? "{}") as Record<string, string>;
+    this.#removing = meta.has("removing");
   }
 
   // ---- RPC: starting and reading ------------------------------------------------------------
@@ -162,6 +172,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#recover();
     const existing = this.#execution;
     if (existing) {
+      if (this.#removing) return refused(this.#beingRemoved(existing));
       // The same parent task starting its child again (a dispatch repeated after an eviction).
       const sameParentTask = params.parentWorkflowTaskId !== undefined && existing.parentWorkflowTaskId === params.parentWorkflowTaskId;
       const sameKey = params.idempotencyKey !== undefined && existing.idempotencyKey === params.idempotencyKey;
@@ -193,20 +204,21 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** The Workflow JSON as text (the router sends it on unparsed), or null when this object holds no execution. */
   async getWorkflowJson(includeTasks: boolean): Promise<string | null> {
     this.#recover();
-    return this.#execution ? JSON.stringify(toWorkflowView(this.#execution, includeTasks)) : null;
+    // Being removed: its search row may already be gone, so it is gone for readers too.
+    return this.#execution && !this.#removing ? JSON.stringify(toWorkflowView(this.#execution, includeTasks)) : null;
   }
 
   /** The name of the definition this execution runs, or null when this object holds none. */
   async getWorkflowName(): Promise<string | null> {
     this.#recover();
-    return this.#execution?.workflowName ?? null;
+    return this.#removing ? null : (this.#execution?.workflowName ?? null);
   }
 
   /** True when the task is part of this execution or of one of its children, at any depth. */
   async locateTask(taskId: string): Promise<boolean> {
     this.#recover();
     const execution = this.#execution;
-    if (!execution) return false;
+    if (!execution || this.#removing) return false;
     if (execution.tasks.some((task) => task.taskId === taskId)) return true;
     for (const child of this.#childTasks(execution)) {
       if (await executionStub(this.env, child.subWorkflowId!).locateTask(taskId)) return true;
@@ -221,6 +233,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
+    if (this.#removing) return refused(this.#beingRemoved(execution));
     try {
       const fromTaskId = command.type === "rerun" ? command.fromTaskId : undefined;
       if (command.type === "rerun" && fromTaskId !== undefined && !execution.tasks.some((task) => task.taskId === fromTaskId)) {
@@ -241,16 +254,47 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
   }
 
-  /** Deletes the execution and its search row. Only a finished execution can be removed. */
+  /**
+   * Deletes the execution and its search row. Only a finished execution can be removed. Once begun, a removal
+   * always completes (see {@link WorkflowExecution.#removing}); a second call waits for the same one.
+   */
   async remove(): Promise<ActorResult<null>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
-    if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
-      return refused(new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId}: its status is ${execution.status}; terminate it first`));
+    if (!this.#removing) {
+      if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
+        return refused(new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId}: its status is ${execution.status}; terminate it first`));
+      }
+      // Synchronous, so stored (output gate) before the row's deletion leaves; from here on #apply refuses changes.
+      this.#removing = true;
+      this.#store.setMeta("removing", "1");
+      clearTimeout(this.#firstRowTimer);
+      this.#firstRowTimer = undefined;
+      // Evicted before the next request, the alarm finishes the removal.
+      this.#alarmAt = Date.now() + BACKGROUND_SAFETY_MS;
+      void this.ctx.storage.setAlarm(this.#alarmAt);
     }
-    // Through the writer: after any write of this execution still queued there.
-    expectIndexWritten(await indexWriterAt(this.env, this.#indexWriterShard(execution.workflowId)).delete(execution.workflowId), "deleting the search row");
+    await this.#finishRemoval();
+    return ok(null);
+  }
+
+  /** Runs the begun removal, once at a time; a failure leaves it owed and the alarm tries it again. */
+  #finishRemoval(): Promise<void> {
+    this.#removal ??= this.#deleteEverything().catch((error: unknown) => {
+      this.#removal = undefined;
+      console.error(JSON.stringify({ msg: "removal failed; will retry", workflowId: this.#execution?.workflowId, error: String(error) }));
+      this.#alarmAt = Date.now() + RETRY_BACKGROUND_MS;
+      void this.ctx.storage.setAlarm(this.#alarmAt);
+      throw error;
+    });
+    return this.#removal;
+  }
+
+  /** The search row first (through the writer: after any write of this execution still queued there), then the storage. */
+  async #deleteEverything(): Promise<void> {
+    const workflowId = this.#execution!.workflowId;
+    expectIndexWritten(await indexWriterAt(this.env, this.#indexWriterShard(workflowId)).delete(workflowId), "deleting the search row");
     await this.ctx.storage.deleteAlarm();
     this.#alarmAt = null;
     await this.ctx.storage.deleteAll();
@@ -260,8 +304,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#indexShard = undefined;
     this.#watchers = [];
     this.#childTerminations = {};
-    this.#alarmAt = null;
-    return ok(null);
+    this.#removing = false;
+    this.#removal = undefined;
   }
 
   // ---- RPC: tasks completed from outside -----------------------------------------------------
@@ -365,6 +409,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#recovered = true;
     const now = Date.now();
     if (this.#backgroundRetryAt !== undefined && this.#backgroundRetryAt <= now) this.#backgroundRetryAt = undefined;
+    if (this.#removing) {
+      await this.#finishRemoval().catch(() => undefined);
+      return;
+    }
     const execution = this.#execution;
     if (!execution) return;
     const due = nextDeadline(execution);
@@ -383,6 +431,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     return new EngineError("NOT_FOUND", `Workflow ${this.ctx.id.name ?? this.ctx.id.toString()} not found`);
   }
 
+  #beingRemoved(execution: Execution): EngineError {
+    return new EngineError("CONFLICT", `Workflow ${execution.workflowId} is being removed`);
+  }
+
   #decideEnv(): DecideEnv {
     return { now: Date.now(), newId: () => crypto.randomUUID(), config: this.#config.engine };
   }
@@ -395,6 +447,11 @@ export class WorkflowExecution extends DurableObject<Env> {
   #recover(): void {
     if (this.#recovered) return;
     this.#recovered = true;
+    if (this.#removing) {
+      // A removal began in an isolate that is gone: finish it (a caller of remove() waits for the same one).
+      void this.#finishRemoval().catch(() => undefined);
+      return;
+    }
     const execution = this.#execution;
     if (!execution) return;
     if (execution.tasks.some(isInFlight)) this.#apply({ type: "tick", liveTaskIds: new Set() });
@@ -407,6 +464,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     const previous = this.#execution;
     const decision = decide(base, event, this.#decideEnv());
     if (decision.state === previous) return;
+    // Covers commands whose change comes after an await (a rerun in a child), and every other way in.
+    if (this.#removing) throw this.#beingRemoved(base);
     this.#store.save(previous, decision.state);
     this.#recordObligations(decision.effects);
     this.#execution = decision.state;
@@ -427,6 +486,8 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** Keeps the alarm, the search index, watchers, children and waiting callers in step with the execution. */
   #afterChange(execution: Execution): void {
+    // A removal owns the object's background state now: rewriting the search row would resurrect it.
+    if (this.#removing) return;
     this.#syncIndex(execution);
     this.#syncWatchers(execution);
     this.#syncChildTerminations();
@@ -482,7 +543,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     job().then(
       () => {
         this.#jobs.delete(key);
-        if (this.#execution) {
+        // Not during a removal: an index write that was on its way must not be followed by another.
+        if (this.#execution && !this.#removing) {
           this.#syncIndex(this.#execution);
           this.#syncWatchers(this.#execution);
           // With nothing more owed, a finished execution's safety alarm can go.
@@ -493,7 +555,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         this.#jobs.delete(key);
         console.error(JSON.stringify({ msg: "background job failed; will retry", job: key, workflowId: this.#execution?.workflowId, error: String(error) }));
         this.#backgroundRetryAt = Date.now() + RETRY_BACKGROUND_MS;
-        if (this.#execution) this.#syncAlarm(this.#execution);
+        if (this.#execution && !this.#removing) this.#syncAlarm(this.#execution);
       },
     );
   }
@@ -504,6 +566,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    * eviction): most finish sooner, and then one row is written instead of two.
    */
   #syncIndex(execution: Execution): void {
+    if (this.#removing) return;
     const signature = indexSignature(execution);
     if (signature === this.#indexedSignature) return;
     if (this.#indexedSignature === undefined && !TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { IndexRow } from "../../src/actors/execution-index";
-import { INDEX_MAX_BATCH, indexShardFor, indexWriterAt } from "../../src/actors/index-writer";
+import { ExecutionIndexWriter, INDEX_MAX_BATCH, indexShardFor, indexWriterAt } from "../../src/actors/index-writer";
 import { serviceConfig } from "../../src/worker/config";
 import { executionStub } from "../../src/worker/executions";
 import { api, apiOk, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
@@ -76,6 +76,50 @@ describe("the search-row writer", () => {
     await indexWriterFor(workflowId).upsert(row(sentinel));
     expect(await storedStatus(workflowId)).toBeUndefined();
     expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+  });
+
+  it("an execution completed and removed while its first (RUNNING) row is still being written does not reappear in search", async () => {
+    await register({ name: "removed_while_first_row", tasks: [httpTask("gate", { uri: target("/echo/removed-while-first-row"), method: "GET" }, { asyncComplete: true })] });
+    const workflowId = await startWorkflow("removed_while_first_row");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    // The writer commits the first row but holds its answer until the removal's delete is through, so that row's
+    // write is still in flight (as when it shares a batch with the delete) while the execution ends and is removed.
+    let firstRowQueued!: () => void;
+    const queued = new Promise<void>((resolve) => (firstRowQueued = resolve));
+    let deleteDone!: () => void;
+    const deleted = new Promise<void>((resolve) => (deleteDone = resolve));
+    // RPC finds the writer's methods on its class: patched there for this test only, and only for this execution.
+    const { upsert, delete: remove } = ExecutionIndexWriter.prototype;
+    ExecutionIndexWriter.prototype.upsert = async function (this: ExecutionIndexWriter, written) {
+      const outcome = await upsert.call(this, written);
+      if (written.workflowId === workflowId) {
+        firstRowQueued();
+        await deleted;
+      }
+      return outcome;
+    };
+    ExecutionIndexWriter.prototype.delete = async function (this: ExecutionIndexWriter, id) {
+      const outcome = await remove.call(this, id);
+      if (id === workflowId) {
+        // In a shared batch the row's answer leaves before the delete's: let it.
+        deleteDone();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return outcome;
+    };
+    try {
+      await queued;
+      await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+      await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+      // Once a later write is through the same writer, any row the execution sent after its removal is too.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await indexWriterFor(workflowId).delete(crypto.randomUUID());
+      expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+      expect(await storedStatus(workflowId)).toBeUndefined();
+    } finally {
+      ExecutionIndexWriter.prototype.upsert = upsert;
+      ExecutionIndexWriter.prototype.delete = remove;
+    }
   });
 
   it("an execution keeps its writer when INDEX_WRITER_SHARDS changes, so its removal still comes after its last row", async () => {

@@ -1,6 +1,8 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+import type { WorkflowExecution } from "../../src/actors/workflow-execution";
+import { executionStub } from "../../src/worker/executions";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 /** A workflow whose first task waits for the completion API, so tests can act while it is RUNNING. */
 async function registerWaiting(name: string, after: string) {
@@ -163,6 +165,52 @@ describe("remove", () => {
     await expectError("GET", `/api/workflow/${workflowId}`, 404, "NOT_FOUND");
     expect(await env.DB.prepare("SELECT 1 FROM executions WHERE workflow_id = ?").bind(workflowId).first()).toBeNull();
     await expectError("DELETE", `/api/workflow/${workflowId}/remove`, 404, "NOT_FOUND");
+  });
+
+  it("a restart arriving while a remove waits for the search-row writer is refused (409), and the removed execution stays gone from search", async () => {
+    await register({ name: "remove_vs_restart", tasks: [httpTask("only", { uri: target("/count/remove-vs-restart"), method: "GET" })] });
+    const workflowId = await startWorkflow("remove_vs_restart");
+    await waitFor(workflowId, ["COMPLETED"]);
+    await waitForIndexRow(workflowId, "COMPLETED");
+    // Called on the object itself, so the restart lands exactly while the remove awaits its first (writer) call.
+    const [removed, restarted] = await runInDurableObject(executionStub(env, workflowId), async (instance) => {
+      const execution = instance as unknown as WorkflowExecution;
+      const removing = execution.remove();
+      const restarting = execution.command({ type: "restart" });
+      return Promise.all([removing, restarting]);
+    });
+    expect(removed).toEqual({ ok: true, value: null });
+    expect(restarted).toMatchObject({ ok: false, error: { kind: "CONFLICT" } });
+    // The removal went through: nothing is left to restart.
+    await expectError("POST", `/api/workflow/${workflowId}/restart`, 404, "NOT_FOUND");
+    // Let any background search-row write that might still come land before looking.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await expectError("GET", `/api/workflow/${workflowId}`, 404, "NOT_FOUND");
+    expect(await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first()).toBeNull();
+    expect(await hits("remove-vs-restart")).toBe(1);
+  });
+
+  it("a remove evicted after deleting the search row but before the storage is finished by the next wake-up, which refuses reopening meanwhile", async () => {
+    await register({ name: "remove_evicted", tasks: [httpTask("only", { uri: target("/echo/remove-evicted"), method: "GET" })] });
+    const workflowId = await startWorkflow("remove_evicted");
+    await waitFor(workflowId, ["COMPLETED"]);
+    await waitForIndexRow(workflowId, "COMPLETED");
+    // remove's first await after the row's deletion is deleteAlarm: the object is evicted right there.
+    await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
+      const storage = state.storage as unknown as { deleteAlarm: () => Promise<void> };
+      storage.deleteAlarm = () => {
+        state.abort("evicted (test)");
+        return Promise.resolve();
+      };
+    });
+    expect((await api("DELETE", `/api/workflow/${workflowId}/remove`)).status).toBe(500);
+    expect(await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first()).toBeNull();
+    // The woken object knows the removal began: it neither reopens the execution nor shows it, and finishes the removal.
+    await expectError("POST", `/api/workflow/${workflowId}/restart`, 409, "CONFLICT");
+    await expectError("GET", `/api/workflow/${workflowId}`, 404, "NOT_FOUND");
+    const storedTables = () => runInDurableObject(executionStub(env, workflowId), (_instance, state) => state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).toArray().length);
+    await eventually(storedTables, (count) => count === 0, "the removal's storage deletion");
+    expect(await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first()).toBeNull();
   });
 });
 
