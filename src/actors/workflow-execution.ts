@@ -88,6 +88,9 @@ const BACKGROUND_SAFETY_MS = 5_000;
  */
 const FIRST_ROW_DELAY_MS = 500;
 
+/** A child in one of these states can be retried in place (the engine's own retry accepts exactly these). */
+const RETRYABLE_CHILD_STATUSES: ReadonlySet<WorkflowStatus> = new Set(["FAILED", "TIMED_OUT", "TERMINATED"]);
+
 /** How long a failed background job (index write, notification, child termination) waits before it is tried again. */
 const RETRY_BACKGROUND_MS = 2_000;
 
@@ -670,12 +673,19 @@ export class WorkflowExecution extends DurableObject<Env> {
     throw new EngineError("INVALID", `Task ${command.fromTaskId} is not part of workflow ${execution.workflowId} or its sub workflows`);
   }
 
-  /** Retries a failed child in place when the failure came from a SUB_WORKFLOW task; undefined when it did not. */
+  /**
+   * Retries a failed child in place when the failure came from a SUB_WORKFLOW task whose child can be retried;
+   * undefined when it cannot, and the task is then retried like any other, with a new child. As Conductor:
+   * it resumes inside the child only when there is a failed child to resume.
+   */
   async #retryInChild(execution: Execution): Promise<ActorResult<null> | undefined> {
     const last = execution.tasks.at(-1);
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "COMPLETED") return undefined;
     if (!last || last.taskType !== "SUB_WORKFLOW" || last.subWorkflowId === undefined || last.status === "COMPLETED") return undefined;
     const child = executionStub(this.env, last.subWorkflowId);
+    // Asked before this execution reopens to wait for it: a child that is gone (removed) would never tell.
+    const status = (await this.#childView(last.subWorkflowId))?.status;
+    if (status === undefined || !RETRYABLE_CHILD_STATUSES.has(status)) return undefined;
     return this.#resumeChild(last, () => child.command({ type: "retry", resumeSubworkflowTasks: true }));
   }
 
@@ -683,14 +693,22 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#apply({ type: "resumeChild", taskId: task.taskId });
     const result = await restartChild();
     if (!result.ok) {
-      const child = JSON.parse((await executionStub(this.env, task.subWorkflowId!).getWorkflowJson(false)) ?? "null") as { status: WorkflowStatus; output: JsonObject; reasonForIncompletion: string | null } | null;
-      if (child && TERMINAL_WORKFLOW_STATUSES.has(child.status)) {
+      // The child refused: take its state back. One that vanished meanwhile (removed) fails the task, so this
+      // execution does not wait forever for a notice that cannot come.
+      const child = (await this.#childView(task.subWorkflowId!)) ?? { status: "FAILED" as const, output: {}, reasonForIncompletion: `Sub workflow ${task.subWorkflowId!} no longer exists` };
+      if (TERMINAL_WORKFLOW_STATUSES.has(child.status)) {
         const event: ExecutionEvent = { type: "childFinished", taskId: task.taskId, subWorkflowId: task.subWorkflowId!, status: child.status, output: child.output };
         if (child.reasonForIncompletion) event.reason = child.reasonForIncompletion;
         this.#apply(event);
       }
     }
     return result;
+  }
+
+  /** What this execution needs to know of a child, or null when the child does not exist (or is being removed). */
+  async #childView(childId: string): Promise<{ status: WorkflowStatus; output: JsonObject; reasonForIncompletion: string | null } | null> {
+    const json = await executionStub(this.env, childId).getWorkflowJson(false);
+    return json === null ? null : (JSON.parse(json) as { status: WorkflowStatus; output: JsonObject; reasonForIncompletion: string | null });
   }
 
   // ---- side effects -----------------------------------------------------------------------

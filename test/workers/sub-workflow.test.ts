@@ -258,6 +258,23 @@ describe("rerun and retry across levels", () => {
     expect(await hits("resume-leaf-b")).toBe(2);
   });
 
+  it("retry with resumeSubworkflowTasks after the failed child was removed retries the SUB_WORKFLOW task with a new child, as Conductor does when there is no failed child to resume", async () => {
+    await register({ name: "removed_child", tasks: [httpTask("flaky", { uri: target("/flaky/removed-child?fail=1"), method: "GET" })] });
+    await register({ name: "parent_of_removed_child", tasks: [subTask("to_child", { subWorkflowParam: { name: "removed_child" } })] });
+    const parentId = await startWorkflow("parent_of_removed_child");
+    const failed = await waitFor(parentId, terminal);
+    expect(failed.status).toBe("FAILED");
+    const removedChildId = String(failed.tasks[0]!["subWorkflowId"]);
+    await apiOk("DELETE", `/api/workflow/${removedChildId}/remove`);
+
+    await apiOk("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`);
+    const done = await waitFor(parentId, terminal, 5_000);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["to_child", "FAILED"], ["to_child", "COMPLETED"]]);
+    expect(done.tasks[1]!["subWorkflowId"]).not.toBe(removedChildId);
+    expect(await hits("removed-child")).toBe(2);
+  });
+
   it("rerun with an unknown task id is a 400 and changes nothing; rerun of a running workflow is a 409", async () => {
     await registerThreeLevels("bad");
     const rootId = await startWorkflow("bad_root");
