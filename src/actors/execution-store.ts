@@ -77,6 +77,11 @@ export class ExecutionStore {
     return new Map(this.#sql.exec<{ key: string; value: string }>(`SELECT key, value FROM meta`).toArray().map((row) => [row.key, row.value]));
   }
 
+  /** Drops a bookkeeping value. */
+  deleteMeta(key: string): void {
+    if (this.#hasTables) this.#sql.exec(`DELETE FROM meta WHERE key = ?`, key);
+  }
+
   /** Sets a bookkeeping value. */
   setMeta(key: string, value: string): void {
     this.#ensureTables();

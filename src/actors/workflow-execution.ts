@@ -91,6 +91,12 @@ const FIRST_ROW_DELAY_MS = 500;
 /** A child in one of these states can be retried in place (the engine's own retry accepts exactly these). */
 const RETRYABLE_CHILD_STATUSES: ReadonlySet<WorkflowStatus> = new Set(["FAILED", "TIMED_OUT", "TERMINATED"]);
 
+/**
+ * How long a child that its parent canceled before it started keeps refusing that parent's start. The start
+ * was already on its way (or lost) when the parent ended: it arrives within seconds or never.
+ */
+const TOMBSTONE_KEEP_MS = 60 * 60 * 1000;
+
 /** How long a failed background job (index write, notification, child termination) waits before it is tried again. */
 const RETRY_BACKGROUND_MS = 2_000;
 
@@ -143,6 +149,11 @@ export class WorkflowExecution extends DurableObject<Env> {
   #removing: boolean;
   /** The removal running in this isolate, shared by every caller waiting for it. */
   #removal: Promise<void> | undefined;
+  /**
+   * Set in an object that holds no execution when the parent that was starting it as a child ended first (the
+   * parent's id): that parent's start, possibly still on its way, is refused, so the child never runs on alone.
+   */
+  #canceledByParent: string | undefined;
   /** Pending write of a new execution's first search row (see {@link FIRST_ROW_DELAY_MS}). */
   #firstRowTimer: ReturnType<typeof setTimeout> | undefined;
   /** Recent callbacks per webhook task, for the per-task callback limit. */
@@ -163,6 +174,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#watchers = JSON.parse(meta.get("watchers") ?? "[]") as Watcher[];
     this.#childTerminations = JSON.parse(meta.get("childTerminations") ?? "{}") as Record<string, string>;
     this.#removing = meta.has("removing");
+    this.#canceledByParent = meta.get("canceledByParent");
   }
 
   // ---- RPC: starting and reading ------------------------------------------------------------
@@ -182,6 +194,14 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (!sameParentTask && !sameKey) return refused(new EngineError("CONFLICT", `Workflow ${params.workflowId} already exists`));
       if (params.parentWorkflowId !== undefined && params.parentWorkflowTaskId !== undefined) this.#watch(params.parentWorkflowId, params.parentWorkflowTaskId);
       return ok(existing.workflowId);
+    }
+    if (this.#canceledByParent !== undefined) {
+      if (params.parentWorkflowId === this.#canceledByParent) {
+        return refused(new EngineError("CONFLICT", `Workflow ${params.workflowId} was canceled by its parent ${this.#canceledByParent} before it started`));
+      }
+      // Another start (an idempotency key the child had claimed): the tombstone has nothing more to guard.
+      this.#canceledByParent = undefined;
+      this.#store.deleteMeta("canceledByParent");
     }
     if (params.parentWorkflowId !== undefined && params.parentWorkflowTaskId !== undefined) {
       this.#watchers = [{ workflowId: params.parentWorkflowId, taskId: params.parentWorkflowTaskId }];
@@ -255,6 +275,30 @@ export class WorkflowExecution extends DurableObject<Env> {
     } catch (error) {
       return refused(error);
     }
+  }
+
+  /**
+   * The parent's SUB_WORKFLOW task that started this child was canceled (the parent ended): terminates it. A
+   * child not started yet may still have its start on its way (the parent's dispatch and its end run
+   * concurrently, and a 404 here proves nothing): it keeps a tombstone that refuses that start.
+   */
+  async terminateAsChild(parentWorkflowId: string, reason: string): Promise<ActorResult<null>> {
+    this.#recover();
+    if (this.#execution) return this.command({ type: "terminate", reason });
+    if (this.#canceledByParent === undefined) {
+      this.#canceledByParent = parentWorkflowId;
+      this.#store.setMeta("canceledByParent", parentWorkflowId);
+      this.#alarmAt = Date.now() + TOMBSTONE_KEEP_MS;
+      void this.ctx.storage.setAlarm(this.#alarmAt);
+    }
+    return ok(null);
+  }
+
+  /** The start a tombstone waited for has come and been refused, or never will: the object is emptied. */
+  async #forgetTombstone(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+    this.#store.forgetTables();
+    this.#canceledByParent = undefined;
   }
 
   /**
@@ -417,7 +461,10 @@ export class WorkflowExecution extends DurableObject<Env> {
       return;
     }
     const execution = this.#execution;
-    if (!execution) return;
+    if (!execution) {
+      if (this.#canceledByParent !== undefined) await this.#forgetTombstone();
+      return;
+    }
     const due = nextDeadline(execution);
     // In a fresh isolate every in-flight attempt was lost: the engine dispatches them again at once.
     // Otherwise only an overdue deadline needs the engine; an early wake-up retries background work and re-arms.
@@ -493,7 +540,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#removing) return;
     this.#syncIndex(execution);
     this.#syncWatchers(execution);
-    this.#syncChildTerminations();
+    this.#syncChildTerminations(execution.workflowId);
     this.#syncAlarm(execution);
     if (this.#waiters.size > 0 && isBlocked(execution)) {
       for (const wake of this.#waiters) wake();
@@ -624,12 +671,12 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /** Terminates children whose task was canceled, until each is gone or finished. */
-  #syncChildTerminations(): void {
+  #syncChildTerminations(workflowId: string): void {
     for (const [childId, reason] of Object.entries(this.#childTerminations)) {
       this.#runJob(`terminate:${childId}`, async () => {
-        const result = await executionStub(this.env, childId).command({ type: "terminate", reason });
-        // A child that already finished (409) or never started (404) needs nothing more.
-        if (!result.ok && result.error.kind !== "CONFLICT" && result.error.kind !== "NOT_FOUND") throw new Error(result.error.message);
+        const result = await executionStub(this.env, childId).terminateAsChild(workflowId, reason);
+        // A child that already finished (or is being removed) needs nothing more; one not started yet is tombstoned.
+        if (!result.ok && result.error.kind !== "CONFLICT") throw new Error(result.error.message);
         delete this.#childTerminations[childId];
         this.#store.setMeta("childTerminations", JSON.stringify(this.#childTerminations));
       });

@@ -1,5 +1,8 @@
-import { abortAllDurableObjects, env } from "cloudflare:test";
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { WorkflowExecution } from "../../src/actors/workflow-execution";
+import { DefinitionRepository } from "../../src/worker/definitions";
+import { executionStub } from "../../src/worker/executions";
 import type { JsonObject } from "../../src/engine/model";
 import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
@@ -124,6 +127,38 @@ describe("SUB_WORKFLOW", () => {
     expect(child.status).toBe("TERMINATED");
     expect(child["reasonForIncompletion"]).toContain(parentId);
     expect((await getWorkflow(parentId)).tasks[0]!.status).toBe("CANCELED");
+  });
+
+  it("a parent terminated while its child's start is still on its way: the child never runs on (refused at start, or terminated)", async () => {
+    await register({ name: "child_started_late", tasks: [waitTask("gate")] });
+    await register({ name: "parent_stopped_early", tasks: [subTask("sub", { subWorkflowParam: { name: "child_started_late" } })] });
+    const definition = (await new DefinitionRepository(env.DB).find("parent_stopped_early"))!;
+    const parentId = crypto.randomUUID();
+    // On the object itself: the terminate lands while the start's dispatch of the child is in flight.
+    await runInDurableObject(executionStub(env, parentId), async (instance) => {
+      const parent = instance as unknown as WorkflowExecution;
+      const started = parent.start({ workflowId: parentId, definition, input: {} });
+      const terminated = parent.command({ type: "terminate", reason: "stop" });
+      expect(await started).toEqual({ ok: true, value: parentId });
+      expect(await terminated).toEqual({ ok: true, value: null });
+    });
+    const parent = await waitFor(parentId, terminal);
+    expect(parent.status).toBe("TERMINATED");
+    const childId = String(parent.tasks[0]!["subWorkflowId"]);
+    // Whichever reached the child first, the outcome settles once the child's start has arrived.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const child = await api("GET", `/api/workflow/${childId}`);
+    if (child.status === 200) expect(((await child.json()) as { status: string }).status).toBe("TERMINATED");
+    else expect(child.status).toBe(404);
+
+    // Which of the two reached the child first is not under the test's control; the late start on its own:
+    const lateId = crypto.randomUUID();
+    const late = executionStub(env, lateId);
+    expect(await late.terminateAsChild(parentId, "stop")).toEqual({ ok: true, value: null });
+    const childDefinition = (await new DefinitionRepository(env.DB).find("child_started_late"))!;
+    const lateStart = await late.start({ workflowId: lateId, definition: childDefinition, input: {}, parentWorkflowId: parentId, parentWorkflowTaskId: parent.tasks[0]!.taskId });
+    expect(lateStart).toMatchObject({ ok: false, error: { kind: "CONFLICT" } });
+    expect((await api("GET", `/api/workflow/${lateId}`)).status).toBe(404);
   });
 
   it("a parent evicted while its child runs still learns the result", async () => {
