@@ -28,6 +28,7 @@ import { toWorkflowView } from "../engine/view";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
 import { executionStub } from "../worker/executions";
+import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules";
 import { dispatchHttp } from "./dispatch/http";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { indexRow, indexSignature } from "./execution-index";
@@ -57,7 +58,7 @@ export type CallbackResult = { ok: true; value: { workflowId: string; taskId: st
  */
 export type WorkflowCommand =
   | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" }>
-  | { type: "retry"; resumeSubworkflowTasks?: boolean };
+  | { type: "retry"; resumeSubworkflowTasks?: boolean; startScopes?: string[] };
 
 /** What a finished child tells each execution waiting for it. */
 export interface ChildFinishedNotice {
@@ -228,10 +229,10 @@ export class WorkflowExecution extends DurableObject<Env> {
       }
       if (command.type === "retry") {
         if (command.resumeSubworkflowTasks === true) {
-          const resumed = await this.#retryInChild(execution);
+          const resumed = await this.#retryInChild(execution, command.startScopes);
           if (resumed) return resumed;
         }
-        this.#apply({ type: "retry" });
+        this.#apply({ type: "retry", startScopes: command.startScopes });
         return ok(null);
       }
       this.#apply(command);
@@ -602,18 +603,30 @@ export class WorkflowExecution extends DurableObject<Env> {
     for (const task of this.#childTasks(execution)) {
       const child = executionStub(this.env, task.subWorkflowId!);
       if (!(await child.locateTask(command.fromTaskId))) continue;
+      // Rerunning inside a child runs that child again: only for someone who may start it.
+      const childName = await child.getWorkflowName();
+      if (command.startScopes !== undefined && childName !== null && !mayStartWorkflow(command.startScopes, childName)) {
+        throw new EngineError("FORBIDDEN", `Cannot rerun task ${command.fromTaskId}: it belongs to sub workflow ${childName}, which you may not start (${START_PERMISSION} on workflow:${childName})`);
+      }
       return this.#resumeChild(task, () => child.command(command));
     }
     throw new EngineError("INVALID", `Task ${command.fromTaskId} is not part of workflow ${execution.workflowId} or its sub workflows`);
   }
 
-  /** Retries a failed child in place when the failure came from a SUB_WORKFLOW task; undefined when it did not. */
-  async #retryInChild(execution: Execution): Promise<ActorResult<null> | undefined> {
+  /**
+   * Retries a failed child in place when the failure came from a SUB_WORKFLOW task; undefined when it did
+   * not, or when the retrier may not start that child (an ordinary retry then fails at its dispatch).
+   */
+  async #retryInChild(execution: Execution, startScopes: string[] | undefined): Promise<ActorResult<null> | undefined> {
     const last = execution.tasks.at(-1);
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "COMPLETED") return undefined;
     if (!last || last.taskType !== "SUB_WORKFLOW" || last.subWorkflowId === undefined || last.status === "COMPLETED") return undefined;
     const child = executionStub(this.env, last.subWorkflowId);
-    return this.#resumeChild(last, () => child.command({ type: "retry", resumeSubworkflowTasks: true }));
+    if (startScopes !== undefined) {
+      const childName = await child.getWorkflowName();
+      if (childName !== null && !mayStartWorkflow(startScopes, childName)) return undefined;
+    }
+    return this.#resumeChild(last, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes }));
   }
 
   async #resumeChild(task: TaskExecution, restartChild: () => Promise<ActorResult<null>>): Promise<ActorResult<null>> {

@@ -1,8 +1,9 @@
-import { SELF } from "cloudflare:test";
+import { SELF, env } from "cloudflare:test";
 import { SignJWT, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
+import { DefinitionRepository } from "../../src/worker/definitions";
 import { ROUTE_TABLE } from "../../src/worker/index";
-import { ADMIN_KEY, api, apiOk, httpTask, register, rowCount, startWorkflow, target } from "./helpers";
+import { ADMIN_KEY, api, apiOk, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
 /** The current signing key of the tests (see TEST_JWT_SIGNING_KEYS in vitest.config.ts). */
 const TEST_KEY = new Uint8Array(32).fill(7);
@@ -209,6 +210,62 @@ describe("RBAC", () => {
     await expectStatus(await api("POST", "/api/security/rules", { apiPath: "/elsewhere", methods: ["GET"], requiredPermissions: [] }), 400, "VALIDATION_ERROR");
     await expectStatus(await api("POST", "/api/security/rules", { apiPath: "/api/x", methods: ["FETCH"], requiredPermissions: [] }), 400, "VALIDATION_ERROR");
     expect(await rowCount("access_rules")).toBe(before);
+  });
+
+  it("a SUB_WORKFLOW starts only workflows its starter may start; a foreign child fails the task terminally and starts nothing", async () => {
+    await register({ name: "rbsub_payroll", tasks: [httpTask("pay", { uri: target("/echo/pay"), method: "GET" })], outputParameters: { salaries: "TOP-SECRET-SALARIES" } });
+    await register({ name: "rbsub_mine_leaf", tasks: [httpTask("leaf", { uri: target("/echo/leaf"), method: "GET" })], outputParameters: { leaf: "ok" } });
+    const mallory = await createUser("rbac-mallory", {
+      directPermissions: ["WORKFLOW_WRITE", "WORKFLOW_ADMIN", "WORKFLOW_READ"].map((action) => ({ action, scope: "workflow:rbsub_mine*" })),
+    });
+    const asMallory = orkes(mallory.token);
+    await expectStatus(await call("POST", "/api/workflow/rbsub_payroll", asMallory, {}), 403, "PERMISSION_DENIED");
+    const subTask = (child: string) => ({ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: child } } });
+    const definition = (name: string, child: string) => ({ name, version: 1, schemaVersion: 2, ownerEmail: "m@example.com", tasks: [subTask(child)] });
+    await expectStatus(await call("POST", "/api/metadata/workflow?overwrite=true", asMallory, definition("rbsub_mine", "rbsub_payroll")), 200);
+    await expectStatus(await call("POST", "/api/metadata/workflow?overwrite=true", asMallory, definition("rbsub_mine_ok", "rbsub_mine_leaf")), 200);
+
+    const parentId = await expectStatus(await call("POST", "/api/workflow/rbsub_mine", asMallory, {}), 200);
+    const parent = await waitFor(parentId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"]);
+    expect(parent.status).toBe("FAILED");
+    const task = parent.tasks[0]!;
+    expect(task.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(task["reasonForIncompletion"]).toContain("may not start workflow rbsub_payroll");
+    expect(JSON.stringify(parent)).not.toContain("TOP-SECRET-SALARIES");
+    // No child was started under the planned id.
+    await expectStatus(await api("GET", `/api/workflow/${String(task["subWorkflowId"])}`), 404, "NOT_FOUND");
+    // The synchronous execute endpoint takes the same snapshot.
+    const executed = JSON.parse(await expectStatus(await call("POST", "/api/workflow/execute/rbsub_mine?waitForSeconds=5", asMallory, {}), 200)) as { status: string; tasks: Array<{ status: string }> };
+    expect(executed.status).toBe("FAILED");
+    expect(executed.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    // A child she may start runs, and its output reaches her.
+    const allowed = await waitFor(await expectStatus(await call("POST", "/api/workflow/rbsub_mine_ok", asMallory, {}), 200), ["COMPLETED", "FAILED"]);
+    expect(allowed.status).toBe("COMPLETED");
+    expect(allowed.tasks[0]!.outputData).toMatchObject({ leaf: "ok" });
+
+    // A retry re-checks and replaces the snapshot: hers fails again, the admin's starts the child.
+    await expectStatus(await call("POST", `/api/workflow/${parentId}/retry`, asMallory), 200);
+    const retried = await waitFor(parentId, (workflow) => workflow.status === "FAILED" && workflow.tasks.length === 2);
+    expect(retried.tasks[1]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    await apiOk("POST", `/api/workflow/${parentId}/retry`);
+    const completed = await waitFor(parentId, ["COMPLETED", "FAILED"]);
+    expect(completed.status).toBe("COMPLETED");
+    // Rerunning from a task inside that child would run it again for her: refused, nothing changes.
+    const childTaskId = (await waitFor(String(completed.tasks.at(-1)!["subWorkflowId"]), ["COMPLETED"])).tasks[0]!.taskId;
+    await expectStatus(await call("POST", `/api/workflow/${parentId}/rerun`, asMallory, { reRunFromTaskId: childTaskId }), 403, "PERMISSION_DENIED");
+    expect((await waitFor(parentId, ["COMPLETED", "FAILED"])).updateTime).toBe(completed.updateTime);
+    // So does a restart: hers fails at the SUB_WORKFLOW task again.
+    await expectStatus(await call("POST", `/api/workflow/${parentId}/restart`, asMallory), 200);
+    const restarted = await waitFor(parentId, ["COMPLETED", "FAILED"]);
+    expect(restarted.status).toBe("FAILED");
+    expect(restarted.tasks[0]!["reasonForIncompletion"]).toContain("may not start workflow rbsub_payroll");
+
+    // An execution stored before starters' rights were recorded (none recorded) starts its child as before.
+    const legacyId = crypto.randomUUID();
+    const legacyDefinition = await new DefinitionRepository(env.DB).find("rbsub_mine");
+    const legacy = await env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(legacyId)).start({ workflowId: legacyId, definition: legacyDefinition!, input: {}, baseUrl: "" });
+    expect(legacy.ok).toBe(true);
+    expect((await waitFor(legacyId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
   });
 
   it("roles and users refuse bad input with the contract's errors and write nothing", async () => {
