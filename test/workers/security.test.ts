@@ -132,6 +132,23 @@ describe("tokens", () => {
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(other.token)), 401, "INVALID_TOKEN");
     await expectStatus(await call("POST", "/api/security/token/revoke", {}, { token: "whatever" }), 200);
   });
+  it("deleting an API key ends the sessions obtained with it (access and refresh tokens); the user's other keys keep theirs", async () => {
+    const user = await createUser("rbac-leaked", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    const rotated = (await (await call("POST", "/api/security/token/refresh", {}, { refreshToken: user.tokens.refresh_token })).json()) as Tokens;
+    const otherKey = await apiOk<{ keyId: string; keySecret: string }>("POST", "/api/security/users/rbac-leaked/api-keys", undefined, 201);
+    const other = await tokenFor(otherKey.keyId, otherKey.keySecret);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(rotated.token)), 200);
+
+    await apiOk("DELETE", `/api/security/users/rbac-leaked/api-keys/${user.keyId}`);
+    await expectStatus(await call("GET", "/api/metadata/workflow", { "x-api-key": user.apiKey }), 401, "INVALID_TOKEN");
+    await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: rotated.refresh_token }), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(user.token)), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(rotated.token)), 401, "INVALID_TOKEN");
+    // The session of the key that still exists goes on, refresh included.
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(other.token)), 200);
+    const refreshed = (await (await call("POST", "/api/security/token/refresh", {}, { refreshToken: other.refresh_token })).json()) as Tokens;
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(refreshed.token)), 200);
+  });
 });
 
 describe("RBAC", () => {
