@@ -285,6 +285,22 @@ describe("RBAC", () => {
     expect((await waitFor(legacyId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
   });
 
+  it("POST /api/tasks/{id}/{ref}/{status}/sync needs WORKFLOW_READ too (it answers the Workflow JSON): without it 403, and the task is not updated", async () => {
+    await register({ name: "rbsync_private", tasks: [httpTask("rbsync_gate", { uri: target("/echo/g"), method: "GET" }, { asyncComplete: true })] });
+    const id = await startWorkflow("rbsync_private", { ssn: "987-65-4321" });
+    await waitFor(id, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const worker = await createUser("rbac-sync-worker", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:rbsync_gate" }] });
+    const denied = await expectStatus(await call("POST", `/api/tasks/${id}/rbsync_gate/COMPLETED/sync`, orkes(worker.token), { done: true }), 403, "PERMISSION_DENIED");
+    expect(denied).not.toContain("987-65-4321");
+    expect(JSON.parse(denied).message).toContain("WORKFLOW_READ on workflow:rbsync_private");
+    expect((await waitFor(id, () => true)).tasks[0]!.status).toBe("IN_PROGRESS");
+    // With WORKFLOW_READ as well, /sync applies the update and answers the Workflow JSON.
+    const reader = await createUser("rbac-sync-reader", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:rbsync_gate" }, { action: "WORKFLOW_READ", scope: "workflow:rbsync_private" }] });
+    const answered = JSON.parse(await expectStatus(await call("POST", `/api/tasks/${id}/rbsync_gate/COMPLETED/sync`, orkes(reader.token), { done: true }), 200)) as { workflowId: string; tasks: Array<{ status: string }> };
+    expect(answered.workflowId).toBe(id);
+    expect(answered.tasks[0]!.status).toBe("COMPLETED");
+  });
+
   it("roles and users refuse bad input with the contract's errors and write nothing", async () => {
     const roles = await rowCount("roles");
     await expectStatus(await api("POST", "/api/security/roles", { name: "bad", permissions: [{ action: "FLY", scope: "*" }] }), 400, "VALIDATION_ERROR");
