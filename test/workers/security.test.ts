@@ -318,6 +318,10 @@ describe("RBAC", () => {
     expect(await apiOk("GET", "/api/security/users/never-seen")).toEqual({ userId: "never-seen", roles: [], directPermissions: [] });
     expect(await apiOk<Array<{ name: string }>>("GET", "/api/security/roles")).toEqual(expect.arrayContaining([expect.objectContaining({ name: "dup-role" })]));
     await apiOk("DELETE", "/api/security/roles/dup-role");
+    // A malformed percent escape in a path is the caller's mistake (400), on every DELETE route too.
+    await expectStatus(await api("DELETE", "/api/security/rules/%E0%A4%A"), 400, "VALIDATION_ERROR");
+    await expectStatus(await api("DELETE", "/api/security/users/ghost/api-keys/%E0%A4%A"), 400, "VALIDATION_ERROR");
+    await expectStatus(await api("DELETE", "/api/security/roles/%E0%A4%A"), 400, "VALIDATION_ERROR");
     // The bootstrap admin's id is reserved: no keys or roles can be attached to it.
     await expectStatus(await api("POST", "/api/security/users/admin/api-keys"), 400, "VALIDATION_ERROR");
     await expectStatus(await api("PUT", "/api/security/users/admin/roles", { roles: [] }), 400, "VALIDATION_ERROR");

@@ -194,7 +194,7 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     return Response.json(await new SecurityStore(env.DB).createRule(rule), { status: 201 });
   });
   router.delete("/api/security/rules/:id", async (request, env) => {
-    if (!(await new SecurityStore(env.DB).deleteRule(decodeURIComponent(request.params["id"] ?? "")))) throw notFound("No such access rule");
+    if (!(await new SecurityStore(env.DB).deleteRule(pathName(request, "id")))) throw notFound("No such access rule");
     return new Response(null, { status: 200 });
   });
 }
