@@ -35,15 +35,46 @@ export async function secretLookup(env: Env, names: string[]): Promise<(name: st
 /** What a redacted secret value is replaced with; the same stand-in the engine stores for secrets. */
 const MASK = "***";
 
+/** `encode(secret)`, or undefined when the codec refuses it (a lone surrogate, a malformed `%` escape). */
+function tryForm(encode: (secret: string) => string, secret: string): string | undefined {
+  try {
+    return encode(secret);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * `value` with every occurrence of any of `secrets` (in strings and object keys) replaced by `***`.
- * For whatever a side effect brings back (a service that echoes its Authorization header, an error
- * message quoting a URL): the engine masks the input it stores, but only the caller of a dispatch
- * knows the real values and can scrub what comes back before it is stored and shown.
- * Longest values first, so a secret containing another is masked whole.
+ * The shapes a secret value takes on its way out and back: as sent in a URL (percent-encoded as a
+ * query value, a path, a form field, or as a URL parser serializes it), as read back by a server (`+`
+ * as a space, escapes decoded), and inside a JSON text (quotes and backslashes escaped). A derived
+ * shape much shorter than the secret (a decoded or dot-normalized one) is left out: it would mask
+ * ordinary text.
+ */
+function secretForms(secret: string): string[] {
+  const forms = [
+    secret,
+    tryForm(encodeURIComponent, secret),
+    tryForm(encodeURI, secret),
+    tryForm((text) => new URLSearchParams([["", text]]).toString().slice(1), secret),
+    tryForm((text) => new URL(`http://h/?${text}`).search.slice(1), secret),
+    tryForm((text) => new URL(`http://h/${text}`).pathname.slice(1), secret),
+    secret.replaceAll("+", " "),
+    tryForm(decodeURIComponent, secret),
+    JSON.stringify(secret).slice(1, -1),
+  ];
+  return forms.filter((form): form is string => form !== undefined && form !== "" && form.length * 2 >= secret.length);
+}
+
+/**
+ * `value` with every occurrence of any of `secrets` (in strings and object keys) replaced by `***`,
+ * in any of the encoded shapes of {@link secretForms}. For whatever a side effect brings back (a
+ * service that echoes its Authorization header or the query it got): the engine masks the input it
+ * stores, but only the caller of a dispatch knows the real values and can scrub what comes back
+ * before it is stored and shown. Longest forms first, so a secret containing another is masked whole.
  */
 export function redactSecretValues<T extends JsonValue>(value: T, secrets: Iterable<string>): T {
-  const needles = [...new Set(secrets)].filter((secret) => secret !== "").sort((a, b) => b.length - a.length);
+  const needles = [...new Set([...secrets].flatMap(secretForms))].sort((a, b) => b.length - a.length);
   if (needles.length === 0) return value;
   const scrub = (text: string): string => needles.reduce((acc, needle) => acc.split(needle).join(MASK), text);
   const walk = (node: JsonValue): JsonValue => {

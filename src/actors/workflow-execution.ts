@@ -28,6 +28,7 @@ import { toWorkflowView } from "../engine/view";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
 import { executionStub } from "../worker/executions";
+import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules";
 import { dispatchHttp } from "./dispatch/http";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { indexRow, indexSignature } from "./execution-index";
@@ -57,7 +58,7 @@ export type CallbackResult = { ok: true; value: { workflowId: string; taskId: st
  */
 export type WorkflowCommand =
   | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" }>
-  | { type: "retry"; resumeSubworkflowTasks?: boolean };
+  | { type: "retry"; resumeSubworkflowTasks?: boolean; startScopes?: string[] };
 
 /** What a finished child tells each execution waiting for it. */
 export interface ChildFinishedNotice {
@@ -89,6 +90,14 @@ const BACKGROUND_SAFETY_MS = 5_000;
 const FIRST_ROW_DELAY_MS = 500;
 
 /** A child in one of these states can be retried in place (the engine's own retry accepts exactly these). */
+/** The part of a child's Workflow JSON its parent reads. */
+interface ChildView {
+  workflowName: string;
+  status: WorkflowStatus;
+  output: JsonObject;
+  reasonForIncompletion: string | null;
+}
+
 const RETRYABLE_CHILD_STATUSES: ReadonlySet<WorkflowStatus> = new Set(["FAILED", "TIMED_OUT", "TERMINATED"]);
 
 /**
@@ -264,10 +273,10 @@ export class WorkflowExecution extends DurableObject<Env> {
       }
       if (command.type === "retry") {
         if (command.resumeSubworkflowTasks === true) {
-          const resumed = await this.#retryInChild(execution);
+          const resumed = await this.#retryInChild(execution, command.startScopes);
           if (resumed) return resumed;
         }
-        this.#apply({ type: "retry" });
+        this.#apply({ type: "retry", startScopes: command.startScopes });
         return ok(null);
       }
       this.#apply(command);
@@ -715,6 +724,11 @@ export class WorkflowExecution extends DurableObject<Env> {
     for (const task of this.#childTasks(execution)) {
       const child = executionStub(this.env, task.subWorkflowId!);
       if (!(await child.locateTask(command.fromTaskId))) continue;
+      // Rerunning inside a child runs that child again: only for someone who may start it.
+      const childName = await child.getWorkflowName();
+      if (command.startScopes !== undefined && childName !== null && !mayStartWorkflow(command.startScopes, childName)) {
+        throw new EngineError("FORBIDDEN", `Cannot rerun task ${command.fromTaskId}: it belongs to sub workflow ${childName}, which you may not start (${START_PERMISSION} on workflow:${childName})`);
+      }
       return this.#resumeChild(task, () => child.command(command));
     }
     throw new EngineError("INVALID", `Task ${command.fromTaskId} is not part of workflow ${execution.workflowId} or its sub workflows`);
@@ -723,17 +737,19 @@ export class WorkflowExecution extends DurableObject<Env> {
   /**
    * Retries a failed child in place when the failure came from a SUB_WORKFLOW task whose child can be retried;
    * undefined when it cannot, and the task is then retried like any other, with a new child. As Conductor:
-   * it resumes inside the child only when there is a failed child to resume.
+   * it resumes inside the child only when there is a failed child to resume. Also undefined when the retrier
+   * may not start that child (the ordinary retry then fails at its dispatch).
    */
-  async #retryInChild(execution: Execution): Promise<ActorResult<null> | undefined> {
+  async #retryInChild(execution: Execution, startScopes: string[] | undefined): Promise<ActorResult<null> | undefined> {
     const last = execution.tasks.at(-1);
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "COMPLETED") return undefined;
     if (!last || last.taskType !== "SUB_WORKFLOW" || last.subWorkflowId === undefined || last.status === "COMPLETED") return undefined;
     const child = executionStub(this.env, last.subWorkflowId);
     // Asked before this execution reopens to wait for it: a child that is gone (removed) would never tell.
-    const status = (await this.#childView(last.subWorkflowId))?.status;
-    if (status === undefined || !RETRYABLE_CHILD_STATUSES.has(status)) return undefined;
-    return this.#resumeChild(last, () => child.command({ type: "retry", resumeSubworkflowTasks: true }));
+    const view = await this.#childView(last.subWorkflowId);
+    if (view === null || !RETRYABLE_CHILD_STATUSES.has(view.status)) return undefined;
+    if (startScopes !== undefined && !mayStartWorkflow(startScopes, view.workflowName)) return undefined;
+    return this.#resumeChild(last, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes }));
   }
 
   async #resumeChild(task: TaskExecution, restartChild: () => Promise<ActorResult<null>>): Promise<ActorResult<null>> {
@@ -753,9 +769,9 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /** What this execution needs to know of a child, or null when the child does not exist (or is being removed). */
-  async #childView(childId: string): Promise<{ status: WorkflowStatus; output: JsonObject; reasonForIncompletion: string | null } | null> {
+  async #childView(childId: string): Promise<ChildView | null> {
     const json = await executionStub(this.env, childId).getWorkflowJson(false);
-    return json === null ? null : (JSON.parse(json) as { status: WorkflowStatus; output: JsonObject; reasonForIncompletion: string | null });
+    return json === null ? null : (JSON.parse(json) as ChildView);
   }
 
   // ---- side effects -----------------------------------------------------------------------

@@ -56,11 +56,12 @@ export type ExecutionEvent =
   | { type: "terminate"; reason?: string }
   | { type: "pause" }
   | { type: "resume" }
-  | { type: "retry" }
+  /** Retry, restart and rerun replace the execution's `startScopes` with those given (whoever asked for them). */
+  | { type: "retry"; startScopes?: string[] }
   /** Starts over from the first task; `definition` replaces the stored one (useLatestDefinitions). */
-  | { type: "restart"; definition?: WorkflowDef }
+  | { type: "restart"; definition?: WorkflowDef; startScopes?: string[] }
   /** Runs again from task `fromTaskId`, or from the first task when it is absent (as Conductor's rerun without reRunFromTaskId). */
-  | { type: "rerun"; fromTaskId?: string; workflowInput?: JsonObject; taskInput?: JsonObject; correlationId?: string }
+  | { type: "rerun"; fromTaskId?: string; workflowInput?: JsonObject; taskInput?: JsonObject; correlationId?: string; startScopes?: string[] }
   /** A child workflow started by SUB_WORKFLOW task `taskId` reached a terminal status. */
   | { type: "childFinished"; taskId: string; subWorkflowId: string; status: WorkflowStatus; output: JsonObject; reason?: string }
   /**
@@ -99,6 +100,8 @@ export interface NewExecution {
   baseUrl?: string;
   /** How many parents the execution has (0 for one started through the API). */
   depth?: number;
+  /** See {@link WorkflowExecution.startScopes}. */
+  startScopes?: string[];
 }
 
 /** A fresh RUNNING execution with no tasks yet; feed it a `start` event. */
@@ -125,6 +128,7 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
   if (params.parentWorkflowTaskId !== undefined) execution.parentWorkflowTaskId = params.parentWorkflowTaskId;
   if (params.baseUrl !== undefined) execution.baseUrl = params.baseUrl;
   if (params.depth !== undefined && params.depth > 0) execution.depth = params.depth;
+  if (params.startScopes !== undefined) execution.startScopes = params.startScopes;
   const deadline = workflowDeadline(params.definition, now);
   if (deadline !== undefined) execution.deadline = deadline;
   return execution;
@@ -179,12 +183,15 @@ export function decide(state: WorkflowExecution, event: ExecutionEvent, env: Dec
       break;
     case "retry":
       applyRetry(draft, env);
+      replaceStartScopes(draft, event.startScopes);
       break;
     case "restart":
       applyRestart(draft, env, event.definition);
+      replaceStartScopes(draft, event.startScopes);
       break;
     case "rerun":
       applyRerun(draft, event, env);
+      replaceStartScopes(draft, event.startScopes);
       break;
     case "childFinished":
       if (!applyChildFinished(draft, event, env)) return { state, effects: [] };
@@ -371,6 +378,11 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
   const inputData = event.taskInput ?? resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env);
   if (inputData instanceof Error) draft.updateTask(target.taskId, failedOnInput(inputData, env));
   else draft.updateTask(target.taskId, { inputData });
+}
+
+/** Whoever reopens an execution bounds what its children may start from then on (after the reopen was accepted). */
+function replaceStartScopes(draft: Draft, startScopes: string[] | undefined): void {
+  if (startScopes !== undefined) draft.patch({ startScopes });
 }
 
 /** Workflow fields of an execution brought back to RUNNING by retry, restart or rerun. */

@@ -1,8 +1,9 @@
 /**
  * Why the engine refused a command. The worker maps each kind to one HTTP status
- * (CONFLICT → 409, NOT_FOUND → 404, INVALID → 400) so state rules live here, not in the router.
+ * (CONFLICT → 409, NOT_FOUND → 404, INVALID → 400, FORBIDDEN → 403) so state rules live here, not in
+ * the router. FORBIDDEN is the actor's: a command the caller's recorded rights do not cover.
  */
-export type EngineErrorKind = "CONFLICT" | "NOT_FOUND" | "INVALID";
+export type EngineErrorKind = "CONFLICT" | "NOT_FOUND" | "INVALID" | "FORBIDDEN";
 
 /** A refused command: nothing was changed. */
 export class EngineError extends Error {

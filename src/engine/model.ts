@@ -160,6 +160,13 @@ export interface WorkflowExecution {
   depth?: number;
   /** Public base URL of the service when the execution started, for callback URLs (e.g. `https://api.example.com`). */
   baseUrl?: string;
+  /**
+   * The scopes at which whoever started (or last restarted, reran or retried) the execution could start
+   * workflows, inherited by its children: its SUB_WORKFLOW tasks may start only workflows these cover.
+   * Absent on executions stored before this was recorded, which start children unchecked as they did.
+   * Never shown by the API.
+   */
+  startScopes?: string[];
   definition: WorkflowDef;
   tasks: TaskExecution[];
 }

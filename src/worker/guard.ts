@@ -1,5 +1,5 @@
 import type { IRequest } from "itty-router";
-import { DEFAULT_ACCESS_RULES, authorize } from "./auth/access-rules";
+import { DEFAULT_ACCESS_RULES, authorize, type AccessRule } from "./auth/access-rules";
 import { authenticate } from "./auth/authenticate";
 import type { Principal } from "./auth/principal";
 import { serviceConfig } from "./config";
@@ -45,6 +45,11 @@ export function principalOf(request: IRequest): Principal {
   return principal;
 }
 
+/** The access rules in force: stored ones first, then the defaults. */
+async function accessRules(env: Env): Promise<AccessRule[]> {
+  return [...(await new SecurityStore(env.DB).listRules()), ...DEFAULT_ACCESS_RULES];
+}
+
 /** Authenticates and authorizes every request before any route runs. */
 export async function guard(request: IRequest, env: Env): Promise<undefined> {
   const path = new URL(request.url).pathname;
@@ -52,7 +57,15 @@ export async function guard(request: IRequest, env: Env): Promise<undefined> {
   const raw = request as unknown as Request;
   const principal = await authenticate(raw, env);
   principals.set(request, principal);
-  const rules = [...(await new SecurityStore(env.DB).listRules()), ...DEFAULT_ACCESS_RULES];
-  await authorize(principal, request.method, path, rules, (variables) => workflowNameOf(raw, env, variables));
+  await authorize(principal, request.method, path, await accessRules(env), (variables) => workflowNameOf(raw, env, variables));
   return undefined;
+}
+
+/**
+ * Throws 403 unless the request's principal may also `GET path`: for a route whose answer shows what
+ * that read route guards (the same rules decide, stored ones included).
+ */
+export async function authorizeRead(request: IRequest, env: Env, path: string): Promise<void> {
+  const read = new Request(new URL(path, request.url), { method: "GET" });
+  await authorize(principalOf(request), "GET", path, await accessRules(env), (variables) => workflowNameOf(read, env, variables));
 }

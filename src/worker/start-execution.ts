@@ -20,6 +20,8 @@ export interface StartOptions {
   baseUrl: string;
   /** The id to use; a parent picks its child's id in advance so a repeated start finds the same child. */
   workflowId?: string;
+  /** What the starter may start, bounding the execution's SUB_WORKFLOW tasks (see `WorkflowExecution.startScopes`). */
+  startScopes?: string[];
   /** Wait up to this long for the execution to finish or block, and answer its Workflow JSON (execute endpoint). */
   waitMs?: number;
 }

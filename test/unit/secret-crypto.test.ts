@@ -158,6 +158,22 @@ describe("redactSecretValues", () => {
     expect(redactSecretValues("x", [])).toBe("x");
   });
 
+  it("masks the shapes a value takes in URLs and JSON texts: percent-encoded, form-decoded, parsed, JSON-escaped", () => {
+    const secret = 'Ab+C/d"e\\f{g}==';
+    const shapes = [
+      encodeURIComponent(secret),
+      encodeURI(secret),
+      new URLSearchParams([["k", secret]]).toString().slice(2),
+      new URL(`http://h/?${secret}`).search.slice(1),
+      new URL(`http://h/${secret}`).pathname.slice(1),
+      secret.replaceAll("+", " "),
+      JSON.stringify(secret).slice(1, -1),
+    ];
+    for (const shape of shapes) expect(redactSecretValues({ [`k ${shape}`]: `v ${shape}` }, [secret])).toEqual({ "k ***": "v ***" });
+    // A decoded shape much shorter than the value would mask ordinary text: left alone.
+    expect(redactSecretValues("A and B", ["%41%42%43%44%45%46"])).toBe("A and B");
+  });
+
   it("keeps a `__proto__` key a plain key", () => {
     const input = JSON.parse('{"__proto__": {"polluted": "tok"}}') as JsonObject;
     const redacted = redactSecretValues(input, ["tok"]);

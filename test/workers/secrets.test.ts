@@ -398,6 +398,65 @@ describe("secrets at run time", () => {
     expectNeverAnswered(value);
   });
 
+  // Base64-style values change shape in a URL: percent-encoded in the query sent (and echoed raw), and
+  // read back with + as a space. Each of those forms is scrubbed, and a failure quotes the stored URL.
+  it("a base64-style secret in a URL comes back neither percent-encoded nor decoded: echoes and failure reasons show ***", async () => {
+    const value = `Ab+Cd/${crypto.randomUUID().slice(0, 8)}==`;
+    await putSecret("url_b64", value);
+    const forms = [value, encodeURIComponent(value), value.replace(/\+/g, " ")];
+    await register({ name: "secret_b64_echo", tasks: [httpTask("call", { uri: target("/echo/q?key=${workflow.secrets.url_b64}"), method: "GET" })] });
+    await register({ name: "secret_b64_fail", tasks: [httpTask("call", { uri: "http://127.0.0.1:1/api?key=${workflow.secrets.url_b64}&x=1", method: "GET" })] });
+    const echoedId = await start("secret_b64_echo");
+    const failedId = await start("secret_b64_fail");
+    const echoed = await waitUntil(echoedId, finished);
+    const failed = await waitUntil(failedId, finished);
+    expect(echoed.status).toBe("COMPLETED");
+    const body = (echoed.tasks[0]!.outputData["response"] as { body: { rawQuery: string; query: Record<string, string> } }).body;
+    expect(body.rawQuery).toBe("?key=***");
+    expect(body.query).toEqual({ key: "***" });
+    expect(failed.status).toBe("FAILED");
+    expect(failed.tasks[0]!["reasonForIncompletion"]).toMatch(/^GET http:\/\/127\.0\.0\.1:1\/api\?key=\*\*\*&x=1 failed/);
+    for (const workflowId of [echoedId, failedId]) {
+      const stored = await storedRecords(workflowId);
+      for (const form of forms) expect(stored).not.toContain(form);
+    }
+    for (const form of forms) expectNeverAnswered(form);
+  });
+
+  // A URL parser leaves some characters of a path as they are (| ^) and escapes others ({ }): a shape no
+  // encoder gives. A failure reason quotes the URL as stored, where the secret is ***.
+  it("a failure reason quotes the URL before secrets are resolved, whatever shape the secret takes in it", async () => {
+    const value = `p|q{${crypto.randomUUID().slice(0, 8)}}`;
+    await putSecret("url_path", value);
+    await register({ name: "secret_path_fail", tasks: [httpTask("call", { uri: "http://127.0.0.1:1/v1/${workflow.secrets.url_path}/x", method: "GET" })] });
+    const workflowId = await start("secret_path_fail");
+    const done = await waitUntil(workflowId, finished);
+    expect(done.status).toBe("FAILED");
+    expect(done.tasks[0]!["reasonForIncompletion"]).toMatch(/^GET http:\/\/127\.0\.0\.1:1\/v1\/\*\*\*\/x failed/);
+    const parsed = new URL(`http://h/${value}`).pathname.slice(1);
+    expect(await storedRecords(workflowId)).not.toContain(parsed);
+    // A service echoing the path it got shows *** too.
+    await register({ name: "secret_path_echo", tasks: [httpTask("call", { uri: target("/echo/v1/${workflow.secrets.url_path}"), method: "GET" })] });
+    const echoed = await waitUntil(await start("secret_path_echo"), finished);
+    expect((echoed.tasks[0]!.outputData["response"] as { body: { path: string } }).body.path).toBe("/echo/v1/***");
+    expectNeverAnswered(parsed);
+  });
+
+  it("a secret with a quote and a backslash, echoed inside a JSON body, comes back masked rather than JSON-escaped", async () => {
+    const value = `pa"ss\\${crypto.randomUUID().slice(0, 8)}`;
+    await putSecret("json_quote", value);
+    const escaped = JSON.stringify(value).slice(1, -1);
+    await register({ name: "secret_json_echo", tasks: [httpTask("call", { uri: target("/echo/b"), method: "POST", contentType: "application/json", body: { t: "${workflow.secrets.json_quote}" } })] });
+    const workflowId = await start("secret_json_echo");
+    const done = await waitUntil(workflowId, finished);
+    expect(done.status).toBe("COMPLETED");
+    const echo = (done.tasks[0]!.outputData["response"] as { body: { body: string } }).body;
+    expect(JSON.parse(echo.body)).toEqual({ t: "***" });
+    const stored = await storedRecords(workflowId);
+    expect(stored).not.toContain(escaped);
+    expectNeverAnswered(escaped);
+  });
+
   it("a WAIT_FOR_WEBHOOK task checks a header against the real value: the right one is accepted, a wrong one refused", async () => {
     const value = freshValue("hook");
     await putSecret("hook_token", value);

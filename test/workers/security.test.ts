@@ -1,8 +1,9 @@
-import { SELF } from "cloudflare:test";
+import { SELF, env } from "cloudflare:test";
 import { SignJWT, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
+import { DefinitionRepository } from "../../src/worker/definitions";
 import { ROUTE_TABLE } from "../../src/worker/index";
-import { ADMIN_KEY, api, apiOk, httpTask, register, rowCount, startWorkflow, target } from "./helpers";
+import { ADMIN_KEY, api, apiOk, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
 /** The current signing key of the tests (see TEST_JWT_SIGNING_KEYS in vitest.config.ts). */
 const TEST_KEY = new Uint8Array(32).fill(7);
@@ -131,6 +132,23 @@ describe("tokens", () => {
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(other.token)), 401, "INVALID_TOKEN");
     await expectStatus(await call("POST", "/api/security/token/revoke", {}, { token: "whatever" }), 200);
   });
+  it("deleting an API key ends the sessions obtained with it (access and refresh tokens); the user's other keys keep theirs", async () => {
+    const user = await createUser("rbac-leaked", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    const rotated = (await (await call("POST", "/api/security/token/refresh", {}, { refreshToken: user.tokens.refresh_token })).json()) as Tokens;
+    const otherKey = await apiOk<{ keyId: string; keySecret: string }>("POST", "/api/security/users/rbac-leaked/api-keys", undefined, 201);
+    const other = await tokenFor(otherKey.keyId, otherKey.keySecret);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(rotated.token)), 200);
+
+    await apiOk("DELETE", `/api/security/users/rbac-leaked/api-keys/${user.keyId}`);
+    await expectStatus(await call("GET", "/api/metadata/workflow", { "x-api-key": user.apiKey }), 401, "INVALID_TOKEN");
+    await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: rotated.refresh_token }), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(user.token)), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(rotated.token)), 401, "INVALID_TOKEN");
+    // The session of the key that still exists goes on, refresh included.
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(other.token)), 200);
+    const refreshed = (await (await call("POST", "/api/security/token/refresh", {}, { refreshToken: other.refresh_token })).json()) as Tokens;
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(refreshed.token)), 200);
+  });
 });
 
 describe("RBAC", () => {
@@ -211,6 +229,78 @@ describe("RBAC", () => {
     expect(await rowCount("access_rules")).toBe(before);
   });
 
+  it("a SUB_WORKFLOW starts only workflows its starter may start; a foreign child fails the task terminally and starts nothing", async () => {
+    await register({ name: "rbsub_payroll", tasks: [httpTask("pay", { uri: target("/echo/pay"), method: "GET" })], outputParameters: { salaries: "TOP-SECRET-SALARIES" } });
+    await register({ name: "rbsub_mine_leaf", tasks: [httpTask("leaf", { uri: target("/echo/leaf"), method: "GET" })], outputParameters: { leaf: "ok" } });
+    const mallory = await createUser("rbac-mallory", {
+      directPermissions: ["WORKFLOW_WRITE", "WORKFLOW_ADMIN", "WORKFLOW_READ"].map((action) => ({ action, scope: "workflow:rbsub_mine*" })),
+    });
+    const asMallory = orkes(mallory.token);
+    await expectStatus(await call("POST", "/api/workflow/rbsub_payroll", asMallory, {}), 403, "PERMISSION_DENIED");
+    const subTask = (child: string) => ({ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: child } } });
+    const definition = (name: string, child: string) => ({ name, version: 1, schemaVersion: 2, ownerEmail: "m@example.com", tasks: [subTask(child)] });
+    await expectStatus(await call("POST", "/api/metadata/workflow?overwrite=true", asMallory, definition("rbsub_mine", "rbsub_payroll")), 200);
+    await expectStatus(await call("POST", "/api/metadata/workflow?overwrite=true", asMallory, definition("rbsub_mine_ok", "rbsub_mine_leaf")), 200);
+
+    const parentId = await expectStatus(await call("POST", "/api/workflow/rbsub_mine", asMallory, {}), 200);
+    const parent = await waitFor(parentId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"]);
+    expect(parent.status).toBe("FAILED");
+    const task = parent.tasks[0]!;
+    expect(task.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(task["reasonForIncompletion"]).toContain("may not start workflow rbsub_payroll");
+    expect(JSON.stringify(parent)).not.toContain("TOP-SECRET-SALARIES");
+    // No child was started under the planned id.
+    await expectStatus(await api("GET", `/api/workflow/${String(task["subWorkflowId"])}`), 404, "NOT_FOUND");
+    // The synchronous execute endpoint takes the same snapshot.
+    const executed = JSON.parse(await expectStatus(await call("POST", "/api/workflow/execute/rbsub_mine?waitForSeconds=5", asMallory, {}), 200)) as { status: string; tasks: Array<{ status: string }> };
+    expect(executed.status).toBe("FAILED");
+    expect(executed.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    // A child she may start runs, and its output reaches her.
+    const allowed = await waitFor(await expectStatus(await call("POST", "/api/workflow/rbsub_mine_ok", asMallory, {}), 200), ["COMPLETED", "FAILED"]);
+    expect(allowed.status).toBe("COMPLETED");
+    expect(allowed.tasks[0]!.outputData).toMatchObject({ leaf: "ok" });
+
+    // A retry re-checks and replaces the snapshot: hers fails again, the admin's starts the child.
+    await expectStatus(await call("POST", `/api/workflow/${parentId}/retry`, asMallory), 200);
+    const retried = await waitFor(parentId, (workflow) => workflow.status === "FAILED" && workflow.tasks.length === 2);
+    expect(retried.tasks[1]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    await apiOk("POST", `/api/workflow/${parentId}/retry`);
+    const completed = await waitFor(parentId, ["COMPLETED", "FAILED"]);
+    expect(completed.status).toBe("COMPLETED");
+    // Rerunning from a task inside that child would run it again for her: refused, nothing changes.
+    const childTaskId = (await waitFor(String(completed.tasks.at(-1)!["subWorkflowId"]), ["COMPLETED"])).tasks[0]!.taskId;
+    await expectStatus(await call("POST", `/api/workflow/${parentId}/rerun`, asMallory, { reRunFromTaskId: childTaskId }), 403, "PERMISSION_DENIED");
+    expect((await waitFor(parentId, ["COMPLETED", "FAILED"])).updateTime).toBe(completed.updateTime);
+    // So does a restart: hers fails at the SUB_WORKFLOW task again.
+    await expectStatus(await call("POST", `/api/workflow/${parentId}/restart`, asMallory), 200);
+    const restarted = await waitFor(parentId, ["COMPLETED", "FAILED"]);
+    expect(restarted.status).toBe("FAILED");
+    expect(restarted.tasks[0]!["reasonForIncompletion"]).toContain("may not start workflow rbsub_payroll");
+
+    // An execution stored before starters' rights were recorded (none recorded) starts its child as before.
+    const legacyId = crypto.randomUUID();
+    const legacyDefinition = await new DefinitionRepository(env.DB).find("rbsub_mine");
+    const legacy = await env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(legacyId)).start({ workflowId: legacyId, definition: legacyDefinition!, input: {}, baseUrl: "" });
+    expect(legacy.ok).toBe(true);
+    expect((await waitFor(legacyId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("POST /api/tasks/{id}/{ref}/{status}/sync needs WORKFLOW_READ too (it answers the Workflow JSON): without it 403, and the task is not updated", async () => {
+    await register({ name: "rbsync_private", tasks: [httpTask("rbsync_gate", { uri: target("/echo/g"), method: "GET" }, { asyncComplete: true })] });
+    const id = await startWorkflow("rbsync_private", { ssn: "987-65-4321" });
+    await waitFor(id, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const worker = await createUser("rbac-sync-worker", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:rbsync_gate" }] });
+    const denied = await expectStatus(await call("POST", `/api/tasks/${id}/rbsync_gate/COMPLETED/sync`, orkes(worker.token), { done: true }), 403, "PERMISSION_DENIED");
+    expect(denied).not.toContain("987-65-4321");
+    expect(JSON.parse(denied).message).toContain("WORKFLOW_READ on workflow:rbsync_private");
+    expect((await waitFor(id, () => true)).tasks[0]!.status).toBe("IN_PROGRESS");
+    // With WORKFLOW_READ as well, /sync applies the update and answers the Workflow JSON.
+    const reader = await createUser("rbac-sync-reader", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:rbsync_gate" }, { action: "WORKFLOW_READ", scope: "workflow:rbsync_private" }] });
+    const answered = JSON.parse(await expectStatus(await call("POST", `/api/tasks/${id}/rbsync_gate/COMPLETED/sync`, orkes(reader.token), { done: true }), 200)) as { workflowId: string; tasks: Array<{ status: string }> };
+    expect(answered.workflowId).toBe(id);
+    expect(answered.tasks[0]!.status).toBe("COMPLETED");
+  });
+
   it("roles and users refuse bad input with the contract's errors and write nothing", async () => {
     const roles = await rowCount("roles");
     await expectStatus(await api("POST", "/api/security/roles", { name: "bad", permissions: [{ action: "FLY", scope: "*" }] }), 400, "VALIDATION_ERROR");
@@ -228,6 +318,10 @@ describe("RBAC", () => {
     expect(await apiOk("GET", "/api/security/users/never-seen")).toEqual({ userId: "never-seen", roles: [], directPermissions: [] });
     expect(await apiOk<Array<{ name: string }>>("GET", "/api/security/roles")).toEqual(expect.arrayContaining([expect.objectContaining({ name: "dup-role" })]));
     await apiOk("DELETE", "/api/security/roles/dup-role");
+    // A malformed percent escape in a path is the caller's mistake (400), on every DELETE route too.
+    await expectStatus(await api("DELETE", "/api/security/rules/%E0%A4%A"), 400, "VALIDATION_ERROR");
+    await expectStatus(await api("DELETE", "/api/security/users/ghost/api-keys/%E0%A4%A"), 400, "VALIDATION_ERROR");
+    await expectStatus(await api("DELETE", "/api/security/roles/%E0%A4%A"), 400, "VALIDATION_ERROR");
     // The bootstrap admin's id is reserved: no keys or roles can be attached to it.
     await expectStatus(await api("POST", "/api/security/users/admin/api-keys"), 400, "VALIDATION_ERROR");
     await expectStatus(await api("PUT", "/api/security/users/admin/roles", { roles: [] }), 400, "VALIDATION_ERROR");

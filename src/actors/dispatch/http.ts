@@ -27,16 +27,17 @@ class EgressDenied extends Error {}
 /**
  * Sends the request and follows redirects by hand, so that every hop is checked against the egress policy
  * before anything is sent to it. Method and body change as fetch would change them (303, and 301/302 after a
- * POST, become a GET without body); credentials are not carried to another origin.
+ * POST, become a GET without body); credentials are not carried to another origin. Reasons quote `shown`,
+ * never the live URL.
  */
-async function fetchWithinPolicy(request: HttpRequestSpec, policy: EgressPolicy, signal: AbortSignal): Promise<Response> {
+async function fetchWithinPolicy(request: HttpRequestSpec, shown: { text: string; url: string }, policy: EgressPolicy, signal: AbortSignal): Promise<Response> {
   let url = new URL(request.url);
   let method = request.method;
   let body = request.body;
   const headers = new Headers(request.headers);
   for (let hop = 0; ; hop++) {
     const verdict = checkEgress(url, policy);
-    if (!verdict.allowed) throw new EgressDenied(hop === 0 ? verdict.reason : `${verdict.reason} (redirected there from ${request.url})`);
+    if (!verdict.allowed) throw new EgressDenied(hop === 0 ? verdict.reason : `${verdict.reason} (redirected there from ${shown.url})`);
     // Following redirects by hand costs throughput (about a tenth at concurrency 20 locally, BENCHMARKS.md), so
     // the runtime follows them when no hop could be refused anyway.
     const init: RequestInit = { method, headers, signal, redirect: admitsEverything(policy) ? "follow" : "manual" };
@@ -45,7 +46,7 @@ async function fetchWithinPolicy(request: HttpRequestSpec, policy: EgressPolicy,
     const location = response.headers.get("location");
     if (!REDIRECT_STATUSES.has(response.status) || location === null) return response;
     await response.body?.cancel();
-    if (hop === MAX_REDIRECTS) throw new EgressDenied(`${request.method} ${request.url} redirected more than ${MAX_REDIRECTS} times`);
+    if (hop === MAX_REDIRECTS) throw new EgressDenied(`${shown.text} redirected more than ${MAX_REDIRECTS} times`);
     const next = new URL(location, url);
     if (next.origin !== url.origin) {
       headers.delete("authorization");
@@ -63,6 +64,17 @@ async function fetchWithinPolicy(request: HttpRequestSpec, policy: EgressPolicy,
 type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
 
 /**
+ * The task's request as reasons quote it (`METHOD url`, and the URL alone), built from its stored input, where secrets are
+ * `***`: the live URL may hold a secret's value in a shape no scrubbing recognises (a URL parser escapes
+ * some characters and not others).
+ */
+function shownRequest(task: TaskExecution, engine: EngineConfig): { text: string; url: string; invalid?: string } {
+  const stored = buildHttpRequest(task.inputData, engine, task.taskId);
+  if (!stored.ok) return { text: "the task's request", url: "the task's uri", invalid: stored.reason };
+  return { text: `${stored.request.method} ${stored.request.url}`, url: stored.request.url };
+}
+
+/**
  * Performs an HTTP task's request and turns whatever happens into the task's result. Never throws:
  * connection errors, timeouts and oversized answers become FAILED results with a clear reason.
  * `input` is the task input with secrets resolved; it exists only for the duration of this call.
@@ -73,8 +85,10 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
     if (reason !== undefined) event.reason = reason;
     return event;
   };
+  const shown = shownRequest(task, options.engine);
   const built = buildHttpRequest(input, options.engine, task.taskId);
-  if (!built.ok) return result("FAILED_WITH_TERMINAL_ERROR", {}, built.reason);
+  // The live input's reason may quote a resolved uri: prefer the stored input's, else say no more.
+  if (!built.ok) return result("FAILED_WITH_TERMINAL_ERROR", {}, shown.invalid ?? "HTTP task input is invalid once its secrets are resolved");
   const request: HttpRequestSpec = built.request;
   if ("error" in options.egress) return result("FAILED_WITH_TERMINAL_ERROR", {}, `The egress policy is misconfigured: ${options.egress.error}`);
   const policy = options.egress;
@@ -85,13 +99,13 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
   let phase: "connect" | "read" = "connect";
   let timer = setTimeout(() => controller.abort(), request.connectTimeoutMs + request.readTimeoutMs);
   try {
-    const response = await fetchWithinPolicy(request, policy, controller.signal);
+    const response = await fetchWithinPolicy(request, shown, policy, controller.signal);
     phase = "read";
     clearTimeout(timer);
     timer = setTimeout(() => controller.abort(), request.readTimeoutMs);
     const body = await readBounded(response.body, options.maxResponseBytes);
     if (body === "too-large") {
-      return result("FAILED", {}, `Response body from ${request.method} ${request.url} exceeds ${options.maxResponseBytes} bytes (HTTP_MAX_RESPONSE_BYTES)`);
+      return result("FAILED", {}, `Response body from ${shown.text} exceeds ${options.maxResponseBytes} bytes (HTTP_MAX_RESPONSE_BYTES)`);
     }
     const outcome = httpOutcome(
       { statusCode: response.status, statusText: response.statusText, headers: [...response.headers], body },
@@ -103,10 +117,10 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
     if (options.cancel.aborted) return result("CANCELED", {}, "Canceled while the request was in flight");
     if (controller.signal.aborted) {
       const limit = phase === "connect" ? `${request.connectTimeoutMs + request.readTimeoutMs} ms (connectionTimeOut + readTimeOut)` : `${request.readTimeoutMs} ms (readTimeOut)`;
-      return result("FAILED", {}, `${request.method} ${request.url} timed out: no ${phase === "connect" ? "response" : "complete body"} within ${limit}`);
+      return result("FAILED", {}, `${shown.text} timed out: no ${phase === "connect" ? "response" : "complete body"} within ${limit}`);
     }
     const message = error instanceof Error ? error.message : String(error);
-    return result("FAILED", {}, `${request.method} ${request.url} failed: ${message}`);
+    return result("FAILED", {}, `${shown.text} failed: ${message}`);
   } finally {
     clearTimeout(timer);
     options.cancel.removeEventListener("abort", onCancel);

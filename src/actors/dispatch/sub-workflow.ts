@@ -1,12 +1,14 @@
 import type { ExecutionEvent } from "../../engine/decider";
 import type { JsonObject, TaskExecution, WorkflowExecution } from "../../engine/model";
 import { childStartRequest, subWorkflowFailure, type ChildStartErrorCode } from "../../engine/tasks/sub-workflow";
+import { START_PERMISSION, mayStartWorkflow } from "../../worker/auth/access-rules";
 import { startExecution } from "../../worker/start-execution";
 
 type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
 
 /**
- * Starts the child of a SUB_WORKFLOW task under the id the task chose in advance. Start errors
+ * Starts the child of a SUB_WORKFLOW task under the id the task chose in advance, if the parent's
+ * starter may start it (else the task fails with a terminal error and nothing starts). Start errors
  * (no such workflow or version, bad parameters, nesting too deep, idempotency key taken with FAIL)
  * fail the task with the spec's SUB_WORKFLOW_ERROR shape. With `waitForCompletion` the task then
  * waits for the child's notice; without it, it completes at once.
@@ -29,6 +31,13 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
   if ("invalid" in request) return fail("INVALID_PARAMETERS", request.invalid);
   const depth = (parent.depth ?? 0) + 1;
   if (depth > maxDepth) return fail("NESTING_TOO_DEEP", `sub workflows may nest at most ${maxDepth} levels (MAX_SUBWORKFLOW_DEPTH); ${parent.workflowName} would start level ${depth}`);
+  // A definition must not start, and so read, what its starter could not start directly. Retrying as the
+  // same caller fails the same way: terminal.
+  if (parent.startScopes !== undefined && !mayStartWorkflow(parent.startScopes, request.name)) {
+    const message = `whoever started ${parent.workflowName} may not start workflow ${request.name} (it needs ${START_PERMISSION} on workflow:${request.name})`;
+    const failure = subWorkflowFailure(null, "PERMISSION_DENIED", `Sub workflow could not start: ${message}`, message);
+    return result("FAILED_WITH_TERMINAL_ERROR", failure.output, { reason: failure.reason });
+  }
 
   const started = await startExecution(env, {
     name: request.name,
@@ -44,6 +53,8 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
     depth,
     baseUrl: parent.baseUrl ?? "",
     workflowId: plannedId,
+    // The child can do no more than its parent's starter.
+    startScopes: parent.startScopes,
   });
   if (!started.ok) return fail(started.code, started.message);
   const output: JsonObject = { subWorkflowId: started.workflowId };

@@ -1,5 +1,5 @@
 import { ApiError } from "../http/errors";
-import { grantsAllow, type Grant } from "./permissions";
+import { grantsAllow, scopeCovers, type Grant, type Permission } from "./permissions";
 import type { Principal } from "./principal";
 
 /**
@@ -20,6 +20,12 @@ export const ANY_SCOPE = "${any}";
 /** The scope of one workflow (definitions and executions): `workflow:<name>`. */
 export const WORKFLOW_SCOPE = "workflow:${workflow.name}";
 
+/**
+ * The permission that lets its holder start a workflow (at `workflow:<name>`): the default start rules
+ * require it, and a SUB_WORKFLOW task may start only children its execution's starter held it for.
+ */
+export const START_PERMISSION: Permission = "WORKFLOW_ADMIN";
+
 const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const at = (action: Grant["action"], scope = "*"): Grant => ({ action, scope });
 
@@ -37,9 +43,9 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/metadata/*", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE")] },
   { apiPath: "/api/workflow/search", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE)] },
-  { apiPath: "/api/workflow/execute/{name}/*", methods: ["POST"], requiredPermissions: [at("WORKFLOW_ADMIN", "workflow:${path.name}")] },
-  { apiPath: "/api/workflow", methods: ["POST"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
-  { apiPath: "/api/workflow/{name}", methods: ["POST"], requiredPermissions: [at("WORKFLOW_ADMIN", "workflow:${path.name}")] },
+  { apiPath: "/api/workflow/execute/{name}/*", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, "workflow:${path.name}")] },
+  { apiPath: "/api/workflow", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, WORKFLOW_SCOPE)] },
+  { apiPath: "/api/workflow/{name}", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, "workflow:${path.name}")] },
   { apiPath: "/api/workflow/{workflowId}/*", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", WORKFLOW_SCOPE)] },
   { apiPath: "/api/workflow/{workflowId}/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
@@ -136,4 +142,19 @@ export function readableWorkflows(grants: readonly Grant[], action: Grant["actio
     }
   }
   return { all: false, names, prefixes };
+}
+
+/**
+ * The scopes at which `grants` let their holder start workflows: a snapshot stored with each execution
+ * they start (or restart, rerun, retry), which bounds what its SUB_WORKFLOW tasks may start. `["*"]`
+ * for a holder who may start every workflow.
+ */
+export function startScopes(grants: readonly Grant[]): string[] {
+  if (holdsEverywhere(grants, START_PERMISSION)) return ["*"];
+  return [...new Set(grants.filter((grant) => grant.action === START_PERMISSION).map((grant) => grant.scope))];
+}
+
+/** True when a snapshot from {@link startScopes} lets its execution start workflow `name` as a child. */
+export function mayStartWorkflow(scopes: readonly string[], name: string): boolean {
+  return scopes.some((scope) => scopeCovers(scope, `workflow:${name}`));
 }

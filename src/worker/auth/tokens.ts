@@ -79,8 +79,14 @@ function refreshTtlSeconds(env: Env): number {
   return Number.isInteger(value) && value > 0 ? value : 30 * 86_400;
 }
 
-/** Issues an access token and a refresh token for a user; `family` continues a rotated session. */
-export async function issueTokens(env: Env, userId: string, family: string = crypto.randomUUID()): Promise<TokenPair> {
+/**
+ * Issues an access token and a refresh token for a user. `family` continues a rotated session; `keyId`
+ * is the API key the session was obtained with (none for the bootstrap admin's key), which must still
+ * exist: the check and the insert are one statement, so a key deleted meanwhile leaves no session.
+ */
+export async function issueTokens(env: Env, userId: string, session: { family?: string; keyId?: string | null } = {}): Promise<TokenPair> {
+  const family = session.family ?? crypto.randomUUID();
+  const keyId = session.keyId ?? null;
   const [current] = await signingKeys(env);
   if (!current) throw new ApiError(409, "CONFLICT", "Tokens are not configured: set JWT_SIGNING_KEYS or BOOTSTRAP_ADMIN_KEY");
   const ttl = accessTtlSeconds(env);
@@ -95,9 +101,13 @@ export async function issueTokens(env: Env, userId: string, family: string = cry
     .sign(current.secret);
   const refreshToken = randomToken();
   const now = Date.now();
-  await env.DB.prepare(`INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time) VALUES (?, ?, ?, ?, 0, ?)`)
-    .bind(await sha256Hex(refreshToken), family, userId, now + refreshTtlSeconds(env) * 1000, now)
+  const inserted = await env.DB.prepare(
+    `INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id)
+     SELECT ?1, ?2, ?3, ?4, 0, ?5, ?6 WHERE ?6 IS NULL OR EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?6)`,
+  )
+    .bind(await sha256Hex(refreshToken), family, userId, now + refreshTtlSeconds(env) * 1000, now, keyId)
     .run();
+  if (inserted.meta.changes === 0) throw new ApiError(401, "INVALID_TOKEN", "The API key this session was obtained with was deleted: sign in with another key");
   return { token: accessToken, access_token: accessToken, token_type: "Bearer", expires_in: ttl, refresh_token: refreshToken };
 }
 
@@ -157,18 +167,46 @@ async function revokeFamily(env: Env, family: string): Promise<void> {
  */
 export async function refreshTokens(env: Env, refreshToken: string): Promise<TokenPair> {
   const hash = await sha256Hex(refreshToken);
-  const row = await env.DB.prepare(`SELECT family_id, user_id, expires_at, used FROM refresh_tokens WHERE token_hash = ?`).bind(hash).first<{ family_id: string; user_id: string; expires_at: number; used: number }>();
+  const row = await env.DB.prepare(`SELECT family_id, user_id, key_id, expires_at, used FROM refresh_tokens WHERE token_hash = ?`)
+    .bind(hash)
+    .first<{ family_id: string; user_id: string; key_id: string | null; expires_at: number; used: number }>();
   if (!row) throw new ApiError(401, "INVALID_TOKEN", "Invalid refresh token");
   if (row.expires_at <= Date.now()) throw new ApiError(401, "EXPIRED_TOKEN", "Refresh token expired: request a new one with POST /api/security/token");
+  // A revoked session's tokens are all marked used: say it was revoked rather than reused.
+  if (await familyRevoked(env, row.family_id)) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
   // Claim it atomically: of two concurrent exchanges only one succeeds, the other counts as reuse.
   const claimed = await env.DB.prepare(`UPDATE refresh_tokens SET used = 1 WHERE token_hash = ? AND used = 0`).bind(hash).run();
   if (claimed.meta.changes === 0) {
     await revokeFamily(env, row.family_id);
     throw new ApiError(401, "INVALID_TOKEN", "Refresh token was already used: every token of this session is revoked; sign in again");
   }
-  const familyRevoked = await env.DB.prepare(`SELECT 1 FROM revoked_tokens WHERE id = ?`).bind(row.family_id).first();
-  if (familyRevoked) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
-  return issueTokens(env, row.user_id, row.family_id);
+  // Revoked between the check above and the claim.
+  if (await familyRevoked(env, row.family_id)) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
+  return issueTokens(env, row.user_id, { family: row.family_id, keyId: row.key_id });
+}
+
+async function familyRevoked(env: Env, family: string): Promise<boolean> {
+  return (await env.DB.prepare(`SELECT 1 FROM revoked_tokens WHERE id = ?`).bind(family).first()) !== null;
+}
+
+/**
+ * The statements that end every session obtained with API key `keyId`, to run in the transaction that
+ * deletes it (they do nothing while the key still exists, e.g. when the delete named the wrong user):
+ * its refresh tokens stop working, and so do access tokens already issued (revoked by session). Call
+ * {@link forgetVerifiedTokens} once they ran. Sessions issued before keys were recorded are not covered.
+ */
+export function keySessionRevocations(env: Env, keyId: string): D1PreparedStatement[] {
+  const until = Date.now() + Math.max(accessTtlSeconds(env), refreshTtlSeconds(env)) * 1000;
+  const keyGone = `NOT EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?1)`;
+  return [
+    env.DB.prepare(`INSERT OR REPLACE INTO revoked_tokens (id, kind, expires_at) SELECT DISTINCT family_id, 'family', ?2 FROM refresh_tokens WHERE key_id = ?1 AND ${keyGone}`).bind(keyId, until),
+    env.DB.prepare(`UPDATE refresh_tokens SET used = 1 WHERE key_id = ?1 AND ${keyGone}`).bind(keyId),
+  ];
+}
+
+/** Drops this isolate's verified access tokens, so a revocation applies at once here (elsewhere within the cache TTL). */
+export function forgetVerifiedTokens(): void {
+  verifiedCache.clear();
 }
 
 /**

@@ -60,6 +60,7 @@ const ENGINE_STATUS: Record<EngineErrorKind, [number, ErrorCode]> = {
   CONFLICT: [409, "CONFLICT"],
   NOT_FOUND: [404, "NOT_FOUND"],
   INVALID: [400, "VALIDATION_ERROR"],
+  FORBIDDEN: [403, "PERMISSION_DENIED"],
 };
 
 /** The API error for an engine refusal. */

@@ -5,7 +5,7 @@ import { clientAddress } from "../auth/throttle";
 import { grantsFor } from "../auth/grants";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
 import { PERMISSIONS, grantsAllow } from "../auth/permissions";
-import { issueTokens, refreshTokens, revokeToken } from "../auth/tokens";
+import { forgetVerifiedTokens, issueTokens, keySessionRevocations, refreshTokens, revokeToken } from "../auth/tokens";
 import { serviceConfig } from "../config";
 import { principalOf } from "../guard";
 import { readBodyBytes } from "../http/body";
@@ -68,7 +68,9 @@ async function tokenEndpoint(request: IRequest, env: Env): Promise<Response> {
     throw validationError("Invalid token request", [{ path: fields["client_id"] === undefined ? "keyId" : "client_secret", message: "keyId and keySecret (or client_id and client_secret) are required" }]);
   }
   const userId = await userForApiKey(env, { keyId, keySecret }, clientAddress(request as unknown as Request));
-  return Response.json(await issueTokens(env, userId), { headers: { "cache-control": "no-store" } });
+  // The bootstrap admin's key lives in configuration and cannot be deleted: its sessions name no key.
+  const session = userId === BOOTSTRAP_ADMIN_USER ? {} : { keyId };
+  return Response.json(await issueTokens(env, userId, session), { headers: { "cache-control": "no-store" } });
 }
 
 /** A user id in a path that may be given keys or roles: not the reserved bootstrap admin. */
@@ -165,7 +167,9 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
   router.post("/api/security/users/:userId/api-keys", async (request, env) => Response.json(await new SecurityStore(env.DB).createApiKey(assignableUser(request)), { status: 201, headers: { "cache-control": "no-store" } }));
   router.get("/api/security/users/:userId/api-keys", async (request, env) => Response.json(await new SecurityStore(env.DB).listApiKeys(pathName(request, "userId"))));
   router.delete("/api/security/users/:userId/api-keys/:keyId", async (request, env) => {
-    const deleted = await new SecurityStore(env.DB).deleteApiKey(pathName(request, "userId"), decodeURIComponent(request.params["keyId"] ?? ""));
+    const keyId = pathName(request, "keyId");
+    const deleted = await new SecurityStore(env.DB).deleteApiKey(pathName(request, "userId"), keyId, keySessionRevocations(env, keyId));
+    forgetVerifiedTokens();
     if (!deleted) throw notFound("No such API key for that user");
     return new Response(null, { status: 200 });
   });
@@ -190,7 +194,7 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     return Response.json(await new SecurityStore(env.DB).createRule(rule), { status: 201 });
   });
   router.delete("/api/security/rules/:id", async (request, env) => {
-    if (!(await new SecurityStore(env.DB).deleteRule(decodeURIComponent(request.params["id"] ?? "")))) throw notFound("No such access rule");
+    if (!(await new SecurityStore(env.DB).deleteRule(pathName(request, "id")))) throw notFound("No such access rule");
     return new Response(null, { status: 200 });
   });
 }

@@ -5,6 +5,7 @@ import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readBodyBytes, readJsonBody, textResponse } from "../http/body";
 import { ApiError, errorResponse } from "../http/errors";
 import { ExternalStatus, JsonObjectBody, TaskResultRequest, parseOrThrow } from "../schemas";
+import { authorizeRead } from "../guard";
 
 type Args = [Env, ExecutionContext];
 
@@ -50,8 +51,10 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/tasks/:workflowId/:taskRefName/:status", async (request, env) => textResponse((await updateByRef(request, env)).taskId));
 
   // Orkes' synchronous variant (TaskClient/WorkflowExecutor.updateTaskSync): the same update, answered
-  // with the Workflow JSON as it stands once the update has been applied.
+  // with the Workflow JSON as it stands once the update has been applied. That answer is a read of the
+  // execution: checked before the update, so a caller who may not read it changes nothing.
   router.post("/api/tasks/:workflowId/:taskRefName/:status/sync", async (request, env) => {
+    await authorizeRead(request, env, `/api/workflow/${request.params["workflowId"] ?? ""}`);
     const { stub } = await updateByRef(request, env);
     return jsonTextResponse((await stub.getWorkflowJson(true))!);
   });

@@ -8,7 +8,7 @@ import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
 import { JsonObjectBody, RerunRequest, StartWorkflowRequest, parseOrThrow, type StartWorkflowRequest as StartRequest } from "../schemas";
-import { readableWorkflows } from "../auth/access-rules";
+import { readableWorkflows, startScopes } from "../auth/access-rules";
 import { principalOf } from "../guard";
 import { searchExecutions } from "../search";
 import { startExecution, type StartOptions, type StartOutcome } from "../start-execution";
@@ -60,12 +60,22 @@ async function workflowJson(env: Env, workflowId: string, includeTasks: boolean)
   return workflow;
 }
 
+/** What the caller may start: the snapshot a start, retry, restart or rerun stores with the execution. */
+function callerStartScopes(request: IRequest): string[] {
+  return startScopes(principalOf(request).grants);
+}
+
 /** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
 async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, waitMs?: number): Promise<StartOutcome & { ok: true }> {
   const limit = serviceConfig(env).engine.maxPayloadBytes;
   const bytes = oversize(request.input ?? {}, limit);
   if (bytes !== undefined) throw new ApiError(413, "PAYLOAD_TOO_LARGE", oversizeReason("The workflow input", bytes, limit));
-  const options: StartOptions = { ...request, input: request.input ?? {}, baseUrl: serviceConfig(env).publicBaseUrl ?? new URL(http.url).origin };
+  const options: StartOptions = {
+    ...request,
+    input: request.input ?? {},
+    baseUrl: serviceConfig(env).publicBaseUrl ?? new URL(http.url).origin,
+    startScopes: callerStartScopes(http),
+  };
   if (waitMs !== undefined) options.waitMs = waitMs;
   const outcome = await startExecution(env, options);
   if (outcome.ok) return outcome;
@@ -154,7 +164,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
 
   router.post("/api/workflow/:workflowId/retry", async (request, env) => {
     const resumeSubworkflowTasks = booleanQuery(request, "resumeSubworkflowTasks", false);
-    unwrap(await executionStub(env, decodedParam(request, "workflowId")).command({ type: "retry", resumeSubworkflowTasks }));
+    unwrap(await executionStub(env, decodedParam(request, "workflowId")).command({ type: "retry", resumeSubworkflowTasks, startScopes: callerStartScopes(request) }));
     return new Response(null, { status: 200 });
   });
 
@@ -162,13 +172,13 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     const workflowId = decodedParam(request, "workflowId");
     const stub = executionStub(env, workflowId);
     if (!booleanQuery(request, "useLatestDefinitions", false)) {
-      unwrap(await stub.command({ type: "restart" }));
+      unwrap(await stub.command({ type: "restart", startScopes: callerStartScopes(request) }));
       return new Response(null, { status: 200 });
     }
     const workflowName = await stub.getWorkflowName();
     if (workflowName === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
     const definition = await new DefinitionRepository(env.DB).get(workflowName);
-    unwrap(await stub.command({ type: "restart", definition }));
+    unwrap(await stub.command({ type: "restart", definition, startScopes: callerStartScopes(request) }));
     return new Response(null, { status: 200 });
   });
 
@@ -176,7 +186,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     const workflowId = decodedParam(request, "workflowId");
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const rerun = parseOrThrow(RerunRequest, body.present ? body.value : {}, "rerun request");
-    const command: WorkflowCommand = { type: "rerun" };
+    const command: WorkflowCommand = { type: "rerun", startScopes: callerStartScopes(request) };
     if (rerun.reRunFromTaskId !== undefined) command.fromTaskId = rerun.reRunFromTaskId;
     if (rerun.workflowInput) command.workflowInput = rerun.workflowInput;
     if (rerun.taskInput) command.taskInput = rerun.taskInput;

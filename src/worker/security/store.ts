@@ -146,11 +146,14 @@ export class SecurityStore {
     return results;
   }
 
-  /** Revokes a key; false when the user has no such key. */
-  async deleteApiKey(userId: string, keyId: string): Promise<boolean> {
-    const result = await this.#db.prepare(`DELETE FROM api_keys WHERE user_id = ? AND key_id = ?`).bind(userId, keyId).run();
+  /**
+   * Revokes a key; false when the user has no such key. `alsoInTransaction` runs in the same D1
+   * transaction, after the delete (ending the sessions obtained with the key, so none outlives it).
+   */
+  async deleteApiKey(userId: string, keyId: string, alsoInTransaction: D1PreparedStatement[] = []): Promise<boolean> {
+    const [result] = await this.#db.batch([this.#db.prepare(`DELETE FROM api_keys WHERE user_id = ? AND key_id = ?`).bind(userId, keyId), ...alsoInTransaction]);
     keysCache.clear((key) => key === keyId);
-    return result.meta.changes > 0;
+    return result!.meta.changes > 0;
   }
 
   /** The user a key belongs to, when the secret matches; undefined otherwise (whichever part was wrong). */
