@@ -10,14 +10,11 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 export const TOKEN_DESCRIPTION = "a token (RFC 7230: letters, digits and !#$%&'*+-.^_`|~, no spaces, colons or other separators)";
 
 /** True when `name` can be a header name. */
-export function isHeaderName(name: unknown): name is string {
+export function isHeaderName(name: unknown): boolean {
   return typeof name === "string" && TOKEN.test(name);
 }
 
-/**
- * True when `value` can be sent as a header value: no NUL, CR or LF (which would split the header),
- * and only Latin-1 characters, as a header is bytes.
- */
+/** True when `value` can be sent as a header value: no NUL, CR or LF, which would end or split the header. */
 export function isHeaderValueText(value: string): boolean {
-  return /^[^\0\r\n\u0100-\uffff]*$/.test(value);
+  return !/[\0\r\n]/.test(value);
 }

@@ -76,6 +76,25 @@ describe("HTTP task outputs", () => {
 });
 
 describe("HTTP task failures", () => {
+  it.each([
+    ["a method with a space", { method: "${workflow.input.v}" }, "GE T", /method must be one of GET, HEAD, POST/],
+    ["a method outside the spec's list", { method: "${workflow.input.v}" }, "FETCH", /method must be one of GET/],
+    ["an accept splitting the header", { method: "GET", accept: "${workflow.input.v}" }, "application/json\r\nX-Injected: 1", /accept .* header value/],
+    ["a contentType holding NUL", { method: "POST", body: {}, contentType: "${workflow.input.v}" }, "text/plain\u0000", /contentType .* header value/],
+    ["a header name with a space", { method: "GET", headers: "${workflow.input.v}" }, { "X Bad": "1" }, /header name "X Bad" must be a token/],
+    ["a header value with a line break", { method: "GET", headers: "${workflow.input.v}" }, { "X-Ok": "a\nb" }, /header X-Ok .* header value/],
+  ])("fails with a terminal error and sends nothing when an expression resolves to %s", async (_what, fields, value, reason) => {
+    const key = `resolved-${crypto.randomUUID()}`;
+    const name = `http_resolved_${key.slice(-8)}`;
+    await register({ name, tasks: [httpTask("call", { uri: target(`/count/${key}`), ...fields }, { retryCount: 1, retryDelaySeconds: 0 })] });
+    const workflow = await waitFor(await startWorkflow(name, { v: value }), ["COMPLETED", "FAILED"]);
+    expect(workflow.tasks).toHaveLength(1);
+    const task = workflow.tasks[0]! as TaskJson & { reasonForIncompletion: string };
+    expect(task.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(task.reasonForIncompletion).toMatch(reason);
+    expect(await hits(key)).toBe(0);
+  });
+
   it("fails on a non-2xx answer with a clear reason, keeping statusCode and body, and fails the workflow", async () => {
     const { workflow, task } = await runSingle("http_503", { uri: target("/status/503"), method: "GET" });
     expect(task.status).toBe("FAILED");
