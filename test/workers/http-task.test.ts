@@ -73,6 +73,16 @@ describe("HTTP task outputs", () => {
     expect(invalid.task.status).toBe("COMPLETED");
     expect(invalid.task.outputData["body"]).toBe("{not json");
   });
+
+  it("keeps response headers of any name, including constructor and __proto__", async () => {
+    const { task } = await runSingle("http_odd_headers", { uri: target("/headers?constructor=c&__proto__=p&toString=t"), method: "GET" });
+    expect(task.reasonForIncompletion ?? null).toBeNull();
+    expect(task.status).toBe("COMPLETED");
+    const headers = Object.entries(task.outputData["headers"] as JsonObject);
+    expect(headers).toContainEqual(["constructor", ["c"]]);
+    expect(headers).toContainEqual(["__proto__", ["p"]]);
+    expect(headers).toContainEqual(["tostring", ["t"]]);
+  });
 });
 
 describe("HTTP task failures", () => {

@@ -83,9 +83,12 @@ export function decodeBody(body: Uint8Array, contentType: string | null): JsonVa
   return text;
 }
 
-/** Response headers in Conductor's shape: each name maps to the list of its values. */
+/**
+ * Response headers in Conductor's shape: each name maps to the list of its values. The server chooses
+ * the names, so the object has no prototype: `constructor` or `__proto__` is then an ordinary key.
+ */
 export function headersObject(headers: Array<[string, string]>): JsonObject {
-  const result: Record<string, string[]> = {};
+  const result = Object.create(null) as Record<string, string[]>;
   for (const [name, value] of headers) (result[name] ??= []).push(value);
   return result;
 }
