@@ -46,6 +46,13 @@ describe("HTTP task inputs", () => {
     expect(echo.headers["accept"]).toBe("application/json");
   });
 
+  it("connectionTimeOut: 0 and readTimeOut: 0 mean no per-task timeout, as in Conductor", async () => {
+    const { task } = await runSingle("http_no_timeout", { uri: target("/slow?ms=50"), method: "GET", connectionTimeOut: 0, readTimeOut: "0" });
+    expect(task.reasonForIncompletion ?? null).toBeNull();
+    expect(task.status).toBe("COMPLETED");
+    expect(task.outputData["body"]).toEqual({ slept: 50 });
+  });
+
   it("encodes query parameters by default and sends them as given with encode: false", async () => {
     const encoded = await runSingle("http_encode", { uri: target("/echo/q?name=a b&plus=1+1"), method: "GET" });
     expect(echoOf(encoded.task.outputData).rawQuery).toBe("?name=a%20b&plus=1%2B1");

@@ -56,13 +56,16 @@ function timeoutMs(value: JsonValue | undefined): number | undefined {
   return undefined;
 }
 
-/** The connect and read timeouts a task asked for, defaulted and capped by configuration. */
+/**
+ * The connect and read timeouts a task asked for, defaulted and capped by configuration. 0 means no
+ * timeout of the task's own, as in Conductor: the request may then take as long as the cap allows.
+ */
 export function httpTimeouts(input: JsonObject, config: EngineConfig): { connectTimeoutMs: number; readTimeoutMs: number } {
   const fields = httpRequestFields(input);
-  const cap = (ms: number) => Math.min(ms, config.httpMaxTimeoutMs);
+  const effective = (asked: number | undefined, fallback: number) => (asked === 0 ? config.httpMaxTimeoutMs : Math.min(asked ?? fallback, config.httpMaxTimeoutMs));
   return {
-    connectTimeoutMs: cap(timeoutMs(fields["connectionTimeOut"]) ?? config.httpConnectTimeoutMs),
-    readTimeoutMs: cap(timeoutMs(fields["readTimeOut"]) ?? config.httpReadTimeoutMs),
+    connectTimeoutMs: effective(timeoutMs(fields["connectionTimeOut"]), config.httpConnectTimeoutMs),
+    readTimeoutMs: effective(timeoutMs(fields["readTimeOut"]), config.httpReadTimeoutMs),
   };
 }
 
