@@ -89,6 +89,11 @@ describe("HTTP task outputs", () => {
     expect(headers).toContainEqual(["constructor", ["c"]]);
     expect(headers).toContainEqual(["__proto__", ["p"]]);
     expect(headers).toContainEqual(["tostring", ["t"]]);
+    // As a child's output the headers travel to the parent over RPC, which only sends plain objects.
+    await register({ name: "http_odd_headers_parent", tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "http_odd_headers" } }] });
+    const parent = await waitFor(await startWorkflow("http_odd_headers_parent"), ["COMPLETED", "FAILED"]);
+    expect(parent.status).toBe("COMPLETED");
+    expect(Object.entries(parent.tasks[0]!.outputData["headers"] as JsonObject)).toContainEqual(["constructor", ["c"]]);
   });
 });
 

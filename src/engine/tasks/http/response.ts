@@ -85,11 +85,19 @@ export function decodeBody(body: Uint8Array, contentType: string | null): JsonVa
 
 /**
  * Response headers in Conductor's shape: each name maps to the list of its values. The server chooses
- * the names, so the object has no prototype: `constructor` or `__proto__` is then an ordinary key.
+ * the names, so each is defined as an own property: assignment would find `constructor` on the prototype
+ * or replace the prototype for `__proto__`. The object stays a plain one, as RPC cannot send an object
+ * without a prototype (a child's output goes to its parent that way).
  */
 export function headersObject(headers: Array<[string, string]>): JsonObject {
-  const result = Object.create(null) as Record<string, string[]>;
-  for (const [name, value] of headers) (result[name] ??= []).push(value);
+  const lists = new Map<string, string[]>();
+  for (const [name, value] of headers) {
+    const list = lists.get(name);
+    if (list) list.push(value);
+    else lists.set(name, [value]);
+  }
+  const result: JsonObject = {};
+  for (const [name, values] of lists) Object.defineProperty(result, name, { value: values, enumerable: true, writable: true, configurable: true });
   return result;
 }
 
