@@ -179,6 +179,14 @@ describe("WAIT_FOR_WEBHOOK", () => {
     }
   });
 
+  it("a signature header name that resolves to a non-token fails the task when it starts, with a clear reason", async () => {
+    await register({ name: "hook_bad_header_name", tasks: [hookTask("hook", { signature: { secret: "s", header: "${workflow.input.name}" } })] });
+    const workflow = await waitFor(await startWorkflow("hook_bad_header_name", { name: "X Signature" }), ["FAILED"]);
+    const task = workflow.tasks[0]! as TaskJson & { reasonForIncompletion: string };
+    expect(task.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(task.reasonForIncompletion).toMatch(/signature\.header "X Signature" .*must be a token \(RFC 7230/);
+  });
+
   it("of two concurrent callbacks exactly one wins; the other gets 409", async () => {
     await register({ name: "hook_race", tasks: [hookTask("hook", { headers: { "X-Key": "k" } })] });
     const { workflowId, hook } = await startWaiting("hook_race");

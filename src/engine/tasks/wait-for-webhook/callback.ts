@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "../../model";
-import { isHeaderName } from "../../http-syntax";
+import { isHeaderName, TOKEN_DESCRIPTION } from "../../http-syntax";
 import type { ValidationIssue } from "../../validation-issue";
 
 /** A callback body that was understood. */
@@ -108,4 +108,24 @@ export function webhookExpectations(input: JsonObject): WebhookExpectationsResul
     toleranceSeconds: typeof signature["toleranceSeconds"] === "number" ? signature["toleranceSeconds"] : 300,
   };
   return { ok: true, expectations };
+}
+
+/**
+ * Why a started webhook task can never be called back, or undefined. Names are checked at registration;
+ * one from an expression is only known once resolved. Values may still be masked secrets here, so only
+ * names are checked: values are checked against each callback (see {@link webhookExpectations}).
+ */
+export function webhookConfigProblem(input: JsonObject): string | undefined {
+  const headers = input["headers"];
+  if (isObject(headers)) {
+    const bad = Object.keys(headers).find((name) => !isHeaderName(name));
+    if (bad !== undefined) return `headers name ${JSON.stringify(bad.slice(0, 60))} must be ${TOKEN_DESCRIPTION}`;
+  }
+  const signature = input["signature"];
+  if (isObject(signature) && !isHeaderName(signature["header"])) {
+    const header = signature["header"];
+    const shown = typeof header === "string" ? JSON.stringify(header.slice(0, 60)) : JSON.stringify(header ?? null);
+    return `signature.header ${shown} resolved to a name that must be ${TOKEN_DESCRIPTION}`;
+  }
+  return undefined;
 }
