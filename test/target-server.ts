@@ -16,6 +16,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `GET /hits/<key>`      → {hits} for that key (not counted)
  *  - `GET /jwks.json`       → the JSON Web Key Set given (a local OAuth issuer's public keys)
  *  - `ANY /redirect?to=<url>&status=302` → a redirect there (to itself without `to`)
+ *  - `GET /headers?<name>=<value>…` → 200 with each query parameter as a response header
  */
 export function createTargetServer(options: { jwks?: unknown } = {}): Server {
   const hits = new Map<string, number>();
@@ -75,6 +76,9 @@ export function createTargetServer(options: { jwks?: unknown } = {}): Server {
           res.writeHead(Number(url.searchParams.get("status") ?? 302), { location: url.searchParams.get("to") ?? req.url ?? "/" });
           return void res.end();
         }
+        case "headers":
+          for (const [name, value] of url.searchParams) res.setHeader(name, value);
+          return json(res, 200, {});
         case "jwks.json":
           return json(res, options.jwks ? 200 : 404, options.jwks ?? { error: "no JWKS" });
         case "hits":

@@ -418,7 +418,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
     const live = await this.#liveInput(execution, task);
     if (live instanceof MissingSecretError) return refuse(401, `The callback cannot be verified: ${live.message}`);
-    const failure = await verifyCallback(webhookExpectations(live.input), new Headers(call.headers), call.body);
+    const expected = webhookExpectations(live.input);
+    if (!expected.ok) return refuse(401, `The callback cannot be verified: ${expected.reason}`);
+    const failure = await verifyCallback(expected.expectations, new Headers(call.headers), call.body);
     if (failure) return refuse(401, `Callback refused: ${failure}`);
     const parsed = parseWebhookCallback(new TextDecoder().decode(call.body));
     if (!parsed.ok) return refuse(400, "Invalid callback body", parsed.issues);

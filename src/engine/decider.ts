@@ -411,8 +411,12 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     if (!definition) return failWorkflow(draft, last, `task definition ${last.definitionIndex} is missing`, env, effects);
     switch (last.status) {
       case "SCHEDULED":
-        if (last.scheduledTime <= env.now) startTask(draft, last, definition, env, effects);
-        return;
+        if (last.scheduledTime > env.now) return;
+        startTask(draft, last, definition, env, effects);
+        // A task can fail as it starts (an input no callback could satisfy): handle that in this pass,
+        // not at some later event. A start always moves the task on; the check only guards against one that did not.
+        if (draft.state.tasks.at(-1)?.status === "SCHEDULED") return;
+        continue;
       case "IN_PROGRESS":
         return;
       case "COMPLETED":

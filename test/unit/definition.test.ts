@@ -354,10 +354,31 @@ describe("HTTP tasks", () => {
     expect(pathsOf(def({}, [task]))).toEqual(["tasks[0].inputParameters.uri", "tasks[0].inputParameters.method"]);
   });
 
-  it("takes http_request as the request when present, ignoring flat request fields", () => {
-    expect(only({ uri: "https://x.example", http_request: { method: "GET" } }, "tasks[0].inputParameters.http_request.uri")).toMatch(
-      /uri is required/,
+  it("checks the request the task will send: flat fields merged with http_request, nested winning", () => {
+    ok({ uri: "https://x.example", http_request: { method: "GET" } });
+    // A flat field that http_request overrides is never sent, so it is not checked.
+    ok({ method: "get", http_request: { uri: "https://x.example", method: "GET" } });
+    expect(only({ http_request: { method: "GET" } }, "tasks[0].inputParameters.http_request.uri")).toMatch(/uri is required/);
+  });
+
+  it.each([
+    ["method", "get", /method must be one of GET.*upper case/],
+    ["accept", "text/html", /accept must be one of the supported MIME types/],
+    ["contentType", "application/x-www-form-urlencoded", /contentType must be one of/],
+    ["headers", ["a"], /headers must be an object/],
+    ["encode", "no", /encode must be a boolean/],
+    ["readTimeOut", "5s", /milliseconds from 0 to 600000/],
+    ["connectionTimeOut", -1, /milliseconds from 0 to 600000/],
+  ])("refuses a bad flat %s beside http_request, at its flat path", (key, value, message) => {
+    const inputs = { [key]: value, http_request: { uri: "https://x.example", ...(key === "method" ? {} : { method: "GET" }) } };
+    expect(only(inputs, `tasks[0].inputParameters.${key}`)).toMatch(message);
+  });
+
+  it("requires a body when a flat method beside http_request needs one", () => {
+    expect(only({ method: "POST", http_request: { uri: "https://x.example" } }, "tasks[0].inputParameters.http_request.body")).toMatch(
+      /body is required for POST/,
     );
+    ok({ method: "POST", body: null, http_request: { uri: "https://x.example" } });
   });
 
   it("rejects an http_request that is not an object", () => {
@@ -414,6 +435,22 @@ describe("HTTP tasks", () => {
       "tasks[0].inputParameters.headers.X-Bad",
       "tasks[0].inputParameters.headers.X-Null",
     ]);
+  });
+
+  it("rejects header names that are not RFC 7230 tokens, flat and nested", () => {
+    const inputs = { uri: "https://x.example", method: "GET", headers: { "X-Ok": "1", "X Space": "2", "X:Colon": "3", "Ünï": "4", "": "5" } };
+    const errors = errorsOf(def({}, [httpTask("h", inputs)]));
+    expect(errors.map((issue) => issue.path)).toEqual([
+      "tasks[0].inputParameters.headers.X Space",
+      "tasks[0].inputParameters.headers.X:Colon",
+      "tasks[0].inputParameters.headers.Ünï",
+      "tasks[0].inputParameters.headers.",
+    ]);
+    for (const issue of errors) expect(issue.message).toMatch(/header name .* must be a token \(RFC 7230/);
+    expect(only(nested({ uri: "https://x.example", method: "GET", headers: { "a b": "1" } }), "tasks[0].inputParameters.http_request.headers.a b")).toMatch(
+      /header name "a b" must be a token/,
+    );
+    ok({ uri: "https://x.example", method: "GET", headers: { "X-Custom_1.a!#$%&'*+^`|~": "v" } });
   });
 
   it("rejects encode and asyncComplete inputs that are not booleans", () => {
@@ -614,6 +651,16 @@ describe("WAIT_FOR_WEBHOOK tasks", () => {
     ["prefix", 1, /prefix must be a string/],
   ])("rejects signature.%s = %j", (key, value, message) => {
     expect(only({ signature: signature({ [key]: value }) }, `tasks[0].inputParameters.signature.${key}`)).toMatch(message);
+  });
+
+  it("rejects header names that are not RFC 7230 tokens, in headers and in signature.header", () => {
+    expect(only({ headers: { "X Token": "v" } }, "tasks[0].inputParameters.headers.X Token")).toMatch(/header name "X Token" must be a token \(RFC 7230/);
+    expect(only({ headers: { "X:Token": "v" } }, "tasks[0].inputParameters.headers.X:Token")).toMatch(/must be a token/);
+    expect(only({ signature: signature({ header: "X Signature" }) }, "tasks[0].inputParameters.signature.header")).toMatch(
+      /header must be .*token/,
+    );
+    // Known only once the workflow runs: checked when the task starts.
+    acceptedTask(webhookTask("w", { signature: signature({ header: "${workflow.input.signatureHeader}" }) }));
   });
 
   it("rejects a signature that is not an object", () => {

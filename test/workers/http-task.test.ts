@@ -46,6 +46,13 @@ describe("HTTP task inputs", () => {
     expect(echo.headers["accept"]).toBe("application/json");
   });
 
+  it("connectionTimeOut: 0 and readTimeOut: 0 mean no per-task timeout, as in Conductor", async () => {
+    const { task } = await runSingle("http_no_timeout", { uri: target("/slow?ms=50"), method: "GET", connectionTimeOut: 0, readTimeOut: "0" });
+    expect(task.reasonForIncompletion ?? null).toBeNull();
+    expect(task.status).toBe("COMPLETED");
+    expect(task.outputData["body"]).toEqual({ slept: 50 });
+  });
+
   it("encodes query parameters by default and sends them as given with encode: false", async () => {
     const encoded = await runSingle("http_encode", { uri: target("/echo/q?name=a b&plus=1+1"), method: "GET" });
     expect(echoOf(encoded.task.outputData).rawQuery).toBe("?name=a%20b&plus=1%2B1");
@@ -73,9 +80,43 @@ describe("HTTP task outputs", () => {
     expect(invalid.task.status).toBe("COMPLETED");
     expect(invalid.task.outputData["body"]).toBe("{not json");
   });
+
+  it("keeps response headers of any name, including constructor and __proto__", async () => {
+    const { task } = await runSingle("http_odd_headers", { uri: target("/headers?constructor=c&__proto__=p&toString=t"), method: "GET" });
+    expect(task.reasonForIncompletion ?? null).toBeNull();
+    expect(task.status).toBe("COMPLETED");
+    const headers = Object.entries(task.outputData["headers"] as JsonObject);
+    expect(headers).toContainEqual(["constructor", ["c"]]);
+    expect(headers).toContainEqual(["__proto__", ["p"]]);
+    expect(headers).toContainEqual(["tostring", ["t"]]);
+    // As a child's output the headers travel to the parent over RPC, which only sends plain objects.
+    await register({ name: "http_odd_headers_parent", tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "http_odd_headers" } }] });
+    const parent = await waitFor(await startWorkflow("http_odd_headers_parent"), ["COMPLETED", "FAILED"]);
+    expect(parent.status).toBe("COMPLETED");
+    expect(Object.entries(parent.tasks[0]!.outputData["headers"] as JsonObject)).toContainEqual(["constructor", ["c"]]);
+  });
 });
 
 describe("HTTP task failures", () => {
+  it.each([
+    ["a method with a space", { method: "${workflow.input.v}" }, "GE T", /method must be one of GET, HEAD, POST/],
+    ["a method outside the spec's list", { method: "${workflow.input.v}" }, "FETCH", /method must be one of GET/],
+    ["an accept splitting the header", { method: "GET", accept: "${workflow.input.v}" }, "application/json\r\nX-Injected: 1", /accept .* header value/],
+    ["a contentType holding NUL", { method: "POST", body: {}, contentType: "${workflow.input.v}" }, "text/plain\u0000", /contentType .* header value/],
+    ["a header name with a space", { method: "GET", headers: "${workflow.input.v}" }, { "X Bad": "1" }, /header name "X Bad" must be a token/],
+    ["a header value with a line break", { method: "GET", headers: "${workflow.input.v}" }, { "X-Ok": "a\nb" }, /header X-Ok .* header value/],
+  ])("fails with a terminal error and sends nothing when an expression resolves to %s", async (_what, fields, value, reason) => {
+    const key = `resolved-${crypto.randomUUID()}`;
+    const name = `http_resolved_${key.slice(-8)}`;
+    await register({ name, tasks: [httpTask("call", { uri: target(`/count/${key}`), ...fields }, { retryCount: 1, retryDelaySeconds: 0 })] });
+    const workflow = await waitFor(await startWorkflow(name, { v: value }), ["COMPLETED", "FAILED"]);
+    expect(workflow.tasks).toHaveLength(1);
+    const task = workflow.tasks[0]! as TaskJson & { reasonForIncompletion: string };
+    expect(task.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(task.reasonForIncompletion).toMatch(reason);
+    expect(await hits(key)).toBe(0);
+  });
+
   it("fails on a non-2xx answer with a clear reason, keeping statusCode and body, and fails the workflow", async () => {
     const { workflow, task } = await runSingle("http_503", { uri: target("/status/503"), method: "GET" });
     expect(task.status).toBe("FAILED");

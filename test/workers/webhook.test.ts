@@ -152,6 +152,41 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
   });
 
+  it("a header value or signature secret that resolves to nothing refuses every callback (fails closed): 401, the task keeps waiting", async () => {
+    await register({ name: "hook_unset_header", tasks: [hookTask("hook", { headers: { "X-Token": "${workflow.input.token}" } })] });
+    const body = { status: "COMPLETED", output: {} };
+    for (const input of [{}, { token: null }, { token: "" }] as JsonObject[]) {
+      const { workflowId, hook } = await startWaiting("hook_unset_header", input);
+      const url = String(hook["callbackUrl"]);
+      for (const headers of [{}, { "x-token": "" }, { "x-token": "null" }] as Array<Record<string, string>>) {
+        const response = await callback(url, body, headers);
+        expect(response.status, `input ${JSON.stringify(input)}, headers ${JSON.stringify(headers)}`).toBe(401);
+        expect(((await response.json()) as { message: string }).message).toContain("X-Token");
+      }
+      expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+    }
+
+    await register({ name: "hook_unset_secret", tasks: [hookTask("hook", { signature: { secret: "${workflow.input.key}", header: "X-Signature" } })] });
+    for (const input of [{}, { key: "" }] as JsonObject[]) {
+      const { workflowId, hook } = await startWaiting("hook_unset_secret", input);
+      const text = JSON.stringify(body);
+      for (const headers of [{}, { "x-signature": await hmac("null", text, "hex") }] as Array<Record<string, string>>) {
+        const response = await callback(String(hook["callbackUrl"]), text, headers);
+        expect(response.status, `input ${JSON.stringify(input)}, headers ${JSON.stringify(headers)}`).toBe(401);
+        expect(((await response.json()) as { message: string }).message).toContain("signature");
+      }
+      expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+    }
+  });
+
+  it("a signature header name that resolves to a non-token fails the task when it starts, with a clear reason", async () => {
+    await register({ name: "hook_bad_header_name", tasks: [hookTask("hook", { signature: { secret: "s", header: "${workflow.input.name}" } })] });
+    const workflow = await waitFor(await startWorkflow("hook_bad_header_name", { name: "X Signature" }), ["FAILED"]);
+    const task = workflow.tasks[0]! as TaskJson & { reasonForIncompletion: string };
+    expect(task.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(task.reasonForIncompletion).toMatch(/signature\.header "X Signature" .*must be a token \(RFC 7230/);
+  });
+
   it("of two concurrent callbacks exactly one wins; the other gets 409", async () => {
     await register({ name: "hook_race", tasks: [hookTask("hook", { headers: { "X-Key": "k" } })] });
     const { workflowId, hook } = await startWaiting("hook_race");

@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { hasExpression } from "../expressions";
+import { isHeaderName, TOKEN_DESCRIPTION } from "../http-syntax";
 import type { JsonObject, JsonValue } from "../model";
 import { childPath, type ValidationIssue } from "../validation-issue";
 
@@ -183,15 +184,22 @@ export function objectOf<const E extends v.ObjectEntries>(field: string, expecte
   return expecting(schema, expected);
 }
 
+/** A rule for the names of a {@link mapOf} object: the test, and the message for a name failing it. */
+export interface KeyRule {
+  test: (key: string) => boolean;
+  message: (key: string) => string;
+}
+
 /**
- * An object of name → value (headers, taskToDomain). A bad value is reported at its own key, e.g.
- * `...headers.X-Trace`. With `wholeExpression`, the whole object may instead be a `${...}` string.
+ * An object of name → value (headers, taskToDomain). A bad value, or a name failing `options.key`, is
+ * reported at its own key, e.g. `...headers.X-Trace`. With `wholeExpression`, the whole object may
+ * instead be a `${...}` string.
  */
 export function mapOf(
   field: string,
   valueExpected: string,
   test: (value: unknown) => boolean,
-  options: { wholeExpression?: boolean } = {},
+  options: { wholeExpression?: boolean; key?: KeyRule } = {},
 ): Rule<unknown> {
   const allowExpression = options.wholeExpression === true;
   const expected = `an object whose values are each ${valueExpected}${allowExpression ? " (or an expression)" : ""}`;
@@ -204,16 +212,24 @@ export function mapOf(
       if (!dataset.typed || !isRecord(dataset.value)) return;
       const input = dataset.value;
       for (const [key, value] of Object.entries(input)) {
-        if (test(value)) continue;
-        addIssue({
-          message: `${field} value for ${JSON.stringify(key)} must be ${valueExpected}, but received ${describeValue(value)}`,
-          path: [{ type: "object", origin: "value", input, key, value }],
-        });
+        const path: [v.ObjectPathItem] = [{ type: "object", origin: "value", input, key, value }];
+        // One issue per entry: a bad name is reported before a bad value.
+        if (options.key && !options.key.test(key)) addIssue({ message: options.key.message(key), path });
+        else if (!test(value)) addIssue({ message: `${field} value for ${JSON.stringify(key)} must be ${valueExpected}, but received ${describeValue(value)}`, path });
       }
     }),
   );
   return expecting(schema, expected);
 }
+
+/**
+ * Names of headers a request sends or a callback must carry: one HTTP would refuse fails the definition
+ * instead of every run (fetch throws, a `Headers` lookup throws).
+ */
+export const HEADER_NAME_KEY: KeyRule = {
+  test: isHeaderName,
+  message: (name) => `header name ${JSON.stringify(name)} must be ${TOKEN_DESCRIPTION}`,
+};
 
 /** Converts valibot issues into ours, turning each valibot path into a path string under `base`. */
 export function toIssues(issues: readonly v.BaseIssue<unknown>[], base: string): ValidationIssue[] {

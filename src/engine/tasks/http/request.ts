@@ -1,5 +1,7 @@
 import type { EngineConfig } from "../../config";
+import { isHeaderName, isHeaderValueText, TOKEN_DESCRIPTION } from "../../http-syntax";
 import type { JsonObject, JsonValue } from "../../model";
+import { HTTP_METHODS } from "./validate";
 
 /** A fully resolved outbound request, ready for `fetch`. */
 export interface HttpRequestSpec {
@@ -16,6 +18,8 @@ export interface HttpRequestSpec {
 
 /** Either a request or the reason none can be made; the reason becomes the task's failure reason. */
 export type HttpRequestBuild = { ok: true; request: HttpRequestSpec } | { ok: false; reason: string };
+
+const METHODS: ReadonlySet<string> = new Set(HTTP_METHODS);
 
 /** Methods whose requests carry no body: fetch refuses one, so it is dropped rather than failing the task. */
 const BODYLESS_METHODS = new Set(["GET", "HEAD"]);
@@ -52,13 +56,16 @@ function timeoutMs(value: JsonValue | undefined): number | undefined {
   return undefined;
 }
 
-/** The connect and read timeouts a task asked for, defaulted and capped by configuration. */
+/**
+ * The connect and read timeouts a task asked for, defaulted and capped by configuration. 0 means no
+ * timeout of the task's own, as in Conductor: the request may then take as long as the cap allows.
+ */
 export function httpTimeouts(input: JsonObject, config: EngineConfig): { connectTimeoutMs: number; readTimeoutMs: number } {
   const fields = httpRequestFields(input);
-  const cap = (ms: number) => Math.min(ms, config.httpMaxTimeoutMs);
+  const effective = (asked: number | undefined, fallback: number) => (asked === 0 ? config.httpMaxTimeoutMs : Math.min(asked ?? fallback, config.httpMaxTimeoutMs));
   return {
-    connectTimeoutMs: cap(timeoutMs(fields["connectionTimeOut"]) ?? config.httpConnectTimeoutMs),
-    readTimeoutMs: cap(timeoutMs(fields["readTimeOut"]) ?? config.httpReadTimeoutMs),
+    connectTimeoutMs: effective(timeoutMs(fields["connectionTimeOut"]), config.httpConnectTimeoutMs),
+    readTimeoutMs: effective(timeoutMs(fields["readTimeOut"]), config.httpReadTimeoutMs),
   };
 }
 
@@ -90,6 +97,17 @@ function headerValue(value: JsonValue | undefined): string | undefined {
   return undefined;
 }
 
+/**
+ * Why a header cannot be sent, or undefined when it can. Names are checked at registration, but a whole
+ * `headers` expression is only known now; fetch would refuse either with an opaque TypeError. The value is
+ * never quoted: it may hold a secret.
+ */
+function headerProblem(name: string, value: string): string | undefined {
+  if (!isHeaderName(name)) return `HTTP task header name ${JSON.stringify(name.slice(0, 60))} must be ${TOKEN_DESCRIPTION}`;
+  if (!isHeaderValueText(value)) return `HTTP task header ${name} is not a valid header value: it holds a line break or NUL`;
+  return undefined;
+}
+
 function hasHeader(headers: Record<string, string>, name: string): boolean {
   const lower = name.toLowerCase();
   return Object.keys(headers).some((key) => key.toLowerCase() === lower);
@@ -113,6 +131,10 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
   if (typeof uri !== "string" || uri.trim() === "") return { ok: false, reason: "HTTP task input has no uri" };
   if (typeof method !== "string" || method.trim() === "") return { ok: false, reason: "HTTP task input has no method" };
   const upperMethod = method.trim().toUpperCase();
+  // Registration checks literal values; one from an expression is only known now.
+  if (!METHODS.has(upperMethod)) {
+    return { ok: false, reason: `HTTP task method must be one of ${HTTP_METHODS.join(", ")}, but it resolved to ${JSON.stringify(method.slice(0, 40))}` };
+  }
 
   const target = fields["encode"] === false ? uri.trim() : encodeQuery(uri.trim());
   let url: URL;
@@ -130,10 +152,17 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
   if (isObject(extra)) {
     for (const [name, value] of Object.entries(extra)) {
       const text = headerValue(value);
-      if (text !== undefined) headers[name] = text;
+      if (text === undefined) continue;
+      const problem = headerProblem(name, text);
+      if (problem !== undefined) return { ok: false, reason: problem };
+      headers[name] = text;
     }
   }
   const accept = headerValue(fields["accept"]);
+  const contentType = headerValue(fields["contentType"]);
+  for (const [field, value] of [["accept", accept], ["contentType", contentType]] as const) {
+    if (value !== undefined && !isHeaderValueText(value)) return { ok: false, reason: `HTTP task ${field} is not a valid header value: it holds a line break or NUL` };
+  }
   if (accept !== undefined) setHeader(headers, "Accept", accept);
   else if (!hasHeader(headers, "Accept")) headers["Accept"] = "application/json";
   if (!hasHeader(headers, "Idempotency-Key")) headers["Idempotency-Key"] = idempotencyKey;
@@ -141,7 +170,6 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
   let body: string | undefined;
   const rawBody = fields["body"];
   if (!BODYLESS_METHODS.has(upperMethod) && rawBody !== undefined) {
-    const contentType = headerValue(fields["contentType"]);
     body = typeof rawBody === "string" ? rawBody : JSON.stringify(rawBody);
     if (contentType !== undefined) setHeader(headers, "Content-Type", contentType);
     else if (!hasHeader(headers, "Content-Type")) headers["Content-Type"] = "application/json";

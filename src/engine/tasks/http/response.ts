@@ -83,10 +83,21 @@ export function decodeBody(body: Uint8Array, contentType: string | null): JsonVa
   return text;
 }
 
-/** Response headers in Conductor's shape: each name maps to the list of its values. */
+/**
+ * Response headers in Conductor's shape: each name maps to the list of its values. The server chooses
+ * the names, so each is defined as an own property: assignment would find `constructor` on the prototype
+ * or replace the prototype for `__proto__`. The object stays a plain one, as RPC cannot send an object
+ * without a prototype (a child's output goes to its parent that way).
+ */
 export function headersObject(headers: Array<[string, string]>): JsonObject {
-  const result: Record<string, string[]> = {};
-  for (const [name, value] of headers) (result[name] ??= []).push(value);
+  const lists = new Map<string, string[]>();
+  for (const [name, value] of headers) {
+    const list = lists.get(name);
+    if (list) list.push(value);
+    else lists.set(name, [value]);
+  }
+  const result: JsonObject = {};
+  for (const [name, values] of lists) Object.defineProperty(result, name, { value: values, enumerable: true, writable: true, configurable: true });
   return result;
 }
 

@@ -4,6 +4,7 @@
  */
 import * as v from "valibot";
 import {
+  HEADER_NAME_KEY,
   describeValue,
   fieldsOf,
   isBoolean,
@@ -12,6 +13,7 @@ import {
   isOneOf,
   isRecord,
   mapOf,
+  toIssues,
   orExpression,
   rule,
   validateWith,
@@ -88,21 +90,18 @@ const REQUEST = fieldsOf({
   contentType: v.optional(
     rule<string>("contentType", `one of the supported MIME types: ${HTTP_CONTENT_TYPES.join(", ")}`, orExpression(isOneOf(HTTP_CONTENT_TYPES))),
   ),
-  headers: v.optional(mapOf("headers", "a string, a number or a boolean", isHeaderValue, { wholeExpression: true })),
+  headers: v.optional(mapOf("headers", "a string, a number or a boolean", isHeaderValue, { wholeExpression: true, key: HEADER_NAME_KEY })),
   encode: v.optional(rule<boolean>("encode", "a boolean", orExpression(isBoolean))),
   connectionTimeOut: v.optional(rule<unknown>("connectionTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
   readTimeOut: v.optional(rule<unknown>("readTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
   asyncComplete: v.optional(rule<boolean>("asyncComplete", "a boolean", orExpression(isBoolean))),
 });
 
-/** `asyncComplete` describes the task, not the request, so it may sit beside `http_request`. */
-const BESIDE_REQUEST = fieldsOf({
-  asyncComplete: v.optional(rule<boolean>("asyncComplete", "a boolean", orExpression(isBoolean))),
-});
-
 /**
- * Problems in an HTTP task's request. The request is `inputParameters.http_request` when that key
- * is present, else `inputParameters` itself; paths point at the placement used.
+ * Problems in an HTTP task's request. The request is what the task will send (see `httpRequestFields`):
+ * the flat fields of `inputParameters` with those of `inputParameters.http_request`, when present, laid
+ * over them field by field. Each problem is reported where the offending value is written; a missing
+ * field where the request is written (`http_request` when present).
  * A non-object `inputParameters` is reported by the common task checks, not here.
  * @param task the task as received
  * @param path the task's own path, e.g. `tasks[0]`
@@ -112,26 +111,28 @@ export function validateHttpTask(task: UnknownRecord, path: string): ValidationI
   const input = task["inputParameters"] ?? {};
   if (!isRecord(input)) return [];
 
-  const issues: ValidationIssue[] = [];
-  let request: UnknownRecord = input;
-  let requestPath = inputPath;
   const nested = input["http_request"];
-  if (nested !== undefined) {
-    requestPath = childPath(inputPath, "http_request");
-    if (!isRecord(nested)) {
-      return [{ path: requestPath, message: `http_request must be an object holding the request (uri, method, ...), but received ${describeValue(nested)}` }];
-    }
-    request = nested;
-    issues.push(...validateWith(BESIDE_REQUEST, input, inputPath));
+  if (nested === undefined) return [...validateWith(REQUEST, input, inputPath), ...bodyIssues(input, inputPath)];
+  const requestPath = childPath(inputPath, "http_request");
+  if (!isRecord(nested)) {
+    return [{ path: requestPath, message: `http_request must be an object holding the request (uri, method, ...), but received ${describeValue(nested)}` }];
   }
-  issues.push(...validateWith(REQUEST, request, requestPath));
+  const { http_request: _nested, ...flat } = input;
+  const request: UnknownRecord = { ...flat, ...nested };
+  const placeOf = (key: unknown) => (typeof key === "string" && Object.hasOwn(flat, key) && !Object.hasOwn(nested, key) ? inputPath : requestPath);
+  const result = v.safeParse(REQUEST, request);
+  const issues = result.success ? [] : result.issues.flatMap((issue) => toIssues([issue], placeOf(issue.path?.[0]?.key)));
+  return [...issues, ...bodyIssues(request, requestPath)];
+}
 
+/** The spec's one rule across fields: POST, PUT and PATCH must say what they send. */
+function bodyIssues(request: UnknownRecord, requestPath: string): ValidationIssue[] {
   const method = request["method"];
-  if (!isExpression(method) && BODY_METHODS.has(method) && request["body"] === undefined) {
-    issues.push({
+  if (isExpression(method) || !BODY_METHODS.has(method) || request["body"] !== undefined) return [];
+  return [
+    {
       path: childPath(requestPath, "body"),
       message: `body is required for ${String(method)} requests (it may be null, but the key must be there)`,
-    });
-  }
-  return issues;
+    },
+  ];
 }

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from "../../model";
+import { isHeaderName, TOKEN_DESCRIPTION } from "../../http-syntax";
 import type { ValidationIssue } from "../../validation-issue";
 
 /** A callback body that was understood. */
@@ -64,29 +65,67 @@ export interface WebhookExpectations {
   };
 }
 
+/** Either what a callback must carry, or why no callback can be verified (then every one is refused). */
+export type WebhookExpectationsResult = { ok: true; expectations: WebhookExpectations } | { ok: false; reason: string };
+
+/** A header value as a callback must carry it; undefined for nothing (null, absent, empty) or a non-scalar. */
+function expectedText(value: JsonValue | undefined): string | undefined {
+  const text = typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : undefined;
+  return text === undefined || text === "" ? undefined : text;
+}
+
 /**
- * What a callback must carry, from the task's input resolved with real secret values. Header values
- * that are not strings, and a signature without secret or header, cannot be checked and are refused
- * at registration; here they are skipped.
+ * What a callback must carry, from the task's input resolved with real secret values. A configured check
+ * that resolved to nothing (a missing input, an empty secret) or to a header name HTTP cannot carry fails
+ * closed: skipping it would let anyone complete the task.
  */
-export function webhookExpectations(input: JsonObject): WebhookExpectations {
+export function webhookExpectations(input: JsonObject): WebhookExpectationsResult {
   const expectations: WebhookExpectations = { headers: {} };
   const headers = input["headers"];
-  if (isObject(headers)) {
+  if (headers !== undefined && headers !== null) {
+    if (!isObject(headers)) return { ok: false, reason: "the task's headers are not an object of header values" };
     for (const [name, value] of Object.entries(headers)) {
-      if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") expectations.headers[name] = String(value);
+      if (!isHeaderName(name)) return { ok: false, reason: `the task's header name ${JSON.stringify(name)} is not a valid header name` };
+      const text = expectedText(value);
+      // The value may be a secret: name the header, never what it resolved to.
+      if (text === undefined) return { ok: false, reason: `the expected value of header ${name} resolved to nothing` };
+      expectations.headers[name] = text;
     }
   }
   const signature = input["signature"];
-  if (isObject(signature) && typeof signature["secret"] === "string" && typeof signature["header"] === "string") {
-    expectations.signature = {
-      secret: signature["secret"],
-      header: signature["header"],
-      encoding: signature["encoding"] === "base64" ? "base64" : "hex",
-      prefix: typeof signature["prefix"] === "string" ? signature["prefix"] : "",
-      scheme: signature["scheme"] === "stripe" ? "stripe" : "plain",
-      toleranceSeconds: typeof signature["toleranceSeconds"] === "number" ? signature["toleranceSeconds"] : 300,
-    };
+  if (signature === undefined || signature === null) return { ok: true, expectations };
+  if (!isObject(signature)) return { ok: false, reason: "the task's signature is not an object" };
+  const secret = expectedText(signature["secret"]);
+  const header = signature["header"];
+  if (secret === undefined) return { ok: false, reason: "the signature secret resolved to nothing" };
+  if (!isHeaderName(header)) return { ok: false, reason: `the signature header ${JSON.stringify(header)} is not a valid header name` };
+  expectations.signature = {
+    secret,
+    header: header as string,
+    encoding: signature["encoding"] === "base64" ? "base64" : "hex",
+    prefix: typeof signature["prefix"] === "string" ? signature["prefix"] : "",
+    scheme: signature["scheme"] === "stripe" ? "stripe" : "plain",
+    toleranceSeconds: typeof signature["toleranceSeconds"] === "number" ? signature["toleranceSeconds"] : 300,
+  };
+  return { ok: true, expectations };
+}
+
+/**
+ * Why a started webhook task can never be called back, or undefined. Names are checked at registration;
+ * one from an expression is only known once resolved. Values may still be masked secrets here, so only
+ * names are checked: values are checked against each callback (see {@link webhookExpectations}).
+ */
+export function webhookConfigProblem(input: JsonObject): string | undefined {
+  const headers = input["headers"];
+  if (isObject(headers)) {
+    const bad = Object.keys(headers).find((name) => !isHeaderName(name));
+    if (bad !== undefined) return `headers name ${JSON.stringify(bad.slice(0, 60))} must be ${TOKEN_DESCRIPTION}`;
   }
-  return expectations;
+  const signature = input["signature"];
+  if (isObject(signature) && !isHeaderName(signature["header"])) {
+    const header = signature["header"];
+    const shown = typeof header === "string" ? JSON.stringify(header.slice(0, 60)) : JSON.stringify(header ?? null);
+    return `signature.header ${shown} resolved to a name that must be ${TOKEN_DESCRIPTION}`;
+  }
+  return undefined;
 }

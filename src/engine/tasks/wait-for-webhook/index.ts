@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue } from "../../model";
 import type { TaskTypeModule } from "../task-type";
+import { webhookConfigProblem } from "./callback";
 
 /** The error code of a webhook task that waited in vain (spec section 7). */
 export const WEBHOOK_TIMEOUT = "WEBHOOK_TIMEOUT";
@@ -22,6 +23,12 @@ export function callbackPath(workflowId: string, taskRefName: string, taskId: st
 export const waitForWebhookTask: TaskTypeModule = {
   type: "WAIT_FOR_WEBHOOK",
   start(task, _definition, execution, env) {
+    const problem = webhookConfigProblem(task.inputData);
+    if (problem !== undefined) {
+      // No callback could ever be verified: fail now rather than wait for one that would answer 401.
+      const reason = `WAIT_FOR_WEBHOOK input cannot be checked: ${problem}`;
+      return { task: { ...task, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason, startTime: env.now, endTime: env.now, updateTime: env.now }, dispatch: false };
+    }
     const seconds = timeoutSeconds(task.inputData);
     // The spec's defaults, shown in the task's input so the callback URL can be read off it.
     const inputData: JsonObject = { workflowId: execution.workflowId, taskId: task.taskId, timeoutSeconds: seconds, ...task.inputData };

@@ -3,6 +3,7 @@
  */
 import * as v from "valibot";
 import {
+  HEADER_NAME_KEY,
   isIntegerIn,
   isNonEmptyString,
   isOneOf,
@@ -15,6 +16,7 @@ import {
   validateWith,
   type UnknownRecord,
 } from "../../definition/checks";
+import { isHeaderName, TOKEN_DESCRIPTION } from "../../http-syntax";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 
 /** Signature algorithms a callback may be verified with. */
@@ -29,7 +31,7 @@ export const WEBHOOK_SIGNATURE_ENCODINGS = ["hex", "base64"] as const;
 const SIGNATURE = objectOf("signature", "an object with at least secret and header", {
   // Non-empty: an empty HMAC key would let anyone forge a valid signature.
   secret: rule<string>("secret", "a non-empty string (typically ${workflow.secrets.<name>})", isNonEmptyString),
-  header: rule<string>("header", "a non-empty string naming the callback header that carries the signature", isNonEmptyString),
+  header: rule<string>("header", `a non-empty string naming the callback header that carries the signature, ${TOKEN_DESCRIPTION}`, orExpression(isHeaderName)),
   algorithm: v.optional(
     rule<string>("algorithm", `${WEBHOOK_SIGNATURE_ALGORITHMS.join(", ")} (the default)`, orExpression(isOneOf(WEBHOOK_SIGNATURE_ALGORITHMS))),
   ),
@@ -49,7 +51,7 @@ const INPUT = v.object({
       orExpression(isIntegerIn(0, Number.MAX_SAFE_INTEGER)),
     ),
   ),
-  headers: v.optional(mapOf("headers", "a string (the value the callback must carry)", isString)),
+  headers: v.optional(mapOf("headers", "a string (the value the callback must carry)", isString, { key: HEADER_NAME_KEY })),
   workflowId: v.optional(rule<string>("workflowId", "a string", isString)),
   taskId: v.optional(rule<string>("taskId", "a string", isString)),
   signature: v.optional(SIGNATURE),

@@ -1,0 +1,20 @@
+/**
+ * What HTTP itself accepts in a request line and header fields, checked before a value reaches `fetch`
+ * (which throws an opaque TypeError) or a `Headers` lookup. Pure.
+ */
+
+/** RFC 7230 `token`: the characters a method or a header name may hold. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** The rule in words, for messages. */
+export const TOKEN_DESCRIPTION = "a token (RFC 7230: letters, digits and !#$%&'*+-.^_`|~, no spaces, colons or other separators)";
+
+/** True when `name` can be a header name. */
+export function isHeaderName(name: unknown): boolean {
+  return typeof name === "string" && TOKEN.test(name);
+}
+
+/** True when `value` can be sent as a header value: no NUL, CR or LF, which would end or split the header. */
+export function isHeaderValueText(value: string): boolean {
+  return !/[\0\r\n]/.test(value);
+}
