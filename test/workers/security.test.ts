@@ -182,6 +182,34 @@ describe("RBAC", () => {
     await expectStatus(await call("GET", "/api/workflow/search", orkes(dave.token)), 403, "PERMISSION_DENIED");
   });
 
+  it("search matches a prefix scope exactly as reads do: case-sensitive, with GLOB and LIKE metacharacters literal", async () => {
+    const names = ["rbcase_orders", "RBCASE_PAYROLL", "rbmeta[1]?%_ok", "rbmeta1x%_no", "rbmeta[1]?%Xno"];
+    const ids = new Map<string, string>();
+    for (const name of names) {
+      await register({ name, tasks: [httpTask("a", { uri: target("/echo/case"), method: "GET" })] });
+      ids.set(name, await startWorkflow(name));
+    }
+    const user = await createUser("rbac-case", {
+      directPermissions: [
+        { action: "WORKFLOW_READ", scope: "workflow:rbcase_*" },
+        { action: "WORKFLOW_READ", scope: "workflow:rbmeta[1]?%_*" },
+      ],
+    });
+    const readable = ["rbcase_orders", "rbmeta[1]?%_ok"];
+    for (const name of names) {
+      await expectStatus(await call("GET", `/api/workflow/${ids.get(name)}`, orkes(user.token)), readable.includes(name) ? 200 : 403);
+    }
+    // The admin's search shows the rows are indexed, so what the user does not see is filtered out.
+    const all = [...ids.values()];
+    for (let i = 0; i < 200; i++) {
+      const rows = (await apiOk<{ results: Array<{ workflowId: string }> }>("GET", "/api/workflow/search?freeText=*&size=1000")).results;
+      if (all.every((id) => rows.some((row) => row.workflowId === id))) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const result = (await (await call("GET", "/api/workflow/search?freeText=*&size=1000", orkes(user.token))).json()) as { results: Array<{ workflowType: string }> };
+    expect(result.results.map((row) => row.workflowType).sort()).toEqual([...readable].sort());
+  });
+
   it("GET /api/security/permissions reports effective permissions at a scope; other users need USER_ADMIN", async () => {
     const user = await createUser("rbac-erin", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:app_*" }, { action: "TASK_EXECUTE", scope: "*" }] });
     const own = (await (await call("GET", "/api/security/permissions?scope=workflow:app_billing", orkes(user.token))).json()) as { userId: string; permissions: string[] };
