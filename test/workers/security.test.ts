@@ -2,7 +2,7 @@ import { SELF } from "cloudflare:test";
 import { SignJWT, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
 import { ROUTE_TABLE } from "../../src/worker/index";
-import { ADMIN_KEY, api, apiOk, httpTask, register, rowCount, startWorkflow, target } from "./helpers";
+import { ADMIN_KEY, api, apiOk, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
 /** The current signing key of the tests (see TEST_JWT_SIGNING_KEYS in vitest.config.ts). */
 const TEST_KEY = new Uint8Array(32).fill(7);
@@ -208,6 +208,29 @@ describe("RBAC", () => {
     }
     const result = (await (await call("GET", "/api/workflow/search?freeText=*&size=1000", orkes(user.token))).json()) as { results: Array<{ workflowType: string }> };
     expect(result.results.map((row) => row.workflowType).sort()).toEqual([...readable].sort());
+  });
+
+  it("TASK_EXECUTE on workflow:<name> updates a task through POST /api/tasks as by reference, only in that workflow", async () => {
+    const gates = [httpTask("gate", { uri: target("/echo/g"), method: "GET" }, { asyncComplete: true }), httpTask("gate2", { uri: target("/echo/g"), method: "GET" }, { asyncComplete: true })];
+    await register({ name: "exec_orders", tasks: gates });
+    await register({ name: "exec_payroll", tasks: gates });
+    const orders = await startWorkflow("exec_orders");
+    const payroll = await startWorkflow("exec_payroll");
+    const user = await createUser("rbac-exec", { directPermissions: [{ action: "TASK_EXECUTE", scope: "workflow:exec_orders" }] });
+    const h = orkes(user.token);
+    await waitFor(orders, (w) => w.tasks[0]?.status === "IN_PROGRESS");
+    await expectStatus(await call("POST", `/api/tasks/${orders}/gate/COMPLETED`, h, {}), 200);
+    const next = await waitFor(orders, (w) => w.tasks[1]?.status === "IN_PROGRESS");
+    const result = { workflowInstanceId: orders, taskId: next.tasks[1]!.taskId, status: "COMPLETED", outputData: {} };
+    await expectStatus(await call("POST", "/api/tasks", h, result), 200);
+    expect((await waitFor(orders, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+
+    // Another workflow's task stays refused both ways, whatever `name` the body claims.
+    const foreign = await waitFor(payroll, (w) => w.tasks[0]?.status === "IN_PROGRESS");
+    await expectStatus(await call("POST", `/api/tasks/${payroll}/gate/COMPLETED`, h, {}), 403, "PERMISSION_DENIED");
+    const claim = { name: "exec_orders", workflowInstanceId: payroll, taskId: foreign.tasks[0]!.taskId, status: "COMPLETED", outputData: {} };
+    await expectStatus(await call("POST", "/api/tasks", h, claim), 403, "PERMISSION_DENIED");
+    expect((await waitFor(payroll, () => true)).tasks[0]!.status).toBe("IN_PROGRESS");
   });
 
   it("GET /api/security/permissions reports effective permissions at a scope; other users need USER_ADMIN", async () => {
