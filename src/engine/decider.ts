@@ -249,7 +249,14 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
   const bytes = oversize(fields.outputData!, env.config.maxPayloadBytes);
   // A completion the engine cannot store is refused, not half-applied: the caller can send less.
   if (bytes !== undefined) throw new EngineError("INVALID", oversizeReason("The task output", bytes, env.config.maxPayloadBytes));
-  if (event.status !== "IN_PROGRESS") {
+  if (event.status === "IN_PROGRESS" && task.status === "SCHEDULED") {
+    // Nothing but its start runs a SCHEDULED instance (a retry waiting out its delay, or any task of a
+    // paused workflow), so marking it IN_PROGRESS would leave it waiting forever. Like Conductor, which
+    // re-queues a task updated to IN_PROGRESS (after callbackAfterSeconds, 0 here), it is due now instead:
+    // advance() starts it at once, or on resume.
+    fields.status = "SCHEDULED";
+    fields.scheduledTime = Math.min(task.scheduledTime, env.now);
+  } else if (event.status !== "IN_PROGRESS") {
     fields.endTime = env.now;
     fields.attemptDeadline = undefined;
     fields.awaitingExternal = false;

@@ -1,5 +1,5 @@
 import type { IRequest } from "itty-router";
-import { DEFAULT_ACCESS_RULES, authorize, type AccessRule } from "./auth/access-rules";
+import { DEFAULT_ACCESS_RULES, authorize, matchApiPath, type AccessRule } from "./auth/access-rules";
 import { authenticate } from "./auth/authenticate";
 import type { Principal } from "./auth/principal";
 import { serviceConfig } from "./config";
@@ -21,16 +21,38 @@ function isPublic(method: string, path: string): boolean {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** `${workflow.name}` of a request: the targeted execution's definition, or the name in the body of a start or registration. */
-async function workflowNameOf(request: Request, env: Env, variables: Record<string, string>): Promise<string | undefined> {
+/** The route taking Conductor's TaskResult, whose body names the task's execution. */
+const TASK_RESULT_PATH = "/api/tasks";
+
+/**
+ * `${workflow.name}` of a request: the targeted execution's definition (named by the path, or by a
+ * TaskResult's `workflowInstanceId`), or the name in the body of a start or registration.
+ */
+async function workflowNameOf(request: Request, env: Env, path: string, variables: Record<string, string>): Promise<string | undefined> {
   const workflowId = variables["workflowId"];
-  if (workflowId !== undefined) return UUID.test(workflowId) ? ((await executionStub(env, workflowId).getWorkflowName()) ?? undefined) : undefined;
+  if (workflowId !== undefined) return executionName(env, workflowId);
   if (request.method !== "POST") return undefined;
+  // A TaskResult is scoped only by the execution the route will update, never by a `name` it carries.
+  // Matched as the access rules match it, so `/api/tasks/` cannot slip past as another path.
+  if (matchApiPath(TASK_RESULT_PATH, path) !== undefined) {
+    const instanceId = await bodyField(request, env, "workflowInstanceId");
+    return instanceId === undefined ? undefined : executionName(env, instanceId);
+  }
+  return bodyField(request, env, "name");
+}
+
+async function executionName(env: Env, workflowId: string): Promise<string | undefined> {
+  return UUID.test(workflowId) ? ((await executionStub(env, workflowId).getWorkflowName()) ?? undefined) : undefined;
+}
+
+/** A string field of a JSON request body, read from a clone so the route still gets the body. */
+async function bodyField(request: Request, env: Env, field: string): Promise<string | undefined> {
   try {
     const text = await request.clone().text();
     if (text.length > serviceConfig(env).maxRequestBytes) return undefined;
-    const body = JSON.parse(text) as { name?: unknown };
-    return typeof body.name === "string" ? body.name : undefined;
+    const body = JSON.parse(text) as Record<string, unknown> | null;
+    const value = body?.[field];
+    return typeof value === "string" ? value : undefined;
   } catch {
     return undefined;
   }
@@ -57,7 +79,7 @@ export async function guard(request: IRequest, env: Env): Promise<undefined> {
   const raw = request as unknown as Request;
   const principal = await authenticate(raw, env);
   principals.set(request, principal);
-  await authorize(principal, request.method, path, await accessRules(env), (variables) => workflowNameOf(raw, env, variables));
+  await authorize(principal, request.method, path, await accessRules(env), (variables) => workflowNameOf(raw, env, path, variables));
   return undefined;
 }
 
@@ -67,5 +89,5 @@ export async function guard(request: IRequest, env: Env): Promise<undefined> {
  */
 export async function authorizeRead(request: IRequest, env: Env, path: string): Promise<void> {
   const read = new Request(new URL(path, request.url), { method: "GET" });
-  await authorize(principalOf(request), "GET", path, await accessRules(env), (variables) => workflowNameOf(read, env, variables));
+  await authorize(principalOf(request), "GET", path, await accessRules(env), (variables) => workflowNameOf(read, env, path, variables));
 }

@@ -86,13 +86,20 @@ export type ReadableWorkflows = { all: true } | { all: false; names: string[]; p
 
 function applyReadable(filter: Filter, readable: ReadableWorkflows): void {
   if (readable.all) return;
-  const clauses = [
-    ...readable.names.map(() => "workflow_name = ?"),
-    ...readable.prefixes.map(() => "workflow_name LIKE ? ESCAPE '\\'"),
-  ];
+  const clauses = [...readable.names.map(() => "workflow_name = ?"), ...readable.prefixes.map(() => "workflow_name GLOB ?")];
   // A caller with no readable workflow sees nothing rather than an error: search is allowed, the list is empty.
   filter.clauses.push(clauses.length > 0 ? `(${clauses.join(" OR ")})` : "0");
-  filter.bindings.push(...readable.names, ...readable.prefixes.map((prefix) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+  filter.bindings.push(...readable.names, ...readable.prefixes.map(globPrefix));
+}
+
+/**
+ * A GLOB pattern for the names starting with `prefix`, matched as the permission check matches
+ * them (`startsWith`): GLOB is case-sensitive where LIKE ignores ASCII case, and a pattern with a
+ * literal head can use the name index. Its metacharacters in the prefix are made literal by
+ * wrapping each in a one-character class.
+ */
+function globPrefix(prefix: string): string {
+  return `${prefix.replace(/[*?[]/g, (c) => `[${c}]`)}*`;
 }
 
 /**

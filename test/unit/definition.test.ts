@@ -586,6 +586,16 @@ describe("SUB_WORKFLOW tasks", () => {
     ).toMatch(/waitForCompletion must be a boolean/);
   });
 
+  it.each(["input", "workflowInput"])("rejects a literal %s that is not an object (it would be dropped), accepting objects, null and expressions", (key) => {
+    for (const value of ["text", 5, true, [1, 2]]) {
+      const task = subTask("c", { subWorkflowParam: { name: "x" }, inputParameters: { [key]: value } });
+      expect(only(task, `tasks[0].inputParameters.${key}`)).toMatch(new RegExp(`${key} must be an object \\(the child workflow's input\\)`));
+    }
+    for (const value of [{ a: 1 }, {}, null, "${workflow.input.payload}"]) {
+      acceptedTask(subTask("c", { subWorkflowParam: { name: "x" }, inputParameters: { [key]: value } }));
+    }
+  });
+
   it("reports malformed expressions in a task-level subWorkflowParam", () => {
     expect(only(subTask("c", { subWorkflowParam: { name: "${workflow.input.name" } }), "tasks[0].subWorkflowParam.name")).toMatch(
       /malformed expression/,

@@ -623,6 +623,26 @@ describe("syntax errors", () => {
     expect(ev("(".repeat(50) + "1" + ")".repeat(50))).toBe(1);
   });
 
+  it.each(["||", "&&", "==", "<"])(
+    "rejects a chain of 15,000 '%s' with a syntax error at parse time, not a stack overflow when evaluated",
+    (operator) => {
+      const chain = "${" + Array.from({ length: 15_001 }, () => "a").join(` ${operator} `) + "}";
+      const error = syntaxErrorOf(() => parseTemplate(chain));
+      expect(error.message).toContain("operators deep");
+      // Reported at the operator that crosses the limit: the 1,001st, after 1,000 of "a <op> ".
+      expect(error.position).toBe("${a ".length + 1_000 * `a ${operator} `.length);
+      expect(findTemplateErrors({ when: chain }, "")).toEqual([{ path: "when", message: error.message }]);
+    },
+  );
+
+  it("counts operator chains nested in parentheses towards the same limit, and evaluates chains within it", () => {
+    const chainOf = (count: number) => Array.from({ length: count + 1 }, () => "workflow.input.off").join(" || ");
+    expect(ev(chainOf(1_000))).toBe(false);
+    expect(ev(Array.from({ length: 1_001 }, () => "true").join(" && "))).toBe(true);
+    const nested = "${(" + chainOf(600) + ") || " + chainOf(600) + "}";
+    expect(syntaxErrorOf(() => parseTemplate(nested)).message).toContain("operators deep");
+  });
+
   it("raises the syntax error from resolveValue too", () => {
     expect(() => resolveValue({ a: ["${a b}"] }, ctx)).toThrow(ExpressionSyntaxError);
   });

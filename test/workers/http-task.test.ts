@@ -157,6 +157,25 @@ describe("HTTP task failures", () => {
     expect(await hits("retry-ok")).toBe(3);
   });
 
+  it("IN_PROGRESS sent for a retry waiting out its delay re-queues it to start now, and the workflow completes", async () => {
+    await register({
+      name: "http_retry_in_progress",
+      tasks: [httpTask("flaky", { uri: target("/flaky/retry-in-progress?fail=1"), method: "GET" }, { retryCount: 1, retryDelaySeconds: 3600 })],
+    });
+    const workflowId = await startWorkflow("http_retry_in_progress");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[1]?.status === "SCHEDULED");
+    const retryId = waiting.tasks[1]!.taskId;
+    expect(await apiOk<string>("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: retryId, status: "IN_PROGRESS", outputData: { note: "on it" } })).toBe(retryId);
+    // Only the update can start the retry: its own delay is an hour.
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => [task.taskId, task.status])).toEqual([
+      [waiting.tasks[0]!.taskId, "FAILED"],
+      [retryId, "COMPLETED"],
+    ]);
+    expect(await hits("retry-in-progress")).toBe(2);
+  });
+
   it("an optional task that fails ends COMPLETED_WITH_ERRORS and the workflow goes on", async () => {
     await register({
       name: "http_optional",

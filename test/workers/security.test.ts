@@ -200,6 +200,57 @@ describe("RBAC", () => {
     await expectStatus(await call("GET", "/api/workflow/search", orkes(dave.token)), 403, "PERMISSION_DENIED");
   });
 
+  it("search matches a prefix scope exactly as reads do: case-sensitive, with GLOB and LIKE metacharacters literal", async () => {
+    const names = ["rbcase_orders", "RBCASE_PAYROLL", "rbmeta[1]?%_ok", "rbmeta1x%_no", "rbmeta[1]?%Xno"];
+    const ids = new Map<string, string>();
+    for (const name of names) {
+      await register({ name, tasks: [httpTask("a", { uri: target("/echo/case"), method: "GET" })] });
+      ids.set(name, await startWorkflow(name));
+    }
+    const user = await createUser("rbac-case", {
+      directPermissions: [
+        { action: "WORKFLOW_READ", scope: "workflow:rbcase_*" },
+        { action: "WORKFLOW_READ", scope: "workflow:rbmeta[1]?%_*" },
+      ],
+    });
+    const readable = ["rbcase_orders", "rbmeta[1]?%_ok"];
+    for (const name of names) {
+      await expectStatus(await call("GET", `/api/workflow/${ids.get(name)}`, orkes(user.token)), readable.includes(name) ? 200 : 403);
+    }
+    // The admin's search shows the rows are indexed, so what the user does not see is filtered out.
+    const all = [...ids.values()];
+    for (let i = 0; i < 200; i++) {
+      const rows = (await apiOk<{ results: Array<{ workflowId: string }> }>("GET", "/api/workflow/search?freeText=*&size=1000")).results;
+      if (all.every((id) => rows.some((row) => row.workflowId === id))) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const result = (await (await call("GET", "/api/workflow/search?freeText=*&size=1000", orkes(user.token))).json()) as { results: Array<{ workflowType: string }> };
+    expect(result.results.map((row) => row.workflowType).sort()).toEqual([...readable].sort());
+  });
+
+  it("TASK_EXECUTE on workflow:<name> updates a task through POST /api/tasks as by reference, only in that workflow", async () => {
+    const gates = [httpTask("gate", { uri: target("/echo/g"), method: "GET" }, { asyncComplete: true }), httpTask("gate2", { uri: target("/echo/g"), method: "GET" }, { asyncComplete: true })];
+    await register({ name: "exec_orders", tasks: gates });
+    await register({ name: "exec_payroll", tasks: gates });
+    const orders = await startWorkflow("exec_orders");
+    const payroll = await startWorkflow("exec_payroll");
+    const user = await createUser("rbac-exec", { directPermissions: [{ action: "TASK_EXECUTE", scope: "workflow:exec_orders" }] });
+    const h = orkes(user.token);
+    await waitFor(orders, (w) => w.tasks[0]?.status === "IN_PROGRESS");
+    await expectStatus(await call("POST", `/api/tasks/${orders}/gate/COMPLETED`, h, {}), 200);
+    const next = await waitFor(orders, (w) => w.tasks[1]?.status === "IN_PROGRESS");
+    const result = { workflowInstanceId: orders, taskId: next.tasks[1]!.taskId, status: "COMPLETED", outputData: {} };
+    await expectStatus(await call("POST", "/api/tasks", h, result), 200);
+    expect((await waitFor(orders, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+
+    // Another workflow's task stays refused both ways, whatever `name` the body claims.
+    const foreign = await waitFor(payroll, (w) => w.tasks[0]?.status === "IN_PROGRESS");
+    await expectStatus(await call("POST", `/api/tasks/${payroll}/gate/COMPLETED`, h, {}), 403, "PERMISSION_DENIED");
+    const claim = { name: "exec_orders", workflowInstanceId: payroll, taskId: foreign.tasks[0]!.taskId, status: "COMPLETED", outputData: {} };
+    await expectStatus(await call("POST", "/api/tasks", h, claim), 403, "PERMISSION_DENIED");
+    expect((await waitFor(payroll, () => true)).tasks[0]!.status).toBe("IN_PROGRESS");
+  });
+
   it("GET /api/security/permissions reports effective permissions at a scope; other users need USER_ADMIN", async () => {
     const user = await createUser("rbac-erin", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:app_*" }, { action: "TASK_EXECUTE", scope: "*" }] });
     const own = (await (await call("GET", "/api/security/permissions?scope=workflow:app_billing", orkes(user.token))).json()) as { userId: string; permissions: string[] };

@@ -98,6 +98,23 @@ describe("SUB_WORKFLOW", () => {
     expect((await waitFor(await startWorkflow("parent_bad_version"), terminal)).tasks[0]!.outputData).toMatchObject({ details: { errorCode: "VERSION_NOT_FOUND" } });
   });
 
+  it("an input or workflowInput that resolves to a non-object fails the task with INVALID_PARAMETERS instead of being dropped", async () => {
+    await registerEchoChild("child_bad_input");
+    for (const key of ["input", "workflowInput"]) {
+      const name = `parent_bad_${key}`;
+      await register({ name, tasks: [subTask("sub", { subWorkflowParam: { name: "child_bad_input" }, [key]: "${workflow.input.payload}", who: "x" })] });
+      const parent = await waitFor(await startWorkflow(name, { payload: ["not", "an", "object"] }), terminal);
+      expect(parent.status).toBe("FAILED");
+      const task = parent.tasks[0]!;
+      expect(task.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: null, errorCode: "INVALID_PARAMETERS" } });
+      expect(task["reasonForIncompletion"]).toContain(`${key} resolved to an array, not an object (the child workflow's input)`);
+      // null is "not given", as in Conductor: the child gets the other keys.
+      const withNull = await waitFor(await startWorkflow(name, { payload: null }), terminal);
+      expect(withNull.status).toBe("COMPLETED");
+      expect(withNull.tasks[0]!.outputData).toMatchObject({ who: "x" });
+    }
+  });
+
   it("a child that times out fails the task (errorCode TIMED_OUT); a terminated child cancels it", async () => {
     await register({ name: "child_times_out", timeoutSeconds: 1, tasks: [waitTask("gate")] });
     await register({ name: "parent_child_timeout", tasks: [subTask("sub", { subWorkflowParam: { name: "child_times_out" } })] });

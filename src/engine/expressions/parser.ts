@@ -27,6 +27,13 @@ export interface ParseResult {
  */
 const MAX_NESTING = 100;
 
+/**
+ * The evaluator and the registration-time walkers recurse once per operator between the root
+ * and the deepest leaf. Operator chains such as `a || b || c` parse in a loop, so MAX_NESTING
+ * does not bound them; this does, generously enough for a generated list of alternatives.
+ */
+const MAX_OPERATOR_DEPTH = 1_000;
+
 const COMPARISON_OPERATORS: ReadonlySet<Operator> = new Set(["<", ">", "<=", ">="]);
 
 /**
@@ -41,9 +48,14 @@ export function parseExpression(source: string, start: number, mode: LexMode): P
   return { expression: parser.parseAll(mode.kind === "template" ? mode.openAt : start), end };
 }
 
+/** A node under construction: its operands and where the operator that joins them is. */
+type Operands = { readonly children: readonly Expression[]; readonly at: number };
+
 class Parser {
   private index = 0;
   private depth = 0;
+  /** Operator depth of each operator node built so far; leaves are absent and count as 0. */
+  private readonly operatorDepths = new WeakMap<Expression, number>();
 
   constructor(
     private readonly source: string,
@@ -73,7 +85,10 @@ class Parser {
         throw new ExpressionSyntaxError(`expected ':' in conditional expression but found ${this.describe(colon)}`, colon.start);
       }
       const alternate = this.parseConditional();
-      result = { kind: "conditional", test, consequent, alternate, start: test.start };
+      result = this.node({ kind: "conditional", test, consequent, alternate, start: test.start }, {
+        children: [test, consequent, alternate],
+        at: test.start,
+      });
     }
     this.depth--;
     return result;
@@ -81,16 +96,18 @@ class Parser {
 
   private parseOr(): Expression {
     let left = this.parseAnd();
-    while (this.acceptOperator("||")) {
-      left = { kind: "logical", operator: "||", left, right: this.parseAnd(), start: left.start };
+    for (let at = this.peek().start; this.acceptOperator("||"); at = this.peek().start) {
+      const right = this.parseAnd();
+      left = this.node({ kind: "logical", operator: "||", left, right, start: left.start }, { children: [left, right], at });
     }
     return left;
   }
 
   private parseAnd(): Expression {
     let left = this.parseEquality();
-    while (this.acceptOperator("&&")) {
-      left = { kind: "logical", operator: "&&", left, right: this.parseEquality(), start: left.start };
+    for (let at = this.peek().start; this.acceptOperator("&&"); at = this.peek().start) {
+      const right = this.parseEquality();
+      left = this.node({ kind: "logical", operator: "&&", left, right, start: left.start }, { children: [left, right], at });
     }
     return left;
   }
@@ -101,7 +118,7 @@ class Parser {
       const next = this.peek();
       if (next.kind !== "operator" || (next.value !== "==" && next.value !== "!=")) return left;
       this.index++;
-      left = { kind: "compare", operator: next.value as ComparisonOperator, left, right: this.parseComparison(), start: left.start };
+      left = this.compare(next, left, this.parseComparison());
     }
   }
 
@@ -111,7 +128,7 @@ class Parser {
       const next = this.peek();
       if (next.kind !== "operator" || !COMPARISON_OPERATORS.has(next.value)) return left;
       this.index++;
-      left = { kind: "compare", operator: next.value as ComparisonOperator, left, right: this.parseUnary(), start: left.start };
+      left = this.compare(next, left, this.parseUnary());
     }
   }
 
@@ -122,12 +139,13 @@ class Parser {
     this.enter();
     const operand = this.parseUnary();
     this.depth--;
-    if (token.value === "!") return { kind: "not", operand, start: token.start };
+    const operands = { children: [operand], at: token.start };
+    if (token.value === "!") return this.node({ kind: "not", operand, start: token.start }, operands);
     // Folding `-3` into a literal keeps negative numbers as cheap to evaluate as positive ones.
     if (operand.kind === "literal" && typeof operand.value === "number") {
       return { kind: "literal", value: negate(operand.value), start: token.start };
     }
-    return { kind: "negate", operand, start: token.start };
+    return this.node({ kind: "negate", operand, start: token.start }, operands);
   }
 
   private parsePrimary(): Expression {
@@ -206,6 +224,24 @@ class Parser {
       `expected an array index or a quoted key after '[' but found ${this.describe(token)}`,
       token.start,
     );
+  }
+
+  private compare(operator: Extract<Token, { kind: "operator" }>, left: Expression, right: Expression): Expression {
+    const node: Expression = { kind: "compare", operator: operator.value as ComparisonOperator, left, right, start: left.start };
+    return this.node(node, { children: [left, right], at: operator.start });
+  }
+
+  /** Records `node`'s operator depth, refusing it when the evaluator would recurse too deep. */
+  private node<T extends Expression>(node: T, { children, at }: Operands): T {
+    const depth = 1 + Math.max(...children.map((child) => this.operatorDepths.get(child) ?? 0));
+    if (depth > MAX_OPERATOR_DEPTH) {
+      throw new ExpressionSyntaxError(
+        `expression is more than ${MAX_OPERATOR_DEPTH} operators deep (each operator of a chain such as a || b || c is one level)`,
+        at,
+      );
+    }
+    this.operatorDepths.set(node, depth);
+    return node;
   }
 
   private enter(): void {

@@ -40,8 +40,8 @@ const CONTROL_KEYS = new Set(["subWorkflowParam", "waitForCompletion", "input", 
 
 /**
  * Reads the child's start request from the resolved task input. The child's input is
- * `inputParameters.input` when it is an object (also Conductor's `workflowInput`), otherwise the
- * other keys of `inputParameters`. Answers a message when the input cannot describe a child.
+ * `inputParameters.input` (also Conductor's `workflowInput`) when given, otherwise the other keys of
+ * `inputParameters`. Answers a message when the input cannot describe a child.
  */
 export function childStartRequest(input: JsonObject): ChildStartRequest | { invalid: string } {
   const param = input["subWorkflowParam"];
@@ -55,14 +55,37 @@ export function childStartRequest(input: JsonObject): ChildStartRequest | { inva
     if (typeof number !== "number" || !Number.isInteger(number) || number < 1) return { invalid: `subWorkflowParam.version resolved to ${JSON.stringify(version)}, not a positive integer` };
     request.version = number;
   }
-  const explicitInput = isObject(input["input"]) ? input["input"] : isObject(input["workflowInput"]) ? input["workflowInput"] : undefined;
-  request.input = explicitInput ?? Object.fromEntries(Object.entries(input).filter(([key]) => !CONTROL_KEYS.has(key)));
+  const explicitInput = explicitChildInput(input);
+  if ("invalid" in explicitInput) return explicitInput;
+  request.input = explicitInput.given ?? Object.fromEntries(Object.entries(input).filter(([key]) => !CONTROL_KEYS.has(key)));
   const taskToDomain = param["taskToDomain"];
   if (isObject(taskToDomain)) request.taskToDomain = Object.fromEntries(Object.entries(taskToDomain).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
   if (typeof param["priority"] === "number") request.priority = param["priority"];
   if (typeof param["idempotencyKey"] === "string" && param["idempotencyKey"] !== "") request.idempotencyKey = param["idempotencyKey"];
   if (param["idempotencyStrategy"] === "RETURN_EXISTING" || param["idempotencyStrategy"] === "FAIL") request.idempotencyStrategy = param["idempotencyStrategy"];
   return request;
+}
+
+/**
+ * The child's input given as `input` (or Conductor's `workflowInput`), `input` first; `given` is undefined
+ * when neither is. Null counts as not given, as in Conductor. Any other non-object is refused: it
+ * cannot be a workflow input, and falling back to the other keys would start the child with the wrong one.
+ */
+function explicitChildInput(input: JsonObject): { given: JsonObject | undefined } | { invalid: string } {
+  let given: JsonObject | undefined;
+  for (const key of ["input", "workflowInput"]) {
+    const value = input[key];
+    if (value === undefined || value === null) continue;
+    // Only the kind is named: the value may hold masked secrets or be large.
+    if (!isObject(value)) return { invalid: `${key} resolved to ${kindOf(value)}, not an object (the child workflow's input)` };
+    given ??= value;
+  }
+  return { given };
+}
+
+function kindOf(value: JsonValue): string {
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "boolean" ? "a boolean" : typeof value === "number" ? "a number" : "a string";
 }
 
 /** The spec's failure output of a SUB_WORKFLOW task, plus the reason shown on the task. */

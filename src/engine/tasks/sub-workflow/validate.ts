@@ -50,8 +50,16 @@ const TASK_LEVEL = v.object({
   waitForCompletion: v.optional(rule<boolean>("waitForCompletion", "a boolean", isBoolean)),
 });
 
+/** Null means "not given", as at run time (see childStartRequest). */
+const isChildInput = (value: unknown): boolean => value === null || isRecord(value);
+
 const INPUT_LEVEL = v.object({
   waitForCompletion: v.optional(rule<unknown>("waitForCompletion", "a boolean (or an expression)", orExpression(isBoolean))),
+  // Anything else used to be dropped silently, starting the child with the wrong input.
+  input: v.optional(rule<unknown>("input", "an object (the child workflow's input) or an expression", orExpression(isChildInput))),
+  workflowInput: v.optional(
+    rule<unknown>("workflowInput", "an object (the child workflow's input) or an expression", orExpression(isChildInput)),
+  ),
 });
 
 /**
