@@ -81,4 +81,27 @@ describe("fuzzing every request schema through the router", () => {
       { numRuns: 100, seed: 20261123 },
     );
   });
+
+  it("a malformed percent escape in any path parameter is a 400 VALIDATION_ERROR that changes nothing", async () => {
+    const bad = "%E0%A4%A";
+    const id = crypto.randomUUID();
+    const before = await snapshot();
+    for (const [method, path] of [
+      ["POST", `/api/tasks/${bad}/ref/COMPLETED`],
+      ["POST", `/api/tasks/${id}/${bad}/COMPLETED`],
+      ["POST", `/api/tasks/${id}/${bad}/COMPLETED/sync`],
+      ["POST", `/api/tasks/webhook/${id}/${bad}/${id}`],
+      ["GET", `/api/metadata/workflow/${bad}`],
+      ["DELETE", `/api/metadata/workflow/${bad}/1`],
+      ["GET", `/api/workflow/${bad}`],
+      ["POST", `/api/workflow/${bad}`],
+      ["DELETE", `/api/security/rules/${bad}`],
+    ] as const) {
+      const response = await send(method, path, method === "POST" ? "{}" : undefined);
+      const text = await response.text();
+      expect(response.status, `${method} ${path} → ${text}`).toBe(400);
+      expect((JSON.parse(text) as { error: string }).error, `${method} ${path}`).toBe("VALIDATION_ERROR");
+    }
+    expect(await snapshot()).toBe(before);
+  });
 });

@@ -6,6 +6,7 @@ import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
 import { readJsonBody } from "../http/body";
 import { notFound, validationError } from "../http/errors";
+import { decodedPathParam } from "../http/params";
 import { integerQuery } from "./workflows";
 
 type Args = [Env, ExecutionContext];
@@ -30,7 +31,7 @@ function validateAll(inputs: unknown[], indexed: boolean): WorkflowDef[] {
 }
 
 function name(request: IRequest): string {
-  return decodeURIComponent(request.params["name"] ?? "");
+  return decodedPathParam(request, "name");
 }
 
 /** Routes of workflow definitions (Conductor's metadata API). */

@@ -10,6 +10,7 @@ import { serviceConfig } from "../config";
 import { principalOf } from "../guard";
 import { readBodyBytes } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
+import { decodedPathParam } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { AccessRuleSchema, AssignmentSchema, NAME_PATTERN, RoleSchema, RoleUpdateSchema, UserIdSchema } from "../security/schemas";
 import { SecurityStore } from "../security/store";
@@ -83,12 +84,7 @@ function assignableUser(request: IRequest): string {
 }
 
 function pathName(request: IRequest, key: string): string {
-  let value: string;
-  try {
-    value = decodeURIComponent(request.params[key] ?? "");
-  } catch {
-    throw validationError(`Malformed ${key}`, [{ path: key, message: "is not valid percent-encoding" }]);
-  }
+  const value = decodedPathParam(request, key);
   if (!NAME_PATTERN.test(value)) throw validationError(`Invalid ${key}`, [{ path: key, message: "must be 1 to 128 letters, digits or _ . @ + : -" }]);
   return value;
 }

@@ -4,6 +4,7 @@ import { serviceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readBodyBytes, readJsonBody, textResponse } from "../http/body";
 import { ApiError, errorResponse } from "../http/errors";
+import { decodedPathParam } from "../http/params";
 import { ExternalStatus, JsonObjectBody, TaskResultRequest, parseOrThrow } from "../schemas";
 import { authorizeRead } from "../guard";
 
@@ -19,15 +20,15 @@ async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: strin
   const status = parseOrThrow(ExternalStatus, request.params["status"], "task status", "status");
   const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
   const output: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "task output") : {};
-  const stub = executionStub(env, decodeURIComponent(request.params["workflowId"] ?? ""));
-  const taskId = unwrap(await stub.updateTaskByRef(decodeURIComponent(request.params["taskRefName"] ?? ""), status, output));
+  const stub = executionStub(env, decodedPathParam(request, "workflowId"));
+  const taskId = unwrap(await stub.updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output));
   return { taskId, stub };
 }
 
 /** Routes that complete or update tasks from outside (asyncComplete HTTP tasks, waiting tasks). */
 export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/tasks/webhook/:workflowId/:taskRefName/:taskId", async (request, env) => {
-    const workflowId = decodeURIComponent(request.params["workflowId"] ?? "");
+    const workflowId = decodedPathParam(request, "workflowId");
     let stub: ReturnType<typeof executionStub>;
     try {
       stub = executionStub(env, workflowId);
@@ -37,8 +38,8 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
     }
     const body = await readBodyBytes(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const result = await stub.webhookCallback({
-      taskRefName: decodeURIComponent(request.params["taskRefName"] ?? ""),
-      taskId: decodeURIComponent(request.params["taskId"] ?? ""),
+      taskRefName: decodedPathParam(request, "taskRefName"),
+      taskId: decodedPathParam(request, "taskId"),
       headers: [...(request as unknown as Request).headers],
       body,
     });

@@ -10,19 +10,11 @@ import { ApiError, validationError } from "../http/errors";
 import { JsonObjectBody, RerunRequest, StartWorkflowRequest, parseOrThrow, type StartWorkflowRequest as StartRequest } from "../schemas";
 import { readableWorkflows, startScopes } from "../auth/access-rules";
 import { principalOf } from "../guard";
+import { decodedPathParam } from "../http/params";
 import { searchExecutions } from "../search";
 import { startExecution, type StartOptions, type StartOutcome } from "../start-execution";
 
 type Args = [Env, ExecutionContext];
-
-function decodedParam(request: IRequest, name: string): string {
-  const raw = request.params[name] ?? "";
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw validationError(`Malformed path parameter ${name}`, [{ path: name, message: "is not valid percent-encoding" }]);
-  }
-}
 
 function queryValue(request: IRequest, name: string): string | undefined {
   const value = request.query[name];
@@ -97,7 +89,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   const execute = async (request: IRequest, env: Env) => {
     const config = serviceConfig(env);
     const body = await startBody(request, env);
-    const name = decodedParam(request, "name");
+    const name = decodedPathParam(request, "name");
     const pathVersion = request.params["version"] === undefined ? undefined : Number(request.params["version"]);
     if (pathVersion !== undefined && (!Number.isInteger(pathVersion) || pathVersion < 1)) {
       throw validationError("Invalid workflow version", [{ path: "version", message: "must be a positive integer" }]);
@@ -114,7 +106,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   router.post("/api/workflow/execute/:name", execute);
 
   router.post("/api/workflow/:name", async (request, env) => {
-    const name = decodedParam(request, "name");
+    const name = decodedPathParam(request, "name");
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const input: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "workflow input") : {};
     const startRequest: StartRequest & { name: string } = { name, input };
@@ -128,13 +120,13 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   });
 
   router.get("/api/workflow/:workflowId", async (request, env) =>
-    jsonTextResponse(await workflowJson(env, decodedParam(request, "workflowId"), booleanQuery(request, "includeTasks", true))),
+    jsonTextResponse(await workflowJson(env, decodedPathParam(request, "workflowId"), booleanQuery(request, "includeTasks", true))),
   );
 
   // Orkes' WorkflowStatus (WorkflowExecutor.getWorkflowStatus): the Workflow JSON cut down to what a
   // status check needs; output and (always empty here) variables only when asked for.
   router.get("/api/workflow/:workflowId/status", async (request, env) => {
-    const workflow = JSON.parse(await workflowJson(env, decodedParam(request, "workflowId"), false)) as JsonObject;
+    const workflow = JSON.parse(await workflowJson(env, decodedPathParam(request, "workflowId"), false)) as JsonObject;
     const status: JsonObject = { workflowId: workflow["workflowId"]!, correlationId: workflow["correlationId"] ?? null, status: workflow["status"]! };
     if (booleanQuery(request, "includeOutput", false)) status["output"] = workflow["output"] ?? {};
     if (booleanQuery(request, "includeVariables", false)) status["variables"] = {};
@@ -142,34 +134,34 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   });
 
   router.delete("/api/workflow/:workflowId/remove", async (request, env) => {
-    unwrap(await executionStub(env, decodedParam(request, "workflowId")).remove());
+    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).remove());
     return new Response(null, { status: 200 });
   });
 
   router.delete("/api/workflow/:workflowId", async (request, env) => {
     const reason = queryValue(request, "reason");
-    unwrap(await executionStub(env, decodedParam(request, "workflowId")).command(reason ? { type: "terminate", reason } : { type: "terminate" }));
+    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).command(reason ? { type: "terminate", reason } : { type: "terminate" }));
     return new Response(null, { status: 200 });
   });
 
   router.put("/api/workflow/:workflowId/pause", async (request, env) => {
-    unwrap(await executionStub(env, decodedParam(request, "workflowId")).command({ type: "pause" }));
+    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).command({ type: "pause" }));
     return new Response(null, { status: 200 });
   });
 
   router.put("/api/workflow/:workflowId/resume", async (request, env) => {
-    unwrap(await executionStub(env, decodedParam(request, "workflowId")).command({ type: "resume" }));
+    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).command({ type: "resume" }));
     return new Response(null, { status: 200 });
   });
 
   router.post("/api/workflow/:workflowId/retry", async (request, env) => {
     const resumeSubworkflowTasks = booleanQuery(request, "resumeSubworkflowTasks", false);
-    unwrap(await executionStub(env, decodedParam(request, "workflowId")).command({ type: "retry", resumeSubworkflowTasks, startScopes: callerStartScopes(request) }));
+    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).command({ type: "retry", resumeSubworkflowTasks, startScopes: callerStartScopes(request) }));
     return new Response(null, { status: 200 });
   });
 
   router.post("/api/workflow/:workflowId/restart", async (request, env) => {
-    const workflowId = decodedParam(request, "workflowId");
+    const workflowId = decodedPathParam(request, "workflowId");
     const stub = executionStub(env, workflowId);
     if (!booleanQuery(request, "useLatestDefinitions", false)) {
       unwrap(await stub.command({ type: "restart", startScopes: callerStartScopes(request) }));
@@ -183,7 +175,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   });
 
   router.post("/api/workflow/:workflowId/rerun", async (request, env) => {
-    const workflowId = decodedParam(request, "workflowId");
+    const workflowId = decodedPathParam(request, "workflowId");
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const rerun = parseOrThrow(RerunRequest, body.present ? body.value : {}, "rerun request");
     const command: WorkflowCommand = { type: "rerun", startScopes: callerStartScopes(request) };
