@@ -89,7 +89,6 @@ const BACKGROUND_SAFETY_MS = 5_000;
  */
 const FIRST_ROW_DELAY_MS = 500;
 
-/** A child in one of these states can be retried in place (the engine's own retry accepts exactly these). */
 /** The part of a child's Workflow JSON its parent reads. */
 interface ChildView {
   workflowName: string;
@@ -98,6 +97,7 @@ interface ChildView {
   reasonForIncompletion: string | null;
 }
 
+/** A child in one of these states can be retried in place (the engine's own retry accepts exactly these). */
 const RETRYABLE_CHILD_STATUSES: ReadonlySet<WorkflowStatus> = new Set(["FAILED", "TIMED_OUT", "TERMINATED"]);
 
 /**
