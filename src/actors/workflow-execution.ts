@@ -667,6 +667,8 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (execution.reasonForIncompletion !== undefined) notice.reason = execution.reasonForIncompletion;
         const answer = await executionStub(this.env, watcher.workflowId).childFinished(notice);
         if (answer === "retry") throw new Error(`execution ${watcher.workflowId} is still starting this child; telling it again later`);
+        // Removed meanwhile: there is nothing left to record it in, and a write would store a table again.
+        if (this.#execution === null) return;
         watcher.notified = signature;
         this.#store.setMeta("watchers", JSON.stringify(this.#watchers));
       });
@@ -688,6 +690,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         const result = await executionStub(this.env, childId).terminateAsChild(workflowId, reason);
         // A child that already finished (or is being removed) needs nothing more; one not started yet is tombstoned.
         if (!result.ok && result.error.kind !== "CONFLICT") throw new Error(result.error.message);
+        if (this.#execution === null) return; // removed meanwhile (see the notice job)
         delete this.#childTerminations[childId];
         this.#store.setMeta("childTerminations", JSON.stringify(this.#childTerminations));
       });

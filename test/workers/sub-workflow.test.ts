@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { WorkflowExecution } from "../../src/actors/workflow-execution";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { executionStub } from "../../src/worker/executions";
 import type { JsonObject } from "../../src/engine/model";
@@ -193,6 +193,44 @@ describe("SUB_WORKFLOW", () => {
     const parent = await waitFor(parentId, terminal);
     expect(parent.status).toBe("COMPLETED");
     expect(parent.tasks[0]!.outputData).toEqual({ subWorkflowId: childId, finished: true });
+  });
+
+  it("a child removed while its notice to the parent is on its way leaves nothing stored behind", async () => {
+    await register({ name: "child_removed_early", tasks: [waitTask("gate")] });
+    await register({ name: "parent_of_removed", tasks: [subTask("sub", { subWorkflowParam: { name: "child_removed_early" } })] });
+    const parentId = await startWorkflow("parent_of_removed");
+    const running = await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
+    const childId = String(running.tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    // The parent holds this child's notice until the child is removed: the notice job finishes after the removal.
+    let noticeArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => (noticeArrived = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const { childFinished } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.childFinished = async function (this: WorkflowExecution, notice) {
+      if (notice.subWorkflowId === childId) {
+        noticeArrived();
+        await released;
+      }
+      return childFinished.call(this, notice);
+    };
+    try {
+      await apiOk("POST", `/api/tasks/${childId}/gate/COMPLETED`, {});
+      await arrived;
+      await apiOk("DELETE", `/api/workflow/${childId}/remove`);
+      release();
+      expect((await waitFor(parentId, terminal)).status).toBe("COMPLETED");
+    } finally {
+      WorkflowExecution.prototype.childFinished = childFinished;
+    }
+    // The notice job has recorded its delivery (or not) by now; a removed object keeps no table at all.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const tables = await runInDurableObject(executionStub(env, childId), (_instance, state) =>
+      state.storage.sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'`).toArray(),
+    );
+    expect(tables).toEqual([]);
+    expect((await api("GET", `/api/workflow/${childId}`)).status).toBe(404);
   });
 
   it("a workflow that calls itself stops at the nesting limit with a clear error", async () => {
