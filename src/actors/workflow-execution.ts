@@ -246,6 +246,19 @@ export class WorkflowExecution extends DurableObject<Env> {
     return this.#removing ? null : (this.#execution?.workflowName ?? null);
   }
 
+  /**
+   * What a TaskResult for `taskId` is scoped by, in one call: this execution's definition name and the
+   * reference name of that task (null when it is not one of this execution's own tasks, which the update
+   * would refuse too). Null when this object holds no execution.
+   */
+  async getTaskScope(taskId: string): Promise<{ workflowName: string; taskRefName: string | null } | null> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution || this.#removing) return null;
+    const task = execution.tasks.find((candidate) => candidate.taskId === taskId);
+    return { workflowName: execution.workflowName, taskRefName: task?.referenceTaskName ?? null };
+  }
+
   /** True when the task is part of this execution or of one of its children, at any depth. */
   async locateTask(taskId: string): Promise<boolean> {
     this.#recover();

@@ -1,5 +1,5 @@
 import type { IRequest } from "itty-router";
-import { DEFAULT_ACCESS_RULES, authorize, matchApiPath, type AccessRule } from "./auth/access-rules";
+import { DEFAULT_ACCESS_RULES, authorize, matchApiPath, type AccessRule, type RequestTarget } from "./auth/access-rules";
 import { authenticate } from "./auth/authenticate";
 import type { Principal } from "./auth/principal";
 import { serviceConfig } from "./config";
@@ -25,37 +25,50 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TASK_RESULT_PATH = "/api/tasks";
 
 /**
- * `${workflow.name}` of a request: the targeted execution's definition (named by the path, or by a
- * TaskResult's `workflowInstanceId`), or the name in the body of a start or registration.
+ * What a request targets: the execution named by the path (its definition), a TaskResult's execution
+ * and task, or the definition named in the body of a start or registration.
  */
-async function workflowNameOf(request: Request, env: Env, path: string, variables: Record<string, string>): Promise<string | undefined> {
+async function targetOf(request: Request, env: Env, path: string, variables: Record<string, string>): Promise<RequestTarget> {
   const workflowId = variables["workflowId"];
-  if (workflowId !== undefined) return executionName(env, workflowId);
-  if (request.method !== "POST") return undefined;
-  // A TaskResult is scoped only by the execution the route will update, never by a `name` it carries.
+  if (workflowId !== undefined) return { workflowName: await executionName(env, workflowId) };
+  if (request.method !== "POST") return {};
   // Matched as the access rules match it, so `/api/tasks/` cannot slip past as another path.
-  if (matchApiPath(TASK_RESULT_PATH, path) !== undefined) {
-    const instanceId = await bodyField(request, env, "workflowInstanceId");
-    return instanceId === undefined ? undefined : executionName(env, instanceId);
-  }
-  return bodyField(request, env, "name");
+  if (matchApiPath(TASK_RESULT_PATH, path) !== undefined) return taskResultTarget(env, await jsonBody(request, env));
+  return { workflowName: stringField(await jsonBody(request, env), "name") };
+}
+
+/**
+ * A TaskResult is scoped only by what its execution says: the body just names that execution and the
+ * task id, never the workflow or the task's reference name (whatever else it carries). One lookup.
+ */
+async function taskResultTarget(env: Env, body: Record<string, unknown> | undefined): Promise<RequestTarget> {
+  const instanceId = stringField(body, "workflowInstanceId");
+  if (instanceId === undefined || !UUID.test(instanceId)) return {};
+  const taskId = stringField(body, "taskId");
+  if (taskId === undefined) return { workflowName: await executionName(env, instanceId) };
+  const scope = await executionStub(env, instanceId).getTaskScope(taskId);
+  return { workflowName: scope?.workflowName, taskRefName: scope?.taskRefName ?? undefined };
 }
 
 async function executionName(env: Env, workflowId: string): Promise<string | undefined> {
   return UUID.test(workflowId) ? ((await executionStub(env, workflowId).getWorkflowName()) ?? undefined) : undefined;
 }
 
-/** A string field of a JSON request body, read from a clone so the route still gets the body. */
-async function bodyField(request: Request, env: Env, field: string): Promise<string | undefined> {
+/** A JSON object request body, read from a clone so the route still gets the body; undefined for any other. */
+async function jsonBody(request: Request, env: Env): Promise<Record<string, unknown> | undefined> {
   try {
     const text = await request.clone().text();
     if (text.length > serviceConfig(env).maxRequestBytes) return undefined;
-    const body = JSON.parse(text) as Record<string, unknown> | null;
-    const value = body?.[field];
-    return typeof value === "string" ? value : undefined;
+    const body: unknown = JSON.parse(text);
+    return typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
+}
+
+function stringField(body: Record<string, unknown> | undefined, field: string): string | undefined {
+  const value = body?.[field];
+  return typeof value === "string" ? value : undefined;
 }
 
 const principals = new WeakMap<object, Principal>();
@@ -79,7 +92,7 @@ export async function guard(request: IRequest, env: Env): Promise<undefined> {
   const raw = request as unknown as Request;
   const principal = await authenticate(raw, env);
   principals.set(request, principal);
-  await authorize(principal, request.method, path, await accessRules(env), (variables) => workflowNameOf(raw, env, path, variables));
+  await authorize(principal, request.method, path, await accessRules(env), (variables) => targetOf(raw, env, path, variables));
   return undefined;
 }
 
@@ -89,5 +102,5 @@ export async function guard(request: IRequest, env: Env): Promise<undefined> {
  */
 export async function authorizeRead(request: IRequest, env: Env, path: string): Promise<void> {
   const read = new Request(new URL(path, request.url), { method: "GET" });
-  await authorize(principalOf(request), "GET", path, await accessRules(env), (variables) => workflowNameOf(read, env, path, variables));
+  await authorize(principalOf(request), "GET", path, await accessRules(env), (variables) => targetOf(read, env, path, variables));
 }

@@ -251,6 +251,49 @@ describe("RBAC", () => {
     expect((await waitFor(payroll, () => true)).tasks[0]!.status).toBe("IN_PROGRESS");
   });
 
+  it("TASK_EXECUTE on task:<ref> updates that task through POST /api/tasks as by reference, and no task of another reference name", async () => {
+    const gate = (ref: string) => httpTask(ref, { uri: target("/echo/t"), method: "GET" }, { asyncComplete: true });
+    await register({ name: "exec_by_ref", tasks: [gate("rbref_first"), gate("rbref_approve")] });
+    const mine = await startWorkflow("exec_by_ref");
+    const other = await startWorkflow("exec_by_ref");
+    const user = await createUser("rbac-ref", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:rbref_approve" }] });
+    const h = orkes(user.token);
+    const update = (workflowInstanceId: string, taskId: string, extra: Record<string, unknown> = {}) => ({ workflowInstanceId, taskId, status: "COMPLETED", outputData: {}, ...extra });
+
+    // Another reference name in the same workflow: refused, whatever the body claims about the task.
+    const first = (await waitFor(mine, (w) => w.tasks[0]?.status === "IN_PROGRESS")).tasks[0]!;
+    await expectStatus(await call("POST", "/api/tasks", h, update(mine, first.taskId)), 403, "PERMISSION_DENIED");
+    await expectStatus(await call("POST", "/api/tasks", h, update(mine, first.taskId, { referenceTaskName: "rbref_approve", taskRefName: "rbref_approve" })), 403, "PERMISSION_DENIED");
+    // No task id (or none of that execution's) grants anything through the task scope; the admin gets the route's own answer.
+    await expectStatus(await call("POST", "/api/tasks", h, { workflowInstanceId: mine, status: "COMPLETED" }), 403, "PERMISSION_DENIED");
+    await expectStatus(await api("POST", "/api/tasks", { workflowInstanceId: mine, status: "COMPLETED" }), 400, "VALIDATION_ERROR");
+    await expectStatus(await call("POST", "/api/tasks", h, update(mine, crypto.randomUUID())), 403, "PERMISSION_DENIED");
+    expect((await waitFor(mine, () => true)).tasks.map((task) => task.status)).toEqual(["IN_PROGRESS"]);
+
+    await apiOk("POST", `/api/tasks/${mine}/rbref_first/COMPLETED`, {});
+    const approve = (await waitFor(mine, (w) => w.tasks[1]?.status === "IN_PROGRESS")).tasks[1]!;
+    // The allowed task's execution named with a task id of another execution's other-ref task, and the other way round.
+    const foreign = (await waitFor(other, (w) => w.tasks[0]?.status === "IN_PROGRESS")).tasks[0]!;
+    await expectStatus(await call("POST", "/api/tasks", h, update(mine, foreign.taskId)), 403, "PERMISSION_DENIED");
+    await expectStatus(await call("POST", "/api/tasks", h, update(other, approve.taskId)), 403, "PERMISSION_DENIED");
+    expect((await waitFor(other, () => true)).tasks.map((task) => task.status)).toEqual(["IN_PROGRESS"]);
+    expect((await waitFor(mine, () => true)).tasks[1]!.status).toBe("IN_PROGRESS");
+
+    await expectStatus(await call("POST", "/api/tasks", h, update(mine, approve.taskId, { outputData: { approved: true } })), 200);
+    const done = await waitFor(mine, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[1]).toMatchObject({ status: "COMPLETED", outputData: { approved: true } });
+  });
+
+  it("a path segment spelling a scope placeholder is taken literally: ${workflow.name} as a taskRefName is not filled in", async () => {
+    await register({ name: "rbplace_flow", tasks: [httpTask("rbplace_gate", { uri: target("/echo/p"), method: "GET" }, { asyncComplete: true })] });
+    const id = await startWorkflow("rbplace_flow");
+    // A grant on a task whose reference name happens to equal the workflow's name.
+    const user = await createUser("rbac-placeholder", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:rbplace_flow" }] });
+    const denied = await expectStatus(await call("POST", `/api/tasks/${id}/${encodeURIComponent("${workflow.name}")}/COMPLETED`, orkes(user.token), {}), 403, "PERMISSION_DENIED");
+    expect(JSON.parse(denied).message).toContain("TASK_EXECUTE on task:${workflow.name}");
+  });
+
   it("GET /api/security/permissions reports effective permissions at a scope; other users need USER_ADMIN", async () => {
     const user = await createUser("rbac-erin", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:app_*" }, { action: "TASK_EXECUTE", scope: "*" }] });
     const own = (await (await call("GET", "/api/security/permissions?scope=workflow:app_billing", orkes(user.token))).json()) as { userId: string; permissions: string[] };

@@ -7,7 +7,9 @@ import type { Principal } from "./principal";
  * `methods` need one of `requiredPermissions` (any one suffices; none listed means any
  * authenticated caller). `apiPath` segments may be `{name}` (one segment, available to scopes as
  * `${path.name}`) and the pattern may end in `*` (any rest, or none). A required scope may also use
- * `${workflow.name}`: the definition name of the execution or definition the request targets.
+ * `${workflow.name}`: the definition name of the execution or definition the request targets, and
+ * `${task.refName}`: the reference name of the task a TaskResult (`POST /api/tasks`) updates, read from its
+ * execution (a request naming no task of that execution meets no scope using it).
  */
 export interface AccessRule {
   apiPath: string;
@@ -50,8 +52,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/workflow/{workflowId}/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}/sync", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
-  // The guard finds the workflow of a TaskResult from its workflowInstanceId, so this agrees with the route above.
-  { apiPath: "/api/tasks", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
+  // The guard finds a TaskResult's task and workflow from its execution, so this agrees with the routes above.
+  { apiPath: "/api/tasks", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${task.refName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/*", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
   { apiPath: "/api/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
 ];
@@ -78,20 +80,61 @@ export function matchApiPath(pattern: string, path: string): Record<string, stri
   return variables;
 }
 
-/** Finds `${workflow.name}` for a request when a rule needs it (only then: it may cost a lookup). */
-export type WorkflowNameResolver = (variables: Record<string, string>) => Promise<string | undefined>;
+/**
+ * What a request targets, for the placeholders of a rule's scopes; a field is absent when the request names
+ * nothing of the kind (an unknown execution, a task not in it, no or a malformed body).
+ */
+export interface RequestTarget {
+  /** `${workflow.name}`: the definition name of the execution or definition the request targets. */
+  workflowName?: string | undefined;
+  /** `${task.refName}`: the reference name of the task a request updates by id, read from its execution. */
+  taskRefName?: string | undefined;
+}
+
+/** Finds what a request targets when a rule needs it (only then, and once: it may cost a lookup). */
+export type TargetResolver = (variables: Record<string, string>) => Promise<RequestTarget>;
+
+/** Every placeholder a required scope may use; filled in one pass, so a value is never read as one. */
+const PLACEHOLDER = /\$\{(?:path\.(\w+)|(workflow\.name)|task\.refName)\}/g;
+const TARGET_PLACEHOLDER = /\$\{(?:workflow\.name|task\.refName)\}/;
+const TASK_PLACEHOLDER = "${task.refName}";
+
+function substitute(scope: string, variables: Record<string, string>, workflowName: string, taskRefName: string): string {
+  return scope.replace(PLACEHOLDER, (_match, pathName: string | undefined, workflow: string | undefined) => {
+    if (pathName !== undefined) return variables[pathName] ?? "";
+    return workflow !== undefined ? workflowName : taskRefName;
+  });
+}
+
+/**
+ * A required scope with its placeholders filled in, or undefined when it names a task the request does
+ * not target (then no grant meets it, not even `task:*`). An unknown workflow fills in as the empty name,
+ * which only grants on every workflow cover: they would let the caller reach it anyway.
+ */
+function fillScope(scope: string, variables: Record<string, string>, target: RequestTarget): string | undefined {
+  if (target.taskRefName === undefined && scope.includes(TASK_PLACEHOLDER)) return undefined;
+  return substitute(scope, variables, target.workflowName ?? "", target.taskRefName ?? "");
+}
 
 /** True when some grant gives `action` at scope `*`, which covers every scope a rule could name. */
 function holdsEverywhere(grants: readonly Grant[], action: Grant["action"]): boolean {
   return grants.some((grant) => grant.action === action && grant.scope === "*");
 }
 
-async function allows(principal: Principal, required: Grant, variables: Record<string, string>, workflowName: () => Promise<string>): Promise<boolean> {
+async function allows(principal: Principal, required: Grant, variables: Record<string, string>, target: () => Promise<RequestTarget>): Promise<boolean> {
   if (required.scope === ANY_SCOPE) return principal.grants.some((grant) => grant.action === required.action);
   if (holdsEverywhere(principal.grants, required.action)) return true;
-  let scope = required.scope.replace(/\$\{path\.(\w+)\}/g, (_match, name: string) => variables[name] ?? "");
-  if (scope.includes("${workflow.name}")) scope = scope.replaceAll("${workflow.name}", await workflowName());
-  return grantsAllow(principal.grants, required.action, scope);
+  const scope = fillScope(required.scope, variables, TARGET_PLACEHOLDER.test(required.scope) ? await target() : {});
+  return scope !== undefined && grantsAllow(principal.grants, required.action, scope);
+}
+
+/** How a 403 names what was required: scopes as resolved, with markers for what was not looked up or found. */
+function describeRequired(required: readonly Grant[], variables: Record<string, string>, target: RequestTarget | undefined): string {
+  const workflowName = target ? (target.workflowName ?? "") : "<workflow>";
+  const taskRefName = target?.taskRefName ?? "<task>";
+  return required
+    .map((grant) => `${grant.action} on ${grant.scope === ANY_SCOPE ? "some scope" : substitute(grant.scope, variables, workflowName, taskRefName)}`)
+    .join(" or ");
 }
 
 /**
@@ -103,22 +146,19 @@ export async function authorize(
   method: string,
   path: string,
   rules: readonly AccessRule[],
-  resolveWorkflowName: WorkflowNameResolver,
+  resolveTarget: TargetResolver,
 ): Promise<void> {
   for (const rule of rules) {
     if (!rule.methods.includes(method) && !rule.methods.includes("*")) continue;
     const variables = matchApiPath(rule.apiPath, path);
     if (!variables) continue;
     if (rule.requiredPermissions.length === 0) return;
-    let resolved: string | undefined;
-    const workflowName = async () => (resolved ??= (await resolveWorkflowName(variables)) ?? "");
+    let resolved: RequestTarget | undefined;
+    const target = async () => (resolved ??= await resolveTarget(variables));
     for (const required of rule.requiredPermissions) {
-      if (await allows(principal, required, variables, workflowName)) return;
+      if (await allows(principal, required, variables, target)) return;
     }
-    const needed = rule.requiredPermissions
-      .map((grant) => `${grant.action} on ${grant.scope === ANY_SCOPE ? "some scope" : grant.scope.replace(/\$\{path\.(\w+)\}/g, (_m, name: string) => variables[name] ?? "").replaceAll("${workflow.name}", resolved ?? "<workflow>")}`)
-      .join(" or ");
-    throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: ${method} ${path} needs ${needed}`);
+    throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: ${method} ${path} needs ${describeRequired(rule.requiredPermissions, variables, resolved)}`);
   }
   throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: no access rule allows ${method} ${path}`);
 }
