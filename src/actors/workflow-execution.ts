@@ -3,6 +3,7 @@ import type { DecideEnv } from "../engine/config";
 import {
   createExecution,
   decide,
+  awaitedChildId,
   isBlocked,
   isInFlight,
   nextDeadline,
@@ -231,6 +232,18 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (!started.ok) return started;
     await this.#settled(waitMs);
     return ok(JSON.stringify(toWorkflowView(this.#execution!, true)));
+  }
+
+  /**
+   * Waits (at most `waitMs`) until this execution ends or waits on something from outside, through any
+   * child it waits for: how a parent's execute call follows its children. Answers what it came to.
+   */
+  async settle(waitMs: number): Promise<"finished" | "waiting" | "gone"> {
+    this.#recover();
+    await this.#settled(waitMs);
+    const execution = this.#execution;
+    if (!execution || this.#removing) return "gone";
+    return TERMINAL_WORKFLOW_STATUSES.has(execution.status) ? "finished" : "waiting";
   }
 
   /** The Workflow JSON as text (the router sends it on unparsed), or null when this object holds no execution. */
@@ -566,10 +579,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncWatchers(execution);
     this.#syncChildTerminations(execution.workflowId);
     this.#syncAlarm(execution);
-    if (this.#waiters.size > 0 && isBlocked(execution)) {
-      for (const wake of this.#waiters) wake();
-      this.#waiters.clear();
-    }
+    // Every change: each waiter decides for itself whether it is settled (see #settled).
+    for (const wake of this.#waiters) wake();
+    this.#waiters.clear();
   }
 
   /**
@@ -710,9 +722,32 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
   }
 
-  /** Resolves when the execution is finished or blocked, or after `waitMs`. */
-  #settled(waitMs: number): Promise<void> {
-    if (!this.#execution || isBlocked(this.#execution)) return Promise.resolve();
+  /**
+   * Resolves when the execution is finished or waits on something from outside, or after `waitMs`. One
+   * that waits for its child is settled only once that child is (the child's own wait follows its children):
+   * a child that finishes sends its notice, which moves this execution on.
+   */
+  async #settled(waitMs: number): Promise<void> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const execution = this.#execution;
+      const remaining = deadline - Date.now();
+      if (!execution || remaining <= 0) return;
+      if (!isBlocked(execution)) {
+        await this.#nextChange(remaining);
+        continue;
+      }
+      const childId = awaitedChildId(execution);
+      if (childId === undefined) return;
+      if ((await executionStub(this.env, childId).settle(remaining)) !== "finished") return;
+      // Its notice may have come while the child was asked; if not, it is on its way.
+      const now = this.#execution;
+      if (now && awaitedChildId(now) === childId) await this.#nextChange(deadline - Date.now());
+    }
+  }
+
+  /** Resolves at this execution's next change, or after `waitMs`. */
+  #nextChange(waitMs: number): Promise<void> {
     return new Promise((resolve) => {
       const wake = () => {
         clearTimeout(timer);

@@ -582,9 +582,22 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
   return earliest;
 }
 
-/** True when the execution cannot move without something from outside (a completion, a callback). */
+/**
+ * True when the execution cannot move by itself: it has ended or is paused, or its last task waits for
+ * something from outside (a completion, a callback) or for its child (see {@link awaitedChildId}).
+ */
 export function isBlocked(state: WorkflowExecution): boolean {
   if (state.status !== "RUNNING") return true;
   const last = state.tasks.at(-1);
   return last !== undefined && last.status === "IN_PROGRESS" && last.awaitingExternal === true;
+}
+
+/**
+ * The child a blocked execution waits for (its last task is a SUB_WORKFLOW waiting for completion), or
+ * undefined: such an execution is only as blocked as that child is.
+ */
+export function awaitedChildId(state: WorkflowExecution): string | undefined {
+  const last = state.tasks.at(-1);
+  if (state.status !== "RUNNING" || last?.taskType !== "SUB_WORKFLOW" || last.status !== "IN_PROGRESS" || last.awaitingExternal !== true) return undefined;
+  return last.subWorkflowId;
 }

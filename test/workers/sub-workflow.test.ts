@@ -233,6 +233,32 @@ describe("SUB_WORKFLOW", () => {
     expect((await api("GET", `/api/workflow/${childId}`)).status).toBe(404);
   });
 
+  it("the execute endpoint waits through children (and theirs) that finish on their own, answering the finished parent", async () => {
+    await registerEchoChild("exec_grandchild");
+    await register({ name: "exec_child", tasks: [subTask("inner", { subWorkflowParam: { name: "exec_grandchild" }, who: "${workflow.input.who}" })], outputParameters: { who: "${inner.output.who}" } });
+    await register({
+      name: "exec_parent",
+      tasks: [subTask("outer", { subWorkflowParam: { name: "exec_child" }, who: "${workflow.input.who}" }), httpTask("after", { uri: target("/echo/exec-parent-after"), method: "GET" })],
+      outputParameters: { who: "${outer.output.who}" },
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/exec_parent/1?waitForSeconds=10", { input: { who: "ada" } });
+    expect(run.status).toBe("COMPLETED");
+    expect(run.output).toEqual({ who: "ada" });
+    expect(run.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
+  });
+
+  it("the execute endpoint answers as soon as a child waits on the outside (not after waitForSeconds)", { timeout: 20_000 }, async () => {
+    await register({ name: "exec_blocked_child", tasks: [waitTask("gate")] });
+    await register({ name: "exec_blocked_parent", tasks: [subTask("outer", { subWorkflowParam: { name: "exec_blocked_child" } })] });
+    // Waiting out the 60 s would overrun this test's own timeout: the answer must come once the child blocks.
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/exec_blocked_parent/1?waitForSeconds=60", { input: {} });
+    expect(run.status).toBe("RUNNING");
+    const childId = String(run.tasks[0]!.outputData["subWorkflowId"]);
+    expect((await getWorkflow(childId)).tasks[0]!.status).toBe("IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/gate/COMPLETED`, {});
+    expect((await waitFor(run.workflowId, terminal)).status).toBe("COMPLETED");
+  });
+
   it("a workflow that calls itself stops at the nesting limit with a clear error", async () => {
     await register({ name: "recursive", tasks: [subTask("again", { subWorkflowParam: { name: "recursive" } })] });
     const rootId = await startWorkflow("recursive");
