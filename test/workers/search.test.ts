@@ -1,6 +1,7 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+import { api, apiOk, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 type SearchResult = { totalHits: number; results: Array<JsonObject & { workflowId: string; status: string }> };
 
@@ -109,5 +110,42 @@ describe("search", () => {
     expect(await count(`startTime < ${start}`)).toBe(0);
     expect(await count(`modifiedTime >= ${start}`)).toBe(1);
     expect(await count(`modifiedTime < ${start}`)).toBe(0);
+  });
+
+  it("the summary of a failed workflow names its failed tasks, as the Workflow JSON does", async () => {
+    await register({ name: "search_failed", tasks: [httpTask("boom", { uri: target("/status/500"), method: "GET" })] });
+    const id = await startWorkflow("search_failed");
+    const workflow = await waitFor(id, ["FAILED"]);
+    expect(workflow["failedReferenceTaskNames"]).toEqual(["boom"]);
+    const found = await searchUntil("workflowName=search_failed&status=FAILED", (result) => result.totalHits === 1);
+    expect(found.results[0]!["failedReferenceTaskNames"]).toBe("boom");
+  });
+
+  it("a task failing while the workflow keeps running (a retry is due) rewrites the search row", async () => {
+    await register({
+      name: "search_failed_retry",
+      tasks: [httpTask("gate", { uri: target("/echo/failed-retry"), method: "GET" }, { asyncComplete: true, retryCount: 1, retryDelaySeconds: 3600 })],
+    });
+    const id = await startWorkflow("search_failed_retry");
+    await waitFor(id, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await waitForIndexRow(id, "RUNNING");
+    await apiOk("POST", `/api/tasks/${id}/gate/FAILED`, {});
+    const workflow = await waitFor(id, (w) => w.tasks[0]?.status === "FAILED");
+    expect(workflow.status).toBe("RUNNING");
+    const found = await searchUntil(`workflowName=search_failed_retry`, (result) => result.results[0]?.["failedReferenceTaskNames"] === "gate");
+    expect(found.results[0]!.status).toBe("RUNNING");
+  });
+
+  it("a row indexed before failed task names were kept shows none", async () => {
+    const id = crypto.randomUUID();
+    const now = Date.now();
+    await env.DB.prepare(
+      `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, create_time, start_time, end_time, update_time, input, output)
+       VALUES (?1, 'search_legacy_row', 1, 'FAILED', ?2, ?2, ?2, ?2, '{}', '{}')`,
+    )
+      .bind(id, now)
+      .run();
+    const found = await apiOk<SearchResult>("GET", "/api/workflow/search?workflowName=search_legacy_row");
+    expect(found.results.map((row) => [row.workflowId, row["failedReferenceTaskNames"]])).toEqual([[id, ""]]);
   });
 });
