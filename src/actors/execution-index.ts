@@ -1,4 +1,5 @@
 import type { WorkflowExecution } from "../engine/model";
+import { failedReferenceTaskNames } from "../engine/view";
 
 /** Longest input/output text kept in the index: search shows a summary, the execution holds the rest. */
 const SUMMARY_JSON_LIMIT = 4096;
@@ -13,7 +14,12 @@ function summaryJson(value: unknown): string {
  * changes (task to task) nothing is written, which keeps D1 off the transition path.
  */
 export function indexSignature(execution: WorkflowExecution): string {
-  return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.workflowVersion}`;
+  return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.workflowVersion}|${failedTasksColumn(execution)}`;
+}
+
+/** The failed tasks as the index keeps them: joined with ",", as Conductor's WorkflowSummary. */
+function failedTasksColumn(execution: WorkflowExecution): string {
+  return failedReferenceTaskNames(execution).join(",");
 }
 
 /** An execution's search row: the columns of `executions` as plain data, so it can travel over RPC. */
@@ -33,6 +39,8 @@ export interface IndexRow {
   /** JSON, cut at {@link SUMMARY_JSON_LIMIT} characters. */
   input: string;
   output: string;
+  /** The failed tasks' reference names, comma-separated ("" when none). */
+  failedReferenceTaskNames: string;
 }
 
 /** The search row of an execution as it stands. */
@@ -52,6 +60,7 @@ export function indexRow(execution: WorkflowExecution): IndexRow {
     updateTime: execution.updateTime,
     input: summaryJson(execution.input),
     output: summaryJson(execution.output),
+    failedReferenceTaskNames: failedTasksColumn(execution),
   };
 }
 
@@ -60,12 +69,12 @@ export function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStateme
   return db
     .prepare(
       `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, parent_workflow_id, reason,
-         priority, create_time, start_time, end_time, update_time, input, output)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+         priority, create_time, start_time, end_time, update_time, input, output, failed_reference_task_names)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
        ON CONFLICT (workflow_id) DO UPDATE SET
          workflow_version = excluded.workflow_version, status = excluded.status, reason = excluded.reason, correlation_id = excluded.correlation_id,
          start_time = excluded.start_time, end_time = excluded.end_time, update_time = excluded.update_time,
-         input = excluded.input, output = excluded.output
+         input = excluded.input, output = excluded.output, failed_reference_task_names = excluded.failed_reference_task_names
        WHERE excluded.update_time >= executions.update_time`,
     )
     .bind(
@@ -83,6 +92,7 @@ export function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStateme
       row.updateTime,
       row.input,
       row.output,
+      row.failedReferenceTaskNames,
     );
 }
 

@@ -35,11 +35,19 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   return view;
 }
 
-/** Conductor's `Workflow` JSON; tasks only when asked for, as Conductor's `includeTasks`. */
-export function toWorkflowView(execution: WorkflowExecution, includeTasks: boolean): WorkflowView {
+/**
+ * The reference names of the tasks that failed or timed out, each once, in task order: the Workflow
+ * JSON's `failedReferenceTaskNames` and, joined, the search summary's.
+ */
+export function failedReferenceTaskNames(execution: WorkflowExecution): string[] {
   const failed = execution.tasks
     .filter((task) => task.status === "FAILED" || task.status === "FAILED_WITH_TERMINAL_ERROR" || task.status === "TIMED_OUT")
     .map((task) => task.referenceTaskName);
+  return [...new Set(failed)];
+}
+
+/** Conductor's `Workflow` JSON; tasks only when asked for, as Conductor's `includeTasks`. */
+export function toWorkflowView(execution: WorkflowExecution, includeTasks: boolean): WorkflowView {
   return {
     workflowId: execution.workflowId,
     workflowName: execution.workflowName,
@@ -57,7 +65,7 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
     startTime: execution.startTime,
     endTime: execution.endTime,
     updateTime: execution.updateTime,
-    failedReferenceTaskNames: [...new Set(failed)],
+    failedReferenceTaskNames: failedReferenceTaskNames(execution),
     workflowDefinition: execution.definition as unknown as JsonObject,
     tasks: includeTasks ? execution.tasks.map((task) => toTaskView(task, execution)) : [],
   };
@@ -79,6 +87,8 @@ export interface WorkflowSummaryRow {
   input: string | null;
   output: string | null;
   priority: number;
+  /** Comma-separated; null in rows indexed before the index kept them. */
+  failedReferenceTaskNames: string | null;
 }
 
 /** Conductor's `WorkflowSummary` JSON for a search result row. */
@@ -96,7 +106,7 @@ export function toWorkflowSummary(row: WorkflowSummaryRow): JsonObject {
     output: row.output,
     reasonForIncompletion: row.reasonForIncompletion,
     executionTime: row.endTime > 0 ? row.endTime - row.startTime : 0,
-    failedReferenceTaskNames: "",
+    failedReferenceTaskNames: row.failedReferenceTaskNames ?? "",
     priority: row.priority,
     parentWorkflowId: row.parentWorkflowId,
     createTime: row.createTime,

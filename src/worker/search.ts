@@ -16,10 +16,27 @@ const QUERY_COLUMNS: Record<string, string> = {
   startTime: "start_time",
   endTime: "end_time",
   updateTime: "update_time",
+  // The Orkes client documents `modifiedTime` for this search; it is the update time.
+  modifiedTime: "update_time",
   parentWorkflowId: "parent_workflow_id",
 };
 
-const SORT_COLUMNS: Record<string, string> = { startTime: "start_time", endTime: "end_time", updateTime: "update_time", workflowType: "workflow_name", status: "status" };
+const SORT_COLUMNS: Record<string, string> = {
+  startTime: "start_time",
+  endTime: "end_time",
+  updateTime: "update_time",
+  modifiedTime: "update_time",
+  workflowType: "workflow_name",
+  status: "status",
+};
+
+/** Order when the request names none: the newest first. */
+const DEFAULT_ORDER = "start_time DESC";
+
+/** The column a field names, if any; own keys only, so `constructor` and the like name nothing. */
+function columnOf(columns: Record<string, string>, field: string): string | undefined {
+  return Object.hasOwn(columns, field) ? columns[field] : undefined;
+}
 
 interface Filter {
   clauses: string[];
@@ -58,14 +75,17 @@ function checkStatuses(values: string[], path: string): void {
 
 /**
  * Applies Conductor's `query` syntax, the subset clients send: clauses joined by AND, each
- * `field IN (a, b)`, `field = value`, `field > n` or `field < n`.
+ * `field IN (a, b)`, `field = value`, or `field` compared with `>`, `<`, `>=` or `<=`.
  */
 function applyQuery(filter: Filter, query: string): void {
   for (const clause of query.split(/\s+AND\s+/i)) {
-    const match = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(=|>|<|>=|<=)\s*(.+?))\s*$/i.exec(clause);
-    const column = match ? QUERY_COLUMNS[match[1]!] : undefined;
+    // Two-character operators first: with `>` tried before `>=`, `a >= 5` would compare a with "= 5".
+    const match = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(>=|<=|=|>|<)\s*(.+?))\s*$/i.exec(clause);
+    const column = match ? columnOf(QUERY_COLUMNS, match[1]!) : undefined;
     if (!match || !column) {
-      throw validationError("Invalid search query", [{ path: "query", message: `cannot understand "${clause.trim()}"; use field IN (a,b), field = value, field > n or field < n with fields ${Object.keys(QUERY_COLUMNS).join(", ")}` }]);
+      throw validationError("Invalid search query", [
+        { path: "query", message: `cannot understand "${clause.trim()}"; use field IN (a,b), field = value or field >, <, >=, <= n with fields ${Object.keys(QUERY_COLUMNS).join(", ")}` },
+      ]);
     }
     if (match[2]) {
       const values = listOf(match[3]!);
@@ -79,6 +99,25 @@ function applyQuery(filter: Filter, query: string): void {
       filter.bindings.push(numeric ? Number(raw) : raw);
     }
   }
+}
+
+/**
+ * The ORDER BY terms of Conductor's `sort`: `field[:ASC|DESC]`, several joined by `|` (as Conductor's
+ * WorkflowResource splits them); a field without a direction sorts ascending, as Conductor's SortOrder.
+ */
+function orderBy(sort: string | undefined): string {
+  return sort === undefined ? DEFAULT_ORDER : sort.split("|").map(sortTerm).join(", ");
+}
+
+function sortTerm(term: string): string {
+  const match = /^\s*(\w+)\s*(?::\s*(ASC|DESC)\s*)?$/i.exec(term);
+  const column = match ? columnOf(SORT_COLUMNS, match[1]!) : undefined;
+  if (!match || !column) {
+    throw validationError("Invalid search", [
+      { path: "sort", message: `cannot understand "${term.trim()}"; use field[:ASC|DESC], several joined by |, with field one of ${Object.keys(SORT_COLUMNS).join(", ")}` },
+    ]);
+  }
+  return `${column} ${(match[2] ?? "ASC").toUpperCase()}`;
 }
 
 /** Which workflow names a caller may see: all, or exact names and name prefixes. */
@@ -130,16 +169,7 @@ export async function searchExecutions(db: D1Database, request: IRequest, readab
     filter.clauses.push(`(${columns.map((column) => `${column} LIKE ? ESCAPE '\\'`).join(" OR ")})`);
     filter.bindings.push(...columns.map(() => pattern));
   }
-  let order = "start_time DESC";
-  const sort = param(request, "sort");
-  if (sort) {
-    const [field, direction = "DESC"] = sort.split(":");
-    const column = SORT_COLUMNS[field ?? ""];
-    if (!column || !/^(ASC|DESC)$/i.test(direction)) {
-      throw validationError("Invalid search", [{ path: "sort", message: `must be <field>:ASC|DESC with field one of ${Object.keys(SORT_COLUMNS).join(", ")}` }]);
-    }
-    order = `${column} ${direction.toUpperCase()}`;
-  }
+  const order = orderBy(param(request, "sort"));
   const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
   const [count, page] = await db.batch([
     db.prepare(`SELECT COUNT(*) AS total FROM executions ${where}`).bind(...filter.bindings),
@@ -147,7 +177,8 @@ export async function searchExecutions(db: D1Database, request: IRequest, readab
       .prepare(
         `SELECT workflow_id AS workflowId, workflow_name AS workflowName, workflow_version AS workflowVersion, status,
            correlation_id AS correlationId, reason AS reasonForIncompletion, parent_workflow_id AS parentWorkflowId,
-           create_time AS createTime, start_time AS startTime, end_time AS endTime, update_time AS updateTime, input, output, priority
+           create_time AS createTime, start_time AS startTime, end_time AS endTime, update_time AS updateTime, input, output, priority,
+           failed_reference_task_names AS failedReferenceTaskNames
          FROM executions ${where} ORDER BY ${order}, workflow_id LIMIT ? OFFSET ?`,
       )
       .bind(...filter.bindings, size, start),

@@ -31,6 +31,15 @@ describe("registering definitions", () => {
     expect((await apiOk("GET", "/api/metadata/workflow/defs_a?version=2"))["description"]).toBe("changed");
   });
 
+  it("overwrite is read case-insensitively (the Python SDK sends True), and another value is a 400 that writes nothing", async () => {
+    await apiOk("POST", "/api/metadata/workflow", valid("defs_overwrite", 1));
+    await apiOk("POST", "/api/metadata/workflow?overwrite=True", { ...valid("defs_overwrite", 1), description: "changed" });
+    expect((await apiOk("GET", "/api/metadata/workflow/defs_overwrite"))["description"]).toBe("changed");
+    await refused(await api("POST", "/api/metadata/workflow?overwrite=False", { ...valid("defs_overwrite", 1), description: "again" }), 409, "CONFLICT");
+    await refused(await api("POST", "/api/metadata/workflow?overwrite=yes", { ...valid("defs_overwrite", 1), description: "again" }), 400, "VALIDATION_ERROR");
+    expect((await apiOk("GET", "/api/metadata/workflow/defs_overwrite"))["description"]).toBe("changed");
+  });
+
   it("PUT creates or updates a list atomically; GET lists; DELETE removes one version", async () => {
     await apiOk("PUT", "/api/metadata/workflow", [valid("defs_b", 1), valid("defs_c", 1)]);
     const all = await apiOk<JsonObject[]>("GET", "/api/metadata/workflow");

@@ -23,6 +23,7 @@ function row(workflowId: string, overrides: Partial<IndexRow> = {}): IndexRow {
     updateTime: now,
     input: "{}",
     output: "{}",
+    failedReferenceTaskNames: "",
     ...overrides,
   };
 }

@@ -1,6 +1,7 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+import { api, apiOk, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 type SearchResult = { totalHits: number; results: Array<JsonObject & { workflowId: string; status: string }> };
 
@@ -41,10 +42,110 @@ describe("search", () => {
   });
 
   it("refuses bad parameters", async () => {
-    for (const query of ["size=-1", "size=abc", "status=DONE", "sort=nope:DESC", "query=status%20LIKE%20x"]) {
+    const bad = [
+      "size=-1",
+      "size=abc",
+      "status=DONE",
+      "sort=nope:DESC",
+      "sort=startTime:UP",
+      "sort=startTime:ASC:DESC",
+      "sort=startTime:ASC|nope",
+      `sort=${encodeURIComponent("workflowType|startTime:SIDEWAYS")}`,
+      "sort=startTime|",
+      "sort=constructor",
+      "query=status%20LIKE%20x",
+      `query=${encodeURIComponent("startTime >= soon")}`,
+      `query=${encodeURIComponent("startTime => 5")}`,
+      `query=${encodeURIComponent("constructor = 1")}`,
+    ];
+    for (const query of bad) {
       const response = await api("GET", `/api/workflow/search?${query}`);
       expect(response.status, query).toBe(400);
       expect(await response.json()).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
     }
+  });
+
+  it("sorts ascending when sort names a field without a direction, as Conductor", async () => {
+    await register({ name: "search_sort_plain", tasks: [httpTask("a", { uri: target("/echo/sort-plain"), method: "GET" })] });
+    const first = await startWorkflow("search_sort_plain");
+    await waitFor(first, ["COMPLETED"]);
+    const second = await startWorkflow("search_sort_plain");
+    await waitFor(second, ["COMPLETED"]);
+    await searchUntil("workflowName=search_sort_plain&status=COMPLETED", (result) => result.totalHits === 2);
+    const ascending = await apiOk<SearchResult>("GET", "/api/workflow/search?workflowName=search_sort_plain&sort=startTime");
+    expect(ascending.results.map((row) => row.workflowId)).toEqual([first, second]);
+    // Without sort, the newest first (the documented default) stays.
+    const unsorted = await apiOk<SearchResult>("GET", "/api/workflow/search?workflowName=search_sort_plain");
+    expect(unsorted.results.map((row) => row.workflowId)).toEqual([second, first]);
+  });
+
+  it("sorts by several fields separated by |, each with its own direction", async () => {
+    for (const name of ["search_multi_a", "search_multi_b"]) await register({ name, tasks: [httpTask("a", { uri: target("/echo/multi"), method: "GET" })] });
+    const ids: string[] = [];
+    for (const name of ["search_multi_a", "search_multi_b", "search_multi_a"]) {
+      const id = await startWorkflow(name);
+      await waitFor(id, ["COMPLETED"]);
+      ids.push(id);
+    }
+    const [a1, b1, a2] = ids;
+    const names = `query=${encodeURIComponent("workflowType IN (search_multi_a, search_multi_b)")}`;
+    await searchUntil(`${names}&status=COMPLETED`, (result) => result.totalHits === 3);
+    const typeThenNewest = await apiOk<SearchResult>("GET", `/api/workflow/search?${names}&sort=workflowType:ASC|startTime:DESC`);
+    expect(typeThenNewest.results.map((row) => row.workflowId)).toEqual([a2, a1, b1]);
+    const encoded = await apiOk<SearchResult>("GET", `/api/workflow/search?${names}&sort=${encodeURIComponent("workflowType:DESC|startTime")}`);
+    expect(encoded.results.map((row) => row.workflowId)).toEqual([b1, a1, a2]);
+  });
+
+  it("query compares modifiedTime (the update time) and takes >= and <=", async () => {
+    await register({ name: "search_compare", tasks: [httpTask("a", { uri: target("/echo/compare"), method: "GET" })] });
+    const id = await startWorkflow("search_compare");
+    const done = await waitFor(id, ["COMPLETED"]);
+    await searchUntil(`workflowName=search_compare&status=COMPLETED`, (result) => result.totalHits === 1);
+    const count = async (clause: string) =>
+      (await apiOk<SearchResult>("GET", `/api/workflow/search?workflowName=search_compare&query=${encodeURIComponent(clause)}`)).totalHits;
+    const start = Number(done["startTime"]);
+    expect(await count(`startTime >= ${start}`)).toBe(1);
+    expect(await count(`startTime > ${start}`)).toBe(0);
+    expect(await count(`startTime <= ${start}`)).toBe(1);
+    expect(await count(`startTime < ${start}`)).toBe(0);
+    expect(await count(`modifiedTime >= ${start}`)).toBe(1);
+    expect(await count(`modifiedTime < ${start}`)).toBe(0);
+  });
+
+  it("the summary of a failed workflow names its failed tasks, as the Workflow JSON does", async () => {
+    await register({ name: "search_failed", tasks: [httpTask("boom", { uri: target("/status/500"), method: "GET" })] });
+    const id = await startWorkflow("search_failed");
+    const workflow = await waitFor(id, ["FAILED"]);
+    expect(workflow["failedReferenceTaskNames"]).toEqual(["boom"]);
+    const found = await searchUntil("workflowName=search_failed&status=FAILED", (result) => result.totalHits === 1);
+    expect(found.results[0]!["failedReferenceTaskNames"]).toBe("boom");
+  });
+
+  it("a task failing while the workflow keeps running (a retry is due) rewrites the search row", async () => {
+    await register({
+      name: "search_failed_retry",
+      tasks: [httpTask("gate", { uri: target("/echo/failed-retry"), method: "GET" }, { asyncComplete: true, retryCount: 1, retryDelaySeconds: 3600 })],
+    });
+    const id = await startWorkflow("search_failed_retry");
+    await waitFor(id, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await waitForIndexRow(id, "RUNNING");
+    await apiOk("POST", `/api/tasks/${id}/gate/FAILED`, {});
+    const workflow = await waitFor(id, (w) => w.tasks[0]?.status === "FAILED");
+    expect(workflow.status).toBe("RUNNING");
+    const found = await searchUntil(`workflowName=search_failed_retry`, (result) => result.results[0]?.["failedReferenceTaskNames"] === "gate");
+    expect(found.results[0]!.status).toBe("RUNNING");
+  });
+
+  it("a row indexed before failed task names were kept shows none", async () => {
+    const id = crypto.randomUUID();
+    const now = Date.now();
+    await env.DB.prepare(
+      `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, create_time, start_time, end_time, update_time, input, output)
+       VALUES (?1, 'search_legacy_row', 1, 'FAILED', ?2, ?2, ?2, ?2, '{}', '{}')`,
+    )
+      .bind(id, now)
+      .run();
+    const found = await apiOk<SearchResult>("GET", "/api/workflow/search?workflowName=search_legacy_row");
+    expect(found.results.map((row) => [row.workflowId, row["failedReferenceTaskNames"]])).toEqual([[id, ""]]);
   });
 });

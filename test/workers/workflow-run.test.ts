@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
 
 describe("running a workflow of chained HTTP tasks", () => {
   it("feeds each task's output into the next through expressions and completes with outputParameters", async () => {
@@ -45,5 +45,21 @@ describe("running a workflow of chained HTTP tasks", () => {
     expect(workflow.status).toBe("COMPLETED");
     expect(workflow.tasks).toHaveLength(2);
     expect((await getWorkflow(workflow.workflowId)).status).toBe("COMPLETED");
+  });
+
+  it("reads boolean query parameters case-insensitively (the Python SDK sends True and False) and refuses other values", async () => {
+    await register({ name: "bool_params", tasks: [httpTask("a", { uri: target("/echo/bool-params"), method: "GET" })] });
+    const workflowId = await startWorkflow("bool_params");
+    await waitFor(workflowId, ["COMPLETED"]);
+    expect((await apiOk<{ tasks: unknown[] }>("GET", `/api/workflow/${workflowId}?includeTasks=True`)).tasks).toHaveLength(1);
+    expect((await apiOk<{ tasks: unknown[] }>("GET", `/api/workflow/${workflowId}?includeTasks=FALSE`)).tasks).toEqual([]);
+    const status = await apiOk("GET", `/api/workflow/${workflowId}/status?includeOutput=True&includeVariables=False`);
+    expect(status).toHaveProperty("output");
+    expect(status).not.toHaveProperty("variables");
+    for (const value of ["yes", "1", "truee"]) {
+      const response = await api("GET", `/api/workflow/${workflowId}?includeTasks=${value}`);
+      expect(response.status, value).toBe(400);
+      expect(await response.json()).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
+    }
   });
 });

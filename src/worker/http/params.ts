@@ -12,3 +12,33 @@ export function decodedPathParam(request: IRequest, name: string): string {
     throw validationError(`Malformed path parameter ${name}`, [{ path: name, message: "is not valid percent-encoding" }]);
   }
 }
+
+/** A query parameter as sent (the first, when repeated); undefined when absent. */
+export function queryValue(request: IRequest, name: string): string | undefined {
+  const value = request.query[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Parses an optional integer query parameter, 400 when present but not an integer in range. */
+export function integerQuery(request: IRequest, name: string, min: number, max: number): number | undefined {
+  const raw = queryValue(request, name);
+  if (raw === undefined || raw === "") return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: `must be an integer from ${min} to ${max}` }]);
+  }
+  return value;
+}
+
+/**
+ * Parses an optional boolean query parameter, `fallback` when absent. Case-insensitive, as Spring binds
+ * Conductor's booleans (the Python SDK sends `True`/`False`); any other value is a 400.
+ */
+export function booleanQuery(request: IRequest, name: string, fallback: boolean): boolean {
+  const raw = queryValue(request, name);
+  if (raw === undefined || raw === "") return fallback;
+  const value = raw.toLowerCase();
+  if (value === "true") return true;
+  if (value === "false") return false;
+  throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: "must be true or false" }]);
+}

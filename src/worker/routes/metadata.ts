@@ -6,8 +6,7 @@ import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
 import { readJsonBody } from "../http/body";
 import { notFound, validationError } from "../http/errors";
-import { decodedPathParam } from "../http/params";
-import { integerQuery } from "./workflows";
+import { booleanQuery, decodedPathParam, integerQuery } from "../http/params";
 
 type Args = [Env, ExecutionContext];
 
@@ -37,8 +36,8 @@ function name(request: IRequest): string {
 /** Routes of workflow definitions (Conductor's metadata API). */
 export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/metadata/workflow", async (request, env) => {
+    const overwrite = booleanQuery(request, "overwrite", false);
     const [definition] = validateAll([await requiredBody(request, env)], false);
-    const overwrite = request.query["overwrite"] === "true";
     await new DefinitionRepository(env.DB).save([definition!], overwrite);
     return new Response(null, { status: 200 });
   });

@@ -10,35 +10,11 @@ import { ApiError, validationError } from "../http/errors";
 import { JsonObjectBody, RerunRequest, StartWorkflowRequest, parseOrThrow, type StartWorkflowRequest as StartRequest } from "../schemas";
 import { readableWorkflows, startScopes } from "../auth/access-rules";
 import { principalOf } from "../guard";
-import { decodedPathParam } from "../http/params";
+import { booleanQuery, decodedPathParam, integerQuery, queryValue } from "../http/params";
 import { searchExecutions } from "../search";
 import { startExecution, type StartOptions, type StartOutcome } from "../start-execution";
 
 type Args = [Env, ExecutionContext];
-
-function queryValue(request: IRequest, name: string): string | undefined {
-  const value = request.query[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** Parses an optional integer query parameter, 400 when present but not an integer in range. */
-export function integerQuery(request: IRequest, name: string, min: number, max: number): number | undefined {
-  const raw = queryValue(request, name);
-  if (raw === undefined || raw === "") return undefined;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: `must be an integer from ${min} to ${max}` }]);
-  }
-  return value;
-}
-
-function booleanQuery(request: IRequest, name: string, fallback: boolean): boolean {
-  const raw = queryValue(request, name);
-  if (raw === undefined || raw === "") return fallback;
-  if (raw === "true") return true;
-  if (raw === "false") return false;
-  throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: "must be true or false" }]);
-}
 
 async function startBody(request: IRequest, env: Env): Promise<StartRequest> {
   const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
