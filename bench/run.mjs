@@ -22,7 +22,7 @@ import { SEARCH_POLL_MS, callbackPhase, checkHits, register, runPhase, searchVis
 
 const HELP = `Usage: npm run bench -- [options]
 
-  --quick            short run (~30 s): N=50, 20 callback workflows, 5 search probes
+  --quick            short run (under a minute): N=50, 20 callback workflows, 5 search probes
   --n <N>            workflows per measured phase (default 200)
   --callbacks <N>    callback workflows (default 100)
   --search <N>       running workflows whose appearance in search is timed (default 20)

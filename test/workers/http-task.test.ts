@@ -130,7 +130,7 @@ describe("HTTP task failures", () => {
   it("fails when the connection is refused", async () => {
     const { task } = await runSingle("http_refused", { uri: "http://127.0.0.1:9/nothing", method: "GET" });
     expect(task.status).toBe("FAILED");
-    expect(task.reasonForIncompletion).toMatch(/GET http:\/\/127\.0\.0\.1:9\/nothing failed/);
+    expect(task.reasonForIncompletion).toMatch(/^GET http:\/\/127\.0\.0\.1:9\/nothing failed before any response \(connection refused, reset or unreachable\): /);
   });
 
   it("fails when the answer does not come within connectionTimeOut + readTimeOut", async () => {

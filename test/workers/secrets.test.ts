@@ -230,11 +230,11 @@ describe("secrets API", () => {
     expect(await decryptedValue("big")).toBe("x".repeat(64 * 1024));
   });
 
-  it("never returns a value: there is no value route, and unauthenticated callers get 401 and change nothing", async () => {
+  it("never returns a value: Orkes' value route is a 501 that says so, and unauthenticated callers get 401 and change nothing", async () => {
     await putSecret("hidden", "hidden-value-123");
     const read = await call("GET", "/api/secrets/hidden");
-    expect(read.status).toBe(404);
-    expect(JSON.parse(read.text)).toMatchObject({ status: 404, error: "NOT_FOUND" });
+    expect(read.status).toBe(501);
+    expect(JSON.parse(read.text)).toMatchObject({ status: 501, error: "NOT_IMPLEMENTED", message: expect.stringContaining("/exists") });
     const before = await storedValue("hidden");
     for (const [method, path] of [
       ["GET", "/api/secrets"],

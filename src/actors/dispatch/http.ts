@@ -120,7 +120,9 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
       return result("FAILED", {}, `${shown.text} timed out: no ${phase === "connect" ? "response" : "complete body"} within ${limit}`);
     }
     const message = error instanceof Error ? error.message : String(error);
-    return result("FAILED", {}, `${shown.text} failed: ${message}`);
+    // The runtime says "Network connection lost." for a refused connection too: say which side of the response it was.
+    const when = phase === "connect" ? " before any response (connection refused, reset or unreachable)" : " while reading the response body";
+    return result("FAILED", {}, `${shown.text} failed${when}: ${message}`);
   } finally {
     clearTimeout(timer);
     options.cancel.removeEventListener("abort", onCancel);

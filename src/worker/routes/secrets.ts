@@ -73,12 +73,16 @@ async function readSecretValue(request: Request, maxBytes: number): Promise<stri
 }
 
 /**
- * The secrets API. Values go in and never come out: there is deliberately no route that returns
- * one (`GET /api/secrets/{name}` falls through to the router's 404). Access (SYSTEM_ADMIN by the
+ * The secrets API. Values go in and never come out: Orkes' `GET /api/secrets/{name}`, which returns
+ * one, is a 501 that says so (a 404 would read as "no such secret"). Access (SYSTEM_ADMIN by the
  * default rules) is enforced before any route runs.
  */
 export function registerSecretRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/secrets", async (_request, env) => Response.json(await listSecretNames(env.DB)));
+
+  router.get("/api/secrets/:name", () => {
+    throw new ApiError(501, "NOT_IMPLEMENTED", "Secret values are write-only here: no endpoint returns one (check that a secret is set with GET /api/secrets/{name}/exists)");
+  });
 
   router.get("/api/secrets/:name/exists", async (request, env) => Response.json(await secretExists(env.DB, secretName(request))));
 
