@@ -782,7 +782,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (command.startScopes !== undefined && childName !== null && !mayStartWorkflow(command.startScopes, childName)) {
         throw new EngineError("FORBIDDEN", `Cannot rerun task ${command.fromTaskId}: it belongs to sub workflow ${childName}, which you may not start (${START_PERMISSION} on workflow:${childName})`);
       }
-      return this.#resumeChild(task, () => child.command(command));
+      return this.#resumeChild(task, command.startScopes, () => child.command(command));
     }
     throw new EngineError("INVALID", `Task ${command.fromTaskId} is not part of workflow ${execution.workflowId} or its sub workflows`);
   }
@@ -802,11 +802,12 @@ export class WorkflowExecution extends DurableObject<Env> {
     const view = await this.#childView(last.subWorkflowId);
     if (view === null || !RETRYABLE_CHILD_STATUSES.has(view.status)) return undefined;
     if (startScopes !== undefined && !mayStartWorkflow(startScopes, view.workflowName)) return undefined;
-    return this.#resumeChild(last, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes }));
+    return this.#resumeChild(last, startScopes, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes }));
   }
 
-  async #resumeChild(task: TaskExecution, restartChild: () => Promise<ActorResult<null>>): Promise<ActorResult<null>> {
-    this.#apply({ type: "resumeChild", taskId: task.taskId });
+  async #resumeChild(task: TaskExecution, startScopes: string[] | undefined, restartChild: () => Promise<ActorResult<null>>): Promise<ActorResult<null>> {
+    // The reopened execution's later children start with the asker's rights, as after any other reopening.
+    this.#apply({ type: "resumeChild", taskId: task.taskId, startScopes });
     const result = await restartChild();
     if (!result.ok) {
       // The child refused: take its state back. One that vanished meanwhile (removed) fails the task, so this
