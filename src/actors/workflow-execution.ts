@@ -153,8 +153,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   #execution: Execution | null;
   /** Side effects running in this isolate, by task id. After an eviction this is empty, which is how lost attempts are found. */
   readonly #inFlight = new Map<string, AbortController>();
-  /** Background jobs running in this isolate, by key, so one is never run twice at once. */
-  readonly #jobs = new Set<string>();
+  /** Background jobs running in this isolate, by key (so one is never run twice at once), each settled when it has run. */
+  readonly #jobs = new Map<string, Promise<void>>();
   /** Callers of `execute` waiting for the execution to finish or block. */
   readonly #waiters = new Set<() => void>();
   #watchers: Watcher[];
@@ -361,18 +361,23 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * Deletes the execution and its search row. Only a finished execution can be removed. Once begun, a removal
-   * always completes (see {@link WorkflowExecution.#removing}); a second call waits for the same one.
+   * Deletes the execution and its search row. Only a finished execution can be removed, and only once it has
+   * told its parents that it finished and terminated the children it canceled: that work is tried once more
+   * here, and while it is still owed the removal is refused, since a removed execution can no longer do it.
+   * Once begun, a removal always completes (see {@link WorkflowExecution.#removing}); a second call waits for
+   * the same one.
    */
   async remove(): Promise<ActorResult<null>> {
     this.#recover();
+    if (!this.#removing && this.#execution && !this.#removalRefusal(this.#execution) && this.#owedWorkRefusal(this.#execution)) {
+      await this.#deliverOwedWork(this.#execution);
+    }
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
+    // Checked (again, after delivering owed work): the execution may have been reopened, or another call began the removal.
     if (!this.#removing) {
-      if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
-        return refused(new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId}: its status is ${execution.status}; terminate it first`));
-      }
-      if (this.#childResume) return refused(this.#resumingChild(execution, this.#childResume));
+      const refusal = this.#removalRefusal(execution) ?? this.#owedWorkRefusal(execution);
+      if (refusal) return refused(refusal);
       // Synchronous, so stored (output gate) before the row's deletion leaves; from here on #apply refuses changes.
       this.#removing = true;
       this.#store.setMeta("removing", "1");
@@ -384,6 +389,35 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
     await this.#finishRemoval();
     return ok(null);
+  }
+
+  /** Why this execution cannot begin a removal now, if it cannot (before its owed work is looked at). */
+  #removalRefusal(execution: Execution): EngineError | undefined {
+    if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId}: its status is ${execution.status}; terminate it first`);
+    }
+    if (this.#childResume) return this.#resumingChild(execution, this.#childResume);
+    return undefined;
+  }
+
+  /** Refuses a removal while a parent has not heard that this execution finished or a canceled child is not terminated yet. */
+  #owedWorkRefusal(execution: Execution): EngineError | undefined {
+    const finished = finishSignature(execution);
+    if (this.#watchers.some((watcher) => watcher.notified !== finished)) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still notifying its parent workflow that it finished; try again shortly`);
+    }
+    if (Object.keys(this.#childTerminations).length > 0) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still terminating its children; try again shortly`);
+    }
+    return undefined;
+  }
+
+  /** Tries owed notices to parents and terminations of children now (joining any attempt already running), and waits for them. */
+  async #deliverOwedWork(execution: Execution): Promise<void> {
+    this.#syncWatchers(execution);
+    this.#syncChildTerminations(execution.workflowId);
+    const owed = [...this.#jobs].filter(([key]) => key.startsWith("notify:") || key.startsWith("terminate:")).map(([, settled]) => settled);
+    await Promise.all(owed);
   }
 
   /** Runs the begun removal, once at a time; a failure leaves it owed and the alarm tries it again. */
@@ -657,8 +691,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #runJob(key: string, job: () => Promise<void>): void {
     if (this.#jobs.has(key)) return;
-    this.#jobs.add(key);
-    job().then(
+    const settled = job().then(
       () => {
         this.#jobs.delete(key);
         // Not during a removal: an index write that was on its way must not be followed by another.
@@ -676,6 +709,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (this.#execution && !this.#removing) this.#syncAlarm(this.#execution);
       },
     );
+    this.#jobs.set(key, settled);
   }
 
   /**

@@ -195,7 +195,7 @@ describe("SUB_WORKFLOW", () => {
     expect(parent.tasks[0]!.outputData).toEqual({ subWorkflowId: childId, finished: true });
   });
 
-  it("a child removed while its notice to the parent is on its way leaves nothing stored behind", async () => {
+  it("a child removed while its notice to the parent is on its way leaves nothing stored behind (the removal waits for the notice)", async () => {
     await register({ name: "child_removed_early", tasks: [waitTask("gate")] });
     await register({ name: "parent_of_removed", tasks: [subTask("sub", { subWorkflowParam: { name: "child_removed_early" } })] });
     const parentId = await startWorkflow("parent_of_removed");
@@ -218,8 +218,10 @@ describe("SUB_WORKFLOW", () => {
     try {
       await apiOk("POST", `/api/tasks/${childId}/gate/COMPLETED`, {});
       await arrived;
-      await apiOk("DELETE", `/api/workflow/${childId}/remove`);
+      // The removal delivers the owed notice first: it waits for the one on its way.
+      const removal = apiOk("DELETE", `/api/workflow/${childId}/remove`);
       release();
+      await removal;
       expect((await waitFor(parentId, terminal)).status).toBe("COMPLETED");
     } finally {
       WorkflowExecution.prototype.childFinished = childFinished;
