@@ -254,7 +254,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     const started = await this.start(params);
     if (!started.ok) return started;
     await this.#settled(waitMs);
-    return ok(JSON.stringify(toWorkflowView(this.#execution!, true)));
+    // Removed while this call waited (it could finish meanwhile): there is nothing left to show.
+    const execution = this.#execution;
+    if (!execution || this.#removing) return refused(this.#notFound());
+    return ok(JSON.stringify(toWorkflowView(execution, true)));
   }
 
   /**

@@ -249,6 +249,31 @@ describe("SUB_WORKFLOW", () => {
     expect(run.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
   });
 
+  it("the execute endpoint answers 404 (not a 500) when the execution it waited for was removed meanwhile", async () => {
+    await registerEchoChild("exec_removed_child");
+    await register({ name: "exec_removed_parent", tasks: [subTask("outer", { subWorkflowParam: { name: "exec_removed_child" } })] });
+    // The child's settle answers only once its parent has finished and been removed.
+    const { settle } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.settle = async function (this: WorkflowExecution, waitMs) {
+      const answer = await settle.call(this, waitMs);
+      const view = JSON.parse((await this.getWorkflowJson(false)) ?? "{}") as { workflowName?: string; parentWorkflowId?: string };
+      if (view.workflowName === "exec_removed_child" && view.parentWorkflowId !== undefined) {
+        const parent = executionStub(env, view.parentWorkflowId);
+        await eventually(() => parent.getWorkflowJson(false), (json) => json?.includes('"status":"COMPLETED"') === true, "the parent completing");
+        expect(await parent.remove()).toEqual({ ok: true, value: null });
+      }
+      return answer;
+    };
+    let response: Response;
+    try {
+      response = await api("POST", "/api/workflow/execute/exec_removed_parent/1?waitForSeconds=10", { input: {} });
+    } finally {
+      WorkflowExecution.prototype.settle = settle;
+    }
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ status: 404, error: "NOT_FOUND" });
+  });
+
   it("the execute endpoint answers as soon as a child waits on the outside (not after waitForSeconds)", { timeout: 20_000 }, async () => {
     await register({ name: "exec_blocked_child", tasks: [waitTask("gate")] });
     await register({ name: "exec_blocked_parent", tasks: [subTask("outer", { subWorkflowParam: { name: "exec_blocked_child" } })] });
