@@ -96,6 +96,23 @@ interface ChildView {
   status: WorkflowStatus;
   output: JsonObject;
   reasonForIncompletion: string | null;
+  endTime: number;
+}
+
+/** How a child ended, as its parent's task takes it. */
+type ChildState = Pick<ChildFinishedNotice, "status" | "output" | "reason">;
+
+/**
+ * A child asked to run again in place (a retry with `resumeSubworkflowTasks`, a rerun from one of its tasks) whose
+ * answer has not been taken yet. Stored (meta `childResume`) before the child is asked, because this execution
+ * reopens only once the child accepted: an answer lost to an error or an eviction is found again from the child.
+ */
+interface PendingChildResume {
+  taskId: string;
+  subWorkflowId: string;
+  /** The child's end time when it was asked: a child that ended at another time since then ran again. */
+  childEndTime: number;
+  startScopes?: string[];
 }
 
 /** A child in one of these states can be retried in place (the engine's own retry accepts exactly these). */
@@ -136,8 +153,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   #execution: Execution | null;
   /** Side effects running in this isolate, by task id. After an eviction this is empty, which is how lost attempts are found. */
   readonly #inFlight = new Map<string, AbortController>();
-  /** Background jobs running in this isolate, by key, so one is never run twice at once. */
-  readonly #jobs = new Set<string>();
+  /** Background jobs running in this isolate, by key (so one is never run twice at once), each settled when it has run. */
+  readonly #jobs = new Map<string, Promise<void>>();
   /** Callers of `execute` waiting for the execution to finish or block. */
   readonly #waiters = new Set<() => void>();
   #watchers: Watcher[];
@@ -164,6 +181,10 @@ export class WorkflowExecution extends DurableObject<Env> {
    * parent's id): that parent's start, possibly still on its way, is refused, so the child never runs on alone.
    */
   #canceledByParent: string | undefined;
+  /** See {@link PendingChildResume}; while set, lifecycle commands and removal are refused. */
+  #childResume: PendingChildResume | undefined;
+  /** True while this isolate waits for the child's answer to {@link WorkflowExecution.#childResume}. */
+  #childResumeAsked = false;
   /** Pending write of a new execution's first search row (see {@link FIRST_ROW_DELAY_MS}). */
   #firstRowTimer: ReturnType<typeof setTimeout> | undefined;
   /** Recent callbacks per webhook task, for the per-task callback limit. */
@@ -185,6 +206,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#childTerminations = JSON.parse(meta.get("childTerminations") ?? "{}") as Record<string, string>;
     this.#removing = meta.has("removing");
     this.#canceledByParent = meta.get("canceledByParent");
+    const childResume = meta.get("childResume");
+    this.#childResume = childResume === undefined ? undefined : (JSON.parse(childResume) as PendingChildResume);
   }
 
   // ---- RPC: starting and reading ------------------------------------------------------------
@@ -231,7 +254,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     const started = await this.start(params);
     if (!started.ok) return started;
     await this.#settled(waitMs);
-    return ok(JSON.stringify(toWorkflowView(this.#execution!, true)));
+    // Removed while this call waited (it could finish meanwhile): there is nothing left to show.
+    const execution = this.#execution;
+    if (!execution || this.#removing) return refused(this.#notFound());
+    return ok(JSON.stringify(toWorkflowView(execution, true)));
   }
 
   /**
@@ -292,6 +318,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
     if (this.#removing) return refused(this.#beingRemoved(execution));
+    if (this.#childResume) return refused(this.#resumingChild(execution, this.#childResume));
     try {
       const fromTaskId = command.type === "rerun" ? command.fromTaskId : undefined;
       if (command.type === "rerun" && fromTaskId !== undefined && !execution.tasks.some((task) => task.taskId === fromTaskId)) {
@@ -337,17 +364,23 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * Deletes the execution and its search row. Only a finished execution can be removed. Once begun, a removal
-   * always completes (see {@link WorkflowExecution.#removing}); a second call waits for the same one.
+   * Deletes the execution and its search row. Only a finished execution can be removed, and only once it has
+   * told its parents that it finished and terminated the children it canceled: that work is tried once more
+   * here, and while it is still owed the removal is refused, since a removed execution can no longer do it.
+   * Once begun, a removal always completes (see {@link WorkflowExecution.#removing}); a second call waits for
+   * the same one.
    */
   async remove(): Promise<ActorResult<null>> {
     this.#recover();
+    if (!this.#removing && this.#execution && !this.#removalRefusal(this.#execution) && this.#owedWorkRefusal(this.#execution)) {
+      await this.#deliverOwedWork(this.#execution);
+    }
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
+    // Checked (again, after delivering owed work): the execution may have been reopened, or another call began the removal.
     if (!this.#removing) {
-      if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
-        return refused(new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId}: its status is ${execution.status}; terminate it first`));
-      }
+      const refusal = this.#removalRefusal(execution) ?? this.#owedWorkRefusal(execution);
+      if (refusal) return refused(refusal);
       // Synchronous, so stored (output gate) before the row's deletion leaves; from here on #apply refuses changes.
       this.#removing = true;
       this.#store.setMeta("removing", "1");
@@ -359,6 +392,35 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
     await this.#finishRemoval();
     return ok(null);
+  }
+
+  /** Why this execution cannot begin a removal now, if it cannot (before its owed work is looked at). */
+  #removalRefusal(execution: Execution): EngineError | undefined {
+    if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId}: its status is ${execution.status}; terminate it first`);
+    }
+    if (this.#childResume) return this.#resumingChild(execution, this.#childResume);
+    return undefined;
+  }
+
+  /** Refuses a removal while a parent has not heard that this execution finished or a canceled child is not terminated yet. */
+  #owedWorkRefusal(execution: Execution): EngineError | undefined {
+    const finished = finishSignature(execution);
+    if (this.#watchers.some((watcher) => watcher.notified !== finished)) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still notifying its parent workflow that it finished; try again shortly`);
+    }
+    if (Object.keys(this.#childTerminations).length > 0) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still terminating its children; try again shortly`);
+    }
+    return undefined;
+  }
+
+  /** Tries owed notices to parents and terminations of children now (joining any attempt already running), and waits for them. */
+  async #deliverOwedWork(execution: Execution): Promise<void> {
+    this.#syncWatchers(execution);
+    this.#syncChildTerminations(execution.workflowId);
+    const owed = [...this.#jobs].filter(([key]) => key.startsWith("notify:") || key.startsWith("terminate:")).map(([, settled]) => settled);
+    await Promise.all(owed);
   }
 
   /** Runs the begun removal, once at a time; a failure leaves it owed and the alarm tries it again. */
@@ -470,19 +532,20 @@ export class WorkflowExecution extends DurableObject<Env> {
   // ---- RPC: between executions --------------------------------------------------------------
 
   /**
-   * A child this execution waits for has finished. Answers "retry" only when the task is still
-   * starting a child and does not yet know this one (an existing child returned by an idempotency
-   * key can finish before its start returns); anything else is taken or ignored as stale, and the
-   * child can stop telling.
+   * A child this execution waits for has finished. Answers "retry" only when the task does not wait for
+   * this child yet but is about to: it is still starting a child and does not yet know this one (an existing
+   * child returned by an idempotency key can finish before its start returns), or the child accepted a retry
+   * or rerun whose answer this execution has not taken yet. Anything else is taken or ignored as stale, and
+   * the child can stop telling.
    */
   async childFinished(notice: ChildFinishedNotice): Promise<"taken" | "retry"> {
     this.#recover();
     const task = this.#execution?.tasks.find((candidate) => candidate.taskId === notice.taskId);
     if (!task) return "taken";
     if (isInFlight(task) && task.subWorkflowId !== notice.subWorkflowId) return "retry";
-    const event: ExecutionEvent = { type: "childFinished", taskId: notice.taskId, subWorkflowId: notice.subWorkflowId, status: notice.status, output: notice.output };
-    if (notice.reason !== undefined) event.reason = notice.reason;
-    this.#apply(event);
+    // The child accepted running again and already finished, before this execution reopened to wait for it.
+    if (this.#childResume?.taskId === notice.taskId) return "retry";
+    this.#takeChildState(notice.taskId, notice.subWorkflowId, notice);
     return "taken";
   }
 
@@ -520,6 +583,10 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   #beingRemoved(execution: Execution): EngineError {
     return new EngineError("CONFLICT", `Workflow ${execution.workflowId} is being removed`);
+  }
+
+  #resumingChild(execution: Execution, pending: PendingChildResume): EngineError {
+    return new EngineError("CONFLICT", `Workflow ${execution.workflowId} is waiting for its sub workflow ${pending.subWorkflowId} to accept a retry or rerun; try again shortly`);
   }
 
   #decideEnv(): DecideEnv {
@@ -578,6 +645,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncIndex(execution);
     this.#syncWatchers(execution);
     this.#syncChildTerminations(execution.workflowId);
+    this.#syncChildResume();
     this.#syncAlarm(execution);
     // Every change: each waiter decides for itself whether it is settled (see #settled).
     for (const wake of this.#waiters) wake();
@@ -614,6 +682,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   #owesBackgroundWork(execution: Execution): boolean {
     if (indexSignature(execution) !== this.#indexedSignature) return true;
     if (Object.keys(this.#childTerminations).length > 0) return true;
+    if (this.#childResume) return true;
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
     const finished = finishSignature(execution);
     return this.#watchers.some((watcher) => watcher.notified !== finished);
@@ -625,8 +694,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #runJob(key: string, job: () => Promise<void>): void {
     if (this.#jobs.has(key)) return;
-    this.#jobs.add(key);
-    job().then(
+    const settled = job().then(
       () => {
         this.#jobs.delete(key);
         // Not during a removal: an index write that was on its way must not be followed by another.
@@ -644,6 +712,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (this.#execution && !this.#removing) this.#syncAlarm(this.#execution);
       },
     );
+    this.#jobs.set(key, settled);
   }
 
   /**
@@ -691,7 +760,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         const notice: ChildFinishedNotice = { taskId: watcher.taskId, subWorkflowId: execution.workflowId, status: execution.status, output: execution.output };
         if (execution.reasonForIncompletion !== undefined) notice.reason = execution.reasonForIncompletion;
         const answer = await executionStub(this.env, watcher.workflowId).childFinished(notice);
-        if (answer === "retry") throw new Error(`execution ${watcher.workflowId} is still starting this child; telling it again later`);
+        if (answer === "retry") throw new Error(`execution ${watcher.workflowId} does not wait for this child yet; telling it again later`);
         // Removed meanwhile: there is nothing left to record it in, and a write would store a table again.
         if (this.#execution === null) return;
         watcher.notified = signature;
@@ -768,21 +837,21 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * Reruns from a task that belongs to a child (at any depth). This execution first waits for that
-   * child again, so the child's next finish cannot arrive before anyone listens; then the child
-   * reruns. If the child refuses, this execution takes the child's state back.
+   * Reruns from a task that belongs to a child (at any depth): the child reruns, and this execution waits
+   * for it again (see {@link WorkflowExecution.#resumeChild}).
    */
   async #rerunInChild(execution: Execution, command: Extract<WorkflowCommand, { type: "rerun" }> & { fromTaskId: string }): Promise<ActorResult<null>> {
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) throw new EngineError("CONFLICT", `Cannot rerun workflow ${execution.workflowId}: its status is ${execution.status}`);
     for (const task of this.#childTasks(execution)) {
       const child = executionStub(this.env, task.subWorkflowId!);
       if (!(await child.locateTask(command.fromTaskId))) continue;
+      const view = await this.#childView(task.subWorkflowId!);
+      if (view === null) continue;
       // Rerunning inside a child runs that child again: only for someone who may start it.
-      const childName = await child.getWorkflowName();
-      if (command.startScopes !== undefined && childName !== null && !mayStartWorkflow(command.startScopes, childName)) {
-        throw new EngineError("FORBIDDEN", `Cannot rerun task ${command.fromTaskId}: it belongs to sub workflow ${childName}, which you may not start (${START_PERMISSION} on workflow:${childName})`);
+      if (command.startScopes !== undefined && !mayStartWorkflow(command.startScopes, view.workflowName)) {
+        throw new EngineError("FORBIDDEN", `Cannot rerun task ${command.fromTaskId}: it belongs to sub workflow ${view.workflowName}, which you may not start (${START_PERMISSION} on workflow:${view.workflowName})`);
       }
-      return this.#resumeChild(task, () => child.command(command));
+      return this.#resumeChild(task, view, command.startScopes, () => child.command(command));
     }
     throw new EngineError("INVALID", `Task ${command.fromTaskId} is not part of workflow ${execution.workflowId} or its sub workflows`);
   }
@@ -802,23 +871,84 @@ export class WorkflowExecution extends DurableObject<Env> {
     const view = await this.#childView(last.subWorkflowId);
     if (view === null || !RETRYABLE_CHILD_STATUSES.has(view.status)) return undefined;
     if (startScopes !== undefined && !mayStartWorkflow(startScopes, view.workflowName)) return undefined;
-    return this.#resumeChild(last, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes }));
+    return this.#resumeChild(last, view, startScopes, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes }));
   }
 
-  async #resumeChild(task: TaskExecution, restartChild: () => Promise<ActorResult<null>>): Promise<ActorResult<null>> {
-    this.#apply({ type: "resumeChild", taskId: task.taskId });
-    const result = await restartChild();
-    if (!result.ok) {
-      // The child refused: take its state back. One that vanished meanwhile (removed) fails the task, so this
-      // execution does not wait forever for a notice that cannot come.
-      const child = (await this.#childView(task.subWorkflowId!)) ?? { status: "FAILED" as const, output: {}, reasonForIncompletion: `Sub workflow ${task.subWorkflowId!} no longer exists` };
-      if (TERMINAL_WORKFLOW_STATUSES.has(child.status)) {
-        const event: ExecutionEvent = { type: "childFinished", taskId: task.taskId, subWorkflowId: task.subWorkflowId!, status: child.status, output: child.output };
-        if (child.reasonForIncompletion) event.reason = child.reasonForIncompletion;
-        this.#apply(event);
-      }
+  /**
+   * Asks the child to run again and reopens this execution to wait for it only once it accepted: a refusal
+   * changes nothing here. The request is stored first (see {@link PendingChildResume}); an answer lost to an
+   * error or an eviction is found again by {@link WorkflowExecution.#syncChildResume}.
+   */
+  async #resumeChild(task: TaskExecution, child: ChildView, startScopes: string[] | undefined, restartChild: () => Promise<ActorResult<null>>): Promise<ActorResult<null>> {
+    const execution = this.#execution!;
+    if (this.#childResume) throw this.#resumingChild(execution, this.#childResume);
+    const pending: PendingChildResume = { taskId: task.taskId, subWorkflowId: task.subWorkflowId!, childEndTime: child.endTime };
+    if (startScopes !== undefined) pending.startScopes = startScopes;
+    // The execution may have changed during the awaits before: refuse now, before the child is asked, what the reopen would.
+    decide(execution, this.#resumeChildEvent(pending), this.#decideEnv());
+    this.#setChildResume(pending);
+    this.#syncAlarm(execution);
+    this.#childResumeAsked = true;
+    let result: ActorResult<null>;
+    try {
+      result = await restartChild();
+    } catch (error) {
+      // The child may or may not have accepted: ask it what it is doing now.
+      this.#childResumeAsked = false;
+      this.#syncChildResume();
+      throw error;
     }
+    this.#childResumeAsked = false;
+    if (result.ok) this.#reopenForChild(pending);
+    else this.#setChildResume(undefined);
     return result;
+  }
+
+  /** Finds out whether the child accepted a resume whose answer was lost, and acts on it (once at a time, retried until known). */
+  #syncChildResume(): void {
+    if (!this.#childResume || this.#childResumeAsked) return;
+    this.#runJob("childResume", async () => {
+      const pending = this.#childResume;
+      if (!pending || this.#childResumeAsked) return;
+      const child = await this.#childView(pending.subWorkflowId);
+      if (this.#childResume !== pending) return;
+      const ranAgain = child !== null && (!TERMINAL_WORKFLOW_STATUSES.has(child.status) || child.endTime !== pending.childEndTime);
+      if (!ranAgain) {
+        this.#setChildResume(undefined);
+        return;
+      }
+      this.#reopenForChild(pending);
+      // Finished again already: its notice was turned away while the reopen was owed.
+      if (TERMINAL_WORKFLOW_STATUSES.has(child.status)) {
+        const state: ChildState = { status: child.status, output: child.output };
+        if (child.reasonForIncompletion !== null) state.reason = child.reasonForIncompletion;
+        this.#takeChildState(pending.taskId, pending.subWorkflowId, state);
+      }
+    });
+  }
+
+  /** The child accepted: this execution waits for it again (in the same turn as forgetting the request). */
+  #reopenForChild(pending: PendingChildResume): void {
+    this.#setChildResume(undefined);
+    this.#apply(this.#resumeChildEvent(pending));
+  }
+
+  #resumeChildEvent(pending: PendingChildResume): ExecutionEvent {
+    // The reopened execution's later children start with the asker's rights, as after any other reopening.
+    return { type: "resumeChild", taskId: pending.taskId, startScopes: pending.startScopes };
+  }
+
+  #setChildResume(pending: PendingChildResume | undefined): void {
+    this.#childResume = pending;
+    if (pending) this.#store.setMeta("childResume", JSON.stringify(pending));
+    else this.#store.deleteMeta("childResume");
+  }
+
+  /** Feeds a child's terminal state to the task waiting for it. */
+  #takeChildState(taskId: string, subWorkflowId: string, child: ChildState): void {
+    const event: ExecutionEvent = { type: "childFinished", taskId, subWorkflowId, status: child.status, output: child.output };
+    if (child.reason !== undefined) event.reason = child.reason;
+    this.#apply(event);
   }
 
   /** What this execution needs to know of a child, or null when the child does not exist (or is being removed). */

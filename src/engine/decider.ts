@@ -66,9 +66,10 @@ export type ExecutionEvent =
   | { type: "childFinished"; taskId: string; subWorkflowId: string; status: WorkflowStatus; output: JsonObject; reason?: string }
   /**
    * The child of finished SUB_WORKFLOW task `taskId` is being rerun or retried in place: the task
-   * waits for that same child again, later tasks are discarded, and the workflow runs again.
+   * waits for that same child again, later tasks are discarded, and the workflow runs again. Like retry and
+   * rerun, it replaces `startScopes` with those of whoever asked.
    */
-  | { type: "resumeChild"; taskId: string };
+  | { type: "resumeChild"; taskId: string; startScopes?: string[] };
 
 /** Work the actor must do after persisting a decision. */
 export type Effect =
@@ -198,6 +199,7 @@ export function decide(state: WorkflowExecution, event: ExecutionEvent, env: Dec
       break;
     case "resumeChild":
       applyResumeChild(draft, event.taskId, env);
+      replaceStartScopes(draft, event.startScopes);
       break;
   }
   advance(draft, env, effects);
@@ -392,7 +394,7 @@ function replaceStartScopes(draft: Draft, startScopes: string[] | undefined): vo
   if (startScopes !== undefined) draft.patch({ startScopes });
 }
 
-/** Workflow fields of an execution brought back to RUNNING by retry, restart or rerun. */
+/** Workflow fields of an execution brought back to RUNNING by retry, restart, rerun or resuming a child. */
 function reopened(state: WorkflowExecution, env: DecideEnv): Partial<WorkflowExecution> {
   const fields: Partial<WorkflowExecution> = { status: "RUNNING", endTime: 0, updateTime: env.now, reasonForIncompletion: undefined };
   fields.deadline = workflowDeadline(state.definition, env.now);

@@ -26,8 +26,8 @@ export interface StartOptions {
   waitMs?: number;
 }
 
-/** Why a start did not happen. */
-export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALREADY_STARTED";
+/** Why a start did not happen (or, for execute, why there is nothing to answer: `EXECUTION_REMOVED`, removed while it was waited for). */
+export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALREADY_STARTED" | "EXECUTION_REMOVED";
 
 /** The outcome of a start. `existing` is true when an idempotency key returned an earlier execution. */
 export type StartOutcome =
@@ -110,7 +110,7 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   const stub = executionStub(env, workflowId);
   if (waitMs !== undefined) {
     const executed = await stub.execute(params, waitMs);
-    if (!executed.ok) return { ok: false, code: "ALREADY_STARTED", message: executed.error.message };
+    if (!executed.ok) return { ok: false, code: executed.error.kind === "NOT_FOUND" ? "EXECUTION_REMOVED" : "ALREADY_STARTED", message: executed.error.message };
     return { ok: true, workflowId, existing, workflowJson: executed.value };
   }
   const started = await stub.start(params);

@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { WorkflowExecution } from "../../src/actors/workflow-execution";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
@@ -211,6 +211,104 @@ describe("remove", () => {
     const storedTables = () => runInDurableObject(executionStub(env, workflowId), (_instance, state) => state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).toArray().length);
     await eventually(storedTables, (count) => count === 0, "the removal's storage deletion");
     expect(await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first()).toBeNull();
+  });
+});
+
+describe("remove while background work is owed", () => {
+  const subTask = (ref: string, child: string) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: child } } });
+  const gateTask = (ref: string) => httpTask(ref, { uri: target(`/echo/${ref}`), method: "GET" }, { asyncComplete: true });
+  const terminal = ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"];
+
+  /** A parent running a child that waits at `gate`; answers both ids. */
+  async function parentAndChild(prefix: string) {
+    await register({ name: `${prefix}_child`, tasks: [gateTask(`${prefix}_gate`)] });
+    await register({ name: `${prefix}_parent`, tasks: [subTask("sub", `${prefix}_child`)] });
+    const parentId = await startWorkflow(`${prefix}_parent`);
+    const first = await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
+    const childId = String(first.tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    return { parentId, childId };
+  }
+
+  const removed = (workflowId: string) => eventually(() => api("DELETE", `/api/workflow/${workflowId}/remove`).then((response) => response.status), (status) => status === 200, `the removal of ${workflowId}`, 8_000);
+
+  it("a finished child whose notice to its parent is still owed refuses removal (409) until the parent has heard, so the parent completes", async () => {
+    const { parentId, childId } = await parentAndChild("owed_notice");
+    // The parent's object fails the notices (a transient RPC error) until the end of the try: the child owes it.
+    const { childFinished } = WorkflowExecution.prototype;
+    let refused = 0;
+    WorkflowExecution.prototype.childFinished = async function (this: WorkflowExecution, notice) {
+      if (notice.subWorkflowId === childId) {
+        refused++;
+        throw new Error("Network connection lost (test)");
+      }
+      return childFinished.call(this, notice);
+    };
+    try {
+      await apiOk("POST", `/api/tasks/${childId}/owed_notice_gate/COMPLETED`, {});
+      await waitFor(childId, ["COMPLETED"]);
+      await eventually(async () => refused, (count) => count > 0, "the first notice being refused");
+      const refusal = await expectError("DELETE", `/api/workflow/${childId}/remove`, 409, "CONFLICT");
+      expect(refusal.message).toContain("parent");
+      expect((await getWorkflow(childId)).status).toBe("COMPLETED");
+    } finally {
+      WorkflowExecution.prototype.childFinished = childFinished;
+    }
+    expect((await waitFor(parentId, terminal)).status).toBe("COMPLETED");
+    await removed(childId);
+    await expectError("GET", `/api/workflow/${childId}`, 404, "NOT_FOUND");
+  });
+
+  it("a terminated parent whose child's termination is still owed refuses removal (409) until the child is terminated", async () => {
+    const { parentId, childId } = await parentAndChild("owed_termination");
+    // The child's object fails the terminations until the end of the try: the parent owes it.
+    const { terminateAsChild } = WorkflowExecution.prototype;
+    let refused = 0;
+    WorkflowExecution.prototype.terminateAsChild = async function (this: WorkflowExecution, parent, reason) {
+      if (parent === parentId) {
+        refused++;
+        throw new Error("Network connection lost (test)");
+      }
+      return terminateAsChild.call(this, parent, reason);
+    };
+    try {
+      await apiOk("DELETE", `/api/workflow/${parentId}?reason=stop`);
+      await eventually(async () => refused, (count) => count > 0, "the first termination being refused");
+      const refusal = await expectError("DELETE", `/api/workflow/${parentId}/remove`, 409, "CONFLICT");
+      expect(refusal.message).toContain("children");
+      expect((await getWorkflow(parentId)).status).toBe("TERMINATED");
+    } finally {
+      WorkflowExecution.prototype.terminateAsChild = terminateAsChild;
+    }
+    expect((await waitFor(childId, terminal)).status).toBe("TERMINATED");
+    await removed(parentId);
+  });
+
+  it("a remove that finds a notice to the parent on its way waits for it, then removes", async () => {
+    const { parentId, childId } = await parentAndChild("notice_on_way");
+    // The parent holds this child's notice until released.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    const { childFinished } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.childFinished = async function (this: WorkflowExecution, notice) {
+      if (notice.subWorkflowId === childId) {
+        held = true;
+        await released;
+      }
+      return childFinished.call(this, notice);
+    };
+    try {
+      await apiOk("POST", `/api/tasks/${childId}/notice_on_way_gate/COMPLETED`, {});
+      await eventually(async () => held, (value) => value, "the notice reaching the parent");
+      const removal = api("DELETE", `/api/workflow/${childId}/remove`);
+      release();
+      expect((await removal).status).toBe(200);
+    } finally {
+      WorkflowExecution.prototype.childFinished = childFinished;
+    }
+    expect((await waitFor(parentId, terminal)).status).toBe("COMPLETED");
+    await expectError("GET", `/api/workflow/${childId}`, 404, "NOT_FOUND");
   });
 });
 

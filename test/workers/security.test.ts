@@ -3,7 +3,7 @@ import { SignJWT, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { ROUTE_TABLE } from "../../src/worker/index";
-import { ADMIN_KEY, api, apiOk, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
+import { ADMIN_KEY, api, apiOk, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
 /** The current signing key of the tests (see TEST_JWT_SIGNING_KEYS in vitest.config.ts). */
 const TEST_KEY = new Uint8Array(32).fill(7);
@@ -377,6 +377,38 @@ describe("RBAC", () => {
     const legacy = await env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(legacyId)).start({ workflowId: legacyId, definition: legacyDefinition!, input: {}, baseUrl: "" });
     expect(legacy.ok).toBe(true);
     expect((await waitFor(legacyId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("retry with resumeSubworkflowTasks replaces the reopened parent's starter rights with the retrier's: a later SUB_WORKFLOW she may not start fails and starts nothing", async () => {
+    const waitTask = httpTask("rbres_gate", { uri: target("/echo/rbres-gate"), method: "GET" }, { asyncComplete: true });
+    const subTask = (ref: string, child: string) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: child } } });
+    await register({ name: "rbres_mine_child", tasks: [waitTask] });
+    await register({ name: "rbres_payroll", tasks: [httpTask("pay", { uri: target("/count/rbres-payroll"), method: "GET" })], outputParameters: { salaries: "TOP-SECRET-SALARIES" } });
+    await register({ name: "rbres_mine", tasks: [subTask("sub", "rbres_mine_child"), subTask("later", "rbres_payroll")] });
+    // The admin (every scope) starts the parent; its child fails.
+    const parentId = await startWorkflow("rbres_mine");
+    const first = await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
+    const childId = String(first.tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/rbres_gate/FAILED`, {});
+    expect((await waitFor(parentId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"])).status).toBe("FAILED");
+
+    // Mallory may run rbres_mine* (parent and child) but not rbres_payroll.
+    const mallory = await createUser("rbres-mallory", {
+      directPermissions: ["WORKFLOW_ADMIN", "WORKFLOW_READ", "TASK_EXECUTE"].map((action) => ({ action, scope: "workflow:rbres_mine*" })),
+    });
+    const asMallory = orkes(mallory.token);
+    await expectStatus(await call("POST", "/api/workflow/rbres_payroll", asMallory, {}), 403, "PERMISSION_DENIED");
+    await expectStatus(await call("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`, asMallory), 200);
+    await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    await expectStatus(await call("POST", `/api/tasks/${childId}/rbres_gate/COMPLETED`, asMallory, {}), 200);
+
+    const done = await waitFor(parentId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"]);
+    expect(done.tasks[0]!.status).toBe("COMPLETED");
+    expect(done.tasks[1]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(done.tasks[1]!["reasonForIncompletion"]).toContain("may not start workflow rbres_payroll");
+    expect(await hits("rbres-payroll")).toBe(0);
+    expect(JSON.stringify(done)).not.toContain("TOP-SECRET-SALARIES");
   });
 
   it("POST /api/tasks/{id}/{ref}/{status}/sync needs WORKFLOW_READ too (it answers the Workflow JSON): without it 403, and the task is not updated", async () => {

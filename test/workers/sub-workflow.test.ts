@@ -1,10 +1,10 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { WorkflowExecution } from "../../src/actors/workflow-execution";
+import { WorkflowExecution, type ActorResult } from "../../src/actors/workflow-execution";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { executionStub } from "../../src/worker/executions";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 const subTask = (ref: string, inputParameters: JsonObject, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters, ...extra });
 const waitTask = (ref: string): JsonObject => httpTask(ref, { uri: target(`/echo/${ref}`), method: "GET" }, { asyncComplete: true });
@@ -195,7 +195,7 @@ describe("SUB_WORKFLOW", () => {
     expect(parent.tasks[0]!.outputData).toEqual({ subWorkflowId: childId, finished: true });
   });
 
-  it("a child removed while its notice to the parent is on its way leaves nothing stored behind", async () => {
+  it("a child removed while its notice to the parent is on its way leaves nothing stored behind (the removal waits for the notice)", async () => {
     await register({ name: "child_removed_early", tasks: [waitTask("gate")] });
     await register({ name: "parent_of_removed", tasks: [subTask("sub", { subWorkflowParam: { name: "child_removed_early" } })] });
     const parentId = await startWorkflow("parent_of_removed");
@@ -218,8 +218,10 @@ describe("SUB_WORKFLOW", () => {
     try {
       await apiOk("POST", `/api/tasks/${childId}/gate/COMPLETED`, {});
       await arrived;
-      await apiOk("DELETE", `/api/workflow/${childId}/remove`);
+      // The removal delivers the owed notice first: it waits for the one on its way.
+      const removal = apiOk("DELETE", `/api/workflow/${childId}/remove`);
       release();
+      await removal;
       expect((await waitFor(parentId, terminal)).status).toBe("COMPLETED");
     } finally {
       WorkflowExecution.prototype.childFinished = childFinished;
@@ -245,6 +247,31 @@ describe("SUB_WORKFLOW", () => {
     expect(run.status).toBe("COMPLETED");
     expect(run.output).toEqual({ who: "ada" });
     expect(run.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
+  });
+
+  it("the execute endpoint answers 404 (not a 500) when the execution it waited for was removed meanwhile", async () => {
+    await registerEchoChild("exec_removed_child");
+    await register({ name: "exec_removed_parent", tasks: [subTask("outer", { subWorkflowParam: { name: "exec_removed_child" } })] });
+    // The child's settle answers only once its parent has finished and been removed.
+    const { settle } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.settle = async function (this: WorkflowExecution, waitMs) {
+      const answer = await settle.call(this, waitMs);
+      const view = JSON.parse((await this.getWorkflowJson(false)) ?? "{}") as { workflowName?: string; parentWorkflowId?: string };
+      if (view.workflowName === "exec_removed_child" && view.parentWorkflowId !== undefined) {
+        const parent = executionStub(env, view.parentWorkflowId);
+        await eventually(() => parent.getWorkflowJson(false), (json) => json?.includes('"status":"COMPLETED"') === true, "the parent completing");
+        expect(await parent.remove()).toEqual({ ok: true, value: null });
+      }
+      return answer;
+    };
+    let response: Response;
+    try {
+      response = await api("POST", "/api/workflow/execute/exec_removed_parent/1?waitForSeconds=10", { input: {} });
+    } finally {
+      WorkflowExecution.prototype.settle = settle;
+    }
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ status: 404, error: "NOT_FOUND" });
   });
 
   it("the execute endpoint answers as soon as a child waits on the outside (not after waitForSeconds)", { timeout: 20_000 }, async () => {
@@ -389,6 +416,129 @@ describe("rerun and retry across levels", () => {
     expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["to_child", "FAILED"], ["to_child", "COMPLETED"]]);
     expect(done.tasks[1]!["subWorkflowId"]).not.toBe(removedChildId);
     expect(await hits("removed-child")).toBe(2);
+  });
+
+  /** A parent whose child waits at `gate` and then failed there, failing the parent; answers both ids and the failed parent. */
+  async function failedParentAndChild(prefix: string, after?: JsonObject) {
+    await register({ name: `${prefix}_child`, tasks: [waitTask(`${prefix}_gate`)] });
+    await register({ name: `${prefix}_parent`, tasks: [subTask("sub", { subWorkflowParam: { name: `${prefix}_child` } }), ...(after ? [after] : [])] });
+    const parentId = await startWorkflow(`${prefix}_parent`);
+    const first = await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
+    const childId = String(first.tasks[0]!.outputData["subWorkflowId"]);
+    const gate = (await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS")).tasks[0]!;
+    await apiOk("POST", `/api/tasks/${childId}/${prefix}_gate/FAILED`, {});
+    const failed = await waitFor(parentId, terminal);
+    expect(failed.status).toBe("FAILED");
+    return { parentId, childId, gate, failed };
+  }
+
+  /** Runs `act` while the child object's lifecycle commands go through `wrap` (the original command is its first argument). */
+  async function withChildCommand<T>(childName: string, wrap: (original: () => Promise<ActorResult<null>>, self: WorkflowExecution) => Promise<ActorResult<null>>, act: () => Promise<T>): Promise<T> {
+    const { command } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.command = async function (this: WorkflowExecution, cmd) {
+      if ((cmd.type === "retry" || cmd.type === "rerun") && (await this.getWorkflowName()) === childName) return wrap(() => command.call(this, cmd), this);
+      return command.call(this, cmd);
+    };
+    try {
+      return await act();
+    } finally {
+      WorkflowExecution.prototype.command = command;
+    }
+  }
+
+  it("a rerun into a child that refuses it (409: the child runs again) changes nothing in the parent", async () => {
+    const { parentId, childId, gate, failed } = await failedParentAndChild("refused_rerun", httpTask("after", { uri: target("/count/refused-rerun-after"), method: "GET" }));
+    // Someone retries the child on its own: it runs again, so it refuses a rerun.
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    const refused = await api("POST", `/api/workflow/${parentId}/rerun`, { reRunFromTaskId: gate.taskId });
+    expect(refused.status).toBe(409);
+    expect(await getWorkflow(parentId)).toEqual(failed);
+    // The child finishing later does not bring the parent back either.
+    await apiOk("POST", `/api/tasks/${childId}/refused_rerun_gate/COMPLETED`, {});
+    await waitFor(childId, ["COMPLETED"]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await getWorkflow(parentId)).toEqual(failed);
+    expect(await hits("refused-rerun-after")).toBe(0);
+  });
+
+  it("retry with resumeSubworkflowTasks that the child refuses answers the refusal and changes nothing in the parent", async () => {
+    const { parentId, failed } = await failedParentAndChild("refused_retry");
+    const response = await withChildCommand("refused_retry_child", async () => ({ ok: false, error: { kind: "CONFLICT", message: "busy (test)" } }), () =>
+      api("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`),
+    );
+    expect(response.status).toBe(409);
+    expect(await getWorkflow(parentId)).toEqual(failed);
+  });
+
+  it("a child that finishes again before its parent has heard it accepted the retry still completes the parent", async () => {
+    await register({ name: "quick_child", tasks: [httpTask("flaky", { uri: target("/flaky/quick-child?fail=1"), method: "GET" })] });
+    await register({ name: "quick_parent", tasks: [subTask("sub", { subWorkflowParam: { name: "quick_child" } })] });
+    const parentId = await startWorkflow("quick_parent");
+    const failed = await waitFor(parentId, terminal);
+    expect(failed.status).toBe("FAILED");
+    const childId = String(failed.tasks[0]!["subWorkflowId"]);
+    // The child's answer reaches the parent only after the child finished and sent its notice.
+    await withChildCommand("quick_child", async (original, self) => {
+      const result = await original();
+      for (let i = 0; i < 200 && !String(await self.getWorkflowJson(false)).includes('"status":"COMPLETED"'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return result;
+    }, () => apiOk("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`));
+    expect((await getWorkflow(childId)).status).toBe("COMPLETED");
+    const done = await waitFor(parentId, terminal, 8_000);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => [task["subWorkflowId"], task.status])).toEqual([[childId, "COMPLETED"]]);
+  });
+
+  it("retry with resumeSubworkflowTasks whose call into the child fails (500) leaves the parent as it was, and a later retry works", async () => {
+    const { parentId, childId, failed } = await failedParentAndChild("lost_call");
+    let failures = 0;
+    const status = await withChildCommand("lost_call_child", async () => {
+      failures++;
+      throw new Error("Network connection lost (test)");
+    }, async () => (await api("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`)).status);
+    expect(failures).toBe(1);
+    expect(status).toBe(500);
+    // The child was never retried: the parent stays FAILED, not RUNNING for a notice that cannot come.
+    expect((await getWorkflow(childId)).status).toBe("FAILED");
+    await eventually(() => api("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`).then((response) => response.status), (code) => code === 200, "a second retry being accepted");
+    expect(failed.status).toBe("FAILED");
+    await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/lost_call_gate/COMPLETED`, {});
+    expect((await waitFor(parentId, terminal)).status).toBe("COMPLETED");
+  });
+
+  it("a parent whose child accepted the retry but whose answer was lost (500) waits for that child and takes its result", async () => {
+    const { parentId, childId } = await failedParentAndChild("lost_answer");
+    const status = await withChildCommand("lost_answer_child", async (original) => {
+      expect((await original()).ok).toBe(true);
+      throw new Error("Network connection lost (test)");
+    }, async () => (await api("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`)).status);
+    expect(status).toBe(500);
+    await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    await waitFor(parentId, (workflow) => workflow.status === "RUNNING");
+    await apiOk("POST", `/api/tasks/${childId}/lost_answer_gate/COMPLETED`, {});
+    const done = await waitFor(parentId, terminal);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => [task["subWorkflowId"], task.status])).toEqual([[childId, "COMPLETED"]]);
+  });
+
+  it("a parent evicted while it waits for its child to accept a retry learns the outcome from the child afterwards", async () => {
+    const { parentId, childId } = await failedParentAndChild("evicted_resume");
+    const response = await withChildCommand("evicted_resume_child", async (original) => {
+      const result = await original();
+      // The waiting parent's object goes before the child's answer reaches it.
+      await runInDurableObject(executionStub(env, parentId), (_instance, state) => state.abort("evicted (test)")).catch(() => undefined);
+      return result;
+    }, () => api("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`));
+    expect(response.status).toBeGreaterThanOrEqual(500);
+    await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    // Only the child is touched from here: its notice (or the parent's own alarm) must bring the parent along.
+    await apiOk("POST", `/api/tasks/${childId}/evicted_resume_gate/COMPLETED`, {});
+    await waitFor(childId, ["COMPLETED"]);
+    const done = await waitFor(parentId, (workflow) => workflow.status === "COMPLETED", 10_000);
+    expect(done.tasks.map((task) => [task["subWorkflowId"], task.status])).toEqual([[childId, "COMPLETED"]]);
   });
 
   it("rerun with an unknown task id is a 400 and changes nothing; rerun of a running workflow is a 409", async () => {

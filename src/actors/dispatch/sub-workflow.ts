@@ -56,7 +56,8 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
     // The child can do no more than its parent's starter.
     startScopes: parent.startScopes,
   });
-  if (!started.ok) return fail(started.code, started.message);
+  // EXECUTION_REMOVED is an answer of execute (a start with waitMs) only, which a child start is not.
+  if (!started.ok) return fail(started.code === "EXECUTION_REMOVED" ? "ALREADY_STARTED" : started.code, started.message);
   const output: JsonObject = { subWorkflowId: started.workflowId };
   const child = { subWorkflowId: started.workflowId };
   if (!request.waitForCompletion) return result("COMPLETED", output, child);
