@@ -427,6 +427,50 @@ describe("RBAC", () => {
     expect(answered.tasks[0]!.status).toBe("COMPLETED");
   });
 
+  it("using a secret is a right: registering a definition that references one needs SYSTEM_ADMIN on secret:<name>; refused registrations write nothing and send nothing", async () => {
+    const value = `rbac-prod-${crypto.randomUUID()}`;
+    await expectStatus(await api("PUT", "/api/secrets/rbac_prod_token", JSON.stringify(value)), 200);
+    await expectStatus(await api("PUT", "/api/secrets/rbsec_eve_token", JSON.stringify(`rbac-eve-${crypto.randomUUID()}`)), 200);
+    const author = ["WORKFLOW_WRITE", "WORKFLOW_ADMIN", "WORKFLOW_READ"].map((action) => ({ action, scope: "workflow:rbsec_*" }));
+    const eve = await createUser("rbac-eve", { directPermissions: author });
+    const leaking = (name: string, secret: string) => ({
+      name,
+      version: 1,
+      schemaVersion: 2,
+      ownerEmail: "eve@example.com",
+      tasks: [httpTask("leak", { uri: target(`/count/\${workflow.secrets.${secret}}`), method: "GET" })],
+    });
+    const plain = { ...leaking("rbsec_plain", "x"), tasks: [httpTask("ok", { uri: target("/echo/plain"), method: "GET" })] };
+
+    const definitions = await rowCount("workflow_defs");
+    const refused = JSON.parse(await expectStatus(await call("POST", "/api/metadata/workflow?overwrite=true", orkes(eve.token), leaking("rbsec_exfil", "rbac_prod_token")), 403, "PERMISSION_DENIED")) as { message: string };
+    expect(refused.message).toContain("rbac_prod_token");
+    // A metadata admin may write every definition, but not use every secret: one definition of a batch using one refuses the batch.
+    const metadataAdmin = await createUser("rbac-metadata-admin", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }] });
+    await expectStatus(await call("PUT", "/api/metadata/workflow", orkes(metadataAdmin.token), [plain, leaking("rbsec_exfil2", "rbac_prod_token")]), 403, "PERMISSION_DENIED");
+    // A secret reached through bracket syntax or inside a branch counts as well.
+    const bracketed = { ...leaking("rbsec_exfil3", "x"), tasks: [httpTask("leak", { uri: target("/count/${true ? workflow['secrets']['rbac_prod_token'] : ''}"), method: "GET" })] };
+    await expectStatus(await call("POST", "/api/metadata/workflow?overwrite=true", orkes(eve.token), bracketed), 403, "PERMISSION_DENIED");
+    expect(await rowCount("workflow_defs")).toBe(definitions);
+    await expectStatus(await call("POST", "/api/workflow/rbsec_exfil", orkes(eve.token), {}), 404, "NOT_FOUND");
+    expect(await hits(value)).toBe(0);
+
+    // SYSTEM_ADMIN on a secret scope lets her use those secrets, and only those.
+    await apiOk("PUT", "/api/security/users/rbac-eve/roles", { roles: [], directPermissions: [...author, { action: "SYSTEM_ADMIN", scope: "secret:rbsec_*" }] });
+    await expectStatus(await call("POST", "/api/metadata/workflow?overwrite=true", orkes(eve.token), leaking("rbsec_own", "rbsec_eve_token")), 200);
+    await expectStatus(await call("PUT", "/api/metadata/workflow", orkes(metadataAdmin.token), [plain]), 200);
+    await expectStatus(await call("POST", "/api/metadata/workflow?overwrite=true", orkes(eve.token), leaking("rbsec_exfil", "rbac_prod_token")), 403, "PERMISSION_DENIED");
+    // ...and she still cannot read the secrets API with it.
+    await expectStatus(await call("GET", "/api/secrets", orkes(eve.token)), 403, "PERMISSION_DENIED");
+
+    // A definition the admin stored keeps working when she starts it: she chose none of it.
+    await register(leaking("rbsec_admin_made", "rbac_prod_token"));
+    const started = await call("POST", "/api/workflow/rbsec_admin_made", orkes(eve.token), {});
+    const workflowId = await expectStatus(started, 200);
+    expect((await waitFor(workflowId, ["COMPLETED"])).status).toBe("COMPLETED");
+    expect(await hits(value)).toBe(1);
+  });
+
   it("roles and users refuse bad input with the contract's errors and write nothing", async () => {
     const roles = await rowCount("roles");
     await expectStatus(await api("POST", "/api/security/roles", { name: "bad", permissions: [{ action: "FLY", scope: "*" }] }), 400, "VALIDATION_ERROR");

@@ -2,9 +2,11 @@ import type { IRequest, RouterType } from "itty-router";
 import { validateWorkflowDef } from "../../engine/definition/validate";
 import type { WorkflowDef } from "../../engine/model";
 import { childPath, type ValidationIssue } from "../../engine/validation-issue";
+import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
 import { readJsonBody } from "../http/body";
+import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
 import { booleanQuery, decodedPathParam, integerQuery } from "../http/params";
 
@@ -38,6 +40,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   router.post("/api/metadata/workflow", async (request, env) => {
     const overwrite = booleanQuery(request, "overwrite", false);
     const [definition] = validateAll([await requiredBody(request, env)], false);
+    authorizeSecretUse(principalOf(request).grants, [definition!]);
     await new DefinitionRepository(env.DB).save([definition!], overwrite);
     return new Response(null, { status: 200 });
   });
@@ -52,6 +55,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
       if (names.has(key)) throw validationError("Invalid request", [{ path: "(body)", message: `${definition.name} version ${definition.version} appears twice` }]);
       names.add(key);
     }
+    authorizeSecretUse(principalOf(request).grants, definitions);
     await new DefinitionRepository(env.DB).save(definitions, true);
     return new Response(null, { status: 200 });
   });
