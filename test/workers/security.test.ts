@@ -471,6 +471,49 @@ describe("RBAC", () => {
     expect(await hits(value)).toBe(1);
   });
 
+  it("a USER_ADMIN hands out only grants it holds: no role, assignment, role update, API key or access rule raises anyone to SYSTEM_ADMIN, and refusals change nothing", async () => {
+    const userAdmin = [{ action: "USER_ADMIN", scope: "*" }];
+    const mallory = await createUser("rbac-user-admin", { directPermissions: userAdmin });
+    const asMallory = orkes(mallory.token);
+    const counts = async () => ({ roles: await rowCount("roles"), rules: await rowCount("access_rules"), keys: await rowCount("api_keys") });
+    await apiOk("POST", "/api/security/roles", { name: "rbac-sysadmins", permissions: [{ action: "SYSTEM_ADMIN", scope: "*" }] }, 201);
+    await apiOk("POST", "/api/security/roles", { name: "rbac-readers", permissions: [{ action: "WORKFLOW_READ", scope: "workflow:team_*" }] }, 201);
+    await createUser("rbac-root", { roles: ["rbac-sysadmins"] });
+    await createUser("rbac-teammate", { roles: ["rbac-readers"] });
+    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: "/api/workflow/{workflowId}/pause", methods: ["PUT"], requiredPermissions: [{ action: "SYSTEM_ADMIN", scope: "*" }] }, 201);
+    const before = await counts();
+
+    const sysAdmin = [{ action: "SYSTEM_ADMIN", scope: "*" }];
+    const refusals = [
+      await call("POST", "/api/security/roles", asMallory, { name: "rbac-escalate", permissions: sysAdmin }),
+      await call("POST", "/api/security/roles", asMallory, { name: "rbac-escalate", permissions: [{ action: "WORKFLOW_READ", scope: "*" }] }),
+      await call("PUT", "/api/security/users/rbac-user-admin/roles", asMallory, { roles: ["rbac-sysadmins"], directPermissions: userAdmin }),
+      await call("PUT", "/api/security/users/rbac-user-admin/roles", asMallory, { roles: [], directPermissions: [...userAdmin, ...sysAdmin] }),
+      // A role already assigned to others cannot be widened to what she does not hold.
+      await call("PUT", "/api/security/roles/rbac-readers", asMallory, { permissions: [{ action: "WORKFLOW_READ", scope: "workflow:team_*" }, ...sysAdmin] }),
+      // A key for a user holding more than she does would let her act as that user.
+      await call("POST", "/api/security/users/rbac-root/api-keys", asMallory),
+      await call("POST", "/api/security/users/rbac-teammate/api-keys", asMallory),
+      await call("POST", "/api/security/rules", asMallory, { apiPath: "/api/secrets", methods: ["GET"], requiredPermissions: [] }),
+      await call("DELETE", `/api/security/rules/${rule.id}`, asMallory),
+    ];
+    for (const refused of refusals) await expectStatus(refused, 403, "PERMISSION_DENIED");
+    expect(await counts()).toEqual(before);
+    expect(await apiOk("GET", "/api/security/users/rbac-user-admin")).toEqual({ userId: "rbac-user-admin", roles: [], directPermissions: userAdmin });
+    expect(await apiOk("GET", "/api/security/roles/rbac-readers")).toMatchObject({ permissions: [{ action: "WORKFLOW_READ", scope: "workflow:team_*" }] });
+    expect((await apiOk<{ rules: Array<{ id: string }> }>("GET", "/api/security/rules")).rules.map((stored) => stored.id)).toContain(rule.id);
+    await expectStatus(await call("GET", "/api/secrets", asMallory), 403, "PERMISSION_DENIED");
+
+    // What she holds she may hand out, and keeping a role a user already has is not handing it out.
+    await expectStatus(await call("POST", "/api/security/roles", asMallory, { name: "rbac-team-admins", permissions: [{ action: "USER_ADMIN", scope: "team:a" }] }), 201);
+    await expectStatus(await call("PUT", "/api/security/users/rbac-teammate/roles", asMallory, { roles: ["rbac-readers", "rbac-team-admins"] }), 200);
+    await expectStatus(await call("PUT", "/api/security/users/rbac-root/roles", asMallory, { roles: ["rbac-sysadmins"], directPermissions: userAdmin }), 200);
+    await expectStatus(await call("POST", "/api/security/users/rbac-newcomer/api-keys", asMallory), 201);
+    // The admin (SYSTEM_ADMIN on *) hands out anything.
+    await apiOk("PUT", "/api/security/roles/rbac-readers", { permissions: [{ action: "WORKFLOW_READ", scope: "*" }, ...sysAdmin] });
+    await apiOk("DELETE", `/api/security/rules/${rule.id}`);
+  });
+
   it("roles and users refuse bad input with the contract's errors and write nothing", async () => {
     const roles = await rowCount("roles");
     await expectStatus(await api("POST", "/api/security/roles", { name: "bad", permissions: [{ action: "FLY", scope: "*" }] }), 400, "VALIDATION_ERROR");

@@ -37,6 +37,8 @@ const at = (action: Grant["action"], scope = "*"): Grant => ({ action, scope });
  */
 export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/security/permissions", methods: ["GET"], requiredPermissions: [] },
+  // A stored rule decides before the defaults, so writing one could open any route: not for USER_ADMINs.
+  { apiPath: "/api/security/rules/*", methods: ["POST", "PUT", "PATCH", "DELETE"], requiredPermissions: [at("SYSTEM_ADMIN")] },
   { apiPath: "/api/security/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
   { apiPath: "/api/secrets/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },

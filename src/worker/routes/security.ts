@@ -1,10 +1,11 @@
 import type { IRequest, RouterType } from "itty-router";
 import { DEFAULT_ACCESS_RULES } from "../auth/access-rules";
 import { parseApiKey, userForApiKey } from "../auth/api-key";
+import { addedGrants, authorizeHandingOut } from "../auth/delegation";
 import { clientAddress } from "../auth/throttle";
 import { grantsFor } from "../auth/grants";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
-import { PERMISSIONS, grantsAllow } from "../auth/permissions";
+import { PERMISSIONS, grantsAllow, type Grant } from "../auth/permissions";
 import { forgetVerifiedTokens, issueTokens, keySessionRevocations, refreshTokens, revokeToken } from "../auth/tokens";
 import { serviceConfig } from "../config";
 import { principalOf } from "../guard";
@@ -13,7 +14,7 @@ import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { AccessRuleSchema, AssignmentSchema, NAME_PATTERN, RoleSchema, RoleUpdateSchema, UserIdSchema } from "../security/schemas";
-import { SecurityStore } from "../security/store";
+import { SecurityStore, type UserAssignment } from "../security/store";
 
 type Args = [Env, ExecutionContext];
 
@@ -101,6 +102,21 @@ async function jsonBody(request: IRequest, env: Env): Promise<unknown> {
   }
 }
 
+/** 409 for a change refused because what it was checked against changed meanwhile (nothing was written). */
+function changedMeanwhile(what: string): ApiError {
+  return new ApiError(409, "CONFLICT", `${what} changed while this request was being checked; read it again and retry`);
+}
+
+/**
+ * Throws 403 unless the caller holds every grant an assignment gives anew: direct permissions and the
+ * permissions of roles the user did not have before. Keeping what a user already has is not handing it out.
+ */
+async function authorizeAssignment(holder: readonly Grant[], store: SecurityStore, assignment: UserAssignment, previous: UserAssignment | null): Promise<void> {
+  authorizeHandingOut(holder, addedGrants(previous?.directPermissions ?? [], assignment.directPermissions), `the direct permissions of ${assignment.userId}`);
+  const addedRoles = assignment.roles.filter((role) => !(previous?.roles ?? []).includes(role));
+  if (addedRoles.length > 0) authorizeHandingOut(holder, await store.roleGrants(addedRoles), `assigning ${addedRoles.join(", ")}`);
+}
+
 /** Routes of the security API: tokens, roles, users, API keys, permissions and access rules. */
 export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/security/token", tokenEndpoint);
@@ -122,6 +138,7 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
 
   router.post("/api/security/roles", async (request, env) => {
     const role = parseOrThrow(RoleSchema, await jsonBody(request, env), "role");
+    authorizeHandingOut(principalOf(request).grants, role.permissions, `role ${role.name}`);
     if (!(await new SecurityStore(env.DB).createRole(role))) throw new ApiError(409, "CONFLICT", `Role ${role.name} already exists`);
     return Response.json(role, { status: 201 });
   });
@@ -136,7 +153,12 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     const update = parseOrThrow(RoleUpdateSchema, await jsonBody(request, env), "role");
     if (update.name !== undefined && update.name !== name) throw validationError("Invalid role", [{ path: "name", message: "must match the name in the path" }]);
     const role = { name, description: update.description, permissions: update.permissions };
-    if (!(await new SecurityStore(env.DB).updateRole(role))) throw notFound(`No role named ${name}`);
+    const store = new SecurityStore(env.DB);
+    const previous = await store.getRole(name);
+    if (!previous) throw notFound(`No role named ${name}`);
+    // Whoever holds the role gets what is added to it; what it already gave is not handed out again.
+    authorizeHandingOut(principalOf(request).grants, addedGrants(previous.permissions, role.permissions), `role ${name}`);
+    if (!(await store.updateRole(role, previous))) throw changedMeanwhile(`role ${name}`);
     return Response.json(role);
   });
   router.delete("/api/security/roles/:name", async (request, env) => {
@@ -151,7 +173,9 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     const unknown = await store.unknownRoles(body.roles);
     if (unknown.length > 0) throw validationError("Unknown roles", unknown.map((role) => ({ path: `roles[${body.roles.indexOf(role)}]`, message: `no role named ${role}` })));
     const assignment = { userId, roles: body.roles, directPermissions: body.directPermissions };
-    await store.putAssignment(assignment);
+    const previous = await store.getAssignment(userId);
+    await authorizeAssignment(principalOf(request).grants, store, assignment, previous);
+    if (!(await store.putAssignment(assignment, previous))) throw changedMeanwhile(`the assignment of ${userId}`);
     return Response.json(assignment);
   });
   router.get("/api/security/users/:userId", async (request, env) => {
@@ -160,7 +184,12 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     return Response.json((await new SecurityStore(env.DB).getAssignment(userId)) ?? { userId, roles: [], directPermissions: [] });
   });
 
-  router.post("/api/security/users/:userId/api-keys", async (request, env) => Response.json(await new SecurityStore(env.DB).createApiKey(assignableUser(request)), { status: 201, headers: { "cache-control": "no-store" } }));
+  router.post("/api/security/users/:userId/api-keys", async (request, env) => {
+    const userId = assignableUser(request);
+    // A key acts as its user: handing one out hands out everything the user holds.
+    authorizeHandingOut(principalOf(request).grants, await grantsFor(env, userId), `a key for ${userId}`);
+    return Response.json(await new SecurityStore(env.DB).createApiKey(userId), { status: 201, headers: { "cache-control": "no-store" } });
+  });
   router.get("/api/security/users/:userId/api-keys", async (request, env) => Response.json(await new SecurityStore(env.DB).listApiKeys(pathName(request, "userId"))));
   router.delete("/api/security/users/:userId/api-keys/:keyId", async (request, env) => {
     const keyId = pathName(request, "keyId");

@@ -71,9 +71,16 @@ export class SecurityStore {
     return result.meta.changes > 0;
   }
 
-  /** Replaces a role's description and permissions; false when it does not exist. */
-  async updateRole(role: Role): Promise<boolean> {
-    const result = await this.#db.prepare(`UPDATE roles SET description = ?, permissions = ?, update_time = ? WHERE name = ?`).bind(role.description, JSON.stringify(role.permissions), Date.now(), role.name).run();
+  /**
+   * Replaces a role's description and permissions, only while its permissions are still `previous` (the
+   * ones the caller's right to make the change was checked against); false when the role is gone or
+   * its permissions changed meanwhile.
+   */
+  async updateRole(role: Role, previous: Role): Promise<boolean> {
+    const result = await this.#db
+      .prepare(`UPDATE roles SET description = ?, permissions = ?, update_time = ? WHERE name = ? AND permissions = ?`)
+      .bind(role.description, JSON.stringify(role.permissions), Date.now(), role.name, JSON.stringify(previous.permissions))
+      .run();
     grantsCache.clear();
     return result.meta.changes > 0;
   }
@@ -100,15 +107,21 @@ export class SecurityStore {
     return row ? { userId, roles: JSON.parse(row.roles) as string[], directPermissions: JSON.parse(row.direct_permissions) as Grant[] } : null;
   }
 
-  async putAssignment(assignment: UserAssignment): Promise<void> {
-    await this.#db
-      .prepare(
-        `INSERT INTO user_assignments (user_id, roles, direct_permissions, update_time) VALUES (?, ?, ?, ?)
-         ON CONFLICT (user_id) DO UPDATE SET roles = excluded.roles, direct_permissions = excluded.direct_permissions, update_time = excluded.update_time`,
-      )
-      .bind(assignment.userId, JSON.stringify(assignment.roles), JSON.stringify(assignment.directPermissions), Date.now())
-      .run();
+  /**
+   * Stores a user's assignment, only while the stored one is still `previous` (null: none), the one the
+   * caller's right to make the change was checked against; false when it changed meanwhile.
+   */
+  async putAssignment(assignment: UserAssignment, previous: UserAssignment | null): Promise<boolean> {
+    const roles = JSON.stringify(assignment.roles);
+    const direct = JSON.stringify(assignment.directPermissions);
+    const statement = previous
+      ? this.#db
+          .prepare(`UPDATE user_assignments SET roles = ?, direct_permissions = ?, update_time = ? WHERE user_id = ? AND roles = ? AND direct_permissions = ?`)
+          .bind(roles, direct, Date.now(), assignment.userId, JSON.stringify(previous.roles), JSON.stringify(previous.directPermissions))
+      : this.#db.prepare(`INSERT INTO user_assignments (user_id, roles, direct_permissions, update_time) VALUES (?, ?, ?, ?) ON CONFLICT (user_id) DO NOTHING`).bind(assignment.userId, roles, direct, Date.now());
+    const result = await statement.run();
     grantsCache.clear((key) => key === assignment.userId);
+    return result.meta.changes > 0;
   }
 
   /** The user's effective grants: those of their roles plus their direct permissions (spec 5.3 rule 2). */
