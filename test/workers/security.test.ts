@@ -1,8 +1,8 @@
-import { SELF, env } from "cloudflare:test";
-import { SignJWT, generateKeyPair } from "jose";
+import { SELF, createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { SignJWT, decodeJwt, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
 import { DefinitionRepository } from "../../src/worker/definitions";
-import { ROUTE_TABLE } from "../../src/worker/index";
+import worker, { ROUTE_TABLE } from "../../src/worker/index";
 import { ADMIN_KEY, api, apiOk, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
 /** The current signing key of the tests (see TEST_JWT_SIGNING_KEYS in vitest.config.ts). */
@@ -18,6 +18,19 @@ async function call(method: string, path: string, headers: Record<string, string
     (init.headers as Record<string, string>)["content-type"] ??= "application/json";
   }
   return SELF.fetch(`https://conductor.test${path}`, init);
+}
+
+/** Calls the Worker directly with another configuration, as after `wrangler secret put`. */
+async function callWithEnv(configured: Env, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Response> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    (init.headers as Record<string, string>)["content-type"] = "application/json";
+  }
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(new Request(`https://conductor.test${path}`, init) as Parameters<typeof worker.fetch>[0], configured, ctx);
+  await waitOnExecutionContext(ctx);
+  return response;
 }
 
 async function tokenFor(keyId: string, keySecret: string): Promise<Tokens> {
@@ -72,10 +85,12 @@ describe("tokens", () => {
   });
 
   it("refuses alg none, an HS/RS swap, expired, wrong issuer or audience, unknown kid and tampered tokens", async () => {
-    const good = await new SignJWT({ fam: "f" }).setProtectedHeader({ alg: "HS256", kid: "test-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setIssuedAt().setExpirationTime("5m").setJti(crypto.randomUUID()).sign(TEST_KEY);
+    // The bootstrap admin's tokens carry the marker of the key they were obtained with: copied from a real one.
+    const { bak } = decodeJwt((await tokenFor(adminKeyId, adminSecret)).token);
+    const good = await new SignJWT({ fam: "f", bak }).setProtectedHeader({ alg: "HS256", kid: "test-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setIssuedAt().setExpirationTime("5m").setJti(crypto.randomUUID()).sign(TEST_KEY);
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(good)), 200);
     // Tokens signed with the older key of JWT_SIGNING_KEYS still verify (rotation without logging everyone out).
-    const old = await new SignJWT({}).setProtectedHeader({ alg: "HS256", kid: "old-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setExpirationTime("5m").setJti(crypto.randomUUID()).sign(OLD_KEY);
+    const old = await new SignJWT({ bak }).setProtectedHeader({ alg: "HS256", kid: "old-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setExpirationTime("5m").setJti(crypto.randomUUID()).sign(OLD_KEY);
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(old)), 200);
 
     const [header, payload] = good.split(".");
@@ -132,6 +147,28 @@ describe("tokens", () => {
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(other.token)), 401, "INVALID_TOKEN");
     await expectStatus(await call("POST", "/api/security/token/revoke", {}, { token: "whatever" }), 200);
   });
+  it("rotating or removing BOOTSTRAP_ADMIN_KEY ends the admin sessions obtained with the old key: refresh and access tokens are refused", async () => {
+    const old = await tokenFor(adminKeyId, adminSecret);
+    const rotatedKey = "rotated-admin:a-brand-new-secret-0987654321";
+    const rotated = { ...env, BOOTSTRAP_ADMIN_KEY: rotatedKey } as Env;
+    const removed = { ...env, BOOTSTRAP_ADMIN_KEY: "" } as Env;
+    await expectStatus(await callWithEnv(rotated, "GET", "/api/metadata/workflow", { "x-api-key": ADMIN_KEY }), 401, "INVALID_TOKEN");
+    for (const configured of [rotated, removed]) {
+      await expectStatus(await callWithEnv(configured, "POST", "/api/security/token/refresh", {}, { refreshToken: old.refresh_token }), 401, "INVALID_TOKEN");
+      await expectStatus(await callWithEnv(configured, "GET", "/api/metadata/workflow", bearer(old.token)), 401, "INVALID_TOKEN");
+    }
+    // The new key's sessions work, refresh included; the old session was refused, not consumed: back on the old key it goes on.
+    const [newId, newSecret] = rotatedKey.split(":") as [string, string];
+    const fresh = await callWithEnv(rotated, "POST", "/api/security/token", {}, { keyId: newId, keySecret: newSecret });
+    const freshTokens = JSON.parse(await expectStatus(fresh, 200)) as Tokens;
+    await expectStatus(await callWithEnv(rotated, "GET", "/api/metadata/workflow", bearer(freshTokens.token)), 200);
+    const refreshed = JSON.parse(await expectStatus(await callWithEnv(rotated, "POST", "/api/security/token/refresh", {}, { refreshToken: freshTokens.refresh_token }), 200)) as Tokens;
+    await expectStatus(await callWithEnv(rotated, "GET", "/api/metadata/workflow", bearer(refreshed.token)), 200);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(refreshed.token)), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(old.token)), 200);
+    await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: old.refresh_token }), 200);
+  });
+
   it("deleting an API key ends the sessions obtained with it (access and refresh tokens); the user's other keys keep theirs", async () => {
     const user = await createUser("rbac-leaked", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
     const rotated = (await (await call("POST", "/api/security/token/refresh", {}, { refreshToken: user.tokens.refresh_token })).json()) as Tokens;
