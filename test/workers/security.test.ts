@@ -1,9 +1,10 @@
 import { SELF, createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { SignJWT, decodeJwt, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
+import { matchApiPath } from "../../src/worker/auth/access-rules";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import worker, { ROUTE_TABLE } from "../../src/worker/index";
-import { ADMIN_KEY, api, apiOk, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
+import { ADMIN_KEY, api, apiOk, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
 /** The current signing key of the tests (see TEST_JWT_SIGNING_KEYS in vitest.config.ts). */
 const TEST_KEY = new Uint8Array(32).fill(7);
@@ -358,6 +359,40 @@ describe("RBAC", () => {
     await expectStatus(await api("POST", "/api/security/rules", { apiPath: "/elsewhere", methods: ["GET"], requiredPermissions: [] }), 400, "VALIDATION_ERROR");
     await expectStatus(await api("POST", "/api/security/rules", { apiPath: "/api/x", methods: ["FETCH"], requiredPermissions: [] }), 400, "VALIDATION_ERROR");
     expect(await rowCount("access_rules")).toBe(before);
+  });
+
+  it("a stored rule on a literal path is not bypassed by percent-encoding a character of it; %2F never changes a path's shape", async () => {
+    await register({ name: "rule_payroll", tasks: [httpTask("a", { uri: target("/echo/p"), method: "GET" })] });
+    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: "/api/metadata/workflow/rule_payroll", methods: ["GET"], requiredPermissions: [{ action: "SYSTEM_ADMIN", scope: "*" }] }, 201);
+    const user = await createUser("rbac-percent", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    const statuses: number[] = [];
+    for (const spelling of ["rule_payroll", "rule%5Fpayroll", "rule%5fpayroll", "%72ule_payroll"]) statuses.push((await call("GET", `/api/metadata/workflow/${spelling}`, orkes(user.token))).status);
+    await apiOk("DELETE", `/api/security/rules/${rule.id}`);
+    expect(statuses).toEqual([403, 403, 403, 403]);
+    // Segments are split where the router splits them (raw slashes) and compared decoded.
+    expect(matchApiPath("/api/x/a_b", "/api/x/a%5Fb")).toEqual({});
+    expect(matchApiPath("/api/x/a%5Fb", "/api/x/a_b")).toEqual({});
+    expect(matchApiPath("/api/x/a/b", "/api/x/a%2Fb")).toBeUndefined();
+    expect(matchApiPath("/api/x/{name}/{version}", "/api/x/a%2F1")).toBeUndefined();
+    expect(matchApiPath("/api/x/{name}", "/api/x/a%2F1")).toEqual({ name: "a/1" });
+    expect(matchApiPath("/api/x/a_b", "/api/x/a%5")).toBeUndefined();
+  });
+
+  it("a stored rule naming one execution is not bypassed by writing its id in upper case", async () => {
+    await register({ name: "rule_payroll2", tasks: [httpTask("a", { uri: target("/echo/p"), method: "GET" })] });
+    const id = await startWorkflow("rule_payroll2");
+    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: `/api/workflow/${id}`, methods: ["GET"], requiredPermissions: [{ action: "SYSTEM_ADMIN", scope: "*" }] }, 201);
+    const upperRule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: `/api/workflow/${id.toUpperCase()}/*`, methods: ["DELETE"], requiredPermissions: [{ action: "SYSTEM_ADMIN", scope: "*" }] }, 201);
+    const user = await createUser("rbac-upper", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }, { action: "WORKFLOW_ADMIN", scope: "*" }] });
+    const read = (await call("GET", `/api/workflow/${id}`, orkes(user.token))).status;
+    const readUpper = (await call("GET", `/api/workflow/${id.toUpperCase()}`, orkes(user.token))).status;
+    const readMixed = (await call("GET", `/api/workflow/${id.slice(0, 4).toUpperCase()}${id.slice(4)}`, orkes(user.token))).status;
+    // A rule written in upper case covers the id as the service writes it.
+    const remove = (await call("DELETE", `/api/workflow/${id}/remove`, orkes(user.token))).status;
+    await apiOk("DELETE", `/api/security/rules/${rule.id}`);
+    await apiOk("DELETE", `/api/security/rules/${upperRule.id}`);
+    expect({ read, readUpper, readMixed, remove }).toEqual({ read: 403, readUpper: 403, readMixed: 403, remove: 403 });
+    expect((await getWorkflow(id)).workflowId).toBe(id);
   });
 
   it("a SUB_WORKFLOW starts only workflows its starter may start; a foreign child fails the task terminally and starts nothing", async () => {
