@@ -3,6 +3,7 @@ import { SignJWT, decodeJwt, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
 import { matchApiPath } from "../../src/worker/auth/access-rules";
 import { DefinitionRepository } from "../../src/worker/definitions";
+import { peekJsonObject } from "../../src/worker/http/body";
 import worker, { ROUTE_TABLE } from "../../src/worker/index";
 import { ADMIN_KEY, api, apiOk, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
@@ -393,6 +394,27 @@ describe("RBAC", () => {
     await apiOk("DELETE", `/api/security/rules/${upperRule.id}`);
     expect({ read, readUpper, readMixed, remove }).toEqual({ read: 403, readUpper: 403, readMixed: 403, remove: 403 });
     expect((await getWorkflow(id)).workflowId).toBe(id);
+  });
+
+  it("the guard reads a body for its scopes only up to the size limit, in bytes, and leaves the body to the route", async () => {
+    const chunk = new TextEncoder().encode(" ".repeat(1024));
+    let pulled = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += chunk.byteLength;
+        if (pulled > 64 * 1024) controller.close();
+        else controller.enqueue(chunk);
+      },
+    });
+    const oversized = new Request("https://conductor.test/api/workflow", { method: "POST", body: endless, duplex: "half" } as RequestInit);
+    expect(await peekJsonObject(oversized, 4096)).toBeUndefined();
+    expect(pulled).toBeLessThanOrEqual(8 * 1024);
+    // Multi-byte characters count as their bytes: 2,000 characters of 3 bytes are over a 4,096-byte limit.
+    const wide = JSON.stringify({ name: "\u20ac".repeat(2000) });
+    expect(await peekJsonObject(new Request("https://conductor.test/api/workflow", { method: "POST", body: wide }), 4096)).toBeUndefined();
+    const request = new Request("https://conductor.test/api/workflow", { method: "POST", body: JSON.stringify({ name: "peeked" }) });
+    expect(await peekJsonObject(request, 4096)).toEqual({ name: "peeked" });
+    expect(await request.json()).toEqual({ name: "peeked" });
   });
 
   it("a SUB_WORKFLOW starts only workflows its starter may start; a foreign child fails the task terminally and starts nothing", async () => {
