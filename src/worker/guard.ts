@@ -3,6 +3,7 @@ import { DEFAULT_ACCESS_RULES, authorize, matchApiPath, type AccessRule, type Re
 import { authenticate } from "./auth/authenticate";
 import type { Principal } from "./auth/principal";
 import { serviceConfig } from "./config";
+import { peekJsonObject } from "./http/body";
 import { executionStub } from "./executions";
 import { SecurityStore } from "./security/store";
 import { WEBHOOK_CALLBACK_PATH } from "./routes/tasks";
@@ -54,16 +55,8 @@ async function executionName(env: Env, workflowId: string): Promise<string | und
   return UUID.test(workflowId) ? ((await executionStub(env, workflowId).getWorkflowName()) ?? undefined) : undefined;
 }
 
-/** A JSON object request body, read from a clone so the route still gets the body; undefined for any other. */
 async function jsonBody(request: Request, env: Env): Promise<Record<string, unknown> | undefined> {
-  try {
-    const text = await request.clone().text();
-    if (text.length > serviceConfig(env).maxRequestBytes) return undefined;
-    const body: unknown = JSON.parse(text);
-    return typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+  return peekJsonObject(request, serviceConfig(env).maxRequestBytes);
 }
 
 function stringField(body: Record<string, unknown> | undefined, field: string): string | undefined {

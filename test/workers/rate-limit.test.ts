@@ -1,7 +1,7 @@
 import { SELF, abortAllDurableObjects, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { throttledCredentialCheck } from "../../src/worker/auth/throttle";
+import { clientNetwork, throttledCredentialCheck } from "../../src/worker/auth/throttle";
 import { ApiError } from "../../src/worker/http/errors";
 import { ADMIN_KEY, apiOk, getWorkflow, register, rowCount, startWorkflow, waitFor } from "./helpers";
 
@@ -50,6 +50,39 @@ describe("brute-force limits on API key checks", () => {
     for (let attempt = 1; attempt <= FAILURES_PER_KEY; attempt++) await token(address, adminKeyId, `guess-${attempt}`);
     await abortAllDurableObjects();
     expect((await token(address, adminKeyId, adminSecret)).status).toBe(429);
+  });
+
+  it("counts an IPv6 client by its /64 (however the address is written) and an IPv4-mapped one as IPv4", async () => {
+    const statuses: number[] = [];
+    for (let attempt = 1; attempt <= FAILURES_PER_KEY; attempt++) statuses.push((await token(`2001:db8:3b:1::${attempt.toString(16)}`, adminKeyId, `guess-${attempt}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 429]);
+    // Other addresses of the same /64, in other spellings: still locked out, the right secret too.
+    for (const sameNetwork of ["2001:db8:3b:1:ffff:ffff:ffff:fffe", "2001:0DB8:003B:0001:0:0:0:9", "2001:db8:3b:1::10.0.0.1"]) {
+      expect((await token(sameNetwork, adminKeyId, adminSecret)).status, sameNetwork).toBe(429);
+    }
+    // The next /64 is another client.
+    expect((await token("2001:db8:3b:2::1", adminKeyId, adminSecret)).status).toBe(200);
+
+    const v4 = freshAddress();
+    for (let attempt = 1; attempt <= FAILURES_PER_KEY; attempt++) await token(v4, adminKeyId, `guess-${attempt}`);
+    expect((await token(`::ffff:${v4}`, adminKeyId, adminSecret)).status).toBe(429);
+    expect((await token(`::FFFF:${v4}`, adminKeyId, adminSecret)).status).toBe(429);
+    expect((await token(freshAddress(), adminKeyId, adminSecret)).status).toBe(200);
+  });
+
+  it("reads client addresses as networks: IPv6 to its /64 with :: expanded, IPv4 and IPv4-mapped as the IPv4 address", () => {
+    expect(clientNetwork("198.51.100.7")).toBe("198.51.100.7");
+    expect(clientNetwork("::ffff:198.51.100.7")).toBe("198.51.100.7");
+    expect(clientNetwork("0:0:0:0:0:ffff:c633:6407")).toBe("198.51.100.7");
+    expect(clientNetwork("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(clientNetwork("2001:DB8:0:0:1::")).toBe("2001:db8:0:0::/64");
+    expect(clientNetwork("::1")).toBe("0:0:0:0::/64");
+    expect(clientNetwork("::")).toBe("0:0:0:0::/64");
+    expect(clientNetwork("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
+    expect(clientNetwork("2001:db8:1:2:3:4:5:6")).toBe("2001:db8:1:2::/64");
+    // Not an address (only local runs lack CF-Connecting-IP): kept as given.
+    expect(clientNetwork("unknown")).toBe("unknown");
+    expect(clientNetwork("1::2::3")).toBe("1::2::3");
   });
 
   it("limits an address spraying many key ids, and lets the right key through below the limit", async () => {

@@ -1,9 +1,11 @@
-import { SELF, env } from "cloudflare:test";
-import { SignJWT, generateKeyPair } from "jose";
+import { SELF, createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { SignJWT, decodeJwt, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
+import { matchApiPath } from "../../src/worker/auth/access-rules";
 import { DefinitionRepository } from "../../src/worker/definitions";
-import { ROUTE_TABLE } from "../../src/worker/index";
-import { ADMIN_KEY, api, apiOk, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
+import { peekJsonObject } from "../../src/worker/http/body";
+import worker, { ROUTE_TABLE } from "../../src/worker/index";
+import { ADMIN_KEY, api, apiOk, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
 /** The current signing key of the tests (see TEST_JWT_SIGNING_KEYS in vitest.config.ts). */
 const TEST_KEY = new Uint8Array(32).fill(7);
@@ -18,6 +20,19 @@ async function call(method: string, path: string, headers: Record<string, string
     (init.headers as Record<string, string>)["content-type"] ??= "application/json";
   }
   return SELF.fetch(`https://conductor.test${path}`, init);
+}
+
+/** Calls the Worker directly with another configuration, as after `wrangler secret put`. */
+async function callWithEnv(configured: Env, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Response> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    (init.headers as Record<string, string>)["content-type"] = "application/json";
+  }
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(new Request(`https://conductor.test${path}`, init) as Parameters<typeof worker.fetch>[0], configured, ctx);
+  await waitOnExecutionContext(ctx);
+  return response;
 }
 
 async function tokenFor(keyId: string, keySecret: string): Promise<Tokens> {
@@ -72,10 +87,12 @@ describe("tokens", () => {
   });
 
   it("refuses alg none, an HS/RS swap, expired, wrong issuer or audience, unknown kid and tampered tokens", async () => {
-    const good = await new SignJWT({ fam: "f" }).setProtectedHeader({ alg: "HS256", kid: "test-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setIssuedAt().setExpirationTime("5m").setJti(crypto.randomUUID()).sign(TEST_KEY);
+    // The bootstrap admin's tokens carry the marker of the key they were obtained with: copied from a real one.
+    const { bak } = decodeJwt((await tokenFor(adminKeyId, adminSecret)).token);
+    const good = await new SignJWT({ fam: "f", bak }).setProtectedHeader({ alg: "HS256", kid: "test-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setIssuedAt().setExpirationTime("5m").setJti(crypto.randomUUID()).sign(TEST_KEY);
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(good)), 200);
     // Tokens signed with the older key of JWT_SIGNING_KEYS still verify (rotation without logging everyone out).
-    const old = await new SignJWT({}).setProtectedHeader({ alg: "HS256", kid: "old-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setExpirationTime("5m").setJti(crypto.randomUUID()).sign(OLD_KEY);
+    const old = await new SignJWT({ bak }).setProtectedHeader({ alg: "HS256", kid: "old-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setExpirationTime("5m").setJti(crypto.randomUUID()).sign(OLD_KEY);
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(old)), 200);
 
     const [header, payload] = good.split(".");
@@ -132,6 +149,28 @@ describe("tokens", () => {
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(other.token)), 401, "INVALID_TOKEN");
     await expectStatus(await call("POST", "/api/security/token/revoke", {}, { token: "whatever" }), 200);
   });
+  it("rotating or removing BOOTSTRAP_ADMIN_KEY ends the admin sessions obtained with the old key: refresh and access tokens are refused", async () => {
+    const old = await tokenFor(adminKeyId, adminSecret);
+    const rotatedKey = "rotated-admin:a-brand-new-secret-0987654321";
+    const rotated = { ...env, BOOTSTRAP_ADMIN_KEY: rotatedKey } as Env;
+    const removed = { ...env, BOOTSTRAP_ADMIN_KEY: "" } as Env;
+    await expectStatus(await callWithEnv(rotated, "GET", "/api/metadata/workflow", { "x-api-key": ADMIN_KEY }), 401, "INVALID_TOKEN");
+    for (const configured of [rotated, removed]) {
+      await expectStatus(await callWithEnv(configured, "POST", "/api/security/token/refresh", {}, { refreshToken: old.refresh_token }), 401, "INVALID_TOKEN");
+      await expectStatus(await callWithEnv(configured, "GET", "/api/metadata/workflow", bearer(old.token)), 401, "INVALID_TOKEN");
+    }
+    // The new key's sessions work, refresh included; the old session was refused, not consumed: back on the old key it goes on.
+    const [newId, newSecret] = rotatedKey.split(":") as [string, string];
+    const fresh = await callWithEnv(rotated, "POST", "/api/security/token", {}, { keyId: newId, keySecret: newSecret });
+    const freshTokens = JSON.parse(await expectStatus(fresh, 200)) as Tokens;
+    await expectStatus(await callWithEnv(rotated, "GET", "/api/metadata/workflow", bearer(freshTokens.token)), 200);
+    const refreshed = JSON.parse(await expectStatus(await callWithEnv(rotated, "POST", "/api/security/token/refresh", {}, { refreshToken: freshTokens.refresh_token }), 200)) as Tokens;
+    await expectStatus(await callWithEnv(rotated, "GET", "/api/metadata/workflow", bearer(refreshed.token)), 200);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(refreshed.token)), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(old.token)), 200);
+    await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: old.refresh_token }), 200);
+  });
+
   it("deleting an API key ends the sessions obtained with it (access and refresh tokens); the user's other keys keep theirs", async () => {
     const user = await createUser("rbac-leaked", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
     const rotated = (await (await call("POST", "/api/security/token/refresh", {}, { refreshToken: user.tokens.refresh_token })).json()) as Tokens;
@@ -321,6 +360,61 @@ describe("RBAC", () => {
     await expectStatus(await api("POST", "/api/security/rules", { apiPath: "/elsewhere", methods: ["GET"], requiredPermissions: [] }), 400, "VALIDATION_ERROR");
     await expectStatus(await api("POST", "/api/security/rules", { apiPath: "/api/x", methods: ["FETCH"], requiredPermissions: [] }), 400, "VALIDATION_ERROR");
     expect(await rowCount("access_rules")).toBe(before);
+  });
+
+  it("a stored rule on a literal path is not bypassed by percent-encoding a character of it; %2F never changes a path's shape", async () => {
+    await register({ name: "rule_payroll", tasks: [httpTask("a", { uri: target("/echo/p"), method: "GET" })] });
+    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: "/api/metadata/workflow/rule_payroll", methods: ["GET"], requiredPermissions: [{ action: "SYSTEM_ADMIN", scope: "*" }] }, 201);
+    const user = await createUser("rbac-percent", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    const statuses: number[] = [];
+    for (const spelling of ["rule_payroll", "rule%5Fpayroll", "rule%5fpayroll", "%72ule_payroll"]) statuses.push((await call("GET", `/api/metadata/workflow/${spelling}`, orkes(user.token))).status);
+    await apiOk("DELETE", `/api/security/rules/${rule.id}`);
+    expect(statuses).toEqual([403, 403, 403, 403]);
+    // Segments are split where the router splits them (raw slashes) and compared decoded.
+    expect(matchApiPath("/api/x/a_b", "/api/x/a%5Fb")).toEqual({});
+    expect(matchApiPath("/api/x/a%5Fb", "/api/x/a_b")).toEqual({});
+    expect(matchApiPath("/api/x/a/b", "/api/x/a%2Fb")).toBeUndefined();
+    expect(matchApiPath("/api/x/{name}/{version}", "/api/x/a%2F1")).toBeUndefined();
+    expect(matchApiPath("/api/x/{name}", "/api/x/a%2F1")).toEqual({ name: "a/1" });
+    expect(matchApiPath("/api/x/a_b", "/api/x/a%5")).toBeUndefined();
+  });
+
+  it("a stored rule naming one execution is not bypassed by writing its id in upper case", async () => {
+    await register({ name: "rule_payroll2", tasks: [httpTask("a", { uri: target("/echo/p"), method: "GET" })] });
+    const id = await startWorkflow("rule_payroll2");
+    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: `/api/workflow/${id}`, methods: ["GET"], requiredPermissions: [{ action: "SYSTEM_ADMIN", scope: "*" }] }, 201);
+    const upperRule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: `/api/workflow/${id.toUpperCase()}/*`, methods: ["DELETE"], requiredPermissions: [{ action: "SYSTEM_ADMIN", scope: "*" }] }, 201);
+    const user = await createUser("rbac-upper", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }, { action: "WORKFLOW_ADMIN", scope: "*" }] });
+    const read = (await call("GET", `/api/workflow/${id}`, orkes(user.token))).status;
+    const readUpper = (await call("GET", `/api/workflow/${id.toUpperCase()}`, orkes(user.token))).status;
+    const readMixed = (await call("GET", `/api/workflow/${id.slice(0, 4).toUpperCase()}${id.slice(4)}`, orkes(user.token))).status;
+    // A rule written in upper case covers the id as the service writes it.
+    const remove = (await call("DELETE", `/api/workflow/${id}/remove`, orkes(user.token))).status;
+    await apiOk("DELETE", `/api/security/rules/${rule.id}`);
+    await apiOk("DELETE", `/api/security/rules/${upperRule.id}`);
+    expect({ read, readUpper, readMixed, remove }).toEqual({ read: 403, readUpper: 403, readMixed: 403, remove: 403 });
+    expect((await getWorkflow(id)).workflowId).toBe(id);
+  });
+
+  it("the guard reads a body for its scopes only up to the size limit, in bytes, and leaves the body to the route", async () => {
+    const chunk = new TextEncoder().encode(" ".repeat(1024));
+    let pulled = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += chunk.byteLength;
+        if (pulled > 64 * 1024) controller.close();
+        else controller.enqueue(chunk);
+      },
+    });
+    const oversized = new Request("https://conductor.test/api/workflow", { method: "POST", body: endless, duplex: "half" } as RequestInit);
+    expect(await peekJsonObject(oversized, 4096)).toBeUndefined();
+    expect(pulled).toBeLessThanOrEqual(8 * 1024);
+    // Multi-byte characters count as their bytes: 2,000 characters of 3 bytes are over a 4,096-byte limit.
+    const wide = JSON.stringify({ name: "\u20ac".repeat(2000) });
+    expect(await peekJsonObject(new Request("https://conductor.test/api/workflow", { method: "POST", body: wide }), 4096)).toBeUndefined();
+    const request = new Request("https://conductor.test/api/workflow", { method: "POST", body: JSON.stringify({ name: "peeked" }) });
+    expect(await peekJsonObject(request, 4096)).toEqual({ name: "peeked" });
+    expect(await request.json()).toEqual({ name: "peeked" });
   });
 
   it("a SUB_WORKFLOW starts only workflows its starter may start; a foreign child fails the task terminally and starts nothing", async () => {

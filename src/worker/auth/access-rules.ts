@@ -60,7 +60,28 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
 ];
 
-/** Matches a path against a rule pattern; the captured `{name}` segments, or undefined. */
+const UUID_SHAPED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A path segment as the routes read it: percent-decoded, and lower case when shaped like a UUID (execution
+ * ids are, and name the same execution in either case). Undefined for a malformed escape.
+ */
+function canonicalSegment(segment: string): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+  return UUID_SHAPED.test(decoded) ? decoded.toLowerCase() : decoded;
+}
+
+/**
+ * Matches a path against a rule pattern; the captured `{name}` segments (decoded, case kept), or undefined.
+ * Both are split at their raw slashes, as the router splits them, so an encoded `/` (`%2F`) stays inside its
+ * segment and never changes which pattern a path fits; literal segments are compared canonically
+ * ({@link canonicalSegment}), so `%5F` or an upper-case execution id does not slip past a rule.
+ */
 export function matchApiPath(pattern: string, path: string): Record<string, string> | undefined {
   const wildcard = pattern.endsWith("*");
   const patternSegments = (wildcard ? pattern.slice(0, -1) : pattern).split("/").filter(Boolean);
@@ -77,7 +98,11 @@ export function matchApiPath(pattern: string, path: string): Record<string, stri
       } catch {
         return undefined;
       }
-    } else if (expected !== actual) return undefined;
+      continue;
+    }
+    const canonical = canonicalSegment(actual);
+    // A stored pattern with a stray `%` is compared as written.
+    if (canonical === undefined || canonical !== (canonicalSegment(expected) ?? expected)) return undefined;
   }
   return variables;
 }

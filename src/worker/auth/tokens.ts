@@ -1,6 +1,7 @@
 import { SignJWT, decodeJwt, decodeProtectedHeader, errors, jwtVerify } from "jose";
 import { ApiError } from "../http/errors";
 import { TtlCache } from "../ttl-cache";
+import { BOOTSTRAP_ADMIN_USER } from "./principal";
 
 /** Issuer and audience of the tokens this service signs. */
 export const TOKEN_ISSUER = "edge-conductor";
@@ -21,8 +22,15 @@ interface SigningKey {
 
 const encoder = new TextEncoder();
 const keysByEnv = new WeakMap<object, Promise<SigningKey[]>>();
+const markersByEnv = new WeakMap<object, Promise<string | undefined>>();
 /** Verified access tokens, briefly: a revocation made in this isolate clears it at once. */
-const verifiedCache = new TtlCache<{ userId: string; jti: string; family: string }>(1_000);
+const verifiedCache = new TtlCache<{ userId: string; jti: string; family: string; bootstrapKey: unknown }>(1_000);
+
+/** How the key id of a bootstrap admin session starts (API key ids are UUIDs, so never like this). */
+const BOOTSTRAP_MARKER_PREFIX = "bootstrap:";
+/** The access token claim carrying the bootstrap admin's key marker. */
+const BOOTSTRAP_CLAIM = "bak";
+const ROTATED = "The bootstrap admin key this session was obtained with was rotated or removed: sign in with the current BOOTSTRAP_ADMIN_KEY";
 
 function bytesFromBase64(text: string): Uint8Array {
   const normal = text.replace(/-/g, "+").replace(/_/g, "/");
@@ -69,6 +77,31 @@ async function loadSigningKeys(env: Env): Promise<SigningKey[]> {
   return [{ kid: "derived-1", secret: new Uint8Array(bits) }];
 }
 
+/**
+ * Names the configured `BOOTSTRAP_ADMIN_KEY` without revealing it: `bootstrap:` and 64 bits of a SHA-256
+ * fingerprint. The bootstrap admin's sessions record it, so rotating or removing the key ends them (the key
+ * lives in configuration, not in `api_keys`, so deleting it is not what revokes them). Undefined without a key.
+ */
+function bootstrapKeyMarker(env: Env): Promise<string | undefined> {
+  let marker = markersByEnv.get(env);
+  if (!marker) {
+    const key = env.BOOTSTRAP_ADMIN_KEY;
+    marker = key ? sha256Hex(`${TOKEN_ISSUER}/bootstrap-session\u0000${key}`).then((hex) => BOOTSTRAP_MARKER_PREFIX + hex.slice(0, 16)) : Promise.resolve(undefined);
+    markersByEnv.set(env, marker);
+  }
+  return marker;
+}
+
+/**
+ * The key id a bootstrap admin session records: the current key's marker. A session continued (`claimed` is
+ * what it recorded, null for one from before markers) must name the current key, or it is refused (401).
+ */
+async function bootstrapSessionKey(env: Env, claimed: string | null | undefined): Promise<string> {
+  const marker = await bootstrapKeyMarker(env);
+  if (marker === undefined || (claimed !== undefined && claimed !== marker)) throw new ApiError(401, "INVALID_TOKEN", ROTATED);
+  return marker;
+}
+
 function accessTtlSeconds(env: Env): number {
   const value = Number(env.ACCESS_TOKEN_TTL_SECONDS ?? "");
   return Number.isInteger(value) && value > 0 ? value : 3600;
@@ -81,16 +114,18 @@ function refreshTtlSeconds(env: Env): number {
 
 /**
  * Issues an access token and a refresh token for a user. `family` continues a rotated session; `keyId`
- * is the API key the session was obtained with (none for the bootstrap admin's key), which must still
- * exist: the check and the insert are one statement, so a key deleted meanwhile leaves no session.
+ * is the API key the session was obtained with, which must still exist: the check and the insert are one
+ * statement, so a key deleted meanwhile leaves no session. The bootstrap admin's sessions record the marker
+ * of the configured key instead (see {@link bootstrapKeyMarker}), in the refresh token and the access token.
  */
 export async function issueTokens(env: Env, userId: string, session: { family?: string; keyId?: string | null } = {}): Promise<TokenPair> {
   const family = session.family ?? crypto.randomUUID();
-  const keyId = session.keyId ?? null;
+  const bootstrap = userId === BOOTSTRAP_ADMIN_USER;
+  const keyId = bootstrap ? await bootstrapSessionKey(env, session.keyId) : (session.keyId ?? null);
   const [current] = await signingKeys(env);
   if (!current) throw new ApiError(409, "CONFLICT", "Tokens are not configured: set JWT_SIGNING_KEYS or BOOTSTRAP_ADMIN_KEY");
   const ttl = accessTtlSeconds(env);
-  const accessToken = await new SignJWT({ fam: family })
+  const accessToken = await new SignJWT(bootstrap ? { fam: family, [BOOTSTRAP_CLAIM]: keyId } : { fam: family })
     .setProtectedHeader({ alg: "HS256", kid: current.kid, typ: "JWT" })
     .setSubject(userId)
     .setIssuer(TOKEN_ISSUER)
@@ -101,11 +136,12 @@ export async function issueTokens(env: Env, userId: string, session: { family?: 
     .sign(current.secret);
   const refreshToken = randomToken();
   const now = Date.now();
+  // A bootstrap marker was checked against the configuration above; it is not in api_keys.
   const inserted = await env.DB.prepare(
     `INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id)
-     SELECT ?1, ?2, ?3, ?4, 0, ?5, ?6 WHERE ?6 IS NULL OR EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?6)`,
+     SELECT ?1, ?2, ?3, ?4, 0, ?5, ?6 WHERE ?6 IS NULL OR ?7 = 1 OR EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?6)`,
   )
-    .bind(await sha256Hex(refreshToken), family, userId, now + refreshTtlSeconds(env) * 1000, now, keyId)
+    .bind(await sha256Hex(refreshToken), family, userId, now + refreshTtlSeconds(env) * 1000, now, keyId, bootstrap ? 1 : 0)
     .run();
   if (inserted.meta.changes === 0) throw new ApiError(401, "INVALID_TOKEN", "The API key this session was obtained with was deleted: sign in with another key");
   return { token: accessToken, access_token: accessToken, token_type: "Bearer", expires_in: ttl, refresh_token: refreshToken };
@@ -124,11 +160,17 @@ const INVALID_HINT = "check that it was issued by this service, is complete, and
 
 /**
  * Verifies one of our access tokens: HS256 only (no `none`, no algorithm swap), known `kid`,
- * issuer, audience, expiry, and not revoked. Answers the user id or throws 401.
+ * issuer, audience, expiry, not revoked, and for the bootstrap admin obtained with the key configured now.
+ * Answers the user id or throws 401.
  */
 export async function verifyAccessToken(env: Env, token: string): Promise<{ userId: string; jti: string; family: string }> {
-  const cached = verifiedCache.get(token);
-  if (cached) return cached;
+  const verified = verifiedCache.get(token) ?? (await verifySignedToken(env, token));
+  // Checked on every request, not cached: the configuration may differ between requests of one isolate.
+  if (verified.userId === BOOTSTRAP_ADMIN_USER && verified.bootstrapKey !== (await bootstrapKeyMarker(env))) throw new ApiError(401, "INVALID_TOKEN", ROTATED);
+  return { userId: verified.userId, jti: verified.jti, family: verified.family };
+}
+
+async function verifySignedToken(env: Env, token: string): Promise<{ userId: string; jti: string; family: string; bootstrapKey: unknown }> {
   let kid: string | undefined;
   try {
     kid = decodeProtectedHeader(token).kid;
@@ -137,14 +179,14 @@ export async function verifyAccessToken(env: Env, token: string): Promise<{ user
   }
   const key = (await signingKeys(env)).find((candidate) => candidate.kid === kid);
   if (!key) throw new ApiError(401, "INVALID_TOKEN", `Invalid token: unknown signing key; ${INVALID_HINT}`);
-  let claims: { sub?: string; jti?: string; fam?: unknown };
+  let claims: { sub?: string; jti?: string; fam?: unknown; [BOOTSTRAP_CLAIM]?: unknown };
   try {
     ({ payload: claims } = await jwtVerify(token, key.secret, { algorithms: ["HS256"], issuer: TOKEN_ISSUER, audience: TOKEN_ISSUER, requiredClaims: ["sub", "jti", "exp"] }));
   } catch (error) {
     if (error instanceof errors.JWTExpired) throw new ApiError(401, "EXPIRED_TOKEN", "Token expired: request a new one with POST /api/security/token or refresh it with POST /api/security/token/refresh");
     throw new ApiError(401, "INVALID_TOKEN", `Invalid token: signature, algorithm, issuer or audience check failed; ${INVALID_HINT}`);
   }
-  const verified = { userId: claims.sub!, jti: claims.jti!, family: typeof claims.fam === "string" ? claims.fam : "" };
+  const verified = { userId: claims.sub!, jti: claims.jti!, family: typeof claims.fam === "string" ? claims.fam : "", bootstrapKey: claims[BOOTSTRAP_CLAIM] };
   const revoked = await env.DB.prepare(`SELECT 1 FROM revoked_tokens WHERE id IN (?, ?) LIMIT 1`).bind(verified.jti, verified.family).first();
   if (revoked) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
   verifiedCache.set(token, verified);
@@ -172,6 +214,8 @@ export async function refreshTokens(env: Env, refreshToken: string): Promise<Tok
     .first<{ family_id: string; user_id: string; key_id: string | null; expires_at: number; used: number }>();
   if (!row) throw new ApiError(401, "INVALID_TOKEN", "Invalid refresh token");
   if (row.expires_at <= Date.now()) throw new ApiError(401, "EXPIRED_TOKEN", "Refresh token expired: request a new one with POST /api/security/token");
+  // Before the claim: a session refused for a rotated key is not consumed (nor counted as reuse).
+  if (row.user_id === BOOTSTRAP_ADMIN_USER) await bootstrapSessionKey(env, row.key_id);
   // A revoked session's tokens are all marked used: say it was revoked rather than reused.
   if (await familyRevoked(env, row.family_id)) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
   // Claim it atomically: of two concurrent exchanges only one succeeds, the other counts as reuse.
@@ -196,6 +240,8 @@ async function familyRevoked(env: Env, family: string): Promise<boolean> {
  * {@link forgetVerifiedTokens} once they ran. Sessions issued before keys were recorded are not covered.
  */
 export function keySessionRevocations(env: Env, keyId: string): D1PreparedStatement[] {
+  // Bootstrap admin sessions end with a change of configuration, never by deleting a key of that name.
+  if (keyId.startsWith(BOOTSTRAP_MARKER_PREFIX)) return [];
   const until = Date.now() + Math.max(accessTtlSeconds(env), refreshTtlSeconds(env)) * 1000;
   const keyGone = `NOT EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?1)`;
   return [

@@ -44,6 +44,21 @@ export async function readBodyBytes(request: Request, maxBytes: number): Promise
   return bytes;
 }
 
+/**
+ * A JSON object request body, read from a clone so the route still gets the body; undefined for any other,
+ * and for one over `maxBytes`, which is not read past the limit (the route answers it 413).
+ */
+export async function peekJsonObject(request: Request, maxBytes: number): Promise<Record<string, unknown> | undefined> {
+  try {
+    const bytes = await readBounded(request.clone().body, maxBytes);
+    if (bytes === "too-large") return undefined;
+    const body: unknown = JSON.parse(new TextDecoder().decode(bytes));
+    return typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The outcome of reading a JSON body: `present: false` when the request had no body at all. */
 export type JsonBody = { present: false } | { present: true; value: unknown };
 

@@ -70,7 +70,7 @@ async function tokenEndpoint(request: IRequest, env: Env): Promise<Response> {
     throw validationError("Invalid token request", [{ path: fields["client_id"] === undefined ? "keyId" : "client_secret", message: "keyId and keySecret (or client_id and client_secret) are required" }]);
   }
   const userId = await userForApiKey(env, { keyId, keySecret }, clientAddress(request as unknown as Request));
-  // The bootstrap admin's key lives in configuration and cannot be deleted: its sessions name no key.
+  // The bootstrap admin's key lives in configuration: issueTokens records which one (rotating it ends the session).
   const session = userId === BOOTSTRAP_ADMIN_USER ? {} : { keyId };
   return Response.json(await issueTokens(env, userId, session), { headers: { "cache-control": "no-store" } });
 }
