@@ -1006,6 +1006,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     const failed = (reason: string): ExecutionEvent => ({ type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason });
     const live = await this.#liveInput(execution, task);
     if (live instanceof MissingSecretError) return failed(`Task input references an unknown secret: ${live.message}`);
+    // The task may have been canceled or completed while its input was read: start nothing for it.
+    if (cancel.aborted) return { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "CANCELED", output: {}, reason: "Canceled before it was dispatched" };
     const event = await this.#sideEffect(task, definition, execution, live.input, cancel, failed);
     if (live.secrets.length === 0 || event.type !== "dispatchResult") return event;
     // A service may echo a credential back (or an error may quote a URL): scrub before it is stored and shown.

@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+import { apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 const stubFor = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
 
@@ -31,6 +31,33 @@ describe("eviction", () => {
     expect(await hits("evict-req-after")).toBe(1);
     expect(done.output).toEqual({ slowN: 2 });
     expect(done.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
+  });
+
+  it("terminating a workflow whose HTTP call was lost in an eviction does not send that call again", async () => {
+    await register({ name: "evict_terminate", tasks: [httpTask("slow", { uri: target("/count/evict-terminate?delay=3000"), method: "POST", body: { charge: 100 } })] });
+    const workflowId = await startWorkflow("evict_terminate");
+    await untilHits("evict-terminate", 1);
+    await abortAllDurableObjects();
+    // The terminate is the first request after the eviction: it re-dispatches the lost call, then cancels it at once.
+    await apiOk("DELETE", `/api/workflow/${workflowId}?reason=stop`);
+    expect((await getWorkflow(workflowId)).status).toBe("TERMINATED");
+    // A call sent anyway would arrive within milliseconds; give it ample time to show up.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await hits("evict-terminate")).toBe(1);
+  });
+
+  it("completing an asyncComplete HTTP task from outside right after an eviction does not send its request again", async () => {
+    await register({
+      name: "evict_complete",
+      tasks: [httpTask("slow", { uri: target("/count/evict-complete?delay=3000"), method: "POST", body: { x: 1 } }, { asyncComplete: true })],
+    });
+    const workflowId = await startWorkflow("evict_complete");
+    await untilHits("evict-complete", 1);
+    await abortAllDurableObjects();
+    await apiOk("POST", `/api/tasks/${workflowId}/slow/COMPLETED`, { done: true });
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await hits("evict-complete")).toBe(1);
   });
 
   it("with no request after the eviction, the alarm resumes the lost call", async () => {
