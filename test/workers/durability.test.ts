@@ -1,6 +1,6 @@
-import { abortAllDurableObjects, env, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 const stubFor = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
 
@@ -121,5 +121,19 @@ describe("eviction", () => {
     expect(workflow.status).toBe("TIMED_OUT");
     expect(workflow["reasonForIncompletion"]).toBe("Workflow timed out after 1 seconds");
     expect(workflow.tasks[0]!.status).toBe("CANCELED");
+  });
+});
+
+describe("deadlines whose alarm is late", () => {
+  it("a task completion arriving after the workflow's timeoutSeconds is refused and the workflow ends TIMED_OUT, even when the alarm is late", async () => {
+    await register({ name: "wf_timeout_late_alarm", timeoutSeconds: 1, tasks: [httpTask("gate", { uri: target("/echo/wf-timeout-late-alarm"), method: "GET" }, { asyncComplete: true })] });
+    const workflowId = await startWorkflow("wf_timeout_late_alarm");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
+    // Alarms fire at or after their time: make this one 30 s late, then complete the task after the workflow's deadline.
+    await runInDurableObject(stubFor(workflowId), (_instance, state) => state.storage.setAlarm(Date.now() + 30_000));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(waiting["startTime"]) + 1_000 - Date.now()) + 100));
+    const response = await api("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, { ok: true });
+    const after = await getWorkflow(workflowId);
+    expect({ completion: response.status, status: after.status, task: after.tasks[0]!.status }).toEqual({ completion: 409, status: "TIMED_OUT", task: "CANCELED" });
   });
 });
