@@ -77,7 +77,7 @@ export type Effect =
   | { kind: "dispatch"; taskId: string; attempt: number }
   /** Stop a side effect in flight (the task was canceled). */
   | { kind: "cancelDispatch"; taskId: string }
-  /** Terminate the child of a canceled SUB_WORKFLOW task. */
+  /** Terminate the child of a SUB_WORKFLOW task that was canceled, or decided from outside. */
   | { kind: "terminateChild"; taskId: string; subWorkflowId: string; reason: string };
 
 /** A decision: the new execution and what to do about it. */
@@ -221,7 +221,7 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       if (!applyDispatchResult(draft, event, env)) return { state, effects: [] };
       break;
     case "externalUpdate":
-      applyExternalUpdate(draft, event, env);
+      applyExternalUpdate(draft, event, env, effects);
       break;
     case "tick":
       applyTick(draft, event.liveTaskIds, env, effects);
@@ -297,7 +297,7 @@ function limitOutput(fields: Partial<TaskExecution>, env: DecideEnv): void {
   fields.endTime = env.now;
 }
 
-function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type: "externalUpdate" }>, env: DecideEnv): void {
+function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type: "externalUpdate" }>, env: DecideEnv, effects: Effect[]): void {
   const task = draft.task(event.taskId);
   if (!task) throw new EngineError("NOT_FOUND", `Task ${event.taskId} is not part of workflow ${draft.state.workflowId}`);
   if (!isPending(task)) {
@@ -321,6 +321,11 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
     fields.awaitingExternal = false;
     fields.timeoutAt = undefined;
     if (task.startTime === 0) fields.startTime = env.now;
+    // The task is decided without its child: nothing waits for that child any more, so it is stopped as when the task is canceled.
+    if (task.taskType === "SUB_WORKFLOW" && task.subWorkflowId !== undefined) {
+      const reason = `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} was set to ${event.status} from outside`;
+      effects.push({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: task.subWorkflowId, reason });
+    }
   }
   draft.updateTask(task.taskId, fields);
 }
