@@ -11,10 +11,12 @@ function summaryJson(value: unknown): string {
 
 /**
  * What the index knows of an execution. When this changes, the row must be rewritten; between such
- * changes (task to task) nothing is written, which keeps D1 off the transition path.
+ * changes (task to task) nothing is written, which keeps D1 off the transition path. `updateTime` moves
+ * only with workflow-level changes (pause, resume, end...), and tells apart two states with the same
+ * status: a row written for the first of pause, resume, pause would otherwise pass for the last.
  */
 export function indexSignature(execution: WorkflowExecution): string {
-  return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.workflowVersion}|${failedTasksColumn(execution)}`;
+  return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.updateTime}|${execution.workflowVersion}|${failedTasksColumn(execution)}`;
 }
 
 /** The failed tasks as the index keeps them: joined with ",", as Conductor's WorkflowSummary. */

@@ -7,6 +7,8 @@ import {
   isBlocked,
   isInFlight,
   nextDeadline,
+  settleOverdue,
+  type Decision,
   type Effect,
   type ExecutionEvent,
   type ExternalTaskStatus,
@@ -513,17 +515,21 @@ export class WorkflowExecution extends DurableObject<Env> {
     const parsed = parseWebhookCallback(new TextDecoder().decode(call.body));
     if (!parsed.ok) return refuse(400, "Invalid callback body", parsed.issues);
     // Re-read: the task may have moved on while this callback was being verified.
-    const current = this.#execution?.tasks.find((candidate) => candidate.taskId === call.taskId);
-    if (!current || current.status !== "IN_PROGRESS") {
+    const noLongerWaiting = (): CallbackResult | undefined => {
+      const current = this.#execution?.tasks.find((candidate) => candidate.taskId === call.taskId);
+      if (current && current.status === "IN_PROGRESS") return undefined;
       return refuse(409, `Task ${call.taskRefName} is no longer waiting: its status is ${current?.status ?? "gone"}`);
-    }
+    };
+    const gone = noLongerWaiting();
+    if (gone) return gone;
     const { status, output, reason } = parsed.callback;
     const event: ExecutionEvent = { type: "externalUpdate", taskId: call.taskId, status, output };
     if (reason !== undefined) event.reason = reason;
     try {
       this.#apply(event);
     } catch (error) {
-      if (error instanceof EngineError) return refuse(409, error.message);
+      // A timeout whose alarm is late is only applied with the refusal: answer as if it had been on time.
+      if (error instanceof EngineError) return noLongerWaiting() ?? refuse(409, error.message);
       throw error;
     }
     return { ok: true, value: { workflowId: execution.workflowId, taskId: call.taskId, status } };
@@ -616,10 +622,24 @@ export class WorkflowExecution extends DurableObject<Env> {
   #apply(event: ExecutionEvent, base: Execution | null = this.#execution): void {
     if (!base) throw this.#notFound();
     const previous = this.#execution;
-    const decision = decide(base, event, this.#decideEnv());
-    if (decision.state === previous) return;
+    const env = this.#decideEnv();
+    let decision: Decision;
+    try {
+      decision = decide(base, event, env);
+    } catch (error) {
+      // The refusal may come from a deadline the (late) alarm has not applied yet: record it now, as the alarm
+      // would, so that what the caller reads next agrees with the refusal.
+      if (error instanceof EngineError && base === previous && !this.#removing) this.#commit(previous, settleOverdue(base, env));
+      throw error;
+    }
     // Covers commands whose change comes after an await (a rerun in a child), and every other way in.
-    if (this.#removing) throw this.#beingRemoved(base);
+    if (decision.state !== previous && this.#removing) throw this.#beingRemoved(base);
+    this.#commit(previous, decision);
+  }
+
+  /** Persists a decision taken on `previous`, then performs its effects. */
+  #commit(previous: Execution | null, decision: Decision): void {
+    if (decision.state === previous) return;
     this.#store.save(previous, decision.state);
     this.#recordObligations(decision.effects);
     this.#execution = decision.state;
@@ -1006,6 +1026,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     const failed = (reason: string): ExecutionEvent => ({ type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason });
     const live = await this.#liveInput(execution, task);
     if (live instanceof MissingSecretError) return failed(`Task input references an unknown secret: ${live.message}`);
+    // The task may have been canceled or completed while its input was read: start nothing for it.
+    if (cancel.aborted) return { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "CANCELED", output: {}, reason: "Canceled before it was dispatched" };
     const event = await this.#sideEffect(task, definition, execution, live.input, cancel, failed);
     if (live.secrets.length === 0 || event.type !== "dispatchResult") return event;
     // A service may echo a credential back (or an error may quote a URL): scrub before it is stored and shown.

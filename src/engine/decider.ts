@@ -77,7 +77,7 @@ export type Effect =
   | { kind: "dispatch"; taskId: string; attempt: number }
   /** Stop a side effect in flight (the task was canceled). */
   | { kind: "cancelDispatch"; taskId: string }
-  /** Terminate the child of a canceled SUB_WORKFLOW task. */
+  /** Terminate the child of a SUB_WORKFLOW task that was canceled, or decided from outside. */
   | { kind: "terminateChild"; taskId: string; subWorkflowId: string; reason: string };
 
 /** A decision: the new execution and what to do about it. */
@@ -153,8 +153,65 @@ export function isInFlight(task: TaskExecution): boolean {
 /**
  * Applies one event. Throws {@link EngineError} (and changes nothing) when the event does not fit
  * the execution's state; stale results of superseded attempts are ignored without error.
+ *
+ * Deadlines that have passed are applied first ({@link settleOverdue}): the alarm that enforces them fires
+ * at or after its time, and an event arriving in between (a late callback, a completion or a result after
+ * the workflow's timeout) must meet the execution the deadline made, not the one the alarm has not
+ * caught up with yet. Except for `start` (nothing is due yet), `tick` (it applies them itself) and
+ * `terminate`: an explicit stop ends the workflow either way, and is taken as asked, as Conductor does.
  */
 export function decide(state: WorkflowExecution, event: ExecutionEvent, env: DecideEnv): Decision {
+  if (event.type === "start" || event.type === "tick" || event.type === "terminate") return decideEvent(state, event, env);
+  const overdue = settleOverdue(state, env);
+  const decision = decideEvent(overdue.state, event, env);
+  // An event that changed nothing (a stale result, a second pause) still leaves the deadlines applied.
+  if (decision.state === overdue.state) return overdue;
+  return { state: decision.state, effects: [...overdue.effects, ...decision.effects] };
+}
+
+/**
+ * What the alarm's tick would do about deadlines that have passed by `env.now` (the workflow's timeout, a
+ * task's `timeoutAt`), and nothing else: due retries and watchdogs stay the alarm's. The very same state
+ * when no deadline has passed. The actor also uses it to record a passed deadline that made it refuse an event.
+ */
+export function settleOverdue(state: WorkflowExecution, env: DecideEnv): Decision {
+  if (!hasOverdueDeadline(state, env.now)) return { state, effects: [] };
+  const draft = new Draft(state);
+  const effects: Effect[] = [];
+  applyDeadlines(draft, env, effects);
+  advance(draft, env, effects);
+  return { state: draft.state, effects };
+}
+
+function workflowOverdue(state: WorkflowExecution, now: number): boolean {
+  return state.deadline !== undefined && now >= state.deadline && (state.status === "RUNNING" || state.status === "PAUSED");
+}
+
+function taskOverdue(task: TaskExecution, now: number): boolean {
+  return isPending(task) && task.timeoutAt !== undefined && task.timeoutAt <= now;
+}
+
+function hasOverdueDeadline(state: WorkflowExecution, now: number): boolean {
+  return workflowOverdue(state, now) || state.tasks.some((task) => taskOverdue(task, now));
+}
+
+/** Applies passed deadlines; true when the workflow itself timed out (then nothing else is left to do). */
+function applyDeadlines(draft: Draft, env: DecideEnv, effects: Effect[]): boolean {
+  const state = draft.state;
+  if (workflowOverdue(state, env.now)) {
+    const seconds = state.definition.timeoutSeconds ?? 0;
+    endWorkflow(draft, "TIMED_OUT", `Workflow timed out after ${seconds} seconds`, env, effects);
+    return true;
+  }
+  for (const task of state.tasks) {
+    if (!taskOverdue(task, env.now)) continue;
+    const onTimeout = taskModule(task.taskType)?.onTimeout;
+    if (onTimeout) draft.updateTask(task.taskId, onTimeout(task, env));
+  }
+  return false;
+}
+
+function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: DecideEnv): Decision {
   const draft = new Draft(state);
   const effects: Effect[] = [];
   switch (event.type) {
@@ -164,7 +221,7 @@ export function decide(state: WorkflowExecution, event: ExecutionEvent, env: Dec
       if (!applyDispatchResult(draft, event, env)) return { state, effects: [] };
       break;
     case "externalUpdate":
-      applyExternalUpdate(draft, event, env);
+      applyExternalUpdate(draft, event, env, effects);
       break;
     case "tick":
       applyTick(draft, event.liveTaskIds, env, effects);
@@ -240,7 +297,7 @@ function limitOutput(fields: Partial<TaskExecution>, env: DecideEnv): void {
   fields.endTime = env.now;
 }
 
-function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type: "externalUpdate" }>, env: DecideEnv): void {
+function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type: "externalUpdate" }>, env: DecideEnv, effects: Effect[]): void {
   const task = draft.task(event.taskId);
   if (!task) throw new EngineError("NOT_FOUND", `Task ${event.taskId} is not part of workflow ${draft.state.workflowId}`);
   if (!isPending(task)) {
@@ -264,23 +321,18 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
     fields.awaitingExternal = false;
     fields.timeoutAt = undefined;
     if (task.startTime === 0) fields.startTime = env.now;
+    // The task is decided without its child: nothing waits for that child any more, so it is stopped as when the task is canceled.
+    if (task.taskType === "SUB_WORKFLOW" && task.subWorkflowId !== undefined) {
+      const reason = `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} was set to ${event.status} from outside`;
+      effects.push({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: task.subWorkflowId, reason });
+    }
   }
   draft.updateTask(task.taskId, fields);
 }
 
 function applyTick(draft: Draft, liveTaskIds: ReadonlySet<string>, env: DecideEnv, effects: Effect[]): void {
-  const state = draft.state;
-  if (state.deadline !== undefined && env.now >= state.deadline && (state.status === "RUNNING" || state.status === "PAUSED")) {
-    const seconds = state.definition.timeoutSeconds ?? 0;
-    endWorkflow(draft, "TIMED_OUT", `Workflow timed out after ${seconds} seconds`, env, effects);
-    return;
-  }
-  for (const task of state.tasks) {
-    if (isPending(task) && task.timeoutAt !== undefined && task.timeoutAt <= env.now) {
-      const onTimeout = taskModule(task.taskType)?.onTimeout;
-      if (onTimeout) draft.updateTask(task.taskId, onTimeout(task, env));
-      continue;
-    }
+  if (applyDeadlines(draft, env, effects)) return;
+  for (const task of draft.state.tasks) {
     if (!isInFlight(task)) continue;
     const module = taskModule(task.taskType);
     if (!module) continue;

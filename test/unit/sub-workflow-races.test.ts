@@ -65,3 +65,15 @@ describe("a child finishing while its parent is mid-transition", () => {
     expect(finished.state.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { answer: 1, subWorkflowId: existing } });
   });
 });
+
+describe("a SUB_WORKFLOW task decided from outside", () => {
+  it("terminates its child when set to a terminal status, and leaves it running when set to IN_PROGRESS", () => {
+    const { state, task, childId } = started();
+    const waiting = decide(state, { type: "dispatchResult", taskId: task.taskId, attempt: 1, status: "IN_PROGRESS", output: { subWorkflowId: childId }, awaitingExternal: true, subWorkflowId: childId }, env(1_500));
+    const updated = decide(waiting.state, { type: "externalUpdate", taskId: task.taskId, status: "IN_PROGRESS", output: { note: 1 } }, env(1_600));
+    expect(updated.effects.filter((effect) => effect.kind === "terminateChild")).toEqual([]);
+    const completed = decide(updated.state, { type: "externalUpdate", taskId: task.taskId, status: "COMPLETED", output: { answer: 7 } }, env(2_000));
+    expect(completed.effects).toContainEqual({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: childId, reason: `Task sub of parent workflow parent-1 was set to COMPLETED from outside` });
+    expect(completed.state.tasks[0]).toMatchObject({ status: "COMPLETED" });
+  });
+});

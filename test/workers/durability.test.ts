@@ -1,6 +1,6 @@
-import { abortAllDurableObjects, env, runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 const stubFor = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
 
@@ -31,6 +31,33 @@ describe("eviction", () => {
     expect(await hits("evict-req-after")).toBe(1);
     expect(done.output).toEqual({ slowN: 2 });
     expect(done.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
+  });
+
+  it("terminating a workflow whose HTTP call was lost in an eviction does not send that call again", async () => {
+    await register({ name: "evict_terminate", tasks: [httpTask("slow", { uri: target("/count/evict-terminate?delay=3000"), method: "POST", body: { charge: 100 } })] });
+    const workflowId = await startWorkflow("evict_terminate");
+    await untilHits("evict-terminate", 1);
+    await abortAllDurableObjects();
+    // The terminate is the first request after the eviction: it re-dispatches the lost call, then cancels it at once.
+    await apiOk("DELETE", `/api/workflow/${workflowId}?reason=stop`);
+    expect((await getWorkflow(workflowId)).status).toBe("TERMINATED");
+    // A call sent anyway would arrive within milliseconds; give it ample time to show up.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await hits("evict-terminate")).toBe(1);
+  });
+
+  it("completing an asyncComplete HTTP task from outside right after an eviction does not send its request again", async () => {
+    await register({
+      name: "evict_complete",
+      tasks: [httpTask("slow", { uri: target("/count/evict-complete?delay=3000"), method: "POST", body: { x: 1 } }, { asyncComplete: true })],
+    });
+    const workflowId = await startWorkflow("evict_complete");
+    await untilHits("evict-complete", 1);
+    await abortAllDurableObjects();
+    await apiOk("POST", `/api/tasks/${workflowId}/slow/COMPLETED`, { done: true });
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await hits("evict-complete")).toBe(1);
   });
 
   it("with no request after the eviction, the alarm resumes the lost call", async () => {
@@ -94,5 +121,19 @@ describe("eviction", () => {
     expect(workflow.status).toBe("TIMED_OUT");
     expect(workflow["reasonForIncompletion"]).toBe("Workflow timed out after 1 seconds");
     expect(workflow.tasks[0]!.status).toBe("CANCELED");
+  });
+});
+
+describe("deadlines whose alarm is late", () => {
+  it("a task completion arriving after the workflow's timeoutSeconds is refused and the workflow ends TIMED_OUT, even when the alarm is late", async () => {
+    await register({ name: "wf_timeout_late_alarm", timeoutSeconds: 1, tasks: [httpTask("gate", { uri: target("/echo/wf-timeout-late-alarm"), method: "GET" }, { asyncComplete: true })] });
+    const workflowId = await startWorkflow("wf_timeout_late_alarm");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
+    // Alarms fire at or after their time: make this one 30 s late, then complete the task after the workflow's deadline.
+    await runInDurableObject(stubFor(workflowId), (_instance, state) => state.storage.setAlarm(Date.now() + 30_000));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(waiting["startTime"]) + 1_000 - Date.now()) + 100));
+    const response = await api("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, { ok: true });
+    const after = await getWorkflow(workflowId);
+    expect({ completion: response.status, status: after.status, task: after.tasks[0]!.status }).toEqual({ completion: 409, status: "TIMED_OUT", task: "CANCELED" });
   });
 });

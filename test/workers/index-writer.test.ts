@@ -4,7 +4,7 @@ import type { IndexRow } from "../../src/actors/execution-index";
 import { ExecutionIndexWriter, INDEX_MAX_BATCH, indexShardFor, indexWriterAt } from "../../src/actors/index-writer";
 import { serviceConfig } from "../../src/worker/config";
 import { executionStub } from "../../src/worker/executions";
-import { api, apiOk, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 function row(workflowId: string, overrides: Partial<IndexRow> = {}): IndexRow {
   const now = Date.now();
@@ -120,6 +120,45 @@ describe("the search-row writer", () => {
     } finally {
       ExecutionIndexWriter.prototype.upsert = upsert;
       ExecutionIndexWriter.prototype.delete = remove;
+    }
+  });
+
+  it("a pause, resume and pause while the first pause's row is on its way leave the row with the workflow's last updateTime", async () => {
+    await register({ name: "pause_resume_pause_row", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
+    const workflowId = await startWorkflow("pause_resume_pause_row");
+    await waitForIndexRow(workflowId, "RUNNING");
+    // The writer holds its answer to the first PAUSED row until the resume and the second pause are through.
+    let pausedRowQueued!: () => void;
+    const queued = new Promise<void>((resolve) => (pausedRowQueued = resolve));
+    let commandsDone!: () => void;
+    const done = new Promise<void>((resolve) => (commandsDone = resolve));
+    const { upsert } = ExecutionIndexWriter.prototype;
+    let held = false;
+    ExecutionIndexWriter.prototype.upsert = async function (this: ExecutionIndexWriter, written) {
+      const outcome = await upsert.call(this, written);
+      if (written.workflowId === workflowId && written.status === "PAUSED" && !held) {
+        held = true;
+        pausedRowQueued();
+        await done;
+      }
+      return outcome;
+    };
+    try {
+      await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+      await queued;
+      // Distinct updateTimes: the clock moves on between requests.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await apiOk("PUT", `/api/workflow/${workflowId}/resume`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+      commandsDone();
+      const workflow = await getWorkflow(workflowId);
+      expect(workflow.status).toBe("PAUSED");
+      const read = () => env.DB.prepare("SELECT status, update_time FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ status: string; update_time: number }>();
+      const row = await eventually(read, (stored) => stored?.update_time === workflow["updateTime"], "the search row showing the last pause", 2_000).catch(() => read());
+      expect({ status: row?.status, updateTime: row?.update_time }).toEqual({ status: "PAUSED", updateTime: workflow["updateTime"] });
+    } finally {
+      ExecutionIndexWriter.prototype.upsert = upsert;
     }
   });
 

@@ -146,6 +146,20 @@ describe("SUB_WORKFLOW", () => {
     expect((await getWorkflow(parentId)).tasks[0]!.status).toBe("CANCELED");
   });
 
+  it("completing a SUB_WORKFLOW task from outside while its child runs terminates the child, as canceling the task would", async () => {
+    await register({ name: "child_overruled", tasks: [waitTask("gate")] });
+    await register({ name: "parent_overrules", tasks: [subTask("sub", { subWorkflowParam: { name: "child_overruled" } })] });
+    const parentId = await startWorkflow("parent_overrules");
+    const running = await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
+    const childId = String(running.tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${parentId}/sub/COMPLETED`, { decided: "outside" });
+    expect((await waitFor(parentId, terminal)).status).toBe("COMPLETED");
+    const child = await waitFor(childId, terminal);
+    expect(child.status).toBe("TERMINATED");
+    expect(child["reasonForIncompletion"]).toContain(parentId);
+  });
+
   it("a parent terminated while its child's start is still on its way: the child never runs on (refused at start, or terminated)", async () => {
     await register({ name: "child_started_late", tasks: [waitTask("gate")] });
     await register({ name: "parent_stopped_early", tasks: [subTask("sub", { subWorkflowParam: { name: "child_started_late" } })] });

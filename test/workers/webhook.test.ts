@@ -216,6 +216,25 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect((await callback(String(hook["callbackUrl"]), { status: "COMPLETED", output: {} })).status).toBe(409);
   });
 
+  it("a callback arriving after timeoutSeconds is refused (409) and the task times out, even when the alarm is late", async () => {
+    await register({ name: "hook_late_alarm", tasks: [hookTask("hook", { timeoutSeconds: 1 })] });
+    const { workflowId, hook } = await startWaiting("hook_late_alarm");
+    // Alarms fire at or after their time: make this one 30 s late, then call back after the task's deadline.
+    const stub = env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
+    await runInDurableObject(stub, (_instance, state) => state.storage.setAlarm(Date.now() + 30_000));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(hook["startTime"]) + 1_000 - Date.now()) + 100));
+    const response = await callback(String(hook["callbackUrl"]), { status: "COMPLETED", output: { late: true } });
+    const message = ((await response.json()) as { message: string }).message;
+    const after = await getWorkflow(workflowId);
+    expect({ callback: response.status, message, status: after.status, task: after.tasks[0]!.status, error: after.tasks[0]!.outputData["error"] }).toEqual({
+      callback: 409,
+      message: "Task hook is no longer waiting: its status is FAILED",
+      status: "FAILED",
+      task: "FAILED",
+      error: "WEBHOOK_TIMEOUT",
+    });
+  });
+
   it("arms the object's alarm for the timeout, and the alarm handler times the task out", async () => {
     await register({ name: "hook_alarm", tasks: [hookTask("hook", { timeoutSeconds: 2 })] });
     const { workflowId, hook } = await startWaiting("hook_alarm");

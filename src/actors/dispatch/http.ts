@@ -93,13 +93,16 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
   if ("error" in options.egress) return result("FAILED_WITH_TERMINAL_ERROR", {}, `The egress policy is misconfigured: ${options.egress.error}`);
   const policy = options.egress;
 
+  // Canceled before anything went out (while secrets or the object's state were being read): send nothing.
+  if (options.cancel.aborted) return result("CANCELED", {}, "Canceled before the request was sent");
+  // `controller` carries the timeouts. `any` also covers a cancel that was aborted before this line, which an
+  // "abort" listener added now would never hear.
   const controller = new AbortController();
-  const onCancel = () => controller.abort();
-  options.cancel.addEventListener("abort", onCancel);
+  const signal = AbortSignal.any([options.cancel, controller.signal]);
   let phase: "connect" | "read" = "connect";
   let timer = setTimeout(() => controller.abort(), request.connectTimeoutMs + request.readTimeoutMs);
   try {
-    const response = await fetchWithinPolicy(request, shown, policy, controller.signal);
+    const response = await fetchWithinPolicy(request, shown, policy, signal);
     phase = "read";
     clearTimeout(timer);
     timer = setTimeout(() => controller.abort(), request.readTimeoutMs);
@@ -125,6 +128,5 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
     return result("FAILED", {}, `${shown.text} failed${when}: ${message}`);
   } finally {
     clearTimeout(timer);
-    options.cancel.removeEventListener("abort", onCancel);
   }
 }
