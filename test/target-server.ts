@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `GET /binary`          → 4 bytes of image/png
  *  - `GET /invalid-json`    → application/json that does not parse
  *  - `GET /huge?bytes=N`    → N bytes of text
+ *  - `GET /deep-json?depth=N` → application/json of N nested arrays (`[[…]]`)
  *  - `ANY /count/<key>…`    → 200 {key, n}; n counts hits per key (`?delay=N` answers after N ms)
  *  - `ANY /flaky/<key>?fail=N` → 503 for the first N hits of that key, then 200 {key, n}
  *  - `GET /hits/<key>`      → {hits} for that key (not counted)
@@ -59,6 +60,11 @@ export function createTargetServer(options: { jwks?: unknown } = {}): Server {
         case "huge":
           res.writeHead(200, { "content-type": "text/plain" });
           return void res.end("x".repeat(Number(url.searchParams.get("bytes") ?? 0)));
+        case "deep-json": {
+          const depth = Number(url.searchParams.get("depth") ?? 0);
+          res.writeHead(200, { "content-type": "application/json" });
+          return void res.end("[".repeat(depth) + "]".repeat(depth));
+        }
         case "count": {
           const key = segments[1] ?? "";
           const n = count(key);

@@ -267,4 +267,32 @@ describe("payload limits", () => {
     const big = await api("POST", "/api/workflow/too_big_input", { blob: "z".repeat(900 * 1024) });
     expect(big.status).toBe(413);
   });
+
+  it("a JSON response nested deeper than 100 levels fails the task for good with a clear reason", async () => {
+    // 340 KB, under the response limit, but deeper than a recursive walk (structured clone, JSON.stringify in Node) can go.
+    const { workflow, task } = await runSingle("too_deep_response", { uri: target("/deep-json?depth=170000"), method: "GET" });
+    expect(workflow.status).toBe("FAILED");
+    expect(task.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(task.reasonForIncompletion).toMatch(/^The response body nests objects and arrays deeper than 100 levels/);
+  });
+
+  it("a start input, a completion output or a task result nested too deeply is refused (400) and changes nothing", async () => {
+    const deep = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+    await register({ name: "too_deep_in", tasks: [httpTask("a", { uri: target("/echo/a"), method: "GET" }, { asyncComplete: true })] });
+    for (const path of ["/api/workflow/too_deep_in", "/api/workflow"]) {
+      const body = path === "/api/workflow" ? `{"name":"too_deep_in","input":{"a":${deep(100_000)}}}` : `{"a":${deep(100_000)}}`;
+      const refused = await api("POST", path, body);
+      expect(refused.status, path).toBe(400);
+      expect(((await refused.json()) as { message: string }).message).toMatch(/deeper than 100 levels/);
+    }
+    const workflowId = await startWorkflow("too_deep_in");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0].outputData["statusCode"] === 200);
+    const byRef = await api("POST", `/api/tasks/${workflowId}/a/COMPLETED`, `{"a":${deep(100_000)}}`);
+    expect(byRef.status).toBe(400);
+    const result = await api("POST", "/api/tasks", `{"workflowInstanceId":"${workflowId}","taskId":"${waiting.tasks[0]!.taskId}","status":"COMPLETED","outputData":{"a":${deep(100_000)}}}`);
+    expect(result.status).toBe(400);
+    const rerun = await api("POST", `/api/workflow/${workflowId}/rerun`, `{"workflowInput":{"a":${deep(200)}}}`);
+    expect(rerun.status).toBe(400);
+    expect((await waitFor(workflowId, () => true)).tasks[0]!.status).toBe("IN_PROGRESS");
+  });
 });

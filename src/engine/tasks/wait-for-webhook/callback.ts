@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue } from "../../model";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../http-syntax";
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from "../../definition/checks";
 import type { ValidationIssue } from "../../validation-issue";
 
 /** A callback body that was understood. */
@@ -35,6 +36,8 @@ export function parseWebhookCallback(text: string): WebhookCallbackParse {
   else if (status !== "COMPLETED" && status !== "FAILED") issues.push({ path: "status", message: `must be COMPLETED or FAILED, not ${JSON.stringify(status)}` });
   const output: JsonValue | undefined = body["output"];
   if (output !== undefined && !isObject(output)) issues.push({ path: "output", message: "must be a JSON object" });
+  // A deep value would overflow the stack wherever it is stored or walked.
+  else if (exceedsJsonDepth(output)) issues.push({ path: "output", message: `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels` });
   if (isObject(output) && status === "FAILED") {
     for (const field of ["error", "reason"]) {
       if (output[field] !== undefined && typeof output[field] !== "string") issues.push({ path: `output.${field}`, message: "must be a string" });
