@@ -19,6 +19,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `ANY /redirect?to=<url>&status=302` → a redirect there (to itself without `to`)
  *  - `GET /headers?<name>=<value>…` → 200 with each query parameter as a response header
  */
+/** The request's headers by lower-case name; Node's `req.headers` leaves out one named `__proto__`. */
+function echoedHeaders(req: IncomingMessage): Record<string, string | string[] | undefined> {
+  const headers: Record<string, string | string[] | undefined> = { ...req.headers };
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!.toLowerCase();
+    if (!Object.hasOwn(headers, name)) Object.defineProperty(headers, name, { value: req.rawHeaders[i + 1], enumerable: true, writable: true, configurable: true });
+  }
+  return headers;
+}
+
 export function createTargetServer(options: { jwks?: unknown } = {}): Server {
   const hits = new Map<string, number>();
   const hangs = new Set<ServerResponse>();
@@ -40,7 +50,7 @@ export function createTargetServer(options: { jwks?: unknown } = {}): Server {
       const body = Buffer.concat(chunks).toString("utf8");
       switch (segments[0]) {
         case "echo":
-          return json(res, 200, { method: req.method, path: url.pathname, rawQuery: url.search, query: Object.fromEntries(url.searchParams), headers: req.headers, body });
+          return json(res, 200, { method: req.method, path: url.pathname, rawQuery: url.search, query: Object.fromEntries(url.searchParams), headers: echoedHeaders(req), body });
         case "status":
           return json(res, Number(segments[1]), { code: Number(segments[1]) });
         case "slow":

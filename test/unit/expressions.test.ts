@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { JsonObject, JsonValue } from "../../src/engine/model";
+import type { JsonObject, JsonValue, WorkflowDef } from "../../src/engine/model";
 import { BoundedCache } from "../../src/engine/expressions/cache";
 import {
   evaluateExpression,
@@ -13,6 +13,9 @@ import {
   resolveValue,
   type EvaluationContext,
 } from "../../src/engine/expressions";
+import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
+import { createExecution, decide } from "../../src/engine/decider";
+import { evaluationContext } from "../../src/engine/evaluation";
 
 const SECRETS = new Map<string, string>([
   ["token", "s3cr3t"],
@@ -824,5 +827,17 @@ describe("properties", () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+});
+
+describe("evaluationContext", () => {
+  it.each(["__proto__", "constructor", "toString", "hasOwnProperty"])("reads the task whose reference name is %s", (ref) => {
+    const definition: WorkflowDef = { name: "odd_refs", version: 1, schemaVersion: 2, tasks: [{ name: "p", taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] };
+    const env = (now: number) => ({ now, newId: () => `id-${now}`, config: DEFAULT_ENGINE_CONFIG });
+    const started = decide(createExecution({ workflowId: "wf", definition, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
+    const done = decide(started, { type: "externalUpdate", taskId: started.tasks[0]!.taskId, status: "COMPLETED", output: { v: 42 } }, env(2_000)).state;
+    const context = evaluationContext(done, 3_000);
+    expect(resolveValue("${" + ref + ".output.v}", context)).toBe(42);
+    expect(Object.keys(context.tasks)).toEqual([ref]);
   });
 });

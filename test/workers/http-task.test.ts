@@ -95,6 +95,16 @@ describe("HTTP task outputs", () => {
     expect(parent.status).toBe("COMPLETED");
     expect(Object.entries(parent.tasks[0]!.outputData["headers"] as JsonObject)).toContainEqual(["constructor", ["c"]]);
   });
+
+  it("sends request headers of any name, including __proto__ and constructor", async () => {
+    const headers = JSON.parse('{"__proto__":"v1","constructor":"v2","x-other":"v3"}') as JsonObject;
+    const { task } = await runSingle("http_odd_request_headers", { uri: target("/echo"), method: "GET", headers });
+    expect(task.status).toBe("COMPLETED");
+    const sent = Object.entries(echoOf(task.outputData).headers);
+    expect(sent).toContainEqual(["__proto__", "v1"]);
+    expect(sent).toContainEqual(["constructor", "v2"]);
+    expect(sent).toContainEqual(["x-other", "v3"]);
+  });
 });
 
 describe("HTTP task failures", () => {

@@ -154,6 +154,17 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
   });
 
+  it("a header check of any name, __proto__ included, is enforced: without it a callback is refused (401)", async () => {
+    await register({ name: "hook_proto_header", tasks: [hookTask("hook", { headers: JSON.parse('{"__proto__":"let-me-in"}') as JsonObject })] });
+    const { workflowId, hook } = await startWaiting("hook_proto_header");
+    const url = String(hook["callbackUrl"]);
+    const refused = await callback(url, { status: "COMPLETED", output: {} });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { message: string }).message).toContain("__proto__");
+    expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+    expect((await callback(url, { status: "COMPLETED", output: {} }, JSON.parse('{"__proto__":"let-me-in"}') as Record<string, string>)).status).toBe(200);
+  });
+
   it("a header value or signature secret that resolves to nothing refuses every callback (fails closed): 401, the task keeps waiting", async () => {
     await register({ name: "hook_unset_header", tasks: [hookTask("hook", { headers: { "X-Token": "${workflow.input.token}" } })] });
     const body = { status: "COMPLETED", output: {} };

@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue } from "../../model";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../http-syntax";
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from "../../definition/checks";
+import { setOwn } from "../../own-property";
 import type { ValidationIssue } from "../../validation-issue";
 
 /** A callback body that was understood. */
@@ -92,7 +93,7 @@ export function webhookExpectations(input: JsonObject): WebhookExpectationsResul
       const text = expectedText(value);
       // The value may be a secret: name the header, never what it resolved to.
       if (text === undefined) return { ok: false, reason: `the expected value of header ${name} resolved to nothing` };
-      expectations.headers[name] = text;
+      setOwn(expectations.headers, name, text);
     }
   }
   const signature = input["signature"];
