@@ -707,6 +707,33 @@ describe("findTemplateErrors", () => {
     ]);
   });
 
+  it("refuses a secret used other than as a value: its result would differ between stored input (***) and what is sent", () => {
+    const misuse = (text: string) => findTemplateErrors({ v: text }, "").map((issue) => issue.message);
+    expect(misuse("${workflow.secrets.k < workflow.input.probe}")).toEqual([
+      "workflow.secrets.k at position 2 may only be used as a value (the whole expression, a branch of ?:, or text in a string), not as an operand of <: the outcome would reveal something about the secret",
+    ]);
+    for (const [text, operator] of [
+      ["${workflow.input.p == workflow.secrets.k}", "=="],
+      ["${workflow.secrets.k != 'x'}", "!="],
+      ["${workflow.secrets.k > 'm'}", ">"],
+      ["${workflow.secrets.k <= 'm'}", "<="],
+      ["${workflow.secrets.k >= 'm'}", ">="],
+      ["${!workflow.secrets.k}", "!"],
+      ["${-workflow.secrets.k}", "-"],
+      ["${workflow.secrets.k && 'a'}", "&&"],
+      ["${workflow.input.x || workflow.secrets.k}", "||"],
+      ["${workflow.secrets.k ? 'a' : 'b'}", "?:"],
+      ["${workflow['secrets']['k'] == 'x'}", "=="],
+      ["a ${workflow.input.on ? (workflow.secrets.k == 'x') : 'b'}", "=="],
+    ]) {
+      const role = operator === "?:" ? "as the condition of ?:" : `as an operand of ${operator!}`;
+      expect(misuse(text!), text).toEqual([expect.stringContaining(`, not ${role}:`)]);
+    }
+    for (const text of ["${workflow.secrets.k}", "Bearer ${workflow.secrets.k}", "${workflow.input.on ? workflow.secrets.k : workflow.secrets.j}", "${workflow.input.on ? 'a' : workflow.secrets.k}", "${workflow.secrets}"]) {
+      expect(misuse(text), text).toEqual([]);
+    }
+  });
+
   it("prefixes paths with the given parent path", () => {
     expect(findTemplateErrors({ uri: "${}" }, "workflowDef.tasks[0].inputParameters")).toEqual([
       { path: "workflowDef.tasks[0].inputParameters.uri", message: "malformed expression at position 0: empty expression" },

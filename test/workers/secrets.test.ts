@@ -314,6 +314,26 @@ describe("encryption at rest", () => {
 });
 
 describe("secrets at run time", () => {
+  it("a secret compared, negated or used as a condition is refused at registration: stored input would disagree with what is sent, one bit per probe", async () => {
+    const refused = await call(
+      "POST",
+      "/api/metadata/workflow?overwrite=true",
+      JSON.stringify({
+        name: "secret_compared",
+        version: 1,
+        schemaVersion: 2,
+        tasks: [httpTask("call", { uri: target("/echo"), method: "POST", body: { lt: "${workflow.secrets.cmp < workflow.input.probe}" } })],
+      }),
+    );
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.text)).toMatchObject({
+      validationErrors: [{ path: "tasks[0].inputParameters.body.lt", message: expect.stringMatching(/^workflow\.secrets\.cmp at position 2 .*operand of </) as unknown }],
+    });
+    expect((await call("GET", "/api/metadata/workflow/secret_compared")).status).toBe(404);
+    // As a value it stays usable, including as a branch of ?:.
+    await register({ name: "secret_as_value", tasks: [httpTask("call", { uri: target("/echo"), method: "GET", headers: { A: "${workflow.secrets.cmp}", B: "x ${workflow.input.on ? workflow.secrets.cmp : 'none'}" } })] });
+  });
+
   it("an HTTP task sends the real value (a changed value from the next run on); input, records, search and answers show only ***", async () => {
     const first = freshValue("api");
     await putSecret("api_token", first);
