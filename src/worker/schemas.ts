@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from "../engine/definition/checks";
+import { exceedsJsonDepth, holdsNonFiniteNumber, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
 import type { JsonObject } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { validationError } from "./http/errors";
@@ -11,10 +11,12 @@ const jsonObject = v.custom<JsonObject>((value) => typeof value === "object" && 
 /**
  * A JSON object that becomes workflow data (an input, an output). Bounded in depth: a small but deeply
  * nested value overflows the stack wherever it is copied, stored or walked, which would answer 500.
+ * Finite: expressions would see Infinity where the stored (and shown) value is null.
  */
 const jsonData = v.pipe(
   jsonObject,
   v.check((value: JsonObject) => !exceedsJsonDepth(value), `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`),
+  v.check((value: JsonObject) => !holdsNonFiniteNumber(value), NON_FINITE_MESSAGE),
 );
 
 /** Conductor's `StartWorkflowRequest` body of `POST /api/workflow` and the execute endpoint. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson } from "./helpers";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson } from "./helpers";
 
 /** Runs a one-task workflow and returns its finished form. */
 async function runSingle(name: string, inputParameters: JsonObject, extra: JsonObject = {}, timeoutMs = 10_000) {
@@ -304,5 +304,25 @@ describe("payload limits", () => {
     const rerun = await api("POST", `/api/workflow/${workflowId}/rerun`, `{"workflowInput":{"a":${deep(200)}}}`);
     expect(rerun.status).toBe(400);
     expect((await waitFor(workflowId, () => true)).tasks[0]!.status).toBe("IN_PROGRESS");
+  });
+
+  it("a number JSON cannot store (1e309 parses to Infinity) in an input or output is refused (400) and changes nothing", async () => {
+    await register({ name: "non_finite_in", tasks: [httpTask("a", { uri: target("/echo/a?x=${workflow.input.x}"), method: "GET" }, { asyncComplete: true })] });
+    const expectRefused = async (response: Response, what: string) => {
+      expect(response.status, what).toBe(400);
+      expect(((await response.json()) as { message: string }).message, what).toMatch(/finite/);
+    };
+    await expectRefused(await api("POST", "/api/workflow/non_finite_in", '{"x": 1e309}'), "bare start input");
+    await expectRefused(await api("POST", "/api/workflow", '{"name":"non_finite_in","input":{"x":[-1e400]}}'), "start request input");
+    const workflowId = await startWorkflow("non_finite_in", { x: 1 });
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0].outputData["statusCode"] === 200);
+    await expectRefused(await api("POST", `/api/tasks/${workflowId}/a/COMPLETED`, '{"v": {"w": 2e308}}'), "completion by reference");
+    const taskId = waiting.tasks[0]!.taskId;
+    await expectRefused(await api("POST", "/api/tasks", `{"workflowInstanceId":"${workflowId}","taskId":"${taskId}","status":"COMPLETED","outputData":{"v":1e309}}`), "task result");
+    await apiOk("POST", `/api/tasks/${workflowId}/a/COMPLETED`, { v: 1 });
+    await waitFor(workflowId, ["COMPLETED"]);
+    await expectRefused(await api("POST", `/api/workflow/${workflowId}/rerun`, `{"reRunFromTaskId":"${taskId}","taskInput":{"uri":1e309}}`), "rerun taskInput");
+    await expectRefused(await api("POST", `/api/workflow/${workflowId}/rerun`, '{"workflowInput":{"x":1e309}}'), "rerun workflowInput");
+    expect((await getWorkflow(workflowId)).status).toBe("COMPLETED");
   });
 });

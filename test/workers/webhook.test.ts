@@ -91,6 +91,8 @@ describe("WAIT_FOR_WEBHOOK", () => {
     await expectRefused(await callback(url, { status: "FAILED", output: { reason: 7 } }, good), 400, "VALIDATION_ERROR");
     const deep = await expectRefused(await callback(url, `{"status":"COMPLETED","output":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`, good), 400, "VALIDATION_ERROR");
     expect((deep as unknown as { validationErrors: unknown }).validationErrors).toEqual([{ path: "output", message: "must not nest objects and arrays deeper than 100 levels" }]);
+    const infinite = await expectRefused(await callback(url, '{"status":"COMPLETED","output":{"n":1e309}}', good), 400, "VALIDATION_ERROR");
+    expect((infinite as unknown as { validationErrors: unknown }).validationErrors).toEqual([{ path: "output", message: "must hold only finite numbers: 1e309 and the like do not fit in JSON" }]);
     // A good one wins; after it, the task is no longer waiting.
     expect((await callback(url, { status: "COMPLETED", output: { ok: 1 } }, good)).status).toBe(200);
     const after = await waitFor(workflowId, ["COMPLETED"]);

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from "../../model";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../http-syntax";
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from "../../definition/checks";
+import { exceedsJsonDepth, holdsNonFiniteNumber, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../../definition/checks";
 import { setOwn } from "../../own-property";
 import type { ValidationIssue } from "../../validation-issue";
 
@@ -39,6 +39,8 @@ export function parseWebhookCallback(text: string): WebhookCallbackParse {
   if (output !== undefined && !isObject(output)) issues.push({ path: "output", message: "must be a JSON object" });
   // A deep value would overflow the stack wherever it is stored or walked.
   else if (exceedsJsonDepth(output)) issues.push({ path: "output", message: `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels` });
+  // Expressions would see Infinity where the stored (and shown) value is null.
+  else if (holdsNonFiniteNumber(output)) issues.push({ path: "output", message: NON_FINITE_MESSAGE });
   if (isObject(output) && status === "FAILED") {
     for (const field of ["error", "reason"]) {
       if (output[field] !== undefined && typeof output[field] !== "string") issues.push({ path: `output.${field}`, message: "must be a string" });
