@@ -965,7 +965,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   async #liveInput(execution: Execution, task: TaskExecution): Promise<{ input: JsonObject; secrets: string[] } | MissingSecretError> {
     const definition = execution.definition.tasks[task.definitionIndex];
-    const template = definition ? taskInputTemplate(definition) : {};
+    const template = task.inputTemplate ?? (definition ? taskInputTemplate(definition) : {});
     const secretNames = referencedSecrets(template);
     if (secretNames.length === 0) return { input: task.inputData, secrets: [] };
     const lookup = await secretLookup(this.env, secretNames);

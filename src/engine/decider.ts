@@ -6,7 +6,7 @@ import type { DecideEnv } from "./config";
 import { Draft } from "./draft";
 import { EngineError } from "./errors";
 import { evaluationContext, maskedSecrets } from "./evaluation";
-import { ExpressionSyntaxError, resolveValue } from "./expressions";
+import { ExpressionSyntaxError, findTemplateErrors, resolveValue } from "./expressions";
 import {
   SUCCESSFUL_TASK_STATUSES,
   TERMINAL_TASK_STATUSES,
@@ -362,6 +362,9 @@ function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | un
 function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun" }>, env: DecideEnv): void {
   const state = draft.state;
   if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "rerun");
+  // A given taskInput is the task's input template from now on, held to the rules a definition's is.
+  const [problem] = event.taskInput === undefined ? [] : findTemplateErrors(event.taskInput, "taskInput");
+  if (problem !== undefined) throw new EngineError("INVALID", `${problem.path}: ${problem.message}`);
   const target = event.fromTaskId === undefined ? undefined : state.tasks.find((task) => task.taskId === event.fromTaskId);
   if (event.fromTaskId !== undefined && !target) throw new EngineError("INVALID", `Task ${event.fromTaskId} is not part of workflow ${state.workflowId}`);
   draft.retainTasks((task) => target !== undefined && task.seq <= target.seq);
@@ -385,9 +388,13 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     timeoutAt: undefined,
     subWorkflowId: undefined,
     callbackUrl: undefined,
+    inputTemplate: event.taskInput,
   };
   draft.updateTask(target.taskId, reset);
-  const inputData = event.taskInput ?? resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env);
+  const inputData =
+    event.taskInput === undefined
+      ? resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env)
+      : resolveInputTemplate(draft.state, event.taskInput, target.taskId, env);
   if (inputData instanceof Error) draft.updateTask(target.taskId, failedOnInput(inputData, env));
   else draft.updateTask(target.taskId, { inputData });
 }
@@ -465,8 +472,13 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
 function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, taskId: string, env: DecideEnv): JsonObject | Error {
   const definition = state.definition.tasks[definitionIndex];
   if (!definition) return new Error(`task definition ${definitionIndex} is missing`);
+  return resolveInputTemplate(state, taskInputTemplate(definition), taskId, env);
+}
+
+/** Resolves an input template for storage and display (secrets masked). */
+function resolveInputTemplate(state: WorkflowExecution, template: JsonObject, taskId: string, env: DecideEnv): JsonObject | Error {
   try {
-    const resolved = resolveValue(taskInputTemplate(definition), evaluationContext(state, env.now, taskId, maskedSecrets));
+    const resolved = resolveValue(template, evaluationContext(state, env.now, taskId, maskedSecrets));
     return typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
   } catch (error) {
     if (error instanceof ExpressionSyntaxError) return error;

@@ -133,6 +133,11 @@ export interface TaskExecution {
   timeoutAt?: number;
   subWorkflowId?: string;
   callbackUrl?: string;
+  /**
+   * The input template of this instance when a rerun gave one (`taskInput`) in place of the definition's:
+   * the side effect resolves it again with real secret values, as it does the definition's otherwise.
+   */
+  inputTemplate?: JsonObject;
 }
 
 /** A workflow execution (Conductor's `Workflow`), with the definition it runs. */

@@ -510,6 +510,42 @@ describe("secrets at run time", () => {
     expectNeverAnswered(value);
   });
 
+  it("rerun with taskInput sends that input, also when the task's definition uses a secret; secrets in taskInput are resolved when sent", async () => {
+    const value = freshValue("rerun");
+    await putSecret("rerun_token", value);
+    await register({ name: "secret_rerun_input", tasks: [httpTask("call", { uri: target("/echo/original"), method: "GET", headers: { "X-Tok": "${workflow.secrets.rerun_token}" } })] });
+    const workflowId = await start("secret_rerun_input");
+    const first = await waitUntil(workflowId, finished);
+    expect((first.tasks[0]!.outputData["body"] as JsonObject)["path"]).toBe("/echo/original");
+    const taskId = first.tasks[0]!.taskId;
+    const rerunFrom = async (taskInput: JsonObject) => {
+      const endTime = (await workflowOf(workflowId)).tasks[0]!["endTime"];
+      await ok("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: taskId, taskInput });
+      return waitUntil(workflowId, (workflow) => finished(workflow) && workflow.tasks[0]!["endTime"] !== endTime);
+    };
+
+    const replaced = await rerunFrom({ uri: target("/echo/replaced"), method: "GET" });
+    expect(replaced.status).toBe("COMPLETED");
+    expect(replaced.tasks[0]!.inputData).toEqual({ uri: target("/echo/replaced"), method: "GET" });
+    const echo = replaced.tasks[0]!.outputData["body"] as JsonObject;
+    expect(echo["path"]).toBe("/echo/replaced");
+    expect(echo["headers"]).not.toHaveProperty("x-tok");
+
+    const withSecret = await rerunFrom({ uri: target("/count/${workflow.secrets.rerun_token}"), method: "GET" });
+    expect(withSecret.status).toBe("COMPLETED");
+    expect(withSecret.tasks[0]!.inputData).toEqual({ uri: target("/count/***"), method: "GET" });
+    expect(await hits(value)).toBe(1);
+
+    // Held to the rules a definition's input is: a malformed template or a compared secret is a 400 that changes nothing.
+    const before = JSON.stringify(await workflowOf(workflowId));
+    for (const taskInput of [{ uri: "${workflow.input" }, { uri: target("/echo"), method: "GET", flag: "${workflow.secrets.rerun_token == 'x'}" }]) {
+      const refused = await call("POST", `/api/workflow/${workflowId}/rerun`, JSON.stringify({ reRunFromTaskId: taskId, taskInput }));
+      expect(refused.status, refused.text).toBe(400);
+      expect(JSON.parse(refused.text).message).toMatch(/^taskInput\./);
+    }
+    expect(JSON.stringify(await workflowOf(workflowId))).toBe(before);
+  });
+
   it("a missing or deleted secret fails the HTTP task with a reason naming it, and the service is never called", async () => {
     await register({ name: "secret_missing", tasks: [httpTask("call", { uri: target("/count/missing-secret"), method: "GET", headers: { Authorization: "Bearer ${workflow.secrets.never_defined}" } })] });
     const missing = await waitUntil(await start("secret_missing"), finished);
