@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `GET /binary`          → 4 bytes of image/png
  *  - `GET /invalid-json`    → application/json that does not parse
  *  - `GET /huge?bytes=N`    → N bytes of text
+ *  - `GET /deep-json?depth=N` → application/json of N nested arrays (`[[…]]`)
  *  - `ANY /count/<key>…`    → 200 {key, n}; n counts hits per key (`?delay=N` answers after N ms)
  *  - `ANY /flaky/<key>?fail=N` → 503 for the first N hits of that key, then 200 {key, n}
  *  - `GET /hits/<key>`      → {hits} for that key (not counted)
@@ -18,6 +19,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `ANY /redirect?to=<url>&status=302` → a redirect there (to itself without `to`)
  *  - `GET /headers?<name>=<value>…` → 200 with each query parameter as a response header
  */
+/** The request's headers by lower-case name; Node's `req.headers` leaves out one named `__proto__`. */
+function echoedHeaders(req: IncomingMessage): Record<string, string | string[] | undefined> {
+  const headers: Record<string, string | string[] | undefined> = { ...req.headers };
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!.toLowerCase();
+    if (!Object.hasOwn(headers, name)) Object.defineProperty(headers, name, { value: req.rawHeaders[i + 1], enumerable: true, writable: true, configurable: true });
+  }
+  return headers;
+}
+
 export function createTargetServer(options: { jwks?: unknown } = {}): Server {
   const hits = new Map<string, number>();
   const hangs = new Set<ServerResponse>();
@@ -39,7 +50,7 @@ export function createTargetServer(options: { jwks?: unknown } = {}): Server {
       const body = Buffer.concat(chunks).toString("utf8");
       switch (segments[0]) {
         case "echo":
-          return json(res, 200, { method: req.method, path: url.pathname, rawQuery: url.search, query: Object.fromEntries(url.searchParams), headers: req.headers, body });
+          return json(res, 200, { method: req.method, path: url.pathname, rawQuery: url.search, query: Object.fromEntries(url.searchParams), headers: echoedHeaders(req), body });
         case "status":
           return json(res, Number(segments[1]), { code: Number(segments[1]) });
         case "slow":
@@ -59,6 +70,11 @@ export function createTargetServer(options: { jwks?: unknown } = {}): Server {
         case "huge":
           res.writeHead(200, { "content-type": "text/plain" });
           return void res.end("x".repeat(Number(url.searchParams.get("bytes") ?? 0)));
+        case "deep-json": {
+          const depth = Number(url.searchParams.get("depth") ?? 0);
+          res.writeHead(200, { "content-type": "application/json" });
+          return void res.end("[".repeat(depth) + "]".repeat(depth));
+        }
         case "count": {
           const key = segments[1] ?? "";
           const n = count(key);

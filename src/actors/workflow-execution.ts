@@ -985,7 +985,9 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   async #liveInput(execution: Execution, task: TaskExecution): Promise<{ input: JsonObject; secrets: string[] } | MissingSecretError> {
     const definition = execution.definition.tasks[task.definitionIndex];
-    const template = definition ? taskInputTemplate(definition) : {};
+    // A rerun's taskInput is sent as given: literal, like any data from outside.
+    if (task.inputGiven === true || !definition) return { input: task.inputData, secrets: [] };
+    const template = taskInputTemplate(definition);
     const secretNames = referencedSecrets(template);
     if (secretNames.length === 0) return { input: task.inputData, secrets: [] };
     const lookup = await secretLookup(this.env, secretNames);
@@ -1010,7 +1012,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#perform(task, controller.signal)
       .then((event) => {
         if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
-        if (this.#execution) this.#apply(event);
+        if (this.#execution) this.#applyResult(event);
       })
       .catch((error: unknown) => {
         if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
@@ -1018,6 +1020,30 @@ export class WorkflowExecution extends DurableObject<Env> {
         // message may quote a URL or value holding a secret).
         console.error(JSON.stringify({ msg: "task dispatch failed; the watchdog will retry", taskId, error: error instanceof Error ? error.name : typeof error }));
       });
+  }
+
+  /**
+   * Applies a side effect's result. One the engine cannot apply for a reason other than its rules (a value
+   * it cannot handle, a bug) fails the task for good: left alone, the watchdog would send it again forever,
+   * and the same result would fail the same way each time.
+   */
+  #applyResult(event: ExecutionEvent): void {
+    try {
+      this.#apply(event);
+    } catch (error) {
+      if (error instanceof EngineError || event.type !== "dispatchResult") throw error;
+      const kind = error instanceof Error ? error.name : typeof error;
+      // The error's kind only: its message may quote a value holding a secret.
+      console.error(JSON.stringify({ msg: "task result could not be applied; failing the task", taskId: event.taskId, error: kind }));
+      this.#apply({
+        type: "dispatchResult",
+        taskId: event.taskId,
+        attempt: event.attempt,
+        status: "FAILED_WITH_TERMINAL_ERROR",
+        output: {},
+        reason: `The task's result could not be recorded (${kind})`,
+      });
+    }
   }
 
   async #perform(task: TaskExecution, cancel: AbortSignal): Promise<ExecutionEvent> {

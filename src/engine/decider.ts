@@ -19,7 +19,7 @@ import {
   type WorkflowStatus,
   type WorkflowTaskDef,
 } from "./model";
-import { oversize, oversizeReason } from "./limits";
+import { overdeepReason, oversize, oversizeReason } from "./limits";
 import { retryDelaySeconds } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
@@ -305,6 +305,9 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
   }
   const fields: Partial<TaskExecution> = { status: event.status, outputData: { ...task.outputData, ...event.output }, updateTime: env.now };
   if (event.reason !== undefined) fields.reasonForIncompletion = event.reason;
+  // Checked first: measuring the size serialises the value, which a deep one overflows.
+  const deep = overdeepReason("The task output", event.output);
+  if (deep !== undefined) throw new EngineError("INVALID", deep);
   const bytes = oversize(fields.outputData!, env.config.maxPayloadBytes);
   // A completion the engine cannot store is refused, not half-applied: the caller can send less.
   if (bytes !== undefined) throw new EngineError("INVALID", oversizeReason("The task output", bytes, env.config.maxPayloadBytes));
@@ -434,6 +437,7 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     timeoutAt: undefined,
     subWorkflowId: undefined,
     callbackUrl: undefined,
+    inputGiven: event.taskInput === undefined ? undefined : true,
   };
   draft.updateTask(target.taskId, reset);
   const inputData = event.taskInput ?? resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env);

@@ -1,5 +1,6 @@
 import type { EvaluationContext } from "./expressions";
 import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
+import { setOwn } from "./own-property";
 
 /** What `${<ref>.…}` sees of a task: its latest instance's visible fields. */
 function taskRecord(task: TaskExecution): JsonObject {
@@ -52,7 +53,7 @@ export function evaluationContext(
   secret?: (name: string) => string | undefined,
 ): EvaluationContext {
   const tasks: Record<string, JsonObject> = {};
-  for (const task of execution.tasks) tasks[task.referenceTaskName] = taskRecord(task);
+  for (const task of execution.tasks) setOwn(tasks, task.referenceTaskName, taskRecord(task));
   const context: EvaluationContext = { workflow: workflowRecord(execution), tasks, now };
   if (taskId !== undefined) context.taskId = taskId;
   if (secret !== undefined) context.secret = secret;

@@ -1,3 +1,4 @@
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from "./definition/checks";
 import type { JsonValue } from "./model";
 
 const encoder = new TextEncoder();
@@ -14,6 +15,15 @@ export function oversize(value: JsonValue, limit: number): number | undefined {
   if (json.length * 3 <= limit) return undefined;
   const bytes = encoder.encode(json).length;
   return bytes > limit ? bytes : undefined;
+}
+
+/**
+ * Why a payload from outside cannot be stored, when it nests deeper than {@link MAX_JSON_DEPTH}:
+ * storing, copying or walking it recursively would overflow the stack (a 200 KB `[[[…]]]` does).
+ * Undefined when it is within the limit. Iterative, so the check itself cannot overflow.
+ */
+export function overdeepReason(what: string, value: JsonValue): string | undefined {
+  return exceedsJsonDepth(value) ? `${what} nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels` : undefined;
 }
 
 /** The reason given when a payload is too large. */

@@ -133,6 +133,12 @@ export interface TaskExecution {
   timeoutAt?: number;
   subWorkflowId?: string;
   callbackUrl?: string;
+  /**
+   * True when a rerun gave this instance's input (`taskInput`): taken literally, as Conductor does, and sent
+   * as it is stored, never through the definition's template again. Not evaluated, so a rerun cannot make a
+   * task send a secret the definition's registrant did not choose to send.
+   */
+  inputGiven?: true;
 }
 
 /** A workflow execution (Conductor's `Workflow`), with the definition it runs. */

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
+import { exceedsJsonDepth, holdsNonFiniteNumber, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
 import type { JsonObject } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { validationError } from "./http/errors";
@@ -7,11 +8,22 @@ import { validationError } from "./http/errors";
 /** A JSON object (not an array, not null). */
 const jsonObject = v.custom<JsonObject>((value) => typeof value === "object" && value !== null && !Array.isArray(value), "must be a JSON object");
 
+/**
+ * A JSON object that becomes workflow data (an input, an output). Bounded in depth: a small but deeply
+ * nested value overflows the stack wherever it is copied, stored or walked, which would answer 500.
+ * Finite: expressions would see Infinity where the stored (and shown) value is null.
+ */
+const jsonData = v.pipe(
+  jsonObject,
+  v.check((value: JsonObject) => !exceedsJsonDepth(value), `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`),
+  v.check((value: JsonObject) => !holdsNonFiniteNumber(value), NON_FINITE_MESSAGE),
+);
+
 /** Conductor's `StartWorkflowRequest` body of `POST /api/workflow` and the execute endpoint. */
 export const StartWorkflowRequest = v.object({
   name: v.optional(v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"))),
   version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))),
-  input: v.optional(jsonObject),
+  input: v.optional(jsonData),
   correlationId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"))),
   priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
@@ -31,8 +43,8 @@ export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;
  */
 export const RerunRequest = v.object({
   reRunFromTaskId: v.optional(v.pipe(v.string("must be a string (a task id)"), v.minLength(1, "must not be empty"))),
-  workflowInput: v.optional(jsonObject),
-  taskInput: v.optional(jsonObject),
+  workflowInput: v.optional(jsonData),
+  taskInput: v.optional(jsonData),
   correlationId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"))),
 });
 /** Parsed {@link RerunRequest}. */
@@ -43,7 +55,7 @@ export const TaskResultRequest = v.object({
   workflowInstanceId: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
   taskId: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
   status: v.picklist(EXTERNAL_TASK_STATUSES, `must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`),
-  outputData: v.optional(jsonObject),
+  outputData: v.optional(jsonData),
   reasonForIncompletion: v.optional(v.string("must be a string")),
 });
 /** Parsed {@link TaskResultRequest}. */
@@ -53,7 +65,7 @@ export type TaskResultRequest = v.InferOutput<typeof TaskResultRequest>;
 export const ExternalStatus = v.picklist(EXTERNAL_TASK_STATUSES, `status must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`);
 
 /** Any JSON object (a workflow input, a task output). */
-export const JsonObjectBody = jsonObject;
+export const JsonObjectBody = jsonData;
 
 /** Turns valibot issues into the contract's `validationErrors`, paths like `tasks[1].inputParameters.uri`. */
 export function issuesToValidationErrors(issues: readonly v.BaseIssue<unknown>[], basePath = ""): ValidationIssue[] {

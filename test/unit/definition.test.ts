@@ -267,8 +267,14 @@ describe("validateWorkflowDef: common task fields", () => {
     expect(message).toMatch(/expressions and URL paths/);
   });
 
+  it.each([["-step"], ["1st"], ["9"]])("rejects the taskReferenceName %j: an expression could not address it (a leading - or digit does not start a path)", (ref) => {
+    const message = onlyError(def({}, [httpTask("a", undefined, { taskReferenceName: ref })]), "tasks[0].taskReferenceName");
+    expect(message).toMatch(/starting with a letter or _/);
+  });
+
   it("accepts reference names with letters, digits, _ and -", () => {
     expect(acceptedTask(httpTask("Step_1-b")).taskReferenceName).toBe("Step_1-b");
+    expect(acceptedTask(httpTask("_9-x")).taskReferenceName).toBe("_9-x");
   });
 
   it.each([["SIMPLE"], ["http"], [1]])("rejects the task type %j and lists the supported types", (type) => {

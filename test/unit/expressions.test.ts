@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { JsonObject, JsonValue } from "../../src/engine/model";
+import type { JsonObject, JsonValue, WorkflowDef } from "../../src/engine/model";
 import { BoundedCache } from "../../src/engine/expressions/cache";
 import {
   evaluateExpression,
@@ -13,6 +13,9 @@ import {
   resolveValue,
   type EvaluationContext,
 } from "../../src/engine/expressions";
+import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
+import { createExecution, decide } from "../../src/engine/decider";
+import { evaluationContext } from "../../src/engine/evaluation";
 
 const SECRETS = new Map<string, string>([
   ["token", "s3cr3t"],
@@ -704,6 +707,33 @@ describe("findTemplateErrors", () => {
     ]);
   });
 
+  it("refuses a secret used other than as a value: its result would differ between stored input (***) and what is sent", () => {
+    const misuse = (text: string) => findTemplateErrors({ v: text }, "").map((issue) => issue.message);
+    expect(misuse("${workflow.secrets.k < workflow.input.probe}")).toEqual([
+      "workflow.secrets.k at position 2 may only be used as a value (the whole expression, a branch of ?:, or text in a string), not as an operand of <: the outcome would reveal something about the secret",
+    ]);
+    for (const [text, operator] of [
+      ["${workflow.input.p == workflow.secrets.k}", "=="],
+      ["${workflow.secrets.k != 'x'}", "!="],
+      ["${workflow.secrets.k > 'm'}", ">"],
+      ["${workflow.secrets.k <= 'm'}", "<="],
+      ["${workflow.secrets.k >= 'm'}", ">="],
+      ["${!workflow.secrets.k}", "!"],
+      ["${-workflow.secrets.k}", "-"],
+      ["${workflow.secrets.k && 'a'}", "&&"],
+      ["${workflow.input.x || workflow.secrets.k}", "||"],
+      ["${workflow.secrets.k ? 'a' : 'b'}", "?:"],
+      ["${workflow['secrets']['k'] == 'x'}", "=="],
+      ["a ${workflow.input.on ? (workflow.secrets.k == 'x') : 'b'}", "=="],
+    ]) {
+      const role = operator === "?:" ? "as the condition of ?:" : `as an operand of ${operator!}`;
+      expect(misuse(text!), text).toEqual([expect.stringContaining(`, not ${role}:`)]);
+    }
+    for (const text of ["${workflow.secrets.k}", "Bearer ${workflow.secrets.k}", "${workflow.input.on ? workflow.secrets.k : workflow.secrets.j}", "${workflow.input.on ? 'a' : workflow.secrets.k}", "${workflow.secrets}"]) {
+      expect(misuse(text), text).toEqual([]);
+    }
+  });
+
   it("prefixes paths with the given parent path", () => {
     expect(findTemplateErrors({ uri: "${}" }, "workflowDef.tasks[0].inputParameters")).toEqual([
       { path: "workflowDef.tasks[0].inputParameters.uri", message: "malformed expression at position 0: empty expression" },
@@ -824,5 +854,17 @@ describe("properties", () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+});
+
+describe("evaluationContext", () => {
+  it.each(["__proto__", "constructor", "toString", "hasOwnProperty"])("reads the task whose reference name is %s", (ref) => {
+    const definition: WorkflowDef = { name: "odd_refs", version: 1, schemaVersion: 2, tasks: [{ name: "p", taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] };
+    const env = (now: number) => ({ now, newId: () => `id-${now}`, config: DEFAULT_ENGINE_CONFIG });
+    const started = decide(createExecution({ workflowId: "wf", definition, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
+    const done = decide(started, { type: "externalUpdate", taskId: started.tasks[0]!.taskId, status: "COMPLETED", output: { v: 42 } }, env(2_000)).state;
+    const context = evaluationContext(done, 3_000);
+    expect(resolveValue("${" + ref + ".output.v}", context)).toBe(42);
+    expect(Object.keys(context.tasks)).toEqual([ref]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson } from "./helpers";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson } from "./helpers";
 
 /** Runs a one-task workflow and returns its finished form. */
 async function runSingle(name: string, inputParameters: JsonObject, extra: JsonObject = {}, timeoutMs = 10_000) {
@@ -94,6 +94,16 @@ describe("HTTP task outputs", () => {
     const parent = await waitFor(await startWorkflow("http_odd_headers_parent"), ["COMPLETED", "FAILED"]);
     expect(parent.status).toBe("COMPLETED");
     expect(Object.entries(parent.tasks[0]!.outputData["headers"] as JsonObject)).toContainEqual(["constructor", ["c"]]);
+  });
+
+  it("sends request headers of any name, including __proto__ and constructor", async () => {
+    const headers = JSON.parse('{"__proto__":"v1","constructor":"v2","x-other":"v3"}') as JsonObject;
+    const { task } = await runSingle("http_odd_request_headers", { uri: target("/echo"), method: "GET", headers });
+    expect(task.status).toBe("COMPLETED");
+    const sent = Object.entries(echoOf(task.outputData).headers);
+    expect(sent).toContainEqual(["__proto__", "v1"]);
+    expect(sent).toContainEqual(["constructor", "v2"]);
+    expect(sent).toContainEqual(["x-other", "v3"]);
   });
 });
 
@@ -266,5 +276,53 @@ describe("payload limits", () => {
 
     const big = await api("POST", "/api/workflow/too_big_input", { blob: "z".repeat(900 * 1024) });
     expect(big.status).toBe(413);
+  });
+
+  it("a JSON response nested deeper than 100 levels fails the task for good with a clear reason", async () => {
+    // 340 KB, under the response limit, but deeper than a recursive walk (structured clone, JSON.stringify in Node) can go.
+    const { workflow, task } = await runSingle("too_deep_response", { uri: target("/deep-json?depth=170000"), method: "GET" });
+    expect(workflow.status).toBe("FAILED");
+    expect(task.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(task.reasonForIncompletion).toMatch(/^The response body nests objects and arrays deeper than 100 levels/);
+  });
+
+  it("a start input, a completion output or a task result nested too deeply is refused (400) and changes nothing", async () => {
+    const deep = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+    await register({ name: "too_deep_in", tasks: [httpTask("a", { uri: target("/echo/a"), method: "GET" }, { asyncComplete: true })] });
+    for (const path of ["/api/workflow/too_deep_in", "/api/workflow"]) {
+      const body = path === "/api/workflow" ? `{"name":"too_deep_in","input":{"a":${deep(100_000)}}}` : `{"a":${deep(100_000)}}`;
+      const refused = await api("POST", path, body);
+      expect(refused.status, path).toBe(400);
+      expect(((await refused.json()) as { message: string }).message).toMatch(/deeper than 100 levels/);
+    }
+    const workflowId = await startWorkflow("too_deep_in");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0].outputData["statusCode"] === 200);
+    const byRef = await api("POST", `/api/tasks/${workflowId}/a/COMPLETED`, `{"a":${deep(100_000)}}`);
+    expect(byRef.status).toBe(400);
+    const result = await api("POST", "/api/tasks", `{"workflowInstanceId":"${workflowId}","taskId":"${waiting.tasks[0]!.taskId}","status":"COMPLETED","outputData":{"a":${deep(100_000)}}}`);
+    expect(result.status).toBe(400);
+    const rerun = await api("POST", `/api/workflow/${workflowId}/rerun`, `{"workflowInput":{"a":${deep(200)}}}`);
+    expect(rerun.status).toBe(400);
+    expect((await waitFor(workflowId, () => true)).tasks[0]!.status).toBe("IN_PROGRESS");
+  });
+
+  it("a number JSON cannot store (1e309 parses to Infinity) in an input or output is refused (400) and changes nothing", async () => {
+    await register({ name: "non_finite_in", tasks: [httpTask("a", { uri: target("/echo/a?x=${workflow.input.x}"), method: "GET" }, { asyncComplete: true })] });
+    const expectRefused = async (response: Response, what: string) => {
+      expect(response.status, what).toBe(400);
+      expect(((await response.json()) as { message: string }).message, what).toMatch(/finite/);
+    };
+    await expectRefused(await api("POST", "/api/workflow/non_finite_in", '{"x": 1e309}'), "bare start input");
+    await expectRefused(await api("POST", "/api/workflow", '{"name":"non_finite_in","input":{"x":[-1e400]}}'), "start request input");
+    const workflowId = await startWorkflow("non_finite_in", { x: 1 });
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0].outputData["statusCode"] === 200);
+    await expectRefused(await api("POST", `/api/tasks/${workflowId}/a/COMPLETED`, '{"v": {"w": 2e308}}'), "completion by reference");
+    const taskId = waiting.tasks[0]!.taskId;
+    await expectRefused(await api("POST", "/api/tasks", `{"workflowInstanceId":"${workflowId}","taskId":"${taskId}","status":"COMPLETED","outputData":{"v":1e309}}`), "task result");
+    await apiOk("POST", `/api/tasks/${workflowId}/a/COMPLETED`, { v: 1 });
+    await waitFor(workflowId, ["COMPLETED"]);
+    await expectRefused(await api("POST", `/api/workflow/${workflowId}/rerun`, `{"reRunFromTaskId":"${taskId}","taskInput":{"uri":1e309}}`), "rerun taskInput");
+    await expectRefused(await api("POST", `/api/workflow/${workflowId}/rerun`, '{"workflowInput":{"x":1e309}}'), "rerun workflowInput");
+    expect((await getWorkflow(workflowId)).status).toBe("COMPLETED");
   });
 });

@@ -314,6 +314,26 @@ describe("encryption at rest", () => {
 });
 
 describe("secrets at run time", () => {
+  it("a secret compared, negated or used as a condition is refused at registration: stored input would disagree with what is sent, one bit per probe", async () => {
+    const refused = await call(
+      "POST",
+      "/api/metadata/workflow?overwrite=true",
+      JSON.stringify({
+        name: "secret_compared",
+        version: 1,
+        schemaVersion: 2,
+        tasks: [httpTask("call", { uri: target("/echo"), method: "POST", body: { lt: "${workflow.secrets.cmp < workflow.input.probe}" } })],
+      }),
+    );
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.text)).toMatchObject({
+      validationErrors: [{ path: "tasks[0].inputParameters.body.lt", message: expect.stringMatching(/^workflow\.secrets\.cmp at position 2 .*operand of </) as unknown }],
+    });
+    expect((await call("GET", "/api/metadata/workflow/secret_compared")).status).toBe(404);
+    // As a value it stays usable, including as a branch of ?:.
+    await register({ name: "secret_as_value", tasks: [httpTask("call", { uri: target("/echo"), method: "GET", headers: { A: "${workflow.secrets.cmp}", B: "x ${workflow.input.on ? workflow.secrets.cmp : 'none'}" } })] });
+  });
+
   it("an HTTP task sends the real value (a changed value from the next run on); input, records, search and answers show only ***", async () => {
     const first = freshValue("api");
     await putSecret("api_token", first);
@@ -487,6 +507,36 @@ describe("secrets at run time", () => {
     expect(done.status).toBe("COMPLETED");
     expect(done.tasks[0]!.outputData).toEqual({ paid: true });
     expect(await storedRecords(workflowId)).not.toContain(value);
+    expectNeverAnswered(value);
+  });
+
+  it("rerun with taskInput sends that input as given, also when the task's definition uses a secret; a secret named in taskInput is never resolved", async () => {
+    const value = freshValue("rerun");
+    await putSecret("rerun_token", value);
+    await register({ name: "secret_rerun_input", tasks: [httpTask("call", { uri: target("/echo/original"), method: "GET", headers: { "X-Tok": "${workflow.secrets.rerun_token}" } })] });
+    const workflowId = await start("secret_rerun_input");
+    const first = await waitUntil(workflowId, finished);
+    expect((first.tasks[0]!.outputData["body"] as JsonObject)["path"]).toBe("/echo/original");
+    const taskId = first.tasks[0]!.taskId;
+    const rerunFrom = async (taskInput: JsonObject) => {
+      const endTime = (await workflowOf(workflowId)).tasks[0]!["endTime"];
+      await ok("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: taskId, taskInput });
+      return waitUntil(workflowId, (workflow) => finished(workflow) && workflow.tasks[0]!["endTime"] !== endTime);
+    };
+
+    const replaced = await rerunFrom({ uri: target("/echo/replaced"), method: "GET" });
+    expect(replaced.status).toBe("COMPLETED");
+    expect(replaced.tasks[0]!.inputData).toEqual({ uri: target("/echo/replaced"), method: "GET" });
+    const echo = replaced.tasks[0]!.outputData["body"] as JsonObject;
+    expect(echo["path"]).toBe("/echo/replaced");
+    expect(echo["headers"]).not.toHaveProperty("x-tok");
+
+    // Whoever may rerun may not choose where a secret goes: taskInput is data (as in Conductor), sent literally.
+    const literal = await rerunFrom({ uri: target("/echo/literal"), method: "GET", headers: { "X-Tok": "${workflow.secrets.rerun_token}" } });
+    expect(literal.status).toBe("COMPLETED");
+    const literalEcho = literal.tasks[0]!.outputData["body"] as JsonObject;
+    expect((literalEcho["headers"] as JsonObject)["x-tok"]).toBe("${workflow.secrets.rerun_token}");
+    expect(await hits(value)).toBe(0);
     expectNeverAnswered(value);
   });
 

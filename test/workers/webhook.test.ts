@@ -89,6 +89,10 @@ describe("WAIT_FOR_WEBHOOK", () => {
     await expectRefused(await callback(url, { status: "DONE", output: {} }, good), 400, "VALIDATION_ERROR");
     await expectRefused(await callback(url, { status: "COMPLETED", output: [1] }, good), 400, "VALIDATION_ERROR");
     await expectRefused(await callback(url, { status: "FAILED", output: { reason: 7 } }, good), 400, "VALIDATION_ERROR");
+    const deep = await expectRefused(await callback(url, `{"status":"COMPLETED","output":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`, good), 400, "VALIDATION_ERROR");
+    expect((deep as unknown as { validationErrors: unknown }).validationErrors).toEqual([{ path: "output", message: "must not nest objects and arrays deeper than 100 levels" }]);
+    const infinite = await expectRefused(await callback(url, '{"status":"COMPLETED","output":{"n":1e309}}', good), 400, "VALIDATION_ERROR");
+    expect((infinite as unknown as { validationErrors: unknown }).validationErrors).toEqual([{ path: "output", message: "must hold only finite numbers: 1e309 and the like do not fit in JSON" }]);
     // A good one wins; after it, the task is no longer waiting.
     expect((await callback(url, { status: "COMPLETED", output: { ok: 1 } }, good)).status).toBe(200);
     const after = await waitFor(workflowId, ["COMPLETED"]);
@@ -150,6 +154,17 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect(response.status).toBe(401);
     expect(((await response.json()) as { message: string }).message).toContain("hook_token");
     expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+  });
+
+  it("a header check of any name, __proto__ included, is enforced: without it a callback is refused (401)", async () => {
+    await register({ name: "hook_proto_header", tasks: [hookTask("hook", { headers: JSON.parse('{"__proto__":"let-me-in"}') as JsonObject })] });
+    const { workflowId, hook } = await startWaiting("hook_proto_header");
+    const url = String(hook["callbackUrl"]);
+    const refused = await callback(url, { status: "COMPLETED", output: {} });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { message: string }).message).toContain("__proto__");
+    expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+    expect((await callback(url, { status: "COMPLETED", output: {} }, JSON.parse('{"__proto__":"let-me-in"}') as Record<string, string>)).status).toBe(200);
   });
 
   it("a header value or signature secret that resolves to nothing refuses every callback (fails closed): 401, the task keeps waiting", async () => {

@@ -113,6 +113,23 @@ export function exceedsJsonDepth(value: unknown, max: number = MAX_JSON_DEPTH): 
   return false;
 }
 
+/**
+ * True when `value` holds a number JSON cannot carry (Infinity, NaN): JSON.parse turns `1e309` into
+ * Infinity, which expressions would see while storage shows null. Iterative, like {@link exceedsJsonDepth}.
+ */
+export function holdsNonFiniteNumber(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (typeof item === "number" && !Number.isFinite(item)) return true;
+    if (typeof item === "object" && item !== null) for (const child of Object.values(item)) pending.push(child);
+  }
+  return false;
+}
+
+/** The message for a value that holds a number JSON cannot carry. */
+export const NON_FINITE_MESSAGE = "must hold only finite numbers: 1e309 and the like do not fit in JSON";
+
 /** A {@link JsonObject} within {@link MAX_JSON_DEPTH}: safe to store and to walk recursively. */
 export function isBoundedJsonObject(value: unknown): value is JsonObject {
   return isJsonObject(value) && !exceedsJsonDepth(value);

@@ -41,8 +41,11 @@ export const MAX_WORKFLOW_NAME_LENGTH = 255;
 /** Most retries a task may ask for. */
 export const MAX_RETRY_COUNT = 100;
 
-/** Reference names appear in `${ref.output...}` expressions and in callback URL paths, so they stay URL- and parser-safe. */
-const REFERENCE_NAME = /^[A-Za-z0-9_-]+$/;
+/**
+ * Reference names appear in `${ref.output...}` expressions and in callback URL paths, so they stay URL- and
+ * parser-safe. They start like a path does: `${-ref.output}` is a negation and `${1st.output}` a number.
+ */
+const REFERENCE_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 const isTaskType = isOneOf(TASK_TYPES);
 
@@ -113,7 +116,7 @@ const TASK = fieldsOf({
   name: rule<string>("name", "a non-empty string", isNonEmptyString),
   taskReferenceName: rule<string>(
     "taskReferenceName",
-    "a non-empty string of letters, digits, _ and - only, because it appears in expressions and URL paths",
+    "a non-empty string of letters, digits, _ and - only, starting with a letter or _, because it appears in expressions and URL paths",
     (value) => typeof value === "string" && REFERENCE_NAME.test(value),
   ),
   type: rule<TaskType>("type", `one of the supported task types: ${TASK_TYPES.join(", ")}`, isTaskType),

@@ -12,19 +12,68 @@ import { parseTemplate } from "./template";
 /**
  * Every malformed template inside a (nested) JSON value, one issue per bad string, with
  * `path` built by {@link childPath} from `path` (e.g. `tasks[1].inputParameters.headers.X`)
- * and the message naming the problem and its position in that string.
+ * and the message naming the problem and its position in that string. A secret used other than
+ * as a value (compared, negated, as a condition) is a problem too.
  */
 export function findTemplateErrors(value: JsonValue, path: string): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   forEachTemplateString(value, path, (text, at) => {
+    let parts;
     try {
-      parseTemplate(text);
+      parts = parseTemplate(text).parts;
     } catch (error) {
       if (!(error instanceof ExpressionSyntaxError)) throw error;
       issues.push({ path: at, message: error.message });
+      return;
+    }
+    for (const part of parts) {
+      const misuse = part.kind === "expression" ? secretMisuse(part.expression) : undefined;
+      if (misuse !== undefined) issues.push({ path: at, message: misuse });
     }
   });
   return issues;
+}
+
+/**
+ * Why an expression uses a secret other than as a value, or undefined. What is stored and shown is
+ * resolved with every secret masked, what is sent with the real value: an operator's outcome (a
+ * comparison, a condition, a negation) would differ between the two and tell whoever reads the stored
+ * input something about the secret, one bit per run. As a whole expression, a branch of `?:` or text in
+ * a string, the secret is simply masked.
+ */
+function secretMisuse(expression: Expression): string | undefined {
+  const found = operandSecret(expression, undefined);
+  if (found === undefined) return undefined;
+  const [secret, role] = found;
+  return `workflow.secrets.${secretNameOf(secret.root, secret.segments)} at position ${secret.start} may only be used as a value (the whole expression, a branch of ?:, or text in a string), not ${role}: the outcome would reveal something about the secret`;
+}
+
+type PathExpression = Extract<Expression, { kind: "path" }>;
+
+/** The first secret below `expression` that an operator consumes, with how; `role` is set once inside an operand. */
+function operandSecret(expression: Expression, role: string | undefined): [PathExpression, string] | undefined {
+  switch (expression.kind) {
+    case "literal":
+      return undefined;
+    case "path":
+      return role !== undefined && secretNameOf(expression.root, expression.segments) !== null ? [expression, role] : undefined;
+    case "not":
+      return operandSecret(expression.operand, role ?? "as an operand of !");
+    case "negate":
+      return operandSecret(expression.operand, role ?? "as an operand of -");
+    case "compare":
+    case "logical": {
+      const inner = role ?? `as an operand of ${expression.operator}`;
+      return operandSecret(expression.left, inner) ?? operandSecret(expression.right, inner);
+    }
+    case "conditional":
+      // The branches are values: which one is chosen depends only on the condition.
+      return (
+        operandSecret(expression.test, role ?? "as the condition of ?:") ??
+        operandSecret(expression.consequent, role) ??
+        operandSecret(expression.alternate, role)
+      );
+  }
 }
 
 /**

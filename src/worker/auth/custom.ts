@@ -21,8 +21,8 @@ export const customProvider: AuthProvider = {
   async authenticate(request, env): Promise<Principal | undefined> {
     const service = env.AUTH_SERVICE;
     if (!service) return undefined;
-    const headers: Record<string, string> = {};
-    for (const [name, value] of request.headers) headers[name] = value;
+    // fromEntries defines each name as its own key: assignment would drop one named __proto__.
+    const headers = Object.fromEntries(request.headers) as Record<string, string>;
     const response = await service.fetch("https://auth-service/authenticate", {
       method: "POST",
       headers: { "content-type": "application/json" },

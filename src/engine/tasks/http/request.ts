@@ -1,6 +1,7 @@
 import type { EngineConfig } from "../../config";
 import { isHeaderName, isHeaderValueText, TOKEN_DESCRIPTION } from "../../http-syntax";
 import type { JsonObject, JsonValue } from "../../model";
+import { setOwn } from "../../own-property";
 import { HTTP_METHODS } from "./validate";
 
 /** A fully resolved outbound request, ready for `fetch`. */
@@ -116,7 +117,7 @@ function hasHeader(headers: Record<string, string>, name: string): boolean {
 function setHeader(headers: Record<string, string>, name: string, value: string): void {
   const lower = name.toLowerCase();
   for (const key of Object.keys(headers)) if (key.toLowerCase() === lower) delete headers[key];
-  headers[name] = value;
+  setOwn(headers, name, value);
 }
 
 /**
@@ -155,7 +156,7 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
       if (text === undefined) continue;
       const problem = headerProblem(name, text);
       if (problem !== undefined) return { ok: false, reason: problem };
-      headers[name] = text;
+      setOwn(headers, name, text);
     }
   }
   const accept = headerValue(fields["accept"]);

@@ -1,3 +1,4 @@
+import { overdeepReason } from "../../limits";
 import type { JsonObject, JsonValue, TaskStatus } from "../../model";
 
 /** What the actor read from the remote service, before the engine interprets it. */
@@ -122,6 +123,12 @@ export function httpOutput(response: HttpResponseData): JsonObject {
  */
 export function httpOutcome(response: HttpResponseData, asyncComplete: boolean): HttpOutcome {
   const output = httpOutput(response);
+  const deep = overdeepReason("The response body", output["body"]!);
+  if (deep !== undefined) {
+    // Kept, it would overflow the stack wherever it is stored, copied or resolved; retrying brings the same answer.
+    const fields: JsonObject = { body: null, headers: output["headers"]!, statusCode: response.statusCode, reasonPhrase: output["reasonPhrase"]! };
+    return { status: "FAILED_WITH_TERMINAL_ERROR", output: { response: { ...fields }, ...fields }, reason: deep };
+  }
   if (response.statusCode >= 200 && response.statusCode < 300) {
     return { status: asyncComplete ? "IN_PROGRESS" : "COMPLETED", output };
   }

@@ -1,5 +1,7 @@
 import type { JsonObject, JsonValue } from "../../model";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../http-syntax";
+import { exceedsJsonDepth, holdsNonFiniteNumber, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../../definition/checks";
+import { setOwn } from "../../own-property";
 import type { ValidationIssue } from "../../validation-issue";
 
 /** A callback body that was understood. */
@@ -35,6 +37,10 @@ export function parseWebhookCallback(text: string): WebhookCallbackParse {
   else if (status !== "COMPLETED" && status !== "FAILED") issues.push({ path: "status", message: `must be COMPLETED or FAILED, not ${JSON.stringify(status)}` });
   const output: JsonValue | undefined = body["output"];
   if (output !== undefined && !isObject(output)) issues.push({ path: "output", message: "must be a JSON object" });
+  // A deep value would overflow the stack wherever it is stored or walked.
+  else if (exceedsJsonDepth(output)) issues.push({ path: "output", message: `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels` });
+  // Expressions would see Infinity where the stored (and shown) value is null.
+  else if (holdsNonFiniteNumber(output)) issues.push({ path: "output", message: NON_FINITE_MESSAGE });
   if (isObject(output) && status === "FAILED") {
     for (const field of ["error", "reason"]) {
       if (output[field] !== undefined && typeof output[field] !== "string") issues.push({ path: `output.${field}`, message: "must be a string" });
@@ -89,7 +95,7 @@ export function webhookExpectations(input: JsonObject): WebhookExpectationsResul
       const text = expectedText(value);
       // The value may be a secret: name the header, never what it resolved to.
       if (text === undefined) return { ok: false, reason: `the expected value of header ${name} resolved to nothing` };
-      expectations.headers[name] = text;
+      setOwn(expectations.headers, name, text);
     }
   }
   const signature = input["signature"];
