@@ -39,6 +39,28 @@ export function logOut() {
   }
 }
 
+/** @param {string} text */
+function decodeBase64Url(text) {
+  const base64 = text.replace(/-/g, "+").replace(/_/g, "/");
+  return atob(base64.padEnd(base64.length + ((4 - (base64.length % 4)) % 4), "="));
+}
+
+/**
+ * Whether a credential is a JWT: three base64url parts whose header is a JSON object naming its `alg`.
+ * Counting dots is not enough: an API key secret may hold dots too, and must never be used as a token.
+ * @param {string} value
+ */
+function isJwt(value) {
+  const parts = value.split(".");
+  if (parts.length !== 3 || !parts.every((part) => /^[A-Za-z0-9_-]*$/.test(part)) || !parts[0] || !parts[1]) return false;
+  try {
+    const header = JSON.parse(decodeBase64Url(parts[0]));
+    return typeof header === "object" && header !== null && typeof header.alg === "string";
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Logs in with an API key (`keyId:keySecret`, exchanged for a token) or with a token as it is.
  * @param {string} credential
@@ -46,7 +68,7 @@ export function logOut() {
 export async function logIn(credential) {
   const value = credential.trim();
   const separator = value.indexOf(":");
-  if (separator > 0 && value.split(".").length !== 3) {
+  if (separator > 0 && !isJwt(value)) {
     const response = await fetch("/api/token", {
       method: "POST",
       headers: { "content-type": "application/json" },

@@ -1,0 +1,140 @@
+// The web UI's credential handling (ui/lib/api.js) against a fake server, in Node: sessionStorage and fetch are stand-ins.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+
+/** The part of ui/lib/api.js these tests drive (the module is plain JavaScript without type declarations). */
+interface UiApi {
+  api(method: string, path: string, body?: unknown): Promise<unknown>;
+  logIn(credential: string): Promise<unknown>;
+  isLoggedIn(): boolean;
+  setSessionEndHandler(handler: () => void): void;
+}
+
+const TOKEN_KEY = "edge-conductor.token";
+const REFRESH_KEY = "edge-conductor.refresh";
+const MODULE_URL = new URL("../../ui/lib/api.js", import.meta.url).href;
+
+/** sessionStorage in memory, remembering every value ever written. */
+class MemoryStorage {
+  readonly map = new Map<string, string>();
+  readonly writes: Array<[string, string]> = [];
+  getItem(key: string): string | null {
+    return this.map.get(key) ?? null;
+  }
+  setItem(key: string, value: string): void {
+    this.writes.push([key, String(value)]);
+    this.map.set(key, String(value));
+  }
+  removeItem(key: string): void {
+    this.map.delete(key);
+  }
+}
+
+interface Seen {
+  url: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+/** Lets the other pending requests start before this one is answered, as on a network. */
+const aTurnLater = () => new Promise((resolve) => setTimeout(resolve, 1));
+
+/** A server with the Worker's rotation rule: a refresh token exchanged twice revokes every token of the session. */
+function fakeServer() {
+  const live = new Set<string>();
+  const refreshTokens = new Map<string, "unused" | "used">();
+  const revoked: string[] = [];
+  const seen: Seen[] = [];
+  let sessionRevoked = false;
+  let counter = 1;
+  const exchangeRefresh = (refreshToken: string): Response => {
+    const state = refreshTokens.get(refreshToken);
+    if (state === undefined || sessionRevoked) return json(401, { error: "INVALID_TOKEN", message: "Invalid refresh token" });
+    if (state === "used") {
+      sessionRevoked = true;
+      live.clear();
+      return json(401, { error: "INVALID_TOKEN", message: "Refresh token was already used" });
+    }
+    refreshTokens.set(refreshToken, "used");
+    counter++;
+    live.add(`A${counter}`);
+    refreshTokens.set(`R${counter}`, "unused");
+    return json(200, { token: `A${counter}`, refresh_token: `R${counter}` });
+  };
+  const fetch: Fetch = async (input, init = {}) => {
+    const headers = Object.fromEntries(Object.entries((init.headers ?? {}) as Record<string, string>).map(([key, value]) => [key.toLowerCase(), value]));
+    const body = typeof init.body === "string" ? init.body : undefined;
+    seen.push({ url: input, headers, body });
+    await aTurnLater();
+    if (input === "/api/security/token/refresh") return exchangeRefresh(String(JSON.parse(body ?? "{}").refreshToken));
+    if (input === "/api/security/token/revoke") {
+      revoked.push(String(JSON.parse(body ?? "{}").token));
+      return new Response(null, { status: 200 });
+    }
+    if (input === "/api/token") {
+      live.add("A-key");
+      refreshTokens.set("R-key", "unused");
+      return json(200, { token: "A-key", refresh_token: "R-key" });
+    }
+    if (sessionRevoked || !live.has(headers["x-authorization"] ?? "")) return json(401, { error: "UNAUTHENTICATED", message: "expired" });
+    if (input.startsWith("/api/security/permissions")) return json(200, { userId: "alice", scope: "*", permissions: [] });
+    return json(200, { ok: true });
+  };
+  return { fetch, seen, live, refreshTokens, revoked };
+}
+
+let storage: MemoryStorage;
+let sessionEnds: number;
+
+/** A fresh copy of the module (its refresh state is module-level), with its session-end handler counting. */
+async function loadUiApi(fetch: Fetch): Promise<UiApi> {
+  vi.stubGlobal("fetch", fetch);
+  const module = (await import(/* @vite-ignore */ MODULE_URL)) as UiApi;
+  module.setSessionEndHandler(() => {
+    sessionEnds++;
+  });
+  return module;
+}
+
+/** A session whose access token A1 has expired and whose refresh token R1 is still good. */
+function expiredSession(server: ReturnType<typeof fakeServer>): void {
+  server.refreshTokens.set("R1", "unused");
+  storage.setItem(TOKEN_KEY, "A1");
+  storage.setItem(REFRESH_KEY, "R1");
+}
+
+/** base64url of a JSON value, as in a JWT's parts. */
+const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+
+beforeEach(() => {
+  vi.resetModules();
+  storage = new MemoryStorage();
+  sessionEnds = 0;
+  vi.stubGlobal("sessionStorage", storage);
+});
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+describe("ui/lib/api.js: logging in", () => {
+  it("exchanges an API key whose secret has two dots at /api/token, never storing or sending the secret as a token", async () => {
+    const server = fakeServer();
+    const ui = await loadUiApi(server.fetch);
+    await expect(ui.logIn("admin:pa.ss.wd")).resolves.toMatchObject({ userId: "alice" });
+    expect(storage.writes.filter(([, value]) => value.includes("pa.ss.wd"))).toEqual([]);
+    expect(server.seen.filter((request) => (request.headers["x-authorization"] ?? "").includes("pa.ss.wd"))).toEqual([]);
+    expect(server.seen[0]?.url).toBe("/api/token");
+    expect(JSON.parse(server.seen[0]?.body ?? "{}")).toEqual({ keyId: "admin", keySecret: "pa.ss.wd" });
+  });
+
+  it("uses a JWT as it is, without exchanging it", async () => {
+    const server = fakeServer();
+    const jwt = `${part({ alg: "HS256", typ: "JWT" })}.${part({ sub: "alice" })}.c2ln`;
+    server.live.add(jwt);
+    const ui = await loadUiApi(server.fetch);
+    await expect(ui.logIn(jwt)).resolves.toMatchObject({ userId: "alice" });
+    expect(server.seen.some((request) => request.url === "/api/token")).toBe(false);
+    expect(storage.getItem(TOKEN_KEY)).toBe(jwt);
+  });
+});
