@@ -115,7 +115,9 @@ function showUser(id) {
   ]);
 }
 
+// The tokens are forgotten and revoked already (ui/lib/api.js ends a session the way logOut does).
 setSessionEndHandler(() => {
+  forgetPermissions();
   showUser(undefined);
   notify("Your session ended; log in again.", "error");
   go("#/login");

@@ -117,6 +117,91 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
+describe("ui/lib/api.js: refreshing the access token", () => {
+  it("exchanges the refresh token once when several requests meet an expired access token at once, and keeps the session", async () => {
+    const server = fakeServer();
+    expiredSession(server);
+    const ui = await loadUiApi(server.fetch);
+    const results = await Promise.allSettled([ui.api("GET", "/api/metadata/workflow"), ui.api("GET", "/api/workflow/search?start=0"), ui.api("GET", "/api/metadata/taskdefs")]);
+    expect(results.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
+    expect(server.seen.filter((request) => request.url === "/api/security/token/refresh")).toHaveLength(1);
+    expect(sessionEnds).toBe(0);
+    expect(storage.getItem(TOKEN_KEY)).toBe("A2");
+    expect(storage.getItem(REFRESH_KEY)).toBe("R2");
+  });
+
+  it("retries with the token stored meanwhile when its own refresh is refused, instead of ending the session", async () => {
+    const server = fakeServer();
+    server.live.add("A9");
+    storage.setItem(TOKEN_KEY, "A1");
+    storage.setItem(REFRESH_KEY, "R-stale");
+    // While the refused exchange is under way, another login stores a good token.
+    const ui = await loadUiApi(async (input, init) => {
+      if (input === "/api/security/token/refresh") storage.setItem(TOKEN_KEY, "A9");
+      return server.fetch(input, init);
+    });
+    await expect(ui.api("GET", "/api/metadata/workflow")).resolves.toEqual({ ok: true });
+    expect(server.seen.at(-1)?.headers["x-authorization"]).toBe("A9");
+    expect(sessionEnds).toBe(0);
+  });
+});
+
+describe("ui/lib/api.js: ending a session", () => {
+  it("forgets and revokes the refresh token when the server refuses the refresh", async () => {
+    const server = fakeServer();
+    storage.setItem(TOKEN_KEY, "A1");
+    storage.setItem(REFRESH_KEY, "R-unknown");
+    const ui = await loadUiApi(server.fetch);
+    await expect(ui.api("GET", "/api/metadata/workflow")).rejects.toMatchObject({ status: 401 });
+    await aTurnLater();
+    expect(sessionEnds).toBe(1);
+    expect(storage.getItem(TOKEN_KEY)).toBeNull();
+    expect(storage.getItem(REFRESH_KEY)).toBeNull();
+    expect(server.revoked).toContain("R-unknown");
+  });
+
+  it("forgets and revokes the refresh token when a request is still refused after a refresh", async () => {
+    const server = fakeServer();
+    expiredSession(server);
+    // The refreshed token is refused too (say, the user lost access meanwhile).
+    const ui = await loadUiApi(async (input, init) => {
+      const response = await server.fetch(input, init);
+      if (input === "/api/security/token/refresh") server.live.clear();
+      return response;
+    });
+    await expect(ui.api("GET", "/api/metadata/workflow")).rejects.toMatchObject({ status: 401 });
+    await aTurnLater();
+    expect(sessionEnds).toBe(1);
+    expect(storage.getItem(REFRESH_KEY)).toBeNull();
+    expect(server.revoked).toContain("R2");
+  });
+
+  it("keeps the session and reports the error when the refresh fails for a reason other than a refusal (503)", async () => {
+    const server = fakeServer();
+    expiredSession(server);
+    const ui = await loadUiApi(async (input, init) =>
+      input === "/api/security/token/refresh" ? json(503, { error: "UNAVAILABLE", message: "try later" }) : server.fetch(input, init),
+    );
+    await expect(ui.api("GET", "/api/metadata/workflow")).rejects.toMatchObject({ status: 503, code: "UNAVAILABLE" });
+    expect(sessionEnds).toBe(0);
+    expect(storage.getItem(TOKEN_KEY)).toBe("A1");
+    expect(storage.getItem(REFRESH_KEY)).toBe("R1");
+    expect(server.revoked).toEqual([]);
+  });
+
+  it("keeps the session when the refresh cannot reach the server", async () => {
+    const server = fakeServer();
+    expiredSession(server);
+    const ui = await loadUiApi(async (input, init) => {
+      if (input === "/api/security/token/refresh") throw new TypeError("Failed to fetch");
+      return server.fetch(input, init);
+    });
+    await expect(ui.api("GET", "/api/metadata/workflow")).rejects.toThrow("Failed to fetch");
+    expect(sessionEnds).toBe(0);
+    expect(storage.getItem(REFRESH_KEY)).toBe("R1");
+  });
+});
+
 describe("ui/lib/api.js: logging in", () => {
   it("exchanges an API key whose secret has two dots at /api/token, never storing or sending the secret as a token", async () => {
     const server = fakeServer();

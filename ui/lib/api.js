@@ -28,12 +28,12 @@ export function isLoggedIn() {
   return sessionStorage.getItem(TOKEN_KEY) !== null;
 }
 
+/** Ends the session in this tab: forgets both tokens and revokes them (best effort, they are forgotten already). */
 export function logOut() {
   const refresh = sessionStorage.getItem(REFRESH_KEY);
   const token = sessionStorage.getItem(TOKEN_KEY);
   sessionStorage.removeItem(TOKEN_KEY);
   sessionStorage.removeItem(REFRESH_KEY);
-  // Revoking is best effort: the tokens are already forgotten here.
   for (const value of [refresh, token]) {
     if (value) void fetch("/api/security/token/revoke", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: value }) }).catch(() => {});
   }
@@ -119,7 +119,13 @@ function toError(response, body) {
   return new ApiError(response.status, "ERROR", typeof body === "string" && body ? body : `${response.status} ${response.statusText}`);
 }
 
-async function refresh() {
+/**
+ * Exchanges the refresh token for new tokens. Resolves whether it did; false means the server refused it (401)
+ * or there is none, so the session is over. Any other failure (429, 5xx, no network) is thrown: the session
+ * may well be fine, and the refresh token is kept for the next try.
+ * @returns {Promise<boolean>}
+ */
+async function exchangeRefreshToken() {
   const refreshToken = sessionStorage.getItem(REFRESH_KEY);
   if (!refreshToken) return false;
   const response = await fetch("/api/security/token/refresh", {
@@ -127,11 +133,26 @@ async function refresh() {
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ refreshToken }),
   });
-  if (!response.ok) return false;
-  const tokens = /** @type {{token: string, refresh_token?: string}} */ (await response.json());
+  if (response.status === 401) return false;
+  const body = await readBody(response);
+  if (!response.ok) throw toError(response, body);
+  const tokens = /** @type {{token: string, refresh_token?: string}} */ (body);
   sessionStorage.setItem(TOKEN_KEY, tokens.token);
   if (tokens.refresh_token) sessionStorage.setItem(REFRESH_KEY, tokens.refresh_token);
   return true;
+}
+
+/**
+ * The refresh under way, which every request refused meanwhile awaits: the server treats a refresh token
+ * exchanged twice as stolen and revokes the whole session.
+ * @type {Promise<boolean> | null}
+ */
+let refreshing = null;
+function refresh() {
+  refreshing ??= exchangeRefreshToken().finally(() => {
+    refreshing = null;
+  });
+  return refreshing;
 }
 
 /** Called when the session is over (401 that a refresh could not fix). */
@@ -139,6 +160,23 @@ let onSessionEnd = () => {};
 /** @param {() => void} handler */
 export function setSessionEndHandler(handler) {
   onSessionEnd = handler;
+}
+
+function endSession() {
+  logOut();
+  onSessionEnd();
+}
+
+/**
+ * Whether a request refused with the token it sent is worth sending again: another request may have
+ * refreshed the token meanwhile, else this one refreshes it (once for all).
+ * @param {string | null} sent
+ */
+async function renewedSince(sent) {
+  if (sessionStorage.getItem(TOKEN_KEY) !== sent) return true;
+  if (await refresh()) return true;
+  const current = sessionStorage.getItem(TOKEN_KEY);
+  return current !== null && current !== sent;
 }
 
 /**
@@ -150,8 +188,9 @@ export function setSessionEndHandler(handler) {
  */
 export async function api(method, path, body) {
   for (let attempt = 0; ; attempt++) {
+    const sent = sessionStorage.getItem(TOKEN_KEY);
     /** @type {Record<string, string>} */
-    const headers = { "x-authorization": sessionStorage.getItem(TOKEN_KEY) ?? "" };
+    const headers = { "x-authorization": sent ?? "" };
     /** @type {RequestInit} */
     const init = { method, headers };
     if (body !== undefined) {
@@ -159,13 +198,11 @@ export async function api(method, path, body) {
       init.body = JSON.stringify(body);
     }
     const response = await fetch(path, init);
-    if (response.status === 401 && attempt === 0 && (await refresh())) continue;
+    if (response.status === 401 && attempt === 0 && (await renewedSince(sent))) continue;
     const parsed = await readBody(response);
     if (response.ok) return parsed;
-    if (response.status === 401) {
-      sessionStorage.removeItem(TOKEN_KEY);
-      onSessionEnd();
-    }
+    // Another request may have ended the session already, or a new login started one: leave that alone.
+    if (response.status === 401 && sessionStorage.getItem(TOKEN_KEY) === sent) endSession();
     throw toError(response, parsed);
   }
 }
