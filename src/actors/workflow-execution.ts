@@ -97,7 +97,7 @@ interface ChildView {
   workflowName: string;
   status: WorkflowStatus;
   output: JsonObject;
-  reasonForIncompletion: string | null;
+  reasonForIncompletion?: string;
   endTime: number;
 }
 
@@ -941,7 +941,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       // Finished again already: its notice was turned away while the reopen was owed.
       if (TERMINAL_WORKFLOW_STATUSES.has(child.status)) {
         const state: ChildState = { status: child.status, output: child.output };
-        if (child.reasonForIncompletion !== null) state.reason = child.reasonForIncompletion;
+        if (child.reasonForIncompletion !== undefined) state.reason = child.reasonForIncompletion;
         this.#takeChildState(pending.taskId, pending.subWorkflowId, state);
       }
     });

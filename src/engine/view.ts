@@ -16,7 +16,6 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     status: task.status,
     inputData: task.inputData,
     outputData: task.outputData,
-    reasonForIncompletion: task.reasonForIncompletion ?? null,
     retryCount: task.retryCount,
     retried: task.retried,
     scheduledTime: task.scheduledTime,
@@ -25,9 +24,10 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     updateTime: task.updateTime,
     workflowInstanceId: execution.workflowId,
     workflowType: execution.workflowName,
-    correlationId: execution.correlationId ?? null,
     pollCount: 0,
   };
+  setPresent(view, "reasonForIncompletion", task.reasonForIncompletion);
+  setPresent(view, "correlationId", execution.correlationId);
   const definition = execution.definition.tasks[task.definitionIndex];
   if (definition) view["workflowTask"] = definition as unknown as JsonObject;
   if (task.subWorkflowId !== undefined) view["subWorkflowId"] = task.subWorkflowId;
@@ -48,17 +48,13 @@ export function failedReferenceTaskNames(execution: WorkflowExecution): string[]
 
 /** Conductor's `Workflow` JSON; tasks only when asked for, as Conductor's `includeTasks`. */
 export function toWorkflowView(execution: WorkflowExecution, includeTasks: boolean): WorkflowView {
-  return {
+  const view: WorkflowView = {
     workflowId: execution.workflowId,
     workflowName: execution.workflowName,
     workflowVersion: execution.workflowVersion,
     status: execution.status,
     input: execution.input,
     output: execution.output,
-    correlationId: execution.correlationId ?? null,
-    reasonForIncompletion: execution.reasonForIncompletion ?? null,
-    parentWorkflowId: execution.parentWorkflowId ?? null,
-    parentWorkflowTaskId: execution.parentWorkflowTaskId ?? null,
     priority: execution.priority,
     taskToDomain: execution.taskToDomain,
     createTime: execution.createTime,
@@ -69,6 +65,19 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
     workflowDefinition: execution.definition as unknown as JsonObject,
     tasks: includeTasks ? execution.tasks.map((task) => toTaskView(task, execution)) : [],
   };
+  setPresent(view, "correlationId", execution.correlationId);
+  setPresent(view, "reasonForIncompletion", execution.reasonForIncompletion);
+  setPresent(view, "parentWorkflowId", execution.parentWorkflowId);
+  setPresent(view, "parentWorkflowTaskId", execution.parentWorkflowTaskId);
+  return view;
+}
+
+/**
+ * Sets an optional field only when it has a value. Conductor's JSON leaves absent fields out rather than
+ * sending null, and its clients type them `field?: string`: a null would pass an `!== undefined` check.
+ */
+function setPresent(target: JsonObject, key: string, value: string | null | undefined): void {
+  if (value !== undefined && value !== null) target[key] = value;
 }
 
 /** One row of search results (Conductor's `WorkflowSummary`). */
@@ -93,22 +102,23 @@ export interface WorkflowSummaryRow {
 
 /** Conductor's `WorkflowSummary` JSON for a search result row. */
 export function toWorkflowSummary(row: WorkflowSummaryRow): JsonObject {
-  return {
+  const summary: JsonObject = {
     workflowType: row.workflowName,
     version: row.workflowVersion,
     workflowId: row.workflowId,
-    correlationId: row.correlationId,
     startTime: new Date(row.startTime).toISOString(),
     updateTime: new Date(row.updateTime).toISOString(),
-    endTime: row.endTime > 0 ? new Date(row.endTime).toISOString() : null,
     status: row.status,
-    input: row.input,
-    output: row.output,
-    reasonForIncompletion: row.reasonForIncompletion,
     executionTime: row.endTime > 0 ? row.endTime - row.startTime : 0,
     failedReferenceTaskNames: row.failedReferenceTaskNames ?? "",
     priority: row.priority,
-    parentWorkflowId: row.parentWorkflowId,
     createTime: row.createTime,
   };
+  setPresent(summary, "correlationId", row.correlationId);
+  setPresent(summary, "endTime", row.endTime > 0 ? new Date(row.endTime).toISOString() : null);
+  setPresent(summary, "input", row.input);
+  setPresent(summary, "output", row.output);
+  setPresent(summary, "reasonForIncompletion", row.reasonForIncompletion);
+  setPresent(summary, "parentWorkflowId", row.parentWorkflowId);
+  return summary;
 }

@@ -2,10 +2,10 @@
  * Shapes the official Conductor TypeScript client depends on, through the real router. Each block
  * pins one mismatch found by running the client (test/e2e/conductor-client.test.ts) against the service.
  */
-import { env } from "cloudflare:test";
+import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { STALE_CLAIM_MS } from "../../src/worker/start-execution";
-import { api, apiOk, eventually, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { ADMIN_KEY, api, apiOk, eventually, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 interface ErrorBody {
   status: number;
@@ -230,5 +230,42 @@ describe("SUB_WORKFLOW with an inline child definition (ConductorWorkflow.toSubW
     expect(response.status).toBe(400);
     const body = (await response.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
     expect(body.validationErrors).toEqual([{ path: "tasks[0].subWorkflowParam.workflowDefinition", message: expect.stringContaining("inline child definitions are not supported") }]);
+  });
+});
+
+describe("the SDK's repeat after a token refresh (retryFetch drops the request's Content-Type)", () => {
+  it("reads a JSON body sent without Content-Type as JSON; a body declared as something else is still a 415", async () => {
+    await register({ name: "client_no_content_type", tasks: [httpTask("a", { uri: target("/count/client-no-content-type"), method: "GET" })] });
+    // A byte body, so fetch adds no Content-Type of its own (a string body would get text/plain).
+    const bytes = new TextEncoder().encode(JSON.stringify({ name: "client_no_content_type", input: { x: 1 } }));
+    const started = await SELF.fetch("https://conductor.test/api/workflow", { method: "POST", headers: { "x-api-key": ADMIN_KEY }, body: bytes });
+    expect(started.headers.get("content-type") ?? "").not.toContain("json");
+    const workflowId = await started.text();
+    expect(started.status, workflowId).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED"])).input).toEqual({ x: 1 });
+    const declaredText = await SELF.fetch("https://conductor.test/api/workflow", { method: "POST", headers: { "x-api-key": ADMIN_KEY, "content-type": "text/plain" }, body: bytes });
+    expect(declaredText.status).toBe(415);
+  });
+});
+
+describe("absent fields are left out, as Conductor's JSON does (the SDK types them `field?: string`)", () => {
+  it("a workflow without correlation id, parent or failure: no null in the Workflow JSON, its tasks, the status or the search summary", async () => {
+    await register({ name: "client_no_nulls", tasks: [httpTask("a", { uri: target("/count/client-no-nulls"), method: "GET" })] });
+    const workflowId = await startWorkflow("client_no_nulls");
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    const nullKeys = (value: Record<string, unknown>) => Object.keys(value).filter((key) => value[key] === null);
+    expect(nullKeys(workflow)).toEqual([]);
+    expect(workflow.tasks.flatMap((task) => nullKeys(task))).toEqual([]);
+    expect(nullKeys(await apiOk("GET", `/api/workflow/${workflowId}/status`))).toEqual([]);
+    const summary = await eventually(
+      async () => {
+        const page = await apiOk<{ results: Array<Record<string, unknown>> }>("GET", `/api/workflow/search?workflowName=client_no_nulls&status=COMPLETED`);
+        return page.results.find((result) => result["workflowId"] === workflowId);
+      },
+      (found) => found !== undefined,
+      "the completed execution in search",
+    );
+    expect(nullKeys(summary!)).toEqual([]);
+    expect(summary).toMatchObject({ workflowId, status: "COMPLETED", endTime: expect.any(String) });
   });
 });

@@ -1,7 +1,13 @@
 import { ApiError } from "./errors";
 
-function isJsonMediaType(contentType: string | null): boolean {
-  if (contentType === null) return false;
+/**
+ * True when a body with this Content-Type is read as JSON: a JSON type, or none at all. The Conductor
+ * SDKs repeat a call after refreshing their token with the body but without its Content-Type, and with
+ * credentials in headers (never cookies) an undeclared body opens no cross-site path. A body declared as
+ * something else (text, a form) is refused: 415.
+ */
+export function readsAsJson(contentType: string | null): boolean {
+  if (contentType === null || contentType.trim() === "") return true;
   const type = contentType.split(";")[0]!.trim().toLowerCase();
   return type === "application/json" || type.endsWith("+json");
 }
@@ -63,14 +69,14 @@ export async function peekJsonObject(request: Request, maxBytes: number): Promis
 export type JsonBody = { present: false } | { present: true; value: unknown };
 
 /**
- * Reads a JSON body: 413 over the size limit, 415 when a non-empty body is not declared as JSON,
+ * Reads a JSON body: 413 over the size limit, 415 when a non-empty body is declared as something else,
  * 400 when it does not parse.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<JsonBody> {
   const bytes = await readBodyBytes(request, maxBytes);
   const text = new TextDecoder().decode(bytes);
   if (text.trim() === "") return { present: false };
-  if (!isJsonMediaType(request.headers.get("content-type"))) {
+  if (!readsAsJson(request.headers.get("content-type"))) {
     throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Request body must be JSON: send it with Content-Type: application/json");
   }
   try {

@@ -9,7 +9,7 @@ import { PERMISSIONS, grantsAllow, type Grant } from "../auth/permissions";
 import { forgetVerifiedTokens, issueTokens, keySessionRevocations, refreshTokens, revokeToken } from "../auth/tokens";
 import { serviceConfig } from "../config";
 import { principalOf } from "../guard";
-import { readBodyBytes } from "../http/body";
+import { readBodyBytes, readsAsJson } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { parseOrThrow } from "../schemas";
@@ -92,9 +92,8 @@ function pathName(request: IRequest, key: string): string {
 
 async function jsonBody(request: IRequest, env: Env): Promise<unknown> {
   const text = new TextDecoder().decode(await readBodyBytes(request as unknown as Request, serviceConfig(env).maxRequestBytes));
-  const type = ((request as unknown as Request).headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (text.trim() === "") return undefined;
-  if (type !== "application/json" && !type.endsWith("+json")) throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Request body must be JSON: send it with Content-Type: application/json");
+  if (!readsAsJson((request as unknown as Request).headers.get("content-type"))) throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Request body must be JSON: send it with Content-Type: application/json");
   try {
     return JSON.parse(text);
   } catch {

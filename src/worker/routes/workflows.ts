@@ -103,7 +103,8 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   // status check needs; output and (always empty here) variables only when asked for.
   router.get("/api/workflow/:workflowId/status", async (request, env) => {
     const workflow = JSON.parse(await workflowJson(env, decodedPathParam(request, "workflowId"), false)) as JsonObject;
-    const status: JsonObject = { workflowId: workflow["workflowId"]!, correlationId: workflow["correlationId"] ?? null, status: workflow["status"]! };
+    const status: JsonObject = { workflowId: workflow["workflowId"]!, status: workflow["status"]! };
+    if (typeof workflow["correlationId"] === "string") status["correlationId"] = workflow["correlationId"];
     if (booleanQuery(request, "includeOutput", false)) status["output"] = workflow["output"] ?? {};
     if (booleanQuery(request, "includeVariables", false)) status["variables"] = {};
     return Response.json(status);
