@@ -128,6 +128,19 @@ describe("invalid start requests are refused and start nothing", () => {
     expect(await rowCount("executions")).toBe(before);
   });
 
+  it("refuses a correlationId over 512 characters in the query form as in the body, and starts nothing", async () => {
+    await register(valid("start_long_correlation"));
+    const before = await rowCount("executions");
+    const long = "c".repeat(513);
+    await refused(await api("POST", "/api/workflow", { name: "start_long_correlation", correlationId: long }), 400, "VALIDATION_ERROR");
+    const query = await refused(await api("POST", `/api/workflow/start_long_correlation?correlationId=${long}`, {}), 400, "VALIDATION_ERROR");
+    expect(query.validationErrors).toEqual([{ path: "correlationId", message: "must be at most 512 characters" }]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await rowCount("executions")).toBe(before);
+    // Exactly 512 is fine on both.
+    expect(await apiOk<string>("POST", `/api/workflow/start_long_correlation?correlationId=${"c".repeat(512)}`, {})).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it("starts through both endpoints, with correlationId and input", async () => {
     await register(valid("start_both"));
     const first = await apiOk<string>("POST", "/api/workflow", { name: "start_both", version: 1, input: { a: 1 }, correlationId: "c-1", priority: 5 });
