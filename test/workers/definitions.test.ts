@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { api, apiOk, httpTask, register, rowCount, target } from "./helpers";
@@ -107,6 +108,30 @@ describe("invalid definitions are refused with precise validationErrors and noth
     const huge = { ...valid("huge"), description: "x".repeat(2 * 1024 * 1024) };
     await refused(await api("POST", "/api/metadata/workflow", huge), 413, "PAYLOAD_TOO_LARGE");
     expect(await rowCount("workflow_defs")).toBe(before);
+  });
+});
+
+describe("overwriting definitions", () => {
+  /** Back-dates a stored version's creation, so an overwrite that resets it shows without waiting. */
+  async function backdate(name: string, createTime: number) {
+    await env.DB.prepare(`UPDATE workflow_defs SET create_time = ?2, definition = json_set(definition, '$.createTime', ?2) WHERE name = ?1`).bind(name, createTime).run();
+  }
+
+  it("POST ?overwrite=true and PUT keep the version's createTime and change only its updateTime", async () => {
+    const created = 1_600_000_000_000;
+    for (const [name, overwrite] of [
+      ["overwrite_post", () => apiOk("POST", "/api/metadata/workflow?overwrite=true", { ...valid("overwrite_post"), description: "changed" })],
+      ["overwrite_put", () => apiOk("PUT", "/api/metadata/workflow", [{ ...valid("overwrite_put"), description: "changed" }])],
+    ] as const) {
+      await apiOk("POST", "/api/metadata/workflow", valid(name));
+      await backdate(name, created);
+      await overwrite();
+      const stored = await apiOk("GET", `/api/metadata/workflow/${name}?version=1`);
+      expect(stored["description"]).toBe("changed");
+      expect(stored["createTime"]).toBe(created);
+      expect(stored["updateTime"]).toBeGreaterThan(created);
+      expect(await env.DB.prepare("SELECT create_time FROM workflow_defs WHERE name = ?").bind(name).first("create_time")).toBe(created);
+    }
   });
 });
 
