@@ -102,3 +102,14 @@ export function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStateme
 export function deleteIndexRow(db: D1Database, workflowId: string): D1PreparedStatement {
   return db.prepare(`DELETE FROM executions WHERE workflow_id = ?`).bind(workflowId);
 }
+
+/** An idempotency key an execution was started with: keys are per workflow name. */
+export interface HeldIdempotencyKey {
+  workflowName: string;
+  key: string;
+}
+
+/** The release of an idempotency key, only while `workflowId` still holds it (FAIL_ON_RUNNING may have handed it on). */
+export function releaseIdempotencyKey(db: D1Database, workflowId: string, held: HeldIdempotencyKey): D1PreparedStatement {
+  return db.prepare(`DELETE FROM idempotency_keys WHERE workflow_name = ? AND idempotency_key = ? AND workflow_id = ?`).bind(held.workflowName, held.key, workflowId);
+}

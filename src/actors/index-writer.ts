@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { serviceConfig } from "../worker/config";
-import { deleteIndexRow, upsertIndexRow, type IndexRow } from "./execution-index";
+import { deleteIndexRow, releaseIdempotencyKey, upsertIndexRow, type HeldIdempotencyKey, type IndexRow } from "./execution-index";
 
 /**
  * How long the first queued write waits for others before the batch goes to D1. The search row of a
@@ -12,7 +12,7 @@ export const INDEX_FLUSH_DELAY_MS = 100;
 /** Most writes in one D1 batch (each is one statement of the batch). */
 export const INDEX_MAX_BATCH = 40;
 
-type IndexWrite = { kind: "upsert"; row: IndexRow } | { kind: "delete"; workflowId: string };
+type IndexWrite = { kind: "upsert"; row: IndexRow } | { kind: "delete"; workflowId: string; idempotencyKey?: HeldIdempotencyKey };
 
 /**
  * How a write went: committed, with the number of writes of the D1 batch that carried it (1 when it went
@@ -44,9 +44,13 @@ export class ExecutionIndexWriter extends DurableObject<Env> {
     return this.#enqueue({ kind: "upsert", row }, false);
   }
 
-  /** Deletes a search row; someone is waiting for this one, so it goes out without waiting for others. */
-  async delete(workflowId: string): Promise<IndexWriteOutcome> {
-    return this.#enqueue({ kind: "delete", workflowId }, true);
+  /**
+   * Deletes a search row and, in the same transaction, releases the idempotency key the removed execution
+   * held: a later start with that key is a new execution, never this one's id started again. Someone is
+   * waiting for this one, so it goes out without waiting for others.
+   */
+  async delete(workflowId: string, idempotencyKey?: HeldIdempotencyKey): Promise<IndexWriteOutcome> {
+    return this.#enqueue(idempotencyKey === undefined ? { kind: "delete", workflowId } : { kind: "delete", workflowId, idempotencyKey }, true);
   }
 
   #enqueue(write: IndexWrite, urgent: boolean): Promise<IndexWriteOutcome> {
@@ -78,9 +82,13 @@ export class ExecutionIndexWriter extends DurableObject<Env> {
 
   async #send(batch: Queued[]): Promise<void> {
     const db = this.env.DB;
-    const statement = (write: IndexWrite) => (write.kind === "upsert" ? upsertIndexRow(db, write.row) : deleteIndexRow(db, write.workflowId));
+    const statements = (write: IndexWrite): D1PreparedStatement[] => {
+      if (write.kind === "upsert") return [upsertIndexRow(db, write.row)];
+      const row = deleteIndexRow(db, write.workflowId);
+      return write.idempotencyKey === undefined ? [row] : [row, releaseIdempotencyKey(db, write.workflowId, write.idempotencyKey)];
+    };
     try {
-      await db.batch(batch.map((queued) => statement(queued.write)));
+      await db.batch(batch.flatMap((queued) => statements(queued.write)));
       for (const queued of batch) queued.settle({ ok: true, batchSize: batch.length });
       return;
     } catch {
@@ -88,7 +96,7 @@ export class ExecutionIndexWriter extends DurableObject<Env> {
     }
     for (const queued of batch) {
       try {
-        await statement(queued.write).run();
+        await db.batch(statements(queued.write));
         queued.settle({ ok: true, batchSize: 1 });
       } catch (error) {
         queued.settle({ ok: false, error: error instanceof Error ? error.message : String(error) });

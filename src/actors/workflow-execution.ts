@@ -437,10 +437,15 @@ export class WorkflowExecution extends DurableObject<Env> {
     return this.#removal;
   }
 
-  /** The search row first (through the writer: after any write of this execution still queued there), then the storage. */
+  /**
+   * The search row and the idempotency key first (through the writer: after any write of this execution still
+   * queued there), then the storage. The key goes with the row so that a RETURN_EXISTING start with it, once
+   * this object is empty, is a new execution under a new id rather than a second run of this one.
+   */
   async #deleteEverything(): Promise<void> {
-    const workflowId = this.#execution!.workflowId;
-    expectIndexWritten(await indexWriterAt(this.env, this.#indexWriterShard(workflowId)).delete(workflowId), "deleting the search row");
+    const { workflowId, workflowName, idempotencyKey } = this.#execution!;
+    const held = idempotencyKey === undefined ? undefined : { workflowName, key: idempotencyKey };
+    expectIndexWritten(await indexWriterAt(this.env, this.#indexWriterShard(workflowId)).delete(workflowId, held), "deleting the search row");
     await this.ctx.storage.deleteAlarm();
     this.#alarmAt = null;
     await this.ctx.storage.deleteAll();

@@ -52,14 +52,16 @@ export class DefinitionRepository {
 
   /**
    * Stores definitions in one atomic batch. Without `overwrite`, an existing name+version is a 409
-   * and nothing is written.
+   * and nothing is written. An overwritten version keeps its createTime (Conductor's behaviour); only
+   * its updateTime changes.
    */
-  async save(definitions: WorkflowDef[], overwrite: boolean): Promise<WorkflowDef[]> {
+  async save(definitions: WorkflowDef[], overwrite: boolean): Promise<void> {
     const now = Date.now();
     const stored = definitions.map((definition) => ({ ...definition, createTime: definition.createTime ?? now, updateTime: now }));
     const statement = overwrite
       ? `INSERT INTO workflow_defs (name, version, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?4, ?4)
-         ON CONFLICT (name, version) DO UPDATE SET definition = excluded.definition, update_time = excluded.update_time`
+         ON CONFLICT (name, version) DO UPDATE SET
+           definition = json_set(excluded.definition, '$.createTime', workflow_defs.create_time), update_time = excluded.update_time`
       : `INSERT INTO workflow_defs (name, version, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?4, ?4)`;
     try {
       await this.#db.batch(stored.map((definition) => this.#db.prepare(statement).bind(definition.name, definition.version, JSON.stringify(definition), now)));
@@ -72,7 +74,6 @@ export class DefinitionRepository {
     } finally {
       DefinitionRepository.#invalidate(definitions.map((definition) => definition.name));
     }
-    return stored;
   }
 
   /** Deletes one version; false when it did not exist. */

@@ -19,12 +19,15 @@ const jsonData = v.pipe(
   v.check((value: JsonObject) => !holdsNonFiniteNumber(value), NON_FINITE_MESSAGE),
 );
 
+/** A correlation id, wherever it is given (a body field or the `correlationId` query parameter). */
+export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"));
+
 /** Conductor's `StartWorkflowRequest` body of `POST /api/workflow` and the execute endpoint. */
 export const StartWorkflowRequest = v.object({
   name: v.optional(v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"))),
   version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))),
   input: v.optional(jsonData),
-  correlationId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"))),
+  correlationId: v.optional(CorrelationId),
   priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
   idempotencyKey: v.optional(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(512, "must be at most 512 characters"))),
@@ -45,7 +48,7 @@ export const RerunRequest = v.object({
   reRunFromTaskId: v.optional(v.pipe(v.string("must be a string (a task id)"), v.minLength(1, "must not be empty"))),
   workflowInput: v.optional(jsonData),
   taskInput: v.optional(jsonData),
-  correlationId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"))),
+  correlationId: v.optional(CorrelationId),
 });
 /** Parsed {@link RerunRequest}. */
 export type RerunRequest = v.InferOutput<typeof RerunRequest>;

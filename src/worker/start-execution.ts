@@ -50,7 +50,7 @@ async function claimIdempotencyKey(db: D1Database, workflowName: string, key: st
 
 /**
  * How long a claimed key whose execution does not exist counts as "being started". Past it, the
- * claimer died before starting, or the execution was removed: FAIL_ON_RUNNING may take the key over.
+ * claimer died before starting: FAIL_ON_RUNNING may take the key over. (A removal releases its key itself.)
  */
 export const STALE_CLAIM_MS = 60_000;
 

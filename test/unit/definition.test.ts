@@ -187,6 +187,9 @@ describe("validateWorkflowDef: workflow fields", () => {
     ["   ", /empty or only whitespace/],
     ["a".repeat(256), /at most 255 characters/],
     ["orders:v2", /must not contain ':'/],
+    ["orders ", /must not start or end with whitespace/],
+    [" orders", /must not start or end with whitespace/],
+    ["orders\t", /must not start or end with whitespace/],
     [42, /must be a string.*the number 42/],
   ])("rejects the name %j", (name, message) => {
     expect(onlyError(def({ name }), "name")).toMatch(message);

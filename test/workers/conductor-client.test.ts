@@ -138,18 +138,48 @@ describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
     expect(await errorOf("POST", "/api/workflow", request)).toMatchObject({ httpStatus: 409 });
   });
 
-  it("takes over a key whose execution was removed, once the claim is older than a start could take", async () => {
+  it("starts a new execution right after the one holding the key was removed (the removal released the key)", async () => {
     await register({ name: "client_once_removed", tasks: [httpTask("a", { uri: target("/count/client-once-removed"), method: "GET" })] });
     const request = { name: "client_once_removed", idempotencyKey: "k", idempotencyStrategy: "FAIL_ON_RUNNING" };
     const first = await apiOk<string>("POST", "/api/workflow", request);
     await waitFor(first, ["COMPLETED"]);
     await apiOk("DELETE", `/api/workflow/${first}/remove`);
-    // Just removed, the key could as well belong to a start in flight: refused.
-    expect((await errorOf("POST", "/api/workflow", request)).message).toContain("is being started");
-    await env.DB.prepare("UPDATE idempotency_keys SET create_time = ? WHERE workflow_name = ?").bind(Date.now() - STALE_CLAIM_MS, "client_once_removed").run();
     const second = await apiOk<string>("POST", "/api/workflow", request);
     expect(second).not.toBe(first);
     expect((await waitFor(second, ["COMPLETED"])).tasks).toHaveLength(1);
+  });
+
+  it("takes over a key claimed by a start that never happened, once the claim is older than a start could take", async () => {
+    await register({ name: "client_once_dead_claim", tasks: [httpTask("a", { uri: target("/count/client-once-dead-claim"), method: "GET" })] });
+    const request = { name: "client_once_dead_claim", idempotencyKey: "k", idempotencyStrategy: "FAIL_ON_RUNNING" };
+    // A claimer that died between claiming the key and starting its execution.
+    const claim = env.DB.prepare("INSERT INTO idempotency_keys (workflow_name, idempotency_key, workflow_id, create_time) VALUES (?, ?, ?, ?)");
+    const dead = crypto.randomUUID();
+    await claim.bind("client_once_dead_claim", "k", dead, Date.now()).run();
+    expect((await errorOf("POST", "/api/workflow", request)).message).toContain("is being started");
+    await env.DB.prepare("UPDATE idempotency_keys SET create_time = ? WHERE workflow_name = ?").bind(Date.now() - STALE_CLAIM_MS, "client_once_dead_claim").run();
+    const second = await apiOk<string>("POST", "/api/workflow", request);
+    expect(second).not.toBe(dead);
+    expect((await waitFor(second, ["COMPLETED"])).tasks).toHaveLength(1);
+  });
+});
+
+describe("idempotencyStrategy RETURN_EXISTING (StartWorkflowRequest)", () => {
+  it("after the keyed execution was removed, a start with the key is a new execution with a new id, never a second run under the removed id", async () => {
+    await register({ name: "client_key_removed", tasks: [httpTask("a", { uri: target("/count/client-key-removed"), method: "GET" })] });
+    const request = { name: "client_key_removed", idempotencyKey: "k", input: { n: 1 } };
+    const first = await apiOk<string>("POST", "/api/workflow", request);
+    await waitFor(first, ["COMPLETED"]);
+    await apiOk("DELETE", `/api/workflow/${first}/remove`);
+    // The removal released the key with the execution.
+    expect(await env.DB.prepare("SELECT workflow_id FROM idempotency_keys WHERE workflow_name = ?").bind("client_key_removed").first()).toBeNull();
+    const second = await apiOk<string>("POST", "/api/workflow", { ...request, input: { n: 2 } });
+    expect(second).not.toBe(first);
+    expect((await waitFor(second, ["COMPLETED"])).input).toEqual({ n: 2 });
+    expect((await errorOf("GET", `/api/workflow/${first}`)).httpStatus).toBe(404);
+    // The key now belongs to the new execution.
+    expect(await apiOk<string>("POST", "/api/workflow", request)).toBe(second);
+    expect(await hits("client-key-removed")).toBe(2);
   });
 });
 

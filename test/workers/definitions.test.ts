@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { api, apiOk, httpTask, register, rowCount, target } from "./helpers";
@@ -110,6 +111,30 @@ describe("invalid definitions are refused with precise validationErrors and noth
   });
 });
 
+describe("overwriting definitions", () => {
+  /** Back-dates a stored version's creation, so an overwrite that resets it shows without waiting. */
+  async function backdate(name: string, createTime: number) {
+    await env.DB.prepare(`UPDATE workflow_defs SET create_time = ?2, definition = json_set(definition, '$.createTime', ?2) WHERE name = ?1`).bind(name, createTime).run();
+  }
+
+  it("POST ?overwrite=true and PUT keep the version's createTime and change only its updateTime", async () => {
+    const created = 1_600_000_000_000;
+    for (const [name, overwrite] of [
+      ["overwrite_post", () => apiOk("POST", "/api/metadata/workflow?overwrite=true", { ...valid("overwrite_post"), description: "changed" })],
+      ["overwrite_put", () => apiOk("PUT", "/api/metadata/workflow", [{ ...valid("overwrite_put"), description: "changed" }])],
+    ] as const) {
+      await apiOk("POST", "/api/metadata/workflow", valid(name));
+      await backdate(name, created);
+      await overwrite();
+      const stored = await apiOk("GET", `/api/metadata/workflow/${name}?version=1`);
+      expect(stored["description"]).toBe("changed");
+      expect(stored["createTime"]).toBe(created);
+      expect(stored["updateTime"]).toBeGreaterThan(created);
+      expect(await env.DB.prepare("SELECT create_time FROM workflow_defs WHERE name = ?").bind(name).first("create_time")).toBe(created);
+    }
+  });
+});
+
 describe("invalid start requests are refused and start nothing", () => {
   it("refuses bad bodies and parameters with the contract's error body", async () => {
     await register(valid("start_checks"));
@@ -126,6 +151,19 @@ describe("invalid start requests are refused and start nothing", () => {
     await refused(await api("POST", "/api/workflow/execute/start_checks?waitForSeconds=100000", {}), 400, "VALIDATION_ERROR");
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await rowCount("executions")).toBe(before);
+  });
+
+  it("refuses a correlationId over 512 characters in the query form as in the body, and starts nothing", async () => {
+    await register(valid("start_long_correlation"));
+    const before = await rowCount("executions");
+    const long = "c".repeat(513);
+    await refused(await api("POST", "/api/workflow", { name: "start_long_correlation", correlationId: long }), 400, "VALIDATION_ERROR");
+    const query = await refused(await api("POST", `/api/workflow/start_long_correlation?correlationId=${long}`, {}), 400, "VALIDATION_ERROR");
+    expect(query.validationErrors).toEqual([{ path: "correlationId", message: "must be at most 512 characters" }]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await rowCount("executions")).toBe(before);
+    // Exactly 512 is fine on both.
+    expect(await apiOk<string>("POST", `/api/workflow/start_long_correlation?correlationId=${"c".repeat(512)}`, {})).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it("starts through both endpoints, with correlationId and input", async () => {

@@ -335,6 +335,21 @@ describe("idempotent starts", () => {
     expect(await apiOk<string>("POST", "/api/workflow", { ...body, name: "idem_other" })).not.toBe(ids[0]);
   });
 
+  it("an idempotencyKey resolving to a number (an order id) still de-duplicates the child; one resolving to an object fails the task with INVALID_PARAMETERS", async () => {
+    await register({ name: "num_key_child", tasks: [waitTask("gate")] });
+    await register({ name: "num_key_parent", tasks: [subTask("sub", { subWorkflowParam: { name: "num_key_child", idempotencyKey: "${workflow.input.orderId}", idempotencyStrategy: "RETURN_EXISTING" } })] });
+    const childOf = async (id: string) => String((await waitFor(id, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    const first = await childOf(await startWorkflow("num_key_parent", { orderId: 42 }));
+    expect(await childOf(await startWorkflow("num_key_parent", { orderId: 42 }))).toBe(first);
+    expect(await childOf(await startWorkflow("num_key_parent", { orderId: 43 }))).not.toBe(first);
+    // The number's text is the key: a string "42" names the same child.
+    expect(await childOf(await startWorkflow("num_key_parent", { orderId: "42" }))).toBe(first);
+    const parent = await waitFor(await startWorkflow("num_key_parent", { orderId: { id: 42 } }), terminal);
+    expect(parent.status).toBe("FAILED");
+    expect(parent.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: null, errorCode: "INVALID_PARAMETERS" } });
+    expect(parent.tasks[0]!["reasonForIncompletion"]).toContain("subWorkflowParam.idempotencyKey resolved to an object");
+  });
+
   it("SUB_WORKFLOW with RETURN_EXISTING: two parents share one child and both learn its result", async () => {
     await register({ name: "shared_child", tasks: [waitTask("gate")], outputParameters: { done: true } });
     await register({ name: "sharing_parent", tasks: [subTask("sub", { subWorkflowParam: { name: "shared_child", idempotencyKey: "${workflow.input.key}", idempotencyStrategy: "RETURN_EXISTING" } })] });

@@ -61,6 +61,11 @@ const WORKFLOW_NAME = expecting(
   v.pipe(
     rule<string>("name", "a string", isString),
     v.check((name: string) => name.trim() !== "", "name must not be empty or only whitespace"),
+    // Starts trim the name they are given (the API body, a SUB_WORKFLOW's name): such a definition could never be started.
+    v.check(
+      (name: string) => name.trim() === "" || name === name.trim(),
+      "name must not start or end with whitespace (starts look the name up without it, so the definition could not be started)",
+    ),
     v.check(
       (name: string) => name.length <= MAX_WORKFLOW_NAME_LENGTH,
       (issue) => `name must be at most ${MAX_WORKFLOW_NAME_LENGTH} characters long, but has ${String(issue.input).length}`,
@@ -68,7 +73,7 @@ const WORKFLOW_NAME = expecting(
     // Conductor's own validation rejects ':' in names; the same rule keeps definitions portable both ways.
     v.check((name: string) => !name.includes(":"), "name must not contain ':' (Conductor does not allow it in workflow names)"),
   ),
-  `a non-empty string of at most ${MAX_WORKFLOW_NAME_LENGTH} characters without ':'`,
+  `a non-empty string of at most ${MAX_WORKFLOW_NAME_LENGTH} characters without ':' or surrounding whitespace`,
 );
 
 const OWNER_EMAIL = expecting(

@@ -7,7 +7,7 @@ import { DefinitionRepository } from "../definitions";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
-import { JsonObjectBody, RerunRequest, StartWorkflowRequest, parseOrThrow, type StartWorkflowRequest as StartRequest } from "../schemas";
+import { CorrelationId, JsonObjectBody, RerunRequest, StartWorkflowRequest, parseOrThrow, type StartWorkflowRequest as StartRequest } from "../schemas";
 import { readableWorkflows, startScopes } from "../auth/access-rules";
 import { principalOf } from "../guard";
 import { booleanQuery, decodedPathParam, integerQuery, queryValue } from "../http/params";
@@ -89,7 +89,8 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     const version = integerQuery(request, "version", 1, Number.MAX_SAFE_INTEGER);
     if (version !== undefined) startRequest.version = version;
     const correlationId = queryValue(request, "correlationId");
-    if (correlationId !== undefined) startRequest.correlationId = correlationId;
+    // The same bound as in the body: the query form must not store what the body form refuses.
+    if (correlationId !== undefined) startRequest.correlationId = parseOrThrow(CorrelationId, correlationId, "start workflow request", "correlationId");
     const priority = integerQuery(request, "priority", 0, 99);
     if (priority !== undefined) startRequest.priority = priority;
     return textResponse((await start(env, request, startRequest)).workflowId);

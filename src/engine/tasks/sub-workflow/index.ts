@@ -61,9 +61,24 @@ export function childStartRequest(input: JsonObject): ChildStartRequest | { inva
   const taskToDomain = param["taskToDomain"];
   if (isObject(taskToDomain)) request.taskToDomain = Object.fromEntries(Object.entries(taskToDomain).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
   if (typeof param["priority"] === "number") request.priority = param["priority"];
-  if (typeof param["idempotencyKey"] === "string" && param["idempotencyKey"] !== "") request.idempotencyKey = param["idempotencyKey"];
+  const idempotencyKey = childIdempotencyKey(param["idempotencyKey"]);
+  if (typeof idempotencyKey === "object") return idempotencyKey;
+  if (idempotencyKey !== undefined) request.idempotencyKey = idempotencyKey;
   if (param["idempotencyStrategy"] === "RETURN_EXISTING" || param["idempotencyStrategy"] === "FAIL") request.idempotencyStrategy = param["idempotencyStrategy"];
   return request;
+}
+
+/**
+ * The child's idempotency key as text. A key expression often resolves to a number (an order id) or a
+ * boolean: dropping it would start a new child each time, so it becomes its text (42 and "42" are one key).
+ * Null and "" are "not given"; an object or array cannot be a key and is refused rather than dropped.
+ */
+function childIdempotencyKey(value: JsonValue | undefined): string | undefined | { invalid: string } {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value === "string") return value;
+  if (typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) return String(value);
+  const kind = Array.isArray(value) ? "an array" : typeof value === "number" ? "a non-finite number" : "an object";
+  return { invalid: `subWorkflowParam.idempotencyKey resolved to ${kind}, not a key (a string, number or boolean)` };
 }
 
 /**
