@@ -17,7 +17,7 @@ describe("eviction", () => {
   it("an HTTP call in flight when the object is evicted is dispatched again by the next request, and the workflow completes", async () => {
     await register({
       name: "evict_request",
-      tasks: [httpTask("before", { uri: target("/count/evict-req-before"), method: "GET" }), httpTask("slow", { uri: target("/count/evict-req-slow?delay=300"), method: "GET" }), httpTask("after", { uri: target("/count/evict-req-after"), method: "GET" })],
+      tasks: [httpTask("before", { uri: target("/count/evict-req-before"), method: "GET" }), httpTask("slow", { uri: target("/count/evict-req-slow?delay=2000"), method: "GET" }), httpTask("after", { uri: target("/count/evict-req-after"), method: "GET" })],
       outputParameters: { slowN: "${slow.output.body.n}" },
     });
     const workflowId = await startWorkflow("evict_request");
@@ -96,7 +96,7 @@ describe("eviction", () => {
     const workflowId = await startWorkflow("index_after_eviction");
     // The first row waits in an in-memory timer, which dies here; only the object's alarm can write it now.
     await abortAllDurableObjects();
-    await waitForIndexRow(workflowId, "RUNNING", 10_000);
+    await waitForIndexRow(workflowId, "RUNNING", 15_000);
   });
 
   it("a workflow timeout fires from the alarm even after eviction", async () => {

@@ -1,7 +1,7 @@
 import { SELF, abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { eventually, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 /**
  * One workflow using all three task types:
@@ -48,7 +48,7 @@ async function run(tag: string, evictAt: string, input: JsonObject = { delay: 0,
   const withChild = await waitFor(parentId, (workflow) => workflow.tasks[1]?.outputData["subWorkflowId"] !== undefined);
   const childId = String(withChild.tasks[1]!.outputData["subWorkflowId"]);
   if (evictAt === "during the child's HTTP call") {
-    for (let i = 0; i < 300 && (await hits(`${tag}-child`)) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await eventually(() => hits(`${tag}-child`), (count) => count > 0, "the child's HTTP call reaching the target", 10_000);
     await evict("during the child's HTTP call");
   }
   await evict("while the child runs");
@@ -56,7 +56,7 @@ async function run(tag: string, evictAt: string, input: JsonObject = { delay: 0,
   await evict("while the child's webhook waits");
   expect(await post(String(childWaiting.tasks[1]!["callbackUrl"]), { status: "COMPLETED", output: { said: "yes" } })).toBe(200);
   await evict("right after the child's callback");
-  const approving = await waitFor(parentId, waitingTask("approve"), 10_000);
+  const approving = await waitFor(parentId, waitingTask("approve"), 15_000);
   await evict("while the parent's webhook waits");
   const approveTask = approving.tasks.find((task) => task.referenceTaskName === "approve" && task.status === "IN_PROGRESS")!;
   expect(await post(String(approveTask["callbackUrl"]), { status: "COMPLETED", output: { by: "ada" } })).toBe(200);
@@ -89,7 +89,7 @@ describe("evicting every object at each step boundary", () => {
   });
 
   it("evicted during the child's HTTP call: that call runs again (at least once), everything else once", async () => {
-    const done = await run("fault_inflight", "during the child's HTTP call", { delay: 300, approveTimeout: 0 });
+    const done = await run("fault_inflight", "during the child's HTTP call", { delay: 2_000, approveTimeout: 0 });
     expect(done.status).toBe("COMPLETED");
     expect(done.output).toEqual({ prepared: 1, child: "yes", approvedBy: "ada", finished: "ada" });
     expect(await hits("fault_inflight-child")).toBe(2);
@@ -99,15 +99,16 @@ describe("evicting every object at each step boundary", () => {
 
   it("evicted just before a webhook timeout fires: the timeout still fires from the alarm and the retry instance waits", async () => {
     await registerAllTypes("fault_timeout");
-    const parentId = await startWorkflow("fault_timeout_parent", { delay: 0, approveTimeout: 1 });
+    // 3 s, not 1: the retry instance gets the same timeout, and the checks below must land before it fires even on a slow machine.
+    const parentId = await startWorkflow("fault_timeout_parent", { delay: 0, approveTimeout: 3 });
     const withChild = await waitFor(parentId, (workflow) => workflow.tasks[1]?.outputData["subWorkflowId"] !== undefined);
     const childId = String(withChild.tasks[1]!.outputData["subWorkflowId"]);
     const childWaiting = await waitFor(childId, waitingTask("child_hook"));
     expect(await post(String(childWaiting.tasks[1]!["callbackUrl"]), { status: "COMPLETED", output: { said: "yes" } })).toBe(200);
     const approving = await waitFor(parentId, waitingTask("approve"));
     const first = approving.tasks.find((task) => task.referenceTaskName === "approve")!;
-    // Evict about 100 ms before the 1 s timeout is due.
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(first["startTime"]) + 900 - Date.now())));
+    // Evict about 100 ms before the 3 s timeout is due.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(first["startTime"]) + 2_900 - Date.now())));
     await abortAllDurableObjects();
     // Wait without touching the parent, then look: the alarm alone must have timed the first instance out.
     await new Promise((resolve) => setTimeout(resolve, 600));

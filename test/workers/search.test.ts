@@ -1,18 +1,13 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 type SearchResult = { totalHits: number; results: Array<JsonObject & { workflowId: string; status: string }> };
 
 /** Polls search until `accept` holds (the index is written off the hot path, within a moment). */
 async function searchUntil(query: string, accept: (result: SearchResult) => boolean): Promise<SearchResult> {
-  for (let i = 0; i < 200; i++) {
-    const result = await apiOk<SearchResult>("GET", `/api/workflow/search?${query}`);
-    if (accept(result)) return result;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`search ${query} never matched`);
+  return eventually(() => apiOk<SearchResult>("GET", `/api/workflow/search?${query}`), accept, `search ${query} matching`, 10_000);
 }
 
 describe("search", () => {

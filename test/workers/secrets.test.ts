@@ -2,7 +2,7 @@ import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { decryptSecret, loadKeyring } from "../../src/worker/secrets/crypto";
-import { api, hits, httpTask, rowCount, target, waitForIndexRow, type TaskJson, type WorkflowJson } from "./helpers";
+import { api, eventually, hits, httpTask, rowCount, target, waitForIndexRow, type TaskJson, type WorkflowJson } from "./helpers";
 
 /**
  * Every response body this file receives, so the "a secret value never comes back" checks cover
@@ -68,12 +68,12 @@ const finished = (workflow: WorkflowJson) => ["COMPLETED", "FAILED", "TERMINATED
 
 /** Polls search until it lists the workflow (the index is written off the hot path). */
 async function searchListing(name: string, workflowId: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const result = await ok<{ results: Array<{ workflowId: string; status: string }> }>("GET", `/api/workflow/search?workflowName=${name}`);
-    if (result.results.some((row) => row.workflowId === workflowId && row.status !== "RUNNING")) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`search never listed ${workflowId} as finished`);
+  await eventually(
+    () => ok<{ results: Array<{ workflowId: string; status: string }> }>("GET", `/api/workflow/search?workflowName=${name}`),
+    (result) => result.results.some((row) => row.workflowId === workflowId && row.status !== "RUNNING"),
+    `search listing ${workflowId} as finished`,
+    10_000,
+  );
 }
 
 /** Everything an execution stored: its Durable Object's tables and its row in the D1 index (once that shows its status). */

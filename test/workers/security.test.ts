@@ -5,7 +5,7 @@ import { matchApiPath } from "../../src/worker/auth/access-rules";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { peekJsonObject } from "../../src/worker/http/body";
 import worker, { ROUTE_TABLE } from "../../src/worker/index";
-import { ADMIN_KEY, api, apiOk, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
+import { ADMIN_KEY, api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
 /** The current signing key of the tests (see TEST_JWT_SIGNING_KEYS in vitest.config.ts). */
 const TEST_KEY = new Uint8Array(32).fill(7);
@@ -222,13 +222,12 @@ describe("RBAC", () => {
     await expectStatus(await call("DELETE", `/api/workflow/${orders}`, orkes(user.token)), 403, "PERMISSION_DENIED");
     // Unknown executions are as forbidden as foreign ones (nothing reveals what exists).
     await expectStatus(await call("GET", `/api/workflow/${crypto.randomUUID()}`, orkes(user.token)), 403, "PERMISSION_DENIED");
-    let found: string[] = [];
-    for (let i = 0; i < 100; i++) {
-      const result = (await (await call("GET", "/api/workflow/search?freeText=*", orkes(user.token))).json()) as { results: Array<{ workflowId: string }> };
-      found = result.results.map((row) => row.workflowId);
-      if (found.includes(orders)) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    const found = await eventually(
+      async () => ((await (await call("GET", "/api/workflow/search?freeText=*", orkes(user.token))).json()) as { results: Array<{ workflowId: string }> }).results.map((row) => row.workflowId),
+      (ids) => ids.includes(orders),
+      "the readable execution in the user's search",
+      10_000,
+    );
     expect(found).toContain(orders);
     expect(found).not.toContain(payroll);
     // A prefix scope covers every matching name.
@@ -258,11 +257,12 @@ describe("RBAC", () => {
     }
     // The admin's search shows the rows are indexed, so what the user does not see is filtered out.
     const all = [...ids.values()];
-    for (let i = 0; i < 200; i++) {
-      const rows = (await apiOk<{ results: Array<{ workflowId: string }> }>("GET", "/api/workflow/search?freeText=*&size=1000")).results;
-      if (all.every((id) => rows.some((row) => row.workflowId === id))) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await eventually(
+      async () => (await apiOk<{ results: Array<{ workflowId: string }> }>("GET", "/api/workflow/search?freeText=*&size=1000")).results,
+      (rows) => all.every((id) => rows.some((row) => row.workflowId === id)),
+      "every execution in the admin's search",
+      10_000,
+    );
     const result = (await (await call("GET", "/api/workflow/search?freeText=*&size=1000", orkes(user.token))).json()) as { results: Array<{ workflowType: string }> };
     expect(result.results.map((row) => row.workflowType).sort()).toEqual([...readable].sort());
   });

@@ -176,11 +176,17 @@ describe("SUB_WORKFLOW", () => {
     const parent = await waitFor(parentId, terminal);
     expect(parent.status).toBe("TERMINATED");
     const childId = String(parent.tasks[0]!["subWorkflowId"]);
-    // Whichever reached the child first, the outcome settles once the child's start has arrived.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const child = await api("GET", `/api/workflow/${childId}`);
-    if (child.status === 200) expect(((await child.json()) as { status: string }).status).toBe("TERMINATED");
-    else expect(child.status).toBe(404);
+    // Whichever reached the child first, the outcome settles once the child's start has arrived: gone, or terminated.
+    const settled = await eventually(
+      async () => {
+        const child = await api("GET", `/api/workflow/${childId}`);
+        return child.status === 200 ? ((await child.json()) as { status: string }).status : String(child.status);
+      },
+      (state) => state !== "RUNNING",
+      "the child's start settling",
+      10_000,
+    );
+    expect(["TERMINATED", "404"]).toContain(settled);
 
     // Which of the two reached the child first is not under the test's control; the late start on its own:
     const lateId = crypto.randomUUID();
@@ -202,8 +208,7 @@ describe("SUB_WORKFLOW", () => {
     await abortAllDurableObjects();
     // Complete the child without touching the parent: only the child's notice can wake it.
     await apiOk("POST", `/api/tasks/${childId}/gate/COMPLETED`, {});
-    for (let i = 0; i < 300 && (await hits("parent-evicted-after")) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(await hits("parent-evicted-after")).toBe(1);
+    expect(await eventually(() => hits("parent-evicted-after"), (count) => count > 0, "the parent's next task after the child's notice", 10_000)).toBe(1);
     const parent = await waitFor(parentId, terminal);
     expect(parent.status).toBe("COMPLETED");
     expect(parent.tasks[0]!.outputData).toEqual({ subWorkflowId: childId, finished: true });
