@@ -6,7 +6,11 @@ const SUMMARY_JSON_LIMIT = 4096;
 
 function summaryJson(value: unknown): string {
   const text = JSON.stringify(value);
-  return text.length <= SUMMARY_JSON_LIMIT ? text : `${text.slice(0, SUMMARY_JSON_LIMIT)}…`;
+  if (text.length <= SUMMARY_JSON_LIMIT) return text;
+  // Not between the two halves of a surrogate pair: a lone half is stored as U+FFFD, garbling the summary.
+  const high = text.charCodeAt(SUMMARY_JSON_LIMIT - 1);
+  const end = high >= 0xd800 && high <= 0xdbff ? SUMMARY_JSON_LIMIT - 1 : SUMMARY_JSON_LIMIT;
+  return `${text.slice(0, end)}…`;
 }
 
 /**

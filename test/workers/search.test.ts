@@ -36,6 +36,19 @@ describe("search", () => {
     expect(paged.results.map((row) => row.workflowId)).toEqual([finished]);
   });
 
+  it("a summary cut at 4096 characters inside a surrogate pair (an emoji) stays well-formed text", async () => {
+    await register({ name: "search_surrogate_cut", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
+    // `{"k":"` is 6 characters, so code unit 4095 is the emoji's first half and 4096 its second.
+    const input = { k: `${"a".repeat(4089)}😀 tail` };
+    expect(JSON.stringify(input).charCodeAt(4095)).toBeGreaterThanOrEqual(0xd800);
+    const workflowId = await startWorkflow("search_surrogate_cut", input);
+    await waitForIndexRow(workflowId, "RUNNING", 10_000);
+    const stored = (await env.DB.prepare("SELECT input FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ input: string }>())!.input;
+    expect(stored).not.toContain("\uFFFD");
+    expect(stored.endsWith("…")).toBe(true);
+    expect(JSON.stringify(input).startsWith(stored.slice(0, -1))).toBe(true);
+  });
+
   it("refuses bad parameters", async () => {
     const bad = [
       "size=-1",
