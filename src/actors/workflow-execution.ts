@@ -183,6 +183,12 @@ export class WorkflowExecution extends DurableObject<Env> {
    * parent's id): that parent's start, possibly still on its way, is refused, so the child never runs on alone.
    */
   #canceledByParent: string | undefined;
+  /**
+   * Set in an object whose execution was removed: a start of that id still on its way (one that read the
+   * idempotency key just before the removal released it) is refused instead of running the removed id again.
+   * Kept for {@link TOMBSTONE_KEEP_MS}, then the object is emptied by its alarm.
+   */
+  #removed: boolean;
   /** See {@link PendingChildResume}; while set, lifecycle commands and removal are refused. */
   #childResume: PendingChildResume | undefined;
   /** True while this isolate waits for the child's answer to {@link WorkflowExecution.#childResume}. */
@@ -208,6 +214,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#childTerminations = JSON.parse(meta.get("childTerminations") ?? "{}") as Record<string, string>;
     this.#removing = meta.has("removing");
     this.#canceledByParent = meta.get("canceledByParent");
+    this.#removed = meta.has("removed");
     const childResume = meta.get("childResume");
     this.#childResume = childResume === undefined ? undefined : (JSON.parse(childResume) as PendingChildResume);
   }
@@ -230,6 +237,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (params.parentWorkflowId !== undefined && params.parentWorkflowTaskId !== undefined) this.#watch(params.parentWorkflowId, params.parentWorkflowTaskId);
       return ok(existing.workflowId);
     }
+    if (this.#removed) return refused(new EngineError("CONFLICT", `Workflow ${params.workflowId} was removed; start the workflow again for a new execution`));
     if (this.#canceledByParent !== undefined) {
       if (params.parentWorkflowId === this.#canceledByParent) {
         return refused(new EngineError("CONFLICT", `Workflow ${params.workflowId} was canceled by its parent ${this.#canceledByParent} before it started`));
@@ -363,6 +371,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     await this.ctx.storage.deleteAll();
     this.#store.forgetTables();
     this.#canceledByParent = undefined;
+    this.#removed = false;
   }
 
   /**
@@ -450,6 +459,11 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#alarmAt = null;
     await this.ctx.storage.deleteAll();
     this.#store.forgetTables();
+    // The tombstone the removal leaves (see #removed), emptied by the alarm.
+    this.#removed = true;
+    this.#store.setMeta("removed", "1");
+    this.#alarmAt = Date.now() + TOMBSTONE_KEEP_MS;
+    void this.ctx.storage.setAlarm(this.#alarmAt);
     this.#execution = null;
     this.#indexedSignature = undefined;
     this.#indexShard = undefined;
@@ -573,7 +587,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
     const execution = this.#execution;
     if (!execution) {
-      if (this.#canceledByParent !== undefined) await this.#forgetTombstone();
+      if (this.#canceledByParent !== undefined || this.#removed) await this.#forgetTombstone();
       return;
     }
     const due = nextDeadline(execution);

@@ -4,6 +4,7 @@
  */
 import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { STALE_CLAIM_MS } from "../../src/worker/start-execution";
 import { ADMIN_KEY, api, apiOk, eventually, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
@@ -297,5 +298,46 @@ describe("absent fields are left out, as Conductor's JSON does (the SDK types th
     );
     expect(nullKeys(summary!)).toEqual([]);
     expect(summary).toMatchObject({ workflowId, status: "COMPLETED", endTime: expect.any(String) });
+  });
+});
+
+describe("idempotencyStrategy RETURN_EXISTING racing a removal", () => {
+  it("a start that read the key just before the removal released it does not run the removed id again", async () => {
+    await register({ name: "client_key_race", tasks: [httpTask("only", { uri: target("/count/client-key-race"), method: "GET" })] });
+    const key = `k-${crypto.randomUUID()}`;
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "client_key_race", idempotencyKey: key, input: {} });
+    await waitFor(workflowId, ["COMPLETED"]);
+    let arrived!: () => void;
+    const arrivedAtObject = new Promise<void>((resolve) => (arrived = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // RPC finds the object's methods on its class: the second start is held there, after it read the key row.
+    const { start } = WorkflowExecution.prototype;
+    let held = false;
+    WorkflowExecution.prototype.start = async function (this: WorkflowExecution, params) {
+      if (params.workflowId === workflowId && !held) {
+        held = true;
+        arrived();
+        await released;
+      }
+      return start.call(this, params);
+    };
+    try {
+      const second = api("POST", "/api/workflow", { name: "client_key_race", idempotencyKey: key, input: {} });
+      await arrivedAtObject;
+      await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+      expect(await env.DB.prepare("SELECT workflow_id FROM idempotency_keys WHERE idempotency_key = ?").bind(key).first()).toBeNull();
+      release();
+      const answer = await second;
+      expect(answer.status).toBe(409);
+      expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+      expect(await hits("client-key-race")).toBe(1);
+    } finally {
+      WorkflowExecution.prototype.start = start;
+    }
+    // Started again, the key makes a new execution with a new id.
+    const again = await apiOk<string>("POST", "/api/workflow", { name: "client_key_race", idempotencyKey: key, input: {} });
+    expect(again).not.toBe(workflowId);
+    await waitFor(again, ["COMPLETED"]);
   });
 });

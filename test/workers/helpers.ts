@@ -1,5 +1,6 @@
-import { SELF, env } from "cloudflare:test";
+import { SELF, env, runInDurableObject } from "cloudflare:test";
 import type { JsonObject } from "../../src/engine/model";
+import { executionStub } from "../../src/worker/executions";
 
 /** Same value as TEST_ADMIN_KEY in vitest.config.ts. */
 export const ADMIN_KEY = "test-admin:test-secret-0123456789";
@@ -101,4 +102,17 @@ export async function eventually<T>(read: () => Promise<T>, accept: (value: T) =
 export async function waitForIndexRow(workflowId: string, status: string, timeoutMs = 5_000): Promise<void> {
   const read = () => env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ status: string }>();
   await eventually(read, (row) => row?.status === status, `the search row of ${workflowId} showing ${status}`, timeoutMs);
+}
+
+/**
+ * What an execution's object still stores: rows of the execution itself (workflow, definition, tasks) and
+ * the keys of its bookkeeping. A removed execution keeps only its tombstone (`removed`) until its alarm.
+ */
+export async function storedByExecutionObject(workflowId: string): Promise<{ executionRows: number; metaKeys: string[] }> {
+  return runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
+    const tables = new Set(state.storage.sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray().map((row) => row.name));
+    const count = (table: string) => (tables.has(table) ? state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).one().n : 0);
+    const metaKeys = tables.has("meta") ? state.storage.sql.exec<{ key: string }>(`SELECT key FROM meta ORDER BY key`).toArray().map((row) => row.key) : [];
+    return { executionRows: count("workflow") + count("definition") + count("tasks"), metaKeys };
+  });
 }

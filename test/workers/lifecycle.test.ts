@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
-import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
 
 /** A workflow whose first task waits for the completion API, so tests can act while it is RUNNING. */
 async function registerWaiting(name: string, after: string) {
@@ -208,8 +208,8 @@ describe("remove", () => {
     // The woken object knows the removal began: it neither reopens the execution nor shows it, and finishes the removal.
     await expectError("POST", `/api/workflow/${workflowId}/restart`, 409, "CONFLICT");
     await expectError("GET", `/api/workflow/${workflowId}`, 404, "NOT_FOUND");
-    const storedTables = () => runInDurableObject(executionStub(env, workflowId), (_instance, state) => state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).toArray().length);
-    await eventually(storedTables, (count) => count === 0, "the removal's storage deletion");
+    // Nothing of the execution is left, only the tombstone that refuses a late start of the removed id.
+    await eventually(() => storedByExecutionObject(workflowId), (left) => left.executionRows === 0 && left.metaKeys.join() === "removed", "the removal's storage deletion");
     expect(await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first()).toBeNull();
   });
 });
