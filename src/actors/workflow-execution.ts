@@ -919,7 +919,10 @@ export class WorkflowExecution extends DurableObject<Env> {
    * error or an eviction is found again by {@link WorkflowExecution.#syncChildResume}.
    */
   async #resumeChild(task: TaskExecution, child: ChildView, startScopes: string[] | undefined, restartChild: () => Promise<ActorResult<null>>): Promise<ActorResult<null>> {
-    const execution = this.#execution!;
+    // Checked again: a removal may have begun, or finished, while the child was being looked at.
+    const execution = this.#execution;
+    if (!execution) throw this.#notFound();
+    if (this.#removing) throw this.#beingRemoved(execution);
     if (this.#childResume) throw this.#resumingChild(execution, this.#childResume);
     const pending: PendingChildResume = { taskId: task.taskId, subWorkflowId: task.subWorkflowId!, childEndTime: child.endTime };
     if (startScopes !== undefined) pending.startScopes = startScopes;

@@ -1,10 +1,11 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { ExecutionIndexWriter } from "../../src/actors/index-writer";
 import { WorkflowExecution, type ActorResult } from "../../src/actors/workflow-execution";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { executionStub } from "../../src/worker/executions";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 const subTask = (ref: string, inputParameters: JsonObject, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters, ...extra });
 const waitTask = (ref: string): JsonObject => httpTask(ref, { uri: target(`/echo/${ref}`), method: "GET" }, { asyncComplete: true });
@@ -593,5 +594,110 @@ describe("secrets and children", () => {
     const body = (await response.json()) as { validationErrors: Array<{ path: string; message: string }> };
     expect(body.validationErrors[0]).toMatchObject({ path: "tasks[0].inputParameters" });
     expect(body.validationErrors[0]!.message).toContain("workflow.secrets.api_token");
+  });
+});
+
+/** A gate crossed by polling flags (no promise resolved across Durable Object contexts). */
+function gate() {
+  const state = { isHit: false, isReleased: false };
+  const poll = async (flag: () => boolean) => {
+    for (let i = 0; i < 2000 && !flag(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    if (!flag()) throw new Error("gate not crossed within 10 s: the race this test stages did not happen");
+  };
+  return {
+    hit: () => void (state.isHit = true),
+    release: () => void (state.isReleased = true),
+    get reached() {
+      return poll(() => state.isHit);
+    },
+    get released() {
+      return poll(() => state.isReleased);
+    },
+  };
+}
+
+async function failedParentAndChild(prefix: string) {
+  await register({ name: `${prefix}_child`, tasks: [waitTask(`${prefix}_gate`)] });
+  await register({ name: `${prefix}_parent`, tasks: [subTask("sub", { subWorkflowParam: { name: `${prefix}_child` } })] });
+  const parentId = await startWorkflow(`${prefix}_parent`);
+  const first = await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
+  const childId = String(first.tasks[0]!.outputData["subWorkflowId"]);
+  await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+  await apiOk("POST", `/api/tasks/${childId}/${prefix}_gate/FAILED`, {});
+  const failed = await waitFor(parentId, terminal);
+  expect(failed.status).toBe("FAILED");
+  await waitForIndexRow(parentId, "FAILED");
+  return { parentId, childId };
+}
+
+/** Holds the first getWorkflowJson asked of `childId` (the parent's #childView in #retryInChild) at a gate. */
+function holdChildView(childId: string) {
+  const g = gate();
+  const { getWorkflowJson } = WorkflowExecution.prototype;
+  let armed = true;
+  WorkflowExecution.prototype.getWorkflowJson = async function (this: WorkflowExecution, includeTasks: boolean) {
+    const self = this as unknown as { ctx: DurableObjectState };
+    if (armed && self.ctx.id.name === childId) {
+      armed = false;
+      g.hit();
+      await g.released;
+    }
+    return getWorkflowJson.call(this, includeTasks);
+  };
+  return { ...g, restore: () => (WorkflowExecution.prototype.getWorkflowJson = getWorkflowJson) };
+}
+
+describe("retry or rerun into a child racing the parent's removal", () => {
+  it("retry with resumeSubworkflowTasks racing a finished removal of the parent answers a refusal, not a 500, and changes nothing", async () => {
+    const { parentId, childId } = await failedParentAndChild("r6a");
+    const held = holdChildView(childId);
+    try {
+      const retry = api("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`);
+      await held.reached;
+      await apiOk("DELETE", `/api/workflow/${parentId}/remove`);
+      held.release();
+      const response = await retry;
+      const text = await response.text();
+      expect(response.status, text).not.toBe(500);
+    } finally {
+      held.restore();
+    }
+    expect((await storedByExecutionObject(parentId)).metaKeys).toEqual(["removed"]);
+    expect((await getWorkflow(childId)).status).toBe("FAILED");
+  });
+
+  it("retry with resumeSubworkflowTasks racing a removal in progress is refused (409) and does not run the child again", async () => {
+    const { parentId, childId } = await failedParentAndChild("r6b");
+    const held = holdChildView(childId);
+    const rowGate = gate();
+    const { delete: del } = ExecutionIndexWriter.prototype;
+    ExecutionIndexWriter.prototype.delete = async function (this: ExecutionIndexWriter, workflowId: string, key?: never) {
+      if (workflowId === parentId) {
+        rowGate.hit();
+        await rowGate.released;
+      }
+      return del.call(this, workflowId, key);
+    };
+    let retryStatus = 0;
+    try {
+      const retry = api("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`);
+      await held.reached;
+      const removal = api("DELETE", `/api/workflow/${parentId}/remove`);
+      await rowGate.reached;
+      held.release();
+      const response = await retry;
+      retryStatus = response.status;
+      await response.text();
+      rowGate.release();
+      expect((await removal).status).toBe(200);
+    } finally {
+      held.restore();
+      ExecutionIndexWriter.prototype.delete = del;
+      rowGate.release();
+    }
+    expect(retryStatus).toBe(409);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The refused retry of a parent being removed must not have run its child again.
+    expect((await getWorkflow(childId)).status).toBe("FAILED");
   });
 });
