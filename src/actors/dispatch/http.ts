@@ -66,10 +66,10 @@ type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
 /**
  * The task's request as reasons quote it (`METHOD url`, and the URL alone), built from its stored input, where secrets are
  * `***`: the live URL may hold a secret's value in a shape no scrubbing recognises (a URL parser escapes
- * some characters and not others).
+ * some characters and not others). Without secrets the live input is the stored one, already built.
  */
-function shownRequest(task: TaskExecution, engine: EngineConfig): { text: string; url: string; invalid?: string } {
-  const stored = buildHttpRequest(task.inputData, engine, task.taskId);
+function shownRequest(task: TaskExecution, engine: EngineConfig, input: JsonObject, built: ReturnType<typeof buildHttpRequest>): { text: string; url: string; invalid?: string } {
+  const stored = input === task.inputData ? built : buildHttpRequest(task.inputData, engine, task.taskId);
   if (!stored.ok) return { text: "the task's request", url: "the task's uri", invalid: stored.reason };
   return { text: `${stored.request.method} ${stored.request.url}`, url: stored.request.url };
 }
@@ -85,18 +85,16 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
     if (reason !== undefined) event.reason = reason;
     return event;
   };
-  const shown = shownRequest(task, options.engine);
   const built = buildHttpRequest(input, options.engine, task.taskId);
+  const shown = shownRequest(task, options.engine, input, built);
   // The live input's reason may quote a resolved uri: prefer the stored input's, else say no more.
   if (!built.ok) return result("FAILED_WITH_TERMINAL_ERROR", {}, shown.invalid ?? "HTTP task input is invalid once its secrets are resolved");
   const request: HttpRequestSpec = built.request;
   if ("error" in options.egress) return result("FAILED_WITH_TERMINAL_ERROR", {}, `The egress policy is misconfigured: ${options.egress.error}`);
   const policy = options.egress;
 
-  // Canceled before anything went out (while secrets or the object's state were being read): send nothing.
-  if (options.cancel.aborted) return result("CANCELED", {}, "Canceled before the request was sent");
   // `controller` carries the timeouts. `any` also covers a cancel that was aborted before this line, which an
-  // "abort" listener added now would never hear.
+  // "abort" listener added now would never hear: fetch then sends nothing.
   const controller = new AbortController();
   const signal = AbortSignal.any([options.cancel, controller.signal]);
   let phase: "connect" | "read" = "connect";
