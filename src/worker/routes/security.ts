@@ -9,7 +9,7 @@ import { PERMISSIONS, grantsAllow, type Grant } from "../auth/permissions";
 import { forgetVerifiedTokens, issueTokens, keySessionRevocations, refreshTokens, revokeToken } from "../auth/tokens";
 import { serviceConfig } from "../config";
 import { principalOf } from "../guard";
-import { readBodyBytes, readsAsJson } from "../http/body";
+import { readBodyBytes, readJsonBody } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { parseOrThrow } from "../schemas";
@@ -91,14 +91,8 @@ function pathName(request: IRequest, key: string): string {
 }
 
 async function jsonBody(request: IRequest, env: Env): Promise<unknown> {
-  const text = new TextDecoder().decode(await readBodyBytes(request as unknown as Request, serviceConfig(env).maxRequestBytes));
-  if (text.trim() === "") return undefined;
-  if (!readsAsJson((request as unknown as Request).headers.get("content-type"))) throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Request body must be JSON: send it with Content-Type: application/json");
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ApiError(400, "VALIDATION_ERROR", "Request body is not valid JSON");
-  }
+  const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+  return body.present ? body.value : undefined;
 }
 
 /** 409 for a change refused because what it was checked against changed meanwhile (nothing was written). */
