@@ -18,6 +18,7 @@ import { EngineError, type EngineErrorKind } from "../engine/errors";
 import { evaluationContext } from "../engine/evaluation";
 import { MissingSecretError, referencedSecrets, resolveValue } from "../engine/expressions";
 import {
+  RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
   type JsonObject,
   type TaskExecution,
@@ -117,8 +118,6 @@ interface PendingChildResume {
   startScopes?: string[];
 }
 
-/** A child in one of these states can be retried in place (the engine's own retry accepts exactly these). */
-const RETRYABLE_CHILD_STATUSES: ReadonlySet<WorkflowStatus> = new Set(["FAILED", "TIMED_OUT", "TERMINATED"]);
 
 /**
  * How long a child that its parent canceled before it started keeps refusing that parent's start. The start
@@ -908,7 +907,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const child = executionStub(this.env, last.subWorkflowId);
     // Asked before this execution reopens to wait for it: a child that is gone (removed) would never tell.
     const view = await this.#childView(last.subWorkflowId);
-    if (view === null || !RETRYABLE_CHILD_STATUSES.has(view.status)) return undefined;
+    if (view === null || !RETRYABLE_WORKFLOW_STATUSES.has(view.status)) return undefined;
     if (startScopes !== undefined && !mayStartWorkflow(startScopes, view.workflowName)) return undefined;
     return this.#resumeChild(last, view, startScopes, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes }));
   }

@@ -10,6 +10,7 @@ import { ExpressionSyntaxError, resolveValue } from "./expressions";
 import {
   SUCCESSFUL_TASK_STATUSES,
   TERMINAL_TASK_STATUSES,
+  RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
   type JsonObject,
   type TaskExecution,
@@ -394,7 +395,7 @@ function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
 
 function applyRetry(draft: Draft, env: DecideEnv): void {
   const state = draft.state;
-  requireStatus(state, ["FAILED", "TIMED_OUT", "TERMINATED"], "retry");
+  requireStatus(state, [...RETRYABLE_WORKFLOW_STATUSES], "retry");
   const last = state.tasks.at(-1);
   draft.patch(reopened(state, env));
   if (last && !SUCCESSFUL_TASK_STATUSES.has(last.status)) {

@@ -83,6 +83,9 @@ export const TERMINAL_WORKFLOW_STATUSES: ReadonlySet<WorkflowStatus> = new Set([
   "TERMINATED",
 ]);
 
+/** Statuses from which a workflow can be retried (the unsuccessful terminal ones). */
+export const RETRYABLE_WORKFLOW_STATUSES: ReadonlySet<WorkflowStatus> = new Set(["FAILED", "TIMED_OUT", "TERMINATED"]);
+
 /** Statuses after which a task instance never changes again. */
 export const TERMINAL_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set([
   "COMPLETED",
