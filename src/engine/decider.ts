@@ -439,6 +439,7 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     subWorkflowId: undefined,
     callbackUrl: undefined,
     inputGiven: event.taskInput === undefined ? undefined : true,
+    reruns: (target.reruns ?? 0) + 1,
   };
   draft.updateTask(target.taskId, reset);
   const inputData = event.taskInput ?? resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env);

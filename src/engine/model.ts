@@ -142,6 +142,21 @@ export interface TaskExecution {
    * task send a secret the definition's registrant did not choose to send.
    */
   inputGiven?: true;
+  /**
+   * How many times a rerun brought this task instance back (absent: never). A rerun keeps the task's id,
+   * as Conductor does; this tells the rerun's delivery apart from the first one (see {@link deliveryKey}).
+   */
+  reruns?: number;
+}
+
+/**
+ * The `Idempotency-Key` an HTTP task's request carries: the same for every delivery of one run of the task
+ * (a repeat after an eviction is recognised as a duplicate), different for each rerun, which asks for the
+ * call to be made again; a receiver that de-duplicates would otherwise answer a rerun with the first run's
+ * stored response. A retry is a new task instance with its own id.
+ */
+export function deliveryKey(task: Pick<TaskExecution, "taskId" | "reruns">): string {
+  return task.reruns === undefined ? task.taskId : `${task.taskId}.rerun-${task.reruns}`;
 }
 
 /** A workflow execution (Conductor's `Workflow`), with the definition it runs. */

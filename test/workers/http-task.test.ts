@@ -34,6 +34,19 @@ describe("HTTP task inputs", () => {
     expect(echo.headers["idempotency-key"]).toBe(task["taskId"]);
   });
 
+  it("a rerun of the task sends a new Idempotency-Key (the task keeps its id), so a de-duplicating receiver runs it again", async () => {
+    const { workflow, task } = await runSingle("http_rerun_key", { uri: target("/echo/rerun-key"), method: "POST", body: { n: 1 } });
+    const keys = [echoOf(task.outputData).headers["idempotency-key"]];
+    for (let rerun = 1; rerun <= 2; rerun++) {
+      await apiOk("POST", `/api/workflow/${workflow.workflowId}/rerun`, { reRunFromTaskId: task["taskId"] });
+      const again = await waitFor(workflow.workflowId, ["COMPLETED", "FAILED"]);
+      expect(again.tasks[0]!["taskId"]).toBe(task["taskId"]);
+      keys.push(echoOf(again.tasks[0]!.outputData).headers["idempotency-key"]);
+    }
+    expect(keys[0]).toBe(task["taskId"]);
+    expect(new Set(keys).size).toBe(3);
+  });
+
   it("reads the same fields nested in http_request, with connectionTimeOut as a number and readTimeOut as digits", async () => {
     const { task } = await runSingle("http_nested", {
       http_request: { uri: target("/echo/nested"), method: "POST", body: "raw text", contentType: "text/plain", connectionTimeOut: 2000, readTimeOut: "3000" },

@@ -1,6 +1,6 @@
 import type { EngineConfig } from "../../engine/config";
 import type { ExecutionEvent } from "../../engine/decider";
-import type { JsonObject, TaskExecution } from "../../engine/model";
+import { deliveryKey, type JsonObject, type TaskExecution } from "../../engine/model";
 import { buildHttpRequest, httpOutcome, isAsyncComplete, type HttpRequestSpec } from "../../engine/tasks/http";
 import { admitsEverything, checkEgress, type EgressPolicy } from "../../engine/tasks/http/egress";
 import { readBounded } from "../../worker/http/body";
@@ -69,7 +69,7 @@ type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
  * some characters and not others). Without secrets the live input is the stored one, already built.
  */
 function shownRequest(task: TaskExecution, engine: EngineConfig, input: JsonObject, built: ReturnType<typeof buildHttpRequest>): { text: string; url: string; invalid?: string } {
-  const stored = input === task.inputData ? built : buildHttpRequest(task.inputData, engine, task.taskId);
+  const stored = input === task.inputData ? built : buildHttpRequest(task.inputData, engine, deliveryKey(task));
   if (!stored.ok) return { text: "the task's request", url: "the task's uri", invalid: stored.reason };
   return { text: `${stored.request.method} ${stored.request.url}`, url: stored.request.url };
 }
@@ -85,7 +85,7 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
     if (reason !== undefined) event.reason = reason;
     return event;
   };
-  const built = buildHttpRequest(input, options.engine, task.taskId);
+  const built = buildHttpRequest(input, options.engine, deliveryKey(task));
   const shown = shownRequest(task, options.engine, input, built);
   // The live input's reason may quote a resolved uri: prefer the stored input's, else say no more.
   if (!built.ok) return result("FAILED_WITH_TERMINAL_ERROR", {}, shown.invalid ?? "HTTP task input is invalid once its secrets are resolved");
