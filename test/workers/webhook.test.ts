@@ -1,7 +1,7 @@
 import { SELF, abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type TaskJson, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type TaskJson, type WorkflowJson } from "./helpers";
 
 const hookTask = (ref: string, inputParameters: JsonObject = {}, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK", inputParameters, ...extra });
 
@@ -229,6 +229,17 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect(details.startTime).toBe(new Date(Number(hook["startTime"])).toISOString());
     expect(task["reasonForIncompletion"]).toBe("No callback arrived within 1 seconds");
     expect((await callback(String(hook["callbackUrl"]), { status: "COMPLETED", output: {} })).status).toBe(409);
+  });
+
+  it("a webhook task's timeoutSeconds keeps running while its workflow is paused; the workflow fails when resumed", async () => {
+    await register({ name: "hook_timeout_paused", tasks: [hookTask("hook", { timeoutSeconds: 1 })] });
+    const { workflowId, hook } = await startWaiting("hook_timeout_paused");
+    expect((await api("PUT", `/api/workflow/${workflowId}/pause`)).status).toBe(200);
+    const paused = await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]!.status !== "IN_PROGRESS", "the paused workflow's webhook task timing out");
+    expect({ status: paused.status, task: paused.tasks[0]!.status, error: paused.tasks[0]!.outputData["error"] }).toEqual({ status: "PAUSED", task: "FAILED", error: "WEBHOOK_TIMEOUT" });
+    expect((await callback(String(hook["callbackUrl"]), { status: "COMPLETED", output: {} })).status).toBe(409);
+    expect((await api("PUT", `/api/workflow/${workflowId}/resume`)).status).toBe(200);
+    expect((await waitFor(workflowId, ["FAILED", "COMPLETED"])).status).toBe("FAILED");
   });
 
   it("a callback arriving after timeoutSeconds is refused (409) and the task times out, even when the alarm is late", async () => {
