@@ -351,11 +351,12 @@ export class WorkflowExecution extends DurableObject<Env> {
   /**
    * The parent's SUB_WORKFLOW task that started this child was canceled (the parent ended): terminates it. A
    * child not started yet may still have its start on its way (the parent's dispatch and its end run
-   * concurrently, and a 404 here proves nothing): it keeps a tombstone that refuses that start.
+   * concurrently, and a 404 here proves nothing): it keeps a tombstone that refuses that start. Answers ok once
+   * the parent owes this execution nothing more; a refusal means "not yet", and the parent tries again.
    */
   async terminateAsChild(parentWorkflowId: string, reason: string): Promise<ActorResult<null>> {
     this.#recover();
-    if (this.#execution) return this.command({ type: "terminate", reason });
+    if (this.#execution) return this.#terminateForParent(this.#execution, reason);
     if (this.#canceledByParent === undefined) {
       this.#canceledByParent = parentWorkflowId;
       this.#store.setMeta("canceledByParent", parentWorkflowId);
@@ -363,6 +364,23 @@ export class WorkflowExecution extends DurableObject<Env> {
       void this.ctx.storage.setAlarm(this.#alarmAt);
     }
     return ok(null);
+  }
+
+  /**
+   * An execution that already ended (or is being removed, which only an ended one can be) needs nothing more.
+   * One waiting for its own child to accept a resume is refused instead: it may be about to run again, and a
+   * termination taken as done now would leave it (and that child) running after its parent ended.
+   */
+  #terminateForParent(execution: Execution, reason: string): ActorResult<null> {
+    if (this.#removing) return ok(null);
+    if (this.#childResume) return refused(this.#resumingChild(execution, this.#childResume));
+    if (TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return ok(null);
+    try {
+      this.#apply({ type: "terminate", reason });
+      return ok(null);
+    } catch (error) {
+      return refused(error);
+    }
   }
 
   /** The start a tombstone waited for has come and been refused, or never will: the object is emptied. */
@@ -820,8 +838,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     for (const [childId, reason] of Object.entries(this.#childTerminations)) {
       this.#runJob(`terminate:${childId}`, async () => {
         const result = await executionStub(this.env, childId).terminateAsChild(workflowId, reason);
-        // A child that already finished (or is being removed) needs nothing more; one not started yet is tombstoned.
-        if (!result.ok && result.error.kind !== "CONFLICT") throw new Error(result.error.message);
+        // Any refusal means the child may still run (see terminateAsChild): the termination stays owed and is tried again.
+        if (!result.ok) throw new Error(result.error.message);
         if (this.#execution === null) return; // removed meanwhile (see the notice job)
         delete this.#childTerminations[childId];
         this.#store.setMeta("childTerminations", JSON.stringify(this.#childTerminations));

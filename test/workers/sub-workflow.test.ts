@@ -701,3 +701,109 @@ describe("retry or rerun into a child racing the parent's removal", () => {
     expect((await getWorkflow(childId)).status).toBe("FAILED");
   });
 });
+
+describe("a parent that ends while its child is resuming its own child", () => {
+  /** The id an execution object was addressed by. */
+  const idOf = (instance: WorkflowExecution) => (instance as unknown as { ctx: DurableObjectState }).ctx.id.name;
+
+  /**
+   * top → mid → leaf, where the leaf failed at its gate and so did mid, but top has not heard yet (its intake of
+   * mid's notice fails until `restore`): top still runs and waits for mid, which is already FAILED.
+   */
+  async function midFailedTopUnaware(prefix: string) {
+    await register({ name: `${prefix}_leaf`, tasks: [waitTask(`${prefix}_gate`)] });
+    await register({ name: `${prefix}_mid`, tasks: [subTask("to_leaf", { subWorkflowParam: { name: `${prefix}_leaf` } })] });
+    await register({ name: `${prefix}_top`, tasks: [subTask("to_mid", { subWorkflowParam: { name: `${prefix}_mid` } })] });
+    const topId = await startWorkflow(`${prefix}_top`);
+    const { childFinished } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.childFinished = async function (this: WorkflowExecution, notice) {
+      if (idOf(this) === topId) throw new Error("Network connection lost (test)");
+      return childFinished.call(this, notice);
+    };
+    const restore = () => (WorkflowExecution.prototype.childFinished = childFinished);
+    try {
+      const midId = String((await waitFor(topId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+      const leafId = String((await waitFor(midId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+      await waitFor(leafId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+      await apiOk("POST", `/api/tasks/${leafId}/${prefix}_gate/FAILED`, {});
+      expect((await waitFor(midId, terminal)).status).toBe("FAILED");
+      expect((await getWorkflow(topId)).status).toBe("RUNNING");
+      return { topId, midId, leafId, restore };
+    } catch (error) {
+      restore();
+      throw error;
+    }
+  }
+
+  /**
+   * Holds the leaf's answer to mid's resume (retry with resumeSubworkflowTasks) at a gate, and records what mid answers
+   * to each of top's terminations; `answer` decides what the leaf answers once released.
+   */
+  function holdLeafResume(leafId: string, midId: string, answer: (original: () => Promise<ActorResult<null>>) => Promise<ActorResult<null>>) {
+    const g = gate();
+    const terminations: ActorResult<null>[] = [];
+    const { command, terminateAsChild } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.command = async function (this: WorkflowExecution, cmd) {
+      if (idOf(this) !== leafId || cmd.type !== "retry") return command.call(this, cmd);
+      g.hit();
+      await g.released;
+      return answer(() => command.call(this, cmd));
+    };
+    WorkflowExecution.prototype.terminateAsChild = async function (this: WorkflowExecution, parent, reason) {
+      const result = await terminateAsChild.call(this, parent, reason);
+      if (idOf(this) === midId) terminations.push(result);
+      return result;
+    };
+    const restore = () => {
+      WorkflowExecution.prototype.command = command;
+      WorkflowExecution.prototype.terminateAsChild = terminateAsChild;
+      g.release();
+    };
+    return { ...g, terminations, restore };
+  }
+
+  it("a parent terminated while its child waits for the grandchild to accept a resume still terminates both: the termination is owed until the child can take it", async () => {
+    const { topId, midId, leafId, restore } = await midFailedTopUnaware("owed_through_resume");
+    const held = holdLeafResume(leafId, midId, (original) => original());
+    try {
+      const retry = api("POST", `/api/workflow/${midId}/retry?resumeSubworkflowTasks=true`);
+      await held.reached;
+      // Mid is asking the leaf; top ends now, and its termination of mid arrives in the middle of that.
+      await apiOk("DELETE", `/api/workflow/${topId}?reason=stop`);
+      await eventually(async () => held.terminations.length, (count) => count > 0, "top's termination reaching mid");
+      held.release();
+      expect((await retry).status).toBe(200);
+    } finally {
+      held.restore();
+      restore();
+    }
+    expect((await getWorkflow(topId)).status).toBe("TERMINATED");
+    // Mid ran again after top ended: top's owed termination must still reach it, and mid's end reaches the leaf.
+    const mid = await waitFor(midId, terminal);
+    expect(mid.status).toBe("TERMINATED");
+    expect(mid["reasonForIncompletion"]).toContain(topId);
+    expect((await waitFor(leafId, terminal)).status).toBe("TERMINATED");
+    await eventually(async () => (await api("DELETE", `/api/workflow/${topId}/remove`)).status, (status) => status === 200, "top's removal (nothing owed any more)", 10_000);
+  });
+
+  it("a parent terminated while its child waits for a resume that the grandchild refuses leaves the child FAILED and owes nothing once the refusal is known", async () => {
+    const { topId, midId, leafId, restore } = await midFailedTopUnaware("owed_refused_resume");
+    const held = holdLeafResume(leafId, midId, async () => ({ ok: false, error: { kind: "CONFLICT", message: "busy (test)" } }));
+    try {
+      const retry = api("POST", `/api/workflow/${midId}/retry?resumeSubworkflowTasks=true`);
+      await held.reached;
+      await apiOk("DELETE", `/api/workflow/${topId}?reason=stop`);
+      await eventually(async () => held.terminations.length, (count) => count > 0, "top's termination reaching mid");
+      held.release();
+      expect((await retry).status).toBe(409);
+    } finally {
+      held.restore();
+      restore();
+    }
+    expect((await getWorkflow(topId)).status).toBe("TERMINATED");
+    // The owed termination settles against a mid that stays ended: top can be removed, nothing ran again.
+    await eventually(async () => (await api("DELETE", `/api/workflow/${topId}/remove`)).status, (status) => status === 200, "top's removal (nothing owed any more)", 10_000);
+    expect((await getWorkflow(midId)).status).toBe("FAILED");
+    expect((await getWorkflow(leafId)).status).toBe("FAILED");
+  });
+});
