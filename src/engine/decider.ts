@@ -20,7 +20,7 @@ import {
   type WorkflowStatus,
   type WorkflowTaskDef,
 } from "./model";
-import { overdeepReason, oversize, oversizeReason } from "./limits";
+import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, oversize, oversizeReason } from "./limits";
 import { retryDelaySeconds } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
@@ -305,7 +305,7 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
     throw new EngineError("CONFLICT", `Task ${task.referenceTaskName} (${task.taskId}) is not pending: its status is ${task.status}`);
   }
   const fields: Partial<TaskExecution> = { status: event.status, outputData: { ...task.outputData, ...event.output }, updateTime: env.now };
-  if (event.reason !== undefined) fields.reasonForIncompletion = event.reason;
+  if (event.reason !== undefined) fields.reasonForIncompletion = cutText(event.reason, MAX_TASK_REASON_LENGTH);
   // Checked first: measuring the size serialises the value, which a deep one overflows.
   const deep = overdeepReason("The task output", event.output);
   if (deep !== undefined) throw new EngineError("INVALID", deep);

@@ -30,3 +30,20 @@ export function overdeepReason(what: string, value: JsonValue): string | undefin
 export function oversizeReason(what: string, bytes: number, limit: number): string {
   return `${what} is ${bytes} bytes, over the limit of ${limit} bytes (MAX_PAYLOAD_BYTES)`;
 }
+
+/**
+ * Most characters of a task's failure reason given from outside (a task update, a webhook callback), as
+ * Conductor's TaskResult keeps. Unbounded, it shares the task's stored row with an input and an output
+ * each up to MAX_PAYLOAD_BYTES, and the three together can exceed the 2 MB a row may hold.
+ */
+export const MAX_TASK_REASON_LENGTH = 500;
+
+/**
+ * `text` cut to at most `limit` UTF-16 units, never between the two halves of a surrogate pair: a lone half
+ * is stored as U+FFFD and garbles the text. Unchanged when it fits.
+ */
+export function cutText(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  const last = text.charCodeAt(limit - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? limit - 1 : limit);
+}

@@ -291,6 +291,21 @@ describe("payload limits", () => {
     expect(big.status).toBe(413);
   });
 
+  it("a failure reason given from outside is cut to 500 characters, as Conductor's TaskResult does, so a task holding large input and output still stores it", async () => {
+    await register({ name: "long_outside_reason", tasks: [httpTask("a", { uri: target("/echo/a"), method: "GET", note: "${workflow.input.blob}" }, { asyncComplete: true })] });
+    const workflowId = await startWorkflow("long_outside_reason", { blob: "i".repeat(760 * 1024) });
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0].outputData["statusCode"] === 200);
+    await apiOk("POST", `/api/tasks/${workflowId}/a/IN_PROGRESS`, { extra: "o".repeat(700 * 1024) });
+    const taskId = (await getWorkflow(workflowId)).tasks[0]!.taskId;
+    // Input, output and this reason together are over the 2 MB a stored row may hold; each alone is within its limit.
+    const reason = `${"r".repeat(499)}😀${"r".repeat(1_000_000)}`;
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId, status: "FAILED", reasonForIncompletion: reason, outputData: {} });
+    const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
+    // Not inside the emoji's surrogate pair: the cut comes before it.
+    expect(failed.tasks[0]!["reasonForIncompletion"]).toBe("r".repeat(499));
+    expect(failed["reasonForIncompletion"]).toBe(`Task a failed: ${"r".repeat(499)}`);
+  });
+
   it("a JSON response nested deeper than 100 levels fails the task for good with a clear reason", async () => {
     // 340 KB, under the response limit, but deeper than a recursive walk (structured clone, JSON.stringify in Node) can go.
     const { workflow, task } = await runSingle("too_deep_response", { uri: target("/deep-json?depth=170000"), method: "GET" });
