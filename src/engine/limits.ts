@@ -1,5 +1,5 @@
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from "./definition/checks";
-import type { JsonValue } from "./model";
+import type { JsonValue, TaskExecution } from "./model";
 
 const encoder = new TextEncoder();
 
@@ -46,4 +46,33 @@ export function cutText(text: string, limit: number): string {
   if (text.length <= limit) return text;
   const last = text.charCodeAt(limit - 1);
   return text.slice(0, last >= 0xd800 && last <= 0xdbff ? limit - 1 : limit);
+}
+
+const taskBytesCache = new WeakMap<TaskExecution, number>();
+
+/** The size in bytes of a task instance as stored (UTF-8 JSON). */
+export function storedTaskBytes(task: TaskExecution): number {
+  return encoder.encode(JSON.stringify(task)).length;
+}
+
+/**
+ * The stored size of all of an execution's task instances, each measured once: the decider replaces,
+ * never changes, a task object it updates, so a size remembered per object stays right.
+ */
+export function storedTasksBytes(tasks: readonly TaskExecution[]): number {
+  let total = 0;
+  for (const task of tasks) {
+    let bytes = taskBytesCache.get(task);
+    if (bytes === undefined) {
+      bytes = storedTaskBytes(task);
+      taskBytesCache.set(task, bytes);
+    }
+    total += bytes;
+  }
+  return total;
+}
+
+/** The reason given when a new task instance would take an execution's task data over its limit. */
+export function overExecutionLimitReason(bytes: number, limit: number): string {
+  return `The execution's task data would be ${bytes} bytes, over the limit of ${limit} bytes (MAX_EXECUTION_BYTES): no further task instance can be stored`;
 }

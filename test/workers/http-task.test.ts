@@ -306,6 +306,22 @@ describe("payload limits", () => {
     expect(failed["reasonForIncompletion"]).toBe(`Task a failed: ${"r".repeat(499)}`);
   });
 
+  it("retries that copy a large input stop at MAX_EXECUTION_BYTES of task data: the workflow fails clearly and stays readable with its tasks", async () => {
+    await register({
+      name: "retries_of_large_input",
+      tasks: [httpTask("a", { uri: "http://127.0.0.1:9/nothing", method: "GET", note: "${workflow.input.blob}" }, { retryCount: 100, retryDelaySeconds: 0, retryLogic: "FIXED" })],
+    });
+    // 101 instances of a 700 KB input would be 70 MB: more than a Workflow JSON may carry (32 MiB over RPC) or an isolate may hold.
+    const workflowId = await startWorkflow("retries_of_large_input", { blob: "i".repeat(700 * 1024) });
+    const workflow = await waitFor(workflowId, ["FAILED", "COMPLETED"], 15_000);
+    expect(workflow.status).toBe("FAILED");
+    const last = workflow.tasks.at(-1)!;
+    expect(last.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(String(last["reasonForIncompletion"])).toMatch(/^The execution's task data would be \d+ bytes, over the limit of 10485760 bytes \(MAX_EXECUTION_BYTES\)/);
+    expect(workflow.tasks.length).toBeLessThan(20);
+    expect(workflow.tasks.slice(0, -1).every((task) => task.status === "FAILED")).toBe(true);
+  });
+
   it("a JSON response nested deeper than 100 levels fails the task for good with a clear reason", async () => {
     // 340 KB, under the response limit, but deeper than a recursive walk (structured clone, JSON.stringify in Node) can go.
     const { workflow, task } = await runSingle("too_deep_response", { uri: target("/deep-json?depth=170000"), method: "GET" });
