@@ -322,6 +322,22 @@ describe("payload limits", () => {
     expect(workflow.tasks.slice(0, -1).every((task) => task.status === "FAILED")).toBe(true);
   });
 
+  it("a rerun's workflowInput or taskInput over MAX_PAYLOAD_BYTES is refused like a start's input, and changes nothing", async () => {
+    await register({ name: "rerun_too_big", tasks: [httpTask("a", { uri: target("/status/500"), method: "GET" })] });
+    const workflowId = await startWorkflow("rerun_too_big", { small: 1 });
+    const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
+    expect(failed.status).toBe("FAILED");
+    const big = "z".repeat(900 * 1024);
+    for (const body of [{ workflowInput: { big } }, { reRunFromTaskId: failed.tasks[0]!.taskId, taskInput: { big } }]) {
+      const refused = await api("POST", `/api/workflow/${workflowId}/rerun`, body);
+      expect(refused.status).toBe(413);
+      expect(((await refused.json()) as { message: string }).message).toMatch(/over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)/);
+    }
+    const after = await getWorkflow(workflowId);
+    expect(after.status).toBe("FAILED");
+    expect(after.input).toEqual({ small: 1 });
+  });
+
   it("a JSON response nested deeper than 100 levels fails the task for good with a clear reason", async () => {
     // 340 KB, under the response limit, but deeper than a recursive walk (structured clone, JSON.stringify in Node) can go.
     const { workflow, task } = await runSingle("too_deep_response", { uri: target("/deep-json?depth=170000"), method: "GET" });
