@@ -16,6 +16,7 @@ interface Env {
   PUBLIC_BASE_URL?: string;
   MAX_SUBWORKFLOW_DEPTH?: string;
   MAX_PAYLOAD_BYTES?: string;
+  MAX_EXECUTION_BYTES?: string;
   /** base64 of 32 random bytes: the AES-256-GCM key of the secrets store (a Worker secret). */ SECRETS_ENCRYPTION_KEY?: string;
   /** `kid:base64secret[,kid:base64secret…]`, current signing key first (a Worker secret). */
   JWT_SIGNING_KEYS?: string;

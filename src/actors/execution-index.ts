@@ -1,16 +1,22 @@
+import { cutText } from "../engine/limits";
 import type { WorkflowExecution } from "../engine/model";
 import { failedReferenceTaskNames } from "../engine/view";
 
-/** Longest input/output text kept in the index: search shows a summary, the execution holds the rest. */
-const SUMMARY_JSON_LIMIT = 4096;
+/**
+ * Longest text kept in a column of the index (input and output JSON, the reason, the failed tasks):
+ * search shows a summary, the execution holds the rest. Each row stays far below D1's 2 MB, and a page of
+ * a thousand rows stays a few megabytes, whatever a workflow or a caller put into those fields.
+ */
+const SUMMARY_TEXT_LIMIT = 4096;
+
+/** `text` as the index keeps it: cut at {@link SUMMARY_TEXT_LIMIT}, marked with "…" when cut. */
+function summaryText(text: string): string {
+  const cut = cutText(text, SUMMARY_TEXT_LIMIT);
+  return cut === text ? text : `${cut}…`;
+}
 
 function summaryJson(value: unknown): string {
-  const text = JSON.stringify(value);
-  if (text.length <= SUMMARY_JSON_LIMIT) return text;
-  // Not between the two halves of a surrogate pair: a lone half is stored as U+FFFD, garbling the summary.
-  const high = text.charCodeAt(SUMMARY_JSON_LIMIT - 1);
-  const end = high >= 0xd800 && high <= 0xdbff ? SUMMARY_JSON_LIMIT - 1 : SUMMARY_JSON_LIMIT;
-  return `${text.slice(0, end)}…`;
+  return summaryText(JSON.stringify(value));
 }
 
 /**
@@ -25,7 +31,7 @@ export function indexSignature(execution: WorkflowExecution): string {
 
 /** The failed tasks as the index keeps them: joined with ",", as Conductor's WorkflowSummary. */
 function failedTasksColumn(execution: WorkflowExecution): string {
-  return failedReferenceTaskNames(execution).join(",");
+  return summaryText(failedReferenceTaskNames(execution).join(","));
 }
 
 /** An execution's search row: the columns of `executions` as plain data, so it can travel over RPC. */
@@ -36,16 +42,17 @@ export interface IndexRow {
   status: string;
   correlationId: string | null;
   parentWorkflowId: string | null;
+  /** The reason for incompletion, cut at {@link SUMMARY_TEXT_LIMIT} characters. */
   reason: string | null;
   priority: number;
   createTime: number;
   startTime: number;
   endTime: number;
   updateTime: number;
-  /** JSON, cut at {@link SUMMARY_JSON_LIMIT} characters. */
+  /** JSON, cut at {@link SUMMARY_TEXT_LIMIT} characters. */
   input: string;
   output: string;
-  /** The failed tasks' reference names, comma-separated ("" when none). */
+  /** The failed tasks' reference names, comma-separated ("" when none), cut at {@link SUMMARY_TEXT_LIMIT} characters. */
   failedReferenceTaskNames: string;
 }
 
@@ -58,7 +65,7 @@ export function indexRow(execution: WorkflowExecution): IndexRow {
     status: execution.status,
     correlationId: execution.correlationId ?? null,
     parentWorkflowId: execution.parentWorkflowId ?? null,
-    reason: execution.reasonForIncompletion ?? null,
+    reason: execution.reasonForIncompletion === undefined ? null : summaryText(execution.reasonForIncompletion),
     priority: execution.priority,
     createTime: execution.createTime,
     startTime: execution.startTime,

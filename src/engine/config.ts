@@ -16,6 +16,12 @@ export interface EngineConfig {
    * workflow with a clear reason: a Durable Object's SQLite row cannot hold more than 2 MB.
    */
   maxPayloadBytes: number;
+  /**
+   * Largest total of an execution's task instances (UTF-8 JSON bytes). A new instance that would take it over
+   * fails for good instead: retries copy their input, and 200 tasks with 100 retries each of large inputs would
+   * make an execution too large to hold in an isolate's memory or to return as one Workflow JSON (32 MiB over RPC).
+   */
+  maxExecutionBytes: number;
 }
 
 /** Defaults used when configuration leaves a value out. */
@@ -26,6 +32,8 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   dispatchGraceMs: 5_000,
   // A task row holds input and output: two of these plus bookkeeping stay under the 2 MB row limit.
   maxPayloadBytes: 768 * 1024,
+  // Even as two-byte characters, the Workflow JSON with its header and definition stays under the 32 MiB of an RPC answer.
+  maxExecutionBytes: 10 * 1024 * 1024,
 };
 
 /** What the engine may not read by itself: the clock and the id source. */

@@ -20,7 +20,7 @@ import {
   type WorkflowStatus,
   type WorkflowTaskDef,
 } from "./model";
-import { overdeepReason, oversize, oversizeReason } from "./limits";
+import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, overExecutionLimitReason, oversize, oversizeReason, storedTaskBytes, storedTasksBytes } from "./limits";
 import { retryDelaySeconds } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
@@ -305,7 +305,7 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
     throw new EngineError("CONFLICT", `Task ${task.referenceTaskName} (${task.taskId}) is not pending: its status is ${task.status}`);
   }
   const fields: Partial<TaskExecution> = { status: event.status, outputData: { ...task.outputData, ...event.output }, updateTime: env.now };
-  if (event.reason !== undefined) fields.reasonForIncompletion = event.reason;
+  if (event.reason !== undefined) fields.reasonForIncompletion = cutText(event.reason, MAX_TASK_REASON_LENGTH);
   // Checked first: measuring the size serialises the value, which a deep one overflows.
   const deep = overdeepReason("The task output", event.output);
   if (deep !== undefined) throw new EngineError("INVALID", deep);
@@ -561,7 +561,21 @@ function addInstance(draft: Draft, index: number, env: DecideEnv, options: { ret
   if (input instanceof Error) Object.assign(task, failedOnInput(input, env));
   else if (bytes !== undefined) Object.assign(task, failedOnInput(new Error(oversizeReason("The resolved input", bytes, env.config.maxPayloadBytes)), env));
   else task.inputData = input;
+  limitExecution(task, state.tasks, env);
   draft.addTask(task);
+}
+
+/** Fails a new task instance for good, with no input, when storing it would take the execution over its size limit. */
+function limitExecution(task: TaskExecution, tasks: readonly TaskExecution[], env: DecideEnv): void {
+  const bytes = storedTasksBytes(tasks) + storedTaskBytes(task);
+  if (bytes <= env.config.maxExecutionBytes) return;
+  Object.assign(task, {
+    status: "FAILED_WITH_TERMINAL_ERROR",
+    inputData: {},
+    reasonForIncompletion: overExecutionLimitReason(bytes, env.config.maxExecutionBytes),
+    endTime: env.now,
+    updateTime: env.now,
+  } satisfies Partial<TaskExecution>);
 }
 
 function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDef, env: DecideEnv, effects: Effect[]): void {

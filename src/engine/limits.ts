@@ -1,5 +1,5 @@
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from "./definition/checks";
-import type { JsonValue } from "./model";
+import type { JsonValue, TaskExecution } from "./model";
 
 const encoder = new TextEncoder();
 
@@ -29,4 +29,50 @@ export function overdeepReason(what: string, value: JsonValue): string | undefin
 /** The reason given when a payload is too large. */
 export function oversizeReason(what: string, bytes: number, limit: number): string {
   return `${what} is ${bytes} bytes, over the limit of ${limit} bytes (MAX_PAYLOAD_BYTES)`;
+}
+
+/**
+ * Most characters of a task's failure reason given from outside (a task update, a webhook callback), as
+ * Conductor's TaskResult keeps. Unbounded, it shares the task's stored row with an input and an output
+ * each up to MAX_PAYLOAD_BYTES, and the three together can exceed the 2 MB a row may hold.
+ */
+export const MAX_TASK_REASON_LENGTH = 500;
+
+/**
+ * `text` cut to at most `limit` UTF-16 units, never between the two halves of a surrogate pair: a lone half
+ * is stored as U+FFFD and garbles the text. Unchanged when it fits.
+ */
+export function cutText(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  const last = text.charCodeAt(limit - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? limit - 1 : limit);
+}
+
+const taskBytesCache = new WeakMap<TaskExecution, number>();
+
+/** The size in bytes of a task instance as stored (UTF-8 JSON). */
+export function storedTaskBytes(task: TaskExecution): number {
+  return encoder.encode(JSON.stringify(task)).length;
+}
+
+/**
+ * The stored size of all of an execution's task instances, each measured once: the decider replaces,
+ * never changes, a task object it updates, so a size remembered per object stays right.
+ */
+export function storedTasksBytes(tasks: readonly TaskExecution[]): number {
+  let total = 0;
+  for (const task of tasks) {
+    let bytes = taskBytesCache.get(task);
+    if (bytes === undefined) {
+      bytes = storedTaskBytes(task);
+      taskBytesCache.set(task, bytes);
+    }
+    total += bytes;
+  }
+  return total;
+}
+
+/** The reason given when a new task instance would take an execution's task data over its limit. */
+export function overExecutionLimitReason(bytes: number, limit: number): string {
+  return `The execution's task data would be ${bytes} bytes, over the limit of ${limit} bytes (MAX_EXECUTION_BYTES): no further task instance can be stored`;
 }

@@ -58,6 +58,7 @@ export function serviceConfig(env: Env): ServiceConfig {
       httpMaxTimeoutMs: positiveInt(env.HTTP_MAX_TIMEOUT_MS, DEFAULT_ENGINE_CONFIG.httpMaxTimeoutMs),
       dispatchGraceMs: DEFAULT_ENGINE_CONFIG.dispatchGraceMs,
       maxPayloadBytes: positiveInt(env.MAX_PAYLOAD_BYTES, DEFAULT_ENGINE_CONFIG.maxPayloadBytes),
+      maxExecutionBytes: positiveInt(env.MAX_EXECUTION_BYTES, DEFAULT_ENGINE_CONFIG.maxExecutionBytes),
     },
     maxRequestBytes: positiveInt(env.MAX_REQUEST_BYTES, 1024 * 1024),
     // The body is kept twice in the output (response.body and body): half the payload limit, minus headers.

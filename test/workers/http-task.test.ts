@@ -291,6 +291,53 @@ describe("payload limits", () => {
     expect(big.status).toBe(413);
   });
 
+  it("a failure reason given from outside is cut to 500 characters, as Conductor's TaskResult does, so a task holding large input and output still stores it", async () => {
+    await register({ name: "long_outside_reason", tasks: [httpTask("a", { uri: target("/echo/a"), method: "GET", note: "${workflow.input.blob}" }, { asyncComplete: true })] });
+    const workflowId = await startWorkflow("long_outside_reason", { blob: "i".repeat(760 * 1024) });
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0].outputData["statusCode"] === 200);
+    await apiOk("POST", `/api/tasks/${workflowId}/a/IN_PROGRESS`, { extra: "o".repeat(700 * 1024) });
+    const taskId = (await getWorkflow(workflowId)).tasks[0]!.taskId;
+    // Input, output and this reason together are over the 2 MB a stored row may hold; each alone is within its limit.
+    const reason = `${"r".repeat(499)}😀${"r".repeat(1_000_000)}`;
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId, status: "FAILED", reasonForIncompletion: reason, outputData: {} });
+    const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
+    // Not inside the emoji's surrogate pair: the cut comes before it.
+    expect(failed.tasks[0]!["reasonForIncompletion"]).toBe("r".repeat(499));
+    expect(failed["reasonForIncompletion"]).toBe(`Task a failed: ${"r".repeat(499)}`);
+  });
+
+  it("retries that copy a large input stop at MAX_EXECUTION_BYTES of task data: the workflow fails clearly and stays readable with its tasks", async () => {
+    await register({
+      name: "retries_of_large_input",
+      tasks: [httpTask("a", { uri: "http://127.0.0.1:9/nothing", method: "GET", note: "${workflow.input.blob}" }, { retryCount: 100, retryDelaySeconds: 0, retryLogic: "FIXED" })],
+    });
+    // 101 instances of a 700 KB input would be 70 MB: more than a Workflow JSON may carry (32 MiB over RPC) or an isolate may hold.
+    const workflowId = await startWorkflow("retries_of_large_input", { blob: "i".repeat(700 * 1024) });
+    const workflow = await waitFor(workflowId, ["FAILED", "COMPLETED"], 15_000);
+    expect(workflow.status).toBe("FAILED");
+    const last = workflow.tasks.at(-1)!;
+    expect(last.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(String(last["reasonForIncompletion"])).toMatch(/^The execution's task data would be \d+ bytes, over the limit of 10485760 bytes \(MAX_EXECUTION_BYTES\)/);
+    expect(workflow.tasks.length).toBeLessThan(20);
+    expect(workflow.tasks.slice(0, -1).every((task) => task.status === "FAILED")).toBe(true);
+  });
+
+  it("a rerun's workflowInput or taskInput over MAX_PAYLOAD_BYTES is refused like a start's input, and changes nothing", async () => {
+    await register({ name: "rerun_too_big", tasks: [httpTask("a", { uri: target("/status/500"), method: "GET" })] });
+    const workflowId = await startWorkflow("rerun_too_big", { small: 1 });
+    const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
+    expect(failed.status).toBe("FAILED");
+    const big = "z".repeat(900 * 1024);
+    for (const body of [{ workflowInput: { big } }, { reRunFromTaskId: failed.tasks[0]!.taskId, taskInput: { big } }]) {
+      const refused = await api("POST", `/api/workflow/${workflowId}/rerun`, body);
+      expect(refused.status).toBe(413);
+      expect(((await refused.json()) as { message: string }).message).toMatch(/over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)/);
+    }
+    const after = await getWorkflow(workflowId);
+    expect(after.status).toBe("FAILED");
+    expect(after.input).toEqual({ small: 1 });
+  });
+
   it("a JSON response nested deeper than 100 levels fails the task for good with a clear reason", async () => {
     // 340 KB, under the response limit, but deeper than a recursive walk (structured clone, JSON.stringify in Node) can go.
     const { workflow, task } = await runSingle("too_deep_response", { uri: target("/deep-json?depth=170000"), method: "GET" });

@@ -49,6 +49,31 @@ describe("search", () => {
     expect(JSON.stringify(input).startsWith(stored.slice(0, -1))).toBe(true);
   });
 
+  it("a long failure reason and a long list of failed tasks are cut in the search row; the Workflow JSON keeps them whole", async () => {
+    const longRef = (n: number) => `t${n}_${"x".repeat(2000)}`;
+    await register({
+      name: "search_long_texts",
+      tasks: [
+        ...[1, 2, 3].map((n) => httpTask(longRef(n), { uri: target("/status/500"), method: "GET" }, { optional: true, retryCount: 1, retryDelaySeconds: 0 })),
+        httpTask("gate", { uri: target("/echo/long-texts"), method: "GET" }, { asyncComplete: true }),
+      ],
+    });
+    const id = await startWorkflow("search_long_texts");
+    await waitFor(id, (workflow) => workflow.tasks.at(-1)?.referenceTaskName === "gate" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    const reason = `${"r".repeat(4095)}😀${"r".repeat(6000)}`;
+    await apiOk("DELETE", `/api/workflow/${id}?reason=${encodeURIComponent(reason)}`);
+    const workflow = await waitFor(id, ["TERMINATED"]);
+    expect(workflow["reasonForIncompletion"]).toBe(reason);
+    expect(workflow["failedReferenceTaskNames"]).toEqual([longRef(1), longRef(2), longRef(3)]);
+    const found = (await searchUntil("workflowName=search_long_texts&status=TERMINATED", (result) => result.totalHits === 1)).results[0]!;
+    // Not inside the emoji's surrogate pair: the cut comes before it.
+    expect(found["reasonForIncompletion"]).toBe(`${"r".repeat(4095)}…`);
+    const names = String(found["failedReferenceTaskNames"]);
+    expect(names.length).toBe(4097);
+    expect(names.endsWith("…")).toBe(true);
+    expect([longRef(1), longRef(2), longRef(3)].join(",").startsWith(names.slice(0, -1))).toBe(true);
+  });
+
   it("refuses bad parameters", async () => {
     const bad = [
       "size=-1",

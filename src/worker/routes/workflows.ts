@@ -34,10 +34,15 @@ function callerStartScopes(request: IRequest): string[] {
 }
 
 /** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
-async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, waitMs?: number): Promise<StartOutcome & { ok: true }> {
+/** Refuses (413) an input from the caller that is larger than a stored input may be. */
+function checkInputSize(env: Env, what: string, input: JsonObject | undefined): void {
   const limit = serviceConfig(env).engine.maxPayloadBytes;
-  const bytes = oversize(request.input ?? {}, limit);
-  if (bytes !== undefined) throw new ApiError(413, "PAYLOAD_TOO_LARGE", oversizeReason("The workflow input", bytes, limit));
+  const bytes = input === undefined ? undefined : oversize(input, limit);
+  if (bytes !== undefined) throw new ApiError(413, "PAYLOAD_TOO_LARGE", oversizeReason(what, bytes, limit));
+}
+
+async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, waitMs?: number): Promise<StartOutcome & { ok: true }> {
+  checkInputSize(env, "The workflow input", request.input);
   const options: StartOptions = {
     ...request,
     input: request.input ?? {},
@@ -156,6 +161,8 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     const workflowId = decodedPathParam(request, "workflowId");
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const rerun = parseOrThrow(RerunRequest, body.present ? body.value : {}, "rerun request");
+    checkInputSize(env, "The workflow input", rerun.workflowInput);
+    checkInputSize(env, "The task input", rerun.taskInput);
     const command: WorkflowCommand = { type: "rerun", startScopes: callerStartScopes(request) };
     if (rerun.reRunFromTaskId !== undefined) command.fromTaskId = rerun.reRunFromTaskId;
     if (rerun.workflowInput) command.workflowInput = rerun.workflowInput;
