@@ -33,7 +33,6 @@ function callerStartScopes(request: IRequest): string[] {
   return startScopes(principalOf(request).grants);
 }
 
-/** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
 /** Refuses (413) an input from the caller that is larger than a stored input may be. */
 function checkInputSize(env: Env, what: string, input: JsonObject | undefined): void {
   const limit = serviceConfig(env).engine.maxPayloadBytes;
@@ -41,6 +40,7 @@ function checkInputSize(env: Env, what: string, input: JsonObject | undefined): 
   if (bytes !== undefined) throw new ApiError(413, "PAYLOAD_TOO_LARGE", oversizeReason(what, bytes, limit));
 }
 
+/** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
 async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, waitMs?: number): Promise<StartOutcome & { ok: true }> {
   checkInputSize(env, "The workflow input", request.input);
   const options: StartOptions = {
