@@ -63,10 +63,24 @@ function listOf(text: string): string[] {
   return text.split(",").map((item) => item.trim().replace(/^['"]|['"]$/g, "")).filter(Boolean);
 }
 
+/**
+ * D1 binds at most 100 parameters per statement: a list of any length (a caller's workflow names, a
+ * `status=`/`workflowName=` list, a query's `IN (...)`) is bound as one JSON array and read with `json_each`.
+ */
 function addIn(filter: Filter, column: string, values: string[]): void {
-  filter.clauses.push(`${column} IN (${values.map(() => "?").join(", ")})`);
-  filter.bindings.push(...values);
+  filter.clauses.push(`${column} IN (SELECT value FROM json_each(?))`);
+  filter.bindings.push(JSON.stringify(values));
 }
+
+/** Most `AND` clauses a `query` may have: each binds a parameter, and D1 binds at most 100 per statement. */
+export const MAX_QUERY_CLAUSES = 20;
+
+/**
+ * Prefix scopes bound one parameter each, so that the name index serves `workflow_name GLOB 'prefix*'`; a
+ * caller with more is matched through one JSON array instead (a scan), which keeps the statement within D1's
+ * 100 parameters.
+ */
+const MAX_BOUND_PREFIXES = 20;
 
 function checkStatuses(values: string[], path: string): void {
   const unknown = values.filter((value) => !(WORKFLOW_STATUSES as readonly string[]).includes(value));
@@ -78,7 +92,11 @@ function checkStatuses(values: string[], path: string): void {
  * `field IN (a, b)`, `field = value`, or `field` compared with `>`, `<`, `>=` or `<=`.
  */
 function applyQuery(filter: Filter, query: string): void {
-  for (const clause of query.split(/\s+AND\s+/i)) {
+  const clauses = query.split(/\s+AND\s+/i);
+  if (clauses.length > MAX_QUERY_CLAUSES) {
+    throw validationError("Invalid search query", [{ path: "query", message: `has ${clauses.length} clauses joined by AND; at most ${MAX_QUERY_CLAUSES}` }]);
+  }
+  for (const clause of clauses) {
     // Two-character operators first: with `>` tried before `>=`, `a >= 5` would compare a with "= 5".
     const match = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(>=|<=|=|>|<)\s*(.+?))\s*$/i.exec(clause);
     const column = match ? columnOf(QUERY_COLUMNS, match[1]!) : undefined;
@@ -125,10 +143,23 @@ export type ReadableWorkflows = { all: true } | { all: false; names: string[]; p
 
 function applyReadable(filter: Filter, readable: ReadableWorkflows): void {
   if (readable.all) return;
-  const clauses = [...readable.names.map(() => "workflow_name = ?"), ...readable.prefixes.map(() => "workflow_name GLOB ?")];
+  const clauses: string[] = [];
+  const bindings: string[] = [];
+  if (readable.names.length > 0) {
+    clauses.push("workflow_name IN (SELECT value FROM json_each(?))");
+    bindings.push(JSON.stringify(readable.names));
+  }
+  const patterns = readable.prefixes.map(globPrefix);
+  if (patterns.length > MAX_BOUND_PREFIXES) {
+    clauses.push("EXISTS (SELECT 1 FROM json_each(?) AS prefix WHERE executions.workflow_name GLOB prefix.value)");
+    bindings.push(JSON.stringify(patterns));
+  } else {
+    clauses.push(...patterns.map(() => "workflow_name GLOB ?"));
+    bindings.push(...patterns);
+  }
   // A caller with no readable workflow sees nothing rather than an error: search is allowed, the list is empty.
   filter.clauses.push(clauses.length > 0 ? `(${clauses.join(" OR ")})` : "0");
-  filter.bindings.push(...readable.names, ...readable.prefixes.map(globPrefix));
+  filter.bindings.push(...bindings);
 }
 
 /**

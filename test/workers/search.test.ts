@@ -1,6 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import type { IRequest } from "itty-router";
+import { MAX_QUERY_CLAUSES, searchExecutions } from "../../src/worker/search";
 import { api, apiOk, eventually, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 type SearchResult = { totalHits: number; results: Array<JsonObject & { workflowId: string; status: string }> };
@@ -180,5 +182,42 @@ describe("search", () => {
       .run();
     const found = await apiOk<SearchResult>("GET", "/api/workflow/search?workflowName=search_legacy_row");
     expect(found.results.map((row) => [row.workflowId, row["failedReferenceTaskNames"]])).toEqual([[id, ""]]);
+  });
+
+  it("keeps every statement within D1's 100 bound parameters, whatever the length of the lists and the caller's scopes", async () => {
+    const now = Date.now();
+    const rows = { byName: "bulk_name_77", byPrefix: "bulk_pre_25_x", hidden: "bulk_other" };
+    const ids: Record<string, string> = {};
+    for (const [key, name] of Object.entries(rows)) {
+      ids[key] = crypto.randomUUID();
+      await env.DB.prepare(
+        `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, create_time, start_time, end_time, update_time, input, output)
+         VALUES (?1, ?2, 1, 'RUNNING', ?3, ?3, 0, ?3, '{}', '{}')`,
+      )
+        .bind(ids[key], name, now)
+        .run();
+    }
+    // Local D1 binds far more than 100 parameters; the deployed one refuses the statement. Hold it to that.
+    const limited = {
+      prepare: (sql: string) => ({
+        bind: (...values: unknown[]) => {
+          if (values.length > 100) throw new Error(`D1_ERROR: too many SQL variables (${values.length})`);
+          return env.DB.prepare(sql).bind(...values);
+        },
+      }),
+      batch: (statements: D1PreparedStatement[]) => env.DB.batch(statements),
+    } as unknown as D1Database;
+    const names = Array.from({ length: 150 }, (_, n) => `bulk_name_${n}`);
+    const prefixes = Array.from({ length: 30 }, (_, n) => `bulk_pre_${n}_`);
+    const listed = [...names.slice(0, 120), rows.byPrefix, rows.hidden];
+    const request = { query: { workflowName: listed.join(","), status: "RUNNING,PAUSED", size: "10" } } as unknown as IRequest;
+    const found = await searchExecutions(limited, request, { all: false, names, prefixes });
+    expect(found.results.map((row) => row["workflowId"]).sort()).toEqual([ids["byName"], ids["byPrefix"]].sort());
+    expect(found.totalHits).toBe(2);
+
+    const tooMany = Array.from({ length: MAX_QUERY_CLAUSES + 1 }, () => "status = RUNNING").join(" AND ");
+    const refused = await api("GET", `/api/workflow/search?query=${encodeURIComponent(tooMany)}`);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { message: string }).message).toContain(`at most ${MAX_QUERY_CLAUSES}`);
   });
 });
