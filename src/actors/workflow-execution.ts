@@ -6,6 +6,7 @@ import {
   awaitedChildId,
   isBlocked,
   isInFlight,
+  isPending,
   nextDeadline,
   settleOverdue,
   type Decision,
@@ -26,6 +27,7 @@ import {
   type WorkflowStatus,
 } from "../engine/model";
 import { taskInputTemplate } from "../engine/tasks/registry";
+import { childStartRequest } from "../engine/tasks/sub-workflow";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { toWorkflowView } from "../engine/view";
@@ -58,11 +60,13 @@ export type CallbackResult = { ok: true; value: { workflowId: string; taskId: st
 
 /**
  * Lifecycle commands from the API. `retry` may resume a failed child in place instead of starting
- * a new one (Conductor's `resumeSubworkflowTasks`).
+ * a new one (Conductor's `resumeSubworkflowTasks`). `byParent` marks a retry or rerun that a parent asks of
+ * its child (that parent reopens itself); one asked of a child directly reopens its parents too.
  */
-export type WorkflowCommand =
+export type WorkflowCommand = (
   | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" }>
-  | { type: "retry"; resumeSubworkflowTasks?: boolean; startScopes?: string[] };
+  | { type: "retry"; resumeSubworkflowTasks?: boolean; startScopes?: string[] }
+) & { byParent?: boolean };
 
 /** What a finished child tells each execution waiting for it. */
 export interface ChildFinishedNotice {
@@ -71,6 +75,33 @@ export interface ChildFinishedNotice {
   status: WorkflowStatus;
   output: JsonObject;
   reason?: string;
+}
+
+/**
+ * What a child retried, restarted or rerun on its own tells its parent: the parent's task `taskId` should wait
+ * for it again (see {@link WorkflowExecution.childReopened}). `startScopes` are those of whoever reopened it.
+ */
+export interface ChildReopenedNotice {
+  taskId: string;
+  subWorkflowId: string;
+  startScopes?: string[];
+}
+
+/**
+ * How a parent answers {@link ChildReopenedNotice}: it waits for the child again ("taken"), it will not
+ * ("declined": the child runs on detached), or not yet ("retry").
+ */
+export type ChildReopenedAnswer = "taken" | "declined" | "retry";
+
+/**
+ * A reopen of this execution (retry, restart or rerun asked of it directly) that its parent has not answered
+ * yet. Stored (meta `parentReopen`) with the reopen itself; while it is owed, this execution's finish notices wait,
+ * since a parent that has not reopened yet would drop them and then wait forever.
+ */
+interface OwedParentReopen {
+  workflowId: string;
+  taskId: string;
+  startScopes?: string[];
 }
 
 /** An execution's SUB_WORKFLOW task waiting for this one to finish. */
@@ -116,6 +147,8 @@ interface PendingChildResume {
   /** The child's end time when it was asked: a child that ended at another time since then ran again. */
   childEndTime: number;
   startScopes?: string[];
+  /** Asked of this execution directly: once reopened, it owes its parent the reopen too (see {@link OwedParentReopen}). */
+  tellParent?: boolean;
 }
 
 
@@ -192,6 +225,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   #childResume: PendingChildResume | undefined;
   /** True while this isolate waits for the child's answer to {@link WorkflowExecution.#childResume}. */
   #childResumeAsked = false;
+  /** See {@link OwedParentReopen}. */
+  #parentReopen: OwedParentReopen | undefined;
   /** Pending write of a new execution's first search row (see {@link FIRST_ROW_DELAY_MS}). */
   #firstRowTimer: ReturnType<typeof setTimeout> | undefined;
   /** Recent callbacks per webhook task, for the per-task callback limit. */
@@ -216,6 +251,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#removed = meta.has("removed");
     const childResume = meta.get("childResume");
     this.#childResume = childResume === undefined ? undefined : (JSON.parse(childResume) as PendingChildResume);
+    const parentReopen = meta.get("parentReopen");
+    this.#parentReopen = parentReopen === undefined ? undefined : (JSON.parse(parentReopen) as OwedParentReopen);
   }
 
   // ---- RPC: starting and reading ------------------------------------------------------------
@@ -329,19 +366,23 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#removing) return refused(this.#beingRemoved(execution));
     if (this.#childResume) return refused(this.#resumingChild(execution, this.#childResume));
     try {
+      // Asked directly (not by its parent, which reopens itself): as Conductor, the parents follow.
+      const tellParent = command.byParent !== true && execution.parentWorkflowId !== undefined;
       const fromTaskId = command.type === "rerun" ? command.fromTaskId : undefined;
       if (command.type === "rerun" && fromTaskId !== undefined && !execution.tasks.some((task) => task.taskId === fromTaskId)) {
-        return await this.#rerunInChild(execution, { ...command, fromTaskId });
+        return await this.#rerunInChild(execution, { ...command, fromTaskId }, tellParent);
       }
       if (command.type === "retry") {
         if (command.resumeSubworkflowTasks === true) {
-          const resumed = await this.#retryInChild(execution, command.startScopes);
+          const resumed = await this.#retryInChild(execution, command.startScopes, tellParent);
           if (resumed) return resumed;
         }
-        this.#apply({ type: "retry", startScopes: command.startScopes });
+        this.#reopen({ type: "retry", startScopes: command.startScopes }, tellParent);
         return ok(null);
       }
-      this.#apply(command);
+      const { byParent: _byParent, ...event } = command;
+      if (event.type === "restart" || event.type === "rerun") this.#reopen(event, tellParent);
+      else this.#apply(event);
       return ok(null);
     } catch (error) {
       return refused(error);
@@ -434,6 +475,9 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** Refuses a removal while a parent has not heard that this execution finished or a canceled child is not terminated yet. */
   #owedWorkRefusal(execution: Execution): EngineError | undefined {
     const finished = finishSignature(execution);
+    if (this.#parentReopen) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still notifying its parent workflow that it ran again; try again shortly`);
+    }
     if (this.#watchers.some((watcher) => watcher.notified !== finished)) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still notifying its parent workflow that it finished; try again shortly`);
     }
@@ -443,12 +487,21 @@ export class WorkflowExecution extends DurableObject<Env> {
     return undefined;
   }
 
-  /** Tries owed notices to parents and terminations of children now (joining any attempt already running), and waits for them. */
+  /**
+   * Tries owed notices to parents and terminations of children now (joining any attempt already running), and waits
+   * for them: a second round for the finish notices that waited for a parent's reopen delivered in the first.
+   */
   async #deliverOwedWork(execution: Execution): Promise<void> {
-    this.#syncWatchers(execution);
-    this.#syncChildTerminations(execution.workflowId);
-    const owed = [...this.#jobs].filter(([key]) => key.startsWith("notify:") || key.startsWith("terminate:")).map(([, settled]) => settled);
-    await Promise.all(owed);
+    for (let round = 0; round < 2; round++) {
+      const current = this.#execution;
+      if (!current || this.#removing) return;
+      this.#syncParentReopen();
+      this.#syncWatchers(current);
+      this.#syncChildTerminations(execution.workflowId);
+      const owed = [...this.#jobs].filter(([key]) => key === "parentReopen" || key.startsWith("notify:") || key.startsWith("terminate:")).map(([, settled]) => settled);
+      if (owed.length === 0) return;
+      await Promise.all(owed);
+    }
   }
 
   /** Runs the begun removal, once at a time; a failure leaves it owed and the alarm tries it again. */
@@ -486,6 +539,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#indexShard = undefined;
     this.#watchers = [];
     this.#childTerminations = {};
+    this.#parentReopen = undefined;
     this.#removing = false;
     this.#removal = undefined;
   }
@@ -589,6 +643,46 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#childResume?.taskId === notice.taskId) return "retry";
     this.#takeChildState(notice.taskId, notice.subWorkflowId, notice);
     return "taken";
+  }
+
+  /**
+   * A child of this execution was retried, restarted or rerun on its own. As Conductor's `updateAndPushParents`,
+   * the task that started it waits for it again and this execution reopens (telling its own parent in turn), but
+   * only while that task is still where the child left it: the latest instance of its task, finished, not
+   * optional, and one that waited for the child; in an execution that ended other than by a termination; and not about to terminate that child.
+   * Otherwise (the task was retried with a new child, this execution runs on, was terminated or is being
+   * removed) the answer is "declined" and the child runs on detached. A repeated delivery finds the task waiting
+   * for the child already and is "taken" again without a change.
+   */
+  async childReopened(notice: ChildReopenedNotice): Promise<ChildReopenedAnswer> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution || this.#removing) return "declined";
+    // Asking one of its children to run again: its own reopen may be on its way, so answer once that is known.
+    if (this.#childResume) return "retry";
+    const task = execution.tasks.find((candidate) => candidate.taskId === notice.taskId);
+    if (!task || task.subWorkflowId !== notice.subWorkflowId) return "declined";
+    if (isPending(task)) return "taken";
+    if (!this.#mayFollowChild(execution, task)) return "declined";
+    try {
+      this.#reopen({ type: "resumeChild", taskId: task.taskId, startScopes: notice.startScopes }, true);
+    } catch (error) {
+      if (error instanceof EngineError) return "declined";
+      throw error;
+    }
+    return "taken";
+  }
+
+  /** Whether this ended execution reopens for its SUB_WORKFLOW task's child that runs again (see {@link WorkflowExecution.childReopened}). */
+  #mayFollowChild(execution: Execution, task: TaskExecution): boolean {
+    if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "TERMINATED") return false;
+    if (execution.tasks.findLast((candidate) => candidate.referenceTaskName === task.referenceTaskName) !== task) return false;
+    // Conductor too stops at an optional task: the execution went on without that child.
+    if (execution.definition.tasks[task.definitionIndex]?.optional === true) return false;
+    // A task that never waited for its child (waitForCompletion false) does not start waiting now.
+    const request = childStartRequest(task.inputData);
+    if ("invalid" in request || !request.waitForCompletion) return false;
+    return !Object.hasOwn(this.#childTerminations, task.subWorkflowId!);
   }
 
   /** The single timer: fires for the earliest deadline of the execution or a background retry. */
@@ -702,6 +796,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncWatchers(execution);
     this.#syncChildTerminations(execution.workflowId);
     this.#syncChildResume();
+    this.#syncParentReopen();
     this.#syncAlarm(execution);
     // Every change: each waiter decides for itself whether it is settled (see #settled).
     for (const wake of this.#waiters) wake();
@@ -738,7 +833,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   #owesBackgroundWork(execution: Execution): boolean {
     if (indexSignature(execution) !== this.#indexedSignature) return true;
     if (Object.keys(this.#childTerminations).length > 0) return true;
-    if (this.#childResume) return true;
+    if (this.#childResume || this.#parentReopen) return true;
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
     const finished = finishSignature(execution);
     return this.#watchers.some((watcher) => watcher.notified !== finished);
@@ -809,6 +904,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** Tells every execution waiting for this one that it finished, until each has heard. */
   #syncWatchers(execution: Execution): void {
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return;
+    // Not before the parent has reopened for this run: a parent still ended would drop the notice (see OwedParentReopen).
+    if (this.#parentReopen) return;
     const signature = finishSignature(execution);
     for (const watcher of this.#watchers) {
       if (watcher.notified === signature) continue;
@@ -896,7 +993,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    * Reruns from a task that belongs to a child (at any depth): the child reruns, and this execution waits
    * for it again (see {@link WorkflowExecution.#resumeChild}).
    */
-  async #rerunInChild(execution: Execution, command: Extract<WorkflowCommand, { type: "rerun" }> & { fromTaskId: string }): Promise<ActorResult<null>> {
+  async #rerunInChild(execution: Execution, command: Extract<WorkflowCommand, { type: "rerun" }> & { fromTaskId: string }, tellParent: boolean): Promise<ActorResult<null>> {
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) throw new EngineError("CONFLICT", `Cannot rerun workflow ${execution.workflowId}: its status is ${execution.status}`);
     for (const task of this.#childTasks(execution)) {
       const child = executionStub(this.env, task.subWorkflowId!);
@@ -907,7 +1004,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (command.startScopes !== undefined && !mayStartWorkflow(command.startScopes, view.workflowName)) {
         throw new EngineError("FORBIDDEN", `Cannot rerun task ${command.fromTaskId}: it belongs to sub workflow ${view.workflowName}, which you may not start (${START_PERMISSION} on workflow:${view.workflowName})`);
       }
-      return this.#resumeChild(task, view, command.startScopes, () => child.command(command));
+      return this.#resumeChild(task, view, command.startScopes, tellParent, () => child.command({ ...command, byParent: true }));
     }
     throw new EngineError("INVALID", `Task ${command.fromTaskId} is not part of workflow ${execution.workflowId} or its sub workflows`);
   }
@@ -918,7 +1015,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    * it resumes inside the child only when there is a failed child to resume. Also undefined when the retrier
    * may not start that child (the ordinary retry then fails at its dispatch).
    */
-  async #retryInChild(execution: Execution, startScopes: string[] | undefined): Promise<ActorResult<null> | undefined> {
+  async #retryInChild(execution: Execution, startScopes: string[] | undefined, tellParent: boolean): Promise<ActorResult<null> | undefined> {
     const last = execution.tasks.at(-1);
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "COMPLETED") return undefined;
     if (!last || last.taskType !== "SUB_WORKFLOW" || last.subWorkflowId === undefined || last.status === "COMPLETED") return undefined;
@@ -927,7 +1024,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const view = await this.#childView(last.subWorkflowId);
     if (view === null || !RETRYABLE_WORKFLOW_STATUSES.has(view.status)) return undefined;
     if (startScopes !== undefined && !mayStartWorkflow(startScopes, view.workflowName)) return undefined;
-    return this.#resumeChild(last, view, startScopes, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes }));
+    return this.#resumeChild(last, view, startScopes, tellParent, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes, byParent: true }));
   }
 
   /**
@@ -935,7 +1032,13 @@ export class WorkflowExecution extends DurableObject<Env> {
    * changes nothing here. The request is stored first (see {@link PendingChildResume}); an answer lost to an
    * error or an eviction is found again by {@link WorkflowExecution.#syncChildResume}.
    */
-  async #resumeChild(task: TaskExecution, child: ChildView, startScopes: string[] | undefined, restartChild: () => Promise<ActorResult<null>>): Promise<ActorResult<null>> {
+  async #resumeChild(
+    task: TaskExecution,
+    child: ChildView,
+    startScopes: string[] | undefined,
+    tellParent: boolean,
+    restartChild: () => Promise<ActorResult<null>>,
+  ): Promise<ActorResult<null>> {
     // Checked again: a removal may have begun, or finished, while the child was being looked at.
     const execution = this.#execution;
     if (!execution) throw this.#notFound();
@@ -943,6 +1046,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#childResume) throw this.#resumingChild(execution, this.#childResume);
     const pending: PendingChildResume = { taskId: task.taskId, subWorkflowId: task.subWorkflowId!, childEndTime: child.endTime };
     if (startScopes !== undefined) pending.startScopes = startScopes;
+    if (tellParent) pending.tellParent = true;
     // The execution may have changed during the awaits before: refuse now, before the child is asked, what the reopen would.
     decide(execution, this.#resumeChildEvent(pending), this.#decideEnv());
     this.#setChildResume(pending);
@@ -989,10 +1093,49 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** The child accepted: this execution waits for it again (in the same turn as forgetting the request). */
   #reopenForChild(pending: PendingChildResume): void {
     this.#setChildResume(undefined);
-    this.#apply(this.#resumeChildEvent(pending));
+    this.#reopen(this.#resumeChildEvent(pending), pending.tellParent === true);
   }
 
-  #resumeChildEvent(pending: PendingChildResume): ExecutionEvent {
+  /**
+   * Applies a retry, restart, rerun or resumed child; when `tellParent`, this execution owes its parent the reopen
+   * (see {@link OwedParentReopen}), recorded in the same synchronous turn, so in the same transaction.
+   */
+  #reopen(event: Extract<ExecutionEvent, { type: "retry" | "restart" | "rerun" | "resumeChild" }>, tellParent: boolean): void {
+    this.#apply(event);
+    const execution = this.#execution!;
+    if (!tellParent || execution.parentWorkflowId === undefined || execution.parentWorkflowTaskId === undefined) return;
+    // Already owed (reopened again before the parent answered): that one answer covers this reopen as well.
+    if (this.#parentReopen) return;
+    const owed: OwedParentReopen = { workflowId: execution.parentWorkflowId, taskId: execution.parentWorkflowTaskId };
+    if (event.startScopes !== undefined) owed.startScopes = event.startScopes;
+    this.#parentReopen = owed;
+    this.#store.setMeta("parentReopen", JSON.stringify(owed));
+    this.#syncParentReopen();
+    this.#syncAlarm(execution);
+  }
+
+  /** Tells the parent that this execution runs again (see {@link OwedParentReopen}), until it has answered. */
+  #syncParentReopen(): void {
+    const owed = this.#parentReopen;
+    if (!owed) return;
+    this.#runJob("parentReopen", async () => {
+      // A notice of the end before this reopen may still be on its way: the parent takes it first, so that
+      // the reopen then finds the task ended, as it is to reopen it (the settled job never rejects).
+      await this.#jobs.get(`notify:${owed.workflowId}:${owed.taskId}`);
+      const execution = this.#execution;
+      if (!execution || this.#parentReopen !== owed) return;
+      const notice: ChildReopenedNotice = { taskId: owed.taskId, subWorkflowId: execution.workflowId };
+      if (owed.startScopes !== undefined) notice.startScopes = owed.startScopes;
+      const answer = await executionStub(this.env, owed.workflowId).childReopened(notice);
+      if (answer === "retry") throw new Error(`execution ${owed.workflowId} cannot answer this child's reopen yet; telling it again later`);
+      // Removed meanwhile (see the notice job).
+      if (this.#execution === null || this.#parentReopen !== owed) return;
+      this.#parentReopen = undefined;
+      this.#store.deleteMeta("parentReopen");
+    });
+  }
+
+  #resumeChildEvent(pending: PendingChildResume): Extract<ExecutionEvent, { type: "resumeChild" }> {
     // The reopened execution's later children start with the asker's rights, as after any other reopening.
     return { type: "resumeChild", taskId: pending.taskId, startScopes: pending.startScopes };
   }

@@ -478,20 +478,31 @@ describe("rerun and retry across levels", () => {
     }
   }
 
-  it("a rerun into a child that refuses it (409: the child runs again) changes nothing in the parent", async () => {
+  it("a rerun into a child that refuses it (409: the child runs again) changes nothing in the parent; the child's own retry then brings the parent along", async () => {
     const { parentId, childId, gate, failed } = await failedParentAndChild("refused_rerun", httpTask("after", { uri: target("/count/refused-rerun-after"), method: "GET" }));
-    // Someone retries the child on its own: it runs again, so it refuses a rerun.
-    await apiOk("POST", `/api/workflow/${childId}/retry`);
-    await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
-    const refused = await api("POST", `/api/workflow/${parentId}/rerun`, { reRunFromTaskId: gate.taskId });
-    expect(refused.status).toBe(409);
-    expect(await getWorkflow(parentId)).toEqual(failed);
-    // The child finishing later does not bring the parent back either.
+    // Someone retries the child on its own: it runs again, so it refuses a rerun. Its parent has not heard yet.
+    const { childReopened } = WorkflowExecution.prototype;
+    let reachable = false;
+    WorkflowExecution.prototype.childReopened = async function (this: WorkflowExecution, reopened) {
+      if (!reachable) throw new Error("Network connection lost (test)");
+      return childReopened.call(this, reopened);
+    };
+    try {
+      await apiOk("POST", `/api/workflow/${childId}/retry`);
+      await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+      const refused = await api("POST", `/api/workflow/${parentId}/rerun`, { reRunFromTaskId: gate.taskId });
+      expect(refused.status).toBe(409);
+      expect(await getWorkflow(parentId)).toEqual(failed);
+      reachable = true;
+      await waitFor(parentId, (workflow) => workflow.status === "RUNNING", 10_000);
+    } finally {
+      WorkflowExecution.prototype.childReopened = childReopened;
+    }
     await apiOk("POST", `/api/tasks/${childId}/refused_rerun_gate/COMPLETED`, {});
-    await waitFor(childId, ["COMPLETED"]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await getWorkflow(parentId)).toEqual(failed);
-    expect(await hits("refused-rerun-after")).toBe(0);
+    const done = await waitFor(parentId, terminal);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => [task["subWorkflowId"] ?? null, task.status])).toEqual([[childId, "COMPLETED"], [null, "COMPLETED"]]);
+    expect(await hits("refused-rerun-after")).toBe(1);
   });
 
   it("retry with resumeSubworkflowTasks that the child refuses answers the refusal and changes nothing in the parent", async () => {
@@ -805,5 +816,186 @@ describe("a parent that ends while its child is resuming its own child", () => {
     await eventually(async () => (await api("DELETE", `/api/workflow/${topId}/remove`)).status, (status) => status === 200, "top's removal (nothing owed any more)", 10_000);
     expect((await getWorkflow(midId)).status).toBe("FAILED");
     expect((await getWorkflow(leafId)).status).toBe("FAILED");
+  });
+});
+
+describe("retry, restart or rerun of a child on its own: its parents follow (Conductor's updateAndPushParents)", () => {
+  /** parent → child, where the child's only step fails once (then succeeds) and so fails both; answers both ids. */
+  async function failedTree(prefix: string) {
+    await register({ name: `${prefix}_child`, tasks: [httpTask("flaky", { uri: target(`/flaky/${prefix}-child?fail=1`), method: "GET" })], outputParameters: { n: "${flaky.output.body.n}" } });
+    await register({ name: `${prefix}_parent`, tasks: [subTask("to_child", { subWorkflowParam: { name: `${prefix}_child` } }), httpTask("after", { uri: target(`/count/${prefix}-after`), method: "GET" })] });
+    const parentId = await startWorkflow(`${prefix}_parent`);
+    const failed = await waitFor(parentId, terminal);
+    expect(failed.status).toBe("FAILED");
+    const childId = String(failed.tasks[0]!["subWorkflowId"]);
+    expect((await getWorkflow(childId)).status).toBe("FAILED");
+    return { parentId, childId };
+  }
+
+  /** Makes the parent's intake of `childId`'s reopen fail (the parent cannot be reached) until `reach`; counts the calls. */
+  function unreachableParentFor(childId: string) {
+    const { childReopened } = WorkflowExecution.prototype;
+    const state = { calls: 0, reachable: false };
+    WorkflowExecution.prototype.childReopened = async function (this: WorkflowExecution, reopened) {
+      if (reopened.subWorkflowId === childId) {
+        state.calls++;
+        if (!state.reachable) throw new Error("Network connection lost (test)");
+      }
+      return childReopened.call(this, reopened);
+    };
+    return { state, reach: () => void (state.reachable = true), restore: () => (WorkflowExecution.prototype.childReopened = childReopened) };
+  }
+
+  for (const [command, body] of [["retry", undefined], ["restart", undefined], ["rerun", {}]] as const) {
+    it(`${command} of a failed child on its own reopens its FAILED parent, whose SUB_WORKFLOW task then completes with the child's output`, async () => {
+      const { parentId, childId } = await failedTree(`own_${command}`);
+      await apiOk("POST", `/api/workflow/${childId}/${command}`, body);
+      expect((await waitFor(childId, terminal)).status).toBe("COMPLETED");
+      // The parent hears in the background: FAILED until then.
+      const done = await waitFor(parentId, ["COMPLETED"], 8_000);
+      expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["to_child", "COMPLETED"], ["after", "COMPLETED"]]);
+      expect(done.tasks[0]!.outputData).toEqual({ subWorkflowId: childId, n: 2 });
+      expect(await hits(`own_${command}-after`)).toBe(1);
+    });
+  }
+
+  it("retry of a failed grandchild on its own reopens both ancestors, which complete", async () => {
+    await register({ name: "own3_leaf", tasks: [httpTask("leaf_b", { uri: target("/flaky/own3-leaf-b?fail=1"), method: "GET" })], outputParameters: { leaf: true } });
+    await register({ name: "own3_mid", tasks: [subTask("to_leaf", { subWorkflowParam: { name: "own3_leaf" } }), httpTask("mid_after", { uri: target("/count/own3-mid-after"), method: "GET" })] });
+    await register({ name: "own3_root", tasks: [subTask("to_mid", { subWorkflowParam: { name: "own3_mid" } }), httpTask("root_after", { uri: target("/count/own3-root-after"), method: "GET" })] });
+    const rootId = await startWorkflow("own3_root");
+    const failed = await waitFor(rootId, terminal);
+    expect(failed.status).toBe("FAILED");
+    const midId = String(failed.tasks[0]!["subWorkflowId"]);
+    const leafId = String((await getWorkflow(midId)).tasks[0]!["subWorkflowId"]);
+    await apiOk("POST", `/api/workflow/${leafId}/retry`);
+    const done = await waitFor(rootId, ["COMPLETED"], 8_000);
+    expect(done.tasks.map((task) => [task.referenceTaskName, task["subWorkflowId"] ?? null, task.status])).toEqual([["to_mid", midId, "COMPLETED"], ["root_after", null, "COMPLETED"]]);
+    const mid = await getWorkflow(midId);
+    expect(mid.status).toBe("COMPLETED");
+    expect(mid.tasks.map((task) => [task.referenceTaskName, task["subWorkflowId"] ?? null, task.status])).toEqual([["to_leaf", leafId, "COMPLETED"], ["mid_after", null, "COMPLETED"]]);
+    expect([await hits("own3-leaf-b"), await hits("own3-mid-after"), await hits("own3-root-after")]).toEqual([2, 1, 1]);
+  });
+
+  it("a child retried on its own after its parent retried the task with a new child runs detached: the parent keeps waiting for the new child", async () => {
+    await register({ name: "detached_child", tasks: [waitTask("detached_gate")], outputParameters: { from: "${workflow.workflowId}" } });
+    await register({ name: "detached_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "detached_child" } })] });
+    const parentId = await startWorkflow("detached_parent");
+    const oldId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(oldId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${oldId}/detached_gate/FAILED`, {});
+    expect((await waitFor(parentId, terminal)).status).toBe("FAILED");
+    // The parent's own retry: a new task instance with a new child.
+    await apiOk("POST", `/api/workflow/${parentId}/retry`);
+    const retried = await waitFor(parentId, (workflow) => workflow.tasks[1]?.outputData["subWorkflowId"] !== undefined);
+    const newId = String(retried.tasks[1]!.outputData["subWorkflowId"]);
+    await waitFor(newId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+
+    await apiOk("POST", `/api/workflow/${oldId}/retry`);
+    await waitFor(oldId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    // The parent has answered (declined) once nothing is owed to it any more.
+    await eventually(async () => (await storedByExecutionObject(oldId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the old child's reopen");
+    await apiOk("POST", `/api/tasks/${oldId}/detached_gate/COMPLETED`, {});
+    await waitFor(oldId, ["COMPLETED"]);
+    const waiting = await getWorkflow(parentId);
+    expect(waiting.status).toBe("RUNNING");
+    expect(waiting.tasks.map((task) => [task["subWorkflowId"], task.status])).toEqual([[oldId, "FAILED"], [newId, "IN_PROGRESS"]]);
+    await apiOk("POST", `/api/tasks/${newId}/detached_gate/COMPLETED`, {});
+    const done = await waitFor(parentId, terminal);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[1]!.outputData).toEqual({ subWorkflowId: newId, from: newId });
+  });
+
+  it("a child retried on its own after its parent was terminated leaves the parent TERMINATED", async () => {
+    await register({ name: "stopped_child", tasks: [waitTask("stopped_gate")] });
+    await register({ name: "stopped_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "stopped_child" } })] });
+    const parentId = await startWorkflow("stopped_parent");
+    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("DELETE", `/api/workflow/${parentId}?reason=stop`);
+    await waitFor(childId, ["TERMINATED"]);
+    const stopped = await waitFor(parentId, ["TERMINATED"]);
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    await apiOk("POST", `/api/tasks/${childId}/stopped_gate/COMPLETED`, {});
+    await waitFor(childId, ["COMPLETED"]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await getWorkflow(parentId)).toEqual(stopped);
+  });
+
+  it("a child retried on its own whose task did not wait for it (waitForCompletion false) leaves the COMPLETED parent as it is", async () => {
+    await register({ name: "nowait_child", tasks: [waitTask("nowait_gate")] });
+    await register({ name: "nowait_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "nowait_child" }, waitForCompletion: false })] });
+    const parentId = await startWorkflow("nowait_parent");
+    const completed = await waitFor(parentId, terminal);
+    expect(completed.status).toBe("COMPLETED");
+    const childId = String(completed.tasks[0]!["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/nowait_gate/FAILED`, {});
+    await waitFor(childId, ["FAILED"]);
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    expect(await getWorkflow(parentId)).toEqual(completed);
+  });
+
+  it("the parent's reopen survives a lost answer and an eviction of the child: delivered again, it is taken once", async () => {
+    await register({ name: "lost_reopen_child", tasks: [waitTask("lost_reopen_gate")] });
+    await register({ name: "lost_reopen_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "lost_reopen_child" } }), httpTask("after", { uri: target("/count/lost-reopen-after"), method: "GET" })] });
+    const parentId = await startWorkflow("lost_reopen_parent");
+    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/lost_reopen_gate/FAILED`, {});
+    expect((await waitFor(parentId, terminal)).status).toBe("FAILED");
+
+    const { childReopened } = WorkflowExecution.prototype;
+    const answers: string[] = [];
+    WorkflowExecution.prototype.childReopened = async function (this: WorkflowExecution, reopened) {
+      const answer = await childReopened.call(this, reopened);
+      answers.push(answer);
+      // The first answer is taken by the parent but never reaches the child.
+      if (answers.length === 1) throw new Error("Network connection lost (test)");
+      return answer;
+    };
+    try {
+      await apiOk("POST", `/api/workflow/${childId}/retry`);
+      await eventually(async () => answers.length, (count) => count > 0, "the first delivery");
+      expect((await getWorkflow(parentId)).status).toBe("RUNNING");
+      // The child's job dies with it: only its alarm can deliver the reopen again. (Only this object: abortAllDurableObjects
+      // never returns once the first describe block of this file has run, with or without this feature.)
+      await runInDurableObject(executionStub(env, childId), (_instance, state) => state.abort("evicted (test)")).catch(() => undefined);
+      await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the reopen delivered again", 10_000);
+    } finally {
+      WorkflowExecution.prototype.childReopened = childReopened;
+    }
+    expect(answers).toEqual(["taken", "taken"]);
+    await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/lost_reopen_gate/COMPLETED`, {});
+    const done = await waitFor(parentId, terminal);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["to_child", "COMPLETED"], ["after", "COMPLETED"]]);
+    expect(await hits("lost-reopen-after")).toBe(1);
+  });
+
+  it("a child that finishes before its parent took the reopen still completes the parent (its notice waits), and cannot be removed meanwhile", async () => {
+    const { parentId, childId } = await failedTree("early_finish");
+    const parent = unreachableParentFor(childId);
+    try {
+      await apiOk("POST", `/api/workflow/${childId}/retry`);
+      expect((await waitFor(childId, terminal)).status).toBe("COMPLETED");
+      await eventually(async () => parent.state.calls, (calls) => calls > 0, "a delivery of the reopen");
+      // Time for a notice that did not wait to reach the parent, still FAILED, which would drop it.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const removal = await api("DELETE", `/api/workflow/${childId}/remove`);
+      expect(removal.status).toBe(409);
+      expect(await removal.text()).toContain("still notifying its parent");
+      expect((await getWorkflow(parentId)).status).toBe("FAILED");
+      parent.reach();
+      // The parent, FAILED until now, reopens on the next delivery and then takes the notice that waited.
+      const done = await waitFor(parentId, ["COMPLETED"], 10_000);
+      expect(done.tasks[0]!.outputData).toEqual({ subWorkflowId: childId, n: 2 });
+    } finally {
+      parent.restore();
+    }
+    await eventually(async () => (await api("DELETE", `/api/workflow/${childId}/remove`)).status, (status) => status === 200, "the child's removal (nothing owed any more)");
   });
 });
