@@ -223,28 +223,26 @@ describe("SUB_WORKFLOW", () => {
     const childId = String(running.tasks[0]!.outputData["subWorkflowId"]);
     await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     // The parent holds this child's notice until the child is removed: the notice job finishes after the removal.
-    let noticeArrived!: () => void;
-    const arrived = new Promise<void>((resolve) => (noticeArrived = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
+    const notice = gate();
     const { childFinished } = WorkflowExecution.prototype;
-    WorkflowExecution.prototype.childFinished = async function (this: WorkflowExecution, notice) {
-      if (notice.subWorkflowId === childId) {
-        noticeArrived();
-        await released;
+    WorkflowExecution.prototype.childFinished = async function (this: WorkflowExecution, finished) {
+      if (finished.subWorkflowId === childId) {
+        notice.hit();
+        await notice.released;
       }
-      return childFinished.call(this, notice);
+      return childFinished.call(this, finished);
     };
     try {
       await apiOk("POST", `/api/tasks/${childId}/gate/COMPLETED`, {});
-      await arrived;
+      await notice.reached;
       // The removal delivers the owed notice first: it waits for the one on its way.
       const removal = apiOk("DELETE", `/api/workflow/${childId}/remove`);
-      release();
+      notice.release();
       await removal;
       expect((await waitFor(parentId, terminal)).status).toBe("COMPLETED");
     } finally {
       WorkflowExecution.prototype.childFinished = childFinished;
+      notice.release();
     }
     // The notice job has recorded its delivery (or not) by now; a removed object keeps only its tombstone.
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -608,7 +606,11 @@ describe("secrets and children", () => {
   });
 });
 
-/** A gate crossed by polling flags (no promise resolved across Durable Object contexts). */
+/**
+ * A gate crossed by polling flags. Not a promise made by the test and resolved inside a Durable Object's request:
+ * after that, abortAllDurableObjects() blocks workerd for good (no timer fires, so no test timeout either), and a
+ * later test of the file that evicts the objects would hang the run.
+ */
 function gate() {
   const state = { isHit: false, isReleased: false };
   const poll = async (flag: () => boolean) => {
@@ -960,9 +962,9 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
       await apiOk("POST", `/api/workflow/${childId}/retry`);
       await eventually(async () => answers.length, (count) => count > 0, "the first delivery");
       expect((await getWorkflow(parentId)).status).toBe("RUNNING");
-      // The child's job dies with it: only its alarm can deliver the reopen again. (Only this object: abortAllDurableObjects
-      // never returns once the first describe block of this file has run, with or without this feature.)
-      await runInDurableObject(executionStub(env, childId), (_instance, state) => state.abort("evicted (test)")).catch(() => undefined);
+      // The child's job dies with it: only its alarm can deliver the reopen again; the parent, evicted too, must know
+      // from its storage that it took the first.
+      await abortAllDurableObjects();
       await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the reopen delivered again", 10_000);
     } finally {
       WorkflowExecution.prototype.childReopened = childReopened;
