@@ -5,7 +5,7 @@ import { WorkflowExecution, type ActorResult } from "../../src/actors/workflow-e
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { executionStub } from "../../src/worker/executions";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 const subTask = (ref: string, inputParameters: JsonObject, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters, ...extra });
 const waitTask = (ref: string): JsonObject => httpTask(ref, { uri: target(`/echo/${ref}`), method: "GET" }, { asyncComplete: true });
@@ -605,29 +605,6 @@ describe("secrets and children", () => {
     expect(body.validationErrors[0]!.message).toContain("workflow.secrets.api_token");
   });
 });
-
-/**
- * A gate crossed by polling flags. Not a promise made by the test and resolved inside a Durable Object's request:
- * after that, abortAllDurableObjects() blocks workerd for good (no timer fires, so no test timeout either), and a
- * later test of the file that evicts the objects would hang the run.
- */
-function gate() {
-  const state = { isHit: false, isReleased: false };
-  const poll = async (flag: () => boolean) => {
-    for (let i = 0; i < 2000 && !flag(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-    if (!flag()) throw new Error("gate not crossed within 10 s: the race this test stages did not happen");
-  };
-  return {
-    hit: () => void (state.isHit = true),
-    release: () => void (state.isReleased = true),
-    get reached() {
-      return poll(() => state.isHit);
-    },
-    get released() {
-      return poll(() => state.isReleased);
-    },
-  };
-}
 
 async function failedParentAndChild(prefix: string) {
   await register({ name: `${prefix}_child`, tasks: [waitTask(`${prefix}_gate`)] });
