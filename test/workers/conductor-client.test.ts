@@ -6,7 +6,7 @@ import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { STALE_CLAIM_MS } from "../../src/worker/start-execution";
-import { ADMIN_KEY, api, apiOk, eventually, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { ADMIN_KEY, api, apiOk, eventually, gate, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 interface ErrorBody {
   status: number;
@@ -307,33 +307,31 @@ describe("idempotencyStrategy RETURN_EXISTING racing a removal", () => {
     const key = `k-${crypto.randomUUID()}`;
     const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "client_key_race", idempotencyKey: key, input: {} });
     await waitFor(workflowId, ["COMPLETED"]);
-    let arrived!: () => void;
-    const arrivedAtObject = new Promise<void>((resolve) => (arrived = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
+    const held = gate();
     // RPC finds the object's methods on its class: the second start is held there, after it read the key row.
     const { start } = WorkflowExecution.prototype;
-    let held = false;
+    let armed = true;
     WorkflowExecution.prototype.start = async function (this: WorkflowExecution, params) {
-      if (params.workflowId === workflowId && !held) {
-        held = true;
-        arrived();
-        await released;
+      if (params.workflowId === workflowId && armed) {
+        armed = false;
+        held.hit();
+        await held.released;
       }
       return start.call(this, params);
     };
     try {
       const second = api("POST", "/api/workflow", { name: "client_key_race", idempotencyKey: key, input: {} });
-      await arrivedAtObject;
+      await held.reached;
       await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
       expect(await env.DB.prepare("SELECT workflow_id FROM idempotency_keys WHERE idempotency_key = ?").bind(key).first()).toBeNull();
-      release();
+      held.release();
       const answer = await second;
       expect(answer.status).toBe(409);
       expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
       expect(await hits("client-key-race")).toBe(1);
     } finally {
       WorkflowExecution.prototype.start = start;
+      held.release();
     }
     // Started again, the key makes a new execution with a new id.
     const again = await apiOk<string>("POST", "/api/workflow", { name: "client_key_race", idempotencyKey: key, input: {} });

@@ -95,6 +95,41 @@ export async function eventually<T>(read: () => Promise<T>, accept: (value: T) =
 }
 
 /**
+ * A gate crossed by polling flags. Not a promise made by the test and resolved inside a Durable Object's request:
+ * after that, abortAllDurableObjects() blocks workerd for good (no timer fires, so no test timeout either), and a
+ * later test of the file that evicts the objects would hang the run.
+ */
+export interface Gate {
+  /** Marks the gate reached (called where the staged race happens, in an object or the test). */
+  hit(): void;
+  /** Opens the gate. */
+  release(): void;
+  /** Resolves once reached; rejects after 10 s. */
+  readonly reached: Promise<void>;
+  /** Resolves once opened; rejects after 10 s. */
+  readonly released: Promise<void>;
+}
+
+/** A new {@link Gate}. */
+export function gate(): Gate {
+  const state = { isHit: false, isReleased: false };
+  const poll = async (flag: () => boolean) => {
+    for (let i = 0; i < 2000 && !flag(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    if (!flag()) throw new Error("gate not crossed within 10 s: the race this test stages did not happen");
+  };
+  return {
+    hit: () => void (state.isHit = true),
+    release: () => void (state.isReleased = true),
+    get reached() {
+      return poll(() => state.isHit);
+    },
+    get released() {
+      return poll(() => state.isReleased);
+    },
+  };
+}
+
+/**
  * Polls (bounded) until the execution's search row shows `status`. Search rows are written off the
  * hot path (a new execution's first one up to half a second after it starts, every one batched with
  * others), so tests that compare stored state wait for it first.

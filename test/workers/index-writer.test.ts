@@ -4,7 +4,7 @@ import type { IndexRow } from "../../src/actors/execution-index";
 import { ExecutionIndexWriter, INDEX_MAX_BATCH, indexShardFor, indexWriterAt } from "../../src/actors/index-writer";
 import { serviceConfig } from "../../src/worker/config";
 import { executionStub } from "../../src/worker/executions";
-import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 function row(workflowId: string, overrides: Partial<IndexRow> = {}): IndexRow {
   const now = Date.now();
@@ -85,17 +85,14 @@ describe("the search-row writer", () => {
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     // The writer commits the first row but holds its answer until the removal's delete is through, so that row's
     // write is still in flight (as when it shares a batch with the delete) while the execution ends and is removed.
-    let firstRowQueued!: () => void;
-    const queued = new Promise<void>((resolve) => (firstRowQueued = resolve));
-    let deleteDone!: () => void;
-    const deleted = new Promise<void>((resolve) => (deleteDone = resolve));
+    const firstRow = gate();
     // RPC finds the writer's methods on its class: patched there for this test only, and only for this execution.
     const { upsert, delete: remove } = ExecutionIndexWriter.prototype;
     ExecutionIndexWriter.prototype.upsert = async function (this: ExecutionIndexWriter, written) {
       const outcome = await upsert.call(this, written);
       if (written.workflowId === workflowId) {
-        firstRowQueued();
-        await deleted;
+        firstRow.hit();
+        await firstRow.released;
       }
       return outcome;
     };
@@ -103,13 +100,13 @@ describe("the search-row writer", () => {
       const outcome = await remove.call(this, id);
       if (id === workflowId) {
         // In a shared batch the row's answer leaves before the delete's: let it.
-        deleteDone();
+        firstRow.release();
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       return outcome;
     };
     try {
-      await queued;
+      await firstRow.reached;
       await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
       await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
       // Once a later write is through the same writer, any row the execution sent after its removal is too.
@@ -120,6 +117,7 @@ describe("the search-row writer", () => {
     } finally {
       ExecutionIndexWriter.prototype.upsert = upsert;
       ExecutionIndexWriter.prototype.delete = remove;
+      firstRow.release();
     }
   });
 
@@ -128,30 +126,27 @@ describe("the search-row writer", () => {
     const workflowId = await startWorkflow("pause_resume_pause_row");
     await waitForIndexRow(workflowId, "RUNNING");
     // The writer holds its answer to the first PAUSED row until the resume and the second pause are through.
-    let pausedRowQueued!: () => void;
-    const queued = new Promise<void>((resolve) => (pausedRowQueued = resolve));
-    let commandsDone!: () => void;
-    const done = new Promise<void>((resolve) => (commandsDone = resolve));
+    const pausedRow = gate();
     const { upsert } = ExecutionIndexWriter.prototype;
     let held = false;
     ExecutionIndexWriter.prototype.upsert = async function (this: ExecutionIndexWriter, written) {
       const outcome = await upsert.call(this, written);
       if (written.workflowId === workflowId && written.status === "PAUSED" && !held) {
         held = true;
-        pausedRowQueued();
-        await done;
+        pausedRow.hit();
+        await pausedRow.released;
       }
       return outcome;
     };
     try {
       await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
-      await queued;
+      await pausedRow.reached;
       // Distinct updateTimes: the clock moves on between requests.
       await new Promise((resolve) => setTimeout(resolve, 5));
       await apiOk("PUT", `/api/workflow/${workflowId}/resume`);
       await new Promise((resolve) => setTimeout(resolve, 5));
       await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
-      commandsDone();
+      pausedRow.release();
       const workflow = await getWorkflow(workflowId);
       expect(workflow.status).toBe("PAUSED");
       const read = () => env.DB.prepare("SELECT status, update_time FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ status: string; update_time: number }>();
@@ -159,6 +154,7 @@ describe("the search-row writer", () => {
       expect({ status: row?.status, updateTime: row?.update_time }).toEqual({ status: "PAUSED", updateTime: workflow["updateTime"] });
     } finally {
       ExecutionIndexWriter.prototype.upsert = upsert;
+      pausedRow.release();
     }
   });
 

@@ -5,7 +5,7 @@ import { WorkflowExecution, type ActorResult } from "../../src/actors/workflow-e
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { executionStub } from "../../src/worker/executions";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 const subTask = (ref: string, inputParameters: JsonObject, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters, ...extra });
 const waitTask = (ref: string): JsonObject => httpTask(ref, { uri: target(`/echo/${ref}`), method: "GET" }, { asyncComplete: true });
@@ -223,28 +223,26 @@ describe("SUB_WORKFLOW", () => {
     const childId = String(running.tasks[0]!.outputData["subWorkflowId"]);
     await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     // The parent holds this child's notice until the child is removed: the notice job finishes after the removal.
-    let noticeArrived!: () => void;
-    const arrived = new Promise<void>((resolve) => (noticeArrived = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
+    const notice = gate();
     const { childFinished } = WorkflowExecution.prototype;
-    WorkflowExecution.prototype.childFinished = async function (this: WorkflowExecution, notice) {
-      if (notice.subWorkflowId === childId) {
-        noticeArrived();
-        await released;
+    WorkflowExecution.prototype.childFinished = async function (this: WorkflowExecution, finished) {
+      if (finished.subWorkflowId === childId) {
+        notice.hit();
+        await notice.released;
       }
-      return childFinished.call(this, notice);
+      return childFinished.call(this, finished);
     };
     try {
       await apiOk("POST", `/api/tasks/${childId}/gate/COMPLETED`, {});
-      await arrived;
+      await notice.reached;
       // The removal delivers the owed notice first: it waits for the one on its way.
       const removal = apiOk("DELETE", `/api/workflow/${childId}/remove`);
-      release();
+      notice.release();
       await removal;
       expect((await waitFor(parentId, terminal)).status).toBe("COMPLETED");
     } finally {
       WorkflowExecution.prototype.childFinished = childFinished;
+      notice.release();
     }
     // The notice job has recorded its delivery (or not) by now; a removed object keeps only its tombstone.
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -608,25 +606,6 @@ describe("secrets and children", () => {
   });
 });
 
-/** A gate crossed by polling flags (no promise resolved across Durable Object contexts). */
-function gate() {
-  const state = { isHit: false, isReleased: false };
-  const poll = async (flag: () => boolean) => {
-    for (let i = 0; i < 2000 && !flag(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-    if (!flag()) throw new Error("gate not crossed within 10 s: the race this test stages did not happen");
-  };
-  return {
-    hit: () => void (state.isHit = true),
-    release: () => void (state.isReleased = true),
-    get reached() {
-      return poll(() => state.isHit);
-    },
-    get released() {
-      return poll(() => state.isReleased);
-    },
-  };
-}
-
 async function failedParentAndChild(prefix: string) {
   await register({ name: `${prefix}_child`, tasks: [waitTask(`${prefix}_gate`)] });
   await register({ name: `${prefix}_parent`, tasks: [subTask("sub", { subWorkflowParam: { name: `${prefix}_child` } })] });
@@ -960,9 +939,9 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
       await apiOk("POST", `/api/workflow/${childId}/retry`);
       await eventually(async () => answers.length, (count) => count > 0, "the first delivery");
       expect((await getWorkflow(parentId)).status).toBe("RUNNING");
-      // The child's job dies with it: only its alarm can deliver the reopen again. (Only this object: abortAllDurableObjects
-      // never returns once the first describe block of this file has run, with or without this feature.)
-      await runInDurableObject(executionStub(env, childId), (_instance, state) => state.abort("evicted (test)")).catch(() => undefined);
+      // The child's job dies with it: only its alarm can deliver the reopen again; the parent, evicted too, must know
+      // from its storage that it took the first.
+      await abortAllDurableObjects();
       await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the reopen delivered again", 10_000);
     } finally {
       WorkflowExecution.prototype.childReopened = childReopened;
