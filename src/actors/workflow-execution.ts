@@ -1101,17 +1101,24 @@ export class WorkflowExecution extends DurableObject<Env> {
    * (see {@link OwedParentReopen}), recorded in the same synchronous turn, so in the same transaction.
    */
   #reopen(event: Extract<ExecutionEvent, { type: "retry" | "restart" | "rerun" | "resumeChild" }>, tellParent: boolean): void {
-    this.#apply(event);
     const execution = this.#execution!;
-    if (!tellParent || execution.parentWorkflowId === undefined || execution.parentWorkflowTaskId === undefined) return;
     // Already owed (reopened again before the parent answered): that one answer covers this reopen as well.
-    if (this.#parentReopen) return;
+    if (!tellParent || this.#parentReopen || execution.parentWorkflowId === undefined || execution.parentWorkflowTaskId === undefined) {
+      this.#apply(event);
+      return;
+    }
     const owed: OwedParentReopen = { workflowId: execution.parentWorkflowId, taskId: execution.parentWorkflowTaskId };
     if (event.startScopes !== undefined) owed.startScopes = event.startScopes;
+    // Owed before the event applies: a reopen that ends at once (a task that fails as it starts) must hold back
+    // that end's notice too, or the still-ended parent would drop it and, once reopened, wait for it forever.
     this.#parentReopen = owed;
+    try {
+      this.#apply(event);
+    } catch (error) {
+      this.#parentReopen = undefined;
+      throw error;
+    }
     this.#store.setMeta("parentReopen", JSON.stringify(owed));
-    this.#syncParentReopen();
-    this.#syncAlarm(execution);
   }
 
   /** Tells the parent that this execution runs again (see {@link OwedParentReopen}), until it has answered. */

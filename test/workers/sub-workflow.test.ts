@@ -998,4 +998,23 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     }
     await eventually(async () => (await api("DELETE", `/api/workflow/${childId}/remove`)).status, (status) => status === 200, "the child's removal (nothing owed any more)");
   });
+
+  it("a child that fails again within its own retry (a webhook task that cannot start) fails its reopened parent again instead of leaving it waiting", async () => {
+    // The header name comes from the input and is not a valid one: the task fails as it starts, in the same decision.
+    await register({ name: "instant_child", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { signature: { secret: "s", header: "${workflow.input.h}" } } }] });
+    await register({ name: "instant_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "instant_child" }, h: "not a header" })] });
+    const parentId = await startWorkflow("instant_parent");
+    const failed = await waitFor(parentId, terminal);
+    expect(failed.status).toBe("FAILED");
+    const childId = String(failed.tasks[0]!["subWorkflowId"]);
+    expect((await getWorkflow(childId)).status).toBe("FAILED");
+
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    expect((await getWorkflow(childId)).status).toBe("FAILED");
+    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    // The parent followed the child and heard its new end: FAILED again, not RUNNING for a notice that was spent.
+    const again = await waitFor(parentId, terminal, 5_000);
+    expect(again.status).toBe("FAILED");
+    expect(again.endTime).toBeGreaterThan(failed.endTime as number);
+  });
 });
