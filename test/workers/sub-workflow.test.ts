@@ -832,6 +832,10 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     return { parentId, childId };
   }
 
+  /** One bookkeeping value of an execution's object (meta), as stored. */
+  const metaOf = (workflowId: string, key: string) =>
+    runInDurableObject(executionStub(env, workflowId), (_instance, state) => state.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, key).toArray()[0]?.value);
+
   /** Makes the parent's intake of `childId`'s reopen fail (the parent cannot be reached) until `reach`; counts the calls. */
   function unreachableParentFor(childId: string) {
     const { childReopened } = WorkflowExecution.prototype;
@@ -921,6 +925,55 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await waitFor(childId, ["COMPLETED"]);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await getWorkflow(parentId)).toEqual(stopped);
+  });
+
+  it("a child retried on its own after its parent completed the task from outside (and so terminated it) leaves the COMPLETED parent as it is", async () => {
+    await register({ name: "overruled_child", tasks: [waitTask("overruled_gate")] });
+    await register({ name: "overruled_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "overruled_child" } }), httpTask("after", { uri: target("/count/overruled-after"), method: "GET" })] });
+    const parentId = await startWorkflow("overruled_parent");
+    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${parentId}/to_child/COMPLETED`, { decided: "outside" });
+    const completed = await waitFor(parentId, terminal);
+    expect(completed.status).toBe("COMPLETED");
+    expect((await waitFor(childId, terminal)).status).toBe("TERMINATED");
+    await eventually(() => metaOf(parentId, "childTerminations"), (owed) => owed === "{}", "the parent's termination of the child taken");
+
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    expect(await getWorkflow(parentId)).toEqual(completed);
+    expect(await hits("overruled-after")).toBe(1);
+
+    // Once the parent waits for that child again of its own accord (a rerun inside it), the child's own retries reopen it again.
+    const gateTask = (await waitFor(childId, (workflow) => workflow.tasks.at(-1)?.status === "IN_PROGRESS")).tasks.at(-1)!;
+    await apiOk("POST", `/api/tasks/${childId}/overruled_gate/FAILED`, {});
+    await waitFor(childId, ["FAILED"]);
+    await apiOk("POST", `/api/workflow/${parentId}/rerun`, { reRunFromTaskId: gateTask.taskId });
+    await waitFor(parentId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.length === 1);
+    await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/overruled_gate/FAILED`, {});
+    expect((await waitFor(parentId, terminal)).status).toBe("FAILED");
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await waitFor(parentId, ["RUNNING"]);
+    await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/overruled_gate/COMPLETED`, {});
+    expect((await waitFor(parentId, terminal)).status).toBe("COMPLETED");
+    expect(await hits("overruled-after")).toBe(2);
+  });
+
+  it("a child retried on its own after its parent timed out (and so terminated it) leaves the TIMED_OUT parent as it is", async () => {
+    await register({ name: "outlived_child", tasks: [waitTask("outlived_gate")] });
+    await register({ name: "outlived_parent", timeoutSeconds: 1, tasks: [subTask("to_child", { subWorkflowParam: { name: "outlived_child" } })] });
+    const parentId = await startWorkflow("outlived_parent");
+    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    const timedOut = await waitFor(parentId, terminal, 5_000);
+    expect(timedOut.status).toBe("TIMED_OUT");
+    expect((await waitFor(childId, terminal)).status).toBe("TERMINATED");
+    await eventually(() => metaOf(parentId, "childTerminations"), (owed) => owed === "{}", "the parent's termination of the child taken");
+
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    expect(await getWorkflow(parentId)).toEqual(timedOut);
   });
 
   it("a child retried on its own whose task did not wait for it (waitForCompletion false) leaves the COMPLETED parent as it is", async () => {
