@@ -1120,9 +1120,17 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #reopen(event: Extract<ExecutionEvent, { type: "retry" | "restart" | "rerun" | "resumeChild" }>, tellParent: boolean): void {
     const execution = this.#execution!;
-    // Already owed (reopened again before the parent answered): that one answer covers this reopen as well.
-    if (!tellParent || this.#parentReopen || execution.parentWorkflowId === undefined || execution.parentWorkflowTaskId === undefined) {
+    if (!tellParent || execution.parentWorkflowId === undefined || execution.parentWorkflowTaskId === undefined) {
       this.#apply(event);
+      return;
+    }
+    if (this.#parentReopen) {
+      // Reopened again before the parent answered: that one answer covers this reopen as well, and the parent takes
+      // this reopener's start scopes, as it would had it answered in between (and ended again with the child).
+      this.#apply(event);
+      if (event.startScopes === undefined) return;
+      this.#parentReopen.startScopes = event.startScopes;
+      this.#store.setMeta("parentReopen", JSON.stringify(this.#parentReopen));
       return;
     }
     const owed: OwedParentReopen = { workflowId: execution.parentWorkflowId, taskId: execution.parentWorkflowTaskId };
