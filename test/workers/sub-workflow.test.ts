@@ -881,6 +881,66 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     expect([await hits("own3-leaf-b"), await hits("own3-mid-after"), await hits("own3-root-after")]).toEqual([2, 1, 1]);
   });
 
+  it("a middle parent evicted while it tells its own parent that it reopened still brings the top along once it wakes again", async () => {
+    await register({ name: "evict3_leaf", tasks: [httpTask("leaf_b", { uri: target("/flaky/evict3-leaf-b?fail=1"), method: "GET" })] });
+    await register({ name: "evict3_mid", tasks: [subTask("to_leaf", { subWorkflowParam: { name: "evict3_leaf" } })] });
+    await register({ name: "evict3_root", tasks: [subTask("to_mid", { subWorkflowParam: { name: "evict3_mid" } }), httpTask("root_after", { uri: target("/count/evict3-root-after"), method: "GET" })] });
+    const rootId = await startWorkflow("evict3_root");
+    expect((await waitFor(rootId, terminal)).status).toBe("FAILED");
+    const midId = String((await getWorkflow(rootId)).tasks[0]!["subWorkflowId"]);
+    const leafId = String((await getWorkflow(midId)).tasks[0]!["subWorkflowId"]);
+    const { childReopened } = WorkflowExecution.prototype;
+    let evictions = 0;
+    WorkflowExecution.prototype.childReopened = async function (this: WorkflowExecution, notice) {
+      // The middle's first delivery: the middle's object goes (and its job with it) before the top answers.
+      if (notice.subWorkflowId === midId && evictions++ === 0) {
+        await runInDurableObject(executionStub(env, midId), (_instance, state) => state.abort("evicted (test)")).catch(() => undefined);
+        throw new Error("Network connection lost (test)");
+      }
+      return childReopened.call(this, notice);
+    };
+    try {
+      await apiOk("POST", `/api/workflow/${leafId}/retry`);
+      await eventually(async () => evictions, (count) => count > 0, "the middle's first delivery");
+      const done = await waitFor(rootId, ["COMPLETED"], 15_000);
+      expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["to_mid", "COMPLETED"], ["root_after", "COMPLETED"]]);
+    } finally {
+      WorkflowExecution.prototype.childReopened = childReopened;
+    }
+    expect(evictions).toBeGreaterThan(1);
+    expect(await hits("evict3-root-after")).toBe(1);
+  });
+
+  it("a parent terminated while its child's reopen is owed still terminates the child, whose reopen it then declines", async () => {
+    await register({ name: "owed_stop_child", tasks: [waitTask("owed_stop_gate")] });
+    await register({ name: "owed_stop_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "owed_stop_child" } })] });
+    const parentId = await startWorkflow("owed_stop_parent");
+    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    // The parent hears neither the child's failure nor its reopen: it still waits for the child.
+    const { childFinished } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.childFinished = async function (this: WorkflowExecution, notice) {
+      if (notice.subWorkflowId === childId) throw new Error("Network connection lost (test)");
+      return childFinished.call(this, notice);
+    };
+    const parent = unreachableParentFor(childId);
+    try {
+      await apiOk("POST", `/api/tasks/${childId}/owed_stop_gate/FAILED`, {});
+      await waitFor(childId, ["FAILED"]);
+      await apiOk("POST", `/api/workflow/${childId}/retry`);
+      await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+      await apiOk("DELETE", `/api/workflow/${parentId}?reason=stop`);
+      expect((await waitFor(childId, terminal)).status).toBe("TERMINATED");
+      parent.reach();
+      await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen", 10_000);
+    } finally {
+      parent.restore();
+      WorkflowExecution.prototype.childFinished = childFinished;
+    }
+    expect((await getWorkflow(parentId)).status).toBe("TERMINATED");
+    expect((await getWorkflow(childId)).status).toBe("TERMINATED");
+  });
+
   it("a child retried on its own after its parent retried the task with a new child runs detached: the parent keeps waiting for the new child", async () => {
     await register({ name: "detached_child", tasks: [waitTask("detached_gate")], outputParameters: { from: "${workflow.workflowId}" } });
     await register({ name: "detached_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "detached_child" } })] });
