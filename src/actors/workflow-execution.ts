@@ -194,6 +194,11 @@ export class WorkflowExecution extends DurableObject<Env> {
   #watchers: Watcher[];
   /** Children to terminate (id → reason), recorded with the decision that canceled their task. */
   #childTerminations: Record<string, string>;
+  /**
+   * Children whose task this execution ended itself (it ended, the task timed out or was set from outside), kept
+   * after their termination is done: such a child retried on its own no longer reopens this execution.
+   */
+  #childrenLetGo: string[];
   #indexedSignature: string | undefined;
   /**
    * The search-row writer shard of this execution, stored with its start: every write of its row (and its
@@ -246,6 +251,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#indexShard = shard === undefined ? undefined : Number(shard);
     this.#watchers = JSON.parse(meta.get("watchers") ?? "[]") as Watcher[];
     this.#childTerminations = JSON.parse(meta.get("childTerminations") ?? "{}") as Record<string, string>;
+    this.#childrenLetGo = JSON.parse(meta.get("childrenLetGo") ?? "[]") as string[];
     this.#removing = meta.has("removing");
     this.#canceledByParent = meta.get("canceledByParent");
     this.#removed = meta.has("removed");
@@ -539,6 +545,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#indexShard = undefined;
     this.#watchers = [];
     this.#childTerminations = {};
+    this.#childrenLetGo = [];
     this.#parentReopen = undefined;
     this.#removing = false;
     this.#removal = undefined;
@@ -649,9 +656,10 @@ export class WorkflowExecution extends DurableObject<Env> {
    * A child of this execution was retried, restarted or rerun on its own. As Conductor's `updateAndPushParents`,
    * the task that started it waits for it again and this execution reopens (telling its own parent in turn), but
    * only while that task is still where the child left it: the latest instance of its task, finished, not
-   * optional, and one that waited for the child; in an execution that ended other than by a termination; and not about to terminate that child.
-   * Otherwise (the task was retried with a new child, this execution runs on, was terminated or is being
-   * removed) the answer is "declined" and the child runs on detached. A repeated delivery finds the task waiting
+   * optional, and one that waited for the child; in an execution that ended other than by a termination; and not
+   * one this execution ended itself, terminating that child (see {@link WorkflowExecution.#childrenLetGo}).
+   * Otherwise (the task was retried with a new child, timed out or was set from outside, this execution runs on,
+   * was terminated or is being removed) the answer is "declined" and the child runs on detached. A repeated delivery finds the task waiting
    * for the child already and is "taken" again without a change.
    */
   async childReopened(notice: ChildReopenedNotice): Promise<ChildReopenedAnswer> {
@@ -682,7 +690,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     // A task that never waited for its child (waitForCompletion false) does not start waiting now.
     const request = childStartRequest(task.inputData);
     if ("invalid" in request || !request.waitForCompletion) return false;
-    return !Object.hasOwn(this.#childTerminations, task.subWorkflowId!);
+    // This execution ended the task itself and terminated the child: the child no longer left the task where it is.
+    return !this.#childrenLetGo.includes(task.subWorkflowId!) && !Object.hasOwn(this.#childTerminations, task.subWorkflowId!);
   }
 
   /** The single timer: fires for the earliest deadline of the execution or a background retry. */
@@ -784,8 +793,12 @@ export class WorkflowExecution extends DurableObject<Env> {
   #recordObligations(effects: Effect[]): void {
     const terminations = effects.filter((effect) => effect.kind === "terminateChild");
     if (terminations.length === 0) return;
-    for (const effect of terminations) this.#childTerminations[effect.subWorkflowId] = effect.reason;
+    for (const effect of terminations) {
+      this.#childTerminations[effect.subWorkflowId] = effect.reason;
+      if (!this.#childrenLetGo.includes(effect.subWorkflowId)) this.#childrenLetGo.push(effect.subWorkflowId);
+    }
     this.#store.setMeta("childTerminations", JSON.stringify(this.#childTerminations));
+    this.#store.setMeta("childrenLetGo", JSON.stringify(this.#childrenLetGo));
   }
 
   /** Keeps the alarm, the search index, watchers, children and waiting callers in step with the execution. */
@@ -1094,6 +1107,11 @@ export class WorkflowExecution extends DurableObject<Env> {
   #reopenForChild(pending: PendingChildResume): void {
     this.#setChildResume(undefined);
     this.#reopen(this.#resumeChildEvent(pending), pending.tellParent === true);
+    // Waited for again, the child's own retries reopen this execution again.
+    if (this.#childrenLetGo.includes(pending.subWorkflowId)) {
+      this.#childrenLetGo = this.#childrenLetGo.filter((childId) => childId !== pending.subWorkflowId);
+      this.#store.setMeta("childrenLetGo", JSON.stringify(this.#childrenLetGo));
+    }
   }
 
   /**
@@ -1101,17 +1119,32 @@ export class WorkflowExecution extends DurableObject<Env> {
    * (see {@link OwedParentReopen}), recorded in the same synchronous turn, so in the same transaction.
    */
   #reopen(event: Extract<ExecutionEvent, { type: "retry" | "restart" | "rerun" | "resumeChild" }>, tellParent: boolean): void {
-    this.#apply(event);
     const execution = this.#execution!;
-    if (!tellParent || execution.parentWorkflowId === undefined || execution.parentWorkflowTaskId === undefined) return;
-    // Already owed (reopened again before the parent answered): that one answer covers this reopen as well.
-    if (this.#parentReopen) return;
+    if (!tellParent || execution.parentWorkflowId === undefined || execution.parentWorkflowTaskId === undefined) {
+      this.#apply(event);
+      return;
+    }
+    if (this.#parentReopen) {
+      // Reopened again before the parent answered: that one answer covers this reopen as well, and the parent takes
+      // this reopener's start scopes, as it would had it answered in between (and ended again with the child).
+      this.#apply(event);
+      if (event.startScopes === undefined) return;
+      this.#parentReopen.startScopes = event.startScopes;
+      this.#store.setMeta("parentReopen", JSON.stringify(this.#parentReopen));
+      return;
+    }
     const owed: OwedParentReopen = { workflowId: execution.parentWorkflowId, taskId: execution.parentWorkflowTaskId };
     if (event.startScopes !== undefined) owed.startScopes = event.startScopes;
+    // Owed before the event applies: a reopen that ends at once (a task that fails as it starts) must hold back
+    // that end's notice too, or the still-ended parent would drop it and, once reopened, wait for it forever.
     this.#parentReopen = owed;
+    try {
+      this.#apply(event);
+    } catch (error) {
+      this.#parentReopen = undefined;
+      throw error;
+    }
     this.#store.setMeta("parentReopen", JSON.stringify(owed));
-    this.#syncParentReopen();
-    this.#syncAlarm(execution);
   }
 
   /** Tells the parent that this execution runs again (see {@link OwedParentReopen}), until it has answered. */

@@ -5,7 +5,8 @@ import { matchApiPath } from "../../src/worker/auth/access-rules";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { peekJsonObject } from "../../src/worker/http/body";
 import worker, { ROUTE_TABLE } from "../../src/worker/index";
-import { ADMIN_KEY, api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
+import { ADMIN_KEY, api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, storedByExecutionObject, target, waitFor } from "./helpers";
 
 /** The current signing key of the tests (see TEST_JWT_SIGNING_KEYS in vitest.config.ts). */
 const TEST_KEY = new Uint8Array(32).fill(7);
@@ -503,6 +504,49 @@ describe("RBAC", () => {
     expect(done.tasks[1]!["reasonForIncompletion"]).toContain("may not start workflow rbres_payroll");
     expect(await hits("rbres-payroll")).toBe(0);
     expect(JSON.stringify(done)).not.toContain("TOP-SECRET-SALARIES");
+  });
+
+  it("a child retried on its own twice before its parent heard reopens the parent with the rights of the later retrier, as if the parent had heard in between", async () => {
+    const waitTask = httpTask("rbtwice_gate", { uri: target("/echo/rbtwice-gate"), method: "GET" }, { asyncComplete: true });
+    const subTask = (ref: string, child: string) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: child } } });
+    await register({ name: "rbtwice_mine_child", tasks: [waitTask] });
+    await register({ name: "rbtwice_payroll", tasks: [httpTask("pay", { uri: target("/count/rbtwice-payroll"), method: "GET" })] });
+    await register({ name: "rbtwice_mine", tasks: [subTask("sub", "rbtwice_mine_child"), subTask("later", "rbtwice_payroll")] });
+    const parentId = await startWorkflow("rbtwice_mine");
+    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/rbtwice_gate/FAILED`, {});
+    expect((await waitFor(parentId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"])).status).toBe("FAILED");
+    const mallory = await createUser("rbtwice-mallory", {
+      directPermissions: ["WORKFLOW_ADMIN", "WORKFLOW_READ", "TASK_EXECUTE"].map((action) => ({ action, scope: "workflow:rbtwice_mine*" })),
+    });
+    const asMallory = orkes(mallory.token);
+
+    // The parent cannot be reached while the admin, then Mallory, retry the child.
+    const { childReopened } = WorkflowExecution.prototype;
+    let reachable = false;
+    WorkflowExecution.prototype.childReopened = async function (this: WorkflowExecution, notice) {
+      if (notice.subWorkflowId === childId && !reachable) throw new Error("Network connection lost (test)");
+      return childReopened.call(this, notice);
+    };
+    try {
+      await apiOk("POST", `/api/workflow/${childId}/retry`);
+      await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+      await apiOk("POST", `/api/tasks/${childId}/rbtwice_gate/FAILED`, {});
+      await waitFor(childId, ["FAILED"]);
+      await expectStatus(await call("POST", `/api/workflow/${childId}/retry`, asMallory), 200);
+      await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+      reachable = true;
+      await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the reopen", 10_000);
+    } finally {
+      WorkflowExecution.prototype.childReopened = childReopened;
+    }
+    await expectStatus(await call("POST", `/api/tasks/${childId}/rbtwice_gate/COMPLETED`, asMallory, {}), 200);
+    const done = await waitFor(parentId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"]);
+    expect(done.tasks[0]!.status).toBe("COMPLETED");
+    expect(done.tasks[1]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(done.tasks[1]!["reasonForIncompletion"]).toContain("may not start workflow rbtwice_payroll");
+    expect(await hits("rbtwice-payroll")).toBe(0);
   });
 
   it("POST /api/tasks/{id}/{ref}/{status}/sync needs WORKFLOW_READ too (it answers the Workflow JSON): without it 403, and the task is not updated", async () => {

@@ -811,6 +811,10 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     return { parentId, childId };
   }
 
+  /** One bookkeeping value of an execution's object (meta), as stored. */
+  const metaOf = (workflowId: string, key: string) =>
+    runInDurableObject(executionStub(env, workflowId), (_instance, state) => state.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, key).toArray()[0]?.value);
+
   /** Makes the parent's intake of `childId`'s reopen fail (the parent cannot be reached) until `reach`; counts the calls. */
   function unreachableParentFor(childId: string) {
     const { childReopened } = WorkflowExecution.prototype;
@@ -854,6 +858,66 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     expect(mid.status).toBe("COMPLETED");
     expect(mid.tasks.map((task) => [task.referenceTaskName, task["subWorkflowId"] ?? null, task.status])).toEqual([["to_leaf", leafId, "COMPLETED"], ["mid_after", null, "COMPLETED"]]);
     expect([await hits("own3-leaf-b"), await hits("own3-mid-after"), await hits("own3-root-after")]).toEqual([2, 1, 1]);
+  });
+
+  it("a middle parent evicted while it tells its own parent that it reopened still brings the top along once it wakes again", async () => {
+    await register({ name: "evict3_leaf", tasks: [httpTask("leaf_b", { uri: target("/flaky/evict3-leaf-b?fail=1"), method: "GET" })] });
+    await register({ name: "evict3_mid", tasks: [subTask("to_leaf", { subWorkflowParam: { name: "evict3_leaf" } })] });
+    await register({ name: "evict3_root", tasks: [subTask("to_mid", { subWorkflowParam: { name: "evict3_mid" } }), httpTask("root_after", { uri: target("/count/evict3-root-after"), method: "GET" })] });
+    const rootId = await startWorkflow("evict3_root");
+    expect((await waitFor(rootId, terminal)).status).toBe("FAILED");
+    const midId = String((await getWorkflow(rootId)).tasks[0]!["subWorkflowId"]);
+    const leafId = String((await getWorkflow(midId)).tasks[0]!["subWorkflowId"]);
+    const { childReopened } = WorkflowExecution.prototype;
+    let evictions = 0;
+    WorkflowExecution.prototype.childReopened = async function (this: WorkflowExecution, notice) {
+      // The middle's first delivery: the middle's object goes (and its job with it) before the top answers.
+      if (notice.subWorkflowId === midId && evictions++ === 0) {
+        await runInDurableObject(executionStub(env, midId), (_instance, state) => state.abort("evicted (test)")).catch(() => undefined);
+        throw new Error("Network connection lost (test)");
+      }
+      return childReopened.call(this, notice);
+    };
+    try {
+      await apiOk("POST", `/api/workflow/${leafId}/retry`);
+      await eventually(async () => evictions, (count) => count > 0, "the middle's first delivery");
+      const done = await waitFor(rootId, ["COMPLETED"], 15_000);
+      expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["to_mid", "COMPLETED"], ["root_after", "COMPLETED"]]);
+    } finally {
+      WorkflowExecution.prototype.childReopened = childReopened;
+    }
+    expect(evictions).toBeGreaterThan(1);
+    expect(await hits("evict3-root-after")).toBe(1);
+  });
+
+  it("a parent terminated while its child's reopen is owed still terminates the child, whose reopen it then declines", async () => {
+    await register({ name: "owed_stop_child", tasks: [waitTask("owed_stop_gate")] });
+    await register({ name: "owed_stop_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "owed_stop_child" } })] });
+    const parentId = await startWorkflow("owed_stop_parent");
+    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    // The parent hears neither the child's failure nor its reopen: it still waits for the child.
+    const { childFinished } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.childFinished = async function (this: WorkflowExecution, notice) {
+      if (notice.subWorkflowId === childId) throw new Error("Network connection lost (test)");
+      return childFinished.call(this, notice);
+    };
+    const parent = unreachableParentFor(childId);
+    try {
+      await apiOk("POST", `/api/tasks/${childId}/owed_stop_gate/FAILED`, {});
+      await waitFor(childId, ["FAILED"]);
+      await apiOk("POST", `/api/workflow/${childId}/retry`);
+      await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+      await apiOk("DELETE", `/api/workflow/${parentId}?reason=stop`);
+      expect((await waitFor(childId, terminal)).status).toBe("TERMINATED");
+      parent.reach();
+      await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen", 10_000);
+    } finally {
+      parent.restore();
+      WorkflowExecution.prototype.childFinished = childFinished;
+    }
+    expect((await getWorkflow(parentId)).status).toBe("TERMINATED");
+    expect((await getWorkflow(childId)).status).toBe("TERMINATED");
   });
 
   it("a child retried on its own after its parent retried the task with a new child runs detached: the parent keeps waiting for the new child", async () => {
@@ -900,6 +964,55 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await waitFor(childId, ["COMPLETED"]);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await getWorkflow(parentId)).toEqual(stopped);
+  });
+
+  it("a child retried on its own after its parent completed the task from outside (and so terminated it) leaves the COMPLETED parent as it is", async () => {
+    await register({ name: "overruled_child", tasks: [waitTask("overruled_gate")] });
+    await register({ name: "overruled_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "overruled_child" } }), httpTask("after", { uri: target("/count/overruled-after"), method: "GET" })] });
+    const parentId = await startWorkflow("overruled_parent");
+    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${parentId}/to_child/COMPLETED`, { decided: "outside" });
+    const completed = await waitFor(parentId, terminal);
+    expect(completed.status).toBe("COMPLETED");
+    expect((await waitFor(childId, terminal)).status).toBe("TERMINATED");
+    await eventually(() => metaOf(parentId, "childTerminations"), (owed) => owed === "{}", "the parent's termination of the child taken");
+
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    expect(await getWorkflow(parentId)).toEqual(completed);
+    expect(await hits("overruled-after")).toBe(1);
+
+    // Once the parent waits for that child again of its own accord (a rerun inside it), the child's own retries reopen it again.
+    const gateTask = (await waitFor(childId, (workflow) => workflow.tasks.at(-1)?.status === "IN_PROGRESS")).tasks.at(-1)!;
+    await apiOk("POST", `/api/tasks/${childId}/overruled_gate/FAILED`, {});
+    await waitFor(childId, ["FAILED"]);
+    await apiOk("POST", `/api/workflow/${parentId}/rerun`, { reRunFromTaskId: gateTask.taskId });
+    await waitFor(parentId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.length === 1);
+    await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/overruled_gate/FAILED`, {});
+    expect((await waitFor(parentId, terminal)).status).toBe("FAILED");
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await waitFor(parentId, ["RUNNING"]);
+    await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/overruled_gate/COMPLETED`, {});
+    expect((await waitFor(parentId, terminal)).status).toBe("COMPLETED");
+    expect(await hits("overruled-after")).toBe(2);
+  });
+
+  it("a child retried on its own after its parent timed out (and so terminated it) leaves the TIMED_OUT parent as it is", async () => {
+    await register({ name: "outlived_child", tasks: [waitTask("outlived_gate")] });
+    await register({ name: "outlived_parent", timeoutSeconds: 1, tasks: [subTask("to_child", { subWorkflowParam: { name: "outlived_child" } })] });
+    const parentId = await startWorkflow("outlived_parent");
+    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    const timedOut = await waitFor(parentId, terminal, 5_000);
+    expect(timedOut.status).toBe("TIMED_OUT");
+    expect((await waitFor(childId, terminal)).status).toBe("TERMINATED");
+    await eventually(() => metaOf(parentId, "childTerminations"), (owed) => owed === "{}", "the parent's termination of the child taken");
+
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    expect(await getWorkflow(parentId)).toEqual(timedOut);
   });
 
   it("a child retried on its own whose task did not wait for it (waitForCompletion false) leaves the COMPLETED parent as it is", async () => {
@@ -976,5 +1089,24 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
       parent.restore();
     }
     await eventually(async () => (await api("DELETE", `/api/workflow/${childId}/remove`)).status, (status) => status === 200, "the child's removal (nothing owed any more)");
+  });
+
+  it("a child that fails again within its own retry (a webhook task that cannot start) fails its reopened parent again instead of leaving it waiting", async () => {
+    // The header name comes from the input and is not a valid one: the task fails as it starts, in the same decision.
+    await register({ name: "instant_child", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { signature: { secret: "s", header: "${workflow.input.h}" } } }] });
+    await register({ name: "instant_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "instant_child" }, h: "not a header" })] });
+    const parentId = await startWorkflow("instant_parent");
+    const failed = await waitFor(parentId, terminal);
+    expect(failed.status).toBe("FAILED");
+    const childId = String(failed.tasks[0]!["subWorkflowId"]);
+    expect((await getWorkflow(childId)).status).toBe("FAILED");
+
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    expect((await getWorkflow(childId)).status).toBe("FAILED");
+    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    // The parent followed the child and heard its new end: FAILED again, not RUNNING for a notice that was spent.
+    const again = await waitFor(parentId, terminal, 5_000);
+    expect(again.status).toBe("FAILED");
+    expect(again.endTime).toBeGreaterThan(failed.endTime as number);
   });
 });
