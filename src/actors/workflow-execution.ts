@@ -672,6 +672,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (!task || task.subWorkflowId !== notice.subWorkflowId) return "declined";
     if (isPending(task)) return "taken";
     if (!this.#mayFollowChild(execution, task)) return "declined";
+    // Reopening runs this execution's later tasks again: only for someone who could have started this workflow,
+    // not for one whose rights cover the child alone.
+    if (notice.startScopes !== undefined && !mayStartWorkflow(notice.startScopes, execution.workflowName)) return "declined";
     try {
       this.#reopen({ type: "resumeChild", taskId: task.taskId, startScopes: notice.startScopes }, true);
     } catch (error) {

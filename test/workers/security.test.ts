@@ -549,6 +549,35 @@ describe("RBAC", () => {
     expect(await hits("rbtwice-payroll")).toBe(0);
   });
 
+  it("a child retried on its own by someone who may not start its parent's workflow runs detached: the parent stays as it is", async () => {
+    const waitTask = httpTask("rbdetach_gate", { uri: target("/echo/rbdetach-gate"), method: "GET" }, { asyncComplete: true });
+    await register({ name: "rbdetach_child", tasks: [waitTask] });
+    await register({
+      name: "rbdetach_parent",
+      tasks: [
+        { name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: "rbdetach_child" } } },
+        httpTask("after", { uri: target("/count/rbdetach-after"), method: "GET" }),
+      ],
+    });
+    const parentId = await startWorkflow("rbdetach_parent");
+    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/rbdetach_gate/FAILED`, {});
+    expect((await waitFor(parentId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"])).status).toBe("FAILED");
+    const eve = await createUser("rbdetach-eve", {
+      directPermissions: ["WORKFLOW_ADMIN", "WORKFLOW_READ", "TASK_EXECUTE"].map((action) => ({ action, scope: "workflow:rbdetach_child" })),
+    });
+    const asEve = orkes(eve.token);
+    await expectStatus(await call("POST", `/api/workflow/${childId}/retry`, asEve), 200);
+    await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the reopen", 10_000);
+    await expectStatus(await call("POST", `/api/tasks/${childId}/rbdetach_gate/COMPLETED`, asEve, {}), 200);
+    expect((await waitFor(childId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    const parent = await getWorkflow(parentId);
+    expect({ status: parent.status, sub: parent.tasks[0]!.status, tasks: parent.tasks.length }).toEqual({ status: "FAILED", sub: "FAILED", tasks: 1 });
+    expect(await hits("rbdetach-after")).toBe(0);
+  });
+
   it("POST /api/tasks/{id}/{ref}/{status}/sync needs WORKFLOW_READ too (it answers the Workflow JSON): without it 403, and the task is not updated", async () => {
     await register({ name: "rbsync_private", tasks: [httpTask("rbsync_gate", { uri: target("/echo/g"), method: "GET" }, { asyncComplete: true })] });
     const id = await startWorkflow("rbsync_private", { ssn: "987-65-4321" });
