@@ -147,6 +147,21 @@ describe("search", () => {
     expect(await count(`modifiedTime < ${start}`)).toBe(0);
   });
 
+  it("query IN over a time column matches the exact epoch milliseconds (a JSON list's text values compare as numbers)", async () => {
+    await register({ name: "search_in_time", tasks: [httpTask("a", { uri: target("/echo/in-time"), method: "GET" })] });
+    const id = await startWorkflow("search_in_time");
+    const done = await waitFor(id, ["COMPLETED"]);
+    await searchUntil(`workflowName=search_in_time&status=COMPLETED`, (result) => result.totalHits === 1);
+    const found = async (clause: string) =>
+      (await apiOk<SearchResult>("GET", `/api/workflow/search?workflowName=search_in_time&query=${encodeURIComponent(clause)}`)).results.map((row) => row.workflowId);
+    const start = Number(done["startTime"]);
+    const end = Number(done["endTime"]);
+    expect(await found(`startTime IN (${start})`)).toEqual([id]);
+    expect(await found(`startTime IN (1, ${start})`)).toEqual([id]);
+    expect(await found(`endTime IN ('${end}')`)).toEqual([id]);
+    expect(await found(`startTime IN (${start + 1})`)).toEqual([]);
+  });
+
   it("the summary of a failed workflow names its failed tasks, as the Workflow JSON does", async () => {
     await register({ name: "search_failed", tasks: [httpTask("boom", { uri: target("/status/500"), method: "GET" })] });
     const id = await startWorkflow("search_failed");
