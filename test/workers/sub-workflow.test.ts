@@ -752,9 +752,11 @@ describe("a parent that ends while its child is resuming its own child", () => {
     return { ...g, terminations, restore };
   }
 
-  it("a parent terminated while its child waits for the grandchild to accept a resume still terminates both: the termination is owed until the child can take it", async () => {
-    const { topId, midId, leafId, restore } = await midFailedTopUnaware("owed_through_resume");
-    const held = holdLeafResume(leafId, midId, (original) => original());
+  /**
+   * Retries mid into its leaf and, while mid waits for the leaf's answer, terminates top and waits for that
+   * termination to reach mid; then lets the leaf answer. Answers the retry's status. Restores every patch.
+   */
+  async function terminateTopDuringResume(held: ReturnType<typeof holdLeafResume>, topId: string, midId: string, restore: () => void): Promise<number> {
     try {
       const retry = api("POST", `/api/workflow/${midId}/retry?resumeSubworkflowTasks=true`);
       await held.reached;
@@ -762,11 +764,17 @@ describe("a parent that ends while its child is resuming its own child", () => {
       await apiOk("DELETE", `/api/workflow/${topId}?reason=stop`);
       await eventually(async () => held.terminations.length, (count) => count > 0, "top's termination reaching mid");
       held.release();
-      expect((await retry).status).toBe(200);
+      return (await retry).status;
     } finally {
       held.restore();
       restore();
     }
+  }
+
+  it("a parent terminated while its child waits for the grandchild to accept a resume still terminates both: the termination is owed until the child can take it", async () => {
+    const { topId, midId, leafId, restore } = await midFailedTopUnaware("owed_through_resume");
+    const held = holdLeafResume(leafId, midId, (original) => original());
+    expect(await terminateTopDuringResume(held, topId, midId, restore)).toBe(200);
     expect((await getWorkflow(topId)).status).toBe("TERMINATED");
     // Mid ran again after top ended: top's owed termination must still reach it, and mid's end reaches the leaf.
     const mid = await waitFor(midId, terminal);
@@ -779,17 +787,7 @@ describe("a parent that ends while its child is resuming its own child", () => {
   it("a parent terminated while its child waits for a resume that the grandchild refuses leaves the child FAILED and owes nothing once the refusal is known", async () => {
     const { topId, midId, leafId, restore } = await midFailedTopUnaware("owed_refused_resume");
     const held = holdLeafResume(leafId, midId, async () => ({ ok: false, error: { kind: "CONFLICT", message: "busy (test)" } }));
-    try {
-      const retry = api("POST", `/api/workflow/${midId}/retry?resumeSubworkflowTasks=true`);
-      await held.reached;
-      await apiOk("DELETE", `/api/workflow/${topId}?reason=stop`);
-      await eventually(async () => held.terminations.length, (count) => count > 0, "top's termination reaching mid");
-      held.release();
-      expect((await retry).status).toBe(409);
-    } finally {
-      held.restore();
-      restore();
-    }
+    expect(await terminateTopDuringResume(held, topId, midId, restore)).toBe(409);
     expect((await getWorkflow(topId)).status).toBe("TERMINATED");
     // The owed termination settles against a mid that stays ended: top can be removed, nothing ran again.
     await eventually(async () => (await api("DELETE", `/api/workflow/${topId}/remove`)).status, (status) => status === 200, "top's removal (nothing owed any more)", 10_000);
