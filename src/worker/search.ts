@@ -105,14 +105,18 @@ function applyQuery(filter: Filter, query: string): void {
         { path: "query", message: `cannot understand "${clause.trim()}"; use field IN (a,b), field = value or field >, <, >=, <= n with fields ${Object.keys(QUERY_COLUMNS).join(", ")}` },
       ]);
     }
+    const numeric = column.endsWith("_time");
+    const checkEpoch = (value: string) => {
+      if (numeric && !/^\d+$/.test(value)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with epoch milliseconds, not "${value}"` }]);
+    };
     if (match[2]) {
       const values = listOf(match[3]!);
       if (column === "status") checkStatuses(values, "query");
+      values.forEach(checkEpoch);
       addIn(filter, column, values);
     } else {
       const raw = match[5]!.replace(/^['"]|['"]$/g, "");
-      const numeric = column.endsWith("_time");
-      if (numeric && !/^\d+$/.test(raw)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with epoch milliseconds` }]);
+      checkEpoch(raw);
       filter.clauses.push(`${column} ${match[4]} ?`);
       filter.bindings.push(numeric ? Number(raw) : raw);
     }

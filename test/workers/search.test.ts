@@ -90,6 +90,8 @@ describe("search", () => {
       "sort=constructor",
       "query=status%20LIKE%20x",
       `query=${encodeURIComponent("startTime >= soon")}`,
+      `query=${encodeURIComponent("startTime IN (abc)")}`,
+      `query=${encodeURIComponent("endTime IN (1, 2.5)")}`,
       `query=${encodeURIComponent("startTime => 5")}`,
       `query=${encodeURIComponent("constructor = 1")}`,
     ];
