@@ -60,7 +60,7 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
     createTime: execution.createTime,
     startTime: execution.startTime,
     endTime: execution.endTime,
-    updateTime: execution.updateTime,
+    updateTime: lastUpdateTime(execution),
     failedReferenceTaskNames: failedReferenceTaskNames(execution),
     workflowDefinition: execution.definition as unknown as JsonObject,
     tasks: includeTasks ? execution.tasks.map((task) => toTaskView(task, execution)) : [],
@@ -70,6 +70,17 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
   setPresent(view, "parentWorkflowId", execution.parentWorkflowId);
   setPresent(view, "parentWorkflowTaskId", execution.parentWorkflowTaskId);
   return view;
+}
+
+/**
+ * When anything of the execution last changed, as Conductor's `updateTime` (it moves with every task it
+ * updates). The stored `updateTime` moves only on workflow-level changes, which keeps the search row (and
+ * D1) off the task-to-task path; a task's change is its own `updateTime`.
+ */
+function lastUpdateTime(execution: WorkflowExecution): number {
+  let latest = execution.updateTime;
+  for (const task of execution.tasks) if (task.updateTime > latest) latest = task.updateTime;
+  return latest;
 }
 
 /**

@@ -295,4 +295,21 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect(await apiOk<string>("POST", `/api/tasks/${other.workflowId}/hook/COMPLETED`, { via: "api" })).toBe(other.hook.taskId);
     expect((await waitFor(other.workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ via: "api" });
   });
+
+  it("the Workflow JSON's updateTime moves when a task changes, not only on workflow-level changes (as Conductor's)", async () => {
+    await register({ name: "hook_update_time", tasks: [hookTask("first"), hookTask("second")] });
+    const { workflowId } = await startWaiting("hook_update_time");
+    const started = await getWorkflow(workflowId);
+    // The clock must move past the start for the completion to be told apart from it.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/first/COMPLETED`, {});
+    const moved = await waitFor(workflowId, (candidate) => candidate.tasks[1]?.status === "IN_PROGRESS");
+    expect(moved.status).toBe("RUNNING");
+    const latestTask = Math.max(...moved.tasks.map((task) => Number(task["updateTime"])));
+    expect(latestTask).toBeGreaterThan(Number(started["updateTime"]));
+    expect(moved["updateTime"]).toBe(latestTask);
+    // Without tasks in the answer, the same time.
+    const summary = await apiOk<JsonObject>("GET", `/api/workflow/${workflowId}?includeTasks=false`);
+    expect(summary["updateTime"]).toBe(latestTask);
+  });
 });
