@@ -676,7 +676,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     // not for one whose rights cover the child alone.
     if (notice.startScopes !== undefined && !mayStartWorkflow(notice.startScopes, execution.workflowName)) return "declined";
     try {
-      this.#reopen({ type: "resumeChild", taskId: task.taskId, startScopes: notice.startScopes }, true);
+      // A paused execution has not ended: its own parent still waits for it and needs no word.
+      this.#reopen({ type: "resumeChild", taskId: task.taskId, startScopes: notice.startScopes }, TERMINAL_WORKFLOW_STATUSES.has(execution.status));
     } catch (error) {
       if (error instanceof EngineError) return "declined";
       throw error;
@@ -684,9 +685,13 @@ export class WorkflowExecution extends DurableObject<Env> {
     return "taken";
   }
 
-  /** Whether this ended execution reopens for its SUB_WORKFLOW task's child that runs again (see {@link WorkflowExecution.childReopened}). */
+  /** Whether this execution (ended, or paused with the task's end not acted on) waits again for its SUB_WORKFLOW task's child that runs again (see {@link WorkflowExecution.childReopened}). */
   #mayFollowChild(execution: Execution, task: TaskExecution): boolean {
-    if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "TERMINATED") return false;
+    if (execution.status === "PAUSED") {
+      // Paused before it acted on the task's end: it waits for the child again and stays paused. Not once it has
+      // scheduled later tasks (see the engine's resumeChild).
+      if (execution.tasks.some((candidate) => candidate.seq > task.seq)) return false;
+    } else if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "TERMINATED") return false;
     if (execution.tasks.findLast((candidate) => candidate.referenceTaskName === task.referenceTaskName) !== task) return false;
     // Conductor too stops at an optional task: the execution went on without that child.
     if (execution.definition.tasks[task.definitionIndex]?.optional === true) return false;

@@ -374,13 +374,20 @@ function applyChildFinished(draft: Draft, event: Extract<ExecutionEvent, { type:
 
 function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
   const state = draft.state;
-  if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "rerun or retry a sub workflow of");
+  const paused = state.status === "PAUSED";
+  if (!TERMINAL_WORKFLOW_STATUSES.has(state.status) && !paused) throw conflict(state, "rerun or retry a sub workflow of");
   const target = state.tasks.find((task) => task.taskId === taskId);
   if (!target || target.taskType !== "SUB_WORKFLOW" || target.subWorkflowId === undefined) {
     throw new EngineError("INVALID", `Task ${taskId} is not a SUB_WORKFLOW task with a child in workflow ${state.workflowId}`);
   }
-  draft.retainTasks((task) => task.seq <= target.seq);
-  draft.patch({ ...reopened(state, env), output: {} });
+  if (paused) {
+    // A paused execution has not moved on from an ended task unless it had scheduled later ones before the pause:
+    // those may be in flight, and only a finished execution drops tasks.
+    if (state.tasks.some((task) => task.seq > target.seq)) throw conflict(state, `wait again for the child of task ${target.referenceTaskName}, which later tasks follow, in`);
+  } else {
+    draft.retainTasks((task) => task.seq <= target.seq);
+    draft.patch({ ...reopened(state, env), output: {} });
+  }
   draft.updateTask(target.taskId, {
     status: "IN_PROGRESS",
     outputData: { subWorkflowId: target.subWorkflowId },

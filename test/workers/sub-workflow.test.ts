@@ -1089,6 +1089,52 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await eventually(async () => (await api("DELETE", `/api/workflow/${childId}/remove`)).status, (status) => status === 200, "the child's removal (nothing owed any more)");
   });
 
+  it("a paused parent whose child failed meanwhile follows the child's own retry: it stays PAUSED, waits for that child again, and completes once resumed", async () => {
+    await register({ name: "paused_follow_child", tasks: [waitTask("w")] });
+    await register({ name: "paused_follow_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "paused_follow_child" } }), httpTask("after", { uri: target("/count/paused-follow-after"), method: "GET" })] });
+    const parentId = await startWorkflow("paused_follow_parent");
+    const running = await waitFor(parentId, (workflow) => workflow.tasks[0]?.["subWorkflowId"] !== undefined);
+    const childId = String(running.tasks[0]!["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("PUT", `/api/workflow/${parentId}/pause`);
+    await apiOk<string>("POST", `/api/tasks/${childId}/w/FAILED_WITH_TERMINAL_ERROR`, {});
+    expect((await waitFor(childId, terminal)).status).toBe("FAILED");
+    // The paused parent records the child's end and does nothing more until resumed.
+    const recorded = await waitFor(parentId, (workflow) => workflow.tasks[0]?.status === "FAILED");
+    expect(recorded.status).toBe("PAUSED");
+
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    const reopened = await waitFor(parentId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    expect(reopened.status).toBe("PAUSED");
+    expect(reopened.tasks.map((task) => task.referenceTaskName)).toEqual(["to_child"]);
+    await waitFor(childId, (workflow) => workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    await apiOk<string>("POST", `/api/tasks/${childId}/w/COMPLETED`, { ok: 1 });
+    expect((await waitFor(childId, terminal)).status).toBe("COMPLETED");
+    await waitFor(parentId, (workflow) => workflow.tasks[0]?.status === "COMPLETED");
+    expect((await getWorkflow(parentId)).status).toBe("PAUSED");
+
+    await apiOk("PUT", `/api/workflow/${parentId}/resume`);
+    const done = await waitFor(parentId, terminal);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => [task.referenceTaskName, task.status, task["subWorkflowId"] ?? null])).toEqual([["to_child", "COMPLETED", childId], ["after", "COMPLETED", null]]);
+    expect(await hits("paused-follow-after")).toBe(1);
+  });
+
+  it("a paused parent that has gone past its SUB_WORKFLOW task does not follow the child's restart (the child runs detached)", async () => {
+    await register({ name: "paused_past_child", tasks: [httpTask("one", { uri: target("/echo/paused-past"), method: "GET" })] });
+    await register({ name: "paused_past_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "paused_past_child" } }), waitTask("later")] });
+    const parentId = await startWorkflow("paused_past_parent");
+    const waiting = await waitFor(parentId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+    const childId = String(waiting.tasks[0]!["subWorkflowId"]);
+    await apiOk("PUT", `/api/workflow/${parentId}/pause`);
+    await apiOk("POST", `/api/workflow/${childId}/restart`);
+    expect((await waitFor(childId, terminal)).status).toBe("COMPLETED");
+    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's restart");
+    const after = await getWorkflow(parentId);
+    expect(after.status).toBe("PAUSED");
+    expect(after.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["to_child", "COMPLETED"], ["later", "IN_PROGRESS"]]);
+  });
+
   it("a child that fails again within its own retry (a webhook task that cannot start) fails its reopened parent again instead of leaving it waiting", async () => {
     // The header name comes from the input and is not a valid one: the task fails as it starts, in the same decision.
     await register({ name: "instant_child", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { signature: { secret: "s", header: "${workflow.input.h}" } } }] });
