@@ -1,6 +1,7 @@
 import type { IRequest } from "itty-router";
 import { DEFAULT_ACCESS_RULES, authorize, matchApiPath, type AccessRule, type RequestTarget } from "./auth/access-rules";
 import { authenticate } from "./auth/authenticate";
+import { ApiError } from "./http/errors";
 import type { Principal } from "./auth/principal";
 import { serviceConfig } from "./config";
 import { peekJsonObject } from "./http/body";
@@ -96,4 +97,27 @@ export async function guard(request: IRequest, env: Env): Promise<undefined> {
 export async function authorizeRead(request: IRequest, env: Env, path: string): Promise<void> {
   const read = new Request(new URL(path, request.url), { method: "GET" });
   await authorize(principalOf(request), "GET", path, await accessRules(env), (variables) => targetOf(read, env, path, variables));
+}
+
+/** Whether the caller may read an execution whose id and definition name are known: see {@link workflowReadCheck}. */
+export type WorkflowReadCheck = (workflowId: string, workflowName: string) => Promise<boolean>;
+
+/**
+ * For a route answering with executions it found in the search index: whether the request's principal may
+ * `GET /api/workflow/{workflowId}` of each, decided by the same rules (stored ones included) as that route,
+ * read once. The definition name comes from the index (a name never changes), so no execution is asked for it.
+ */
+export async function workflowReadCheck(request: IRequest, env: Env): Promise<WorkflowReadCheck> {
+  const principal = principalOf(request);
+  const rules = await accessRules(env);
+  return async (workflowId, workflowName) => {
+    try {
+      // As targetOf: only a `{workflowId}` in the matched rule names the execution.
+      await authorize(principal, "GET", `/api/workflow/${workflowId}`, rules, async (variables) => (variables["workflowId"] !== undefined ? { workflowName } : {}));
+      return true;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 403) return false;
+      throw error;
+    }
+  };
 }

@@ -1,7 +1,8 @@
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
 import { exceedsJsonDepth, holdsNonFiniteNumber, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
-import type { JsonObject } from "../engine/model";
+import { MAX_WORKFLOW_NAME_LENGTH } from "../engine/definition/validate";
+import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { validationError } from "./http/errors";
 
@@ -69,6 +70,83 @@ export const ExternalStatus = v.picklist(EXTERNAL_TASK_STATUSES, `status must be
 
 /** Any JSON object (a workflow input, a task output). */
 export const JsonObjectBody = jsonData;
+
+/** A workflow (definition) name a lookup names: what a definition may be called. */
+export const WorkflowName = v.pipe(
+  v.string("must be a string"),
+  v.minLength(1, "must not be empty"),
+  v.maxLength(MAX_WORKFLOW_NAME_LENGTH, `must be at most ${MAX_WORKFLOW_NAME_LENGTH} characters`),
+);
+
+/**
+ * A boolean query parameter, case-insensitive as Spring binds Conductor's (the Python SDK sends `True`),
+ * `fallback` when absent (`queryParams` in http/params.ts leaves empty values out, so empty is absent too).
+ */
+function booleanParam(fallback: boolean) {
+  return v.optional(
+    v.pipe(v.string(), v.toLowerCase(), v.picklist(["true", "false"], "must be true or false"), v.transform((text) => text === "true")),
+    String(fallback),
+  );
+}
+
+/** An integer query parameter from `min` to `max`, written in decimal digits. */
+function integerParam(min: number, max: number) {
+  const message = `must be an integer from ${min} to ${max}`;
+  return v.pipe(v.string(), v.regex(/^-?\d+$/, message), v.transform(Number), v.minValue(min, message), v.maxValue(max, message));
+}
+
+/** Most correlation ids one lookup may name. */
+export const MAX_LOOKUP_CORRELATION_IDS = 1000;
+/** Most workflow names one batch lookup may name. */
+export const MAX_LOOKUP_WORKFLOW_NAMES = 100;
+
+const CorrelationIdList = v.pipe(
+  v.array(CorrelationId, "must be an array of correlation ids"),
+  v.maxLength(MAX_LOOKUP_CORRELATION_IDS, `must hold at most ${MAX_LOOKUP_CORRELATION_IDS} correlation ids`),
+);
+
+/** The query of the correlation id lookups (`includeClosed`, `includeTasks`: both false unless given, as in Conductor). */
+export const CorrelatedQuery = v.object({ includeClosed: booleanParam(false), includeTasks: booleanParam(false) });
+
+/** Body of `POST /api/workflow/{name}/correlated`: the correlation ids (Conductor's `List<String>`). */
+export const CorrelationIdsBody = CorrelationIdList;
+
+/** Conductor's `CorrelationIdsSearchRequest`, body of `POST /api/workflow/correlated/batch`. */
+export const CorrelationIdsSearchRequest = v.object({
+  workflowNames: v.pipe(
+    v.array(WorkflowName, "must be an array of workflow names"),
+    v.maxLength(MAX_LOOKUP_WORKFLOW_NAMES, `must hold at most ${MAX_LOOKUP_WORKFLOW_NAMES} workflow names`),
+  ),
+  correlationIds: CorrelationIdList,
+});
+
+const EpochMillis = integerParam(0, Number.MAX_SAFE_INTEGER);
+
+/**
+ * The query of `GET /api/workflow/running/{name}`: `version` 1 unless given (Conductor's default); a start
+ * time range only when both bounds are given (one alone is ignored, as in Conductor), inclusive.
+ */
+export const RunningQuery = v.pipe(
+  v.object({ version: v.optional(integerParam(1, Number.MAX_SAFE_INTEGER), "1"), startTime: v.optional(EpochMillis), endTime: v.optional(EpochMillis) }),
+  v.forward(
+    v.partialCheck(
+      [["startTime"], ["endTime"]],
+      (query) => query.startTime === undefined || query.endTime === undefined || query.startTime <= query.endTime,
+      "must not be before startTime",
+    ),
+    ["endTime"],
+  ),
+);
+
+/** Most tasks one page of `GET /api/workflow/{workflowId}/tasks` holds. */
+export const MAX_TASK_PAGE = 1000;
+
+/** The query of `GET /api/workflow/{workflowId}/tasks`: Orkes' defaults `start=0`, `count=15`; `status` any number of task statuses. */
+export const TaskListQuery = v.object({
+  start: v.optional(integerParam(0, 1_000_000), "0"),
+  count: v.optional(integerParam(0, MAX_TASK_PAGE), "15"),
+  status: v.optional(v.array(v.picklist(TASK_STATUSES, `must be one of ${TASK_STATUSES.join(", ")}`)), []),
+});
 
 /** Turns valibot issues into the contract's `validationErrors`, paths like `tasks[1].inputParameters.uri`. */
 export function issuesToValidationErrors(issues: readonly v.BaseIssue<unknown>[], basePath = ""): ValidationIssue[] {

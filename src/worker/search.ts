@@ -38,7 +38,8 @@ function columnOf(columns: Record<string, string>, field: string): string | unde
   return Object.hasOwn(columns, field) ? columns[field] : undefined;
 }
 
-interface Filter {
+/** The `WHERE` of a query on the index being built: clauses joined by `AND`, and their bound values in order. */
+export interface Filter {
   clauses: string[];
   bindings: (string | number)[];
 }
@@ -67,7 +68,7 @@ function listOf(text: string): string[] {
  * D1 binds at most 100 parameters per statement: a list of any length (a caller's workflow names, a
  * `status=`/`workflowName=` list, a query's `IN (...)`) is bound as one JSON array and read with `json_each`.
  */
-function addIn(filter: Filter, column: string, values: string[]): void {
+export function addIn(filter: Filter, column: string, values: readonly string[]): void {
   filter.clauses.push(`${column} IN (SELECT value FROM json_each(?))`);
   filter.bindings.push(JSON.stringify(values));
 }
@@ -145,7 +146,8 @@ function sortTerm(term: string): string {
 /** Which workflow names a caller may see: all, or exact names and name prefixes. */
 export type ReadableWorkflows = { all: true } | { all: false; names: string[]; prefixes: string[] };
 
-function applyReadable(filter: Filter, readable: ReadableWorkflows): void {
+/** Limits `filter` to the rows of workflows the caller may read, as search does. */
+export function applyReadable(filter: Filter, readable: ReadableWorkflows): void {
   if (readable.all) return;
   const clauses: string[] = [];
   const bindings: string[] = [];

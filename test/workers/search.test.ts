@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import type { IRequest } from "itty-router";
 import { MAX_QUERY_CLAUSES, searchExecutions } from "../../src/worker/search";
-import { api, apiOk, eventually, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 type SearchResult = { totalHits: number; results: Array<JsonObject & { workflowId: string; status: string }> };
 
@@ -236,5 +236,145 @@ describe("search", () => {
     const refused = await api("GET", `/api/workflow/search?query=${encodeURIComponent(tooMany)}`);
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { message: string }).message).toContain(`at most ${MAX_QUERY_CLAUSES}`);
+  });
+});
+
+type CorrelatedMap = Record<string, WorkflowJson[]>;
+
+const idsOf = (workflows: ReadonlyArray<{ workflowId: string }>) => workflows.map((workflow) => workflow.workflowId).sort();
+
+/**
+ * Executions of two definitions under shared correlation ids, each with one asynchronous gate, all in the
+ * index: `open` (main, c1) runs, `closed` (main, c1) has completed, `second` (main, c2) and `foreign` (other, c1) run.
+ */
+async function correlatedFixture(prefix: string) {
+  const main = `${prefix}_main`;
+  const other = `${prefix}_other`;
+  const [c1, c2] = [`${prefix}-c1`, `${prefix}-c2`];
+  for (const name of [main, other]) await register({ name, tasks: [httpTask("gate", { uri: target(`/echo/${prefix}`), method: "GET" }, { asyncComplete: true })] });
+  const open = await startWorkflow(main, {}, `?correlationId=${c1}`);
+  const closed = await startWorkflow(main, {}, `?correlationId=${c1}`);
+  const second = await startWorkflow(main, {}, `?correlationId=${c2}`);
+  const foreign = await startWorkflow(other, {}, `?correlationId=${c1}`);
+  await waitFor(closed, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+  await apiOk("POST", `/api/tasks/${closed}/gate/COMPLETED`, {});
+  await waitFor(closed, ["COMPLETED"]);
+  await waitForIndexRow(closed, "COMPLETED", 10_000);
+  for (const id of [open, second, foreign]) await waitForIndexRow(id, "RUNNING", 10_000);
+  return { main, other, c1, c2, open, closed, second, foreign };
+}
+
+describe("lookups by correlation id (served from the search index)", () => {
+  it("GET /api/workflow/{name}/correlated/{correlationId} lists that name's executions with that id: running ones unless includeClosed, tasks only with includeTasks", async () => {
+    const { main, other, c1, open, closed, foreign } = await correlatedFixture("corr_get");
+    const path = `/api/workflow/${main}/correlated/${c1}`;
+    const running = await apiOk<WorkflowJson[]>("GET", path);
+    expect(idsOf(running)).toEqual([open]);
+    expect(running[0]).toMatchObject({ workflowId: open, workflowName: main, correlationId: c1, status: "RUNNING", tasks: [] });
+    const all = await apiOk<WorkflowJson[]>("GET", `${path}?includeClosed=true`);
+    expect(idsOf(all)).toEqual([open, closed].sort());
+    expect(all.every((workflow) => workflow.tasks.length === 0)).toBe(true);
+    const withTasks = await apiOk<WorkflowJson[]>("GET", `${path}?includeClosed=True&includeTasks=TRUE`);
+    expect(withTasks.find((workflow) => workflow.workflowId === closed)!.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["gate", "COMPLETED"]]);
+    expect(withTasks.find((workflow) => workflow.workflowId === open)!.tasks.map((task) => task.status)).toEqual(["IN_PROGRESS"]);
+    expect(idsOf(await apiOk<WorkflowJson[]>("GET", `/api/workflow/${other}/correlated/${c1}`))).toEqual([foreign]);
+    expect(await apiOk("GET", `/api/workflow/${main}/correlated/no-such-correlation`)).toEqual([]);
+    expect(await apiOk("GET", `/api/workflow/no_such_definition/correlated/${c1}`)).toEqual([]);
+  });
+
+  it("answers what the execution says when its search row lags behind: a finished one shown running in the index is left out without includeClosed", async () => {
+    const { main, c1, open, closed } = await correlatedFixture("corr_stale");
+    // As if the completion's row had not been written yet.
+    await env.DB.prepare("UPDATE executions SET status = 'RUNNING' WHERE workflow_id = ?").bind(closed).run();
+    expect(idsOf(await apiOk<WorkflowJson[]>("GET", `/api/workflow/${main}/correlated/${c1}`))).toEqual([open]);
+    const all = await apiOk<WorkflowJson[]>("GET", `/api/workflow/${main}/correlated/${c1}?includeClosed=true`);
+    expect(all.find((workflow) => workflow.workflowId === closed)!.status).toBe("COMPLETED");
+  });
+
+  it("POST /api/workflow/correlated/batch maps each correlation id to the executions of any of the names; POST /api/workflow/{name}/correlated does it for one name", async () => {
+    const { main, other, c1, c2, open, closed, second, foreign } = await correlatedFixture("corr_batch");
+    const batch = await apiOk<CorrelatedMap>("POST", "/api/workflow/correlated/batch?includeClosed=true", { workflowNames: [main, other], correlationIds: [c1, c2, "corr-batch-none", c1] });
+    expect(Object.keys(batch)).toEqual([c1, c2, "corr-batch-none"]);
+    expect(idsOf(batch[c1]!)).toEqual([open, closed, foreign].sort());
+    expect(idsOf(batch[c2]!)).toEqual([second]);
+    expect(batch["corr-batch-none"]).toEqual([]);
+    const runningOfOther = await apiOk<CorrelatedMap>("POST", "/api/workflow/correlated/batch?includeTasks=true", { workflowNames: [other], correlationIds: [c1, c2] });
+    expect(idsOf(runningOfOther[c1]!)).toEqual([foreign]);
+    expect(runningOfOther[c1]![0]!.tasks.map((task) => task.referenceTaskName)).toEqual(["gate"]);
+    expect(runningOfOther[c2]).toEqual([]);
+
+    const byName = await apiOk<CorrelatedMap>("POST", `/api/workflow/${main}/correlated?includeClosed=true`, [c1, c2]);
+    expect(Object.keys(byName)).toEqual([c1, c2]);
+    expect(idsOf(byName[c1]!)).toEqual([open, closed].sort());
+    expect(idsOf(byName[c2]!)).toEqual([second]);
+    const runningByName = await apiOk<CorrelatedMap>("POST", `/api/workflow/${main}/correlated`, [c1]);
+    expect(idsOf(runningByName[c1]!)).toEqual([open]);
+    expect(runningByName[c1]![0]!.tasks).toEqual([]);
+  });
+
+  it("refuses bad parameters and bodies with 400 in the contract's shape", async () => {
+    const refusals: Array<[string, string, unknown]> = [
+      ["GET", "/api/workflow/corr_bad/correlated/x?includeClosed=maybe", undefined],
+      ["GET", "/api/workflow/corr_bad/correlated/x?includeTasks=1", undefined],
+      ["GET", `/api/workflow/corr_bad/correlated/${"c".repeat(513)}`, undefined],
+      ["GET", `/api/workflow/${"n".repeat(256)}/correlated/x`, undefined],
+      ["POST", "/api/workflow/correlated/batch", { workflowNames: ["corr_bad"] }],
+      ["POST", "/api/workflow/correlated/batch", { workflowNames: "corr_bad", correlationIds: ["x"] }],
+      ["POST", "/api/workflow/correlated/batch", { workflowNames: ["corr_bad"], correlationIds: [5] }],
+      ["POST", "/api/workflow/correlated/batch", { workflowNames: [""], correlationIds: ["x"] }],
+      ["POST", "/api/workflow/correlated/batch", { workflowNames: ["corr_bad"], correlationIds: Array.from({ length: 1001 }, (_, n) => `c${n}`) }],
+      ["POST", "/api/workflow/correlated/batch", [{ workflowName: "corr_bad", correlationIds: ["x"] }]],
+      ["POST", "/api/workflow/correlated/batch?includeClosed=yes", { workflowNames: ["corr_bad"], correlationIds: ["x"] }],
+      ["POST", "/api/workflow/corr_bad/correlated", { correlationIds: ["x"] }],
+      ["POST", "/api/workflow/corr_bad/correlated", ["x", 7]],
+      ["POST", "/api/workflow/corr_bad/correlated", ["c".repeat(513)]],
+      ["POST", "/api/workflow/corr_bad/correlated", "x"],
+    ];
+    for (const [method, path, body] of refusals) {
+      const response = await api(method, path, body);
+      const what = `${method} ${path.slice(0, 80)} ${JSON.stringify(body)?.slice(0, 80)}`;
+      expect(response.status, what).toBe(400);
+      expect(await response.json(), what).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
+    }
+  });
+});
+
+describe("GET /api/workflow/running/{name}", () => {
+  it("lists the ids of that name's RUNNING executions of one version (1 unless given, as Conductor), within the start times when both are given", async () => {
+    const name = "running_list";
+    const gate = [httpTask("gate", { uri: target("/echo/running-list"), method: "GET" }, { asyncComplete: true })];
+    await register({ name, tasks: gate });
+    await register({ name, version: 2, tasks: gate });
+    await register({ name: "running_list_other", tasks: gate });
+    const first = await startWorkflow(name, {}, "?version=1");
+    const done = await startWorkflow(name, {}, "?version=1");
+    const later = await startWorkflow(name, {}, "?version=1");
+    const v2 = await startWorkflow(name, {}, "?version=2");
+    const other = await startWorkflow("running_list_other");
+    await waitFor(done, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${done}/gate/COMPLETED`, {});
+    await waitForIndexRow(done, "COMPLETED", 10_000);
+    for (const id of [first, later, v2, other]) await waitForIndexRow(id, "RUNNING", 10_000);
+
+    expect((await apiOk<string[]>("GET", `/api/workflow/running/${name}`)).sort()).toEqual([first, later].sort());
+    expect(await apiOk<string[]>("GET", `/api/workflow/running/${name}?version=2`)).toEqual([v2]);
+    expect(await apiOk<string[]>("GET", `/api/workflow/running/${name}?version=3`)).toEqual([]);
+    expect(await apiOk<string[]>("GET", "/api/workflow/running/no_such_definition")).toEqual([]);
+
+    const firstStart = Number((await getWorkflow(first))["startTime"]);
+    const laterStart = Number((await getWorkflow(later))["startTime"]);
+    expect((await apiOk<string[]>("GET", `/api/workflow/running/${name}?startTime=${firstStart}&endTime=${laterStart}`)).sort()).toEqual([first, later].sort());
+    expect(await apiOk<string[]>("GET", `/api/workflow/running/${name}?startTime=1&endTime=${firstStart - 1}`)).toEqual([]);
+    expect(await apiOk<string[]>("GET", `/api/workflow/running/${name}?startTime=${laterStart + 1}&endTime=${laterStart + 10_000_000}`)).toEqual([]);
+    // One bound alone is ignored, as in Conductor.
+    expect((await apiOk<string[]>("GET", `/api/workflow/running/${name}?startTime=${laterStart + 1}`)).sort()).toEqual([first, later].sort());
+  });
+
+  it("refuses bad parameters with 400 in the contract's shape", async () => {
+    for (const query of ["version=0", "version=x", "version=1.5", "startTime=abc&endTime=5", "startTime=5&endTime=-1", "startTime=10&endTime=5"]) {
+      const response = await api("GET", `/api/workflow/running/running_bad?${query}`);
+      expect(response.status, query).toBe(400);
+      expect(await response.json(), query).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
+    }
   });
 });

@@ -6,7 +6,7 @@ import { DefinitionRepository } from "../../src/worker/definitions";
 import { peekJsonObject } from "../../src/worker/http/body";
 import worker, { ROUTE_TABLE } from "../../src/worker/index";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
-import { ADMIN_KEY, api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, storedByExecutionObject, target, waitFor } from "./helpers";
+import { ADMIN_KEY, api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
 
 /** The current signing key of the tests (see TEST_JWT_SIGNING_KEYS in vitest.config.ts). */
 const TEST_KEY = new Uint8Array(32).fill(7);
@@ -266,6 +266,53 @@ describe("RBAC", () => {
     );
     const result = (await (await call("GET", "/api/workflow/search?freeText=*&size=1000", orkes(user.token))).json()) as { results: Array<{ workflowType: string }> };
     expect(result.results.map((row) => row.workflowType).sort()).toEqual([...readable].sort());
+  });
+
+  it("correlation lookups, running lists and task lists show only executions the caller may read, and nothing of the others", async () => {
+    const gate = [httpTask("gate", { uri: target("/echo/lk"), method: "GET" }, { asyncComplete: true })];
+    await register({ name: "lk_orders", tasks: gate });
+    await register({ name: "lk_payroll", tasks: gate });
+    const orders = await startWorkflow("lk_orders", {}, "?correlationId=lk-c");
+    const payroll = await startWorkflow("lk_payroll", {}, "?correlationId=lk-c");
+    for (const id of [orders, payroll]) await waitForIndexRow(id, "RUNNING", 10_000);
+    const user = await createUser("rbac-lookup", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:lk_orders" }] });
+    const h = orkes(user.token);
+    const json = async <T>(response: Response, status = 200): Promise<T> => JSON.parse(await expectStatus(response, status)) as T;
+    const ids = (workflows: Array<{ workflowId: string }>) => workflows.map((workflow) => workflow.workflowId);
+    const batch = { workflowNames: ["lk_orders", "lk_payroll"], correlationIds: ["lk-c"] };
+
+    // The admin sees both, so what the user does not see is filtered out, not missing from the index.
+    expect(ids((await apiOk<Record<string, Array<{ workflowId: string }>>>("POST", "/api/workflow/correlated/batch", batch))["lk-c"]!).sort()).toEqual([orders, payroll].sort());
+    expect(ids(await json(await call("GET", "/api/workflow/lk_orders/correlated/lk-c", h)))).toEqual([orders]);
+    expect(ids((await json<Record<string, Array<{ workflowId: string }>>>(await call("POST", "/api/workflow/lk_orders/correlated", h, ["lk-c"])))["lk-c"]!)).toEqual([orders]);
+    expect(ids((await json<Record<string, Array<{ workflowId: string }>>>(await call("POST", "/api/workflow/correlated/batch", h, batch)))["lk-c"]!)).toEqual([orders]);
+    expect(await json(await call("GET", "/api/workflow/running/lk_orders", h))).toEqual([orders]);
+    expect((await json<{ totalHits: number }>(await call("GET", `/api/workflow/${orders}/tasks`, h))).totalHits).toBe(1);
+
+    const denied = await expectStatus(await call("GET", "/api/workflow/lk_payroll/correlated/lk-c", h), 403, "PERMISSION_DENIED");
+    expect(denied).not.toContain(payroll);
+    await expectStatus(await call("POST", "/api/workflow/lk_payroll/correlated", h, ["lk-c"]), 403, "PERMISSION_DENIED");
+    await expectStatus(await call("GET", "/api/workflow/running/lk_payroll", h), 403, "PERMISSION_DENIED");
+    await expectStatus(await call("GET", `/api/workflow/${payroll}/tasks`, h), 403, "PERMISSION_DENIED");
+    // Unknown executions are as forbidden as foreign ones, as for GET /api/workflow/{id}.
+    await expectStatus(await call("GET", `/api/workflow/${crypto.randomUUID()}/tasks`, h), 403, "PERMISSION_DENIED");
+    // Whoever may read no workflow may not look up any (as search).
+    const reader = await createUser("rbac-lookup-none", { directPermissions: [{ action: "TASK_READ", scope: "*" }] });
+    await expectStatus(await call("POST", "/api/workflow/correlated/batch", orkes(reader.token), batch), 403, "PERMISSION_DENIED");
+
+    // An execution a stored rule hides from GET /api/workflow/{id} stays hidden from the lookups too.
+    const everything = await createUser("rbac-lookup-all", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    const all = orkes(everything.token);
+    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: `/api/workflow/${payroll}`, methods: ["GET"], requiredPermissions: [{ action: "SYSTEM_ADMIN", scope: "*" }] }, 201);
+    try {
+      await expectStatus(await call("GET", `/api/workflow/${payroll}`, all), 403, "PERMISSION_DENIED");
+      await expectStatus(await call("GET", `/api/workflow/${payroll}/tasks`, all), 403, "PERMISSION_DENIED");
+      expect(ids(await json(await call("GET", "/api/workflow/lk_payroll/correlated/lk-c", all)))).toEqual([]);
+      expect(ids((await json<Record<string, Array<{ workflowId: string }>>>(await call("POST", "/api/workflow/correlated/batch", all, batch)))["lk-c"]!)).toEqual([orders]);
+    } finally {
+      await apiOk("DELETE", `/api/security/rules/${rule.id}`);
+    }
+    expect(ids(await json(await call("GET", "/api/workflow/lk_payroll/correlated/lk-c", all)))).toEqual([payroll]);
   });
 
   it("TASK_EXECUTE on workflow:<name> updates a task through POST /api/tasks as by reference, only in that workflow", async () => {

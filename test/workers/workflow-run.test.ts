@@ -62,4 +62,40 @@ describe("running a workflow of chained HTTP tasks", () => {
       expect(await response.json()).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
     }
   });
+
+  it("GET /api/workflow/{id}/tasks pages the tasks in order (start=0, count=15 by default), filtered by status, with totalHits and a count per status of all tasks", async () => {
+    const echo = (ref: string) => httpTask(ref, { uri: target(`/echo/${ref}`), method: "GET" });
+    await register({ name: "task_pages", tasks: [echo("a"), echo("b"), echo("c"), httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
+    const workflowId = await startWorkflow("task_pages");
+    await waitFor(workflowId, (workflow) => workflow.tasks[3]?.status === "IN_PROGRESS");
+    type TaskPage = { results: Array<{ referenceTaskName: string; status: string; workflowInstanceId: string }>; totalHits: number; summary: Record<string, number> };
+    const page = (query = "") => apiOk<TaskPage>("GET", `/api/workflow/${workflowId}/tasks${query}`);
+    const refs = (result: TaskPage) => result.results.map((task) => task.referenceTaskName);
+    const summary = { COMPLETED: 3, IN_PROGRESS: 1 };
+
+    const all = await page();
+    expect(refs(all)).toEqual(["a", "b", "c", "gate"]);
+    expect(all).toMatchObject({ totalHits: 4, summary });
+    expect(all.results[0]).toMatchObject({ status: "COMPLETED", workflowInstanceId: workflowId });
+    expect(await page("?start=1&count=2")).toMatchObject({ totalHits: 4, summary, results: [{ referenceTaskName: "b" }, { referenceTaskName: "c" }] });
+    expect(refs(await page("?start=4"))).toEqual([]);
+    expect(refs(await page("?count=0"))).toEqual([]);
+    const pending = await page("?status=IN_PROGRESS");
+    expect(refs(pending)).toEqual(["gate"]);
+    expect(pending).toMatchObject({ totalHits: 1, summary });
+    const both = await page("?status=IN_PROGRESS&status=COMPLETED&count=2");
+    expect(refs(both)).toEqual(["a", "b"]);
+    expect(both.totalHits).toBe(4);
+    expect((await page("?status=COMPLETED,IN_PROGRESS")).totalHits).toBe(4);
+    expect(await page("?status=FAILED")).toMatchObject({ totalHits: 0, results: [], summary });
+
+    const unknown = await api("GET", `/api/workflow/${crypto.randomUUID()}/tasks`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ status: 404, error: "NOT_FOUND" });
+    for (const query of ["count=-1", "count=x", "start=-1", "start=1.5", "status=DONE", "status=COMPLETED,NOPE", "count=1001"]) {
+      const response = await api("GET", `/api/workflow/${workflowId}/tasks?${query}`);
+      expect(response.status, query).toBe(400);
+      expect(await response.json(), query).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
+    }
+  });
 });

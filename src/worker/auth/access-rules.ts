@@ -48,6 +48,13 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/metadata/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE")] },
   { apiPath: "/api/workflow/search", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE)] },
   { apiPath: "/api/workflow/execute/{name}/*", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, "workflow:${path.name}")] },
+  // Lookups by definition name (after execute: `POST /api/workflow/execute/{name}` is a start, not a lookup of "execute").
+  // Each needs the read right on the name it names; the batch one, on some workflow. What they find is then
+  // filtered as search filters, and Workflow JSON as GET /api/workflow/{workflowId} is authorized.
+  { apiPath: "/api/workflow/running/{name}", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}")] },
+  { apiPath: "/api/workflow/{name}/correlated/{correlationId}", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}")] },
+  { apiPath: "/api/workflow/correlated/batch", methods: ["POST"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE)] },
+  { apiPath: "/api/workflow/{name}/correlated", methods: ["POST"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}")] },
   { apiPath: "/api/workflow", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, WORKFLOW_SCOPE)] },
   { apiPath: "/api/workflow/{name}", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, "workflow:${path.name}")] },
   { apiPath: "/api/workflow/{workflowId}/*", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", WORKFLOW_SCOPE)] },

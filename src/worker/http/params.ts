@@ -42,3 +42,22 @@ export function booleanQuery(request: IRequest, name: string, fallback: boolean)
   if (value === "false") return false;
   throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: "must be true or false" }]);
 }
+
+/**
+ * The named query parameters as a schema reads them: the first value of each of `singles`, every value of
+ * each of `lists` (a comma-separated value split, as Spring binds Conductor's `List<String>` parameters).
+ * Empty values are left out, so an empty parameter means its default, as {@link booleanQuery} reads it.
+ */
+export function queryParams(request: IRequest, singles: readonly string[], lists: readonly string[] = []): Record<string, string | string[]> {
+  const params: Record<string, string | string[]> = {};
+  for (const name of singles) {
+    const value = queryValue(request, name);
+    if (value !== undefined && value !== "") params[name] = value;
+  }
+  for (const name of lists) {
+    const raw = request.query[name];
+    const values = (raw === undefined ? [] : Array.isArray(raw) ? raw : [raw]).flatMap((value) => value.split(",")).map((value) => value.trim()).filter(Boolean);
+    if (values.length > 0) params[name] = values;
+  }
+  return params;
+}

@@ -7,11 +7,25 @@ import { DefinitionRepository } from "../definitions";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
-import { CorrelationId, JsonObjectBody, RerunRequest, StartWorkflowRequest, parseOrThrow, type StartWorkflowRequest as StartRequest } from "../schemas";
+import {
+  CorrelatedQuery,
+  CorrelationId,
+  CorrelationIdsBody,
+  CorrelationIdsSearchRequest,
+  JsonObjectBody,
+  RerunRequest,
+  RunningQuery,
+  StartWorkflowRequest,
+  TaskListQuery,
+  WorkflowName,
+  parseOrThrow,
+  type StartWorkflowRequest as StartRequest,
+} from "../schemas";
 import { readableWorkflows, startScopes } from "../auth/access-rules";
-import { principalOf } from "../guard";
-import { booleanQuery, decodedPathParam, integerQuery, queryValue } from "../http/params";
-import { searchExecutions } from "../search";
+import { authorizeRead, principalOf, workflowReadCheck } from "../guard";
+import { booleanQuery, decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
+import { correlatedMapText, correlatedWorkflows, runningWorkflowIds, taskListPage, workflowArrayText } from "../lookups";
+import { searchExecutions, type ReadableWorkflows } from "../search";
 import { startExecution, type StartOptions, type StartOutcome } from "../start-execution";
 
 type Args = [Env, ExecutionContext];
@@ -26,6 +40,31 @@ async function workflowJson(env: Env, workflowId: string, includeTasks: boolean)
   const workflow = await executionStub(env, workflowId).getWorkflowJson(includeTasks);
   if (workflow === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
   return workflow;
+}
+
+/** The workflows whose executions the caller may find in the index (search and the lookups filter by it). */
+function callerReadable(request: IRequest): ReadableWorkflows {
+  return readableWorkflows(principalOf(request).grants, "WORKFLOW_READ");
+}
+
+/** A definition name in a lookup's path. */
+function pathWorkflowName(request: IRequest, what: string): string {
+  return parseOrThrow(WorkflowName, decodedPathParam(request, "name"), what, "name");
+}
+
+/**
+ * The executions of `workflowNames` with `correlationIds`, as the request's query asks (`includeClosed`,
+ * `includeTasks`), among those the caller may read: by correlation id, in the order asked.
+ */
+async function correlated(request: IRequest, env: Env, workflowNames: readonly string[], correlationIds: readonly string[]): Promise<Map<string, string[]>> {
+  const query = parseOrThrow(CorrelatedQuery, queryParams(request, ["includeClosed", "includeTasks"]), "correlation lookup");
+  return correlatedWorkflows(env, { workflowNames, correlationIds, ...query }, callerReadable(request), await workflowReadCheck(request, env));
+}
+
+/** The JSON body of a request, undefined when there is none (the schema then says what was expected). */
+async function bodyValue(request: IRequest, env: Env): Promise<unknown> {
+  const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+  return body.present ? body.value : undefined;
 }
 
 /** What the caller may start: the snapshot a start, retry, restart or rerun stores with the execution. */
@@ -57,9 +96,26 @@ async function start(env: Env, http: IRequest, request: StartRequest & { name: s
 
 /** Routes of workflow executions: start, execute, read, search and lifecycle actions. */
 export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void {
-  router.get("/api/workflow/search", async (request, env) =>
-    Response.json(await searchExecutions(env.DB, request, readableWorkflows(principalOf(request).grants, "WORKFLOW_READ"))),
-  );
+  router.get("/api/workflow/search", async (request, env) => Response.json(await searchExecutions(env.DB, request, callerReadable(request))));
+
+  // Before `/:workflowId/tasks` and `/:workflowId/status`: `running/tasks` lists the workflow named "tasks".
+  router.get("/api/workflow/running/:name", async (request, env) => {
+    const workflowName = pathWorkflowName(request, "running workflows lookup");
+    const query = parseOrThrow(RunningQuery, queryParams(request, ["version", "startTime", "endTime"]), "running workflows lookup");
+    return Response.json(await runningWorkflowIds(env.DB, { workflowName, ...query }, callerReadable(request)));
+  });
+
+  router.get("/api/workflow/:name/correlated/:correlationId", async (request, env) => {
+    const workflowName = pathWorkflowName(request, "correlation lookup");
+    const correlationId = parseOrThrow(CorrelationId, decodedPathParam(request, "correlationId"), "correlation lookup", "correlationId");
+    const found = await correlated(request, env, [workflowName], [correlationId]);
+    return jsonTextResponse(workflowArrayText(found.get(correlationId) ?? []));
+  });
+
+  router.post("/api/workflow/correlated/batch", async (request, env) => {
+    const search = parseOrThrow(CorrelationIdsSearchRequest, await bodyValue(request, env), "correlation lookup");
+    return jsonTextResponse(correlatedMapText(await correlated(request, env, search.workflowNames, search.correlationIds)));
+  });
 
   router.post("/api/workflow", async (request, env) => {
     const body = await startBody(request, env);
@@ -85,6 +141,13 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   };
   router.post("/api/workflow/execute/:name/:version", execute);
   router.post("/api/workflow/execute/:name", execute);
+
+  // After execute: `POST /api/workflow/execute/correlated` starts the workflow named "correlated".
+  router.post("/api/workflow/:name/correlated", async (request, env) => {
+    const workflowName = pathWorkflowName(request, "correlation lookup");
+    const correlationIds = parseOrThrow(CorrelationIdsBody, await bodyValue(request, env), "correlation lookup");
+    return jsonTextResponse(correlatedMapText(await correlated(request, env, [workflowName], correlationIds)));
+  });
 
   router.post("/api/workflow/:name", async (request, env) => {
     const name = decodedPathParam(request, "name");
@@ -114,6 +177,15 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     if (booleanQuery(request, "includeOutput", false)) status["output"] = workflow["output"] ?? {};
     if (booleanQuery(request, "includeVariables", false)) status["variables"] = {};
     return Response.json(status);
+  });
+
+  // Orkes' TaskListSearchResultSummary, from the Workflow JSON: what GET /api/workflow/{workflowId} shows, so
+  // the rules of that route decide too (a stored rule on it alone must not be bypassed through this one).
+  router.get("/api/workflow/:workflowId/tasks", async (request, env) => {
+    const page = parseOrThrow(TaskListQuery, queryParams(request, ["start", "count"], ["status"]), "task list query");
+    await authorizeRead(request, env, `/api/workflow/${request.params["workflowId"] ?? ""}`);
+    const workflow = JSON.parse(await workflowJson(env, decodedPathParam(request, "workflowId"), true)) as { tasks: JsonObject[] };
+    return Response.json(taskListPage(workflow.tasks, page));
   });
 
   router.delete("/api/workflow/:workflowId/remove", async (request, env) => {

@@ -1,0 +1,165 @@
+import type { JsonObject } from "../engine/model";
+import { executionStub } from "./executions";
+import type { WorkflowReadCheck } from "./guard";
+import { ApiError } from "./http/errors";
+import { addIn, applyReadable, type Filter, type ReadableWorkflows } from "./search";
+
+/**
+ * Most executions one correlation lookup answers with (the newest by start time): each is read from its own
+ * execution object, so the bound keeps a lookup within a request's subrequests and time.
+ */
+export const MAX_CORRELATED_WORKFLOWS = 1000;
+
+/** Most Workflow JSON one correlation lookup gathers: the answer is held in memory (128 MB per isolate) whole. */
+export const MAX_CORRELATED_BYTES = 32 * 1024 * 1024;
+
+/** Execution objects read at once by one lookup. */
+const READ_CONCURRENCY = 8;
+
+/** Most ids `GET /api/workflow/running/{name}` lists (the newest by start time). */
+export const MAX_RUNNING_IDS = 10_000;
+
+/** What a lookup by correlation id asks for (the query of Conductor's `getWorkflows` and its batch form). */
+export interface CorrelatedLookup {
+  workflowNames: readonly string[];
+  correlationIds: readonly string[];
+  /** Finished and paused executions too; otherwise RUNNING ones only, as Conductor. */
+  includeClosed: boolean;
+  includeTasks: boolean;
+}
+
+/** An execution as the index knows it. */
+interface IndexedExecution {
+  workflowId: string;
+  workflowName: string;
+}
+
+/** An execution found, as it stands now: its correlation id and its Workflow JSON, kept as text. */
+interface FoundWorkflow {
+  correlationId: string;
+  json: string;
+}
+
+function where(filter: Filter): string {
+  return filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
+}
+
+/** The index rows a lookup finds among the workflows the caller may read, newest first. */
+async function indexedExecutions(db: D1Database, lookup: CorrelatedLookup, readable: ReadableWorkflows): Promise<IndexedExecution[]> {
+  if (lookup.workflowNames.length === 0 || lookup.correlationIds.length === 0) return [];
+  const filter: Filter = { clauses: [], bindings: [] };
+  applyReadable(filter, readable);
+  addIn(filter, "workflow_name", lookup.workflowNames);
+  addIn(filter, "correlation_id", lookup.correlationIds);
+  if (!lookup.includeClosed) addIn(filter, "status", ["RUNNING"]);
+  const { results } = await db
+    .prepare(`SELECT workflow_id AS workflowId, workflow_name AS workflowName FROM executions ${where(filter)} ORDER BY start_time DESC, workflow_id LIMIT ?`)
+    .bind(...filter.bindings, MAX_CORRELATED_WORKFLOWS)
+    .all<IndexedExecution>();
+  return results;
+}
+
+/** Applies `read` to every item, at most `limit` at a time; the answers in the items' order. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, read: (item: T) => Promise<R>): Promise<R[]> {
+  const answers = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      answers[index] = await read(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return answers;
+}
+
+/**
+ * Executions with the lookup's correlation ids among the workflows of its names that the caller may read,
+ * each read from its execution object. The index is written behind the executions, so what an execution
+ * says now decides: one that finished, was removed or took another correlation id since its row was
+ * written is left out (one that started or changed a moment ago may not be found yet).
+ */
+export async function correlatedWorkflows(
+  env: Env,
+  lookup: CorrelatedLookup,
+  readable: ReadableWorkflows,
+  mayRead: WorkflowReadCheck,
+): Promise<Map<string, string[]>> {
+  const wanted = new Set(lookup.correlationIds);
+  let bytes = 0;
+  const read = async (row: IndexedExecution): Promise<FoundWorkflow | undefined> => {
+    if (!(await mayRead(row.workflowId, row.workflowName))) return undefined;
+    const json = await executionStub(env, row.workflowId).getWorkflowJson(lookup.includeTasks);
+    if (json === null) return undefined;
+    const workflow = JSON.parse(json) as { status: string; correlationId?: string };
+    if (!lookup.includeClosed && workflow.status !== "RUNNING") return undefined;
+    if (workflow.correlationId === undefined || !wanted.has(workflow.correlationId)) return undefined;
+    bytes += json.length;
+    if (bytes > MAX_CORRELATED_BYTES) {
+      throw new ApiError(413, "PAYLOAD_TOO_LARGE", `The workflows found come to over ${MAX_CORRELATED_BYTES} bytes of JSON; ask for fewer correlation ids or names, or without includeTasks`);
+    }
+    return { correlationId: workflow.correlationId, json };
+  };
+  const found = await mapBounded(await indexedExecutions(env.DB, lookup, readable), READ_CONCURRENCY, read);
+  // Every id asked for gets an entry, an empty list when nothing has it (as Conductor's map), in the order asked.
+  const byCorrelationId = new Map(lookup.correlationIds.map((id) => [id, [] as string[]]));
+  for (const workflow of found) if (workflow) byCorrelationId.get(workflow.correlationId)!.push(workflow.json);
+  return byCorrelationId;
+}
+
+/** A JSON array of Workflow JSON texts, joined as they are rather than parsed and written again. */
+export function workflowArrayText(workflows: readonly string[]): string {
+  return `[${workflows.join(",")}]`;
+}
+
+/** Conductor's `Map<String, List<Workflow>>` of a correlation lookup, as JSON text. */
+export function correlatedMapText(byCorrelationId: ReadonlyMap<string, readonly string[]>): string {
+  return `{${[...byCorrelationId].map(([id, workflows]) => `${JSON.stringify(id)}:${workflowArrayText(workflows)}`).join(",")}}`;
+}
+
+/** What `GET /api/workflow/running/{name}` asks for. */
+export interface RunningLookup {
+  workflowName: string;
+  version: number;
+  /** Both or neither: the inclusive range of start times (epoch milliseconds). */
+  startTime?: number | undefined;
+  endTime?: number | undefined;
+}
+
+/** The ids of the RUNNING executions of one version of a workflow the caller may read, newest first, from the index. */
+export async function runningWorkflowIds(db: D1Database, lookup: RunningLookup, readable: ReadableWorkflows): Promise<string[]> {
+  const filter: Filter = { clauses: [], bindings: [] };
+  applyReadable(filter, readable);
+  filter.clauses.push("workflow_name = ?", "workflow_version = ?", "status = 'RUNNING'");
+  filter.bindings.push(lookup.workflowName, lookup.version);
+  if (lookup.startTime !== undefined && lookup.endTime !== undefined) {
+    filter.clauses.push("start_time BETWEEN ? AND ?");
+    filter.bindings.push(lookup.startTime, lookup.endTime);
+  }
+  const { results } = await db
+    .prepare(`SELECT workflow_id AS workflowId FROM executions ${where(filter)} ORDER BY start_time DESC, workflow_id LIMIT ?`)
+    .bind(...filter.bindings, MAX_RUNNING_IDS)
+    .all<{ workflowId: string }>();
+  return results.map((row) => row.workflowId);
+}
+
+/** Orkes' `TaskListSearchResultSummary`: one page of a workflow's tasks. */
+export interface TaskListSearchResultSummary {
+  results: JsonObject[];
+  /** How many tasks have one of the statuses asked for (all tasks when none was). */
+  totalHits: number;
+  /** How many of all the workflow's tasks have each status (statuses no task has are left out). */
+  summary: Record<string, number>;
+}
+
+/** The page of `tasks` (in their order) from `start`, at most `count`, of those with one of `statuses` (any when empty). */
+export function taskListPage(tasks: readonly JsonObject[], page: { start: number; count: number; status: readonly string[] }): TaskListSearchResultSummary {
+  const summary: Record<string, number> = {};
+  for (const task of tasks) {
+    const status = String(task["status"]);
+    summary[status] = (summary[status] ?? 0) + 1;
+  }
+  const wanted = new Set(page.status);
+  const matching = wanted.size === 0 ? tasks : tasks.filter((task) => wanted.has(String(task["status"])));
+  return { results: matching.slice(page.start, page.start + page.count), totalHits: matching.length, summary };
+}
