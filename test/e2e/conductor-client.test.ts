@@ -214,6 +214,14 @@ describe("the official Conductor TypeScript client", () => {
     const byText = await executor.search(0, 10, "", `corr-${suffix}`);
     // The child inherits the parent's correlation id, so free text finds both.
     expect(byText.results!.map((summary) => summary.workflowId).sort()).toEqual([workflowId, childId].sort());
+
+    // The index row is there (above): the lookup by correlation id finds the parent, not the child of another name.
+    const correlated = await executor.getByCorrelationIds({ workflowNames: [PARENT], correlationIds: [`corr-${suffix}`, "nobody"] }, true, false);
+    expect(Object.keys(correlated)).toEqual([`corr-${suffix}`, "nobody"]);
+    expect(correlated[`corr-${suffix}`]!.map((workflow) => [workflow.workflowId, workflow.status])).toEqual([[workflowId, "COMPLETED"]]);
+    expect(correlated["nobody"]).toEqual([]);
+    // Without includeClosed, only running ones: none.
+    expect(await executor.getByCorrelationIds({ workflowNames: [PARENT], correlationIds: [`corr-${suffix}`] })).toEqual({ [`corr-${suffix}`]: [] });
   });
 
   it("restarts, terminates, retries and reruns", async () => {
