@@ -2,12 +2,14 @@
 import { ApiError, api, permissionsAt } from "../lib/api.js";
 import { diagram, stepsOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
-import { formatDuration, formatTime, h, keepingFocus, replaceChildren, statusBadge } from "../lib/dom.js";
+import { formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 import { jsonBlock } from "../lib/json-view.js";
 
 const REFRESH_MS = 2000;
 const TERMINAL = new Set(["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"]);
+/** The service keeps this much of a failure reason given from outside (MAX_TASK_REASON_LENGTH in src/engine/limits.ts). */
+const MAX_REASON_LENGTH = 500;
 
 /**
  * @typedef {import("../lib/diagram.js").Task & { inputData: Record<string, unknown>, outputData: Record<string, unknown>, reasonForIncompletion: string | null,
@@ -182,9 +184,11 @@ export async function renderExecution(container, params, context, workflowId = "
   /** @param {Workflow} current @param {Task} task @param {"COMPLETED" | "FAILED"} status */
   function completeByHand(current, task, status) {
     const editor = jsonEditor({ id: "manual-output", label: "Output (JSON object, merged into the task's output)", value: {}, rows: 8 });
-    const reason = h("input", { id: "manual-reason", name: "reason" });
+    const { input: reason, hint: reasonHint } = limitedInput({
+      id: "manual-reason", name: "reason", max: MAX_REASON_LENGTH, note: `The service keeps at most ${MAX_REASON_LENGTH} characters of a reason.`,
+    });
     const body = [editor.element];
-    if (status === "FAILED") body.push(h("label", { for: "manual-reason" }, "Reason"), reason);
+    if (status === "FAILED") body.push(h("label", { for: "manual-reason" }, "Reason"), reason, reasonHint);
     void openDialog({
       title: `${status === "COMPLETED" ? "Complete" : "Fail"} ${task.referenceTaskName}`,
       body,
