@@ -302,6 +302,49 @@ describe("web UI", () => {
     expect(admin.refusedLoads).toEqual([]);
   });
 
+  it("warns before a sub workflow's Retry, Restart and Rerun that its parent may reopen, linking to it, and not for a top-level one", async () => {
+    const { page } = admin;
+    const dialog = page.getByRole("dialog");
+    const warning = dialog.locator(".reopen-warning");
+    const parentLink = warning.getByRole("link", { name: hookParentId });
+    await page.goto(`${server.url}/#/executions/${hookChildId}?task=hold`);
+    await page.getByRole("heading", { name: `${heldChildName} v1 FAILED` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    for (const action of ["Retry", "Restart", "Rerun from here"]) {
+      await page.getByRole("button", { name: action, exact: true }).click();
+      await expect.poll(() => warning.textContent(), { timeout: STEP_TIMEOUT_MS }).toMatch(/^This is a sub workflow: running it again may also reopen its parent workflow /);
+      expect(await parentLink.getAttribute("href"), action).toBe(`#/executions/${hookParentId}`);
+      if (action === "Rerun from here") break;
+      await dialog.getByRole("button", { name: "Cancel" }).click();
+      await expect.poll(() => dialog.count()).toBe(0);
+    }
+    // The link leads to the parent and closes the dialog rather than leaving it open over the parent's page.
+    await parentLink.click();
+    await expect.poll(() => page.url()).toBe(`${server.url}/#/executions/${hookParentId}`);
+    await expect.poll(() => dialog.count()).toBe(0);
+    await page.getByRole("heading", { name: `${heldParentName} v1 FAILED` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+
+    // The parent has no parent: the same confirmations carry no such warning.
+    await page.getByRole("button", { name: "Restart", exact: true }).click();
+    await dialog.getByText("Run the workflow again from its first task, with the same input?").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await warning.count()).toBe(0);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await step(page, "delegate").click();
+    await page.getByRole("button", { name: "Rerun from here" }).click();
+    await dialog.getByText(/^Run the workflow again from delegate\?/).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await warning.count()).toBe(0);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+
+    // What the warning says happens: the child's retry reopens its parent.
+    await page.goto(`${server.url}/#/executions/${hookChildId}`);
+    await page.getByRole("heading", { name: `${heldChildName} v1 FAILED` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("button", { name: "Retry", exact: true }).click();
+    await dialog.getByRole("button", { name: "Retry" }).click();
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("RUNNING");
+    await waitForStatus(server.url, adminKey, hookParentId, ["RUNNING"]);
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
   it("shows a definition's validation errors at the offending line and registers it once fixed", async () => {
     const { page } = admin;
     await page.getByRole("link", { name: "Definitions" }).click();
