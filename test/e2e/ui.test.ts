@@ -12,6 +12,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_TASK_REASON_LENGTH } from "../../src/engine/limits";
 import { launchBrowser, openPage, type WatchedPage } from "./browser";
 import {
   applyMigrations,
@@ -42,6 +43,11 @@ const parentName = `ui_approval_${Date.now().toString(36)}`;
 const childName = `${parentName}_child`;
 /** The execution the UI started, shared by the tests that follow it. */
 let workflowId = "";
+/** A top-level execution whose SUB_WORKFLOW task's child waits for a webhook, and that child. */
+const heldParentName = `${parentName}_held_parent`;
+const heldChildName = `${parentName}_held_child`;
+let hookParentId = "";
+let hookChildId = "";
 
 /** Saves a screenshot when SCREENSHOT_DIR is set. */
 async function screenshot(page: Page, name: string): Promise<void> {
@@ -139,6 +145,9 @@ describe("web UI", () => {
     await page.getByRole("button", { name: "Run…" }).click();
     await page.getByLabel("Input (JSON object)").fill(JSON.stringify({ orderId: "A-17" }));
     await page.getByLabel("Correlation id (optional)").fill("order-A-17");
+    // The service refuses a longer correlation id; the box stops there and says so.
+    expect(await page.getByLabel("Correlation id (optional)").getAttribute("maxlength")).toBe("512");
+    expect(await page.locator("#run-correlation-hint").textContent()).toBe("At most 512 characters. 10 / 512");
     await page.getByRole("dialog").getByRole("button", { name: "Start", exact: true }).click();
 
     await expect.poll(() => step(page, "approve").getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("IN_PROGRESS");
@@ -245,6 +254,93 @@ describe("web UI", () => {
     await page.getByRole("dialog").getByRole("button", { name: "Terminate" }).click();
     await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("TERMINATED");
     expect((await waitForStatus(server.url, adminKey, other, ["TERMINATED"])).reasonForIncompletion).toContain("customer cancelled");
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
+  it("takes at most the characters of a Fail reason the service keeps, counting them, so the reason typed is the one stored", async () => {
+    const { page } = admin;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name: heldChildName, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
+        tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT_FOR_WEBHOOK", inputParameters: { timeoutSeconds: 600, headers: { "X-Sender": "payments" } } }],
+      },
+    });
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name: heldParentName, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
+        tasks: [{ name: "delegate", taskReferenceName: "delegate", type: "SUB_WORKFLOW", subWorkflowParam: { name: heldChildName } }],
+      },
+    });
+    hookParentId = (await callOk(server.url, "POST", `/api/workflow/${heldParentName}`, { key: adminKey, body: {} })).text;
+    const childOf = async () => ((await callOk(server.url, "GET", `/api/workflow/${hookParentId}`, { key: adminKey })).json().tasks[0]?.subWorkflowId ?? "") as string;
+    await expect.poll(childOf, { timeout: STEP_TIMEOUT_MS }).not.toBe("");
+    hookChildId = await childOf();
+
+    await page.goto(`${server.url}/#/executions/${hookChildId}?task=hold`);
+    await page.getByRole("heading", { name: `${heldChildName} v1 RUNNING` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("button", { name: "Fail…" }).click({ timeout: STEP_TIMEOUT_MS });
+    const reason = page.getByLabel("Reason");
+    expect(await reason.getAttribute("maxlength")).toBe(String(MAX_TASK_REASON_LENGTH));
+    const hint = page.locator("#manual-reason-hint");
+    expect(await hint.textContent()).toBe(`The service keeps at most ${MAX_TASK_REASON_LENGTH} characters of a reason. 0 / ${MAX_TASK_REASON_LENGTH}`);
+    const full = `${"r".repeat(MAX_TASK_REASON_LENGTH - 1)}!`;
+    await reason.fill(full);
+    // The next character typed is refused, not kept and then cut by the service.
+    await reason.press("End");
+    await page.keyboard.type("Z");
+    expect(await reason.inputValue()).toBe(full);
+    expect(await hint.textContent()).toContain(`${MAX_TASK_REASON_LENGTH} / ${MAX_TASK_REASON_LENGTH}`);
+    await page.getByRole("button", { name: "Fail task" }).click();
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("FAILED");
+    const child = await waitForStatus(server.url, adminKey, hookChildId, ["FAILED"]);
+    expect(child.tasks.at(-1).reasonForIncompletion).toBe(full);
+    await waitForStatus(server.url, adminKey, hookParentId, ["FAILED"]);
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
+  it("warns before a sub workflow's Retry, Restart and Rerun that its parent may reopen, linking to it, and not for a top-level one", async () => {
+    const { page } = admin;
+    const dialog = page.getByRole("dialog");
+    const warning = dialog.locator(".reopen-warning");
+    const parentLink = warning.getByRole("link", { name: hookParentId });
+    await page.goto(`${server.url}/#/executions/${hookChildId}?task=hold`);
+    await page.getByRole("heading", { name: `${heldChildName} v1 FAILED` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    for (const action of ["Retry", "Restart", "Rerun from here"]) {
+      await page.getByRole("button", { name: action, exact: true }).click();
+      await expect.poll(() => warning.textContent(), { timeout: STEP_TIMEOUT_MS }).toMatch(/^This is a sub workflow: running it again may also reopen its parent workflow /);
+      expect(await parentLink.getAttribute("href"), action).toBe(`#/executions/${hookParentId}`);
+      if (action === "Rerun from here") break;
+      await dialog.getByRole("button", { name: "Cancel" }).click();
+      await expect.poll(() => dialog.count()).toBe(0);
+    }
+    // The link leads to the parent and closes the dialog rather than leaving it open over the parent's page.
+    await parentLink.click();
+    await expect.poll(() => page.url()).toBe(`${server.url}/#/executions/${hookParentId}`);
+    await expect.poll(() => dialog.count()).toBe(0);
+    await page.getByRole("heading", { name: `${heldParentName} v1 FAILED` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+
+    // The parent has no parent: the same confirmations carry no such warning.
+    await page.getByRole("button", { name: "Restart", exact: true }).click();
+    await dialog.getByText("Run the workflow again from its first task, with the same input?").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await warning.count()).toBe(0);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await step(page, "delegate").click();
+    await page.getByRole("button", { name: "Rerun from here" }).click();
+    await dialog.getByText(/^Run the workflow again from delegate\?/).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await warning.count()).toBe(0);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+
+    // What the warning says happens: the child's retry reopens its parent.
+    await page.goto(`${server.url}/#/executions/${hookChildId}`);
+    await page.getByRole("heading", { name: `${heldChildName} v1 FAILED` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("button", { name: "Retry", exact: true }).click();
+    await dialog.getByRole("button", { name: "Retry" }).click();
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("RUNNING");
+    await waitForStatus(server.url, adminKey, hookParentId, ["RUNNING"]);
     expect(admin.problems).toEqual([]);
     expect(admin.refusedLoads).toEqual([]);
   });

@@ -56,6 +56,22 @@ export function replaceChildren(parent, ...children) {
 }
 
 /**
+ * A one-line text box for text the service keeps only up to `max` characters (or refuses beyond): `maxlength`
+ * stops the typing there, so what the user sees is what gets stored, and a hint under it says so with a running
+ * count. Both count UTF-16 units, as the service does.
+ * @param {{ id: string, name: string, max: number, note: string, value?: string }} options `note` opens the hint
+ * @returns {{ input: HTMLInputElement, hint: HTMLParagraphElement }}
+ */
+export function limitedInput({ id, name, max, note, value }) {
+  const hint = h("p", { id: `${id}-hint`, className: "help counter" });
+  const input = h("input", { id, name, value, maxlength: String(max), "aria-describedby": hint.id });
+  const count = () => (hint.textContent = `${note} ${input.value.length} / ${max}`);
+  input.addEventListener("input", count);
+  count();
+  return { input, hint };
+}
+
+/**
  * Milliseconds since the epoch as local date and time; empty for 0 (Conductor's "not yet").
  * @param {number | null | undefined} ms
  */

@@ -2,9 +2,12 @@
 import { ApiError, api, permissionsAt } from "../lib/api.js";
 import { diagram, stepsOf } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
-import { h, replaceChildren } from "../lib/dom.js";
+import { h, limitedInput, replaceChildren } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 import { jsonBlock } from "../lib/json-view.js";
+
+/** The longest correlation id the service accepts (CorrelationId in src/worker/schemas.ts). */
+const MAX_CORRELATION_ID_LENGTH = 512;
 
 /** A starting point for a new definition: one HTTP task, every required field present. */
 const TEMPLATE = {
@@ -57,12 +60,15 @@ export async function renderDefinition(container, _params, context, name = "", v
  */
 function run(definition, context) {
   const input = jsonEditor({ id: "run-input", label: "Input (JSON object)", value: Object.fromEntries((definition.inputParameters ?? []).map((key) => [key, ""])), rows: 8 });
-  const correlation = h("input", { id: "run-correlation", name: "correlationId" });
+  // The service refuses a longer correlation id (400); stopping the typing there says so before Start.
+  const { input: correlation, hint: correlationHint } = limitedInput({
+    id: "run-correlation", name: "correlationId", max: MAX_CORRELATION_ID_LENGTH, note: `At most ${MAX_CORRELATION_ID_LENGTH} characters.`,
+  });
   /** @type {string | undefined} */
   let workflowId;
   void openDialog({
     title: `Run ${definition.name} v${definition.version}`,
-    body: [input.element, h("label", { for: "run-correlation" }, "Correlation id (optional)"), correlation],
+    body: [input.element, h("label", { for: "run-correlation" }, "Correlation id (optional)"), correlation, correlationHint],
     confirmLabel: "Start",
     onConfirm: async () => {
       const value = readObject(input);

@@ -2,12 +2,14 @@
 import { ApiError, api, permissionsAt } from "../lib/api.js";
 import { diagram, stepsOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
-import { formatDuration, formatTime, h, keepingFocus, replaceChildren, statusBadge } from "../lib/dom.js";
+import { formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 import { jsonBlock } from "../lib/json-view.js";
 
 const REFRESH_MS = 2000;
 const TERMINAL = new Set(["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"]);
+/** The service keeps this much of a failure reason given from outside (MAX_TASK_REASON_LENGTH in src/engine/limits.ts). */
+const MAX_REASON_LENGTH = 500;
 
 /**
  * @typedef {import("../lib/diagram.js").Task & { inputData: Record<string, unknown>, outputData: Record<string, unknown>, reasonForIncompletion: string | null,
@@ -99,8 +101,14 @@ export async function renderExecution(container, params, context, workflowId = "
     if (admin && current.status === "RUNNING") buttons.push(button("Pause", () => act("Pause", () => api("PUT", `${base}/pause`))));
     if (admin && current.status === "PAUSED") buttons.push(button("Resume", () => act("Resume", () => api("PUT", `${base}/resume`))));
     if (admin && (current.status === "RUNNING" || current.status === "PAUSED")) buttons.push(button("Terminate", () => terminate(base), "danger"));
-    if (admin && ["FAILED", "TIMED_OUT", "TERMINATED"].includes(current.status)) buttons.push(button("Retry", () => act("Retry", () => api("POST", `${base}/retry`))));
-    if (admin && TERMINAL.has(current.status)) buttons.push(button("Restart", () => confirmThen("Restart", "Run the workflow again from its first task, with the same input?", () => api("POST", `${base}/restart`))));
+    if (admin && ["FAILED", "TIMED_OUT", "TERMINATED"].includes(current.status)) {
+      const retry = () => api("POST", `${base}/retry`);
+      // A sub workflow's retry reaches beyond it (its parents may reopen), so it asks first; a top-level one does not.
+      buttons.push(button("Retry", () => current.parentWorkflowId
+        ? confirmThen("Retry", "Run the workflow again from its failed task?", retry, reopenWarning(current))
+        : act("Retry", retry)));
+    }
+    if (admin && TERMINAL.has(current.status)) buttons.push(button("Restart", () => confirmThen("Restart", "Run the workflow again from its first task, with the same input?", () => api("POST", `${base}/restart`), reopenWarning(current))));
     replaceChildren(actions, buttons.length > 0 ? buttons : h("p", { className: "help" }, admin ? "No action fits this state." : "Your permissions allow reading this workflow only."));
 
     replaceChildren(diagramBox,
@@ -155,7 +163,7 @@ export async function renderExecution(container, params, context, workflowId = "
       });
     }
     if (admin && TERMINAL.has(current.status)) {
-      taskActions.push(button("Rerun from here", () => confirmThen("Rerun", `Run the workflow again from ${task.referenceTaskName}? Tasks before it keep their results.`, () => api("POST", `${base}/rerun`, { reRunFromTaskId: task.taskId }))));
+      taskActions.push(button("Rerun from here", () => confirmThen("Rerun", `Run the workflow again from ${task.referenceTaskName}? Tasks before it keep their results.`, () => api("POST", `${base}/rerun`, { reRunFromTaskId: task.taskId }), reopenWarning(current))));
     }
     const taskActionBox = h("div", { className: "actions", role: "toolbar", "aria-label": "Task actions" }, taskActions);
     content.push(
@@ -182,9 +190,11 @@ export async function renderExecution(container, params, context, workflowId = "
   /** @param {Workflow} current @param {Task} task @param {"COMPLETED" | "FAILED"} status */
   function completeByHand(current, task, status) {
     const editor = jsonEditor({ id: "manual-output", label: "Output (JSON object, merged into the task's output)", value: {}, rows: 8 });
-    const reason = h("input", { id: "manual-reason", name: "reason" });
+    const { input: reason, hint: reasonHint } = limitedInput({
+      id: "manual-reason", name: "reason", max: MAX_REASON_LENGTH, note: `The service keeps at most ${MAX_REASON_LENGTH} characters of a reason.`,
+    });
     const body = [editor.element];
-    if (status === "FAILED") body.push(h("label", { for: "manual-reason" }, "Reason"), reason);
+    if (status === "FAILED") body.push(h("label", { for: "manual-reason" }, "Reason"), reason, reasonHint);
     void openDialog({
       title: `${status === "COMPLETED" ? "Complete" : "Fail"} ${task.referenceTaskName}`,
       body,
@@ -226,9 +236,9 @@ export async function renderExecution(container, params, context, workflowId = "
     });
   }
 
-  /** @param {string} label @param {string} question @param {() => Promise<unknown>} run */
-  function confirmThen(label, question, run) {
-    void openDialog({ title: label, body: [h("p", {}, question)], confirmLabel: label, onConfirm: async () => void (await run()) }).then(async (done) => {
+  /** @param {string} label @param {string} question @param {() => Promise<unknown>} run @param {Node[]} [notes] shown under the question */
+  function confirmThen(label, question, run, notes = []) {
+    void openDialog({ title: label, body: [h("p", {}, question), ...notes], confirmLabel: label, onConfirm: async () => void (await run()) }).then(async (done) => {
       if (done) context.notify(`${label}: done`);
       await load().catch(() => {});
     });
@@ -245,6 +255,24 @@ export async function renderExecution(container, params, context, workflowId = "
       load().catch((error) => context.notify(error instanceof Error ? error.message : String(error), "error"));
     }
   }, REFRESH_MS);
+}
+
+/**
+ * The warning a sub workflow's Retry, Restart and Rerun give before they act: the service then reopens its
+ * parents up the tree (docs/api.md, "reopens its parents"), unless a rule there keeps one as it is, hence "may".
+ * Empty for a workflow without a parent.
+ * @param {Workflow} current
+ * @returns {Node[]}
+ */
+function reopenWarning(current) {
+  const parentId = current.parentWorkflowId;
+  if (!parentId) return [];
+  // Following the link leaves the page, so it closes the dialog instead of leaving it open over the parent.
+  const closeDialog = (/** @type {MouseEvent} */ event) => (/** @type {HTMLElement} */ (event.currentTarget)).closest("dialog")?.close("cancel");
+  return [h("p", { className: "warning reopen-warning" },
+    "This is a sub workflow: running it again may also reopen its parent workflow ",
+    h("a", { href: `#/executions/${parentId}`, className: "mono", onclick: closeDialog }, parentId),
+    " and that one's parents, up the tree. A reopened parent waits for this workflow again and runs the tasks after it again.")];
 }
 
 /** @param {string} term @param {...import("../lib/dom.js").Child} value */
