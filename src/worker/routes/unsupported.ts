@@ -31,7 +31,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
   ["/api/metadata/workflow/:name/tags", "tags"],
   ["/api/metadata/workflow/:name/rate-limit", "workflow rate limits"],
-  ["/api/workflow/bulk/*", "bulk workflow operations"],
   ["/api/workflow/correlated/batch", "lookup by correlation id (use GET /api/workflow/search?correlationId=)"],
   ["/api/workflow/:name/correlated/*", "lookup by correlation id (use GET /api/workflow/search?correlationId=)"],
   ["/api/workflow/:name/correlated", "lookup by correlation id (use GET /api/workflow/search?correlationId=)"],
