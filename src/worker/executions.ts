@@ -4,10 +4,15 @@ import { fromEngineRefusal, notFound } from "./http/errors";
 /** Ids are random UUIDs; anything else cannot name an execution, so it is refused before touching an object. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** The id as the execution's object is named: an id shaped like a UUID names the same execution in either case. */
+export function canonicalWorkflowId(workflowId: string): string {
+  return UUID.test(workflowId) ? workflowId.toLowerCase() : workflowId;
+}
+
 /** The Durable Object of an execution, or 404 when the id cannot be one. */
 export function executionStub(env: Env, workflowId: string): DurableObjectStub<import("../actors/workflow-execution").WorkflowExecution> {
   if (!UUID.test(workflowId)) throw notFound(`Workflow ${workflowId} not found`);
-  return env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId.toLowerCase()));
+  return env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(canonicalWorkflowId(workflowId)));
 }
 
 /** The value of an actor result, or the matching API error. */

@@ -1,5 +1,5 @@
 import type { IRequest } from "itty-router";
-import { DEFAULT_ACCESS_RULES, authorize, matchApiPath, type AccessRule, type RequestTarget } from "./auth/access-rules";
+import { BULK_ACCESS_RULES, DEFAULT_ACCESS_RULES, authorize, matchApiPath, type AccessRule, type RequestTarget } from "./auth/access-rules";
 import { authenticate } from "./auth/authenticate";
 import { ApiError } from "./http/errors";
 import type { Principal } from "./auth/principal";
@@ -74,9 +74,9 @@ export function principalOf(request: IRequest): Principal {
   return principal;
 }
 
-/** The access rules in force: stored ones first, then the defaults. */
+/** The access rules in force: those of the bulk routes, then stored ones, then the defaults. */
 async function accessRules(env: Env): Promise<AccessRule[]> {
-  return [...(await new SecurityStore(env.DB).listRules()), ...DEFAULT_ACCESS_RULES];
+  return [...BULK_ACCESS_RULES, ...(await new SecurityStore(env.DB).listRules()), ...DEFAULT_ACCESS_RULES];
 }
 
 /** Authenticates and authorizes every request before any route runs. */
@@ -90,13 +90,30 @@ export async function guard(request: IRequest, env: Env): Promise<undefined> {
   return undefined;
 }
 
+/** Throws 403 unless the principal may make a request with this method and path (one of {@link requestAuthorizer}'s checks). */
+export type PathAuthorizer = (method: string, path: string) => Promise<void>;
+
+/**
+ * Checks, for the principal of `request`, other requests it stands for, exactly as the guard would check them
+ * had they been sent: the same rules (stored ones included, read once here) and the same targets for their
+ * scopes. For a route whose answer shows what another route guards, and for each id of a bulk request.
+ */
+export async function requestAuthorizer(request: IRequest, env: Env): Promise<PathAuthorizer> {
+  const principal = principalOf(request);
+  const rules = await accessRules(env);
+  return async (method, path) => {
+    // Bodiless: what stands in for the request names its target in the path alone.
+    const standIn = new Request(new URL(path, request.url), { method });
+    await authorize(principal, method, path, rules, (variables) => targetOf(standIn, env, path, variables));
+  };
+}
+
 /**
  * Throws 403 unless the request's principal may also `GET path`: for a route whose answer shows what
  * that read route guards (the same rules decide, stored ones included).
  */
 export async function authorizeRead(request: IRequest, env: Env, path: string): Promise<void> {
-  const read = new Request(new URL(path, request.url), { method: "GET" });
-  await authorize(principalOf(request), "GET", path, await accessRules(env), (variables) => targetOf(read, env, path, variables));
+  await (await requestAuthorizer(request, env))("GET", path);
 }
 
 /** Whether the caller may read an execution whose id and definition name are known: see {@link workflowReadCheck}. */

@@ -3,6 +3,7 @@ import { guard } from "./guard";
 import { serviceConfig } from "./config";
 import { ApiError, responseForError } from "./http/errors";
 import { isPreflight, preflightResponse, withResponseHeaders } from "./http/headers";
+import { registerBulkWorkflowRoutes } from "./routes/bulk";
 import { registerMetadataRoutes } from "./routes/metadata";
 import { registerSecretRoutes } from "./routes/secrets";
 import { registerSecurityRoutes } from "./routes/security";
@@ -20,6 +21,8 @@ const router = Router<IRequest, Args>({ before: [guard] });
 router.get("/health", () => Response.json({ status: "ok" }));
 registerUnsupportedRoutes(router);
 registerMetadataRoutes(router);
+// Before the single-id routes: their `:workflowId` would take "bulk".
+registerBulkWorkflowRoutes(router);
 registerWorkflowRoutes(router);
 registerTaskRoutes(router);
 registerSecretRoutes(router);

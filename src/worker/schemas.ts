@@ -54,6 +54,21 @@ export const RerunRequest = v.object({
 /** Parsed {@link RerunRequest}. */
 export type RerunRequest = v.InferOutput<typeof RerunRequest>;
 
+/** The most ids one bulk workflow operation takes: Conductor's cap (WorkflowBulkResource refuses more with 400). */
+export const MAX_BULK_WORKFLOW_IDS = 1000;
+
+/**
+ * The body of a bulk workflow operation (`/api/workflow/bulk/…`): a JSON array of 1 to 1000 workflow ids, as
+ * Conductor takes it. The count is checked before the items, so an oversized list is one problem, not one per id.
+ * An empty id is refused: it would name no single-id path to authorize it as.
+ */
+export const BulkWorkflowIds = v.pipe(
+  v.array(v.unknown(), "must be a JSON array of workflow ids"),
+  v.minLength(1, "must list at least one workflow id"),
+  v.maxLength(MAX_BULK_WORKFLOW_IDS, `must list at most ${MAX_BULK_WORKFLOW_IDS} workflow ids; send more in several requests`),
+  v.array(v.pipe(v.string("must be a string (a workflow id)"), v.minLength(1, "must not be empty"))),
+);
+
 /** Conductor's `TaskResult`, body of `POST /api/tasks`. */
 export const TaskResultRequest = v.object({
   workflowInstanceId: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),

@@ -34,7 +34,6 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/metadata/task/HTTP/tags", "tags"],
     ["DELETE", "/api/metadata/workflow/some_flow/tags", "tags"],
     ["PUT", "/api/metadata/workflow/some_flow/rate-limit", "rate limits"],
-    ["POST", "/api/workflow/bulk/terminate", "bulk"],
     ["GET", "/api/scheduler/schedules", "schedules"],
   ])("%s %s answers 501 NOT_IMPLEMENTED naming the feature, in the contract's error shape", async (method, path, feature) => {
     const body = method === "POST" ? {} : undefined;

@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
+import { BULK_CONCURRENCY } from "../../src/worker/routes/bulk";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
 
 /** A workflow whose first task waits for the completion API, so tests can act while it is RUNNING. */
@@ -323,5 +324,146 @@ describe("unknown things are 404s", () => {
     await expectError("POST", "/api/workflow/versioned?version=7", 404, "NOT_FOUND", {});
     await expectError("POST", "/api/workflow", 404, "NOT_FOUND", { name: "versioned", version: 9 });
     await expectError("POST", `/api/tasks/${crypto.randomUUID()}/x/COMPLETED`, 404, "NOT_FOUND", {});
+  });
+});
+
+type BulkResponse = { bulkErrorResults: Record<string, string>; bulkSuccessfulResults: string[] };
+
+/** A bulk operation through the real router as the admin; fails the test unless it answers 200. */
+async function bulk(method: string, operation: string, ids: unknown, query = ""): Promise<BulkResponse> {
+  return apiOk<BulkResponse>(method, `/api/workflow/bulk/${operation}${query}`, ids);
+}
+
+/** The message the single-id endpoint answers for this request (which must be refused). */
+async function singleRefusal(method: string, path: string): Promise<string> {
+  const response = await api(method, path);
+  expect(response.status).toBeGreaterThanOrEqual(400);
+  return ((await response.json()) as { message: string }).message;
+}
+
+describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
+  it("pause and resume act on each id alone: running ones succeed; a completed, an unknown and a malformed id fail with their single endpoint's message; a repeated id acts once", async () => {
+    await registerWaiting("bulk_pause", "bulk-pause-after");
+    await register({ name: "bulk_pause_done", tasks: [httpTask("a", { uri: target("/echo/bulk-done"), method: "GET" })] });
+    const [first, second] = [await startWaiting("bulk_pause"), await startWaiting("bulk_pause")];
+    const done = await startWorkflow("bulk_pause_done");
+    await waitFor(done, ["COMPLETED"]);
+    const unknown = crypto.randomUUID();
+
+    const paused = await bulk("PUT", "pause", [first, second, first, done, unknown, "not-a-uuid"]);
+    expect(paused.bulkSuccessfulResults).toEqual([first, second]);
+    expect(paused.bulkErrorResults).toEqual({
+      [done]: await singleRefusal("PUT", `/api/workflow/${done}/pause`),
+      [unknown]: await singleRefusal("PUT", `/api/workflow/${unknown}/pause`),
+      "not-a-uuid": await singleRefusal("PUT", "/api/workflow/not-a-uuid/pause"),
+    });
+    expect(paused.bulkErrorResults[done]).toContain("COMPLETED");
+    expect(paused.bulkErrorResults[unknown]).toBe(`Workflow ${unknown} not found`);
+    expect((await getWorkflow(first)).status).toBe("PAUSED");
+    expect((await getWorkflow(second)).status).toBe("PAUSED");
+    expect((await getWorkflow(done)).status).toBe("COMPLETED");
+
+    // A second resume of the same execution would be a 409: the id written twice (in either case) is resumed once.
+    const resumed = await bulk("PUT", "resume", [first, first.toUpperCase(), second]);
+    expect(resumed).toEqual({ bulkErrorResults: {}, bulkSuccessfulResults: [first, second] });
+    expect((await getWorkflow(first)).status).toBe("RUNNING");
+    expect((await getWorkflow(second)).status).toBe("RUNNING");
+    const again = await bulk("PUT", "resume", [first]);
+    expect(again).toEqual({ bulkErrorResults: { [first]: await singleRefusal("PUT", `/api/workflow/${first}/resume`) }, bulkSuccessfulResults: [] });
+  });
+
+  it("terminate (with the reason), retry, restart (with useLatestDefinitions) and delete each do what their single endpoint does", async () => {
+    await registerWaiting("bulk_life", "bulk-life-after");
+    const [first, second] = [await startWaiting("bulk_life"), await startWaiting("bulk_life")];
+    await register({ name: "bulk_life_done", tasks: [httpTask("v", { uri: target("/count/bulk-life-v1"), method: "GET" })] });
+    const done = await startWorkflow("bulk_life_done");
+    await waitFor(done, ["COMPLETED"]);
+
+    const terminated = await bulk("POST", "terminate", [first, second, done], `?reason=${encodeURIComponent("bulk stop")}`);
+    expect(terminated.bulkSuccessfulResults).toEqual([first, second]);
+    expect(terminated.bulkErrorResults).toEqual({ [done]: await singleRefusal("DELETE", `/api/workflow/${done}`) });
+    const stopped = await getWorkflow(first);
+    expect({ status: stopped.status, reason: stopped["reasonForIncompletion"], task: stopped.tasks[0]!.status }).toEqual({ status: "TERMINATED", reason: "bulk stop", task: "CANCELED" });
+
+    const retried = await bulk("POST", "retry", [first, done]);
+    expect(retried.bulkSuccessfulResults).toEqual([first]);
+    expect(retried.bulkErrorResults).toEqual({ [done]: await singleRefusal("POST", `/api/workflow/${done}/retry`) });
+    const running = await waitFor(first, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    expect(running.tasks.map((task) => task.status)).toEqual(["CANCELED", "IN_PROGRESS"]);
+
+    // A bad query parameter is refused before any id is acted on.
+    await expectError("POST", "/api/workflow/bulk/restart?useLatestDefinitions=maybe", 400, "VALIDATION_ERROR", [done]);
+    expect(await hits("bulk-life-v1")).toBe(1);
+    await register({ name: "bulk_life_done", version: 2, tasks: [httpTask("v", { uri: target("/count/bulk-life-v2"), method: "GET" })] });
+    const restarted = await bulk("POST", "restart", [done, first], "?useLatestDefinitions=true");
+    expect(restarted.bulkSuccessfulResults).toEqual([done]);
+    expect(restarted.bulkErrorResults).toEqual({ [first]: await singleRefusal("POST", `/api/workflow/${first}/restart`) });
+    const rerun = await waitFor(done, (workflow) => workflow.status === "COMPLETED" && workflow["workflowVersion"] === 2);
+    expect(rerun.tasks).toHaveLength(1);
+    expect(await hits("bulk-life-v2")).toBe(1);
+
+    const removed = await bulk("POST", "delete", [second, first]);
+    expect(removed.bulkSuccessfulResults).toEqual([second]);
+    expect(removed.bulkErrorResults).toEqual({ [first]: await singleRefusal("DELETE", `/api/workflow/${first}/remove`) });
+    await expectError("GET", `/api/workflow/${second}`, 404, "NOT_FOUND");
+    expect((await getWorkflow(first)).status).toBe("RUNNING");
+  });
+
+  it("a refused body (not an array, a non-string or empty id, no id, more than 1000 ids, not JSON) is a 400 in the contract's shape and changes nothing; 1000 ids are taken", async () => {
+    await registerWaiting("bulk_refused", "bulk-refused-after");
+    const workflowId = await startWaiting("bulk_refused");
+    const tooMany = [workflowId, ...Array.from({ length: 1000 }, (_, n) => `no-such-${n}`)];
+    const refusals: Array<[string, unknown]> = [
+      ["an object", { workflowIds: [workflowId] }],
+      ["a string", JSON.stringify(workflowId)],
+      ["a number among the ids", [workflowId, 5]],
+      ["an empty id", [workflowId, ""]],
+      ["no ids", []],
+      ["1001 ids", tooMany],
+      ["not JSON", `["${workflowId}"`],
+    ];
+    for (const [what, body] of refusals) {
+      // A string body is sent as written: JSON text here.
+      const response = await api("PUT", "/api/workflow/bulk/pause", body);
+      const text = await response.text();
+      expect(response.status, `${what}: ${text}`).toBe(400);
+      expect(JSON.parse(text), what).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
+    }
+    const noBody = await expectError("PUT", "/api/workflow/bulk/pause", 400, "VALIDATION_ERROR");
+    expect(noBody.message).toContain("workflow ids");
+    const capped = await expectError("PUT", "/api/workflow/bulk/pause", 400, "VALIDATION_ERROR", tooMany);
+    expect(capped.message).toContain("1000");
+    expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+
+    const taken = await bulk("PUT", "pause", tooMany.slice(0, 1000));
+    expect(taken.bulkSuccessfulResults).toEqual([workflowId]);
+    expect(Object.keys(taken.bulkErrorResults)).toHaveLength(999);
+    expect((await getWorkflow(workflowId)).status).toBe("PAUSED");
+  });
+
+  it("works the ids a few at a time, never all at once", async () => {
+    const { command } = WorkflowExecution.prototype;
+    let inFlight = 0;
+    let most = 0;
+    WorkflowExecution.prototype.command = async function (this: WorkflowExecution, request) {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return await command.call(this, request);
+      } finally {
+        inFlight--;
+      }
+    };
+    try {
+      const ids = Array.from({ length: 40 }, () => crypto.randomUUID());
+      const answer = await bulk("PUT", "pause", ids);
+      expect(Object.keys(answer.bulkErrorResults)).toEqual(ids);
+    } finally {
+      WorkflowExecution.prototype.command = command;
+    }
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(BULK_CONCURRENCY);
+    expect(BULK_CONCURRENCY).toBeLessThanOrEqual(10);
   });
 });

@@ -1,7 +1,7 @@
 import { SELF, createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { SignJWT, decodeJwt, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
-import { matchApiPath } from "../../src/worker/auth/access-rules";
+import { BULK_ACCESS_RULES, matchApiPath } from "../../src/worker/auth/access-rules";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { peekJsonObject } from "../../src/worker/http/body";
 import worker, { ROUTE_TABLE } from "../../src/worker/index";
@@ -755,6 +755,123 @@ describe("RBAC", () => {
   });
 });
 
+type BulkResponse = { bulkErrorResults: Record<string, string>; bulkSuccessfulResults: string[] };
+
+/** A bulk operation as the caller whose headers are given; fails the test unless it answers 200. */
+async function bulkAs(headers: Record<string, string>, method: string, operation: string, ids: string[], query = ""): Promise<BulkResponse> {
+  return JSON.parse(await expectStatus(await call(method, `/api/workflow/bulk/${operation}${query}`, headers, ids), 200)) as BulkResponse;
+}
+
+/** The error message the single-id route answers this caller. */
+async function refusalAs(headers: Record<string, string>, method: string, path: string, status = 403): Promise<string> {
+  return (JSON.parse(await expectStatus(await call(method, path, headers), status)) as { message: string }).message;
+}
+
+/** A workflow whose first task waits for the completion API; started by the admin, returned once that task waits. */
+async function startWaitingAs(name: string): Promise<string> {
+  await register({ name, tasks: [httpTask("gate", { uri: target("/echo/bulk-gate"), method: "GET" }, { asyncComplete: true })] });
+  const workflowId = await startWorkflow(name);
+  await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+  return workflowId;
+}
+
+describe("bulk operations", () => {
+  it("authorize each id as its single-id route: WORKFLOW_ADMIN on workflow A's name pauses A but not B, which gets the single route's 403; the bulk route itself takes any authenticated caller", async () => {
+    const mine = await startWaitingAs("bulkauth_a");
+    const theirs = await startWaitingAs("bulkauth_b");
+    const unknown = crypto.randomUUID();
+    const alice = await createUser("bulk-alice", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:bulkauth_a" }] });
+    const asAlice = orkes(alice.token);
+
+    const paused = await bulkAs(asAlice, "PUT", "pause", [mine, theirs, unknown]);
+    expect(paused.bulkSuccessfulResults).toEqual([mine]);
+    expect(paused.bulkErrorResults).toEqual({
+      [theirs]: await refusalAs(asAlice, "PUT", `/api/workflow/${theirs}/pause`),
+      [unknown]: await refusalAs(asAlice, "PUT", `/api/workflow/${unknown}/pause`),
+    });
+    expect(paused.bulkErrorResults[theirs]).toBe(`Permission denied: PUT /api/workflow/${theirs}/pause needs WORKFLOW_ADMIN on workflow:bulkauth_b`);
+    expect((await getWorkflow(mine)).status).toBe("PAUSED");
+    expect((await getWorkflow(theirs)).status).toBe("RUNNING");
+    const terminated = await bulkAs(asAlice, "POST", "terminate", [theirs, mine]);
+    expect(terminated).toEqual({ bulkErrorResults: { [theirs]: await refusalAs(asAlice, "DELETE", `/api/workflow/${theirs}`) }, bulkSuccessfulResults: [mine] });
+    expect((await getWorkflow(theirs)).status).toBe("RUNNING");
+
+    // A caller holding nothing reaches the route, and every id is refused; without credentials it is a 401.
+    const nobody = await createUser("bulk-nobody");
+    const refused = await bulkAs(orkes(nobody.token), "POST", "terminate", [theirs]);
+    expect(refused).toEqual({ bulkErrorResults: { [theirs]: await refusalAs(orkes(nobody.token), "DELETE", `/api/workflow/${theirs}`) }, bulkSuccessfulResults: [] });
+    await expectStatus(await call("POST", "/api/workflow/bulk/terminate", {}, [theirs]), 401);
+    expect((await getWorkflow(theirs)).status).toBe("RUNNING");
+  });
+
+  it("apply access rules added through the API to each id exactly as to its single-id route, in both directions", async () => {
+    const first = await startWaitingAs("bulkrule_ops");
+    const second = await startWaitingAs("bulkrule_ops");
+    // Whoever may complete the workflow's tasks may also pause it (the README's example rule).
+    const widening = await apiOk<{ id: string }>("POST", "/api/security/rules", {
+      apiPath: "/api/workflow/{workflowId}/pause",
+      methods: ["PUT"],
+      requiredPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:${workflow.name}" }, { action: "TASK_EXECUTE", scope: "workflow:${workflow.name}" }],
+    }, 201);
+    // And nobody but a system admin may resume the second one.
+    const narrowing = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: `/api/workflow/${second}/resume`, methods: ["PUT"], requiredPermissions: [{ action: "SYSTEM_ADMIN", scope: "*" }] }, 201);
+    const operator = await createUser("bulk-operator", { directPermissions: [{ action: "TASK_EXECUTE", scope: "workflow:bulkrule_ops" }] });
+    const admin = await createUser("bulk-wfadmin", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:bulkrule_ops" }] });
+    let paused: BulkResponse;
+    let resumed: BulkResponse;
+    let resumeRefusal: string;
+    try {
+      paused = await bulkAs(orkes(operator.token), "PUT", "pause", [first, second]);
+      resumed = await bulkAs(orkes(admin.token), "PUT", "resume", [first, second]);
+      resumeRefusal = await refusalAs(orkes(admin.token), "PUT", `/api/workflow/${second}/resume`);
+    } finally {
+      await apiOk("DELETE", `/api/security/rules/${widening.id}`);
+      await apiOk("DELETE", `/api/security/rules/${narrowing.id}`);
+    }
+    expect(paused).toEqual({ bulkErrorResults: {}, bulkSuccessfulResults: [first, second] });
+    expect(resumed).toEqual({ bulkErrorResults: { [second]: resumeRefusal }, bulkSuccessfulResults: [first] });
+    expect(resumeRefusal).toContain("SYSTEM_ADMIN");
+    expect((await getWorkflow(first)).status).toBe("RUNNING");
+    expect((await getWorkflow(second)).status).toBe("PAUSED");
+    // With the rule gone, the default rule decides again: the operator no longer pauses.
+    const afterwards = await bulkAs(orkes(operator.token), "PUT", "pause", [first]);
+    expect(afterwards.bulkSuccessfulResults).toEqual([]);
+    expect((await getWorkflow(first)).status).toBe("RUNNING");
+  });
+
+  it("retry and restart record the caller's start scopes, as the single routes do: a SUB_WORKFLOW she may not start fails and starts nothing", async () => {
+    await register({ name: "bulksc_payroll", tasks: [httpTask("pay", { uri: target("/count/bulksc-payroll"), method: "GET" })] });
+    await register({
+      name: "bulksc_mine",
+      tasks: [
+        httpTask("flaky", { uri: target("/flaky/bulksc-flaky?fail=1"), method: "GET" }),
+        { name: "later", taskReferenceName: "later", type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: "bulksc_payroll" } } },
+      ],
+    });
+    const workflowId = await startWorkflow("bulksc_mine");
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("FAILED");
+    const mallory = await createUser("bulksc-mallory", { directPermissions: ["WORKFLOW_ADMIN", "WORKFLOW_READ"].map((action) => ({ action, scope: "workflow:bulksc_mine" })) });
+    const asMallory = orkes(mallory.token);
+    const terminal = (workflow: { status: string; tasks: Array<{ referenceTaskName: string }> }) => workflow.status !== "RUNNING" && workflow.tasks.some((task) => task.referenceTaskName === "later");
+
+    expect(await bulkAs(asMallory, "POST", "retry", [workflowId])).toEqual({ bulkErrorResults: {}, bulkSuccessfulResults: [workflowId] });
+    const retried = await waitFor(workflowId, terminal);
+    expect(retried.tasks.at(-1)!["reasonForIncompletion"]).toContain("may not start workflow bulksc_payroll");
+    expect(await hits("bulksc-payroll")).toBe(0);
+
+    // The admin's restart records every scope again, and the child runs.
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    expect((await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED")).tasks.at(-1)!.status).toBe("COMPLETED");
+    expect(await hits("bulksc-payroll")).toBe(1);
+
+    expect(await bulkAs(asMallory, "POST", "restart", [workflowId])).toEqual({ bulkErrorResults: {}, bulkSuccessfulResults: [workflowId] });
+    const restarted = await waitFor(workflowId, (workflow) => workflow.status === "FAILED" && terminal(workflow));
+    expect(restarted.tasks.at(-1)!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(restarted.tasks.at(-1)!["reasonForIncompletion"]).toContain("may not start workflow bulksc_payroll");
+    expect(await hits("bulksc-payroll")).toBe(1);
+  });
+});
+
 describe("every registered route", () => {
   const PUBLIC = new Set(["GET /health", "POST /api/security/token", "POST /api/token", "POST /api/security/token/refresh", "POST /api/security/token/revoke", "POST /api/tasks/webhook/:workflowId/:taskRefName/:taskId"]);
   const concrete = (path: string) =>
@@ -765,9 +882,14 @@ describe("every registered route", () => {
       .replace(/:\w+/g, "some_name");
   const routes = ROUTE_TABLE.filter(([method, path]) => method !== "ALL" && path !== "*");
 
+  // The bulk routes take any authenticated caller: each id is authorized as its single-id route (see "bulk operations").
+  const ANY_CALLER = new Set(BULK_ACCESS_RULES.flatMap((rule) => rule.methods.map((method) => `${method} ${rule.apiPath}`)));
+
   it("the route table is the one the tests expect (a new route must be added to these checks)", () => {
     expect(routes.length).toBeGreaterThanOrEqual(35);
     for (const publicRoute of PUBLIC) expect(routes.map(([method, path]) => `${method} ${path}`)).toContain(publicRoute);
+    expect(routes.map(([method, path]) => `${method} ${path}`).filter((route) => route.includes("/bulk/"))).toEqual([...ANY_CALLER]);
+    expect(ANY_CALLER.size).toBe(6);
   });
 
   it("refuses every non-public route without credentials (401), with a token lacking permissions (403), and lets the admin through", async () => {
@@ -780,6 +902,8 @@ describe("every registered route", () => {
       expect((await call(method, path, {}, body)).status, `${method} ${path} without credentials`).toBe(401);
       const forbidden = await call(method, path, orkes(nobody.token), body);
       if (pattern === "/api/security/permissions") expect(forbidden.status).toBe(200);
+      // Reached, and the body ({}: not a list of ids) refused.
+      else if (ANY_CALLER.has(`${method} ${pattern}`)) expect(forbidden.status, `${method} ${path} without permission`).toBe(400);
       else expect(forbidden.status, `${method} ${path} without permission`).toBe(403);
       const allowed = await call(method, path, orkes(admin.token), body);
       expect([401, 403], `${method} ${path} as admin → ${allowed.status}`).not.toContain(allowed.status);

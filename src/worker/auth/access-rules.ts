@@ -32,6 +32,18 @@ const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const at = (action: Grant["action"], scope = "*"): Grant => ({ action, scope });
 
 /**
+ * The rules of the bulk lifecycle routes (`/api/workflow/bulk/…`): any authenticated caller reaches them, because
+ * the route authorizes each id as its single-id route (`PUT /api/workflow/{id}/pause`, …), so the rules of those
+ * routes, stored ones included, decide per execution, and an id refused there is listed as refused. Decided
+ * before the stored rules: one written for the single-id routes (`/api/workflow/{workflowId}/pause`) also fits
+ * `/api/workflow/bulk/pause` ("bulk" as the id) and would otherwise shut the bulk route for all but callers
+ * allowed on every workflow, though it already applies to each id.
+ */
+export const BULK_ACCESS_RULES: readonly AccessRule[] = (
+  [["PUT", "pause"], ["PUT", "resume"], ["POST", "restart"], ["POST", "retry"], ["POST", "terminate"], ["POST", "delete"]] as const
+).map(([method, operation]) => ({ apiPath: `/api/workflow/bulk/${operation}`, methods: [method], requiredPermissions: [] }));
+
+/**
  * The rule for every route of the service, most specific first; the first rule matching a request
  * decides. Anything else under /api (a route added without a rule) is for system admins only.
  */

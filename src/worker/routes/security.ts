@@ -1,5 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
-import { DEFAULT_ACCESS_RULES } from "../auth/access-rules";
+import { BULK_ACCESS_RULES, DEFAULT_ACCESS_RULES } from "../auth/access-rules";
 import { parseApiKey, userForApiKey } from "../auth/api-key";
 import { addedGrants, authorizeHandingOut } from "../auth/delegation";
 import { clientAddress } from "../auth/throttle";
@@ -206,7 +206,9 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     return Response.json({ userId, scope, permissions: PERMISSIONS.filter((action) => grantsAllow(grants, action, scope)) });
   });
 
-  router.get("/api/security/rules", async (_request, env) => Response.json({ rules: await new SecurityStore(env.DB).listRules(), defaults: DEFAULT_ACCESS_RULES }));
+  router.get("/api/security/rules", async (_request, env) =>
+    Response.json({ rules: await new SecurityStore(env.DB).listRules(), defaults: DEFAULT_ACCESS_RULES, decidedFirst: BULK_ACCESS_RULES }),
+  );
   router.post("/api/security/rules", async (request, env) => {
     const rule = parseOrThrow(AccessRuleSchema, await jsonBody(request, env), "access rule");
     return Response.json(await new SecurityStore(env.DB).createRule(rule), { status: 201 });

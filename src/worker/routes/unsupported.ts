@@ -31,7 +31,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
   ["/api/metadata/workflow/:name/tags", "tags"],
   ["/api/metadata/workflow/:name/rate-limit", "workflow rate limits"],
-  ["/api/workflow/bulk/*", "bulk workflow operations"],
   ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],
   ["/api/workflow/decide/:workflowId", "forcing a decision (the service decides on every event)"],
   ["/api/workflow/:workflowId/skiptask/*", "skipping tasks"],

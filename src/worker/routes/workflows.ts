@@ -3,7 +3,6 @@ import type { WorkflowCommand } from "../../actors/workflow-execution";
 import { oversize, oversizeReason } from "../../engine/limits";
 import type { JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
-import { DefinitionRepository } from "../definitions";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
@@ -21,12 +20,13 @@ import {
   parseOrThrow,
   type StartWorkflowRequest as StartRequest,
 } from "../schemas";
-import { readableWorkflows, startScopes } from "../auth/access-rules";
+import { readableWorkflows } from "../auth/access-rules";
 import { authorizeRead, principalOf, workflowReadCheck } from "../guard";
 import { booleanQuery, decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { correlatedMapText, correlatedWorkflows, runningWorkflowIds, taskListPage, workflowArrayText } from "../lookups";
 import { searchExecutions, type ReadableWorkflows } from "../search";
 import { startExecution, type StartOptions, type StartOutcome } from "../start-execution";
+import { WORKFLOW_ACTIONS, callerStartScopes, type WorkflowAction } from "../workflow-actions";
 
 type Args = [Env, ExecutionContext];
 
@@ -67,9 +67,13 @@ async function bodyValue(request: IRequest, env: Env): Promise<unknown> {
   return body.present ? body.value : undefined;
 }
 
-/** What the caller may start: the snapshot a start, retry, restart or rerun stores with the execution. */
-function callerStartScopes(request: IRequest): string[] {
-  return startScopes(principalOf(request).grants);
+/** The route of a lifecycle action on the execution its path names: 200 with no body once done. */
+function singleAction(action: WorkflowAction) {
+  return async (request: IRequest, env: Env): Promise<Response> => {
+    const act = action.prepare(request);
+    await act(env, decodedPathParam(request, "workflowId"));
+    return new Response(null, { status: 200 });
+  };
 }
 
 /** Refuses (413) an input from the caller that is larger than a stored input may be. */
@@ -188,46 +192,12 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     return Response.json(taskListPage(workflow.tasks, page));
   });
 
-  router.delete("/api/workflow/:workflowId/remove", async (request, env) => {
-    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).remove());
-    return new Response(null, { status: 200 });
-  });
-
-  router.delete("/api/workflow/:workflowId", async (request, env) => {
-    const reason = queryValue(request, "reason");
-    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).command(reason ? { type: "terminate", reason } : { type: "terminate" }));
-    return new Response(null, { status: 200 });
-  });
-
-  router.put("/api/workflow/:workflowId/pause", async (request, env) => {
-    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).command({ type: "pause" }));
-    return new Response(null, { status: 200 });
-  });
-
-  router.put("/api/workflow/:workflowId/resume", async (request, env) => {
-    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).command({ type: "resume" }));
-    return new Response(null, { status: 200 });
-  });
-
-  router.post("/api/workflow/:workflowId/retry", async (request, env) => {
-    const resumeSubworkflowTasks = booleanQuery(request, "resumeSubworkflowTasks", false);
-    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).command({ type: "retry", resumeSubworkflowTasks, startScopes: callerStartScopes(request) }));
-    return new Response(null, { status: 200 });
-  });
-
-  router.post("/api/workflow/:workflowId/restart", async (request, env) => {
-    const workflowId = decodedPathParam(request, "workflowId");
-    const stub = executionStub(env, workflowId);
-    if (!booleanQuery(request, "useLatestDefinitions", false)) {
-      unwrap(await stub.command({ type: "restart", startScopes: callerStartScopes(request) }));
-      return new Response(null, { status: 200 });
-    }
-    const workflowName = await stub.getWorkflowName();
-    if (workflowName === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
-    const definition = await new DefinitionRepository(env.DB).get(workflowName);
-    unwrap(await stub.command({ type: "restart", definition, startScopes: callerStartScopes(request) }));
-    return new Response(null, { status: 200 });
-  });
+  router.delete("/api/workflow/:workflowId/remove", singleAction(WORKFLOW_ACTIONS.remove));
+  router.delete("/api/workflow/:workflowId", singleAction(WORKFLOW_ACTIONS.terminate));
+  router.put("/api/workflow/:workflowId/pause", singleAction(WORKFLOW_ACTIONS.pause));
+  router.put("/api/workflow/:workflowId/resume", singleAction(WORKFLOW_ACTIONS.resume));
+  router.post("/api/workflow/:workflowId/retry", singleAction(WORKFLOW_ACTIONS.retry));
+  router.post("/api/workflow/:workflowId/restart", singleAction(WORKFLOW_ACTIONS.restart));
 
   router.post("/api/workflow/:workflowId/rerun", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");

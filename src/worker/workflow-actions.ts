@@ -1,0 +1,103 @@
+import type { IRequest } from "itty-router";
+import { startScopes } from "./auth/access-rules";
+import { DefinitionRepository } from "./definitions";
+import { executionStub, unwrap } from "./executions";
+import { ApiError } from "./http/errors";
+import { booleanQuery, queryValue } from "./http/params";
+import { principalOf } from "./guard";
+
+/** What the caller may start: the snapshot a start, retry, restart or rerun stores with the execution. */
+export function callerStartScopes(request: IRequest): string[] {
+  return startScopes(principalOf(request).grants);
+}
+
+/** Acts on one execution; throws the API error its single-id route answers. */
+export type ExecutionAct = (env: Env, workflowId: string) => Promise<void>;
+
+/**
+ * A lifecycle action on one execution by id, shared by its single-id route and its bulk route, so both do
+ * (and are authorized for) exactly the same thing.
+ */
+export interface WorkflowAction {
+  /** Method of the single-id route. */
+  readonly method: "PUT" | "POST" | "DELETE";
+  /** Path of the single-id route for one execution: access rules are matched against it. */
+  path(workflowId: string): string;
+  /**
+   * Reads the request's options (query parameters, the caller's start scopes) once, refusing bad ones (400)
+   * before anything is acted on; the act it returns may then run for any number of executions.
+   */
+  prepare(request: IRequest): ExecutionAct;
+}
+
+const single = (suffix: string) => (workflowId: string) => `/api/workflow/${encodeURIComponent(workflowId)}${suffix}`;
+
+const terminate: WorkflowAction = {
+  method: "DELETE",
+  path: single(""),
+  prepare(request) {
+    const reason = queryValue(request, "reason");
+    return async (env, workflowId) => {
+      unwrap(await executionStub(env, workflowId).command(reason ? { type: "terminate", reason } : { type: "terminate" }));
+    };
+  },
+};
+
+const remove: WorkflowAction = {
+  method: "DELETE",
+  path: single("/remove"),
+  prepare: () => async (env, workflowId) => {
+    unwrap(await executionStub(env, workflowId).remove());
+  },
+};
+
+const pause: WorkflowAction = {
+  method: "PUT",
+  path: single("/pause"),
+  prepare: () => async (env, workflowId) => {
+    unwrap(await executionStub(env, workflowId).command({ type: "pause" }));
+  },
+};
+
+const resume: WorkflowAction = {
+  method: "PUT",
+  path: single("/resume"),
+  prepare: () => async (env, workflowId) => {
+    unwrap(await executionStub(env, workflowId).command({ type: "resume" }));
+  },
+};
+
+const retry: WorkflowAction = {
+  method: "POST",
+  path: single("/retry"),
+  prepare(request) {
+    const resumeSubworkflowTasks = booleanQuery(request, "resumeSubworkflowTasks", false);
+    const scopes = callerStartScopes(request);
+    return async (env, workflowId) => {
+      unwrap(await executionStub(env, workflowId).command({ type: "retry", resumeSubworkflowTasks, startScopes: scopes }));
+    };
+  },
+};
+
+const restart: WorkflowAction = {
+  method: "POST",
+  path: single("/restart"),
+  prepare(request) {
+    const useLatestDefinitions = booleanQuery(request, "useLatestDefinitions", false);
+    const scopes = callerStartScopes(request);
+    return async (env, workflowId) => {
+      const stub = executionStub(env, workflowId);
+      if (!useLatestDefinitions) {
+        unwrap(await stub.command({ type: "restart", startScopes: scopes }));
+        return;
+      }
+      const workflowName = await stub.getWorkflowName();
+      if (workflowName === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
+      const definition = await new DefinitionRepository(env.DB).get(workflowName);
+      unwrap(await stub.command({ type: "restart", definition, startScopes: scopes }));
+    };
+  },
+};
+
+/** Every lifecycle action taking nothing but the execution's id and query parameters (rerun takes a body). */
+export const WORKFLOW_ACTIONS = { terminate, remove, pause, resume, retry, restart } as const;
