@@ -2,8 +2,8 @@
 /**
  * The web UI in headless Chromium against the real `wrangler dev`, as a user clicks through it: log in with an
  * API key, run a workflow whose asyncComplete HTTP task waits, complete that task by hand, rerun from a task,
- * register a definition with a mistake and see the error at its line, and see that a read-only user is not
- * offered what it may not do. Every page must keep a clean console.
+ * act on several executions of the list at once, register a definition with a mistake and see the error at its
+ * line, and see that a read-only user is not offered what it may not do. Every page must keep a clean console.
  *
  * `SCREENSHOT_DIR=docs/screenshots npx vitest run --project e2e test/e2e/ui.test.ts` also saves the screenshots
  * the README links to.
@@ -188,7 +188,11 @@ describe("web UI", () => {
     await expect.poll(() => page.locator(`tr[data-workflow-id="${workflowId}"] .badge`).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
     // The child inherits the correlation id, as in Conductor; nothing else matches. Polled: the unfiltered
     // page may still be on screen (it shows the parent too) until the search's page replaces it.
-    const listedRows = () => page.locator("tbody tr").evaluateAll((found) => found.map((row) => [row.getAttribute("data-workflow-id"), row.children[3]?.textContent]));
+    // The column is found by its heading: a user who may act has a checkbox column first.
+    const listedRows = () => page.locator("tbody tr").evaluateAll((found) => found.map((row) => {
+      const column = [...(row.closest("table")?.querySelectorAll("thead th") ?? [])].findIndex((heading) => heading.textContent === "Correlation id");
+      return [row.getAttribute("data-workflow-id"), row.children[column]?.textContent];
+    }));
     await expect.poll(async () => (await listedRows()).length, { timeout: STEP_TIMEOUT_MS }).toBe(2);
     const rows = await listedRows();
     expect(rows).toHaveLength(2);
@@ -348,6 +352,77 @@ describe("web UI", () => {
     expect(admin.refusedLoads).toEqual([]);
   });
 
+  it("acts on selected executions of the list at once, keeping the selection through a live refresh and listing each refusal with the server's message", async () => {
+    const { page } = admin;
+    const name = `${parentName}_bulk`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
+        tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT_FOR_WEBHOOK", inputParameters: { timeoutSeconds: 600, headers: { "X-Sender": "payments" } } }],
+      },
+    });
+    const start = async () => (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+    const running = [await start(), await start()];
+    const completed = await start();
+    const held = (await waitForStatus(server.url, adminKey, completed, ["RUNNING"])).tasks[0];
+    await callOk(server.url, "POST", "/api/tasks", { key: adminKey, body: { workflowInstanceId: completed, taskId: held.taskId, status: "COMPLETED", outputData: {} } });
+    await waitForStatus(server.url, adminKey, completed, ["COMPLETED"]);
+
+    await page.goto(`${server.url}/#/executions?workflowName=${name}`);
+    const badge = (id: string) => page.locator(`tr[data-workflow-id="${id}"] .badge`);
+    await expect.poll(() => badge(completed).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    await expect.poll(() => page.locator("tbody tr").count(), { timeout: STEP_TIMEOUT_MS }).toBe(3);
+    const box = (id: string) => page.getByRole("checkbox", { name: `Select execution ${id}` });
+    const toolbar = page.getByRole("toolbar", { name: "Selected executions" });
+    const dialog = page.getByRole("dialog");
+    expect(await toolbar.isVisible()).toBe(false);
+    for (const id of [...running, completed]) await box(id).check();
+    await expect.poll(() => toolbar.textContent()).toContain("3 selected");
+    expect(await page.getByRole("checkbox", { name: "Select all executions on this page" }).isChecked()).toBe(true);
+
+    // The running rows are redrawn by every live refresh; the selection stays, and so does the focus.
+    const updated = page.locator(".live .help");
+    const before = await updated.textContent();
+    await box(completed).focus();
+    await expect.poll(() => updated.textContent(), { timeout: STEP_TIMEOUT_MS }).not.toBe(before);
+    for (const id of [...running, completed]) expect(await box(id).isChecked(), id).toBe(true);
+    expect(await page.evaluate('document.activeElement?.getAttribute("aria-label")')).toBe(`Select execution ${completed}`);
+
+    await toolbar.getByRole("button", { name: "Pause" }).click();
+    await dialog.getByRole("heading", { name: "Pause 3 executions" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await dialog.getByRole("button", { name: "Pause" }).click();
+    const outcome = page.locator(".bulk-outcome");
+    await expect.poll(() => outcome.locator("h2").textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("Pause: 2 succeeded, 1 failed");
+    // The message is the one the single-id request answers (the refusal changes nothing).
+    const refusal = (await call(server.url, "PUT", `/api/workflow/${completed}/pause`, { key: adminKey })).json().message as string;
+    expect(refusal).toMatch(/COMPLETED/);
+    expect(await outcome.locator("li").allTextContents()).toEqual([`${completed}: ${refusal}`]);
+    for (const id of running) await waitForStatus(server.url, adminKey, id, ["PAUSED"]);
+    // The failed one stays selected, the rest are cleared.
+    await expect.poll(() => toolbar.textContent()).toContain("1 selected");
+    expect(await box(completed).isChecked()).toBe(true);
+    for (const id of running) expect(await box(id).isChecked(), id).toBe(false);
+    for (const id of running) await expect.poll(() => badge(id).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("PAUSED");
+    expect(await box(completed).isChecked()).toBe(true);
+    await screenshot(page, "executions-bulk-outcome");
+
+    await page.getByRole("checkbox", { name: "Select all executions on this page" }).check();
+    await expect.poll(() => toolbar.textContent()).toContain("3 selected");
+    await toolbar.getByRole("button", { name: "Terminate" }).click();
+    await dialog.getByRole("heading", { name: "Terminate 3 executions" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await dialog.getByLabel("Reason (optional)").fill("bulk cleanup");
+    await dialog.getByRole("button", { name: "Terminate" }).click();
+    await expect.poll(() => outcome.locator("h2").textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("Terminate: 2 succeeded, 1 failed");
+    expect(await outcome.locator("li").count()).toBe(1);
+    for (const id of running) {
+      expect((await waitForStatus(server.url, adminKey, id, ["TERMINATED"])).reasonForIncompletion, id).toContain("bulk cleanup");
+    }
+    expect((await waitForStatus(server.url, adminKey, completed, ["COMPLETED"])).status).toBe("COMPLETED");
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
   it("shows a definition's validation errors at the offending line and registers it once fixed", async () => {
     const { page } = admin;
     await page.getByRole("link", { name: "Definitions" }).click();
@@ -429,6 +504,9 @@ describe("web UI", () => {
     const firstUpdate = await updated.textContent();
     await expect.poll(() => updated.textContent(), { timeout: STEP_TIMEOUT_MS }).not.toBe(firstUpdate);
     expect(await page.evaluate('document.activeElement?.getAttribute("href")')).toBe(`#/executions/${started}`);
+    // Nothing to select where nothing may be acted on.
+    expect(await page.getByRole("checkbox", { name: /^Select/ }).count()).toBe(0);
+    expect(await page.getByRole("toolbar", { name: "Selected executions" }).count()).toBe(0);
 
     // The API refuses it too: hiding is a courtesy, not the protection.
     expect((await call(server.url, "DELETE", `/api/workflow/${started}`, { key: `${keyId}:${keySecret}` })).status).toBe(403);

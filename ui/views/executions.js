@@ -1,6 +1,7 @@
 // @ts-check
-import { api } from "../lib/api.js";
+import { api, permissionsAt } from "../lib/api.js";
 import { formatDuration, formatTime, h, keepingFocus, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
+import { executionSelection } from "./execution-selection.js";
 
 export const WORKFLOW_STATUSES = ["RUNNING", "PAUSED", "COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"];
 const PAGE_SIZE = 25;
@@ -8,12 +9,13 @@ const REFRESH_MS = 3000;
 
 /**
  * @typedef {{ workflowId: string, workflowType?: string, workflowName?: string, version?: number, workflowVersion?: number, status: string,
- *   correlationId: string | null, startTime: number | string, endTime: number | string | null, updateTime: number | string, reasonForIncompletion: string | null }} Summary
+ *   correlationId: string | null, startTime: number | string, endTime: number | string | null, updateTime: number | string, reasonForIncompletion: string | null,
+ *   parentWorkflowId?: string | null }} Summary
  */
 
 /**
  * The executions list: filters (kept in the address, so a filtered list can be bookmarked), a page of results,
- * and a live refresh that runs while the tab is visible.
+ * a live refresh that runs while the tab is visible, and actions on the executions selected on the page.
  * @type {import("../app.js").View}
  */
 export async function renderExecutions(container, params, context) {
@@ -66,6 +68,7 @@ export async function renderExecutions(container, params, context) {
 
   const results = h("div", { className: "results", "aria-live": "polite", "aria-busy": "true" });
   const updated = h("span", { className: "help" });
+  const selection = executionSelection({ context, reload: () => load() });
   liveToggle.addEventListener("change", () => {
     history.replaceState(null, "", hashFor(start));
     if (liveToggle.checked) void load();
@@ -76,6 +79,8 @@ export async function renderExecutions(container, params, context) {
       h("h1", {}, "Executions"),
       h("div", { className: "live" }, liveToggle, h("label", { for: "live" }, "Live refresh"), " ", updated)),
     form,
+    selection.toolbar,
+    selection.outcome,
     results);
 
   const searchQuery = new URLSearchParams({ start: String(start), size: String(PAGE_SIZE), sort: "startTime:DESC" });
@@ -92,12 +97,15 @@ export async function renderExecutions(container, params, context) {
   async function load() {
     try {
       const page = /** @type {{ totalHits: number, results: Summary[] }} */ (await api("GET", `/api/workflow/search?${searchQuery}`));
+      const mayAct = await mayActOnSome(page.results);
       if (!context.active()) return;
+      selection.setPage(page.results, mayAct);
       // Durations of running executions change on every refresh; a page of finished ones is only redrawn when
       // it changed. Either way the keyboard focus stays where it was.
       const seen = JSON.stringify(page);
       const finished = page.results.every((summary) => summary.endTime);
       if (seen !== lastSeen || !finished) keepingFocus(results, () => renderPage(page));
+      selection.show();
       lastSeen = seen;
       updated.textContent = `updated ${formatTime(Date.now()).slice(11, 19)}`;
     } catch (error) {
@@ -119,6 +127,7 @@ export async function renderExecutions(container, params, context) {
       const startTime = toMillis(summary.startTime);
       const end = toMillis(summary.endTime) || (summary.status === "RUNNING" || summary.status === "PAUSED" ? Date.now() : toMillis(summary.updateTime));
       return h("tr", { "data-workflow-id": summary.workflowId },
+        selection.rowCell(summary.workflowId),
         h("td", {}, h("a", { href: `#/executions/${summary.workflowId}` }, workflowName), version ? h("span", { className: "muted" }, ` v${version}`) : null),
         h("td", {}, statusBadge(summary.status)),
         h("td", { className: "mono" }, summary.workflowId),
@@ -131,12 +140,23 @@ export async function renderExecutions(container, params, context) {
       h("div", { className: "table-wrap" },
         h("table", {},
           h("caption", { className: "visually-hidden" }, "Executions"),
-          h("thead", {}, h("tr", {}, ["Workflow", "Status", "Id", "Correlation id", "Started", "Duration"].map((title) => h("th", { scope: "col" }, title)))),
+          h("thead", {}, h("tr", {}, selection.headerCell(), ["Workflow", "Status", "Id", "Correlation id", "Started", "Duration"].map((title) => h("th", { scope: "col" }, title)))),
           h("tbody", {}, rows))),
       h("nav", { className: "pager", "aria-label": "Pages" },
         h("span", {}, `${start + 1}–${last} of ${page.totalHits}`),
         start > 0 ? h("a", { href: hashFor(Math.max(0, start - PAGE_SIZE)) }, "Previous") : null,
         last < page.totalHits ? h("a", { href: hashFor(start + PAGE_SIZE) }, "Next") : null));
+  }
+
+  /**
+   * Whether the user may act on some execution of the page, decided as an execution's page decides its actions
+   * (WORKFLOW_ADMIN at its workflow's scope). The service still decides each id on its own and says which it refused.
+   * @param {Summary[]} summaries
+   */
+  async function mayActOnSome(summaries) {
+    const names = new Set(summaries.map((summary) => summary.workflowType ?? summary.workflowName ?? ""));
+    const held = await Promise.all([...names].map((workflowName) => permissionsAt(`workflow:${workflowName}`)));
+    return held.some((permissions) => permissions.has("WORKFLOW_ADMIN"));
   }
 
   api("GET", "/api/metadata/workflow").then(
@@ -148,6 +168,7 @@ export async function renderExecutions(container, params, context) {
   await load();
   const timer = window.setInterval(() => {
     if (!context.active()) window.clearInterval(timer);
-    else if (liveToggle.checked && document.visibilityState === "visible") void load();
+    // Not under an open dialog: the confirmation names the executions it acts on, which stay as they were shown.
+    else if (liveToggle.checked && document.visibilityState === "visible" && !document.querySelector("dialog[open]")) void load();
   }, REFRESH_MS);
 }
