@@ -125,6 +125,9 @@ describe("web UI", () => {
 
     const { page: tab, problems, refusedLoads } = await openPage(browser);
     await tab.goto(`${server.url}/`);
+    await tab.getByLabel("API key or token").waitFor({ timeout: STEP_TIMEOUT_MS });
+    // Logged out, the navigation (hidden) is not shown: nothing there to open yet.
+    expect(await tab.locator("#nav").isVisible()).toBe(false);
     await tab.getByLabel("API key or token").fill(`${adminKey.split(":")[0]}:wrong-secret`);
     await tab.getByRole("button", { name: "Log in" }).click();
     await expect.poll(() => tab.getByRole("alert").textContent(), { timeout: STEP_TIMEOUT_MS }).toMatch(/invalid|unknown|wrong/i);
