@@ -9,7 +9,7 @@ import { registerSecretRoutes } from "./routes/secrets";
 import { registerSecurityRoutes } from "./routes/security";
 import { registerTaskRoutes } from "./routes/tasks";
 import { registerUnsupportedRoutes } from "./routes/unsupported";
-import { registerWorkflowRoutes } from "./routes/workflows";
+import { registerWorkflowNameRoutes, registerWorkflowRoutes } from "./routes/workflows";
 
 export { ExecutionIndexWriter } from "../actors/index-writer";
 export { RateLimiter } from "../actors/rate-limiter";
@@ -19,6 +19,8 @@ type Args = [Env, ExecutionContext];
 
 const router = Router<IRequest, Args>({ before: [guard] });
 router.get("/health", () => Response.json({ status: "ok" }));
+// Before the 501s: a definition may be named like one of their segments (`running/variables`, `decide/correlated`).
+registerWorkflowNameRoutes(router);
 registerUnsupportedRoutes(router);
 registerMetadataRoutes(router);
 // Before the single-id routes: their `:workflowId` would take "bulk".

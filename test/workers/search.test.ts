@@ -312,6 +312,22 @@ describe("lookups by correlation id (served from the search index)", () => {
     expect(runningByName[c1]![0]!.tasks).toEqual([]);
   });
 
+  it("looks up definitions whose names are also segments of 501 endpoints (start/{name}/{version}, decide/{workflowId}, {workflowId}/variables): the lookup answers, not the 501", async () => {
+    const gate = [httpTask("gate", { uri: target("/echo/shadowed-names"), method: "GET" }, { asyncComplete: true })];
+    const started: Record<string, string> = {};
+    for (const name of ["start", "decide", "variables"]) {
+      await register({ name, tasks: gate });
+      started[name] = await startWorkflow(name, {}, "?correlationId=shadowed-c1");
+    }
+    for (const id of Object.values(started)) await waitForIndexRow(id, "RUNNING", 10_000);
+    expect(idsOf(await apiOk<WorkflowJson[]>("GET", "/api/workflow/start/correlated/shadowed-c1"))).toEqual([started["start"]]);
+    expect(idsOf((await apiOk<CorrelatedMap>("POST", "/api/workflow/decide/correlated", ["shadowed-c1"]))["shadowed-c1"]!)).toEqual([started["decide"]]);
+    expect(await apiOk<string[]>("GET", "/api/workflow/running/variables")).toEqual([started["variables"]]);
+    // Execute, named by the path as the lookups are, likewise.
+    const executed = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/variables?waitForSeconds=0", {});
+    expect(executed).toMatchObject({ workflowName: "variables", status: "RUNNING" });
+  });
+
   it("refuses bad parameters and bodies with 400 in the contract's shape", async () => {
     const refusals: Array<[string, string, unknown]> = [
       ["GET", "/api/workflow/corr_bad/correlated/x?includeClosed=maybe", undefined],

@@ -9,7 +9,8 @@ type Args = [Env, ExecutionContext];
  * get a 501 that says the endpoint itself is missing. Registered before the real routes because some
  * would otherwise be taken by a real route with path variables (`.../{status}/signal` by the completion
  * route, `.../{name}/tags` and `.../{name}/rate-limit` by the definition delete); so none may overlap a
- * path the service serves (conductor-client.test.ts checks the webhook callback of a task named "signal").
+ * path the service serves (conductor-client.test.ts checks the webhook callback of a task named "signal"), or
+ * come after the routes it would take: the routes naming a definition (lookups, execute) are registered first.
  * (`POST /api/workflow/test` is left out on purpose: it starts a workflow named "test" here.)
  */
 export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string]> = [

@@ -98,10 +98,14 @@ async function start(env: Env, http: IRequest, request: StartRequest & { name: s
   throw new ApiError(outcome.code === "ALREADY_STARTED" ? 409 : 404, outcome.code === "ALREADY_STARTED" ? "CONFLICT" : "NOT_FOUND", outcome.message);
 }
 
-/** Routes of workflow executions: start, execute, read, search and lifecycle actions. */
-export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void {
-  router.get("/api/workflow/search", async (request, env) => Response.json(await searchExecutions(env.DB, request, callerReadable(request))));
-
+/**
+ * Routes whose path names a workflow definition rather than an execution: the lookups by name and execute.
+ * Registered before the 501s of unsupported.ts, whose `{workflowId}` and literal segments would otherwise take a
+ * definition named like one of their segments (`GET /api/workflow/running/variables`, `POST
+ * /api/workflow/decide/correlated`, `POST /api/workflow/execute/state`), which the access rules already read as
+ * these routes.
+ */
+export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): void {
   // Before `/:workflowId/tasks` and `/:workflowId/status`: `running/tasks` lists the workflow named "tasks".
   router.get("/api/workflow/running/:name", async (request, env) => {
     const workflowName = pathWorkflowName(request, "running workflows lookup");
@@ -119,12 +123,6 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   router.post("/api/workflow/correlated/batch", async (request, env) => {
     const search = parseOrThrow(CorrelationIdsSearchRequest, await bodyValue(request, env), "correlation lookup");
     return jsonTextResponse(correlatedMapText(await correlated(request, env, search.workflowNames, search.correlationIds)));
-  });
-
-  router.post("/api/workflow", async (request, env) => {
-    const body = await startBody(request, env);
-    if (body.name === undefined) throw validationError("Invalid start workflow request", [{ path: "name", message: "is required" }]);
-    return textResponse((await start(env, request, { ...body, name: body.name })).workflowId);
   });
 
   const execute = async (request: IRequest, env: Env) => {
@@ -151,6 +149,17 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     const workflowName = pathWorkflowName(request, "correlation lookup");
     const correlationIds = parseOrThrow(CorrelationIdsBody, await bodyValue(request, env), "correlation lookup");
     return jsonTextResponse(correlatedMapText(await correlated(request, env, [workflowName], correlationIds)));
+  });
+}
+
+/** Routes of workflow executions: start, read, search and lifecycle actions (see also {@link registerWorkflowNameRoutes}). */
+export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void {
+  router.get("/api/workflow/search", async (request, env) => Response.json(await searchExecutions(env.DB, request, callerReadable(request))));
+
+  router.post("/api/workflow", async (request, env) => {
+    const body = await startBody(request, env);
+    if (body.name === undefined) throw validationError("Invalid start workflow request", [{ path: "name", message: "is required" }]);
+    return textResponse((await start(env, request, { ...body, name: body.name })).workflowId);
   });
 
   router.post("/api/workflow/:name", async (request, env) => {
