@@ -1,5 +1,5 @@
 import type { IRequest } from "itty-router";
-import { BULK_ACCESS_RULES, DEFAULT_ACCESS_RULES, authorize, matchApiPath, type AccessRule, type RequestTarget } from "./auth/access-rules";
+import { BULK_ACCESS_RULES, DEFAULT_ACCESS_RULES, authorize, type AccessRule, type RequestTarget } from "./auth/access-rules";
 import { authenticate } from "./auth/authenticate";
 import { ApiError } from "./http/errors";
 import type { Principal } from "./auth/principal";
@@ -23,20 +23,58 @@ function isPublic(method: string, path: string): boolean {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The route taking Conductor's TaskResult, whose body names the task's execution. */
-const TASK_RESULT_PATH = "/api/tasks";
-
 /**
- * What a request targets: the execution named by the path (its definition), a TaskResult's execution
- * and task, or the definition named in the body of a start or registration.
+ * What a request targets, as the route that serves it reads its path: the execution an id in the path names,
+ * the definition a name in the path names (a start, execute, a lookup, a definition), a TaskResult's execution
+ * and task, or the definition named in the body of `POST /api/workflow` and `POST /api/metadata/workflow`, the
+ * only routes whose body names what they act on. Never from the rule that matched: a stored rule with a
+ * wildcard (`/api/workflow/*`) would otherwise leave the target to whatever the body says, and a retry or a
+ * start by name carrying `{"name": "<a workflow the caller holds>"}` would be checked against the wrong scope.
  */
-async function targetOf(request: Request, env: Env, path: string, variables: Record<string, string>): Promise<RequestTarget> {
-  const workflowId = variables["workflowId"];
-  if (workflowId !== undefined) return { workflowName: await executionName(env, workflowId) };
-  if (request.method !== "POST") return {};
-  // Matched as the access rules match it, so `/api/tasks/` cannot slip past as another path.
-  if (matchApiPath(TASK_RESULT_PATH, path) !== undefined) return taskResultTarget(env, await jsonBody(request, env));
-  return { workflowName: stringField(await jsonBody(request, env), "name") };
+async function targetOf(request: Request, env: Env, path: string): Promise<RequestTarget> {
+  const target = pathTarget(request.method, path);
+  if (target === undefined) return {};
+  if ("workflowId" in target) return { workflowName: await executionName(env, target.workflowId) };
+  if ("workflowName" in target) return { workflowName: target.workflowName };
+  const body = await jsonBody(request, env);
+  return target.body === "taskResult" ? taskResultTarget(env, body) : { workflowName: stringField(body, "name") };
+}
+
+/** Where a request names its target: an execution's id or a definition's name in the path, or its body. */
+type PathTarget = { workflowId: string } | { workflowName: string } | { body: "name" | "taskResult" };
+
+/** {@link targetOf}'s reading of a path, mirroring the routes (src/worker/routes) in the order the router tries them. */
+function pathTarget(method: string, path: string): PathTarget | undefined {
+  const segments = decodedSegments(path);
+  if (segments === undefined || segments[0] !== "api") return undefined;
+  const [area, first, second] = segments.slice(1);
+  const rest = segments.length - 2;
+  if (area === "workflow") {
+    if (rest === 0) return method === "POST" ? { body: "name" } : undefined;
+    if (first === "execute" && (rest === 2 || rest === 3) && method === "POST") return { workflowName: second! };
+    if (first === "running" && rest === 2) return { workflowName: second! };
+    if (second === "correlated" && (rest === 2 || rest === 3)) return { workflowName: first! };
+    if (rest === 1 && method === "POST") return { workflowName: first! };
+    return UUID.test(first!) ? { workflowId: first! } : undefined;
+  }
+  if (area === "tasks") {
+    if (rest === 0) return method === "POST" ? { body: "taskResult" } : undefined;
+    return rest >= 3 && UUID.test(first!) ? { workflowId: first! } : undefined;
+  }
+  if (area === "metadata" && first === "workflow") {
+    if (rest === 1) return method === "POST" ? { body: "name" } : undefined;
+    return rest <= 3 ? { workflowName: second! } : undefined;
+  }
+  return undefined;
+}
+
+/** The path's segments, percent-decoded as the routes decode their parameters; undefined for a malformed escape. */
+function decodedSegments(path: string): string[] | undefined {
+  try {
+    return path.split("/").filter(Boolean).map((segment) => decodeURIComponent(segment));
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -86,7 +124,7 @@ export async function guard(request: IRequest, env: Env): Promise<undefined> {
   const raw = request as unknown as Request;
   const principal = await authenticate(raw, env);
   principals.set(request, principal);
-  await authorize(principal, request.method, path, await accessRules(env), (variables) => targetOf(raw, env, path, variables));
+  await authorize(principal, request.method, path, await accessRules(env), () => targetOf(raw, env, path));
   return undefined;
 }
 
@@ -104,7 +142,7 @@ export async function requestAuthorizer(request: IRequest, env: Env): Promise<Pa
   return async (method, path) => {
     // Bodiless: what stands in for the request names its target in the path alone.
     const standIn = new Request(new URL(path, request.url), { method });
-    await authorize(principal, method, path, rules, (variables) => targetOf(standIn, env, path, variables));
+    await authorize(principal, method, path, rules, () => targetOf(standIn, env, path));
   };
 }
 
@@ -129,8 +167,8 @@ export async function workflowReadCheck(request: IRequest, env: Env): Promise<Wo
   const rules = await accessRules(env);
   return async (workflowId, workflowName) => {
     try {
-      // As targetOf: only a `{workflowId}` in the matched rule names the execution.
-      await authorize(principal, "GET", `/api/workflow/${workflowId}`, rules, async (variables) => (variables["workflowId"] !== undefined ? { workflowName } : {}));
+      // As targetOf reads that path: the execution it names.
+      await authorize(principal, "GET", `/api/workflow/${workflowId}`, rules, async () => ({ workflowName }));
       return true;
     } catch (error) {
       if (error instanceof ApiError && error.status === 403) return false;

@@ -391,6 +391,33 @@ describe("RBAC", () => {
     expect(await apiOk("GET", "/api/security/permissions?userId=rbac-erin&scope=workflow:app_x")).toMatchObject({ userId: "rbac-erin", permissions: ["WORKFLOW_READ", "TASK_EXECUTE"] });
   });
 
+  it("a stored rule's ${workflow.name} is what the request acts on, never a name in its body: a wildcard rule cannot be talked into another workflow's scope", async () => {
+    await register({ name: "billing_named", tasks: [httpTask("a", { uri: target("/status/500"), method: "GET" })] });
+    await register({ name: "secret_named", tasks: [httpTask("a", { uri: target("/status/500"), method: "GET" })] });
+    const billing = await startWorkflow("billing_named");
+    const secret = await startWorkflow("secret_named");
+    await waitFor(billing, ["FAILED"]);
+    const secretBefore = await waitFor(secret, ["FAILED"]);
+    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: "/api/workflow/*", methods: ["POST"], requiredPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:${workflow.name}" }] }, 201);
+    try {
+      const user = await createUser("rbac-wildcard", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:billing_*" }] });
+      // Another workflow's execution, with a body naming one the caller holds: refused, and left as it was.
+      await expectStatus(await call("POST", `/api/workflow/${secret}/retry`, orkes(user.token), { name: "billing_named" }), 403, "PERMISSION_DENIED");
+      await expectStatus(await call("POST", `/api/workflow/${secret}/restart`, orkes(user.token), { name: "billing_named" }), 403, "PERMISSION_DENIED");
+      expect(await getWorkflow(secret)).toMatchObject({ status: "FAILED", endTime: secretBefore.endTime });
+      // A start by the name in the path: the input's "name" is data, not the workflow started.
+      await expectStatus(await call("POST", "/api/workflow/secret_named", orkes(user.token), { name: "billing_named" }), 403, "PERMISSION_DENIED");
+      await expectStatus(await call("POST", "/api/workflow/execute/secret_named/1", orkes(user.token), { name: "billing_named" }), 403, "PERMISSION_DENIED");
+      // The same rule lets the caller act on what it holds, wherever the request names it.
+      await expectStatus(await call("POST", `/api/workflow/${billing}/retry`, orkes(user.token)), 200);
+      await expectStatus(await call("POST", "/api/workflow/billing_named", orkes(user.token), {}), 200);
+      await expectStatus(await call("POST", "/api/workflow", orkes(user.token), { name: "billing_named" }), 200);
+      await expectStatus(await call("POST", "/api/workflow", orkes(user.token), { name: "secret_named" }), 403, "PERMISSION_DENIED");
+    } finally {
+      await apiOk("DELETE", `/api/security/rules/${rule.id}`);
+    }
+  });
+
   it("access rules added through the API take precedence, with ${path.workflowId} scopes; deleting one restores the default", async () => {
     await register({ name: "ruled", tasks: [httpTask("a", { uri: target("/echo/r"), method: "GET" })] });
     const mine = await startWorkflow("ruled");
