@@ -1,4 +1,5 @@
 import type { JsonObject } from "../engine/model";
+import { mapBounded } from "./bounded";
 import { executionStub } from "./executions";
 import type { WorkflowReadCheck } from "./guard";
 import { ApiError } from "./http/errors";
@@ -57,20 +58,6 @@ async function indexedExecutions(db: D1Database, lookup: CorrelatedLookup, reada
     .bind(...filter.bindings, MAX_CORRELATED_WORKFLOWS)
     .all<IndexedExecution>();
   return results;
-}
-
-/** Applies `read` to every item, at most `limit` at a time; the answers in the items' order. */
-async function mapBounded<T, R>(items: readonly T[], limit: number, read: (item: T) => Promise<R>): Promise<R[]> {
-  const answers = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      answers[index] = await read(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return answers;
 }
 
 /**

@@ -56,6 +56,8 @@ export type RerunRequest = v.InferOutput<typeof RerunRequest>;
 
 /** The most ids one bulk workflow operation takes: Conductor's cap (WorkflowBulkResource refuses more with 400). */
 export const MAX_BULK_WORKFLOW_IDS = 1000;
+/** The longest id a bulk body may carry. */
+const MAX_BULK_ID_LENGTH = 100;
 
 /**
  * The body of a bulk workflow operation (`/api/workflow/bulk/…`): a JSON array of 1 to 1000 workflow ids, as
@@ -66,7 +68,14 @@ export const BulkWorkflowIds = v.pipe(
   v.array(v.unknown(), "must be a JSON array of workflow ids"),
   v.minLength(1, "must list at least one workflow id"),
   v.maxLength(MAX_BULK_WORKFLOW_IDS, `must list at most ${MAX_BULK_WORKFLOW_IDS} workflow ids; send more in several requests`),
-  v.array(v.pipe(v.string("must be a string (a workflow id)"), v.minLength(1, "must not be empty"))),
+  v.array(
+    v.pipe(
+      v.string("must be a string (a workflow id)"),
+      v.minLength(1, "must not be empty"),
+      // Ids are 36-character UUIDs: a longer one names nothing, and would only be echoed back in the answer.
+      v.maxLength(MAX_BULK_ID_LENGTH, `must be at most ${MAX_BULK_ID_LENGTH} characters (a workflow id)`),
+    ),
+  ),
 );
 
 /** Conductor's `TaskResult`, body of `POST /api/tasks`. */

@@ -418,6 +418,7 @@ describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
       ["a string", JSON.stringify(workflowId)],
       ["a number among the ids", [workflowId, 5]],
       ["an empty id", [workflowId, ""]],
+      ["an id longer than any workflow id could be", [workflowId, "x".repeat(101)]],
       ["no ids", []],
       ["1001 ids", tooMany],
       ["not JSON", `["${workflowId}"`],

@@ -1,4 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
+import { mapBounded } from "../bounded";
 import { serviceConfig } from "../config";
 import { canonicalWorkflowId } from "../executions";
 import { requestAuthorizer, type PathAuthorizer } from "../guard";
@@ -36,18 +37,6 @@ function distinct(ids: readonly string[]): string[] {
   });
 }
 
-/** Runs `work` for every item, at most `limit` at a time; `work` must not throw. */
-async function forEachBounded<T>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      await work(items[index]!, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
 /**
  * One id of a bulk request, as if its single-id route had been called: authorized as that route, then acted on.
  * Undefined when done, else what that route would have answered as its error message.
@@ -74,10 +63,7 @@ function bulkRoute(action: WorkflowAction) {
     const act = action.prepare(request);
     const ids = distinct(await bulkIds(request, env));
     const authorizeAs = await requestAuthorizer(request, env);
-    const outcomes: Array<string | undefined> = [];
-    await forEachBounded(ids, BULK_CONCURRENCY, async (workflowId, index) => {
-      outcomes[index] = await outcomeFor(action, act, authorizeAs, env, workflowId);
-    });
+    const outcomes = await mapBounded(ids, BULK_CONCURRENCY, (workflowId) => outcomeFor(action, act, authorizeAs, env, workflowId));
     const response: BulkResponse = {
       bulkErrorResults: Object.fromEntries(ids.flatMap((id, index) => (outcomes[index] === undefined ? [] : [[id, outcomes[index]]]))),
       bulkSuccessfulResults: ids.filter((_id, index) => outcomes[index] === undefined),
