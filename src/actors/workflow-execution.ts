@@ -687,11 +687,9 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** Whether this execution (ended, or paused with the task's end not acted on) waits again for its SUB_WORKFLOW task's child that runs again (see {@link WorkflowExecution.childReopened}). */
   #mayFollowChild(execution: Execution, task: TaskExecution): boolean {
-    if (execution.status === "PAUSED") {
-      // Paused before it acted on the task's end: it waits for the child again and stays paused. Not once it has
-      // scheduled later tasks (see the engine's resumeChild).
-      if (execution.tasks.some((candidate) => candidate.seq > task.seq)) return false;
-    } else if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "TERMINATED") return false;
+    // A paused one follows too, unless it scheduled later tasks before the pause: the engine's resumeChild refuses
+    // that (an EngineError, so declined).
+    if (execution.status !== "PAUSED" && (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "TERMINATED")) return false;
     if (execution.tasks.findLast((candidate) => candidate.referenceTaskName === task.referenceTaskName) !== task) return false;
     // Conductor too stops at an optional task: the execution went on without that child.
     if (execution.definition.tasks[task.definitionIndex]?.optional === true) return false;

@@ -51,21 +51,17 @@ const remove: WorkflowAction = {
   },
 };
 
-const pause: WorkflowAction = {
+/** `PUT /api/workflow/{id}/pause` or `/resume`: the command of that name, nothing else to read. */
+const toggle = (type: "pause" | "resume"): WorkflowAction => ({
   method: "PUT",
-  path: single("/pause"),
+  path: single(`/${type}`),
   prepare: () => async (env, workflowId) => {
-    unwrap(await executionStub(env, workflowId).command({ type: "pause" }));
+    unwrap(await executionStub(env, workflowId).command({ type }));
   },
-};
+});
 
-const resume: WorkflowAction = {
-  method: "PUT",
-  path: single("/resume"),
-  prepare: () => async (env, workflowId) => {
-    unwrap(await executionStub(env, workflowId).command({ type: "resume" }));
-  },
-};
+const pause = toggle("pause");
+const resume = toggle("resume");
 
 const retry: WorkflowAction = {
   method: "POST",

@@ -31,6 +31,24 @@ export const START_PERMISSION: Permission = "WORKFLOW_ADMIN";
 const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const at = (action: Grant["action"], scope = "*"): Grant => ({ action, scope });
 
+/** The bulk lifecycle operations (Conductor's WorkflowBulkResource, Orkes' bulk delete): their routes and rules. */
+export const BULK_OPERATIONS = [
+  { method: "PUT", operation: "pause" },
+  { method: "PUT", operation: "resume" },
+  { method: "POST", operation: "restart" },
+  { method: "POST", operation: "retry" },
+  { method: "POST", operation: "terminate" },
+  { method: "POST", operation: "delete" },
+] as const;
+
+/** One of {@link BULK_OPERATIONS}. */
+export type BulkOperation = (typeof BULK_OPERATIONS)[number]["operation"];
+
+/** The path of a bulk operation. */
+export function bulkPath(operation: BulkOperation): string {
+  return `/api/workflow/bulk/${operation}`;
+}
+
 /**
  * The rules of the bulk lifecycle routes (`/api/workflow/bulk/…`): any authenticated caller reaches them, because
  * the route authorizes each id as its single-id route (`PUT /api/workflow/{id}/pause`, …), so the rules of those
@@ -39,9 +57,11 @@ const at = (action: Grant["action"], scope = "*"): Grant => ({ action, scope });
  * `/api/workflow/bulk/pause` ("bulk" as the id) and would otherwise shut the bulk route for all but callers
  * allowed on every workflow, though it already applies to each id.
  */
-export const BULK_ACCESS_RULES: readonly AccessRule[] = (
-  [["PUT", "pause"], ["PUT", "resume"], ["POST", "restart"], ["POST", "retry"], ["POST", "terminate"], ["POST", "delete"]] as const
-).map(([method, operation]) => ({ apiPath: `/api/workflow/bulk/${operation}`, methods: [method], requiredPermissions: [] }));
+export const BULK_ACCESS_RULES: readonly AccessRule[] = BULK_OPERATIONS.map(({ method, operation }) => ({
+  apiPath: bulkPath(operation),
+  methods: [method],
+  requiredPermissions: [],
+}));
 
 /**
  * The rule for every route of the service, most specific first; the first rule matching a request

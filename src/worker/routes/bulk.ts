@@ -1,4 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
+import { BULK_OPERATIONS, bulkPath, type BulkOperation } from "../auth/access-rules";
 import { mapBounded } from "../bounded";
 import { serviceConfig } from "../config";
 import { canonicalWorkflowId } from "../executions";
@@ -77,11 +78,19 @@ function bulkRoute(action: WorkflowAction) {
  * authorized exactly as by its single-id route. Registered before those routes, whose `:workflowId` would take "bulk".
  */
 export function registerBulkWorkflowRoutes(router: RouterType<IRequest, Args>): void {
-  router.put("/api/workflow/bulk/pause", bulkRoute(WORKFLOW_ACTIONS.pause));
-  router.put("/api/workflow/bulk/resume", bulkRoute(WORKFLOW_ACTIONS.resume));
-  router.post("/api/workflow/bulk/restart", bulkRoute(WORKFLOW_ACTIONS.restart));
-  router.post("/api/workflow/bulk/retry", bulkRoute(WORKFLOW_ACTIONS.retry));
-  router.post("/api/workflow/bulk/terminate", bulkRoute(WORKFLOW_ACTIONS.terminate));
-  // Orkes' bulk removal (what its clients call `delete`): DELETE /api/workflow/{id}/remove for each id.
-  router.post("/api/workflow/bulk/delete", bulkRoute(WORKFLOW_ACTIONS.remove));
+  for (const { method, operation } of BULK_OPERATIONS) {
+    const route = bulkRoute(WORKFLOW_ACTIONS[BULK_ACTION[operation]]);
+    if (method === "PUT") router.put(bulkPath(operation), route);
+    else router.post(bulkPath(operation), route);
+  }
 }
+
+/** The single-id action each bulk operation repeats; Orkes' bulk `delete` is DELETE /api/workflow/{id}/remove. */
+const BULK_ACTION: Record<BulkOperation, keyof typeof WORKFLOW_ACTIONS> = {
+  pause: "pause",
+  resume: "resume",
+  restart: "restart",
+  retry: "retry",
+  terminate: "terminate",
+  delete: "remove",
+};
