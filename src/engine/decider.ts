@@ -21,7 +21,7 @@ import {
   type WorkflowTaskDef,
 } from "./model";
 import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, overExecutionLimitReason, oversize, oversizeReason, storedTaskBytes, storedTasksBytes } from "./limits";
-import { retryDelaySeconds } from "./retry";
+import { retryDelaySeconds, retryPolicyOf } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
 
@@ -506,8 +506,9 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
       case "FAILED_WITH_TERMINAL_ERROR":
       case "CANCELED": {
         const retryable = last.status === "FAILED" || last.status === "TIMED_OUT";
-        if (retryable && last.retryCount < (definition.retryCount ?? 0)) {
-          const delay = retryDelaySeconds(definition.retryLogic ?? "FIXED", definition.retryDelaySeconds ?? 0, last.retryCount);
+        const retry = retryPolicyOf(definition);
+        if (retryable && last.retryCount < retry.count) {
+          const delay = retryDelaySeconds(retry, last.retryCount);
           draft.updateTask(last.taskId, { retried: true });
           addInstance(draft, last.definitionIndex, env, { retryCount: last.retryCount + 1, delayMs: delay * 1000 });
           continue;

@@ -19,6 +19,42 @@ export const RETRY_LOGICS = ["FIXED", "LINEAR_BACKOFF", "EXPONENTIAL_BACKOFF"] a
 /** One of {@link RETRY_LOGICS}. */
 export type RetryLogic = (typeof RETRY_LOGICS)[number];
 
+/** Conductor's policies for a task that ran past a timeout (stored and shown; see {@link TaskDef}). */
+export const TIMEOUT_POLICIES = ["RETRY", "TIME_OUT_WF", "ALERT_ONLY"] as const;
+/** One of {@link TIMEOUT_POLICIES}. */
+export type TimeoutPolicy = (typeof TIMEOUT_POLICIES)[number];
+
+/**
+ * A task definition (Conductor's `TaskDef`): settings shared by every task of that name, registered under
+ * `/api/metadata/taskdefs` or given inline as a workflow task's `taskDefinition`. The retry settings apply
+ * (a workflow task's own `retryCount`, `retryLogic` and `retryDelaySeconds` win over them), `inputTemplate`
+ * gives default input; the timeout, rate and concurrency settings are kept and shown only.
+ */
+export interface TaskDef {
+  name: string;
+  description?: string;
+  retryCount: number;
+  retryLogic: RetryLogic;
+  retryDelaySeconds: number;
+  /** Multiplies LINEAR_BACKOFF's delay, as in Conductor. */
+  backoffScaleFactor: number;
+  timeoutSeconds: number;
+  timeoutPolicy: TimeoutPolicy;
+  responseTimeoutSeconds: number;
+  /** Default input: keys the workflow task's inputParameters do not set, resolved like them. */
+  inputTemplate?: JsonObject;
+  inputKeys?: string[];
+  outputKeys?: string[];
+  ownerEmail?: string;
+  concurrentExecLimit?: number;
+  rateLimitPerFrequency?: number;
+  rateLimitFrequencyInSeconds?: number;
+  pollTimeoutSeconds?: number;
+  totalTimeoutSeconds?: number;
+  createTime?: number;
+  updateTime?: number;
+}
+
 /** A task as written in a workflow definition (Conductor's `WorkflowTask`). */
 export interface WorkflowTaskDef {
   name: string;
@@ -37,6 +73,11 @@ export interface WorkflowTaskDef {
   subWorkflowParam?: JsonObject;
   /** SUB_WORKFLOW: whether the parent waits for the child. */
   waitForCompletion?: boolean;
+  /**
+   * The task definition this task follows: given inline, or the one registered under its name, copied in
+   * when an execution starts (as Conductor does), so later changes to the registered one do not alter it.
+   */
+  taskDefinition?: TaskDef;
 }
 
 /** A workflow definition (Conductor's `WorkflowDef`). */

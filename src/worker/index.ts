@@ -7,6 +7,7 @@ import { registerBulkWorkflowRoutes } from "./routes/bulk";
 import { registerMetadataRoutes } from "./routes/metadata";
 import { registerSecretRoutes } from "./routes/secrets";
 import { registerSecurityRoutes } from "./routes/security";
+import { registerTaskDefRoutes } from "./routes/task-defs";
 import { registerTaskRoutes } from "./routes/tasks";
 import { registerUnsupportedRoutes } from "./routes/unsupported";
 import { registerWorkflowNameRoutes, registerWorkflowRoutes } from "./routes/workflows";
@@ -23,6 +24,7 @@ router.get("/health", () => Response.json({ status: "ok" }));
 registerWorkflowNameRoutes(router);
 registerUnsupportedRoutes(router);
 registerMetadataRoutes(router);
+registerTaskDefRoutes(router);
 // Before the single-id routes: their `:workflowId` would take "bulk".
 registerBulkWorkflowRoutes(router);
 registerWorkflowRoutes(router);

@@ -1,6 +1,7 @@
 import type { NewExecution } from "../engine/decider";
 import type { JsonObject } from "../engine/model";
 import { DefinitionRepository } from "./definitions";
+import { withTaskDefs } from "./task-defs";
 import { executionStub } from "./executions";
 
 /** What a start asks for, from the API or from a parent's SUB_WORKFLOW task. */
@@ -81,12 +82,13 @@ async function takeOverFinishedKey(env: Env, workflowName: string, key: string, 
  * execution: every caller gets its id.
  */
 export async function startExecution(env: Env, options: StartOptions): Promise<StartOutcome> {
-  const definition = await new DefinitionRepository(env.DB).find(options.name, options.version);
-  if (!definition) {
+  const registered = await new DefinitionRepository(env.DB).find(options.name, options.version);
+  if (!registered) {
     return options.version === undefined
       ? { ok: false, code: "WORKFLOW_NOT_FOUND", message: `No workflow definition named ${options.name}` }
       : { ok: false, code: "VERSION_NOT_FOUND", message: `No workflow definition ${options.name} version ${options.version}` };
   }
+  const definition = await withTaskDefs(env.DB, registered);
   let workflowId = options.workflowId ?? crypto.randomUUID();
   let existing = false;
   if (options.idempotencyKey !== undefined) {

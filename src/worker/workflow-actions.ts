@@ -1,6 +1,7 @@
 import type { IRequest } from "itty-router";
 import { startScopes } from "./auth/access-rules";
 import { DefinitionRepository } from "./definitions";
+import { withTaskDefs } from "./task-defs";
 import { executionStub, unwrap } from "./executions";
 import { ApiError } from "./http/errors";
 import { booleanQuery, queryValue } from "./http/params";
@@ -89,7 +90,7 @@ const restart: WorkflowAction = {
       }
       const workflowName = await stub.getWorkflowName();
       if (workflowName === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
-      const definition = await new DefinitionRepository(env.DB).get(workflowName);
+      const definition = await withTaskDefs(env.DB, await new DefinitionRepository(env.DB).get(workflowName));
       unwrap(await stub.command({ type: "restart", definition, startScopes: scopes }));
     };
   },

@@ -2,11 +2,14 @@ import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_JSON_DEPTH } from "../../src/engine/definition/checks";
 import { TASK_VALIDATORS } from "../../src/engine/definition/registry";
+import { registeredTaskDefNames, validateTaskDef, withRegisteredTaskDefs } from "../../src/engine/definition/task-def";
 import { MAX_TASKS_PER_DEFINITION, validateWorkflowDef } from "../../src/engine/definition/validate";
 import { TASK_TYPES } from "../../src/engine/model";
 import { HTTP_ACCEPT_TYPES, HTTP_CONTENT_TYPES, HTTP_METHODS, MAX_HTTP_TIMEOUT_MS, validateHttpTask } from "../../src/engine/tasks/http/validate";
 import { validateSubWorkflowTask } from "../../src/engine/tasks/sub-workflow/validate";
 import { validateWaitForWebhookTask } from "../../src/engine/tasks/wait-for-webhook/validate";
+import { retryDelaySeconds, retryPolicyOf } from "../../src/engine/retry";
+import { taskInputTemplate } from "../../src/engine/tasks/registry";
 import type { ValidationIssue } from "../../src/engine/validation-issue";
 
 type Json = Record<string, unknown>;
@@ -120,6 +123,17 @@ describe("validateWorkflowDef: a valid definition", () => {
             retryCount: 2,
             retryLogic: "EXPONENTIAL_BACKOFF",
             retryDelaySeconds: 5,
+            // An empty inline task definition is Conductor's defaults, named after its task.
+            taskDefinition: {
+              name: "charge",
+              retryCount: 3,
+              retryLogic: "FIXED",
+              retryDelaySeconds: 60,
+              backoffScaleFactor: 1,
+              timeoutSeconds: 0,
+              timeoutPolicy: "TIME_OUT_WF",
+              responseTimeoutSeconds: 3600,
+            },
           },
           { name: "notify", taskReferenceName: "notify", type: "HTTP", inputParameters: { uri: "https://n.example", method: "DELETE" } },
         ],
@@ -149,9 +163,9 @@ describe("validateWorkflowDef: a valid definition", () => {
     expect(Object.keys(value).sort()).toEqual(["name", "schemaVersion", "tasks", "timeoutSeconds", "version"]);
   });
 
-  it("drops the keys Conductor clients send on tasks", () => {
+  it("drops the keys Conductor clients send on tasks that this service does not use", () => {
     const conductorKeys = {
-      taskDefinition: { name: "x" },
+      taskDefinition: null,
       startDelay: 0,
       defaultCase: [],
       decisionCases: {},
@@ -754,5 +768,63 @@ describe("validateWorkflowDef: robustness", () => {
   it("accepts its own normalised output unchanged", () => {
     const normalised = accepted(def({}, [httpTask("a"), subTask("b"), webhookTask("c")]));
     expect(accepted(normalised)).toEqual(normalised);
+  });
+});
+
+describe("task definitions", () => {
+  const registered = (fields: Json = {}) => {
+    const result = validateTaskDef({ name: "shared_call", ...fields });
+    if (!result.ok) throw new Error(JSON.stringify(result.errors));
+    return result.value;
+  };
+
+  it("an inline taskDefinition takes the task's name when it has none, and is validated at the task's path", () => {
+    expect(acceptedTask(httpTask("call", undefined, { taskDefinition: { retryCount: 1 } })).taskDefinition).toMatchObject({ name: "call", retryCount: 1, retryDelaySeconds: 60 });
+    expect(onlyError(def({}, [httpTask("call", undefined, { taskDefinition: { backoffScaleFactor: 0 } })]), "tasks[0].taskDefinition.backoffScaleFactor")).toMatch(
+      /backoffScaleFactor must be an integer from 1 to 86400/,
+    );
+  });
+
+  it("an inline taskDefinition may use secrets (its workflow's registrant is checked for them); a registered one may not", () => {
+    expect(acceptedTask(httpTask("call", undefined, { taskDefinition: { inputTemplate: { key: "${workflow.secrets.k}" } } })).taskDefinition?.inputTemplate).toEqual({ key: "${workflow.secrets.k}" });
+    const result = validateTaskDef({ name: "shared", inputTemplate: { nested: { key: "${workflow.secrets['k']}" } } });
+    expect(result).toEqual({ ok: false, errors: [{ path: "inputTemplate", message: expect.stringContaining("must not use secrets (k)") }] });
+  });
+
+  it("copies registered task definitions into the tasks without an inline one, leaving the definition alone when none applies", () => {
+    const definition = accepted(
+      def({}, [
+        { ...httpTask("a"), name: "shared_call" },
+        { ...httpTask("b"), name: "shared_call", taskDefinition: { retryCount: 0 } },
+        { ...httpTask("c"), name: "other" },
+      ]),
+    );
+    expect(registeredTaskDefNames(definition)).toEqual(["shared_call", "other"]);
+    const shared = registered({ retryCount: 5 });
+    const resolved = withRegisteredTaskDefs(definition, new Map([["shared_call", shared]]));
+    expect(resolved.tasks.map((task) => task.taskDefinition?.retryCount)).toEqual([5, 0, undefined]);
+    expect(definition.tasks[0]!.taskDefinition).toBeUndefined();
+    expect(withRegisteredTaskDefs(definition, new Map([["unused", shared]]))).toBe(definition);
+  });
+
+  it("a task's own retry settings win over its task definition's; without either there is no retry", () => {
+    const taskDefinition = registered({ retryCount: 4, retryLogic: "LINEAR_BACKOFF", retryDelaySeconds: 10, backoffScaleFactor: 3 });
+    const task = accepted(def({}, [httpTask("a")])).tasks[0]!;
+    expect(retryPolicyOf(task)).toEqual({ count: 0, logic: "FIXED", delaySeconds: 0, backoffScaleFactor: 1 });
+    expect(retryPolicyOf({ ...task, taskDefinition })).toEqual({ count: 4, logic: "LINEAR_BACKOFF", delaySeconds: 10, backoffScaleFactor: 3 });
+    expect(retryPolicyOf({ ...task, taskDefinition, retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 2 })).toEqual({ count: 1, logic: "FIXED", delaySeconds: 2, backoffScaleFactor: 3 });
+  });
+
+  it("LINEAR_BACKOFF scales by backoffScaleFactor as Conductor does; the others ignore it", () => {
+    expect([0, 1, 2].map((n) => retryDelaySeconds({ logic: "LINEAR_BACKOFF", delaySeconds: 10, backoffScaleFactor: 3 }, n))).toEqual([30, 60, 90]);
+    expect([0, 1, 2].map((n) => retryDelaySeconds({ logic: "EXPONENTIAL_BACKOFF", delaySeconds: 10, backoffScaleFactor: 3 }, n))).toEqual([10, 20, 40]);
+    expect(retryDelaySeconds({ logic: "FIXED", delaySeconds: 10, backoffScaleFactor: 3 }, 5)).toBe(10);
+  });
+
+  it("inputTemplate gives defaults under the task's own inputParameters", () => {
+    const task = accepted(def({}, [httpTask("a", { uri: "https://x.example", method: "GET" })])).tasks[0]!;
+    const taskDefinition = registered({ inputTemplate: { method: "POST", extra: "${workflow.input.x}" } });
+    expect(taskInputTemplate({ ...task, taskDefinition })).toEqual({ uri: "https://x.example", method: "GET", extra: "${workflow.input.x}" });
+    expect(taskInputTemplate(task)).toEqual({ uri: "https://x.example", method: "GET" });
   });
 });

@@ -30,7 +30,6 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", `/api/tasks/${crypto.randomUUID()}`, "reading a task by its id"],
     ["POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal`, "signals"],
     ["POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal/sync`, "signals"],
-    ["GET", "/api/metadata/taskdefs", "task definitions"],
     ["GET", "/api/metadata/task/HTTP/tags", "tags"],
     ["DELETE", "/api/metadata/workflow/some_flow/tags", "tags"],
     ["PUT", "/api/metadata/workflow/some_flow/rate-limit", "rate limits"],

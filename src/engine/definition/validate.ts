@@ -8,7 +8,7 @@
 import * as v from "valibot";
 import { findTemplateErrors } from "../expressions";
 import { RETRY_LOGICS, TASK_TYPES, type JsonObject, type RetryLogic, type TaskType, type WorkflowDef, type WorkflowTaskDef } from "../model";
-import { MAX_RETRY_DELAY_SECONDS } from "../retry";
+import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { childPath, type ValidationIssue } from "../validation-issue";
 import {
   describeValue,
@@ -28,6 +28,7 @@ import {
   toIssues,
 } from "./checks";
 import { TASK_VALIDATORS } from "./registry";
+import { validateTaskDef } from "./task-def";
 
 /** The outcome of {@link validateWorkflowDef}. */
 export type DefinitionResult = { ok: true; value: WorkflowDef } | { ok: false; errors: ValidationIssue[] };
@@ -37,9 +38,6 @@ export const MAX_TASKS_PER_DEFINITION = 200;
 
 /** Longest workflow name, as in Conductor. */
 export const MAX_WORKFLOW_NAME_LENGTH = 255;
-
-/** Most retries a task may ask for. */
-export const MAX_RETRY_COUNT = 100;
 
 /**
  * Reference names appear in `${ref.output...}` expressions and in callback URL paths, so they stay URL- and
@@ -163,8 +161,17 @@ function validateTask(raw: unknown, path: string): { issues: ValidationIssue[]; 
     }
   }
 
+  const rawTaskDefinition = raw["taskDefinition"];
+  const taskName = typeof raw["name"] === "string" ? raw["name"] : "";
+  const taskDefinition =
+    rawTaskDefinition === undefined || rawTaskDefinition === null
+      ? undefined
+      : validateTaskDef(rawTaskDefinition, { path: childPath(path, "taskDefinition"), inline: { taskName } });
+  if (taskDefinition && !taskDefinition.ok) issues.push(...taskDefinition.errors);
+
   if (issues.length > 0 || !common.success) return { issues };
   const task: WorkflowTaskDef = { ...common.output };
+  if (taskDefinition?.ok) task.taskDefinition = taskDefinition.value;
   if (task.type === "SUB_WORKFLOW") {
     // Only this type reads the task-level placements; for others they are dropped like other unknown keys.
     if (isJsonObject(subWorkflowParam)) task.subWorkflowParam = subWorkflowParam;

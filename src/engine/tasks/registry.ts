@@ -11,9 +11,14 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   WAIT_FOR_WEBHOOK: waitForWebhookTask,
 };
 
-/** The template a task's input is resolved from (its type may add task-level fields). */
+/**
+ * The template a task's input is resolved from (its type may add task-level fields), under the defaults of
+ * its task definition's `inputTemplate` (Conductor's: a key the task sets wins).
+ */
 export function taskInputTemplate(definition: WorkflowTaskDef): JsonObject {
-  return MODULES[definition.type]?.inputTemplate?.(definition) ?? definition.inputParameters ?? {};
+  const own = MODULES[definition.type]?.inputTemplate?.(definition) ?? definition.inputParameters ?? {};
+  const defaults = definition.taskDefinition?.inputTemplate;
+  return defaults === undefined ? own : { ...defaults, ...own };
 }
 
 /** The module running tasks of `type`, or undefined when this build cannot run it. */

@@ -1,4 +1,4 @@
-import { ApiError } from "./errors";
+import { ApiError, validationError } from "./errors";
 
 /**
  * True when a body with this Content-Type is read as JSON: a JSON type, or none at all. The Conductor
@@ -87,6 +87,12 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   }
 }
 
+/** {@link readJsonBody} for a request that must have one: no body is a 400. */
+export async function readRequiredJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  const body = await readJsonBody(request, maxBytes);
+  if (!body.present) throw validationError("Request body is required", [{ path: "(body)", message: "is required" }]);
+  return body.value;
+}
 
 /** A plain-text response, as Conductor answers starts and task updates with a bare id. */
 export function textResponse(text: string, status = 200): Response {

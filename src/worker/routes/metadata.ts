@@ -5,17 +5,16 @@ import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
-import { readJsonBody } from "../http/body";
+import { readRequiredJsonBody } from "../http/body";
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
 import { booleanQuery, decodedPathParam, integerQuery } from "../http/params";
 
 type Args = [Env, ExecutionContext];
 
-async function requiredBody(request: IRequest, env: Env): Promise<unknown> {
-  const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
-  if (!body.present) throw validationError("Request body is required", [{ path: "(body)", message: "is required" }]);
-  return body.value;
+/** The request's JSON body, which these routes require. */
+export async function requiredBody(request: IRequest, env: Env): Promise<unknown> {
+  return readRequiredJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
 }
 
 /** Validates each definition; every problem of every definition is reported, with `[i].` paths for arrays. */

@@ -23,8 +23,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   // Not `signal/*`: that would also take the callback `/api/tasks/webhook/{id}/signal/{taskId}` of a task named "signal".
   ["/api/tasks/:workflowId/:status/signal/sync", "signals (WAIT, HUMAN and YIELD tasks)"],
   ["/api/tasks/:workflowId/:status/signal", "signals (WAIT, HUMAN and YIELD tasks)"],
-  ["/api/metadata/taskdefs/*", "task definitions (system tasks need none here)"],
-  ["/api/metadata/taskdefs", "task definitions (system tasks need none here)"],
   ["/api/metadata/tags/*", "tags"],
   ["/api/metadata/tags", "tags"],
   ["/api/metadata/task/:taskName/tags", "tags"],

@@ -1,0 +1,137 @@
+/**
+ * Validation and normalisation of task definitions (Conductor's `TaskDef`), registered on their own or
+ * given inline as a workflow task's `taskDefinition`. Conductor's defaults fill what is left out (three
+ * retries a minute apart, an hour's response timeout), so a definition behaves here as it does there.
+ */
+import * as v from "valibot";
+import { findTemplateErrors, referencedSecrets } from "../expressions";
+import { RETRY_LOGICS, TIMEOUT_POLICIES, type JsonObject, type RetryLogic, type TaskDef, type TimeoutPolicy, type WorkflowDef } from "../model";
+import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
+import { childPath, type ValidationIssue } from "../validation-issue";
+import { describeValue, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, isIntegerIn, isJsonObject, isOneOf, isRecord, isString, MAX_JSON_DEPTH, rule, toIssues } from "./checks";
+
+/** Longest task definition name, as for workflow names. */
+export const MAX_TASK_DEF_NAME_LENGTH = 255;
+
+/** The outcome of {@link validateTaskDef}. */
+export type TaskDefResult = { ok: true; value: TaskDef } | { ok: false; errors: ValidationIssue[] };
+
+const MAX_SECONDS = Number.MAX_SAFE_INTEGER;
+
+function seconds(field: string, min: number, max: number = MAX_SECONDS) {
+  const expected = max === MAX_SECONDS ? `a whole number of seconds of at least ${min}` : `an integer from ${min} to ${max}`;
+  return rule<number>(field, expected, isIntegerIn(min, max));
+}
+
+function optionalCount(field: string) {
+  return v.optional(rule<number>(field, "an integer of at least 0", isIntegerIn(0, Number.MAX_SAFE_INTEGER)));
+}
+
+function names(field: string) {
+  return v.optional(rule<string[]>(field, "an array of strings", (value) => Array.isArray(value) && value.every(isString)));
+}
+
+const TASK_DEF_NAME = rule<string>(
+  "name",
+  `a non-empty string of at most ${MAX_TASK_DEF_NAME_LENGTH} characters`,
+  (value) => typeof value === "string" && value.trim() !== "" && value.length <= MAX_TASK_DEF_NAME_LENGTH,
+);
+
+/** Every field but the name; Conductor's defaults where one is left out. Unknown keys are dropped. */
+const SETTINGS = {
+  description: v.optional(rule<string>("description", "a string", isString)),
+  retryCount: v.optional(rule<number>("retryCount", `an integer from 0 to ${MAX_RETRY_COUNT}`, isIntegerIn(0, MAX_RETRY_COUNT)), 3),
+  retryLogic: v.optional(rule<RetryLogic>("retryLogic", `one of ${RETRY_LOGICS.join(", ")}`, isOneOf(RETRY_LOGICS)), "FIXED"),
+  retryDelaySeconds: v.optional(seconds("retryDelaySeconds", 0, MAX_RETRY_DELAY_SECONDS), 60),
+  backoffScaleFactor: v.optional(seconds("backoffScaleFactor", 1, MAX_RETRY_DELAY_SECONDS), 1),
+  timeoutSeconds: v.optional(seconds("timeoutSeconds", 0), 0),
+  timeoutPolicy: v.optional(rule<TimeoutPolicy>("timeoutPolicy", `one of ${TIMEOUT_POLICIES.join(", ")}`, isOneOf(TIMEOUT_POLICIES)), "TIME_OUT_WF"),
+  responseTimeoutSeconds: v.optional(seconds("responseTimeoutSeconds", 1), 3600),
+  inputTemplate: v.optional(
+    v.pipe(
+      rule<JsonObject>("inputTemplate", "an object of JSON values", isJsonObject),
+      v.check((value: JsonObject) => !exceedsJsonDepth(value), `inputTemplate must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`),
+    ),
+  ),
+  inputKeys: names("inputKeys"),
+  outputKeys: names("outputKeys"),
+  // The official clients send "" when no owner is given.
+  ownerEmail: v.optional(rule<string>("ownerEmail", "a string", isString)),
+  concurrentExecLimit: optionalCount("concurrentExecLimit"),
+  rateLimitPerFrequency: optionalCount("rateLimitPerFrequency"),
+  rateLimitFrequencyInSeconds: optionalCount("rateLimitFrequencyInSeconds"),
+  pollTimeoutSeconds: optionalCount("pollTimeoutSeconds"),
+  totalTimeoutSeconds: optionalCount("totalTimeoutSeconds"),
+};
+
+const REGISTERED = fieldsOf({ name: TASK_DEF_NAME, ...SETTINGS });
+const INLINE = fieldsOf({ name: v.optional(TASK_DEF_NAME), ...SETTINGS });
+
+/**
+ * Validates a task definition as received over the API and returns it normalised, or every problem found
+ * at paths under `path`. `inline` is a workflow task's `taskDefinition`: its name may be left out and is then
+ * the task's (`taskName`). A registered one may not use secrets in its `inputTemplate`: it would hand them to
+ * every workflow with a task of that name, whoever registered that workflow (a workflow's own definition uses
+ * secrets only when its registrant may).
+ */
+export function validateTaskDef(input: unknown, options: { path?: string; inline?: { taskName: string } } = {}): TaskDefResult {
+  const path = options.path ?? "";
+  if (!isRecord(input)) {
+    return { ok: false, errors: [{ path, message: `a task definition must be a JSON object, but received ${describeValue(input)}` }] };
+  }
+  const parsed = v.safeParse(options.inline ? INLINE : REGISTERED, input);
+  const issues: ValidationIssue[] = parsed.success ? [] : toIssues(parsed.issues, path);
+
+  const template = input["inputTemplate"];
+  if (isBoundedJsonObject(template)) {
+    const templatePath = childPath(path, "inputTemplate");
+    issues.push(...findTemplateErrors(template, templatePath));
+    if (!options.inline) {
+      const secrets = referencedSecrets(template);
+      if (secrets.length > 0) {
+        issues.push({
+          path: templatePath,
+          message: `inputTemplate must not use secrets (${secrets.join(", ")}): a registered task definition is shared by every workflow with a task of its name; use the secret in the workflow definition instead`,
+        });
+      }
+    }
+  }
+  if (!parsed.success || issues.length > 0) return { ok: false, errors: issues };
+
+  const value = parsed.output;
+  if (value.timeoutSeconds > 0 && value.responseTimeoutSeconds > value.timeoutSeconds) {
+    // Conductor's own rule, so a definition accepted here is accepted there too.
+    return {
+      ok: false,
+      errors: [
+        {
+          path: childPath(path, "responseTimeoutSeconds"),
+          message: `responseTimeoutSeconds (${value.responseTimeoutSeconds}) must not exceed timeoutSeconds (${value.timeoutSeconds}) when timeoutSeconds is set; the default responseTimeoutSeconds is 3600`,
+        },
+      ],
+    };
+  }
+  return { ok: true, value: { ...value, name: value.name ?? options.inline?.taskName ?? "" } };
+}
+
+/** Names of the tasks of `definition` that follow a registered task definition (those without one inline). */
+export function registeredTaskDefNames(definition: WorkflowDef): string[] {
+  return [...new Set(definition.tasks.filter((task) => task.taskDefinition === undefined).map((task) => task.name))];
+}
+
+/**
+ * `definition` with each task lacking an inline `taskDefinition` given the registered one of its name, as
+ * Conductor copies task definitions into an execution's definition when it starts. The same object when no
+ * task gains one.
+ */
+export function withRegisteredTaskDefs(definition: WorkflowDef, registered: ReadonlyMap<string, TaskDef>): WorkflowDef {
+  if (registered.size === 0) return definition;
+  let changed = false;
+  const tasks = definition.tasks.map((task) => {
+    const shared = task.taskDefinition === undefined ? registered.get(task.name) : undefined;
+    if (shared === undefined) return task;
+    changed = true;
+    return { ...task, taskDefinition: shared };
+  });
+  return changed ? { ...definition, tasks } : definition;
+}

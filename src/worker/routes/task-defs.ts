@@ -1,0 +1,68 @@
+import type { IRequest, RouterType } from "itty-router";
+import { validateTaskDef } from "../../engine/definition/task-def";
+import type { TaskDef } from "../../engine/model";
+import { childPath, type ValidationIssue } from "../../engine/validation-issue";
+import { notFound, validationError } from "../http/errors";
+import { decodedPathParam } from "../http/params";
+import { TaskDefRepository } from "../task-defs";
+import { requiredBody } from "./metadata";
+
+type Args = [Env, ExecutionContext];
+
+/** Most task definitions one request registers: they are written in one atomic D1 batch. */
+export const MAX_TASK_DEFS_PER_REQUEST = 100;
+
+/** Validates each task definition (`[i].` paths when `indexed`); every problem of every one is reported. */
+function validateAll(inputs: readonly unknown[], indexed: boolean): TaskDef[] {
+  const taskDefs: TaskDef[] = [];
+  const problems: ValidationIssue[] = [];
+  inputs.forEach((input, index) => {
+    const result = validateTaskDef(input, { path: indexed ? childPath("", index) : "" });
+    if (result.ok) taskDefs.push(result.value);
+    else problems.push(...result.errors);
+  });
+  const seen = new Set<string>();
+  for (const taskDef of taskDefs) {
+    if (seen.has(taskDef.name)) problems.push({ path: "(body)", message: `task definition ${JSON.stringify(taskDef.name)} appears twice` });
+    seen.add(taskDef.name);
+  }
+  if (problems.length > 0) throw validationError("Invalid task definition", problems);
+  return taskDefs;
+}
+
+/**
+ * Routes of task definitions (Conductor's `/api/metadata/taskdefs`). Both POST (a list) and PUT (one) create
+ * or replace, as the official clients expect (their workers register with PUT whether or not one exists).
+ */
+export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void {
+  router.post("/api/metadata/taskdefs", async (request, env) => {
+    const body = await requiredBody(request, env);
+    if (!Array.isArray(body) || body.length === 0 || body.length > MAX_TASK_DEFS_PER_REQUEST) {
+      throw validationError("Invalid request", [
+        { path: "(body)", message: `must be a non-empty array of at most ${MAX_TASK_DEFS_PER_REQUEST} task definitions (PUT /api/metadata/taskdefs takes one)` },
+      ]);
+    }
+    await new TaskDefRepository(env.DB).save(validateAll(body, true));
+    return new Response(null, { status: 200 });
+  });
+
+  router.put("/api/metadata/taskdefs", async (request, env) => {
+    await new TaskDefRepository(env.DB).save(validateAll([await requiredBody(request, env)], false));
+    return new Response(null, { status: 200 });
+  });
+
+  router.get("/api/metadata/taskdefs", async (_request, env) => Response.json(await new TaskDefRepository(env.DB).list()));
+
+  router.get("/api/metadata/taskdefs/:name", async (request, env) => {
+    const name = decodedPathParam(request, "name");
+    const taskDef = await new TaskDefRepository(env.DB).find(name);
+    if (!taskDef) throw notFound(`No task definition named ${name}`);
+    return Response.json(taskDef);
+  });
+
+  router.delete("/api/metadata/taskdefs/:name", async (request, env) => {
+    const name = decodedPathParam(request, "name");
+    if (!(await new TaskDefRepository(env.DB).delete(name))) throw notFound(`No task definition named ${name}`);
+    return new Response(null, { status: 200 });
+  });
+}

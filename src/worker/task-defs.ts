@@ -1,0 +1,103 @@
+import { registeredTaskDefNames, withRegisteredTaskDefs } from "../engine/definition/task-def";
+import type { TaskDef, WorkflowDef } from "../engine/model";
+
+/** How long a task definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
+const CACHE_TTL_MS = 2_000;
+
+/** Most names one D1 statement binds (D1 allows 100 parameters). */
+const NAMES_PER_QUERY = 100;
+
+interface CacheEntry {
+  taskDef: TaskDef | undefined;
+  expires: number;
+}
+
+/**
+ * Task definitions in D1, with a short in-isolate cache like the workflow definitions': every start looks up
+ * the ones its tasks follow, and must not pay a D1 read for each.
+ */
+export class TaskDefRepository {
+  static readonly #cache = new Map<string, CacheEntry>();
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  /** The registered task definitions among `names`, by name (absent names are left out). */
+  async findMany(names: readonly string[]): Promise<Map<string, TaskDef>> {
+    const found = new Map<string, TaskDef>();
+    const missing: string[] = [];
+    const now = Date.now();
+    for (const name of names) {
+      const cached = TaskDefRepository.#cache.get(name);
+      if (cached === undefined || cached.expires <= now) missing.push(name);
+      else if (cached.taskDef !== undefined) found.set(name, cached.taskDef);
+    }
+    for (let start = 0; start < missing.length; start += NAMES_PER_QUERY) {
+      const chunk = missing.slice(start, start + NAMES_PER_QUERY);
+      const { results } = await this.#db
+        .prepare(`SELECT definition FROM task_defs WHERE name IN (${chunk.map(() => "?").join(", ")})`)
+        .bind(...chunk)
+        .all<{ definition: string }>();
+      const loaded = new Map(results.map((row) => JSON.parse(row.definition) as TaskDef).map((taskDef) => [taskDef.name, taskDef]));
+      const expires = Date.now() + CACHE_TTL_MS;
+      for (const name of chunk) {
+        const taskDef = loaded.get(name);
+        TaskDefRepository.#cache.set(name, { taskDef, expires });
+        if (taskDef !== undefined) found.set(name, taskDef);
+      }
+    }
+    return found;
+  }
+
+  /** The task definition of that name, or null. */
+  async find(name: string): Promise<TaskDef | null> {
+    return (await this.findMany([name])).get(name) ?? null;
+  }
+
+  /** Every task definition, by name. */
+  async list(): Promise<TaskDef[]> {
+    const { results } = await this.#db.prepare(`SELECT definition FROM task_defs ORDER BY name`).all<{ definition: string }>();
+    return results.map((row) => JSON.parse(row.definition) as TaskDef);
+  }
+
+  /**
+   * Creates or replaces task definitions in one atomic batch. A replaced one keeps its createTime
+   * (as a replaced workflow definition does); its updateTime changes.
+   */
+  async save(taskDefs: readonly TaskDef[]): Promise<void> {
+    const now = Date.now();
+    const statement = `INSERT INTO task_defs (name, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?3)
+      ON CONFLICT (name) DO UPDATE SET
+        definition = json_set(excluded.definition, '$.createTime', task_defs.create_time), update_time = excluded.update_time`;
+    try {
+      await this.#db.batch(
+        taskDefs.map((taskDef) => this.#db.prepare(statement).bind(taskDef.name, JSON.stringify({ ...taskDef, createTime: now, updateTime: now }), now)),
+      );
+    } finally {
+      TaskDefRepository.#invalidate(taskDefs.map((taskDef) => taskDef.name));
+    }
+  }
+
+  /** Deletes one; false when it did not exist. */
+  async delete(name: string): Promise<boolean> {
+    const result = await this.#db.prepare(`DELETE FROM task_defs WHERE name = ?`).bind(name).run();
+    TaskDefRepository.#invalidate([name]);
+    return result.meta.changes > 0;
+  }
+
+  static #invalidate(names: readonly string[]): void {
+    for (const name of names) TaskDefRepository.#cache.delete(name);
+  }
+}
+
+/**
+ * The definition an execution runs: `definition` with the registered task definitions its tasks follow
+ * copied in (see {@link withRegisteredTaskDefs}).
+ */
+export async function withTaskDefs(db: D1Database, definition: WorkflowDef): Promise<WorkflowDef> {
+  const names = registeredTaskDefNames(definition);
+  if (names.length === 0) return definition;
+  return withRegisteredTaskDefs(definition, await new TaskDefRepository(db).findMany(names));
+}

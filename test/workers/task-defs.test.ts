@@ -1,0 +1,213 @@
+/**
+ * Task definitions (Conductor's `/api/metadata/taskdefs`): stored through the real router and D1, and
+ * applied to executions (retries, input defaults) through the real objects and a real HTTP target.
+ */
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { MAX_TASK_DEFS_PER_REQUEST } from "../../src/worker/routes/task-defs";
+import { api, apiOk, hits, httpTask, register, rowCount, startWorkflow, target, waitFor, type TaskJson } from "./helpers";
+
+type ErrorBody = { status: number; error: string; message: string; validationErrors?: Array<{ path: string; message: string }> };
+
+async function refused(response: Response, status: number, error: string): Promise<ErrorBody> {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  const body = JSON.parse(text) as ErrorBody;
+  expect(body).toMatchObject({ status, error });
+  return body;
+}
+
+async function apiKeyWith(userId: string, permissions: Array<{ action: string; scope: string }>): Promise<string> {
+  const key = await apiOk<{ keyId: string; keySecret: string }>("POST", `/api/security/users/${userId}/api-keys`, undefined, 201);
+  await apiOk("PUT", `/api/security/users/${userId}/roles`, { roles: [], directPermissions: permissions });
+  return `${key.keyId}:${key.keySecret}`;
+}
+
+describe("registering task definitions", () => {
+  it("stores a list with Conductor's defaults, reads one and all, replaces keeping createTime, and deletes", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "td_crud_a", description: "first" }, { name: "td_crud_b", retryCount: 0, ownerEmail: "" }]);
+    const first = await apiOk("GET", "/api/metadata/taskdefs/td_crud_a");
+    expect(first).toMatchObject({
+      name: "td_crud_a",
+      description: "first",
+      retryCount: 3,
+      retryLogic: "FIXED",
+      retryDelaySeconds: 60,
+      backoffScaleFactor: 1,
+      timeoutSeconds: 0,
+      timeoutPolicy: "TIME_OUT_WF",
+      responseTimeoutSeconds: 3600,
+    });
+    expect(first["createTime"]).toEqual(expect.any(Number));
+    const all = await apiOk<JsonObject[]>("GET", "/api/metadata/taskdefs");
+    expect(all.map((taskDef) => taskDef["name"]).filter((name) => String(name).startsWith("td_crud_"))).toEqual(["td_crud_a", "td_crud_b"]);
+
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_crud_a", retryCount: 1, retryLogic: "LINEAR_BACKOFF" });
+    const replaced = await apiOk("GET", "/api/metadata/taskdefs/td_crud_a");
+    expect(replaced).toMatchObject({ retryCount: 1, retryLogic: "LINEAR_BACKOFF", createTime: first["createTime"] });
+    expect(replaced["description"]).toBeUndefined();
+    expect(replaced["updateTime"] as number).toBeGreaterThan(first["updateTime"] as number);
+
+    await apiOk("DELETE", "/api/metadata/taskdefs/td_crud_a");
+    await refused(await api("GET", "/api/metadata/taskdefs/td_crud_a"), 404, "NOT_FOUND");
+    await refused(await api("DELETE", "/api/metadata/taskdefs/td_crud_a"), 404, "NOT_FOUND");
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_crud_b")).toMatchObject({ retryCount: 0 });
+  });
+
+  it("PUT creates one that does not exist yet (the official clients' workers register that way)", async () => {
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_put_new", timeoutSeconds: 3600, responseTimeoutSeconds: 600 });
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_put_new")).toMatchObject({ timeoutSeconds: 3600, responseTimeoutSeconds: 600 });
+  });
+
+  it("accepts what the official client's taskDefinition() builder sends", async () => {
+    const built = {
+      name: "td_sdk_built",
+      ownerApp: "",
+      description: "",
+      retryCount: 3,
+      timeoutSeconds: 3600,
+      inputKeys: [],
+      outputKeys: [],
+      timeoutPolicy: "TIME_OUT_WF",
+      retryLogic: "FIXED",
+      retryDelaySeconds: 60,
+      responseTimeoutSeconds: 600,
+      concurrentExecLimit: 0,
+      inputTemplate: {},
+      rateLimitPerFrequency: 0,
+      rateLimitFrequencyInSeconds: 1,
+      ownerEmail: "",
+      pollTimeoutSeconds: 3600,
+      backoffScaleFactor: 1,
+    };
+    await apiOk("POST", "/api/metadata/taskdefs", [built]);
+    const { ownerApp: _dropped, ...kept } = built;
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_sdk_built")).toMatchObject(kept);
+  });
+
+  it.each([
+    ["an object instead of a list", { name: "td_bad_object" }, "(body)", /non-empty array/],
+    ["an empty list", [], "(body)", /non-empty array/],
+    ["a list with one bad entry after a good one", [{ name: "td_bad_ok" }, { name: "td_bad_count", retryCount: -1 }], "[1].retryCount", /retryCount must be an integer from 0 to 100/],
+    ["a missing name", [{ retryCount: 1 }], "[0].name", /name is required/],
+    ["an unknown retry logic", [{ name: "td_bad_logic", retryLogic: "SOMETIMES" }], "[0].retryLogic", /one of FIXED, LINEAR_BACKOFF, EXPONENTIAL_BACKOFF/],
+    ["a response timeout beyond the timeout", [{ name: "td_bad_timeout", timeoutSeconds: 60 }], "[0].responseTimeoutSeconds", /must not exceed timeoutSeconds \(60\)/],
+    ["a broken expression in inputTemplate", [{ name: "td_bad_template", inputTemplate: { a: "${workflow.input" } }], "[0].inputTemplate.a", /./],
+    ["a secret in inputTemplate", [{ name: "td_bad_secret", inputTemplate: { token: "${workflow.secrets.apiKey}" } }], "[0].inputTemplate", /must not use secrets \(apiKey\)/],
+    ["the same name twice", [{ name: "td_bad_twice" }, { name: "td_bad_twice" }], "(body)", /appears twice/],
+  ])("refuses %s with a 400 naming the field, and stores nothing", async (_what, body, path, message) => {
+    const before = await rowCount("task_defs");
+    const error = await refused(await api("POST", "/api/metadata/taskdefs", body), 400, "VALIDATION_ERROR");
+    const issue = error.validationErrors?.find((candidate) => candidate.path === path);
+    expect(issue, JSON.stringify(error.validationErrors)).toBeDefined();
+    expect(issue!.message).toMatch(message);
+    expect(await rowCount("task_defs")).toBe(before);
+  });
+
+  it(`refuses more than ${MAX_TASK_DEFS_PER_REQUEST} in one request and stores none of them`, async () => {
+    const before = await rowCount("task_defs");
+    const many = Array.from({ length: MAX_TASK_DEFS_PER_REQUEST + 1 }, (_, index) => ({ name: `td_many_${index}` }));
+    await refused(await api("POST", "/api/metadata/taskdefs", many), 400, "VALIDATION_ERROR");
+    expect(await rowCount("task_defs")).toBe(before);
+  });
+
+  it("needs a metadata right to write: a reader is refused with 403 and nothing is stored; the reader may list them", async () => {
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_rbac", retryCount: 2 });
+    const reader = await apiKeyWith("td-reader", [{ action: "WORKFLOW_READ", scope: "*" }]);
+    await refused(await api("PUT", "/api/metadata/taskdefs", { name: "td_rbac", retryCount: 0 }, { "x-api-key": reader }), 403, "PERMISSION_DENIED");
+    await refused(await api("POST", "/api/metadata/taskdefs", [{ name: "td_rbac_new" }], { "x-api-key": reader }), 403, "PERMISSION_DENIED");
+    await refused(await api("DELETE", "/api/metadata/taskdefs/td_rbac", undefined, { "x-api-key": reader }), 403, "PERMISSION_DENIED");
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_rbac")).toMatchObject({ retryCount: 2 });
+    await refused(await api("GET", "/api/metadata/taskdefs/td_rbac_new"), 404, "NOT_FOUND");
+    const listed = await api("GET", "/api/metadata/taskdefs", undefined, { "x-api-key": reader });
+    expect(listed.status).toBe(200);
+    expect((await api("GET", "/api/metadata/taskdefs", undefined, { "x-api-key": "td-nobody:wrong-secret-0123456789" })).status).toBe(401);
+  });
+});
+
+describe("executions follow the task definition of each task's name", () => {
+  it("retries an HTTP task as its registered task definition says, and shows the definition in the execution", async () => {
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_flaky_call", retryCount: 2, retryDelaySeconds: 0 });
+    await register({ name: "td_registered_retry", tasks: [{ ...httpTask("call", { uri: target("/flaky/td-registered?fail=2"), method: "GET" }), name: "td_flaky_call" }] });
+    const workflow = await waitFor(await startWorkflow("td_registered_retry"), ["COMPLETED", "FAILED"]);
+    expect(workflow.status).toBe("COMPLETED");
+    expect(workflow.tasks.map((task) => [task.status, task["retryCount"]])).toEqual([
+      ["FAILED", 0],
+      ["FAILED", 1],
+      ["COMPLETED", 2],
+    ]);
+    expect(await hits("td-registered")).toBe(3);
+    const definition = workflow["workflowDefinition"] as { tasks: Array<{ taskDefinition?: JsonObject }> };
+    expect(definition.tasks[0]!.taskDefinition).toMatchObject({ name: "td_flaky_call", retryCount: 2, retryDelaySeconds: 0 });
+    // The registered workflow definition itself is unchanged.
+    const stored = await apiOk<{ tasks: JsonObject[] }>("GET", "/api/metadata/workflow/td_registered_retry");
+    expect(stored.tasks[0]!["taskDefinition"]).toBeUndefined();
+  });
+
+  it("a workflow task's own retryCount wins over its task definition's", async () => {
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_overridden", retryCount: 2, retryDelaySeconds: 0 });
+    await register({ name: "td_own_retry", tasks: [{ ...httpTask("call", { uri: target("/flaky/td-own?fail=2"), method: "GET" }, { retryCount: 0 }), name: "td_overridden" }] });
+    const workflow = await waitFor(await startWorkflow("td_own_retry"), ["COMPLETED", "FAILED"]);
+    expect(workflow.status).toBe("FAILED");
+    expect(workflow.tasks).toHaveLength(1);
+    expect(await hits("td-own")).toBe(1);
+  });
+
+  it("an inline taskDefinition applies, and wins over the registered one of the same name", async () => {
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_inline_call", retryCount: 0 });
+    await register({
+      name: "td_inline",
+      tasks: [{ ...httpTask("call", { uri: target("/flaky/td-inline?fail=1"), method: "GET" }), name: "td_inline_call", taskDefinition: { retryCount: 1, retryDelaySeconds: 0 } }],
+    });
+    const workflow = await waitFor(await startWorkflow("td_inline"), ["COMPLETED", "FAILED"]);
+    expect(workflow.status).toBe("COMPLETED");
+    expect(workflow.tasks.map((task) => task.status)).toEqual(["FAILED", "COMPLETED"]);
+    expect(await hits("td-inline")).toBe(2);
+  });
+
+  it("an inline taskDefinition is validated with the workflow definition: a bad one is a 400 that stores nothing", async () => {
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "td_inline_bad",
+      version: 1,
+      schemaVersion: 2,
+      tasks: [{ ...httpTask("call", { uri: target("/echo/x"), method: "GET" }), taskDefinition: { retryDelaySeconds: "soon" } }],
+    });
+    const error = await refused(response, 400, "VALIDATION_ERROR");
+    expect(error.validationErrors?.map((issue) => issue.path)).toEqual(["tasks[0].taskDefinition.retryDelaySeconds"]);
+    await refused(await api("GET", "/api/metadata/workflow/td_inline_bad"), 404, "NOT_FOUND");
+  });
+
+  it("inputTemplate gives default input, resolved like the task's own; a key the task sets wins", async () => {
+    await apiOk("PUT", "/api/metadata/taskdefs", {
+      name: "td_templated",
+      inputTemplate: { headers: { "X-Team": "${workflow.input.team}" }, method: "DELETE", note: "from the task definition" },
+    });
+    await register({ name: "td_template_flow", tasks: [{ ...httpTask("call", { uri: target("/echo/td-template"), method: "GET" }), name: "td_templated" }] });
+    const workflow = await waitFor(await startWorkflow("td_template_flow", { team: "payments" }), ["COMPLETED", "FAILED"]);
+    expect(workflow.status).toBe("COMPLETED");
+    const task = workflow.tasks[0] as TaskJson;
+    expect(task.inputData).toMatchObject({ method: "GET", note: "from the task definition", headers: { "X-Team": "payments" } });
+    const echoed = (task.outputData["response"] as { body: { method: string; headers: Record<string, string> } }).body;
+    expect(echoed.method).toBe("GET");
+    expect(echoed.headers["x-team"]).toBe("payments");
+  });
+
+  it("an execution keeps the task definition it started with; later ones start with the change", async () => {
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_snapshot", retryCount: 1, retryDelaySeconds: 0 });
+    await register({ name: "td_snapshot_flow", tasks: [{ ...httpTask("call", { uri: target("/echo/td-snapshot"), method: "GET" }, { asyncComplete: true }), name: "td_snapshot" }] });
+    const first = await startWorkflow("td_snapshot_flow");
+    await waitFor(first, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_snapshot", retryCount: 0 });
+
+    await apiOk("POST", `/api/tasks/${first}/call/FAILED`, {});
+    const retried = await waitFor(first, (workflow) => workflow.tasks.length === 2);
+    expect(retried.status).toBe("RUNNING");
+
+    const second = await startWorkflow("td_snapshot_flow");
+    await waitFor(second, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${second}/call/FAILED`, {});
+    const failed = await waitFor(second, ["FAILED"]);
+    expect(failed.tasks).toHaveLength(1);
+  });
+});
