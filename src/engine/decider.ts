@@ -189,7 +189,13 @@ function workflowOverdue(state: WorkflowExecution, now: number): boolean {
 }
 
 function taskOverdue(task: TaskExecution, now: number): boolean {
-  return isPending(task) && task.timeoutAt !== undefined && task.timeoutAt <= now;
+  return isPending(task) && ((task.timeoutAt !== undefined && task.timeoutAt <= now) || overdueByDefinition(task, now));
+}
+
+/** True when the task's definition timeout has passed, and comes before its own (a webhook's) timeout. */
+function overdueByDefinition(task: TaskExecution, now: number): boolean {
+  const at = task.definitionTimeoutAt;
+  return at !== undefined && at <= now && (task.timeoutAt === undefined || at <= task.timeoutAt);
 }
 
 function hasOverdueDeadline(state: WorkflowExecution, now: number): boolean {
@@ -206,6 +212,10 @@ function applyDeadlines(draft: Draft, env: DecideEnv, effects: Effect[]): boolea
   }
   for (const task of state.tasks) {
     if (!taskOverdue(task, env.now)) continue;
+    if (overdueByDefinition(task, env.now)) {
+      if (timeOutByDefinition(draft, task, env, effects)) return true;
+      continue;
+    }
     const onTimeout = taskModule(task.taskType)?.onTimeout;
     if (onTimeout) draft.updateTask(task.taskId, onTimeout(task, env));
   }
@@ -324,6 +334,7 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
     fields.attemptDeadline = undefined;
     fields.awaitingExternal = false;
     fields.timeoutAt = undefined;
+    fields.definitionTimeoutAt = undefined;
     if (task.startTime === 0) fields.startTime = env.now;
     // The task is decided without its child: nothing waits for that child any more, so it is stopped as when the task is canceled.
     if (task.taskType === "SUB_WORKFLOW" && task.subWorkflowId !== undefined) {
@@ -443,6 +454,7 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     attemptDeadline: undefined,
     awaitingExternal: false,
     timeoutAt: undefined,
+    definitionTimeoutAt: undefined,
     subWorkflowId: undefined,
     callbackUrl: undefined,
     inputGiven: event.taskInput === undefined ? undefined : true,
@@ -599,8 +611,45 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
     return;
   }
   const started = module.start(task, definition, draft.state, env);
-  draft.updateTask(task.taskId, started.task);
+  const timeoutAt = definitionTimeoutAt(started.task, definition, env);
+  draft.updateTask(task.taskId, timeoutAt === undefined ? started.task : { ...started.task, definitionTimeoutAt: timeoutAt });
   if (started.dispatch) effects.push({ kind: "dispatch", taskId: task.taskId, attempt: started.task.attempt });
+}
+
+/** When a task that has just started times out by its task definition; undefined when it never does. */
+function definitionTimeoutAt(task: TaskExecution, definition: WorkflowTaskDef, env: DecideEnv): number | undefined {
+  const taskDef = definition.taskDefinition;
+  if (taskDef === undefined || taskDef.timeoutSeconds <= 0 || taskDef.timeoutPolicy === "ALERT_ONLY" || !isPending(task)) return undefined;
+  return (task.startTime || env.now) + taskDef.timeoutSeconds * 1000;
+}
+
+/**
+ * Times out a task by its task definition's `timeoutSeconds`: TIMED_OUT, its request or child stopped. With
+ * the RETRY policy the retry settings then decide, as for a failure; with TIME_OUT_WF the workflow times out
+ * too (Conductor's default). True when the workflow ended.
+ */
+function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, effects: Effect[]): boolean {
+  const taskDef = draft.state.definition.tasks[task.definitionIndex]?.taskDefinition;
+  const seconds = taskDef?.timeoutSeconds ?? 0;
+  const policy = taskDef?.timeoutPolicy ?? "TIME_OUT_WF";
+  const reason = `Task timed out after ${seconds} seconds (timeoutSeconds of task definition ${taskDef?.name ?? task.taskDefName}, timeoutPolicy ${policy})`;
+  if (isInFlight(task)) effects.push({ kind: "cancelDispatch", taskId: task.taskId });
+  if (task.taskType === "SUB_WORKFLOW" && task.subWorkflowId !== undefined) {
+    effects.push({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: task.subWorkflowId, reason: `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} timed out` });
+  }
+  draft.updateTask(task.taskId, {
+    status: "TIMED_OUT",
+    reasonForIncompletion: reason,
+    endTime: env.now,
+    updateTime: env.now,
+    attemptDeadline: undefined,
+    awaitingExternal: false,
+    timeoutAt: undefined,
+    definitionTimeoutAt: undefined,
+  });
+  if (policy !== "TIME_OUT_WF") return false;
+  endWorkflow(draft, "TIMED_OUT", `Task ${task.referenceTaskName} timed out: ${reason}`, env, effects);
+  return true;
 }
 
 function completeWorkflow(draft: Draft, env: DecideEnv): void {
@@ -641,6 +690,7 @@ function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT"
       attemptDeadline: undefined,
       awaitingExternal: false,
       timeoutAt: undefined,
+      definitionTimeoutAt: undefined,
     });
   }
   draft.patch({ status, reasonForIncompletion: reason, endTime: env.now, updateTime: env.now });
@@ -659,7 +709,10 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
   for (const task of state.tasks) {
     if (task.status === "SCHEDULED" && state.status === "RUNNING") consider(task.scheduledTime);
     if (isInFlight(task)) consider(task.attemptDeadline);
-    if (isPending(task)) consider(task.timeoutAt);
+    if (isPending(task)) {
+      consider(task.timeoutAt);
+      consider(task.definitionTimeoutAt);
+    }
   }
   return earliest;
 }

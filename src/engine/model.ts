@@ -175,6 +175,11 @@ export interface TaskExecution {
   awaitingExternal?: boolean;
   /** When a waiting task gives up (e.g. WAIT_FOR_WEBHOOK `timeoutSeconds`); its module decides how it ends. */
   timeoutAt?: number;
+  /**
+   * When the task times out by its task definition's `timeoutSeconds`, counted from its start as in Conductor
+   * (set when it starts, unless the policy is ALERT_ONLY); the definition's `timeoutPolicy` says what follows.
+   */
+  definitionTimeoutAt?: number;
   subWorkflowId?: string;
   callbackUrl?: string;
   /**

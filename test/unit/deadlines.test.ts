@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
-import { createExecution, decide, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
+import { createExecution, decide, nextDeadline, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
 import { EngineError } from "../../src/engine/errors";
-import type { WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import type { TaskDef, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 
 // Alarms fire at or after their time: these events arrive after a deadline whose alarm has not run yet.
 
@@ -100,5 +100,83 @@ describe("events arriving after a deadline whose alarm has not run yet", () => {
     expect(paused.state.status).toBe("PAUSED");
     expect(paused.state.tasks[1]).toMatchObject({ status: "SCHEDULED", scheduledTime: 2_100 });
     expect(paused.effects).toEqual([]);
+  });
+});
+
+describe("a task definition's timeoutSeconds (counted from the task's start)", () => {
+  const taskDef = (fields: Partial<TaskDef>): TaskDef => ({
+    name: "shared",
+    retryCount: 0,
+    retryLogic: "FIXED",
+    retryDelaySeconds: 0,
+    backoffScaleFactor: 1,
+    timeoutSeconds: 10,
+    timeoutPolicy: "TIME_OUT_WF",
+    responseTimeoutSeconds: 1,
+    ...fields,
+  });
+  const waitingCall = (fields: Partial<TaskDef>): WorkflowTaskDef => ({
+    name: "shared",
+    taskReferenceName: "call",
+    type: "HTTP",
+    inputParameters: { uri: "http://a.test/", method: "GET" },
+    asyncComplete: true,
+    taskDefinition: taskDef(fields),
+  });
+  const tick = (state: WorkflowExecution, now: number) => decide(state, { type: "tick", liveTaskIds: new Set() }, env(now));
+
+  it("TIME_OUT_WF: the task times out at its deadline and the workflow with it", () => {
+    const state = started({ tasks: [waitingCall({})] });
+    expect(nextDeadline(state)).toBe(11_000);
+    expect(tick(state, 10_999).state.status).toBe("RUNNING");
+    const timedOut = tick(state, 11_000).state;
+    expect(timedOut.status).toBe("TIMED_OUT");
+    expect(timedOut.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: expect.stringContaining("Task timed out after 10 seconds") });
+    expect(timedOut.reasonForIncompletion).toContain("Task call timed out");
+  });
+
+  it("RETRY: the task times out and its retry settings decide, as after a failure", () => {
+    const state = started({ tasks: [waitingCall({ timeoutPolicy: "RETRY", retryCount: 1, retryDelaySeconds: 5 })] });
+    const retried = tick(state, 11_000).state;
+    expect(retried.status).toBe("RUNNING");
+    expect(retried.tasks.map((task) => [task.status, task.retryCount])).toEqual([
+      ["TIMED_OUT", 0],
+      ["SCHEDULED", 1],
+    ]);
+    expect(retried.tasks[1]!.scheduledTime).toBe(16_000);
+    // The retry gets a deadline of its own once it starts.
+    const restarted = tick(retried, 16_000).state;
+    expect(restarted.tasks[1]).toMatchObject({ status: "IN_PROGRESS", definitionTimeoutAt: 26_000 });
+    expect(tick(restarted, 26_000).state.status).toBe("FAILED");
+  });
+
+  it("ALERT_ONLY and a timeoutSeconds of 0 never time the task out", () => {
+    for (const fields of [{ timeoutPolicy: "ALERT_ONLY" as const }, { timeoutSeconds: 0 }]) {
+      const state = started({ tasks: [waitingCall(fields)] });
+      expect(state.tasks[0]!.definitionTimeoutAt).toBeUndefined();
+      expect(tick(state, 1_000_000).state.tasks[0]!.status).toBe("IN_PROGRESS");
+    }
+  });
+
+  it("a task that ended in time is not timed out later", () => {
+    const state = started({ tasks: [waitingCall({}), { ...waitingCall({}), taskReferenceName: "next", taskDefinition: undefined }] });
+    const done = decide(state, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "COMPLETED", output: {} }, env(5_000)).state;
+    expect(tick(done, 20_000).state.tasks.map((task) => task.status)).toEqual(["COMPLETED", "IN_PROGRESS"]);
+  });
+
+  it("a webhook's own timeoutSeconds and its definition's: whichever comes first decides how the task ends", () => {
+    const ownFirst = started({ tasks: [hook(5, { taskDefinition: taskDef({ timeoutSeconds: 10 }) })] });
+    expect(settleOverdue(ownFirst, env(30_000)).state.tasks[0]!.outputData).toMatchObject({ error: "WEBHOOK_TIMEOUT" });
+    const definitionFirst = started({ tasks: [hook(20, { taskDefinition: taskDef({ timeoutSeconds: 10 }) })] });
+    const settled = settleOverdue(definitionFirst, env(30_000)).state;
+    expect(settled.tasks[0]).toMatchObject({ status: "TIMED_OUT" });
+    expect(settled.status).toBe("TIMED_OUT");
+  });
+
+  it("an HTTP request still in flight at the deadline is canceled", () => {
+    const state = started({ tasks: [{ ...waitingCall({}), asyncComplete: false }] });
+    const timedOut = tick(state, 11_000);
+    expect(timedOut.state.tasks[0]!.status).toBe("TIMED_OUT");
+    expect(timedOut.effects).toContainEqual({ kind: "cancelDispatch", taskId: state.tasks[0]!.taskId });
   });
 });

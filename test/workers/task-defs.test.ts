@@ -193,6 +193,16 @@ describe("executions follow the task definition of each task's name", () => {
     expect(echoed.headers["x-team"]).toBe("payments");
   });
 
+  it("timeoutSeconds times out a task still waiting for its completion, and the workflow with it (TIME_OUT_WF)", async () => {
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_slow_call", timeoutSeconds: 1, responseTimeoutSeconds: 1 });
+    await register({ name: "td_timeout_flow", tasks: [{ ...httpTask("call", { uri: target("/echo/td-timeout"), method: "GET" }, { asyncComplete: true }), name: "td_slow_call" }] });
+    const workflowId = await startWorkflow("td_timeout_flow");
+    const timedOut = await waitFor(workflowId, ["TIMED_OUT", "COMPLETED", "FAILED"]);
+    expect(timedOut.status).toBe("TIMED_OUT");
+    expect(timedOut.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: expect.stringContaining("Task timed out after 1 seconds") });
+    await refused(await api("POST", `/api/tasks/${workflowId}/call/COMPLETED`, {}), 409, "CONFLICT");
+  });
+
   it("an execution keeps the task definition it started with; later ones start with the change", async () => {
     await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_snapshot", retryCount: 1, retryDelaySeconds: 0 });
     await register({ name: "td_snapshot_flow", tasks: [{ ...httpTask("call", { uri: target("/echo/td-snapshot"), method: "GET" }, { asyncComplete: true }), name: "td_snapshot" }] });
