@@ -15,6 +15,7 @@ import {
   noopLogger,
   orkesConductorClient,
   subWorkflowTask,
+  taskDefinition,
   waitForWebhookTask,
   workflow,
   type TaskClient,
@@ -313,6 +314,31 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(executor.updateTaskByRefName("call", workflowId, "COMPLETED", {}))).toMatch(/^Failed to update task by reference name: /);
     expect(await sdkError(executor.terminate(workflowId, "twice"))).toMatch(/^Failed to terminate workflow '.*': /);
     expect(await sdkError(executor.reRun(workflowId, { reRunFromTaskId: "no-such-task" }))).toMatch(/^Failed to rerun workflow '.*': .*no-such-task/);
+  });
+
+  it("registers, reads, updates and removes task definitions, and a workflow's task follows its definition", async () => {
+    const name = `client_taskdef_${suffix}`;
+    await metadata.registerTask(taskDefinition({ name, description: "from the builder", retryCount: 1, retryDelaySeconds: 0 }));
+    expect(await metadata.getTask(name)).toMatchObject({ name, description: "from the builder", retryCount: 1, timeoutSeconds: 3600, responseTimeoutSeconds: 600 });
+    await metadata.updateTask({ ...(await metadata.getTask(name)), description: "updated" });
+    expect(await metadata.getTask(name)).toMatchObject({ description: "updated", retryCount: 1 });
+
+    const flow = workflow(`client_taskdef_flow_${suffix}`, [{ ...httpTask("wait", { uri: target.url(`/count/taskdef-${suffix}`), method: "GET" }, true), name }]);
+    await metadata.registerWorkflowDef(flow, true);
+    const started = await executor.startWorkflow({ name: flow.name, version: 1 });
+    await taskReaches(started, "wait", "IN_PROGRESS");
+    await executor.updateTaskByRefName("wait", started, "FAILED", { why: "first attempt" });
+    // The task definition's retryCount: a second instance of the task, not a failed workflow.
+    const retried = await until("the retry", () => executor.getExecution(started), (execution) => (execution.tasks ?? []).length === 2);
+    expect(retried.status).toBe("RUNNING");
+    expect(retried.tasks!.map((task) => [task.status, task.retryCount])).toEqual([
+      ["FAILED", 0],
+      [expect.stringMatching(/SCHEDULED|IN_PROGRESS/), 1],
+    ]);
+    await executor.terminate(started, "done with it");
+
+    await metadata.unregisterTask(name);
+    expect(await sdkError(metadata.getTask(name))).toMatch(/No task definition named/);
   });
 
   it("answers the task-worker endpoints it does not serve with a clear error", async () => {
