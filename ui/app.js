@@ -6,6 +6,7 @@ import { renderDefinitions } from "./views/definitions.js";
 import { renderExecution } from "./views/execution.js";
 import { renderExecutions } from "./views/executions.js";
 import { renderLogin } from "./views/login.js";
+import { renderTaskDefEditor, renderTaskDefs } from "./views/task-defs.js";
 
 /**
  * @typedef {object} ViewContext
@@ -28,6 +29,9 @@ const ROUTES = [
   [/^definitions\/new$/, (container, params, context) => renderDefinitionEditor(container, params, context)],
   [/^definitions\/([^/]+)\/(\d+)\/edit$/, renderDefinitionEditor],
   [/^definitions\/([^/]+)\/(\d+)$/, renderDefinition],
+  [/^taskdefs$/, renderTaskDefs],
+  [/^taskdefs\/new$/, (container, params, context) => renderTaskDefEditor(container, params, context)],
+  [/^taskdefs\/(.+)$/, renderTaskDefEditor],
 ];
 
 let generation = 0;

@@ -143,7 +143,7 @@ describe("web UI", () => {
     await screenshot(page, "executions-empty");
     expect(await page.evaluate('Object.values(sessionStorage).some((value) => value.includes(":"))')).toBe(false);
 
-    await page.getByRole("link", { name: "Definitions" }).click();
+    await page.getByRole("link", { name: "Definitions", exact: true }).click();
     await page.getByRole("link", { name: parentName, exact: true }).click();
     await page.getByRole("button", { name: "Run…" }).click();
     await page.getByLabel("Input (JSON object)").fill(JSON.stringify({ orderId: "A-17" }));
@@ -428,7 +428,7 @@ describe("web UI", () => {
 
   it("shows a definition's validation errors at the offending line and registers it once fixed", async () => {
     const { page } = admin;
-    await page.getByRole("link", { name: "Definitions" }).click();
+    await page.getByRole("link", { name: "Definitions", exact: true }).click();
     await page.getByRole("link", { name: "New definition" }).click();
     const name = `${parentName}_new`;
     const definition = {
@@ -468,6 +468,46 @@ describe("web UI", () => {
     expect((await callOk(server.url, "GET", `/api/metadata/workflow/${name}`, { key: adminKey })).json().description).toBe("edited in the UI");
     expect(admin.refusedLoads).toEqual([expect.stringContaining("status of 400")]);
     expect((await callOk(server.url, "GET", `/api/metadata/workflow/${name}`, { key: adminKey })).json().tasks[1].inputParameters.http_request.method).toBe("GET");
+    expect(admin.problems).toEqual([]);
+  });
+
+  it("registers a task definition, marks a refused field at its line, lists its settings, edits and deletes it", async () => {
+    const { page } = admin;
+    const name = `${parentName}_taskdef`;
+    await page.getByRole("link", { name: "Task definitions" }).click();
+    await page.getByRole("link", { name: "New task definition" }).click();
+    const editor = page.getByLabel("Task definition (JSON)");
+    await expect.poll(() => editor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"retryCount": 3');
+    await editor.fill(JSON.stringify({ name, retryCount: 2, retryLogic: "SOMETIMES", retryDelaySeconds: 5, timeoutSeconds: 0 }));
+    await page.getByRole("button", { name: "Register" }).click();
+    const errors = page.locator(".editor-errors li");
+    await expect.poll(() => errors.first().textContent(), { timeout: STEP_TIMEOUT_MS }).toMatch(/retryLogic/);
+    const text = await editor.inputValue();
+    const logicLine = text.split("\n").findIndex((line) => line.includes('"SOMETIMES"')) + 1;
+    expect(await page.locator(".gutter-line.marked").allTextContents()).toEqual([String(logicLine)]);
+    expect((await call(server.url, "GET", `/api/metadata/taskdefs/${name}`, { key: adminKey })).status).toBe(404);
+
+    await editor.fill(text.replace('"SOMETIMES"', '"LINEAR_BACKOFF"'));
+    await page.getByRole("button", { name: "Register" }).click();
+    const row = page.locator("tr", { has: page.getByRole("link", { name, exact: true }) });
+    await expect.poll(() => row.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain("2 × LINEAR_BACKOFF, 5 s");
+    await screenshot(page, "task-definitions");
+
+    await page.getByRole("link", { name, exact: true }).click();
+    const edited = page.getByLabel("Task definition (JSON)");
+    await expect.poll(() => edited.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain(`"name": "${name}"`);
+    const current = JSON.parse(await edited.inputValue()) as Record<string, unknown>;
+    await edited.fill(JSON.stringify({ ...current, timeoutSeconds: 120, responseTimeoutSeconds: 60, timeoutPolicy: "RETRY" }));
+    await page.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => row.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain("120 s, RETRY");
+    expect((await callOk(server.url, "GET", `/api/metadata/taskdefs/${name}`, { key: adminKey })).json()).toMatchObject({ retryCount: 2, timeoutSeconds: 120 });
+
+    await page.getByRole("link", { name, exact: true }).click();
+    await page.getByRole("button", { name: "Delete…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await page.getByText("No task definition is registered yet.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect((await call(server.url, "GET", `/api/metadata/taskdefs/${name}`, { key: adminKey })).status).toBe(404);
+    expect(admin.refusedLoads).toEqual([expect.stringContaining("status of 400"), expect.stringContaining("status of 400")]);
     expect(admin.problems).toEqual([]);
   });
 
