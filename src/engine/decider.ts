@@ -13,6 +13,8 @@ import {
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
   type JsonObject,
+  type JsonValue,
+  type PendingSkip,
   type TaskExecution,
   type TaskStatus,
   type WorkflowDef,
@@ -70,7 +72,13 @@ export type ExecutionEvent =
    * waits for that same child again, later tasks are discarded, and the workflow runs again. Like retry and
    * rerun, it replaces `startScopes` with those of whoever asked.
    */
-  | { type: "resumeChild"; taskId: string; startScopes?: string[] };
+  | { type: "resumeChild"; taskId: string; startScopes?: string[] }
+  /**
+   * Skips task `taskReferenceName` of a RUNNING execution (Conductor's skipTaskFromWorkflow): its pending instance
+   * becomes SKIPPED now, or, not reached yet, it is recorded SKIPPED instead of run when the workflow reaches it.
+   * `taskInput` and `taskOutput` (both `{}` when absent) are that instance's input and output.
+   */
+  | { type: "skipTask"; taskReferenceName: string; taskInput?: JsonObject; taskOutput?: JsonObject };
 
 /** Work the actor must do after persisting a decision. */
 export type Effect =
@@ -269,6 +277,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       applyResumeChild(draft, event.taskId, env);
       replaceStartScopes(draft, event.startScopes);
       break;
+    case "skipTask":
+      applySkipTask(draft, event, env, effects);
+      break;
   }
   advance(draft, env, effects);
   return { state: draft.state, effects };
@@ -427,6 +438,7 @@ function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | un
   if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "restart");
   if (definition) draft.patch({ definition, workflowVersion: definition.version });
   draft.retainTasks(() => false);
+  forgetSkips(draft, () => true);
   draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {} });
 }
 
@@ -436,6 +448,9 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
   const target = event.fromTaskId === undefined ? undefined : state.tasks.find((task) => task.taskId === event.fromTaskId);
   if (event.fromTaskId !== undefined && !target) throw new EngineError("INVALID", `Task ${event.fromTaskId} is not part of workflow ${state.workflowId}`);
   draft.retainTasks((task) => target !== undefined && task.seq <= target.seq);
+  // The tasks from the rerun's target on run again afresh: skips asked for them before are not carried over.
+  const from = target?.definitionIndex ?? 0;
+  forgetSkips(draft, (skip) => definitionIndexOf(state, skip.taskReferenceName) >= from);
   draft.patch({ ...reopened(state, env), output: {} });
   if (event.workflowInput) draft.patch({ input: event.workflowInput });
   if (event.correlationId !== undefined) draft.patch({ correlationId: event.correlationId });
@@ -490,7 +505,7 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     const last = state.tasks.at(-1);
     if (!last) {
       if (state.definition.tasks.length === 0) return completeWorkflow(draft, env);
-      addInstance(draft, 0, env, {});
+      reachTask(draft, 0, env);
       continue;
     }
     const definition = state.definition.tasks[last.definitionIndex];
@@ -510,7 +525,7 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
       case "SKIPPED": {
         const next = last.definitionIndex + 1;
         if (next >= state.definition.tasks.length) return completeWorkflow(draft, env);
-        addInstance(draft, next, env, {});
+        reachTask(draft, next, env);
         continue;
       }
       case "FAILED":
@@ -536,6 +551,96 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
   throw new Error("advance did not settle");
 }
 
+/**
+ * The workflow reaches definition task `index`: a new instance of it, SKIPPED at once with the skip's input and
+ * output when a skip waits for it (the skip is then used up), else SCHEDULED to run.
+ */
+function reachTask(draft: Draft, index: number, env: DecideEnv): void {
+  const reference = draft.state.definition.tasks[index]!.taskReferenceName;
+  const skip = draft.state.pendingSkips?.find((candidate) => candidate.taskReferenceName === reference);
+  if (!skip) return addInstance(draft, index, env, {});
+  forgetSkips(draft, (candidate) => candidate === skip);
+  const state = draft.state;
+  const task: TaskExecution = { ...newInstance(state, index, env, {}), ...skippedFields(skip, env), startTime: env.now };
+  limitExecution(task, state.tasks, env);
+  draft.addTask(task);
+}
+
+/** What a skip makes of a task instance: SKIPPED now, with the skip's output and (when it gives one) input. */
+function skippedFields(skip: Omit<PendingSkip, "taskReferenceName">, env: DecideEnv): Partial<TaskExecution> {
+  const fields: Partial<TaskExecution> = { status: "SKIPPED", outputData: skip.taskOutput ?? {}, endTime: env.now, updateTime: env.now };
+  if (skip.taskInput !== undefined) {
+    fields.inputData = skip.taskInput;
+    // Given from outside, like a rerun's taskInput: never evaluated through the definition's template.
+    fields.inputGiven = true;
+  }
+  return fields;
+}
+
+/**
+ * Applies a skip (see the `skipTask` event). Refused, changing nothing, unless the execution is RUNNING and the
+ * task is one of its definition's, pending or not reached yet. A pending SUB_WORKFLOW task is refused too: its
+ * child would run on with nothing waiting for it.
+ */
+function applySkipTask(draft: Draft, event: Extract<ExecutionEvent, { type: "skipTask" }>, env: DecideEnv, effects: Effect[]): void {
+  const state = draft.state;
+  const reference = event.taskReferenceName;
+  requireStatus(state, ["RUNNING"], `skip task ${reference} of`);
+  const index = definitionIndexOf(state, reference);
+  if (index < 0) {
+    throw new EngineError("INVALID", `Task reference name ${reference} is not a task of workflow ${state.workflowId} (${state.workflowName} version ${state.workflowVersion})`);
+  }
+  const latest = state.tasks.findLast((task) => task.definitionIndex === index);
+  if ((latest && !isPending(latest)) || state.tasks.some((task) => task.definitionIndex > index)) {
+    const status = latest ? ` (its status is ${latest.status})` : "";
+    throw new EngineError("CONFLICT", `Task ${reference} of workflow ${state.workflowId} was already processed, cannot be skipped${status}`);
+  }
+  const skip: Omit<PendingSkip, "taskReferenceName"> = {};
+  if (event.taskInput !== undefined) skip.taskInput = event.taskInput;
+  if (event.taskOutput !== undefined) skip.taskOutput = event.taskOutput;
+  if (!latest) return rememberSkip(draft, { taskReferenceName: reference, ...skip }, env);
+  if (latest.taskType === "SUB_WORKFLOW") {
+    const child = latest.subWorkflowId === undefined ? "its sub workflow" : `its sub workflow ${latest.subWorkflowId}`;
+    throw new EngineError("CONFLICT", `Task ${reference} of workflow ${state.workflowId} waits for ${child}, which would run on detached: terminate the sub workflow instead`);
+  }
+  if (isInFlight(latest)) effects.push({ kind: "cancelDispatch", taskId: latest.taskId });
+  // Outstanding work for the instance turns harmless: a result of its attempt or a callback finds it no longer pending.
+  draft.updateTask(latest.taskId, {
+    ...skippedFields(skip, env),
+    startTime: latest.startTime === 0 ? env.now : latest.startTime,
+    attemptDeadline: undefined,
+    awaitingExternal: false,
+    timeoutAt: undefined,
+  });
+}
+
+/**
+ * Keeps a skip for a task not reached yet, replacing an earlier one for the same task. What all of them hold is
+ * bounded by one payload's size: they are stored with the workflow's own fields, in one row with its input.
+ */
+function rememberSkip(draft: Draft, skip: PendingSkip, env: DecideEnv): void {
+  const pendingSkips = [...(draft.state.pendingSkips ?? []).filter((other) => other.taskReferenceName !== skip.taskReferenceName), skip];
+  const held: JsonValue = pendingSkips.map((pending) => ({ input: pending.taskInput ?? {}, output: pending.taskOutput ?? {} }));
+  const bytes = oversize(held, env.config.maxPayloadBytes);
+  if (bytes !== undefined) {
+    throw new EngineError("INVALID", oversizeReason("The input and output of the skips waiting for their tasks", bytes, env.config.maxPayloadBytes));
+  }
+  draft.patch({ pendingSkips });
+}
+
+/** Drops the skips waiting for their tasks that `drop` picks. */
+function forgetSkips(draft: Draft, drop: (skip: PendingSkip) => boolean): void {
+  const pending = draft.state.pendingSkips;
+  if (!pending) return;
+  const kept = pending.filter((skip) => !drop(skip));
+  draft.patch({ pendingSkips: kept.length > 0 ? kept : undefined });
+}
+
+/** Position of the task with that reference name in the execution's definition, -1 when there is none. */
+function definitionIndexOf(state: WorkflowExecution, taskReferenceName: string): number {
+  return state.definition.tasks.findIndex((task) => task.taskReferenceName === taskReferenceName);
+}
+
 /** Resolves a task's inputParameters for storage and display (secrets masked). */
 function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, taskId: string, env: DecideEnv): JsonObject | Error {
   const definition = state.definition.tasks[definitionIndex];
@@ -553,13 +658,11 @@ function failedOnInput(error: Error, env: DecideEnv): Partial<TaskExecution> {
   return { status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: `Invalid task input: ${error.message}`, endTime: env.now, updateTime: env.now };
 }
 
-/** Appends a new SCHEDULED instance of definition task `index`. */
-function addInstance(draft: Draft, index: number, env: DecideEnv, options: { retryCount?: number; delayMs?: number }): void {
-  const state = draft.state;
+/** A new SCHEDULED instance of definition task `index`, with no input yet, to follow the execution's last task. */
+function newInstance(state: WorkflowExecution, index: number, env: DecideEnv, options: { retryCount?: number; delayMs?: number }): TaskExecution {
   const definition = state.definition.tasks[index]!;
-  const taskId = env.newId();
-  const task: TaskExecution = {
-    taskId,
+  return {
+    taskId: env.newId(),
     taskType: definition.type,
     referenceTaskName: definition.taskReferenceName,
     taskDefName: definition.name,
@@ -576,6 +679,13 @@ function addInstance(draft: Draft, index: number, env: DecideEnv, options: { ret
     updateTime: env.now,
     attempt: 0,
   };
+}
+
+/** Appends a new SCHEDULED instance of definition task `index`. */
+function addInstance(draft: Draft, index: number, env: DecideEnv, options: { retryCount?: number; delayMs?: number }): void {
+  const state = draft.state;
+  const task = newInstance(state, index, env, options);
+  const taskId = task.taskId;
   const input = resolveTaskInput(state, index, taskId, env);
   const bytes = input instanceof Error ? undefined : oversize(input, env.config.maxPayloadBytes);
   if (input instanceof Error) Object.assign(task, failedOnInput(input, env));
@@ -592,6 +702,7 @@ function limitExecution(task: TaskExecution, tasks: readonly TaskExecution[], en
   Object.assign(task, {
     status: "FAILED_WITH_TERMINAL_ERROR",
     inputData: {},
+    outputData: {},
     reasonForIncompletion: overExecutionLimitReason(bytes, env.config.maxExecutionBytes),
     endTime: env.now,
     updateTime: env.now,

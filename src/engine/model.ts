@@ -205,6 +205,16 @@ export function deliveryKey(task: Pick<TaskExecution, "taskId" | "reruns">): str
   return task.reruns === undefined ? task.taskId : `${task.taskId}.rerun-${task.reruns}`;
 }
 
+/**
+ * A skip asked for a task the execution has not reached yet (Conductor's `SkipTaskRequest`): when the task is
+ * reached, an instance with status SKIPPED and this input and output is recorded instead of running it.
+ */
+export interface PendingSkip {
+  taskReferenceName: string;
+  taskInput?: JsonObject;
+  taskOutput?: JsonObject;
+}
+
 /** A workflow execution (Conductor's `Workflow`), with the definition it runs. */
 export interface WorkflowExecution {
   workflowId: string;
@@ -237,6 +247,11 @@ export interface WorkflowExecution {
    * Never shown by the API.
    */
   startScopes?: string[];
+  /**
+   * Skips of tasks not reached yet, at most one per reference name (see {@link PendingSkip}); absent when none.
+   * A list, not a map keyed by reference name: a name like `__proto__` must stay data. Never shown by the API.
+   */
+  pendingSkips?: PendingSkip[];
   definition: WorkflowDef;
   tasks: TaskExecution[];
 }

@@ -54,6 +54,20 @@ export const RerunRequest = v.object({
 /** Parsed {@link RerunRequest}. */
 export type RerunRequest = v.InferOutput<typeof RerunRequest>;
 
+/**
+ * Conductor's `SkipTaskRequest`, body of `PUT /api/workflow/{id}/skiptask/{taskReferenceName}`: the skipped task's
+ * input and output, each optional (an absent body is `{}`). A JSON object first: `v.object` alone takes an array.
+ */
+export const SkipTaskRequest = v.pipe(
+  jsonObject,
+  v.object({
+    taskInput: v.optional(jsonData),
+    taskOutput: v.optional(jsonData),
+  }),
+);
+/** Parsed {@link SkipTaskRequest}. */
+export type SkipTaskRequest = v.InferOutput<typeof SkipTaskRequest>;
+
 /** The most ids one bulk workflow operation takes: Conductor's cap (WorkflowBulkResource refuses more with 400). */
 export const MAX_BULK_WORKFLOW_IDS = 1000;
 /** The longest id a bulk body may carry. */

@@ -270,6 +270,22 @@ describe("the official Conductor TypeScript client", () => {
     expect(await executor.getWorkflowStatus(workflowId, true, false)).toEqual({ workflowId, correlationId: `corr-${suffix}`, status: "TERMINATED", output: {} });
   });
 
+  it("skips tasks with skipTasksFromWorkflow: one ahead, a waiting one, and refuses one already processed", async () => {
+    const skipping = await executor.startWorkflow({ name: PARENT, version: 1, input: { x: "5", key: `skip-${suffix}` } });
+    await taskReaches(skipping, "approve", "IN_PROGRESS");
+    // Ahead: the SUB_WORKFLOW task is recorded SKIPPED when reached, and no child starts.
+    await executor.skipTasksFromWorkflow(skipping, "child", { taskOutput: { n: 5 } });
+    expect(await sdkError(executor.skipTasksFromWorkflow(skipping, "call", {}))).toMatch(/^Failed to skip task 'call' in workflow '.*': .*already processed, cannot be skipped/);
+    await executor.skipTasksFromWorkflow(skipping, "approve", { taskOutput: { by: "skip" } });
+    const hooked = await taskReaches(skipping, "hook", "IN_PROGRESS");
+    expect(taskOf(hooked, "child")).toMatchObject({ status: "SKIPPED", outputData: { n: 5 } });
+    expect(taskOf(hooked, "child")!.subWorkflowId).toBeUndefined();
+    await executor.skipTasksFromWorkflow(skipping, "hook", { taskOutput: { note: "skipped" } });
+    const done = await workflowReaches(skipping, "COMPLETED");
+    expect(done.output).toEqual({ echoed: "5", approvedBy: "skip", childN: 5, note: "skipped" });
+    expect(await sdkError(executor.skipTasksFromWorkflow(skipping, "hook", {}))).toMatch(/its status is COMPLETED/);
+  });
+
   it("registers, executes and starts a ConductorWorkflow (the fluent builder)", async () => {
     const fluent = new ConductorWorkflow(executor, `client_fluent_${suffix}`).description("fluent builder");
     fluent

@@ -225,7 +225,7 @@ describe("web UI", () => {
     expect(admin.refusedLoads).toEqual([]);
   });
 
-  it("pauses, resumes and completes a waiting webhook by hand, showing its callback URL, and terminates another", async () => {
+  it("pauses, resumes and completes a waiting webhook by hand, showing its callback URL, skips another and terminates a third", async () => {
     const { page } = admin;
     const name = `${parentName}_hook`;
     await callOk(server.url, "POST", "/api/metadata/workflow", {
@@ -253,6 +253,16 @@ describe("web UI", () => {
     await page.keyboard.press("Enter");
     await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
     expect((await waitForStatus(server.url, adminKey, hooked, ["COMPLETED"])).output).toEqual({ paid: 42 });
+
+    // Skip a waiting webhook task: it ends SKIPPED with the output typed, and the workflow moves on.
+    const skipped = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+    await page.goto(`${server.url}/#/executions/${skipped}?task=payment`);
+    await page.getByRole("button", { name: "Skip…" }).click({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel("Output (JSON object: the skipped task's output, which later tasks read)").fill(JSON.stringify({ paid: 0 }));
+    await page.getByRole("button", { name: "Skip task" }).click();
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    expect(await step(page, "payment").getAttribute("data-status")).toBe("SKIPPED");
+    expect((await waitForStatus(server.url, adminKey, skipped, ["COMPLETED"])).output).toEqual({ paid: 0 });
 
     const other = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
     await page.goto(`${server.url}/#/executions/${other}`);
@@ -528,7 +538,7 @@ describe("web UI", () => {
     await step(page, "approve").click();
     await page.getByRole("heading", { name: /approve/ }).waitFor();
     expect(await page.getByText("Your permissions allow reading this workflow only.").count()).toBe(1);
-    for (const action of ["Pause", "Terminate", "Complete…", "Fail…", "Rerun from here"]) {
+    for (const action of ["Pause", "Terminate", "Complete…", "Fail…", "Skip…", "Rerun from here"]) {
       expect(await page.getByRole("button", { name: action }).count(), action).toBe(0);
     }
     expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")).toBe(true);

@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
+import type { JsonObject } from "../../src/engine/model";
 import { BULK_CONCURRENCY } from "../../src/worker/routes/bulk";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
 
@@ -466,5 +467,197 @@ describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
     expect(most).toBeGreaterThan(0);
     expect(most).toBeLessThanOrEqual(BULK_CONCURRENCY);
     expect(BULK_CONCURRENCY).toBeLessThanOrEqual(10);
+  });
+});
+
+describe("skip a task (PUT /api/workflow/{id}/skiptask/{taskReferenceName}, Conductor's skipTaskFromWorkflow)", () => {
+  const skip = (workflowId: string, ref: string, body?: unknown) => api("PUT", `/api/workflow/${workflowId}/skiptask/${encodeURIComponent(ref)}`, body);
+
+  it("a task not reached yet is remembered and, once reached, recorded SKIPPED with the given input and output, which later tasks read; answers 200 with no body", async () => {
+    await register({
+      name: "skip_ahead",
+      tasks: [
+        httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true }),
+        httpTask("b", { uri: target("/count/skip-ahead-b"), method: "GET" }),
+        httpTask("c", { uri: target("/count/skip-ahead-c?x=${b.output.x}&why=${b.input.why}"), method: "GET" }),
+      ],
+    });
+    const workflowId = await startWaiting("skip_ahead");
+    const before = await getWorkflow(workflowId);
+    const response = await skip(workflowId, "b", { taskInput: { why: "manual" }, taskOutput: { x: "from-skip" } });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("");
+    // Nothing is shown before the task is reached: the Workflow JSON keeps its shape.
+    expect(await getWorkflow(workflowId)).toEqual(before);
+
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([
+      ["gate", "COMPLETED"],
+      ["b", "SKIPPED"],
+      ["c", "COMPLETED"],
+    ]);
+    const b = done.tasks[1]!;
+    expect(b).toMatchObject({ inputData: { why: "manual" }, outputData: { x: "from-skip" } });
+    expect(b["startTime"]).toBeGreaterThan(0);
+    expect(b["endTime"]).toBeGreaterThanOrEqual(b["startTime"] as number);
+    expect((done.tasks[2]!.outputData["response"] as { body: { query: JsonObject } }).body.query).toEqual({ x: "from-skip", why: "manual" });
+    expect(await hits("skip-ahead-b")).toBe(0);
+  });
+
+  it("a pending asyncComplete HTTP task becomes SKIPPED with the given output and the workflow moves on; without a body the output is empty", async () => {
+    await registerWaiting("skip_pending", "skip-pending-after");
+    const workflowId = await startWaiting("skip_pending");
+    expect((await skip(workflowId, "gate")).status).toBe(200);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[0]).toMatchObject({ status: "SKIPPED", outputData: {} });
+    expect(done.tasks[0]!.inputData).toMatchObject({ uri: target("/echo/gate") });
+    expect(await hits("skip-pending-after")).toBe(1);
+    // Completing it afterwards is refused as for any finished task.
+    await expectError("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, 409, "CONFLICT", {});
+  });
+
+  it("an HTTP task whose request is in flight becomes SKIPPED (taskInput replacing its input); its late result changes nothing", async () => {
+    await register({
+      name: "skip_in_flight",
+      tasks: [httpTask("slow", { uri: target("/count/skip-in-flight?delay=800"), method: "GET" }), httpTask("next", { uri: target("/count/skip-in-flight-next?v=${slow.output.v}"), method: "GET" })],
+    });
+    const workflowId = await startWorkflow("skip_in_flight");
+    await eventually(() => hits("skip-in-flight"), (n) => n === 1, "the slow request reaching the target");
+    expect((await skip(workflowId, "slow", { taskInput: { replaced: true }, taskOutput: { v: "skipped" } })).status).toBe(200);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([
+      ["slow", "SKIPPED"],
+      ["next", "COMPLETED"],
+    ]);
+    expect(done.tasks[0]).toMatchObject({ inputData: { replaced: true }, outputData: { v: "skipped" } });
+    expect((done.tasks[1]!.outputData["response"] as { body: { query: JsonObject } }).body.query).toEqual({ v: "skipped" });
+    // Past the time the slow answer would have come back.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await getWorkflow(workflowId)).toEqual(done);
+  });
+
+  it("a retry waiting out its delay becomes SKIPPED and the workflow moves on", async () => {
+    await register({
+      name: "skip_retry_delay",
+      tasks: [
+        httpTask("flaky", { uri: target("/flaky/skip-retry-delay?fail=5"), method: "GET" }, { retryCount: 2, retryDelaySeconds: 3600 }),
+        httpTask("after", { uri: target("/count/skip-retry-delay-after"), method: "GET" }),
+      ],
+    });
+    const workflowId = await startWorkflow("skip_retry_delay");
+    await waitFor(workflowId, (workflow) => workflow.tasks.length === 2 && workflow.tasks[1]!.status === "SCHEDULED");
+    expect((await skip(workflowId, "flaky", { taskOutput: { default: true } })).status).toBe(200);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([
+      ["flaky", "FAILED"],
+      ["flaky", "SKIPPED"],
+      ["after", "COMPLETED"],
+    ]);
+    expect(done.tasks[1]!.outputData).toEqual({ default: true });
+    expect(await hits("skip-retry-delay")).toBe(1);
+  });
+
+  it("a PAUSED or finished workflow is a 409 and nothing changes (the refused skip is not remembered)", async () => {
+    await registerWaiting("skip_paused", "skip-paused-after");
+    const workflowId = await startWaiting("skip_paused");
+    await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+    const paused = await getWorkflow(workflowId);
+    expect((await expectError("PUT", `/api/workflow/${workflowId}/skiptask/after`, 409, "CONFLICT", { taskOutput: { x: 1 } })).message).toContain("PAUSED");
+    await expectError("PUT", `/api/workflow/${workflowId}/skiptask/gate`, 409, "CONFLICT");
+    expect(await getWorkflow(workflowId)).toEqual(paused);
+    await apiOk("PUT", `/api/workflow/${workflowId}/resume`);
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
+    expect(await hits("skip-paused-after")).toBe(1);
+    for (const ref of ["gate", "after"]) {
+      expect((await expectError("PUT", `/api/workflow/${workflowId}/skiptask/${ref}`, 409, "CONFLICT")).message).toContain("COMPLETED");
+    }
+    expect(await getWorkflow(workflowId)).toEqual(done);
+  });
+
+  it("a reference name not in the definition is a 400 naming it, an unknown execution a 404; neither changes anything", async () => {
+    await registerWaiting("skip_unknown", "skip-unknown-after");
+    const workflowId = await startWaiting("skip_unknown");
+    const before = await getWorkflow(workflowId);
+    expect((await expectError("PUT", `/api/workflow/${workflowId}/skiptask/nope`, 400, "VALIDATION_ERROR")).message).toContain("nope");
+    await expectError("PUT", `/api/workflow/${crypto.randomUUID()}/skiptask/gate`, 404, "NOT_FOUND");
+    await expectError("PUT", "/api/workflow/not-a-uuid/skiptask/gate", 404, "NOT_FOUND");
+    expect(await getWorkflow(workflowId)).toEqual(before);
+  });
+
+  it("an already completed task is a 409 (already processed) and nothing changes", async () => {
+    await register({
+      name: "skip_processed",
+      tasks: [httpTask("first", { uri: target("/count/skip-processed-first"), method: "GET" }), httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })],
+    });
+    const workflowId = await startWorkflow("skip_processed");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS" && (workflow.tasks[1]!.outputData as { statusCode?: number }).statusCode === 200);
+    expect((await expectError("PUT", `/api/workflow/${workflowId}/skiptask/first`, 409, "CONFLICT")).message).toContain("already processed, cannot be skipped");
+    expect(await getWorkflow(workflowId)).toEqual(waiting);
+  });
+
+  it("a pending SUB_WORKFLOW task is a 409 that says to terminate the child instead; parent and child are left as they were", async () => {
+    await registerWaiting("skip_child", "skip-child-after");
+    await register({ name: "skip_parent", tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: "skip_child", version: 1 } } }] });
+    const parentId = await startWorkflow("skip_parent");
+    const parent = await waitFor(parentId, (workflow) => typeof workflow.tasks[0]?.["subWorkflowId"] === "string" && workflow.tasks[0]!.status === "IN_PROGRESS");
+    const childId = String(parent.tasks[0]!["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
+    const [parentBefore, childBefore] = [await getWorkflow(parentId), await getWorkflow(childId)];
+    expect((await expectError("PUT", `/api/workflow/${parentId}/skiptask/sub`, 409, "CONFLICT")).message).toContain("terminate");
+    expect(await getWorkflow(parentId)).toEqual(parentBefore);
+    expect(await getWorkflow(childId)).toEqual(childBefore);
+  });
+
+  it("a body that is not a JSON object with object taskInput and taskOutput is a 400 (a too large one a 413) and nothing changes, nor is remembered", async () => {
+    await registerWaiting("skip_bad_body", "skip-bad-body-after");
+    const workflowId = await startWaiting("skip_bad_body");
+    const before = await getWorkflow(workflowId);
+    const path = `/api/workflow/${workflowId}/skiptask/after`;
+    expect((await expectError("PUT", path, 400, "VALIDATION_ERROR", { taskOutput: "done" })).message).toContain("taskOutput");
+    await expectError("PUT", path, 400, "VALIDATION_ERROR", { taskInput: [1, 2] });
+    await expectError("PUT", path, 400, "VALIDATION_ERROR", [{ taskOutput: {} }]);
+    await expectError("PUT", path, 400, "VALIDATION_ERROR", "null");
+    await expectError("PUT", path, 400, "VALIDATION_ERROR", "{not json");
+    await expectError("PUT", path, 413, "PAYLOAD_TOO_LARGE", { taskOutput: { blob: "x".repeat(800 * 1024) } });
+    expect(await getWorkflow(workflowId)).toEqual(before);
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
+    expect(await hits("skip-bad-body-after")).toBe(1);
+  });
+
+  it("a retry keeps a skip still waiting to happen; a restart forgets it", async () => {
+    await registerWaiting("skip_reopen", "skip-reopen-after");
+    const workflowId = await startWaiting("skip_reopen");
+    await apiOk("PUT", `/api/workflow/${workflowId}/skiptask/after`, { taskOutput: { kept: true } });
+    await apiOk("DELETE", `/api/workflow/${workflowId}?reason=stop`);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    await waitFor(workflowId, (workflow) => workflow.tasks.length === 2 && workflow.tasks[1]!.status === "IN_PROGRESS" && (workflow.tasks[1]!.outputData as { statusCode?: number }).statusCode === 200);
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const retried = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(retried.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([
+      ["gate", "CANCELED"],
+      ["gate", "COMPLETED"],
+      ["after", "SKIPPED"],
+    ]);
+    expect(retried.output).toEqual({ kept: true });
+    expect(await hits("skip-reopen-after")).toBe(0);
+
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    await waitFor(workflowId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.length === 1 && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
+    await apiOk("PUT", `/api/workflow/${workflowId}/skiptask/after`);
+    await apiOk("DELETE", `/api/workflow/${workflowId}?reason=stop`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    await waitFor(workflowId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.length === 1 && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const restarted = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(restarted.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
+    expect(await hits("skip-reopen-after")).toBe(1);
   });
 });

@@ -899,6 +899,50 @@ describe("bulk operations", () => {
   });
 });
 
+describe("skipping a task (PUT /api/workflow/{id}/skiptask/{ref})", () => {
+  /** A running execution whose asyncComplete task has its response and waits for its completion. */
+  async function startGated(name: string): Promise<string> {
+    await register({ name, tasks: [httpTask("gate", { uri: target("/echo/skip-gate"), method: "GET" }, { asyncComplete: true }), httpTask("after", { uri: target(`/count/${name}-after`), method: "GET" })] });
+    const workflowId = await startWorkflow(name);
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
+    return workflowId;
+  }
+
+  it("needs WORKFLOW_ADMIN on the workflow, as pause and terminate do: a reader or an admin of another workflow gets 403 and nothing changes; a stored rule on the route decides first", async () => {
+    const workflowId = await startGated("skipauth_orders");
+    const before = await getWorkflow(workflowId);
+    const reader = await createUser("skip-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    const elsewhere = await createUser("skip-elsewhere", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:skipauth_other" }] });
+    const path = `/api/workflow/${workflowId}/skiptask/gate`;
+    for (const user of [reader, elsewhere]) {
+      const text = await expectStatus(await call("PUT", path, orkes(user.token), { taskOutput: { by: "nobody" } }), 403, "PERMISSION_DENIED");
+      expect(JSON.parse(text).message).toBe(`Permission denied: PUT ${path} needs WORKFLOW_ADMIN on workflow:skipauth_orders`);
+    }
+    expect(await getWorkflow(workflowId)).toEqual(before);
+
+    // A stored rule lets whoever may execute the task skip it.
+    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", {
+      apiPath: "/api/workflow/{workflowId}/skiptask/{taskRefName}",
+      methods: ["PUT"],
+      requiredPermissions: [{ action: "TASK_EXECUTE", scope: "task:${path.taskRefName}" }],
+    }, 201);
+    const operator = await createUser("skip-operator", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:gate" }] });
+    try {
+      await expectStatus(await call("PUT", `/api/workflow/${workflowId}/skiptask/after`, orkes(operator.token)), 403, "PERMISSION_DENIED");
+      await expectStatus(await call("PUT", path, orkes(operator.token), { taskOutput: { by: "operator" } }), 200);
+    } finally {
+      await apiOk("DELETE", `/api/security/rules/${rule.id}`);
+    }
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks[0]).toMatchObject({ status: "SKIPPED", outputData: { by: "operator" } });
+
+    const owner = await startGated("skipauth_mine");
+    const admin = await createUser("skip-admin", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:skipauth_mine" }] });
+    await expectStatus(await call("PUT", `/api/workflow/${owner}/skiptask/gate`, orkes(admin.token)), 200);
+    expect((await waitFor(owner, ["COMPLETED", "FAILED"])).tasks[0]!.status).toBe("SKIPPED");
+  });
+});
+
 describe("every registered route", () => {
   const PUBLIC = new Set(["GET /health", "POST /api/security/token", "POST /api/token", "POST /api/security/token/refresh", "POST /api/security/token/revoke", "POST /api/tasks/webhook/:workflowId/:taskRefName/:taskId"]);
   const concrete = (path: string) =>

@@ -313,3 +313,22 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect(summary["updateTime"]).toBe(latestTask);
   });
 });
+
+describe("skipping a waiting WAIT_FOR_WEBHOOK task (PUT /api/workflow/{id}/skiptask/{ref})", () => {
+  it("the task becomes SKIPPED with the given output, its timeout no longer counts, the workflow moves on, and a late callback is refused as for a finished task", async () => {
+    await register({ name: "hook_skip", tasks: [hookTask("hook", { timeoutSeconds: 3600 }), httpTask("after", { uri: target("/count/hook-skip-after?note=${hook.output.note}"), method: "GET" })] });
+    const { workflowId, hook } = await startWaiting("hook_skip");
+    expect((await api("PUT", `/api/workflow/${workflowId}/skiptask/hook`, { taskOutput: { note: "skipped" } })).status).toBe(200);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[0]).toMatchObject({ taskId: hook.taskId, status: "SKIPPED", outputData: { note: "skipped" } });
+    expect((done.tasks[1]!.outputData["body"] as JsonObject)["query"]).toEqual({ note: "skipped" });
+    expect(await hits("hook-skip-after")).toBe(1);
+
+    const late = await callback(String(hook["callbackUrl"]), { status: "COMPLETED", output: { note: "too late" } });
+    expect(late.status).toBe(409);
+    expect(await late.json()).toMatchObject({ status: 409, error: "CONFLICT", message: expect.stringContaining("SKIPPED") });
+    expect((await api("POST", `/api/tasks/${workflowId}/hook/COMPLETED`, { note: "too late" })).status).toBe(409);
+    expect(snapshot(await getWorkflow(workflowId))).toBe(snapshot(done));
+  });
+});

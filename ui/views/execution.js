@@ -148,8 +148,11 @@ export async function renderExecution(container, params, context, workflowId = "
     const base = `/api/workflow/${encodeURIComponent(current.workflowId)}`;
     /** @type {HTMLElement[]} */
     const content = [h("h2", { id: "task-title", tabindex: "-1" }, selectedRef, " ", task ? statusBadge(task.status) : null)];
+    // The service skips a task of a RUNNING workflow that is pending or not reached yet (docs/api.md, skiptask).
+    const skippable = admin && current.status === "RUNNING";
     if (!task) {
-      content.push(h("p", { className: "help" }, "This step has not run yet."), h("h3", {}, "Definition"), jsonBlock(definitionTask, "Task definition"));
+      const skipAhead = skippable ? h("div", { className: "actions", role: "toolbar", "aria-label": "Task actions" }, button("Skip…", () => skipTask(current, definitionTask.taskReferenceName, false))) : null;
+      content.push(h("p", { className: "help" }, "This step has not run yet."), ...(skipAhead ? [skipAhead] : []), h("h3", {}, "Definition"), jsonBlock(definitionTask, "Task definition"));
       replaceChildren(taskBox, content);
       return;
     }
@@ -161,6 +164,10 @@ export async function renderExecution(container, params, context, workflowId = "
           button("Complete…", () => completeByHand(current, task, "COMPLETED")),
           button("Fail…", () => completeByHand(current, task, "FAILED"), "danger"));
       });
+    }
+    // Not a waiting SUB_WORKFLOW task: the service refuses it, as its child would run on (terminate the child instead).
+    if (skippable && (task.status === "SCHEDULED" || task.status === "IN_PROGRESS") && task.taskType !== "SUB_WORKFLOW") {
+      taskActions.push(button("Skip…", () => skipTask(current, task.referenceTaskName, true)));
     }
     if (admin && TERMINAL.has(current.status)) {
       taskActions.push(button("Rerun from here", () => confirmThen("Rerun", `Run the workflow again from ${task.referenceTaskName}? Tasks before it keep their results.`, () => api("POST", `${base}/rerun`, { reRunFromTaskId: task.taskId }), reopenWarning(current))));
@@ -215,6 +222,35 @@ export async function renderExecution(container, params, context, workflowId = "
     }).then(async (done) => {
       if (!done) return;
       context.notify(`${task.referenceTaskName}: ${status === "COMPLETED" ? "completed" : "failed"} by hand`);
+      await load().catch(() => {});
+    });
+  }
+
+  /**
+   * Skips a task through the service, with the output later tasks then read; a refusal (the task moved on
+   * meanwhile, say) shows the service's message in the dialog.
+   * @param {Workflow} current @param {string} ref @param {boolean} pending whether the task waits now (else it lies ahead)
+   */
+  function skipTask(current, ref, pending) {
+    const editor = jsonEditor({ id: "skip-output", label: "Output (JSON object: the skipped task's output, which later tasks read)", value: {}, rows: 8 });
+    void openDialog({
+      title: `Skip ${ref}`,
+      body: [h("p", {}, pending
+        ? "The task ends SKIPPED now, with this output, and the workflow moves on. Whatever it still waits for (a request, a callback, a completion) is then refused."
+        : "When the workflow reaches this task it is recorded SKIPPED, with this output, instead of running."), editor.element],
+      confirmLabel: "Skip task",
+      onConfirm: async () => {
+        const taskOutput = readObject(editor);
+        try {
+          await api("PUT", `/api/workflow/${encodeURIComponent(current.workflowId)}/skiptask/${encodeURIComponent(ref)}`, { taskOutput });
+        } catch (error) {
+          if (error instanceof ApiError && error.validationErrors.length > 0) editor.showErrors(error.validationErrors.map((issue) => ({ ...issue, path: issue.path.replace(/^taskOutput\.?/, "") })));
+          throw error;
+        }
+      },
+    }).then(async (done) => {
+      if (!done) return;
+      context.notify(pending ? `${ref}: skipped` : `${ref}: will be skipped when reached`);
       await load().catch(() => {});
     });
   }

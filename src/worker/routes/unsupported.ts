@@ -32,7 +32,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/metadata/workflow/:name/rate-limit", "workflow rate limits"],
   ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],
   ["/api/workflow/decide/:workflowId", "forcing a decision (the service decides on every event)"],
-  ["/api/workflow/:workflowId/skiptask/*", "skipping tasks"],
   ["/api/workflow/:workflowId/jump/*", "jumping to a task"],
   ["/api/workflow/:workflowId/variables", "workflow variables"],
   ["/api/workflow/:workflowId/state", "workflow state updates"],

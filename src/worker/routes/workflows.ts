@@ -14,6 +14,7 @@ import {
   JsonObjectBody,
   RerunRequest,
   RunningQuery,
+  SkipTaskRequest,
   StartWorkflowRequest,
   TaskListQuery,
   WorkflowName,
@@ -221,5 +222,20 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     if (rerun.correlationId !== undefined) command.correlationId = rerun.correlationId;
     unwrap(await executionStub(env, workflowId).command(command));
     return textResponse(workflowId);
+  });
+
+  // Conductor's skipTaskFromWorkflow: void, so 200 with no body, as pause and resume answer.
+  router.put("/api/workflow/:workflowId/skiptask/:taskReferenceName", async (request, env) => {
+    const workflowId = decodedPathParam(request, "workflowId");
+    const taskReferenceName = decodedPathParam(request, "taskReferenceName");
+    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+    const skip = parseOrThrow(SkipTaskRequest, body.present ? body.value : {}, "skip task request");
+    checkInputSize(env, "The task input", skip.taskInput);
+    checkInputSize(env, "The task output", skip.taskOutput);
+    const command: WorkflowCommand = { type: "skipTask", taskReferenceName };
+    if (skip.taskInput) command.taskInput = skip.taskInput;
+    if (skip.taskOutput) command.taskOutput = skip.taskOutput;
+    unwrap(await executionStub(env, workflowId).command(command));
+    return new Response(null, { status: 200 });
   });
 }
