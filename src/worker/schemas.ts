@@ -6,8 +6,21 @@ import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { validationError } from "./http/errors";
 
+function isPlainObject(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /** A JSON object (not an array, not null). */
-const jsonObject = v.custom<JsonObject>((value) => typeof value === "object" && value !== null && !Array.isArray(value), "must be a JSON object");
+const jsonObject = v.custom<JsonObject>(isPlainObject, "must be a JSON object");
+
+/**
+ * A request body of named fields: a JSON object first, since valibot's `v.object` alone takes an array (its
+ * missing fields then read as absent, and `[…]` would act as `{}`).
+ */
+function requestObject<const E extends v.ObjectEntries>(entries: E) {
+  const fields = v.object(entries);
+  return v.pipe(v.custom<v.InferInput<typeof fields>>(isPlainObject, "must be a JSON object"), fields);
+}
 
 /**
  * A JSON object that becomes workflow data (an input, an output). Bounded in depth: a small but deeply
@@ -24,7 +37,7 @@ const jsonData = v.pipe(
 export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"));
 
 /** Conductor's `StartWorkflowRequest` body of `POST /api/workflow` and the execute endpoint. */
-export const StartWorkflowRequest = v.object({
+export const StartWorkflowRequest = requestObject({
   name: v.optional(v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"))),
   version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))),
   input: v.optional(jsonData),
@@ -45,7 +58,7 @@ export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;
  * the whole workflow runs again (Conductor's behaviour, and what the clients send by default);
  * `reRunFromWorkflowId` is the path's id, so a body value is ignored as Conductor does.
  */
-export const RerunRequest = v.object({
+export const RerunRequest = requestObject({
   reRunFromTaskId: v.optional(v.pipe(v.string("must be a string (a task id)"), v.minLength(1, "must not be empty"))),
   workflowInput: v.optional(jsonData),
   taskInput: v.optional(jsonData),
@@ -56,15 +69,12 @@ export type RerunRequest = v.InferOutput<typeof RerunRequest>;
 
 /**
  * Conductor's `SkipTaskRequest`, body of `PUT /api/workflow/{id}/skiptask/{taskReferenceName}`: the skipped task's
- * input and output, each optional (an absent body is `{}`). A JSON object first: `v.object` alone takes an array.
+ * input and output, each optional (an absent body is `{}`).
  */
-export const SkipTaskRequest = v.pipe(
-  jsonObject,
-  v.object({
-    taskInput: v.optional(jsonData),
-    taskOutput: v.optional(jsonData),
-  }),
-);
+export const SkipTaskRequest = requestObject({
+  taskInput: v.optional(jsonData),
+  taskOutput: v.optional(jsonData),
+});
 /** Parsed {@link SkipTaskRequest}. */
 export type SkipTaskRequest = v.InferOutput<typeof SkipTaskRequest>;
 
@@ -93,7 +103,7 @@ export const BulkWorkflowIds = v.pipe(
 );
 
 /** Conductor's `TaskResult`, body of `POST /api/tasks`. */
-export const TaskResultRequest = v.object({
+export const TaskResultRequest = requestObject({
   workflowInstanceId: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
   taskId: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
   status: v.picklist(EXTERNAL_TASK_STATUSES, `must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`),
@@ -150,7 +160,7 @@ export const CorrelatedQuery = v.object({ includeClosed: booleanParam(false), in
 export const CorrelationIdsBody = CorrelationIdList;
 
 /** Conductor's `CorrelationIdsSearchRequest`, body of `POST /api/workflow/correlated/batch`. */
-export const CorrelationIdsSearchRequest = v.object({
+export const CorrelationIdsSearchRequest = requestObject({
   workflowNames: v.pipe(
     v.array(WorkflowName, "must be an array of workflow names"),
     v.maxLength(MAX_LOOKUP_WORKFLOW_NAMES, `must hold at most ${MAX_LOOKUP_WORKFLOW_NAMES} workflow names`),

@@ -140,6 +140,9 @@ describe("retry, restart, rerun", () => {
     await expectError("POST", `/api/workflow/${workflowId}/rerun`, 400, "VALIDATION_ERROR", { reRunFromTaskId: "no-such-task" });
     // An empty body is Conductor's "rerun the whole workflow" (see conductor-client.test.ts); an empty id is not.
     await expectError("POST", `/api/workflow/${workflowId}/rerun`, 400, "VALIDATION_ERROR", { reRunFromTaskId: "" });
+    // Nor is a JSON array: valibot's object schema alone takes one as {}, which would rerun the whole workflow.
+    await expectError("POST", `/api/workflow/${workflowId}/rerun`, 400, "VALIDATION_ERROR", [{ reRunFromTaskId: b!["taskId"] }]);
+    expect((await getWorkflow(workflowId)).tasks).toEqual(first.tasks);
 
     const rerunId = await apiOk<string>("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: b!["taskId"], workflowInput: { tag: "second" } });
     expect(rerunId).toBe(workflowId);

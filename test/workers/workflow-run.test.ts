@@ -47,6 +47,14 @@ describe("running a workflow of chained HTTP tasks", () => {
     expect((await getWorkflow(workflow.workflowId)).status).toBe("COMPLETED");
   });
 
+  it("the execute endpoint refuses a JSON array for its StartWorkflowRequest with a 400, running nothing", async () => {
+    await register({ name: "sync_exec_array", tasks: [httpTask("a", { uri: target("/count/sync-exec-array"), method: "GET" })] });
+    const response = await api("POST", "/api/workflow/execute/sync_exec_array/1", [{ input: { x: 1 } }]);
+    expect(response.status, await response.clone().text()).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toBe("VALIDATION_ERROR");
+    expect(await hits("sync-exec-array")).toBe(0);
+  });
+
   it("reads boolean query parameters case-insensitively (the Python SDK sends True and False) and refuses other values", async () => {
     await register({ name: "bool_params", tasks: [httpTask("a", { uri: target("/echo/bool-params"), method: "GET" })] });
     const workflowId = await startWorkflow("bool_params");
