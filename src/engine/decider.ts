@@ -744,20 +744,7 @@ function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, 
   const seconds = taskDef?.timeoutSeconds ?? 0;
   const policy = taskDef?.timeoutPolicy ?? "TIME_OUT_WF";
   const reason = `Task timed out after ${seconds} seconds (timeoutSeconds of task definition ${taskDef?.name ?? task.taskDefName}, timeoutPolicy ${policy})`;
-  if (isInFlight(task)) effects.push({ kind: "cancelDispatch", taskId: task.taskId });
-  if (task.taskType === "SUB_WORKFLOW" && task.subWorkflowId !== undefined) {
-    effects.push({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: task.subWorkflowId, reason: `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} timed out` });
-  }
-  draft.updateTask(task.taskId, {
-    status: "TIMED_OUT",
-    reasonForIncompletion: reason,
-    endTime: env.now,
-    updateTime: env.now,
-    attemptDeadline: undefined,
-    awaitingExternal: false,
-    timeoutAt: undefined,
-    definitionTimeoutAt: undefined,
-  });
+  stopPendingTask(draft, task, "TIMED_OUT", reason, `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} timed out`, env, effects);
   if (policy !== "TIME_OUT_WF") return false;
   endWorkflow(draft, "TIMED_OUT", `Task ${task.referenceTaskName} timed out: ${reason}`, env, effects);
   return true;
@@ -785,24 +772,33 @@ function failWorkflow(draft: Draft, task: TaskExecution, reason: string, env: De
   endWorkflow(draft, "FAILED", `Task ${task.referenceTaskName} failed: ${reason}`, env, effects);
 }
 
+/**
+ * Ends a pending task in `status` from the engine's side: its request in flight is abandoned, its child (told
+ * `childReason`) terminated, and nothing of it stays timed.
+ */
+function stopPendingTask(draft: Draft, task: TaskExecution, status: TaskStatus, reason: string, childReason: string, env: DecideEnv, effects: Effect[]): void {
+  if (isInFlight(task)) effects.push({ kind: "cancelDispatch", taskId: task.taskId });
+  if (task.taskType === "SUB_WORKFLOW" && task.subWorkflowId !== undefined) {
+    effects.push({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: task.subWorkflowId, reason: childReason });
+  }
+  draft.updateTask(task.taskId, {
+    status,
+    reasonForIncompletion: reason,
+    endTime: env.now,
+    updateTime: env.now,
+    attemptDeadline: undefined,
+    awaitingExternal: false,
+    timeoutAt: undefined,
+    definitionTimeoutAt: undefined,
+  });
+}
+
 /** Ends the workflow in a terminal status, canceling whatever is still pending. */
 function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT", reason: string, env: DecideEnv, effects: Effect[]): void {
   for (const task of draft.state.tasks) {
     if (!isPending(task)) continue;
-    if (isInFlight(task)) effects.push({ kind: "cancelDispatch", taskId: task.taskId });
-    if (task.taskType === "SUB_WORKFLOW" && task.subWorkflowId !== undefined) {
-      effects.push({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: task.subWorkflowId, reason: `Parent workflow ${draft.state.workflowId} ended ${status}: ${reason}` });
-    }
-    draft.updateTask(task.taskId, {
-      status: "CANCELED",
-      reasonForIncompletion: task.reasonForIncompletion ?? `Workflow ${status.toLowerCase().replace("_", " ")}: ${reason}`,
-      endTime: env.now,
-      updateTime: env.now,
-      attemptDeadline: undefined,
-      awaitingExternal: false,
-      timeoutAt: undefined,
-      definitionTimeoutAt: undefined,
-    });
+    const taskReason = task.reasonForIncompletion ?? `Workflow ${status.toLowerCase().replace("_", " ")}: ${reason}`;
+    stopPendingTask(draft, task, "CANCELED", taskReason, `Parent workflow ${draft.state.workflowId} ended ${status}: ${reason}`, env, effects);
   }
   draft.patch({ status, reasonForIncompletion: reason, endTime: env.now, updateTime: env.now });
 }

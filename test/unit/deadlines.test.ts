@@ -1,15 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
-import { createExecution, decide, nextDeadline, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
-import { EngineError } from "../../src/engine/errors";
+import { createExecution, decide, nextDeadline, settleOverdue } from "../../src/engine/decider";
 import type { TaskDef, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { env, refusal } from "./engine-env";
 
 // Alarms fire at or after their time: these events arrive after a deadline whose alarm has not run yet.
-
-function env(now: number): DecideEnv {
-  let n = 0;
-  return { now, newId: () => `id-${now}-${++n}`, config: DEFAULT_ENGINE_CONFIG };
-}
 
 const hook = (timeoutSeconds: number, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
   name: "hook",
@@ -22,16 +16,6 @@ const hook = (timeoutSeconds: number, extra: Partial<WorkflowTaskDef> = {}): Wor
 function started(definition: Omit<WorkflowDef, "name" | "version" | "schemaVersion">): WorkflowExecution {
   const full: WorkflowDef = { name: "deadlines", version: 1, schemaVersion: 2, ...definition };
   return decide(createExecution({ workflowId: "wf-1", definition: full, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
-}
-
-function refusal(state: WorkflowExecution, event: ExecutionEvent, now: number): EngineError {
-  try {
-    decide(state, event, env(now));
-  } catch (error) {
-    if (error instanceof EngineError) return error;
-    throw error;
-  }
-  throw new Error("the event was accepted");
 }
 
 describe("events arriving after a deadline whose alarm has not run yet", () => {

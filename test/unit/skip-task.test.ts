@@ -1,15 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
+import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
 import { createExecution, decide, nextDeadline, type Decision, type ExecutionEvent } from "../../src/engine/decider";
-import { EngineError } from "../../src/engine/errors";
 import type { WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { env, refusal } from "./engine-env";
 
 // The decider's part of Conductor's skipTaskFromWorkflow: the engine alone, no actor, no I/O.
-
-function env(now: number): DecideEnv {
-  let n = 0;
-  return { now, newId: () => `id-${now}-${++n}`, config: DEFAULT_ENGINE_CONFIG };
-}
 
 const http = (ref: string, extra: Partial<WorkflowTaskDef> = {}, uri = `http://a.test/${ref}`): WorkflowTaskDef => ({
   name: ref,
@@ -36,16 +31,6 @@ const skip = (taskReferenceName: string, fields: { taskInput?: Record<string, st
 function answer(state: WorkflowExecution, ref: string, now: number, output: Record<string, string> = {}): Decision {
   const task = state.tasks.findLast((candidate) => candidate.referenceTaskName === ref)!;
   return decide(state, { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "COMPLETED", output }, env(now));
-}
-
-function refusal(state: WorkflowExecution, event: ExecutionEvent, now = 2_000): EngineError {
-  try {
-    decide(state, event, env(now));
-  } catch (error) {
-    if (error instanceof EngineError) return error;
-    throw error;
-  }
-  throw new Error("the event was accepted");
 }
 
 describe("skipping a task not reached yet", () => {
@@ -87,7 +72,7 @@ describe("skipping a task not reached yet", () => {
   it("refuses more pending input and output than one payload may hold, and changes nothing", () => {
     const blob = "x".repeat(DEFAULT_ENGINE_CONFIG.maxPayloadBytes / 2);
     const state = decide(started([http("a"), http("b"), http("c")]), skip("b", { taskOutput: { blob } }), env(1_500)).state;
-    const error = refusal(state, skip("c", { taskOutput: { blob } }));
+    const error = refusal(state, skip("c", { taskOutput: { blob } }), 2_000);
     expect({ kind: error.kind, message: error.message }).toEqual({ kind: "INVALID", message: expect.stringContaining("MAX_PAYLOAD_BYTES") });
   });
 });
@@ -115,7 +100,7 @@ describe("skipping a pending task", () => {
     expect(skipped.tasks[0]).toMatchObject({ status: "SKIPPED", outputData: {}, awaitingExternal: false });
     expect(skipped.tasks[0]!.timeoutAt).toBeUndefined();
     expect(nextDeadline(skipped)).not.toBe(61_000);
-    const late = refusal(skipped, { type: "externalUpdate", taskId: skipped.tasks[0]!.taskId, status: "COMPLETED", output: {} });
+    const late = refusal(skipped, { type: "externalUpdate", taskId: skipped.tasks[0]!.taskId, status: "COMPLETED", output: {} }, 2_000);
     expect({ kind: late.kind, message: late.message }).toEqual({ kind: "CONFLICT", message: expect.stringContaining("its status is SKIPPED") });
   });
 
@@ -137,23 +122,23 @@ describe("skips refused (nothing changes)", () => {
   it("a workflow that is not RUNNING: PAUSED or finished", () => {
     const state = started([http("a"), http("b")]);
     const paused = decide(state, { type: "pause" }, env(1_200)).state;
-    expect(refusal(paused, skip("b"))).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("its status is PAUSED") });
+    expect(refusal(paused, skip("b"), 2_000)).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("its status is PAUSED") });
     const terminated = decide(state, { type: "terminate" }, env(1_200)).state;
-    expect(refusal(terminated, skip("b"))).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("its status is TERMINATED") });
+    expect(refusal(terminated, skip("b"), 2_000)).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("its status is TERMINATED") });
   });
 
   it("a reference name that is not in the definition, named in the refusal", () => {
-    expect(refusal(started([http("a")]), skip("nope"))).toMatchObject({ kind: "INVALID", message: expect.stringContaining("nope") });
+    expect(refusal(started([http("a")]), skip("nope"), 2_000)).toMatchObject({ kind: "INVALID", message: expect.stringContaining("nope") });
   });
 
   it("a task already processed", () => {
     const state = answer(started([http("a"), hook("b")]), "a", 1_500).state;
-    expect(refusal(state, skip("a"))).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("already processed, cannot be skipped") });
+    expect(refusal(state, skip("a"), 2_000)).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("already processed, cannot be skipped") });
   });
 
   it("a pending SUB_WORKFLOW task (its child would run on detached); a SUB_WORKFLOW task not reached yet can be skipped", () => {
     const state = started([sub("child")]);
-    expect(refusal(state, skip("child"))).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("terminate") });
+    expect(refusal(state, skip("child"), 2_000)).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("terminate") });
     const ahead = decide(started([http("a"), sub("child")]), skip("child", { taskOutput: { n: "0" } }), env(1_500)).state;
     const done = answer(ahead, "a", 2_000);
     expect(done.state.status).toBe("COMPLETED");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
 import { createExecution, decide } from "../../src/engine/decider";
 import type { WorkflowDef } from "../../src/engine/model";
+import { env } from "./engine-env";
 
 const parent: WorkflowDef = {
   name: "parent",
@@ -12,11 +12,6 @@ const parent: WorkflowDef = {
     { name: "after", taskReferenceName: "after", type: "HTTP", inputParameters: { uri: "http://a.test/${sub.output.answer}", method: "GET" } },
   ],
 };
-
-function env(now: number): DecideEnv {
-  let n = 0;
-  return { now, newId: () => `id-${now}-${++n}`, config: DEFAULT_ENGINE_CONFIG };
-}
 
 function started() {
   const decision = decide(createExecution({ workflowId: "parent-1", definition: parent, input: {} }, 1_000), { type: "start" }, env(1_000));
