@@ -21,6 +21,7 @@ import { MissingSecretError, referencedSecrets, resolveValue } from "../engine/e
 import {
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
+  type FailureWorkflowStart,
   type JsonObject,
   type TaskExecution,
   type WorkflowExecution as Execution,
@@ -37,6 +38,7 @@ import { executionStub } from "../worker/executions";
 import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules";
 import { dispatchHttp } from "./dispatch/http";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
+import { startFailureWorkflow } from "./dispatch/failure-workflow";
 import { indexRow, indexSignature } from "./execution-index";
 import { expectIndexWritten, indexShardFor, indexWriterAt } from "./index-writer";
 import { ExecutionStore } from "./execution-store";
@@ -158,6 +160,9 @@ interface PendingChildResume {
  */
 const TOMBSTONE_KEEP_MS = 60 * 60 * 1000;
 
+/** Prefix of the meta keys of owed failure-workflow starts (see {@link WorkflowExecution.#failureStarts}). */
+const FAILURE_START_META = "failureStart:";
+
 /** How long a failed background job (index write, notification, child termination) waits before it is tried again. */
 const RETRY_BACKGROUND_MS = 2_000;
 
@@ -199,6 +204,11 @@ export class WorkflowExecution extends DurableObject<Env> {
    * after their termination is done: such a child retried on its own no longer reopens this execution.
    */
   #childrenLetGo: string[];
+  /**
+   * Failure workflows this execution decided to start and has not started yet, each stored under its own meta key
+   * ({@link FAILURE_START_META} and its id) in the transaction of the decision that ended the execution.
+   */
+  #failureStarts: FailureWorkflowStart[];
   #indexedSignature: string | undefined;
   /**
    * The search-row writer shard of this execution, stored with its start: every write of its row (and its
@@ -252,6 +262,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#watchers = JSON.parse(meta.get("watchers") ?? "[]") as Watcher[];
     this.#childTerminations = JSON.parse(meta.get("childTerminations") ?? "{}") as Record<string, string>;
     this.#childrenLetGo = JSON.parse(meta.get("childrenLetGo") ?? "[]") as string[];
+    this.#failureStarts = [...meta].filter(([key]) => key.startsWith(FAILURE_START_META)).map(([, value]) => JSON.parse(value) as FailureWorkflowStart);
     this.#removing = meta.has("removing");
     this.#canceledByParent = meta.get("canceledByParent");
     this.#removed = meta.has("removed");
@@ -478,7 +489,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     return undefined;
   }
 
-  /** Refuses a removal while a parent has not heard that this execution finished or a canceled child is not terminated yet. */
+  /**
+   * Refuses a removal while a parent has not heard that this execution finished, a canceled child is not terminated
+   * yet or its failure workflow is not started yet.
+   */
   #owedWorkRefusal(execution: Execution): EngineError | undefined {
     const finished = finishSignature(execution);
     if (this.#parentReopen) {
@@ -490,11 +504,14 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (Object.keys(this.#childTerminations).length > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still terminating its children; try again shortly`);
     }
+    if (this.#failureStarts.length > 0) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still starting its failure workflow; try again shortly`);
+    }
     return undefined;
   }
 
   /**
-   * Tries owed notices to parents and terminations of children now (joining any attempt already running), and waits
+   * Tries owed notices to parents, terminations of children and starts of failure workflows now (joining any attempt already running), and waits
    * for them: a second round for the finish notices that waited for a parent's reopen delivered in the first.
    */
   async #deliverOwedWork(execution: Execution): Promise<void> {
@@ -504,7 +521,9 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#syncParentReopen();
       this.#syncWatchers(current);
       this.#syncChildTerminations(execution.workflowId);
-      const owed = [...this.#jobs].filter(([key]) => key === "parentReopen" || key.startsWith("notify:") || key.startsWith("terminate:")).map(([, settled]) => settled);
+      this.#syncFailureStarts();
+      const owedJob = (key: string) => key === "parentReopen" || key.startsWith("notify:") || key.startsWith("terminate:") || key.startsWith(FAILURE_START_META);
+      const owed = [...this.#jobs].filter(([key]) => owedJob(key)).map(([, settled]) => settled);
       if (owed.length === 0) return;
       await Promise.all(owed);
     }
@@ -546,6 +565,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#watchers = [];
     this.#childTerminations = {};
     this.#childrenLetGo = [];
+    this.#failureStarts = [];
     this.#parentReopen = undefined;
     this.#removing = false;
     this.#removal = undefined;
@@ -797,6 +817,11 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** Writes down, in the same synchronous transaction as the decision, work that must outlive this isolate. */
   #recordObligations(effects: Effect[]): void {
+    for (const effect of effects) {
+      if (effect.kind !== "startFailureWorkflow") continue;
+      this.#failureStarts.push(effect.start);
+      this.#store.setMeta(FAILURE_START_META + effect.start.workflowId, JSON.stringify(effect.start));
+    }
     const terminations = effects.filter((effect) => effect.kind === "terminateChild");
     if (terminations.length === 0) return;
     for (const effect of terminations) {
@@ -814,6 +839,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncIndex(execution);
     this.#syncWatchers(execution);
     this.#syncChildTerminations(execution.workflowId);
+    this.#syncFailureStarts();
     this.#syncChildResume();
     this.#syncParentReopen();
     this.#syncAlarm(execution);
@@ -848,10 +874,11 @@ export class WorkflowExecution extends DurableObject<Env> {
     void this.ctx.storage.setAlarm(due);
   }
 
-  /** True while this object owes work outside itself: its search row, a parent's notice, a child's termination. */
+  /** True while this object owes work outside itself: its search row, a parent's notice, a child's termination, a failure workflow's start. */
   #owesBackgroundWork(execution: Execution): boolean {
     if (indexSignature(execution) !== this.#indexedSignature) return true;
     if (Object.keys(this.#childTerminations).length > 0) return true;
+    if (this.#failureStarts.length > 0) return true;
     if (this.#childResume || this.#parentReopen) return true;
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
     const finished = finishSignature(execution);
@@ -959,6 +986,25 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (this.#execution === null) return; // removed meanwhile (see the notice job)
         delete this.#childTerminations[childId];
         this.#store.setMeta("childTerminations", JSON.stringify(this.#childTerminations));
+      });
+    }
+  }
+
+  /**
+   * Starts each owed failure workflow, until it has started or is refused for good; a refusal replaces its id in
+   * the output by why (Conductor's "Error workflow … failed to start"). Either way it is then no longer owed.
+   */
+  #syncFailureStarts(): void {
+    for (const start of this.#failureStarts) {
+      this.#runJob(FAILURE_START_META + start.workflowId, async () => {
+        const outcome = await startFailureWorkflow(this.env, start, this.#config.maxSubWorkflowDepth);
+        if (this.#execution === null) return; // removed meanwhile (see the notice job)
+        if (!outcome.started) {
+          console.warn(JSON.stringify({ msg: "failure workflow not started", workflowId: start.triggeringWorkflowId, failureWorkflow: start.name, reason: outcome.reason }));
+          this.#apply({ type: "failureWorkflowNotStarted", workflowId: start.workflowId, name: start.name, reason: outcome.reason });
+        }
+        this.#failureStarts = this.#failureStarts.filter((owed) => owed !== start);
+        this.#store.deleteMeta(FAILURE_START_META + start.workflowId);
       });
     }
   }

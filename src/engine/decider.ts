@@ -12,6 +12,7 @@ import {
   TERMINAL_TASK_STATUSES,
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
+  type FailureWorkflowStart,
   type JsonObject,
   type JsonValue,
   type PendingSkip,
@@ -26,6 +27,7 @@ import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, overExecutionLimitReas
 import { retryDelaySeconds, retryPolicyOf } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
+import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
 export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"] as const;
@@ -56,7 +58,8 @@ export type ExecutionEvent =
    * earlier isolate and is dispatched again.
    */
   | { type: "tick"; liveTaskIds: ReadonlySet<string> }
-  | { type: "terminate"; reason?: string }
+  /** `triggerFailureWorkflow` starts the definition's failure workflow too (Orkes' option; a termination does not otherwise). */
+  | { type: "terminate"; reason?: string; triggerFailureWorkflow?: boolean }
   | { type: "pause" }
   | { type: "resume" }
   /** Retry, restart and rerun replace the execution's `startScopes` with those given (whoever asked for them). */
@@ -78,7 +81,9 @@ export type ExecutionEvent =
    * becomes SKIPPED now, or, not reached yet, it is recorded SKIPPED instead of run when the workflow reaches it.
    * `taskInput` and `taskOutput` (both `{}` when absent) are that instance's input and output.
    */
-  | { type: "skipTask"; taskReferenceName: string; taskInput?: JsonObject; taskOutput?: JsonObject };
+  | { type: "skipTask"; taskReferenceName: string; taskInput?: JsonObject; taskOutput?: JsonObject }
+  /** Failure workflow `workflowId` (see {@link FailureWorkflowStart}) could not be started, for `reason`: the output says so instead of its id. */
+  | { type: "failureWorkflowNotStarted"; workflowId: string; name: string; reason: string };
 
 /** Work the actor must do after persisting a decision. */
 export type Effect =
@@ -87,7 +92,9 @@ export type Effect =
   /** Stop a side effect in flight (the task was canceled). */
   | { kind: "cancelDispatch"; taskId: string }
   /** Terminate the child of a SUB_WORKFLOW task that was canceled, or decided from outside. */
-  | { kind: "terminateChild"; taskId: string; subWorkflowId: string; reason: string };
+  | { kind: "terminateChild"; taskId: string; subWorkflowId: string; reason: string }
+  /** Start the failure workflow of an execution that just ended (see {@link FailureWorkflowStart}). */
+  | { kind: "startFailureWorkflow"; start: FailureWorkflowStart };
 
 /** A decision: the new execution and what to do about it. */
 export interface Decision {
@@ -247,8 +254,12 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       break;
     case "terminate":
       requireStatus(state, ["RUNNING", "PAUSED"], "terminate");
-      endWorkflow(draft, "TERMINATED", event.reason ?? "Terminated", env, effects);
+      endWorkflow(draft, "TERMINATED", event.reason ?? "Terminated", env, effects, { triggerFailureWorkflow: event.triggerFailureWorkflow === true });
       return { state: draft.state, effects };
+    case "failureWorkflowNotStarted": {
+      const output = outputWithoutFailureWorkflow(state, event.workflowId, notStartedText(event.name, event.reason));
+      return output === undefined ? { state, effects: [] } : { state: { ...state, output }, effects: [] };
+    }
     case "pause":
       if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "pause");
       if (state.status === "PAUSED") return { state, effects: [] };
@@ -504,7 +515,7 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     if (state.status !== "RUNNING") return;
     const last = state.tasks.at(-1);
     if (!last) {
-      if (state.definition.tasks.length === 0) return completeWorkflow(draft, env);
+      if (state.definition.tasks.length === 0) return completeWorkflow(draft, env, effects);
       reachTask(draft, 0, env);
       continue;
     }
@@ -524,7 +535,7 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
       case "COMPLETED_WITH_ERRORS":
       case "SKIPPED": {
         const next = last.definitionIndex + 1;
-        if (next >= state.definition.tasks.length) return completeWorkflow(draft, env);
+        if (next >= state.definition.tasks.length) return completeWorkflow(draft, env, effects);
         reachTask(draft, next, env);
         continue;
       }
@@ -746,11 +757,11 @@ function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, 
   const reason = `Task timed out after ${seconds} seconds (timeoutSeconds of task definition ${taskDef?.name ?? task.taskDefName}, timeoutPolicy ${policy})`;
   stopPendingTask(draft, task, "TIMED_OUT", reason, `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} timed out`, env, effects);
   if (policy !== "TIME_OUT_WF") return false;
-  endWorkflow(draft, "TIMED_OUT", `Task ${task.referenceTaskName} timed out: ${reason}`, env, effects);
+  endWorkflow(draft, "TIMED_OUT", `Task ${task.referenceTaskName} timed out: ${reason}`, env, effects, { failedTask: task });
   return true;
 }
 
-function completeWorkflow(draft: Draft, env: DecideEnv): void {
+function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[]): void {
   const state = draft.state;
   let output: JsonObject;
   const outputParameters = state.definition.outputParameters;
@@ -762,14 +773,14 @@ function completeWorkflow(draft: Draft, env: DecideEnv): void {
   }
   const bytes = oversize(output, env.config.maxPayloadBytes);
   if (bytes !== undefined) {
-    draft.patch({ status: "FAILED", reasonForIncompletion: oversizeReason("The workflow output", bytes, env.config.maxPayloadBytes), endTime: env.now, updateTime: env.now });
+    endWorkflow(draft, "FAILED", oversizeReason("The workflow output", bytes, env.config.maxPayloadBytes), env, effects);
     return;
   }
   draft.patch({ status: "COMPLETED", output, endTime: env.now, updateTime: env.now });
 }
 
 function failWorkflow(draft: Draft, task: TaskExecution, reason: string, env: DecideEnv, effects: Effect[]): void {
-  endWorkflow(draft, "FAILED", `Task ${task.referenceTaskName} failed: ${reason}`, env, effects);
+  endWorkflow(draft, "FAILED", `Task ${task.referenceTaskName} failed: ${reason}`, env, effects, { failedTask: task });
 }
 
 /**
@@ -793,14 +804,31 @@ function stopPendingTask(draft: Draft, task: TaskExecution, status: TaskStatus, 
   });
 }
 
-/** Ends the workflow in a terminal status, canceling whatever is still pending. */
-function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT", reason: string, env: DecideEnv, effects: Effect[]): void {
+/** How an execution came to end, for its failure workflow. */
+interface Ending {
+  /** The task whose failure or timeout ended it. */
+  failedTask?: TaskExecution;
+  /** A termination that starts the failure workflow all the same. */
+  triggerFailureWorkflow?: boolean;
+}
+
+/**
+ * Ends the workflow in a terminal status, canceling whatever is still pending. A failure or timeout (or a
+ * termination that asks for it) starts the definition's failure workflow, as Conductor's `terminateWorkflow` does.
+ */
+function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT", reason: string, env: DecideEnv, effects: Effect[], ending: Ending = {}): void {
   for (const task of draft.state.tasks) {
     if (!isPending(task)) continue;
     const taskReason = task.reasonForIncompletion ?? `Workflow ${status.toLowerCase().replace("_", " ")}: ${reason}`;
     stopPendingTask(draft, task, "CANCELED", taskReason, `Parent workflow ${draft.state.workflowId} ended ${status}: ${reason}`, env, effects);
   }
   draft.patch({ status, reasonForIncompletion: reason, endTime: env.now, updateTime: env.now });
+  if (status === "TERMINATED" && ending.triggerFailureWorkflow !== true) return;
+  const plan = planFailureWorkflow(draft.state, ending.failedTask, env);
+  if (plan === undefined) return;
+  const shown = "start" in plan ? plan.start.workflowId : plan.notStarted;
+  draft.patch({ output: { ...draft.state.output, [FAILURE_WORKFLOW_OUTPUT_KEY]: shown } });
+  if ("start" in plan) effects.push({ kind: "startFailureWorkflow", start: plan.start });
 }
 
 /**

@@ -92,6 +92,11 @@ export interface WorkflowDef {
   outputParameters?: JsonObject;
   /** 0 = no timeout. */
   timeoutSeconds?: number;
+  /**
+   * The workflow started when an execution of this one fails or times out (Conductor's `failureWorkflow`): a
+   * name, or a `${...}` template resolved against the execution (`${workflow.input.onFailure}`).
+   */
+  failureWorkflow?: string;
   createTime?: number;
   updateTime?: number;
 }
@@ -213,6 +218,29 @@ export interface PendingSkip {
   taskReferenceName: string;
   taskInput?: JsonObject;
   taskOutput?: JsonObject;
+}
+
+/**
+ * A failure workflow to start (see {@link WorkflowDef.failureWorkflow}): everything the actor needs, fixed when the
+ * execution failed, so that a start repeated after an eviction, or after the execution was retried meanwhile,
+ * starts the same workflow with the same input under the same id.
+ */
+export interface FailureWorkflowStart {
+  /** Chosen in advance and shown at once as the failed execution's `output["conductor.failure_workflow"]`. */
+  workflowId: string;
+  name: string;
+  /** The failed execution's input plus `workflowId`, `reason`, `failureStatus`, `failureTaskId` and `failedWorkflow`. */
+  input: JsonObject;
+  /** The failed execution's id. */
+  triggeringWorkflowId: string;
+  correlationId?: string;
+  priority: number;
+  taskToDomain: Record<string, string>;
+  /** One more than the failed execution's, so that failure workflows failing in turn cannot go on for ever. */
+  depth: number;
+  baseUrl?: string;
+  /** The failed execution's `startScopes`: it starts only what whoever started that execution could. */
+  startScopes?: string[];
 }
 
 /** A workflow execution (Conductor's `Workflow`), with the definition it runs. */

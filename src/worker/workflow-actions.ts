@@ -1,4 +1,5 @@
 import type { IRequest } from "itty-router";
+import type { WorkflowCommand } from "../actors/workflow-execution";
 import { startScopes } from "./auth/access-rules";
 import { DefinitionRepository } from "./definitions";
 import { withTaskDefs } from "./task-defs";
@@ -38,8 +39,12 @@ const terminate: WorkflowAction = {
   path: single(""),
   prepare(request) {
     const reason = queryValue(request, "reason");
+    // Orkes' option: the definition's failure workflow starts as it would after a failure.
+    const triggerFailureWorkflow = booleanQuery(request, "triggerFailureWorkflow", false);
+    const command: WorkflowCommand = { type: "terminate", triggerFailureWorkflow };
+    if (reason) command.reason = reason;
     return async (env, workflowId) => {
-      unwrap(await executionStub(env, workflowId).command(reason ? { type: "terminate", reason } : { type: "terminate" }));
+      unwrap(await executionStub(env, workflowId).command(command));
     };
   },
 };

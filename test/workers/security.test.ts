@@ -492,6 +492,34 @@ describe("RBAC", () => {
     expect(await request.json()).toEqual({ name: "peeked" });
   });
 
+  it("a failure workflow starts only if its starter may start it; otherwise the output says why and nothing runs", async () => {
+    await register({ name: "rbfail_payroll", tasks: [httpTask("pay", { uri: target("/count/rbfail-payroll"), method: "GET" })] });
+    await register({ name: "rbfail_mine_handler", tasks: [httpTask("note", { uri: target("/count/rbfail-mine-handler"), method: "GET" })] });
+    const user = await createUser("rbac-failer", {
+      directPermissions: ["WORKFLOW_WRITE", "WORKFLOW_ADMIN", "WORKFLOW_READ"].map((action) => ({ action, scope: "workflow:rbfail_mine*" })),
+    });
+    const asUser = orkes(user.token);
+    const failing = (name: string, failureWorkflow: string) => ({
+      name,
+      version: 1,
+      schemaVersion: 2,
+      ownerEmail: "u@example.com",
+      failureWorkflow,
+      tasks: [httpTask("boom", { uri: target("/status/500"), method: "GET" }, { retryCount: 0 })],
+    });
+    await expectStatus(await call("POST", "/api/metadata/workflow?overwrite=true", asUser, failing("rbfail_mine", "rbfail_payroll")), 200);
+    await expectStatus(await call("POST", "/api/metadata/workflow?overwrite=true", asUser, failing("rbfail_mine_ok", "rbfail_mine_handler")), 200);
+
+    const deniedId = await expectStatus(await call("POST", "/api/workflow/rbfail_mine", asUser, {}), 200);
+    const denied = await eventually(() => getWorkflow(deniedId), (workflow) => String(workflow.output["conductor.failure_workflow"]).startsWith("Error workflow"), "the refusal in the output");
+    expect(denied.output["conductor.failure_workflow"]).toContain("may not start workflow rbfail_payroll");
+    const allowedId = await expectStatus(await call("POST", "/api/workflow/rbfail_mine_ok", asUser, {}), 200);
+    const allowed = await eventually(() => getWorkflow(allowedId), (workflow) => typeof workflow.output["conductor.failure_workflow"] === "string", "the failure workflow's id");
+    expect((await waitFor(String(allowed.output["conductor.failure_workflow"]), ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    expect(await hits("rbfail-mine-handler")).toBe(1);
+    expect(await hits("rbfail-payroll")).toBe(0);
+  });
+
   it("a SUB_WORKFLOW starts only workflows its starter may start; a foreign child fails the task terminally and starts nothing", async () => {
     await register({ name: "rbsub_payroll", tasks: [httpTask("pay", { uri: target("/echo/pay"), method: "GET" })], outputParameters: { salaries: "TOP-SECRET-SALARIES" } });
     await register({ name: "rbsub_mine_leaf", tasks: [httpTask("leaf", { uri: target("/echo/leaf"), method: "GET" })], outputParameters: { leaf: "ok" } });

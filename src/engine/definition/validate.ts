@@ -6,7 +6,7 @@
  * so an author can fix a definition in one round trip.
  */
 import * as v from "valibot";
-import { findTemplateErrors } from "../expressions";
+import { findTemplateErrors, hasExpression, referencedSecrets } from "../expressions";
 import { RETRY_LOGICS, TASK_TYPES, type JsonObject, type RetryLogic, type TaskType, type WorkflowDef, type WorkflowTaskDef } from "../model";
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { childPath, type ValidationIssue } from "../validation-issue";
@@ -110,6 +110,13 @@ const WORKFLOW = fieldsOf({
     rule<number>("timeoutSeconds", "a whole number of seconds of at least 0 (0 means no timeout)", isIntegerIn(0, Number.MAX_SAFE_INTEGER)),
     0,
   ),
+  failureWorkflow: v.optional(
+    rule<string>(
+      "failureWorkflow",
+      "the name of a workflow to start when this one fails or times out, or a ${...} expression giving one (such as ${workflow.input.onFailure})",
+      (value) => isNonEmptyString(value) && value.length <= MAX_WORKFLOW_NAME_LENGTH,
+    ),
+  ),
   // Conductor clients also send createTime, updateTime, restartable, timeoutPolicy and
   // workflowStatusListenerEnabled. Like any unknown key they are accepted and left out of the
   // result: the server keeps its own times and does not implement the other options.
@@ -201,13 +208,40 @@ function duplicateReferenceNames(tasks: readonly unknown[]): ValidationIssue[] {
   return issues;
 }
 
+/**
+ * The definition without a blank `failureWorkflow` (null, "" or only spaces), which some Conductor clients send for
+ * "none" and Conductor reads so (`StringUtils.isBlank`).
+ */
+function withoutBlankFailureWorkflow(input: Record<string, unknown>): Record<string, unknown> {
+  const value = input["failureWorkflow"];
+  if (value !== null && !(typeof value === "string" && value.trim() === "")) return input;
+  const { failureWorkflow: _blank, ...rest } = input;
+  return rest;
+}
+
+/**
+ * What is wrong with a `failureWorkflow` beyond its type: bad `${...}` syntax, a secret (a workflow name is stored
+ * and shown), or, given literally, a name no definition can have.
+ */
+function failureWorkflowIssues(value: unknown): ValidationIssue[] {
+  if (typeof value !== "string" || value.trim() === "") return [];
+  if (hasExpression(value)) {
+    const issues = findTemplateErrors(value, "failureWorkflow");
+    const secrets = issues.length === 0 ? referencedSecrets(value) : [];
+    if (secrets.length > 0) issues.push({ path: "failureWorkflow", message: `failureWorkflow must not use secrets (${secrets.join(", ")}): the name it gives is stored and shown` });
+    return issues;
+  }
+  if (value.includes(":")) return [{ path: "failureWorkflow", message: "failureWorkflow must not contain ':' (no workflow name can)" }];
+  return [];
+}
+
 /** Validates a workflow definition as received over the API (unknown JSON) and returns it normalised (defaults filled) or every problem found. */
 export function validateWorkflowDef(input: unknown): DefinitionResult {
   if (!isRecord(input)) {
     return { ok: false, errors: [{ path: "", message: `a workflow definition must be a JSON object, but received ${describeValue(input)}` }] };
   }
   const issues: ValidationIssue[] = [];
-  const root = v.safeParse(WORKFLOW, input);
+  const root = v.safeParse(WORKFLOW, withoutBlankFailureWorkflow(input));
   if (!root.success) issues.push(...toIssues(root.issues, ""));
 
   const rawTasks = input["tasks"];
@@ -224,6 +258,7 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
 
   const outputParameters = input["outputParameters"];
   if (isBoundedJsonObject(outputParameters)) issues.push(...findTemplateErrors(outputParameters, "outputParameters"));
+  issues.push(...failureWorkflowIssues(input["failureWorkflow"]));
 
   if (issues.length > 0 || !root.success) return { ok: false, errors: issues };
   return { ok: true, value: { ...root.output, tasks } };

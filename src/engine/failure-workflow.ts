@@ -1,0 +1,86 @@
+/**
+ * Conductor's `failureWorkflow`: when an execution fails or times out (or is terminated with
+ * `triggerFailureWorkflow`), another workflow is started to deal with it, and the failed execution's output
+ * says which (`conductor.failure_workflow`). This module decides what to start; the actor starts it.
+ */
+import type { DecideEnv } from "./config";
+import { evaluationContext, maskedSecrets } from "./evaluation";
+import { hasExpression, resolveValue } from "./expressions";
+import { oversize, oversizeReason } from "./limits";
+import type { FailureWorkflowStart, JsonObject, TaskExecution, WorkflowExecution } from "./model";
+import { toWorkflowView } from "./view";
+
+/** The output key of a failed execution that holds its failure workflow's id, or why none started (as in Conductor). */
+export const FAILURE_WORKFLOW_OUTPUT_KEY = "conductor.failure_workflow";
+
+/** What an ended execution's failure workflow comes to: the start to make, or why there is none. */
+export type FailureWorkflowPlan = { start: FailureWorkflowStart } | { notStarted: string };
+
+/**
+ * The failure workflow of `state`, an execution that has just ended (its status, reason and end time set), with
+ * `failedTask` the task whose failure or timeout ended it, when one did. Undefined when its definition names
+ * none. The new execution's id is chosen here, so the output can show it at once.
+ */
+export function planFailureWorkflow(state: WorkflowExecution, failedTask: TaskExecution | undefined, env: DecideEnv): FailureWorkflowPlan | undefined {
+  const declared = state.definition.failureWorkflow;
+  if (declared === undefined) return undefined;
+  const name = failureWorkflowName(state, declared, env);
+  if (typeof name !== "string") return { notStarted: notStartedText(declared, name.invalid) };
+  const input = failureWorkflowInput(state, failedTask, env.config.maxPayloadBytes);
+  if ("invalid" in input) return { notStarted: notStartedText(name, input.invalid) };
+  const start: FailureWorkflowStart = {
+    workflowId: env.newId(),
+    name,
+    input: input.value,
+    triggeringWorkflowId: state.workflowId,
+    priority: state.priority,
+    taskToDomain: state.taskToDomain,
+    depth: (state.depth ?? 0) + 1,
+  };
+  if (state.correlationId !== undefined) start.correlationId = state.correlationId;
+  if (state.baseUrl !== undefined) start.baseUrl = state.baseUrl;
+  if (state.startScopes !== undefined) start.startScopes = state.startScopes;
+  return { start };
+}
+
+/** What the failed execution's output says when its failure workflow could not start (Conductor's wording). */
+export function notStartedText(name: string, reason: string): string {
+  return `Error workflow ${name} failed to start. reason: ${reason}`;
+}
+
+/**
+ * The output of an ended execution once its failure workflow `workflowId` turned out not to start: the id is
+ * replaced by why. Undefined when the output no longer shows that id (the execution was retried meanwhile).
+ */
+export function outputWithoutFailureWorkflow(state: WorkflowExecution, workflowId: string, notStarted: string): JsonObject | undefined {
+  if (state.output[FAILURE_WORKFLOW_OUTPUT_KEY] !== workflowId) return undefined;
+  return { ...state.output, [FAILURE_WORKFLOW_OUTPUT_KEY]: notStarted };
+}
+
+function failureWorkflowName(state: WorkflowExecution, declared: string, env: DecideEnv): string | { invalid: string } {
+  if (!hasExpression(declared)) return declared.trim();
+  let resolved;
+  try {
+    resolved = resolveValue(declared, evaluationContext(state, env.now, undefined, maskedSecrets));
+  } catch (error) {
+    return { invalid: `failureWorkflow ${declared} could not be resolved: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  if (typeof resolved === "string" && resolved.trim() !== "") return resolved.trim();
+  return { invalid: `failureWorkflow ${declared} resolved to ${JSON.stringify(resolved)}, not a workflow name` };
+}
+
+/**
+ * Conductor's input of a failure workflow: the failed execution's input, plus `workflowId`, `reason`,
+ * `failureStatus`, `failureTaskId` (when a task ended it) and the failed execution's Workflow JSON as
+ * `failedWorkflow`. Over the payload limit, `failedWorkflow` loses its tasks, then is left out.
+ */
+function failureWorkflowInput(state: WorkflowExecution, failedTask: TaskExecution | undefined, limit: number): { value: JsonObject } | { invalid: string } {
+  const base: JsonObject = { ...state.input, workflowId: state.workflowId, reason: state.reasonForIncompletion ?? "", failureStatus: state.status };
+  if (failedTask !== undefined) base["failureTaskId"] = failedTask.taskId;
+  for (const failedWorkflow of [toWorkflowView(state, true), toWorkflowView(state, false)]) {
+    const input = { ...base, failedWorkflow };
+    if (oversize(input, limit) === undefined) return { value: input };
+  }
+  const bytes = oversize(base, limit);
+  return bytes === undefined ? { value: base } : { invalid: oversizeReason("Its input", bytes, limit) };
+}

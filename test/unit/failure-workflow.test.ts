@@ -1,0 +1,161 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
+import { createExecution, decide, type Decision, type Effect } from "../../src/engine/decider";
+import { validateWorkflowDef } from "../../src/engine/definition/validate";
+import { FAILURE_WORKFLOW_OUTPUT_KEY } from "../../src/engine/failure-workflow";
+import type { FailureWorkflowStart, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { env } from "./engine-env";
+
+const call: WorkflowTaskDef = { name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { uri: "http://a.test/", method: "GET" } };
+const hook: WorkflowTaskDef = { name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} };
+
+function started(definition: Partial<WorkflowDef>, extra: { input?: WorkflowExecution["input"]; correlationId?: string; startScopes?: string[]; depth?: number } = {}): WorkflowExecution {
+  const full: WorkflowDef = { name: "orders", version: 1, schemaVersion: 2, tasks: [call], ...definition };
+  const execution = createExecution({ workflowId: "wf-1", definition: full, input: extra.input ?? { orderId: 7 }, ...extra }, 1_000);
+  return decide(execution, { type: "start" }, env(1_000)).state;
+}
+
+/** The call task fails for good (no retries): the workflow fails. */
+function failCall(state: WorkflowExecution, now = 2_000): Decision {
+  const task = state.tasks[0]!;
+  return decide(state, { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "FAILED_WITH_TERMINAL_ERROR", output: { status: 500 }, reason: "HTTP 500" }, env(now));
+}
+
+function startsOf(effects: Effect[]): FailureWorkflowStart[] {
+  return effects.flatMap((effect) => (effect.kind === "startFailureWorkflow" ? [effect.start] : []));
+}
+
+describe("failureWorkflow: what a failed execution starts", () => {
+  it("a failed task starts the failure workflow with Conductor's input, and the output names its id", () => {
+    const state = started({ failureWorkflow: "orders_cleanup" }, { correlationId: "order-7", startScopes: ["workflow:*"] });
+    const failed = failCall(state);
+    expect(failed.state.status).toBe("FAILED");
+    const [start, ...more] = startsOf(failed.effects);
+    expect(more).toEqual([]);
+    expect(start).toMatchObject({
+      name: "orders_cleanup",
+      triggeringWorkflowId: "wf-1",
+      correlationId: "order-7",
+      depth: 1,
+      startScopes: ["workflow:*"],
+      input: {
+        orderId: 7,
+        workflowId: "wf-1",
+        reason: failed.state.reasonForIncompletion!,
+        failureStatus: "FAILED",
+        failureTaskId: state.tasks[0]!.taskId,
+      },
+    });
+    expect(start!.input["failedWorkflow"]).toMatchObject({ workflowId: "wf-1", status: "FAILED", tasks: [{ referenceTaskName: "call", status: "FAILED_WITH_TERMINAL_ERROR" }] });
+    expect(failed.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe(start!.workflowId);
+  });
+
+  it("a workflow timeout starts it too, with failureStatus TIMED_OUT and no failed task", () => {
+    const state = started({ failureWorkflow: "orders_cleanup", timeoutSeconds: 1, tasks: [hook] });
+    const timedOut = decide(state, { type: "tick", liveTaskIds: new Set() }, env(2_500));
+    expect(timedOut.state.status).toBe("TIMED_OUT");
+    const [start] = startsOf(timedOut.effects);
+    expect(start!.input).toMatchObject({ failureStatus: "TIMED_OUT", reason: "Workflow timed out after 1 seconds" });
+    expect(start!.input).not.toHaveProperty("failureTaskId");
+  });
+
+  it("a termination starts it only when asked to (triggerFailureWorkflow)", () => {
+    const state = started({ failureWorkflow: "orders_cleanup", tasks: [hook] });
+    const plain = decide(state, { type: "terminate", reason: "by hand" }, env(2_000));
+    expect(startsOf(plain.effects)).toEqual([]);
+    expect(plain.state.output).toEqual({});
+    const asked = decide(state, { type: "terminate", reason: "by hand", triggerFailureWorkflow: true }, env(2_000));
+    expect(startsOf(asked.effects)).toHaveLength(1);
+    expect(startsOf(asked.effects)[0]!.input).toMatchObject({ failureStatus: "TERMINATED", reason: "by hand" });
+  });
+
+  it("a completed workflow, or one without a failureWorkflow, starts nothing", () => {
+    const task = started({ failureWorkflow: "orders_cleanup" }).tasks[0]!;
+    const completed = decide(started({ failureWorkflow: "orders_cleanup" }), { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "COMPLETED", output: {} }, env(2_000));
+    expect(completed.state.status).toBe("COMPLETED");
+    expect(startsOf(completed.effects)).toEqual([]);
+    const failed = failCall(started({}));
+    expect(failed.state.status).toBe("FAILED");
+    expect(startsOf(failed.effects)).toEqual([]);
+    expect(failed.state.output).toEqual({});
+  });
+
+  it("a ${...} name is resolved from the execution; one resolving to nothing is reported in the output and starts nothing", () => {
+    const named = failCall(started({ failureWorkflow: "${workflow.input.onFailure}" }, { input: { onFailure: "page_oncall" } }));
+    expect(startsOf(named.effects).map((start) => start.name)).toEqual(["page_oncall"]);
+    const missing = failCall(started({ failureWorkflow: "${workflow.input.onFailure}" }, { input: {} }));
+    expect(startsOf(missing.effects)).toEqual([]);
+    expect(missing.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe(
+      "Error workflow ${workflow.input.onFailure} failed to start. reason: failureWorkflow ${workflow.input.onFailure} resolved to null, not a workflow name",
+    );
+  });
+
+  it("an input too large for the failed Workflow JSON with its tasks carries it without them (as includeTasks=false shows it), then not at all", () => {
+    // The failed Workflow JSON repeats the workflow's input, and with its tasks their inputs too.
+    const big = "x".repeat(Math.ceil(DEFAULT_ENGINE_CONFIG.maxPayloadBytes * 0.3));
+    const state = started({ failureWorkflow: "orders_cleanup" }, { input: { big } });
+    const task = state.tasks[0]!;
+    const withLargeTask = { ...state, tasks: [{ ...task, inputData: { big, again: big } }] };
+    const [withoutTasks] = startsOf(failCall(withLargeTask).effects);
+    expect(withoutTasks!.input["failedWorkflow"]).toMatchObject({ workflowId: "wf-1", input: { big }, tasks: [] });
+    const [withTasks] = startsOf(failCall(state).effects);
+    expect(withTasks!.input["failedWorkflow"]).toMatchObject({ tasks: [{ referenceTaskName: "call" }] });
+    const bigger = "x".repeat(Math.ceil(DEFAULT_ENGINE_CONFIG.maxPayloadBytes * 0.6));
+    const [without] = startsOf(failCall(started({ failureWorkflow: "orders_cleanup" }, { input: { big: bigger } })).effects);
+    expect(without!.input).not.toHaveProperty("failedWorkflow");
+    expect(without!.input["big"]).toBe(bigger);
+  });
+
+  it("a start that did not happen replaces the id in the output, unless the output names a later one", () => {
+    const failed = failCall(started({ failureWorkflow: "orders_cleanup" }));
+    const [start] = startsOf(failed.effects);
+    const event = { type: "failureWorkflowNotStarted", workflowId: start!.workflowId, name: "orders_cleanup", reason: "No workflow definition named orders_cleanup" } as const;
+    const reported = decide(failed.state, event, env(3_000));
+    expect(reported.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe("Error workflow orders_cleanup failed to start. reason: No workflow definition named orders_cleanup");
+    expect(reported.effects).toEqual([]);
+    // Retried and failed again before the first answer came: the output names the second one, which stays.
+    const retried = decide(failed.state, { type: "retry" }, env(2_500)).state;
+    const again = failCall({ ...retried, tasks: retried.tasks.slice(-1) }, 2_600).state;
+    expect(decide(again, event, env(3_000)).state).toBe(again);
+  });
+
+  it("each failure after a retry starts its own failure workflow", () => {
+    const first = failCall(started({ failureWorkflow: "orders_cleanup" }));
+    const retried = decide(first.state, { type: "retry" }, env(3_000)).state;
+    const again = decide(retried, { type: "dispatchResult", taskId: retried.tasks.at(-1)!.taskId, attempt: retried.tasks.at(-1)!.attempt, status: "FAILED_WITH_TERMINAL_ERROR", output: {} }, env(4_000));
+    const [firstStart] = startsOf(first.effects);
+    const [secondStart] = startsOf(again.effects);
+    expect(secondStart!.workflowId).not.toBe(firstStart!.workflowId);
+    expect(again.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe(secondStart!.workflowId);
+  });
+});
+
+describe("failureWorkflow in a definition", () => {
+  const definition = (failureWorkflow: unknown) => ({ name: "orders", tasks: [call], failureWorkflow });
+
+  it("is kept: a name or a ${...} expression", () => {
+    for (const value of ["orders_cleanup", "${workflow.input.onFailure}"]) {
+      const result = validateWorkflowDef(definition(value));
+      expect(result.ok && result.value.failureWorkflow).toBe(value);
+    }
+  });
+
+  it("is none when blank (null, \"\" or spaces), as Conductor clients send it", () => {
+    for (const value of [null, "", "  "]) {
+      const result = validateWorkflowDef(definition(value));
+      expect(result.ok).toBe(true);
+      expect(result.ok && Object.hasOwn(result.value, "failureWorkflow")).toBe(false);
+    }
+  });
+
+  it("is refused when not a usable name, with bad syntax or with a secret", () => {
+    const messages = (value: unknown) => {
+      const result = validateWorkflowDef(definition(value));
+      return result.ok ? [] : result.errors.map((error) => `${error.path}: ${error.message}`);
+    };
+    expect(messages(42)).toEqual([expect.stringMatching(/^failureWorkflow: failureWorkflow must be the name of a workflow/)]);
+    expect(messages("a:b")).toEqual(["failureWorkflow: failureWorkflow must not contain ':' (no workflow name can)"]);
+    expect(messages("${workflow.input.")).toHaveLength(1);
+    expect(messages("${workflow.secrets.token}")).toEqual([expect.stringContaining("failureWorkflow must not use secrets (token)")]);
+  });
+});
