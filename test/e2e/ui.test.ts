@@ -275,6 +275,29 @@ describe("web UI", () => {
     expect(admin.refusedLoads).toEqual([]);
   });
 
+  it("offers to start the failure workflow when terminating, and links the ended execution to it", async () => {
+    const { page } = admin;
+    const name = `${parentName}_guarded`;
+    const handler = `${name}_handler`;
+    const define = (body: Record<string, unknown>) => callOk(server.url, "POST", "/api/metadata/workflow", { key: adminKey, body: { version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", ...body } });
+    await define({ name: handler, tasks: [{ name: "page", taskReferenceName: "page", type: "HTTP", inputParameters: { http_request: { uri: target.url(`/count/${handler}`), method: "GET" } } }] });
+    await define({ name, failureWorkflow: handler, tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
+    const guarded = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+    await page.goto(`${server.url}/#/executions/${guarded}`);
+    await page.getByRole("button", { name: "Terminate" }).click({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel(`Start its failure workflow (${handler})`).check();
+    await page.getByRole("dialog").getByRole("button", { name: "Terminate" }).click();
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("TERMINATED");
+    const link = page.locator(".fact", { hasText: "Failure workflow" }).getByRole("link");
+    await link.waitFor({ timeout: STEP_TIMEOUT_MS });
+    const handlerId = (await link.textContent()) ?? "";
+    expect((await waitForStatus(server.url, adminKey, handlerId, ["COMPLETED"])).input).toMatchObject({ workflowId: guarded, failureStatus: "TERMINATED" });
+    await link.click();
+    await expect.poll(() => page.locator("h1").textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(handler);
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
   it("takes at most the characters of a Fail reason the service keeps, counting them, so the reason typed is the one stored", async () => {
     const { page } = admin;
     await callOk(server.url, "POST", "/api/metadata/workflow", {

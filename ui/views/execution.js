@@ -16,7 +16,7 @@ const MAX_REASON_LENGTH = 500;
  *   callbackUrl?: string, retryCount: number, seq: number, workflowTask?: { asyncComplete?: boolean } }} Task
  * @typedef {{ workflowId: string, workflowName: string, workflowVersion: number, status: string, input: unknown, output: unknown, correlationId: string | null,
  *   reasonForIncompletion: string | null, parentWorkflowId: string | null, startTime: number, endTime: number, updateTime: number,
- *   workflowDefinition: { tasks: import("../lib/diagram.js").WorkflowTask[] }, tasks: Task[] }} Workflow
+ *   workflowDefinition: { tasks: import("../lib/diagram.js").WorkflowTask[], failureWorkflow?: string }, tasks: Task[] }} Workflow
  */
 
 /**
@@ -94,7 +94,8 @@ export async function renderExecution(container, params, context, workflowId = "
       fact("Started", formatTime(current.startTime)),
       current.endTime ? fact("Ended", formatTime(current.endTime)) : null,
       fact("Duration", formatDuration(duration)),
-      current.reasonForIncompletion ? fact("Reason", h("span", { className: "error-text" }, current.reasonForIncompletion)) : null);
+      current.reasonForIncompletion ? fact("Reason", h("span", { className: "error-text" }, current.reasonForIncompletion)) : null,
+      failureWorkflowFact(current));
 
     const admin = permissions.has("WORKFLOW_ADMIN");
     const buttons = [];
@@ -258,13 +259,18 @@ export async function renderExecution(container, params, context, workflowId = "
   /** @param {string} base */
   function terminate(base) {
     const reason = h("input", { id: "terminate-reason", name: "reason", value: "Terminated from the UI" });
+    const failureWorkflow = workflow?.workflowDefinition.failureWorkflow;
+    // A termination starts the failure workflow only when asked to (Orkes' triggerFailureWorkflow).
+    const trigger = h("input", { type: "checkbox", id: "terminate-trigger" });
+    const triggerRow = failureWorkflow ? h("p", {}, trigger, " ", h("label", { for: "terminate-trigger" }, `Start its failure workflow (${failureWorkflow})`)) : null;
     void openDialog({
       title: "Terminate workflow",
-      body: [h("p", {}, "Running tasks are canceled and child workflows terminated."), h("label", { for: "terminate-reason" }, "Reason"), reason],
+      body: [h("p", {}, "Running tasks are canceled and child workflows terminated."), h("label", { for: "terminate-reason" }, "Reason"), reason, ...(triggerRow ? [triggerRow] : [])],
       confirmLabel: "Terminate",
       danger: true,
       onConfirm: async () => {
-        await api("DELETE", `${base}?reason=${encodeURIComponent(reason.value)}`);
+        const query = `?reason=${encodeURIComponent(reason.value)}${trigger.checked ? "&triggerFailureWorkflow=true" : ""}`;
+        await api("DELETE", `${base}${query}`);
       },
     }).then(async (done) => {
       if (done) context.notify("Terminated");
@@ -309,6 +315,22 @@ function reopenWarning(current) {
     "This is a sub workflow: running it again may also reopen its parent workflow ",
     h("a", { href: `#/executions/${parentId}`, className: "mono", onclick: closeDialog }, parentId),
     " and that one's parents, up the tree. A reopened parent waits for this workflow again and runs the tasks after it again.")];
+}
+
+/** What the service writes in a failed execution's output about its failure workflow (Conductor's key). */
+const FAILURE_WORKFLOW_KEY = "conductor.failure_workflow";
+const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The failure workflow an ended execution started (a link), or why it could not start; null when there is none.
+ * @param {Workflow} workflow
+ */
+function failureWorkflowFact(workflow) {
+  const output = workflow.output;
+  const value = output !== null && typeof output === "object" ? /** @type {Record<string, unknown>} */ (output)[FAILURE_WORKFLOW_KEY] : undefined;
+  if (typeof value !== "string") return null;
+  if (EXECUTION_ID.test(value)) return fact("Failure workflow", h("a", { href: `#/executions/${value}`, className: "mono" }, value));
+  return fact("Failure workflow", h("span", { className: "error-text" }, value));
 }
 
 /** @param {string} term @param {...import("../lib/dom.js").Child} value */
