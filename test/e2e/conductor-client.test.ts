@@ -297,6 +297,21 @@ describe("the official Conductor TypeScript client", () => {
     expect(await workflowReaches(started, "COMPLETED")).toMatchObject({ output: { n: 2, who: "again" }, correlationId: `fluent-${suffix}` });
   });
 
+  it("a ConductorWorkflow with failureWorkflow starts it when it fails, and its output names it", async () => {
+    const handler = new ConductorWorkflow(executor, `client_failure_handler_${suffix}`);
+    handler.add(httpTask("page", { uri: target.url(`/count/failure-handler-${suffix}`), method: "GET" })).outputParameters({ failed: "${workflow.input.workflowId}", status: "${workflow.input.failureStatus}" });
+    await handler.register(true);
+    const failing = new ConductorWorkflow(executor, `client_failing_${suffix}`).failureWorkflow(`client_failure_handler_${suffix}`);
+    failing.add({ ...httpTask("boom", { uri: target.url("/status/500"), method: "GET" }), retryCount: 0 });
+    await failing.register(true);
+    const failed = await failing.execute({});
+    expect(failed.status).toBe("FAILED");
+    const failedId = failed.workflowId!;
+    const withHandler = await until("the failure workflow's id", () => executor.getWorkflow(failedId, false), (execution) => UUID.test(String(execution.output?.["conductor.failure_workflow"] ?? "")));
+    const handlerId = String(withHandler.output!["conductor.failure_workflow"]);
+    expect(await workflowReaches(handlerId, "COMPLETED")).toMatchObject({ output: { failed: failedId, status: "FAILED" } });
+  });
+
   it("executes synchronously and honours idempotency keys", async () => {
     const run = await executor.executeWorkflow({ name: CHILD, version: 1, input: { key: `exec-${suffix}` } }, CHILD, 1, `request-${suffix}`);
     expect(run).toMatchObject({ status: "COMPLETED", output: { n: 1 }, requestId: `request-${suffix}` });
