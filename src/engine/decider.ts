@@ -436,10 +436,24 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
 function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | undefined): void {
   const state = draft.state;
   if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "restart");
+  refuseNonRestartable(state, definition ?? state.definition);
   if (definition) draft.patch({ definition, workflowVersion: definition.version });
   draft.retainTasks(() => false);
   forgetSkips(draft, () => true);
   draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {} });
+}
+
+/**
+ * Conductor's `restartable: false`: a COMPLETED execution stays as it is (an unsuccessful one may still be
+ * restarted). As in Conductor's WorkflowExecutor.restart, the definition asked is the one the restart would
+ * run: with useLatestDefinitions the latest, whose author decides whether running it again is safe.
+ */
+function refuseNonRestartable(state: WorkflowExecution, definition: WorkflowDef): void {
+  if (definition.restartable !== false || state.status !== "COMPLETED") return;
+  throw new EngineError(
+    "CONFLICT",
+    `Cannot restart workflow ${state.workflowId}: it is an instance of workflow definition ${definition.name} version ${definition.version}, which is non restartable (restartable: false)`,
+  );
 }
 
 function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun" }>, env: DecideEnv): void {

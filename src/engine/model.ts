@@ -92,6 +92,11 @@ export interface WorkflowDef {
   outputParameters?: JsonObject;
   /** 0 = no timeout. */
   timeoutSeconds?: number;
+  /**
+   * False: a COMPLETED execution cannot be restarted (Conductor's rule; an unsuccessful one still can).
+   * Absent (definitions stored before it was kept) means true, the default.
+   */
+  restartable?: boolean;
   createTime?: number;
   updateTime?: number;
 }

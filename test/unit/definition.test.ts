@@ -4,13 +4,15 @@ import { MAX_JSON_DEPTH } from "../../src/engine/definition/checks";
 import { TASK_VALIDATORS } from "../../src/engine/definition/registry";
 import { registeredTaskDefNames, validateTaskDef, withRegisteredTaskDefs } from "../../src/engine/definition/task-def";
 import { MAX_TASKS_PER_DEFINITION, validateWorkflowDef } from "../../src/engine/definition/validate";
-import { TASK_TYPES } from "../../src/engine/model";
+import { createExecution, decide } from "../../src/engine/decider";
+import { TASK_TYPES, type WorkflowDef, type WorkflowExecution } from "../../src/engine/model";
 import { HTTP_ACCEPT_TYPES, HTTP_CONTENT_TYPES, HTTP_METHODS, MAX_HTTP_TIMEOUT_MS, validateHttpTask } from "../../src/engine/tasks/http/validate";
 import { validateSubWorkflowTask } from "../../src/engine/tasks/sub-workflow/validate";
 import { validateWaitForWebhookTask } from "../../src/engine/tasks/wait-for-webhook/validate";
 import { retryDelaySeconds, retryPolicyOf } from "../../src/engine/retry";
 import { taskInputTemplate } from "../../src/engine/tasks/registry";
 import type { ValidationIssue } from "../../src/engine/validation-issue";
+import { env, refusal } from "./engine-env";
 
 type Json = Record<string, unknown>;
 
@@ -106,6 +108,7 @@ describe("validateWorkflowDef: a valid definition", () => {
         inputParameters: ["orderId"],
         outputParameters: { status: "${charge.output.response.statusCode}" },
         timeoutSeconds: 0,
+        restartable: true,
         tasks: [
           {
             name: "lookup",
@@ -156,11 +159,11 @@ describe("validateWorkflowDef: a valid definition", () => {
     expect([value.version, value.schemaVersion, value.timeoutSeconds]).toEqual([7, 2, 30]);
   });
 
-  it("drops the keys Conductor clients send at workflow level, and unknown ones", () => {
+  it("drops the keys Conductor clients send at workflow level that this service does not use, and unknown ones", () => {
     const value = accepted(
       def({ createTime: 1, updateTime: 2, restartable: true, timeoutPolicy: "TIME_OUT_WF", workflowStatusListenerEnabled: true, failureWorkflow: "", variables: {} }),
     );
-    expect(Object.keys(value).sort()).toEqual(["name", "schemaVersion", "tasks", "timeoutSeconds", "version"]);
+    expect(Object.keys(value).sort()).toEqual(["name", "restartable", "schemaVersion", "tasks", "timeoutSeconds", "version"]);
   });
 
   it("drops the keys Conductor clients send on tasks that this service does not use", () => {
@@ -256,6 +259,13 @@ describe("validateWorkflowDef: workflow fields", () => {
 
   it.each([[-1], [2.5], ["30"]])("rejects the timeoutSeconds %j", (timeoutSeconds) => {
     expect(onlyError(def({ timeoutSeconds }), "timeoutSeconds")).toMatch(/at least 0/);
+  });
+
+  it("keeps restartable (true unless given false) and rejects one that is not a boolean", () => {
+    expect(accepted(def()).restartable).toBe(true);
+    expect(accepted(def({ restartable: false })).restartable).toBe(false);
+    expect(onlyError(def({ restartable: "false" }), "restartable")).toMatch(/restartable must be a boolean, but received the string "false"/);
+    expect(onlyError(def({ restartable: null }), "restartable")).toMatch(/restartable must be a boolean/);
   });
 });
 
@@ -826,5 +836,43 @@ describe("task definitions", () => {
     const taskDefinition = registered({ inputTemplate: { method: "POST", extra: "${workflow.input.x}" } });
     expect(taskInputTemplate({ ...task, taskDefinition })).toEqual({ uri: "https://x.example", method: "GET", extra: "${workflow.input.x}" });
     expect(taskInputTemplate(task)).toEqual({ uri: "https://x.example", method: "GET" });
+  });
+});
+
+describe("workflow definition options in the engine", () => {
+  const hookDefinition = (extra: Partial<WorkflowDef> = {}): WorkflowDef => ({
+    name: "options_flow",
+    version: 1,
+    schemaVersion: 2,
+    tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }],
+    ...extra,
+  });
+
+  /** An execution of `definition` whose only task was completed from outside with `status`. */
+  function ended(definition: WorkflowDef, status: "COMPLETED" | "FAILED"): WorkflowExecution {
+    const state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
+    return decide(state, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status, output: {} }, env(1_100)).state;
+  }
+
+  it("restartable false: a COMPLETED execution's restart is refused (CONFLICT); a FAILED one restarts; absent means restartable", () => {
+    const completed = ended(hookDefinition({ restartable: false }), "COMPLETED");
+    expect(completed.status).toBe("COMPLETED");
+    const error = refusal(completed, { type: "restart" }, 2_000);
+    expect({ kind: error.kind, message: error.message }).toEqual({
+      kind: "CONFLICT",
+      message: "Cannot restart workflow wf-1: it is an instance of workflow definition options_flow version 1, which is non restartable (restartable: false)",
+    });
+    const failed = ended(hookDefinition({ restartable: false }), "FAILED");
+    expect(decide(failed, { type: "restart" }, env(2_000)).state).toMatchObject({ status: "RUNNING", tasks: [{ status: "IN_PROGRESS" }] });
+    expect(decide(ended(hookDefinition(), "COMPLETED"), { type: "restart" }, env(2_000)).state.status).toBe("RUNNING");
+  });
+
+  it("restartable with useLatestDefinitions: the definition the restart would run decides, as in Conductor", () => {
+    const completed = ended(hookDefinition({ restartable: false }), "COMPLETED");
+    const latest = hookDefinition({ version: 2, restartable: true });
+    expect(decide(completed, { type: "restart", definition: latest }, env(2_000)).state).toMatchObject({ status: "RUNNING", workflowVersion: 2 });
+    const restartable = ended(hookDefinition(), "COMPLETED");
+    const error = refusal(restartable, { type: "restart", definition: hookDefinition({ version: 2, restartable: false }) }, 2_000);
+    expect({ kind: error.kind, message: error.message }).toEqual({ kind: "CONFLICT", message: expect.stringContaining("options_flow version 2, which is non restartable") });
   });
 });

@@ -110,7 +110,8 @@ const WORKFLOW = fieldsOf({
     rule<number>("timeoutSeconds", "a whole number of seconds of at least 0 (0 means no timeout)", isIntegerIn(0, Number.MAX_SAFE_INTEGER)),
     0,
   ),
-  // Conductor clients also send createTime, updateTime, restartable, timeoutPolicy and
+  restartable: v.optional(rule<boolean>("restartable", "a boolean", isBoolean), true),
+  // Conductor clients also send createTime, updateTime, timeoutPolicy and
   // workflowStatusListenerEnabled. Like any unknown key they are accepted and left out of the
   // result: the server keeps its own times and does not implement the other options.
 });
