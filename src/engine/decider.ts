@@ -144,9 +144,14 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
   return execution;
 }
 
+/**
+ * When a workflow (re)opened at `from` times out; undefined when it never does. The one place a deadline comes
+ * from (start, retry, restart, rerun, a resumed child), so ALERT_ONLY holds on every path.
+ */
 function workflowDeadline(definition: WorkflowDef, from: number): number | undefined {
   const seconds = definition.timeoutSeconds ?? 0;
-  return seconds > 0 ? from + seconds * 1000 : undefined;
+  if (seconds <= 0 || definition.timeoutPolicy === "ALERT_ONLY") return undefined;
+  return from + seconds * 1000;
 }
 
 /** True while the task's status may still change. */

@@ -108,6 +108,7 @@ describe("validateWorkflowDef: a valid definition", () => {
         inputParameters: ["orderId"],
         outputParameters: { status: "${charge.output.response.statusCode}" },
         timeoutSeconds: 0,
+        timeoutPolicy: "ALERT_ONLY",
         restartable: true,
         tasks: [
           {
@@ -163,7 +164,7 @@ describe("validateWorkflowDef: a valid definition", () => {
     const value = accepted(
       def({ createTime: 1, updateTime: 2, restartable: true, timeoutPolicy: "TIME_OUT_WF", workflowStatusListenerEnabled: true, failureWorkflow: "", variables: {} }),
     );
-    expect(Object.keys(value).sort()).toEqual(["name", "restartable", "schemaVersion", "tasks", "timeoutSeconds", "version"]);
+    expect(Object.keys(value).sort()).toEqual(["name", "restartable", "schemaVersion", "tasks", "timeoutPolicy", "timeoutSeconds", "version"]);
   });
 
   it("drops the keys Conductor clients send on tasks that this service does not use", () => {
@@ -266,6 +267,14 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(accepted(def({ restartable: false })).restartable).toBe(false);
     expect(onlyError(def({ restartable: "false" }), "restartable")).toMatch(/restartable must be a boolean, but received the string "false"/);
     expect(onlyError(def({ restartable: null }), "restartable")).toMatch(/restartable must be a boolean/);
+  });
+
+  it("keeps timeoutPolicy (TIME_OUT_WF unless given) and rejects any other value, RETRY (a task's policy only) included", () => {
+    expect(accepted(def()).timeoutPolicy).toBe("TIME_OUT_WF");
+    expect(accepted(def({ timeoutPolicy: "ALERT_ONLY", timeoutSeconds: 5 })).timeoutPolicy).toBe("ALERT_ONLY");
+    for (const timeoutPolicy of ["RETRY", "alert_only", "", 1, null]) {
+      expect(onlyError(def({ timeoutPolicy }), "timeoutPolicy")).toMatch(/timeoutPolicy must be one of TIME_OUT_WF, ALERT_ONLY, but received/);
+    }
   });
 });
 
