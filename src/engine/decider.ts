@@ -26,6 +26,7 @@ import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, overExecutionLimitReas
 import { retryDelaySeconds, retryPolicyOf } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
+import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
 export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"] as const;
@@ -121,7 +122,7 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
     workflowName: params.definition.name,
     workflowVersion: params.definition.version,
     status: "RUNNING",
-    input: params.input,
+    input: withInputTemplate(params.definition, params.input),
     output: {},
     priority: params.priority ?? 0,
     taskToDomain: params.taskToDomain ?? {},
@@ -442,10 +443,17 @@ function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | un
   const state = draft.state;
   if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "restart");
   refuseNonRestartable(state, definition ?? state.definition);
-  if (definition) draft.patch({ definition, workflowVersion: definition.version });
+  if (definition) draft.patch({ definition, workflowVersion: definition.version, input: restartInput(state, definition, env) });
   draft.retainTasks(() => false);
   forgetSkips(draft, () => true);
   draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {} });
+}
+
+/** The input of a restart with the latest `definition`: the execution's, under that definition's inputTemplate defaults. */
+function restartInput(state: WorkflowExecution, definition: WorkflowDef, env: DecideEnv): JsonObject {
+  const reason = workflowInputOversizeReason(definition, state.input, env.config.maxPayloadBytes);
+  if (reason !== undefined) throw new EngineError("INVALID", reason);
+  return withInputTemplate(definition, state.input);
 }
 
 /**

@@ -107,6 +107,11 @@ export interface WorkflowDef {
    * Absent (definitions stored before it was kept) means true, the default.
    */
   restartable?: boolean;
+  /**
+   * Default workflow input: each key a start's input lacks is added, as it is (shallow, never `${...}`-resolved;
+   * see `withInputTemplate`).
+   */
+  inputTemplate?: JsonObject;
   createTime?: number;
   updateTime?: number;
 }

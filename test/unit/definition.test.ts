@@ -4,14 +4,16 @@ import { MAX_JSON_DEPTH } from "../../src/engine/definition/checks";
 import { TASK_VALIDATORS } from "../../src/engine/definition/registry";
 import { registeredTaskDefNames, validateTaskDef, withRegisteredTaskDefs } from "../../src/engine/definition/task-def";
 import { MAX_TASKS_PER_DEFINITION, validateWorkflowDef } from "../../src/engine/definition/validate";
+import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
 import { createExecution, decide } from "../../src/engine/decider";
-import { TASK_TYPES, type WorkflowDef, type WorkflowExecution } from "../../src/engine/model";
+import { TASK_TYPES, type JsonObject, type WorkflowDef, type WorkflowExecution } from "../../src/engine/model";
 import { HTTP_ACCEPT_TYPES, HTTP_CONTENT_TYPES, HTTP_METHODS, MAX_HTTP_TIMEOUT_MS, validateHttpTask } from "../../src/engine/tasks/http/validate";
 import { validateSubWorkflowTask } from "../../src/engine/tasks/sub-workflow/validate";
 import { validateWaitForWebhookTask } from "../../src/engine/tasks/wait-for-webhook/validate";
 import { retryDelaySeconds, retryPolicyOf } from "../../src/engine/retry";
 import { taskInputTemplate } from "../../src/engine/tasks/registry";
 import type { ValidationIssue } from "../../src/engine/validation-issue";
+import { workflowInputOversizeReason } from "../../src/engine/workflow-input";
 import { env, refusal } from "./engine-env";
 
 type Json = Record<string, unknown>;
@@ -275,6 +277,17 @@ describe("validateWorkflowDef: workflow fields", () => {
     for (const timeoutPolicy of ["RETRY", "alert_only", "", 1, null]) {
       expect(onlyError(def({ timeoutPolicy }), "timeoutPolicy")).toMatch(/timeoutPolicy must be one of TIME_OUT_WF, ALERT_ONLY, but received/);
     }
+  });
+
+  it("keeps inputTemplate as given (its values are data: a ${...} in one is not checked) and rejects one that is not an object of JSON values", () => {
+    expect(accepted(def()).inputTemplate).toBeUndefined();
+    const inputTemplate = { region: "eu", nested: { list: [1, "${not an expression"] } };
+    expect(accepted(def({ inputTemplate })).inputTemplate).toEqual(inputTemplate);
+    for (const bad of [["a"], "x", null]) {
+      expect(onlyError(def({ inputTemplate: bad }), "inputTemplate")).toMatch(/inputTemplate must be an object of JSON values/);
+    }
+    const deep: unknown = JSON.parse(`${"[".repeat(MAX_JSON_DEPTH + 1)}${"]".repeat(MAX_JSON_DEPTH + 1)}`);
+    expect(onlyError(def({ inputTemplate: { deep } }), "inputTemplate")).toMatch(/deeper than/);
   });
 });
 
@@ -874,6 +887,40 @@ describe("workflow definition options in the engine", () => {
     const failed = ended(hookDefinition({ restartable: false }), "FAILED");
     expect(decide(failed, { type: "restart" }, env(2_000)).state).toMatchObject({ status: "RUNNING", tasks: [{ status: "IN_PROGRESS" }] });
     expect(decide(ended(hookDefinition(), "COMPLETED"), { type: "restart" }, env(2_000)).state.status).toBe("RUNNING");
+  });
+
+  it("inputTemplate: each key missing from a start's input is added as it is (shallow, no ${...} resolution); given keys win", () => {
+    const inputTemplate = { region: "eu", options: { fast: true, depth: 1 }, literal: "${workflow.input.region}" };
+    const execution = createExecution({ workflowId: "wf-1", definition: hookDefinition({ inputTemplate }), input: { region: "us", options: { fast: false } } }, 1_000);
+    expect(execution.input).toEqual({ region: "us", options: { fast: false }, literal: "${workflow.input.region}" });
+    expect(createExecution({ workflowId: "wf-2", definition: hookDefinition(), input: { a: 1 } }, 1_000).input).toEqual({ a: 1 });
+    // A template key named __proto__ is data, not the input's prototype.
+    const proto = JSON.parse('{"__proto__": {"polluted": true}}') as JsonObject;
+    const withProto = createExecution({ workflowId: "wf-3", definition: hookDefinition({ inputTemplate: proto }), input: {} }, 1_000).input;
+    expect([Object.keys(withProto), Object.getPrototypeOf(withProto) === Object.prototype]).toEqual([["__proto__"], true]);
+  });
+
+  it("inputTemplate on restart: the latest definition's defaults join the execution's input; a plain restart keeps the input as started", () => {
+    const completed = ended(hookDefinition({ inputTemplate: { region: "eu" } }), "COMPLETED");
+    expect(decide(completed, { type: "restart" }, env(2_000)).state.input).toEqual({ region: "eu" });
+    const latest = hookDefinition({ version: 2, inputTemplate: { region: "us", tier: "gold" } });
+    expect(decide(completed, { type: "restart", definition: latest }, env(2_000)).state.input).toEqual({ region: "eu", tier: "gold" });
+  });
+
+  it("inputTemplate counts toward the input size limit: a start input that fits alone may not with the defaults, and a restart with such a latest definition is refused", () => {
+    const limit = DEFAULT_ENGINE_CONFIG.maxPayloadBytes;
+    const big = "x".repeat(Math.floor(limit / 2));
+    const definition = hookDefinition({ inputTemplate: { fromTemplate: big } });
+    expect(workflowInputOversizeReason(definition, { given: "small" }, limit)).toBeUndefined();
+    // Without a template the given input was measured where it arrived.
+    expect(workflowInputOversizeReason(hookDefinition(), { given: big, more: big }, limit)).toBeUndefined();
+    expect(workflowInputOversizeReason(definition, { given: big }, limit)).toMatch(
+      /^The workflow input with the defaults of its definition's inputTemplate is \d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)$/,
+    );
+    const completed = ended(hookDefinition(), "COMPLETED");
+    const large = { ...completed, input: { given: big } };
+    const error = refusal(large, { type: "restart", definition: { ...definition, version: 2 } }, 2_000);
+    expect({ kind: error.kind, message: error.message }).toEqual({ kind: "INVALID", message: expect.stringContaining("inputTemplate is") });
   });
 
   it("restartable with useLatestDefinitions: the definition the restart would run decides, as in Conductor", () => {
