@@ -28,6 +28,7 @@ import { retryDelaySeconds, retryPolicyOf } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
+import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
 export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"] as const;
@@ -128,7 +129,7 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
     workflowName: params.definition.name,
     workflowVersion: params.definition.version,
     status: "RUNNING",
-    input: params.input,
+    input: withInputTemplate(params.definition, params.input),
     output: {},
     priority: params.priority ?? 0,
     taskToDomain: params.taskToDomain ?? {},
@@ -151,9 +152,14 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
   return execution;
 }
 
+/**
+ * When a workflow (re)opened at `from` times out; undefined when it never does. The one place a deadline comes
+ * from (start, retry, restart, rerun, a resumed child), so ALERT_ONLY holds on every path.
+ */
 function workflowDeadline(definition: WorkflowDef, from: number): number | undefined {
   const seconds = definition.timeoutSeconds ?? 0;
-  return seconds > 0 ? from + seconds * 1000 : undefined;
+  if (seconds <= 0 || definition.timeoutPolicy === "ALERT_ONLY") return undefined;
+  return from + seconds * 1000;
 }
 
 /** True while the task's status may still change. */
@@ -447,10 +453,31 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
 function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | undefined): void {
   const state = draft.state;
   if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "restart");
-  if (definition) draft.patch({ definition, workflowVersion: definition.version });
+  refuseNonRestartable(state, definition ?? state.definition);
+  if (definition) draft.patch({ definition, workflowVersion: definition.version, input: restartInput(state, definition, env) });
   draft.retainTasks(() => false);
   forgetSkips(draft, () => true);
   draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {} });
+}
+
+/** The input of a restart with the latest `definition`: the execution's, under that definition's inputTemplate defaults. */
+function restartInput(state: WorkflowExecution, definition: WorkflowDef, env: DecideEnv): JsonObject {
+  const reason = workflowInputOversizeReason(definition, state.input, env.config.maxPayloadBytes);
+  if (reason !== undefined) throw new EngineError("INVALID", reason);
+  return withInputTemplate(definition, state.input);
+}
+
+/**
+ * Conductor's `restartable: false`: a COMPLETED execution stays as it is (an unsuccessful one may still be
+ * restarted). As in Conductor's WorkflowExecutor.restart, the definition asked is the one the restart would
+ * run: with useLatestDefinitions the latest, whose author decides whether running it again is safe.
+ */
+function refuseNonRestartable(state: WorkflowExecution, definition: WorkflowDef): void {
+  if (definition.restartable !== false || state.status !== "COMPLETED") return;
+  throw new EngineError(
+    "CONFLICT",
+    `Cannot restart workflow ${state.workflowId}: it is an instance of workflow definition ${definition.name} version ${definition.version}, which is non restartable (restartable: false)`,
+  );
 }
 
 function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun" }>, env: DecideEnv): void {

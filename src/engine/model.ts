@@ -24,6 +24,11 @@ export const TIMEOUT_POLICIES = ["RETRY", "TIME_OUT_WF", "ALERT_ONLY"] as const;
 /** One of {@link TIMEOUT_POLICIES}. */
 export type TimeoutPolicy = (typeof TIMEOUT_POLICIES)[number];
 
+/** Conductor's policies for a workflow that ran past its `timeoutSeconds` (`WorkflowDef.TimeoutPolicy`). */
+export const WORKFLOW_TIMEOUT_POLICIES = ["TIME_OUT_WF", "ALERT_ONLY"] as const;
+/** One of {@link WORKFLOW_TIMEOUT_POLICIES}. */
+export type WorkflowTimeoutPolicy = (typeof WORKFLOW_TIMEOUT_POLICIES)[number];
+
 /**
  * A task definition (Conductor's `TaskDef`): settings shared by every task of that name, registered under
  * `/api/metadata/taskdefs` or given inline as a workflow task's `taskDefinition`. The retry settings apply
@@ -97,6 +102,21 @@ export interface WorkflowDef {
    * name, or a `${...}` template resolved against the execution (`${workflow.input.onFailure}`).
    */
   failureWorkflow?: string;
+  /**
+   * What `timeoutSeconds` does: TIME_OUT_WF (also when absent) ends the workflow TIMED_OUT; ALERT_ONLY sets no
+   * deadline at all (Conductor only raises an alert, which this service has nowhere to send).
+   */
+  timeoutPolicy?: WorkflowTimeoutPolicy;
+  /**
+   * False: a COMPLETED execution cannot be restarted (Conductor's rule; an unsuccessful one still can).
+   * Absent (definitions stored before it was kept) means true, the default.
+   */
+  restartable?: boolean;
+  /**
+   * Default workflow input: each key a start's input lacks is added, as it is (shallow, never `${...}`-resolved;
+   * see `withInputTemplate`).
+   */
+  inputTemplate?: JsonObject;
   createTime?: number;
   updateTime?: number;
 }

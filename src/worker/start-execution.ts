@@ -1,5 +1,7 @@
 import type { NewExecution } from "../engine/decider";
 import type { JsonObject } from "../engine/model";
+import { workflowInputOversizeReason } from "../engine/workflow-input";
+import { serviceConfig } from "./config";
 import { DefinitionRepository } from "./definitions";
 import { withTaskDefs } from "./task-defs";
 import { executionStub } from "./executions";
@@ -27,8 +29,11 @@ export interface StartOptions {
   waitMs?: number;
 }
 
-/** Why a start did not happen (or, for execute, why there is nothing to answer: `EXECUTION_REMOVED`, removed while it was waited for). */
-export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALREADY_STARTED" | "EXECUTION_REMOVED";
+/**
+ * Why a start did not happen (or, for execute, why there is nothing to answer: `EXECUTION_REMOVED`, removed while
+ * it was waited for). `INPUT_TOO_LARGE`: the input with the definition's inputTemplate defaults is over MAX_PAYLOAD_BYTES.
+ */
+export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALREADY_STARTED" | "EXECUTION_REMOVED" | "INPUT_TOO_LARGE";
 
 /** The outcome of a start. `existing` is true when an idempotency key returned an earlier execution. */
 export type StartOutcome =
@@ -89,6 +94,9 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
       : { ok: false, code: "VERSION_NOT_FOUND", message: `No workflow definition ${options.name} version ${options.version}` };
   }
   const definition = await withTaskDefs(env.DB, registered);
+  // Before the idempotency key is claimed: a refused start leaves nothing behind.
+  const oversized = workflowInputOversizeReason(definition, options.input, serviceConfig(env).engine.maxPayloadBytes);
+  if (oversized !== undefined) return { ok: false, code: "INPUT_TOO_LARGE", message: oversized };
   let workflowId = options.workflowId ?? crypto.randomUUID();
   let existing = false;
   if (options.idempotencyKey !== undefined) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, nextDeadline, settleOverdue } from "../../src/engine/decider";
+import { createExecution, decide, nextDeadline, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
 import type { TaskDef, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { env, refusal } from "./engine-env";
 
@@ -162,5 +162,40 @@ describe("a task definition's timeoutSeconds (counted from the task's start)", (
     const timedOut = tick(state, 11_000);
     expect(timedOut.state.tasks[0]!.status).toBe("TIMED_OUT");
     expect(timedOut.effects).toContainEqual({ kind: "cancelDispatch", taskId: state.tasks[0]!.taskId });
+  });
+});
+
+describe("a workflow's timeoutPolicy", () => {
+  const tick = (state: WorkflowExecution, now: number) => decide(state, { type: "tick", liveTaskIds: new Set() }, env(now)).state;
+
+  it("TIME_OUT_WF (as when none is given) ends the workflow TIMED_OUT after timeoutSeconds", () => {
+    const state = started({ timeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF", tasks: [hook(0)] });
+    expect(nextDeadline(state)).toBe(2_000);
+    expect(tick(state, 2_000).status).toBe("TIMED_OUT");
+  });
+
+  it("ALERT_ONLY sets no deadline: the workflow keeps running past timeoutSeconds, and gets none from a retry, restart or rerun either", () => {
+    const state = started({ timeoutSeconds: 1, timeoutPolicy: "ALERT_ONLY", tasks: [hook(0)] });
+    expect(state.deadline).toBeUndefined();
+    expect(nextDeadline(state)).toBeUndefined();
+    const later = tick(state, 60_000);
+    expect(later.status).toBe("RUNNING");
+    const terminated = decide(later, { type: "terminate" }, env(61_000)).state;
+    for (const event of [{ type: "retry" }, { type: "restart" }, { type: "rerun" }] satisfies ExecutionEvent[]) {
+      const reopened = decide(terminated, event, env(62_000)).state;
+      expect({ event: event.type, status: reopened.status, deadline: reopened.deadline }).toEqual({ event: event.type, status: "RUNNING", deadline: undefined });
+      expect(tick(reopened, 120_000).status).toBe("RUNNING");
+    }
+  });
+
+  it("a restart with the latest definition follows that definition's policy, both ways", () => {
+    const alertOnly = started({ timeoutSeconds: 1, timeoutPolicy: "ALERT_ONLY", tasks: [hook(0)] });
+    const terminated = decide(alertOnly, { type: "terminate" }, env(5_000)).state;
+    const timingOut: WorkflowDef = { ...terminated.definition, version: 2, timeoutPolicy: "TIME_OUT_WF" };
+    expect(decide(terminated, { type: "restart", definition: timingOut }, env(6_000)).state.deadline).toBe(7_000);
+    const timedOut = tick(started({ timeoutSeconds: 1, tasks: [hook(0)] }), 2_000);
+    expect(timedOut.status).toBe("TIMED_OUT");
+    const relaxed: WorkflowDef = { ...timedOut.definition, version: 2, timeoutPolicy: "ALERT_ONLY" };
+    expect(decide(timedOut, { type: "restart", definition: relaxed }, env(3_000)).state.deadline).toBeUndefined();
   });
 });

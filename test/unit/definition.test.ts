@@ -4,13 +4,17 @@ import { MAX_JSON_DEPTH } from "../../src/engine/definition/checks";
 import { TASK_VALIDATORS } from "../../src/engine/definition/registry";
 import { registeredTaskDefNames, validateTaskDef, withRegisteredTaskDefs } from "../../src/engine/definition/task-def";
 import { MAX_TASKS_PER_DEFINITION, validateWorkflowDef } from "../../src/engine/definition/validate";
-import { TASK_TYPES } from "../../src/engine/model";
+import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
+import { createExecution, decide } from "../../src/engine/decider";
+import { TASK_TYPES, type JsonObject, type WorkflowDef, type WorkflowExecution } from "../../src/engine/model";
 import { HTTP_ACCEPT_TYPES, HTTP_CONTENT_TYPES, HTTP_METHODS, MAX_HTTP_TIMEOUT_MS, validateHttpTask } from "../../src/engine/tasks/http/validate";
 import { validateSubWorkflowTask } from "../../src/engine/tasks/sub-workflow/validate";
 import { validateWaitForWebhookTask } from "../../src/engine/tasks/wait-for-webhook/validate";
 import { retryDelaySeconds, retryPolicyOf } from "../../src/engine/retry";
 import { taskInputTemplate } from "../../src/engine/tasks/registry";
 import type { ValidationIssue } from "../../src/engine/validation-issue";
+import { workflowInputOversizeReason } from "../../src/engine/workflow-input";
+import { env, refusal } from "./engine-env";
 
 type Json = Record<string, unknown>;
 
@@ -106,6 +110,8 @@ describe("validateWorkflowDef: a valid definition", () => {
         inputParameters: ["orderId"],
         outputParameters: { status: "${charge.output.response.statusCode}" },
         timeoutSeconds: 0,
+        timeoutPolicy: "ALERT_ONLY",
+        restartable: true,
         tasks: [
           {
             name: "lookup",
@@ -156,11 +162,11 @@ describe("validateWorkflowDef: a valid definition", () => {
     expect([value.version, value.schemaVersion, value.timeoutSeconds]).toEqual([7, 2, 30]);
   });
 
-  it("drops the keys Conductor clients send at workflow level, and unknown ones", () => {
+  it("drops the keys Conductor clients send at workflow level that this service does not use, and unknown ones", () => {
     const value = accepted(
       def({ createTime: 1, updateTime: 2, restartable: true, timeoutPolicy: "TIME_OUT_WF", workflowStatusListenerEnabled: true, failureWorkflow: "", variables: {} }),
     );
-    expect(Object.keys(value).sort()).toEqual(["name", "schemaVersion", "tasks", "timeoutSeconds", "version"]);
+    expect(Object.keys(value).sort()).toEqual(["name", "restartable", "schemaVersion", "tasks", "timeoutPolicy", "timeoutSeconds", "version"]);
   });
 
   it("drops the keys Conductor clients send on tasks that this service does not use", () => {
@@ -256,6 +262,32 @@ describe("validateWorkflowDef: workflow fields", () => {
 
   it.each([[-1], [2.5], ["30"]])("rejects the timeoutSeconds %j", (timeoutSeconds) => {
     expect(onlyError(def({ timeoutSeconds }), "timeoutSeconds")).toMatch(/at least 0/);
+  });
+
+  it("keeps restartable (true unless given false) and rejects one that is not a boolean", () => {
+    expect(accepted(def()).restartable).toBe(true);
+    expect(accepted(def({ restartable: false })).restartable).toBe(false);
+    expect(onlyError(def({ restartable: "false" }), "restartable")).toMatch(/restartable must be a boolean, but received the string "false"/);
+    expect(onlyError(def({ restartable: null }), "restartable")).toMatch(/restartable must be a boolean/);
+  });
+
+  it("keeps timeoutPolicy (TIME_OUT_WF unless given) and rejects any other value, RETRY (a task's policy only) included", () => {
+    expect(accepted(def()).timeoutPolicy).toBe("TIME_OUT_WF");
+    expect(accepted(def({ timeoutPolicy: "ALERT_ONLY", timeoutSeconds: 5 })).timeoutPolicy).toBe("ALERT_ONLY");
+    for (const timeoutPolicy of ["RETRY", "alert_only", "", 1, null]) {
+      expect(onlyError(def({ timeoutPolicy }), "timeoutPolicy")).toMatch(/timeoutPolicy must be one of TIME_OUT_WF, ALERT_ONLY, but received/);
+    }
+  });
+
+  it("keeps inputTemplate as given (its values are data: a ${...} in one is not checked) and rejects one that is not an object of JSON values", () => {
+    expect(accepted(def()).inputTemplate).toBeUndefined();
+    const inputTemplate = { region: "eu", nested: { list: [1, "${not an expression"] } };
+    expect(accepted(def({ inputTemplate })).inputTemplate).toEqual(inputTemplate);
+    for (const bad of [["a"], "x", null]) {
+      expect(onlyError(def({ inputTemplate: bad }), "inputTemplate")).toMatch(/inputTemplate must be an object of JSON values/);
+    }
+    const deep: unknown = JSON.parse(`${"[".repeat(MAX_JSON_DEPTH + 1)}${"]".repeat(MAX_JSON_DEPTH + 1)}`);
+    expect(onlyError(def({ inputTemplate: { deep } }), "inputTemplate")).toMatch(/deeper than/);
   });
 });
 
@@ -826,5 +858,77 @@ describe("task definitions", () => {
     const taskDefinition = registered({ inputTemplate: { method: "POST", extra: "${workflow.input.x}" } });
     expect(taskInputTemplate({ ...task, taskDefinition })).toEqual({ uri: "https://x.example", method: "GET", extra: "${workflow.input.x}" });
     expect(taskInputTemplate(task)).toEqual({ uri: "https://x.example", method: "GET" });
+  });
+});
+
+describe("workflow definition options in the engine", () => {
+  const hookDefinition = (extra: Partial<WorkflowDef> = {}): WorkflowDef => ({
+    name: "options_flow",
+    version: 1,
+    schemaVersion: 2,
+    tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }],
+    ...extra,
+  });
+
+  /** An execution of `definition` whose only task was completed from outside with `status`. */
+  function ended(definition: WorkflowDef, status: "COMPLETED" | "FAILED"): WorkflowExecution {
+    const state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
+    return decide(state, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status, output: {} }, env(1_100)).state;
+  }
+
+  it("restartable false: a COMPLETED execution's restart is refused (CONFLICT); a FAILED one restarts; absent means restartable", () => {
+    const completed = ended(hookDefinition({ restartable: false }), "COMPLETED");
+    expect(completed.status).toBe("COMPLETED");
+    const error = refusal(completed, { type: "restart" }, 2_000);
+    expect({ kind: error.kind, message: error.message }).toEqual({
+      kind: "CONFLICT",
+      message: "Cannot restart workflow wf-1: it is an instance of workflow definition options_flow version 1, which is non restartable (restartable: false)",
+    });
+    const failed = ended(hookDefinition({ restartable: false }), "FAILED");
+    expect(decide(failed, { type: "restart" }, env(2_000)).state).toMatchObject({ status: "RUNNING", tasks: [{ status: "IN_PROGRESS" }] });
+    expect(decide(ended(hookDefinition(), "COMPLETED"), { type: "restart" }, env(2_000)).state.status).toBe("RUNNING");
+  });
+
+  it("inputTemplate: each key missing from a start's input is added as it is (shallow, no ${...} resolution); given keys win", () => {
+    const inputTemplate = { region: "eu", options: { fast: true, depth: 1 }, literal: "${workflow.input.region}" };
+    const execution = createExecution({ workflowId: "wf-1", definition: hookDefinition({ inputTemplate }), input: { region: "us", options: { fast: false } } }, 1_000);
+    expect(execution.input).toEqual({ region: "us", options: { fast: false }, literal: "${workflow.input.region}" });
+    expect(createExecution({ workflowId: "wf-2", definition: hookDefinition(), input: { a: 1 } }, 1_000).input).toEqual({ a: 1 });
+    // A template key named __proto__ is data, not the input's prototype.
+    const proto = JSON.parse('{"__proto__": {"polluted": true}}') as JsonObject;
+    const withProto = createExecution({ workflowId: "wf-3", definition: hookDefinition({ inputTemplate: proto }), input: {} }, 1_000).input;
+    expect([Object.keys(withProto), Object.getPrototypeOf(withProto) === Object.prototype]).toEqual([["__proto__"], true]);
+  });
+
+  it("inputTemplate on restart: the latest definition's defaults join the execution's input; a plain restart keeps the input as started", () => {
+    const completed = ended(hookDefinition({ inputTemplate: { region: "eu" } }), "COMPLETED");
+    expect(decide(completed, { type: "restart" }, env(2_000)).state.input).toEqual({ region: "eu" });
+    const latest = hookDefinition({ version: 2, inputTemplate: { region: "us", tier: "gold" } });
+    expect(decide(completed, { type: "restart", definition: latest }, env(2_000)).state.input).toEqual({ region: "eu", tier: "gold" });
+  });
+
+  it("inputTemplate counts toward the input size limit: a start input that fits alone may not with the defaults, and a restart with such a latest definition is refused", () => {
+    const limit = DEFAULT_ENGINE_CONFIG.maxPayloadBytes;
+    const big = "x".repeat(Math.floor(limit / 2));
+    const definition = hookDefinition({ inputTemplate: { fromTemplate: big } });
+    expect(workflowInputOversizeReason(definition, { given: "small" }, limit)).toBeUndefined();
+    // Without a template the given input was measured where it arrived.
+    expect(workflowInputOversizeReason(hookDefinition(), { given: big, more: big }, limit)).toBeUndefined();
+    expect(workflowInputOversizeReason(definition, { given: big }, limit)).toMatch(
+      /^The workflow input with the defaults of its definition's inputTemplate is \d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)$/,
+    );
+    const completed = ended(hookDefinition(), "COMPLETED");
+    const large = { ...completed, input: { given: big } };
+    const error = refusal(large, { type: "restart", definition: { ...definition, version: 2 } }, 2_000);
+    expect({ kind: error.kind, message: error.message }).toEqual({ kind: "INVALID", message: expect.stringContaining("inputTemplate is") });
+  });
+
+  it("restartable with useLatestDefinitions: the definition the restart would run decides, as in Conductor", () => {
+    const completed = ended(hookDefinition({ restartable: false }), "COMPLETED");
+    const latest = hookDefinition({ version: 2, restartable: true });
+    expect(decide(completed, { type: "restart", definition: latest }, env(2_000)).state).toMatchObject({ status: "RUNNING", workflowVersion: 2 });
+    const restartable = ended(hookDefinition(), "COMPLETED");
+    const error = refusal(restartable, { type: "restart", definition: hookDefinition({ version: 2, restartable: false }) }, 2_000);
+    expect({ kind: error.kind, message: error.message }).toEqual({ kind: "CONFLICT", message: expect.stringContaining("options_flow version 2, which is non restartable") });
   });
 });

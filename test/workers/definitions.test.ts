@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, httpTask, register, rowCount, target } from "./helpers";
+import { api, apiOk, httpTask, register, rowCount, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 const valid = (name: string, version = 1): JsonObject => ({
   name,
@@ -70,6 +70,9 @@ describe("invalid definitions are refused with precise validationErrors and noth
     ["malformed expression", { ...valid("bad_expr"), tasks: [httpTask("x", { uri: "http://a.test/${workflow.input.x", method: "GET" })] }, "tasks[0].inputParameters.uri"],
     ["bad ownerEmail", { ...valid("bad_email"), ownerEmail: "not an email" }, "ownerEmail"],
     ["no tasks", { ...valid("bad_empty"), tasks: [] }, "tasks"],
+    ["restartable not a boolean", { ...valid("bad_restartable"), restartable: "no" }, "restartable"],
+    ["timeoutPolicy not a workflow's", { ...valid("bad_timeout_policy"), timeoutPolicy: "RETRY" }, "timeoutPolicy"],
+    ["inputTemplate not an object", { ...valid("bad_input_template"), inputTemplate: ["region"] }, "inputTemplate"],
   ];
   it.each(cases)("%s", async (_label, definition, path) => {
     const before = await rowCount("workflow_defs");
@@ -175,5 +178,66 @@ describe("invalid start requests are refused and start nothing", () => {
     const one = await apiOk("GET", `/api/workflow/${first}?includeTasks=false`);
     expect(one).toMatchObject({ workflowName: "start_both", workflowVersion: 1, input: { a: 1 }, correlationId: "c-1", priority: 5, tasks: [] });
     expect((await apiOk("GET", `/api/workflow/${second}`))).toMatchObject({ input: { b: 2 }, correlationId: "c-2", priority: 3 });
+  });
+});
+
+describe("a definition's inputTemplate (default workflow input)", () => {
+  const inputTemplate = { region: "eu", retries: 3, options: { fast: true, depth: 1 }, literal: "${workflow.input.region}" };
+  const inputOf = async (workflowId: string) => (await apiOk("GET", `/api/workflow/${workflowId}`))["input"];
+
+  it("is kept, and its keys missing from the input are added as they are (shallow, given keys win) by start, execute and a SUB_WORKFLOW child's start", async () => {
+    await register({ ...valid("template_defaults"), inputTemplate });
+    expect(await apiOk("GET", "/api/metadata/workflow/template_defaults")).toMatchObject({ inputTemplate });
+
+    const byName = await apiOk<string>("POST", "/api/workflow/template_defaults", { region: "us", options: { fast: false } });
+    expect(await inputOf(byName)).toEqual({ region: "us", options: { fast: false }, retries: 3, literal: "${workflow.input.region}" });
+    const byBody = await apiOk<string>("POST", "/api/workflow", { name: "template_defaults" });
+    expect(await inputOf(byBody)).toEqual(inputTemplate);
+    const executed = await apiOk("POST", "/api/workflow/execute/template_defaults", { input: { retries: 0 } });
+    expect(executed["input"]).toEqual({ ...inputTemplate, retries: 0 });
+
+    await register({
+      name: "template_parent",
+      tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: "template_defaults" }, inputParameters: { region: "ap" } }],
+    });
+    const parent = await waitFor(await startWorkflow("template_parent"), ["COMPLETED", "FAILED"]);
+    expect(parent.status).toBe("COMPLETED");
+    expect(await inputOf(String(parent.tasks[0]!["subWorkflowId"]))).toEqual({ ...inputTemplate, region: "ap" });
+  });
+
+  it("a restart with useLatestDefinitions adds the latest definition's defaults; a plain restart keeps the input as started", async () => {
+    await register({ ...valid("template_restart"), inputTemplate: { region: "eu" } });
+    const workflowId = await startWorkflow("template_restart", { given: 1 });
+    await waitFor(workflowId, ["COMPLETED"]);
+    await register({ ...valid("template_restart", 2), inputTemplate: { region: "us", tier: "gold" } });
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    expect((await waitFor(workflowId, ["COMPLETED"])).input).toEqual({ given: 1, region: "eu" });
+    await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`);
+    const restarted = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow["workflowVersion"] === 2);
+    expect(restarted.input).toEqual({ given: 1, region: "eu", tier: "gold" });
+  });
+
+  it("counts toward MAX_PAYLOAD_BYTES: a start whose input fits alone but not with the defaults is a 413 that starts nothing; a child's start fails its task", async () => {
+    const half = "x".repeat(500 * 1024);
+    await register({ ...valid("template_huge"), inputTemplate: { fromTemplate: half } });
+    const refusal = await refused(await api("POST", "/api/workflow/template_huge", { given: half }), 413, "PAYLOAD_TOO_LARGE");
+    expect(refusal.message).toMatch(/^The workflow input with the defaults of its definition's inputTemplate is \d+ bytes, over the limit/);
+    await refused(await api("POST", "/api/workflow", { name: "template_huge", input: { given: half }, idempotencyKey: "huge-1" }), 413, "PAYLOAD_TOO_LARGE");
+    await refused(await api("POST", "/api/workflow/execute/template_huge", { input: { given: half } }), 413, "PAYLOAD_TOO_LARGE");
+    // A small input is fine (the template alone fits), and the refused start did not claim its idempotency key.
+    const small = await apiOk<string>("POST", "/api/workflow", { name: "template_huge", input: { given: 1 }, idempotencyKey: "huge-1" });
+    expect(await inputOf(small)).toEqual({ given: 1, fromTemplate: half });
+    await waitFor(small, ["COMPLETED"]);
+    await waitForIndexRow(small, "COMPLETED");
+    const started = await env.DB.prepare("SELECT COUNT(*) AS n FROM executions WHERE workflow_name = ?").bind("template_huge").first<{ n: number }>();
+    expect(started?.n).toBe(1);
+
+    await register({
+      name: "template_huge_parent",
+      tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: "template_huge" }, inputParameters: { given: "${workflow.input.given}" } }],
+    });
+    const parent = await waitFor(await startWorkflow("template_huge_parent", { given: half }), ["COMPLETED", "FAILED"]);
+    expect(parent.status).toBe("FAILED");
+    expect(parent.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { errorCode: "INVALID_PARAMETERS", errorMessage: expect.stringContaining("inputTemplate") } });
   });
 });

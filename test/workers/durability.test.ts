@@ -137,3 +137,38 @@ describe("deadlines whose alarm is late", () => {
     expect({ completion: response.status, status: after.status, task: after.tasks[0]!.status }).toEqual({ completion: 409, status: "TIMED_OUT", task: "CANCELED" });
   });
 });
+
+describe("a workflow's timeoutPolicy", () => {
+  it("ALERT_ONLY: a workflow past its timeoutSeconds keeps running (no deadline, no alarm for it) and completes when its task does", async () => {
+    await register({
+      name: "wf_alert_only",
+      timeoutSeconds: 1,
+      timeoutPolicy: "ALERT_ONLY",
+      tasks: [httpTask("gate", { uri: target("/echo/wf-alert-only"), method: "GET" }, { asyncComplete: true })],
+    });
+    expect(await apiOk("GET", "/api/metadata/workflow/wf_alert_only")).toMatchObject({ timeoutSeconds: 1, timeoutPolicy: "ALERT_ONLY" });
+    const workflowId = await startWorkflow("wf_alert_only");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
+    // Past the deadline TIME_OUT_WF would have: whatever alarm is set then has run, or runs now.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(waiting["startTime"]) + 1_000 - Date.now()) + 100));
+    await runDurableObjectAlarm(stubFor(workflowId));
+    expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+    const response = await api("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, { ok: true });
+    expect(response.status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED", "TIMED_OUT"])).status).toBe("COMPLETED");
+  });
+
+  it("a timeoutPolicy other than TIME_OUT_WF or ALERT_ONLY is a 400 at timeoutPolicy and stores nothing", async () => {
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "wf_bad_policy",
+      timeoutSeconds: 1,
+      timeoutPolicy: "RETRY",
+      tasks: [httpTask("gate", { uri: target("/echo/wf-bad-policy"), method: "GET" })],
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: string; validationErrors: { path: string; message: string }[] };
+    expect(body.error).toBe("VALIDATION_ERROR");
+    expect(body.validationErrors).toEqual([{ path: "timeoutPolicy", message: expect.stringContaining("one of TIME_OUT_WF, ALERT_ONLY") }]);
+    expect((await api("GET", "/api/metadata/workflow/wf_bad_policy")).status).toBe(404);
+  });
+});

@@ -125,6 +125,27 @@ describe("retry, restart, rerun", () => {
     expect(await hits("restart-latest-v2")).toBe(1);
   });
 
+  it("restartable false: restarting a COMPLETED execution is a 409 (single and bulk, with or without useLatestDefinitions) that changes nothing; a FAILED one restarts", async () => {
+    await register({ name: "not_restartable", restartable: false, tasks: [httpTask("call", { uri: target("/flaky/not-restartable-${workflow.input.key}?fail=${workflow.input.fail}"), method: "GET" })] });
+    expect(await apiOk("GET", "/api/metadata/workflow/not_restartable")).toMatchObject({ restartable: false });
+    const completedId = await startWorkflow("not_restartable", { key: "ok", fail: 0 });
+    const failedId = await startWorkflow("not_restartable", { key: "failing", fail: 1 });
+    const completed = await waitFor(completedId, ["COMPLETED", "FAILED"]);
+    expect(completed.status).toBe("COMPLETED");
+    expect((await waitFor(failedId, ["COMPLETED", "FAILED"])).status).toBe("FAILED");
+
+    const refused = await expectError("POST", `/api/workflow/${completedId}/restart`, 409, "CONFLICT");
+    expect(refused.message).toContain("non restartable");
+    await expectError("POST", `/api/workflow/${completedId}/restart?useLatestDefinitions=true`, 409, "CONFLICT");
+    expect(await bulk("POST", "restart", [completedId])).toEqual({ bulkSuccessfulResults: [], bulkErrorResults: { [completedId]: refused.message } });
+    expect(await getWorkflow(completedId)).toEqual(completed);
+    expect(await hits("not-restartable-ok")).toBe(1);
+
+    await apiOk("POST", `/api/workflow/${failedId}/restart`);
+    const restarted = await waitFor(failedId, ["COMPLETED"]);
+    expect(restarted.tasks.map((task) => task.status)).toEqual(["COMPLETED"]);
+  });
+
   it("rerun from a task keeps earlier outputs, discards later tasks and runs from there with new input", async () => {
     await register({
       name: "rerun_me",

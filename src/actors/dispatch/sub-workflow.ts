@@ -2,9 +2,18 @@ import type { ExecutionEvent } from "../../engine/decider";
 import type { JsonObject, TaskExecution, WorkflowExecution } from "../../engine/model";
 import { childStartRequest, subWorkflowFailure, type ChildStartErrorCode } from "../../engine/tasks/sub-workflow";
 import { START_PERMISSION, mayStartWorkflow } from "../../worker/auth/access-rules";
-import { startExecution } from "../../worker/start-execution";
+import { startExecution, type StartRefusalCode } from "../../worker/start-execution";
 
 type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
+
+/** The SUB_WORKFLOW_ERROR code of a refused child start. */
+function childStartErrorCode(code: StartRefusalCode): ChildStartErrorCode {
+  // EXECUTION_REMOVED is an answer of execute (a start with waitMs) only, which a child start is not.
+  if (code === "EXECUTION_REMOVED") return "ALREADY_STARTED";
+  // The child's input is the parent's to choose: with the child definition's defaults it is too large.
+  if (code === "INPUT_TOO_LARGE") return "INVALID_PARAMETERS";
+  return code;
+}
 
 /**
  * Starts the child of a SUB_WORKFLOW task under the id the task chose in advance, if the parent's
@@ -56,8 +65,7 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
     // The child can do no more than its parent's starter.
     startScopes: parent.startScopes,
   });
-  // EXECUTION_REMOVED is an answer of execute (a start with waitMs) only, which a child start is not.
-  if (!started.ok) return fail(started.code === "EXECUTION_REMOVED" ? "ALREADY_STARTED" : started.code, started.message);
+  if (!started.ok) return fail(childStartErrorCode(started.code), started.message);
   const output: JsonObject = { subWorkflowId: started.workflowId };
   const child = { subWorkflowId: started.workflowId };
   if (!request.waitForCompletion) return result("COMPLETED", output, child);

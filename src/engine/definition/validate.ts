@@ -7,7 +7,17 @@
  */
 import * as v from "valibot";
 import { findTemplateErrors, hasExpression, referencedSecrets } from "../expressions";
-import { RETRY_LOGICS, TASK_TYPES, type JsonObject, type RetryLogic, type TaskType, type WorkflowDef, type WorkflowTaskDef } from "../model";
+import {
+  RETRY_LOGICS,
+  TASK_TYPES,
+  WORKFLOW_TIMEOUT_POLICIES,
+  type JsonObject,
+  type RetryLogic,
+  type TaskType,
+  type WorkflowDef,
+  type WorkflowTaskDef,
+  type WorkflowTimeoutPolicy,
+} from "../model";
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { childPath, type ValidationIssue } from "../validation-issue";
 import {
@@ -117,7 +127,14 @@ const WORKFLOW = fieldsOf({
       (value) => isNonEmptyString(value) && value.length <= MAX_WORKFLOW_NAME_LENGTH,
     ),
   ),
-  // Conductor clients also send createTime, updateTime, restartable, timeoutPolicy and
+  timeoutPolicy: v.optional(
+    rule<WorkflowTimeoutPolicy>("timeoutPolicy", `one of ${WORKFLOW_TIMEOUT_POLICIES.join(", ")}`, isOneOf(WORKFLOW_TIMEOUT_POLICIES)),
+    "TIME_OUT_WF",
+  ),
+  restartable: v.optional(rule<boolean>("restartable", "a boolean", isBoolean), true),
+  // Data, taken as is into the input: its `${...}` are not expressions, so they are not checked.
+  inputTemplate: v.optional(jsonObject("inputTemplate")),
+  // Conductor clients also send createTime, updateTime and
   // workflowStatusListenerEnabled. Like any unknown key they are accepted and left out of the
   // result: the server keeps its own times and does not implement the other options.
 });

@@ -5,7 +5,7 @@ import type { JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
-import { ApiError, validationError } from "../http/errors";
+import { ApiError, validationError, type ErrorCode } from "../http/errors";
 import {
   CorrelatedQuery,
   CorrelationId,
@@ -26,7 +26,7 @@ import { authorizeRead, principalOf, workflowReadCheck } from "../guard";
 import { booleanQuery, decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { correlatedMapText, correlatedWorkflows, runningWorkflowIds, taskListPage, workflowArrayText } from "../lookups";
 import { searchExecutions, type ReadableWorkflows } from "../search";
-import { startExecution, type StartOptions, type StartOutcome } from "../start-execution";
+import { startExecution, type StartOptions, type StartOutcome, type StartRefusalCode } from "../start-execution";
 import { WORKFLOW_ACTIONS, callerStartScopes, type WorkflowAction } from "../workflow-actions";
 
 type Args = [Env, ExecutionContext];
@@ -96,8 +96,18 @@ async function start(env: Env, http: IRequest, request: StartRequest & { name: s
   if (waitMs !== undefined) options.waitMs = waitMs;
   const outcome = await startExecution(env, options);
   if (outcome.ok) return outcome;
-  throw new ApiError(outcome.code === "ALREADY_STARTED" ? 409 : 404, outcome.code === "ALREADY_STARTED" ? "CONFLICT" : "NOT_FOUND", outcome.message);
+  const [status, code] = START_REFUSAL_STATUS[outcome.code];
+  throw new ApiError(status, code, outcome.message);
 }
+
+/** The API error of each refused start. */
+const START_REFUSAL_STATUS: Record<StartRefusalCode, [number, ErrorCode]> = {
+  WORKFLOW_NOT_FOUND: [404, "NOT_FOUND"],
+  VERSION_NOT_FOUND: [404, "NOT_FOUND"],
+  EXECUTION_REMOVED: [404, "NOT_FOUND"],
+  ALREADY_STARTED: [409, "CONFLICT"],
+  INPUT_TOO_LARGE: [413, "PAYLOAD_TOO_LARGE"],
+};
 
 /**
  * Routes whose path names a workflow definition rather than an execution: the lookups by name and execute.
