@@ -117,6 +117,11 @@ export interface WorkflowDef {
    * see `withInputTemplate`).
    */
   inputTemplate?: JsonObject;
+  /**
+   * The initial workflow variables of each execution (Conductor's `variables`): data, never `${...}`-resolved,
+   * read by expressions as `${workflow.variables.name}` and changed from outside (`POST /api/workflow/{id}/variables`).
+   */
+  variables?: JsonObject;
   createTime?: number;
   updateTime?: number;
 }
@@ -271,6 +276,12 @@ export interface WorkflowExecution {
   status: WorkflowStatus;
   input: JsonObject;
   output: JsonObject;
+  /**
+   * The workflow variables: a copy of the definition's at the start (and at a restart), merged into from
+   * outside since. Tasks see them when their input is resolved, so a change reaches only tasks scheduled after it.
+   * Read as `{}` from executions stored before they were kept.
+   */
+  variables: JsonObject;
   correlationId?: string;
   reasonForIncompletion?: string;
   parentWorkflowId?: string;
