@@ -1259,8 +1259,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (secretNames.length === 0) return { input: task.inputData, secrets: [] };
     const lookup = await secretLookup(this.env, secretNames);
     try {
+      // As when it was scheduled: the variables may have changed since, and what is sent must match what is stored.
+      const asScheduled: Execution = { ...execution, variables: task.inputVariables ?? {} };
       // Defaults a task type added at start (e.g. webhook ids) stay; the template's values win.
-      const input = { ...task.inputData, ...(resolveValue(template, evaluationContext(execution, Date.now(), task.taskId, lookup)) as JsonObject) };
+      const input = { ...task.inputData, ...(resolveValue(template, evaluationContext(asScheduled, Date.now(), task.taskId, lookup)) as JsonObject) };
       // The values themselves, so whatever the side effect brings back can be scrubbed of them.
       return { input, secrets: secretNames.map(lookup).filter((value): value is string => value !== undefined) };
     } catch (error) {

@@ -6,7 +6,7 @@ import type { DecideEnv } from "./config";
 import { Draft } from "./draft";
 import { EngineError } from "./errors";
 import { evaluationContext, maskedSecrets } from "./evaluation";
-import { ExpressionSyntaxError, resolveValue } from "./expressions";
+import { ExpressionSyntaxError, referencedSecrets, resolveValue } from "./expressions";
 import {
   SUCCESSFUL_TASK_STATUSES,
   TERMINAL_TASK_STATUSES,
@@ -528,12 +528,17 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     subWorkflowId: undefined,
     callbackUrl: undefined,
     inputGiven: event.taskInput === undefined ? undefined : true,
+    inputVariables: undefined,
     reruns: (target.reruns ?? 0) + 1,
   };
   draft.updateTask(target.taskId, reset);
-  const inputData = event.taskInput ?? resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env);
+  if (event.taskInput !== undefined) {
+    draft.updateTask(target.taskId, { inputData: event.taskInput });
+    return;
+  }
+  const inputData = resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env);
   if (inputData instanceof Error) draft.updateTask(target.taskId, failedOnInput(inputData, env));
-  else draft.updateTask(target.taskId, { inputData });
+  else draft.updateTask(target.taskId, resolvedInputFields(draft.state, target.definitionIndex, inputData));
 }
 
 /**
@@ -762,9 +767,19 @@ function addInstance(draft: Draft, index: number, env: DecideEnv, options: { ret
   const bytes = input instanceof Error ? undefined : oversize(input, env.config.maxPayloadBytes);
   if (input instanceof Error) Object.assign(task, failedOnInput(input, env));
   else if (bytes !== undefined) Object.assign(task, failedOnInput(new Error(oversizeReason("The resolved input", bytes, env.config.maxPayloadBytes)), env));
-  else task.inputData = input;
+  else Object.assign(task, resolvedInputFields(state, index, input));
   limitExecution(task, state.tasks, env);
   draft.addTask(task);
+}
+
+/**
+ * The fields of a task instance whose input was just resolved as `inputData`: that input and, when the actor will
+ * resolve it again with the real secrets, the variables it saw (see {@link TaskExecution.inputVariables}).
+ */
+function resolvedInputFields(state: WorkflowExecution, definitionIndex: number, inputData: JsonObject): Pick<TaskExecution, "inputData" | "inputVariables"> {
+  const definition = state.definition.tasks[definitionIndex];
+  const resolvedAgain = definition !== undefined && referencedSecrets(taskInputTemplate(definition)).length > 0;
+  return { inputData, inputVariables: resolvedAgain && Object.keys(state.variables).length > 0 ? state.variables : undefined };
 }
 
 /** Fails a new task instance for good, with no input, when storing it would take the execution over its size limit. */

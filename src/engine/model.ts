@@ -184,6 +184,12 @@ export interface TaskExecution {
   status: TaskStatus;
   /** Resolved input as stored and shown: secrets appear as `***`. */
   inputData: JsonObject;
+  /**
+   * The workflow variables `inputData` was resolved with, kept when the input is resolved again with the real
+   * secrets as the task is sent (its template names one): the variables may have changed since it was scheduled,
+   * and what is sent must be what is stored. Absent: `{}` (none, or no secret to resolve). Never shown by the API.
+   */
+  inputVariables?: JsonObject;
   outputData: JsonObject;
   reasonForIncompletion?: string;
   retryCount: number;

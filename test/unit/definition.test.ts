@@ -1007,6 +1007,17 @@ describe("workflow variables in the engine", () => {
     expect(next.tasks.map((task) => task.inputData["seen"])).toEqual(["initial", "updated"]);
   });
 
+  it("a task whose input names a secret keeps the variables it was resolved with (the actor resolves it again to send it); others keep none", () => {
+    const secretHook = { ...hook("first"), inputParameters: { seen: "${workflow.variables.stage}", token: "${workflow.secrets.token}" } };
+    const state = started(variablesDefinition({ tasks: [secretHook, hook("second")] }));
+    expect(state.tasks[0]!.inputVariables).toEqual({ stage: "initial", count: 0 });
+    const next = complete(update(state, { stage: "updated" }), "first", 1_600);
+    expect(next.tasks.map((task) => task.inputVariables)).toEqual([{ stage: "initial", count: 0 }, undefined]);
+    expect(started(variablesDefinition({ tasks: [secretHook], variables: undefined })).tasks[0]!.inputVariables).toBeUndefined();
+    const rerun = decide(complete(update(state, { stage: "updated" }), "first", 1_600, "FAILED"), { type: "rerun", fromTaskId: state.tasks[0]!.taskId }, env(2_000)).state;
+    expect(rerun.tasks[0]).toMatchObject({ inputVariables: { stage: "updated", count: 0 }, inputData: { seen: "updated" } });
+  });
+
   it("restart resets the variables to the definition's (the latest one with useLatestDefinitions); retry and rerun keep them", () => {
     const failed = complete(update(started(), { stage: "updated", added: true }), "first", 1_600, "FAILED");
     expect(failed.status).toBe("FAILED");
