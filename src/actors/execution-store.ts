@@ -1,7 +1,10 @@
-import type { TaskExecution, WorkflowDef, WorkflowExecution } from "../engine/model";
+import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "../engine/model";
 
-/** Workflow-level fields as stored: everything but the task list and the (rarely changing) definition. */
-type StoredHeader = Omit<WorkflowExecution, "tasks" | "definition">;
+/**
+ * Workflow-level fields as stored: everything but the task list and the (rarely changing) definition. `variables`
+ * is absent from executions stored before they were kept.
+ */
+type StoredHeader = Omit<WorkflowExecution, "tasks" | "definition" | "variables"> & { variables?: JsonObject };
 
 /**
  * An execution's durable form inside its Durable Object's SQLite: one row for the workflow, one for
@@ -47,7 +50,9 @@ export class ExecutionStore {
       .exec<{ data: string }>(`SELECT data FROM tasks ORDER BY seq`)
       .toArray()
       .map((row) => JSON.parse(row.data) as TaskExecution);
-    return { ...(JSON.parse(header.data) as StoredHeader), definition: JSON.parse(definition.data) as WorkflowDef, tasks };
+    const stored = JSON.parse(header.data) as StoredHeader;
+    // Executions stored before variables were kept had none.
+    return { ...stored, variables: stored.variables ?? {}, definition: JSON.parse(definition.data) as WorkflowDef, tasks };
   }
 
   /**

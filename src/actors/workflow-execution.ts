@@ -61,12 +61,12 @@ export interface CallbackRefusal {
 export type CallbackResult = { ok: true; value: { workflowId: string; taskId: string; status: string } } | { ok: false; refusal: CallbackRefusal };
 
 /**
- * Lifecycle commands from the API (and skipping a task). `retry` may resume a failed child in place instead of starting
+ * Lifecycle commands from the API (and skipping a task, updating the variables). `retry` may resume a failed child in place instead of starting
  * a new one (Conductor's `resumeSubworkflowTasks`). `byParent` marks a retry or rerun that a parent asks of
  * its child (that parent reopens itself); one asked of a child directly reopens its parents too.
  */
 export type WorkflowCommand = (
-  | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" | "skipTask" }>
+  | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" | "skipTask" | "updateVariables" }>
   | { type: "retry"; resumeSubworkflowTasks?: boolean; startScopes?: string[] }
 ) & { byParent?: boolean };
 
@@ -375,7 +375,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   // ---- RPC: lifecycle ---------------------------------------------------------------------
 
-  /** Applies a lifecycle command (terminate, pause, resume, retry, restart, rerun) or a task skip. */
+  /** Applies a lifecycle command (terminate, pause, resume, retry, restart, rerun), a task skip or an update of the variables. */
   async command(command: WorkflowCommand): Promise<ActorResult<null>> {
     this.#recover();
     const execution = this.#execution;
@@ -1259,8 +1259,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (secretNames.length === 0) return { input: task.inputData, secrets: [] };
     const lookup = await secretLookup(this.env, secretNames);
     try {
+      // As when it was scheduled: the variables may have changed since, and what is sent must match what is stored.
+      const asScheduled: Execution = { ...execution, variables: task.inputVariables ?? {} };
       // Defaults a task type added at start (e.g. webhook ids) stay; the template's values win.
-      const input = { ...task.inputData, ...(resolveValue(template, evaluationContext(execution, Date.now(), task.taskId, lookup)) as JsonObject) };
+      const input = { ...task.inputData, ...(resolveValue(template, evaluationContext(asScheduled, Date.now(), task.taskId, lookup)) as JsonObject) };
       // The values themselves, so whatever the side effect brings back can be scrubbed of them.
       return { input, secrets: secretNames.map(lookup).filter((value): value is string => value !== undefined) };
     } catch (error) {

@@ -6,7 +6,7 @@ import type { DecideEnv } from "./config";
 import { Draft } from "./draft";
 import { EngineError } from "./errors";
 import { evaluationContext, maskedSecrets } from "./evaluation";
-import { ExpressionSyntaxError, resolveValue } from "./expressions";
+import { ExpressionSyntaxError, referencedSecrets, resolveValue } from "./expressions";
 import {
   SUCCESSFUL_TASK_STATUSES,
   TERMINAL_TASK_STATUSES,
@@ -29,6 +29,7 @@ import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
+import { setOwn } from "./own-property";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
 export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"] as const;
@@ -69,6 +70,11 @@ export type ExecutionEvent =
   | { type: "restart"; definition?: WorkflowDef; startScopes?: string[] }
   /** Runs again from task `fromTaskId`, or from the first task when it is absent (as Conductor's rerun without reRunFromTaskId). */
   | { type: "rerun"; fromTaskId?: string; workflowInput?: JsonObject; taskInput?: JsonObject; correlationId?: string; startScopes?: string[] }
+  /**
+   * Merges `variables` into a RUNNING or PAUSED execution's variables (Orkes' update of workflow variables): shallow,
+   * each given key replaces the one of that name (a null value sets it to null). Tasks scheduled from then on see them.
+   */
+  | { type: "updateVariables"; variables: JsonObject }
   /** A child workflow started by SUB_WORKFLOW task `taskId` reached a terminal status. */
   | { type: "childFinished"; taskId: string; subWorkflowId: string; status: WorkflowStatus; output: JsonObject; reason?: string }
   /**
@@ -131,6 +137,7 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
     status: "RUNNING",
     input: withInputTemplate(params.definition, params.input),
     output: {},
+    variables: initialVariables(params.definition),
     priority: params.priority ?? 0,
     taskToDomain: params.taskToDomain ?? {},
     createTime: now,
@@ -150,6 +157,11 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
   const deadline = workflowDeadline(params.definition, now);
   if (deadline !== undefined) execution.deadline = deadline;
   return execution;
+}
+
+/** The variables an execution of `definition` starts (or restarts) with: a copy of the definition's, so that updates never reach it. */
+function initialVariables(definition: WorkflowDef): JsonObject {
+  return { ...(definition.variables ?? {}) };
 }
 
 /**
@@ -270,6 +282,10 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "pause");
       if (state.status === "PAUSED") return { state, effects: [] };
       draft.patch({ status: "PAUSED", updateTime: env.now });
+      return { state: draft.state, effects };
+    case "updateVariables":
+      // Data only: nothing is scheduled or started by it, so the execution does not advance.
+      draft.patch({ variables: updatedVariables(state, event.variables, env), updateTime: env.now });
       return { state: draft.state, effects };
     case "resume":
       requireStatus(state, ["PAUSED"], "resume");
@@ -457,7 +473,8 @@ function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | un
   if (definition) draft.patch({ definition, workflowVersion: definition.version, input: restartInput(state, definition, env) });
   draft.retainTasks(() => false);
   forgetSkips(draft, () => true);
-  draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {} });
+  // A restart runs the workflow anew: its variables too start as the definition it runs gives them.
+  draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {}, variables: initialVariables(draft.state.definition) });
 }
 
 /** The input of a restart with the latest `definition`: the execution's, under that definition's inputTemplate defaults. */
@@ -511,12 +528,34 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     subWorkflowId: undefined,
     callbackUrl: undefined,
     inputGiven: event.taskInput === undefined ? undefined : true,
+    inputVariables: undefined,
     reruns: (target.reruns ?? 0) + 1,
   };
   draft.updateTask(target.taskId, reset);
-  const inputData = event.taskInput ?? resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env);
+  if (event.taskInput !== undefined) {
+    draft.updateTask(target.taskId, { inputData: event.taskInput });
+    return;
+  }
+  const inputData = resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env);
   if (inputData instanceof Error) draft.updateTask(target.taskId, failedOnInput(inputData, env));
-  else draft.updateTask(target.taskId, { inputData });
+  else draft.updateTask(target.taskId, resolvedInputFields(draft.state, target.definitionIndex, inputData));
+}
+
+/**
+ * The execution's variables with `given` merged in, as Orkes' putAll: each given key replaces (or adds) the one of
+ * that name, as data (a `__proto__` key too). Refused unless the execution is RUNNING or PAUSED, or when the result
+ * would nest too deep or be over MAX_PAYLOAD_BYTES: it is stored in the workflow's own row.
+ */
+function updatedVariables(state: WorkflowExecution, given: JsonObject, env: DecideEnv): JsonObject {
+  requireStatus(state, ["RUNNING", "PAUSED"], "update the variables of");
+  // Checked first: measuring the size serialises the value, which a deep one overflows.
+  const deep = overdeepReason("The workflow variables", given);
+  if (deep !== undefined) throw new EngineError("INVALID", deep);
+  const variables: JsonObject = { ...state.variables };
+  for (const [key, value] of Object.entries(given)) setOwn(variables, key, value);
+  const bytes = oversize(variables, env.config.maxPayloadBytes);
+  if (bytes !== undefined) throw new EngineError("INVALID", oversizeReason("The workflow's variables object with the update", bytes, env.config.maxPayloadBytes));
+  return variables;
 }
 
 /** Whoever reopens an execution bounds what its children may start from then on (after the reopen was accepted). */
@@ -728,9 +767,19 @@ function addInstance(draft: Draft, index: number, env: DecideEnv, options: { ret
   const bytes = input instanceof Error ? undefined : oversize(input, env.config.maxPayloadBytes);
   if (input instanceof Error) Object.assign(task, failedOnInput(input, env));
   else if (bytes !== undefined) Object.assign(task, failedOnInput(new Error(oversizeReason("The resolved input", bytes, env.config.maxPayloadBytes)), env));
-  else task.inputData = input;
+  else Object.assign(task, resolvedInputFields(state, index, input));
   limitExecution(task, state.tasks, env);
   draft.addTask(task);
+}
+
+/**
+ * The fields of a task instance whose input was just resolved as `inputData`: that input and, when the actor will
+ * resolve it again with the real secrets, the variables it saw (see {@link TaskExecution.inputVariables}).
+ */
+function resolvedInputFields(state: WorkflowExecution, definitionIndex: number, inputData: JsonObject): Pick<TaskExecution, "inputData" | "inputVariables"> {
+  const definition = state.definition.tasks[definitionIndex];
+  const resolvedAgain = definition !== undefined && referencedSecrets(taskInputTemplate(definition)).length > 0;
+  return { inputData, inputVariables: resolvedAgain && Object.keys(state.variables).length > 0 ? state.variables : undefined };
 }
 
 /** Fails a new task instance for good, with no input, when storing it would take the execution over its size limit. */

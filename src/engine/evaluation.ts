@@ -32,6 +32,7 @@ function workflowRecord(execution: WorkflowExecution): JsonObject {
     correlationId: execution.correlationId ?? null,
     input: execution.input,
     output: execution.output,
+    variables: execution.variables,
     status: execution.status,
     parentWorkflowId: execution.parentWorkflowId ?? null,
     parentWorkflowTaskId: execution.parentWorkflowTaskId ?? null,

@@ -117,6 +117,11 @@ export interface WorkflowDef {
    * see `withInputTemplate`).
    */
   inputTemplate?: JsonObject;
+  /**
+   * The initial workflow variables of each execution (Conductor's `variables`): data, never `${...}`-resolved,
+   * read by expressions as `${workflow.variables.name}` and changed from outside (`POST /api/workflow/{id}/variables`).
+   */
+  variables?: JsonObject;
   createTime?: number;
   updateTime?: number;
 }
@@ -179,6 +184,12 @@ export interface TaskExecution {
   status: TaskStatus;
   /** Resolved input as stored and shown: secrets appear as `***`. */
   inputData: JsonObject;
+  /**
+   * The workflow variables `inputData` was resolved with, kept when the input is resolved again with the real
+   * secrets as the task is sent (its template names one): the variables may have changed since it was scheduled,
+   * and what is sent must be what is stored. Absent: `{}` (none, or no secret to resolve). Never shown by the API.
+   */
+  inputVariables?: JsonObject;
   outputData: JsonObject;
   reasonForIncompletion?: string;
   retryCount: number;
@@ -271,6 +282,12 @@ export interface WorkflowExecution {
   status: WorkflowStatus;
   input: JsonObject;
   output: JsonObject;
+  /**
+   * The workflow variables: a copy of the definition's at the start (and at a restart), merged into from
+   * outside since. Tasks see them when their input is resolved, so a change reaches only tasks scheduled after it.
+   * Read as `{}` from executions stored before they were kept.
+   */
+  variables: JsonObject;
   correlationId?: string;
   reasonForIncompletion?: string;
   parentWorkflowId?: string;

@@ -55,6 +55,7 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
     status: execution.status,
     input: execution.input,
     output: execution.output,
+    variables: execution.variables,
     priority: execution.priority,
     taskToDomain: execution.taskToDomain,
     createTime: execution.createTime,

@@ -20,7 +20,8 @@ type Args = [Env, ExecutionContext];
 
 const router = Router<IRequest, Args>({ before: [guard] });
 router.get("/health", () => Response.json({ status: "ok" }));
-// Before the 501s: a definition may be named like one of their segments (`running/variables`, `decide/correlated`).
+// Before the 501s and the single-id routes: a definition may be named like one of their segments (`decide/correlated`,
+// `execute/variables`).
 registerWorkflowNameRoutes(router);
 registerUnsupportedRoutes(router);
 registerMetadataRoutes(router);

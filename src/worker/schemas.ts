@@ -119,6 +119,12 @@ export const ExternalStatus = v.picklist(EXTERNAL_TASK_STATUSES, `status must be
 /** Any JSON object (a workflow input, a task output). */
 export const JsonObjectBody = jsonData;
 
+/**
+ * Body of Orkes' `POST /api/workflow/{workflowId}/variables`: the variables to merge in, a JSON object of any keys
+ * (an array, which `requestObject` would also refuse, is a 400 like any other non-object).
+ */
+export const WorkflowVariablesBody = jsonData;
+
 /** A workflow (definition) name a lookup names: what a definition may be called. */
 export const WorkflowName = v.pipe(
   v.string("must be a string"),

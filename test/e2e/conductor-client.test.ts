@@ -312,6 +312,20 @@ describe("the official Conductor TypeScript client", () => {
     expect(await workflowReaches(handlerId, "COMPLETED")).toMatchObject({ output: { failed: failedId, status: "FAILED" } });
   });
 
+  it("a ConductorWorkflow's variables start each execution's, updateVariables merges into them, and a later task sends the new value", async () => {
+    const withVariables = new ConductorWorkflow(executor, `client_variables_${suffix}`).variables({ stage: "initial", keep: 1 });
+    withVariables
+      .add(httpTask("gate", { uri: target.url(`/echo/variables-gate-${suffix}`), method: "GET" }, true))
+      .add(httpTask("after", { uri: target.url(`/count/variables-${suffix}?stage=\${workflow.variables.stage}`), method: "GET" }))
+      .outputParameters({ stage: "${after.output.response.body.query.stage}" });
+    await withVariables.register(true);
+    const started = await withVariables.startWorkflow({});
+    await taskReaches(started, "gate", "IN_PROGRESS");
+    expect(await executor.updateVariables(started, { stage: "updated" })).toMatchObject({ workflowId: started, status: "RUNNING", variables: { stage: "updated", keep: 1 } });
+    await executor.updateTaskByRefName("gate", started, "COMPLETED", {});
+    expect(await workflowReaches(started, "COMPLETED")).toMatchObject({ output: { stage: "updated" }, variables: { stage: "updated", keep: 1 } });
+  });
+
   it("executes synchronously and honours idempotency keys", async () => {
     const run = await executor.executeWorkflow({ name: CHILD, version: 1, input: { key: `exec-${suffix}` } }, CHILD, 1, `request-${suffix}`);
     expect(run).toMatchObject({ status: "COMPLETED", output: { n: 1 }, requestId: `request-${suffix}` });

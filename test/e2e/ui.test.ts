@@ -95,6 +95,7 @@ beforeAll(async () => {
     body: {
       name: parentName, description: "An order that waits for a person's approval", version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
       inputParameters: ["orderId"],
+      variables: { region: "eu" },
       tasks: [
         { name: "notify", taskReferenceName: "notify", type: "HTTP", inputParameters: { http_request: { uri: `${key}/${parentName}-notify?order=\${workflow.input.orderId}`, method: "GET" } } },
         { name: "approve", taskReferenceName: "approve", type: "HTTP", asyncComplete: true, inputParameters: { http_request: { uri: `${key}/${parentName}-approve`, method: "POST", body: { orderId: "${workflow.input.orderId}" } } } },
@@ -183,6 +184,8 @@ describe("web UI", () => {
     await step(page, "fulfil").locator("xpath=..").getByText("show child steps").click();
     await expect.poll(() => page.locator(`.nested .node-body[data-ref="child_call"]`).getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
     await screenshot(page, "execution-completed");
+    // Its variables (from the definition) show beside its input and output.
+    expect(await page.getByLabel("Workflow variables", { exact: true }).textContent()).toBe(JSON.stringify({ region: "eu" }, null, 2));
 
     // The list finds it by correlation id.
     await page.getByRole("link", { name: "Executions" }).click();

@@ -164,7 +164,7 @@ describe("validateWorkflowDef: a valid definition", () => {
 
   it("drops the keys Conductor clients send at workflow level that this service does not use, and unknown ones", () => {
     const value = accepted(
-      def({ createTime: 1, updateTime: 2, restartable: true, timeoutPolicy: "TIME_OUT_WF", workflowStatusListenerEnabled: true, failureWorkflow: "", variables: {} }),
+      def({ createTime: 1, updateTime: 2, restartable: true, timeoutPolicy: "TIME_OUT_WF", workflowStatusListenerEnabled: true, failureWorkflow: "" }),
     );
     expect(Object.keys(value).sort()).toEqual(["name", "restartable", "schemaVersion", "tasks", "timeoutPolicy", "timeoutSeconds", "version"]);
   });
@@ -288,6 +288,19 @@ describe("validateWorkflowDef: workflow fields", () => {
     }
     const deep: unknown = JSON.parse(`${"[".repeat(MAX_JSON_DEPTH + 1)}${"]".repeat(MAX_JSON_DEPTH + 1)}`);
     expect(onlyError(def({ inputTemplate: { deep } }), "inputTemplate")).toMatch(/deeper than/);
+  });
+
+  it("keeps variables as given (data: a ${...} in one is not checked) and rejects one that is not an object of JSON values", () => {
+    expect(accepted(def()).variables).toBeUndefined();
+    // What Conductor's clients send by default.
+    expect(accepted(def({ variables: {} })).variables).toEqual({});
+    const variables = { count: 0, nested: { list: [1, "${not an expression"] }, none: null };
+    expect(accepted(def({ variables })).variables).toEqual(variables);
+    for (const bad of [["a"], "x", null, 3]) {
+      expect(onlyError(def({ variables: bad }), "variables")).toMatch(/variables must be an object of JSON values/);
+    }
+    const deep: unknown = JSON.parse(`${"[".repeat(MAX_JSON_DEPTH + 1)}${"]".repeat(MAX_JSON_DEPTH + 1)}`);
+    expect(onlyError(def({ variables: { deep } }), "variables")).toMatch(/deeper than/);
   });
 });
 
@@ -930,5 +943,93 @@ describe("workflow definition options in the engine", () => {
     const restartable = ended(hookDefinition(), "COMPLETED");
     const error = refusal(restartable, { type: "restart", definition: hookDefinition({ version: 2, restartable: false }) }, 2_000);
     expect({ kind: error.kind, message: error.message }).toEqual({ kind: "CONFLICT", message: expect.stringContaining("options_flow version 2, which is non restartable") });
+  });
+});
+
+describe("workflow variables in the engine", () => {
+  const hook = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK" as const, inputParameters: { seen: "${workflow.variables.stage}" } });
+  const variablesDefinition = (extra: Partial<WorkflowDef> = {}): WorkflowDef => ({
+    name: "variables_flow",
+    version: 1,
+    schemaVersion: 2,
+    tasks: [hook("first"), hook("second")],
+    variables: { stage: "initial", count: 0 },
+    ...extra,
+  });
+  const started = (definition = variablesDefinition()) =>
+    decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
+  const complete = (state: WorkflowExecution, ref: string, now: number, status: "COMPLETED" | "FAILED" = "COMPLETED") =>
+    decide(state, { type: "externalUpdate", taskId: state.tasks.findLast((task) => task.referenceTaskName === ref)!.taskId, status, output: {} }, env(now)).state;
+  const update = (state: WorkflowExecution, variables: JsonObject, now = 1_500) => decide(state, { type: "updateVariables", variables }, env(now)).state;
+
+  it("an execution starts with a copy of its definition's variables ({} without any)", () => {
+    const definition = variablesDefinition();
+    const execution = createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000);
+    expect(execution.variables).toEqual({ stage: "initial", count: 0 });
+    expect(execution.variables).not.toBe(definition.variables);
+    expect(createExecution({ workflowId: "wf-2", definition: variablesDefinition({ variables: undefined }), input: {} }, 1_000).variables).toEqual({});
+  });
+
+  it("updateVariables merges shallowly (a null value is set to null, other keys stay) and moves updateTime; a paused execution takes it too", () => {
+    const state = started();
+    const updated = decide(state, { type: "updateVariables", variables: { stage: "later", extra: { a: 1 }, count: null } }, env(1_500)).state;
+    expect(updated.variables).toEqual({ stage: "later", count: null, extra: { a: 1 } });
+    expect(updated.updateTime).toBe(1_500);
+    expect(state.variables).toEqual({ stage: "initial", count: 0 });
+    // A key named __proto__ is data, not the variables' prototype.
+    const proto = update(state, JSON.parse('{"__proto__": {"polluted": true}}') as JsonObject).variables;
+    expect([Object.keys(proto), Object.getPrototypeOf(proto) === Object.prototype]).toEqual([["stage", "count", "__proto__"], true]);
+    const paused = decide(state, { type: "pause" }, env(1_200)).state;
+    expect(update(paused, { stage: "while paused" })).toMatchObject({ status: "PAUSED", variables: { stage: "while paused", count: 0 } });
+  });
+
+  it("updateVariables is refused, changing nothing, on an ended execution (CONFLICT), over MAX_PAYLOAD_BYTES merged or nested too deep (INVALID)", () => {
+    const done = complete(complete(started(), "first", 1_100), "second", 1_200);
+    expect(done.status).toBe("COMPLETED");
+    const ended = refusal(done, { type: "updateVariables", variables: { stage: "late" } }, 2_000);
+    expect({ kind: ended.kind, message: ended.message }).toEqual({ kind: "CONFLICT", message: "Cannot update the variables of workflow wf-1: its status is COMPLETED" });
+    expect(done.variables).toEqual({ stage: "initial", count: 0 });
+
+    const half = "x".repeat(Math.floor(DEFAULT_ENGINE_CONFIG.maxPayloadBytes / 2) + 10);
+    const large = update(started(), { a: half });
+    const oversized = refusal(large, { type: "updateVariables", variables: { b: half } }, 2_000);
+    expect({ kind: oversized.kind, message: oversized.message }).toEqual({ kind: "INVALID", message: expect.stringMatching(/^The workflow's variables object with the update is \d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)$/) });
+    const deep = JSON.parse(`${"[".repeat(MAX_JSON_DEPTH + 1)}${"]".repeat(MAX_JSON_DEPTH + 1)}`) as JsonObject;
+    expect(refusal(started(), { type: "updateVariables", variables: { deep } }, 2_000).kind).toBe("INVALID");
+  });
+
+  it("${workflow.variables.x}: a task scheduled after an update sees the new value; the input of one already scheduled stays", () => {
+    const state = started();
+    expect(state.tasks[0]!.inputData["seen"]).toBe("initial");
+    const updated = update(state, { stage: "updated" });
+    expect(updated.tasks[0]!.inputData["seen"]).toBe("initial");
+    const next = complete(updated, "first", 1_600);
+    expect(next.tasks.map((task) => task.inputData["seen"])).toEqual(["initial", "updated"]);
+  });
+
+  it("a task whose input names a secret keeps the variables it was resolved with (the actor resolves it again to send it); others keep none", () => {
+    const secretHook = { ...hook("first"), inputParameters: { seen: "${workflow.variables.stage}", token: "${workflow.secrets.token}" } };
+    const state = started(variablesDefinition({ tasks: [secretHook, hook("second")] }));
+    expect(state.tasks[0]!.inputVariables).toEqual({ stage: "initial", count: 0 });
+    const next = complete(update(state, { stage: "updated" }), "first", 1_600);
+    expect(next.tasks.map((task) => task.inputVariables)).toEqual([{ stage: "initial", count: 0 }, undefined]);
+    expect(started(variablesDefinition({ tasks: [secretHook], variables: undefined })).tasks[0]!.inputVariables).toBeUndefined();
+    const rerun = decide(complete(update(state, { stage: "updated" }), "first", 1_600, "FAILED"), { type: "rerun", fromTaskId: state.tasks[0]!.taskId }, env(2_000)).state;
+    expect(rerun.tasks[0]).toMatchObject({ inputVariables: { stage: "updated", count: 0 }, inputData: { seen: "updated" } });
+  });
+
+  it("restart resets the variables to the definition's (the latest one with useLatestDefinitions); retry and rerun keep them", () => {
+    const failed = complete(update(started(), { stage: "updated", added: true }), "first", 1_600, "FAILED");
+    expect(failed.status).toBe("FAILED");
+    const retried = decide(failed, { type: "retry" }, env(2_000)).state;
+    expect(retried.variables).toEqual({ stage: "updated", count: 0, added: true });
+    expect(retried.tasks.at(-1)!.inputData["seen"]).toBe("updated");
+    expect(decide(failed, { type: "rerun" }, env(2_000)).state.variables).toEqual({ stage: "updated", count: 0, added: true });
+    const restarted = decide(failed, { type: "restart" }, env(2_000)).state;
+    expect(restarted.variables).toEqual({ stage: "initial", count: 0 });
+    expect(restarted.tasks.map((task) => task.inputData["seen"])).toEqual(["initial"]);
+    const latest = variablesDefinition({ version: 2, variables: { stage: "v2" } });
+    expect(decide(failed, { type: "restart", definition: latest }, env(2_000)).state.variables).toEqual({ stage: "v2" });
+    expect(decide(failed, { type: "restart", definition: variablesDefinition({ version: 3, variables: undefined }) }, env(2_000)).state.variables).toEqual({});
   });
 });

@@ -73,6 +73,9 @@ describe("invalid definitions are refused with precise validationErrors and noth
     ["restartable not a boolean", { ...valid("bad_restartable"), restartable: "no" }, "restartable"],
     ["timeoutPolicy not a workflow's", { ...valid("bad_timeout_policy"), timeoutPolicy: "RETRY" }, "timeoutPolicy"],
     ["inputTemplate not an object", { ...valid("bad_input_template"), inputTemplate: ["region"] }, "inputTemplate"],
+    ["variables not an object", { ...valid("bad_variables"), variables: ["count"] }, "variables"],
+    // Each execution stores a copy in its own row, beside its input and output: bounded like them.
+    ["variables over MAX_PAYLOAD_BYTES", { ...valid("bad_variables_size"), variables: { blob: "x".repeat(800 * 1024) } }, "variables"],
   ];
   it.each(cases)("%s", async (_label, definition, path) => {
     const before = await rowCount("workflow_defs");

@@ -1,5 +1,6 @@
 import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
 import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 const stubFor = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
@@ -121,6 +122,31 @@ describe("eviction", () => {
     expect(workflow.status).toBe("TIMED_OUT");
     expect(workflow["reasonForIncompletion"]).toBe("Workflow timed out after 1 seconds");
     expect(workflow.tasks[0]!.status).toBe("CANCELED");
+  });
+});
+
+describe("executions stored before a field was kept", () => {
+  it("one stored without variables reads as {} after a wake-up: shown, seen by expressions and merged into by an update", async () => {
+    await register({
+      name: "stored_without_variables",
+      tasks: [
+        httpTask("gate", { uri: target("/echo/stored-vars-gate"), method: "GET" }, { asyncComplete: true }),
+        httpTask("after", { uri: target("/echo/stored-vars-after?stage=${workflow.variables.stage}"), method: "GET" }),
+      ],
+    });
+    const workflowId = await startWorkflow("stored_without_variables");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0]!.outputData["statusCode"] === 200);
+    await runInDurableObject(stubFor(workflowId), (_instance, state) => {
+      const row = state.storage.sql.exec<{ data: string }>(`SELECT data FROM workflow WHERE id = 1`).one();
+      const { variables: _dropped, ...header } = JSON.parse(row.data) as Record<string, unknown>;
+      state.storage.sql.exec(`UPDATE workflow SET data = ? WHERE id = 1`, JSON.stringify(header));
+    });
+    await abortAllDurableObjects();
+    expect((await getWorkflow(workflowId))["variables"]).toEqual({});
+    expect(await apiOk("POST", `/api/workflow/${workflowId}/variables`, { stage: "set" })).toMatchObject({ variables: { stage: "set" } });
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(((done.tasks[1]!.outputData["response"] as { body: { query: JsonObject } }).body.query)).toEqual({ stage: "set" });
   });
 });
 

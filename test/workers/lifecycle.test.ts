@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
+import { MAX_JSON_DEPTH } from "../../src/engine/definition/checks";
 import type { JsonObject } from "../../src/engine/model";
 import { BULK_CONCURRENCY } from "../../src/worker/routes/bulk";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
@@ -683,5 +684,113 @@ describe("skip a task (PUT /api/workflow/{id}/skiptask/{taskReferenceName}, Cond
     const restarted = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(restarted.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
     expect(await hits("skip-reopen-after")).toBe(1);
+  });
+});
+
+describe("workflow variables (the definition's `variables`, Orkes' POST /api/workflow/{id}/variables)", () => {
+  const update = (workflowId: string, body?: unknown) => api("POST", `/api/workflow/${workflowId}/variables`, body);
+  const queryOf = (task: JsonObject) => ((task["outputData"] as JsonObject)["response"] as { body: { query: JsonObject } }).body.query;
+
+  /** A workflow whose first task waits for its completion and whose second one sends the variables it sees. */
+  async function registerWithVariables(name: string): Promise<void> {
+    await register({
+      name,
+      variables: { stage: "initial", keep: 1 },
+      tasks: [
+        httpTask("gate", { uri: target(`/echo/${name}-gate?stage=\${workflow.variables.stage}`), method: "GET" }, { asyncComplete: true }),
+        httpTask("after", { uri: target(`/echo/${name}-after?stage=\${workflow.variables.stage}&keep=\${workflow.variables.keep}`), method: "GET" }),
+      ],
+    });
+  }
+
+  it("start as the definition's; an update is merged (200, the Workflow JSON), a later HTTP task sends the new value, the running one keeps its input; the status endpoint shows them", async () => {
+    await registerWithVariables("vars_update");
+    expect(await apiOk("GET", "/api/metadata/workflow/vars_update")).toMatchObject({ variables: { stage: "initial", keep: 1 } });
+    const workflowId = await startWaiting("vars_update");
+    expect((await getWorkflow(workflowId))["variables"]).toEqual({ stage: "initial", keep: 1 });
+
+    const response = await update(workflowId, { stage: "updated", added: { list: [1, "two"] }, gone: null });
+    expect(response.status).toBe(200);
+    const answered = (await response.json()) as JsonObject & { tasks: JsonObject[] };
+    const variables = { stage: "updated", keep: 1, added: { list: [1, "two"] }, gone: null };
+    expect(answered).toMatchObject({ workflowId, status: "RUNNING", variables });
+    expect((answered.tasks[0]!["inputData"] as JsonObject)["uri"]).toBe(target("/echo/vars_update-gate?stage=initial"));
+    expect(await apiOk("GET", `/api/workflow/${workflowId}/status?includeVariables=true`)).toEqual({ workflowId, status: "RUNNING", variables });
+    expect(await apiOk("GET", `/api/workflow/${workflowId}/status`)).toEqual({ workflowId, status: "RUNNING" });
+
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done["variables"]).toEqual(variables);
+    expect(done.tasks[0]!.inputData["uri"]).toBe(target("/echo/vars_update-gate?stage=initial"));
+    expect(queryOf(done.tasks[1]!)).toEqual({ stage: "updated", keep: "1" });
+  });
+
+  it("a PAUSED execution takes an update; a finished one is a 409 that changes nothing; unknown and malformed ids are 404s", async () => {
+    await registerWithVariables("vars_states");
+    const workflowId = await startWaiting("vars_states");
+    await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+    expect(await apiOk("POST", `/api/workflow/${workflowId}/variables`, { stage: "paused" })).toMatchObject({ status: "PAUSED", variables: { stage: "paused", keep: 1 } });
+    await apiOk("PUT", `/api/workflow/${workflowId}/resume`);
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(queryOf(done.tasks[1]!)).toEqual({ stage: "paused", keep: "1" });
+
+    const before = await getWorkflow(workflowId);
+    const refused = await expectError("POST", `/api/workflow/${workflowId}/variables`, 409, "CONFLICT", { stage: "late" });
+    expect(refused.message).toBe(`Cannot update the variables of workflow ${workflowId}: its status is COMPLETED`);
+    expect(await getWorkflow(workflowId)).toEqual(before);
+    await expectError("POST", `/api/workflow/${crypto.randomUUID()}/variables`, 404, "NOT_FOUND", { a: 1 });
+    await expectError("POST", "/api/workflow/not-an-id/variables", 404, "NOT_FOUND", { a: 1 });
+  });
+
+  it("a body that is not a JSON object (an array, null, none, not JSON) or nests too deep is a 400, one too large a 413, merged variables too large a 400; none changes anything", async () => {
+    await registerWithVariables("vars_bad_body");
+    const workflowId = await startWaiting("vars_bad_body");
+    const path = `/api/workflow/${workflowId}/variables`;
+    const half = "x".repeat(500 * 1024);
+    await apiOk("POST", path, { big: half });
+    const before = await getWorkflow(workflowId);
+    await expectError("POST", path, 400, "VALIDATION_ERROR", [{ stage: "array" }]);
+    await expectError("POST", path, 400, "VALIDATION_ERROR", "null");
+    await expectError("POST", path, 400, "VALIDATION_ERROR");
+    await expectError("POST", path, 400, "VALIDATION_ERROR", "{not json");
+    await expectError("POST", path, 400, "VALIDATION_ERROR", { deep: JSON.parse(`${"[".repeat(MAX_JSON_DEPTH + 1)}${"]".repeat(MAX_JSON_DEPTH + 1)}`) as JsonObject });
+    await expectError("POST", path, 413, "PAYLOAD_TOO_LARGE", { blob: "x".repeat(800 * 1024) });
+    const merged = await expectError("POST", path, 400, "VALIDATION_ERROR", { more: half });
+    expect(merged.message).toMatch(/^The workflow's variables object with the update is \d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)$/);
+    expect(await getWorkflow(workflowId)).toEqual(before);
+    // Replacing the large value instead fits.
+    expect(await apiOk("POST", path, { big: "small" })).toMatchObject({ variables: { stage: "initial", keep: 1, big: "small" } });
+  });
+
+  it("retry and rerun keep them; restart resets them to the definition's (the latest one with useLatestDefinitions)", async () => {
+    await registerWithVariables("vars_reopen");
+    const workflowId = await startWaiting("vars_reopen");
+    await apiOk("POST", `/api/workflow/${workflowId}/variables`, { stage: "updated" });
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/FAILED_WITH_TERMINAL_ERROR`, {});
+    expect(await waitFor(workflowId, ["FAILED"])).toMatchObject({ variables: { stage: "updated", keep: 1 } });
+
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    await waitFor(workflowId, (workflow) => workflow.tasks.at(-1)?.status === "IN_PROGRESS" && workflow.tasks.at(-1)!.outputData["statusCode"] === 200);
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const retried = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(retried).toMatchObject({ status: "COMPLETED", variables: { stage: "updated", keep: 1 } });
+    expect(queryOf(retried.tasks.at(-1)!)).toEqual({ stage: "updated", keep: "1" });
+    await apiOk("POST", `/api/workflow/${workflowId}/rerun`, {});
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0]!.outputData["statusCode"] === 200);
+    expect((await getWorkflow(workflowId))["variables"]).toEqual({ stage: "updated", keep: 1 });
+
+    await apiOk("DELETE", `/api/workflow/${workflowId}`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    expect((await getWorkflow(workflowId))["variables"]).toEqual({ stage: "initial", keep: 1 });
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0]!.outputData["statusCode"] === 200);
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    expect(queryOf((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[1]!)).toEqual({ stage: "initial", keep: "1" });
+
+    await register({ name: "vars_reopen", version: 2, variables: { stage: "v2" }, tasks: [httpTask("only", { uri: target("/echo/vars-reopen-v2"), method: "GET" })] });
+    await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`);
+    const latest = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow["workflowVersion"] === 2);
+    expect(latest["variables"]).toEqual({ stage: "v2" });
   });
 });

@@ -312,7 +312,7 @@ describe("lookups by correlation id (served from the search index)", () => {
     expect(runningByName[c1]![0]!.tasks).toEqual([]);
   });
 
-  it("looks up definitions whose names are also segments of 501 endpoints (start/{name}/{version}, decide/{workflowId}, {workflowId}/variables): the lookup answers, not the 501", async () => {
+  it("looks up definitions whose names are also segments of other routes (the 501s start/{name}/{version} and decide/{workflowId}, POST {workflowId}/variables): the lookup answers, not the other route", async () => {
     const gate = [httpTask("gate", { uri: target("/echo/shadowed-names"), method: "GET" }, { asyncComplete: true })];
     const started: Record<string, string> = {};
     for (const name of ["start", "decide", "variables"]) {

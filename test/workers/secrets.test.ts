@@ -372,6 +372,34 @@ describe("secrets at run time", () => {
     }
   });
 
+  it("a task using a secret, resolved again with the real value when it starts, sends the workflow variables it was scheduled with, not ones updated since", async () => {
+    await putSecret("vars_token", freshValue("vars"));
+    const initial = freshValue("vars-initial");
+    const updated = freshValue("vars-updated");
+    await register({
+      name: "secret_vars",
+      variables: { stage: initial },
+      tasks: [
+        httpTask(
+          "call",
+          // Fails once per path: the first attempt fails, and a retry to the same path succeeds.
+          { uri: target("/flaky/${workflow.variables.stage}?fail=1"), method: "GET", headers: { Authorization: "Bearer ${workflow.secrets.vars_token}" } },
+          { retryCount: 1, retryDelaySeconds: 3600 },
+        ),
+      ],
+    });
+    const workflowId = await start("secret_vars");
+    const waiting = await waitUntil(workflowId, (workflow) => workflow.tasks[1]?.status === "SCHEDULED");
+    const retry = waiting.tasks[1]! as TaskJson;
+    expect(retry.inputData["uri"]).toBe(target(`/flaky/${initial}?fail=1`));
+    await ok("POST", `/api/workflow/${workflowId}/variables`, { stage: updated });
+    // Starts the retry now rather than in an hour.
+    await ok("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: retry.taskId, status: "IN_PROGRESS" });
+    const done = await waitUntil(workflowId, finished);
+    expect([done.status, await hits(initial), await hits(updated)]).toEqual(["COMPLETED", 2, 0]);
+    expect((done.tasks[1]! as TaskJson).inputData["uri"]).toBe(target(`/flaky/${initial}?fail=1`));
+  });
+
   // A service that echoes a credential back (as /echo does with its request headers) would put the
   // real value into the task's outputData: the execution object scrubs what a dispatch returns.
   it("a service echoing the secret back does not expose it: the echoed header shows Bearer ***", async () => {

@@ -971,6 +971,27 @@ describe("skipping a task (PUT /api/workflow/{id}/skiptask/{ref})", () => {
   });
 });
 
+describe("updating workflow variables (POST /api/workflow/{id}/variables)", () => {
+  it("needs WORKFLOW_ADMIN on the workflow, as pause and skiptask do: a reader or an admin of another workflow gets 403 and nothing changes", async () => {
+    await register({ name: "varsauth_orders", variables: { stage: "initial" }, tasks: [httpTask("gate", { uri: target("/echo/vars-gate"), method: "GET" }, { asyncComplete: true })] });
+    const workflowId = await startWorkflow("varsauth_orders");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const before = await getWorkflow(workflowId);
+    const reader = await createUser("vars-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    const elsewhere = await createUser("vars-elsewhere", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:varsauth_other" }] });
+    const path = `/api/workflow/${workflowId}/variables`;
+    for (const user of [reader, elsewhere]) {
+      const text = await expectStatus(await call("POST", path, orkes(user.token), { stage: "by nobody" }), 403, "PERMISSION_DENIED");
+      expect(JSON.parse(text).message).toBe(`Permission denied: POST ${path} needs WORKFLOW_ADMIN on workflow:varsauth_orders`);
+    }
+    expect(await getWorkflow(workflowId)).toEqual(before);
+
+    const admin = await createUser("vars-admin", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:varsauth_orders" }] });
+    const text = await expectStatus(await call("POST", path, orkes(admin.token), { stage: "by its admin" }), 200);
+    expect(JSON.parse(text)).toMatchObject({ workflowId, variables: { stage: "by its admin" } });
+  });
+});
+
 describe("every registered route", () => {
   const PUBLIC = new Set(["GET /health", "POST /api/security/token", "POST /api/token", "POST /api/security/token/refresh", "POST /api/security/token/revoke", "POST /api/tasks/webhook/:workflowId/:taskRefName/:taskId"]);
   const concrete = (path: string) =>

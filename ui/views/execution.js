@@ -14,7 +14,7 @@ const MAX_REASON_LENGTH = 500;
 /**
  * @typedef {import("../lib/diagram.js").Task & { inputData: Record<string, unknown>, outputData: Record<string, unknown>, reasonForIncompletion: string | null,
  *   callbackUrl?: string, retryCount: number, seq: number, workflowTask?: { asyncComplete?: boolean } }} Task
- * @typedef {{ workflowId: string, workflowName: string, workflowVersion: number, status: string, input: unknown, output: unknown, correlationId: string | null,
+ * @typedef {{ workflowId: string, workflowName: string, workflowVersion: number, status: string, input: unknown, output: unknown, variables?: Record<string, unknown>, correlationId: string | null,
  *   reasonForIncompletion: string | null, parentWorkflowId: string | null, startTime: number, endTime: number, updateTime: number,
  *   workflowDefinition: { tasks: import("../lib/diagram.js").WorkflowTask[], failureWorkflow?: string }, tasks: Task[] }} Workflow
  */
@@ -132,9 +132,13 @@ export async function renderExecution(container, params, context, workflowId = "
     renderTask(current, admin);
     replaceChildren(timelineBox, h("h2", { id: "timeline-title" }, "Timeline"),
       current.tasks.length > 0 ? timeline(current.tasks, current.startTime, current.endTime) : h("p", { className: "empty" }, "No task has run yet."));
+    // Most workflows have no variables: their block would only be an empty `{}`.
+    const variables = current.variables ?? {};
+    const variablesBlock = Object.keys(variables).length > 0 ? [h("div", {}, h("h2", {}, "Variables"), jsonBlock(variables, "Workflow variables"))] : [];
     replaceChildren(ioBox,
       h("div", {}, h("h2", {}, "Input"), jsonBlock(current.input, "Workflow input")),
-      h("div", {}, h("h2", {}, "Output"), jsonBlock(current.output, "Workflow output")));
+      h("div", {}, h("h2", {}, "Output"), jsonBlock(current.output, "Workflow output")),
+      ...variablesBlock);
   }
 
   /** @param {Workflow} current @param {boolean} admin */

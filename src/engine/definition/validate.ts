@@ -134,6 +134,8 @@ const WORKFLOW = fieldsOf({
   restartable: v.optional(rule<boolean>("restartable", "a boolean", isBoolean), true),
   // Data, taken as is into the input: its `${...}` are not expressions, so they are not checked.
   inputTemplate: v.optional(jsonObject("inputTemplate")),
+  // Data too: an execution's variables start as a copy, never resolved.
+  variables: v.optional(jsonObject("variables")),
   // Conductor clients also send createTime, updateTime and
   // workflowStatusListenerEnabled. Like any unknown key they are accepted and left out of the
   // result: the server keeps its own times and does not implement the other options.

@@ -1,5 +1,6 @@
 import type { IRequest, RouterType } from "itty-router";
 import { validateWorkflowDef } from "../../engine/definition/validate";
+import { oversize, oversizeReason } from "../../engine/limits";
 import type { WorkflowDef } from "../../engine/model";
 import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { authorizeSecretUse } from "../auth/secret-use";
@@ -17,14 +18,26 @@ export async function requiredBody(request: IRequest, env: Env): Promise<unknown
   return readRequiredJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
 }
 
+/**
+ * Problems of a valid definition that depend on the configuration: its `variables`, copied into each execution's
+ * own row beside its input and output, may be no larger than those (MAX_PAYLOAD_BYTES).
+ */
+function configuredLimitIssues(definition: WorkflowDef, env: Env): ValidationIssue[] {
+  if (definition.variables === undefined) return [];
+  const limit = serviceConfig(env).engine.maxPayloadBytes;
+  const bytes = oversize(definition.variables, limit);
+  return bytes === undefined ? [] : [{ path: "variables", message: oversizeReason("variables", bytes, limit) }];
+}
+
 /** Validates each definition; every problem of every definition is reported, with `[i].` paths for arrays. */
-function validateAll(inputs: unknown[], indexed: boolean): WorkflowDef[] {
+function validateAll(inputs: unknown[], indexed: boolean, env: Env): WorkflowDef[] {
   const definitions: WorkflowDef[] = [];
   const problems: ValidationIssue[] = [];
   inputs.forEach((input, index) => {
     const result = validateWorkflowDef(input);
-    if (result.ok) definitions.push(result.value);
-    else problems.push(...result.errors.map((issue) => (indexed ? { ...issue, path: childPath(`[${index}]`, issue.path).replace("].", "].") } : issue)));
+    const errors = result.ok ? configuredLimitIssues(result.value, env) : result.errors;
+    if (result.ok && errors.length === 0) definitions.push(result.value);
+    else problems.push(...errors.map((issue) => (indexed ? { ...issue, path: childPath(`[${index}]`, issue.path).replace("].", "].") } : issue)));
   });
   if (problems.length > 0) throw validationError("Invalid workflow definition", problems);
   return definitions;
@@ -38,7 +51,7 @@ function name(request: IRequest): string {
 export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/metadata/workflow", async (request, env) => {
     const overwrite = booleanQuery(request, "overwrite", false);
-    const [definition] = validateAll([await requiredBody(request, env)], false);
+    const [definition] = validateAll([await requiredBody(request, env)], false, env);
     authorizeSecretUse(principalOf(request).grants, [definition!]);
     await new DefinitionRepository(env.DB).save([definition!], overwrite);
     return new Response(null, { status: 200 });
@@ -47,7 +60,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   router.put("/api/metadata/workflow", async (request, env) => {
     const body = await requiredBody(request, env);
     if (!Array.isArray(body) || body.length === 0) throw validationError("Invalid request", [{ path: "(body)", message: "must be a non-empty array of workflow definitions" }]);
-    const definitions = validateAll(body, true);
+    const definitions = validateAll(body, true, env);
     const names = new Set<string>();
     for (const definition of definitions) {
       const key = `${definition.name}@${definition.version}`;

@@ -18,6 +18,7 @@ import {
   StartWorkflowRequest,
   TaskListQuery,
   WorkflowName,
+  WorkflowVariablesBody,
   parseOrThrow,
   type StartWorkflowRequest as StartRequest,
 } from "../schemas";
@@ -111,10 +112,10 @@ const START_REFUSAL_STATUS: Record<StartRefusalCode, [number, ErrorCode]> = {
 
 /**
  * Routes whose path names a workflow definition rather than an execution: the lookups by name and execute.
- * Registered before the 501s of unsupported.ts, whose `{workflowId}` and literal segments would otherwise take a
- * definition named like one of their segments (`GET /api/workflow/running/variables`, `POST
- * /api/workflow/decide/correlated`, `POST /api/workflow/execute/state`), which the access rules already read as
- * these routes.
+ * Registered before the 501s of unsupported.ts and the single-id routes, whose `{workflowId}` and literal segments
+ * would otherwise take a definition named like one of their segments (`GET /api/workflow/running/state`, `POST
+ * /api/workflow/decide/correlated`, `POST /api/workflow/execute/variables`), which the access rules already read
+ * as these routes.
  */
 export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): void {
   // Before `/:workflowId/tasks` and `/:workflowId/status`: `running/tasks` lists the workflow named "tasks".
@@ -193,13 +194,13 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   );
 
   // Orkes' WorkflowStatus (WorkflowExecutor.getWorkflowStatus): the Workflow JSON cut down to what a
-  // status check needs; output and (always empty here) variables only when asked for.
+  // status check needs; output and variables only when asked for.
   router.get("/api/workflow/:workflowId/status", async (request, env) => {
     const workflow = JSON.parse(await workflowJson(env, decodedPathParam(request, "workflowId"), false)) as JsonObject;
     const status: JsonObject = { workflowId: workflow["workflowId"]!, status: workflow["status"]! };
     if (typeof workflow["correlationId"] === "string") status["correlationId"] = workflow["correlationId"];
     if (booleanQuery(request, "includeOutput", false)) status["output"] = workflow["output"] ?? {};
-    if (booleanQuery(request, "includeVariables", false)) status["variables"] = {};
+    if (booleanQuery(request, "includeVariables", false)) status["variables"] = workflow["variables"] ?? {};
     return Response.json(status);
   });
 
@@ -232,6 +233,17 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     if (rerun.correlationId !== undefined) command.correlationId = rerun.correlationId;
     unwrap(await executionStub(env, workflowId).command(command));
     return textResponse(workflowId);
+  });
+
+  // Orkes' updateWorkflowState (WorkflowClient.updateVariables): merges the body into the variables and answers the
+  // Workflow JSON. Authorized as the other changes of one execution (WORKFLOW_ADMIN on its workflow).
+  router.post("/api/workflow/:workflowId/variables", async (request, env) => {
+    const workflowId = decodedPathParam(request, "workflowId");
+    const variables = parseOrThrow(WorkflowVariablesBody, await bodyValue(request, env), "workflow variables");
+    // The merged variables are measured by the engine (a 400); a body too large alone is refused as inputs are.
+    checkInputSize(env, "The workflow variables", variables);
+    unwrap(await executionStub(env, workflowId).command({ type: "updateVariables", variables }));
+    return jsonTextResponse(await workflowJson(env, workflowId, true));
   });
 
   // Conductor's skipTaskFromWorkflow: void, so 200 with no body, as pause and resume answer.
