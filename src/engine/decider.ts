@@ -159,7 +159,7 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
   return execution;
 }
 
-/** The variables an execution of `definition` starts (or restarts) with: a copy of the definition's, so that updates never reach it. */
+/** The variables an execution of `definition` starts with: a copy of the definition's, so that updates never reach it. */
 function initialVariables(definition: WorkflowDef): JsonObject {
   return { ...(definition.variables ?? {}) };
 }
@@ -473,8 +473,8 @@ function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | un
   if (definition) draft.patch({ definition, workflowVersion: definition.version, input: restartInput(state, definition, env) });
   draft.retainTasks(() => false);
   forgetSkips(draft, () => true);
-  // A restart runs the workflow anew: its variables too start as the definition it runs gives them.
-  draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {}, variables: initialVariables(draft.state.definition) });
+  // The variables stay as the last run left them, as in Conductor's WorkflowExecutor.restart.
+  draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {} });
 }
 
 /** The input of a restart with the latest `definition`: the execution's, under that definition's inputTemplate defaults. */

@@ -1018,7 +1018,7 @@ describe("workflow variables in the engine", () => {
     expect(rerun.tasks[0]).toMatchObject({ inputVariables: { stage: "updated", count: 0 }, inputData: { seen: "updated" } });
   });
 
-  it("restart resets the variables to the definition's (the latest one with useLatestDefinitions); retry and rerun keep them", () => {
+  it("retry, rerun and restart (also with the latest definition) keep the variables as the last run left them, as in Conductor", () => {
     const failed = complete(update(started(), { stage: "updated", added: true }), "first", 1_600, "FAILED");
     expect(failed.status).toBe("FAILED");
     const retried = decide(failed, { type: "retry" }, env(2_000)).state;
@@ -1026,10 +1026,9 @@ describe("workflow variables in the engine", () => {
     expect(retried.tasks.at(-1)!.inputData["seen"]).toBe("updated");
     expect(decide(failed, { type: "rerun" }, env(2_000)).state.variables).toEqual({ stage: "updated", count: 0, added: true });
     const restarted = decide(failed, { type: "restart" }, env(2_000)).state;
-    expect(restarted.variables).toEqual({ stage: "initial", count: 0 });
-    expect(restarted.tasks.map((task) => task.inputData["seen"])).toEqual(["initial"]);
+    expect(restarted.variables).toEqual({ stage: "updated", count: 0, added: true });
+    expect(restarted.tasks.map((task) => task.inputData["seen"])).toEqual(["updated"]);
     const latest = variablesDefinition({ version: 2, variables: { stage: "v2" } });
-    expect(decide(failed, { type: "restart", definition: latest }, env(2_000)).state.variables).toEqual({ stage: "v2" });
-    expect(decide(failed, { type: "restart", definition: variablesDefinition({ version: 3, variables: undefined }) }, env(2_000)).state.variables).toEqual({});
+    expect(decide(failed, { type: "restart", definition: latest }, env(2_000)).state.variables).toEqual({ stage: "updated", count: 0, added: true });
   });
 });

@@ -764,7 +764,7 @@ describe("workflow variables (the definition's `variables`, Orkes' POST /api/wor
     expect(await apiOk("POST", path, { big: "small" })).toMatchObject({ variables: { stage: "initial", keep: 1, big: "small" } });
   });
 
-  it("retry and rerun keep them; restart resets them to the definition's (the latest one with useLatestDefinitions)", async () => {
+  it("retry, rerun and restart keep them as the last run left them (as Conductor), also with useLatestDefinitions", async () => {
     await registerWithVariables("vars_reopen");
     const workflowId = await startWaiting("vars_reopen");
     await apiOk("POST", `/api/workflow/${workflowId}/variables`, { stage: "updated" });
@@ -783,14 +783,14 @@ describe("workflow variables (the definition's `variables`, Orkes' POST /api/wor
 
     await apiOk("DELETE", `/api/workflow/${workflowId}`);
     await apiOk("POST", `/api/workflow/${workflowId}/restart`);
-    expect((await getWorkflow(workflowId))["variables"]).toEqual({ stage: "initial", keep: 1 });
+    expect((await getWorkflow(workflowId))["variables"]).toEqual({ stage: "updated", keep: 1 });
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0]!.outputData["statusCode"] === 200);
     await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
-    expect(queryOf((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[1]!)).toEqual({ stage: "initial", keep: "1" });
+    expect(queryOf((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[1]!)).toEqual({ stage: "updated", keep: "1" });
 
     await register({ name: "vars_reopen", version: 2, variables: { stage: "v2" }, tasks: [httpTask("only", { uri: target("/echo/vars-reopen-v2"), method: "GET" })] });
     await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`);
     const latest = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow["workflowVersion"] === 2);
-    expect(latest["variables"]).toEqual({ stage: "v2" });
+    expect(latest["variables"]).toEqual({ stage: "updated", keep: 1 });
   });
 });
