@@ -537,8 +537,8 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     return;
   }
   const inputData = resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env);
-  if (inputData instanceof Error) draft.updateTask(target.taskId, failedOnInput(inputData, env));
-  else draft.updateTask(target.taskId, resolvedInputFields(draft.state, target.definitionIndex, inputData));
+  const fields = inputData instanceof Error ? inputData : resolvedInputFields(draft.state, target.definitionIndex, inputData, env);
+  draft.updateTask(target.taskId, fields instanceof Error ? failedOnInput(fields, env) : fields);
 }
 
 /**
@@ -764,22 +764,25 @@ function addInstance(draft: Draft, index: number, env: DecideEnv, options: { ret
   const task = newInstance(state, index, env, options);
   const taskId = task.taskId;
   const input = resolveTaskInput(state, index, taskId, env);
-  const bytes = input instanceof Error ? undefined : oversize(input, env.config.maxPayloadBytes);
-  if (input instanceof Error) Object.assign(task, failedOnInput(input, env));
-  else if (bytes !== undefined) Object.assign(task, failedOnInput(new Error(oversizeReason("The resolved input", bytes, env.config.maxPayloadBytes)), env));
-  else Object.assign(task, resolvedInputFields(state, index, input));
+  const fields = input instanceof Error ? input : resolvedInputFields(state, index, input, env);
+  Object.assign(task, fields instanceof Error ? failedOnInput(fields, env) : fields);
   limitExecution(task, state.tasks, env);
   draft.addTask(task);
 }
 
 /**
  * The fields of a task instance whose input was just resolved as `inputData`: that input and, when the actor will
- * resolve it again with the real secrets, the variables it saw (see {@link TaskExecution.inputVariables}).
+ * resolve it again with the real secrets, the variables it saw (see {@link TaskExecution.inputVariables}). An error
+ * when the two are over MAX_PAYLOAD_BYTES together: they share the task's row with its output, and a row holds 2 MB.
  */
-function resolvedInputFields(state: WorkflowExecution, definitionIndex: number, inputData: JsonObject): Pick<TaskExecution, "inputData" | "inputVariables"> {
+function resolvedInputFields(state: WorkflowExecution, definitionIndex: number, inputData: JsonObject, env: DecideEnv): Pick<TaskExecution, "inputData" | "inputVariables"> | Error {
   const definition = state.definition.tasks[definitionIndex];
   const resolvedAgain = definition !== undefined && referencedSecrets(taskInputTemplate(definition)).length > 0;
-  return { inputData, inputVariables: resolvedAgain && Object.keys(state.variables).length > 0 ? state.variables : undefined };
+  const inputVariables = resolvedAgain && Object.keys(state.variables).length > 0 ? state.variables : undefined;
+  const limit = env.config.maxPayloadBytes;
+  const bytes = oversize(inputVariables === undefined ? inputData : { inputData, inputVariables }, limit);
+  if (bytes !== undefined) return new Error(oversizeReason(inputVariables === undefined ? "The resolved input" : "The resolved input with the workflow variables it was resolved with", bytes, limit));
+  return { inputData, inputVariables };
 }
 
 /** Fails a new task instance for good, with no input, when storing it would take the execution over its size limit. */

@@ -1018,6 +1018,19 @@ describe("workflow variables in the engine", () => {
     expect(rerun.tasks[0]).toMatchObject({ inputVariables: { stage: "updated", count: 0 }, inputData: { seen: "updated" } });
   });
 
+  it("a task with a secret whose input and the variables it keeps are over MAX_PAYLOAD_BYTES together fails on its input (its row must fit)", () => {
+    const secretHook = { ...hook("first"), inputParameters: { seen: "${workflow.variables.stage}", copy: "${workflow.input.big}", token: "${workflow.secrets.token}" } };
+    const big = "x".repeat(Math.floor(DEFAULT_ENGINE_CONFIG.maxPayloadBytes * 0.6));
+    const definition = variablesDefinition({ tasks: [secretHook], variables: { stage: "s", big } });
+    const state = decide(createExecution({ workflowId: "wf-1", definition, input: { big } }, 1_000), { type: "start" }, env(1_000)).state;
+    expect(state.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", inputData: {}, reasonForIncompletion: expect.stringContaining("The resolved input with the workflow variables it was resolved with is") });
+    expect(state.tasks[0]!.inputVariables).toBeUndefined();
+    // Either alone fits: without the secret the same input is kept (and no variables with it).
+    const plain = { ...secretHook, inputParameters: { seen: "${workflow.variables.stage}", copy: "${workflow.input.big}" } };
+    const fits = decide(createExecution({ workflowId: "wf-2", definition: variablesDefinition({ tasks: [plain], variables: { stage: "s", big } }), input: { big } }, 1_000), { type: "start" }, env(1_000)).state;
+    expect(fits.tasks[0]).toMatchObject({ status: "IN_PROGRESS", inputData: { seen: "s", copy: big } });
+  });
+
   it("retry, rerun and restart (also with the latest definition) keep the variables as the last run left them, as in Conductor", () => {
     const failed = complete(update(started(), { stage: "updated", added: true }), "first", 1_600, "FAILED");
     expect(failed.status).toBe("FAILED");
