@@ -6,7 +6,7 @@
 import type { DecideEnv } from "./config";
 import { evaluationContext, maskedSecrets } from "./evaluation";
 import { hasExpression, resolveValue } from "./expressions";
-import { oversize, oversizeReason } from "./limits";
+import { cutText, oversize, oversizeReason } from "./limits";
 import type { FailureWorkflowStart, JsonObject, TaskExecution, WorkflowExecution } from "./model";
 import { toWorkflowView } from "./view";
 
@@ -50,7 +50,8 @@ export function notStartedText(name: string, reason: string): string {
 
 /**
  * The output of an ended execution once its failure workflow `workflowId` turned out not to start: the id is
- * replaced by why. Undefined when the output no longer shows that id (the execution was retried meanwhile).
+ * replaced by why. Undefined when the output no longer shows that id (retried meanwhile, the execution failed again
+ * and names a later one).
  */
 export function outputWithoutFailureWorkflow(state: WorkflowExecution, workflowId: string, notStarted: string): JsonObject | undefined {
   if (state.output[FAILURE_WORKFLOW_OUTPUT_KEY] !== workflowId) return undefined;
@@ -66,7 +67,8 @@ function failureWorkflowName(state: WorkflowExecution, declared: string, env: De
     return { invalid: `failureWorkflow ${declared} could not be resolved: ${error instanceof Error ? error.message : String(error)}` };
   }
   if (typeof resolved === "string" && resolved.trim() !== "") return resolved.trim();
-  return { invalid: `failureWorkflow ${declared} resolved to ${JSON.stringify(resolved)}, not a workflow name` };
+  // Cut: the output shows it, and an expression may resolve to a whole object.
+  return { invalid: `failureWorkflow ${declared} resolved to ${cutText(JSON.stringify(resolved), 200)}, not a workflow name` };
 }
 
 /**
