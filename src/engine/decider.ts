@@ -776,13 +776,20 @@ function addInstance(draft: Draft, index: number, env: DecideEnv, options: { ret
  * when the two are over MAX_PAYLOAD_BYTES together: they share the task's row with its output, and a row holds 2 MB.
  */
 function resolvedInputFields(state: WorkflowExecution, definitionIndex: number, inputData: JsonObject, env: DecideEnv): Pick<TaskExecution, "inputData" | "inputVariables"> | Error {
-  const definition = state.definition.tasks[definitionIndex];
-  const resolvedAgain = definition !== undefined && referencedSecrets(taskInputTemplate(definition)).length > 0;
-  const inputVariables = resolvedAgain && Object.keys(state.variables).length > 0 ? state.variables : undefined;
+  const inputVariables = Object.keys(state.variables).length > 0 && resolvedAgain(state, definitionIndex) ? state.variables : undefined;
   const limit = env.config.maxPayloadBytes;
   const bytes = oversize(inputVariables === undefined ? inputData : { inputData, inputVariables }, limit);
   if (bytes !== undefined) return new Error(oversizeReason(inputVariables === undefined ? "The resolved input" : "The resolved input with the workflow variables it was resolved with", bytes, limit));
   return { inputData, inputVariables };
+}
+
+/**
+ * True when the actor resolves the task's input again, with the real secrets, as it sends it (its template names one).
+ * Asked only of executions with variables: most have none, and this walks the template on the transition path.
+ */
+function resolvedAgain(state: WorkflowExecution, definitionIndex: number): boolean {
+  const definition = state.definition.tasks[definitionIndex];
+  return definition !== undefined && referencedSecrets(taskInputTemplate(definition)).length > 0;
 }
 
 /** Fails a new task instance for good, with no input, when storing it would take the execution over its size limit. */

@@ -1,5 +1,5 @@
 import type { FailureWorkflowStart } from "../../engine/model";
-import { START_PERMISSION, mayStartWorkflow } from "../../worker/auth/access-rules";
+import { startOnBehalfDenial } from "../../worker/auth/access-rules";
 import { startExecution } from "../../worker/start-execution";
 
 /** How a failure workflow's start went: started (now or by an earlier attempt), or refused for good and why. */
@@ -16,9 +16,8 @@ export async function startFailureWorkflow(env: Env, start: FailureWorkflowStart
     return { started: false, reason: `workflows started by failures may nest at most ${maxDepth} levels (MAX_SUBWORKFLOW_DEPTH); this one would be level ${start.depth}` };
   }
   // As for a SUB_WORKFLOW: a definition must not start what its starter could not start directly.
-  if (start.startScopes !== undefined && !mayStartWorkflow(start.startScopes, start.name)) {
-    return { started: false, reason: `whoever started workflow ${start.triggeringWorkflowId} may not start workflow ${start.name} (it needs ${START_PERMISSION} on workflow:${start.name})` };
-  }
+  const denial = startOnBehalfDenial(start.startScopes, `workflow ${start.triggeringWorkflowId}`, start.name);
+  if (denial !== undefined) return { started: false, reason: denial };
   const outcome = await startExecution(env, {
     name: start.name,
     input: start.input,

@@ -1,7 +1,7 @@
 import type { ExecutionEvent } from "../../engine/decider";
 import type { JsonObject, TaskExecution, WorkflowExecution } from "../../engine/model";
 import { childStartRequest, subWorkflowFailure, type ChildStartErrorCode } from "../../engine/tasks/sub-workflow";
-import { START_PERMISSION, mayStartWorkflow } from "../../worker/auth/access-rules";
+import { startOnBehalfDenial } from "../../worker/auth/access-rules";
 import { startExecution, type StartRefusalCode } from "../../worker/start-execution";
 
 type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
@@ -42,8 +42,8 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
   if (depth > maxDepth) return fail("NESTING_TOO_DEEP", `sub workflows may nest at most ${maxDepth} levels (MAX_SUBWORKFLOW_DEPTH); ${parent.workflowName} would start level ${depth}`);
   // A definition must not start, and so read, what its starter could not start directly. Retrying as the
   // same caller fails the same way: terminal.
-  if (parent.startScopes !== undefined && !mayStartWorkflow(parent.startScopes, request.name)) {
-    const message = `whoever started ${parent.workflowName} may not start workflow ${request.name} (it needs ${START_PERMISSION} on workflow:${request.name})`;
+  const message = startOnBehalfDenial(parent.startScopes, parent.workflowName, request.name);
+  if (message !== undefined) {
     const failure = subWorkflowFailure(null, "PERMISSION_DENIED", `Sub workflow could not start: ${message}`, message);
     return result("FAILED_WITH_TERMINAL_ERROR", failure.output, { reason: failure.reason });
   }

@@ -265,3 +265,13 @@ export function startScopes(grants: readonly Grant[]): string[] {
 export function mayStartWorkflow(scopes: readonly string[], name: string): boolean {
   return scopes.some((scope) => scopeCovers(scope, `workflow:${name}`));
 }
+
+/**
+ * Why an execution may not start workflow `name` on behalf of whoever started it (`starter` names what they
+ * started), holding their recorded start `scopes`: a SUB_WORKFLOW child, a failure workflow. Undefined when it may,
+ * or when no scopes were recorded (executions stored before they were, which start unchecked).
+ */
+export function startOnBehalfDenial(scopes: readonly string[] | undefined, starter: string, name: string): string | undefined {
+  if (scopes === undefined || mayStartWorkflow(scopes, name)) return undefined;
+  return `whoever started ${starter} may not start workflow ${name} (it needs ${START_PERMISSION} on workflow:${name})`;
+}
