@@ -4,6 +4,7 @@ interface Env {
   WORKFLOW_EXECUTION: DurableObjectNamespace<import("./src/actors/workflow-execution").WorkflowExecution>;
   RATE_LIMITER: DurableObjectNamespace<import("./src/actors/rate-limiter").RateLimiter>;
   INDEX_WRITER: DurableObjectNamespace<import("./src/actors/index-writer").ExecutionIndexWriter>;
+  TASK_QUEUE: DurableObjectNamespace<import("./src/actors/task-queue").TaskQueue>;
   /** `<keyId>:<keySecret>` of the bootstrap admin (a Worker secret; `.dev.vars` locally). */
   BOOTSTRAP_ADMIN_KEY?: string;
   MAX_REQUEST_BYTES?: string;

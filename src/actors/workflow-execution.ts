@@ -29,9 +29,10 @@ import {
 } from "../engine/model";
 import { taskInputTemplate } from "../engine/tasks/registry";
 import { childStartRequest } from "../engine/tasks/sub-workflow";
+import { workerQueueKey, type WorkerQueueEntry } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import type { ValidationIssue } from "../engine/validation-issue";
-import { toWorkflowView } from "../engine/view";
+import { toTaskView, toWorkflowView } from "../engine/view";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
 import { executionStub } from "../worker/executions";
@@ -44,6 +45,7 @@ import { expectIndexWritten, indexShardFor, indexWriterAt } from "./index-writer
 import { ExecutionStore } from "./execution-store";
 import { redactSecretValues, secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
+import { taskQueueAt } from "./task-queue";
 
 /** The outcome of an RPC call: refusals travel as values, because thrown errors lose their kind over RPC. */
 export type ActorResult<T> = { ok: true; value: T } | { ok: false; error: { kind: EngineErrorKind; message: string } };
@@ -55,6 +57,19 @@ export interface CallbackRefusal {
   validationErrors?: ValidationIssue[];
   /** With 429: when the task accepts callbacks again. */
   retryAfterSeconds?: number;
+}
+
+/**
+ * How an execution answers a poll that took one of its SIMPLE tasks from a worker queue: the task, handed to the
+ * worker (its Task JSON, input with real secret values); "gone" when it no longer waits for a poll (the entry can
+ * go); "later" when its workflow is paused (the entry stays, and comes back when the workflow resumes).
+ */
+export type PollAnswer = { outcome: "polled"; task: string } | { outcome: "gone" } | { outcome: "later" };
+
+/** A task updated from outside: its id and, for a SIMPLE task, the key of its worker queue. */
+export interface TaskUpdated {
+  taskId: string;
+  workerQueue?: string;
 }
 
 /** The outcome of a webhook callback. */
@@ -160,6 +175,9 @@ interface PendingChildResume {
  */
 const TOMBSTONE_KEEP_MS = 60 * 60 * 1000;
 
+/** Prefix of the meta keys of owed worker-queue pushes (see {@link WorkflowExecution.#queuePushes}). */
+const QUEUE_PUSH_META = "queuePush:";
+
 /** Prefix of the meta keys of owed failure-workflow starts (see {@link WorkflowExecution.#failureStarts}). */
 const FAILURE_START_META = "failureStart:";
 
@@ -209,6 +227,11 @@ export class WorkflowExecution extends DurableObject<Env> {
    * ({@link FAILURE_START_META} and its id) in the transaction of the decision that ended the execution.
    */
   #failureStarts: FailureWorkflowStart[];
+  /**
+   * SIMPLE tasks to put in (or move in) their worker queues, by task id, each stored under its own meta key
+   * ({@link QUEUE_PUSH_META} and the task id) in the transaction of the decision that queued it.
+   */
+  readonly #queuePushes: Map<string, WorkerQueueEntry>;
   #indexedSignature: string | undefined;
   /**
    * The search-row writer shard of this execution, stored with its start: every write of its row (and its
@@ -263,6 +286,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#childTerminations = JSON.parse(meta.get("childTerminations") ?? "{}") as Record<string, string>;
     this.#childrenLetGo = JSON.parse(meta.get("childrenLetGo") ?? "[]") as string[];
     this.#failureStarts = [...meta].filter(([key]) => key.startsWith(FAILURE_START_META)).map(([, value]) => JSON.parse(value) as FailureWorkflowStart);
+    this.#queuePushes = new Map(
+      [...meta].filter(([key]) => key.startsWith(QUEUE_PUSH_META)).map(([key, value]) => [key.slice(QUEUE_PUSH_META.length), JSON.parse(value) as WorkerQueueEntry]),
+    );
     this.#removing = meta.has("removing");
     this.#canceledByParent = meta.get("canceledByParent");
     this.#removed = meta.has("removed");
@@ -350,15 +376,15 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * What a TaskResult for `taskId` is scoped by, in one call: this execution's definition name and the
-   * reference name of that task (null when it is not one of this execution's own tasks, which the update
+   * reference name and task name of that task (null when it is not one of this execution's own tasks, which the update
    * would refuse too). Null when this object holds no execution.
    */
-  async getTaskScope(taskId: string): Promise<{ workflowName: string; taskRefName: string | null } | null> {
+  async getTaskScope(taskId: string): Promise<{ workflowName: string; taskRefName: string | null; taskName: string | null } | null> {
     this.#recover();
     const execution = this.#execution;
     if (!execution || this.#removing) return null;
     const task = execution.tasks.find((candidate) => candidate.taskId === taskId);
-    return { workflowName: execution.workflowName, taskRefName: task?.referenceTaskName ?? null };
+    return { workflowName: execution.workflowName, taskRefName: task?.referenceTaskName ?? null, taskName: task?.taskDefName ?? null };
   }
 
   /** True when the task is part of this execution or of one of its children, at any depth. */
@@ -566,6 +592,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#childTerminations = {};
     this.#childrenLetGo = [];
     this.#failureStarts = [];
+    this.#queuePushes.clear();
     this.#parentReopen = undefined;
     this.#removing = false;
     this.#removal = undefined;
@@ -574,28 +601,64 @@ export class WorkflowExecution extends DurableObject<Env> {
   // ---- RPC: tasks completed from outside -----------------------------------------------------
 
   /** Completes, fails or updates the pending task with reference name `taskRefName` (its latest instance). */
-  async updateTaskByRef(taskRefName: string, status: ExternalTaskStatus, output: JsonObject, reason?: string): Promise<ActorResult<string>> {
+  async updateTaskByRef(taskRefName: string, status: ExternalTaskStatus, output: JsonObject): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
     const task = execution.tasks.findLast((candidate) => candidate.referenceTaskName === taskRefName);
     if (!task) return refused(new EngineError("NOT_FOUND", `Workflow ${execution.workflowId} has no task with reference name ${taskRefName}`));
-    return this.updateTask(task.taskId, status, output, reason);
+    return this.updateTask(task.taskId, status, output);
   }
 
-  /** Completes, fails or updates one task instance by id. Answers with its task id. */
-  async updateTask(taskId: string, status: ExternalTaskStatus, output: JsonObject, reason?: string): Promise<ActorResult<string>> {
+  /**
+   * Completes, fails or updates one task instance by id (a TaskResult: `reason` is its reasonForIncompletion, and
+   * `callbackAfterSeconds` delays the next poll of a SIMPLE task kept IN_PROGRESS).
+   */
+  async updateTask(taskId: string, status: ExternalTaskStatus, output: JsonObject, options: { reason?: string; callbackAfterSeconds?: number } = {}): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     if (!this.#execution) return refused(this.#notFound());
     try {
       const event: ExecutionEvent = { type: "externalUpdate", taskId, status, output };
-      if (reason !== undefined) event.reason = reason;
+      if (options.reason !== undefined) event.reason = options.reason;
+      if (options.callbackAfterSeconds !== undefined) event.callbackAfterSeconds = options.callbackAfterSeconds;
       this.#apply(event);
       if (status !== "IN_PROGRESS") this.#inFlight.get(taskId)?.abort();
-      return ok(taskId);
+      const task = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
+      return ok(task?.taskType === "SIMPLE" ? { taskId, workerQueue: workerQueueKey(task.taskDefName, task.domain) } : { taskId });
     } catch (error) {
       return refused(error);
     }
+  }
+
+  /**
+   * A worker's poll took SIMPLE task `taskId` from its queue (see {@link PollAnswer}). Exactly one poll gets a task:
+   * the decision that hands it out is this object's, one at a time. The worker receives the input with the real
+   * values of the secrets it names, as an HTTP task sends them; the stored input keeps them masked.
+   */
+  async pollTask(taskId: string, workerId: string | undefined): Promise<PollAnswer> {
+    this.#recover();
+    const execution = this.#execution;
+    const waiting = execution?.tasks.find((candidate) => candidate.taskId === taskId && candidate.pollable === true);
+    if (!execution || this.#removing || !waiting) return { outcome: "gone" };
+    if (execution.status === "PAUSED") return { outcome: "later" };
+    // Read before the task is handed out: a missing secret fails it instead, so no worker gets a task it cannot run.
+    const live = await this.#liveInput(execution, waiting);
+    const event: ExecutionEvent = { type: "taskPolled", taskId };
+    if (workerId !== undefined) event.workerId = workerId;
+    try {
+      if (live instanceof MissingSecretError) {
+        this.#apply({ type: "externalUpdate", taskId, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason: `Task input references an unknown secret: ${live.message}` });
+        return { outcome: "gone" };
+      }
+      this.#apply(event);
+    } catch (error) {
+      // It moved on while its input was read (polled by another worker, completed, canceled, its workflow paused).
+      if (error instanceof EngineError) return this.#execution?.status === "PAUSED" ? { outcome: "later" } : { outcome: "gone" };
+      throw error;
+    }
+    const current = this.#execution!;
+    const task = current.tasks.find((candidate) => candidate.taskId === taskId)!;
+    return { outcome: "polled", task: JSON.stringify({ ...toTaskView(task, current), inputData: live.input }) };
   }
 
   /**
@@ -818,6 +881,10 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** Writes down, in the same synchronous transaction as the decision, work that must outlive this isolate. */
   #recordObligations(effects: Effect[]): void {
     for (const effect of effects) {
+      if (effect.kind === "queueTask") {
+        this.#queuePushes.set(effect.entry.taskId, effect.entry);
+        this.#store.setMeta(QUEUE_PUSH_META + effect.entry.taskId, JSON.stringify(effect.entry));
+      }
       if (effect.kind !== "startFailureWorkflow") continue;
       this.#failureStarts.push(effect.start);
       this.#store.setMeta(FAILURE_START_META + effect.start.workflowId, JSON.stringify(effect.start));
@@ -840,6 +907,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncWatchers(execution);
     this.#syncChildTerminations(execution.workflowId);
     this.#syncFailureStarts();
+    this.#syncQueuePushes();
     this.#syncChildResume();
     this.#syncParentReopen();
     this.#syncAlarm(execution);
@@ -878,7 +946,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   #owesBackgroundWork(execution: Execution): boolean {
     if (indexSignature(execution) !== this.#indexedSignature) return true;
     if (Object.keys(this.#childTerminations).length > 0) return true;
-    if (this.#failureStarts.length > 0) return true;
+    if (this.#failureStarts.length > 0 || this.#queuePushes.size > 0) return true;
     if (this.#childResume || this.#parentReopen) return true;
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
     const finished = finishSignature(execution);
@@ -898,6 +966,8 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (this.#execution && !this.#removing) {
           this.#syncIndex(this.#execution);
           this.#syncWatchers(this.#execution);
+          // A task queued again while its earlier push was on its way.
+          this.#syncQueuePushes();
           // With nothing more owed, a finished execution's safety alarm can go.
           this.#syncAlarm(this.#execution);
         }
@@ -1005,6 +1075,21 @@ export class WorkflowExecution extends DurableObject<Env> {
         }
         this.#failureStarts = this.#failureStarts.filter((owed) => owed !== start);
         this.#store.deleteMeta(FAILURE_START_META + start.workflowId);
+      });
+    }
+  }
+
+  /**
+   * Puts each owed SIMPLE task in its worker queue, until the queue has it; a task queued again meanwhile is pushed
+   * again once this push is done (pushes of one task never overtake each other).
+   */
+  #syncQueuePushes(): void {
+    for (const [taskId, entry] of this.#queuePushes) {
+      this.#runJob(QUEUE_PUSH_META + taskId, async () => {
+        await taskQueueAt(this.env, entry.queue).push([entry]);
+        if (this.#execution === null || this.#queuePushes.get(taskId) !== entry) return; // removed, or queued again meanwhile
+        this.#queuePushes.delete(taskId);
+        this.#store.deleteMeta(QUEUE_PUSH_META + taskId);
       });
     }
   }

@@ -27,6 +27,7 @@ import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, overExecutionLimitReas
 import { retryDelaySeconds, retryPolicyOf } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
+import { responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
@@ -52,8 +53,13 @@ export type ExecutionEvent =
       /** SUB_WORKFLOW: the child actually started, when an idempotency key returned an existing one. */
       subWorkflowId?: string;
     }
-  /** Someone outside completed (or updated) a pending task. Output is merged into the task's. */
-  | { type: "externalUpdate"; taskId: string; status: ExternalTaskStatus; output: JsonObject; reason?: string }
+  /**
+   * Someone outside completed (or updated) a pending task. Output is merged into the task's. A SIMPLE task a worker
+   * keeps IN_PROGRESS goes back to its queue, to be polled again after `callbackAfterSeconds` (0 when absent).
+   */
+  | { type: "externalUpdate"; taskId: string; status: ExternalTaskStatus; output: JsonObject; reason?: string; callbackAfterSeconds?: number }
+  /** A worker's poll took SIMPLE task `taskId` from its queue: it is the worker's now (IN_PROGRESS). */
+  | { type: "taskPolled"; taskId: string; workerId?: string }
   /**
    * Time passed (the alarm fired, or the object was just loaded). `liveTaskIds` are tasks whose side
    * effect is running in this isolate right now; any other dispatched attempt was lost with an
@@ -101,7 +107,12 @@ export type Effect =
   /** Terminate the child of a SUB_WORKFLOW task that was canceled, or decided from outside. */
   | { kind: "terminateChild"; taskId: string; subWorkflowId: string; reason: string }
   /** Start the failure workflow of an execution that just ended (see {@link FailureWorkflowStart}). */
-  | { kind: "startFailureWorkflow"; start: FailureWorkflowStart };
+  | { kind: "startFailureWorkflow"; start: FailureWorkflowStart }
+  /**
+   * Put a SIMPLE task in its worker queue (or move it there to `visibleAt`). An entry whose task no longer waits
+   * for a poll is harmless: the poll that takes it finds the task gone and drops it.
+   */
+  | { kind: "queueTask"; entry: WorkerQueueEntry };
 
 /** A decision: the new execution and what to do about it. */
 export interface Decision {
@@ -250,7 +261,7 @@ function applyDeadlines(draft: Draft, env: DecideEnv, effects: Effect[]): boolea
       continue;
     }
     const onTimeout = taskModule(task.taskType)?.onTimeout;
-    if (onTimeout) draft.updateTask(task.taskId, onTimeout(task, env));
+    if (onTimeout) draft.updateTask(task.taskId, onTimeout(task, env, state.definition.tasks[task.definitionIndex]));
   }
   return false;
 }
@@ -267,6 +278,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "externalUpdate":
       applyExternalUpdate(draft, event, env, effects);
       break;
+    case "taskPolled":
+      applyTaskPolled(draft, event, env);
+      return { state: draft.state, effects };
     case "tick":
       applyTick(draft, event.liveTaskIds, env, effects);
       break;
@@ -290,6 +304,8 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "resume":
       requireStatus(state, ["PAUSED"], "resume");
       draft.patch({ status: "RUNNING", updateTime: env.now });
+      // A poll that found them paused left them out of reach for a while: they can be polled again at once.
+      for (const task of state.tasks) if (task.pollable === true) effects.push({ kind: "queueTask", entry: workerQueueEntry(task, state, env.now) });
       break;
     case "retry":
       applyRetry(draft, env);
@@ -366,6 +382,10 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
   const bytes = oversize(fields.outputData!, env.config.maxPayloadBytes);
   // A completion the engine cannot store is refused, not half-applied: the caller can send less.
   if (bytes !== undefined) throw new EngineError("INVALID", oversizeReason("The task output", bytes, env.config.maxPayloadBytes));
+  if (event.status === "IN_PROGRESS" && task.taskType === "SIMPLE" && task.awaitingExternal === true) {
+    requeueForWorker(draft, task, fields, event.callbackAfterSeconds ?? 0, env, effects);
+    return;
+  }
   if (event.status === "IN_PROGRESS" && task.status === "SCHEDULED") {
     // Nothing but its start runs a SCHEDULED instance (a retry waiting out its delay, or any task of a
     // paused workflow), so marking it IN_PROGRESS would leave it waiting forever. Like Conductor, which
@@ -377,6 +397,7 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
     fields.endTime = env.now;
     fields.attemptDeadline = undefined;
     fields.awaitingExternal = false;
+    fields.pollable = undefined;
     fields.timeoutAt = undefined;
     fields.definitionTimeoutAt = undefined;
     if (task.startTime === 0) fields.startTime = env.now;
@@ -386,6 +407,51 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
       effects.push({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: task.subWorkflowId, reason });
     }
   }
+  draft.updateTask(task.taskId, fields);
+}
+
+/**
+ * A worker keeps SIMPLE task `task` IN_PROGRESS (Conductor's update with `callbackAfterSeconds`): it goes back to its
+ * queue, to be polled again once `callbackAfterSeconds` have passed, and has `responseTimeoutSeconds` from then on to
+ * be reported again.
+ */
+function requeueForWorker(draft: Draft, task: TaskExecution, fields: Partial<TaskExecution>, callbackAfterSeconds: number, env: DecideEnv, effects: Effect[]): void {
+  const visibleAt = env.now + callbackAfterSeconds * 1000;
+  const responseSeconds = responseTimeoutSeconds(draft.state.definition.tasks[task.definitionIndex]);
+  const updated = draft.updateTask(task.taskId, {
+    ...fields,
+    status: "IN_PROGRESS",
+    pollable: true,
+    callbackAfterSeconds,
+    startTime: task.startTime || env.now,
+    timeoutAt: responseSeconds > 0 ? visibleAt + responseSeconds * 1000 : undefined,
+  });
+  effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, visibleAt) });
+}
+
+/**
+ * Hands SIMPLE task `event.taskId` to the worker whose poll took it from the queue: IN_PROGRESS, with
+ * `responseTimeoutSeconds` to report and, counted from its first poll, its task definition's `timeoutSeconds`.
+ * Refused (changing nothing) when the task no longer waits for a poll or the workflow is not RUNNING: the poll
+ * then drops the queue entry, or (paused) leaves it for later.
+ */
+function applyTaskPolled(draft: Draft, event: Extract<ExecutionEvent, { type: "taskPolled" }>, env: DecideEnv): void {
+  const state = draft.state;
+  requireStatus(state, ["RUNNING"], "poll a task of");
+  const task = draft.task(event.taskId);
+  if (!task || task.pollable !== true || !isPending(task)) throw new EngineError("NOT_FOUND", `Task ${event.taskId} of workflow ${state.workflowId} is not waiting for a worker`);
+  const definition = state.definition.tasks[task.definitionIndex];
+  const responseSeconds = responseTimeoutSeconds(definition);
+  const fields: Partial<TaskExecution> = {
+    status: "IN_PROGRESS",
+    pollable: undefined,
+    pollCount: (task.pollCount ?? 0) + 1,
+    workerId: event.workerId,
+    startTime: task.startTime || env.now,
+    updateTime: env.now,
+    timeoutAt: responseSeconds > 0 ? env.now + responseSeconds * 1000 : undefined,
+  };
+  if (task.definitionTimeoutAt === undefined && definition !== undefined) fields.definitionTimeoutAt = definitionTimeoutAt({ ...task, ...fields }, definition, env);
   draft.updateTask(task.taskId, fields);
 }
 
@@ -523,6 +589,11 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     updateTime: env.now,
     attemptDeadline: undefined,
     awaitingExternal: false,
+    pollable: undefined,
+    domain: undefined,
+    workerId: undefined,
+    pollCount: undefined,
+    callbackAfterSeconds: undefined,
     timeoutAt: undefined,
     definitionTimeoutAt: undefined,
     subWorkflowId: undefined,
@@ -589,7 +660,8 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     if (!definition) return failWorkflow(draft, last, `task definition ${last.definitionIndex} is missing`, env, effects);
     switch (last.status) {
       case "SCHEDULED":
-        if (last.scheduledTime > env.now) return;
+        // Started already, it waits in its worker queue for a poll (SIMPLE).
+        if (last.awaitingExternal === true || last.scheduledTime > env.now) return;
         startTask(draft, last, definition, env, effects);
         // A task can fail as it starts (an input no callback could satisfy): handle that in this pass,
         // not at some later event. A start always moves the task on; the check only guards against one that did not.
@@ -687,6 +759,7 @@ function applySkipTask(draft: Draft, event: Extract<ExecutionEvent, { type: "ski
     startTime: latest.startTime === 0 ? env.now : latest.startTime,
     attemptDeadline: undefined,
     awaitingExternal: false,
+    pollable: undefined,
     timeoutAt: undefined,
   });
 }
@@ -819,9 +892,11 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
     return;
   }
   const started = module.start(task, definition, draft.state, env);
-  const timeoutAt = definitionTimeoutAt(started.task, definition, env);
-  draft.updateTask(task.taskId, timeoutAt === undefined ? started.task : { ...started.task, definitionTimeoutAt: timeoutAt });
+  // A task that has not really started (waiting for a worker's poll) is timed from when it does.
+  const timeoutAt = started.task.startTime === 0 ? undefined : definitionTimeoutAt(started.task, definition, env);
+  const updated = draft.updateTask(task.taskId, timeoutAt === undefined ? started.task : { ...started.task, definitionTimeoutAt: timeoutAt });
   if (started.dispatch) effects.push({ kind: "dispatch", taskId: task.taskId, attempt: started.task.attempt });
+  if (started.queue !== undefined) effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, started.queue) });
 }
 
 /** When a task that has just started times out by its task definition; undefined when it never does. */
@@ -885,6 +960,7 @@ function stopPendingTask(draft: Draft, task: TaskExecution, status: TaskStatus, 
     updateTime: env.now,
     attemptDeadline: undefined,
     awaitingExternal: false,
+    pollable: undefined,
     timeoutAt: undefined,
     definitionTimeoutAt: undefined,
   });
@@ -928,7 +1004,7 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
     if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
   };
   for (const task of state.tasks) {
-    if (task.status === "SCHEDULED" && state.status === "RUNNING") consider(task.scheduledTime);
+    if (task.status === "SCHEDULED" && task.awaitingExternal !== true && state.status === "RUNNING") consider(task.scheduledTime);
     if (isInFlight(task)) consider(task.attemptDeadline);
     if (isPending(task)) {
       consider(task.timeoutAt);

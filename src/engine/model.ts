@@ -9,8 +9,11 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
 
-/** Task types this service runs. */
-export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK"] as const;
+/**
+ * Task types this service runs. SIMPLE is Conductor's worker task: it waits in its task type's queue until a
+ * worker polls it (`GET /api/tasks/poll/{taskType}`) and reports its result (`POST /api/tasks`).
+ */
+export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE"] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
 
@@ -218,6 +221,20 @@ export interface TaskExecution {
   definitionTimeoutAt?: number;
   subWorkflowId?: string;
   callbackUrl?: string;
+  /**
+   * SIMPLE: the task waits in its worker queue, and the next poll of that queue may hand it to a worker. Set when
+   * it is scheduled and when a worker reports it IN_PROGRESS (it comes back after `callbackAfterSeconds`), cleared
+   * when a poll hands it out or it ends. Never shown by the API.
+   */
+  pollable?: true;
+  /** SIMPLE: the worker queue's domain (the execution's `taskToDomain` for the task's name, else `*`'s), if any. */
+  domain?: string;
+  /** SIMPLE: the worker that polled it last (the poll's `workerid`). */
+  workerId?: string;
+  /** SIMPLE: how many times a poll handed it to a worker. */
+  pollCount?: number;
+  /** SIMPLE: the delay a worker's last IN_PROGRESS update asked for before the task is polled again. */
+  callbackAfterSeconds?: number;
   /**
    * True when a rerun gave this instance's input (`taskInput`): taken literally, as Conductor does, and sent
    * as it is stored, never through the definition's template again. Not evaluated, so a rerun cannot make a

@@ -1,4 +1,5 @@
 import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
+import { responseTimeoutSeconds } from "./tasks/simple";
 
 /** A task as the API shows it (Conductor's `Task` JSON). */
 export type TaskView = JsonObject;
@@ -9,7 +10,8 @@ export type WorkflowView = JsonObject;
 export function toTaskView(task: TaskExecution, execution: WorkflowExecution): TaskView {
   const view: TaskView = {
     taskId: task.taskId,
-    taskType: task.taskType,
+    // As Conductor: a worker's (SIMPLE) task is of the type its name gives, which is what workers poll for.
+    taskType: task.taskType === "SIMPLE" ? task.taskDefName : task.taskType,
     referenceTaskName: task.referenceTaskName,
     taskDefName: task.taskDefName,
     seq: task.seq,
@@ -24,7 +26,7 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     updateTime: task.updateTime,
     workflowInstanceId: execution.workflowId,
     workflowType: execution.workflowName,
-    pollCount: 0,
+    pollCount: task.pollCount ?? 0,
   };
   setPresent(view, "reasonForIncompletion", task.reasonForIncompletion);
   setPresent(view, "correlationId", execution.correlationId);
@@ -32,6 +34,12 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   if (definition) view["workflowTask"] = definition as unknown as JsonObject;
   if (task.subWorkflowId !== undefined) view["subWorkflowId"] = task.subWorkflowId;
   if (task.callbackUrl !== undefined) view["callbackUrl"] = task.callbackUrl;
+  if (task.taskType === "SIMPLE") {
+    view["responseTimeoutSeconds"] = responseTimeoutSeconds(definition);
+    view["callbackAfterSeconds"] = task.callbackAfterSeconds ?? 0;
+    setPresent(view, "workerId", task.workerId);
+    setPresent(view, "domain", task.domain);
+  }
   return view;
 }
 

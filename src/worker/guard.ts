@@ -58,7 +58,7 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
     return UUID.test(first!) ? { workflowId: first! } : undefined;
   }
   if (area === "tasks") {
-    if (rest === 0) return method === "POST" ? { body: "taskResult" } : undefined;
+    if (rest === 0 || (rest === 1 && first === "update-v2")) return method === "POST" ? { body: "taskResult" } : undefined;
     return rest >= 3 && UUID.test(first!) ? { workflowId: first! } : undefined;
   }
   if (area === "metadata" && first === "workflow") {
@@ -87,7 +87,7 @@ async function taskResultTarget(env: Env, body: Record<string, unknown> | undefi
   const taskId = stringField(body, "taskId");
   if (taskId === undefined) return { workflowName: await executionName(env, instanceId) };
   const scope = await executionStub(env, instanceId).getTaskScope(taskId);
-  return { workflowName: scope?.workflowName, taskRefName: scope?.taskRefName ?? undefined };
+  return { workflowName: scope?.workflowName, taskRefName: scope?.taskRefName ?? undefined, taskName: scope?.taskName ?? undefined };
 }
 
 async function executionName(env: Env, workflowId: string): Promise<string | undefined> {

@@ -10,10 +10,12 @@ import { registerSecurityRoutes } from "./routes/security";
 import { registerTaskDefRoutes } from "./routes/task-defs";
 import { registerTaskRoutes } from "./routes/tasks";
 import { registerUnsupportedRoutes } from "./routes/unsupported";
+import { registerWorkerRoutes } from "./routes/workers";
 import { registerWorkflowNameRoutes, registerWorkflowRoutes } from "./routes/workflows";
 
 export { ExecutionIndexWriter } from "../actors/index-writer";
 export { RateLimiter } from "../actors/rate-limiter";
+export { TaskQueue } from "../actors/task-queue";
 export { WorkflowExecution } from "../actors/workflow-execution";
 
 type Args = [Env, ExecutionContext];
@@ -23,6 +25,8 @@ router.get("/health", () => Response.json({ status: "ok" }));
 // Before the 501s and the single-id routes: a definition may be named like one of their segments (`decide/correlated`,
 // `execute/variables`).
 registerWorkflowNameRoutes(router);
+// Before the 501s: those of task queues and reading a task by id would take a poll and queue sizes.
+registerWorkerRoutes(router);
 registerUnsupportedRoutes(router);
 registerMetadataRoutes(router);
 registerTaskDefRoutes(router);

@@ -102,6 +102,9 @@ export const BulkWorkflowIds = v.pipe(
   ),
 );
 
+/** Longest delay a worker may ask for before its IN_PROGRESS task is polled again. */
+const MAX_CALLBACK_AFTER_SECONDS = 30 * 24 * 3600;
+
 /** Conductor's `TaskResult`, body of `POST /api/tasks`. */
 export const TaskResultRequest = requestObject({
   workflowInstanceId: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
@@ -109,6 +112,12 @@ export const TaskResultRequest = requestObject({
   status: v.picklist(EXTERNAL_TASK_STATUSES, `must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`),
   outputData: v.optional(jsonData),
   reasonForIncompletion: v.optional(v.string("must be a string")),
+  /** A SIMPLE task kept IN_PROGRESS is polled again after this many seconds. */
+  callbackAfterSeconds: v.optional(
+    v.pipe(v.number("must be a number of seconds"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.maxValue(MAX_CALLBACK_AFTER_SECONDS, `must be at most ${MAX_CALLBACK_AFTER_SECONDS} (30 days)`)),
+  ),
+  /** The reporting worker; `update-v2` hands its next task to it. */
+  workerId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(256, "must be at most 256 characters"))),
 });
 /** Parsed {@link TaskResultRequest}. */
 export type TaskResultRequest = v.InferOutput<typeof TaskResultRequest>;

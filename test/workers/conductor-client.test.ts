@@ -22,11 +22,9 @@ async function errorOf(method: string, path: string, body?: unknown): Promise<Er
 
 describe("Conductor endpoints the service does not serve", () => {
   it.each([
-    ["GET", "/api/tasks/poll/HTTP?workerid=w1", "task workers"],
-    ["GET", "/api/tasks/poll/batch/HTTP?count=5", "task workers"],
-    ["POST", "/api/tasks/update-v2", "task workers"],
     ["GET", "/api/tasks/search?start=0&size=10", "task search"],
-    ["GET", "/api/tasks/queue/polldata?taskType=HTTP", "task queues"],
+    ["GET", "/api/tasks/queue/polldata?taskType=HTTP", "task queue administration"],
+    ["GET", "/api/tasks/queue/all", "task queue administration"],
     ["GET", `/api/tasks/${crypto.randomUUID()}`, "reading a task by its id"],
     ["POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal`, "signals"],
     ["POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal/sync`, "signals"],

@@ -20,4 +20,6 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   HTTP: validateHttpTask,
   SUB_WORKFLOW: validateSubWorkflowTask,
   WAIT_FOR_WEBHOOK: validateWaitForWebhookTask,
+  // A worker's task: its input is whatever the worker reads, and it has no settings of its own to check.
+  SIMPLE: () => [],
 };

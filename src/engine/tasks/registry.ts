@@ -1,5 +1,6 @@
 import type { JsonObject, TaskType, WorkflowTaskDef } from "../model";
 import { httpTask } from "./http";
+import { simpleTask } from "./simple";
 import type { TaskTypeModule } from "./task-type";
 import { subWorkflowTask } from "./sub-workflow";
 import { waitForWebhookTask } from "./wait-for-webhook";
@@ -9,6 +10,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   HTTP: httpTask,
   SUB_WORKFLOW: subWorkflowTask,
   WAIT_FOR_WEBHOOK: waitForWebhookTask,
+  SIMPLE: simpleTask,
 };
 
 /**

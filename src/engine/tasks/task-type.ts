@@ -7,6 +7,8 @@ export interface TaskStart {
   task: TaskExecution;
   /** True when the actor must perform the task's side effect (an HTTP call, starting a child). */
   dispatch: boolean;
+  /** Set (to when a poll may take it) when the task waits in its worker queue for a worker to poll it (SIMPLE). */
+  queue?: number;
 }
 
 /**
@@ -25,5 +27,5 @@ export interface TaskTypeModule {
    */
   attemptDeadline(task: TaskExecution, env: DecideEnv): number;
   /** How the task ends when its `timeoutAt` passes while it is still pending. */
-  onTimeout?(task: TaskExecution, env: DecideEnv): Partial<TaskExecution>;
+  onTimeout?(task: TaskExecution, env: DecideEnv, definition: WorkflowTaskDef | undefined): Partial<TaskExecution>;
 }

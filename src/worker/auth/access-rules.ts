@@ -8,8 +8,9 @@ import type { Principal } from "./principal";
  * authenticated caller). `apiPath` segments may be `{name}` (one segment, available to scopes as
  * `${path.name}`) and the pattern may end in `*` (any rest, or none). A required scope may also use
  * `${workflow.name}`: the definition name of the execution or definition the request targets, and
- * `${task.refName}`: the reference name of the task a TaskResult (`POST /api/tasks`) updates, read from its
- * execution (a request naming no task of that execution meets no scope using it).
+ * `${task.refName}` and `${task.name}`: the reference name and the task (definition) name of the task a TaskResult
+ * (`POST /api/tasks`, `/api/tasks/update-v2`) updates, read from its execution (a request naming no task of that
+ * execution meets no scope using them).
  */
 export interface AccessRule {
   apiPath: string;
@@ -63,6 +64,9 @@ export const BULK_ACCESS_RULES: readonly AccessRule[] = BULK_OPERATIONS.map(({ m
   requiredPermissions: [],
 }));
 
+/** What reporting a TaskResult needs: executing that task (by reference name or task name) or tasks of that workflow. */
+const TASK_RESULT_PERMISSIONS: Grant[] = [at("TASK_EXECUTE", "task:${task.refName}"), at("TASK_EXECUTE", "task:${task.name}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)];
+
 /**
  * The rule for every route of the service, most specific first; the first rule matching a request
  * decides. Anything else under /api (a route added without a rule) is for system admins only.
@@ -93,8 +97,13 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/workflow/{workflowId}/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}/sync", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
-  // The guard finds a TaskResult's task and workflow from its execution, so this agrees with the routes above.
-  { apiPath: "/api/tasks", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${task.refName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
+  // The guard finds a TaskResult's task and workflow from its execution, so this agrees with the routes above; a
+  // worker allowed to poll a task type (below) may report on its tasks too.
+  { apiPath: "/api/tasks", methods: ["POST"], requiredPermissions: TASK_RESULT_PERMISSIONS },
+  { apiPath: "/api/tasks/update-v2", methods: ["POST"], requiredPermissions: TASK_RESULT_PERMISSIONS },
+  // Task workers: polling takes tasks of that name (Conductor's task type), so it needs the right to execute them.
+  { apiPath: "/api/tasks/poll/batch/{taskType}", methods: ["GET"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskType}")] },
+  { apiPath: "/api/tasks/poll/{taskType}", methods: ["GET"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskType}")] },
   { apiPath: "/api/tasks/*", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
   { apiPath: "/api/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
 ];
@@ -155,20 +164,29 @@ export interface RequestTarget {
   workflowName?: string | undefined;
   /** `${task.refName}`: the reference name of the task a request updates by id, read from its execution. */
   taskRefName?: string | undefined;
+  /** `${task.name}`: the task (definition) name of that task, which workers poll by. */
+  taskName?: string | undefined;
 }
 
 /** Finds what a request targets when a rule needs it (only then, and once: it may cost a lookup). */
 export type TargetResolver = (variables: Record<string, string>) => Promise<RequestTarget>;
 
 /** Every placeholder a required scope may use; filled in one pass, so a value is never read as one. */
-const PLACEHOLDER = /\$\{(?:path\.(\w+)|(workflow\.name)|task\.refName)\}/g;
-const TARGET_PLACEHOLDER = /\$\{(?:workflow\.name|task\.refName)\}/;
-const TASK_PLACEHOLDER = "${task.refName}";
+const PLACEHOLDER = /\$\{(?:path\.(\w+)|(workflow\.name)|task\.(refName|name))\}/g;
+const TARGET_PLACEHOLDER = /\$\{(?:workflow\.name|task\.refName|task\.name)\}/;
 
-function substitute(scope: string, variables: Record<string, string>, workflowName: string, taskRefName: string): string {
-  return scope.replace(PLACEHOLDER, (_match, pathName: string | undefined, workflow: string | undefined) => {
+/** What a target's placeholders fill in as: the names found, or markers for what was not. */
+interface FilledTarget {
+  workflowName: string;
+  taskRefName: string;
+  taskName: string;
+}
+
+function substitute(scope: string, variables: Record<string, string>, target: FilledTarget): string {
+  return scope.replace(PLACEHOLDER, (_match, pathName: string | undefined, workflow: string | undefined, task: string | undefined) => {
     if (pathName !== undefined) return variables[pathName] ?? "";
-    return workflow !== undefined ? workflowName : taskRefName;
+    if (workflow !== undefined) return target.workflowName;
+    return task === "name" ? target.taskName : target.taskRefName;
   });
 }
 
@@ -178,8 +196,9 @@ function substitute(scope: string, variables: Record<string, string>, workflowNa
  * which only grants on every workflow cover: they would let the caller reach it anyway.
  */
 function fillScope(scope: string, variables: Record<string, string>, target: RequestTarget): string | undefined {
-  if (target.taskRefName === undefined && scope.includes(TASK_PLACEHOLDER)) return undefined;
-  return substitute(scope, variables, target.workflowName ?? "", target.taskRefName ?? "");
+  if (target.taskRefName === undefined && scope.includes("${task.refName}")) return undefined;
+  if (target.taskName === undefined && scope.includes("${task.name}")) return undefined;
+  return substitute(scope, variables, { workflowName: target.workflowName ?? "", taskRefName: target.taskRefName ?? "", taskName: target.taskName ?? "" });
 }
 
 /** True when some grant gives `action` at scope `*`, which covers every scope a rule could name. */
@@ -196,10 +215,13 @@ async function allows(principal: Principal, required: Grant, variables: Record<s
 
 /** How a 403 names what was required: scopes as resolved, with markers for what was not looked up or found. */
 function describeRequired(required: readonly Grant[], variables: Record<string, string>, target: RequestTarget | undefined): string {
-  const workflowName = target ? (target.workflowName ?? "") : "<workflow>";
-  const taskRefName = target?.taskRefName ?? "<task>";
+  const filled: FilledTarget = {
+    workflowName: target ? (target.workflowName ?? "") : "<workflow>",
+    taskRefName: target?.taskRefName ?? "<task>",
+    taskName: target?.taskName ?? "<task name>",
+  };
   return required
-    .map((grant) => `${grant.action} on ${grant.scope === ANY_SCOPE ? "some scope" : substitute(grant.scope, variables, workflowName, taskRefName)}`)
+    .map((grant) => `${grant.action} on ${grant.scope === ANY_SCOPE ? "some scope" : substitute(grant.scope, variables, filled)}`)
     .join(" or ");
 }
 

@@ -1,5 +1,6 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { JsonObject } from "../../engine/model";
+import type { TaskUpdated } from "../../actors/workflow-execution";
 import { serviceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readBodyBytes, readJsonBody, textResponse } from "../http/body";
@@ -21,8 +22,16 @@ async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: strin
   const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
   const output: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "task output") : {};
   const stub = executionStub(env, decodedPathParam(request, "workflowId"));
-  const taskId = unwrap(await stub.updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output));
+  const { taskId } = unwrap(await stub.updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output));
   return { taskId, stub };
+}
+
+/** Applies a TaskResult (`POST /api/tasks` and `/api/tasks/update-v2`) to its execution; the API error of a refusal. */
+export async function applyTaskResult(env: Env, result: TaskResultRequest): Promise<TaskUpdated> {
+  const options: { reason?: string; callbackAfterSeconds?: number } = {};
+  if (result.reasonForIncompletion !== undefined) options.reason = result.reasonForIncompletion;
+  if (result.callbackAfterSeconds !== undefined) options.callbackAfterSeconds = result.callbackAfterSeconds;
+  return unwrap(await executionStub(env, result.workflowInstanceId).updateTask(result.taskId, result.status, result.outputData ?? {}, options));
 }
 
 /** Routes that complete or update tasks from outside (asyncComplete HTTP tasks, waiting tasks). */
@@ -63,7 +72,6 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/tasks", async (request, env) => {
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const result = parseOrThrow(TaskResultRequest, body.present ? body.value : undefined, "task result");
-    const stub = executionStub(env, result.workflowInstanceId);
-    return textResponse(unwrap(await stub.updateTask(result.taskId, result.status, result.outputData ?? {}, result.reasonForIncompletion)));
+    return textResponse((await applyTaskResult(env, result)).taskId);
   });
 }

@@ -14,9 +14,7 @@ type Args = [Env, ExecutionContext];
  * (`POST /api/workflow/test` is left out on purpose: it starts a workflow named "test" here.)
  */
 export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string]> = [
-  ["/api/tasks/poll/*", "task workers (polling for SIMPLE tasks)"],
-  ["/api/tasks/queue/*", "task queues"],
-  ["/api/tasks/update-v2", "task workers (polling for SIMPLE tasks)"],
+  ["/api/tasks/queue/*", "task queue administration beyond sizes (GET /api/tasks/queue/sizes)"],
   ["/api/tasks/search", "task search"],
   ["/api/tasks/:taskId/log", "task execution logs"],
   ["/api/tasks/:taskId", "reading a task by its id (read it from its workflow: GET /api/workflow/{workflowId})"],

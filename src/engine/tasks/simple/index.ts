@@ -1,0 +1,73 @@
+import type { TaskExecution, WorkflowExecution, WorkflowTaskDef } from "../../model";
+import type { TaskTypeModule } from "../task-type";
+
+/** Conductor's default `responseTimeoutSeconds`, for a SIMPLE task without a task definition of its own. */
+export const DEFAULT_RESPONSE_TIMEOUT_SECONDS = 3600;
+
+/**
+ * One task waiting in a worker queue: what the queue needs to hand it out and the poll to find its execution.
+ * A queue holds the tasks of one task name (Conductor's task type) in one domain.
+ */
+export interface WorkerQueueEntry {
+  /** The queue's key (see {@link workerQueueKey}). */
+  queue: string;
+  taskId: string;
+  workflowId: string;
+  /** The execution's priority: higher first, as Conductor's queues. */
+  priority: number;
+  /** Epoch ms from which a poll may take it (later than now after a worker's `callbackAfterSeconds`). */
+  visibleAt: number;
+}
+
+/**
+ * The key of the worker queue of task name `taskType` in `domain` (none: the default queue). Conductor calls it
+ * `domain:taskType`; a task name may hold a `:` itself, so the key is unambiguous JSON instead.
+ */
+export function workerQueueKey(taskType: string, domain: string | undefined): string {
+  return JSON.stringify([domain ?? null, taskType]);
+}
+
+/** The domain a SIMPLE task of `taskName` is queued in: the execution's `taskToDomain` for its name, else for `*`. */
+export function workerDomain(execution: WorkflowExecution, taskName: string): string | undefined {
+  const domains = execution.taskToDomain;
+  const domain = Object.hasOwn(domains, taskName) ? domains[taskName] : Object.hasOwn(domains, "*") ? domains["*"] : undefined;
+  return domain === undefined || domain === "" || domain === "NO_DOMAIN" ? undefined : domain;
+}
+
+/** The queue entry that lets a poll take `task` from `visibleAt` on. */
+export function workerQueueEntry(task: TaskExecution, execution: WorkflowExecution, visibleAt: number): WorkerQueueEntry {
+  return { queue: workerQueueKey(task.taskDefName, task.domain), taskId: task.taskId, workflowId: execution.workflowId, priority: execution.priority, visibleAt };
+}
+
+/** The task's `responseTimeoutSeconds`: its task definition's, else Conductor's default; 0 never times out. */
+export function responseTimeoutSeconds(definition: WorkflowTaskDef | undefined): number {
+  return definition?.taskDefinition?.responseTimeoutSeconds ?? DEFAULT_RESPONSE_TIMEOUT_SECONDS;
+}
+
+/**
+ * SIMPLE (Conductor's worker task): nothing runs in the engine. The task stays SCHEDULED in its worker queue until
+ * a worker polls it (then IN_PROGRESS, with `responseTimeoutSeconds` to report), and ends with the worker's result.
+ * A task definition's `pollTimeoutSeconds` bounds the wait for a poll; either timeout makes it TIMED_OUT, which
+ * its retry settings then retry.
+ */
+export const simpleTask: TaskTypeModule = {
+  type: "SIMPLE",
+  start(task, definition, execution, env) {
+    const queued: TaskExecution = { ...task, status: "SCHEDULED", awaitingExternal: true, pollable: true, updateTime: env.now };
+    const domain = workerDomain(execution, definition.name);
+    if (domain !== undefined) queued.domain = domain;
+    const pollTimeout = definition.taskDefinition?.pollTimeoutSeconds ?? 0;
+    if (pollTimeout > 0) queued.timeoutAt = env.now + pollTimeout * 1000;
+    return { task: queued, dispatch: false, queue: env.now };
+  },
+  attemptDeadline(_task, env) {
+    return env.now;
+  },
+  onTimeout(task, env, definition) {
+    const reason =
+      task.status === "SCHEDULED"
+        ? `Task was not polled by a worker within pollTimeoutSeconds (${definition?.taskDefinition?.pollTimeoutSeconds ?? 0} s)`
+        : `Task timed out: no update from worker ${task.workerId ?? "(unnamed)"} within responseTimeoutSeconds (${responseTimeoutSeconds(definition)} s)`;
+    return { status: "TIMED_OUT", reasonForIncompletion: reason, endTime: env.now, updateTime: env.now, awaitingExternal: false, pollable: undefined, timeoutAt: undefined };
+  },
+};

@@ -1,0 +1,130 @@
+import type { IRequest, RouterType } from "itty-router";
+import type { PollAnswer } from "../../actors/workflow-execution";
+import { taskQueueAt, MAX_POLL_WAIT_MS, type LeasedTask } from "../../actors/task-queue";
+import { workerQueueKey } from "../../engine/tasks/simple";
+import { serviceConfig } from "../config";
+import { executionStub } from "../executions";
+import { jsonTextResponse, readJsonBody } from "../http/body";
+import { validationError } from "../http/errors";
+import { decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
+import { TaskResultRequest, parseOrThrow } from "../schemas";
+import { applyTaskResult } from "./tasks";
+
+type Args = [Env, ExecutionContext];
+
+/** Most tasks one batch poll may ask for. */
+export const MAX_POLL_COUNT = 100;
+/** Conductor's default batch poll wait (ms). */
+const DEFAULT_POLL_WAIT_MS = 100;
+/**
+ * How long a polled entry stays hidden while its execution is asked for the task. Only a poll that dies between
+ * taking an entry and dropping it (or finding its workflow paused) leaves it hidden that long.
+ */
+const POLL_LEASE_MS = 30_000;
+/** Rounds of entries a poll goes through when each one it took turned out to be stale (bounded, like every loop here). */
+const MAX_POLL_ROUNDS = 5;
+/** Longest worker id, domain or task type a poll names. */
+const MAX_NAME_LENGTH = 256;
+
+/** What a poll asks for. */
+interface PollRequest {
+  taskType: string;
+  domain?: string;
+  workerId?: string;
+  count: number;
+  waitMs: number;
+}
+
+function boundedName(value: string | undefined, name: string): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (value.length > MAX_NAME_LENGTH) throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: `must be at most ${MAX_NAME_LENGTH} characters` }]);
+  return value;
+}
+
+/** The poll a request asks for; 400 for a bad count, timeout or over-long name. */
+function pollRequest(request: IRequest, batch: boolean): PollRequest {
+  const taskType = decodedPathParam(request, "taskType");
+  if (taskType.length > MAX_NAME_LENGTH) throw validationError("Invalid task type", [{ path: "taskType", message: `must be at most ${MAX_NAME_LENGTH} characters` }]);
+  const poll: PollRequest = {
+    taskType,
+    count: batch ? (integerQuery(request, "count", 1, MAX_POLL_COUNT) ?? 1) : 1,
+    waitMs: batch ? (integerQuery(request, "timeout", 0, MAX_POLL_WAIT_MS) ?? DEFAULT_POLL_WAIT_MS) : 0,
+  };
+  const domain = boundedName(queryValue(request, "domain"), "domain");
+  const workerId = boundedName(queryValue(request, "workerid"), "workerid");
+  if (domain !== undefined && domain !== "NO_DOMAIN") poll.domain = domain;
+  if (workerId !== undefined) poll.workerId = workerId;
+  return poll;
+}
+
+/**
+ * Takes up to `poll.count` tasks from the worker queue of `poll.taskType` in `poll.domain`, waiting up to
+ * `poll.waitMs` for one. Each entry taken is offered to its execution, which hands the task out or says it no longer
+ * waits; both drop the entry. An execution that could not be asked (an error) leaves its entry leased, to come back.
+ * Answers the Task JSON of each task handed out.
+ */
+async function pollWorkerQueue(env: Env, queue: string, poll: Omit<PollRequest, "taskType" | "domain">): Promise<string[]> {
+  const stub = taskQueueAt(env, queue);
+  const deadline = Date.now() + poll.waitMs;
+  const tasks: string[] = [];
+  for (let round = 0; round < MAX_POLL_ROUNDS && tasks.length === 0; round++) {
+    const leased = await stub.lease(poll.count, Math.max(0, deadline - Date.now()), POLL_LEASE_MS);
+    if (leased.length === 0) break;
+    const answers = await Promise.allSettled(leased.map((entry) => offer(env, entry, poll.workerId)));
+    const answered: string[] = [];
+    answers.forEach((answer, index) => {
+      if (answer.status === "rejected") {
+        console.error(JSON.stringify({ msg: "poll could not reach an execution; its task comes back after the lease", taskId: leased[index]!.taskId, error: String(answer.reason) }));
+        return;
+      }
+      if (answer.value.outcome === "later") return;
+      answered.push(leased[index]!.taskId);
+      if (answer.value.outcome === "polled") tasks.push(answer.value.task);
+    });
+    if (answered.length > 0) await stub.ack(answered);
+  }
+  return tasks;
+}
+
+function offer(env: Env, entry: LeasedTask, workerId: string | undefined): Promise<PollAnswer> {
+  return executionStub(env, entry.workflowId).pollTask(entry.taskId, workerId);
+}
+
+/** Routes of task workers: polling for SIMPLE tasks, reporting results with the next task, and queue sizes. */
+export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
+  router.get("/api/tasks/poll/batch/:taskType", async (request, env) => {
+    const poll = pollRequest(request, true);
+    const tasks = await pollWorkerQueue(env, workerQueueKey(poll.taskType, poll.domain), poll);
+    return jsonTextResponse(`[${tasks.join(",")}]`);
+  });
+
+  // Conductor answers a poll that found nothing with 204 No Content.
+  router.get("/api/tasks/poll/:taskType", async (request, env) => {
+    const poll = pollRequest(request, false);
+    const [task] = await pollWorkerQueue(env, workerQueueKey(poll.taskType, poll.domain), poll);
+    return task === undefined ? new Response(null, { status: 204 }) : jsonTextResponse(task);
+  });
+
+  // Orkes' update that answers the worker's next task of the same type and domain (the official clients' TaskRunner
+  // uses it when the server has it), or 204 when there is none right now.
+  router.post("/api/tasks/update-v2", async (request, env) => {
+    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+    const result = parseOrThrow(TaskResultRequest, body.present ? body.value : undefined, "task result");
+    const updated = await applyTaskResult(env, result);
+    if (updated.workerQueue === undefined) return new Response(null, { status: 204 });
+    const poll: Omit<PollRequest, "taskType" | "domain"> = { count: 1, waitMs: 0 };
+    if (result.workerId !== undefined) poll.workerId = result.workerId;
+    const [next] = await pollWorkerQueue(env, updated.workerQueue, poll);
+    return next === undefined ? new Response(null, { status: 204 }) : jsonTextResponse(next);
+  });
+
+  // Conductor's queue sizes of the default domain, by task type (`?taskType=a&taskType=b`, or comma-separated).
+  router.get("/api/tasks/queue/sizes", async (request, env) => {
+    const { taskType } = queryParams(request, [], ["taskType"]);
+    const names = Array.isArray(taskType) ? taskType : [];
+    if (names.length > MAX_POLL_COUNT) throw validationError("Too many task types", [{ path: "taskType", message: `must name at most ${MAX_POLL_COUNT} task types` }]);
+    const sizes = await Promise.all(names.map((name) => taskQueueAt(env, workerQueueKey(name, undefined)).size()));
+    // fromEntries defines each name as data, `__proto__` too.
+    return Response.json(Object.fromEntries(names.map((name, index) => [name, sizes[index]!])));
+  });
+}

@@ -1,0 +1,148 @@
+import { describe, expect, it } from "vitest";
+import { createExecution, decide, nextDeadline, type Decision, type Effect } from "../../src/engine/decider";
+import { EngineError } from "../../src/engine/errors";
+import type { TaskDef, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
+import { toTaskView } from "../../src/engine/view";
+import { validateWorkflowDef } from "../../src/engine/definition/validate";
+import { env } from "./engine-env";
+
+const taskDef = (fields: Partial<TaskDef>): TaskDef => ({
+  name: "encode",
+  retryCount: 0,
+  retryLogic: "FIXED",
+  retryDelaySeconds: 0,
+  backoffScaleFactor: 1,
+  timeoutSeconds: 0,
+  timeoutPolicy: "TIME_OUT_WF",
+  responseTimeoutSeconds: 3600,
+  ...fields,
+});
+
+const encode: WorkflowTaskDef = { name: "encode", taskReferenceName: "encode_ref", type: "SIMPLE", inputParameters: { file: "${workflow.input.file}" } };
+
+function started(task: WorkflowTaskDef = encode, extra: { taskToDomain?: Record<string, string>; priority?: number } = {}): Decision {
+  const definition: WorkflowDef = { name: "media", version: 1, schemaVersion: 2, tasks: [task] };
+  const execution = createExecution({ workflowId: "wf-1", definition, input: { file: "a.mp4" }, ...extra }, 1_000);
+  return decide(execution, { type: "start" }, env(1_000));
+}
+
+function queued(effects: Effect[]): WorkerQueueEntry[] {
+  return effects.flatMap((effect) => (effect.kind === "queueTask" ? [effect.entry] : []));
+}
+
+function poll(state: WorkflowExecution, now: number, workerId = "worker-1"): WorkflowExecution {
+  return decide(state, { type: "taskPolled", taskId: state.tasks[0]!.taskId, workerId }, env(now)).state;
+}
+
+describe("SIMPLE tasks: waiting in a worker queue", () => {
+  it("is registered like any task: no settings of its own to check", () => {
+    const result = validateWorkflowDef({ name: "media", version: 1, schemaVersion: 2, tasks: [encode] });
+    expect(result.ok).toBe(true);
+  });
+
+  it("is scheduled with its input resolved and put in the queue of its name, visible now", () => {
+    const { state, effects } = started(encode, { priority: 7 });
+    const task = state.tasks[0]!;
+    expect(task).toMatchObject({ status: "SCHEDULED", inputData: { file: "a.mp4" }, startTime: 0, pollable: true });
+    expect(queued(effects)).toEqual([{ queue: workerQueueKey("encode", undefined), taskId: task.taskId, workflowId: "wf-1", priority: 7, visibleAt: 1_000 }]);
+    expect(effects.some((effect) => effect.kind === "dispatch")).toBe(false);
+    // Nothing timed: it waits for a worker (no pollTimeoutSeconds), and the alarm is not armed for it.
+    expect(nextDeadline(state)).toBeUndefined();
+    // The Task JSON shows the task name as its type, as Conductor's workers poll it.
+    expect(toTaskView(task, state)).toMatchObject({ taskType: "encode", status: "SCHEDULED", pollCount: 0, responseTimeoutSeconds: 3600 });
+  });
+
+  it("goes to the domain taskToDomain gives its name, or `*`'s, and never to a key another name and domain share", () => {
+    expect(queued(started(encode, { taskToDomain: { encode: "gpu" } }).effects)[0]!.queue).toBe(workerQueueKey("encode", "gpu"));
+    expect(queued(started(encode, { taskToDomain: { "*": "eu" } }).effects)[0]!.queue).toBe(workerQueueKey("encode", "eu"));
+    expect(queued(started(encode, { taskToDomain: { other: "eu", "*": "NO_DOMAIN" } }).effects)[0]!.queue).toBe(workerQueueKey("encode", undefined));
+    expect(workerQueueKey("b", "a")).not.toBe(workerQueueKey("a:b", undefined));
+  });
+
+  it("a poll hands it to the worker: IN_PROGRESS, counted, with responseTimeoutSeconds to report", () => {
+    const withDef = { ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 30 }) };
+    const state = poll(started(withDef).state, 5_000);
+    expect(state.tasks[0]).toMatchObject({ status: "IN_PROGRESS", startTime: 5_000, pollCount: 1, workerId: "worker-1", timeoutAt: 35_000 });
+    expect(state.tasks[0]!.pollable).toBeUndefined();
+    expect(nextDeadline(state)).toBe(35_000);
+    // A second poll of the same task (a queue entry delivered twice) takes nothing.
+    expect(() => poll(state, 6_000, "worker-2")).toThrow(EngineError);
+  });
+
+  it("a worker's result completes it and the workflow goes on; COMPLETED output is the task's", () => {
+    const state = poll(started().state, 2_000);
+    const done = decide(state, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "COMPLETED", output: { url: "s3://out" } }, env(3_000));
+    expect(done.state.status).toBe("COMPLETED");
+    expect(done.state.output).toEqual({ url: "s3://out" });
+  });
+
+  it("IN_PROGRESS with callbackAfterSeconds goes back to the queue, visible then, and the next poll counts again", () => {
+    const withDef = { ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 30 }) };
+    const state = poll(started(withDef).state, 2_000);
+    const taskId = state.tasks[0]!.taskId;
+    const update = decide(state, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: { percent: 40 }, callbackAfterSeconds: 60 }, env(3_000));
+    expect(update.state.tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollable: true, callbackAfterSeconds: 60, outputData: { percent: 40 }, timeoutAt: 93_000 });
+    expect(queued(update.effects)).toMatchObject([{ taskId, visibleAt: 63_000 }]);
+    const again = poll(update.state, 63_500, "worker-2");
+    expect(again.tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollCount: 2, workerId: "worker-2", startTime: 2_000 });
+  });
+
+  it("times out by responseTimeoutSeconds when the worker goes quiet, and its retry settings retry it as a new queued instance", () => {
+    const withDef = { ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 10, retryCount: 1 }) };
+    const state = poll(started(withDef).state, 2_000);
+    const tick = decide(state, { type: "tick", liveTaskIds: new Set() }, env(12_000));
+    expect(tick.state.tasks[0]).toMatchObject({ status: "TIMED_OUT", retried: true });
+    expect(tick.state.tasks[0]!.reasonForIncompletion).toContain("responseTimeoutSeconds (10 s)");
+    expect(tick.state.tasks[1]).toMatchObject({ status: "SCHEDULED", retryCount: 1, pollable: true });
+    expect(queued(tick.effects).map((entry) => entry.taskId)).toEqual([tick.state.tasks[1]!.taskId]);
+  });
+
+  it("times out by pollTimeoutSeconds when no worker polls it, failing the workflow without retries", () => {
+    const withDef = { ...encode, taskDefinition: taskDef({ pollTimeoutSeconds: 5 }) };
+    const { state } = started(withDef);
+    expect(nextDeadline(state)).toBe(6_000);
+    const tick = decide(state, { type: "tick", liveTaskIds: new Set() }, env(6_000));
+    expect(tick.state.tasks[0]).toMatchObject({ status: "TIMED_OUT" });
+    expect(tick.state.tasks[0]!.reasonForIncompletion).toContain("pollTimeoutSeconds (5 s)");
+    expect(tick.state.status).toBe("FAILED");
+    // A poll arriving after that deadline finds the task timed out: the deadline is applied first.
+    expect(() => poll(state, 6_500)).toThrow(EngineError);
+  });
+
+  it("the task definition's timeoutSeconds counts from the first poll, not from when it was queued", () => {
+    const withDef = { ...encode, taskDefinition: taskDef({ timeoutSeconds: 100, responseTimeoutSeconds: 50 }) };
+    const { state } = started(withDef);
+    expect(state.tasks[0]!.definitionTimeoutAt).toBeUndefined();
+    expect(poll(state, 40_000).tasks[0]!.definitionTimeoutAt).toBe(140_000);
+  });
+
+  it("a paused workflow's task is not handed out; resuming makes its queue entry visible at once", () => {
+    const { state } = started();
+    const paused = decide(state, { type: "pause" }, env(2_000)).state;
+    expect(() => poll(paused, 2_500)).toThrow(/PAUSED/);
+    const resumed = decide(paused, { type: "resume" }, env(3_000));
+    expect(queued(resumed.effects)).toMatchObject([{ taskId: state.tasks[0]!.taskId, visibleAt: 3_000 }]);
+    expect(poll(resumed.state, 3_100).tasks[0]!.status).toBe("IN_PROGRESS");
+  });
+
+  it("a terminated workflow's queued task is canceled and no longer polled", () => {
+    const { state } = started();
+    const terminated = decide(state, { type: "terminate", reason: "stop" }, env(2_000)).state;
+    expect(terminated.tasks[0]).toMatchObject({ status: "CANCELED" });
+    expect(terminated.tasks[0]!.pollable).toBeUndefined();
+    expect(() => poll(terminated, 2_100)).toThrow(EngineError);
+  });
+
+  it("a rerun from it queues it again, its worker fields reset", () => {
+    const state = poll(started().state, 2_000);
+    const taskId = state.tasks[0]!.taskId;
+    const failed = decide(state, { type: "externalUpdate", taskId, status: "FAILED", output: {}, reason: "disk full" }, env(3_000)).state;
+    expect(failed.status).toBe("FAILED");
+    const rerun = decide(failed, { type: "rerun", fromTaskId: taskId }, env(4_000));
+    expect(rerun.state.tasks[0]).toMatchObject({ status: "SCHEDULED", pollable: true });
+    expect(rerun.state.tasks[0]!.pollCount).toBeUndefined();
+    expect(rerun.state.tasks[0]!.workerId).toBeUndefined();
+    expect(queued(rerun.effects)).toMatchObject([{ taskId, visibleAt: 4_000 }]);
+  });
+});
