@@ -198,7 +198,8 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(await queueSize("w_bad_task")).toBe(1);
     const task = await pollOne("w_bad_task");
     const before = JSON.stringify(await getWorkflow(workflowId));
-    for (const extra of [{ callbackAfterSeconds: -1 }, { callbackAfterSeconds: 1.5 }, { callbackAfterSeconds: "soon" }, { workerId: 7 }]) {
+    const badExtras: JsonObject[] = [{ callbackAfterSeconds: -1 }, { callbackAfterSeconds: 1.5 }, { callbackAfterSeconds: "soon" }, { workerId: 7 }];
+    for (const extra of badExtras) {
       const response = await report(task, "IN_PROGRESS", {}, extra);
       expect(response.status, JSON.stringify(extra)).toBe(400);
     }
