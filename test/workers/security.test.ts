@@ -372,6 +372,36 @@ describe("RBAC", () => {
     expect(done.tasks[1]).toMatchObject({ status: "COMPLETED", outputData: { approved: true } });
   });
 
+  it("TASK_EXECUTE on task:<name> lets a worker poll tasks of that name and report them (update-v2 too), and nothing else", async () => {
+    const simple = (name: string) => ({ name, taskReferenceName: `${name}_step`, type: "SIMPLE" });
+    await register({ name: "rbw_flow", tasks: [simple("rbw_encode"), simple("rbw_publish")] });
+    const workflowId = await startWorkflow("rbw_flow");
+    const worker = await createUser("rbac-worker", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:rbw_encode" }] });
+    const h = orkes(worker.token);
+    const queued = async (name: string) => (await apiOk<Record<string, number>>("GET", `/api/tasks/queue/sizes?taskType=${name}`))[name]!;
+    await eventually(() => queued("rbw_encode"), (size) => size === 1, "the task queued");
+
+    // Another task name: refused before anything is taken from its queue.
+    const denied = await expectStatus(await call("GET", "/api/tasks/poll/batch/rbw_publish?count=1&timeout=0", h), 403, "PERMISSION_DENIED");
+    expect(JSON.parse(denied).message).toContain("TASK_EXECUTE on task:rbw_publish");
+    await expectStatus(await call("GET", "/api/tasks/poll/rbw_publish", h), 403, "PERMISSION_DENIED");
+    // Reading queue sizes needs TASK_READ, which a worker key need not hold.
+    await expectStatus(await call("GET", "/api/tasks/queue/sizes?taskType=rbw_encode", h), 403, "PERMISSION_DENIED");
+
+    const polled = await call("GET", "/api/tasks/poll/batch/rbw_encode?workerid=w1&count=1&timeout=0", h);
+    const [task] = JSON.parse(await expectStatus(polled, 200)) as Array<{ taskId: string }>;
+    expect(task).toBeDefined();
+    // Reported by the task's name (its reference name differs): the worker's grant covers it, through update-v2 as well.
+    const result = { workflowInstanceId: workflowId, taskId: task!.taskId, status: "COMPLETED", outputData: { ok: true } };
+    await expectStatus(await call("POST", "/api/tasks/update-v2", h, result), 204);
+    const next = (await waitFor(workflowId, (w) => w.tasks[1]?.status === "SCHEDULED")).tasks[1]!;
+    // The next task is another name's: neither reported nor completed by this worker.
+    const other = { workflowInstanceId: workflowId, taskId: next.taskId, status: "COMPLETED", outputData: {} };
+    await expectStatus(await call("POST", "/api/tasks", h, other), 403, "PERMISSION_DENIED");
+    await expectStatus(await call("POST", "/api/tasks/update-v2", h, other), 403, "PERMISSION_DENIED");
+    expect((await getWorkflow(workflowId)).tasks.map((t) => t.status)).toEqual(["COMPLETED", "SCHEDULED"]);
+  });
+
   it("a path segment spelling a scope placeholder is taken literally: ${workflow.name} as a taskRefName is not filled in", async () => {
     await register({ name: "rbplace_flow", tasks: [httpTask("rbplace_gate", { uri: target("/echo/p"), method: "GET" }, { asyncComplete: true })] });
     const id = await startWorkflow("rbplace_flow");
