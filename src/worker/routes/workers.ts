@@ -86,7 +86,8 @@ async function pollWorkerQueue(env: Env, queue: string, poll: Omit<PollRequest, 
   return tasks;
 }
 
-function offer(env: Env, entry: LeasedTask, workerId: string | undefined): Promise<PollAnswer> {
+/** Asks the entry's execution for its task; async, so that any failure (a stub that cannot be made too) is a rejection. */
+async function offer(env: Env, entry: LeasedTask, workerId: string | undefined): Promise<PollAnswer> {
   return executionStub(env, entry.workflowId).pollTask(entry.taskId, workerId);
 }
 
