@@ -1,7 +1,8 @@
 /// <reference types="node" />
 /**
  * The web UI in headless Chromium against the real `wrangler dev`, as a user clicks through it: log in with an
- * API key, run a workflow whose asyncComplete HTTP task waits, complete that task by hand, rerun from a task,
+ * API key, run a workflow whose asyncComplete HTTP task waits, complete that task by hand, follow a SIMPLE task
+ * from waiting for a worker to polled and complete it by hand, rerun from a task,
  * act on several executions of the list at once, register a definition with a mistake and see the error at its
  * line, and see that a read-only user is not offered what it may not do. Every page must keep a clean console.
  *
@@ -387,6 +388,92 @@ describe("web UI", () => {
     await dialog.getByRole("button", { name: "Retry" }).click();
     await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("RUNNING");
     await waitForStatus(server.url, adminKey, hookParentId, ["RUNNING"]);
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
+  it("registers a workflow with a SIMPLE task, shows it waiting for a worker, then the worker that polled it, and completes it by hand", async () => {
+    const { page } = admin;
+    const name = `${parentName}_worker`;
+    const taskName = `${parentName}_pack`;
+    const fact = (term: string) => page.locator(".task-panel .fact").filter({ has: page.locator("dt").getByText(term, { exact: true }) }).locator("dd");
+    // Written in the editor, which accepts a SIMPLE task and draws it with its type and its task name.
+    await page.getByRole("link", { name: "Definitions", exact: true }).click();
+    await page.getByRole("link", { name: "New definition" }).click();
+    await page.getByLabel("Workflow definition (JSON)").fill(JSON.stringify({
+      name, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
+      tasks: [{ name: taskName, taskReferenceName: "pack", type: "SIMPLE", inputParameters: { orderId: "${workflow.input.orderId}" } }],
+      outputParameters: { parcel: "${pack.output.parcel}" },
+    }));
+    await page.getByRole("button", { name: "Register" }).click();
+    await page.getByRole("heading", { name: `${name} v1` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    const drawn = page.locator('.diagram .node-body[data-ref="pack"]');
+    expect(await drawn.locator(".node-type").textContent()).toBe("SIMPLE");
+    expect(await drawn.locator(".node-name").textContent()).toBe(taskName);
+
+    // Started with its task name mapped to a domain: its task waits in that domain's queue.
+    const started = (await callOk(server.url, "POST", "/api/workflow", {
+      key: adminKey, body: { name, input: { orderId: "C-3" }, taskToDomain: { [taskName]: "ui-pool" } },
+    })).text.trim();
+    await page.goto(`${server.url}/#/executions/${started}?task=pack`);
+    await expect.poll(() => step(page, "pack").getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("SCHEDULED");
+    // It reads as waiting for a worker (a SIMPLE task's taskType is its name; its type is the definition's).
+    expect(await step(page, "pack").locator("xpath=..").locator(".node-note").textContent()).toBe(`waiting for a worker to poll ${taskName}`);
+    await expect.poll(() => page.locator(".task-panel .worker-note").textContent(), { timeout: STEP_TIMEOUT_MS })
+      .toBe(`Waiting for a worker to poll ${taskName} in domain ui-pool (GET /api/tasks/poll/${taskName}?domain=ui-pool).`);
+    expect(await fact("Type").textContent()).toBe("SIMPLE");
+    expect(await fact("Task name").textContent()).toBe(taskName);
+    expect(await fact("Domain").textContent()).toBe("ui-pool");
+    expect(await fact("Worker").textContent()).toBe("none yet");
+    expect(await fact("Poll count").textContent()).toBe("0");
+    // Still queued, it may already be completed or failed by hand.
+    await page.getByRole("button", { name: "Complete…" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByRole("button", { name: "Fail…" }).count()).toBe(1);
+    await screenshot(page, "execution-simple-waiting");
+
+    // A worker polls it, as the official clients do.
+    const polled = (await callOk(server.url, "GET", `/api/tasks/poll/batch/${encodeURIComponent(taskName)}?workerid=ui-worker-7&count=1&timeout=5000&domain=ui-pool`, { key: adminKey })).json();
+    expect(polled).toMatchObject([{ workflowInstanceId: started, referenceTaskName: "pack", taskType: taskName, workerId: "ui-worker-7", status: "IN_PROGRESS" }]);
+    await page.reload();
+    await expect.poll(() => step(page, "pack").getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("IN_PROGRESS");
+    expect(await step(page, "pack").locator("xpath=..").locator(".node-note").textContent()).toBe("polled by ui-worker-7");
+    await expect.poll(() => fact("Worker").textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("ui-worker-7");
+    expect(await fact("Poll count").textContent()).toBe("1");
+    expect(await fact("Callback after").textContent()).toBe("0 s");
+    expect(await fact("Response timeout").textContent()).toBe("3600 s");
+    expect(await page.locator(".task-panel .worker-note").textContent()).toBe("Polled by worker ui-worker-7, which reports its result with POST /api/tasks within 3600 s.");
+    // The worker reports it still in progress and asks to have it back later: it waits in its queue again.
+    await callOk(server.url, "POST", "/api/tasks", {
+      key: adminKey, body: { workflowInstanceId: started, taskId: polled[0].taskId, status: "IN_PROGRESS", callbackAfterSeconds: 600, outputData: { packed: 1 } },
+    });
+    await page.reload();
+    await expect.poll(() => fact("Callback after").textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("600 s");
+    expect(await page.locator(".task-panel .worker-note").textContent()).toBe("Polled by worker ui-worker-7, which reports its result with POST /api/tasks within 3600 s. Its last update kept it in progress, to be polled again after 600 s.");
+
+    // The worker is gone: a person completes it instead, allowed to execute tasks of that name only (a worker's
+    // grant, on the task name rather than its reference) and to read workflows.
+    await callOk(server.url, "POST", "/api/security/roles", {
+      key: adminKey,
+      body: { name: "ui-packers", description: "execute pack tasks", permissions: [{ action: "WORKFLOW_READ", scope: "*" }, { action: "TASK_EXECUTE", scope: `task:${taskName}` }] },
+    }, 201);
+    await callOk(server.url, "PUT", "/api/security/users/packer-1/roles", { key: adminKey, body: { roles: ["ui-packers"], directPermissions: [] } });
+    const { keyId, keySecret } = (await callOk(server.url, "POST", "/api/security/users/packer-1/api-keys", { key: adminKey }, 201)).json();
+    const packer = await openPage(browser);
+    await logIn(packer.page, `${keyId}:${keySecret}`);
+    await packer.page.goto(`${server.url}/#/executions/${started}?task=pack`);
+    await packer.page.getByRole("button", { name: "Complete…" }).click({ timeout: STEP_TIMEOUT_MS });
+    expect(await packer.page.getByRole("button", { name: "Pause" }).count()).toBe(0);
+    await packer.page.getByLabel("Output (JSON object, merged into the task's output)").fill(JSON.stringify({ parcel: "P-9" }));
+    await packer.page.getByRole("button", { name: "Complete task" }).click();
+    await expect.poll(() => workflowStatus(packer.page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    expect(await step(packer.page, "pack").getAttribute("data-status")).toBe("COMPLETED");
+    expect(packer.problems).toEqual([]);
+    expect(packer.refusedLoads).toEqual([]);
+    await packer.page.context().close();
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    const finished = await waitForStatus(server.url, adminKey, started, ["COMPLETED"]);
+    expect(finished.output).toEqual({ parcel: "P-9" });
+    expect(finished.tasks[0].outputData).toEqual({ packed: 1, parcel: "P-9" });
     expect(admin.problems).toEqual([]);
     expect(admin.refusedLoads).toEqual([]);
   });

@@ -3,9 +3,31 @@ import { formatDuration, h, statusBadge } from "./dom.js";
 
 /**
  * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown> }} WorkflowTask
- * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, status: string, startTime: number, endTime: number, scheduledTime: number, subWorkflowId?: string, retried?: boolean }} Task
+ * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
+ *   subWorkflowId?: string, retried?: boolean, workflowTask?: { type?: string, name?: string }, workerId?: string, domain?: string }} Task
  * @typedef {{ definitionTask: WorkflowTask, instances: Task[] }} Step
  */
+
+/**
+ * A task's type as its definition gives it. Not `taskType`: as in Conductor, a SIMPLE (worker) task's `taskType` is
+ * its task name, the queue workers poll.
+ * @param {Task} task
+ */
+export function taskTypeOf(task) {
+  return task.workflowTask?.type ?? task.taskType;
+}
+
+/**
+ * What a SIMPLE step's latest instance waits for, in a few words: a poll, or the worker that took it; null otherwise.
+ * @param {WorkflowTask} definitionTask
+ * @param {Task | undefined} latest
+ */
+function workerNote(definitionTask, latest) {
+  if (definitionTask.type !== "SIMPLE" || !latest) return null;
+  if (latest.status === "SCHEDULED") return `waiting for a worker to poll ${latest.taskDefName ?? definitionTask.name ?? definitionTask.taskReferenceName}`;
+  if (latest.status === "IN_PROGRESS" && latest.workerId) return `polled by ${latest.workerId}`;
+  return null;
+}
 
 /**
  * The workflow's steps in definition order, each with its task instances (retries are further instances).
@@ -30,7 +52,8 @@ export function stepsOf(definitionTasks, tasks = []) {
 /**
  * A diagram of a workflow: start, each step in sequence (coloured by the status of its latest instance), end.
  * Steps are buttons, so the diagram is usable by keyboard; a SUB_WORKFLOW step links to its child and can show
- * the child's own diagram nested inside it.
+ * the child's own diagram nested inside it; a SIMPLE step says whether it waits for a worker's poll or which worker
+ * took it.
  * @param {Step[]} steps
  * @param {DiagramOptions} [options]
  */
@@ -51,9 +74,13 @@ export function diagram(steps, options = {}) {
     },
       h("span", { className: "node-ref" }, definitionTask.taskReferenceName),
       h("span", { className: "node-type" }, definitionTask.type),
+      // A worker polls by the task name, so a step whose name is not its reference shows it.
+      definitionTask.name && definitionTask.name !== definitionTask.taskReferenceName ? h("span", { className: "node-name" }, definitionTask.name) : null,
       latest ? statusBadge(status) : h("span", { className: "badge status-NOT_STARTED" }, "not started"),
       step.instances.length > 1 ? h("span", { className: "node-attempts" }, `${step.instances.length} attempts`) : null);
     const extra = [];
+    const waitingFor = workerNote(definitionTask, latest);
+    if (waitingFor) extra.push(h("span", { className: "node-note" }, waitingFor));
     if (definitionTask.type === "SUB_WORKFLOW") {
       const childName = definitionTask.subWorkflowParam?.name ?? definitionTask.inputParameters?.["subWorkflowParam"];
       if (childId) {

@@ -1,6 +1,6 @@
 // @ts-check
 import { ApiError, api, permissionsAt } from "../lib/api.js";
-import { diagram, stepsOf, timeline } from "../lib/diagram.js";
+import { diagram, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
 import { formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
@@ -13,21 +13,25 @@ const MAX_REASON_LENGTH = 500;
 
 /**
  * @typedef {import("../lib/diagram.js").Task & { inputData: Record<string, unknown>, outputData: Record<string, unknown>, reasonForIncompletion: string | null,
- *   callbackUrl?: string, retryCount: number, seq: number, workflowTask?: { asyncComplete?: boolean } }} Task
+ *   callbackUrl?: string, retryCount: number, seq: number, workflowTask?: { asyncComplete?: boolean, type?: string, name?: string },
+ *   pollCount?: number, callbackAfterSeconds?: number, responseTimeoutSeconds?: number }} Task
  * @typedef {{ workflowId: string, workflowName: string, workflowVersion: number, status: string, input: unknown, output: unknown, variables?: Record<string, unknown>, correlationId: string | null,
  *   reasonForIncompletion: string | null, parentWorkflowId: string | null, startTime: number, endTime: number, updateTime: number,
  *   workflowDefinition: { tasks: import("../lib/diagram.js").WorkflowTask[], failureWorkflow?: string }, tasks: Task[] }} Workflow
  */
 
 /**
- * A task that waits for someone outside to finish it: a waiting webhook, or an asyncComplete HTTP task whose
- * request is done.
+ * A task that waits for someone outside to finish it: a waiting webhook, an asyncComplete HTTP task whose
+ * request is done, or a SIMPLE task, queued for a worker or polled by one (the service takes its result from
+ * anyone allowed to report it, as Conductor does).
  * @param {Task} task
  */
 export function isCompletableByHand(task) {
+  const type = taskTypeOf(task);
+  if (type === "SIMPLE") return task.status === "SCHEDULED" || task.status === "IN_PROGRESS";
   if (task.status !== "IN_PROGRESS") return false;
-  if (task.taskType === "WAIT_FOR_WEBHOOK") return true;
-  if (task.taskType !== "HTTP") return false;
+  if (type === "WAIT_FOR_WEBHOOK") return true;
+  if (type !== "HTTP") return false;
   const nested = /** @type {Record<string, unknown> | undefined} */ (task.inputData["http_request"]);
   const flag = task.workflowTask?.asyncComplete ?? nested?.["asyncComplete"] ?? task.inputData["asyncComplete"];
   return flag === true || flag === "true";
@@ -163,26 +167,34 @@ export async function renderExecution(container, params, context, workflowId = "
     }
     const taskActions = [];
     if (isCompletableByHand(task)) {
-      void permissionsAt(`task:${task.referenceTaskName}`).then((taskPermissions) => {
-        if (!context.active() || !(permissions.has("TASK_EXECUTE") || taskPermissions.has("TASK_EXECUTE"))) return;
+      // The service takes a task's result from whoever may execute it by reference name or by task name (a worker's grant).
+      const scopes = [`task:${task.referenceTaskName}`, ...(task.taskDefName ? [`task:${task.taskDefName}`] : [])];
+      void Promise.all(scopes.map(permissionsAt)).then((taskPermissions) => {
+        if (!context.active() || !(permissions.has("TASK_EXECUTE") || taskPermissions.some((granted) => granted.has("TASK_EXECUTE")))) return;
         taskActionBox.prepend(
           button("Complete…", () => completeByHand(current, task, "COMPLETED")),
           button("Fail…", () => completeByHand(current, task, "FAILED"), "danger"));
       });
     }
     // Not a waiting SUB_WORKFLOW task: the service refuses it, as its child would run on (terminate the child instead).
-    if (skippable && (task.status === "SCHEDULED" || task.status === "IN_PROGRESS") && task.taskType !== "SUB_WORKFLOW") {
+    if (skippable && (task.status === "SCHEDULED" || task.status === "IN_PROGRESS") && taskTypeOf(task) !== "SUB_WORKFLOW") {
       taskActions.push(button("Skip…", () => skipTask(current, task.referenceTaskName, true)));
     }
     if (admin && TERMINAL.has(current.status)) {
       taskActions.push(button("Rerun from here", () => confirmThen("Rerun", `Run the workflow again from ${task.referenceTaskName}? Tasks before it keep their results.`, () => api("POST", `${base}/rerun`, { reRunFromTaskId: task.taskId }), reopenWarning(current))));
     }
     const taskActionBox = h("div", { className: "actions", role: "toolbar", "aria-label": "Task actions" }, taskActions);
+    const simple = taskTypeOf(task) === "SIMPLE";
+    const waitingFor = simple ? workerNote(task) : null;
     content.push(
       taskActionBox,
+      ...(waitingFor ? [waitingFor] : []),
       h("dl", { className: "facts" },
-        fact("Type", task.taskType),
+        fact("Type", taskTypeOf(task)),
+        // Task definitions (and, for SIMPLE, worker queues) go by the name, so it shows where the reference does not say it.
+        task.taskDefName && task.taskDefName !== task.referenceTaskName ? fact("Task name", task.taskDefName) : null,
         fact("Task id", h("span", { className: "mono" }, task.taskId)),
+        ...(simple ? workerFacts(task) : []),
         instances.length > 1 ? fact("Attempts", String(instances.length)) : null,
         fact("Scheduled", formatTime(task.scheduledTime)),
         task.startTime ? fact("Started", formatTime(task.startTime)) : null,
@@ -335,6 +347,50 @@ function failureWorkflowFact(workflow) {
   if (typeof value !== "string") return null;
   if (EXECUTION_ID.test(value)) return fact("Failure workflow", h("a", { href: `#/executions/${value}`, className: "mono" }, value));
   return fact("Failure workflow", h("span", { className: "error-text" }, value));
+}
+
+/**
+ * What a pending SIMPLE task waits for, said plainly: a worker's poll of its queue (and where a worker polls), or
+ * the result of the worker that took it. Not "stuck": nothing runs it but a worker. Null once it ended.
+ * @param {Task} task
+ */
+function workerNote(task) {
+  const text = workerNoteText(task);
+  return text ? h("p", { className: "help worker-note" }, text) : null;
+}
+
+/** @param {Task} task */
+function workerNoteText(task) {
+  const name = task.taskDefName ?? task.taskType;
+  if (task.status === "SCHEDULED") {
+    const where = task.domain ? ` in domain ${task.domain}` : "";
+    const query = task.domain ? `?domain=${encodeURIComponent(task.domain)}` : "";
+    return `Waiting for a worker to poll ${name}${where} (GET /api/tasks/poll/${encodeURIComponent(name)}${query}).`;
+  }
+  if (task.status !== "IN_PROGRESS") return "";
+  const within = task.responseTimeoutSeconds === 0 ? "" : ` within ${formatSeconds(task.responseTimeoutSeconds)}`;
+  // A poll keeps the last update's callbackAfterSeconds, so this says what that update asked, not what happens now.
+  const requeued = (task.callbackAfterSeconds ?? 0) > 0 ? ` Its last update kept it in progress, to be polled again after ${formatSeconds(task.callbackAfterSeconds)}.` : "";
+  return `Polled by worker ${task.workerId ?? "(unnamed)"}, which reports its result with POST /api/tasks${within}.${requeued}`;
+}
+
+/**
+ * A SIMPLE task's worker facts, as Conductor's Task JSON has them.
+ * @param {Task} task
+ */
+function workerFacts(task) {
+  return [
+    fact("Worker", task.workerId ?? "none yet"),
+    fact("Poll count", String(task.pollCount ?? 0)),
+    fact("Callback after", formatSeconds(task.callbackAfterSeconds ?? 0)),
+    fact("Response timeout", task.responseTimeoutSeconds === 0 ? "none" : formatSeconds(task.responseTimeoutSeconds)),
+    task.domain ? fact("Domain", task.domain) : null,
+  ];
+}
+
+/** @param {number | undefined} seconds */
+function formatSeconds(seconds) {
+  return `${seconds ?? 0} s`;
 }
 
 /** @param {string} term @param {...import("../lib/dom.js").Child} value */
