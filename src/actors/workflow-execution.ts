@@ -66,10 +66,10 @@ export interface CallbackRefusal {
  */
 export type PollAnswer = { outcome: "polled"; task: string } | { outcome: "gone" } | { outcome: "later" };
 
-/** A task updated from outside: its id and, for a SIMPLE task, the key of its worker queue. */
+/** A task updated from outside: its id and, for a SIMPLE task, its name (what workers poll by) and worker queue's key. */
 export interface TaskUpdated {
   taskId: string;
-  workerQueue?: string;
+  worker?: { taskName: string; queue: string };
 }
 
 /** The outcome of a webhook callback. */
@@ -624,7 +624,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#apply(event);
       if (status !== "IN_PROGRESS") this.#inFlight.get(taskId)?.abort();
       const task = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
-      return ok(task?.taskType === "SIMPLE" ? { taskId, workerQueue: workerQueueKey(task.taskDefName, task.domain) } : { taskId });
+      return ok(task?.taskType === "SIMPLE" ? { taskId, worker: { taskName: task.taskDefName, queue: workerQueueKey(task.taskDefName, task.domain) } } : { taskId });
     } catch (error) {
       return refused(error);
     }

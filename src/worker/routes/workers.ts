@@ -5,7 +5,8 @@ import { workerQueueKey } from "../../engine/tasks/simple";
 import { serviceConfig } from "../config";
 import { executionStub } from "../executions";
 import { jsonTextResponse, readJsonBody } from "../http/body";
-import { validationError } from "../http/errors";
+import { ApiError, validationError } from "../http/errors";
+import { authorizeRead } from "../guard";
 import { decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { TaskResultRequest, parseOrThrow } from "../schemas";
 import { applyTaskResult } from "./tasks";
@@ -91,6 +92,17 @@ async function offer(env: Env, entry: LeasedTask, workerId: string | undefined):
   return executionStub(env, entry.workflowId).pollTask(entry.taskId, workerId);
 }
 
+/** Whether the caller may poll tasks named `taskName`, by the rules that decide `GET /api/tasks/poll/{taskType}`. */
+async function mayPoll(request: IRequest, env: Env, taskName: string): Promise<boolean> {
+  try {
+    await authorizeRead(request, env, `/api/tasks/poll/${encodeURIComponent(taskName)}`);
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 403) return false;
+    throw error;
+  }
+}
+
 /** Routes of task workers: polling for SIMPLE tasks, reporting results with the next task, and queue sizes. */
 export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/tasks/poll/batch/:taskType", async (request, env) => {
@@ -112,10 +124,12 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const result = parseOrThrow(TaskResultRequest, body.present ? body.value : undefined, "task result");
     const updated = await applyTaskResult(env, result);
-    if (updated.workerQueue === undefined) return new Response(null, { status: 204 });
+    // Reporting may rest on a grant for the task's workflow or reference name; taking the next task of that name
+    // (any workflow's) is a poll, and needs what a poll needs.
+    if (updated.worker === undefined || !(await mayPoll(request, env, updated.worker.taskName))) return new Response(null, { status: 204 });
     const poll: Omit<PollRequest, "taskType" | "domain"> = { count: 1, waitMs: 0 };
     if (result.workerId !== undefined) poll.workerId = result.workerId;
-    const [next] = await pollWorkerQueue(env, updated.workerQueue, poll);
+    const [next] = await pollWorkerQueue(env, updated.worker.queue, poll);
     return next === undefined ? new Response(null, { status: 204 }) : jsonTextResponse(next);
   });
 
