@@ -135,6 +135,21 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(task).toMatchObject({ workflowInstanceId: workflowId, domain: "gpu" });
   });
 
+  it("a sub workflow's SIMPLE tasks go to its parent's domains (taskToDomain is inherited), unless the subWorkflowParam gives its own", async () => {
+    await register({ name: "w_dom_child", tasks: [simpleTask("w_dom_child_task")] });
+    const child = (ref: string, param: JsonObject = {}): JsonObject => ({ name: "w_dom_child", taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "w_dom_child", version: 1, ...param } });
+    await register({ name: "w_dom_parent", tasks: [child("inherits"), child("own", { taskToDomain: { w_dom_child_task: "cpu" } })] });
+    const parentId = await apiOk<string>("POST", "/api/workflow", { name: "w_dom_parent", taskToDomain: { "*": "gpu" } });
+    const first = await pollOne("w_dom_child_task", { domain: "gpu", timeout: "3000" });
+    expect(first).toMatchObject({ domain: "gpu" });
+    expect((await getWorkflow(String(first["workflowInstanceId"]))).parentWorkflowId).toBe(parentId);
+    await report(first, "COMPLETED");
+    const second = await pollOne("w_dom_child_task", { domain: "cpu", timeout: "3000" });
+    expect(second).toMatchObject({ domain: "cpu" });
+    await report(second, "COMPLETED");
+    expect((await waitFor(parentId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
   it("a paused workflow's task is not handed out until it resumes", async () => {
     await register({ name: "w_pause", tasks: [simpleTask("w_pause_task")] });
     const workflowId = await startWorkflow("w_pause");

@@ -54,7 +54,8 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
     input: request.input,
     correlationId: parent.correlationId,
     priority: request.priority ?? parent.priority,
-    taskToDomain: request.taskToDomain,
+    // As Conductor's SubWorkflow task: the parent's domains, unless subWorkflowParam gives the child its own.
+    taskToDomain: request.taskToDomain ?? parent.taskToDomain,
     idempotencyKey: request.idempotencyKey,
     idempotencyStrategy: request.idempotencyStrategy,
     parentWorkflowId: parent.workflowId,
