@@ -222,13 +222,28 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(JSON.stringify(await getWorkflow(workflowId))).toBe(before);
   });
 
+  it("a task queued again while a poll holds its old entry stays queued when that poll drops the entry", async () => {
+    const queue = taskQueueAt(env, workerQueueKey("w_repush_task", undefined));
+    const entry: WorkerQueueEntry = { queue: workerQueueKey("w_repush_task", undefined), taskId: crypto.randomUUID(), workflowId: crypto.randomUUID(), priority: 0, visibleAt: Date.now() };
+    await queue.push([entry]);
+    const leased = await queue.lease(1, 0, 30_000);
+    expect(leased.map((task) => task.taskId)).toEqual([entry.taskId]);
+    // Its execution found the task gone (its workflow had ended), and a rerun from it queues it again (same task id)
+    // before the poll drops the entry it took: the new push must survive that.
+    await queue.push([{ ...entry, visibleAt: Date.now() }]);
+    await queue.ack(leased);
+    expect(await queue.size()).toBe(1);
+    expect((await queue.lease(1, 0, 30_000)).map((task) => task.taskId)).toEqual([entry.taskId]);
+  });
+
   it("a queue push owed when the object was evicted is made when it wakes", async () => {
     await register({ name: "w_evict", tasks: [simpleTask("w_evict_task")] });
     const workflowId = await startWorkflow("w_evict");
     await eventually(() => queueSize("w_evict_task"), (size) => size === 1, "the task queued");
     const taskId = (await getWorkflow(workflowId)).tasks[0]!.taskId;
     // As if the decision that queued it had been stored and the object evicted before the push left: the queue lacks it.
-    await taskQueueAt(env, workerQueueKey("w_evict_task", undefined)).ack([taskId]);
+    const queue = taskQueueAt(env, workerQueueKey("w_evict_task", undefined));
+    await queue.ack(await queue.lease(1, 0, 30_000));
     const owed: WorkerQueueEntry = { queue: workerQueueKey("w_evict_task", undefined), taskId, workflowId, priority: 0, visibleAt: Date.now() };
     await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
       state.storage.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, `queuePush:${taskId}`, JSON.stringify(owed));

@@ -72,14 +72,14 @@ async function pollWorkerQueue(env: Env, queue: string, poll: Omit<PollRequest, 
     const leased = await stub.lease(poll.count, Math.max(0, deadline - Date.now()), POLL_LEASE_MS);
     if (leased.length === 0) break;
     const answers = await Promise.allSettled(leased.map((entry) => offer(env, entry, poll.workerId)));
-    const answered: string[] = [];
+    const answered: LeasedTask[] = [];
     answers.forEach((answer, index) => {
       if (answer.status === "rejected") {
         console.error(JSON.stringify({ msg: "poll could not reach an execution; its task comes back after the lease", taskId: leased[index]!.taskId, error: String(answer.reason) }));
         return;
       }
       if (answer.value.outcome === "later") return;
-      answered.push(leased[index]!.taskId);
+      answered.push(leased[index]!);
       if (answer.value.outcome === "polled") tasks.push(answer.value.task);
     });
     if (answered.length > 0) await stub.ack(answered);
