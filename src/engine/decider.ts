@@ -1017,12 +1017,14 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
 
 /**
  * True when the execution cannot move by itself: it has ended or is paused, or its last task waits for
- * something from outside (a completion, a callback) or for its child (see {@link awaitedChildId}).
+ * something from outside (a completion, a callback) or for its child (see {@link awaitedChildId}). A worker's
+ * (SIMPLE) task is not: like an HTTP call, it is the work the workflow runs, polled or not, and it moves on by its
+ * worker's report (a synchronous execute waits for that, as Conductor's does).
  */
 export function isBlocked(state: WorkflowExecution): boolean {
   if (state.status !== "RUNNING") return true;
   const last = state.tasks.at(-1);
-  return last !== undefined && last.status === "IN_PROGRESS" && last.awaitingExternal === true;
+  return last !== undefined && last.status === "IN_PROGRESS" && last.awaitingExternal === true && last.taskType !== "SIMPLE";
 }
 
 /**

@@ -4,7 +4,7 @@ import type { JsonObject } from "../../src/engine/model";
 import { workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
 import { taskQueueAt } from "../../src/actors/task-queue";
 import { executionStub } from "../../src/worker/executions";
-import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, type TaskJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 
 const simpleTask = (name: string, ref = `${name}_ref`, inputParameters: JsonObject = {}, extra: JsonObject = {}): JsonObject => ({ name, taskReferenceName: ref, type: "SIMPLE", inputParameters, ...extra });
 
@@ -148,6 +148,15 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(second).toMatchObject({ domain: "cpu" });
     await report(second, "COMPLETED");
     expect((await waitFor(parentId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("a synchronous execute waits for the worker's result, not just for its poll", async () => {
+    await register({ name: "w_exec", tasks: [simpleTask("w_exec_task")] });
+    const executed = apiOk<WorkflowJson>("POST", "/api/workflow/execute/w_exec?waitForSeconds=10", { input: {} });
+    const task = await pollOne("w_exec_task", { timeout: "5000" });
+    expect((await report(task, "COMPLETED", { done: true })).status).toBe(200);
+    const run = await executed;
+    expect(run).toMatchObject({ workflowId: task["workflowInstanceId"], status: "COMPLETED", output: { done: true } });
   });
 
   it("a paused workflow's task is not handed out until it resumes", async () => {
