@@ -210,6 +210,22 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await getWorkflow(workflowId)).tasks[0]!.inputData).toEqual({ token: "***" });
   });
 
+  it("a worker's result echoing a secret it was handed is stored and shown masked", async () => {
+    await apiOk("PUT", "/api/secrets/w_echo_token", JSON.stringify("echo-s3cr3t-value"));
+    await register({ name: "w_echo", tasks: [simpleTask("w_echo_task", "echo", { token: "${workflow.secrets.w_echo_token}" })] });
+    const workflowId = await startWorkflow("w_echo");
+    const first = await pollOne("w_echo_task");
+    const token = String(first.inputData["token"]);
+    expect(token).toBe("echo-s3cr3t-value");
+    // A progress report, then the result, each quoting the credential (as workers that echo their input do).
+    expect((await report(first, "IN_PROGRESS", { seen: token }, { callbackAfterSeconds: 0 })).status).toBe(200);
+    const again = await pollOne("w_echo_task");
+    expect((await report(again, "COMPLETED", { echo: token, header: `Bearer ${token}` })).status).toBe(200);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks[0]!.outputData).toEqual({ seen: "***", echo: "***", header: "Bearer ***" });
+    expect(JSON.stringify(done)).not.toContain("echo-s3cr3t-value");
+  });
+
   it("refuses bad polls and bad results with the contract's error, changing nothing", async () => {
     await register({ name: "w_bad", tasks: [simpleTask("w_bad_task")] });
     const workflowId = await startWorkflow("w_bad");
