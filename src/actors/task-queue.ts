@@ -5,6 +5,8 @@ import type { WorkerQueueEntry } from "../engine/tasks/simple";
 export interface LeasedTask {
   taskId: string;
   workflowId: string;
+  /** When the lease ends: the entry's `visible_at` as the lease set it, until a push of the task moves it. */
+  leasedUntil: number;
 }
 
 /** Longest a poll may wait for a task to arrive (ms): a poll is an open request, and workers poll again anyway. */
@@ -68,7 +70,7 @@ export class TaskQueue extends DurableObject<Env> {
       if (leased.length > 0) {
         // In the same synchronous turn as the read, so no other poll takes them too.
         for (const row of leased) this.#sql.exec(`UPDATE entries SET visible_at = ? WHERE task_id = ?`, now + leaseMs, row.task_id);
-        return leased.map((row) => ({ taskId: row.task_id, workflowId: row.workflow_id }));
+        return leased.map((row) => ({ taskId: row.task_id, workflowId: row.workflow_id, leasedUntil: now + leaseMs }));
       }
       const remaining = deadline - now;
       if (remaining <= 0) return [];
@@ -77,9 +79,13 @@ export class TaskQueue extends DurableObject<Env> {
     }
   }
 
-  /** Drops entries whose executions answered the poll (the task was handed out, or no longer waits). */
-  async ack(taskIds: readonly string[]): Promise<void> {
-    for (const taskId of taskIds) this.#sql.exec(`DELETE FROM entries WHERE task_id = ?`, taskId);
+  /**
+   * Drops entries whose executions answered the poll (the task was handed out, or no longer waits). An entry pushed
+   * again since it was leased (the task was queued anew meanwhile: a rerun, an IN_PROGRESS report) is not the one
+   * the answer was about, and stays.
+   */
+  async ack(leased: readonly LeasedTask[]): Promise<void> {
+    for (const entry of leased) this.#sql.exec(`DELETE FROM entries WHERE task_id = ? AND visible_at = ?`, entry.taskId, entry.leasedUntil);
   }
 
   /** How many entries the queue holds, leased ones included (Conductor's queue size). */

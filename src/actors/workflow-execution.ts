@@ -66,10 +66,10 @@ export interface CallbackRefusal {
  */
 export type PollAnswer = { outcome: "polled"; task: string } | { outcome: "gone" } | { outcome: "later" };
 
-/** A task updated from outside: its id and, for a SIMPLE task, the key of its worker queue. */
+/** A task updated from outside: its id and, for a SIMPLE task, its name (what workers poll by) and worker queue's key. */
 export interface TaskUpdated {
   taskId: string;
-  workerQueue?: string;
+  worker?: { taskName: string; queue: string };
 }
 
 /** The outcome of a webhook callback. */
@@ -616,15 +616,21 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   async updateTask(taskId: string, status: ExternalTaskStatus, output: JsonObject, options: { reason?: string; callbackAfterSeconds?: number } = {}): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
+    const execution = this.#execution;
+    if (!execution) return refused(this.#notFound());
+    const reported = execution.tasks.find((candidate) => candidate.taskId === taskId);
+    // A worker was handed the real values of the secrets its input names: one echoed back is scrubbed before it is
+    // stored and shown, as an HTTP task's response is.
+    const secrets = reported?.taskType === "SIMPLE" ? await this.#secretValues(execution, reported) : [];
     if (!this.#execution) return refused(this.#notFound());
     try {
-      const event: ExecutionEvent = { type: "externalUpdate", taskId, status, output };
-      if (options.reason !== undefined) event.reason = options.reason;
+      const event: ExecutionEvent = { type: "externalUpdate", taskId, status, output: secrets.length > 0 ? redactSecretValues(output, secrets) : output };
+      if (options.reason !== undefined) event.reason = secrets.length > 0 ? redactSecretValues(options.reason, secrets) : options.reason;
       if (options.callbackAfterSeconds !== undefined) event.callbackAfterSeconds = options.callbackAfterSeconds;
       this.#apply(event);
       if (status !== "IN_PROGRESS") this.#inFlight.get(taskId)?.abort();
       const task = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
-      return ok(task?.taskType === "SIMPLE" ? { taskId, workerQueue: workerQueueKey(task.taskDefName, task.domain) } : { taskId });
+      return ok(task?.taskType === "SIMPLE" ? { taskId, worker: { taskName: task.taskDefName, queue: workerQueueKey(task.taskDefName, task.domain) } } : { taskId });
     } catch (error) {
       return refused(error);
     }
@@ -1354,6 +1360,16 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (error instanceof MissingSecretError) return error;
       throw error;
     }
+  }
+
+  /** The values of the secrets `task`'s input names, those that exist (none for a rerun's literal input). */
+  async #secretValues(execution: Execution, task: TaskExecution): Promise<string[]> {
+    const definition = execution.definition.tasks[task.definitionIndex];
+    if (task.inputGiven === true || !definition) return [];
+    const names = referencedSecrets(taskInputTemplate(definition));
+    if (names.length === 0) return [];
+    const lookup = await secretLookup(this.env, names);
+    return names.map(lookup).filter((value): value is string => value !== undefined);
   }
 
   /** Runs a task's side effect and feeds its result back; the attempt number makes late results harmless. */

@@ -27,7 +27,7 @@ import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, overExecutionLimitReas
 import { retryDelaySeconds, retryPolicyOf } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
-import { responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
+import { pollableFrom, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
@@ -304,8 +304,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "resume":
       requireStatus(state, ["PAUSED"], "resume");
       draft.patch({ status: "RUNNING", updateTime: env.now });
-      // A poll that found them paused left them out of reach for a while: they can be polled again at once.
-      for (const task of state.tasks) if (task.pollable === true) effects.push({ kind: "queueTask", entry: workerQueueEntry(task, state, env.now) });
+      // A poll that found them paused left them out of reach for a while: they can be polled again at once (or once
+      // the delay a worker asked for has passed).
+      for (const task of state.tasks) if (task.pollable === true) effects.push({ kind: "queueTask", entry: workerQueueEntry(task, state, pollableFrom(task, env.now)) });
       break;
     case "retry":
       applyRetry(draft, env);
@@ -1016,12 +1017,14 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
 
 /**
  * True when the execution cannot move by itself: it has ended or is paused, or its last task waits for
- * something from outside (a completion, a callback) or for its child (see {@link awaitedChildId}).
+ * something from outside (a completion, a callback) or for its child (see {@link awaitedChildId}). A worker's
+ * (SIMPLE) task is not: like an HTTP call, it is the work the workflow runs, polled or not, and it moves on by its
+ * worker's report (a synchronous execute waits for that, as Conductor's does).
  */
 export function isBlocked(state: WorkflowExecution): boolean {
   if (state.status !== "RUNNING") return true;
   const last = state.tasks.at(-1);
-  return last !== undefined && last.status === "IN_PROGRESS" && last.awaitingExternal === true;
+  return last !== undefined && last.status === "IN_PROGRESS" && last.awaitingExternal === true && last.taskType !== "SIMPLE";
 }
 
 /**

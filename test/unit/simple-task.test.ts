@@ -126,6 +126,17 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(poll(resumed.state, 3_100).tasks[0]!.status).toBe("IN_PROGRESS");
   });
 
+  it("a resume leaves a task a worker kept IN_PROGRESS hidden until its callbackAfterSeconds have passed", () => {
+    const state = poll(started().state, 2_000);
+    const taskId = state.tasks[0]!.taskId;
+    const kept = decide(state, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 60 }, env(3_000)).state;
+    const paused = decide(kept, { type: "pause" }, env(4_000)).state;
+    const resumed = decide(paused, { type: "resume" }, env(5_000));
+    expect(queued(resumed.effects)).toMatchObject([{ taskId, visibleAt: 63_000 }]);
+    // One whose delay ran out during the pause is visible at once.
+    expect(queued(decide(paused, { type: "resume" }, env(70_000)).effects)).toMatchObject([{ taskId, visibleAt: 70_000 }]);
+  });
+
   it("a terminated workflow's queued task is canceled and no longer polled", () => {
     const { state } = started();
     const terminated = decide(state, { type: "terminate", reason: "stop" }, env(2_000)).state;

@@ -402,6 +402,24 @@ describe("RBAC", () => {
     expect((await getWorkflow(workflowId)).tasks.map((t) => t.status)).toEqual(["COMPLETED", "SCHEDULED"]);
   });
 
+  it("update-v2 hands the next task only to a caller who may poll that task name: TASK_EXECUTE on its workflow reports, but takes no one else's task", async () => {
+    const shared = { name: "rbv_shared", taskReferenceName: "shared_step", type: "SIMPLE", inputParameters: { who: "${workflow.input.who}" } };
+    await register({ name: "rbv_mine", tasks: [shared] });
+    await register({ name: "rbv_theirs", tasks: [shared] });
+    const theirs = await startWorkflow("rbv_theirs", { who: "them" });
+    const mine = await startWorkflow("rbv_mine", { who: "me" });
+    const queued = async () => (await apiOk<Record<string, number>>("GET", "/api/tasks/queue/sizes?taskType=rbv_shared"))["rbv_shared"]!;
+    await eventually(queued, (size) => size === 2, "both tasks queued");
+    // Reporting on its own workflow's task is this caller's right; taking tasks of that name from others is not.
+    const owner = await createUser("rbac-v2-owner", { directPermissions: [{ action: "TASK_EXECUTE", scope: "workflow:rbv_mine" }] });
+    await expectStatus(await call("GET", "/api/tasks/poll/batch/rbv_shared?count=1&timeout=0", orkes(owner.token)), 403, "PERMISSION_DENIED");
+    const myTask = (await getWorkflow(mine)).tasks[0]!;
+    const result = { workflowInstanceId: mine, taskId: myTask.taskId, status: "COMPLETED", outputData: {}, workerId: "owner" };
+    await expectStatus(await call("POST", "/api/tasks/update-v2", orkes(owner.token), result), 204);
+    expect((await waitFor(mine, ["COMPLETED"])).status).toBe("COMPLETED");
+    expect((await getWorkflow(theirs)).tasks[0]).toMatchObject({ status: "SCHEDULED", pollCount: 0 });
+  });
+
   it("a path segment spelling a scope placeholder is taken literally: ${workflow.name} as a taskRefName is not filled in", async () => {
     await register({ name: "rbplace_flow", tasks: [httpTask("rbplace_gate", { uri: target("/echo/p"), method: "GET" }, { asyncComplete: true })] });
     const id = await startWorkflow("rbplace_flow");

@@ -319,23 +319,6 @@ describe("SUB_WORKFLOW", () => {
   });
 });
 
-describe("domains and children", () => {
-  it("a child without subWorkflowParam.taskToDomain inherits its parent's, so its worker tasks go to the parent's domain; its own wins", async () => {
-    await register({ name: "domain_child", tasks: [{ name: "domain_child_work", taskReferenceName: "work", type: "SIMPLE" }] });
-    await register({ name: "domain_parent", tasks: [subTask("inherit", { subWorkflowParam: { name: "domain_child" } }), subTask("own", { subWorkflowParam: { name: "domain_child", taskToDomain: { domain_child_work: "cpu" } } })] });
-    const parentId = await apiOk<string>("POST", "/api/workflow", { name: "domain_parent", taskToDomain: { domain_child_work: "gpu" } });
-    const first = await waitFor(parentId, (w) => typeof w.tasks[0]?.["subWorkflowId"] === "string");
-    const inherited = await waitFor(String(first.tasks[0]!["subWorkflowId"]), (w) => w.tasks[0]?.status === "SCHEDULED");
-    expect(inherited.taskToDomain).toEqual({ domain_child_work: "gpu" });
-    expect(inherited.tasks[0]!["domain"]).toBe("gpu");
-    await apiOk("POST", `/api/tasks/${inherited.workflowId}/work/COMPLETED`, {});
-    const second = await waitFor(parentId, (w) => typeof w.tasks[1]?.["subWorkflowId"] === "string");
-    const own = await waitFor(String(second.tasks[1]!["subWorkflowId"]), (w) => w.tasks[0]?.status === "SCHEDULED");
-    expect(own.taskToDomain).toEqual({ domain_child_work: "cpu" });
-    expect(own.tasks[0]!["domain"]).toBe("cpu");
-  });
-});
-
 describe("idempotent starts", () => {
   it("concurrent identical API starts with RETURN_EXISTING create exactly one execution and all get its id; FAIL refuses", async () => {
     await register({ name: "idem", tasks: [waitTask("gate")] });

@@ -4,7 +4,7 @@ import type { JsonObject } from "../../src/engine/model";
 import { workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
 import { taskQueueAt } from "../../src/actors/task-queue";
 import { executionStub } from "../../src/worker/executions";
-import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, type TaskJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 
 const simpleTask = (name: string, ref = `${name}_ref`, inputParameters: JsonObject = {}, extra: JsonObject = {}): JsonObject => ({ name, taskReferenceName: ref, type: "SIMPLE", inputParameters, ...extra });
 
@@ -135,6 +135,30 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(task).toMatchObject({ workflowInstanceId: workflowId, domain: "gpu" });
   });
 
+  it("a sub workflow's SIMPLE tasks go to its parent's domains (taskToDomain is inherited), unless the subWorkflowParam gives its own", async () => {
+    await register({ name: "w_dom_child", tasks: [simpleTask("w_dom_child_task")] });
+    const child = (ref: string, param: JsonObject = {}): JsonObject => ({ name: "w_dom_child", taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "w_dom_child", version: 1, ...param } });
+    await register({ name: "w_dom_parent", tasks: [child("inherits"), child("own", { taskToDomain: { w_dom_child_task: "cpu" } })] });
+    const parentId = await apiOk<string>("POST", "/api/workflow", { name: "w_dom_parent", taskToDomain: { "*": "gpu" } });
+    const first = await pollOne("w_dom_child_task", { domain: "gpu", timeout: "3000" });
+    expect(first).toMatchObject({ domain: "gpu" });
+    expect((await getWorkflow(String(first["workflowInstanceId"]))).parentWorkflowId).toBe(parentId);
+    await report(first, "COMPLETED");
+    const second = await pollOne("w_dom_child_task", { domain: "cpu", timeout: "3000" });
+    expect(second).toMatchObject({ domain: "cpu" });
+    await report(second, "COMPLETED");
+    expect((await waitFor(parentId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("a synchronous execute waits for the worker's result, not just for its poll", async () => {
+    await register({ name: "w_exec", tasks: [simpleTask("w_exec_task")] });
+    const executed = apiOk<WorkflowJson>("POST", "/api/workflow/execute/w_exec?waitForSeconds=10", { input: {} });
+    const task = await pollOne("w_exec_task", { timeout: "5000" });
+    expect((await report(task, "COMPLETED", { done: true })).status).toBe(200);
+    const run = await executed;
+    expect(run).toMatchObject({ workflowId: task["workflowInstanceId"], status: "COMPLETED", output: { done: true } });
+  });
+
   it("a paused workflow's task is not handed out until it resumes", async () => {
     await register({ name: "w_pause", tasks: [simpleTask("w_pause_task")] });
     const workflowId = await startWorkflow("w_pause");
@@ -186,6 +210,22 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await getWorkflow(workflowId)).tasks[0]!.inputData).toEqual({ token: "***" });
   });
 
+  it("a worker's result echoing a secret it was handed is stored and shown masked", async () => {
+    await apiOk("PUT", "/api/secrets/w_echo_token", JSON.stringify("echo-s3cr3t-value"));
+    await register({ name: "w_echo", tasks: [simpleTask("w_echo_task", "echo", { token: "${workflow.secrets.w_echo_token}" })] });
+    const workflowId = await startWorkflow("w_echo");
+    const first = await pollOne("w_echo_task");
+    const token = String(first.inputData["token"]);
+    expect(token).toBe("echo-s3cr3t-value");
+    // A progress report, then the result, each quoting the credential (as workers that echo their input do).
+    expect((await report(first, "IN_PROGRESS", { seen: token }, { callbackAfterSeconds: 0 })).status).toBe(200);
+    const again = await pollOne("w_echo_task");
+    expect((await report(again, "COMPLETED", { echo: token, header: `Bearer ${token}` })).status).toBe(200);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks[0]!.outputData).toEqual({ seen: "***", echo: "***", header: "Bearer ***" });
+    expect(JSON.stringify(done)).not.toContain("echo-s3cr3t-value");
+  });
+
   it("refuses bad polls and bad results with the contract's error, changing nothing", async () => {
     await register({ name: "w_bad", tasks: [simpleTask("w_bad_task")] });
     const workflowId = await startWorkflow("w_bad");
@@ -207,13 +247,28 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(JSON.stringify(await getWorkflow(workflowId))).toBe(before);
   });
 
+  it("a task queued again while a poll holds its old entry stays queued when that poll drops the entry", async () => {
+    const queue = taskQueueAt(env, workerQueueKey("w_repush_task", undefined));
+    const entry: WorkerQueueEntry = { queue: workerQueueKey("w_repush_task", undefined), taskId: crypto.randomUUID(), workflowId: crypto.randomUUID(), priority: 0, visibleAt: Date.now() };
+    await queue.push([entry]);
+    const leased = await queue.lease(1, 0, 30_000);
+    expect(leased.map((task) => task.taskId)).toEqual([entry.taskId]);
+    // Its execution found the task gone (its workflow had ended), and a rerun from it queues it again (same task id)
+    // before the poll drops the entry it took: the new push must survive that.
+    await queue.push([{ ...entry, visibleAt: Date.now() }]);
+    await queue.ack(leased);
+    expect(await queue.size()).toBe(1);
+    expect((await queue.lease(1, 0, 30_000)).map((task) => task.taskId)).toEqual([entry.taskId]);
+  });
+
   it("a queue push owed when the object was evicted is made when it wakes", async () => {
     await register({ name: "w_evict", tasks: [simpleTask("w_evict_task")] });
     const workflowId = await startWorkflow("w_evict");
     await eventually(() => queueSize("w_evict_task"), (size) => size === 1, "the task queued");
     const taskId = (await getWorkflow(workflowId)).tasks[0]!.taskId;
     // As if the decision that queued it had been stored and the object evicted before the push left: the queue lacks it.
-    await taskQueueAt(env, workerQueueKey("w_evict_task", undefined)).ack([taskId]);
+    const queue = taskQueueAt(env, workerQueueKey("w_evict_task", undefined));
+    await queue.ack(await queue.lease(1, 0, 30_000));
     const owed: WorkerQueueEntry = { queue: workerQueueKey("w_evict_task", undefined), taskId, workflowId, priority: 0, visibleAt: Date.now() };
     await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
       state.storage.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, `queuePush:${taskId}`, JSON.stringify(owed));

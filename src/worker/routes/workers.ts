@@ -5,7 +5,8 @@ import { workerQueueKey } from "../../engine/tasks/simple";
 import { serviceConfig } from "../config";
 import { executionStub } from "../executions";
 import { jsonTextResponse, readJsonBody } from "../http/body";
-import { validationError } from "../http/errors";
+import { ApiError, validationError } from "../http/errors";
+import { authorizeRead } from "../guard";
 import { decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { TaskResultRequest, parseOrThrow } from "../schemas";
 import { applyTaskResult } from "./tasks";
@@ -71,14 +72,14 @@ async function pollWorkerQueue(env: Env, queue: string, poll: Omit<PollRequest, 
     const leased = await stub.lease(poll.count, Math.max(0, deadline - Date.now()), POLL_LEASE_MS);
     if (leased.length === 0) break;
     const answers = await Promise.allSettled(leased.map((entry) => offer(env, entry, poll.workerId)));
-    const answered: string[] = [];
+    const answered: LeasedTask[] = [];
     answers.forEach((answer, index) => {
       if (answer.status === "rejected") {
         console.error(JSON.stringify({ msg: "poll could not reach an execution; its task comes back after the lease", taskId: leased[index]!.taskId, error: String(answer.reason) }));
         return;
       }
       if (answer.value.outcome === "later") return;
-      answered.push(leased[index]!.taskId);
+      answered.push(leased[index]!);
       if (answer.value.outcome === "polled") tasks.push(answer.value.task);
     });
     if (answered.length > 0) await stub.ack(answered);
@@ -89,6 +90,17 @@ async function pollWorkerQueue(env: Env, queue: string, poll: Omit<PollRequest, 
 /** Asks the entry's execution for its task; async, so that any failure (a stub that cannot be made too) is a rejection. */
 async function offer(env: Env, entry: LeasedTask, workerId: string | undefined): Promise<PollAnswer> {
   return executionStub(env, entry.workflowId).pollTask(entry.taskId, workerId);
+}
+
+/** Whether the caller may poll tasks named `taskName`, by the rules that decide `GET /api/tasks/poll/{taskType}`. */
+async function mayPoll(request: IRequest, env: Env, taskName: string): Promise<boolean> {
+  try {
+    await authorizeRead(request, env, `/api/tasks/poll/${encodeURIComponent(taskName)}`);
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 403) return false;
+    throw error;
+  }
 }
 
 /** Routes of task workers: polling for SIMPLE tasks, reporting results with the next task, and queue sizes. */
@@ -112,10 +124,12 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const result = parseOrThrow(TaskResultRequest, body.present ? body.value : undefined, "task result");
     const updated = await applyTaskResult(env, result);
-    if (updated.workerQueue === undefined) return new Response(null, { status: 204 });
+    // Reporting may rest on a grant for the task's workflow or reference name; taking the next task of that name
+    // (any workflow's) is a poll, and needs what a poll needs.
+    if (updated.worker === undefined || !(await mayPoll(request, env, updated.worker.taskName))) return new Response(null, { status: 204 });
     const poll: Omit<PollRequest, "taskType" | "domain"> = { count: 1, waitMs: 0 };
     if (result.workerId !== undefined) poll.workerId = result.workerId;
-    const [next] = await pollWorkerQueue(env, updated.workerQueue, poll);
+    const [next] = await pollWorkerQueue(env, updated.worker.queue, poll);
     return next === undefined ? new Response(null, { status: 204 }) : jsonTextResponse(next);
   });
 

@@ -39,6 +39,15 @@ export function workerQueueEntry(task: TaskExecution, execution: WorkflowExecuti
   return { queue: workerQueueKey(task.taskDefName, task.domain), taskId: task.taskId, workflowId: execution.workflowId, priority: execution.priority, visibleAt };
 }
 
+/**
+ * From when a poll may take pollable `task` again, at `now` or later: a task a worker kept IN_PROGRESS waits out the
+ * `callbackAfterSeconds` of that report (made at its `updateTime`: nothing else changes a task waiting in its queue).
+ */
+export function pollableFrom(task: TaskExecution, now: number): number {
+  if (task.status !== "IN_PROGRESS") return now;
+  return Math.max(now, task.updateTime + (task.callbackAfterSeconds ?? 0) * 1000);
+}
+
 /** The task's `responseTimeoutSeconds`: its task definition's, else Conductor's default; 0 never times out. */
 export function responseTimeoutSeconds(definition: WorkflowTaskDef | undefined): number {
   return definition?.taskDefinition?.responseTimeoutSeconds ?? DEFAULT_RESPONSE_TIMEOUT_SECONDS;
