@@ -643,28 +643,38 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   async pollTask(taskId: string, workerId: string | undefined): Promise<PollAnswer> {
     this.#recover();
-    const execution = this.#execution;
-    const waiting = execution?.tasks.find((candidate) => candidate.taskId === taskId && candidate.pollable === true);
-    if (!execution || this.#removing || !waiting) return { outcome: "gone" };
-    if (execution.status === "PAUSED") return { outcome: "later" };
+    const before = this.#waitingForPoll(taskId);
+    if (before.outcome !== "waiting") return before;
     // Read before the task is handed out: a missing secret fails it instead, so no worker gets a task it cannot run.
-    const live = await this.#liveInput(execution, waiting);
-    const event: ExecutionEvent = { type: "taskPolled", taskId };
-    if (workerId !== undefined) event.workerId = workerId;
+    const live = await this.#liveInput(before.execution, before.task);
+    // Looked at again: it may have moved on during the read (polled by another worker, completed, canceled, paused).
+    const after = this.#waitingForPoll(taskId);
+    if (after.outcome !== "waiting") return after;
+    const event: ExecutionEvent =
+      live instanceof MissingSecretError
+        ? { type: "externalUpdate", taskId, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason: `Task input references an unknown secret: ${live.message}` }
+        : { type: "taskPolled", taskId };
+    if (event.type === "taskPolled" && workerId !== undefined) event.workerId = workerId;
     try {
-      if (live instanceof MissingSecretError) {
-        this.#apply({ type: "externalUpdate", taskId, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason: `Task input references an unknown secret: ${live.message}` });
-        return { outcome: "gone" };
-      }
       this.#apply(event);
     } catch (error) {
-      // It moved on while its input was read (polled by another worker, completed, canceled, its workflow paused).
-      if (error instanceof EngineError) return this.#execution?.status === "PAUSED" ? { outcome: "later" } : { outcome: "gone" };
+      // A deadline that had passed (its alarm late) took it first.
+      if (error instanceof EngineError) return { outcome: "gone" };
       throw error;
     }
+    if (live instanceof MissingSecretError) return { outcome: "gone" };
     const current = this.#execution!;
     const task = current.tasks.find((candidate) => candidate.taskId === taskId)!;
     return { outcome: "polled", task: JSON.stringify({ ...toTaskView(task, current), inputData: live.input }) };
+  }
+
+  /** Whether SIMPLE task `taskId` waits for a poll that may take it now: "gone" or "later" (paused) when it does not. */
+  #waitingForPoll(taskId: string): { outcome: "waiting"; execution: Execution; task: TaskExecution } | Exclude<PollAnswer, { outcome: "polled" }> {
+    const execution = this.#execution;
+    const task = execution?.tasks.find((candidate) => candidate.taskId === taskId && candidate.pollable === true);
+    if (!execution || this.#removing || !task) return { outcome: "gone" };
+    if (execution.status === "PAUSED") return { outcome: "later" };
+    return { outcome: "waiting", execution, task };
   }
 
   /**

@@ -82,7 +82,9 @@ async function pollWorkerQueue(env: Env, queue: string, poll: Omit<PollRequest, 
       answered.push(leased[index]!);
       if (answer.value.outcome === "polled") tasks.push(answer.value.task);
     });
-    if (answered.length > 0) await stub.ack(answered);
+    // The tasks are the workers' now: a failed drop must not lose them; their entries come back after the lease, and
+    // the next poll finds them no longer waiting and drops them then.
+    if (answered.length > 0) await stub.ack(answered).catch((error: unknown) => console.error(JSON.stringify({ msg: "poll could not drop its queue entries; they come back after the lease", error: String(error) })));
   }
   return tasks;
 }
