@@ -637,6 +637,21 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
+   * A worker's heartbeat for task `taskId` (a TaskResult with `extendLease`): a SIMPLE task its worker holds gets
+   * `responseTimeoutSeconds` from now to be reported; any other task is left as it is. 404 for an unknown task only.
+   */
+  async extendLease(taskId: string): Promise<ActorResult<TaskUpdated>> {
+    this.#recover();
+    if (!this.#execution) return refused(this.#notFound());
+    try {
+      this.#apply({ type: "leaseExtended", taskId });
+      return ok({ taskId });
+    } catch (error) {
+      return refused(error);
+    }
+  }
+
+  /**
    * A worker's poll took SIMPLE task `taskId` from its queue (see {@link PollAnswer}). Exactly one poll gets a task:
    * the decision that hands it out is this object's, one at a time. The worker receives the input with the real
    * values of the secrets it names, as an HTTP task sends them; the stored input keeps them masked.

@@ -60,6 +60,8 @@ export type ExecutionEvent =
   | { type: "externalUpdate"; taskId: string; status: ExternalTaskStatus; output: JsonObject; reason?: string; callbackAfterSeconds?: number }
   /** A worker's poll took SIMPLE task `taskId` from its queue: it is the worker's now (IN_PROGRESS). */
   | { type: "taskPolled"; taskId: string; workerId?: string }
+  /** A worker's heartbeat for SIMPLE task `taskId` (Conductor's TaskResult with `extendLease`): see {@link applyLeaseExtension}. */
+  | { type: "leaseExtended"; taskId: string }
   /**
    * Time passed (the alarm fired, or the object was just loaded). `liveTaskIds` are tasks whose side
    * effect is running in this isolate right now; any other dispatched attempt was lost with an
@@ -281,6 +283,8 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "taskPolled":
       applyTaskPolled(draft, event, env);
       return { state: draft.state, effects };
+    case "leaseExtended":
+      return applyLeaseExtension(draft, event.taskId, env) ? { state: draft.state, effects } : { state, effects: [] };
     case "tick":
       applyTick(draft, event.liveTaskIds, env, effects);
       break;
@@ -454,6 +458,22 @@ function applyTaskPolled(draft: Draft, event: Extract<ExecutionEvent, { type: "t
   };
   if (task.definitionTimeoutAt === undefined && definition !== undefined) fields.definitionTimeoutAt = definitionTimeoutAt({ ...task, ...fields }, definition, env);
   draft.updateTask(task.taskId, fields);
+}
+
+/**
+ * A worker still working on SIMPLE task `taskId` says so without reporting (Conductor's `extendLease`, which the
+ * clients' lease tracker sends for a long task): it has `responseTimeoutSeconds` from now to report. Nothing else
+ * changes: not its status, output or worker, and it does not go back to its queue, where another poll would take
+ * it (an IN_PROGRESS update does that). A task no worker holds (finished, timed out, queued) is left as it is,
+ * as Conductor leaves a finished one: a heartbeat may cross the result it preceded. False when nothing changed.
+ */
+function applyLeaseExtension(draft: Draft, taskId: string, env: DecideEnv): boolean {
+  const task = draft.task(taskId);
+  if (!task) throw new EngineError("NOT_FOUND", `Task ${taskId} is not part of workflow ${draft.state.workflowId}`);
+  if (task.taskType !== "SIMPLE" || task.status !== "IN_PROGRESS" || task.pollable === true) return false;
+  const responseSeconds = responseTimeoutSeconds(draft.state.definition.tasks[task.definitionIndex]);
+  draft.updateTask(taskId, { updateTime: env.now, timeoutAt: responseSeconds > 0 ? env.now + responseSeconds * 1000 : undefined });
+  return true;
 }
 
 function applyTick(draft: Draft, liveTaskIds: ReadonlySet<string>, env: DecideEnv, effects: Effect[]): void {

@@ -118,6 +118,8 @@ export const TaskResultRequest = requestObject({
   ),
   /** The reporting worker; `update-v2` hands its next task to it. */
   workerId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(256, "must be at most 256 characters"))),
+  /** A heartbeat of the worker that holds the task, not a result: the rest of the TaskResult is ignored, as Conductor does. */
+  extendLease: v.optional(v.boolean("must be true or false")),
 });
 /** Parsed {@link TaskResultRequest}. */
 export type TaskResultRequest = v.InferOutput<typeof TaskResultRequest>;

@@ -3,28 +3,35 @@
  * The official Conductor TypeScript client (`@io-orkes/conductor-javascript`) against the real `wrangler dev`.
  *
  * Everything the service is asked goes through the client's public API (`OrkesClients`, `orkesConductorClient`,
- * `MetadataClient`, `WorkflowExecutor`, `TaskClient`, the workflow builders), as an existing Conductor user's code
- * would. The one exception is the webhook callback: an external system sends it, not the client, so it is a plain
- * fetch to the URL the task shows.
+ * `MetadataClient`, `WorkflowExecutor`, `TaskClient`, the workflow builders, the `TaskManager` and `TaskHandler` worker
+ * runners), as an existing Conductor user's code would. The one exception is the webhook callback: an external
+ * system sends it, not the client, so it is a plain fetch to the URL the task shows.
  */
 import {
   ConductorWorkflow,
   MetadataClient,
+  NonRetryableException,
   OrkesClients,
+  TaskHandler,
+  TaskManager,
   httpTask,
   noopLogger,
   orkesConductorClient,
+  simpleTask,
   subWorkflowTask,
   taskDefinition,
   waitForWebhookTask,
   workflow,
+  type ConductorLogger,
+  type ConductorWorker,
   type TaskClient,
   type Task,
   type Workflow,
   type WorkflowDef,
   type WorkflowExecutor,
 } from "@io-orkes/conductor-javascript";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hostname } from "node:os";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   applyMigrations,
   copyProject,
@@ -386,10 +393,231 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(metadata.getTask(name))).toMatch(/No task definition named/);
   });
 
-  it("answers the task-worker endpoints it does not serve with a clear error", async () => {
+  it("answers the task endpoints it does not serve (search, poll data, a task by id) with a clear error", async () => {
     expect(await sdkError(tasks.search(0, 10, "", "*", ""))).toMatch(/^Failed to search tasks: GET \/api\/tasks\/search is a Conductor endpoint this service does not support yet: task search/);
-    expect(await sdkError(tasks.getTaskPollData("HTTP"))).toMatch(/does not support yet: task queues/);
+    expect(await sdkError(tasks.getTaskPollData("HTTP"))).toMatch(/does not support yet: task queue administration beyond sizes/);
     expect(await sdkError(tasks.getTask(crypto.randomUUID()))).toMatch(/^Failed to get task '.*': GET \/api\/tasks\/.* is a Conductor endpoint this service does not support yet/);
+  });
+});
+
+describe("task workers written against the client (TaskManager, TaskHandler)", () => {
+  const GREET = `client_greet_${suffix}`;
+  const SLOW = `client_slow_${suffix}`;
+  const FLAKY = `client_flaky_${suffix}`;
+  const FLOW = `client_workers_${suffix}`;
+  const LEASE = `client_lease_${suffix}`;
+  const WORKER_ID = `e2e-worker-${suffix}`;
+
+  /** One request of the workers' client and how the service answered it. */
+  interface Exchange {
+    method: string;
+    path: string;
+    status: number;
+    contentType: string | null;
+  }
+  const exchanges: Exchange[] = [];
+  /** What the client's runners logged as errors or warnings. */
+  const complaints: string[] = [];
+  const logger: ConductorLogger = {
+    info: () => {},
+    debug: () => {},
+    warn: (...args: unknown[]) => complaints.push(`WARN ${describeLog(args)}`),
+    error: (...args: unknown[]) => complaints.push(describeLog(args)),
+  };
+  /** The worker client's transport: the global fetch, recording each exchange (the body is left to the client). */
+  const recordingFetch: typeof fetch = async (input, init) => {
+    const method = input instanceof Request ? input.method : (init?.method ?? "GET");
+    const url = input instanceof Request ? input.url : String(input);
+    inFlight++;
+    try {
+      const response = await fetch(input, init);
+      exchanges.push({ method, path: new URL(url).pathname, status: response.status, contentType: response.headers.get("content-type") });
+      return response;
+    } finally {
+      inFlight--;
+    }
+  };
+  /** Requests of the workers' client not answered yet. */
+  let inFlight = 0;
+  let workerClient: Awaited<ReturnType<typeof orkesConductorClient>>;
+  let manager: TaskManager | undefined;
+  let handler: TaskHandler | undefined;
+  /** How often the slow worker has seen each task: IN_PROGRESS the first time, COMPLETED the next. */
+  const slowChecks = new Map<string, number>();
+
+  function describeLog(args: unknown[]): string {
+    return args.map((arg) => (arg instanceof Error ? `${arg.name}: ${arg.message}` : typeof arg === "string" ? arg : JSON.stringify(arg))).join(" ");
+  }
+
+  /** The workers as a Conductor user writes them: plain functions of the polled Task. */
+  const workers: ConductorWorker[] = [
+    {
+      taskDefName: GREET,
+      execute: async (task) => ({ status: "COMPLETED", outputData: { greeting: `hello-${String(task.inputData?.["name"])}` } }),
+    },
+    {
+      taskDefName: SLOW,
+      execute: async (task) => {
+        const checks = (slowChecks.get(task.taskId!) ?? 0) + 1;
+        slowChecks.set(task.taskId!, checks);
+        if (checks === 1) return { status: "IN_PROGRESS", callbackAfterSeconds: 1, outputData: { checks } };
+        return { status: "COMPLETED", outputData: { checks, greeting: task.inputData?.["greeting"] } };
+      },
+    },
+    {
+      taskDefName: FLAKY,
+      execute: async (task) => {
+        if (task.inputData?.["terminal"] === true) throw new NonRetryableException("flaky: gave up for good");
+        if (task.inputData?.["failAlways"] === true || task.retryCount === 0) throw new Error(`flaky: attempt ${task.retryCount}`);
+        return { status: "COMPLETED", outputData: { attempt: task.retryCount } };
+      },
+    },
+  ];
+
+  function instances(execution: Workflow, ref: string): TaskView[] {
+    return (execution.tasks ?? []).filter((task) => task.referenceTaskName === ref);
+  }
+
+  /** A happy run: each worker's output reaches the next task, the HTTP task and the workflow output. */
+  async function expectHappyRun(workflowId: string, workerId: string): Promise<void> {
+    const done = await workflowReaches(workflowId, "COMPLETED");
+    expect(done.output).toEqual({ greeting: "hello-e2e", checks: 2, attempt: 1, echoed: "hello-e2e" });
+    expect(taskOf(done, "greet")).toMatchObject({ status: "COMPLETED", taskType: GREET, workerId, outputData: { greeting: "hello-e2e" } });
+    // Kept IN_PROGRESS once with callbackAfterSeconds, then polled again and completed by the second call.
+    expect(taskOf(done, "slow")).toMatchObject({ status: "COMPLETED", callbackAfterSeconds: 1, outputData: { checks: 2, greeting: "hello-e2e" } });
+    expect(taskOf(done, "slow")!.pollCount).toBeGreaterThanOrEqual(2);
+    // The throw failed the first attempt; the task definition's retryCount 1 ran it again.
+    expect(instances(done, "flaky").map((task) => [task.status, task.retryCount, task.reasonForIncompletion])).toEqual([
+      ["FAILED", 0, "flaky: attempt 0"],
+      ["COMPLETED", 1, undefined],
+    ]);
+  }
+
+  beforeAll(async () => {
+    workerClient = await orkesConductorClient({ serverUrl: server.url, keyId, keySecret, logger: noopLogger, refreshTokenInterval: 0 }, recordingFetch);
+    await metadata.registerTask(taskDefinition({ name: GREET, description: "greets", retryCount: 0 }));
+    await metadata.registerTask(taskDefinition({ name: SLOW, description: "checks twice", retryCount: 0 }));
+    await metadata.registerTask(taskDefinition({ name: FLAKY, description: "fails its first attempt", retryCount: 1, retryDelaySeconds: 0 }));
+    // 2 s to report: the lease worker below takes longer and keeps the task with heartbeats.
+    await metadata.registerTask(taskDefinition({ name: LEASE, description: "outlives its response timeout", retryCount: 0, responseTimeoutSeconds: 2 }));
+    const flow = new ConductorWorkflow(executor, FLOW).description("SIMPLE tasks run by the client's workers");
+    flow
+      .add(simpleTask("greet", GREET, { name: flow.input("name") }))
+      .add(simpleTask("slow", SLOW, { greeting: "${greet.output.greeting}" }))
+      .add(simpleTask("flaky", FLAKY, { failAlways: flow.input("failAlways"), terminal: flow.input("terminal") }))
+      .add(httpTask("report", { uri: target.url(`/echo/workers-${suffix}?greeting=\${greet.output.greeting}`), method: "GET" }))
+      .outputParameters({
+        greeting: "${greet.output.greeting}",
+        checks: "${slow.output.checks}",
+        attempt: "${flaky.output.attempt}",
+        echoed: "${report.output.response.body.query.greeting}",
+      });
+    await flow.register(true);
+    await new ConductorWorkflow(executor, LEASE).add(simpleTask("long", LEASE, {})).outputParameters({ calls: "${long.output.calls}" }).register(true);
+    expect((await metadata.getWorkflowDef(FLOW)).tasks.map((task) => [task.taskReferenceName, task.type, task.name])).toEqual([
+      ["greet", "SIMPLE", GREET],
+      ["slow", "SIMPLE", SLOW],
+      ["flaky", "SIMPLE", FLAKY],
+      ["report", "HTTP", "report"],
+    ]);
+  });
+
+  /**
+   * Waits for the last poll of stopped runners to come back. Stopping does not wait for it (in the client, as
+   * against Conductor): a task it still brings back is run and reported by the stopped runner, and would not be the
+   * next test's runner's.
+   */
+  async function drained(): Promise<void> {
+    await until("the stopped runners' last requests", async () => inFlight, (count) => count === 0);
+  }
+
+  afterEach(async () => {
+    // A failed test still stops its pollers, so the run ends by itself.
+    await manager?.stopPolling();
+    await handler?.stopWorkers();
+    manager = undefined;
+    handler = undefined;
+    await drained();
+  });
+
+  it("a TaskManager's workers complete, keep IN_PROGRESS with callbackAfterSeconds, and fail (retried, or terminal)", async () => {
+    manager = new TaskManager(workerClient, workers, { logger, options: { workerID: WORKER_ID, pollInterval: 100, concurrency: 2 } });
+    manager.startPolling();
+    const happy = await executor.startWorkflow({ name: FLOW, version: 1, input: { name: "e2e", failAlways: false, terminal: false } });
+    const always = await executor.startWorkflow({ name: FLOW, version: 1, input: { name: "e2e", failAlways: true, terminal: false } });
+    const terminal = await executor.startWorkflow({ name: FLOW, version: 1, input: { name: "e2e", failAlways: false, terminal: true } });
+
+    await expectHappyRun(happy, WORKER_ID);
+
+    const failed = await workflowReaches(always, "FAILED");
+    expect(instances(failed, "flaky").map((task) => [task.status, task.retryCount, task.reasonForIncompletion])).toEqual([
+      ["FAILED", 0, "flaky: attempt 0"],
+      ["FAILED", 1, "flaky: attempt 1"],
+    ]);
+    expect(failed).toMatchObject({ failedReferenceTaskNames: ["flaky"], reasonForIncompletion: expect.stringContaining("flaky: attempt 1") });
+    expect(instances(failed, "report")).toEqual([]);
+
+    // NonRetryableException: FAILED_WITH_TERMINAL_ERROR, not retried despite the definition's retryCount.
+    const gaveUp = await workflowReaches(terminal, "FAILED");
+    expect(instances(gaveUp, "flaky").map((task) => [task.status, task.reasonForIncompletion])).toEqual([["FAILED_WITH_TERMINAL_ERROR", "flaky: gave up for good"]]);
+
+    await manager.stopPolling();
+    expect(manager.isPolling).toBe(false);
+    expect(await tasks.getQueueSizeForTask([GREET, SLOW, FLAKY])).toEqual({ [GREET]: 0, [SLOW]: 0, [FLAKY]: 0 });
+
+    // The runner took update-v2 (no fallback to POST /api/tasks) and logged nothing but the workers' own throws.
+    expect(complaints.filter((line) => !/^(Error executing \S+ Error: flaky: attempt [01]|Error executing \S+ NonRetryableException: flaky: gave up for good|Task \S+ failed with terminal error \(no retry\): flaky: gave up for good)$/.test(line))).toEqual([]);
+    const calls = new Set(exchanges.map((exchange) => `${exchange.method} ${exchange.path.replace(/\/(client_[a-z]+)_[a-z0-9]+$/, "/$1")} ${exchange.status} ${exchange.contentType ?? "-"}`));
+    expect([...calls].sort()).toEqual(
+      expect.arrayContaining([
+        "GET /api/tasks/poll/batch/client_greet 200 application/json",
+        "POST /api/tasks/update-v2 204 -",
+      ]),
+    );
+    expect([...calls].filter((call) => !/^(POST \/api\/token 200 application\/json|GET \/api\/tasks\/poll\/batch\/client_(greet|slow|flaky) 200 application\/json|POST \/api\/tasks\/update-v2 (204 -|200 application\/json))$/.test(call))).toEqual([]);
+  });
+
+  it("a TaskHandler (the 4.0.0 runner) runs the same workers and stops", async () => {
+    const before = complaints.length;
+    handler = new TaskHandler({ client: workerClient, workers, scanForDecorated: false, logger });
+    await handler.startWorkers();
+    expect(handler.running).toBe(true);
+    const happy = await executor.startWorkflow({ name: FLOW, version: 1, input: { name: "e2e", failAlways: false, terminal: false } });
+    await expectHappyRun(happy, hostname());
+    await handler.stopWorkers();
+    expect(handler.running).toBe(false);
+    expect(complaints.slice(before).filter((line) => !/^Error executing \S+ Error: flaky: attempt 0$/.test(line))).toEqual([]);
+  });
+
+  it("a worker with leaseExtendEnabled keeps its task past responseTimeoutSeconds with heartbeats, and no other poll gets it", async () => {
+    const calls = new Map<string, number>();
+    const long: ConductorWorker = {
+      taskDefName: LEASE,
+      leaseExtendEnabled: true,
+      execute: async (task) => {
+        const n = (calls.get(task.taskId!) ?? 0) + 1;
+        calls.set(task.taskId!, n);
+        // Longer than the 2 s responseTimeoutSeconds; the runner heartbeats (extendLease) every 1.6 s meanwhile.
+        await sleep(3_500);
+        return { status: "COMPLETED", outputData: { calls: n } };
+      },
+    };
+    const before = complaints.length;
+    const exchangesBefore = exchanges.length;
+    // Concurrency 2: the runner polls again while the first task runs, as a second worker would.
+    manager = new TaskManager(workerClient, [long], { logger, options: { workerID: WORKER_ID, pollInterval: 100, concurrency: 2 } });
+    manager.startPolling();
+    const started = await executor.startWorkflow({ name: LEASE, version: 1 });
+    const done = await until("the lease workflow's end", () => executor.getWorkflow(started, true), (execution) => execution.status !== "RUNNING");
+    await manager.stopPolling();
+    expect(done).toMatchObject({ status: "COMPLETED", output: { calls: 1 } });
+    expect(taskOf(done, "long")).toMatchObject({ status: "COMPLETED", pollCount: 1, workerId: WORKER_ID });
+    expect([...calls.values()]).toEqual([1]);
+    expect(complaints.slice(before)).toEqual([]);
+    // The heartbeats: TaskResults with extendLease through POST /api/tasks, each answered 200.
+    const heartbeats = exchanges.slice(exchangesBefore).filter((exchange) => exchange.method === "POST" && exchange.path === "/api/tasks");
+    expect(heartbeats.length).toBeGreaterThanOrEqual(1);
+    expect(heartbeats.map((exchange) => exchange.status)).toEqual(heartbeats.map(() => 200));
   });
 });
 

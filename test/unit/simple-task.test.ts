@@ -88,6 +88,24 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(again.tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollCount: 2, workerId: "worker-2", startTime: 2_000 });
   });
 
+  it("a heartbeat (extendLease) gives its worker responseTimeoutSeconds from now and changes nothing else; a late one finds it timed out", () => {
+    const withDef = { ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 10, timeoutSeconds: 100 }) };
+    const state = poll(started(withDef).state, 2_000);
+    const taskId = state.tasks[0]!.taskId;
+    expect(state.tasks[0]).toMatchObject({ timeoutAt: 12_000, definitionTimeoutAt: 102_000 });
+    const beat = decide(state, { type: "leaseExtended", taskId }, env(9_000));
+    expect(beat.effects).toEqual([]);
+    expect(beat.state.tasks[0]).toEqual({ ...state.tasks[0], timeoutAt: 19_000, updateTime: 9_000 });
+    expect(nextDeadline(beat.state)).toBe(19_000);
+    expect(decide(beat.state, { type: "tick", liveTaskIds: new Set() }, env(15_000)).state.tasks[0]!.status).toBe("IN_PROGRESS");
+    const late = decide(state, { type: "leaseExtended", taskId }, env(12_000));
+    expect(late.state.tasks[0]).toMatchObject({ status: "TIMED_OUT", timeoutAt: undefined });
+    // Waiting in its queue (not polled yet), it has no worker whose lease could be extended.
+    const waiting = started(withDef).state;
+    expect(decide(waiting, { type: "leaseExtended", taskId: waiting.tasks[0]!.taskId }, env(3_000)).state).toBe(waiting);
+    expect(() => decide(state, { type: "leaseExtended", taskId: "no-such-task" }, env(3_000))).toThrow(EngineError);
+  });
+
   it("times out by responseTimeoutSeconds when the worker goes quiet, and its retry settings retry it as a new queued instance", () => {
     const withDef = { ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 10, retryCount: 1 }) };
     const state = poll(started(withDef).state, 2_000);

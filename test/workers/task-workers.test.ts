@@ -201,6 +201,35 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await waitFor(secondId, ["COMPLETED"])).status).toBe("COMPLETED");
   });
 
+  it("a heartbeat (TaskResult extendLease, as TaskRunner's lease tracker sends it) keeps the task with its worker: not queued again, nothing else changed, update-v2 answers 204; a late one changes nothing", async () => {
+    await register({ name: "w_lease", tasks: [simpleTask("w_lease_task")] });
+    const ids = [await startWorkflow("w_lease"), await startWorkflow("w_lease")];
+    await eventually(() => queueSize("w_lease_task"), (size) => size === 2, "both queued");
+    const [task] = await poll("w_lease_task");
+    const workflowId = task!["workflowInstanceId"] as string;
+    const other = ids.find((id) => id !== workflowId)!;
+    const beat = await report(task!, "IN_PROGRESS", {}, { extendLease: true, workerId: "worker-1" });
+    expect(beat.status).toBe(200);
+    expect(await beat.text()).toBe(task!.taskId);
+    // Conductor's updateTask returns no task for a heartbeat, so its update-v2 answers 204 even with another task queued.
+    const v2 = await api("POST", "/api/tasks/update-v2", { workflowInstanceId: workflowId, taskId: task!.taskId, status: "IN_PROGRESS", outputData: { ignored: true }, extendLease: true, workerId: "worker-1" });
+    expect(v2.status).toBe(204);
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollCount: 1, workerId: "worker-1", outputData: {}, callbackAfterSeconds: 0 });
+    // Still the first worker's: a poll gets the other workflow's task only.
+    expect(await queueSize("w_lease_task")).toBe(1);
+    expect((await poll("w_lease_task", { workerid: "worker-2", count: "5" })).map((polled) => polled["workflowInstanceId"])).toEqual([other]);
+    expect((await report(task!, "COMPLETED", { done: true })).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    // A heartbeat that crossed the result: accepted as Conductor does, and nothing changes.
+    const before = JSON.stringify(await getWorkflow(workflowId));
+    const late = await report(task!, "IN_PROGRESS", {}, { extendLease: true });
+    expect(late.status).toBe(200);
+    expect(JSON.stringify(await getWorkflow(workflowId))).toBe(before);
+    const bad = await report(task!, "IN_PROGRESS", {}, { extendLease: "yes" });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
+  });
+
   it("a task's input naming a secret reaches the worker with its value; the stored input stays masked", async () => {
     await apiOk("PUT", "/api/secrets/w_token", JSON.stringify("s3cr3t-value"));
     await register({ name: "w_secret", tasks: [simpleTask("w_secret_task", "call", { token: "${workflow.secrets.w_token}" })] });

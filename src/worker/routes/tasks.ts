@@ -26,12 +26,17 @@ async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: strin
   return { taskId, stub };
 }
 
-/** Applies a TaskResult (`POST /api/tasks` and `/api/tasks/update-v2`) to its execution; the API error of a refusal. */
+/**
+ * Applies a TaskResult (`POST /api/tasks` and `/api/tasks/update-v2`) to its execution; the API error of a refusal.
+ * A heartbeat (`extendLease`) names no worker queue: Conductor's update-v2 hands out no next task for one.
+ */
 export async function applyTaskResult(env: Env, result: TaskResultRequest): Promise<TaskUpdated> {
+  const stub = executionStub(env, result.workflowInstanceId);
+  if (result.extendLease === true) return unwrap(await stub.extendLease(result.taskId));
   const options: { reason?: string; callbackAfterSeconds?: number } = {};
   if (result.reasonForIncompletion !== undefined) options.reason = result.reasonForIncompletion;
   if (result.callbackAfterSeconds !== undefined) options.callbackAfterSeconds = result.callbackAfterSeconds;
-  return unwrap(await executionStub(env, result.workflowInstanceId).updateTask(result.taskId, result.status, result.outputData ?? {}, options));
+  return unwrap(await stub.updateTask(result.taskId, result.status, result.outputData ?? {}, options));
 }
 
 /** Routes that complete or update tasks from outside (asyncComplete HTTP tasks, waiting tasks). */
