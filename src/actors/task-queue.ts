@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { WorkerQueueEntry } from "../engine/tasks/simple";
+import { WakeSignal } from "./wake-signal";
 
 /** A task a poll took from the queue for a while (see {@link TaskQueue.lease}). */
 export interface LeasedTask {
@@ -22,7 +23,7 @@ export const MAX_POLL_WAIT_MS = 10_000;
 export class TaskQueue extends DurableObject<Env> {
   readonly #sql: SqlStorage;
   /** Polls waiting here for an entry to become visible, woken by every push. */
-  readonly #waiting = new Set<() => void>();
+  readonly #pushed = new WakeSignal();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -48,8 +49,7 @@ export class TaskQueue extends DurableObject<Env> {
         entry.visibleAt,
       );
     }
-    for (const wake of this.#waiting) wake();
-    this.#waiting.clear();
+    this.#pushed.wakeAll();
   }
 
   /**
@@ -75,7 +75,7 @@ export class TaskQueue extends DurableObject<Env> {
       const remaining = deadline - now;
       if (remaining <= 0) return [];
       const next = this.#sql.exec<{ at: number | null }>(`SELECT MIN(visible_at) AS at FROM entries`).one().at;
-      await this.#nextPush(next === null ? remaining : Math.min(remaining, Math.max(next - now, 1)));
+      await this.#pushed.next(next === null ? remaining : Math.min(remaining, Math.max(next - now, 1)));
     }
   }
 
@@ -91,21 +91,6 @@ export class TaskQueue extends DurableObject<Env> {
   /** How many entries the queue holds, leased ones included (Conductor's queue size). */
   async size(): Promise<number> {
     return this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM entries`).one().n;
-  }
-
-  /** Resolves at the next push, or after `waitMs`. */
-  #nextPush(waitMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.#waiting.delete(wake);
-        resolve();
-      }, waitMs);
-      this.#waiting.add(wake);
-    });
   }
 }
 

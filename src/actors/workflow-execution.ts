@@ -46,6 +46,7 @@ import { ExecutionStore } from "./execution-store";
 import { redactSecretValues, secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt } from "./task-queue";
+import { WakeSignal } from "./wake-signal";
 
 /** The outcome of an RPC call: refusals travel as values, because thrown errors lose their kind over RPC. */
 export type ActorResult<T> = { ok: true; value: T } | { ok: false; error: { kind: EngineErrorKind; message: string } };
@@ -193,6 +194,11 @@ function refused(error: unknown): ActorResult<never> {
   throw error;
 }
 
+/** The values `lookup` has for `names`, those that exist. */
+function secretValues(names: readonly string[], lookup: (name: string) => string | undefined): string[] {
+  return names.map(lookup).filter((value): value is string => value !== undefined);
+}
+
 /** The terminal state a watcher is told about; a rerun that finishes again is a new one. */
 function finishSignature(execution: Execution): string {
   return `${execution.status}|${execution.endTime}`;
@@ -213,7 +219,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** Background jobs running in this isolate, by key (so one is never run twice at once), each settled when it has run. */
   readonly #jobs = new Map<string, Promise<void>>();
   /** Callers of `execute` waiting for the execution to finish or block. */
-  readonly #waiters = new Set<() => void>();
+  readonly #changed = new WakeSignal();
   #watchers: Watcher[];
   /** Children to terminate (id → reason), recorded with the decision that canceled their task. */
   #childTerminations: Record<string, string>;
@@ -943,8 +949,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncParentReopen();
     this.#syncAlarm(execution);
     // Every change: each waiter decides for itself whether it is settled (see #settled).
-    for (const wake of this.#waiters) wake();
-    this.#waiters.clear();
+    this.#changed.wakeAll();
   }
 
   /**
@@ -1137,7 +1142,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       const remaining = deadline - Date.now();
       if (!execution || remaining <= 0) return;
       if (!isBlocked(execution)) {
-        await this.#nextChange(remaining);
+        await this.#changed.next(remaining);
         continue;
       }
       const childId = awaitedChildId(execution);
@@ -1145,23 +1150,8 @@ export class WorkflowExecution extends DurableObject<Env> {
       if ((await executionStub(this.env, childId).settle(remaining)) !== "finished") return;
       // Its notice may have come while the child was asked; if not, it is on its way.
       const now = this.#execution;
-      if (now && awaitedChildId(now) === childId) await this.#nextChange(deadline - Date.now());
+      if (now && awaitedChildId(now) === childId) await this.#changed.next(deadline - Date.now());
     }
-  }
-
-  /** Resolves at this execution's next change, or after `waitMs`. */
-  #nextChange(waitMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.#waiters.delete(wake);
-        resolve();
-      }, waitMs);
-      this.#waiters.add(wake);
-    });
   }
 
   // ---- children ---------------------------------------------------------------------------
@@ -1367,20 +1357,16 @@ export class WorkflowExecution extends DurableObject<Env> {
    * (they exist only in memory, for this call), else the stored input.
    */
   async #liveInput(execution: Execution, task: TaskExecution): Promise<{ input: JsonObject; secrets: string[] } | MissingSecretError> {
-    const definition = execution.definition.tasks[task.definitionIndex];
-    // A rerun's taskInput is sent as given: literal, like any data from outside.
-    if (task.inputGiven === true || !definition) return { input: task.inputData, secrets: [] };
-    const template = taskInputTemplate(definition);
-    const secretNames = referencedSecrets(template);
-    if (secretNames.length === 0) return { input: task.inputData, secrets: [] };
-    const lookup = await secretLookup(this.env, secretNames);
+    const named = this.#namedSecrets(execution, task);
+    if (!named) return { input: task.inputData, secrets: [] };
+    const lookup = await secretLookup(this.env, named.names);
     try {
       // As when it was scheduled: the variables may have changed since, and what is sent must match what is stored.
       const asScheduled: Execution = { ...execution, variables: task.inputVariables ?? {} };
       // Defaults a task type added at start (e.g. webhook ids) stay; the template's values win.
-      const input = { ...task.inputData, ...(resolveValue(template, evaluationContext(asScheduled, Date.now(), task.taskId, lookup)) as JsonObject) };
+      const input = { ...task.inputData, ...(resolveValue(named.template, evaluationContext(asScheduled, Date.now(), task.taskId, lookup)) as JsonObject) };
       // The values themselves, so whatever the side effect brings back can be scrubbed of them.
-      return { input, secrets: secretNames.map(lookup).filter((value): value is string => value !== undefined) };
+      return { input, secrets: secretValues(named.names, lookup) };
     } catch (error) {
       if (error instanceof MissingSecretError) return error;
       throw error;
@@ -1389,12 +1375,20 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** The values of the secrets `task`'s input names, those that exist (none for a rerun's literal input). */
   async #secretValues(execution: Execution, task: TaskExecution): Promise<string[]> {
+    const named = this.#namedSecrets(execution, task);
+    return named ? secretValues(named.names, await secretLookup(this.env, named.names)) : [];
+  }
+
+  /**
+   * The template `task`'s input resolves from and the secrets it names; undefined when it names none, or when its
+   * input is a rerun's `taskInput`, sent as given: literal, like any data from outside.
+   */
+  #namedSecrets(execution: Execution, task: TaskExecution): { template: JsonObject; names: string[] } | undefined {
     const definition = execution.definition.tasks[task.definitionIndex];
-    if (task.inputGiven === true || !definition) return [];
-    const names = referencedSecrets(taskInputTemplate(definition));
-    if (names.length === 0) return [];
-    const lookup = await secretLookup(this.env, names);
-    return names.map(lookup).filter((value): value is string => value !== undefined);
+    if (task.inputGiven === true || !definition) return undefined;
+    const template = taskInputTemplate(definition);
+    const names = referencedSecrets(template);
+    return names.length === 0 ? undefined : { template, names };
   }
 
   /** Runs a task's side effect and feeds its result back; the attempt number makes late results harmless. */
