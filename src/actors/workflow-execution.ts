@@ -32,6 +32,7 @@ import { childStartRequest } from "../engine/tasks/sub-workflow";
 import { workerQueueKey, type WorkerQueueEntry } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import type { ValidationIssue } from "../engine/validation-issue";
+import { planTask } from "../engine/plan";
 import { toTaskView, toWorkflowView } from "../engine/view";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
@@ -812,7 +813,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (execution.status !== "PAUSED" && (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "TERMINATED")) return false;
     if (execution.tasks.findLast((candidate) => candidate.referenceTaskName === task.referenceTaskName) !== task) return false;
     // Conductor too stops at an optional task: the execution went on without that child.
-    if (execution.definition.tasks[task.definitionIndex]?.optional === true) return false;
+    if (planTask(execution.definition, task.definitionIndex)?.optional === true) return false;
     // A task that never waited for its child (waitForCompletion false) does not start waiting now.
     const request = childStartRequest(task.inputData);
     if ("invalid" in request || !request.waitForCompletion) return false;
@@ -1384,7 +1385,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    * input is a rerun's `taskInput`, sent as given: literal, like any data from outside.
    */
   #namedSecrets(execution: Execution, task: TaskExecution): { template: JsonObject; names: string[] } | undefined {
-    const definition = execution.definition.tasks[task.definitionIndex];
+    const definition = planTask(execution.definition, task.definitionIndex);
     if (task.inputGiven === true || !definition) return undefined;
     const template = taskInputTemplate(definition);
     const names = referencedSecrets(template);
@@ -1437,7 +1438,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   async #perform(task: TaskExecution, cancel: AbortSignal): Promise<ExecutionEvent> {
     const execution = this.#execution!;
-    const definition = execution.definition.tasks[task.definitionIndex]!;
+    const definition = planTask(execution.definition, task.definitionIndex)!;
     const failed = (reason: string): ExecutionEvent => ({ type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason });
     const live = await this.#liveInput(execution, task);
     if (live instanceof MissingSecretError) return failed(`Task input references an unknown secret: ${live.message}`);

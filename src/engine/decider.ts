@@ -31,6 +31,7 @@ import { pollableFrom, responseTimeoutSeconds, workerQueueEntry, type WorkerQueu
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
+import { nextPlanIndex, planIndexOf, planOf, planTask } from "./plan";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
 export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"] as const;
@@ -263,7 +264,7 @@ function applyDeadlines(draft: Draft, env: DecideEnv, effects: Effect[]): boolea
       continue;
     }
     const onTimeout = taskModule(task.taskType)?.onTimeout;
-    if (onTimeout) draft.updateTask(task.taskId, onTimeout(task, env, state.definition.tasks[task.definitionIndex]));
+    if (onTimeout) draft.updateTask(task.taskId, onTimeout(task, env, planTask(state.definition, task.definitionIndex)));
   }
   return false;
 }
@@ -422,7 +423,7 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
  */
 function requeueForWorker(draft: Draft, task: TaskExecution, fields: Partial<TaskExecution>, callbackAfterSeconds: number, env: DecideEnv, effects: Effect[]): void {
   const visibleAt = env.now + callbackAfterSeconds * 1000;
-  const responseSeconds = responseTimeoutSeconds(draft.state.definition.tasks[task.definitionIndex]);
+  const responseSeconds = responseTimeoutSeconds(planTask(draft.state.definition, task.definitionIndex));
   const updated = draft.updateTask(task.taskId, {
     ...fields,
     status: "IN_PROGRESS",
@@ -445,7 +446,7 @@ function applyTaskPolled(draft: Draft, event: Extract<ExecutionEvent, { type: "t
   requireStatus(state, ["RUNNING"], "poll a task of");
   const task = draft.task(event.taskId);
   if (!task || task.pollable !== true || !isPending(task)) throw new EngineError("NOT_FOUND", `Task ${event.taskId} of workflow ${state.workflowId} is not waiting for a worker`);
-  const definition = state.definition.tasks[task.definitionIndex];
+  const definition = planTask(state.definition, task.definitionIndex);
   const responseSeconds = responseTimeoutSeconds(definition);
   const fields: Partial<TaskExecution> = {
     status: "IN_PROGRESS",
@@ -471,7 +472,7 @@ function applyLeaseExtension(draft: Draft, taskId: string, env: DecideEnv): bool
   const task = draft.task(taskId);
   if (!task) throw new EngineError("NOT_FOUND", `Task ${taskId} is not part of workflow ${draft.state.workflowId}`);
   if (task.taskType !== "SIMPLE" || task.status !== "IN_PROGRESS" || task.pollable === true) return false;
-  const responseSeconds = responseTimeoutSeconds(draft.state.definition.tasks[task.definitionIndex]);
+  const responseSeconds = responseTimeoutSeconds(planTask(draft.state.definition, task.definitionIndex));
   draft.updateTask(taskId, { updateTime: env.now, timeoutAt: responseSeconds > 0 ? env.now + responseSeconds * 1000 : undefined });
   return true;
 }
@@ -673,11 +674,11 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     if (state.status !== "RUNNING") return;
     const last = state.tasks.at(-1);
     if (!last) {
-      if (state.definition.tasks.length === 0) return completeWorkflow(draft, env, effects);
+      if (planOf(state.definition).steps.length === 0) return completeWorkflow(draft, env, effects);
       reachTask(draft, 0, env);
       continue;
     }
-    const definition = state.definition.tasks[last.definitionIndex];
+    const definition = planTask(state.definition, last.definitionIndex);
     if (!definition) return failWorkflow(draft, last, `task definition ${last.definitionIndex} is missing`, env, effects);
     switch (last.status) {
       case "SCHEDULED":
@@ -693,8 +694,8 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
       case "COMPLETED":
       case "COMPLETED_WITH_ERRORS":
       case "SKIPPED": {
-        const next = last.definitionIndex + 1;
-        if (next >= state.definition.tasks.length) return completeWorkflow(draft, env, effects);
+        const next = nextPlanIndex(state.definition, last);
+        if (next >= planOf(state.definition).steps.length) return completeWorkflow(draft, env, effects);
         reachTask(draft, next, env);
         continue;
       }
@@ -726,7 +727,7 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
  * output when a skip waits for it (the skip is then used up), else SCHEDULED to run.
  */
 function reachTask(draft: Draft, index: number, env: DecideEnv): void {
-  const reference = draft.state.definition.tasks[index]!.taskReferenceName;
+  const reference = planTask(draft.state.definition, index)!.taskReferenceName;
   const skip = draft.state.pendingSkips?.find((candidate) => candidate.taskReferenceName === reference);
   if (!skip) return addInstance(draft, index, env, {});
   forgetSkips(draft, (candidate) => candidate === skip);
@@ -807,14 +808,14 @@ function forgetSkips(draft: Draft, drop: (skip: PendingSkip) => boolean): void {
   draft.patch({ pendingSkips: kept.length > 0 ? kept : undefined });
 }
 
-/** Position of the task with that reference name in the execution's definition, -1 when there is none. */
+/** Position of the task with that reference name in the execution's plan, -1 when there is none. */
 function definitionIndexOf(state: WorkflowExecution, taskReferenceName: string): number {
-  return state.definition.tasks.findIndex((task) => task.taskReferenceName === taskReferenceName);
+  return planIndexOf(state.definition, taskReferenceName);
 }
 
 /** Resolves a task's inputParameters for storage and display (secrets masked). */
 function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, taskId: string, env: DecideEnv): JsonObject | Error {
-  const definition = state.definition.tasks[definitionIndex];
+  const definition = planTask(state.definition, definitionIndex);
   if (!definition) return new Error(`task definition ${definitionIndex} is missing`);
   try {
     const resolved = resolveValue(taskInputTemplate(definition), evaluationContext(state, env.now, taskId, maskedSecrets));
@@ -831,7 +832,7 @@ function failedOnInput(error: Error, env: DecideEnv): Partial<TaskExecution> {
 
 /** A new SCHEDULED instance of definition task `index`, with no input yet, to follow the execution's last task. */
 function newInstance(state: WorkflowExecution, index: number, env: DecideEnv, options: { retryCount?: number; delayMs?: number }): TaskExecution {
-  const definition = state.definition.tasks[index]!;
+  const definition = planTask(state.definition, index)!;
   return {
     taskId: env.newId(),
     taskType: definition.type,
@@ -882,7 +883,7 @@ function resolvedInputFields(state: WorkflowExecution, definitionIndex: number, 
  * Asked only of executions with variables: most have none, and this walks the template on the transition path.
  */
 function resolvedAgain(state: WorkflowExecution, definitionIndex: number): boolean {
-  const definition = state.definition.tasks[definitionIndex];
+  const definition = planTask(state.definition, definitionIndex);
   return definition !== undefined && referencedSecrets(taskInputTemplate(definition)).length > 0;
 }
 
@@ -933,7 +934,7 @@ function definitionTimeoutAt(task: TaskExecution, definition: WorkflowTaskDef, e
  * too (Conductor's default). True when the workflow ended.
  */
 function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, effects: Effect[]): boolean {
-  const taskDef = draft.state.definition.tasks[task.definitionIndex]?.taskDefinition;
+  const taskDef = planTask(draft.state.definition, task.definitionIndex)?.taskDefinition;
   const seconds = taskDef?.timeoutSeconds ?? 0;
   const policy = taskDef?.timeoutPolicy ?? "TIME_OUT_WF";
   const reason = `Task timed out after ${seconds} seconds (timeoutSeconds of task definition ${taskDef?.name ?? task.taskDefName}, timeoutPolicy ${policy})`;

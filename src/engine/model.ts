@@ -11,9 +11,10 @@ export type JsonObject = { [key: string]: JsonValue };
 
 /**
  * Task types this service runs. SIMPLE is Conductor's worker task: it waits in its task type's queue until a
- * worker polls it (`GET /api/tasks/poll/{taskType}`) and reports its result (`POST /api/tasks`).
+ * worker polls it (`GET /api/tasks/poll/{taskType}`) and reports its result (`POST /api/tasks`). SWITCH runs one
+ * of its branches (`decisionCases`, `defaultCase`), chosen by its `expression`.
  */
-export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE"] as const;
+export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH"] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
 
@@ -63,6 +64,11 @@ export interface TaskDef {
   updateTime?: number;
 }
 
+/** How a SWITCH computes its case (Conductor's evaluator types; `graaljs` is read as `javascript`). */
+export const SWITCH_EVALUATOR_TYPES = ["value-param", "javascript", "graaljs"] as const;
+/** One of {@link SWITCH_EVALUATOR_TYPES}. */
+export type SwitchEvaluatorType = (typeof SWITCH_EVALUATOR_TYPES)[number];
+
 /** A task as written in a workflow definition (Conductor's `WorkflowTask`). */
 export interface WorkflowTaskDef {
   name: string;
@@ -81,6 +87,14 @@ export interface WorkflowTaskDef {
   subWorkflowParam?: JsonObject;
   /** SUB_WORKFLOW: whether the parent waits for the child. */
   waitForCompletion?: boolean;
+  /** SWITCH: how `expression` is evaluated. */
+  evaluatorType?: SwitchEvaluatorType;
+  /** SWITCH: the input parameter naming the case (value-param), or the expression computing it (javascript). */
+  expression?: string;
+  /** SWITCH: the tasks run for each case value (compared as a string); an empty list runs nothing. */
+  decisionCases?: Record<string, WorkflowTaskDef[]>;
+  /** SWITCH: the tasks run when no case matches. */
+  defaultCase?: WorkflowTaskDef[];
   /**
    * The task definition this task follows: given inline, or the one registered under its name, copied in
    * when an execution starts (as Conductor does), so later changes to the registered one do not alter it.
@@ -182,7 +196,10 @@ export interface TaskExecution {
   taskDefName: string;
   /** 1-based position in the execution's task list. */
   seq: number;
-  /** Index of the task in `definition.tasks`. */
+  /**
+   * Position of the task in the definition's plan (see `plan.ts`): its tasks in document order, those inside a
+   * SWITCH's branches included. For a definition without branches, the index in `definition.tasks`.
+   */
   definitionIndex: number;
   status: TaskStatus;
   /** Resolved input as stored and shown: secrets appear as `***`. */

@@ -1,4 +1,5 @@
 import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
+import { planTask } from "./plan";
 import { responseTimeoutSeconds } from "./tasks/simple";
 
 /** A task as the API shows it (Conductor's `Task` JSON). */
@@ -30,7 +31,7 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   };
   setPresent(view, "reasonForIncompletion", task.reasonForIncompletion);
   setPresent(view, "correlationId", execution.correlationId);
-  const definition = execution.definition.tasks[task.definitionIndex];
+  const definition = planTask(execution.definition, task.definitionIndex);
   if (definition) view["workflowTask"] = definition as unknown as JsonObject;
   if (task.subWorkflowId !== undefined) view["subWorkflowId"] = task.subWorkflowId;
   if (task.callbackUrl !== undefined) view["callbackUrl"] = task.callbackUrl;

@@ -7,6 +7,7 @@ import * as v from "valibot";
 import { findTemplateErrors, referencedSecrets } from "../expressions";
 import { RETRY_LOGICS, TIMEOUT_POLICIES, type JsonObject, type RetryLogic, type TaskDef, type TimeoutPolicy, type WorkflowDef } from "../model";
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
+import { allTasks, mapTasks } from "../plan";
 import { childPath, type ValidationIssue } from "../validation-issue";
 import { describeValue, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, isIntegerIn, isJsonObject, isOneOf, isRecord, isString, MAX_JSON_DEPTH, rule, toIssues } from "./checks";
 
@@ -114,9 +115,9 @@ export function validateTaskDef(input: unknown, options: { path?: string; inline
   return { ok: true, value: { ...value, name: value.name ?? options.inline?.taskName ?? "" } };
 }
 
-/** Names of the tasks of `definition` that follow a registered task definition (those without one inline). */
+/** Names of the tasks of `definition` (inside SWITCH branches too) that follow a registered task definition (those without one inline). */
 export function registeredTaskDefNames(definition: WorkflowDef): string[] {
-  return [...new Set(definition.tasks.filter((task) => task.taskDefinition === undefined).map((task) => task.name))];
+  return [...new Set(allTasks(definition).filter((task) => task.taskDefinition === undefined).map((task) => task.name))];
 }
 
 /**
@@ -126,12 +127,9 @@ export function registeredTaskDefNames(definition: WorkflowDef): string[] {
  */
 export function withRegisteredTaskDefs(definition: WorkflowDef, registered: ReadonlyMap<string, TaskDef>): WorkflowDef {
   if (registered.size === 0) return definition;
-  let changed = false;
-  const tasks = definition.tasks.map((task) => {
+  const tasks = mapTasks(definition.tasks, (task) => {
     const shared = task.taskDefinition === undefined ? registered.get(task.name) : undefined;
-    if (shared === undefined) return task;
-    changed = true;
-    return { ...task, taskDefinition: shared };
+    return shared === undefined ? task : { ...task, taskDefinition: shared };
   });
-  return changed ? { ...definition, tasks } : definition;
+  return tasks === definition.tasks ? definition : { ...definition, tasks };
 }

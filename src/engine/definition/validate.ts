@@ -13,6 +13,7 @@ import {
   WORKFLOW_TIMEOUT_POLICIES,
   type JsonObject,
   type RetryLogic,
+  type SwitchEvaluatorType,
   type TaskType,
   type WorkflowDef,
   type WorkflowTaskDef,
@@ -36,7 +37,9 @@ import {
   MAX_JSON_DEPTH,
   rule,
   toIssues,
+  type UnknownRecord,
 } from "./checks";
+import { setOwn } from "../own-property";
 import { TASK_VALIDATORS } from "./registry";
 import { validateTaskDef } from "./task-def";
 
@@ -98,17 +101,8 @@ const WORKFLOW = fieldsOf({
   version: v.optional(rule<number>("version", "an integer of at least 1", isIntegerIn(1, Number.MAX_SAFE_INTEGER)), 1),
   schemaVersion: v.optional(rule<number>("schemaVersion", "2 (the only schema version, as in Conductor)", (value) => value === 2), 2),
   ownerEmail: v.optional(OWNER_EMAIL),
-  tasks: expecting(
-    v.pipe(
-      rule<unknown[]>("tasks", "a non-empty array of task definitions", (value) => Array.isArray(value) && value.length > 0),
-      v.check(
-        (tasks: unknown[]) => tasks.length <= MAX_TASKS_PER_DEFINITION,
-        (issue) =>
-          `a workflow definition may hold at most ${MAX_TASKS_PER_DEFINITION} tasks, but this one has ${Array.isArray(issue.input) ? issue.input.length : "more"}; move groups of tasks into sub workflows`,
-      ),
-    ),
-    "a non-empty array of task definitions",
-  ),
+  // Their number, counting those inside SWITCH branches, is checked with the tasks themselves (see taskCountIssues).
+  tasks: expecting(rule<unknown[]>("tasks", "a non-empty array of task definitions", (value) => Array.isArray(value) && value.length > 0), "a non-empty array of task definitions"),
   inputParameters: v.optional(
     v.pipe(
       rule<unknown[]>("inputParameters", "an array of input names (strings)", Array.isArray),
@@ -161,8 +155,11 @@ const TASK = fieldsOf({
   ),
 });
 
-/** Problems in one task and, when it has none, its normalised form. */
-function validateTask(raw: unknown, path: string): { issues: ValidationIssue[]; task?: WorkflowTaskDef } {
+/** How deep SWITCH tasks may nest inside one another's branches. */
+export const MAX_BRANCH_DEPTH = 10;
+
+/** Problems in one task and, when it has none, its normalised form. `depth` counts the SWITCH branches it is in. */
+function validateTask(raw: unknown, path: string, depth: number): { issues: ValidationIssue[]; task?: WorkflowTaskDef } {
   if (!isRecord(raw)) {
     return { issues: [{ path, message: `each task must be an object, but received ${describeValue(raw)}` }] };
   }
@@ -195,8 +192,18 @@ function validateTask(raw: unknown, path: string): { issues: ValidationIssue[]; 
       : validateTaskDef(rawTaskDefinition, { path: childPath(path, "taskDefinition"), inline: { taskName } });
   if (taskDefinition && !taskDefinition.ok) issues.push(...taskDefinition.errors);
 
+  // Checked even when the SWITCH's own fields are wrong, so that every problem is reported in one round trip.
+  const branches = type === "SWITCH" ? validateBranches(raw, path, depth) : undefined;
+  if (branches !== undefined) issues.push(...branches.issues);
+
   if (issues.length > 0 || !common.success) return { issues };
   const task: WorkflowTaskDef = { ...common.output };
+  if (branches !== undefined) {
+    task.evaluatorType = raw["evaluatorType"] as SwitchEvaluatorType;
+    task.expression = raw["expression"] as string;
+    task.decisionCases = branches.decisionCases;
+    task.defaultCase = branches.defaultCase;
+  }
   if (taskDefinition?.ok) task.taskDefinition = taskDefinition.value;
   if (task.type === "SUB_WORKFLOW") {
     // Only this type reads the task-level placements; for others they are dropped like other unknown keys.
@@ -207,23 +214,85 @@ function validateTask(raw: unknown, path: string): { issues: ValidationIssue[]; 
   return { issues, task };
 }
 
-/** One issue on each later task reusing a reference name, naming where it was first used. */
-function duplicateReferenceNames(tasks: readonly unknown[]): ValidationIssue[] {
+/**
+ * The tasks of a SWITCH's branches (its own fields already checked), each checked as a task; the normalised
+ * branches when none has a problem. The defaultCase is `[]` when absent, as Conductor shows it.
+ */
+function validateBranches(
+  raw: UnknownRecord,
+  path: string,
+  depth: number,
+): { issues: ValidationIssue[]; decisionCases: Record<string, WorkflowTaskDef[]>; defaultCase: WorkflowTaskDef[] } {
   const issues: ValidationIssue[] = [];
-  const firstIndex = new Map<string, number>();
-  tasks.forEach((task, index) => {
+  const decisionCases: Record<string, WorkflowTaskDef[]> = {};
+  if (depth >= MAX_BRANCH_DEPTH) {
+    issues.push({ path: childPath(path, "decisionCases"), message: `SWITCH tasks may nest at most ${MAX_BRANCH_DEPTH} deep inside one another's branches; move the inner ones into a sub workflow` });
+    return { issues, decisionCases, defaultCase: [] };
+  }
+  const validateList = (list: readonly unknown[], listPath: string): WorkflowTaskDef[] =>
+    list.flatMap((item, index) => {
+      const result = validateTask(item, childPath(listPath, index), depth + 1);
+      issues.push(...result.issues);
+      return result.task === undefined ? [] : [result.task];
+    });
+  const cases = raw["decisionCases"];
+  for (const [value, branch] of Object.entries(isRecord(cases) ? cases : {})) {
+    // A case that is no list is the SWITCH validator's to report.
+    if (Array.isArray(branch)) setOwn(decisionCases, value, validateList(branch, childPath(childPath(path, "decisionCases"), value)));
+  }
+  const defaultCase = Array.isArray(raw["defaultCase"]) ? validateList(raw["defaultCase"], childPath(path, "defaultCase")) : [];
+  return { issues, decisionCases, defaultCase };
+}
+
+/**
+ * Every task of a definition as received, those inside SWITCH branches included (as deep as they may nest), in
+ * plan order, with its path.
+ */
+function rawTaskEntries(tasks: readonly unknown[], path: string, depth = 0): Array<{ task: unknown; path: string }> {
+  return tasks.flatMap((task, index) => {
+    const own = childPath(path, index);
+    const entries = [{ task, path: own }];
+    if (!isRecord(task) || task["type"] !== "SWITCH" || depth >= MAX_BRANCH_DEPTH) return entries;
+    const cases = task["decisionCases"];
+    if (isRecord(cases)) {
+      for (const [value, branch] of Object.entries(cases)) {
+        if (Array.isArray(branch)) entries.push(...rawTaskEntries(branch, childPath(childPath(own, "decisionCases"), value), depth + 1));
+      }
+    }
+    const defaultCase = task["defaultCase"];
+    if (Array.isArray(defaultCase)) entries.push(...rawTaskEntries(defaultCase, childPath(own, "defaultCase"), depth + 1));
+    return entries;
+  });
+}
+
+/** The issue of a definition holding more tasks, branches included, than {@link MAX_TASKS_PER_DEFINITION}. */
+function taskCountIssues(count: number): ValidationIssue[] {
+  if (count <= MAX_TASKS_PER_DEFINITION) return [];
+  return [
+    {
+      path: "tasks",
+      message: `a workflow definition may hold at most ${MAX_TASKS_PER_DEFINITION} tasks (counting those inside SWITCH branches), but this one has ${count}; move groups of tasks into sub workflows`,
+    },
+  ];
+}
+
+/** One issue on each later task reusing a reference name (anywhere, branches included), naming where it was first used. */
+function duplicateReferenceNames(entries: ReadonlyArray<{ task: unknown; path: string }>): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const firstPath = new Map<string, string>();
+  for (const { task, path } of entries) {
     const ref = isRecord(task) ? task["taskReferenceName"] : undefined;
-    if (typeof ref !== "string" || ref === "") return;
-    const first = firstIndex.get(ref);
+    if (typeof ref !== "string" || ref === "") continue;
+    const first = firstPath.get(ref);
     if (first === undefined) {
-      firstIndex.set(ref, index);
-      return;
+      firstPath.set(ref, path);
+      continue;
     }
     issues.push({
-      path: childPath(childPath("tasks", index), "taskReferenceName"),
-      message: `taskReferenceName ${JSON.stringify(ref)} is already used by tasks[${first}]; reference names must be unique within a workflow`,
+      path: childPath(path, "taskReferenceName"),
+      message: `taskReferenceName ${JSON.stringify(ref)} is already used by ${first}; reference names must be unique within a workflow`,
     });
-  });
+  }
   return issues;
 }
 
@@ -268,11 +337,12 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
   if (Array.isArray(rawTasks)) {
     // Tasks are checked even beyond the limit, so fixing the count does not reveal a second round of errors.
     rawTasks.forEach((raw: unknown, index) => {
-      const result = validateTask(raw, childPath("tasks", index));
+      const result = validateTask(raw, childPath("tasks", index), 0);
       issues.push(...result.issues);
       if (result.task !== undefined) tasks.push(result.task);
     });
-    issues.push(...duplicateReferenceNames(rawTasks));
+    const entries = rawTaskEntries(rawTasks, "tasks");
+    issues.push(...taskCountIssues(entries.length), ...duplicateReferenceNames(entries));
   }
 
   const outputParameters = input["outputParameters"];

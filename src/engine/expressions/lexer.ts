@@ -40,7 +40,11 @@ export type Token =
  */
 export type LexMode =
   | { readonly kind: "template"; /** Offset of the `$` of the opening `${`, for the unterminated error. */ readonly openAt: number }
-  | { readonly kind: "bare" };
+  /**
+   * `script`: the JavaScript spelling of a SWITCH's expression, where `$` is a name (the task's input) and `===`
+   * and `!==` mean `==` and `!=` (which compare without type conversion here anyway).
+   */
+  | { readonly kind: "bare"; readonly script?: true };
 
 /** The tokens of one expression and where its source ends (the `}` offset in template mode). */
 export interface LexResult {
@@ -124,7 +128,8 @@ export function tokenize(source: string, start: number, mode: LexMode): LexResul
     }
     afterDot = false;
 
-    if (isLetter(c) || c === "_") {
+    if (isLetter(c) || c === "_" || (c === "$" && mode.kind === "bare" && mode.script === true)) {
+      i++;
       while (i < source.length && isNameChar(source.charAt(i))) i++;
       tokens.push({ kind: "word", value: source.slice(tokenStart, i), start: tokenStart, end: i });
       continue;
@@ -142,6 +147,13 @@ export function tokenize(source: string, start: number, mode: LexMode): LexResul
       const literal = scanString(source, i);
       tokens.push({ kind: "string", value: literal.value, start: tokenStart, end: literal.end });
       i = literal.end;
+      continue;
+    }
+
+    const three = source.slice(i, i + 3);
+    if ((three === "===" || three === "!==") && mode.kind === "bare" && mode.script === true) {
+      tokens.push({ kind: "operator", value: three === "===" ? "==" : "!=", start: i, end: i + 3 });
+      i += 3;
       continue;
     }
 

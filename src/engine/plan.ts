@@ -1,0 +1,157 @@
+/**
+ * A definition's tasks as the decider walks them: every task, those inside SWITCH branches included, in document
+ * order (a SWITCH, then its cases' tasks in order, then its defaultCase's, then what follows it), each knowing what
+ * comes after it. A task instance's `definitionIndex` is its position here. Only one branch of a SWITCH runs, and
+ * the order puts every branch between the SWITCH and its successor, so an execution's tasks still follow the plan
+ * in increasing order: "later in the plan" still means "not reached yet or passed over".
+ *
+ * A definition without SWITCH tasks plans as its `tasks` list, so the indexes stored in executions started
+ * before SWITCH existed keep their meaning.
+ */
+import type { JsonValue, TaskExecution, WorkflowDef, WorkflowTaskDef } from "./model";
+import { setOwn } from "./own-property";
+
+/** One task of a {@link Plan}. */
+export interface PlanStep {
+  readonly task: WorkflowTaskDef;
+  /** The step that follows this one when it ends (for a SWITCH, when it runs no branch); the plan's length at the end. */
+  readonly next: number;
+  /** SWITCH: where each case's branch starts (`next` for an empty one), and where the defaultCase starts. */
+  readonly branches?: { readonly cases: ReadonlyMap<string, number>; readonly defaultStart: number };
+}
+
+/** The steps of a definition, in order (see the module comment). */
+export interface Plan {
+  readonly steps: readonly PlanStep[];
+  /** Reference name → step index. */
+  readonly byReference: ReadonlyMap<string, number>;
+}
+
+// Definitions are immutable once stored in an execution, so a plan is computed once per definition object.
+const plans = new WeakMap<WorkflowDef, Plan>();
+
+/** The plan of `definition`. */
+export function planOf(definition: WorkflowDef): Plan {
+  let plan = plans.get(definition);
+  if (plan === undefined) {
+    plan = buildPlan(definition.tasks);
+    plans.set(definition, plan);
+  }
+  return plan;
+}
+
+/** The definition task at plan index `index`, if there is one. */
+export function planTask(definition: WorkflowDef, index: number): WorkflowTaskDef | undefined {
+  return planOf(definition).steps[index]?.task;
+}
+
+/** The plan index of the task with that reference name, -1 when the definition has none. */
+export function planIndexOf(definition: WorkflowDef, taskReferenceName: string): number {
+  return planOf(definition).byReference.get(taskReferenceName) ?? -1;
+}
+
+/**
+ * Where the workflow goes after `task` ended successfully: the first task of the branch a COMPLETED SWITCH chose
+ * (by its output's `evaluationResult[0]`, the defaultCase when no case has that value), else the step after it.
+ * The plan's length means the workflow is done. A SWITCH skipped or absorbed as optional runs no branch.
+ */
+export function nextPlanIndex(definition: WorkflowDef, task: Pick<TaskExecution, "definitionIndex" | "status" | "outputData">): number {
+  const plan = planOf(definition);
+  const step = plan.steps[task.definitionIndex];
+  if (step === undefined) return plan.steps.length;
+  if (step.branches === undefined || task.status !== "COMPLETED") return step.next;
+  const chosen = caseOf(task.outputData["evaluationResult"]);
+  if (chosen === undefined) return step.next;
+  return step.branches.cases.get(chosen) ?? step.branches.defaultStart;
+}
+
+/** Every task of `definition`, those inside branches included, in plan order. */
+export function allTasks(definition: WorkflowDef): WorkflowTaskDef[] {
+  return planOf(definition).steps.map((step) => step.task);
+}
+
+/**
+ * Every task of a list of definition tasks, branches included, in plan order, for walking a definition that is not
+ * planned yet (one being changed).
+ */
+export function flattenTasks(tasks: readonly WorkflowTaskDef[]): WorkflowTaskDef[] {
+  return tasks.flatMap((task) => [task, ...branchesOf(task).flatMap((branch) => flattenTasks(branch))]);
+}
+
+/**
+ * `tasks` with `update` applied to every task, inside branches too; the same array (and tasks) when nothing changed,
+ * so an unchanged definition keeps its identity (and its cached plan).
+ */
+export function mapTasks(tasks: WorkflowTaskDef[], update: (task: WorkflowTaskDef) => WorkflowTaskDef): WorkflowTaskDef[] {
+  let changed = false;
+  const mapped = tasks.map((task) => {
+    let result = update(task);
+    if (task.decisionCases !== undefined || task.defaultCase !== undefined) {
+      const decisionCases = mapCases(task.decisionCases, update);
+      const defaultCase = task.defaultCase === undefined ? undefined : mapTasks(task.defaultCase, update);
+      if (decisionCases !== task.decisionCases || defaultCase !== task.defaultCase) {
+        result = { ...result };
+        if (decisionCases !== undefined) result.decisionCases = decisionCases;
+        if (defaultCase !== undefined) result.defaultCase = defaultCase;
+      }
+    }
+    if (result !== task) changed = true;
+    return result;
+  });
+  return changed ? mapped : tasks;
+}
+
+function mapCases(cases: Record<string, WorkflowTaskDef[]> | undefined, update: (task: WorkflowTaskDef) => WorkflowTaskDef): Record<string, WorkflowTaskDef[]> | undefined {
+  if (cases === undefined) return undefined;
+  let changed = false;
+  const mapped: Record<string, WorkflowTaskDef[]> = {};
+  for (const [value, branch] of Object.entries(cases)) {
+    const updated = mapTasks(branch, update);
+    if (updated !== branch) changed = true;
+    setOwn(mapped, value, updated);
+  }
+  return changed ? mapped : cases;
+}
+
+/** A SWITCH's branches in plan order: its cases' lists in the order written, then its defaultCase. */
+function branchesOf(task: WorkflowTaskDef): WorkflowTaskDef[][] {
+  if (task.decisionCases === undefined && task.defaultCase === undefined) return [];
+  return [...Object.values(task.decisionCases ?? {}), task.defaultCase ?? []];
+}
+
+/** Conductor's case value: the evaluation result as a string (`String.valueOf`), of a one-element list. */
+function caseOf(evaluationResult: JsonValue | undefined): string | undefined {
+  if (!Array.isArray(evaluationResult) || evaluationResult.length === 0) return undefined;
+  const value = evaluationResult[0];
+  return typeof value === "string" ? value : JSON.stringify(value ?? null);
+}
+
+function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
+  const steps: PlanStep[] = [];
+  const byReference = new Map<string, number>();
+  const place = (list: readonly WorkflowTaskDef[], after: number): void => {
+    let index = steps.length;
+    list.forEach((task, position) => {
+      const size = 1 + flattenTasks(branchesOf(task).flat()).length;
+      const next = position < list.length - 1 ? index + size : after;
+      const own = steps.length;
+      steps.push({ task, next });
+      if (!byReference.has(task.taskReferenceName)) byReference.set(task.taskReferenceName, own);
+      if (task.type === "SWITCH") {
+        const cases = new Map<string, number>();
+        for (const [value, branch] of Object.entries(task.decisionCases ?? {})) {
+          cases.set(value, branch.length > 0 ? steps.length : next);
+          place(branch, next);
+        }
+        const defaultCase = task.defaultCase ?? [];
+        const defaultStart = defaultCase.length > 0 ? steps.length : next;
+        place(defaultCase, next);
+        steps[own] = { task, next, branches: { cases, defaultStart } };
+      }
+      index += size;
+    });
+  };
+  // After the last top-level task comes the end of the plan.
+  place(tasks, flattenTasks(tasks).length);
+  return { steps, byReference };
+}

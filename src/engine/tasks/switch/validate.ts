@@ -1,0 +1,40 @@
+/**
+ * Registration-time checks of a SWITCH task's own fields. The tasks inside its branches are checked by the
+ * definition validator, like any other task (see `validateWorkflowDef`).
+ */
+import { describeValue, isNonEmptyString, isOneOf, isRecord, type UnknownRecord } from "../../definition/checks";
+import { SWITCH_EVALUATOR_TYPES } from "../../model";
+import { childPath, type ValidationIssue } from "../../validation-issue";
+import { switchScriptProblem } from "./expression";
+
+const isEvaluatorType = isOneOf(SWITCH_EVALUATOR_TYPES);
+
+/** Every problem with a SWITCH task's evaluatorType, expression, decisionCases and defaultCase. */
+export function validateSwitchTask(task: UnknownRecord, path: string): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const evaluatorType = task["evaluatorType"];
+  if (!isEvaluatorType(evaluatorType)) {
+    issues.push({ path: childPath(path, "evaluatorType"), message: `evaluatorType must be one of ${SWITCH_EVALUATOR_TYPES.join(", ")}, but received ${describeValue(evaluatorType)}` });
+  }
+  const expression = task["expression"];
+  if (!isNonEmptyString(expression)) {
+    const what = evaluatorType === "value-param" ? "the name of the input parameter holding the case value" : "an expression computing the case value, such as $.kind";
+    issues.push({ path: childPath(path, "expression"), message: `expression must be ${what}, but received ${describeValue(expression)}` });
+  } else if (evaluatorType === "javascript" || evaluatorType === "graaljs") {
+    const problem = switchScriptProblem(expression);
+    if (problem !== undefined) issues.push({ path: childPath(path, "expression"), message: `expression cannot be evaluated: ${problem}` });
+  }
+  const cases = task["decisionCases"];
+  if (!isRecord(cases) || Object.keys(cases).length === 0) {
+    issues.push({ path: childPath(path, "decisionCases"), message: `decisionCases must be an object of at least one case value, each mapped to a list of tasks, but received ${describeValue(cases)}` });
+  } else {
+    for (const [value, branch] of Object.entries(cases)) {
+      if (!Array.isArray(branch)) issues.push({ path: childPath(childPath(path, "decisionCases"), value), message: `each case must be a list of tasks (possibly empty), but received ${describeValue(branch)}` });
+    }
+  }
+  const defaultCase = task["defaultCase"];
+  if (defaultCase !== undefined && defaultCase !== null && !Array.isArray(defaultCase)) {
+    issues.push({ path: childPath(path, "defaultCase"), message: `defaultCase must be a list of tasks (possibly empty), but received ${describeValue(defaultCase)}` });
+  }
+  return issues;
+}
