@@ -19,6 +19,7 @@ import {
   orkesConductorClient,
   simpleTask,
   subWorkflowTask,
+  switchTask,
   taskDefinition,
   waitForWebhookTask,
   workflow,
@@ -331,6 +332,28 @@ describe("the official Conductor TypeScript client", () => {
     expect(await executor.updateVariables(started, { stage: "updated" })).toMatchObject({ workflowId: started, status: "RUNNING", variables: { stage: "updated", keep: 1 } });
     await executor.updateTaskByRefName("gate", started, "COMPLETED", {});
     expect(await workflowReaches(started, "COMPLETED")).toMatchObject({ output: { stage: "updated" }, variables: { stage: "updated", keep: 1 } });
+  });
+
+  it("a switchTask from the builders runs the branch its expression names, else the default, then the next task", async () => {
+    const routed = new ConductorWorkflow(executor, `client_switch_${suffix}`);
+    const call = (ref: string) => httpTask(ref, { uri: target.url(`/count/switch-${ref}-${suffix}`), method: "GET" });
+    routed
+      .add(switchTask("route", "${workflow.input.kind}", { fast: [call("fast")], slow: [call("slow_a"), call("slow_b")] }, [call("other")]))
+      .add(call("after"))
+      .outputParameters({ chosen: "${route.output.evaluationResult[0]}" });
+    await routed.register(true);
+    const refsOf = (execution: Workflow) => (execution.tasks ?? []).map((task) => task.referenceTaskName);
+    const slow = await routed.execute({ kind: "slow" });
+    expect(slow).toMatchObject({ status: "COMPLETED", output: { chosen: "slow" } });
+    expect(refsOf(slow)).toEqual(["route", "slow_a", "slow_b", "after"]);
+    const other = await routed.execute({ kind: "express" });
+    expect(refsOf(other)).toEqual(["route", "other", "after"]);
+    // The stored definition comes back as the builder wrote it, branches included.
+    const stored = await metadata.getWorkflowDef(`client_switch_${suffix}`);
+    expect(stored.tasks[0]).toMatchObject({ type: "SWITCH", evaluatorType: "value-param", expression: "switchCaseValue", inputParameters: { switchCaseValue: "${workflow.input.kind}" } });
+    expect(Object.keys(stored.tasks[0]!.decisionCases ?? {})).toEqual(["fast", "slow"]);
+    expect(await target.hits(`switch-fast-${suffix}`)).toBe(0);
+    expect([await target.hits(`switch-slow_a-${suffix}`), await target.hits(`switch-other-${suffix}`), await target.hits(`switch-after-${suffix}`)]).toEqual([1, 1, 2]);
   });
 
   it("executes synchronously and honours idempotency keys", async () => {
