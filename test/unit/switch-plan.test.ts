@@ -94,6 +94,21 @@ describe("a SWITCH's javascript expression", () => {
     expect(switchScriptProblem("$.a == 1 ? $.b : null")).toBeUndefined();
   });
 
+  it("refuses JavaScript it would read differently: a '-' after a name is a minus, not part of the name", () => {
+    // In JavaScript `$.count-1` is count minus one; reading it as the key "count-1" would pick the wrong case.
+    for (const source of ["$.count-1 > 0", "$.a.b-c", "$.retries-1"]) {
+      expect(switchScriptProblem(source), source).toMatch(/subset of JavaScript/);
+    }
+    // A key with a '-' is still read JavaScript's way.
+    expect(evaluateSwitchScript("$['count-1'] > 0", { "count-1": 2 })).toBe(true);
+  });
+
+  it("refuses .length, which JavaScript answers for strings and lists and this subset does not", () => {
+    for (const source of ["$.items.length > 0", "$.name['length'] === 0", "$.length"]) {
+      expect(switchScriptProblem(source), source).toMatch(/length.*subset of JavaScript/);
+    }
+  });
+
   it("leaves $ and === out of ${...} templates", () => {
     expect(() => parseExpression("$.a", 0, { kind: "bare" })).toThrow(ExpressionSyntaxError);
     expect(() => parseExpression("a === b", 0, { kind: "bare" })).toThrow(ExpressionSyntaxError);
