@@ -16,7 +16,7 @@ export interface PlanStep {
   readonly task: WorkflowTaskDef;
   /** The step that follows this one when it ends (for a SWITCH, when it runs no branch); the plan's length at the end. */
   readonly next: number;
-  /** SWITCH: where each case's branch starts (`next` for an empty one), and where the defaultCase starts. */
+  /** SWITCH: where each non-empty case's branch starts, and where the defaultCase starts (`next` when it is empty). */
   readonly branches?: { readonly cases: ReadonlyMap<string, number>; readonly defaultStart: number };
 }
 
@@ -52,7 +52,8 @@ export function planIndexOf(definition: WorkflowDef, taskReferenceName: string):
 
 /**
  * Where the workflow goes after `task` ended successfully: the first task of the branch a COMPLETED SWITCH chose
- * (by its output's `evaluationResult[0]`, the defaultCase when no case has that value), else the step after it.
+ * (by its output's `evaluationResult[0]`, the defaultCase when no case has that value or its list is empty), else
+ * the step after it.
  * The plan's length means the workflow is done. A SWITCH skipped or absorbed as optional runs no branch.
  */
 export function nextPlanIndex(definition: WorkflowDef, task: Pick<TaskExecution, "definitionIndex" | "status" | "outputData">): number {
@@ -140,7 +141,8 @@ function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
       if (task.type === "SWITCH") {
         const cases = new Map<string, number>();
         for (const [value, branch] of Object.entries(task.decisionCases ?? {})) {
-          cases.set(value, branch.length > 0 ? steps.length : next);
+          // An empty case is not a branch of its own: like Conductor's SwitchTaskMapper, it takes the defaultCase.
+          if (branch.length > 0) cases.set(value, steps.length);
           place(branch, next);
         }
         const defaultCase = task.defaultCase ?? [];

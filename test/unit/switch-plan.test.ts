@@ -40,7 +40,8 @@ describe("a definition's plan", () => {
     expect(refs(definition)).toEqual(["first", "route", "a1", "inner", "x1", "d_inner", "a3", "c1", "d1", "last"]);
     expect(after(definition, "first")).toBe("route");
     expect(after(definition, "route", "a")).toBe("a1");
-    expect(after(definition, "route", "b")).toBe("last");
+    // An empty case runs the defaultCase, as in Conductor.
+    expect(after(definition, "route", "b")).toBe("d1");
     expect(after(definition, "route", "c")).toBe("c1");
     expect(after(definition, "route", "zzz")).toBe("d1");
     expect(after(definition, "a1")).toBe("inner");
@@ -58,9 +59,10 @@ describe("a definition's plan", () => {
   });
 
   it("ends the workflow after the last task of a branch of a SWITCH that ends the definition, and after an empty defaultCase", () => {
-    const definition = definitionOf([switchOf("route", { a: [task("a1")] })]);
+    const definition = definitionOf([switchOf("route", { a: [task("a1")], b: [] })]);
     expect(after(definition, "a1")).toBe("end");
     expect(after(definition, "route", "other")).toBe("end");
+    expect(after(definition, "route", "b")).toBe("end");
   });
 
   it("keeps a case named __proto__ an ordinary case", () => {

@@ -62,7 +62,7 @@ describe("SWITCH tasks", () => {
     expect([await hits("svp-fast"), await hits("svp-slow-1"), await hits("svp-default"), await hits("svp-after")]).toEqual([0, 1, 0, 1]);
   });
 
-  it("take the defaultCase for a value no case names, and go straight on for an empty case", async () => {
+  it("take the defaultCase for a value no case names, and for a case whose list is empty (as Conductor's SwitchTaskMapper)", async () => {
     await register(routeByKind("switch_default", "sdf"));
     const other = await waitFor(await startWorkflow("switch_default", { kind: "unknown" }), ["COMPLETED", "FAILED"]);
     expect(other.tasks.map((task) => task.referenceTaskName)).toEqual(["route", "fallback", "after"]);
@@ -73,8 +73,9 @@ describe("SWITCH tasks", () => {
     expect(missing.tasks[0]!.outputData).toEqual({ evaluationResult: ["null"] });
     const empty = await waitFor(await startWorkflow("switch_default", { kind: "none" }), ["COMPLETED", "FAILED"]);
     expect(empty.status).toBe("COMPLETED");
-    expect(empty.tasks.map((task) => task.referenceTaskName)).toEqual(["route", "after"]);
-    expect([await hits("sdf-default"), await hits("sdf-after")]).toEqual([2, 3]);
+    expect(empty.tasks.map((task) => task.referenceTaskName)).toEqual(["route", "fallback", "after"]);
+    expect(empty.tasks[0]!.outputData).toEqual({ evaluationResult: ["none"] });
+    expect([await hits("sdf-default"), await hits("sdf-after")]).toEqual([3, 3]);
   });
 
   it("evaluate a javascript expression over $ (the task's input) and compare the result as a string", async () => {
