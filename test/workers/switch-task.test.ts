@@ -327,6 +327,35 @@ describe("SWITCH tasks", () => {
     expect(errors.find((issue) => issue.path === "tasks[5].decisionCases.one[0].taskReferenceName")!.message).toMatch(/already used by tasks\[0\]/);
   });
 
+  it("refuse a SWITCH whose input uses a secret: it is evaluated on the stored (masked) input, and its case is shown", async () => {
+    const errors = await refused({
+      name: "switch_secret",
+      tasks: [
+        {
+          name: "route",
+          taskReferenceName: "route",
+          type: "SWITCH",
+          evaluatorType: "value-param",
+          expression: "kind",
+          inputParameters: { kind: "${workflow.secrets.route_kind}" },
+          decisionCases: { fast: [httpTask("fast_call", { uri: target("/echo/fast"), method: "GET" })] },
+        },
+        {
+          name: "inline",
+          taskReferenceName: "inline",
+          type: "SWITCH",
+          evaluatorType: "javascript",
+          expression: "$.token === 'x'",
+          taskDefinition: { inputTemplate: { token: "${workflow.secrets.api_token}" } },
+          decisionCases: { true: [] },
+        },
+      ],
+    });
+    const paths = errors.map((issue) => issue.path);
+    expect(paths).toEqual(["tasks[0].inputParameters", "tasks[1].taskDefinition.inputTemplate"]);
+    expect(errors[0]!.message).toMatch(/workflow\.secrets\.route_kind/);
+  });
+
   it("count the tasks inside branches toward the per-definition limit", async () => {
     const branch = Array.from({ length: 200 }, (_, index) => httpTask(`t${index}`, { uri: target("/echo/x"), method: "GET" }));
     const errors = await refused({
