@@ -31,7 +31,7 @@ import { pollableFrom, responseTimeoutSeconds, workerQueueEntry, type WorkerQueu
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
-import { nextPlanIndex, planIndexOf, planOf, planTask } from "./plan";
+import { nextPlanIndex, planIndexOf, planOf, planTask, untakenBranchOf } from "./plan";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
 export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"] as const;
@@ -695,6 +695,7 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
       case "COMPLETED_WITH_ERRORS":
       case "SKIPPED": {
         const next = nextPlanIndex(state.definition, last);
+        forgetPassedOver(draft, last.definitionIndex, next);
         if (next >= planOf(state.definition).steps.length) return completeWorkflow(draft, env, effects);
         reachTask(draft, next, env);
         continue;
@@ -766,6 +767,11 @@ function applySkipTask(draft: Draft, event: Extract<ExecutionEvent, { type: "ski
     const status = latest ? ` (its status is ${latest.status})` : "";
     throw new EngineError("CONFLICT", `Task ${reference} of workflow ${state.workflowId} was already processed, cannot be skipped${status}`);
   }
+  const untaken = latest === undefined && state.tasks.length > 0 ? untakenBranchOf(state.definition, state.tasks.at(-1)!.definitionIndex, index) : undefined;
+  if (untaken !== undefined) {
+    const switchReference = planTask(state.definition, untaken)?.taskReferenceName;
+    throw new EngineError("CONFLICT", `Task ${reference} of workflow ${state.workflowId} is in a branch SWITCH ${switchReference} did not take, cannot be skipped`);
+  }
   const skip: Omit<PendingSkip, "taskReferenceName"> = {};
   if (event.taskInput !== undefined) skip.taskInput = event.taskInput;
   if (event.taskOutput !== undefined) skip.taskOutput = event.taskOutput;
@@ -798,6 +804,19 @@ function rememberSkip(draft: Draft, skip: PendingSkip, env: DecideEnv): void {
     throw new EngineError("INVALID", oversizeReason("The input and output of the skips waiting for their tasks", bytes, env.config.maxPayloadBytes));
   }
   draft.patch({ pendingSkips });
+}
+
+/**
+ * Uses up the skips of the tasks the workflow passes over going from step `from` to step `to`: those of the branches
+ * a SWITCH did not take. Like a skip used when its task is reached, it does not outlive the run it was asked in, so
+ * a later run reaching that branch (a child rerun in place, say) runs the task.
+ */
+function forgetPassedOver(draft: Draft, from: number, to: number): void {
+  if (to <= from + 1 || draft.state.pendingSkips === undefined) return;
+  forgetSkips(draft, (skip) => {
+    const index = definitionIndexOf(draft.state, skip.taskReferenceName);
+    return index > from && index < to;
+  });
 }
 
 /** Drops the skips waiting for their tasks that `drop` picks. */

@@ -91,7 +91,7 @@ export interface WorkflowTaskDef {
   evaluatorType?: SwitchEvaluatorType;
   /** SWITCH: the input parameter naming the case (value-param), or the expression computing it (javascript). */
   expression?: string;
-  /** SWITCH: the tasks run for each case value (compared as a string); an empty list runs nothing. */
+  /** SWITCH: the tasks run for each case value (compared as a string); an empty list takes the defaultCase, as in Conductor. */
   decisionCases?: Record<string, WorkflowTaskDef[]>;
   /** SWITCH: the tasks run when no case matches. */
   defaultCase?: WorkflowTaskDef[];

@@ -16,8 +16,19 @@ export interface PlanStep {
   readonly task: WorkflowTaskDef;
   /** The step that follows this one when it ends (for a SWITCH, when it runs no branch); the plan's length at the end. */
   readonly next: number;
-  /** SWITCH: where each case's branch starts (`next` for an empty one), and where the defaultCase starts. */
-  readonly branches?: { readonly cases: ReadonlyMap<string, number>; readonly defaultStart: number };
+  /**
+   * SWITCH: where each non-empty case's branch starts, where the defaultCase starts (`next` when it is empty), and
+   * the step after its last branch.
+   */
+  readonly branches?: { readonly cases: ReadonlyMap<string, number>; readonly defaultStart: number; readonly end: number };
+  /** A task inside a SWITCH's branch: that SWITCH's step and the step after the branch (the innermost one it is in). */
+  readonly branch?: BranchSpan;
+}
+
+/** The branch a step lies in: see {@link PlanStep.branch}. */
+export interface BranchSpan {
+  readonly switchIndex: number;
+  readonly end: number;
 }
 
 /** The steps of a definition, in order (see the module comment). */
@@ -52,7 +63,8 @@ export function planIndexOf(definition: WorkflowDef, taskReferenceName: string):
 
 /**
  * Where the workflow goes after `task` ended successfully: the first task of the branch a COMPLETED SWITCH chose
- * (by its output's `evaluationResult[0]`, the defaultCase when no case has that value), else the step after it.
+ * (by its output's `evaluationResult[0]`, the defaultCase when no case has that value or its list is empty), else
+ * the step after it.
  * The plan's length means the workflow is done. A SWITCH skipped or absorbed as optional runs no branch.
  */
 export function nextPlanIndex(definition: WorkflowDef, task: Pick<TaskExecution, "definitionIndex" | "status" | "outputData">): number {
@@ -63,6 +75,22 @@ export function nextPlanIndex(definition: WorkflowDef, task: Pick<TaskExecution,
   const chosen = caseOf(task.outputData["evaluationResult"]);
   if (chosen === undefined) return step.next;
   return step.branches.cases.get(chosen) ?? step.branches.defaultStart;
+}
+
+/**
+ * The plan index of the SWITCH one of whose other branches holds step `index`, seen from step `from` (the execution's
+ * last task), which lies in a branch of that SWITCH: the branch taken. The workflow cannot reach such a step (until
+ * a rerun). Undefined when it still may, or has passed it already.
+ */
+export function untakenBranchOf(definition: WorkflowDef, from: number, index: number): number | undefined {
+  const steps = planOf(definition).steps;
+  if (index <= from) return undefined;
+  for (let branch = steps[from]?.branch; branch !== undefined; branch = steps[branch.switchIndex]?.branch) {
+    const end = steps[branch.switchIndex]?.branches?.end ?? branch.end;
+    // Branches are laid out one after another: those after the one taken end where the SWITCH's subtree does.
+    if (index >= branch.end && index < end) return branch.switchIndex;
+  }
+  return undefined;
 }
 
 /** Every task of `definition`, those inside branches included, in plan order. */
@@ -129,24 +157,28 @@ function caseOf(evaluationResult: JsonValue | undefined): string | undefined {
 function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
   const steps: PlanStep[] = [];
   const byReference = new Map<string, number>();
-  const place = (list: readonly WorkflowTaskDef[], after: number): void => {
+  /** Places `list` (a branch of `switchIndex`, or the top-level tasks), whose last task is followed by step `after`. */
+  const place = (list: readonly WorkflowTaskDef[], after: number, switchIndex?: number): void => {
+    const branch: BranchSpan | undefined = switchIndex === undefined ? undefined : { switchIndex, end: steps.length + flattenTasks(list).length };
     let index = steps.length;
     list.forEach((task, position) => {
       const size = 1 + flattenTasks(branchesOf(task).flat()).length;
       const next = position < list.length - 1 ? index + size : after;
       const own = steps.length;
-      steps.push({ task, next });
+      const step = (fields: Pick<PlanStep, "branches">): PlanStep => (branch === undefined ? { task, next, ...fields } : { task, next, branch, ...fields });
+      steps.push(step({}));
       if (!byReference.has(task.taskReferenceName)) byReference.set(task.taskReferenceName, own);
       if (task.type === "SWITCH") {
         const cases = new Map<string, number>();
-        for (const [value, branch] of Object.entries(task.decisionCases ?? {})) {
-          cases.set(value, branch.length > 0 ? steps.length : next);
-          place(branch, next);
+        for (const [value, list] of Object.entries(task.decisionCases ?? {})) {
+          // An empty case is not a branch of its own: like Conductor's SwitchTaskMapper, it takes the defaultCase.
+          if (list.length > 0) cases.set(value, steps.length);
+          place(list, next, own);
         }
         const defaultCase = task.defaultCase ?? [];
         const defaultStart = defaultCase.length > 0 ? steps.length : next;
-        place(defaultCase, next);
-        steps[own] = { task, next, branches: { cases, defaultStart } };
+        place(defaultCase, next, own);
+        steps[own] = step({ branches: { cases, defaultStart, end: steps.length } });
       }
       index += size;
     });

@@ -15,6 +15,17 @@ const http = (ref: string, extra: Partial<WorkflowTaskDef> = {}, uri = `http://a
 });
 const hook = (ref: string, timeoutSeconds = 0): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK", inputParameters: { timeoutSeconds } });
 const sub = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: "child" } } });
+/** A SWITCH choosing its case by the input parameter `kind` (resolved from `kind`, a template or a literal). */
+const route = (ref: string, kind: string, decisionCases: Record<string, WorkflowTaskDef[]>, defaultCase: WorkflowTaskDef[] = []): WorkflowTaskDef => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "SWITCH",
+  evaluatorType: "value-param",
+  expression: "kind",
+  inputParameters: { kind },
+  decisionCases,
+  defaultCase,
+});
 
 function started(tasks: WorkflowTaskDef[], extra: Partial<WorkflowDef> = {}): WorkflowExecution {
   const definition: WorkflowDef = { name: "skips", version: 1, schemaVersion: 2, tasks, ...extra };
@@ -176,3 +187,40 @@ describe("skips waiting to happen across reopening", () => {
     expect(decide(failed, { type: "rerun" }, env(1_300)).state.pendingSkips).toBeUndefined();
   });
 });
+
+describe("skips of tasks inside SWITCH branches", () => {
+  it("a task in a branch the SWITCH did not take is refused: the workflow can no longer reach it", () => {
+    const state = started([route("route", "a", { a: [hook("a1")], b: [http("b1"), route("inner", "x", { x: [http("x1")] })] }, [http("d1")]), http("after")]);
+    expect(state.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([
+      ["route", "COMPLETED"],
+      ["a1", "IN_PROGRESS"],
+    ]);
+    for (const reference of ["b1", "inner", "x1", "d1"]) {
+      expect(refusal(state, skip(reference), 2_000), reference).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("in a branch SWITCH route did not take") });
+    }
+    // The task after the SWITCH is still ahead.
+    expect(decide(state, skip("after"), env(2_000)).state.pendingSkips).toEqual([{ taskReferenceName: "after" }]);
+  });
+
+  it("a skip asked before the SWITCH ran is used up when the branch holding its task is passed over, and does not skip it in a later run", () => {
+    const definition = [sub("child"), route("route", "${child.output.kind}", { a: [http("a1")], b: [http("b1")] })];
+    let state = decide(started(definition), skip("b1", { taskOutput: { skipped: "yes" } }), env(1_100)).state;
+    const child = () => state.tasks[0]!;
+    const finish = (kind: string, now: number) =>
+      decide(state, { type: "childFinished", taskId: child().taskId, subWorkflowId: child().subWorkflowId!, status: "COMPLETED", output: { kind } }, env(now)).state;
+    state = decide(state, { type: "dispatchResult", taskId: child().taskId, attempt: child().attempt, status: "IN_PROGRESS", output: {}, subWorkflowId: "child-1", awaitingExternal: true }, env(1_150)).state;
+    state = finish("a", 1_200);
+    state = answer(state, "a1", 1_300).state;
+    expect(state.status).toBe("COMPLETED");
+    expect(state.pendingSkips).toBeUndefined();
+    // The child is rerun in place and now routes to b: b1 runs, the skip having been for the run that passed it over.
+    state = decide(state, { type: "resumeChild", taskId: child().taskId }, env(1_400)).state;
+    state = finish("b", 1_500);
+    expect(state.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([
+      ["child", "COMPLETED"],
+      ["route", "COMPLETED"],
+      ["b1", "IN_PROGRESS"],
+    ]);
+  });
+});
+

@@ -40,7 +40,8 @@ describe("a definition's plan", () => {
     expect(refs(definition)).toEqual(["first", "route", "a1", "inner", "x1", "d_inner", "a3", "c1", "d1", "last"]);
     expect(after(definition, "first")).toBe("route");
     expect(after(definition, "route", "a")).toBe("a1");
-    expect(after(definition, "route", "b")).toBe("last");
+    // An empty case runs the defaultCase, as in Conductor.
+    expect(after(definition, "route", "b")).toBe("d1");
     expect(after(definition, "route", "c")).toBe("c1");
     expect(after(definition, "route", "zzz")).toBe("d1");
     expect(after(definition, "a1")).toBe("inner");
@@ -58,9 +59,10 @@ describe("a definition's plan", () => {
   });
 
   it("ends the workflow after the last task of a branch of a SWITCH that ends the definition, and after an empty defaultCase", () => {
-    const definition = definitionOf([switchOf("route", { a: [task("a1")] })]);
+    const definition = definitionOf([switchOf("route", { a: [task("a1")], b: [] })]);
     expect(after(definition, "a1")).toBe("end");
     expect(after(definition, "route", "other")).toBe("end");
+    expect(after(definition, "route", "b")).toBe("end");
   });
 
   it("keeps a case named __proto__ an ordinary case", () => {
@@ -92,6 +94,21 @@ describe("a SWITCH's javascript expression", () => {
     }
     expect(switchScriptProblem("workflow.input.x")).toMatch(/'workflow' is not defined/);
     expect(switchScriptProblem("$.a == 1 ? $.b : null")).toBeUndefined();
+  });
+
+  it("refuses JavaScript it would read differently: a '-' after a name is a minus, not part of the name", () => {
+    // In JavaScript `$.count-1` is count minus one; reading it as the key "count-1" would pick the wrong case.
+    for (const source of ["$.count-1 > 0", "$.a.b-c", "$.retries-1"]) {
+      expect(switchScriptProblem(source), source).toMatch(/subset of JavaScript/);
+    }
+    // A key with a '-' is still read JavaScript's way.
+    expect(evaluateSwitchScript("$['count-1'] > 0", { "count-1": 2 })).toBe(true);
+  });
+
+  it("refuses .length, which JavaScript answers for strings and lists and this subset does not", () => {
+    for (const source of ["$.items.length > 0", "$.name['length'] === 0", "$.length"]) {
+      expect(switchScriptProblem(source), source).toMatch(/length.*subset of JavaScript/);
+    }
   });
 
   it("leaves $ and === out of ${...} templates", () => {

@@ -62,7 +62,7 @@ describe("SWITCH tasks", () => {
     expect([await hits("svp-fast"), await hits("svp-slow-1"), await hits("svp-default"), await hits("svp-after")]).toEqual([0, 1, 0, 1]);
   });
 
-  it("take the defaultCase for a value no case names, and go straight on for an empty case", async () => {
+  it("take the defaultCase for a value no case names, and for a case whose list is empty (as Conductor's SwitchTaskMapper)", async () => {
     await register(routeByKind("switch_default", "sdf"));
     const other = await waitFor(await startWorkflow("switch_default", { kind: "unknown" }), ["COMPLETED", "FAILED"]);
     expect(other.tasks.map((task) => task.referenceTaskName)).toEqual(["route", "fallback", "after"]);
@@ -73,8 +73,9 @@ describe("SWITCH tasks", () => {
     expect(missing.tasks[0]!.outputData).toEqual({ evaluationResult: ["null"] });
     const empty = await waitFor(await startWorkflow("switch_default", { kind: "none" }), ["COMPLETED", "FAILED"]);
     expect(empty.status).toBe("COMPLETED");
-    expect(empty.tasks.map((task) => task.referenceTaskName)).toEqual(["route", "after"]);
-    expect([await hits("sdf-default"), await hits("sdf-after")]).toEqual([2, 3]);
+    expect(empty.tasks.map((task) => task.referenceTaskName)).toEqual(["route", "fallback", "after"]);
+    expect(empty.tasks[0]!.outputData).toEqual({ evaluationResult: ["none"] });
+    expect([await hits("sdf-default"), await hits("sdf-after")]).toEqual([3, 3]);
   });
 
   it("evaluate a javascript expression over $ (the task's input) and compare the result as a string", async () => {
@@ -324,6 +325,35 @@ describe("SWITCH tasks", () => {
     expect(paths).toContain("tasks[6].expression");
     expect(errors.find((issue) => issue.path === "tasks[2].expression")!.message).toMatch(/subset of JavaScript/);
     expect(errors.find((issue) => issue.path === "tasks[5].decisionCases.one[0].taskReferenceName")!.message).toMatch(/already used by tasks\[0\]/);
+  });
+
+  it("refuse a SWITCH whose input uses a secret: it is evaluated on the stored (masked) input, and its case is shown", async () => {
+    const errors = await refused({
+      name: "switch_secret",
+      tasks: [
+        {
+          name: "route",
+          taskReferenceName: "route",
+          type: "SWITCH",
+          evaluatorType: "value-param",
+          expression: "kind",
+          inputParameters: { kind: "${workflow.secrets.route_kind}" },
+          decisionCases: { fast: [httpTask("fast_call", { uri: target("/echo/fast"), method: "GET" })] },
+        },
+        {
+          name: "inline",
+          taskReferenceName: "inline",
+          type: "SWITCH",
+          evaluatorType: "javascript",
+          expression: "$.token === 'x'",
+          taskDefinition: { inputTemplate: { token: "${workflow.secrets.api_token}" } },
+          decisionCases: { true: [] },
+        },
+      ],
+    });
+    const paths = errors.map((issue) => issue.path);
+    expect(paths).toEqual(["tasks[0].inputParameters", "tasks[1].taskDefinition.inputTemplate"]);
+    expect(errors[0]!.message).toMatch(/workflow\.secrets\.route_kind/);
   });
 
   it("count the tasks inside branches toward the per-definition limit", async () => {

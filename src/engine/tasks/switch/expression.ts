@@ -31,8 +31,8 @@ export function parseSwitchScript(source: string): Expression {
   let expression = parsed.get(source);
   if (expression === undefined) {
     expression = parseExpression(source, 0, { kind: "bare", script: true }).expression;
-    const foreign = foreignRoot(expression);
-    if (foreign !== undefined) throw new ExpressionSyntaxError(`'${foreign.root}' is not defined: only $ (the task's inputParameters) can be read`, foreign.start);
+    const outside = outsideSubset(expression);
+    if (outside !== undefined) throw new ExpressionSyntaxError(outside.message, outside.start);
     parsed.set(source, expression);
   }
   return expression;
@@ -58,20 +58,25 @@ export function evaluateSwitchScript(source: string, input: JsonObject): JsonVal
   return evaluate(parseSwitchScript(source), { workflow: {}, tasks: { [INPUT_ROOT]: input }, now: 0 });
 }
 
-/** The first path in `expression` not rooted at `$`, if any. */
-function foreignRoot(expression: Expression): { root: string; start: number } | undefined {
+/**
+ * The first path in `expression` this subset would read differently from JavaScript, if any: one not rooted at `$`,
+ * or one reading `length`, which JavaScript answers for every string and list and a JSON path does not (null).
+ */
+function outsideSubset(expression: Expression): { message: string; start: number } | undefined {
   switch (expression.kind) {
     case "literal":
       return undefined;
     case "path":
-      return expression.root === INPUT_ROOT ? undefined : { root: expression.root, start: expression.start };
+      if (expression.root !== INPUT_ROOT) return { message: `'${expression.root}' is not defined: only $ (the task's inputParameters) can be read`, start: expression.start };
+      if (expression.segments.includes("length")) return { message: "'length' is not evaluated: strings and lists have no properties here", start: expression.start };
+      return undefined;
     case "not":
     case "negate":
-      return foreignRoot(expression.operand);
+      return outsideSubset(expression.operand);
     case "compare":
     case "logical":
-      return foreignRoot(expression.left) ?? foreignRoot(expression.right);
+      return outsideSubset(expression.left) ?? outsideSubset(expression.right);
     case "conditional":
-      return foreignRoot(expression.test) ?? foreignRoot(expression.consequent) ?? foreignRoot(expression.alternate);
+      return outsideSubset(expression.test) ?? outsideSubset(expression.consequent) ?? outsideSubset(expression.alternate);
   }
 }
