@@ -603,6 +603,20 @@ describe("web UI", () => {
     expect(admin.refusedLoads).toEqual([]);
   });
 
+  it("offers a template with a SWITCH in the definition editor, which registers as it is", async () => {
+    const { page } = admin;
+    await page.getByRole("link", { name: "Definitions", exact: true }).click();
+    await page.getByRole("link", { name: "New definition" }).click();
+    const editor = page.getByLabel("Workflow definition (JSON)");
+    await expect.poll(() => editor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"type": "SWITCH"');
+    const template = JSON.parse(await editor.inputValue()) as { name: string };
+    await page.getByRole("button", { name: "Register" }).click();
+    await page.getByRole("heading", { name: `${template.name} v1` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByRole("list", { name: "Branches of route_by_status", exact: true }).locator(":scope > .branch > .branch-label").allTextContents()).toEqual(["case cancelled", "default"]);
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
   it("acts on selected executions of the list at once, keeping the selection through a live refresh and listing each refusal with the server's message", async () => {
     const { page } = admin;
     const name = `${parentName}_bulk`;
