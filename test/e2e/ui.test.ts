@@ -2,7 +2,8 @@
 /**
  * The web UI in headless Chromium against the real `wrangler dev`, as a user clicks through it: log in with an
  * API key, run a workflow whose asyncComplete HTTP task waits, complete that task by hand, follow a SIMPLE task
- * from waiting for a worker to polled and complete it by hand, rerun from a task,
+ * from waiting for a worker to polled and complete it by hand, see a SWITCH's branches on a definition and an
+ * execution (the branch taken marked, its tasks selectable with their actions), rerun from a task,
  * act on several executions of the list at once, register a definition with a mistake and see the error at its
  * line, and see that a read-only user is not offered what it may not do. Every page must keep a clean console.
  *
@@ -474,6 +475,144 @@ describe("web UI", () => {
     const finished = await waitForStatus(server.url, adminKey, started, ["COMPLETED"]);
     expect(finished.output).toEqual({ parcel: "P-9" });
     expect(finished.tasks[0].outputData).toEqual({ packed: 1, parcel: "P-9" });
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
+  it("draws a SWITCH's branches with their cases, marks the branch an execution took and the others not taken, and makes branch tasks selectable with their actions", async () => {
+    const { page } = admin;
+    const name = `${parentName}_switch`;
+    const key = target.url("/count");
+    const http = (ref: string, extra: Record<string, unknown> = {}) => ({
+      name: ref, taskReferenceName: ref, type: "HTTP", ...extra, inputParameters: { http_request: { uri: `${key}/${name}-${ref}`, method: "GET" } },
+    });
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", inputParameters: ["kind", "amount"],
+        tasks: [
+          {
+            name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "kind",
+            inputParameters: { kind: "${workflow.input.kind}" },
+            decisionCases: {
+              express: [http("ship_fast", { asyncComplete: true }), http("label_fast")],
+              priority: [{
+                name: "size", taskReferenceName: "size", type: "SWITCH", evaluatorType: "javascript", expression: "$.amount > 100 ? 'large' : 'small'",
+                inputParameters: { amount: "${workflow.input.amount}" },
+                decisionCases: { large: [http("escort")] },
+              }],
+              none: [],
+            },
+            defaultCase: [http("ship")],
+          },
+          http("confirm"),
+        ],
+      },
+    });
+    const panel = page.locator(".diagram-panel");
+    const branchesOf = (ref: string) => panel.getByRole("list", { name: `Branches of ${ref}`, exact: true });
+    const labels = (ref: string) => branchesOf(ref).locator(":scope > .branch > .branch-label").allTextContents();
+    const branch = (ref: string, caseValue: string | null) => branchesOf(ref).locator(caseValue === null ? ':scope > .branch[data-default="true"]' : `:scope > .branch[data-case="${caseValue}"]`);
+    const refsIn = (ref: string, caseValue: string | null) => branch(ref, caseValue).locator(":scope > .diagram > .node > .node-body").evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-ref")));
+    const anyStep = (ref: string) => panel.locator(`.node-body[data-ref="${ref}"]`);
+
+    // The definition: the SWITCH's expression, then each branch under its case, nested ones too, then what follows.
+    await page.goto(`${server.url}/#/definitions/${name}/1`);
+    await page.getByRole("heading", { name: `${name} v1` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await panel.locator(":scope > .diagram > .node > .node-body").evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-ref")))).toEqual(["route", "confirm"]);
+    expect(await anyStep("route").locator("xpath=..").locator(":scope > .switch-expression").textContent()).toBe("value-param: kind");
+    expect(await labels("route")).toEqual(["case express", "case priority", "case none", "default"]);
+    expect(await refsIn("route", "express")).toEqual(["ship_fast", "label_fast"]);
+    expect(await refsIn("route", null)).toEqual(["ship"]);
+    expect(await branch("route", "none").locator(":scope > .empty").textContent()).toBe("No tasks: the workflow goes on after the SWITCH.");
+    expect(await labels("size")).toEqual(["case large", "default"]);
+    expect(await refsIn("size", "large")).toEqual(["escort"]);
+    // Nothing ran: no branch is said taken or not.
+    expect(await panel.locator(".branch-state").count()).toBe(0);
+    // At 1280 px the branches stand side by side.
+    const [expressBox, priorityBox] = [await branch("route", "express").boundingBox(), await branch("route", "priority").boundingBox()];
+    expect(expressBox?.y).toBe(priorityBox?.y);
+    expect(expressBox!.x).toBeLessThan(priorityBox!.x);
+
+    // An execution takes the express case: its first task waits to be completed by hand.
+    const started = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: { kind: "express", amount: 5 } })).text;
+    await page.goto(`${server.url}/#/executions/${started}`);
+    await expect.poll(() => anyStep("ship_fast").getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("IN_PROGRESS");
+    expect(await step(page, "route").getAttribute("data-status")).toBe("COMPLETED");
+    expect(await branch("route", "express").locator(":scope > .branch-label").textContent()).toBe("case express taken");
+    for (const other of ["priority", "none", null]) {
+      expect(await branch("route", other).locator(":scope > .branch-label .branch-state").textContent(), String(other)).toBe("not taken");
+      expect(await branch("route", other).getAttribute("class"), String(other)).toBe("branch not-taken");
+    }
+    // Inside a branch not taken, a nested SWITCH's branches are not taken either.
+    expect(await branchesOf("size").locator(".branch-state").allTextContents()).toEqual(["not taken", "not taken"]);
+    expect(await anyStep("ship").getAttribute("data-status")).toBe("NOT_STARTED");
+
+    // A branch task is a step like any other: chosen by keyboard, it offers its actions.
+    await anyStep("ship_fast").focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: /^ship_fast/ }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("button", { name: "Complete…" }).click({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel("Output (JSON object, merged into the task's output)").fill(JSON.stringify({ tracking: "T-1" }));
+    await page.getByRole("button", { name: "Complete task" }).click();
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    expect(await anyStep("label_fast").getAttribute("data-status")).toBe("COMPLETED");
+    expect(await step(page, "confirm").getAttribute("data-status")).toBe("COMPLETED");
+    expect(await anyStep("ship").getAttribute("data-status")).toBe("NOT_STARTED");
+    expect(await target.hits(`${name}-ship`)).toBe(0);
+
+    await anyStep("label_fast").click();
+    await page.getByRole("heading", { name: "label_fast COMPLETED" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByLabel("Task input", { exact: true }).textContent()).toContain(`${name}-label_fast`);
+    expect(await page.getByRole("button", { name: "Rerun from here" }).count()).toBe(1);
+    // The timeline lists the branch tasks that ran, and only those.
+    expect(await page.locator(".timeline-label").allTextContents()).toEqual(["route", "ship_fast", "label_fast", "confirm"]);
+    await screenshot(page, "execution-switch");
+    // A task of a branch not taken says it does not run, and offers nothing.
+    await anyStep("ship").click();
+    await page.getByText("This step is in a branch its SWITCH did not take: it does not run.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByRole("toolbar", { name: "Task actions" }).count()).toBe(0);
+
+    // On a phone-sized screen the branches stack, and nothing overflows.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expect.poll(async () => (await branch("route", "priority").boundingBox())?.x).toBe((await branch("route", "express").boundingBox())?.x);
+    expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")).toBe(true);
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // In a parent, the child's nested diagram shows the branch the child took, its tasks selectable.
+    const parent = `${name}_parent`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name: parent, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
+        tasks: [{ name: "delegate", taskReferenceName: "delegate", type: "SUB_WORKFLOW", subWorkflowParam: { name }, inputParameters: { kind: "priority", amount: 500 } }],
+      },
+    });
+    const parentId = (await callOk(server.url, "POST", `/api/workflow/${parent}`, { key: adminKey, body: {} })).text;
+    await waitForStatus(server.url, adminKey, parentId, ["COMPLETED"]);
+    await page.goto(`${server.url}/#/executions/${parentId}`);
+    await step(page, "delegate").locator("xpath=..").getByText("show child steps").click({ timeout: STEP_TIMEOUT_MS });
+    const nested = page.locator(".nested");
+    await expect.poll(() => nested.locator('.node-body[data-ref="escort"]').getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    expect(await nested.getByRole("list", { name: "Branches of route", exact: true }).locator(":scope > .branch.taken").getAttribute("data-case")).toBe("priority");
+    expect(await nested.getByRole("list", { name: "Branches of size", exact: true }).locator(":scope > .branch.taken").getAttribute("data-case")).toBe("large");
+    await nested.locator('.node-body[data-ref="escort"]').click();
+    await page.getByRole("heading", { name: "escort COMPLETED" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(page.url()).toContain("?task=escort");
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
+  it("offers a template with a SWITCH in the definition editor, which registers as it is", async () => {
+    const { page } = admin;
+    await page.getByRole("link", { name: "Definitions", exact: true }).click();
+    await page.getByRole("link", { name: "New definition" }).click();
+    const editor = page.getByLabel("Workflow definition (JSON)");
+    await expect.poll(() => editor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"type": "SWITCH"');
+    const template = JSON.parse(await editor.inputValue()) as { name: string };
+    await page.getByRole("button", { name: "Register" }).click();
+    await page.getByRole("heading", { name: `${template.name} v1` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByRole("list", { name: "Branches of route_by_status", exact: true }).locator(":scope > .branch > .branch-label").allTextContents()).toEqual(["case cancelled", "default"]);
     expect(admin.problems).toEqual([]);
     expect(admin.refusedLoads).toEqual([]);
   });

@@ -2,10 +2,15 @@
 import { formatDuration, h, statusBadge } from "./dom.js";
 
 /**
- * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown> }} WorkflowTask
+ * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown>,
+ *   evaluatorType?: string, expression?: string, decisionCases?: Record<string, WorkflowTask[]>, defaultCase?: WorkflowTask[] }} WorkflowTask
  * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
- *   subWorkflowId?: string, retried?: boolean, workflowTask?: { type?: string, name?: string }, workerId?: string, domain?: string }} Task
- * @typedef {{ definitionTask: WorkflowTask, instances: Task[] }} Step
+ *   subWorkflowId?: string, retried?: boolean, workflowTask?: { type?: string, name?: string }, workerId?: string, domain?: string, outputData?: Record<string, unknown> }} Task
+ * @typedef {{ definitionTask: WorkflowTask, instances: Task[], branches?: Branch[], notTaken?: boolean }} Step
+ *   `branches`: a SWITCH's, cases in the order written, then the default; `notTaken`: the step lies in a branch its
+ *   SWITCH did not take (or inside such a branch), so it will not run.
+ * @typedef {{ caseValue: string | null, taken: boolean | null, steps: Step[] }} Branch
+ *   `caseValue` null for the defaultCase; `taken` null while the SWITCH has not decided.
  */
 
 /**
@@ -30,16 +35,88 @@ function workerNote(definitionTask, latest) {
 }
 
 /**
- * The workflow's steps in definition order, each with its task instances (retries are further instances).
+ * The workflow's steps in definition order, each with its task instances (retries are further instances); a
+ * SWITCH's steps carry its branches, each with its own steps and whether the SWITCH took it.
  * @param {WorkflowTask[]} definitionTasks
  * @param {Task[]} [tasks]
  * @returns {Step[]}
  */
 export function stepsOf(definitionTasks, tasks = []) {
-  return definitionTasks.map((definitionTask) => ({
-    definitionTask,
-    instances: tasks.filter((task) => task.referenceTaskName === definitionTask.taskReferenceName),
-  }));
+  return stepsWithin(definitionTasks, tasks, true);
+}
+
+/**
+ * @param {WorkflowTask[]} definitionTasks
+ * @param {Task[]} tasks
+ * @param {boolean} reachable false inside a branch not taken: nothing there runs, nested branches included
+ * @returns {Step[]}
+ */
+function stepsWithin(definitionTasks, tasks, reachable) {
+  return definitionTasks.map((definitionTask) => {
+    const instances = tasks.filter((task) => task.referenceTaskName === definitionTask.taskReferenceName);
+    /** @type {Step} */
+    const step = { definitionTask, instances };
+    if (!reachable) step.notTaken = true;
+    if (definitionTask.type === "SWITCH") step.branches = branchesOf(definitionTask, instances.at(-1), tasks, reachable);
+    return step;
+  });
+}
+
+/**
+ * @param {WorkflowTask} definitionTask a SWITCH
+ * @param {Task | undefined} latest its latest instance
+ * @param {Task[]} tasks
+ * @param {boolean} reachable
+ * @returns {Branch[]}
+ */
+function branchesOf(definitionTask, latest, tasks, reachable) {
+  const cases = Object.entries(definitionTask.decisionCases ?? {});
+  /** @type {Array<[string | null, WorkflowTask[]]>} */
+  const lists = [...cases, [null, definitionTask.defaultCase ?? []]];
+  const taken = reachable ? takenBranch(cases.map(([value]) => value), latest) : -1;
+  return lists.map(([caseValue, list], index) => {
+    const isTaken = taken === undefined ? null : taken === index;
+    return { caseValue, taken: isTaken, steps: stepsWithin(list, tasks, isTaken !== false) };
+  });
+}
+
+/**
+ * The branch a SWITCH's latest instance took, as the service chooses it (src/engine/plan.ts, nextPlanIndex): a
+ * COMPLETED SWITCH runs the case equal to its `evaluationResult[0]` (compared as a string), else the default; a
+ * skipped one, or an optional one that failed, runs none.
+ * @param {string[]} caseValues
+ * @param {Task | undefined} latest
+ * @returns {number | undefined} the branch's index (the default's is `caseValues.length`), -1 for none, undefined
+ *   while it is not decided
+ */
+function takenBranch(caseValues, latest) {
+  if (!latest) return undefined;
+  if (latest.status === "SKIPPED" || latest.status === "COMPLETED_WITH_ERRORS") return -1;
+  if (latest.status !== "COMPLETED") return undefined;
+  const chosen = caseOf(latest.outputData?.["evaluationResult"]);
+  if (chosen === undefined) return -1;
+  const index = caseValues.indexOf(chosen);
+  return index >= 0 ? index : caseValues.length;
+}
+
+/**
+ * Conductor's case value of an evaluation result (`String.valueOf` of its one element), as src/engine/plan.ts has it.
+ * @param {unknown} evaluationResult
+ */
+function caseOf(evaluationResult) {
+  if (!Array.isArray(evaluationResult) || evaluationResult.length === 0) return undefined;
+  const value = evaluationResult[0];
+  return typeof value === "string" ? value : JSON.stringify(value ?? null);
+}
+
+/**
+ * Every step, those inside SWITCH branches included, in definition order (a SWITCH, its branches' steps, then
+ * what follows it).
+ * @param {Step[]} steps
+ * @returns {Step[]}
+ */
+export function allSteps(steps) {
+  return steps.flatMap((step) => [step, ...(step.branches ?? []).flatMap((branch) => allSteps(branch.steps))]);
 }
 
 /**
@@ -53,49 +130,98 @@ export function stepsOf(definitionTasks, tasks = []) {
  * A diagram of a workflow: start, each step in sequence (coloured by the status of its latest instance), end.
  * Steps are buttons, so the diagram is usable by keyboard; a SUB_WORKFLOW step links to its child and can show
  * the child's own diagram nested inside it; a SIMPLE step says whether it waits for a worker's poll or which worker
- * took it.
+ * took it; a SWITCH step shows its expression and its branches, each labelled with its case, the one it took and
+ * those it did not said in words (not only by their look).
  * @param {Step[]} steps
  * @param {DiagramOptions} [options]
  */
 export function diagram(steps, options = {}) {
-  const nodes = steps.map((step) => {
-    const latest = step.instances.at(-1);
-    const status = latest?.status ?? "NOT_STARTED";
-    const { definitionTask } = step;
-    const childId = latest?.subWorkflowId;
-    const selected = options.selectedRef === definitionTask.taskReferenceName;
-    const body = h("button", {
-      type: "button",
-      className: `node-body status-border-${status}`,
-      "aria-pressed": selected ? "true" : "false",
-      "data-ref": definitionTask.taskReferenceName,
-      "data-status": status,
-      onclick: () => options.onSelect?.(step),
-    },
-      h("span", { className: "node-ref" }, definitionTask.taskReferenceName),
-      h("span", { className: "node-type" }, definitionTask.type),
-      // A worker polls by the task name, so a step whose name is not its reference shows it.
-      definitionTask.name && definitionTask.name !== definitionTask.taskReferenceName ? h("span", { className: "node-name" }, definitionTask.name) : null,
-      latest ? statusBadge(status) : h("span", { className: "badge status-NOT_STARTED" }, "not started"),
-      step.instances.length > 1 ? h("span", { className: "node-attempts" }, `${step.instances.length} attempts`) : null);
-    const extra = [];
-    const waitingFor = workerNote(definitionTask, latest);
-    if (waitingFor) extra.push(h("span", { className: "node-note" }, waitingFor));
-    if (definitionTask.type === "SUB_WORKFLOW") {
-      const childName = definitionTask.subWorkflowParam?.name ?? definitionTask.inputParameters?.["subWorkflowParam"];
-      if (childId) {
-        extra.push(h("a", { href: `#/executions/${childId}`, className: "node-link" }, "open child execution"));
-        if (options.loadChild) extra.push(nestedChild(childId, options.loadChild));
-      } else if (typeof childName === "string") {
-        extra.push(h("span", { className: "node-note" }, `runs ${childName}`));
-      }
-    }
-    return h("li", { className: `node${selected ? " selected" : ""}` }, body, extra);
-  });
   return h("ol", { className: "diagram", "aria-label": "Workflow diagram" },
     h("li", { className: "terminal" }, "start"),
-    nodes,
+    steps.map((step) => node(step, options)),
     h("li", { className: "terminal" }, "end"));
+}
+
+/**
+ * One step of a diagram.
+ * @param {Step} step
+ * @param {DiagramOptions} options
+ * @returns {HTMLLIElement}
+ */
+function node(step, options) {
+  const latest = step.instances.at(-1);
+  const status = latest?.status ?? "NOT_STARTED";
+  const { definitionTask } = step;
+  const childId = latest?.subWorkflowId;
+  const selected = options.selectedRef === definitionTask.taskReferenceName;
+  const body = h("button", {
+    type: "button",
+    className: `node-body status-border-${status}`,
+    "aria-pressed": selected ? "true" : "false",
+    "data-ref": definitionTask.taskReferenceName,
+    "data-status": status,
+    onclick: () => options.onSelect?.(step),
+  },
+    h("span", { className: "node-ref" }, definitionTask.taskReferenceName),
+    h("span", { className: "node-type" }, definitionTask.type),
+    // A worker polls by the task name, so a step whose name is not its reference shows it.
+    definitionTask.name && definitionTask.name !== definitionTask.taskReferenceName ? h("span", { className: "node-name" }, definitionTask.name) : null,
+    latest ? statusBadge(status) : h("span", { className: "badge status-NOT_STARTED" }, "not started"),
+    step.instances.length > 1 ? h("span", { className: "node-attempts" }, `${step.instances.length} attempts`) : null);
+  const extra = [];
+  const waitingFor = workerNote(definitionTask, latest);
+  if (waitingFor) extra.push(h("span", { className: "node-note" }, waitingFor));
+  if (definitionTask.type === "SUB_WORKFLOW") {
+    const childName = definitionTask.subWorkflowParam?.name ?? definitionTask.inputParameters?.["subWorkflowParam"];
+    if (childId) {
+      extra.push(h("a", { href: `#/executions/${childId}`, className: "node-link" }, "open child execution"));
+      if (options.loadChild) extra.push(nestedChild(childId, options.loadChild));
+    } else if (typeof childName === "string") {
+      extra.push(h("span", { className: "node-note" }, `runs ${childName}`));
+    }
+  }
+  if (step.branches) extra.push(switchExpression(definitionTask), switchBranches(definitionTask, step.branches, options));
+  return h("li", { className: `node${selected ? " selected" : ""}` }, body, extra);
+}
+
+/** A SWITCH's expression longer than this is cut in the diagram (the whole of it is its tooltip and in its JSON). */
+const EXPRESSION_SHOWN = 60;
+
+/**
+ * What a SWITCH decides on, in a line: its evaluator and expression.
+ * @param {WorkflowTask} definitionTask
+ */
+function switchExpression(definitionTask) {
+  const expression = definitionTask.expression ?? "";
+  const shown = expression.length > EXPRESSION_SHOWN ? `${expression.slice(0, EXPRESSION_SHOWN - 1)}…` : expression;
+  return h("span", { className: "node-note switch-expression", title: expression },
+    `${definitionTask.evaluatorType ?? "value-param"}: `, h("code", {}, shown));
+}
+
+/**
+ * A SWITCH's branches side by side (stacked where there is no room), each a labelled sequence of its steps.
+ * @param {WorkflowTask} definitionTask
+ * @param {Branch[]} branches
+ * @param {DiagramOptions} options
+ * @returns {HTMLUListElement}
+ */
+function switchBranches(definitionTask, branches, options) {
+  return h("ul", { className: "switch-branches", "aria-label": `Branches of ${definitionTask.taskReferenceName}` },
+    branches.map((branch) => {
+      // An empty case value would leave the label blank.
+      const caseText = branch.caseValue === "" ? '""' : branch.caseValue;
+      const name = caseText === null ? "default" : `case ${caseText}`;
+      const state = branch.taken === null ? "" : branch.taken ? " taken" : " not-taken";
+      return h("li", { className: `branch${state}`, "data-case": branch.caseValue ?? "", "data-default": branch.caseValue === null ? "true" : null },
+        h("p", { className: "branch-label" },
+          h("span", { className: "branch-case" }, caseText === null ? "default" : ["case ", h("code", {}, caseText)]),
+          // The space keeps "taken" a word of its own for a screen reader.
+          branch.taken === null ? null : " ",
+          branch.taken === null ? null : h("span", { className: `branch-state badge ${branch.taken ? "status-COMPLETED" : "status-NOT_STARTED"}` }, branch.taken ? "taken" : "not taken")),
+        branch.steps.length > 0
+          ? h("ol", { className: "diagram", "aria-label": `Steps of ${definitionTask.taskReferenceName}, ${name}` }, branch.steps.map((step) => node(step, options)))
+          : h("p", { className: "empty" }, "No tasks: the workflow goes on after the SWITCH."));
+    }));
 }
 
 /**

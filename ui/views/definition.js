@@ -9,7 +9,10 @@ import { jsonBlock } from "../lib/json-view.js";
 /** The longest correlation id the service accepts (CorrelationId in src/worker/schemas.ts). */
 const MAX_CORRELATION_ID_LENGTH = 512;
 
-/** A starting point for a new definition: one HTTP task, every required field present. */
+/**
+ * A starting point for a new definition, every required field present: an HTTP task, then a SWITCH on what it
+ * answered, with one case and an empty default (the task types that need the most fields to get right).
+ */
 const TEMPLATE = {
   name: "my_workflow",
   description: "What this workflow does",
@@ -23,6 +26,25 @@ const TEMPLATE = {
       taskReferenceName: "fetch_order",
       type: "HTTP",
       inputParameters: { http_request: { uri: "https://example.com/orders/${workflow.input.orderId}", method: "GET" } },
+    },
+    {
+      name: "route_by_status",
+      taskReferenceName: "route_by_status",
+      type: "SWITCH",
+      evaluatorType: "value-param",
+      expression: "status",
+      inputParameters: { status: "${fetch_order.output.response.body.status}" },
+      decisionCases: {
+        cancelled: [
+          {
+            name: "notify_cancellation",
+            taskReferenceName: "notify_cancellation",
+            type: "HTTP",
+            inputParameters: { http_request: { uri: "https://example.com/notifications", method: "POST", body: { orderId: "${workflow.input.orderId}", event: "cancelled" } } },
+          },
+        ],
+      },
+      defaultCase: [],
     },
   ],
   outputParameters: { order: "${fetch_order.output.response.body}" },

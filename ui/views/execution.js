@@ -1,6 +1,6 @@
 // @ts-check
 import { ApiError, api, permissionsAt } from "../lib/api.js";
-import { diagram, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
+import { allSteps, diagram, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
 import { formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
@@ -116,9 +116,10 @@ export async function renderExecution(container, params, context, workflowId = "
     if (admin && TERMINAL.has(current.status)) buttons.push(button("Restart", () => confirmThen("Restart", "Run the workflow again from its first task, with the same input?", () => api("POST", `${base}/restart`), reopenWarning(current))));
     replaceChildren(actions, buttons.length > 0 ? buttons : h("p", { className: "help" }, admin ? "No action fits this state." : "Your permissions allow reading this workflow only."));
 
+    const steps = stepsOf(current.workflowDefinition.tasks, current.tasks);
     replaceChildren(diagramBox,
       h("h2", { id: "diagram-title" }, "Steps"),
-      diagram(stepsOf(current.workflowDefinition.tasks, current.tasks), {
+      diagram(steps, {
         selectedRef,
         onSelect: (step) => {
           selectedRef = step.definitionTask.taskReferenceName;
@@ -133,7 +134,7 @@ export async function renderExecution(container, params, context, workflowId = "
           });
         },
       }));
-    renderTask(current, admin);
+    renderTask(current, admin, allSteps(steps).find((step) => step.definitionTask.taskReferenceName === selectedRef));
     replaceChildren(timelineBox, h("h2", { id: "timeline-title" }, "Timeline"),
       current.tasks.length > 0 ? timeline(current.tasks, current.startTime, current.endTime) : h("p", { className: "empty" }, "No task has run yet."));
     // Most workflows have no variables: their block would only be an empty `{}`.
@@ -145,20 +146,29 @@ export async function renderExecution(container, params, context, workflowId = "
       ...variablesBlock);
   }
 
-  /** @param {Workflow} current @param {boolean} admin */
-  function renderTask(current, admin) {
-    const instances = current.tasks.filter((task) => task.referenceTaskName === selectedRef);
-    const definitionTask = current.workflowDefinition.tasks.find((task) => task.taskReferenceName === selectedRef);
-    if (!selectedRef || !definitionTask) {
+  /**
+   * @param {Workflow} current @param {boolean} admin
+   * @param {import("../lib/diagram.js").Step | undefined} selected the selected step, wherever it is (inside a SWITCH branch too)
+   */
+  function renderTask(current, admin, selected) {
+    if (!selectedRef || !selected) {
       replaceChildren(taskBox, h("h2", { id: "task-title", tabindex: "-1" }, "Task"), h("p", { className: "help" }, "Choose a step in the diagram to see its input, output and actions."));
       return;
     }
+    const { definitionTask } = selected;
+    const instances = /** @type {Task[]} */ (selected.instances);
     const task = instances.at(-1);
     const base = `/api/workflow/${encodeURIComponent(current.workflowId)}`;
     /** @type {HTMLElement[]} */
     const content = [h("h2", { id: "task-title", tabindex: "-1" }, selectedRef, " ", task ? statusBadge(task.status) : null)];
     // The service skips a task of a RUNNING workflow that is pending or not reached yet (docs/api.md, skiptask).
     const skippable = admin && current.status === "RUNNING";
+    if (!task && selected.notTaken) {
+      // Skipping it would change nothing: the workflow never reaches it.
+      content.push(h("p", { className: "help" }, "This step is in a branch its SWITCH did not take: it does not run."), h("h3", {}, "Definition"), jsonBlock(definitionTask, "Task definition"));
+      replaceChildren(taskBox, content);
+      return;
+    }
     if (!task) {
       const skipAhead = skippable ? h("div", { className: "actions", role: "toolbar", "aria-label": "Task actions" }, button("Skip…", () => skipTask(current, definitionTask.taskReferenceName, false))) : null;
       content.push(h("p", { className: "help" }, "This step has not run yet."), ...(skipAhead ? [skipAhead] : []), h("h3", {}, "Definition"), jsonBlock(definitionTask, "Task definition"));
