@@ -524,7 +524,7 @@ describe("web UI", () => {
     expect(await labels("route")).toEqual(["case express", "case priority", "case none", "default"]);
     expect(await refsIn("route", "express")).toEqual(["ship_fast", "label_fast"]);
     expect(await refsIn("route", null)).toEqual(["ship"]);
-    expect(await branch("route", "none").locator(":scope > .empty").textContent()).toBe("No tasks: the workflow goes on after the SWITCH.");
+    expect(await branch("route", "none").locator(":scope > .empty").textContent()).toBe("No tasks: this case runs the default branch.");
     expect(await labels("size")).toEqual(["case large", "default"]);
     expect(await refsIn("size", "large")).toEqual(["escort"]);
     // Nothing ran: no branch is said taken or not.

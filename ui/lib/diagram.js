@@ -73,7 +73,8 @@ function branchesOf(definitionTask, latest, tasks, reachable) {
   const cases = Object.entries(definitionTask.decisionCases ?? {});
   /** @type {Array<[string | null, WorkflowTask[]]>} */
   const lists = [...cases, [null, definitionTask.defaultCase ?? []]];
-  const taken = reachable ? takenBranch(cases.map(([value]) => value), latest) : -1;
+  // An empty case is no branch of its own: it takes the default, as the service (and Conductor) runs it.
+  const taken = reachable ? takenBranch(cases.map(([value, list]) => (list.length > 0 ? value : null)), latest) : -1;
   return lists.map(([caseValue, list], index) => {
     const isTaken = taken === undefined ? null : taken === index;
     return { caseValue, taken: isTaken, steps: stepsWithin(list, tasks, isTaken !== false) };
@@ -84,7 +85,7 @@ function branchesOf(definitionTask, latest, tasks, reachable) {
  * The branch a SWITCH's latest instance took, as the service chooses it (src/engine/plan.ts, nextPlanIndex): a
  * COMPLETED SWITCH runs the case equal to its `evaluationResult[0]` (compared as a string), else the default; a
  * skipped one, or an optional one that failed, runs none.
- * @param {string[]} caseValues
+ * @param {Array<string | null>} caseValues the cases in order, null for an empty one (which takes the default)
  * @param {Task | undefined} latest
  * @returns {number | undefined} the branch's index (the default's is `caseValues.length`), -1 for none, undefined
  *   while it is not decided
@@ -220,7 +221,7 @@ function switchBranches(definitionTask, branches, options) {
           branch.taken === null ? null : h("span", { className: `branch-state badge ${branch.taken ? "status-COMPLETED" : "status-NOT_STARTED"}` }, branch.taken ? "taken" : "not taken")),
         branch.steps.length > 0
           ? h("ol", { className: "diagram", "aria-label": `Steps of ${definitionTask.taskReferenceName}, ${name}` }, branch.steps.map((step) => node(step, options)))
-          : h("p", { className: "empty" }, "No tasks: the workflow goes on after the SWITCH."));
+          : h("p", { className: "empty" }, caseText === null ? "No tasks: the workflow goes on after the SWITCH." : "No tasks: this case runs the default branch."));
     }));
 }
 
