@@ -11,9 +11,10 @@ export type JsonObject = { [key: string]: JsonValue };
 
 /**
  * Task types this service runs. SIMPLE is Conductor's worker task: it waits in its task type's queue until a
- * worker polls it (`GET /api/tasks/poll/{taskType}`) and reports its result (`POST /api/tasks`).
+ * worker polls it (`GET /api/tasks/poll/{taskType}`) and reports its result (`POST /api/tasks`). WAIT is one of
+ * Conductor's system tasks, run by the engine itself.
  */
-export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE"] as const;
+export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "WAIT"] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
 
@@ -212,7 +213,7 @@ export interface TaskExecution {
   attemptDeadline?: number;
   /** Set while the task waits for something outside the engine (async completion, a callback, a child). */
   awaitingExternal?: boolean;
-  /** When a waiting task gives up (e.g. WAIT_FOR_WEBHOOK `timeoutSeconds`); its module decides how it ends. */
+  /** When a waiting task gives up (WAIT_FOR_WEBHOOK `timeoutSeconds`) or wakes (WAIT); its module decides how it ends. */
   timeoutAt?: number;
   /**
    * When the task times out by its task definition's `timeoutSeconds`, counted from its start as in Conductor

@@ -5,6 +5,7 @@
 import type { TaskType } from "../model";
 import { validateHttpTask } from "../tasks/http/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
+import { validateWaitTask } from "../tasks/wait/validate";
 import { validateWaitForWebhookTask } from "../tasks/wait-for-webhook/validate";
 import type { ValidationIssue } from "../validation-issue";
 import type { UnknownRecord } from "./checks";
@@ -22,4 +23,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   WAIT_FOR_WEBHOOK: validateWaitForWebhookTask,
   // A worker's task: its input is whatever the worker reads, and it has no settings of its own to check.
   SIMPLE: () => [],
+  WAIT: validateWaitTask,
 };

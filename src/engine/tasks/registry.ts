@@ -3,6 +3,7 @@ import { httpTask } from "./http";
 import { simpleTask } from "./simple";
 import type { TaskTypeModule } from "./task-type";
 import { subWorkflowTask } from "./sub-workflow";
+import { waitTask } from "./wait";
 import { waitForWebhookTask } from "./wait-for-webhook";
 
 /** Task types the engine can run, by type name. */
@@ -11,6 +12,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   SUB_WORKFLOW: subWorkflowTask,
   WAIT_FOR_WEBHOOK: waitForWebhookTask,
   SIMPLE: simpleTask,
+  WAIT: waitTask,
 };
 
 /**

@@ -1,0 +1,162 @@
+import { describe, expect, it } from "vitest";
+import { createExecution, decide, isBlocked, nextDeadline, type Decision } from "../../src/engine/decider";
+import { validateWorkflowDef } from "../../src/engine/definition/validate";
+import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { parseWaitDuration, parseWaitUntil } from "../../src/engine/tasks/wait/schedule";
+import { toTaskView } from "../../src/engine/view";
+import { env, refusal } from "./engine-env";
+
+const task = (ref: string, type: WorkflowTaskDef["type"], inputParameters: JsonObject = {}): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type, inputParameters });
+const http = (ref: string): WorkflowTaskDef => task(ref, "HTTP", { uri: "https://example.com/x", method: "GET" });
+
+function definitionOf(tasks: WorkflowTaskDef[], extra: Partial<WorkflowDef> = {}): WorkflowDef {
+  return { name: "system", version: 1, schemaVersion: 2, tasks, ...extra };
+}
+
+function started(tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000, extra: Partial<WorkflowDef> = {}): Decision {
+  const execution = createExecution({ workflowId: "wf-1", definition: definitionOf(tasks, extra), input }, now);
+  return decide(execution, { type: "start" }, env(now));
+}
+
+/** The validation errors of a definition with these tasks, as `path: message` lines. */
+function registrationErrors(tasks: unknown[]): string[] {
+  const result = validateWorkflowDef({ name: "system", version: 1, schemaVersion: 2, tasks });
+  return result.ok ? [] : result.errors.map((issue) => `${issue.path}: ${issue.message}`);
+}
+
+function complete(state: WorkflowExecution, index: number, now: number, output: JsonObject = {}): WorkflowExecution {
+  return decide(state, { type: "externalUpdate", taskId: state.tasks[index]!.taskId, status: "COMPLETED", output }, env(now)).state;
+}
+
+describe("WAIT: Conductor's duration and until formats", () => {
+  it("reads durations as Conductor's DateTimeUtils.parseDuration does (days, hours, minutes, seconds; any case)", () => {
+    expect(parseWaitDuration("10s")).toBe(10_000);
+    expect(parseWaitDuration("30 seconds")).toBe(30_000);
+    expect(parseWaitDuration("5m")).toBe(300_000);
+    expect(parseWaitDuration("1h 30m")).toBe(5_400_000);
+    expect(parseWaitDuration("2 days 3 hours")).toBe((2 * 24 + 3) * 3_600_000);
+    expect(parseWaitDuration(" 1D 2HRS 3 Mins 4 secs ")).toBe(((24 + 2) * 3600 + 3 * 60 + 4) * 1000);
+    expect(parseWaitDuration("1 day 1 hour 1 minute 1 second")).toBe((86_400 + 3_600 + 60 + 1) * 1000);
+  });
+
+  it("refuses an empty duration, a bare number, unknown units, units out of order and trailing text", () => {
+    for (const text of ["", "   ", "10", "abc", "5 weeks", "30m 1h", "1h30x", "-5s", "1.5h"]) expect(parseWaitDuration(text), text).toBeUndefined();
+  });
+
+  it("reads until in yyyy-MM-dd HH:mm z, yyyy-MM-dd HH:mm and yyyy-MM-dd (the last two in UTC)", () => {
+    expect(parseWaitUntil("2030-01-02 03:04 UTC")).toBe(Date.UTC(2030, 0, 2, 3, 4));
+    expect(parseWaitUntil("2030-01-02 03:04")).toBe(Date.UTC(2030, 0, 2, 3, 4));
+    expect(parseWaitUntil("2030-01-02")).toBe(Date.UTC(2030, 0, 2));
+    expect(parseWaitUntil("2030-01-02 03:04 GMT")).toBe(Date.UTC(2030, 0, 2, 3, 4));
+    expect(parseWaitUntil("2030-01-02 03:04 Z")).toBe(Date.UTC(2030, 0, 2, 3, 4));
+    expect(parseWaitUntil("2030-01-02 03:04 +05:30")).toBe(Date.UTC(2030, 0, 1, 21, 34));
+    expect(parseWaitUntil("2030-01-02 03:04 -0800")).toBe(Date.UTC(2030, 0, 2, 11, 4));
+    expect(parseWaitUntil("2030-01-02 03:04 GMT-08:00")).toBe(Date.UTC(2030, 0, 2, 11, 4));
+    expect(parseWaitUntil("2030-01-02 03:04 utc+1")).toBe(Date.UTC(2030, 0, 2, 2, 4));
+    expect(parseWaitUntil("2030-01-02 03:04 PST")).toBe(Date.UTC(2030, 0, 2, 11, 4));
+    expect(parseWaitUntil("2030-07-02 03:04 EDT")).toBe(Date.UTC(2030, 6, 2, 7, 4));
+  });
+
+  it("refuses dates that do not exist, times out of range, unknown zones and other formats", () => {
+    for (const text of ["", "tomorrow", "2030-13-01", "2030-02-30", "2030-01-02 24:00", "2030-01-02 03:60", "2030-01-02 03:04 Mars/Olympus", "2030-01-02 03:04 +25:00", "2030-01-02T03:04:00Z", "2030-1-2"]) {
+      expect(parseWaitUntil(text), text).toBeUndefined();
+    }
+  });
+});
+
+describe("WAIT: registration", () => {
+  it("accepts duration, until, an expression for either, or neither (as the SDK's waitTaskDuration / waitTaskUntil write them)", () => {
+    expect(registrationErrors([task("w", "WAIT", { duration: "10 s" })])).toEqual([]);
+    expect(registrationErrors([task("w", "WAIT", { until: "2030-01-02 03:04 UTC" })])).toEqual([]);
+    expect(registrationErrors([task("w", "WAIT", { duration: "${workflow.input.delay}" })])).toEqual([]);
+    expect(registrationErrors([task("w", "WAIT", { until: "${workflow.input.at}" })])).toEqual([]);
+    expect(registrationErrors([task("w", "WAIT")])).toEqual([]);
+    expect(registrationErrors([{ name: "anything at all", taskReferenceName: "w", type: "WAIT", inputParameters: { duration: "1m" }, optional: true }])).toEqual([]);
+  });
+
+  it("refuses an invalid literal duration or until, naming the accepted formats, and both at once", () => {
+    expect(registrationErrors([task("w", "WAIT", { duration: "10 weeks" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.duration: .*1h 30m.*"10 weeks"/)]);
+    expect(registrationErrors([task("w", "WAIT", { duration: "" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.duration: /)]);
+    expect(registrationErrors([task("w", "WAIT", { duration: 10 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.duration: /)]);
+    expect(registrationErrors([task("w", "WAIT", { until: "next tuesday" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.until: .*yyyy-MM-dd HH:mm z.*"next tuesday"/)]);
+    expect(registrationErrors([task("w", "WAIT", { duration: "1m", until: "2030-01-02" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters: .*only one of duration and until/)]);
+  });
+});
+
+describe("WAIT: running", () => {
+  it("a duration makes it IN_PROGRESS, waiting, until the execution's alarm completes it with an empty output", () => {
+    const { state } = started([task("w", "WAIT", { duration: "10s" }), http("after")]);
+    const waiting = state.tasks[0]!;
+    expect(waiting).toMatchObject({ status: "IN_PROGRESS", awaitingExternal: true, startTime: 1_000, timeoutAt: 11_000 });
+    expect(nextDeadline(state)).toBe(11_000);
+    // A synchronous execute answers while it waits, as for a webhook task.
+    expect(isBlocked(state)).toBe(true);
+    expect(toTaskView(waiting, state)).toMatchObject({ taskType: "WAIT", status: "IN_PROGRESS", inputData: { duration: "10s" } });
+    // Before its time, the alarm leaves it waiting.
+    expect(decide(state, { type: "tick", liveTaskIds: new Set() }, env(10_999)).state.tasks[0]!.status).toBe("IN_PROGRESS");
+    const woken = decide(state, { type: "tick", liveTaskIds: new Set() }, env(11_000)).state;
+    expect(woken.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: {}, endTime: 11_000, awaitingExternal: false });
+    expect(woken.tasks[0]!.timeoutAt).toBeUndefined();
+    expect(woken.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["w:COMPLETED", "after:IN_PROGRESS"]);
+  });
+
+  it("until waits for that moment; one already past completes at once, in the same decision", () => {
+    const at = Date.UTC(2030, 0, 2, 3, 4);
+    const { state } = started([task("w", "WAIT", { until: "2030-01-02 03:04 UTC" })], {}, at - 60_000);
+    expect(state.tasks[0]).toMatchObject({ status: "IN_PROGRESS", timeoutAt: at });
+    const past = started([task("w", "WAIT", { until: "${workflow.input.at}" })], { at: "2020-01-01" }, at).state;
+    expect(past.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: {} });
+    expect(past.status).toBe("COMPLETED");
+  });
+
+  it("with neither duration nor until it waits, untimed, until completed or failed through the API", () => {
+    const { state } = started([task("w", "WAIT"), http("after")]);
+    expect(state.tasks[0]).toMatchObject({ status: "IN_PROGRESS", awaitingExternal: true });
+    expect(state.tasks[0]!.timeoutAt).toBeUndefined();
+    expect(nextDeadline(state)).toBeUndefined();
+    expect(isBlocked(state)).toBe(true);
+    const done = complete(state, 0, 5_000, { approved: true });
+    expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { approved: true } });
+    expect(done.tasks[1]!.status).toBe("IN_PROGRESS");
+    const failed = decide(state, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "FAILED", output: {}, reason: "rejected" }, env(5_000)).state;
+    expect(failed.status).toBe("FAILED");
+  });
+
+  it("a timed WAIT completed early through the API moves on and its timer no longer counts", () => {
+    const { state } = started([task("w", "WAIT", { duration: "1h" }), http("after")]);
+    const done = complete(state, 0, 2_000, { early: true });
+    expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { early: true }, endTime: 2_000 });
+    expect(done.tasks[0]!.timeoutAt).toBeUndefined();
+    const later = decide(done, { type: "tick", liveTaskIds: new Set() }, env(1_000 + 3_600_000)).state;
+    expect(later.tasks[0]).toEqual(done.tasks[0]);
+  });
+
+  it("a completion arriving after its time (the alarm late) finds it completed by its time, and is refused", () => {
+    const { state } = started([task("w", "WAIT", { duration: "10s" }), task("gate", "WAIT")]);
+    const late = refusal(state, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "COMPLETED", output: { late: true } }, 12_000);
+    expect(late).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("its status is COMPLETED") });
+  });
+
+  it("a duration or until from an expression that resolves to garbage fails the task for good, naming the value and the formats", () => {
+    const badDuration = started([task("w", "WAIT", { duration: "${workflow.input.delay}" })], { delay: "soon" }).state;
+    expect(badDuration.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
+    expect(badDuration.tasks[0]!.reasonForIncompletion).toMatch(/duration.*"soon".*10s.*1h 30m/);
+    expect(badDuration.status).toBe("FAILED");
+    const badUntil = started([task("w", "WAIT", { until: "${workflow.input.at}" })], { at: 42 }).state;
+    expect(badUntil.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(badUntil.tasks[0]!.reasonForIncompletion).toMatch(/until.*42.*yyyy-MM-dd HH:mm z/);
+    const both = started([task("w", "WAIT", { duration: "${workflow.input.d}", until: "${workflow.input.u}" })], { d: "1m", u: "2030-01-01" }).state;
+    expect(both.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(both.tasks[0]!.reasonForIncompletion).toMatch(/both duration and until/);
+    // An expression that resolves to nothing is not given: the task waits to be completed through the API.
+    const absent = started([task("w", "WAIT", { duration: "${workflow.input.delay}" })]).state;
+    expect(absent.tasks[0]).toMatchObject({ status: "IN_PROGRESS", awaitingExternal: true });
+    expect(absent.tasks[0]!.timeoutAt).toBeUndefined();
+  });
+
+  it("an optional WAIT whose input is garbage ends COMPLETED_WITH_ERRORS and the workflow goes on", () => {
+    const optional = { ...task("w", "WAIT", { duration: "${workflow.input.delay}" }), optional: true };
+    const { state } = started([optional, http("after")], { delay: "soon" });
+    expect(state.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["w:COMPLETED_WITH_ERRORS", "after:IN_PROGRESS"]);
+  });
+});
