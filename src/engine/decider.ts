@@ -30,7 +30,7 @@ import { childOutcome } from "./tasks/sub-workflow";
 import { pollableFrom, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
-import { setOwn } from "./own-property";
+import { mergedVariables, variablesProblem } from "./variables";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
 export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"] as const;
@@ -643,10 +643,9 @@ function updatedVariables(state: WorkflowExecution, given: JsonObject, env: Deci
   // Checked first: measuring the size serialises the value, which a deep one overflows.
   const deep = overdeepReason("The workflow variables", given);
   if (deep !== undefined) throw new EngineError("INVALID", deep);
-  const variables: JsonObject = { ...state.variables };
-  for (const [key, value] of Object.entries(given)) setOwn(variables, key, value);
-  const bytes = oversize(variables, env.config.maxPayloadBytes);
-  if (bytes !== undefined) throw new EngineError("INVALID", oversizeReason("The workflow's variables object with the update", bytes, env.config.maxPayloadBytes));
+  const variables = mergedVariables(state.variables, given);
+  const problem = variablesProblem("The workflow's variables object with the update", variables, env.config.maxPayloadBytes);
+  if (problem !== undefined) throw new EngineError("INVALID", problem);
   return variables;
 }
 
@@ -918,6 +917,7 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   const updated = draft.updateTask(task.taskId, timeoutAt === undefined ? started.task : { ...started.task, definitionTimeoutAt: timeoutAt });
   if (started.dispatch) effects.push({ kind: "dispatch", taskId: task.taskId, attempt: started.task.attempt });
   if (started.queue !== undefined) effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, started.queue) });
+  if (started.variables !== undefined) draft.patch({ variables: started.variables, updateTime: env.now });
 }
 
 /** When a task that has just started times out by its task definition; undefined when it never does. */

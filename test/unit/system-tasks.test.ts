@@ -160,3 +160,58 @@ describe("WAIT: running", () => {
     expect(state.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["w:COMPLETED_WITH_ERRORS", "after:IN_PROGRESS"]);
   });
 });
+
+describe("SET_VARIABLE", () => {
+  it("is registered as the SDK's setVariableTask writes it; an input naming a secret is refused, there or in an inline task definition", () => {
+    expect(registrationErrors([task("set", "SET_VARIABLE", { stage: "shipped", count: "${workflow.input.n}" })])).toEqual([]);
+    expect(registrationErrors([task("set", "SET_VARIABLE", { token: "${workflow.secrets.api_token}", ok: 1 })])).toEqual([
+      expect.stringMatching(/^tasks\[0\]\.inputParameters\.token: .*secrets.*api_token/),
+    ]);
+    expect(registrationErrors([task("set", "SET_VARIABLE", { note: "key ${workflow.input.x ? workflow.secrets.k : 'none'}" })])).toEqual([
+      expect.stringMatching(/^tasks\[0\]\.inputParameters\.note: /),
+    ]);
+    const inline = { ...task("set", "SET_VARIABLE", { a: 1 }), taskDefinition: { name: "set", inputTemplate: { leak: "${workflow.secrets.k}" } } };
+    expect(registrationErrors([inline])).toEqual([expect.stringMatching(/^tasks\[0\]\.taskDefinition\.inputTemplate\.leak: /)]);
+  });
+
+  it("merges its resolved input into the workflow variables, key by key, and completes at once with an empty output", () => {
+    const tasks = [task("set", "SET_VARIABLE", { stage: "${workflow.input.stage}", limits: { max: 3 } }), task("after", "WAIT", { seen: "${workflow.variables.stage}", kept: "${workflow.variables.owner}" })];
+    const { state } = started(tasks, { stage: "shipped" }, 1_000, { variables: { owner: "ops", stage: "new", limits: { min: 1, max: 9 } } });
+    expect(state.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: {}, inputData: { stage: "shipped", limits: { max: 3 } }, startTime: 1_000, endTime: 1_000 });
+    // Shallow: a given key replaces the whole value of that name; the others stay.
+    expect(state.variables).toEqual({ owner: "ops", stage: "shipped", limits: { max: 3 } });
+    // The next task, scheduled in the same decision, sees them.
+    expect(state.tasks[1]!.inputData).toMatchObject({ seen: "shipped", kept: "ops" });
+    expect(toTaskView(state.tasks[0]!, state)).toMatchObject({ taskType: "SET_VARIABLE" });
+    // The definition's variables are the start's copy: they do not change.
+    expect(state.definition.variables).toEqual({ owner: "ops", stage: "new", limits: { min: 1, max: 9 } });
+  });
+
+  it("keeps a key such as __proto__ as data", () => {
+    const input = JSON.parse('{"__proto__": {"polluted": true}, "x": 1}') as JsonObject;
+    const { state } = started([task("set", "SET_VARIABLE", input)]);
+    expect(Object.keys(state.variables)).toEqual(["__proto__", "x"]);
+    expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+  });
+
+  it("over MAX_PAYLOAD_BYTES the task fails for good with a clear reason and the variables are unchanged", () => {
+    const execution = createExecution({ workflowId: "wf-1", definition: definitionOf([task("set", "SET_VARIABLE", { blob: "${workflow.input.blob}" })], { variables: { kept: "x".repeat(60) } }), input: { blob: "y".repeat(60) } }, 1_000);
+    const small = { ...env(1_000), config: { ...env(1_000).config, maxPayloadBytes: 100 } };
+    const { state } = decide(execution, { type: "start" }, small);
+    expect(state.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(state.tasks[0]!.reasonForIncompletion).toMatch(/variables.*over the limit of 100 bytes \(MAX_PAYLOAD_BYTES\)/);
+    expect(state.variables).toEqual({ kept: "x".repeat(60) });
+    expect(state.status).toBe("FAILED");
+  });
+
+  it("a secret named by a task definition copied in at the start (its inputTemplate) fails the task instead of landing masked in the variables", () => {
+    const withTemplate: WorkflowTaskDef = {
+      ...task("set", "SET_VARIABLE", { a: 1 }),
+      taskDefinition: { name: "set", retryCount: 0, retryLogic: "FIXED", retryDelaySeconds: 0, backoffScaleFactor: 1, timeoutSeconds: 0, timeoutPolicy: "TIME_OUT_WF", responseTimeoutSeconds: 3600, inputTemplate: { token: "${workflow.secrets.k}" } },
+    };
+    const { state } = started([withTemplate]);
+    expect(state.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(state.tasks[0]!.reasonForIncompletion).toMatch(/secret/);
+    expect(state.variables).toEqual({});
+  });
+});

@@ -84,3 +84,29 @@ describe("WAIT", () => {
     expect((await getWorkflow(workflowId))["reasonForIncompletion"]).toContain("someday");
   });
 });
+
+describe("SET_VARIABLE", () => {
+  it("one naming a secret is a 400 at registration, and the definition is not stored", async () => {
+    const errors = await refusedRegistration({ name: "set_secret", tasks: [systemTask("set", "SET_VARIABLE", { token: "${workflow.secrets.api_token}" })] });
+    expect(errors).toEqual([{ path: "tasks[0].inputParameters.token", message: expect.stringContaining("must not use secrets (api_token)") }]);
+  });
+
+  it("its variables reach the next task's input and GET /api/workflow/{id}; the task completes at once with an empty output", async () => {
+    await register({
+      name: "set_vars",
+      variables: { owner: "ops", stage: "new" },
+      tasks: [
+        systemTask("set", "SET_VARIABLE", { stage: "${workflow.input.stage}", attempts: 2 }),
+        httpTask("after", { uri: target("/count/set-vars-after?stage=${workflow.variables.stage}&owner=${workflow.variables.owner}"), method: "GET" }),
+      ],
+      outputParameters: { stage: "${workflow.variables.stage}" },
+    });
+    const workflowId = await startWorkflow("set_vars", { stage: "shipped" });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done["variables"]).toEqual({ owner: "ops", stage: "shipped", attempts: 2 });
+    expect(done.output).toEqual({ stage: "shipped" });
+    expect(done.tasks[0]).toMatchObject({ taskType: "SET_VARIABLE", status: "COMPLETED", inputData: { stage: "shipped", attempts: 2 }, outputData: {} });
+    expect(done.tasks[1]!.inputData["uri"]).toBe(target("/count/set-vars-after?stage=shipped&owner=ops"));
+  });
+});

@@ -4,6 +4,7 @@
  */
 import type { TaskType } from "../model";
 import { validateHttpTask } from "../tasks/http/validate";
+import { validateSetVariableTask } from "../tasks/set-variable/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
 import { validateWaitTask } from "../tasks/wait/validate";
 import { validateWaitForWebhookTask } from "../tasks/wait-for-webhook/validate";
@@ -24,4 +25,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   // A worker's task: its input is whatever the worker reads, and it has no settings of its own to check.
   SIMPLE: () => [],
   WAIT: validateWaitTask,
+  SET_VARIABLE: validateSetVariableTask,
 };

@@ -1,5 +1,6 @@
 import type { JsonObject, TaskType, WorkflowTaskDef } from "../model";
 import { httpTask } from "./http";
+import { setVariableTask } from "./set-variable";
 import { simpleTask } from "./simple";
 import type { TaskTypeModule } from "./task-type";
 import { subWorkflowTask } from "./sub-workflow";
@@ -13,6 +14,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   WAIT_FOR_WEBHOOK: waitForWebhookTask,
   SIMPLE: simpleTask,
   WAIT: waitTask,
+  SET_VARIABLE: setVariableTask,
 };
 
 /**

@@ -9,6 +9,8 @@ export interface TaskStart {
   dispatch: boolean;
   /** Set (to when a poll may take it) when the task waits in its worker queue for a worker to poll it (SIMPLE). */
   queue?: number;
+  /** The workflow's variables from now on, when the task changes them (SET_VARIABLE): they replace the execution's. */
+  variables?: JsonObject;
 }
 
 /**
