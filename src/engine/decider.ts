@@ -28,6 +28,7 @@ import { retryDelaySeconds, retryPolicyOf } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
 import { pollableFrom, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
+import type { WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { mergedVariables, variablesProblem } from "./variables";
@@ -918,6 +919,18 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   if (started.dispatch) effects.push({ kind: "dispatch", taskId: task.taskId, attempt: started.task.attempt });
   if (started.queue !== undefined) effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, started.queue) });
   if (started.variables !== undefined) draft.patch({ variables: started.variables, updateTime: env.now });
+  if (started.ending !== undefined) endAsAsked(draft, updated, started.ending, env, effects);
+}
+
+/**
+ * Ends the workflow as task `task` asked (TERMINATE), through the same endings as any other, so that what follows one
+ * (a waiting parent told, pending work canceled, a failure workflow for FAILED) follows this one too.
+ */
+function endAsAsked(draft: Draft, task: TaskExecution, ending: WorkflowEnding, env: DecideEnv, effects: Effect[]): void {
+  if (ending.status === "COMPLETED") return completeWorkflow(draft, env, effects, ending.output);
+  // Set first: a failure workflow adds its id to the output.
+  draft.patch({ output: ending.output });
+  endWorkflow(draft, ending.status, ending.reason, env, effects, ending.status === "FAILED" ? { failedTask: task } : {});
 }
 
 /** When a task that has just started times out by its task definition; undefined when it never does. */
@@ -943,11 +956,14 @@ function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, 
   return true;
 }
 
-function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[]): void {
+/** Completes the workflow with `given` as its output, or else the one its definition's `outputParameters` (or its last task) give. */
+function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given?: JsonObject): void {
   const state = draft.state;
   let output: JsonObject;
   const outputParameters = state.definition.outputParameters;
-  if (outputParameters && Object.keys(outputParameters).length > 0) {
+  if (given !== undefined) {
+    output = given;
+  } else if (outputParameters && Object.keys(outputParameters).length > 0) {
     const resolved = resolveValue(outputParameters, evaluationContext(state, env.now, undefined, maskedSecrets));
     output = typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
   } else {

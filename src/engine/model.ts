@@ -11,10 +11,10 @@ export type JsonObject = { [key: string]: JsonValue };
 
 /**
  * Task types this service runs. SIMPLE is Conductor's worker task: it waits in its task type's queue until a
- * worker polls it (`GET /api/tasks/poll/{taskType}`) and reports its result (`POST /api/tasks`). WAIT and
- * SET_VARIABLE are Conductor's system tasks, run by the engine itself.
+ * worker polls it (`GET /api/tasks/poll/{taskType}`) and reports its result (`POST /api/tasks`). WAIT,
+ * SET_VARIABLE and TERMINATE are Conductor's system tasks, run by the engine itself.
  */
-export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "WAIT", "SET_VARIABLE"] as const;
+export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "WAIT", "SET_VARIABLE", "TERMINATE"] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
 

@@ -215,3 +215,74 @@ describe("SET_VARIABLE", () => {
     expect(state.variables).toEqual({});
   });
 });
+
+describe("TERMINATE", () => {
+  const terminate = (inputParameters: JsonObject) => task("stop", "TERMINATE", inputParameters);
+
+  it("is registered as the SDK's terminateTask writes it, with workflowOutput as an object or an expression", () => {
+    expect(registrationErrors([terminate({ terminationStatus: "COMPLETED" })])).toEqual([]);
+    expect(registrationErrors([terminate({ terminationStatus: "FAILED", terminationReason: "out of stock", workflowOutput: { code: 42 } })])).toEqual([]);
+    expect(registrationErrors([terminate({ terminationStatus: "${workflow.input.status}", workflowOutput: "${check.output}" })])).toEqual([]);
+  });
+
+  it("refuses a missing or unknown literal terminationStatus (case matters, as in Conductor), a reason that is not a string, and a workflowOutput that is not an object", () => {
+    expect(registrationErrors([terminate({})])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationStatus: .*required.*COMPLETED, FAILED, TERMINATED/)]);
+    expect(registrationErrors([terminate({ terminationStatus: "DONE" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationStatus: .*"DONE"/)]);
+    expect(registrationErrors([terminate({ terminationStatus: "failed" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationStatus: /)]);
+    expect(registrationErrors([terminate({ terminationStatus: "FAILED", terminationReason: 42 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationReason: /)]);
+    expect(registrationErrors([terminate({ terminationStatus: "FAILED", workflowOutput: [1, 2] })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.workflowOutput: /)]);
+  });
+
+  it("COMPLETED: the task completes with workflowOutput as its output, and the workflow completes with it in the same decision; later tasks never run", () => {
+    const { state } = started([http("first"), terminate({ terminationStatus: "COMPLETED", terminationReason: "nothing to do", workflowOutput: { result: "${workflow.input.x}" } }), http("never")], { x: 7 }, 1_000, {
+      outputParameters: { ignored: true },
+    });
+    const done = complete(state, 0, 2_000, { a: 1 });
+    expect(done.tasks.map((t) => `${t.referenceTaskName}:${t.taskType}:${t.status}`)).toEqual(["first:HTTP:COMPLETED", "stop:TERMINATE:COMPLETED"]);
+    expect(done.tasks[1]!.outputData).toEqual({ result: 7 });
+    expect(done).toMatchObject({ status: "COMPLETED", output: { result: 7 }, endTime: 2_000 });
+    expect(done.reasonForIncompletion).toBeUndefined();
+    expect(toTaskView(done.tasks[1]!, done)).toMatchObject({ taskType: "TERMINATE" });
+  });
+
+  it("without workflowOutput the task's output, and so the workflow's, is empty (Conductor's default); a non-object one is wrapped as {output}", () => {
+    expect(started([terminate({ terminationStatus: "COMPLETED" })], {}, 1_000, { outputParameters: { x: 1 } }).state.output).toEqual({});
+    const wrapped = started([terminate({ terminationStatus: "COMPLETED", workflowOutput: "${workflow.input.list}" })], { list: [1, 2] }).state;
+    expect(wrapped.tasks[0]!.outputData).toEqual({ output: [1, 2] });
+    expect(wrapped.output).toEqual({ output: [1, 2] });
+  });
+
+  it("FAILED: the workflow fails with terminationReason and workflowOutput, and its failure workflow starts, naming the TERMINATE task", () => {
+    const { state, effects } = started([terminate({ terminationStatus: "FAILED", terminationReason: "out of stock", workflowOutput: { code: 42 } }), http("never")], { order: 1 }, 1_000, {
+      failureWorkflow: "compensate",
+    });
+    expect(state.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["stop:COMPLETED"]);
+    expect(state.tasks[0]!.outputData).toEqual({ code: 42 });
+    expect(state).toMatchObject({ status: "FAILED", reasonForIncompletion: "out of stock", endTime: 1_000 });
+    expect(state.output).toMatchObject({ code: 42 });
+    const start = effects.find((effect) => effect.kind === "startFailureWorkflow");
+    expect(start).toBeDefined();
+    expect(start!.kind === "startFailureWorkflow" && start!.start.input).toMatchObject({ order: 1, reason: "out of stock", failureStatus: "FAILED", failureTaskId: state.tasks[0]!.taskId });
+    expect(state.output["conductor.failure_workflow"]).toBe(start!.kind === "startFailureWorkflow" ? start!.start.workflowId : undefined);
+  });
+
+  it("TERMINATED: the workflow ends TERMINATED with the reason and output, and no failure workflow starts (as for a termination through the API)", () => {
+    const { state, effects } = started([terminate({ terminationStatus: "TERMINATED", terminationReason: "cancelled by rule", workflowOutput: { why: "rule" } })], {}, 1_000, { failureWorkflow: "compensate" });
+    expect(state).toMatchObject({ status: "TERMINATED", reasonForIncompletion: "cancelled by rule", output: { why: "rule" } });
+    expect(effects.some((effect) => effect.kind === "startFailureWorkflow")).toBe(false);
+  });
+
+  it("without terminationReason the reason is Conductor's default naming the status and the task", () => {
+    const { state } = started([terminate({ terminationStatus: "FAILED" })]);
+    expect(state.reasonForIncompletion).toBe(`Workflow is FAILED by TERMINATE task: ${state.tasks[0]!.taskId}`);
+  });
+
+  it("a terminationStatus from an expression that resolves to something else fails the task for good, naming the value", () => {
+    const { state } = started([terminate({ terminationStatus: "${workflow.input.status}" }), http("after")], { status: "DONE" });
+    expect(state.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(state.tasks[0]!.reasonForIncompletion).toMatch(/terminationStatus "DONE".*COMPLETED, FAILED or TERMINATED/);
+    expect(state.status).toBe("FAILED");
+    const optional = started([{ ...terminate({ terminationStatus: "${workflow.input.status}" }), optional: true }, http("after")], { status: "DONE" }).state;
+    expect(optional.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["stop:COMPLETED_WITH_ERRORS", "after:IN_PROGRESS"]);
+  });
+});

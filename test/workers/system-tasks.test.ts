@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 const stubFor = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
 const systemTask = (ref: string, type: string, inputParameters: JsonObject = {}, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type, inputParameters, ...extra });
@@ -108,5 +108,47 @@ describe("SET_VARIABLE", () => {
     expect(done.output).toEqual({ stage: "shipped" });
     expect(done.tasks[0]).toMatchObject({ taskType: "SET_VARIABLE", status: "COMPLETED", inputData: { stage: "shipped", attempts: 2 }, outputData: {} });
     expect(done.tasks[1]!.inputData["uri"]).toBe(target("/count/set-vars-after?stage=shipped&owner=ops"));
+  });
+});
+
+describe("TERMINATE", () => {
+  it("a missing or unknown literal terminationStatus is a 400 naming it, and the definition is not stored", async () => {
+    const errors = await refusedRegistration({ name: "terminate_refused", tasks: [systemTask("a", "TERMINATE", {}), systemTask("b", "TERMINATE", { terminationStatus: "DONE" })] });
+    expect(errors.map((issue) => issue.path)).toEqual(["tasks[0].inputParameters.terminationStatus", "tasks[1].inputParameters.terminationStatus"]);
+  });
+
+  it("inside a synchronous execute, the answer is the ended workflow: COMPLETED with workflowOutput, and the tasks after it never run", async () => {
+    await register({
+      name: "terminate_execute",
+      tasks: [systemTask("stop", "TERMINATE", { terminationStatus: "COMPLETED", workflowOutput: { answer: "${workflow.input.x}" } }), countTask("never", "terminate-execute-never")],
+      outputParameters: { ignored: true },
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/terminate_execute/1?waitForSeconds=60", { input: { x: 42 } });
+    expect(run).toMatchObject({ status: "COMPLETED", output: { answer: 42 } });
+    expect(run.tasks.map((task) => `${task.referenceTaskName}:${task.taskType}:${task.status}`)).toEqual(["stop:TERMINATE:COMPLETED"]);
+    expect(run.tasks[0]!.outputData).toEqual({ answer: 42 });
+    expect(await hits("terminate-execute-never")).toBe(0);
+    await waitForIndexRow(run.workflowId, "COMPLETED");
+  });
+
+  it("FAILED in a child fails its parent's SUB_WORKFLOW task with the child's reason, and the search index sees both ends", async () => {
+    await register({ name: "terminate_child", tasks: [systemTask("stop", "TERMINATE", { terminationStatus: "FAILED", terminationReason: "out of stock", workflowOutput: { code: 42 } })] });
+    await register({ name: "terminate_parent", tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: "terminate_child", version: 1 } } }] });
+    const parentId = await startWorkflow("terminate_parent");
+    const parent = await waitFor(parentId, ["COMPLETED", "FAILED", "TERMINATED"]);
+    const childId = String(parent.tasks[0]!["subWorkflowId"]);
+    const child = await getWorkflow(childId);
+    expect(child).toMatchObject({ status: "FAILED", reasonForIncompletion: "out of stock", output: { code: 42 } });
+    expect(parent.status).toBe("FAILED");
+    expect(parent.tasks[0]).toMatchObject({ status: "FAILED", outputData: { error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: childId, errorCode: "TASK_ERROR", errorMessage: "out of stock" } } });
+    expect(String(parent["reasonForIncompletion"])).toContain("out of stock");
+    await waitForIndexRow(childId, "FAILED");
+    await waitForIndexRow(parentId, "FAILED");
+  });
+
+  it("TERMINATED ends the workflow TERMINATED with its reason; a synchronous execute answers it", async () => {
+    await register({ name: "terminate_terminated", tasks: [systemTask("stop", "TERMINATE", { terminationStatus: "TERMINATED", terminationReason: "cancelled by rule" })] });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/terminate_terminated/1?waitForSeconds=60", { input: {} });
+    expect(run).toMatchObject({ status: "TERMINATED", reasonForIncompletion: "cancelled by rule", output: {} });
   });
 });

@@ -6,6 +6,7 @@ import type { TaskType } from "../model";
 import { validateHttpTask } from "../tasks/http/validate";
 import { validateSetVariableTask } from "../tasks/set-variable/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
+import { validateTerminateTask } from "../tasks/terminate/validate";
 import { validateWaitTask } from "../tasks/wait/validate";
 import { validateWaitForWebhookTask } from "../tasks/wait-for-webhook/validate";
 import type { ValidationIssue } from "../validation-issue";
@@ -26,4 +27,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   SIMPLE: () => [],
   WAIT: validateWaitTask,
   SET_VARIABLE: validateSetVariableTask,
+  TERMINATE: validateTerminateTask,
 };

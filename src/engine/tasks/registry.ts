@@ -4,6 +4,7 @@ import { setVariableTask } from "./set-variable";
 import { simpleTask } from "./simple";
 import type { TaskTypeModule } from "./task-type";
 import { subWorkflowTask } from "./sub-workflow";
+import { terminateTask } from "./terminate";
 import { waitTask } from "./wait";
 import { waitForWebhookTask } from "./wait-for-webhook";
 
@@ -15,6 +16,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   SIMPLE: simpleTask,
   WAIT: waitTask,
   SET_VARIABLE: setVariableTask,
+  TERMINATE: terminateTask,
 };
 
 /**
