@@ -547,6 +547,10 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   const state = draft.state;
   requireStatus(state, [...RETRYABLE_WORKFLOW_STATUSES], "retry");
   const last = state.tasks.at(-1);
+  // Nothing failed to try again: reopened, the workflow would run the tasks its TERMINATE meant to skip (Conductor refuses too).
+  if (last?.taskType === "TERMINATE" && last.status === "COMPLETED") {
+    throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${last.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
+  }
   draft.patch(reopened(state, env));
   if (last && !SUCCESSFUL_TASK_STATUSES.has(last.status)) {
     draft.updateTask(last.taskId, { retried: true });

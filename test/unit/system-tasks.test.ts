@@ -277,6 +277,17 @@ describe("TERMINATE", () => {
     expect(state.reasonForIncompletion).toBe(`Workflow is FAILED by TERMINATE task: ${state.tasks[0]!.taskId}`);
   });
 
+  it("a workflow a TERMINATE ended is not retried past it (Conductor: no failed task to retry): refused, unchanged; restart runs it again", () => {
+    for (const terminationStatus of ["FAILED", "TERMINATED"]) {
+      const { state } = started([terminate({ terminationStatus }), http("never")]);
+      const refused = refusal(state, { type: "retry" }, 2_000);
+      expect(refused).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("ended by its TERMINATE task stop") });
+      const restarted = decide(state, { type: "restart" }, env(2_000)).state;
+      expect(restarted.status).toBe(terminationStatus);
+      expect(restarted.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["stop:COMPLETED"]);
+    }
+  });
+
   it("a terminationStatus from an expression that resolves to something else fails the task for good, naming the value", () => {
     const { state } = started([terminate({ terminationStatus: "${workflow.input.status}" }), http("after")], { status: "DONE" });
     expect(state.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
