@@ -1,3 +1,4 @@
+import { setVariableTask, terminateTask, waitTaskDuration, waitTaskUntil } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
 import { createExecution, decide, isBlocked, nextDeadline, type Decision } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
@@ -295,5 +296,27 @@ describe("TERMINATE", () => {
     expect(state.status).toBe("FAILED");
     const optional = started([{ ...terminate({ terminationStatus: "${workflow.input.status}" }), optional: true }, http("after")], { status: "DONE" }).state;
     expect(optional.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["stop:COMPLETED_WITH_ERRORS", "after:IN_PROGRESS"]);
+  });
+});
+
+describe("the official client's builders", () => {
+  it("waitTaskDuration, waitTaskUntil, setVariableTask and terminateTask register and run as written", () => {
+    const tasks = [
+      waitTaskDuration("pause", "10s"),
+      // The test clock is in 1970: this moment has passed.
+      waitTaskUntil("later", "1970-01-01 00:00 UTC"),
+      setVariableTask("mark", { stage: "done" }),
+      terminateTask("stop", "COMPLETED", "all done"),
+    ];
+    // As sent over the wire: JSON drops the builders' undefined fields (optional, terminationReason when absent).
+    const result = validateWorkflowDef(JSON.parse(JSON.stringify({ name: "built", version: 1, schemaVersion: 2, tasks })));
+    expect(result.ok ? [] : result.errors).toEqual([]);
+    if (!result.ok) return;
+    const execution = createExecution({ workflowId: "wf-1", definition: result.value, input: {} }, 1_000);
+    const waiting = decide(execution, { type: "start" }, env(1_000)).state;
+    expect(waiting.tasks[0]).toMatchObject({ taskType: "WAIT", status: "IN_PROGRESS", timeoutAt: 11_000 });
+    const done = decide(waiting, { type: "tick", liveTaskIds: new Set() }, env(11_000)).state;
+    expect(done.tasks.map((t) => `${t.referenceTaskName}:${t.taskType}:${t.status}`)).toEqual(["pause:WAIT:COMPLETED", "later:WAIT:COMPLETED", "mark:SET_VARIABLE:COMPLETED", "stop:TERMINATE:COMPLETED"]);
+    expect(done).toMatchObject({ status: "COMPLETED", variables: { stage: "done" }, output: {} });
   });
 });
