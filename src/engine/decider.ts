@@ -922,7 +922,8 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   const updated = draft.updateTask(task.taskId, timeoutAt === undefined ? started.task : { ...started.task, definitionTimeoutAt: timeoutAt });
   if (started.dispatch) effects.push({ kind: "dispatch", taskId: task.taskId, attempt: started.task.attempt });
   if (started.queue !== undefined) effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, started.queue) });
-  if (started.variables !== undefined) draft.patch({ variables: started.variables, updateTime: env.now });
+  // Not the workflow's updateTime: the task's own shows the change, and moving it would rewrite the search row on the task-to-task path.
+  if (started.variables !== undefined) draft.patch({ variables: started.variables });
   if (started.ending !== undefined) endAsAsked(draft, updated, started.ending, env, effects);
 }
 

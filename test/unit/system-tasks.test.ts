@@ -4,7 +4,7 @@ import { createExecution, decide, isBlocked, nextDeadline, type Decision } from 
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { parseWaitDuration, parseWaitUntil } from "../../src/engine/tasks/wait/schedule";
-import { toTaskView } from "../../src/engine/view";
+import { toTaskView, toWorkflowView } from "../../src/engine/view";
 import { env, refusal } from "./engine-env";
 
 const task = (ref: string, type: WorkflowTaskDef["type"], inputParameters: JsonObject = {}): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type, inputParameters });
@@ -186,6 +186,14 @@ describe("SET_VARIABLE", () => {
     expect(toTaskView(state.tasks[0]!, state)).toMatchObject({ taskType: "SET_VARIABLE" });
     // The definition's variables are the start's copy: they do not change.
     expect(state.definition.variables).toEqual({ owner: "ops", stage: "new", limits: { min: 1, max: 9 } });
+  });
+
+  it("leaves the workflow's stored updateTime (a search row write) alone: the task's own updateTime shows the change", () => {
+    const { state } = started([task("gate", "WAIT"), task("set", "SET_VARIABLE", { stage: "done" }), task("then", "WAIT")]);
+    const done = complete(state, 0, 5_000);
+    expect(done.variables).toEqual({ stage: "done" });
+    expect(done.updateTime).toBe(1_000);
+    expect(toWorkflowView(done, false)["updateTime"]).toBe(5_000);
   });
 
   it("keeps a key such as __proto__ as data", () => {
