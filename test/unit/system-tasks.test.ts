@@ -132,6 +132,16 @@ describe("WAIT: running", () => {
     expect(later.tasks[0]).toEqual(done.tasks[0]);
   });
 
+  it("its time runs on while the workflow is paused, as a webhook's timeout does; the workflow moves on when resumed", () => {
+    const { state } = started([task("w", "WAIT", { duration: "10s" }), task("gate", "WAIT")]);
+    const paused = decide(state, { type: "pause" }, env(2_000)).state;
+    const woken = decide(paused, { type: "tick", liveTaskIds: new Set() }, env(11_000)).state;
+    expect(woken.status).toBe("PAUSED");
+    expect(woken.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["w:COMPLETED"]);
+    const resumed = decide(woken, { type: "resume" }, env(12_000)).state;
+    expect(resumed.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["w:COMPLETED", "gate:IN_PROGRESS"]);
+  });
+
   it("a completion arriving after its time (the alarm late) finds it completed by its time, and is refused", () => {
     const { state } = started([task("w", "WAIT", { duration: "10s" }), task("gate", "WAIT")]);
     const late = refusal(state, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "COMPLETED", output: { late: true } }, 12_000);
