@@ -28,10 +28,12 @@ import { retryDelaySeconds, retryPolicyOf } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
 import { pollableFrom, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
+import type { WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
 import { nextPlanIndex, planIndexOf, planOf, planTask, untakenBranchOf } from "./plan";
+import { mergedVariables, variablesProblem } from "./variables";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
 export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"] as const;
@@ -547,6 +549,10 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   const state = draft.state;
   requireStatus(state, [...RETRYABLE_WORKFLOW_STATUSES], "retry");
   const last = state.tasks.at(-1);
+  // Nothing failed to try again: reopened, the workflow would run the tasks its TERMINATE meant to skip (Conductor refuses too).
+  if (last?.taskType === "TERMINATE" && last.status === "COMPLETED") {
+    throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${last.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
+  }
   draft.patch(reopened(state, env));
   if (last && !SUCCESSFUL_TASK_STATUSES.has(last.status)) {
     draft.updateTask(last.taskId, { retried: true });
@@ -644,10 +650,9 @@ function updatedVariables(state: WorkflowExecution, given: JsonObject, env: Deci
   // Checked first: measuring the size serialises the value, which a deep one overflows.
   const deep = overdeepReason("The workflow variables", given);
   if (deep !== undefined) throw new EngineError("INVALID", deep);
-  const variables: JsonObject = { ...state.variables };
-  for (const [key, value] of Object.entries(given)) setOwn(variables, key, value);
-  const bytes = oversize(variables, env.config.maxPayloadBytes);
-  if (bytes !== undefined) throw new EngineError("INVALID", oversizeReason("The workflow's variables object with the update", bytes, env.config.maxPayloadBytes));
+  const variables = mergedVariables(state.variables, given);
+  const problem = variablesProblem("The workflow's variables object with the update", variables, env.config.maxPayloadBytes);
+  if (problem !== undefined) throw new EngineError("INVALID", problem);
   return variables;
 }
 
@@ -938,6 +943,20 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   const updated = draft.updateTask(task.taskId, timeoutAt === undefined ? started.task : { ...started.task, definitionTimeoutAt: timeoutAt });
   if (started.dispatch) effects.push({ kind: "dispatch", taskId: task.taskId, attempt: started.task.attempt });
   if (started.queue !== undefined) effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, started.queue) });
+  // Not the workflow's updateTime: the task's own shows the change, and moving it would rewrite the search row on the task-to-task path.
+  if (started.variables !== undefined) draft.patch({ variables: started.variables });
+  if (started.ending !== undefined) endAsAsked(draft, updated, started.ending, env, effects);
+}
+
+/**
+ * Ends the workflow as task `task` asked (TERMINATE), through the same endings as any other, so that what follows one
+ * (a waiting parent told, pending work canceled, a failure workflow for FAILED) follows this one too.
+ */
+function endAsAsked(draft: Draft, task: TaskExecution, ending: WorkflowEnding, env: DecideEnv, effects: Effect[]): void {
+  if (ending.status === "COMPLETED") return completeWorkflow(draft, env, effects, ending.output);
+  // Set first: a failure workflow adds its id to the output.
+  draft.patch({ output: ending.output });
+  endWorkflow(draft, ending.status, ending.reason, env, effects, ending.status === "FAILED" ? { failedTask: task } : {});
 }
 
 /** When a task that has just started times out by its task definition; undefined when it never does. */
@@ -963,11 +982,14 @@ function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, 
   return true;
 }
 
-function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[]): void {
+/** Completes the workflow with `given` as its output, or else the one its definition's `outputParameters` (or its last task) give. */
+function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given?: JsonObject): void {
   const state = draft.state;
   let output: JsonObject;
   const outputParameters = state.definition.outputParameters;
-  if (outputParameters && Object.keys(outputParameters).length > 0) {
+  if (given !== undefined) {
+    output = given;
+  } else if (outputParameters && Object.keys(outputParameters).length > 0) {
     const resolved = resolveValue(outputParameters, evaluationContext(state, env.now, undefined, maskedSecrets));
     output = typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
   } else {

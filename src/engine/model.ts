@@ -12,9 +12,10 @@ export type JsonObject = { [key: string]: JsonValue };
 /**
  * Task types this service runs. SIMPLE is Conductor's worker task: it waits in its task type's queue until a
  * worker polls it (`GET /api/tasks/poll/{taskType}`) and reports its result (`POST /api/tasks`). SWITCH runs one
- * of its branches (`decisionCases`, `defaultCase`), chosen by its `expression`.
+ * of its branches (`decisionCases`, `defaultCase`), chosen by its `expression`. WAIT, SET_VARIABLE and TERMINATE
+ * are Conductor's system tasks, run by the engine itself.
  */
-export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH"] as const;
+export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH", "WAIT", "SET_VARIABLE", "TERMINATE"] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
 
@@ -229,7 +230,7 @@ export interface TaskExecution {
   attemptDeadline?: number;
   /** Set while the task waits for something outside the engine (async completion, a callback, a child). */
   awaitingExternal?: boolean;
-  /** When a waiting task gives up (e.g. WAIT_FOR_WEBHOOK `timeoutSeconds`); its module decides how it ends. */
+  /** When a waiting task gives up (WAIT_FOR_WEBHOOK `timeoutSeconds`) or wakes (WAIT); its module decides how it ends. */
   timeoutAt?: number;
   /**
    * When the task times out by its task definition's `timeoutSeconds`, counted from its start as in Conductor

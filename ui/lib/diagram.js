@@ -34,6 +34,36 @@ function workerNote(definitionTask, latest) {
   return null;
 }
 
+/** How many variable names a SET_VARIABLE step lists before it says how many more there are. */
+const NAMES_SHOWN = 3;
+
+/**
+ * What a system task's step does, in a few words, from its definition: how long or until when a WAIT waits (or that
+ * it waits to be completed by hand), which variables a SET_VARIABLE sets, how a TERMINATE ends the workflow; null
+ * for other types.
+ * @param {WorkflowTask} definitionTask
+ * @returns {string | null}
+ */
+export function systemTaskNote(definitionTask) {
+  const input = definitionTask.inputParameters ?? {};
+  switch (definitionTask.type) {
+    case "WAIT":
+      if (typeof input["duration"] === "string") return `waits ${input["duration"]}`;
+      if (typeof input["until"] === "string") return `waits until ${input["until"]}`;
+      return "waits to be completed by hand";
+    case "SET_VARIABLE": {
+      const names = Object.keys(input);
+      if (names.length === 0) return "sets no variable";
+      const more = names.length - NAMES_SHOWN;
+      return more > 0 ? `sets ${names.slice(0, NAMES_SHOWN).join(", ")} and ${more} more` : `sets ${names.join(", ")}`;
+    }
+    case "TERMINATE":
+      return typeof input["terminationStatus"] === "string" ? `ends the workflow ${input["terminationStatus"]}` : "ends the workflow";
+    default:
+      return null;
+  }
+}
+
 /**
  * The workflow's steps in definition order, each with its task instances (retries are further instances); a
  * SWITCH's steps carry its branches, each with its own steps and whether the SWITCH took it.
@@ -131,8 +161,9 @@ export function allSteps(steps) {
  * A diagram of a workflow: start, each step in sequence (coloured by the status of its latest instance), end.
  * Steps are buttons, so the diagram is usable by keyboard; a SUB_WORKFLOW step links to its child and can show
  * the child's own diagram nested inside it; a SIMPLE step says whether it waits for a worker's poll or which worker
- * took it; a SWITCH step shows its expression and its branches, each labelled with its case, the one it took and
- * those it did not said in words (not only by their look).
+ * took it; a system step (WAIT, SET_VARIABLE, TERMINATE) says what it does; a SWITCH step shows its expression and
+ * its branches, each labelled with its case, the one it took and those it did not said in words (not only by their
+ * look).
  * @param {Step[]} steps
  * @param {DiagramOptions} [options]
  */
@@ -170,7 +201,7 @@ function node(step, options) {
     latest ? statusBadge(status) : h("span", { className: "badge status-NOT_STARTED" }, "not started"),
     step.instances.length > 1 ? h("span", { className: "node-attempts" }, `${step.instances.length} attempts`) : null);
   const extra = [];
-  const waitingFor = workerNote(definitionTask, latest);
+  const waitingFor = workerNote(definitionTask, latest) ?? systemTaskNote(definitionTask);
   if (waitingFor) extra.push(h("span", { className: "node-note" }, waitingFor));
   if (definitionTask.type === "SUB_WORKFLOW") {
     const childName = definitionTask.subWorkflowParam?.name ?? definitionTask.inputParameters?.["subWorkflowParam"];

@@ -21,16 +21,16 @@ const MAX_REASON_LENGTH = 500;
  */
 
 /**
- * A task that waits for someone outside to finish it: a waiting webhook, an asyncComplete HTTP task whose
- * request is done, or a SIMPLE task, queued for a worker or polled by one (the service takes its result from
- * anyone allowed to report it, as Conductor does).
+ * A task that waits for someone outside to finish it: a waiting webhook, a waiting WAIT (one with a duration or
+ * until may be ended early), an asyncComplete HTTP task whose request is done, or a SIMPLE task, queued for a worker
+ * or polled by one (the service takes its result from anyone allowed to report it, as Conductor does).
  * @param {Task} task
  */
 export function isCompletableByHand(task) {
   const type = taskTypeOf(task);
   if (type === "SIMPLE") return task.status === "SCHEDULED" || task.status === "IN_PROGRESS";
   if (task.status !== "IN_PROGRESS") return false;
-  if (type === "WAIT_FOR_WEBHOOK") return true;
+  if (type === "WAIT_FOR_WEBHOOK" || type === "WAIT") return true;
   if (type !== "HTTP") return false;
   const nested = /** @type {Record<string, unknown> | undefined} */ (task.inputData["http_request"]);
   const flag = task.workflowTask?.asyncComplete ?? nested?.["asyncComplete"] ?? task.inputData["asyncComplete"];
@@ -195,7 +195,7 @@ export async function renderExecution(container, params, context, workflowId = "
     }
     const taskActionBox = h("div", { className: "actions", role: "toolbar", "aria-label": "Task actions" }, taskActions);
     const simple = taskTypeOf(task) === "SIMPLE";
-    const waitingFor = simple ? workerNote(task) : null;
+    const waitingFor = simple ? workerNote(task) : taskTypeOf(task) === "WAIT" ? waitNote(task) : null;
     content.push(
       taskActionBox,
       ...(waitingFor ? [waitingFor] : []),
@@ -367,6 +367,22 @@ function failureWorkflowFact(workflow) {
 function workerNote(task) {
   const text = workerNoteText(task);
   return text ? h("p", { className: "help worker-note" }, text) : null;
+}
+
+/**
+ * What a waiting WAIT task waits for, from its resolved input: its time (then it completes by itself), or a hand.
+ * @param {Task} task
+ */
+function waitNote(task) {
+  if (task.status !== "IN_PROGRESS") return null;
+  const { duration, until } = task.inputData;
+  const early = " It can be completed or failed by hand before then.";
+  const text = typeof duration === "string"
+    ? `Waiting ${duration} from its start (${formatTime(task.startTime)}), then it completes by itself.${early}`
+    : typeof until === "string"
+      ? `Waiting until ${until}, then it completes by itself.${early}`
+      : "Waiting to be completed or failed by hand (or through POST /api/tasks).";
+  return h("p", { className: "help" }, text);
 }
 
 /** @param {Task} task */

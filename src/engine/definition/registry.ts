@@ -4,8 +4,11 @@
  */
 import type { TaskType } from "../model";
 import { validateHttpTask } from "../tasks/http/validate";
+import { validateSetVariableTask } from "../tasks/set-variable/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
 import { validateSwitchTask } from "../tasks/switch/validate";
+import { validateTerminateTask } from "../tasks/terminate/validate";
+import { validateWaitTask } from "../tasks/wait/validate";
 import { validateWaitForWebhookTask } from "../tasks/wait-for-webhook/validate";
 import type { ValidationIssue } from "../validation-issue";
 import type { UnknownRecord } from "./checks";
@@ -24,4 +27,7 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   // A worker's task: its input is whatever the worker reads, and it has no settings of its own to check.
   SIMPLE: () => [],
   SWITCH: validateSwitchTask,
+  WAIT: validateWaitTask,
+  SET_VARIABLE: validateSetVariableTask,
+  TERMINATE: validateTerminateTask,
 };

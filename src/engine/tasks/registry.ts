@@ -1,9 +1,12 @@
 import type { JsonObject, TaskType, WorkflowTaskDef } from "../model";
 import { httpTask } from "./http";
+import { setVariableTask } from "./set-variable";
 import { simpleTask } from "./simple";
 import type { TaskTypeModule } from "./task-type";
 import { subWorkflowTask } from "./sub-workflow";
 import { switchTask } from "./switch";
+import { terminateTask } from "./terminate";
+import { waitTask } from "./wait";
 import { waitForWebhookTask } from "./wait-for-webhook";
 
 /** Task types the engine can run, by type name. */
@@ -13,6 +16,9 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   WAIT_FOR_WEBHOOK: waitForWebhookTask,
   SIMPLE: simpleTask,
   SWITCH: switchTask,
+  WAIT: waitTask,
+  SET_VARIABLE: setVariableTask,
+  TERMINATE: terminateTask,
 };
 
 /**

@@ -9,6 +9,19 @@ export interface TaskStart {
   dispatch: boolean;
   /** Set (to when a poll may take it) when the task waits in its worker queue for a worker to poll it (SIMPLE). */
   queue?: number;
+  /** The workflow's variables from now on, when the task changes them (SET_VARIABLE): they replace the execution's. */
+  variables?: JsonObject;
+  /** Set when the workflow ends with the task (TERMINATE), in the same decision. */
+  ending?: WorkflowEnding;
+}
+
+/** How a task asks its workflow to end (TERMINATE). */
+export interface WorkflowEnding {
+  status: "COMPLETED" | "FAILED" | "TERMINATED";
+  /** The workflow's output, whatever its `outputParameters` say. */
+  output: JsonObject;
+  /** The workflow's `reasonForIncompletion`, for FAILED and TERMINATED. */
+  reason: string;
 }
 
 /**

@@ -1,0 +1,28 @@
+/**
+ * Registration-time checks of a TERMINATE task's inputs. Values from `${...}` expressions are checked when the task
+ * starts.
+ */
+import * as v from "valibot";
+import { fieldsOf, isExpression, isOneOf, isRecord, isString, orExpression, rule, validateWith, type UnknownRecord } from "../../definition/checks";
+import { childPath, type ValidationIssue } from "../../validation-issue";
+import { TERMINATION_STATUSES } from "./index";
+
+const STATUS_TEXT = TERMINATION_STATUSES.join(", ");
+
+const INPUT = fieldsOf({
+  terminationStatus: rule<string>("terminationStatus", `one of ${STATUS_TEXT} (the status the workflow ends in), or an expression`, orExpression(isOneOf(TERMINATION_STATUSES))),
+  terminationReason: v.nullish(rule<string>("terminationReason", "a string (the workflow's reasonForIncompletion)", isString)),
+  workflowOutput: v.nullish(rule<unknown>("workflowOutput", "an object (the workflow's output), or an expression", (value) => isRecord(value) || isExpression(value))),
+});
+
+/**
+ * Problems in a TERMINATE task's inputs.
+ * @param task the task as received
+ * @param path the task's own path, e.g. `tasks[1]`
+ */
+export function validateTerminateTask(task: UnknownRecord, path: string): ValidationIssue[] {
+  const input = task["inputParameters"] ?? {};
+  // A non-object inputParameters is reported by the common task checks.
+  if (!isRecord(input)) return [];
+  return validateWith(INPUT, input, childPath(path, "inputParameters"));
+}

@@ -1,0 +1,340 @@
+import { setVariableTask, terminateTask, waitTaskDuration, waitTaskUntil } from "@io-orkes/conductor-javascript";
+import { describe, expect, it } from "vitest";
+import { createExecution, decide, isBlocked, nextDeadline, type Decision } from "../../src/engine/decider";
+import { validateWorkflowDef } from "../../src/engine/definition/validate";
+import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { parseWaitDuration, parseWaitUntil } from "../../src/engine/tasks/wait/schedule";
+import { toTaskView, toWorkflowView } from "../../src/engine/view";
+import { env, refusal } from "./engine-env";
+
+const task = (ref: string, type: WorkflowTaskDef["type"], inputParameters: JsonObject = {}): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type, inputParameters });
+const http = (ref: string): WorkflowTaskDef => task(ref, "HTTP", { uri: "https://example.com/x", method: "GET" });
+
+function definitionOf(tasks: WorkflowTaskDef[], extra: Partial<WorkflowDef> = {}): WorkflowDef {
+  return { name: "system", version: 1, schemaVersion: 2, tasks, ...extra };
+}
+
+function started(tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000, extra: Partial<WorkflowDef> = {}): Decision {
+  const execution = createExecution({ workflowId: "wf-1", definition: definitionOf(tasks, extra), input }, now);
+  return decide(execution, { type: "start" }, env(now));
+}
+
+/** The validation errors of a definition with these tasks, as `path: message` lines. */
+function registrationErrors(tasks: unknown[]): string[] {
+  const result = validateWorkflowDef({ name: "system", version: 1, schemaVersion: 2, tasks });
+  return result.ok ? [] : result.errors.map((issue) => `${issue.path}: ${issue.message}`);
+}
+
+function complete(state: WorkflowExecution, index: number, now: number, output: JsonObject = {}): WorkflowExecution {
+  return decide(state, { type: "externalUpdate", taskId: state.tasks[index]!.taskId, status: "COMPLETED", output }, env(now)).state;
+}
+
+describe("WAIT: Conductor's duration and until formats", () => {
+  it("reads durations as Conductor's DateTimeUtils.parseDuration does (days, hours, minutes, seconds; any case)", () => {
+    expect(parseWaitDuration("10s")).toBe(10_000);
+    expect(parseWaitDuration("30 seconds")).toBe(30_000);
+    expect(parseWaitDuration("5m")).toBe(300_000);
+    expect(parseWaitDuration("1h 30m")).toBe(5_400_000);
+    expect(parseWaitDuration("2 days 3 hours")).toBe((2 * 24 + 3) * 3_600_000);
+    expect(parseWaitDuration(" 1D 2HRS 3 Mins 4 secs ")).toBe(((24 + 2) * 3600 + 3 * 60 + 4) * 1000);
+    expect(parseWaitDuration("1 day 1 hour 1 minute 1 second")).toBe((86_400 + 3_600 + 60 + 1) * 1000);
+  });
+
+  it("refuses an empty duration, a bare number, unknown units, units out of order and trailing text", () => {
+    for (const text of ["", "   ", "10", "abc", "5 weeks", "30m 1h", "1h30x", "-5s", "1.5h"]) expect(parseWaitDuration(text), text).toBeUndefined();
+  });
+
+  it("reads until in yyyy-MM-dd HH:mm z, yyyy-MM-dd HH:mm and yyyy-MM-dd (the last two in UTC)", () => {
+    expect(parseWaitUntil("2030-01-02 03:04 UTC")).toBe(Date.UTC(2030, 0, 2, 3, 4));
+    expect(parseWaitUntil("2030-01-02 03:04")).toBe(Date.UTC(2030, 0, 2, 3, 4));
+    expect(parseWaitUntil("2030-01-02")).toBe(Date.UTC(2030, 0, 2));
+    expect(parseWaitUntil("2030-01-02 03:04 GMT")).toBe(Date.UTC(2030, 0, 2, 3, 4));
+    expect(parseWaitUntil("2030-01-02 03:04 Z")).toBe(Date.UTC(2030, 0, 2, 3, 4));
+    expect(parseWaitUntil("2030-01-02 03:04 +05:30")).toBe(Date.UTC(2030, 0, 1, 21, 34));
+    expect(parseWaitUntil("2030-01-02 03:04 -0800")).toBe(Date.UTC(2030, 0, 2, 11, 4));
+    expect(parseWaitUntil("2030-01-02 03:04 GMT-08:00")).toBe(Date.UTC(2030, 0, 2, 11, 4));
+    expect(parseWaitUntil("2030-01-02 03:04 utc+1")).toBe(Date.UTC(2030, 0, 2, 2, 4));
+    expect(parseWaitUntil("2030-01-02 03:04 PST")).toBe(Date.UTC(2030, 0, 2, 11, 4));
+    expect(parseWaitUntil("2030-07-02 03:04 EDT")).toBe(Date.UTC(2030, 6, 2, 7, 4));
+  });
+
+  it("refuses dates that do not exist, times out of range, unknown zones and other formats", () => {
+    for (const text of ["", "tomorrow", "2030-13-01", "2030-02-30", "2030-01-02 24:00", "2030-01-02 03:60", "2030-01-02 03:04 Mars/Olympus", "2030-01-02 03:04 +25:00", "2030-01-02T03:04:00Z", "2030-1-2"]) {
+      expect(parseWaitUntil(text), text).toBeUndefined();
+    }
+  });
+});
+
+describe("WAIT: registration", () => {
+  it("accepts duration, until, an expression for either, or neither (as the SDK's waitTaskDuration / waitTaskUntil write them)", () => {
+    expect(registrationErrors([task("w", "WAIT", { duration: "10 s" })])).toEqual([]);
+    expect(registrationErrors([task("w", "WAIT", { until: "2030-01-02 03:04 UTC" })])).toEqual([]);
+    expect(registrationErrors([task("w", "WAIT", { duration: "${workflow.input.delay}" })])).toEqual([]);
+    expect(registrationErrors([task("w", "WAIT", { until: "${workflow.input.at}" })])).toEqual([]);
+    expect(registrationErrors([task("w", "WAIT")])).toEqual([]);
+    expect(registrationErrors([{ name: "anything at all", taskReferenceName: "w", type: "WAIT", inputParameters: { duration: "1m" }, optional: true }])).toEqual([]);
+  });
+
+  it("refuses an invalid literal duration or until, naming the accepted formats, and both at once", () => {
+    expect(registrationErrors([task("w", "WAIT", { duration: "10 weeks" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.duration: .*1h 30m.*"10 weeks"/)]);
+    expect(registrationErrors([task("w", "WAIT", { duration: "" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.duration: /)]);
+    expect(registrationErrors([task("w", "WAIT", { duration: 10 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.duration: /)]);
+    expect(registrationErrors([task("w", "WAIT", { until: "next tuesday" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.until: .*yyyy-MM-dd HH:mm z.*"next tuesday"/)]);
+    expect(registrationErrors([task("w", "WAIT", { duration: "1m", until: "2030-01-02" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters: .*only one of duration and until/)]);
+  });
+});
+
+describe("WAIT: running", () => {
+  it("a duration makes it IN_PROGRESS, waiting, until the execution's alarm completes it with an empty output", () => {
+    const { state } = started([task("w", "WAIT", { duration: "10s" }), http("after")]);
+    const waiting = state.tasks[0]!;
+    expect(waiting).toMatchObject({ status: "IN_PROGRESS", awaitingExternal: true, startTime: 1_000, timeoutAt: 11_000 });
+    expect(nextDeadline(state)).toBe(11_000);
+    // A synchronous execute answers while it waits, as for a webhook task.
+    expect(isBlocked(state)).toBe(true);
+    expect(toTaskView(waiting, state)).toMatchObject({ taskType: "WAIT", status: "IN_PROGRESS", inputData: { duration: "10s" } });
+    // Before its time, the alarm leaves it waiting.
+    expect(decide(state, { type: "tick", liveTaskIds: new Set() }, env(10_999)).state.tasks[0]!.status).toBe("IN_PROGRESS");
+    const woken = decide(state, { type: "tick", liveTaskIds: new Set() }, env(11_000)).state;
+    expect(woken.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: {}, endTime: 11_000, awaitingExternal: false });
+    expect(woken.tasks[0]!.timeoutAt).toBeUndefined();
+    expect(woken.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["w:COMPLETED", "after:IN_PROGRESS"]);
+  });
+
+  it("until waits for that moment; one already past completes at once, in the same decision", () => {
+    const at = Date.UTC(2030, 0, 2, 3, 4);
+    const { state } = started([task("w", "WAIT", { until: "2030-01-02 03:04 UTC" })], {}, at - 60_000);
+    expect(state.tasks[0]).toMatchObject({ status: "IN_PROGRESS", timeoutAt: at });
+    const past = started([task("w", "WAIT", { until: "${workflow.input.at}" })], { at: "2020-01-01" }, at).state;
+    expect(past.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: {} });
+    expect(past.status).toBe("COMPLETED");
+  });
+
+  it("with neither duration nor until it waits, untimed, until completed or failed through the API", () => {
+    const { state } = started([task("w", "WAIT"), http("after")]);
+    expect(state.tasks[0]).toMatchObject({ status: "IN_PROGRESS", awaitingExternal: true });
+    expect(state.tasks[0]!.timeoutAt).toBeUndefined();
+    expect(nextDeadline(state)).toBeUndefined();
+    expect(isBlocked(state)).toBe(true);
+    const done = complete(state, 0, 5_000, { approved: true });
+    expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { approved: true } });
+    expect(done.tasks[1]!.status).toBe("IN_PROGRESS");
+    const failed = decide(state, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "FAILED", output: {}, reason: "rejected" }, env(5_000)).state;
+    expect(failed.status).toBe("FAILED");
+  });
+
+  it("a timed WAIT completed early through the API moves on and its timer no longer counts", () => {
+    const { state } = started([task("w", "WAIT", { duration: "1h" }), http("after")]);
+    const done = complete(state, 0, 2_000, { early: true });
+    expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { early: true }, endTime: 2_000 });
+    expect(done.tasks[0]!.timeoutAt).toBeUndefined();
+    const later = decide(done, { type: "tick", liveTaskIds: new Set() }, env(1_000 + 3_600_000)).state;
+    expect(later.tasks[0]).toEqual(done.tasks[0]);
+  });
+
+  it("its time runs on while the workflow is paused, as a webhook's timeout does; the workflow moves on when resumed", () => {
+    const { state } = started([task("w", "WAIT", { duration: "10s" }), task("gate", "WAIT")]);
+    const paused = decide(state, { type: "pause" }, env(2_000)).state;
+    const woken = decide(paused, { type: "tick", liveTaskIds: new Set() }, env(11_000)).state;
+    expect(woken.status).toBe("PAUSED");
+    expect(woken.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["w:COMPLETED"]);
+    const resumed = decide(woken, { type: "resume" }, env(12_000)).state;
+    expect(resumed.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["w:COMPLETED", "gate:IN_PROGRESS"]);
+  });
+
+  it("a completion arriving after its time (the alarm late) finds it completed by its time, and is refused", () => {
+    const { state } = started([task("w", "WAIT", { duration: "10s" }), task("gate", "WAIT")]);
+    const late = refusal(state, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "COMPLETED", output: { late: true } }, 12_000);
+    expect(late).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("its status is COMPLETED") });
+  });
+
+  it("a duration or until from an expression that resolves to garbage fails the task for good, naming the value and the formats", () => {
+    const badDuration = started([task("w", "WAIT", { duration: "${workflow.input.delay}" })], { delay: "soon" }).state;
+    expect(badDuration.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
+    expect(badDuration.tasks[0]!.reasonForIncompletion).toMatch(/duration.*"soon".*10s.*1h 30m/);
+    expect(badDuration.status).toBe("FAILED");
+    const badUntil = started([task("w", "WAIT", { until: "${workflow.input.at}" })], { at: 42 }).state;
+    expect(badUntil.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(badUntil.tasks[0]!.reasonForIncompletion).toMatch(/until.*42.*yyyy-MM-dd HH:mm z/);
+    const both = started([task("w", "WAIT", { duration: "${workflow.input.d}", until: "${workflow.input.u}" })], { d: "1m", u: "2030-01-01" }).state;
+    expect(both.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(both.tasks[0]!.reasonForIncompletion).toMatch(/both duration and until/);
+    // An expression that resolves to nothing is not given: the task waits to be completed through the API.
+    const absent = started([task("w", "WAIT", { duration: "${workflow.input.delay}" })]).state;
+    expect(absent.tasks[0]).toMatchObject({ status: "IN_PROGRESS", awaitingExternal: true });
+    expect(absent.tasks[0]!.timeoutAt).toBeUndefined();
+  });
+
+  it("an optional WAIT whose input is garbage ends COMPLETED_WITH_ERRORS and the workflow goes on", () => {
+    const optional = { ...task("w", "WAIT", { duration: "${workflow.input.delay}" }), optional: true };
+    const { state } = started([optional, http("after")], { delay: "soon" });
+    expect(state.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["w:COMPLETED_WITH_ERRORS", "after:IN_PROGRESS"]);
+  });
+});
+
+describe("SET_VARIABLE", () => {
+  it("is registered as the SDK's setVariableTask writes it; an input naming a secret is refused, there or in an inline task definition", () => {
+    expect(registrationErrors([task("set", "SET_VARIABLE", { stage: "shipped", count: "${workflow.input.n}" })])).toEqual([]);
+    expect(registrationErrors([task("set", "SET_VARIABLE", { token: "${workflow.secrets.api_token}", ok: 1 })])).toEqual([
+      expect.stringMatching(/^tasks\[0\]\.inputParameters\.token: .*secrets.*api_token/),
+    ]);
+    expect(registrationErrors([task("set", "SET_VARIABLE", { note: "key ${workflow.input.x ? workflow.secrets.k : 'none'}" })])).toEqual([
+      expect.stringMatching(/^tasks\[0\]\.inputParameters\.note: /),
+    ]);
+    const inline = { ...task("set", "SET_VARIABLE", { a: 1 }), taskDefinition: { name: "set", inputTemplate: { leak: "${workflow.secrets.k}" } } };
+    expect(registrationErrors([inline])).toEqual([expect.stringMatching(/^tasks\[0\]\.taskDefinition\.inputTemplate\.leak: /)]);
+  });
+
+  it("merges its resolved input into the workflow variables, key by key, and completes at once with an empty output", () => {
+    const tasks = [task("set", "SET_VARIABLE", { stage: "${workflow.input.stage}", limits: { max: 3 } }), task("after", "WAIT", { seen: "${workflow.variables.stage}", kept: "${workflow.variables.owner}" })];
+    const { state } = started(tasks, { stage: "shipped" }, 1_000, { variables: { owner: "ops", stage: "new", limits: { min: 1, max: 9 } } });
+    expect(state.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: {}, inputData: { stage: "shipped", limits: { max: 3 } }, startTime: 1_000, endTime: 1_000 });
+    // Shallow: a given key replaces the whole value of that name; the others stay.
+    expect(state.variables).toEqual({ owner: "ops", stage: "shipped", limits: { max: 3 } });
+    // The next task, scheduled in the same decision, sees them.
+    expect(state.tasks[1]!.inputData).toMatchObject({ seen: "shipped", kept: "ops" });
+    expect(toTaskView(state.tasks[0]!, state)).toMatchObject({ taskType: "SET_VARIABLE" });
+    // The definition's variables are the start's copy: they do not change.
+    expect(state.definition.variables).toEqual({ owner: "ops", stage: "new", limits: { min: 1, max: 9 } });
+  });
+
+  it("leaves the workflow's stored updateTime (a search row write) alone: the task's own updateTime shows the change", () => {
+    const { state } = started([task("gate", "WAIT"), task("set", "SET_VARIABLE", { stage: "done" }), task("then", "WAIT")]);
+    const done = complete(state, 0, 5_000);
+    expect(done.variables).toEqual({ stage: "done" });
+    expect(done.updateTime).toBe(1_000);
+    expect(toWorkflowView(done, false)["updateTime"]).toBe(5_000);
+  });
+
+  it("keeps a key such as __proto__ as data", () => {
+    const input = JSON.parse('{"__proto__": {"polluted": true}, "x": 1}') as JsonObject;
+    const { state } = started([task("set", "SET_VARIABLE", input)]);
+    expect(Object.keys(state.variables)).toEqual(["__proto__", "x"]);
+    expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+  });
+
+  it("over MAX_PAYLOAD_BYTES the task fails for good with a clear reason and the variables are unchanged", () => {
+    const execution = createExecution({ workflowId: "wf-1", definition: definitionOf([task("set", "SET_VARIABLE", { blob: "${workflow.input.blob}" })], { variables: { kept: "x".repeat(60) } }), input: { blob: "y".repeat(60) } }, 1_000);
+    const small = { ...env(1_000), config: { ...env(1_000).config, maxPayloadBytes: 100 } };
+    const { state } = decide(execution, { type: "start" }, small);
+    expect(state.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(state.tasks[0]!.reasonForIncompletion).toMatch(/variables.*over the limit of 100 bytes \(MAX_PAYLOAD_BYTES\)/);
+    expect(state.variables).toEqual({ kept: "x".repeat(60) });
+    expect(state.status).toBe("FAILED");
+  });
+
+  it("a secret named by a task definition copied in at the start (its inputTemplate) fails the task instead of landing masked in the variables", () => {
+    const withTemplate: WorkflowTaskDef = {
+      ...task("set", "SET_VARIABLE", { a: 1 }),
+      taskDefinition: { name: "set", retryCount: 0, retryLogic: "FIXED", retryDelaySeconds: 0, backoffScaleFactor: 1, timeoutSeconds: 0, timeoutPolicy: "TIME_OUT_WF", responseTimeoutSeconds: 3600, inputTemplate: { token: "${workflow.secrets.k}" } },
+    };
+    const { state } = started([withTemplate]);
+    expect(state.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(state.tasks[0]!.reasonForIncompletion).toMatch(/secret/);
+    expect(state.variables).toEqual({});
+  });
+});
+
+describe("TERMINATE", () => {
+  const terminate = (inputParameters: JsonObject) => task("stop", "TERMINATE", inputParameters);
+
+  it("is registered as the SDK's terminateTask writes it, with workflowOutput as an object or an expression", () => {
+    expect(registrationErrors([terminate({ terminationStatus: "COMPLETED" })])).toEqual([]);
+    expect(registrationErrors([terminate({ terminationStatus: "FAILED", terminationReason: "out of stock", workflowOutput: { code: 42 } })])).toEqual([]);
+    expect(registrationErrors([terminate({ terminationStatus: "${workflow.input.status}", workflowOutput: "${check.output}" })])).toEqual([]);
+  });
+
+  it("refuses a missing or unknown literal terminationStatus (case matters, as in Conductor), a reason that is not a string, and a workflowOutput that is not an object", () => {
+    expect(registrationErrors([terminate({})])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationStatus: .*required.*COMPLETED, FAILED, TERMINATED/)]);
+    expect(registrationErrors([terminate({ terminationStatus: "DONE" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationStatus: .*"DONE"/)]);
+    expect(registrationErrors([terminate({ terminationStatus: "failed" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationStatus: /)]);
+    expect(registrationErrors([terminate({ terminationStatus: "FAILED", terminationReason: 42 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationReason: /)]);
+    expect(registrationErrors([terminate({ terminationStatus: "FAILED", workflowOutput: [1, 2] })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.workflowOutput: /)]);
+  });
+
+  it("COMPLETED: the task completes with workflowOutput as its output, and the workflow completes with it in the same decision; later tasks never run", () => {
+    const { state } = started([http("first"), terminate({ terminationStatus: "COMPLETED", terminationReason: "nothing to do", workflowOutput: { result: "${workflow.input.x}" } }), http("never")], { x: 7 }, 1_000, {
+      outputParameters: { ignored: true },
+    });
+    const done = complete(state, 0, 2_000, { a: 1 });
+    expect(done.tasks.map((t) => `${t.referenceTaskName}:${t.taskType}:${t.status}`)).toEqual(["first:HTTP:COMPLETED", "stop:TERMINATE:COMPLETED"]);
+    expect(done.tasks[1]!.outputData).toEqual({ result: 7 });
+    expect(done).toMatchObject({ status: "COMPLETED", output: { result: 7 }, endTime: 2_000 });
+    expect(done.reasonForIncompletion).toBeUndefined();
+    expect(toTaskView(done.tasks[1]!, done)).toMatchObject({ taskType: "TERMINATE" });
+  });
+
+  it("without workflowOutput the task's output, and so the workflow's, is empty (Conductor's default); a non-object one is wrapped as {output}", () => {
+    expect(started([terminate({ terminationStatus: "COMPLETED" })], {}, 1_000, { outputParameters: { x: 1 } }).state.output).toEqual({});
+    const wrapped = started([terminate({ terminationStatus: "COMPLETED", workflowOutput: "${workflow.input.list}" })], { list: [1, 2] }).state;
+    expect(wrapped.tasks[0]!.outputData).toEqual({ output: [1, 2] });
+    expect(wrapped.output).toEqual({ output: [1, 2] });
+  });
+
+  it("FAILED: the workflow fails with terminationReason and workflowOutput, and its failure workflow starts, naming the TERMINATE task", () => {
+    const { state, effects } = started([terminate({ terminationStatus: "FAILED", terminationReason: "out of stock", workflowOutput: { code: 42 } }), http("never")], { order: 1 }, 1_000, {
+      failureWorkflow: "compensate",
+    });
+    expect(state.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["stop:COMPLETED"]);
+    expect(state.tasks[0]!.outputData).toEqual({ code: 42 });
+    expect(state).toMatchObject({ status: "FAILED", reasonForIncompletion: "out of stock", endTime: 1_000 });
+    expect(state.output).toMatchObject({ code: 42 });
+    const start = effects.find((effect) => effect.kind === "startFailureWorkflow");
+    expect(start).toBeDefined();
+    expect(start!.kind === "startFailureWorkflow" && start!.start.input).toMatchObject({ order: 1, reason: "out of stock", failureStatus: "FAILED", failureTaskId: state.tasks[0]!.taskId });
+    expect(state.output["conductor.failure_workflow"]).toBe(start!.kind === "startFailureWorkflow" ? start!.start.workflowId : undefined);
+  });
+
+  it("TERMINATED: the workflow ends TERMINATED with the reason and output, and no failure workflow starts (as for a termination through the API)", () => {
+    const { state, effects } = started([terminate({ terminationStatus: "TERMINATED", terminationReason: "cancelled by rule", workflowOutput: { why: "rule" } })], {}, 1_000, { failureWorkflow: "compensate" });
+    expect(state).toMatchObject({ status: "TERMINATED", reasonForIncompletion: "cancelled by rule", output: { why: "rule" } });
+    expect(effects.some((effect) => effect.kind === "startFailureWorkflow")).toBe(false);
+  });
+
+  it("without terminationReason the reason is Conductor's default naming the status and the task", () => {
+    const { state } = started([terminate({ terminationStatus: "FAILED" })]);
+    expect(state.reasonForIncompletion).toBe(`Workflow is FAILED by TERMINATE task: ${state.tasks[0]!.taskId}`);
+  });
+
+  it("a workflow a TERMINATE ended is not retried past it (Conductor: no failed task to retry): refused, unchanged; restart runs it again", () => {
+    for (const terminationStatus of ["FAILED", "TERMINATED"]) {
+      const { state } = started([terminate({ terminationStatus }), http("never")]);
+      const refused = refusal(state, { type: "retry" }, 2_000);
+      expect(refused).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("ended by its TERMINATE task stop") });
+      const restarted = decide(state, { type: "restart" }, env(2_000)).state;
+      expect(restarted.status).toBe(terminationStatus);
+      expect(restarted.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["stop:COMPLETED"]);
+    }
+  });
+
+  it("a terminationStatus from an expression that resolves to something else fails the task for good, naming the value", () => {
+    const { state } = started([terminate({ terminationStatus: "${workflow.input.status}" }), http("after")], { status: "DONE" });
+    expect(state.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(state.tasks[0]!.reasonForIncompletion).toMatch(/terminationStatus "DONE".*COMPLETED, FAILED or TERMINATED/);
+    expect(state.status).toBe("FAILED");
+    const optional = started([{ ...terminate({ terminationStatus: "${workflow.input.status}" }), optional: true }, http("after")], { status: "DONE" }).state;
+    expect(optional.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["stop:COMPLETED_WITH_ERRORS", "after:IN_PROGRESS"]);
+  });
+});
+
+describe("the official client's builders", () => {
+  it("waitTaskDuration, waitTaskUntil, setVariableTask and terminateTask register and run as written", () => {
+    const tasks = [
+      waitTaskDuration("pause", "10s"),
+      // The test clock is in 1970: this moment has passed.
+      waitTaskUntil("later", "1970-01-01 00:00 UTC"),
+      setVariableTask("mark", { stage: "done" }),
+      terminateTask("stop", "COMPLETED", "all done"),
+    ];
+    // As sent over the wire: JSON drops the builders' undefined fields (optional, terminationReason when absent).
+    const result = validateWorkflowDef(JSON.parse(JSON.stringify({ name: "built", version: 1, schemaVersion: 2, tasks })));
+    expect(result.ok ? [] : result.errors).toEqual([]);
+    if (!result.ok) return;
+    const execution = createExecution({ workflowId: "wf-1", definition: result.value, input: {} }, 1_000);
+    const waiting = decide(execution, { type: "start" }, env(1_000)).state;
+    expect(waiting.tasks[0]).toMatchObject({ taskType: "WAIT", status: "IN_PROGRESS", timeoutAt: 11_000 });
+    const done = decide(waiting, { type: "tick", liveTaskIds: new Set() }, env(11_000)).state;
+    expect(done.tasks.map((t) => `${t.referenceTaskName}:${t.taskType}:${t.status}`)).toEqual(["pause:WAIT:COMPLETED", "later:WAIT:COMPLETED", "mark:SET_VARIABLE:COMPLETED", "stop:TERMINATE:COMPLETED"]);
+    expect(done).toMatchObject({ status: "COMPLETED", variables: { stage: "done" }, output: {} });
+  });
+});

@@ -1,0 +1,34 @@
+// The web UI's view of WAIT, SET_VARIABLE and TERMINATE tasks (plain ES modules of ui/, run in Node: only pure helpers).
+import { describe, expect, it } from "vitest";
+
+interface DiagramModule {
+  systemTaskNote(definitionTask: { taskReferenceName: string; type: string; inputParameters?: Record<string, unknown> }): string | null;
+}
+interface ExecutionModule {
+  isCompletableByHand(task: { taskType: string; status: string; inputData: Record<string, unknown>; workflowTask?: { type?: string } }): boolean;
+}
+
+// By URL: the modules are plain JavaScript without type declarations, so TypeScript must not resolve them.
+const { systemTaskNote } = (await import(/* @vite-ignore */ new URL("../../ui/lib/diagram.js", import.meta.url).href)) as DiagramModule;
+const { isCompletableByHand } = (await import(/* @vite-ignore */ new URL("../../ui/views/execution.js", import.meta.url).href)) as ExecutionModule;
+
+describe("the UI and system tasks", () => {
+  it("offers to complete or fail a waiting WAIT task by hand, and nothing once it has ended", () => {
+    const wait = (status: string, inputData: Record<string, unknown> = {}) => ({ taskType: "WAIT", status, inputData, workflowTask: { type: "WAIT" } });
+    expect(isCompletableByHand(wait("IN_PROGRESS"))).toBe(true);
+    expect(isCompletableByHand(wait("IN_PROGRESS", { duration: "1h" }))).toBe(true);
+    expect(isCompletableByHand(wait("COMPLETED"))).toBe(false);
+    expect(isCompletableByHand({ taskType: "TERMINATE", status: "COMPLETED", inputData: {}, workflowTask: { type: "TERMINATE" } })).toBe(false);
+  });
+
+  it("says in the diagram what each system step does, from its definition", () => {
+    const step = (type: string, inputParameters: Record<string, unknown>) => ({ taskReferenceName: "s", type, inputParameters });
+    expect(systemTaskNote(step("WAIT", { duration: "1h 30m" }))).toBe("waits 1h 30m");
+    expect(systemTaskNote(step("WAIT", { until: "2030-01-02 03:04 UTC" }))).toBe("waits until 2030-01-02 03:04 UTC");
+    expect(systemTaskNote(step("WAIT", {}))).toBe("waits to be completed by hand");
+    expect(systemTaskNote(step("SET_VARIABLE", { stage: "x", owner: "y" }))).toBe("sets stage, owner");
+    expect(systemTaskNote(step("SET_VARIABLE", { a: 1, b: 2, c: 3, d: 4 }))).toBe("sets a, b, c and 1 more");
+    expect(systemTaskNote(step("TERMINATE", { terminationStatus: "FAILED" }))).toBe("ends the workflow FAILED");
+    expect(systemTaskNote(step("HTTP", { uri: "https://example.com" }))).toBeNull();
+  });
+});
