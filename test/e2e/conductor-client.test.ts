@@ -17,11 +17,14 @@ import {
   httpTask,
   noopLogger,
   orkesConductorClient,
+  setVariableTask,
   simpleTask,
   subWorkflowTask,
   switchTask,
   taskDefinition,
+  terminateTask,
   waitForWebhookTask,
+  waitTaskDuration,
   workflow,
   type ConductorLogger,
   type ConductorWorker,
@@ -354,6 +357,28 @@ describe("the official Conductor TypeScript client", () => {
     expect(Object.keys(stored.tasks[0]!.decisionCases ?? {})).toEqual(["fast", "slow"]);
     expect(await target.hits(`switch-fast-${suffix}`)).toBe(0);
     expect([await target.hits(`switch-slow_a-${suffix}`), await target.hits(`switch-other-${suffix}`), await target.hits(`switch-after-${suffix}`)]).toEqual([1, 1, 2]);
+  });
+
+  it("setVariableTask, waitTaskDuration and terminateTask from the builders run against wrangler dev, the wait woken by the object's alarm", async () => {
+    const flow = new ConductorWorkflow(executor, `client_system_${suffix}`);
+    flow
+      .add(setVariableTask("remember", { stage: "${workflow.input.kind}" }))
+      .add(waitTaskDuration("pause", "1s"))
+      .add(switchTask("route", "${workflow.variables.stage}", { stop: [terminateTask("halt", "FAILED", "stopped by its input")] }))
+      .add(httpTask("after", { uri: target.url(`/count/system-after-${suffix}?stage=\${workflow.variables.stage}`), method: "GET" }))
+      .outputParameters({ stage: "${after.output.response.body.query.stage}" });
+    await flow.register(true);
+    const going = await flow.startWorkflow({ kind: "go" });
+    const stopping = await flow.startWorkflow({ kind: "stop" });
+    await taskReaches(going, "pause", "IN_PROGRESS");
+    const went = await workflowReaches(going, "COMPLETED");
+    expect(went).toMatchObject({ output: { stage: "go" }, variables: { stage: "go" } });
+    const refs = (execution: Workflow) => (execution.tasks ?? []).map((task) => `${task.referenceTaskName}:${task.status}`);
+    expect(refs(went)).toEqual(["remember:COMPLETED", "pause:COMPLETED", "route:COMPLETED", "after:COMPLETED"]);
+    const stopped = await workflowReaches(stopping, "FAILED");
+    expect(stopped.reasonForIncompletion).toBe("stopped by its input");
+    expect(refs(stopped)).toEqual(["remember:COMPLETED", "pause:COMPLETED", "route:COMPLETED", "halt:COMPLETED"]);
+    expect(await target.hits(`system-after-${suffix}`)).toBe(1);
   });
 
   it("executes synchronously and honours idempotency keys", async () => {
