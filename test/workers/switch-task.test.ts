@@ -4,15 +4,17 @@ import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, targe
 
 type Issue = { path: string; message: string };
 
+/** A SWITCH task named after its reference name, with `fields` (evaluatorType, expression, cases, and anything else). */
+function switchTask(ref: string, fields: JsonObject): JsonObject {
+  return { name: ref, taskReferenceName: ref, type: "SWITCH", ...fields };
+}
+
 /** A SWITCH routing on `${workflow.input.kind}` by value-param, with a branch per kind and a task after it. */
 function routeByKind(name: string, key: string): JsonObject {
   return {
     name,
     tasks: [
-      {
-        name: "route",
-        taskReferenceName: "route",
-        type: "SWITCH",
+      switchTask("route", {
         evaluatorType: "value-param",
         expression: "kind",
         inputParameters: { kind: "${workflow.input.kind}" },
@@ -25,7 +27,7 @@ function routeByKind(name: string, key: string): JsonObject {
           none: [],
         },
         defaultCase: [httpTask("fallback", { uri: target(`/count/${key}-default`), method: "GET" })],
-      },
+      }),
       httpTask("after", { uri: target(`/count/${key}-after`), method: "GET" }),
     ],
     outputParameters: { chosen: "${route.output.evaluationResult[0]}", fast: "${fast_call.output.statusCode}" },
@@ -82,10 +84,7 @@ describe("SWITCH tasks", () => {
     await register({
       name: "switch_javascript",
       tasks: [
-        {
-          name: "size",
-          taskReferenceName: "size",
-          type: "SWITCH",
+        switchTask("size", {
           evaluatorType: "javascript",
           expression: "$.amount > 100 ? 'large' : ($.amount === 0 ? 'zero' : $.vip)",
           inputParameters: { amount: "${workflow.input.amount}", vip: "${workflow.input.vip}" },
@@ -95,7 +94,7 @@ describe("SWITCH tasks", () => {
             true: [httpTask("vip", { uri: target("/echo/vip"), method: "GET" })],
           },
           defaultCase: [httpTask("small", { uri: target("/echo/small"), method: "GET" })],
-        },
+        }),
       ],
     });
     const refsFor = async (input: JsonObject) => {
@@ -113,29 +112,23 @@ describe("SWITCH tasks", () => {
     await register({
       name: "switch_nested",
       tasks: [
-        {
-          name: "outer",
-          taskReferenceName: "outer",
-          type: "SWITCH",
+        switchTask("outer", {
           evaluatorType: "value-param",
           expression: "region",
           inputParameters: { region: "${workflow.input.region}" },
           decisionCases: {
             eu: [
-              {
-                name: "inner",
-                taskReferenceName: "inner",
-                type: "SWITCH",
+              switchTask("inner", {
                 evaluatorType: "javascript",
                 expression: "$.tier",
                 inputParameters: { tier: "${workflow.input.tier}" },
                 decisionCases: { gold: [httpTask("eu_gold", { uri: target("/echo/eu-gold"), method: "GET" })] },
                 defaultCase: [httpTask("eu_other", { uri: target("/echo/eu-other"), method: "GET" })],
-              },
+              }),
               httpTask("eu_done", { uri: target("/echo/eu-done"), method: "GET" }),
             ],
           },
-        },
+        }),
         httpTask("end", { uri: target("/echo/end?from=${eu_gold.output.statusCode}"), method: "GET" }),
       ],
     });
@@ -162,10 +155,7 @@ describe("SWITCH tasks", () => {
     await register({
       name: "switch_branch_failure",
       tasks: [
-        {
-          name: "route",
-          taskReferenceName: "route",
-          type: "SWITCH",
+        switchTask("route", {
           evaluatorType: "value-param",
           expression: "kind",
           inputParameters: { kind: "go" },
@@ -175,7 +165,7 @@ describe("SWITCH tasks", () => {
               httpTask("next", { uri: target("/count/sbf-next"), method: "GET" }),
             ],
           },
-        },
+        }),
         httpTask("after", { uri: target("/count/sbf-after"), method: "GET" }),
       ],
     });
@@ -201,15 +191,12 @@ describe("SWITCH tasks", () => {
     await register({
       name: "switch_branch_taskdef",
       tasks: [
-        {
-          name: "route",
-          taskReferenceName: "route",
-          type: "SWITCH",
+        switchTask("route", {
           evaluatorType: "value-param",
           expression: "kind",
           inputParameters: { kind: "go" },
           decisionCases: { go: [{ ...httpTask("retried", { uri: target("/status/503"), method: "GET" }), name: "switch_branch_retried" }] },
-        },
+        }),
       ],
     });
     const done = await waitFor(await startWorkflow("switch_branch_taskdef"), ["COMPLETED", "FAILED"]);
@@ -227,15 +214,12 @@ describe("SWITCH tasks", () => {
       name: "switch_skip",
       tasks: [
         httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true }),
-        {
-          name: "route",
-          taskReferenceName: "route",
-          type: "SWITCH",
+        switchTask("route", {
           evaluatorType: "value-param",
           expression: "kind",
           inputParameters: { kind: "go" },
           decisionCases: { go: [httpTask("skipped", { uri: target("/count/ssk-skipped"), method: "GET" }), httpTask("ran", { uri: target("/count/ssk-ran"), method: "GET" })] },
-        },
+        }),
       ],
     });
     const workflowId = await startWorkflow("switch_skip");
@@ -264,10 +248,7 @@ describe("SWITCH tasks", () => {
     await register({
       name: "switch_case_strings",
       tasks: [
-        {
-          name: "route",
-          taskReferenceName: "route",
-          type: "SWITCH",
+        switchTask("route", {
           evaluatorType: "javascript",
           expression: "$.order.lines[0]['unit-count']",
           inputParameters: { order: "${workflow.input.order}" },
@@ -277,7 +258,7 @@ describe("SWITCH tasks", () => {
             true: [httpTask("yes", { uri: target("/count/scs-yes"), method: "GET" })],
             null: [httpTask("none", { uri: target("/count/scs-none"), method: "GET" })],
           },
-        },
+        }),
       ],
     });
     const refsFor = async (count: JsonObject["x"] | undefined) => {
@@ -303,14 +284,11 @@ describe("SWITCH tasks", () => {
         { name: "c", taskReferenceName: "c", type: "SWITCH", evaluatorType: "javascript", expression: "(function(){ return 1; })()", decisionCases: { one: [] } },
         { name: "d", taskReferenceName: "d", type: "SWITCH", evaluatorType: "value-param", expression: "x", decisionCases: {} },
         { name: "e", taskReferenceName: "e", type: "SWITCH", evaluatorType: "value-param", expression: "x", decisionCases: { one: "not a list" }, defaultCase: [{ name: "bad" }] },
-        {
-          name: "f",
-          taskReferenceName: "f",
-          type: "SWITCH",
+        switchTask("f", {
           evaluatorType: "value-param",
           expression: "x",
           decisionCases: { one: [httpTask("a", { uri: target("/echo/x"), method: "GET" })] },
-        },
+        }),
         { name: "g", taskReferenceName: "g", type: "SWITCH", evaluatorType: "javascript", expression: "workflow.input.x", decisionCases: { one: [] } },
       ],
     });
@@ -331,24 +309,18 @@ describe("SWITCH tasks", () => {
     const errors = await refused({
       name: "switch_secret",
       tasks: [
-        {
-          name: "route",
-          taskReferenceName: "route",
-          type: "SWITCH",
+        switchTask("route", {
           evaluatorType: "value-param",
           expression: "kind",
           inputParameters: { kind: "${workflow.secrets.route_kind}" },
           decisionCases: { fast: [httpTask("fast_call", { uri: target("/echo/fast"), method: "GET" })] },
-        },
-        {
-          name: "inline",
-          taskReferenceName: "inline",
-          type: "SWITCH",
+        }),
+        switchTask("inline", {
           evaluatorType: "javascript",
           expression: "$.token === 'x'",
           taskDefinition: { inputTemplate: { token: "${workflow.secrets.api_token}" } },
           decisionCases: { true: [] },
-        },
+        }),
       ],
     });
     const paths = errors.map((issue) => issue.path);
