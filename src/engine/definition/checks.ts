@@ -4,7 +4,7 @@
  * at a {@link ValidationIssue} path such as `tasks[1].inputParameters.uri`.
  */
 import * as v from "valibot";
-import { hasExpression } from "../expressions";
+import { hasExpression, referencedSecrets } from "../expressions";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../http-syntax";
 import type { JsonObject, JsonValue } from "../model";
 import { childPath, type ValidationIssue } from "../validation-issue";
@@ -264,4 +264,24 @@ export function toIssues(issues: readonly v.BaseIssue<unknown>[], base: string):
 export function validateWith(schema: v.GenericSchema, value: unknown, path: string): ValidationIssue[] {
   const result = v.safeParse(schema, value);
   return result.success ? [] : toIssues(result.issues, path);
+}
+
+/**
+ * The issue of a value (at `path`) whose expressions use secrets, worded by `message` for the names they use; none
+ * when it uses none. A malformed or too-deep value gives none either: the common checks report it, and walking a
+ * too-deep one would overflow the stack.
+ */
+export function secretUseIssues(value: unknown, path: string, message: (names: string[]) => string): ValidationIssue[] {
+  if (!isJsonValue(value) || exceedsJsonDepth(value)) return [];
+  const names = referencedSecrets(value);
+  return names.length === 0 ? [] : [{ path, message: message(names) }];
+}
+
+/** Where a task's input comes from, as received, with their paths: its inputParameters and its inline task definition's inputTemplate. */
+export function taskInputSources(task: UnknownRecord, path: string): Array<[unknown, string]> {
+  const taskDefinition = task["taskDefinition"];
+  return [
+    [task["inputParameters"], childPath(path, "inputParameters")],
+    [isRecord(taskDefinition) ? taskDefinition["inputTemplate"] : undefined, childPath(childPath(path, "taskDefinition"), "inputTemplate")],
+  ];
 }

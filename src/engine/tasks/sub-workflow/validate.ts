@@ -7,8 +7,6 @@ import {
   isIntegerIn,
   isNonEmptyString,
   isOneOf,
-  exceedsJsonDepth,
-  isJsonValue,
   isRecord,
   isString,
   mapOf,
@@ -17,8 +15,8 @@ import {
   rule,
   validateWith,
   type UnknownRecord,
+  secretUseIssues,
 } from "../../definition/checks";
-import { referencedSecrets } from "../../expressions";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 
 /** What to do when a child with the same idempotency key already exists. */
@@ -96,9 +94,5 @@ export function validateSubWorkflowTask(task: UnknownRecord, path: string): Vali
  * revealed there: the child must reference `${workflow.secrets.<name>}` itself.
  */
 function secretReferences(value: unknown, path: string): ValidationIssue[] {
-  // Too-deep values are reported by the common checks; walking them here would overflow the stack.
-  if (!isJsonValue(value) || exceedsJsonDepth(value)) return [];
-  const names = referencedSecrets(value);
-  if (names.length === 0) return [];
-  return [{ path, message: `must not pass secrets to a child workflow (${names.map((name) => `workflow.secrets.${name}`).join(", ")}): the child's input is stored and shown; reference the secret inside the child instead` }];
+  return secretUseIssues(value, path, (names) => `must not pass secrets to a child workflow (${names.map((name) => `workflow.secrets.${name}`).join(", ")}): the child's input is stored and shown; reference the secret inside the child instead`);
 }

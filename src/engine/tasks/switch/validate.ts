@@ -2,8 +2,7 @@
  * Registration-time checks of a SWITCH task's own fields. The tasks inside its branches are checked by the
  * definition validator, like any other task (see `validateWorkflowDef`).
  */
-import { describeValue, exceedsJsonDepth, isJsonValue, isNonEmptyString, isOneOf, isRecord, type UnknownRecord } from "../../definition/checks";
-import { referencedSecrets } from "../../expressions";
+import { describeValue, isNonEmptyString, isOneOf, isRecord, secretUseIssues, taskInputSources, type UnknownRecord } from "../../definition/checks";
 import { SWITCH_EVALUATOR_TYPES } from "../../model";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 import { switchScriptProblem } from "./expression";
@@ -37,11 +36,7 @@ export function validateSwitchTask(task: UnknownRecord, path: string): Validatio
   if (defaultCase !== undefined && defaultCase !== null && !Array.isArray(defaultCase)) {
     issues.push({ path: childPath(path, "defaultCase"), message: `defaultCase must be a list of tasks (possibly empty), but received ${describeValue(defaultCase)}` });
   }
-  const taskDefinition = task["taskDefinition"];
-  issues.push(
-    ...secretReferences(task["inputParameters"], childPath(path, "inputParameters")),
-    ...secretReferences(isRecord(taskDefinition) ? taskDefinition["inputTemplate"] : undefined, childPath(childPath(path, "taskDefinition"), "inputTemplate")),
-  );
+  for (const [value, at] of taskInputSources(task, path)) issues.push(...secretReferences(value, at));
   return issues;
 }
 
@@ -50,9 +45,5 @@ export function validateSwitchTask(task: UnknownRecord, path: string): Validatio
  * output. So its input must not use secrets: the case would be computed from the mask, or would reveal the secret.
  */
 function secretReferences(value: unknown, path: string): ValidationIssue[] {
-  // Too-deep values are reported by the common checks; walking them here would overflow the stack.
-  if (!isJsonValue(value) || exceedsJsonDepth(value)) return [];
-  const names = referencedSecrets(value);
-  if (names.length === 0) return [];
-  return [{ path, message: `a SWITCH must not use secrets (${names.map((name) => `workflow.secrets.${name}`).join(", ")}): it decides on its stored input, where they are masked, and shows its case; compute the case in an earlier task` }];
+  return secretUseIssues(value, path, (names) => `a SWITCH must not use secrets (${names.map((name) => `workflow.secrets.${name}`).join(", ")}): it decides on its stored input, where they are masked, and shows its case; compute the case in an earlier task`);
 }
