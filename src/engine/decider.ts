@@ -599,7 +599,7 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
   draft.retainTasks((task) => target !== undefined && task.seq <= target.seq);
   // The tasks from the rerun's target on run again afresh: skips asked for them before are not carried over.
   const from = target?.definitionIndex ?? 0;
-  forgetSkips(draft, (skip) => definitionIndexOf(state, skip.taskReferenceName) >= from);
+  forgetSkips(draft, (skip) => planIndexOf(state.definition, skip.taskReferenceName) >= from);
   draft.patch({ ...reopened(state, env), output: {} });
   if (event.workflowInput) draft.patch({ input: event.workflowInput });
   if (event.correlationId !== undefined) draft.patch({ correlationId: event.correlationId });
@@ -763,7 +763,7 @@ function applySkipTask(draft: Draft, event: Extract<ExecutionEvent, { type: "ski
   const state = draft.state;
   const reference = event.taskReferenceName;
   requireStatus(state, ["RUNNING"], `skip task ${reference} of`);
-  const index = definitionIndexOf(state, reference);
+  const index = planIndexOf(state.definition, reference);
   if (index < 0) {
     throw new EngineError("INVALID", `Task reference name ${reference} is not a task of workflow ${state.workflowId} (${state.workflowName} version ${state.workflowVersion})`);
   }
@@ -819,7 +819,7 @@ function rememberSkip(draft: Draft, skip: PendingSkip, env: DecideEnv): void {
 function forgetPassedOver(draft: Draft, from: number, to: number): void {
   if (to <= from + 1 || draft.state.pendingSkips === undefined) return;
   forgetSkips(draft, (skip) => {
-    const index = definitionIndexOf(draft.state, skip.taskReferenceName);
+    const index = planIndexOf(draft.state.definition, skip.taskReferenceName);
     return index > from && index < to;
   });
 }
@@ -830,11 +830,6 @@ function forgetSkips(draft: Draft, drop: (skip: PendingSkip) => boolean): void {
   if (!pending) return;
   const kept = pending.filter((skip) => !drop(skip));
   draft.patch({ pendingSkips: kept.length > 0 ? kept : undefined });
-}
-
-/** Position of the task with that reference name in the execution's plan, -1 when there is none. */
-function definitionIndexOf(state: WorkflowExecution, taskReferenceName: string): number {
-  return planIndexOf(state.definition, taskReferenceName);
 }
 
 /** Resolves a task's inputParameters for storage and display (secrets masked). */
