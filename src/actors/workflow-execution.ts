@@ -32,7 +32,7 @@ import { childStartRequest } from "../engine/tasks/sub-workflow";
 import { workerQueueKey, type WorkerQueueEntry } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import type { ValidationIssue } from "../engine/validation-issue";
-import { planTask } from "../engine/plan";
+import { planOf, planTask } from "../engine/plan";
 import { toTaskView, toWorkflowView } from "../engine/view";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
@@ -1190,6 +1190,9 @@ export class WorkflowExecution extends DurableObject<Env> {
   async #retryInChild(execution: Execution, startScopes: string[] | undefined, tellParent: boolean): Promise<ActorResult<null> | undefined> {
     const last = execution.tasks.at(-1);
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "COMPLETED") return undefined;
+    // With forks the failed task need not be the last, and other branches may have to run again too: the ordinary
+    // retry does both (the failed SUB_WORKFLOW task gets a new child).
+    if (planOf(execution.definition).hasForks) return undefined;
     if (!last || last.taskType !== "SUB_WORKFLOW" || last.subWorkflowId === undefined || last.status === "COMPLETED") return undefined;
     const child = executionStub(this.env, last.subWorkflowId);
     // Asked before this execution reopens to wait for it: a child that is gone (removed) would never tell.

@@ -32,7 +32,9 @@ import type { WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
-import { nextPlanIndex, planIndexOf, planOf, planTask, untakenBranchOf } from "./plan";
+import { activeLanes, latestInstance, type ActiveLane } from "./lanes";
+import { enclosingJoins, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
+import { joinOutput } from "./tasks/fork-join";
 import { mergedVariables, variablesProblem } from "./variables";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
@@ -530,7 +532,7 @@ function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
     // those may be in flight, and only a finished execution drops tasks.
     if (state.tasks.some((task) => task.seq > target.seq)) throw conflict(state, `wait again for the child of task ${target.referenceTaskName}, which later tasks follow, in`);
   } else {
-    draft.retainTasks((task) => task.seq <= target.seq);
+    keepUpTo(draft, target);
     draft.patch({ ...reopened(state, env), output: {} });
   }
   draft.updateTask(target.taskId, {
@@ -548,16 +550,28 @@ function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
 function applyRetry(draft: Draft, env: DecideEnv): void {
   const state = draft.state;
   requireStatus(state, [...RETRYABLE_WORKFLOW_STATUSES], "retry");
-  const last = state.tasks.at(-1);
+  const heads = activeLanes(state).flatMap((lane) => (lane.head === undefined ? [] : [lane.head]));
   // Nothing failed to try again: reopened, the workflow would run the tasks its TERMINATE meant to skip (Conductor refuses too).
-  if (last?.taskType === "TERMINATE" && last.status === "COMPLETED") {
-    throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${last.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
+  const terminate = heads.find((head) => head.taskType === "TERMINATE" && head.status === "COMPLETED");
+  if (terminate !== undefined) {
+    throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${terminate.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
   }
   draft.patch(reopened(state, env));
-  if (last && !SUCCESSFUL_TASK_STATUSES.has(last.status)) {
-    draft.updateTask(last.taskId, { retried: true });
-    addInstance(draft, last.definitionIndex, env, { retryCount: last.retryCount + 1 });
+  // Every lane that did not end well runs its task again: the one that failed, and those canceled with it (Conductor's retry too).
+  for (const head of heads) {
+    if (SUCCESSFUL_TASK_STATUSES.has(head.status)) continue;
+    draft.updateTask(head.taskId, { retried: true });
+    addInstance(draft, head.definitionIndex, env, { retryCount: head.retryCount + 1 });
   }
+}
+
+/**
+ * Keeps the tasks scheduled up to `target` (included), which runs again: the later ones go. So do the JOINs of the
+ * forks whose branch holds it, scheduled before it, which must wait for it again.
+ */
+function keepUpTo(draft: Draft, target: TaskExecution): void {
+  const joins = enclosingJoins(draft.state.definition, target.definitionIndex);
+  draft.retainTasks((task) => task.seq <= target.seq && !joins.includes(task.definitionIndex));
 }
 
 function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | undefined): void {
@@ -596,7 +610,8 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
   if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "rerun");
   const target = event.fromTaskId === undefined ? undefined : state.tasks.find((task) => task.taskId === event.fromTaskId);
   if (event.fromTaskId !== undefined && !target) throw new EngineError("INVALID", `Task ${event.fromTaskId} is not part of workflow ${state.workflowId}`);
-  draft.retainTasks((task) => target !== undefined && task.seq <= target.seq);
+  if (target === undefined) draft.retainTasks(() => false);
+  else keepUpTo(draft, target);
   // The tasks from the rerun's target on run again afresh: skips asked for them before are not carried over.
   const from = target?.definitionIndex ?? 0;
   forgetSkips(draft, (skip) => planIndexOf(state.definition, skip.taskReferenceName) >= from);
@@ -670,62 +685,97 @@ function reopened(state: WorkflowExecution, env: DecideEnv): Partial<WorkflowExe
 
 /**
  * Moves a RUNNING execution forward as far as it can go without waiting: starts due tasks, schedules
- * the next one, retries or absorbs failures, and completes or fails the workflow.
+ * the next one in each lane, retries or absorbs failures, completes JOINs, and completes or fails the workflow.
  */
 function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
   // Each pass either returns or adds/changes a task; the bound only guards against a logic error looping.
   for (let guard = 0; guard < 10_000; guard++) {
-    const state = draft.state;
-    if (state.status !== "RUNNING") return;
-    const last = state.tasks.at(-1);
-    if (!last) {
-      if (planOf(state.definition).steps.length === 0) return completeWorkflow(draft, env, effects);
-      reachTask(draft, 0, env);
-      continue;
-    }
-    const definition = planTask(state.definition, last.definitionIndex);
-    if (!definition) return failWorkflow(draft, last, `task definition ${last.definitionIndex} is missing`, env, effects);
-    switch (last.status) {
-      case "SCHEDULED":
-        // Started already, it waits in its worker queue for a poll (SIMPLE).
-        if (last.awaitingExternal === true || last.scheduledTime > env.now) return;
-        startTask(draft, last, definition, env, effects);
-        // A task can fail as it starts (an input no callback could satisfy): handle that in this pass,
-        // not at some later event. A start always moves the task on; the check only guards against one that did not.
-        if (draft.state.tasks.at(-1)?.status === "SCHEDULED") return;
-        continue;
-      case "IN_PROGRESS":
-        return;
-      case "COMPLETED":
-      case "COMPLETED_WITH_ERRORS":
-      case "SKIPPED": {
-        const next = nextPlanIndex(state.definition, last);
-        forgetPassedOver(draft, last.definitionIndex, next);
-        if (next >= planOf(state.definition).steps.length) return completeWorkflow(draft, env, effects);
-        reachTask(draft, next, env);
-        continue;
-      }
-      case "FAILED":
-      case "TIMED_OUT":
-      case "FAILED_WITH_TERMINAL_ERROR":
-      case "CANCELED": {
-        const retryable = last.status === "FAILED" || last.status === "TIMED_OUT";
-        const retry = retryPolicyOf(definition);
-        if (retryable && last.retryCount < retry.count) {
-          const delay = retryDelaySeconds(retry, last.retryCount);
-          draft.updateTask(last.taskId, { retried: true });
-          addInstance(draft, last.definitionIndex, env, { retryCount: last.retryCount + 1, delayMs: delay * 1000 });
-          continue;
-        }
-        if (definition.optional === true) {
-          draft.updateTask(last.taskId, { status: "COMPLETED_WITH_ERRORS" });
-          continue;
-        }
-        return failWorkflow(draft, last, last.reasonForIncompletion ?? `status ${last.status}`, env, effects);
+    if (draft.state.status !== "RUNNING") return;
+    let waiting = false;
+    let moved = false;
+    // Lanes are looked at afresh after every move: a move can start lanes (a fork) or end the workflow.
+    for (const lane of activeLanes(draft.state)) {
+      const outcome = moveLane(draft, lane, env, effects);
+      if (outcome === "ended") return;
+      if (outcome === "waiting") waiting = true;
+      if (outcome === "moved") {
+        moved = true;
+        break;
       }
     }
+    if (moved) continue;
+    // The workflow is done when every lane is: the branches a JOIN did not wait for too, as in Conductor.
+    if (!waiting) completeWorkflow(draft, env, effects);
+    return;
   }
   throw new Error("advance did not settle");
+}
+
+/** What moving a lane did: changed a task, found it waiting, found it done, or ended the workflow. */
+type LaneOutcome = "moved" | "waiting" | "done" | "ended";
+
+/** Moves `lane` one step on, when it can. */
+function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effect[]): LaneOutcome {
+  const state = draft.state;
+  const head = lane.head;
+  if (!head) {
+    if (lane.span.first >= lane.span.end) return "done";
+    reachTask(draft, lane.span.first, env);
+    return "moved";
+  }
+  const definition = planTask(state.definition, head.definitionIndex);
+  if (!definition) {
+    failWorkflow(draft, head, `task definition ${head.definitionIndex} is missing`, env, effects);
+    return "ended";
+  }
+  switch (head.status) {
+    case "SCHEDULED":
+      // Started already, it waits in its worker queue for a poll (SIMPLE).
+      if (head.awaitingExternal === true || head.scheduledTime > env.now) return "waiting";
+      startTask(draft, head, definition, env, effects);
+      // A task can fail as it starts (an input no callback could satisfy): handled in the next pass, not at some later
+      // event. A start always moves the task on; the check only guards against one that did not.
+      return draft.task(head.taskId)?.status === "SCHEDULED" ? "waiting" : "moved";
+    case "IN_PROGRESS": {
+      if (head.taskType !== "JOIN") return "waiting";
+      const output = joinOutput(state, head);
+      if (output === undefined) return "waiting";
+      const fields: Partial<TaskExecution> = { status: "COMPLETED", outputData: output, endTime: env.now, updateTime: env.now };
+      limitOutput(fields, env);
+      draft.updateTask(head.taskId, fields);
+      return "moved";
+    }
+    case "COMPLETED":
+    case "COMPLETED_WITH_ERRORS":
+    case "SKIPPED": {
+      const next = nextPlanIndex(state.definition, head);
+      const leaves = leavesLane(state.definition, head.definitionIndex, next);
+      // A fork's successor is its JOIN: the steps in between are its branches, which run, not passed over.
+      if (definition.type !== "FORK_JOIN") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
+      if (leaves) return "done";
+      reachTask(draft, next, env);
+      return "moved";
+    }
+    case "FAILED":
+    case "TIMED_OUT":
+    case "FAILED_WITH_TERMINAL_ERROR":
+    case "CANCELED": {
+      const retryable = head.status === "FAILED" || head.status === "TIMED_OUT";
+      const retry = retryPolicyOf(definition);
+      if (retryable && head.retryCount < retry.count) {
+        const delay = retryDelaySeconds(retry, head.retryCount);
+        draft.updateTask(head.taskId, { retried: true });
+        addInstance(draft, head.definitionIndex, env, { retryCount: head.retryCount + 1, delayMs: delay * 1000 });
+        return "moved";
+      }
+      if (definition.optional === true) {
+        draft.updateTask(head.taskId, { status: "COMPLETED_WITH_ERRORS" });
+        return "moved";
+      }
+      failWorkflow(draft, head, head.reasonForIncompletion ?? `status ${head.status}`, env, effects);
+      return "ended";
+    }
+  }
 }
 
 /**
@@ -767,14 +817,14 @@ function applySkipTask(draft: Draft, event: Extract<ExecutionEvent, { type: "ski
   if (index < 0) {
     throw new EngineError("INVALID", `Task reference name ${reference} is not a task of workflow ${state.workflowId} (${state.workflowName} version ${state.workflowVersion})`);
   }
-  const latest = state.tasks.findLast((task) => task.definitionIndex === index);
-  if ((latest && !isPending(latest)) || state.tasks.some((task) => task.definitionIndex > index)) {
+  const latest = latestInstance(state, index);
+  const unreachable = latest === undefined ? whyUnreachable(state, index) : undefined;
+  if ((latest && !isPending(latest)) || unreachable === "passed") {
     const status = latest ? ` (its status is ${latest.status})` : "";
     throw new EngineError("CONFLICT", `Task ${reference} of workflow ${state.workflowId} was already processed, cannot be skipped${status}`);
   }
-  const untaken = latest === undefined && state.tasks.length > 0 ? untakenBranchOf(state.definition, state.tasks.at(-1)!.definitionIndex, index) : undefined;
-  if (untaken !== undefined) {
-    const switchReference = planTask(state.definition, untaken)?.taskReferenceName;
+  if (unreachable !== undefined) {
+    const switchReference = planTask(state.definition, unreachable.untakenBy)?.taskReferenceName;
     throw new EngineError("CONFLICT", `Task ${reference} of workflow ${state.workflowId} is in a branch SWITCH ${switchReference} did not take, cannot be skipped`);
   }
   const skip: Omit<PendingSkip, "taskReferenceName"> = {};
@@ -795,6 +845,26 @@ function applySkipTask(draft: Draft, event: Extract<ExecutionEvent, { type: "ski
     pollable: undefined,
     timeoutAt: undefined,
   });
+}
+
+/**
+ * Why plan step `index`, which has no instance, will not be reached in this run: the workflow went past it in its lane
+ * ("passed"), or it lies in a branch a SWITCH did not take (that SWITCH's step). Undefined while it still may be. A
+ * step in the branch of a fork not reached yet is as reachable as that fork.
+ */
+function whyUnreachable(state: WorkflowExecution, index: number): "passed" | { untakenBy: number } | undefined {
+  const plan = planOf(state.definition);
+  const laneId = plan.steps[index]?.lane;
+  const lane = activeLanes(state).find((candidate) => candidate.id === laneId);
+  if (lane === undefined) {
+    const fork = plan.lanes.get(laneId ?? ROOT_LANE)?.fork ?? -1;
+    if (fork < 0) return undefined;
+    // A fork that has an instance but runs no branch was skipped.
+    return latestInstance(state, fork) !== undefined ? "passed" : whyUnreachable(state, fork);
+  }
+  if (state.tasks.some((task) => task.definitionIndex > index && plan.steps[task.definitionIndex]?.lane === laneId)) return "passed";
+  const untakenBy = lane.head === undefined ? undefined : untakenBranchOf(state.definition, lane.head.definitionIndex, index);
+  return untakenBy === undefined ? undefined : { untakenBy };
 }
 
 /**
@@ -948,7 +1018,11 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
  * (a waiting parent told, pending work canceled, a failure workflow for FAILED) follows this one too.
  */
 function endAsAsked(draft: Draft, task: TaskExecution, ending: WorkflowEnding, env: DecideEnv, effects: Effect[]): void {
-  if (ending.status === "COMPLETED") return completeWorkflow(draft, env, effects, ending.output);
+  if (ending.status === "COMPLETED") {
+    // Tasks still running in other branches of a fork are canceled, as Conductor's TERMINATE does.
+    cancelPending(draft, `Workflow completed by TERMINATE task ${task.referenceTaskName}`, `Parent workflow ${draft.state.workflowId} was completed by its TERMINATE task ${task.referenceTaskName}`, env, effects);
+    return completeWorkflow(draft, env, effects, ending.output);
+  }
   // Set first: a failure workflow adds its id to the output.
   draft.patch({ output: ending.output });
   endWorkflow(draft, ending.status, ending.reason, env, effects, ending.status === "FAILED" ? { failedTask: task } : {});
@@ -1024,6 +1098,13 @@ function stopPendingTask(draft: Draft, task: TaskExecution, status: TaskStatus, 
   });
 }
 
+/** Cancels every task still pending, as its workflow ends: `reason` unless it has one already; its child is told `childReason`. */
+function cancelPending(draft: Draft, reason: string, childReason: string, env: DecideEnv, effects: Effect[]): void {
+  for (const task of draft.state.tasks) {
+    if (isPending(task)) stopPendingTask(draft, task, "CANCELED", task.reasonForIncompletion ?? reason, childReason, env, effects);
+  }
+}
+
 /** How an execution came to end, for its failure workflow. */
 interface Ending {
   /** The task whose failure or timeout ended it. */
@@ -1037,11 +1118,7 @@ interface Ending {
  * termination that asks for it) starts the definition's failure workflow, as Conductor's `terminateWorkflow` does.
  */
 function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT", reason: string, env: DecideEnv, effects: Effect[], ending: Ending = {}): void {
-  for (const task of draft.state.tasks) {
-    if (!isPending(task)) continue;
-    const taskReason = task.reasonForIncompletion ?? `Workflow ${status.toLowerCase().replace("_", " ")}: ${reason}`;
-    stopPendingTask(draft, task, "CANCELED", taskReason, `Parent workflow ${draft.state.workflowId} ended ${status}: ${reason}`, env, effects);
-  }
+  cancelPending(draft, `Workflow ${status.toLowerCase().replace("_", " ")}: ${reason}`, `Parent workflow ${draft.state.workflowId} ended ${status}: ${reason}`, env, effects);
   draft.patch({ status, reasonForIncompletion: reason, endTime: env.now, updateTime: env.now });
   if (status === "TERMINATED" && ending.triggerFailureWorkflow !== true) return;
   const plan = planFailureWorkflow(draft.state, ending.failedTask, env);
@@ -1073,23 +1150,40 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
 }
 
 /**
- * True when the execution cannot move by itself: it has ended or is paused, or its last task waits for
- * something from outside (a completion, a callback) or for its child (see {@link awaitedChildId}). A worker's
- * (SIMPLE) task is not: like an HTTP call, it is the work the workflow runs, polled or not, and it moves on by its
- * worker's report (a synchronous execute waits for that, as Conductor's does).
+ * True when the execution cannot move by itself: it has ended or is paused, or each of its lanes has either nothing
+ * left, or a JOIN waiting for the others, or a task waiting for something from outside (a completion, a callback) or
+ * for its child (see {@link awaitedChildId}), which at least one has. A worker's (SIMPLE) task is not: like an HTTP
+ * call, it is the work the workflow runs, polled or not, and it moves on by its worker's report (a synchronous execute
+ * waits for that, as Conductor's does).
  */
 export function isBlocked(state: WorkflowExecution): boolean {
   if (state.status !== "RUNNING") return true;
-  const last = state.tasks.at(-1);
-  return last !== undefined && last.status === "IN_PROGRESS" && last.awaitingExternal === true && last.taskType !== "SIMPLE";
+  let blocked = false;
+  for (const { head } of activeLanes(state)) {
+    if (head === undefined) return false;
+    if (waitsFromOutside(head)) blocked = true;
+    else if (isPending(head) && head.taskType !== "JOIN") return false;
+  }
+  return blocked;
+}
+
+/** True when pending task `task` waits for something from outside (not a worker's SIMPLE task: see {@link isBlocked}). */
+function waitsFromOutside(task: TaskExecution): boolean {
+  return task.status === "IN_PROGRESS" && task.awaitingExternal === true && task.taskType !== "SIMPLE";
 }
 
 /**
- * The child a blocked execution waits for (its last task is a SUB_WORKFLOW waiting for completion), or
- * undefined: such an execution is only as blocked as that child is.
+ * The child a blocked execution waits for (one of its lanes is at a SUB_WORKFLOW task waiting for completion, and no
+ * lane waits for anything else from outside), or undefined: such an execution is only as blocked as its children are,
+ * and this one comes first.
  */
 export function awaitedChildId(state: WorkflowExecution): string | undefined {
-  const last = state.tasks.at(-1);
-  if (state.status !== "RUNNING" || last?.taskType !== "SUB_WORKFLOW" || last.status !== "IN_PROGRESS" || last.awaitingExternal !== true) return undefined;
-  return last.subWorkflowId;
+  if (state.status !== "RUNNING") return undefined;
+  let child: string | undefined;
+  for (const { head } of activeLanes(state)) {
+    if (head === undefined || !waitsFromOutside(head)) continue;
+    if (head.taskType !== "SUB_WORKFLOW" || head.subWorkflowId === undefined) return undefined;
+    child ??= head.subWorkflowId;
+  }
+  return child;
 }

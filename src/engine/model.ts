@@ -13,9 +13,10 @@ export type JsonObject = { [key: string]: JsonValue };
  * Task types this service runs. SIMPLE is Conductor's worker task: it waits in its task type's queue until a
  * worker polls it (`GET /api/tasks/poll/{taskType}`) and reports its result (`POST /api/tasks`). SWITCH runs one
  * of its branches (`decisionCases`, `defaultCase`), chosen by its `expression`. WAIT, SET_VARIABLE and TERMINATE
- * are Conductor's system tasks, run by the engine itself.
+ * are Conductor's system tasks, run by the engine itself. FORK_JOIN runs its branches (`forkTasks`) side by side, and
+ * the JOIN that must follow it waits for the tasks it names (`joinOn`).
  */
-export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH", "WAIT", "SET_VARIABLE", "TERMINATE"] as const;
+export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH", "WAIT", "SET_VARIABLE", "TERMINATE", "FORK_JOIN", "JOIN"] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
 
@@ -96,6 +97,10 @@ export interface WorkflowTaskDef {
   decisionCases?: Record<string, WorkflowTaskDef[]>;
   /** SWITCH: the tasks run when no case matches. */
   defaultCase?: WorkflowTaskDef[];
+  /** FORK_JOIN: its branches, each a list of tasks, run side by side; the JOIN that follows it waits for them. */
+  forkTasks?: WorkflowTaskDef[][];
+  /** JOIN: the reference names of the tasks (in the branches of the FORK_JOIN before it) it waits for. */
+  joinOn?: string[];
   /**
    * The task definition this task follows: given inline, or the one registered under its name, copied in
    * when an execution starts (as Conductor does), so later changes to the registered one do not alter it.

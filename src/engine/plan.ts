@@ -1,12 +1,17 @@
 /**
- * A definition's tasks as the decider walks them: every task, those inside SWITCH branches included, in document
- * order (a SWITCH, then its cases' tasks in order, then its defaultCase's, then what follows it), each knowing what
- * comes after it. A task instance's `definitionIndex` is its position here. Only one branch of a SWITCH runs, and
- * the order puts every branch between the SWITCH and its successor, so an execution's tasks still follow the plan
- * in increasing order: "later in the plan" still means "not reached yet or passed over".
+ * A definition's tasks as the decider walks them: every task, those inside SWITCH branches and FORK_JOIN branches
+ * included, in document order (a SWITCH, then its cases' tasks in order, then its defaultCase's, then what follows it;
+ * a FORK_JOIN, then its branches' tasks in order, then its JOIN), each knowing what comes after it. A task instance's
+ * `definitionIndex` is its position here. Only one branch of a SWITCH runs, and the order puts every branch between
+ * the SWITCH and its successor, so within one lane an execution's tasks still follow the plan in increasing order:
+ * "later in the plan" still means "not reached yet or passed over".
  *
- * A definition without SWITCH tasks plans as its `tasks` list, so the indexes stored in executions started
- * before SWITCH existed keep their meaning.
+ * A lane is a sequence of tasks that run one after another: the top-level tasks, or one branch of a FORK_JOIN (with
+ * the SWITCH branches inside it). The branches of a fork are lanes of their own, which run side by side; a lane ends
+ * when its last task is done, where the plan's next step lies outside it.
+ *
+ * A definition without SWITCH or FORK_JOIN tasks plans as its `tasks` list, so the indexes stored in executions
+ * started before those existed keep their meaning.
  */
 import type { JsonValue, TaskExecution, WorkflowDef, WorkflowTaskDef } from "./model";
 import { setOwn } from "./own-property";
@@ -21,8 +26,25 @@ export interface PlanStep {
    * the step after its last branch.
    */
   readonly branches?: { readonly cases: ReadonlyMap<string, number>; readonly defaultStart: number; readonly end: number };
-  /** A task inside a SWITCH's branch: that SWITCH's step and the step after the branch (the innermost one it is in). */
+  /**
+   * A task inside a SWITCH's branch: that SWITCH's step and the step after the branch (the innermost one it is in,
+   * within the step's lane: a fork's branch starts afresh).
+   */
   readonly branch?: BranchSpan;
+  /** The lane the step runs in: see {@link Plan.lanes}. */
+  readonly lane: number;
+  /** FORK_JOIN: the lane of each of its branches (its first step), and its JOIN's step. */
+  readonly fork?: { readonly lanes: readonly number[]; readonly join: number };
+}
+
+/** The lane of the top-level tasks. */
+export const ROOT_LANE = -1;
+
+/** A lane's steps: `first` up to (not including) `end`, and the FORK_JOIN whose branch it is (-1 for the root lane). */
+export interface LaneSpan {
+  readonly first: number;
+  readonly end: number;
+  readonly fork: number;
 }
 
 /** The branch a step lies in: see {@link PlanStep.branch}. */
@@ -36,6 +58,10 @@ export interface Plan {
   readonly steps: readonly PlanStep[];
   /** Reference name → step index. */
   readonly byReference: ReadonlyMap<string, number>;
+  /** Every lane, by id: {@link ROOT_LANE}, or the first step of a FORK_JOIN's branch. */
+  readonly lanes: ReadonlyMap<number, LaneSpan>;
+  /** True when the definition has a FORK_JOIN: otherwise the root lane is the only one. */
+  readonly hasForks: boolean;
 }
 
 // Definitions are immutable once stored in an execution, so a plan is computed once per definition object.
@@ -59,6 +85,31 @@ export function planTask(definition: WorkflowDef, index: number): WorkflowTaskDe
 /** The plan index of the task with that reference name, -1 when the definition has none. */
 export function planIndexOf(definition: WorkflowDef, taskReferenceName: string): number {
   return planOf(definition).byReference.get(taskReferenceName) ?? -1;
+}
+
+/**
+ * True when going from step `from` to step `next` leaves `from`'s lane: the lane is done (the workflow, for the root
+ * lane). The last task of a fork's branch is followed by its JOIN, in the lane around the fork.
+ */
+export function leavesLane(definition: WorkflowDef, from: number, next: number): boolean {
+  const steps = planOf(definition).steps;
+  return next >= steps.length || steps[next]?.lane !== steps[from]?.lane;
+}
+
+/**
+ * The JOIN steps of the forks step `index` lies in, innermost first: running a task of a branch again (a rerun) makes
+ * its forks' JOINs wait again.
+ */
+export function enclosingJoins(definition: WorkflowDef, index: number): number[] {
+  const plan = planOf(definition);
+  const joins: number[] = [];
+  for (let lane = plan.steps[index]?.lane; lane !== undefined && lane !== ROOT_LANE; ) {
+    const fork = plan.steps[plan.lanes.get(lane)?.fork ?? -1];
+    if (fork?.fork === undefined) break;
+    joins.push(fork.fork.join);
+    lane = fork.lane;
+  }
+  return joins;
 }
 
 /**
@@ -123,10 +174,19 @@ export function mapTasks(tasks: WorkflowTaskDef[], update: (task: WorkflowTaskDe
         if (defaultCase !== undefined) result.defaultCase = defaultCase;
       }
     }
+    if (task.forkTasks !== undefined) {
+      const forkTasks = mapBranches(task.forkTasks, update);
+      if (forkTasks !== task.forkTasks) result = { ...result, forkTasks };
+    }
     if (result !== task) changed = true;
     return result;
   });
   return changed ? mapped : tasks;
+}
+
+function mapBranches(branches: WorkflowTaskDef[][], update: (task: WorkflowTaskDef) => WorkflowTaskDef): WorkflowTaskDef[][] {
+  const mapped = branches.map((branch) => mapTasks(branch, update));
+  return mapped.some((branch, index) => branch !== branches[index]) ? mapped : branches;
 }
 
 function mapCases(cases: Record<string, WorkflowTaskDef[]> | undefined, update: (task: WorkflowTaskDef) => WorkflowTaskDef): Record<string, WorkflowTaskDef[]> | undefined {
@@ -141,8 +201,12 @@ function mapCases(cases: Record<string, WorkflowTaskDef[]> | undefined, update: 
   return changed ? mapped : cases;
 }
 
-/** A SWITCH's branches in plan order: its cases' lists in the order written, then its defaultCase. */
+/**
+ * The task lists inside a task, in plan order: a SWITCH's cases' lists in the order written, then its defaultCase; a
+ * FORK_JOIN's branches.
+ */
 function branchesOf(task: WorkflowTaskDef): WorkflowTaskDef[][] {
+  if (task.forkTasks !== undefined) return task.forkTasks;
   if (task.decisionCases === undefined && task.defaultCase === undefined) return [];
   return [...Object.values(task.decisionCases ?? {}), task.defaultCase ?? []];
 }
@@ -157,15 +221,19 @@ function caseOf(evaluationResult: JsonValue | undefined): string | undefined {
 function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
   const steps: PlanStep[] = [];
   const byReference = new Map<string, number>();
-  /** Places `list` (a branch of `switchIndex`, or the top-level tasks), whose last task is followed by step `after`. */
-  const place = (list: readonly WorkflowTaskDef[], after: number, switchIndex?: number): void => {
+  const lanes = new Map<number, LaneSpan>();
+  /**
+   * Places `list` (a branch of `switchIndex`, a fork's branch, or the top-level tasks) in `lane`; its last task is
+   * followed by step `after`.
+   */
+  const place = (list: readonly WorkflowTaskDef[], after: number, lane: number, switchIndex?: number): void => {
     const branch: BranchSpan | undefined = switchIndex === undefined ? undefined : { switchIndex, end: steps.length + flattenTasks(list).length };
     let index = steps.length;
     list.forEach((task, position) => {
       const size = 1 + flattenTasks(branchesOf(task).flat()).length;
       const next = position < list.length - 1 ? index + size : after;
       const own = steps.length;
-      const step = (fields: Pick<PlanStep, "branches">): PlanStep => (branch === undefined ? { task, next, ...fields } : { task, next, branch, ...fields });
+      const step = (fields: Pick<PlanStep, "branches" | "fork">): PlanStep => (branch === undefined ? { task, next, lane, ...fields } : { task, next, lane, branch, ...fields });
       steps.push(step({}));
       if (!byReference.has(task.taskReferenceName)) byReference.set(task.taskReferenceName, own);
       if (task.type === "SWITCH") {
@@ -173,17 +241,29 @@ function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
         for (const [value, list] of Object.entries(task.decisionCases ?? {})) {
           // An empty case is not a branch of its own: like Conductor's SwitchTaskMapper, it takes the defaultCase.
           if (list.length > 0) cases.set(value, steps.length);
-          place(list, next, own);
+          place(list, next, lane, own);
         }
         const defaultCase = task.defaultCase ?? [];
         const defaultStart = defaultCase.length > 0 ? steps.length : next;
-        place(defaultCase, next, own);
+        place(defaultCase, next, lane, own);
         steps[own] = step({ branches: { cases, defaultStart, end: steps.length } });
+      } else if (task.type === "FORK_JOIN") {
+        const forkLanes: number[] = [];
+        for (const list of task.forkTasks ?? []) {
+          const first = steps.length;
+          forkLanes.push(first);
+          lanes.set(first, { first, end: first + flattenTasks(list).length, fork: own });
+          // Followed by the JOIN, in the lane around the fork: the branch's lane ends there.
+          place(list, next, first);
+        }
+        steps[own] = step({ fork: { lanes: forkLanes, join: next } });
       }
       index += size;
     });
   };
   // After the last top-level task comes the end of the plan.
-  place(tasks, flattenTasks(tasks).length);
-  return { steps, byReference };
+  const size = flattenTasks(tasks).length;
+  lanes.set(ROOT_LANE, { first: 0, end: size, fork: -1 });
+  place(tasks, size, ROOT_LANE);
+  return { steps, byReference, lanes, hasForks: lanes.size > 1 };
 }

@@ -3,6 +3,7 @@
  * the model fails to compile until its validator is listed here.
  */
 import type { TaskType } from "../model";
+import { validateForkJoinTask, validateJoinTask } from "../tasks/fork-join/validate";
 import { validateHttpTask } from "../tasks/http/validate";
 import { validateSetVariableTask } from "../tasks/set-variable/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
@@ -30,4 +31,6 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   WAIT: validateWaitTask,
   SET_VARIABLE: validateSetVariableTask,
   TERMINATE: validateTerminateTask,
+  FORK_JOIN: validateForkJoinTask,
+  JOIN: validateJoinTask,
 };

@@ -155,10 +155,10 @@ const TASK = fieldsOf({
   ),
 });
 
-/** How deep SWITCH tasks may nest inside one another's branches. */
+/** How deep SWITCH and FORK_JOIN tasks may nest inside one another's branches. */
 export const MAX_BRANCH_DEPTH = 10;
 
-/** Problems in one task and, when it has none, its normalised form. `depth` counts the SWITCH branches it is in. */
+/** Problems in one task and, when it has none, its normalised form. `depth` counts the SWITCH and fork branches it is in. */
 function validateTask(raw: unknown, path: string, depth: number): { issues: ValidationIssue[]; task?: WorkflowTaskDef } {
   if (!isRecord(raw)) {
     return { issues: [{ path, message: `each task must be an object, but received ${describeValue(raw)}` }] };
@@ -192,9 +192,11 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
       : validateTaskDef(rawTaskDefinition, { path: childPath(path, "taskDefinition"), inline: { taskName } });
   if (taskDefinition && !taskDefinition.ok) issues.push(...taskDefinition.errors);
 
-  // Checked even when the SWITCH's own fields are wrong, so that every problem is reported in one round trip.
+  // Checked even when the SWITCH's or fork's own fields are wrong, so that every problem is reported in one round trip.
   const branches = type === "SWITCH" ? validateBranches(raw, path, depth) : undefined;
   if (branches !== undefined) issues.push(...branches.issues);
+  const forkTasks = type === "FORK_JOIN" ? validateForkBranches(raw, path, depth) : undefined;
+  if (forkTasks !== undefined) issues.push(...forkTasks.issues);
 
   if (issues.length > 0 || !common.success) return { issues };
   const task: WorkflowTaskDef = { ...common.output };
@@ -204,6 +206,8 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
     task.decisionCases = branches.decisionCases;
     task.defaultCase = branches.defaultCase;
   }
+  if (forkTasks !== undefined) task.forkTasks = forkTasks.branches;
+  if (task.type === "JOIN") task.joinOn = Array.isArray(raw["joinOn"]) ? (raw["joinOn"] as string[]) : [];
   if (taskDefinition?.ok) task.taskDefinition = taskDefinition.value;
   if (task.type === "SUB_WORKFLOW") {
     // Only this type reads the task-level placements; for others they are dropped like other unknown keys.
@@ -226,15 +230,10 @@ function validateBranches(
   const issues: ValidationIssue[] = [];
   const decisionCases: Record<string, WorkflowTaskDef[]> = {};
   if (depth >= MAX_BRANCH_DEPTH) {
-    issues.push({ path: childPath(path, "decisionCases"), message: `SWITCH tasks may nest at most ${MAX_BRANCH_DEPTH} deep inside one another's branches; move the inner ones into a sub workflow` });
+    issues.push(tooDeep(childPath(path, "decisionCases")));
     return { issues, decisionCases, defaultCase: [] };
   }
-  const validateList = (list: readonly unknown[], listPath: string): WorkflowTaskDef[] =>
-    list.flatMap((item, index) => {
-      const result = validateTask(item, childPath(listPath, index), depth + 1);
-      issues.push(...result.issues);
-      return result.task === undefined ? [] : [result.task];
-    });
+  const validateList = (list: readonly unknown[], listPath: string): WorkflowTaskDef[] => validateTaskList(list, listPath, depth + 1, issues);
   const cases = raw["decisionCases"];
   for (const [value, branch] of Object.entries(isRecord(cases) ? cases : {})) {
     // A case that is no list is the SWITCH validator's to report.
@@ -245,6 +244,74 @@ function validateBranches(
 }
 
 /**
+ * The tasks of a FORK_JOIN's branches (its own fields already checked), each checked as a task; the normalised
+ * branches when none has a problem.
+ */
+function validateForkBranches(raw: UnknownRecord, path: string, depth: number): { issues: ValidationIssue[]; branches: WorkflowTaskDef[][] } {
+  const issues: ValidationIssue[] = [];
+  const forkTasks = raw["forkTasks"];
+  if (!Array.isArray(forkTasks)) return { issues, branches: [] };
+  if (depth >= MAX_BRANCH_DEPTH) return { issues: [tooDeep(childPath(path, "forkTasks"))], branches: [] };
+  const branches = forkTasks.map((branch: unknown, index) =>
+    // A branch that is no list is the FORK_JOIN validator's to report.
+    Array.isArray(branch) ? validateTaskList(branch, childPath(childPath(path, "forkTasks"), index), depth + 1, issues) : [],
+  );
+  return { issues, branches };
+}
+
+function tooDeep(path: string): ValidationIssue {
+  return { path, message: `SWITCH and FORK_JOIN tasks may nest at most ${MAX_BRANCH_DEPTH} deep inside one another's branches; move the inner ones into a sub workflow` };
+}
+
+/**
+ * Checks each task of a list (the definition's, or a branch's) at nesting depth `depth`, and how its FORK_JOIN and JOIN
+ * tasks pair up, adding every problem to `issues`; the normalised tasks.
+ */
+function validateTaskList(list: readonly unknown[], listPath: string, depth: number, issues: ValidationIssue[]): WorkflowTaskDef[] {
+  const tasks = list.flatMap((item, index) => {
+    const result = validateTask(item, childPath(listPath, index), depth);
+    issues.push(...result.issues);
+    return result.task === undefined ? [] : [result.task];
+  });
+  issues.push(...forkPairingIssues(list, listPath));
+  return tasks;
+}
+
+/**
+ * What is wrong with how the FORK_JOIN and JOIN tasks of a list pair up. As in Conductor, a FORK_JOIN is followed
+ * directly by the JOIN that waits for its branches, and a JOIN follows a FORK_JOIN; its `joinOn` names tasks in that
+ * fork's branches (anything else it could never see end).
+ */
+function forkPairingIssues(list: readonly unknown[], listPath: string): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const typeAt = (index: number): unknown => (isRecord(list[index]) ? (list[index] as UnknownRecord)["type"] : undefined);
+  list.forEach((task, index) => {
+    if (!isRecord(task)) return;
+    const path = childPath(listPath, index);
+    if (task["type"] === "FORK_JOIN" && typeAt(index + 1) !== "JOIN") {
+      issues.push({ path, message: "a FORK_JOIN must be followed directly by a JOIN task (in the same list), which waits for its branches" });
+    }
+    if (task["type"] !== "JOIN") return;
+    const fork = list[index - 1];
+    if (!isRecord(fork) || fork["type"] !== "FORK_JOIN") {
+      issues.push({ path, message: "a JOIN must come directly after the FORK_JOIN whose branches it waits for" });
+      return;
+    }
+    const joinOn = task["joinOn"];
+    if (!Array.isArray(joinOn) || !Array.isArray(fork["forkTasks"])) return;
+    const inBranches = new Set(
+      rawTaskEntries((fork["forkTasks"] as unknown[]).flatMap((branch) => (Array.isArray(branch) ? branch : [])), "").map(({ task: inner }) => (isRecord(inner) ? inner["taskReferenceName"] : undefined)),
+    );
+    joinOn.forEach((reference: unknown, position) => {
+      if (typeof reference === "string" && reference !== "" && !inBranches.has(reference)) {
+        issues.push({ path: childPath(childPath(path, "joinOn"), position), message: `joinOn names ${JSON.stringify(reference)}, which is not a task in the branches of the FORK_JOIN before this JOIN` });
+      }
+    });
+  });
+  return issues;
+}
+
+/**
  * Every task of a definition as received, those inside SWITCH branches included (as deep as they may nest), in
  * plan order, with its path.
  */
@@ -252,7 +319,14 @@ function rawTaskEntries(tasks: readonly unknown[], path: string, depth = 0): Arr
   return tasks.flatMap((task, index) => {
     const own = childPath(path, index);
     const entries = [{ task, path: own }];
-    if (!isRecord(task) || task["type"] !== "SWITCH" || depth >= MAX_BRANCH_DEPTH) return entries;
+    if (!isRecord(task) || depth >= MAX_BRANCH_DEPTH) return entries;
+    const forkTasks = task["forkTasks"];
+    if (task["type"] === "FORK_JOIN" && Array.isArray(forkTasks)) {
+      forkTasks.forEach((branch: unknown, index) => {
+        if (Array.isArray(branch)) entries.push(...rawTaskEntries(branch, childPath(childPath(own, "forkTasks"), index), depth + 1));
+      });
+    }
+    if (task["type"] !== "SWITCH") return entries;
     const cases = task["decisionCases"];
     if (isRecord(cases)) {
       for (const [value, branch] of Object.entries(cases)) {
@@ -271,7 +345,7 @@ function taskCountIssues(count: number): ValidationIssue[] {
   return [
     {
       path: "tasks",
-      message: `a workflow definition may hold at most ${MAX_TASKS_PER_DEFINITION} tasks (counting those inside SWITCH branches), but this one has ${count}; move groups of tasks into sub workflows`,
+      message: `a workflow definition may hold at most ${MAX_TASKS_PER_DEFINITION} tasks (counting those inside SWITCH and FORK_JOIN branches), but this one has ${count}; move groups of tasks into sub workflows`,
     },
   ];
 }
@@ -336,11 +410,7 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
   const tasks: WorkflowTaskDef[] = [];
   if (Array.isArray(rawTasks)) {
     // Tasks are checked even beyond the limit, so fixing the count does not reveal a second round of errors.
-    rawTasks.forEach((raw: unknown, index) => {
-      const result = validateTask(raw, childPath("tasks", index), 0);
-      issues.push(...result.issues);
-      if (result.task !== undefined) tasks.push(result.task);
-    });
+    tasks.push(...validateTaskList(rawTasks, "tasks", 0, issues));
     const entries = rawTaskEntries(rawTasks, "tasks");
     issues.push(...taskCountIssues(entries.length), ...duplicateReferenceNames(entries));
   }

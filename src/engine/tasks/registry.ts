@@ -1,4 +1,5 @@
 import type { JsonObject, TaskType, WorkflowTaskDef } from "../model";
+import { forkJoinTask, joinTask } from "./fork-join";
 import { httpTask } from "./http";
 import { setVariableTask } from "./set-variable";
 import { simpleTask } from "./simple";
@@ -19,6 +20,8 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   WAIT: waitTask,
   SET_VARIABLE: setVariableTask,
   TERMINATE: terminateTask,
+  FORK_JOIN: forkJoinTask,
+  JOIN: joinTask,
 };
 
 /**

@@ -1,0 +1,67 @@
+/**
+ * An execution's lanes as they stand (see `plan.ts`): which lanes run, and the latest task instance in each. The
+ * decider moves each lane on by itself; a FORK_JOIN's branches are lanes that run side by side once it completed.
+ */
+import { SUCCESSFUL_TASK_STATUSES, type TaskExecution, type WorkflowExecution } from "./model";
+import { leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan } from "./plan";
+
+/** A running lane: its id and span, and its latest task instance (none before its first task is reached). */
+export interface ActiveLane {
+  readonly id: number;
+  readonly span: LaneSpan;
+  readonly head: TaskExecution | undefined;
+}
+
+/**
+ * The lanes of `state` that run: the root lane, and the branches of every FORK_JOIN whose latest instance COMPLETED
+ * (a skipped or failed fork runs none), in plan order. Instances are in the order they were scheduled, so a lane's
+ * latest is its furthest along.
+ */
+export function activeLanes(state: WorkflowExecution): ActiveLane[] {
+  const plan = planOf(state.definition);
+  const root = plan.lanes.get(ROOT_LANE)!;
+  // Most definitions have no fork: one lane, whose latest instance is the execution's.
+  if (!plan.hasForks) return [{ id: ROOT_LANE, span: root, head: state.tasks.at(-1) }];
+  const heads = new Map<number, TaskExecution>();
+  const latest = new Map<number, TaskExecution>();
+  for (const task of state.tasks) {
+    const step = plan.steps[task.definitionIndex];
+    if (step === undefined) continue;
+    latest.set(task.definitionIndex, task);
+    heads.set(step.lane, task);
+  }
+  const lanes: ActiveLane[] = [{ id: ROOT_LANE, span: root, head: heads.get(ROOT_LANE) }];
+  const forks = [...latest.entries()].filter(([index, task]) => plan.steps[index]?.fork !== undefined && task.status === "COMPLETED").map(([index]) => index);
+  for (const index of forks.sort((a, b) => a - b)) {
+    for (const id of plan.steps[index]!.fork!.lanes) lanes.push({ id, span: plan.lanes.get(id)!, head: heads.get(id) });
+  }
+  return lanes;
+}
+
+/** True when `lane` has nothing left to run: its latest task ended well and nothing follows it in the lane. */
+export function laneDone(state: WorkflowExecution, lane: ActiveLane): boolean {
+  const head = lane.head;
+  if (head === undefined) return lane.span.first >= lane.span.end;
+  return SUCCESSFUL_TASK_STATUSES.has(head.status) && leavesLane(state.definition, head.definitionIndex, nextPlanIndex(state.definition, head));
+}
+
+/** The latest instance of plan step `index`, if it has one. */
+export function latestInstance(state: WorkflowExecution, index: number): TaskExecution | undefined {
+  return state.tasks.findLast((task) => task.definitionIndex === index);
+}
+
+/**
+ * True when plan step `index`, which has no instance, will not run in this run of the workflow: its lane is done
+ * without it, or the fork whose branch holds it ran none (skipped) or will not run itself. False while it still may.
+ * Only asked of steps whose fork has been reached, or of the steps inside them.
+ */
+export function neverReached(state: WorkflowExecution, index: number, lanes: readonly ActiveLane[] = activeLanes(state)): boolean {
+  const plan = planOf(state.definition);
+  const laneId = plan.steps[index]?.lane;
+  if (laneId === undefined) return true;
+  const lane = lanes.find((candidate) => candidate.id === laneId);
+  if (lane !== undefined) return laneDone(state, lane);
+  const fork = plan.lanes.get(laneId)?.fork ?? -1;
+  if (fork < 0) return false;
+  return latestInstance(state, fork) !== undefined || neverReached(state, fork, lanes);
+}

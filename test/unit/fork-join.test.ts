@@ -1,0 +1,307 @@
+import { ConductorWorkflow, forkTaskJoin, httpTask as clientHttpTask, joinTask as clientJoinTask, forkTask as clientForkTask } from "@io-orkes/conductor-javascript";
+import { describe, expect, it } from "vitest";
+import { awaitedChildId, createExecution, decide, isBlocked, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { validateWorkflowDef } from "../../src/engine/definition/validate";
+import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { enclosingJoins, leavesLane, nextPlanIndex, planIndexOf, planOf, ROOT_LANE } from "../../src/engine/plan";
+import { env, refusal } from "./engine-env";
+
+const http = (ref: string, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "HTTP",
+  inputParameters: { uri: `https://example.com/${ref}`, method: "GET" },
+  ...extra,
+});
+/** A WAIT with neither duration nor until: it waits to be completed from outside. */
+const hold = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+const fork = (ref: string, branches: WorkflowTaskDef[][]): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "FORK_JOIN", inputParameters: {}, forkTasks: branches });
+const join = (ref: string, joinOn: string[]): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "JOIN", inputParameters: {}, joinOn });
+const switchOn = (ref: string, decisionCases: Record<string, WorkflowTaskDef[]>, defaultCase: WorkflowTaskDef[] = []): WorkflowTaskDef => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "SWITCH",
+  evaluatorType: "value-param",
+  expression: "kind",
+  inputParameters: { kind: "${workflow.input.kind}" },
+  decisionCases,
+  defaultCase,
+});
+const definitionOf = (tasks: WorkflowTaskDef[]): WorkflowDef => ({ name: "forks", version: 1, schemaVersion: 2, tasks });
+
+function started(tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000): Decision {
+  return decide(createExecution({ workflowId: "wf-1", definition: definitionOf(tasks), input }, now), { type: "start" }, env(now));
+}
+
+/** The latest instance of task `ref`. */
+function instance(state: WorkflowExecution, ref: string) {
+  const found = state.tasks.findLast((task) => task.referenceTaskName === ref);
+  if (!found) throw new Error(`no instance of ${ref}`);
+  return found;
+}
+
+/** `ref`'s in-flight HTTP attempt ends with `status`. */
+function finish(state: WorkflowExecution, ref: string, now: number, status: TaskStatus = "COMPLETED", output: JsonObject = { body: ref }): Decision {
+  const task = instance(state, ref);
+  const event: ExecutionEvent = { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output };
+  return decide(state, status === "COMPLETED" ? event : { ...event, reason: `${ref} went wrong` }, env(now));
+}
+
+/** Completes pending task `ref` from outside. */
+function complete(state: WorkflowExecution, ref: string, now: number, output: JsonObject = {}): Decision {
+  return decide(state, { type: "externalUpdate", taskId: instance(state, ref).taskId, status: "COMPLETED", output }, env(now));
+}
+
+const statuses = (state: WorkflowExecution) => Object.fromEntries(state.tasks.map((task) => [task.referenceTaskName, task.status]));
+const dispatched = (decision: Decision) => decision.effects.filter((effect) => effect.kind === "dispatch").map((effect) => (effect.kind === "dispatch" ? decision.state.tasks.find((task) => task.taskId === effect.taskId)!.referenceTaskName : ""));
+
+describe("FORK_JOIN plan", () => {
+  const definition = definitionOf([http("pre"), fork("fork", [[http("a1"), http("a2")], [http("b1")]]), join("join", ["a2", "b1"]), http("post")]);
+  const at = (ref: string) => planIndexOf(definition, ref);
+
+  it("lays a fork's branches out after it, each a lane of its own, then its JOIN in the fork's lane", () => {
+    const plan = planOf(definition);
+    expect(plan.steps.map((step) => step.task.taskReferenceName)).toEqual(["pre", "fork", "a1", "a2", "b1", "join", "post"]);
+    expect(plan.hasForks).toBe(true);
+    expect(plan.steps.map((step) => step.lane)).toEqual([ROOT_LANE, ROOT_LANE, at("a1"), at("a1"), at("b1"), ROOT_LANE, ROOT_LANE]);
+    expect(plan.steps[at("fork")]!.fork).toEqual({ lanes: [at("a1"), at("b1")], join: at("join") });
+    expect(plan.lanes.get(at("a1"))).toEqual({ first: at("a1"), end: at("b1"), fork: at("fork") });
+  });
+
+  it("goes from a fork to its JOIN, and ends a branch's lane after its last task", () => {
+    const after = (ref: string) => nextPlanIndex(definition, { definitionIndex: at(ref), status: "COMPLETED", outputData: {} });
+    expect(after("fork")).toBe(at("join"));
+    expect(leavesLane(definition, at("fork"), after("fork"))).toBe(false);
+    expect(leavesLane(definition, at("a1"), after("a1"))).toBe(false);
+    expect(leavesLane(definition, at("a2"), after("a2"))).toBe(true);
+    expect(leavesLane(definition, at("b1"), after("b1"))).toBe(true);
+    expect(enclosingJoins(definition, at("a2"))).toEqual([at("join")]);
+    expect(enclosingJoins(definition, at("post"))).toEqual([]);
+  });
+
+  it("plans a definition without forks as one lane", () => {
+    const plain = definitionOf([http("a"), switchOn("s", { x: [http("x1")] })]);
+    expect(planOf(plain).hasForks).toBe(false);
+    expect(new Set(planOf(plain).steps.map((step) => step.lane))).toEqual(new Set([ROOT_LANE]));
+  });
+});
+
+describe("FORK_JOIN and JOIN running", () => {
+  const tasks = [http("pre"), fork("fork", [[http("a1"), http("a2")], [http("b1")]]), join("join", ["a2", "b1"]), http("post")];
+
+  it("runs the branches side by side: both first tasks are dispatched in the same decision", () => {
+    const afterPre = finish(started(tasks).state, "pre", 2_000);
+    expect(statuses(afterPre.state)).toMatchObject({ pre: "COMPLETED", fork: "COMPLETED", join: "IN_PROGRESS", a1: "IN_PROGRESS", b1: "IN_PROGRESS" });
+    expect(dispatched(afterPre).sort()).toEqual(["a1", "b1"]);
+    expect(instance(afterPre.state, "fork").outputData).toEqual({});
+    expect(instance(afterPre.state, "join").inputData).toEqual({ joinOn: ["a2", "b1"] });
+    expect(afterPre.state.status).toBe("RUNNING");
+  });
+
+  it("completes the JOIN with each joined task's output once all of them ended, then goes on", () => {
+    let state = finish(started(tasks).state, "pre", 2_000).state;
+    state = finish(state, "b1", 3_000).state;
+    expect(statuses(state)).toMatchObject({ join: "IN_PROGRESS", a1: "IN_PROGRESS" });
+    const afterA1 = finish(state, "a1", 4_000);
+    expect(dispatched(afterA1)).toEqual(["a2"]);
+    expect(instance(afterA1.state, "join").status).toBe("IN_PROGRESS");
+    const afterA2 = finish(afterA1.state, "a2", 5_000);
+    expect(instance(afterA2.state, "join").status).toBe("COMPLETED");
+    expect(instance(afterA2.state, "join").outputData).toEqual({ a2: { body: "a2" }, b1: { body: "b1" } });
+    expect(dispatched(afterA2)).toEqual(["post"]);
+    const done = finish(afterA2.state, "post", 6_000).state;
+    expect(done.status).toBe("COMPLETED");
+  });
+
+  it("fails the workflow when a branch's task fails, canceling the other branch's task in flight", () => {
+    let state = finish(started(tasks).state, "pre", 2_000).state;
+    const failed = finish(state, "a1", 3_000, "FAILED_WITH_TERMINAL_ERROR");
+    state = failed.state;
+    expect(state.status).toBe("FAILED");
+    expect(statuses(state)).toMatchObject({ a1: "FAILED_WITH_TERMINAL_ERROR", b1: "CANCELED", join: "CANCELED" });
+    expect(failed.effects).toContainEqual({ kind: "cancelDispatch", taskId: instance(state, "b1").taskId });
+    expect(state.reasonForIncompletion).toMatch(/a1/);
+  });
+
+  it("retries every lane that did not end well: the failed task and those canceled with it, not the finished ones", () => {
+    let state = finish(started(tasks).state, "pre", 2_000).state;
+    state = finish(state, "b1", 2_500).state;
+    state = finish(state, "a1", 3_000).state;
+    state = finish(state, "a2", 3_500, "FAILED_WITH_TERMINAL_ERROR").state;
+    expect(state.status).toBe("FAILED");
+    const retried = decide(state, { type: "retry" }, env(4_000));
+    expect(retried.state.status).toBe("RUNNING");
+    expect(dispatched(retried)).toEqual(["a2"]);
+    expect(retried.state.tasks.filter((task) => task.referenceTaskName === "b1")).toHaveLength(1);
+    expect(retried.state.tasks.filter((task) => task.referenceTaskName === "join").map((task) => task.status)).toEqual(["CANCELED", "IN_PROGRESS"]);
+    const done = finish(finish(retried.state, "a2", 5_000).state, "post", 6_000).state;
+    expect(done.status).toBe("COMPLETED");
+    expect(instance(done, "join").outputData).toEqual({ a2: { body: "a2" }, b1: { body: "b1" } });
+  });
+
+  it("retries a branch's task by its retryCount without touching the other branch", () => {
+    const retrying = [fork("fork", [[http("a1", { retryCount: 1, retryDelaySeconds: 0 })], [http("b1")]]), join("join", ["a1", "b1"])];
+    const state = finish(started(retrying).state, "a1", 2_000, "FAILED");
+    expect(state.state.status).toBe("RUNNING");
+    expect(dispatched(state)).toEqual(["a1"]);
+    expect(state.state.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["fork:COMPLETED", "join:IN_PROGRESS", "a1:FAILED", "b1:IN_PROGRESS", "a1:IN_PROGRESS"]);
+  });
+
+  it("absorbs an optional branch task's failure: the JOIN completes with its output", () => {
+    const optional = [fork("fork", [[http("a1", { optional: true })], [http("b1")]]), join("join", ["a1", "b1"])];
+    let state = finish(started(optional).state, "a1", 2_000, "FAILED_WITH_TERMINAL_ERROR", { status: 500 }).state;
+    state = finish(state, "b1", 3_000).state;
+    expect(statuses(state)).toMatchObject({ a1: "COMPLETED_WITH_ERRORS", join: "COMPLETED" });
+    expect(state.status).toBe("COMPLETED");
+  });
+
+  it("with an empty joinOn, passes the JOIN at once and completes the workflow only when every branch is done (Conductor's)", () => {
+    const unjoined = [fork("fork", [[http("a1")], [http("b1")]]), join("join", []), http("post")];
+    let decision = started(unjoined);
+    expect(statuses(decision.state)).toMatchObject({ join: "COMPLETED", a1: "IN_PROGRESS", b1: "IN_PROGRESS", post: "IN_PROGRESS" });
+    decision = finish(finish(decision.state, "post", 2_000).state, "a1", 3_000);
+    expect(decision.state.status).toBe("RUNNING");
+    decision = finish(decision.state, "b1", 4_000);
+    expect(decision.state.status).toBe("COMPLETED");
+  });
+
+  it("does not wait for a joined task its branch passed over (a SWITCH took the other way)", () => {
+    const switching = [fork("fork", [[switchOn("route", { x: [http("x1")] }, [http("d1")])], [http("b1")]]), join("join", ["x1", "d1", "b1"])];
+    let state = started(switching, { kind: "x" }).state;
+    expect(statuses(state)).toMatchObject({ route: "COMPLETED", x1: "IN_PROGRESS", b1: "IN_PROGRESS" });
+    state = finish(state, "x1", 2_000).state;
+    expect(instance(state, "join").status).toBe("IN_PROGRESS");
+    state = finish(state, "b1", 3_000).state;
+    expect(instance(state, "join").status).toBe("COMPLETED");
+    expect(instance(state, "join").outputData).toEqual({ x1: { body: "x1" }, b1: { body: "b1" } });
+    expect(state.status).toBe("COMPLETED");
+  });
+
+  it("runs forks nested in a fork's branch, and waits for them through the outer JOIN", () => {
+    const nested = [fork("outer", [[fork("inner", [[http("i1")], [http("i2")]]), join("inner_join", ["i1", "i2"])], [http("b1")]]), join("outer_join", ["inner_join", "b1"])];
+    let decision = started(nested);
+    expect(dispatched(decision).sort()).toEqual(["b1", "i1", "i2"]);
+    let state = finish(finish(decision.state, "i1", 2_000).state, "b1", 3_000).state;
+    expect(statuses(state)).toMatchObject({ inner_join: "IN_PROGRESS", outer_join: "IN_PROGRESS" });
+    decision = finish(state, "i2", 4_000);
+    state = decision.state;
+    expect(statuses(state)).toMatchObject({ inner_join: "COMPLETED", outer_join: "COMPLETED" });
+    expect(instance(state, "outer_join").outputData).toEqual({ inner_join: { i1: { body: "i1" }, i2: { body: "i2" } }, b1: { body: "b1" } });
+    expect(state.status).toBe("COMPLETED");
+  });
+
+  it("is blocked only when no lane can move by itself", () => {
+    const mixed = [fork("fork", [[hold("wait_a")], [http("b1")]]), join("join", ["wait_a", "b1"])];
+    let state = started(mixed).state;
+    expect(isBlocked(state)).toBe(false);
+    state = finish(state, "b1", 2_000).state;
+    expect(isBlocked(state)).toBe(true);
+    expect(awaitedChildId(state)).toBeUndefined();
+    state = complete(state, "wait_a", 3_000).state;
+    expect(state.status).toBe("COMPLETED");
+  });
+
+  it("a TERMINATE in one branch ends the workflow and cancels the other branch's task in flight", () => {
+    const terminate: WorkflowTaskDef = { name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "COMPLETED", workflowOutput: { done: true } } };
+    const ending = started([fork("fork", [[hold("wait_a"), terminate], [http("b1")]]), join("join", ["stop", "b1"])]);
+    const decision = complete(ending.state, "wait_a", 2_000);
+    expect(decision.state.status).toBe("COMPLETED");
+    expect(decision.state.output).toEqual({ done: true });
+    expect(statuses(decision.state)).toMatchObject({ stop: "COMPLETED", b1: "CANCELED", join: "CANCELED" });
+    expect(decision.effects).toContainEqual({ kind: "cancelDispatch", taskId: instance(decision.state, "b1").taskId });
+  });
+});
+
+describe("FORK_JOIN with skips and reruns", () => {
+  const tasks = [fork("fork", [[hold("a1"), http("a2")], [http("b1"), http("b2")]]), join("join", ["a2", "b2"]), http("post")];
+
+  it("skips a task of one branch not reached yet while the other branch is further along the plan", () => {
+    let state = started(tasks).state;
+    state = finish(state, "b1", 2_000).state;
+    // b2 (later in the plan than a2) is running: a2 is still to come in its own lane.
+    const skipped = decide(state, { type: "skipTask", taskReferenceName: "a2", taskOutput: { skipped: true } }, env(3_000));
+    state = complete(skipped.state, "a1", 4_000).state;
+    expect(statuses(state)).toMatchObject({ a2: "SKIPPED", b2: "IN_PROGRESS", join: "IN_PROGRESS" });
+    state = finish(state, "b2", 5_000).state;
+    expect(instance(state, "join").outputData).toEqual({ a2: { skipped: true }, b2: { body: "b2" } });
+  });
+
+  it("refuses to skip a task its branch already went past", () => {
+    let state = started(tasks).state;
+    state = finish(state, "b1", 2_000).state;
+    expect(refusal(state, { type: "skipTask", taskReferenceName: "b1" }, 3_000).kind).toBe("CONFLICT");
+  });
+
+  it("remembers a skip of a task in the branch of a fork not reached yet, and applies it there", () => {
+    const later = [http("pre"), ...tasks];
+    let state = started(later).state;
+    state = decide(state, { type: "skipTask", taskReferenceName: "b1" }, env(1_500)).state;
+    state = finish(state, "pre", 2_000).state;
+    expect(statuses(state)).toMatchObject({ b1: "SKIPPED", b2: "IN_PROGRESS", a1: "IN_PROGRESS" });
+  });
+
+  it("reruns from a task of a branch: its JOIN waits again, and what was scheduled after it runs again (Conductor's, by seq)", () => {
+    let state = started(tasks).state;
+    state = complete(state, "a1", 2_000).state;
+    for (const [ref, now] of [["b1", 3_000], ["a2", 4_000], ["b2", 5_000], ["post", 6_000]] as const) state = finish(state, ref, now).state;
+    expect(state.status).toBe("COMPLETED");
+    const rerun = decide(state, { type: "rerun", fromTaskId: instance(state, "a2").taskId }, env(7_000));
+    expect(rerun.state.status).toBe("RUNNING");
+    // b2 was scheduled after a2 (b1 finished later than a1): like Conductor, which drops every task of a higher seq, it runs again.
+    expect(dispatched(rerun).sort()).toEqual(["a2", "b2"]);
+    expect(statuses(rerun.state)).toMatchObject({ a1: "COMPLETED", b1: "COMPLETED", a2: "IN_PROGRESS", join: "IN_PROGRESS" });
+    expect(rerun.state.tasks.some((task) => task.referenceTaskName === "post")).toBe(false);
+    const again = finish(finish(rerun.state, "a2", 8_000, "COMPLETED", { body: "again" }).state, "b2", 8_500);
+    expect(instance(again.state, "join").outputData).toEqual({ a2: { body: "again" }, b2: { body: "b2" } });
+    expect(dispatched(again)).toEqual(["post"]);
+  });
+});
+
+describe("FORK_JOIN registration", () => {
+  const errors = (tasks: unknown[]) => {
+    const result = validateWorkflowDef({ name: "forks", version: 1, schemaVersion: 2, tasks });
+    return result.ok ? [] : result.errors.map((issue) => `${issue.path}: ${issue.message}`);
+  };
+
+  it("accepts a fork followed by its JOIN, keeping branches and joinOn", () => {
+    const result = validateWorkflowDef({ name: "forks", version: 1, schemaVersion: 2, tasks: [fork("f", [[http("a")], [http("b")]]), join("j", ["a", "b"])] });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.value.tasks[0]!.forkTasks!.map((branch) => branch.map((task) => task.taskReferenceName))).toEqual([["a"], ["b"]]);
+    expect(result.value.tasks[1]!.joinOn).toEqual(["a", "b"]);
+  });
+
+  it("refuses a fork without a JOIN after it, a JOIN without a fork before it, and a joinOn outside the fork", () => {
+    expect(errors([fork("f", [[http("a")]]), http("x")])).toEqual(["tasks[0]: a FORK_JOIN must be followed directly by a JOIN task (in the same list), which waits for its branches"]);
+    expect(errors([http("x"), join("j", [])])).toEqual(["tasks[1]: a JOIN must come directly after the FORK_JOIN whose branches it waits for"]);
+    expect(errors([http("x"), fork("f", [[http("a")]]), join("j", ["a", "x"])])).toEqual([
+      'tasks[2].joinOn[1]: joinOn names "x", which is not a task in the branches of the FORK_JOIN before this JOIN',
+    ]);
+  });
+
+  it("refuses empty or malformed branches and joinOn entries, and checks the tasks inside branches", () => {
+    expect(errors([{ ...fork("f", []) }, join("j", [])])).toEqual([expect.stringMatching(/^tasks\[0\]\.forkTasks: forkTasks must be a non-empty list of branches/)]);
+    expect(errors([fork("f", [[http("a")], []]), join("j", [])])).toEqual([expect.stringMatching(/^tasks\[0\]\.forkTasks\[1\]: each branch must be a non-empty list of tasks/)]);
+    expect(errors([fork("f", [[{ name: "a", taskReferenceName: "a", type: "HTTP", inputParameters: { method: "GET" } }]]), join("j", [])])).toEqual([
+      expect.stringMatching(/^tasks\[0\]\.forkTasks\[0\]\[0\]\.inputParameters\.uri: uri is required/),
+    ]);
+    expect(errors([fork("f", [[http("a")]]), { ...join("j", []), joinOn: "a" }])).toEqual([expect.stringMatching(/^tasks\[1\]\.joinOn: joinOn must be a list/)]);
+    // Inside a branch, the pairing rule holds too.
+    expect(errors([fork("f", [[fork("g", [[http("a")]]), http("b")]]), join("j", [])])).toEqual([expect.stringMatching(/^tasks\[0\]\.forkTasks\[0\]\[0\]: a FORK_JOIN must be followed directly by a JOIN/)]);
+  });
+
+  it("keeps reference names unique across branches and counts branch tasks toward the task limit", () => {
+    expect(errors([fork("f", [[http("a")], [http("a")]]), join("j", [])])).toEqual([expect.stringMatching(/^tasks\[0\]\.forkTasks\[1\]\[0\]\.taskReferenceName: taskReferenceName "a" is already used by tasks\[0\]\.forkTasks\[0\]\[0\]/)]);
+    const many = Array.from({ length: 200 }, (_, index) => [http(`t${index}`)]);
+    expect(errors([fork("f", many), join("j", [])])).toEqual([expect.stringMatching(/^tasks: a workflow definition may hold at most 200 tasks \(counting those inside SWITCH and FORK_JOIN branches\), but this one has 202/)]);
+  });
+
+  it("accepts what the official client's fork builders produce", () => {
+    const branches = [[clientHttpTask("c_a", { uri: "https://example.com/a", method: "GET" })], [clientHttpTask("c_b", { uri: "https://example.com/b", method: "GET" })]];
+    const built = new ConductorWorkflow(undefined as never, "client_forks").fork(branches).toWorkflowDef();
+    expect(validateWorkflowDef({ ...built, tasks: built.tasks }).ok).toBe(true);
+    const [forkPart, joinPart] = forkTaskJoin("f2", [clientHttpTask("c_c", { uri: "https://example.com/c", method: "GET" })]);
+    expect(errors([forkPart, { ...joinPart, taskReferenceName: "f2_join" }])).toEqual([]);
+    expect(errors([clientForkTask("f3", [clientHttpTask("c_d", { uri: "https://example.com/d", method: "GET" })]), clientJoinTask("f3_join", ["c_d"])])).toEqual([]);
+  });
+});
