@@ -15,6 +15,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `ANY /count/<key>…`    → 200 {key, n}; n counts hits per key (`?delay=N` answers after N ms)
  *  - `ANY /flaky/<key>?fail=N` → 503 for the first N hits of that key, then 200 {key, n}
  *  - `GET /hits/<key>`      → {hits} for that key (not counted)
+ *  - `ANY /meet/<key>?parties=N` → holds each request until N requests of that key have arrived, then answers them all
+ *    200 {key, met: true}; one left waiting 5 s answers {key, met: false}. Proves calls ran side by side.
  *  - `GET /jwks.json`       → the JSON Web Key Set given (a local OAuth issuer's public keys)
  *  - `ANY /redirect?to=<url>&status=302` → a redirect there (to itself without `to`)
  *  - `GET /headers?<name>=<value>…` → 200 with each query parameter as a response header
@@ -32,6 +34,7 @@ function echoedHeaders(req: IncomingMessage): Record<string, string | string[] |
 export function createTargetServer(options: { jwks?: unknown } = {}): Server {
   const hits = new Map<string, number>();
   const hangs = new Set<ServerResponse>();
+  const meetings = new Map<string, Array<() => void>>();
   const count = (key: string) => {
     const n = (hits.get(key) ?? 0) + 1;
     hits.set(key, n);
@@ -97,6 +100,25 @@ export function createTargetServer(options: { jwks?: unknown } = {}): Server {
           return json(res, 200, {});
         case "jwks.json":
           return json(res, options.jwks ? 200 : 404, options.jwks ?? { error: "no JWKS" });
+        case "meet": {
+          const key = segments[1] ?? "";
+          count(key);
+          const waiting = meetings.get(key) ?? [];
+          meetings.set(key, waiting);
+          const timer = setTimeout(() => {
+            meetings.set(key, (meetings.get(key) ?? []).filter((release) => release !== met));
+            json(res, 200, { key, met: false });
+          }, 5_000);
+          const met = () => {
+            clearTimeout(timer);
+            json(res, 200, { key, met: true });
+          };
+          waiting.push(met);
+          if (waiting.length < Number(url.searchParams.get("parties") ?? 2)) return;
+          meetings.delete(key);
+          for (const release of waiting) release();
+          return;
+        }
         case "hits":
           return json(res, 200, { hits: hits.get(segments[1] ?? "") ?? 0 });
         default:
