@@ -49,13 +49,6 @@ class FakeNode {
     this.childNodes.push(child);
     return child;
   }
-  removeChild(child: FakeNode): FakeNode {
-    this.childNodes.splice(this.childNodes.indexOf(child), 1);
-    return child;
-  }
-  get firstChild(): FakeNode | null {
-    return this.childNodes[0] ?? null;
-  }
   get textContent(): string {
     return this.childNodes.map((child) => child.textContent).join("");
   }
@@ -70,7 +63,6 @@ class FakeText extends FakeNode {
 }
 class FakeElement extends FakeNode {
   className = "";
-  readonly style: Record<string, string> = {};
   private readonly attributes = new Map<string, string>();
   private readonly listeners: Array<[string, () => void]> = [];
   constructor(readonly tagName: string) {
