@@ -3,14 +3,19 @@ import { formatDuration, h, statusBadge } from "./dom.js";
 
 /**
  * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown>,
- *   evaluatorType?: string, expression?: string, decisionCases?: Record<string, WorkflowTask[]>, defaultCase?: WorkflowTask[] }} WorkflowTask
+ *   evaluatorType?: string, expression?: string, decisionCases?: Record<string, WorkflowTask[]>, defaultCase?: WorkflowTask[],
+ *   forkTasks?: WorkflowTask[][], joinOn?: string[] }} WorkflowTask
  * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
  *   subWorkflowId?: string, retried?: boolean, workflowTask?: { type?: string, name?: string }, workerId?: string, domain?: string, outputData?: Record<string, unknown> }} Task
- * @typedef {{ definitionTask: WorkflowTask, instances: Task[], branches?: Branch[], notTaken?: boolean }} Step
- *   `branches`: a SWITCH's, cases in the order written, then the default; `notTaken`: the step lies in a branch its
- *   SWITCH did not take (or inside such a branch), so it will not run.
+ * @typedef {{ definitionTask: WorkflowTask, instances: Task[], branches?: Branch[], forkBranches?: ForkBranch[], notTaken?: boolean, waitingOn?: string[] }} Step
+ *   `branches`: a SWITCH's, cases in the order written, then the default; `forkBranches`: a FORK_JOIN's, in the
+ *   order written; `notTaken`: the step lies in a branch its SWITCH did not take (or inside such a branch, a fork's
+ *   included), so it will not run; `waitingOn`: for a waiting JOIN, the tasks of its `joinOn` that have not ended
+ *   well yet.
  * @typedef {{ caseValue: string | null, taken: boolean | null, steps: Step[] }} Branch
  *   `caseValue` null for the defaultCase; `taken` null while the SWITCH has not decided.
+ * @typedef {{ steps: Step[], notTaken: boolean }} ForkBranch
+ *   Every branch of a fork runs; `notTaken` when the fork itself lies in a SWITCH branch not taken.
  */
 
 /**
@@ -59,14 +64,30 @@ export function systemTaskNote(definitionTask) {
     }
     case "TERMINATE":
       return typeof input["terminationStatus"] === "string" ? `ends the workflow ${input["terminationStatus"]}` : "ends the workflow";
+    case "FORK_JOIN": {
+      const count = definitionTask.forkTasks?.length ?? 0;
+      return count === 1 ? "runs 1 branch" : `runs ${count} branches in parallel`;
+    }
+    case "JOIN":
+      // Every name: which branch tasks the JOIN waits for is the point of the step.
+      return waitsFor(definitionTask.joinOn ?? []);
     default:
       return null;
   }
 }
 
 /**
+ * What a JOIN waits for, in words; with no task (an empty `joinOn`) it completes at once.
+ * @param {string[]} refs
+ */
+function waitsFor(refs) {
+  return refs.length === 0 ? "waits for nothing" : `waits for ${refs.join(", ")}`;
+}
+
+/**
  * The workflow's steps in definition order, each with its task instances (retries are further instances); a
- * SWITCH's steps carry its branches, each with its own steps and whether the SWITCH took it.
+ * SWITCH's steps carry its branches, each with its own steps and whether the SWITCH took it; a FORK_JOIN's its
+ * branches, each with its own steps.
  * @param {WorkflowTask[]} definitionTasks
  * @param {Task[]} [tasks]
  * @returns {Step[]}
@@ -88,7 +109,26 @@ function stepsWithin(definitionTasks, tasks, reachable) {
     const step = { definitionTask, instances };
     if (!reachable) step.notTaken = true;
     if (definitionTask.type === "SWITCH") step.branches = branchesOf(definitionTask, instances.at(-1), tasks, reachable);
+    if (definitionTask.type === "FORK_JOIN") {
+      step.forkBranches = (definitionTask.forkTasks ?? []).map((list) => ({ steps: stepsWithin(list, tasks, reachable), notTaken: !reachable }));
+    }
+    if (definitionTask.type === "JOIN" && instances.at(-1)?.status === "IN_PROGRESS") step.waitingOn = notEndedWell(definitionTask.joinOn ?? [], tasks);
     return step;
+  });
+}
+
+/** The statuses a JOIN takes as a task's good end (an optional task's failure and a skip included, as Conductor's). */
+const ENDED_WELL = new Set(["COMPLETED", "COMPLETED_WITH_ERRORS", "SKIPPED"]);
+
+/**
+ * The reference names among `refs` whose latest instance has not ended well (or that have none yet).
+ * @param {string[]} refs
+ * @param {Task[]} tasks
+ */
+function notEndedWell(refs, tasks) {
+  return refs.filter((ref) => {
+    const latest = tasks.findLast((task) => task.referenceTaskName === ref);
+    return !latest || !ENDED_WELL.has(latest.status);
   });
 }
 
@@ -141,13 +181,13 @@ function caseOf(evaluationResult) {
 }
 
 /**
- * Every step, those inside SWITCH branches included, in definition order (a SWITCH, its branches' steps, then
- * what follows it).
+ * Every step, those inside SWITCH and FORK_JOIN branches included, in definition order (a SWITCH or FORK_JOIN, its
+ * branches' steps, then what follows it).
  * @param {Step[]} steps
  * @returns {Step[]}
  */
 export function allSteps(steps) {
-  return steps.flatMap((step) => [step, ...(step.branches ?? []).flatMap((branch) => allSteps(branch.steps))]);
+  return steps.flatMap((step) => [step, ...[...(step.branches ?? []), ...(step.forkBranches ?? [])].flatMap((branch) => allSteps(branch.steps))]);
 }
 
 /**
@@ -161,9 +201,10 @@ export function allSteps(steps) {
  * A diagram of a workflow: start, each step in sequence (coloured by the status of its latest instance), end.
  * Steps are buttons, so the diagram is usable by keyboard; a SUB_WORKFLOW step links to its child and can show
  * the child's own diagram nested inside it; a SIMPLE step says whether it waits for a worker's poll or which worker
- * took it; a system step (WAIT, SET_VARIABLE, TERMINATE) says what it does; a SWITCH step shows its expression and
- * its branches, each labelled with its case, the one it took and those it did not said in words (not only by their
- * look).
+ * took it; a system step (WAIT, SET_VARIABLE, TERMINATE, FORK_JOIN, JOIN) says what it does; a SWITCH step shows
+ * its expression and its branches, each labelled with its case, the one it took and those it did not said in words
+ * (not only by their look); a FORK_JOIN step shows its branches, numbered; a waiting JOIN says which of its tasks
+ * it still waits for.
  * @param {Step[]} steps
  * @param {DiagramOptions} [options]
  */
@@ -203,6 +244,7 @@ function node(step, options) {
   const extra = [];
   const waitingFor = workerNote(definitionTask, latest) ?? systemTaskNote(definitionTask);
   if (waitingFor) extra.push(h("span", { className: "node-note" }, waitingFor));
+  if (step.waitingOn && step.waitingOn.length > 0) extra.push(h("span", { className: "node-note join-pending" }, `still waiting for ${step.waitingOn.join(", ")}`));
   if (definitionTask.type === "SUB_WORKFLOW") {
     const childName = definitionTask.subWorkflowParam?.name ?? definitionTask.inputParameters?.["subWorkflowParam"];
     if (childId) {
@@ -213,6 +255,7 @@ function node(step, options) {
     }
   }
   if (step.branches) extra.push(switchExpression(definitionTask), switchBranches(definitionTask, step.branches, options));
+  if (step.forkBranches) extra.push(forkBranches(definitionTask, step.forkBranches, options));
   return h("li", { className: `node${selected ? " selected" : ""}` }, body, extra);
 }
 
@@ -253,6 +296,29 @@ function switchBranches(definitionTask, branches, options) {
         branch.steps.length > 0
           ? h("ol", { className: "diagram", "aria-label": `Steps of ${definitionTask.taskReferenceName}, ${name}` }, branch.steps.map((step) => node(step, options)))
           : h("p", { className: "empty" }, caseText === null ? "No tasks: the workflow goes on after the SWITCH." : "No tasks: this case runs the default branch."));
+    }));
+}
+
+/**
+ * A FORK_JOIN's branches side by side (stacked where there is no room), as a SWITCH's are: each a numbered sequence
+ * of its steps. All of them run, so none is marked unless the fork lies in a SWITCH branch not taken.
+ * @param {WorkflowTask} definitionTask
+ * @param {ForkBranch[]} branches
+ * @param {DiagramOptions} options
+ * @returns {HTMLUListElement}
+ */
+function forkBranches(definitionTask, branches, options) {
+  return h("ul", { className: "fork-branches", "aria-label": `Branches of ${definitionTask.taskReferenceName}` },
+    branches.map((branch, index) => {
+      const name = `branch ${index + 1}`;
+      return h("li", { className: `branch${branch.notTaken ? " not-taken" : ""}`, "data-branch": String(index + 1) },
+        h("p", { className: "branch-label" },
+          h("span", { className: "branch-case" }, name),
+          branch.notTaken ? [" ", h("span", { className: "branch-state badge status-NOT_STARTED" }, "not taken")] : null),
+        // A valid definition has no empty branch; one still gets a line rather than a blank box.
+        branch.steps.length > 0
+          ? h("ol", { className: "diagram", "aria-label": `Steps of ${definitionTask.taskReferenceName}, ${name}` }, branch.steps.map((step) => node(step, options)))
+          : h("p", { className: "empty" }, "No tasks."));
     }));
 }
 

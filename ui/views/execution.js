@@ -148,7 +148,7 @@ export async function renderExecution(container, params, context, workflowId = "
 
   /**
    * @param {Workflow} current @param {boolean} admin
-   * @param {import("../lib/diagram.js").Step | undefined} selected the selected step, wherever it is (inside a SWITCH branch too)
+   * @param {import("../lib/diagram.js").Step | undefined} selected the selected step, wherever it is (inside a SWITCH or FORK_JOIN branch too, nested ones included)
    */
   function renderTask(current, admin, selected) {
     if (!selectedRef || !selected) {

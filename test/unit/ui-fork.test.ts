@@ -1,0 +1,318 @@
+// The web UI's diagram of FORK_JOIN and JOIN tasks (ui/lib/diagram.js, a plain ES module run in Node): the steps it
+// builds from a definition and an execution, and the elements it draws, on a stand-in document just big enough for
+// ui/lib/dom.js's builder.
+import { afterAll, describe, expect, it, vi } from "vitest";
+
+interface WorkflowTask {
+  name?: string;
+  taskReferenceName: string;
+  type: string;
+  inputParameters?: Record<string, unknown>;
+  evaluatorType?: string;
+  expression?: string;
+  decisionCases?: Record<string, WorkflowTask[]>;
+  defaultCase?: WorkflowTask[];
+  forkTasks?: WorkflowTask[][];
+  joinOn?: string[];
+}
+interface Task {
+  taskId: string;
+  referenceTaskName: string;
+  taskType: string;
+  status: string;
+  seq: number;
+  startTime: number;
+  endTime: number;
+  scheduledTime: number;
+  workflowTask: WorkflowTask;
+  outputData: Record<string, unknown>;
+}
+interface Step {
+  definitionTask: WorkflowTask;
+  instances: Task[];
+  branches?: Array<{ caseValue: string | null; taken: boolean | null; steps: Step[] }>;
+  forkBranches?: Array<{ steps: Step[]; notTaken: boolean }>;
+  notTaken?: boolean;
+  waitingOn?: string[];
+}
+interface DiagramModule {
+  stepsOf(definitionTasks: WorkflowTask[], tasks?: Task[]): Step[];
+  allSteps(steps: Step[]): Step[];
+  diagram(steps: Step[], options?: { onSelect?: (step: Step) => void; selectedRef?: string }): FakeElement;
+  systemTaskNote(definitionTask: WorkflowTask): string | null;
+}
+
+/** A node of the stand-in document: children and text, nothing else. */
+class FakeNode {
+  readonly childNodes: FakeNode[] = [];
+  appendChild(child: FakeNode): FakeNode {
+    this.childNodes.push(child);
+    return child;
+  }
+  get textContent(): string {
+    return this.childNodes.map((child) => child.textContent).join("");
+  }
+}
+class FakeText extends FakeNode {
+  constructor(readonly data: string) {
+    super();
+  }
+  override get textContent(): string {
+    return this.data;
+  }
+}
+class FakeElement extends FakeNode {
+  className = "";
+  private readonly attributes = new Map<string, string>();
+  private readonly listeners: Array<[string, () => void]> = [];
+  constructor(readonly tagName: string) {
+    super();
+  }
+  setAttribute(name: string, value: string): void {
+    this.attributes.set(name, value);
+  }
+  getAttribute(name: string): string | null {
+    return this.attributes.get(name) ?? null;
+  }
+  addEventListener(type: string, listener: () => void): void {
+    this.listeners.push([type, listener]);
+  }
+  click(): void {
+    for (const [type, listener] of this.listeners) if (type === "click") listener();
+  }
+  hasClass(name: string): boolean {
+    return this.className.split(" ").includes(name);
+  }
+  get children(): FakeElement[] {
+    return this.childNodes.filter((child): child is FakeElement => child instanceof FakeElement);
+  }
+  /** Every element below this one, depth first, in document order. */
+  descendants(): FakeElement[] {
+    return this.children.flatMap((child) => [child, ...child.descendants()]);
+  }
+}
+
+vi.stubGlobal("Node", FakeNode);
+vi.stubGlobal("document", { createElement: (tag: string) => new FakeElement(tag), createTextNode: (data: string) => new FakeText(data) });
+afterAll(() => void vi.unstubAllGlobals());
+
+// By URL: the module is plain JavaScript without type declarations, so TypeScript must not resolve it.
+const { allSteps, diagram, stepsOf, systemTaskNote } = (await import(/* @vite-ignore */ new URL("../../ui/lib/diagram.js", import.meta.url).href)) as DiagramModule;
+
+const http = (ref: string): WorkflowTask => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri: "https://example.com" } });
+const fork = (ref: string, forkTasks: WorkflowTask[][]): WorkflowTask => ({ name: ref, taskReferenceName: ref, type: "FORK_JOIN", inputParameters: {}, forkTasks });
+const join = (ref: string, joinOn: string[]): WorkflowTask => ({ name: ref, taskReferenceName: ref, type: "JOIN", joinOn });
+const switchOn = (ref: string, decisionCases: Record<string, WorkflowTask[]>, defaultCase: WorkflowTask[] = []): WorkflowTask => ({
+  name: ref, taskReferenceName: ref, type: "SWITCH", evaluatorType: "value-param", expression: "kind", inputParameters: { kind: "${workflow.input.kind}" }, decisionCases, defaultCase,
+});
+
+/** An execution's task list, in the order given (the service's scheduling order), as the API returns it. */
+function execution(definitionTasks: WorkflowTask[], instances: Array<[ref: string, status: string, outputData?: Record<string, unknown>]>): Task[] {
+  const byRef = new Map<string, WorkflowTask>();
+  const index = (list: WorkflowTask[]): void => {
+    for (const task of list) {
+      byRef.set(task.taskReferenceName, task);
+      for (const branch of [...Object.values(task.decisionCases ?? {}), task.defaultCase ?? [], ...(task.forkTasks ?? [])]) index(branch);
+    }
+  };
+  index(definitionTasks);
+  return instances.map(([ref, status, outputData = {}], seq) => {
+    const workflowTask = byRef.get(ref);
+    if (!workflowTask) throw new Error(`no task ${ref} in the definition`);
+    const ended = !["SCHEDULED", "IN_PROGRESS"].includes(status);
+    return { taskId: `t${seq}`, referenceTaskName: ref, taskType: workflowTask.type, status, seq: seq + 1, startTime: 1000 + seq, endTime: ended ? 2000 + seq : 0, scheduledTime: 1000 + seq, workflowTask, outputData };
+  });
+}
+
+const refsOf = (steps: Step[]) => steps.map((step) => step.definitionTask.taskReferenceName);
+const statusOf = (step: Step) => step.instances.at(-1)?.status ?? "NOT_STARTED";
+const stepNamed = (steps: Step[], ref: string): Step => {
+  const found = allSteps(steps).find((step) => step.definitionTask.taskReferenceName === ref);
+  if (!found) throw new Error(`no step ${ref}`);
+  return found;
+};
+
+/** The list of a FORK_JOIN's (or SWITCH's) branches in a drawn diagram, by the name a screen reader reads. */
+function branchList(root: FakeElement, ref: string): FakeElement {
+  const list = root.descendants().find((element) => element.tagName === "ul" && element.getAttribute("aria-label") === `Branches of ${ref}`);
+  if (!list) throw new Error(`no branches of ${ref}`);
+  return list;
+}
+/** A branch's label, and the reference names and statuses of its steps (not those of nested branches). */
+function describeBranch(branch: FakeElement) {
+  const label = branch.children.find((child) => child.hasClass("branch-label"));
+  const steps = branch.children.find((child) => child.tagName === "ol");
+  const bodies = (steps?.children ?? []).map((item) => item.children[0]!);
+  return {
+    label: label?.textContent,
+    stepsLabel: steps?.getAttribute("aria-label"),
+    steps: bodies.map((body) => `${body.getAttribute("data-ref")}:${body.getAttribute("data-status")}`),
+  };
+}
+/** The step button of a reference name in a drawn diagram. */
+function buttonOf(root: FakeElement, ref: string): FakeElement {
+  const body = root.descendants().find((element) => element.tagName === "button" && element.getAttribute("data-ref") === ref);
+  if (!body) throw new Error(`no step button ${ref}`);
+  return body;
+}
+/** The notes under a step, as text. */
+const notesOf = (root: FakeElement, ref: string): string[] =>
+  findItem(root, ref).children.filter((child) => child.hasClass("node-note")).map((note) => note.textContent);
+/** The list item of a step in a drawn diagram. */
+function findItem(root: FakeElement, ref: string): FakeElement {
+  const item = root.descendants().find((element) => element.tagName === "li" && element.children[0]?.getAttribute("data-ref") === ref);
+  if (!item) throw new Error(`no step ${ref}`);
+  return item;
+}
+
+/** Two branches, the first of two tasks, then a JOIN on each branch's last task, then one more task. */
+const ORDER_DEFINITION: WorkflowTask[] = [
+  http("prepare"),
+  fork("fan_out", [[http("charge"), http("receipt")], [http("reserve")]]),
+  join("fan_in", ["receipt", "reserve"]),
+  http("ship"),
+];
+
+describe("the UI and FORK_JOIN tasks", () => {
+  it("says what a FORK_JOIN and a JOIN do, from their definitions", () => {
+    expect(systemTaskNote(fork("f", [[http("a")], [http("b")], [http("c")]]))).toBe("runs 3 branches in parallel");
+    expect(systemTaskNote(fork("f", [[http("a")]]))).toBe("runs 1 branch");
+    expect(systemTaskNote(join("j", ["a", "b"]))).toBe("waits for a, b");
+    expect(systemTaskNote(join("j", []))).toBe("waits for nothing");
+    // A JOIN's list is its point: every name shows, however many there are (unlike SET_VARIABLE's).
+    expect(systemTaskNote(join("j", ["a", "b", "c", "d", "e"]))).toBe("waits for a, b, c, d, e");
+  });
+
+  it("gives a definition's fork its branches in the order written, none run and none marked not taken", () => {
+    const steps = stepsOf(ORDER_DEFINITION);
+    expect(refsOf(steps)).toEqual(["prepare", "fan_out", "fan_in", "ship"]);
+    const forkStep = steps[1]!;
+    expect(forkStep.forkBranches?.map((branch) => refsOf(branch.steps))).toEqual([["charge", "receipt"], ["reserve"]]);
+    expect(forkStep.forkBranches?.map((branch) => branch.notTaken)).toEqual([false, false]);
+    expect(allSteps(steps).some((step) => step.notTaken)).toBe(false);
+    expect(steps[2]!.waitingOn).toBeUndefined();
+
+    const drawn = diagram(steps);
+    expect(branchList(drawn, "fan_out").children.map(describeBranch)).toEqual([
+      { label: "branch 1", stepsLabel: "Steps of fan_out, branch 1", steps: ["charge:NOT_STARTED", "receipt:NOT_STARTED"] },
+      { label: "branch 2", stepsLabel: "Steps of fan_out, branch 2", steps: ["reserve:NOT_STARTED"] },
+    ]);
+    expect(notesOf(drawn, "fan_out")).toEqual(["runs 2 branches in parallel"]);
+    expect(notesOf(drawn, "fan_in")).toEqual(["waits for receipt, reserve"]);
+  });
+
+  it("shows each branch task's own status while branches run side by side, and which tasks a waiting JOIN still waits for", () => {
+    // Scheduling order, not branch order: the fork, its JOIN, then the branch tasks as they came.
+    const tasks = execution(ORDER_DEFINITION, [
+      ["prepare", "COMPLETED"], ["fan_out", "COMPLETED"], ["fan_in", "IN_PROGRESS"], ["charge", "COMPLETED"], ["reserve", "IN_PROGRESS"], ["receipt", "SCHEDULED"],
+    ]);
+    const steps = stepsOf(ORDER_DEFINITION, tasks);
+    const [, forkStep, joinStep] = steps;
+    expect(forkStep!.forkBranches?.map((branch) => branch.steps.map((step) => `${step.definitionTask.taskReferenceName}:${statusOf(step)}`)))
+      .toEqual([["charge:COMPLETED", "receipt:SCHEDULED"], ["reserve:IN_PROGRESS"]]);
+    expect(joinStep!.waitingOn).toEqual(["receipt", "reserve"]);
+
+    const drawn = diagram(steps);
+    expect(branchList(drawn, "fan_out").children.map(describeBranch).map((branch) => branch.steps)).toEqual([["charge:COMPLETED", "receipt:SCHEDULED"], ["reserve:IN_PROGRESS"]]);
+    // All branches run: none is labelled taken or not.
+    expect(drawn.descendants().filter((element) => element.hasClass("branch-state"))).toEqual([]);
+    expect(branchList(drawn, "fan_out").children.map((branch) => branch.className)).toEqual(["branch", "branch"]);
+    expect(buttonOf(drawn, "fan_in").getAttribute("data-status")).toBe("IN_PROGRESS");
+    expect(notesOf(drawn, "fan_in")).toEqual(["waits for receipt, reserve", "still waiting for receipt, reserve"]);
+
+    // One branch done (an optional task's failure counts as done, as for Conductor's JOIN): it waits for the other only.
+    const later = stepsOf(ORDER_DEFINITION, execution(ORDER_DEFINITION, [
+      ["prepare", "COMPLETED"], ["fan_out", "COMPLETED"], ["fan_in", "IN_PROGRESS"], ["charge", "COMPLETED"], ["reserve", "COMPLETED_WITH_ERRORS"], ["receipt", "IN_PROGRESS"],
+    ]));
+    expect(later[2]!.waitingOn).toEqual(["receipt"]);
+
+    // Once the JOIN completed, it waits for nothing more.
+    const done = stepsOf(ORDER_DEFINITION, execution(ORDER_DEFINITION, [
+      ["prepare", "COMPLETED"], ["fan_out", "COMPLETED"], ["fan_in", "COMPLETED", { receipt: {}, reserve: {} }], ["charge", "COMPLETED"], ["reserve", "COMPLETED"], ["receipt", "COMPLETED"],
+    ]));
+    expect(done[2]!.waitingOn).toBeUndefined();
+    expect(notesOf(diagram(done), "fan_in")).toEqual(["waits for receipt, reserve"]);
+  });
+
+  it("finds a branch task by its reference name and makes it a selectable step like any other", () => {
+    const tasks = execution(ORDER_DEFINITION, [["prepare", "COMPLETED"], ["fan_out", "COMPLETED"], ["fan_in", "IN_PROGRESS"], ["charge", "IN_PROGRESS"], ["reserve", "SCHEDULED"]]);
+    const steps = stepsOf(ORDER_DEFINITION, tasks);
+    // The execution page looks up the selected step this way (ui/views/execution.js, renderTask).
+    const reserve = stepNamed(steps, "reserve");
+    expect(reserve.instances.map((task) => task.taskId)).toEqual(["t4"]);
+    expect(reserve.notTaken).toBeUndefined();
+    expect(refsOf(allSteps(steps))).toEqual(["prepare", "fan_out", "charge", "receipt", "reserve", "fan_in", "ship"]);
+
+    const chosen: string[] = [];
+    const drawn = diagram(steps, { selectedRef: "reserve", onSelect: (step) => chosen.push(step.definitionTask.taskReferenceName) });
+    const button = buttonOf(drawn, "reserve");
+    expect(button.getAttribute("type")).toBe("button");
+    expect(button.getAttribute("aria-pressed")).toBe("true");
+    expect(buttonOf(drawn, "charge").getAttribute("aria-pressed")).toBe("false");
+    expect(findItem(drawn, "reserve").className).toBe("node selected");
+    button.click();
+    buttonOf(drawn, "receipt").click();
+    expect(chosen).toEqual(["reserve", "receipt"]);
+  });
+
+  it("marks a fork's branches and their steps not taken inside a SWITCH branch not taken, and runs them inside the one taken", () => {
+    const definition: WorkflowTask[] = [
+      switchOn("route", {
+        split: [fork("inner_fork", [[http("left")], [switchOn("deep", { x: [http("deep_x")] })]]), join("inner_join", ["left"])],
+      }, [http("single")]),
+    ];
+    const notTaken = stepsOf(definition, execution(definition, [["route", "COMPLETED", { evaluationResult: ["other"] }], ["single", "COMPLETED"]]));
+    const forkStep = stepNamed(notTaken, "inner_fork");
+    expect(forkStep.notTaken).toBe(true);
+    expect(forkStep.forkBranches?.map((branch) => branch.notTaken)).toEqual([true, true]);
+    expect(["left", "deep", "deep_x", "inner_join"].map((ref) => stepNamed(notTaken, ref).notTaken)).toEqual([true, true, true, true]);
+    expect(stepNamed(notTaken, "single").notTaken).toBeUndefined();
+    const drawnNotTaken = diagram(notTaken);
+    expect(branchList(drawnNotTaken, "inner_fork").children.map((branch) => [branch.className, describeBranch(branch).label]))
+      .toEqual([["branch not-taken", "branch 1 not taken"], ["branch not-taken", "branch 2 not taken"]]);
+
+    const taken = stepsOf(definition, execution(definition, [
+      ["route", "COMPLETED", { evaluationResult: ["split"] }], ["inner_fork", "COMPLETED"], ["inner_join", "IN_PROGRESS"], ["left", "IN_PROGRESS"], ["deep", "COMPLETED", { evaluationResult: ["x"] }], ["deep_x", "SCHEDULED"],
+    ]));
+    expect(stepNamed(taken, "inner_fork").forkBranches?.map((branch) => branch.notTaken)).toEqual([false, false]);
+    expect(allSteps(taken).filter((step) => step.notTaken).map((step) => step.definitionTask.taskReferenceName)).toEqual(["single"]);
+    expect(statusOf(stepNamed(taken, "deep_x"))).toBe("SCHEDULED");
+    const drawnTaken = diagram(taken);
+    expect(branchList(drawnTaken, "inner_fork").children.map(describeBranch)).toEqual([
+      { label: "branch 1", stepsLabel: "Steps of inner_fork, branch 1", steps: ["left:IN_PROGRESS"] },
+      { label: "branch 2", stepsLabel: "Steps of inner_fork, branch 2", steps: ["deep:COMPLETED"] },
+    ]);
+  });
+
+  it("draws a SWITCH inside a fork branch with the case it took, and a fork inside a fork", () => {
+    const definition: WorkflowTask[] = [
+      fork("outer", [
+        [switchOn("pick", { a: [http("pick_a")], b: [http("pick_b")] })],
+        [fork("inner", [[http("i1")], [http("i2")]]), join("inner_join", ["i1", "i2"])],
+      ]),
+      join("outer_join", ["pick", "inner_join"]),
+    ];
+    const tasks = execution(definition, [
+      ["outer", "COMPLETED"], ["outer_join", "IN_PROGRESS"], ["pick", "COMPLETED", { evaluationResult: ["b"] }], ["inner", "COMPLETED"],
+      ["inner_join", "IN_PROGRESS"], ["pick_b", "COMPLETED"], ["i1", "FAILED"], ["i2", "FAILED"], ["i1", "COMPLETED"], ["i2", "IN_PROGRESS"],
+    ]);
+    const steps = stepsOf(definition, tasks);
+    expect(stepNamed(steps, "pick").branches?.map((branch) => [branch.caseValue, branch.taken])).toEqual([["a", false], ["b", true], [null, false]]);
+    expect(stepNamed(steps, "pick_a").notTaken).toBe(true);
+    expect(stepNamed(steps, "pick_b").notTaken).toBeUndefined();
+    // Retried branch tasks: each failed attempt stays an instance; the JOIN goes by the latest, so it waits for i2's retry only.
+    expect(stepNamed(steps, "i1").instances.map((task) => task.status)).toEqual(["FAILED", "COMPLETED"]);
+    expect(stepNamed(steps, "i2").instances.map((task) => task.status)).toEqual(["FAILED", "IN_PROGRESS"]);
+    expect(stepNamed(steps, "inner_join").waitingOn).toEqual(["i2"]);
+    expect(stepNamed(steps, "outer_join").waitingOn).toEqual(["inner_join"]);
+
+    const drawn = diagram(steps);
+    expect(branchList(drawn, "outer").children.map(describeBranch)).toEqual([
+      { label: "branch 1", stepsLabel: "Steps of outer, branch 1", steps: ["pick:COMPLETED"] },
+      { label: "branch 2", stepsLabel: "Steps of outer, branch 2", steps: ["inner:COMPLETED", "inner_join:IN_PROGRESS"] },
+    ]);
+    expect(branchList(drawn, "inner").children.map(describeBranch).map((branch) => branch.steps)).toEqual([["i1:COMPLETED"], ["i2:IN_PROGRESS"]]);
+    expect(branchList(drawn, "pick").children.map((branch) => describeBranch(branch).label)).toEqual(["case a not taken", "case b taken", "default not taken"]);
+    expect(notesOf(drawn, "outer_join")).toEqual(["waits for pick, inner_join", "still waiting for inner_join"]);
+  });
+});
