@@ -14,7 +14,10 @@ import {
   OrkesClients,
   TaskHandler,
   TaskManager,
+  forkTask,
+  forkTaskJoin,
   httpTask,
+  joinTask,
   noopLogger,
   orkesConductorClient,
   setVariableTask,
@@ -357,6 +360,80 @@ describe("the official Conductor TypeScript client", () => {
     expect(Object.keys(stored.tasks[0]!.decisionCases ?? {})).toEqual(["fast", "slow"]);
     expect(await target.hits(`switch-fast-${suffix}`)).toBe(0);
     expect([await target.hits(`switch-slow_a-${suffix}`), await target.hits(`switch-other-${suffix}`), await target.hits(`switch-after-${suffix}`)]).toEqual([1, 1, 2]);
+  });
+
+  it("a ConductorWorkflow's fork() runs its branches side by side, its JOIN gives each branch's last task's output by reference name, and a later task reads it", async () => {
+    const fanned = new ConductorWorkflow(executor, `client_fork_${suffix}`);
+    // Both branches' first calls go to /meet, which answers only once both are there: met is true only if they overlapped.
+    const meet = (ref: string) => httpTask(ref, { uri: target.url(`/meet/fork-${suffix}?parties=2`), method: "GET" });
+    fanned
+      .fork([
+        [meet("left"), httpTask("left_b", { uri: target.url("/echo?met=${left.output.response.body.met}"), method: "GET" })],
+        [meet("right")],
+      ])
+      .add(httpTask("after", { uri: target.url(`/echo/fork-after-${suffix}`), method: "POST", body: { left: "${__join_1.output.left_b.response.body.query.met}", right: "${__join_1.output.right.response.body.met}" } }))
+      .outputParameters({ joined: "${__join_1.output}" });
+    await fanned.register(true);
+    const stored = await metadata.getWorkflowDef(`client_fork_${suffix}`);
+    expect(stored.tasks.map((task) => [task.taskReferenceName, task.type])).toEqual([["__fork_1", "FORK_JOIN"], ["__join_1", "JOIN"], ["after", "HTTP"]]);
+    expect(stored.tasks[0]!.forkTasks?.map((branch) => branch.map((task) => task.taskReferenceName))).toEqual([["left", "left_b"], ["right"]]);
+    expect(stored.tasks[1]!.joinOn).toEqual(["left_b", "right"]);
+
+    const done = await fanned.execute({});
+    expect(done.status).toBe("COMPLETED");
+    const statuses = Object.fromEntries((done.tasks ?? []).map((task) => [task.referenceTaskName, task.status]));
+    expect(statuses).toEqual({ __fork_1: "COMPLETED", left: "COMPLETED", left_b: "COMPLETED", right: "COMPLETED", __join_1: "COMPLETED", after: "COMPLETED" });
+    expect([taskOf(done, "left")!.outputData!["response"], taskOf(done, "right")!.outputData!["response"]]).toMatchObject([{ body: { met: true } }, { body: { met: true } }]);
+    const join = taskOf(done, "__join_1")!;
+    expect(join.taskType).toBe("JOIN");
+    expect(Object.keys(join.outputData ?? {}).sort()).toEqual(["left_b", "right"]);
+    expect(join.outputData).toMatchObject({ left_b: { response: { body: { query: { met: "true" } } } }, right: { response: { body: { met: true } } } });
+    expect(done.output).toEqual({ joined: join.outputData });
+    // As in Conductor, the JOIN is scheduled with the branches' first tasks; it ends after both branches, and the
+    // task after it starts once it ended, with the joined outputs as its input.
+    const order = (done.tasks ?? []).map((task) => task.referenceTaskName);
+    expect(order[0]).toBe("__fork_1");
+    expect(order.at(-1)).toBe("after");
+    expect(join.endTime).toBeGreaterThanOrEqual(Math.max(taskOf(done, "left_b")!.endTime!, taskOf(done, "right")!.endTime!));
+    expect(taskOf(done, "after")!.startTime).toBeGreaterThanOrEqual(join.endTime!);
+    expect(taskOf(done, "after")!.inputData).toMatchObject({ http_request: { body: { left: "true", right: true } } });
+    expect(await target.hits(`fork-${suffix}`)).toBe(2);
+  });
+
+  it("forkTaskJoin's JOIN (empty joinOn) passes at once while its branch still runs, forkTask and joinTask wait for the task named, and the workflow ends when every branch has", async () => {
+    const flow = new ConductorWorkflow(executor, `client_fork_builders_${suffix}`);
+    const call = (ref: string) => httpTask(ref, { uri: target.url(`/count/fork-builders-${ref}-${suffix}`), method: "GET" });
+    flow
+      // forkTaskJoin and forkTask both put the tasks they are given in ONE branch, in sequence.
+      .add(forkTaskJoin("solo", [httpTask("hold", { uri: target.url(`/count/fork-builders-hold-${suffix}`), method: "POST", body: {} }, true), call("solo_next")]))
+      .add([forkTask("pair", [call("pair_a"), call("pair_b")]), joinTask("pair_join", ["pair_b"])])
+      .add(httpTask("after", { uri: target.url(`/count/fork-builders-after-${suffix}?n=\${pair_join.output.pair_b.response.body.n}`), method: "GET" }));
+    await flow.register(true);
+    const stored = await metadata.getWorkflowDef(`client_fork_builders_${suffix}`);
+    expect(stored.tasks.map((task) => [task.taskReferenceName, task.type, task.joinOn ?? task.forkTasks?.map((branch) => branch.map((inner) => inner.taskReferenceName))])).toEqual([
+      ["solo", "FORK_JOIN", [["hold", "solo_next"]]],
+      ["solo_join_ref", "JOIN", []],
+      ["pair", "FORK_JOIN", [["pair_a", "pair_b"]]],
+      ["pair_join", "JOIN", ["pair_b"]],
+      ["after", "HTTP", undefined],
+    ]);
+
+    const started = await flow.startWorkflow({});
+    // The solo branch waits on hold, yet its JOIN waits for nothing: the rest of the workflow runs to its end.
+    const running = await taskReaches(started, "after", "COMPLETED");
+    expect(running.status).toBe("RUNNING");
+    const statusOf = (execution: Workflow, ref: string) => taskOf(execution, ref)?.status;
+    expect(["solo", "hold", "solo_next", "solo_join_ref", "pair_a", "pair_b", "pair_join"].map((ref) => statusOf(running, ref))).toEqual([
+      "COMPLETED", "IN_PROGRESS", undefined, "COMPLETED", "COMPLETED", "COMPLETED", "COMPLETED",
+    ]);
+    expect(taskOf(running, "solo_join_ref")!.outputData).toEqual({});
+    expect(Object.keys(taskOf(running, "pair_join")!.outputData ?? {})).toEqual(["pair_b"]);
+    expect(taskOf(running, "after")!.outputData).toMatchObject({ response: { body: { query: { n: "1" } } } });
+
+    await executor.updateTaskByRefName("hold", started, "COMPLETED", { by: "hand" });
+    const done = await workflowReaches(started, "COMPLETED");
+    expect(["hold", "solo_next"].map((ref) => statusOf(done, ref))).toEqual(["COMPLETED", "COMPLETED"]);
+    expect(await target.hits(`fork-builders-solo_next-${suffix}`)).toBe(1);
   });
 
   it("setVariableTask, waitTaskDuration and terminateTask from the builders run against wrangler dev, the wait woken by the object's alarm", async () => {

@@ -3,7 +3,8 @@
  * The web UI in headless Chromium against the real `wrangler dev`, as a user clicks through it: log in with an
  * API key, run a workflow whose asyncComplete HTTP task waits, complete that task by hand, follow a SIMPLE task
  * from waiting for a worker to polled and complete it by hand, see a SWITCH's branches on a definition and an
- * execution (the branch taken marked, its tasks selectable with their actions), rerun from a task,
+ * execution (the branch taken marked, its tasks selectable with their actions), a FORK_JOIN's branches side by side
+ * and what its JOIN still waits for, rerun from a task,
  * act on several executions of the list at once, register a definition with a mistake and see the error at its
  * line, and see that a read-only user is not offered what it may not do. Every page must keep a clean console.
  *
@@ -601,6 +602,76 @@ describe("web UI", () => {
     expect(page.url()).toContain("?task=escort");
     expect(admin.problems).toEqual([]);
     expect(admin.refusedLoads).toEqual([]);
+  });
+
+  it("shows a FORK_JOIN's branches side by side with their tasks' statuses, a branch task selectable with its details, and what its JOIN still waits for", async () => {
+    // A page of its own, logged in here: the test does not depend on the ones before it.
+    const watched = await openPage(browser);
+    const { page } = watched;
+    await logIn(page, adminKey);
+    const name = `${parentName}_fork`;
+    const key = target.url("/count");
+    const http = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { http_request: { uri: `${key}/${name}-${ref}`, method: "GET" } } });
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
+        tasks: [
+          { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[http("pick"), { name: "gate", taskReferenceName: "gate", type: "WAIT", inputParameters: {} }], [http("pack")]] },
+          { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", joinOn: ["gate", "pack"] },
+          http("ship"),
+        ],
+      },
+    });
+    const panel = page.locator(".diagram-panel");
+    const anyStep = (ref: string) => panel.locator(`.node-body[data-ref="${ref}"]`);
+    const notesOf = (ref: string) => anyStep(ref).locator("xpath=..").locator(":scope > .node-note").allTextContents();
+    const branches = panel.getByRole("list", { name: "Branches of fan", exact: true });
+    const branch = (number: number) => branches.locator(`:scope > .branch[data-branch="${number}"]`);
+    const refsIn = (number: number) => branch(number).locator(":scope > .diagram > .node > .node-body").evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-ref")));
+
+    // One branch waits on a WAIT task, the other has ended: the JOIN waits for the first only.
+    const started = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text.trim();
+    await page.goto(`${server.url}/#/executions/${started}`);
+    await expect.poll(() => notesOf("fan_join"), { timeout: STEP_TIMEOUT_MS }).toEqual(["waits for gate, pack", "still waiting for gate"]);
+    const statuses = () => Promise.all(["fan", "pick", "gate", "pack", "fan_join", "ship"].map((ref) => anyStep(ref).getAttribute("data-status")));
+    expect(await statuses()).toEqual(["COMPLETED", "COMPLETED", "IN_PROGRESS", "COMPLETED", "IN_PROGRESS", "NOT_STARTED"]);
+    expect(await panel.locator(":scope > .diagram > .node > .node-body").evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-ref")))).toEqual(["fan", "fan_join", "ship"]);
+    expect(await notesOf("fan")).toEqual(["runs 2 branches in parallel"]);
+    expect(await branches.locator(":scope > .branch > .branch-label").allTextContents()).toEqual(["branch 1", "branch 2"]);
+    expect([await refsIn(1), await refsIn(2)]).toEqual([["pick", "gate"], ["pack"]]);
+    // Every branch runs: none is marked taken or not.
+    expect(await branches.locator(".branch-state").count()).toBe(0);
+    const [first, second] = [await branch(1).boundingBox(), await branch(2).boundingBox()];
+    expect(first?.y).toBe(second?.y);
+    expect(first!.x).toBeLessThan(second!.x);
+
+    // A branch task is a step like any other: selected, its details show.
+    await anyStep("pack").click();
+    await page.getByRole("heading", { name: "pack COMPLETED" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(page.url()).toContain("?task=pack");
+    expect(await page.getByLabel("Task input", { exact: true }).textContent()).toContain(`${name}-pack`);
+    // The waiting one, chosen by keyboard, offers to be completed by hand.
+    await anyStep("gate").focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: /^gate/ }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("button", { name: "Complete…" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await screenshot(page, "execution-fork");
+    await page.getByRole("button", { name: "Complete…" }).click();
+    await page.getByLabel("Output (JSON object, merged into the task's output)").fill(JSON.stringify({ checked: "yes" }));
+    await page.getByRole("button", { name: "Complete task" }).click();
+
+    // The JOIN then completes with both outputs, and the workflow goes on.
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    expect(await statuses()).toEqual(["COMPLETED", "COMPLETED", "COMPLETED", "COMPLETED", "COMPLETED", "COMPLETED"]);
+    expect(await notesOf("fan_join")).toEqual(["waits for gate, pack"]);
+    const finished = await waitForStatus(server.url, adminKey, started, ["COMPLETED"]);
+    const join = finished.tasks.find((task: { referenceTaskName: string }) => task.referenceTaskName === "fan_join");
+    expect(Object.keys(join.outputData).sort()).toEqual(["gate", "pack"]);
+    expect(join.outputData.gate).toMatchObject({ checked: "yes" });
+    expect(watched.problems).toEqual([]);
+    expect(watched.refusedLoads).toEqual([]);
+    await page.context().close();
   });
 
   it("offers a template with a SWITCH in the definition editor, which registers as it is", async () => {
