@@ -32,7 +32,7 @@ import type { WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
-import { activeLanes, latestInstance, type ActiveLane } from "./lanes";
+import { activeLanes, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
 import { enclosingJoins, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
 import { joinOutput } from "./tasks/fork-join";
 import { mergedVariables, variablesProblem } from "./variables";
@@ -1051,7 +1051,10 @@ function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, 
   return true;
 }
 
-/** Completes the workflow with `given` as its output, or else the one its definition's `outputParameters` (or its last task) give. */
+/**
+ * Completes the workflow with `given` as its output, or else the one its definition's `outputParameters` give, or
+ * else its last task's: the latest of the top-level ones (a JOIN's, not that of a branch task that happened to finish last).
+ */
 function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given?: JsonObject): void {
   const state = draft.state;
   let output: JsonObject;
@@ -1062,7 +1065,7 @@ function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given
     const resolved = resolveValue(outputParameters, evaluationContext(state, env.now, undefined, maskedSecrets));
     output = typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
   } else {
-    output = state.tasks.at(-1)?.outputData ?? {};
+    output = lastTopLevelTask(state)?.outputData ?? {};
   }
   const bytes = oversize(output, env.config.maxPayloadBytes);
   if (bytes !== undefined) {

@@ -212,6 +212,17 @@ describe("FORK_JOIN and JOIN running", () => {
   });
 });
 
+describe("FORK_JOIN endings and children", () => {
+  const child = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: "child", version: 1 } });
+
+  it("without outputParameters, a workflow that ends with a JOIN outputs the JOIN's output (its last task), not a branch task's", () => {
+    let state = started([fork("fork", [[http("a1")], [http("b1")]]), join("join", ["a1", "b1"])]).state;
+    state = finish(finish(state, "b1", 2_000).state, "a1", 3_000).state;
+    expect(state.status).toBe("COMPLETED");
+    expect(state.output).toEqual({ a1: { body: "a1" }, b1: { body: "b1" } });
+  });
+});
+
 describe("FORK_JOIN with skips and reruns", () => {
   const tasks = [fork("fork", [[hold("a1"), http("a2")], [http("b1"), http("b2")]]), join("join", ["a2", "b2"]), http("post")];
 
