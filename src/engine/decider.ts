@@ -545,6 +545,9 @@ function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
     attemptDeadline: undefined,
     awaitingExternal: true,
   });
+  // The branches of its forks that were canceled as the workflow ended run again, as on a retry: left canceled, they
+  // would fail it again at once.
+  if (!paused) retryUnfinishedLanes(draft, activeLanes(draft.state).flatMap((lane) => (lane.head === undefined ? [] : [lane.head])), env);
 }
 
 function applyRetry(draft: Draft, env: DecideEnv): void {
@@ -557,9 +560,16 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
     throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${terminate.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
   }
   draft.patch(reopened(state, env));
-  // Every lane that did not end well runs its task again: the one that failed, and those canceled with it (Conductor's retry too).
+  retryUnfinishedLanes(draft, heads, env);
+}
+
+/**
+ * Runs again the task of every lane whose latest instance (of `heads`) did not end well: the one that failed, and
+ * those canceled with it (Conductor's retry too). A lane still running is left as it is.
+ */
+function retryUnfinishedLanes(draft: Draft, heads: readonly TaskExecution[], env: DecideEnv): void {
   for (const head of heads) {
-    if (SUCCESSFUL_TASK_STATUSES.has(head.status)) continue;
+    if (SUCCESSFUL_TASK_STATUSES.has(head.status) || isPending(head)) continue;
     draft.updateTask(head.taskId, { retried: true });
     addInstance(draft, head.definitionIndex, env, { retryCount: head.retryCount + 1 });
   }

@@ -221,6 +221,21 @@ describe("FORK_JOIN endings and children", () => {
     expect(state.status).toBe("COMPLETED");
     expect(state.output).toEqual({ a1: { body: "a1" }, b1: { body: "b1" } });
   });
+
+  it("a child rerun in place reopens its parent with the other branch's canceled task running again, not failing at once", () => {
+    // "other" is scheduled before "sub": the rerun in place keeps it, as it stood when the workflow failed.
+    let decision = started([fork("fork", [[hold("other")], [child("sub")]]), join("join", ["other", "sub"])]);
+    const sub = instance(decision.state, "sub");
+    decision = decide(decision.state, { type: "childFinished", taskId: sub.taskId, subWorkflowId: sub.subWorkflowId!, status: "FAILED", output: {}, reason: "boom" }, env(2_000));
+    expect(decision.state.status).toBe("FAILED");
+    expect(statuses(decision.state)).toMatchObject({ sub: "FAILED", other: "CANCELED" });
+    const resumed = decide(decision.state, { type: "resumeChild", taskId: sub.taskId }, env(3_000)).state;
+    expect(resumed.status).toBe("RUNNING");
+    expect(statuses(resumed)).toMatchObject({ sub: "IN_PROGRESS", other: "IN_PROGRESS", join: "IN_PROGRESS" });
+    let state = complete(resumed, "other", 4_000).state;
+    state = decide(state, { type: "childFinished", taskId: sub.taskId, subWorkflowId: sub.subWorkflowId!, status: "COMPLETED", output: { fine: true } }, env(5_000)).state;
+    expect(state.status).toBe("COMPLETED");
+  });
 });
 
 describe("FORK_JOIN with skips and reruns", () => {
