@@ -547,13 +547,13 @@ function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
   });
   // The branches of its forks that were canceled as the workflow ended run again, as on a retry: left canceled, they
   // would fail it again at once.
-  if (!paused) retryUnfinishedLanes(draft, activeLanes(draft.state).flatMap((lane) => (lane.head === undefined ? [] : [lane.head])), env);
+  if (!paused) retryUnfinishedLanes(draft, laneHeads(draft.state, target.taskId), env);
 }
 
 function applyRetry(draft: Draft, env: DecideEnv): void {
   const state = draft.state;
   requireStatus(state, [...RETRYABLE_WORKFLOW_STATUSES], "retry");
-  const heads = activeLanes(state).flatMap((lane) => (lane.head === undefined ? [] : [lane.head]));
+  const heads = laneHeads(state);
   // Nothing failed to try again: reopened, the workflow would run the tasks its TERMINATE meant to skip (Conductor refuses too).
   const terminate = heads.find((head) => head.taskType === "TERMINATE" && head.status === "COMPLETED");
   if (terminate !== undefined) {
@@ -561,6 +561,11 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   }
   draft.patch(reopened(state, env));
   retryUnfinishedLanes(draft, heads, env);
+}
+
+/** The latest task instance of each running lane that has one, but task `except`. */
+function laneHeads(state: WorkflowExecution, except?: string): TaskExecution[] {
+  return activeLanes(state).flatMap((lane) => (lane.head === undefined || lane.head.taskId === except ? [] : [lane.head]));
 }
 
 /**
@@ -656,6 +661,9 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     reruns: (target.reruns ?? 0) + 1,
   };
   draft.updateTask(target.taskId, reset);
+  // The other branches' tasks kept canceled (or failed) as the workflow ended run again, as on a retry: left so, they
+  // would fail it again at once.
+  retryUnfinishedLanes(draft, laneHeads(draft.state, target.taskId), env);
   if (event.taskInput !== undefined) {
     draft.updateTask(target.taskId, { inputData: event.taskInput });
     return;

@@ -281,6 +281,20 @@ describe("FORK_JOIN with skips and reruns", () => {
     expect(instance(again.state, "join").outputData).toEqual({ a2: { body: "again" }, b2: { body: "b2" } });
     expect(dispatched(again)).toEqual(["post"]);
   });
+
+  it("reruns from a task of a branch while another branch's task, scheduled before it, was canceled as the workflow failed: that one runs again too", () => {
+    let state = started([fork("fork", [[hold("other")], [http("a1"), http("a2")]]), join("join", ["other", "a2"])]).state;
+    state = finish(state, "a1", 2_000).state;
+    state = finish(state, "a2", 3_000, "FAILED_WITH_TERMINAL_ERROR").state;
+    expect(state.status).toBe("FAILED");
+    expect(statuses(state)).toMatchObject({ other: "CANCELED", a1: "COMPLETED" });
+    const rerun = decide(state, { type: "rerun", fromTaskId: instance(state, "a1").taskId }, env(4_000));
+    expect(rerun.state.status).toBe("RUNNING");
+    expect(statuses(rerun.state)).toMatchObject({ other: "IN_PROGRESS", a1: "IN_PROGRESS", join: "IN_PROGRESS" });
+    let done = complete(finish(rerun.state, "a1", 5_000).state, "other", 6_000).state;
+    done = finish(done, "a2", 7_000).state;
+    expect(done.status).toBe("COMPLETED");
+  });
 });
 
 describe("FORK_JOIN registration", () => {
