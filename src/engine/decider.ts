@@ -768,8 +768,8 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
     case "SKIPPED": {
       const next = nextPlanIndex(state.definition, head);
       const leaves = leavesLane(state.definition, head.definitionIndex, next);
-      // A fork's successor is its JOIN: the steps in between are its branches, which run, not passed over.
-      if (definition.type !== "FORK_JOIN") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
+      // A fork's successor is its JOIN: the steps in between are its branches, which run (not passed over) unless it was skipped.
+      if (definition.type !== "FORK_JOIN" || head.status !== "COMPLETED") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
       if (leaves) return "done";
       reachTask(draft, next, env);
       return "moved";

@@ -252,6 +252,16 @@ describe("FORK_JOIN with skips and reruns", () => {
     expect(instance(state, "join").outputData).toEqual({ a2: { skipped: true }, b2: { body: "b2" } });
   });
 
+  it("a skipped FORK_JOIN uses up the skips waiting for tasks in its branches, which that run will not reach", () => {
+    let state = started([hold("pre"), ...tasks]).state;
+    state = decide(state, { type: "skipTask", taskReferenceName: "b1" }, env(1_500)).state;
+    state = decide(state, { type: "skipTask", taskReferenceName: "fork" }, env(1_600)).state;
+    state = complete(state, "pre", 2_000).state;
+    expect(statuses(state)).toMatchObject({ fork: "SKIPPED", join: "COMPLETED" });
+    expect(state.tasks.some((task) => task.referenceTaskName === "b1")).toBe(false);
+    expect(state.pendingSkips).toBeUndefined();
+  });
+
   it("refuses to skip a task its branch already went past", () => {
     let state = started(tasks).state;
     state = finish(state, "b1", 2_000).state;
