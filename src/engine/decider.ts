@@ -33,7 +33,7 @@ import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAIL
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
 import { activeLanes, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
-import { enclosingJoins, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
+import { enclosingJoins, joinedBy, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
 import { joinOutput } from "./tasks/fork-join";
 import { mergedVariables, variablesProblem } from "./variables";
 
@@ -582,11 +582,14 @@ function retryUnfinishedLanes(draft: Draft, heads: readonly TaskExecution[], env
 
 /**
  * Keeps the tasks scheduled up to `target` (included), which runs again: the later ones go. So do the JOINs of the
- * forks whose branch holds it, scheduled before it, which must wait for it again.
+ * forks whose branch holds it, scheduled before it, which must wait for it again. A JOIN is scheduled right after its
+ * fork, before its branches' tasks: those stay when it runs again, to be joined as they ended (not run again).
  */
 function keepUpTo(draft: Draft, target: TaskExecution): void {
-  const joins = enclosingJoins(draft.state.definition, target.definitionIndex);
-  draft.retainTasks((task) => task.seq <= target.seq && !joins.includes(task.definitionIndex));
+  const definition = draft.state.definition;
+  const joins = enclosingJoins(definition, target.definitionIndex);
+  const joined = (task: TaskExecution) => target.taskType === "JOIN" && joinedBy(definition, target.definitionIndex, task.definitionIndex);
+  draft.retainTasks((task) => (task.seq <= target.seq || joined(task)) && !joins.includes(task.definitionIndex));
 }
 
 function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | undefined): void {

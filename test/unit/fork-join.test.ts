@@ -305,6 +305,17 @@ describe("FORK_JOIN with skips and reruns", () => {
     done = finish(done, "a2", 7_000).state;
     expect(done.status).toBe("COMPLETED");
   });
+
+  it("reruns from a JOIN: joins the branches as they ended and runs on from there, without running the branches again", () => {
+    let state = started(tasks).state;
+    state = complete(state, "a1", 2_000).state;
+    for (const [ref, now] of [["b1", 3_000], ["a2", 4_000], ["b2", 5_000], ["post", 6_000]] as const) state = finish(state, ref, now).state;
+    expect(state.status).toBe("COMPLETED");
+    const rerun = decide(state, { type: "rerun", fromTaskId: instance(state, "join").taskId }, env(7_000));
+    expect(dispatched(rerun)).toEqual(["post"]);
+    expect(statuses(rerun.state)).toMatchObject({ a1: "COMPLETED", a2: "COMPLETED", b1: "COMPLETED", b2: "COMPLETED", join: "COMPLETED", post: "IN_PROGRESS" });
+    expect(instance(rerun.state, "join").outputData).toEqual({ a2: { body: "a2" }, b2: { body: "b2" } });
+  });
 });
 
 describe("FORK_JOIN registration", () => {
