@@ -32,8 +32,8 @@ import type { WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
-import { activeLanes, latestInstance, type ActiveLane } from "./lanes";
-import { enclosingJoins, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
+import { activeLanes, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
+import { enclosingJoins, joinedBy, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
 import { joinOutput } from "./tasks/fork-join";
 import { mergedVariables, variablesProblem } from "./variables";
 
@@ -545,21 +545,36 @@ function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
     attemptDeadline: undefined,
     awaitingExternal: true,
   });
+  // The branches of its forks that were canceled as the workflow ended run again, as on a retry: left canceled, they
+  // would fail it again at once.
+  if (!paused) retryUnfinishedLanes(draft, laneHeads(draft.state, target.taskId), env);
 }
 
 function applyRetry(draft: Draft, env: DecideEnv): void {
   const state = draft.state;
   requireStatus(state, [...RETRYABLE_WORKFLOW_STATUSES], "retry");
-  const heads = activeLanes(state).flatMap((lane) => (lane.head === undefined ? [] : [lane.head]));
+  const heads = laneHeads(state);
   // Nothing failed to try again: reopened, the workflow would run the tasks its TERMINATE meant to skip (Conductor refuses too).
   const terminate = heads.find((head) => head.taskType === "TERMINATE" && head.status === "COMPLETED");
   if (terminate !== undefined) {
     throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${terminate.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
   }
   draft.patch(reopened(state, env));
-  // Every lane that did not end well runs its task again: the one that failed, and those canceled with it (Conductor's retry too).
+  retryUnfinishedLanes(draft, heads, env);
+}
+
+/** The latest task instance of each running lane that has one, but task `except`. */
+function laneHeads(state: WorkflowExecution, except?: string): TaskExecution[] {
+  return activeLanes(state).flatMap((lane) => (lane.head === undefined || lane.head.taskId === except ? [] : [lane.head]));
+}
+
+/**
+ * Runs again the task of every lane whose latest instance (of `heads`) did not end well: the one that failed, and
+ * those canceled with it (Conductor's retry too). A lane still running is left as it is.
+ */
+function retryUnfinishedLanes(draft: Draft, heads: readonly TaskExecution[], env: DecideEnv): void {
   for (const head of heads) {
-    if (SUCCESSFUL_TASK_STATUSES.has(head.status)) continue;
+    if (SUCCESSFUL_TASK_STATUSES.has(head.status) || isPending(head)) continue;
     draft.updateTask(head.taskId, { retried: true });
     addInstance(draft, head.definitionIndex, env, { retryCount: head.retryCount + 1 });
   }
@@ -567,11 +582,14 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
 
 /**
  * Keeps the tasks scheduled up to `target` (included), which runs again: the later ones go. So do the JOINs of the
- * forks whose branch holds it, scheduled before it, which must wait for it again.
+ * forks whose branch holds it, scheduled before it, which must wait for it again. A JOIN is scheduled right after its
+ * fork, before its branches' tasks: those stay when it runs again, to be joined as they ended (not run again).
  */
 function keepUpTo(draft: Draft, target: TaskExecution): void {
-  const joins = enclosingJoins(draft.state.definition, target.definitionIndex);
-  draft.retainTasks((task) => task.seq <= target.seq && !joins.includes(task.definitionIndex));
+  const definition = draft.state.definition;
+  const joins = enclosingJoins(definition, target.definitionIndex);
+  const joined = (task: TaskExecution) => target.taskType === "JOIN" && joinedBy(definition, target.definitionIndex, task.definitionIndex);
+  draft.retainTasks((task) => (task.seq <= target.seq || joined(task)) && !joins.includes(task.definitionIndex));
 }
 
 function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | undefined): void {
@@ -646,6 +664,9 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     reruns: (target.reruns ?? 0) + 1,
   };
   draft.updateTask(target.taskId, reset);
+  // The other branches' tasks kept canceled (or failed) as the workflow ended run again, as on a retry: left so, they
+  // would fail it again at once.
+  retryUnfinishedLanes(draft, laneHeads(draft.state, target.taskId), env);
   if (event.taskInput !== undefined) {
     draft.updateTask(target.taskId, { inputData: event.taskInput });
     return;
@@ -750,8 +771,8 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
     case "SKIPPED": {
       const next = nextPlanIndex(state.definition, head);
       const leaves = leavesLane(state.definition, head.definitionIndex, next);
-      // A fork's successor is its JOIN: the steps in between are its branches, which run, not passed over.
-      if (definition.type !== "FORK_JOIN") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
+      // A fork's successor is its JOIN: the steps in between are its branches, which run (not passed over) unless it was skipped.
+      if (definition.type !== "FORK_JOIN" || head.status !== "COMPLETED") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
       if (leaves) return "done";
       reachTask(draft, next, env);
       return "moved";
@@ -1051,7 +1072,10 @@ function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, 
   return true;
 }
 
-/** Completes the workflow with `given` as its output, or else the one its definition's `outputParameters` (or its last task) give. */
+/**
+ * Completes the workflow with `given` as its output, or else the one its definition's `outputParameters` give, or
+ * else its last task's: the latest of the top-level ones (a JOIN's, not that of a branch task that happened to finish last).
+ */
 function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given?: JsonObject): void {
   const state = draft.state;
   let output: JsonObject;
@@ -1062,7 +1086,7 @@ function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given
     const resolved = resolveValue(outputParameters, evaluationContext(state, env.now, undefined, maskedSecrets));
     output = typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
   } else {
-    output = state.tasks.at(-1)?.outputData ?? {};
+    output = lastTopLevelTask(state)?.outputData ?? {};
   }
   const bytes = oversize(output, env.config.maxPayloadBytes);
   if (bytes !== undefined) {

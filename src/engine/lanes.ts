@@ -45,6 +45,16 @@ export function laneDone(state: WorkflowExecution, lane: ActiveLane): boolean {
   return SUCCESSFUL_TASK_STATUSES.has(head.status) && leavesLane(state.definition, head.definitionIndex, nextPlanIndex(state.definition, head));
 }
 
+/**
+ * The latest instance of the execution's top-level tasks (the root lane): its last task, whatever the branches of
+ * its forks scheduled after it.
+ */
+export function lastTopLevelTask(state: WorkflowExecution): TaskExecution | undefined {
+  const plan = planOf(state.definition);
+  if (!plan.hasForks) return state.tasks.at(-1);
+  return state.tasks.findLast((task) => plan.steps[task.definitionIndex]?.lane === ROOT_LANE);
+}
+
 /** The latest instance of plan step `index`, if it has one. */
 export function latestInstance(state: WorkflowExecution, index: number): TaskExecution | undefined {
   return state.tasks.findLast((task) => task.definitionIndex === index);

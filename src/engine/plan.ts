@@ -113,6 +113,16 @@ export function enclosingJoins(definition: WorkflowDef, index: number): number[]
 }
 
 /**
+ * True when step `index` lies in a branch of the FORK_JOIN that JOIN step `joinIndex` joins: the branches lie between
+ * the fork and its JOIN. False when `joinIndex` is no fork's JOIN.
+ */
+export function joinedBy(definition: WorkflowDef, joinIndex: number, index: number): boolean {
+  const steps = planOf(definition).steps;
+  const fork = steps.findIndex((step) => step.fork?.join === joinIndex);
+  return fork >= 0 && index > fork && index < joinIndex;
+}
+
+/**
  * Where the workflow goes after `task` ended successfully: the first task of the branch a COMPLETED SWITCH chose
  * (by its output's `evaluationResult[0]`, the defaultCase when no case has that value or its list is empty), else
  * the step after it.

@@ -212,6 +212,32 @@ describe("FORK_JOIN and JOIN running", () => {
   });
 });
 
+describe("FORK_JOIN endings and children", () => {
+  const child = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: "child", version: 1 } });
+
+  it("without outputParameters, a workflow that ends with a JOIN outputs the JOIN's output (its last task), not a branch task's", () => {
+    let state = started([fork("fork", [[http("a1")], [http("b1")]]), join("join", ["a1", "b1"])]).state;
+    state = finish(finish(state, "b1", 2_000).state, "a1", 3_000).state;
+    expect(state.status).toBe("COMPLETED");
+    expect(state.output).toEqual({ a1: { body: "a1" }, b1: { body: "b1" } });
+  });
+
+  it("a child rerun in place reopens its parent with the other branch's canceled task running again, not failing at once", () => {
+    // "other" is scheduled before "sub": the rerun in place keeps it, as it stood when the workflow failed.
+    let decision = started([fork("fork", [[hold("other")], [child("sub")]]), join("join", ["other", "sub"])]);
+    const sub = instance(decision.state, "sub");
+    decision = decide(decision.state, { type: "childFinished", taskId: sub.taskId, subWorkflowId: sub.subWorkflowId!, status: "FAILED", output: {}, reason: "boom" }, env(2_000));
+    expect(decision.state.status).toBe("FAILED");
+    expect(statuses(decision.state)).toMatchObject({ sub: "FAILED", other: "CANCELED" });
+    const resumed = decide(decision.state, { type: "resumeChild", taskId: sub.taskId }, env(3_000)).state;
+    expect(resumed.status).toBe("RUNNING");
+    expect(statuses(resumed)).toMatchObject({ sub: "IN_PROGRESS", other: "IN_PROGRESS", join: "IN_PROGRESS" });
+    let state = complete(resumed, "other", 4_000).state;
+    state = decide(state, { type: "childFinished", taskId: sub.taskId, subWorkflowId: sub.subWorkflowId!, status: "COMPLETED", output: { fine: true } }, env(5_000)).state;
+    expect(state.status).toBe("COMPLETED");
+  });
+});
+
 describe("FORK_JOIN with skips and reruns", () => {
   const tasks = [fork("fork", [[hold("a1"), http("a2")], [http("b1"), http("b2")]]), join("join", ["a2", "b2"]), http("post")];
 
@@ -224,6 +250,16 @@ describe("FORK_JOIN with skips and reruns", () => {
     expect(statuses(state)).toMatchObject({ a2: "SKIPPED", b2: "IN_PROGRESS", join: "IN_PROGRESS" });
     state = finish(state, "b2", 5_000).state;
     expect(instance(state, "join").outputData).toEqual({ a2: { skipped: true }, b2: { body: "b2" } });
+  });
+
+  it("a skipped FORK_JOIN uses up the skips waiting for tasks in its branches, which that run will not reach", () => {
+    let state = started([hold("pre"), ...tasks]).state;
+    state = decide(state, { type: "skipTask", taskReferenceName: "b1" }, env(1_500)).state;
+    state = decide(state, { type: "skipTask", taskReferenceName: "fork" }, env(1_600)).state;
+    state = complete(state, "pre", 2_000).state;
+    expect(statuses(state)).toMatchObject({ fork: "SKIPPED", join: "COMPLETED" });
+    expect(state.tasks.some((task) => task.referenceTaskName === "b1")).toBe(false);
+    expect(state.pendingSkips).toBeUndefined();
   });
 
   it("refuses to skip a task its branch already went past", () => {
@@ -254,6 +290,31 @@ describe("FORK_JOIN with skips and reruns", () => {
     const again = finish(finish(rerun.state, "a2", 8_000, "COMPLETED", { body: "again" }).state, "b2", 8_500);
     expect(instance(again.state, "join").outputData).toEqual({ a2: { body: "again" }, b2: { body: "b2" } });
     expect(dispatched(again)).toEqual(["post"]);
+  });
+
+  it("reruns from a task of a branch while another branch's task, scheduled before it, was canceled as the workflow failed: that one runs again too", () => {
+    let state = started([fork("fork", [[hold("other")], [http("a1"), http("a2")]]), join("join", ["other", "a2"])]).state;
+    state = finish(state, "a1", 2_000).state;
+    state = finish(state, "a2", 3_000, "FAILED_WITH_TERMINAL_ERROR").state;
+    expect(state.status).toBe("FAILED");
+    expect(statuses(state)).toMatchObject({ other: "CANCELED", a1: "COMPLETED" });
+    const rerun = decide(state, { type: "rerun", fromTaskId: instance(state, "a1").taskId }, env(4_000));
+    expect(rerun.state.status).toBe("RUNNING");
+    expect(statuses(rerun.state)).toMatchObject({ other: "IN_PROGRESS", a1: "IN_PROGRESS", join: "IN_PROGRESS" });
+    let done = complete(finish(rerun.state, "a1", 5_000).state, "other", 6_000).state;
+    done = finish(done, "a2", 7_000).state;
+    expect(done.status).toBe("COMPLETED");
+  });
+
+  it("reruns from a JOIN: joins the branches as they ended and runs on from there, without running the branches again", () => {
+    let state = started(tasks).state;
+    state = complete(state, "a1", 2_000).state;
+    for (const [ref, now] of [["b1", 3_000], ["a2", 4_000], ["b2", 5_000], ["post", 6_000]] as const) state = finish(state, ref, now).state;
+    expect(state.status).toBe("COMPLETED");
+    const rerun = decide(state, { type: "rerun", fromTaskId: instance(state, "join").taskId }, env(7_000));
+    expect(dispatched(rerun)).toEqual(["post"]);
+    expect(statuses(rerun.state)).toMatchObject({ a1: "COMPLETED", a2: "COMPLETED", b1: "COMPLETED", b2: "COMPLETED", join: "COMPLETED", post: "IN_PROGRESS" });
+    expect(instance(rerun.state, "join").outputData).toEqual({ a2: { body: "a2" }, b2: { body: "b2" } });
   });
 });
 

@@ -1,6 +1,7 @@
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 
 /** A FORK_JOIN running `branches` side by side, followed by its JOIN waiting for `joinOn`. */
 function forkJoin(ref: string, branches: JsonObject[][], joinOn: string[]): JsonObject[] {
@@ -96,6 +97,66 @@ describe("FORK_JOIN and JOIN", () => {
     const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/fork_parent/1", { input: {} });
     expect(run.status).toBe("COMPLETED");
     expect(run.output).toEqual({ one: true, two: true });
+  });
+
+  it("without outputParameters, end with the JOIN's output: each joined task's output", async () => {
+    await register({
+      name: "fork_default_output",
+      tasks: [...forkJoin("fan", [[httpTask("one", { uri: target("/count/fork-default-one"), method: "GET" })], [httpTask("two", { uri: target("/count/fork-default-two?delay=200"), method: "GET" })]], ["one", "two"])],
+    });
+    const done = await waitFor(await startWorkflow("fork_default_output"), ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(Object.keys(done.output).sort()).toEqual(["one", "two"]);
+  });
+
+  it("dispatch again both branches' calls lost in an eviction, and complete", async () => {
+    await register({
+      name: "fork_evicted",
+      tasks: [...forkJoin("fan", [[httpTask("left", { uri: target("/count/fork-evict-left?delay=1500"), method: "GET" })], [httpTask("right", { uri: target("/count/fork-evict-right?delay=1500"), method: "GET" })]], ["left", "right"])],
+      outputParameters: { left: "${left.output.response.body.n}", right: "${right.output.response.body.n}" },
+    });
+    const workflowId = await startWorkflow("fork_evicted");
+    await eventually(async () => [await hits("fork-evict-left"), await hits("fork-evict-right")], ([left, right]) => left === 1 && right === 1, "both calls sent");
+    await abortAllDurableObjects();
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"], 10_000);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(done.output).toEqual({ left: 2, right: 2 });
+  });
+
+  it("hand out neither branch's worker task while paused, both once resumed", async () => {
+    const simple = (ref: string) => ({ name: "fork_pause_worker", taskReferenceName: ref, type: "SIMPLE", inputParameters: { side: ref } });
+    await register({ name: "fork_paused", tasks: [...forkJoin("fan", [[simple("left")], [simple("right")]], ["left", "right"])] });
+    const workflowId = await startWorkflow("fork_paused");
+    const sizes = () => apiOk<Record<string, number>>("GET", "/api/tasks/queue/sizes?taskType=fork_pause_worker");
+    await eventually(sizes, (size) => size["fork_pause_worker"] === 2, "both branch tasks queued");
+    await apiOk("PUT", `/api/workflow/${workflowId}/pause`, undefined, 200);
+    const poll = () => apiOk<TaskJson[]>("GET", "/api/tasks/poll/batch/fork_pause_worker?workerid=w&count=5&timeout=0");
+    expect(await poll()).toEqual([]);
+    await apiOk("PUT", `/api/workflow/${workflowId}/resume`, undefined, 200);
+    const polled = await eventually(poll, (tasks) => tasks.length === 2, "both handed out after the resume");
+    expect(polled.map((task) => task.referenceTaskName).sort()).toEqual(["left", "right"]);
+    for (const task of polled) await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task.taskId, status: "COMPLETED", outputData: { side: task.inputData["side"] } });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.output).toEqual({ left: { side: "left" }, right: { side: "right" } });
+  });
+
+  it("follow a failed child retried on its own: the parent reopens, its other branch runs again, and it completes", async () => {
+    await register({ name: "fork_flaky_child", tasks: [httpTask("flaky", { uri: target("/flaky/fork-flaky-child?fail=1"), method: "GET" })] });
+    const hold = { name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} };
+    const sub = { name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: "fork_flaky_child", version: 1 }, inputParameters: {} };
+    // hold is scheduled before sub: it is one of the tasks the parent keeps when it follows its child.
+    await register({ name: "fork_child_retried", tasks: [...forkJoin("fan", [[hold], [sub]], ["hold", "sub"])] });
+    const parentId = await startWorkflow("fork_child_retried");
+    const failed = await waitFor(parentId, ["FAILED", "COMPLETED"]);
+    expect(refsAndStatuses(failed)).toEqual(["fan:COMPLETED", "fan_join:CANCELED", "hold:CANCELED", "sub:FAILED"]);
+    const childId = String(failed.tasks.find((task) => task.referenceTaskName === "sub")!["subWorkflowId"]);
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    expect((await waitFor(childId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    const waiting = await waitFor(parentId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "sub" && task.status === "COMPLETED") || workflow.status === "FAILED", 10_000);
+    expect(waiting.status, String(waiting.reasonForIncompletion)).toBe("RUNNING");
+    await apiOk<string>("POST", `/api/tasks/${parentId}/hold/COMPLETED`, {});
+    expect((await waitFor(parentId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
   });
 
   it("refuse a FORK_JOIN without its JOIN, storing nothing", async () => {
