@@ -284,7 +284,10 @@ function validateTaskList(list: readonly unknown[], listPath: string, depth: num
  */
 function forkPairingIssues(list: readonly unknown[], listPath: string): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const typeAt = (index: number): unknown => (isRecord(list[index]) ? (list[index] as UnknownRecord)["type"] : undefined);
+  const typeAt = (index: number): unknown => {
+    const item = list[index];
+    return isRecord(item) ? item["type"] : undefined;
+  };
   list.forEach((task, index) => {
     if (!isRecord(task)) return;
     const path = childPath(listPath, index);
