@@ -33,6 +33,7 @@ import { workerQueueKey, type WorkerQueueEntry } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { planOf, planTask } from "../engine/plan";
+import { usesScripts, type ScriptRunner } from "../engine/scripts";
 import { toTaskView, toWorkflowView } from "../engine/view";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
@@ -48,6 +49,7 @@ import { redactSecretValues, secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt } from "./task-queue";
 import { WakeSignal } from "./wake-signal";
+import { loadScriptRunner } from "./scripts/load";
 
 /** The outcome of an RPC call: refusals travel as values, because thrown errors lose their kind over RPC. */
 export type ActorResult<T> = { ok: true; value: T } | { ok: false; error: { kind: EngineErrorKind; message: string } };
@@ -186,6 +188,15 @@ const FAILURE_START_META = "failureStart:";
 /** How long a failed background job (index write, notification, child termination) waits before it is tried again. */
 const RETRY_BACKGROUND_MS = 2_000;
 
+/**
+ * The runner of an object whose definition has no scripts, where none is ever asked to run: should one be, the task
+ * fails saying so, rather than the decision throwing.
+ */
+const SCRIPTS_NOT_LOADED: ScriptRunner = {
+  run: () => ({ ok: false, error: "the script interpreter was not loaded for this execution (a bug: please report it)" }),
+  syntaxError: () => undefined,
+};
+
 function ok<T>(value: T): ActorResult<T> {
   return { ok: true, value };
 }
@@ -278,6 +289,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   readonly #callbackLogs = new Map<string, SlidingWindowLog>();
   #recovered = false;
   #alarmAt: number | null = null;
+  /** The script interpreter: loaded before the first decision of an execution whose definition has scripts. */
+  #scripts: ScriptRunner = SCRIPTS_NOT_LOADED;
   #backgroundRetryAt: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -303,6 +316,13 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#childResume = childResume === undefined ? undefined : (JSON.parse(childResume) as PendingChildResume);
     const parentReopen = meta.get("parentReopen");
     this.#parentReopen = parentReopen === undefined ? undefined : (JSON.parse(parentReopen) as OwedParentReopen);
+    const execution = this.#execution;
+    if (execution && usesScripts(execution.definition)) void ctx.blockConcurrencyWhile(() => this.#loadScripts());
+  }
+
+  /** Loads the script interpreter (once per isolate) for this object's decisions. */
+  async #loadScripts(): Promise<void> {
+    this.#scripts = await loadScriptRunner();
   }
 
   // ---- RPC: starting and reading ------------------------------------------------------------
@@ -312,6 +332,8 @@ export class WorkflowExecution extends DurableObject<Env> {
    * answers the existing id (and, from another parent, adds it as a watcher).
    */
   async start(params: NewExecution): Promise<ActorResult<string>> {
+    // Before anything is read: the checks below and the first decision then run in one synchronous turn.
+    if (usesScripts(params.definition)) await this.#loadScripts();
     this.#recover();
     const existing = this.#execution;
     if (existing) {
@@ -410,6 +432,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** Applies a lifecycle command (terminate, pause, resume, retry, restart, rerun), a task skip or an update of the variables. */
   async command(command: WorkflowCommand): Promise<ActorResult<null>> {
+    if (command.type === "restart" && command.definition !== undefined && usesScripts(command.definition)) await this.#loadScripts();
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
@@ -862,7 +885,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   #decideEnv(): DecideEnv {
-    return { now: Date.now(), newId: () => crypto.randomUUID(), config: this.#config.engine };
+    return { now: Date.now(), newId: () => crypto.randomUUID(), config: this.#config.engine, scripts: this.#scripts };
   }
 
   /**

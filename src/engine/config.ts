@@ -1,3 +1,5 @@
+import type { ScriptRunner } from "./scripts";
+
 /** Limits and defaults the engine applies; the worker fills them from configuration. */
 export interface EngineConfig {
   /** HTTP `connectionTimeOut` when a task gives none (ms). */
@@ -36,11 +38,13 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   maxExecutionBytes: 10 * 1024 * 1024,
 };
 
-/** What the engine may not read by itself: the clock and the id source. */
+/** What the engine may not read or do by itself: the clock, the id source and the script interpreter. */
 export interface DecideEnv {
   /** Current time, epoch ms. */
   now: number;
   /** A fresh random UUID. */
   newId: () => string;
   config: EngineConfig;
+  /** Runs INLINE scripts and SWITCH javascript expressions. */
+  scripts: ScriptRunner;
 }

@@ -14,9 +14,10 @@ export type JsonObject = { [key: string]: JsonValue };
  * worker polls it (`GET /api/tasks/poll/{taskType}`) and reports its result (`POST /api/tasks`). SWITCH runs one
  * of its branches (`decisionCases`, `defaultCase`), chosen by its `expression`. WAIT, SET_VARIABLE and TERMINATE
  * are Conductor's system tasks, run by the engine itself. FORK_JOIN runs its branches (`forkTasks`) side by side, and
- * the JOIN that must follow it waits for the tasks it names (`joinOn`).
+ * the JOIN that must follow it waits for the tasks it names (`joinOn`). INLINE computes a value with a script or
+ * an input parameter.
  */
-export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH", "WAIT", "SET_VARIABLE", "TERMINATE", "FORK_JOIN", "JOIN"] as const;
+export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH", "WAIT", "SET_VARIABLE", "TERMINATE", "FORK_JOIN", "JOIN", "INLINE"] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
 

@@ -1,3 +1,4 @@
+import { scriptRunner } from "./script-runner";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
 import { createExecution, decide } from "../../src/engine/decider";
@@ -14,7 +15,7 @@ const definition: WorkflowDef = {
 
 function env(now: number): DecideEnv {
   let n = 0;
-  return { now, newId: () => `id-${++n}`, config: { ...DEFAULT_ENGINE_CONFIG, maxPayloadBytes: 1_000 } };
+  return { now, newId: () => `id-${++n}`, config: { ...DEFAULT_ENGINE_CONFIG, maxPayloadBytes: 1_000 }, scripts: scriptRunner };
 }
 
 describe("payload limits in the decider", () => {

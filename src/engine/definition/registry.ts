@@ -5,6 +5,7 @@
 import type { TaskType } from "../model";
 import { validateForkJoinTask, validateJoinTask } from "../tasks/fork-join/validate";
 import { validateHttpTask } from "../tasks/http/validate";
+import { validateInlineTask } from "../tasks/inline/validate";
 import { validateSetVariableTask } from "../tasks/set-variable/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
 import { validateSwitchTask } from "../tasks/switch/validate";
@@ -33,4 +34,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   TERMINATE: validateTerminateTask,
   FORK_JOIN: validateForkJoinTask,
   JOIN: validateJoinTask,
+  INLINE: validateInlineTask,
 };

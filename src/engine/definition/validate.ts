@@ -315,10 +315,10 @@ function forkPairingIssues(list: readonly unknown[], listPath: string): Validati
 }
 
 /**
- * Every task of a definition as received, those inside SWITCH branches included (as deep as they may nest), in
+ * Every task of a definition as received, those inside SWITCH and fork branches included (as deep as they may nest), in
  * plan order, with its path.
  */
-function rawTaskEntries(tasks: readonly unknown[], path: string, depth = 0): Array<{ task: unknown; path: string }> {
+export function rawTaskEntries(tasks: readonly unknown[], path: string, depth = 0): Array<{ task: unknown; path: string }> {
   return tasks.flatMap((task, index) => {
     const own = childPath(path, index);
     const entries = [{ task, path: own }];

@@ -1,6 +1,7 @@
 import type { JsonObject, TaskType, WorkflowTaskDef } from "../model";
 import { forkJoinTask, joinTask } from "./fork-join";
 import { httpTask } from "./http";
+import { inlineTask } from "./inline";
 import { setVariableTask } from "./set-variable";
 import { simpleTask } from "./simple";
 import type { TaskTypeModule } from "./task-type";
@@ -22,6 +23,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   TERMINATE: terminateTask,
   FORK_JOIN: forkJoinTask,
   JOIN: joinTask,
+  INLINE: inlineTask,
 };
 
 /**

@@ -2,6 +2,8 @@ import type { IRequest, RouterType } from "itty-router";
 import { validateWorkflowDef } from "../../engine/definition/validate";
 import { oversize, oversizeReason } from "../../engine/limits";
 import type { WorkflowDef } from "../../engine/model";
+import { definitionScripts } from "../../engine/scripts";
+import { loadScriptRunner } from "../../actors/scripts/load";
 import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
@@ -29,16 +31,30 @@ function configuredLimitIssues(definition: WorkflowDef, env: Env): ValidationIss
   return bytes === undefined ? [] : [{ path: "variables", message: oversizeReason("variables", bytes, limit) }];
 }
 
+/**
+ * Scripts of a valid definition that do not parse (INLINE scripts, SWITCH javascript expressions). The interpreter is
+ * loaded only for a definition that has some.
+ */
+async function scriptSyntaxIssues(definition: WorkflowDef): Promise<ValidationIssue[]> {
+  const scripts = definitionScripts(definition);
+  if (scripts.length === 0) return [];
+  const runner = await loadScriptRunner();
+  return scripts.flatMap(({ source, path }) => {
+    const error = runner.syntaxError(source);
+    return error === undefined ? [] : [{ path, message: `the script does not parse as JavaScript: ${error}` }];
+  });
+}
+
 /** Validates each definition; every problem of every definition is reported, with `[i].` paths for arrays. */
-function validateAll(inputs: unknown[], indexed: boolean, env: Env): WorkflowDef[] {
+async function validateAll(inputs: unknown[], indexed: boolean, env: Env): Promise<WorkflowDef[]> {
   const definitions: WorkflowDef[] = [];
   const problems: ValidationIssue[] = [];
-  inputs.forEach((input, index) => {
+  for (const [index, input] of inputs.entries()) {
     const result = validateWorkflowDef(input);
-    const errors = result.ok ? configuredLimitIssues(result.value, env) : result.errors;
+    const errors = result.ok ? [...configuredLimitIssues(result.value, env), ...(await scriptSyntaxIssues(result.value))] : result.errors;
     if (result.ok && errors.length === 0) definitions.push(result.value);
     else problems.push(...errors.map((issue) => (indexed ? { ...issue, path: childPath(`[${index}]`, issue.path).replace("].", "].") } : issue)));
-  });
+  }
   if (problems.length > 0) throw validationError("Invalid workflow definition", problems);
   return definitions;
 }
@@ -51,7 +67,7 @@ function name(request: IRequest): string {
 export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/metadata/workflow", async (request, env) => {
     const overwrite = booleanQuery(request, "overwrite", false);
-    const [definition] = validateAll([await requiredBody(request, env)], false, env);
+    const [definition] = await validateAll([await requiredBody(request, env)], false, env);
     authorizeSecretUse(principalOf(request).grants, [definition!]);
     await new DefinitionRepository(env.DB).save([definition!], overwrite);
     return new Response(null, { status: 200 });
@@ -60,7 +76,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   router.put("/api/metadata/workflow", async (request, env) => {
     const body = await requiredBody(request, env);
     if (!Array.isArray(body) || body.length === 0) throw validationError("Invalid request", [{ path: "(body)", message: "must be a non-empty array of workflow definitions" }]);
-    const definitions = validateAll(body, true, env);
+    const definitions = await validateAll(body, true, env);
     const names = new Set<string>();
     for (const definition of definitions) {
       const key = `${definition.name}@${definition.version}`;

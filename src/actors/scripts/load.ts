@@ -1,0 +1,20 @@
+/**
+ * Loads the QuickJS interpreter in workerd, once per isolate and only when an execution needs it: the WebAssembly is
+ * imported as a compiled module (wrangler bundles `.wasm` imports as such), so no fetch or file read is involved.
+ */
+import variant from "@jitl/quickjs-wasmfile-release-sync";
+import quickJsWasm from "@jitl/quickjs-wasmfile-release-sync/wasm";
+import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
+import type { ScriptRunner } from "../../engine/scripts";
+import { quickJsScriptRunner } from "./quickjs-runner";
+
+let loading: Promise<ScriptRunner> | undefined;
+
+/** The isolate's script runner, loading QuickJS on first use. */
+export function loadScriptRunner(): Promise<ScriptRunner> {
+  loading ??= newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule: quickJsWasm })).then(quickJsScriptRunner, (error: unknown) => {
+    loading = undefined;
+    throw error;
+  });
+  return loading;
+}

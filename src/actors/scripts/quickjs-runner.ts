@@ -1,0 +1,100 @@
+/**
+ * The {@link ScriptRunner} over QuickJS compiled to WebAssembly: a separate JavaScript interpreter, so a script sees
+ * nothing of the Worker (no fetch, no bindings, no globals but the language's own and `$`) and cannot outrun its budget.
+ * Loading the WebAssembly differs between workerd and Node (see load.ts and the unit tests); this part does not.
+ */
+import type { QuickJSContext, QuickJSHandle, QuickJSWASMModule } from "quickjs-emscripten-core";
+import type { JsonObject, JsonValue } from "../../engine/model";
+import type { ScriptOutcome, ScriptRunner } from "../../engine/scripts";
+
+/** A script's memory budget: room for a task input at its largest (768 KiB of JSON) several times over. */
+const MEMORY_LIMIT_BYTES = 32 * 1024 * 1024;
+/**
+ * About 1,400 nested calls: deep enough for any sane recursion, shallow enough that QuickJS stops a runaway one with
+ * its own error before the host's stack, which the interpreter shares, overflows (that would leave it unusable).
+ */
+const MAX_STACK_BYTES = 256 * 1024;
+/**
+ * QuickJS calls the interrupt handler every few thousand operations (about every 5,000 iterations of a simple loop); a
+ * script is stopped at this many calls, about a million loop iterations (a few hundred ms). A count, not a clock:
+ * workerd's clock stands still while code runs, and the same script should fail the same way every time.
+ */
+const INTERRUPT_BUDGET = 200;
+
+/** What a script ran into when it did not complete. */
+function describeError(context: QuickJSContext, handle: QuickJSHandle): string {
+  const dumped: unknown = context.dump(handle);
+  if (typeof dumped === "object" && dumped !== null) {
+    const { name, message } = dumped as { name?: unknown; message?: unknown };
+    if (typeof message === "string") return typeof name === "string" && name !== "" ? `${name}: ${message}` : message;
+  }
+  return String(dumped);
+}
+
+/** Creates a runner over a loaded QuickJS module; each run gets a fresh runtime, so no state carries over. */
+export function quickJsScriptRunner(quickJs: QuickJSWASMModule): ScriptRunner {
+  /** Runs `use` in a fresh, budgeted context; `interrupted` tells whether the budget stopped the script. */
+  function withContext<T>(use: (context: QuickJSContext, interrupted: () => boolean) => T): T {
+    const runtime = quickJs.newRuntime();
+    let interrupts = 0;
+    runtime.setMemoryLimit(MEMORY_LIMIT_BYTES);
+    runtime.setMaxStackSize(MAX_STACK_BYTES);
+    runtime.setInterruptHandler(() => ++interrupts > INTERRUPT_BUDGET);
+    const context = runtime.newContext();
+    try {
+      return use(context, () => interrupts > INTERRUPT_BUDGET);
+    } finally {
+      context.dispose();
+      runtime.dispose();
+    }
+  }
+  return {
+    run(source, input) {
+      return withContext((context, interrupted) => runInContext(context, source, input, interrupted));
+    },
+    syntaxError(source) {
+      return withContext((context) => {
+        const compiled = context.evalCode(source, "script.js", { compileOnly: true });
+        if (!compiled.error) {
+          compiled.value.dispose();
+          return undefined;
+        }
+        const error = describeError(context, compiled.error);
+        compiled.error.dispose();
+        return error;
+      });
+    },
+  };
+}
+
+function runInContext(context: QuickJSContext, source: string, input: JsonObject, interrupted: () => boolean): ScriptOutcome {
+  // `$` is parsed inside the interpreter from JSON, so it holds plain data only, and the result leaves it as JSON.
+  const bound = context.evalCode(`globalThis.$ = JSON.parse(${JSON.stringify(JSON.stringify(input))});`, "input.js");
+  if (bound.error) {
+    const error = describeError(context, bound.error);
+    bound.error.dispose();
+    return { ok: false, error: `The input could not be given to the script: ${error}` };
+  }
+  bound.value.dispose();
+  const ran = context.evalCode(source, "script.js");
+  if (ran.error) {
+    const error = describeError(context, ran.error);
+    ran.error.dispose();
+    if (interrupted()) return { ok: false, error: "The script ran too long and was stopped (a script may take about a million loop iterations)" };
+    return { ok: false, error };
+  }
+  context.setProp(context.global, "__result", ran.value);
+  ran.value.dispose();
+  const serialised = context.evalCode(
+    `(() => { const value = globalThis.__result; return typeof value === "undefined" || typeof value === "function" || typeof value === "symbol" ? "null" : JSON.stringify(value); })()`,
+    "result.js",
+  );
+  if (serialised.error) {
+    const error = describeError(context, serialised.error);
+    serialised.error.dispose();
+    return { ok: false, error: `The script's result is not JSON: ${error}` };
+  }
+  const json = context.getString(serialised.value);
+  serialised.value.dispose();
+  return { ok: true, value: JSON.parse(json) as JsonValue };
+}

@@ -1,0 +1,41 @@
+import { oversize, oversizeReason } from "../../limits";
+import type { JsonValue, TaskExecution } from "../../model";
+import type { TaskTypeModule } from "../task-type";
+
+/** INLINE's evaluator types, as Conductor's: `value-param` reads an input parameter, the others run JavaScript. */
+export const INLINE_EVALUATOR_TYPES = ["javascript", "graaljs", "value-param"] as const;
+
+/**
+ * INLINE (Conductor's): computes a value in the engine, in the same decision, and completes with it as
+ * `output.result`. `inputParameters.evaluatorType` says how: `javascript` (or `graaljs`) runs
+ * `inputParameters.expression` as a script with `$` bound to the task's resolved input, and takes its completion
+ * value; `value-param` takes the input parameter `expression` names. A script that throws, does not parse or runs
+ * past its budget fails the task (retried as its retry settings say) with the error as reason and `output.error`.
+ */
+export const inlineTask: TaskTypeModule = {
+  type: "INLINE",
+  start(task, _definition, _execution, env) {
+    const ended = { ...task, startTime: env.now, endTime: env.now, updateTime: env.now };
+    const failed = (reason: string): TaskExecution => ({ ...ended, status: "FAILED", reasonForIncompletion: reason, outputData: { error: reason } });
+    const evaluatorType = task.inputData["evaluatorType"];
+    const expression = task.inputData["expression"];
+    if (typeof expression !== "string" || expression.trim() === "") return { task: failed("INLINE inputParameters.expression must be a non-empty string"), dispatch: false };
+    let result: JsonValue;
+    if (evaluatorType === "value-param") {
+      result = Object.hasOwn(task.inputData, expression) ? (task.inputData[expression] ?? null) : null;
+    } else if (evaluatorType === "javascript" || evaluatorType === "graaljs") {
+      const outcome = env.scripts.run(expression, task.inputData);
+      if (!outcome.ok) return { task: failed(`The INLINE script failed: ${outcome.error}`), dispatch: false };
+      result = outcome.value;
+    } else {
+      return { task: failed(`INLINE inputParameters.evaluatorType must be one of ${INLINE_EVALUATOR_TYPES.join(", ")}`), dispatch: false };
+    }
+    const outputData = { result };
+    const bytes = oversize(outputData, env.config.maxPayloadBytes);
+    if (bytes !== undefined) return { task: failed(oversizeReason("The INLINE task's output", bytes, env.config.maxPayloadBytes)), dispatch: false };
+    return { task: { ...ended, status: "COMPLETED", outputData }, dispatch: false };
+  },
+  attemptDeadline(_task, env) {
+    return env.now;
+  },
+};

@@ -1,0 +1,165 @@
+import { inlineTask } from "@io-orkes/conductor-javascript";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
+import { createExecution, decide } from "../../src/engine/decider";
+import { validateWorkflowDef } from "../../src/engine/definition/validate";
+import type { JsonObject, WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
+import { definitionScripts, usesScripts } from "../../src/engine/scripts";
+import { env } from "./engine-env";
+import { scriptRunner } from "./script-runner";
+
+describe("the QuickJS script runner", () => {
+  it("binds $ to the input and answers the script's completion value as JSON", () => {
+    expect(scriptRunner.run("$.a + $.b", { a: 2, b: 40 })).toEqual({ ok: true, value: 42 });
+    expect(scriptRunner.run("function e() { return { sum: $.xs.reduce((s, x) => s + x, 0), n: $.xs.length }; } e();", { xs: [1, 2, 3] })).toEqual({
+      ok: true,
+      value: { sum: 6, n: 3 },
+    });
+    expect(scriptRunner.run("(function () { return $.name.toUpperCase() + '!'; })()", { name: "ada" })).toEqual({ ok: true, value: "ADA!" });
+    // JavaScript's own conversions, which the old SWITCH subset did not make.
+    expect(scriptRunner.run("$.n == '5' && $.s > 3", { n: 5, s: "10" })).toEqual({ ok: true, value: true });
+  });
+
+  it("answers null for undefined, functions and symbols, and JSON's own forms for dates and NaN", () => {
+    expect(scriptRunner.run("undefined", {})).toEqual({ ok: true, value: null });
+    expect(scriptRunner.run("var x = 1;", {})).toEqual({ ok: true, value: null });
+    expect(scriptRunner.run("(() => 1)", {})).toEqual({ ok: true, value: null });
+    expect(scriptRunner.run("Symbol('s')", {})).toEqual({ ok: true, value: null });
+    expect(scriptRunner.run("NaN", {})).toEqual({ ok: true, value: null });
+    expect(scriptRunner.run("new Date(0)", {})).toEqual({ ok: true, value: "1970-01-01T00:00:00.000Z" });
+    expect(scriptRunner.run("({ a: undefined, b: [undefined] })", {})).toEqual({ ok: true, value: { b: [null] } });
+  });
+
+  it("fails, without throwing, on a thrown error, a syntax error and a result JSON cannot hold", () => {
+    expect(scriptRunner.run("throw new Error('no stock')", {})).toEqual({ ok: false, error: "Error: no stock" });
+    expect(scriptRunner.run("throw 'plain'", {})).toEqual({ ok: false, error: "plain" });
+    expect(scriptRunner.run("$.missing.field", {})).toEqual({ ok: false, error: expect.stringContaining("TypeError") });
+    expect(scriptRunner.run("1 +", {})).toEqual({ ok: false, error: expect.stringContaining("SyntaxError") });
+    expect(scriptRunner.run("const o = {}; o.self = o; o", {})).toEqual({ ok: false, error: expect.stringContaining("not JSON") });
+    expect(scriptRunner.run("10n", {})).toEqual({ ok: false, error: expect.stringContaining("not JSON") });
+  });
+
+  it("stops a script that loops forever, recurses without end or allocates without end, and runs the next one fine", () => {
+    expect(scriptRunner.run("while (true) {}", {})).toEqual({ ok: false, error: expect.stringContaining("ran too long") });
+    expect(scriptRunner.run("function f() { return f() + 1; } f()", {})).toEqual({ ok: false, error: "InternalError: stack overflow" });
+    expect(scriptRunner.run("new Array(1e7).fill(1).length", {})).toEqual({ ok: false, error: "InternalError: out of memory" });
+    expect(scriptRunner.run("$.x * 2", { x: 21 })).toEqual({ ok: true, value: 42 });
+  });
+
+  it("gives a script nothing of the host: no fetch, no require, no state left by an earlier script", () => {
+    expect(scriptRunner.run("typeof fetch + ',' + typeof require + ',' + typeof process + ',' + typeof globalThis.caches", {})).toEqual({
+      ok: true,
+      value: "undefined,undefined,undefined,undefined",
+    });
+    expect(scriptRunner.run("globalThis.leak = 'secret'; 1", {})).toEqual({ ok: true, value: 1 });
+    expect(scriptRunner.run("typeof globalThis.leak", {})).toEqual({ ok: true, value: "undefined" });
+  });
+
+  it("checks syntax without running anything", () => {
+    expect(scriptRunner.syntaxError("while (true) {}")).toBeUndefined();
+    expect(scriptRunner.syntaxError("$.a +")).toMatch(/SyntaxError/);
+    expect(scriptRunner.syntaxError("function (")).toMatch(/SyntaxError/);
+  });
+});
+
+const definitionOf = (tasks: WorkflowTaskDef[]): WorkflowDef => ({ name: "inline", version: 1, schemaVersion: 2, tasks });
+const inline = (ref: string, inputParameters: JsonObject): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "INLINE", inputParameters });
+
+function run(tasks: WorkflowTaskDef[], input: JsonObject = {}) {
+  return decide(createExecution({ workflowId: "wf-1", definition: definitionOf(tasks), input }, 1_000), { type: "start" }, env(1_000)).state;
+}
+
+describe("INLINE in the decider", () => {
+  it("completes in the start's decision with the script's value as output.result, which later tasks read", () => {
+    const state = run(
+      [
+        inline("sum", { evaluatorType: "javascript", expression: "$.a + $.b", a: "${workflow.input.a}", b: 2 }),
+        inline("twice", { evaluatorType: "graaljs", expression: "$.sum * 2", sum: "${sum.output.result}" }),
+      ],
+      { a: 40 },
+    );
+    expect(state.status).toBe("COMPLETED");
+    expect(state.tasks.map((task) => [task.referenceTaskName, task.status, task.outputData])).toEqual([
+      ["sum", "COMPLETED", { result: 42 }],
+      ["twice", "COMPLETED", { result: 84 }],
+    ]);
+    expect(state.output).toEqual({ result: 84 });
+  });
+
+  it("takes the named input parameter with value-param, null when it is absent", () => {
+    const state = run([inline("pick", { evaluatorType: "value-param", expression: "chosen", chosen: { id: 7 } }), inline("none", { evaluatorType: "value-param", expression: "nope" })]);
+    expect(state.tasks.map((task) => task.outputData)).toEqual([{ result: { id: 7 } }, { result: null }]);
+  });
+
+  it("fails the task and the workflow with the script's error as reason and output.error", () => {
+    const state = run([inline("bad", { evaluatorType: "javascript", expression: "throw new Error('price missing')" })]);
+    expect(state.status).toBe("FAILED");
+    expect(state.tasks[0]).toMatchObject({ status: "FAILED", reasonForIncompletion: "The INLINE script failed: Error: price missing", outputData: { error: "The INLINE script failed: Error: price missing" } });
+  });
+
+  it("is retried as its retry settings say", () => {
+    const task = { ...inline("flaky", { evaluatorType: "javascript", expression: "throw new Error('x')" }), retryCount: 1 };
+    const state = run([task]);
+    // No delay: the retry runs in the same decision, and fails the same way.
+    expect(state.tasks.map((t) => [t.status, t.retryCount])).toEqual([
+      ["FAILED", 0],
+      ["FAILED", 1],
+    ]);
+    expect(state.status).toBe("FAILED");
+  });
+
+  it("fails a result over MAX_PAYLOAD_BYTES instead of storing it", () => {
+    const small = { ...env(1_000), config: { ...DEFAULT_ENGINE_CONFIG, maxPayloadBytes: 1_000 } };
+    const execution = createExecution({ workflowId: "wf-1", definition: definitionOf([inline("big", { evaluatorType: "javascript", expression: "'x'.repeat(5000)" })]), input: {} }, 1_000);
+    const state = decide(execution, { type: "start" }, small).state;
+    expect(state.tasks[0]).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("MAX_PAYLOAD_BYTES") });
+  });
+});
+
+describe("INLINE at registration", () => {
+  const errors = (tasks: unknown[]) => {
+    const result = validateWorkflowDef({ name: "inline", version: 1, schemaVersion: 2, tasks });
+    return result.ok ? [] : result.errors.map((issue) => `${issue.path}: ${issue.message}`);
+  };
+
+  it("accepts the official client's inlineTask", () => {
+    expect(errors([inlineTask("calc", "$.a + 1"), inlineTask("calc2", "$.a + 2", "graaljs")])).toEqual([]);
+  });
+
+  it("refuses a missing or unknown evaluatorType, an empty expression and secrets", () => {
+    expect(errors([{ name: "a", taskReferenceName: "a", type: "INLINE", inputParameters: { expression: "1" } }])).toEqual([
+      "tasks[0].inputParameters.evaluatorType: evaluatorType must be one of javascript, graaljs, value-param, but received nothing",
+    ]);
+    expect(errors([{ name: "a", taskReferenceName: "a", type: "INLINE", inputParameters: { evaluatorType: "python", expression: " " } }])).toEqual([
+      'tasks[0].inputParameters.evaluatorType: evaluatorType must be one of javascript, graaljs, value-param, but received the string "python"',
+      'tasks[0].inputParameters.expression: expression must be a script computing the result, such as $.a + $.b, but received the string " "',
+    ]);
+    expect(errors([{ name: "a", taskReferenceName: "a", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "$.k", k: "${workflow.secrets.api_key}" } }])).toEqual([
+      "tasks[0].inputParameters: an INLINE task must not use secrets (workflow.secrets.api_key): it runs on its stored input, where they are masked, and shows its result",
+    ]);
+  });
+
+  it("lists every fixed script with its path, branches included, for the worker's syntax check", () => {
+    const definition = definitionOf([
+      inline("a", { evaluatorType: "javascript", expression: "$.x" }),
+      inline("b", { evaluatorType: "value-param", expression: "x" }),
+      inline("c", { evaluatorType: "javascript", expression: "${workflow.input.script}" }),
+      {
+        name: "s",
+        taskReferenceName: "s",
+        type: "SWITCH",
+        evaluatorType: "javascript",
+        expression: "$.k > 1 ? 'big' : 'small'",
+        decisionCases: { big: [inline("d", { evaluatorType: "graaljs", expression: "2" })] },
+        inputParameters: {},
+      },
+    ]);
+    expect(definitionScripts(definition)).toEqual([
+      { source: "$.x", path: "tasks[0].inputParameters.expression" },
+      { source: "$.k > 1 ? 'big' : 'small'", path: "tasks[3].expression" },
+      { source: "2", path: "tasks[3].decisionCases.big[0].inputParameters.expression" },
+    ]);
+    expect(usesScripts(definition)).toBe(true);
+    expect(usesScripts(definitionOf([inline("b", { evaluatorType: "value-param", expression: "x" })]))).toBe(false);
+  });
+});

@@ -1,0 +1,105 @@
+import { abortAllDurableObjects } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+
+const inline = (ref: string, expression: string, inputs: JsonObject = {}, evaluatorType = "javascript"): JsonObject => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "INLINE",
+  inputParameters: { evaluatorType, expression, ...inputs },
+});
+const waitTask = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+
+function updateTask(workflowId: string, taskId: string, outputData: JsonObject): Promise<string> {
+  return apiOk<string>("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId, status: "COMPLETED", outputData });
+}
+
+describe("INLINE through the router", () => {
+  it("computes from an HTTP response, and the next call uses the result; a synchronous execute answers the finished workflow", async () => {
+    await register({
+      name: "inline_pipeline",
+      tasks: [
+        httpTask("fetch", { uri: target("/echo/inline?n=20"), method: "GET" }),
+        inline(
+          "price",
+          "(function () { const n = Number($.query.n); return { total: n * $.factor + 2, label: 'order-' + (n * $.factor + 2) }; })()",
+          { query: "${fetch.output.response.body.query}", factor: "${workflow.input.factor}" },
+        ),
+        httpTask("report", { uri: target("/count/inline-${price.output.result.label}"), method: "GET" }),
+      ],
+      outputParameters: { total: "${price.output.result.total}" },
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/inline_pipeline/1", { input: { factor: 2 } });
+    expect(run.status, JSON.stringify(run)).toBe("COMPLETED");
+    expect(run.output).toEqual({ total: 42 });
+    expect(run.tasks[1]).toMatchObject({ taskType: "INLINE", status: "COMPLETED", outputData: { result: { total: 42, label: "order-42" } } });
+    expect(await hits("inline-order-42")).toBe(1);
+  });
+
+  it("a script that throws fails the workflow with the error as reason; nothing after it runs", async () => {
+    await register({
+      name: "inline_throws",
+      tasks: [inline("check", "if (!$.sku) { throw new Error('sku is required'); } $.sku", { sku: "${workflow.input.sku}" }), httpTask("after", { uri: target("/count/inline-throws-after"), method: "GET" })],
+    });
+    const failed = await waitFor(await startWorkflow("inline_throws", {}), ["FAILED"]);
+    expect(failed.tasks[0]).toMatchObject({ status: "FAILED", reasonForIncompletion: "The INLINE script failed: Error: sku is required" });
+    expect(failed["reasonForIncompletion"]).toContain("sku is required");
+    expect(await hits("inline-throws-after")).toBe(0);
+  });
+
+  it("runs after the object was evicted: a fresh object loads the interpreter before its first decision", async () => {
+    await register({ name: "inline_evicted", tasks: [waitTask("approve"), inline("double", "$.n * 2", { n: "${approve.output.n}" })] });
+    const workflowId = await startWorkflow("inline_evicted");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await abortAllDurableObjects();
+    await updateTask(workflowId, waiting.tasks[0]!.taskId, { n: 21 });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks[1], JSON.stringify(done.tasks[1])).toMatchObject({ status: "COMPLETED", outputData: { result: 42 } });
+  });
+
+  it("a restart with useLatestDefinitions onto a version with scripts runs them", async () => {
+    await register({ name: "inline_restart", tasks: [waitTask("gate")] });
+    const workflowId = await startWorkflow("inline_restart");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("DELETE", `/api/workflow/${workflowId}?reason=stop`);
+    await waitFor(workflowId, ["TERMINATED"]);
+    await register({ name: "inline_restart", version: 2, tasks: [inline("answer", "[1, 2, 3].map((x) => x * $.k)", { k: 2 })] });
+    await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`);
+    const done = await waitFor(workflowId, (workflow) => workflow.status !== "RUNNING" && workflow["workflowVersion"] === 2);
+    expect(done.tasks[0], JSON.stringify(done.tasks)).toMatchObject({ status: "COMPLETED", outputData: { result: [2, 4, 6] } });
+  });
+
+  it("refuses a script that does not parse at registration, with its path, and stores nothing", async () => {
+    const definition = {
+      name: "inline_bad_syntax",
+      version: 1,
+      schemaVersion: 2,
+      ownerEmail: "test@example.com",
+      tasks: [inline("ok", "$.a"), inline("broken", "function ( { return 1 }")],
+    };
+    const response = await api("POST", "/api/metadata/workflow", definition);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: string; validationErrors: Array<{ path: string; message: string }> };
+    expect(body.error).toBe("VALIDATION_ERROR");
+    expect(body.validationErrors).toEqual([{ path: "tasks[1].inputParameters.expression", message: expect.stringMatching(/^the script does not parse as JavaScript: SyntaxError: /) }]);
+    expect((await api("GET", "/api/metadata/workflow/inline_bad_syntax")).status).toBe(404);
+    // In a batch, nothing of it is stored either, and the path names the definition.
+    const batch = await api("PUT", "/api/metadata/workflow", [{ ...definition, name: "inline_batch_ok", tasks: [inline("ok", "$.a")] }, definition]);
+    expect(batch.status).toBe(400);
+    expect(((await batch.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toEqual(["[1].tasks[1].inputParameters.expression"]);
+    expect((await api("GET", "/api/metadata/workflow/inline_batch_ok")).status).toBe(404);
+  });
+
+  it("shows the task in the Workflow JSON as Conductor does: its input, evaluatorType and expression included", async () => {
+    await register({ name: "inline_view", tasks: [inline("pick", "chosen", { chosen: "${workflow.input.colour}" }, "value-param")] });
+    const done = await waitFor(await startWorkflow("inline_view", { colour: "teal" }), ["COMPLETED"]);
+    const workflow = await getWorkflow(done.workflowId);
+    expect(workflow.tasks[0]).toMatchObject({
+      taskType: "INLINE",
+      referenceTaskName: "pick",
+      inputData: { evaluatorType: "value-param", expression: "chosen", chosen: "teal" },
+      outputData: { result: "teal" },
+    });
+  });
+});
