@@ -4,7 +4,8 @@
  * engine only asks it to run a script over a task's input.
  */
 import { rawTaskEntries } from "./definition/validate";
-import type { JsonObject, JsonValue, WorkflowDef, WorkflowTaskDef } from "./model";
+import { isRecord } from "./definition/checks";
+import type { JsonObject, JsonValue, WorkflowDef } from "./model";
 import { flattenTasks } from "./plan";
 
 /** What running a script gave: its completion value as JSON, or why it failed. */
@@ -30,14 +31,18 @@ export interface DefinitionScript {
 
 /**
  * The script `task` runs, if any, and the field holding it: an INLINE's `inputParameters.expression` or a SWITCH's
- * `expression`, each when its evaluatorType is javascript or graaljs.
+ * `expression`, each when its evaluatorType is javascript or graaljs. Reads a task as received too, whatever its shape.
  */
-export function taskScript(task: WorkflowTaskDef): { source: string; field: string } | undefined {
-  if (task.type === "INLINE") {
-    const { evaluatorType, expression } = task.inputParameters ?? {};
-    return isScriptEvaluator(evaluatorType) && typeof expression === "string" ? { source: expression, field: "inputParameters.expression" } : undefined;
+export function taskScript(task: unknown): { source: string; field: string } | undefined {
+  if (!isRecord(task)) return undefined;
+  if (task["type"] === "INLINE") {
+    const input = task["inputParameters"];
+    if (!isRecord(input)) return undefined;
+    const expression = input["expression"];
+    return isScriptEvaluator(input["evaluatorType"]) && typeof expression === "string" ? { source: expression, field: "inputParameters.expression" } : undefined;
   }
-  if (task.type === "SWITCH" && isScriptEvaluator(task.evaluatorType) && task.expression !== undefined) return { source: task.expression, field: "expression" };
+  const expression = task["expression"];
+  if (task["type"] === "SWITCH" && isScriptEvaluator(task["evaluatorType"]) && typeof expression === "string") return { source: expression, field: "expression" };
   return undefined;
 }
 
@@ -46,13 +51,16 @@ function isScriptEvaluator(evaluatorType: unknown): boolean {
 }
 
 /**
- * Every script of a valid definition whose text is fixed at registration, with its path: those that hold a
- * `${...}` are known only once resolved, at run time.
+ * Every script of a definition as received (valid or not, so its syntax errors come in the same answer as its other
+ * problems) whose text is fixed at registration, with its path: those that hold a `${...}` are known only once
+ * resolved, at run time.
  */
-export function definitionScripts(definition: WorkflowDef): DefinitionScript[] {
-  return rawTaskEntries(definition.tasks, "tasks").flatMap(({ task, path }) => {
-    const script = taskScript(task as WorkflowTaskDef);
-    return script === undefined || script.source.includes("${") ? [] : [{ source: script.source, path: `${path}.${script.field}` }];
+export function definitionScripts(definition: unknown): DefinitionScript[] {
+  const tasks = isRecord(definition) ? definition["tasks"] : undefined;
+  if (!Array.isArray(tasks)) return [];
+  return rawTaskEntries(tasks, "tasks").flatMap(({ task, path }) => {
+    const script = taskScript(task);
+    return script === undefined || script.source.trim() === "" || script.source.includes("${") ? [] : [{ source: script.source, path: `${path}.${script.field}` }];
   });
 }
 

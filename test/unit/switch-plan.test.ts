@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { parseExpression } from "../../src/engine/expressions/parser";
 import { ExpressionSyntaxError } from "../../src/engine/expressions";
-import type { WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
+import type { JsonObject, WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
 import { flattenTasks, mapTasks, nextPlanIndex, planIndexOf, planOf } from "../../src/engine/plan";
-import { evaluateSwitchScript, switchScriptProblem } from "../../src/engine/tasks/switch/expression";
+import { createExecution, decide } from "../../src/engine/decider";
+import { env } from "./engine-env";
 
 const task = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: {} });
 const switchOf = (ref: string, decisionCases: Record<string, WorkflowTaskDef[]>, defaultCase: WorkflowTaskDef[] = []): WorkflowTaskDef => ({
@@ -82,33 +83,29 @@ describe("a definition's plan", () => {
 });
 
 describe("a SWITCH's javascript expression", () => {
-  it("reads the input through $, with JavaScript's === and !== spelling", () => {
-    expect(evaluateSwitchScript("$.a === 'x' ? 'yes' : 'no'", { a: "x" })).toBe("yes");
-    expect(evaluateSwitchScript("$.a !== 'x' && $['b-c'][1] > 2", { a: "y", "b-c": [0, 3] })).toBe(true);
-    expect(evaluateSwitchScript("$.missing.deep", {})).toBe(null);
+  const cases = (tasks: WorkflowTaskDef[], input: JsonObject) => {
+    const definition: WorkflowDef = { name: "switch_js", version: 1, schemaVersion: 2, tasks };
+    return decide(createExecution({ workflowId: "wf", definition, input }, 1_000), { type: "start" }, env(1_000)).state.tasks;
+  };
+  const scripted = (expression: string): WorkflowTaskDef => ({
+    ...switchOf("route", { yes: [task("on_yes")], true: [task("on_true")], big: [task("on_big")] }, [task("on_default")]),
+    evaluatorType: "javascript",
+    expression,
+    inputParameters: { a: "${workflow.input.a}", items: "${workflow.input.items}", n: "${workflow.input.n}" },
   });
 
-  it("is refused with the subset described when it uses anything else, or a root other than $", () => {
-    for (const source of ["(function(){ return 1; })()", "$.a + 1", "$.list.length()", "workflow.input.x", "x"]) {
-      expect(switchScriptProblem(source), source).toMatch(/subset of JavaScript/);
-    }
-    expect(switchScriptProblem("workflow.input.x")).toMatch(/'workflow' is not defined/);
-    expect(switchScriptProblem("$.a == 1 ? $.b : null")).toBeUndefined();
+  it("runs as JavaScript over $ (the task's input): conversions, methods, functions and .length included", () => {
+    expect(cases([scripted("$.a === 'x' ? 'yes' : 'no'")], { a: "x" }).map((t) => t.referenceTaskName)).toEqual(["route", "on_yes"]);
+    expect(cases([scripted("$.items.length > 2 && $.items.every(function (i) { return i > 0; })")], { items: [1, 2, 3] })[0]!.outputData).toEqual({ evaluationResult: ["true"] });
+    // JavaScript's own reading: `$.n-1` is n minus one, and == converts.
+    expect(cases([scripted("$.n-1 == '9' ? 'big' : 'small'")], { n: 10 })[0]!.outputData).toEqual({ evaluationResult: ["big"] });
+    expect(cases([scripted("(function () { var t = 0; for (var i = 0; i < $.n; i++) t += i; return t > 40 ? 'big' : 'small'; })()")], { n: 10 }).map((t) => t.referenceTaskName)).toEqual(["route", "on_big"]);
   });
 
-  it("refuses JavaScript it would read differently: a '-' after a name is a minus, not part of the name", () => {
-    // In JavaScript `$.count-1` is count minus one; reading it as the key "count-1" would pick the wrong case.
-    for (const source of ["$.count-1 > 0", "$.a.b-c", "$.retries-1"]) {
-      expect(switchScriptProblem(source), source).toMatch(/subset of JavaScript/);
-    }
-    // A key with a '-' is still read JavaScript's way.
-    expect(evaluateSwitchScript("$['count-1'] > 0", { "count-1": 2 })).toBe(true);
-  });
-
-  it("refuses .length, which JavaScript answers for strings and lists and this subset does not", () => {
-    for (const source of ["$.items.length > 0", "$.name['length'] === 0", "$.length"]) {
-      expect(switchScriptProblem(source), source).toMatch(/length.*subset of JavaScript/);
-    }
+  it("fails the SWITCH, as Conductor does, when the expression throws: no branch and no default runs", () => {
+    const tasks = cases([scripted("$.missing.deep")], {});
+    expect(tasks.map((t) => [t.referenceTaskName, t.status])).toEqual([["route", "FAILED_WITH_TERMINAL_ERROR"]]);
+    expect(tasks[0]!.reasonForIncompletion).toMatch(/^The SWITCH expression could not be evaluated: TypeError/);
   });
 
   it("leaves $ and === out of ${...} templates", () => {

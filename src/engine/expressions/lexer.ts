@@ -40,11 +40,7 @@ export type Token =
  */
 export type LexMode =
   | { readonly kind: "template"; /** Offset of the `$` of the opening `${`, for the unterminated error. */ readonly openAt: number }
-  /**
-   * `script`: the JavaScript spelling of a SWITCH's expression, where `$` is a name (the task's input), `-` is never
-   * part of one, and `===` and `!==` mean `==` and `!=` (which compare without type conversion here anyway).
-   */
-  | { readonly kind: "bare"; readonly script?: true };
+  | { readonly kind: "bare" };
 
 /** The tokens of one expression and where its source ends (the `}` offset in template mode). */
 export interface LexResult {
@@ -80,14 +76,6 @@ function isNameChar(c: string): boolean {
   return isLetter(c) || isDigit(c) || c === "_" || c === "-";
 }
 
-/**
- * A name character of a SWITCH's JavaScript: there `-` is always the minus operator (`$.count-1` is count minus one,
- * which this subset refuses), never part of a name, and `$` may be one.
- */
-function isScriptNameChar(c: string): boolean {
-  return isLetter(c) || isDigit(c) || c === "_" || c === "$";
-}
-
 function isWhitespace(c: string): boolean {
   return c === " " || c === "\t" || c === "\n" || c === "\r";
 }
@@ -104,8 +92,6 @@ function isWhitespace(c: string): boolean {
  */
 export function tokenize(source: string, start: number, mode: LexMode): LexResult {
   const tokens: Token[] = [];
-  const script = mode.kind === "bare" && mode.script === true;
-  const nameChar = script ? isScriptNameChar : isNameChar;
   let i = start;
   let afterDot = false;
 
@@ -130,17 +116,17 @@ export function tokenize(source: string, start: number, mode: LexMode): LexResul
       throw new ExpressionSyntaxError(`expected '}' to close '\${' before the next '\${' at position ${i}`, mode.openAt);
     }
 
-    if (afterDot && nameChar(c)) {
-      while (i < source.length && nameChar(source.charAt(i))) i++;
+    if (afterDot && isNameChar(c)) {
+      while (i < source.length && isNameChar(source.charAt(i))) i++;
       tokens.push({ kind: "word", value: source.slice(tokenStart, i), start: tokenStart, end: i });
       afterDot = false;
       continue;
     }
     afterDot = false;
 
-    if (isLetter(c) || c === "_" || (c === "$" && script)) {
+    if (isLetter(c) || c === "_") {
       i++;
-      while (i < source.length && nameChar(source.charAt(i))) i++;
+      while (i < source.length && isNameChar(source.charAt(i))) i++;
       tokens.push({ kind: "word", value: source.slice(tokenStart, i), start: tokenStart, end: i });
       continue;
     }
@@ -157,13 +143,6 @@ export function tokenize(source: string, start: number, mode: LexMode): LexResul
       const literal = scanString(source, i);
       tokens.push({ kind: "string", value: literal.value, start: tokenStart, end: literal.end });
       i = literal.end;
-      continue;
-    }
-
-    const three = source.slice(i, i + 3);
-    if ((three === "===" || three === "!==") && script) {
-      tokens.push({ kind: "operator", value: three === "===" ? "==" : "!=", start: i, end: i + 3 });
-      i += 3;
       continue;
     }
 

@@ -32,10 +32,10 @@ function configuredLimitIssues(definition: WorkflowDef, env: Env): ValidationIss
 }
 
 /**
- * Scripts of a valid definition that do not parse (INLINE scripts, SWITCH javascript expressions). The interpreter is
- * loaded only for a definition that has some.
+ * Scripts of a definition as received that do not parse (INLINE scripts, SWITCH javascript expressions). The
+ * interpreter is loaded only for a definition that has some.
  */
-async function scriptSyntaxIssues(definition: WorkflowDef): Promise<ValidationIssue[]> {
+async function scriptSyntaxIssues(definition: unknown): Promise<ValidationIssue[]> {
   const scripts = definitionScripts(definition);
   if (scripts.length === 0) return [];
   const runner = await loadScriptRunner();
@@ -51,7 +51,7 @@ async function validateAll(inputs: unknown[], indexed: boolean, env: Env): Promi
   const problems: ValidationIssue[] = [];
   for (const [index, input] of inputs.entries()) {
     const result = validateWorkflowDef(input);
-    const errors = result.ok ? [...configuredLimitIssues(result.value, env), ...(await scriptSyntaxIssues(result.value))] : result.errors;
+    const errors = [...(result.ok ? configuredLimitIssues(result.value, env) : result.errors), ...(await scriptSyntaxIssues(input))];
     if (result.ok && errors.length === 0) definitions.push(result.value);
     else problems.push(...errors.map((issue) => (indexed ? { ...issue, path: childPath(`[${index}]`, issue.path).replace("].", "].") } : issue)));
   }

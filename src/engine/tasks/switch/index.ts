@@ -1,15 +1,16 @@
+import type { DecideEnv } from "../../config";
 import type { JsonValue, TaskExecution, WorkflowTaskDef } from "../../model";
+import type { ScriptOutcome } from "../../scripts";
 import type { TaskTypeModule } from "../task-type";
-import { evaluateSwitchScript } from "./expression";
 
 /**
  * The case a SWITCH's definition and resolved input choose, as Conductor's evaluators compute it: value-param reads
- * the input parameter `expression` names, javascript (and graaljs) evaluates `expression` over the input.
+ * the input parameter `expression` names, javascript (and graaljs) runs `expression` with `$` bound to the input.
  */
-function evaluateCase(task: TaskExecution, definition: WorkflowTaskDef): JsonValue {
+function evaluateCase(task: TaskExecution, definition: WorkflowTaskDef, env: DecideEnv): ScriptOutcome {
   const expression = definition.expression ?? "";
-  if (definition.evaluatorType === "value-param") return Object.hasOwn(task.inputData, expression) ? (task.inputData[expression] ?? null) : null;
-  return evaluateSwitchScript(expression, task.inputData);
+  if (definition.evaluatorType === "value-param") return { ok: true, value: Object.hasOwn(task.inputData, expression) ? (task.inputData[expression] ?? null) : null };
+  return env.scripts.run(expression, task.inputData);
 }
 
 /** Conductor's case value: `String.valueOf` of the result (JSON for a list or object, which only a default case takes). */
@@ -25,13 +26,11 @@ export const switchTask: TaskTypeModule = {
   type: "SWITCH",
   start(task, definition, _execution, env) {
     const ended = { startTime: env.now, endTime: env.now, updateTime: env.now };
-    try {
-      return { task: { ...task, ...ended, status: "COMPLETED", outputData: { evaluationResult: [caseValue(evaluateCase(task, definition))] } }, dispatch: false };
-    } catch (error) {
-      // Definitions are checked when registered, so only one stored before that check could get here.
-      const reason = `The SWITCH expression could not be evaluated: ${error instanceof Error ? error.message : String(error)}`;
-      return { task: { ...task, ...ended, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason }, dispatch: false };
-    }
+    const outcome = evaluateCase(task, definition, env);
+    if (outcome.ok) return { task: { ...task, ...ended, status: "COMPLETED", outputData: { evaluationResult: [caseValue(outcome.value)] } }, dispatch: false };
+    // Conductor fails the SWITCH too: no case can be chosen, and running the default would hide the error.
+    const reason = `The SWITCH expression could not be evaluated: ${outcome.error}`;
+    return { task: { ...task, ...ended, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason }, dispatch: false };
   },
   attemptDeadline(_task, env) {
     return env.now;

@@ -1,11 +1,11 @@
 /**
  * Registration-time checks of a SWITCH task's own fields. The tasks inside its branches are checked by the
- * definition validator, like any other task (see `validateWorkflowDef`).
+ * definition validator, like any other task (see `validateWorkflowDef`); a javascript expression's syntax by the
+ * worker, which holds the interpreter (see `definitionScripts`).
  */
 import { describeValue, isNonEmptyString, isOneOf, isRecord, secretUseIssues, taskInputSources, type UnknownRecord } from "../../definition/checks";
 import { SWITCH_EVALUATOR_TYPES } from "../../model";
 import { childPath, type ValidationIssue } from "../../validation-issue";
-import { switchScriptProblem } from "./expression";
 
 const isEvaluatorType = isOneOf(SWITCH_EVALUATOR_TYPES);
 
@@ -20,9 +20,6 @@ export function validateSwitchTask(task: UnknownRecord, path: string): Validatio
   if (!isNonEmptyString(expression)) {
     const what = evaluatorType === "value-param" ? "the name of the input parameter holding the case value" : "an expression computing the case value, such as $.kind";
     issues.push({ path: childPath(path, "expression"), message: `expression must be ${what}, but received ${describeValue(expression)}` });
-  } else if (evaluatorType === "javascript" || evaluatorType === "graaljs") {
-    const problem = switchScriptProblem(expression);
-    if (problem !== undefined) issues.push({ path: childPath(path, "expression"), message: `expression cannot be evaluated: ${problem}` });
   }
   const cases = task["decisionCases"];
   if (!isRecord(cases) || Object.keys(cases).length === 0) {
