@@ -17,6 +17,7 @@ import {
   forkTask,
   forkTaskJoin,
   httpTask,
+  inlineTask,
   joinTask,
   noopLogger,
   orkesConductorClient,
@@ -456,6 +457,28 @@ describe("the official Conductor TypeScript client", () => {
     expect(stopped.reasonForIncompletion).toBe("stopped by its input");
     expect(refs(stopped)).toEqual(["remember:COMPLETED", "pause:COMPLETED", "route:COMPLETED", "halt:COMPLETED"]);
     expect(await target.hits(`system-after-${suffix}`)).toBe(1);
+  });
+
+  it("an inlineTask from the builders computes with JavaScript in wrangler dev, a javascript switchTask routes on it, and a bad script is refused at registration", async () => {
+    const flow = new ConductorWorkflow(executor, `client_inline_${suffix}`);
+    const call = (ref: string) => httpTask(ref, { uri: target.url(`/count/inline-${ref}-${suffix}?total=\${price.output.result.total}`), method: "GET" });
+    const price = inlineTask("price", "(function () { var total = $.items.reduce(function (sum, item) { return sum + item.qty * item.unit; }, 0); return { total: total, big: total > 100 }; })()");
+    price.inputParameters = { ...price.inputParameters, items: "${workflow.input.items}" };
+    // The builder writes a value-param SWITCH; a javascript one sets its evaluatorType, expression and input itself.
+    const route = switchTask("size", "", { big: [call("big")], small: [call("small")] });
+    Object.assign(route, { evaluatorType: "javascript", expression: "$.big ? 'big' : 'small'", inputParameters: { big: "${price.output.result.big}" } });
+    flow.add(price).add(route).outputParameters({ total: "${price.output.result.total}" });
+    await flow.register(true);
+    const big = await flow.execute({ items: [{ qty: 3, unit: 40 }, { qty: 1, unit: 5 }] });
+    expect(big, JSON.stringify(big.tasks)).toMatchObject({ status: "COMPLETED", output: { total: 125 } });
+    expect((big.tasks ?? []).map((task) => `${task.referenceTaskName}:${task.taskType}:${task.status}`)).toEqual(["price:INLINE:COMPLETED", "size:SWITCH:COMPLETED", "big:HTTP:COMPLETED"]);
+    const small = await flow.execute({ items: [{ qty: 1, unit: 5 }] });
+    expect((small.tasks ?? []).map((task) => task.referenceTaskName)).toEqual(["price", "size", "small"]);
+    expect([await target.hits(`inline-big-${suffix}`), await target.hits(`inline-small-${suffix}`)]).toEqual([1, 1]);
+    // A script that does not parse never reaches storage: the client surfaces the service's message.
+    const broken = new ConductorWorkflow(executor, `client_inline_broken_${suffix}`).add(inlineTask("oops", "function ( {"));
+    await expect(broken.register(true)).rejects.toThrow(/does not parse as JavaScript/);
+    await expect(metadata.getWorkflowDef(`client_inline_broken_${suffix}`)).rejects.toThrow();
   });
 
   it("executes synchronously and honours idempotency keys", async () => {

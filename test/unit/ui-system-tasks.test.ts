@@ -29,6 +29,11 @@ describe("the UI and system tasks", () => {
     expect(systemTaskNote(step("SET_VARIABLE", { stage: "x", owner: "y" }))).toBe("sets stage, owner");
     expect(systemTaskNote(step("SET_VARIABLE", { a: 1, b: 2, c: 3, d: 4 }))).toBe("sets a, b, c and 1 more");
     expect(systemTaskNote(step("TERMINATE", { terminationStatus: "FAILED" }))).toBe("ends the workflow FAILED");
+    expect(systemTaskNote(step("INLINE", { evaluatorType: "javascript", expression: "$.a\n  + $.b" }))).toBe("computes $.a + $.b");
+    expect(systemTaskNote(step("INLINE", { evaluatorType: "graaljs", expression: `(function () { return ${"1 + ".repeat(30)}1; })()` }))).toBe(
+      `computes (function () { return ${"1 + ".repeat(30)}`.slice(0, 69) + "…",
+    );
+    expect(systemTaskNote(step("INLINE", { evaluatorType: "value-param", expression: "chosen" }))).toBe("takes input chosen");
     expect(systemTaskNote(step("HTTP", { uri: "https://example.com" }))).toBeNull();
   });
 });

@@ -42,10 +42,13 @@ function workerNote(definitionTask, latest) {
 /** How many variable names a SET_VARIABLE step lists before it says how many more there are. */
 const NAMES_SHOWN = 3;
 
+/** How many characters of an INLINE script its step shows (on one line) before an ellipsis. */
+const SCRIPT_SHOWN = 60;
+
 /**
  * What a system task's step does, in a few words, from its definition: how long or until when a WAIT waits (or that
- * it waits to be completed by hand), which variables a SET_VARIABLE sets, how a TERMINATE ends the workflow; null
- * for other types.
+ * it waits to be completed by hand), which variables a SET_VARIABLE sets, how a TERMINATE ends the workflow, what an
+ * INLINE computes; null for other types.
  * @param {WorkflowTask} definitionTask
  * @returns {string | null}
  */
@@ -64,6 +67,11 @@ export function systemTaskNote(definitionTask) {
     }
     case "TERMINATE":
       return typeof input["terminationStatus"] === "string" ? `ends the workflow ${input["terminationStatus"]}` : "ends the workflow";
+    case "INLINE": {
+      const expression = typeof input["expression"] === "string" ? input["expression"].replace(/\s+/g, " ").trim() : "";
+      if (input["evaluatorType"] === "value-param") return `takes input ${expression}`;
+      return `computes ${expression.length > SCRIPT_SHOWN ? `${expression.slice(0, SCRIPT_SHOWN)}…` : expression}`;
+    }
     case "FORK_JOIN": {
       const count = definitionTask.forkTasks?.length ?? 0;
       return count === 1 ? "runs 1 branch" : `runs ${count} branches in parallel`;
