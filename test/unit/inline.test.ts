@@ -150,6 +150,18 @@ describe("INLINE in the decider", () => {
     expect(state.status).toBe("FAILED");
   });
 
+  it("fails a result nested deeper than MAX_JSON_DEPTH, which walking it later would overflow the stack on", () => {
+    const state = run([
+      inline("deep", { evaluatorType: "javascript", expression: "let a = []; for (let i = 0; i < 1000; i++) a = [a]; a" }),
+      inline("next", { evaluatorType: "javascript", expression: "1", v: "${deep.output.result}" }),
+    ]);
+    expect(state.status).toBe("FAILED");
+    expect(state.tasks.map((task) => [task.referenceTaskName, task.status, task.reasonForIncompletion])).toEqual([
+      ["deep", "FAILED", "The INLINE task's output nests objects and arrays deeper than 100 levels"],
+    ]);
+    expect(run([inline("ok", { evaluatorType: "javascript", expression: "let a = []; for (let i = 0; i < 90; i++) a = [a]; a" })]).status).toBe("COMPLETED");
+  });
+
   it("fails a result over MAX_PAYLOAD_BYTES instead of storing it", () => {
     const small = { ...env(1_000), config: { ...DEFAULT_ENGINE_CONFIG, maxPayloadBytes: 1_000 } };
     const execution = createExecution({ workflowId: "wf-1", definition: definitionOf([inline("big", { evaluatorType: "javascript", expression: "'x'.repeat(5000)" })]), input: {} }, 1_000);
