@@ -3,7 +3,10 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
 import { createExecution, decide } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
-import type { JsonObject, WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
+import variant from "@jitl/quickjs-wasmfile-release-sync";
+import { newQuickJSWASMModuleFromVariant } from "quickjs-emscripten-core";
+import { quickJsScriptRunner } from "../../src/actors/scripts/quickjs-runner";
+import type { JsonObject, JsonValue, WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
 import { definitionScripts, usesScripts } from "../../src/engine/scripts";
 import { env } from "./engine-env";
 import { scriptRunner } from "./script-runner";
@@ -53,6 +56,45 @@ describe("the QuickJS script runner", () => {
     });
     expect(scriptRunner.run("globalThis.leak = 'secret'; 1", {})).toEqual({ ok: true, value: 1 });
     expect(scriptRunner.run("typeof globalThis.leak", {})).toEqual({ ok: true, value: "undefined" });
+  });
+
+  it("serialises the result with the language's own JSON.stringify, whatever the script did to the globals", () => {
+    for (const tamper of [
+      "JSON.stringify = () => '{not json'",
+      "JSON.stringify = () => undefined",
+      "JSON.stringify = () => ({ toString() { throw new Error('x'); } })",
+      "Object.defineProperty(globalThis, '__result', { get() { return 5; }, set() {} })",
+      "Object.freeze(globalThis)",
+    ]) {
+      expect(scriptRunner.run(`${tamper}; ({ n: $.n })`, { n: 1 }), tamper).toEqual({ ok: true, value: { n: 1 } });
+    }
+  });
+
+  it("fails, without throwing, when a script breaks the interpreter itself, and runs later scripts on a fresh one", async () => {
+    let loads = 0;
+    const load = () => {
+      loads++;
+      return newQuickJSWASMModuleFromVariant(variant);
+    };
+    const runner = quickJsScriptRunner(await load(), load);
+    const deep = (n: number): JsonObject => ({ a: JSON.parse("[".repeat(n) + "]".repeat(n)) as JsonValue });
+    // Too deep for the host's stack, which QuickJS's own limit does not see: the host throws from inside the WebAssembly.
+    expect(runner.run("1", deep(50_000))).toEqual({ ok: false, error: expect.stringContaining("broke the script interpreter") });
+    // The rest of that decision (an immediate retry, say) does not use the suspect interpreter.
+    expect(runner.run("1", {})).toEqual({ ok: false, error: expect.stringContaining("broke the script interpreter") });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(runner.run("$.x * 2", { x: 21 })).toEqual({ ok: true, value: 42 });
+    // The parser's recursion too, at registration.
+    expect(runner.syntaxError("(".repeat(50_000) + ")".repeat(50_000))).toEqual(expect.stringContaining("broke the script interpreter"));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(runner.syntaxError("$.a +")).toMatch(/SyntaxError/);
+    // A stack overflow inside JSON.parse leaks objects, and freeing the runtime then aborts the WebAssembly.
+    for (let i = 0; i < 3; i++) {
+      expect(runner.run("JSON.parse('['.repeat(100000) + ']'.repeat(100000)); 1", {})).toEqual({ ok: false, error: expect.stringContaining("broke the script interpreter") });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(runner.run("$.x * 2", { x: 21 })).toEqual({ ok: true, value: 42 });
+    }
+    expect(loads).toBe(6);
   });
 
   it("checks syntax without running anything", () => {
@@ -106,6 +148,18 @@ describe("INLINE in the decider", () => {
       ["FAILED", 1],
     ]);
     expect(state.status).toBe("FAILED");
+  });
+
+  it("fails a result nested deeper than MAX_JSON_DEPTH, which walking it later would overflow the stack on", () => {
+    const state = run([
+      inline("deep", { evaluatorType: "javascript", expression: "let a = []; for (let i = 0; i < 1000; i++) a = [a]; a" }),
+      inline("next", { evaluatorType: "javascript", expression: "1", v: "${deep.output.result}" }),
+    ]);
+    expect(state.status).toBe("FAILED");
+    expect(state.tasks.map((task) => [task.referenceTaskName, task.status, task.reasonForIncompletion])).toEqual([
+      ["deep", "FAILED", "The INLINE task's output nests objects and arrays deeper than 100 levels"],
+    ]);
+    expect(run([inline("ok", { evaluatorType: "javascript", expression: "let a = []; for (let i = 0; i < 90; i++) a = [a]; a" })]).status).toBe("COMPLETED");
   });
 
   it("fails a result over MAX_PAYLOAD_BYTES instead of storing it", () => {

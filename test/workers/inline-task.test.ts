@@ -48,6 +48,18 @@ describe("INLINE through the router", () => {
     expect(await hits("inline-throws-after")).toBe(0);
   });
 
+  it("a script that breaks the interpreter (or replaces JSON.stringify) fails its task; later scripts run on a fresh interpreter", async () => {
+    await register({
+      name: "inline_breaks",
+      tasks: [inline("leak", "var held = new Array(1e6).fill(0); JSON.parse('['.repeat(100000) + ']'.repeat(100000)); 1")],
+    });
+    const broken = await waitFor(await startWorkflow("inline_breaks"), ["COMPLETED", "FAILED"]);
+    expect(broken.tasks[0], JSON.stringify(broken.tasks[0])).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("broke the script interpreter") });
+    await register({ name: "inline_after_break", tasks: [inline("twice", "JSON.stringify = () => '{'; $.n * 2", { n: 21 })] });
+    const done = await waitFor(await startWorkflow("inline_after_break"), ["COMPLETED", "FAILED"]);
+    expect(done.tasks[0], JSON.stringify(done.tasks[0])).toMatchObject({ status: "COMPLETED", outputData: { result: 42 } });
+  });
+
   it("runs after the object was evicted: a fresh object loads the interpreter before its first decision", async () => {
     await register({ name: "inline_evicted", tasks: [waitTask("approve"), inline("double", "$.n * 2", { n: "${approve.output.n}" })] });
     const workflowId = await startWorkflow("inline_evicted");

@@ -4,15 +4,20 @@
  */
 import variant from "@jitl/quickjs-wasmfile-release-sync";
 import quickJsWasm from "@jitl/quickjs-wasmfile-release-sync/wasm";
-import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
 import type { ScriptRunner } from "../../engine/scripts";
 import { quickJsScriptRunner } from "./quickjs-runner";
 
 let loading: Promise<ScriptRunner> | undefined;
 
+/** A new instance of the interpreter's WebAssembly: the first, and any replacing one a script broke. */
+function loadModule(): Promise<QuickJSWASMModule> {
+  return newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule: quickJsWasm }));
+}
+
 /** The isolate's script runner, loading QuickJS on first use. */
 export function loadScriptRunner(): Promise<ScriptRunner> {
-  loading ??= newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule: quickJsWasm })).then(quickJsScriptRunner, (error: unknown) => {
+  loading ??= loadModule().then((quickJs) => quickJsScriptRunner(quickJs, loadModule), (error: unknown) => {
     loading = undefined;
     throw error;
   });

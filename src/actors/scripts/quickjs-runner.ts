@@ -31,70 +31,120 @@ function describeError(context: QuickJSContext, handle: QuickJSHandle): string {
   return String(dumped);
 }
 
-/** Creates a runner over a loaded QuickJS module; each run gets a fresh runtime, so no state carries over. */
-export function quickJsScriptRunner(quickJs: QuickJSWASMModule): ScriptRunner {
+/** What a run or check answers when the interpreter broke: the host's own error, not the script's. */
+function brokenOutcome(error: unknown): string {
+  return `the script broke the script interpreter (${error instanceof Error ? error.message : String(error)}); it is being replaced`;
+}
+
+/**
+ * Creates a runner over a loaded QuickJS module; each run gets a fresh runtime, so no state carries over.
+ *
+ * QuickJS's own limits do not cover everything: a deep enough structure overflows the host's stack inside the
+ * WebAssembly (QuickJS's limit counts only its own stack, which such frames barely use), and a stack overflow inside
+ * JSON.parse or JSON.stringify leaks objects, so that freeing the runtime aborts the module and strands its memory. Either
+ * surfaces as a host exception. The run then fails instead of throwing out of the decision, and the module is not used
+ * again: not for the rest of the current turn (an immediate retry would break it the same way), and never once `reload`
+ * has given a fresh one. Meanwhile other turns keep using it, which still works, to fail nobody else's script.
+ */
+export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => Promise<QuickJSWASMModule>): ScriptRunner {
+  let quickJs = initial;
+  let brokenThisTurn: string | undefined;
+  let replacing = false;
+
+  function replace(error: unknown): string {
+    const reason = brokenOutcome(error);
+    brokenThisTurn = reason;
+    queueMicrotask(() => (brokenThisTurn = undefined));
+    if (reload !== undefined && !replacing) {
+      replacing = true;
+      const broken = quickJs;
+      reload().then(
+        (fresh) => {
+          if (quickJs === broken) quickJs = fresh;
+          replacing = false;
+        },
+        () => (replacing = false),
+      );
+    }
+    return reason;
+  }
+
   /** Runs `use` in a fresh, budgeted context; `interrupted` tells whether the budget stopped the script. */
-  function withContext<T>(use: (context: QuickJSContext, interrupted: () => boolean) => T): T {
-    const runtime = quickJs.newRuntime();
-    let interrupts = 0;
-    runtime.setMemoryLimit(MEMORY_LIMIT_BYTES);
-    runtime.setMaxStackSize(MAX_STACK_BYTES);
-    runtime.setInterruptHandler(() => ++interrupts > INTERRUPT_BUDGET);
-    const context = runtime.newContext();
+  function withContext<T>(use: (context: QuickJSContext, interrupted: () => boolean) => T, broken: (reason: string) => T): T {
+    if (brokenThisTurn !== undefined) return broken(brokenThisTurn);
     try {
-      return use(context, () => interrupts > INTERRUPT_BUDGET);
-    } finally {
-      context.dispose();
-      runtime.dispose();
+      const runtime = quickJs.newRuntime();
+      let interrupts = 0;
+      runtime.setMemoryLimit(MEMORY_LIMIT_BYTES);
+      runtime.setMaxStackSize(MAX_STACK_BYTES);
+      runtime.setInterruptHandler(() => ++interrupts > INTERRUPT_BUDGET);
+      const context = runtime.newContext();
+      try {
+        return use(context, () => interrupts > INTERRUPT_BUDGET);
+      } finally {
+        context.dispose();
+        runtime.dispose();
+      }
+    } catch (error) {
+      return broken(replace(error));
     }
   }
   return {
     run(source, input) {
-      return withContext((context, interrupted) => runInContext(context, source, input, interrupted));
+      return withContext(
+        (context, interrupted) => runInContext(context, source, input, interrupted),
+        (error) => ({ ok: false, error }),
+      );
     },
     syntaxError(source) {
-      return withContext((context) => {
-        const compiled = context.evalCode(source, "script.js", { compileOnly: true });
-        if (!compiled.error) {
-          compiled.value.dispose();
-          return undefined;
-        }
-        const error = describeError(context, compiled.error);
-        compiled.error.dispose();
-        return error;
-      });
+      return withContext(
+        (context) => {
+          const compiled = context.evalCode(source, "script.js", { compileOnly: true });
+          if (!compiled.error) {
+            compiled.value.dispose();
+            return undefined;
+          }
+          const error = describeError(context, compiled.error);
+          compiled.error.dispose();
+          return error;
+        },
+        (error) => error,
+      );
     },
   };
 }
 
 function runInContext(context: QuickJSContext, source: string, input: JsonObject, interrupted: () => boolean): ScriptOutcome {
-  // `$` is parsed inside the interpreter from JSON, so it holds plain data only, and the result leaves it as JSON.
-  const bound = context.evalCode(`globalThis.$ = JSON.parse(${JSON.stringify(JSON.stringify(input))});`, "input.js");
+  // `$` is parsed inside the interpreter from JSON, so it holds plain data only, and the result leaves it as JSON. The
+  // language's own JSON.stringify is kept aside first: the script may replace the global one, or the global object's
+  // properties, and its result must still be read as it is.
+  const bound = context.evalCode(`globalThis.$ = JSON.parse(${JSON.stringify(JSON.stringify(input))}); JSON.stringify;`, "input.js");
   if (bound.error) {
     const error = describeError(context, bound.error);
     bound.error.dispose();
     return { ok: false, error: `The input could not be given to the script: ${error}` };
   }
-  bound.value.dispose();
-  const ran = context.evalCode(source, "script.js");
-  if (ran.error) {
-    const error = describeError(context, ran.error);
-    ran.error.dispose();
-    if (interrupted()) return { ok: false, error: "The script ran too long and was stopped (a script may take about a million loop iterations)" };
-    return { ok: false, error };
+  const stringify = bound.value;
+  try {
+    const ran = context.evalCode(source, "script.js");
+    if (ran.error) {
+      const error = describeError(context, ran.error);
+      ran.error.dispose();
+      if (interrupted()) return { ok: false, error: "The script ran too long and was stopped (a script may take about a million loop iterations)" };
+      return { ok: false, error };
+    }
+    // JSON.stringify answers undefined for undefined, functions and symbols: null, as Conductor's result would be.
+    const serialised = context.callFunction(stringify, context.undefined, ran.value);
+    ran.value.dispose();
+    if (serialised.error) {
+      const error = describeError(context, serialised.error);
+      serialised.error.dispose();
+      return { ok: false, error: `The script's result is not JSON: ${error}` };
+    }
+    const json = context.typeof(serialised.value) === "string" ? context.getString(serialised.value) : "null";
+    serialised.value.dispose();
+    return { ok: true, value: JSON.parse(json) as JsonValue };
+  } finally {
+    stringify.dispose();
   }
-  context.setProp(context.global, "__result", ran.value);
-  ran.value.dispose();
-  const serialised = context.evalCode(
-    `(() => { const value = globalThis.__result; return typeof value === "undefined" || typeof value === "function" || typeof value === "symbol" ? "null" : JSON.stringify(value); })()`,
-    "result.js",
-  );
-  if (serialised.error) {
-    const error = describeError(context, serialised.error);
-    serialised.error.dispose();
-    return { ok: false, error: `The script's result is not JSON: ${error}` };
-  }
-  const json = context.getString(serialised.value);
-  serialised.value.dispose();
-  return { ok: true, value: JSON.parse(json) as JsonValue };
 }

@@ -1,4 +1,4 @@
-import { oversize, oversizeReason } from "../../limits";
+import { overdeepReason, oversize, oversizeReason } from "../../limits";
 import type { JsonValue, TaskExecution } from "../../model";
 import type { TaskTypeModule } from "../task-type";
 
@@ -31,6 +31,10 @@ export const inlineTask: TaskTypeModule = {
       return { task: failed(`INLINE inputParameters.evaluatorType must be one of ${INLINE_EVALUATOR_TYPES.join(", ")}`), dispatch: false };
     }
     const outputData = { result };
+    // A script's value comes from outside the engine's control, like a response body: too deep, and walking it later
+    // (a template reading it, the stored copy) would overflow the stack.
+    const deep = overdeepReason("The INLINE task's output", outputData);
+    if (deep !== undefined) return { task: failed(deep), dispatch: false };
     const bytes = oversize(outputData, env.config.maxPayloadBytes);
     if (bytes !== undefined) return { task: failed(oversizeReason("The INLINE task's output", bytes, env.config.maxPayloadBytes)), dispatch: false };
     return { task: { ...ended, status: "COMPLETED", outputData }, dispatch: false };
