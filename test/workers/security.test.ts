@@ -1,27 +1,17 @@
-import { SELF, createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { SignJWT, decodeJwt, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
-import { BULK_ACCESS_RULES, matchApiPath } from "../../src/worker/auth/access-rules";
+import { matchApiPath } from "../../src/worker/auth/access-rules";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { peekJsonObject } from "../../src/worker/http/body";
-import worker, { ROUTE_TABLE } from "../../src/worker/index";
+import worker from "../../src/worker/index";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
+import { call, createUser, orkes, tokenFor, type Tokens } from "./auth-helpers";
 import { ADMIN_KEY, api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
 
 /** The current signing key of the tests (see TEST_JWT_SIGNING_KEYS in vitest.config.ts). */
 const TEST_KEY = new Uint8Array(32).fill(7);
 const OLD_KEY = new Uint8Array(32).fill(9);
-
-type Tokens = { token: string; access_token: string; refresh_token: string; token_type: string; expires_in: number };
-
-async function call(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Response> {
-  const init: RequestInit = { method, headers: { ...headers } };
-  if (body !== undefined) {
-    init.body = typeof body === "string" ? body : JSON.stringify(body);
-    (init.headers as Record<string, string>)["content-type"] ??= "application/json";
-  }
-  return SELF.fetch(`https://conductor.test${path}`, init);
-}
 
 /** Calls the Worker directly with another configuration, as after `wrangler secret put`. */
 async function callWithEnv(configured: Env, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Response> {
@@ -36,23 +26,8 @@ async function callWithEnv(configured: Env, method: string, path: string, header
   return response;
 }
 
-async function tokenFor(keyId: string, keySecret: string): Promise<Tokens> {
-  const response = await call("POST", "/api/security/token", {}, { keyId, keySecret });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as Tokens;
-}
-
 const [adminKeyId, adminSecret] = ADMIN_KEY.split(":") as [string, string];
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const orkes = (token: string) => ({ "x-authorization": token });
-
-/** Creates a user with an API key, the given roles/direct permissions, and a token. */
-async function createUser(userId: string, assignment: { roles?: string[]; directPermissions?: Array<{ action: string; scope: string }> } = {}) {
-  const key = await apiOk<{ keyId: string; keySecret: string }>("POST", `/api/security/users/${userId}/api-keys`, undefined, 201);
-  await apiOk("PUT", `/api/security/users/${userId}/roles`, { roles: assignment.roles ?? [], directPermissions: assignment.directPermissions ?? [] });
-  const tokens = await tokenFor(key.keyId, key.keySecret);
-  return { ...key, apiKey: `${key.keyId}:${key.keySecret}`, token: tokens.token, tokens };
-}
 
 async function expectStatus(response: Response, status: number, error?: string) {
   const text = await response.text();
@@ -1039,43 +1014,3 @@ describe("updating workflow variables (POST /api/workflow/{id}/variables)", () =
     expect(JSON.parse(text)).toMatchObject({ workflowId, variables: { stage: "by its admin" } });
   });
 });
-
-describe("every registered route", () => {
-  const PUBLIC = new Set(["GET /health", "POST /api/security/token", "POST /api/token", "POST /api/security/token/refresh", "POST /api/security/token/revoke", "POST /api/tasks/webhook/:workflowId/:taskRefName/:taskId"]);
-  const concrete = (path: string) =>
-    path
-      .replace(/:workflowId|:taskId|:keyId|:id/g, () => crypto.randomUUID())
-      .replace(":version", "1")
-      .replace(":status", "COMPLETED")
-      .replace(/:\w+/g, "some_name");
-  const routes = ROUTE_TABLE.filter(([method, path]) => method !== "ALL" && path !== "*");
-
-  // The bulk routes take any authenticated caller: each id is authorized as its single-id route (see "bulk operations").
-  const ANY_CALLER = new Set(BULK_ACCESS_RULES.flatMap((rule) => rule.methods.map((method) => `${method} ${rule.apiPath}`)));
-
-  it("the route table is the one the tests expect (a new route must be added to these checks)", () => {
-    expect(routes.length).toBeGreaterThanOrEqual(35);
-    for (const publicRoute of PUBLIC) expect(routes.map(([method, path]) => `${method} ${path}`)).toContain(publicRoute);
-    expect(routes.map(([method, path]) => `${method} ${path}`).filter((route) => route.includes("/bulk/"))).toEqual([...ANY_CALLER]);
-    expect(ANY_CALLER.size).toBe(6);
-  });
-
-  it("refuses every non-public route without credentials (401), with a token lacking permissions (403), and lets the admin through", async () => {
-    const nobody = await createUser("route-walker");
-    const admin = await tokenFor(adminKeyId, adminSecret);
-    for (const [method, pattern] of routes) {
-      if (PUBLIC.has(`${method} ${pattern}`)) continue;
-      const path = concrete(pattern);
-      const body = method === "GET" ? undefined : {};
-      expect((await call(method, path, {}, body)).status, `${method} ${path} without credentials`).toBe(401);
-      const forbidden = await call(method, path, orkes(nobody.token), body);
-      if (pattern === "/api/security/permissions") expect(forbidden.status).toBe(200);
-      // Reached, and the body ({}: not a list of ids) refused.
-      else if (ANY_CALLER.has(`${method} ${pattern}`)) expect(forbidden.status, `${method} ${path} without permission`).toBe(400);
-      else expect(forbidden.status, `${method} ${path} without permission`).toBe(403);
-      const allowed = await call(method, path, orkes(admin.token), body);
-      expect([401, 403], `${method} ${path} as admin → ${allowed.status}`).not.toContain(allowed.status);
-    }
-  });
-});
-

@@ -1,0 +1,52 @@
+/**
+ * Every route of the router table, walked without credentials, with a token lacking permissions and as the admin. In
+ * its own file (its own isolate): it makes several hundred requests, and at the end of the long security file the
+ * isolate has become slow enough (see the #7 notes) for it to overrun the test timeout.
+ */
+import { describe, expect, it } from "vitest";
+import { BULK_ACCESS_RULES } from "../../src/worker/auth/access-rules";
+import { ROUTE_TABLE } from "../../src/worker/index";
+import { call, createUser, orkes, tokenFor } from "./auth-helpers";
+import { ADMIN_KEY } from "./helpers";
+
+const [adminKeyId, adminSecret] = ADMIN_KEY.split(":") as [string, string];
+
+describe("every registered route", () => {
+  const PUBLIC = new Set(["GET /health", "POST /api/security/token", "POST /api/token", "POST /api/security/token/refresh", "POST /api/security/token/revoke", "POST /api/tasks/webhook/:workflowId/:taskRefName/:taskId"]);
+  const concrete = (path: string) =>
+    path
+      .replace(/:workflowId|:taskId|:keyId|:id/g, () => crypto.randomUUID())
+      .replace(":version", "1")
+      .replace(":status", "COMPLETED")
+      .replace(/:\w+/g, "some_name");
+  const routes = ROUTE_TABLE.filter(([method, path]) => method !== "ALL" && path !== "*");
+
+  // The bulk routes take any authenticated caller: each id is authorized as its single-id route (see "bulk operations").
+  const ANY_CALLER = new Set(BULK_ACCESS_RULES.flatMap((rule) => rule.methods.map((method) => `${method} ${rule.apiPath}`)));
+
+  it("the route table is the one the tests expect (a new route must be added to these checks)", () => {
+    expect(routes.length).toBeGreaterThanOrEqual(35);
+    for (const publicRoute of PUBLIC) expect(routes.map(([method, path]) => `${method} ${path}`)).toContain(publicRoute);
+    expect(routes.map(([method, path]) => `${method} ${path}`).filter((route) => route.includes("/bulk/"))).toEqual([...ANY_CALLER]);
+    expect(ANY_CALLER.size).toBe(6);
+  });
+
+  it("refuses every non-public route without credentials (401), with a token lacking permissions (403), and lets the admin through", async () => {
+    const nobody = await createUser("route-walker");
+    const admin = await tokenFor(adminKeyId, adminSecret);
+    for (const [method, pattern] of routes) {
+      if (PUBLIC.has(`${method} ${pattern}`)) continue;
+      const path = concrete(pattern);
+      const body = method === "GET" ? undefined : {};
+      expect((await call(method, path, {}, body)).status, `${method} ${path} without credentials`).toBe(401);
+      const forbidden = await call(method, path, orkes(nobody.token), body);
+      if (pattern === "/api/security/permissions") expect(forbidden.status).toBe(200);
+      // Reached, and the body ({}: not a list of ids) refused.
+      else if (ANY_CALLER.has(`${method} ${pattern}`)) expect(forbidden.status, `${method} ${path} without permission`).toBe(400);
+      else expect(forbidden.status, `${method} ${path} without permission`).toBe(403);
+      const allowed = await call(method, path, orkes(admin.token), body);
+      expect([401, 403], `${method} ${path} as admin → ${allowed.status}`).not.toContain(allowed.status);
+    }
+  });
+});
+
