@@ -33,7 +33,7 @@ import { workerQueueKey, type WorkerQueueEntry } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { planOf, planTask } from "../engine/plan";
-import { usesScripts, type ScriptRunner } from "../engine/scripts";
+import type { ScriptRunner } from "../engine/scripts";
 import { toTaskView, toWorkflowView } from "../engine/view";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
@@ -317,7 +317,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const parentReopen = meta.get("parentReopen");
     this.#parentReopen = parentReopen === undefined ? undefined : (JSON.parse(parentReopen) as OwedParentReopen);
     const execution = this.#execution;
-    if (execution && usesScripts(execution.definition)) void ctx.blockConcurrencyWhile(() => this.#loadScripts());
+    if (execution && planOf(execution.definition).usesScripts) void ctx.blockConcurrencyWhile(() => this.#loadScripts());
   }
 
   /** Loads the script interpreter (once per isolate) for this object's decisions. */
@@ -332,8 +332,9 @@ export class WorkflowExecution extends DurableObject<Env> {
    * answers the existing id (and, from another parent, adds it as a watcher).
    */
   async start(params: NewExecution): Promise<ActorResult<string>> {
-    // Before anything is read: the checks below and the first decision then run in one synchronous turn.
-    if (usesScripts(params.definition)) await this.#loadScripts();
+    // Before anything is read: the checks below and the first decision then run in one synchronous turn. The plan is
+    // the one the decision uses: createExecution keeps this definition object.
+    if (planOf(params.definition).usesScripts) await this.#loadScripts();
     this.#recover();
     const existing = this.#execution;
     if (existing) {
@@ -432,7 +433,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** Applies a lifecycle command (terminate, pause, resume, retry, restart, rerun), a task skip or an update of the variables. */
   async command(command: WorkflowCommand): Promise<ActorResult<null>> {
-    if (command.type === "restart" && command.definition !== undefined && usesScripts(command.definition)) await this.#loadScripts();
+    if (command.type === "restart" && command.definition !== undefined && planOf(command.definition).usesScripts) await this.#loadScripts();
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());

@@ -15,6 +15,7 @@
  */
 import type { JsonValue, TaskExecution, WorkflowDef, WorkflowTaskDef } from "./model";
 import { setOwn } from "./own-property";
+import { taskScript } from "./scripts";
 
 /** One task of a {@link Plan}. */
 export interface PlanStep {
@@ -62,6 +63,8 @@ export interface Plan {
   readonly lanes: ReadonlyMap<number, LaneSpan>;
   /** True when the definition has a FORK_JOIN: otherwise the root lane is the only one. */
   readonly hasForks: boolean;
+  /** True when running the definition may need the script interpreter (see `taskScript`). */
+  readonly usesScripts: boolean;
 }
 
 // Definitions are immutable once stored in an execution, so a plan is computed once per definition object.
@@ -275,5 +278,5 @@ function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
   const size = flattenTasks(tasks).length;
   lanes.set(ROOT_LANE, { first: 0, end: size, fork: -1 });
   place(tasks, size, ROOT_LANE);
-  return { steps, byReference, lanes, hasForks: lanes.size > 1 };
+  return { steps, byReference, lanes, hasForks: lanes.size > 1, usesScripts: steps.some((step) => taskScript(step.task) !== undefined) };
 }

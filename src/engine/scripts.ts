@@ -3,10 +3,8 @@
  * evaluate code themselves, so the actor hands the engine a sandboxed interpreter through {@link DecideEnv}; the
  * engine only asks it to run a script over a task's input.
  */
-import { rawTaskEntries } from "./definition/validate";
 import { isRecord } from "./definition/checks";
-import type { JsonObject, JsonValue, WorkflowDef } from "./model";
-import { flattenTasks } from "./plan";
+import type { JsonObject, JsonValue, SwitchEvaluatorType } from "./model";
 
 /** What running a script gave: its completion value as JSON, or why it failed. */
 export type ScriptOutcome = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: string };
@@ -21,12 +19,6 @@ export interface ScriptRunner {
   run(source: string, input: JsonObject): ScriptOutcome;
   /** Why `source` does not parse as a script, or undefined when it does. Nothing is run. */
   syntaxError(source: string): string | undefined;
-}
-
-/** A script a definition holds, with its path in the definition (for validation errors). */
-export interface DefinitionScript {
-  readonly source: string;
-  readonly path: string;
 }
 
 /**
@@ -51,20 +43,10 @@ function isScriptEvaluator(evaluatorType: unknown): boolean {
 }
 
 /**
- * Every script of a definition as received (valid or not, so its syntax errors come in the same answer as its other
- * problems) whose text is fixed at registration, with its path: those that hold a `${...}` are known only once
- * resolved, at run time.
+ * The value Conductor's evaluators give for `expression` over `input` (SWITCH and INLINE alike): `value-param` reads the
+ * input parameter it names (null when there is none), `javascript` and `graaljs` run it as a script.
  */
-export function definitionScripts(definition: unknown): DefinitionScript[] {
-  const tasks = isRecord(definition) ? definition["tasks"] : undefined;
-  if (!Array.isArray(tasks)) return [];
-  return rawTaskEntries(tasks, "tasks").flatMap(({ task, path }) => {
-    const script = taskScript(task);
-    return script === undefined || script.source.trim() === "" || script.source.includes("${") ? [] : [{ source: script.source, path: `${path}.${script.field}` }];
-  });
-}
-
-/** True when running `definition` may need the script interpreter. */
-export function usesScripts(definition: WorkflowDef): boolean {
-  return flattenTasks(definition.tasks).some((task) => taskScript(task) !== undefined);
+export function evaluateWith(evaluatorType: SwitchEvaluatorType, expression: string, input: JsonObject, scripts: ScriptRunner): ScriptOutcome {
+  if (evaluatorType === "value-param") return { ok: true, value: Object.hasOwn(input, expression) ? (input[expression] ?? null) : null };
+  return scripts.run(expression, input);
 }

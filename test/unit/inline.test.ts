@@ -7,7 +7,8 @@ import variant from "@jitl/quickjs-wasmfile-release-sync";
 import { newQuickJSWASMModuleFromVariant } from "quickjs-emscripten-core";
 import { quickJsScriptRunner } from "../../src/actors/scripts/quickjs-runner";
 import type { JsonObject, JsonValue, WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
-import { definitionScripts, usesScripts } from "../../src/engine/scripts";
+import { planOf } from "../../src/engine/plan";
+import { definitionScripts } from "../../src/engine/definition/scripts";
 import { env } from "./engine-env";
 import { scriptRunner } from "./script-runner";
 
@@ -213,7 +214,7 @@ describe("INLINE at registration", () => {
       { source: "$.k > 1 ? 'big' : 'small'", path: "tasks[3].expression" },
       { source: "2", path: "tasks[3].decisionCases.big[0].inputParameters.expression" },
     ]);
-    expect(usesScripts(definition)).toBe(true);
-    expect(usesScripts(definitionOf([inline("b", { evaluatorType: "value-param", expression: "x" })]))).toBe(false);
+    expect(planOf(definition).usesScripts).toBe(true);
+    expect(planOf(definitionOf([inline("b", { evaluatorType: "value-param", expression: "x" })])).usesScripts).toBe(false);
   });
 });

@@ -285,3 +285,21 @@ export function taskInputSources(task: UnknownRecord, path: string): Array<[unkn
     [isRecord(taskDefinition) ? taskDefinition["inputTemplate"] : undefined, childPath(childPath(path, "taskDefinition"), "inputTemplate")],
   ];
 }
+
+/**
+ * Problems with a task's `evaluatorType` and `expression` (a SWITCH's own fields, an INLINE's inputParameters): the type
+ * must be one of `allowed` and the expression a non-empty string, described by `expects` for value-param and for a script.
+ */
+export function evaluatorFieldIssues(fields: UnknownRecord, path: string, allowed: readonly string[], expects: { valueParam: string; script: string }): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const evaluatorType = fields["evaluatorType"];
+  if (typeof evaluatorType !== "string" || !allowed.includes(evaluatorType)) {
+    issues.push({ path: childPath(path, "evaluatorType"), message: `evaluatorType must be one of ${allowed.join(", ")}, but received ${describeValue(evaluatorType)}` });
+  }
+  const expression = fields["expression"];
+  if (!isNonEmptyString(expression)) {
+    const what = evaluatorType === "value-param" ? expects.valueParam : expects.script;
+    issues.push({ path: childPath(path, "expression"), message: `expression must be ${what}, but received ${describeValue(expression)}` });
+  }
+  return issues;
+}

@@ -2,7 +2,7 @@ import type { IRequest, RouterType } from "itty-router";
 import { validateWorkflowDef } from "../../engine/definition/validate";
 import { oversize, oversizeReason } from "../../engine/limits";
 import type { WorkflowDef } from "../../engine/model";
-import { definitionScripts } from "../../engine/scripts";
+import { definitionScripts } from "../../engine/definition/scripts";
 import { loadScriptRunner } from "../../actors/scripts/load";
 import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { authorizeSecretUse } from "../auth/secret-use";

@@ -1,9 +1,14 @@
+import { isOneOf } from "../../definition/checks";
 import { overdeepReason, oversize, oversizeReason } from "../../limits";
-import type { JsonValue, TaskExecution } from "../../model";
+import { evaluateWith } from "../../scripts";
+import type { TaskExecution } from "../../model";
 import type { TaskTypeModule } from "../task-type";
 
 /** INLINE's evaluator types, as Conductor's: `value-param` reads an input parameter, the others run JavaScript. */
 export const INLINE_EVALUATOR_TYPES = ["javascript", "graaljs", "value-param"] as const;
+
+/** True for one of {@link INLINE_EVALUATOR_TYPES}. */
+export const isInlineEvaluatorType = isOneOf(INLINE_EVALUATOR_TYPES);
 
 /**
  * INLINE (Conductor's): computes a value in the engine, in the same decision, and completes with it as
@@ -20,17 +25,13 @@ export const inlineTask: TaskTypeModule = {
     const evaluatorType = task.inputData["evaluatorType"];
     const expression = task.inputData["expression"];
     if (typeof expression !== "string" || expression.trim() === "") return { task: failed("INLINE inputParameters.expression must be a non-empty string"), dispatch: false };
-    let result: JsonValue;
-    if (evaluatorType === "value-param") {
-      result = Object.hasOwn(task.inputData, expression) ? (task.inputData[expression] ?? null) : null;
-    } else if (evaluatorType === "javascript" || evaluatorType === "graaljs") {
-      const outcome = env.scripts.run(expression, task.inputData);
-      if (!outcome.ok) return { task: failed(`The INLINE script failed: ${outcome.error}`), dispatch: false };
-      result = outcome.value;
-    } else {
+    if (!isInlineEvaluatorType(evaluatorType)) {
       return { task: failed(`INLINE inputParameters.evaluatorType must be one of ${INLINE_EVALUATOR_TYPES.join(", ")}`), dispatch: false };
     }
-    const outputData = { result };
+    // value-param never fails: only a script can.
+    const outcome = evaluateWith(evaluatorType, expression, task.inputData, env.scripts);
+    if (!outcome.ok) return { task: failed(`The INLINE script failed: ${outcome.error}`), dispatch: false };
+    const outputData = { result: outcome.value };
     // A script's value comes from outside the engine's control, like a response body: too deep, and walking it later
     // (a template reading it, the stored copy) would overflow the stack.
     const deep = overdeepReason("The INLINE task's output", outputData);

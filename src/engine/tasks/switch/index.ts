@@ -1,6 +1,6 @@
 import type { DecideEnv } from "../../config";
 import type { JsonValue, TaskExecution, WorkflowTaskDef } from "../../model";
-import type { ScriptOutcome } from "../../scripts";
+import { evaluateWith, type ScriptOutcome } from "../../scripts";
 import type { TaskTypeModule } from "../task-type";
 
 /**
@@ -8,9 +8,7 @@ import type { TaskTypeModule } from "../task-type";
  * the input parameter `expression` names, javascript (and graaljs) runs `expression` with `$` bound to the input.
  */
 function evaluateCase(task: TaskExecution, definition: WorkflowTaskDef, env: DecideEnv): ScriptOutcome {
-  const expression = definition.expression ?? "";
-  if (definition.evaluatorType === "value-param") return { ok: true, value: Object.hasOwn(task.inputData, expression) ? (task.inputData[expression] ?? null) : null };
-  return env.scripts.run(expression, task.inputData);
+  return evaluateWith(definition.evaluatorType ?? "javascript", definition.expression ?? "", task.inputData, env.scripts);
 }
 
 /** Conductor's case value: `String.valueOf` of the result (JSON for a list or object, which only a default case takes). */

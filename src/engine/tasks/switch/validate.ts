@@ -3,24 +3,16 @@
  * definition validator, like any other task (see `validateWorkflowDef`); a javascript expression's syntax by the
  * worker, which holds the interpreter (see `definitionScripts`).
  */
-import { describeValue, isNonEmptyString, isOneOf, isRecord, secretUseIssues, taskInputSources, type UnknownRecord } from "../../definition/checks";
+import { describeValue, evaluatorFieldIssues, isRecord, secretUseIssues, taskInputSources, type UnknownRecord } from "../../definition/checks";
 import { SWITCH_EVALUATOR_TYPES } from "../../model";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 
-const isEvaluatorType = isOneOf(SWITCH_EVALUATOR_TYPES);
-
 /** Every problem with a SWITCH task's evaluatorType, expression, decisionCases and defaultCase. */
 export function validateSwitchTask(task: UnknownRecord, path: string): ValidationIssue[] {
-  const issues: ValidationIssue[] = [];
-  const evaluatorType = task["evaluatorType"];
-  if (!isEvaluatorType(evaluatorType)) {
-    issues.push({ path: childPath(path, "evaluatorType"), message: `evaluatorType must be one of ${SWITCH_EVALUATOR_TYPES.join(", ")}, but received ${describeValue(evaluatorType)}` });
-  }
-  const expression = task["expression"];
-  if (!isNonEmptyString(expression)) {
-    const what = evaluatorType === "value-param" ? "the name of the input parameter holding the case value" : "an expression computing the case value, such as $.kind";
-    issues.push({ path: childPath(path, "expression"), message: `expression must be ${what}, but received ${describeValue(expression)}` });
-  }
+  const issues = evaluatorFieldIssues(task, path, SWITCH_EVALUATOR_TYPES, {
+    valueParam: "the name of the input parameter holding the case value",
+    script: "an expression computing the case value, such as $.kind",
+  });
   const cases = task["decisionCases"];
   if (!isRecord(cases) || Object.keys(cases).length === 0) {
     issues.push({ path: childPath(path, "decisionCases"), message: `decisionCases must be an object of at least one case value, each mapped to a list of tasks, but received ${describeValue(cases)}` });
