@@ -19,6 +19,7 @@ import { EngineError, type EngineErrorKind } from "../engine/errors";
 import { evaluationContext } from "../engine/evaluation";
 import { MissingSecretError, referencedSecrets, resolveValue } from "../engine/expressions";
 import {
+  definitionReferenceName,
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
   type FailureWorkflowStart,
@@ -631,12 +632,17 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   // ---- RPC: tasks completed from outside -----------------------------------------------------
 
-  /** Completes, fails or updates the pending task with reference name `taskRefName` (its latest instance). */
+  /**
+   * Completes, fails or updates the pending task with reference name `taskRefName` (its latest instance). A task of a
+   * DO_WHILE's loop answers to its iteration's name (`ref__2`) and, for its latest iteration, to its definition's (`ref`).
+   */
   async updateTaskByRef(taskRefName: string, status: ExternalTaskStatus, output: JsonObject): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
-    const task = execution.tasks.findLast((candidate) => candidate.referenceTaskName === taskRefName);
+    const task =
+      execution.tasks.findLast((candidate) => candidate.referenceTaskName === taskRefName) ??
+      execution.tasks.findLast((candidate) => candidate.iteration !== undefined && definitionReferenceName(candidate) === taskRefName);
     if (!task) return refused(new EngineError("NOT_FOUND", `Workflow ${execution.workflowId} has no task with reference name ${taskRefName}`));
     return this.updateTask(task.taskId, status, output);
   }

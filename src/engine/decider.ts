@@ -33,7 +33,8 @@ import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAIL
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
 import { activeLanes, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
-import { enclosingJoins, joinedBy, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
+import { enclosingJoins, endsIteration, joinedBy, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
+import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { joinOutput } from "./tasks/fork-join";
 import { mergedVariables, variablesProblem } from "./variables";
 
@@ -384,6 +385,9 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
   if (!isPending(task)) {
     throw new EngineError("CONFLICT", `Task ${task.referenceTaskName} (${task.taskId}) is not pending: its status is ${task.status}`);
   }
+  if (task.taskType === "DO_WHILE") {
+    throw new EngineError("CONFLICT", `Task ${task.referenceTaskName} (${task.taskId}) is a DO_WHILE: it ends with its loop, so it cannot be updated from outside; update the tasks of its loop, or terminate the workflow`);
+  }
   const fields: Partial<TaskExecution> = { status: event.status, outputData: { ...task.outputData, ...event.output }, updateTime: env.now };
   if (event.reason !== undefined) fields.reasonForIncompletion = cutText(event.reason, MAX_TASK_REASON_LENGTH);
   // Checked first: measuring the size serialises the value, which a deep one overflows.
@@ -534,6 +538,7 @@ function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
   } else {
     keepUpTo(draft, target);
     draft.patch({ ...reopened(state, env), output: {} });
+    reopenLoopOf(draft, target, env);
   }
   draft.updateTask(target.taskId, {
     status: "IN_PROGRESS",
@@ -664,6 +669,7 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     reruns: (target.reruns ?? 0) + 1,
   };
   draft.updateTask(target.taskId, reset);
+  reopenLoopOf(draft, target, env);
   // The other branches' tasks kept canceled (or failed) as the workflow ended run again, as on a retry: left so, they
   // would fail it again at once.
   retryUnfinishedLanes(draft, laneHeads(draft.state, target.taskId), env);
@@ -758,6 +764,11 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
       // event. A start always moves the task on; the check only guards against one that did not.
       return draft.task(head.taskId)?.status === "SCHEDULED" ? "waiting" : "moved";
     case "IN_PROGRESS": {
+      // A DO_WHILE that just started: its loop's first task is next (once a task of its loop is scheduled, that is the lane's head).
+      if (head.taskType === "DO_WHILE") {
+        reachTask(draft, head.definitionIndex + 1, env);
+        return "moved";
+      }
       if (head.taskType !== "JOIN") return "waiting";
       const output = joinOutput(state, head);
       if (output === undefined) return "waiting";
@@ -770,6 +781,7 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
     case "COMPLETED_WITH_ERRORS":
     case "SKIPPED": {
       const next = nextPlanIndex(state.definition, head);
+      if (endsIteration(state.definition, head.definitionIndex, next)) return endLoopIteration(draft, next, env, effects);
       const leaves = leavesLane(state.definition, head.definitionIndex, next);
       // A fork's successor is its JOIN: the steps in between are its branches, which run (not passed over) unless it was skipped.
       if (definition.type !== "FORK_JOIN" || head.status !== "COMPLETED") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
@@ -793,10 +805,95 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
         draft.updateTask(head.taskId, { status: "COMPLETED_WITH_ERRORS" });
         return "moved";
       }
-      failWorkflow(draft, head, head.reasonForIncompletion ?? `status ${head.status}`, env, effects);
+      const reason = head.reasonForIncompletion ?? `status ${head.status}`;
+      // In a loop, the DO_WHILE fails with it: the DO_WHILE's own settings (retries, optional) then say what follows.
+      if (failLoopOf(draft, head, reason, env)) return "moved";
+      failWorkflow(draft, head, reason, env, effects);
       return "ended";
     }
   }
+}
+
+/**
+ * Ends the current iteration of the DO_WHILE at step `loopIndex`, whose loop's last task just ended well: the loop goes
+ * on with the next iteration's first task, or the DO_WHILE completes (or fails, its condition not evaluable), its
+ * output recording the iteration. With keepLastN, the tasks of iterations no longer kept are dropped.
+ */
+function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effects: Effect[]): LaneOutcome {
+  const state = draft.state;
+  const loop = latestInstance(state, loopIndex);
+  const definition = planTask(state.definition, loopIndex);
+  if (loop === undefined || definition === undefined || !isPending(loop)) {
+    // Not reachable: a loop's tasks follow its DO_WHILE, which stands for them once it ended (see `lanes.ts`).
+    const last = state.tasks.at(-1)!;
+    failWorkflow(draft, last, `the DO_WHILE at plan step ${loopIndex} is not running at the end of an iteration`, env, effects);
+    return "ended";
+  }
+  const steps = planOf(state.definition).steps;
+  const ofThisLoop = state.tasks.filter((task) => task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loopIndex);
+  const iterationOutputs: JsonObject = {};
+  const latestOutputs: JsonObject = {};
+  for (const task of ofThisLoop) {
+    const reference = steps[task.definitionIndex]!.task.taskReferenceName;
+    setOwn(latestOutputs, reference, task.outputData);
+    if (task.iteration === loop.iteration) setOwn(iterationOutputs, reference, task.outputData);
+  }
+  const input = resolveTaskInput(state, loopIndex, loop.taskId, env);
+  const outcome = input instanceof Error ? { kind: "failed" as const, output: loop.outputData, reason: `Invalid task input: ${input.message}` } : endIteration({ loop, definition, iterationOutputs, latestOutputs, input }, env);
+  if (outcome.kind !== "failed" && outcome.dropBefore !== undefined) {
+    const dropBefore = outcome.dropBefore;
+    draft.retainTasks((task) => !(task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loopIndex && (task.iteration ?? 0) < dropBefore));
+  }
+  const fields: Partial<TaskExecution> = { outputData: outcome.output, updateTime: env.now };
+  if (outcome.kind === "again") fields.iteration = outcome.iteration;
+  else {
+    fields.status = outcome.kind === "done" ? "COMPLETED" : "FAILED_WITH_TERMINAL_ERROR";
+    fields.endTime = env.now;
+    if (outcome.kind === "failed") fields.reasonForIncompletion = cutText(outcome.reason, MAX_TASK_REASON_LENGTH);
+  }
+  // An output grown too large to store fails the DO_WHILE, as any task's would.
+  limitOutput(fields, env);
+  const updated = draft.updateTask(loop.taskId, fields);
+  if (outcome.kind === "again" && isPending(updated)) reachTask(draft, loopIndex + 1, env);
+  return "moved";
+}
+
+/**
+ * Task `task` of a DO_WHILE's loop failed for good: so does the DO_WHILE, as in Conductor (then retried, absorbed as
+ * optional or failing the workflow like any task; run again, it starts from its first iteration). False when `task`
+ * is in no running loop.
+ */
+function failLoopOf(draft: Draft, task: TaskExecution, reason: string, env: DecideEnv): boolean {
+  const loopIndex = planOf(draft.state.definition).steps[task.definitionIndex]?.inLoop;
+  const loop = loopIndex === undefined ? undefined : latestInstance(draft.state, loopIndex);
+  if (loop === undefined || !isPending(loop)) return false;
+  draft.updateTask(loop.taskId, {
+    status: "FAILED",
+    reasonForIncompletion: cutText(`Task ${task.referenceTaskName} failed: ${reason}`, MAX_TASK_REASON_LENGTH),
+    endTime: env.now,
+    updateTime: env.now,
+  });
+  return true;
+}
+
+/**
+ * Task `target` of a DO_WHILE's loop runs again (a rerun from it, its child waited for again): the DO_WHILE, which
+ * ended, runs again from `target`'s iteration.
+ */
+function reopenLoopOf(draft: Draft, target: TaskExecution, env: DecideEnv): void {
+  const loopIndex = planOf(draft.state.definition).steps[target.definitionIndex]?.inLoop;
+  const loop = loopIndex === undefined ? undefined : latestInstance(draft.state, loopIndex);
+  if (loop === undefined || loop.seq > target.seq) return;
+  const iteration = target.iteration ?? 1;
+  draft.updateTask(loop.taskId, {
+    status: "IN_PROGRESS",
+    iteration,
+    outputData: reopenedLoopOutput(loop, iteration),
+    reasonForIncompletion: undefined,
+    retried: false,
+    endTime: 0,
+    updateTime: env.now,
+  });
 }
 
 /**
@@ -838,8 +935,10 @@ function applySkipTask(draft: Draft, event: Extract<ExecutionEvent, { type: "ski
   if (index < 0) {
     throw new EngineError("INVALID", `Task reference name ${reference} is not a task of workflow ${state.workflowId} (${state.workflowName} version ${state.workflowVersion})`);
   }
-  const latest = latestInstance(state, index);
-  const unreachable = latest === undefined ? whyUnreachable(state, index) : undefined;
+  const { latest, unreachable } = skipTarget(state, index);
+  if (latest?.taskType === "DO_WHILE" && isPending(latest)) {
+    throw new EngineError("CONFLICT", `Task ${reference} of workflow ${state.workflowId} is a DO_WHILE whose loop is running, cannot be skipped; skip the tasks of its loop, or terminate the workflow`);
+  }
   if ((latest && !isPending(latest)) || unreachable === "passed") {
     const status = latest ? ` (its status is ${latest.status})` : "";
     throw new EngineError("CONFLICT", `Task ${reference} of workflow ${state.workflowId} was already processed, cannot be skipped${status}`);
@@ -866,6 +965,30 @@ function applySkipTask(draft: Draft, event: Extract<ExecutionEvent, { type: "ski
     pollable: undefined,
     timeoutAt: undefined,
   });
+}
+
+/**
+ * The instance a skip of plan step `index` is about (its latest, pending or not), or, with none, why the step will not be
+ * reached (see {@link whyUnreachable}). A task of a DO_WHILE's loop counts its instances of the current iteration only:
+ * one not reached yet in it can be skipped there; once the DO_WHILE ended, the whole loop was processed.
+ */
+function skipTarget(state: WorkflowExecution, index: number): { latest?: TaskExecution; unreachable?: ReturnType<typeof whyUnreachable> } {
+  const steps = planOf(state.definition).steps;
+  const loopIndex = steps[index]?.inLoop;
+  const loop = loopIndex === undefined ? undefined : latestInstance(state, loopIndex);
+  if (loop === undefined) {
+    const latest = latestInstance(state, index);
+    return latest === undefined ? { unreachable: whyUnreachable(state, index) } : { latest };
+  }
+  if (!isPending(loop)) return { unreachable: "passed" };
+  const inIteration = (task: TaskExecution) => task.seq > loop.seq && task.iteration === loop.iteration;
+  const latest = state.tasks.findLast((task) => task.definitionIndex === index && inIteration(task));
+  if (latest !== undefined) return { latest };
+  const head = state.tasks.findLast((task) => inIteration(task) && steps[task.definitionIndex]?.inLoop === loopIndex);
+  if (head === undefined) return {};
+  if (head.definitionIndex > index) return { unreachable: "passed" };
+  const untakenBy = untakenBranchOf(state.definition, head.definitionIndex, index);
+  return untakenBy === undefined ? {} : { unreachable: { untakenBy } };
 }
 
 /**
@@ -943,10 +1066,11 @@ function failedOnInput(error: Error, env: DecideEnv): Partial<TaskExecution> {
 /** A new SCHEDULED instance of definition task `index`, with no input yet, to follow the execution's last task. */
 function newInstance(state: WorkflowExecution, index: number, env: DecideEnv, options: { retryCount?: number; delayMs?: number }): TaskExecution {
   const definition = planTask(state.definition, index)!;
-  return {
+  const iteration = loopIterationOf(state, index);
+  const instance: TaskExecution = {
     taskId: env.newId(),
     taskType: definition.type,
-    referenceTaskName: definition.taskReferenceName,
+    referenceTaskName: iteration === undefined ? definition.taskReferenceName : `${definition.taskReferenceName}__${iteration}`,
     taskDefName: definition.name,
     seq: (state.tasks.at(-1)?.seq ?? 0) + 1,
     definitionIndex: index,
@@ -961,6 +1085,15 @@ function newInstance(state: WorkflowExecution, index: number, env: DecideEnv, op
     updateTime: env.now,
     attempt: 0,
   };
+  if (iteration !== undefined) instance.iteration = iteration;
+  return instance;
+}
+
+/** The iteration a new instance of step `index` belongs to, when it is a task of a DO_WHILE's loop: the DO_WHILE's current one. */
+function loopIterationOf(state: WorkflowExecution, index: number): number | undefined {
+  const loopIndex = planOf(state.definition).steps[index]?.inLoop;
+  if (loopIndex === undefined) return undefined;
+  return latestInstance(state, loopIndex)?.iteration ?? 1;
 }
 
 /** Appends a new SCHEDULED instance of definition task `index`. */

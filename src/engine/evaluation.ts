@@ -1,5 +1,5 @@
 import type { EvaluationContext } from "./expressions";
-import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
+import { definitionReferenceName, type JsonObject, type TaskExecution, type WorkflowExecution } from "./model";
 import { setOwn } from "./own-property";
 
 /** What `${<ref>.…}` sees of a task: its latest instance's visible fields. */
@@ -44,7 +44,7 @@ function workflowRecord(execution: WorkflowExecution): JsonObject {
 }
 
 /**
- * The context expressions are evaluated in. Later instances of a reference (retries) shadow
+ * The context expressions are evaluated in. Later instances of a reference (retries, iterations) shadow
  * earlier ones, so `${ref.output}` is always the latest attempt's output.
  */
 export function evaluationContext(
@@ -54,7 +54,12 @@ export function evaluationContext(
   secret?: (name: string) => string | undefined,
 ): EvaluationContext {
   const tasks: Record<string, JsonObject> = {};
-  for (const task of execution.tasks) setOwn(tasks, task.referenceTaskName, taskRecord(task));
+  for (const task of execution.tasks) {
+    const record = taskRecord(task);
+    setOwn(tasks, task.referenceTaskName, record);
+    // A task of a DO_WHILE's loop is also seen under its definition's name, as its latest iteration (as in Conductor).
+    if (task.iteration !== undefined) setOwn(tasks, definitionReferenceName(task), record);
+  }
   const context: EvaluationContext = { workflow: workflowRecord(execution), tasks, now };
   if (taskId !== undefined) context.taskId = taskId;
   if (secret !== undefined) context.secret = secret;

@@ -2,7 +2,7 @@
  * An execution's lanes as they stand (see `plan.ts`): which lanes run, and the latest task instance in each. The
  * decider moves each lane on by itself; a FORK_JOIN's branches are lanes that run side by side once it completed.
  */
-import { SUCCESSFUL_TASK_STATUSES, type TaskExecution, type WorkflowExecution } from "./model";
+import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type TaskExecution, type WorkflowExecution } from "./model";
 import { leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan } from "./plan";
 
 /** A running lane: its id and span, and its latest task instance (none before its first task is reached). */
@@ -21,7 +21,7 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
   const plan = planOf(state.definition);
   const root = plan.lanes.get(ROOT_LANE)!;
   // Most definitions have no fork: one lane, whose latest instance is the execution's.
-  if (!plan.hasForks) return [{ id: ROOT_LANE, span: root, head: state.tasks.at(-1) }];
+  if (!plan.hasForks) return [{ id: ROOT_LANE, span: root, head: loopAware(state, state.tasks.at(-1)) }];
   const heads = new Map<number, TaskExecution>();
   const latest = new Map<number, TaskExecution>();
   for (const task of state.tasks) {
@@ -30,12 +30,27 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
     latest.set(task.definitionIndex, task);
     heads.set(step.lane, task);
   }
-  const lanes: ActiveLane[] = [{ id: ROOT_LANE, span: root, head: heads.get(ROOT_LANE) }];
+  const lanes: ActiveLane[] = [{ id: ROOT_LANE, span: root, head: loopAware(state, heads.get(ROOT_LANE)) }];
   const forks = [...latest.entries()].filter(([index, task]) => plan.steps[index]?.fork !== undefined && task.status === "COMPLETED").map(([index]) => index);
   for (const index of forks.sort((a, b) => a - b)) {
-    for (const id of plan.steps[index]!.fork!.lanes) lanes.push({ id, span: plan.lanes.get(id)!, head: heads.get(id) });
+    for (const id of plan.steps[index]!.fork!.lanes) lanes.push({ id, span: plan.lanes.get(id)!, head: loopAware(state, heads.get(id)) });
   }
   return lanes;
+}
+
+/**
+ * The head of a lane whose latest instance is `latest`: that instance, unless it is a task of a DO_WHILE's loop whose
+ * latest DO_WHILE instance has ended (completed, failed, canceled); that DO_WHILE then stands for the loop, and the
+ * lane goes on (or is retried) from it.
+ */
+function loopAware(state: WorkflowExecution, latest: TaskExecution | undefined): TaskExecution | undefined {
+  if (latest === undefined) return undefined;
+  const plan = planOf(state.definition);
+  if (!plan.hasLoops) return latest;
+  const loopIndex = plan.steps[latest.definitionIndex]?.inLoop;
+  if (loopIndex === undefined) return latest;
+  const loop = latestInstance(state, loopIndex);
+  return loop !== undefined && TERMINAL_TASK_STATUSES.has(loop.status) ? loop : latest;
 }
 
 /** True when `lane` has nothing left to run: its latest task ended well and nothing follows it in the lane. */
@@ -47,12 +62,12 @@ export function laneDone(state: WorkflowExecution, lane: ActiveLane): boolean {
 
 /**
  * The latest instance of the execution's top-level tasks (the root lane): its last task, whatever the branches of
- * its forks scheduled after it.
+ * its forks scheduled after it (a DO_WHILE that ended, not the last task of its loop).
  */
 export function lastTopLevelTask(state: WorkflowExecution): TaskExecution | undefined {
   const plan = planOf(state.definition);
-  if (!plan.hasForks) return state.tasks.at(-1);
-  return state.tasks.findLast((task) => plan.steps[task.definitionIndex]?.lane === ROOT_LANE);
+  if (!plan.hasForks) return loopAware(state, state.tasks.at(-1));
+  return loopAware(state, state.tasks.findLast((task) => plan.steps[task.definitionIndex]?.lane === ROOT_LANE));
 }
 
 /** The latest instance of plan step `index`, if it has one. */

@@ -15,9 +15,10 @@ export type JsonObject = { [key: string]: JsonValue };
  * of its branches (`decisionCases`, `defaultCase`), chosen by its `expression`. WAIT, SET_VARIABLE and TERMINATE
  * are Conductor's system tasks, run by the engine itself. FORK_JOIN runs its branches (`forkTasks`) side by side, and
  * the JOIN that must follow it waits for the tasks it names (`joinOn`). INLINE computes a value with a script or
- * an input parameter.
+ * an input parameter. DO_WHILE runs its `loopOver` tasks again and again, as long as its `loopCondition` holds (or once
+ * for each of its `items`).
  */
-export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH", "WAIT", "SET_VARIABLE", "TERMINATE", "FORK_JOIN", "JOIN", "INLINE"] as const;
+export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH", "WAIT", "SET_VARIABLE", "TERMINATE", "FORK_JOIN", "JOIN", "INLINE", "DO_WHILE"] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
 
@@ -90,7 +91,7 @@ export interface WorkflowTaskDef {
   subWorkflowParam?: JsonObject;
   /** SUB_WORKFLOW: whether the parent waits for the child. */
   waitForCompletion?: boolean;
-  /** SWITCH: how `expression` is evaluated. */
+  /** SWITCH: how `expression` is evaluated; DO_WHILE: how `loopCondition` is (javascript when absent). */
   evaluatorType?: SwitchEvaluatorType;
   /** SWITCH: the input parameter naming the case (value-param), or the expression computing it (javascript). */
   expression?: string;
@@ -100,6 +101,14 @@ export interface WorkflowTaskDef {
   defaultCase?: WorkflowTaskDef[];
   /** FORK_JOIN: its branches, each a list of tasks, run side by side; the JOIN that follows it waits for them. */
   forkTasks?: WorkflowTaskDef[][];
+  /**
+   * DO_WHILE: evaluated after each iteration, the loop goes on while it holds: a script (javascript, graaljs) whose
+   * value is true or a positive number, or (value-param) the name of an input parameter holding such a value. Optional
+   * with `inputParameters.items`.
+   */
+  loopCondition?: string;
+  /** DO_WHILE: the tasks of one iteration, run in order. */
+  loopOver?: WorkflowTaskDef[];
   /** JOIN: the reference names of the tasks (in the branches of the FORK_JOIN before it) it waits for. */
   joinOn?: string[];
   /**
@@ -204,6 +213,11 @@ export interface TaskExecution {
   /** 1-based position in the execution's task list. */
   seq: number;
   /**
+   * DO_WHILE: the iteration it runs (the last, once it ended). A task of its `loopOver`: the iteration it belongs to
+   * (its `referenceTaskName` is the definition's with `__<iteration>` appended, as in Conductor). Absent for others.
+   */
+  iteration?: number;
+  /**
    * Position of the task in the definition's plan (see `plan.ts`): its tasks in document order, those inside a
    * SWITCH's branches included. For a definition without branches, the index in `definition.tasks`.
    */
@@ -280,6 +294,16 @@ export interface TaskExecution {
  */
 export function deliveryKey(task: Pick<TaskExecution, "taskId" | "reruns">): string {
   return task.reruns === undefined ? task.taskId : `${task.taskId}.rerun-${task.reruns}`;
+}
+
+/**
+ * The reference name a task instance has in its definition: its own, but for a task of a DO_WHILE's loop, whose
+ * instances carry their iteration (`ref__2` is `ref`'s instance in iteration 2).
+ */
+export function definitionReferenceName(task: Pick<TaskExecution, "referenceTaskName" | "iteration" | "taskType">): string {
+  if (task.iteration === undefined || task.taskType === "DO_WHILE") return task.referenceTaskName;
+  const suffix = `__${task.iteration}`;
+  return task.referenceTaskName.endsWith(suffix) ? task.referenceTaskName.slice(0, -suffix.length) : task.referenceTaskName;
 }
 
 /**

@@ -10,7 +10,11 @@
  * the SWITCH branches inside it). The branches of a fork are lanes of their own, which run side by side; a lane ends
  * when its last task is done, where the plan's next step lies outside it.
  *
- * A definition without SWITCH or FORK_JOIN tasks plans as its `tasks` list, so the indexes stored in executions
+ * A DO_WHILE is followed by its `loopOver` tasks, in the DO_WHILE's lane; the last of them is followed by the DO_WHILE
+ * again, which ends the iteration (the only place a lane goes back in the plan), and the DO_WHILE's own successor
+ * comes after them. Loops do not nest, and hold no fork.
+ *
+ * A definition without SWITCH, FORK_JOIN or DO_WHILE tasks plans as its `tasks` list, so the indexes stored in executions
  * started before those existed keep their meaning.
  */
 import type { JsonValue, TaskExecution, WorkflowDef, WorkflowTaskDef } from "./model";
@@ -36,6 +40,10 @@ export interface PlanStep {
   readonly lane: number;
   /** FORK_JOIN: the lane of each of its branches (its first step), and its JOIN's step. */
   readonly fork?: { readonly lanes: readonly number[]; readonly join: number };
+  /** DO_WHILE: its loop's steps are the ones after it, up to (not including) `end`. */
+  readonly loop?: { readonly end: number };
+  /** A task of a DO_WHILE's `loopOver` (or of a SWITCH branch inside one): that DO_WHILE's step. */
+  readonly inLoop?: number;
 }
 
 /** The lane of the top-level tasks. */
@@ -63,6 +71,8 @@ export interface Plan {
   readonly lanes: ReadonlyMap<number, LaneSpan>;
   /** True when the definition has a FORK_JOIN: otherwise the root lane is the only one. */
   readonly hasForks: boolean;
+  /** True when the definition has a DO_WHILE. */
+  readonly hasLoops: boolean;
   /** True when running the definition may need the script interpreter (see `taskScript`). */
   readonly usesScripts: boolean;
 }
@@ -97,6 +107,14 @@ export function planIndexOf(definition: WorkflowDef, taskReferenceName: string):
 export function leavesLane(definition: WorkflowDef, from: number, next: number): boolean {
   const steps = planOf(definition).steps;
   return next >= steps.length || steps[next]?.lane !== steps[from]?.lane;
+}
+
+/**
+ * True when going from step `from` to step `next` ends an iteration of a DO_WHILE's loop: `next` is that DO_WHILE,
+ * which `from` (the last of its loop's tasks) follows.
+ */
+export function endsIteration(definition: WorkflowDef, from: number, next: number): boolean {
+  return next < from && planOf(definition).steps[next]?.loop !== undefined;
 }
 
 /**
@@ -191,6 +209,10 @@ export function mapTasks(tasks: WorkflowTaskDef[], update: (task: WorkflowTaskDe
       const forkTasks = mapBranches(task.forkTasks, update);
       if (forkTasks !== task.forkTasks) result = { ...result, forkTasks };
     }
+    if (task.loopOver !== undefined) {
+      const loopOver = mapTasks(task.loopOver, update);
+      if (loopOver !== task.loopOver) result = { ...result, loopOver };
+    }
     if (result !== task) changed = true;
     return result;
   });
@@ -216,10 +238,11 @@ function mapCases(cases: Record<string, WorkflowTaskDef[]> | undefined, update: 
 
 /**
  * The task lists inside a task, in plan order: a SWITCH's cases' lists in the order written, then its defaultCase; a
- * FORK_JOIN's branches.
+ * FORK_JOIN's branches; a DO_WHILE's loopOver.
  */
 function branchesOf(task: WorkflowTaskDef): WorkflowTaskDef[][] {
   if (task.forkTasks !== undefined) return task.forkTasks;
+  if (task.loopOver !== undefined) return [task.loopOver];
   if (task.decisionCases === undefined && task.defaultCase === undefined) return [];
   return [...Object.values(task.decisionCases ?? {}), task.defaultCase ?? []];
 }
@@ -236,17 +259,26 @@ function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
   const byReference = new Map<string, number>();
   const lanes = new Map<number, LaneSpan>();
   /**
-   * Places `list` (a branch of `switchIndex`, a fork's branch, or the top-level tasks) in `lane`; its last task is
+   * Places `list` (a branch of SWITCH `within.switchIndex`, a fork's branch, a DO_WHILE's loopOver, or the top-level
+   * tasks) in `lane`, inside SWITCH branch `within.branch` and DO_WHILE `within.loop` when given; its last task is
    * followed by step `after`.
    */
-  const place = (list: readonly WorkflowTaskDef[], after: number, lane: number, switchIndex?: number): void => {
-    const branch: BranchSpan | undefined = switchIndex === undefined ? undefined : { switchIndex, end: steps.length + flattenTasks(list).length };
+  const place = (list: readonly WorkflowTaskDef[], after: number, lane: number, within: { switchIndex?: number; branch?: BranchSpan; loop?: number } = {}): void => {
+    const branch: BranchSpan | undefined = within.switchIndex === undefined ? within.branch : { switchIndex: within.switchIndex, end: steps.length + flattenTasks(list).length };
+    const inLoop = within.loop;
     let index = steps.length;
     list.forEach((task, position) => {
       const size = 1 + flattenTasks(branchesOf(task).flat()).length;
       const next = position < list.length - 1 ? index + size : after;
       const own = steps.length;
-      const step = (fields: Pick<PlanStep, "branches" | "fork">): PlanStep => (branch === undefined ? { task, next, lane, ...fields } : { task, next, lane, branch, ...fields });
+      const step = (fields: Pick<PlanStep, "branches" | "fork" | "loop">): PlanStep => ({
+        task,
+        next,
+        lane,
+        ...(branch === undefined ? {} : { branch }),
+        ...(inLoop === undefined ? {} : { inLoop }),
+        ...fields,
+      });
       steps.push(step({}));
       if (!byReference.has(task.taskReferenceName)) byReference.set(task.taskReferenceName, own);
       if (task.type === "SWITCH") {
@@ -254,11 +286,11 @@ function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
         for (const [value, list] of Object.entries(task.decisionCases ?? {})) {
           // An empty case is not a branch of its own: like Conductor's SwitchTaskMapper, it takes the defaultCase.
           if (list.length > 0) cases.set(value, steps.length);
-          place(list, next, lane, own);
+          place(list, next, lane, { switchIndex: own, loop: inLoop });
         }
         const defaultCase = task.defaultCase ?? [];
         const defaultStart = defaultCase.length > 0 ? steps.length : next;
-        place(defaultCase, next, lane, own);
+        place(defaultCase, next, lane, { switchIndex: own, loop: inLoop });
         steps[own] = step({ branches: { cases, defaultStart, end: steps.length } });
       } else if (task.type === "FORK_JOIN") {
         const forkLanes: number[] = [];
@@ -270,6 +302,10 @@ function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
           place(list, next, first);
         }
         steps[own] = step({ fork: { lanes: forkLanes, join: next } });
+      } else if (task.type === "DO_WHILE") {
+        // Its last task is followed by the DO_WHILE itself: the decider ends the iteration there.
+        place(task.loopOver ?? [], own, lane, { branch, loop: own });
+        steps[own] = step({ loop: { end: steps.length } });
       }
       index += size;
     });
@@ -278,5 +314,12 @@ function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
   const size = flattenTasks(tasks).length;
   lanes.set(ROOT_LANE, { first: 0, end: size, fork: -1 });
   place(tasks, size, ROOT_LANE);
-  return { steps, byReference, lanes, hasForks: lanes.size > 1, usesScripts: steps.some((step) => taskScript(step.task) !== undefined) };
+  return {
+    steps,
+    byReference,
+    lanes,
+    hasForks: lanes.size > 1,
+    hasLoops: steps.some((step) => step.loop !== undefined),
+    usesScripts: steps.some((step) => taskScript(step.task) !== undefined),
+  };
 }

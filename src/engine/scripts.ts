@@ -1,5 +1,5 @@
 /**
- * The engine's view of a JavaScript evaluator (INLINE tasks, SWITCH `javascript` expressions). Workers may not
+ * The engine's view of a JavaScript evaluator (INLINE tasks, SWITCH `javascript` expressions, DO_WHILE conditions). Workers may not
  * evaluate code themselves, so the actor hands the engine a sandboxed interpreter through {@link DecideEnv}; the
  * engine only asks it to run a script over a task's input.
  */
@@ -22,8 +22,9 @@ export interface ScriptRunner {
 }
 
 /**
- * The script `task` runs, if any, and the field holding it: an INLINE's `inputParameters.expression` or a SWITCH's
- * `expression`, each when its evaluatorType is javascript or graaljs. Reads a task as received too, whatever its shape.
+ * The script `task` runs, if any, and the field holding it: an INLINE's `inputParameters.expression`, a SWITCH's
+ * `expression` or a DO_WHILE's `loopCondition`, each when its evaluatorType is javascript or graaljs (for a DO_WHILE,
+ * also when it has none). Reads a task as received too, whatever its shape.
  */
 export function taskScript(task: unknown): { source: string; field: string } | undefined {
   if (!isRecord(task)) return undefined;
@@ -35,6 +36,10 @@ export function taskScript(task: unknown): { source: string; field: string } | u
   }
   const expression = task["expression"];
   if (task["type"] === "SWITCH" && isScriptEvaluator(task["evaluatorType"]) && typeof expression === "string") return { source: expression, field: "expression" };
+  const condition = task["loopCondition"];
+  // A DO_WHILE's condition is javascript when no evaluatorType is given, as in Conductor OSS.
+  const loopEvaluator = task["evaluatorType"] ?? "javascript";
+  if (task["type"] === "DO_WHILE" && isScriptEvaluator(loopEvaluator) && typeof condition === "string" && condition.trim() !== "") return { source: condition, field: "loopCondition" };
   return undefined;
 }
 

@@ -34,6 +34,9 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   const definition = planTask(execution.definition, task.definitionIndex);
   if (definition) view["workflowTask"] = definition as unknown as JsonObject;
   if (task.subWorkflowId !== undefined) view["subWorkflowId"] = task.subWorkflowId;
+  // Conductor's Task: `iteration` 0 and `loopOverTask` false outside loops.
+  view["iteration"] = task.iteration ?? 0;
+  view["loopOverTask"] = task.iteration !== undefined && task.taskType !== "DO_WHILE";
   if (task.callbackUrl !== undefined) view["callbackUrl"] = task.callbackUrl;
   if (task.taskType === "SIMPLE") {
     view["responseTimeoutSeconds"] = responseTimeoutSeconds(definition);

@@ -339,7 +339,7 @@ describe("validateWorkflowDef: common task fields", () => {
     expect(acceptedTask(httpTask("_9-x")).taskReferenceName).toBe("_9-x");
   });
 
-  it.each([["DO_WHILE"], ["http"], ["simple"], [1]])("rejects the task type %j and lists the supported types", (type) => {
+  it.each([["FORK_JOIN_DYNAMIC"], ["http"], ["simple"], [1]])("rejects the task type %j and lists the supported types", (type) => {
     const message = onlyError(def({}, [{ name: "a", taskReferenceName: "a", type }]), "tasks[0].type");
     expect(message).toMatch(/supported task types: HTTP, SUB_WORKFLOW, WAIT_FOR_WEBHOOK, SIMPLE, SWITCH/);
   });

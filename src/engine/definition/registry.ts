@@ -3,6 +3,7 @@
  * the model fails to compile until its validator is listed here.
  */
 import type { TaskType } from "../model";
+import { validateDoWhileTask } from "../tasks/do-while/validate";
 import { validateForkJoinTask, validateJoinTask } from "../tasks/fork-join/validate";
 import { validateHttpTask } from "../tasks/http/validate";
 import { validateInlineTask } from "../tasks/inline/validate";
@@ -35,4 +36,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   FORK_JOIN: validateForkJoinTask,
   JOIN: validateJoinTask,
   INLINE: validateInlineTask,
+  DO_WHILE: validateDoWhileTask,
 };

@@ -197,6 +197,8 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
   if (branches !== undefined) issues.push(...branches.issues);
   const forkTasks = type === "FORK_JOIN" ? validateForkBranches(raw, path, depth) : undefined;
   if (forkTasks !== undefined) issues.push(...forkTasks.issues);
+  const loopOver = type === "DO_WHILE" ? validateLoopOver(raw, path, depth) : undefined;
+  if (loopOver !== undefined) issues.push(...loopOver.issues);
 
   if (issues.length > 0 || !common.success) return { issues };
   const task: WorkflowTaskDef = { ...common.output };
@@ -207,6 +209,13 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
     task.defaultCase = branches.defaultCase;
   }
   if (forkTasks !== undefined) task.forkTasks = forkTasks.branches;
+  if (loopOver !== undefined) {
+    task.loopOver = loopOver.tasks;
+    const condition = raw["loopCondition"];
+    if (typeof condition === "string" && condition !== "") task.loopCondition = condition;
+    const evaluatorType = raw["evaluatorType"];
+    if (typeof evaluatorType === "string") task.evaluatorType = evaluatorType as SwitchEvaluatorType;
+  }
   if (task.type === "JOIN") task.joinOn = Array.isArray(raw["joinOn"]) ? (raw["joinOn"] as string[]) : [];
   if (taskDefinition?.ok) task.taskDefinition = taskDefinition.value;
   if (task.type === "SUB_WORKFLOW") {
@@ -259,8 +268,29 @@ function validateForkBranches(raw: UnknownRecord, path: string, depth: number): 
   return { issues, branches };
 }
 
+/**
+ * The tasks of a DO_WHILE's loopOver (its own fields already checked), each checked as a task; the normalised list
+ * when none has a problem. As in Conductor, loops do not nest; nor may a loop hold a fork (this version cannot run
+ * one): a sub workflow in the loop can hold either.
+ */
+function validateLoopOver(raw: UnknownRecord, path: string, depth: number): { issues: ValidationIssue[]; tasks: WorkflowTaskDef[] } {
+  const issues: ValidationIssue[] = [];
+  const loopOver = raw["loopOver"];
+  const at = childPath(path, "loopOver");
+  // A loopOver that is no list is the DO_WHILE validator's to report.
+  if (!Array.isArray(loopOver)) return { issues, tasks: [] };
+  if (depth >= MAX_BRANCH_DEPTH) return { issues: [tooDeep(at)], tasks: [] };
+  const tasks = validateTaskList(loopOver, at, depth + 1, issues);
+  for (const { task, path: inner } of rawTaskEntries(loopOver, at, depth + 1)) {
+    const type = isRecord(task) ? task["type"] : undefined;
+    if (type === "DO_WHILE") issues.push({ path: childPath(inner, "type"), message: "a DO_WHILE cannot run inside another DO_WHILE's loopOver (loops do not nest, as in Conductor); put the inner loop in a sub workflow and call it with a SUB_WORKFLOW task" });
+    if (type === "FORK_JOIN") issues.push({ path: childPath(inner, "type"), message: "a FORK_JOIN cannot run inside a DO_WHILE's loopOver in this version; put the fork in a sub workflow and call it with a SUB_WORKFLOW task" });
+  }
+  return { issues, tasks };
+}
+
 function tooDeep(path: string): ValidationIssue {
-  return { path, message: `SWITCH and FORK_JOIN tasks may nest at most ${MAX_BRANCH_DEPTH} deep inside one another's branches; move the inner ones into a sub workflow` };
+  return { path, message: `SWITCH, FORK_JOIN and DO_WHILE tasks may nest at most ${MAX_BRANCH_DEPTH} deep inside one another; move the inner ones into a sub workflow` };
 }
 
 /**
@@ -302,21 +332,24 @@ function forkPairingIssues(list: readonly unknown[], listPath: string): Validati
     }
     const joinOn = task["joinOn"];
     if (!Array.isArray(joinOn) || !Array.isArray(fork["forkTasks"])) return;
-    const inBranches = new Set(
-      rawTaskEntries((fork["forkTasks"] as unknown[]).flatMap((branch) => (Array.isArray(branch) ? branch : [])), "").map(({ task: inner }) => (isRecord(inner) ? inner["taskReferenceName"] : undefined)),
-    );
+    const branchTasks = rawTaskEntries((fork["forkTasks"] as unknown[]).flatMap((branch) => (Array.isArray(branch) ? branch : [])), "");
+    const referenceOf = (inner: unknown): unknown => (isRecord(inner) ? inner["taskReferenceName"] : undefined);
+    const inBranches = new Set(branchTasks.map(({ task: inner }) => referenceOf(inner)));
+    const inLoops = new Set(branchTasks.filter(({ path: inner }) => inner.includes("loopOver")).map(({ task: inner }) => referenceOf(inner)));
     joinOn.forEach((reference: unknown, position) => {
-      if (typeof reference === "string" && reference !== "" && !inBranches.has(reference)) {
-        issues.push({ path: childPath(childPath(path, "joinOn"), position), message: `joinOn names ${JSON.stringify(reference)}, which is not a task in the branches of the FORK_JOIN before this JOIN` });
-      }
+      const at = childPath(childPath(path, "joinOn"), position);
+      if (typeof reference !== "string" || reference === "") return;
+      if (!inBranches.has(reference)) issues.push({ path: at, message: `joinOn names ${JSON.stringify(reference)}, which is not a task in the branches of the FORK_JOIN before this JOIN` });
+      // Such a task runs once per iteration: the JOIN would not know which run to wait for.
+      else if (inLoops.has(reference)) issues.push({ path: at, message: `joinOn names ${JSON.stringify(reference)}, a task inside a DO_WHILE's loopOver; name the DO_WHILE instead, which ends with its loop` });
     });
   });
   return issues;
 }
 
 /**
- * Every task of a definition as received, those inside SWITCH and fork branches included (as deep as they may nest), in
- * plan order, with its path.
+ * Every task of a definition as received, those inside SWITCH and fork branches and DO_WHILE loops included (as deep as
+ * they may nest), in plan order, with its path.
  */
 export function rawTaskEntries(tasks: readonly unknown[], path: string, depth = 0): Array<{ task: unknown; path: string }> {
   return tasks.flatMap((task, index) => {
@@ -329,6 +362,8 @@ export function rawTaskEntries(tasks: readonly unknown[], path: string, depth = 
         if (Array.isArray(branch)) entries.push(...rawTaskEntries(branch, childPath(childPath(own, "forkTasks"), index), depth + 1));
       });
     }
+    const loopOver = task["loopOver"];
+    if (task["type"] === "DO_WHILE" && Array.isArray(loopOver)) entries.push(...rawTaskEntries(loopOver, childPath(own, "loopOver"), depth + 1));
     if (task["type"] !== "SWITCH") return entries;
     const cases = task["decisionCases"];
     if (isRecord(cases)) {
@@ -348,7 +383,7 @@ function taskCountIssues(count: number): ValidationIssue[] {
   return [
     {
       path: "tasks",
-      message: `a workflow definition may hold at most ${MAX_TASKS_PER_DEFINITION} tasks (counting those inside SWITCH and FORK_JOIN branches), but this one has ${count}; move groups of tasks into sub workflows`,
+      message: `a workflow definition may hold at most ${MAX_TASKS_PER_DEFINITION} tasks (counting those inside SWITCH and FORK_JOIN branches and DO_WHILE loops), but this one has ${count}; move groups of tasks into sub workflows`,
     },
   ];
 }

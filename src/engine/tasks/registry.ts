@@ -1,4 +1,5 @@
 import type { JsonObject, TaskType, WorkflowTaskDef } from "../model";
+import { doWhileTask } from "./do-while";
 import { forkJoinTask, joinTask } from "./fork-join";
 import { httpTask } from "./http";
 import { inlineTask } from "./inline";
@@ -24,6 +25,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   FORK_JOIN: forkJoinTask,
   JOIN: joinTask,
   INLINE: inlineTask,
+  DO_WHILE: doWhileTask,
 };
 
 /**

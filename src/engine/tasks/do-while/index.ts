@@ -1,0 +1,148 @@
+/**
+ * DO_WHILE (Conductor's loop): runs the tasks of its `loopOver` one after another, then decides whether to run them
+ * again. The decider schedules those tasks (see `plan.ts`: the last of them is followed by the DO_WHILE again); this
+ * module holds what the DO_WHILE itself computes: its start, and at the end of each iteration its output and whether
+ * the loop goes on.
+ *
+ * As in Conductor, the DO_WHILE is IN_PROGRESS while its loop runs, its output holds `iteration` (the current one;
+ * the last, once it ended) and, under each iteration's number, the output of each of its tasks that ran in it, by
+ * reference name. With `inputParameters.items` (a list) it runs once per item, the item and its index in its output
+ * as `loopItem` and `loopIndex`; `inputParameters.keepLastN` keeps only the latest iterations' tasks and outputs.
+ */
+import type { DecideEnv } from "../../config";
+import { describeValue } from "../../definition/checks";
+import type { JsonObject, JsonValue, TaskExecution, WorkflowTaskDef } from "../../model";
+import { setOwn } from "../../own-property";
+import { evaluateWith, type ScriptRunner } from "../../scripts";
+import type { TaskTypeModule } from "../task-type";
+
+/** The list `inputParameters.items` resolved to, undefined when it is absent (or null), or why it cannot be iterated. */
+function itemsOf(input: JsonObject): JsonValue[] | undefined | Error {
+  const items = input["items"];
+  if (items === undefined || items === null) return undefined;
+  return Array.isArray(items) ? items : new Error(`inputParameters.items must resolve to a list to iterate over, but is ${describeValue(items)}`);
+}
+
+/** How many of the latest iterations `inputParameters.keepLastN` keeps, undefined for all, or why it cannot be read. */
+function keepLastNOf(input: JsonObject): number | undefined | Error {
+  const keep = input["keepLastN"];
+  if (keep === undefined || keep === null) return undefined;
+  return Number.isInteger(keep) && (keep as number) >= 1 ? (keep as number) : new Error(`inputParameters.keepLastN must resolve to a whole number of at least 1, but is ${describeValue(keep)}`);
+}
+
+/** The DO_WHILE's output as iteration `iteration` (1-based) starts: its number and, iterating over items, its item. */
+function startingIteration(output: JsonObject, iteration: number, items: readonly JsonValue[] | undefined): JsonObject {
+  const next: JsonObject = { ...output, iteration };
+  if (items !== undefined) {
+    next["loopIndex"] = iteration - 1;
+    next["loopItem"] = items[iteration - 1] ?? null;
+  }
+  return next;
+}
+
+/**
+ * DO_WHILE: starts IN_PROGRESS in its first iteration (the decider then schedules its first task); with an empty list
+ * of items it completes at once, having run no iteration. Items that are no list, or a keepLastN that is no whole
+ * number, fail it for good.
+ */
+export const doWhileTask: TaskTypeModule = {
+  type: "DO_WHILE",
+  start(task, _definition, _execution, env) {
+    const items = itemsOf(task.inputData);
+    const keep = keepLastNOf(task.inputData);
+    const problem = items instanceof Error ? items : keep instanceof Error ? keep : undefined;
+    const times = { startTime: env.now, updateTime: env.now };
+    if (problem !== undefined) return { task: { ...task, ...times, endTime: env.now, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: problem.message }, dispatch: false };
+    const list = items as JsonValue[] | undefined;
+    if (list !== undefined && list.length === 0) return { task: { ...task, ...times, endTime: env.now, status: "COMPLETED", iteration: 0, outputData: { iteration: 0 } }, dispatch: false };
+    return { task: { ...task, ...times, status: "IN_PROGRESS", iteration: 1, outputData: startingIteration({}, 1, list) }, dispatch: false };
+  },
+  attemptDeadline(_task, env) {
+    return env.now;
+  },
+};
+
+/** What the DO_WHILE sees at the end of an iteration. */
+export interface IterationEnd {
+  /** The DO_WHILE instance, IN_PROGRESS. */
+  readonly loop: TaskExecution;
+  readonly definition: WorkflowTaskDef;
+  /** The output of each of its tasks that ran in this iteration, by (the definition's) reference name. */
+  readonly iterationOutputs: JsonObject;
+  /** The latest output of each of its tasks, of whichever iteration, by reference name: what the condition sees. */
+  readonly latestOutputs: JsonObject;
+  /** The DO_WHILE's inputParameters resolved now: the condition sees them as they are at its evaluation. */
+  readonly input: JsonObject;
+}
+
+/**
+ * How an iteration ends: the loop goes on with iteration `iteration`, or is done, or failed (its condition could not
+ * be evaluated); with the DO_WHILE's output from then on. `dropBefore`: the iterations before it are no longer kept
+ * (keepLastN), tasks and output alike.
+ */
+export type IterationOutcome =
+  | { readonly kind: "again"; readonly iteration: number; readonly output: JsonObject; readonly dropBefore?: number }
+  | { readonly kind: "done"; readonly output: JsonObject; readonly dropBefore?: number }
+  | { readonly kind: "failed"; readonly output: JsonObject; readonly reason: string };
+
+/**
+ * Ends the DO_WHILE's current iteration: records its tasks' outputs under its number, then evaluates `loopCondition`
+ * as Conductor does, with `$` holding the DO_WHILE's input, its output under its own reference name and its tasks'
+ * latest outputs under theirs. The loop goes on when the condition gives true or a number above 0 (Conductor's
+ * `evalBool`) and, iterating over items, while items are left; with items and no condition, until they run out.
+ */
+export function endIteration(end: IterationEnd, env: Pick<DecideEnv, "scripts">): IterationOutcome {
+  const { loop, definition } = end;
+  const iteration = loop.iteration ?? 1;
+  const output: JsonObject = { ...loop.outputData, iteration };
+  setOwn(output, String(iteration), end.iterationOutputs);
+  const keep = keepLastNOf(loop.inputData);
+  const dropBefore = typeof keep === "number" && iteration - keep + 1 > 1 ? iteration - keep + 1 : undefined;
+  if (dropBefore !== undefined) dropIterationOutputs(output, dropBefore);
+  const items = itemsOf(loop.inputData);
+  const list = items instanceof Error ? undefined : items;
+  const condition = definition.loopCondition ?? "";
+  let goOn = list === undefined || iteration < list.length;
+  if (goOn && condition.trim() !== "") {
+    const outcome = evaluateWith(definition.evaluatorType ?? "javascript", condition, conditionInput(end, output), env.scripts);
+    if (!outcome.ok) return { kind: "failed", output, reason: `The loopCondition could not be evaluated: ${outcome.error}` };
+    goOn = holds(outcome.value);
+  } else if (condition.trim() === "" && list === undefined) {
+    goOn = false;
+  }
+  return goOn ? { kind: "again", iteration: iteration + 1, output: startingIteration(output, iteration + 1, list), dropBefore } : { kind: "done", output, dropBefore };
+}
+
+/** Conductor's `$` for a loop condition: the input, then the DO_WHILE's output, then its tasks' outputs (later keys win). */
+function conditionInput(end: IterationEnd, output: JsonObject): JsonObject {
+  const input: JsonObject = {};
+  for (const [key, value] of Object.entries(end.input)) setOwn(input, key, value);
+  setOwn(input, end.loop.referenceTaskName, output);
+  for (const [key, value] of Object.entries(end.latestOutputs)) setOwn(input, key, value);
+  return input;
+}
+
+/** Conductor's `ScriptEvaluator.evalBool`: true, or a number above 0. */
+function holds(value: JsonValue): boolean {
+  return value === true || (typeof value === "number" && value > 0);
+}
+
+/** Removes the outputs of iterations before `dropBefore` (keys that are iteration numbers). */
+function dropIterationOutputs(output: JsonObject, dropBefore: number): void {
+  for (const key of Object.keys(output)) {
+    if (/^[1-9][0-9]*$/.test(key) && Number(key) < dropBefore) delete output[key];
+  }
+}
+
+/**
+ * The output of a DO_WHILE brought back to iteration `iteration` (a rerun of one of its tasks, or a child waited for
+ * again): the outputs of that iteration and later ones go, they will be recorded anew.
+ */
+export function reopenedLoopOutput(loop: TaskExecution, iteration: number): JsonObject {
+  const output: JsonObject = { ...loop.outputData };
+  for (const key of Object.keys(output)) {
+    if (/^[1-9][0-9]*$/.test(key) && Number(key) >= iteration) delete output[key];
+  }
+  const items = itemsOf(loop.inputData);
+  return startingIteration(output, iteration, items instanceof Error ? undefined : items);
+}

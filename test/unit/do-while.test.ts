@@ -1,0 +1,305 @@
+import { doWhileTask as clientDoWhileTask, newLoopTask, httpTask as clientHttpTask } from "@io-orkes/conductor-javascript";
+import { describe, expect, it } from "vitest";
+import { createExecution, decide, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { definitionScripts } from "../../src/engine/definition/scripts";
+import { validateWorkflowDef } from "../../src/engine/definition/validate";
+import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { nextPlanIndex, planIndexOf, planOf } from "../../src/engine/plan";
+import { toTaskView } from "../../src/engine/view";
+import { env, refusal } from "./engine-env";
+
+const http = (ref: string, inputParameters: JsonObject = {}, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "HTTP",
+  inputParameters: { uri: `https://example.com/${ref}`, method: "GET", ...inputParameters },
+  ...extra,
+});
+/** A WAIT with neither duration nor until: it waits to be completed from outside. */
+const hold = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+const loop = (ref: string, loopOver: WorkflowTaskDef[], loopCondition?: string, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "DO_WHILE",
+  inputParameters: {},
+  loopOver,
+  ...(loopCondition === undefined ? {} : { loopCondition }),
+  ...extra,
+});
+const definitionOf = (tasks: WorkflowTaskDef[]): WorkflowDef => ({ name: "loops", version: 1, schemaVersion: 2, tasks });
+
+function started(tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000): Decision {
+  return decide(createExecution({ workflowId: "wf-1", definition: definitionOf(tasks), input }, now), { type: "start" }, env(now));
+}
+
+/** The latest instance whose reference name is `ref` (a loop task's carries its iteration: `a__2`). */
+function instance(state: WorkflowExecution, ref: string) {
+  const found = state.tasks.findLast((task) => task.referenceTaskName === ref);
+  if (!found) throw new Error(`no instance of ${ref} in ${state.tasks.map((task) => task.referenceTaskName).join(", ")}`);
+  return found;
+}
+
+/** `ref`'s in-flight HTTP attempt ends with `status` and `output`. */
+function finish(state: WorkflowExecution, ref: string, now: number, output: JsonObject = { body: ref }, status: TaskStatus = "COMPLETED"): WorkflowExecution {
+  const task = instance(state, ref);
+  const event: ExecutionEvent = { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output };
+  return decide(state, status === "COMPLETED" ? event : { ...event, reason: `${ref} went wrong` }, env(now)).state;
+}
+
+const refs = (state: WorkflowExecution) => state.tasks.map((task) => `${task.referenceTaskName}:${task.status}`);
+
+describe("DO_WHILE plan", () => {
+  const definition = definitionOf([http("pre"), loop("loop", [http("a"), http("b")], "$.loop.iteration < 3"), http("post")]);
+  const at = (ref: string) => planIndexOf(definition, ref);
+
+  it("places the loop's tasks after the DO_WHILE, the last followed by the DO_WHILE again, its successor after them", () => {
+    const plan = planOf(definition);
+    expect(plan.steps.map((step) => step.task.taskReferenceName)).toEqual(["pre", "loop", "a", "b", "post"]);
+    expect(plan.hasLoops).toBe(true);
+    expect(plan.steps[at("loop")]).toMatchObject({ next: at("post"), loop: { end: at("post") } });
+    expect(plan.steps[at("a")]).toMatchObject({ next: at("b"), inLoop: at("loop") });
+    expect(plan.steps[at("b")]).toMatchObject({ next: at("loop"), inLoop: at("loop") });
+    expect(plan.steps[at("post")]?.inLoop).toBeUndefined();
+    expect(nextPlanIndex(definition, { definitionIndex: at("b"), status: "COMPLETED", outputData: {} })).toBe(at("loop"));
+  });
+});
+
+describe("DO_WHILE in the decider", () => {
+  it("runs its tasks, then again while the condition holds, naming each run ref__<iteration>; then goes on", () => {
+    let state = started([http("pre"), loop("loop", [http("a")], "$.loop['iteration'] < 3"), http("post", { last: "${a.output.body}", first: "${a__1.output.body}" })]).state;
+    state = finish(state, "pre", 1_001);
+    expect(refs(state)).toEqual(["pre:COMPLETED", "loop:IN_PROGRESS", "a__1:IN_PROGRESS"]);
+    expect(instance(state, "loop")).toMatchObject({ iteration: 1, outputData: { iteration: 1 } });
+    state = finish(state, "a__1", 1_002, { body: "one" });
+    expect(instance(state, "loop")).toMatchObject({ status: "IN_PROGRESS", iteration: 2, outputData: { iteration: 2, 1: { a: { body: "one" } } } });
+    expect(instance(state, "a__2")).toMatchObject({ iteration: 2, status: "IN_PROGRESS" });
+    state = finish(state, "a__2", 1_003, { body: "two" });
+    state = finish(state, "a__3", 1_004, { body: "three" });
+    expect(refs(state)).toEqual(["pre:COMPLETED", "loop:COMPLETED", "a__1:COMPLETED", "a__2:COMPLETED", "a__3:COMPLETED", "post:IN_PROGRESS"]);
+    expect(instance(state, "loop").outputData).toEqual({ iteration: 3, 1: { a: { body: "one" } }, 2: { a: { body: "two" } }, 3: { a: { body: "three" } } });
+    // `${a...}` is the latest iteration's run, `${a__1...}` the first's.
+    expect(instance(state, "post").inputData).toMatchObject({ last: "three", first: "one" });
+    state = finish(state, "post", 1_005, { done: true });
+    expect(state.status).toBe("COMPLETED");
+    expect(state.output).toEqual({ done: true });
+  });
+
+  it("runs its tasks once when the condition is false at once (do ... while), and lets a condition read their outputs", () => {
+    let state = started([loop("loop", [http("a"), http("b")], "$.a.body.more === true && $.b.body.count < 5")]).state;
+    state = finish(state, "a__1", 1_001, { body: { more: true } });
+    state = finish(state, "b__1", 1_002, { body: { count: 7 } });
+    expect(state.status).toBe("COMPLETED");
+    expect(instance(state, "loop")).toMatchObject({ status: "COMPLETED", iteration: 1 });
+    // The last task of the workflow is the DO_WHILE: its output is the workflow's.
+    expect(state.output).toEqual({ iteration: 1, 1: { a: { body: { more: true } }, b: { body: { count: 7 } } } });
+  });
+
+  it("takes a value-param condition from its input, resolved again at each iteration's end", () => {
+    const task = loop("loop", [http("a")], "more", { evaluatorType: "value-param", inputParameters: { more: "${a.output.body.more}" } });
+    let state = started([task]).state;
+    state = finish(state, "a__1", 1_001, { body: { more: true } });
+    state = finish(state, "a__2", 1_002, { body: { more: 1 } });
+    expect(instance(state, "loop").iteration).toBe(3);
+    state = finish(state, "a__3", 1_003, { body: { more: "yes" } });
+    expect(instance(state, "loop")).toMatchObject({ status: "COMPLETED", iteration: 3 });
+  });
+
+  it("accepts the official client's builders (newLoopTask counts iterations)", () => {
+    const counted = newLoopTask("count", 2, [clientHttpTask("call", { uri: "https://example.com/x", method: "GET" })]) as unknown as WorkflowTaskDef;
+    const parsed = validateWorkflowDef(JSON.parse(JSON.stringify(definitionOf([counted]))));
+    expect(parsed.ok).toBe(true);
+    let state = decide(createExecution({ workflowId: "wf-2", definition: (parsed as { value: WorkflowDef }).value, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
+    state = finish(state, "call__1", 1_001);
+    state = finish(state, "call__2", 1_002);
+    expect(state.status).toBe("COMPLETED");
+    expect(instance(state, "count").iteration).toBe(2);
+    const conditioned = clientDoWhileTask("poll", "$.poll['iteration'] < 2", [clientHttpTask("ask", { uri: "https://example.com/y", method: "GET" })]);
+    expect(validateWorkflowDef(JSON.parse(JSON.stringify(definitionOf([conditioned as unknown as WorkflowTaskDef])))).ok).toBe(true);
+  });
+
+  it("iterates over items, each visible to its tasks as loopItem and loopIndex; an empty list runs no iteration", () => {
+    const task = loop("each", [http("a", { item: "${each.output.loopItem}", index: "${each.output.loopIndex}" })], undefined, { inputParameters: { items: "${workflow.input.list}" } });
+    let state = started([task, http("post")], { list: ["x", { y: 1 }] }).state;
+    expect(instance(state, "a__1").inputData).toMatchObject({ item: "x", index: 0 });
+    state = finish(state, "a__1", 1_001);
+    expect(instance(state, "a__2").inputData).toMatchObject({ item: { y: 1 }, index: 1 });
+    state = finish(state, "a__2", 1_002);
+    expect(instance(state, "each")).toMatchObject({ status: "COMPLETED", iteration: 2 });
+    expect(refs(state).at(-1)).toBe("post:IN_PROGRESS");
+
+    const empty = started([task, http("post")], { list: [] }).state;
+    expect(refs(empty)).toEqual(["each:COMPLETED", "post:IN_PROGRESS"]);
+    expect(instance(empty, "each").outputData).toEqual({ iteration: 0 });
+
+    const notList = started([task], { list: "abc" }).state;
+    expect(instance(notList, "each")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("items must resolve to a list") });
+    expect(notList.status).toBe("FAILED");
+  });
+
+  it("stops iterating over items when a condition given too says so", () => {
+    const task = loop("each", [http("a")], "$.a.body !== 'stop'", { inputParameters: { items: [1, 2, 3, 4] } });
+    let state = started([task]).state;
+    state = finish(state, "a__1", 1_001, { body: "go" });
+    state = finish(state, "a__2", 1_002, { body: "stop" });
+    expect(instance(state, "each")).toMatchObject({ status: "COMPLETED", iteration: 2 });
+  });
+
+  it("keeps only the last keepLastN iterations' tasks and outputs", () => {
+    let state = started([loop("loop", [http("a")], "$.loop.iteration < 4", { inputParameters: { keepLastN: 2 } })]).state;
+    for (let iteration = 1; iteration <= 4; iteration++) state = finish(state, `a__${iteration}`, 1_000 + iteration, { body: iteration });
+    expect(state.status).toBe("COMPLETED");
+    expect(refs(state)).toEqual(["loop:COMPLETED", "a__3:COMPLETED", "a__4:COMPLETED"]);
+    expect(instance(state, "loop").outputData).toEqual({ iteration: 4, 3: { a: { body: 3 } }, 4: { a: { body: 4 } } });
+  });
+
+  it("runs a SWITCH inside the loop afresh at each iteration", () => {
+    const choose: WorkflowTaskDef = {
+      name: "choose",
+      taskReferenceName: "choose",
+      type: "SWITCH",
+      evaluatorType: "javascript",
+      expression: "$.n % 2 === 0 ? 'even' : 'odd'",
+      inputParameters: { n: "${loop.output.iteration}" },
+      decisionCases: { even: [http("even")], odd: [http("odd")] },
+    };
+    let state = started([loop("loop", [choose], "$.loop.iteration < 3")]).state;
+    state = finish(state, "odd__1", 1_001);
+    state = finish(state, "even__2", 1_002);
+    state = finish(state, "odd__3", 1_003);
+    expect(state.status).toBe("COMPLETED");
+    expect(refs(state)).toEqual(["loop:COMPLETED", "choose__1:COMPLETED", "odd__1:COMPLETED", "choose__2:COMPLETED", "even__2:COMPLETED", "choose__3:COMPLETED", "odd__3:COMPLETED"]);
+    expect(instance(state, "loop").outputData["2"]).toEqual({ choose: { evaluationResult: ["even"] }, even: { body: "even__2" } });
+  });
+
+  it("retries a failing task within its iteration; failing for good, fails the DO_WHILE and the workflow; a retry starts the loop over", () => {
+    let state = started([loop("loop", [http("a", {}, { retryCount: 1 })], "$.loop.iteration < 3"), http("post")]).state;
+    state = finish(state, "a__1", 1_001);
+    state = finish(state, "a__2", 1_002, {}, "FAILED");
+    expect(refs(state).slice(-2)).toEqual(["a__2:FAILED", "a__2:IN_PROGRESS"]);
+    expect(instance(state, "a__2")).toMatchObject({ iteration: 2, retryCount: 1 });
+    state = finish(state, "a__2", 1_003, {}, "FAILED");
+    expect(state.status).toBe("FAILED");
+    expect(instance(state, "loop")).toMatchObject({ status: "FAILED", reasonForIncompletion: "Task a__2 failed: a__2 went wrong" });
+    expect(state.reasonForIncompletion).toBe("Task loop failed: Task a__2 failed: a__2 went wrong");
+
+    state = decide(state, { type: "retry" }, env(70_000)).state;
+    expect(state.status).toBe("RUNNING");
+    expect(refs(state).slice(-2)).toEqual(["loop:IN_PROGRESS", "a__1:IN_PROGRESS"]);
+    expect(instance(state, "loop")).toMatchObject({ iteration: 1, retryCount: 1 });
+    state = finish(state, "a__1", 70_001);
+    state = finish(state, "a__2", 70_002);
+    state = finish(state, "a__3", 70_003);
+    state = finish(state, "post", 70_004);
+    expect(state.status).toBe("COMPLETED");
+  });
+
+  it("goes on past an optional DO_WHILE whose loop failed", () => {
+    let state = started([loop("loop", [http("a")], "true", { optional: true }), http("post")]).state;
+    state = finish(state, "a__1", 1_001);
+    state = finish(state, "a__2", 1_002, {}, "FAILED");
+    expect(instance(state, "loop").status).toBe("COMPLETED_WITH_ERRORS");
+    expect(refs(state).at(-1)).toBe("post:IN_PROGRESS");
+  });
+
+  it("fails the DO_WHILE for good when its condition throws, with the error as the reason", () => {
+    let state = started([loop("loop", [http("a")], "$.a.body.missing.deeper")]).state;
+    state = finish(state, "a__1", 1_001, { body: {} });
+    expect(instance(state, "loop")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("The loopCondition could not be evaluated: TypeError") });
+    expect(state.status).toBe("FAILED");
+  });
+
+  it("reruns from a task of a finished loop: the DO_WHILE runs again from that task's iteration", () => {
+    let state = started([loop("loop", [http("a"), http("b")], "$.loop.iteration < 3")]).state;
+    for (let iteration = 1; iteration <= 3; iteration++) {
+      state = finish(state, `a__${iteration}`, 1_000 + iteration * 10, { body: `a${iteration}` });
+      state = finish(state, `b__${iteration}`, 1_001 + iteration * 10, { body: `b${iteration}` });
+    }
+    expect(state.status).toBe("COMPLETED");
+    state = decide(state, { type: "rerun", fromTaskId: instance(state, "b__2").taskId }, env(2_000)).state;
+    expect(state.status).toBe("RUNNING");
+    expect(refs(state)).toEqual(["loop:IN_PROGRESS", "a__1:COMPLETED", "b__1:COMPLETED", "a__2:COMPLETED", "b__2:IN_PROGRESS"]);
+    expect(instance(state, "loop")).toMatchObject({ iteration: 2, outputData: { iteration: 2, 1: { a: { body: "a1" }, b: { body: "b1" } } } });
+    expect(instance(state, "loop").outputData["2"]).toBeUndefined();
+    state = finish(state, "b__2", 2_001, { body: "b2 again" });
+    state = finish(state, "a__3", 2_002);
+    state = finish(state, "b__3", 2_003);
+    expect(state.status).toBe("COMPLETED");
+    expect(instance(state, "loop").outputData["2"]).toEqual({ a: { body: "a2" }, b: { body: "b2 again" } });
+  });
+
+  it("refuses to skip a running DO_WHILE or to update it from outside; skips a task of the current iteration not reached yet", () => {
+    let state = started([loop("loop", [hold("wait"), http("b")], "$.loop.iteration < 2")]).state;
+    expect(refusal(state, { type: "skipTask", taskReferenceName: "loop" }, 1_001).message).toMatch(/DO_WHILE whose loop is running/);
+    expect(refusal(state, { type: "externalUpdate", taskId: instance(state, "loop").taskId, status: "COMPLETED", output: {} }, 1_001).message).toMatch(/is a DO_WHILE/);
+    state = decide(state, { type: "skipTask", taskReferenceName: "b", taskOutput: { skipped: 1 } }, env(1_002)).state;
+    state = decide(state, { type: "externalUpdate", taskId: instance(state, "wait__1").taskId, status: "COMPLETED", output: {} }, env(1_003)).state;
+    expect(instance(state, "b__1")).toMatchObject({ status: "SKIPPED", outputData: { skipped: 1 } });
+    // The skip was used up in iteration 1: iteration 2 runs the task.
+    expect(refs(state).slice(-1)).toEqual(["wait__2:IN_PROGRESS"]);
+    state = decide(state, { type: "externalUpdate", taskId: instance(state, "wait__2").taskId, status: "COMPLETED", output: {} }, env(1_004)).state;
+    expect(instance(state, "b__2").status).toBe("IN_PROGRESS");
+    // A task already run in this iteration was processed.
+    expect(refusal(state, { type: "skipTask", taskReferenceName: "wait" }, 1_005).message).toMatch(/already processed/);
+  });
+
+  it("shows iteration and loopOverTask as Conductor's Task does", () => {
+    const state = started([loop("loop", [http("a")], "true")]).state;
+    expect(toTaskView(instance(state, "a__1"), state)).toMatchObject({ referenceTaskName: "a__1", iteration: 1, loopOverTask: true });
+    expect(toTaskView(instance(state, "loop"), state)).toMatchObject({ iteration: 1, loopOverTask: false });
+  });
+});
+
+describe("DO_WHILE at registration", () => {
+  const issues = (tasks: unknown[]) => {
+    const result = validateWorkflowDef({ name: "loops", tasks });
+    return result.ok ? [] : result.errors;
+  };
+  const body = [{ name: "a", taskReferenceName: "a", type: "HTTP", inputParameters: { uri: "https://example.com", method: "GET" } }];
+
+  it("keeps loopOver, loopCondition and evaluatorType of a valid DO_WHILE", () => {
+    const result = validateWorkflowDef({ name: "loops", tasks: [{ name: "l", taskReferenceName: "l", type: "DO_WHILE", evaluatorType: "graaljs", loopCondition: "$.l.iteration < 2", loopOver: body }] });
+    expect(result.ok && result.value.tasks[0]).toMatchObject({ loopCondition: "$.l.iteration < 2", evaluatorType: "graaljs", loopOver: [{ taskReferenceName: "a" }] });
+  });
+
+  it("refuses a DO_WHILE without tasks, or without a condition and items, naming each field", () => {
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true" }])).toEqual([{ path: "tasks[0].loopOver", message: expect.stringContaining("non-empty list") }]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [] }])).toEqual([{ path: "tasks[0].loopOver", message: expect.stringContaining("non-empty list") }]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopOver: body }])).toEqual([{ path: "tasks[0].loopCondition", message: expect.stringContaining("inputParameters.items") }]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopOver: body, inputParameters: { items: [1] } }])).toEqual([]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", evaluatorType: "python", loopOver: body }])).toEqual([{ path: "tasks[0].evaluatorType", message: expect.stringContaining("javascript") }]);
+  });
+
+  it("refuses items that are no list, a keepLastN that is no whole number above 0, and secrets", () => {
+    const task = (inputParameters: JsonObject) => ({ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: body, inputParameters });
+    expect(issues([task({ items: "abc" })])).toEqual([{ path: "tasks[0].inputParameters.items", message: expect.stringContaining("list") }]);
+    expect(issues([task({ items: "${workflow.input.list}", keepLastN: "${workflow.input.keep}" })])).toEqual([]);
+    expect(issues([task({ keepLastN: 0 })])).toEqual([{ path: "tasks[0].inputParameters.keepLastN", message: expect.stringContaining("at least 1") }]);
+    expect(issues([task({ keepLastN: 1.5 })]).map((issue) => issue.path)).toEqual(["tasks[0].inputParameters.keepLastN"]);
+    expect(issues([task({ token: "${workflow.secrets.api}" })])).toEqual([{ path: "tasks[0].inputParameters", message: expect.stringContaining("must not use secrets") }]);
+  });
+
+  it("refuses nested loops and forks inside a loop, and a JOIN waiting for a task inside a loop", () => {
+    const inner = { name: "inner", taskReferenceName: "inner", type: "DO_WHILE", loopCondition: "false", loopOver: [{ ...body[0], taskReferenceName: "b" }] };
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [inner] }])).toEqual([{ path: "tasks[0].loopOver[0].type", message: expect.stringContaining("loops do not nest") }]);
+    const fork = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[{ ...body[0], taskReferenceName: "c" }]] };
+    const join = { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["c"] };
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [fork, join] }])).toEqual([{ path: "tasks[0].loopOver[0].type", message: expect.stringContaining("FORK_JOIN cannot run inside a DO_WHILE") }]);
+    const loopInBranch = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: body }]] };
+    expect(issues([loopInBranch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["l"] }])).toEqual([]);
+    expect(issues([loopInBranch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["a"] }])).toEqual([{ path: "tasks[1].joinOn[0]", message: expect.stringContaining("name the DO_WHILE instead") }]);
+  });
+
+  it("counts the loop's tasks among the definition's, reference names included", () => {
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [...body, { ...body[0] }] }])).toEqual([
+      { path: "tasks[0].loopOver[1].taskReferenceName", message: expect.stringContaining("already used by tasks[0].loopOver[0]") },
+    ]);
+  });
+
+  it("finds the condition among the definition's scripts, for the worker's syntax check (not a value-param one)", () => {
+    const definition = { name: "loops", tasks: [{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "$.l.iteration <", loopOver: body }] };
+    expect(definitionScripts(definition)).toEqual([{ source: "$.l.iteration <", path: "tasks[0].loopCondition" }]);
+    expect(definitionScripts({ name: "loops", tasks: [{ ...definition.tasks[0], evaluatorType: "value-param", loopCondition: "go" }] })).toEqual([]);
+    expect(planOf(definitionOf([loop("l", [http("a")], "true")])).usesScripts).toBe(true);
+    expect(planOf(definitionOf([loop("l", [http("a")], "go", { evaluatorType: "value-param" })])).usesScripts).toBe(false);
+  });
+});

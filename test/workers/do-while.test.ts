@@ -1,0 +1,97 @@
+import { abortAllDurableObjects } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+
+const doWhile = (ref: string, loopOver: JsonObject[], loopCondition: string | undefined, inputParameters: JsonObject = {}): JsonObject => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "DO_WHILE",
+  inputParameters,
+  loopOver,
+  ...(loopCondition === undefined ? {} : { loopCondition }),
+});
+const waitTask = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+const references = (workflow: WorkflowJson) => workflow.tasks.map((task) => `${task.referenceTaskName}:${task.status}`);
+
+describe("DO_WHILE through the router", () => {
+  it("polls an HTTP endpoint until its answer says done, then calls on with the last answer; a synchronous execute answers the finished workflow", async () => {
+    await register({
+      name: "dw_poll",
+      tasks: [
+        doWhile("wait_ready", [httpTask("poll", { uri: target("/count/dw-poll"), method: "GET" })], "$.poll.response.body.n < 3"),
+        httpTask("report", { uri: target("/count/dw-report-${poll.output.response.body.n}"), method: "GET" }),
+      ],
+      outputParameters: { polls: "${wait_ready.output.iteration}", first: "${poll__1.output.response.body.n}" },
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/dw_poll/1", { input: {} });
+    expect(run.status, JSON.stringify(run)).toBe("COMPLETED");
+    expect(references(run)).toEqual(["wait_ready:COMPLETED", "poll__1:COMPLETED", "poll__2:COMPLETED", "poll__3:COMPLETED", "report:COMPLETED"]);
+    expect(run.output).toEqual({ polls: 3, first: 1 });
+    expect(run.tasks[2]).toMatchObject({ taskType: "HTTP", iteration: 2, loopOverTask: true });
+    expect(run.tasks[0]!.outputData).toMatchObject({ iteration: 3, 3: { poll: { response: { body: { n: 3 } } } } });
+    expect(await hits("dw-poll")).toBe(3);
+    expect(await hits("dw-report-3")).toBe(1);
+  });
+
+  it("iterates over a list from the workflow input, one call per item", async () => {
+    await register({
+      name: "dw_items",
+      tasks: [doWhile("each", [httpTask("call", { uri: target("/count/dw-item-${each.output.loopItem}-${each.output.loopIndex}"), method: "GET" })], undefined, { items: "${workflow.input.ids}" })],
+    });
+    const done = await waitFor(await startWorkflow("dw_items", { ids: ["a", "b", "c"] }), ["COMPLETED", "FAILED"]);
+    expect(references(done)).toEqual(["each:COMPLETED", "call__1:COMPLETED", "call__2:COMPLETED", "call__3:COMPLETED"]);
+    expect([await hits("dw-item-a-0"), await hits("dw-item-b-1"), await hits("dw-item-c-2")]).toEqual([1, 1, 1]);
+  });
+
+  it("waits in each iteration for a completion by reference name (the iteration's, or the definition's for the latest), across an eviction", async () => {
+    await register({ name: "dw_gate", tasks: [doWhile("rounds", [waitTask("gate")], "$.gate.again === true")] });
+    const workflowId = await startWorkflow("dw_gate");
+    await waitFor(workflowId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+    // The object is evicted: a fresh one evaluates the condition (a script) when the completion arrives.
+    await abortAllDurableObjects();
+    await apiOk("POST", `/api/tasks/${workflowId}/gate__1/COMPLETED`, { again: true });
+    await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "gate__2" && task.status === "IN_PROGRESS"));
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, { again: false });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(references(done)).toEqual(["rounds:COMPLETED", "gate__1:COMPLETED", "gate__2:COMPLETED"]);
+    expect(done.tasks[0]!.outputData).toEqual({ iteration: 2, 1: { gate: { again: true } }, 2: { gate: { again: false } } });
+  });
+
+  it("a task failing in the loop fails the DO_WHILE and the workflow; a retry runs the loop again from its first iteration", async () => {
+    await register({
+      name: "dw_retry",
+      tasks: [doWhile("loop", [httpTask("call", { uri: target("/flaky/dw-retry?fail=1"), method: "GET" })], "$.loop.iteration < 2")],
+    });
+    const workflowId = await startWorkflow("dw_retry");
+    const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(failed.status).toBe("FAILED");
+    expect(references(failed)).toEqual(["loop:FAILED", "call__1:FAILED"]);
+    expect(failed["reasonForIncompletion"]).toMatch(/^Task loop failed: Task call__1 failed: /);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(references(done)).toEqual(["loop:FAILED", "call__1:FAILED", "loop:COMPLETED", "call__1:COMPLETED", "call__2:COMPLETED"]);
+    expect(await hits("dw-retry")).toBe(3);
+  });
+
+  it("refuses a condition that does not parse, a nested loop and a DO_WHILE without tasks at registration, and stores nothing", async () => {
+    const body = [httpTask("call", { uri: target("/count/dw-never"), method: "GET" })];
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "dw_bad",
+      version: 1,
+      schemaVersion: 2,
+      ownerEmail: "test@example.com",
+      tasks: [
+        doWhile("broken", body, "$.broken.iteration <"),
+        doWhile("outer", [doWhile("inner", [httpTask("deep", { uri: target("/count/dw-never"), method: "GET" })], "false")], "false"),
+        doWhile("empty", [], "false"),
+      ],
+    });
+    expect(response.status).toBe(400);
+    const errors = ((await response.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors;
+    expect(errors.map((issue) => issue.path).sort()).toEqual(["tasks[0].loopCondition", "tasks[1].loopOver[0].type", "tasks[2].loopOver"]);
+    expect(errors.find((issue) => issue.path === "tasks[0].loopCondition")?.message).toMatch(/^the script does not parse as JavaScript: SyntaxError/);
+    expect((await api("GET", "/api/metadata/workflow/dw_bad")).status).toBe(404);
+    expect(await hits("dw-never")).toBe(0);
+  });
+});
