@@ -14,11 +14,13 @@ import {
   OrkesClients,
   TaskHandler,
   TaskManager,
+  doWhileTask,
   forkTask,
   forkTaskJoin,
   httpTask,
   inlineTask,
   joinTask,
+  newLoopTask,
   noopLogger,
   orkesConductorClient,
   setVariableTask,
@@ -479,6 +481,30 @@ describe("the official Conductor TypeScript client", () => {
     const broken = new ConductorWorkflow(executor, `client_inline_broken_${suffix}`).add(inlineTask("oops", "function ( {"));
     await expect(broken.register(true)).rejects.toThrow(/does not parse as JavaScript/);
     await expect(metadata.getWorkflowDef(`client_inline_broken_${suffix}`)).rejects.toThrow();
+  });
+
+  it("a doWhileTask and a newLoopTask from the builders loop in wrangler dev: each run named ref__<iteration>, the latest read by the plain name", async () => {
+    const flow = new ConductorWorkflow(executor, `client_loop_${suffix}`);
+    const poll = httpTask("poll", { uri: target.url(`/count/loop-poll-${suffix}`), method: "GET" });
+    const ping = httpTask("ping", { uri: target.url(`/count/loop-ping-${suffix}-\${twice.output.iteration}`), method: "GET" });
+    flow
+      .add(doWhileTask("until_ready", "$.poll.response.body.n < 3", [poll]))
+      .add(newLoopTask("twice", 2, [ping]))
+      .outputParameters({ polls: "${until_ready.output.iteration}", last: "${poll.output.response.body.n}", first: "${poll__1.output.response.body.n}" });
+    await flow.register(true);
+    const run = await flow.execute({});
+    expect(run, JSON.stringify(run.tasks)).toMatchObject({ status: "COMPLETED", output: { polls: 3, last: 3, first: 1 } });
+    expect((run.tasks ?? []).map((task) => `${task.referenceTaskName}:${task.taskType}:${task.status}`)).toEqual([
+      "until_ready:DO_WHILE:COMPLETED",
+      "poll__1:HTTP:COMPLETED",
+      "poll__2:HTTP:COMPLETED",
+      "poll__3:HTTP:COMPLETED",
+      "twice:DO_WHILE:COMPLETED",
+      "ping__1:HTTP:COMPLETED",
+      "ping__2:HTTP:COMPLETED",
+    ]);
+    expect(run.tasks?.[2]).toMatchObject({ iteration: 2, loopOverTask: true });
+    expect([await target.hits(`loop-poll-${suffix}`), await target.hits(`loop-ping-${suffix}-1`), await target.hits(`loop-ping-${suffix}-2`)]).toEqual([3, 1, 1]);
   });
 
   it("executes synchronously and honours idempotency keys", async () => {
