@@ -227,6 +227,26 @@ describe("DO_WHILE in the decider", () => {
     expect(instance(state, "loop").outputData["2"]).toEqual({ a: { body: "a2" }, b: { body: "b2 again" } });
   });
 
+  it("waits again for the child of a failed SUB_WORKFLOW in the loop (resumed in place): the loop goes on from its iteration", () => {
+    const child: WorkflowTaskDef = { name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: "child" } } };
+    let state = started([loop("loop", [child], "$.loop.iteration < 2")]).state;
+    const childFinished = (status: "COMPLETED" | "FAILED", now: number) => {
+      const task = instance(state, state.tasks.at(-1)!.referenceTaskName);
+      return decide(state, { type: "childFinished", taskId: task.taskId, subWorkflowId: task.subWorkflowId!, status, output: {}, ...(status === "FAILED" ? { reason: "boom" } : {}) }, env(now)).state;
+    };
+    state = childFinished("COMPLETED", 1_001);
+    state = childFinished("FAILED", 1_002);
+    expect(state.status).toBe("FAILED");
+    expect(refs(state)).toEqual(["loop:FAILED", "sub__1:COMPLETED", "sub__2:FAILED"]);
+    state = decide(state, { type: "resumeChild", taskId: instance(state, "sub__2").taskId }, env(2_000)).state;
+    expect(state.status).toBe("RUNNING");
+    expect(refs(state)).toEqual(["loop:IN_PROGRESS", "sub__1:COMPLETED", "sub__2:IN_PROGRESS"]);
+    expect(instance(state, "loop")).toMatchObject({ iteration: 2, outputData: { iteration: 2, 1: { sub: expect.any(Object) } } });
+    state = childFinished("COMPLETED", 2_001);
+    expect(state.status).toBe("COMPLETED");
+    expect(instance(state, "loop")).toMatchObject({ status: "COMPLETED", iteration: 2 });
+  });
+
   it("refuses to skip a running DO_WHILE or to update it from outside; skips a task of the current iteration not reached yet", () => {
     let state = started([loop("loop", [hold("wait"), http("b")], "$.loop.iteration < 2")]).state;
     expect(refusal(state, { type: "skipTask", taskReferenceName: "loop" }, 1_001).message).toMatch(/DO_WHILE whose loop is running/);
