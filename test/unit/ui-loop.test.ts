@@ -49,6 +49,9 @@ interface DiagramModule {
   diagram(steps: Step[], options?: { onSelect?: (step: Step) => void; selectedRef?: string }): FakeElement;
   systemTaskNote(definitionTask: WorkflowTask): string | null;
 }
+interface ExecutionModule {
+  pendingSkipReference(step: Step): string | null;
+}
 
 /** A node of the stand-in document: children and text, nothing else. */
 class FakeNode {
@@ -106,6 +109,7 @@ afterAll(() => void vi.unstubAllGlobals());
 
 // By URL: the module is plain JavaScript without type declarations, so TypeScript must not resolve it.
 const { allSteps, attemptsOf, diagram, stepsOf, systemTaskNote } = (await import(/* @vite-ignore */ new URL("../../ui/lib/diagram.js", import.meta.url).href)) as DiagramModule;
+const { pendingSkipReference } = (await import(/* @vite-ignore */ new URL("../../ui/views/execution.js", import.meta.url).href)) as ExecutionModule;
 
 const http = (ref: string): WorkflowTask => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri: "https://example.com" } });
 const loop = (ref: string, loopOver: WorkflowTask[], loopCondition?: string, extra: Partial<WorkflowTask> = {}): WorkflowTask => ({
@@ -332,5 +336,25 @@ describe("the UI and DO_WHILE tasks", () => {
     expect(buttonOf(drawn, "a").getAttribute("aria-pressed")).toBe("true");
     buttonOf(drawn, "a").click();
     expect(chosen).toEqual(["a:IN_PROGRESS"]);
+  });
+
+  it("skips a pending loop task by its definition's name (the service knows no poll__2), and offers no skip of a running DO_WHILE", () => {
+    const hold: WorkflowTask = { name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} };
+    const child: WorkflowTask = { name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", inputParameters: {} };
+    const definition: WorkflowTask[] = [http("first"), loop("l", [hold, http("after")], "$.l.iteration < 3"), child];
+    const running = stepsOf(definition, execution(definition, [
+      ["first", "COMPLETED"], ["l", "IN_PROGRESS", { iteration: 2 }], ["hold__1", "COMPLETED"], ["after__1", "COMPLETED"], ["hold__2", "IN_PROGRESS"],
+    ]));
+    expect(pendingSkipReference(stepNamed(running, "hold"))).toBe("hold");
+    // The service refuses to skip a DO_WHILE while its loop runs; ended tasks and those not reached are no pending skip.
+    expect(pendingSkipReference(stepNamed(running, "l"))).toBeNull();
+    expect(pendingSkipReference(stepNamed(running, "after"))).toBeNull();
+    expect(pendingSkipReference(stepNamed(running, "first"))).toBeNull();
+    expect(pendingSkipReference(stepNamed(running, "child"))).toBeNull();
+
+    const later = stepsOf(definition, execution(definition, [["first", "COMPLETED"], ["l", "COMPLETED", { iteration: 1 }], ["hold__1", "COMPLETED"], ["after__1", "COMPLETED"], ["child", "IN_PROGRESS"]]));
+    expect(pendingSkipReference(stepNamed(later, "child"))).toBeNull();
+    const outside = stepsOf([http("call")], execution([http("call")], [["call", "SCHEDULED"]]));
+    expect(pendingSkipReference(outside[0]!)).toBe("call");
   });
 });
