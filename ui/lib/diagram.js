@@ -4,18 +4,27 @@ import { formatDuration, h, statusBadge } from "./dom.js";
 /**
  * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown>,
  *   evaluatorType?: string, expression?: string, decisionCases?: Record<string, WorkflowTask[]>, defaultCase?: WorkflowTask[],
- *   forkTasks?: WorkflowTask[][], joinOn?: string[] }} WorkflowTask
+ *   forkTasks?: WorkflowTask[][], joinOn?: string[], loopCondition?: string, loopOver?: WorkflowTask[] }} WorkflowTask
  * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
- *   subWorkflowId?: string, retried?: boolean, workflowTask?: { type?: string, name?: string }, workerId?: string, domain?: string, outputData?: Record<string, unknown> }} Task
- * @typedef {{ definitionTask: WorkflowTask, instances: Task[], branches?: Branch[], forkBranches?: ForkBranch[], notTaken?: boolean, waitingOn?: string[] }} Step
+ *   subWorkflowId?: string, retried?: boolean, workflowTask?: { type?: string, name?: string }, workerId?: string, domain?: string, inputData?: Record<string, unknown>,
+ *   outputData?: Record<string, unknown>, iteration?: number, loopOverTask?: boolean }} Task
+ *   `iteration`: a DO_WHILE's current (or last) iteration; a task of its loop's, the iteration it ran in, its
+ *   `referenceTaskName` then the definition's with `__<iteration>` appended, and `loopOverTask` true (as in Conductor).
+ * @typedef {{ definitionTask: WorkflowTask, instances: Task[], branches?: Branch[], forkBranches?: ForkBranch[], loop?: Loop, inLoop?: true, notTaken?: boolean,
+ *   waitingOn?: string[] }} Step
  *   `branches`: a SWITCH's, cases in the order written, then the default; `forkBranches`: a FORK_JOIN's, in the
- *   order written; `notTaken`: the step lies in a branch its SWITCH did not take (or inside such a branch, a fork's
- *   included), so it will not run; `waitingOn`: for a waiting JOIN, the tasks of its `joinOn` that have not ended
- *   well yet.
+ *   order written; `loop`: a DO_WHILE's; `inLoop`: the step is one of a DO_WHILE's loop (a SWITCH branch in it
+ *   included), its instances those of every iteration, in the order they ran; `notTaken`: the step lies in a branch
+ *   its SWITCH did not take (or inside such a branch, a fork's or loop's included), so it will not run (in a loop:
+ *   the branch its SWITCH did not take in its latest iteration); `waitingOn`: for a waiting JOIN, the tasks of its `joinOn` that
+ *   have not ended well yet.
  * @typedef {{ caseValue: string | null, taken: boolean | null, steps: Step[] }} Branch
  *   `caseValue` null for the defaultCase; `taken` null while the SWITCH has not decided.
  * @typedef {{ steps: Step[], notTaken: boolean }} ForkBranch
  *   Every branch of a fork runs; `notTaken` when the fork itself lies in a SWITCH branch not taken.
+ * @typedef {{ steps: Step[], notTaken: boolean }} Loop
+ *   The steps of a DO_WHILE's `loopOver`, run in each iteration; `notTaken` when the DO_WHILE lies in a SWITCH branch
+ *   not taken.
  */
 
 /**
@@ -42,13 +51,22 @@ function workerNote(definitionTask, latest) {
 /** How many variable names a SET_VARIABLE step lists before it says how many more there are. */
 const NAMES_SHOWN = 3;
 
-/** How many characters of an INLINE script its step shows (on one line) before an ellipsis. */
+/** How many characters of an INLINE script (or a DO_WHILE's condition) its step shows (on one line) before an ellipsis. */
 const SCRIPT_SHOWN = 60;
+
+/**
+ * A script on one line, cut after {@link SCRIPT_SHOWN} characters.
+ * @param {string} script
+ */
+function scriptLine(script) {
+  const line = script.replace(/\s+/g, " ").trim();
+  return line.length > SCRIPT_SHOWN ? `${line.slice(0, SCRIPT_SHOWN)}…` : line;
+}
 
 /**
  * What a system task's step does, in a few words, from its definition: how long or until when a WAIT waits (or that
  * it waits to be completed by hand), which variables a SET_VARIABLE sets, how a TERMINATE ends the workflow, what an
- * INLINE computes; null for other types.
+ * INLINE computes, how often a DO_WHILE repeats its loop; null for other types.
  * @param {WorkflowTask} definitionTask
  * @returns {string | null}
  */
@@ -68,10 +86,12 @@ export function systemTaskNote(definitionTask) {
     case "TERMINATE":
       return typeof input["terminationStatus"] === "string" ? `ends the workflow ${input["terminationStatus"]}` : "ends the workflow";
     case "INLINE": {
-      const expression = typeof input["expression"] === "string" ? input["expression"].replace(/\s+/g, " ").trim() : "";
-      if (input["evaluatorType"] === "value-param") return `takes input ${expression}`;
-      return `computes ${expression.length > SCRIPT_SHOWN ? `${expression.slice(0, SCRIPT_SHOWN)}…` : expression}`;
+      const expression = typeof input["expression"] === "string" ? input["expression"] : "";
+      if (input["evaluatorType"] === "value-param") return `takes input ${expression.replace(/\s+/g, " ").trim()}`;
+      return `computes ${scriptLine(expression)}`;
     }
+    case "DO_WHILE":
+      return repeats(definitionTask);
     case "FORK_JOIN": {
       const count = definitionTask.forkTasks?.length ?? 0;
       return count === 1 ? "runs 1 branch" : `runs ${count} branches in parallel`;
@@ -85,6 +105,25 @@ export function systemTaskNote(definitionTask) {
 }
 
 /**
+ * How often a DO_WHILE runs its loop, as src/engine/tasks/do-while decides it: while its `loopCondition` holds (a
+ * script, or with value-param an input parameter), once for each of its `inputParameters.items` (and, with a
+ * condition too, only while it holds), once with neither; and how many iterations `keepLastN` keeps.
+ * @param {WorkflowTask} definitionTask a DO_WHILE
+ */
+function repeats(definitionTask) {
+  const input = definitionTask.inputParameters ?? {};
+  const condition = (definitionTask.loopCondition ?? "").trim();
+  const holds = condition === "" ? "" : definitionTask.evaluatorType === "value-param" ? `while input ${condition} holds` : `while ${scriptLine(condition)}`;
+  const items = input["items"];
+  // A list written in the definition shows as JSON; usually it is an expression such as ${workflow.input.orders}.
+  const each = items === undefined || items === null ? "" : `once for each item of ${scriptLine(typeof items === "string" ? items : JSON.stringify(items))}`;
+  const how = each && holds ? `${each}, ${holds}` : each || (holds ? `repeats ${holds}` : "runs once");
+  const keep = input["keepLastN"];
+  if (keep === undefined || keep === null) return how;
+  return keep === 1 ? `${how}; keeps the last iteration` : `${how}; keeps the last ${typeof keep === "string" ? keep : JSON.stringify(keep)} iterations`;
+}
+
+/**
  * What a JOIN waits for, in words; with no task (an empty `joinOn`) it completes at once.
  * @param {string[]} refs
  */
@@ -95,34 +134,50 @@ function waitsFor(refs) {
 /**
  * The workflow's steps in definition order, each with its task instances (retries are further instances); a
  * SWITCH's steps carry its branches, each with its own steps and whether the SWITCH took it; a FORK_JOIN's its
- * branches, each with its own steps.
+ * branches, each with its own steps; a DO_WHILE's its loop's steps, each with its instances of every iteration.
  * @param {WorkflowTask[]} definitionTasks
  * @param {Task[]} [tasks]
  * @returns {Step[]}
  */
 export function stepsOf(definitionTasks, tasks = []) {
-  return stepsWithin(definitionTasks, tasks, true);
+  return stepsWithin(definitionTasks, tasks, true, false);
 }
 
 /**
  * @param {WorkflowTask[]} definitionTasks
  * @param {Task[]} tasks
  * @param {boolean} reachable false inside a branch not taken: nothing there runs, nested branches included
+ * @param {boolean} inLoop true inside a DO_WHILE's loop (loops do not nest)
  * @returns {Step[]}
  */
-function stepsWithin(definitionTasks, tasks, reachable) {
+function stepsWithin(definitionTasks, tasks, reachable, inLoop) {
   return definitionTasks.map((definitionTask) => {
-    const instances = tasks.filter((task) => task.referenceTaskName === definitionTask.taskReferenceName);
+    const ref = definitionTask.taskReferenceName;
+    const instances = tasks.filter((task) => (task.loopOverTask === true) === inLoop && definitionReferenceName(task) === ref);
     /** @type {Step} */
     const step = { definitionTask, instances };
+    if (inLoop) step.inLoop = true;
     if (!reachable) step.notTaken = true;
-    if (definitionTask.type === "SWITCH") step.branches = branchesOf(definitionTask, instances.at(-1), tasks, reachable);
+    // In a loop, the SWITCH's latest instance is its latest iteration's: its branch is the one shown taken.
+    if (definitionTask.type === "SWITCH") step.branches = branchesOf(definitionTask, instances.at(-1), tasks, reachable, inLoop);
     if (definitionTask.type === "FORK_JOIN") {
-      step.forkBranches = (definitionTask.forkTasks ?? []).map((list) => ({ steps: stepsWithin(list, tasks, reachable), notTaken: !reachable }));
+      step.forkBranches = (definitionTask.forkTasks ?? []).map((list) => ({ steps: stepsWithin(list, tasks, reachable, inLoop), notTaken: !reachable }));
     }
+    if (definitionTask.type === "DO_WHILE") step.loop = { steps: stepsWithin(definitionTask.loopOver ?? [], tasks, reachable, true), notTaken: !reachable };
     if (definitionTask.type === "JOIN" && instances.at(-1)?.status === "IN_PROGRESS") step.waitingOn = notEndedWell(definitionTask.joinOn ?? [], tasks);
     return step;
   });
+}
+
+/**
+ * The reference name a task instance has in the definition, as the service derives it (src/engine/model.ts,
+ * definitionReferenceName): its own, but for a task of a DO_WHILE's loop, which runs as `ref__<iteration>`.
+ * @param {Task} task
+ */
+function definitionReferenceName(task) {
+  if (task.loopOverTask !== true || task.iteration === undefined) return task.referenceTaskName;
+  const suffix = `__${task.iteration}`;
+  return task.referenceTaskName.endsWith(suffix) ? task.referenceTaskName.slice(0, -suffix.length) : task.referenceTaskName;
 }
 
 /** The statuses a JOIN takes as a task's good end (an optional task's failure and a skip included, as Conductor's). */
@@ -145,9 +200,10 @@ function notEndedWell(refs, tasks) {
  * @param {Task | undefined} latest its latest instance
  * @param {Task[]} tasks
  * @param {boolean} reachable
+ * @param {boolean} inLoop
  * @returns {Branch[]}
  */
-function branchesOf(definitionTask, latest, tasks, reachable) {
+function branchesOf(definitionTask, latest, tasks, reachable, inLoop) {
   const cases = Object.entries(definitionTask.decisionCases ?? {});
   /** @type {Array<[string | null, WorkflowTask[]]>} */
   const lists = [...cases, [null, definitionTask.defaultCase ?? []]];
@@ -155,7 +211,7 @@ function branchesOf(definitionTask, latest, tasks, reachable) {
   const taken = reachable ? takenBranch(cases.map(([value, list]) => (list.length > 0 ? value : null)), latest) : -1;
   return lists.map(([caseValue, list], index) => {
     const isTaken = taken === undefined ? null : taken === index;
-    return { caseValue, taken: isTaken, steps: stepsWithin(list, tasks, isTaken !== false) };
+    return { caseValue, taken: isTaken, steps: stepsWithin(list, tasks, isTaken !== false, inLoop) };
   });
 }
 
@@ -189,13 +245,27 @@ function caseOf(evaluationResult) {
 }
 
 /**
- * Every step, those inside SWITCH and FORK_JOIN branches included, in definition order (a SWITCH or FORK_JOIN, its
- * branches' steps, then what follows it).
+ * Every step, those inside SWITCH and FORK_JOIN branches and DO_WHILE loops included, in definition order (a SWITCH,
+ * FORK_JOIN or DO_WHILE, its branches' or loop's steps, then what follows it).
  * @param {Step[]} steps
  * @returns {Step[]}
  */
 export function allSteps(steps) {
-  return steps.flatMap((step) => [step, ...[...(step.branches ?? []), ...(step.forkBranches ?? [])].flatMap((branch) => allSteps(branch.steps))]);
+  return steps.flatMap((step) => [step, ...[...(step.branches ?? []), ...(step.forkBranches ?? []), ...(step.loop ? [step.loop] : [])].flatMap((group) => allSteps(group.steps))]);
+}
+
+/**
+ * The instances of a step's latest run: all of them (its first attempt, then its retries), but for a step of a
+ * DO_WHILE's loop, whose instances are its runs in each iteration: its latest one and those right before it of the
+ * same iteration.
+ * @param {Step} step
+ * @returns {Task[]}
+ */
+export function attemptsOf(step) {
+  if (!step.inLoop) return step.instances;
+  const iteration = step.instances.at(-1)?.iteration;
+  const earlier = step.instances.findLastIndex((task) => task.iteration !== iteration);
+  return step.instances.slice(earlier + 1);
 }
 
 /**
@@ -209,10 +279,11 @@ export function allSteps(steps) {
  * A diagram of a workflow: start, each step in sequence (coloured by the status of its latest instance), end.
  * Steps are buttons, so the diagram is usable by keyboard; a SUB_WORKFLOW step links to its child and can show
  * the child's own diagram nested inside it; a SIMPLE step says whether it waits for a worker's poll or which worker
- * took it; a system step (WAIT, SET_VARIABLE, TERMINATE, FORK_JOIN, JOIN) says what it does; a SWITCH step shows
- * its expression and its branches, each labelled with its case, the one it took and those it did not said in words
- * (not only by their look); a FORK_JOIN step shows its branches, numbered; a waiting JOIN says which of its tasks
- * it still waits for.
+ * took it; a system step (WAIT, SET_VARIABLE, TERMINATE, FORK_JOIN, JOIN, INLINE, DO_WHILE) says what it does; a SWITCH
+ * step shows its expression and its branches, each labelled with its case, the one it took and those it did not said
+ * in words (not only by their look); a FORK_JOIN step shows its branches, numbered; a waiting JOIN says which of its
+ * tasks it still waits for; a DO_WHILE step says which iteration it runs (or how many it ran) and shows its loop's
+ * steps under it, each with the iteration its status is from.
  * @param {Step[]} steps
  * @param {DiagramOptions} [options]
  */
@@ -248,10 +319,12 @@ function node(step, options) {
     // A worker polls by the task name, so a step whose name is not its reference shows it.
     definitionTask.name && definitionTask.name !== definitionTask.taskReferenceName ? h("span", { className: "node-name" }, definitionTask.name) : null,
     latest ? statusBadge(status) : h("span", { className: "badge status-NOT_STARTED" }, "not started"),
-    step.instances.length > 1 ? h("span", { className: "node-attempts" }, `${step.instances.length} attempts`) : null);
+    runNote(step));
   const extra = [];
   const waitingFor = workerNote(definitionTask, latest) ?? systemTaskNote(definitionTask);
   if (waitingFor) extra.push(h("span", { className: "node-note" }, waitingFor));
+  const progress = definitionTask.type === "DO_WHILE" ? loopProgress(latest) : null;
+  if (progress) extra.push(h("span", { className: "node-note loop-progress" }, progress));
   if (step.waitingOn && step.waitingOn.length > 0) extra.push(h("span", { className: "node-note join-pending" }, `still waiting for ${step.waitingOn.join(", ")}`));
   if (definitionTask.type === "SUB_WORKFLOW") {
     const childName = definitionTask.subWorkflowParam?.name ?? definitionTask.inputParameters?.["subWorkflowParam"];
@@ -264,7 +337,40 @@ function node(step, options) {
   }
   if (step.branches) extra.push(switchExpression(definitionTask), switchBranches(definitionTask, step.branches, options));
   if (step.forkBranches) extra.push(forkBranches(definitionTask, step.forkBranches, options));
+  if (step.loop) extra.push(loopSteps(definitionTask, step.loop, options));
   return h("li", { className: `node${selected ? " selected" : ""}` }, body, extra);
+}
+
+/**
+ * Under a step's status: how many attempts its latest run took, when more than one; for a step of a loop, first the
+ * iteration its status is from (an earlier one's, while the loop's current iteration has not reached it yet).
+ * @param {Step} step
+ */
+function runNote(step) {
+  const attempts = attemptsOf(step).length;
+  const tried = attempts > 1 ? `${attempts} attempts` : "";
+  const iteration = step.inLoop ? step.instances.at(-1)?.iteration : undefined;
+  const text = iteration === undefined ? tried : `iteration ${iteration}${tried ? `, ${tried}` : ""}`;
+  return text ? h("span", { className: "node-attempts" }, text) : null;
+}
+
+/**
+ * Where a DO_WHILE's latest instance is: the iteration it runs (of how many items, iterating over a list), how many
+ * it ran once it completed, the one it ended in otherwise; null before it started (or skipped, having run none).
+ * @param {Task | undefined} latest
+ * @returns {string | null}
+ */
+function loopProgress(latest) {
+  if (!latest) return null;
+  const output = latest.outputData?.["iteration"];
+  const iteration = latest.iteration ?? (typeof output === "number" ? output : 0);
+  if (latest.status === "COMPLETED") return iteration === 0 ? "ran no iteration" : iteration === 1 ? "ran 1 iteration" : `ran ${iteration} iterations`;
+  if (iteration < 1) return null;
+  if (latest.status === "SCHEDULED" || latest.status === "IN_PROGRESS") {
+    const items = latest.inputData?.["items"];
+    return Array.isArray(items) ? `iteration ${iteration} of ${items.length}` : `iteration ${iteration}`;
+  }
+  return `ended in iteration ${iteration}`;
 }
 
 /** A SWITCH's expression longer than this is cut in the diagram (the whole of it is its tooltip and in its JSON). */
@@ -328,6 +434,26 @@ function forkBranches(definitionTask, branches, options) {
           ? h("ol", { className: "diagram", "aria-label": `Steps of ${definitionTask.taskReferenceName}, ${name}` }, branch.steps.map((step) => node(step, options)))
           : h("p", { className: "empty" }, "No tasks."));
     }));
+}
+
+/**
+ * A DO_WHILE's loop under its step, framed as a branch is: the sequence of its steps, run in each iteration. Dimmed
+ * and marked not taken, as a fork's branches are, when the DO_WHILE lies in a SWITCH branch not taken.
+ * @param {WorkflowTask} definitionTask
+ * @param {Loop} loop
+ * @param {DiagramOptions} options
+ * @returns {HTMLDivElement}
+ */
+function loopSteps(definitionTask, loop, options) {
+  const name = "each iteration";
+  return h("div", { className: `loop${loop.notTaken ? " not-taken" : ""}`, role: "group", "aria-label": `Loop of ${definitionTask.taskReferenceName}` },
+    h("p", { className: "branch-label" },
+      h("span", { className: "branch-case" }, name),
+      loop.notTaken ? [" ", h("span", { className: "branch-state badge status-NOT_STARTED" }, "not taken")] : null),
+    // A valid definition has a task in its loop; an empty one still gets a line rather than a blank box.
+    loop.steps.length > 0
+      ? h("ol", { className: "diagram", "aria-label": `Steps of ${definitionTask.taskReferenceName}, ${name}` }, loop.steps.map((step) => node(step, options)))
+      : h("p", { className: "empty" }, "No tasks."));
 }
 
 /**

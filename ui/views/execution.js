@@ -1,6 +1,6 @@
 // @ts-check
 import { ApiError, api, permissionsAt } from "../lib/api.js";
-import { allSteps, diagram, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
+import { allSteps, attemptsOf, diagram, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
 import { formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
@@ -35,6 +35,21 @@ export function isCompletableByHand(task) {
   const nested = /** @type {Record<string, unknown> | undefined} */ (task.inputData["http_request"]);
   const flag = task.workflowTask?.asyncComplete ?? nested?.["asyncComplete"] ?? task.inputData["asyncComplete"];
   return flag === true || flag === "true";
+}
+
+/**
+ * The reference name a skip of a step's pending task names (`PUT .../skiptask/{ref}`), null when the service would
+ * refuse to skip it: it is not pending, or it is a SUB_WORKFLOW (its child would run on detached) or a DO_WHILE (its
+ * loop runs: its tasks are skipped instead). The definition's name, not the instance's: a task of a loop runs as
+ * `ref__<iteration>`, a name the service's skip does not know, while `ref` skips its current iteration's.
+ * @param {import("../lib/diagram.js").Step} step
+ * @returns {string | null}
+ */
+export function pendingSkipReference(step) {
+  const task = step.instances.at(-1);
+  if (!task || (task.status !== "SCHEDULED" && task.status !== "IN_PROGRESS")) return null;
+  const type = taskTypeOf(task);
+  return type === "SUB_WORKFLOW" || type === "DO_WHILE" ? null : step.definitionTask.taskReferenceName;
 }
 
 /**
@@ -148,7 +163,7 @@ export async function renderExecution(container, params, context, workflowId = "
 
   /**
    * @param {Workflow} current @param {boolean} admin
-   * @param {import("../lib/diagram.js").Step | undefined} selected the selected step, wherever it is (inside a SWITCH or FORK_JOIN branch too, nested ones included)
+   * @param {import("../lib/diagram.js").Step | undefined} selected the selected step, wherever it is (inside a SWITCH or FORK_JOIN branch or a DO_WHILE's loop too, nested ones included)
    */
   function renderTask(current, admin, selected) {
     if (!selectedRef || !selected) {
@@ -158,6 +173,9 @@ export async function renderExecution(container, params, context, workflowId = "
     const { definitionTask } = selected;
     const instances = /** @type {Task[]} */ (selected.instances);
     const task = instances.at(-1);
+    // A loop's step has an instance per iteration: the latest run's attempts are those of its latest iteration.
+    const attempts = /** @type {Task[]} */ (attemptsOf(selected));
+    const earlierIterations = instances.slice(0, instances.length - attempts.length);
     const base = `/api/workflow/${encodeURIComponent(current.workflowId)}`;
     /** @type {HTMLElement[]} */
     const content = [h("h2", { id: "task-title", tabindex: "-1" }, selectedRef, " ", task ? statusBadge(task.status) : null)];
@@ -165,7 +183,8 @@ export async function renderExecution(container, params, context, workflowId = "
     const skippable = admin && current.status === "RUNNING";
     if (!task && selected.notTaken) {
       // Skipping it would change nothing: the workflow never reaches it.
-      content.push(h("p", { className: "help" }, "This step is in a branch its SWITCH did not take: it does not run."), h("h3", {}, "Definition"), jsonBlock(definitionTask, "Task definition"));
+      const why = selected.inLoop ? "This step is in a branch its SWITCH did not take in its latest iteration." : "This step is in a branch its SWITCH did not take: it does not run.";
+      content.push(h("p", { className: "help" }, why), h("h3", {}, "Definition"), jsonBlock(definitionTask, "Task definition"));
       replaceChildren(taskBox, content);
       return;
     }
@@ -186,10 +205,8 @@ export async function renderExecution(container, params, context, workflowId = "
           button("Fail…", () => completeByHand(current, task, "FAILED"), "danger"));
       });
     }
-    // Not a waiting SUB_WORKFLOW task: the service refuses it, as its child would run on (terminate the child instead).
-    if (skippable && (task.status === "SCHEDULED" || task.status === "IN_PROGRESS") && taskTypeOf(task) !== "SUB_WORKFLOW") {
-      taskActions.push(button("Skip…", () => skipTask(current, task.referenceTaskName, true)));
-    }
+    const skipReference = skippable ? pendingSkipReference(selected) : null;
+    if (skipReference !== null) taskActions.push(button("Skip…", () => skipTask(current, skipReference, true)));
     if (admin && TERMINAL.has(current.status)) {
       taskActions.push(button("Rerun from here", () => confirmThen("Rerun", `Run the workflow again from ${task.referenceTaskName}? Tasks before it keep their results.`, () => api("POST", `${base}/rerun`, { reRunFromTaskId: task.taskId }), reopenWarning(current))));
     }
@@ -202,10 +219,13 @@ export async function renderExecution(container, params, context, workflowId = "
       h("dl", { className: "facts" },
         fact("Type", taskTypeOf(task)),
         // Task definitions (and, for SIMPLE, worker queues) go by the name, so it shows where the reference does not say it.
-        task.taskDefName && task.taskDefName !== task.referenceTaskName ? fact("Task name", task.taskDefName) : null,
+        task.taskDefName && task.taskDefName !== definitionTask.taskReferenceName ? fact("Task name", task.taskDefName) : null,
         fact("Task id", h("span", { className: "mono" }, task.taskId)),
+        // A loop's task is named ref__<iteration> in the task list and the timeline.
+        selected.inLoop ? fact("Instance", h("span", { className: "mono" }, task.referenceTaskName)) : null,
+        selected.inLoop || taskTypeOf(task) === "DO_WHILE" ? fact("Iteration", String(task.iteration ?? 0)) : null,
         ...(simple ? workerFacts(task) : []),
-        instances.length > 1 ? fact("Attempts", String(instances.length)) : null,
+        attempts.length > 1 ? fact("Attempts", String(attempts.length)) : null,
         fact("Scheduled", formatTime(task.scheduledTime)),
         task.startTime ? fact("Started", formatTime(task.startTime)) : null,
         task.endTime ? fact("Ended", formatTime(task.endTime)) : null,
@@ -214,10 +234,11 @@ export async function renderExecution(container, params, context, workflowId = "
         task.reasonForIncompletion ? fact("Reason", h("span", { className: "error-text" }, task.reasonForIncompletion)) : null),
       h("h3", {}, "Input"), jsonBlock(task.inputData, "Task input"),
       h("h3", {}, "Output"), jsonBlock(task.outputData, "Task output"));
-    if (instances.length > 1) {
-      content.push(h("h3", {}, "Earlier attempts"), h("ul", { className: "attempts" }, instances.slice(0, -1).map((attempt) =>
-        h("li", {}, statusBadge(attempt.status), " ", h("span", { className: "mono" }, attempt.taskId), attempt.reasonForIncompletion ? ` — ${attempt.reasonForIncompletion}` : ""))));
-    }
+    /** @param {Task} run @param {boolean} named with its instance's name (`ref__<iteration>`) first */
+    const runItem = (run, named) => h("li", {}, named ? [h("span", { className: "mono" }, run.referenceTaskName), " "] : null,
+      statusBadge(run.status), " ", h("span", { className: "mono" }, run.taskId), run.reasonForIncompletion ? ` — ${run.reasonForIncompletion}` : "");
+    if (attempts.length > 1) content.push(h("h3", {}, "Earlier attempts"), h("ul", { className: "attempts" }, attempts.slice(0, -1).map((run) => runItem(run, false))));
+    if (earlierIterations.length > 0) content.push(h("h3", {}, "Earlier iterations"), h("ul", { className: "attempts" }, earlierIterations.map((run) => runItem(run, true))));
     replaceChildren(taskBox, content);
   }
 
