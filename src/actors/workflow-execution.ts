@@ -408,14 +408,15 @@ export class WorkflowExecution extends DurableObject<Env> {
   /**
    * What a TaskResult for `taskId` is scoped by, in one call: this execution's definition name and the
    * reference name and task name of that task (null when it is not one of this execution's own tasks, which the update
-   * would refuse too). Null when this object holds no execution.
+   * would refuse too). Null when this object holds no execution. A run of a DO_WHILE's loop task is scoped by its
+   * definition's reference name (`approve`, not `approve__2`): the name grants are written for, whatever the iteration.
    */
   async getTaskScope(taskId: string): Promise<{ workflowName: string; taskRefName: string | null; taskName: string | null } | null> {
     this.#recover();
     const execution = this.#execution;
     if (!execution || this.#removing) return null;
     const task = execution.tasks.find((candidate) => candidate.taskId === taskId);
-    return { workflowName: execution.workflowName, taskRefName: task?.referenceTaskName ?? null, taskName: task?.taskDefName ?? null };
+    return { workflowName: execution.workflowName, taskRefName: task === undefined ? null : definitionReferenceName(task), taskName: task?.taskDefName ?? null };
   }
 
   /** True when the task is part of this execution or of one of its children, at any depth. */

@@ -1,6 +1,7 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 const doWhile = (ref: string, loopOver: JsonObject[], loopCondition: string | undefined, inputParameters: JsonObject = {}): JsonObject => ({
@@ -56,6 +57,30 @@ describe("DO_WHILE through the router", () => {
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(references(done)).toEqual(["rounds:COMPLETED", "gate__1:COMPLETED", "gate__2:COMPLETED"]);
     expect(done.tasks[0]!.outputData).toEqual({ iteration: 2, 1: { gate: { again: true } }, 2: { gate: { again: false } } });
+  });
+
+  it("TASK_EXECUTE on task:<ref> covers that loop task's runs of every iteration: by its plain name, and in a TaskResult", async () => {
+    // Task names unlike the reference names: a grant on task:<name> (a worker's) is not what is tested here.
+    const named = (ref: string): JsonObject => ({ ...waitTask(ref), name: `${ref}_step` });
+    await register({ name: "dw_scope", tasks: [doWhile("rounds", [named("approve"), named("other")], "$.rounds.iteration < 3")] });
+    const workflowId = await startWorkflow("dw_scope");
+    const user = await createUser("dw-scope", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:approve" }] });
+    const h = orkes(user.token);
+    const pending = async (ref: string) => (await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === ref && task.status === "IN_PROGRESS"))).tasks.find((task) => task.referenceTaskName === ref)!;
+    // Iteration 1, as a TaskResult naming the run's id: the run is scoped by the loop task's reference name.
+    const first = await pending("approve__1");
+    expect((await call("POST", "/api/tasks", h, { workflowInstanceId: workflowId, taskId: first.taskId, status: "COMPLETED", outputData: {} })).status).toBe(200);
+    const other = await pending("other__1");
+    expect((await call("POST", "/api/tasks", h, { workflowInstanceId: workflowId, taskId: other.taskId, status: "COMPLETED", outputData: {} })).status).toBe(403);
+    await apiOk("POST", `/api/tasks/${workflowId}/other/COMPLETED`, {});
+    // Iteration 2, by the plain name (its latest run): the path names what is checked.
+    await pending("approve__2");
+    expect((await call("POST", `/api/tasks/${workflowId}/approve/COMPLETED`, h, {})).status).toBe(200);
+    await apiOk("POST", `/api/tasks/${workflowId}/other__2/COMPLETED`, {});
+    // By the run's own name the path asks for task:approve__3, which this grant does not cover (task:approve__* would).
+    await pending("approve__3");
+    expect((await call("POST", `/api/tasks/${workflowId}/approve__3/COMPLETED`, h, {})).status).toBe(403);
+    expect(references(await waitFor(workflowId, () => true)).slice(-2)).toEqual(["other__2:COMPLETED", "approve__3:IN_PROGRESS"]);
   });
 
   it("a task failing in the loop fails the DO_WHILE and the workflow; a retry runs the loop again from its first iteration", async () => {

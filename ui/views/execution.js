@@ -196,8 +196,9 @@ export async function renderExecution(container, params, context, workflowId = "
     }
     const taskActions = [];
     if (isCompletableByHand(task)) {
-      // The service takes a task's result from whoever may execute it by reference name or by task name (a worker's grant).
-      const scopes = [`task:${task.referenceTaskName}`, ...(task.taskDefName ? [`task:${task.taskDefName}`] : [])];
+      // The service takes a task's result from whoever may execute it by reference name (the definition's: a loop task's
+      // runs of every iteration share it) or by task name (a worker's grant).
+      const scopes = [`task:${definitionTask.taskReferenceName}`, ...(task.taskDefName ? [`task:${task.taskDefName}`] : [])];
       void Promise.all(scopes.map(permissionsAt)).then((taskPermissions) => {
         if (!context.active() || !(permissions.has("TASK_EXECUTE") || taskPermissions.some((granted) => granted.has("TASK_EXECUTE")))) return;
         taskActionBox.prepend(
