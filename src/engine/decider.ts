@@ -715,14 +715,18 @@ function reopened(state: WorkflowExecution, env: DecideEnv): Partial<WorkflowExe
  * the next one in each lane, retries or absorbs failures, completes JOINs, and completes or fails the workflow.
  */
 function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
+  // Task instances the passes so far looked at: what a pass costs grows with them (expressions see every task).
+  let visited = 0;
   // Each pass either returns or adds/changes a task; the bound only guards against a logic error looping.
   for (let guard = 0; guard < 10_000; guard++) {
     if (draft.state.status !== "RUNNING") return;
     let waiting = false;
     let moved = false;
+    visited += draft.state.tasks.length;
+    const paced = guard >= LOOP_PASSES_PER_DECISION || visited >= LOOP_VISITS_PER_DECISION;
     // Lanes are looked at afresh after every move: a move can start lanes (a fork) or end the workflow.
     for (const lane of activeLanes(draft.state)) {
-      const outcome = moveLane(draft, lane, env, effects);
+      const outcome = moveLane(draft, lane, env, effects, paced);
       if (outcome === "ended") return;
       if (outcome === "waiting") waiting = true;
       if (outcome === "moved") {
@@ -738,11 +742,29 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
   throw new Error("advance did not settle");
 }
 
+/**
+ * Passes of one `advance` after which a DO_WHILE's next iteration waits for a later decision: a loop whose tasks never
+ * wait (INLINE, SET_VARIABLE…) would otherwise run on in one decision until the guard above throws, and the execution
+ * could never move again. Each iteration costs a few passes per task, so an iteration begun below it still ends well
+ * within the guard.
+ */
+const LOOP_PASSES_PER_DECISION = 1_000;
+
+/**
+ * The same, counted in task instances looked at (a pass costs more as the execution grows, a loop without keepLastN
+ * growing it at every iteration): a decision deep into a long loop stays around a second of work, well within a
+ * request's CPU time, instead of running hundreds of costly iterations.
+ */
+const LOOP_VISITS_PER_DECISION = 500_000;
+
+/** How long an iteration held back so waits: due at once, but only in a later decision (the alarm's), after this one is stored. */
+const LOOP_PACE_MS = 1;
+
 /** What moving a lane did: changed a task, found it waiting, found it done, or ended the workflow. */
 type LaneOutcome = "moved" | "waiting" | "done" | "ended";
 
-/** Moves `lane` one step on, when it can. */
-function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effect[]): LaneOutcome {
+/** Moves `lane` one step on, when it can; `paced`: a loop's next iteration waits for a later decision. */
+function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effect[], paced: boolean): LaneOutcome {
   const state = draft.state;
   const head = lane.head;
   if (!head) {
@@ -781,7 +803,7 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
     case "COMPLETED_WITH_ERRORS":
     case "SKIPPED": {
       const next = nextPlanIndex(state.definition, head);
-      if (endsIteration(state.definition, head.definitionIndex, next)) return endLoopIteration(draft, next, env, effects);
+      if (endsIteration(state.definition, head.definitionIndex, next)) return endLoopIteration(draft, next, env, effects, paced);
       const leaves = leavesLane(state.definition, head.definitionIndex, next);
       // A fork's successor is its JOIN: the steps in between are its branches, which run (not passed over) unless it was skipped.
       if (definition.type !== "FORK_JOIN" || head.status !== "COMPLETED") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
@@ -816,10 +838,11 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
 
 /**
  * Ends the current iteration of the DO_WHILE at step `loopIndex`, whose loop's last task just ended well: the loop goes
- * on with the next iteration's first task, or the DO_WHILE completes (or fails, its condition not evaluable), its
- * output recording the iteration. With keepLastN, the tasks of iterations no longer kept are dropped.
+ * on with the next iteration's first task (`paced`: scheduled to start in a later decision), or the DO_WHILE completes
+ * (or fails, its condition not evaluable), its output recording the iteration. With keepLastN, the tasks of iterations
+ * no longer kept are dropped.
  */
-function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effects: Effect[]): LaneOutcome {
+function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effects: Effect[], paced: boolean): LaneOutcome {
   const state = draft.state;
   const loop = latestInstance(state, loopIndex);
   const definition = planTask(state.definition, loopIndex);
@@ -854,7 +877,7 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
   // An output grown too large to store fails the DO_WHILE, as any task's would.
   limitOutput(fields, env);
   const updated = draft.updateTask(loop.taskId, fields);
-  if (outcome.kind === "again" && isPending(updated)) reachTask(draft, loopIndex + 1, env);
+  if (outcome.kind === "again" && isPending(updated)) reachTask(draft, loopIndex + 1, env, paced ? LOOP_PACE_MS : 0);
   return "moved";
 }
 
@@ -898,12 +921,12 @@ function reopenLoopOf(draft: Draft, target: TaskExecution, env: DecideEnv): void
 
 /**
  * The workflow reaches definition task `index`: a new instance of it, SKIPPED at once with the skip's input and
- * output when a skip waits for it (the skip is then used up), else SCHEDULED to run.
+ * output when a skip waits for it (the skip is then used up), else SCHEDULED to run (`delayMs` from now).
  */
-function reachTask(draft: Draft, index: number, env: DecideEnv): void {
+function reachTask(draft: Draft, index: number, env: DecideEnv, delayMs = 0): void {
   const reference = planTask(draft.state.definition, index)!.taskReferenceName;
   const skip = draft.state.pendingSkips?.find((candidate) => candidate.taskReferenceName === reference);
-  if (!skip) return addInstance(draft, index, env, {});
+  if (!skip) return addInstance(draft, index, env, { delayMs });
   forgetSkips(draft, (candidate) => candidate === skip);
   const state = draft.state;
   const task: TaskExecution = { ...newInstance(state, index, env, {}), ...skippedFields(skip, env), startTime: env.now };

@@ -1,6 +1,6 @@
 import { doWhileTask as clientDoWhileTask, newLoopTask, httpTask as clientHttpTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { createExecution, decide, nextDeadline, type Decision, type ExecutionEvent } from "../../src/engine/decider";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
@@ -260,6 +260,24 @@ describe("DO_WHILE in the decider", () => {
     expect(instance(state, "b__2").status).toBe("IN_PROGRESS");
     // A task already run in this iteration was processed.
     expect(refusal(state, { type: "skipTask", taskReferenceName: "wait" }, 1_005).message).toMatch(/already processed/);
+  });
+
+  it("runs a loop whose iterations never wait in steps, stored between them, rather than without end in one decision", () => {
+    const note: WorkflowTaskDef = { name: "note", taskReferenceName: "note", type: "SET_VARIABLE", inputParameters: { last: "${each.output.loopItem}" } };
+    const list = Array.from({ length: 5_000 }, (_, index) => index);
+    let decision = started([loop("each", [note], undefined, { inputParameters: { items: "${workflow.input.list}", keepLastN: 2 } })], { list });
+    let steps = 1;
+    while (decision.state.status === "RUNNING") {
+      // Each step ran a bounded number of iterations, then waits for its alarm (a moment later) to go on.
+      const due = nextDeadline(decision.state);
+      expect(due).toBeDefined();
+      decision = decide(decision.state, { type: "tick", liveTaskIds: new Set() }, env(due!));
+      steps++;
+    }
+    expect(decision.state.status).toBe("COMPLETED");
+    expect(instance(decision.state, "each")).toMatchObject({ status: "COMPLETED", iteration: 5_000 });
+    expect(decision.state.variables).toEqual({ last: 4_999 });
+    expect(steps).toBeGreaterThan(1);
   });
 
   it("shows iteration and loopOverTask as Conductor's Task does", () => {
