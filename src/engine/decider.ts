@@ -1223,6 +1223,9 @@ function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, 
   const policy = taskDef?.timeoutPolicy ?? "TIME_OUT_WF";
   const reason = `Task timed out after ${seconds} seconds (timeoutSeconds of task definition ${taskDef?.name ?? task.taskDefName}, timeoutPolicy ${policy})`;
   stopPendingTask(draft, task, "TIMED_OUT", reason, `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} timed out`, env, effects);
+  // Its loop ends with it: the lane goes on from the DO_WHILE (retried, passed over, or failing the workflow), and the
+  // task of the loop still running would be left waiting for nothing.
+  if (task.taskType === "DO_WHILE") cancelLoopTasks(draft, task, `its DO_WHILE ${task.referenceTaskName} timed out`, env, effects);
   if (policy !== "TIME_OUT_WF") return false;
   endWorkflow(draft, "TIMED_OUT", `Task ${task.referenceTaskName} timed out: ${reason}`, env, effects, { failedTask: task });
   return true;
@@ -1276,6 +1279,15 @@ function stopPendingTask(draft: Draft, task: TaskExecution, status: TaskStatus, 
     timeoutAt: undefined,
     definitionTimeoutAt: undefined,
   });
+}
+
+/** Cancels the tasks still pending of the loop DO_WHILE instance `loop` runs, which ended before they did (`why`). */
+function cancelLoopTasks(draft: Draft, loop: TaskExecution, why: string, env: DecideEnv, effects: Effect[]): void {
+  const steps = planOf(draft.state.definition).steps;
+  for (const task of draft.state.tasks) {
+    if (task.seq <= loop.seq || steps[task.definitionIndex]?.inLoop !== loop.definitionIndex || !isPending(task)) continue;
+    stopPendingTask(draft, task, "CANCELED", `Canceled: ${why}`, `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} was canceled: ${why}`, env, effects);
+  }
 }
 
 /** Cancels every task still pending, as its workflow ends: `reason` unless it has one already; its child is told `childReason`. */

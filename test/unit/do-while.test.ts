@@ -280,6 +280,15 @@ describe("DO_WHILE in the decider", () => {
     expect(steps).toBeGreaterThan(1);
   });
 
+  it("stops the running task of its loop when the DO_WHILE times out by its task definition and the workflow goes on", () => {
+    const taskDefinition = { name: "loop", retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 0, backoffScaleFactor: 1, timeoutSeconds: 10, timeoutPolicy: "RETRY", responseTimeoutSeconds: 10 } as const;
+    let state = started([loop("loop", [hold("wait")], "true", { taskDefinition })]).state;
+    state = decide(state, { type: "tick", liveTaskIds: new Set() }, env(11_001)).state;
+    // The DO_WHILE timed out and runs again from its first iteration: the wait of the run that timed out waits for nothing.
+    expect(refs(state)).toEqual(["loop:TIMED_OUT", "wait__1:CANCELED", "loop:IN_PROGRESS", "wait__1:IN_PROGRESS"]);
+    expect(state.tasks[1]!.reasonForIncompletion).toBe("Canceled: its DO_WHILE loop timed out");
+  });
+
   it("shows iteration and loopOverTask as Conductor's Task does", () => {
     const state = started([loop("loop", [http("a")], "true")]).state;
     expect(toTaskView(instance(state, "a__1"), state)).toMatchObject({ referenceTaskName: "a__1", iteration: 1, loopOverTask: true });
