@@ -560,12 +560,20 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   requireStatus(state, [...RETRYABLE_WORKFLOW_STATUSES], "retry");
   const heads = laneHeads(state);
   // Nothing failed to try again: reopened, the workflow would run the tasks its TERMINATE meant to skip (Conductor refuses too).
-  const terminate = heads.find((head) => head.taskType === "TERMINATE" && head.status === "COMPLETED");
+  // A DO_WHILE heading its lane stands for its loop, whose last task may be that TERMINATE.
+  const terminate = heads.map((head) => lastOfLoop(state, head) ?? head).find((head) => head.taskType === "TERMINATE" && head.status === "COMPLETED");
   if (terminate !== undefined) {
     throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${terminate.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
   }
   draft.patch(reopened(state, env));
   retryUnfinishedLanes(draft, heads, env);
+}
+
+/** The latest task of the loop DO_WHILE instance `loop` ran, undefined when `loop` is no DO_WHILE or ran none. */
+function lastOfLoop(state: WorkflowExecution, loop: TaskExecution): TaskExecution | undefined {
+  if (loop.taskType !== "DO_WHILE") return undefined;
+  const steps = planOf(state.definition).steps;
+  return state.tasks.findLast((task) => task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loop.definitionIndex);
 }
 
 /** The latest task instance of each running lane that has one, but task `except`. */

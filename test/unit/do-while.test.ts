@@ -289,6 +289,15 @@ describe("DO_WHILE in the decider", () => {
     expect(state.tasks[1]!.reasonForIncompletion).toBe("Canceled: its DO_WHILE loop timed out");
   });
 
+  it("is not retried past a TERMINATE of its loop that ended the workflow, as a TERMINATE outside a loop is not", () => {
+    const stop: WorkflowTaskDef = { name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "FAILED", terminationReason: "enough" } };
+    let state = started([loop("loop", [hold("wait"), stop], "true"), http("never")]).state;
+    state = decide(state, { type: "externalUpdate", taskId: instance(state, "wait__1").taskId, status: "COMPLETED", output: {} }, env(1_001)).state;
+    expect(state.status).toBe("FAILED");
+    expect(refs(state)).toEqual(["loop:CANCELED", "wait__1:COMPLETED", "stop__1:COMPLETED"]);
+    expect(refusal(state, { type: "retry" }, 2_000)).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("ended by its TERMINATE task stop__1") });
+  });
+
   it("shows iteration and loopOverTask as Conductor's Task does", () => {
     const state = started([loop("loop", [http("a")], "true")]).state;
     expect(toTaskView(instance(state, "a__1"), state)).toMatchObject({ referenceTaskName: "a__1", iteration: 1, loopOverTask: true });
