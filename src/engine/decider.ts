@@ -861,6 +861,8 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
     return "ended";
   }
   const steps = planOf(state.definition).steps;
+  // A skip applies to one iteration: one of a task this iteration did not reach (a SWITCH took another branch) goes with it.
+  forgetSkips(draft, (skip) => steps[planIndexOf(state.definition, skip.taskReferenceName)]?.inLoop === loopIndex);
   const ofThisLoop = state.tasks.filter((task) => task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loopIndex);
   const iterationOutputs: JsonObject = {};
   const latestOutputs: JsonObject = {};

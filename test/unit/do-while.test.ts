@@ -298,6 +298,26 @@ describe("DO_WHILE in the decider", () => {
     expect(refusal(state, { type: "retry" }, 2_000)).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("ended by its TERMINATE task stop__1") });
   });
 
+  it("uses a skip of a loop task up with its iteration, reached or not (a SWITCH took another branch)", () => {
+    const choose: WorkflowTaskDef = {
+      name: "choose",
+      taskReferenceName: "choose",
+      type: "SWITCH",
+      evaluatorType: "value-param",
+      expression: "n",
+      inputParameters: { n: "${loop.output.iteration}" },
+      decisionCases: { "1": [http("one")], "2": [http("two")] },
+    };
+    let state = started([loop("loop", [hold("wait"), choose], "$.loop.iteration < 2")]).state;
+    // Asked in iteration 1, whose SWITCH takes the branch of `one`: `two` is not reached in it.
+    state = decide(state, { type: "skipTask", taskReferenceName: "two", taskOutput: { skipped: true } }, env(1_001)).state;
+    state = decide(state, { type: "externalUpdate", taskId: instance(state, "wait__1").taskId, status: "COMPLETED", output: {} }, env(1_002)).state;
+    state = finish(state, "one__1", 1_003);
+    expect(state.pendingSkips).toBeUndefined();
+    state = decide(state, { type: "externalUpdate", taskId: instance(state, "wait__2").taskId, status: "COMPLETED", output: {} }, env(1_004)).state;
+    expect(instance(state, "two__2").status).toBe("IN_PROGRESS");
+  });
+
   it("shows iteration and loopOverTask as Conductor's Task does", () => {
     const state = started([loop("loop", [http("a")], "true")]).state;
     expect(toTaskView(instance(state, "a__1"), state)).toMatchObject({ referenceTaskName: "a__1", iteration: 1, loopOverTask: true });
