@@ -131,6 +131,11 @@ describe("DO_WHILE in the decider", () => {
     expect(refs(empty)).toEqual(["each:COMPLETED", "post:IN_PROGRESS"]);
     expect(instance(empty, "each").outputData).toEqual({ iteration: 0 });
 
+    // Items the definition names, which resolve to nothing (a missing input), are no list either: no run over no item.
+    const missing = started([task], {}).state;
+    expect(instance(missing, "each")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("items must resolve to a list") });
+    expect(refs(missing)).toEqual(["each:FAILED_WITH_TERMINAL_ERROR"]);
+
     const notList = started([task], { list: "abc" }).state;
     expect(instance(notList, "each")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("items must resolve to a list") });
     expect(notList.status).toBe("FAILED");
