@@ -368,6 +368,10 @@ describe("DO_WHILE at registration", () => {
     const loopInBranch = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: body }]] };
     expect(issues([loopInBranch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["l"] }])).toEqual([]);
     expect(issues([loopInBranch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["a"] }])).toEqual([{ path: "tasks[1].joinOn[0]", message: expect.stringContaining("name the DO_WHILE instead") }]);
+    // A SWITCH case may be called "loopOver": its tasks are in no loop.
+    const caseNamedLoopOver = { name: "s", taskReferenceName: "s", type: "SWITCH", evaluatorType: "value-param", expression: "x", decisionCases: { loopOver: body } };
+    const forkOfSwitch = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[caseNamedLoopOver]] };
+    expect(issues([forkOfSwitch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["a"] }])).toEqual([]);
   });
 
   it("counts the loop's tasks among the definition's, reference names included", () => {
