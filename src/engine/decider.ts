@@ -878,14 +878,14 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
     draft.retainTasks((task) => !(task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loopIndex && (task.iteration ?? 0) < dropBefore));
   }
   const fields: Partial<TaskExecution> = { outputData: outcome.output, updateTime: env.now };
-  if (outcome.kind === "again") fields.iteration = outcome.iteration;
-  else {
+  if (outcome.kind !== "again") {
     fields.status = outcome.kind === "done" ? "COMPLETED" : "FAILED_WITH_TERMINAL_ERROR";
     fields.endTime = env.now;
     if (outcome.kind === "failed") fields.reasonForIncompletion = cutText(outcome.reason, MAX_TASK_REASON_LENGTH);
   }
-  // An output grown too large to store fails the DO_WHILE, as any task's would.
+  // An output grown too large to store fails the DO_WHILE, as any task's would: in this iteration, not going on to the next.
   limitOutput(fields, env);
+  if (outcome.kind === "again" && fields.status === undefined) fields.iteration = outcome.iteration;
   const updated = draft.updateTask(loop.taskId, fields);
   if (outcome.kind === "again" && isPending(updated)) reachTask(draft, loopIndex + 1, env, paced ? LOOP_PACE_MS : 0);
   return "moved";

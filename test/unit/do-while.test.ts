@@ -157,6 +157,15 @@ describe("DO_WHILE in the decider", () => {
     expect(instance(state, "loop").outputData).toEqual({ iteration: 4, 3: { a: { body: 3 } }, 4: { a: { body: 4 } } });
   });
 
+  it("fails when its output grows over MAX_PAYLOAD_BYTES, in the iteration that grew it", () => {
+    let state = started([loop("loop", [http("a")], "true")]).state;
+    const big = "x".repeat(300 * 1024);
+    for (let iteration = 1; iteration <= 3; iteration++) state = finish(state, `a__${iteration}`, 1_000 + iteration, { big });
+    expect(state.status).toBe("FAILED");
+    expect(refs(state)).toEqual(["loop:FAILED_WITH_TERMINAL_ERROR", "a__1:COMPLETED", "a__2:COMPLETED", "a__3:COMPLETED"]);
+    expect(instance(state, "loop")).toMatchObject({ iteration: 3, outputData: {}, reasonForIncompletion: expect.stringContaining("MAX_PAYLOAD_BYTES") });
+  });
+
   it("runs a SWITCH inside the loop afresh at each iteration", () => {
     const choose: WorkflowTaskDef = {
       name: "choose",
