@@ -560,12 +560,20 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   requireStatus(state, [...RETRYABLE_WORKFLOW_STATUSES], "retry");
   const heads = laneHeads(state);
   // Nothing failed to try again: reopened, the workflow would run the tasks its TERMINATE meant to skip (Conductor refuses too).
-  const terminate = heads.find((head) => head.taskType === "TERMINATE" && head.status === "COMPLETED");
+  // A DO_WHILE heading its lane stands for its loop, whose last task may be that TERMINATE.
+  const terminate = heads.map((head) => lastOfLoop(state, head) ?? head).find((head) => head.taskType === "TERMINATE" && head.status === "COMPLETED");
   if (terminate !== undefined) {
     throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${terminate.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
   }
   draft.patch(reopened(state, env));
   retryUnfinishedLanes(draft, heads, env);
+}
+
+/** The latest task of the loop DO_WHILE instance `loop` ran, undefined when `loop` is no DO_WHILE or ran none. */
+function lastOfLoop(state: WorkflowExecution, loop: TaskExecution): TaskExecution | undefined {
+  if (loop.taskType !== "DO_WHILE") return undefined;
+  const steps = planOf(state.definition).steps;
+  return state.tasks.findLast((task) => task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loop.definitionIndex);
 }
 
 /** The latest task instance of each running lane that has one, but task `except`. */
@@ -715,14 +723,18 @@ function reopened(state: WorkflowExecution, env: DecideEnv): Partial<WorkflowExe
  * the next one in each lane, retries or absorbs failures, completes JOINs, and completes or fails the workflow.
  */
 function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
+  // Task instances the passes so far looked at: what a pass costs grows with them (expressions see every task).
+  let visited = 0;
   // Each pass either returns or adds/changes a task; the bound only guards against a logic error looping.
   for (let guard = 0; guard < 10_000; guard++) {
     if (draft.state.status !== "RUNNING") return;
     let waiting = false;
     let moved = false;
+    visited += draft.state.tasks.length;
+    const paced = guard >= LOOP_PASSES_PER_DECISION || visited >= LOOP_VISITS_PER_DECISION;
     // Lanes are looked at afresh after every move: a move can start lanes (a fork) or end the workflow.
     for (const lane of activeLanes(draft.state)) {
-      const outcome = moveLane(draft, lane, env, effects);
+      const outcome = moveLane(draft, lane, env, effects, paced);
       if (outcome === "ended") return;
       if (outcome === "waiting") waiting = true;
       if (outcome === "moved") {
@@ -738,11 +750,29 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
   throw new Error("advance did not settle");
 }
 
+/**
+ * Passes of one `advance` after which a DO_WHILE's next iteration waits for a later decision: a loop whose tasks never
+ * wait (INLINE, SET_VARIABLE…) would otherwise run on in one decision until the guard above throws, and the execution
+ * could never move again. Each iteration costs a few passes per task, so an iteration begun below it still ends well
+ * within the guard.
+ */
+const LOOP_PASSES_PER_DECISION = 1_000;
+
+/**
+ * The same, counted in task instances looked at (a pass costs more as the execution grows, a loop without keepLastN
+ * growing it at every iteration): a decision deep into a long loop stays around a second of work, well within a
+ * request's CPU time, instead of running hundreds of costly iterations.
+ */
+const LOOP_VISITS_PER_DECISION = 500_000;
+
+/** How long an iteration held back so waits: due at once, but only in a later decision (the alarm's), after this one is stored. */
+const LOOP_PACE_MS = 1;
+
 /** What moving a lane did: changed a task, found it waiting, found it done, or ended the workflow. */
 type LaneOutcome = "moved" | "waiting" | "done" | "ended";
 
-/** Moves `lane` one step on, when it can. */
-function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effect[]): LaneOutcome {
+/** Moves `lane` one step on, when it can; `paced`: a loop's next iteration waits for a later decision. */
+function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effect[], paced: boolean): LaneOutcome {
   const state = draft.state;
   const head = lane.head;
   if (!head) {
@@ -781,7 +811,7 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
     case "COMPLETED_WITH_ERRORS":
     case "SKIPPED": {
       const next = nextPlanIndex(state.definition, head);
-      if (endsIteration(state.definition, head.definitionIndex, next)) return endLoopIteration(draft, next, env, effects);
+      if (endsIteration(state.definition, head.definitionIndex, next)) return endLoopIteration(draft, next, env, effects, paced);
       const leaves = leavesLane(state.definition, head.definitionIndex, next);
       // A fork's successor is its JOIN: the steps in between are its branches, which run (not passed over) unless it was skipped.
       if (definition.type !== "FORK_JOIN" || head.status !== "COMPLETED") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
@@ -816,10 +846,11 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
 
 /**
  * Ends the current iteration of the DO_WHILE at step `loopIndex`, whose loop's last task just ended well: the loop goes
- * on with the next iteration's first task, or the DO_WHILE completes (or fails, its condition not evaluable), its
- * output recording the iteration. With keepLastN, the tasks of iterations no longer kept are dropped.
+ * on with the next iteration's first task (`paced`: scheduled to start in a later decision), or the DO_WHILE completes
+ * (or fails, its condition not evaluable), its output recording the iteration. With keepLastN, the tasks of iterations
+ * no longer kept are dropped.
  */
-function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effects: Effect[]): LaneOutcome {
+function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effects: Effect[], paced: boolean): LaneOutcome {
   const state = draft.state;
   const loop = latestInstance(state, loopIndex);
   const definition = planTask(state.definition, loopIndex);
@@ -830,6 +861,8 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
     return "ended";
   }
   const steps = planOf(state.definition).steps;
+  // A skip applies to one iteration: one of a task this iteration did not reach (a SWITCH took another branch) goes with it.
+  forgetSkips(draft, (skip) => steps[planIndexOf(state.definition, skip.taskReferenceName)]?.inLoop === loopIndex);
   const ofThisLoop = state.tasks.filter((task) => task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loopIndex);
   const iterationOutputs: JsonObject = {};
   const latestOutputs: JsonObject = {};
@@ -845,16 +878,16 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
     draft.retainTasks((task) => !(task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loopIndex && (task.iteration ?? 0) < dropBefore));
   }
   const fields: Partial<TaskExecution> = { outputData: outcome.output, updateTime: env.now };
-  if (outcome.kind === "again") fields.iteration = outcome.iteration;
-  else {
+  if (outcome.kind !== "again") {
     fields.status = outcome.kind === "done" ? "COMPLETED" : "FAILED_WITH_TERMINAL_ERROR";
     fields.endTime = env.now;
     if (outcome.kind === "failed") fields.reasonForIncompletion = cutText(outcome.reason, MAX_TASK_REASON_LENGTH);
   }
-  // An output grown too large to store fails the DO_WHILE, as any task's would.
+  // An output grown too large to store fails the DO_WHILE, as any task's would: in this iteration, not going on to the next.
   limitOutput(fields, env);
+  if (outcome.kind === "again" && fields.status === undefined) fields.iteration = outcome.iteration;
   const updated = draft.updateTask(loop.taskId, fields);
-  if (outcome.kind === "again" && isPending(updated)) reachTask(draft, loopIndex + 1, env);
+  if (outcome.kind === "again" && isPending(updated)) reachTask(draft, loopIndex + 1, env, paced ? LOOP_PACE_MS : 0);
   return "moved";
 }
 
@@ -898,12 +931,12 @@ function reopenLoopOf(draft: Draft, target: TaskExecution, env: DecideEnv): void
 
 /**
  * The workflow reaches definition task `index`: a new instance of it, SKIPPED at once with the skip's input and
- * output when a skip waits for it (the skip is then used up), else SCHEDULED to run.
+ * output when a skip waits for it (the skip is then used up), else SCHEDULED to run (`delayMs` from now).
  */
-function reachTask(draft: Draft, index: number, env: DecideEnv): void {
+function reachTask(draft: Draft, index: number, env: DecideEnv, delayMs = 0): void {
   const reference = planTask(draft.state.definition, index)!.taskReferenceName;
   const skip = draft.state.pendingSkips?.find((candidate) => candidate.taskReferenceName === reference);
-  if (!skip) return addInstance(draft, index, env, {});
+  if (!skip) return addInstance(draft, index, env, { delayMs });
   forgetSkips(draft, (candidate) => candidate === skip);
   const state = draft.state;
   const task: TaskExecution = { ...newInstance(state, index, env, {}), ...skippedFields(skip, env), startTime: env.now };
@@ -1200,6 +1233,9 @@ function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, 
   const policy = taskDef?.timeoutPolicy ?? "TIME_OUT_WF";
   const reason = `Task timed out after ${seconds} seconds (timeoutSeconds of task definition ${taskDef?.name ?? task.taskDefName}, timeoutPolicy ${policy})`;
   stopPendingTask(draft, task, "TIMED_OUT", reason, `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} timed out`, env, effects);
+  // Its loop ends with it: the lane goes on from the DO_WHILE (retried, passed over, or failing the workflow), and the
+  // task of the loop still running would be left waiting for nothing.
+  if (task.taskType === "DO_WHILE") cancelLoopTasks(draft, task, `its DO_WHILE ${task.referenceTaskName} timed out`, env, effects);
   if (policy !== "TIME_OUT_WF") return false;
   endWorkflow(draft, "TIMED_OUT", `Task ${task.referenceTaskName} timed out: ${reason}`, env, effects, { failedTask: task });
   return true;
@@ -1253,6 +1289,15 @@ function stopPendingTask(draft: Draft, task: TaskExecution, status: TaskStatus, 
     timeoutAt: undefined,
     definitionTimeoutAt: undefined,
   });
+}
+
+/** Cancels the tasks still pending of the loop DO_WHILE instance `loop` runs, which ended before they did (`why`). */
+function cancelLoopTasks(draft: Draft, loop: TaskExecution, why: string, env: DecideEnv, effects: Effect[]): void {
+  const steps = planOf(draft.state.definition).steps;
+  for (const task of draft.state.tasks) {
+    if (task.seq <= loop.seq || steps[task.definitionIndex]?.inLoop !== loop.definitionIndex || !isPending(task)) continue;
+    stopPendingTask(draft, task, "CANCELED", `Canceled: ${why}`, `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} was canceled: ${why}`, env, effects);
+  }
 }
 
 /** Cancels every task still pending, as its workflow ends: `reason` unless it has one already; its child is told `childReason`. */

@@ -1,6 +1,6 @@
 import { doWhileTask as clientDoWhileTask, newLoopTask, httpTask as clientHttpTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { createExecution, decide, nextDeadline, type Decision, type ExecutionEvent } from "../../src/engine/decider";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
@@ -131,6 +131,11 @@ describe("DO_WHILE in the decider", () => {
     expect(refs(empty)).toEqual(["each:COMPLETED", "post:IN_PROGRESS"]);
     expect(instance(empty, "each").outputData).toEqual({ iteration: 0 });
 
+    // Items the definition names, which resolve to nothing (a missing input), are no list either: no run over no item.
+    const missing = started([task], {}).state;
+    expect(instance(missing, "each")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("items must resolve to a list") });
+    expect(refs(missing)).toEqual(["each:FAILED_WITH_TERMINAL_ERROR"]);
+
     const notList = started([task], { list: "abc" }).state;
     expect(instance(notList, "each")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("items must resolve to a list") });
     expect(notList.status).toBe("FAILED");
@@ -150,6 +155,15 @@ describe("DO_WHILE in the decider", () => {
     expect(state.status).toBe("COMPLETED");
     expect(refs(state)).toEqual(["loop:COMPLETED", "a__3:COMPLETED", "a__4:COMPLETED"]);
     expect(instance(state, "loop").outputData).toEqual({ iteration: 4, 3: { a: { body: 3 } }, 4: { a: { body: 4 } } });
+  });
+
+  it("fails when its output grows over MAX_PAYLOAD_BYTES, in the iteration that grew it", () => {
+    let state = started([loop("loop", [http("a")], "true")]).state;
+    const big = "x".repeat(300 * 1024);
+    for (let iteration = 1; iteration <= 3; iteration++) state = finish(state, `a__${iteration}`, 1_000 + iteration, { big });
+    expect(state.status).toBe("FAILED");
+    expect(refs(state)).toEqual(["loop:FAILED_WITH_TERMINAL_ERROR", "a__1:COMPLETED", "a__2:COMPLETED", "a__3:COMPLETED"]);
+    expect(instance(state, "loop")).toMatchObject({ iteration: 3, outputData: {}, reasonForIncompletion: expect.stringContaining("MAX_PAYLOAD_BYTES") });
   });
 
   it("runs a SWITCH inside the loop afresh at each iteration", () => {
@@ -262,6 +276,62 @@ describe("DO_WHILE in the decider", () => {
     expect(refusal(state, { type: "skipTask", taskReferenceName: "wait" }, 1_005).message).toMatch(/already processed/);
   });
 
+  it("runs a loop whose iterations never wait in steps, stored between them, rather than without end in one decision", () => {
+    const note: WorkflowTaskDef = { name: "note", taskReferenceName: "note", type: "SET_VARIABLE", inputParameters: { last: "${each.output.loopItem}" } };
+    const list = Array.from({ length: 5_000 }, (_, index) => index);
+    let decision = started([loop("each", [note], undefined, { inputParameters: { items: "${workflow.input.list}", keepLastN: 2 } })], { list });
+    let steps = 1;
+    while (decision.state.status === "RUNNING") {
+      // Each step ran a bounded number of iterations, then waits for its alarm (a moment later) to go on.
+      const due = nextDeadline(decision.state);
+      expect(due).toBeDefined();
+      decision = decide(decision.state, { type: "tick", liveTaskIds: new Set() }, env(due!));
+      steps++;
+    }
+    expect(decision.state.status).toBe("COMPLETED");
+    expect(instance(decision.state, "each")).toMatchObject({ status: "COMPLETED", iteration: 5_000 });
+    expect(decision.state.variables).toEqual({ last: 4_999 });
+    expect(steps).toBeGreaterThan(1);
+  });
+
+  it("stops the running task of its loop when the DO_WHILE times out by its task definition and the workflow goes on", () => {
+    const taskDefinition = { name: "loop", retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 0, backoffScaleFactor: 1, timeoutSeconds: 10, timeoutPolicy: "RETRY", responseTimeoutSeconds: 10 } as const;
+    let state = started([loop("loop", [hold("wait")], "true", { taskDefinition })]).state;
+    state = decide(state, { type: "tick", liveTaskIds: new Set() }, env(11_001)).state;
+    // The DO_WHILE timed out and runs again from its first iteration: the wait of the run that timed out waits for nothing.
+    expect(refs(state)).toEqual(["loop:TIMED_OUT", "wait__1:CANCELED", "loop:IN_PROGRESS", "wait__1:IN_PROGRESS"]);
+    expect(state.tasks[1]!.reasonForIncompletion).toBe("Canceled: its DO_WHILE loop timed out");
+  });
+
+  it("is not retried past a TERMINATE of its loop that ended the workflow, as a TERMINATE outside a loop is not", () => {
+    const stop: WorkflowTaskDef = { name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "FAILED", terminationReason: "enough" } };
+    let state = started([loop("loop", [hold("wait"), stop], "true"), http("never")]).state;
+    state = decide(state, { type: "externalUpdate", taskId: instance(state, "wait__1").taskId, status: "COMPLETED", output: {} }, env(1_001)).state;
+    expect(state.status).toBe("FAILED");
+    expect(refs(state)).toEqual(["loop:CANCELED", "wait__1:COMPLETED", "stop__1:COMPLETED"]);
+    expect(refusal(state, { type: "retry" }, 2_000)).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("ended by its TERMINATE task stop__1") });
+  });
+
+  it("uses a skip of a loop task up with its iteration, reached or not (a SWITCH took another branch)", () => {
+    const choose: WorkflowTaskDef = {
+      name: "choose",
+      taskReferenceName: "choose",
+      type: "SWITCH",
+      evaluatorType: "value-param",
+      expression: "n",
+      inputParameters: { n: "${loop.output.iteration}" },
+      decisionCases: { "1": [http("one")], "2": [http("two")] },
+    };
+    let state = started([loop("loop", [hold("wait"), choose], "$.loop.iteration < 2")]).state;
+    // Asked in iteration 1, whose SWITCH takes the branch of `one`: `two` is not reached in it.
+    state = decide(state, { type: "skipTask", taskReferenceName: "two", taskOutput: { skipped: true } }, env(1_001)).state;
+    state = decide(state, { type: "externalUpdate", taskId: instance(state, "wait__1").taskId, status: "COMPLETED", output: {} }, env(1_002)).state;
+    state = finish(state, "one__1", 1_003);
+    expect(state.pendingSkips).toBeUndefined();
+    state = decide(state, { type: "externalUpdate", taskId: instance(state, "wait__2").taskId, status: "COMPLETED", output: {} }, env(1_004)).state;
+    expect(instance(state, "two__2").status).toBe("IN_PROGRESS");
+  });
+
   it("shows iteration and loopOverTask as Conductor's Task does", () => {
     const state = started([loop("loop", [http("a")], "true")]).state;
     expect(toTaskView(instance(state, "a__1"), state)).toMatchObject({ referenceTaskName: "a__1", iteration: 1, loopOverTask: true });
@@ -307,6 +377,10 @@ describe("DO_WHILE at registration", () => {
     const loopInBranch = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: body }]] };
     expect(issues([loopInBranch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["l"] }])).toEqual([]);
     expect(issues([loopInBranch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["a"] }])).toEqual([{ path: "tasks[1].joinOn[0]", message: expect.stringContaining("name the DO_WHILE instead") }]);
+    // A SWITCH case may be called "loopOver": its tasks are in no loop.
+    const caseNamedLoopOver = { name: "s", taskReferenceName: "s", type: "SWITCH", evaluatorType: "value-param", expression: "x", decisionCases: { loopOver: body } };
+    const forkOfSwitch = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[caseNamedLoopOver]] };
+    expect(issues([forkOfSwitch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["a"] }])).toEqual([]);
   });
 
   it("counts the loop's tasks among the definition's, reference names included", () => {

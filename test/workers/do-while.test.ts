@@ -83,6 +83,16 @@ describe("DO_WHILE through the router", () => {
     expect(references(await waitFor(workflowId, () => true)).slice(-2)).toEqual(["other__2:COMPLETED", "approve__3:IN_PROGRESS"]);
   });
 
+  it("runs a long loop of tasks that never wait to its end, in steps its alarm moves on", async () => {
+    const note = { name: "note", taskReferenceName: "note", type: "SET_VARIABLE", inputParameters: { last: "${each.output.loopItem}" } };
+    await register({ name: "dw_long", tasks: [doWhile("each", [note], undefined, { items: "${workflow.input.list}", keepLastN: 3 })] });
+    const workflowId = await startWorkflow("dw_long", { list: Array.from({ length: 6_000 }, (_, index) => index) });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"], 30_000);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", iteration: 6_000 });
+    expect(done["variables"]).toEqual({ last: 5_999 });
+  });
+
   it("a task failing in the loop fails the DO_WHILE and the workflow; a retry runs the loop again from its first iteration", async () => {
     await register({
       name: "dw_retry",

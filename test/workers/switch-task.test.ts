@@ -334,6 +334,6 @@ describe("SWITCH tasks", () => {
       name: "switch_too_many",
       tasks: [{ name: "s", taskReferenceName: "s", type: "SWITCH", evaluatorType: "value-param", expression: "x", decisionCases: { one: branch } }],
     });
-    expect(errors.map((issue) => issue.message).join("\n")).toMatch(/at most 200 tasks \(counting those inside SWITCH and FORK_JOIN branches\), but this one has 201/);
+    expect(errors.map((issue) => issue.message).join("\n")).toMatch(/at most 200 tasks \(counting those inside SWITCH and FORK_JOIN branches and DO_WHILE loops\), but this one has 201/);
   });
 });

@@ -335,7 +335,10 @@ function forkPairingIssues(list: readonly unknown[], listPath: string): Validati
     const branchTasks = rawTaskEntries((fork["forkTasks"] as unknown[]).flatMap((branch) => (Array.isArray(branch) ? branch : [])), "");
     const referenceOf = (inner: unknown): unknown => (isRecord(inner) ? inner["taskReferenceName"] : undefined);
     const inBranches = new Set(branchTasks.map(({ task: inner }) => referenceOf(inner)));
-    const inLoops = new Set(branchTasks.filter(({ path: inner }) => inner.includes("loopOver")).map(({ task: inner }) => referenceOf(inner)));
+    // Read from the loops themselves, not their paths: a SWITCH case may be called "loopOver" too.
+    const inLoops = new Set(
+      branchTasks.flatMap(({ task: inner }) => (isRecord(inner) && inner["type"] === "DO_WHILE" && Array.isArray(inner["loopOver"]) ? rawTaskEntries(inner["loopOver"], "") : [])).map(({ task: inner }) => referenceOf(inner)),
+    );
     joinOn.forEach((reference: unknown, position) => {
       const at = childPath(childPath(path, "joinOn"), position);
       if (typeof reference !== "string" || reference === "") return;

@@ -16,11 +16,20 @@ import { setOwn } from "../../own-property";
 import { evaluateWith, type ScriptRunner } from "../../scripts";
 import type { TaskTypeModule } from "../task-type";
 
-/** The list `inputParameters.items` resolved to, undefined when it is absent (or null), or why it cannot be iterated. */
-function itemsOf(input: JsonObject): JsonValue[] | undefined | Error {
+/**
+ * The list `inputParameters.items` resolved to, undefined when it is absent (or null), or why it cannot be iterated.
+ * `named`: the definition gives items, so that even a null (an expression reading nothing) is no list to iterate over.
+ */
+function itemsOf(input: JsonObject, named = false): JsonValue[] | undefined | Error {
   const items = input["items"];
-  if (items === undefined || items === null) return undefined;
-  return Array.isArray(items) ? items : new Error(`inputParameters.items must resolve to a list to iterate over, but is ${describeValue(items)}`);
+  if (!named && (items === undefined || items === null)) return undefined;
+  return Array.isArray(items) ? items : new Error(`inputParameters.items must resolve to a list to iterate over, but is ${describeValue(items ?? null)}`);
+}
+
+/** True when the DO_WHILE's definition gives `inputParameters.items` (null counts as absent, as at registration). */
+function namesItems(definition: WorkflowTaskDef): boolean {
+  const items = definition.inputParameters?.["items"];
+  return items !== undefined && items !== null;
 }
 
 /** How many of the latest iterations `inputParameters.keepLastN` keeps, undefined for all, or why it cannot be read. */
@@ -42,13 +51,13 @@ function startingIteration(output: JsonObject, iteration: number, items: readonl
 
 /**
  * DO_WHILE: starts IN_PROGRESS in its first iteration (the decider then schedules its first task); with an empty list
- * of items it completes at once, having run no iteration. Items that are no list, or a keepLastN that is no whole
- * number, fail it for good.
+ * of items it completes at once, having run no iteration. Items that resolve to anything but a list (null too, when
+ * the definition gives items), or a keepLastN that is no whole number, fail it for good.
  */
 export const doWhileTask: TaskTypeModule = {
   type: "DO_WHILE",
-  start(task, _definition, _execution, env) {
-    const items = itemsOf(task.inputData);
+  start(task, definition, _execution, env) {
+    const items = itemsOf(task.inputData, namesItems(definition));
     const keep = keepLastNOf(task.inputData);
     const problem = items instanceof Error ? items : keep instanceof Error ? keep : undefined;
     const times = { startTime: env.now, updateTime: env.now };
