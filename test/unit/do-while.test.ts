@@ -383,6 +383,13 @@ describe("DO_WHILE at registration", () => {
     expect(issues([forkOfSwitch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["a"] }])).toEqual([]);
   });
 
+  it("refuses a reference name that one of a loop task's runs takes (a__2 beside loop task a)", () => {
+    const loopOf = (ref: string) => ({ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [{ ...body[0], taskReferenceName: ref }] });
+    expect(issues([loopOf("a"), { ...body[0], taskReferenceName: "a__2" }])).toEqual([{ path: "tasks[1].taskReferenceName", message: expect.stringContaining("loop task \"a\" (tasks[0].loopOver[0]) takes in iteration 2") }]);
+    // Names that no run takes stay free: another base, no number, a leading zero.
+    expect(issues([loopOf("a"), { ...body[0], taskReferenceName: "b__2" }, { ...body[0], taskReferenceName: "a__" }, { ...body[0], taskReferenceName: "a__02" }])).toEqual([]);
+  });
+
   it("counts the loop's tasks among the definition's, reference names included", () => {
     expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [...body, { ...body[0] }] }])).toEqual([
       { path: "tasks[0].loopOver[1].taskReferenceName", message: expect.stringContaining("already used by tasks[0].loopOver[0]") },

@@ -412,6 +412,30 @@ function duplicateReferenceNames(entries: ReadonlyArray<{ task: unknown; path: s
 }
 
 /**
+ * One issue on each task whose reference name is one a loop task's run takes (`a__2` is loop task `a`'s in iteration
+ * 2): expressions, completions by name and the task list could not tell the two apart.
+ */
+function loopRunNameClashes(entries: ReadonlyArray<{ task: unknown; path: string }>): ValidationIssue[] {
+  const loopTasks = new Map<string, string>();
+  for (const { task, path } of entries) {
+    if (!isRecord(task) || task["type"] !== "DO_WHILE" || !Array.isArray(task["loopOver"])) continue;
+    for (const inner of rawTaskEntries(task["loopOver"], childPath(path, "loopOver"))) {
+      const ref = isRecord(inner.task) ? inner.task["taskReferenceName"] : undefined;
+      if (typeof ref === "string" && !loopTasks.has(ref)) loopTasks.set(ref, inner.path);
+    }
+  }
+  if (loopTasks.size === 0) return [];
+  return entries.flatMap(({ task, path }) => {
+    const ref = isRecord(task) ? task["taskReferenceName"] : undefined;
+    const run = typeof ref === "string" ? /^(.+)__([1-9][0-9]*)$/.exec(ref) : null;
+    const loopTask = run === null ? undefined : loopTasks.get(run[1]!);
+    if (run === null || loopTask === undefined) return [];
+    return [{ path: childPath(path, "taskReferenceName"), message: `taskReferenceName ${JSON.stringify(ref)} is the name loop task ${JSON.stringify(run[1])} (${loopTask}) takes in iteration ${run[2]}; choose another` }];
+  });
+}
+
+/**
+ * The definition without a blank `failureWorkflow`/**
  * The definition without a blank `failureWorkflow` (null, "" or only spaces), which some Conductor clients send for
  * "none" and Conductor reads so (`StringUtils.isBlank`).
  */
@@ -453,7 +477,7 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
     // Tasks are checked even beyond the limit, so fixing the count does not reveal a second round of errors.
     tasks.push(...validateTaskList(rawTasks, "tasks", 0, issues));
     const entries = rawTaskEntries(rawTasks, "tasks");
-    issues.push(...taskCountIssues(entries.length), ...duplicateReferenceNames(entries));
+    issues.push(...taskCountIssues(entries.length), ...duplicateReferenceNames(entries), ...loopRunNameClashes(entries));
   }
 
   const outputParameters = input["outputParameters"];
