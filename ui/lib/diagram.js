@@ -424,16 +424,29 @@ function switchBranches(definitionTask, branches, options) {
 function forkBranches(definitionTask, branches, options) {
   return h("ul", { className: "fork-branches", "aria-label": `Branches of ${definitionTask.taskReferenceName}` },
     branches.map((branch, index) => {
-      const name = `branch ${index + 1}`;
       return h("li", { className: `branch${branch.notTaken ? " not-taken" : ""}`, "data-branch": String(index + 1) },
-        h("p", { className: "branch-label" },
-          h("span", { className: "branch-case" }, name),
-          branch.notTaken ? [" ", h("span", { className: "branch-state badge status-NOT_STARTED" }, "not taken")] : null),
-        // A valid definition has no empty branch; one still gets a line rather than a blank box.
-        branch.steps.length > 0
-          ? h("ol", { className: "diagram", "aria-label": `Steps of ${definitionTask.taskReferenceName}, ${name}` }, branch.steps.map((step) => node(step, options)))
-          : h("p", { className: "empty" }, "No tasks."));
+        framedSteps(definitionTask, `branch ${index + 1}`, branch, options));
     }));
+}
+
+/**
+ * The inside of a fork's branch or a loop's frame: its label (marked not taken when it lies in a SWITCH branch not
+ * taken) and its steps in order.
+ * @param {WorkflowTask} definitionTask
+ * @param {string} name
+ * @param {{ steps: Step[], notTaken: boolean }} frame
+ * @param {DiagramOptions} options
+ */
+function framedSteps(definitionTask, name, frame, options) {
+  return [
+    h("p", { className: "branch-label" },
+      h("span", { className: "branch-case" }, name),
+      frame.notTaken ? [" ", h("span", { className: "branch-state badge status-NOT_STARTED" }, "not taken")] : null),
+    // A valid definition has no empty branch or loop; one still gets a line rather than a blank box.
+    frame.steps.length > 0
+      ? h("ol", { className: "diagram", "aria-label": `Steps of ${definitionTask.taskReferenceName}, ${name}` }, frame.steps.map((step) => node(step, options)))
+      : h("p", { className: "empty" }, "No tasks."),
+  ];
 }
 
 /**
@@ -445,15 +458,8 @@ function forkBranches(definitionTask, branches, options) {
  * @returns {HTMLDivElement}
  */
 function loopSteps(definitionTask, loop, options) {
-  const name = "each iteration";
   return h("div", { className: `loop${loop.notTaken ? " not-taken" : ""}`, role: "group", "aria-label": `Loop of ${definitionTask.taskReferenceName}` },
-    h("p", { className: "branch-label" },
-      h("span", { className: "branch-case" }, name),
-      loop.notTaken ? [" ", h("span", { className: "branch-state badge status-NOT_STARTED" }, "not taken")] : null),
-    // A valid definition has a task in its loop; an empty one still gets a line rather than a blank box.
-    loop.steps.length > 0
-      ? h("ol", { className: "diagram", "aria-label": `Steps of ${definitionTask.taskReferenceName}, ${name}` }, loop.steps.map((step) => node(step, options)))
-      : h("p", { className: "empty" }, "No tasks."));
+    framedSteps(definitionTask, "each iteration", loop, options));
 }
 
 /**
