@@ -1,7 +1,8 @@
 // The web UI's diagram of FORK_JOIN and JOIN tasks (ui/lib/diagram.js, a plain ES module run in Node): the steps it
 // builds from a definition and an execution, and the elements it draws, on a stand-in document just big enough for
 // ui/lib/dom.js's builder.
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
+import { FakeElement, installFakeDocument } from "./ui-document";
 
 interface WorkflowTask {
   name?: string;
@@ -42,59 +43,7 @@ interface DiagramModule {
   systemTaskNote(definitionTask: WorkflowTask): string | null;
 }
 
-/** A node of the stand-in document: children and text, nothing else. */
-class FakeNode {
-  readonly childNodes: FakeNode[] = [];
-  appendChild(child: FakeNode): FakeNode {
-    this.childNodes.push(child);
-    return child;
-  }
-  get textContent(): string {
-    return this.childNodes.map((child) => child.textContent).join("");
-  }
-}
-class FakeText extends FakeNode {
-  constructor(readonly data: string) {
-    super();
-  }
-  override get textContent(): string {
-    return this.data;
-  }
-}
-class FakeElement extends FakeNode {
-  className = "";
-  private readonly attributes = new Map<string, string>();
-  private readonly listeners: Array<[string, () => void]> = [];
-  constructor(readonly tagName: string) {
-    super();
-  }
-  setAttribute(name: string, value: string): void {
-    this.attributes.set(name, value);
-  }
-  getAttribute(name: string): string | null {
-    return this.attributes.get(name) ?? null;
-  }
-  addEventListener(type: string, listener: () => void): void {
-    this.listeners.push([type, listener]);
-  }
-  click(): void {
-    for (const [type, listener] of this.listeners) if (type === "click") listener();
-  }
-  hasClass(name: string): boolean {
-    return this.className.split(" ").includes(name);
-  }
-  get children(): FakeElement[] {
-    return this.childNodes.filter((child): child is FakeElement => child instanceof FakeElement);
-  }
-  /** Every element below this one, depth first, in document order. */
-  descendants(): FakeElement[] {
-    return this.children.flatMap((child) => [child, ...child.descendants()]);
-  }
-}
-
-vi.stubGlobal("Node", FakeNode);
-vi.stubGlobal("document", { createElement: (tag: string) => new FakeElement(tag), createTextNode: (data: string) => new FakeText(data) });
-afterAll(() => void vi.unstubAllGlobals());
+installFakeDocument();
 
 // By URL: the module is plain JavaScript without type declarations, so TypeScript must not resolve it.
 const { allSteps, diagram, stepsOf, systemTaskNote } = (await import(/* @vite-ignore */ new URL("../../ui/lib/diagram.js", import.meta.url).href)) as DiagramModule;

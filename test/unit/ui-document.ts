@@ -1,0 +1,60 @@
+// A stand-in document just big enough for ui/lib/dom.js's builder, for the UI modules run in Node by the ui-*.test.ts
+// files: elements with children, text, attributes, classes and click listeners.
+import { afterAll, vi } from "vitest";
+
+/** A node of the stand-in document: children and text, nothing else. */
+export class FakeNode {
+  readonly childNodes: FakeNode[] = [];
+  appendChild(child: FakeNode): FakeNode {
+    this.childNodes.push(child);
+    return child;
+  }
+  get textContent(): string {
+    return this.childNodes.map((child) => child.textContent).join("");
+  }
+}
+export class FakeText extends FakeNode {
+  constructor(readonly data: string) {
+    super();
+  }
+  override get textContent(): string {
+    return this.data;
+  }
+}
+export class FakeElement extends FakeNode {
+  className = "";
+  private readonly attributes = new Map<string, string>();
+  private readonly listeners: Array<[string, () => void]> = [];
+  constructor(readonly tagName: string) {
+    super();
+  }
+  setAttribute(name: string, value: string): void {
+    this.attributes.set(name, value);
+  }
+  getAttribute(name: string): string | null {
+    return this.attributes.get(name) ?? null;
+  }
+  addEventListener(type: string, listener: () => void): void {
+    this.listeners.push([type, listener]);
+  }
+  click(): void {
+    for (const [type, listener] of this.listeners) if (type === "click") listener();
+  }
+  hasClass(name: string): boolean {
+    return this.className.split(" ").includes(name);
+  }
+  get children(): FakeElement[] {
+    return this.childNodes.filter((child): child is FakeElement => child instanceof FakeElement);
+  }
+  /** Every element below this one, depth first, in document order. */
+  descendants(): FakeElement[] {
+    return this.children.flatMap((child) => [child, ...child.descendants()]);
+  }
+}
+
+/** Makes `document` and `Node` the stand-ins for the calling test file (call it before importing a UI module). */
+export function installFakeDocument(): void {
+  vi.stubGlobal("Node", FakeNode);
+  vi.stubGlobal("document", { createElement: (tag: string) => new FakeElement(tag), createTextNode: (data: string) => new FakeText(data) });
+  afterAll(() => void vi.unstubAllGlobals());
+}
