@@ -571,9 +571,16 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
 
 /** The latest task of the loop DO_WHILE instance `loop` ran, undefined when `loop` is no DO_WHILE or ran none. */
 function lastOfLoop(state: WorkflowExecution, loop: TaskExecution): TaskExecution | undefined {
-  if (loop.taskType !== "DO_WHILE") return undefined;
+  return loop.taskType === "DO_WHILE" ? state.tasks.findLast(ranIn(state, loop)) : undefined;
+}
+
+/**
+ * Whether a task instance is a run of a task of the loop DO_WHILE instance `loop` runs: one of its loop's tasks,
+ * scheduled after it (those before it belong to an earlier instance of the DO_WHILE, one a retry replaced).
+ */
+function ranIn(state: WorkflowExecution, loop: TaskExecution): (task: TaskExecution) => boolean {
   const steps = planOf(state.definition).steps;
-  return state.tasks.findLast((task) => task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loop.definitionIndex);
+  return (task) => task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loop.definitionIndex;
 }
 
 /** The latest task instance of each running lane that has one, but task `except`. */
@@ -863,7 +870,7 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
   const steps = planOf(state.definition).steps;
   // A skip applies to one iteration: one of a task this iteration did not reach (a SWITCH took another branch) goes with it.
   forgetSkips(draft, (skip) => steps[planIndexOf(state.definition, skip.taskReferenceName)]?.inLoop === loopIndex);
-  const ofThisLoop = state.tasks.filter((task) => task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loopIndex);
+  const ofThisLoop = state.tasks.filter(ranIn(state, loop));
   const iterationOutputs: JsonObject = {};
   const latestOutputs: JsonObject = {};
   for (const task of ofThisLoop) {
@@ -875,7 +882,8 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
   const outcome = input instanceof Error ? { kind: "failed" as const, output: loop.outputData, reason: `Invalid task input: ${input.message}` } : endIteration({ loop, definition, iterationOutputs, latestOutputs, input }, env);
   if (outcome.kind !== "failed" && outcome.dropBefore !== undefined) {
     const dropBefore = outcome.dropBefore;
-    draft.retainTasks((task) => !(task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loopIndex && (task.iteration ?? 0) < dropBefore));
+    const ofLoop = ranIn(state, loop);
+    draft.retainTasks((task) => !(ofLoop(task) && (task.iteration ?? 0) < dropBefore));
   }
   const fields: Partial<TaskExecution> = { outputData: outcome.output, updateTime: env.now };
   if (outcome.kind !== "again") {
@@ -1293,9 +1301,9 @@ function stopPendingTask(draft: Draft, task: TaskExecution, status: TaskStatus, 
 
 /** Cancels the tasks still pending of the loop DO_WHILE instance `loop` runs, which ended before they did (`why`). */
 function cancelLoopTasks(draft: Draft, loop: TaskExecution, why: string, env: DecideEnv, effects: Effect[]): void {
-  const steps = planOf(draft.state.definition).steps;
+  const ofLoop = ranIn(draft.state, loop);
   for (const task of draft.state.tasks) {
-    if (task.seq <= loop.seq || steps[task.definitionIndex]?.inLoop !== loop.definitionIndex || !isPending(task)) continue;
+    if (!ofLoop(task) || !isPending(task)) continue;
     stopPendingTask(draft, task, "CANCELED", `Canceled: ${why}`, `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} was canceled: ${why}`, env, effects);
   }
 }
