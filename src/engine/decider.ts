@@ -738,7 +738,7 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     let waiting = false;
     let moved = false;
     visited += draft.state.tasks.length;
-    const paced = guard >= LOOP_PASSES_PER_DECISION || visited >= LOOP_VISITS_PER_DECISION;
+    const paced = guard >= PASSES_PER_DECISION || visited >= VISITS_PER_DECISION;
     // Lanes are looked at afresh after every move: a move can start lanes (a fork) or end the workflow.
     for (const lane of activeLanes(draft.state)) {
       const outcome = moveLane(draft, lane, env, effects, paced);
@@ -758,27 +758,27 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
 }
 
 /**
- * Passes of one `advance` after which a DO_WHILE's next iteration waits for a later decision: a loop whose tasks never
- * wait (INLINE, SET_VARIABLE…) would otherwise run on in one decision until the guard above throws, and the execution
- * could never move again. Each iteration costs a few passes per task, so an iteration begun below it still ends well
- * within the guard.
+ * Passes of one `advance` after which a DO_WHILE's next iteration, or an immediate retry, waits for a later decision:
+ * a loop whose tasks never wait (INLINE, SET_VARIABLE…), or many such tasks failing and retried without delay, would
+ * otherwise run on in one decision until the guard above throws, and the execution could never move again. Each
+ * iteration costs a few passes per task, so an iteration begun below it still ends well within the guard.
  */
-const LOOP_PASSES_PER_DECISION = 1_000;
+const PASSES_PER_DECISION = 1_000;
 
 /**
  * The same, counted in task instances looked at (a pass costs more as the execution grows, a loop without keepLastN
  * growing it at every iteration): a decision deep into a long loop stays around a second of work, well within a
  * request's CPU time, instead of running hundreds of costly iterations.
  */
-const LOOP_VISITS_PER_DECISION = 500_000;
+const VISITS_PER_DECISION = 500_000;
 
-/** How long an iteration held back so waits: due at once, but only in a later decision (the alarm's), after this one is stored. */
-const LOOP_PACE_MS = 1;
+/** How long an iteration or retry held back so waits: due at once, but only in a later decision (the alarm's), after this one is stored. */
+const PACE_MS = 1;
 
 /** What moving a lane did: changed a task, found it waiting, found it done, or ended the workflow. */
 type LaneOutcome = "moved" | "waiting" | "done" | "ended";
 
-/** Moves `lane` one step on, when it can; `paced`: a loop's next iteration waits for a later decision. */
+/** Moves `lane` one step on, when it can; `paced`: a loop's next iteration or an immediate retry waits for a later decision. */
 function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effect[], paced: boolean): LaneOutcome {
   const state = draft.state;
   const head = lane.head;
@@ -833,9 +833,10 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
       const retryable = head.status === "FAILED" || head.status === "TIMED_OUT";
       const retry = retryPolicyOf(definition);
       if (retryable && head.retryCount < retry.count) {
-        const delay = retryDelaySeconds(retry, head.retryCount);
+        const delayMs = retryDelaySeconds(retry, head.retryCount) * 1000;
         draft.updateTask(head.taskId, { retried: true });
-        addInstance(draft, head.definitionIndex, env, { retryCount: head.retryCount + 1, delayMs: delay * 1000 });
+        // Immediate retries of tasks that never wait would, like a loop, keep one decision going: paced the same way.
+        addInstance(draft, head.definitionIndex, env, { retryCount: head.retryCount + 1, delayMs: paced ? Math.max(delayMs, PACE_MS) : delayMs });
         return "moved";
       }
       if (definition.optional === true) {
@@ -895,7 +896,7 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
   limitOutput(fields, env);
   if (outcome.kind === "again" && fields.status === undefined) fields.iteration = outcome.iteration;
   const updated = draft.updateTask(loop.taskId, fields);
-  if (outcome.kind === "again" && isPending(updated)) reachTask(draft, loopIndex + 1, env, paced ? LOOP_PACE_MS : 0);
+  if (outcome.kind === "again" && isPending(updated)) reachTask(draft, loopIndex + 1, env, paced ? PACE_MS : 0);
   return "moved";
 }
 

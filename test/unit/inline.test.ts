@@ -1,7 +1,7 @@
 import { inlineTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
-import { createExecution, decide } from "../../src/engine/decider";
+import { createExecution, decide, nextDeadline } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import variant from "@jitl/quickjs-wasmfile-release-sync";
 import { newQuickJSWASMModuleFromVariant } from "quickjs-emscripten-core";
@@ -150,6 +150,29 @@ describe("INLINE in the decider", () => {
     ]);
     expect(state.status).toBe("FAILED");
   });
+
+  it("paces immediate retries that never wait: the later ones start in later decisions instead of one decision never settling", () => {
+    // 60 optional tasks failing 101 times each, no delay: about 12,000 passes, more than one decision may make.
+    const failing = Array.from({ length: 60 }, (_, index) => ({
+      ...inline(`flaky${index}`, { evaluatorType: "javascript", expression: "throw new Error('down')" }),
+      optional: true,
+      retryCount: 100,
+      retryLogic: "FIXED" as const,
+      retryDelaySeconds: 0,
+    }));
+    let state = run(failing);
+    let decisions = 1;
+    for (let now = 1_000; state.status === "RUNNING" && decisions < 1_000; decisions++) {
+      const due = nextDeadline(state);
+      expect(due, "a running execution with nothing to wait for is stuck").toBeDefined();
+      now = Math.max(now, due!);
+      state = decide(state, { type: "tick", liveTaskIds: new Set() }, env(now)).state;
+    }
+    expect(state.status).toBe("COMPLETED");
+    expect(decisions).toBeGreaterThan(1);
+    expect(state.tasks).toHaveLength(60 * 101);
+    expect(state.tasks.filter((task) => task.status === "COMPLETED_WITH_ERRORS")).toHaveLength(60);
+   }, 60_000);
 
   it("fails a result nested deeper than MAX_JSON_DEPTH, which walking it later would overflow the stack on", () => {
     const state = run([
