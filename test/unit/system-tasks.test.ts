@@ -1,4 +1,4 @@
-import { setVariableTask, terminateTask, waitTaskDuration, waitTaskUntil } from "@io-orkes/conductor-javascript";
+import { humanTask, setVariableTask, terminateTask, waitTaskDuration, waitTaskUntil } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
 import { createExecution, decide, isBlocked, nextDeadline, type Decision } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
@@ -314,6 +314,48 @@ describe("TERMINATE", () => {
     expect(state.status).toBe("FAILED");
     const optional = started([{ ...terminate({ terminationStatus: "${workflow.input.status}" }), optional: true }, http("after")], { status: "DONE" }).state;
     expect(optional.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["stop:COMPLETED_WITH_ERRORS", "after:IN_PROGRESS"]);
+  });
+});
+
+describe("HUMAN", () => {
+  /** The official client's humanTask, as sent over the wire, registered. */
+  function registeredHuman(extra: Partial<WorkflowTaskDef> = {}): WorkflowDef {
+    const human = { ...humanTask("review", { displayName: "Review the order", assignee: { userType: "EXTERNAL_USER", user: "ada@example.com" } }), ...extra };
+    const result = validateWorkflowDef(JSON.parse(JSON.stringify({ name: "approvals", version: 1, schemaVersion: 2, tasks: [human, http("ship")] })));
+    if (!result.ok) throw new Error(result.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; "));
+    return result.value;
+  }
+
+  it("registers as the official client's humanTask writes it and waits, untimed, IN_PROGRESS for a result from outside, its settings kept in its input", () => {
+    const execution = createExecution({ workflowId: "wf-1", definition: registeredHuman(), input: {} }, 1_000);
+    const { state, effects } = decide(execution, { type: "start" }, env(1_000));
+    expect(state.tasks).toHaveLength(1);
+    expect(state.tasks[0]).toMatchObject({ taskType: "HUMAN", status: "IN_PROGRESS", awaitingExternal: true, startTime: 1_000 });
+    expect(state.tasks[0]!.inputData).toEqual({ __humanTaskDefinition: { displayName: "Review the order", assignee: { userType: "EXTERNAL_USER", user: "ada@example.com" } } });
+    expect(effects.filter((effect) => effect.kind === "dispatch")).toEqual([]);
+    expect(nextDeadline(state)).toBeUndefined();
+    expect(isBlocked(state)).toBe(true);
+    // Time alone does not end it.
+    expect(decide(state, { type: "tick", liveTaskIds: new Set() }, env(86_400_000)).state.tasks[0]!.status).toBe("IN_PROGRESS");
+  });
+
+  it("a person's result ends it: completed, its output goes on to the next task; failed, the workflow fails with the reason given", () => {
+    const execution = createExecution({ workflowId: "wf-1", definition: registeredHuman(), input: {} }, 1_000);
+    const { state } = decide(execution, { type: "start" }, env(1_000));
+    const done = complete(state, 0, 5_000, { approved: true });
+    expect(done.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["review:COMPLETED", "ship:IN_PROGRESS"]);
+    expect(done.tasks[0]!.outputData).toEqual({ approved: true });
+    const rejected = decide(state, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "FAILED", output: {}, reason: "not in stock" }, env(5_000)).state;
+    expect(rejected).toMatchObject({ status: "FAILED", reasonForIncompletion: "Task review failed: not in stock" });
+  });
+
+  it("its task definition's timeoutSeconds still applies: unanswered by then, it times out", () => {
+    const definition = registeredHuman({ taskDefinition: { name: "review", timeoutSeconds: 60, responseTimeoutSeconds: 60 } as WorkflowTaskDef["taskDefinition"] });
+    const { state } = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, env(1_000));
+    expect(nextDeadline(state)).toBe(61_000);
+    const late = decide(state, { type: "tick", liveTaskIds: new Set() }, env(61_000)).state;
+    expect(late.tasks[0]!.status).toBe("TIMED_OUT");
+    expect(late.status).toBe("TIMED_OUT");
   });
 });
 

@@ -21,6 +21,13 @@ describe("the UI and system tasks", () => {
     expect(isCompletableByHand({ taskType: "TERMINATE", status: "COMPLETED", inputData: {}, workflowTask: { type: "TERMINATE" } })).toBe(false);
   });
 
+  it("offers to complete or fail a waiting HUMAN task by hand, and nothing once it has ended", () => {
+    const human = (status: string) => ({ taskType: "HUMAN", status, inputData: { __humanTaskDefinition: {} }, workflowTask: { type: "HUMAN" } });
+    expect(isCompletableByHand(human("IN_PROGRESS"))).toBe(true);
+    expect(isCompletableByHand(human("COMPLETED"))).toBe(false);
+    expect(isCompletableByHand(human("SCHEDULED"))).toBe(false);
+  });
+
   it("says in the diagram what each system step does, from its definition", () => {
     const step = (type: string, inputParameters: Record<string, unknown>) => ({ taskReferenceName: "s", type, inputParameters });
     expect(systemTaskNote(step("WAIT", { duration: "1h 30m" }))).toBe("waits 1h 30m");
@@ -34,6 +41,8 @@ describe("the UI and system tasks", () => {
       `computes (function () { return ${"1 + ".repeat(30)}`.slice(0, 69) + "…",
     );
     expect(systemTaskNote(step("INLINE", { evaluatorType: "value-param", expression: "chosen" }))).toBe("takes input chosen");
+    expect(systemTaskNote(step("HUMAN", { __humanTaskDefinition: { displayName: "Approve the refund" } }))).toBe("waits for a person: Approve the refund");
+    expect(systemTaskNote(step("HUMAN", {}))).toBe("waits for a person");
     expect(systemTaskNote(step("HTTP", { uri: "https://example.com" }))).toBeNull();
   });
 });

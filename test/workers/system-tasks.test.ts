@@ -85,6 +85,24 @@ describe("WAIT", () => {
   });
 });
 
+describe("HUMAN", () => {
+  it("waits for a person: a synchronous execute answers while it waits; its result through the by-reference route goes on to the next task", async () => {
+    const review = systemTask("review", "HUMAN", { __humanTaskDefinition: { displayName: "Review" }, order: "${workflow.input.order}" });
+    await register({ name: "human_review", tasks: [review, countTask("after", "human-after")] });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/human_review/1?waitForSeconds=60", { input: { order: 7 } });
+    expect(run.status).toBe("RUNNING");
+    expect(run.tasks.map((task) => `${task.referenceTaskName}:${task.taskType}:${task.status}`)).toEqual(["review:HUMAN:IN_PROGRESS"]);
+    expect(run.tasks[0]!.inputData).toEqual({ __humanTaskDefinition: { displayName: "Review" }, order: 7 });
+    expect(await hits("human-after")).toBe(0);
+    const response = await api("POST", `/api/tasks/${run.workflowId}/review/COMPLETED`, { approved: true });
+    expect(response.status).toBe(200);
+    const done = await waitFor(run.workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["review:COMPLETED", "after:COMPLETED"]);
+    expect(done.tasks[0]!.outputData).toEqual({ approved: true });
+    expect(await hits("human-after")).toBe(1);
+  });
+});
+
 describe("SET_VARIABLE", () => {
   it("one naming a secret is a 400 at registration, and the definition is not stored", async () => {
     const errors = await refusedRegistration({ name: "set_secret", tasks: [systemTask("set", "SET_VARIABLE", { token: "${workflow.secrets.api_token}" })] });

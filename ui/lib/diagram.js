@@ -66,7 +66,8 @@ function scriptLine(script) {
 /**
  * What a system task's step does, in a few words, from its definition: how long or until when a WAIT waits (or that
  * it waits to be completed by hand), which variables a SET_VARIABLE sets, how a TERMINATE ends the workflow, what an
- * INLINE computes, how often a DO_WHILE repeats its loop; null for other types.
+ * INLINE computes, how often a DO_WHILE repeats its loop, that a HUMAN waits for a person (and what for, from Orkes'
+ * displayName); null for other types.
  * @param {WorkflowTask} definitionTask
  * @returns {string | null}
  */
@@ -92,6 +93,11 @@ export function systemTaskNote(definitionTask) {
     }
     case "DO_WHILE":
       return repeats(definitionTask);
+    case "HUMAN": {
+      const settings = input["__humanTaskDefinition"];
+      const shown = settings !== null && typeof settings === "object" ? /** @type {Record<string, unknown>} */ (settings)["displayName"] : undefined;
+      return typeof shown === "string" && shown.trim() !== "" ? `waits for a person: ${scriptLine(shown)}` : "waits for a person";
+    }
     case "FORK_JOIN": {
       const count = definitionTask.forkTasks?.length ?? 0;
       return count === 1 ? "runs 1 branch" : `runs ${count} branches in parallel`;
@@ -279,7 +285,7 @@ export function attemptsOf(step) {
  * A diagram of a workflow: start, each step in sequence (coloured by the status of its latest instance), end.
  * Steps are buttons, so the diagram is usable by keyboard; a SUB_WORKFLOW step links to its child and can show
  * the child's own diagram nested inside it; a SIMPLE step says whether it waits for a worker's poll or which worker
- * took it; a system step (WAIT, SET_VARIABLE, TERMINATE, FORK_JOIN, JOIN, INLINE, DO_WHILE) says what it does; a SWITCH
+ * took it; a system step (WAIT, SET_VARIABLE, TERMINATE, FORK_JOIN, JOIN, INLINE, DO_WHILE, HUMAN) says what it does; a SWITCH
  * step shows its expression and its branches, each labelled with its case, the one it took and those it did not said
  * in words (not only by their look); a FORK_JOIN step shows its branches, numbered; a waiting JOIN says which of its
  * tasks it still waits for; a DO_WHILE step says which iteration it runs (or how many it ran) and shows its loop's

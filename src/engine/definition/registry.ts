@@ -37,4 +37,6 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   JOIN: validateJoinTask,
   INLINE: validateInlineTask,
   DO_WHILE: validateDoWhileTask,
+  // Waits for a person's result: nothing of its own to check (Orkes' assignment settings are kept as given).
+  HUMAN: () => [],
 };

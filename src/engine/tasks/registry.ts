@@ -2,6 +2,7 @@ import type { JsonObject, TaskType, WorkflowTaskDef } from "../model";
 import { doWhileTask } from "./do-while";
 import { forkJoinTask, joinTask } from "./fork-join";
 import { httpTask } from "./http";
+import { humanTask } from "./human";
 import { inlineTask } from "./inline";
 import { setVariableTask } from "./set-variable";
 import { simpleTask } from "./simple";
@@ -26,6 +27,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   JOIN: joinTask,
   INLINE: inlineTask,
   DO_WHILE: doWhileTask,
+  HUMAN: humanTask,
 };
 
 /**
