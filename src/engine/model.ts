@@ -16,9 +16,10 @@ export type JsonObject = { [key: string]: JsonValue };
  * are Conductor's system tasks, run by the engine itself. FORK_JOIN runs its branches (`forkTasks`) side by side, and
  * the JOIN that must follow it waits for the tasks it names (`joinOn`). INLINE computes a value with a script or
  * an input parameter. DO_WHILE runs its `loopOver` tasks again and again, as long as its `loopCondition` holds (or once
- * for each of its `items`). HUMAN waits for a person's result, reported from outside.
+ * for each of its `items`). HUMAN waits for a person's result, reported from outside. DECISION is Conductor's older
+ * SWITCH: its case comes from `caseValueParam` or `caseExpression`.
  */
-export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH", "WAIT", "SET_VARIABLE", "TERMINATE", "FORK_JOIN", "JOIN", "INLINE", "DO_WHILE", "HUMAN"] as const;
+export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH", "WAIT", "SET_VARIABLE", "TERMINATE", "FORK_JOIN", "JOIN", "INLINE", "DO_WHILE", "HUMAN", "DECISION"] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
 
@@ -73,6 +74,23 @@ export const SWITCH_EVALUATOR_TYPES = ["value-param", "javascript", "graaljs"] a
 /** One of {@link SWITCH_EVALUATOR_TYPES}. */
 export type SwitchEvaluatorType = (typeof SWITCH_EVALUATOR_TYPES)[number];
 
+/** True for the task types that run one of their branches, chosen by a case (SWITCH and its older form, DECISION). */
+export function choosesCase(type: TaskType): type is "SWITCH" | "DECISION" {
+  return type === "SWITCH" || type === "DECISION";
+}
+
+/**
+ * The case a COMPLETED task of `type` (SWITCH or DECISION) chose, as its output records it (`evaluationResult` for a
+ * SWITCH, `caseOutput` for a DECISION, each a one-element list in Conductor): `String.valueOf` of that element (JSON
+ * for a list or object); undefined when there is none.
+ */
+export function chosenCase(type: TaskType, output: JsonObject): string | undefined {
+  const recorded = output[type === "DECISION" ? "caseOutput" : "evaluationResult"];
+  if (!Array.isArray(recorded) || recorded.length === 0) return undefined;
+  const value = recorded[0];
+  return typeof value === "string" ? value : JSON.stringify(value ?? null);
+}
+
 /** A task as written in a workflow definition (Conductor's `WorkflowTask`). */
 export interface WorkflowTaskDef {
   name: string;
@@ -95,9 +113,13 @@ export interface WorkflowTaskDef {
   evaluatorType?: SwitchEvaluatorType;
   /** SWITCH: the input parameter naming the case (value-param), or the expression computing it (javascript). */
   expression?: string;
-  /** SWITCH: the tasks run for each case value (compared as a string); an empty list takes the defaultCase, as in Conductor. */
+  /** DECISION: the input parameter whose value is the case (used when there is no `caseExpression`). */
+  caseValueParam?: string;
+  /** DECISION: JavaScript computing the case, with `$` bound to the task's input. */
+  caseExpression?: string;
+  /** SWITCH, DECISION: the tasks run for each case value (compared as a string); an empty list takes the defaultCase, as in Conductor. */
   decisionCases?: Record<string, WorkflowTaskDef[]>;
-  /** SWITCH: the tasks run when no case matches. */
+  /** SWITCH, DECISION: the tasks run when no case matches. */
   defaultCase?: WorkflowTaskDef[];
   /** FORK_JOIN: its branches, each a list of tasks, run side by side; the JOIN that follows it waits for them. */
   forkTasks?: WorkflowTaskDef[][];

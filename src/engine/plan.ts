@@ -17,7 +17,7 @@
  * A definition without SWITCH, FORK_JOIN or DO_WHILE tasks plans as its `tasks` list, so the indexes stored in executions
  * started before those existed keep their meaning.
  */
-import type { JsonValue, TaskExecution, WorkflowDef, WorkflowTaskDef } from "./model";
+import { chosenCase, choosesCase, type TaskExecution, type WorkflowDef, type WorkflowTaskDef } from "./model";
 import { setOwn } from "./own-property";
 import { taskScript } from "./scripts";
 
@@ -144,9 +144,9 @@ export function joinedBy(definition: WorkflowDef, joinIndex: number, index: numb
 }
 
 /**
- * Where the workflow goes after `task` ended successfully: the first task of the branch a COMPLETED SWITCH chose
- * (by its output's `evaluationResult[0]`, the defaultCase when no case has that value or its list is empty), else
- * the step after it.
+ * Where the workflow goes after `task` ended successfully: the first task of the branch a COMPLETED SWITCH (or
+ * DECISION) chose (see `chosenCase`; the defaultCase when no case has that value or its list is empty), else the
+ * step after it.
  * The plan's length means the workflow is done. A SWITCH skipped or absorbed as optional runs no branch.
  */
 export function nextPlanIndex(definition: WorkflowDef, task: Pick<TaskExecution, "definitionIndex" | "status" | "outputData">): number {
@@ -154,7 +154,7 @@ export function nextPlanIndex(definition: WorkflowDef, task: Pick<TaskExecution,
   const step = plan.steps[task.definitionIndex];
   if (step === undefined) return plan.steps.length;
   if (step.branches === undefined || task.status !== "COMPLETED") return step.next;
-  const chosen = caseOf(task.outputData["evaluationResult"]);
+  const chosen = chosenCase(step.task.type, task.outputData);
   if (chosen === undefined) return step.next;
   return step.branches.cases.get(chosen) ?? step.branches.defaultStart;
 }
@@ -247,13 +247,6 @@ function branchesOf(task: WorkflowTaskDef): WorkflowTaskDef[][] {
   return [...Object.values(task.decisionCases ?? {}), task.defaultCase ?? []];
 }
 
-/** Conductor's case value: the evaluation result as a string (`String.valueOf`), of a one-element list. */
-function caseOf(evaluationResult: JsonValue | undefined): string | undefined {
-  if (!Array.isArray(evaluationResult) || evaluationResult.length === 0) return undefined;
-  const value = evaluationResult[0];
-  return typeof value === "string" ? value : JSON.stringify(value ?? null);
-}
-
 function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
   const steps: PlanStep[] = [];
   const byReference = new Map<string, number>();
@@ -281,7 +274,7 @@ function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
       });
       steps.push(step({}));
       if (!byReference.has(task.taskReferenceName)) byReference.set(task.taskReferenceName, own);
-      if (task.type === "SWITCH") {
+      if (choosesCase(task.type)) {
         const cases = new Map<string, number>();
         for (const [value, list] of Object.entries(task.decisionCases ?? {})) {
           // An empty case is not a branch of its own: like Conductor's SwitchTaskMapper, it takes the defaultCase.

@@ -24,7 +24,7 @@ export interface ScriptRunner {
 /**
  * The script `task` runs, if any, and the field holding it: an INLINE's `inputParameters.expression`, a SWITCH's
  * `expression` or a DO_WHILE's `loopCondition`, each when its evaluatorType is javascript or graaljs (for a DO_WHILE,
- * also when it has none). Reads a task as received too, whatever its shape.
+ * also when it has none), or a DECISION's `caseExpression`. Reads a task as received too, whatever its shape.
  */
 export function taskScript(task: unknown): { source: string; field: string } | undefined {
   if (!isRecord(task)) return undefined;
@@ -36,6 +36,9 @@ export function taskScript(task: unknown): { source: string; field: string } | u
   }
   const expression = task["expression"];
   if (task["type"] === "SWITCH" && isScriptEvaluator(task["evaluatorType"]) && typeof expression === "string") return { source: expression, field: "expression" };
+  const caseExpression = task["caseExpression"];
+  // A DECISION's caseExpression is JavaScript whenever it is not blank (see decisionEvaluator).
+  if (task["type"] === "DECISION" && typeof caseExpression === "string" && caseExpression.trim() !== "") return { source: caseExpression, field: "caseExpression" };
   const condition = task["loopCondition"];
   // A DO_WHILE's condition is javascript when no evaluatorType is given, as in Conductor OSS.
   const loopEvaluator = task["evaluatorType"] ?? "javascript";

@@ -384,7 +384,7 @@ describe("validateWorkflowDef: common task fields", () => {
       outputParameters: { x: "${" },
       tasks: [
         httpTask("a", { method: "FETCH" }),
-        { name: "b", taskReferenceName: "a", type: "DECISION" },
+        { name: "b", taskReferenceName: "a", type: "FORK_JOIN_DYNAMIC" },
         subTask("c", {}),
         webhookTask("d", { timeoutSeconds: -5 }),
       ],

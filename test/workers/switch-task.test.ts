@@ -337,3 +337,46 @@ describe("SWITCH tasks", () => {
     expect(errors.map((issue) => issue.message).join("\n")).toMatch(/at most 200 tasks \(counting those inside SWITCH and FORK_JOIN branches and DO_WHILE loops\), but this one has 201/);
   });
 });
+
+describe("DECISION tasks (Conductor's older SWITCH)", () => {
+  /** A DECISION routing on `${workflow.input.kind}`, by caseValueParam or by caseExpression, then a task after it. */
+  function decisionDefinition(name: string, key: string, chooser: JsonObject): JsonObject {
+    return {
+      name,
+      tasks: [
+        {
+          name: "route",
+          taskReferenceName: "route",
+          type: "DECISION",
+          ...chooser,
+          inputParameters: { kind: "${workflow.input.kind}" },
+          decisionCases: { fast: [httpTask("fast_call", { uri: target(`/count/${key}-fast`), method: "GET" })] },
+          defaultCase: [httpTask("fallback", { uri: target(`/count/${key}-default`), method: "GET" })],
+        },
+        httpTask("after", { uri: target(`/count/${key}-after`), method: "GET" }),
+      ],
+      outputParameters: { chosen: "${route.output.caseOutput[0]}" },
+    };
+  }
+
+  it("run the case caseValueParam or caseExpression names, stored and returned as registered", async () => {
+    await register(decisionDefinition("decision_param", "dp", { caseValueParam: "kind" }));
+    const byParam = await waitFor(await startWorkflow("decision_param", { kind: "fast" }), ["COMPLETED", "FAILED"]);
+    expect(byParam.tasks.map((task) => `${task.referenceTaskName}:${task.taskType}:${task.status}`)).toEqual(["route:DECISION:COMPLETED", "fast_call:HTTP:COMPLETED", "after:HTTP:COMPLETED"]);
+    expect(byParam.output).toEqual({ chosen: "fast" });
+    await register(decisionDefinition("decision_script", "ds", { caseExpression: "$.kind === 'FAST' ? 'fast' : 'other'" }));
+    const byScript = await waitFor(await startWorkflow("decision_script", { kind: "fast" }), ["COMPLETED", "FAILED"]);
+    expect(byScript.tasks.map((task) => task.referenceTaskName)).toEqual(["route", "fallback", "after"]);
+    expect(byScript.output).toEqual({ chosen: "other" });
+    expect([await hits("dp-fast"), await hits("dp-default"), await hits("ds-fast"), await hits("ds-default")]).toEqual([1, 0, 0, 1]);
+    const stored = await apiOk<{ tasks: Array<JsonObject> }>("GET", "/api/metadata/workflow/decision_script");
+    expect(stored.tasks[0]).toMatchObject({ type: "DECISION", caseExpression: "$.kind === 'FAST' ? 'fast' : 'other'" });
+  });
+
+  it("refuse a caseExpression that does not parse, or neither field, naming the path; nothing is stored", async () => {
+    const unparsable = await refused(decisionDefinition("decision_bad", "db", { caseExpression: "$.kind ===" }));
+    expect(unparsable).toEqual([{ path: "tasks[0].caseExpression", message: expect.stringMatching(/^the script does not parse as JavaScript: SyntaxError/) }]);
+    const neither = await refused(decisionDefinition("decision_none", "dn", {}));
+    expect(neither.map((issue) => issue.path)).toEqual(["tasks[0].caseValueParam"]);
+  });
+});

@@ -3,7 +3,7 @@ import { formatDuration, h, statusBadge } from "./dom.js";
 
 /**
  * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown>,
- *   evaluatorType?: string, expression?: string, decisionCases?: Record<string, WorkflowTask[]>, defaultCase?: WorkflowTask[],
+ *   evaluatorType?: string, expression?: string, caseValueParam?: string, caseExpression?: string, decisionCases?: Record<string, WorkflowTask[]>, defaultCase?: WorkflowTask[],
  *   forkTasks?: WorkflowTask[][], joinOn?: string[], loopCondition?: string, loopOver?: WorkflowTask[] }} WorkflowTask
  * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
  *   subWorkflowId?: string, retried?: boolean, workflowTask?: { type?: string, name?: string }, workerId?: string, domain?: string, inputData?: Record<string, unknown>,
@@ -165,7 +165,7 @@ function stepsWithin(definitionTasks, tasks, reachable, inLoop) {
     if (inLoop) step.inLoop = true;
     if (!reachable) step.notTaken = true;
     // In a loop, the SWITCH's latest instance is its latest iteration's: its branch is the one shown taken.
-    if (definitionTask.type === "SWITCH") step.branches = branchesOf(definitionTask, instances.at(-1), tasks, reachable, inLoop);
+    if (definitionTask.type === "SWITCH" || definitionTask.type === "DECISION") step.branches = branchesOf(definitionTask, instances.at(-1), tasks, reachable, inLoop);
     if (definitionTask.type === "FORK_JOIN") {
       step.forkBranches = (definitionTask.forkTasks ?? []).map((list) => ({ steps: stepsWithin(list, tasks, reachable, inLoop), notTaken: !reachable }));
     }
@@ -214,7 +214,7 @@ function branchesOf(definitionTask, latest, tasks, reachable, inLoop) {
   /** @type {Array<[string | null, WorkflowTask[]]>} */
   const lists = [...cases, [null, definitionTask.defaultCase ?? []]];
   // An empty case is no branch of its own: it takes the default, as the service (and Conductor) runs it.
-  const taken = reachable ? takenBranch(cases.map(([value, list]) => (list.length > 0 ? value : null)), latest) : -1;
+  const taken = reachable ? takenBranch(cases.map(([value, list]) => (list.length > 0 ? value : null)), latest, definitionTask.type) : -1;
   return lists.map(([caseValue, list], index) => {
     const isTaken = taken === undefined ? null : taken === index;
     return { caseValue, taken: isTaken, steps: stepsWithin(list, tasks, isTaken !== false, inLoop) };
@@ -222,19 +222,20 @@ function branchesOf(definitionTask, latest, tasks, reachable, inLoop) {
 }
 
 /**
- * The branch a SWITCH's latest instance took, as the service chooses it (src/engine/plan.ts, nextPlanIndex): a
- * COMPLETED SWITCH runs the case equal to its `evaluationResult[0]` (compared as a string), else the default; a
- * skipped one, or an optional one that failed, runs none.
+ * The branch a SWITCH's (or DECISION's) latest instance took, as the service chooses it (src/engine/plan.ts,
+ * nextPlanIndex): a COMPLETED one runs the case equal to its `evaluationResult[0]` (a DECISION's `caseOutput[0]`),
+ * compared as a string, else the default; a skipped one, or an optional one that failed, runs none.
  * @param {Array<string | null>} caseValues the cases in order, null for an empty one (which takes the default)
  * @param {Task | undefined} latest
+ * @param {string} type SWITCH or DECISION
  * @returns {number | undefined} the branch's index (the default's is `caseValues.length`), -1 for none, undefined
  *   while it is not decided
  */
-function takenBranch(caseValues, latest) {
+function takenBranch(caseValues, latest, type) {
   if (!latest) return undefined;
   if (latest.status === "SKIPPED" || latest.status === "COMPLETED_WITH_ERRORS") return -1;
   if (latest.status !== "COMPLETED") return undefined;
-  const chosen = caseOf(latest.outputData?.["evaluationResult"]);
+  const chosen = caseOf(latest.outputData?.[type === "DECISION" ? "caseOutput" : "evaluationResult"]);
   if (chosen === undefined) return -1;
   const index = caseValues.indexOf(chosen);
   return index >= 0 ? index : caseValues.length;
@@ -383,14 +384,16 @@ function loopProgress(latest) {
 const EXPRESSION_SHOWN = 60;
 
 /**
- * What a SWITCH decides on, in a line: its evaluator and expression.
+ * What a SWITCH decides on, in a line: its evaluator and expression; for a DECISION, its caseExpression or (without
+ * one) its caseValueParam, as the service evaluates it.
  * @param {WorkflowTask} definitionTask
  */
 function switchExpression(definitionTask) {
-  const expression = definitionTask.expression ?? "";
+  const [label, expression] = definitionTask.type !== "DECISION" ? [definitionTask.evaluatorType ?? "value-param", definitionTask.expression ?? ""]
+    : (definitionTask.caseExpression ?? "").trim() !== "" ? ["caseExpression", definitionTask.caseExpression ?? ""]
+    : ["caseValueParam", definitionTask.caseValueParam ?? ""];
   const shown = expression.length > EXPRESSION_SHOWN ? `${expression.slice(0, EXPRESSION_SHOWN - 1)}…` : expression;
-  return h("span", { className: "node-note switch-expression", title: expression },
-    `${definitionTask.evaluatorType ?? "value-param"}: `, h("code", {}, shown));
+  return h("span", { className: "node-note switch-expression", title: expression }, `${label}: `, h("code", {}, shown));
 }
 
 /**

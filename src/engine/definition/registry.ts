@@ -9,7 +9,7 @@ import { validateHttpTask } from "../tasks/http/validate";
 import { validateInlineTask } from "../tasks/inline/validate";
 import { validateSetVariableTask } from "../tasks/set-variable/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
-import { validateSwitchTask } from "../tasks/switch/validate";
+import { validateDecisionTask, validateSwitchTask } from "../tasks/switch/validate";
 import { validateTerminateTask } from "../tasks/terminate/validate";
 import { validateWaitTask } from "../tasks/wait/validate";
 import { validateWaitForWebhookTask } from "../tasks/wait-for-webhook/validate";
@@ -39,4 +39,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   DO_WHILE: validateDoWhileTask,
   // Waits for a person's result: nothing of its own to check (Orkes' assignment settings are kept as given).
   HUMAN: () => [],
+  DECISION: validateDecisionTask,
 };

@@ -193,7 +193,7 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
   if (taskDefinition && !taskDefinition.ok) issues.push(...taskDefinition.errors);
 
   // Checked even when the SWITCH's or fork's own fields are wrong, so that every problem is reported in one round trip.
-  const branches = type === "SWITCH" ? validateBranches(raw, path, depth) : undefined;
+  const branches = type === "SWITCH" || type === "DECISION" ? validateBranches(raw, path, depth) : undefined;
   if (branches !== undefined) issues.push(...branches.issues);
   const forkTasks = type === "FORK_JOIN" ? validateForkBranches(raw, path, depth) : undefined;
   if (forkTasks !== undefined) issues.push(...forkTasks.issues);
@@ -203,8 +203,15 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
   if (issues.length > 0 || !common.success) return { issues };
   const task: WorkflowTaskDef = { ...common.output };
   if (branches !== undefined) {
-    task.evaluatorType = raw["evaluatorType"] as SwitchEvaluatorType;
-    task.expression = raw["expression"] as string;
+    if (task.type === "SWITCH") {
+      task.evaluatorType = raw["evaluatorType"] as SwitchEvaluatorType;
+      task.expression = raw["expression"] as string;
+    } else {
+      // Checked by validateDecisionTask: each a string when given, one of them not blank.
+      const { caseValueParam, caseExpression } = raw as { caseValueParam?: string | null; caseExpression?: string | null };
+      if (typeof caseValueParam === "string") task.caseValueParam = caseValueParam;
+      if (typeof caseExpression === "string") task.caseExpression = caseExpression;
+    }
     task.decisionCases = branches.decisionCases;
     task.defaultCase = branches.defaultCase;
   }
@@ -367,7 +374,7 @@ export function rawTaskEntries(tasks: readonly unknown[], path: string, depth = 
     }
     const loopOver = task["loopOver"];
     if (task["type"] === "DO_WHILE" && Array.isArray(loopOver)) entries.push(...rawTaskEntries(loopOver, childPath(own, "loopOver"), depth + 1));
-    if (task["type"] !== "SWITCH") return entries;
+    if (task["type"] !== "SWITCH" && task["type"] !== "DECISION") return entries;
     const cases = task["decisionCases"];
     if (isRecord(cases)) {
       for (const [value, branch] of Object.entries(cases)) {

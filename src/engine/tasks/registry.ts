@@ -8,7 +8,7 @@ import { setVariableTask } from "./set-variable";
 import { simpleTask } from "./simple";
 import type { TaskTypeModule } from "./task-type";
 import { subWorkflowTask } from "./sub-workflow";
-import { switchTask } from "./switch";
+import { decisionTask, switchTask } from "./switch";
 import { terminateTask } from "./terminate";
 import { waitTask } from "./wait";
 import { waitForWebhookTask } from "./wait-for-webhook";
@@ -28,6 +28,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   INLINE: inlineTask,
   DO_WHILE: doWhileTask,
   HUMAN: humanTask,
+  DECISION: decisionTask,
 };
 
 /**

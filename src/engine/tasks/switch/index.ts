@@ -1,14 +1,22 @@
 import type { DecideEnv } from "../../config";
-import type { JsonValue, TaskExecution, WorkflowTaskDef } from "../../model";
+import type { JsonValue, SwitchEvaluatorType, TaskExecution, WorkflowTaskDef } from "../../model";
 import { evaluateWith, type ScriptOutcome } from "../../scripts";
-import type { TaskTypeModule } from "../task-type";
+import type { TaskStart, TaskTypeModule } from "../task-type";
+
+/** How a task's case is computed: an evaluator type and what it evaluates, as a SWITCH's `evaluatorType`/`expression`. */
+export interface CaseEvaluator {
+  evaluatorType: SwitchEvaluatorType;
+  expression: string;
+}
 
 /**
- * The case a SWITCH's definition and resolved input choose, as Conductor's evaluators compute it: value-param reads
- * the input parameter `expression` names, javascript (and graaljs) runs `expression` with `$` bound to the input.
+ * A DECISION's evaluator, as Conductor's DecisionTaskMapper chooses it: `caseExpression` (JavaScript, `$` bound to
+ * the input) when it is not blank, else the input parameter `caseValueParam` names.
  */
-function evaluateCase(task: TaskExecution, definition: WorkflowTaskDef, env: DecideEnv): ScriptOutcome {
-  return evaluateWith(definition.evaluatorType ?? "javascript", definition.expression ?? "", task.inputData, env.scripts);
+export function decisionEvaluator(definition: Pick<WorkflowTaskDef, "caseExpression" | "caseValueParam">): CaseEvaluator {
+  const script = definition.caseExpression;
+  if (script !== undefined && script.trim() !== "") return { evaluatorType: "javascript", expression: script };
+  return { evaluatorType: "value-param", expression: definition.caseValueParam ?? "" };
 }
 
 /** Conductor's case value: `String.valueOf` of the result (JSON for a list or object, which only a default case takes). */
@@ -17,18 +25,37 @@ function caseValue(result: JsonValue): string {
 }
 
 /**
- * SWITCH: completes as it starts, with `evaluationResult: [case]` in its output (as Conductor's); the decider then
- * runs the branch of that case (see `nextPlanIndex`). Nothing is dispatched.
+ * Starts a task choosing a case: it completes as it starts, with `[case]` under `outputKey` in its output; the decider
+ * then runs the branch of that case (see `nextPlanIndex`). Nothing is dispatched. One whose case cannot be computed
+ * fails for good, as Conductor fails it: running the default would hide the error.
+ */
+function startCaseTask(task: TaskExecution, evaluator: CaseEvaluator, outputKey: string, env: DecideEnv): TaskStart {
+  const ended = { startTime: env.now, endTime: env.now, updateTime: env.now };
+  const outcome: ScriptOutcome = evaluateWith(evaluator.evaluatorType, evaluator.expression, task.inputData, env.scripts);
+  if (outcome.ok) return { task: { ...task, ...ended, status: "COMPLETED", outputData: { [outputKey]: [caseValue(outcome.value)] } }, dispatch: false };
+  const reason = `The ${task.taskType} expression could not be evaluated: ${outcome.error}`;
+  return { task: { ...task, ...ended, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason }, dispatch: false };
+}
+
+/**
+ * SWITCH: its case from `evaluatorType` and `expression` (value-param reads the input parameter `expression` names,
+ * javascript and graaljs run `expression` with `$` bound to the input), recorded as `evaluationResult: [case]`.
  */
 export const switchTask: TaskTypeModule = {
   type: "SWITCH",
   start(task, definition, _execution, env) {
-    const ended = { startTime: env.now, endTime: env.now, updateTime: env.now };
-    const outcome = evaluateCase(task, definition, env);
-    if (outcome.ok) return { task: { ...task, ...ended, status: "COMPLETED", outputData: { evaluationResult: [caseValue(outcome.value)] } }, dispatch: false };
-    // Conductor fails the SWITCH too: no case can be chosen, and running the default would hide the error.
-    const reason = `The SWITCH expression could not be evaluated: ${outcome.error}`;
-    return { task: { ...task, ...ended, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason }, dispatch: false };
+    return startCaseTask(task, { evaluatorType: definition.evaluatorType ?? "javascript", expression: definition.expression ?? "" }, "evaluationResult", env);
+  },
+  attemptDeadline(_task, env) {
+    return env.now;
+  },
+};
+
+/** DECISION (Conductor's older SWITCH): its case from {@link decisionEvaluator}, recorded as `caseOutput: [case]`. */
+export const decisionTask: TaskTypeModule = {
+  type: "DECISION",
+  start(task, definition, _execution, env) {
+    return startCaseTask(task, decisionEvaluator(definition), "caseOutput", env);
   },
   attemptDeadline(_task, env) {
     return env.now;
