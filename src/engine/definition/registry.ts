@@ -7,6 +7,7 @@ import { validateDoWhileTask } from "../tasks/do-while/validate";
 import { validateForkJoinTask, validateJoinTask } from "../tasks/fork-join/validate";
 import { validateHttpTask } from "../tasks/http/validate";
 import { validateInlineTask } from "../tasks/inline/validate";
+import { validateJsonJqTransformTask } from "../tasks/json-jq-transform/validate";
 import { validateSetVariableTask } from "../tasks/set-variable/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
 import { validateSwitchTask } from "../tasks/switch/validate";
@@ -37,4 +38,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   JOIN: validateJoinTask,
   INLINE: validateInlineTask,
   DO_WHILE: validateDoWhileTask,
+  JSON_JQ_TRANSFORM: validateJsonJqTransformTask,
 };

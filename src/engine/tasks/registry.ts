@@ -3,6 +3,7 @@ import { doWhileTask } from "./do-while";
 import { forkJoinTask, joinTask } from "./fork-join";
 import { httpTask } from "./http";
 import { inlineTask } from "./inline";
+import { jsonJqTransformTask } from "./json-jq-transform";
 import { setVariableTask } from "./set-variable";
 import { simpleTask } from "./simple";
 import type { TaskTypeModule } from "./task-type";
@@ -26,6 +27,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   JOIN: joinTask,
   INLINE: inlineTask,
   DO_WHILE: doWhileTask,
+  JSON_JQ_TRANSFORM: jsonJqTransformTask,
 };
 
 /**
