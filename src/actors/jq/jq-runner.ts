@@ -14,8 +14,8 @@ const MEMORY_LIMIT_BYTES = 48 * 1024 * 1024;
 /** As for scripts: QuickJS stops a runaway recursion with its own error before the host's stack overflows. */
 const MAX_STACK_BYTES = 256 * 1024;
 /**
- * Interrupt-handler calls a filter may take (QuickJS calls it every few thousand operations): about a million
- * simple loop iterations, a few hundred ms, enough for a filter over thousands of items. A count, not a clock, as for
+ * Interrupt-handler calls a filter may take (QuickJS calls it every few thousand operations): five times a script's,
+ * a few hundred ms, as jqjs takes many interpreter steps per jq step; a select over 1,000 items takes about 20. A count, not a clock, as for
  * scripts: workerd's clock stands still while code runs.
  */
 const INTERRUPT_BUDGET = 1000;
@@ -120,7 +120,7 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
       const result = context.callFunction(pick(current), context.undefined, ...handles);
       for (const handle of handles) handle.dispose();
       if (result.error) {
-        const error = current.interrupts > INTERRUPT_BUDGET ? "the filter ran too long and was stopped (a filter may take about a million steps)" : describeError(context, result.error);
+        const error = current.interrupts > INTERRUPT_BUDGET ? "the filter ran too long and was stopped (a filter may run five times as long as an INLINE script, a few hundred ms)" : describeError(context, result.error);
         result.error.dispose();
         discard();
         return { ok: false, error };
