@@ -26,6 +26,7 @@ import {
   type JsonObject,
   type TaskExecution,
   type WorkflowExecution as Execution,
+  type WorkflowDef,
   type WorkflowStatus,
 } from "../engine/model";
 import { taskInputTemplate } from "../engine/tasks/registry";
@@ -34,6 +35,7 @@ import { workerQueueKey, type WorkerQueueEntry } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { planOf, planTask } from "../engine/plan";
+import type { JqRunner } from "../engine/jq";
 import type { ScriptRunner } from "../engine/scripts";
 import { toTaskView, toWorkflowView } from "../engine/view";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
@@ -50,6 +52,7 @@ import { redactSecretValues, secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt } from "./task-queue";
 import { WakeSignal } from "./wake-signal";
+import { loadJqRunner } from "./jq/load";
 import { loadScriptRunner } from "./scripts/load";
 
 /** The outcome of an RPC call: refusals travel as values, because thrown errors lose their kind over RPC. */
@@ -198,6 +201,18 @@ const SCRIPTS_NOT_LOADED: ScriptRunner = {
   syntaxError: () => undefined,
 };
 
+/** As {@link SCRIPTS_NOT_LOADED}, for the jq processor of an object whose definition has no JSON_JQ_TRANSFORM. */
+const JQ_NOT_LOADED: JqRunner = {
+  run: () => ({ ok: false, error: "the jq processor was not loaded for this execution (a bug: please report it)" }),
+  compileError: () => undefined,
+};
+
+/** True when running `definition` may need the script interpreter or the jq processor, loaded before its decisions. */
+function needsInterpreters(definition: WorkflowDef): boolean {
+  const plan = planOf(definition);
+  return plan.usesScripts || plan.usesJq;
+}
+
 function ok<T>(value: T): ActorResult<T> {
   return { ok: true, value };
 }
@@ -292,6 +307,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   #alarmAt: number | null = null;
   /** The script interpreter: loaded before the first decision of an execution whose definition has scripts. */
   #scripts: ScriptRunner = SCRIPTS_NOT_LOADED;
+  /** The jq processor: loaded before the first decision of an execution whose definition has a JSON_JQ_TRANSFORM. */
+  #jq: JqRunner = JQ_NOT_LOADED;
   #backgroundRetryAt: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -318,12 +335,14 @@ export class WorkflowExecution extends DurableObject<Env> {
     const parentReopen = meta.get("parentReopen");
     this.#parentReopen = parentReopen === undefined ? undefined : (JSON.parse(parentReopen) as OwedParentReopen);
     const execution = this.#execution;
-    if (execution && planOf(execution.definition).usesScripts) void ctx.blockConcurrencyWhile(() => this.#loadScripts());
+    if (execution && needsInterpreters(execution.definition)) void ctx.blockConcurrencyWhile(() => this.#loadInterpreters(execution.definition));
   }
 
-  /** Loads the script interpreter (once per isolate) for this object's decisions. */
-  async #loadScripts(): Promise<void> {
-    this.#scripts = await loadScriptRunner();
+  /** Loads the script interpreter and the jq processor (each once per isolate) when `definition`'s decisions may need them. */
+  async #loadInterpreters(definition: WorkflowDef): Promise<void> {
+    const plan = planOf(definition);
+    if (plan.usesScripts) this.#scripts = await loadScriptRunner();
+    if (plan.usesJq) this.#jq = await loadJqRunner();
   }
 
   // ---- RPC: starting and reading ------------------------------------------------------------
@@ -335,7 +354,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   async start(params: NewExecution): Promise<ActorResult<string>> {
     // Before anything is read: the checks below and the first decision then run in one synchronous turn. The plan is
     // the one the decision uses: createExecution keeps this definition object.
-    if (planOf(params.definition).usesScripts) await this.#loadScripts();
+    if (needsInterpreters(params.definition)) await this.#loadInterpreters(params.definition);
     this.#recover();
     const existing = this.#execution;
     if (existing) {
@@ -435,7 +454,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** Applies a lifecycle command (terminate, pause, resume, retry, restart, rerun), a task skip or an update of the variables. */
   async command(command: WorkflowCommand): Promise<ActorResult<null>> {
-    if (command.type === "restart" && command.definition !== undefined && planOf(command.definition).usesScripts) await this.#loadScripts();
+    if (command.type === "restart" && command.definition !== undefined && needsInterpreters(command.definition)) await this.#loadInterpreters(command.definition);
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
@@ -893,7 +912,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   #decideEnv(): DecideEnv {
-    return { now: Date.now(), newId: () => crypto.randomUUID(), config: this.#config.engine, scripts: this.#scripts };
+    return { now: Date.now(), newId: () => crypto.randomUUID(), config: this.#config.engine, scripts: this.#scripts, jq: this.#jq };
   }
 
   /**

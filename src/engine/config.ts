@@ -1,3 +1,4 @@
+import type { JqRunner } from "./jq";
 import type { ScriptRunner } from "./scripts";
 
 /** Limits and defaults the engine applies; the worker fills them from configuration. */
@@ -38,7 +39,7 @@ export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   maxExecutionBytes: 10 * 1024 * 1024,
 };
 
-/** What the engine may not read or do by itself: the clock, the id source and the script interpreter. */
+/** What the engine may not read or do by itself: the clock, the id source, the script interpreter and the jq processor. */
 export interface DecideEnv {
   /** Current time, epoch ms. */
   now: number;
@@ -47,4 +48,6 @@ export interface DecideEnv {
   config: EngineConfig;
   /** Runs INLINE scripts and SWITCH javascript expressions. */
   scripts: ScriptRunner;
+  /** Runs JSON_JQ_TRANSFORM filters. */
+  jq: JqRunner;
 }

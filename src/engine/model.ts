@@ -16,10 +16,10 @@ export type JsonObject = { [key: string]: JsonValue };
  * are Conductor's system tasks, run by the engine itself. FORK_JOIN runs its branches (`forkTasks`) side by side, and
  * the JOIN that must follow it waits for the tasks it names (`joinOn`). INLINE computes a value with a script or
  * an input parameter. DO_WHILE runs its `loopOver` tasks again and again, as long as its `loopCondition` holds (or once
- * for each of its `items`). HUMAN waits for a person's result, reported from outside. DECISION is Conductor's older
- * SWITCH: its case comes from `caseValueParam` or `caseExpression`.
+ * for each of its `items`). JSON_JQ_TRANSFORM reshapes its input with a jq filter. HUMAN waits for a person's result,
+ * reported from outside. DECISION is Conductor's older SWITCH: its case comes from `caseValueParam` or `caseExpression`.
  */
-export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH", "WAIT", "SET_VARIABLE", "TERMINATE", "FORK_JOIN", "JOIN", "INLINE", "DO_WHILE", "HUMAN", "DECISION"] as const;
+export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH", "WAIT", "SET_VARIABLE", "TERMINATE", "FORK_JOIN", "JOIN", "INLINE", "DO_WHILE", "JSON_JQ_TRANSFORM", "HUMAN", "DECISION"] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
 

@@ -19,6 +19,7 @@
  */
 import { chosenCase, choosesCase, type TaskExecution, type WorkflowDef, type WorkflowTaskDef } from "./model";
 import { setOwn } from "./own-property";
+import { taskJqFilter } from "./jq";
 import { taskScript } from "./scripts";
 
 /** One task of a {@link Plan}. */
@@ -75,6 +76,8 @@ export interface Plan {
   readonly hasLoops: boolean;
   /** True when running the definition may need the script interpreter (see `taskScript`). */
   readonly usesScripts: boolean;
+  /** True when running the definition may need the jq processor (a JSON_JQ_TRANSFORM). */
+  readonly usesJq: boolean;
 }
 
 // Definitions are immutable once stored in an execution, so a plan is computed once per definition object.
@@ -314,5 +317,6 @@ function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
     hasForks: lanes.size > 1,
     hasLoops: steps.some((step) => step.loop !== undefined),
     usesScripts: steps.some((step) => taskScript(step.task) !== undefined),
+    usesJq: steps.some((step) => step.task.type === "JSON_JQ_TRANSFORM"),
   };
 }

@@ -2,12 +2,13 @@ import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
 import { decide, type ExecutionEvent } from "../../src/engine/decider";
 import { EngineError } from "../../src/engine/errors";
 import type { WorkflowExecution } from "../../src/engine/model";
+import { jqRunner } from "./jq-runner";
 import { scriptRunner } from "./script-runner";
 
 /** The decider's environment at `now`, with ids unique to that moment and the default configuration. */
 export function env(now: number): DecideEnv {
   let n = 0;
-  return { now, newId: () => `id-${now}-${++n}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner };
+  return { now, newId: () => `id-${now}-${++n}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner };
 }
 
 /** The error the decider refuses `event` with at `now`; fails the test when it accepts it. */

@@ -1,4 +1,5 @@
 import { scriptRunner } from "./script-runner";
+import { jqRunner } from "./jq-runner";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonValue, WorkflowDef } from "../../src/engine/model";
@@ -861,7 +862,7 @@ describe("properties", () => {
 describe("evaluationContext", () => {
   it.each(["__proto__", "constructor", "toString", "hasOwnProperty"])("reads the task whose reference name is %s", (ref) => {
     const definition: WorkflowDef = { name: "odd_refs", version: 1, schemaVersion: 2, tasks: [{ name: "p", taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] };
-    const env = (now: number) => ({ now, newId: () => `id-${now}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner });
+    const env = (now: number) => ({ now, newId: () => `id-${now}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner });
     const started = decide(createExecution({ workflowId: "wf", definition, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
     const done = decide(started, { type: "externalUpdate", taskId: started.tasks[0]!.taskId, status: "COMPLETED", output: { v: 42 } }, env(2_000)).state;
     const context = evaluationContext(done, 3_000);

@@ -1,4 +1,5 @@
 import { scriptRunner } from "./script-runner";
+import { jqRunner } from "./jq-runner";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
 import { createExecution, decide } from "../../src/engine/decider";
@@ -15,7 +16,7 @@ const definition: WorkflowDef = {
 
 function env(now: number): DecideEnv {
   let n = 0;
-  return { now, newId: () => `id-${++n}`, config: { ...DEFAULT_ENGINE_CONFIG, maxPayloadBytes: 1_000 }, scripts: scriptRunner };
+  return { now, newId: () => `id-${++n}`, config: { ...DEFAULT_ENGINE_CONFIG, maxPayloadBytes: 1_000 }, scripts: scriptRunner, jq: jqRunner };
 }
 
 describe("payload limits in the decider", () => {

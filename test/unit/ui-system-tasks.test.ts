@@ -41,6 +41,7 @@ describe("the UI and system tasks", () => {
       `computes (function () { return ${"1 + ".repeat(30)}`.slice(0, 69) + "…",
     );
     expect(systemTaskNote(step("INLINE", { evaluatorType: "value-param", expression: "chosen" }))).toBe("takes input chosen");
+    expect(systemTaskNote(step("JSON_JQ_TRANSFORM", { queryExpression: "{ total:\n  (.a + .b) }" }))).toBe("transforms with jq { total: (.a + .b) }");
     expect(systemTaskNote(step("HUMAN", { __humanTaskDefinition: { displayName: "Approve the refund" } }))).toBe("waits for a person: Approve the refund");
     expect(systemTaskNote(step("HUMAN", {}))).toBe("waits for a person");
     expect(systemTaskNote(step("HTTP", { uri: "https://example.com" }))).toBeNull();

@@ -51,7 +51,7 @@ function workerNote(definitionTask, latest) {
 /** How many variable names a SET_VARIABLE step lists before it says how many more there are. */
 const NAMES_SHOWN = 3;
 
-/** How many characters of an INLINE script (or a DO_WHILE's condition) its step shows (on one line) before an ellipsis. */
+/** How many characters of an INLINE script (or a DO_WHILE's condition, a JSON_JQ_TRANSFORM's filter) its step shows (on one line) before an ellipsis. */
 const SCRIPT_SHOWN = 60;
 
 /**
@@ -66,8 +66,8 @@ function scriptLine(script) {
 /**
  * What a system task's step does, in a few words, from its definition: how long or until when a WAIT waits (or that
  * it waits to be completed by hand), which variables a SET_VARIABLE sets, how a TERMINATE ends the workflow, what an
- * INLINE computes, how often a DO_WHILE repeats its loop, that a HUMAN waits for a person (and what for, from Orkes'
- * displayName); null for other types.
+ * INLINE computes, which jq filter a JSON_JQ_TRANSFORM runs, how often a DO_WHILE repeats its loop, that a HUMAN
+ * waits for a person (and what for, from Orkes' displayName); null for other types.
  * @param {WorkflowTask} definitionTask
  * @returns {string | null}
  */
@@ -91,6 +91,8 @@ export function systemTaskNote(definitionTask) {
       if (input["evaluatorType"] === "value-param") return `takes input ${expression.replace(/\s+/g, " ").trim()}`;
       return `computes ${scriptLine(expression)}`;
     }
+    case "JSON_JQ_TRANSFORM":
+      return `transforms with jq ${scriptLine(typeof input["queryExpression"] === "string" ? input["queryExpression"] : "")}`;
     case "DO_WHILE":
       return repeats(definitionTask);
     case "HUMAN": {
@@ -286,7 +288,7 @@ export function attemptsOf(step) {
  * A diagram of a workflow: start, each step in sequence (coloured by the status of its latest instance), end.
  * Steps are buttons, so the diagram is usable by keyboard; a SUB_WORKFLOW step links to its child and can show
  * the child's own diagram nested inside it; a SIMPLE step says whether it waits for a worker's poll or which worker
- * took it; a system step (WAIT, SET_VARIABLE, TERMINATE, FORK_JOIN, JOIN, INLINE, DO_WHILE, HUMAN) says what it does; a SWITCH
+ * took it; a system step (WAIT, SET_VARIABLE, TERMINATE, FORK_JOIN, JOIN, INLINE, JSON_JQ_TRANSFORM, DO_WHILE, HUMAN) says what it does; a SWITCH
  * step shows its expression and its branches, each labelled with its case, the one it took and those it did not said
  * in words (not only by their look); a FORK_JOIN step shows its branches, numbered; a waiting JOIN says which of its
  * tasks it still waits for; a DO_WHILE step says which iteration it runs (or how many it ran) and shows its loop's

@@ -10,14 +10,14 @@ import { quickJsScriptRunner } from "./quickjs-runner";
 
 let loading: Promise<ScriptRunner> | undefined;
 
-/** A new instance of the interpreter's WebAssembly: the first, and any replacing one a script broke. */
-function loadModule(): Promise<QuickJSWASMModule> {
+/** A new instance of the interpreter's WebAssembly: the first, and any replacing one a script (or a jq filter) broke. */
+export function loadQuickJsModule(): Promise<QuickJSWASMModule> {
   return newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmModule: quickJsWasm }));
 }
 
 /** The isolate's script runner, loading QuickJS on first use. */
 export function loadScriptRunner(): Promise<ScriptRunner> {
-  loading ??= loadModule().then((quickJs) => quickJsScriptRunner(quickJs, loadModule), (error: unknown) => {
+  loading ??= loadQuickJsModule().then((quickJs) => quickJsScriptRunner(quickJs, loadQuickJsModule), (error: unknown) => {
     loading = undefined;
     throw error;
   });

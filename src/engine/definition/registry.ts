@@ -7,6 +7,7 @@ import { validateDoWhileTask } from "../tasks/do-while/validate";
 import { validateForkJoinTask, validateJoinTask } from "../tasks/fork-join/validate";
 import { validateHttpTask } from "../tasks/http/validate";
 import { validateInlineTask } from "../tasks/inline/validate";
+import { validateJsonJqTransformTask } from "../tasks/json-jq-transform/validate";
 import { validateSetVariableTask } from "../tasks/set-variable/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
 import { validateDecisionTask, validateSwitchTask } from "../tasks/switch/validate";
@@ -37,6 +38,7 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   JOIN: validateJoinTask,
   INLINE: validateInlineTask,
   DO_WHILE: validateDoWhileTask,
+  JSON_JQ_TRANSFORM: validateJsonJqTransformTask,
   // Waits for a person's result: nothing of its own to check (Orkes' assignment settings are kept as given).
   HUMAN: () => [],
   DECISION: validateDecisionTask,

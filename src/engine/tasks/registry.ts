@@ -4,6 +4,7 @@ import { forkJoinTask, joinTask } from "./fork-join";
 import { httpTask } from "./http";
 import { humanTask } from "./human";
 import { inlineTask } from "./inline";
+import { jsonJqTransformTask } from "./json-jq-transform";
 import { setVariableTask } from "./set-variable";
 import { simpleTask } from "./simple";
 import type { TaskTypeModule } from "./task-type";
@@ -27,6 +28,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   JOIN: joinTask,
   INLINE: inlineTask,
   DO_WHILE: doWhileTask,
+  JSON_JQ_TRANSFORM: jsonJqTransformTask,
   HUMAN: humanTask,
   DECISION: decisionTask,
 };

@@ -2,7 +2,8 @@ import type { IRequest, RouterType } from "itty-router";
 import { validateWorkflowDef } from "../../engine/definition/validate";
 import { oversize, oversizeReason } from "../../engine/limits";
 import type { WorkflowDef } from "../../engine/model";
-import { definitionScripts } from "../../engine/definition/scripts";
+import { definitionJqFilters, definitionScripts } from "../../engine/definition/scripts";
+import { loadJqRunner } from "../../actors/jq/load";
 import { loadScriptRunner } from "../../actors/scripts/load";
 import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { authorizeSecretUse } from "../auth/secret-use";
@@ -45,13 +46,27 @@ async function scriptSyntaxIssues(definition: unknown): Promise<ValidationIssue[
   });
 }
 
+/**
+ * JSON_JQ_TRANSFORM filters of a definition as received that do not compile. The jq processor is loaded only for a
+ * definition that has some.
+ */
+async function jqCompileIssues(definition: unknown): Promise<ValidationIssue[]> {
+  const filters = definitionJqFilters(definition);
+  if (filters.length === 0) return [];
+  const runner = await loadJqRunner();
+  return filters.flatMap(({ source, path }) => {
+    const error = runner.compileError(source);
+    return error === undefined ? [] : [{ path, message: `the jq filter does not compile: ${error}` }];
+  });
+}
+
 /** Validates each definition; every problem of every definition is reported, with `[i].` paths for arrays. */
 async function validateAll(inputs: unknown[], indexed: boolean, env: Env): Promise<WorkflowDef[]> {
   const definitions: WorkflowDef[] = [];
   const problems: ValidationIssue[] = [];
   for (const [index, input] of inputs.entries()) {
     const result = validateWorkflowDef(input);
-    const errors = [...(result.ok ? configuredLimitIssues(result.value, env) : result.errors), ...(await scriptSyntaxIssues(input))];
+    const errors = [...(result.ok ? configuredLimitIssues(result.value, env) : result.errors), ...(await scriptSyntaxIssues(input)), ...(await jqCompileIssues(input))];
     if (result.ok && errors.length === 0) definitions.push(result.value);
     else problems.push(...errors.map((issue) => (indexed ? { ...issue, path: childPath(`[${index}]`, issue.path).replace("].", "].") } : issue)));
   }

@@ -1,0 +1,151 @@
+/**
+ * The {@link JqRunner} over jqjs (a jq written in JavaScript) run inside QuickJS: the filter runs in a separate
+ * interpreter, under the same kind of memory and instruction budget as INLINE scripts (see quickjs-runner.ts), so an
+ * endless filter such as `last(range(1e12))` or `def f: f; f` fails its task instead of holding the Durable Object.
+ * Loading differs between workerd and Node (see load.ts and the unit tests); this part does not.
+ */
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
+import type { JsonObject, JsonValue } from "../../engine/model";
+import type { JqOutcome, JqRunner } from "../../engine/jq";
+import { jqSandboxSource } from "./sandbox-source";
+
+/**
+ * The sandbox's memory budget: jqjs itself (a few MiB) and a task input at its largest several times over. No more than
+ * a script's: the WebAssembly memory it grows to is never given back, and it sits beside the script interpreter's in an
+ * isolate of 128 MB.
+ */
+const MEMORY_LIMIT_BYTES = 32 * 1024 * 1024;
+/** As for scripts: QuickJS stops a runaway recursion with its own error before the host's stack overflows. */
+const MAX_STACK_BYTES = 256 * 1024;
+/**
+ * Interrupt-handler calls a filter may take (QuickJS calls it every few thousand operations): five times a script's,
+ * a few hundred ms, as jqjs takes many interpreter steps per jq step; a select over 1,000 items takes about 20. A count, not a clock, as for
+ * scripts: workerd's clock stands still while code runs.
+ */
+const INTERRUPT_BUDGET = 1000;
+
+/** Defined once jqjs is loaded: runs a filter over JSON text and answers its values as JSON text; or only compiles it. */
+const HELPERS = `globalThis.__jqRun = (filter, input) => {
+  const values = [];
+  for (const value of __jqjs.compile(filter)(JSON.parse(input))) values.push(value === undefined ? null : value);
+  return JSON.stringify(values);
+};
+globalThis.__jqCompile = (filter) => { __jqjs.compile(filter); };`;
+
+/** A context with jqjs loaded, kept between runs: loading it again for each would cost more than most filters. */
+interface Sandbox {
+  readonly runtime: QuickJSRuntime;
+  readonly context: QuickJSContext;
+  readonly run: QuickJSHandle;
+  readonly compile: QuickJSHandle;
+  /** Interrupt-handler calls since the current call began. */
+  interrupts: number;
+}
+
+/** What jqjs threw: its parse errors are plain strings, its others errors. Only the message: a stack overflow's trace is huge. */
+function describeError(context: QuickJSContext, handle: QuickJSHandle): string {
+  const dumped: unknown = context.dump(handle);
+  if (typeof dumped === "string") return dumped;
+  if (typeof dumped === "object" && dumped !== null) {
+    const { message } = dumped as { message?: unknown };
+    if (typeof message === "string" && message !== "") return message;
+  }
+  return String(dumped);
+}
+
+/**
+ * Creates a runner over a loaded QuickJS module and jqjs's source (`@michaelhomer/jqjs/jq.js`, as text). The sandbox is
+ * built on first use and kept while runs succeed; a run that fails is followed by a fresh one, so nothing a stopped or
+ * failed filter left half-done (a generator cut off by the budget, memory near its limit) reaches the next filter.
+ * A host exception (the WebAssembly broke) fails the run and, when `reload` is given, replaces the module, as scripts do.
+ */
+export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, reload?: () => Promise<QuickJSWASMModule>): JqRunner {
+  const source = jqSandboxSource(jqjsSource);
+  let quickJs = initial;
+  let sandbox: Sandbox | undefined;
+  let replacing = false;
+
+  function discard(): void {
+    const current = sandbox;
+    sandbox = undefined;
+    if (current === undefined) return;
+    try {
+      current.run.dispose();
+      current.compile.dispose();
+      current.context.dispose();
+      current.runtime.dispose();
+    } catch {
+      // A module that broke may fail to free; it is being replaced.
+    }
+  }
+
+  function broken(error: unknown): string {
+    discard();
+    if (reload !== undefined && !replacing) {
+      replacing = true;
+      const old = quickJs;
+      reload().then(
+        (fresh) => {
+          if (quickJs === old) quickJs = fresh;
+          replacing = false;
+        },
+        () => (replacing = false),
+      );
+    }
+    return `the filter broke the jq interpreter (${error instanceof Error ? error.message : String(error)}); it is being replaced`;
+  }
+
+  function load(): Sandbox {
+    const runtime = quickJs.newRuntime();
+    runtime.setMemoryLimit(MEMORY_LIMIT_BYTES);
+    runtime.setMaxStackSize(MAX_STACK_BYTES);
+    const context = runtime.newContext();
+    const loaded = context.evalCode(`${source}\n${HELPERS}`, "jq.js");
+    if (loaded.error) {
+      const error = describeError(context, loaded.error);
+      loaded.error.dispose();
+      context.dispose();
+      runtime.dispose();
+      throw new Error(`jqjs did not load: ${error}`);
+    }
+    loaded.value.dispose();
+    const created: Sandbox = { runtime, context, run: context.getProp(context.global, "__jqRun"), compile: context.getProp(context.global, "__jqCompile"), interrupts: 0 };
+    runtime.setInterruptHandler(() => ++created.interrupts > INTERRUPT_BUDGET);
+    return created;
+  }
+
+  /** Calls the sandbox's `fn` with string arguments; its string result, or why it failed. */
+  function call(pick: (sandbox: Sandbox) => QuickJSHandle, args: string[]): { ok: true; value: string | undefined } | { ok: false; error: string } {
+    try {
+      const current = (sandbox ??= load());
+      const { context } = current;
+      current.interrupts = 0;
+      const handles = args.map((arg) => context.newString(arg));
+      const result = context.callFunction(pick(current), context.undefined, ...handles);
+      for (const handle of handles) handle.dispose();
+      if (result.error) {
+        const error = current.interrupts > INTERRUPT_BUDGET ? "the filter ran too long and was stopped (a filter may run five times as long as an INLINE script, a few hundred ms)" : describeError(context, result.error);
+        result.error.dispose();
+        discard();
+        return { ok: false, error };
+      }
+      const value = context.typeof(result.value) === "string" ? context.getString(result.value) : undefined;
+      result.value.dispose();
+      return { ok: true, value };
+    } catch (error) {
+      return { ok: false, error: broken(error) };
+    }
+  }
+
+  return {
+    run(filter: string, input: JsonObject): JqOutcome {
+      const called = call((current) => current.run, [filter, JSON.stringify(input)]);
+      if (!called.ok) return { ok: false, error: `The jq filter failed: ${called.error}` };
+      return { ok: true, values: JSON.parse(called.value ?? "[]") as JsonValue[] };
+    },
+    compileError(filter: string): string | undefined {
+      const called = call((current) => current.compile, [filter]);
+      return called.ok ? undefined : called.error;
+    },
+  };
+}

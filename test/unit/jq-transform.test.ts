@@ -1,0 +1,147 @@
+import { jsonJqTask } from "@io-orkes/conductor-javascript";
+import { describe, expect, it } from "vitest";
+import { createExecution, decide } from "../../src/engine/decider";
+import { definitionJqFilters } from "../../src/engine/definition/scripts";
+import { validateWorkflowDef } from "../../src/engine/definition/validate";
+import type { JsonObject, WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
+import { planOf } from "../../src/engine/plan";
+import { jqSandboxSource } from "../../src/actors/jq/sandbox-source";
+import { env } from "./engine-env";
+import { jqjsSource, jqRunner } from "./jq-runner";
+
+describe("the jq runner (jqjs in QuickJS)", () => {
+  it("runs a filter over the input and answers every value it produced", () => {
+    expect(jqRunner.run("{ key3: (.key1.value1 + .key2.value2) }", { key1: { value1: ["a", "b"] }, key2: { value2: ["c", "d"] } })).toEqual({
+      ok: true,
+      values: [{ key3: ["a", "b", "c", "d"] }],
+    });
+    expect(jqRunner.run(".items[] | select(.n > 1) | .id", { items: [{ id: "a", n: 1 }, { id: "b", n: 2 }, { id: "c", n: 3 }] })).toEqual({ ok: true, values: ["b", "c"] });
+    expect(jqRunner.run("empty", {})).toEqual({ ok: true, values: [] });
+    expect(jqRunner.run(".missing", {})).toEqual({ ok: true, values: [null] });
+    expect(jqRunner.run('to_entries | map("\\(.key)=\\(.value)") | join("&")', { a: 1, b: "x" })).toEqual({ ok: true, values: ["a=1&b=x"] });
+  });
+
+  it("gives jq's answers where jqjs 1.6.0 did not: // drops null and false, slices run to the end, keys is one array", () => {
+    expect(jqRunner.run(".a // 5", {})).toEqual({ ok: true, values: [5] });
+    expect(jqRunner.run("(false, null, 1, 2) // 3", {})).toEqual({ ok: true, values: [1, 2] });
+    expect(jqRunner.run(".a.b // \"none\"", { a: "text" })).toEqual({ ok: true, values: ["none"] });
+    expect(jqRunner.run(".xs[1:], .xs[:2], (.s | .[1:])", { xs: [1, 2, 3], s: "abc" })).toEqual({ ok: true, values: [[2, 3], [1, 2], "bc"] });
+    expect(jqRunner.run("keys, (.xs | keys)", { b: 1, a: 2, xs: [5, 6] })).toEqual({ ok: true, values: [["a", "b", "xs"], [0, 1]] });
+  });
+
+  it("fails, without throwing, on a filter that does not compile or raises an error", () => {
+    expect(jqRunner.run(".[", {})).toEqual({ ok: false, error: expect.stringContaining("The jq filter failed: could not handle token") });
+    expect(jqRunner.run("nosuchfunction", {})).toEqual({ ok: false, error: "The jq filter failed: no such function nosuchfunction/0" });
+    expect(jqRunner.run(".a | length", { a: 5 })).toEqual({ ok: false, error: expect.stringContaining("length") });
+  });
+
+  it("stops a filter that runs forever, recurses without end or builds without end, and runs the next one fine", () => {
+    expect(jqRunner.run("last(range(1000000000000))", {})).toEqual({ ok: false, error: expect.stringContaining("ran too long") });
+    expect(jqRunner.run("[range(1000000000000)]", {})).toEqual({ ok: false, error: expect.stringMatching(/out of memory|ran too long/) });
+    expect(jqRunner.run("def f: f; f", {})).toEqual({ ok: false, error: "The jq filter failed: stack overflow" });
+    expect(jqRunner.run("def r: ., r; [r]", {})).toEqual({ ok: false, error: expect.stringMatching(/stack overflow|out of memory|ran too long/) });
+    expect(jqRunner.run(".x * 2", { x: 21 })).toEqual({ ok: true, values: [42] });
+  });
+
+  it("compiles without running", () => {
+    expect(jqRunner.compileError("last(range(1000000000000))")).toBeUndefined();
+    expect(jqRunner.compileError("{ a: .b")).toEqual(expect.any(String));
+    // jqjs finds an unknown function only when the filter runs.
+    expect(jqRunner.compileError("nosuchfunction")).toBeUndefined();
+  });
+
+  it("refuses a jqjs source its fixes no longer apply to", () => {
+    expect(() => jqSandboxSource(jqjsSource)).not.toThrow();
+    expect(() => jqSandboxSource(jqjsSource.replace("if (v !== null) found = true", "if (v != null) found = true"))).toThrow(/drops null and false/);
+  });
+});
+
+const definitionOf = (tasks: WorkflowTaskDef[]): WorkflowDef => ({ name: "jq", version: 1, schemaVersion: 2, tasks });
+const jq = (ref: string, inputParameters: JsonObject): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "JSON_JQ_TRANSFORM", inputParameters });
+
+function run(tasks: WorkflowTaskDef[], input: JsonObject = {}) {
+  return decide(createExecution({ workflowId: "wf-1", definition: definitionOf(tasks), input }, 1_000), { type: "start" }, env(1_000)).state;
+}
+
+describe("JSON_JQ_TRANSFORM in the decider", () => {
+  it("completes in the start's decision with result and resultList, which later tasks read", () => {
+    const state = run(
+      [
+        jq("pick", { queryExpression: ".orders[] | .id", orders: "${workflow.input.orders}" }),
+        jq("count", { queryExpression: "{ first: .first, n: (.all | length) }", first: "${pick.output.result}", all: "${pick.output.resultList}" }),
+      ],
+      { orders: [{ id: "o1" }, { id: "o2" }] },
+    );
+    expect(state.status).toBe("COMPLETED");
+    expect(state.tasks.map((task) => [task.referenceTaskName, task.status, task.outputData])).toEqual([
+      ["pick", "COMPLETED", { result: "o1", resultList: ["o1", "o2"] }],
+      ["count", "COMPLETED", { result: { first: "o1", n: 2 }, resultList: [{ first: "o1", n: 2 }] }],
+    ]);
+  });
+
+  it("gives the filter the whole input, queryExpression included, as Conductor does; null result when nothing is produced", () => {
+    const state = run([jq("self", { queryExpression: "keys" }), jq("none", { queryExpression: "empty" })]);
+    expect(state.tasks.map((task) => task.outputData)).toEqual([
+      { result: ["queryExpression"], resultList: [["queryExpression"]] },
+      { result: null, resultList: [] },
+    ]);
+  });
+
+  it("fails the task and the workflow with the error as reason and output.error", () => {
+    const state = run([jq("bad", { queryExpression: ".a | length", a: 5 })]);
+    expect(state.status).toBe("FAILED");
+    const reason = state.tasks[0]?.reasonForIncompletion;
+    expect(reason).toMatch(/^The jq filter failed: /);
+    expect(state.tasks[0]).toMatchObject({ status: "FAILED", outputData: { error: reason } });
+  });
+
+  it("fails a filter that resolved to nothing at run time", () => {
+    const state = run([jq("late", { queryExpression: "${workflow.input.filter}" })]);
+    expect(state.tasks[0]).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("Missing 'queryExpression'") });
+  });
+
+  it("fails a filter that runs past its budget, and the workflow, without the decision throwing", () => {
+    const state = run([jq("endless", { queryExpression: "last(range(1000000000000))" })]);
+    expect(state.status).toBe("FAILED");
+    expect(state.tasks[0]).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("ran too long") });
+  });
+});
+
+describe("JSON_JQ_TRANSFORM at registration", () => {
+  const errors = (tasks: unknown[]) => {
+    const result = validateWorkflowDef({ name: "jq", version: 1, schemaVersion: 2, tasks });
+    return result.ok ? [] : result.errors.map((issue) => `${issue.path}: ${issue.message}`);
+  };
+
+  it("accepts the official client's jsonJqTask", () => {
+    const task = jsonJqTask("shape", "{ total: (.a + .b) }");
+    task.inputParameters = { ...task.inputParameters, a: "${workflow.input.a}", b: 2 };
+    expect(errors([task])).toEqual([]);
+  });
+
+  it("refuses a missing or empty queryExpression and secrets, with their paths", () => {
+    expect(errors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { x: 1 } }])).toEqual([
+      "tasks[0].inputParameters.queryExpression: is required: a jq filter over the task's input, such as { total: (.a + .b) }",
+    ]);
+    expect(errors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { queryExpression: "  " } }])).toEqual([
+      "tasks[0].inputParameters.queryExpression: is required: a jq filter over the task's input, such as { total: (.a + .b) }",
+    ]);
+    expect(errors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { queryExpression: ".k", k: "${workflow.secrets.api_key}" } }])).toEqual([
+      "tasks[0].inputParameters: a JSON_JQ_TRANSFORM task must not use secrets (workflow.secrets.api_key): it runs on its stored input, where they are masked, and shows its result",
+    ]);
+  });
+
+  it("lists every fixed filter with its path, branches included, for the worker's compile check, and plans to load jq", () => {
+    const definition = definitionOf([
+      jq("a", { queryExpression: ".x" }),
+      jq("b", { queryExpression: "${workflow.input.filter}" }),
+      { name: "s", taskReferenceName: "s", type: "SWITCH", evaluatorType: "value-param", expression: "k", decisionCases: { big: [jq("c", { queryExpression: "[.[]]" })] }, inputParameters: { k: 1 } },
+    ]);
+    expect(definitionJqFilters(definition)).toEqual([
+      { source: ".x", path: "tasks[0].inputParameters.queryExpression" },
+      { source: "[.[]]", path: "tasks[2].decisionCases.big[0].inputParameters.queryExpression" },
+    ]);
+    expect(planOf(definition).usesJq).toBe(true);
+    expect(planOf(definitionOf([{ name: "h", taskReferenceName: "h", type: "SET_VARIABLE", inputParameters: { a: 1 } }])).usesJq).toBe(false);
+  });
+});

@@ -1,0 +1,67 @@
+import { abortAllDurableObjects } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+
+const jq = (ref: string, queryExpression: string, inputs: JsonObject = {}): JsonObject => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "JSON_JQ_TRANSFORM",
+  inputParameters: { queryExpression, ...inputs },
+});
+const waitTask = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+
+describe("JSON_JQ_TRANSFORM through the router", () => {
+  it("reshapes an HTTP response, and the next call uses the result", async () => {
+    await register({
+      name: "jq_pipeline",
+      tasks: [
+        httpTask("fetch", { uri: target("/echo/jq?sku=ab&qty=3"), method: "GET" }),
+        jq("shape", '{ label: ("order-" + .query.sku + "-" + .query.qty), skus: [.query.sku] }', { query: "${fetch.output.response.body.query}" }),
+        httpTask("report", { uri: target("/count/jq-${shape.output.result.label}"), method: "GET" }),
+      ],
+      outputParameters: { shaped: "${shape.output.result}", all: "${shape.output.resultList}" },
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/jq_pipeline/1", { input: {} });
+    expect(run.status, JSON.stringify(run)).toBe("COMPLETED");
+    expect(run.output).toEqual({ shaped: { label: "order-ab-3", skus: ["ab"] }, all: [{ label: "order-ab-3", skus: ["ab"] }] });
+    expect(run.tasks[1]).toMatchObject({ taskType: "JSON_JQ_TRANSFORM", status: "COMPLETED" });
+    expect(await hits("jq-order-ab-3")).toBe(1);
+  });
+
+  it("a filter that errors or runs forever fails the workflow with the error as reason; nothing after it runs", async () => {
+    await register({ name: "jq_endless", tasks: [jq("spin", "last(range(1000000000000))"), httpTask("after", { uri: target("/count/jq-endless-after"), method: "GET" })] });
+    const failed = await waitFor(await startWorkflow("jq_endless"), ["FAILED"]);
+    expect(failed.tasks[0]).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("ran too long"), outputData: { error: expect.stringContaining("ran too long") } });
+    expect(await hits("jq-endless-after")).toBe(0);
+  });
+
+  it("runs after the object was evicted: a fresh object loads jq before its first decision", async () => {
+    await register({ name: "jq_evicted", tasks: [waitTask("approve"), jq("double", ".n * 2", { n: "${approve.output.n}" })] });
+    const workflowId = await startWorkflow("jq_evicted");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await abortAllDurableObjects();
+    await apiOk<string>("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: waiting.tasks[0]!.taskId, status: "COMPLETED", outputData: { n: 21 } });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks[1], JSON.stringify(done.tasks[1])).toMatchObject({ status: "COMPLETED", outputData: { result: 42, resultList: [42] } });
+  });
+
+  it("refuses a filter that does not compile and a missing one at registration, with their paths, and stores nothing", async () => {
+    const definition = {
+      name: "jq_bad_filter",
+      version: 1,
+      schemaVersion: 2,
+      ownerEmail: "test@example.com",
+      tasks: [jq("ok", ".a"), jq("broken", "{ a: .b"), { name: "none", taskReferenceName: "none", type: "JSON_JQ_TRANSFORM", inputParameters: { a: 1 } }],
+    };
+    const response = await api("POST", "/api/metadata/workflow", definition);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: string; validationErrors: Array<{ path: string; message: string }> };
+    expect(body.error).toBe("VALIDATION_ERROR");
+    expect(body.validationErrors).toEqual([
+      { path: "tasks[2].inputParameters.queryExpression", message: expect.stringContaining("is required") },
+      { path: "tasks[1].inputParameters.queryExpression", message: expect.stringMatching(/^the jq filter does not compile: /) },
+    ]);
+    expect((await api("GET", "/api/metadata/workflow/jq_bad_filter")).status).toBe(404);
+  });
+});
