@@ -80,6 +80,14 @@ export interface TaskUpdated {
   worker?: { taskName: string; queue: string };
 }
 
+/** The WAIT task a signal resolves, in the execution that holds it (the signalled one, or a child it runs). */
+export interface SignalTarget {
+  workflowId: string;
+  taskId: string;
+  /** Its definition's reference name (a loop task's, not its run's `ref__2`): what grants to complete it are written for. */
+  taskRefName: string;
+}
+
 /** The outcome of a webhook callback. */
 export type CallbackResult = { ok: true; value: { workflowId: string; taskId: string; status: string } } | { ok: false; refusal: CallbackRefusal };
 
@@ -448,6 +456,25 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (await executionStub(this.env, child.subWorkflowId!).locateTask(taskId)) return true;
     }
     return false;
+  }
+
+  /**
+   * The task a signal resolves (Conductor's `POST /api/tasks/{workflowId}/{status}/signal`): this execution's first WAIT
+   * still IN_PROGRESS, else the first one found in a child it runs (depth first, in task order). NOT_FOUND when this
+   * object holds no execution, or when nothing waits for a signal.
+   */
+  async signalTarget(): Promise<ActorResult<SignalTarget>> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution || this.#removing) return refused(this.#notFound());
+    const waiting = execution.tasks.find((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS");
+    if (waiting) return ok({ workflowId: execution.workflowId, taskId: waiting.taskId, taskRefName: definitionReferenceName(waiting) });
+    for (const child of execution.tasks) {
+      if (child.taskType !== "SUB_WORKFLOW" || child.status !== "IN_PROGRESS" || child.subWorkflowId === undefined) continue;
+      const found = await executionStub(this.env, child.subWorkflowId).signalTarget();
+      if (found.ok) return found;
+    }
+    return refused(new EngineError("NOT_FOUND", `Workflow ${execution.workflowId} has no WAIT task waiting for a signal (nor has any sub workflow it runs)`));
   }
 
   // ---- RPC: lifecycle ---------------------------------------------------------------------

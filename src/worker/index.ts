@@ -7,6 +7,7 @@ import { registerBulkWorkflowRoutes } from "./routes/bulk";
 import { registerMetadataRoutes } from "./routes/metadata";
 import { registerSecretRoutes } from "./routes/secrets";
 import { registerSecurityRoutes } from "./routes/security";
+import { registerSignalRoutes } from "./routes/signals";
 import { registerTaskDefRoutes } from "./routes/task-defs";
 import { registerTaskRoutes } from "./routes/tasks";
 import { registerUnsupportedRoutes } from "./routes/unsupported";
@@ -33,6 +34,8 @@ registerTaskDefRoutes(router);
 // Before the single-id routes: their `:workflowId` would take "bulk".
 registerBulkWorkflowRoutes(router);
 registerWorkflowRoutes(router);
+// Before the task routes: the update by reference name would take `/api/tasks/{workflowId}/{status}/signal`.
+registerSignalRoutes(router);
 registerTaskRoutes(router);
 registerSecretRoutes(router);
 registerSecurityRoutes(router);

@@ -26,8 +26,6 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/tasks/queue/polldata?taskType=HTTP", "task queue administration"],
     ["GET", "/api/tasks/queue/all", "task queue administration"],
     ["GET", `/api/tasks/${crypto.randomUUID()}`, "reading a task by its id"],
-    ["POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal`, "signals"],
-    ["POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal/sync`, "signals"],
     ["GET", "/api/metadata/task/HTTP/tags", "tags"],
     ["DELETE", "/api/metadata/workflow/some_flow/tags", "tags"],
     ["PUT", "/api/metadata/workflow/some_flow/rate-limit", "rate limits"],
@@ -221,7 +219,7 @@ describe("WAIT_FOR_WEBHOOK with Orkes webhook matches (waitForWebhookTask({match
   });
 });
 
-describe("the 501 routes, registered before the real ones, shadow none of them", () => {
+describe("the 501 routes and the signal routes, registered before the task routes, shadow none of them", () => {
   it("still delivers the webhook callback of a task whose reference name is \"signal\"", async () => {
     await register({ name: "client_signal_ref", tasks: [{ name: "signal", taskReferenceName: "signal", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
     const workflowId = await startWorkflow("client_signal_ref");

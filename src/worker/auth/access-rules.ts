@@ -95,6 +95,11 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/workflow/{name}", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, "workflow:${path.name}")] },
   { apiPath: "/api/workflow/{workflowId}/*", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", WORKFLOW_SCOPE)] },
   { apiPath: "/api/workflow/{workflowId}/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
+  // Signals complete whichever WAIT the workflow waits in: the right to complete that workflow's tasks. One found in a
+  // child is checked again, as that task's own completion by reference name (routes/signals.ts). Before the update by
+  // reference name, whose pattern they fit.
+  { apiPath: "/api/tasks/{workflowId}/{status}/signal", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
+  { apiPath: "/api/tasks/{workflowId}/{status}/signal/sync", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}/sync", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   // The guard finds a TaskResult's task and workflow from its execution, so this agrees with the routes above; a

@@ -7,8 +7,8 @@ type Args = [Env, ExecutionContext];
  * Conductor endpoints that the official clients call and this service does not implement (yet), with
  * the feature each belongs to. A bare 404 would read as "that workflow or task does not exist"; these
  * get a 501 that says the endpoint itself is missing. Registered before the real routes because some
- * would otherwise be taken by a real route with path variables (`.../{status}/signal` by the completion
- * route, `.../{name}/tags` and `.../{name}/rate-limit` by the definition delete); so none may overlap a
+ * would otherwise be taken by a real route with path variables (`.../{name}/tags` and `.../{name}/rate-limit` by the
+ * definition delete); so none may overlap a
  * path the service serves (conductor-client.test.ts checks the webhook callback of a task named "signal"), or
  * come after the routes it would take: the routes naming a definition (lookups, execute) are registered first.
  * (`POST /api/workflow/test` is left out on purpose: it starts a workflow named "test" here.)
@@ -18,9 +18,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/tasks/search", "task search"],
   ["/api/tasks/:taskId/log", "task execution logs"],
   ["/api/tasks/:taskId", "reading a task by its id (read it from its workflow: GET /api/workflow/{workflowId})"],
-  // Not `signal/*`: that would also take the callback `/api/tasks/webhook/{id}/signal/{taskId}` of a task named "signal".
-  ["/api/tasks/:workflowId/:status/signal/sync", "signals (WAIT, HUMAN and YIELD tasks)"],
-  ["/api/tasks/:workflowId/:status/signal", "signals (WAIT, HUMAN and YIELD tasks)"],
   ["/api/metadata/tags/*", "tags"],
   ["/api/metadata/tags", "tags"],
   ["/api/metadata/task/:taskName/tags", "tags"],

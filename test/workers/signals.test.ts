@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+
+const wait = (ref: string, inputParameters: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters });
+const countTask = (ref: string, key: string) => httpTask(ref, { uri: target(`/count/${key}`), method: "GET" });
+const subTask = (ref: string, child: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: child, version: 1 } });
+const statuses = (workflow: WorkflowJson) => workflow.tasks.map((task) => `${task.referenceTaskName}:${task.status}`);
+const waitingIn = (ref: string) => (workflow: WorkflowJson) => workflow.tasks.some((task) => task.referenceTaskName === ref && task.status === "IN_PROGRESS");
+
+/** A parent whose SUB_WORKFLOW runs a child that waits twice (`first`, then `second`, whose input names the order). */
+async function parentWithWaitingChild(prefix: string): Promise<{ parentId: string; childId: string }> {
+  await register({ name: `${prefix}_child`, tasks: [wait("first"), wait("second", { order: "${workflow.input.order}" })], inputParameters: ["order"] });
+  await register({ name: `${prefix}_parent`, tasks: [{ ...subTask("sub", `${prefix}_child`), inputParameters: { order: "${workflow.input.order}" } }] });
+  const parentId = await startWorkflow(`${prefix}_parent`, { order: 42 });
+  const parent = await waitFor(parentId, (workflow) => typeof workflow.tasks[0]?.["subWorkflowId"] === "string");
+  const childId = String(parent.tasks[0]!["subWorkflowId"]);
+  await waitFor(childId, waitingIn("first"));
+  return { parentId, childId };
+}
+
+describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
+  it("complete the workflow's waiting WAIT with the body as its output; the workflow goes on (asynchronous: 200, no body)", async () => {
+    await register({ name: "signal_async", tasks: [wait("approval"), countTask("after", "signal-async-after")] });
+    const workflowId = await startWorkflow("signal_async");
+    await waitFor(workflowId, waitingIn("approval"));
+    const response = await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, { approved: true });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("");
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(statuses(done)).toEqual(["approval:COMPLETED", "after:COMPLETED"]);
+    expect(done.tasks[0]!.outputData).toEqual({ approved: true });
+    expect(await hits("signal-async-after")).toBe(1);
+  });
+
+  it("synchronous: answers with the workflow once it waits again (TARGET_WORKFLOW by default), then once it has ended; FAILED fails it", async () => {
+    await register({ name: "signal_sync", tasks: [wait("one"), countTask("between", "signal-sync-between"), wait("two")] });
+    const workflowId = await startWorkflow("signal_sync");
+    await waitFor(workflowId, waitingIn("one"));
+    const first = await apiOk<WorkflowJson & { responseType: string; targetWorkflowId: string; targetWorkflowStatus: string }>("POST", `/api/tasks/${workflowId}/COMPLETED/signal/sync`, { step: 1 });
+    expect(first).toMatchObject({ responseType: "TARGET_WORKFLOW", targetWorkflowId: workflowId, targetWorkflowStatus: "RUNNING", workflowId, status: "RUNNING" });
+    // It waited past the HTTP call for the next WAIT.
+    expect(statuses(first)).toEqual(["one:COMPLETED", "between:COMPLETED", "two:IN_PROGRESS"]);
+    const second = await apiOk<WorkflowJson & { targetWorkflowStatus: string }>("POST", `/api/tasks/${workflowId}/FAILED/signal/sync?returnStrategy=TARGET_WORKFLOW`, { why: "rejected" });
+    expect(second).toMatchObject({ targetWorkflowStatus: "FAILED", status: "FAILED" });
+    expect(second.tasks[2]).toMatchObject({ status: "FAILED", outputData: { why: "rejected" } });
+    expect(await hits("signal-sync-between")).toBe(1);
+  });
+
+  it("find the WAIT in a sub workflow the workflow runs; BLOCKING_WORKFLOW, BLOCKING_TASK and BLOCKING_TASK_INPUT answer with what blocks it next", async () => {
+    const { parentId, childId } = await parentWithWaitingChild("signal_nested");
+    const blockingWorkflow = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/COMPLETED/signal/sync?returnStrategy=BLOCKING_WORKFLOW`, { seen: true });
+    expect(blockingWorkflow).toMatchObject({ responseType: "BLOCKING_WORKFLOW", targetWorkflowId: parentId, targetWorkflowStatus: "RUNNING", workflowId: childId, workflowName: "signal_nested_child" });
+    expect(statuses(blockingWorkflow as WorkflowJson)).toEqual(["first:COMPLETED", "second:IN_PROGRESS"]);
+    expect((await getWorkflow(childId)).tasks[0]!.outputData).toEqual({ seen: true });
+
+    const blockingTask = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/IN_PROGRESS/signal/sync?returnStrategy=BLOCKING_TASK`, { note: "still thinking" });
+    expect(blockingTask).toMatchObject({
+      responseType: "BLOCKING_TASK",
+      targetWorkflowId: parentId,
+      workflowId: childId,
+      workflowType: "signal_nested_child",
+      referenceTaskName: "second",
+      taskType: "WAIT",
+      status: "IN_PROGRESS",
+      input: { order: 42 },
+      output: { note: "still thinking" },
+    });
+    const blockingInput = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/IN_PROGRESS/signal/sync?returnStrategy=BLOCKING_TASK_INPUT`, {});
+    expect(blockingInput).toEqual({
+      responseType: "BLOCKING_TASK_INPUT",
+      targetWorkflowId: parentId,
+      targetWorkflowStatus: "RUNNING",
+      workflowId: childId,
+      workflowType: "signal_nested_child",
+      taskId: expect.any(String),
+      taskType: "WAIT",
+      referenceTaskName: "second",
+      input: { order: 42 },
+    });
+    const ended = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/COMPLETED/signal/sync?returnStrategy=BLOCKING_TASK`, {});
+    expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: parentId, targetWorkflowStatus: "COMPLETED", workflowId: parentId, workflowType: "signal_nested_parent" });
+    expect((await getWorkflow(childId)).status).toBe("COMPLETED");
+  });
+
+  it("refuse what they cannot apply, changing nothing: nothing waiting (404), an unknown workflow (404), a bad status or returnStrategy (400)", async () => {
+    await register({ name: "signal_refused", tasks: [wait("approval")] });
+    const workflowId = await startWorkflow("signal_refused");
+    await waitFor(workflowId, waitingIn("approval"));
+    const badStatus = await api("POST", `/api/tasks/${workflowId}/DONE/signal`, {});
+    expect(badStatus.status).toBe(400);
+    expect(((await badStatus.json()) as { validationErrors: Array<{ path: string }> }).validationErrors[0]!.path).toBe("status");
+    const badStrategy = await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal/sync?returnStrategy=EVERYTHING`, {});
+    expect(badStrategy.status).toBe(400);
+    expect((await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, ["not", "an", "object"])).status).toBe(400);
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: {} });
+    expect((await api("POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal`, {})).status).toBe(404);
+
+    await register({ name: "signal_nothing", tasks: [{ name: "worker_job", taskReferenceName: "job", type: "SIMPLE", inputParameters: {} }] });
+    const busy = await startWorkflow("signal_nothing");
+    await waitFor(busy, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+    const nothing = await api("POST", `/api/tasks/${busy}/COMPLETED/signal/sync`, {});
+    expect(nothing.status).toBe(404);
+    expect(((await nothing.json()) as { message: string }).message).toMatch(/has no WAIT task waiting for a signal/);
+    expect((await getWorkflow(busy)).tasks[0]!.status).toBe("SCHEDULED");
+  });
+
+  it("need TASK_EXECUTE on the workflow, and on the child's too for a WAIT there; the synchronous answer needs the read right first", async () => {
+    const { parentId, childId } = await parentWithWaitingChild("signal_rights");
+    const parentOnly = await createUser("signal-parent-only", { directPermissions: [{ action: "TASK_EXECUTE", scope: "workflow:signal_rights_parent" }] });
+    const refused = await call("POST", `/api/tasks/${parentId}/COMPLETED/signal`, orkes(parentOnly.token), { by: "parent-only" });
+    expect(refused.status).toBe(403);
+    const writerNoReader = await createUser("signal-no-read", { directPermissions: [{ action: "TASK_EXECUTE", scope: "workflow:signal_rights_*" }] });
+    expect((await call("POST", `/api/tasks/${parentId}/COMPLETED/signal/sync`, orkes(writerNoReader.token), { by: "no-read" })).status).toBe(403);
+    const nobody = await createUser("signal-nobody");
+    expect((await call("POST", `/api/tasks/${parentId}/COMPLETED/signal`, orkes(nobody.token), {})).status).toBe(403);
+    expect((await getWorkflow(childId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: {} });
+    // Both workflows' tasks: the signal reaches the child's WAIT.
+    const accepted = await call("POST", `/api/tasks/${parentId}/COMPLETED/signal`, orkes(writerNoReader.token), { by: "both" });
+    expect(accepted.status).toBe(200);
+    expect((await waitFor(childId, waitingIn("second"))).tasks[0]!.outputData).toEqual({ by: "both" });
+  });
+});
