@@ -14,6 +14,7 @@ import {
   OrkesClients,
   TaskHandler,
   TaskManager,
+  TaskResultStatusEnum,
   doWhileTask,
   forkTask,
   forkTaskJoin,
@@ -565,6 +566,23 @@ describe("the official Conductor TypeScript client", () => {
 
     await metadata.unregisterTask(name);
     expect(await sdkError(metadata.getTask(name))).toMatch(/No task definition named/);
+  });
+
+  it("signal and signalAsync complete the WAIT the workflow waits in, answering with the workflow (TARGET_WORKFLOW) or nothing", async () => {
+    const flow = new ConductorWorkflow(executor, `client_signal_${suffix}`);
+    flow.add(waitTaskDuration("first", "1h")).add(waitTaskDuration("second", "1h"));
+    await flow.register(true);
+    const workflowId = await flow.startWorkflow({});
+    await taskReaches(workflowId, "first", "IN_PROGRESS");
+    const answer = await executor.signal(workflowId, TaskResultStatusEnum.COMPLETED, { approved: true });
+    expect(answer.isTargetWorkflow()).toBe(true);
+    expect(answer.getWorkflow()).toMatchObject({ workflowId, status: "RUNNING" });
+    expect(answer.targetWorkflowStatus).toBe("RUNNING");
+    // The client sends the output wrapped as {taskOutput}; the body becomes the WAIT's output as sent.
+    expect(taskOf(await executor.getWorkflow(workflowId, true), "first")!.outputData).toEqual({ taskOutput: { approved: true } });
+    await executor.signalAsync(workflowId, TaskResultStatusEnum.COMPLETED, { approved: false });
+    const done = await workflowReaches(workflowId, "COMPLETED");
+    expect(taskOf(done, "second")!.outputData).toEqual({ taskOutput: { approved: false } });
   });
 
   it("answers the task endpoints it does not serve (search, poll data, a task by id) with a clear error", async () => {
