@@ -59,6 +59,11 @@ describe("Spring cron expressions", () => {
     expect(next("0 0 9 * * *", "2027-03-12T20:00:00Z", 3, "America/New_York")).toEqual(["2027-03-13T14:00:00.000Z", "2027-03-14T13:00:00.000Z", "2027-03-15T13:00:00.000Z"]);
   });
 
+  it("fires a fixed time of day that a DST change skips at the first time after the gap", () => {
+    // 02:30 does not exist in New York on 2027-03-14 (02:00 EST jumps to 03:00 EDT, 07:00 UTC).
+    expect(next("0 30 2 * * *", "2027-03-13T12:00:00Z", 2, "America/New_York")).toEqual(["2027-03-14T07:00:00.000Z", "2027-03-15T06:30:00.000Z"]);
+  });
+
   it("refuses what Spring refuses, saying why", () => {
     const refusal = (expression: string) => {
       const parsed = parseCron(expression, "UTC");
