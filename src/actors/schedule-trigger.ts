@@ -46,8 +46,14 @@ export class ScheduleTrigger extends DurableObject<Env> {
     return this.#armAfter(schedule, Date.now());
   }
 
-  /** Stops the alarm for good (the schedule was deleted). */
+  /** Stops the alarm for good and forgets everything (the schedule was deleted). */
   async disarm(): Promise<void> {
+    this.ctx.storage.kv.delete("lastFires");
+    await this.#clearAlarm();
+  }
+
+  /** No fire to arm (paused, past its window): no alarm, and no armed fire a stray run could start. */
+  async #clearAlarm(): Promise<void> {
     this.ctx.storage.kv.delete("armed");
     await this.ctx.storage.deleteAlarm();
   }
@@ -118,7 +124,7 @@ export class ScheduleTrigger extends DurableObject<Env> {
     const parsed = schedule.paused ? undefined : parseCron(schedule.config.cronExpression, schedule.config.zoneId);
     const fire = parsed?.ok ? nextFireAfter(parsed.schedule, afterMs, fireWindow(schedule.config)) : undefined;
     if (fire === undefined) {
-      await this.disarm();
+      await this.#clearAlarm();
       return null;
     }
     const armed: ArmedFire = { name: schedule.name, revision: schedule.revision, fire };

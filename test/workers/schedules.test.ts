@@ -141,6 +141,25 @@ describe("saving and firing a schedule", () => {
     }
   });
 
+  it("an alarm that fails (its schedule unreadable) keeps its armed fire and runs again 30 s later", async () => {
+    await registerQuick("sched_failing");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-failing", "sched_failing"));
+    const { armed } = await armedOf("sched-failing");
+    const stored = await env.DB.prepare("SELECT schedule FROM schedules WHERE name = ?").bind("sched-failing").first<{ schedule: string }>();
+    await env.DB.prepare("UPDATE schedules SET schedule = '{' WHERE name = ?").bind("sched-failing").run();
+    const before = Date.now();
+    expect(await runAlarm("sched-failing")).toEqual([]);
+    const after = await armedOf("sched-failing");
+    expect(after.armed).toEqual(armed);
+    expect(after.alarm).toBeGreaterThanOrEqual(before + 30_000);
+    expect(after.alarm).toBeLessThan(Date.now() + 31_000);
+    // Readable again: the retry starts the armed fire.
+    await env.DB.prepare("UPDATE schedules SET schedule = ? WHERE name = ?").bind(stored!.schedule, "sched-failing").run();
+    const fired = await runAlarm("sched-failing");
+    expect(fired.map((record) => record.scheduledTime)).toEqual([armed!.fire]);
+    expect(startedIds(fired)[0]).not.toMatch(/^refused/);
+  });
+
   it("starts nothing outside the schedule's window, and arms nothing after its end", async () => {
     await registerQuick("sched_window");
     const end = nextNewYear() - 1;
