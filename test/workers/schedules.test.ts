@@ -385,6 +385,7 @@ describe("the rest of the scheduler API", () => {
       ["PUT", "/api/scheduler/schedules/some-schedule/tags"],
       ["GET", "/api/scheduler/search/executions"],
       ["GET", "/api/scheduler/admin/pause"],
+      ["GET", "/api/scheduler/test/timeout"],
     ] as const) {
       const body = await expectRefused(await api(method, path, method === "PUT" ? [] : undefined), 501);
       expect(body["error"]).toBe("NOT_IMPLEMENTED");

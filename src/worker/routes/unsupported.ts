@@ -41,6 +41,7 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/scheduler/schedules/:name/tags", "schedule tags"],
   ["/api/scheduler/search/*", "searching schedule executions"],
   ["/api/scheduler/admin/*", "pausing, resuming or requeueing all schedules at once"],
+  ["/api/scheduler/test/*", "the scheduler's test endpoints"],
   ["/api/human/*", "human tasks"],
   ["/api/prompts/*", "AI prompts"],
   ["/api/prompts", "AI prompts"],
