@@ -5,6 +5,7 @@ interface Env {
   RATE_LIMITER: DurableObjectNamespace<import("./src/actors/rate-limiter").RateLimiter>;
   INDEX_WRITER: DurableObjectNamespace<import("./src/actors/index-writer").ExecutionIndexWriter>;
   TASK_QUEUE: DurableObjectNamespace<import("./src/actors/task-queue").TaskQueue>;
+  SCHEDULE_TRIGGER: DurableObjectNamespace<import("./src/actors/schedule-trigger").ScheduleTrigger>;
   /** `<keyId>:<keySecret>` of the bootstrap admin (a Worker secret; `.dev.vars` locally). */
   BOOTSTRAP_ADMIN_KEY?: string;
   MAX_REQUEST_BYTES?: string;

@@ -5,6 +5,7 @@ import { ApiError, responseForError } from "./http/errors";
 import { isPreflight, preflightResponse, withResponseHeaders } from "./http/headers";
 import { registerBulkWorkflowRoutes } from "./routes/bulk";
 import { registerMetadataRoutes } from "./routes/metadata";
+import { registerScheduleRoutes } from "./routes/schedules";
 import { registerSecretRoutes } from "./routes/secrets";
 import { registerSecurityRoutes } from "./routes/security";
 import { registerSignalRoutes } from "./routes/signals";
@@ -16,6 +17,7 @@ import { registerWorkflowNameRoutes, registerWorkflowRoutes } from "./routes/wor
 
 export { ExecutionIndexWriter } from "../actors/index-writer";
 export { RateLimiter } from "../actors/rate-limiter";
+export { ScheduleTrigger } from "../actors/schedule-trigger";
 export { TaskQueue } from "../actors/task-queue";
 export { WorkflowExecution } from "../actors/workflow-execution";
 
@@ -39,6 +41,8 @@ registerSignalRoutes(router);
 registerTaskRoutes(router);
 registerSecretRoutes(router);
 registerSecurityRoutes(router);
+// After the 501s: `GET /api/scheduler/schedules/tags` (Orkes' lookup by tag) is one, and not a schedule named "tags".
+registerScheduleRoutes(router);
 /** Every registered route as [method, path pattern], for tests that must cover all of them. */
 export const ROUTE_TABLE: ReadonlyArray<readonly [string, string]> = router.routes.map(([method, , , path]) => [method, path ?? ""] as const);
 

@@ -231,3 +231,69 @@ export function parseOrThrow<TSchema extends v.GenericSchema>(schema: TSchema, i
   if (result.success) return result.output;
   throw validationError(`Invalid ${what}`, issuesToValidationErrors(result.issues, basePath));
 }
+
+/** Longest schedule name. */
+export const MAX_SCHEDULE_NAME_LENGTH = 255;
+
+/**
+ * A schedule's name: letters, digits, `_`, `-` and `.` (it is a path segment of every schedule route and part of
+ * each fire's idempotency key). "tags" is refused: `GET /api/scheduler/schedules/tags` is Orkes' lookup by tag.
+ */
+export const ScheduleName = v.pipe(
+  v.string("must be a string"),
+  v.minLength(1, "must not be empty"),
+  v.maxLength(MAX_SCHEDULE_NAME_LENGTH, `must be at most ${MAX_SCHEDULE_NAME_LENGTH} characters`),
+  v.regex(/^[A-Za-z0-9_.-]*$/, "may hold only letters, digits, '_', '-' and '.'"),
+  v.check((name: string) => name !== "tags", `must not be "tags" (GET /api/scheduler/schedules/tags is the lookup by tag)`),
+);
+
+/** An optional epoch-millisecond bound of a schedule's window: Orkes clients send 0 (or null) for "none". */
+const ScheduleBound = v.pipe(
+  v.nullish(v.pipe(v.number("must be epoch milliseconds"), v.integer("must be an integer (epoch milliseconds)"), v.minValue(0, "must not be negative"))),
+  v.transform((bound) => (bound === null || bound === undefined || bound === 0 ? undefined : bound)),
+);
+
+/** What a schedule's start request refuses: each fire uses its own idempotency key, and definitions are started by name. */
+const notInSchedule = (why: string) => v.optional(v.custom<never>(() => false, why));
+
+/** The `startWorkflowRequest` of a schedule: Conductor's StartWorkflowRequest, less what a repeated start cannot use. */
+export const ScheduleStartRequest = requestObject({
+  name: v.pipe(WorkflowName, v.trim(), v.minLength(1, "must not be empty")),
+  version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))),
+  input: v.optional(jsonData),
+  correlationId: v.optional(CorrelationId),
+  priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
+  taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
+  idempotencyKey: notInSchedule("is not supported in a schedule: each fire starts with its own key (schedule name and fire time)"),
+  idempotencyStrategy: notInSchedule("is not supported in a schedule: each fire starts with its own key (schedule name and fire time)"),
+  workflowDef: notInSchedule("is not supported: register the definition with POST /api/metadata/workflow and schedule it by name"),
+});
+
+/**
+ * Orkes' `SaveScheduleRequest`, body of `POST /api/scheduler/schedules`. `createdBy` and `updatedBy` are the
+ * caller's, whatever the body says; fields of a schedule read back (`createTime`, `nextRunTime`…) are ignored, so a
+ * schedule read with GET can be saved again as it is. The cron expression, zone and window are checked after the
+ * shape (src/worker/schedules/validate.ts).
+ */
+export const SaveScheduleRequest = requestObject({
+  name: ScheduleName,
+  cronExpression: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(256, "must be at most 256 characters")),
+  startWorkflowRequest: ScheduleStartRequest,
+  paused: v.optional(v.nullable(v.boolean("must be true or false")), false),
+  runCatchupScheduleInstances: v.optional(v.nullable(v.boolean("must be true or false")), false),
+  scheduleStartTime: v.optional(ScheduleBound),
+  scheduleEndTime: v.optional(ScheduleBound),
+  zoneId: v.optional(v.nullable(v.pipe(v.string("must be a string (an IANA time zone id)"), v.maxLength(64, "must be at most 64 characters"))), "UTC"),
+  description: v.optional(v.nullable(v.pipe(v.string("must be a string"), v.maxLength(2048, "must be at most 2048 characters")))),
+});
+/** Parsed {@link SaveScheduleRequest}. */
+export type SaveScheduleRequest = v.InferOutput<typeof SaveScheduleRequest>;
+
+/** The query of `GET /api/scheduler/nextFewSchedules` (Orkes: `limit` 3 unless given, at most 5). */
+export const NextFewSchedulesQuery = v.object({
+  cronExpression: v.pipe(v.string("is required"), v.minLength(1, "is required"), v.maxLength(256, "must be at most 256 characters")),
+  scheduleStartTime: v.optional(EpochMillis),
+  scheduleEndTime: v.optional(EpochMillis),
+  limit: v.optional(integerParam(1, 5), "3"),
+  zoneId: v.optional(v.pipe(v.string(), v.maxLength(64, "must be at most 64 characters")), "UTC"),
+});

@@ -592,6 +592,47 @@ describe("the official Conductor TypeScript client", () => {
   });
 });
 
+describe("schedules through the client's SchedulerClient", () => {
+  it("saves a schedule, reads and lists it, previews fires; its alarm starts the workflow in wrangler dev; pauses, resumes and deletes it", async () => {
+    const scheduler = clients.getSchedulerClient();
+    const flowName = `client_sched_${suffix}`;
+    const scheduleName = `client-sched-${suffix}`;
+    await metadata.registerWorkflowDef(
+      workflow(flowName, [httpTask("tick", { uri: target.url(`/count/sched-${suffix}?at=\${workflow.input._scheduledTime}`), method: "GET" })]),
+      true,
+    );
+    // Every 10 seconds, the shortest interval allowed: a real fire within the test.
+    await scheduler.saveSchedule({ name: scheduleName, cronExpression: "*/10 * * * * ?", startWorkflowRequest: { name: flowName, input: { from: "schedule" } }, description: "e2e" });
+    const saved = await scheduler.getSchedule(scheduleName);
+    expect(saved).toMatchObject({ name: scheduleName, cronExpression: "*/10 * * * * ?", zoneId: "UTC", paused: false, description: "e2e", startWorkflowRequest: { name: flowName } });
+    expect((await scheduler.getAllSchedules(flowName)).map((schedule) => schedule.name)).toEqual([scheduleName]);
+    const start = Date.UTC(2031, 0, 1);
+    expect(await scheduler.getNextFewSchedules("0 0 12 * * ?", start, undefined, 2)).toEqual([start + 12 * 3_600_000, start + 36 * 3_600_000]);
+
+    const fired = await until(
+      "a scheduled execution",
+      () => executor.search(0, 10, `workflowType IN (${flowName})`, "*"),
+      (result) => (result.totalHits ?? 0) >= 1,
+      30_000,
+    );
+    const execution = await executor.getWorkflow(fired.results![0]!.workflowId!, false);
+    expect(execution.input).toMatchObject({ from: "schedule", _scheduledTime: expect.any(Number), _executedTime: expect.any(Number) });
+    expect((execution.input!["_scheduledTime"] as number) % 10_000).toBe(0);
+
+    // The client tries PUT, then GET on a 405: PUT is served.
+    await scheduler.pauseSchedule(scheduleName, "e2e pause");
+    expect(await scheduler.getSchedule(scheduleName)).toMatchObject({ paused: true, pausedReason: "e2e pause" });
+    await scheduler.resumeSchedule(scheduleName);
+    expect(await scheduler.getSchedule(scheduleName)).toMatchObject({ paused: false });
+    await scheduler.deleteSchedule(scheduleName);
+    expect(await sdkError(scheduler.getSchedule(scheduleName))).toMatch(/No schedule named/);
+    expect(await scheduler.getAllSchedules(flowName)).toEqual([]);
+
+    expect(await sdkError(scheduler.saveSchedule({ name: scheduleName, cronExpression: "*/10 * * * *", startWorkflowRequest: { name: flowName } }))).toMatch(/cronExpression: must have 6 fields/);
+    expect(await sdkError(scheduler.getSchedulerTags(scheduleName))).toMatch(/does not support yet: schedule tags/);
+  });
+});
+
 describe("task workers written against the client (TaskManager, TaskHandler)", () => {
   const GREET = `client_greet_${suffix}`;
   const SLOW = `client_slow_${suffix}`;

@@ -23,12 +23,28 @@ describe("every registered route", () => {
 
   // The bulk routes take any authenticated caller: each id is authorized as its single-id route (see "bulk operations").
   const ANY_CALLER = new Set(BULK_ACCESS_RULES.flatMap((rule) => rule.methods.map((method) => `${method} ${rule.apiPath}`)));
+  // The scheduler routes take any authenticated caller and check each schedule's workflow themselves (schedules/access.ts):
+  // those naming no schedule answer a caller without permissions as anyone (an empty list; the body or query refused).
+  // Those naming one refuse him (403), whether or not it exists.
+  const SCHEDULER_NO_SCHEDULE: Record<string, number> = {
+    "POST /api/scheduler/schedules": 400,
+    "GET /api/scheduler/schedules": 200,
+    "GET /api/scheduler/nextFewSchedules": 400,
+  };
 
   it("the route table is the one the tests expect (a new route must be added to these checks)", () => {
     expect(routes.length).toBeGreaterThanOrEqual(35);
     for (const publicRoute of PUBLIC) expect(routes.map(([method, path]) => `${method} ${path}`)).toContain(publicRoute);
     expect(routes.map(([method, path]) => `${method} ${path}`).filter((route) => route.includes("/bulk/"))).toEqual([...ANY_CALLER]);
     expect(ANY_CALLER.size).toBe(6);
+    expect(routes.map(([method, path]) => `${method} ${path}`).filter((route) => route.includes("/api/scheduler/")).sort()).toEqual(
+      [
+        ...Object.keys(SCHEDULER_NO_SCHEDULE),
+        "GET /api/scheduler/schedules/:name",
+        "DELETE /api/scheduler/schedules/:name",
+        ...["pause", "resume"].flatMap((action) => [`GET /api/scheduler/schedules/:name/${action}`, `PUT /api/scheduler/schedules/:name/${action}`]),
+      ].sort(),
+    );
   });
 
   it("refuses every non-public route without credentials (401), with a token lacking permissions (403), and lets the admin through", async () => {
@@ -43,6 +59,7 @@ describe("every registered route", () => {
       if (pattern === "/api/security/permissions") expect(forbidden.status).toBe(200);
       // Reached, and the body ({}: not a list of ids) refused.
       else if (ANY_CALLER.has(`${method} ${pattern}`)) expect(forbidden.status, `${method} ${path} without permission`).toBe(400);
+      else if (`${method} ${pattern}` in SCHEDULER_NO_SCHEDULE) expect(forbidden.status, `${method} ${path} without permission`).toBe(SCHEDULER_NO_SCHEDULE[`${method} ${pattern}`]);
       else expect(forbidden.status, `${method} ${path} without permission`).toBe(403);
       const allowed = await call(method, path, orkes(admin.token), body);
       expect([401, 403], `${method} ${path} as admin → ${allowed.status}`).not.toContain(allowed.status);

@@ -110,6 +110,9 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/tasks/poll/batch/{taskType}", methods: ["GET"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskType}")] },
   { apiPath: "/api/tasks/poll/{taskType}", methods: ["GET"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskType}")] },
   { apiPath: "/api/tasks/*", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
+  // Schedules: any authenticated caller reaches the routes, which check each schedule's workflow themselves
+  // (src/worker/schedules/access.ts: a rule cannot read which workflow a schedule starts).
+  { apiPath: "/api/scheduler/*", methods: ALL_METHODS, requiredPermissions: [] },
   { apiPath: "/api/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
 ];
 

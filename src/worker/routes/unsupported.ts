@@ -33,7 +33,12 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/workflow/:workflowId/resetcallbacks", "resetting callbacks"],
   ["/api/event/*", "event handlers"],
   ["/api/event", "event handlers"],
-  ["/api/scheduler/*", "schedules"],
+  // Schedules themselves are served (routes/schedules.ts, registered after these): these paths are not theirs.
+  ["/api/scheduler/schedules/tags", "schedule tags"],
+  ["/api/scheduler/schedules/:name/tags", "schedule tags"],
+  ["/api/scheduler/search/*", "searching schedule executions"],
+  ["/api/scheduler/admin/*", "pausing, resuming or requeueing all schedules at once"],
+  ["/api/scheduler/test/*", "the scheduler's test endpoints"],
   ["/api/human/*", "human tasks"],
   ["/api/prompts/*", "AI prompts"],
   ["/api/prompts", "AI prompts"],

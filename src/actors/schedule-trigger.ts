@@ -1,0 +1,136 @@
+import { DurableObject } from "cloudflare:workers";
+import { dueFires, nextFireAfter, parseCron } from "../worker/schedules/cron";
+import { ScheduleRepository, type StoredSchedule } from "../worker/schedules/store";
+import { fireWindow, scheduledInput } from "../worker/schedules/validate";
+import { startExecution, type StartOptions } from "../worker/start-execution";
+
+/** The fire this object's alarm is set for, and the schedule revision it was computed from. */
+export interface ArmedFire {
+  name: string;
+  revision: number;
+  /** Epoch ms of the fire (the cron slot), also the alarm's time. */
+  fire: number;
+}
+
+/** What the last alarm started: each fire's time and the execution it started (or why none started). */
+export type FireRecord = { scheduledTime: number; workflowId: string } | { scheduledTime: number; refused: string };
+
+/** How long after a failed alarm (D1 or a start unreachable) it runs again, with the same armed fire. */
+export const ALARM_RETRY_MS = 30_000;
+
+/** The idempotency key of one fire: a repeated alarm finds the execution its first run started. */
+export function fireIdempotencyKey(scheduleName: string, fire: number): string {
+  return `schedule:${scheduleName}:${fire}`;
+}
+
+/**
+ * Fires one schedule (one object per schedule name): its alarm is set for the schedule's next fire. The schedule
+ * itself lives in D1 (`schedules`), read afresh on every alarm; this object keeps only the fire it is armed for.
+ *
+ * Alarms run at least once (a run may be cut off at any await and run again), so a fire's start carries an
+ * idempotency key made of the schedule name and the fire time: a repeated run gets the execution the first one
+ * started instead of a second. The next fire is armed (state and alarm written together, no await between) only
+ * after every due fire has started, so a run cut off before that starts the same fires again, and never skips one.
+ */
+export class ScheduleTrigger extends DurableObject<Env> {
+  /**
+   * (Re)arms the alarm from the schedule as D1 holds it now: the first fire after now, none when it is paused, past
+   * its window or gone. Called after every save, pause and resume.
+   */
+  async arm(name: string): Promise<ArmedFire | null> {
+    const schedule = await new ScheduleRepository(this.env.DB).get(name);
+    if (schedule === undefined) {
+      await this.disarm();
+      return null;
+    }
+    return this.#armAfter(schedule, Date.now());
+  }
+
+  /** Stops the alarm for good and forgets everything (the schedule was deleted). */
+  async disarm(): Promise<void> {
+    this.ctx.storage.kv.delete("lastFires");
+    await this.#clearAlarm();
+  }
+
+  /** No fire to arm (paused, past its window): no alarm, and no armed fire a stray run could start. */
+  async #clearAlarm(): Promise<void> {
+    this.ctx.storage.kv.delete("armed");
+    await this.ctx.storage.deleteAlarm();
+  }
+
+  override async alarm(): Promise<void> {
+    const armed = this.ctx.storage.kv.get<ArmedFire>("armed");
+    if (armed === undefined) return;
+    try {
+      await this.#fire(armed);
+    } catch (error) {
+      // Caught rather than thrown: workerd gives up on an alarm after a few failed retries, and the schedule would
+      // stop for good. The armed fire stays, so the next run starts it (or finds what this run started).
+      console.error(JSON.stringify({ msg: "schedule alarm failed; will retry", schedule: armed.name, fire: armed.fire, error: String(error) }));
+      await this.ctx.storage.setAlarm(Date.now() + ALARM_RETRY_MS);
+    }
+  }
+
+  async #fire(armed: ArmedFire): Promise<void> {
+    const schedule = await new ScheduleRepository(this.env.DB).get(armed.name);
+    if (schedule === undefined) {
+      await this.disarm();
+      return;
+    }
+    // Changed since this fire was computed (a save whose arm call was lost, or one racing this run): its fires are
+    // those of the schedule as it is now, from now on.
+    if (schedule.revision !== armed.revision || schedule.paused) {
+      await this.#armAfter(schedule, Date.now());
+      return;
+    }
+    const parsed = parseCron(schedule.config.cronExpression, schedule.config.zoneId);
+    if (!parsed.ok) {
+      console.error(JSON.stringify({ msg: "stored schedule no longer parses; not armed", schedule: schedule.name, reason: parsed.message }));
+      await this.disarm();
+      return;
+    }
+    const now = Date.now();
+    const fired: FireRecord[] = [];
+    for (const fire of dueFires(parsed.schedule, armed.fire, now, schedule.config.runCatchupScheduleInstances, fireWindow(schedule.config))) {
+      fired.push(await this.#start(schedule, fire));
+    }
+    this.ctx.storage.kv.put("lastFires", fired);
+    // Only if nothing re-armed or disarmed this object while the starts were awaited.
+    const current = this.ctx.storage.kv.get<ArmedFire>("armed");
+    if (current?.revision !== armed.revision || current.fire !== armed.fire) return;
+    await this.#armAfter(schedule, Math.max(now, armed.fire));
+  }
+
+  /** Starts the schedule's workflow for one fire, as the API would for whoever last saved the schedule. */
+  async #start(schedule: StoredSchedule, fire: number): Promise<FireRecord> {
+    const { input: _input, ...start } = schedule.config.startWorkflowRequest;
+    const options: StartOptions = {
+      ...start,
+      input: scheduledInput(schedule.config.startWorkflowRequest, fire, Date.now()),
+      idempotencyKey: fireIdempotencyKey(schedule.name, fire),
+      idempotencyStrategy: "RETURN_EXISTING",
+      baseUrl: schedule.baseUrl,
+      startScopes: schedule.startScopes,
+    };
+    const outcome = await startExecution(this.env, options);
+    if (outcome.ok) return { scheduledTime: fire, workflowId: outcome.workflowId };
+    // A refusal is final for this fire (the definition was deleted, the input grew too large): the schedule goes on.
+    console.warn(JSON.stringify({ msg: "scheduled start refused", schedule: schedule.name, fire, code: outcome.code, reason: outcome.message }));
+    return { scheduledTime: fire, refused: outcome.message };
+  }
+
+  /** Arms the first fire strictly after `afterMs`, or clears the alarm when there is none (or it is paused). */
+  async #armAfter(schedule: StoredSchedule, afterMs: number): Promise<ArmedFire | null> {
+    const parsed = schedule.paused ? undefined : parseCron(schedule.config.cronExpression, schedule.config.zoneId);
+    const fire = parsed?.ok ? nextFireAfter(parsed.schedule, afterMs, fireWindow(schedule.config)) : undefined;
+    if (fire === undefined) {
+      await this.#clearAlarm();
+      return null;
+    }
+    const armed: ArmedFire = { name: schedule.name, revision: schedule.revision, fire };
+    // No await between the two: committed together, so the state never names a fire the alarm is not set for.
+    this.ctx.storage.kv.put("armed", armed);
+    await this.ctx.storage.setAlarm(fire);
+    return armed;
+  }
+}

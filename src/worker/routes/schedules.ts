@@ -1,0 +1,168 @@
+import type { IRequest, RouterType } from "itty-router";
+import { oversize, oversizeReason } from "../../engine/limits";
+import type { JsonObject } from "../../engine/model";
+import { serviceConfig } from "../config";
+import { DefinitionRepository } from "../definitions";
+import { principalOf } from "../guard";
+import { readJsonBody } from "../http/body";
+import { ApiError, notFound, validationError } from "../http/errors";
+import { decodedPathParam, queryParams, queryValue } from "../http/params";
+import { NextFewSchedulesQuery, SaveScheduleRequest, WorkflowName, parseOrThrow } from "../schemas";
+import { mayOnSchedule, requireOnSchedule, type ScheduleAction } from "../schedules/access";
+import { isKnownZone, nextFireAfter, nextFires, parseCron } from "../schedules/cron";
+import { ScheduleRepository, type StoredSchedule } from "../schedules/store";
+import { checkSchedule, fireWindow, scheduledInput } from "../schedules/validate";
+import { callerStartScopes } from "../workflow-actions";
+
+type Args = [Env, ExecutionContext];
+
+/** Most schedules one listing answers (in name order); Orkes' listing has no paging either. */
+export const MAX_LISTED_SCHEDULES = 1000;
+/** Rows read per D1 query while a listing filters by the caller's rights. */
+const LISTING_PAGE = 200;
+
+/** The object that fires schedule `name`. */
+function trigger(env: Env, name: string) {
+  return env.SCHEDULE_TRIGGER.get(env.SCHEDULE_TRIGGER.idFromName(name));
+}
+
+/** Orkes' `WorkflowSchedule` JSON of a stored schedule; `nextRunTime` is its next fire from now (none while paused). */
+export function scheduleJson(schedule: StoredSchedule, nowMs: number): JsonObject {
+  const { config } = schedule;
+  const json: JsonObject = {
+    name: schedule.name,
+    cronExpression: config.cronExpression,
+    zoneId: config.zoneId,
+    startWorkflowRequest: config.startWorkflowRequest as unknown as JsonObject,
+    runCatchupScheduleInstances: config.runCatchupScheduleInstances,
+    paused: schedule.paused,
+    createTime: schedule.createTime,
+    updatedTime: schedule.updatedTime,
+    createdBy: schedule.createdBy,
+    updatedBy: schedule.updatedBy,
+  };
+  if (schedule.pausedReason !== undefined) json["pausedReason"] = schedule.pausedReason;
+  if (config.scheduleStartTime !== undefined) json["scheduleStartTime"] = config.scheduleStartTime;
+  if (config.scheduleEndTime !== undefined) json["scheduleEndTime"] = config.scheduleEndTime;
+  if (config.description !== undefined) json["description"] = config.description;
+  if (!schedule.paused) {
+    const parsed = parseCron(config.cronExpression, config.zoneId);
+    const next = parsed.ok ? nextFireAfter(parsed.schedule, nowMs, fireWindow(config)) : undefined;
+    if (next !== undefined) json["nextRunTime"] = next;
+  }
+  return json;
+}
+
+/** The schedule named in the path, checked for `action`: 403 without the right, then 404 when there is none. */
+async function pathSchedule(request: IRequest, env: Env, action: ScheduleAction, what: string): Promise<StoredSchedule> {
+  const name = decodedPathParam(request, "name");
+  const schedule = await new ScheduleRepository(env.DB).get(name);
+  requireOnSchedule(principalOf(request).grants, action, schedule?.workflowName, `${what} schedule ${name}`);
+  if (schedule === undefined) throw notFound(`No schedule named ${name}`);
+  return schedule;
+}
+
+/** 409 for a schedule changed by another request between its read (the rights checked) and its write. */
+function changedMeanwhile(name: string): ApiError {
+  return new ApiError(409, "CONFLICT", `Schedule ${name} was changed by another request meanwhile; nothing was done, try again`);
+}
+
+/** `POST /api/scheduler/schedules`: creates the schedule, or replaces the one of that name (Orkes upserts by name). */
+async function saveSchedule(request: IRequest, env: Env): Promise<Response> {
+  const config = serviceConfig(env);
+  const body = await readJsonBody(request as unknown as Request, config.maxRequestBytes);
+  const saved = parseOrThrow(SaveScheduleRequest, body.present ? body.value : undefined, "schedule");
+  const now = Date.now();
+  const checked = checkSchedule(saved, now);
+  if (!checked.ok) throw validationError("Invalid schedule", checked.issues);
+  const start = checked.config.startWorkflowRequest;
+  // As a start refuses it, with the two fields each fire adds.
+  const bytes = oversize(scheduledInput(start, now, now), config.engine.maxPayloadBytes);
+  if (bytes !== undefined) throw new ApiError(413, "PAYLOAD_TOO_LARGE", oversizeReason("The scheduled workflow input", bytes, config.engine.maxPayloadBytes));
+
+  const principal = principalOf(request);
+  requireOnSchedule(principal.grants, "manage", start.name, `saving schedule ${saved.name}`, true);
+  if (!(await new DefinitionRepository(env.DB).find(start.name, start.version))) {
+    const [path, what] = start.version === undefined ? ["startWorkflowRequest.name", `No workflow definition named ${start.name}`] : ["startWorkflowRequest.version", `No workflow definition ${start.name} version ${start.version}`];
+    throw validationError("Invalid schedule", [{ path, message: `${what}: register it first` }]);
+  }
+  const repository = new ScheduleRepository(env.DB);
+  const existing = await repository.get(saved.name);
+  if (existing !== undefined && existing.workflowName !== start.name) {
+    requireOnSchedule(principal.grants, "manage", existing.workflowName, `moving schedule ${saved.name} to another workflow`);
+  }
+  const write = { name: saved.name, config: checked.config, paused: checked.paused, startScopes: callerStartScopes(request), baseUrl: config.publicBaseUrl ?? new URL(request.url).origin, by: principal.userId, now };
+  if (!(await repository.save(write, existing?.revision))) throw changedMeanwhile(saved.name);
+  // Saved first: an arm call lost here leaves the old alarm, which finds the new revision and re-arms from it.
+  await trigger(env, saved.name).arm(saved.name);
+  const stored = await repository.get(saved.name);
+  return Response.json(stored === undefined ? {} : scheduleJson(stored, Date.now()));
+}
+
+/** `GET /api/scheduler/schedules[?workflowName=]`: the schedules the caller may read, in name order. */
+async function listSchedules(request: IRequest, env: Env): Promise<Response> {
+  const workflowParam = queryValue(request, "workflowName");
+  const workflowName = workflowParam === undefined || workflowParam === "" ? undefined : parseOrThrow(WorkflowName, workflowParam, "schedule listing", "workflowName");
+  const grants = principalOf(request).grants;
+  const repository = new ScheduleRepository(env.DB);
+  const now = Date.now();
+  const listed: JsonObject[] = [];
+  let after = "";
+  while (listed.length < MAX_LISTED_SCHEDULES) {
+    const page = await repository.page(after, LISTING_PAGE, workflowName);
+    for (const schedule of page) {
+      if (listed.length < MAX_LISTED_SCHEDULES && mayOnSchedule(grants, "read", schedule.workflowName)) listed.push(scheduleJson(schedule, now));
+    }
+    if (page.length < LISTING_PAGE) break;
+    after = page[page.length - 1]!.name;
+  }
+  return Response.json(listed);
+}
+
+/** Pauses or resumes the schedule in the path (`?reason=` with a pause, shown as `pausedReason`). */
+function pauseOrResume(paused: boolean) {
+  return async (request: IRequest, env: Env): Promise<Response> => {
+    const schedule = await pathSchedule(request, env, "manage", paused ? "pausing" : "resuming");
+    const reason = paused ? queryValue(request, "reason")?.slice(0, 1024) : undefined;
+    const done = await new ScheduleRepository(env.DB).setPaused(schedule.name, schedule.revision, paused, reason || undefined, principalOf(request).userId, Date.now());
+    if (!done) throw changedMeanwhile(schedule.name);
+    // A resume arms the first fire after now: fires missed while paused are not caught up.
+    await trigger(env, schedule.name).arm(schedule.name);
+    return new Response(null, { status: 200 });
+  };
+}
+
+/** `GET /api/scheduler/nextFewSchedules`: the next fires of a cron expression (Orkes: 3 unless `limit`, at most 5). */
+function nextFewSchedules(request: IRequest): Response {
+  const query = parseOrThrow(NextFewSchedulesQuery, queryParams(request, ["cronExpression", "scheduleStartTime", "scheduleEndTime", "limit", "zoneId"]), "next schedules query");
+  if (!isKnownZone(query.zoneId)) throw validationError("Invalid next schedules query", [{ path: "zoneId", message: `"${query.zoneId}" is not a known IANA time zone id` }]);
+  const { scheduleStartTime: start, scheduleEndTime: end } = query;
+  if (start !== undefined && end !== undefined && end < start) throw validationError("Invalid next schedules query", [{ path: "scheduleEndTime", message: "must not be before scheduleStartTime" }]);
+  const parsed = parseCron(query.cronExpression, query.zoneId);
+  if (!parsed.ok) throw validationError("Invalid next schedules query", [{ path: "cronExpression", message: parsed.message }]);
+  return Response.json(nextFires(parsed.schedule, Date.now(), query.limit, { start, end }));
+}
+
+/**
+ * Orkes' scheduler API (SchedulerResource): schedules and their fires. Registered after the 501s of unsupported.ts,
+ * which list the scheduler paths not served here (tags, execution search, administration) and so must not overlap
+ * these; `GET /api/scheduler/schedules/tags` is one of them, which is why no schedule may be named "tags".
+ */
+export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void {
+  router.post("/api/scheduler/schedules", saveSchedule);
+  router.get("/api/scheduler/schedules", listSchedules);
+  router.get("/api/scheduler/nextFewSchedules", nextFewSchedules);
+  router.get("/api/scheduler/schedules/:name", async (request, env) => Response.json(scheduleJson(await pathSchedule(request, env, "read", "reading"), Date.now())));
+  router.delete("/api/scheduler/schedules/:name", async (request, env) => {
+    const schedule = await pathSchedule(request, env, "manage", "deleting");
+    if (!(await new ScheduleRepository(env.DB).delete(schedule.name, schedule.revision))) throw changedMeanwhile(schedule.name);
+    // Deleted first: an object whose disarm call is lost finds no schedule at its next alarm and stops then.
+    await trigger(env, schedule.name).disarm();
+    return new Response(null, { status: 200 });
+  });
+  // The official clients try PUT (Conductor OSS) and fall back to GET on 405 (Orkes): both are served.
+  for (const [action, paused] of [["pause", true], ["resume", false]] as const) {
+    router.put(`/api/scheduler/schedules/:name/${action}`, pauseOrResume(paused));
+    router.get(`/api/scheduler/schedules/:name/${action}`, pauseOrResume(paused));
+  }
+}

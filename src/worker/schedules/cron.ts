@@ -1,0 +1,138 @@
+import { Cron } from "croner";
+
+/**
+ * Cron expressions of schedules, read as Orkes Conductor reads them: Spring's six fields, seconds first
+ * (`second minute hour day-of-month month day-of-week`), with `?`, `L`, `W`, `#`, ranges, lists, steps (`*\/5`,
+ * `0/5`) and names (`MON-FRI`, `JAN`). Pure: no I/O, so unit tests run it in Node and the Durable Object in workerd.
+ */
+
+/** Spring's macros, as its six fields. */
+const MACROS: Readonly<Record<string, string>> = {
+  "@yearly": "0 0 0 1 1 *",
+  "@annually": "0 0 0 1 1 *",
+  "@monthly": "0 0 0 1 * *",
+  "@weekly": "0 0 0 * * 0",
+  "@daily": "0 0 0 * * *",
+  "@midnight": "0 0 0 * * *",
+  "@hourly": "0 0 * * * *",
+};
+
+const FIELD_NAMES = ["second", "minute", "hour", "day-of-month", "month", "day-of-week"] as const;
+
+/**
+ * The shortest time allowed between two fires of one schedule. Each fire starts a workflow, and a schedule firing
+ * every second would start 86,400 a day; ten seconds still allows Orkes' own `*\/10 * * * * *` example.
+ */
+export const MIN_FIRE_INTERVAL_MS = 10_000;
+/** How many upcoming fires {@link MIN_FIRE_INTERVAL_MS} is checked over. */
+const INTERVAL_CHECK_FIRES = 20;
+
+/** A parsed cron expression in its time zone. */
+export interface CronSchedule {
+  readonly cron: Cron;
+}
+
+/** Either a schedule or why the expression (or zone) cannot be one. */
+export type CronParse = { ok: true; schedule: CronSchedule } | { ok: false; message: string };
+
+/** True when `zone` is an IANA time zone id the runtime knows (`UTC`, `Europe/Berlin`). */
+export function isKnownZone(zone: string): boolean {
+  if (zone.trim() === "" || zone !== zone.trim()) return false;
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The expression as croner reads it with Spring's meaning, or why it is not one. Spring's `?` (no specific value,
+ * day fields only) is croner's `*`; croner would read a `?` elsewhere as "the current time".
+ */
+function springToCroner(expression: string): { ok: true; pattern: string } | { ok: false; message: string } {
+  const trimmed = expression.trim();
+  const macro = MACROS[trimmed.toLowerCase()];
+  if (macro !== undefined) return { ok: true, pattern: macro };
+  const fields = trimmed.split(/\s+/);
+  if (fields.length !== 6) {
+    return { ok: false, message: `must have 6 fields (second minute hour day-of-month month day-of-week), e.g. "0 */5 * * * ?"; this has ${fields.length}` };
+  }
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!;
+    if (!field.includes("?")) continue;
+    if (field !== "?" || (FIELD_NAMES[i] !== "day-of-month" && FIELD_NAMES[i] !== "day-of-week")) {
+      return { ok: false, message: `"?" may only stand alone in the day-of-month or day-of-week field, not in the ${FIELD_NAMES[i]} field ("${field}")` };
+    }
+    fields[i] = "*";
+  }
+  return { ok: true, pattern: fields.join(" ") };
+}
+
+/** Parses a Spring cron expression evaluated in `zoneId` (which the caller has checked with {@link isKnownZone}). */
+export function parseCron(expression: string, zoneId: string): CronParse {
+  const pattern = springToCroner(expression);
+  if (!pattern.ok) return pattern;
+  let cron: Cron;
+  try {
+    // AND of day-of-month and day-of-week as Spring does; `0/5` read as Spring's "from 0 every 5".
+    cron = new Cron(pattern.pattern, { mode: "6-part", domAndDow: true, sloppyRanges: true, timezone: zoneId });
+  } catch (error) {
+    return { ok: false, message: `is not a valid cron expression: ${error instanceof Error ? error.message.replace(/^CronPattern: /, "") : String(error)}` };
+  }
+  return { ok: true, schedule: { cron } };
+}
+
+/** Why a parsed schedule may not be saved (never fires, or fires more often than allowed), from `nowMs` on. */
+export function cronRefusal(schedule: CronSchedule, nowMs: number): string | undefined {
+  const fires = schedule.cron.nextRuns(INTERVAL_CHECK_FIRES, new Date(nowMs)).map((date) => date.getTime());
+  if (fires.length === 0) return "never fires";
+  for (let i = 1; i < fires.length; i++) {
+    if (fires[i]! - fires[i - 1]! < MIN_FIRE_INTERVAL_MS) return `fires more often than once every ${MIN_FIRE_INTERVAL_MS / 1000} seconds, the shortest interval allowed`;
+  }
+  return undefined;
+}
+
+/** The window a schedule fires in, both ends inclusive (epoch ms); an absent end is open. */
+export interface FireWindow {
+  start?: number | undefined;
+  end?: number | undefined;
+}
+
+/** The first fire strictly after `afterMs` inside `window`, or undefined when there is none. */
+export function nextFireAfter(schedule: CronSchedule, afterMs: number, window: FireWindow = {}): number | undefined {
+  return nextFires(schedule, afterMs, 1, window)[0];
+}
+
+/** Up to `count` fires strictly after `afterMs` inside `window`, in order. */
+export function nextFires(schedule: CronSchedule, afterMs: number, count: number, window: FireWindow = {}): number[] {
+  // croner's next run is strictly after its reference: a fire exactly at the window's start counts.
+  const from = window.start !== undefined && window.start - 1 > afterMs ? window.start - 1 : afterMs;
+  const fires = schedule.cron.nextRuns(count, new Date(from)).map((date) => date.getTime());
+  return window.end === undefined ? fires : fires.filter((fire) => fire <= window.end!);
+}
+
+/** Most missed fires one catch-up starts (the latest ones; older ones are skipped). */
+export const MAX_CATCHUP_FIRES = 10;
+
+/**
+ * The fires an alarm set for `armedFire` starts when it runs at `nowMs`. The armed fire is due whenever its alarm
+ * runs (an alarm never runs before its time in production; tests run it early). Fires since then that also passed
+ * (the alarm ran late: nothing ran while the service was down or the object was busy) are missed: with `catchUp`,
+ * each of the latest {@link MAX_CATCHUP_FIRES} is due, oldest first; without, only the latest fire is, so a late
+ * alarm still starts one execution and the schedule goes on from there.
+ */
+export function dueFires(schedule: CronSchedule, armedFire: number, nowMs: number, catchUp: boolean, window: FireWindow = {}): number[] {
+  const inWindow = (fire: number) => (window.start === undefined || fire >= window.start) && (window.end === undefined || fire <= window.end);
+  const missed =
+    nowMs > armedFire
+      ? schedule.cron
+          .previousRuns(MAX_CATCHUP_FIRES, new Date(nowMs + 1))
+          .map((date) => date.getTime())
+          .filter((fire) => fire > armedFire)
+          .reverse()
+      : [];
+  const due = [armedFire, ...missed].filter(inWindow);
+  if (catchUp) return due.slice(-MAX_CATCHUP_FIRES);
+  return due.slice(-1);
+}

@@ -1,0 +1,77 @@
+import type { JsonObject } from "../../engine/model";
+import type { ValidationIssue } from "../../engine/validation-issue";
+import type { SaveScheduleRequest } from "../schemas";
+import { cronRefusal, isKnownZone, parseCron, type CronSchedule, type FireWindow } from "./cron";
+
+/** The start request a schedule stores and each fire starts (input plus `_scheduledTime` and `_executedTime`). */
+export interface ScheduledStart {
+  name: string;
+  version?: number;
+  input: JsonObject;
+  correlationId?: string;
+  priority?: number;
+  taskToDomain?: Record<string, string>;
+}
+
+/** A schedule's definition as stored (D1 `schedules.schedule`), normalized: defaults applied, nulls gone. */
+export interface ScheduleConfig {
+  cronExpression: string;
+  zoneId: string;
+  startWorkflowRequest: ScheduledStart;
+  runCatchupScheduleInstances: boolean;
+  scheduleStartTime?: number;
+  scheduleEndTime?: number;
+  description?: string;
+}
+
+/** A request's schedule, normalized, with its parsed cron; or the problems that refuse it (400). */
+export type CheckedSchedule = { ok: true; config: ScheduleConfig; paused: boolean; cron: CronSchedule } | { ok: false; issues: ValidationIssue[] };
+
+/** The window of a schedule's fires. */
+export function fireWindow(config: ScheduleConfig): FireWindow {
+  return { start: config.scheduleStartTime, end: config.scheduleEndTime };
+}
+
+/**
+ * Checks what the shape alone does not say: the zone is known, the cron expression parses in it, fires at all and
+ * not too often, and the window does not end before it starts. Pure (the definition's existence is checked by the
+ * route, against D1).
+ */
+export function checkSchedule(request: SaveScheduleRequest, nowMs: number): CheckedSchedule {
+  const issues: ValidationIssue[] = [];
+  const zoneId = request.zoneId ?? "UTC";
+  let cron: CronSchedule | undefined;
+  if (!isKnownZone(zoneId)) {
+    issues.push({ path: "zoneId", message: `"${zoneId}" is not a known IANA time zone id (e.g. UTC, Europe/Berlin, America/New_York)` });
+  } else {
+    const parsed = parseCron(request.cronExpression, zoneId);
+    const refusal = parsed.ok ? cronRefusal(parsed.schedule, nowMs) : parsed.message;
+    if (refusal !== undefined) issues.push({ path: "cronExpression", message: refusal });
+    else if (parsed.ok) cron = parsed.schedule;
+  }
+  const { scheduleStartTime: start, scheduleEndTime: end } = request;
+  if (start !== undefined && end !== undefined && end < start) issues.push({ path: "scheduleEndTime", message: "must not be before scheduleStartTime" });
+  if (issues.length > 0 || cron === undefined) return { ok: false, issues };
+
+  const { name, version, input, correlationId, priority, taskToDomain } = request.startWorkflowRequest;
+  const startWorkflowRequest: ScheduledStart = { name, input: input ?? {} };
+  if (version !== undefined) startWorkflowRequest.version = version;
+  if (correlationId !== undefined) startWorkflowRequest.correlationId = correlationId;
+  if (priority !== undefined) startWorkflowRequest.priority = priority;
+  if (taskToDomain !== undefined) startWorkflowRequest.taskToDomain = taskToDomain;
+  const config: ScheduleConfig = {
+    cronExpression: request.cronExpression.trim(),
+    zoneId,
+    startWorkflowRequest,
+    runCatchupScheduleInstances: request.runCatchupScheduleInstances ?? false,
+  };
+  if (start !== undefined) config.scheduleStartTime = start;
+  if (end !== undefined) config.scheduleEndTime = end;
+  if (request.description !== undefined && request.description !== null) config.description = request.description;
+  return { ok: true, config, paused: request.paused ?? false, cron };
+}
+
+/** The input a fire starts its workflow with: the schedule's input plus the fire's time and the time it started. */
+export function scheduledInput(start: ScheduledStart, scheduledTime: number, executedTime: number): JsonObject {
+  return { ...start.input, _scheduledTime: scheduledTime, _executedTime: executedTime };
+}

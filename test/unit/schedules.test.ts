@@ -1,0 +1,184 @@
+import * as v from "valibot";
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../../src/worker/http/errors";
+import { MAX_CATCHUP_FIRES, cronRefusal, dueFires, isKnownZone, nextFires, parseCron, type CronSchedule } from "../../src/worker/schedules/cron";
+import { checkSchedule, scheduledInput } from "../../src/worker/schedules/validate";
+import { SaveScheduleRequest, parseOrThrow } from "../../src/worker/schemas";
+
+const at = (iso: string) => Date.parse(iso);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function cron(expression: string, zone = "UTC"): CronSchedule {
+  const parsed = parseCron(expression, zone);
+  if (!parsed.ok) throw new Error(`${expression}: ${parsed.message}`);
+  return parsed.schedule;
+}
+
+/** The next `count` fires after `from`, as ISO strings. */
+const next = (expression: string, from: string, count = 3, zone = "UTC") => nextFires(cron(expression, zone), at(from), count).map(iso);
+
+describe("Spring cron expressions", () => {
+  const monday = "2026-11-23T10:00:00.000Z"; // a Monday
+
+  it("reads six fields, seconds first, with steps, ranges, lists and names", () => {
+    expect(next("0 */5 * * * ?", "2026-11-23T10:02:30Z")).toEqual(["2026-11-23T10:05:00.000Z", "2026-11-23T10:10:00.000Z", "2026-11-23T10:15:00.000Z"]);
+    expect(next("0 0/5 * * * *", "2026-11-23T10:02:30Z", 1)).toEqual(["2026-11-23T10:05:00.000Z"]);
+    expect(next("5/20 * * * * *", "2026-11-23T10:00:00Z")).toEqual(["2026-11-23T10:00:05.000Z", "2026-11-23T10:00:25.000Z", "2026-11-23T10:00:45.000Z"]);
+    expect(next("0 0 9 * * MON-FRI", "2026-11-27T12:00:00Z", 2)).toEqual(["2026-11-30T09:00:00.000Z", "2026-12-01T09:00:00.000Z"]);
+    expect(next("0 0 12 * * mon,wed", monday, 2)).toEqual(["2026-11-23T12:00:00.000Z", "2026-11-25T12:00:00.000Z"]);
+    expect(next("0 0 0 1 JAN ?", monday, 1)).toEqual(["2027-01-01T00:00:00.000Z"]);
+  });
+
+  it("reads day-of-week 0 and 7 as Sunday, and ? as no specific value in either day field", () => {
+    expect(next("0 0 0 * * 0", monday, 1)).toEqual(["2026-11-29T00:00:00.000Z"]);
+    expect(next("0 0 0 * * 7", monday, 1)).toEqual(["2026-11-29T00:00:00.000Z"]);
+    expect(next("0 0 0 ? * SUN", monday, 1)).toEqual(["2026-11-29T00:00:00.000Z"]);
+  });
+
+  it("reads L, W and # as Spring does", () => {
+    expect(next("0 0 0 L * ?", monday, 2)).toEqual(["2026-11-30T00:00:00.000Z", "2026-12-31T00:00:00.000Z"]);
+    // The 15th of January 2027 is a Friday; of May 2027 a Saturday, so its nearest weekday is Friday the 14th.
+    expect(next("0 0 0 15W 5 ?", monday, 1)).toEqual(["2027-05-14T00:00:00.000Z"]);
+    expect(next("0 0 0 LW * ?", "2027-01-01T00:00:00Z", 1)).toEqual(["2027-01-29T00:00:00.000Z"]);
+    expect(next("0 0 0 ? * 5L", monday, 1)).toEqual(["2026-11-27T00:00:00.000Z"]); // last Friday of November
+    expect(next("0 0 0 ? * MON#2", monday, 1)).toEqual(["2026-12-14T00:00:00.000Z"]); // second Monday of December
+  });
+
+  it("needs both day fields to match when both are given (Spring), not either (Vixie cron)", () => {
+    // The first Monday that is the 1st of a month.
+    expect(next("0 0 0 1 * MON", monday, 1)).toEqual(["2027-02-01T00:00:00.000Z"]);
+  });
+
+  it("takes Spring's macros", () => {
+    expect(next("@daily", "2026-11-23T10:00:00Z", 1)).toEqual(["2026-11-24T00:00:00.000Z"]);
+    expect(next("@hourly", "2026-11-23T10:00:00Z", 1)).toEqual(["2026-11-23T11:00:00.000Z"]);
+  });
+
+  it("evaluates in the schedule's zone, across a DST change", () => {
+    // 09:00 in New York is 14:00 UTC in winter and 13:00 UTC in summer (DST starts 2027-03-14).
+    expect(next("0 0 9 * * *", "2027-03-12T20:00:00Z", 3, "America/New_York")).toEqual(["2027-03-13T14:00:00.000Z", "2027-03-14T13:00:00.000Z", "2027-03-15T13:00:00.000Z"]);
+  });
+
+  it("fires a fixed time of day that a DST change skips at the first time after the gap", () => {
+    // 02:30 does not exist in New York on 2027-03-14 (02:00 EST jumps to 03:00 EDT, 07:00 UTC).
+    expect(next("0 30 2 * * *", "2027-03-13T12:00:00Z", 2, "America/New_York")).toEqual(["2027-03-14T07:00:00.000Z", "2027-03-15T06:30:00.000Z"]);
+  });
+
+  it("refuses what Spring refuses, saying why", () => {
+    const refusal = (expression: string) => {
+      const parsed = parseCron(expression, "UTC");
+      return parsed.ok ? "accepted" : parsed.message;
+    };
+    expect(refusal("*/5 * * * *")).toMatch(/must have 6 fields.*this has 5/);
+    expect(refusal("0 0 0 * * * 2027")).toMatch(/this has 7/);
+    expect(refusal("? 0 0 * * *")).toMatch(/only stand alone in the day-of-month or day-of-week field, not in the second field/);
+    expect(refusal("0 0 25 * * *")).toMatch(/not a valid cron expression.*hour/);
+    expect(refusal("0 0 0 * * 8")).toMatch(/not a valid cron expression/);
+    expect(refusal("every day")).toMatch(/must have 6 fields/);
+    expect(refusal("")).toMatch(/must have 6 fields/);
+  });
+
+  it("refuses a schedule that never fires or fires more often than every 10 seconds", () => {
+    const now = at("2026-11-23T10:00:00Z");
+    expect(cronRefusal(cron("0 0 0 31 2 ?"), now)).toBe("never fires");
+    expect(cronRefusal(cron("* * * * * *"), now)).toMatch(/more often than once every 10 seconds/);
+    expect(cronRefusal(cron("0,5 0 * * * *"), now)).toMatch(/more often/);
+    expect(cronRefusal(cron("*/10 * * * * *"), now)).toBeUndefined();
+    expect(cronRefusal(cron("0 0 9 * * MON-FRI"), now)).toBeUndefined();
+  });
+
+  it("knows IANA zones only", () => {
+    expect(isKnownZone("UTC")).toBe(true);
+    expect(isKnownZone("Europe/Berlin")).toBe(true);
+    expect(isKnownZone("Mars/Olympus_Mons")).toBe(false);
+    expect(isKnownZone("")).toBe(false);
+    expect(isKnownZone(" UTC")).toBe(false);
+  });
+});
+
+describe("fire windows", () => {
+  const hourly = () => cron("0 0 * * * *");
+
+  it("counts a fire exactly at the window's start and end, and none outside", () => {
+    const window = { start: at("2026-11-23T12:00:00Z"), end: at("2026-11-23T14:00:00Z") };
+    expect(nextFires(hourly(), at("2026-11-23T09:30:00Z"), 5, window).map(iso)).toEqual(["2026-11-23T12:00:00.000Z", "2026-11-23T13:00:00.000Z", "2026-11-23T14:00:00.000Z"]);
+    expect(nextFires(hourly(), at("2026-11-23T14:00:00Z"), 5, window)).toEqual([]);
+  });
+});
+
+describe("the fires an alarm starts", () => {
+  const everyMinute = () => cron("0 * * * * *");
+  const armed = at("2026-11-23T10:00:00Z");
+
+  it("starts the armed fire when the alarm runs on time, or early (as tests run it)", () => {
+    expect(dueFires(everyMinute(), armed, armed + 150, false).map(iso)).toEqual(["2026-11-23T10:00:00.000Z"]);
+    expect(dueFires(everyMinute(), armed, armed - 3_600_000, true).map(iso)).toEqual(["2026-11-23T10:00:00.000Z"]);
+  });
+
+  it("without catch-up, a late alarm starts only the latest fire that passed", () => {
+    expect(dueFires(everyMinute(), armed, at("2026-11-23T10:05:30Z"), false).map(iso)).toEqual(["2026-11-23T10:05:00.000Z"]);
+  });
+
+  it("with catch-up, a late alarm starts each missed fire, oldest first, at most the latest ten", () => {
+    expect(dueFires(everyMinute(), armed, at("2026-11-23T10:03:30Z"), true).map(iso)).toEqual([
+      "2026-11-23T10:00:00.000Z",
+      "2026-11-23T10:01:00.000Z",
+      "2026-11-23T10:02:00.000Z",
+      "2026-11-23T10:03:00.000Z",
+    ]);
+    const afterADay = dueFires(everyMinute(), armed, at("2026-11-24T10:00:30Z"), true);
+    expect(afterADay).toHaveLength(MAX_CATCHUP_FIRES);
+    expect(afterADay.map(iso).slice(-2)).toEqual(["2026-11-24T09:59:00.000Z", "2026-11-24T10:00:00.000Z"]);
+  });
+
+  it("starts no fire outside the window", () => {
+    const window = { end: at("2026-11-23T10:01:00Z") };
+    expect(dueFires(everyMinute(), armed, at("2026-11-23T10:05:30Z"), true, window).map(iso)).toEqual(["2026-11-23T10:00:00.000Z", "2026-11-23T10:01:00.000Z"]);
+    expect(dueFires(everyMinute(), armed, at("2026-11-23T10:05:30Z"), false, window).map(iso)).toEqual(["2026-11-23T10:01:00.000Z"]);
+  });
+});
+
+describe("a schedule's validation", () => {
+  const now = at("2026-11-23T10:00:00Z");
+  const valid = { name: "nightly", cronExpression: "0 0 2 * * ?", startWorkflowRequest: { name: "report", input: { a: 1 } } };
+  const parse = (body: unknown) => parseOrThrow(SaveScheduleRequest, body, "schedule");
+  const issues = (body: unknown) => {
+    try {
+      const checked = checkSchedule(parse(body), now);
+      return checked.ok ? [] : checked.issues;
+    } catch (error) {
+      if (error instanceof ApiError) return error.validationErrors ?? [];
+      throw error;
+    }
+  };
+
+  it("normalizes a valid request: UTC by default, Orkes' 0 bounds as none, nulls as absent", () => {
+    const checked = checkSchedule(parse({ ...valid, scheduleStartTime: 0, scheduleEndTime: null, description: null, paused: null, zoneId: null }), now);
+    expect(checked.ok && checked.config).toEqual({ cronExpression: "0 0 2 * * ?", zoneId: "UTC", startWorkflowRequest: { name: "report", input: { a: 1 } }, runCatchupScheduleInstances: false });
+    expect(checked.ok && checked.paused).toBe(false);
+  });
+
+  it("refuses a bad cron, an unknown zone and a window ending before it starts, with their paths", () => {
+    expect(issues({ ...valid, cronExpression: "0 0 2 * *" })).toEqual([{ path: "cronExpression", message: expect.stringMatching(/6 fields/) }]);
+    expect(issues({ ...valid, zoneId: "Nowhere/City" })).toEqual([{ path: "zoneId", message: expect.stringMatching(/not a known IANA time zone/) }]);
+    expect(issues({ ...valid, scheduleStartTime: now + 10, scheduleEndTime: now })).toEqual([{ path: "scheduleEndTime", message: "must not be before scheduleStartTime" }]);
+  });
+
+  it("refuses a bad name, a missing workflow name, and a start request's idempotency key", () => {
+    expect(issues({ ...valid, name: "has space" }).map((issue) => issue.path)).toEqual(["name"]);
+    expect(issues({ ...valid, name: "tags" }).map((issue) => issue.path)).toEqual(["name"]);
+    expect(issues({ ...valid, name: "" }).map((issue) => issue.path)).toEqual(["name"]);
+    expect(issues({ ...valid, startWorkflowRequest: { input: {} } }).map((issue) => issue.path)).toEqual(["startWorkflowRequest.name"]);
+    expect(issues({ ...valid, startWorkflowRequest: { name: "report", idempotencyKey: "k" } }).map((issue) => issue.path)).toEqual(["startWorkflowRequest.idempotencyKey"]);
+    expect(issues({ ...valid, cronExpression: 5 }).map((issue) => issue.path)).toEqual(["cronExpression"]);
+    expect(issues([valid]).map((issue) => issue.path)).toEqual(["(body)"]);
+  });
+
+  it("takes a schedule read back with GET (its read-only fields are ignored)", () => {
+    expect(v.is(SaveScheduleRequest, { ...valid, createTime: 1, updatedTime: 2, nextRunTime: 3, createdBy: "x", pausedReason: "y", tags: [] })).toBe(true);
+  });
+
+  it("gives each fire the schedule's input plus the fire's and the start's times", () => {
+    expect(scheduledInput({ name: "report", input: { a: 1, _scheduledTime: "mine" } }, 1000, 1200)).toEqual({ a: 1, _scheduledTime: 1000, _executedTime: 1200 });
+  });
+});

@@ -1,0 +1,395 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { ArmedFire, FireRecord } from "../../src/actors/schedule-trigger";
+import type { JsonObject } from "../../src/engine/model";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, getWorkflow, register, rowCount, waitFor, waitForIndexRow } from "./helpers";
+
+const YEARLY = "0 0 0 1 1 ?";
+const MINUTE = 60_000;
+
+function trigger(name: string) {
+  return env.SCHEDULE_TRIGGER.get(env.SCHEDULE_TRIGGER.idFromName(name));
+}
+
+/** The fire the schedule's object is armed for and its alarm's time. */
+async function armedOf(name: string): Promise<{ armed: ArmedFire | undefined; alarm: number | null }> {
+  return runInDurableObject(trigger(name), async (_instance, state) => ({ armed: state.storage.kv.get<ArmedFire>("armed"), alarm: await state.storage.getAlarm() }));
+}
+
+/** Runs the object's alarm now (it must be set) and answers what it started. */
+async function runAlarm(name: string): Promise<FireRecord[]> {
+  expect(await runDurableObjectAlarm(trigger(name)), `an alarm of schedule ${name} is set`).toBe(true);
+  return runInDurableObject(trigger(name), (_instance, state) => state.storage.kv.get<FireRecord[]>("lastFires") ?? []);
+}
+
+/**
+ * Puts the object back as it was armed (a run cut off before it armed the next fire, or a stale alarm). The alarm
+ * is set for `alarmAt` when the armed fire has passed, so that workerd does not run it at once by itself.
+ */
+async function rearm(name: string, armed: ArmedFire, alarmAt = armed.fire): Promise<void> {
+  await runInDurableObject(trigger(name), async (_instance, state) => {
+    state.storage.kv.put("armed", armed);
+    state.storage.kv.delete("lastFires");
+    await state.storage.setAlarm(alarmAt);
+  });
+}
+
+const startedIds = (records: FireRecord[]) => records.map((record) => ("workflowId" in record ? record.workflowId : `refused: ${record.refused}`));
+
+/** A workflow that completes at once with its input as output. */
+async function registerQuick(name: string): Promise<void> {
+  await register({ name, tasks: [{ name: "sv", taskReferenceName: "sv", type: "SET_VARIABLE", inputParameters: { seen: "${workflow.input.a}" } }] });
+}
+
+function schedule(name: string, workflow: string, extra: JsonObject = {}): JsonObject {
+  return { name, cronExpression: YEARLY, startWorkflowRequest: { name: workflow, input: { a: 1 }, correlationId: `corr-${name}` }, ...extra };
+}
+
+/** The next 1 January 00:00 UTC after now. */
+function nextNewYear(): number {
+  const now = new Date();
+  return Date.UTC(now.getUTCFullYear() + 1, 0, 1);
+}
+
+async function expectRefused(response: Response, status: number, path?: string): Promise<JsonObject> {
+  const body = (await response.json()) as JsonObject & { validationErrors?: Array<{ path: string }> };
+  expect(response.status, JSON.stringify(body)).toBe(status);
+  if (path !== undefined) expect(body.validationErrors?.map((issue) => issue.path)).toContain(path);
+  return body;
+}
+
+/** Executions of a workflow in the search index. */
+async function indexedCount(workflowName: string): Promise<number> {
+  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM executions WHERE workflow_name = ?").bind(workflowName).first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+describe("saving and firing a schedule", () => {
+  it("saves a schedule, shows it as Orkes does, and its alarm starts the workflow once with the scheduled input", async () => {
+    await registerQuick("sched_quick");
+    const before = Date.now();
+    const saved = await apiOk("POST", "/api/scheduler/schedules", schedule("sched-one", "sched_quick", { description: "yearly", zoneId: "UTC" }));
+    const read = await apiOk("GET", "/api/scheduler/schedules/sched-one");
+    expect(read).toEqual(saved);
+    expect(read).toMatchObject({
+      name: "sched-one",
+      cronExpression: YEARLY,
+      zoneId: "UTC",
+      startWorkflowRequest: { name: "sched_quick", input: { a: 1 }, correlationId: "corr-sched-one" },
+      paused: false,
+      runCatchupScheduleInstances: false,
+      description: "yearly",
+      createdBy: "admin",
+      updatedBy: "admin",
+      nextRunTime: nextNewYear(),
+    });
+    expect(read["createTime"]).toBeGreaterThanOrEqual(before);
+    expect(read).not.toHaveProperty("scheduleStartTime");
+
+    const { armed, alarm } = await armedOf("sched-one");
+    expect(armed).toEqual({ name: "sched-one", revision: 1, fire: nextNewYear() });
+    expect(alarm).toBe(nextNewYear());
+
+    const fired = await runAlarm("sched-one");
+    expect(fired).toHaveLength(1);
+    const [workflowId] = startedIds(fired);
+    const workflow = await waitFor(workflowId!, ["COMPLETED"]);
+    expect(workflow.input).toEqual({ a: 1, _scheduledTime: nextNewYear(), _executedTime: expect.any(Number) });
+    expect(workflow.input["_executedTime"]).toBeGreaterThanOrEqual(before);
+    expect(workflow["correlationId"]).toBe("corr-sched-one");
+    expect(workflow["workflowName"]).toBe("sched_quick");
+    // The next fire is a year later.
+    const next = new Date(nextNewYear());
+    const following = Date.UTC(next.getUTCFullYear() + 1, 0, 1);
+    expect((await armedOf("sched-one")).armed?.fire).toBe(following);
+    expect((await armedOf("sched-one")).alarm).toBe(following);
+  });
+
+  it("starts one execution for a fire whose alarm runs twice (cut off before it armed the next fire)", async () => {
+    await registerQuick("sched_twice");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-twice", "sched_twice"));
+    const { armed } = await armedOf("sched-twice");
+    const first = startedIds(await runAlarm("sched-twice"));
+    await rearm("sched-twice", armed!);
+    const second = startedIds(await runAlarm("sched-twice"));
+    expect(first).toHaveLength(1);
+    expect(second).toEqual(first);
+    await waitForIndexRow(first[0]!, "COMPLETED");
+    expect(await indexedCount("sched_twice")).toBe(1);
+  });
+
+  it("with catch-up starts each missed fire (at most 10); without, only the latest", async () => {
+    await registerQuick("sched_catchup");
+    const minuteAgo = (n: number) => Math.floor(Date.now() / MINUTE) * MINUTE - n * MINUTE;
+    for (const [name, catchUp, expected] of [["sched-catchup", true, 6], ["sched-nocatchup", false, 1], ["sched-catchup-cap", true, 10]] as const) {
+      await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_catchup", { cronExpression: "0 * * * * ?", runCatchupScheduleInstances: catchUp }));
+      const { armed } = await armedOf(name);
+      // As if nothing had run since the fire armed 5 (or 30) minutes ago.
+      const missedFrom = minuteAgo(name === "sched-catchup-cap" ? 30 : 5);
+      await rearm(name, { ...armed!, fire: missedFrom }, Date.now() + 3_600_000);
+      const fired = await runAlarm(name);
+      expect(fired.map((record) => record.scheduledTime), name).toHaveLength(expected);
+      expect(new Set(startedIds(fired)).size).toBe(expected);
+      expect(fired.at(-1)!.scheduledTime).toBe(minuteAgo(0));
+      if (name === "sched-catchup") expect(fired[0]!.scheduledTime).toBe(missedFrom);
+      const workflow = await getWorkflow(startedIds(fired)[0]!);
+      expect(workflow.input["_scheduledTime"]).toBe(fired[0]!.scheduledTime);
+      // Armed again for the next minute; deleted so that no real alarm fires later in this file.
+      expect((await armedOf(name)).armed?.fire).toBe(minuteAgo(-1));
+      await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
+    }
+  });
+
+  it("an alarm that fails (its schedule unreadable) keeps its armed fire and runs again 30 s later", async () => {
+    await registerQuick("sched_failing");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-failing", "sched_failing"));
+    const { armed } = await armedOf("sched-failing");
+    const stored = await env.DB.prepare("SELECT schedule FROM schedules WHERE name = ?").bind("sched-failing").first<{ schedule: string }>();
+    await env.DB.prepare("UPDATE schedules SET schedule = '{' WHERE name = ?").bind("sched-failing").run();
+    const before = Date.now();
+    expect(await runAlarm("sched-failing")).toEqual([]);
+    const after = await armedOf("sched-failing");
+    expect(after.armed).toEqual(armed);
+    expect(after.alarm).toBeGreaterThanOrEqual(before + 30_000);
+    expect(after.alarm).toBeLessThan(Date.now() + 31_000);
+    // Readable again: the retry starts the armed fire.
+    await env.DB.prepare("UPDATE schedules SET schedule = ? WHERE name = ?").bind(stored!.schedule, "sched-failing").run();
+    const fired = await runAlarm("sched-failing");
+    expect(fired.map((record) => record.scheduledTime)).toEqual([armed!.fire]);
+    expect(startedIds(fired)[0]).not.toMatch(/^refused/);
+  });
+
+  it("starts nothing outside the schedule's window, and arms nothing after its end", async () => {
+    await registerQuick("sched_window");
+    const end = nextNewYear() - 1;
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-ended", "sched_window", { scheduleEndTime: end }));
+    expect(await armedOf("sched-ended")).toEqual({ armed: undefined, alarm: null });
+    expect(await apiOk("GET", "/api/scheduler/schedules/sched-ended")).not.toHaveProperty("nextRunTime");
+
+    const start = nextNewYear() + 1;
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-later", "sched_window", { scheduleStartTime: start }));
+    const next = new Date(nextNewYear());
+    expect((await armedOf("sched-later")).armed?.fire).toBe(Date.UTC(next.getUTCFullYear() + 1, 0, 1));
+  });
+});
+
+describe("pausing, resuming, updating and deleting", () => {
+  it("a paused schedule starts nothing, even from an alarm set before the pause; resume arms the next fire from now", async () => {
+    await registerQuick("sched_pause");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-pause", "sched_pause"));
+    const { armed } = await armedOf("sched-pause");
+    expect((await api("PUT", "/api/scheduler/schedules/sched-pause/pause?reason=maintenance")).status).toBe(200);
+    expect(await armedOf("sched-pause")).toEqual({ armed: undefined, alarm: null });
+    const paused = await apiOk("GET", "/api/scheduler/schedules/sched-pause");
+    expect(paused).toMatchObject({ paused: true, pausedReason: "maintenance" });
+    expect(paused).not.toHaveProperty("nextRunTime");
+
+    // An alarm the pause did not clear (its call lost) starts nothing and is not set again.
+    await rearm("sched-pause", armed!);
+    expect(await runAlarm("sched-pause")).toEqual([]);
+    expect(await armedOf("sched-pause")).toEqual({ armed: undefined, alarm: null });
+
+    // Orkes' verb is GET: served too.
+    expect((await api("GET", "/api/scheduler/schedules/sched-pause/resume")).status).toBe(200);
+    const resumed = await apiOk("GET", "/api/scheduler/schedules/sched-pause");
+    expect(resumed).toMatchObject({ paused: false, nextRunTime: nextNewYear() });
+    expect(resumed).not.toHaveProperty("pausedReason");
+    expect((await armedOf("sched-pause")).armed).toEqual({ name: "sched-pause", revision: 3, fire: nextNewYear() });
+    expect(startedIds(await runAlarm("sched-pause"))).toHaveLength(1);
+    // GET pause is served as well as PUT.
+    expect((await api("GET", "/api/scheduler/schedules/sched-pause/pause")).status).toBe(200);
+    expect(await armedOf("sched-pause")).toEqual({ armed: undefined, alarm: null });
+  });
+
+  it("a saved schedule that was created paused arms nothing until resumed", async () => {
+    await registerQuick("sched_created_paused");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-created-paused", "sched_created_paused", { paused: true }));
+    expect(await armedOf("sched-created-paused")).toEqual({ armed: undefined, alarm: null });
+    expect((await api("PUT", "/api/scheduler/schedules/sched-created-paused/resume")).status).toBe(200);
+    expect((await armedOf("sched-created-paused")).alarm).toBe(nextNewYear());
+  });
+
+  it("an update replaces the cron and re-arms; an alarm armed before it starts nothing and re-arms from the update", async () => {
+    await registerQuick("sched_update");
+    await registerQuick("sched_update_other");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-update", "sched_update"));
+    const { armed: old } = await armedOf("sched-update");
+    const created = await apiOk("GET", "/api/scheduler/schedules/sched-update");
+    const firstOfMonth = (() => {
+      const now = new Date();
+      return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1, 6);
+    })();
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-update", "sched_update_other", { cronExpression: "0 0 6 1 * ?", startWorkflowRequest: { name: "sched_update_other", input: { a: 2 } } }));
+    const updated = await apiOk("GET", "/api/scheduler/schedules/sched-update");
+    expect(updated).toMatchObject({ cronExpression: "0 0 6 1 * ?", startWorkflowRequest: { name: "sched_update_other", input: { a: 2 } }, nextRunTime: firstOfMonth, createTime: created["createTime"] });
+    expect(updated).not.toHaveProperty("description");
+    expect((await armedOf("sched-update")).armed).toEqual({ name: "sched-update", revision: 2, fire: firstOfMonth });
+
+    // The alarm of the first revision (its re-arm lost): nothing starts, the update's fire is armed.
+    await rearm("sched-update", old!);
+    expect(await runAlarm("sched-update")).toEqual([]);
+    expect((await armedOf("sched-update")).armed).toEqual({ name: "sched-update", revision: 2, fire: firstOfMonth });
+    const [workflowId] = startedIds(await runAlarm("sched-update"));
+    expect((await getWorkflow(workflowId!)).input).toMatchObject({ a: 2, _scheduledTime: firstOfMonth });
+    expect((await getWorkflow(workflowId!))["workflowName"]).toBe("sched_update_other");
+  });
+
+  it("delete removes the schedule and stops its alarm for good, even one whose disarm was lost", async () => {
+    await registerQuick("sched_delete");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-delete", "sched_delete"));
+    const { armed } = await armedOf("sched-delete");
+    expect((await api("DELETE", "/api/scheduler/schedules/sched-delete")).status).toBe(200);
+    expect(await armedOf("sched-delete")).toEqual({ armed: undefined, alarm: null });
+    await expectRefused(await api("GET", "/api/scheduler/schedules/sched-delete"), 404);
+    await expectRefused(await api("DELETE", "/api/scheduler/schedules/sched-delete"), 404);
+    await expectRefused(await api("PUT", "/api/scheduler/schedules/sched-delete/pause"), 404);
+
+    await rearm("sched-delete", armed!);
+    expect(await runAlarm("sched-delete")).toEqual([]);
+    expect(await armedOf("sched-delete")).toEqual({ armed: undefined, alarm: null });
+  });
+});
+
+describe("refused saves change nothing", () => {
+  it("refuses a bad cron, an unknown zone or workflow, a window ending before it starts and a bad name with 400 and their paths", async () => {
+    await registerQuick("sched_refused");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-refused", "sched_refused", { description: "original" }));
+    const original = await apiOk("GET", "/api/scheduler/schedules/sched-refused");
+    const armedBefore = await armedOf("sched-refused");
+    const rows = await rowCount("schedules");
+
+    const cases: Array<[JsonObject, string]> = [
+      [schedule("sched-refused", "sched_refused", { cronExpression: "0 */5 * * *" }), "cronExpression"],
+      [schedule("sched-refused", "sched_refused", { cronExpression: "* * * * * *" }), "cronExpression"],
+      [schedule("sched-refused", "sched_refused", { cronExpression: "0 0 0 30 2 ?" }), "cronExpression"],
+      [schedule("sched-refused", "sched_refused", { zoneId: "Atlantis/Capital" }), "zoneId"],
+      [schedule("sched-refused", "sched_no_such_workflow"), "startWorkflowRequest.name"],
+      [schedule("sched-refused", "sched_refused", { startWorkflowRequest: { name: "sched_refused", version: 7 } }), "startWorkflowRequest.version"],
+      [schedule("sched-refused", "sched_refused", { scheduleStartTime: 2_000_000_000_000, scheduleEndTime: 1_900_000_000_000 }), "scheduleEndTime"],
+      [schedule("sched refused", "sched_refused"), "name"],
+      [schedule("sched-refused", "sched_refused", { startWorkflowRequest: { name: "sched_refused", idempotencyKey: "fixed" } }), "startWorkflowRequest.idempotencyKey"],
+      [{ name: "sched-refused", cronExpression: YEARLY }, "startWorkflowRequest"],
+    ];
+    for (const [body, path] of cases) {
+      const refused = await expectRefused(await api("POST", "/api/scheduler/schedules", body), 400, path);
+      expect(refused["error"]).toBe("VALIDATION_ERROR");
+    }
+    expect(await apiOk("GET", "/api/scheduler/schedules/sched-refused")).toEqual(original);
+    expect(await armedOf("sched-refused")).toEqual(armedBefore);
+    expect(await rowCount("schedules")).toBe(rows);
+  });
+});
+
+describe("access", () => {
+  it("saving, pausing, resuming and deleting need the right to start the workflow (on both for a move); a refusal changes nothing", async () => {
+    await registerQuick("sched_acl_mine");
+    await registerQuick("sched_acl_theirs");
+    const ann = await createUser("sched-ann", {
+      directPermissions: [
+        { action: "WORKFLOW_ADMIN", scope: "workflow:sched_acl_mine" },
+        { action: "WORKFLOW_READ", scope: "workflow:sched_acl_mine" },
+      ],
+    });
+    const asAnn = orkes(ann.token);
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-acl-theirs", "sched_acl_theirs"));
+    const theirs = await apiOk("GET", "/api/scheduler/schedules/sched-acl-theirs");
+    const theirsArmed = await armedOf("sched-acl-theirs");
+    const rows = await rowCount("schedules");
+
+    const denied = await expectRefused(await call("POST", "/api/scheduler/schedules", asAnn, schedule("sched-acl-new", "sched_acl_theirs")), 403);
+    expect(denied["message"]).toContain("WORKFLOW_ADMIN on workflow:sched_acl_theirs");
+    // Moving someone else's schedule to her own workflow needs the right on its workflow too.
+    await expectRefused(await call("POST", "/api/scheduler/schedules", asAnn, schedule("sched-acl-theirs", "sched_acl_mine")), 403);
+    for (const [method, path] of [
+      ["PUT", "/api/scheduler/schedules/sched-acl-theirs/pause"],
+      ["GET", "/api/scheduler/schedules/sched-acl-theirs/pause"],
+      ["PUT", "/api/scheduler/schedules/sched-acl-theirs/resume"],
+      ["DELETE", "/api/scheduler/schedules/sched-acl-theirs"],
+    ] as const) {
+      const refusal = await expectRefused(await call(method, path, asAnn), 403);
+      // Not told which workflow it starts.
+      expect(refusal["message"]).not.toContain("sched_acl_theirs");
+    }
+    expect(await apiOk("GET", "/api/scheduler/schedules/sched-acl-theirs")).toEqual(theirs);
+    expect(await armedOf("sched-acl-theirs")).toEqual(theirsArmed);
+    expect(await rowCount("schedules")).toBe(rows);
+
+    // Her own workflow: allowed, recorded as hers.
+    expect((await call("POST", "/api/scheduler/schedules", asAnn, schedule("sched-acl-mine", "sched_acl_mine"))).status).toBe(200);
+    expect(await apiOk("GET", "/api/scheduler/schedules/sched-acl-mine")).toMatchObject({ createdBy: "sched-ann", updatedBy: "sched-ann" });
+    expect((await call("PUT", "/api/scheduler/schedules/sched-acl-mine/pause", asAnn)).status).toBe(200);
+    expect((await call("PUT", "/api/scheduler/schedules/sched-acl-mine/resume", asAnn)).status).toBe(200);
+    // Not moved to a workflow she may not start.
+    await expectRefused(await call("POST", "/api/scheduler/schedules", asAnn, schedule("sched-acl-mine", "sched_acl_theirs")), 403);
+    expect((await call("DELETE", "/api/scheduler/schedules/sched-acl-mine", asAnn)).status).toBe(200);
+  });
+
+  it("reads show only schedules of workflows the caller may read; an unknown name is 403 to them, 404 to who could read it", async () => {
+    await registerQuick("sched_read_a");
+    await registerQuick("sched_read_b");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-read-a1", "sched_read_a"));
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-read-a2", "sched_read_a"));
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-read-b1", "sched_read_b"));
+    const reader = await createUser("sched-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:sched_read_a" }] });
+    const asReader = orkes(reader.token);
+
+    const listed = (await (await call("GET", "/api/scheduler/schedules", asReader)).json()) as JsonObject[];
+    expect(listed.map((item) => item["name"])).toEqual(["sched-read-a1", "sched-read-a2"]);
+    const filtered = (await (await call("GET", "/api/scheduler/schedules?workflowName=sched_read_b", asReader)).json()) as JsonObject[];
+    expect(filtered).toEqual([]);
+    const asAdmin = await apiOk<JsonObject[]>("GET", "/api/scheduler/schedules?workflowName=sched_read_b");
+    expect(asAdmin.map((item) => item["name"])).toEqual(["sched-read-b1"]);
+
+    expect((await call("GET", "/api/scheduler/schedules/sched-read-a1", asReader)).status).toBe(200);
+    await expectRefused(await call("GET", "/api/scheduler/schedules/sched-read-b1", asReader), 403);
+    await expectRefused(await call("GET", "/api/scheduler/schedules/sched-read-none", asReader), 403);
+    await expectRefused(await api("GET", "/api/scheduler/schedules/sched-read-none"), 404);
+    // Reading is not managing.
+    await expectRefused(await call("PUT", "/api/scheduler/schedules/sched-read-a1/pause", asReader), 403);
+    expect((await call("GET", "/api/scheduler/schedules", {})).status).toBe(401);
+    expect((await call("POST", "/api/scheduler/schedules", {}, schedule("x", "sched_read_a"))).status).toBe(401);
+  });
+
+  it("a scheduled start carries its saver's start rights: it cannot start a child its saver could not", async () => {
+    await register({ name: "sched_payroll", tasks: [{ name: "sv", taskReferenceName: "sv", type: "SET_VARIABLE", inputParameters: { x: 1 } }] });
+    const mallory = await createUser("sched-mallory", {
+      directPermissions: ["WORKFLOW_WRITE", "WORKFLOW_ADMIN", "WORKFLOW_READ"].map((action) => ({ action, scope: "workflow:sched_mine*" })),
+    });
+    const asMallory = orkes(mallory.token);
+    const definition = { name: "sched_mine_parent", version: 1, schemaVersion: 2, ownerEmail: "m@example.com", tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: "sched_payroll" } } }] };
+    expect((await call("POST", "/api/metadata/workflow?overwrite=true", asMallory, definition)).status).toBe(200);
+    expect((await call("POST", "/api/scheduler/schedules", asMallory, schedule("sched-mallory", "sched_mine_parent"))).status).toBe(200);
+    const [workflowId] = startedIds(await runAlarm("sched-mallory"));
+    const parent = await waitFor(workflowId!, ["FAILED", "COMPLETED"]);
+    expect(parent.status).toBe("FAILED");
+    expect(parent.tasks[0]!["reasonForIncompletion"]).toContain("may not start workflow sched_payroll");
+  });
+});
+
+describe("the rest of the scheduler API", () => {
+  it("nextFewSchedules lists the next fires (3 unless limit, at most 5) in the window", async () => {
+    const start = Date.UTC(2030, 0, 1);
+    const fires = await apiOk<number[]>("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&scheduleStartTime=${start}`);
+    expect(fires.map((fire) => new Date(fire).toISOString())).toEqual(["2030-01-01T12:00:00.000Z", "2030-01-02T12:00:00.000Z", "2030-01-03T12:00:00.000Z"]);
+    const bounded = await apiOk<number[]>("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&scheduleStartTime=${start}&scheduleEndTime=${Date.UTC(2030, 0, 2, 13)}&limit=5`);
+    expect(bounded).toHaveLength(2);
+    await expectRefused(await api("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&limit=6`), 400, "limit");
+    await expectRefused(await api("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 12 * * MON-FRI")}`), 400, "cronExpression");
+    await expectRefused(await api("GET", "/api/scheduler/nextFewSchedules"), 400, "cronExpression");
+  });
+
+  it("answers 501 for the scheduler endpoints it does not serve, and serves the ones next to them", async () => {
+    for (const [method, path] of [
+      ["GET", "/api/scheduler/schedules/tags?tag=a:b"],
+      ["PUT", "/api/scheduler/schedules/some-schedule/tags"],
+      ["GET", "/api/scheduler/search/executions"],
+      ["GET", "/api/scheduler/admin/pause"],
+      ["GET", "/api/scheduler/test/timeout"],
+    ] as const) {
+      const body = await expectRefused(await api(method, path, method === "PUT" ? [] : undefined), 501);
+      expect(body["error"]).toBe("NOT_IMPLEMENTED");
+    }
+    expect((await api("GET", "/api/scheduler/schedules")).status).toBe(200);
+  });
+});
