@@ -7,6 +7,7 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import type { JsonObject, JsonValue } from "../../engine/model";
 import type { JqOutcome, JqRunner } from "../../engine/jq";
+import { replaceableModule } from "../scripts/replaceable-module";
 import { jqSandboxSource } from "./sandbox-source";
 
 /**
@@ -61,9 +62,8 @@ function describeError(context: QuickJSContext, handle: QuickJSHandle): string {
  */
 export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, reload?: () => Promise<QuickJSWASMModule>): JqRunner {
   const source = jqSandboxSource(jqjsSource);
-  let quickJs = initial;
+  const quickJs = replaceableModule(initial, reload);
   let sandbox: Sandbox | undefined;
-  let replacing = false;
 
   function discard(): void {
     const current = sandbox;
@@ -81,22 +81,12 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
 
   function broken(error: unknown): string {
     discard();
-    if (reload !== undefined && !replacing) {
-      replacing = true;
-      const old = quickJs;
-      reload().then(
-        (fresh) => {
-          if (quickJs === old) quickJs = fresh;
-          replacing = false;
-        },
-        () => (replacing = false),
-      );
-    }
+    quickJs.replace();
     return `the filter broke the jq interpreter (${error instanceof Error ? error.message : String(error)}); it is being replaced`;
   }
 
   function load(): Sandbox {
-    const runtime = quickJs.newRuntime();
+    const runtime = quickJs.current().newRuntime();
     runtime.setMemoryLimit(MEMORY_LIMIT_BYTES);
     runtime.setMaxStackSize(MAX_STACK_BYTES);
     const context = runtime.newContext();

@@ -6,6 +6,7 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSWASMModule } from "quickjs-emscripten-core";
 import type { JsonObject, JsonValue } from "../../engine/model";
 import type { ScriptOutcome, ScriptRunner } from "../../engine/scripts";
+import { replaceableModule } from "./replaceable-module";
 
 /** A script's memory budget: room for a task input at its largest (768 KiB of JSON) several times over. */
 const MEMORY_LIMIT_BYTES = 32 * 1024 * 1024;
@@ -47,25 +48,14 @@ function brokenOutcome(error: unknown): string {
  * has given a fresh one. Meanwhile other turns keep using it, which still works, to fail nobody else's script.
  */
 export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => Promise<QuickJSWASMModule>): ScriptRunner {
-  let quickJs = initial;
+  const quickJs = replaceableModule(initial, reload);
   let brokenThisTurn: string | undefined;
-  let replacing = false;
 
   function replace(error: unknown): string {
     const reason = brokenOutcome(error);
     brokenThisTurn = reason;
     queueMicrotask(() => (brokenThisTurn = undefined));
-    if (reload !== undefined && !replacing) {
-      replacing = true;
-      const broken = quickJs;
-      reload().then(
-        (fresh) => {
-          if (quickJs === broken) quickJs = fresh;
-          replacing = false;
-        },
-        () => (replacing = false),
-      );
-    }
+    quickJs.replace();
     return reason;
   }
 
@@ -73,7 +63,7 @@ export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => P
   function withContext<T>(use: (context: QuickJSContext, interrupted: () => boolean) => T, broken: (reason: string) => T): T {
     if (brokenThisTurn !== undefined) return broken(brokenThisTurn);
     try {
-      const runtime = quickJs.newRuntime();
+      const runtime = quickJs.current().newRuntime();
       let interrupts = 0;
       runtime.setMemoryLimit(MEMORY_LIMIT_BYTES);
       runtime.setMaxStackSize(MAX_STACK_BYTES);
