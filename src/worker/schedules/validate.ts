@@ -1,17 +1,11 @@
 import type { JsonObject } from "../../engine/model";
 import type { ValidationIssue } from "../../engine/validation-issue";
 import type { SaveScheduleRequest } from "../schemas";
+import type { StartOptions } from "../start-execution";
 import { cronRefusal, isKnownZone, parseCron, type CronSchedule, type FireWindow } from "./cron";
 
 /** The start request a schedule stores and each fire starts (input plus `_scheduledTime` and `_executedTime`). */
-export interface ScheduledStart {
-  name: string;
-  version?: number;
-  input: JsonObject;
-  correlationId?: string;
-  priority?: number;
-  taskToDomain?: Record<string, string>;
-}
+export type ScheduledStart = Pick<StartOptions, "name" | "version" | "input" | "correlationId" | "priority" | "taskToDomain">;
 
 /** A schedule's definition as stored (D1 `schedules.schedule`), normalized: defaults applied, nulls gone. */
 export interface ScheduleConfig {
