@@ -1,42 +1,9 @@
 // The web UI's diagram of a DECISION (Conductor's older SWITCH): the branch it took, from its `caseOutput`, and what it
 // decides on, from its caseExpression or caseValueParam (ui/lib/diagram.js, run in Node on a stand-in document).
 import { describe, expect, it } from "vitest";
-import { FakeElement, installFakeDocument } from "./ui-document";
+import { diagramModule, type WorkflowTask, type Task } from "./ui-diagram";
 
-interface WorkflowTask {
-  name?: string;
-  taskReferenceName: string;
-  type: string;
-  inputParameters?: Record<string, unknown>;
-  caseValueParam?: string;
-  caseExpression?: string;
-  decisionCases?: Record<string, WorkflowTask[]>;
-  defaultCase?: WorkflowTask[];
-}
-interface Task {
-  taskId: string;
-  referenceTaskName: string;
-  taskType: string;
-  status: string;
-  seq: number;
-  startTime: number;
-  endTime: number;
-  scheduledTime: number;
-  workflowTask: WorkflowTask;
-  outputData: Record<string, unknown>;
-}
-interface Step {
-  definitionTask: WorkflowTask;
-  instances: Task[];
-  branches?: Array<{ caseValue: string | null; taken: boolean | null; steps: Step[] }>;
-}
-interface DiagramModule {
-  stepsOf(definitionTasks: WorkflowTask[], tasks?: Task[]): Step[];
-  diagram(steps: Step[]): FakeElement;
-}
-
-installFakeDocument();
-const { diagram, stepsOf } = (await import(/* @vite-ignore */ new URL("../../ui/lib/diagram.js", import.meta.url).href)) as DiagramModule;
+const { diagram, stepsOf } = diagramModule;
 
 const http = (ref: string): WorkflowTask => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri: "https://example.com" } });
 const decision = (fields: Partial<WorkflowTask>): WorkflowTask => ({

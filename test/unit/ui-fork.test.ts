@@ -2,51 +2,10 @@
 // builds from a definition and an execution, and the elements it draws, on a stand-in document just big enough for
 // ui/lib/dom.js's builder.
 import { describe, expect, it } from "vitest";
-import { FakeElement, installFakeDocument } from "./ui-document";
+import type { FakeElement } from "./ui-document";
+import { diagramModule, type WorkflowTask, type Task, type Step } from "./ui-diagram";
 
-interface WorkflowTask {
-  name?: string;
-  taskReferenceName: string;
-  type: string;
-  inputParameters?: Record<string, unknown>;
-  evaluatorType?: string;
-  expression?: string;
-  decisionCases?: Record<string, WorkflowTask[]>;
-  defaultCase?: WorkflowTask[];
-  forkTasks?: WorkflowTask[][];
-  joinOn?: string[];
-}
-interface Task {
-  taskId: string;
-  referenceTaskName: string;
-  taskType: string;
-  status: string;
-  seq: number;
-  startTime: number;
-  endTime: number;
-  scheduledTime: number;
-  workflowTask: WorkflowTask;
-  outputData: Record<string, unknown>;
-}
-interface Step {
-  definitionTask: WorkflowTask;
-  instances: Task[];
-  branches?: Array<{ caseValue: string | null; taken: boolean | null; steps: Step[] }>;
-  forkBranches?: Array<{ steps: Step[]; notTaken: boolean }>;
-  notTaken?: boolean;
-  waitingOn?: string[];
-}
-interface DiagramModule {
-  stepsOf(definitionTasks: WorkflowTask[], tasks?: Task[]): Step[];
-  allSteps(steps: Step[]): Step[];
-  diagram(steps: Step[], options?: { onSelect?: (step: Step) => void; selectedRef?: string }): FakeElement;
-  systemTaskNote(definitionTask: WorkflowTask): string | null;
-}
-
-installFakeDocument();
-
-// By URL: the module is plain JavaScript without type declarations, so TypeScript must not resolve it.
-const { allSteps, diagram, stepsOf, systemTaskNote } = (await import(/* @vite-ignore */ new URL("../../ui/lib/diagram.js", import.meta.url).href)) as DiagramModule;
+const { allSteps, diagram, stepsOf, systemTaskNote } = diagramModule;
 
 const http = (ref: string): WorkflowTask => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri: "https://example.com" } });
 const fork = (ref: string, forkTasks: WorkflowTask[][]): WorkflowTask => ({ name: ref, taskReferenceName: ref, type: "FORK_JOIN", inputParameters: {}, forkTasks });

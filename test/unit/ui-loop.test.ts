@@ -2,62 +2,14 @@
 // their DO_WHILE, each with its instances of every iteration (`ref__<iteration>`), and what the elements drawn say,
 // on a stand-in document just big enough for ui/lib/dom.js's builder (as in ui-fork.test.ts).
 import { describe, expect, it } from "vitest";
-import { FakeElement, installFakeDocument } from "./ui-document";
+import type { FakeElement } from "./ui-document";
+import { diagramModule, type WorkflowTask, type Task, type Step } from "./ui-diagram";
 
-interface WorkflowTask {
-  name?: string;
-  taskReferenceName: string;
-  type: string;
-  inputParameters?: Record<string, unknown>;
-  evaluatorType?: string;
-  expression?: string;
-  decisionCases?: Record<string, WorkflowTask[]>;
-  defaultCase?: WorkflowTask[];
-  forkTasks?: WorkflowTask[][];
-  joinOn?: string[];
-  loopCondition?: string;
-  loopOver?: WorkflowTask[];
-}
-interface Task {
-  taskId: string;
-  referenceTaskName: string;
-  taskType: string;
-  status: string;
-  seq: number;
-  startTime: number;
-  endTime: number;
-  scheduledTime: number;
-  workflowTask: WorkflowTask;
-  inputData: Record<string, unknown>;
-  outputData: Record<string, unknown>;
-  iteration: number;
-  loopOverTask: boolean;
-}
-interface Step {
-  definitionTask: WorkflowTask;
-  instances: Task[];
-  branches?: Array<{ caseValue: string | null; taken: boolean | null; steps: Step[] }>;
-  forkBranches?: Array<{ steps: Step[]; notTaken: boolean }>;
-  loop?: { steps: Step[]; notTaken: boolean };
-  inLoop?: true;
-  notTaken?: boolean;
-  waitingOn?: string[];
-}
-interface DiagramModule {
-  stepsOf(definitionTasks: WorkflowTask[], tasks?: Task[]): Step[];
-  allSteps(steps: Step[]): Step[];
-  attemptsOf(step: Step): Task[];
-  diagram(steps: Step[], options?: { onSelect?: (step: Step) => void; selectedRef?: string }): FakeElement;
-  systemTaskNote(definitionTask: WorkflowTask): string | null;
-}
 interface ExecutionModule {
   pendingSkipReference(step: Step): string | null;
 }
 
-installFakeDocument();
-
-// By URL: the module is plain JavaScript without type declarations, so TypeScript must not resolve it.
-const { allSteps, attemptsOf, diagram, stepsOf, systemTaskNote } = (await import(/* @vite-ignore */ new URL("../../ui/lib/diagram.js", import.meta.url).href)) as DiagramModule;
+const { allSteps, attemptsOf, diagram, stepsOf, systemTaskNote } = diagramModule;
 const { pendingSkipReference } = (await import(/* @vite-ignore */ new URL("../../ui/views/execution.js", import.meta.url).href)) as ExecutionModule;
 
 const http = (ref: string): WorkflowTask => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri: "https://example.com" } });

@@ -1,0 +1,64 @@
+// The web UI's diagram module (ui/lib/diagram.js, plain JavaScript run in Node) on the stand-in document, with the
+// shapes of what the UI tests give it and get back: one description for every diagram test.
+import { FakeElement, installFakeDocument } from "./ui-document";
+
+/** A task of a definition, as the UI reads it. */
+export interface WorkflowTask {
+  name?: string;
+  taskReferenceName: string;
+  type: string;
+  inputParameters?: Record<string, unknown>;
+  evaluatorType?: string;
+  expression?: string;
+  caseValueParam?: string;
+  caseExpression?: string;
+  decisionCases?: Record<string, WorkflowTask[]>;
+  defaultCase?: WorkflowTask[];
+  forkTasks?: WorkflowTask[][];
+  joinOn?: string[];
+  loopCondition?: string;
+  loopOver?: WorkflowTask[];
+}
+
+/** A task instance of an execution, as the API returns it (the fields the diagram reads). */
+export interface Task {
+  taskId: string;
+  referenceTaskName: string;
+  taskType: string;
+  status: string;
+  seq: number;
+  startTime: number;
+  endTime: number;
+  scheduledTime: number;
+  workflowTask: WorkflowTask;
+  inputData?: Record<string, unknown>;
+  outputData: Record<string, unknown>;
+  iteration?: number;
+  loopOverTask?: boolean;
+}
+
+/** A step of the diagram: a definition task with its instances, and what it holds. */
+export interface Step {
+  definitionTask: WorkflowTask;
+  instances: Task[];
+  branches?: Array<{ caseValue: string | null; taken: boolean | null; steps: Step[] }>;
+  forkBranches?: Array<{ steps: Step[]; notTaken: boolean }>;
+  loop?: { steps: Step[]; notTaken: boolean };
+  inLoop?: true;
+  notTaken?: boolean;
+  waitingOn?: string[];
+}
+
+/** What ui/lib/diagram.js exports that the tests use. */
+export interface DiagramModule {
+  stepsOf(definitionTasks: WorkflowTask[], tasks?: Task[]): Step[];
+  allSteps(steps: Step[]): Step[];
+  attemptsOf(step: Step): Task[];
+  diagram(steps: Step[], options?: { onSelect?: (step: Step) => void; selectedRef?: string }): FakeElement;
+  systemTaskNote(definitionTask: WorkflowTask): string | null;
+}
+
+installFakeDocument();
+
+/** ui/lib/diagram.js, loaded by URL: it is plain JavaScript without type declarations, so TypeScript must not resolve it. */
+export const diagramModule = (await import(/* @vite-ignore */ new URL("../../ui/lib/diagram.js", import.meta.url).href)) as DiagramModule;
