@@ -4,7 +4,7 @@ import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, WorkflowDef } from "../../src/engine/model";
 import { planOf } from "../../src/engine/plan";
-import { env } from "./engine-env";
+import { env, registrationErrors } from "./engine-env";
 
 const http = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri: `https://example.com/${ref}`, method: "GET" } });
 /** A DECISION as Conductor definitions written before SWITCH have it. */
@@ -22,11 +22,6 @@ function registered(tasks: JsonObject[]): WorkflowDef {
   const result = validateWorkflowDef({ name: "decisions", version: 1, schemaVersion: 2, tasks });
   if (!result.ok) throw new Error(result.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; "));
   return result.value;
-}
-
-function registrationErrors(tasks: JsonObject[]): string[] {
-  const result = validateWorkflowDef({ name: "decisions", version: 1, schemaVersion: 2, tasks });
-  return result.ok ? [] : result.errors.map((issue) => `${issue.path}: ${issue.message}`);
 }
 
 /** The reference names and statuses of an execution of `definition` with `input`, right after its start. */

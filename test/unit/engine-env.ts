@@ -1,5 +1,6 @@
 import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
 import { decide, type ExecutionEvent } from "../../src/engine/decider";
+import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import { EngineError } from "../../src/engine/errors";
 import type { WorkflowExecution } from "../../src/engine/model";
 import { jqRunner } from "./jq-runner";
@@ -20,4 +21,10 @@ export function refusal(state: WorkflowExecution, event: ExecutionEvent, now: nu
     throw error;
   }
   throw new Error("the event was accepted");
+}
+
+/** The validation errors of a definition holding `tasks`, as `path: message` lines (none when it registers). */
+export function registrationErrors(tasks: unknown[]): string[] {
+  const result = validateWorkflowDef({ name: "checked", version: 1, schemaVersion: 2, tasks });
+  return result.ok ? [] : result.errors.map((issue) => `${issue.path}: ${issue.message}`);
 }

@@ -4,7 +4,7 @@ import { awaitedChildId, createExecution, decide, isBlocked, type Decision, type
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { enclosingJoins, leavesLane, nextPlanIndex, planIndexOf, planOf, ROOT_LANE } from "../../src/engine/plan";
-import { env, refusal } from "./engine-env";
+import { env, refusal, registrationErrors } from "./engine-env";
 
 const http = (ref: string, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
   name: ref,
@@ -319,11 +319,6 @@ describe("FORK_JOIN with skips and reruns", () => {
 });
 
 describe("FORK_JOIN registration", () => {
-  const errors = (tasks: unknown[]) => {
-    const result = validateWorkflowDef({ name: "forks", version: 1, schemaVersion: 2, tasks });
-    return result.ok ? [] : result.errors.map((issue) => `${issue.path}: ${issue.message}`);
-  };
-
   it("accepts a fork followed by its JOIN, keeping branches and joinOn", () => {
     const result = validateWorkflowDef({ name: "forks", version: 1, schemaVersion: 2, tasks: [fork("f", [[http("a")], [http("b")]]), join("j", ["a", "b"])] });
     expect(result.ok).toBe(true);
@@ -333,28 +328,28 @@ describe("FORK_JOIN registration", () => {
   });
 
   it("refuses a fork without a JOIN after it, a JOIN without a fork before it, and a joinOn outside the fork", () => {
-    expect(errors([fork("f", [[http("a")]]), http("x")])).toEqual(["tasks[0]: a FORK_JOIN must be followed directly by a JOIN task (in the same list), which waits for its branches"]);
-    expect(errors([http("x"), join("j", [])])).toEqual(["tasks[1]: a JOIN must come directly after the FORK_JOIN whose branches it waits for"]);
-    expect(errors([http("x"), fork("f", [[http("a")]]), join("j", ["a", "x"])])).toEqual([
+    expect(registrationErrors([fork("f", [[http("a")]]), http("x")])).toEqual(["tasks[0]: a FORK_JOIN must be followed directly by a JOIN task (in the same list), which waits for its branches"]);
+    expect(registrationErrors([http("x"), join("j", [])])).toEqual(["tasks[1]: a JOIN must come directly after the FORK_JOIN whose branches it waits for"]);
+    expect(registrationErrors([http("x"), fork("f", [[http("a")]]), join("j", ["a", "x"])])).toEqual([
       'tasks[2].joinOn[1]: joinOn names "x", which is not a task in the branches of the FORK_JOIN before this JOIN',
     ]);
   });
 
   it("refuses empty or malformed branches and joinOn entries, and checks the tasks inside branches", () => {
-    expect(errors([{ ...fork("f", []) }, join("j", [])])).toEqual([expect.stringMatching(/^tasks\[0\]\.forkTasks: forkTasks must be a non-empty list of branches/)]);
-    expect(errors([fork("f", [[http("a")], []]), join("j", [])])).toEqual([expect.stringMatching(/^tasks\[0\]\.forkTasks\[1\]: each branch must be a non-empty list of tasks/)]);
-    expect(errors([fork("f", [[{ name: "a", taskReferenceName: "a", type: "HTTP", inputParameters: { method: "GET" } }]]), join("j", [])])).toEqual([
+    expect(registrationErrors([{ ...fork("f", []) }, join("j", [])])).toEqual([expect.stringMatching(/^tasks\[0\]\.forkTasks: forkTasks must be a non-empty list of branches/)]);
+    expect(registrationErrors([fork("f", [[http("a")], []]), join("j", [])])).toEqual([expect.stringMatching(/^tasks\[0\]\.forkTasks\[1\]: each branch must be a non-empty list of tasks/)]);
+    expect(registrationErrors([fork("f", [[{ name: "a", taskReferenceName: "a", type: "HTTP", inputParameters: { method: "GET" } }]]), join("j", [])])).toEqual([
       expect.stringMatching(/^tasks\[0\]\.forkTasks\[0\]\[0\]\.inputParameters\.uri: uri is required/),
     ]);
-    expect(errors([fork("f", [[http("a")]]), { ...join("j", []), joinOn: "a" }])).toEqual([expect.stringMatching(/^tasks\[1\]\.joinOn: joinOn must be a list/)]);
+    expect(registrationErrors([fork("f", [[http("a")]]), { ...join("j", []), joinOn: "a" }])).toEqual([expect.stringMatching(/^tasks\[1\]\.joinOn: joinOn must be a list/)]);
     // Inside a branch, the pairing rule holds too.
-    expect(errors([fork("f", [[fork("g", [[http("a")]]), http("b")]]), join("j", [])])).toEqual([expect.stringMatching(/^tasks\[0\]\.forkTasks\[0\]\[0\]: a FORK_JOIN must be followed directly by a JOIN/)]);
+    expect(registrationErrors([fork("f", [[fork("g", [[http("a")]]), http("b")]]), join("j", [])])).toEqual([expect.stringMatching(/^tasks\[0\]\.forkTasks\[0\]\[0\]: a FORK_JOIN must be followed directly by a JOIN/)]);
   });
 
   it("keeps reference names unique across branches and counts branch tasks toward the task limit", () => {
-    expect(errors([fork("f", [[http("a")], [http("a")]]), join("j", [])])).toEqual([expect.stringMatching(/^tasks\[0\]\.forkTasks\[1\]\[0\]\.taskReferenceName: taskReferenceName "a" is already used by tasks\[0\]\.forkTasks\[0\]\[0\]/)]);
+    expect(registrationErrors([fork("f", [[http("a")], [http("a")]]), join("j", [])])).toEqual([expect.stringMatching(/^tasks\[0\]\.forkTasks\[1\]\[0\]\.taskReferenceName: taskReferenceName "a" is already used by tasks\[0\]\.forkTasks\[0\]\[0\]/)]);
     const many = Array.from({ length: 200 }, (_, index) => [http(`t${index}`)]);
-    expect(errors([fork("f", many), join("j", [])])).toEqual([expect.stringMatching(/^tasks: a workflow definition may hold at most 200 tasks \(counting those inside SWITCH and FORK_JOIN branches and DO_WHILE loops\), but this one has 202/)]);
+    expect(registrationErrors([fork("f", many), join("j", [])])).toEqual([expect.stringMatching(/^tasks: a workflow definition may hold at most 200 tasks \(counting those inside SWITCH and FORK_JOIN branches and DO_WHILE loops\), but this one has 202/)]);
   });
 
   it("accepts what the official client's fork builders produce", () => {
@@ -362,7 +357,7 @@ describe("FORK_JOIN registration", () => {
     const built = new ConductorWorkflow(undefined as never, "client_forks").fork(branches).toWorkflowDef();
     expect(validateWorkflowDef({ ...built, tasks: built.tasks }).ok).toBe(true);
     const [forkPart, joinPart] = forkTaskJoin("f2", [clientHttpTask("c_c", { uri: "https://example.com/c", method: "GET" })]);
-    expect(errors([forkPart, joinPart])).toEqual([]);
-    expect(errors([clientForkTask("f3", [clientHttpTask("c_d", { uri: "https://example.com/d", method: "GET" })]), clientJoinTask("f3_join", ["c_d"])])).toEqual([]);
+    expect(registrationErrors([forkPart, joinPart])).toEqual([]);
+    expect(registrationErrors([clientForkTask("f3", [clientHttpTask("c_d", { uri: "https://example.com/d", method: "GET" })]), clientJoinTask("f3_join", ["c_d"])])).toEqual([]);
   });
 });

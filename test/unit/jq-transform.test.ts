@@ -2,11 +2,10 @@ import { jsonJqTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
 import { createExecution, decide } from "../../src/engine/decider";
 import { definitionJqFilters } from "../../src/engine/definition/scripts";
-import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
 import { planOf } from "../../src/engine/plan";
 import { jqSandboxSource } from "../../src/actors/jq/sandbox-source";
-import { env } from "./engine-env";
+import { env, registrationErrors } from "./engine-env";
 import { jqjsSource, jqRunner } from "./jq-runner";
 
 describe("the jq runner (jqjs in QuickJS)", () => {
@@ -108,25 +107,20 @@ describe("JSON_JQ_TRANSFORM in the decider", () => {
 });
 
 describe("JSON_JQ_TRANSFORM at registration", () => {
-  const errors = (tasks: unknown[]) => {
-    const result = validateWorkflowDef({ name: "jq", version: 1, schemaVersion: 2, tasks });
-    return result.ok ? [] : result.errors.map((issue) => `${issue.path}: ${issue.message}`);
-  };
-
   it("accepts the official client's jsonJqTask", () => {
     const task = jsonJqTask("shape", "{ total: (.a + .b) }");
     task.inputParameters = { ...task.inputParameters, a: "${workflow.input.a}", b: 2 };
-    expect(errors([task])).toEqual([]);
+    expect(registrationErrors([task])).toEqual([]);
   });
 
   it("refuses a missing or empty queryExpression and secrets, with their paths", () => {
-    expect(errors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { x: 1 } }])).toEqual([
+    expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { x: 1 } }])).toEqual([
       "tasks[0].inputParameters.queryExpression: is required: a jq filter over the task's input, such as { total: (.a + .b) }",
     ]);
-    expect(errors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { queryExpression: "  " } }])).toEqual([
+    expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { queryExpression: "  " } }])).toEqual([
       "tasks[0].inputParameters.queryExpression: is required: a jq filter over the task's input, such as { total: (.a + .b) }",
     ]);
-    expect(errors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { queryExpression: ".k", k: "${workflow.secrets.api_key}" } }])).toEqual([
+    expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { queryExpression: ".k", k: "${workflow.secrets.api_key}" } }])).toEqual([
       "tasks[0].inputParameters: a JSON_JQ_TRANSFORM task must not use secrets (workflow.secrets.api_key): it runs on its stored input, where they are masked, and shows its result",
     ]);
   });

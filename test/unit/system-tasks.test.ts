@@ -5,7 +5,7 @@ import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { parseWaitDuration, parseWaitUntil } from "../../src/engine/tasks/wait/schedule";
 import { toTaskView, toWorkflowView } from "../../src/engine/view";
-import { env, refusal } from "./engine-env";
+import { env, refusal, registrationErrors } from "./engine-env";
 
 const task = (ref: string, type: WorkflowTaskDef["type"], inputParameters: JsonObject = {}): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type, inputParameters });
 const http = (ref: string): WorkflowTaskDef => task(ref, "HTTP", { uri: "https://example.com/x", method: "GET" });
@@ -17,12 +17,6 @@ function definitionOf(tasks: WorkflowTaskDef[], extra: Partial<WorkflowDef> = {}
 function started(tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000, extra: Partial<WorkflowDef> = {}): Decision {
   const execution = createExecution({ workflowId: "wf-1", definition: definitionOf(tasks, extra), input }, now);
   return decide(execution, { type: "start" }, env(now));
-}
-
-/** The validation errors of a definition with these tasks, as `path: message` lines. */
-function registrationErrors(tasks: unknown[]): string[] {
-  const result = validateWorkflowDef({ name: "system", version: 1, schemaVersion: 2, tasks });
-  return result.ok ? [] : result.errors.map((issue) => `${issue.path}: ${issue.message}`);
 }
 
 function complete(state: WorkflowExecution, index: number, now: number, output: JsonObject = {}): WorkflowExecution {
