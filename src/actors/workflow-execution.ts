@@ -35,6 +35,7 @@ import { workerQueueKey, type WorkerQueueEntry } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { planOf, planTask } from "../engine/plan";
+import { signalledChildIds, signalledWait } from "../engine/signals";
 import type { JqRunner } from "../engine/jq";
 import type { ScriptRunner } from "../engine/scripts";
 import { toTaskView, toWorkflowView } from "../engine/view";
@@ -459,19 +460,18 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * The task a signal resolves (Conductor's `POST /api/tasks/{workflowId}/{status}/signal`): this execution's first WAIT
-   * still IN_PROGRESS, else the first one found in a child it runs (depth first, in task order). NOT_FOUND when this
-   * object holds no execution, or when nothing waits for a signal.
+   * The task a signal resolves (Conductor's `POST /api/tasks/{workflowId}/{status}/signal`): this execution's (see
+   * `signalledWait`), else the first one found in a child it runs (depth first, see `signalledChildIds`). NOT_FOUND when
+   * this object holds no execution, or when nothing waits for a signal.
    */
   async signalTarget(): Promise<ActorResult<SignalTarget>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution || this.#removing) return refused(this.#notFound());
-    const waiting = execution.tasks.find((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS");
+    const waiting = signalledWait(execution);
     if (waiting) return ok({ workflowId: execution.workflowId, taskId: waiting.taskId, taskRefName: definitionReferenceName(waiting) });
-    for (const child of execution.tasks) {
-      if (child.taskType !== "SUB_WORKFLOW" || child.status !== "IN_PROGRESS" || child.subWorkflowId === undefined) continue;
-      const found = await executionStub(this.env, child.subWorkflowId).signalTarget();
+    for (const childId of signalledChildIds(execution)) {
+      const found = await executionStub(this.env, childId).signalTarget();
       if (found.ok) return found;
     }
     return refused(new EngineError("NOT_FOUND", `Workflow ${execution.workflowId} has no WAIT task waiting for a signal (nor has any sub workflow it runs)`));
