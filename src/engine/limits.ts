@@ -32,6 +32,18 @@ export function oversizeReason(what: string, bytes: number, limit: number): stri
 }
 
 /**
+ * Why an output the engine computed from outside data (a script's value, a jq filter's) cannot be stored: it nests too
+ * deep (walking it later, a template reading it or the stored copy, would overflow the stack) or is over `limit` bytes.
+ * Undefined when it can. `what` names it in the reason.
+ */
+export function unstorableReason(what: string, value: JsonValue, limit: number): string | undefined {
+  const deep = overdeepReason(what, value);
+  if (deep !== undefined) return deep;
+  const bytes = oversize(value, limit);
+  return bytes === undefined ? undefined : oversizeReason(what, bytes, limit);
+}
+
+/**
  * Most characters of a task's failure reason given from outside (a task update, a webhook callback), as
  * Conductor's TaskResult keeps. Unbounded, it shares the task's stored row with an input and an output
  * each up to MAX_PAYLOAD_BYTES, and the three together can exceed the 2 MB a row may hold.

@@ -1,5 +1,5 @@
 import { isOneOf } from "../../definition/checks";
-import { overdeepReason, oversize, oversizeReason } from "../../limits";
+import { unstorableReason } from "../../limits";
 import { evaluateWith } from "../../scripts";
 import type { TaskExecution } from "../../model";
 import type { TaskTypeModule } from "../task-type";
@@ -32,12 +32,9 @@ export const inlineTask: TaskTypeModule = {
     const outcome = evaluateWith(evaluatorType, expression, task.inputData, env.scripts);
     if (!outcome.ok) return { task: failed(`The INLINE script failed: ${outcome.error}`), dispatch: false };
     const outputData = { result: outcome.value };
-    // A script's value comes from outside the engine's control, like a response body: too deep, and walking it later
-    // (a template reading it, the stored copy) would overflow the stack.
-    const deep = overdeepReason("The INLINE task's output", outputData);
-    if (deep !== undefined) return { task: failed(deep), dispatch: false };
-    const bytes = oversize(outputData, env.config.maxPayloadBytes);
-    if (bytes !== undefined) return { task: failed(oversizeReason("The INLINE task's output", bytes, env.config.maxPayloadBytes)), dispatch: false };
+    // A script's value comes from outside the engine's control, like a response body.
+    const unstorable = unstorableReason("The INLINE task's output", outputData, env.config.maxPayloadBytes);
+    if (unstorable !== undefined) return { task: failed(unstorable), dispatch: false };
     return { task: { ...ended, status: "COMPLETED", outputData }, dispatch: false };
   },
   attemptDeadline(_task, env) {

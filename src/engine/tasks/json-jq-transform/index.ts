@@ -1,4 +1,4 @@
-import { overdeepReason, oversize, oversizeReason } from "../../limits";
+import { unstorableReason } from "../../limits";
 import { JQ_QUERY_FIELD } from "../../jq";
 import type { TaskExecution } from "../../model";
 import type { TaskTypeModule } from "../task-type";
@@ -21,12 +21,9 @@ export const jsonJqTransformTask: TaskTypeModule = {
     const outcome = env.jq.run(filter, task.inputData);
     if (!outcome.ok) return { task: failed(outcome.error), dispatch: false };
     const outputData = { result: outcome.values[0] ?? null, resultList: outcome.values };
-    // The filter's values come from outside the engine's control, like a response body: too deep, and walking them
-    // later (a template reading them, the stored copy) would overflow the stack.
-    const deep = overdeepReason("The JSON_JQ_TRANSFORM task's output", outputData);
-    if (deep !== undefined) return { task: failed(deep), dispatch: false };
-    const bytes = oversize(outputData, env.config.maxPayloadBytes);
-    if (bytes !== undefined) return { task: failed(oversizeReason("The JSON_JQ_TRANSFORM task's output", bytes, env.config.maxPayloadBytes)), dispatch: false };
+    // The filter's values come from outside the engine's control, like a response body.
+    const unstorable = unstorableReason("The JSON_JQ_TRANSFORM task's output", outputData, env.config.maxPayloadBytes);
+    if (unstorable !== undefined) return { task: failed(unstorable), dispatch: false };
     return { task: { ...ended, status: "COMPLETED", outputData }, dispatch: false };
   },
   attemptDeadline(_task, env) {
