@@ -14,17 +14,22 @@ export interface DefinitionScript {
 }
 
 /**
- * Every script of a definition as received (valid or not, so its syntax errors come in the same answer as its other
- * problems) whose text is fixed at registration, with its path: those that hold a `${...}` are known only once
- * resolved, at run time.
+ * Every text `pick` finds in a task of a definition as received (valid or not, so its errors come in the same answer as
+ * the definition's other problems) that is fixed at registration, with its path: one holding a `${...}` is known only
+ * once resolved, at run time.
  */
-export function definitionScripts(definition: unknown): DefinitionScript[] {
+function fixedTexts(definition: unknown, pick: (task: unknown) => { source: string; field: string } | undefined): DefinitionScript[] {
   const tasks = isRecord(definition) ? definition["tasks"] : undefined;
   if (!Array.isArray(tasks)) return [];
   return rawTaskEntries(tasks, "tasks").flatMap(({ task, path }) => {
-    const script = taskScript(task);
-    return script === undefined || script.source.trim() === "" || script.source.includes("${") ? [] : [{ source: script.source, path: `${path}.${script.field}` }];
+    const text = pick(task);
+    return text === undefined || text.source.trim() === "" || text.source.includes("${") ? [] : [{ source: text.source, path: `${path}.${text.field}` }];
   });
+}
+
+/** Every script of a definition as received whose text is fixed at registration, with its path (see {@link fixedTexts}). */
+export function definitionScripts(definition: unknown): DefinitionScript[] {
+  return fixedTexts(definition, taskScript);
 }
 
 /**
@@ -32,10 +37,5 @@ export function definitionScripts(definition: unknown): DefinitionScript[] {
  * the worker's compile check (as {@link definitionScripts} for scripts).
  */
 export function definitionJqFilters(definition: unknown): DefinitionScript[] {
-  const tasks = isRecord(definition) ? definition["tasks"] : undefined;
-  if (!Array.isArray(tasks)) return [];
-  return rawTaskEntries(tasks, "tasks").flatMap(({ task, path }) => {
-    const filter = taskJqFilter(task);
-    return filter === undefined || filter.source.trim() === "" || filter.source.includes("${") ? [] : [{ source: filter.source, path: `${path}.${filter.field}` }];
-  });
+  return fixedTexts(definition, taskJqFilter);
 }
