@@ -62,3 +62,16 @@ installFakeDocument();
 
 /** ui/lib/diagram.js, loaded by URL: it is plain JavaScript without type declarations, so TypeScript must not resolve it. */
 export const diagramModule = (await import(/* @vite-ignore */ new URL("../../ui/lib/diagram.js", import.meta.url).href)) as DiagramModule;
+
+/** The reference names of `steps`, in order. */
+export const refsOf = (steps: Step[]): string[] => steps.map((step) => step.definitionTask.taskReferenceName);
+
+/** The status of a step's latest instance, NOT_STARTED when it has none. */
+export const statusOf = (step: Step): string => step.instances.at(-1)?.status ?? "NOT_STARTED";
+
+/** The step of `ref` anywhere in `steps` (inside branches and loops too). */
+export function stepNamed(steps: Step[], ref: string): Step {
+  const found = diagramModule.allSteps(steps).find((step) => step.definitionTask.taskReferenceName === ref);
+  if (!found) throw new Error(`no step ${ref}`);
+  return found;
+}

@@ -3,7 +3,7 @@
 // ui/lib/dom.js's builder.
 import { describe, expect, it } from "vitest";
 import type { FakeElement } from "./ui-document";
-import { diagramModule, type WorkflowTask, type Task, type Step } from "./ui-diagram";
+import { diagramModule, refsOf, statusOf, stepNamed, type WorkflowTask, type Task, type Step } from "./ui-diagram";
 
 const { allSteps, diagram, stepsOf, systemTaskNote } = diagramModule;
 
@@ -32,13 +32,6 @@ function execution(definitionTasks: WorkflowTask[], instances: Array<[ref: strin
   });
 }
 
-const refsOf = (steps: Step[]) => steps.map((step) => step.definitionTask.taskReferenceName);
-const statusOf = (step: Step) => step.instances.at(-1)?.status ?? "NOT_STARTED";
-const stepNamed = (steps: Step[], ref: string): Step => {
-  const found = allSteps(steps).find((step) => step.definitionTask.taskReferenceName === ref);
-  if (!found) throw new Error(`no step ${ref}`);
-  return found;
-};
 
 /** The list of a FORK_JOIN's (or SWITCH's) branches in a drawn diagram, by the name a screen reader reads. */
 function branchList(root: FakeElement, ref: string): FakeElement {

@@ -3,7 +3,7 @@
 // on a stand-in document just big enough for ui/lib/dom.js's builder (as in ui-fork.test.ts).
 import { describe, expect, it } from "vitest";
 import type { FakeElement } from "./ui-document";
-import { diagramModule, type WorkflowTask, type Task, type Step } from "./ui-diagram";
+import { diagramModule, refsOf, statusOf, stepNamed, type WorkflowTask, type Task, type Step } from "./ui-diagram";
 
 interface ExecutionModule {
   pendingSkipReference(step: Step): string | null;
@@ -47,13 +47,6 @@ function execution(definitionTasks: WorkflowTask[], instances: Array<[ref: strin
   });
 }
 
-const refsOf = (steps: Step[]) => steps.map((step) => step.definitionTask.taskReferenceName);
-const statusOf = (step: Step) => step.instances.at(-1)?.status ?? "NOT_STARTED";
-const stepNamed = (steps: Step[], ref: string): Step => {
-  const found = allSteps(steps).find((step) => step.definitionTask.taskReferenceName === ref);
-  if (!found) throw new Error(`no step ${ref}`);
-  return found;
-};
 /** The loop drawn under a DO_WHILE's step, by the name a screen reader reads. */
 function loopOf(root: FakeElement, ref: string): FakeElement {
   const group = root.descendants().find((element) => element.getAttribute("role") === "group" && element.getAttribute("aria-label") === `Loop of ${ref}`);
