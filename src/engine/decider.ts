@@ -36,6 +36,7 @@ import { activeLanes, lastTopLevelTask, latestInstance, type ActiveLane } from "
 import { enclosingJoins, endsIteration, joinedBy, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { joinOutput } from "./tasks/fork-join";
+import { forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
 import { mergedVariables, variablesProblem } from "./variables";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
@@ -537,6 +538,7 @@ function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
     if (state.tasks.some((task) => task.seq > target.seq)) throw conflict(state, `wait again for the child of task ${target.referenceTaskName}, which later tasks follow, in`);
   } else {
     keepUpTo(draft, target);
+    forgetEndedForks(draft);
     draft.patch({ ...reopened(state, env), output: {} });
     reopenLoopOf(draft, target, env);
   }
@@ -612,12 +614,24 @@ function keepUpTo(draft: Draft, target: TaskExecution): void {
   draft.retainTasks((task) => (task.seq <= target.seq || joined(task)) && !joins.includes(task.definitionIndex));
 }
 
+/**
+ * Drops the latest dynamic fork runs whose fork no longer stands COMPLETED (a rerun dropped it or runs it again), so
+ * that the fork's next run takes their place in the plan instead of adding steps after them.
+ */
+function forgetEndedForks(draft: Draft): void {
+  const state = draft.state;
+  const definition = withoutEndedForks(state.definition, (fork) => latestInstance(state, planIndexOf(state.definition, fork))?.status === "COMPLETED");
+  if (definition !== state.definition) draft.patch({ definition });
+}
+
 function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | undefined): void {
   const state = draft.state;
   if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "restart");
   refuseNonRestartable(state, definition ?? state.definition);
   if (definition) draft.patch({ definition, workflowVersion: definition.version, input: restartInput(state, definition, env) });
   draft.retainTasks(() => false);
+  // Its dynamic forks fork afresh.
+  draft.patch({ definition: withoutEndedForks(draft.state.definition, () => false) });
   forgetSkips(draft, () => true);
   // The variables stay as the last run left them, as in Conductor's WorkflowExecutor.restart.
   draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {} });
@@ -657,7 +671,7 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
   if (event.workflowInput) draft.patch({ input: event.workflowInput });
   if (event.correlationId !== undefined) draft.patch({ correlationId: event.correlationId });
   // Without a task the first task is scheduled afresh by advance(), with the (new) workflow input.
-  if (!target) return;
+  if (!target) return forgetEndedForks(draft);
   const reset: Partial<TaskExecution> = {
     status: "SCHEDULED",
     outputData: {},
@@ -684,6 +698,7 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     reruns: (target.reruns ?? 0) + 1,
   };
   draft.updateTask(target.taskId, reset);
+  forgetEndedForks(draft);
   reopenLoopOf(draft, target, env);
   // The other branches' tasks kept canceled (or failed) as the workflow ended run again, as on a retry: left so, they
   // would fail it again at once.
@@ -1088,17 +1103,25 @@ function forgetSkips(draft: Draft, drop: (skip: PendingSkip) => boolean): void {
   draft.patch({ pendingSkips: kept.length > 0 ? kept : undefined });
 }
 
-/** Resolves a task's inputParameters for storage and display (secrets masked). */
+/**
+ * Resolves a task's inputParameters for storage and display (secrets masked). A task a FORK_JOIN_DYNAMIC forked gets
+ * the input its fork gave it on top, as it is.
+ */
 function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, taskId: string, env: DecideEnv): JsonObject | Error {
-  const definition = planTask(state.definition, definitionIndex);
-  if (!definition) return new Error(`task definition ${definitionIndex} is missing`);
+  const step = planOf(state.definition).steps[definitionIndex];
+  if (!step) return new Error(`task definition ${definitionIndex} is missing`);
+  let resolved: JsonValue;
   try {
-    const resolved = resolveValue(taskInputTemplate(definition), evaluationContext(state, env.now, taskId, maskedSecrets));
-    return typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
+    resolved = resolveValue(taskInputTemplate(step.task), evaluationContext(state, env.now, taskId, maskedSecrets));
   } catch (error) {
     if (error instanceof ExpressionSyntaxError) return error;
     throw error;
   }
+  const input = typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
+  if (step.forked === undefined) return input;
+  const fork = planTask(state.definition, step.forked.fork);
+  const forkTask = latestInstance(state, step.forked.fork);
+  return fork === undefined || forkTask === undefined ? input : { ...input, ...forkedTaskInput(fork, forkTask, step.forked.position, step.task.taskReferenceName) };
 }
 
 function failedOnInput(error: Error, env: DecideEnv): Partial<TaskExecution> {
@@ -1207,6 +1230,8 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   // Not the workflow's updateTime: the task's own shows the change, and moving it would rewrite the search row on the task-to-task path.
   if (started.variables !== undefined) draft.patch({ variables: started.variables });
   if (started.ending !== undefined) endAsAsked(draft, updated, started.ending, env, effects);
+  // The forked tasks become steps of the plan (see `plan.ts`): the next pass finds their lanes running.
+  if (started.forked !== undefined) draft.patch({ definition: withForkedTasks(draft.state.definition, definition.taskReferenceName, started.forked) });
 }
 
 /**

@@ -18,8 +18,26 @@ export type JsonObject = { [key: string]: JsonValue };
  * an input parameter. DO_WHILE runs its `loopOver` tasks again and again, as long as its `loopCondition` holds (or once
  * for each of its `items`). JSON_JQ_TRANSFORM reshapes its input with a jq filter. HUMAN waits for a person's result,
  * reported from outside. DECISION is Conductor's older SWITCH: its case comes from `caseValueParam` or `caseExpression`.
+ * FORK_JOIN_DYNAMIC is a fork whose branches (one task each) its input gives when it runs.
  */
-export const TASK_TYPES = ["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "SIMPLE", "SWITCH", "WAIT", "SET_VARIABLE", "TERMINATE", "FORK_JOIN", "JOIN", "INLINE", "DO_WHILE", "JSON_JQ_TRANSFORM", "HUMAN", "DECISION"] as const;
+export const TASK_TYPES = [
+  "HTTP",
+  "SUB_WORKFLOW",
+  "WAIT_FOR_WEBHOOK",
+  "SIMPLE",
+  "SWITCH",
+  "WAIT",
+  "SET_VARIABLE",
+  "TERMINATE",
+  "FORK_JOIN",
+  "JOIN",
+  "INLINE",
+  "DO_WHILE",
+  "JSON_JQ_TRANSFORM",
+  "HUMAN",
+  "DECISION",
+  "FORK_JOIN_DYNAMIC",
+] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
 
@@ -131,8 +149,15 @@ export interface WorkflowTaskDef {
   loopCondition?: string;
   /** DO_WHILE: the tasks of one iteration, run in order. */
   loopOver?: WorkflowTaskDef[];
-  /** JOIN: the reference names of the tasks (in the branches of the FORK_JOIN before it) it waits for. */
+  /**
+   * JOIN: the reference names of the tasks (in the branches of the FORK_JOIN before it) it waits for. After a
+   * FORK_JOIN_DYNAMIC it waits for every task the fork ran, whatever this says (as in Conductor).
+   */
   joinOn?: string[];
+  /** FORK_JOIN_DYNAMIC: the input parameter holding the list of tasks to fork, one branch each (Conductor's). */
+  dynamicForkTasksParam?: string;
+  /** FORK_JOIN_DYNAMIC: the input parameter holding each forked task's input, by its reference name (Conductor's). */
+  dynamicForkTasksInputParamName?: string;
   /**
    * The task definition this task follows: given inline, or the one registered under its name, copied in
    * when an execution starts (as Conductor does), so later changes to the registered one do not alter it.
@@ -179,6 +204,19 @@ export interface WorkflowDef {
   variables?: JsonObject;
   createTime?: number;
   updateTime?: number;
+  /**
+   * Only in an execution's own copy of its definition, never in a registered one: the tasks each FORK_JOIN_DYNAMIC
+   * forked when it ran, in the order they were forked (see `plan.ts`, which lays them out after the definition's own).
+   */
+  dynamicForks?: DynamicFork[];
+}
+
+/** The tasks one run of a FORK_JOIN_DYNAMIC forked: see {@link WorkflowDef.dynamicForks}. */
+export interface DynamicFork {
+  /** The FORK_JOIN_DYNAMIC's reference name. */
+  fork: string;
+  /** One task per branch, in the order given. */
+  tasks: WorkflowTaskDef[];
 }
 
 /** Workflow execution statuses (Conductor's `Workflow.WorkflowStatus`). */

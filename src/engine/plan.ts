@@ -14,10 +14,15 @@
  * again, which ends the iteration (the only place a lane goes back in the plan), and the DO_WHILE's own successor
  * comes after them. Loops do not nest, and hold no fork.
  *
+ * A FORK_JOIN_DYNAMIC has no branches in the definition: the tasks it forked when it ran (recorded in the execution's
+ * copy of its definition, `dynamicForks`) come after all of the definition's own, each a lane of its own (with what a
+ * forked SWITCH or DO_WHILE holds) followed by the JOIN after the fork, as a FORK_JOIN's branch is; the JOIN waits for
+ * them all. Runs are laid out in the order they were forked, so the steps of one never move when another is added.
+ *
  * A definition without SWITCH, FORK_JOIN or DO_WHILE tasks plans as its `tasks` list, so the indexes stored in executions
  * started before those existed keep their meaning.
  */
-import { chosenCase, choosesCase, type TaskExecution, type WorkflowDef, type WorkflowTaskDef } from "./model";
+import { chosenCase, choosesCase, type DynamicFork, type TaskExecution, type WorkflowDef, type WorkflowTaskDef } from "./model";
 import { setOwn } from "./own-property";
 import { taskJqFilter } from "./jq";
 import { taskScript } from "./scripts";
@@ -45,6 +50,8 @@ export interface PlanStep {
   readonly loop?: { readonly end: number };
   /** A task of a DO_WHILE's `loopOver` (or of a SWITCH branch inside one): that DO_WHILE's step. */
   readonly inLoop?: number;
+  /** A task a FORK_JOIN_DYNAMIC forked (the first of its branch): that fork's step, and its place among those forked. */
+  readonly forked?: { readonly fork: number; readonly position: number };
 }
 
 /** The lane of the top-level tasks. */
@@ -70,13 +77,13 @@ export interface Plan {
   readonly byReference: ReadonlyMap<string, number>;
   /** Every lane, by id: {@link ROOT_LANE}, or the first step of a FORK_JOIN's branch. */
   readonly lanes: ReadonlyMap<number, LaneSpan>;
-  /** True when the definition has a FORK_JOIN: otherwise the root lane is the only one. */
+  /** True when the definition has a FORK_JOIN or FORK_JOIN_DYNAMIC: otherwise the root lane is the only one. */
   readonly hasForks: boolean;
   /** True when the definition has a DO_WHILE. */
   readonly hasLoops: boolean;
-  /** True when running the definition may need the script interpreter (see `taskScript`). */
+  /** True when running the definition may need the script interpreter (see `taskScript`); any may fork tasks that do. */
   readonly usesScripts: boolean;
-  /** True when running the definition may need the jq processor (a JSON_JQ_TRANSFORM). */
+  /** True when running the definition may need the jq processor (a JSON_JQ_TRANSFORM); any may fork one. */
   readonly usesJq: boolean;
 }
 
@@ -87,7 +94,7 @@ const plans = new WeakMap<WorkflowDef, Plan>();
 export function planOf(definition: WorkflowDef): Plan {
   let plan = plans.get(definition);
   if (plan === undefined) {
-    plan = buildPlan(definition.tasks);
+    plan = buildPlan(definition.tasks, definition.dynamicForks ?? []);
     plans.set(definition, plan);
   }
   return plan;
@@ -137,13 +144,11 @@ export function enclosingJoins(definition: WorkflowDef, index: number): number[]
 }
 
 /**
- * True when step `index` lies in a branch of the FORK_JOIN that JOIN step `joinIndex` joins: the branches lie between
- * the fork and its JOIN. False when `joinIndex` is no fork's JOIN.
+ * True when step `index` lies in a branch of the fork that JOIN step `joinIndex` joins (or in one of a fork inside it).
+ * False when `joinIndex` is no fork's JOIN.
  */
 export function joinedBy(definition: WorkflowDef, joinIndex: number, index: number): boolean {
-  const steps = planOf(definition).steps;
-  const fork = steps.findIndex((step) => step.fork?.join === joinIndex);
-  return fork >= 0 && index > fork && index < joinIndex;
+  return enclosingJoins(definition, index).includes(joinIndex);
 }
 
 /**
@@ -250,7 +255,7 @@ function branchesOf(task: WorkflowTaskDef): WorkflowTaskDef[][] {
   return [...Object.values(task.decisionCases ?? {}), task.defaultCase ?? []];
 }
 
-function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
+function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly DynamicFork[]): Plan {
   const steps: PlanStep[] = [];
   const byReference = new Map<string, number>();
   const lanes = new Map<number, LaneSpan>();
@@ -288,6 +293,9 @@ function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
         const defaultStart = defaultCase.length > 0 ? steps.length : next;
         place(defaultCase, next, lane, { switchIndex: own, loop: inLoop });
         steps[own] = step({ branches: { cases, defaultStart, end: steps.length } });
+      } else if (task.type === "FORK_JOIN_DYNAMIC") {
+        // Its branches, once it forked them, are laid out after the definition's own tasks (below).
+        steps[own] = step({ fork: { lanes: [], join: next } });
       } else if (task.type === "FORK_JOIN") {
         const forkLanes: number[] = [];
         for (const list of task.forkTasks ?? []) {
@@ -310,13 +318,33 @@ function buildPlan(tasks: readonly WorkflowTaskDef[]): Plan {
   const size = flattenTasks(tasks).length;
   lanes.set(ROOT_LANE, { first: 0, end: size, fork: -1 });
   place(tasks, size, ROOT_LANE);
+  const forks = steps.some((step) => step.task.type === "FORK_JOIN_DYNAMIC");
+  for (const run of dynamicForks) {
+    const own = byReference.get(run.fork);
+    const forkStep = own === undefined ? undefined : steps[own];
+    if (own === undefined || forkStep?.task.type !== "FORK_JOIN_DYNAMIC" || forkStep.fork === undefined) continue;
+    const join = forkStep.fork.join;
+    const forkLanes = run.tasks.map((task, position) => {
+      const first = steps.length;
+      lanes.set(first, { first, end: first + flattenTasks([task]).length, fork: own });
+      // Followed by the JOIN, in the lane around the fork: the branch's lane ends there.
+      place([task], join, first);
+      steps[first] = { ...steps[first]!, forked: { fork: own, position } };
+      // The latest run's tasks are the ones a reference name means (an earlier run of a fork rerun keeps its places).
+      for (let index = first; index < steps.length; index++) byReference.set(steps[index]!.task.taskReferenceName, index);
+      return first;
+    });
+    steps[own] = { ...forkStep, fork: { lanes: forkLanes, join } };
+    const joinStep = steps[join];
+    if (joinStep !== undefined) steps[join] = { ...joinStep, task: { ...joinStep.task, joinOn: run.tasks.map((task) => task.taskReferenceName) } };
+  }
   return {
     steps,
     byReference,
     lanes,
-    hasForks: lanes.size > 1,
+    hasForks: lanes.size > 1 || forks,
     hasLoops: steps.some((step) => step.loop !== undefined),
-    usesScripts: steps.some((step) => taskScript(step.task) !== undefined),
-    usesJq: steps.some((step) => step.task.type === "JSON_JQ_TRANSFORM"),
+    usesScripts: forks || steps.some((step) => taskScript(step.task) !== undefined),
+    usesJq: forks || steps.some((step) => step.task.type === "JSON_JQ_TRANSFORM"),
   };
 }

@@ -1,4 +1,4 @@
-import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
+import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "./model";
 import { planTask } from "./plan";
 import { responseTimeoutSeconds } from "./tasks/simple";
 
@@ -75,7 +75,7 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
     endTime: execution.endTime,
     updateTime: lastUpdateTime(execution),
     failedReferenceTaskNames: failedReferenceTaskNames(execution),
-    workflowDefinition: execution.definition as unknown as JsonObject,
+    workflowDefinition: registeredDefinition(execution.definition) as unknown as JsonObject,
     tasks: includeTasks ? execution.tasks.map((task) => toTaskView(task, execution)) : [],
   };
   setPresent(view, "correlationId", execution.correlationId);
@@ -83,6 +83,16 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
   setPresent(view, "parentWorkflowId", execution.parentWorkflowId);
   setPresent(view, "parentWorkflowTaskId", execution.parentWorkflowTaskId);
   return view;
+}
+
+/**
+ * The definition as registered: without the tasks its dynamic forks forked, which each task instance shows as its
+ * `workflowTask` (Conductor shows them so, not in the definition).
+ */
+function registeredDefinition(definition: WorkflowDef): WorkflowDef {
+  if (definition.dynamicForks === undefined) return definition;
+  const { dynamicForks: _forked, ...registered } = definition;
+  return registered;
 }
 
 /**

@@ -339,7 +339,7 @@ describe("validateWorkflowDef: common task fields", () => {
     expect(acceptedTask(httpTask("_9-x")).taskReferenceName).toBe("_9-x");
   });
 
-  it.each([["FORK_JOIN_DYNAMIC"], ["http"], ["simple"], [1]])("rejects the task type %j and lists the supported types", (type) => {
+  it.each([["EVENT"], ["http"], ["simple"], [1]])("rejects the task type %j and lists the supported types", (type) => {
     const message = onlyError(def({}, [{ name: "a", taskReferenceName: "a", type }]), "tasks[0].type");
     expect(message).toMatch(/supported task types: HTTP, SUB_WORKFLOW, WAIT_FOR_WEBHOOK, SIMPLE, SWITCH/);
   });
@@ -384,7 +384,7 @@ describe("validateWorkflowDef: common task fields", () => {
       outputParameters: { x: "${" },
       tasks: [
         httpTask("a", { method: "FETCH" }),
-        { name: "b", taskReferenceName: "a", type: "FORK_JOIN_DYNAMIC" },
+        { name: "b", taskReferenceName: "a", type: "EVENT" },
         subTask("c", {}),
         webhookTask("d", { timeoutSeconds: -5 }),
       ],

@@ -4,16 +4,18 @@ import { formatDuration, h, statusBadge } from "./dom.js";
 /**
  * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown>,
  *   evaluatorType?: string, expression?: string, caseValueParam?: string, caseExpression?: string, decisionCases?: Record<string, WorkflowTask[]>, defaultCase?: WorkflowTask[],
- *   forkTasks?: WorkflowTask[][], joinOn?: string[], loopCondition?: string, loopOver?: WorkflowTask[] }} WorkflowTask
+ *   forkTasks?: WorkflowTask[][], joinOn?: string[], loopCondition?: string, loopOver?: WorkflowTask[], dynamicForkTasksParam?: string, joinsForked?: true }} WorkflowTask
+ *   A JOIN after a FORK_JOIN_DYNAMIC waits for the tasks the fork forked: its step's `joinOn` names them once the fork
+ *   ran, and is absent before (`joinsForked` marks such a JOIN).
  * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
- *   subWorkflowId?: string, retried?: boolean, workflowTask?: { type?: string, name?: string }, workerId?: string, domain?: string, inputData?: Record<string, unknown>,
+ *   subWorkflowId?: string, retried?: boolean, workflowTask?: { type?: string, name?: string, taskReferenceName?: string }, workerId?: string, domain?: string, inputData?: Record<string, unknown>,
  *   outputData?: Record<string, unknown>, iteration?: number, loopOverTask?: boolean }} Task
  *   `iteration`: a DO_WHILE's current (or last) iteration; a task of its loop's, the iteration it ran in, its
  *   `referenceTaskName` then the definition's with `__<iteration>` appended, and `loopOverTask` true (as in Conductor).
  * @typedef {{ definitionTask: WorkflowTask, instances: Task[], branches?: Branch[], forkBranches?: ForkBranch[], loop?: Loop, inLoop?: true, notTaken?: boolean,
  *   waitingOn?: string[] }} Step
  *   `branches`: a SWITCH's, cases in the order written, then the default; `forkBranches`: a FORK_JOIN's, in the
- *   order written; `loop`: a DO_WHILE's; `inLoop`: the step is one of a DO_WHILE's loop (a SWITCH branch in it
+ *   order written (a FORK_JOIN_DYNAMIC's: the tasks its latest run forked, in order; none before it ran); `loop`: a DO_WHILE's; `inLoop`: the step is one of a DO_WHILE's loop (a SWITCH branch in it
  *   included), its instances those of every iteration, in the order they ran; `notTaken`: the step lies in a branch
  *   its SWITCH did not take (or inside such a branch, a fork's or loop's included), so it will not run (in a loop:
  *   the branch its SWITCH did not take in its latest iteration); `waitingOn`: for a waiting JOIN, the tasks of its `joinOn` that
@@ -104,7 +106,13 @@ export function systemTaskNote(definitionTask) {
       const count = definitionTask.forkTasks?.length ?? 0;
       return count === 1 ? "runs 1 branch" : `runs ${count} branches in parallel`;
     }
+    case "FORK_JOIN_DYNAMIC": {
+      if (typeof definitionTask.dynamicForkTasksParam === "string") return `forks each task of input ${definitionTask.dynamicForkTasksParam}, in parallel`;
+      const entries = input["forkTaskInputs"];
+      return `forks a task for each entry of ${scriptLine(typeof entries === "string" ? entries : JSON.stringify(entries ?? []))}, in parallel`;
+    }
     case "JOIN":
+      if (definitionTask.joinOn === undefined && definitionTask.joinsForked === true) return "waits for every task its fork forks";
       // Every name: which branch tasks the JOIN waits for is the point of the step.
       return waitsFor(definitionTask.joinOn ?? []);
     default:
@@ -159,7 +167,8 @@ export function stepsOf(definitionTasks, tasks = []) {
  * @returns {Step[]}
  */
 function stepsWithin(definitionTasks, tasks, reachable, inLoop) {
-  return definitionTasks.map((definitionTask) => {
+  return definitionTasks.map((written, index) => {
+    const definitionTask = definitionTasks[index - 1]?.type === "FORK_JOIN_DYNAMIC" ? joiningForked(written, definitionTasks[index - 1], tasks) : written;
     const ref = definitionTask.taskReferenceName;
     const instances = tasks.filter((task) => (task.loopOverTask === true) === inLoop && definitionReferenceName(task) === ref);
     /** @type {Step} */
@@ -171,10 +180,47 @@ function stepsWithin(definitionTasks, tasks, reachable, inLoop) {
     if (definitionTask.type === "FORK_JOIN") {
       step.forkBranches = (definitionTask.forkTasks ?? []).map((list) => ({ steps: stepsWithin(list, tasks, reachable, inLoop), notTaken: !reachable }));
     }
+    if (definitionTask.type === "FORK_JOIN_DYNAMIC") {
+      const forked = forkedTasks(definitionTask, tasks);
+      // Before it ran there is nothing to draw: its note says what it will fork.
+      if (forked.length > 0) step.forkBranches = forked.map((task) => ({ steps: stepsWithin([task], tasks, reachable, inLoop), notTaken: !reachable }));
+    }
     if (definitionTask.type === "DO_WHILE") step.loop = { steps: stepsWithin(definitionTask.loopOver ?? [], tasks, reachable, true), notTaken: !reachable };
     if (definitionTask.type === "JOIN" && instances.at(-1)?.status === "IN_PROGRESS") step.waitingOn = notEndedWell(definitionTask.joinOn ?? [], tasks);
     return step;
   });
+}
+
+/**
+ * The tasks the latest run of FORK_JOIN_DYNAMIC `fork` forked, as each forked task's own `workflowTask` shows it (the
+ * fork's instance names them in its `inputData.forkedTasks`); none before it ran.
+ * @param {WorkflowTask} fork
+ * @param {Task[]} tasks
+ * @returns {WorkflowTask[]}
+ */
+function forkedTasks(fork, tasks) {
+  const run = tasks.findLast((task) => task.referenceTaskName === fork.taskReferenceName);
+  const refs = run?.status === "COMPLETED" ? run.inputData?.["forkedTasks"] : undefined;
+  if (!Array.isArray(refs)) return [];
+  return refs.flatMap((ref) => {
+    const written = tasks.findLast((task) => task.referenceTaskName === ref)?.workflowTask;
+    return written?.taskReferenceName === ref ? [/** @type {WorkflowTask} */ (written)] : [];
+  });
+}
+
+/**
+ * JOIN `join` after FORK_JOIN_DYNAMIC `fork`, waiting for what the fork forked (see the WorkflowTask type).
+ * @param {WorkflowTask} join
+ * @param {WorkflowTask} fork
+ * @param {Task[]} tasks
+ * @returns {WorkflowTask}
+ */
+function joiningForked(join, fork, tasks) {
+  const { joinOn: _written, ...rest } = join;
+  const run = tasks.findLast((task) => task.referenceTaskName === fork.taskReferenceName);
+  /** @type {WorkflowTask} */
+  const joining = { ...rest, joinsForked: true };
+  return run?.status === "COMPLETED" ? { ...joining, joinOn: forkedTasks(fork, tasks).map((task) => task.taskReferenceName) } : joining;
 }
 
 /**

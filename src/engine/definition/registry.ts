@@ -5,6 +5,7 @@
 import type { TaskType } from "../model";
 import { validateDoWhileTask } from "../tasks/do-while/validate";
 import { validateForkJoinTask, validateJoinTask } from "../tasks/fork-join/validate";
+import { validateForkJoinDynamicTask } from "../tasks/fork-join-dynamic/validate";
 import { validateHttpTask } from "../tasks/http/validate";
 import { validateInlineTask } from "../tasks/inline/validate";
 import { validateJsonJqTransformTask } from "../tasks/json-jq-transform/validate";
@@ -42,4 +43,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   // Waits for a person's result: nothing of its own to check (Orkes' assignment settings are kept as given).
   HUMAN: () => [],
   DECISION: validateDecisionTask,
+  FORK_JOIN_DYNAMIC: validateForkJoinDynamicTask,
 };

@@ -224,6 +224,12 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
     if (typeof evaluatorType === "string") task.evaluatorType = evaluatorType as SwitchEvaluatorType;
   }
   if (task.type === "JOIN") task.joinOn = Array.isArray(raw["joinOn"]) ? (raw["joinOn"] as string[]) : [];
+  if (task.type === "FORK_JOIN_DYNAMIC") {
+    // Checked by validateForkJoinDynamicTask: both names given, or neither (then inputParameters.forkTaskInputs).
+    const { dynamicForkTasksParam, dynamicForkTasksInputParamName } = raw as { dynamicForkTasksParam?: string; dynamicForkTasksInputParamName?: string };
+    if (dynamicForkTasksParam !== undefined) task.dynamicForkTasksParam = dynamicForkTasksParam;
+    if (dynamicForkTasksInputParamName !== undefined) task.dynamicForkTasksInputParamName = dynamicForkTasksInputParamName;
+  }
   if (taskDefinition?.ok) task.taskDefinition = taskDefinition.value;
   if (task.type === "SUB_WORKFLOW") {
     // Only this type reads the task-level placements; for others they are dropped like other unknown keys.
@@ -291,7 +297,9 @@ function validateLoopOver(raw: UnknownRecord, path: string, depth: number): { is
   for (const { task, path: inner } of rawTaskEntries(loopOver, at, depth + 1)) {
     const type = isRecord(task) ? task["type"] : undefined;
     if (type === "DO_WHILE") issues.push({ path: childPath(inner, "type"), message: "a DO_WHILE cannot run inside another DO_WHILE's loopOver (loops do not nest, as in Conductor); put the inner loop in a sub workflow and call it with a SUB_WORKFLOW task" });
-    if (type === "FORK_JOIN") issues.push({ path: childPath(inner, "type"), message: "a FORK_JOIN cannot run inside a DO_WHILE's loopOver in this version; put the fork in a sub workflow and call it with a SUB_WORKFLOW task" });
+    if (type === "FORK_JOIN" || type === "FORK_JOIN_DYNAMIC") {
+      issues.push({ path: childPath(inner, "type"), message: `a ${type} cannot run inside a DO_WHILE's loopOver in this version; put the fork in a sub workflow and call it with a SUB_WORKFLOW task` });
+    }
   }
   return { issues, tasks };
 }
@@ -328,13 +336,14 @@ function forkPairingIssues(list: readonly unknown[], listPath: string): Validati
   list.forEach((task, index) => {
     if (!isRecord(task)) return;
     const path = childPath(listPath, index);
-    if (task["type"] === "FORK_JOIN" && typeAt(index + 1) !== "JOIN") {
-      issues.push({ path, message: "a FORK_JOIN must be followed directly by a JOIN task (in the same list), which waits for its branches" });
+    const type = task["type"];
+    if ((type === "FORK_JOIN" || type === "FORK_JOIN_DYNAMIC") && typeAt(index + 1) !== "JOIN") {
+      issues.push({ path, message: `a ${type} must be followed directly by a JOIN task (in the same list), which waits for its branches` });
     }
-    if (task["type"] !== "JOIN") return;
+    if (type !== "JOIN") return;
     const fork = list[index - 1];
-    if (!isRecord(fork) || fork["type"] !== "FORK_JOIN") {
-      issues.push({ path, message: "a JOIN must come directly after the FORK_JOIN whose branches it waits for" });
+    if (!isRecord(fork) || (fork["type"] !== "FORK_JOIN" && fork["type"] !== "FORK_JOIN_DYNAMIC")) {
+      issues.push({ path, message: "a JOIN must come directly after the FORK_JOIN (or FORK_JOIN_DYNAMIC) whose branches it waits for" });
       return;
     }
     const joinOn = task["joinOn"];
@@ -467,6 +476,34 @@ function failureWorkflowIssues(value: unknown): ValidationIssue[] {
   }
   if (value.includes(":")) return [{ path: "failureWorkflow", message: "failureWorkflow must not contain ':' (no workflow name can)" }];
   return [];
+}
+
+/** Most tasks one run of a FORK_JOIN_DYNAMIC may fork, counting those inside forked SWITCH branches and loops. */
+export const MAX_FORKED_TASKS = 1_000;
+
+/**
+ * Checks the tasks a FORK_JOIN_DYNAMIC is about to fork (one branch each), as received at run time, at paths under
+ * `path`: each as a task of a definition, of a type that can be forked (see `FORKABLE_TYPES`), no FORK_JOIN_DYNAMIC
+ * inside, no reference name used twice or already used by one of `taken` (the execution's other tasks). Returns every
+ * problem, or the normalised tasks.
+ */
+export function validateForkedTasks(raw: readonly unknown[], path: string, taken: ReadonlySet<string>): { ok: true; tasks: WorkflowTaskDef[] } | { ok: false; errors: ValidationIssue[] } {
+  const issues: ValidationIssue[] = [];
+  const tasks = validateTaskList(raw, path, 1, issues);
+  const entries = rawTaskEntries(raw, path, 1);
+  if (entries.length > MAX_FORKED_TASKS) issues.push({ path, message: `a FORK_JOIN_DYNAMIC may fork at most ${MAX_FORKED_TASKS} tasks (counting those inside forked SWITCH branches and loops), but was given ${entries.length}; fork sub workflows over batches instead` });
+  issues.push(...duplicateReferenceNames(entries), ...loopRunNameClashes(entries));
+  raw.forEach((task, index) => {
+    const type = isRecord(task) ? task["type"] : undefined;
+    if (type === "FORK_JOIN" || type === "JOIN") issues.push({ path: childPath(childPath(path, index), "type"), message: `a ${type} cannot be forked by a FORK_JOIN_DYNAMIC (each branch is one task); fork a SUB_WORKFLOW whose definition holds it` });
+  });
+  for (const { task, path: at } of entries) {
+    if (!isRecord(task)) continue;
+    if (task["type"] === "FORK_JOIN_DYNAMIC") issues.push({ path: childPath(at, "type"), message: "a FORK_JOIN_DYNAMIC cannot be forked by another (at any depth); fork a SUB_WORKFLOW whose definition holds it" });
+    const ref = task["taskReferenceName"];
+    if (typeof ref === "string" && taken.has(ref)) issues.push({ path: childPath(at, "taskReferenceName"), message: `taskReferenceName ${JSON.stringify(ref)} is already used by a task of this workflow; reference names must be unique within a workflow` });
+  }
+  return issues.length > 0 ? { ok: false, errors: issues } : { ok: true, tasks };
 }
 
 /** Validates a workflow definition as received over the API (unknown JSON) and returns it normalised (defaults filled) or every problem found. */

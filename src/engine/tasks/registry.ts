@@ -1,6 +1,7 @@
 import type { JsonObject, TaskType, WorkflowTaskDef } from "../model";
 import { doWhileTask } from "./do-while";
 import { forkJoinTask, joinTask } from "./fork-join";
+import { forkJoinDynamicTask } from "./fork-join-dynamic";
 import { httpTask } from "./http";
 import { humanTask } from "./human";
 import { inlineTask } from "./inline";
@@ -31,6 +32,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   JSON_JQ_TRANSFORM: jsonJqTransformTask,
   HUMAN: humanTask,
   DECISION: decisionTask,
+  FORK_JOIN_DYNAMIC: forkJoinDynamicTask,
 };
 
 /**

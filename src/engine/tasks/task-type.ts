@@ -13,6 +13,8 @@ export interface TaskStart {
   variables?: JsonObject;
   /** Set when the workflow ends with the task (TERMINATE), in the same decision. */
   ending?: WorkflowEnding;
+  /** The tasks the task forked (FORK_JOIN_DYNAMIC), one branch each: recorded in the execution's definition. */
+  forked?: WorkflowTaskDef[];
 }
 
 /** How a task asks its workflow to end (TERMINATE). */

@@ -1,4 +1,4 @@
-import { activeLanes, latestInstance, neverReached } from "../../lanes";
+import { activeLanes, neverReached } from "../../lanes";
 import { SUCCESSFUL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowExecution } from "../../model";
 import { setOwn } from "../../own-property";
 import { planIndexOf, planTask } from "../../plan";
@@ -44,10 +44,13 @@ export const joinTask: TaskTypeModule = {
 export function joinOutput(state: WorkflowExecution, join: TaskExecution): JsonObject | undefined {
   const joinOn = planTask(state.definition, join.definitionIndex)?.joinOn ?? [];
   const lanes = activeLanes(state);
+  // One pass over the tasks, not one per joined task: a dynamic fork's JOIN may wait for a thousand of them.
+  const latestByStep = new Map<number, TaskExecution>();
+  for (const task of state.tasks) latestByStep.set(task.definitionIndex, task);
   const output: JsonObject = {};
   for (const reference of joinOn) {
     const index = planIndexOf(state.definition, reference);
-    const latest = latestInstance(state, index);
+    const latest = latestByStep.get(index);
     if (latest === undefined) {
       if (!neverReached(state, index, lanes)) return undefined;
       continue;

@@ -1,0 +1,56 @@
+/**
+ * Registration-time checks of a FORK_JOIN_DYNAMIC task's own fields. Its branches exist only once it runs: they are
+ * checked then (see `forkedTasks`), and the JOIN after it by the definition validator (see `validateWorkflowDef`).
+ */
+import { describeValue, isExpression, isRecord, type UnknownRecord } from "../../definition/checks";
+import { childPath, type ValidationIssue } from "../../validation-issue";
+import { FORKABLE_TYPES } from "./forkable";
+
+/**
+ * Every problem with how a FORK_JOIN_DYNAMIC says what to fork: either `dynamicForkTasksParam` and
+ * `dynamicForkTasksInputParamName`, each naming one of its input parameters (a list of tasks; their inputs by reference
+ * name), or the input parameter `forkTaskInputs` (one branch per entry, all running the task `forkTaskName` of type
+ * `forkTaskType`, or the sub workflow `forkTaskWorkflow`).
+ */
+export function validateForkJoinDynamicTask(task: UnknownRecord, path: string): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  if (task["dynamicForkJoinTasksParam"] !== undefined && task["dynamicForkJoinTasksParam"] !== null) {
+    issues.push({
+      path: childPath(path, "dynamicForkJoinTasksParam"),
+      message: "dynamicForkJoinTasksParam (Conductor's deprecated form) is not supported: use dynamicForkTasksParam and dynamicForkTasksInputParamName, or inputParameters.forkTaskInputs",
+    });
+  }
+  const input = isRecord(task["inputParameters"]) ? task["inputParameters"] : {};
+  const tasksParam = task["dynamicForkTasksParam"];
+  const inputParam = task["dynamicForkTasksInputParamName"];
+  if (tasksParam === undefined && inputParam === undefined) {
+    if (!Object.hasOwn(input, "forkTaskInputs")) {
+      issues.push({
+        path: childPath(path, "dynamicForkTasksParam"),
+        message:
+          "a FORK_JOIN_DYNAMIC needs dynamicForkTasksParam and dynamicForkTasksInputParamName (the input parameters holding the tasks to fork and their inputs), or inputParameters.forkTaskInputs (one branch per entry)",
+      });
+    }
+    return [...issues, ...forkTaskTypeIssues(input, path)];
+  }
+  for (const [field, value, holds] of [
+    ["dynamicForkTasksParam", tasksParam, "the list of tasks to fork"],
+    ["dynamicForkTasksInputParamName", inputParam, "the forked tasks' inputs, by reference name"],
+  ] as const) {
+    const at = childPath(path, field);
+    if (typeof value !== "string" || value === "") {
+      issues.push({ path: at, message: `${field} must name the input parameter holding ${holds}, but received ${describeValue(value)}` });
+    } else if (!Object.hasOwn(input, value)) {
+      issues.push({ path: at, message: `${field} names input parameter ${JSON.stringify(value)}, which inputParameters does not set` });
+    }
+  }
+  return issues;
+}
+
+/** A `forkTaskType` given as it is (not a `${...}`) must be a type this version can fork. */
+function forkTaskTypeIssues(input: UnknownRecord, path: string): ValidationIssue[] {
+  const type = input["forkTaskType"];
+  if (type === undefined || type === null || isExpression(type)) return [];
+  if (typeof type === "string" && (FORKABLE_TYPES as readonly string[]).includes(type)) return [];
+  return [{ path: childPath(childPath(path, "inputParameters"), "forkTaskType"), message: `forkTaskType must be one of ${FORKABLE_TYPES.join(", ")}, but received ${describeValue(type)}` }];
+}

@@ -1,0 +1,211 @@
+import { dynamicForkTask as clientDynamicForkTask, joinTask as clientJoinTask } from "@io-orkes/conductor-javascript";
+import { describe, expect, it } from "vitest";
+import { createExecution, decide, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { planIndexOf, planOf } from "../../src/engine/plan";
+import { toTaskView, toWorkflowView } from "../../src/engine/view";
+import { env, registrationErrors } from "./engine-env";
+
+const http = (ref: string, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "HTTP",
+  inputParameters: { uri: `https://example.com/${ref}`, method: "GET" },
+  ...extra,
+});
+/** A fork of the tasks `workflow.input.tasks` lists, with the inputs `workflow.input.inputs` gives. */
+const dynamicFork = (ref: string, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "FORK_JOIN_DYNAMIC",
+  inputParameters: { tasks: "${workflow.input.tasks}", inputs: "${workflow.input.inputs}" },
+  dynamicForkTasksParam: "tasks",
+  dynamicForkTasksInputParamName: "inputs",
+  ...extra,
+});
+/** A fork of one task of `type` (named `name`) per entry of `workflow.input.items`. */
+const forkOver = (ref: string, inputs: JsonObject): WorkflowTaskDef => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "FORK_JOIN_DYNAMIC",
+  inputParameters: { forkTaskInputs: "${workflow.input.items}", ...inputs },
+});
+const join = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "JOIN", inputParameters: {}, joinOn: [] });
+const definitionOf = (tasks: WorkflowTaskDef[]): WorkflowDef => ({ name: "dynamic", version: 1, schemaVersion: 2, tasks });
+
+function started(tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000): Decision {
+  return decide(createExecution({ workflowId: "wf-1", definition: definitionOf(tasks), input }, now), { type: "start" }, env(now));
+}
+
+function instance(state: WorkflowExecution, ref: string) {
+  const found = state.tasks.findLast((task) => task.referenceTaskName === ref);
+  if (!found) throw new Error(`no instance of ${ref}`);
+  return found;
+}
+
+/** `ref`'s in-flight attempt ends with `status`. */
+function finish(state: WorkflowExecution, ref: string, now: number, status: TaskStatus = "COMPLETED", output: JsonObject = { body: ref }): WorkflowExecution {
+  const task = instance(state, ref);
+  const event: ExecutionEvent = { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output };
+  return decide(state, status === "COMPLETED" ? event : { ...event, reason: `${ref} went wrong` }, env(now)).state;
+}
+
+const statuses = (state: WorkflowExecution) => Object.fromEntries(state.tasks.map((task) => [task.referenceTaskName, task.status]));
+const dispatched = (decision: Decision) =>
+  decision.effects.flatMap((effect) => (effect.kind === "dispatch" ? [decision.state.tasks.find((task) => task.taskId === effect.taskId)!.referenceTaskName] : []));
+const task = (ref: string, path: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri: `https://example.com/${path}`, method: "GET" } });
+
+describe("FORK_JOIN_DYNAMIC registration", () => {
+  it("registers either form, the official client's builder included, followed by a JOIN", () => {
+    expect(registrationErrors([dynamicFork("fan"), join("fan_join")])).toEqual([]);
+    expect(registrationErrors([forkOver("fan", { forkTaskType: "HTTP" }), join("fan_join")])).toEqual([]);
+    expect(registrationErrors([clientDynamicForkTask("fan", [task("a", "a")], ""), clientJoinTask("fan_join", [])])).toEqual([]);
+  });
+
+  it("refuses a fork that does not say what to fork, names inputs it does not set, or is not followed by its JOIN", () => {
+    const { dynamicForkTasksParam: _tasks, dynamicForkTasksInputParamName: _inputs, ...bare } = dynamicFork("fan");
+    expect(registrationErrors([bare, join("fan_join")])).toEqual([expect.stringMatching(/^tasks\[0\]\.dynamicForkTasksParam: a FORK_JOIN_DYNAMIC needs dynamicForkTasksParam/)]);
+    expect(registrationErrors([dynamicFork("fan", { dynamicForkTasksInputParamName: "missing" }), join("fan_join")])).toEqual([
+      'tasks[0].dynamicForkTasksInputParamName: dynamicForkTasksInputParamName names input parameter "missing", which inputParameters does not set',
+    ]);
+    expect(registrationErrors([dynamicFork("fan"), http("after")])).toEqual([expect.stringMatching(/^tasks\[0\]: a FORK_JOIN_DYNAMIC must be followed directly by a JOIN/)]);
+    expect(registrationErrors([{ ...dynamicFork("fan"), dynamicForkJoinTasksParam: "list" }, join("fan_join")])).toEqual([expect.stringMatching(/dynamicForkJoinTasksParam: .*not supported/)]);
+    expect(registrationErrors([forkOver("fan", { forkTaskType: "FORK_JOIN" }), join("fan_join")])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.forkTaskType: forkTaskType must be one of/)]);
+    const loop = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "false", inputParameters: {}, loopOver: [dynamicFork("fan"), join("fan_join")] };
+    expect(registrationErrors([loop])).toContainEqual(expect.stringMatching(/^tasks\[0\]\.loopOver\[0\]\.type: a FORK_JOIN_DYNAMIC cannot run inside a DO_WHILE/));
+  });
+});
+
+describe("FORK_JOIN_DYNAMIC with a list of tasks", () => {
+  const tasks = [http("before"), dynamicFork("fan"), join("fan_join"), http("after", { inputParameters: { uri: "https://example.com/${fan_join.output.b.body}", method: "GET" } })];
+  const input = {
+    tasks: [task("a", "a"), { ...task("b", "b"), inputParameters: { method: "GET", note: "${workflow.input.x}" } }],
+    // Given as data: a `${...}` inside stays as it is, as in Conductor.
+    inputs: { b: { uri: "https://example.com/from-input", note: "literal ${workflow.input.x}" } },
+    x: "resolved",
+  };
+
+  it("forks one lane per task, with its input from the fork given as is, and joins on all of them", () => {
+    const first = started(tasks, input).state;
+    const before = instance(first, "before");
+    const forked = decide(first, { type: "dispatchResult", taskId: before.taskId, attempt: before.attempt, status: "COMPLETED", output: {} }, env(2_000));
+    expect(dispatched(forked).sort()).toEqual(["a", "b"]);
+    const state = forked.state;
+    expect(statuses(state)).toMatchObject({ before: "COMPLETED", fan: "COMPLETED", fan_join: "IN_PROGRESS", a: "IN_PROGRESS", b: "IN_PROGRESS" });
+    expect(instance(state, "fan").inputData["forkedTasks"]).toEqual(["a", "b"]);
+    expect(instance(state, "fan_join").inputData).toEqual({ joinOn: ["a", "b"] });
+    expect(instance(state, "b").inputData).toEqual({ method: "GET", uri: "https://example.com/from-input", note: "literal ${workflow.input.x}" });
+    expect(instance(state, "a").inputData).toMatchObject({ uri: "https://example.com/a" });
+    // The JOIN waits for every forked task.
+    const one = finish(state, "b", 3_000);
+    expect(instance(one, "fan_join").status).toBe("IN_PROGRESS");
+    const both = finish(one, "a", 3_500);
+    expect(instance(both, "fan_join")).toMatchObject({ status: "COMPLETED", outputData: { a: { body: "a" }, b: { body: "b" } } });
+    expect(instance(both, "after").inputData).toMatchObject({ uri: "https://example.com/b" });
+    expect(finish(both, "after", 4_000).status).toBe("COMPLETED");
+  });
+
+  it("shows the registered definition, and each forked task's own workflowTask", () => {
+    const state = finish(started(tasks, input).state, "before", 2_000);
+    const view = toWorkflowView(state, true);
+    expect(view["workflowDefinition"]).not.toHaveProperty("dynamicForks");
+    expect(toTaskView(instance(state, "b"), state)["workflowTask"]).toMatchObject({ taskReferenceName: "b", type: "HTTP" });
+  });
+
+  it("forks nothing from an empty list: the JOIN completes at once", () => {
+    const state = finish(started(tasks, { ...input, tasks: [], inputs: null }).state, "before", 2_000);
+    expect(statuses(state)).toMatchObject({ fan: "COMPLETED", fan_join: "COMPLETED", after: "IN_PROGRESS" });
+    expect(instance(state, "fan_join").outputData).toEqual({});
+  });
+
+  it.each([
+    ["no list of tasks", { tasks: "nope" }, /input tasks \(dynamicForkTasksParam\) must be a list of tasks, but is the string "nope"/],
+    ["inputs that are no map", { inputs: [1] }, /must be a map of each forked task's input by its reference name/],
+    ["a task that is not valid", { tasks: [{ name: "x", taskReferenceName: "x", type: "NOPE" }] }, /tasks\[0\]\.type: type must be one of the supported task types/],
+    ["a reference name used twice", { tasks: [task("a", "a"), task("a", "b")] }, /tasks\[1\]\.taskReferenceName: taskReferenceName "a" is already used/],
+    ["the reference name of a task of the definition", { tasks: [task("after", "a")] }, /taskReferenceName "after" is already used by a task of this workflow/],
+    ["a forked FORK_JOIN", { tasks: [{ name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[task("z", "z")]] }] }, /a FORK_JOIN cannot be forked/],
+  ])("fails the fork for good, and so the workflow, on %s", (_case, change, reason) => {
+    const state = finish(started(tasks, { ...input, ...change }).state, "before", 2_000);
+    expect(instance(state, "fan").status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(instance(state, "fan").reasonForIncompletion).toMatch(reason);
+    expect(state.status).toBe("FAILED");
+    expect(state.definition.dynamicForks).toBeUndefined();
+  });
+
+  it("retries only the forked task that failed, with the input its fork gave it", () => {
+    let state = finish(started(tasks, input).state, "before", 2_000);
+    state = finish(state, "b", 3_000, "FAILED");
+    expect(state.status).toBe("FAILED");
+    expect(statuses(state)).toMatchObject({ a: "CANCELED", b: "FAILED" });
+    const retried = decide(state, { type: "retry" }, env(4_000));
+    expect(dispatched(retried).sort()).toEqual(["a", "b"]);
+    expect(instance(retried.state, "b").inputData).toMatchObject({ uri: "https://example.com/from-input" });
+    expect(retried.state.definition.dynamicForks).toHaveLength(1);
+  });
+
+  it("forks afresh on a rerun from the fork and on a restart, in the plan's same places", () => {
+    let state = finish(finish(started(tasks, input).state, "before", 2_000), "a", 2_500);
+    state = finish(finish(state, "b", 3_000), "after", 3_500);
+    expect(state.status).toBe("COMPLETED");
+    const before = planOf(state.definition).steps.length;
+    const rerun = decide(state, { type: "rerun", fromTaskId: instance(state, "fan").taskId, workflowInput: { ...input, tasks: [task("c", "c")], inputs: {} } }, env(5_000));
+    expect(dispatched(rerun)).toEqual(["c"]);
+    expect(rerun.state.definition.dynamicForks).toEqual([{ fork: "fan", tasks: [expect.objectContaining({ taskReferenceName: "c" })] }]);
+    expect(planOf(rerun.state.definition).steps.length).toBe(before - 1);
+    expect(instance(rerun.state, "fan_join").inputData).toEqual({ joinOn: ["c"] });
+    const restarted = decide(finish(finish(rerun.state, "c", 6_000), "after", 6_500), { type: "restart" }, env(7_000));
+    expect(restarted.state.definition.dynamicForks).toBeUndefined();
+    const again = finish(restarted.state, "before", 8_000);
+    // With the input the rerun gave it.
+    expect(again.definition.dynamicForks?.map((run) => run.tasks.map((forked) => forked.taskReferenceName))).toEqual([["c"]]);
+  });
+
+  it("keeps each fork's tasks at their steps when a second dynamic fork forks after the first", () => {
+    const two = [dynamicFork("fan"), join("fan_join"), dynamicFork("fan2", { inputParameters: { tasks: "${workflow.input.more}", inputs: {} } }), join("fan2_join")];
+    let state = started(two, { ...input, more: [task("c", "c")] }).state;
+    const aAt = planIndexOf(state.definition, "a");
+    state = finish(finish(state, "a", 2_000), "b", 2_500);
+    expect(instance(state, "c").status).toBe("IN_PROGRESS");
+    expect(planIndexOf(state.definition, "a")).toBe(aAt);
+    expect(instance(state, "a").definitionIndex).toBe(aAt);
+    state = finish(state, "c", 3_000);
+    expect(state.status).toBe("COMPLETED");
+    expect(state.output).toEqual({ c: { body: "c" } });
+  });
+});
+
+describe("FORK_JOIN_DYNAMIC over forkTaskInputs", () => {
+  it("forks one worker task per entry, named after the fork, with the entry and its index as input", () => {
+    const state = started([forkOver("fan", { forkTaskName: "resize" }), join("fan_join")], { items: [{ image: "a.png" }, "b.png"] }).state;
+    expect(statuses(state)).toMatchObject({ fan: "COMPLETED", _resize_0: "SCHEDULED", _resize_1: "SCHEDULED" });
+    expect(instance(state, "_resize_0")).toMatchObject({ taskType: "SIMPLE", taskDefName: "resize", inputData: { image: "a.png", __index: 0 } });
+    expect(instance(state, "_resize_1").inputData).toEqual({ input: "b.png", __index: 1 });
+  });
+
+  it("forks a sub workflow per entry with forkTaskWorkflow, and marks them optional when the fork is", () => {
+    const fork = { ...forkOver("fan", { forkTaskWorkflow: "child", forkTaskWorkflowVersion: "2" }), optional: true };
+    const state = started([fork, join("fan_join")], { items: [{ n: 1 }] }).state;
+    const forked = state.definition.dynamicForks![0]!.tasks[0]!;
+    expect(forked).toMatchObject({ taskReferenceName: "_fan_0", type: "SUB_WORKFLOW", subWorkflowParam: { name: "child", version: 2 }, optional: true });
+    expect(instance(state, "_fan_0").inputData).toMatchObject({ n: 1, __index: 0 });
+  });
+
+  it("forks HTTP tasks from entries holding their request, refusing an entry whose request is not valid", () => {
+    const ok = started([forkOver("fan", { forkTaskType: "HTTP" }), join("fan_join")], { items: [{ http_request: { uri: "https://example.com/1", method: "GET" } }] });
+    expect(dispatched(ok)).toEqual(["_HTTP_0"]);
+    const bad = started([forkOver("fan", { forkTaskType: "HTTP" }), join("fan_join")], { items: [{ http_request: { method: "GET" } }] }).state;
+    expect(instance(bad, "fan").reasonForIncompletion).toMatch(/^Tasks could not be forked: forkTaskInputs\[0\]/);
+  });
+
+  it("forks a thousand tasks in one decision", () => {
+    const items = Array.from({ length: 1_000 }, (_, index) => ({ index }));
+    const fork = forkOver("fan", { forkTaskType: "WAIT", forkTaskName: "pause" });
+    const begin = performance.now();
+    const state = started([fork, join("fan_join")], { items }).state;
+    console.log(`1,000 forked WAITs: ${(performance.now() - begin).toFixed(0)} ms`);
+    expect(state.tasks.filter((forked) => forked.taskType === "WAIT" && forked.status === "IN_PROGRESS")).toHaveLength(1_000);
+    const tooMany = started([fork, join("fan_join")], { items: [...items, { index: 1_000 }] }).state;
+    expect(instance(tooMany, "fan").reasonForIncompletion).toMatch(/at most 1000 tasks/);
+  });
+});
