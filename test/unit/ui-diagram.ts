@@ -18,6 +18,7 @@ export interface WorkflowTask {
   joinOn?: string[];
   loopCondition?: string;
   loopOver?: WorkflowTask[];
+  dynamicForkTasksParam?: string;
 }
 
 /** A task instance of an execution, as the API returns it (the fields the diagram reads). */

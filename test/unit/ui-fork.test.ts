@@ -217,3 +217,36 @@ describe("the UI and FORK_JOIN tasks", () => {
     expect(notesOf(drawn, "outer_join")).toEqual(["waits for pick, inner_join", "still waiting for inner_join"]);
   });
 });
+
+describe("the UI and FORK_JOIN_DYNAMIC tasks", () => {
+  const dynamicFork: WorkflowTask = { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { tasks: "${prepare.output.tasks}" }, dynamicForkTasksParam: "tasks" };
+  const definition: WorkflowTask[] = [http("prepare"), dynamicFork, join("fan_join", []), http("ship")];
+  const task = (seq: number, ref: string, status: string, workflowTask: WorkflowTask, inputData: Record<string, unknown> = {}): Task => ({
+    taskId: `t${seq}`, referenceTaskName: ref, taskType: workflowTask.type, status, seq, startTime: 1000 + seq, endTime: status === "COMPLETED" ? 2000 + seq : 0, scheduledTime: 1000 + seq, workflowTask, inputData, outputData: {},
+  });
+
+  it("says what it forks before it ran, and that its JOIN waits for all of it", () => {
+    expect(systemTaskNote(dynamicFork)).toBe("forks each task of input tasks, in parallel");
+    expect(systemTaskNote({ name: "f", taskReferenceName: "f", type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskInputs: "${workflow.input.items}" } })).toBe("forks a task for each entry of ${workflow.input.items}, in parallel");
+    const steps = stepsOf(definition, [task(1, "prepare", "IN_PROGRESS", http("prepare"))]);
+    expect(stepNamed(steps, "fan").forkBranches).toBeUndefined();
+    expect(systemTaskNote(stepNamed(steps, "fan_join").definitionTask)).toBe("waits for every task its fork forks");
+  });
+
+  it("draws each task it forked as a branch, from the forked tasks' own workflowTask, and what its JOIN waits for", () => {
+    const tasks = [
+      task(1, "prepare", "COMPLETED", http("prepare")),
+      task(2, "fan", "COMPLETED", dynamicFork, { forkedTasks: ["call_a", "call_b"] }),
+      task(3, "fan_join", "IN_PROGRESS", join("fan_join", []), { joinOn: ["call_a", "call_b"] }),
+      task(4, "call_a", "COMPLETED", http("call_a")),
+      task(5, "call_b", "IN_PROGRESS", http("call_b")),
+    ];
+    const steps = stepsOf(definition, tasks);
+    expect(stepNamed(steps, "fan").forkBranches?.map((branch) => refsOf(branch.steps))).toEqual([["call_a"], ["call_b"]]);
+    expect(statusOf(stepNamed(steps, "call_b"))).toBe("IN_PROGRESS");
+    expect(stepNamed(steps, "fan_join").waitingOn).toEqual(["call_b"]);
+    expect(systemTaskNote(stepNamed(steps, "fan_join").definitionTask)).toBe("waits for call_a, call_b");
+    const drawn = diagram(steps);
+    expect(branchList(drawn, "fan").children.map((branch) => describeBranch(branch).steps)).toEqual([["call_a:COMPLETED"], ["call_b:IN_PROGRESS"]]);
+  });
+});

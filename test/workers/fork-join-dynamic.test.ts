@@ -1,0 +1,94 @@
+import { abortAllDurableObjects } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+
+/** A FORK_JOIN_DYNAMIC of the tasks `tasks` gives (their inputs from `inputs`), and its JOIN. */
+function dynamicFork(ref: string, tasks: string, inputs: string | JsonObject): JsonObject[] {
+  return [
+    { name: ref, taskReferenceName: ref, type: "FORK_JOIN_DYNAMIC", inputParameters: { tasks, inputs }, dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs" },
+    { name: `${ref}_join`, taskReferenceName: `${ref}_join`, type: "JOIN" },
+  ];
+}
+
+const refsAndStatuses = (workflow: WorkflowJson) => workflow.tasks.map((task) => `${task.referenceTaskName}:${task.status}`).sort();
+
+describe("FORK_JOIN_DYNAMIC", () => {
+  it("forks the HTTP calls a previous task listed, runs them side by side and joins their outputs", async () => {
+    // Each call is held by the target until all three have arrived: run one after the other, they would not meet.
+    const prepare = {
+      name: "prepare",
+      taskReferenceName: "prepare",
+      type: "INLINE",
+      inputParameters: {
+        evaluatorType: "javascript",
+        keys: "${workflow.input.keys}",
+        meet: target("/meet/dynamic-fork?parties=3"),
+        expression: "({ tasks: $.keys.map((key) => ({ name: 'call', taskReferenceName: 'call_' + key, type: 'HTTP' })), inputs: Object.fromEntries($.keys.map((key) => ['call_' + key, { http_request: { uri: $.meet + '&key=' + key, method: 'GET' } }])) })",
+      },
+    };
+    await register({
+      name: "dynamic_meeting",
+      tasks: [prepare, ...dynamicFork("fan", "${prepare.output.result.tasks}", "${prepare.output.result.inputs}")],
+      outputParameters: { joined: "${fan_join.output}" },
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/dynamic_meeting/1", { input: { keys: ["a", "b", "c"] } });
+    expect(run.status, String(run.reasonForIncompletion)).toBe("COMPLETED");
+    const joined = run.output["joined"] as Record<string, { response: { body: { met: boolean } } }>;
+    expect(Object.keys(joined).sort()).toEqual(["call_a", "call_b", "call_c"]);
+    expect(Object.values(joined).map((output) => output.response.body.met)).toEqual([true, true, true]);
+    expect(await hits("dynamic-fork")).toBe(3);
+    expect(refsAndStatuses(run)).toEqual(["call_a:COMPLETED", "call_b:COMPLETED", "call_c:COMPLETED", "fan:COMPLETED", "fan_join:COMPLETED", "prepare:COMPLETED"]);
+    // What was forked shows on the tasks (Conductor's shape), not in the workflow's definition.
+    const fork = run.tasks.find((task) => task.referenceTaskName === "fan")!;
+    expect(fork.inputData["forkedTasks"]).toEqual(["call_a", "call_b", "call_c"]);
+    expect(run.tasks.find((task) => task.referenceTaskName === "fan_join")!.inputData).toEqual({ joinOn: ["call_a", "call_b", "call_c"] });
+    expect(run.tasks.find((task) => task.referenceTaskName === "call_b")!["workflowTask"]).toMatchObject({ taskReferenceName: "call_b", type: "HTTP" });
+    expect(run["workflowDefinition"]).not.toHaveProperty("dynamicForks");
+  });
+
+  it("forks a sub workflow per entry of forkTaskInputs and waits for every child", async () => {
+    await register({ name: "dynamic_child", tasks: [httpTask("child_call", { uri: target("/count/dynamic-child?n=${workflow.input.n}"), method: "GET" })], outputParameters: { n: "${workflow.input.n}", at: "${workflow.input.__index}" } });
+    await register({
+      name: "dynamic_children",
+      tasks: [
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskWorkflow: "dynamic_child", forkTaskWorkflowVersion: "1", forkTaskInputs: "${workflow.input.items}" } },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+      ],
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/dynamic_children/1", { input: { items: [{ n: 10 }, { n: 20 }] } });
+    expect(run.status, String(run.reasonForIncompletion)).toBe("COMPLETED");
+    expect(run.output).toMatchObject({ _fan_0: { n: 10, at: 0 }, _fan_1: { n: 20, at: 1 } });
+    expect(await hits("dynamic-child")).toBe(2);
+    expect(run.tasks.filter((task) => task["taskType"] === "SUB_WORKFLOW").map((task) => typeof task["subWorkflowId"])).toEqual(["string", "string"]);
+  });
+
+  it("keeps what it forked across an eviction: the forked tasks are completed by name, and the JOIN sees them all", async () => {
+    const hold = (ref: string) => ({ name: "hold", taskReferenceName: ref, type: "WAIT" });
+    await register({ name: "dynamic_evicted", tasks: dynamicFork("fan", "${workflow.input.tasks}", {}), outputParameters: { joined: "${fan_join.output}" } });
+    const workflowId = await startWorkflow("dynamic_evicted", { tasks: [hold("h1"), hold("h2")] });
+    const forked = await waitFor(workflowId, (workflow) => workflow.tasks.filter((task) => task.status === "IN_PROGRESS").length === 3);
+    expect(refsAndStatuses(forked)).toEqual(["fan:COMPLETED", "fan_join:IN_PROGRESS", "h1:IN_PROGRESS", "h2:IN_PROGRESS"]);
+    await abortAllDurableObjects();
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/h1/COMPLETED`, { one: 1 });
+    await abortAllDurableObjects();
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/h2/COMPLETED`, { two: 2 });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.output).toEqual({ joined: { h1: { one: 1 }, h2: { two: 2 } } });
+  });
+
+  it("fails the workflow, saying why, when its input does not list valid tasks", async () => {
+    await register({ name: "dynamic_bad", tasks: dynamicFork("fan", "${workflow.input.tasks}", {}) });
+    const done = await waitFor(await startWorkflow("dynamic_bad", { tasks: [{ name: "x", taskReferenceName: "x", type: "HTTP" }] }), ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("FAILED");
+    expect(String(done.reasonForIncompletion)).toMatch(/^Task fan failed: Tasks could not be forked: tasks\[0\]\.inputParameters/);
+  });
+
+  it("refuses a definition whose FORK_JOIN_DYNAMIC has no JOIN after it, storing nothing", async () => {
+    const response = await api("POST", "/api/metadata/workflow", { name: "dynamic_unjoined", version: 1, tasks: [dynamicFork("fan", "${workflow.input.tasks}", {})[0]!] });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors).toEqual([{ path: "tasks[0]", message: expect.stringMatching(/must be followed directly by a JOIN/) }]);
+    expect((await api("GET", "/api/metadata/workflow/dynamic_unjoined")).status).toBe(404);
+  });
+});
