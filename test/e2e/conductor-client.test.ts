@@ -16,11 +16,13 @@ import {
   TaskManager,
   TaskResultStatusEnum,
   doWhileTask,
+  dynamicForkTask,
   forkTask,
   forkTaskJoin,
   httpTask,
   inlineTask,
   joinTask,
+  jsonJqTask,
   newLoopTask,
   noopLogger,
   orkesConductorClient,
@@ -438,6 +440,39 @@ describe("the official Conductor TypeScript client", () => {
     const done = await workflowReaches(started, "COMPLETED");
     expect(["hold", "solo_next"].map((ref) => statusOf(done, ref))).toEqual(["COMPLETED", "COMPLETED"]);
     expect(await target.hits(`fork-builders-solo_next-${suffix}`)).toBe(1);
+  });
+
+  it("a jsonJqTask from the builders transforms with jq in wrangler dev", async () => {
+    // wrangler bundles jqjs's source as text only by the rule naming the import as written (the test pool matched another).
+    const flow = new ConductorWorkflow(executor, `client_jq_${suffix}`);
+    const sum = jsonJqTask("sum", ".numbers | map(. * 2) | add");
+    sum.inputParameters = { ...sum.inputParameters, numbers: "${workflow.input.numbers}" };
+    flow.add(sum).outputParameters({ total: "${sum.output.result}" });
+    await flow.register(true);
+    const done = await flow.execute({ numbers: [1, 2, 3] });
+    expect(done.status).toBe("COMPLETED");
+    expect(done.output).toEqual({ total: 12 });
+  });
+
+  it("a dynamicForkTask from the builders forks the tasks it lists in wrangler dev, side by side, and its JOIN gives their outputs", async () => {
+    const flow = new ConductorWorkflow(executor, `client_dynamic_fork_${suffix}`);
+    // Both forked calls go to /meet, which answers only once both are there: met is true only if they overlapped.
+    const meet = (ref: string) => httpTask(ref, { uri: target.url(`/meet/dynamic-fork-${suffix}?parties=2&of=\${workflow.input.of}`), method: "GET" });
+    flow.add([dynamicForkTask("fan", [meet("left"), meet("right")], ""), joinTask("fan_join", [])]).outputParameters({ joined: "${fan_join.output}" });
+    await flow.register(true);
+    const stored = await metadata.getWorkflowDef(`client_dynamic_fork_${suffix}`);
+    expect(stored.tasks.map((task) => [task.taskReferenceName, task.type])).toEqual([["fan", "FORK_JOIN_DYNAMIC"], ["fan_join", "JOIN"]]);
+
+    const done = await flow.execute({ of: "pairs" });
+    expect(done.status).toBe("COMPLETED");
+    expect(taskOf(done, "fan")!.inputData!["forkedTasks"]).toEqual(["left", "right"]);
+    expect(taskOf(done, "fan_join")!.inputData).toEqual({ joinOn: ["left", "right"] });
+    const joined = done.output!["joined"] as Record<string, { response: { body: { met: boolean } } }>;
+    expect(Object.keys(joined).sort()).toEqual(["left", "right"]);
+    expect(Object.values(joined).map((output) => output.response.body.met)).toEqual([true, true]);
+    // The listed tasks' own expressions were resolved as the fork's input was.
+    expect(String((taskOf(done, "left")!.inputData!["http_request"] as { uri: string }).uri)).toMatch(/of=pairs$/);
+    expect(await target.hits(`dynamic-fork-${suffix}`)).toBe(2);
   });
 
   it("setVariableTask, waitTaskDuration and terminateTask from the builders run against wrangler dev, the wait woken by the object's alarm", async () => {
