@@ -4,6 +4,7 @@ import {
   createExecution,
   decide,
   awaitedChildId,
+  hasCompletedTask,
   isBlocked,
   isInFlight,
   isPending,
@@ -396,12 +397,13 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Starts a new execution and waits (at most `waitMs`) until it ends or blocks on something from
-   * outside, answering with the Workflow JSON: the synchronous execute endpoint in one round trip.
+   * outside, or until a task named in `waitUntilTaskRefs` has completed (see `hasCompletedTask`), answering
+   * with the Workflow JSON: the synchronous execute endpoint in one round trip.
    */
-  async execute(params: NewExecution, waitMs: number): Promise<ActorResult<string>> {
+  async execute(params: NewExecution, waitMs: number, waitUntilTaskRefs: readonly string[] = []): Promise<ActorResult<string>> {
     const started = await this.start(params);
     if (!started.ok) return started;
-    await this.#settled(waitMs);
+    await this.#settled(waitMs, new Set(waitUntilTaskRefs));
     // Removed while this call waited (it could finish meanwhile): there is nothing left to show.
     const execution = this.#execution;
     if (!execution || this.#removing) return refused(this.#notFound());
@@ -1209,16 +1211,17 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * Resolves when the execution is finished or waits on something from outside, or after `waitMs`. One
-   * that waits for its child is settled only once that child is (the child's own wait follows its children):
-   * a child that finishes sends its notice, which moves this execution on.
+   * Resolves when the execution is finished or waits on something from outside, or after `waitMs`, or once one of
+   * its tasks named in `until` has completed. One that waits for its child is settled only once that child is (the
+   * child's own wait follows its children): a child that finishes sends its notice, which moves this execution on.
    */
-  async #settled(waitMs: number): Promise<void> {
+  async #settled(waitMs: number, until: ReadonlySet<string> = new Set()): Promise<void> {
     const deadline = Date.now() + waitMs;
     for (;;) {
       const execution = this.#execution;
       const remaining = deadline - Date.now();
       if (!execution || remaining <= 0) return;
+      if (until.size > 0 && hasCompletedTask(execution, until)) return;
       if (!isBlocked(execution)) {
         await this.#changed.next(remaining);
         continue;

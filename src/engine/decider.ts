@@ -12,6 +12,7 @@ import {
   TERMINAL_TASK_STATUSES,
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
+  definitionReferenceName,
   type FailureWorkflowStart,
   type JsonObject,
   type JsonValue,
@@ -1422,4 +1423,14 @@ export function awaitedChildId(state: WorkflowExecution): string | undefined {
     child ??= head.subWorkflowId;
   }
   return child;
+}
+
+/**
+ * True when a task named in `refs` has COMPLETED in the execution (a synchronous execute's `waitUntilTaskRef`). A
+ * task of a DO_WHILE's loop counts under its definition's reference name as well as its own: any completed
+ * iteration of `ref` answers for `ref`, and `ref__2` names iteration 2's alone. Its own status only: a failed,
+ * skipped or ended-with-errors instance does not count (the workflow's ending or blocking answers for those).
+ */
+export function hasCompletedTask(state: WorkflowExecution, refs: ReadonlySet<string>): boolean {
+  return state.tasks.some((task) => task.status === "COMPLETED" && (refs.has(task.referenceTaskName) || refs.has(definitionReferenceName(task))));
 }

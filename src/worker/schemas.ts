@@ -127,6 +127,13 @@ export type TaskResultRequest = v.InferOutput<typeof TaskResultRequest>;
 /** A task status given in a completion path. */
 export const ExternalStatus = v.picklist(EXTERNAL_TASK_STATUSES, `status must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`);
 
+const CONSISTENCY_LEVELS = ["SYNCHRONOUS", "DURABLE", "REGION_DURABLE"] as const;
+/**
+ * Orkes' `consistency` of a synchronous execute, as the official client names the levels (its `Consistency`). Only
+ * checked: every start here is stored by the execution's Durable Object before anything runs, so all act as DURABLE.
+ */
+export const ConsistencyQuery = v.picklist(CONSISTENCY_LEVELS, `consistency must be one of ${CONSISTENCY_LEVELS.join(", ")}`);
+
 /** Any JSON object (a workflow input, a task output). */
 export const JsonObjectBody = jsonData;
 

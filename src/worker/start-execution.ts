@@ -27,6 +27,8 @@ export interface StartOptions {
   startScopes?: string[];
   /** Wait up to this long for the execution to finish or block, and answer its Workflow JSON (execute endpoint). */
   waitMs?: number;
+  /** With `waitMs`: stop waiting, too, once a task of one of these reference names has completed (`waitUntilTaskRef`). */
+  waitUntilTaskRefs?: string[];
 }
 
 /**
@@ -114,12 +116,12 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
       }
     }
   }
-  const { name: _name, version: _version, idempotencyStrategy: _strategy, workflowId: _chosen, waitMs, ...fields } = options;
+  const { name: _name, version: _version, idempotencyStrategy: _strategy, workflowId: _chosen, waitMs, waitUntilTaskRefs, ...fields } = options;
   const params: NewExecution = { ...fields, workflowId, definition };
   // Also for an existing id: the first caller may have claimed the key and died before starting it.
   const stub = executionStub(env, workflowId);
   if (waitMs !== undefined) {
-    const executed = await stub.execute(params, waitMs);
+    const executed = await stub.execute(params, waitMs, waitUntilTaskRefs);
     if (!executed.ok) return { ok: false, code: executed.error.kind === "NOT_FOUND" ? "EXECUTION_REMOVED" : "ALREADY_STARTED", message: executed.error.message };
     return { ok: true, workflowId, existing, workflowJson: executed.value };
   }

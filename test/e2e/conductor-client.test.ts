@@ -9,9 +9,11 @@
  */
 import {
   ConductorWorkflow,
+  Consistency,
   MetadataClient,
   NonRetryableException,
   OrkesClients,
+  ReturnStrategy,
   TaskHandler,
   TaskManager,
   TaskResultStatusEnum,
@@ -565,6 +567,27 @@ describe("the official Conductor TypeScript client", () => {
     expect(failed).toMatchObject({ correlationId: `by-name-${suffix}`, failedReferenceTaskNames: ["approve"] });
     await executor.deleteWorkflow(byName);
     expect(await sdkError(executor.getWorkflow(byName, false))).toMatch(/not found/);
+  });
+
+  it("executeWorkflow's waitUntilTaskRef answers once that task has completed, while a worker's task still waits; returnStrategy shapes the answer", async () => {
+    const name = `client_exec_until_${suffix}`;
+    const flow = new ConductorWorkflow(executor, name);
+    // Nobody polls this task: without waitUntilTaskRef the call would wait out waitForSeconds for it.
+    flow.add(inlineTask("prep", "(function () { return 6 * 7; })()")).add(simpleTask("work", `client_exec_until_worker_${suffix}`, {}));
+    await flow.register(true);
+    const started = Date.now();
+    const run = await flow.execute({}, "prep");
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(run.status).toBe("RUNNING");
+    expect((run.tasks ?? []).map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["prep:COMPLETED", "work:SCHEDULED"]);
+    expect(taskOf(run as Workflow, "prep")!.outputData).toEqual({ result: 42 });
+
+    const blocking = await executor.executeWorkflow({ name, version: 1, input: {} }, name, 1, `until-${suffix}`, "nowhere,prep", 15, Consistency.REGION_DURABLE, ReturnStrategy.BLOCKING_TASK);
+    expect(blocking.isBlockingTask()).toBe(true);
+    expect(blocking.targetWorkflowStatus).toBe("RUNNING");
+    expect(blocking.requestId).toBe(`until-${suffix}`);
+    expect(blocking.getBlockingTask()).toMatchObject({ referenceTaskName: "work", status: "SCHEDULED", workflowType: name });
+    for (const workflowId of [run.workflowId!, blocking.getTargetWorkflowId()]) await executor.terminate(workflowId, "done with it");
   });
 
   it("surfaces the service's error messages for bad input", async () => {

@@ -1,6 +1,6 @@
 import { doWhileTask as clientDoWhileTask, newLoopTask, httpTask as clientHttpTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, nextDeadline, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { createExecution, decide, hasCompletedTask, nextDeadline, type Decision, type ExecutionEvent } from "../../src/engine/decider";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
@@ -82,6 +82,18 @@ describe("DO_WHILE in the decider", () => {
     state = finish(state, "post", 1_005, { done: true });
     expect(state.status).toBe("COMPLETED");
     expect(state.output).toEqual({ done: true });
+  });
+
+  it("counts a completed iteration of a loop task for its definition's reference name (execute's waitUntilTaskRef)", () => {
+    let state = started([loop("loop", [http("a"), http("b")], "$.loop['iteration'] < 2")]).state;
+    const completed = (...names: string[]) => hasCompletedTask(state, new Set(names));
+    expect([completed("a"), completed("a__1"), completed("loop")]).toEqual([false, false, false]);
+    state = finish(state, "a__1", 1_001);
+    expect([completed("a"), completed("a__1"), completed("a__2"), completed("b"), completed("loop"), completed("missing", "b", "a")]).toEqual([true, true, false, false, false, true]);
+    state = finish(state, "b__1", 1_002);
+    state = finish(state, "a__2", 1_003, { body: "a" }, "FAILED_WITH_TERMINAL_ERROR");
+    // A failed instance is no completion; the earlier iteration's still is.
+    expect([completed("a__2"), completed("a"), completed("loop")]).toEqual([false, true, false]);
   });
 
   it("runs its tasks once when the condition is false at once (do ... while), and lets a condition read their outputs", () => {

@@ -7,6 +7,7 @@ import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
 import { ApiError, validationError, type ErrorCode } from "../http/errors";
 import {
+  ConsistencyQuery,
   CorrelatedQuery,
   CorrelationId,
   CorrelationIdsBody,
@@ -23,10 +24,11 @@ import {
   type StartWorkflowRequest as StartRequest,
 } from "../schemas";
 import { readableWorkflows } from "../auth/access-rules";
-import { authorizeRead, principalOf, workflowReadCheck } from "../guard";
+import { authorizeRead, principalOf, requestAuthorizer, workflowReadCheck } from "../guard";
 import { booleanQuery, decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { correlatedMapText, correlatedWorkflows, runningWorkflowIds, taskListPage, workflowArrayText } from "../lookups";
 import { searchExecutions, type ReadableWorkflows } from "../search";
+import { returnStrategyOf, signalResponse, type WorkflowView } from "../signal-response";
 import { startExecution, type StartOptions, type StartOutcome, type StartRefusalCode } from "../start-execution";
 import { WORKFLOW_ACTIONS, callerStartScopes, type WorkflowAction } from "../workflow-actions";
 
@@ -86,7 +88,7 @@ function checkInputSize(env: Env, what: string, input: JsonObject | undefined): 
 }
 
 /** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
-async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, waitMs?: number): Promise<StartOutcome & { ok: true }> {
+async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, wait?: { ms: number; untilTaskRefs: string[] }): Promise<StartOutcome & { ok: true }> {
   checkInputSize(env, "The workflow input", request.input);
   const options: StartOptions = {
     ...request,
@@ -94,7 +96,10 @@ async function start(env: Env, http: IRequest, request: StartRequest & { name: s
     baseUrl: serviceConfig(env).publicBaseUrl ?? new URL(http.url).origin,
     startScopes: callerStartScopes(http),
   };
-  if (waitMs !== undefined) options.waitMs = waitMs;
+  if (wait !== undefined) {
+    options.waitMs = wait.ms;
+    options.waitUntilTaskRefs = wait.untilTaskRefs;
+  }
   const outcome = await startExecution(env, options);
   if (outcome.ok) return outcome;
   const [status, code] = START_REFUSAL_STATUS[outcome.code];
@@ -137,8 +142,15 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
     return jsonTextResponse(correlatedMapText(await correlated(request, env, search.workflowNames, search.correlationIds)));
   });
 
+  // Orkes' execute: answers a SignalResponse (see signal-response.ts), whose TARGET_WORKFLOW form is the Workflow JSON
+  // the official client reads as its WorkflowRun.
   const execute = async (request: IRequest, env: Env) => {
     const config = serviceConfig(env);
+    // Every option is read before the start, so a refused one starts nothing.
+    const strategy = returnStrategyOf(request);
+    const consistency = queryValue(request, "consistency");
+    if (consistency !== undefined && consistency !== "") parseOrThrow(ConsistencyQuery, consistency, "consistency", "consistency");
+    const untilTaskRefs = (queryValue(request, "waitUntilTaskRef") ?? "").split(",").map((ref) => ref.trim()).filter((ref) => ref !== "");
     const body = await startBody(request, env);
     const name = decodedPathParam(request, "name");
     const pathVersion = request.params["version"] === undefined ? undefined : Number(request.params["version"]);
@@ -147,11 +159,12 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
     }
     const waitSeconds = integerQuery(request, "waitForSeconds", 0, config.executeMaxWaitSeconds) ?? config.executeDefaultWaitSeconds;
     const version = pathVersion ?? body.version;
-    const outcome = await start(env, request, { ...body, name, ...(version === undefined ? {} : { version }) }, waitSeconds * 1000);
+    const outcome = await start(env, request, { ...body, name, ...(version === undefined ? {} : { version }) }, { ms: waitSeconds * 1000, untilTaskRefs });
+    // The caller started it, so may be shown it; what blocks it in a child, only if the caller may read that child.
+    const answer = await signalResponse(env, strategy, JSON.parse(outcome.workflowJson!) as WorkflowView, () => requestAuthorizer(request, env));
     // Orkes' WorkflowRun echoes the caller's requestId (WorkflowExecutor.executeWorkflow always sends one).
     const requestId = queryValue(request, "requestId");
-    if (requestId === undefined || requestId === "") return jsonTextResponse(outcome.workflowJson!);
-    return Response.json({ ...(JSON.parse(outcome.workflowJson!) as JsonObject), requestId });
+    return Response.json(requestId === undefined || requestId === "" ? answer : { ...answer, requestId });
   };
   router.post("/api/workflow/execute/:name/:version", execute);
   router.post("/api/workflow/execute/:name", execute);

@@ -1,0 +1,100 @@
+/**
+ * Orkes' SignalResponse: what the synchronous calls that run a workflow on and then wait (`/signal/sync`, execute)
+ * answer with, per the caller's `returnStrategy`: the workflow itself, or what blocks it now (the workflow holding the
+ * blocker, the task, or its input). What lies in a child is shown only to a caller who may read that child.
+ */
+import * as v from "valibot";
+import type { IRequest } from "itty-router";
+import type { JsonObject, JsonValue } from "../engine/model";
+import { TERMINAL_WORKFLOW_STATUSES, type WorkflowStatus } from "../engine/model";
+import { executionStub } from "./executions";
+import { ApiError } from "./http/errors";
+import { queryValue } from "./http/params";
+import type { PathAuthorizer } from "./guard";
+import { parseOrThrow } from "./schemas";
+
+/** What a synchronous call answers with (Orkes' `returnStrategy`). */
+const RETURN_STRATEGIES = ["TARGET_WORKFLOW", "BLOCKING_WORKFLOW", "BLOCKING_TASK", "BLOCKING_TASK_INPUT"] as const;
+/** One of Orkes' return strategies. */
+export type ReturnStrategy = (typeof RETURN_STRATEGIES)[number];
+const ReturnStrategyQuery = v.picklist(RETURN_STRATEGIES, `returnStrategy must be one of ${RETURN_STRATEGIES.join(", ")}`);
+
+/** Sub workflows a search for the blocking task goes down at most (a guard: children nest far less deep). */
+const MAX_BLOCKING_DEPTH = 32;
+
+/** Workflow JSON as the executions answer it, read for the fields a SignalResponse is made of. */
+export type WorkflowView = JsonObject & { workflowId: string; workflowName: string; status: WorkflowStatus; tasks?: TaskView[] };
+type TaskView = JsonObject & { taskId: string; status: string; taskType: string; inputData: JsonObject; outputData: JsonObject; subWorkflowId?: string };
+
+/** The workflow an answer stops at, and the task that blocks it (none once it has ended or when nothing is pending). */
+interface BlockingPoint {
+  workflow: WorkflowView;
+  task?: TaskView;
+}
+
+/** The request's `returnStrategy` (TARGET_WORKFLOW when absent or empty); a 400 for any other value. */
+export function returnStrategyOf(request: IRequest): ReturnStrategy {
+  const raw = queryValue(request, "returnStrategy");
+  return raw === undefined || raw === "" ? "TARGET_WORKFLOW" : parseOrThrow(ReturnStrategyQuery, raw, "return strategy", "returnStrategy");
+}
+
+/** The Workflow JSON (with tasks) of an execution, undefined when there is none. */
+export async function workflowView(env: Env, workflowId: string): Promise<WorkflowView | undefined> {
+  const json = await executionStub(env, workflowId).getWorkflowJson(true);
+  return json === null ? undefined : (JSON.parse(json) as WorkflowView);
+}
+
+/**
+ * What blocks `top` now: its first pending task, and when that is a SUB_WORKFLOW task whose child the caller may read,
+ * what blocks that child, and so on down. Nothing once the workflow has ended.
+ */
+async function blockingPoint(env: Env, top: WorkflowView, authorize: PathAuthorizer): Promise<BlockingPoint> {
+  let workflow = top;
+  for (let depth = 0; depth < MAX_BLOCKING_DEPTH; depth++) {
+    if (TERMINAL_WORKFLOW_STATUSES.has(workflow.status)) return { workflow };
+    const task = (workflow.tasks ?? []).find((candidate) => candidate.status === "SCHEDULED" || candidate.status === "IN_PROGRESS");
+    if (task === undefined) return { workflow };
+    const childId = task.taskType === "SUB_WORKFLOW" ? task.subWorkflowId : undefined;
+    if (childId === undefined || !(await mayRead(authorize, childId))) return { workflow, task };
+    const child = await workflowView(env, childId);
+    if (child === undefined) return { workflow, task };
+    workflow = child;
+  }
+  return { workflow };
+}
+
+async function mayRead(authorize: PathAuthorizer, workflowId: string): Promise<boolean> {
+  try {
+    await authorize("GET", `/api/workflow/${workflowId}`);
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 403) return false;
+    throw error;
+  }
+}
+
+/**
+ * Orkes' SignalResponse for `top`, the workflow the call acted on: which answer it is and `top`'s status, with the
+ * fields `strategy` asks for. `authorize` (asked for only by the BLOCKING_* strategies) decides which children the
+ * caller may be shown.
+ */
+export async function signalResponse(env: Env, strategy: ReturnStrategy, top: WorkflowView, authorize: () => Promise<PathAuthorizer>): Promise<JsonObject> {
+  const header: JsonObject = { responseType: strategy, targetWorkflowId: top.workflowId, targetWorkflowStatus: top.status };
+  if (strategy === "TARGET_WORKFLOW") return { ...top, ...header };
+  const blocking = await blockingPoint(env, top, await authorize());
+  if (strategy === "BLOCKING_WORKFLOW") return { ...blocking.workflow, ...header };
+  const task = blocking.task;
+  const where: JsonObject = { workflowId: blocking.workflow.workflowId, workflowType: blocking.workflow.workflowName };
+  if (task === undefined) return { ...header, ...where };
+  // The task's input and output go under `input` and `output`, as a SignalResponse carries them.
+  const { inputData, outputData, ...fields } = task;
+  if (strategy === "BLOCKING_TASK_INPUT") {
+    const identity: Record<string, JsonValue | undefined> = { taskId: fields.taskId, taskType: fields.taskType, referenceTaskName: fields["referenceTaskName"] };
+    return { ...header, ...where, ...definedFields(identity), input: inputData };
+  }
+  return { ...fields, ...header, ...where, input: inputData, output: outputData };
+}
+
+function definedFields(fields: Record<string, JsonValue | undefined>): JsonObject {
+  return Object.fromEntries(Object.entries(fields).filter((entry): entry is [string, JsonValue] => entry[1] !== undefined));
+}

@@ -1,0 +1,192 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, hits, httpTask, register, target, waitForIndexRow, type WorkflowJson } from "./helpers";
+
+const inline = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "1 + 1" } });
+/** A worker's task nobody polls: a synchronous execute waits for it (the workflow is not blocked, only busy). */
+const simple = (ref: string): JsonObject => ({ name: `exec_worker_${ref}`, taskReferenceName: ref, type: "SIMPLE", inputParameters: {} });
+const wait = (ref: string, inputParameters: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters });
+const subTask = (ref: string, child: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters: { order: "${workflow.input.order}" }, subWorkflowParam: { name: child, version: 1 } });
+const statuses = (workflow: { tasks: Array<{ referenceTaskName: string; status: string }> }) => workflow.tasks.map((task) => `${task.referenceTaskName}:${task.status}`);
+
+type Run = WorkflowJson & { responseType: string; targetWorkflowId: string; targetWorkflowStatus: string; requestId?: string };
+
+/** Executes `name` version 1 with `query`, answering the body and how long the call took. */
+async function execute(name: string, query: string, input: JsonObject = {}): Promise<{ run: Run; ms: number }> {
+  const started = Date.now();
+  const run = await apiOk<Run>("POST", `/api/workflow/execute/${name}/1${query}`, { input });
+  return { run, ms: Date.now() - started };
+}
+
+/** Executions of `name` the search index holds. */
+async function indexed(name: string): Promise<number> {
+  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM executions WHERE workflow_name = ?").bind(name).first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+describe("execute's waitUntilTaskRef (POST /api/workflow/execute/{name}/{version}?waitUntilTaskRef=)", () => {
+  it("answers as soon as the named task has COMPLETED, while the workflow still runs (not after waitForSeconds)", async () => {
+    await register({ name: "exec_until", tasks: [inline("prep"), simple("work")] });
+    const { run, ms } = await execute("exec_until", "?waitUntilTaskRef=prep&waitForSeconds=15");
+    expect(ms).toBeLessThan(5_000);
+    expect(run).toMatchObject({ status: "RUNNING", responseType: "TARGET_WORKFLOW", targetWorkflowStatus: "RUNNING", targetWorkflowId: run.workflowId });
+    expect(statuses(run)).toEqual(["prep:COMPLETED", "work:SCHEDULED"]);
+  });
+
+  it("takes a comma-separated list (any one completing answers) and waits past tasks that completed but are not named", async () => {
+    await register({ name: "exec_until_many", tasks: [inline("prep"), httpTask("call", { uri: target("/count/exec-until-many"), method: "GET" }), simple("work")] });
+    const { run, ms } = await execute("exec_until_many", "?waitUntilTaskRef=nowhere,%20call&waitForSeconds=15");
+    expect(ms).toBeLessThan(5_000);
+    expect(run.status).toBe("RUNNING");
+    expect(statuses(run)).toEqual(["prep:COMPLETED", "call:COMPLETED", "work:SCHEDULED"]);
+    expect(await hits("exec-until-many")).toBe(1);
+  });
+
+  it("with refs that never complete (unknown ones included), answers as without: once it has ended, once it waits outside, or after waitForSeconds", async () => {
+    await register({ name: "exec_until_ends", tasks: [inline("prep"), httpTask("call", { uri: target("/echo/exec-until-ends"), method: "GET" })] });
+    expect((await execute("exec_until_ends", "?waitUntilTaskRef=nowhere")).run.status).toBe("COMPLETED");
+
+    await register({ name: "exec_until_blocks", tasks: [inline("prep"), wait("hold"), inline("after")] });
+    const blocked = await execute("exec_until_blocks", "?waitUntilTaskRef=after,nowhere&waitForSeconds=15");
+    expect(blocked.ms).toBeLessThan(5_000);
+    expect(statuses(blocked.run)).toEqual(["prep:COMPLETED", "hold:IN_PROGRESS"]);
+
+    await register({ name: "exec_until_times_out", tasks: [inline("prep"), simple("work"), inline("after")] });
+    const timedOut = await execute("exec_until_times_out", "?waitUntilTaskRef=after&waitForSeconds=1");
+    expect(timedOut.ms).toBeGreaterThanOrEqual(900);
+    expect(statuses(timedOut.run)).toEqual(["prep:COMPLETED", "work:SCHEDULED"]);
+  });
+
+  it("counts any completed iteration of a DO_WHILE's task for its reference name; ref__N names that iteration's", async () => {
+    const loop = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", inputParameters: {}, loopCondition: "$.loop['iteration'] < 5", loopOver: [httpTask("ping", { uri: target("/echo/exec-loop"), method: "GET" })] };
+    await register({ name: "exec_until_loop", tasks: [loop, simple("work")] });
+    const first = (await execute("exec_until_loop", "?waitUntilTaskRef=ping&waitForSeconds=15")).run;
+    expect(first.status).toBe("RUNNING");
+    expect(first.tasks.find((task) => task.referenceTaskName === "ping__1")?.status).toBe("COMPLETED");
+    expect(first.tasks.find((task) => task.referenceTaskName === "loop")?.status).toBe("IN_PROGRESS");
+
+    const second = (await execute("exec_until_loop", "?waitUntilTaskRef=ping__2&waitForSeconds=15")).run;
+    expect(second.tasks.find((task) => task.referenceTaskName === "ping__2")?.status).toBe("COMPLETED");
+    expect(second.tasks.find((task) => task.referenceTaskName === "loop")?.status).toBe("IN_PROGRESS");
+  });
+});
+
+describe("execute's returnStrategy and consistency", () => {
+  /** A parent whose SUB_WORKFLOW runs a child that waits in `first`, whose input names the order. */
+  async function registerParentAndChild(prefix: string): Promise<void> {
+    await register({ name: `${prefix}_child`, tasks: [wait("first", { order: "${workflow.input.order}" })], inputParameters: ["order"] });
+    await register({ name: `${prefix}_parent`, tasks: [subTask("sub", `${prefix}_child`)] });
+  }
+  const childOf = (run: WorkflowJson) => String(run.tasks[0]!["subWorkflowId"]);
+
+  it("answers Orkes' SignalResponse: TARGET_WORKFLOW (the default) the workflow, BLOCKING_* what blocks it, in the child it waits for", async () => {
+    await registerParentAndChild("exec_strategy");
+    const plain = (await execute("exec_strategy_parent", "?requestId=r-0", { order: 7 })).run;
+    expect(plain).toMatchObject({ responseType: "TARGET_WORKFLOW", targetWorkflowId: plain.workflowId, targetWorkflowStatus: "RUNNING", workflowName: "exec_strategy_parent", status: "RUNNING", requestId: "r-0" });
+    expect(statuses(plain)).toEqual(["sub:IN_PROGRESS"]);
+    const target = (await execute("exec_strategy_parent", "?returnStrategy=TARGET_WORKFLOW", { order: 7 })).run;
+    expect(target).toMatchObject({ responseType: "TARGET_WORKFLOW", workflowName: "exec_strategy_parent" });
+    expect(target).not.toHaveProperty("requestId");
+
+    const blockingWorkflow = (await execute("exec_strategy_parent", "?returnStrategy=BLOCKING_WORKFLOW&requestId=r-1", { order: 7 })).run;
+    expect(blockingWorkflow).toMatchObject({ responseType: "BLOCKING_WORKFLOW", targetWorkflowStatus: "RUNNING", workflowName: "exec_strategy_child", requestId: "r-1" });
+    expect(blockingWorkflow.workflowId).not.toBe(blockingWorkflow.targetWorkflowId);
+    expect(statuses(blockingWorkflow)).toEqual(["first:IN_PROGRESS"]);
+
+    const blockingTask = (await execute("exec_strategy_parent", "?returnStrategy=BLOCKING_TASK", { order: 7 })).run as unknown as JsonObject;
+    expect(blockingTask).toMatchObject({ responseType: "BLOCKING_TASK", targetWorkflowStatus: "RUNNING", workflowType: "exec_strategy_child", referenceTaskName: "first", taskType: "WAIT", status: "IN_PROGRESS", input: { order: 7 }, output: {} });
+
+    const blockingInput = (await execute("exec_strategy_parent", "?returnStrategy=BLOCKING_TASK_INPUT", { order: 7 })).run as unknown as JsonObject;
+    expect(blockingInput).toEqual({
+      responseType: "BLOCKING_TASK_INPUT",
+      targetWorkflowId: expect.any(String),
+      targetWorkflowStatus: "RUNNING",
+      workflowId: expect.any(String),
+      workflowType: "exec_strategy_child",
+      taskId: expect.any(String),
+      taskType: "WAIT",
+      referenceTaskName: "first",
+      input: { order: 7 },
+    });
+    expect(blockingInput["workflowId"]).not.toBe(blockingInput["targetWorkflowId"]);
+
+    // Ended: nothing blocks it, so only where it ended.
+    await register({ name: "exec_strategy_done", tasks: [inline("prep")] });
+    const ended = (await execute("exec_strategy_done", "?returnStrategy=BLOCKING_TASK")).run as unknown as JsonObject;
+    expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: ended["workflowId"], targetWorkflowStatus: "COMPLETED", workflowId: expect.any(String), workflowType: "exec_strategy_done" });
+  });
+
+  it("with waitUntilTaskRef, BLOCKING_TASK answers the task pending after the named one", async () => {
+    await register({ name: "exec_strategy_until", tasks: [inline("prep"), simple("work")] });
+    const { run, ms } = await execute("exec_strategy_until", "?waitUntilTaskRef=prep&returnStrategy=BLOCKING_TASK&waitForSeconds=15");
+    expect(ms).toBeLessThan(5_000);
+    expect(run).toMatchObject({ responseType: "BLOCKING_TASK", targetWorkflowStatus: "RUNNING", referenceTaskName: "work", status: "SCHEDULED", workflowType: "exec_strategy_until" });
+  });
+
+  it("shows a child's workflow or task only to a caller who may read that child; others get the parent's SUB_WORKFLOW task", async () => {
+    await registerParentAndChild("exec_rights");
+    const parentReader = await createUser("exec-parent-reader", {
+      directPermissions: [
+        { action: "WORKFLOW_ADMIN", scope: "workflow:exec_rights_*" },
+        { action: "WORKFLOW_READ", scope: "workflow:exec_rights_parent" },
+      ],
+    });
+    const bothReader = await createUser("exec-both-reader", {
+      directPermissions: [
+        { action: "WORKFLOW_ADMIN", scope: "workflow:exec_rights_*" },
+        { action: "WORKFLOW_READ", scope: "workflow:exec_rights_*" },
+      ],
+    });
+    const as = async (token: string, strategy: string): Promise<JsonObject> => {
+      const response = await call("POST", `/api/workflow/execute/exec_rights_parent/1?returnStrategy=${strategy}`, orkes(token), { input: { order: 3 } });
+      expect(response.status, await response.clone().text()).toBe(200);
+      return (await response.json()) as JsonObject;
+    };
+
+    const ownWorkflow = await as(parentReader.token, "BLOCKING_WORKFLOW");
+    expect(ownWorkflow).toMatchObject({ responseType: "BLOCKING_WORKFLOW", workflowName: "exec_rights_parent" });
+    expect(ownWorkflow["workflowId"]).toBe(ownWorkflow["targetWorkflowId"]);
+    const ownTask = await as(parentReader.token, "BLOCKING_TASK");
+    expect(ownTask).toMatchObject({ workflowType: "exec_rights_parent", referenceTaskName: "sub", taskType: "SUB_WORKFLOW", status: "IN_PROGRESS" });
+    expect(await as(parentReader.token, "BLOCKING_TASK_INPUT")).toMatchObject({ workflowType: "exec_rights_parent", referenceTaskName: "sub" });
+
+    const childWorkflow = (await as(bothReader.token, "BLOCKING_WORKFLOW")) as WorkflowJson;
+    expect(childWorkflow).toMatchObject({ workflowName: "exec_rights_child", workflowId: expect.any(String) });
+    expect(childWorkflow.workflowId).not.toBe(childWorkflow["targetWorkflowId"]);
+    expect(await as(bothReader.token, "BLOCKING_TASK")).toMatchObject({ workflowType: "exec_rights_child", referenceTaskName: "first", input: { order: 3 } });
+    // The parent's answer names its child's id (as GET of the parent would): only the child's content is withheld.
+    expect(childOf((await as(parentReader.token, "TARGET_WORKFLOW")) as WorkflowJson)).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("accepts the consistency levels of the official client (every start here is durable), all alike", async () => {
+    await register({ name: "exec_consistency", tasks: [inline("prep")] });
+    for (const consistency of ["SYNCHRONOUS", "DURABLE", "REGION_DURABLE", ""]) {
+      const { run } = await execute("exec_consistency", `?consistency=${consistency}`);
+      expect(run, consistency).toMatchObject({ status: "COMPLETED", responseType: "TARGET_WORKFLOW" });
+    }
+  });
+
+  it("refuses a bad returnStrategy or consistency with a 400 naming the parameter, starting nothing", async () => {
+    await register({ name: "exec_refused", tasks: [httpTask("call", { uri: target("/count/exec-refused"), method: "GET" })] });
+    for (const [query, path] of [
+      ["returnStrategy=EVERYTHING", "returnStrategy"],
+      ["returnStrategy=blocking_task", "returnStrategy"],
+      ["consistency=EVENTUAL", "consistency"],
+      ["consistency=REGIONAL_DURABLE&returnStrategy=BLOCKING_TASK", "consistency"],
+    ] as const) {
+      const response = await api("POST", `/api/workflow/execute/exec_refused/1?${query}`, { input: {} });
+      expect(response.status, query).toBe(400);
+      const body = (await response.json()) as { error: string; validationErrors: Array<{ path: string; message: string }> };
+      expect(body.error).toBe("VALIDATION_ERROR");
+      expect(body.validationErrors[0]!.path).toBe(path);
+    }
+    // A start afterwards is the only one: its row and its call are the first.
+    const { run } = await execute("exec_refused", "");
+    expect(run.status).toBe("COMPLETED");
+    await waitForIndexRow(run.workflowId, "COMPLETED");
+    expect(await indexed("exec_refused")).toBe(1);
+    expect(await hits("exec-refused")).toBe(1);
+  });
+});
