@@ -400,14 +400,15 @@ export class WorkflowExecution extends DurableObject<Env> {
    * outside, or until a task named in `waitUntilTaskRefs` has completed (see `hasCompletedTask`), answering
    * with the Workflow JSON: the synchronous execute endpoint in one round trip.
    */
-  async execute(params: NewExecution, waitMs: number, waitUntilTaskRefs: readonly string[] = []): Promise<ActorResult<string>> {
+  async execute(params: NewExecution, waitMs: number, waitUntilTaskRefs: readonly string[] = []): Promise<ActorResult<{ workflowJson: string; status: WorkflowStatus }>> {
     const started = await this.start(params);
     if (!started.ok) return started;
     await this.#settled(waitMs, new Set(waitUntilTaskRefs));
     // Removed while this call waited (it could finish meanwhile): there is nothing left to show.
     const execution = this.#execution;
     if (!execution || this.#removing) return refused(this.#notFound());
-    return ok(JSON.stringify(toWorkflowView(execution, true)));
+    // The status beside the text: the caller adds to the answer without parsing it again.
+    return ok({ workflowJson: JSON.stringify(toWorkflowView(execution, true)), status: execution.status });
   }
 
   /**

@@ -79,7 +79,7 @@ async function mayRead(authorize: PathAuthorizer, workflowId: string): Promise<b
  * caller may be shown.
  */
 export async function signalResponse(env: Env, strategy: ReturnStrategy, top: WorkflowView, authorize: () => Promise<PathAuthorizer>): Promise<JsonObject> {
-  const header: JsonObject = { responseType: strategy, targetWorkflowId: top.workflowId, targetWorkflowStatus: top.status };
+  const header = responseHeader(strategy, top.workflowId, top.status);
   if (strategy === "TARGET_WORKFLOW") return { ...top, ...header };
   const blocking = await blockingPoint(env, top, await authorize());
   if (strategy === "BLOCKING_WORKFLOW") return { ...blocking.workflow, ...header };
@@ -93,6 +93,22 @@ export async function signalResponse(env: Env, strategy: ReturnStrategy, top: Wo
     return { ...header, ...where, ...definedFields(identity), input: inputData };
   }
   return { ...fields, ...header, ...where, input: inputData, output: outputData };
+}
+
+/** The fields every SignalResponse has: which answer it is, and the workflow the call acted on with its status. */
+function responseHeader(strategy: ReturnStrategy, workflowId: string, status: WorkflowStatus): JsonObject {
+  return { responseType: strategy, targetWorkflowId: workflowId, targetWorkflowStatus: status };
+}
+
+/**
+ * The TARGET_WORKFLOW answer for the Workflow JSON `workflowJson` (of workflow `workflowId`, whose status is `status`),
+ * with `extra` fields, made from its text: the execute endpoint answers one per call, and parsing and serialising
+ * the whole workflow again for three fields would cost each of them.
+ */
+export function targetWorkflowText(workflowJson: string, workflowId: string, status: WorkflowStatus, extra: JsonObject = {}): string {
+  // The Workflow JSON is an object with fields: its closing brace gives way to theirs, none of which it has.
+  const added = JSON.stringify({ ...responseHeader("TARGET_WORKFLOW", workflowId, status), ...extra });
+  return `${workflowJson.slice(0, workflowJson.lastIndexOf("}"))},${added.slice(1)}`;
 }
 
 function definedFields(fields: Record<string, JsonValue | undefined>): JsonObject {

@@ -1,5 +1,5 @@
 import type { NewExecution } from "../engine/decider";
-import type { JsonObject } from "../engine/model";
+import type { JsonObject, WorkflowStatus } from "../engine/model";
 import { workflowInputOversizeReason } from "../engine/workflow-input";
 import { serviceConfig } from "./config";
 import { DefinitionRepository } from "./definitions";
@@ -39,7 +39,7 @@ export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALR
 
 /** The outcome of a start. `existing` is true when an idempotency key returned an earlier execution. */
 export type StartOutcome =
-  | { ok: true; workflowId: string; existing: boolean; workflowJson?: string }
+  | { ok: true; workflowId: string; existing: boolean; workflowJson?: string; workflowStatus?: WorkflowStatus }
   | { ok: false; code: StartRefusalCode; message: string };
 
 /**
@@ -123,7 +123,7 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   if (waitMs !== undefined) {
     const executed = await stub.execute(params, waitMs, waitUntilTaskRefs);
     if (!executed.ok) return { ok: false, code: executed.error.kind === "NOT_FOUND" ? "EXECUTION_REMOVED" : "ALREADY_STARTED", message: executed.error.message };
-    return { ok: true, workflowId, existing, workflowJson: executed.value };
+    return { ok: true, workflowId, existing, workflowJson: executed.value.workflowJson, workflowStatus: executed.value.status };
   }
   const started = await stub.start(params);
   if (!started.ok) return { ok: false, code: "ALREADY_STARTED", message: started.error.message };

@@ -28,7 +28,7 @@ import { authorizeRead, principalOf, requestAuthorizer, workflowReadCheck } from
 import { booleanQuery, decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { correlatedMapText, correlatedWorkflows, runningWorkflowIds, taskListPage, workflowArrayText } from "../lookups";
 import { searchExecutions, type ReadableWorkflows } from "../search";
-import { returnStrategyOf, signalResponse, type WorkflowView } from "../signal-response";
+import { returnStrategyOf, signalResponse, targetWorkflowText, type WorkflowView } from "../signal-response";
 import { startExecution, type StartOptions, type StartOutcome, type StartRefusalCode } from "../start-execution";
 import { WORKFLOW_ACTIONS, callerStartScopes, type WorkflowAction } from "../workflow-actions";
 
@@ -160,11 +160,14 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
     const waitSeconds = integerQuery(request, "waitForSeconds", 0, config.executeMaxWaitSeconds) ?? config.executeDefaultWaitSeconds;
     const version = pathVersion ?? body.version;
     const outcome = await start(env, request, { ...body, name, ...(version === undefined ? {} : { version }) }, { ms: waitSeconds * 1000, untilTaskRefs });
-    // The caller started it, so may be shown it; what blocks it in a child, only if the caller may read that child.
-    const answer = await signalResponse(env, strategy, JSON.parse(outcome.workflowJson!) as WorkflowView, () => requestAuthorizer(request, env));
     // Orkes' WorkflowRun echoes the caller's requestId (WorkflowExecutor.executeWorkflow always sends one).
     const requestId = queryValue(request, "requestId");
-    return Response.json(requestId === undefined || requestId === "" ? answer : { ...answer, requestId });
+    const echoed: JsonObject = requestId === undefined || requestId === "" ? {} : { requestId };
+    // The usual answer, the workflow itself, is made from the actor's text: no parse and re-serialisation per call.
+    if (strategy === "TARGET_WORKFLOW") return jsonTextResponse(targetWorkflowText(outcome.workflowJson!, outcome.workflowId, outcome.workflowStatus!, echoed));
+    // The caller started it, so may be shown it; what blocks it in a child, only if the caller may read that child.
+    const answer = await signalResponse(env, strategy, JSON.parse(outcome.workflowJson!) as WorkflowView, () => requestAuthorizer(request, env));
+    return Response.json({ ...answer, ...echoed });
   };
   router.post("/api/workflow/execute/:name/:version", execute);
   router.post("/api/workflow/execute/:name", execute);
