@@ -1,12 +1,12 @@
 import { doWhileTask as clientDoWhileTask, newLoopTask, httpTask as clientHttpTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, hasCompletedTask, nextDeadline, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { createExecution, decide, hasCompletedTask, nextDeadline, type Decision } from "../../src/engine/decider";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { nextPlanIndex, planIndexOf, planOf } from "../../src/engine/plan";
 import { toTaskView } from "../../src/engine/view";
-import { env, refusal } from "./engine-env";
+import { attemptEnds, env, latestNamed, refusal, startedWith } from "./engine-env";
 
 const http = (ref: string, inputParameters: JsonObject = {}, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
   name: ref,
@@ -28,23 +28,12 @@ const loop = (ref: string, loopOver: WorkflowTaskDef[], loopCondition?: string, 
 });
 const definitionOf = (tasks: WorkflowTaskDef[]): WorkflowDef => ({ name: "loops", version: 1, schemaVersion: 2, tasks });
 
-function started(tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000): Decision {
-  return decide(createExecution({ workflowId: "wf-1", definition: definitionOf(tasks), input }, now), { type: "start" }, env(now));
-}
+const started = (tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000): Decision => startedWith("loops", tasks, input, now);
 
-/** The latest instance whose reference name is `ref` (a loop task's carries its iteration: `a__2`). */
-function instance(state: WorkflowExecution, ref: string) {
-  const found = state.tasks.findLast((task) => task.referenceTaskName === ref);
-  if (!found) throw new Error(`no instance of ${ref} in ${state.tasks.map((task) => task.referenceTaskName).join(", ")}`);
-  return found;
-}
+const instance = latestNamed;
 
 /** `ref`'s in-flight HTTP attempt ends with `status` and `output`. */
-function finish(state: WorkflowExecution, ref: string, now: number, output: JsonObject = { body: ref }, status: TaskStatus = "COMPLETED"): WorkflowExecution {
-  const task = instance(state, ref);
-  const event: ExecutionEvent = { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output };
-  return decide(state, status === "COMPLETED" ? event : { ...event, reason: `${ref} went wrong` }, env(now)).state;
-}
+const finish = (state: WorkflowExecution, ref: string, now: number, output: JsonObject = { body: ref }, status: TaskStatus = "COMPLETED"): WorkflowExecution => attemptEnds(state, ref, now, status, output).state;
 
 const refs = (state: WorkflowExecution) => state.tasks.map((task) => `${task.referenceTaskName}:${task.status}`);
 

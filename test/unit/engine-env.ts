@@ -1,8 +1,8 @@
 import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
-import { decide, type ExecutionEvent } from "../../src/engine/decider";
+import { createExecution, decide, type Decision, type ExecutionEvent } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import { EngineError } from "../../src/engine/errors";
-import type { WorkflowExecution } from "../../src/engine/model";
+import type { JsonObject, TaskExecution, TaskStatus, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { jqRunner } from "./jq-runner";
 import { scriptRunner } from "./script-runner";
 
@@ -27,4 +27,29 @@ export function refusal(state: WorkflowExecution, event: ExecutionEvent, now: nu
 export function registrationErrors(tasks: unknown[]): string[] {
   const result = validateWorkflowDef({ name: "checked", version: 1, schemaVersion: 2, tasks });
   return result.ok ? [] : result.errors.map((issue) => `${issue.path}: ${issue.message}`);
+}
+
+/** The first decision of execution `wf-1` of a definition named `name` holding `tasks`, started at `now` with `input`. */
+export function startedWith(name: string, tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000): Decision {
+  const definition = { name, version: 1, schemaVersion: 2, tasks };
+  return decide(createExecution({ workflowId: "wf-1", definition, input }, now), { type: "start" }, env(now));
+}
+
+/** The latest instance whose reference name is `ref` (a loop task's carries its iteration: `a__2`); fails the test when there is none. */
+export function latestNamed(state: WorkflowExecution, ref: string): TaskExecution {
+  const found = state.tasks.findLast((task) => task.referenceTaskName === ref);
+  if (!found) throw new Error(`no instance of ${ref} in ${state.tasks.map((task) => task.referenceTaskName).join(", ")}`);
+  return found;
+}
+
+/** `ref`'s in-flight attempt (an HTTP call's) ends with `status` and `output` at `now` (a failure with the reason "<ref> went wrong"). */
+export function attemptEnds(state: WorkflowExecution, ref: string, now: number, status: TaskStatus = "COMPLETED", output: JsonObject = { body: ref }): Decision {
+  const task = latestNamed(state, ref);
+  const event: ExecutionEvent = { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output };
+  return decide(state, status === "COMPLETED" ? event : { ...event, reason: `${ref} went wrong` }, env(now));
+}
+
+/** An HTTP task `ref` GETting https://example.com/<ref>, with `extra` fields. */
+export function httpGet(ref: string, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef {
+  return { name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri: `https://example.com/${ref}`, method: "GET" }, ...extra };
 }

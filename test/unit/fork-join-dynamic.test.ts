@@ -1,18 +1,12 @@
 import { dynamicForkTask as clientDynamicForkTask, httpTask as clientHttpTask, joinTask as clientJoinTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, type Decision, type ExecutionEvent } from "../../src/engine/decider";
-import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { decide, type Decision } from "../../src/engine/decider";
+import type { JsonObject, TaskStatus, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { planIndexOf, planOf } from "../../src/engine/plan";
 import { toTaskView, toWorkflowView } from "../../src/engine/view";
-import { env, registrationErrors } from "./engine-env";
+import { attemptEnds, env, httpGet, latestNamed, registrationErrors, startedWith } from "./engine-env";
 
-const http = (ref: string, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
-  name: ref,
-  taskReferenceName: ref,
-  type: "HTTP",
-  inputParameters: { uri: `https://example.com/${ref}`, method: "GET" },
-  ...extra,
-});
+const http = httpGet;
 /** A fork of the tasks `workflow.input.tasks` lists, with the inputs `workflow.input.inputs` gives. */
 const dynamicFork = (ref: string, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
   name: ref,
@@ -31,24 +25,13 @@ const forkOver = (ref: string, inputs: JsonObject): WorkflowTaskDef => ({
   inputParameters: { forkTaskInputs: "${workflow.input.items}", ...inputs },
 });
 const join = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "JOIN", inputParameters: {}, joinOn: [] });
-const definitionOf = (tasks: WorkflowTaskDef[]): WorkflowDef => ({ name: "dynamic", version: 1, schemaVersion: 2, tasks });
 
-function started(tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000): Decision {
-  return decide(createExecution({ workflowId: "wf-1", definition: definitionOf(tasks), input }, now), { type: "start" }, env(now));
-}
+const started = (tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000): Decision => startedWith("dynamic", tasks, input, now);
 
-function instance(state: WorkflowExecution, ref: string) {
-  const found = state.tasks.findLast((task) => task.referenceTaskName === ref);
-  if (!found) throw new Error(`no instance of ${ref}`);
-  return found;
-}
+const instance = latestNamed;
 
 /** `ref`'s in-flight attempt ends with `status`. */
-function finish(state: WorkflowExecution, ref: string, now: number, status: TaskStatus = "COMPLETED", output: JsonObject = { body: ref }): WorkflowExecution {
-  const task = instance(state, ref);
-  const event: ExecutionEvent = { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output };
-  return decide(state, status === "COMPLETED" ? event : { ...event, reason: `${ref} went wrong` }, env(now)).state;
-}
+const finish = (state: WorkflowExecution, ref: string, now: number, status: TaskStatus = "COMPLETED", output: JsonObject = { body: ref }): WorkflowExecution => attemptEnds(state, ref, now, status, output).state;
 
 const statuses = (state: WorkflowExecution) => Object.fromEntries(state.tasks.map((task) => [task.referenceTaskName, task.status]));
 const dispatched = (decision: Decision) =>

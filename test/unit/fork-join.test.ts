@@ -1,18 +1,12 @@
 import { ConductorWorkflow, forkTaskJoin, httpTask as clientHttpTask, joinTask as clientJoinTask, forkTask as clientForkTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { awaitedChildId, createExecution, decide, isBlocked, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { awaitedChildId, decide, isBlocked, type Decision } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
-import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { enclosingJoins, leavesLane, nextPlanIndex, planIndexOf, planOf, ROOT_LANE } from "../../src/engine/plan";
-import { env, refusal, registrationErrors } from "./engine-env";
+import { attemptEnds, env, httpGet, latestNamed, refusal, registrationErrors, startedWith } from "./engine-env";
 
-const http = (ref: string, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
-  name: ref,
-  taskReferenceName: ref,
-  type: "HTTP",
-  inputParameters: { uri: `https://example.com/${ref}`, method: "GET" },
-  ...extra,
-});
+const http = httpGet;
 /** A WAIT with neither duration nor until: it waits to be completed from outside. */
 const hold = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
 const fork = (ref: string, branches: WorkflowTaskDef[][]): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "FORK_JOIN", inputParameters: {}, forkTasks: branches });
@@ -29,23 +23,12 @@ const switchOn = (ref: string, decisionCases: Record<string, WorkflowTaskDef[]>,
 });
 const definitionOf = (tasks: WorkflowTaskDef[]): WorkflowDef => ({ name: "forks", version: 1, schemaVersion: 2, tasks });
 
-function started(tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000): Decision {
-  return decide(createExecution({ workflowId: "wf-1", definition: definitionOf(tasks), input }, now), { type: "start" }, env(now));
-}
+const started = (tasks: WorkflowTaskDef[], input: JsonObject = {}, now = 1_000): Decision => startedWith("forks", tasks, input, now);
 
-/** The latest instance of task `ref`. */
-function instance(state: WorkflowExecution, ref: string) {
-  const found = state.tasks.findLast((task) => task.referenceTaskName === ref);
-  if (!found) throw new Error(`no instance of ${ref}`);
-  return found;
-}
+const instance = latestNamed;
 
 /** `ref`'s in-flight HTTP attempt ends with `status`. */
-function finish(state: WorkflowExecution, ref: string, now: number, status: TaskStatus = "COMPLETED", output: JsonObject = { body: ref }): Decision {
-  const task = instance(state, ref);
-  const event: ExecutionEvent = { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output };
-  return decide(state, status === "COMPLETED" ? event : { ...event, reason: `${ref} went wrong` }, env(now));
-}
+const finish = attemptEnds;
 
 /** Completes pending task `ref` from outside. */
 function complete(state: WorkflowExecution, ref: string, now: number, output: JsonObject = {}): Decision {
