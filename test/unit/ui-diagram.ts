@@ -76,3 +76,34 @@ export function stepNamed(steps: Step[], ref: string): Step {
   if (!found) throw new Error(`no step ${ref}`);
   return found;
 }
+
+/** A drawn branch's (or loop's) label, and the reference names and statuses of its steps (not those of nested branches). */
+export function describeFrame(frame: FakeElement): { label: string | undefined; stepsLabel: string | null | undefined; steps: string[] } {
+  const label = frame.children.find((child) => child.hasClass("branch-label"));
+  const steps = frame.children.find((child) => child.tagName === "ol");
+  const bodies = (steps?.children ?? []).map((item) => item.children[0]!);
+  return {
+    label: label?.textContent,
+    stepsLabel: steps?.getAttribute("aria-label"),
+    steps: bodies.map((body) => `${body.getAttribute("data-ref")}:${body.getAttribute("data-status")}`),
+  };
+}
+
+/** The step button of a reference name in a drawn diagram. */
+export function buttonOf(root: FakeElement, ref: string): FakeElement {
+  const body = root.descendants().find((element) => element.tagName === "button" && element.getAttribute("data-ref") === ref);
+  if (!body) throw new Error(`no step button ${ref}`);
+  return body;
+}
+
+/** The list item of a step in a drawn diagram. */
+export function findItem(root: FakeElement, ref: string): FakeElement {
+  const item = root.descendants().find((element) => element.tagName === "li" && element.children[0]?.getAttribute("data-ref") === ref);
+  if (!item) throw new Error(`no step ${ref}`);
+  return item;
+}
+
+/** The notes under a step in a drawn diagram, as text. */
+export const notesOf = (root: FakeElement, ref: string): string[] =>
+  findItem(root, ref).children.filter((child) => child.hasClass("node-note")).map((note) => note.textContent);
+

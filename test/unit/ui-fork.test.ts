@@ -3,7 +3,7 @@
 // ui/lib/dom.js's builder.
 import { describe, expect, it } from "vitest";
 import type { FakeElement } from "./ui-document";
-import { diagramModule, refsOf, statusOf, stepNamed, type WorkflowTask, type Task, type Step } from "./ui-diagram";
+import { buttonOf, describeFrame, diagramModule, findItem, notesOf, refsOf, statusOf, stepNamed, type WorkflowTask, type Task, type Step } from "./ui-diagram";
 
 const { allSteps, diagram, stepsOf, systemTaskNote } = diagramModule;
 
@@ -39,32 +39,7 @@ function branchList(root: FakeElement, ref: string): FakeElement {
   if (!list) throw new Error(`no branches of ${ref}`);
   return list;
 }
-/** A branch's label, and the reference names and statuses of its steps (not those of nested branches). */
-function describeBranch(branch: FakeElement) {
-  const label = branch.children.find((child) => child.hasClass("branch-label"));
-  const steps = branch.children.find((child) => child.tagName === "ol");
-  const bodies = (steps?.children ?? []).map((item) => item.children[0]!);
-  return {
-    label: label?.textContent,
-    stepsLabel: steps?.getAttribute("aria-label"),
-    steps: bodies.map((body) => `${body.getAttribute("data-ref")}:${body.getAttribute("data-status")}`),
-  };
-}
-/** The step button of a reference name in a drawn diagram. */
-function buttonOf(root: FakeElement, ref: string): FakeElement {
-  const body = root.descendants().find((element) => element.tagName === "button" && element.getAttribute("data-ref") === ref);
-  if (!body) throw new Error(`no step button ${ref}`);
-  return body;
-}
-/** The notes under a step, as text. */
-const notesOf = (root: FakeElement, ref: string): string[] =>
-  findItem(root, ref).children.filter((child) => child.hasClass("node-note")).map((note) => note.textContent);
-/** The list item of a step in a drawn diagram. */
-function findItem(root: FakeElement, ref: string): FakeElement {
-  const item = root.descendants().find((element) => element.tagName === "li" && element.children[0]?.getAttribute("data-ref") === ref);
-  if (!item) throw new Error(`no step ${ref}`);
-  return item;
-}
+const describeBranch = describeFrame;
 
 /** Two branches, the first of two tasks, then a JOIN on each branch's last task, then one more task. */
 const ORDER_DEFINITION: WorkflowTask[] = [

@@ -3,7 +3,7 @@
 // on a stand-in document just big enough for ui/lib/dom.js's builder (as in ui-fork.test.ts).
 import { describe, expect, it } from "vitest";
 import type { FakeElement } from "./ui-document";
-import { diagramModule, refsOf, statusOf, stepNamed, type WorkflowTask, type Task, type Step } from "./ui-diagram";
+import { buttonOf, describeFrame, diagramModule, findItem, notesOf, refsOf, statusOf, stepNamed, type WorkflowTask, type Task, type Step } from "./ui-diagram";
 
 interface ExecutionModule {
   pendingSkipReference(step: Step): string | null;
@@ -53,33 +53,8 @@ function loopOf(root: FakeElement, ref: string): FakeElement {
   if (!group) throw new Error(`no loop of ${ref}`);
   return group;
 }
-/** A loop's (or branch's) label, and the reference names and statuses of its steps (not those of nested branches). */
-function describeGroup(group: FakeElement) {
-  const label = group.children.find((child) => child.hasClass("branch-label"));
-  const steps = group.children.find((child) => child.tagName === "ol");
-  const bodies = (steps?.children ?? []).map((item) => item.children[0]!);
-  return {
-    className: group.className,
-    label: label?.textContent,
-    stepsLabel: steps?.getAttribute("aria-label"),
-    steps: bodies.map((body) => `${body.getAttribute("data-ref")}:${body.getAttribute("data-status")}`),
-  };
-}
-/** The step button of a reference name in a drawn diagram. */
-function buttonOf(root: FakeElement, ref: string): FakeElement {
-  const body = root.descendants().find((element) => element.tagName === "button" && element.getAttribute("data-ref") === ref);
-  if (!body) throw new Error(`no step button ${ref}`);
-  return body;
-}
-/** The list item of a step in a drawn diagram. */
-function findItem(root: FakeElement, ref: string): FakeElement {
-  const item = root.descendants().find((element) => element.tagName === "li" && element.children[0]?.getAttribute("data-ref") === ref);
-  if (!item) throw new Error(`no step ${ref}`);
-  return item;
-}
-/** The notes under a step, as text. */
-const notesOf = (root: FakeElement, ref: string): string[] =>
-  findItem(root, ref).children.filter((child) => child.hasClass("node-note")).map((note) => note.textContent);
+/** A loop's (or branch's) class, label, and the reference names and statuses of its steps. */
+const describeGroup = (group: FakeElement) => ({ className: group.className, ...describeFrame(group) });
 /** What a step's button says under its status (attempts, iteration), null when nothing. */
 const runNoteOf = (root: FakeElement, ref: string): string | null => buttonOf(root, ref).children.find((child) => child.hasClass("node-attempts"))?.textContent ?? null;
 
