@@ -2,7 +2,7 @@ import type { IRequest, RouterType } from "itty-router";
 import { validateWorkflowDef } from "../../engine/definition/validate";
 import { oversize, oversizeReason } from "../../engine/limits";
 import type { WorkflowDef } from "../../engine/model";
-import { definitionJqFilters, definitionScripts } from "../../engine/definition/scripts";
+import { definitionJqFilters, definitionScripts, type DefinitionScript } from "../../engine/definition/scripts";
 import { loadJqRunner } from "../../actors/jq/load";
 import { loadScriptRunner } from "../../actors/scripts/load";
 import { childPath, type ValidationIssue } from "../../engine/validation-issue";
@@ -33,30 +33,31 @@ function configuredLimitIssues(definition: WorkflowDef, env: Env): ValidationIss
 }
 
 /**
- * Scripts of a definition as received that do not parse (INLINE scripts, SWITCH javascript expressions). The
- * interpreter is loaded only for a definition that has some.
+ * Problems with the fixed texts of a definition as received (`texts`: its scripts, or its jq filters), each found by
+ * `problem` with the runner `load` gives; the runner is loaded only for a definition that has some.
  */
-async function scriptSyntaxIssues(definition: unknown): Promise<ValidationIssue[]> {
-  const scripts = definitionScripts(definition);
-  if (scripts.length === 0) return [];
-  const runner = await loadScriptRunner();
-  return scripts.flatMap(({ source, path }) => {
-    const error = runner.syntaxError(source);
-    return error === undefined ? [] : [{ path, message: `the script does not parse as JavaScript: ${error}` }];
+async function textIssues<R>(texts: DefinitionScript[], load: () => Promise<R>, problem: (runner: R, source: string) => string | undefined): Promise<ValidationIssue[]> {
+  if (texts.length === 0) return [];
+  const runner = await load();
+  return texts.flatMap(({ source, path }) => {
+    const message = problem(runner, source);
+    return message === undefined ? [] : [{ path, message }];
   });
 }
 
-/**
- * JSON_JQ_TRANSFORM filters of a definition as received that do not compile. The jq processor is loaded only for a
- * definition that has some.
- */
-async function jqCompileIssues(definition: unknown): Promise<ValidationIssue[]> {
-  const filters = definitionJqFilters(definition);
-  if (filters.length === 0) return [];
-  const runner = await loadJqRunner();
-  return filters.flatMap(({ source, path }) => {
+/** Scripts of a definition as received that do not parse (INLINE scripts, SWITCH javascript expressions). */
+function scriptSyntaxIssues(definition: unknown): Promise<ValidationIssue[]> {
+  return textIssues(definitionScripts(definition), loadScriptRunner, (runner, source) => {
+    const error = runner.syntaxError(source);
+    return error === undefined ? undefined : `the script does not parse as JavaScript: ${error}`;
+  });
+}
+
+/** JSON_JQ_TRANSFORM filters of a definition as received that do not compile. */
+function jqCompileIssues(definition: unknown): Promise<ValidationIssue[]> {
+  return textIssues(definitionJqFilters(definition), loadJqRunner, (runner, source) => {
     const error = runner.compileError(source);
-    return error === undefined ? [] : [{ path, message: `the jq filter does not compile: ${error}` }];
+    return error === undefined ? undefined : `the jq filter does not compile: ${error}`;
   });
 }
 
