@@ -8,7 +8,7 @@ import { quickJsScriptRunner } from "../../src/actors/scripts/quickjs-runner";
 import type { JsonObject, JsonValue, WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
 import { planOf } from "../../src/engine/plan";
 import { definitionScripts } from "../../src/engine/definition/scripts";
-import { env, registrationErrors } from "./engine-env";
+import { env, registrationErrors, startedWith } from "./engine-env";
 import { scriptRunner } from "./script-runner";
 
 describe("the QuickJS script runner", () => {
@@ -107,9 +107,7 @@ describe("the QuickJS script runner", () => {
 const definitionOf = (tasks: WorkflowTaskDef[]): WorkflowDef => ({ name: "inline", version: 1, schemaVersion: 2, tasks });
 const inline = (ref: string, inputParameters: JsonObject): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "INLINE", inputParameters });
 
-function run(tasks: WorkflowTaskDef[], input: JsonObject = {}) {
-  return decide(createExecution({ workflowId: "wf-1", definition: definitionOf(tasks), input }, 1_000), { type: "start" }, env(1_000)).state;
-}
+const run = (tasks: WorkflowTaskDef[], input: JsonObject = {}) => startedWith("inline", tasks, input).state;
 
 describe("INLINE in the decider", () => {
   it("completes in the start's decision with the script's value as output.result, which later tasks read", () => {

@@ -1,11 +1,10 @@
 import { jsonJqTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { createExecution, decide } from "../../src/engine/decider";
 import { definitionJqFilters } from "../../src/engine/definition/scripts";
 import type { JsonObject, WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
 import { planOf } from "../../src/engine/plan";
 import { jqSandboxSource } from "../../src/actors/jq/sandbox-source";
-import { env, registrationErrors } from "./engine-env";
+import { env, registrationErrors, startedWith } from "./engine-env";
 import { jqjsSource, jqRunner } from "./jq-runner";
 
 describe("the jq runner (jqjs in QuickJS)", () => {
@@ -58,9 +57,7 @@ describe("the jq runner (jqjs in QuickJS)", () => {
 const definitionOf = (tasks: WorkflowTaskDef[]): WorkflowDef => ({ name: "jq", version: 1, schemaVersion: 2, tasks });
 const jq = (ref: string, inputParameters: JsonObject): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "JSON_JQ_TRANSFORM", inputParameters });
 
-function run(tasks: WorkflowTaskDef[], input: JsonObject = {}) {
-  return decide(createExecution({ workflowId: "wf-1", definition: definitionOf(tasks), input }, 1_000), { type: "start" }, env(1_000)).state;
-}
+const run = (tasks: WorkflowTaskDef[], input: JsonObject = {}) => startedWith("jq", tasks, input).state;
 
 describe("JSON_JQ_TRANSFORM in the decider", () => {
   it("completes in the start's decision with result and resultList, which later tasks read", () => {
