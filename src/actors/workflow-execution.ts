@@ -35,7 +35,7 @@ import { childStartRequest } from "../engine/tasks/sub-workflow";
 import { workerQueueKey, type WorkerQueueEntry } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import type { ValidationIssue } from "../engine/validation-issue";
-import { planOf, planTask } from "../engine/plan";
+import { instanceTask, planOf } from "../engine/plan";
 import { signalledChildIds, signalledWait } from "../engine/signals";
 import type { JqRunner } from "../engine/jq";
 import type { ScriptRunner } from "../engine/scripts";
@@ -893,7 +893,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (execution.status !== "PAUSED" && (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "TERMINATED")) return false;
     if (execution.tasks.findLast((candidate) => candidate.referenceTaskName === task.referenceTaskName) !== task) return false;
     // Conductor too stops at an optional task: the execution went on without that child.
-    if (planTask(execution.definition, task.definitionIndex)?.optional === true) return false;
+    if (instanceTask(execution.definition, task)?.optional === true) return false;
     // A task that never waited for its child (waitForCompletion false) does not start waiting now.
     const request = childStartRequest(task.inputData);
     if ("invalid" in request || !request.waitForCompletion) return false;
@@ -1469,7 +1469,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    * input is a rerun's `taskInput`, sent as given: literal, like any data from outside.
    */
   #namedSecrets(execution: Execution, task: TaskExecution): { template: JsonObject; names: string[] } | undefined {
-    const definition = planTask(execution.definition, task.definitionIndex);
+    const definition = instanceTask(execution.definition, task);
     if (task.inputGiven === true || !definition) return undefined;
     const template = taskInputTemplate(definition);
     const names = referencedSecrets(template);
@@ -1522,7 +1522,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   async #perform(task: TaskExecution, cancel: AbortSignal): Promise<ExecutionEvent> {
     const execution = this.#execution!;
-    const definition = planTask(execution.definition, task.definitionIndex)!;
+    const definition = instanceTask(execution.definition, task)!;
     const failed = (reason: string): ExecutionEvent => ({ type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason });
     const live = await this.#liveInput(execution, task);
     if (live instanceof MissingSecretError) return failed(`Task input references an unknown secret: ${live.message}`);

@@ -34,9 +34,10 @@ import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAIL
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
 import { activeLanes, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
-import { enclosingJoins, endsIteration, joinedBy, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
+import { enclosingJoins, endsIteration, instanceTask, joinedBy, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { joinOutput } from "./tasks/fork-join";
+import { chooseDynamicTask } from "./tasks/dynamic";
 import { forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
 import { mergedVariables, variablesProblem } from "./variables";
 
@@ -271,7 +272,7 @@ function applyDeadlines(draft: Draft, env: DecideEnv, effects: Effect[]): boolea
       continue;
     }
     const onTimeout = taskModule(task.taskType)?.onTimeout;
-    if (onTimeout) draft.updateTask(task.taskId, onTimeout(task, env, planTask(state.definition, task.definitionIndex)));
+    if (onTimeout) draft.updateTask(task.taskId, onTimeout(task, env, instanceTask(state.definition, task)));
   }
   return false;
 }
@@ -433,7 +434,7 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
  */
 function requeueForWorker(draft: Draft, task: TaskExecution, fields: Partial<TaskExecution>, callbackAfterSeconds: number, env: DecideEnv, effects: Effect[]): void {
   const visibleAt = env.now + callbackAfterSeconds * 1000;
-  const responseSeconds = responseTimeoutSeconds(planTask(draft.state.definition, task.definitionIndex));
+  const responseSeconds = responseTimeoutSeconds(instanceTask(draft.state.definition, task));
   const updated = draft.updateTask(task.taskId, {
     ...fields,
     status: "IN_PROGRESS",
@@ -456,7 +457,7 @@ function applyTaskPolled(draft: Draft, event: Extract<ExecutionEvent, { type: "t
   requireStatus(state, ["RUNNING"], "poll a task of");
   const task = draft.task(event.taskId);
   if (!task || task.pollable !== true || !isPending(task)) throw new EngineError("NOT_FOUND", `Task ${event.taskId} of workflow ${state.workflowId} is not waiting for a worker`);
-  const definition = planTask(state.definition, task.definitionIndex);
+  const definition = instanceTask(state.definition, task);
   const responseSeconds = responseTimeoutSeconds(definition);
   const fields: Partial<TaskExecution> = {
     status: "IN_PROGRESS",
@@ -482,7 +483,7 @@ function applyLeaseExtension(draft: Draft, taskId: string, env: DecideEnv): bool
   const task = draft.task(taskId);
   if (!task) throw new EngineError("NOT_FOUND", `Task ${taskId} is not part of workflow ${draft.state.workflowId}`);
   if (task.taskType !== "SIMPLE" || task.status !== "IN_PROGRESS" || task.pollable === true) return false;
-  const responseSeconds = responseTimeoutSeconds(planTask(draft.state.definition, task.definitionIndex));
+  const responseSeconds = responseTimeoutSeconds(instanceTask(draft.state.definition, task));
   draft.updateTask(taskId, { updateTime: env.now, timeoutAt: responseSeconds > 0 ? env.now + responseSeconds * 1000 : undefined });
   return true;
 }
@@ -708,9 +709,7 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     draft.updateTask(target.taskId, { inputData: event.taskInput });
     return;
   }
-  const inputData = resolveTaskInput(draft.state, target.definitionIndex, target.taskId, env);
-  const fields = inputData instanceof Error ? inputData : resolvedInputFields(draft.state, target.definitionIndex, inputData, env);
-  draft.updateTask(target.taskId, fields instanceof Error ? failedOnInput(fields, env) : fields);
+  draft.updateTask(target.taskId, inputFields(draft.state, target.definitionIndex, target.taskId, env));
 }
 
 /**
@@ -803,7 +802,7 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
     reachTask(draft, lane.span.first, env);
     return "moved";
   }
-  const definition = planTask(state.definition, head.definitionIndex);
+  const definition = instanceTask(state.definition, head);
   if (!definition) {
     failWorkflow(draft, head, `task definition ${head.definitionIndex} is missing`, env, effects);
     return "ended";
@@ -895,7 +894,7 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
     setOwn(latestOutputs, reference, task.outputData);
     if (task.iteration === loop.iteration) setOwn(iterationOutputs, reference, task.outputData);
   }
-  const input = resolveTaskInput(state, loopIndex, loop.taskId, env);
+  const input = resolveTaskInput(state, loopIndex, definition, loop.taskId, env);
   const outcome = input instanceof Error ? { kind: "failed" as const, output: loop.outputData, reason: `Invalid task input: ${input.message}` } : endIteration({ loop, definition, iterationOutputs, latestOutputs, input }, env);
   if (outcome.kind !== "failed" && outcome.dropBefore !== undefined) {
     const dropBefore = outcome.dropBefore;
@@ -1105,15 +1104,16 @@ function forgetSkips(draft: Draft, drop: (skip: PendingSkip) => boolean): void {
 }
 
 /**
- * Resolves a task's inputParameters for storage and display (secrets masked). A task a FORK_JOIN_DYNAMIC forked gets
- * the input its fork gave it on top, as it is.
+ * Resolves the inputParameters of a task of step `definitionIndex`, run as `runsAs` (the step's task, or what a DYNAMIC
+ * chose), for storage and display (secrets masked). A task a FORK_JOIN_DYNAMIC forked gets the input its fork gave it
+ * on top, as it is.
  */
-function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, taskId: string, env: DecideEnv): JsonObject | Error {
+function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, runsAs: WorkflowTaskDef, taskId: string, env: DecideEnv): JsonObject | Error {
   const step = planOf(state.definition).steps[definitionIndex];
   if (!step) return new Error(`task definition ${definitionIndex} is missing`);
   let resolved: JsonValue;
   try {
-    resolved = resolveValue(taskInputTemplate(step.task), evaluationContext(state, env.now, taskId, maskedSecrets));
+    resolved = resolveValue(taskInputTemplate(runsAs), evaluationContext(state, env.now, taskId, maskedSecrets));
   } catch (error) {
     if (error instanceof ExpressionSyntaxError) return error;
     throw error;
@@ -1166,12 +1166,34 @@ function loopIterationOf(state: WorkflowExecution, index: number): number | unde
 function addInstance(draft: Draft, index: number, env: DecideEnv, options: { retryCount?: number; delayMs?: number }): void {
   const state = draft.state;
   const task = newInstance(state, index, env, options);
-  const taskId = task.taskId;
-  const input = resolveTaskInput(state, index, taskId, env);
-  const fields = input instanceof Error ? input : resolvedInputFields(state, index, input, env);
-  Object.assign(task, fields instanceof Error ? failedOnInput(fields, env) : fields);
+  Object.assign(task, inputFields(state, index, task.taskId, env));
   limitExecution(task, state.tasks, env);
   draft.addTask(task);
+}
+
+/**
+ * The fields a new (or rerun) instance of step `index` gets from its input, resolved now: that input and, for a
+ * DYNAMIC, the task it chose to run as (see `instanceTask`), its input resolved again from that task; or, when the
+ * input cannot be resolved or names no task a DYNAMIC can run, a failure for good (the same input fails again).
+ */
+function inputFields(state: WorkflowExecution, index: number, taskId: string, env: DecideEnv): Partial<TaskExecution> {
+  const step = planTask(state.definition, index)!;
+  const input = resolveTaskInput(state, index, step, taskId, env);
+  if (input instanceof Error || step.type !== "DYNAMIC") return inputOf(state, step, input, env);
+  const choice = chooseDynamicTask(step, input);
+  if (!choice.ok) {
+    const failure = { status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: choice.reason, endTime: env.now, updateTime: env.now } as const;
+    return { taskType: "DYNAMIC", taskDefName: step.name, ...failure, ...inputOf(state, step, input, env) };
+  }
+  const runsAs = choice.task;
+  const chosenInput = runsAs.inputParameters === step.inputParameters ? input : resolveTaskInput(state, index, runsAs, taskId, env);
+  return { taskType: choice.type, taskDefName: choice.name, ...inputOf(state, runsAs, chosenInput, env) };
+}
+
+/** {@link resolvedInputFields} of a resolved input, or the failure of one that could not be resolved or stored. */
+function inputOf(state: WorkflowExecution, runsAs: WorkflowTaskDef, input: JsonObject | Error, env: DecideEnv): Partial<TaskExecution> {
+  const fields = input instanceof Error ? input : resolvedInputFields(state, runsAs, input, env);
+  return fields instanceof Error ? failedOnInput(fields, env) : fields;
 }
 
 /**
@@ -1179,21 +1201,12 @@ function addInstance(draft: Draft, index: number, env: DecideEnv, options: { ret
  * resolve it again with the real secrets, the variables it saw (see {@link TaskExecution.inputVariables}). An error
  * when the two are over MAX_PAYLOAD_BYTES together: they share the task's row with its output, and a row holds 2 MB.
  */
-function resolvedInputFields(state: WorkflowExecution, definitionIndex: number, inputData: JsonObject, env: DecideEnv): Pick<TaskExecution, "inputData" | "inputVariables"> | Error {
-  const inputVariables = Object.keys(state.variables).length > 0 && resolvedAgain(state, definitionIndex) ? state.variables : undefined;
+function resolvedInputFields(state: WorkflowExecution, runsAs: WorkflowTaskDef, inputData: JsonObject, env: DecideEnv): Pick<TaskExecution, "inputData" | "inputVariables"> | Error {
+  const inputVariables = Object.keys(state.variables).length > 0 && referencedSecrets(taskInputTemplate(runsAs)).length > 0 ? state.variables : undefined;
   const limit = env.config.maxPayloadBytes;
   const bytes = oversize(inputVariables === undefined ? inputData : { inputData, inputVariables }, limit);
   if (bytes !== undefined) return new Error(oversizeReason(inputVariables === undefined ? "The resolved input" : "The resolved input with the workflow variables it was resolved with", bytes, limit));
   return { inputData, inputVariables };
-}
-
-/**
- * True when the actor resolves the task's input again, with the real secrets, as it sends it (its template names one).
- * Asked only of executions with variables: most have none, and this walks the template on the transition path.
- */
-function resolvedAgain(state: WorkflowExecution, definitionIndex: number): boolean {
-  const definition = planTask(state.definition, definitionIndex);
-  return definition !== undefined && referencedSecrets(taskInputTemplate(definition)).length > 0;
 }
 
 /** Fails a new task instance for good, with no input, when storing it would take the execution over its size limit. */
@@ -1263,7 +1276,7 @@ function definitionTimeoutAt(task: TaskExecution, definition: WorkflowTaskDef, e
  * too (Conductor's default). True when the workflow ended.
  */
 function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, effects: Effect[]): boolean {
-  const taskDef = planTask(draft.state.definition, task.definitionIndex)?.taskDefinition;
+  const taskDef = instanceTask(draft.state.definition, task)?.taskDefinition;
   const seconds = taskDef?.timeoutSeconds ?? 0;
   const policy = taskDef?.timeoutPolicy ?? "TIME_OUT_WF";
   const reason = `Task timed out after ${seconds} seconds (timeoutSeconds of task definition ${taskDef?.name ?? task.taskDefName}, timeoutPolicy ${policy})`;

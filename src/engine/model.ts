@@ -18,7 +18,8 @@ export type JsonObject = { [key: string]: JsonValue };
  * an input parameter. DO_WHILE runs its `loopOver` tasks again and again, as long as its `loopCondition` holds (or once
  * for each of its `items`). JSON_JQ_TRANSFORM reshapes its input with a jq filter. HUMAN waits for a person's result,
  * reported from outside. DECISION is Conductor's older SWITCH: its case comes from `caseValueParam` or `caseExpression`.
- * FORK_JOIN_DYNAMIC is a fork whose branches (one task each) its input gives when it runs.
+ * FORK_JOIN_DYNAMIC is a fork whose branches (one task each) its input gives when it runs. DYNAMIC runs one task whose
+ * name (a worker's task, or a system task type) its input gives when it is scheduled.
  */
 export const TASK_TYPES = [
   "HTTP",
@@ -37,6 +38,7 @@ export const TASK_TYPES = [
   "HUMAN",
   "DECISION",
   "FORK_JOIN_DYNAMIC",
+  "DYNAMIC",
 ] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
@@ -158,6 +160,8 @@ export interface WorkflowTaskDef {
   dynamicForkTasksParam?: string;
   /** FORK_JOIN_DYNAMIC: the input parameter holding each forked task's input, by its reference name (Conductor's). */
   dynamicForkTasksInputParamName?: string;
+  /** DYNAMIC: the input parameter naming the task to run: a worker's task, or a system task type such as HTTP (Conductor's). */
+  dynamicTaskNameParam?: string;
   /**
    * The task definition this task follows: given inline, or the one registered under its name, copied in
    * when an execution starts (as Conductor does), so later changes to the registered one do not alter it.

@@ -26,6 +26,7 @@ import { chosenCase, choosesCase, type DynamicFork, type TaskExecution, type Wor
 import { setOwn } from "./own-property";
 import { taskJqFilter } from "./jq";
 import { taskScript } from "./scripts";
+import { dynamicTaskAs } from "./tasks/dynamic/concrete";
 
 /** One task of a {@link Plan}. */
 export interface PlanStep {
@@ -103,6 +104,15 @@ export function planOf(definition: WorkflowDef): Plan {
 /** The definition task at plan index `index`, if there is one. */
 export function planTask(definition: WorkflowDef, index: number): WorkflowTaskDef | undefined {
   return planOf(definition).steps[index]?.task;
+}
+
+/**
+ * The definition task instance `task` runs as: its plan step's, or for a DYNAMIC, the task it chose (recorded as the
+ * instance's type and name; a DYNAMIC that could not choose stays one).
+ */
+export function instanceTask(definition: WorkflowDef, task: Pick<TaskExecution, "definitionIndex" | "taskType" | "taskDefName">): WorkflowTaskDef | undefined {
+  const step = planTask(definition, task.definitionIndex);
+  return step?.type === "DYNAMIC" && task.taskType !== "DYNAMIC" ? dynamicTaskAs(step, task.taskType, task.taskDefName) : step;
 }
 
 /** The plan index of the task with that reference name, -1 when the definition has none. */
@@ -344,7 +354,8 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
     lanes,
     hasForks: lanes.size > 1 || forks,
     hasLoops: steps.some((step) => step.loop !== undefined),
-    usesScripts: forks || steps.some((step) => taskScript(step.task) !== undefined),
-    usesJq: forks || steps.some((step) => step.task.type === "JSON_JQ_TRANSFORM"),
+    // What a dynamic fork forks, or a DYNAMIC runs, is known only when it runs.
+    usesScripts: forks || steps.some((step) => taskScript(step.task) !== undefined || step.task.type === "DYNAMIC"),
+    usesJq: forks || steps.some((step) => step.task.type === "JSON_JQ_TRANSFORM" || step.task.type === "DYNAMIC"),
   };
 }

@@ -32,7 +32,9 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   setPresent(view, "reasonForIncompletion", task.reasonForIncompletion);
   setPresent(view, "correlationId", execution.correlationId);
   const definition = planTask(execution.definition, task.definitionIndex);
-  if (definition) view["workflowTask"] = definition as unknown as JsonObject;
+  // As Conductor shows a DYNAMIC's: its own, named as the task it chose.
+  const shown = definition?.type === "DYNAMIC" ? { ...definition, name: task.taskDefName } : definition;
+  if (shown) view["workflowTask"] = shown as unknown as JsonObject;
   if (task.subWorkflowId !== undefined) view["subWorkflowId"] = task.subWorkflowId;
   // Conductor's Task: `iteration` 0 and `loopOverTask` false outside loops.
   view["iteration"] = task.iteration ?? 0;

@@ -19,6 +19,7 @@ import {
   TaskResultStatusEnum,
   doWhileTask,
   dynamicForkTask,
+  dynamicTask,
   forkTask,
   forkTaskJoin,
   httpTask,
@@ -475,6 +476,26 @@ describe("the official Conductor TypeScript client", () => {
     // The listed tasks' own expressions were resolved as the fork's input was.
     expect(String((taskOf(done, "left")!.inputData!["http_request"] as { uri: string }).uri)).toMatch(/of=pairs$/);
     expect(await target.hits(`dynamic-fork-${suffix}`)).toBe(2);
+  });
+
+  it("a dynamicTask from the builders runs the task its input names in wrangler dev: an HTTP call, or a worker's task completed by reference name", async () => {
+    const name = `client_dynamic_${suffix}`;
+    const flow = new ConductorWorkflow(executor, name);
+    const pick = dynamicTask("pick", "${workflow.input.run}");
+    pick.inputParameters = { ...pick.inputParameters, http_request: { uri: target.url(`/count/dynamic-task-${suffix}`), method: "GET" } };
+    flow.add(pick).outputParameters({ result: "${pick.output}" });
+    await flow.register(true);
+    const called = await flow.execute({ run: "HTTP" });
+    expect(called.status).toBe("COMPLETED");
+    expect(taskOf(called, "pick")).toMatchObject({ taskType: "HTTP", status: "COMPLETED" });
+    expect(await target.hits(`dynamic-task-${suffix}`)).toBe(1);
+
+    const worker = `client_dynamic_worker_${suffix}`;
+    const started = await executor.startWorkflow({ name, version: 1, input: { run: worker } });
+    expect(taskOf(await executor.getWorkflow(started, true), "pick")).toMatchObject({ taskType: worker, taskDefName: worker, status: "SCHEDULED" });
+    await executor.updateTaskByRefName("pick", started, "COMPLETED", { by: "worker" });
+    const done = await workflowReaches(started, "COMPLETED");
+    expect(done.output).toEqual({ result: { by: "worker" } });
   });
 
   it("setVariableTask, waitTaskDuration and terminateTask from the builders run against wrangler dev, the wait woken by the object's alarm", async () => {

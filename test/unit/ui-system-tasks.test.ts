@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 
 interface DiagramModule {
+  taskTypeOf(task: { taskType: string; workflowTask?: { type?: string } }): string;
   systemTaskNote(definitionTask: { taskReferenceName: string; type: string; inputParameters?: Record<string, unknown> }): string | null;
 }
 interface ExecutionModule {
@@ -9,7 +10,7 @@ interface ExecutionModule {
 }
 
 // By URL: the modules are plain JavaScript without type declarations, so TypeScript must not resolve them.
-const { systemTaskNote } = (await import(/* @vite-ignore */ new URL("../../ui/lib/diagram.js", import.meta.url).href)) as DiagramModule;
+const { systemTaskNote, taskTypeOf } = (await import(/* @vite-ignore */ new URL("../../ui/lib/diagram.js", import.meta.url).href)) as DiagramModule;
 const { isCompletableByHand } = (await import(/* @vite-ignore */ new URL("../../ui/views/execution.js", import.meta.url).href)) as ExecutionModule;
 
 describe("the UI and system tasks", () => {
@@ -45,5 +46,14 @@ describe("the UI and system tasks", () => {
     expect(systemTaskNote(step("HUMAN", { __humanTaskDefinition: { displayName: "Approve the refund" } }))).toBe("waits for a person: Approve the refund");
     expect(systemTaskNote(step("HUMAN", {}))).toBe("waits for a person");
     expect(systemTaskNote(step("HTTP", { uri: "https://example.com" }))).toBeNull();
+  });
+
+  it("treats a DYNAMIC's task as the task it chose: a worker's (by its name) is completed by hand while queued, an HTTP call only when asyncComplete", () => {
+    const chosen = (taskType: string, status: string) => ({ taskType, status, inputData: {}, workflowTask: { type: "DYNAMIC" } });
+    expect(taskTypeOf(chosen("encode", "SCHEDULED"))).toBe("SIMPLE");
+    expect(isCompletableByHand(chosen("encode", "SCHEDULED"))).toBe(true);
+    expect(taskTypeOf(chosen("HTTP", "IN_PROGRESS"))).toBe("HTTP");
+    expect(isCompletableByHand(chosen("HTTP", "IN_PROGRESS"))).toBe(false);
+    expect(taskTypeOf(chosen("DYNAMIC", "FAILED_WITH_TERMINAL_ERROR"))).toBe("DYNAMIC");
   });
 });

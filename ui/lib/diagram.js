@@ -4,7 +4,7 @@ import { formatDuration, h, statusBadge } from "./dom.js";
 /**
  * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown>,
  *   evaluatorType?: string, expression?: string, caseValueParam?: string, caseExpression?: string, decisionCases?: Record<string, WorkflowTask[]>, defaultCase?: WorkflowTask[],
- *   forkTasks?: WorkflowTask[][], joinOn?: string[], loopCondition?: string, loopOver?: WorkflowTask[], dynamicForkTasksParam?: string, joinsForked?: true }} WorkflowTask
+ *   forkTasks?: WorkflowTask[][], joinOn?: string[], loopCondition?: string, loopOver?: WorkflowTask[], dynamicForkTasksParam?: string, dynamicTaskNameParam?: string, joinsForked?: true }} WorkflowTask
  *   A JOIN after a FORK_JOIN_DYNAMIC waits for the tasks the fork forked: its step's `joinOn` names them once the fork
  *   ran, and is absent before (`joinsForked` marks such a JOIN).
  * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
@@ -29,13 +29,31 @@ import { formatDuration, h, statusBadge } from "./dom.js";
  *   not taken.
  */
 
+/** The system task types a DYNAMIC can run as (src/engine/tasks/dynamic): any other name it chooses is a worker's task. */
+const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "TERMINATE", "INLINE", "JSON_JQ_TRANSFORM", "HUMAN"]);
+
 /**
  * A task's type as its definition gives it. Not `taskType`: as in Conductor, a SIMPLE (worker) task's `taskType` is
- * its task name, the queue workers poll.
+ * its task name, the queue workers poll. A DYNAMIC's task is of the type it chose to run as: a system task's
+ * `taskType` is its type, a worker's its name (one that failed to choose stays a DYNAMIC).
  * @param {Task} task
  */
 export function taskTypeOf(task) {
-  return task.workflowTask?.type ?? task.taskType;
+  const type = task.workflowTask?.type ?? task.taskType;
+  if (type !== "DYNAMIC" || task.taskType === "DYNAMIC") return type;
+  return DYNAMIC_SYSTEM_TYPES.has(task.taskType) ? task.taskType : "SIMPLE";
+}
+
+/**
+ * What a DYNAMIC step runs: the task its latest instance chose, or else the input parameter that will name it; null for
+ * other steps.
+ * @param {WorkflowTask} definitionTask
+ * @param {Task | undefined} latest
+ */
+function dynamicNote(definitionTask, latest) {
+  if (definitionTask.type !== "DYNAMIC") return null;
+  if (latest && latest.taskType !== "DYNAMIC") return `runs ${latest.taskDefName ?? latest.taskType}`;
+  return `runs the task input ${definitionTask.dynamicTaskNameParam ?? "?"} names`;
 }
 
 /**
@@ -376,7 +394,7 @@ function node(step, options) {
     latest ? statusBadge(status) : h("span", { className: "badge status-NOT_STARTED" }, "not started"),
     runNote(step));
   const extra = [];
-  const waitingFor = workerNote(definitionTask, latest) ?? systemTaskNote(definitionTask);
+  const waitingFor = workerNote(definitionTask, latest) ?? dynamicNote(definitionTask, latest) ?? systemTaskNote(definitionTask);
   if (waitingFor) extra.push(h("span", { className: "node-note" }, waitingFor));
   const progress = definitionTask.type === "DO_WHILE" ? loopProgress(latest) : null;
   if (progress) extra.push(h("span", { className: "node-note loop-progress" }, progress));

@@ -218,7 +218,7 @@ export async function renderExecution(container, params, context, workflowId = "
       taskActionBox,
       ...(waitingFor ? [waitingFor] : []),
       h("dl", { className: "facts" },
-        fact("Type", taskTypeOf(task)),
+        fact("Type", task.workflowTask?.type === "DYNAMIC" && task.taskType !== "DYNAMIC" ? `${taskTypeOf(task)} (chosen by its DYNAMIC)` : taskTypeOf(task)),
         // Task definitions (and, for SIMPLE, worker queues) go by the name, so it shows where the reference does not say it.
         task.taskDefName && task.taskDefName !== definitionTask.taskReferenceName ? fact("Task name", task.taskDefName) : null,
         fact("Task id", h("span", { className: "mono" }, task.taskId)),

@@ -4,6 +4,7 @@
  */
 import type { TaskType } from "../model";
 import { validateDoWhileTask } from "../tasks/do-while/validate";
+import { validateDynamicTask } from "../tasks/dynamic/validate";
 import { validateForkJoinTask, validateJoinTask } from "../tasks/fork-join/validate";
 import { validateForkJoinDynamicTask } from "../tasks/fork-join-dynamic/validate";
 import { validateHttpTask } from "../tasks/http/validate";
@@ -44,4 +45,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   HUMAN: () => [],
   DECISION: validateDecisionTask,
   FORK_JOIN_DYNAMIC: validateForkJoinDynamicTask,
+  DYNAMIC: validateDynamicTask,
 };

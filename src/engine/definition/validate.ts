@@ -230,6 +230,8 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
     if (dynamicForkTasksParam !== undefined) task.dynamicForkTasksParam = dynamicForkTasksParam;
     if (dynamicForkTasksInputParamName !== undefined) task.dynamicForkTasksInputParamName = dynamicForkTasksInputParamName;
   }
+  // Checked by validateDynamicTask: a non-empty string.
+  if (task.type === "DYNAMIC") task.dynamicTaskNameParam = raw["dynamicTaskNameParam"] as string;
   if (taskDefinition?.ok) task.taskDefinition = taskDefinition.value;
   if (task.type === "SUB_WORKFLOW") {
     // Only this type reads the task-level placements; for others they are dropped like other unknown keys.
@@ -504,6 +506,14 @@ export function validateForkedTasks(raw: readonly unknown[], path: string, taken
     if (typeof ref === "string" && taken.has(ref)) issues.push({ path: childPath(at, "taskReferenceName"), message: `taskReferenceName ${JSON.stringify(ref)} is already used by a task of this workflow; reference names must be unique within a workflow` });
   }
   return issues.length > 0 ? { ok: false, errors: issues } : { ok: true, tasks };
+}
+
+/**
+ * Every problem with the task a DYNAMIC chose to run (see `chooseDynamicTask`), checked as a registration checks a task
+ * of its type, with paths from the task itself (`inputParameters.http_request`).
+ */
+export function concreteTaskIssues(task: WorkflowTaskDef): ValidationIssue[] {
+  return validateTask(task, "", 0).issues;
 }
 
 /** Validates a workflow definition as received over the API (unknown JSON) and returns it normalised (defaults filled) or every problem found. */

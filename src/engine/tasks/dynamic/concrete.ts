@@ -1,0 +1,61 @@
+/**
+ * What a DYNAMIC task is once its input has named the task to run. The instance alone records the choice (its
+ * `taskType` and `taskDefName`), so the task it runs as is derived from the definition's DYNAMIC and that choice,
+ * never stored: each instance (a retry, a loop's next iteration, a rerun) chooses afresh from its own input.
+ */
+import { TASK_TYPES, type JsonObject, type TaskType, type WorkflowTaskDef } from "../../model";
+
+/**
+ * The types a DYNAMIC may run as, besides a worker's task (SIMPLE): a single task. Not SWITCH, DECISION, DO_WHILE or
+ * a fork, which hold tasks of their own, nor a JOIN (it pairs with a fork) or another DYNAMIC.
+ */
+export const DYNAMIC_TARGET_TYPES: readonly TaskType[] = TASK_TYPES.filter(
+  (type) => !["SWITCH", "DECISION", "DO_WHILE", "FORK_JOIN", "FORK_JOIN_DYNAMIC", "JOIN", "DYNAMIC"].includes(type),
+);
+
+/**
+ * The input parameters a DYNAMIC that runs a SUB_WORKFLOW names its child with (Orkes'); they become the
+ * sub workflow's `subWorkflowParam`, not part of the child's input.
+ */
+export const SUB_WORKFLOW_NAME_PARAM = "subWorkflowName";
+export const SUB_WORKFLOW_VERSION_PARAM = "subWorkflowVersion";
+
+const derived = new WeakMap<WorkflowTaskDef, Map<string, WorkflowTaskDef>>();
+
+/**
+ * DYNAMIC `dynamic` as the task of `type` named `name` it chose to run (a worker's task is SIMPLE): the same reference
+ * name, input, retry and timeout settings. Derived once per choice: a view or a decision asks for it often.
+ */
+export function dynamicTaskAs(dynamic: WorkflowTaskDef, type: TaskType, name: string): WorkflowTaskDef {
+  let choices = derived.get(dynamic);
+  if (choices === undefined) {
+    choices = new Map();
+    derived.set(dynamic, choices);
+  }
+  const key = JSON.stringify([type, name]);
+  let task = choices.get(key);
+  if (task === undefined) {
+    task = concreteTask(dynamic, type, name);
+    choices.set(key, task);
+  }
+  return task;
+}
+
+function concreteTask(dynamic: WorkflowTaskDef, type: TaskType, name: string): WorkflowTaskDef {
+  const { dynamicTaskNameParam, ...common } = dynamic;
+  const task: WorkflowTaskDef = { ...common, type, name };
+  if (type !== "SUB_WORKFLOW") return task;
+  // The child is named by two input parameters; the child's input is the others, the task's name among them left out.
+  const input: JsonObject = { ...(dynamic.inputParameters ?? {}) };
+  const subWorkflowParam: JsonObject = {};
+  for (const [param, field] of [
+    [SUB_WORKFLOW_NAME_PARAM, "name"],
+    [SUB_WORKFLOW_VERSION_PARAM, "version"],
+  ] as const) {
+    const value = input[param];
+    if (value !== undefined) subWorkflowParam[field] = value;
+    delete input[param];
+  }
+  if (dynamicTaskNameParam !== undefined) delete input[dynamicTaskNameParam];
+  return { ...task, inputParameters: input, subWorkflowParam };
+}

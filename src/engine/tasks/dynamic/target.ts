@@ -1,0 +1,39 @@
+import { describeValue } from "../../definition/checks";
+import { TASK_TYPES, type TaskType } from "../../model";
+import { DYNAMIC_TARGET_TYPES, SUB_WORKFLOW_NAME_PARAM } from "./concrete";
+
+/** The task a DYNAMIC runs: its type (SIMPLE for a worker's task) and name. */
+export interface DynamicTarget {
+  type: TaskType;
+  name: string;
+}
+
+/**
+ * Conductor and Orkes system task types this version does not run. Named by a DYNAMIC, each would otherwise become a
+ * worker's task of that name, waiting for a worker that never comes.
+ */
+const UNSUPPORTED_SYSTEM_TYPES: ReadonlySet<string> = new Set(["EVENT", "KAFKA_PUBLISH", "LAMBDA", "NOOP", "START_WORKFLOW", "EXCLUSIVE_JOIN", "JDBC", "BUSINESS_RULE"]);
+
+/**
+ * The task named `name` (the value of the DYNAMIC's input parameter `param`): a system task of that type, or else a
+ * worker's task of that name, as in Conductor; a message when no task can be run by that name.
+ */
+export function dynamicTarget(name: unknown, param: string): DynamicTarget | { invalid: string } {
+  if (typeof name !== "string" || name.trim() === "") return { invalid: `input ${param} (dynamicTaskNameParam) must give the name of the task to run, but is ${describeValue(name)}` };
+  if (UNSUPPORTED_SYSTEM_TYPES.has(name)) return { invalid: `input ${param} names ${name}, a system task type this version does not support` };
+  if (!(TASK_TYPES as readonly string[]).includes(name)) return { type: "SIMPLE", name };
+  const type = name as TaskType;
+  if (!DYNAMIC_TARGET_TYPES.includes(type)) {
+    return { invalid: `input ${param} names ${type}, which a DYNAMIC cannot run (it holds or pairs with other tasks); a DYNAMIC runs one of ${DYNAMIC_TARGET_TYPES.join(", ")} or a worker's task` };
+  }
+  return { type, name };
+}
+
+/** Why a DYNAMIC with input parameters `input` cannot run its `target`; undefined when it can. */
+export function dynamicTargetIssue(target: DynamicTarget | { invalid: string }, input: Readonly<Record<string, unknown>>): string | undefined {
+  if ("invalid" in target) return target.invalid;
+  if (target.type !== "SUB_WORKFLOW") return undefined;
+  if (input["subWorkflowDefinition"] !== undefined) return "subWorkflowDefinition is not supported (inline child definitions are not supported yet): register the child and give its name in subWorkflowName";
+  if (input[SUB_WORKFLOW_NAME_PARAM] === undefined) return `a DYNAMIC running a SUB_WORKFLOW names the child workflow in input parameter ${SUB_WORKFLOW_NAME_PARAM} (and its version in subWorkflowVersion)`;
+  return undefined;
+}

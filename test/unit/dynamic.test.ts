@@ -1,0 +1,124 @@
+import { dynamicTask as clientDynamicTask } from "@io-orkes/conductor-javascript";
+import { describe, expect, it } from "vitest";
+import { decide, type Decision } from "../../src/engine/decider";
+import type { JsonObject, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { instanceTask } from "../../src/engine/plan";
+import { childStartRequest } from "../../src/engine/tasks/sub-workflow";
+import { toTaskView } from "../../src/engine/view";
+import { attemptEnds, env, latestNamed, registrationErrors, startedWith } from "./engine-env";
+
+/** A DYNAMIC `ref` running the task `workflow.input.run` names, with `extra` input. */
+const dynamic = (ref: string, extraInput: JsonObject = {}, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "DYNAMIC",
+  dynamicTaskNameParam: "taskToExecute",
+  inputParameters: { taskToExecute: "${workflow.input.run}", ...extraInput },
+  ...extra,
+});
+const after: WorkflowTaskDef = { name: "after", taskReferenceName: "after", type: "SET_VARIABLE", inputParameters: { done: true } };
+
+const started = (tasks: WorkflowTaskDef[], input: JsonObject): Decision => startedWith("dynamic", tasks, input);
+const queued = (decision: Decision) => decision.effects.flatMap((effect) => (effect.kind === "queueTask" ? [JSON.parse(effect.entry.queue) as unknown] : []));
+const dispatched = (decision: Decision) => decision.effects.flatMap((effect) => (effect.kind === "dispatch" ? [effect.taskId] : []));
+const summary = (state: WorkflowExecution) => state.tasks.map((task) => `${task.referenceTaskName}:${task.taskType}:${task.taskDefName}:${task.status}`);
+
+describe("DYNAMIC registration", () => {
+  it("registers the official client's builder and a name given by an expression", () => {
+    const built: unknown[] = JSON.parse(JSON.stringify([clientDynamicTask("run_it", "${workflow.input.run}")]));
+    expect(built[0]).toMatchObject({ type: "DYNAMIC", dynamicTaskNameParam: "taskToExecute" });
+    expect(registrationErrors(built)).toEqual([]);
+    expect(registrationErrors([dynamic("d")])).toEqual([]);
+  });
+
+  it("refuses a DYNAMIC that does not say which parameter names its task, or names one it does not set", () => {
+    const { dynamicTaskNameParam: _param, ...bare } = dynamic("d");
+    expect(registrationErrors([bare])).toEqual([expect.stringMatching(/^tasks\[0\]\.dynamicTaskNameParam: a DYNAMIC needs dynamicTaskNameParam/)]);
+    expect(registrationErrors([dynamic("d", {}, { dynamicTaskNameParam: "missing" })])).toEqual([
+      'tasks[0].dynamicTaskNameParam: dynamicTaskNameParam names input parameter "missing", which inputParameters does not set',
+    ]);
+  });
+
+  it("refuses a name written as it is that no DYNAMIC can run", () => {
+    expect(registrationErrors([dynamic("d", { taskToExecute: "SWITCH" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.taskToExecute: input taskToExecute names SWITCH, which a DYNAMIC cannot run/)]);
+    expect(registrationErrors([dynamic("d", { taskToExecute: "EVENT" })])).toEqual(["tasks[0].inputParameters.taskToExecute: input taskToExecute names EVENT, a system task type this version does not support"]);
+    expect(registrationErrors([dynamic("d", { taskToExecute: "SUB_WORKFLOW" })])).toEqual([expect.stringMatching(/names the child workflow in input parameter subWorkflowName/)]);
+    expect(registrationErrors([dynamic("d", { taskToExecute: "" })])).toEqual([expect.stringMatching(/must give the name of the task to run/)]);
+    expect(registrationErrors([dynamic("d", { taskToExecute: "encode" })])).toEqual([]);
+  });
+});
+
+describe("DYNAMIC at run time", () => {
+  it("runs a worker's task of the name its input gives, queued under that name, shown as Conductor shows it", () => {
+    const decision = started([dynamic("d", { file: "${workflow.input.file}" }), after], { run: "encode", file: "a.mp4" });
+    expect(summary(decision.state)).toEqual(["d:SIMPLE:encode:SCHEDULED"]);
+    expect(queued(decision)).toEqual([[null, "encode"]]);
+    const task = latestNamed(decision.state, "d");
+    expect(task.inputData).toEqual({ taskToExecute: "encode", file: "a.mp4" });
+    const view = toTaskView(task, decision.state);
+    expect(view).toMatchObject({ taskType: "encode", taskDefName: "encode", referenceTaskName: "d", workflowTask: { type: "DYNAMIC", name: "encode", dynamicTaskNameParam: "taskToExecute" } });
+
+    let state = decide(decision.state, { type: "taskPolled", taskId: task.taskId, workerId: "w1" }, env(1_100)).state;
+    state = decide(state, { type: "externalUpdate", taskId: task.taskId, status: "COMPLETED", output: { encoded: true } }, env(1_200)).state;
+    expect(state.status).toBe("COMPLETED");
+    expect(summary(state)).toEqual(["d:SIMPLE:encode:COMPLETED", "after:SET_VARIABLE:after:COMPLETED"]);
+  });
+
+  it("runs a system task of the type its input names, with the input that type reads", () => {
+    const input = { http_request: { uri: "https://example.com/${workflow.input.path}", method: "GET" } };
+    const decision = started([dynamic("d", input), after], { run: "HTTP", path: "x" });
+    expect(summary(decision.state)).toEqual(["d:HTTP:HTTP:IN_PROGRESS"]);
+    expect(dispatched(decision)).toEqual([latestNamed(decision.state, "d").taskId]);
+    expect(latestNamed(decision.state, "d").inputData).toMatchObject({ http_request: { uri: "https://example.com/x" } });
+    expect(instanceTask(decision.state.definition, latestNamed(decision.state, "d"))).toMatchObject({ type: "HTTP", name: "HTTP", taskReferenceName: "d" });
+    const state = attemptEnds(decision.state, "d", 1_500).state;
+    expect(state.status).toBe("COMPLETED");
+
+    const inline = started([dynamic("d", { evaluatorType: "javascript", expression: "$.n * 2", n: 21 })], { run: "INLINE" }).state;
+    expect(inline.status).toBe("COMPLETED");
+    expect(latestNamed(inline, "d")).toMatchObject({ taskType: "INLINE", outputData: { result: 42 } });
+  });
+
+  it("runs a sub workflow named by subWorkflowName and subWorkflowVersion, its input the other parameters", () => {
+    const decision = started([dynamic("d", { subWorkflowName: "${workflow.input.child}", subWorkflowVersion: 2, order: 7 })], { run: "SUB_WORKFLOW", child: "billing" });
+    const task = latestNamed(decision.state, "d");
+    expect(task.taskType).toBe("SUB_WORKFLOW");
+    expect(dispatched(decision)).toEqual([task.taskId]);
+    expect(childStartRequest(task.inputData)).toMatchObject({ name: "billing", version: 2, input: { order: 7 } });
+  });
+
+  it("fails for good when its input names no task it can run; an optional one lets the workflow go on", () => {
+    for (const [input, reason] of [
+      [{}, /input taskToExecute \(dynamicTaskNameParam\) must give the name of the task to run, but is null/],
+      [{ run: "JOIN" }, /names JOIN, which a DYNAMIC cannot run/],
+      [{ run: "HTTP" }, /^The dynamic task could not be scheduled: HTTP: inputParameters\.uri: uri is required/],
+    ] as const) {
+      const state = started([dynamic("d"), after], input).state;
+      expect(state.status).toBe("FAILED");
+      expect(latestNamed(state, "d")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringMatching(reason) });
+    }
+    const optional = started([dynamic("d", {}, { optional: true }), after], {}).state;
+    expect(optional.status).toBe("COMPLETED");
+    expect(summary(optional)).toEqual(["d:DYNAMIC:d:COMPLETED_WITH_ERRORS", "after:SET_VARIABLE:after:COMPLETED"]);
+  });
+
+  it("retries the task it chose by the DYNAMIC's own retry settings", () => {
+    let state = started([dynamic("d", {}, { retryCount: 1, retryDelaySeconds: 0 })], { run: "encode" }).state;
+    const first = latestNamed(state, "d");
+    state = decide(state, { type: "externalUpdate", taskId: first.taskId, status: "FAILED", output: {}, reason: "busy" }, env(1_100)).state;
+    expect(summary(state)).toEqual(["d:SIMPLE:encode:FAILED", "d:SIMPLE:encode:SCHEDULED"]);
+    expect(latestNamed(state, "d").retryCount).toBe(1);
+  });
+
+  it("chooses afresh for each instance: a rerun with another input runs another task", () => {
+    let state = started([dynamic("d")], { run: "encode" }).state;
+    const first = latestNamed(state, "d");
+    state = decide(state, { type: "externalUpdate", taskId: first.taskId, status: "FAILED", output: {}, reason: "no" }, env(1_100)).state;
+    expect(state.status).toBe("FAILED");
+    state = decide(state, { type: "rerun", fromTaskId: first.taskId, workflowInput: { run: "INLINE" } }, env(2_000)).state;
+    // An INLINE needs its script: the rerun's choice is checked as the first one was.
+    expect(latestNamed(state, "d")).toMatchObject({ taskType: "DYNAMIC", status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("INLINE: ") });
+    state = decide(state, { type: "rerun", fromTaskId: first.taskId, workflowInput: { run: "transcode" } }, env(3_000)).state;
+    expect(summary(state)).toEqual(["d:SIMPLE:transcode:SCHEDULED"]);
+  });
+});
