@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, hits, httpTask, register, target, waitForIndexRow, type WorkflowJson } from "./helpers";
+import { api, hits, httpTask, register, target, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 const inline = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "1 + 1" } });
 /** A worker's task nobody polls: a synchronous execute waits for it (the workflow is not blocked, only busy). */
@@ -13,11 +13,13 @@ const statuses = (workflow: { tasks: Array<{ referenceTaskName: string; status: 
 
 type Run = WorkflowJson & { responseType: string; targetWorkflowId: string; targetWorkflowStatus: string; requestId?: string };
 
-/** Executes `name` version 1 with `query`, answering the body and how long the call took. */
-async function execute(name: string, query: string, input: JsonObject = {}): Promise<{ run: Run; ms: number }> {
+/** Executes `name` version 1 with `query`, answering the body, the status (200, or 206 for a partial answer) and how long the call took. */
+async function execute(name: string, query: string, input: JsonObject = {}): Promise<{ run: Run; ms: number; status: number }> {
   const started = Date.now();
-  const run = await apiOk<Run>("POST", `/api/workflow/execute/${name}/1${query}`, { input });
-  return { run, ms: Date.now() - started };
+  const response = await api("POST", `/api/workflow/execute/${name}/1${query}`, { input });
+  const ms = Date.now() - started;
+  if (response.status !== 200 && response.status !== 206) throw new Error(`execute answered ${response.status}: ${await response.text()}`);
+  return { run: (await response.json()) as Run, ms, status: response.status };
 }
 
 /** Executions of `name` the search index holds. */
@@ -29,10 +31,14 @@ async function indexed(name: string): Promise<number> {
 describe("execute's waitUntilTaskRef (POST /api/workflow/execute/{name}/{version}?waitUntilTaskRef=)", () => {
   it("answers as soon as the named task has COMPLETED, while the workflow still runs (not after waitForSeconds)", async () => {
     await register({ name: "exec_until", tasks: [inline("prep"), simple("work")] });
-    const { run, ms } = await execute("exec_until", "?waitUntilTaskRef=prep&waitForSeconds=15");
+    const { run, ms, status } = await execute("exec_until", "?waitUntilTaskRef=prep&waitForSeconds=15");
     expect(ms).toBeLessThan(5_000);
+    // Orkes' 206: the answer is partial, the workflow goes on.
+    expect(status).toBe(206);
     expect(run).toMatchObject({ status: "RUNNING", responseType: "TARGET_WORKFLOW", targetWorkflowStatus: "RUNNING", targetWorkflowId: run.workflowId });
     expect(statuses(run)).toEqual(["prep:COMPLETED", "work:SCHEDULED"]);
+    // Without waitUntilTaskRef, an answer while it runs (after waitForSeconds) is the usual 200.
+    expect((await execute("exec_until", "?waitForSeconds=0")).status).toBe(200);
   });
 
   it("takes a comma-separated list (any one completing answers) and waits past tasks that completed but are not named", async () => {
@@ -46,7 +52,8 @@ describe("execute's waitUntilTaskRef (POST /api/workflow/execute/{name}/{version
 
   it("with refs that never complete (unknown ones included), answers as without: once it has ended, once it waits outside, or after waitForSeconds", async () => {
     await register({ name: "exec_until_ends", tasks: [inline("prep"), httpTask("call", { uri: target("/echo/exec-until-ends"), method: "GET" })] });
-    expect((await execute("exec_until_ends", "?waitUntilTaskRef=nowhere")).run.status).toBe("COMPLETED");
+    const ended = await execute("exec_until_ends", "?waitUntilTaskRef=nowhere");
+    expect([ended.run.status, ended.status]).toEqual(["COMPLETED", 200]);
 
     await register({ name: "exec_until_blocks", tasks: [inline("prep"), wait("hold"), inline("after")] });
     const blocked = await execute("exec_until_blocks", "?waitUntilTaskRef=after,nowhere&waitForSeconds=15");
@@ -120,8 +127,9 @@ describe("execute's returnStrategy and consistency", () => {
 
   it("with waitUntilTaskRef, BLOCKING_TASK answers the task pending after the named one", async () => {
     await register({ name: "exec_strategy_until", tasks: [inline("prep"), simple("work")] });
-    const { run, ms } = await execute("exec_strategy_until", "?waitUntilTaskRef=prep&returnStrategy=BLOCKING_TASK&waitForSeconds=15");
+    const { run, ms, status } = await execute("exec_strategy_until", "?waitUntilTaskRef=prep&returnStrategy=BLOCKING_TASK&waitForSeconds=15");
     expect(ms).toBeLessThan(5_000);
+    expect(status).toBe(206);
     expect(run).toMatchObject({ responseType: "BLOCKING_TASK", targetWorkflowStatus: "RUNNING", referenceTaskName: "work", status: "SCHEDULED", workflowType: "exec_strategy_until" });
   });
 

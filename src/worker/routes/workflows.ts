@@ -1,7 +1,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { WorkflowCommand } from "../../actors/workflow-execution";
 import { oversize, oversizeReason } from "../../engine/limits";
-import type { JsonObject } from "../../engine/model";
+import { TERMINAL_WORKFLOW_STATUSES, type JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
@@ -163,11 +163,13 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
     // Orkes' WorkflowRun echoes the caller's requestId (WorkflowExecutor.executeWorkflow always sends one).
     const requestId = queryValue(request, "requestId");
     const echoed: JsonObject = requestId === undefined || requestId === "" ? {} : { requestId };
+    // As Orkes: an answer given at a waitUntilTaskRef task while the workflow still runs is a 206 (partial), not a 200.
+    const status = untilTaskRefs.length > 0 && !TERMINAL_WORKFLOW_STATUSES.has(outcome.workflowStatus!) ? 206 : 200;
     // The usual answer, the workflow itself, is made from the actor's text: no parse and re-serialisation per call.
-    if (strategy === "TARGET_WORKFLOW") return jsonTextResponse(targetWorkflowText(outcome.workflowJson!, outcome.workflowId, outcome.workflowStatus!, echoed));
+    if (strategy === "TARGET_WORKFLOW") return jsonTextResponse(targetWorkflowText(outcome.workflowJson!, outcome.workflowId, outcome.workflowStatus!, echoed), status);
     // The caller started it, so may be shown it; what blocks it in a child, only if the caller may read that child.
     const answer = await signalResponse(env, strategy, JSON.parse(outcome.workflowJson!) as WorkflowView, () => requestAuthorizer(request, env));
-    return Response.json({ ...answer, ...echoed });
+    return Response.json({ ...answer, ...echoed }, { status });
   };
   router.post("/api/workflow/execute/:name/:version", execute);
   router.post("/api/workflow/execute/:name", execute);
