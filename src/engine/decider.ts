@@ -755,8 +755,9 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     visited += draft.state.tasks.length;
     const paced = guard >= PASSES_PER_DECISION || visited >= VISITS_PER_DECISION;
     // Lanes are looked at afresh after every move: a move can start lanes (a fork) or end the workflow.
-    for (const lane of activeLanes(draft.state)) {
-      const outcome = moveLane(draft, lane, env, effects, paced);
+    const lanes = activeLanes(draft.state);
+    for (const lane of lanes) {
+      const outcome = moveLane(draft, lane, lanes, env, effects, paced);
       if (outcome === "ended") return;
       if (outcome === "waiting") waiting = true;
       if (outcome === "moved") {
@@ -793,8 +794,11 @@ const PACE_MS = 1;
 /** What moving a lane did: changed a task, found it waiting, found it done, or ended the workflow. */
 type LaneOutcome = "moved" | "waiting" | "done" | "ended";
 
-/** Moves `lane` one step on, when it can; `paced`: a loop's next iteration or an immediate retry waits for a later decision. */
-function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effect[], paced: boolean): LaneOutcome {
+/**
+ * Moves `lane` one step on, when it can; `paced`: a loop's next iteration or an immediate retry waits for a later
+ * decision. `lanes`: every active lane, as the execution stands (a pass ends at its first move).
+ */
+function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], env: DecideEnv, effects: Effect[], paced: boolean): LaneOutcome {
   const state = draft.state;
   const head = lane.head;
   if (!head) {
@@ -802,6 +806,8 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
     reachTask(draft, lane.span.first, env);
     return "moved";
   }
+  // Checked first: a decision looks at every lane after each move, and most lanes of a wide fork wait.
+  if (waitsOutside(head, env.now)) return "waiting";
   const definition = instanceTask(state.definition, head);
   if (!definition) {
     failWorkflow(draft, head, `task definition ${head.definitionIndex} is missing`, env, effects);
@@ -809,8 +815,6 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
   }
   switch (head.status) {
     case "SCHEDULED":
-      // Started already, it waits in its worker queue for a poll (SIMPLE).
-      if (head.awaitingExternal === true || head.scheduledTime > env.now) return "waiting";
       startTask(draft, head, definition, env, effects);
       // A task can fail as it starts (an input no callback could satisfy): handled in the next pass, not at some later
       // event. A start always moves the task on; the check only guards against one that did not.
@@ -821,8 +825,7 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
         reachTask(draft, head.definitionIndex + 1, env);
         return "moved";
       }
-      if (head.taskType !== "JOIN") return "waiting";
-      const output = joinOutput(state, head);
+      const output = joinOutput(state, head, lanes);
       if (output === undefined) return "waiting";
       const fields: Partial<TaskExecution> = { status: "COMPLETED", outputData: output, endTime: env.now, updateTime: env.now };
       limitOutput(fields, env);
@@ -865,6 +868,16 @@ function moveLane(draft: Draft, lane: ActiveLane, env: DecideEnv, effects: Effec
       return "ended";
     }
   }
+}
+
+/**
+ * True when lane head `head` waits for something outside this decision, whatever the other lanes do: a SCHEDULED task
+ * whose time has not come or that waits in its worker queue for a poll (SIMPLE, started already), or a task IN_PROGRESS
+ * (its call, child, callback or worker) other than a JOIN (which waits for other lanes) or a DO_WHILE that just started.
+ */
+function waitsOutside(head: TaskExecution, now: number): boolean {
+  if (head.status === "SCHEDULED") return head.awaitingExternal === true || head.scheduledTime > now;
+  return head.status === "IN_PROGRESS" && head.taskType !== "JOIN" && head.taskType !== "DO_WHILE";
 }
 
 /**

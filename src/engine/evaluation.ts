@@ -1,6 +1,5 @@
 import type { EvaluationContext } from "./expressions";
 import { definitionReferenceName, type JsonObject, type TaskExecution, type WorkflowExecution } from "./model";
-import { setOwn } from "./own-property";
 
 /** What `${<ref>.…}` sees of a task: its latest instance's visible fields. */
 function taskRecord(task: TaskExecution): JsonObject {
@@ -45,7 +44,9 @@ function workflowRecord(execution: WorkflowExecution): JsonObject {
 
 /**
  * The context expressions are evaluated in. Later instances of a reference (retries, iterations) shadow
- * earlier ones, so `${ref.output}` is always the latest attempt's output.
+ * earlier ones, so `${ref.output}` is always the latest attempt's output; a task of a DO_WHILE's loop is also seen
+ * under its definition's name, as its latest iteration (as in Conductor). Records are made for the references an
+ * expression names, once each.
  */
 export function evaluationContext(
   execution: WorkflowExecution,
@@ -53,14 +54,15 @@ export function evaluationContext(
   taskId?: string,
   secret?: (name: string) => string | undefined,
 ): EvaluationContext {
-  const tasks: Record<string, JsonObject> = {};
-  for (const task of execution.tasks) {
-    const record = taskRecord(task);
-    setOwn(tasks, task.referenceTaskName, record);
-    // A task of a DO_WHILE's loop is also seen under its definition's name, as its latest iteration (as in Conductor).
-    if (task.iteration !== undefined) setOwn(tasks, definitionReferenceName(task), record);
-  }
-  const context: EvaluationContext = { workflow: workflowRecord(execution), tasks, now };
+  const records = new Map<string, JsonObject | undefined>();
+  const task = (reference: string): JsonObject | undefined => {
+    if (records.has(reference)) return records.get(reference);
+    const latest = execution.tasks.findLast((candidate) => candidate.referenceTaskName === reference || (candidate.iteration !== undefined && definitionReferenceName(candidate) === reference));
+    const record = latest === undefined ? undefined : taskRecord(latest);
+    records.set(reference, record);
+    return record;
+  };
+  const context: EvaluationContext = { workflow: workflowRecord(execution), task, now };
   if (taskId !== undefined) context.taskId = taskId;
   if (secret !== undefined) context.secret = secret;
   return context;

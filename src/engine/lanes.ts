@@ -22,16 +22,17 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
   const root = plan.lanes.get(ROOT_LANE)!;
   // Most definitions have no fork: one lane, whose latest instance is the execution's.
   if (!plan.hasForks) return [{ id: ROOT_LANE, span: root, head: loopAware(state, state.tasks.at(-1)) }];
+  // One walk over the tasks (a decision asks this after every move): each lane's latest task, and each fork's.
   const heads = new Map<number, TaskExecution>();
-  const latest = new Map<number, TaskExecution>();
+  const latestForks = new Map<number, TaskExecution>();
   for (const task of state.tasks) {
     const step = plan.steps[task.definitionIndex];
     if (step === undefined) continue;
-    latest.set(task.definitionIndex, task);
     heads.set(step.lane, task);
+    if (step.fork !== undefined) latestForks.set(task.definitionIndex, task);
   }
   const lanes: ActiveLane[] = [{ id: ROOT_LANE, span: root, head: loopAware(state, heads.get(ROOT_LANE)) }];
-  const forks = [...latest.entries()].filter(([index, task]) => plan.steps[index]?.fork !== undefined && task.status === "COMPLETED").map(([index]) => index);
+  const forks = [...latestForks.values()].filter((task) => task.status === "COMPLETED").map((task) => task.definitionIndex);
   for (const index of forks.sort((a, b) => a - b)) {
     for (const id of plan.steps[index]!.fork!.lanes) lanes.push({ id, span: plan.lanes.get(id)!, head: loopAware(state, heads.get(id)) });
   }

@@ -25,7 +25,20 @@ const SECRETS = new Map<string, string>([
   ["123", "numeric-name"],
 ]);
 
-function makeContext(overrides: Partial<EvaluationContext> = {}): EvaluationContext {
+/** A context over `tasks` (reference name → record) and the rest of `overrides`. */
+function makeContext(overrides: Partial<EvaluationContext> & { tasks?: Record<string, JsonObject> } = {}): EvaluationContext {
+  const { tasks: givenTasks, ...rest } = overrides;
+  const tasks: Record<string, JsonObject> = givenTasks ?? {
+    fetch: {
+      taskId: "t-1",
+      status: "COMPLETED",
+      input: { x: "in-x" },
+      output: { n: 5, response: { body: { items: [{ id: 7 }, { id: 8 }] } } },
+    },
+    "my-task": { taskId: "t-2", status: "FAILED", input: {}, output: { value: "hyphen" } },
+    a: { taskId: "t-3", status: "COMPLETED", input: {}, output: { n: 4 } },
+    workflow: { taskId: "t-4", status: "COMPLETED", input: {}, output: { shadow: true } },
+  };
   return {
     workflow: {
       workflowId: "wf-1",
@@ -53,21 +66,11 @@ function makeContext(overrides: Partial<EvaluationContext> = {}): EvaluationCont
       // Must never be reachable: secrets only come from the `secret` callback.
       secrets: { token: "leaked-from-workflow" },
     },
-    tasks: {
-      fetch: {
-        taskId: "t-1",
-        status: "COMPLETED",
-        input: { x: "in-x" },
-        output: { n: 5, response: { body: { items: [{ id: 7 }, { id: 8 }] } } },
-      },
-      "my-task": { taskId: "t-2", status: "FAILED", input: {}, output: { value: "hyphen" } },
-      a: { taskId: "t-3", status: "COMPLETED", input: {}, output: { n: 4 } },
-      workflow: { taskId: "t-4", status: "COMPLETED", input: {}, output: { shadow: true } },
-    },
     now: 1_700_000_000_000,
     taskId: "task-42",
+    task: (reference) => (Object.hasOwn(tasks, reference) ? tasks[reference] : undefined),
     secret: (name) => SECRETS.get(name),
-    ...overrides,
+    ...rest,
   };
 }
 
@@ -867,6 +870,7 @@ describe("evaluationContext", () => {
     const done = decide(started, { type: "externalUpdate", taskId: started.tasks[0]!.taskId, status: "COMPLETED", output: { v: 42 } }, env(2_000)).state;
     const context = evaluationContext(done, 3_000);
     expect(resolveValue("${" + ref + ".output.v}", context)).toBe(42);
-    expect(Object.keys(context.tasks)).toEqual([ref]);
+    // Names an object inherits are no tasks.
+    for (const absent of ["__proto__", "constructor", "toString", "hasOwnProperty"].filter((name) => name !== ref)) expect(context.task(absent)).toBeUndefined();
   });
 });

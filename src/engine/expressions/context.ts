@@ -9,8 +9,12 @@ import type { JsonObject } from "../model";
 export interface EvaluationContext {
   /** The `workflow` root: workflowId, correlationId, input, and any other workflow fields the engine exposes. */
   workflow: JsonObject;
-  /** Task reference name → that task's visible record (at least `input`, `output`, `status`, `taskId`). */
-  tasks: Readonly<Record<string, JsonObject>>;
+  /**
+   * The visible record (at least `input`, `output`, `status`, `taskId`) of the task a reference name names; undefined
+   * for none. A lookup, not a map: building every task's record for each resolution would cost what the execution
+   * holds, while an input names a few.
+   */
+  task(reference: string): JsonObject | undefined;
   /** `${system.currentTimeMillis}` */
   now: number;
   /** `${TASK_ID}`: id of the task whose input is being resolved; null when none. */

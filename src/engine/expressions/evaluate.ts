@@ -62,7 +62,7 @@ function resolvePath(root: string, segments: readonly PathSegment[], ctx: Evalua
     case "TASK_ID":
       return walk(ctx.taskId ?? null, segments);
     default:
-      return Object.hasOwn(ctx.tasks, root) ? walk(ctx.tasks[root] ?? null, segments) : null;
+      return walk(ctx.task(root) ?? null, segments);
   }
 }
 

@@ -1,4 +1,4 @@
-import { activeLanes, neverReached } from "../../lanes";
+import { activeLanes, neverReached, type ActiveLane } from "../../lanes";
 import { SUCCESSFUL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowExecution } from "../../model";
 import { setOwn } from "../../own-property";
 import { planIndexOf, planTask } from "../../plan";
@@ -39,11 +39,10 @@ export const joinTask: TaskTypeModule = {
  * The output of IN_PROGRESS JOIN `join` once it may complete: each `joinOn` task's output under its reference name,
  * as Conductor's JOIN gives. Undefined while one of them is yet to end well: still to run or running, or failed (its
  * lane then retries it or fails the workflow). A task its branch passed over (a SWITCH took another way), or whose
- * fork was skipped, is not waited for, and has no entry.
+ * fork was skipped, is not waited for, and has no entry. `lanes`: the active lanes, when the caller has them.
  */
-export function joinOutput(state: WorkflowExecution, join: TaskExecution): JsonObject | undefined {
+export function joinOutput(state: WorkflowExecution, join: TaskExecution, lanes: readonly ActiveLane[] = activeLanes(state)): JsonObject | undefined {
   const joinOn = planTask(state.definition, join.definitionIndex)?.joinOn ?? [];
-  const lanes = activeLanes(state);
   // One pass over the tasks, not one per joined task: a dynamic fork's JOIN may wait for a thousand of them.
   const latestByStep = new Map<number, TaskExecution>();
   for (const task of state.tasks) latestByStep.set(task.definitionIndex, task);
