@@ -6,6 +6,7 @@ import { renderDefinitions } from "./views/definitions.js";
 import { renderExecution } from "./views/execution.js";
 import { renderExecutions } from "./views/executions.js";
 import { renderLogin } from "./views/login.js";
+import { renderScheduleEditor, renderSchedules } from "./views/schedules.js";
 import { renderTaskDefEditor, renderTaskDefs } from "./views/task-defs.js";
 
 /**
@@ -32,6 +33,9 @@ const ROUTES = [
   [/^taskdefs$/, renderTaskDefs],
   [/^taskdefs\/new$/, (container, params, context) => renderTaskDefEditor(container, params, context)],
   [/^taskdefs\/(.+)$/, renderTaskDefEditor],
+  [/^schedules$/, renderSchedules],
+  [/^schedules\/new$/, (container, params, context) => renderScheduleEditor(container, params, context)],
+  [/^schedules\/([^/]+)$/, renderScheduleEditor],
 ];
 
 let generation = 0;

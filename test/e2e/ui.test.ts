@@ -6,7 +6,7 @@
  * execution (the branch taken marked, its tasks selectable with their actions), a FORK_JOIN's branches side by side
  * and what its JOIN still waits for, rerun from a task,
  * act on several executions of the list at once, register a definition with a mistake and see the error at its
- * line, and see that a read-only user is not offered what it may not do. Every page must keep a clean console.
+ * line, create, pause, resume and delete a schedule, and see that a read-only user is not offered what it may not do. Every page must keep a clean console.
  *
  * `SCREENSHOT_DIR=docs/screenshots npx vitest run --project e2e test/e2e/ui.test.ts` also saves the screenshots
  * the README links to.
@@ -842,6 +842,123 @@ describe("web UI", () => {
     expect((await call(server.url, "GET", `/api/metadata/taskdefs/${name}`, { key: adminKey })).status).toBe(404);
     expect(admin.refusedLoads).toEqual([expect.stringContaining("status of 400"), expect.stringContaining("status of 400")]);
     expect(admin.problems).toEqual([]);
+  });
+
+  it("creates a schedule on the Schedules page after a refused save, lists it, previews its next fires, pauses, resumes and deletes it", async () => {
+    // Its own tab and login, so it also runs alone (-t).
+    const own = await openPage(browser);
+    const { page } = own;
+    await logIn(page, adminKey);
+    const name = `${parentName}_yearly`;
+    const schedulePath = `/api/scheduler/schedules/${name}`;
+    await page.getByRole("link", { name: "Schedules", exact: true }).click();
+    await page.getByText("No schedule yet.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("link", { name: "New schedule" }).click();
+    const editor = page.getByLabel("Schedule (JSON)");
+    await expect.poll(() => editor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"cronExpression": "0 0 * * * ?"');
+    // The template's fires are previewed at once: every hour, in UTC.
+    const fires = page.locator("ol.fires li");
+    await expect.poll(() => fires.count(), { timeout: STEP_TIMEOUT_MS }).toBe(5);
+    expect(await fires.first().textContent()).toMatch(/^\d{4}-\d\d-\d\d \d\d:00:00 UTC/);
+
+    // Five fields: the preview says why, and so does the save, at the expression's line; nothing is stored.
+    const schedule = { name, description: "new year's order", cronExpression: "0 0 1 1 ?", zoneId: "Europe/Berlin", startWorkflowRequest: { name: parentName, input: { orderId: "NY-1" } } };
+    await editor.fill(JSON.stringify(schedule));
+    await page.getByRole("button", { name: "Preview the edited schedule" }).click();
+    const firesSection = page.getByRole("region", { name: "Next fires" });
+    await expect.poll(() => firesSection.getByRole("alert").textContent(), { timeout: STEP_TIMEOUT_MS }).toContain("cronExpression must have 6 fields");
+    expect(await fires.count()).toBe(0);
+    await page.getByRole("button", { name: "Create" }).click();
+    const errors = page.locator(".editor-errors li");
+    await expect.poll(() => errors.first().textContent(), { timeout: STEP_TIMEOUT_MS }).toMatch(/^Line \d+: cronExpression: must have 6 fields/);
+    const text = await editor.inputValue();
+    const cronLine = text.split("\n").findIndex((line) => line.includes('"0 0 1 1 ?"')) + 1;
+    expect(await page.locator(".gutter-line.marked").allTextContents()).toEqual([String(cronLine)]);
+    expect(await page.locator("form .error[role=alert]").textContent()).toMatch(/^Invalid schedule: cronExpression: must have 6 fields/);
+    expect((await call(server.url, "GET", schedulePath, { key: adminKey })).status).toBe(404);
+
+    // Once a year at midnight in Berlin: the preview of the edited expression lists the service's next fires there.
+    await editor.fill(text.replace('"0 0 1 1 ?"', '"0 0 0 1 1 ?"'));
+    await page.getByRole("button", { name: "Preview the edited schedule" }).click();
+    const expected: number[] = (await callOk(server.url, "GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 0 1 1 ?")}&zoneId=Europe/Berlin&limit=5`, { key: adminKey })).json();
+    const isoTimes = () => fires.locator("time").evaluateAll((times) => times.map((time) => time.getAttribute("datetime")));
+    await expect.poll(isoTimes, { timeout: STEP_TIMEOUT_MS }).toEqual(expected.map((ms) => new Date(ms).toISOString()));
+    // Berlin is an hour ahead of UTC in winter.
+    const firstYear = new Date(expected[0]! + 3_600_000).getUTCFullYear();
+    expect(await fires.first().textContent()).toMatch(new RegExp(`^${firstYear}-01-01 00:00:00 Europe/Berlin`));
+    await page.getByRole("button", { name: "Create" }).click();
+    await page.getByRole("heading", { name: `Schedule ${name}` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect((await callOk(server.url, "GET", schedulePath, { key: adminKey })).json()).toMatchObject({
+      name, cronExpression: "0 0 0 1 1 ?", zoneId: "Europe/Berlin", paused: false, nextRunTime: expected[0], startWorkflowRequest: { name: parentName, input: { orderId: "NY-1" } },
+    });
+    await expect.poll(isoTimes, { timeout: STEP_TIMEOUT_MS }).toEqual(expected.map((ms) => new Date(ms).toISOString()));
+    await screenshot(page, "schedule");
+
+    // Listed with its workflow, expression, zone, state and next fire; the filter finds it by name.
+    await page.getByRole("link", { name: "Schedules", exact: true }).click();
+    const row = page.locator("tr", { has: page.getByRole("link", { name, exact: true }) });
+    await expect.poll(() => row.locator("td").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual([
+      name, `${parentName} (latest version)`, "0 0 0 1 1 ? Europe/Berlin", "ACTIVE", expect.stringMatching(new RegExp(`^${firstYear}-01-01 00:00:00 Europe/Berlin`)), "new year's order",
+    ]);
+    await page.getByLabel("Filter").fill("no-such-schedule");
+    await page.getByText("No schedule matches.").waitFor();
+    await page.getByLabel("Filter").fill("yearly");
+    await row.waitFor();
+    await screenshot(page, "schedules");
+
+    // A new schedule may not take the name of another (a save would replace it).
+    await page.getByRole("link", { name: "New schedule" }).click();
+    await expect.poll(() => editor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"name": "my_schedule"');
+    await editor.fill(JSON.stringify({ ...schedule, cronExpression: "0 0 * * * ?", description: "a copy" }));
+    await page.getByRole("button", { name: "Create" }).click();
+    await expect.poll(() => page.locator("form .error[role=alert]").textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(`A schedule named "${name}" exists already`);
+    expect((await callOk(server.url, "GET", schedulePath, { key: adminKey })).json().description).toBe("new year's order");
+
+    // Pause and resume: the state shown, the service's and the editor's JSON follow.
+    await page.goto(`${server.url}/#/schedules/${name}`);
+    const state = page.locator(".facts .badge");
+    await expect.poll(() => state.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("ACTIVE");
+    await page.getByRole("button", { name: "Pause" }).click();
+    await page.getByRole("button", { name: "Resume" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await state.textContent()).toBe("PAUSED");
+    expect((await callOk(server.url, "GET", schedulePath, { key: adminKey })).json()).toMatchObject({ paused: true });
+    expect(await editor.inputValue()).toContain('"paused": true');
+    await page.getByRole("button", { name: "Resume" }).click();
+    await page.getByRole("button", { name: "Pause" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await state.textContent()).toBe("ACTIVE");
+    expect((await callOk(server.url, "GET", schedulePath, { key: adminKey })).json()).toMatchObject({ paused: false, nextRunTime: expected[0] });
+
+    // A user who may only read workflows sees it, and is offered nothing to change it with.
+    await callOk(server.url, "POST", "/api/security/roles", {
+      key: adminKey,
+      body: { name: "ui-schedule-readers", description: "read workflows", permissions: [{ action: "WORKFLOW_READ", scope: "*" }] },
+    }, 201);
+    await callOk(server.url, "PUT", "/api/security/users/schedule-reader/roles", { key: adminKey, body: { roles: ["ui-schedule-readers"], directPermissions: [] } });
+    const reader = (await callOk(server.url, "POST", "/api/security/users/schedule-reader/api-keys", { key: adminKey }, 201)).json();
+    const readerTab = await openPage(browser);
+    await logIn(readerTab.page, `${reader.keyId}:${reader.keySecret}`);
+    await readerTab.page.goto(`${server.url}/#/schedules`);
+    await readerTab.page.getByRole("link", { name, exact: true }).click();
+    await readerTab.page.getByRole("heading", { name: `Schedule ${name}` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await expect.poll(() => readerTab.page.locator("ol.fires li").count(), { timeout: STEP_TIMEOUT_MS }).toBe(5);
+    for (const action of ["Pause", "Resume", "Delete…", "Save", "Preview the edited schedule"]) {
+      expect(await readerTab.page.getByRole("button", { name: action }).count(), action).toBe(0);
+    }
+    expect(await readerTab.page.getByLabel("Schedule (JSON)").getAttribute("readonly")).toBe("");
+    await readerTab.page.getByRole("link", { name: "Back" }).click();
+    await readerTab.page.getByRole("link", { name, exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await readerTab.page.getByRole("link", { name: "New schedule" }).count()).toBe(0);
+    expect(readerTab.problems).toEqual([]);
+    expect(readerTab.refusedLoads).toEqual([]);
+    await readerTab.page.context().close();
+
+    await page.getByRole("button", { name: "Delete…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await page.getByText("No schedule yet.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect((await call(server.url, "GET", schedulePath, { key: adminKey })).status).toBe(404);
+    expect(own.refusedLoads).toEqual([expect.stringContaining("status of 400"), expect.stringContaining("status of 400")]);
+    expect(own.problems).toEqual([]);
+    await page.context().close();
   });
 
   it("offers a read-only user no action, and the narrow layout does not overflow", async () => {

@@ -15,12 +15,12 @@ import { lineOfPath, prettyWithPaths } from "./json-paths.js";
 /**
  * A JSON text editor: a textarea over a backdrop that highlights the lines of validation errors, a line gutter
  * and a list of errors (each focuses its line). Plain textarea editing, so it works with any keyboard and
- * screen reader.
- * @param {{ label: string, value?: unknown, rows?: number, id: string }} options
+ * screen reader. `readOnly` shows the text for reading (and copying) to a user who may not change what it holds.
+ * @param {{ label: string, value?: unknown, rows?: number, id: string, readOnly?: boolean }} options
  * @returns {JsonEditor}
  */
-export function jsonEditor({ label, value, rows = 18, id }) {
-  const textarea = h("textarea", { id, className: "editor-text", rows: String(rows), spellcheck: "false", autocomplete: "off", "aria-describedby": `${id}-errors` });
+export function jsonEditor({ label, value, rows = 18, id, readOnly = false }) {
+  const textarea = h("textarea", { id, className: "editor-text", rows: String(rows), spellcheck: "false", autocomplete: "off", readonly: readOnly, "aria-describedby": `${id}-errors` });
   const backdrop = h("div", { className: "editor-backdrop", "aria-hidden": "true" });
   const gutter = h("div", { className: "editor-gutter", "aria-hidden": "true" });
   const errorList = h("ul", { id: `${id}-errors`, className: "editor-errors", "aria-live": "polite" });
