@@ -610,10 +610,20 @@ function retryUnfinishedLanes(draft: Draft, heads: readonly TaskExecution[], env
  * fork, before its branches' tasks: those stay when it runs again, to be joined as they ended (not run again).
  */
 function keepUpTo(draft: Draft, target: TaskExecution): void {
-  const definition = draft.state.definition;
-  const joins = enclosingJoins(definition, target.definitionIndex);
-  const joined = (task: TaskExecution) => target.taskType === "JOIN" && joinedBy(definition, target.definitionIndex, task.definitionIndex);
-  draft.retainTasks((task) => (task.seq <= target.seq || joined(task)) && !joins.includes(task.definitionIndex));
+  const state = draft.state;
+  const definition = state.definition;
+  const plan = planOf(definition);
+  // In a loop, a fork runs once per iteration: only the JOINs of the runs `target` is in wait again (those scheduled
+  // after their fork's run that precedes `target`), and a JOIN rerun joins its own iteration's branch tasks.
+  const joinsSince = new Map(
+    enclosingJoins(definition, target.definitionIndex).map((join) => {
+      const fork = plan.forkOfJoin.get(join);
+      return [join, fork === undefined ? -1 : (state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < target.seq)?.seq ?? -1)];
+    }),
+  );
+  const joined = (task: TaskExecution) => target.taskType === "JOIN" && task.iteration === target.iteration && joinedBy(definition, target.definitionIndex, task.definitionIndex);
+  const waitsAgain = (task: TaskExecution) => task.seq > (joinsSince.get(task.definitionIndex) ?? Number.POSITIVE_INFINITY);
+  draft.retainTasks((task) => (task.seq <= target.seq || joined(task)) && !waitsAgain(task));
 }
 
 /**
@@ -863,7 +873,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
       }
       const reason = head.reasonForIncompletion ?? `status ${head.status}`;
       // In a loop, the DO_WHILE fails with it: the DO_WHILE's own settings (retries, optional) then say what follows.
-      if (failLoopOf(draft, head, reason, env)) return "moved";
+      if (failLoopOf(draft, head, reason, env, effects)) return "moved";
       failWorkflow(draft, head, reason, env, effects);
       return "ended";
     }
@@ -896,6 +906,9 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
     failWorkflow(draft, last, `the DO_WHILE at plan step ${loopIndex} is not running at the end of an iteration`, env, effects);
     return "ended";
   }
+  // A task of a fork in the loop still running past its JOIN (one it did not wait for) ends with the iteration: the next
+  // runs the fork's branches afresh.
+  cancelLoopTasks(draft, loop, `iteration ${loop.iteration ?? 1} of its DO_WHILE ${loop.referenceTaskName} ended`, env, effects);
   const steps = planOf(state.definition).steps;
   // A skip applies to one iteration: one of a task this iteration did not reach (a SWITCH took another branch) goes with it.
   forgetSkips(draft, (skip) => steps[planIndexOf(state.definition, skip.taskReferenceName)]?.inLoop === loopIndex);
@@ -933,7 +946,7 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
  * optional or failing the workflow like any task; run again, it starts from its first iteration). False when `task`
  * is in no running loop.
  */
-function failLoopOf(draft: Draft, task: TaskExecution, reason: string, env: DecideEnv): boolean {
+function failLoopOf(draft: Draft, task: TaskExecution, reason: string, env: DecideEnv, effects: Effect[]): boolean {
   const loopIndex = planOf(draft.state.definition).steps[task.definitionIndex]?.inLoop;
   const loop = loopIndex === undefined ? undefined : latestInstance(draft.state, loopIndex);
   if (loop === undefined || !isPending(loop)) return false;
@@ -943,6 +956,8 @@ function failLoopOf(draft: Draft, task: TaskExecution, reason: string, env: Deci
     endTime: env.now,
     updateTime: env.now,
   });
+  // The other branches of a fork in the loop stop with it: run again, the DO_WHILE starts from its first iteration.
+  cancelLoopTasks(draft, loop, `its DO_WHILE ${loop.referenceTaskName} failed`, env, effects);
   return true;
 }
 

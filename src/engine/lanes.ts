@@ -3,7 +3,7 @@
  * decider moves each lane on by itself; a FORK_JOIN's branches are lanes that run side by side once it completed.
  */
 import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type TaskExecution, type WorkflowExecution } from "./model";
-import { leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan } from "./plan";
+import { leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan, type Plan } from "./plan";
 
 /** A running lane: its id and span, and its latest task instance (none before its first task is reached). */
 export interface ActiveLane {
@@ -15,28 +15,56 @@ export interface ActiveLane {
 /**
  * The lanes of `state` that run: the root lane, and the branches of every FORK_JOIN whose latest instance COMPLETED
  * (a skipped or failed fork runs none), in plan order. Instances are in the order they were scheduled, so a lane's
- * latest is its furthest along.
+ * latest is its furthest along. A fork inside a DO_WHILE's loop runs its branches afresh in each iteration: they run
+ * while that iteration's fork instance is the latest and its loop still runs, and only what was scheduled after that
+ * instance is theirs.
  */
 export function activeLanes(state: WorkflowExecution): ActiveLane[] {
   const plan = planOf(state.definition);
   const root = plan.lanes.get(ROOT_LANE)!;
   // Most definitions have no fork: one lane, whose latest instance is the execution's.
   if (!plan.hasForks) return [{ id: ROOT_LANE, span: root, head: loopAware(state, state.tasks.at(-1)) }];
-  // One walk over the tasks (a decision asks this after every move): each lane's latest task, and each fork's.
+  // One walk over the tasks (a decision asks this after every move): each lane's latest task, each fork's and loop's.
   const heads = new Map<number, TaskExecution>();
-  const latestForks = new Map<number, TaskExecution>();
+  const latest = new Map<number, TaskExecution>();
   for (const task of state.tasks) {
     const step = plan.steps[task.definitionIndex];
     if (step === undefined) continue;
     heads.set(step.lane, task);
-    if (step.fork !== undefined) latestForks.set(task.definitionIndex, task);
+    if (step.fork !== undefined || step.loop !== undefined) latest.set(task.definitionIndex, task);
   }
   const lanes: ActiveLane[] = [{ id: ROOT_LANE, span: root, head: loopAware(state, heads.get(ROOT_LANE)) }];
-  const forks = [...latestForks.values()].filter((task) => task.status === "COMPLETED").map((task) => task.definitionIndex);
-  for (const index of forks.sort((a, b) => a - b)) {
-    for (const id of plan.steps[index]!.fork!.lanes) lanes.push({ id, span: plan.lanes.get(id)!, head: loopAware(state, heads.get(id)) });
+  const forks = [...latest.values()].filter((task) => plan.steps[task.definitionIndex]!.fork !== undefined && task.status === "COMPLETED" && inCurrentRun(plan, task, latest));
+  for (const fork of forks.sort((a, b) => a.definitionIndex - b.definitionIndex)) {
+    const inLoop = plan.steps[fork.definitionIndex]!.inLoop !== undefined;
+    for (const id of plan.steps[fork.definitionIndex]!.fork!.lanes) {
+      const head = heads.get(id);
+      lanes.push({ id, span: plan.lanes.get(id)!, head: inLoop && head !== undefined && head.seq < fork.seq ? undefined : loopAware(state, head) });
+    }
   }
   return lanes;
+}
+
+/**
+ * True unless `task` is an instance of a step of a DO_WHILE's loop from before the loop's current iteration (or from an
+ * earlier run of the DO_WHILE), or the loop has ended; `latest`: the latest instance of each DO_WHILE step at least.
+ */
+function inCurrentRun(plan: Plan, task: TaskExecution, latest: ReadonlyMap<number, TaskExecution>): boolean {
+  const loopIndex = plan.steps[task.definitionIndex]?.inLoop;
+  if (loopIndex === undefined) return true;
+  const loop = latest.get(loopIndex);
+  return loop !== undefined && !TERMINAL_TASK_STATUSES.has(loop.status) && task.seq > loop.seq && task.iteration === loop.iteration;
+}
+
+/** The latest instance of plan step `index` in the current run of its loop (see {@link inCurrentRun}), if it has one. */
+export function currentInstance(state: WorkflowExecution, index: number): TaskExecution | undefined {
+  const task = latestInstance(state, index);
+  if (task === undefined) return undefined;
+  const plan = planOf(state.definition);
+  const loopIndex = plan.steps[index]?.inLoop;
+  if (loopIndex === undefined) return task;
+  const loop = latestInstance(state, loopIndex);
+  return loop !== undefined && inCurrentRun(plan, task, new Map([[loopIndex, loop]])) ? task : undefined;
 }
 
 /**
@@ -89,5 +117,5 @@ export function neverReached(state: WorkflowExecution, index: number, lanes: rea
   if (lane !== undefined) return laneDone(state, lane);
   const fork = plan.lanes.get(laneId)?.fork ?? -1;
   if (fork < 0) return false;
-  return latestInstance(state, fork) !== undefined || neverReached(state, fork, lanes);
+  return currentInstance(state, fork) !== undefined || neverReached(state, fork, lanes);
 }

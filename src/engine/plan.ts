@@ -12,7 +12,8 @@
  *
  * A DO_WHILE is followed by its `loopOver` tasks, in the DO_WHILE's lane; the last of them is followed by the DO_WHILE
  * again, which ends the iteration (the only place a lane goes back in the plan), and the DO_WHILE's own successor
- * comes after them. Loops do not nest, and hold no fork.
+ * comes after them. Loops do not nest. A FORK_JOIN in a loop is the loop's, and so are the tasks of its branches
+ * (lanes of their own): they run afresh in each iteration (see `activeLanes`).
  *
  * A FORK_JOIN_DYNAMIC has no branches in the definition: the tasks it forked when it ran (recorded in the execution's
  * copy of its definition, `dynamicForks`) come after all of the definition's own, each a lane of its own (with what a
@@ -49,7 +50,7 @@ export interface PlanStep {
   readonly fork?: { readonly lanes: readonly number[]; readonly join: number };
   /** DO_WHILE: its loop's steps are the ones after it, up to (not including) `end`. */
   readonly loop?: { readonly end: number };
-  /** A task of a DO_WHILE's `loopOver` (or of a SWITCH branch inside one): that DO_WHILE's step. */
+  /** A task of a DO_WHILE's `loopOver` (or of a SWITCH branch or fork branch inside one): that DO_WHILE's step. */
   readonly inLoop?: number;
   /** A task a FORK_JOIN_DYNAMIC forked (the first of its branch): that fork's step, and its place among those forked. */
   readonly forked?: { readonly fork: number; readonly position: number };
@@ -82,6 +83,8 @@ export interface Plan {
   readonly hasForks: boolean;
   /** True when the definition has a DO_WHILE. */
   readonly hasLoops: boolean;
+  /** JOIN step → the step of the fork (FORK_JOIN or FORK_JOIN_DYNAMIC) whose branches it joins. */
+  readonly forkOfJoin: ReadonlyMap<number, number>;
   /** True when running the definition may need the script interpreter (see `taskScript`); any may fork tasks that do. */
   readonly usesScripts: boolean;
   /** True when running the definition may need the jq processor (a JSON_JQ_TRANSFORM); any may fork one. */
@@ -312,8 +315,8 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
           const first = steps.length;
           forkLanes.push(first);
           lanes.set(first, { first, end: first + flattenTasks(list).length, fork: own });
-          // Followed by the JOIN, in the lane around the fork: the branch's lane ends there.
-          place(list, next, first);
+          // Followed by the JOIN, in the lane around the fork: the branch's lane ends there. In a loop, its tasks are the loop's.
+          place(list, next, first, { loop: inLoop });
         }
         steps[own] = step({ fork: { lanes: forkLanes, join: next } });
       } else if (task.type === "DO_WHILE") {
@@ -348,10 +351,15 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
     const joinStep = steps[join];
     if (joinStep !== undefined) steps[join] = { ...joinStep, task: { ...joinStep.task, joinOn: run.tasks.map((task) => task.taskReferenceName) } };
   }
+  const forkOfJoin = new Map<number, number>();
+  steps.forEach((step, index) => {
+    if (step.fork !== undefined) forkOfJoin.set(step.fork.join, index);
+  });
   return {
     steps,
     byReference,
     lanes,
+    forkOfJoin,
     hasForks: lanes.size > 1 || forks,
     hasLoops: steps.some((step) => step.loop !== undefined),
     // What a dynamic fork forks, or a DYNAMIC runs, is known only when it runs.

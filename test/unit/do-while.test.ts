@@ -369,12 +369,17 @@ describe("DO_WHILE at registration", () => {
     expect(issues([task({ token: "${workflow.secrets.api}" })])).toEqual([{ path: "tasks[0].inputParameters", message: expect.stringContaining("must not use secrets") }]);
   });
 
-  it("refuses nested loops and forks inside a loop, and a JOIN waiting for a task inside a loop", () => {
+  it("refuses nested loops and dynamic forks inside a loop (a FORK_JOIN registers), and a JOIN waiting for a task inside a loop", () => {
     const inner = { name: "inner", taskReferenceName: "inner", type: "DO_WHILE", loopCondition: "false", loopOver: [{ ...body[0], taskReferenceName: "b" }] };
     expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [inner] }])).toEqual([{ path: "tasks[0].loopOver[0].type", message: expect.stringContaining("loops do not nest") }]);
     const fork = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[{ ...body[0], taskReferenceName: "c" }]] };
     const join = { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["c"] };
-    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [fork, join] }])).toEqual([{ path: "tasks[0].loopOver[0].type", message: expect.stringContaining("FORK_JOIN cannot run inside a DO_WHILE") }]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [fork, join] }])).toEqual([]);
+    const dynamicFork = { name: "d", taskReferenceName: "d", type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskInputs: [] } };
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [dynamicFork, join] }])).toEqual([{ path: "tasks[0].loopOver[0].type", message: expect.stringContaining("FORK_JOIN_DYNAMIC cannot run inside a DO_WHILE") }]);
+    // A loop in a branch of a fork in a loop is a nested loop.
+    const loopInForkInLoop = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[inner]] };
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [loopInForkInLoop, { ...join, joinOn: ["inner"] }] }])).toEqual([{ path: "tasks[0].loopOver[0].forkTasks[0][0].type", message: expect.stringContaining("loops do not nest") }]);
     const loopInBranch = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: body }]] };
     expect(issues([loopInBranch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["l"] }])).toEqual([]);
     expect(issues([loopInBranch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["a"] }])).toEqual([{ path: "tasks[1].joinOn[0]", message: expect.stringContaining("name the DO_WHILE instead") }]);
@@ -403,5 +408,94 @@ describe("DO_WHILE at registration", () => {
     expect(definitionScripts({ name: "loops", tasks: [{ ...definition.tasks[0], evaluatorType: "value-param", loopCondition: "go" }] })).toEqual([]);
     expect(planOf(definitionOf([loop("l", [http("a")], "true")])).usesScripts).toBe(true);
     expect(planOf(definitionOf([loop("l", [http("a")], "go", { evaluatorType: "value-param" })])).usesScripts).toBe(false);
+  });
+});
+
+describe("DO_WHILE with a FORK_JOIN in its loop", () => {
+  const fork = (ref: string, branches: WorkflowTaskDef[][]): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "FORK_JOIN", inputParameters: {}, forkTasks: branches });
+  const join = (ref: string, joinOn: string[]): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "JOIN", inputParameters: {}, joinOn });
+  const forkLoop = (extra: Partial<WorkflowTaskDef> = {}) => loop("loop", [fork("fan", [[http("a")], [http("b"), http("c")]]), join("fan_join", ["a", "c"])], "$.loop.iteration < 2", extra);
+  const pending = (state: WorkflowExecution) => state.tasks.filter((task) => task.status === "IN_PROGRESS" || task.status === "SCHEDULED").map((task) => task.referenceTaskName);
+
+  it("runs the fork's branches afresh in each iteration, the JOIN waiting for that iteration's tasks, then goes on", () => {
+    let state = started([forkLoop(), http("post", { n: "${fan_join.output.c.body}" })]).state;
+    expect(pending(state)).toEqual(["loop", "fan_join__1", "a__1", "b__1"]);
+    state = finish(state, "a__1", 1_001);
+    state = finish(state, "b__1", 1_002);
+    expect(pending(state)).toEqual(["loop", "fan_join__1", "c__1"]);
+    state = finish(state, "c__1", 1_003);
+    // Iteration 2: the same fork again, and a JOIN that does not take iteration 1's outputs for its own.
+    expect(pending(state)).toEqual(["loop", "fan_join__2", "a__2", "b__2"]);
+    expect(instance(state, "fan_join__1")).toMatchObject({ status: "COMPLETED", outputData: { a: { body: "a__1" }, c: { body: "c__1" } } });
+    state = finish(state, "b__2", 1_004);
+    state = finish(state, "c__2", 1_005);
+    expect(pending(state)).toEqual(["loop", "fan_join__2", "a__2"]);
+    state = finish(state, "a__2", 1_006);
+    expect(instance(state, "fan_join__2")).toMatchObject({ status: "COMPLETED", outputData: { a: { body: "a__2" }, c: { body: "c__2" } } });
+    expect(instance(state, "loop")).toMatchObject({ status: "COMPLETED", iteration: 2 });
+    expect(instance(state, "loop").outputData["2"]).toMatchObject({ fan: {}, a: { body: "a__2" }, b: { body: "b__2" }, c: { body: "c__2" } });
+    expect(instance(state, "post").inputData).toMatchObject({ n: "c__2" });
+    state = finish(state, "post", 1_007);
+    expect(state.status).toBe("COMPLETED");
+  });
+
+  it("ends with the iteration a branch the JOIN did not wait for, canceling what it still runs", () => {
+    const loose = loop("loop", [fork("fan", [[http("a")], [hold("slow")]]), join("fan_join", ["a"])], "$.loop.iteration < 2");
+    let state = started([loose]).state;
+    state = finish(state, "a__1", 1_001);
+    expect(instance(state, "slow__1")).toMatchObject({ status: "CANCELED", reasonForIncompletion: "Canceled: iteration 1 of its DO_WHILE loop ended" });
+    expect(pending(state)).toEqual(["loop", "fan_join__2", "a__2", "slow__2"]);
+  });
+
+  it("fails the DO_WHILE when a branch task fails for good, canceling the other branches; a retry of the workflow starts the loop over", () => {
+    let state = started([forkLoop()]).state;
+    state = finish(state, "a__1", 1_001, {}, "FAILED");
+    expect(state.status).toBe("FAILED");
+    expect(instance(state, "b__1")).toMatchObject({ status: "CANCELED" });
+    expect(instance(state, "loop")).toMatchObject({ status: "FAILED", reasonForIncompletion: "Task a__1 failed: a__1 went wrong" });
+    state = decide(state, { type: "retry" }, env(5_000)).state;
+    expect(state.status).toBe("RUNNING");
+    expect(pending(state)).toEqual(["loop", "fan_join__1", "a__1", "b__1"]);
+    // The new run's tasks only: the failed a__1 and canceled b__1 of the first run are not its JOIN's.
+    const newRun = state.tasks.filter((task) => task.seq > instance(state, "loop").seq).map((task) => `${task.referenceTaskName}:${task.status}`);
+    expect(newRun).toEqual(["fan__1:COMPLETED", "fan_join__1:IN_PROGRESS", "a__1:IN_PROGRESS", "b__1:IN_PROGRESS"]);
+
+    // An optional DO_WHILE lets the workflow go on: the other branch's task does not run on beside it.
+    let optional = started([forkLoop({ optional: true }), http("post")]).state;
+    optional = finish(optional, "a__1", 1_001, {}, "FAILED");
+    expect(instance(optional, "loop").status).toBe("COMPLETED_WITH_ERRORS");
+    expect(instance(optional, "b__1")).toMatchObject({ status: "CANCELED", reasonForIncompletion: "Canceled: its DO_WHILE loop failed" });
+    expect(pending(optional)).toEqual(["post"]);
+  });
+
+  it("retries a branch task within its iteration, and reruns from a branch task of an earlier iteration", () => {
+    const retried = loop("loop", [fork("fan", [[http("a", {}, { retryCount: 1 })], [http("b")]]), join("fan_join", ["a", "b"])], "$.loop.iteration < 2");
+    let state = started([retried]).state;
+    state = finish(state, "a__1", 1_001, {}, "FAILED");
+    expect(refs(state).filter((line) => line.startsWith("a__1"))).toEqual(["a__1:FAILED", "a__1:IN_PROGRESS"]);
+    state = finish(state, "a__1", 1_002);
+    state = finish(state, "b__1", 1_003);
+    state = finish(state, "a__2", 1_004);
+    state = finish(state, "b__2", 1_005);
+    expect(state.status).toBe("COMPLETED");
+
+    // From iteration 2's b: iteration 1, its JOIN included, stays as it ended.
+    const second = decide(state, { type: "rerun", fromTaskId: instance(state, "b__2").taskId }, env(6_000)).state;
+    expect(instance(second, "fan_join__1")).toMatchObject({ status: "COMPLETED", outputData: { a: { body: "a__1" }, b: { body: "b__1" } } });
+    expect(instance(second, "fan_join__2").status).toBe("IN_PROGRESS");
+    expect(instance(second, "b__2").status).toBe("IN_PROGRESS");
+
+    const rerun = decide(state, { type: "rerun", fromTaskId: instance(state, "b__1").taskId }, env(6_000)).state;
+    expect(rerun.status).toBe("RUNNING");
+    // Iteration 1 from b on, as a rerun from a branch task outside loops: what was scheduled after b__1 goes (a__1's
+    // retry too, so a runs again from its failure), its JOIN waits again; iteration 2 is gone, the loop reopened at 1.
+    expect(refs(rerun).filter((line) => !line.startsWith("loop:"))).toEqual(["fan__1:COMPLETED", "a__1:FAILED", "b__1:IN_PROGRESS", "a__1:IN_PROGRESS", "fan_join__1:IN_PROGRESS"]);
+    expect(instance(rerun, "loop")).toMatchObject({ status: "IN_PROGRESS", iteration: 1 });
+    let again = finish(rerun, "b__1", 6_001);
+    again = finish(again, "a__1", 6_002);
+    expect(instance(again, "fan_join__1")).toMatchObject({ status: "COMPLETED", outputData: { a: { body: "a__1" }, b: { body: "b__1" } } });
+    again = finish(again, "a__2", 6_002);
+    again = finish(again, "b__2", 6_003);
+    expect(again.status).toBe("COMPLETED");
   });
 });

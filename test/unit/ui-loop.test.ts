@@ -191,6 +191,25 @@ describe("the UI and DO_WHILE tasks", () => {
     expect(notesOf(drawn, "l")).toEqual(["repeats while $.l.iteration < 3", "iteration 2"]);
   });
 
+  it("draws a FORK_JOIN in the loop with its branches, its JOIN waiting for its own iteration's tasks", () => {
+    const fork: WorkflowTask = { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", inputParameters: {}, forkTasks: [[http("a")], [http("b")]] };
+    const join: WorkflowTask = { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", inputParameters: {}, joinOn: ["a", "b"] };
+    const definition: WorkflowTask[] = [loop("l", [fork, join], "$.l.iteration < 3")];
+    const tasks = execution(definition, [
+      ["l", "IN_PROGRESS", { iteration: 2 }],
+      ["fan__1", "COMPLETED"], ["fan_join__1", "COMPLETED"], ["a__1", "COMPLETED"], ["b__1", "COMPLETED"],
+      ["fan__2", "COMPLETED"], ["fan_join__2", "IN_PROGRESS"], ["a__2", "COMPLETED"], ["b__2", "IN_PROGRESS"],
+    ]);
+    const steps = stepsOf(definition, tasks);
+    expect(refsOf(allSteps(steps))).toEqual(["l", "fan", "a", "b", "fan_join"]);
+    expect(stepNamed(steps, "b")).toMatchObject({ inLoop: true });
+    expect(stepNamed(steps, "b").instances.map((task) => task.referenceTaskName)).toEqual(["b__1", "b__2"]);
+    // Iteration 1's b ended well: the JOIN of iteration 2 still waits for its own.
+    expect(stepNamed(steps, "fan_join").waitingOn).toEqual(["b"]);
+    const drawn = diagram(steps);
+    expect(notesOf(drawn, "fan_join")).toEqual(["waits for a, b", "still waiting for b"]);
+  });
+
   it("marks a loop and its steps not taken inside a SWITCH branch not taken, and makes a loop step selectable", () => {
     const definition: WorkflowTask[] = [switchOn("route", { repeat: [loop("l", [http("a")], "$.l.iteration < 2")] }, [http("once")])];
     const notTaken = stepsOf(definition, execution(definition, [["route", "COMPLETED", { outputData: { evaluationResult: ["other"] } }], ["once", "COMPLETED"]]));

@@ -129,4 +129,27 @@ describe("DO_WHILE through the router", () => {
     expect((await api("GET", "/api/metadata/workflow/dw_bad")).status).toBe(404);
     expect(await hits("dw-never")).toBe(0);
   });
+
+  it("runs a FORK_JOIN in each iteration, its calls side by side, its JOIN waiting for that iteration's tasks, across an eviction", async () => {
+    // Each pair of calls is held by the target until both arrive: run one after the other, they would not meet.
+    const meet = (ref: string) => httpTask(ref, { uri: target("/meet/dw-fork-${each.output.loopItem}?parties=2"), method: "GET" });
+    const fork = { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[meet("left")], [meet("right")], [waitTask("gate")]] };
+    const join = { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", joinOn: ["left", "right", "gate"] };
+    await register({ name: "dw_fork", tasks: [doWhile("each", [fork, join], undefined, { items: "${workflow.input.rounds}" })], outputParameters: { last: "${fan_join.output.gate}" } });
+    const workflowId = await startWorkflow("dw_fork", { rounds: ["x", "y"] });
+    const done = (ref: string) => (workflow: WorkflowJson) => workflow.tasks.some((task) => task.referenceTaskName === ref && task.status === "COMPLETED");
+    const first = await waitFor(workflowId, (workflow) => done("left__1")(workflow) && done("right__1")(workflow));
+    expect(references(first)).toContain("fan_join__1:IN_PROGRESS");
+    await abortAllDurableObjects();
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, { round: 1 });
+    const second = await waitFor(workflowId, (workflow) => done("left__2")(workflow) && done("right__2")(workflow));
+    expect(references(second)).toEqual(expect.arrayContaining(["fan_join__1:COMPLETED", "gate__2:IN_PROGRESS", "fan_join__2:IN_PROGRESS"]));
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, { round: 2 });
+    const ended = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(ended.status, String(ended.reasonForIncompletion)).toBe("COMPLETED");
+    expect(ended.output).toEqual({ last: { round: 2 } });
+    const joined = ended.tasks.filter((task) => task.referenceTaskName.startsWith("fan_join")).map((task) => task.outputData);
+    expect(joined.map((output) => [(output["left"] as { response: { body: { met: boolean } } }).response.body.met, output["gate"]])).toEqual([[true, { round: 1 }], [true, { round: 2 }]]);
+    expect([await hits("dw-fork-x"), await hits("dw-fork-y")]).toEqual([2, 2]);
+  });
 });

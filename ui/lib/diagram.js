@@ -204,7 +204,8 @@ function stepsWithin(definitionTasks, tasks, reachable, inLoop) {
       if (forked.length > 0) step.forkBranches = forked.map((task) => ({ steps: stepsWithin([task], tasks, reachable, inLoop), notTaken: !reachable }));
     }
     if (definitionTask.type === "DO_WHILE") step.loop = { steps: stepsWithin(definitionTask.loopOver ?? [], tasks, reachable, true), notTaken: !reachable };
-    if (definitionTask.type === "JOIN" && instances.at(-1)?.status === "IN_PROGRESS") step.waitingOn = notEndedWell(definitionTask.joinOn ?? [], tasks);
+    const join = instances.at(-1);
+    if (definitionTask.type === "JOIN" && join?.status === "IN_PROGRESS") step.waitingOn = notEndedWell(definitionTask.joinOn ?? [], tasks, join.loopOverTask === true ? join.iteration : undefined);
     return step;
   });
 }
@@ -256,13 +257,15 @@ function definitionReferenceName(task) {
 const ENDED_WELL = new Set(["COMPLETED", "COMPLETED_WITH_ERRORS", "SKIPPED"]);
 
 /**
- * The reference names among `refs` whose latest instance has not ended well (or that have none yet).
+ * The reference names among `refs` whose latest instance has not ended well (or that have none yet); for a JOIN of a
+ * fork in a DO_WHILE's loop, the instances of its own `iteration` (run as `ref__<iteration>`).
  * @param {string[]} refs
  * @param {Task[]} tasks
+ * @param {number} [iteration]
  */
-function notEndedWell(refs, tasks) {
+function notEndedWell(refs, tasks, iteration) {
   return refs.filter((ref) => {
-    const latest = tasks.findLast((task) => task.referenceTaskName === ref);
+    const latest = tasks.findLast((task) => (iteration === undefined ? task.referenceTaskName === ref : task.iteration === iteration && definitionReferenceName(task) === ref));
     return !latest || !ENDED_WELL.has(latest.status);
   });
 }

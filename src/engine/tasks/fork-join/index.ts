@@ -1,7 +1,7 @@
 import { activeLanes, neverReached, type ActiveLane } from "../../lanes";
 import { SUCCESSFUL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowExecution } from "../../model";
 import { setOwn } from "../../own-property";
-import { planIndexOf, planTask } from "../../plan";
+import { planIndexOf, planOf, planTask } from "../../plan";
 import type { TaskTypeModule } from "../task-type";
 
 /**
@@ -43,9 +43,14 @@ export const joinTask: TaskTypeModule = {
  */
 export function joinOutput(state: WorkflowExecution, join: TaskExecution, lanes: readonly ActiveLane[] = activeLanes(state)): JsonObject | undefined {
   const joinOn = planTask(state.definition, join.definitionIndex)?.joinOn ?? [];
+  // In a loop, the JOIN waits for what its fork's run of this iteration ran: instances after that run's fork.
+  const plan = planOf(state.definition);
+  const fork = plan.forkOfJoin.get(join.definitionIndex);
+  const inLoop = fork !== undefined && plan.steps[fork]?.inLoop !== undefined;
+  const since = inLoop ? (state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < join.seq)?.seq ?? -1) : -1;
   // One pass over the tasks, not one per joined task: a dynamic fork's JOIN may wait for a thousand of them.
   const latestByStep = new Map<number, TaskExecution>();
-  for (const task of state.tasks) latestByStep.set(task.definitionIndex, task);
+  for (const task of state.tasks) if (task.seq > since) latestByStep.set(task.definitionIndex, task);
   const output: JsonObject = {};
   for (const reference of joinOn) {
     const index = planIndexOf(state.definition, reference);
