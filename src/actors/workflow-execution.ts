@@ -430,6 +430,15 @@ export class WorkflowExecution extends DurableObject<Env> {
     return this.#execution && !this.#removing ? JSON.stringify(toWorkflowView(this.#execution, includeTasks)) : null;
   }
 
+  /** The Task JSON of this execution's task `taskId` as text, or null when it has no such task (or no execution). */
+  async getTaskJson(taskId: string): Promise<string | null> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution || this.#removing) return null;
+    const task = execution.tasks.find((candidate) => candidate.taskId === taskId);
+    return task === undefined ? null : JSON.stringify(toTaskView(task, execution));
+  }
+
   /** The name of the definition this execution runs, or null when this object holds none. */
   async getWorkflowName(): Promise<string | null> {
     this.#recover();

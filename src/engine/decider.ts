@@ -37,6 +37,7 @@ import { activeLanes, lastTopLevelTask, latestInstance, type ActiveLane } from "
 import { enclosingJoins, endsIteration, instanceTask, joinedBy, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { joinOutput } from "./tasks/fork-join";
+import { taskIdWithin } from "./task-id";
 import { chooseDynamicTask } from "./tasks/dynamic";
 import { forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
 import { mergedVariables, variablesProblem } from "./variables";
@@ -1162,7 +1163,8 @@ function newInstance(state: WorkflowExecution, index: number, env: DecideEnv, op
   const definition = planTask(state.definition, index)!;
   const iteration = loopIterationOf(state, index);
   const instance: TaskExecution = {
-    taskId: env.newId(),
+    // Findable by its id alone: see task-id.ts.
+    taskId: taskIdWithin(state.workflowId, env.newId()),
     taskType: definition.type,
     referenceTaskName: iteration === undefined ? definition.taskReferenceName : `${definition.taskReferenceName}__${iteration}`,
     taskDefName: definition.name,

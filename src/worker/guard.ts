@@ -8,6 +8,7 @@ import { peekJsonObject } from "./http/body";
 import { executionStub } from "./executions";
 import { SecurityStore } from "./security/store";
 import { WEBHOOK_CALLBACK_PATH } from "./routes/tasks";
+import { findTask } from "./task-lookup";
 
 /** Token endpoints: they take credentials in their body instead of a header. */
 const TOKEN_PATHS = new Set(["/api/security/token", "/api/token", "/api/security/token/refresh", "/api/security/token/revoke"]);
@@ -36,12 +37,16 @@ async function targetOf(request: Request, env: Env, path: string): Promise<Reque
   if (target === undefined) return {};
   if ("workflowId" in target) return { workflowName: await executionName(env, target.workflowId) };
   if ("workflowName" in target) return { workflowName: target.workflowName };
+  if ("taskId" in target) {
+    const found = await findTask(env, target.taskId);
+    return found === undefined ? {} : { workflowName: found.workflowName, taskRefName: found.taskRefName, taskName: found.taskName };
+  }
   const body = await jsonBody(request, env);
   return target.body === "taskResult" ? taskResultTarget(env, body) : { workflowName: stringField(body, "name") };
 }
 
-/** Where a request names its target: an execution's id or a definition's name in the path, or its body. */
-type PathTarget = { workflowId: string } | { workflowName: string } | { body: "name" | "taskResult" };
+/** Where a request names its target: an execution's id, a definition's name or a task's id in the path, or its body. */
+type PathTarget = { workflowId: string } | { workflowName: string } | { taskId: string } | { body: "name" | "taskResult" };
 
 /** {@link targetOf}'s reading of a path, mirroring the routes (src/worker/routes) in the order the router tries them. */
 function pathTarget(method: string, path: string): PathTarget | undefined {
@@ -59,6 +64,7 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
   }
   if (area === "tasks") {
     if (rest === 0 || (rest === 1 && first === "update-v2")) return method === "POST" ? { body: "taskResult" } : undefined;
+    if (rest === 1 && method === "GET") return UUID.test(first!) ? { taskId: first! } : undefined;
     return rest >= 3 && UUID.test(first!) ? { workflowId: first! } : undefined;
   }
   if (area === "metadata" && first === "workflow") {

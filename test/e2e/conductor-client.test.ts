@@ -664,10 +664,22 @@ describe("the official Conductor TypeScript client", () => {
     expect(taskOf(done, "second")!.outputData).toEqual({ taskOutput: { approved: false } });
   });
 
-  it("answers the task endpoints it does not serve (search, poll data, a task by id) with a clear error", async () => {
+  it("answers the task endpoints it does not serve (search, poll data) with a clear error", async () => {
     expect(await sdkError(tasks.search(0, 10, "", "*", ""))).toMatch(/^Failed to search tasks: GET \/api\/tasks\/search is a Conductor endpoint this service does not support yet: task search/);
     expect(await sdkError(tasks.getTaskPollData("HTTP"))).toMatch(/does not support yet: task queue administration beyond sizes/);
-    expect(await sdkError(tasks.getTask(crypto.randomUUID()))).toMatch(/^Failed to get task '.*': GET \/api\/tasks\/.* is a Conductor endpoint this service does not support yet/);
+  });
+
+  it("getTask reads a task by its id once its execution is searchable; an id no execution holds is refused", async () => {
+    const name = `client_get_task_${suffix}`;
+    const flow = new ConductorWorkflow(executor, name);
+    flow.add(simpleTask("hold", `client_get_task_worker_${suffix}`, { n: "${workflow.input.n}" }));
+    await flow.register(true);
+    const workflowId = await executor.startWorkflow({ name, version: 1, input: { n: 7 } });
+    const hold = taskOf(await executor.getWorkflow(workflowId, true), "hold")!;
+    const read = await until(`task ${hold.taskId} by id`, () => tasks.getTask(hold.taskId!).catch(() => undefined), (task) => task !== undefined);
+    expect(read).toMatchObject({ taskId: hold.taskId, referenceTaskName: "hold", workflowInstanceId: workflowId, status: "SCHEDULED", inputData: { n: 7 } });
+    expect(await sdkError(tasks.getTask(crypto.randomUUID()))).toMatch(/^Failed to get task '.*': .*not found/);
+    await executor.terminate(workflowId, "done");
   });
 });
 

@@ -109,6 +109,9 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // Task workers: polling takes tasks of that name (Conductor's task type), so it needs the right to execute them.
   { apiPath: "/api/tasks/poll/batch/{taskType}", methods: ["GET"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskType}")] },
   { apiPath: "/api/tasks/poll/{taskType}", methods: ["GET"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskType}")] },
+  // A task by its id: readable with its workflow, or by a worker allowed to execute tasks of its name (the guard finds
+  // its execution); `/api/tasks/search` and the like, which name no task, need TASK_READ as below.
+  { apiPath: "/api/tasks/{taskId}", methods: ["GET"], requiredPermissions: [at("TASK_READ"), at("WORKFLOW_READ", WORKFLOW_SCOPE), at("TASK_EXECUTE", "task:${task.name}")] },
   { apiPath: "/api/tasks/*", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
   // Schedules: any authenticated caller reaches the routes, which check each schedule's workflow themselves
   // (src/worker/schedules/access.ts: a rule cannot read which workflow a schedule starts).

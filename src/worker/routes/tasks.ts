@@ -4,10 +4,11 @@ import type { TaskUpdated } from "../../actors/workflow-execution";
 import { serviceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readBodyBytes, readJsonBody, textResponse } from "../http/body";
-import { ApiError, errorResponse } from "../http/errors";
+import { ApiError, errorResponse, notFound } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { ExternalStatus, JsonObjectBody, TaskResultRequest, parseOrThrow } from "../schemas";
 import { authorizeRead } from "../guard";
+import { findTask } from "../task-lookup";
 
 type Args = [Env, ExecutionContext];
 
@@ -72,6 +73,15 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
     await authorizeRead(request, env, `/api/workflow/${request.params["workflowId"] ?? ""}`);
     const { stub } = await updateByRef(request, env);
     return jsonTextResponse((await stub.getWorkflowJson(true))!);
+  });
+
+  // Conductor's getTask: found through its execution (see task-lookup.ts). The guard has checked the caller may read it.
+  router.get("/api/tasks/:taskId", async (request, env) => {
+    const taskId = decodedPathParam(request, "taskId");
+    const found = await findTask(env, taskId);
+    const json = found === undefined ? null : await executionStub(env, found.workflowId).getTaskJson(taskId.toLowerCase());
+    if (json === null) throw notFound(`Task ${taskId} not found (tasks are found by id once their execution is searchable, within about a second of its start)`);
+    return jsonTextResponse(json);
   });
 
   router.post("/api/tasks", async (request, env) => {

@@ -17,7 +17,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/tasks/queue/*", "task queue administration beyond sizes (GET /api/tasks/queue/sizes)"],
   ["/api/tasks/search", "task search"],
   ["/api/tasks/:taskId/log", "task execution logs"],
-  ["/api/tasks/:taskId", "reading a task by its id (read it from its workflow: GET /api/workflow/{workflowId})"],
   ["/api/metadata/tags/*", "tags"],
   ["/api/metadata/tags", "tags"],
   ["/api/metadata/task/:taskName/tags", "tags"],

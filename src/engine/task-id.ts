@@ -1,0 +1,24 @@
+/**
+ * Task ids. A task's id shares its first 64 bits (the first 19 characters, `xxxxxxxx-xxxx-4xxx-`) with its execution's
+ * id, the rest (`yxxx-xxxxxxxxxxxx`, 62 random bits) its own: both are version 4 UUIDs, and a task can be found by its
+ * id alone (`GET /api/tasks/{taskId}`) through the execution index, with no index of tasks written on every transition.
+ */
+
+/** How many leading characters of a task id are its execution id's. */
+export const EXECUTION_PREFIX_LENGTH = 19;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The id of a new task of execution `workflowId`, from `randomId` (a fresh random UUID): `randomId` with the
+ * execution's prefix, or `randomId` itself when either is no UUID (ids made up by tests).
+ */
+export function taskIdWithin(workflowId: string, randomId: string): string {
+  if (!UUID.test(workflowId) || !UUID.test(randomId)) return randomId;
+  return `${workflowId.slice(0, EXECUTION_PREFIX_LENGTH)}${randomId.slice(EXECUTION_PREFIX_LENGTH)}`.toLowerCase();
+}
+
+/** The prefix the id of the execution of task `taskId` starts with, or undefined when `taskId` is no UUID. */
+export function executionIdPrefix(taskId: string): string | undefined {
+  return UUID.test(taskId) ? taskId.slice(0, EXECUTION_PREFIX_LENGTH).toLowerCase() : undefined;
+}

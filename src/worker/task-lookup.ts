@@ -1,0 +1,34 @@
+import { executionIdPrefix } from "../engine/task-id";
+import { executionStub } from "./executions";
+
+/** Most executions whose ids share a task id's prefix that one lookup asks (64 random bits: one, in practice). */
+const MAX_CANDIDATES = 4;
+
+/** Where a task was found: its execution, and what requests on it are scoped by. */
+export interface FoundTask {
+  workflowId: string;
+  workflowName: string;
+  /** Its definition's reference name (a loop task's run `approve__2` is `approve`). */
+  taskRefName: string;
+  taskName: string;
+}
+
+/**
+ * The execution holding task `taskId`, found through the execution index by the prefix a task's id shares with its
+ * execution's (see `engine/task-id.ts`). Undefined when none does: an unknown id, an execution removed, one whose
+ * search row is not written yet (it lags the start by up to a second), or one started before task ids carried the
+ * prefix.
+ */
+export async function findTask(env: Env, taskId: string): Promise<FoundTask | undefined> {
+  const prefix = executionIdPrefix(taskId);
+  if (prefix === undefined) return undefined;
+  // The prefix ends with "-", and "." sorts right after it: the range holds every id starting with the prefix.
+  const upper = `${prefix.slice(0, -1)}.`;
+  const rows = await env.DB.prepare("SELECT workflow_id FROM executions WHERE workflow_id >= ?1 AND workflow_id < ?2 LIMIT ?3").bind(prefix, upper, MAX_CANDIDATES).all<{ workflow_id: string }>();
+  const id = taskId.toLowerCase();
+  for (const { workflow_id: workflowId } of rows.results) {
+    const scope = await executionStub(env, workflowId).getTaskScope(id);
+    if (scope !== null && scope.taskRefName !== null && scope.taskName !== null) return { workflowId, workflowName: scope.workflowName, taskRefName: scope.taskRefName, taskName: scope.taskName };
+  }
+  return undefined;
+}

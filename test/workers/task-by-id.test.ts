@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, getWorkflow, register, startWorkflow, waitFor, waitForIndexRow, type TaskJson } from "./helpers";
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const wait = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: { note: "${workflow.input.note}" } });
+const simple = (name: string, ref: string): JsonObject => ({ name, taskReferenceName: ref, type: "SIMPLE", inputParameters: {} });
+
+/** A started execution of `name`, once its search row is written (a task is found by id through it), with its tasks. */
+async function startedAndIndexed(name: string, input: JsonObject = {}): Promise<{ workflowId: string; tasks: TaskJson[] }> {
+  const workflowId = await startWorkflow(name, input);
+  await waitForIndexRow(workflowId, "RUNNING");
+  return { workflowId, tasks: (await getWorkflow(workflowId)).tasks };
+}
+
+describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
+  it("answers the task as its workflow shows it; its id is a version 4 UUID sharing its execution id's first 64 bits", async () => {
+    await register({ name: "tb_read", tasks: [wait("hold"), simple("tb_worker_task", "work")] });
+    const { workflowId, tasks } = await startedAndIndexed("tb_read", { note: "first" });
+    const [hold] = tasks;
+    expect(hold!.taskId).toMatch(UUID_V4);
+    expect(hold!.taskId.slice(0, 19)).toBe(workflowId.slice(0, 19));
+    expect(await apiOk<TaskJson>("GET", `/api/tasks/${hold!.taskId}`)).toEqual(hold);
+    // Upper case names the same task, as it does an execution.
+    expect((await apiOk<TaskJson>("GET", `/api/tasks/${hold!.taskId.toUpperCase()}`)).taskId).toBe(hold!.taskId);
+
+    // A later task, a retry's new instance too, is found as well.
+    await apiOk("POST", `/api/tasks/${workflowId}/hold/COMPLETED`, { done: true });
+    const work = (await waitFor(workflowId, (workflow) => workflow.tasks.length === 2)).tasks[1]!;
+    expect(await apiOk<TaskJson>("GET", `/api/tasks/${work.taskId}`)).toMatchObject({ taskId: work.taskId, referenceTaskName: "work", taskType: "tb_worker_task", status: "SCHEDULED", workflowInstanceId: workflowId });
+  });
+
+  it("answers 404 for an id no execution holds, one that is no UUID, and a task of a removed execution", async () => {
+    await register({ name: "tb_gone", tasks: [wait("hold")] });
+    const { workflowId, tasks } = await startedAndIndexed("tb_gone");
+    const unknown = `${workflowId.slice(0, 19)}8000-000000000000`;
+    for (const id of [unknown, crypto.randomUUID(), "not-a-task"]) {
+      const response = await api("GET", `/api/tasks/${id}`);
+      expect(response.status, id).toBe(404);
+      expect(await response.json()).toMatchObject({ status: 404, error: "NOT_FOUND" });
+    }
+    await apiOk("DELETE", `/api/workflow/${workflowId}`);
+    await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+    expect((await api("GET", `/api/tasks/${tasks[0]!.taskId}`)).status).toBe(404);
+  });
+
+  it("shows a task to whoever may read its workflow, or execute tasks of its name, and to no one else", async () => {
+    await register({ name: "tb_rights", tasks: [simple("tb_rights_task", "work")] });
+    const { tasks } = await startedAndIndexed("tb_rights");
+    const path = `/api/tasks/${tasks[0]!.taskId}`;
+    const reader = await createUser("tb-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:tb_rights" }] });
+    const worker = await createUser("tb-worker", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:tb_rights_task" }] });
+    const other = await createUser("tb-other", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:tb_read" }, { action: "TASK_EXECUTE", scope: "task:tb_worker_task" }] });
+    expect((await call("GET", path, orkes(reader.token))).status).toBe(200);
+    expect((await call("GET", path, orkes(worker.token))).status).toBe(200);
+    const refused = await call("GET", path, orkes(other.token));
+    expect(refused.status).toBe(403);
+    // The refusal names what would be needed (as every refusal does), never the task itself.
+    expect(await refused.json()).toEqual({ status: 403, error: "PERMISSION_DENIED", message: expect.stringMatching(/needs TASK_READ on \* or WORKFLOW_READ on workflow:tb_rights or TASK_EXECUTE on task:tb_rights_task$/) });
+  });
+});
