@@ -43,7 +43,19 @@ export class ScheduleTrigger extends DurableObject<Env> {
       await this.disarm();
       return null;
     }
-    return this.#armAfter(schedule, Date.now());
+    return this.#armAfter(schedule, this.#rearmFrom(Date.now()));
+  }
+
+  /**
+   * Where a re-arm (a save, or an alarm finding the schedule changed since it was armed) looks for the next fire
+   * from: now, or just before the fire this object is armed for when that fire is due and has not run yet (its alarm
+   * is late, or this runs first): re-armed from now, that fire would be dropped. The schedule as it is now decides what
+   * fires from there (the first of its fires not before that one, the catch-up rules included); a fire that did start
+   * meanwhile starts nothing twice (its idempotency key).
+   */
+  #rearmFrom(now: number): number {
+    const armed = this.ctx.storage.kv.get<ArmedFire>("armed");
+    return armed !== undefined && armed.fire <= now ? armed.fire - 1 : now;
   }
 
   /** Stops the alarm for good and forgets everything (the schedule was deleted). */
@@ -80,7 +92,7 @@ export class ScheduleTrigger extends DurableObject<Env> {
     // Changed since this fire was computed (a save whose arm call was lost, or one racing this run): its fires are
     // those of the schedule as it is now, from now on.
     if (schedule.revision !== armed.revision || schedule.paused) {
-      await this.#armAfter(schedule, Date.now());
+      await this.#armAfter(schedule, this.#rearmFrom(Date.now()));
       return;
     }
     const parsed = parseCron(schedule.config.cronExpression, schedule.config.zoneId);

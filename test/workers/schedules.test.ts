@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ArmedFire, FireRecord } from "../../src/actors/schedule-trigger";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, getWorkflow, register, rowCount, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, register, rowCount, waitFor, waitForIndexRow } from "./helpers";
 
 const YEARLY = "0 0 0 1 1 ?";
 const MINUTE = 60_000;
@@ -233,6 +233,34 @@ describe("pausing, resuming, updating and deleting", () => {
     const [workflowId] = startedIds(await runAlarm("sched-update"));
     expect((await getWorkflow(workflowId!)).input).toMatchObject({ a: 2, _scheduledTime: firstOfMonth });
     expect((await getWorkflow(workflowId!))["workflowName"]).toBe("sched_update_other");
+  });
+
+  it("a save while a fire is due and its alarm has not run keeps that fire (as does an alarm finding the schedule changed)", async () => {
+    await registerQuick("sched_late");
+    const minute = Math.floor(Date.now() / MINUTE) * MINUTE;
+    for (const [name, how] of [["sched-late-save", "save"], ["sched-late-alarm", "alarm"]] as const) {
+      await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_late", { cronExpression: "0 * * * * ?" }));
+      const { armed } = await armedOf(name);
+      // The fire of a minute ago is due, its alarm late (set an hour ahead, so that workerd does not run it by itself).
+      const due = minute - MINUTE;
+      await rearm(name, { ...armed!, fire: due }, Date.now() + 3_600_000);
+      if (how === "save") {
+        await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_late", { cronExpression: "0 * * * * ?", description: "edited" }));
+      } else {
+        // A save whose re-arm was lost: the alarm finds revision 2 in D1.
+        await env.DB.prepare("UPDATE schedules SET revision = revision + 1 WHERE name = ?").bind(name).run();
+        expect(await runDurableObjectAlarm(trigger(name))).toBe(true);
+      }
+      // Re-armed for the due fire (in the past), the alarm runs at once by itself: the fire is not dropped. Without
+      // catch-up, the latest of the fires due since then starts (this minute's, the due one's successor).
+      const fired = await eventually(() => runInDurableObject(trigger(name), (_instance, state) => state.storage.kv.get<FireRecord[]>("lastFires") ?? []), (records) => records.length > 0, `the due fire of ${name}`);
+      // (The next minute's, should the clock have crossed into it meanwhile.)
+      const latest = fired[0]!.scheduledTime;
+      expect(fired.map((record) => record.scheduledTime), how).toEqual([latest === minute + MINUTE ? minute + MINUTE : minute]);
+      expect(fired.map((record) => "workflowId" in record)).toEqual([true]);
+      expect((await armedOf(name)).armed, how).toEqual({ name, revision: 2, fire: latest + MINUTE });
+      await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
+    }
   });
 
   it("delete removes the schedule and stops its alarm for good, even one whose disarm was lost", async () => {
