@@ -1,0 +1,128 @@
+// Properties of the decider over random definitions: SWITCHes, FORK_JOINs (nested, in loops), DO_WHILEs over items and
+// DYNAMIC tasks around WAIT tasks completed from outside in a random order. Whatever the shape and the order, every
+// definition registers, the workflow never stalls, never holds two pending runs of one task, and completes with
+// nothing left pending.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { decide } from "../../src/engine/decider";
+import { validateWorkflowDef } from "../../src/engine/definition/validate";
+import { definitionReferenceName, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
+import { env, startedWith } from "./engine-env";
+
+/** A definition tree before reference names are given: built by fast-check, named in order afterwards. */
+type Shape =
+  | { kind: "wait" }
+  | { kind: "dynamic" }
+  | { kind: "switch"; cases: Shape[][] }
+  | { kind: "fork"; branches: Shape[][]; joined: boolean[] }
+  | { kind: "loop"; items: number; body: Shape[] };
+
+const MAX_DEPTH = 3;
+
+function shapes(depth: number, inLoop: boolean): fc.Arbitrary<Shape[]> {
+  return fc.array(shape(depth, inLoop), { minLength: 1, maxLength: 3 });
+}
+
+function shape(depth: number, inLoop: boolean): fc.Arbitrary<Shape> {
+  const leaves: Array<fc.Arbitrary<Shape>> = [fc.constant({ kind: "wait" } as const), fc.constant({ kind: "dynamic" } as const)];
+  if (depth >= MAX_DEPTH) return fc.oneof(...leaves);
+  const inner = (loop: boolean) => shapes(depth + 1, loop);
+  const composite: Array<fc.Arbitrary<Shape>> = [
+    fc.array(inner(inLoop), { minLength: 1, maxLength: 3 }).map((cases) => ({ kind: "switch" as const, cases })),
+    fc
+      .array(inner(inLoop), { minLength: 1, maxLength: 3 })
+      .chain((branches) => fc.array(fc.boolean(), { minLength: branches.length, maxLength: branches.length }).map((joined) => ({ kind: "fork" as const, branches, joined }))),
+  ];
+  // Loops do not nest.
+  if (!inLoop) composite.push(fc.record({ kind: fc.constant("loop" as const), items: fc.integer({ min: 1, max: 3 }), body: inner(true) }));
+  return fc.oneof({ weight: 3, arbitrary: fc.oneof(...leaves) }, { weight: 2, arbitrary: fc.oneof(...composite) });
+}
+
+/** The workflow tasks of `list`, with reference names t1, t2, … in document order. */
+function build(list: Shape[], next: { n: number }): WorkflowTaskDef[] {
+  return list.flatMap((item): WorkflowTaskDef[] => {
+    const ref = `t${++next.n}`;
+    switch (item.kind) {
+      case "wait":
+        return [{ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} }];
+      case "dynamic":
+        return [{ name: ref, taskReferenceName: ref, type: "DYNAMIC", dynamicTaskNameParam: "run", inputParameters: { run: "WAIT" } }];
+      case "switch": {
+        const decisionCases = Object.fromEntries(item.cases.map((tasks, index) => [String(index), build(tasks, next)]));
+        return [{ name: ref, taskReferenceName: ref, type: "SWITCH", evaluatorType: "value-param", expression: "pick", inputParameters: { pick: "${workflow.input.pick}" }, decisionCases, defaultCase: [] }];
+      }
+      case "fork": {
+        const forkTasks = item.branches.map((tasks) => build(tasks, next));
+        // A JOIN waits for the last task of the branches marked joined (their first task when that one is a SWITCH or a
+        // fork, whose own tasks come after it: any task of the branch will do).
+        const joinOn = forkTasks.flatMap((branch, index) => (item.joined[index] ? [branch.at(-1)!.taskReferenceName] : []));
+        const joinRef = `t${++next.n}`;
+        return [
+          { name: ref, taskReferenceName: ref, type: "FORK_JOIN", inputParameters: {}, forkTasks },
+          { name: joinRef, taskReferenceName: joinRef, type: "JOIN", inputParameters: {}, joinOn },
+        ];
+      }
+      case "loop":
+        return [{ name: ref, taskReferenceName: ref, type: "DO_WHILE", inputParameters: { items: Array.from({ length: item.items }, (_, index) => index) }, loopOver: build(item.body, next) }];
+    }
+  });
+}
+
+const pending = (state: WorkflowExecution) => state.tasks.filter((task) => task.status === "SCHEDULED" || task.status === "IN_PROGRESS");
+
+/** Each JOIN's `joinOn`, by the JOIN's reference name. */
+function joinsOf(tasks: readonly WorkflowTaskDef[]): Map<string, string[]> {
+  const joins = new Map<string, string[]>();
+  const walk = (list: readonly WorkflowTaskDef[]): void => {
+    for (const task of list) {
+      if (task.type === "JOIN") joins.set(task.taskReferenceName, task.joinOn ?? []);
+      for (const inner of [...Object.values(task.decisionCases ?? {}), task.defaultCase ?? [], ...(task.forkTasks ?? []), task.loopOver ?? []]) walk(inner);
+    }
+  };
+  walk(tasks);
+  return joins;
+}
+
+/** The loop iteration a task instance ran in (a DO_WHILE's own `iteration` counts its iterations: it runs in none). */
+const iterationOf = (task: TaskExecution) => (task.referenceTaskName === definitionReferenceName(task) ? undefined : task.iteration);
+
+/** Every COMPLETED JOIN run whose joined tasks had not all COMPLETED, in its own iteration, by the time it did. */
+function joinsCompletedEarly(state: WorkflowExecution, joins: ReadonlyMap<string, string[]>): string[] {
+  return state.tasks.flatMap((join) => {
+    const joinOn = joins.get(definitionReferenceName(join));
+    if (joinOn === undefined || join.status !== "COMPLETED") return [];
+    const ranWell = (ref: string) => state.tasks.some((task) => definitionReferenceName(task) === ref && iterationOf(task) === iterationOf(join) && task.status === "COMPLETED" && task.endTime <= join.endTime);
+    return joinOn.filter((ref) => !ranWell(ref)).map((ref) => `${join.referenceTaskName} before ${ref}`);
+  });
+}
+
+describe("the decider over random definitions", () => {
+  it("registers each, never stalls or runs a task twice at once, and completes with nothing pending, whatever the order of completions", () => {
+    fc.assert(
+      fc.property(shapes(0, false), fc.integer({ min: 0, max: 2 }), fc.array(fc.nat(), { minLength: 200, maxLength: 200 }), (tree, pick, choices) => {
+        const tasks = build(tree, { n: 0 });
+        const registered = validateWorkflowDef({ name: "random", version: 1, schemaVersion: 2, tasks });
+        expect(registered.ok ? [] : registered.errors, JSON.stringify(tasks)).toEqual([]);
+        let state = startedWith("random", registered.ok ? registered.value.tasks : [], { pick: String(pick) }).state;
+        let now = 2_000;
+        for (const choice of choices) {
+          if (state.status !== "RUNNING") break;
+          const open = pending(state);
+          const names = open.map((task) => task.referenceTaskName);
+          expect(new Set(names).size, `two pending runs of one task: ${names.join(", ")}`).toBe(names.length);
+          // Only WAIT tasks (a DYNAMIC runs as one) and the DO_WHILEs and JOINs around them may be pending.
+          const waits = open.filter((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS");
+          expect(waits.length, `stalled with ${names.join(", ")} pending`).toBeGreaterThan(0);
+          const task = waits[choice % waits.length]!;
+          state = decide(state, { type: "externalUpdate", taskId: task.taskId, status: "COMPLETED", output: { by: task.referenceTaskName } }, env((now += 10))).state;
+          // A loop paced across decisions goes on at its alarm.
+          if (pending(state).some((candidate) => candidate.status === "SCHEDULED" && candidate.scheduledTime > now)) state = decide(state, { type: "tick", liveTaskIds: new Set() }, env((now += 1_000))).state;
+        }
+        expect(state.status, `${JSON.stringify(tasks)} left ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
+        expect(pending(state)).toEqual([]);
+        expect(joinsCompletedEarly(state, joinsOf(tasks))).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
