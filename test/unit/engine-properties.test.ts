@@ -4,7 +4,7 @@
 // nothing left pending.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decide } from "../../src/engine/decider";
+import { decide, type ExecutionEvent } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import { definitionReferenceName, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
 import { env, startedWith } from "./engine-env";
@@ -121,6 +121,52 @@ describe("the decider over random definitions", () => {
         expect(state.status, `${JSON.stringify(tasks)} left ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
         expect(pending(state)).toEqual([]);
         expect(joinsCompletedEarly(state, joinsOf(tasks))).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("with failures, task retries and workflow retries or reruns on the way, still never stalls or runs a task twice at once, and completes", () => {
+    fc.assert(
+      fc.property(shapes(0, false), fc.integer({ min: 0, max: 2 }), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 9 })), { minLength: 300, maxLength: 300 }), (tree, pick, choices) => {
+        // Every WAIT may be retried once.
+        const tasks = build(tree, { n: 0 }).map(function retried(task): WorkflowTaskDef {
+          return {
+            ...task,
+            ...(task.type === "WAIT" || task.type === "DYNAMIC" ? { retryCount: 1 } : {}),
+            ...(task.forkTasks ? { forkTasks: task.forkTasks.map((branch) => branch.map(retried)) } : {}),
+            ...(task.loopOver ? { loopOver: task.loopOver.map(retried) } : {}),
+            ...(task.decisionCases ? { decisionCases: Object.fromEntries(Object.entries(task.decisionCases).map(([key, branch]) => [key, branch.map(retried)])) } : {}),
+          };
+        });
+        const registered = validateWorkflowDef({ name: "random", version: 1, schemaVersion: 2, tasks });
+        expect(registered.ok ? [] : registered.errors).toEqual([]);
+        let state = startedWith("random", registered.ok ? registered.value.tasks : [], { pick: String(pick) }).state;
+        let now = 2_000;
+        // Failures for the first half of the choices only, so that the run can end.
+        for (const [index, [choice, roll]] of choices.entries()) {
+          if (state.status === "COMPLETED") break;
+          if (state.status === "FAILED") {
+            // Run it again: a retry, or a rerun from the task that failed.
+            const failed = state.tasks.findLast((task) => task.status === "FAILED");
+            const again: ExecutionEvent = roll % 2 === 0 || failed === undefined ? { type: "retry" } : { type: "rerun", fromTaskId: failed.taskId };
+            state = decide(state, again, env((now += 10))).state;
+            // Either runs the failed task again: the workflow runs on from there.
+            expect(state.status, `${again.type} of ${JSON.stringify(tasks)}`).toBe("RUNNING");
+            continue;
+          }
+          const open = pending(state);
+          const names = open.map((task) => task.referenceTaskName);
+          expect(new Set(names).size, `two pending runs of one task: ${names.join(", ")}`).toBe(names.length);
+          const waits = open.filter((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS");
+          expect(waits.length, `stalled with ${names.join(", ")} pending`).toBeGreaterThan(0);
+          const task = waits[choice % waits.length]!;
+          const status = index < 150 && roll < 3 ? "FAILED" : "COMPLETED";
+          state = decide(state, { type: "externalUpdate", taskId: task.taskId, status, output: { by: task.referenceTaskName }, ...(status === "FAILED" ? { reason: "rolled" } : {}) }, env((now += 10))).state;
+          if (pending(state).some((candidate) => candidate.status === "SCHEDULED" && candidate.scheduledTime > now)) state = decide(state, { type: "tick", liveTaskIds: new Set() }, env((now += 1_000))).state;
+        }
+        expect(state.status, `${JSON.stringify(tasks)} left ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
+        expect(pending(state)).toEqual([]);
       }),
       { numRuns: 300 },
     );
