@@ -6,6 +6,17 @@ import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "
  */
 type StoredHeader = Omit<WorkflowExecution, "tasks" | "definition" | "variables"> & { variables?: JsonObject };
 
+/** How many log lines a task keeps: its latest ones (Conductor keeps all, in its index; here they share the execution's storage). */
+export const TASK_LOG_LINES_KEPT = 1000;
+
+/** A task's log line (Conductor's `TaskExecLog`), as stored and answered. */
+export interface TaskLogLine {
+  log: string;
+  taskId: string;
+  /** Epoch milliseconds. */
+  createdTime: number;
+}
+
 /**
  * An execution's durable form inside its Durable Object's SQLite: one row for the workflow, one for
  * its definition, one per task instance. Every method is synchronous, so the writes of one
@@ -19,15 +30,23 @@ export class ExecutionStore {
    * reading an object that holds nothing writes nothing.
    */
   #hasTables: boolean;
+  /**
+   * Whether the task log table exists. Created with the first log line rather than with the others: executions
+   * stored before logs were kept have the other tables and not this one, and most executions never log.
+   */
+  #hasLogTable: boolean;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    this.#hasTables = sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).toArray().length > 0;
+    const tables = new Set(sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'task_logs')`).toArray().map((row) => row.name));
+    this.#hasTables = tables.has("meta");
+    this.#hasLogTable = tables.has("task_logs");
   }
 
   /** The object's storage was wiped (`deleteAll`): the tables are gone with it. */
   forgetTables(): void {
     this.#hasTables = false;
+    this.#hasLogTable = false;
   }
 
   #ensureTables(): void {
@@ -73,7 +92,43 @@ export class ExecutionStore {
       }
       before.delete(task.taskId);
     }
-    for (const removed of before.keys()) this.#sql.exec(`DELETE FROM tasks WHERE task_id = ?`, removed);
+    for (const removed of before.keys()) {
+      this.#sql.exec(`DELETE FROM tasks WHERE task_id = ?`, removed);
+      // A task instance dropped from the execution (a restart, a rerun) takes its log with it.
+      if (this.#hasLogTable) this.#sql.exec(`DELETE FROM task_logs WHERE task_id = ?`, removed);
+    }
+  }
+
+  /**
+   * Appends `lines` to task `taskId`'s log, in order, keeping only its latest `keep` lines (the oldest go). Only for a
+   * task of the stored execution: the log goes with the task (see {@link save}) and with the object's storage.
+   */
+  appendTaskLog(taskId: string, lines: ReadonlyArray<{ log: string; createdTime: number }>, keep: number): void {
+    if (!this.#hasLogTable) {
+      // A new row's id (the row id) is one more than the largest present: ordered by it, a task's lines read as appended.
+      this.#sql.exec(`CREATE TABLE IF NOT EXISTS task_logs (id INTEGER PRIMARY KEY, task_id TEXT NOT NULL, created_time INTEGER NOT NULL, log TEXT NOT NULL)`);
+      this.#sql.exec(`CREATE INDEX IF NOT EXISTS task_logs_by_task ON task_logs (task_id, id)`);
+      this.#hasLogTable = true;
+    }
+    for (const line of lines.slice(-keep)) {
+      this.#sql.exec(`INSERT INTO task_logs (task_id, created_time, log) VALUES (?, ?, ?)`, taskId, line.createdTime, line.log);
+    }
+    // Everything up to the newest line past the `keep` latest (none when the task has no more than `keep`).
+    this.#sql.exec(
+      `DELETE FROM task_logs WHERE task_id = ? AND id <= (SELECT id FROM task_logs WHERE task_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+      taskId,
+      taskId,
+      keep,
+    );
+  }
+
+  /** Task `taskId`'s log lines, oldest first. */
+  taskLog(taskId: string): TaskLogLine[] {
+    if (!this.#hasLogTable) return [];
+    return this.#sql
+      .exec<{ log: string; created_time: number }>(`SELECT log, created_time FROM task_logs WHERE task_id = ? ORDER BY id`, taskId)
+      .toArray()
+      .map((row) => ({ log: row.log, taskId, createdTime: row.created_time }));
   }
 
   /** The actor's bookkeeping values (not part of the execution), by key; read once, when the object wakes. */

@@ -49,7 +49,7 @@ import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { startFailureWorkflow } from "./dispatch/failure-workflow";
 import { indexRow, indexSignature } from "./execution-index";
 import { expectIndexWritten, indexShardFor, indexWriterAt } from "./index-writer";
-import { ExecutionStore } from "./execution-store";
+import { ExecutionStore, TASK_LOG_LINES_KEPT, type TaskLogLine } from "./execution-store";
 import { redactSecretValues, secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt } from "./task-queue";
@@ -75,6 +75,12 @@ export interface CallbackRefusal {
  * go); "later" when its workflow is paused (the entry stays, and comes back when the workflow resumes).
  */
 export type PollAnswer = { outcome: "polled"; task: string } | { outcome: "gone" } | { outcome: "later" };
+
+/** A log line a worker sends (Conductor's `TaskExecLog` less its task id, which is the task it is sent for); `createdTime` now unless given. */
+export interface TaskLogInput {
+  log: string;
+  createdTime?: number;
+}
 
 /** A task updated from outside: its id and, for a SIMPLE task, its name (what workers poll by) and worker queue's key. */
 export interface TaskUpdated {
@@ -439,6 +445,32 @@ export class WorkflowExecution extends DurableObject<Env> {
     return task === undefined ? null : JSON.stringify(toTaskView(task, execution));
   }
 
+  /** Task `taskId`'s log lines, oldest first; null when this execution has no such task (or there is no execution). */
+  async getTaskLogs(taskId: string): Promise<TaskLogLine[] | null> {
+    this.#recover();
+    return this.#heldTask(taskId) === undefined ? null : this.#store.taskLog(taskId);
+  }
+
+  /**
+   * Appends log lines to this execution's task `taskId` (Conductor's `POST /api/tasks/{taskId}/log`), whatever its
+   * status, masked of the secret values its input was given (see {@link WorkflowExecution.#appendTaskLog}).
+   */
+  async addTaskLogs(taskId: string, logs: TaskLogInput[]): Promise<ActorResult<null>> {
+    this.#recover();
+    const task = this.#heldTask(taskId);
+    if (task === undefined) return refused(new EngineError("NOT_FOUND", `Task ${taskId} not found`));
+    const secrets = await this.#secretValues(this.#execution!, task);
+    // Looked at again after the read: the execution may have been removed meanwhile, or the task dropped (a restart).
+    if (this.#heldTask(taskId) === undefined) return refused(new EngineError("NOT_FOUND", `Task ${taskId} not found`));
+    this.#appendTaskLog(taskId, logs, secrets);
+    return ok(null);
+  }
+
+  /** This execution's task `taskId`; undefined when it has none (or there is no execution, or it is being removed). */
+  #heldTask(taskId: string): TaskExecution | undefined {
+    return this.#removing ? undefined : this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
+  }
+
   /** The name of the definition this execution runs, or null when this object holds none. */
   async getWorkflowName(): Promise<string | null> {
     this.#recover();
@@ -710,20 +742,29 @@ export class WorkflowExecution extends DurableObject<Env> {
    * Completes, fails or updates one task instance by id (a TaskResult: `reason` is its reasonForIncompletion, and
    * `callbackAfterSeconds` delays the next poll of a SIMPLE task kept IN_PROGRESS).
    */
-  async updateTask(taskId: string, status: ExternalTaskStatus, output: JsonObject, options: { reason?: string; callbackAfterSeconds?: number } = {}): Promise<ActorResult<TaskUpdated>> {
+  async updateTask(
+    taskId: string,
+    status: ExternalTaskStatus,
+    output: JsonObject,
+    options: { reason?: string; callbackAfterSeconds?: number; logs?: TaskLogInput[] } = {},
+  ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
     const reported = execution.tasks.find((candidate) => candidate.taskId === taskId);
+    const logs = options.logs ?? [];
     // A worker was handed the real values of the secrets its input names: one echoed back is scrubbed before it is
-    // stored and shown, as an HTTP task's response is.
-    const secrets = reported?.taskType === "SIMPLE" ? await this.#secretValues(execution, reported) : [];
+    // stored and shown, as an HTTP task's response is. Log lines are scrubbed whatever the task (as POST …/log's are).
+    const secrets = reported !== undefined && (reported.taskType === "SIMPLE" || logs.length > 0) ? await this.#secretValues(execution, reported) : [];
+    const outputSecrets = reported?.taskType === "SIMPLE" ? secrets : [];
     if (!this.#execution) return refused(this.#notFound());
     try {
-      const event: ExecutionEvent = { type: "externalUpdate", taskId, status, output: secrets.length > 0 ? redactSecretValues(output, secrets) : output };
-      if (options.reason !== undefined) event.reason = secrets.length > 0 ? redactSecretValues(options.reason, secrets) : options.reason;
+      const event: ExecutionEvent = { type: "externalUpdate", taskId, status, output: outputSecrets.length > 0 ? redactSecretValues(output, outputSecrets) : output };
+      if (options.reason !== undefined) event.reason = outputSecrets.length > 0 ? redactSecretValues(options.reason, outputSecrets) : options.reason;
       if (options.callbackAfterSeconds !== undefined) event.callbackAfterSeconds = options.callbackAfterSeconds;
       this.#apply(event);
+      // In the same synchronous turn as the update, so in its transaction: a refused update (thrown above) logs nothing.
+      if (logs.length > 0 && this.#heldTask(taskId) !== undefined) this.#appendTaskLog(taskId, logs, secrets);
       if (status !== "IN_PROGRESS") this.#inFlight.get(taskId)?.abort();
       const task = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
       return ok(task?.taskType === "SIMPLE" ? { taskId, worker: { taskName: task.taskDefName, queue: workerQueueKey(task.taskDefName, task.domain) } } : { taskId });
@@ -1465,6 +1506,17 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (error instanceof MissingSecretError) return error;
       throw error;
     }
+  }
+
+  /**
+   * Stores log lines of task `taskId` (which this execution holds), masked of `secrets` (the values its worker was
+   * handed), each `createdTime` now unless given; the task keeps its latest {@link TASK_LOG_LINES_KEPT}. Synchronous:
+   * written in the caller's transaction, before it answers.
+   */
+  #appendTaskLog(taskId: string, logs: readonly TaskLogInput[], secrets: readonly string[]): void {
+    const now = Date.now();
+    const lines = logs.map((line) => ({ log: secrets.length > 0 ? redactSecretValues(line.log, secrets) : line.log, createdTime: line.createdTime ?? now }));
+    this.#store.appendTaskLog(taskId, lines, TASK_LOG_LINES_KEPT);
   }
 
   /** The values of the secrets `task`'s input names, those that exist (none for a rerun's literal input). */

@@ -65,6 +65,8 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
   if (area === "tasks") {
     if (rest === 0 || (rest === 1 && first === "update-v2")) return method === "POST" ? { body: "taskResult" } : undefined;
     if (rest === 1 && method === "GET") return UUID.test(first!) ? { taskId: first! } : undefined;
+    // A task's log, read or appended to (`POST` with the line as its body).
+    if (rest === 2 && second === "log") return UUID.test(first!) ? { taskId: first! } : undefined;
     return rest >= 3 && UUID.test(first!) ? { workflowId: first! } : undefined;
   }
   if (area === "metadata" && first === "workflow") {

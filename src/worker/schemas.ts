@@ -105,6 +105,35 @@ export const BulkWorkflowIds = v.pipe(
 /** Longest delay a worker may ask for before its IN_PROGRESS task is polled again. */
 const MAX_CALLBACK_AFTER_SECONDS = 30 * 24 * 3600;
 
+/** Longest task log line, in UTF-8 bytes (a TaskResult's `logs` entry, the body of `POST /api/tasks/{taskId}/log`). */
+export const MAX_TASK_LOG_BYTES = 8 * 1024;
+/**
+ * Most log lines one TaskResult may carry: as many as a task keeps (`TASK_LOG_LINES_KEPT`), so that a worker's
+ * chatty run is not refused, and with it its result. The request size limit bounds them too.
+ */
+export const MAX_TASK_LOGS_PER_RESULT = 1000;
+/** Latest `createdTime` taken (the largest valid Date), so that every stored time is one. */
+const MAX_EPOCH_MILLIS = 8.64e15;
+
+/** A log line as a worker sends it (Conductor's `TaskExecLog`). */
+export const TaskLogLine = v.pipe(v.string("must be a string"), v.maxBytes(MAX_TASK_LOG_BYTES, `must be at most ${MAX_TASK_LOG_BYTES} bytes (UTF-8)`));
+
+/** An entry of a TaskResult's `logs`. */
+const TaskExecLog = requestObject({
+  log: TaskLogLine,
+  /** Ignored, as Conductor ignores it: the line belongs to the task the TaskResult reports. */
+  taskId: v.nullish(v.string("must be a string")),
+  /** When the worker logged it (epoch milliseconds, a fraction dropped); when it is stored unless given. */
+  createdTime: v.nullish(
+    v.pipe(
+      v.number("must be a number (epoch milliseconds)"),
+      v.minValue(0, "must not be negative"),
+      v.maxValue(MAX_EPOCH_MILLIS, `must be at most ${MAX_EPOCH_MILLIS} (epoch milliseconds)`),
+      v.transform(Math.trunc),
+    ),
+  ),
+});
+
 /** Conductor's `TaskResult`, body of `POST /api/tasks`. */
 export const TaskResultRequest = requestObject({
   workflowInstanceId: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
@@ -120,6 +149,14 @@ export const TaskResultRequest = requestObject({
   workerId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(256, "must be at most 256 characters"))),
   /** A heartbeat of the worker that holds the task, not a result: the rest of the TaskResult is ignored, as Conductor does. */
   extendLease: v.optional(v.boolean("must be true or false")),
+  /** Lines the worker logged while it ran the task, stored with the result (the count is checked before the lines). */
+  logs: v.optional(
+    v.pipe(
+      v.array(v.unknown(), "must be an array of log entries ({log, createdTime})"),
+      v.maxLength(MAX_TASK_LOGS_PER_RESULT, `must hold at most ${MAX_TASK_LOGS_PER_RESULT} log entries`),
+      v.array(TaskExecLog),
+    ),
+  ),
 });
 /** Parsed {@link TaskResultRequest}. */
 export type TaskResultRequest = v.InferOutput<typeof TaskResultRequest>;

@@ -22,6 +22,7 @@ import {
   dynamicTask,
   forkTask,
   forkTaskJoin,
+  getTaskContext,
   httpTask,
   inlineTask,
   joinTask,
@@ -942,6 +943,57 @@ describe("task workers written against the client (TaskManager, TaskHandler)", (
     const heartbeats = exchanges.slice(exchangesBefore).filter((exchange) => exchange.method === "POST" && exchange.path === "/api/tasks");
     expect(heartbeats.length).toBeGreaterThanOrEqual(1);
     expect(heartbeats.map((exchange) => exchange.status)).toEqual(heartbeats.map(() => 200));
+  });
+
+  it("a worker's TaskContext.addLog lines and a thrown error's stack are its task's logs, read with TaskClient.getTaskLogs; addTaskLog adds a line", async () => {
+    const LOGGED = `client_logged_${suffix}`;
+    const BROKEN = `client_broken_${suffix}`;
+    const LOG_FLOW = `client_logs_${suffix}`;
+    await metadata.registerTask(taskDefinition({ name: LOGGED, description: "logs as it works", retryCount: 0 }));
+    await metadata.registerTask(taskDefinition({ name: BROKEN, description: "throws", retryCount: 0 }));
+    await new ConductorWorkflow(executor, LOG_FLOW).add(simpleTask("logged", LOGGED, { n: "${workflow.input.n}" })).add(simpleTask("broken", BROKEN, {})).register(true);
+    const loggingWorkers: ConductorWorker[] = [
+      {
+        taskDefName: LOGGED,
+        execute: async (task) => {
+          const context = getTaskContext();
+          context?.addLog(`working on ${String(task.inputData?.["n"])}`);
+          context?.addLog("done");
+          return { status: "COMPLETED", outputData: { logged: context !== undefined } };
+        },
+      },
+      {
+        taskDefName: BROKEN,
+        execute: async () => {
+          throw new Error("broken: no luck");
+        },
+      },
+    ];
+    manager = new TaskManager(workerClient, loggingWorkers, { logger, options: { workerID: WORKER_ID, pollInterval: 100, concurrency: 1 } });
+    manager.startPolling();
+    const workflowId = await executor.startWorkflow({ name: LOG_FLOW, version: 1, input: { n: 3 } });
+    const failed = await workflowReaches(workflowId, "FAILED");
+    await manager.stopPolling();
+    const logged = taskOf(failed, "logged")!;
+    const broken = taskOf(failed, "broken")!;
+    expect(logged).toMatchObject({ status: "COMPLETED", outputData: { logged: true } });
+    expect(broken).toMatchObject({ status: "FAILED", reasonForIncompletion: "broken: no luck" });
+
+    // A task is found by id once its execution is searchable.
+    const lines = await until(`the logs of ${logged.taskId}`, () => tasks.getTaskLogs(logged.taskId!).catch(() => undefined), (read) => read !== undefined);
+    expect(lines!.map((line) => [line.log, line.taskId])).toEqual([
+      ["working on 3", logged.taskId],
+      ["done", logged.taskId],
+    ]);
+    expect(lines!.every((line) => typeof line.createdTime === "number" && line.createdTime > 0)).toBe(true);
+    // The runner reports a throw with the error and its stack as a log line.
+    const brokenLines = await tasks.getTaskLogs(broken.taskId!);
+    expect(brokenLines).toHaveLength(1);
+    expect(brokenLines![0]).toMatchObject({ taskId: broken.taskId, log: expect.stringMatching(/^Error: broken: no luck\n(Error: broken: no luck\n)?\s+at /) });
+
+    await tasks.addTaskLog(logged.taskId!, "reviewed by e2e");
+    expect((await tasks.getTaskLogs(logged.taskId!))!.map((line) => line.log)).toEqual(["working on 3", "done", "reviewed by e2e"]);
+    expect(await sdkError(tasks.getTaskLogs(crypto.randomUUID()))).toMatch(/^Failed to get logs for task '.*': .*not found/);
   });
 });
 

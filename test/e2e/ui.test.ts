@@ -4,7 +4,7 @@
  * API key, run a workflow whose asyncComplete HTTP task waits, complete that task by hand, follow a SIMPLE task
  * from waiting for a worker to polled and complete it by hand, see a SWITCH's branches on a definition and an
  * execution (the branch taken marked, its tasks selectable with their actions), a FORK_JOIN's branches side by side
- * and what its JOIN still waits for, rerun from a task,
+ * and what its JOIN still waits for, read a task's logs, rerun from a task,
  * act on several executions of the list at once, register a definition with a mistake and see the error at its
  * line, create, pause, resume and delete a schedule, and see that a read-only user is not offered what it may not do. Every page must keep a clean console.
  *
@@ -478,6 +478,45 @@ describe("web UI", () => {
     expect(finished.tasks[0].outputData).toEqual({ packed: 1, parcel: "P-9" });
     expect(admin.problems).toEqual([]);
     expect(admin.refusedLoads).toEqual([]);
+  });
+
+  it("shows a task's logs when asked: a worker's lines in order, a multi-line one kept whole; none for a task without", async () => {
+    const name = `${parentName}_logs`;
+    const taskName = `${parentName}_logger`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
+        tasks: [{ name: taskName, taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }, { name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }],
+      },
+    });
+    const started = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text.trim();
+    const polled = (await callOk(server.url, "GET", `/api/tasks/poll/batch/${encodeURIComponent(taskName)}?workerid=ui-logger&count=1&timeout=5000`, { key: adminKey })).json();
+    const taskId: string = polled[0].taskId;
+    const stack = "Error: retrying\n    at pack (worker.js:1:1)";
+    await callOk(server.url, "POST", "/api/tasks", {
+      key: adminKey,
+      body: { workflowInstanceId: started, taskId, status: "COMPLETED", outputData: {}, logs: [{ log: "packing 3 items" }, { log: stack }] },
+    });
+    // A task's log is read through its execution's search row, written within a second of the start.
+    await expect.poll(async () => (await call(server.url, "GET", `/api/tasks/${taskId}/log`, { key: adminKey })).status, { timeout: STEP_TIMEOUT_MS }).toBe(200);
+
+    const watched = await openPage(browser);
+    const { page } = watched;
+    await logIn(page, adminKey);
+    await page.goto(`${server.url}/#/executions/${started}?task=work`);
+    await expect.poll(() => step(page, "hold").getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("IN_PROGRESS");
+    // Read only when asked: not with every refresh of the page.
+    expect(await page.locator(".task-panel .task-log").count()).toBe(0);
+    await page.getByRole("button", { name: "Show logs" }).click({ timeout: STEP_TIMEOUT_MS });
+    const lines = page.locator(".task-panel .task-log li pre");
+    await expect.poll(() => lines.allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual(["packing 3 items", stack]);
+    await step(page, "hold").click();
+    await page.getByRole("button", { name: "Show logs" }).click({ timeout: STEP_TIMEOUT_MS });
+    await page.locator(".task-panel .task-logs").getByText("No log lines", { exact: false }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(watched.problems).toEqual([]);
+    expect(watched.refusedLoads).toEqual([]);
+    await page.context().close();
   });
 
   it("draws a SWITCH's branches with their cases, marks the branch an execution took and the others not taken, and makes branch tasks selectable with their actions", async () => {

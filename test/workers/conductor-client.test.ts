@@ -25,7 +25,7 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/tasks/search?start=0&size=10", "task search"],
     ["GET", "/api/tasks/queue/polldata?taskType=HTTP", "task queue administration"],
     ["GET", "/api/tasks/queue/all", "task queue administration"],
-    ["GET", `/api/tasks/${crypto.randomUUID()}/log`, "task execution logs"],
+    ["GET", "/api/event", "event handlers"],
     ["GET", "/api/metadata/task/HTTP/tags", "tags"],
     ["DELETE", "/api/metadata/workflow/some_flow/tags", "tags"],
     ["PUT", "/api/metadata/workflow/some_flow/rate-limit", "rate limits"],

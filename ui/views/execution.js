@@ -18,6 +18,7 @@ const MAX_REASON_LENGTH = 500;
  * @typedef {{ workflowId: string, workflowName: string, workflowVersion: number, status: string, input: unknown, output: unknown, variables?: Record<string, unknown>, correlationId: string | null,
  *   reasonForIncompletion: string | null, parentWorkflowId: string | null, startTime: number, endTime: number, updateTime: number,
  *   workflowDefinition: { tasks: import("../lib/diagram.js").WorkflowTask[], failureWorkflow?: string }, tasks: Task[] }} Workflow
+ * @typedef {{ log: string, taskId: string, createdTime: number }} TaskLog
  */
 
 /**
@@ -73,6 +74,9 @@ export async function renderExecution(container, params, context, workflowId = "
   const timelineBox = h("section", { className: "panel", "aria-labelledby": "timeline-title" });
   const ioBox = h("section", { className: "panel io" });
   replaceChildren(container, head, summary, actions, h("div", { className: "split" }, diagramBox, taskBox), timelineBox, ioBox);
+
+  /** The task whose logs the user asked to see (read again each time its panel is drawn), and the lines last read. */
+  let shownLogs = { taskId: "", lines: /** @type {TaskLog[] | undefined} */ (undefined) };
 
   let lastSeen = "";
   async function load() {
@@ -234,13 +238,44 @@ export async function renderExecution(container, params, context, workflowId = "
         task.callbackUrl ? fact("Callback URL", h("code", { className: "callback-url" }, task.callbackUrl), " ", copyButton(task.callbackUrl)) : null,
         task.reasonForIncompletion ? fact("Reason", h("span", { className: "error-text" }, task.reasonForIncompletion)) : null),
       h("h3", {}, "Input"), jsonBlock(task.inputData, "Task input"),
-      h("h3", {}, "Output"), jsonBlock(task.outputData, "Task output"));
+      h("h3", {}, "Output"), jsonBlock(task.outputData, "Task output"),
+      ...logsSection(task));
     /** @param {Task} run @param {boolean} named with its instance's name (`ref__<iteration>`) first */
     const runItem = (run, named) => h("li", {}, named ? [h("span", { className: "mono" }, run.referenceTaskName), " "] : null,
       statusBadge(run.status), " ", h("span", { className: "mono" }, run.taskId), run.reasonForIncompletion ? ` — ${run.reasonForIncompletion}` : "");
     if (attempts.length > 1) content.push(h("h3", {}, "Earlier attempts"), h("ul", { className: "attempts" }, attempts.slice(0, -1).map((run) => runItem(run, false))));
     if (earlierIterations.length > 0) content.push(h("h3", {}, "Earlier iterations"), h("ul", { className: "attempts" }, earlierIterations.map((run) => runItem(run, true))));
     replaceChildren(taskBox, content);
+  }
+
+  /**
+   * The task's log lines (GET /api/tasks/{taskId}/log), read when the user asks for them, not with every refresh.
+   * @param {Task} task
+   */
+  function logsSection(task) {
+    const box = h("div", { className: "task-logs", tabindex: "-1" });
+    const show = () => {
+      const focused = box.contains(document.activeElement);
+      // Drawn again: the lines read before stand until the new ones come.
+      const earlier = shownLogs.taskId === task.taskId ? shownLogs.lines : undefined;
+      shownLogs = { taskId: task.taskId, lines: earlier };
+      replaceChildren(box, earlier ? logLines(earlier) : h("p", { className: "help" }, "Reading the logs…"));
+      void api("GET", `/api/tasks/${encodeURIComponent(task.taskId)}/log`).then(
+        (read) => {
+          if (!context.active()) return;
+          const lines = /** @type {TaskLog[]} */ (read);
+          if (shownLogs.taskId === task.taskId) shownLogs.lines = lines;
+          replaceChildren(box, logLines(lines));
+          // The button that had the focus is gone: keep it in the logs it opened.
+          if (focused) box.focus();
+        },
+        (error) => {
+          if (context.active()) replaceChildren(box, h("p", { className: "error-text" }, `The logs could not be read: ${error instanceof Error ? error.message : String(error)}`));
+        });
+    };
+    if (shownLogs.taskId === task.taskId) show();
+    else replaceChildren(box, button("Show logs", show));
+    return [h("h3", {}, "Logs"), box];
   }
 
   /** @param {Workflow} current @param {Task} task @param {"COMPLETED" | "FAILED"} status */
@@ -434,6 +469,12 @@ function workerFacts(task) {
     fact("Response timeout", task.responseTimeoutSeconds === 0 ? "none" : formatSeconds(task.responseTimeoutSeconds)),
     task.domain ? fact("Domain", task.domain) : null,
   ];
+}
+
+/** A task's log lines, oldest first, each with its time. @param {TaskLog[]} lines */
+function logLines(lines) {
+  if (lines.length === 0) return h("p", { className: "help" }, "No log lines: a worker adds them with its result (its logs) or POST /api/tasks/{taskId}/log.");
+  return h("ol", { className: "task-log" }, lines.map((line) => h("li", {}, h("span", { className: "muted" }, formatTime(line.createdTime)), h("pre", {}, line.log))));
 }
 
 /** @param {number | undefined} seconds */

@@ -9,8 +9,8 @@ import type { Principal } from "./principal";
  * `${path.name}`) and the pattern may end in `*` (any rest, or none). A required scope may also use
  * `${workflow.name}`: the definition name of the execution or definition the request targets, and
  * `${task.refName}` and `${task.name}`: the reference name and the task (definition) name of the task a TaskResult
- * (`POST /api/tasks`, `/api/tasks/update-v2`) updates, read from its execution (a request naming no task of that
- * execution meets no scope using them).
+ * (`POST /api/tasks`, `/api/tasks/update-v2`) updates or a path names by id (`/api/tasks/{taskId}`, `…/log`), read from
+ * its execution (a request naming no task of that execution meets no scope using them).
  */
 export interface AccessRule {
   apiPath: string;
@@ -66,6 +66,8 @@ export const BULK_ACCESS_RULES: readonly AccessRule[] = BULK_OPERATIONS.map(({ m
 
 /** What reporting a TaskResult needs: executing that task (by reference name or task name) or tasks of that workflow. */
 const TASK_RESULT_PERMISSIONS: Grant[] = [at("TASK_EXECUTE", "task:${task.refName}"), at("TASK_EXECUTE", "task:${task.name}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)];
+/** What reading a task by its id needs: reading tasks, its workflow, or executing tasks of its name. */
+const TASK_READ_PERMISSIONS: Grant[] = [at("TASK_READ"), at("WORKFLOW_READ", WORKFLOW_SCOPE), at("TASK_EXECUTE", "task:${task.name}")];
 
 /**
  * The rule for every route of the service, most specific first; the first rule matching a request
@@ -110,8 +112,11 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/tasks/poll/batch/{taskType}", methods: ["GET"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskType}")] },
   { apiPath: "/api/tasks/poll/{taskType}", methods: ["GET"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskType}")] },
   // A task by its id: readable with its workflow, or by a worker allowed to execute tasks of its name (the guard finds
-  // its execution); `/api/tasks/search` and the like, which name no task, need TASK_READ as below.
-  { apiPath: "/api/tasks/{taskId}", methods: ["GET"], requiredPermissions: [at("TASK_READ"), at("WORKFLOW_READ", WORKFLOW_SCOPE), at("TASK_EXECUTE", "task:${task.name}")] },
+  // its execution); `/api/tasks/search` and the like, which name no task, need TASK_READ as below. Its log reads the
+  // same way, and is written by whoever may report the task's result (after the polls: `/api/tasks/poll/log` polls).
+  { apiPath: "/api/tasks/{taskId}", methods: ["GET"], requiredPermissions: TASK_READ_PERMISSIONS },
+  { apiPath: "/api/tasks/{taskId}/log", methods: ["GET"], requiredPermissions: TASK_READ_PERMISSIONS },
+  { apiPath: "/api/tasks/{taskId}/log", methods: ["POST"], requiredPermissions: TASK_RESULT_PERMISSIONS },
   { apiPath: "/api/tasks/*", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
   // Schedules: any authenticated caller reaches the routes, which check each schedule's workflow themselves
   // (src/worker/schedules/access.ts: a rule cannot read which workflow a schedule starts).

@@ -94,6 +94,63 @@ export async function readRequiredJsonBody(request: Request, maxBytes: number): 
   return body.value;
 }
 
+function mediaType(contentType: string | null): { type: string; charset: string | undefined } {
+  const [type = "", ...parameters] = (contentType ?? "").split(";").map((part) => part.trim().toLowerCase());
+  const charset = parameters.find((parameter) => parameter.startsWith("charset="))?.slice("charset=".length).replace(/^"|"$/g, "");
+  return { type, charset };
+}
+
+const bodyError = (message: string) => validationError(message, [{ path: "(body)", message }]);
+
+/** What {@link readStringBody} reads: the value's name in its messages and an example of it as a JSON string. */
+export interface StringBody {
+  /** e.g. "secret value". */
+  what: string;
+  /** e.g. `"s3cr3t"`. */
+  example: string;
+  /** Read a body declared with no Content-Type as JSON (as {@link readJsonBody} does), rather than refuse it (415). */
+  untypedAsJson?: boolean;
+}
+
+/**
+ * A body that is one string, as Conductor's `@RequestBody String` endpoints take it: a JSON string (Content-Type
+ * `application/json`, as its clients send it) or raw `text/plain`, in UTF-8. 415 for another media type or charset,
+ * 400 for anything but a string. Refusals never quote the body: a value sent the wrong way may still be a secret
+ * (which is also why {@link readJsonBody}, whose parse errors quote the text, is not used). Empty and size checks are
+ * the caller's.
+ */
+export async function readStringBody(request: Request, maxBytes: number, body: StringBody): Promise<string> {
+  const { what, example } = body;
+  const bytes = await readBodyBytes(request, maxBytes);
+  const { type, charset } = mediaType(request.headers.get("content-type"));
+  const isJson = type === "application/json" || type.endsWith("+json") || (type === "" && body.untypedAsJson === true);
+  if (!isJson && type !== "text/plain") {
+    throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", `Send the ${what} as a JSON string (Content-Type: application/json, e.g. ${example}) or as text/plain`);
+  }
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8" && charset !== "us-ascii") {
+    throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", `The ${what} must be sent as UTF-8`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw bodyError(`The ${what} is not valid UTF-8`);
+  }
+  if (!isJson) return text;
+  if (text.trim() === "") throw bodyError(`The body must be the ${what} as a JSON string, e.g. ${example}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch {
+    throw bodyError(`The body is not valid JSON: send the ${what} as a JSON string, e.g. ${example}, or as text/plain`);
+  }
+  if (typeof value !== "string") {
+    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`;
+    throw bodyError(`The ${what} must be a JSON string, not ${kind}`);
+  }
+  return value;
+}
+
 /** A plain-text response, as Conductor answers starts and task updates with a bare id. */
 export function textResponse(text: string, status = 200): Response {
   return new Response(text, { status, headers: { "content-type": "text/plain; charset=utf-8" } });

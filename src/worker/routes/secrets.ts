@@ -1,6 +1,6 @@
 import type { IRequest, RouterType } from "itty-router";
 import { serviceConfig } from "../config";
-import { readBodyBytes } from "../http/body";
+import { readStringBody } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { requireKeyring } from "../secrets/config";
 import { encryptSecret } from "../secrets/crypto";
@@ -23,49 +23,11 @@ function secretName(request: IRequest): string {
   return name;
 }
 
-function mediaType(contentType: string | null): { type: string; charset: string | undefined } {
-  const [type = "", ...parameters] = (contentType ?? "").split(";").map((part) => part.trim().toLowerCase());
-  const charset = parameters.find((parameter) => parameter.startsWith("charset="))?.slice("charset=".length).replace(/^"|"$/g, "");
-  return { type, charset };
-}
-
 const bodyError = (message: string) => validationError(message, [{ path: "(body)", message }]);
 
-/**
- * The secret value of a PUT body: a JSON string (Orkes style) or raw `text/plain`. Refusals never
- * quote the body: a value sent the wrong way is still a secret (which is also why the shared JSON
- * reader is not used, as its parse errors quote the text).
- */
+/** The secret value of a PUT body: a JSON string (Orkes style) or raw `text/plain`, never quoted back in a refusal. */
 async function readSecretValue(request: Request, maxBytes: number): Promise<string> {
-  const bytes = await readBodyBytes(request, maxBytes);
-  const { type, charset } = mediaType(request.headers.get("content-type"));
-  const isJson = type === "application/json" || type.endsWith("+json");
-  if (!isJson && type !== "text/plain") {
-    throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", 'Send the secret value as a JSON string (Content-Type: application/json, e.g. "s3cr3t") or as text/plain');
-  }
-  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8" && charset !== "us-ascii") {
-    throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "The secret value must be sent as UTF-8");
-  }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    throw bodyError("The secret value is not valid UTF-8");
-  }
-  let value: unknown = text;
-  if (isJson) {
-    if (text.trim() === "") throw bodyError('The body must be the secret value as a JSON string, e.g. "s3cr3t"');
-    try {
-      value = JSON.parse(text) as unknown;
-    } catch {
-      throw bodyError('The body is not valid JSON: send the secret value as a JSON string, e.g. "s3cr3t", or as text/plain');
-    }
-    if (typeof value !== "string") {
-      const kind = value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`;
-      throw bodyError(`The secret value must be a JSON string, not ${kind}`);
-    }
-  }
-  const secret = value as string;
+  const secret = await readStringBody(request, maxBytes, { what: "secret value", example: '"s3cr3t"' });
   if (secret === "") throw bodyError("The secret value must not be empty");
   const size = new TextEncoder().encode(secret).byteLength;
   if (size > MAX_SECRET_VALUE_BYTES) throw bodyError(`The secret value is ${size} bytes; at most ${MAX_SECRET_VALUE_BYTES} are allowed`);

@@ -1,14 +1,14 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { JsonObject } from "../../engine/model";
-import type { TaskUpdated } from "../../actors/workflow-execution";
+import type { TaskLogInput, TaskUpdated } from "../../actors/workflow-execution";
 import { serviceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
-import { jsonTextResponse, readBodyBytes, readJsonBody, textResponse } from "../http/body";
-import { ApiError, errorResponse, notFound } from "../http/errors";
+import { jsonTextResponse, readBodyBytes, readJsonBody, readStringBody, textResponse } from "../http/body";
+import { ApiError, errorResponse, notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
-import { ExternalStatus, JsonObjectBody, TaskResultRequest, parseOrThrow } from "../schemas";
+import { ExternalStatus, JsonObjectBody, TaskLogLine, TaskResultRequest, parseOrThrow } from "../schemas";
 import { authorizeRead } from "../guard";
-import { findTask } from "../task-lookup";
+import { findTask, type FoundTask } from "../task-lookup";
 
 type Args = [Env, ExecutionContext];
 
@@ -34,10 +34,31 @@ async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: strin
 export async function applyTaskResult(env: Env, result: TaskResultRequest): Promise<TaskUpdated> {
   const stub = executionStub(env, result.workflowInstanceId);
   if (result.extendLease === true) return unwrap(await stub.extendLease(result.taskId));
-  const options: { reason?: string; callbackAfterSeconds?: number } = {};
+  const options: { reason?: string; callbackAfterSeconds?: number; logs?: TaskLogInput[] } = {};
   if (result.reasonForIncompletion !== undefined) options.reason = result.reasonForIncompletion;
   if (result.callbackAfterSeconds !== undefined) options.callbackAfterSeconds = result.callbackAfterSeconds;
+  if (result.logs !== undefined && result.logs.length > 0) {
+    options.logs = result.logs.map(({ log, createdTime }) => (createdTime === null || createdTime === undefined ? { log } : { log, createdTime }));
+  }
   return unwrap(await stub.updateTask(result.taskId, result.status, result.outputData ?? {}, options));
+}
+
+/** The task `taskId` names, found through its execution (see task-lookup.ts); 404 when none holds it. */
+async function foundTask(env: Env, taskId: string): Promise<FoundTask> {
+  const found = await findTask(env, taskId);
+  if (found === undefined) throw notFound(taskNotFound(taskId));
+  return found;
+}
+
+function taskNotFound(taskId: string): string {
+  return `Task ${taskId} not found (tasks are found by id once their execution is searchable, within about a second of its start)`;
+}
+
+/** The body of `POST /api/tasks/{taskId}/log`: one log line, as a JSON string (Conductor's clients) or text/plain. */
+async function readLogLine(request: Request, maxBytes: number): Promise<string> {
+  const line = await readStringBody(request, maxBytes, { what: "log message", example: '"resized 3 images"', untypedAsJson: true });
+  if (line === "") throw validationError("The log message must not be empty", [{ path: "(body)", message: "must not be empty" }]);
+  return parseOrThrow(TaskLogLine, line, "log message", "(body)");
 }
 
 /** Routes that complete or update tasks from outside (asyncComplete HTTP tasks, waiting tasks). */
@@ -80,8 +101,28 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
     const taskId = decodedPathParam(request, "taskId");
     const found = await findTask(env, taskId);
     const json = found === undefined ? null : await executionStub(env, found.workflowId).getTaskJson(taskId.toLowerCase());
-    if (json === null) throw notFound(`Task ${taskId} not found (tasks are found by id once their execution is searchable, within about a second of its start)`);
+    if (json === null) throw notFound(taskNotFound(taskId));
     return jsonTextResponse(json);
+  });
+
+  // Conductor's task logs: `[{log, taskId, createdTime}]`, oldest first. The guard has checked the caller may read the task.
+  router.get("/api/tasks/:taskId/log", async (request, env) => {
+    const taskId = decodedPathParam(request, "taskId");
+    const found = await foundTask(env, taskId);
+    const logs = await executionStub(env, found.workflowId).getTaskLogs(taskId.toLowerCase());
+    if (logs === null) throw notFound(taskNotFound(taskId));
+    return Response.json(logs);
+  });
+
+  // One log line (Conductor's `TaskClient.logMessageForTask`), answered with an empty 200 as Conductor does. The guard has
+  // checked the caller may report on the task.
+  router.post("/api/tasks/:taskId/log", async (request, env) => {
+    const taskId = decodedPathParam(request, "taskId");
+    const log = await readLogLine(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+    const found = await foundTask(env, taskId);
+    const added = await executionStub(env, found.workflowId).addTaskLogs(taskId.toLowerCase(), [{ log }]);
+    if (!added.ok) throw notFound(taskNotFound(taskId));
+    return new Response(null, { status: 200 });
   });
 
   router.post("/api/tasks", async (request, env) => {

@@ -16,7 +16,6 @@ type Args = [Env, ExecutionContext];
 export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string]> = [
   ["/api/tasks/queue/*", "task queue administration beyond sizes (GET /api/tasks/queue/sizes)"],
   ["/api/tasks/search", "task search"],
-  ["/api/tasks/:taskId/log", "task execution logs"],
   ["/api/metadata/tags/*", "tags"],
   ["/api/metadata/tags", "tags"],
   ["/api/metadata/task/:taskName/tags", "tags"],
