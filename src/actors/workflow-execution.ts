@@ -35,6 +35,7 @@ import { childStartRequest } from "../engine/tasks/sub-workflow";
 import { workerQueueKey, type WorkerQueueEntry } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import type { ValidationIssue } from "../engine/validation-issue";
+import { cutToBytes } from "../engine/limits";
 import { instanceTask, planOf } from "../engine/plan";
 import { signalledChildIds, signalledWait } from "../engine/signals";
 import type { JqRunner } from "../engine/jq";
@@ -42,6 +43,7 @@ import type { ScriptRunner } from "../engine/scripts";
 import { toTaskView, toWorkflowView } from "../engine/view";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
+import { MAX_TASK_LOG_BYTES } from "../worker/schemas";
 import { executionStub } from "../worker/executions";
 import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules";
 import { dispatchHttp } from "./dispatch/http";
@@ -1510,12 +1512,13 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Stores log lines of task `taskId` (which this execution holds), masked of `secrets` (the values its worker was
-   * handed), each `createdTime` now unless given; the task keeps its latest {@link TASK_LOG_LINES_KEPT}. Synchronous:
+   * handed) and cut to MAX_TASK_LOG_BYTES, each `createdTime` now unless given; the task keeps its latest {@link TASK_LOG_LINES_KEPT}. Synchronous:
    * written in the caller's transaction, before it answers.
    */
   #appendTaskLog(taskId: string, logs: readonly TaskLogInput[], secrets: readonly string[]): void {
     const now = Date.now();
-    const lines = logs.map((line) => ({ log: secrets.length > 0 ? redactSecretValues(line.log, secrets) : line.log, createdTime: line.createdTime ?? now }));
+    // Masked before it is cut: a cut through a secret's value would leave the part before it unmasked.
+    const lines = logs.map((line) => ({ log: cutToBytes(secrets.length > 0 ? redactSecretValues(line.log, secrets) : line.log, MAX_TASK_LOG_BYTES), createdTime: line.createdTime ?? now }));
     this.#store.appendTaskLog(taskId, lines, TASK_LOG_LINES_KEPT);
   }
 

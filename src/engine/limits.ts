@@ -51,6 +51,19 @@ export function unstorableReason(what: string, value: JsonValue, limit: number):
 export const MAX_TASK_REASON_LENGTH = 500;
 
 /**
+ * `text` cut to at most `maxBytes` UTF-8 bytes, at a character's boundary, ending with a note of its full size;
+ * unchanged when it fits.
+ */
+export function cutToBytes(text: string, maxBytes: number): string {
+  const encoder = new TextEncoder();
+  const bytes = encoder.encode(text);
+  if (bytes.length <= maxBytes) return text;
+  const note = ` … (cut: ${bytes.length} bytes)`;
+  // A character split at the cut decodes as U+FFFD: dropped.
+  return `${new TextDecoder().decode(bytes.subarray(0, Math.max(0, maxBytes - encoder.encode(note).length))).replace(/\uFFFD+$/u, "")}${note}`;
+}
+
+/**
  * `text` cut to at most `limit` UTF-16 units, never between the two halves of a surrogate pair: a lone half
  * is stored as U+FFFD and garbles the text. Unchanged when it fits.
  */

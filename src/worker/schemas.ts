@@ -108,19 +108,23 @@ const MAX_CALLBACK_AFTER_SECONDS = 30 * 24 * 3600;
 /** Longest task log line, in UTF-8 bytes (a TaskResult's `logs` entry, the body of `POST /api/tasks/{taskId}/log`). */
 export const MAX_TASK_LOG_BYTES = 8 * 1024;
 /**
- * Most log lines one TaskResult may carry: as many as a task keeps (`TASK_LOG_LINES_KEPT`), so that a worker's
- * chatty run is not refused, and with it its result. The request size limit bounds them too.
+ * Most log lines of one TaskResult kept: as many as a task keeps (`TASK_LOG_LINES_KEPT`); of more, the latest (a
+ * chatty run is not refused, and with it its result). The request size limit bounds them too.
  */
 export const MAX_TASK_LOGS_PER_RESULT = 1000;
 /** Latest `createdTime` taken (the largest valid Date), so that every stored time is one. */
 const MAX_EPOCH_MILLIS = 8.64e15;
 
-/** A log line as a worker sends it (Conductor's `TaskExecLog`). */
+/** A log line posted on its own (`POST /api/tasks/{taskId}/log`): one too long is refused. */
 export const TaskLogLine = v.pipe(v.string("must be a string"), v.maxBytes(MAX_TASK_LOG_BYTES, `must be at most ${MAX_TASK_LOG_BYTES} bytes (UTF-8)`));
 
-/** An entry of a TaskResult's `logs`. */
+/**
+ * An entry of a TaskResult's `logs`. A line too long is cut when stored (after its secrets are masked), not refused:
+ * refusing it would refuse the worker's result with it (a thrown error's stack is sent as a line), and the task would
+ * be lost to its timeout.
+ */
 const TaskExecLog = requestObject({
-  log: TaskLogLine,
+  log: v.string("must be a string"),
   /** Ignored, as Conductor ignores it: the line belongs to the task the TaskResult reports. */
   taskId: v.nullish(v.string("must be a string")),
   /** When the worker logged it (epoch milliseconds, a fraction dropped); when it is stored unless given. */
@@ -149,11 +153,11 @@ export const TaskResultRequest = requestObject({
   workerId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(256, "must be at most 256 characters"))),
   /** A heartbeat of the worker that holds the task, not a result: the rest of the TaskResult is ignored, as Conductor does. */
   extendLease: v.optional(v.boolean("must be true or false")),
-  /** Lines the worker logged while it ran the task, stored with the result (the count is checked before the lines). */
+  /** Lines the worker logged while it ran the task, stored with the result (the latest ones, each cut to its limit). */
   logs: v.optional(
     v.pipe(
       v.array(v.unknown(), "must be an array of log entries ({log, createdTime})"),
-      v.maxLength(MAX_TASK_LOGS_PER_RESULT, `must hold at most ${MAX_TASK_LOGS_PER_RESULT} log entries`),
+      v.transform((entries: unknown[]) => entries.slice(-MAX_TASK_LOGS_PER_RESULT)),
       v.array(TaskExecLog),
     ),
   ),

@@ -116,13 +116,9 @@ describe("task logs", () => {
       [{ log: 7 }],
       [{}],
       ["a bare string"],
-      [{ log: "x".repeat(8 * 1024 + 1) }],
-      // Bytes, not characters: 2,731 × 3 bytes > 8 KiB.
-      [{ log: "€".repeat(2_731) }],
       [{ log: "ok", createdTime: -1 }],
       [{ log: "ok", createdTime: "now" }],
       [{ log: "ok", taskId: 7 }],
-      Array.from({ length: 1_001 }, (_, index) => ({ log: `line ${index}` })),
     ];
     for (const logs of badLogs) {
       for (const path of ["/api/tasks", "/api/tasks/update-v2"]) {
@@ -162,6 +158,30 @@ describe("task logs", () => {
     const untyped = await SELF.fetch(`https://conductor.test/api/tasks/${task.taskId}/log`, { method: "POST", headers: { "x-api-key": ADMIN_KEY }, body: new TextEncoder().encode(JSON.stringify("untyped")) });
     expect(untyped.status).toBe(200);
     expect((await logsOf(task.taskId)).map((line) => line.log.slice(0, 7))).toEqual(["zzzzzzz", "untyped"]);
+  });
+
+  it("keeps a TaskResult whose lines are too long or too many: each line cut to 8 KiB (bytes, masked first), the latest 1,000", async () => {
+    const secret = "tl-long-s3cr3t";
+    await apiOk("PUT", "/api/secrets/tl_long_token", JSON.stringify(secret));
+    await register({ name: "tl_long", tasks: [simpleTask("tl_long_task", "work", { token: "${workflow.secrets.tl_long_token}" })] });
+    const { workflowId, task } = await polledTask("tl_long", "tl_long_task");
+    // Bytes, not characters: 2,731 × 3 bytes > 8 KiB. The secret straddles where the third line is cut.
+    const long = [{ log: "x".repeat(8 * 1024 + 1) }, { log: "€".repeat(2_731) }, { log: `${"y".repeat(8 * 1024 - 40)}${secret}${"z".repeat(100)}` }];
+    // A thrown error's long stack must not cost the worker its result.
+    expect((await api("POST", "/api/tasks", taskResult(task, "IN_PROGRESS", { callbackAfterSeconds: 60, logs: long }))).status).toBe(200);
+    const cut = (await logsOf(task.taskId)).map((line) => line.log);
+    expect(cut.map((line) => new TextEncoder().encode(line).length <= 8 * 1024)).toEqual([true, true, true]);
+    expect(cut[0]).toMatch(/^x+ … \(cut: 8193 bytes\)$/);
+    expect(cut[1]).toMatch(/^€+ … \(cut: 8193 bytes\)$/);
+    expect(cut[2]).toMatch(/^y+\*\*\*z* … \(cut: \d+ bytes\)$/);
+    expect(cut[2]).not.toContain(secret.slice(0, 4));
+
+    const many = Array.from({ length: 1_001 }, (_, index) => ({ log: `line ${index}` }));
+    expect((await api("POST", "/api/tasks", taskResult(task, "COMPLETED", { outputData: { kept: true }, logs: many }))).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[0]!.outputData).toEqual({ kept: true });
+    const stored = await logsOf(task.taskId);
+    expect(stored).toHaveLength(1_000);
+    expect([stored[0]!.log, stored.at(-1)!.log]).toEqual(["line 1", "line 1000"]);
   });
 
   it("answers 404 for a task no execution holds, one that is no UUID, and a task of a removed execution", async () => {
