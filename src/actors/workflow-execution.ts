@@ -755,14 +755,14 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (!execution) return refused(this.#notFound());
     const reported = execution.tasks.find((candidate) => candidate.taskId === taskId);
     const logs = options.logs ?? [];
-    // A worker was handed the real values of the secrets its input names: one echoed back is scrubbed before it is
-    // stored and shown, as an HTTP task's response is. Log lines are scrubbed whatever the task (as POST …/log's are).
-    const secrets = reported !== undefined && (reported.taskType === "SIMPLE" || logs.length > 0) ? await this.#secretValues(execution, reported) : [];
-    const outputSecrets = reported?.taskType === "SIMPLE" ? secrets : [];
+    // Whoever reports the task may have been handed the real values of the secrets its input names (a worker its input,
+    // the service an asyncComplete HTTP call reached its request): one echoed back is scrubbed before it is stored and
+    // shown, as an HTTP task's response is; so are its log lines.
+    const secrets = reported === undefined ? [] : await this.#secretValues(execution, reported);
     if (!this.#execution) return refused(this.#notFound());
     try {
-      const event: ExecutionEvent = { type: "externalUpdate", taskId, status, output: outputSecrets.length > 0 ? redactSecretValues(output, outputSecrets) : output };
-      if (options.reason !== undefined) event.reason = outputSecrets.length > 0 ? redactSecretValues(options.reason, outputSecrets) : options.reason;
+      const event: ExecutionEvent = { type: "externalUpdate", taskId, status, output: secrets.length > 0 ? redactSecretValues(output, secrets) : output };
+      if (options.reason !== undefined) event.reason = secrets.length > 0 ? redactSecretValues(options.reason, secrets) : options.reason;
       if (options.callbackAfterSeconds !== undefined) event.callbackAfterSeconds = options.callbackAfterSeconds;
       this.#apply(event);
       // In the same synchronous turn as the update, so in its transaction: a refused update (thrown above) logs nothing.

@@ -432,6 +432,25 @@ describe("secrets at run time", () => {
     expectNeverAnswered(value);
   });
 
+  it("a service completing its asyncComplete HTTP task from outside, echoing the secret it was sent, does not expose it", async () => {
+    const value = freshValue("async");
+    await putSecret("async_token", value);
+    await register({
+      name: "secret_async",
+      tasks: [httpTask("call", { uri: target("/echo/async"), method: "GET", headers: { Authorization: "Bearer ${workflow.secrets.async_token}" } }, { asyncComplete: true })],
+    });
+    const workflowId = await start("secret_async");
+    await waitUntil(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && Object.keys(workflow.tasks[0].outputData).length > 0);
+    // The service got the real value, and reports back quoting it (by reference name, then as a TaskResult's reason).
+    expect((await call("POST", `/api/tasks/${workflowId}/call/IN_PROGRESS`, JSON.stringify({ received: `Bearer ${value}` }))).status).toBe(200);
+    const taskId = (await workflowOf(workflowId)).tasks[0]!.taskId;
+    expect((await call("POST", "/api/tasks", JSON.stringify({ workflowInstanceId: workflowId, taskId, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: `refused ${value}` }))).status).toBe(200);
+    const done = await waitUntil(workflowId, finished);
+    expect(done.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "refused ***", outputData: { received: "Bearer ***" } });
+    expect(await storedRecords(workflowId)).not.toContain(value);
+    expectNeverAnswered(value);
+  });
+
   // Connection and timeout failures quote the live URL (with the real value): scrubbed the same way.
   it("a failure reason quoting the URL does not expose a secret in it", async () => {
     const value = freshValue("in-url");
