@@ -70,6 +70,26 @@ function build(list: Shape[], next: { n: number }): WorkflowTaskDef[] {
 
 const pending = (state: WorkflowExecution) => state.tasks.filter((task) => task.status === "SCHEDULED" || task.status === "IN_PROGRESS");
 
+/**
+ * The `choice`-th of the WAIT tasks a RUNNING execution waits in (a DYNAMIC runs as one), checking on the way that no
+ * task has two pending runs and that something waits: only those WAITs and the DO_WHILEs and JOINs around them may be
+ * pending.
+ */
+function waitingTask(state: WorkflowExecution, choice: number): TaskExecution {
+  const open = pending(state);
+  const names = open.map((task) => task.referenceTaskName);
+  expect(new Set(names).size, `two pending runs of one task: ${names.join(", ")}`).toBe(names.length);
+  const waits = open.filter((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS");
+  expect(waits.length, `stalled with ${names.join(", ")} pending`).toBeGreaterThan(0);
+  return waits[choice % waits.length]!;
+}
+
+/** A loop paced across decisions goes on at its alarm: the execution after it, and the time then. */
+function pacedOn(state: WorkflowExecution, now: number): { state: WorkflowExecution; now: number } {
+  if (!pending(state).some((task) => task.status === "SCHEDULED" && task.scheduledTime > now)) return { state, now };
+  return { state: decide(state, { type: "tick", liveTaskIds: new Set() }, env(now + 1_000)).state, now: now + 1_000 };
+}
+
 /** Each JOIN's `joinOn`, by the JOIN's reference name. */
 function joinsOf(tasks: readonly WorkflowTaskDef[]): Map<string, string[]> {
   const joins = new Map<string, string[]>();
@@ -107,16 +127,9 @@ describe("the decider over random definitions", () => {
         let now = 2_000;
         for (const choice of choices) {
           if (state.status !== "RUNNING") break;
-          const open = pending(state);
-          const names = open.map((task) => task.referenceTaskName);
-          expect(new Set(names).size, `two pending runs of one task: ${names.join(", ")}`).toBe(names.length);
-          // Only WAIT tasks (a DYNAMIC runs as one) and the DO_WHILEs and JOINs around them may be pending.
-          const waits = open.filter((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS");
-          expect(waits.length, `stalled with ${names.join(", ")} pending`).toBeGreaterThan(0);
-          const task = waits[choice % waits.length]!;
+          const task = waitingTask(state, choice);
           state = decide(state, { type: "externalUpdate", taskId: task.taskId, status: "COMPLETED", output: { by: task.referenceTaskName } }, env((now += 10))).state;
-          // A loop paced across decisions goes on at its alarm.
-          if (pending(state).some((candidate) => candidate.status === "SCHEDULED" && candidate.scheduledTime > now)) state = decide(state, { type: "tick", liveTaskIds: new Set() }, env((now += 1_000))).state;
+          ({ state, now } = pacedOn(state, now));
         }
         expect(state.status, `${JSON.stringify(tasks)} left ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
         expect(pending(state)).toEqual([]);
@@ -155,15 +168,10 @@ describe("the decider over random definitions", () => {
             expect(state.status, `${again.type} of ${JSON.stringify(tasks)}`).toBe("RUNNING");
             continue;
           }
-          const open = pending(state);
-          const names = open.map((task) => task.referenceTaskName);
-          expect(new Set(names).size, `two pending runs of one task: ${names.join(", ")}`).toBe(names.length);
-          const waits = open.filter((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS");
-          expect(waits.length, `stalled with ${names.join(", ")} pending`).toBeGreaterThan(0);
-          const task = waits[choice % waits.length]!;
+          const task = waitingTask(state, choice);
           const status = index < 150 && roll < 3 ? "FAILED" : "COMPLETED";
           state = decide(state, { type: "externalUpdate", taskId: task.taskId, status, output: { by: task.referenceTaskName }, ...(status === "FAILED" ? { reason: "rolled" } : {}) }, env((now += 10))).state;
-          if (pending(state).some((candidate) => candidate.status === "SCHEDULED" && candidate.scheduledTime > now)) state = decide(state, { type: "tick", liveTaskIds: new Set() }, env((now += 1_000))).state;
+          ({ state, now } = pacedOn(state, now));
         }
         expect(state.status, `${JSON.stringify(tasks)} left ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
         expect(pending(state)).toEqual([]);
