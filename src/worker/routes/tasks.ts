@@ -99,8 +99,8 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   // Conductor's getTask: found through its execution (see task-lookup.ts). The guard has checked the caller may read it.
   router.get("/api/tasks/:taskId", async (request, env) => {
     const taskId = decodedPathParam(request, "taskId");
-    const found = await findTask(env, taskId);
-    const json = found === undefined ? null : await executionStub(env, found.workflowId).getTaskJson(taskId.toLowerCase());
+    const found = await foundTask(env, taskId);
+    const json = await executionStub(env, found.workflowId).getTaskJson(taskId.toLowerCase());
     if (json === null) throw notFound(taskNotFound(taskId));
     return jsonTextResponse(json);
   });
