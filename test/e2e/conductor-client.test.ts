@@ -567,6 +567,22 @@ describe("the official Conductor TypeScript client", () => {
     expect([await target.hits(`loop-poll-${suffix}`), await target.hits(`loop-ping-${suffix}-1`), await target.hits(`loop-ping-${suffix}-2`)]).toEqual([3, 1, 1]);
   });
 
+  it("a newLoopTask holding a fork and its joinTask from the builders runs the fork's branches side by side in each iteration in wrangler dev", async () => {
+    const flow = new ConductorWorkflow(executor, `client_loop_fork_${suffix}`);
+    // Each pair of calls is held by the target until both arrive: run one after the other, they would not meet.
+    const meet = (ref: string) => httpTask(ref, { uri: target.url(`/meet/loop-fork-${suffix}-\${rounds.output.iteration}?parties=2`), method: "GET" });
+    // The builder's forkTask puts its tasks in one branch: two branches are written as its forkTasks.
+    const fan = { ...forkTask("fan", []), forkTasks: [[meet("left")], [meet("right")]] };
+    flow.add(newLoopTask("rounds", 2, [fan, joinTask("fan_join", ["left", "right"])])).outputParameters({ met: "${right.output.response.body.met}" });
+    await flow.register(true);
+    const run = await flow.execute({});
+    expect(run, JSON.stringify(run.tasks)).toMatchObject({ status: "COMPLETED", output: { met: true } });
+    expect((run.tasks ?? []).map((task) => `${task.referenceTaskName}:${task.status}`).sort()).toEqual(
+      ["rounds", "fan__1", "fan_join__1", "left__1", "right__1", "fan__2", "fan_join__2", "left__2", "right__2"].map((ref) => `${ref}:COMPLETED`).sort(),
+    );
+    expect([await target.hits(`loop-fork-${suffix}-1`), await target.hits(`loop-fork-${suffix}-2`)]).toEqual([2, 2]);
+  });
+
   it("executes synchronously and honours idempotency keys", async () => {
     const run = await executor.executeWorkflow({ name: CHILD, version: 1, input: { key: `exec-${suffix}` } }, CHILD, 1, `request-${suffix}`);
     expect(run).toMatchObject({ status: "COMPLETED", output: { n: 1 }, requestId: `request-${suffix}` });
