@@ -1,5 +1,5 @@
-// Properties of the decider over random definitions: SWITCHes, FORK_JOINs (nested, in loops), DO_WHILEs over items and
-// DYNAMIC tasks around WAIT tasks completed from outside in a random order. Whatever the shape and the order, every
+// Properties of the decider over random definitions: SWITCHes, FORK_JOINs (nested, in loops), dynamic forks, DO_WHILEs
+// over items and DYNAMIC tasks around WAIT tasks completed (or skipped) from outside in a random order. Whatever the shape and the order, every
 // definition registers, the workflow never stalls, never holds two pending runs of one task, and completes with
 // nothing left pending.
 import fc from "fast-check";
@@ -15,6 +15,7 @@ type Shape =
   | { kind: "dynamic" }
   | { kind: "switch"; cases: Shape[][] }
   | { kind: "fork"; branches: Shape[][]; joined: boolean[] }
+  | { kind: "dynamicFork"; width: number }
   | { kind: "loop"; items: number; body: Shape[] };
 
 const MAX_DEPTH = 3;
@@ -33,8 +34,9 @@ function shape(depth: number, inLoop: boolean): fc.Arbitrary<Shape> {
       .array(inner(inLoop), { minLength: 1, maxLength: 3 })
       .chain((branches) => fc.array(fc.boolean(), { minLength: branches.length, maxLength: branches.length }).map((joined) => ({ kind: "fork" as const, branches, joined }))),
   ];
-  // Loops do not nest.
+  // Loops do not nest, nor hold a dynamic fork.
   if (!inLoop) composite.push(fc.record({ kind: fc.constant("loop" as const), items: fc.integer({ min: 1, max: 3 }), body: inner(true) }));
+  if (!inLoop) composite.push(fc.record({ kind: fc.constant("dynamicFork" as const), width: fc.integer({ min: 0, max: 4 }) }));
   return fc.oneof({ weight: 3, arbitrary: fc.oneof(...leaves) }, { weight: 2, arbitrary: fc.oneof(...composite) });
 }
 
@@ -61,6 +63,12 @@ function build(list: Shape[], next: { n: number }): WorkflowTaskDef[] {
           { name: ref, taskReferenceName: ref, type: "FORK_JOIN", inputParameters: {}, forkTasks },
           { name: joinRef, taskReferenceName: joinRef, type: "JOIN", inputParameters: {}, joinOn },
         ];
+      }
+      case "dynamicFork": {
+        // One WAIT forked per entry (named _<ref>_w_<i>), all joined.
+        const joinRef = `t${++next.n}`;
+        const fork: WorkflowTaskDef = { name: ref, taskReferenceName: ref, type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskInputs: Array.from({ length: item.width }, (_, index) => ({ n: index })), forkTaskName: `${ref}_w`, forkTaskType: "WAIT" } };
+        return [fork, { name: joinRef, taskReferenceName: joinRef, type: "JOIN", inputParameters: {}, joinOn: [] }];
       }
       case "loop":
         return [{ name: ref, taskReferenceName: ref, type: "DO_WHILE", inputParameters: { items: Array.from({ length: item.items }, (_, index) => index) }, loopOver: build(item.body, next) }];
@@ -169,6 +177,13 @@ describe("the decider over random definitions", () => {
             continue;
           }
           const task = waitingTask(state, choice);
+          if (roll === 9) {
+            // Skipped from outside instead (by its definition's name: a loop task's current run), as if done.
+            state = decide(state, { type: "skipTask", taskReferenceName: definitionReferenceName(task), taskOutput: { skipped: true } }, env((now += 10))).state;
+            expect(state.tasks.find((candidate) => candidate.taskId === task.taskId)?.status).toBe("SKIPPED");
+            ({ state, now } = pacedOn(state, now));
+            continue;
+          }
           const status = index < 150 && roll < 3 ? "FAILED" : "COMPLETED";
           state = decide(state, { type: "externalUpdate", taskId: task.taskId, status, output: { by: task.referenceTaskName }, ...(status === "FAILED" ? { reason: "rolled" } : {}) }, env((now += 10))).state;
           ({ state, now } = pacedOn(state, now));
