@@ -847,7 +847,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
     case "COMPLETED_WITH_ERRORS":
     case "SKIPPED": {
       const next = nextPlanIndex(state.definition, head);
-      if (endsIteration(state.definition, head.definitionIndex, next)) return endLoopIteration(draft, next, env, effects, paced);
+      if (endsIteration(state.definition, head.definitionIndex, next)) return iterationRunning(state, next) ? "waiting" : endLoopIteration(draft, next, env, effects, paced);
       const leaves = leavesLane(state.definition, head.definitionIndex, next);
       // A fork's successor is its JOIN: the steps in between are its branches, which run (not passed over) unless it was skipped.
       if (definition.type !== "FORK_JOIN" || head.status !== "COMPLETED") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
@@ -892,6 +892,17 @@ function waitsOutside(head: TaskExecution, now: number): boolean {
 }
 
 /**
+ * True while a task the current run of the DO_WHILE at step `loopIndex` ran is still pending: a task of a fork in the
+ * loop that the fork's JOIN did not wait for. As Conductor's DO_WHILE, the iteration ends once every task it ran has.
+ */
+function iterationRunning(state: WorkflowExecution, loopIndex: number): boolean {
+  const loop = latestInstance(state, loopIndex);
+  if (loop === undefined || !planOf(state.definition).hasForks) return false;
+  const ofLoop = ranIn(state, loop);
+  return state.tasks.some((task) => ofLoop(task) && isPending(task));
+}
+
+/**
  * Ends the current iteration of the DO_WHILE at step `loopIndex`, whose loop's last task just ended well: the loop goes
  * on with the next iteration's first task (`paced`: scheduled to start in a later decision), or the DO_WHILE completes
  * (or fails, its condition not evaluable), its output recording the iteration. With keepLastN, the tasks of iterations
@@ -907,9 +918,6 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
     failWorkflow(draft, last, `the DO_WHILE at plan step ${loopIndex} is not running at the end of an iteration`, env, effects);
     return "ended";
   }
-  // A task of a fork in the loop still running past its JOIN (one it did not wait for) ends with the iteration: the next
-  // runs the fork's branches afresh.
-  cancelLoopTasks(draft, loop, `iteration ${loop.iteration ?? 1} of its DO_WHILE ${loop.referenceTaskName} ended`, env, effects);
   const steps = planOf(state.definition).steps;
   // A skip applies to one iteration: one of a task this iteration did not reach (a SWITCH took another branch) goes with it.
   forgetSkips(draft, (skip) => steps[planIndexOf(state.definition, skip.taskReferenceName)]?.inLoop === loopIndex);

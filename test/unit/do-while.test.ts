@@ -439,12 +439,16 @@ describe("DO_WHILE with a FORK_JOIN in its loop", () => {
     expect(state.status).toBe("COMPLETED");
   });
 
-  it("ends with the iteration a branch the JOIN did not wait for, canceling what it still runs", () => {
-    const loose = loop("loop", [fork("fan", [[http("a")], [hold("slow")]]), join("fan_join", ["a"])], "$.loop.iteration < 2");
+  it("ends an iteration once every task it ran has ended, a branch the JOIN did not wait for included (as Conductor's DO_WHILE)", () => {
+    const loose = loop("loop", [fork("fan", [[http("a")], [hold("slow")]]), join("fan_join", ["a"]), http("after")], "$.loop.iteration < 2");
     let state = started([loose]).state;
     state = finish(state, "a__1", 1_001);
-    expect(instance(state, "slow__1")).toMatchObject({ status: "CANCELED", reasonForIncompletion: "Canceled: iteration 1 of its DO_WHILE loop ended" });
+    state = finish(state, "after__1", 1_002);
+    // The JOIN went on without it; the iteration waits for it.
+    expect(pending(state)).toEqual(["loop", "slow__1"]);
+    state = decide(state, { type: "externalUpdate", taskId: instance(state, "slow__1").taskId, status: "COMPLETED", output: { late: true } }, env(1_003)).state;
     expect(pending(state)).toEqual(["loop", "fan_join__2", "a__2", "slow__2"]);
+    expect(instance(state, "loop").outputData["1"]).toMatchObject({ slow: { late: true } });
   });
 
   it("fails the DO_WHILE when a branch task fails for good, canceling the other branches; a retry of the workflow starts the loop over", () => {

@@ -190,6 +190,22 @@ describe("the decider over random definitions", () => {
         }
         expect(state.status, `${JSON.stringify(tasks)} left ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
         expect(pending(state)).toEqual([]);
+
+        // Completed, it is rerun from one of its WAITs (any run of any): it runs on from there and completes again.
+        const waits = state.tasks.filter((task) => task.taskType === "WAIT");
+        // (A SWITCH may have taken an empty branch: nothing ran to rerun from.)
+        if (waits.length === 0) return;
+        const from = waits[(choices[0]?.[0] ?? 0) % waits.length]!;
+        state = decide(state, { type: "rerun", fromTaskId: from.taskId }, env((now += 10))).state;
+        expect(state.status, `rerun from ${from.referenceTaskName} of ${JSON.stringify(tasks)}`).toBe("RUNNING");
+        for (const [choice] of choices) {
+          if (state.status !== "RUNNING") break;
+          const task = waitingTask(state, choice);
+          state = decide(state, { type: "externalUpdate", taskId: task.taskId, status: "COMPLETED", output: { again: true } }, env((now += 10))).state;
+          ({ state, now } = pacedOn(state, now));
+        }
+        expect(state.status, `after the rerun from ${from.referenceTaskName} of ${JSON.stringify(tasks)}, ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
+        expect(pending(state)).toEqual([]);
       }),
       { numRuns: 300 },
     );
