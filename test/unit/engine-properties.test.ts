@@ -176,6 +176,14 @@ describe("the decider over random definitions", () => {
             expect(state.status, `${again.type} of ${JSON.stringify(tasks)}`).toBe("RUNNING");
             continue;
           }
+          if (roll === 8) {
+            // Paused and resumed between two completions: nothing is lost or run twice.
+            state = decide(state, { type: "pause" }, env((now += 10))).state;
+            expect(state.status).toBe("PAUSED");
+            state = decide(state, { type: "resume" }, env((now += 10))).state;
+            ({ state, now } = pacedOn(state, now));
+            continue;
+          }
           const task = waitingTask(state, choice);
           if (roll === 9) {
             // Skipped from outside instead (by its definition's name: a loop task's current run), as if done.
@@ -205,6 +213,18 @@ describe("the decider over random definitions", () => {
           ({ state, now } = pacedOn(state, now));
         }
         expect(state.status, `after the rerun from ${from.referenceTaskName} of ${JSON.stringify(tasks)}, ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
+        expect(pending(state)).toEqual([]);
+
+        // And restarted: it runs from the start, as new, and completes again.
+        state = decide(state, { type: "restart" }, env((now += 10))).state;
+        expect(state.status).toBe("RUNNING");
+        for (const [choice] of choices) {
+          if (state.status !== "RUNNING") break;
+          const task = waitingTask(state, choice);
+          state = decide(state, { type: "externalUpdate", taskId: task.taskId, status: "COMPLETED", output: {} }, env((now += 10))).state;
+          ({ state, now } = pacedOn(state, now));
+        }
+        expect(state.status, `after a restart of ${JSON.stringify(tasks)}`).toBe("COMPLETED");
         expect(pending(state)).toEqual([]);
       }),
       { numRuns: 300 },
