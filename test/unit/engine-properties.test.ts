@@ -145,7 +145,8 @@ describe("the decider over random definitions", () => {
       }),
       { numRuns: 300 },
     );
-  });
+    // A second or two here; far more on a loaded CI machine.
+  }, 60_000);
 
   it("with failures, task retries and workflow retries or reruns on the way, still never stalls or runs a task twice at once, and completes", () => {
     fc.assert(
@@ -229,5 +230,6 @@ describe("the decider over random definitions", () => {
       }),
       { numRuns: 300 },
     );
-  });
+    // A second or two here; far more on a loaded CI machine.
+  }, 60_000);
 });
