@@ -47,6 +47,7 @@ import { MAX_TASK_LOG_BYTES } from "../worker/schemas";
 import { executionStub } from "../worker/executions";
 import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules";
 import { dispatchHttp } from "./dispatch/http";
+import { dispatchStartWorkflow } from "./dispatch/start-workflow";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { startFailureWorkflow } from "./dispatch/failure-workflow";
 import { indexRow, indexSignature } from "./execution-index";
@@ -379,8 +380,10 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (this.#removing) return refused(this.#beingRemoved(existing));
       // The same parent task starting its child again (a dispatch repeated after an eviction).
       const sameParentTask = params.parentWorkflowTaskId !== undefined && existing.parentWorkflowTaskId === params.parentWorkflowTaskId;
+      // The same START_WORKFLOW task starting it again (likewise).
+      const sameStarterTask = params.startedByTask !== undefined && existing.startedByTask === params.startedByTask;
       const sameKey = params.idempotencyKey !== undefined && existing.idempotencyKey === params.idempotencyKey;
-      if (!sameParentTask && !sameKey) return refused(new EngineError("CONFLICT", `Workflow ${params.workflowId} already exists`));
+      if (!sameParentTask && !sameStarterTask && !sameKey) return refused(new EngineError("CONFLICT", `Workflow ${params.workflowId} already exists`));
       if (params.parentWorkflowId !== undefined && params.parentWorkflowTaskId !== undefined) this.#watch(params.parentWorkflowId, params.parentWorkflowTaskId);
       return ok(existing.workflowId);
     }
@@ -1620,6 +1623,9 @@ export class WorkflowExecution extends DurableObject<Env> {
       case "SUB_WORKFLOW":
         // The stored (masked) input: whatever reaches the child is stored and shown as the child's.
         return dispatchSubWorkflow(this.env, execution, task, task.inputData, this.#config.maxSubWorkflowDepth);
+      case "START_WORKFLOW":
+        // The stored (masked) input too: the started workflow's input is stored and shown as its own.
+        return dispatchStartWorkflow(this.env, execution, task, task.inputData);
       default:
         return failed(`Task type ${task.taskType} has no dispatcher`);
     }

@@ -143,6 +143,8 @@ export interface NewExecution {
   idempotencyKey?: string;
   parentWorkflowId?: string;
   parentWorkflowTaskId?: string;
+  /** See {@link WorkflowExecution.startedByTask}. */
+  startedByTask?: string;
   /** Public base URL for callback URLs. */
   baseUrl?: string;
   /** How many parents the execution has (0 for one started through the API). */
@@ -174,6 +176,7 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
   if (params.idempotencyKey !== undefined) execution.idempotencyKey = params.idempotencyKey;
   if (params.parentWorkflowId !== undefined) execution.parentWorkflowId = params.parentWorkflowId;
   if (params.parentWorkflowTaskId !== undefined) execution.parentWorkflowTaskId = params.parentWorkflowTaskId;
+  if (params.startedByTask !== undefined) execution.startedByTask = params.startedByTask;
   if (params.baseUrl !== undefined) execution.baseUrl = params.baseUrl;
   if (params.depth !== undefined && params.depth > 0) execution.depth = params.depth;
   if (params.startScopes !== undefined) execution.startScopes = params.startScopes;

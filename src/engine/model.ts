@@ -19,7 +19,8 @@ export type JsonObject = { [key: string]: JsonValue };
  * for each of its `items`). JSON_JQ_TRANSFORM reshapes its input with a jq filter. HUMAN waits for a person's result,
  * reported from outside. DECISION is Conductor's older SWITCH: its case comes from `caseValueParam` or `caseExpression`.
  * FORK_JOIN_DYNAMIC is a fork whose branches (one task each) its input gives when it runs. DYNAMIC runs one task whose
- * name (a worker's task, or a system task type) its input gives when it is scheduled.
+ * name (a worker's task, or a system task type) its input gives when it is scheduled. START_WORKFLOW starts another
+ * workflow on its own (not a child); NOOP does nothing.
  */
 export const TASK_TYPES = [
   "HTTP",
@@ -39,6 +40,8 @@ export const TASK_TYPES = [
   "DECISION",
   "FORK_JOIN_DYNAMIC",
   "DYNAMIC",
+  "START_WORKFLOW",
+  "NOOP",
 ] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
@@ -421,6 +424,8 @@ export interface WorkflowExecution {
   reasonForIncompletion?: string;
   parentWorkflowId?: string;
   parentWorkflowTaskId?: string;
+  /** The START_WORKFLOW task (`<workflowId>/<taskId>`) that started it, if one did: not a parent, it only started it. */
+  startedByTask?: string;
   priority: number;
   taskToDomain: Record<string, string>;
   idempotencyKey?: string;

@@ -19,6 +19,8 @@ export interface StartOptions {
   idempotencyStrategy?: "RETURN_EXISTING" | "FAIL" | "FAIL_ON_RUNNING";
   parentWorkflowId?: string;
   parentWorkflowTaskId?: string;
+  /** The START_WORKFLOW task that starts it (`<workflowId>/<taskId>`): a repeated start of that task finds it started. */
+  startedByTask?: string;
   depth?: number;
   baseUrl: string;
   /** The id to use; a parent picks its child's id in advance so a repeated start finds the same child. */

@@ -12,6 +12,7 @@ import { env, startedWith } from "./engine-env";
 /** A definition tree before reference names are given: built by fast-check, named in order afterwards. */
 type Shape =
   | { kind: "wait" }
+  | { kind: "noop" }
   | { kind: "dynamic" }
   | { kind: "switch"; cases: Shape[][] }
   | { kind: "fork"; branches: Shape[][]; joined: boolean[] }
@@ -25,7 +26,7 @@ function shapes(depth: number, inLoop: boolean): fc.Arbitrary<Shape[]> {
 }
 
 function shape(depth: number, inLoop: boolean): fc.Arbitrary<Shape> {
-  const leaves: Array<fc.Arbitrary<Shape>> = [fc.constant({ kind: "wait" } as const), fc.constant({ kind: "dynamic" } as const)];
+  const leaves: Array<fc.Arbitrary<Shape>> = [fc.constant({ kind: "wait" } as const), fc.constant({ kind: "wait" } as const), fc.constant({ kind: "noop" } as const), fc.constant({ kind: "dynamic" } as const)];
   if (depth >= MAX_DEPTH) return fc.oneof(...leaves);
   const inner = (loop: boolean) => shapes(depth + 1, loop);
   const composite: Array<fc.Arbitrary<Shape>> = [
@@ -47,6 +48,8 @@ function build(list: Shape[], next: { n: number }): WorkflowTaskDef[] {
     switch (item.kind) {
       case "wait":
         return [{ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} }];
+      case "noop":
+        return [{ name: ref, taskReferenceName: ref, type: "NOOP", inputParameters: {} }];
       case "dynamic":
         return [{ name: ref, taskReferenceName: ref, type: "DYNAMIC", dynamicTaskNameParam: "run", inputParameters: { run: "WAIT" } }];
       case "switch": {

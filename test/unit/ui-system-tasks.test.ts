@@ -45,6 +45,9 @@ describe("the UI and system tasks", () => {
     expect(systemTaskNote(step("JSON_JQ_TRANSFORM", { queryExpression: "{ total:\n  (.a + .b) }" }))).toBe("transforms with jq { total: (.a + .b) }");
     expect(systemTaskNote(step("HUMAN", { __humanTaskDefinition: { displayName: "Approve the refund" } }))).toBe("waits for a person: Approve the refund");
     expect(systemTaskNote(step("HUMAN", {}))).toBe("waits for a person");
+    expect(systemTaskNote(step("START_WORKFLOW", { startWorkflow: { name: "billing", input: {} } }))).toBe("starts billing on its own");
+    expect(systemTaskNote(step("START_WORKFLOW", { startWorkflow: "${workflow.input.request}" }))).toBe("starts a workflow on its own");
+    expect(systemTaskNote(step("NOOP", {}))).toBe("does nothing");
     expect(systemTaskNote(step("HTTP", { uri: "https://example.com" }))).toBeNull();
   });
 

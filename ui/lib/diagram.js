@@ -30,7 +30,7 @@ import { formatDuration, h, statusBadge } from "./dom.js";
  */
 
 /** The system task types a DYNAMIC can run as (src/engine/tasks/dynamic): any other name it chooses is a worker's task. */
-const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "TERMINATE", "INLINE", "JSON_JQ_TRANSFORM", "HUMAN"]);
+const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "TERMINATE", "INLINE", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP"]);
 
 /**
  * A task's type as its definition gives it. Not `taskType`: as in Conductor, a SIMPLE (worker) task's `taskType` is
@@ -129,6 +129,13 @@ export function systemTaskNote(definitionTask) {
       const entries = input["forkTaskInputs"];
       return `forks a task for each entry of ${scriptLine(typeof entries === "string" ? entries : JSON.stringify(entries ?? []))}, in parallel`;
     }
+    case "START_WORKFLOW": {
+      const request = input["startWorkflow"];
+      const name = request !== null && typeof request === "object" ? /** @type {Record<string, unknown>} */ (request)["name"] : undefined;
+      return typeof name === "string" ? `starts ${name} on its own` : "starts a workflow on its own";
+    }
+    case "NOOP":
+      return "does nothing";
     case "JOIN":
       if (definitionTask.joinOn === undefined && definitionTask.joinsForked === true) return "waits for every task its fork forks";
       // Every name: which branch tasks the JOIN waits for is the point of the step.
@@ -411,6 +418,9 @@ function node(step, options) {
       extra.push(h("span", { className: "node-note" }, `runs ${childName}`));
     }
   }
+  // What a START_WORKFLOW started, once it has (its id is chosen before, so only a COMPLETED one links).
+  const started = definitionTask.type === "START_WORKFLOW" && latest?.status === "COMPLETED" ? latest.outputData?.["workflowId"] : undefined;
+  if (typeof started === "string") extra.push(h("a", { href: `#/executions/${started}`, className: "node-link" }, "open started execution"));
   if (step.branches) extra.push(switchExpression(definitionTask), switchBranches(definitionTask, step.branches, options));
   if (step.forkBranches) extra.push(forkBranches(definitionTask, step.forkBranches, options));
   if (step.loop) extra.push(loopSteps(definitionTask, step.loop, options));

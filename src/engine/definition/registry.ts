@@ -11,6 +11,7 @@ import { validateHttpTask } from "../tasks/http/validate";
 import { validateInlineTask } from "../tasks/inline/validate";
 import { validateJsonJqTransformTask } from "../tasks/json-jq-transform/validate";
 import { validateSetVariableTask } from "../tasks/set-variable/validate";
+import { validateStartWorkflowTask } from "../tasks/start-workflow/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
 import { validateDecisionTask, validateSwitchTask } from "../tasks/switch/validate";
 import { validateTerminateTask } from "../tasks/terminate/validate";
@@ -46,4 +47,7 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   DECISION: validateDecisionTask,
   FORK_JOIN_DYNAMIC: validateForkJoinDynamicTask,
   DYNAMIC: validateDynamicTask,
+  START_WORKFLOW: validateStartWorkflowTask,
+  // Does nothing: nothing of its own to check.
+  NOOP: () => [],
 };

@@ -7,7 +7,9 @@ import { humanTask } from "./human";
 import { inlineTask } from "./inline";
 import { jsonJqTransformTask } from "./json-jq-transform";
 import { setVariableTask } from "./set-variable";
+import { noopTask } from "./noop";
 import { simpleTask } from "./simple";
+import { startWorkflowTask } from "./start-workflow";
 import type { TaskTypeModule } from "./task-type";
 import { subWorkflowTask } from "./sub-workflow";
 import { decisionTask, switchTask } from "./switch";
@@ -33,6 +35,8 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   HUMAN: humanTask,
   DECISION: decisionTask,
   FORK_JOIN_DYNAMIC: forkJoinDynamicTask,
+  START_WORKFLOW: startWorkflowTask,
+  NOOP: noopTask,
 };
 
 /**

@@ -1,0 +1,43 @@
+import type { ExecutionEvent } from "../../engine/decider";
+import type { TaskExecution, WorkflowExecution } from "../../engine/model";
+import { startWorkflowRequest } from "../../engine/tasks/start-workflow";
+import { startOnBehalfDenial } from "../../worker/auth/access-rules";
+import { startExecution } from "../../worker/start-execution";
+
+type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
+
+/**
+ * Starts the workflow a START_WORKFLOW task describes, under the id the task chose in advance (its `workflowId`
+ * output), on its own: no parent, so nothing waits for it or ends it with the starter. As Conductor's task, it takes
+ * the starter's correlation id and domains unless the request gives its own, and completes with the id once the
+ * workflow has started; a start refused (no such workflow, bad input) fails it. The starter's own starter must be
+ * allowed to start that workflow (as for a SUB_WORKFLOW's child), or it fails for good.
+ */
+export async function dispatchStartWorkflow(env: Env, starter: WorkflowExecution, task: TaskExecution, input: TaskExecution["inputData"]): Promise<DispatchResult> {
+  const result = (status: DispatchResult["status"], output: DispatchResult["output"], reason?: string): DispatchResult => ({
+    type: "dispatchResult",
+    taskId: task.taskId,
+    attempt: task.attempt,
+    status,
+    output,
+    ...(reason === undefined ? {} : { reason }),
+  });
+  const request = startWorkflowRequest(input);
+  if ("invalid" in request) return result("FAILED", {}, request.invalid);
+  const denied = startOnBehalfDenial(starter.startScopes, starter.workflowName, request.name);
+  if (denied !== undefined) return result("FAILED_WITH_TERMINAL_ERROR", {}, `Workflow ${request.name} could not start: ${denied}`);
+  const started = await startExecution(env, {
+    name: request.name,
+    version: request.version,
+    input: request.input,
+    correlationId: request.correlationId ?? starter.correlationId,
+    taskToDomain: request.taskToDomain ?? starter.taskToDomain,
+    baseUrl: starter.baseUrl ?? "",
+    workflowId: String(task.outputData["workflowId"]),
+    startedByTask: `${starter.workflowId}/${task.taskId}`,
+    // It can do no more than the starter's own starter.
+    startScopes: starter.startScopes,
+  });
+  if (!started.ok) return result("FAILED", {}, `Workflow ${request.name} could not start: ${started.message}`);
+  return result("COMPLETED", { workflowId: started.workflowId });
+}

@@ -1,0 +1,29 @@
+/**
+ * Registration-time checks of a START_WORKFLOW task (Conductor's): `inputParameters.startWorkflow` describes the
+ * workflow it starts.
+ */
+import * as v from "valibot";
+import { isExpression, isIntegerIn, isNonEmptyString, isRecord, isString, mapOf, objectOf, orExpression, rule, secretUseIssues, validateWith, type UnknownRecord } from "../../definition/checks";
+import { childPath, type ValidationIssue } from "../../validation-issue";
+import { START_WORKFLOW_PARAMETER } from "./request";
+
+const START_WORKFLOW = objectOf(START_WORKFLOW_PARAMETER, "an object describing the workflow to start (at least its name), or an expression giving one", {
+  name: rule<string>("name", "a non-empty string naming the workflow to start (an expression is allowed)", isNonEmptyString),
+  version: v.optional(rule<unknown>("version", "an integer of at least 1 (or an expression); leave it out for the latest version", orExpression(isIntegerIn(1, Number.MAX_SAFE_INTEGER)))),
+  input: v.optional(rule<unknown>("input", "an object (the started workflow's input) or an expression", orExpression(isRecord))),
+  correlationId: v.optional(rule<string>("correlationId", "a string (an expression is allowed)", isString)),
+  taskToDomain: v.optional(mapOf("taskToDomain", "a string (a domain name)", isString)),
+});
+
+/** Every problem with how a START_WORKFLOW describes the workflow it starts. */
+export function validateStartWorkflowTask(task: UnknownRecord, path: string): ValidationIssue[] {
+  const inputPath = childPath(path, "inputParameters");
+  const input = isRecord(task["inputParameters"]) ? task["inputParameters"] : {};
+  const request = input[START_WORKFLOW_PARAMETER];
+  const at = childPath(inputPath, START_WORKFLOW_PARAMETER);
+  if (request === undefined) return [{ path: at, message: `a START_WORKFLOW needs inputParameters.${START_WORKFLOW_PARAMETER}: an object with at least the name of the workflow to start` }];
+  const issues = isExpression(request) ? [] : validateWith(START_WORKFLOW, request, at);
+  // The started workflow's input is stored and shown as its own: it must reference the secret itself.
+  issues.push(...secretUseIssues(request, at, (names) => `must not pass secrets to the workflow it starts (${names.map((name) => `workflow.secrets.${name}`).join(", ")}): its input is stored and shown; reference the secret inside that workflow instead`));
+  return issues;
+}

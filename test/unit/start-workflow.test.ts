@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { decide } from "../../src/engine/decider";
+import type { WorkflowTaskDef } from "../../src/engine/model";
+import { env, latestNamed, registrationErrors, startedWith } from "./engine-env";
+
+const startWorkflow = (ref: string, request: unknown): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "START_WORKFLOW", inputParameters: { startWorkflow: request } as WorkflowTaskDef["inputParameters"] });
+const noop = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "NOOP", inputParameters: {} });
+
+describe("START_WORKFLOW and NOOP", () => {
+  it("register with a start request (or an expression giving one); refuse one without a name, a bad version, or secrets passed on", () => {
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", version: 2, input: { order: "${workflow.input.order}" }, correlationId: "c" }), noop("nothing")])).toEqual([]);
+    expect(registrationErrors([startWorkflow("kick", "${workflow.input.request}")])).toEqual([]);
+    expect(registrationErrors([{ name: "kick", taskReferenceName: "kick", type: "START_WORKFLOW", inputParameters: {} }])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow: a START_WORKFLOW needs inputParameters\.startWorkflow/)]);
+    expect(registrationErrors([startWorkflow("kick", { version: 1 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow\.name: /)]);
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", version: 0 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow\.version: /)]);
+    expect(registrationErrors([startWorkflow("kick", "billing")])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow: startWorkflow must be an object/)]);
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", input: { token: "${workflow.secrets.api}" } })])).toEqual([expect.stringMatching(/must not pass secrets to the workflow it starts/)]);
+  });
+
+  it("START_WORKFLOW chooses the started workflow's id before its dispatch, completes with it, and a retry chooses another", () => {
+    let state = startedWith("starter", [{ ...startWorkflow("kick", { name: "billing" }), retryCount: 1 }, noop("after")]).state;
+    const kick = latestNamed(state, "kick");
+    expect(kick).toMatchObject({ status: "IN_PROGRESS", attempt: 1, outputData: { workflowId: expect.any(String) } });
+    const planned = kick.outputData["workflowId"];
+    state = decide(state, { type: "dispatchResult", taskId: kick.taskId, attempt: 1, status: "FAILED", output: {}, reason: "Workflow billing could not start: no such workflow" }, env(2_000)).state;
+    const retried = latestNamed(state, "kick");
+    expect(retried.outputData["workflowId"]).not.toEqual(planned);
+    state = decide(state, { type: "dispatchResult", taskId: retried.taskId, attempt: 1, status: "COMPLETED", output: { workflowId: retried.outputData["workflowId"]! } }, env(3_000)).state;
+    expect(state.status).toBe("COMPLETED");
+    expect(state.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["kick:FAILED", "kick:COMPLETED", "after:COMPLETED"]);
+  });
+
+  it("a DYNAMIC may run either", () => {
+    const dynamic = (ref: string, run: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "DYNAMIC", dynamicTaskNameParam: "run", inputParameters: { run, startWorkflow: { name: "billing" } } });
+    const state = startedWith("dyn", [dynamic("d1", "NOOP"), dynamic("d2", "START_WORKFLOW")]).state;
+    expect(state.tasks.map((task) => `${task.referenceTaskName}:${task.taskType}:${task.status}`)).toEqual(["d1:NOOP:COMPLETED", "d2:START_WORKFLOW:IN_PROGRESS"]);
+  });
+});
