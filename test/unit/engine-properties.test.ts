@@ -1,17 +1,18 @@
-// Properties of the decider over random definitions: SWITCHes, FORK_JOINs (nested, in loops), dynamic forks, DO_WHILEs
-// over items and DYNAMIC tasks around WAIT tasks completed (or skipped) from outside in a random order. Whatever the shape and the order, every
-// definition registers, the workflow never stalls, never holds two pending runs of one task, and completes with
-// nothing left pending.
+// Properties of the decider over random definitions: SWITCHes, FORK_JOINs (nested, in loops), dynamic forks,
+// DO_WHILEs over items and DYNAMIC tasks around WAITs completed (or skipped) from outside and HTTP calls answering, in a
+// random order. Whatever the shape and the order, every definition registers, the workflow never stalls, never holds
+// two pending runs of one task, and completes with nothing left pending.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decide, type ExecutionEvent } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
-import { definitionReferenceName, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
+import { definitionReferenceName, type JsonObject, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
 import { env, startedWith } from "./engine-env";
 
 /** A definition tree before reference names are given: built by fast-check, named in order afterwards. */
 type Shape =
   | { kind: "wait" }
+  | { kind: "http" }
   | { kind: "noop" }
   | { kind: "dynamic" }
   | { kind: "switch"; cases: Shape[][] }
@@ -26,7 +27,7 @@ function shapes(depth: number, inLoop: boolean): fc.Arbitrary<Shape[]> {
 }
 
 function shape(depth: number, inLoop: boolean): fc.Arbitrary<Shape> {
-  const leaves: Array<fc.Arbitrary<Shape>> = [fc.constant({ kind: "wait" } as const), fc.constant({ kind: "wait" } as const), fc.constant({ kind: "noop" } as const), fc.constant({ kind: "dynamic" } as const)];
+  const leaves: Array<fc.Arbitrary<Shape>> = [fc.constant({ kind: "wait" } as const), fc.constant({ kind: "http" } as const), fc.constant({ kind: "noop" } as const), fc.constant({ kind: "dynamic" } as const)];
   if (depth >= MAX_DEPTH) return fc.oneof(...leaves);
   const inner = (loop: boolean) => shapes(depth + 1, loop);
   const composite: Array<fc.Arbitrary<Shape>> = [
@@ -48,6 +49,8 @@ function build(list: Shape[], next: { n: number }): WorkflowTaskDef[] {
     switch (item.kind) {
       case "wait":
         return [{ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} }];
+      case "http":
+        return [{ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri: `https://example.com/${ref}`, method: "GET" } }];
       case "noop":
         return [{ name: ref, taskReferenceName: ref, type: "NOOP", inputParameters: {} }];
       case "dynamic":
@@ -90,9 +93,17 @@ function waitingTask(state: WorkflowExecution, choice: number): TaskExecution {
   const open = pending(state);
   const names = open.map((task) => task.referenceTaskName);
   expect(new Set(names).size, `two pending runs of one task: ${names.join(", ")}`).toBe(names.length);
-  const waits = open.filter((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS");
+  const waits = open.filter((task) => (task.taskType === "WAIT" || task.taskType === "HTTP") && task.status === "IN_PROGRESS");
   expect(waits.length, `stalled with ${names.join(", ")} pending`).toBeGreaterThan(0);
   return waits[choice % waits.length]!;
+}
+
+/** `task` ends with `status` at `now`: an HTTP call's attempt answers, a WAIT is completed (or failed) from outside. */
+function ended(state: WorkflowExecution, task: TaskExecution, status: "COMPLETED" | "FAILED", output: JsonObject, now: number): WorkflowExecution {
+  const reason = status === "FAILED" ? { reason: "rolled" } : {};
+  const event: ExecutionEvent =
+    task.taskType === "HTTP" ? { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output, ...reason } : { type: "externalUpdate", taskId: task.taskId, status, output, ...reason };
+  return decide(state, event, env(now)).state;
 }
 
 /** A loop paced across decisions goes on at its alarm: the execution after it, and the time then. */
@@ -139,7 +150,7 @@ describe("the decider over random definitions", () => {
         for (const choice of choices) {
           if (state.status !== "RUNNING") break;
           const task = waitingTask(state, choice);
-          state = decide(state, { type: "externalUpdate", taskId: task.taskId, status: "COMPLETED", output: { by: task.referenceTaskName } }, env((now += 10))).state;
+          state = ended(state, task, "COMPLETED", { by: task.referenceTaskName }, (now += 10));
           ({ state, now } = pacedOn(state, now));
         }
         expect(state.status, `${JSON.stringify(tasks)} left ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
@@ -154,11 +165,11 @@ describe("the decider over random definitions", () => {
   it("with failures, task retries and workflow retries or reruns on the way, still never stalls or runs a task twice at once, and completes", () => {
     fc.assert(
       fc.property(shapes(0, false), fc.integer({ min: 0, max: 2 }), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 9 })), { minLength: 300, maxLength: 300 }), (tree, pick, choices) => {
-        // Every WAIT may be retried once.
+        // Every WAIT and HTTP call may be retried once.
         const tasks = build(tree, { n: 0 }).map(function retried(task): WorkflowTaskDef {
           return {
             ...task,
-            ...(task.type === "WAIT" || task.type === "DYNAMIC" ? { retryCount: 1 } : {}),
+            ...(task.type === "WAIT" || task.type === "HTTP" || task.type === "DYNAMIC" ? { retryCount: 1 } : {}),
             ...(task.forkTasks ? { forkTasks: task.forkTasks.map((branch) => branch.map(retried)) } : {}),
             ...(task.loopOver ? { loopOver: task.loopOver.map(retried) } : {}),
             ...(task.decisionCases ? { decisionCases: Object.fromEntries(Object.entries(task.decisionCases).map(([key, branch]) => [key, branch.map(retried)])) } : {}),
@@ -197,14 +208,14 @@ describe("the decider over random definitions", () => {
             continue;
           }
           const status = index < 150 && roll < 3 ? "FAILED" : "COMPLETED";
-          state = decide(state, { type: "externalUpdate", taskId: task.taskId, status, output: { by: task.referenceTaskName }, ...(status === "FAILED" ? { reason: "rolled" } : {}) }, env((now += 10))).state;
+          state = ended(state, task, status, { by: task.referenceTaskName }, (now += 10));
           ({ state, now } = pacedOn(state, now));
         }
         expect(state.status, `${JSON.stringify(tasks)} left ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
         expect(pending(state)).toEqual([]);
 
-        // Completed, it is rerun from one of its WAITs (any run of any): it runs on from there and completes again.
-        const waits = state.tasks.filter((task) => task.taskType === "WAIT");
+        // Completed, it is rerun from one of its WAITs or HTTP calls (any run of any): it runs on from there and completes again.
+        const waits = state.tasks.filter((task) => task.taskType === "WAIT" || task.taskType === "HTTP");
         // (A SWITCH may have taken an empty branch: nothing ran to rerun from.)
         if (waits.length === 0) return;
         const from = waits[(choices[0]?.[0] ?? 0) % waits.length]!;
@@ -213,7 +224,7 @@ describe("the decider over random definitions", () => {
         for (const [choice] of choices) {
           if (state.status !== "RUNNING") break;
           const task = waitingTask(state, choice);
-          state = decide(state, { type: "externalUpdate", taskId: task.taskId, status: "COMPLETED", output: { again: true } }, env((now += 10))).state;
+          state = ended(state, task, "COMPLETED", { again: true }, (now += 10));
           ({ state, now } = pacedOn(state, now));
         }
         expect(state.status, `after the rerun from ${from.referenceTaskName} of ${JSON.stringify(tasks)}, ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
@@ -225,7 +236,7 @@ describe("the decider over random definitions", () => {
         for (const [choice] of choices) {
           if (state.status !== "RUNNING") break;
           const task = waitingTask(state, choice);
-          state = decide(state, { type: "externalUpdate", taskId: task.taskId, status: "COMPLETED", output: {} }, env((now += 10))).state;
+          state = ended(state, task, "COMPLETED", {}, (now += 10));
           ({ state, now } = pacedOn(state, now));
         }
         expect(state.status, `after a restart of ${JSON.stringify(tasks)}`).toBe("COMPLETED");
