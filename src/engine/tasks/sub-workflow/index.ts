@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue, TaskExecution, WorkflowStatus, WorkflowTaskDef } from "../../model";
 import type { TaskTypeModule } from "../task-type";
+import { isJsonObjectValue, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
 
 /** The error code of a SUB_WORKFLOW task whose child could not start or did not succeed (spec section 7). */
 export const SUB_WORKFLOW_ERROR = "SUB_WORKFLOW_ERROR";
@@ -17,10 +18,6 @@ export interface ChildStartRequest {
   idempotencyKey?: string;
   idempotencyStrategy?: "RETURN_EXISTING" | "FAIL";
   waitForCompletion: boolean;
-}
-
-function isObject(value: JsonValue | undefined): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -45,21 +42,18 @@ const CONTROL_KEYS = new Set(["subWorkflowParam", "waitForCompletion", "input", 
  */
 export function childStartRequest(input: JsonObject): ChildStartRequest | { invalid: string } {
   const param = input["subWorkflowParam"];
-  if (!isObject(param)) return { invalid: "subWorkflowParam is missing or not an object" };
+  if (!isJsonObjectValue(param)) return { invalid: "subWorkflowParam is missing or not an object" };
   const name = param["name"];
   if (typeof name !== "string" || name.trim() === "") return { invalid: `subWorkflowParam.name resolved to ${JSON.stringify(name ?? null)}, not a workflow name` };
   const request: ChildStartRequest = { name: name.trim(), input: {}, waitForCompletion: input["waitForCompletion"] !== false && input["waitForCompletion"] !== "false" };
-  const version = param["version"];
-  if (version !== undefined && version !== null && version !== "") {
-    const number = typeof version === "string" && /^\d+$/.test(version.trim()) ? Number(version) : version;
-    if (typeof number !== "number" || !Number.isInteger(number) || number < 1) return { invalid: `subWorkflowParam.version resolved to ${JSON.stringify(version)}, not a positive integer` };
-    request.version = number;
-  }
+  const version = workflowVersionOf(param["version"], "subWorkflowParam.version");
+  if (typeof version === "object") return version;
+  if (version !== undefined) request.version = version;
   const explicitInput = explicitChildInput(input);
   if ("invalid" in explicitInput) return explicitInput;
   request.input = explicitInput.given ?? Object.fromEntries(Object.entries(input).filter(([key]) => !CONTROL_KEYS.has(key)));
-  const taskToDomain = param["taskToDomain"];
-  if (isObject(taskToDomain)) request.taskToDomain = Object.fromEntries(Object.entries(taskToDomain).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+  const taskToDomain = taskToDomainOf(param["taskToDomain"]);
+  if (taskToDomain !== undefined) request.taskToDomain = taskToDomain;
   if (typeof param["priority"] === "number") request.priority = param["priority"];
   const idempotencyKey = childIdempotencyKey(param["idempotencyKey"]);
   if (typeof idempotencyKey === "object") return idempotencyKey;
@@ -92,7 +86,7 @@ function explicitChildInput(input: JsonObject): { given: JsonObject | undefined 
     const value = input[key];
     if (value === undefined || value === null) continue;
     // Only the kind is named: the value may hold masked secrets or be large.
-    if (!isObject(value)) return { invalid: `${key} resolved to ${kindOf(value)}, not an object (the child workflow's input)` };
+    if (!isJsonObjectValue(value)) return { invalid: `${key} resolved to ${kindOf(value)}, not an object (the child workflow's input)` };
     given ??= value;
   }
   return { given };
