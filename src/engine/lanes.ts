@@ -57,7 +57,7 @@ function inCurrentRun(plan: Plan, task: TaskExecution, latest: ReadonlyMap<numbe
 }
 
 /** The latest instance of plan step `index` in the current run of its loop (see {@link inCurrentRun}), if it has one. */
-export function currentInstance(state: WorkflowExecution, index: number): TaskExecution | undefined {
+function currentInstance(state: WorkflowExecution, index: number): TaskExecution | undefined {
   const task = latestInstance(state, index);
   if (task === undefined) return undefined;
   const plan = planOf(state.definition);

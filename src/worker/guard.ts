@@ -38,7 +38,7 @@ async function targetOf(request: Request, env: Env, path: string): Promise<Reque
   if ("workflowId" in target) return { workflowName: await executionName(env, target.workflowId) };
   if ("workflowName" in target) return { workflowName: target.workflowName };
   if ("taskId" in target) {
-    const found = await findTask(env, target.taskId);
+    const found = await findTask(request, env, target.taskId);
     return found === undefined ? {} : { workflowName: found.workflowName, taskRefName: found.taskRefName, taskName: found.taskName };
   }
   const body = await jsonBody(request, env);

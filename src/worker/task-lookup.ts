@@ -17,9 +17,21 @@ export interface FoundTask {
  * The execution holding task `taskId`, found through the execution index by the prefix a task's id shares with its
  * execution's (see `engine/task-id.ts`). Undefined when none does: an unknown id, an execution removed, one whose
  * search row is not written yet (it lags the start by up to a second), or one started before task ids carried the
- * prefix.
+ * prefix. Looked up once per `request` (a request names one task).
  */
-export async function findTask(env: Env, taskId: string): Promise<FoundTask | undefined> {
+export function findTask(request: object, env: Env, taskId: string): Promise<FoundTask | undefined> {
+  // Once per request: the guard finds the task to check the caller's rights, and the route then serves it.
+  let found = lookups.get(request);
+  if (found === undefined || found.taskId !== taskId) {
+    found = { taskId, task: lookUp(env, taskId) };
+    lookups.set(request, found);
+  }
+  return found.task;
+}
+
+const lookups = new WeakMap<object, { taskId: string; task: Promise<FoundTask | undefined> }>();
+
+async function lookUp(env: Env, taskId: string): Promise<FoundTask | undefined> {
   const prefix = executionIdPrefix(taskId);
   if (prefix === undefined) return undefined;
   // The prefix ends with "-", and "." sorts right after it: the range holds every id starting with the prefix.

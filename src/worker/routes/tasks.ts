@@ -44,8 +44,8 @@ export async function applyTaskResult(env: Env, result: TaskResultRequest): Prom
 }
 
 /** The task `taskId` names, found through its execution (see task-lookup.ts); 404 when none holds it. */
-async function foundTask(env: Env, taskId: string): Promise<FoundTask> {
-  const found = await findTask(env, taskId);
+async function foundTask(request: IRequest, env: Env, taskId: string): Promise<FoundTask> {
+  const found = await findTask(request, env, taskId);
   if (found === undefined) throw notFound(taskNotFound(taskId));
   return found;
 }
@@ -99,7 +99,7 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   // Conductor's getTask: found through its execution (see task-lookup.ts). The guard has checked the caller may read it.
   router.get("/api/tasks/:taskId", async (request, env) => {
     const taskId = decodedPathParam(request, "taskId");
-    const found = await foundTask(env, taskId);
+    const found = await foundTask(request, env, taskId);
     const json = await executionStub(env, found.workflowId).getTaskJson(taskId.toLowerCase());
     if (json === null) throw notFound(taskNotFound(taskId));
     return jsonTextResponse(json);
@@ -108,7 +108,7 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   // Conductor's task logs: `[{log, taskId, createdTime}]`, oldest first. The guard has checked the caller may read the task.
   router.get("/api/tasks/:taskId/log", async (request, env) => {
     const taskId = decodedPathParam(request, "taskId");
-    const found = await foundTask(env, taskId);
+    const found = await foundTask(request, env, taskId);
     const logs = await executionStub(env, found.workflowId).getTaskLogs(taskId.toLowerCase());
     if (logs === null) throw notFound(taskNotFound(taskId));
     return Response.json(logs);
@@ -119,7 +119,7 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/tasks/:taskId/log", async (request, env) => {
     const taskId = decodedPathParam(request, "taskId");
     const log = await readLogLine(request as unknown as Request, serviceConfig(env).maxRequestBytes);
-    const found = await foundTask(env, taskId);
+    const found = await foundTask(request, env, taskId);
     const added = await executionStub(env, found.workflowId).addTaskLogs(taskId.toLowerCase(), [{ log }]);
     if (!added.ok) throw notFound(taskNotFound(taskId));
     return new Response(null, { status: 200 });

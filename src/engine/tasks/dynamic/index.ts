@@ -9,7 +9,6 @@ import type { JsonObject, WorkflowTaskDef } from "../../model";
 import { dynamicTaskAs } from "./concrete";
 import { dynamicTarget, dynamicTargetIssue, type DynamicTarget } from "./target";
 
-export { dynamicTaskAs } from "./concrete";
 
 /** What a DYNAMIC chose to run: the task and its definition; or why it cannot run what its input names. */
 export type DynamicChoice = (DynamicTarget & { ok: true; task: WorkflowTaskDef }) | { ok: false; reason: string };
