@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import type { WorkerQueueEntry } from "../engine/tasks/simple";
+import type { HandOutLimits, WorkerQueueEntry } from "../engine/tasks/simple";
+import { admitted, HandOutLedger } from "./hand-out-ledger";
 import { WakeSignal } from "./wake-signal";
 
 /** A task a poll took from the queue for a while (see {@link TaskQueue.lease}). */
@@ -8,6 +9,16 @@ export interface LeasedTask {
   workflowId: string;
   /** When the lease ends: the entry's `visible_at` as the lease set it, until a push of the task moves it. */
   leasedUntil: number;
+  /** True when its task has limits, so the poll's answer is recorded in the queue's {@link HandOutLedger}. */
+  limited?: true;
+}
+
+/**
+ * A leased task its execution answered for (see `PollAnswer`): handed out to the poll's worker ("polled"), found no
+ * longer waiting ("gone"), or kept for later (its workflow is paused: the entry stays hidden until its lease ends).
+ */
+export interface AnsweredTask extends LeasedTask {
+  outcome: "polled" | "gone" | "later";
 }
 
 /** Longest a poll may wait for a task to arrive (ms): a poll is an open request, and workers poll again anyway. */
@@ -22,8 +33,9 @@ export const MAX_POLL_WAIT_MS = 10_000;
  */
 export class TaskQueue extends DurableObject<Env> {
   readonly #sql: SqlStorage;
-  /** Polls waiting here for an entry to become visible, woken by every push. */
+  /** Polls waiting here for an entry to become visible, woken by every push and every release. */
   readonly #pushed = new WakeSignal();
+  readonly #handOuts: HandOutLedger;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -32,60 +44,100 @@ export class TaskQueue extends DurableObject<Env> {
       task_id TEXT PRIMARY KEY,
       workflow_id TEXT NOT NULL,
       priority INTEGER NOT NULL,
-      visible_at INTEGER NOT NULL
+      visible_at INTEGER NOT NULL,
+      limits TEXT
     )`);
+    // Queues created before tasks had limits lack the column.
+    const created = this.#sql.exec<{ sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'entries'`).one().sql;
+    if (!created.includes("limits")) this.#sql.exec(`ALTER TABLE entries ADD COLUMN limits TEXT`);
     this.#sql.exec(`CREATE INDEX IF NOT EXISTS entries_by_turn ON entries (visible_at, priority)`);
+    this.#handOuts = new HandOutLedger(this.#sql);
   }
 
   /** Adds tasks, or moves a task already here to its new `visibleAt` (a pushed entry replaces a lease). */
   async push(entries: readonly WorkerQueueEntry[]): Promise<void> {
     for (const entry of entries) {
       this.#sql.exec(
-        `INSERT INTO entries (task_id, workflow_id, priority, visible_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (task_id) DO UPDATE SET workflow_id = excluded.workflow_id, priority = excluded.priority, visible_at = excluded.visible_at`,
+        `INSERT INTO entries (task_id, workflow_id, priority, visible_at, limits) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (task_id) DO UPDATE SET workflow_id = excluded.workflow_id, priority = excluded.priority, visible_at = excluded.visible_at, limits = excluded.limits`,
         entry.taskId,
         entry.workflowId,
         entry.priority,
         entry.visibleAt,
+        entry.limits === undefined ? null : JSON.stringify(entry.limits),
       );
     }
     this.#pushed.wakeAll();
   }
 
   /**
-   * Takes up to `count` visible entries, highest priority first and then oldest, hiding them for `leaseMs`. When none
-   * is visible, waits up to `waitMs` (at most {@link MAX_POLL_WAIT_MS}) for one to be pushed or to become visible.
+   * Takes up to `count` visible entries, highest priority first and then oldest, hiding them for `leaseMs`, as many as
+   * their tasks' limits allow (see {@link admitted}). When none may be taken, waits up to `waitMs` (at most
+   * {@link MAX_POLL_WAIT_MS}) for one to be pushed, to become visible, or to be allowed by a release or a rate window.
    */
   async lease(count: number, waitMs: number, leaseMs: number): Promise<LeasedTask[]> {
     const deadline = Date.now() + Math.min(Math.max(waitMs, 0), MAX_POLL_WAIT_MS);
     for (;;) {
       const now = Date.now();
-      const leased = this.#sql
-        .exec<{ task_id: string; workflow_id: string }>(
-          `SELECT task_id, workflow_id FROM entries WHERE visible_at <= ? ORDER BY priority DESC, visible_at, rowid LIMIT ?`,
+      const candidates = this.#sql
+        .exec<{ task_id: string; workflow_id: string; limits: string | null }>(
+          `SELECT task_id, workflow_id, limits FROM entries WHERE visible_at <= ? ORDER BY priority DESC, visible_at, rowid LIMIT ?`,
           now,
           count,
         )
-        .toArray();
-      if (leased.length > 0) {
+        .toArray()
+        .map((row) => ({ taskId: row.task_id, workflowId: row.workflow_id, limits: row.limits === null ? undefined : (JSON.parse(row.limits) as HandOutLimits) }));
+      let reopensAt: number | undefined;
+      let taken = candidates;
+      if (candidates.some((candidate) => candidate.limits !== undefined)) {
+        this.#handOuts.prune(now);
+        const allowed = admitted(
+          candidates.map((candidate) => candidate.limits),
+          this.#handOuts.room(now),
+        );
+        taken = candidates.slice(0, allowed.count);
+        reopensAt = allowed.reopensAt;
+      }
+      if (taken.length > 0) {
         // In the same synchronous turn as the read, so no other poll takes them too.
-        for (const row of leased) this.#sql.exec(`UPDATE entries SET visible_at = ? WHERE task_id = ?`, now + leaseMs, row.task_id);
-        return leased.map((row) => ({ taskId: row.task_id, workflowId: row.workflow_id, leasedUntil: now + leaseMs }));
+        const leasedUntil = now + leaseMs;
+        for (const task of taken) this.#sql.exec(`UPDATE entries SET visible_at = ? WHERE task_id = ?`, leasedUntil, task.taskId);
+        const limited = taken.flatMap((task) => (task.limits === undefined ? [] : [{ taskId: task.taskId, limits: task.limits }]));
+        if (limited.length > 0) this.#handOuts.reserve(limited, now, leasedUntil);
+        return taken.map((task) => {
+          const leased: LeasedTask = { taskId: task.taskId, workflowId: task.workflowId, leasedUntil };
+          if (task.limits !== undefined) leased.limited = true;
+          return leased;
+        });
       }
       const remaining = deadline - now;
       if (remaining <= 0) return [];
-      const next = this.#sql.exec<{ at: number | null }>(`SELECT MIN(visible_at) AS at FROM entries`).one().at;
+      // Held back by a limit: a release or a push wakes the poll, and so does the rate window it waits for.
+      const next = candidates.length > 0 ? (reopensAt ?? null) : this.#sql.exec<{ at: number | null }>(`SELECT MIN(visible_at) AS at FROM entries`).one().at;
       await this.#pushed.next(next === null ? remaining : Math.min(remaining, Math.max(next - now, 1)));
     }
   }
 
   /**
-   * Drops entries whose executions answered the poll (the task was handed out, or no longer waits). An entry pushed
-   * again since it was leased (the task was queued anew meanwhile: a rerun, an IN_PROGRESS report) is not the one
-   * the answer was about, and stays.
+   * Drops entries whose executions answered the poll (the task was handed out, or no longer waits), and records the
+   * answers for limited tasks (one kept for later no longer counts as handed out). An entry pushed again since it was leased (the task was queued anew meanwhile: a rerun,
+   * an IN_PROGRESS report) is not the one the answer was about, and stays.
    */
-  async ack(leased: readonly LeasedTask[]): Promise<void> {
-    for (const entry of leased) this.#sql.exec(`DELETE FROM entries WHERE task_id = ? AND visible_at = ?`, entry.taskId, entry.leasedUntil);
+  async ack(answered: readonly AnsweredTask[]): Promise<void> {
+    for (const entry of answered) {
+      if (entry.outcome !== "later") this.#sql.exec(`DELETE FROM entries WHERE task_id = ? AND visible_at = ?`, entry.taskId, entry.leasedUntil);
+    }
+    const limited = answered.filter((entry) => entry.limited === true);
+    if (limited.length > 0) this.#handOuts.settle(limited.map((entry) => ({ taskId: entry.taskId, handedOut: entry.outcome === "polled" })));
+  }
+
+  /**
+   * Limited tasks that are no longer with their workers (their executions say so once, durably): each frees its
+   * place among the tasks held at once, and a poll waiting for one is woken.
+   */
+  async release(taskIds: readonly string[]): Promise<void> {
+    this.#handOuts.release(taskIds);
+    this.#pushed.wakeAll();
   }
 
   /** How many entries the queue holds, leased ones included (Conductor's queue size). */

@@ -32,7 +32,7 @@ import {
 } from "../engine/model";
 import { taskInputTemplate } from "../engine/tasks/registry";
 import { childStartRequest } from "../engine/tasks/sub-workflow";
-import { workerQueueKey, type WorkerQueueEntry } from "../engine/tasks/simple";
+import { handOutLimits, isHeldByWorker, workerQueueKey, type WorkerQueueEntry } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { cutToBytes } from "../engine/limits";
@@ -205,6 +205,9 @@ const TOMBSTONE_KEEP_MS = 60 * 60 * 1000;
 /** Prefix of the meta keys of owed worker-queue pushes (see {@link WorkflowExecution.#queuePushes}). */
 const QUEUE_PUSH_META = "queuePush:";
 
+/** Prefix of the meta keys of owed releases of limited tasks (see {@link WorkflowExecution.#releases}). */
+const RELEASE_META = "release:";
+
 /** Prefix of the meta keys of owed failure-workflow starts (see {@link WorkflowExecution.#failureStarts}). */
 const FAILURE_START_META = "failureStart:";
 
@@ -285,6 +288,13 @@ export class WorkflowExecution extends DurableObject<Env> {
    * ({@link QUEUE_PUSH_META} and the task id) in the transaction of the decision that queued it.
    */
   readonly #queuePushes: Map<string, WorkerQueueEntry>;
+  /**
+   * SIMPLE tasks handed out to workers whose task definitions limit how many a queue's workers hold at once, by task
+   * id, with their queue's key; each stored under its own meta key ({@link RELEASE_META} and the task id) in the
+   * transaction that handed it out. Once no worker holds the task (it ended, timed out, was canceled or queued again,
+   * or a rerun removed it), its queue is told, which frees its place for another.
+   */
+  readonly #releases: Map<string, { queue: string }>;
   #indexedSignature: string | undefined;
   /**
    * The search-row writer shard of this execution, stored with its start: every write of its row (and its
@@ -345,6 +355,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#failureStarts = [...meta].filter(([key]) => key.startsWith(FAILURE_START_META)).map(([, value]) => JSON.parse(value) as FailureWorkflowStart);
     this.#queuePushes = new Map(
       [...meta].filter(([key]) => key.startsWith(QUEUE_PUSH_META)).map(([key, value]) => [key.slice(QUEUE_PUSH_META.length), JSON.parse(value) as WorkerQueueEntry]),
+    );
+    this.#releases = new Map(
+      [...meta].filter(([key]) => key.startsWith(RELEASE_META)).map(([key, queue]) => [key.slice(RELEASE_META.length), { queue }]),
     );
     this.#removing = meta.has("removing");
     this.#canceledByParent = meta.get("canceledByParent");
@@ -645,7 +658,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Refuses a removal while a parent has not heard that this execution finished, a canceled child is not terminated
-   * yet or its failure workflow is not started yet.
+   * yet, its failure workflow is not started yet or a limited task's place is not given back to its queue yet.
    */
   #owedWorkRefusal(execution: Execution): EngineError | undefined {
     const finished = finishSignature(execution);
@@ -660,6 +673,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
     if (this.#failureStarts.length > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still starting its failure workflow; try again shortly`);
+    }
+    if (this.#releases.size > 0) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its tasks' places back to their worker queues; try again shortly`);
     }
     return undefined;
   }
@@ -676,7 +692,9 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#syncWatchers(current);
       this.#syncChildTerminations(execution.workflowId);
       this.#syncFailureStarts();
-      const owedJob = (key: string) => key === "parentReopen" || key.startsWith("notify:") || key.startsWith("terminate:") || key.startsWith(FAILURE_START_META);
+      this.#syncReleases(current);
+      const owedJob = (key: string) =>
+        key === "parentReopen" || key.startsWith("notify:") || key.startsWith("terminate:") || key.startsWith(FAILURE_START_META) || key.startsWith(RELEASE_META);
       const owed = [...this.#jobs].filter(([key]) => owedJob(key)).map(([, settled]) => settled);
       if (owed.length === 0) return;
       await Promise.all(owed);
@@ -721,6 +739,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#childrenLetGo = [];
     this.#failureStarts = [];
     this.#queuePushes.clear();
+    this.#releases.clear();
     this.#parentReopen = undefined;
     this.#removing = false;
     this.#removal = undefined;
@@ -822,6 +841,12 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (live instanceof MissingSecretError) return { outcome: "gone" };
     const current = this.#execution!;
     const task = current.tasks.find((candidate) => candidate.taskId === taskId)!;
+    // In the turn that handed it out, so in its transaction: the place it takes in its queue is always given back.
+    if (handOutLimits(instanceTask(current.definition, task))?.maxHeld !== undefined) {
+      const owed = { queue: workerQueueKey(task.taskDefName, task.domain) };
+      this.#releases.set(taskId, owed);
+      this.#store.setMeta(RELEASE_META + taskId, owed.queue);
+    }
     return { outcome: "polled", task: JSON.stringify({ ...toTaskView(task, current), inputData: live.input }) };
   }
 
@@ -1081,6 +1106,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncChildTerminations(execution.workflowId);
     this.#syncFailureStarts();
     this.#syncQueuePushes();
+    this.#syncReleases(execution);
     this.#syncChildResume();
     this.#syncParentReopen();
     this.#syncAlarm(execution);
@@ -1119,6 +1145,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (indexSignature(execution) !== this.#indexedSignature) return true;
     if (Object.keys(this.#childTerminations).length > 0) return true;
     if (this.#failureStarts.length > 0 || this.#queuePushes.size > 0) return true;
+    if (this.#dueReleases(execution).length > 0) return true;
     if (this.#childResume || this.#parentReopen) return true;
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
     const finished = finishSignature(execution);
@@ -1140,6 +1167,7 @@ export class WorkflowExecution extends DurableObject<Env> {
           this.#syncWatchers(this.#execution);
           // A task queued again while its earlier push was on its way.
           this.#syncQueuePushes();
+          this.#syncReleases(this.#execution);
           // With nothing more owed, a finished execution's safety alarm can go.
           this.#syncAlarm(this.#execution);
         }
@@ -1262,6 +1290,30 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (this.#execution === null || this.#queuePushes.get(taskId) !== entry) return; // removed, or queued again meanwhile
         this.#queuePushes.delete(taskId);
         this.#store.deleteMeta(QUEUE_PUSH_META + taskId);
+      });
+    }
+  }
+
+  /** The owed releases of tasks that no worker holds any more (see {@link WorkflowExecution.#releases}). */
+  #dueReleases(execution: Execution): Array<[taskId: string, owed: { queue: string }]> {
+    if (this.#releases.size === 0) return [];
+    return [...this.#releases].filter(([taskId]) => {
+      const task = execution.tasks.find((candidate) => candidate.taskId === taskId);
+      return task === undefined || !isHeldByWorker(task);
+    });
+  }
+
+  /**
+   * Gives each limited task that no worker holds any more its place back in its queue, until the queue has it. A task
+   * handed out again meanwhile keeps its new owed release (a late release may free its place early: a rare extra one).
+   */
+  #syncReleases(execution: Execution): void {
+    for (const [taskId, owed] of this.#dueReleases(execution)) {
+      this.#runJob(RELEASE_META + taskId, async () => {
+        await taskQueueAt(this.env, owed.queue).release([taskId]);
+        if (this.#releases.get(taskId) !== owed) return;
+        this.#releases.delete(taskId);
+        this.#store.deleteMeta(RELEASE_META + taskId);
       });
     }
   }

@@ -323,7 +323,7 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       draft.patch({ status: "RUNNING", updateTime: env.now });
       // A poll that found them paused left them out of reach for a while: they can be polled again at once (or once
       // the delay a worker asked for has passed).
-      for (const task of state.tasks) if (task.pollable === true) effects.push({ kind: "queueTask", entry: workerQueueEntry(task, state, pollableFrom(task, env.now)) });
+      for (const task of state.tasks) if (task.pollable === true) effects.push({ kind: "queueTask", entry: workerQueueEntry(task, state, pollableFrom(task, env.now), instanceTask(state.definition, task)) });
       break;
     case "retry":
       applyRetry(draft, env);
@@ -438,7 +438,8 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
  */
 function requeueForWorker(draft: Draft, task: TaskExecution, fields: Partial<TaskExecution>, callbackAfterSeconds: number, env: DecideEnv, effects: Effect[]): void {
   const visibleAt = env.now + callbackAfterSeconds * 1000;
-  const responseSeconds = responseTimeoutSeconds(instanceTask(draft.state.definition, task));
+  const definition = instanceTask(draft.state.definition, task);
+  const responseSeconds = responseTimeoutSeconds(definition);
   const updated = draft.updateTask(task.taskId, {
     ...fields,
     status: "IN_PROGRESS",
@@ -447,7 +448,7 @@ function requeueForWorker(draft: Draft, task: TaskExecution, fields: Partial<Tas
     startTime: task.startTime || env.now,
     timeoutAt: responseSeconds > 0 ? visibleAt + responseSeconds * 1000 : undefined,
   });
-  effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, visibleAt) });
+  effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, visibleAt, definition) });
 }
 
 /**
@@ -1281,7 +1282,7 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   const timeoutAt = started.task.startTime === 0 ? undefined : definitionTimeoutAt(started.task, definition, env);
   const updated = draft.updateTask(task.taskId, timeoutAt === undefined ? started.task : { ...started.task, definitionTimeoutAt: timeoutAt });
   if (started.dispatch) effects.push({ kind: "dispatch", taskId: task.taskId, attempt: started.task.attempt });
-  if (started.queue !== undefined) effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, started.queue) });
+  if (started.queue !== undefined) effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, started.queue, definition) });
   // Not the workflow's updateTime: the task's own shows the change, and moving it would rewrite the search row on the task-to-task path.
   if (started.variables !== undefined) draft.patch({ variables: started.variables });
   if (started.ending !== undefined) endAsAsked(draft, updated, started.ending, env, effects);

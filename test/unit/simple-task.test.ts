@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { createExecution, decide, nextDeadline, type Decision, type Effect } from "../../src/engine/decider";
 import { EngineError } from "../../src/engine/errors";
 import type { TaskDef, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
-import { workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
+import { handOutLimits, workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
+import { admitted, type HandOutRoom } from "../../src/actors/hand-out-ledger";
 import { toTaskView } from "../../src/engine/view";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import { env } from "./engine-env";
@@ -173,5 +174,31 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(rerun.state.tasks[0]!.pollCount).toBeUndefined();
     expect(rerun.state.tasks[0]!.workerId).toBeUndefined();
     expect(queued(rerun.effects)).toMatchObject([{ taskId, visibleAt: 4_000 }]);
+  });
+});
+
+describe("SIMPLE tasks: limits on handing them out", () => {
+  it("a task definition's concurrentExecLimit and rateLimitPerFrequency go with the queue entry; 0 or none is no limit, the window is 1 s by default", () => {
+    const limited = (fields: Partial<TaskDef>): WorkflowTaskDef => ({ ...encode, taskDefinition: taskDef(fields) });
+    expect(handOutLimits(encode)).toBeUndefined();
+    expect(handOutLimits(limited({ concurrentExecLimit: 0, rateLimitPerFrequency: 0 }))).toBeUndefined();
+    expect(handOutLimits(limited({ concurrentExecLimit: 3 }))).toEqual({ maxHeld: 3 });
+    expect(handOutLimits(limited({ rateLimitPerFrequency: 5 }))).toEqual({ maxPerWindow: 5, windowMs: 1_000 });
+    expect(handOutLimits(limited({ rateLimitPerFrequency: 5, rateLimitFrequencyInSeconds: 0 }))).toEqual({ maxPerWindow: 5, windowMs: 1_000 });
+    expect(handOutLimits(limited({ concurrentExecLimit: 2, rateLimitPerFrequency: 5, rateLimitFrequencyInSeconds: 60 }))).toEqual({ maxHeld: 2, maxPerWindow: 5, windowMs: 60_000 });
+    expect(queued(started(limited({ concurrentExecLimit: 2 })).effects)[0]!.limits).toEqual({ maxHeld: 2 });
+    expect(queued(started(encode).effects)[0]!.limits).toBeUndefined();
+  });
+
+  it("a poll takes candidates in the queue's order while each one's limits, counting those before it, allow it; the first refused stops the rest", () => {
+    const room = (held: number, inWindow: number, oldest?: number): HandOutRoom => ({ held, inWindow: () => inWindow, windowFreesAt: (windowMs) => (oldest === undefined ? undefined : oldest + windowMs) });
+    expect(admitted([undefined, undefined, undefined], room(50, 50))).toEqual({ count: 3 });
+    expect(admitted([{ maxHeld: 3 }, { maxHeld: 3 }, { maxHeld: 3 }], room(1, 0))).toEqual({ count: 2 });
+    expect(admitted([{ maxHeld: 3 }, undefined], room(3, 0))).toEqual({ count: 0 });
+    // A task without limits behind a refused one waits its turn too.
+    expect(admitted([undefined, { maxHeld: 1 }, undefined], room(1, 0))).toEqual({ count: 1 });
+    // A full rate window says when its oldest hand-out leaves it; a full held count cannot say.
+    expect(admitted([{ maxPerWindow: 2, windowMs: 1_000 }, { maxPerWindow: 2, windowMs: 1_000 }], room(0, 1, 5_000))).toEqual({ count: 1, reopensAt: 6_000 });
+    expect(admitted([{ maxHeld: 1, maxPerWindow: 9, windowMs: 1_000 }], room(1, 0))).toEqual({ count: 0 });
   });
 });

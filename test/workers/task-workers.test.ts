@@ -285,7 +285,7 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     // Its execution found the task gone (its workflow had ended), and a rerun from it queues it again (same task id)
     // before the poll drops the entry it took: the new push must survive that.
     await queue.push([{ ...entry, visibleAt: Date.now() }]);
-    await queue.ack(leased);
+    await queue.ack(leased.map((task) => ({ ...task, outcome: "gone" as const })));
     expect(await queue.size()).toBe(1);
     expect((await queue.lease(1, 0, 30_000)).map((task) => task.taskId)).toEqual([entry.taskId]);
   });
@@ -297,7 +297,7 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     const taskId = (await getWorkflow(workflowId)).tasks[0]!.taskId;
     // As if the decision that queued it had been stored and the object evicted before the push left: the queue lacks it.
     const queue = taskQueueAt(env, workerQueueKey("w_evict_task", undefined));
-    await queue.ack(await queue.lease(1, 0, 30_000));
+    await queue.ack((await queue.lease(1, 0, 30_000)).map((task) => ({ ...task, outcome: "gone" as const })));
     const owed: WorkerQueueEntry = { queue: workerQueueKey("w_evict_task", undefined), taskId, workflowId, priority: 0, visibleAt: Date.now() };
     await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
       state.storage.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, `queuePush:${taskId}`, JSON.stringify(owed));
@@ -309,4 +309,149 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     const task = await pollOne("w_evict_task");
     expect(task.taskId).toBe(taskId);
   });
+});
+
+describe("task workers: a task definition's concurrentExecLimit and rateLimitPerFrequency", () => {
+  /** Registers task definition `name` with `limits` and a one-task workflow of the same name, and starts `count` of it. */
+  async function startLimited(name: string, limits: JsonObject, count: number): Promise<string[]> {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name, retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", ...limits }]);
+    await register({ name, tasks: [simpleTask(name)] });
+    const ids: string[] = [];
+    for (let index = 0; index < count; index++) ids.push(await startWorkflow(name));
+    await eventually(() => queueSize(name), (size) => size === count, `${count} ${name} tasks queued`);
+    return ids;
+  }
+
+  it("no more than concurrentExecLimit tasks are held by workers at once; a reported one frees its place, and a waiting poll gets the next", async () => {
+    const ids = await startLimited("w_lim_conc", { concurrentExecLimit: 2 }, 3);
+    const first = await poll("w_lim_conc", { count: "5" });
+    expect(first).toHaveLength(2);
+    expect(await poll("w_lim_conc", { count: "5", workerid: "worker-2" })).toEqual([]);
+    // Left where it was: still SCHEDULED and queued, not polled.
+    const third = ids.find((id) => !first.some((task) => task["workflowInstanceId"] === id))!;
+    expect((await getWorkflow(third)).tasks[0]).toMatchObject({ status: "SCHEDULED", pollCount: 0 });
+    expect(await queueSize("w_lim_conc")).toBe(1);
+    const waiting = poll("w_lim_conc", { count: "5", timeout: "5000", workerid: "worker-2" });
+    // Waiting in the queue before the place is freed (the release wakes it).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await report(first[0]!, "COMPLETED")).status).toBe(200);
+    const [next] = await waiting;
+    expect(next).toMatchObject({ workflowInstanceId: third, status: "IN_PROGRESS", workerId: "worker-2" });
+    // Two held again: the place the completion freed was taken.
+    expect(await poll("w_lim_conc", { count: "5" })).toEqual([]);
+  });
+
+  it("a held task frees its place however it stops being held: failed and retried, timed out, put back IN_PROGRESS, its workflow terminated", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_lim_ways", retryCount: 1, retryDelaySeconds: 0, responseTimeoutSeconds: 2, concurrentExecLimit: 1, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_lim_ways", tasks: [simpleTask("w_lim_ways")] });
+    const held = async (workflowId: string) => {
+      const task = await pollOne("w_lim_ways", { timeout: "4000" });
+      expect(task["workflowInstanceId"]).toBe(workflowId);
+      return task;
+    };
+    const a = await startWorkflow("w_lim_ways");
+    const aTask = await held(a);
+    // FAILED: retried as a new task, which may be polled since the failed one left its worker.
+    await report(aTask, "FAILED", {}, { reasonForIncompletion: "boom" });
+    const aRetry = await held(a);
+    expect(aRetry.taskId).not.toBe(aTask.taskId);
+    // Put back with callbackAfterSeconds: polled again later, by any worker, which holds it again.
+    await report(aRetry, "IN_PROGRESS", {}, { callbackAfterSeconds: 1 });
+    const aAgain = await held(a);
+    expect(aAgain.taskId).toBe(aRetry.taskId);
+    // Timed out (responseTimeoutSeconds 2, no more retries): the next workflow's task may be polled.
+    const b = await startWorkflow("w_lim_ways");
+    expect(await poll("w_lim_ways")).toEqual([]);
+    const bTask = await held(b);
+    expect((await waitFor(a, ["FAILED", "COMPLETED", "TIMED_OUT"])).tasks.at(-1)).toMatchObject({ status: "TIMED_OUT" });
+    // Its workflow terminated: the task is canceled, and the next one may be polled.
+    const c = await startWorkflow("w_lim_ways");
+    await eventually(() => queueSize("w_lim_ways"), (size) => size === 1, "c's task queued");
+    expect(await poll("w_lim_ways")).toEqual([]);
+    expect((await api("DELETE", `/api/workflow/${b}?reason=done`)).status).toBeLessThan(300);
+    expect((await getWorkflow(b)).tasks[0]).toMatchObject({ taskId: bTask.taskId, status: "CANCELED" });
+    await held(c);
+  });
+
+  it("no more than rateLimitPerFrequency tasks are handed out per rateLimitFrequencyInSeconds, held or not", async () => {
+    const ids = await startLimited("w_lim_rate", { rateLimitPerFrequency: 2, rateLimitFrequencyInSeconds: 60 }, 3);
+    const first = await poll("w_lim_rate", { count: "5" });
+    expect(first).toHaveLength(2);
+    for (const task of first) expect((await report(task, "COMPLETED")).status).toBe(200);
+    await Promise.all(first.map((task) => waitFor(String(task["workflowInstanceId"]), ["COMPLETED"])));
+    // Nothing held, but two were handed out within the minute.
+    expect(await poll("w_lim_rate", { count: "5" })).toEqual([]);
+    expect(ids.filter((id) => !first.some((task) => task["workflowInstanceId"] === id))).toHaveLength(1);
+    expect(await queueSize("w_lim_rate")).toBe(1);
+  });
+
+  it("a poll held back by a rate window gets the task once the window has room", async () => {
+    await startLimited("w_lim_window", { rateLimitPerFrequency: 1, rateLimitFrequencyInSeconds: 1 }, 2);
+    expect(await poll("w_lim_window", { count: "5" })).toHaveLength(1);
+    expect(await poll("w_lim_window", { count: "5" })).toEqual([]);
+    const [next] = await poll("w_lim_window", { count: "5", timeout: "5000" });
+    expect(next).toMatchObject({ status: "IN_PROGRESS" });
+  });
+
+  it("an inline taskDefinition's limit counts too, and tasks without limits in other queues are not held back", async () => {
+    await register({ name: "w_lim_inline", tasks: [simpleTask("w_lim_inline", "limited", {}, { taskDefinition: { concurrentExecLimit: 1, responseTimeoutSeconds: 60 } })] });
+    await register({ name: "w_lim_free", tasks: [simpleTask("w_lim_free")] });
+    await startWorkflow("w_lim_inline");
+    await startWorkflow("w_lim_inline");
+    await startWorkflow("w_lim_free");
+    await startWorkflow("w_lim_free");
+    await eventually(() => queueSize("w_lim_inline"), (size) => size === 2, "both limited tasks queued");
+    expect(await poll("w_lim_inline", { count: "5" })).toHaveLength(1);
+    expect(await poll("w_lim_inline", { count: "5" })).toEqual([]);
+    await eventually(() => queueSize("w_lim_free"), (size) => size === 2, "both free tasks queued");
+    expect(await poll("w_lim_free", { count: "5" })).toHaveLength(2);
+  });
+
+  it("a paused workflow's limited task does not keep a place while the workflow is paused", async () => {
+    const [paused, other] = await startLimited("w_lim_paused", { concurrentExecLimit: 1 }, 2);
+    expect((await api("PUT", `/api/workflow/${paused}/pause`)).status).toBeLessThan(300);
+    // The paused one comes first in the queue: the poll finds it paused, takes nothing, and its reservation goes.
+    const [task] = await eventually(() => poll("w_lim_paused", { count: "1" }), (tasks) => tasks.length > 0, "the other workflow's task");
+    expect(task!["workflowInstanceId"]).toBe(other);
+  });
+
+  it("a release owed when the object was evicted is made when it wakes", async () => {
+    const [workflowId, next] = await startLimited("w_lim_evict", { concurrentExecLimit: 1 }, 2);
+    if (workflowId === undefined || next === undefined) throw new Error("workflows not started");
+    const [task] = await poll("w_lim_evict", { count: "5" });
+    expect(task!["workflowInstanceId"]).toBe(workflowId);
+    const owed = await runInDurableObject(executionStub(env, workflowId), (_instance, state) =>
+      state.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, `release:${task!.taskId}`).toArray(),
+    );
+    expect(owed).toEqual([{ value: workerQueueKey("w_lim_evict", undefined) }]);
+    await report(task!, "COMPLETED");
+    await waitFor(workflowId, ["COMPLETED"]);
+    const [second] = await eventually(() => poll("w_lim_evict"), (tasks) => tasks.length > 0, "the second task, once the first is released");
+    expect(second!["workflowInstanceId"]).toBe(next);
+    await report(second!, "COMPLETED");
+    await waitFor(next, ["COMPLETED"]);
+    // As if the second's completion had been stored and the object evicted before its release left: the queue still
+    // counts it held, and a third task waits.
+    const [third] = await startLimitedMore("w_lim_evict", 1);
+    await runInDurableObject(taskQueueAt(env, workerQueueKey("w_lim_evict", undefined)), (_instance, state) => {
+      state.storage.sql.exec(`UPDATE hand_outs SET held = 1 WHERE task_id = ?`, second!.taskId);
+    });
+    await runInDurableObject(executionStub(env, next), (_instance, state) => {
+      state.storage.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, `release:${second!.taskId}`, workerQueueKey("w_lim_evict", undefined));
+    });
+    await abortAllDurableObjects();
+    expect(await poll("w_lim_evict")).toEqual([]);
+    // Any request wakes it (the alarm would too).
+    await getWorkflow(next);
+    const [polled] = await eventually(() => poll("w_lim_evict"), (tasks) => tasks.length > 0, "the third task, once the owed release is made");
+    expect(polled!["workflowInstanceId"]).toBe(third);
+  });
+
+  /** Starts `count` more of workflow `name` and waits for their tasks to be queued. */
+  async function startLimitedMore(name: string, count: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (let index = 0; index < count; index++) ids.push(await startWorkflow(name));
+    await eventually(() => queueSize(name), (size) => size === count, `${count} more ${name} tasks queued`);
+    return ids;
+  }
 });

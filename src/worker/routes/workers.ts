@@ -1,6 +1,6 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { PollAnswer } from "../../actors/workflow-execution";
-import { taskQueueAt, MAX_POLL_WAIT_MS, type LeasedTask } from "../../actors/task-queue";
+import { taskQueueAt, MAX_POLL_WAIT_MS, type AnsweredTask, type LeasedTask } from "../../actors/task-queue";
 import { workerQueueKey } from "../../engine/tasks/simple";
 import { serviceConfig } from "../config";
 import { executionStub } from "../executions";
@@ -72,14 +72,15 @@ async function pollWorkerQueue(env: Env, queue: string, poll: Omit<PollRequest, 
     const leased = await stub.lease(poll.count, Math.max(0, deadline - Date.now()), POLL_LEASE_MS);
     if (leased.length === 0) break;
     const answers = await Promise.allSettled(leased.map((entry) => offer(env, entry, poll.workerId)));
-    const answered: LeasedTask[] = [];
+    const answered: AnsweredTask[] = [];
     answers.forEach((answer, index) => {
       if (answer.status === "rejected") {
         console.error(JSON.stringify({ msg: "poll could not reach an execution; its task comes back after the lease", taskId: leased[index]!.taskId, error: String(answer.reason) }));
         return;
       }
-      if (answer.value.outcome === "later") return;
-      answered.push(leased[index]!);
+      // A paused workflow's entry stays hidden until its lease ends; only a limited one's reservation needs dropping.
+      if (answer.value.outcome === "later" && leased[index]!.limited !== true) return;
+      answered.push({ ...leased[index]!, outcome: answer.value.outcome });
       if (answer.value.outcome === "polled") tasks.push(answer.value.task);
     });
     // The tasks are the workers' now: a failed drop must not lose them; their entries come back after the lease, and

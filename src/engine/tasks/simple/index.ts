@@ -17,6 +17,42 @@ export interface WorkerQueueEntry {
   priority: number;
   /** Epoch ms from which a poll may take it (later than now after a worker's `callbackAfterSeconds`). */
   visibleAt: number;
+  /** What its task definition allows its queue to hand out (none: no limit). */
+  limits?: HandOutLimits;
+}
+
+/**
+ * How many tasks of its queue a task may be handed out among: Conductor's `concurrentExecLimit` (tasks held by
+ * workers at once) and `rateLimitPerFrequency` per `rateLimitFrequencyInSeconds` (tasks handed out per window).
+ */
+export interface HandOutLimits {
+  /** Most tasks of the queue held by workers at once, this one included. */
+  maxHeld?: number;
+  /** Most tasks of the queue handed out within any {@link HandOutLimits.windowMs}, this one included. */
+  maxPerWindow?: number;
+  windowMs?: number;
+}
+
+/** Longest rate-limit window honoured (a year): the queue remembers each hand-out for that long. */
+const MAX_RATE_WINDOW_SECONDS = 365 * 24 * 3600;
+
+/** The limits `definition`'s task definition sets on handing its tasks out; undefined when it sets none (0 is none, as in Conductor). */
+export function handOutLimits(definition: WorkflowTaskDef | undefined): HandOutLimits | undefined {
+  const taskDef = definition?.taskDefinition;
+  if (taskDef === undefined) return undefined;
+  const limits: HandOutLimits = {};
+  if ((taskDef.concurrentExecLimit ?? 0) > 0) limits.maxHeld = taskDef.concurrentExecLimit!;
+  if ((taskDef.rateLimitPerFrequency ?? 0) > 0) {
+    limits.maxPerWindow = taskDef.rateLimitPerFrequency!;
+    // Conductor's default window is one second (and so is a window of 0).
+    limits.windowMs = Math.min(taskDef.rateLimitFrequencyInSeconds || 1, MAX_RATE_WINDOW_SECONDS) * 1000;
+  }
+  return limits.maxHeld === undefined && limits.maxPerWindow === undefined ? undefined : limits;
+}
+
+/** True while a worker holds `task`: it polled it and has not ended it (nor put it back in its queue). */
+export function isHeldByWorker(task: TaskExecution): boolean {
+  return task.status === "IN_PROGRESS" && task.pollable !== true;
 }
 
 /**
@@ -34,9 +70,12 @@ export function workerDomain(execution: WorkflowExecution, taskName: string): st
   return domain === undefined || domain === "" || domain === "NO_DOMAIN" ? undefined : domain;
 }
 
-/** The queue entry that lets a poll take `task` from `visibleAt` on. */
-export function workerQueueEntry(task: TaskExecution, execution: WorkflowExecution, visibleAt: number): WorkerQueueEntry {
-  return { queue: workerQueueKey(task.taskDefName, task.domain), taskId: task.taskId, workflowId: execution.workflowId, priority: execution.priority, visibleAt };
+/** The queue entry that lets a poll take `task` (following `definition`) from `visibleAt` on. */
+export function workerQueueEntry(task: TaskExecution, execution: WorkflowExecution, visibleAt: number, definition: WorkflowTaskDef | undefined): WorkerQueueEntry {
+  const entry: WorkerQueueEntry = { queue: workerQueueKey(task.taskDefName, task.domain), taskId: task.taskId, workflowId: execution.workflowId, priority: execution.priority, visibleAt };
+  const limits = handOutLimits(definition);
+  if (limits !== undefined) entry.limits = limits;
+  return entry;
 }
 
 /**

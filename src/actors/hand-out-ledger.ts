@@ -1,0 +1,117 @@
+import type { HandOutLimits } from "../engine/tasks/simple";
+
+/** What the ledger says about handing out one more task at some moment. */
+export interface HandOutRoom {
+  /** Tasks held by workers now (handed out and not released), reservations whose answer is still owed included. */
+  held: number;
+  /** Tasks handed out within the window ending now, per window length asked about. */
+  inWindow: (windowMs: number) => number;
+  /** When the oldest hand-out within the window of that length leaves it (undefined: none in it). */
+  windowFreesAt: (windowMs: number) => number | undefined;
+}
+
+/**
+ * The hand-outs of one worker queue whose tasks have limits (see {@link HandOutLimits}), in the queue's SQLite. A
+ * limited task taken by a poll is reserved here at once, in the same turn as its lease; the poll's answer then
+ * confirms the reservation (its execution handed the task out) or drops it (the task no longer waited). A
+ * confirmed hand-out counts as held until its execution releases it, which it does once the task is no longer
+ * with a worker (ended, timed out, canceled, queued again). A reservation whose answer never came (the poll died)
+ * stops counting when its lease ends: that may let one task too many through, never stop the queue for good.
+ * Hand-outs stay recorded for the longest rate window of the queue's tasks, to count what that window saw.
+ */
+export class HandOutLedger {
+  readonly #sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS hand_outs (
+      task_id TEXT PRIMARY KEY,
+      handed_out_at INTEGER NOT NULL,
+      held INTEGER NOT NULL,
+      answer_due INTEGER,
+      keep_until INTEGER NOT NULL
+    )`);
+  }
+
+  /** How the queue stands at `now` (reservations past their due answer no longer count). */
+  room(now: number): HandOutRoom {
+    // A reservation counts until its answer is due; a confirmed hand-out (no answer due) until it is released.
+    const live = `(answer_due IS NULL OR answer_due > ?1)`;
+    const held = this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM hand_outs WHERE held = 1 AND ${live}`, now).one().n;
+    const windows = new Map<number, { n: number; oldest: number | null }>();
+    const window = (windowMs: number) => {
+      let counted = windows.get(windowMs);
+      if (counted === undefined) {
+        counted = this.#sql
+          .exec<{ n: number; oldest: number | null }>(`SELECT COUNT(*) AS n, MIN(handed_out_at) AS oldest FROM hand_outs WHERE ${live} AND handed_out_at > ?2`, now, now - windowMs)
+          .one();
+        windows.set(windowMs, counted);
+      }
+      return counted;
+    };
+    return {
+      held,
+      inWindow: (windowMs) => window(windowMs).n,
+      windowFreesAt: (windowMs) => {
+        const oldest = window(windowMs).oldest;
+        return oldest === null ? undefined : oldest + windowMs;
+      },
+    };
+  }
+
+  /**
+   * Records limited tasks just taken by a poll at `now`, counted until `answerDue` unless the poll's answer comes
+   * first: as held when their limits bound the tasks held (their executions will release them), and in the rate
+   * windows up to their own.
+   */
+  reserve(tasks: ReadonlyArray<{ taskId: string; limits: HandOutLimits }>, now: number, answerDue: number): void {
+    for (const { taskId, limits } of tasks) {
+      this.#sql.exec(
+        `INSERT INTO hand_outs (task_id, handed_out_at, held, answer_due, keep_until) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (task_id) DO UPDATE SET handed_out_at = ?2, held = ?3, answer_due = ?4, keep_until = ?5`,
+        taskId,
+        now,
+        limits.maxHeld === undefined ? 0 : 1,
+        answerDue,
+        now + (limits.windowMs ?? 0),
+      );
+    }
+  }
+
+  /** The poll's answers: a task handed out stays held until released; one that was not is forgotten. */
+  settle(answers: ReadonlyArray<{ taskId: string; handedOut: boolean }>): void {
+    for (const { taskId, handedOut } of answers) {
+      if (handedOut) this.#sql.exec(`UPDATE hand_outs SET answer_due = NULL WHERE task_id = ? AND answer_due IS NOT NULL`, taskId);
+      else this.#sql.exec(`DELETE FROM hand_outs WHERE task_id = ? AND answer_due IS NOT NULL`, taskId);
+    }
+  }
+
+  /** Tasks no longer with their workers. Their hand-outs still count in rate windows. */
+  release(taskIds: readonly string[]): void {
+    for (const taskId of taskIds) this.#sql.exec(`UPDATE hand_outs SET held = 0 WHERE task_id = ?`, taskId);
+  }
+
+  /** Forgets hand-outs that count for nothing at `now`: not held (or never answered) and out of their rate window. */
+  prune(now: number): void {
+    this.#sql.exec(`DELETE FROM hand_outs WHERE (held = 0 OR answer_due <= ?1) AND keep_until <= ?1`, now);
+  }
+}
+
+/**
+ * How many of `candidates` (in the queue's order) may be handed out now: each in turn while its own limits, with
+ * those before it counted in, allow one more. The first that may not stops the rest, so a limited task is not
+ * overtaken by later ones (the order is the queue's: priority, then age). `reopensAt` is when a rate window that
+ * stopped it frees a place (undefined: only a release or a push can).
+ */
+export function admitted(candidates: ReadonlyArray<HandOutLimits | undefined>, room: HandOutRoom): { count: number; reopensAt?: number } {
+  let count = 0;
+  for (const limits of candidates) {
+    if (limits?.maxHeld !== undefined && room.held + count >= limits.maxHeld) return { count };
+    if (limits?.maxPerWindow !== undefined && limits.windowMs !== undefined && room.inWindow(limits.windowMs) + count >= limits.maxPerWindow) {
+      const freesAt = room.windowFreesAt(limits.windowMs);
+      return freesAt === undefined ? { count } : { count, reopensAt: freesAt };
+    }
+    count++;
+  }
+  return { count };
+}
