@@ -50,7 +50,7 @@ export async function measureTransitions(workflows = 5000) {
   const checked = engine.validateWorkflowDef(threeStepDef(9));
   if (!checked.ok) throw new Error(`the benchmark definition does not validate: ${JSON.stringify(checked.errors)}`);
   const definition = checked.value;
-  const env = () => ({ now: Date.now(), newId: () => crypto.randomUUID(), config: engine.DEFAULT_ENGINE_CONFIG });
+  const env = () => ({ now: Date.now(), newId: () => crypto.randomUUID(), config: engine.DEFAULT_ENGINE_CONFIG, taskDefs: () => null });
   let transitions = 0;
   let hits = 0;
   // The store's own code, writing into a sink: its JSON and statement arguments are built, SQLite is not run.

@@ -4,6 +4,7 @@ import {
   createExecution,
   decide,
   awaitedChildId,
+  awaitedTaskDefNames,
   hasCompletedTask,
   isBlocked,
   isInFlight,
@@ -42,6 +43,7 @@ import type { JqRunner } from "../engine/jq";
 import type { ScriptRunner } from "../engine/scripts";
 import { toTaskView, toWorkflowView } from "../engine/view";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
+import { TaskDefRepository } from "../worker/task-defs";
 import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
 import { MAX_TASK_LOG_BYTES } from "../worker/schemas";
 import { executionStub } from "../worker/executions";
@@ -1022,7 +1024,14 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   #decideEnv(): DecideEnv {
-    return { now: Date.now(), newId: () => crypto.randomUUID(), config: this.#config.engine, scripts: this.#scripts, jq: this.#jq };
+    return {
+      now: Date.now(),
+      newId: () => crypto.randomUUID(),
+      config: this.#config.engine,
+      scripts: this.#scripts,
+      jq: this.#jq,
+      taskDefs: (name) => TaskDefRepository.known(name),
+    };
   }
 
   /**
@@ -1107,6 +1116,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncFailureStarts();
     this.#syncQueuePushes();
     this.#syncReleases(execution);
+    this.#syncTaskDefLookups(execution);
     this.#syncChildResume();
     this.#syncParentReopen();
     this.#syncAlarm(execution);
@@ -1146,6 +1156,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (Object.keys(this.#childTerminations).length > 0) return true;
     if (this.#failureStarts.length > 0 || this.#queuePushes.size > 0) return true;
     if (this.#dueReleases(execution).length > 0) return true;
+    if (awaitedTaskDefNames(execution).length > 0) return true;
     if (this.#childResume || this.#parentReopen) return true;
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
     const finished = finishSignature(execution);
@@ -1168,6 +1179,8 @@ export class WorkflowExecution extends DurableObject<Env> {
           // A task queued again while its earlier push was on its way.
           this.#syncQueuePushes();
           this.#syncReleases(this.#execution);
+          // Tasks that came to wait for other names while the look-up was on its way.
+          this.#syncTaskDefLookups(this.#execution);
           // With nothing more owed, a finished execution's safety alarm can go.
           this.#syncAlarm(this.#execution);
         }
@@ -1292,6 +1305,24 @@ export class WorkflowExecution extends DurableObject<Env> {
         this.#store.deleteMeta(QUEUE_PUSH_META + taskId);
       });
     }
+  }
+
+  /**
+   * Looks up the registered task definitions that tasks wait for (what a DYNAMIC chose, what a dynamic fork forked,
+   * when this isolate did not know them: see `TaskExecution.awaitingTaskDef`) and hands them to the decider, which
+   * starts those tasks. Nothing is stored until then: an eviction meanwhile leaves the tasks waiting, and the next
+   * wake-up (the safety alarm, at the latest) looks again.
+   */
+  #syncTaskDefLookups(execution: Execution): void {
+    if (awaitedTaskDefNames(execution).length === 0) return;
+    this.#runJob("taskDefs", async () => {
+      const current = this.#execution;
+      const names = current === null ? [] : awaitedTaskDefNames(current);
+      if (names.length === 0) return;
+      const found = await new TaskDefRepository(this.env.DB).findMany(names);
+      if (this.#execution === null || this.#removing) return;
+      this.#apply({ type: "taskDefsLoaded", taskDefs: Object.fromEntries(names.map((name) => [name, found.get(name) ?? null])) });
+    });
   }
 
   /** The owed releases of tasks that no worker holds any more (see {@link WorkflowExecution.#releases}). */

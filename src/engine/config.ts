@@ -1,4 +1,5 @@
 import type { JqRunner } from "./jq";
+import type { TaskDef } from "./model";
 import type { ScriptRunner } from "./scripts";
 
 /** Limits and defaults the engine applies; the worker fills them from configuration. */
@@ -50,4 +51,9 @@ export interface DecideEnv {
   scripts: ScriptRunner;
   /** Runs JSON_JQ_TRANSFORM filters. */
   jq: JqRunner;
+  /**
+   * What the actor knows at once of the task definition registered under `name`: it, null when none is registered,
+   * undefined when it must be looked up first (the task then waits for it: see `TaskExecution.awaitingTaskDef`).
+   */
+  taskDefs: (name: string) => TaskDef | null | undefined;
 }

@@ -17,6 +17,7 @@ import {
   type JsonObject,
   type JsonValue,
   type PendingSkip,
+  type TaskDef,
   type TaskExecution,
   type TaskStatus,
   type WorkflowDef,
@@ -34,7 +35,21 @@ import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAIL
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
 import { activeLanes, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
-import { enclosingJoins, endsIteration, instanceTask, joinedBy, leavesLane, nextPlanIndex, planIndexOf, planOf, planTask, ROOT_LANE, untakenBranchOf } from "./plan";
+import {
+  enclosingJoins,
+  endsIteration,
+  instanceTask,
+  joinedBy,
+  leavesLane,
+  nextPlanIndex,
+  planIndexOf,
+  planOf,
+  planTask,
+  ROOT_LANE,
+  taskDefToLookUp,
+  untakenBranchOf,
+  withLookedUpTaskDefs,
+} from "./plan";
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { joinOutput } from "./tasks/fork-join";
 import { taskIdWithin } from "./task-id";
@@ -108,7 +123,12 @@ export type ExecutionEvent =
    */
   | { type: "skipTask"; taskReferenceName: string; taskInput?: JsonObject; taskOutput?: JsonObject }
   /** Failure workflow `workflowId` (see {@link FailureWorkflowStart}) could not be started, for `reason`: the output says so instead of its id. */
-  | { type: "failureWorkflowNotStarted"; workflowId: string; name: string; reason: string };
+  | { type: "failureWorkflowNotStarted"; workflowId: string; name: string; reason: string }
+  /**
+   * The registered task definitions of names the execution's tasks wait for (see {@link awaitedTaskDefNames}), by
+   * name, null for a name none is registered under: recorded, and the tasks that waited for them start.
+   */
+  | { type: "taskDefsLoaded"; taskDefs: Record<string, TaskDef | null> };
 
 /** Work the actor must do after persisting a decision. */
 export type Effect =
@@ -347,9 +367,36 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "skipTask":
       applySkipTask(draft, event, env, effects);
       break;
+    case "taskDefsLoaded":
+      if (!applyTaskDefsLoaded(draft, event.taskDefs, env)) return { state, effects: [] };
+      break;
   }
   advance(draft, env, effects);
   return { state: draft.state, effects };
+}
+
+/**
+ * Records looked-up task definitions in the execution's definition and gives each task that waited for one its input
+ * (see {@link inputFields}): it starts as the execution advances. False when there is nothing to do (the execution
+ * ended meanwhile, or no task waits).
+ */
+function applyTaskDefsLoaded(draft: Draft, taskDefs: Record<string, TaskDef | null>, env: DecideEnv): boolean {
+  const state = draft.state;
+  const waiting = state.tasks.filter((task) => task.awaitingTaskDef === true && task.status === "SCHEDULED");
+  if (TERMINAL_WORKFLOW_STATUSES.has(state.status) || waiting.length === 0) return false;
+  draft.patch({ definition: withLookedUpTaskDefs(state.definition, new Map(Object.entries(taskDefs))) });
+  for (const task of waiting) {
+    // A DYNAMIC chooses again from its input, which may now name another task (whose definition it then waits for).
+    draft.updateTask(task.taskId, { awaitingTaskDef: undefined, ...inputFields(draft, task.definitionIndex, task.taskId, env) });
+  }
+  return true;
+}
+
+/** The names whose registered task definitions the execution's tasks wait for (see {@link TaskExecution.awaitingTaskDef}), each once. */
+export function awaitedTaskDefNames(state: WorkflowExecution): string[] {
+  const names = new Set<string>();
+  for (const task of state.tasks) if (task.awaitingTaskDef === true && task.status === "SCHEDULED") names.add(task.taskDefName);
+  return [...names];
 }
 
 function conflict(state: WorkflowExecution, action: string): EngineError {
@@ -701,6 +748,7 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     updateTime: env.now,
     attemptDeadline: undefined,
     awaitingExternal: false,
+    awaitingTaskDef: undefined,
     pollable: undefined,
     domain: undefined,
     workerId: undefined,
@@ -724,7 +772,7 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     draft.updateTask(target.taskId, { inputData: event.taskInput });
     return;
   }
-  draft.updateTask(target.taskId, inputFields(draft.state, target.definitionIndex, target.taskId, env));
+  draft.updateTask(target.taskId, inputFields(draft, target.definitionIndex, target.taskId, env));
 }
 
 /**
@@ -891,7 +939,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
  * (its call, child, callback or worker) other than a JOIN (which waits for other lanes) or a DO_WHILE that just started.
  */
 function waitsOutside(head: TaskExecution, now: number): boolean {
-  if (head.status === "SCHEDULED") return head.awaitingExternal === true || head.scheduledTime > now;
+  if (head.status === "SCHEDULED") return head.awaitingExternal === true || head.awaitingTaskDef === true || head.scheduledTime > now;
   return head.status === "IN_PROGRESS" && head.taskType !== "JOIN" && head.taskType !== "DO_WHILE";
 }
 
@@ -1208,7 +1256,7 @@ function loopIterationOf(state: WorkflowExecution, index: number): number | unde
 function addInstance(draft: Draft, index: number, env: DecideEnv, options: { retryCount?: number; delayMs?: number }): void {
   const state = draft.state;
   const task = newInstance(state, index, env, options);
-  Object.assign(task, inputFields(state, index, task.taskId, env));
+  Object.assign(task, inputFields(draft, index, task.taskId, env));
   limitExecution(task, state.tasks, env);
   draft.addTask(task);
 }
@@ -1218,18 +1266,43 @@ function addInstance(draft: Draft, index: number, env: DecideEnv, options: { ret
  * DYNAMIC, the task it chose to run as (see `instanceTask`), its input resolved again from that task; or, when the
  * input cannot be resolved or names no task a DYNAMIC can run, a failure for good (the same input fails again).
  */
-function inputFields(state: WorkflowExecution, index: number, taskId: string, env: DecideEnv): Partial<TaskExecution> {
-  const step = planTask(state.definition, index)!;
+function inputFields(draft: Draft, index: number, taskId: string, env: DecideEnv): Partial<TaskExecution> {
+  const step = planTask(draft.state.definition, index)!;
+  if (step.type !== "DYNAMIC") {
+    const runsAs = runsAsLookedUp(draft, index, { taskType: step.type, taskDefName: step.name }, env);
+    // Its input follows its task definition's inputTemplate: resolved once that definition is here.
+    if (runsAs === undefined) return { awaitingTaskDef: true };
+    return inputOf(draft.state, runsAs, resolveTaskInput(draft.state, index, runsAs, taskId, env), env);
+  }
+  const state = draft.state;
   const input = resolveTaskInput(state, index, step, taskId, env);
-  if (input instanceof Error || step.type !== "DYNAMIC") return inputOf(state, step, input, env);
+  if (input instanceof Error) return inputOf(state, step, input, env);
   const choice = chooseDynamicTask(step, input);
   if (!choice.ok) {
     const failure = { status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: choice.reason, endTime: env.now, updateTime: env.now } as const;
     return { taskType: "DYNAMIC", taskDefName: step.name, ...failure, ...inputOf(state, step, input, env) };
   }
-  const runsAs = choice.task;
-  const chosenInput = runsAs.inputParameters === step.inputParameters ? input : resolveTaskInput(state, index, runsAs, taskId, env);
-  return { taskType: choice.type, taskDefName: choice.name, ...inputOf(state, runsAs, chosenInput, env) };
+  const chosen = { taskType: choice.type, taskDefName: choice.name };
+  const runsAs = runsAsLookedUp(draft, index, chosen, env);
+  if (runsAs === undefined) return { ...chosen, awaitingTaskDef: true };
+  const sameTemplate = runsAs.inputParameters === step.inputParameters && runsAs.taskDefinition === step.taskDefinition;
+  return { ...chosen, ...inputOf(draft.state, runsAs, sameTemplate ? input : resolveTaskInput(draft.state, index, runsAs, taskId, env), env) };
+}
+
+/**
+ * The task an instance of step `index` (of type and name `chosen`) runs as, with the registered task definition it
+ * follows when it follows one looked up at run time (see `instanceTask`): recorded in the definition from what `env`
+ * knows when it was not yet, or undefined when `env` does not know it either (the actor must look it up first).
+ */
+function runsAsLookedUp(draft: Draft, index: number, chosen: Pick<TaskExecution, "taskType" | "taskDefName">, env: DecideEnv): WorkflowTaskDef | undefined {
+  const instance = { definitionIndex: index, ...chosen };
+  const runsAs = instanceTask(draft.state.definition, instance)!;
+  const name = taskDefToLookUp(draft.state.definition, index, runsAs);
+  if (name === undefined) return runsAs;
+  const known = env.taskDefs(name);
+  if (known === undefined) return undefined;
+  draft.patch({ definition: withLookedUpTaskDefs(draft.state.definition, new Map([[name, known]])) });
+  return instanceTask(draft.state.definition, instance)!;
 }
 
 /** {@link resolvedInputFields} of a resolved input, or the failure of one that could not be resolved or stored. */
@@ -1431,7 +1504,8 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
     if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
   };
   for (const task of state.tasks) {
-    if (task.status === "SCHEDULED" && task.awaitingExternal !== true && state.status === "RUNNING") consider(task.scheduledTime);
+    // One waiting for its task definition starts when the actor brings it, not at any time.
+    if (task.status === "SCHEDULED" && task.awaitingExternal !== true && task.awaitingTaskDef !== true && state.status === "RUNNING") consider(task.scheduledTime);
     if (isInFlight(task)) consider(task.attemptDeadline);
     if (isPending(task)) {
       consider(task.timeoutAt);

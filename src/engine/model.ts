@@ -216,6 +216,13 @@ export interface WorkflowDef {
    * forked when it ran, in the order they were forked (see `plan.ts`, which lays them out after the definition's own).
    */
   dynamicForks?: DynamicFork[];
+  /**
+   * Only in an execution's own copy of its definition: the registered task definitions looked up while it ran, by
+   * name (null: none registered), for the tasks that are known only then, what a DYNAMIC chose and what a dynamic
+   * fork forked, as Conductor looks them up when it schedules such a task. Kept for the execution's life, so each
+   * later instance (a retry, a rerun) follows the same one. See `instanceTask`.
+   */
+  lookedUpTaskDefs?: Record<string, TaskDef | null>;
 }
 
 /** The tasks one run of a FORK_JOIN_DYNAMIC forked: see {@link WorkflowDef.dynamicForks}. */
@@ -317,6 +324,11 @@ export interface TaskExecution {
   attemptDeadline?: number;
   /** Set while the task waits for something outside the engine (async completion, a callback, a child). */
   awaitingExternal?: boolean;
+  /**
+   * SCHEDULED, waiting for the registered task definition of its name to be looked up (see
+   * {@link WorkflowDef.lookedUpTaskDefs}): it has no input yet, and starts once the actor has brought it. Never shown.
+   */
+  awaitingTaskDef?: true;
   /** When a waiting task gives up (WAIT_FOR_WEBHOOK `timeoutSeconds`) or wakes (WAIT); its module decides how it ends. */
   timeoutAt?: number;
   /**

@@ -23,7 +23,7 @@
  * A definition without SWITCH, FORK_JOIN or DO_WHILE tasks plans as its `tasks` list, so the indexes stored in executions
  * started before those existed keep their meaning.
  */
-import { chosenCase, choosesCase, type DynamicFork, type TaskExecution, type WorkflowDef, type WorkflowTaskDef } from "./model";
+import { chosenCase, choosesCase, type DynamicFork, type TaskDef, type TaskExecution, type WorkflowDef, type WorkflowTaskDef } from "./model";
 import { setOwn } from "./own-property";
 import { taskJqFilter } from "./jq";
 import { taskScript } from "./scripts";
@@ -89,6 +89,8 @@ export interface Plan {
   readonly usesScripts: boolean;
   /** True when running the definition may need the jq processor (a JSON_JQ_TRANSFORM); any may fork one. */
   readonly usesJq: boolean;
+  /** The first step of the tasks dynamic forks forked (the definition's own come before it). */
+  readonly firstForkedStep: number;
 }
 
 // Definitions are immutable once stored in an execution, so a plan is computed once per definition object.
@@ -115,7 +117,62 @@ export function planTask(definition: WorkflowDef, index: number): WorkflowTaskDe
  */
 export function instanceTask(definition: WorkflowDef, task: Pick<TaskExecution, "definitionIndex" | "taskType" | "taskDefName">): WorkflowTaskDef | undefined {
   const step = planTask(definition, task.definitionIndex);
-  return step?.type === "DYNAMIC" && task.taskType !== "DYNAMIC" ? dynamicTaskAs(step, task.taskType, task.taskDefName) : step;
+  const runsAs = step?.type === "DYNAMIC" && task.taskType !== "DYNAMIC" ? dynamicTaskAs(step, task.taskType, task.taskDefName) : step;
+  if (runsAs === undefined || definition.lookedUpTaskDefs === undefined || !followsLookedUpTaskDef(definition, task.definitionIndex, runsAs)) return runsAs;
+  const taskDef = Object.hasOwn(definition.lookedUpTaskDefs, runsAs.name) ? definition.lookedUpTaskDefs[runsAs.name] : undefined;
+  return taskDef === undefined || taskDef === null ? runsAs : withTaskDef(runsAs, taskDef);
+}
+
+/**
+ * The name whose registered task definition must be looked up before an instance of step `index` running as `runsAs`
+ * can start, or undefined when none must: it follows one looked up at run time (see {@link followsLookedUpTaskDef})
+ * and none was looked up under its name yet.
+ */
+export function taskDefToLookUp(definition: WorkflowDef, index: number, runsAs: WorkflowTaskDef): string | undefined {
+  if (!followsLookedUpTaskDef(definition, index, runsAs)) return undefined;
+  return definition.lookedUpTaskDefs !== undefined && Object.hasOwn(definition.lookedUpTaskDefs, runsAs.name) ? undefined : runsAs.name;
+}
+
+/**
+ * True when an instance of step `index` running as `runsAs` follows the registered task definition of its name as
+ * looked up while the execution runs: it has none inline, and it is what a DYNAMIC chose or a dynamic fork forked (a
+ * task of the definition itself got the registered one of its name copied in at the start).
+ */
+function followsLookedUpTaskDef(definition: WorkflowDef, index: number, runsAs: WorkflowTaskDef): boolean {
+  if (runsAs.taskDefinition !== undefined || runsAs.type === "DYNAMIC" || runsAs.type === "JOIN") return false;
+  return index >= planOf(definition).firstForkedStep || planTask(definition, index)?.type === "DYNAMIC";
+}
+
+/**
+ * `definition` with `taskDefs` (by name, null for none registered) added to its looked-up task definitions; the same
+ * object when it adds nothing. The plan does not depend on them, so the new definition shares the old one's.
+ */
+export function withLookedUpTaskDefs(definition: WorkflowDef, taskDefs: ReadonlyMap<string, TaskDef | null>): WorkflowDef {
+  const known = definition.lookedUpTaskDefs ?? {};
+  const added = [...taskDefs].filter(([name]) => !Object.hasOwn(known, name));
+  if (added.length === 0) return definition;
+  const lookedUpTaskDefs: Record<string, TaskDef | null> = { ...known };
+  for (const [name, taskDef] of added) setOwn(lookedUpTaskDefs, name, taskDef);
+  const updated = { ...definition, lookedUpTaskDefs };
+  plans.set(updated, planOf(definition));
+  return updated;
+}
+
+const withTaskDefs = new WeakMap<WorkflowTaskDef, WeakMap<TaskDef, WorkflowTaskDef>>();
+
+/** `task` following `taskDef`; the same object for the same pair, since a decision asks for it often. */
+function withTaskDef(task: WorkflowTaskDef, taskDef: TaskDef): WorkflowTaskDef {
+  let byTaskDef = withTaskDefs.get(task);
+  if (byTaskDef === undefined) {
+    byTaskDef = new WeakMap();
+    withTaskDefs.set(task, byTaskDef);
+  }
+  let following = byTaskDef.get(taskDef);
+  if (following === undefined) {
+    following = { ...task, taskDefinition: taskDef };
+    byTaskDef.set(taskDef, following);
+  }
+  return following;
 }
 
 /** The plan index of the task with that reference name, -1 when the definition has none. */
@@ -331,6 +388,7 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
   const size = flattenTasks(tasks).length;
   lanes.set(ROOT_LANE, { first: 0, end: size, fork: -1 });
   place(tasks, size, ROOT_LANE);
+  const firstForkedStep = steps.length;
   const forks = steps.some((step) => step.task.type === "FORK_JOIN_DYNAMIC");
   for (const run of dynamicForks) {
     const own = byReference.get(run.fork);
@@ -365,5 +423,6 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
     // What a dynamic fork forks, or a DYNAMIC runs, is known only when it runs.
     usesScripts: forks || steps.some((step) => taskScript(step.task) !== undefined || step.task.type === "DYNAMIC"),
     usesJq: forks || steps.some((step) => step.task.type === "JSON_JQ_TRANSFORM" || step.task.type === "DYNAMIC"),
+    firstForkedStep,
   };
 }

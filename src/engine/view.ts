@@ -1,5 +1,5 @@
 import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "./model";
-import { planTask } from "./plan";
+import { instanceTask, planTask } from "./plan";
 import { responseTimeoutSeconds } from "./tasks/simple";
 
 /** A task as the API shows it (Conductor's `Task` JSON). */
@@ -32,8 +32,11 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   setPresent(view, "reasonForIncompletion", task.reasonForIncompletion);
   setPresent(view, "correlationId", execution.correlationId);
   const definition = planTask(execution.definition, task.definitionIndex);
+  // The task definition it follows, when it was looked up as it ran (a DYNAMIC's choice, a forked task).
+  const runsAs = instanceTask(execution.definition, task);
+  const taskDefinition = runsAs?.taskDefinition === definition?.taskDefinition ? undefined : { taskDefinition: runsAs?.taskDefinition };
   // As Conductor shows a DYNAMIC's: its own, named as the task it chose.
-  const shown = definition?.type === "DYNAMIC" ? { ...definition, name: task.taskDefName } : definition;
+  const shown = definition?.type === "DYNAMIC" ? { ...definition, name: task.taskDefName, ...taskDefinition } : taskDefinition === undefined ? definition : runsAs;
   if (shown) view["workflowTask"] = shown as unknown as JsonObject;
   if (task.subWorkflowId !== undefined) view["subWorkflowId"] = task.subWorkflowId;
   // Conductor's Task: `iteration` 0 and `loopOverTask` false outside loops.
@@ -41,7 +44,7 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   view["loopOverTask"] = task.iteration !== undefined && task.taskType !== "DO_WHILE";
   if (task.callbackUrl !== undefined) view["callbackUrl"] = task.callbackUrl;
   if (task.taskType === "SIMPLE") {
-    view["responseTimeoutSeconds"] = responseTimeoutSeconds(definition);
+    view["responseTimeoutSeconds"] = responseTimeoutSeconds(runsAs);
     view["callbackAfterSeconds"] = task.callbackAfterSeconds ?? 0;
     setPresent(view, "workerId", task.workerId);
     setPresent(view, "domain", task.domain);
@@ -89,11 +92,12 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
 
 /**
  * The definition as registered: without the tasks its dynamic forks forked, which each task instance shows as its
- * `workflowTask` (Conductor shows them so, not in the definition).
+ * `workflowTask` (Conductor shows them so, not in the definition), nor the task definitions looked up as it ran, which
+ * each such task shows in its `workflowTask.taskDefinition`.
  */
 function registeredDefinition(definition: WorkflowDef): WorkflowDef {
-  if (definition.dynamicForks === undefined) return definition;
-  const { dynamicForks: _forked, ...registered } = definition;
+  if (definition.dynamicForks === undefined && definition.lookedUpTaskDefs === undefined) return definition;
+  const { dynamicForks: _forked, lookedUpTaskDefs: _lookedUp, ...registered } = definition;
   return registered;
 }
 

@@ -51,6 +51,16 @@ export class TaskDefRepository {
     return found;
   }
 
+  /**
+   * What this isolate knows now of the task definition named `name`, without reading D1: it, null when none is
+   * registered, undefined when it has not been read within the cache's time (or was changed here since).
+   */
+  static known(name: string): TaskDef | null | undefined {
+    const cached = TaskDefRepository.#cache.get(name);
+    if (cached === undefined || cached.expires <= Date.now()) return undefined;
+    return cached.taskDef ?? null;
+  }
+
   /** The task definition of that name, or null. */
   async find(name: string): Promise<TaskDef | null> {
     return (await this.findMany([name])).get(name) ?? null;

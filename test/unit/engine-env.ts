@@ -9,7 +9,7 @@ import { scriptRunner } from "./script-runner";
 /** The decider's environment at `now`, with ids unique to that moment and the default configuration. */
 export function env(now: number): DecideEnv {
   let n = 0;
-  return { now, newId: () => `id-${now}-${++n}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner };
+  return { now, newId: () => `id-${now}-${++n}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner, taskDefs: () => null };
 }
 
 /** The error the decider refuses `event` with at `now`; fails the test when it accepts it. */

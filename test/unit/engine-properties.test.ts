@@ -4,10 +4,31 @@
 // two pending runs of one task, and completes with nothing left pending.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decide, type ExecutionEvent } from "../../src/engine/decider";
+import type { DecideEnv } from "../../src/engine/config";
+import { awaitedTaskDefNames, createExecution, decide as decideAlone, type Decision, type ExecutionEvent } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import { definitionReferenceName, type JsonObject, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
-import { env, startedWith } from "./engine-env";
+import { env as knowingEnv } from "./engine-env";
+
+/** The decider's environment at `now`, knowing no task definition at once: what a DYNAMIC chooses or a dynamic fork forks waits for its look-up. */
+const env = (now: number): DecideEnv => ({ ...knowingEnv(now), taskDefs: () => undefined });
+
+/** A decision, followed (as the actor does) by the look-up of the task definitions it left tasks waiting for: none registered. */
+function decide(state: WorkflowExecution, event: ExecutionEvent, environment: DecideEnv): Decision {
+  const decision = decideAlone(state, event, environment);
+  const names = awaitedTaskDefNames(decision.state);
+  if (names.length === 0) return decision;
+  const loaded = decideAlone(decision.state, { type: "taskDefsLoaded", taskDefs: Object.fromEntries(names.map((name) => [name, null])) }, environment);
+  // A DYNAMIC chooses again from the same input: the same name, known now.
+  expect(awaitedTaskDefNames(loaded.state)).toEqual([]);
+  return { state: loaded.state, effects: [...decision.effects, ...loaded.effects] };
+}
+
+/** The first decision of execution `wf-1` of a definition named `name` holding `tasks`, started with `input`. */
+function startedWith(name: string, tasks: WorkflowTaskDef[], input: JsonObject): Decision {
+  const definition = { name, version: 1, schemaVersion: 2, tasks };
+  return decide(createExecution({ workflowId: "wf-1", definition, input }, 1_000), { type: "start" }, env(1_000));
+}
 
 /** A definition tree before reference names are given: built by fast-check, named in order afterwards. */
 type Shape =

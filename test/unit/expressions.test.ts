@@ -865,7 +865,7 @@ describe("properties", () => {
 describe("evaluationContext", () => {
   it.each(["__proto__", "constructor", "toString", "hasOwnProperty"])("reads the task whose reference name is %s", (ref) => {
     const definition: WorkflowDef = { name: "odd_refs", version: 1, schemaVersion: 2, tasks: [{ name: "p", taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] };
-    const env = (now: number) => ({ now, newId: () => `id-${now}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner });
+    const env = (now: number) => ({ now, newId: () => `id-${now}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner, taskDefs: () => null });
     const started = decide(createExecution({ workflowId: "wf", definition, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
     const done = decide(started, { type: "externalUpdate", taskId: started.tasks[0]!.taskId, status: "COMPLETED", output: { v: 42 } }, env(2_000)).state;
     const context = evaluationContext(done, 3_000);

@@ -16,7 +16,7 @@ const definition: WorkflowDef = {
 
 function env(now: number): DecideEnv {
   let n = 0;
-  return { now, newId: () => `id-${++n}`, config: { ...DEFAULT_ENGINE_CONFIG, maxPayloadBytes: 1_000 }, scripts: scriptRunner, jq: jqRunner };
+  return { now, newId: () => `id-${++n}`, config: { ...DEFAULT_ENGINE_CONFIG, maxPayloadBytes: 1_000 }, scripts: scriptRunner, jq: jqRunner, taskDefs: () => null };
 }
 
 describe("payload limits in the decider", () => {

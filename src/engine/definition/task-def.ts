@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { findTemplateErrors, referencedSecrets } from "../expressions";
-import { RETRY_LOGICS, TIMEOUT_POLICIES, type JsonObject, type RetryLogic, type TaskDef, type TimeoutPolicy, type WorkflowDef } from "../model";
+import { RETRY_LOGICS, TIMEOUT_POLICIES, type JsonObject, type RetryLogic, type TaskDef, type TimeoutPolicy, type WorkflowDef, type WorkflowTaskDef } from "../model";
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { allTasks, mapTasks } from "../plan";
 import { childPath, type ValidationIssue } from "../validation-issue";
@@ -115,9 +115,17 @@ export function validateTaskDef(input: unknown, options: { path?: string; inline
   return { ok: true, value: { ...value, name: value.name ?? options.inline?.taskName ?? "" } };
 }
 
-/** Names of the tasks of `definition` (inside SWITCH branches too) that follow a registered task definition (those without one inline). */
+/**
+ * Names of the tasks of `definition` (inside SWITCH branches too) that follow a registered task definition copied in at
+ * the start: those without one inline, but a DYNAMIC, which runs as the task it chooses and follows that one's (looked
+ * up when it chooses: see `instanceTask`).
+ */
 export function registeredTaskDefNames(definition: WorkflowDef): string[] {
-  return [...new Set(allTasks(definition).filter((task) => task.taskDefinition === undefined).map((task) => task.name))];
+  return [...new Set(allTasks(definition).filter(followsRegisteredTaskDef).map((task) => task.name))];
+}
+
+function followsRegisteredTaskDef(task: WorkflowTaskDef): boolean {
+  return task.taskDefinition === undefined && task.type !== "DYNAMIC";
 }
 
 /**
@@ -128,7 +136,7 @@ export function registeredTaskDefNames(definition: WorkflowDef): string[] {
 export function withRegisteredTaskDefs(definition: WorkflowDef, registered: ReadonlyMap<string, TaskDef>): WorkflowDef {
   if (registered.size === 0) return definition;
   const tasks = mapTasks(definition.tasks, (task) => {
-    const shared = task.taskDefinition === undefined ? registered.get(task.name) : undefined;
+    const shared = followsRegisteredTaskDef(task) ? registered.get(task.name) : undefined;
     return shared === undefined ? task : { ...task, taskDefinition: shared };
   });
   return tasks === definition.tasks ? definition : { ...definition, tasks };

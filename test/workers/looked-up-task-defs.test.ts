@@ -1,0 +1,104 @@
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject, TaskExecution, WorkflowDef } from "../../src/engine/model";
+import { executionStub } from "../../src/worker/executions";
+import { api, apiOk, eventually, getWorkflow, register, startWorkflow, waitFor, type TaskJson } from "./helpers";
+
+/** Registers task definition `name` with `fields` (no retries, an hour to report, unless given). */
+async function registerTaskDef(name: string, fields: JsonObject): Promise<void> {
+  await apiOk("POST", "/api/metadata/taskdefs", [{ name, retryCount: 0, responseTimeoutSeconds: 3600, ownerEmail: "t@example.com", ...fields }]);
+}
+
+async function poll(taskName: string): Promise<TaskJson[]> {
+  const params = new URLSearchParams({ workerid: "worker-1", count: "10", timeout: "0" });
+  return apiOk<TaskJson[]>("GET", `/api/tasks/poll/batch/${taskName}?${params}`);
+}
+
+/** Polls (bounded) until `count` tasks of that name came out. */
+async function pollAll(taskName: string, count: number): Promise<TaskJson[]> {
+  const polled: TaskJson[] = [];
+  await eventually(
+    async () => polled.push(...(await poll(taskName))),
+    () => polled.length >= count,
+    `${count} ${taskName} tasks to poll`,
+  );
+  return polled;
+}
+
+function report(task: TaskJson, status: string, extra: JsonObject = {}): Promise<Response> {
+  return api("POST", "/api/tasks", { workflowInstanceId: task["workflowInstanceId"], taskId: task.taskId, status, outputData: {}, ...extra });
+}
+
+describe("registered task definitions of what a dynamic fork forks and a DYNAMIC chooses", () => {
+  it("a dynamic fork's worker tasks follow the definition registered under their name: its inputTemplate, responseTimeoutSeconds and retries", async () => {
+    await registerTaskDef("lk_resize", { retryCount: 1, retryDelaySeconds: 0, responseTimeoutSeconds: 120, inputTemplate: { quality: 80 } });
+    await register({
+      name: "lk_fan",
+      tasks: [
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskInputs: "${workflow.input.images}", forkTaskName: "lk_resize" } },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", inputParameters: {}, joinOn: [] },
+      ],
+    });
+    const workflowId = await startWorkflow("lk_fan", { images: [{ file: "a.png" }, { file: "b.png" }] });
+    const tasks = await pollAll("lk_resize", 2);
+    for (const task of tasks) {
+      expect(task).toMatchObject({ workflowInstanceId: workflowId, responseTimeoutSeconds: 120, inputData: { quality: 80 } });
+      expect(task["workflowTask"]).toMatchObject({ name: "lk_resize", taskDefinition: { name: "lk_resize", retryCount: 1 } });
+    }
+    expect(tasks.map((task) => task.inputData["file"]).sort()).toEqual(["a.png", "b.png"]);
+    // Retried by the registered retryCount: without it, the failure would fail the workflow.
+    expect((await report(tasks[0]!, "FAILED", { reasonForIncompletion: "out of memory" })).status).toBe(200);
+    const [retry] = await pollAll("lk_resize", 1);
+    expect(retry).toMatchObject({ retryCount: 1, referenceTaskName: tasks[0]!.referenceTaskName, inputData: { quality: 80 } });
+    await report(retry!, "COMPLETED");
+    await report(tasks[1]!, "COMPLETED");
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done["reasonForIncompletion"])).toBe("COMPLETED");
+    // The definition shown is the registered one.
+    expect(done["workflowDefinition"]).not.toHaveProperty("lookedUpTaskDefs");
+  });
+
+  it("a DYNAMIC follows the definition registered under the name it chose", async () => {
+    await registerTaskDef("lk_encode", { retryCount: 1, retryDelaySeconds: 0, inputTemplate: { codec: "vp9" } });
+    await register({
+      name: "lk_dynamic",
+      tasks: [{ name: "lk_pick", taskReferenceName: "pick", type: "DYNAMIC", dynamicTaskNameParam: "run", inputParameters: { run: "${workflow.input.run}" } }],
+    });
+    const workflowId = await startWorkflow("lk_dynamic", { run: "lk_encode" });
+    const [task] = await pollAll("lk_encode", 1);
+    expect(task).toMatchObject({ workflowInstanceId: workflowId, taskDefName: "lk_encode", inputData: { run: "lk_encode", codec: "vp9" } });
+    await report(task!, "FAILED", { reasonForIncompletion: "codec crashed" });
+    const [retry] = await pollAll("lk_encode", 1);
+    expect(retry).toMatchObject({ retryCount: 1, referenceTaskName: "pick" });
+    await report(retry!, "COMPLETED");
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("a task left waiting for its definition when the object was evicted gets it when the object wakes", async () => {
+    await registerTaskDef("lk_evict", { inputTemplate: { mode: "safe" } });
+    await register({
+      name: "lk_evicted",
+      tasks: [{ name: "lk_pick_evict", taskReferenceName: "pick", type: "DYNAMIC", dynamicTaskNameParam: "run", inputParameters: { run: "${workflow.input.run}" } }],
+    });
+    const workflowId = await startWorkflow("lk_evicted", { run: "lk_evict" });
+    await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.inputData["mode"] === "safe", "the task to get its input");
+    // As if the object had been evicted after the decision that chose the task was stored, before the look-up came
+    // back: the task waits, with no input, and the definition records nothing.
+    await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
+      const sql = state.storage.sql;
+      const row = sql.exec<{ task_id: string; data: string }>(`SELECT task_id, data FROM tasks`).one();
+      const { pollable: _pollable, awaitingExternal: _awaiting, ...task } = JSON.parse(row.data) as TaskExecution;
+      sql.exec(`UPDATE tasks SET data = ? WHERE task_id = ?`, JSON.stringify({ ...task, status: "SCHEDULED", inputData: {}, awaitingTaskDef: true }), row.task_id);
+      const { lookedUpTaskDefs, ...definition } = JSON.parse(sql.exec<{ data: string }>(`SELECT data FROM definition`).one().data) as WorkflowDef;
+      expect(lookedUpTaskDefs).toHaveProperty("lk_evict");
+      sql.exec(`UPDATE definition SET data = ?`, JSON.stringify(definition));
+    });
+    await abortAllDurableObjects();
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "SCHEDULED" });
+    const woken = await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.inputData["mode"] === "safe", "the task to get its input after the wake-up");
+    expect(woken.tasks[0]).toMatchObject({ status: "SCHEDULED", inputData: { run: "lk_evict", mode: "safe" } });
+    const [task] = await pollAll("lk_evict", 1);
+    await report(task!, "COMPLETED");
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+});
