@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { HandOutLimits, WorkerQueueEntry } from "../engine/tasks/simple";
 import { admitted, HandOutLedger } from "./hand-out-ledger";
+import { PollLog, type PollData } from "./poll-log";
 import { WakeSignal } from "./wake-signal";
 
 /** A task a poll took from the queue for a while (see {@link TaskQueue.lease}). */
@@ -36,6 +37,7 @@ export class TaskQueue extends DurableObject<Env> {
   /** Polls waiting here for an entry to become visible, woken by every push and every release. */
   readonly #pushed = new WakeSignal();
   readonly #handOuts: HandOutLedger;
+  readonly #polls: PollLog;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -52,6 +54,7 @@ export class TaskQueue extends DurableObject<Env> {
     if (!created.includes("limits")) this.#sql.exec(`ALTER TABLE entries ADD COLUMN limits TEXT`);
     this.#sql.exec(`CREATE INDEX IF NOT EXISTS entries_by_turn ON entries (visible_at, priority)`);
     this.#handOuts = new HandOutLedger(this.#sql);
+    this.#polls = new PollLog(this.#sql);
   }
 
   /** Adds tasks, or moves a task already here to its new `visibleAt` (a pushed entry replaces a lease). */
@@ -75,7 +78,8 @@ export class TaskQueue extends DurableObject<Env> {
    * their tasks' limits allow (see {@link admitted}). When none may be taken, waits up to `waitMs` (at most
    * {@link MAX_POLL_WAIT_MS}) for one to be pushed, to become visible, or to be allowed by a release or a rate window.
    */
-  async lease(count: number, waitMs: number, leaseMs: number): Promise<LeasedTask[]> {
+  async lease(count: number, waitMs: number, leaseMs: number, poller?: { workerId: string }): Promise<LeasedTask[]> {
+    if (poller !== undefined) this.#polls.record(poller.workerId, undefined, Date.now());
     const deadline = Date.now() + Math.min(Math.max(waitMs, 0), MAX_POLL_WAIT_MS);
     for (;;) {
       const now = Date.now();
@@ -138,6 +142,19 @@ export class TaskQueue extends DurableObject<Env> {
   async release(taskIds: readonly string[]): Promise<void> {
     this.#handOuts.release(taskIds);
     this.#pushed.wakeAll();
+  }
+
+  /**
+   * A worker polled this task name's queue of `domain` (this object holds the poll data of every domain of its task
+   * name: it is the default domain's queue).
+   */
+  async recordPoll(workerId: string, domain: string | undefined): Promise<void> {
+    this.#polls.record(workerId, domain, Date.now());
+  }
+
+  /** The latest poll of each worker of this task name, in any domain (see {@link TaskQueue.recordPoll}). */
+  async pollData(): Promise<PollData[]> {
+    return this.#polls.latest();
   }
 
   /** How many entries the queue holds, leased ones included (Conductor's queue size). */

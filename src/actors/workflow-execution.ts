@@ -87,10 +87,10 @@ export interface TaskLogInput {
   createdTime?: number;
 }
 
-/** A task updated from outside: its id and, for a SIMPLE task, its name (what workers poll by) and worker queue's key. */
+/** A task updated from outside: its id and, for a SIMPLE task, its name (what workers poll by) and its worker queue's domain. */
 export interface TaskUpdated {
   taskId: string;
-  worker?: { taskName: string; queue: string };
+  worker?: { taskName: string; domain?: string };
 }
 
 /** The WAIT task a signal resolves, in the execution that holds it (the signalled one, or a child it runs). */
@@ -793,7 +793,8 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (logs.length > 0 && this.#heldTask(taskId) !== undefined) this.#appendTaskLog(taskId, logs, secrets);
       if (status !== "IN_PROGRESS") this.#inFlight.get(taskId)?.abort();
       const task = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
-      return ok(task?.taskType === "SIMPLE" ? { taskId, worker: { taskName: task.taskDefName, queue: workerQueueKey(task.taskDefName, task.domain) } } : { taskId });
+      if (task?.taskType !== "SIMPLE") return ok({ taskId });
+      return ok({ taskId, worker: task.domain === undefined ? { taskName: task.taskDefName } : { taskName: task.taskDefName, domain: task.domain } });
     } catch (error) {
       return refused(error);
     }

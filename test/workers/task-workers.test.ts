@@ -455,3 +455,50 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     return ids;
   }
 });
+
+describe("task workers: poll data", () => {
+  interface PollDataJson {
+    queueName: string;
+    domain: string | null;
+    workerId: string;
+    lastPollTime: number;
+  }
+  const pollData = (taskType: string) => apiOk<PollDataJson[]>("GET", `/api/tasks/queue/polldata?taskType=${encodeURIComponent(taskType)}`);
+
+  it("lists each named worker's latest poll of a task type, in any domain, the most recent first, and keeps it through an eviction", async () => {
+    expect(await pollData("w_pd_task")).toEqual([]);
+    const before = Date.now();
+    await poll("w_pd_task", { workerid: "pd-a" });
+    await poll("w_pd_task", { workerid: "pd-b", timeout: "50" });
+    await poll("w_pd_task", { workerid: "pd-c", domain: "gpu" });
+    // A poll without a worker id is no worker's.
+    await api("GET", "/api/tasks/poll/w_pd_task");
+    const listed = await eventually(() => pollData("w_pd_task"), (polls) => polls.length === 3, "three workers' polls");
+    expect(listed.map((entry) => [entry.queueName, entry.domain, entry.workerId]).sort()).toEqual([
+      ["gpu:w_pd_task", "gpu", "pd-c"],
+      ["w_pd_task", null, "pd-a"],
+      ["w_pd_task", null, "pd-b"],
+    ]);
+    for (const entry of listed) expect(entry.lastPollTime).toBeGreaterThanOrEqual(before);
+    expect(listed.map((entry) => entry.lastPollTime)).toEqual([...listed.map((entry) => entry.lastPollTime)].sort((a, b) => b - a));
+    // A worker's next poll moves its time; it stays one entry.
+    const first = listed.find((entry) => entry.workerId === "pd-a")!.lastPollTime;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await poll("w_pd_task", { workerid: "pd-a" });
+    const again = await pollData("w_pd_task");
+    expect(again).toHaveLength(3);
+    expect(again[0]).toMatchObject({ workerId: "pd-a" });
+    expect(again[0]!.lastPollTime).toBeGreaterThan(first);
+    await abortAllDurableObjects();
+    expect((await pollData("w_pd_task")).map((entry) => entry.workerId).sort()).toEqual(["pd-a", "pd-b", "pd-c"]);
+    // Another task type's workers are its own.
+    expect(await pollData("w_pd_other")).toEqual([]);
+  });
+
+  it("refuses a poll data request without a task type, or with one too long to be any", async () => {
+    const response = await api("GET", "/api/tasks/queue/polldata");
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ status: 400, message: expect.stringContaining("Invalid query parameter taskType"), validationErrors: [{ path: "taskType" }] });
+    expect((await api("GET", `/api/tasks/queue/polldata?taskType=${"x".repeat(300)}`)).status).toBe(400);
+  });
+});

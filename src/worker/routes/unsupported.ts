@@ -14,7 +14,7 @@ type Args = [Env, ExecutionContext];
  * (`POST /api/workflow/test` is left out on purpose: it starts a workflow named "test" here.)
  */
 export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string]> = [
-  ["/api/tasks/queue/*", "task queue administration beyond sizes (GET /api/tasks/queue/sizes)"],
+  ["/api/tasks/queue/*", "task queue administration beyond sizes and poll data (GET /api/tasks/queue/sizes, GET /api/tasks/queue/polldata)"],
   ["/api/tasks/search", "task search"],
   ["/api/metadata/tags/*", "tags"],
   ["/api/metadata/tags", "tags"],

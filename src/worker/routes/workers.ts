@@ -62,14 +62,21 @@ function pollRequest(request: IRequest, batch: boolean): PollRequest {
  * Takes up to `poll.count` tasks from the worker queue of `poll.taskType` in `poll.domain`, waiting up to
  * `poll.waitMs` for one. Each entry taken is offered to its execution, which hands the task out or says it no longer
  * waits; both drop the entry. An execution that could not be asked (an error) leaves its entry leased, to come back.
- * Answers the Task JSON of each task handed out.
+ * Answers the Task JSON of each task handed out. The poll of a named worker is recorded (Conductor's poll data) by the
+ * default domain's queue of the task name: in the lease itself when that is the queue polled, else beside the poll.
  */
-async function pollWorkerQueue(env: Env, queue: string, poll: Omit<PollRequest, "taskType" | "domain">): Promise<string[]> {
-  const stub = taskQueueAt(env, queue);
+async function pollWorkerQueue(env: Env, ctx: ExecutionContext, poll: PollRequest): Promise<string[]> {
+  const stub = taskQueueAt(env, workerQueueKey(poll.taskType, poll.domain));
+  const poller = poll.workerId === undefined ? undefined : { workerId: poll.workerId };
+  if (poller !== undefined && poll.domain !== undefined) {
+    const recorded = taskQueueAt(env, workerQueueKey(poll.taskType, undefined)).recordPoll(poller.workerId, poll.domain);
+    ctx.waitUntil(recorded.catch((error: unknown) => console.error(JSON.stringify({ msg: "could not record a poll", error: String(error) }))));
+  }
   const deadline = Date.now() + poll.waitMs;
   const tasks: string[] = [];
   for (let round = 0; round < MAX_POLL_ROUNDS && tasks.length === 0; round++) {
-    const leased = await stub.lease(poll.count, Math.max(0, deadline - Date.now()), POLL_LEASE_MS);
+    const recordHere = round === 0 && poll.domain === undefined ? poller : undefined;
+    const leased = await stub.lease(poll.count, Math.max(0, deadline - Date.now()), POLL_LEASE_MS, recordHere);
     if (leased.length === 0) break;
     const answers = await Promise.allSettled(leased.map((entry) => offer(env, entry, poll.workerId)));
     const answered: AnsweredTask[] = [];
@@ -108,32 +115,43 @@ async function mayPoll(request: IRequest, env: Env, taskName: string): Promise<b
 
 /** Routes of task workers: polling for SIMPLE tasks, reporting results with the next task, and queue sizes. */
 export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
-  router.get("/api/tasks/poll/batch/:taskType", async (request, env) => {
+  router.get("/api/tasks/poll/batch/:taskType", async (request, env, ctx) => {
     const poll = pollRequest(request, true);
-    const tasks = await pollWorkerQueue(env, workerQueueKey(poll.taskType, poll.domain), poll);
+    const tasks = await pollWorkerQueue(env, ctx, poll);
     return jsonTextResponse(`[${tasks.join(",")}]`);
   });
 
   // Conductor answers a poll that found nothing with 204 No Content.
-  router.get("/api/tasks/poll/:taskType", async (request, env) => {
+  router.get("/api/tasks/poll/:taskType", async (request, env, ctx) => {
     const poll = pollRequest(request, false);
-    const [task] = await pollWorkerQueue(env, workerQueueKey(poll.taskType, poll.domain), poll);
+    const [task] = await pollWorkerQueue(env, ctx, poll);
     return task === undefined ? new Response(null, { status: 204 }) : jsonTextResponse(task);
   });
 
   // Orkes' update that answers the worker's next task of the same type and domain (the official clients' TaskRunner
   // uses it when the server has it), or 204 when there is none right now.
-  router.post("/api/tasks/update-v2", async (request, env) => {
+  router.post("/api/tasks/update-v2", async (request, env, ctx) => {
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const result = parseOrThrow(TaskResultRequest, body.present ? body.value : undefined, "task result");
     const updated = await applyTaskResult(env, result);
     // Reporting may rest on a grant for the task's workflow or reference name; taking the next task of that name
     // (any workflow's) is a poll, and needs what a poll needs.
     if (updated.worker === undefined || !(await mayPoll(request, env, updated.worker.taskName))) return new Response(null, { status: 204 });
-    const poll: Omit<PollRequest, "taskType" | "domain"> = { count: 1, waitMs: 0 };
+    const poll: PollRequest = { taskType: updated.worker.taskName, count: 1, waitMs: 0 };
+    if (updated.worker.domain !== undefined) poll.domain = updated.worker.domain;
     if (result.workerId !== undefined) poll.workerId = result.workerId;
-    const [next] = await pollWorkerQueue(env, updated.worker.queue, poll);
+    const [next] = await pollWorkerQueue(env, ctx, poll);
     return next === undefined ? new Response(null, { status: 204 }) : jsonTextResponse(next);
+  });
+
+  // Conductor's poll data of a task type: each worker's latest poll, in any domain, the most recent first.
+  router.get("/api/tasks/queue/polldata", async (request, env) => {
+    const { taskType } = queryParams(request, ["taskType"], []);
+    const name = typeof taskType === "string" ? taskType : "";
+    if (name === "" || name.length > MAX_NAME_LENGTH) throw validationError("Invalid query parameter taskType", [{ path: "taskType", message: `must name a task type of at most ${MAX_NAME_LENGTH} characters` }]);
+    const polls = await taskQueueAt(env, workerQueueKey(name, undefined)).pollData();
+    // Conductor's queue name: the task type, prefixed with the domain and a colon for a domain's queue.
+    return Response.json(polls.map((poll) => ({ queueName: poll.domain === undefined ? name : `${poll.domain}:${name}`, domain: poll.domain ?? null, workerId: poll.workerId, lastPollTime: poll.lastPollTime })));
   });
 
   // Conductor's queue sizes of the default domain, by task type (`?taskType=a&taskType=b`, or comma-separated).
