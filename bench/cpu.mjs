@@ -31,6 +31,17 @@ function processBusy(pid) {
 }
 
 /**
+ * CPU time (user + system) the processes `pids` have used so far, in ms: the difference over a phase, divided by
+ * its workflows, is the CPU each workflow cost them, which varies much less than the wall time on a shared machine.
+ * @param {number[]} pids
+ */
+export function busyMs(pids) {
+  let jiffies = 0;
+  for (const pid of pids) jiffies += processBusy(pid);
+  return jiffies * 10; // USER_HZ is 100 on Linux
+}
+
+/**
  * @typedef {object} CpuSnapshot
  * @property {number} at performance.now()
  * @property {number} machine busy jiffies, whole machine

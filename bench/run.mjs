@@ -13,7 +13,7 @@ import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ROOT, exitOnSignals, startEngine } from "./engine.mjs";
 import { createClient, expectOk } from "./http.mjs";
-import { busiestOthers, cpuSnapshot, otherCores } from "./cpu.mjs";
+import { busiestOthers, busyMs, cpuSnapshot, otherCores } from "./cpu.mjs";
 import { startPssSampler, treePids } from "./memory.mjs";
 import { measureTransitions } from "./transitions.mjs";
 import { fmt, percentile } from "./stats.mjs";
@@ -130,6 +130,7 @@ function table(r) {
     ["workflows/s, concurrency 20", fmt(c20.workflowsPerSec)],
     ["ms per step, concurrency 20", fmt(c20.msPerStep, 2)],
     ["workflow latency p50 / p99, concurrency 20", `${fmt(c20.p50Ms)} / ${fmt(c20.p99Ms)} ms`],
+    ["CPU of the engine's process tree per workflow, concurrency 1 / 20", `${fmt(r.engineCpuMs.conc1, 2)} / ${fmt(r.engineCpuMs.conc20, 2)} ms`],
     cb.supported
       ? ["callback → resume p50 / p99", `${fmt(cb.resumeP50Ms)} / ${fmt(cb.resumeP99Ms)} ms`]
       : ["callback → resume", "not supported by this build"],
@@ -220,12 +221,16 @@ async function main() {
 
     const ourPids = () => [process.pid, target.pid, ...treePids(engine.pid)];
     const cpuBefore = cpuSnapshot(ourPids);
+    const engineBusy = () => busyMs(treePids(engine.pid));
+    const engineAtStart = engineBusy();
     log(`concurrency 1: ${opts.n} workflows`);
     const conc1 = await runPhase(runner.runOne, opts.n, 1, deadline);
     log(`concurrency 1: ${fmt(conc1.workflowsPerSec)} wf/s`);
+    const engineAfterConc1 = engineBusy();
     log(`concurrency 20: ${opts.n} workflows`);
     const conc20 = await runPhase(runner.runOne, opts.n, 20, deadline);
     log(`concurrency 20: ${fmt(conc20.workflowsPerSec)} wf/s`);
+    const engineCpuMs = { conc1: (engineAfterConc1 - engineAtStart) / opts.n, conc20: (engineBusy() - engineAfterConc1) / opts.n };
 
     log(`callback: ${opts.callbacks} workflows`);
     const cb = await callbackPhase({ client, target, count: opts.callbacks, deadline, log });
@@ -257,6 +262,7 @@ async function main() {
       preloadSec,
       transitions,
       phases: { conc1, conc20 },
+      engineCpuMs,
       callback: {
         supported: cb.supported,
         count: cb.count,
