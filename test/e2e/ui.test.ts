@@ -869,10 +869,21 @@ describe("web UI", () => {
     const edited = page.getByLabel("Task definition (JSON)");
     await expect.poll(() => edited.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain(`"name": "${name}"`);
     const current = JSON.parse(await edited.inputValue()) as Record<string, unknown>;
-    await edited.fill(JSON.stringify({ ...current, timeoutSeconds: 120, responseTimeoutSeconds: 60, timeoutPolicy: "RETRY" }));
+    await edited.fill(JSON.stringify({ ...current, timeoutSeconds: 120, responseTimeoutSeconds: 60, timeoutPolicy: "RETRY", concurrentExecLimit: 2 }));
     await page.getByRole("button", { name: "Save" }).click();
     await expect.poll(() => row.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain("120 s, RETRY");
+    expect(await row.textContent()).toContain("2 at once");
     expect((await callOk(server.url, "GET", `/api/metadata/taskdefs/${name}`, { key: adminKey })).json()).toMatchObject({ retryCount: 2, timeoutSeconds: 120 });
+
+    // A worker polls for it: the definition's page shows the worker and the empty queue.
+    expect((await call(server.url, "GET", `/api/tasks/poll/batch/${name}?workerid=ui-worker-1&timeout=0`, { key: adminKey })).status).toBe(200);
+    await page.getByRole("link", { name, exact: true }).click();
+    const workers = page.getByRole("table", { name: `Workers polling ${name}` });
+    await expect.poll(() => workers.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain("ui-worker-1");
+    expect(await workers.textContent()).toContain("default");
+    await page.getByText("0 tasks wait for a worker (default domain).").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await screenshot(page, "task-definition-workers");
+    await page.getByRole("link", { name: "Task definitions" }).click();
 
     await page.getByRole("link", { name, exact: true }).click();
     await page.getByRole("button", { name: "Delete…" }).click();

@@ -6,8 +6,57 @@ import { jsonEditor, readObject } from "../lib/json-editor.js";
 
 /**
  * @typedef {{ name: string, description?: string, retryCount: number, retryLogic: string, retryDelaySeconds: number,
- *   timeoutSeconds: number, timeoutPolicy: string }} TaskDef
+ *   timeoutSeconds: number, timeoutPolicy: string, concurrentExecLimit?: number, rateLimitPerFrequency?: number,
+ *   rateLimitFrequencyInSeconds?: number }} TaskDef
+ * @typedef {{ queueName: string, domain: string | null, workerId: string, lastPollTime: number }} PollData
  */
+
+/** Most task types one queue-size request names (the service's limit). */
+const SIZES_PER_REQUEST = 100;
+
+/**
+ * How many of its tasks a task definition lets workers hold at once and be handed per window, in words.
+ * @param {Pick<TaskDef, "concurrentExecLimit" | "rateLimitPerFrequency" | "rateLimitFrequencyInSeconds">} taskDef
+ */
+export function limitsText(taskDef) {
+  const parts = [];
+  if ((taskDef.concurrentExecLimit ?? 0) > 0) parts.push(`${taskDef.concurrentExecLimit} at once`);
+  if ((taskDef.rateLimitPerFrequency ?? 0) > 0) parts.push(`${taskDef.rateLimitPerFrequency} per ${taskDef.rateLimitFrequencyInSeconds || 1} s`);
+  return parts.length === 0 ? "none" : parts.join(", ");
+}
+
+/**
+ * How long ago a worker last polled, at `now`, in words: seconds, minutes, hours, then days.
+ * @param {number} lastPollTime epoch ms
+ * @param {number} now epoch ms
+ */
+export function pollAgeText(lastPollTime, now) {
+  const seconds = Math.max(0, Math.round((now - lastPollTime) / 1000));
+  if (seconds < 2) return "just now";
+  if (seconds < 120) return `${seconds} s ago`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 120) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 48) return `${hours} h ago`;
+  return `${Math.round(hours / 24)} days ago`;
+}
+
+/**
+ * The tasks waiting in the default domain's queue of each name, a request per hundred names; an empty map when the
+ * caller may not read queues.
+ * @param {string[]} names
+ * @returns {Promise<Map<string, number>>}
+ */
+async function queueSizes(names) {
+  /** @type {Map<string, number>} */
+  const sizes = new Map();
+  for (let start = 0; start < names.length; start += SIZES_PER_REQUEST) {
+    const query = names.slice(start, start + SIZES_PER_REQUEST).map((name) => `taskType=${encodeURIComponent(name)}`).join("&");
+    const answer = /** @type {Record<string, number>} */ (await api("GET", `/api/tasks/queue/sizes?${query}`));
+    for (const [name, size] of Object.entries(answer)) sizes.set(name, size);
+  }
+  return sizes;
+}
 
 /** What "New task definition" starts from: Conductor's defaults written out, so each can be seen and changed. */
 const TEMPLATE = {
@@ -34,9 +83,11 @@ export async function renderTaskDefs(container, _params, context) {
   const [taskDefs, permissions] = await Promise.all([/** @type {Promise<TaskDef[]>} */ (api("GET", "/api/metadata/taskdefs")), permissionsAt("*")]);
   if (!context.active()) return;
   const canEdit = permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE");
+  const sizes = permissions.has("TASK_READ") ? await queueSizes(taskDefs.map((taskDef) => taskDef.name)) : undefined;
+  if (!context.active()) return;
   replaceChildren(container,
     h("div", { className: "page-head" }, h("h1", {}, "Task definitions"), canEdit ? h("a", { className: "button", href: "#/taskdefs/new" }, "New task definition") : null),
-    h("p", { className: "help" }, "Shared by every workflow task of the same name: retries, timeout and default input. An execution keeps the copy it started with."),
+    h("p", { className: "help" }, "Shared by every workflow task of the same name: retries, timeout, default input and, for workers' tasks, how many are handed out. An execution keeps the copy it started with."),
     h("div", { className: "filters" }, h("div", { className: "field" }, h("label", { for: "taskdef-filter" }, "Filter"), filter)),
     list);
 
@@ -49,11 +100,13 @@ export async function renderTaskDefs(container, _params, context) {
     }
     replaceChildren(list, h("div", { className: "table-wrap" }, h("table", {},
       h("caption", { className: "visually-hidden" }, "Task definitions"),
-      h("thead", {}, h("tr", {}, ["Name", "Retries", "Timeout", "Description"].map((title) => h("th", { scope: "col" }, title)))),
+      h("thead", {}, h("tr", {}, ["Name", "Retries", "Timeout", "Limits", ...(sizes ? ["Waiting for a worker"] : []), "Description"].map((title) => h("th", { scope: "col" }, title)))),
       h("tbody", {}, shown.map((taskDef) => h("tr", {},
         h("td", {}, h("a", { href: editPath(taskDef.name) }, taskDef.name)),
         h("td", {}, taskDef.retryCount === 0 ? "none" : `${taskDef.retryCount} × ${taskDef.retryLogic}, ${taskDef.retryDelaySeconds} s`),
         h("td", {}, taskDef.timeoutSeconds > 0 ? `${taskDef.timeoutSeconds} s, ${taskDef.timeoutPolicy}` : "none"),
+        h("td", {}, limitsText(taskDef)),
+        sizes ? h("td", {}, String(sizes.get(taskDef.name) ?? 0)) : null,
         h("td", {}, taskDef.description ?? "")))))));
   }
   filter.addEventListener("input", render);
@@ -111,6 +164,38 @@ export async function renderTaskDefEditor(container, _params, context, name) {
     message,
     h("div", { className: "actions" }, canEdit ? save : null, remove, h("a", { className: "button secondary", href: "#/taskdefs" }, canEdit ? "Cancel" : "Back")));
   replaceChildren(container, h("h1", {}, existing ? `Task definition ${String(name)}` : "New task definition"), form);
+  if (existing && name !== undefined && permissions.has("TASK_READ")) container.append(await workersPanel(name, context));
+}
+
+/**
+ * The workers of a task name: how many of its tasks wait in the default domain's queue, and each worker's latest
+ * poll (in any domain), with a button to look again.
+ * @param {string} name
+ * @param {import("../app.js").ViewContext} context
+ * @returns {Promise<HTMLElement>}
+ */
+async function workersPanel(name, context) {
+  const body = h("div", { "aria-live": "polite" });
+  const refresh = h("button", { type: "button", className: "secondary", onclick: () => void load() }, "Refresh");
+  async function load() {
+    const [sizes, polls] = await Promise.all([queueSizes([name]), /** @type {Promise<PollData[]>} */ (api("GET", `/api/tasks/queue/polldata?taskType=${encodeURIComponent(name)}`))]);
+    if (!context.active()) return;
+    const waiting = sizes.get(name) ?? 0;
+    const now = Date.now();
+    replaceChildren(body,
+      h("p", {}, `${waiting} ${waiting === 1 ? "task waits" : "tasks wait"} for a worker (default domain).`),
+      polls.length === 0
+        ? h("p", { className: "empty" }, "No worker has polled for this task yet.")
+        : h("div", { className: "table-wrap" }, h("table", {},
+          h("caption", { className: "visually-hidden" }, `Workers polling ${name}`),
+          h("thead", {}, h("tr", {}, ["Worker", "Domain", "Last poll"].map((title) => h("th", { scope: "col" }, title)))),
+          h("tbody", {}, polls.map((poll) => h("tr", {},
+            h("td", {}, poll.workerId),
+            h("td", {}, poll.domain ?? "default"),
+            h("td", { title: new Date(poll.lastPollTime).toISOString() }, pollAgeText(poll.lastPollTime, now))))))));
+  }
+  await load();
+  return h("section", { className: "panel", "aria-labelledby": "taskdef-workers" }, h("div", { className: "page-head" }, h("h2", { id: "taskdef-workers" }, "Workers"), refresh), body);
 }
 
 /**

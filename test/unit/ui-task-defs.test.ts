@@ -1,0 +1,32 @@
+// The web UI's Task definitions page: how it words a definition's limits and a worker's last poll (plain ES modules
+// of ui/, run in Node: only pure helpers).
+import { describe, expect, it } from "vitest";
+
+interface TaskDefsModule {
+  limitsText(taskDef: { concurrentExecLimit?: number; rateLimitPerFrequency?: number; rateLimitFrequencyInSeconds?: number }): string;
+  pollAgeText(lastPollTime: number, now: number): string;
+}
+
+// By URL: the modules are plain JavaScript without type declarations, so TypeScript must not resolve them.
+const { limitsText, pollAgeText } = (await import(/* @vite-ignore */ new URL("../../ui/views/task-defs.js", import.meta.url).href)) as TaskDefsModule;
+
+describe("the UI's Task definitions page", () => {
+  it("words the limits on handing tasks out; 0 or none is no limit, and the window is a second by default", () => {
+    expect(limitsText({})).toBe("none");
+    expect(limitsText({ concurrentExecLimit: 0, rateLimitPerFrequency: 0 })).toBe("none");
+    expect(limitsText({ concurrentExecLimit: 2 })).toBe("2 at once");
+    expect(limitsText({ rateLimitPerFrequency: 10 })).toBe("10 per 1 s");
+    expect(limitsText({ concurrentExecLimit: 2, rateLimitPerFrequency: 10, rateLimitFrequencyInSeconds: 60 })).toBe("2 at once, 10 per 60 s");
+  });
+
+  it("says how long ago a worker polled, in the unit that reads best", () => {
+    const now = Date.UTC(2027, 0, 1);
+    expect(pollAgeText(now, now)).toBe("just now");
+    // A clock a little ahead of the browser's is not the future.
+    expect(pollAgeText(now + 1500, now)).toBe("just now");
+    expect(pollAgeText(now - 45_000, now)).toBe("45 s ago");
+    expect(pollAgeText(now - 5 * 60_000, now)).toBe("5 min ago");
+    expect(pollAgeText(now - 3 * 3_600_000, now)).toBe("3 h ago");
+    expect(pollAgeText(now - 3 * 86_400_000, now)).toBe("3 days ago");
+  });
+});
