@@ -26,7 +26,7 @@ import {
   type WorkflowTaskDef,
 } from "./model";
 import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, overExecutionLimitReason, oversize, oversizeReason, storedTaskBytes, storedTasksBytes } from "./limits";
-import { retryDelaySeconds, retryPolicyOf } from "./retry";
+import { fractionOf, retryDelayMs, retryPolicyOf } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
 import { pollableFrom, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
@@ -914,7 +914,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
       const retryable = head.status === "FAILED" || head.status === "TIMED_OUT";
       const retry = retryPolicyOf(definition);
       if (retryable && head.retryCount < retry.count) {
-        const delayMs = retryDelaySeconds(retry, head.retryCount) * 1000;
+        const delayMs = retryDelayMs(retry, head.retryCount, () => fractionOf(env.newId()));
         draft.updateTask(head.taskId, { retried: true });
         // Immediate retries of tasks that never wait would, like a loop, keep one decision going: paced the same way.
         addInstance(draft, head.definitionIndex, env, { retryCount: head.retryCount + 1, delayMs: paced ? Math.max(delayMs, PACE_MS) : delayMs });

@@ -75,6 +75,10 @@ export interface TaskDef {
   retryDelaySeconds: number;
   /** Multiplies LINEAR_BACKOFF's delay, as in Conductor. */
   backoffScaleFactor: number;
+  /** Caps a LINEAR_BACKOFF or EXPONENTIAL_BACKOFF retry delay, in seconds (Conductor's); 0 or absent: no cap. */
+  maxRetryDelaySeconds?: number;
+  /** Adds up to this many milliseconds, at random, to each retry delay (Conductor's); 0 or absent: none. */
+  backoffJitterMs?: number;
   timeoutSeconds: number;
   timeoutPolicy: TimeoutPolicy;
   responseTimeoutSeconds: number;

@@ -10,7 +10,7 @@ import { TASK_TYPES, type JsonObject, type WorkflowDef, type WorkflowExecution }
 import { HTTP_ACCEPT_TYPES, HTTP_CONTENT_TYPES, HTTP_METHODS, MAX_HTTP_TIMEOUT_MS, validateHttpTask } from "../../src/engine/tasks/http/validate";
 import { validateSubWorkflowTask } from "../../src/engine/tasks/sub-workflow/validate";
 import { validateWaitForWebhookTask } from "../../src/engine/tasks/wait-for-webhook/validate";
-import { retryDelaySeconds, retryPolicyOf } from "../../src/engine/retry";
+import { fractionOf, retryDelayMs, retryDelaySeconds, retryPolicyOf } from "../../src/engine/retry";
 import { taskInputTemplate } from "../../src/engine/tasks/registry";
 import type { ValidationIssue } from "../../src/engine/validation-issue";
 import { workflowInputOversizeReason } from "../../src/engine/workflow-input";
@@ -822,6 +822,12 @@ describe("task definitions", () => {
     if (!result.ok) throw new Error(JSON.stringify(result.errors));
     return result.value;
   };
+  /** The one problem a task definition with `fields` is refused for, as `path: message`. */
+  const onlyTaskDefError = (fields: Json): string => {
+    const result = validateTaskDef({ name: "shared_call", ...fields });
+    if (result.ok || result.errors.length !== 1) throw new Error(`expected one error, got ${JSON.stringify(result)}`);
+    return `${result.errors[0]!.path}: ${result.errors[0]!.message}`;
+  };
 
   it("an inline taskDefinition takes the task's name when it has none, and is validated at the task's path", () => {
     expect(acceptedTask(httpTask("call", undefined, { taskDefinition: { retryCount: 1 } })).taskDefinition).toMatchObject({ name: "call", retryCount: 1, retryDelaySeconds: 60 });
@@ -855,9 +861,52 @@ describe("task definitions", () => {
   it("a task's own retry settings win over its task definition's; without either there is no retry", () => {
     const taskDefinition = registered({ retryCount: 4, retryLogic: "LINEAR_BACKOFF", retryDelaySeconds: 10, backoffScaleFactor: 3 });
     const task = accepted(def({}, [httpTask("a")])).tasks[0]!;
-    expect(retryPolicyOf(task)).toEqual({ count: 0, logic: "FIXED", delaySeconds: 0, backoffScaleFactor: 1 });
-    expect(retryPolicyOf({ ...task, taskDefinition })).toEqual({ count: 4, logic: "LINEAR_BACKOFF", delaySeconds: 10, backoffScaleFactor: 3 });
-    expect(retryPolicyOf({ ...task, taskDefinition, retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 2 })).toEqual({ count: 1, logic: "FIXED", delaySeconds: 2, backoffScaleFactor: 3 });
+    const none = { maxDelaySeconds: 0, jitterMs: 0 };
+    expect(retryPolicyOf(task)).toEqual({ count: 0, logic: "FIXED", delaySeconds: 0, backoffScaleFactor: 1, ...none });
+    expect(retryPolicyOf({ ...task, taskDefinition })).toEqual({ count: 4, logic: "LINEAR_BACKOFF", delaySeconds: 10, backoffScaleFactor: 3, ...none });
+    expect(retryPolicyOf({ ...task, taskDefinition, retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 2 })).toEqual({ count: 1, logic: "FIXED", delaySeconds: 2, backoffScaleFactor: 3, ...none });
+    const capped = registered({ retryLogic: "EXPONENTIAL_BACKOFF", maxRetryDelaySeconds: 60, backoffJitterMs: 3000 });
+    expect(retryPolicyOf({ ...task, taskDefinition: capped })).toMatchObject({ logic: "EXPONENTIAL_BACKOFF", maxDelaySeconds: 60, jitterMs: 3000 });
+  });
+
+  it("maxRetryDelaySeconds caps the backoffs (not FIXED); backoffJitterMs adds up to that many milliseconds, at random, to each delay", () => {
+    // Conductor's cookbook: EXPONENTIAL_BACKOFF from 2 s, capped at 60 s.
+    const policy = { count: 6, logic: "EXPONENTIAL_BACKOFF" as const, delaySeconds: 2, backoffScaleFactor: 1, maxDelaySeconds: 60, jitterMs: 3000 };
+    expect([0, 1, 2, 3, 4, 5].map((n) => retryDelaySeconds(policy, n))).toEqual([2, 4, 8, 16, 32, 60]);
+    expect([0, 1, 2].map((n) => retryDelaySeconds({ ...policy, logic: "LINEAR_BACKOFF", backoffScaleFactor: 20 }, n))).toEqual([40, 60, 60]);
+    expect(retryDelaySeconds({ ...policy, logic: "FIXED", delaySeconds: 90 }, 3)).toBe(90);
+    expect(retryDelayMs(policy, 5, () => 0)).toBe(60_000);
+    expect(retryDelayMs(policy, 5, () => 0.999_999)).toBe(63_000);
+    expect(retryDelayMs({ ...policy, jitterMs: 0 }, 5, () => 0.5)).toBe(60_000);
+    // Drawn from a random id: spread over the range, never outside it.
+    const draws = Array.from({ length: 200 }, () => fractionOf(crypto.randomUUID()));
+    expect(Math.min(...draws)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...draws)).toBeLessThan(1);
+    expect(new Set(draws.map((draw) => Math.floor(draw * 4))).size).toBe(4);
+    expect(onlyTaskDefError({ maxRetryDelaySeconds: -1 })).toMatch(/maxRetryDelaySeconds must be an integer from 0 to 86400/);
+    expect(onlyTaskDefError({ backoffJitterMs: 1.5 })).toMatch(/backoffJitterMs must be an integer from 0 to 86400000/);
+  });
+
+  it("a failed task's retries come back after the capped delay plus at most the jitter", () => {
+    const taskDefinition = { retryCount: 3, retryLogic: "EXPONENTIAL_BACKOFF", retryDelaySeconds: 2, maxRetryDelaySeconds: 3, backoffJitterMs: 500 };
+    const definition = accepted(def({}, [httpTask("call", undefined, { taskDefinition })]));
+    let state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
+    const delays: number[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const task = state.tasks.at(-1)!;
+      const now = 10_000 * (attempt + 1);
+      // The attempt's call answers with a failure; the retry is scheduled after its delay, and started by the alarm's tick then.
+      const failed = decide(state, { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "FAILED", output: {}, reason: "boom" }, env(now)).state;
+      const retry = failed.tasks.at(-1)!;
+      expect(retry).toMatchObject({ retryCount: attempt + 1, status: "SCHEDULED" });
+      delays.push(retry.scheduledTime - now);
+      state = decide(failed, { type: "tick", liveTaskIds: new Set() }, env(retry.scheduledTime)).state;
+    }
+    // 2 s, then 4 s capped at 3 s, then 8 s capped at 3 s; each with up to 500 ms more.
+    expect(delays.map((delay) => Math.floor(delay / 1000) * 1000)).toEqual([2_000, 3_000, 3_000]);
+    for (const delay of delays) expect(delay % 1000).toBeLessThanOrEqual(500);
+    // The jitter is drawn afresh for each (from the environment's ids, fixed in these tests): not all of them land on the second.
+    expect(delays.some((delay) => delay % 1000 > 0)).toBe(true);
   });
 
   it("LINEAR_BACKOFF scales by backoffScaleFactor as Conductor does; the others ignore it", () => {

@@ -45,6 +45,8 @@ const SETTINGS = {
   retryLogic: v.optional(rule<RetryLogic>("retryLogic", `one of ${RETRY_LOGICS.join(", ")}`, isOneOf(RETRY_LOGICS)), "FIXED"),
   retryDelaySeconds: v.optional(seconds("retryDelaySeconds", 0, MAX_RETRY_DELAY_SECONDS), 60),
   backoffScaleFactor: v.optional(seconds("backoffScaleFactor", 1, MAX_RETRY_DELAY_SECONDS), 1),
+  maxRetryDelaySeconds: v.optional(seconds("maxRetryDelaySeconds", 0, MAX_RETRY_DELAY_SECONDS)),
+  backoffJitterMs: v.optional(rule<number>("backoffJitterMs", `an integer from 0 to ${MAX_RETRY_DELAY_SECONDS * 1000}`, isIntegerIn(0, MAX_RETRY_DELAY_SECONDS * 1000))),
   timeoutSeconds: v.optional(seconds("timeoutSeconds", 0), 0),
   timeoutPolicy: v.optional(rule<TimeoutPolicy>("timeoutPolicy", `one of ${TIMEOUT_POLICIES.join(", ")}`, isOneOf(TIMEOUT_POLICIES)), "TIME_OUT_WF"),
   responseTimeoutSeconds: v.optional(seconds("responseTimeoutSeconds", 1), 3600),
