@@ -268,7 +268,12 @@ function workflowOverdue(state: WorkflowExecution, now: number): boolean {
 }
 
 function taskOverdue(task: TaskExecution, now: number): boolean {
-  return isPending(task) && ((task.timeoutAt !== undefined && task.timeoutAt <= now) || overdueByDefinition(task, now));
+  return isPending(task) && ((task.timeoutAt !== undefined && task.timeoutAt <= now) || overdueByDefinition(task, now) || overdueInTotal(task, now));
+}
+
+/** True when the task's attempts together have taken their `totalTimeoutSeconds` (see {@link TaskExecution.retryDeadline}). */
+function overdueInTotal(task: TaskExecution, now: number): boolean {
+  return task.retryDeadline !== undefined && task.retryDeadline <= now;
 }
 
 /** True when the task's definition timeout has passed, and comes before its own (a webhook's) timeout. */
@@ -291,6 +296,11 @@ function applyDeadlines(draft: Draft, env: DecideEnv, effects: Effect[]): boolea
   }
   for (const task of state.tasks) {
     if (!taskOverdue(task, env.now)) continue;
+    if (overdueInTotal(task, env.now)) {
+      // Final whatever else is due: no retry follows it (see the retry check in moveLane).
+      timeOutInTotal(draft, task, env, effects);
+      continue;
+    }
     if (overdueByDefinition(task, env.now)) {
       if (timeOutByDefinition(draft, task, env, effects)) return true;
       continue;
@@ -605,6 +615,8 @@ function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
     updateTime: env.now,
     attemptDeadline: undefined,
     awaitingExternal: true,
+    // Its child runs again on request: the attempts' totalTimeoutSeconds, long spent perhaps, do not end it at once.
+    retryDeadline: undefined,
   });
   // The branches of its forks that were canceled as the workflow ended run again, as on a retry: left canceled, they
   // would fail it again at once.
@@ -756,6 +768,8 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     callbackAfterSeconds: undefined,
     timeoutAt: undefined,
     definitionTimeoutAt: undefined,
+    // A rerun is a fresh first attempt, with all of its totalTimeoutSeconds.
+    retryDeadline: undefined,
     subWorkflowId: undefined,
     callbackUrl: undefined,
     inputGiven: event.taskInput === undefined ? undefined : true,
@@ -915,10 +929,14 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
       const retry = retryPolicyOf(definition);
       if (retryable && head.retryCount < retry.count) {
         const delayMs = retryDelayMs(retry, head.retryCount, () => fractionOf(env.newId()));
-        draft.updateTask(head.taskId, { retried: true });
         // Immediate retries of tasks that never wait would, like a loop, keep one decision going: paced the same way.
-        addInstance(draft, head.definitionIndex, env, { retryCount: head.retryCount + 1, delayMs: paced ? Math.max(delayMs, PACE_MS) : delayMs });
-        return "moved";
+        const options = { retryCount: head.retryCount + 1, delayMs: paced ? Math.max(delayMs, PACE_MS) : delayMs, retryDeadline: head.retryDeadline };
+        // A retry that would start once the attempts' totalTimeoutSeconds are spent is not made: the task fails as it is.
+        if (head.retryDeadline === undefined || env.now + options.delayMs < head.retryDeadline) {
+          draft.updateTask(head.taskId, { retried: true });
+          addInstance(draft, head.definitionIndex, env, options);
+          return "moved";
+        }
       }
       if (definition.optional === true) {
         draft.updateTask(head.taskId, { status: "COMPLETED_WITH_ERRORS" });
@@ -1219,7 +1237,14 @@ function failedOnInput(error: Error, env: DecideEnv): Partial<TaskExecution> {
 }
 
 /** A new SCHEDULED instance of definition task `index`, with no input yet, to follow the execution's last task. */
-function newInstance(state: WorkflowExecution, index: number, env: DecideEnv, options: { retryCount?: number; delayMs?: number }): TaskExecution {
+/** How a new task instance comes about: a retry's number, delay and deadline (see {@link TaskExecution.retryDeadline}). */
+interface InstanceOptions {
+  retryCount?: number;
+  delayMs?: number;
+  retryDeadline?: number | undefined;
+}
+
+function newInstance(state: WorkflowExecution, index: number, env: DecideEnv, options: InstanceOptions): TaskExecution {
   const definition = planTask(state.definition, index)!;
   const iteration = loopIterationOf(state, index);
   const instance: TaskExecution = {
@@ -1242,6 +1267,7 @@ function newInstance(state: WorkflowExecution, index: number, env: DecideEnv, op
     attempt: 0,
   };
   if (iteration !== undefined) instance.iteration = iteration;
+  if (options.retryDeadline !== undefined) instance.retryDeadline = options.retryDeadline;
   return instance;
 }
 
@@ -1253,7 +1279,7 @@ function loopIterationOf(state: WorkflowExecution, index: number): number | unde
 }
 
 /** Appends a new SCHEDULED instance of definition task `index`. */
-function addInstance(draft: Draft, index: number, env: DecideEnv, options: { retryCount?: number; delayMs?: number }): void {
+function addInstance(draft: Draft, index: number, env: DecideEnv, options: InstanceOptions): void {
   const state = draft.state;
   const task = newInstance(state, index, env, options);
   Object.assign(task, inputFields(draft, index, task.taskId, env));
@@ -1353,7 +1379,12 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   const started = module.start(task, definition, draft.state, env);
   // A task that has not really started (waiting for a worker's poll) is timed from when it does.
   const timeoutAt = started.task.startTime === 0 ? undefined : definitionTimeoutAt(started.task, definition, env);
-  const updated = draft.updateTask(task.taskId, timeoutAt === undefined ? started.task : { ...started.task, definitionTimeoutAt: timeoutAt });
+  const retryDeadline = isPending(started.task) ? retryDeadlineOf(task, definition) : undefined;
+  const updated = draft.updateTask(task.taskId, {
+    ...started.task,
+    ...(timeoutAt === undefined ? {} : { definitionTimeoutAt: timeoutAt }),
+    ...(retryDeadline === undefined ? {} : { retryDeadline }),
+  });
   if (started.dispatch) effects.push({ kind: "dispatch", taskId: task.taskId, attempt: started.task.attempt });
   if (started.queue !== undefined) effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, started.queue, definition) });
   // Not the workflow's updateTime: the task's own shows the change, and moving it would rewrite the search row on the task-to-task path.
@@ -1383,6 +1414,26 @@ function definitionTimeoutAt(task: TaskExecution, definition: WorkflowTaskDef, e
   const taskDef = definition.taskDefinition;
   if (taskDef === undefined || taskDef.timeoutSeconds <= 0 || taskDef.timeoutPolicy === "ALERT_ONLY" || !isPending(task)) return undefined;
   return (task.startTime || env.now) + taskDef.timeoutSeconds * 1000;
+}
+
+/**
+ * Times out a task whose attempts together took its task definition's `totalTimeoutSeconds`: TIMED_OUT, its request or
+ * child stopped, and not retried (it is past its retry deadline), so its retry settings and `optional` decide no
+ * further than whether the workflow fails.
+ */
+function timeOutInTotal(draft: Draft, task: TaskExecution, env: DecideEnv, effects: Effect[]): void {
+  const taskDef = instanceTask(draft.state.definition, task)?.taskDefinition;
+  const reason = `Task timed out: its attempts took longer than totalTimeoutSeconds (${taskDef?.totalTimeoutSeconds ?? 0} s of task definition ${taskDef?.name ?? task.taskDefName})`;
+  stopPendingTask(draft, task, "TIMED_OUT", reason, `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} timed out`, env, effects);
+  if (task.taskType === "DO_WHILE") cancelLoopTasks(draft, task, `its DO_WHILE ${task.referenceTaskName} timed out`, env, effects);
+}
+
+/** When a task that starts now must have ended, its retries included, by its task definition's `totalTimeoutSeconds`. */
+function retryDeadlineOf(task: TaskExecution, definition: WorkflowTaskDef): number | undefined {
+  if (task.retryDeadline !== undefined) return task.retryDeadline;
+  const seconds = definition.taskDefinition?.totalTimeoutSeconds ?? 0;
+  // Counted from the first attempt's scheduling: a retry carries its deadline, so only a first attempt gets here.
+  return seconds > 0 ? task.scheduledTime + seconds * 1000 : undefined;
 }
 
 /**
@@ -1510,6 +1561,7 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
     if (isPending(task)) {
       consider(task.timeoutAt);
       consider(task.definitionTimeoutAt);
+      consider(task.retryDeadline);
     }
   }
   return earliest;

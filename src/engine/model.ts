@@ -340,6 +340,12 @@ export interface TaskExecution {
    * (set when it starts, unless the policy is ALERT_ONLY); the definition's `timeoutPolicy` says what follows.
    */
   definitionTimeoutAt?: number;
+  /**
+   * When the task's attempts, this one and its retries together, have taken its task definition's
+   * `totalTimeoutSeconds` (counted from the first attempt's scheduling): this attempt then times out and none follows.
+   * Set as the first attempt starts, and carried to each retry. Never shown.
+   */
+  retryDeadline?: number;
   subWorkflowId?: string;
   callbackUrl?: string;
   /**

@@ -5,7 +5,7 @@ import { TASK_VALIDATORS } from "../../src/engine/definition/registry";
 import { registeredTaskDefNames, validateTaskDef, withRegisteredTaskDefs } from "../../src/engine/definition/task-def";
 import { MAX_TASKS_PER_DEFINITION, validateWorkflowDef } from "../../src/engine/definition/validate";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
-import { createExecution, decide } from "../../src/engine/decider";
+import { createExecution, decide, nextDeadline } from "../../src/engine/decider";
 import { TASK_TYPES, type JsonObject, type WorkflowDef, type WorkflowExecution } from "../../src/engine/model";
 import { HTTP_ACCEPT_TYPES, HTTP_CONTENT_TYPES, HTTP_METHODS, MAX_HTTP_TIMEOUT_MS, validateHttpTask } from "../../src/engine/tasks/http/validate";
 import { validateSubWorkflowTask } from "../../src/engine/tasks/sub-workflow/validate";
@@ -907,6 +907,59 @@ describe("task definitions", () => {
     for (const delay of delays) expect(delay % 1000).toBeLessThanOrEqual(500);
     // The jitter is drawn afresh for each (from the environment's ids, fixed in these tests): not all of them land on the second.
     expect(delays.some((delay) => delay % 1000 > 0)).toBe(true);
+  });
+
+  describe("totalTimeoutSeconds: the attempts together, from the first one's scheduling", () => {
+    const taskDefinition = { retryCount: 5, retryDelaySeconds: 10, totalTimeoutSeconds: 25 };
+    /** An execution of `tasks` started at 1 s: its first task's first attempt is scheduled then, its deadline 26 s. */
+    const startAt1s = (tasks: unknown[]) => {
+      const definition = accepted(def({}, tasks));
+      return decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
+    };
+    const fail = (state: WorkflowExecution, now: number) => {
+      const task = state.tasks.at(-1)!;
+      return decide(state, { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "FAILED", output: {}, reason: `failed at ${now}` }, env(now)).state;
+    };
+    const tick = (state: WorkflowExecution, now: number) => decide(state, { type: "tick", liveTaskIds: new Set() }, env(now)).state;
+
+    it("retries only while a retry would start before the deadline, whatever retryCount allows", () => {
+      let state = startAt1s([httpTask("call", undefined, { taskDefinition })]);
+      state = tick(fail(state, 2_000), 12_000); // retry 1 scheduled for 12 s, started
+      state = tick(fail(state, 13_000), 23_000); // retry 2 for 23 s, started
+      state = fail(state, 24_000); // a retry would start at 34 s, past 26 s: none
+      expect(state.tasks.map((task) => [task.retryCount, task.status])).toEqual([
+        [0, "FAILED"],
+        [1, "FAILED"],
+        [2, "FAILED"],
+      ]);
+      expect(state).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("failed at 24000") });
+    });
+
+    it("times out the attempt still running at the deadline, with no retry; the alarm is set for it", () => {
+      let state = startAt1s([httpTask("call", undefined, { taskDefinition })]);
+      state = tick(fail(state, 2_000), 12_000);
+      // The second attempt's call is still on its way at 26 s.
+      expect(nextDeadline(state)).toBe(26_000);
+      const decision = decide(state, { type: "tick", liveTaskIds: new Set([state.tasks.at(-1)!.taskId]) }, env(26_000));
+      expect(decision.state.tasks.at(-1)).toMatchObject({ retryCount: 1, status: "TIMED_OUT", reasonForIncompletion: expect.stringContaining("totalTimeoutSeconds (25 s") });
+      expect(decision.effects).toContainEqual({ kind: "cancelDispatch", taskId: state.tasks.at(-1)!.taskId });
+      expect(decision.state.tasks).toHaveLength(2);
+      expect(decision.state.status).toBe("FAILED");
+      // Rerun from it: a fresh first attempt, with all of its 25 s again.
+      const rerun = decide(decision.state, { type: "rerun", fromTaskId: state.tasks.at(-1)!.taskId }, env(100_000)).state;
+      expect(rerun.status).toBe("RUNNING");
+      expect(rerun.tasks.at(-1)).toMatchObject({ status: "IN_PROGRESS" });
+      expect(nextDeadline(rerun)).toBe(125_000);
+    });
+
+    it("an optional task past its deadline ends COMPLETED_WITH_ERRORS and the workflow goes on", () => {
+      let state = startAt1s([httpTask("call", undefined, { taskDefinition, optional: true }), httpTask("after")]);
+      state = tick(state, 26_000);
+      expect(state.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([
+        ["call", "COMPLETED_WITH_ERRORS"],
+        ["after", "IN_PROGRESS"],
+      ]);
+    });
   });
 
   it("LINEAR_BACKOFF scales by backoffScaleFactor as Conductor does; the others ignore it", () => {

@@ -125,6 +125,26 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(failed.reasonForIncompletion).toContain("corrupt input");
   });
 
+  it("a task definition's totalTimeoutSeconds bounds its attempts together: the one held at the deadline times out, and no retry follows", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_total", retryCount: 5, retryDelaySeconds: 0, responseTimeoutSeconds: 60, totalTimeoutSeconds: 2, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_total_flow", tasks: [simpleTask("w_total")] });
+    const workflowId = await startWorkflow("w_total_flow");
+    const first = await pollOne("w_total");
+    await report(first, "FAILED", {}, { reasonForIncompletion: "flaky" });
+    // Retried within the two seconds; the retry is held by its worker past the deadline (its alarm ends it).
+    const second = await pollOne("w_total");
+    expect(second).toMatchObject({ retryCount: 1 });
+    const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.tasks.map((task) => [task.retryCount, task.status])).toEqual([
+      [0, "FAILED"],
+      [1, "TIMED_OUT"],
+    ]);
+    expect(failed.tasks[1]!["reasonForIncompletion"]).toContain("totalTimeoutSeconds (2 s");
+    // Its report, too late, changes nothing.
+    expect((await report(second, "COMPLETED")).status).toBe(409);
+  });
+
   it("taskToDomain puts the task in that domain's queue: only workers polling that domain get it", async () => {
     await register({ name: "w_domain", tasks: [simpleTask("w_domain_task")] });
     const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "w_domain", taskToDomain: { w_domain_task: "gpu" } });
