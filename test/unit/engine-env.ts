@@ -2,7 +2,7 @@ import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
 import { createExecution, decide, type Decision, type ExecutionEvent } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import { EngineError } from "../../src/engine/errors";
-import type { JsonObject, TaskExecution, TaskStatus, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import type { JsonObject, TaskDef, TaskExecution, TaskStatus, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { jqRunner } from "./jq-runner";
 import { scriptRunner } from "./script-runner";
 
@@ -52,4 +52,19 @@ export function attemptEnds(state: WorkflowExecution, ref: string, now: number, 
 /** An HTTP task `ref` GETting https://example.com/<ref>, with `extra` fields. */
 export function httpGet(ref: string, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef {
   return { name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri: `https://example.com/${ref}`, method: "GET" }, ...extra };
+}
+
+/** A task definition named `name` with `fields`, Conductor's defaults otherwise but no retries and no delay. */
+export function taskDefNamed(name: string, fields: Partial<TaskDef> = {}): TaskDef {
+  return {
+    name,
+    retryCount: 0,
+    retryLogic: "FIXED",
+    retryDelaySeconds: 0,
+    backoffScaleFactor: 1,
+    timeoutSeconds: 0,
+    timeoutPolicy: "TIME_OUT_WF",
+    responseTimeoutSeconds: 3600,
+    ...fields,
+  };
 }

@@ -4,20 +4,9 @@ import { awaitedTaskDefNames, createExecution, decide, nextDeadline, type Decisi
 import { registeredTaskDefNames, withRegisteredTaskDefs } from "../../src/engine/definition/task-def";
 import type { JsonObject, TaskDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { toTaskView, toWorkflowView } from "../../src/engine/view";
-import { env as baseEnv, latestNamed } from "./engine-env";
+import { env as baseEnv, latestNamed, taskDefNamed } from "./engine-env";
 
-/** The registered task definition `name` with `fields` (Conductor's defaults otherwise). */
-const taskDef = (name: string, fields: Partial<TaskDef> = {}): TaskDef => ({
-  name,
-  retryCount: 0,
-  retryLogic: "FIXED",
-  retryDelaySeconds: 0,
-  backoffScaleFactor: 1,
-  timeoutSeconds: 0,
-  timeoutPolicy: "TIME_OUT_WF",
-  responseTimeoutSeconds: 3600,
-  ...fields,
-});
+const taskDef = taskDefNamed;
 
 /** The decider's environment at `now`, where the actor knows `known` (by name; anything else must be looked up). */
 function env(now: number, known: Record<string, TaskDef | null> = {}): DecideEnv {

@@ -6,19 +6,9 @@ import { handOutLimits, workerQueueKey, type WorkerQueueEntry } from "../../src/
 import { admitted, type HandOutRoom } from "../../src/actors/hand-out-ledger";
 import { toTaskView } from "../../src/engine/view";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
-import { env } from "./engine-env";
+import { env, taskDefNamed } from "./engine-env";
 
-const taskDef = (fields: Partial<TaskDef>): TaskDef => ({
-  name: "encode",
-  retryCount: 0,
-  retryLogic: "FIXED",
-  retryDelaySeconds: 0,
-  backoffScaleFactor: 1,
-  timeoutSeconds: 0,
-  timeoutPolicy: "TIME_OUT_WF",
-  responseTimeoutSeconds: 3600,
-  ...fields,
-});
+const taskDef = (fields: Partial<TaskDef>): TaskDef => taskDefNamed("encode", fields);
 
 const encode: WorkflowTaskDef = { name: "encode", taskReferenceName: "encode_ref", type: "SIMPLE", inputParameters: { file: "${workflow.input.file}" } };
 
