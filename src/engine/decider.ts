@@ -1236,7 +1236,6 @@ function failedOnInput(error: Error, env: DecideEnv): Partial<TaskExecution> {
   return { status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: `Invalid task input: ${error.message}`, endTime: env.now, updateTime: env.now };
 }
 
-/** A new SCHEDULED instance of definition task `index`, with no input yet, to follow the execution's last task. */
 /** How a new task instance comes about: a retry's number, delay and deadline (see {@link TaskExecution.retryDeadline}). */
 interface InstanceOptions {
   retryCount?: number;
@@ -1244,6 +1243,7 @@ interface InstanceOptions {
   retryDeadline?: number | undefined;
 }
 
+/** A new SCHEDULED instance of definition task `index`, with no input yet, to follow the execution's last task. */
 function newInstance(state: WorkflowExecution, index: number, env: DecideEnv, options: InstanceOptions): TaskExecution {
   const definition = planTask(state.definition, index)!;
   const iteration = loopIterationOf(state, index);
