@@ -23,7 +23,7 @@ async function errorOf(method: string, path: string, body?: unknown): Promise<Er
 describe("Conductor endpoints the service does not serve", () => {
   it.each([
     ["GET", "/api/tasks/search?start=0&size=10", "task search"],
-    ["GET", "/api/tasks/queue/polldata?taskType=HTTP", "task queue administration"],
+    ["GET", "/api/tasks/queue/polldata/all", "task queue administration"],
     ["GET", "/api/tasks/queue/all", "task queue administration"],
     ["GET", "/api/event", "event handlers"],
     ["GET", "/api/metadata/task/HTTP/tags", "tags"],
