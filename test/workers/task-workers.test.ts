@@ -361,6 +361,13 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     expect(await poll("w_lim_conc", { count: "5" })).toEqual([]);
   });
 
+  it("many workers polling at once get no more than concurrentExecLimit tasks between them", async () => {
+    await startLimited("w_lim_race", { concurrentExecLimit: 2 }, 6);
+    const polls = await Promise.all(Array.from({ length: 10 }, (_, index) => poll("w_lim_race", { workerid: `race-${index}`, count: "3" })));
+    expect(polls.flat()).toHaveLength(2);
+    expect(await queueSize("w_lim_race")).toBe(4);
+  });
+
   it("a held task frees its place however it stops being held: failed and retried, timed out, put back IN_PROGRESS, its workflow terminated", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_lim_ways", retryCount: 1, retryDelaySeconds: 0, responseTimeoutSeconds: 2, concurrentExecLimit: 1, ownerEmail: "t@example.com" }]);
     await register({ name: "w_lim_ways", tasks: [simpleTask("w_lim_ways")] });
