@@ -124,8 +124,9 @@ export class TaskQueue extends DurableObject<Env> {
 
   /**
    * Drops entries whose executions answered the poll (the task was handed out, or no longer waits), and records the
-   * answers for limited tasks (one kept for later no longer counts as handed out). An entry pushed again since it was leased (the task was queued anew meanwhile: a rerun,
-   * an IN_PROGRESS report) is not the one the answer was about, and stays.
+   * answers for limited tasks (one kept for later no longer counts as handed out). An entry pushed again since it was
+   * leased (the task was queued anew meanwhile: a rerun, an IN_PROGRESS report) is not the one the answer was about,
+   * and stays.
    */
   async ack(answered: readonly AnsweredTask[]): Promise<void> {
     for (const entry of answered) {
