@@ -1423,7 +1423,15 @@ function definitionTimeoutAt(task: TaskExecution, definition: WorkflowTaskDef, e
  */
 function timeOutInTotal(draft: Draft, task: TaskExecution, env: DecideEnv, effects: Effect[]): void {
   const taskDef = instanceTask(draft.state.definition, task)?.taskDefinition;
-  const reason = `Task timed out: its attempts took longer than totalTimeoutSeconds (${taskDef?.totalTimeoutSeconds ?? 0} s of task definition ${taskDef?.name ?? task.taskDefName})`;
+  timeOutTask(draft, task, `Task timed out: its attempts took longer than totalTimeoutSeconds (${taskDef?.totalTimeoutSeconds ?? 0} s of task definition ${taskDef?.name ?? task.taskDefName})`, env, effects);
+}
+
+/**
+ * Ends pending `task` TIMED_OUT for `reason`, its request or child stopped. A DO_WHILE's loop ends with it: the lane
+ * goes on from the DO_WHILE (retried, passed over, or failing the workflow), and the task of the loop still running
+ * would be left waiting for nothing.
+ */
+function timeOutTask(draft: Draft, task: TaskExecution, reason: string, env: DecideEnv, effects: Effect[]): void {
   stopPendingTask(draft, task, "TIMED_OUT", reason, `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} timed out`, env, effects);
   if (task.taskType === "DO_WHILE") cancelLoopTasks(draft, task, `its DO_WHILE ${task.referenceTaskName} timed out`, env, effects);
 }
@@ -1446,10 +1454,7 @@ function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, 
   const seconds = taskDef?.timeoutSeconds ?? 0;
   const policy = taskDef?.timeoutPolicy ?? "TIME_OUT_WF";
   const reason = `Task timed out after ${seconds} seconds (timeoutSeconds of task definition ${taskDef?.name ?? task.taskDefName}, timeoutPolicy ${policy})`;
-  stopPendingTask(draft, task, "TIMED_OUT", reason, `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} timed out`, env, effects);
-  // Its loop ends with it: the lane goes on from the DO_WHILE (retried, passed over, or failing the workflow), and the
-  // task of the loop still running would be left waiting for nothing.
-  if (task.taskType === "DO_WHILE") cancelLoopTasks(draft, task, `its DO_WHILE ${task.referenceTaskName} timed out`, env, effects);
+  timeOutTask(draft, task, reason, env, effects);
   if (policy !== "TIME_OUT_WF") return false;
   endWorkflow(draft, "TIMED_OUT", `Task ${task.referenceTaskName} timed out: ${reason}`, env, effects, { failedTask: task });
   return true;
