@@ -125,6 +125,31 @@ describe("eviction", () => {
   });
 });
 
+describe("the test harness", () => {
+  // Without test/workers/setup.ts writing the console straight to workerd's, a message logged by an object as it is
+  // aborted is never delivered, and this file never finishes (the run hangs until CI's timeout cuts it off).
+  it("what an object logs as it is aborted is printed, and does not keep the file from finishing", async () => {
+    const logged: string[] = [];
+    const error = console.error;
+    console.error = (...args: unknown[]) => {
+      logged.push(String(args[0]));
+      error(...args);
+    };
+    try {
+      for (let attempt = 0; attempt < 20; attempt++) {
+        await runInDurableObject(stubFor(crypto.randomUUID()), () => {
+          setTimeout(() => console.error(`logged by an object being aborted (${attempt})`), 5);
+        });
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        await abortAllDurableObjects();
+      }
+    } finally {
+      console.error = error;
+    }
+    expect(logged.length).toBeGreaterThan(0);
+  });
+});
+
 describe("executions stored before a field was kept", () => {
   it("one stored without variables reads as {} after a wake-up: shown, seen by expressions and merged into by an update", async () => {
     await register({
