@@ -27,6 +27,40 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("keys, (.xs | keys)", { b: 1, a: 2, xs: [5, 6] })).toEqual({ ok: true, values: [["a", "b", "xs"], [0, 1]] });
   });
 
+  it("runs try … catch and error as jq does: the body's values up to its error, then the handler's on the message", () => {
+    expect(jqRunner.run('try error("boom") catch .', {})).toEqual({ ok: true, values: ["boom"] });
+    expect(jqRunner.run("try error catch .", { code: 7 })).toEqual({ ok: true, values: [{ code: 7 }] });
+    expect(jqRunner.run('try error({code: 1}) catch .code', {})).toEqual({ ok: true, values: [1] });
+    expect(jqRunner.run('[.xs[] | try tonumber catch "bad"]', { xs: ["1", "x", 2.5, "-1.5e2", "12abc", "", null] })).toEqual({ ok: true, values: [[1, "bad", 2.5, -150, "bad", "bad", "bad"]] });
+    expect(jqRunner.run(".s | try tonumber catch .", { s: "x" })).toEqual({ ok: true, values: ['string ("x") cannot be parsed as a number'] });
+    expect(jqRunner.run("try (1, error(\"x\"), 3) catch .", {})).toEqual({ ok: true, values: [1, "x"] });
+    expect(jqRunner.run("[.xs[] | try (.a | length)]", { xs: [{ a: "ab" }, { a: 5 }, { a: [1] }] })).toEqual({ ok: true, values: [[2, 1]] });
+    // The handler's input is jqjs's own message for its errors; `try A catch B | C` pipes the whole into C.
+    expect(jqRunner.run('try (.a | length) catch "failed" | ascii_upcase', { a: 5 })).toEqual({ ok: true, values: ["FAILED"] });
+    expect(jqRunner.run("try (.a | length) catch (. | type)", { a: 5 })).toEqual({ ok: true, values: ["string"] });
+    expect(jqRunner.run("{try: 1, catch: 2} | .try + .catch", {})).toEqual({ ok: true, values: [3] });
+    // `?` keeps the nulls it produces and drops only errors; indexing a number is one, indexing null is not.
+    expect(jqRunner.run("[.xs[] | .a?]", { xs: [{ a: null }, 5, { a: 1 }, null] })).toEqual({ ok: true, values: [[null, 1, null]] });
+    expect(jqRunner.run('.xs | [.[] | try .a catch .], (.[1] | .["a"]?), (.[3] | .["a"])', { xs: [{ a: 2 }, "text", true, null] })).toEqual({
+      ok: true,
+      values: [[2, 'Cannot index string with "a"', 'Cannot index boolean with "a"', null], null],
+    });
+    expect(jqRunner.run('.xs[] | try .x["a"] catch .', { xs: [{ x: 5 }, { x: null }, { x: { a: 1 } }] })).toEqual({ ok: true, values: ['Cannot index number with "a"', null, 1] });
+  });
+
+  it("fails the task on an error nothing catches, with its message", () => {
+    expect(jqRunner.run('error("no such customer")', {})).toEqual({ ok: false, error: "The jq filter failed: no such customer" });
+    expect(jqRunner.run("error({code: 1})", {})).toEqual({ ok: false, error: 'The jq filter failed: {"code":1} (not a string)' });
+    expect(jqRunner.run('try error("a") catch error("b: " + .)', {})).toEqual({ ok: false, error: "The jq filter failed: b: a" });
+  });
+
+  it("does not let try or ? catch the budget: a filter that runs too long or recurses without end inside one still fails", () => {
+    expect(jqRunner.run("try last(range(1000000000000)) catch 0", {})).toEqual({ ok: false, error: expect.stringContaining("ran too long") });
+    expect(jqRunner.run("def f: try f catch 0; f", {})).toEqual({ ok: false, error: "The jq filter failed: stack overflow" });
+    expect(jqRunner.run("def f: f?; f", {})).toEqual({ ok: false, error: "The jq filter failed: stack overflow" });
+    expect(jqRunner.run("try 1 catch 2", {})).toEqual({ ok: true, values: [1] });
+  });
+
   it("fails, without throwing, on a filter that does not compile or raises an error", () => {
     expect(jqRunner.run(".[", {})).toEqual({ ok: false, error: expect.stringContaining("The jq filter failed: could not handle token") });
     expect(jqRunner.run("nosuchfunction", {})).toEqual({ ok: false, error: "The jq filter failed: no such function nosuchfunction/0" });

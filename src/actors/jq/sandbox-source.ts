@@ -44,6 +44,115 @@ const FIXES: readonly SourceFix[] = [
     find: "    'keys/0': function*(input) {\n        yield* Object.keys(input).sort()\n    },",
     replace: "    'keys/0': function*(input) {\n        yield Array.isArray(input) ? input.map((_, i) => i) : Object.keys(input).sort()\n    },",
   },
+  {
+    why: "`try` and `catch` are keywords",
+    find: "const KEYWORDS = ['as', 'reduce', 'foreach', 'import', 'include', 'def', 'if', 'then', 'else', 'end', 'elif', 'and', 'or'];",
+    replace: "const KEYWORDS = ['as', 'reduce', 'foreach', 'import', 'include', 'def', 'if', 'then', 'else', 'end', 'elif', 'and', 'or', 'try', 'catch'];",
+  },
+  {
+    // `try body catch handler`: the body runs to the first pipe, comma or closing bracket (or `catch`), the handler
+    // too, so `try A catch B | C` is `(try A catch B) | C` as in jq.
+    why: "`try … catch …` parses",
+    find: "        // Conditional if-then-(elif-then)*-else?-end\n        } else if (t.type == 'if') {",
+    replace:
+      "        } else if (t.type == 'try') {\n            const ends = ['comma', 'pipe', 'as', 'right-paren', 'right-brace', 'right-square', '<end-of-program>'].concat(until)\n            let body = parse(tokens, i + 1, ['catch'].concat(ends))\n            let handler = null\n            i = body.i\n            if (tokens[i] && tokens[i].type == 'catch') {\n                let r = parse(tokens, i + 1, ends)\n                handler = r.node\n                i = r.i\n            }\n            i--\n            ret.push(new TryNode(body.node, handler))\n        // Conditional if-then-(elif-then)*-else?-end\n        } else if (t.type == 'if') {",
+  },
+  {
+    // What jq's `error` raises, and what `try`/`?` may catch: jq's errors (jqjs throws strings, `error` a JqError, and a
+    // jqjs defect a JavaScript error), never QuickJS's own InternalError (the budget's interrupt, out of memory, stack
+    // overflow), which must end the run. `.a?` keeps a null it produces, as jq's does.
+    why: "`try`, `error` and `?` catch jq's errors only, and `?` keeps nulls",
+    find: "class ErrorSuppression extends ParseNode {\n    constructor(inner) {\n        super()\n        this.inner = inner\n    }\n    * apply(input, conf) {\n        try {\n            for (let o of this.inner.apply(input, conf))\n                if (o !== null)\n                    yield o\n        } catch {\n        }\n    }\n    * paths(input, conf) {\n        try {\n            for (let [o,p] of zip(this.inner.apply(input, conf),\n                    this.inner.paths(input, conf)))\n                if (o !== null)\n                    yield p\n        } catch {\n        }\n    }",
+    replace: [
+      "class JqError extends Error {",
+      "    constructor(value) {",
+      "        super(typeof value == 'string' ? value : JSON.stringify(value) + ' (not a string)')",
+      "        this.value = value",
+      "    }",
+      "}",
+      "function caughtJqError(e) {",
+      "    if (e instanceof JqError) return e.value",
+      "    if (typeof e == 'string') return e",
+      "    if (e instanceof Error && e.name != 'InternalError') return e.message",
+      "    throw e",
+      "}",
+      "class TryNode extends ParseNode {",
+      "    constructor(body, handler) {",
+      "        super()",
+      "        this.body = body",
+      "        this.handler = handler",
+      "    }",
+      "    * apply(input, conf) {",
+      "        let caught",
+      "        try {",
+      "            for (let o of this.body.apply(input, conf))",
+      "                yield o",
+      "            return",
+      "        } catch (e) {",
+      "            caught = caughtJqError(e)",
+      "        }",
+      "        if (this.handler) yield* this.handler.apply(caught, conf)",
+      "    }",
+      "    * paths(input, conf) {",
+      "        try {",
+      "            yield* this.body.paths(input, conf)",
+      "        } catch (e) {",
+      "            caughtJqError(e)",
+      "        }",
+      "    }",
+      "    toString() {",
+      "        return 'try ' + this.body + (this.handler ? ' catch ' + this.handler : '')",
+      "    }",
+      "}",
+      "class ErrorSuppression extends ParseNode {",
+      "    constructor(inner) {",
+      "        super()",
+      "        this.inner = inner",
+      "    }",
+      "    * apply(input, conf) {",
+      "        try {",
+      "            for (let o of this.inner.apply(input, conf))",
+      "                yield o",
+      "        } catch (e) {",
+      "            caughtJqError(e)",
+      "        }",
+      "    }",
+      "    * paths(input, conf) {",
+      "        try {",
+      "            yield* this.inner.paths(input, conf)",
+      "        } catch (e) {",
+      "            caughtJqError(e)",
+      "        }",
+      "    }",
+    ].join("\n"),
+  },
+  {
+    why: "`error` and `error(message)` raise an error `try … catch` gets the message of",
+    find: "    'empty/0': function*(input) {\n    },",
+    replace:
+      "    'empty/0': function*(input) {\n    },\n    'error/0': function*(input) {\n        throw new JqError(input)\n    },\n    'error/1': Object.assign(function*(input, conf, args) {\n        for (let message of args[0].apply(input, conf))\n            throw new JqError(message)\n    }, {params: [{mode: 'defer'}]}),",
+  },
+  {
+    // jqjs gave null for `.a` on a number, a string or a boolean; jq raises "Cannot index number with "a"" (which `?`,
+    // `try` and `//` then catch).
+    why: "indexing what is not an object, an array or null is an error",
+    find: "        if (t == 'null') return yield null;\n        for (let i of this.index.apply(input, conf)) {\n",
+    replace:
+      "        if (t == 'null') return yield null;\n        for (let i of this.index.apply(input, conf)) {\n            if (t != 'array' && t != 'object')\n                throw 'Cannot index ' + t + ' with ' + JSON.stringify(i)\n",
+  },
+  {
+    why: "indexing the result of an expression the same way",
+    find: "            let t = nameType(l)\n            for (let i of this.index.apply(input, conf)) {\n",
+    replace:
+      "            let t = nameType(l)\n            for (let i of this.index.apply(input, conf)) {\n                if (t == 'null') {\n                    yield null\n                    continue\n                }\n                if (t != 'array' && t != 'object')\n                    throw 'Cannot index ' + t + ' with ' + JSON.stringify(i)\n",
+  },
+  {
+    // jqjs parsed with parseFloat: "x" gave null and "12abc" 12.
+    why: "`tonumber` takes a number or a string that is one, and raises an error on anything else",
+    find: "    'tonumber/0': function*(input) {\n        yield Number.parseFloat(input)\n    },",
+    replace:
+      "    'tonumber/0': function*(input) {\n        if (typeof input == 'number')\n            return yield input\n        if (typeof input == 'string' && /^\\s*-?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?\\s*$/.test(input))\n            return yield Number(input)\n        throw nameType(input) + ' (' + JSON.stringify(input) + ') cannot be parsed as a number'\n    },",
+  },
 ];
 
 /** jqjs's source (`@michaelhomer/jqjs/jq.js`) made the sandbox's script: see {@link FIXES}. Throws when a fix does not apply. */
