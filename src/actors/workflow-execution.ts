@@ -237,6 +237,9 @@ function needsInterpreters(definition: WorkflowDef): boolean {
   return plan.usesScripts || plan.usesJq;
 }
 
+/** The rejection of a storage call not waited for, in an object the runtime is resetting: see `#armAlarm`. */
+function ignoreResetObject(): void {}
+
 function ok<T>(value: T): ActorResult<T> {
   return { ok: true, value };
 }
@@ -588,7 +591,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#canceledByParent = parentWorkflowId;
       this.#store.setMeta("canceledByParent", parentWorkflowId);
       this.#alarmAt = Date.now() + TOMBSTONE_KEEP_MS;
-      void this.ctx.storage.setAlarm(this.#alarmAt);
+      this.#armAlarm(this.#alarmAt);
     }
     return ok(null);
   }
@@ -643,7 +646,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#firstRowTimer = undefined;
       // Evicted before the next request, the alarm finishes the removal.
       this.#alarmAt = Date.now() + BACKGROUND_SAFETY_MS;
-      void this.ctx.storage.setAlarm(this.#alarmAt);
+      this.#armAlarm(this.#alarmAt);
     }
     await this.#finishRemoval();
     return ok(null);
@@ -703,13 +706,28 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
   }
 
+  /**
+   * Sets the alarm without waiting for it: storage calls are ordered and covered by the output gate, so nothing this
+   * turn sends leaves the object before the alarm is stored. A write that fails resets the object (an abort, a storage
+   * failure) with the turn's other writes, and its next instance starts from the state stored before, alarm included;
+   * the call's rejection has nothing left to do, and left alone it would be reported as unhandled.
+   */
+  #armAlarm(at: number): void {
+    this.ctx.storage.setAlarm(at).catch(ignoreResetObject);
+  }
+
+  /** Deletes the alarm without waiting for it, as {@link #armAlarm} sets it. */
+  #disarmAlarm(): void {
+    this.ctx.storage.deleteAlarm().catch(ignoreResetObject);
+  }
+
   /** Runs the begun removal, once at a time; a failure leaves it owed and the alarm tries it again. */
   #finishRemoval(): Promise<void> {
     this.#removal ??= this.#deleteEverything().catch((error: unknown) => {
       this.#removal = undefined;
       console.error(JSON.stringify({ msg: "removal failed; will retry", workflowId: this.#execution?.workflowId, error: String(error) }));
       this.#alarmAt = Date.now() + RETRY_BACKGROUND_MS;
-      void this.ctx.storage.setAlarm(this.#alarmAt);
+      this.#armAlarm(this.#alarmAt);
       throw error;
     });
     return this.#removal;
@@ -732,7 +750,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#removed = true;
     this.#store.setMeta("removed", "1");
     this.#alarmAt = Date.now() + TOMBSTONE_KEEP_MS;
-    void this.ctx.storage.setAlarm(this.#alarmAt);
+    this.#armAlarm(this.#alarmAt);
     this.#execution = null;
     this.#indexedSignature = undefined;
     this.#indexShard = undefined;
@@ -1141,14 +1159,13 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (due === undefined) {
       if (this.#alarmAt !== null && TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
         this.#alarmAt = null;
-        void this.ctx.storage.deleteAlarm();
+        this.#disarmAlarm();
       }
       return;
     }
     if (this.#alarmAt !== null && this.#alarmAt <= due) return;
     this.#alarmAt = due;
-    // Storage calls are ordered and covered by the output gate: no await needed for durability.
-    void this.ctx.storage.setAlarm(due);
+    this.#armAlarm(due);
   }
 
   /** True while this object owes work outside itself: its search row, a parent's notice, a child's termination, a failure workflow's start. */
@@ -1193,6 +1210,11 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (this.#execution && !this.#removing) this.#syncAlarm(this.#execution);
       },
     );
+    // What follows a job touches storage, which throws once the runtime resets the object (its next instance resumes
+    // from what was stored); anything else here is a bug to report, not a rejection to leave unhandled.
+    settled.catch((error: unknown) => {
+      console.error(JSON.stringify({ msg: "background job's follow-up failed", job: key, workflowId: this.#execution?.workflowId, error: String(error) }));
+    });
     this.#jobs.set(key, settled);
   }
 

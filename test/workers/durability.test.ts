@@ -125,6 +125,33 @@ describe("eviction", () => {
   });
 });
 
+describe("an object being reset", () => {
+  it("an alarm write that fails (the runtime resetting the object) leaves no unhandled rejection behind", async () => {
+    await register({ name: "reset_alarm_write", tasks: [{ name: "wait", taskReferenceName: "wait", type: "WAIT", inputParameters: { duration: "1 hour" } }] });
+    const workflowId = await startWorkflow("reset_alarm_write");
+    // The alarm re-arms itself without waiting for the write; here that write fails, as it does in an object aborted or
+    // reset meanwhile. Vitest fails the run on the unhandled rejection that used to follow.
+    const failedWrites = await runInDurableObject(stubFor(workflowId), async (instance, state) => {
+      const storage = state.storage;
+      const setAlarm = storage.setAlarm.bind(storage);
+      let calls = 0;
+      storage.setAlarm = (() => {
+        calls++;
+        return Promise.reject(new Error("the object is being reset"));
+      }) as typeof storage.setAlarm;
+      try {
+        await instance.alarm?.();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      } finally {
+        storage.setAlarm = setAlarm;
+      }
+      return calls;
+    });
+    expect(failedWrites).toBe(1);
+    expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+  });
+});
+
 describe("the test harness", () => {
   // Without test/workers/setup.ts writing the console straight to workerd's, a message logged by an object as it is
   // aborted is never delivered, and this file never finishes (the run hangs until CI's timeout cuts it off).
