@@ -48,6 +48,26 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('.xs[] | try .x["a"] catch .', { xs: [{ x: 5 }, { x: null }, { x: { a: 1 } }] })).toEqual({ ok: true, values: ['Cannot index number with "a"', null, 1] });
   });
 
+  it("has jq's builtins that jqjs lacked or broke: base64 over UTF-8, scan, test's flags, gsub's flags, ltrimstr, keys_unsorted, repeat, dates", () => {
+    const run = (filter: string, input: JsonObject = {}) => jqRunner.run(filter, input);
+    expect(run('.s | @base64 | ., @base64d', { s: "aé€😀" })).toEqual({ ok: true, values: ["YcOp4oKs8J+YgA==", "aé€😀"] });
+    expect(run('"YWJj" | @base64d')).toEqual({ ok: true, values: ["abc"] });
+    expect(run('"!!" | @base64d')).toEqual({ ok: false, error: "The jq filter failed: !! is not valid base64 data" });
+    expect(run('"aBcb" | [scan("[ab]")], [scan("b"; "gi")]')).toEqual({ ok: true, values: [["a", "b"], ["B", "b"]] });
+    expect(run('"x" | test("X"; "i"), test("X")')).toEqual({ ok: true, values: [true, false] });
+    expect(run('"abAB" | gsub("a"; "z"; "i")')).toEqual({ ok: true, values: ["zbzB"] });
+    expect(run('1, "xa" | ltrimstr("x"), rtrimstr("a")')).toEqual({ ok: true, values: [1, 1, "a", "x"] });
+    expect(run('{"b": 1, "a": 2} | keys_unsorted, keys')).toEqual({ ok: true, values: [["b", "a"], ["a", "b"]] });
+    expect(run('[limit(4; 1 | repeat(. * 2))], ("é€" | utf8bytelength), (1, [1] | toarray)')).toEqual({ ok: true, values: [[1, 2, 4, 8], 5, [1], [1]] });
+    expect(run('{"a": [1, {"b": 2}]} | [leaf_paths]')).toEqual({ ok: true, values: [[["a", 0], ["a", 1, "b"]]] });
+    expect(run('1425599621.5 | gmtime | ., mktime, strftime("%F %T")')).toEqual({ ok: true, values: [[2015, 2, 5, 23, 53, 41.5, 4, 63], 1425599621, "2015-03-05 23:53:41"] });
+    expect(run('1425599621 | strftime("%Y-%m-%dT%H:%M:%SZ %a %A %b %B %j %e %I%p %s %%"), (0 | localtime | mktime)')).toEqual({
+      ok: true,
+      values: ["2015-03-05T23:53:41Z Thu Thursday Mar March 064  5 11PM 1425599621 %", 0],
+    });
+    expect(run('"x" | strftime("%Y")')).toEqual({ ok: false, error: "The jq filter failed: strftime/1 requires parsed datetime inputs" });
+  });
+
   it("fails the task on an error nothing catches, with its message", () => {
     expect(jqRunner.run('error("no such customer")', {})).toEqual({ ok: false, error: "The jq filter failed: no such customer" });
     expect(jqRunner.run("error({code: 1})", {})).toEqual({ ok: false, error: 'The jq filter failed: {"code":1} (not a string)' });
