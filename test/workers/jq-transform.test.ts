@@ -29,6 +29,20 @@ describe("JSON_JQ_TRANSFORM through the router", () => {
     expect(await hits("jq-order-ab-3")).toBe(1);
   });
 
+  it("runs jq's try … catch, error and @base64 in the Worker's sandbox, and an uncaught error fails the task with its message", async () => {
+    await register({
+      name: "jq_try_catch",
+      tasks: [
+        jq("parse", '.items | map(try (.qty | tonumber) catch "bad: \\(.)") | {qtys: ., token: ("user:é" | @base64)}', { items: "${workflow.input.items}" }),
+        jq("check", 'if (.qtys | map(numbers) | length) < 2 then error("too few quantities") else "ok" end', { qtys: "${parse.output.result.qtys}" }),
+      ],
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/jq_try_catch/1", { input: { items: [{ qty: "2" }, { qty: "x" }] } });
+    expect(run.status, JSON.stringify(run)).toBe("FAILED");
+    expect(run.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { result: { qtys: [2, 'bad: string ("x") cannot be parsed as a number'], token: "dXNlcjrDqQ==" } } });
+    expect(run.tasks[1]).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("too few quantities") });
+  });
+
   it("a filter that errors or runs forever fails the workflow with the error as reason; nothing after it runs", async () => {
     await register({ name: "jq_endless", tasks: [jq("spin", "last(range(1000000000000))"), httpTask("after", { uri: target("/count/jq-endless-after"), method: "GET" })] });
     const failed = await waitFor(await startWorkflow("jq_endless"), ["FAILED"]);
