@@ -68,6 +68,20 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run('"x" | strftime("%Y")')).toEqual({ ok: false, error: "The jq filter failed: strftime/1 requires parsed datetime inputs" });
   });
 
+  it("destructures arrays and objects after as, in reduce and in foreach", () => {
+    const run = (filter: string, input: JsonObject = { xs: [1, 2] }) => jqRunner.run(filter, input);
+    expect(run(".xs as [$a, $b] | $a + $b")).toEqual({ ok: true, values: [3] });
+    expect(run(". as {xs: [$first]} | $first, (. as {$xs} | $xs), (. as {$xs: [$h]} | [$xs, $h])")).toEqual({ ok: true, values: [1, [1, 2], [[1, 2], 1]] });
+    expect(run(". as {a: {b: [$x, $y, $z]}} | [$x, $y, $z]", { a: { b: [1, 2] } })).toEqual({ ok: true, values: [[1, 2, null]] });
+    expect(run('. as {(.k): $v, "if": $i} | [$v, $i]', { k: "xs", xs: 5, if: 6 })).toEqual({ ok: true, values: [[5, 6]] });
+    expect(run('reduce (.xs | to_entries[]) as {key: $k, value: $v} ({}; .["k\\($k)"] = $v)')).toEqual({ ok: true, values: [{ k0: 1, k1: 2 }] });
+    expect(run("[foreach (.xs[] | [., . * 10]) as [$a, $b] (0; . + $a + $b)]")).toEqual({ ok: true, values: [[11, 33]] });
+    // Only the object's own keys: "constructor" is not Object's.
+    expect(run(". as {constructor: $c, toString: $t} | [$c, $t]", { constructor: 1 })).toEqual({ ok: true, values: [[1, null]] });
+    expect(run(". as [$a] | $a")).toEqual({ ok: false, error: "The jq filter failed: Cannot index object with number" });
+    expect(run(". as [$a | $a")).toEqual({ ok: false, error: expect.stringContaining("expected , or ] in an array pattern") });
+  });
+
   it("fails the task on an error nothing catches, with its message", () => {
     expect(jqRunner.run('error("no such customer")', {})).toEqual({ ok: false, error: "The jq filter failed: no such customer" });
     expect(jqRunner.run("error({code: 1})", {})).toEqual({ ok: false, error: 'The jq filter failed: {"code":1} (not a string)' });
