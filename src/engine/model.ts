@@ -20,7 +20,7 @@ export type JsonObject = { [key: string]: JsonValue };
  * reported from outside. DECISION is Conductor's older SWITCH: its case comes from `caseValueParam` or `caseExpression`.
  * FORK_JOIN_DYNAMIC is a fork whose branches (one task each) its input gives when it runs. DYNAMIC runs one task whose
  * name (a worker's task, or a system task type) its input gives when it is scheduled. START_WORKFLOW starts another
- * workflow on its own (not a child); NOOP does nothing.
+ * workflow on its own (not a child); NOOP does nothing. YIELD (Orkes') waits until a signal or a task update resumes it.
  */
 export const TASK_TYPES = [
   "HTTP",
@@ -42,6 +42,7 @@ export const TASK_TYPES = [
   "DYNAMIC",
   "START_WORKFLOW",
   "NOOP",
+  "YIELD",
 ] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];

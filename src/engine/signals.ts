@@ -2,11 +2,12 @@ import type { TaskExecution, WorkflowExecution } from "./model";
 
 /**
  * The task a signal resolves in `state` (Conductor's `POST /api/tasks/{workflowId}/{status}/signal`): its first WAIT
- * still IN_PROGRESS. When there is none, the signal looks in the children of {@link signalledChildIds}, in order.
- * HUMAN, webhook and worker tasks are never signalled (Conductor OSS's rule): they are completed by reference name.
+ * (Conductor OSS's) or YIELD (Orkes') still IN_PROGRESS. When there is none, the signal looks in the children of
+ * {@link signalledChildIds}, in order. HUMAN, webhook and worker tasks are never signalled (Conductor OSS's rule): they
+ * are completed by reference name.
  */
 export function signalledWait(state: WorkflowExecution): TaskExecution | undefined {
-  return state.tasks.find((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS");
+  return state.tasks.find((task) => (task.taskType === "WAIT" || task.taskType === "YIELD") && task.status === "IN_PROGRESS");
 }
 
 /** Where a signal looks when `state` has no WAIT waiting: the children its running SUB_WORKFLOW tasks run, in task order. */

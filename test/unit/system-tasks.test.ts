@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createExecution, decide, isBlocked, nextDeadline, type Decision } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { signalledWait } from "../../src/engine/signals";
 import { parseWaitDuration, parseWaitUntil } from "../../src/engine/tasks/wait/schedule";
 import { toTaskView, toWorkflowView } from "../../src/engine/view";
 import { env, refusal, registrationErrors } from "./engine-env";
@@ -308,6 +309,27 @@ describe("TERMINATE", () => {
     expect(state.status).toBe("FAILED");
     const optional = started([{ ...terminate({ terminationStatus: "${workflow.input.status}" }), optional: true }, http("after")], { status: "DONE" }).state;
     expect(optional.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["stop:COMPLETED_WITH_ERRORS", "after:IN_PROGRESS"]);
+  });
+});
+
+describe("YIELD", () => {
+  it("waits, untimed, IN_PROGRESS until resumed from outside; a signal takes the first WAIT or YIELD in task order, never a HUMAN", () => {
+    const task = (type: string, ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type, inputParameters: { stage: ref } }) as WorkflowTaskDef;
+    const result = validateWorkflowDef({ name: "yields", version: 1, schemaVersion: 2, tasks: [task("YIELD", "first"), task("YIELD", "second")] });
+    if (!result.ok) throw new Error(result.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; "));
+    const { state, effects } = decide(createExecution({ workflowId: "wf-1", definition: result.value, input: {} }, 1_000), { type: "start" }, env(1_000));
+    expect(state.tasks[0]).toMatchObject({ taskType: "YIELD", status: "IN_PROGRESS", awaitingExternal: true, startTime: 1_000, inputData: { stage: "first" } });
+    expect(effects.filter((effect) => effect.kind === "dispatch")).toEqual([]);
+    expect(nextDeadline(state)).toBeUndefined();
+    expect(isBlocked(state)).toBe(true);
+    expect(decide(state, { type: "tick", liveTaskIds: new Set() }, env(86_400_000)).state.tasks[0]!.status).toBe("IN_PROGRESS");
+    expect(signalledWait(state)?.referenceTaskName).toBe("first");
+    const resumed = complete(state, 0, 5_000, { go: true });
+    expect(resumed.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["first:COMPLETED", "second:IN_PROGRESS"]);
+    expect(resumed.tasks[0]!.outputData).toEqual({ go: true });
+    expect(signalledWait(resumed)?.referenceTaskName).toBe("second");
+    const human = { ...resumed, tasks: resumed.tasks.map((t) => (t.referenceTaskName === "second" ? { ...t, taskType: "HUMAN" as const } : t)) };
+    expect(signalledWait(human)).toBeUndefined();
   });
 });
 

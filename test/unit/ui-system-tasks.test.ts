@@ -27,6 +27,7 @@ describe("the UI and system tasks", () => {
     expect(isCompletableByHand(human("IN_PROGRESS"))).toBe(true);
     expect(isCompletableByHand(human("COMPLETED"))).toBe(false);
     expect(isCompletableByHand(human("SCHEDULED"))).toBe(false);
+    expect(isCompletableByHand({ taskType: "YIELD", status: "IN_PROGRESS", inputData: {}, workflowTask: { type: "YIELD" } })).toBe(true);
   });
 
   it("says in the diagram what each system step does, from its definition", () => {
@@ -48,6 +49,7 @@ describe("the UI and system tasks", () => {
     expect(systemTaskNote(step("START_WORKFLOW", { startWorkflow: { name: "billing", input: {} } }))).toBe("starts billing on its own");
     expect(systemTaskNote(step("START_WORKFLOW", { startWorkflow: "${workflow.input.request}" }))).toBe("starts a workflow on its own");
     expect(systemTaskNote(step("NOOP", {}))).toBe("does nothing");
+    expect(systemTaskNote(step("YIELD", {}))).toBe("waits for a signal");
     expect(systemTaskNote(step("HTTP", { uri: "https://example.com" }))).toBeNull();
   });
 

@@ -34,6 +34,31 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
     expect(await hits("signal-async-after")).toBe(1);
   });
 
+  it("resume Orkes' YIELD as they resume a WAIT, in task order with WAITs; the synchronous execute answers when one is reached; a HUMAN is passed over", async () => {
+    const yieldTask = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "YIELD", inputParameters: { stage: ref } });
+    await register({
+      name: "signal_yield",
+      tasks: [
+        { type: "FORK_JOIN", name: "both", taskReferenceName: "both", forkTasks: [[{ name: "review", taskReferenceName: "review", type: "HUMAN" }], [yieldTask("paused")]] },
+        { type: "JOIN", name: "joined", taskReferenceName: "joined", joinOn: ["paused"] },
+        yieldTask("again"),
+        countTask("after", "signal-yield-after"),
+      ],
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/signal_yield/1?waitForSeconds=5", { input: {} });
+    expect(run.status).toBe("RUNNING");
+    expect(run.tasks.find((task) => task.referenceTaskName === "paused")).toMatchObject({ taskType: "YIELD", status: "IN_PROGRESS", inputData: { stage: "paused" } });
+    // The HUMAN comes first in task order, but a signal never takes a HUMAN.
+    const first = await apiOk<WorkflowJson>("POST", `/api/tasks/${run.workflowId}/COMPLETED/signal/sync`, { go: 1 });
+    expect(statuses(first).sort()).toEqual(["again:IN_PROGRESS", "both:COMPLETED", "joined:COMPLETED", "paused:COMPLETED", "review:IN_PROGRESS"]);
+    expect(first.tasks.find((task) => task.referenceTaskName === "paused")!.outputData).toEqual({ go: 1 });
+    expect((await api("POST", `/api/tasks/${run.workflowId}/COMPLETED/signal`, { go: 2 })).status).toBe(200);
+    await waitFor(run.workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "after" && task.status === "COMPLETED"));
+    expect(await hits("signal-yield-after")).toBe(1);
+    // Only the HUMAN is left, and nothing waits for a signal.
+    expect((await api("POST", `/api/tasks/${run.workflowId}/COMPLETED/signal`, {})).status).toBe(404);
+  });
+
   it("synchronous: answers with the workflow once it waits again (TARGET_WORKFLOW by default), then once it has ended; FAILED fails it", async () => {
     await register({ name: "signal_sync", tasks: [wait("one"), countTask("between", "signal-sync-between"), wait("two")] });
     const workflowId = await startWorkflow("signal_sync");

@@ -50,4 +50,6 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   START_WORKFLOW: validateStartWorkflowTask,
   // Does nothing: nothing of its own to check.
   NOOP: () => [],
+  // Waits to be resumed from outside: nothing of its own to check.
+  YIELD: () => [],
 };

@@ -16,6 +16,7 @@ import { decisionTask, switchTask } from "./switch";
 import { terminateTask } from "./terminate";
 import { waitTask } from "./wait";
 import { waitForWebhookTask } from "./wait-for-webhook";
+import { yieldTask } from "./yield";
 
 /** Task types the engine can run, by type name. */
 const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
@@ -37,6 +38,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   FORK_JOIN_DYNAMIC: forkJoinDynamicTask,
   START_WORKFLOW: startWorkflowTask,
   NOOP: noopTask,
+  YIELD: yieldTask,
 };
 
 /**
