@@ -48,7 +48,7 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('.xs[] | try .x["a"] catch .', { xs: [{ x: 5 }, { x: null }, { x: { a: 1 } }] })).toEqual({ ok: true, values: ['Cannot index number with "a"', null, 1] });
   });
 
-  it("has jq's builtins that jqjs lacked or broke: base64 over UTF-8, scan, test's flags, gsub's flags, ltrimstr, keys_unsorted, repeat, dates", () => {
+  it("has jq's builtins that jqjs lacked or broke: base64 over UTF-8, scan, test's flags, gsub's flags, ltrimstr, keys_unsorted, repeat, strftime, strptime", () => {
     const run = (filter: string, input: JsonObject = {}) => jqRunner.run(filter, input);
     expect(run('.s | @base64 | ., @base64d', { s: "aé€😀" })).toEqual({ ok: true, values: ["YcOp4oKs8J+YgA==", "aé€😀"] });
     expect(run('"YWJj" | @base64d')).toEqual({ ok: true, values: ["abc"] });
@@ -66,6 +66,11 @@ describe("the jq runner (jqjs in QuickJS)", () => {
       values: ["2015-03-05T23:53:41Z Thu Thursday Mar March 064  5 11PM 1425599621 %", 0],
     });
     expect(run('"x" | strftime("%Y")')).toEqual({ ok: false, error: "The jq filter failed: strftime/1 requires parsed datetime inputs" });
+    expect(run('"2015-03-05T23:51:47Z" | strptime("%Y-%m-%dT%H:%M:%SZ") | ., mktime')).toEqual({ ok: true, values: [[2015, 2, 5, 23, 51, 47, 4, 63], 1425599507] });
+    expect(run('"05/Mar/2015:11:51 pm +0100" | strptime("%d/%b/%Y:%I:%M %p %z") | mktime | todate')).toEqual({ ok: true, values: ["2015-03-05T22:51:00Z"] });
+    expect(run('"2015-03-05" | strptime("%F") | mktime')).toEqual({ ok: true, values: [1425513600] });
+    expect(run('"March 5" | strptime("%Y-%m-%d")')).toEqual({ ok: false, error: 'The jq filter failed: date "March 5" does not match format "%Y-%m-%d"' });
+    expect(run('"ab" | [scan("x*")]')).toEqual({ ok: true, values: [["", "", ""]] });
   });
 
   it("destructures arrays and objects after as, in reduce and in foreach", () => {

@@ -1,0 +1,423 @@
+/**
+ * What the jq sandbox adds to jqjs's source, appended to it (see sandbox-source.ts): the pieces of jq that jqjs 1.6.0
+ * lacks (`try`/`catch` and `error`, destructuring, `strftime` and other builtins) and replacements for builtins it
+ * gets wrong. Plain JavaScript run by QuickJS after jqjs's own code, so jqjs's names are in scope: `functions`,
+ * `formats`, `ParseNode`, `parse`, `sub`, `nameType`, `makeFlagString`, `KEYWORDS`, `describeLocation` and
+ * `defineShorthandFunction`. The parser's own changes (the `try` keyword, patterns after `as`) are text fixes there.
+ * Dates are UTC: the sandbox has no time zone.
+ */
+export const JQ_SANDBOX_ADDITIONS = String.raw`
+// --- Errors: jq's error values, and what try/catch and ? may catch ---
+
+class JqError extends Error {
+    constructor(value) {
+        super(typeof value == 'string' ? value : JSON.stringify(value) + ' (not a string)')
+        this.value = value
+    }
+}
+
+// The message a jq error carries: the value given to error, jqjs's own message (it throws strings), or a JavaScript
+// error's. QuickJS's InternalError (the budget's interrupt, out of memory, stack overflow) is never caught: it must
+// end the run.
+function caughtJqError(e) {
+    if (e instanceof JqError) return e.value
+    if (typeof e == 'string') return e
+    if (e instanceof Error && e.name != 'InternalError') return e.message
+    throw e
+}
+
+class TryNode extends ParseNode {
+    constructor(body, handler) {
+        super()
+        this.body = body
+        this.handler = handler
+    }
+    * apply(input, conf) {
+        let caught
+        try {
+            for (let o of this.body.apply(input, conf))
+                yield o
+            return
+        } catch (e) {
+            caught = caughtJqError(e)
+        }
+        if (this.handler) yield* this.handler.apply(caught, conf)
+    }
+    * paths(input, conf) {
+        try {
+            yield* this.body.paths(input, conf)
+        } catch (e) {
+            caughtJqError(e)
+        }
+    }
+    toString() {
+        return 'try ' + this.body + (this.handler ? ' catch ' + this.handler : '')
+    }
+}
+
+// --- Destructuring: E as [$a, {b: $c, $d, (expr): $e}] | ..., in reduce and foreach too ---
+// A pattern is a variable's name, {kind: 'array', items} or {kind: 'object', entries: [{key | keyNode, name?, sub?}]}.
+
+function __parsePattern(tokens, i) {
+    const t = tokens[i]
+    if (t && t.type == 'variable')
+        return {pattern: t.name, i: i + 1}
+    if (t && t.type == 'left-square') {
+        const items = []
+        i++
+        for (;;) {
+            const r = __parsePattern(tokens, i)
+            items.push(r.pattern)
+            i = r.i
+            if (tokens[i] && tokens[i].type == 'comma') { i++; continue }
+            if (tokens[i] && tokens[i].type == 'right-square') return {pattern: {kind: 'array', items}, i: i + 1}
+            throw 'expected , or ] in an array pattern at ' + describeLocation(tokens[i])
+        }
+    }
+    if (t && t.type == 'left-brace') {
+        const entries = []
+        i++
+        for (;;) {
+            const k = tokens[i]
+            let entry
+            if (k && k.type == 'variable') {
+                entry = {key: k.name, name: k.name}
+                i++
+            } else if (k && (k.type == 'identifier' || k.type == 'quote' || KEYWORDS.includes(k.type))) {
+                entry = {key: k.value}
+                i++
+            } else if (k && k.type == 'left-paren') {
+                const r = parse(tokens, i + 1, ['right-paren'])
+                entry = {keyNode: r.node}
+                i = r.i + 1
+            } else
+                throw 'expected a key in an object pattern at ' + describeLocation(k)
+            if (tokens[i] && tokens[i].type == 'colon') {
+                const r = __parsePattern(tokens, i + 1)
+                entry.sub = r.pattern
+                i = r.i
+            } else if (entry.name === undefined)
+                throw 'expected : after a key in an object pattern at ' + describeLocation(tokens[i])
+            entries.push(entry)
+            if (tokens[i] && tokens[i].type == 'comma') { i++; continue }
+            if (tokens[i] && tokens[i].type == 'right-brace') return {pattern: {kind: 'object', entries}, i: i + 1}
+            throw 'expected , or } in an object pattern at ' + describeLocation(tokens[i])
+        }
+    }
+    throw 'expected a variable name or a pattern after as at ' + describeLocation(t)
+}
+
+// Binds pattern's variables to the parts of value, yielding once per binding (a key expression may give several).
+function* __bind(pattern, value, conf) {
+    if (typeof pattern == 'string') {
+        conf.variables[pattern] = value
+        return yield
+    }
+    if (pattern.kind == 'array') {
+        if (value !== null && !Array.isArray(value))
+            throw 'Cannot index ' + nameType(value) + ' with number'
+        yield* __bindEach(pattern.items.map((p, n) => [p, value === null || value[n] === undefined ? null : value[n]]), 0, conf)
+        return
+    }
+    if (value !== null && nameType(value) != 'object')
+        throw 'Cannot index ' + nameType(value) + ' with a key of an object pattern'
+    yield* __bindEntries(pattern.entries, 0, value, conf)
+}
+
+function* __bindEach(pairs, n, conf) {
+    if (n == pairs.length)
+        return yield
+    for (const _ of __bind(pairs[n][0], pairs[n][1], conf))
+        yield* __bindEach(pairs, n + 1, conf)
+}
+
+function* __bindEntries(entries, n, value, conf) {
+    if (n == entries.length)
+        return yield
+    const entry = entries[n]
+    for (const key of entry.keyNode ? entry.keyNode.apply(value, conf) : [entry.key]) {
+        if (typeof key != 'string')
+            throw 'Cannot index object with ' + nameType(key)
+        // Own keys only: "constructor" is not Object's.
+        const field = value !== null && Object.hasOwn(value, key) ? value[key] : null
+        if (entry.name !== undefined)
+            conf.variables[entry.name] = field
+        if (entry.sub === undefined)
+            yield* __bindEntries(entries, n + 1, value, conf)
+        else
+            for (const _ of __bind(entry.sub, field, conf))
+                yield* __bindEntries(entries, n + 1, value, conf)
+    }
+}
+
+function __unbind(pattern, conf) {
+    if (typeof pattern == 'string')
+        delete conf.variables[pattern]
+    else if (pattern.kind == 'array')
+        pattern.items.forEach(p => __unbind(p, conf))
+    else
+        pattern.entries.forEach(e => {
+            if (e.name !== undefined) delete conf.variables[e.name]
+            if (e.sub !== undefined) __unbind(e.sub, conf)
+        })
+}
+
+// --- UTF-8 and base64 (QuickJS has neither TextEncoder nor btoa) ---
+
+function __utf8Bytes(text) {
+    const bytes = []
+    for (const ch of text) {
+        const c = ch.codePointAt(0)
+        if (c < 0x80) bytes.push(c)
+        else if (c < 0x800) bytes.push(0xc0 | c >> 6, 0x80 | c & 63)
+        else if (c < 0x10000) bytes.push(0xe0 | c >> 12, 0x80 | c >> 6 & 63, 0x80 | c & 63)
+        else bytes.push(0xf0 | c >> 18, 0x80 | c >> 12 & 63, 0x80 | c >> 6 & 63, 0x80 | c & 63)
+    }
+    return bytes
+}
+
+// Bytes that are not UTF-8 become U+FFFD, as jq's @base64d makes them.
+function __utf8Text(bytes) {
+    let text = ''
+    for (let i = 0; i < bytes.length;) {
+        const b = bytes[i]
+        const extra = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : b >= 0xc0 ? 1 : 0
+        let c = extra == 0 ? b : b & (0x3f >> extra)
+        let valid = extra > 0 || b < 0x80
+        for (let k = 1; k <= extra && valid; k++) {
+            const next = bytes[i + k]
+            if (next === undefined || (next & 0xc0) != 0x80) valid = false
+            else c = c << 6 | next & 63
+        }
+        text += valid ? String.fromCodePoint(c) : '\ufffd'
+        i += valid ? extra + 1 : 1
+    }
+    return text
+}
+
+const __BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
+
+formats.base64 = function(v) {
+    if (typeof v != 'string')
+        v = prettyPrint(v, '', '', '')
+    const bytes = __utf8Bytes(v)
+    let out = ''
+    for (let i = 0; i < bytes.length; i += 3) {
+        const n = bytes[i] << 16 | (bytes[i + 1] ?? 0) << 8 | (bytes[i + 2] ?? 0)
+        out += __BASE64[n >> 18 & 63] + __BASE64[n >> 12 & 63] + (i + 1 < bytes.length ? __BASE64[n >> 6 & 63] : '=') + (i + 2 < bytes.length ? __BASE64[n & 63] : '=')
+    }
+    return out
+}
+
+formats.base64d = function(v) {
+    if (typeof v != 'string')
+        throw 'can only base64-decode strings'
+    const bytes = []
+    let bits = 0, value = 0
+    for (const ch of v.replace(/=+$/, '')) {
+        const digit = __BASE64.indexOf(ch)
+        if (digit < 0)
+            throw v + ' is not valid base64 data'
+        value = value << 6 | digit
+        bits += 6
+        if (bits >= 8) {
+            bits -= 8
+            bytes.push(value >> bits & 255)
+        }
+    }
+    return __utf8Text(bytes)
+}
+
+// --- Dates (UTC): jq's broken-down time is [year, month 0-11, day, hours, minutes, seconds, weekday, day of year] ---
+
+const __DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday']
+const __MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+
+function __brokenDown(seconds) {
+    const d = new Date(Math.floor(seconds) * 1000)
+    if (isNaN(d.getTime()))
+        throw 'gmtime() requires a valid time'
+    const yday = Math.floor((d.getTime() - Date.UTC(d.getUTCFullYear(), 0, 1)) / 86400000)
+    return [d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds() + (seconds - Math.floor(seconds)), d.getUTCDay(), yday]
+}
+
+function __secondsOf(time, what) {
+    if (typeof time == 'number') return time
+    if (Array.isArray(time) && time.length >= 6 && time.slice(0, 6).every(x => typeof x == 'number'))
+        return Date.UTC(time[0], time[1], time[2], time[3], time[4], Math.floor(time[5])) / 1000
+    throw what + ' requires parsed datetime inputs'
+}
+
+function __strftime(input, format) {
+    const t = __secondsOf(input, 'strftime/1')
+    const d = new Date(Math.floor(t) * 1000)
+    if (isNaN(d.getTime()))
+        throw 'strftime/1 requires a valid time'
+    const pad = (n, w = 2, c = '0') => String(n).padStart(w, c)
+    const fields = {
+        Y: () => String(d.getUTCFullYear()), C: () => pad(Math.floor(d.getUTCFullYear() / 100)), y: () => pad(d.getUTCFullYear() % 100),
+        m: () => pad(d.getUTCMonth() + 1), d: () => pad(d.getUTCDate()), e: () => pad(d.getUTCDate(), 2, ' '),
+        H: () => pad(d.getUTCHours()), I: () => pad((d.getUTCHours() + 11) % 12 + 1), M: () => pad(d.getUTCMinutes()), S: () => pad(d.getUTCSeconds()),
+        p: () => d.getUTCHours() < 12 ? 'AM' : 'PM', j: () => pad(__brokenDown(t)[7] + 1, 3),
+        a: () => __DAYS[d.getUTCDay()].slice(0, 3), A: () => __DAYS[d.getUTCDay()],
+        b: () => __MONTHS[d.getUTCMonth()].slice(0, 3), h: () => __MONTHS[d.getUTCMonth()].slice(0, 3), B: () => __MONTHS[d.getUTCMonth()],
+        u: () => String(d.getUTCDay() || 7), w: () => String(d.getUTCDay()), s: () => String(Math.floor(t)), Z: () => 'UTC', z: () => '+0000',
+        F: () => fields.Y() + '-' + fields.m() + '-' + fields.d(), T: () => fields.H() + ':' + fields.M() + ':' + fields.S(),
+        D: () => fields.m() + '/' + fields.d() + '/' + fields.y(), R: () => fields.H() + ':' + fields.M(),
+        c: () => fields.a() + ' ' + fields.b() + ' ' + fields.e() + ' ' + fields.T() + ' ' + fields.Y(), n: () => '\n', t: () => '\t', '%': () => '%',
+    }
+    return format.replace(/%(.)/g, (whole, spec) => {
+        if (!Object.hasOwn(fields, spec))
+            throw 'strftime/1: unsupported conversion %' + spec
+        return fields[spec]()
+    })
+}
+
+// The conversions strptime reads, each as a pattern and what it sets of {year, month, day, hours, minutes, seconds}.
+const __STRPTIME = {
+    Y: ['([+-]?\\d{1,4})', (f, v) => { f.year = +v }], m: ['(\\d{1,2})', (f, v) => { f.month = +v - 1 }],
+    d: ['(\\d{1,2})', (f, v) => { f.day = +v }], e: ['\\s?(\\d{1,2})', (f, v) => { f.day = +v }],
+    H: ['(\\d{1,2})', (f, v) => { f.hours = +v }], M: ['(\\d{1,2})', (f, v) => { f.minutes = +v }],
+    S: ['(\\d{1,2})', (f, v) => { f.seconds = +v }], y: ['(\\d{2})', (f, v) => { f.year = +v < 69 ? 2000 + +v : 1900 + +v }],
+    j: ['(\\d{1,3})', (f, v) => { f.yday = +v - 1 }], s: ['([+-]?\\d+)', (f, v) => { f.epoch = +v }],
+    b: ['([A-Za-z]{3,9})', (f, v) => { f.month = __MONTHS.findIndex(m => m.toLowerCase().startsWith(v.slice(0, 3).toLowerCase())) }],
+    a: ['([A-Za-z]{3,9})', () => {}], Z: ['([A-Za-z]+)', () => {}], z: ['([+-]\\d{2}:?\\d{2}|Z)', (f, v) => { f.offset = v }],
+    p: ['([AaPp][Mm])', (f, v) => { f.pm = v.toLowerCase() == 'pm' }], I: ['(\\d{1,2})', (f, v) => { f.hours12 = +v }],
+}
+for (const [alias, spec] of [['B', 'b'], ['h', 'b'], ['A', 'a']]) __STRPTIME[alias] = __STRPTIME[spec]
+
+function __strptime(input, format) {
+    if (typeof input != 'string')
+        throw 'strptime/1 requires string inputs and arguments'
+    const expanded = format.replace(/%([FTDR])/g, (whole, spec) => ({F: '%Y-%m-%d', T: '%H:%M:%S', D: '%m/%d/%y', R: '%H:%M'})[spec])
+    const setters = []
+    let pattern = '^'
+    for (let i = 0; i < expanded.length; i++) {
+        const c = expanded[i]
+        if (c == '%') {
+            const spec = expanded[++i]
+            if (spec == '%') { pattern += '%'; continue }
+            if (spec == 'n' || spec == 't') { pattern += '\\s+'; continue }
+            if (!Object.hasOwn(__STRPTIME, spec))
+                throw 'strptime/1: unsupported conversion %' + spec
+            pattern += __STRPTIME[spec][0]
+            setters.push(__STRPTIME[spec][1])
+        } else if (/\s/.test(c)) pattern += '\\s*'
+        else pattern += c.replace(/[.*+?^$(){}|[\]\\]/g, '\\$&')
+    }
+    const match = new RegExp(pattern + '$').exec(input)
+    if (!match)
+        throw 'date "' + input + '" does not match format "' + format + '"'
+    const f = {year: 1900, month: 0, day: 1, hours: 0, minutes: 0, seconds: 0}
+    setters.forEach((set, n) => set(f, match[n + 1]))
+    if (f.month < 0)
+        throw 'date "' + input + '" does not match format "' + format + '"'
+    if (f.hours12 !== undefined) f.hours = f.hours12 % 12 + (f.pm ? 12 : 0)
+    else if (f.pm !== undefined && f.pm && f.hours < 12) f.hours += 12
+    let ms = f.epoch !== undefined ? f.epoch * 1000
+        : f.yday !== undefined ? Date.UTC(f.year, 0, 1 + f.yday, f.hours, f.minutes, f.seconds)
+        : Date.UTC(f.year, f.month, f.day, f.hours, f.minutes, f.seconds)
+    if (f.offset !== undefined && f.offset != 'Z') {
+        const sign = f.offset[0] == '-' ? -1 : 1
+        const digits = f.offset.slice(1).replace(':', '')
+        ms -= sign * (+digits.slice(0, 2) * 60 + +digits.slice(2)) * 60000
+    }
+    return __brokenDown(ms / 1000)
+}
+
+// --- Builtins: jq's, missing from jqjs or wrong there ---
+
+Object.assign(functions, {
+    'error/0': function*(input) {
+        throw new JqError(input)
+    },
+    'error/1': Object.assign(function*(input, conf, args) {
+        for (let message of args[0].apply(input, conf))
+            throw new JqError(message)
+    }, {params: [{mode: 'defer'}]}),
+    // jqjs parsed with parseFloat: "x" gave null and "12abc" 12.
+    'tonumber/0': function*(input) {
+        if (typeof input == 'number')
+            return yield input
+        if (typeof input == 'string' && /^\s*-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(input))
+            return yield Number(input)
+        throw nameType(input) + ' (' + JSON.stringify(input) + ') cannot be parsed as a number'
+    },
+    // jq gives anything but a string back unchanged; jqjs raised an error.
+    'ltrimstr/1': Object.assign(function*(input, conf, args) {
+        for (let s of args[0].apply(input, conf))
+            yield typeof input == 'string' && typeof s == 'string' && input.startsWith(s) ? input.slice(s.length) : input
+    }, {params: [{label: 'prefix'}]}),
+    'rtrimstr/1': Object.assign(function*(input, conf, args) {
+        for (let s of args[0].apply(input, conf))
+            yield typeof input == 'string' && typeof s == 'string' && s.length > 0 && input.endsWith(s) ? input.slice(0, -s.length) : input
+    }, {params: [{label: 'suffix'}]}),
+    // jqjs took the regex as the flags.
+    'test/2': Object.assign(function*(input, conf, args) {
+        for (let flags of args[1].apply(input, conf))
+            for (let regexp of args[0].apply(input, conf))
+                yield new RegExp(regexp, makeFlagString(flags || '')).test(input)
+    }, {params: [{label: 'regex'}, {label: 'flags'}]}),
+    // jqjs logged each match to a console the sandbox does not have, and called a missing String.gsub for "g".
+    'scan/2': Object.assign(function*(input, conf, args) {
+        for (let re of args[0].apply(input, conf)) {
+            for (let flags of args[1].apply(input, conf)) {
+                let regexp = new RegExp(re, makeFlagString((flags || '').replace(/g/g, '')) + 'g')
+                let match
+                while (null !== (match = regexp.exec(input))) {
+                    yield match.length > 1 ? match.slice(1) : match[0]
+                    if (match[0] === '') regexp.lastIndex++
+                }
+            }
+        }
+    }, {params: [{label: 'regex'}, {label: 'flags'}]}),
+    // gsub replaces every match whatever its flags; with "i", jqjs replaced the first only.
+    'gsub/3': Object.assign(function*(input, conf, args) {
+        let flags = args[2].apply(input, conf).next().value || ''
+        if (!flags.includes('g')) flags += 'g'
+        yield* sub(input, conf, args[0], args[1], flags)
+    }, {params: [{label: 'regex'}, {label: 'tostring'}, {label: 'flags'}]}),
+    'keys_unsorted/0': function*(input) {
+        if (nameType(input) != 'object' && nameType(input) != 'array')
+            throw nameType(input) + ' has no keys'
+        yield Array.isArray(input) ? input.map((_, i) => i) : Object.keys(input)
+    },
+    'utf8bytelength/0': function*(input) {
+        if (typeof input != 'string')
+            throw nameType(input) + ' only strings have UTF-8 byte length'
+        yield __utf8Bytes(input).length
+    },
+    'toarray/0': function*(input) {
+        yield Array.isArray(input) ? input : [input]
+    },
+    'gmtime/0': function*(input) {
+        if (typeof input != 'number')
+            throw 'gmtime() requires a number'
+        yield __brokenDown(input)
+    },
+    'mktime/0': function*(input) {
+        if (!Array.isArray(input))
+            throw 'mktime requires array of 6 numbers'
+        yield Math.floor(__secondsOf(input, 'mktime'))
+    },
+    'strftime/1': Object.assign(function*(input, conf, args) {
+        for (let format of args[0].apply(input, conf)) {
+            if (typeof format != 'string')
+                throw 'strftime/1 requires a string format'
+            yield __strftime(input, format)
+        }
+    }, {params: [{label: 'format'}]}),
+    'strptime/1': Object.assign(function*(input, conf, args) {
+        for (let format of args[0].apply(input, conf)) {
+            if (typeof format != 'string')
+                throw 'strptime/1 requires string inputs and arguments'
+            yield __strptime(input, format)
+        }
+    }, {params: [{label: 'format'}]}),
+})
+
+defineShorthandFunction('repeat', 'f', 'def _repeat: ., (f | _repeat); _repeat')
+defineShorthandFunction('leaf_paths', [], 'paths(scalars)')
+defineShorthandFunction('localtime', [], 'gmtime')
+defineShorthandFunction('strflocaltime', 'f', 'strftime(f)')
+`;
