@@ -17,7 +17,7 @@ const FIXES: readonly SourceFix[] = [
   {
     why: "the module's exports become a global: QuickJS runs it as a classic script, and the sandbox calls it by name",
     find: "export { compile, prettyPrint, compileNode, formats }\nexport default jq",
-    replace: `${JQ_SANDBOX_ADDITIONS}\nglobalThis.__jqjs = jq`,
+    replace: "globalThis.__jqjs = jq",
   },
   {
     // jq's `a // b` gives a's values that are neither null nor false, or b's when there are none (an error in a
@@ -112,7 +112,10 @@ const FIXES: readonly SourceFix[] = [
   },
 ];
 
-/** jqjs's source (`@michaelhomer/jqjs/jq.js`) made the sandbox's script: see {@link FIXES}. Throws when a fix does not apply. */
+/**
+ * jqjs's source (`@michaelhomer/jqjs/jq.js`) made the sandbox's script: see {@link FIXES}, then {@link JQ_SANDBOX_ADDITIONS}.
+ * Throws when a fix does not apply.
+ */
 export function jqSandboxSource(jqjs: string): string {
   let source = jqjs;
   for (const fix of FIXES) {
@@ -120,5 +123,6 @@ export function jqSandboxSource(jqjs: string): string {
     if (at < 0 || source.indexOf(fix.find, at + 1) >= 0) throw new Error(`jqjs's source has changed: the fix "${fix.why}" does not apply once`);
     source = source.slice(0, at) + fix.replace + source.slice(at + fix.find.length);
   }
-  return source;
+  // After the fixes, so that no fix can find its text in the additions; they run before any filter is compiled.
+  return `${source}\n${JQ_SANDBOX_ADDITIONS}`;
 }
