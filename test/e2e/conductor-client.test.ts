@@ -681,6 +681,21 @@ describe("the official Conductor TypeScript client", () => {
     expect(taskOf(done, "second")!.outputData).toEqual({ taskOutput: { approved: false } });
   });
 
+  it("signal resumes an Orkes YIELD (a type this client has no builder for), and the synchronous execute stops at one", async () => {
+    const name = `client_yield_${suffix}`;
+    // The client's WorkflowTask type does not list YIELD; the definition is sent as JSON all the same.
+    const yieldTask = { name: "paused", taskReferenceName: "paused", type: "YIELD", inputParameters: { stage: "${workflow.input.stage}" } } as unknown as Parameters<ConductorWorkflow["add"]>[0];
+    const flow = new ConductorWorkflow(executor, name).add(yieldTask).add(waitTaskDuration("after", "1h"));
+    await flow.register(true);
+    const run = await executor.executeWorkflow({ name, version: 1, input: { stage: "review" } }, name, 1, `client-yield-${suffix}`);
+    expect(run).toMatchObject({ status: "RUNNING" });
+    expect(taskOf(run, "paused")).toMatchObject({ taskType: "YIELD", status: "IN_PROGRESS", inputData: { stage: "review" } });
+    const answer = await executor.signal(run.workflowId!, TaskResultStatusEnum.COMPLETED, { go: true });
+    expect(answer.targetWorkflowStatus).toBe("RUNNING");
+    expect(taskOf(await executor.getWorkflow(run.workflowId!, true), "paused")).toMatchObject({ status: "COMPLETED", outputData: { taskOutput: { go: true } } });
+    await executor.terminate(run.workflowId!, "done");
+  });
+
   it("answers the task endpoint it does not serve (search) with a clear error; poll data of a task no worker polled is empty", async () => {
     expect(await sdkError(tasks.search(0, 10, "", "*", ""))).toMatch(/^Failed to search tasks: GET \/api\/tasks\/search is a Conductor endpoint this service does not support yet: task search/);
     expect(await tasks.getTaskPollData(`client_never_polled_${suffix}`)).toEqual([]);
