@@ -9,6 +9,13 @@ type StoredHeader = Omit<WorkflowExecution, "tasks" | "definition" | "variables"
 /** How many log lines a task keeps: its latest ones (Conductor keeps all, in its index; here they share the execution's storage). */
 export const TASK_LOG_LINES_KEPT = 1000;
 
+/**
+ * How many log lines an execution keeps, all its tasks together: its latest ones. With lines of up to 8 KiB, at most
+ * about 160 MiB, so that workers logging without end (a loop of many iterations, each logging its most) cannot fill
+ * the object's storage, after which not even the workflow's state could be written.
+ */
+export const EXECUTION_LOG_LINES_KEPT = 20_000;
+
 /** A task's log line (Conductor's `TaskExecLog`), as stored and answered. */
 export interface TaskLogLine {
   log: string;
@@ -100,10 +107,11 @@ export class ExecutionStore {
   }
 
   /**
-   * Appends `lines` to task `taskId`'s log, in order, keeping only its latest `keep` lines (the oldest go). Only for a
-   * task of the stored execution: the log goes with the task (see {@link save}) and with the object's storage.
+   * Appends `lines` to task `taskId`'s log, in order, keeping only its latest `keep` lines and the execution's latest
+   * `keepInAll` (the oldest go). Only for a task of the stored execution: the log goes with the task (see {@link save})
+   * and with the object's storage.
    */
-  appendTaskLog(taskId: string, lines: ReadonlyArray<{ log: string; createdTime: number }>, keep: number): void {
+  appendTaskLog(taskId: string, lines: ReadonlyArray<{ log: string; createdTime: number }>, keep: number, keepInAll: number): void {
     if (!this.#hasLogTable) {
       // A new row's id (the row id) is one more than the largest present: ordered by it, a task's lines read as appended.
       this.#sql.exec(`CREATE TABLE IF NOT EXISTS task_logs (id INTEGER PRIMARY KEY, task_id TEXT NOT NULL, created_time INTEGER NOT NULL, log TEXT NOT NULL)`);
@@ -120,6 +128,11 @@ export class ExecutionStore {
       taskId,
       keep,
     );
+    // Ids only grow, so the span of ids bounds the count: the offset scan runs only when the cap may be passed.
+    const span = this.#sql.exec<{ span: number | null }>(`SELECT MAX(id) - MIN(id) + 1 AS span FROM task_logs`).one().span ?? 0;
+    if (span > keepInAll) {
+      this.#sql.exec(`DELETE FROM task_logs WHERE id <= (SELECT id FROM task_logs ORDER BY id DESC LIMIT 1 OFFSET ?)`, keepInAll);
+    }
   }
 
   /** Task `taskId`'s log lines, oldest first. */

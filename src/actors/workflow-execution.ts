@@ -54,7 +54,7 @@ import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { startFailureWorkflow } from "./dispatch/failure-workflow";
 import { indexRow, indexSignature } from "./execution-index";
 import { expectIndexWritten, indexShardFor, indexWriterAt } from "./index-writer";
-import { ExecutionStore, TASK_LOG_LINES_KEPT, type TaskLogLine } from "./execution-store";
+import { EXECUTION_LOG_LINES_KEPT, ExecutionStore, TASK_LOG_LINES_KEPT, type TaskLogLine } from "./execution-store";
 import { redactSecretValues, secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt } from "./task-queue";
@@ -1621,14 +1621,15 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Stores log lines of task `taskId` (which this execution holds), masked of `secrets` (the values its worker was
-   * handed) and cut to MAX_TASK_LOG_BYTES, each `createdTime` now unless given; the task keeps its latest {@link TASK_LOG_LINES_KEPT}. Synchronous:
-   * written in the caller's transaction, before it answers.
+   * handed) and cut to MAX_TASK_LOG_BYTES, each `createdTime` now unless given; the task keeps its latest
+   * {@link TASK_LOG_LINES_KEPT}, the execution its latest {@link EXECUTION_LOG_LINES_KEPT}. Synchronous: written in the
+   * caller's transaction, before it answers.
    */
   #appendTaskLog(taskId: string, logs: readonly TaskLogInput[], secrets: readonly string[]): void {
     const now = Date.now();
     // Masked before it is cut: a cut through a secret's value would leave the part before it unmasked.
     const lines = logs.map((line) => ({ log: cutToBytes(secrets.length > 0 ? redactSecretValues(line.log, secrets) : line.log, MAX_TASK_LOG_BYTES), createdTime: line.createdTime ?? now }));
-    this.#store.appendTaskLog(taskId, lines, TASK_LOG_LINES_KEPT);
+    this.#store.appendTaskLog(taskId, lines, TASK_LOG_LINES_KEPT, EXECUTION_LOG_LINES_KEPT);
   }
 
   /** The values of the secrets `task`'s input names, those that exist (none for a rerun's literal input). */

@@ -272,6 +272,39 @@ describe("task logs", () => {
     expect(rows).toBe(0);
   });
 
+  it("keeps an execution's latest 20,000 lines across its tasks: the oldest go, whichever task they belong to", async () => {
+    const refs = Array.from({ length: 21 }, (_, index) => `w${index}`);
+    await register({
+      name: "tl_execution_cap",
+      tasks: [
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", inputParameters: {}, forkTasks: refs.map((ref) => [wait(ref)]) },
+        { name: "join", taskReferenceName: "join", type: "JOIN", inputParameters: {}, joinOn: refs },
+      ],
+    });
+    const workflowId = await startWorkflow("tl_execution_cap");
+    const waiting = await waitFor(workflowId, (workflow) => refs.every((ref) => workflow.tasks.some((task) => task.referenceTaskName === ref && task.status === "IN_PROGRESS")));
+    const taskOf = (ref: string) => waiting.tasks.find((task) => task.referenceTaskName === ref)!;
+    // Tasks are read by id once their execution is searchable.
+    await waitForIndexRow(workflowId, "RUNNING");
+    // 21 tasks of 1,000 lines each, in order: 21,000 in all.
+    for (const ref of refs) {
+      const lines = Array.from({ length: 1_000 }, (_, index) => ({ log: `${ref} line ${index}` }));
+      expect((await api("POST", "/api/tasks", taskResult(taskOf(ref), "IN_PROGRESS", { logs: lines }))).status).toBe(200);
+    }
+    expect(await logsOf(taskOf("w0").taskId)).toEqual([]);
+    const second = await logsOf(taskOf("w1").taskId);
+    expect(second).toHaveLength(1_000);
+    expect(second[0]!.log).toBe("w1 line 0");
+    expect((await logsOf(taskOf("w20").taskId)).at(-1)!.log).toBe("w20 line 999");
+    // One more line (for a task under its own cap) pushes out the execution's oldest, w1's first.
+    expect((await postLog(taskOf("w0").taskId, JSON.stringify("w0 late line"))).status).toBe(200);
+    expect((await logsOf(taskOf("w0").taskId)).map((line) => line.log)).toEqual(["w0 late line"]);
+    expect((await logsOf(taskOf("w1").taskId))[0]!.log).toBe("w1 line 1");
+    const rows = await runInDurableObject(executionStub(env, workflowId), (_instance, state) => state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM task_logs`).one().n);
+    expect(rows).toBe(20_000);
+    await apiOk("DELETE", `/api/workflow/${workflowId}`);
+  });
+
   it("an execution stored without the log table takes lines; logs survive an eviction", async () => {
     await register({ name: "tl_evict", tasks: [wait("hold")] });
     const workflowId = await startWorkflow("tl_evict");
