@@ -48,6 +48,7 @@ import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window
 import { MAX_TASK_LOG_BYTES } from "../worker/schemas";
 import { executionStub } from "../worker/executions";
 import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules";
+import { dispatchEvent } from "./dispatch/event";
 import { dispatchHttp } from "./dispatch/http";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
@@ -1733,6 +1734,9 @@ export class WorkflowExecution extends DurableObject<Env> {
       case "START_WORKFLOW":
         // The stored (masked) input too: the started workflow's input is stored and shown as its own.
         return dispatchStartWorkflow(this.env, execution, task, task.inputData);
+      case "EVENT":
+        // The stored (masked) input: the payload is stored and shown as the task's output.
+        return dispatchEvent({ env: this.env, scripts: loadScriptRunner }, execution, task, definition);
       default:
         return failed(`Task type ${task.taskType} has no dispatcher`);
     }

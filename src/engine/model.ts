@@ -21,6 +21,7 @@ export type JsonObject = { [key: string]: JsonValue };
  * FORK_JOIN_DYNAMIC is a fork whose branches (one task each) its input gives when it runs. DYNAMIC runs one task whose
  * name (a worker's task, or a system task type) its input gives when it is scheduled. START_WORKFLOW starts another
  * workflow on its own (not a child); NOOP does nothing. YIELD (Orkes') waits until a signal or a task update resumes it.
+ * EVENT publishes a Conductor internal event (its `sink`), which event handlers act on.
  */
 export const TASK_TYPES = [
   "HTTP",
@@ -43,6 +44,7 @@ export const TASK_TYPES = [
   "START_WORKFLOW",
   "NOOP",
   "YIELD",
+  "EVENT",
 ] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
@@ -170,6 +172,8 @@ export interface WorkflowTaskDef {
   dynamicForkTasksInputParamName?: string;
   /** DYNAMIC: the input parameter naming the task to run: a worker's task, or a system task type such as HTTP (Conductor's). */
   dynamicTaskNameParam?: string;
+  /** EVENT: where it publishes, `conductor` or `conductor:<queue>` (Conductor's), resolved with its input. */
+  sink?: string;
   /**
    * The task definition this task follows: given inline, or the one registered under its name, copied in
    * when an execution starts (as Conductor does), so later changes to the registered one do not alter it.

@@ -4,6 +4,7 @@ import { serviceConfig } from "./config";
 import { ApiError, responseForError } from "./http/errors";
 import { isPreflight, preflightResponse, withResponseHeaders } from "./http/headers";
 import { registerBulkWorkflowRoutes } from "./routes/bulk";
+import { registerEventRoutes } from "./routes/events";
 import { registerMetadataRoutes } from "./routes/metadata";
 import { registerScheduleRoutes } from "./routes/schedules";
 import { registerSecretRoutes } from "./routes/secrets";
@@ -31,6 +32,7 @@ registerWorkflowNameRoutes(router);
 // Before the 501s: those of task queues and reading a task by id would take a poll and queue sizes.
 registerWorkerRoutes(router);
 registerUnsupportedRoutes(router);
+registerEventRoutes(router);
 registerMetadataRoutes(router);
 registerTaskDefRoutes(router);
 // Before the single-id routes: their `:workflowId` would take "bulk".

@@ -17,7 +17,7 @@ const jsonObject = v.custom<JsonObject>(isPlainObject, "must be a JSON object");
  * A request body of named fields: a JSON object first, since valibot's `v.object` alone takes an array (its
  * missing fields then read as absent, and `[…]` would act as `{}`).
  */
-function requestObject<const E extends v.ObjectEntries>(entries: E) {
+export function requestObject<const E extends v.ObjectEntries>(entries: E) {
   const fields = v.object(entries);
   return v.pipe(v.custom<v.InferInput<typeof fields>>(isPlainObject, "must be a JSON object"), fields);
 }
@@ -27,7 +27,7 @@ function requestObject<const E extends v.ObjectEntries>(entries: E) {
  * nested value overflows the stack wherever it is copied, stored or walked, which would answer 500.
  * Finite: expressions would see Infinity where the stored (and shown) value is null.
  */
-const jsonData = v.pipe(
+export const jsonData = v.pipe(
   jsonObject,
   v.check((value: JsonObject) => !exceedsJsonDepth(value), `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`),
   v.check((value: JsonObject) => !holdsNonFiniteNumber(value), NON_FINITE_MESSAGE),

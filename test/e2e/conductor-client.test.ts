@@ -17,6 +17,7 @@ import {
   TaskHandler,
   TaskManager,
   TaskResultStatusEnum,
+  conductorEventTask,
   doWhileTask,
   dynamicForkTask,
   dynamicTask,
@@ -694,6 +695,39 @@ describe("the official Conductor TypeScript client", () => {
     expect(answer.targetWorkflowStatus).toBe("RUNNING");
     expect(taskOf(await executor.getWorkflow(run.workflowId!, true), "paused")).toMatchObject({ status: "COMPLETED", outputData: { taskOutput: { go: true } } });
     await executor.terminate(run.workflowId!, "done");
+  });
+
+  it("EventClient manages event handlers, and an EVENT task built with conductorEventTask completes another workflow's WAIT through one", async () => {
+    const events = clients.getEventClient();
+    const waiterName = `client_event_waiter_${suffix}`;
+    const publisherName = `client_event_publisher_${suffix}`;
+    await new ConductorWorkflow(executor, waiterName).add(waitTaskDuration("approval", "1h")).register(true);
+    const publisher = new ConductorWorkflow(executor, publisherName).add({ ...conductorEventTask("announce", "approvals"), inputParameters: { waiterId: "${workflow.input.waiterId}" } });
+    await publisher.register(true);
+    const event = `conductor:${publisherName}:approvals`;
+    const name = `client_on_approval_${suffix}`;
+    await events.addEventHandler({
+      name,
+      event,
+      active: true,
+      condition: "$.waiterId !== undefined",
+      actions: [{ action: "complete_task", complete_task: { workflowId: "${waiterId}", taskRefName: "approval", output: { by: "${workflowInstanceId}" } } }],
+    });
+    expect((await events.getEventHandlersForEvent(event, true)).map((handler) => handler.name)).toEqual([name]);
+    expect(await events.getEventHandlerByName(name)).toMatchObject({ name, event, active: true });
+
+    const waiterId = await executor.startWorkflow({ name: waiterName, version: 1, input: {} });
+    await taskReaches(waiterId, "approval", "IN_PROGRESS");
+    const publisherId = await executor.startWorkflow({ name: publisherName, version: 1, input: { waiterId } });
+    const published = await workflowReaches(publisherId, "COMPLETED");
+    expect(taskOf(published, "announce")!.outputData).toMatchObject({ event_produced: event, waiterId, workflowInstanceId: publisherId });
+    const approved = await workflowReaches(waiterId, "COMPLETED");
+    expect(taskOf(approved, "approval")!.outputData).toMatchObject({ by: publisherId, "conductor.event.name": event });
+
+    await events.updateEventHandler({ name, event, active: false, actions: [{ action: "complete_task", complete_task: { workflowId: "${waiterId}", taskRefName: "approval" } }] });
+    expect(await events.getEventHandlersForEvent(event, true)).toEqual([]);
+    await events.removeEventHandler(name);
+    expect(await sdkError(events.getEventHandlerByName(name))).toMatch(/No event handler named/);
   });
 
   it("answers the task endpoint it does not serve (search) with a clear error; poll data of a task no worker polled is empty", async () => {

@@ -339,7 +339,7 @@ describe("validateWorkflowDef: common task fields", () => {
     expect(acceptedTask(httpTask("_9-x")).taskReferenceName).toBe("_9-x");
   });
 
-  it.each([["EVENT"], ["http"], ["simple"], [1]])("rejects the task type %j and lists the supported types", (type) => {
+  it.each([["KAFKA_PUBLISH"], ["http"], ["simple"], [1]])("rejects the task type %j and lists the supported types", (type) => {
     const message = onlyError(def({}, [{ name: "a", taskReferenceName: "a", type }]), "tasks[0].type");
     expect(message).toMatch(/supported task types: HTTP, SUB_WORKFLOW, WAIT_FOR_WEBHOOK, SIMPLE, SWITCH/);
   });
@@ -384,7 +384,7 @@ describe("validateWorkflowDef: common task fields", () => {
       outputParameters: { x: "${" },
       tasks: [
         httpTask("a", { method: "FETCH" }),
-        { name: "b", taskReferenceName: "a", type: "EVENT" },
+        { name: "b", taskReferenceName: "a", type: "KAFKA_PUBLISH" },
         subTask("c", {}),
         webhookTask("d", { timeoutSeconds: -5 }),
       ],

@@ -41,7 +41,7 @@ describe("DYNAMIC registration", () => {
 
   it("refuses a name written as it is that no DYNAMIC can run", () => {
     expect(registrationErrors([dynamic("d", { taskToExecute: "SWITCH" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.taskToExecute: input taskToExecute names SWITCH, which a DYNAMIC cannot run/)]);
-    expect(registrationErrors([dynamic("d", { taskToExecute: "EVENT" })])).toEqual(["tasks[0].inputParameters.taskToExecute: input taskToExecute names EVENT, a system task type this version does not support"]);
+    expect(registrationErrors([dynamic("d", { taskToExecute: "KAFKA_PUBLISH" })])).toEqual(["tasks[0].inputParameters.taskToExecute: input taskToExecute names KAFKA_PUBLISH, a system task type this version does not support"]);
     expect(registrationErrors([dynamic("d", { taskToExecute: "SUB_WORKFLOW" })])).toEqual([expect.stringMatching(/names the child workflow in input parameter subWorkflowName/)]);
     expect(registrationErrors([dynamic("d", { taskToExecute: "" })])).toEqual([expect.stringMatching(/must give the name of the task to run/)]);
     expect(registrationErrors([dynamic("d", { taskToExecute: "encode" })])).toEqual([]);

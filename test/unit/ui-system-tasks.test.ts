@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 
 interface DiagramModule {
   taskTypeOf(task: { taskType: string; workflowTask?: { type?: string } }): string;
-  systemTaskNote(definitionTask: { taskReferenceName: string; type: string; inputParameters?: Record<string, unknown> }): string | null;
+  systemTaskNote(definitionTask: { taskReferenceName: string; type: string; inputParameters?: Record<string, unknown>; sink?: string }): string | null;
 }
 interface ExecutionModule {
   isCompletableByHand(task: { taskType: string; status: string; inputData: Record<string, unknown>; workflowTask?: { type?: string } }): boolean;
@@ -50,6 +50,7 @@ describe("the UI and system tasks", () => {
     expect(systemTaskNote(step("START_WORKFLOW", { startWorkflow: "${workflow.input.request}" }))).toBe("starts a workflow on its own");
     expect(systemTaskNote(step("NOOP", {}))).toBe("does nothing");
     expect(systemTaskNote(step("YIELD", {}))).toBe("waits for a signal");
+    expect(systemTaskNote({ ...step("EVENT", {}), sink: "conductor:approvals" })).toBe("publishes to conductor:approvals");
     expect(systemTaskNote(step("HTTP", { uri: "https://example.com" }))).toBeNull();
   });
 

@@ -25,7 +25,7 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/tasks/search?start=0&size=10", "task search"],
     ["GET", "/api/tasks/queue/polldata/all", "task queue administration"],
     ["GET", "/api/tasks/queue/all", "task queue administration"],
-    ["GET", "/api/event", "event handlers"],
+    ["GET", "/api/human/tasks/search", "human tasks"],
     ["GET", "/api/metadata/task/HTTP/tags", "tags"],
     ["DELETE", "/api/metadata/workflow/some_flow/tags", "tags"],
     ["PUT", "/api/metadata/workflow/some_flow/rate-limit", "rate limits"],

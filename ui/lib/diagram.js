@@ -4,7 +4,7 @@ import { formatDuration, h, statusBadge } from "./dom.js";
 /**
  * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown>,
  *   evaluatorType?: string, expression?: string, caseValueParam?: string, caseExpression?: string, decisionCases?: Record<string, WorkflowTask[]>, defaultCase?: WorkflowTask[],
- *   forkTasks?: WorkflowTask[][], joinOn?: string[], loopCondition?: string, loopOver?: WorkflowTask[], dynamicForkTasksParam?: string, dynamicTaskNameParam?: string, joinsForked?: true }} WorkflowTask
+ *   forkTasks?: WorkflowTask[][], joinOn?: string[], loopCondition?: string, loopOver?: WorkflowTask[], dynamicForkTasksParam?: string, dynamicTaskNameParam?: string, sink?: string, joinsForked?: true }} WorkflowTask
  *   A JOIN after a FORK_JOIN_DYNAMIC waits for the tasks the fork forked: its step's `joinOn` names them once the fork
  *   ran, and is absent before (`joinsForked` marks such a JOIN).
  * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
@@ -30,7 +30,7 @@ import { formatDuration, h, statusBadge } from "./dom.js";
  */
 
 /** The system task types a DYNAMIC can run as (src/engine/tasks/dynamic): any other name it chooses is a worker's task. */
-const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "TERMINATE", "INLINE", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP", "YIELD"]);
+const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "TERMINATE", "INLINE", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP", "YIELD", "EVENT"]);
 
 /**
  * A task's type as its definition gives it. Not `taskType`: as in Conductor, a SIMPLE (worker) task's `taskType` is
@@ -138,6 +138,8 @@ export function systemTaskNote(definitionTask) {
       return "does nothing";
     case "YIELD":
       return "waits for a signal";
+    case "EVENT":
+      return typeof definitionTask.sink === "string" ? `publishes to ${scriptLine(definitionTask.sink)}` : "publishes an event";
     case "JOIN":
       if (definitionTask.joinOn === undefined && definitionTask.joinsForked === true) return "waits for every task its fork forks";
       // Every name: which branch tasks the JOIN waits for is the point of the step.

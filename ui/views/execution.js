@@ -23,7 +23,8 @@ const MAX_REASON_LENGTH = 500;
 
 /**
  * A task that waits for someone outside to finish it: a waiting webhook, a waiting WAIT (one with a duration or
- * until may be ended early), HUMAN or YIELD, an asyncComplete HTTP task whose request is done, or a SIMPLE task, queued for a worker
+ * until may be ended early), HUMAN or YIELD, an asyncComplete HTTP or EVENT task whose request is done or event published, or a
+ * SIMPLE task, queued for a worker
  * or polled by one (the service takes its result from anyone allowed to report it, as Conductor does).
  * @param {Task} task
  */
@@ -32,7 +33,7 @@ export function isCompletableByHand(task) {
   if (type === "SIMPLE") return task.status === "SCHEDULED" || task.status === "IN_PROGRESS";
   if (task.status !== "IN_PROGRESS") return false;
   if (type === "WAIT_FOR_WEBHOOK" || type === "WAIT" || type === "HUMAN" || type === "YIELD") return true;
-  if (type !== "HTTP") return false;
+  if (type !== "HTTP" && type !== "EVENT") return false;
   const nested = /** @type {Record<string, unknown> | undefined} */ (task.inputData["http_request"]);
   const flag = task.workflowTask?.asyncComplete ?? nested?.["asyncComplete"] ?? task.inputData["asyncComplete"];
   return flag === true || flag === "true";

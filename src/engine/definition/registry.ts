@@ -5,6 +5,7 @@
 import type { TaskType } from "../model";
 import { validateDoWhileTask } from "../tasks/do-while/validate";
 import { validateDynamicTask } from "../tasks/dynamic/validate";
+import { validateEventTask } from "../tasks/event/validate";
 import { validateForkJoinTask, validateJoinTask } from "../tasks/fork-join/validate";
 import { validateForkJoinDynamicTask } from "../tasks/fork-join-dynamic/validate";
 import { validateHttpTask } from "../tasks/http/validate";
@@ -52,4 +53,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   NOOP: () => [],
   // Waits to be resumed from outside: nothing of its own to check.
   YIELD: () => [],
+  EVENT: validateEventTask,
 };

@@ -232,6 +232,8 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
   }
   // Checked by validateDynamicTask: a non-empty string.
   if (task.type === "DYNAMIC") task.dynamicTaskNameParam = raw["dynamicTaskNameParam"] as string;
+  // Checked by validateEventTask: a string.
+  if (task.type === "EVENT") task.sink = raw["sink"] as string;
   if (taskDefinition?.ok) task.taskDefinition = taskDefinition.value;
   if (task.type === "SUB_WORKFLOW") {
     // Only this type reads the task-level placements; for others they are dropped like other unknown keys.

@@ -17,6 +17,7 @@ import { terminateTask } from "./terminate";
 import { waitTask } from "./wait";
 import { waitForWebhookTask } from "./wait-for-webhook";
 import { yieldTask } from "./yield";
+import { eventTask } from "./event";
 
 /** Task types the engine can run, by type name. */
 const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
@@ -39,6 +40,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   START_WORKFLOW: startWorkflowTask,
   NOOP: noopTask,
   YIELD: yieldTask,
+  EVENT: eventTask,
 };
 
 /**

@@ -1,0 +1,121 @@
+import type { ExecutionEvent } from "../../engine/decider";
+import { expandInlineJson, withPayload } from "../../engine/event-params";
+import { isTruthy } from "../../engine/expressions/values";
+import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution, WorkflowTaskDef } from "../../engine/model";
+import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
+import { eventName, eventPayload } from "../../engine/tasks/event";
+import { EventHandlerRepository, type EventAction, type EventHandler } from "../../worker/event-handlers";
+import { executionStub } from "../../worker/executions";
+import { startExecution } from "../../worker/start-execution";
+
+type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
+
+/** What an action that could not be taken says, for the log; thrown errors (an object or D1 unreachable) are retried. */
+type ActionOutcome = { done: true } | { done: false; why: string };
+
+/** What publishing needs from the execution object: the isolate's script runner, loaded only for a condition. */
+export interface PublishContext {
+  env: Env;
+  scripts: () => Promise<ScriptRunner>;
+}
+
+/**
+ * Publishes an EVENT task's event to the active handlers of that event (Conductor's internal queue, without the
+ * queue: the handlers run as the task is dispatched), then completes the task with the payload and `event_produced`,
+ * or keeps it IN_PROGRESS for someone outside when it is `asyncComplete`. A handler whose condition does not hold is
+ * passed over. An action that cannot be taken (no such workflow or task, a start refused) is logged and the others go
+ * on, as in Conductor; a failure to reach D1 or another object throws, and the task's dispatch is tried again, every
+ * action with it: a task already completed refuses a second completion, and a start repeats under the same id.
+ */
+export async function dispatchEvent(context: PublishContext, execution: WorkflowExecution, task: TaskExecution, definition: WorkflowTaskDef | undefined): Promise<DispatchResult> {
+  const result = (status: DispatchResult["status"], output: JsonObject, extra: Partial<DispatchResult> = {}): DispatchResult => ({ type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output, ...extra });
+  const target = eventName(task.inputData["sink"], execution.workflowName, task.referenceTaskName);
+  if ("invalid" in target) return result("FAILED_WITH_TERMINAL_ERROR", {}, { reason: target.invalid });
+  const payload = eventPayload(task, execution);
+  // Conductor's message id is the task's id.
+  const messageId = task.taskId;
+  for (const handler of await new EventHandlerRepository(context.env.DB).forEvent(target.event, true)) {
+    if (!(await conditionHolds(context, handler, payload))) continue;
+    for (const [index, action] of handler.actions.entries()) {
+      const actionPayload = action.expandInlineJSON ? (expandInlineJson(payload) as JsonObject) : payload;
+      const outcome = await runAction(context.env, execution, action, actionPayload, { event: target.event, messageId, handler: handler.name, index });
+      if (!outcome.done) console.error(JSON.stringify({ msg: "event handler action not taken", handler: handler.name, event: target.event, action: action.action, reason: outcome.why }));
+    }
+  }
+  const output = { ...payload, event_produced: target.event };
+  const asyncComplete = definition?.asyncComplete === true || task.inputData["asyncComplete"] === true;
+  return asyncComplete ? result("IN_PROGRESS", output, { awaitingExternal: true }) : result("COMPLETED", output);
+}
+
+/** Whether `handler`'s condition holds for `payload` (JavaScript over `$`); one that fails to run does not. */
+async function conditionHolds(context: PublishContext, handler: EventHandler, payload: JsonObject): Promise<boolean> {
+  if (handler.condition === undefined || handler.condition.trim() === "") return true;
+  const outcome = evaluateWith("javascript", handler.condition, payload, await context.scripts());
+  if (!outcome.ok) console.error(JSON.stringify({ msg: "event handler condition failed", handler: handler.name, error: outcome.error }));
+  return outcome.ok && isTruthy(outcome.value);
+}
+
+/** Where an action comes from: its event, the message (the EVENT task's id), its handler and its place there. */
+interface ActionSource {
+  event: string;
+  messageId: string;
+  handler: string;
+  index: number;
+}
+
+async function runAction(env: Env, execution: WorkflowExecution, action: EventAction, payload: JsonObject, source: ActionSource): Promise<ActionOutcome> {
+  const stamp = { "conductor.event.messageId": source.messageId, "conductor.event.name": source.event };
+  if (action.action === "start_workflow") {
+    const params = action.start_workflow!;
+    const input = { ...(withPayload(params.input ?? {}, payload) as JsonObject), ...stamp };
+    const correlationId = params.correlationId === undefined ? undefined : textOf(withPayload(params.correlationId, payload));
+    const started = await startExecution(env, {
+      name: params.name,
+      ...(params.version === undefined ? {} : { version: params.version }),
+      input,
+      ...(correlationId === undefined ? {} : { correlationId }),
+      ...(params.taskToDomain === undefined ? {} : { taskToDomain: params.taskToDomain }),
+      baseUrl: execution.baseUrl ?? "",
+      // The same for every delivery of this message to this action: a repeated dispatch finds it started.
+      workflowId: await actionWorkflowId(source),
+    });
+    if (started.ok || started.code === "ALREADY_STARTED") return { done: true };
+    return { done: false, why: started.message };
+  }
+  const details = action[action.action]!;
+  const given: JsonObject = { workflowId: details.workflowId };
+  if (details.taskRefName !== undefined) given["taskRefName"] = details.taskRefName;
+  if (details.taskId !== undefined) given["taskId"] = details.taskId;
+  // As Conductor: the task's output is the action's parameters, the payload's values put in, with the message stamped.
+  const output: JsonObject = { ...(withPayload({ ...given, ...(details.output ?? {}) }, payload) as JsonObject), ...stamp };
+  const workflowId = textOf(output["workflowId"]);
+  const taskId = textOf(output["taskId"]);
+  const taskRefName = textOf(output["taskRefName"]);
+  const status = action.action === "complete_task" ? "COMPLETED" : "FAILED";
+  if (workflowId === undefined) return { done: false, why: "no workflowId in the payload" };
+  let stub: ReturnType<typeof executionStub>;
+  try {
+    stub = executionStub(env, workflowId);
+  } catch {
+    return { done: false, why: `no workflow ${workflowId}` };
+  }
+  const updated = taskId !== undefined ? await stub.updateTask(taskId, status, output) : taskRefName !== undefined ? await stub.updateTaskByRef(taskRefName, status, output) : undefined;
+  if (updated === undefined) return { done: false, why: "no taskRefName or taskId in the payload" };
+  return updated.ok ? { done: true } : { done: false, why: updated.error.message };
+}
+
+/** A value as text, for ids and names taken from the payload; undefined for none. */
+function textOf(value: JsonValue | undefined): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text === "" ? undefined : text;
+}
+
+/** A UUID derived from the action's source (SHA-256, shaped as version 4), so that the same delivery starts one workflow. */
+async function actionWorkflowId(source: ActionSource): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${source.messageId}/${source.handler}/${source.index}`)));
+  digest[6] = (digest[6]! & 0x0f) | 0x40;
+  digest[8] = (digest[8]! & 0x3f) | 0x80;
+  const hex = [...digest.slice(0, 16)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}

@@ -1,0 +1,73 @@
+import type { JsonObject, JsonValue } from "./model";
+import { setOwn } from "./own-property";
+
+/** `${path}` in an event handler's action, Conductor's JsonPath over the event's payload. */
+const PLACEHOLDER = /\$\{([^}]+)\}/g;
+
+/** The steps of a path such as `$.order.items[0]['unit price']` (the leading `$.` is optional). */
+function pathSteps(path: string): Array<string | number> {
+  const steps: Array<string | number> = [];
+  const source = path.trim().replace(/^\$\.?/, "");
+  const step = /([^.[\]]+)|\[(\d+)\]|\['([^']*)'\]|\["([^"]*)"\]/g;
+  for (const match of source.matchAll(step)) {
+    if (match[1] !== undefined) steps.push(match[1]);
+    else if (match[2] !== undefined) steps.push(Number(match[2]));
+    else steps.push(match[3] ?? match[4] ?? "");
+  }
+  return steps;
+}
+
+/** The value at `path` in `payload`, or null when there is none (as Conductor's lenient JsonPath answers). */
+export function payloadValue(payload: JsonValue, path: string): JsonValue {
+  let value: JsonValue = payload;
+  for (const step of pathSteps(path)) {
+    let next: JsonValue | undefined;
+    if (typeof step === "number") next = Array.isArray(value) ? value[step] : undefined;
+    else if (value !== null && typeof value === "object" && !Array.isArray(value)) next = Object.hasOwn(value, step) ? value[step] : undefined;
+    if (next === undefined) return null;
+    value = next;
+  }
+  return value;
+}
+
+/**
+ * `template` with each `${path}` replaced from `payload` (Conductor's `ParametersUtils.replace` for event actions): a
+ * string that is one placeholder becomes that value, whatever its type; placeholders within text are written as
+ * text (JSON for objects and arrays, nothing for null). Keys are not templates.
+ */
+export function withPayload(template: JsonValue, payload: JsonValue): JsonValue {
+  if (typeof template === "string") {
+    const whole = /^\$\{([^}]+)\}$/.exec(template);
+    if (whole) return payloadValue(payload, whole[1]!);
+    return template.replace(PLACEHOLDER, (_, path: string) => {
+      const value = payloadValue(payload, path);
+      return value === null ? "" : typeof value === "object" ? JSON.stringify(value) : String(value);
+    });
+  }
+  if (Array.isArray(template)) return template.map((item) => withPayload(item, payload));
+  if (template === null || typeof template !== "object") return template;
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(template)) setOwn(out, key, withPayload(value, payload));
+  return out;
+}
+
+/**
+ * `value` with strings that hold a JSON object or array parsed, at any depth (Conductor's `expandInlineJSON`, for
+ * payloads whose fields carry JSON as text). A string that does not parse stays as it is.
+ */
+export function expandInlineJson(value: JsonValue): JsonValue {
+  if (typeof value === "string") {
+    const text = value.trim();
+    if (!(text.startsWith("{") && text.endsWith("}")) && !(text.startsWith("[") && text.endsWith("]"))) return value;
+    try {
+      return expandInlineJson(JSON.parse(text) as JsonValue);
+    } catch {
+      return value;
+    }
+  }
+  if (Array.isArray(value)) return value.map(expandInlineJson);
+  if (value === null || typeof value !== "object") return value;
+  const out: JsonObject = {};
+  for (const [key, item] of Object.entries(value)) setOwn(out, key, expandInlineJson(item));
+  return out;
+}

@@ -1,0 +1,167 @@
+import * as v from "valibot";
+import { childPath, type ValidationIssue } from "../engine/validation-issue";
+import { ApiError, notFound, validationError } from "./http/errors";
+import { CorrelationId, issuesToValidationErrors, jsonData, parseOrThrow, requestObject } from "./schemas";
+
+/** Longest event handler name. */
+const MAX_HANDLER_NAME_LENGTH = 255;
+
+/** The actions this service runs (Conductor OSS's). */
+export const EVENT_ACTIONS = ["start_workflow", "complete_task", "fail_task"] as const;
+
+const text = (what: string) => v.pipe(v.string(`must be ${what}`), v.minLength(1, "must not be empty"), v.maxLength(1024, "must be at most 1024 characters"));
+
+/** Conductor's `TaskDetails` of complete_task and fail_task: the task, by workflow and reference name or id. */
+const TaskDetails = requestObject({
+  workflowId: text("a workflow id or a ${...} of the payload"),
+  taskRefName: v.optional(text("a task reference name or a ${...} of the payload")),
+  taskId: v.optional(text("a task id or a ${...} of the payload")),
+  output: v.optional(jsonData),
+});
+
+/** Conductor's `StartWorkflow` of start_workflow. */
+const StartWorkflow = requestObject({
+  name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty")),
+  version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))),
+  input: v.optional(jsonData),
+  correlationId: v.optional(CorrelationId),
+  taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
+});
+
+/** One of a handler's actions; the field named after it holds its parameters. */
+const EventAction = v.pipe(
+  requestObject({
+    action: v.picklist(EVENT_ACTIONS, `must be one of ${EVENT_ACTIONS.join(", ")} (terminate_workflow and update_workflow_variables are not supported)`),
+    start_workflow: v.optional(StartWorkflow),
+    complete_task: v.optional(TaskDetails),
+    fail_task: v.optional(TaskDetails),
+    expandInlineJSON: v.optional(v.boolean("must be a boolean"), false),
+  }),
+  v.check((action) => action[action.action] !== undefined, "must give the parameters of its action under the action's name (start_workflow, complete_task or fail_task)"),
+  v.check(
+    (action) => action.action === "start_workflow" || (action[action.action]?.taskRefName ?? action[action.action]?.taskId) !== undefined,
+    "must name the task to complete or fail by taskRefName or taskId",
+  ),
+);
+
+/**
+ * Conductor's `EventHandler`: when an event named `event` is published, and its `condition` (JavaScript over `$`, the
+ * payload) holds, run `actions` in order. `active` defaults to false, as Conductor's.
+ */
+export const EventHandlerSchema = requestObject({
+  name: v.pipe(
+    v.string("must be a string"),
+    v.minLength(1, "must not be empty"),
+    v.maxLength(MAX_HANDLER_NAME_LENGTH, `must be at most ${MAX_HANDLER_NAME_LENGTH} characters`),
+    v.regex(/^[A-Za-z0-9_.:-]*$/, "may hold only letters, digits, '_', '-', '.' and ':'"),
+  ),
+  event: v.pipe(
+    v.string("must be a string"),
+    v.regex(/^conductor:[^:]+:.+$/, "must be a Conductor internal event, conductor:<workflow name>:<queue or task reference name> (what EVENT tasks publish; this service has no sqs, kafka or other queues)"),
+    v.maxLength(1024, "must be at most 1024 characters"),
+  ),
+  description: v.optional(v.string("must be a string")),
+  condition: v.optional(v.pipe(v.string("must be a string"), v.maxLength(10_000, "must be at most 10000 characters"))),
+  evaluatorType: v.optional(v.picklist(["javascript", "graaljs"], "must be javascript or graaljs")),
+  active: v.optional(v.boolean("must be a boolean"), false),
+  actions: v.pipe(v.array(EventAction, "must be an array"), v.minLength(1, "must hold at least one action"), v.maxLength(100, "must hold at most 100 actions")),
+});
+
+/** An event handler as stored and answered. */
+export type EventHandler = v.InferOutput<typeof EventHandlerSchema>;
+/** One of its actions. */
+export type EventAction = EventHandler["actions"][number];
+
+/** `body` as an event handler, or a 400 listing every problem. */
+export function parseEventHandler(body: unknown): EventHandler {
+  return parseOrThrow(EventHandlerSchema, body, "event handler");
+}
+
+/** Most handlers one `POST /api/event` adds. */
+export const MAX_EVENT_HANDLERS_PER_REQUEST = 100;
+
+/**
+ * The body of `POST /api/event`: one handler (Conductor's) or a list of them (what Orkes' clients send), each checked,
+ * every problem reported (`[i].` paths for a list), no name twice.
+ */
+export function parseEventHandlers(body: unknown): EventHandler[] {
+  if (!Array.isArray(body)) return [parseEventHandler(body)];
+  if (body.length === 0 || body.length > MAX_EVENT_HANDLERS_PER_REQUEST) {
+    throw validationError("Invalid event handlers", [{ path: "(body)", message: `must be an event handler or a non-empty list of at most ${MAX_EVENT_HANDLERS_PER_REQUEST}` }]);
+  }
+  const handlers: EventHandler[] = [];
+  const problems: ValidationIssue[] = [];
+  body.forEach((item, index) => {
+    const parsed = v.safeParse(EventHandlerSchema, item);
+    if (parsed.success) handlers.push(parsed.output);
+    else problems.push(...issuesToValidationErrors(parsed.issues, childPath("", index)));
+  });
+  const names = handlers.map((handler) => handler.name);
+  const twice = names.filter((name, index) => names.indexOf(name) !== index);
+  for (const name of new Set(twice)) problems.push({ path: "(body)", message: `event handler ${JSON.stringify(name)} appears twice` });
+  if (problems.length > 0) throw validationError("Invalid event handlers", problems);
+  return handlers;
+}
+
+/** Event handlers in D1, by name. */
+export class EventHandlerRepository {
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  /** Every handler, by name. */
+  async list(): Promise<EventHandler[]> {
+    const { results } = await this.#db.prepare(`SELECT handler FROM event_handlers ORDER BY name`).all<{ handler: string }>();
+    return results.map((row) => JSON.parse(row.handler) as EventHandler);
+  }
+
+  /** The handlers of `event` (only the active ones when `activeOnly`), by name. */
+  async forEvent(event: string, activeOnly: boolean): Promise<EventHandler[]> {
+    const { results } = await this.#db
+      .prepare(`SELECT handler FROM event_handlers WHERE event = ?${activeOnly ? " AND active = 1" : ""} ORDER BY name`)
+      .bind(event)
+      .all<{ handler: string }>();
+    return results.map((row) => JSON.parse(row.handler) as EventHandler);
+  }
+
+  /** The handler named `name`, or a 404. */
+  async get(name: string): Promise<EventHandler> {
+    const row = await this.#db.prepare(`SELECT handler FROM event_handlers WHERE name = ?`).bind(name).first<{ handler: string }>();
+    if (!row) throw notFound(`No event handler named ${name}`);
+    return JSON.parse(row.handler) as EventHandler;
+  }
+
+  /** Adds `handlers`, all or none (one D1 batch); a 409 when one of their names exists. */
+  async add(handlers: readonly EventHandler[]): Promise<void> {
+    const now = Date.now();
+    const insert = this.#db.prepare(`INSERT INTO event_handlers (name, event, active, handler, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)`);
+    try {
+      await this.#db.batch(handlers.map((handler) => insert.bind(handler.name, handler.event, handler.active ? 1 : 0, JSON.stringify(handler), now, now)));
+    } catch (error) {
+      if (!String(error).includes("UNIQUE constraint failed")) throw error;
+      const names = handlers.map((handler) => handler.name);
+      const { results } = await this.#db
+        .prepare(`SELECT name FROM event_handlers WHERE name IN (${names.map(() => "?").join(", ")})`)
+        .bind(...names)
+        .all<{ name: string }>();
+      throw new ApiError(409, "CONFLICT", `Event handlers named ${results.map((row) => row.name).join(", ")} exist (update one with PUT /api/event)`);
+    }
+  }
+
+  /** Replaces the handler of `handler`'s name; a 404 when there is none. */
+  async update(handler: EventHandler): Promise<void> {
+    const { meta } = await this.#db
+      .prepare(`UPDATE event_handlers SET event = ?, active = ?, handler = ?, update_time = ? WHERE name = ?`)
+      .bind(handler.event, handler.active ? 1 : 0, JSON.stringify(handler), Date.now(), handler.name)
+      .run();
+    if (meta.changes === 0) throw notFound(`No event handler named ${handler.name}`);
+  }
+
+  /** Removes the handler named `name`; a 404 when there is none. */
+  async remove(name: string): Promise<void> {
+    const { meta } = await this.#db.prepare(`DELETE FROM event_handlers WHERE name = ?`).bind(name).run();
+    if (meta.changes === 0) throw notFound(`No event handler named ${name}`);
+  }
+}

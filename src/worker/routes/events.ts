@@ -1,0 +1,41 @@
+import type { IRequest, RouterType } from "itty-router";
+import { EventHandlerRepository, parseEventHandler, parseEventHandlers } from "../event-handlers";
+import { validationError } from "../http/errors";
+import { decodedPathParam } from "../http/params";
+import { requiredBody } from "./metadata";
+
+type Args = [Env, ExecutionContext];
+
+/**
+ * Conductor's event handlers (`EventResource`): what to do when an EVENT task publishes an event. With no access rule
+ * of their own they are for system admins: a handler's actions start workflows and complete tasks on anyone's behalf.
+ */
+export function registerEventRoutes(router: RouterType<IRequest, Args>): void {
+  router.post("/api/event", async (request, env) => {
+    await new EventHandlerRepository(env.DB).add(parseEventHandlers(await requiredBody(request, env)));
+    return new Response(null, { status: 200 });
+  });
+
+  router.put("/api/event", async (request, env) => {
+    await new EventHandlerRepository(env.DB).update(parseEventHandler(await requiredBody(request, env)));
+    return new Response(null, { status: 200 });
+  });
+
+  router.get("/api/event", async (_request, env) => Response.json(await new EventHandlerRepository(env.DB).list()));
+
+  // Orkes' lookup by name; before the lookup by event, whose pattern it fits.
+  router.get("/api/event/handler/:name", async (request, env) => Response.json(await new EventHandlerRepository(env.DB).get(decodedPathParam(request, "name"))));
+
+  router.get("/api/event/:event", async (request, env) => {
+    const activeOnly = request.query["activeOnly"];
+    if (activeOnly !== undefined && activeOnly !== "true" && activeOnly !== "false") {
+      throw validationError("Invalid query", [{ path: "activeOnly", message: "must be true or false" }]);
+    }
+    return Response.json(await new EventHandlerRepository(env.DB).forEvent(decodedPathParam(request, "event"), activeOnly !== "false"));
+  });
+
+  router.delete("/api/event/:name", async (request, env) => {
+    await new EventHandlerRepository(env.DB).remove(decodedPathParam(request, "name"));
+    return new Response(null, { status: 200 });
+  });
+}

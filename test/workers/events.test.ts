@@ -1,0 +1,162 @@
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+
+const wait = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+const eventTask = (ref: string, sink: string, inputParameters: JsonObject = {}, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "EVENT", sink, inputParameters, ...extra });
+const waitingIn = (ref: string) => (workflow: WorkflowJson) => workflow.tasks.some((task) => task.referenceTaskName === ref && task.status === "IN_PROGRESS");
+const taskOf = (workflow: WorkflowJson, ref: string) => workflow.tasks.find((task) => task.referenceTaskName === ref);
+
+/** An event handler as Conductor's clients send it. */
+function handler(name: string, event: string, actions: JsonObject[], extra: JsonObject = {}): JsonObject {
+  return { name, event, actions, active: true, ...extra };
+}
+
+describe("event handlers (/api/event)", () => {
+  it("are added, listed, found by event (active ones unless activeOnly=false) and by name, replaced and removed", async () => {
+    const complete = { action: "complete_task", complete_task: { workflowId: "${workflowId}", taskRefName: "approval" } };
+    expect((await api("POST", "/api/event", handler("ev_crud_a", "conductor:ev_crud:q", [complete]))).status).toBe(200);
+    // Orkes' clients send a list.
+    expect((await api("POST", "/api/event", [handler("ev_crud_b", "conductor:ev_crud:q", [complete], { active: false })])).status).toBe(200);
+    // Conductor's default: a handler sent without `active` is inactive.
+    expect((await api("POST", "/api/event", { name: "ev_crud_c", event: "conductor:ev_crud:other", actions: [complete] })).status).toBe(200);
+
+    const all = await apiOk<Array<{ name: string }>>("GET", "/api/event");
+    expect(all.filter((h) => h.name.startsWith("ev_crud_")).map((h) => h.name)).toEqual(["ev_crud_a", "ev_crud_b", "ev_crud_c"]);
+    expect((await apiOk<Array<{ name: string }>>("GET", `/api/event/${encodeURIComponent("conductor:ev_crud:q")}`)).map((h) => h.name)).toEqual(["ev_crud_a"]);
+    expect((await apiOk<Array<{ name: string }>>("GET", `/api/event/conductor:ev_crud:q?activeOnly=false`)).map((h) => h.name)).toEqual(["ev_crud_a", "ev_crud_b"]);
+    expect(await apiOk("GET", "/api/event/handler/ev_crud_c")).toMatchObject({ name: "ev_crud_c", active: false, actions: [{ action: "complete_task", expandInlineJSON: false }] });
+
+    expect((await api("PUT", "/api/event", handler("ev_crud_b", "conductor:ev_crud:q", [complete]))).status).toBe(200);
+    expect((await apiOk<Array<{ name: string }>>("GET", `/api/event/conductor:ev_crud:q`)).map((h) => h.name)).toEqual(["ev_crud_a", "ev_crud_b"]);
+    expect((await api("DELETE", "/api/event/ev_crud_a")).status).toBe(200);
+    expect((await api("GET", "/api/event/handler/ev_crud_a")).status).toBe(404);
+  });
+
+  it("refuse what they cannot store, changing nothing: a bad handler (400, every problem), a duplicate (409), an unknown one (404)", async () => {
+    const good = handler("ev_refused", "conductor:ev_refused:q", [{ action: "start_workflow", start_workflow: { name: "anything" } }]);
+    expect((await api("POST", "/api/event", good)).status).toBe(200);
+    const duplicate = await api("POST", "/api/event", { ...good, event: "conductor:ev_refused:changed" });
+    expect(duplicate.status).toBe(409);
+    // A list is added whole or not at all.
+    const withDuplicate = await api("POST", "/api/event", [{ ...good, name: "ev_refused_new" }, good]);
+    expect(withDuplicate.status).toBe(409);
+    expect((await api("GET", "/api/event/handler/ev_refused_new")).status).toBe(404);
+    const listProblems = await api("POST", "/api/event", [{ ...good, name: "ev_twice" }, { ...good, name: "ev_twice" }, { ...good, event: "kafka:x" }]);
+    expect(listProblems.status).toBe(400);
+    expect(((await listProblems.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toEqual(["[2].event", "(body)"]);
+    expect((await api("GET", "/api/event/handler/ev_twice")).status).toBe(404);
+    const bad = await api("POST", "/api/event", {
+      name: "ev bad",
+      event: "sqs:orders",
+      actions: [{ action: "terminate_workflow" }, { action: "complete_task", complete_task: { workflowId: "${id}" } }, { action: "start_workflow" }],
+    });
+    expect(bad.status).toBe(400);
+    const body = (await bad.json()) as { error: string; validationErrors: Array<{ path: string; message: string }> };
+    expect(body.error).toBe("VALIDATION_ERROR");
+    expect(body.validationErrors.map((issue) => issue.path)).toEqual(["name", "event", "actions[0].action", "actions[1]", "actions[2]"]);
+    expect(body.validationErrors[1]!.message).toContain("conductor:<workflow name>");
+    expect((await api("PUT", "/api/event", { ...good, name: "ev_never_added" })).status).toBe(404);
+    expect((await api("DELETE", "/api/event/ev_never_added")).status).toBe(404);
+    expect((await api("GET", "/api/event/handler/ev_bad")).status).toBe(404);
+    expect(await apiOk("GET", "/api/event/handler/ev_refused")).toMatchObject({ event: "conductor:ev_refused:q" });
+  });
+
+  it("answer Orkes' other event endpoints with 501", async () => {
+    for (const path of ["/api/event/execution", "/api/event/message/conductor:x:y", "/api/event/queue/config", "/api/event/ev_crud_a/tags"]) {
+      const response = await api("GET", path);
+      expect(response.status, path).toBe(501);
+    }
+  });
+
+  it("are for system admins: a metadata admin is refused", async () => {
+    const metadataAdmin = await createUser("ev-metadata-admin", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }, { action: "WORKFLOW_WRITE", scope: "*" }] });
+    expect((await call("GET", "/api/event", orkes(metadataAdmin.token))).status).toBe(403);
+    const refused = await call("POST", "/api/event", orkes(metadataAdmin.token), handler("ev_by_metadata_admin", "conductor:x:y", [{ action: "start_workflow", start_workflow: { name: "x" } }]));
+    expect(refused.status).toBe(403);
+    expect((await api("GET", "/api/event/handler/ev_by_metadata_admin")).status).toBe(404);
+  });
+});
+
+describe("EVENT tasks (sink conductor)", () => {
+  it("publish to the active handlers of their event, whose condition holds: a task of another workflow completes, a workflow starts", async () => {
+    await register({ name: "ev_waiter", tasks: [wait("approval")] });
+    await register({ name: "ev_started", tasks: [httpTask("count", { uri: target("/count/ev-started-${workflow.input.order}"), method: "GET" })], inputParameters: ["order"] });
+    await register({ name: "ev_publisher", tasks: [eventTask("announce", "conductor:approvals", { waiterId: "${workflow.input.waiterId}", order: "${workflow.input.order}", decision: "${workflow.input.decision}" })] });
+    const event = "conductor:ev_publisher:approvals";
+    const actions: JsonObject[] = [
+      { action: "complete_task", complete_task: { workflowId: "${waiterId}", taskRefName: "approval", output: { approvedBy: "${workflowInstanceId}", order: "${order}" } } },
+      { action: "start_workflow", start_workflow: { name: "ev_started", input: { order: "${order}" }, correlationId: "order-${order}" } },
+    ];
+    await apiOk("POST", "/api/event", handler("ev_on_yes", event, actions, { condition: "$.decision === 'yes'" }));
+    await apiOk("POST", "/api/event", handler("ev_inactive", event, [{ action: "fail_task", fail_task: { workflowId: "${waiterId}", taskRefName: "approval" } }], { active: false }));
+
+    // The condition does not hold: nothing is done, and the task completes all the same.
+    const waiter = await startWorkflow("ev_waiter");
+    await waitFor(waiter, waitingIn("approval"));
+    const declined = await waitFor(await startWorkflow("ev_publisher", { waiterId: waiter, order: 7, decision: "no" }), ["COMPLETED", "FAILED"]);
+    expect(declined.status).toBe("COMPLETED");
+    expect(taskOf(await getWorkflow(waiter), "approval")).toMatchObject({ status: "IN_PROGRESS" });
+
+    const publisherId = await startWorkflow("ev_publisher", { waiterId: waiter, order: 8, decision: "yes" });
+    const published = await waitFor(publisherId, ["COMPLETED", "FAILED"]);
+    expect(published.status).toBe("COMPLETED");
+    const announce = taskOf(published, "announce")!;
+    expect(announce).toMatchObject({ taskType: "EVENT", status: "COMPLETED" });
+    expect(announce.outputData).toEqual({
+      sink: "conductor:approvals",
+      waiterId: waiter,
+      order: 8,
+      decision: "yes",
+      workflowInstanceId: publisherId,
+      workflowType: "ev_publisher",
+      workflowVersion: 1,
+      correlationId: null,
+      event_produced: event,
+    });
+    const approved = await waitFor(waiter, ["COMPLETED", "FAILED"]);
+    expect(approved.status).toBe("COMPLETED");
+    expect(taskOf(approved, "approval")!.outputData).toEqual({
+      workflowId: waiter,
+      taskRefName: "approval",
+      approvedBy: publisherId,
+      order: 8,
+      "conductor.event.messageId": announce.taskId,
+      "conductor.event.name": event,
+    });
+    await waitFor(publisherId, () => true);
+    for (let attempt = 0; attempt < 200 && (await hits("ev-started-8")) === 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(await hits("ev-started-8")).toBe(1);
+    expect(await hits("ev-started-7")).toBe(0);
+  });
+
+  it("with asyncComplete stay IN_PROGRESS after publishing; a sink this service has no queue for is refused at registration", async () => {
+    await register({ name: "ev_async", tasks: [eventTask("announce", "conductor", {}, { asyncComplete: true })] });
+    const workflowId = await startWorkflow("ev_async");
+    const waiting = await waitFor(workflowId, waitingIn("announce"));
+    expect(taskOf(waiting, "announce")!.outputData).toMatchObject({ event_produced: "conductor:ev_async:announce" });
+    expect((await api("POST", `/api/tasks/${workflowId}/announce/COMPLETED`, {})).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+
+    const refused = await api("POST", "/api/metadata/workflow", {
+      name: "ev_sqs",
+      version: 1,
+      schemaVersion: 2,
+      ownerEmail: "t@example.com",
+      tasks: [eventTask("out", "sqs:orders"), { ...eventTask("none", "conductor"), sink: undefined }],
+    });
+    expect(refused.status).toBe(400);
+    const body = (await refused.json()) as { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors.map((issue) => issue.path)).toEqual(["tasks[0].sink", "tasks[1].sink"]);
+    expect(body.validationErrors[0]!.message).toContain("not supported");
+    expect((await api("GET", "/api/metadata/workflow/ev_sqs")).status).toBe(404);
+  });
+
+  it("a sink resolved at run time to one this service has no queue for fails the task for good", async () => {
+    await register({ name: "ev_dynamic_sink", tasks: [eventTask("out", "${workflow.input.sink}")] });
+    const failed = await waitFor(await startWorkflow("ev_dynamic_sink", { sink: "kafka:orders" }), ["COMPLETED", "FAILED"]);
+    expect(failed.status).toBe("FAILED");
+    expect(taskOf(failed, "out")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining('sink "kafka:orders" is not supported') });
+  });
+});
