@@ -1,16 +1,8 @@
-import type { TaskTypeModule } from "../task-type";
+import { awaitingOutsideTask } from "../awaiting-outside";
 
 /**
  * HUMAN (Conductor OSS's): no side effect; it waits, IN_PROGRESS, for a person's decision reported from outside
  * (`POST /api/tasks`, `/api/tasks/{workflowId}/{ref}/{status}`, the UI's Complete), whose output becomes its own.
  * Orkes' assignment and form settings (`__humanTaskDefinition` in its input) are kept in the input and shown, not acted on.
  */
-export const humanTask: TaskTypeModule = {
-  type: "HUMAN",
-  start(task, _definition, _execution, env) {
-    return { task: { ...task, status: "IN_PROGRESS", startTime: env.now, updateTime: env.now, awaitingExternal: true }, dispatch: false };
-  },
-  attemptDeadline(_task, env) {
-    return env.now;
-  },
-};
+export const humanTask = awaitingOutsideTask("HUMAN");
