@@ -6,8 +6,8 @@ import { CorrelationId, issuesToValidationErrors, jsonData, parseOrThrow, reques
 /** Longest event handler name. */
 const MAX_HANDLER_NAME_LENGTH = 255;
 
-/** The actions this service runs (Conductor OSS's). */
-export const EVENT_ACTIONS = ["start_workflow", "complete_task", "fail_task"] as const;
+/** The actions this service runs (Conductor's). */
+export const EVENT_ACTIONS = ["start_workflow", "complete_task", "fail_task", "terminate_workflow", "update_workflow_variables"] as const;
 
 const text = (what: string) => v.pipe(v.string(`must be ${what}`), v.minLength(1, "must not be empty"), v.maxLength(1024, "must be at most 1024 characters"));
 
@@ -28,20 +28,35 @@ const StartWorkflow = requestObject({
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
 });
 
+/** Conductor's `TerminateWorkflow` of terminate_workflow. */
+const TerminateWorkflow = requestObject({
+  workflowId: text("a workflow id or a ${...} of the payload"),
+  terminationReason: v.optional(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters"))),
+});
+
+/** Conductor's `UpdateWorkflowVariables` of update_workflow_variables: merged as `POST /api/workflow/{id}/variables` merges. */
+const UpdateWorkflowVariables = requestObject({
+  workflowId: text("a workflow id or a ${...} of the payload"),
+  variables: jsonData,
+  appendArray: v.optional(v.literal(false, "is not supported: variables are merged key by key, an array given replaces the one there")),
+});
+
 /** One of a handler's actions; the field named after it holds its parameters. */
 const EventAction = v.pipe(
   requestObject({
-    action: v.picklist(EVENT_ACTIONS, `must be one of ${EVENT_ACTIONS.join(", ")} (terminate_workflow and update_workflow_variables are not supported)`),
+    action: v.picklist(EVENT_ACTIONS, `must be one of ${EVENT_ACTIONS.join(", ")}`),
     start_workflow: v.optional(StartWorkflow),
     complete_task: v.optional(TaskDetails),
     fail_task: v.optional(TaskDetails),
+    terminate_workflow: v.optional(TerminateWorkflow),
+    update_workflow_variables: v.optional(UpdateWorkflowVariables),
     expandInlineJSON: v.optional(v.boolean("must be a boolean"), false),
   }),
-  v.check((action) => action[action.action] !== undefined, "must give the parameters of its action under the action's name (start_workflow, complete_task or fail_task)"),
-  v.check(
-    (action) => action.action === "start_workflow" || (action[action.action]?.taskRefName ?? action[action.action]?.taskId) !== undefined,
-    "must name the task to complete or fail by taskRefName or taskId",
-  ),
+  v.check((action) => action[action.action] !== undefined, "must give the parameters of its action under the action's name (start_workflow, complete_task, …)"),
+  v.check((action) => {
+    const task = action.action === "complete_task" ? action.complete_task : action.action === "fail_task" ? action.fail_task : undefined;
+    return task === undefined || (task.taskRefName ?? task.taskId) !== undefined;
+  }, "must name the task to complete or fail by taskRefName or taskId"),
 );
 
 /**

@@ -50,12 +50,17 @@ describe("event handlers (/api/event)", () => {
     const bad = await api("POST", "/api/event", {
       name: "ev bad",
       event: "sqs:orders",
-      actions: [{ action: "terminate_workflow" }, { action: "complete_task", complete_task: { workflowId: "${id}" } }, { action: "start_workflow" }],
+      actions: [
+        { action: "archive_workflow" },
+        { action: "complete_task", complete_task: { workflowId: "${id}" } },
+        { action: "start_workflow" },
+        { action: "update_workflow_variables", update_workflow_variables: { workflowId: "${id}", variables: {}, appendArray: true } },
+      ],
     });
     expect(bad.status).toBe(400);
     const body = (await bad.json()) as { error: string; validationErrors: Array<{ path: string; message: string }> };
     expect(body.error).toBe("VALIDATION_ERROR");
-    expect(body.validationErrors.map((issue) => issue.path)).toEqual(["name", "event", "actions[0].action", "actions[1]", "actions[2]"]);
+    expect(body.validationErrors.map((issue) => issue.path)).toEqual(["name", "event", "actions[0].action", "actions[1]", "actions[2]", "actions[3].update_workflow_variables.appendArray"]);
     expect(body.validationErrors[1]!.message).toContain("conductor:<workflow name>");
     expect((await api("PUT", "/api/event", { ...good, name: "ev_never_added" })).status).toBe(404);
     expect((await api("DELETE", "/api/event/ev_never_added")).status).toBe(404);
@@ -129,6 +134,23 @@ describe("EVENT tasks (sink conductor)", () => {
     for (let attempt = 0; attempt < 200 && (await hits("ev-started-8")) === 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 25));
     expect(await hits("ev-started-8")).toBe(1);
     expect(await hits("ev-started-7")).toBe(0);
+  });
+
+  it("terminate a workflow and update its variables, by ids from the payload; an action that cannot be taken leaves the others to run", async () => {
+    await register({ name: "ev_target", tasks: [wait("hold")] });
+    await register({ name: "ev_commander", tasks: [eventTask("order", "conductor", { stopId: "${workflow.input.stopId}", tagId: "${workflow.input.tagId}" })] });
+    await apiOk("POST", "/api/event", handler("ev_commands", "conductor:ev_commander:order", [
+      { action: "complete_task", complete_task: { workflowId: "${missing}", taskRefName: "hold" } },
+      { action: "update_workflow_variables", update_workflow_variables: { workflowId: "${tagId}", variables: { taggedBy: "${workflowInstanceId}", stage: 2 } } },
+      { action: "terminate_workflow", terminate_workflow: { workflowId: "${stopId}", terminationReason: "stopped by ${workflowInstanceId}" } },
+    ]));
+    const stop = await startWorkflow("ev_target");
+    const tag = await startWorkflow("ev_target");
+    await waitFor(tag, waitingIn("hold"));
+    const commander = await waitFor(await startWorkflow("ev_commander", { stopId: stop, tagId: tag }), ["COMPLETED", "FAILED"]);
+    expect(commander.status).toBe("COMPLETED");
+    expect(await waitFor(stop, ["TERMINATED", "COMPLETED", "FAILED"])).toMatchObject({ status: "TERMINATED", reasonForIncompletion: `stopped by ${commander.workflowId}` });
+    expect(await getWorkflow(tag)).toMatchObject({ status: "RUNNING", variables: { taggedBy: commander.workflowId, stage: 2 } });
   });
 
   it("with asyncComplete stay IN_PROGRESS after publishing; a sink this service has no queue for is refused at registration", async () => {

@@ -7,6 +7,7 @@ import { eventName, eventPayload } from "../../engine/tasks/event";
 import { EventHandlerRepository, type EventAction, type EventHandler } from "../../worker/event-handlers";
 import { executionStub } from "../../worker/executions";
 import { startExecution } from "../../worker/start-execution";
+import type { WorkflowCommand } from "../workflow-execution";
 
 type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
 
@@ -65,43 +66,83 @@ interface ActionSource {
 
 async function runAction(env: Env, execution: WorkflowExecution, action: EventAction, payload: JsonObject, source: ActionSource): Promise<ActionOutcome> {
   const stamp = { "conductor.event.messageId": source.messageId, "conductor.event.name": source.event };
-  if (action.action === "start_workflow") {
-    const params = action.start_workflow!;
-    const input = { ...(withPayload(params.input ?? {}, payload) as JsonObject), ...stamp };
-    const correlationId = params.correlationId === undefined ? undefined : textOf(withPayload(params.correlationId, payload));
-    const started = await startExecution(env, {
-      name: params.name,
-      ...(params.version === undefined ? {} : { version: params.version }),
-      input,
-      ...(correlationId === undefined ? {} : { correlationId }),
-      ...(params.taskToDomain === undefined ? {} : { taskToDomain: params.taskToDomain }),
-      baseUrl: execution.baseUrl ?? "",
-      // The same for every delivery of this message to this action: a repeated dispatch finds it started.
-      workflowId: await actionWorkflowId(source),
-    });
-    if (started.ok || started.code === "ALREADY_STARTED") return { done: true };
-    return { done: false, why: started.message };
+  switch (action.action) {
+    case "start_workflow":
+      return startWorkflow(env, execution, action.start_workflow!, payload, stamp, source);
+    case "complete_task":
+    case "fail_task":
+      return updateTask(env, action[action.action]!, action.action === "complete_task" ? "COMPLETED" : "FAILED", payload, stamp);
+    case "terminate_workflow": {
+      const params = withPayload(action.terminate_workflow!, payload) as JsonObject;
+      const reason = textOf(params["terminationReason"]);
+      return commandOutcome(env, params["workflowId"], { type: "terminate", ...(reason === undefined ? {} : { reason }) });
+    }
+    case "update_workflow_variables": {
+      const params = withPayload(action.update_workflow_variables!, payload) as JsonObject;
+      const variables = params["variables"];
+      if (variables === null || typeof variables !== "object" || Array.isArray(variables)) return { done: false, why: "variables are not an object" };
+      return commandOutcome(env, params["workflowId"], { type: "updateVariables", variables });
+    }
   }
-  const details = action[action.action]!;
+}
+
+async function startWorkflow(
+  env: Env,
+  execution: WorkflowExecution,
+  params: NonNullable<EventAction["start_workflow"]>,
+  payload: JsonObject,
+  stamp: JsonObject,
+  source: ActionSource,
+): Promise<ActionOutcome> {
+  const input = { ...(withPayload(params.input ?? {}, payload) as JsonObject), ...stamp };
+  const correlationId = params.correlationId === undefined ? undefined : textOf(withPayload(params.correlationId, payload));
+  const started = await startExecution(env, {
+    name: params.name,
+    ...(params.version === undefined ? {} : { version: params.version }),
+    input,
+    ...(correlationId === undefined ? {} : { correlationId }),
+    ...(params.taskToDomain === undefined ? {} : { taskToDomain: params.taskToDomain }),
+    baseUrl: execution.baseUrl ?? "",
+    // The same for every delivery of this message to this action: a repeated dispatch finds it started.
+    workflowId: await actionWorkflowId(source),
+  });
+  if (started.ok || started.code === "ALREADY_STARTED") return { done: true };
+  return { done: false, why: started.message };
+}
+
+/** complete_task and fail_task: as Conductor, the task's output is the action's parameters (payload values put in) and the message's stamp. */
+async function updateTask(env: Env, details: NonNullable<EventAction["complete_task"]>, status: "COMPLETED" | "FAILED", payload: JsonObject, stamp: JsonObject): Promise<ActionOutcome> {
   const given: JsonObject = { workflowId: details.workflowId };
   if (details.taskRefName !== undefined) given["taskRefName"] = details.taskRefName;
   if (details.taskId !== undefined) given["taskId"] = details.taskId;
-  // As Conductor: the task's output is the action's parameters, the payload's values put in, with the message stamped.
   const output: JsonObject = { ...(withPayload({ ...given, ...(details.output ?? {}) }, payload) as JsonObject), ...stamp };
-  const workflowId = textOf(output["workflowId"]);
+  const found = stubOf(env, output["workflowId"]);
+  if ("why" in found) return { done: false, why: found.why };
+  const { stub } = found;
   const taskId = textOf(output["taskId"]);
   const taskRefName = textOf(output["taskRefName"]);
-  const status = action.action === "complete_task" ? "COMPLETED" : "FAILED";
-  if (workflowId === undefined) return { done: false, why: "no workflowId in the payload" };
-  let stub: ReturnType<typeof executionStub>;
-  try {
-    stub = executionStub(env, workflowId);
-  } catch {
-    return { done: false, why: `no workflow ${workflowId}` };
-  }
   const updated = taskId !== undefined ? await stub.updateTask(taskId, status, output) : taskRefName !== undefined ? await stub.updateTaskByRef(taskRefName, status, output) : undefined;
   if (updated === undefined) return { done: false, why: "no taskRefName or taskId in the payload" };
   return updated.ok ? { done: true } : { done: false, why: updated.error.message };
+}
+
+/** terminate_workflow and update_workflow_variables: the workflow's own command, as the API gives it. */
+async function commandOutcome(env: Env, workflowId: JsonValue | undefined, command: WorkflowCommand): Promise<ActionOutcome> {
+  const found = stubOf(env, workflowId);
+  if ("why" in found) return { done: false, why: found.why };
+  const outcome = await found.stub.command(command);
+  return outcome.ok ? { done: true } : { done: false, why: outcome.error.message };
+}
+
+/** The execution named by `workflowId`, a value of the payload; why not when it names none. */
+function stubOf(env: Env, workflowId: JsonValue | undefined): { stub: ReturnType<typeof executionStub> } | { why: string } {
+  const id = textOf(workflowId);
+  if (id === undefined) return { why: "no workflowId in the payload" };
+  try {
+    return { stub: executionStub(env, id) };
+  } catch {
+    return { why: `no workflow ${id}` };
+  }
 }
 
 /** A value as text, for ids and names taken from the payload; undefined for none. */

@@ -40,7 +40,7 @@ export function eventPayload(task: TaskExecution, execution: WorkflowExecution):
 
 /**
  * EVENT (Conductor's), with Conductor's internal sink: the actor publishes its payload to the event handlers listening
- * for its event, which act on it (start a workflow, complete or fail a task), and the task completes with the payload
+ * for its event, which act on it (start or terminate a workflow, complete or fail a task, update variables), and the task completes with the payload
  * and `event_produced`; with `asyncComplete` it then stays IN_PROGRESS until completed from outside. Its `sink` is a
  * task-level field, resolved with its input (it may hold a `${...}`).
  */
