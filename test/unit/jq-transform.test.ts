@@ -87,6 +87,16 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run(". as [$a | $a")).toEqual({ ok: false, error: expect.stringContaining("expected , or ] in an array pattern") });
   });
 
+  it("runs label and break: a break ends its label's outputs, keeping those before; try and ? do not catch it", () => {
+    const run = (filter: string) => jqRunner.run(filter, { xs: [1, 2, 3, 4] });
+    expect(run("[label $out | .xs[] | if . > 2 then ., break $out else . end]")).toEqual({ ok: true, values: [[1, 2, 3]] });
+    expect(run("[.xs[] | label $skip | if . == 2 then break $skip else . end]")).toEqual({ ok: true, values: [[1, 3, 4]] });
+    expect(run("[label $f | range(10) | try (., break $f) catch 99]")).toEqual({ ok: true, values: [[0]] });
+    expect(run("break $nowhere")).toEqual({ ok: false, error: "The jq filter failed: $*label-nowhere is not defined" });
+    expect(run("{label: 1, break: 2} | .label + .break")).toEqual({ ok: true, values: [3] });
+    expect(run("[inputs], (try input catch .)")).toEqual({ ok: true, values: [[], "No more inputs"] });
+  });
+
   it("fails the task on an error nothing catches, with its message", () => {
     expect(jqRunner.run('error("no such customer")', {})).toEqual({ ok: false, error: "The jq filter failed: no such customer" });
     expect(jqRunner.run("error({code: 1})", {})).toEqual({ ok: false, error: 'The jq filter failed: {"code":1} (not a string)' });

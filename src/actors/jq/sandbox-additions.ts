@@ -1,10 +1,10 @@
 /**
  * What the jq sandbox adds to jqjs's source, appended to it (see sandbox-source.ts): the pieces of jq that jqjs 1.6.0
- * lacks (`try`/`catch` and `error`, destructuring, `strftime` and other builtins) and replacements for builtins it
- * gets wrong. Plain JavaScript run by QuickJS after jqjs's own code, so jqjs's names are in scope: `functions`,
- * `formats`, `ParseNode`, `parse`, `sub`, `nameType`, `makeFlagString`, `KEYWORDS`, `describeLocation` and
- * `defineShorthandFunction`. The parser's own changes (the `try` keyword, patterns after `as`) are text fixes there.
- * Dates are UTC: the sandbox has no time zone.
+ * lacks (`try`/`catch` and `error`, `label`/`break`, destructuring, `strftime` and other builtins) and replacements
+ * for builtins it gets wrong. Plain JavaScript run by QuickJS after jqjs's own code, so jqjs's names are in scope:
+ * `functions`, `formats`, `ParseNode`, `parse`, `sub`, `nameType`, `makeFlagString`, `KEYWORDS`, `describeLocation`
+ * and `defineShorthandFunction`. The parser's own changes (the `try` keyword, `label`, patterns after `as`) are text
+ * fixes there. Dates are UTC: the sandbox has no time zone.
  */
 export const JQ_SANDBOX_ADDITIONS = String.raw`
 // --- Errors: jq's error values, and what try/catch and ? may catch ---
@@ -52,6 +52,47 @@ class TryNode extends ParseNode {
     }
     toString() {
         return 'try ' + this.body + (this.handler ? ' catch ' + this.handler : '')
+    }
+}
+
+// --- label $name | ... break $name: stops the label's outputs, keeping those before ---
+
+// Not an Error, so that try and ? (caughtJqError) let it through to its label.
+class BreakSignal {
+    constructor(label) {
+        this.label = label
+        this.message = '$*label-' + label + ' is not defined'
+    }
+}
+
+class LabelNode extends ParseNode {
+    constructor(label, body) {
+        super()
+        this.label = label
+        this.body = body
+    }
+    * apply(input, conf) {
+        try {
+            yield* this.body.apply(input, conf)
+        } catch (e) {
+            if (!(e instanceof BreakSignal && e.label == this.label)) throw e
+        }
+    }
+    toString() {
+        return 'label $' + this.label + ' | ' + this.body
+    }
+}
+
+class BreakNode extends ParseNode {
+    constructor(label) {
+        super()
+        this.label = label
+    }
+    * apply() {
+        throw new BreakSignal(this.label)
+    }
+    toString() {
+        return 'break $' + this.label
     }
 }
 
@@ -330,6 +371,12 @@ function __strptime(input, format) {
 Object.assign(functions, {
     'error/0': function*(input) {
         throw new JqError(input)
+    },
+    // A filter's only input is the task's: there is never a next one.
+    'input/0': function*() {
+        throw 'No more inputs'
+    },
+    'inputs/0': function*() {
     },
     'error/1': Object.assign(function*(input, conf, args) {
         for (let message of args[0].apply(input, conf))

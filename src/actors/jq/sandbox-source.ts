@@ -81,6 +81,13 @@ const FIXES: readonly SourceFix[] = [
       "            let t = nameType(l)\n            for (let i of this.index.apply(input, conf)) {\n                if (t == 'null') {\n                    yield null\n                    continue\n                }\n                if (t != 'array' && t != 'object')\n                    throw 'Cannot index ' + t + ' with ' + JSON.stringify(i)\n",
   },
   {
+    // `label $name | body`: the body runs to the end of the enclosing pipe, as the right of `as` does.
+    why: "`label $name | …` and `break $name` parse",
+    find: "            if (t.value == 'true' || t.value == 'false')\n                ret.push(new BooleanNode(t.value == 'true'))",
+    replace:
+      "            if (t.value == 'label' && tokens[i+1] && tokens[i+1].type == 'variable' && tokens[i+2] && tokens[i+2].type == 'pipe') {\n                let r = parse(tokens, i + 3, until)\n                ret.push(new LabelNode(tokens[i+1].name, r.node))\n                i = r.i\n                if (tokens[i] && until.indexOf(tokens[i].type) != -1)\n                    i--\n            } else if (t.value == 'break' && tokens[i+1] && tokens[i+1].type == 'variable') {\n                ret.push(new BreakNode(tokens[i+1].name))\n                i++\n            } else if (t.value == 'true' || t.value == 'false')\n                ret.push(new BooleanNode(t.value == 'true'))",
+  },
+  {
     why: "destructuring: `E as [$a, {b: $c}]` binds each variable of the pattern (jqjs took a variable only)",
     find: "            if (t.type == 'as') {\n                let nameTok = tokens[i+1]\n                if (nameTok.type != 'variable')\n                    throw 'expected variable name after as at ' + describeLocation(tokens[i]) + ' not ' + tokens[i].type\n                lhs = new VariableBinding(lhs, nameTok.name)\n                i += 2\n            }",
     replace: "            if (t.type == 'as') {\n                let bound = __parsePattern(tokens, i + 1)\n                lhs = new VariableBinding(lhs, bound.pattern)\n                i = bound.i\n            }",
