@@ -3,6 +3,7 @@ import { forgetPermissions, isLoggedIn, logOut, me, setSessionEndHandler } from 
 import { h, replaceChildren } from "./lib/dom.js";
 import { renderDefinition, renderDefinitionEditor } from "./views/definition.js";
 import { renderDefinitions } from "./views/definitions.js";
+import { renderEventHandlerEditor, renderEventHandlers } from "./views/event-handlers.js";
 import { renderExecution } from "./views/execution.js";
 import { renderExecutions } from "./views/executions.js";
 import { renderLogin } from "./views/login.js";
@@ -36,6 +37,9 @@ const ROUTES = [
   [/^schedules$/, renderSchedules],
   [/^schedules\/new$/, (container, params, context) => renderScheduleEditor(container, params, context)],
   [/^schedules\/([^/]+)$/, renderScheduleEditor],
+  [/^events$/, renderEventHandlers],
+  [/^events\/new$/, (container, params, context) => renderEventHandlerEditor(container, params, context)],
+  [/^events\/(.+)$/, renderEventHandlerEditor],
 ];
 
 let generation = 0;

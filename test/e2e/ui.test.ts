@@ -1011,6 +1011,41 @@ describe("web UI", () => {
     await page.context().close();
   });
 
+  it("registers an event handler on the Event handlers page, lists what it does, makes it inactive and deletes it", async () => {
+    const { page } = admin;
+    const name = `${parentName}_handler`;
+    // The admin's page is shared with the tests before (the task definition's two refused saves are counted there).
+    const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
+    await page.getByRole("link", { name: "Event handlers" }).click();
+    await page.getByRole("link", { name: "New event handler" }).click();
+    const editor = page.getByLabel("Event handler (JSON)");
+    await expect.poll(() => editor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"complete_task"');
+    const handler = { name, event: `conductor:${parentName}:approvals`, active: true, condition: "$.approved", actions: [{ action: "start_workflow", start_workflow: { name: parentName } }] };
+    await editor.fill(JSON.stringify(handler));
+    await page.getByRole("button", { name: "Register" }).click();
+    const row = page.locator("tr", { has: page.getByRole("link", { name, exact: true }) });
+    await expect.poll(() => row.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(`start_workflow ${parentName}`);
+    expect(await row.textContent()).toContain("$.approved");
+    await screenshot(page, "event-handlers");
+
+    await page.getByRole("link", { name, exact: true }).click();
+    const edited = page.getByLabel("Event handler (JSON)");
+    await expect.poll(() => edited.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain(`"name": "${name}"`);
+    const current = JSON.parse(await edited.inputValue()) as Record<string, unknown>;
+    await edited.fill(JSON.stringify({ ...current, active: false }));
+    await page.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => row.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain("inactive");
+    expect((await callOk(server.url, "GET", `/api/event/handler/${name}`, { key: adminKey })).json()).toMatchObject({ active: false, condition: "$.approved" });
+
+    await page.getByRole("link", { name, exact: true }).click();
+    await page.getByRole("button", { name: "Delete…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await page.getByText("No event handler is registered yet.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect((await call(server.url, "GET", `/api/event/handler/${name}`, { key: adminKey })).status).toBe(404);
+    expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);
+    expect(admin.problems.slice(problemsBefore)).toEqual([]);
+  });
+
   it("offers a read-only user no action, and the narrow layout does not overflow", async () => {
     await callOk(server.url, "POST", "/api/security/roles", {
       key: adminKey,

@@ -1,8 +1,7 @@
 // @ts-check
-import { api, ApiError, permissionsAt } from "../lib/api.js";
-import { openDialog } from "../lib/dialog.js";
+import { api, permissionsAt } from "../lib/api.js";
 import { h, replaceChildren } from "../lib/dom.js";
-import { jsonEditor, readObject } from "../lib/json-editor.js";
+import { entityEditor } from "../lib/entity-editor.js";
 
 /**
  * @typedef {{ name: string, description?: string, retryCount: number, retryLogic: string, retryDelaySeconds: number,
@@ -124,46 +123,17 @@ export async function renderTaskDefEditor(container, _params, context, name) {
     permissionsAt("*"),
   ]);
   if (!context.active()) return;
-  const canEdit = permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE");
-  const editor = jsonEditor({ id: "taskdef-text", label: "Task definition (JSON)", value: existing ?? TEMPLATE, rows: 24 });
-  const message = h("p", { className: "error", role: "alert" });
-  const save = h("button", { type: "submit" }, existing ? "Save" : "Register");
-  const remove = existing && canEdit ? h("button", { type: "button", className: "danger", onclick: () => confirmRemoval(String(name), context) }, "Delete…") : null;
-  const form = h("form", {
-    className: "definition-editor",
-    onsubmit: async (/** @type {SubmitEvent} */ event) => {
-      event.preventDefault();
-      message.textContent = "";
-      /** @type {Record<string, unknown>} */
-      let taskDef;
-      try {
-        taskDef = readObject(editor);
-      } catch (error) {
-        message.textContent = error instanceof Error ? error.message : String(error);
-        return;
-      }
-      if (existing && taskDef["name"] !== name) {
-        // Renaming would register a second one and leave this one in place.
-        message.textContent = `The name is ${JSON.stringify(name)}: register a new task definition to use another name.`;
-        return;
-      }
-      save.disabled = true;
-      try {
-        await api("PUT", "/api/metadata/taskdefs", taskDef);
-        context.notify(`Saved task definition ${String(taskDef["name"])}`);
-        context.go("#/taskdefs");
-      } catch (error) {
-        message.textContent = error instanceof Error ? error.message : String(error);
-        if (error instanceof ApiError && error.validationErrors.length > 0) editor.showErrors(error.validationErrors);
-      } finally {
-        save.disabled = false;
-      }
-    },
-  },
-    editor.element,
-    message,
-    h("div", { className: "actions" }, canEdit ? save : null, remove, h("a", { className: "button secondary", href: "#/taskdefs" }, canEdit ? "Cancel" : "Back")));
-  replaceChildren(container, h("h1", {}, existing ? `Task definition ${String(name)}` : "New task definition"), form);
+  replaceChildren(container, ...entityEditor({
+    kind: "task definition",
+    name: existing ? name : undefined,
+    value: existing ?? TEMPLATE,
+    editorId: "taskdef-text",
+    listHref: "#/taskdefs",
+    canEdit: permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE"),
+    save: async (taskDef) => void (await api("PUT", "/api/metadata/taskdefs", taskDef)),
+    remove: async () => void (await api("DELETE", `/api/metadata/taskdefs/${encodeURIComponent(String(name))}`)),
+    removalNote: "Tasks of this name in executions started later run without it (no retries unless their workflow task sets them). Running executions keep their copy.",
+  }, context));
   if (existing && name !== undefined && permissions.has("TASK_READ")) container.append(await workersPanel(name, context));
 }
 
@@ -196,24 +166,4 @@ async function workersPanel(name, context) {
   }
   await load();
   return h("section", { className: "panel", "aria-labelledby": "taskdef-workers" }, h("div", { className: "page-head" }, h("h2", { id: "taskdef-workers" }, "Workers"), refresh), body);
-}
-
-/**
- * @param {string} name
- * @param {import("../app.js").ViewContext} context
- */
-function confirmRemoval(name, context) {
-  void openDialog({
-    title: `Delete task definition ${name}?`,
-    body: [h("p", {}, "Tasks of this name in executions started later run without it (no retries unless their workflow task sets them). Running executions keep their copy.")],
-    confirmLabel: "Delete",
-    danger: true,
-    onConfirm: async () => {
-      await api("DELETE", `/api/metadata/taskdefs/${encodeURIComponent(name)}`);
-    },
-  }).then((done) => {
-    if (!done) return;
-    context.notify(`Deleted task definition ${name}`);
-    context.go("#/taskdefs");
-  });
 }

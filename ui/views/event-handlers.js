@@ -1,0 +1,103 @@
+// @ts-check
+import { api, ApiError } from "../lib/api.js";
+import { h, replaceChildren } from "../lib/dom.js";
+import { entityEditor } from "../lib/entity-editor.js";
+
+/**
+ * Conductor's EventHandler, as `/api/event` answers it.
+ * @typedef {{ name: string, event: string, active: boolean, condition?: string, description?: string,
+ *   actions: Array<{ action: string } & Record<string, unknown>> }} EventHandler
+ */
+
+/** What "New event handler" starts from: complete a waiting task of the workflow the payload names. */
+const TEMPLATE = {
+  name: "my_handler",
+  event: "conductor:my_workflow:my_queue",
+  condition: "$.approved === true",
+  active: true,
+  actions: [{ action: "complete_task", complete_task: { workflowId: "${waiterId}", taskRefName: "approval", output: { approvedBy: "${workflowInstanceId}" } } }],
+};
+
+/** @param {string} name */
+const editPath = (name) => `#/events/${encodeURIComponent(name)}`;
+
+/**
+ * What a handler does, in words: each action and what it acts on, in order.
+ * @param {Pick<EventHandler, "actions">} handler
+ */
+export function actionsText(handler) {
+  return handler.actions.map((action) => {
+    const params = /** @type {Record<string, unknown> | undefined} */ (action[action.action]);
+    const target = action.action === "start_workflow" ? params?.["name"] : params?.["taskRefName"] ?? params?.["workflowId"];
+    return typeof target === "string" ? `${action.action} ${target}` : action.action;
+  }).join(", ");
+}
+
+/**
+ * A refused read of the handlers: they are for system admins.
+ * @param {unknown} error
+ */
+function refusal(error) {
+  if (error instanceof ApiError && error.status === 403) return h("p", { className: "empty" }, "Event handlers are for system admins.");
+  throw error;
+}
+
+/**
+ * Every event handler: its event, whether it is active, its condition and what it does.
+ * @type {import("../app.js").View}
+ */
+export async function renderEventHandlers(container, _params, context) {
+  /** @type {EventHandler[]} */
+  let handlers;
+  try {
+    handlers = /** @type {EventHandler[]} */ (await api("GET", "/api/event"));
+  } catch (error) {
+    if (context.active()) replaceChildren(container, h("h1", {}, "Event handlers"), refusal(error));
+    return;
+  }
+  if (!context.active()) return;
+  replaceChildren(container,
+    h("div", { className: "page-head" }, h("h1", {}, "Event handlers"), h("a", { className: "button", href: "#/events/new" }, "New event handler")),
+    h("p", { className: "help" }, "What to do when an EVENT task publishes: the active handlers of its event (conductor:<workflow>:<queue>) whose condition holds run their actions, with ${…} taken from the event's payload."),
+    handlers.length === 0
+      ? h("p", { className: "empty" }, "No event handler is registered yet.")
+      : h("div", { className: "table-wrap" }, h("table", {},
+        h("caption", { className: "visually-hidden" }, "Event handlers"),
+        h("thead", {}, h("tr", {}, ["Name", "Event", "State", "Condition", "Actions"].map((title) => h("th", { scope: "col" }, title)))),
+        h("tbody", {}, handlers.map((handler) => h("tr", {},
+          h("td", {}, h("a", { href: editPath(handler.name) }, handler.name)),
+          h("td", {}, h("code", {}, handler.event)),
+          h("td", {}, handler.active ? "active" : "inactive"),
+          h("td", {}, handler.condition ? h("code", {}, handler.condition) : "always"),
+          h("td", {}, actionsText(handler))))))));
+}
+
+/**
+ * Shows one event handler as editable JSON, or a new one. Saving adds it or replaces it.
+ * @type {import("../app.js").View}
+ */
+export async function renderEventHandlerEditor(container, _params, context, name) {
+  /** @type {EventHandler | undefined} */
+  let existing;
+  try {
+    existing = name === undefined ? undefined : /** @type {EventHandler} */ (await api("GET", `/api/event/handler/${encodeURIComponent(name)}`));
+  } catch (error) {
+    if (context.active()) replaceChildren(container, h("h1", {}, "Event handler"), refusal(error));
+    return;
+  }
+  if (!context.active()) return;
+  replaceChildren(container, ...entityEditor({
+    kind: "event handler",
+    name: existing ? name : undefined,
+    value: existing ?? TEMPLATE,
+    editorId: "event-handler-text",
+    listHref: "#/events",
+    canEdit: true,
+    save: async (handler) => void (await api(existing ? "PUT" : "POST", "/api/event", handler)),
+    remove: async () => void (await api("DELETE", `/api/event/${encodeURIComponent(String(name))}`)),
+    removalNote: "Events published from now on no longer run its actions.",
+    help: h("p", { className: "help" },
+      "Actions: start_workflow {name, version?, input?, correlationId?}, complete_task and fail_task {workflowId, taskRefName or taskId, output?}, ",
+      "terminate_workflow {workflowId, terminationReason?}, update_workflow_variables {workflowId, variables}. A handler sent without active is inactive."),
+  }, context));
+}
