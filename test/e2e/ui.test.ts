@@ -1086,9 +1086,14 @@ describe("web UI", () => {
     expect(await page.getByRole("checkbox", { name: /^Select/ }).count()).toBe(0);
     expect(await page.getByRole("toolbar", { name: "Selected executions" }).count()).toBe(0);
 
+    // Event handlers are for system admins: the page says so and offers nothing (its read was the one refused load).
+    await page.goto(`${server.url}/#/events`);
+    await page.getByText("Event handlers are for system admins.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByRole("link", { name: "New event handler" }).count()).toBe(0);
+
     // The API refuses it too: hiding is a courtesy, not the protection.
     expect((await call(server.url, "DELETE", `/api/workflow/${started}`, { key: `${keyId}:${keySecret}` })).status).toBe(403);
     expect(viewer.problems).toEqual([]);
-    expect(viewer.refusedLoads).toEqual([]);
+    expect(viewer.refusedLoads).toEqual([expect.stringContaining("status of 403")]);
   });
 });
