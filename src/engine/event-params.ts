@@ -71,3 +71,42 @@ export function expandInlineJson(value: JsonValue): JsonValue {
   for (const [key, item] of Object.entries(value)) setOwn(out, key, expandInlineJson(item));
   return out;
 }
+
+/** A value of the payload as text, for the ids and names an action takes from it; undefined for none. */
+export function payloadText(value: JsonValue | undefined): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text === "" ? undefined : text;
+}
+
+/** What every action writes of the message it acts on (Conductor's `conductor.event.*` fields). */
+export function eventStamp(messageId: string, event: string): JsonObject {
+  return { "conductor.event.messageId": messageId, "conductor.event.name": event };
+}
+
+/** The parameters of complete_task and fail_task (Conductor's `TaskDetails`). */
+export interface TaskActionParams {
+  workflowId: string;
+  taskRefName?: string;
+  taskId?: string;
+  output?: JsonObject;
+}
+
+/**
+ * The task a complete_task or fail_task acts on, and the output it gives it: as Conductor writes it, the action's
+ * parameters and its `output`'s, the payload's values put in, with the message's stamp.
+ */
+export function taskAction(params: TaskActionParams, payload: JsonObject, stamp: JsonObject): { workflowId?: string; taskId?: string; taskRefName?: string; output: JsonObject } {
+  const given: JsonObject = { workflowId: params.workflowId };
+  if (params.taskRefName !== undefined) given["taskRefName"] = params.taskRefName;
+  if (params.taskId !== undefined) given["taskId"] = params.taskId;
+  const output: JsonObject = { ...(withPayload({ ...given, ...(params.output ?? {}) }, payload) as JsonObject), ...stamp };
+  const target: { workflowId?: string; taskId?: string; taskRefName?: string } = {};
+  const workflowId = payloadText(output["workflowId"]);
+  const taskId = payloadText(output["taskId"]);
+  const taskRefName = payloadText(output["taskRefName"]);
+  if (workflowId !== undefined) target.workflowId = workflowId;
+  if (taskId !== undefined) target.taskId = taskId;
+  if (taskRefName !== undefined) target.taskRefName = taskRefName;
+  return { ...target, output };
+}

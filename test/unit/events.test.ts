@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createExecution, decide } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
-import { expandInlineJson, payloadValue, withPayload } from "../../src/engine/event-params";
+import { eventStamp, expandInlineJson, payloadValue, taskAction, withPayload } from "../../src/engine/event-params";
 import type { WorkflowDef } from "../../src/engine/model";
 import { eventName } from "../../src/engine/tasks/event";
 import { env, registrationErrors } from "./engine-env";
@@ -47,6 +47,18 @@ describe("event handler actions' parameters", () => {
     expect(payloadValue(payload, "order.items[5].sku")).toBeNull();
     expect(payloadValue(payload, "constructor")).toBeNull();
     expect(payloadValue(payload, "tags[0]")).toBe("x");
+  });
+
+  it("give a task action's target and output as Conductor writes it: its parameters and output with the payload's values, stamped", () => {
+    const stamp = eventStamp("task-1", "conductor:orders:q");
+    expect(taskAction({ workflowId: "${workflowInstanceId}", taskRefName: "approval", output: { order: "${order.id}" } }, payload, stamp)).toEqual({
+      workflowId: "wf-9",
+      taskRefName: "approval",
+      output: { workflowId: "wf-9", taskRefName: "approval", order: 7, "conductor.event.messageId": "task-1", "conductor.event.name": "conductor:orders:q" },
+    });
+    // A workflow id the payload lacks names no workflow.
+    expect(taskAction({ workflowId: "${missing}", taskId: "${order.id}" }, payload, stamp)).toMatchObject({ taskId: "7" });
+    expect(taskAction({ workflowId: "${missing}", taskId: "t" }, payload, stamp)).not.toHaveProperty("workflowId");
   });
 
   it("expand inline JSON when asked: strings holding an object or array are parsed, at any depth; others stay", () => {

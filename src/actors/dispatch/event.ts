@@ -1,5 +1,5 @@
 import type { ExecutionEvent } from "../../engine/decider";
-import { expandInlineJson, withPayload } from "../../engine/event-params";
+import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
 import { isTruthy } from "../../engine/expressions/values";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution, WorkflowTaskDef } from "../../engine/model";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
@@ -65,7 +65,7 @@ interface ActionSource {
 }
 
 async function runAction(env: Env, execution: WorkflowExecution, action: EventAction, payload: JsonObject, source: ActionSource): Promise<ActionOutcome> {
-  const stamp = { "conductor.event.messageId": source.messageId, "conductor.event.name": source.event };
+  const stamp = eventStamp(source.messageId, source.event);
   switch (action.action) {
     case "start_workflow":
       return startWorkflow(env, execution, action.start_workflow!, payload, stamp, source);
@@ -74,7 +74,7 @@ async function runAction(env: Env, execution: WorkflowExecution, action: EventAc
       return updateTask(env, action[action.action]!, action.action === "complete_task" ? "COMPLETED" : "FAILED", payload, stamp);
     case "terminate_workflow": {
       const params = withPayload(action.terminate_workflow!, payload) as JsonObject;
-      const reason = textOf(params["terminationReason"]);
+      const reason = payloadText(params["terminationReason"]);
       return commandOutcome(env, params["workflowId"], { type: "terminate", ...(reason === undefined ? {} : { reason }) });
     }
     case "update_workflow_variables": {
@@ -95,7 +95,7 @@ async function startWorkflow(
   source: ActionSource,
 ): Promise<ActionOutcome> {
   const input = { ...(withPayload(params.input ?? {}, payload) as JsonObject), ...stamp };
-  const correlationId = params.correlationId === undefined ? undefined : textOf(withPayload(params.correlationId, payload));
+  const correlationId = params.correlationId === undefined ? undefined : payloadText(withPayload(params.correlationId, payload));
   const started = await startExecution(env, {
     name: params.name,
     ...(params.version === undefined ? {} : { version: params.version }),
@@ -110,17 +110,12 @@ async function startWorkflow(
   return { done: false, why: started.message };
 }
 
-/** complete_task and fail_task: as Conductor, the task's output is the action's parameters (payload values put in) and the message's stamp. */
-async function updateTask(env: Env, details: NonNullable<EventAction["complete_task"]>, status: "COMPLETED" | "FAILED", payload: JsonObject, stamp: JsonObject): Promise<ActionOutcome> {
-  const given: JsonObject = { workflowId: details.workflowId };
-  if (details.taskRefName !== undefined) given["taskRefName"] = details.taskRefName;
-  if (details.taskId !== undefined) given["taskId"] = details.taskId;
-  const output: JsonObject = { ...(withPayload({ ...given, ...(details.output ?? {}) }, payload) as JsonObject), ...stamp };
-  const found = stubOf(env, output["workflowId"]);
+/** complete_task and fail_task: the task and its output as {@link taskAction} says. */
+async function updateTask(env: Env, params: TaskActionParams, status: "COMPLETED" | "FAILED", payload: JsonObject, stamp: JsonObject): Promise<ActionOutcome> {
+  const { workflowId, taskId, taskRefName, output } = taskAction(params, payload, stamp);
+  const found = stubOf(env, workflowId);
   if ("why" in found) return { done: false, why: found.why };
   const { stub } = found;
-  const taskId = textOf(output["taskId"]);
-  const taskRefName = textOf(output["taskRefName"]);
   const updated = taskId !== undefined ? await stub.updateTask(taskId, status, output) : taskRefName !== undefined ? await stub.updateTaskByRef(taskRefName, status, output) : undefined;
   if (updated === undefined) return { done: false, why: "no taskRefName or taskId in the payload" };
   return updated.ok ? { done: true } : { done: false, why: updated.error.message };
@@ -136,20 +131,13 @@ async function commandOutcome(env: Env, workflowId: JsonValue | undefined, comma
 
 /** The execution named by `workflowId`, a value of the payload; why not when it names none. */
 function stubOf(env: Env, workflowId: JsonValue | undefined): { stub: ReturnType<typeof executionStub> } | { why: string } {
-  const id = textOf(workflowId);
+  const id = payloadText(workflowId);
   if (id === undefined) return { why: "no workflowId in the payload" };
   try {
     return { stub: executionStub(env, id) };
   } catch {
     return { why: `no workflow ${id}` };
   }
-}
-
-/** A value as text, for ids and names taken from the payload; undefined for none. */
-function textOf(value: JsonValue | undefined): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  return text === "" ? undefined : text;
 }
 
 /** A UUID derived from the action's source (SHA-256, shaped as version 4), so that the same delivery starts one workflow. */
