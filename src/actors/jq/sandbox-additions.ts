@@ -366,6 +366,17 @@ function __strptime(input, format) {
     return __brokenDown(ms / 1000)
 }
 
+// A builtin taking a format (strftime, strptime): convert(input, format) for each format its argument gives.
+function __withFormat(convert, notAString) {
+    return Object.assign(function*(input, conf, args) {
+        for (let format of args[0].apply(input, conf)) {
+            if (typeof format != 'string')
+                throw notAString
+            yield convert(input, format)
+        }
+    }, {params: [{label: 'format'}]})
+}
+
 // --- Builtins: jq's, missing from jqjs or wrong there ---
 
 Object.assign(functions, {
@@ -447,20 +458,8 @@ Object.assign(functions, {
             throw 'mktime requires array of 6 numbers'
         yield Math.floor(__secondsOf(input, 'mktime'))
     },
-    'strftime/1': Object.assign(function*(input, conf, args) {
-        for (let format of args[0].apply(input, conf)) {
-            if (typeof format != 'string')
-                throw 'strftime/1 requires a string format'
-            yield __strftime(input, format)
-        }
-    }, {params: [{label: 'format'}]}),
-    'strptime/1': Object.assign(function*(input, conf, args) {
-        for (let format of args[0].apply(input, conf)) {
-            if (typeof format != 'string')
-                throw 'strptime/1 requires string inputs and arguments'
-            yield __strptime(input, format)
-        }
-    }, {params: [{label: 'format'}]}),
+    'strftime/1': __withFormat(__strftime, 'strftime/1 requires a string format'),
+    'strptime/1': __withFormat(__strptime, 'strptime/1 requires string inputs and arguments'),
 })
 
 defineShorthandFunction('repeat', 'f', 'def _repeat: ., (f | _repeat); _repeat')
