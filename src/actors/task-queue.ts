@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { HandOutLimits, WorkerQueueEntry } from "../engine/tasks/simple";
+import { ACTIVE_WORKER_POLL_MS, chooseWorkerDomain, type HandOutLimits, type WorkerQueueEntry } from "../engine/tasks/simple";
 import { admitted, HandOutLedger } from "./hand-out-ledger";
 import { PollLog, type PollData } from "./poll-log";
 import { WakeSignal } from "./wake-signal";
@@ -156,6 +156,17 @@ export class TaskQueue extends DurableObject<Env> {
   /** The latest poll of each worker of this task name, in any domain (see {@link TaskQueue.recordPoll}). */
   async pollData(): Promise<PollData[]> {
     return this.#polls.latest();
+  }
+
+  /**
+   * Conductor's choice among the fallback domains `choices` of a task of this name (see `chooseWorkerDomain`): the
+   * first whose workers polled within {@link ACTIVE_WORKER_POLL_MS}, by the poll data this object holds; null for the
+   * default queue.
+   */
+  async chooseDomain(choices: string[]): Promise<string | null> {
+    const since = Date.now() - ACTIVE_WORKER_POLL_MS;
+    const active = new Set(this.#polls.latest().flatMap((poll) => (poll.domain !== undefined && poll.lastPollTime >= since ? [poll.domain] : [])));
+    return chooseWorkerDomain(choices, (domain) => active.has(domain)) ?? null;
   }
 
   /** How many entries the queue holds, leased ones included (Conductor's queue size). */

@@ -4,6 +4,7 @@ import {
   createExecution,
   decide,
   awaitedChildId,
+  awaitedDomainChoices,
   awaitedTaskDefNames,
   hasCompletedTask,
   isBlocked,
@@ -1137,6 +1138,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncQueuePushes();
     this.#syncReleases(execution);
     this.#syncTaskDefLookups(execution);
+    this.#syncDomainChoices(execution);
     this.#syncChildResume();
     this.#syncParentReopen();
     this.#syncAlarm(execution);
@@ -1175,7 +1177,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (Object.keys(this.#childTerminations).length > 0) return true;
     if (this.#failureStarts.length > 0 || this.#queuePushes.size > 0) return true;
     if (this.#dueReleases(execution).length > 0) return true;
-    if (awaitedTaskDefNames(execution).length > 0) return true;
+    if (awaitedTaskDefNames(execution).length > 0 || awaitedDomainChoices(execution).length > 0) return true;
     if (this.#childResume || this.#parentReopen) return true;
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
     const finished = finishSignature(execution);
@@ -1200,6 +1202,7 @@ export class WorkflowExecution extends DurableObject<Env> {
           this.#syncReleases(this.#execution);
           // Tasks that came to wait for other names while the look-up was on its way.
           this.#syncTaskDefLookups(this.#execution);
+          this.#syncDomainChoices(this.#execution);
           // With nothing more owed, a finished execution's safety alarm can go.
           this.#syncAlarm(this.#execution);
         }
@@ -1346,6 +1349,35 @@ export class WorkflowExecution extends DurableObject<Env> {
       const found = await new TaskDefRepository(this.env.DB).findMany(names);
       if (this.#execution === null || this.#removing) return;
       this.#apply({ type: "taskDefsLoaded", taskDefs: Object.fromEntries(names.map((name) => [name, found.get(name) ?? null])) });
+    });
+  }
+
+  /**
+   * Asks the task names' queues which of the fallback domains of SIMPLE tasks scheduled with them have active workers
+   * (see `TaskExecution.domainChoices`) and hands the choices to the decider, which queues each task there. Nothing is
+   * stored until then: an eviction meanwhile leaves the tasks waiting, and the next wake-up (the safety alarm, at the
+   * latest) asks again.
+   */
+  #syncDomainChoices(execution: Execution): void {
+    if (awaitedDomainChoices(execution).length === 0) return;
+    this.#runJob("domainChoices", async () => {
+      const current = this.#execution;
+      const awaited = current === null ? [] : awaitedDomainChoices(current);
+      if (awaited.length === 0) return;
+      // One question per task name and list: a fork of many such tasks asks once.
+      const questions = new Map<string, Promise<string | null>>();
+      const answers = awaited.map(({ taskId, taskName, choices }) => {
+        const key = JSON.stringify([taskName, choices]);
+        let answer = questions.get(key);
+        if (answer === undefined) {
+          answer = taskQueueAt(this.env, workerQueueKey(taskName, undefined)).chooseDomain(choices);
+          questions.set(key, answer);
+        }
+        return answer.then((domain) => [taskId, domain] as const);
+      });
+      const domains = Object.fromEntries(await Promise.all(answers));
+      if (this.#execution === null || this.#removing) return;
+      this.#apply({ type: "workerDomainsChosen", domains });
     });
   }
 

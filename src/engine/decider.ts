@@ -128,7 +128,12 @@ export type ExecutionEvent =
    * The registered task definitions of names the execution's tasks wait for (see {@link awaitedTaskDefNames}), by
    * name, null for a name none is registered under: recorded, and the tasks that waited for them start.
    */
-  | { type: "taskDefsLoaded"; taskDefs: Record<string, TaskDef | null> };
+  | { type: "taskDefsLoaded"; taskDefs: Record<string, TaskDef | null> }
+  /**
+   * The domains chosen for SIMPLE tasks scheduled with fallback domains (see {@link awaitedDomainChoices}), by task id,
+   * null for the default queue: recorded, and each task goes to its queue.
+   */
+  | { type: "workerDomainsChosen"; domains: Record<string, string | null> };
 
 /** Work the actor must do after persisting a decision. */
 export type Effect =
@@ -380,6 +385,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "taskDefsLoaded":
       if (!applyTaskDefsLoaded(draft, event.taskDefs, env)) return { state, effects: [] };
       break;
+    case "workerDomainsChosen":
+      // Where a task waits changes; nothing else moves.
+      return applyWorkerDomainsChosen(draft, event.domains, env, effects) ? { state: draft.state, effects } : { state, effects: [] };
   }
   advance(draft, env, effects);
   return { state: draft.state, effects };
@@ -400,6 +408,31 @@ function applyTaskDefsLoaded(draft: Draft, taskDefs: Record<string, TaskDef | nu
     draft.updateTask(task.taskId, { awaitingTaskDef: undefined, ...inputFields(draft, task.definitionIndex, task.taskId, env) });
   }
   return true;
+}
+
+/**
+ * Records the domain chosen for each SIMPLE task that waited for one (see {@link TaskExecution.domainChoices}) and puts
+ * it in that domain's queue. False when there is nothing to do (the execution ended meanwhile, or no task named waits).
+ */
+function applyWorkerDomainsChosen(draft: Draft, domains: Record<string, string | null>, env: DecideEnv, effects: Effect[]): boolean {
+  const state = draft.state;
+  if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) return false;
+  let changed = false;
+  for (const task of state.tasks) {
+    if (task.domainChoices === undefined || task.status !== "SCHEDULED" || !Object.hasOwn(domains, task.taskId)) continue;
+    const updated = draft.updateTask(task.taskId, { domainChoices: undefined, domain: domains[task.taskId] ?? undefined, pollable: true });
+    effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, env.now, instanceTask(state.definition, updated)) });
+    changed = true;
+  }
+  return changed;
+}
+
+/** SIMPLE tasks scheduled with fallback domains that wait for the choice among them (see {@link TaskExecution.domainChoices}). */
+export function awaitedDomainChoices(state: WorkflowExecution): Array<{ taskId: string; taskName: string; choices: string[] }> {
+  if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) return [];
+  return state.tasks.flatMap((task) =>
+    task.domainChoices !== undefined && task.status === "SCHEDULED" ? [{ taskId: task.taskId, taskName: task.taskDefName, choices: task.domainChoices }] : [],
+  );
 }
 
 /** The names whose registered task definitions the execution's tasks wait for (see {@link TaskExecution.awaitingTaskDef}), each once. */
@@ -763,6 +796,7 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     awaitingTaskDef: undefined,
     pollable: undefined,
     domain: undefined,
+    domainChoices: undefined,
     workerId: undefined,
     pollCount: undefined,
     callbackAfterSeconds: undefined,

@@ -361,6 +361,12 @@ export interface TaskExecution {
   pollable?: true;
   /** SIMPLE: the worker queue's domain (the execution's `taskToDomain` for the task's name, else `*`'s), if any. */
   domain?: string;
+  /**
+   * SIMPLE, SCHEDULED: the fallback domains its `taskToDomain` lists (Conductor's `"gpu,NO_DOMAIN"`), while which of
+   * them has active workers is not known yet: the task is in no queue until the actor has asked and the decider has
+   * recorded the choice as its `domain` (see `chooseWorkerDomain`). Never shown.
+   */
+  domainChoices?: string[];
   /** SIMPLE: the worker that polled it last (the poll's `workerid`). */
   workerId?: string;
   /** SIMPLE: how many times a poll handed it to a worker. */

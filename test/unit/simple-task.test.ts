@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, nextDeadline, type Decision, type Effect } from "../../src/engine/decider";
+import { awaitedDomainChoices, createExecution, decide, nextDeadline, type Decision, type Effect } from "../../src/engine/decider";
 import { EngineError } from "../../src/engine/errors";
 import type { TaskDef, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
-import { handOutLimits, workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
+import { chooseWorkerDomain, handOutLimits, workerPlacement, workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
 import { admitted, type HandOutRoom } from "../../src/actors/hand-out-ledger";
 import { toTaskView } from "../../src/engine/view";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
@@ -49,6 +49,62 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(queued(started(encode, { taskToDomain: { "*": "eu" } }).effects)[0]!.queue).toBe(workerQueueKey("encode", "eu"));
     expect(queued(started(encode, { taskToDomain: { other: "eu", "*": "NO_DOMAIN" } }).effects)[0]!.queue).toBe(workerQueueKey("encode", undefined));
     expect(workerQueueKey("b", "a")).not.toBe(workerQueueKey("a:b", undefined));
+  });
+
+  it("reads taskToDomain as Conductor does: comma-separated fallback domains, NO_DOMAIN (any case) for the default queue", () => {
+    const placed = (value: string, name = "encode") => workerPlacement(started(encode, { taskToDomain: { [name]: value } }).state, "encode");
+    expect(placed("gpu")).toEqual({ domain: "gpu" });
+    expect(placed(" gpu ")).toEqual({ domain: "gpu" });
+    expect(placed("no_domain")).toEqual({ domain: undefined });
+    expect(placed("")).toEqual({ domain: undefined });
+    // Only a domain before the last makes a choice: without one, the last is the answer whoever polls.
+    expect(placed("NO_DOMAIN, gpu")).toEqual({ domain: "gpu" });
+    expect(placed("gpu, NO_DOMAIN")).toEqual({ domainChoices: ["gpu", "NO_DOMAIN"] });
+    expect(placed("a,,b")).toEqual({ domainChoices: ["a", "b"] });
+    expect(placed("a,b", "*")).toEqual({ domainChoices: ["a", "b"] });
+  });
+
+  it("chooses among fallback domains as Conductor's documentation says: the first with active workers, else the last listed", () => {
+    const active = (...domains: string[]) => (domain: string) => domains.includes(domain);
+    // The example of Conductor's task-to-domain page.
+    expect(chooseWorkerDomain(["someDomain", "NO_DOMAIN"], active("someDomain"))).toBe("someDomain");
+    expect(chooseWorkerDomain(["someDomain", "NO_DOMAIN"], active())).toBeUndefined();
+    expect(chooseWorkerDomain(["someInactiveDomain1", "someInactiveDomain2"], active())).toBe("someInactiveDomain2");
+    expect(chooseWorkerDomain(["a", "b", "c"], active("c", "b"))).toBe("b");
+    // NO_DOMAIN is the default queue's token, never a domain whose workers are looked for.
+    expect(chooseWorkerDomain(["NO_DOMAIN", "b"], active("NO_DOMAIN"))).toBe("b");
+  });
+
+  it("with fallback domains it waits outside any queue until the choice is made, then goes to the chosen domain's queue", () => {
+    const { state, effects } = started(encode, { taskToDomain: { encode: "gpu,NO_DOMAIN" }, priority: 3 });
+    const task = state.tasks[0]!;
+    expect(task).toMatchObject({ status: "SCHEDULED", domainChoices: ["gpu", "NO_DOMAIN"], awaitingExternal: true });
+    expect(task.pollable).toBeUndefined();
+    expect(queued(effects)).toEqual([]);
+    expect(awaitedDomainChoices(state)).toEqual([{ taskId: task.taskId, taskName: "encode", choices: ["gpu", "NO_DOMAIN"] }]);
+    // No poll can take it meanwhile, nor does the Task JSON show the list.
+    expect(() => poll(state, 1_500)).toThrow(EngineError);
+    expect(toTaskView(task, state)).not.toHaveProperty("domainChoices");
+    const chosen = decide(state, { type: "workerDomainsChosen", domains: { [task.taskId]: "gpu" } }, env(2_000));
+    expect(chosen.state.tasks[0]).toMatchObject({ domain: "gpu", pollable: true });
+    expect(chosen.state.tasks[0]!.domainChoices).toBeUndefined();
+    expect(queued(chosen.effects)).toEqual([{ queue: workerQueueKey("encode", "gpu"), taskId: task.taskId, workflowId: "wf-1", priority: 3, visibleAt: 2_000 }]);
+    expect(awaitedDomainChoices(chosen.state)).toEqual([]);
+    expect(toTaskView(chosen.state.tasks[0]!, chosen.state)).toMatchObject({ domain: "gpu" });
+    expect(poll(chosen.state, 2_100).tasks[0]!.status).toBe("IN_PROGRESS");
+    // None active and NO_DOMAIN last: the default queue.
+    const fallback = decide(state, { type: "workerDomainsChosen", domains: { [task.taskId]: null } }, env(2_000));
+    expect(fallback.state.tasks[0]!.domain).toBeUndefined();
+    expect(queued(fallback.effects).map((entry) => entry.queue)).toEqual([workerQueueKey("encode", undefined)]);
+    // A second answer (an asker from before an eviction) finds nothing left to choose.
+    expect(decide(chosen.state, { type: "workerDomainsChosen", domains: { [task.taskId]: null } }, env(2_500)).state).toBe(chosen.state);
+  });
+
+  it("a task with fallback domains that ends first (terminated) is no longer waiting for a choice, and a late choice changes nothing", () => {
+    const { state } = started(encode, { taskToDomain: { "*": "gpu,cpu" } });
+    const terminated = decide(state, { type: "terminate" }, env(2_000)).state;
+    expect(awaitedDomainChoices(terminated)).toEqual([]);
+    expect(decide(terminated, { type: "workerDomainsChosen", domains: { [state.tasks[0]!.taskId]: "gpu" } }, env(3_000)).state).toBe(terminated);
   });
 
   it("a poll hands it to the worker: IN_PROGRESS, counted, with responseTimeoutSeconds to report", () => {

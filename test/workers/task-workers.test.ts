@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../src/engine/model";
+import type { JsonObject, TaskExecution } from "../../src/engine/model";
 import { workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
 import { taskQueueAt } from "../../src/actors/task-queue";
 import { executionStub } from "../../src/worker/executions";
@@ -153,6 +153,57 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(await poll("w_domain_task")).toEqual([]);
     const task = await pollOne("w_domain_task", { domain: "gpu" });
     expect(task).toMatchObject({ workflowInstanceId: workflowId, domain: "gpu" });
+  });
+
+  it("fallback domains (\"gpu,NO_DOMAIN\") put the task in the first domain a worker polled within 10 s, else in the last one listed", async () => {
+    await register({ name: "w_fallback", tasks: [simpleTask("w_fb_task")] });
+    const start = (domains: string) => apiOk<string>("POST", "/api/workflow", { name: "w_fallback", taskToDomain: { w_fb_task: domains } });
+    const chosenDomain = async (workflowId: string) => {
+      const task = await eventually(async () => (await getWorkflow(workflowId)).tasks[0], (found) => found?.["domain"] !== undefined, "a domain chosen");
+      return task!["domain"];
+    };
+    // No worker has polled gpu: NO_DOMAIN, the last one listed, is the default queue.
+    const toDefault = await start("gpu,NO_DOMAIN");
+    const polledDefault = await pollOne("w_fb_task", { workerid: "fb-default" });
+    expect(polledDefault["workflowInstanceId"]).toBe(toDefault);
+    expect(polledDefault).not.toHaveProperty("domain");
+    // None active and no NO_DOMAIN: the last domain, waiting for its workers to come.
+    const toLast = await start("gpu, cpu");
+    expect(await chosenDomain(toLast)).toBe("cpu");
+    expect(await poll("w_fb_task", { workerid: "fb-default" })).toEqual([]);
+    expect(await pollOne("w_fb_task", { workerid: "fb-cpu", domain: "cpu" })).toMatchObject({ workflowInstanceId: toLast, domain: "cpu" });
+    // A gpu worker polls (and finds nothing): gpu is active now, and the next task goes there.
+    expect(await poll("w_fb_task", { workerid: "fb-gpu", domain: "gpu" })).toEqual([]);
+    await eventually(() => apiOk<Array<{ domain: string | null }>>("GET", "/api/tasks/queue/polldata?taskType=w_fb_task"), (polls) => polls.some((entry) => entry.domain === "gpu"), "the gpu worker's poll recorded");
+    const toGpu = await start("gpu,NO_DOMAIN");
+    expect(await chosenDomain(toGpu)).toBe("gpu");
+    expect(await pollOne("w_fb_task", { workerid: "fb-gpu", domain: "gpu" })).toMatchObject({ workflowInstanceId: toGpu, domain: "gpu" });
+    // The first active one in the list's order: tpu has no workers, cpu's polled a moment ago.
+    const toCpu = await start("tpu,cpu,gpu");
+    expect(await chosenDomain(toCpu)).toBe("cpu");
+    expect(await pollOne("w_fb_task", { workerid: "fb-cpu", domain: "cpu" })).toMatchObject({ workflowInstanceId: toCpu, domain: "cpu" });
+  });
+
+  it("a task whose domain choice an eviction interrupted is queued once the object wakes", async () => {
+    await register({ name: "w_fb_evict", tasks: [simpleTask("w_fb_evict_task")] });
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "w_fb_evict", taskToDomain: { "*": "gpu, NO_DOMAIN" } });
+    await eventually(() => queueSize("w_fb_evict_task"), (size) => size === 1, "the task queued");
+    // As if the object had been evicted after the decision that scheduled the task was stored, before the queue answered.
+    await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
+      const sql = state.storage.sql;
+      const row = sql.exec<{ task_id: string; data: string }>(`SELECT task_id, data FROM tasks`).one();
+      const { pollable: _pollable, ...task } = JSON.parse(row.data) as TaskExecution;
+      expect(task.domainChoices).toBeUndefined();
+      sql.exec(`UPDATE tasks SET data = ? WHERE task_id = ?`, JSON.stringify({ ...task, domainChoices: ["gpu", "NO_DOMAIN"] }), row.task_id);
+    });
+    await abortAllDurableObjects();
+    // Any request wakes it; reading it changes nothing, but the woken object finds the choice owed.
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "SCHEDULED" });
+    const storedTask = () =>
+      runInDurableObject(executionStub(env, workflowId), (_instance, state) => JSON.parse(state.storage.sql.exec<{ data: string }>(`SELECT data FROM tasks`).one().data) as TaskExecution);
+    const chosen = await eventually(storedTask, (task) => task.domainChoices === undefined, "the choice made after the wake-up");
+    expect(chosen).toMatchObject({ status: "SCHEDULED", pollable: true });
+    expect(await pollOne("w_fb_evict_task")).toMatchObject({ workflowInstanceId: workflowId, status: "IN_PROGRESS" });
   });
 
   it("a sub workflow's SIMPLE tasks go to its parent's domains (taskToDomain is inherited), unless the subWorkflowParam gives its own", async () => {

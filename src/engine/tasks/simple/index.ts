@@ -63,11 +63,41 @@ export function workerQueueKey(taskType: string, domain: string | undefined): st
   return JSON.stringify([domain ?? null, taskType]);
 }
 
-/** The domain a SIMPLE task of `taskName` is queued in: the execution's `taskToDomain` for its name, else for `*`. */
-export function workerDomain(execution: WorkflowExecution, taskName: string): string | undefined {
+/**
+ * Conductor's `activeWorkerLastPollTimeout` (its default): a domain has active workers when one of them polled it this
+ * recently.
+ */
+export const ACTIVE_WORKER_POLL_MS = 10_000;
+
+/** Where a SIMPLE task goes: one domain (undefined: the default queue), or the first of a fallback list with active workers. */
+export type WorkerPlacement = { domain: string | undefined } | { domainChoices: string[] };
+
+/** Conductor's token for "no domain" (the default queue), in any case. */
+function isNoDomain(token: string): boolean {
+  return token.toUpperCase() === "NO_DOMAIN";
+}
+
+/**
+ * Where a SIMPLE task of `taskName` is queued: the execution's `taskToDomain` for its name, else for `*`, read as
+ * Conductor reads it: comma-separated domains, `NO_DOMAIN` for the default queue. One domain is used as it is, active
+ * workers or not; a list is a choice made by {@link chooseWorkerDomain} when the task is scheduled.
+ */
+export function workerPlacement(execution: WorkflowExecution, taskName: string): WorkerPlacement {
   const domains = execution.taskToDomain;
-  const domain = Object.hasOwn(domains, taskName) ? domains[taskName] : Object.hasOwn(domains, "*") ? domains["*"] : undefined;
-  return domain === undefined || domain === "" || domain === "NO_DOMAIN" ? undefined : domain;
+  const value = Object.hasOwn(domains, taskName) ? domains[taskName] : Object.hasOwn(domains, "*") ? domains["*"] : undefined;
+  const tokens = (value ?? "").split(",").map((token) => token.trim()).filter((token) => token !== "");
+  // Only the domains before the last can change the outcome: without one of them, the last is the answer.
+  if (!tokens.slice(0, -1).some((token) => !isNoDomain(token))) return { domain: chooseWorkerDomain(tokens.slice(-1), () => false) };
+  return { domainChoices: tokens };
+}
+
+/**
+ * Conductor's choice among fallback domains `choices`: the first whose workers are active (`NO_DOMAIN` is never
+ * checked), else the last of them (hoping its workers come), where `NO_DOMAIN` means the default queue (undefined).
+ */
+export function chooseWorkerDomain(choices: readonly string[], hasActiveWorkers: (domain: string) => boolean): string | undefined {
+  const chosen = choices.find((domain) => !isNoDomain(domain) && hasActiveWorkers(domain)) ?? choices[choices.length - 1];
+  return chosen === undefined || isNoDomain(chosen) ? undefined : chosen;
 }
 
 /** The queue entry that lets a poll take `task` (following `definition`) from `visibleAt` on. */
@@ -101,12 +131,14 @@ export function responseTimeoutSeconds(definition: WorkflowTaskDef | undefined):
 export const simpleTask: TaskTypeModule = {
   type: "SIMPLE",
   start(task, definition, execution, env) {
-    const queued: TaskExecution = { ...task, status: "SCHEDULED", awaitingExternal: true, pollable: true, updateTime: env.now };
-    const domain = workerDomain(execution, definition.name);
-    if (domain !== undefined) queued.domain = domain;
+    const queued: TaskExecution = { ...task, status: "SCHEDULED", awaitingExternal: true, updateTime: env.now };
     const pollTimeout = definition.taskDefinition?.pollTimeoutSeconds ?? 0;
     if (pollTimeout > 0) queued.timeoutAt = env.now + pollTimeout * 1000;
-    return { task: queued, dispatch: false, queue: env.now };
+    const placement = workerPlacement(execution, definition.name);
+    // Which domain has active workers is the queues' to say: the task waits outside any queue until the actor asks.
+    if ("domainChoices" in placement) return { task: { ...queued, domainChoices: placement.domainChoices }, dispatch: false };
+    if (placement.domain !== undefined) queued.domain = placement.domain;
+    return { task: { ...queued, pollable: true }, dispatch: false, queue: env.now };
   },
   attemptDeadline(_task, env) {
     return env.now;
