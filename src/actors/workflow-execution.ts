@@ -27,6 +27,7 @@ import {
   TERMINAL_WORKFLOW_STATUSES,
   type FailureWorkflowStart,
   type JsonObject,
+  type JsonValue,
   type TaskExecution,
   type WorkflowExecution as Execution,
   type WorkflowDef,
@@ -93,6 +94,31 @@ export interface TaskLogInput {
 export interface TaskUpdated {
   taskId: string;
   worker?: { taskName: string; domain?: string };
+}
+
+/** A task's result given from outside: what `updateTask` takes beside the task's id. */
+export interface TaskResultInput {
+  status: ExternalTaskStatus;
+  output: JsonObject;
+  /** Its `reasonForIncompletion`. */
+  reason?: string;
+  /** A SIMPLE task kept IN_PROGRESS is polled again after this many seconds. */
+  callbackAfterSeconds?: number;
+}
+
+/**
+ * Orkes' update of a workflow's state (`WorkflowStateUpdate`): variables merged in, and the result of one task, named
+ * by its id or, without one, by its reference name (as `updateTaskByRef` finds it).
+ */
+export interface StateUpdate {
+  variables?: JsonObject;
+  task?: TaskResultInput & { taskId?: string; taskRefName?: string; logs?: TaskLogInput[] };
+}
+
+/** The Workflow JSON as text, and its status beside it (the caller adds to the answer without parsing it again). */
+export interface SettledWorkflow {
+  workflowJson: string;
+  status: WorkflowStatus;
 }
 
 /** The WAIT task a signal resolves, in the execution that holds it (the signalled one, or a child it runs). */
@@ -257,6 +283,21 @@ function secretValues(names: readonly string[], lookup: (name: string) => string
 }
 
 /** The terminal state a watcher is told about; a rerun that finishes again is a new one. */
+/**
+ * The latest instance of the task with reference name `taskRefName`; a task of a DO_WHILE's loop answers to its
+ * iteration's name (`ref__2`) and, for its latest iteration, to its definition's (`ref`).
+ */
+function taskByRef(execution: Execution, taskRefName: string): TaskExecution | undefined {
+  return (
+    execution.tasks.findLast((candidate) => candidate.referenceTaskName === taskRefName) ??
+    execution.tasks.findLast((candidate) => candidate.iteration !== undefined && definitionReferenceName(candidate) === taskRefName)
+  );
+}
+
+function noTaskWithRef(execution: Execution, taskRefName: string): EngineError {
+  return new EngineError("NOT_FOUND", `Workflow ${execution.workflowId} has no task with reference name ${taskRefName}`);
+}
+
 function finishSignature(execution: Execution): string {
   return `${execution.status}|${execution.endTime}`;
 }
@@ -431,14 +472,18 @@ export class WorkflowExecution extends DurableObject<Env> {
    * outside, or until a task named in `waitUntilTaskRefs` has completed (see `hasCompletedTask`), answering
    * with the Workflow JSON: the synchronous execute endpoint in one round trip.
    */
-  async execute(params: NewExecution, waitMs: number, waitUntilTaskRefs: readonly string[] = []): Promise<ActorResult<{ workflowJson: string; status: WorkflowStatus }>> {
+  async execute(params: NewExecution, waitMs: number, waitUntilTaskRefs: readonly string[] = []): Promise<ActorResult<SettledWorkflow>> {
     const started = await this.start(params);
     if (!started.ok) return started;
+    return this.#settledWorkflow(waitMs, waitUntilTaskRefs);
+  }
+
+  /** Waits as {@link WorkflowExecution.execute} does, then answers the Workflow JSON. */
+  async #settledWorkflow(waitMs: number, waitUntilTaskRefs: readonly string[]): Promise<ActorResult<SettledWorkflow>> {
     await this.#settled(waitMs, new Set(waitUntilTaskRefs));
     // Removed while this call waited (it could finish meanwhile): there is nothing left to show.
     const execution = this.#execution;
     if (!execution || this.#removing) return refused(this.#notFound());
-    // The status beside the text: the caller adds to the answer without parsing it again.
     return ok({ workflowJson: JSON.stringify(toWorkflowView(execution, true)), status: execution.status });
   }
 
@@ -770,18 +815,59 @@ export class WorkflowExecution extends DurableObject<Env> {
   // ---- RPC: tasks completed from outside -----------------------------------------------------
 
   /**
-   * Completes, fails or updates the pending task with reference name `taskRefName` (its latest instance). A task of a
-   * DO_WHILE's loop answers to its iteration's name (`ref__2`) and, for its latest iteration, to its definition's (`ref`).
+   * Completes, fails or updates the pending task with reference name `taskRefName` (as `taskByRef` finds it).
    */
   async updateTaskByRef(taskRefName: string, status: ExternalTaskStatus, output: JsonObject): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
-    const task =
-      execution.tasks.findLast((candidate) => candidate.referenceTaskName === taskRefName) ??
-      execution.tasks.findLast((candidate) => candidate.iteration !== undefined && definitionReferenceName(candidate) === taskRefName);
-    if (!task) return refused(new EngineError("NOT_FOUND", `Workflow ${execution.workflowId} has no task with reference name ${taskRefName}`));
+    const task = taskByRef(execution, taskRefName);
+    if (!task) return refused(noTaskWithRef(execution, taskRefName));
     return this.updateTask(task.taskId, status, output);
+  }
+
+  /**
+   * Orkes' update of a workflow's state: merges `update.variables` into the variables and applies `update.task`'s
+   * result in one decision, so a refusal of either changes nothing; then waits, answers and is answered as
+   * {@link WorkflowExecution.execute} (the state reached, at most `waitMs` later or once a `waitUntilTaskRefs` task
+   * has completed).
+   */
+  async updateState(update: StateUpdate, waitMs: number, waitUntilTaskRefs: readonly string[]): Promise<ActorResult<SettledWorkflow>> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution) return refused(this.#notFound());
+    const events: ExecutionEvent[] = [];
+    if (update.variables !== undefined) events.push({ type: "updateVariables", variables: update.variables });
+    const result = update.task;
+    let updated: { taskId: string; secrets: string[] } | undefined;
+    if (result !== undefined) {
+      const { taskId, taskRefName } = result;
+      const task = taskId !== undefined ? execution.tasks.find((candidate) => candidate.taskId === taskId) : taskByRef(execution, taskRefName ?? "");
+      if (!task) return refused(taskId !== undefined ? new EngineError("NOT_FOUND", `Workflow ${execution.workflowId} has no task ${taskId}`) : noTaskWithRef(execution, taskRefName ?? ""));
+      updated = { taskId: task.taskId, secrets: await this.#secretValues(execution, task) };
+      events.push(this.#externalUpdateEvent(task.taskId, result, updated.secrets));
+    }
+    if (!this.#execution) return refused(this.#notFound());
+    try {
+      this.#applyAll(events);
+    } catch (error) {
+      return refused(error);
+    }
+    if (updated !== undefined && result !== undefined) {
+      // In the same synchronous turn as the update, so in its transaction (as `updateTask` stores a result's lines).
+      if ((result.logs?.length ?? 0) > 0 && this.#heldTask(updated.taskId) !== undefined) this.#appendTaskLog(updated.taskId, result.logs!, updated.secrets);
+      if (result.status !== "IN_PROGRESS") this.#inFlight.get(updated.taskId)?.abort();
+    }
+    return this.#settledWorkflow(waitMs, waitUntilTaskRefs);
+  }
+
+  /** The `externalUpdate` event of `result` for task `taskId`, scrubbed of the values of `secrets` (see `updateTask`). */
+  #externalUpdateEvent(taskId: string, result: TaskResultInput, secrets: readonly string[]): ExecutionEvent {
+    const scrub = <T extends JsonValue>(value: T): T => (secrets.length > 0 ? redactSecretValues(value, secrets) : value);
+    const event: ExecutionEvent = { type: "externalUpdate", taskId, status: result.status, output: scrub(result.output) };
+    if (result.reason !== undefined) event.reason = scrub(result.reason);
+    if (result.callbackAfterSeconds !== undefined) event.callbackAfterSeconds = result.callbackAfterSeconds;
+    return event;
   }
 
   /**
@@ -805,10 +891,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const secrets = reported === undefined ? [] : await this.#secretValues(execution, reported);
     if (!this.#execution) return refused(this.#notFound());
     try {
-      const event: ExecutionEvent = { type: "externalUpdate", taskId, status, output: secrets.length > 0 ? redactSecretValues(output, secrets) : output };
-      if (options.reason !== undefined) event.reason = secrets.length > 0 ? redactSecretValues(options.reason, secrets) : options.reason;
-      if (options.callbackAfterSeconds !== undefined) event.callbackAfterSeconds = options.callbackAfterSeconds;
-      this.#apply(event);
+      this.#apply(this.#externalUpdateEvent(taskId, { status, output, ...options }, secrets));
       // In the same synchronous turn as the update, so in its transaction: a refused update (thrown above) logs nothing.
       if (logs.length > 0 && this.#heldTask(taskId) !== undefined) this.#appendTaskLog(taskId, logs, secrets);
       if (status !== "IN_PROGRESS") this.#inFlight.get(taskId)?.abort();
@@ -1076,12 +1159,23 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** Decides, persists, then performs effects. Throws EngineError with nothing changed when refused. */
   #apply(event: ExecutionEvent, base: Execution | null = this.#execution): void {
+    this.#applyAll([event], base);
+  }
+
+  /**
+   * Decides `events` one after the other and persists them as one change (none: nothing changes): a refusal of any of
+   * them (an EngineError thrown) leaves the execution as it was.
+   */
+  #applyAll(events: readonly ExecutionEvent[], base: Execution | null = this.#execution): void {
     if (!base) throw this.#notFound();
     const previous = this.#execution;
     const env = this.#decideEnv();
-    let decision: Decision;
+    let decision: Decision = { state: base, effects: [] };
     try {
-      decision = decide(base, event, env);
+      for (const event of events) {
+        const next = decide(decision.state, event, env);
+        decision = { state: next.state, effects: [...decision.effects, ...next.effects] };
+      }
     } catch (error) {
       // The refusal may come from a deadline the (late) alarm has not applied yet: record it now, as the alarm
       // would, so that what the caller reads next agrees with the refusal.

@@ -139,9 +139,10 @@ const TaskExecLog = requestObject({
 });
 
 /** Conductor's `TaskResult`, body of `POST /api/tasks`. */
-export const TaskResultRequest = requestObject({
-  workflowInstanceId: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
-  taskId: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty")),
+const nonEmptyString = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"));
+
+/** What a TaskResult says of its task, besides the ids of the task and its workflow. */
+const taskResultFields = {
   status: v.picklist(EXTERNAL_TASK_STATUSES, `must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`),
   outputData: v.optional(jsonData),
   reasonForIncompletion: v.optional(v.string("must be a string")),
@@ -149,10 +150,6 @@ export const TaskResultRequest = requestObject({
   callbackAfterSeconds: v.optional(
     v.pipe(v.number("must be a number of seconds"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.maxValue(MAX_CALLBACK_AFTER_SECONDS, `must be at most ${MAX_CALLBACK_AFTER_SECONDS} (30 days)`)),
   ),
-  /** The reporting worker; `update-v2` hands its next task to it. */
-  workerId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(256, "must be at most 256 characters"))),
-  /** A heartbeat of the worker that holds the task, not a result: the rest of the TaskResult is ignored, as Conductor does. */
-  extendLease: v.optional(v.boolean("must be true or false")),
   /** Lines the worker logged while it ran the task, stored with the result (the latest ones, each cut to its limit). */
   logs: v.optional(
     v.pipe(
@@ -161,7 +158,43 @@ export const TaskResultRequest = requestObject({
       v.array(TaskExecLog),
     ),
   ),
+};
+
+/** Conductor's TaskResult (`POST /api/tasks`, `/api/tasks/update-v2`). */
+export const TaskResultRequest = requestObject({
+  workflowInstanceId: nonEmptyString,
+  taskId: nonEmptyString,
+  ...taskResultFields,
+  /** The reporting worker; `update-v2` hands its next task to it. */
+  workerId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(256, "must be at most 256 characters"))),
+  /** A heartbeat of the worker that holds the task, not a result: the rest of the TaskResult is ignored, as Conductor does. */
+  extendLease: v.optional(v.boolean("must be true or false")),
 });
+
+/** An id that may be given empty, which means absent. */
+const optionalId = v.pipe(
+  v.string("must be a string"),
+  v.transform((id: string) => (id === "" ? undefined : id)),
+);
+
+/**
+ * Orkes' `WorkflowStateUpdate` (`POST /api/workflow/{workflowId}/state`): variables to merge in, and a TaskResult for
+ * the task its `taskId` names or, without one, the task with reference name `taskReferenceName`.
+ */
+export const WorkflowStateUpdateBody = v.pipe(
+  requestObject({
+    taskReferenceName: v.optional(nonEmptyString),
+    // The official client's TaskResult type requires both ids: an empty one is taken as absent.
+    taskResult: v.optional(requestObject({ workflowInstanceId: v.optional(optionalId), taskId: v.optional(optionalId), ...taskResultFields })),
+    variables: v.optional(jsonData),
+  }),
+  v.forward(
+    v.check((update) => update.taskResult === undefined || update.taskResult.taskId !== undefined || update.taskReferenceName !== undefined, "is required to name the task of taskResult (or taskResult.taskId)"),
+    ["taskReferenceName"],
+  ),
+);
+/** Parsed {@link WorkflowStateUpdateBody}. */
+export type WorkflowStateUpdateBody = v.InferOutput<typeof WorkflowStateUpdateBody>;
 /** Parsed {@link TaskResultRequest}. */
 export type TaskResultRequest = v.InferOutput<typeof TaskResultRequest>;
 

@@ -351,6 +351,23 @@ describe("the official Conductor TypeScript client", () => {
     expect(await workflowReaches(started, "COMPLETED")).toMatchObject({ output: { stage: "updated" }, variables: { stage: "updated", keep: 1 } });
   });
 
+  it("updateState merges variables and completes a task by reference name in one call, answering the WorkflowRun it reached", async () => {
+    const stateful = new ConductorWorkflow(executor, `client_state_${suffix}`).variables({ stage: "initial" });
+    stateful
+      .add(httpTask("gate", { uri: target.url(`/echo/state-gate-${suffix}`), method: "GET" }, true))
+      .add(httpTask("after", { uri: target.url(`/count/state-${suffix}?stage=\${workflow.variables.stage}`), method: "GET" }))
+      .outputParameters({ stage: "${after.output.response.body.query.stage}", by: "${gate.output.by}" });
+    await stateful.register(true);
+    const started = await stateful.startWorkflow({});
+    await taskReaches(started, "gate", "IN_PROGRESS");
+    const requestId = crypto.randomUUID();
+    const run = await executor.updateState(started, { taskReferenceName: "gate", taskResult: { taskId: "", workflowInstanceId: started, status: "COMPLETED", outputData: { by: "state" } }, variables: { stage: "updated" } }, requestId);
+    expect(run).toMatchObject({ workflowId: started, status: "COMPLETED", requestId, variables: { stage: "updated" }, output: { stage: "updated", by: "state" } });
+    // A refused one changes nothing: the task is done, so neither its result nor the variables given with it are taken.
+    await expect(executor.updateState(started, { taskReferenceName: "gate", taskResult: { taskId: "", workflowInstanceId: "", status: "FAILED" }, variables: { stage: "late" } }, crypto.randomUUID())).rejects.toThrow();
+    expect((await executor.getWorkflow(started, false)).variables).toEqual({ stage: "updated" });
+  });
+
   it("a switchTask from the builders runs the branch its expression names, else the default, then the next task", async () => {
     const routed = new ConductorWorkflow(executor, `client_switch_${suffix}`);
     const call = (ref: string) => httpTask(ref, { uri: target.url(`/count/switch-${ref}-${suffix}`), method: "GET" });

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, hits, httpTask, register, target, waitForIndexRow, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, target, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 const inline = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "1 + 1" } });
 /** A worker's task nobody polls: a synchronous execute waits for it (the workflow is not blocked, only busy). */
@@ -196,5 +196,76 @@ describe("execute's returnStrategy and consistency", () => {
     await waitForIndexRow(run.workflowId, "COMPLETED");
     expect(await indexed("exec_refused")).toBe(1);
     expect(await hits("exec-refused")).toBe(1);
+  });
+});
+
+describe("Orkes' state update (POST /api/workflow/{workflowId}/state)", () => {
+  /** A workflow waiting in WAIT `approve`, whose next task shows the variable `decision` it was given. */
+  async function waitingForApproval(name: string): Promise<string> {
+    const show: JsonObject = { name: "show", taskReferenceName: "show", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "$.decision", decision: "${workflow.variables.decision}" } };
+    await register({ name, tasks: [wait("approve"), show, wait("ship")] });
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name });
+    await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS", "the WAIT task pending");
+    return workflowId;
+  }
+  const update = (workflowId: string, body: unknown, query = "") => api("POST", `/api/workflow/${workflowId}/state${query}`, body);
+
+  it("merges the variables and completes the task named in one change, then answers the WorkflowRun once it waits again", async () => {
+    const workflowId = await waitingForApproval("state_basic");
+    const response = await update(workflowId, { taskReferenceName: "approve", taskResult: { status: "COMPLETED", outputData: { by: "ann" } }, variables: { decision: "yes" } }, "?requestId=r-1");
+    expect(response.status).toBe(200);
+    const run = (await response.json()) as Run;
+    expect(run).toMatchObject({ workflowId, status: "RUNNING", variables: { decision: "yes" }, requestId: "r-1", responseType: "TARGET_WORKFLOW", targetWorkflowId: workflowId, targetWorkflowStatus: "RUNNING" });
+    // The variables were there before the task that follows the completed one was scheduled: one decision.
+    expect(statuses(run)).toEqual(["approve:COMPLETED", "show:COMPLETED", "ship:IN_PROGRESS"]);
+    expect(run.tasks[0]!.outputData).toEqual({ by: "ann" });
+    expect(run.tasks[1]!.outputData).toEqual({ result: "yes" });
+    // A task named by its id instead (the TaskResult's taskId), and a waitUntilTaskRef answered partially (206) while it runs on.
+    const ship = run.tasks[2]!.taskId;
+    const last = await update(workflowId, { taskResult: { taskId: ship, workflowInstanceId: workflowId, status: "COMPLETED" } }, "?waitUntilTaskRef=ship");
+    expect(last.status).toBe(200);
+    expect(((await last.json()) as Run).status).toBe("COMPLETED");
+  });
+
+  it("answers 206 when it stops at a waitUntilTaskRef task with the workflow still running, and takes variables alone", async () => {
+    const workflowId = await waitingForApproval("state_partial");
+    const variablesOnly = await update(workflowId, { variables: { decision: "maybe", note: { n: 1 } } });
+    expect(variablesOnly.status).toBe(200);
+    const unchanged = (await variablesOnly.json()) as Run;
+    expect(unchanged.variables).toEqual({ decision: "maybe", note: { n: 1 } });
+    expect(statuses(unchanged)).toEqual(["approve:IN_PROGRESS"]);
+    const partial = await update(workflowId, { taskReferenceName: "approve", taskResult: { status: "COMPLETED" } }, "?waitUntilTaskRef=approve&waitForSeconds=2");
+    expect(partial.status).toBe(206);
+    expect(((await partial.json()) as Run).tasks[0]!.status).toBe("COMPLETED");
+  });
+
+  it("refuses a bad update with the error naming what is wrong, and a refused task result leaves the variables as they were", async () => {
+    const workflowId = await waitingForApproval("state_refused");
+    const before = await getWorkflow(workflowId);
+    const refusals: Array<[unknown, number, string]> = [
+      [{ taskResult: { status: "COMPLETED" }, variables: { decision: "no" } }, 400, "taskReferenceName"],
+      // Empty ids (the official client's type requires both) are absent ones.
+      [{ taskResult: { taskId: "", workflowInstanceId: "", status: "COMPLETED" }, variables: { decision: "no" } }, 400, "taskReferenceName"],
+      [{ taskReferenceName: "approve", taskResult: { status: "DONE" }, variables: { decision: "no" } }, 400, "taskResult.status"],
+      [{ taskReferenceName: "approve", taskResult: { status: "COMPLETED", workflowInstanceId: crypto.randomUUID() }, variables: { decision: "no" } }, 400, "taskResult.workflowInstanceId"],
+      [{ variables: ["decision"] }, 400, "variables"],
+      [[{ variables: {} }], 400, "(body)"],
+      [{ taskReferenceName: "no_such_task", taskResult: { status: "COMPLETED" }, variables: { decision: "no" } }, 404, ""],
+      [{ taskResult: { taskId: crypto.randomUUID(), status: "COMPLETED" }, variables: { decision: "no" } }, 404, ""],
+    ];
+    for (const [body, status, path] of refusals) {
+      const response = await update(workflowId, body);
+      expect(response.status, JSON.stringify(body)).toBe(status);
+      const error = (await response.json()) as { validationErrors?: Array<{ path: string }> };
+      if (path !== "") expect(error.validationErrors?.map((issue) => issue.path), JSON.stringify(body)).toContain(path);
+    }
+    // The task is done: completing it again is a conflict, and the variables given with it are not kept either.
+    expect((await update(workflowId, { taskReferenceName: "approve", taskResult: { status: "COMPLETED" } })).status).toBe(200);
+    const done = await update(workflowId, { taskReferenceName: "approve", taskResult: { status: "COMPLETED" }, variables: { decision: "late" } });
+    expect(done.status).toBe(409);
+    const after = await getWorkflow(workflowId);
+    expect(after.variables).toEqual(before.variables);
+    expect(after["variables"]).not.toHaveProperty("decision");
+    expect(await api("POST", `/api/workflow/${crypto.randomUUID()}/state`, { variables: { a: 1 } }).then((response) => response.status)).toBe(404);
   });
 });

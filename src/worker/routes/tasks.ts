@@ -1,6 +1,6 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { JsonObject } from "../../engine/model";
-import type { TaskLogInput, TaskUpdated } from "../../actors/workflow-execution";
+import type { TaskLogInput, TaskResultInput, TaskUpdated } from "../../actors/workflow-execution";
 import { serviceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readBodyBytes, readJsonBody, readStringBody, textResponse } from "../http/body";
@@ -34,13 +34,19 @@ async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: strin
 export async function applyTaskResult(env: Env, result: TaskResultRequest): Promise<TaskUpdated> {
   const stub = executionStub(env, result.workflowInstanceId);
   if (result.extendLease === true) return unwrap(await stub.extendLease(result.taskId));
-  const options: { reason?: string; callbackAfterSeconds?: number; logs?: TaskLogInput[] } = {};
-  if (result.reasonForIncompletion !== undefined) options.reason = result.reasonForIncompletion;
-  if (result.callbackAfterSeconds !== undefined) options.callbackAfterSeconds = result.callbackAfterSeconds;
+  const input = taskResultInput(result);
+  return unwrap(await stub.updateTask(result.taskId, input.status, input.output, input));
+}
+
+/** What a parsed TaskResult asks of its task, as the execution takes it (its log lines included). */
+export function taskResultInput(result: Pick<TaskResultRequest, "status" | "outputData" | "reasonForIncompletion" | "callbackAfterSeconds" | "logs">): TaskResultInput & { logs?: TaskLogInput[] } {
+  const input: TaskResultInput & { logs?: TaskLogInput[] } = { status: result.status, output: result.outputData ?? {} };
+  if (result.reasonForIncompletion !== undefined) input.reason = result.reasonForIncompletion;
+  if (result.callbackAfterSeconds !== undefined) input.callbackAfterSeconds = result.callbackAfterSeconds;
   if (result.logs !== undefined && result.logs.length > 0) {
-    options.logs = result.logs.map(({ log, createdTime }) => (createdTime === null || createdTime === undefined ? { log } : { log, createdTime }));
+    input.logs = result.logs.map(({ log, createdTime }) => (createdTime === null || createdTime === undefined ? { log } : { log, createdTime }));
   }
-  return unwrap(await stub.updateTask(result.taskId, result.status, result.outputData ?? {}, options));
+  return input;
 }
 
 /** The task `taskId` names, found through its execution (see task-lookup.ts); 404 when none holds it. */

@@ -1,5 +1,6 @@
 import type { IRequest, RouterType } from "itty-router";
-import type { WorkflowCommand } from "../../actors/workflow-execution";
+import type { SettledWorkflow, StateUpdate, WorkflowCommand } from "../../actors/workflow-execution";
+import { taskResultInput } from "./tasks";
 import { oversize, oversizeReason } from "../../engine/limits";
 import { TERMINAL_WORKFLOW_STATUSES, type JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
@@ -19,6 +20,7 @@ import {
   StartWorkflowRequest,
   TaskListQuery,
   WorkflowName,
+  WorkflowStateUpdateBody,
   WorkflowVariablesBody,
   parseOrThrow,
   type StartWorkflowRequest as StartRequest,
@@ -88,7 +90,39 @@ function checkInputSize(env: Env, what: string, input: JsonObject | undefined): 
 }
 
 /** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
-async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, wait?: { ms: number; untilTaskRefs: string[] }): Promise<StartOutcome & { ok: true }> {
+/** How long a synchronous call (execute, a state update) waits: Orkes' `waitForSeconds` and `waitUntilTaskRef` (comma-separated). */
+interface SynchronousWait {
+  ms: number;
+  untilTaskRefs: string[];
+}
+
+function synchronousWait(request: IRequest, env: Env): SynchronousWait {
+  const config = serviceConfig(env);
+  const untilTaskRefs = (queryValue(request, "waitUntilTaskRef") ?? "").split(",").map((ref) => ref.trim()).filter((ref) => ref !== "");
+  const waitSeconds = integerQuery(request, "waitForSeconds", 0, config.executeMaxWaitSeconds) ?? config.executeDefaultWaitSeconds;
+  return { ms: waitSeconds * 1000, untilTaskRefs };
+}
+
+/** Orkes' WorkflowRun echoes the caller's `requestId` (WorkflowExecutor.executeWorkflow always sends one). */
+function echoedRequestId(request: IRequest): JsonObject {
+  const requestId = queryValue(request, "requestId");
+  return requestId === undefined || requestId === "" ? {} : { requestId };
+}
+
+/** As Orkes: an answer given at a `waitUntilTaskRef` task while the workflow still runs is a 206 (partial), not a 200. */
+function workflowRunStatus(settled: SettledWorkflow, wait: SynchronousWait): number {
+  return wait.untilTaskRefs.length > 0 && !TERMINAL_WORKFLOW_STATUSES.has(settled.status) ? 206 : 200;
+}
+
+/**
+ * The WorkflowRun of a synchronous call: the Workflow JSON with the SignalResponse fields of TARGET_WORKFLOW and the
+ * caller's `requestId`, made from the actor's text (no parse and re-serialisation per call).
+ */
+function workflowRunResponse(request: IRequest, workflowId: string, settled: SettledWorkflow, wait: SynchronousWait): Response {
+  return jsonTextResponse(targetWorkflowText(settled.workflowJson, workflowId, settled.status, echoedRequestId(request)), workflowRunStatus(settled, wait));
+}
+
+async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, wait?: SynchronousWait): Promise<StartOutcome & { ok: true }> {
   checkInputSize(env, "The workflow input", request.input);
   const options: StartOptions = {
     ...request,
@@ -145,31 +179,24 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
   // Orkes' execute: answers a SignalResponse (see signal-response.ts), whose TARGET_WORKFLOW form is the Workflow JSON
   // the official client reads as its WorkflowRun.
   const execute = async (request: IRequest, env: Env) => {
-    const config = serviceConfig(env);
     // Every option is read before the start, so a refused one starts nothing.
     const strategy = returnStrategyOf(request);
     const consistency = queryValue(request, "consistency");
     if (consistency !== undefined && consistency !== "") parseOrThrow(ConsistencyQuery, consistency, "consistency", "consistency");
-    const untilTaskRefs = (queryValue(request, "waitUntilTaskRef") ?? "").split(",").map((ref) => ref.trim()).filter((ref) => ref !== "");
+    const wait = synchronousWait(request, env);
     const body = await startBody(request, env);
     const name = decodedPathParam(request, "name");
     const pathVersion = request.params["version"] === undefined ? undefined : Number(request.params["version"]);
     if (pathVersion !== undefined && (!Number.isInteger(pathVersion) || pathVersion < 1)) {
       throw validationError("Invalid workflow version", [{ path: "version", message: "must be a positive integer" }]);
     }
-    const waitSeconds = integerQuery(request, "waitForSeconds", 0, config.executeMaxWaitSeconds) ?? config.executeDefaultWaitSeconds;
     const version = pathVersion ?? body.version;
-    const outcome = await start(env, request, { ...body, name, ...(version === undefined ? {} : { version }) }, { ms: waitSeconds * 1000, untilTaskRefs });
-    // Orkes' WorkflowRun echoes the caller's requestId (WorkflowExecutor.executeWorkflow always sends one).
-    const requestId = queryValue(request, "requestId");
-    const echoed: JsonObject = requestId === undefined || requestId === "" ? {} : { requestId };
-    // As Orkes: an answer given at a waitUntilTaskRef task while the workflow still runs is a 206 (partial), not a 200.
-    const status = untilTaskRefs.length > 0 && !TERMINAL_WORKFLOW_STATUSES.has(outcome.workflowStatus!) ? 206 : 200;
-    // The usual answer, the workflow itself, is made from the actor's text: no parse and re-serialisation per call.
-    if (strategy === "TARGET_WORKFLOW") return jsonTextResponse(targetWorkflowText(outcome.workflowJson!, outcome.workflowId, outcome.workflowStatus!, echoed), status);
+    const outcome = await start(env, request, { ...body, name, ...(version === undefined ? {} : { version }) }, wait);
+    const settled = { workflowJson: outcome.workflowJson!, status: outcome.workflowStatus! };
+    if (strategy === "TARGET_WORKFLOW") return workflowRunResponse(request, outcome.workflowId, settled, wait);
     // The caller started it, so may be shown it; what blocks it in a child, only if the caller may read that child.
     const answer = await signalResponse(env, strategy, JSON.parse(outcome.workflowJson!) as WorkflowView, () => requestAuthorizer(request, env));
-    return Response.json({ ...answer, ...echoed }, { status });
+    return Response.json({ ...answer, ...echoedRequestId(request) }, { status: workflowRunStatus(settled, wait) });
   };
   router.post("/api/workflow/execute/:name/:version", execute);
   router.post("/api/workflow/execute/:name", execute);
@@ -262,6 +289,30 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     checkInputSize(env, "The workflow variables", variables);
     unwrap(await executionStub(env, workflowId).command({ type: "updateVariables", variables }));
     return jsonTextResponse(await workflowJson(env, workflowId, true));
+  });
+
+  // Orkes' updateWorkflowAndTaskState (WorkflowExecutor.updateState): the variables and a task's result in one change
+  // (either refused, neither is made), then the WorkflowRun once it settles, as execute answers. Authorized as the other
+  // changes of one execution (WORKFLOW_ADMIN on its workflow), which includes reading it.
+  router.post("/api/workflow/:workflowId/state", async (request, env) => {
+    const workflowId = decodedPathParam(request, "workflowId");
+    const wait = synchronousWait(request, env);
+    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+    const update = parseOrThrow(WorkflowStateUpdateBody, body.present ? body.value : undefined, "workflow state update");
+    const stateUpdate: StateUpdate = {};
+    if (update.variables !== undefined) {
+      checkInputSize(env, "The workflow variables", update.variables);
+      stateUpdate.variables = update.variables;
+    }
+    const result = update.taskResult;
+    if (result !== undefined) {
+      if (result.workflowInstanceId !== undefined && result.workflowInstanceId !== workflowId) {
+        throw validationError("Invalid workflow state update", [{ path: "taskResult.workflowInstanceId", message: `must be ${workflowId}, the workflow updated, when given` }]);
+      }
+      stateUpdate.task = { ...taskResultInput(result), ...(result.taskId === undefined ? { taskRefName: update.taskReferenceName! } : { taskId: result.taskId.toLowerCase() }) };
+    }
+    const settled = unwrap(await executionStub(env, workflowId).updateState(stateUpdate, wait.ms, wait.untilTaskRefs));
+    return workflowRunResponse(request, workflowId, settled, wait);
   });
 
   // Conductor's skipTaskFromWorkflow: void, so 200 with no body, as pause and resume answer.
