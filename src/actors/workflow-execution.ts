@@ -138,7 +138,7 @@ export type CallbackResult = { ok: true; value: { workflowId: string; taskId: st
  * its child (that parent reopens itself); one asked of a child directly reopens its parents too.
  */
 export type WorkflowCommand = (
-  | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" | "skipTask" | "updateVariables" }>
+  | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" | "skipTask" | "updateVariables" | "resetCallbacks" }>
   | { type: "retry"; resumeSubworkflowTasks?: boolean; startScopes?: string[] }
 ) & { byParent?: boolean };
 
@@ -1103,13 +1103,39 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (this.#canceledByParent !== undefined || this.#removed) await this.#forgetTombstone();
       return;
     }
+    this.#applyDue(execution, freshIsolate);
+  }
+
+  /**
+   * What the alarm does: applies what is due by now and, in a fresh isolate (`attemptsLost`), dispatches again every
+   * in-flight attempt, which died with the earlier one. Otherwise only an overdue deadline needs the engine; an early
+   * wake-up retries owed background work and re-arms the alarm.
+   */
+  #applyDue(execution: Execution, attemptsLost: boolean): void {
     const due = nextDeadline(execution);
-    // In a fresh isolate every in-flight attempt was lost: the engine dispatches them again at once.
-    // Otherwise only an overdue deadline needs the engine; an early wake-up retries background work and re-arms.
-    if ((freshIsolate && execution.tasks.some(isInFlight)) || (due !== undefined && due <= now)) {
+    if ((attemptsLost && execution.tasks.some(isInFlight)) || (due !== undefined && due <= Date.now())) {
       this.#apply({ type: "tick", liveTaskIds: new Set(this.#inFlight.keys()) });
     } else {
       this.#afterChange(execution);
+    }
+  }
+
+  /**
+   * Conductor's decide (`PUT /api/workflow/decide/{id}`): does now what the alarm would do next (see
+   * {@link WorkflowExecution.#applyDue}). An execution decides on every event, so this only hurries a passed deadline
+   * or owed background work (a queue push, a search row, a parent's notice) that waits for a retry.
+   */
+  async decide(): Promise<ActorResult<null>> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution) return refused(this.#notFound());
+    if (this.#removing) return refused(this.#beingRemoved(execution));
+    try {
+      this.#backgroundRetryAt = undefined;
+      this.#applyDue(execution, false);
+      return ok(null);
+    } catch (error) {
+      return refused(error);
     }
   }
 

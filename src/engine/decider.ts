@@ -122,6 +122,11 @@ export type ExecutionEvent =
    * `taskInput` and `taskOutput` (both `{}` when absent) are that instance's input and output.
    */
   | { type: "skipTask"; taskReferenceName: string; taskInput?: JsonObject; taskOutput?: JsonObject }
+  /**
+   * Conductor's resetCallbacksForWorkflow: SIMPLE tasks a worker put back in their queue with `callbackAfterSeconds`
+   * may be polled at once. A finished workflow refuses it.
+   */
+  | { type: "resetCallbacks" }
   /** Failure workflow `workflowId` (see {@link FailureWorkflowStart}) could not be started, for `reason`: the output says so instead of its id. */
   | { type: "failureWorkflowNotStarted"; workflowId: string; name: string; reason: string }
   /**
@@ -349,6 +354,15 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       if (state.status === "PAUSED") return { state, effects: [] };
       draft.patch({ status: "PAUSED", updateTime: env.now });
       return { state: draft.state, effects };
+    case "resetCallbacks":
+      if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "reset the callbacks of");
+      for (const task of state.tasks) {
+        if (task.pollable !== true || (task.callbackAfterSeconds ?? 0) === 0) continue;
+        const updated = draft.updateTask(task.taskId, { callbackAfterSeconds: 0 });
+        effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, state, env.now, instanceTask(state.definition, updated)) });
+      }
+      // Where tasks wait changes; nothing else moves.
+      return effects.length === 0 ? { state, effects } : { state: draft.state, effects };
     case "updateVariables":
       // Data only: nothing is scheduled or started by it, so the execution does not advance.
       draft.patch({ variables: updatedVariables(state, event.variables, env), updateTime: env.now });

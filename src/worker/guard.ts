@@ -60,6 +60,7 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
     if (first === "running" && rest === 2) return { workflowName: second! };
     if (second === "correlated" && (rest === 2 || rest === 3)) return { workflowName: first! };
     if (rest === 1 && method === "POST") return { workflowName: first! };
+    if (first === "decide" && rest === 2) return UUID.test(second!) ? { workflowId: second! } : undefined;
     return UUID.test(first!) ? { workflowId: first! } : undefined;
   }
   if (area === "tasks") {

@@ -101,5 +101,14 @@ const restart: WorkflowAction = {
   },
 };
 
+/** Conductor's resetCallbacksForWorkflow: SIMPLE tasks waiting out a worker's `callbackAfterSeconds` may be polled at once. */
+const resetCallbacks: WorkflowAction = {
+  method: "POST",
+  path: single("/resetcallbacks"),
+  prepare: () => async (env, workflowId) => {
+    unwrap(await executionStub(env, workflowId).command({ type: "resetCallbacks" }));
+  },
+};
+
 /** Every lifecycle action taking nothing but the execution's id and query parameters (rerun takes a body). */
-export const WORKFLOW_ACTIONS = { terminate, remove, pause, resume, retry, restart } as const;
+export const WORKFLOW_ACTIONS = { terminate, remove, pause, resume, retry, restart, resetCallbacks } as const;

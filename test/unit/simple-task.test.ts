@@ -135,6 +135,22 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(again.tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollCount: 2, workerId: "worker-2", startTime: 2_000 });
   });
 
+  it("resetCallbacks makes a task a worker put back with callbackAfterSeconds visible at once; others, and a finished workflow, are left alone", () => {
+    const state = poll(started().state, 2_000);
+    const taskId = state.tasks[0]!.taskId;
+    const later = decide(state, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 600 }, env(3_000)).state;
+    const reset = decide(later, { type: "resetCallbacks" }, env(4_000));
+    expect(reset.state.tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollable: true, callbackAfterSeconds: 0 });
+    expect(queued(reset.effects)).toMatchObject([{ taskId, visibleAt: 4_000 }]);
+    expect(poll(reset.state, 4_100).tasks[0]!.pollCount).toBe(2);
+    // Nothing waits out a callback: no change, nothing queued.
+    const none = decide(state, { type: "resetCallbacks" }, env(4_000));
+    expect(none.state).toBe(state);
+    expect(none.effects).toEqual([]);
+    const done = decide(later, { type: "terminate" }, env(5_000)).state;
+    expect(() => decide(done, { type: "resetCallbacks" }, env(6_000))).toThrow(/TERMINATED/);
+  });
+
   it("a heartbeat (extendLease) gives its worker responseTimeoutSeconds from now and changes nothing else; a late one finds it timed out", () => {
     const withDef = { ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 10, timeoutSeconds: 100 }) };
     const state = poll(started(withDef).state, 2_000);

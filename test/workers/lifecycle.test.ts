@@ -794,3 +794,22 @@ describe("workflow variables (the definition's `variables`, Orkes' POST /api/wor
     expect(latest["variables"]).toEqual({ stage: "updated", keep: 1 });
   });
 });
+
+describe("decide (PUT /api/workflow/decide/{workflowId})", () => {
+  it("does now what the alarm would: a WAIT whose time has passed ends without waiting for the alarm", async () => {
+    await register({ name: "decide_wait", tasks: [{ name: "pause", taskReferenceName: "pause", type: "WAIT", inputParameters: { duration: "1 seconds" } }] });
+    const workflowId = await startWorkflow("decide_wait");
+    await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS", "the WAIT started");
+    // As if the alarm were late: it is cleared, so only decide can end the wait now.
+    await runInDurableObject(executionStub(env, workflowId), (_instance, state) => state.storage.deleteAlarm());
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+    const decided = await api("PUT", `/api/workflow/decide/${workflowId}`);
+    expect(decided.status).toBe(200);
+    expect(await decided.text()).toBe("");
+    expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED", tasks: [{ status: "COMPLETED" }] });
+    // A finished workflow has nothing due: decide changes nothing. An unknown id is not found.
+    expect((await api("PUT", `/api/workflow/decide/${workflowId}`)).status).toBe(200);
+    expect((await api("PUT", `/api/workflow/decide/${crypto.randomUUID()}`)).status).toBe(404);
+  });
+});

@@ -631,6 +631,25 @@ describe("RBAC", () => {
     expect(JSON.stringify(done)).not.toContain("TOP-SECRET-SALARIES");
   });
 
+  it("decide, resetcallbacks and state updates need WORKFLOW_ADMIN on the execution's workflow: granted on one name, another's are refused and unchanged", async () => {
+    const gate = httpTask("rbkick_gate", { uri: target("/echo/rbkick-gate"), method: "GET" }, { asyncComplete: true });
+    await register({ name: "rbkick_mine", tasks: [gate] });
+    await register({ name: "rbkick_other", tasks: [gate] });
+    const mine = await startWorkflow("rbkick_mine");
+    const other = await startWorkflow("rbkick_other");
+    for (const workflowId of [mine, other]) await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const operator = await createUser("rbkick-operator", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:rbkick_mine" }] });
+    const asOperator = orkes(operator.token);
+    await expectStatus(await call("PUT", `/api/workflow/decide/${mine}`, asOperator), 200);
+    await expectStatus(await call("POST", `/api/workflow/${mine}/resetcallbacks`, asOperator), 200);
+    await expectStatus(await call("POST", `/api/workflow/${mine}/state`, asOperator, { variables: { seen: true } }), 200);
+    await expectStatus(await call("PUT", `/api/workflow/decide/${other}`, asOperator), 403, "PERMISSION_DENIED");
+    await expectStatus(await call("POST", `/api/workflow/${other}/resetcallbacks`, asOperator), 403, "PERMISSION_DENIED");
+    await expectStatus(await call("POST", `/api/workflow/${other}/state`, asOperator, { taskReferenceName: "rbkick_gate", taskResult: { status: "COMPLETED" }, variables: { seen: true } }), 403, "PERMISSION_DENIED");
+    expect((await getWorkflow(mine)).variables).toEqual({ seen: true });
+    expect(await getWorkflow(other)).toMatchObject({ status: "RUNNING", variables: {}, tasks: [{ status: "IN_PROGRESS" }] });
+  });
+
   it("a child retried on its own twice before its parent heard reopens the parent with the rights of the later retrier, as if the parent had heard in between", async () => {
     const waitTask = httpTask("rbtwice_gate", { uri: target("/echo/rbtwice-gate"), method: "GET" }, { asyncComplete: true });
     const subTask = (ref: string, child: string) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: child } } });

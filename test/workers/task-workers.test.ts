@@ -110,6 +110,24 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).output).toEqual({ percent: 100 });
   });
 
+  it("resetcallbacks (Conductor's resetCallbacksForWorkflow) lets a task waiting out its callbackAfterSeconds be polled at once", async () => {
+    await register({ name: "w_reset", tasks: [simpleTask("w_reset_task")] });
+    const workflowId = await startWorkflow("w_reset");
+    const first = await pollOne("w_reset_task");
+    expect((await report(first, "IN_PROGRESS", { percent: 10 }, { callbackAfterSeconds: 3600 })).status).toBe(200);
+    expect(await poll("w_reset_task")).toEqual([]);
+    const reset = await api("POST", `/api/workflow/${workflowId}/resetcallbacks`);
+    expect(reset.status).toBe(200);
+    expect(await reset.text()).toBe("");
+    const again = await pollOne("w_reset_task", { workerid: "worker-2" });
+    expect(again).toMatchObject({ taskId: first.taskId, pollCount: 2, callbackAfterSeconds: 0, outputData: { percent: 10 } });
+    await report(again, "COMPLETED");
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    // A finished workflow has no callbacks to reset (Conductor: a conflict); an unknown one is not found.
+    expect((await api("POST", `/api/workflow/${workflowId}/resetcallbacks`)).status).toBe(409);
+    expect((await api("POST", `/api/workflow/${crypto.randomUUID()}/resetcallbacks`)).status).toBe(404);
+  });
+
   it("FAILED is retried as a new queued instance by the task definition's retryCount; FAILED_WITH_TERMINAL_ERROR is not", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_flaky", retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com" }]);
     await register({ name: "w_retry", tasks: [simpleTask("w_flaky")] });

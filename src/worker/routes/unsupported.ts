@@ -24,10 +24,8 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/metadata/workflow/:name/tags", "tags"],
   ["/api/metadata/workflow/:name/rate-limit", "workflow rate limits"],
   ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],
-  ["/api/workflow/decide/:workflowId", "forcing a decision (the service decides on every event)"],
   ["/api/workflow/:workflowId/jump/*", "jumping to a task"],
   ["/api/workflow/:workflowId/upgrade", "upgrading a running workflow's version"],
-  ["/api/workflow/:workflowId/resetcallbacks", "resetting callbacks"],
   // Schedules themselves are served (routes/schedules.ts, registered after these): these paths are not theirs.
   ["/api/scheduler/schedules/tags", "schedule tags"],
   ["/api/scheduler/schedules/:name/tags", "schedule tags"],

@@ -264,6 +264,13 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   router.put("/api/workflow/:workflowId/resume", singleAction(WORKFLOW_ACTIONS.resume));
   router.post("/api/workflow/:workflowId/retry", singleAction(WORKFLOW_ACTIONS.retry));
   router.post("/api/workflow/:workflowId/restart", singleAction(WORKFLOW_ACTIONS.restart));
+  router.post("/api/workflow/:workflowId/resetcallbacks", singleAction(WORKFLOW_ACTIONS.resetCallbacks));
+
+  // Conductor's decide (the Java client's runDecider): does now what the execution's alarm would do next. Void: 200, no body.
+  router.put("/api/workflow/decide/:workflowId", async (request, env) => {
+    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).decide());
+    return new Response(null, { status: 200 });
+  });
 
   router.post("/api/workflow/:workflowId/rerun", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
