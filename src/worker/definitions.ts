@@ -51,11 +51,11 @@ export class DefinitionRepository {
   }
 
   /**
-   * Stores definitions in one atomic batch. Without `overwrite`, an existing name+version is a 409
+   * Stores definitions in one atomic batch, `alongside` statements included (their tags). Without `overwrite`, an existing name+version is a 409
    * and nothing is written. An overwritten version keeps its createTime (Conductor's behaviour); only
    * its updateTime changes.
    */
-  async save(definitions: WorkflowDef[], overwrite: boolean): Promise<void> {
+  async save(definitions: WorkflowDef[], overwrite: boolean, alongside: readonly D1PreparedStatement[] = []): Promise<void> {
     const now = Date.now();
     const stored = definitions.map((definition) => ({ ...definition, createTime: definition.createTime ?? now, updateTime: now }));
     const statement = overwrite
@@ -64,7 +64,7 @@ export class DefinitionRepository {
            definition = json_set(excluded.definition, '$.createTime', workflow_defs.create_time), update_time = excluded.update_time`
       : `INSERT INTO workflow_defs (name, version, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?4, ?4)`;
     try {
-      await this.#db.batch(stored.map((definition) => this.#db.prepare(statement).bind(definition.name, definition.version, JSON.stringify(definition), now)));
+      await this.#db.batch([...stored.map((definition) => this.#db.prepare(statement).bind(definition.name, definition.version, JSON.stringify(definition), now)), ...alongside]);
     } catch (error) {
       if (!overwrite && String(error).includes("UNIQUE constraint failed")) {
         const names = definitions.map((definition) => `${definition.name} version ${definition.version}`).join(", ");
@@ -76,11 +76,16 @@ export class DefinitionRepository {
     }
   }
 
-  /** Deletes one version; false when it did not exist. */
+  /** Deletes one version (and, with the last one, the name's tags); false when it did not exist. */
   async delete(name: string, version: number): Promise<boolean> {
-    const result = await this.#db.prepare(`DELETE FROM workflow_defs WHERE name = ? AND version = ?`).bind(name, version).run();
+    const [result] = await this.#db.batch([
+      this.#db.prepare(`DELETE FROM workflow_defs WHERE name = ? AND version = ?`).bind(name, version),
+      this.#db
+        .prepare(`DELETE FROM metadata_tags WHERE target_type = 'WORKFLOW_DEF' AND target_name = ?1 AND NOT EXISTS (SELECT 1 FROM workflow_defs WHERE name = ?1)`)
+        .bind(name),
+    ]);
     DefinitionRepository.#invalidate([name]);
-    return result.meta.changes > 0;
+    return result!.meta.changes > 0;
   }
 
   static #invalidate(names: string[]): void {

@@ -11,6 +11,7 @@ import { registerSecretRoutes } from "./routes/secrets";
 import { registerSecurityRoutes } from "./routes/security";
 import { registerSignalRoutes } from "./routes/signals";
 import { registerTaskDefRoutes } from "./routes/task-defs";
+import { registerTagRoutes } from "./routes/tags";
 import { registerTaskRoutes } from "./routes/tasks";
 import { registerUnsupportedRoutes } from "./routes/unsupported";
 import { registerWorkerRoutes } from "./routes/workers";
@@ -32,6 +33,7 @@ registerWorkflowNameRoutes(router);
 // Before the 501s: those of task queues and reading a task by id would take a poll and queue sizes.
 registerWorkerRoutes(router);
 registerUnsupportedRoutes(router);
+registerTagRoutes(router);
 registerEventRoutes(router);
 registerMetadataRoutes(router);
 registerTaskDefRoutes(router);

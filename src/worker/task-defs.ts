@@ -73,28 +73,32 @@ export class TaskDefRepository {
   }
 
   /**
-   * Creates or replaces task definitions in one atomic batch. A replaced one keeps its createTime
+   * Creates or replaces task definitions in one atomic batch, `alongside` statements included (their tags). A replaced one keeps its createTime
    * (as a replaced workflow definition does); its updateTime changes.
    */
-  async save(taskDefs: readonly TaskDef[]): Promise<void> {
+  async save(taskDefs: readonly TaskDef[], alongside: readonly D1PreparedStatement[] = []): Promise<void> {
     const now = Date.now();
     const statement = `INSERT INTO task_defs (name, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?3)
       ON CONFLICT (name) DO UPDATE SET
         definition = json_set(excluded.definition, '$.createTime', task_defs.create_time), update_time = excluded.update_time`;
     try {
-      await this.#db.batch(
-        taskDefs.map((taskDef) => this.#db.prepare(statement).bind(taskDef.name, JSON.stringify({ ...taskDef, createTime: now, updateTime: now }), now)),
-      );
+      await this.#db.batch([
+        ...taskDefs.map((taskDef) => this.#db.prepare(statement).bind(taskDef.name, JSON.stringify({ ...taskDef, createTime: now, updateTime: now }), now)),
+        ...alongside,
+      ]);
     } finally {
       TaskDefRepository.#invalidate(taskDefs.map((taskDef) => taskDef.name));
     }
   }
 
-  /** Deletes one; false when it did not exist. */
+  /** Deletes one, and its tags; false when it did not exist. */
   async delete(name: string): Promise<boolean> {
-    const result = await this.#db.prepare(`DELETE FROM task_defs WHERE name = ?`).bind(name).run();
+    const [result] = await this.#db.batch([
+      this.#db.prepare(`DELETE FROM task_defs WHERE name = ?`).bind(name),
+      this.#db.prepare(`DELETE FROM metadata_tags WHERE target_type = 'TASK_DEF' AND target_name = ?`).bind(name),
+    ]);
     TaskDefRepository.#invalidate([name]);
-    return result.meta.changes > 0;
+    return result!.meta.changes > 0;
   }
 
   static #invalidate(names: readonly string[]): void {

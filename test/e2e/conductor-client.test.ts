@@ -682,6 +682,28 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(metadata.getTask(name))).toMatch(/No task definition named/);
   });
 
+  it("MetadataClient's tag methods add, set, read and delete tags of workflow and task definitions", async () => {
+    const flow = workflow(`client_tags_${suffix}`, [waitTaskDuration("nap", "1h")]);
+    await metadata.registerWorkflowDef(flow, true);
+    await metadata.addWorkflowTag({ key: "team", value: "billing" }, flow.name);
+    await metadata.addWorkflowTag({ key: "tier", value: "gold" }, flow.name);
+    expect(await metadata.getWorkflowTags(flow.name)).toEqual([
+      { key: "team", value: "billing", type: "METADATA" },
+      { key: "tier", value: "gold", type: "METADATA" },
+    ]);
+    await metadata.deleteWorkflowTag({ key: "tier", value: "gold" }, flow.name);
+    await metadata.setWorkflowTags([{ key: "owner", value: "ann" }], flow.name);
+    expect(await metadata.getWorkflowTags(flow.name)).toEqual([{ key: "owner", value: "ann", type: "METADATA" }]);
+    const taskName = `client_tags_task_${suffix}`;
+    await metadata.registerTask(taskDefinition({ name: taskName }));
+    await metadata.setTaskTags([{ key: "lang", value: "ts" }], taskName);
+    await metadata.addTaskTag({ key: "lang", value: "go" }, taskName);
+    expect((await metadata.getTaskTags(taskName)).map((tag) => tag.value)).toEqual(["go", "ts"]);
+    await metadata.deleteTaskTag({ key: "lang", value: "ts" }, taskName);
+    expect(await metadata.getTaskTags(taskName)).toEqual([{ key: "lang", value: "go", type: "METADATA" }]);
+    expect(await sdkError(metadata.getWorkflowTags(`client_tags_none_${suffix}`))).toMatch(/No workflow definition named/);
+  });
+
   it("signal and signalAsync complete the WAIT the workflow waits in, answering with the workflow (TARGET_WORKFLOW) or nothing", async () => {
     const flow = new ConductorWorkflow(executor, `client_signal_${suffix}`);
     flow.add(waitTaskDuration("first", "1h")).add(waitTaskDuration("second", "1h"));

@@ -26,8 +26,6 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/tasks/queue/polldata/all", "task queue administration"],
     ["GET", "/api/tasks/queue/all", "task queue administration"],
     ["GET", "/api/human/tasks/search", "human tasks"],
-    ["GET", "/api/metadata/task/HTTP/tags", "tags"],
-    ["DELETE", "/api/metadata/workflow/some_flow/tags", "tags"],
     ["PUT", "/api/metadata/workflow/some_flow/rate-limit", "rate limits"],
     ["GET", "/api/scheduler/search/executions?start=0&size=10", "searching schedule executions"],
     ["PUT", "/api/scheduler/schedules/nightly/tags", "schedule tags"],

@@ -79,6 +79,9 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/security/rules/*", methods: ["POST", "PUT", "PATCH", "DELETE"], requiredPermissions: [at("SYSTEM_ADMIN")] },
   { apiPath: "/api/security/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
   { apiPath: "/api/secrets/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
+  // A workflow definition's tags: as the definition itself (read it, or write it).
+  { apiPath: "/api/metadata/workflow/{name}/tags", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },
+  { apiPath: "/api/metadata/workflow/{name}/tags", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },
   { apiPath: "/api/metadata/workflow/{name}", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}/{version}", methods: ["DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },
   { apiPath: "/api/metadata/workflow", methods: ["POST"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", WORKFLOW_SCOPE)] },

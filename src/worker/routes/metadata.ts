@@ -9,6 +9,7 @@ import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
+import { TagRepository, registeredTags, type TagTarget } from "../tags";
 import { readRequiredJsonBody } from "../http/body";
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
@@ -75,6 +76,22 @@ async function validateAll(inputs: unknown[], indexed: boolean, env: Env): Promi
   return definitions;
 }
 
+/**
+ * The tag statements of definitions registered together (`inputs[i]` gave `stored[i]`), for their batch. One name given
+ * twice with tags (two versions of a workflow) takes the later one's.
+ */
+export async function registrationTagStatements(env: Env, type: TagTarget["type"], inputs: readonly unknown[], stored: ReadonlyArray<{ name: string }>): Promise<D1PreparedStatement[]> {
+  const repository = new TagRepository(env.DB);
+  const byName = new Map<string, ReturnType<typeof registeredTags>>();
+  inputs.forEach((input, index) => {
+    const tags = registeredTags(input, `[${index}]`);
+    if (tags !== undefined) byName.set(stored[index]!.name, tags);
+  });
+  const statements: D1PreparedStatement[] = [];
+  for (const [name, tags] of byName) statements.push(...(await repository.registrationStatements({ type, name }, tags)));
+  return statements;
+}
+
 function name(request: IRequest): string {
   return decodedPathParam(request, "name");
 }
@@ -83,9 +100,11 @@ function name(request: IRequest): string {
 export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/metadata/workflow", async (request, env) => {
     const overwrite = booleanQuery(request, "overwrite", false);
-    const [definition] = await validateAll([await requiredBody(request, env)], false, env);
+    const body = await requiredBody(request, env);
+    const [definition] = await validateAll([body], false, env);
     authorizeSecretUse(principalOf(request).grants, [definition!]);
-    await new DefinitionRepository(env.DB).save([definition!], overwrite);
+    const tags = await new TagRepository(env.DB).registrationStatements({ type: "WORKFLOW_DEF", name: definition!.name }, registeredTags(body, ""));
+    await new DefinitionRepository(env.DB).save([definition!], overwrite, tags);
     return new Response(null, { status: 200 });
   });
 
@@ -100,7 +119,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
       names.add(key);
     }
     authorizeSecretUse(principalOf(request).grants, definitions);
-    await new DefinitionRepository(env.DB).save(definitions, true);
+    await new DefinitionRepository(env.DB).save(definitions, true, await registrationTagStatements(env, "WORKFLOW_DEF", body, definitions));
     return new Response(null, { status: 200 });
   });
 

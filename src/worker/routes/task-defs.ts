@@ -5,7 +5,8 @@ import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { TaskDefRepository } from "../task-defs";
-import { requiredBody } from "./metadata";
+import { registrationTagStatements, requiredBody } from "./metadata";
+import { TagRepository, registeredTags } from "../tags";
 
 type Args = [Env, ExecutionContext];
 
@@ -42,12 +43,15 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
         { path: "(body)", message: `must be a non-empty array of at most ${MAX_TASK_DEFS_PER_REQUEST} task definitions (PUT /api/metadata/taskdefs takes one)` },
       ]);
     }
-    await new TaskDefRepository(env.DB).save(validateAll(body, true));
+    const taskDefs = validateAll(body, true);
+    await new TaskDefRepository(env.DB).save(taskDefs, await registrationTagStatements(env, "TASK_DEF", body, taskDefs));
     return new Response(null, { status: 200 });
   });
 
   router.put("/api/metadata/taskdefs", async (request, env) => {
-    await new TaskDefRepository(env.DB).save(validateAll([await requiredBody(request, env)], false));
+    const body = await requiredBody(request, env);
+    const taskDefs = validateAll([body], false);
+    await new TaskDefRepository(env.DB).save(taskDefs, await new TagRepository(env.DB).registrationStatements({ type: "TASK_DEF", name: taskDefs[0]!.name }, registeredTags(body, "")));
     return new Response(null, { status: 200 });
   });
 

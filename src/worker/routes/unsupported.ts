@@ -7,7 +7,7 @@ type Args = [Env, ExecutionContext];
  * Conductor endpoints that the official clients call and this service does not implement (yet), with
  * the feature each belongs to. A bare 404 would read as "that workflow or task does not exist"; these
  * get a 501 that says the endpoint itself is missing. Registered before the real routes because some
- * would otherwise be taken by a real route with path variables (`.../{name}/tags` and `.../{name}/rate-limit` by the
+ * would otherwise be taken by a real route with path variables (`.../{name}/rate-limit` by the
  * definition delete); so none may overlap a
  * path the service serves (conductor-client.test.ts checks the webhook callback of a task named "signal"), or
  * come after the routes it would take: the routes naming a definition (lookups, execute) are registered first.
@@ -16,12 +16,8 @@ type Args = [Env, ExecutionContext];
 export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string]> = [
   ["/api/tasks/queue/*", "task queue administration beyond sizes and poll data (GET /api/tasks/queue/sizes, GET /api/tasks/queue/polldata)"],
   ["/api/tasks/search", "task search"],
-  ["/api/metadata/tags/*", "tags"],
-  ["/api/metadata/tags", "tags"],
-  ["/api/metadata/task/:taskName/tags", "tags"],
   ["/api/metadata/workflow-importer/*", "importing BPMN"],
   ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
-  ["/api/metadata/workflow/:name/tags", "tags"],
   ["/api/metadata/workflow/:name/rate-limit", "workflow rate limits"],
   ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],
   ["/api/workflow/:workflowId/jump/*", "jumping to a task"],

@@ -1,0 +1,150 @@
+import * as v from "valibot";
+import { parseOrThrow, requestObject } from "./schemas";
+import { validationError } from "./http/errors";
+
+/** Most tags one definition holds. */
+export const MAX_TAGS_PER_DEFINITION = 100;
+/** Longest tag key or value, in characters. */
+export const MAX_TAG_LENGTH = 256;
+
+/** What tags are put on: a workflow definition (all its versions) or a task definition, by name. */
+export interface TagTarget {
+  type: "WORKFLOW_DEF" | "TASK_DEF";
+  name: string;
+}
+
+/** A tag as stored. */
+export interface Tag {
+  key: string;
+  value: string;
+}
+
+/** Orkes' Tag (`{key, value}`; its deprecated `type` is accepted and ignored). */
+export const TagSchema = requestObject({
+  key: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`)),
+  value: v.pipe(v.string("must be a string"), v.maxLength(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`)),
+});
+
+/** A list of tags (`PUT …/tags`, a definition's `tags`), each once. */
+export const TagListSchema = v.pipe(
+  v.array(TagSchema, "must be an array of tags ({key, value})"),
+  v.maxLength(MAX_TAGS_PER_DEFINITION, `must hold at most ${MAX_TAGS_PER_DEFINITION} tags`),
+  v.transform((tags: Tag[]) => distinctTags(tags)),
+);
+
+function distinctTags(tags: readonly Tag[]): Tag[] {
+  const seen = new Map<string, Tag>();
+  for (const tag of tags) seen.set(JSON.stringify([tag.key, tag.value]), { key: tag.key, value: tag.value });
+  return [...seen.values()];
+}
+
+/**
+ * The `tags` a definition is registered with (Orkes' ExtendedWorkflowDef and ExtendedTaskDef) and whether they replace
+ * the stored ones (`overwriteTags`, true unless false) or are added to them; undefined when it gives none. `path` is
+ * where the definition sits in the body, for the error.
+ */
+export function registeredTags(input: unknown, path: string): { tags: Tag[]; overwrite: boolean } | undefined {
+  if (typeof input !== "object" || input === null || !("tags" in input) || input.tags === undefined || input.tags === null) return undefined;
+  const tags = parseOrThrow(TagListSchema, input.tags, "definition tags", path === "" ? "tags" : `${path}.tags`);
+  const overwrite = !("overwriteTags" in input) || input.overwriteTags !== false;
+  return { tags, overwrite };
+}
+
+/** Orkes' TagObject as the API shows it. */
+export function tagView(tag: Tag): { key: string; value: string; type: "METADATA" } {
+  return { key: tag.key, value: tag.value, type: "METADATA" };
+}
+
+/**
+ * Tags of workflow and task definitions, in D1. Writes that go with a definition's own are statements the definition's
+ * repository adds to its batch, so a definition and its tags are stored, or refused, together.
+ */
+export class TagRepository {
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  /** The tags of `target`, by key then value. */
+  async list(target: TagTarget): Promise<Tag[]> {
+    const { results } = await this.#db
+      .prepare(`SELECT tag_key, tag_value FROM metadata_tags WHERE target_type = ? AND target_name = ? ORDER BY tag_key, tag_value`)
+      .bind(target.type, target.name)
+      .all<{ tag_key: string; tag_value: string }>();
+    return results.map((row) => ({ key: row.tag_key, value: row.tag_value }));
+  }
+
+  /** Every tag some definition holds, each once, by key then value. */
+  async all(): Promise<Tag[]> {
+    const { results } = await this.#db.prepare(`SELECT DISTINCT tag_key, tag_value FROM metadata_tags ORDER BY tag_key, tag_value`).all<{ tag_key: string; tag_value: string }>();
+    return results.map((row) => ({ key: row.tag_key, value: row.tag_value }));
+  }
+
+  /** Adds `tags` to those of `target` (refused past {@link MAX_TAGS_PER_DEFINITION}); true unless `target` is gone. */
+  async add(target: TagTarget, tags: readonly Tag[]): Promise<boolean> {
+    const held = await this.list(target);
+    const after = distinctTags([...held, ...tags]);
+    if (after.length > MAX_TAGS_PER_DEFINITION) throw tooMany(after.length);
+    return this.#run(target, this.insertStatements(target, tags));
+  }
+
+  /** Replaces the tags of `target` by `tags`; true unless `target` is gone. */
+  async set(target: TagTarget, tags: readonly Tag[]): Promise<boolean> {
+    return this.#run(target, [this.deleteStatement(target), ...this.insertStatements(target, tags)]);
+  }
+
+  /** Removes `tag` from `target`; true unless `target` is gone. */
+  async remove(target: TagTarget, tag: Tag): Promise<boolean> {
+    const remove = this.#db.prepare(`DELETE FROM metadata_tags WHERE target_type = ? AND target_name = ? AND tag_key = ? AND tag_value = ?`).bind(target.type, target.name, tag.key, tag.value);
+    return this.#run(target, [remove]);
+  }
+
+  /**
+   * The statements that store the `tags` a definition of `target` is registered with (see {@link registeredTags}), to
+   * run in the batch that stores the definition: they replace its tags, or are added to them (refused past
+   * {@link MAX_TAGS_PER_DEFINITION}).
+   */
+  async registrationStatements(target: TagTarget, registered: { tags: Tag[]; overwrite: boolean } | undefined): Promise<D1PreparedStatement[]> {
+    if (registered === undefined) return [];
+    if (registered.overwrite) return [this.deleteStatement(target), ...this.insertStatements(target, registered.tags)];
+    const after = distinctTags([...(await this.list(target)), ...registered.tags]);
+    if (after.length > MAX_TAGS_PER_DEFINITION) throw tooMany(after.length);
+    return this.insertStatements(target, registered.tags);
+  }
+
+  /**
+   * Statements that add `tags` to `target`, each only while the definition exists: a definition deleted meanwhile leaves
+   * no tags behind.
+   */
+  insertStatements(target: TagTarget, tags: readonly Tag[]): D1PreparedStatement[] {
+    const exists = target.type === "WORKFLOW_DEF" ? `EXISTS (SELECT 1 FROM workflow_defs WHERE name = ?2)` : `EXISTS (SELECT 1 FROM task_defs WHERE name = ?2)`;
+    return tags.map((tag) =>
+      this.#db
+        .prepare(`INSERT OR IGNORE INTO metadata_tags (target_type, target_name, tag_key, tag_value) SELECT ?1, ?2, ?3, ?4 WHERE ${exists}`)
+        .bind(target.type, target.name, tag.key, tag.value),
+    );
+  }
+
+  /** The statement that removes every tag of `target`. */
+  deleteStatement(target: TagTarget): D1PreparedStatement {
+    return this.#db.prepare(`DELETE FROM metadata_tags WHERE target_type = ? AND target_name = ?`).bind(target.type, target.name);
+  }
+
+  /** True while a definition of `target` is registered (for a workflow, any version of its name). */
+  async exists(target: TagTarget): Promise<boolean> {
+    const table = target.type === "WORKFLOW_DEF" ? "workflow_defs" : "task_defs";
+    return (await this.#db.prepare(`SELECT 1 AS found FROM ${table} WHERE name = ? LIMIT 1`).bind(target.name).first<{ found: number }>()) !== null;
+  }
+
+  /** Checks that `target` exists, then runs `statements` in one batch; false when it does not exist. */
+  async #run(target: TagTarget, statements: D1PreparedStatement[]): Promise<boolean> {
+    if (!(await this.exists(target))) return false;
+    if (statements.length > 0) await this.#db.batch(statements);
+    return true;
+  }
+}
+
+function tooMany(count: number) {
+  return validationError("Too many tags", [{ path: "(body)", message: `a definition holds at most ${MAX_TAGS_PER_DEFINITION} tags; this would make ${count}` }]);
+}

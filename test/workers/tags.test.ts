@@ -1,0 +1,124 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { MAX_TAGS_PER_DEFINITION } from "../../src/worker/tags";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, register } from "./helpers";
+
+interface TagJson {
+  key: string;
+  value: string;
+  type: string;
+}
+
+const tagsOf = (path: string) => apiOk<TagJson[]>("GET", `${path}/tags`);
+const pairs = (tags: TagJson[]) => tags.map((tag) => `${tag.key}=${tag.value}`);
+const storedRows = async (name: string) =>
+  (await env.DB.prepare("SELECT COUNT(*) AS n FROM metadata_tags WHERE target_name = ?").bind(name).first<{ n: number }>())!.n;
+const wait = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+
+describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadata/task/{taskName}/tags)", () => {
+  it("adds, replaces, lists and removes a workflow definition's tags, for every version of its name", async () => {
+    await register({ name: "tagged_flow", tasks: [wait("w")] });
+    const path = "/api/metadata/workflow/tagged_flow";
+    expect(await tagsOf(path)).toEqual([]);
+    expect((await api("POST", `${path}/tags`, { key: "team", value: "billing" })).status).toBe(200);
+    // Adding one it has is no change; the deprecated `type` is taken and ignored.
+    expect((await api("POST", `${path}/tags`, { key: "team", value: "billing", type: "METADATA" })).status).toBe(200);
+    expect((await api("POST", `${path}/tags`, { key: "tier", value: "gold" })).status).toBe(200);
+    expect(await tagsOf(path)).toEqual([
+      { key: "team", value: "billing", type: "METADATA" },
+      { key: "tier", value: "gold", type: "METADATA" },
+    ]);
+    expect((await api("PUT", `${path}/tags`, [{ key: "owner", value: "ann" }, { key: "owner", value: "ann" }, { key: "env", value: "" }])).status).toBe(200);
+    expect(pairs(await tagsOf(path))).toEqual(["env=", "owner=ann"]);
+    expect((await api("DELETE", `${path}/tags`, { key: "env", value: "" })).status).toBe(200);
+    expect(pairs(await tagsOf(path))).toEqual(["owner=ann"]);
+    // A second version shares the name's tags; every tag in use is listed once.
+    await register({ name: "tagged_flow", version: 2, tasks: [wait("w")] });
+    expect(pairs(await tagsOf(path))).toEqual(["owner=ann"]);
+    expect(pairs(await apiOk<TagJson[]>("GET", "/api/metadata/tags"))).toContain("owner=ann");
+  });
+
+  it("a task definition's tags: registered with it (ExtendedTaskDef's tags), replaced or added to (overwriteTags), gone with it", async () => {
+    const taskDef = { name: "tagged_task", ownerEmail: "t@example.com", responseTimeoutSeconds: 60 };
+    await apiOk("POST", "/api/metadata/taskdefs", [{ ...taskDef, tags: [{ key: "lang", value: "go" }] }]);
+    const path = "/api/metadata/task/tagged_task";
+    expect(pairs(await tagsOf(path))).toEqual(["lang=go"]);
+    await apiOk("PUT", "/api/metadata/taskdefs", { ...taskDef, tags: [{ key: "lang", value: "rust" }], overwriteTags: false });
+    expect(pairs(await tagsOf(path))).toEqual(["lang=go", "lang=rust"]);
+    await apiOk("PUT", "/api/metadata/taskdefs", { ...taskDef, tags: [{ key: "lang", value: "zig" }] });
+    expect(pairs(await tagsOf(path))).toEqual(["lang=zig"]);
+    // Registered again without tags: they stay.
+    await apiOk("PUT", "/api/metadata/taskdefs", taskDef);
+    expect(pairs(await tagsOf(path))).toEqual(["lang=zig"]);
+    // The task definition itself does not carry them.
+    expect(await apiOk("GET", "/api/metadata/taskdefs/tagged_task")).not.toHaveProperty("tags");
+    await apiOk("DELETE", "/api/metadata/taskdefs/tagged_task");
+    expect((await api("GET", `${path}/tags`)).status).toBe(404);
+    expect(await storedRows("tagged_task")).toBe(0);
+    // Registered anew, it starts with none.
+    await apiOk("PUT", "/api/metadata/taskdefs", taskDef);
+    expect(await tagsOf(path)).toEqual([]);
+  });
+
+  it("a workflow definition registered with tags keeps them; they go with its last version, not before", async () => {
+    await apiOk("POST", "/api/metadata/workflow", { name: "tagged_reg", tasks: [wait("w")], tags: [{ key: "team", value: "ops" }] });
+    await apiOk("PUT", "/api/metadata/workflow", [{ name: "tagged_reg", version: 2, tasks: [wait("w")], tags: [{ key: "team", value: "sre" }], overwriteTags: false }]);
+    const path = "/api/metadata/workflow/tagged_reg";
+    expect(pairs(await tagsOf(path))).toEqual(["team=ops", "team=sre"]);
+    await apiOk("DELETE", "/api/metadata/workflow/tagged_reg/1");
+    expect(pairs(await tagsOf(path))).toEqual(["team=ops", "team=sre"]);
+    await apiOk("DELETE", "/api/metadata/workflow/tagged_reg/2");
+    expect((await api("GET", `${path}/tags`)).status).toBe(404);
+    expect(await storedRows("tagged_reg")).toBe(0);
+  });
+
+  it("refuses bad tags and unknown definitions with a clear error, storing nothing; a definition with bad tags is not registered either", async () => {
+    await register({ name: "tagged_refused", tasks: [wait("w")] });
+    const path = "/api/metadata/workflow/tagged_refused/tags";
+    const refusals: Array<[string, unknown, string]> = [
+      ["POST", { key: "", value: "x" }, "key"],
+      ["POST", { key: "k" }, "value"],
+      ["POST", { key: "k", value: "v".repeat(257) }, "value"],
+      ["POST", [{ key: "k", value: "v" }], "(body)"],
+      ["PUT", { key: "k", value: "v" }, "(body)"],
+      ["PUT", [{ key: "k", value: "v" }, { key: 7, value: "v" }], "[1].key"],
+      ["PUT", Array.from({ length: MAX_TAGS_PER_DEFINITION + 1 }, (_, index) => ({ key: `k${index}`, value: "v" })), "(body)"],
+    ];
+    for (const [method, body, errorPath] of refusals) {
+      const response = await api(method, path, body);
+      expect(response.status, `${method} ${JSON.stringify(body).slice(0, 80)}`).toBe(400);
+      const error = (await response.json()) as { error: string; validationErrors: Array<{ path: string }> };
+      expect(error.error).toBe("VALIDATION_ERROR");
+      expect(error.validationErrors.map((issue) => issue.path)).toContain(errorPath);
+    }
+    expect(await storedRows("tagged_refused")).toBe(0);
+    // Past the limit by adding one: refused, the others kept.
+    await apiOk("PUT", path, Array.from({ length: MAX_TAGS_PER_DEFINITION }, (_, index) => ({ key: `k${index}`, value: "v" })));
+    expect((await api("POST", path, { key: "one", value: "more" })).status).toBe(400);
+    expect(await storedRows("tagged_refused")).toBe(MAX_TAGS_PER_DEFINITION);
+    for (const [method, body] of [["GET", undefined], ["POST", { key: "k", value: "v" }], ["PUT", []], ["DELETE", { key: "k", value: "v" }]] as const) {
+      const response = await api(method, "/api/metadata/workflow/no_such_flow/tags", body);
+      expect(response.status, method).toBe(404);
+      expect(((await response.json()) as { message: string }).message).toContain("no_such_flow");
+    }
+    expect((await api("GET", "/api/metadata/task/no_such_task/tags")).status).toBe(404);
+    expect(await storedRows("no_such_flow")).toBe(0);
+    const badTags = await api("POST", "/api/metadata/workflow", { name: "tagged_bad_reg", tasks: [wait("w")], tags: [{ key: "" }] });
+    expect(badTags.status).toBe(400);
+    expect(((await badTags.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toContain("tags[0].key");
+    expect((await api("GET", "/api/metadata/workflow/tagged_bad_reg")).status).toBe(404);
+  });
+
+  it("a workflow definition's tags are read with the right to read it and written with the right to write it", async () => {
+    await register({ name: "tagged_mine", tasks: [wait("w")] });
+    await register({ name: "tagged_theirs", tasks: [wait("w")] });
+    const author = await createUser("tags-author", { directPermissions: ["WORKFLOW_READ", "WORKFLOW_WRITE"].map((action) => ({ action, scope: "workflow:tagged_mine" })) });
+    const asAuthor = orkes(author.token);
+    expect((await call("POST", "/api/metadata/workflow/tagged_mine/tags", asAuthor, { key: "by", value: "author" })).status).toBe(200);
+    expect((await call("GET", "/api/metadata/workflow/tagged_mine/tags", asAuthor)).status).toBe(200);
+    expect((await call("POST", "/api/metadata/workflow/tagged_theirs/tags", asAuthor, { key: "by", value: "author" })).status).toBe(403);
+    expect((await call("GET", "/api/metadata/workflow/tagged_theirs/tags", asAuthor)).status).toBe(403);
+    expect(await storedRows("tagged_theirs")).toBe(0);
+  });
+});
