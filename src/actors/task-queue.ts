@@ -38,6 +38,9 @@ export class TaskQueue extends DurableObject<Env> {
   readonly #pushed = new WakeSignal();
   readonly #handOuts: HandOutLedger;
   readonly #polls: PollLog;
+  /** Set once this queue is in D1's `worker_queues` (see {@link TaskQueue.#list}): remembered in its SQLite too. */
+  #listed: boolean;
+  #listing: Promise<void> | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -55,10 +58,38 @@ export class TaskQueue extends DurableObject<Env> {
     this.#sql.exec(`CREATE INDEX IF NOT EXISTS entries_by_turn ON entries (visible_at, priority)`);
     this.#handOuts = new HandOutLedger(this.#sql);
     this.#polls = new PollLog(this.#sql);
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS listing (listed INTEGER NOT NULL)`);
+    this.#listed = this.#sql.exec(`SELECT 1 FROM listing LIMIT 1`).toArray().length > 0;
+  }
+
+  /**
+   * Lists this queue in D1's `worker_queues` the first time it is used (pushed to, leased from, or told of a poll), in
+   * the background: the call that uses it does not wait for D1. A failure (or an eviction) leaves it to the next use.
+   */
+  #list(): void {
+    if (this.#listed || this.#listing !== undefined) return;
+    const key = this.ctx.id.name;
+    if (key === undefined) return;
+    const [domain, taskName] = JSON.parse(key) as [string | null, string];
+    this.#listing = this.env.DB.prepare(`INSERT OR IGNORE INTO worker_queues (task_name, domain) VALUES (?, ?)`)
+      .bind(taskName, domain ?? "")
+      .run()
+      .then(
+        () => {
+          this.#sql.exec(`INSERT INTO listing (listed) VALUES (1)`);
+          this.#listed = true;
+        },
+        (error: unknown) => console.error(JSON.stringify({ msg: "could not list a worker queue; will try again on its next use", queue: key, error: String(error) })),
+      )
+      .catch(ignoreResetObject)
+      .finally(() => {
+        this.#listing = undefined;
+      });
   }
 
   /** Adds tasks, or moves a task already here to its new `visibleAt` (a pushed entry replaces a lease). */
   async push(entries: readonly WorkerQueueEntry[]): Promise<void> {
+    this.#list();
     for (const entry of entries) {
       this.#sql.exec(
         `INSERT INTO entries (task_id, workflow_id, priority, visible_at, limits) VALUES (?, ?, ?, ?, ?)
@@ -79,6 +110,7 @@ export class TaskQueue extends DurableObject<Env> {
    * {@link MAX_POLL_WAIT_MS}) for one to be pushed, to become visible, or to be allowed by a release or a rate window.
    */
   async lease(count: number, waitMs: number, leaseMs: number, poller?: { workerId: string }): Promise<LeasedTask[]> {
+    this.#list();
     if (poller !== undefined) this.#polls.record(poller.workerId, undefined, Date.now());
     const deadline = Date.now() + Math.min(Math.max(waitMs, 0), MAX_POLL_WAIT_MS);
     for (;;) {
@@ -150,6 +182,7 @@ export class TaskQueue extends DurableObject<Env> {
    * name: it is the default domain's queue).
    */
   async recordPoll(workerId: string, domain: string | undefined): Promise<void> {
+    this.#list();
     this.#polls.record(workerId, domain, Date.now());
   }
 
@@ -174,6 +207,9 @@ export class TaskQueue extends DurableObject<Env> {
     return this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM entries`).one().n;
   }
 }
+
+/** Storage throws once the runtime resets the object; its next instance lists the queue then. */
+function ignoreResetObject(): void {}
 
 /** The queue object holding key `queue` (see `workerQueueKey`). */
 export function taskQueueAt(env: Env, queue: string): DurableObjectStub<TaskQueue> {

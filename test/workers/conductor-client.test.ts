@@ -23,8 +23,7 @@ async function errorOf(method: string, path: string, body?: unknown): Promise<Er
 describe("Conductor endpoints the service does not serve", () => {
   it.each([
     ["GET", "/api/tasks/search?start=0&size=10", "task search"],
-    ["GET", "/api/tasks/queue/polldata/all", "task queue administration"],
-    ["GET", "/api/tasks/queue/all", "task queue administration"],
+    ["GET", "/api/tasks/queue/all/verbose", "task queue administration"],
     ["GET", "/api/human/tasks/search", "human tasks"],
     ["PUT", "/api/metadata/workflow/some_flow/rate-limit", "rate limits"],
     ["GET", "/api/scheduler/search/executions?start=0&size=10", "searching schedule executions"],

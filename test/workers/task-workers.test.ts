@@ -552,6 +552,34 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
   }
 });
 
+describe("task workers: every queue (Conductor's /api/tasks/queue/all and /api/tasks/queue/polldata/all)", () => {
+  it("lists each queue pushed to or polled, by Conductor's queue name (domain:taskType), with its size, and every named worker's latest poll", async () => {
+    await register({ name: "w_all", tasks: [simpleTask("w_all_task")] });
+    await startWorkflow("w_all");
+    await startWorkflow("w_all");
+    await apiOk<string>("POST", "/api/workflow", { name: "w_all", taskToDomain: { w_all_task: "gpu" } });
+    expect(await poll("w_all_polled_only", { workerid: "all-idle", domain: "eu" })).toEqual([]);
+    const all = await eventually(
+      () => apiOk<Record<string, number>>("GET", "/api/tasks/queue/all"),
+      (sizes) => sizes["w_all_task"] === 2 && sizes["gpu:w_all_task"] === 1 && sizes["eu:w_all_polled_only"] === 0,
+      "the queues listed with their sizes",
+    );
+    expect(all).not.toHaveProperty("w_all_polled_only:eu");
+    await pollOne("w_all_task", { workerid: "all-busy" });
+    expect((await apiOk<Record<string, number>>("GET", "/api/tasks/queue/all"))["w_all_task"]).toBe(1);
+    const polls = await eventually(
+      () => apiOk<Array<{ queueName: string; domain: string | null; workerId: string; lastPollTime: number }>>("GET", "/api/tasks/queue/polldata/all"),
+      (entries) => entries.some((entry) => entry.workerId === "all-idle") && entries.some((entry) => entry.workerId === "all-busy"),
+      "both workers' polls",
+    );
+    expect(polls.filter((entry) => entry.workerId.startsWith("all-")).map((entry) => [entry.queueName, entry.domain, entry.workerId])).toEqual([
+      ["w_all_task", null, "all-busy"],
+      ["eu:w_all_polled_only", "eu", "all-idle"],
+    ]);
+    expect(polls.map((entry) => entry.lastPollTime)).toEqual([...polls.map((entry) => entry.lastPollTime)].sort((a, b) => b - a));
+  });
+});
+
 describe("task workers: poll data", () => {
   interface PollDataJson {
     queueName: string;

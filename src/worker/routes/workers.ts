@@ -1,6 +1,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { PollAnswer } from "../../actors/workflow-execution";
 import { taskQueueAt, MAX_POLL_WAIT_MS, type AnsweredTask, type LeasedTask } from "../../actors/task-queue";
+import type { PollData } from "../../actors/poll-log";
 import { workerQueueKey } from "../../engine/tasks/simple";
 import { serviceConfig } from "../config";
 import { executionStub } from "../executions";
@@ -56,6 +57,34 @@ function pollRequest(request: IRequest, batch: boolean): PollRequest {
   if (domain !== undefined && domain !== "NO_DOMAIN") poll.domain = domain;
   if (workerId !== undefined) poll.workerId = workerId;
   return poll;
+}
+
+/** Most queues `/api/tasks/queue/all` and `/api/tasks/queue/polldata/all` list (each is asked, a call per queue). */
+export const MAX_LISTED_QUEUES = 1_000;
+/** How many queues those lists ask at once. */
+const LISTING_CONCURRENCY = 20;
+
+/** Conductor's queue name: the task type, prefixed with the domain and a colon for a domain's queue. */
+function conductorQueueName(taskName: string, domain: string | undefined): string {
+  return domain === undefined ? taskName : `${domain}:${taskName}`;
+}
+
+/** Conductor's PollData of a poll of task type `taskName`. */
+function pollDataView(taskName: string, poll: PollData): { queueName: string; domain: string | null; workerId: string; lastPollTime: number } {
+  return { queueName: conductorQueueName(taskName, poll.domain), domain: poll.domain ?? null, workerId: poll.workerId, lastPollTime: poll.lastPollTime };
+}
+
+/** The worker queues that listed themselves (see `TaskQueue`), by task name then domain, at most {@link MAX_LISTED_QUEUES}. */
+async function listedQueues(env: Env): Promise<Array<{ taskName: string; domain: string | undefined }>> {
+  const { results } = await env.DB.prepare(`SELECT task_name, domain FROM worker_queues ORDER BY task_name, domain LIMIT ?`).bind(MAX_LISTED_QUEUES).all<{ task_name: string; domain: string }>();
+  return results.map((row) => ({ taskName: row.task_name, domain: row.domain === "" ? undefined : row.domain }));
+}
+
+/** `ask` of each item, {@link LISTING_CONCURRENCY} at a time, in the items' order. */
+async function inBatches<T, R>(items: readonly T[], ask: (item: T) => Promise<R>): Promise<R[]> {
+  const answers: R[] = [];
+  for (let start = 0; start < items.length; start += LISTING_CONCURRENCY) answers.push(...(await Promise.all(items.slice(start, start + LISTING_CONCURRENCY).map(ask))));
+  return answers;
 }
 
 /**
@@ -150,8 +179,21 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
     const name = typeof taskType === "string" ? taskType : "";
     if (name === "" || name.length > MAX_NAME_LENGTH) throw validationError("Invalid query parameter taskType", [{ path: "taskType", message: `must name a task type of at most ${MAX_NAME_LENGTH} characters` }]);
     const polls = await taskQueueAt(env, workerQueueKey(name, undefined)).pollData();
-    // Conductor's queue name: the task type, prefixed with the domain and a colon for a domain's queue.
-    return Response.json(polls.map((poll) => ({ queueName: poll.domain === undefined ? name : `${poll.domain}:${name}`, domain: poll.domain ?? null, workerId: poll.workerId, lastPollTime: poll.lastPollTime })));
+    return Response.json(polls.map((poll) => pollDataView(name, poll)));
+  });
+
+  // Conductor's queue/all: every worker queue that was ever pushed to or polled, by Conductor's queue name, with its size.
+  router.get("/api/tasks/queue/all", async (_request, env) => {
+    const queues = await listedQueues(env);
+    const sizes = await inBatches(queues, (queue) => taskQueueAt(env, workerQueueKey(queue.taskName, queue.domain)).size());
+    return Response.json(Object.fromEntries(queues.map((queue, index) => [conductorQueueName(queue.taskName, queue.domain), sizes[index]!])));
+  });
+
+  // Conductor's polldata/all: the latest poll of each named worker of every task type, in any domain, the most recent first.
+  router.get("/api/tasks/queue/polldata/all", async (_request, env) => {
+    const names = [...new Set((await listedQueues(env)).map((queue) => queue.taskName))];
+    const polls = await inBatches(names, async (name) => (await taskQueueAt(env, workerQueueKey(name, undefined)).pollData()).map((poll) => pollDataView(name, poll)));
+    return Response.json(polls.flat().sort((a, b) => b.lastPollTime - a.lastPollTime));
   });
 
   // Conductor's queue sizes of the default domain, by task type (`?taskType=a&taskType=b`, or comma-separated).
