@@ -7,6 +7,7 @@ import { renderEventHandlerEditor, renderEventHandlers } from "./views/event-han
 import { renderExecution } from "./views/execution.js";
 import { renderExecutions } from "./views/executions.js";
 import { renderLogin } from "./views/login.js";
+import { renderQueues } from "./views/queues.js";
 import { renderScheduleEditor, renderSchedules } from "./views/schedules.js";
 import { renderTaskDefEditor, renderTaskDefs } from "./views/task-defs.js";
 
@@ -34,6 +35,7 @@ const ROUTES = [
   [/^taskdefs$/, renderTaskDefs],
   [/^taskdefs\/new$/, (container, params, context) => renderTaskDefEditor(container, params, context)],
   [/^taskdefs\/(.+)$/, renderTaskDefEditor],
+  [/^queues$/, renderQueues],
   [/^schedules$/, renderSchedules],
   [/^schedules\/new$/, (container, params, context) => renderScheduleEditor(container, params, context)],
   [/^schedules\/([^/]+)$/, renderScheduleEditor],

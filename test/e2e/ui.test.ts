@@ -1046,6 +1046,41 @@ describe("web UI", () => {
     expect(admin.problems.slice(problemsBefore)).toEqual([]);
   });
 
+  it("lists every worker queue on the Worker queues page: what waits in it, its active workers, and each worker's latest poll", async () => {
+    const { page } = admin;
+    const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
+    const taskName = `${parentName}_sort`;
+    const flow = `${parentName}_sorting`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name: flow, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: taskName, taskReferenceName: "sort", type: "SIMPLE" }] },
+    });
+    await callOk(server.url, "PUT", "/api/metadata/taskdefs", { key: adminKey, body: { name: taskName, ownerEmail: "ui@example.com", responseTimeoutSeconds: 60 } });
+    for (let run = 0; run < 2; run++) await callOk(server.url, "POST", "/api/workflow", { key: adminKey, body: { name: flow } });
+    // A worker of another domain polls (and finds nothing): its queue is listed with it.
+    expect((await callOk(server.url, "GET", `/api/tasks/poll/batch/${taskName}?workerid=ui-sorter-1&count=1&timeout=0&domain=ui-east`, { key: adminKey })).json()).toEqual([]);
+    await page.getByRole("link", { name: "Worker queues" }).click();
+    await page.getByRole("heading", { name: "Worker queues" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    const queueRow = (queueName: string) => page.locator("tr", { has: page.locator("code").getByText(queueName, { exact: true }) }).first();
+    const cells = async (queueName: string) => (await queueRow(queueName).locator("td").allTextContents()).slice(0, 5);
+    // Queues list themselves in the background as they are first used: Refresh until both are there.
+    await expect.poll(async () => {
+      await page.getByRole("button", { name: "Refresh" }).click();
+      return [await cells(taskName), await cells(`ui-east:${taskName}`)];
+    }, { timeout: STEP_TIMEOUT_MS }).toEqual([
+      [taskName, taskName, "default", "2", "0"],
+      [`ui-east:${taskName}`, taskName, "ui-east", "0", "1"],
+    ]);
+    const worker = page.locator("tr", { has: page.getByRole("cell", { name: "ui-sorter-1", exact: true }) });
+    expect(await worker.locator("td").allTextContents()).toEqual(["ui-sorter-1", `ui-east:${taskName}`, expect.stringMatching(/just now|\d+ s ago/), "active"]);
+    await screenshot(page, "worker-queues");
+    // The task name leads to its task definition's page (names without one are plain text).
+    await queueRow(taskName).getByRole("link", { name: taskName }).click();
+    await page.getByLabel("Task definition (JSON)").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);
+    expect(admin.problems.slice(problemsBefore)).toEqual([]);
+  });
+
   it("offers a read-only user no action, and the narrow layout does not overflow", async () => {
     await callOk(server.url, "POST", "/api/security/roles", {
       key: adminKey,

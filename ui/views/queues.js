@@ -1,0 +1,109 @@
+// @ts-check
+import { api, permissionsAt } from "../lib/api.js";
+import { h, replaceChildren } from "../lib/dom.js";
+import { pollAgeText } from "./task-defs.js";
+
+/**
+ * @typedef {{ queueName: string, domain: string | null, workerId: string, lastPollTime: number }} PollData
+ * @typedef {{ queueName: string, taskName: string, domain: string | null, waiting: number, activeWorkers: number,
+ *   lastPollTime: number | undefined }} QueueRow
+ */
+
+/** A worker is active when it polled this recently (the service's rule for fallback domains, Conductor's default). */
+export const ACTIVE_WORKER_MS = 10_000;
+
+/**
+ * One row per queue: what waits in it, how many workers polled it within {@link ACTIVE_WORKER_MS} of `now`, and its
+ * latest poll; queues known only from a poll (none was listed yet) are included. By task name, then domain (the
+ * default first).
+ * @param {Record<string, number>} sizes by Conductor's queue name (`taskType`, `domain:taskType`)
+ * @param {PollData[]} polls
+ * @param {number} now epoch ms
+ * @returns {QueueRow[]}
+ */
+export function queueRows(sizes, polls, now) {
+  /** @type {Map<string, QueueRow>} */
+  const rows = new Map();
+  /** @param {string} queueName @param {string | null} domain */
+  const row = (queueName, domain) => {
+    let found = rows.get(queueName);
+    if (found === undefined) {
+      // A task name may hold a colon too: the domain, when known, says where the name starts.
+      const taskName = domain === null ? queueName : queueName.slice(domain.length + 1);
+      found = { queueName, taskName, domain, waiting: 0, activeWorkers: 0, lastPollTime: undefined };
+      rows.set(queueName, found);
+    }
+    return found;
+  };
+  for (const poll of polls) {
+    const found = row(poll.queueName, poll.domain);
+    if (now - poll.lastPollTime <= ACTIVE_WORKER_MS) found.activeWorkers += 1;
+    if (found.lastPollTime === undefined || poll.lastPollTime > found.lastPollTime) found.lastPollTime = poll.lastPollTime;
+  }
+  for (const [queueName, size] of Object.entries(sizes)) {
+    const colon = queueName.indexOf(":");
+    // Without a poll to say otherwise, the part before a colon is the domain (Conductor's own naming).
+    const found = rows.get(queueName) ?? row(queueName, colon < 0 ? null : queueName.slice(0, colon));
+    found.waiting = size;
+  }
+  return [...rows.values()].sort((a, b) => a.taskName.localeCompare(b.taskName) || (a.domain ?? "").localeCompare(b.domain ?? ""));
+}
+
+/**
+ * Every worker queue (a task name in a domain): the tasks waiting in it and its workers, and each worker's latest poll.
+ * @type {import("../app.js").View}
+ */
+export async function renderQueues(container, _params, context) {
+  const permissions = await permissionsAt("*");
+  if (!context.active()) return;
+  const head = h("div", { className: "page-head" }, h("h1", {}, "Worker queues"));
+  if (!permissions.has("TASK_READ")) {
+    replaceChildren(container, head, h("p", { className: "empty" }, "Worker queues are shown to users who may read tasks (TASK_READ)."));
+    return;
+  }
+  const body = h("div", { "aria-live": "polite" });
+  head.append(h("button", { type: "button", className: "secondary", onclick: () => void load() }, "Refresh"));
+  replaceChildren(container,
+    head,
+    h("p", { className: "help" }, `Each task name's queue in each domain: the tasks waiting for a worker, and the workers that poll it. A worker is active while it has polled within the last ${ACTIVE_WORKER_MS / 1000} s, which is what fallback domains ("gpu,NO_DOMAIN") look at.`),
+    body);
+
+  // Task names with a task definition link to it, for a user who may read them.
+  const canReadTaskDefs = permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_READ");
+
+  async function load() {
+    const [sizes, polls, taskDefs] = await Promise.all([
+      /** @type {Promise<Record<string, number>>} */ (api("GET", "/api/tasks/queue/all")),
+      /** @type {Promise<PollData[]>} */ (api("GET", "/api/tasks/queue/polldata/all")),
+      canReadTaskDefs ? /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/metadata/taskdefs")) : Promise.resolve([]),
+    ]);
+    const defined = new Set(taskDefs.map((taskDef) => taskDef.name));
+    if (!context.active()) return;
+    const now = Date.now();
+    const rows = queueRows(sizes, polls, now);
+    replaceChildren(body,
+      h("h2", { id: "queues-heading" }, "Queues"),
+      rows.length === 0
+        ? h("p", { className: "empty" }, "No worker queue yet: one appears when a workflow schedules a worker's (SIMPLE) task or a worker polls.")
+        : h("div", { className: "table-wrap" }, h("table", { "aria-labelledby": "queues-heading" },
+          h("thead", {}, h("tr", {}, ["Queue", "Task name", "Domain", "Waiting", "Active workers", "Last poll"].map((title) => h("th", { scope: "col" }, title)))),
+          h("tbody", {}, rows.map((row) => h("tr", {},
+            h("td", {}, h("code", {}, row.queueName)),
+            h("td", {}, defined.has(row.taskName) ? h("a", { href: `#/taskdefs/${encodeURIComponent(row.taskName)}` }, row.taskName) : row.taskName),
+            h("td", {}, row.domain ?? "default"),
+            h("td", {}, String(row.waiting)),
+            h("td", {}, String(row.activeWorkers)),
+            h("td", row.lastPollTime === undefined ? {} : { title: new Date(row.lastPollTime).toISOString() }, row.lastPollTime === undefined ? "never" : pollAgeText(row.lastPollTime, now))))))),
+      h("h2", { id: "workers-heading" }, "Workers"),
+      polls.length === 0
+        ? h("p", { className: "empty" }, "No worker has polled yet (a poll counts when it gives its workerid, as the official clients' do).")
+        : h("div", { className: "table-wrap" }, h("table", { "aria-labelledby": "workers-heading" },
+          h("thead", {}, h("tr", {}, ["Worker", "Queue", "Last poll", "State"].map((title) => h("th", { scope: "col" }, title)))),
+          h("tbody", {}, polls.map((poll) => h("tr", {},
+            h("td", {}, poll.workerId),
+            h("td", {}, h("code", {}, poll.queueName)),
+            h("td", { title: new Date(poll.lastPollTime).toISOString() }, pollAgeText(poll.lastPollTime, now)),
+            h("td", {}, now - poll.lastPollTime <= ACTIVE_WORKER_MS ? "active" : "idle")))))));
+  }
+  await load();
+}
