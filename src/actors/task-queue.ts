@@ -169,6 +169,15 @@ export class TaskQueue extends DurableObject<Env> {
   }
 
   /**
+   * Takes out the entries of tasks that no longer wait for a worker (completed from outside, canceled, timed out: see
+   * `leftWorkerQueues`), so that the queue's size no longer counts them. An entry a poll has leased meanwhile goes too;
+   * that poll's execution answers "gone", and its drop finds nothing left.
+   */
+  async remove(taskIds: readonly string[]): Promise<void> {
+    for (const taskId of taskIds) this.#sql.exec(`DELETE FROM entries WHERE task_id = ?`, taskId);
+  }
+
+  /**
    * Limited tasks that are no longer with their workers (their executions say so once, durably): each frees its
    * place among the tasks held at once, and a poll waiting for one is woken.
    */

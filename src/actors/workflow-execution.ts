@@ -35,7 +35,7 @@ import {
 } from "../engine/model";
 import { taskInputTemplate } from "../engine/tasks/registry";
 import { childStartRequest } from "../engine/tasks/sub-workflow";
-import { handOutLimits, isHeldByWorker, workerQueueKey, type WorkerQueueEntry } from "../engine/tasks/simple";
+import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { cutToBytes } from "../engine/limits";
@@ -89,6 +89,9 @@ export interface TaskLogInput {
   log: string;
   createdTime?: number;
 }
+
+/** What a task's worker queue is owed: an entry to put (or move) there, or the task's entry to take out. */
+type QueueChange = WorkerQueueEntry | (WorkerQueueRemoval & { remove: true });
 
 /** A task updated from outside: its id and, for a SIMPLE task, its name (what workers poll by) and its worker queue's domain. */
 export interface TaskUpdated {
@@ -332,10 +335,11 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #failureStarts: FailureWorkflowStart[];
   /**
-   * SIMPLE tasks to put in (or move in) their worker queues, by task id, each stored under its own meta key
-   * ({@link QUEUE_PUSH_META} and the task id) in the transaction of the decision that queued it.
+   * SIMPLE tasks to put in (or move in) their worker queues, or to take out of them once they no longer wait there (see
+   * `leftWorkerQueues`), by task id, each stored under its own meta key ({@link QUEUE_PUSH_META} and the task id) in
+   * the transaction of the decision that queued it or took it out. One task's changes are made in order.
    */
-  readonly #queuePushes: Map<string, WorkerQueueEntry>;
+  readonly #queuePushes: Map<string, QueueChange>;
   /**
    * SIMPLE tasks handed out to workers whose task definitions limit how many a queue's workers hold at once, by task
    * id, with their queue's key; each stored under its own meta key ({@link RELEASE_META} and the task id) in the
@@ -402,7 +406,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#childrenLetGo = JSON.parse(meta.get("childrenLetGo") ?? "[]") as string[];
     this.#failureStarts = [...meta].filter(([key]) => key.startsWith(FAILURE_START_META)).map(([, value]) => JSON.parse(value) as FailureWorkflowStart);
     this.#queuePushes = new Map(
-      [...meta].filter(([key]) => key.startsWith(QUEUE_PUSH_META)).map(([key, value]) => [key.slice(QUEUE_PUSH_META.length), JSON.parse(value) as WorkerQueueEntry]),
+      [...meta].filter(([key]) => key.startsWith(QUEUE_PUSH_META)).map(([key, value]) => [key.slice(QUEUE_PUSH_META.length), JSON.parse(value) as QueueChange]),
     );
     this.#releases = new Map(
       [...meta].filter(([key]) => key.startsWith(RELEASE_META)).map(([key, queue]) => [key.slice(RELEASE_META.length), { queue }]),
@@ -1217,7 +1221,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   #commit(previous: Execution | null, decision: Decision): void {
     if (decision.state === previous) return;
     this.#store.save(previous, decision.state);
-    this.#recordObligations(decision.effects);
+    this.#recordObligations(decision.effects, leftWorkerQueues(previous, decision.state));
     this.#execution = decision.state;
     for (const effect of decision.effects) {
       if (effect.kind === "dispatch") this.#dispatch(effect.taskId, effect.attempt);
@@ -1227,12 +1231,10 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /** Writes down, in the same synchronous transaction as the decision, work that must outlive this isolate. */
-  #recordObligations(effects: Effect[]): void {
+  #recordObligations(effects: Effect[], removals: readonly WorkerQueueRemoval[]): void {
+    for (const removal of removals) this.#oweQueueChange(removal.taskId, { ...removal, remove: true });
     for (const effect of effects) {
-      if (effect.kind === "queueTask") {
-        this.#queuePushes.set(effect.entry.taskId, effect.entry);
-        this.#store.setMeta(QUEUE_PUSH_META + effect.entry.taskId, JSON.stringify(effect.entry));
-      }
+      if (effect.kind === "queueTask") this.#oweQueueChange(effect.entry.taskId, effect.entry);
       if (effect.kind !== "startFailureWorkflow") continue;
       this.#failureStarts.push(effect.start);
       this.#store.setMeta(FAILURE_START_META + effect.start.workflowId, JSON.stringify(effect.start));
@@ -1245,6 +1247,12 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
     this.#store.setMeta("childTerminations", JSON.stringify(this.#childTerminations));
     this.#store.setMeta("childrenLetGo", JSON.stringify(this.#childrenLetGo));
+  }
+
+  /** Owes `change` to task `taskId`'s worker queue, in place of any change still owed to it (see {@link WorkflowExecution.#queuePushes}). */
+  #oweQueueChange(taskId: string, change: QueueChange): void {
+    this.#queuePushes.set(taskId, change);
+    this.#store.setMeta(QUEUE_PUSH_META + taskId, JSON.stringify(change));
   }
 
   /** Keeps the alarm, the search index, watchers, children and waiting callers in step with the execution. */
@@ -1446,7 +1454,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   #syncQueuePushes(): void {
     for (const [taskId, entry] of this.#queuePushes) {
       this.#runJob(QUEUE_PUSH_META + taskId, async () => {
-        await taskQueueAt(this.env, entry.queue).push([entry]);
+        const queue = taskQueueAt(this.env, entry.queue);
+        await ("remove" in entry ? queue.remove([taskId]) : queue.push([entry]));
         if (this.#execution === null || this.#queuePushes.get(taskId) !== entry) return; // removed, or queued again meanwhile
         this.#queuePushes.delete(taskId);
         this.#store.deleteMeta(QUEUE_PUSH_META + taskId);

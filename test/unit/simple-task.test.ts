@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { awaitedDomainChoices, createExecution, decide, nextDeadline, type Decision, type Effect } from "../../src/engine/decider";
 import { EngineError } from "../../src/engine/errors";
 import type { TaskDef, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
-import { chooseWorkerDomain, handOutLimits, workerPlacement, workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
+import { chooseWorkerDomain, handOutLimits, leftWorkerQueues, workerPlacement, workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
 import { admitted, type HandOutRoom } from "../../src/actors/hand-out-ledger";
 import { toTaskView } from "../../src/engine/view";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
@@ -149,6 +149,27 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(none.effects).toEqual([]);
     const done = decide(later, { type: "terminate" }, env(5_000)).state;
     expect(() => decide(done, { type: "resetCallbacks" }, env(6_000))).toThrow(/TERMINATED/);
+  });
+
+  it("a task that stops waiting in its queue other than by a poll is taken out of it; one a poll hands out, or put back, is not", () => {
+    const queued = started(encode, { taskToDomain: { encode: "gpu" } }).state;
+    const taskId = queued.tasks[0]!.taskId;
+    const removal = [{ queue: workerQueueKey("encode", "gpu"), taskId }];
+    // Completed or failed from outside, canceled by a termination, timed out.
+    expect(leftWorkerQueues(queued, decide(queued, { type: "externalUpdate", taskId, status: "COMPLETED", output: {} }, env(2_000)).state)).toEqual(removal);
+    expect(leftWorkerQueues(queued, decide(queued, { type: "terminate" }, env(2_000)).state)).toEqual(removal);
+    const withPollTimeout = started({ ...encode, taskDefinition: taskDef({ pollTimeoutSeconds: 1 }) }).state;
+    expect(leftWorkerQueues(withPollTimeout, decide(withPollTimeout, { type: "tick", liveTaskIds: new Set() }, env(5_000)).state)).toHaveLength(1);
+    // Handed to a worker by a poll: the poll's own answer drops the entry.
+    const polled = poll(queued, 2_000);
+    expect(leftWorkerQueues(queued, polled)).toEqual([]);
+    // Put back by its worker (IN_PROGRESS with callbackAfterSeconds): still queued; completed from there: taken out.
+    const back = decide(polled, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 60 }, env(3_000)).state;
+    expect(leftWorkerQueues(polled, back)).toEqual([]);
+    expect(leftWorkerQueues(back, decide(back, { type: "externalUpdate", taskId, status: "FAILED_WITH_TERMINAL_ERROR", output: {} }, env(4_000)).state)).toEqual(removal);
+    // Nothing queued, or nothing changed: nothing to take out.
+    expect(leftWorkerQueues(null, queued)).toEqual([]);
+    expect(leftWorkerQueues(queued, queued)).toEqual([]);
   });
 
   it("a heartbeat (extendLease) gives its worker responseTimeoutSeconds from now and changes nothing else; a late one finds it timed out", () => {

@@ -272,6 +272,24 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await getWorkflow(completed)).status).toBe("COMPLETED");
   });
 
+  it("a queued task that stops waiting (completed by hand, terminated, timed out) leaves its queue without any poll: the size says what waits", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_leave_timed", retryCount: 0, pollTimeoutSeconds: 1, responseTimeoutSeconds: 1, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_leave", tasks: [simpleTask("w_leave_task")] });
+    await register({ name: "w_leave_timeout", tasks: [simpleTask("w_leave_timed")] });
+    const ids = [await startWorkflow("w_leave"), await startWorkflow("w_leave"), await startWorkflow("w_leave")];
+    const timing = await startWorkflow("w_leave_timeout");
+    await eventually(() => queueSize("w_leave_task"), (size) => size === 3, "three queued");
+    await eventually(() => queueSize("w_leave_timed"), (size) => size === 1, "one queued");
+    await apiOk("POST", `/api/tasks/${ids[0]}/w_leave_task_ref/COMPLETED`, { by: "hand" });
+    await apiOk("DELETE", `/api/workflow/${ids[1]}`, undefined, 200);
+    await eventually(() => queueSize("w_leave_task"), (size) => size === 1, "only the one still waiting counted");
+    // Not polled within pollTimeoutSeconds: it times out (the alarm), and leaves its queue.
+    expect((await waitFor(timing, ["FAILED", "COMPLETED"])).tasks[0]!.status).toBe("TIMED_OUT");
+    await eventually(() => queueSize("w_leave_timed"), (size) => size === 0, "the timed-out task gone from its queue");
+    // The one still waiting is handed out as before.
+    expect(await pollOne("w_leave_task")).toMatchObject({ workflowInstanceId: ids[2] });
+  });
+
   it("update-v2 reports a result and answers the worker's next task of that type, or 204", async () => {
     await register({ name: "w_v2", tasks: [simpleTask("w_v2_task")] });
     const firstId = await startWorkflow("w_v2");

@@ -100,6 +100,31 @@ export function chooseWorkerDomain(choices: readonly string[], hasActiveWorkers:
   return chosen === undefined || isNoDomain(chosen) ? undefined : chosen;
 }
 
+/** A SIMPLE task's entry to take out of its worker queue: the task no longer waits there. */
+export interface WorkerQueueRemoval {
+  /** The queue's key (see {@link workerQueueKey}). */
+  queue: string;
+  taskId: string;
+}
+
+/**
+ * The SIMPLE tasks that waited in their worker queues in `before` and no longer do in `after` for another reason than
+ * a poll handing them to a worker (whose answer drops the entry): completed or failed from outside, timed out,
+ * canceled, skipped, or discarded by a rerun. Each entry must be taken out of its queue, or the queue's size counts it
+ * until a poll comes to it.
+ */
+export function leftWorkerQueues(before: WorkflowExecution | null, after: WorkflowExecution): WorkerQueueRemoval[] {
+  if (before === null || before === after) return [];
+  const queued = before.tasks.filter((task) => task.pollable === true);
+  if (queued.length === 0) return [];
+  const now = new Map(after.tasks.map((task) => [task.taskId, task]));
+  return queued.flatMap((task) => {
+    const later = now.get(task.taskId);
+    if (later !== undefined && (later.pollable === true || isHeldByWorker(later))) return [];
+    return [{ queue: workerQueueKey(task.taskDefName, task.domain), taskId: task.taskId }];
+  });
+}
+
 /** The queue entry that lets a poll take `task` (following `definition`) from `visibleAt` on. */
 export function workerQueueEntry(task: TaskExecution, execution: WorkflowExecution, visibleAt: number, definition: WorkflowTaskDef | undefined): WorkerQueueEntry {
   const entry: WorkerQueueEntry = { queue: workerQueueKey(task.taskDefName, task.domain), taskId: task.taskId, workflowId: execution.workflowId, priority: execution.priority, visibleAt };
