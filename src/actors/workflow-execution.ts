@@ -285,7 +285,6 @@ function secretValues(names: readonly string[], lookup: (name: string) => string
   return names.map(lookup).filter((value): value is string => value !== undefined);
 }
 
-/** The terminal state a watcher is told about; a rerun that finishes again is a new one. */
 /**
  * The latest instance of the task with reference name `taskRefName`; a task of a DO_WHILE's loop answers to its
  * iteration's name (`ref__2`) and, for its latest iteration, to its definition's (`ref`).
@@ -301,6 +300,7 @@ function noTaskWithRef(execution: Execution, taskRefName: string): EngineError {
   return new EngineError("NOT_FOUND", `Workflow ${execution.workflowId} has no task with reference name ${taskRefName}`);
 }
 
+/** The terminal state a watcher is told about; a rerun that finishes again is a new one. */
 function finishSignature(execution: Execution): string {
   return `${execution.status}|${execution.endTime}`;
 }
@@ -1204,7 +1204,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     try {
       for (const event of events) {
         const next = decide(decision.state, event, env);
-        decision = { state: next.state, effects: [...decision.effects, ...next.effects] };
+        decision = decision.effects.length === 0 ? next : { state: next.state, effects: [...decision.effects, ...next.effects] };
       }
     } catch (error) {
       // The refusal may come from a deadline the (late) alarm has not applied yet: record it now, as the alarm
