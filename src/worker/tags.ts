@@ -7,11 +7,19 @@ export const MAX_TAGS_PER_DEFINITION = 100;
 /** Longest tag key or value, in characters. */
 export const MAX_TAG_LENGTH = 256;
 
-/** What tags are put on: a workflow definition (all its versions) or a task definition, by name. */
+/** What tags are put on, by name: a workflow definition (all its versions), a task definition, a schedule, an event handler. */
 export interface TagTarget {
-  type: "WORKFLOW_DEF" | "TASK_DEF";
+  type: "WORKFLOW_DEF" | "TASK_DEF" | "SCHEDULE" | "EVENT_HANDLER";
   name: string;
 }
+
+/** The table holding what each kind of target names (by its `name` column). */
+const TARGET_TABLES: Record<TagTarget["type"], string> = {
+  WORKFLOW_DEF: "workflow_defs",
+  TASK_DEF: "task_defs",
+  SCHEDULE: "schedules",
+  EVENT_HANDLER: "event_handlers",
+};
 
 /** A tag as stored. */
 export interface Tag {
@@ -25,17 +33,18 @@ export const TagSchema = requestObject({
   value: v.pipe(v.string("must be a string"), v.maxLength(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`)),
 });
 
-/** A list of tags (`PUT …/tags`, a definition's `tags`), each once. */
+/** A list of tags (`PUT …/tags`, a definition's `tags`); a key given twice keeps its last value. */
 export const TagListSchema = v.pipe(
   v.array(TagSchema, "must be an array of tags ({key, value})"),
   v.maxLength(MAX_TAGS_PER_DEFINITION, `must hold at most ${MAX_TAGS_PER_DEFINITION} tags`),
   v.transform((tags: Tag[]) => distinctTags(tags)),
 );
 
+/** `tags` with one value per key, the last given (as Orkes keeps them: adding a key it has replaces its value). */
 function distinctTags(tags: readonly Tag[]): Tag[] {
-  const seen = new Map<string, Tag>();
-  for (const tag of tags) seen.set(JSON.stringify([tag.key, tag.value]), { key: tag.key, value: tag.value });
-  return [...seen.values()];
+  const byKey = new Map<string, Tag>();
+  for (const tag of tags) byKey.set(tag.key, { key: tag.key, value: tag.value });
+  return [...byKey.values()];
 }
 
 /**
@@ -50,10 +59,7 @@ export function registeredTags(input: unknown, path: string): { tags: Tag[]; ove
   return { tags, overwrite };
 }
 
-/** Orkes' TagObject as the API shows it. */
-export function tagView(tag: Tag): { key: string; value: string; type: "METADATA" } {
-  return { key: tag.key, value: tag.value, type: "METADATA" };
-}
+
 
 /**
  * Tags of workflow and task definitions, in D1. Writes that go with a definition's own are statements the definition's
@@ -75,7 +81,7 @@ export class TagRepository {
     return results.map((row) => ({ key: row.tag_key, value: row.tag_value }));
   }
 
-  /** Every tag some definition holds, each once, by key then value. */
+  /** Every tag something holds, each once, by key then value. */
   async all(): Promise<Tag[]> {
     const { results } = await this.#db.prepare(`SELECT DISTINCT tag_key, tag_value FROM metadata_tags ORDER BY tag_key, tag_value`).all<{ tag_key: string; tag_value: string }>();
     return results.map((row) => ({ key: row.tag_key, value: row.tag_value }));
@@ -94,10 +100,25 @@ export class TagRepository {
     return this.#run(target, [this.deleteStatement(target), ...this.insertStatements(target, tags)]);
   }
 
-  /** Removes `tag` from `target`; true unless `target` is gone. */
-  async remove(target: TagTarget, tag: Tag): Promise<boolean> {
-    const remove = this.#db.prepare(`DELETE FROM metadata_tags WHERE target_type = ? AND target_name = ? AND tag_key = ? AND tag_value = ?`).bind(target.type, target.name, tag.key, tag.value);
-    return this.#run(target, [remove]);
+  /** Removes each of `tags` that `target` holds (key and value); how many it held, or undefined when `target` is gone. */
+  async remove(target: TagTarget, tags: readonly Tag[]): Promise<number | undefined> {
+    if (!(await this.exists(target))) return undefined;
+    if (tags.length === 0) return 0;
+    const results = await this.#db.batch(
+      tags.map((tag) =>
+        this.#db.prepare(`DELETE FROM metadata_tags WHERE target_type = ? AND target_name = ? AND tag_key = ? AND tag_value = ?`).bind(target.type, target.name, tag.key, tag.value),
+      ),
+    );
+    return results.reduce((removed, result) => removed + result.meta.changes, 0);
+  }
+
+  /** The names of the targets of `type` holding tag `tag`, by name. */
+  async holders(type: TagTarget["type"], tag: Tag): Promise<string[]> {
+    const { results } = await this.#db
+      .prepare(`SELECT target_name FROM metadata_tags WHERE target_type = ? AND tag_key = ? AND tag_value = ? ORDER BY target_name`)
+      .bind(type, tag.key, tag.value)
+      .all<{ target_name: string }>();
+    return results.map((row) => row.target_name);
   }
 
   /**
@@ -118,10 +139,13 @@ export class TagRepository {
    * no tags behind.
    */
   insertStatements(target: TagTarget, tags: readonly Tag[]): D1PreparedStatement[] {
-    const exists = target.type === "WORKFLOW_DEF" ? `EXISTS (SELECT 1 FROM workflow_defs WHERE name = ?2)` : `EXISTS (SELECT 1 FROM task_defs WHERE name = ?2)`;
-    return tags.map((tag) =>
+    const exists = `EXISTS (SELECT 1 FROM ${TARGET_TABLES[target.type]} WHERE name = ?2)`;
+    return distinctTags(tags).map((tag) =>
       this.#db
-        .prepare(`INSERT OR IGNORE INTO metadata_tags (target_type, target_name, tag_key, tag_value) SELECT ?1, ?2, ?3, ?4 WHERE ${exists}`)
+        .prepare(
+          `INSERT INTO metadata_tags (target_type, target_name, tag_key, tag_value) SELECT ?1, ?2, ?3, ?4 WHERE ${exists}
+           ON CONFLICT (target_type, target_name, tag_key) DO UPDATE SET tag_value = excluded.tag_value`,
+        )
         .bind(target.type, target.name, tag.key, tag.value),
     );
   }
@@ -133,8 +157,7 @@ export class TagRepository {
 
   /** True while a definition of `target` is registered (for a workflow, any version of its name). */
   async exists(target: TagTarget): Promise<boolean> {
-    const table = target.type === "WORKFLOW_DEF" ? "workflow_defs" : "task_defs";
-    return (await this.#db.prepare(`SELECT 1 AS found FROM ${table} WHERE name = ? LIMIT 1`).bind(target.name).first<{ found: number }>()) !== null;
+    return (await this.#db.prepare(`SELECT 1 AS found FROM ${TARGET_TABLES[target.type]} WHERE name = ? LIMIT 1`).bind(target.name).first<{ found: number }>()) !== null;
   }
 
   /** Checks that `target` exists, then runs `statements` in one batch; false when it does not exist. */

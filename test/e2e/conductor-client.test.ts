@@ -688,19 +688,21 @@ describe("the official Conductor TypeScript client", () => {
     await metadata.addWorkflowTag({ key: "team", value: "billing" }, flow.name);
     await metadata.addWorkflowTag({ key: "tier", value: "gold" }, flow.name);
     expect(await metadata.getWorkflowTags(flow.name)).toEqual([
-      { key: "team", value: "billing", type: "METADATA" },
-      { key: "tier", value: "gold", type: "METADATA" },
+      { key: "team", value: "billing" },
+      { key: "tier", value: "gold" },
     ]);
     await metadata.deleteWorkflowTag({ key: "tier", value: "gold" }, flow.name);
     await metadata.setWorkflowTags([{ key: "owner", value: "ann" }], flow.name);
-    expect(await metadata.getWorkflowTags(flow.name)).toEqual([{ key: "owner", value: "ann", type: "METADATA" }]);
+    expect(await metadata.getWorkflowTags(flow.name)).toEqual([{ key: "owner", value: "ann" }]);
     const taskName = `client_tags_task_${suffix}`;
     await metadata.registerTask(taskDefinition({ name: taskName }));
     await metadata.setTaskTags([{ key: "lang", value: "ts" }], taskName);
+    await metadata.addTaskTag({ key: "os", value: "linux" }, taskName);
+    // One value per key: adding a key it has replaces the value.
     await metadata.addTaskTag({ key: "lang", value: "go" }, taskName);
-    expect((await metadata.getTaskTags(taskName)).map((tag) => tag.value)).toEqual(["go", "ts"]);
-    await metadata.deleteTaskTag({ key: "lang", value: "ts" }, taskName);
-    expect(await metadata.getTaskTags(taskName)).toEqual([{ key: "lang", value: "go", type: "METADATA" }]);
+    expect(await metadata.getTaskTags(taskName)).toEqual([{ key: "lang", value: "go" }, { key: "os", value: "linux" }]);
+    await metadata.deleteTaskTag({ key: "os", value: "linux" }, taskName);
+    expect(await metadata.getTaskTags(taskName)).toEqual([{ key: "lang", value: "go" }]);
     expect(await sdkError(metadata.getWorkflowTags(`client_tags_none_${suffix}`))).toMatch(/No workflow definition named/);
   });
 
@@ -763,6 +765,10 @@ describe("the official Conductor TypeScript client", () => {
     const approved = await workflowReaches(waiterId, "COMPLETED");
     expect(taskOf(approved, "approval")!.outputData).toMatchObject({ by: publisherId, "conductor.event.name": event });
 
+    await events.putTagForEventHandler(name, [{ key: "owner", value: "e2e" }]);
+    expect(await events.getTagsForEventHandler(name)).toEqual([{ key: "owner", value: "e2e" }]);
+    await events.deleteTagForEventHandler(name, { key: "owner", value: "e2e" });
+    expect(await events.getTagsForEventHandler(name)).toEqual([]);
     await events.updateEventHandler({ name, event, active: false, actions: [{ action: "complete_task", complete_task: { workflowId: "${waiterId}", taskRefName: "approval" } }] });
     expect(await events.getEventHandlersForEvent(event, true)).toEqual([]);
     await events.removeEventHandler(name);
@@ -815,6 +821,10 @@ describe("schedules through the client's SchedulerClient", () => {
     expect(execution.input).toMatchObject({ from: "schedule", _scheduledTime: expect.any(Number), _executedTime: expect.any(Number) });
     expect((execution.input!["_scheduledTime"] as number) % 10_000).toBe(0);
 
+    // Tags: set (added to those it has), read, removed.
+    await scheduler.setSchedulerTags([{ key: "team", value: "ops" }, { key: "tier", value: "gold" }], scheduleName);
+    await scheduler.deleteSchedulerTags([{ key: "tier", value: "gold" }], scheduleName);
+    expect(await scheduler.getSchedulerTags(scheduleName)).toEqual([{ key: "team", value: "ops" }]);
     // The client tries PUT, then GET on a 405: PUT is served.
     await scheduler.pauseSchedule(scheduleName, "e2e pause");
     expect(await scheduler.getSchedule(scheduleName)).toMatchObject({ paused: true, pausedReason: "e2e pause" });
@@ -825,7 +835,7 @@ describe("schedules through the client's SchedulerClient", () => {
     expect(await scheduler.getAllSchedules(flowName)).toEqual([]);
 
     expect(await sdkError(scheduler.saveSchedule({ name: scheduleName, cronExpression: "*/10 * * * *", startWorkflowRequest: { name: flowName } }))).toMatch(/cronExpression: must have 6 fields/);
-    expect(await sdkError(scheduler.getSchedulerTags(scheduleName))).toMatch(/does not support yet: schedule tags/);
+    expect(await sdkError(scheduler.getSchedulerTags(scheduleName))).toMatch(/No schedule named/);
   });
 });
 

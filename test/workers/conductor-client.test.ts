@@ -27,7 +27,6 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/human/tasks/search", "human tasks"],
     ["PUT", "/api/metadata/workflow/some_flow/rate-limit", "rate limits"],
     ["GET", "/api/scheduler/search/executions?start=0&size=10", "searching schedule executions"],
-    ["PUT", "/api/scheduler/schedules/nightly/tags", "schedule tags"],
   ])("%s %s answers 501 NOT_IMPLEMENTED naming the feature, in the contract's error shape", async (method, path, feature) => {
     const body = method === "POST" ? {} : undefined;
     const error = await errorOf(method, path, body);

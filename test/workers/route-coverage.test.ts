@@ -30,6 +30,8 @@ describe("every registered route", () => {
     "POST /api/scheduler/schedules": 400,
     "GET /api/scheduler/schedules": 200,
     "GET /api/scheduler/nextFewSchedules": 400,
+    // No `tag` query: refused before any schedule is looked at.
+    "GET /api/scheduler/schedules/tags": 400,
   };
 
   it("the route table is the one the tests expect (a new route must be added to these checks)", () => {
@@ -42,6 +44,7 @@ describe("every registered route", () => {
         ...Object.keys(SCHEDULER_NO_SCHEDULE),
         "GET /api/scheduler/schedules/:name",
         "DELETE /api/scheduler/schedules/:name",
+        ...["GET", "PUT", "DELETE"].map((method) => `${method} /api/scheduler/schedules/:name/tags`),
         ...["pause", "resume"].flatMap((action) => [`GET /api/scheduler/schedules/:name/${action}`, `PUT /api/scheduler/schedules/:name/${action}`]),
       ].sort(),
     );

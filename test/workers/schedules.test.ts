@@ -408,14 +408,8 @@ describe("the rest of the scheduler API", () => {
   });
 
   it("answers 501 for the scheduler endpoints it does not serve, and serves the ones next to them", async () => {
-    for (const [method, path] of [
-      ["GET", "/api/scheduler/schedules/tags?tag=a:b"],
-      ["PUT", "/api/scheduler/schedules/some-schedule/tags"],
-      ["GET", "/api/scheduler/search/executions"],
-      ["GET", "/api/scheduler/admin/pause"],
-      ["GET", "/api/scheduler/test/timeout"],
-    ] as const) {
-      const body = await expectRefused(await api(method, path, method === "PUT" ? [] : undefined), 501);
+    for (const path of ["/api/scheduler/search/executions", "/api/scheduler/admin/pause", "/api/scheduler/test/timeout"]) {
+      const body = await expectRefused(await api("GET", path), 501);
       expect(body["error"]).toBe("NOT_IMPLEMENTED");
     }
     expect((await api("GET", "/api/scheduler/schedules")).status).toBe(200);

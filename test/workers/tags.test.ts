@@ -7,7 +7,6 @@ import { api, apiOk, register } from "./helpers";
 interface TagJson {
   key: string;
   value: string;
-  type: string;
 }
 
 const tagsOf = (path: string) => apiOk<TagJson[]>("GET", `${path}/tags`);
@@ -24,15 +23,21 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     expect((await api("POST", `${path}/tags`, { key: "team", value: "billing" })).status).toBe(200);
     // Adding one it has is no change; the deprecated `type` is taken and ignored.
     expect((await api("POST", `${path}/tags`, { key: "team", value: "billing", type: "METADATA" })).status).toBe(200);
+    expect((await api("POST", `${path}/tags`, { key: "tier", value: "silver" })).status).toBe(200);
+    // One value per key, as Orkes keeps them: adding a key it has replaces the value.
     expect((await api("POST", `${path}/tags`, { key: "tier", value: "gold" })).status).toBe(200);
     expect(await tagsOf(path)).toEqual([
-      { key: "team", value: "billing", type: "METADATA" },
-      { key: "tier", value: "gold", type: "METADATA" },
+      { key: "team", value: "billing" },
+      { key: "tier", value: "gold" },
     ]);
-    expect((await api("PUT", `${path}/tags`, [{ key: "owner", value: "ann" }, { key: "owner", value: "ann" }, { key: "env", value: "" }])).status).toBe(200);
+    expect((await api("PUT", `${path}/tags`, [{ key: "owner", value: "bob" }, { key: "owner", value: "ann" }, { key: "env", value: "" }])).status).toBe(200);
     expect(pairs(await tagsOf(path))).toEqual(["env=", "owner=ann"]);
     expect((await api("DELETE", `${path}/tags`, { key: "env", value: "" })).status).toBe(200);
     expect(pairs(await tagsOf(path))).toEqual(["owner=ann"]);
+    // Removing a tag it does not hold (that key with another value included) is a 404, as in Orkes.
+    const absent = await api("DELETE", `${path}/tags`, { key: "owner", value: "bob" });
+    expect(absent.status).toBe(404);
+    expect(((await absent.json()) as { message: string }).message).toContain("has no tag owner=bob");
     // A second version shares the name's tags; every tag in use is listed once.
     await register({ name: "tagged_flow", version: 2, tasks: [wait("w")] });
     expect(pairs(await tagsOf(path))).toEqual(["owner=ann"]);
@@ -44,8 +49,8 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     await apiOk("POST", "/api/metadata/taskdefs", [{ ...taskDef, tags: [{ key: "lang", value: "go" }] }]);
     const path = "/api/metadata/task/tagged_task";
     expect(pairs(await tagsOf(path))).toEqual(["lang=go"]);
-    await apiOk("PUT", "/api/metadata/taskdefs", { ...taskDef, tags: [{ key: "lang", value: "rust" }], overwriteTags: false });
-    expect(pairs(await tagsOf(path))).toEqual(["lang=go", "lang=rust"]);
+    await apiOk("PUT", "/api/metadata/taskdefs", { ...taskDef, tags: [{ key: "os", value: "linux" }], overwriteTags: false });
+    expect(pairs(await tagsOf(path))).toEqual(["lang=go", "os=linux"]);
     await apiOk("PUT", "/api/metadata/taskdefs", { ...taskDef, tags: [{ key: "lang", value: "zig" }] });
     expect(pairs(await tagsOf(path))).toEqual(["lang=zig"]);
     // Registered again without tags: they stay.
@@ -63,11 +68,11 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
 
   it("a workflow definition registered with tags keeps them; they go with its last version, not before", async () => {
     await apiOk("POST", "/api/metadata/workflow", { name: "tagged_reg", tasks: [wait("w")], tags: [{ key: "team", value: "ops" }] });
-    await apiOk("PUT", "/api/metadata/workflow", [{ name: "tagged_reg", version: 2, tasks: [wait("w")], tags: [{ key: "team", value: "sre" }], overwriteTags: false }]);
+    await apiOk("PUT", "/api/metadata/workflow", [{ name: "tagged_reg", version: 2, tasks: [wait("w")], tags: [{ key: "pager", value: "sre" }], overwriteTags: false }]);
     const path = "/api/metadata/workflow/tagged_reg";
-    expect(pairs(await tagsOf(path))).toEqual(["team=ops", "team=sre"]);
+    expect(pairs(await tagsOf(path))).toEqual(["pager=sre", "team=ops"]);
     await apiOk("DELETE", "/api/metadata/workflow/tagged_reg/1");
-    expect(pairs(await tagsOf(path))).toEqual(["team=ops", "team=sre"]);
+    expect(pairs(await tagsOf(path))).toEqual(["pager=sre", "team=ops"]);
     await apiOk("DELETE", "/api/metadata/workflow/tagged_reg/2");
     expect((await api("GET", `${path}/tags`)).status).toBe(404);
     expect(await storedRows("tagged_reg")).toBe(0);
@@ -97,7 +102,7 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     await apiOk("PUT", path, Array.from({ length: MAX_TAGS_PER_DEFINITION }, (_, index) => ({ key: `k${index}`, value: "v" })));
     expect((await api("POST", path, { key: "one", value: "more" })).status).toBe(400);
     expect(await storedRows("tagged_refused")).toBe(MAX_TAGS_PER_DEFINITION);
-    for (const [method, body] of [["GET", undefined], ["POST", { key: "k", value: "v" }], ["PUT", []], ["DELETE", { key: "k", value: "v" }]] as const) {
+    for (const [method, body] of [["GET", undefined], ["POST", { key: "k", value: "v" }], ["PUT", []], ["DELETE", { key: "k0", value: "v" }]] as const) {
       const response = await api(method, "/api/metadata/workflow/no_such_flow/tags", body);
       expect(response.status, method).toBe(404);
       expect(((await response.json()) as { message: string }).message).toContain("no_such_flow");
@@ -120,5 +125,47 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     expect((await call("POST", "/api/metadata/workflow/tagged_theirs/tags", asAuthor, { key: "by", value: "author" })).status).toBe(403);
     expect((await call("GET", "/api/metadata/workflow/tagged_theirs/tags", asAuthor)).status).toBe(403);
     expect(await storedRows("tagged_theirs")).toBe(0);
+  });
+
+  it("a schedule's tags: added (a key it has gets the new value), listed, removed, found by tag with the right to read it, gone with it", async () => {
+    await register({ name: "tagged_sched_flow", tasks: [wait("w")] });
+    const save = (name: string) => apiOk("POST", "/api/scheduler/schedules", { name, cronExpression: "0 0 0 1 1 ?", startWorkflowRequest: { name: "tagged_sched_flow" } });
+    await save("tagged-nightly");
+    await save("tagged-weekly");
+    const path = "/api/scheduler/schedules/tagged-nightly/tags";
+    expect(await apiOk<TagJson[]>("GET", path)).toEqual([]);
+    await apiOk("PUT", path, [{ key: "team", value: "ops" }, { key: "tier", value: "silver" }]);
+    await apiOk("PUT", path, [{ key: "tier", value: "gold" }]);
+    expect(pairs(await apiOk<TagJson[]>("GET", path))).toEqual(["team=ops", "tier=gold"]);
+    await apiOk("PUT", "/api/scheduler/schedules/tagged-weekly/tags", [{ key: "team", value: "ops" }]);
+    const found = await apiOk<Array<{ name: string }>>("GET", "/api/scheduler/schedules/tags?tag=team:ops");
+    expect(found.map((schedule) => schedule.name)).toEqual(["tagged-nightly", "tagged-weekly"]);
+    expect(await apiOk<unknown[]>("GET", "/api/scheduler/schedules/tags?tag=team:dev")).toEqual([]);
+    expect((await api("GET", "/api/scheduler/schedules/tags?tag=team")).status).toBe(400);
+    // DELETE takes a list and removes those it holds.
+    await apiOk("DELETE", path, [{ key: "tier", value: "gold" }, { key: "team", value: "other" }]);
+    expect(pairs(await apiOk<TagJson[]>("GET", path))).toEqual(["team=ops"]);
+    // Someone who may not read the schedule's workflow sees neither its tags nor it among those with a tag.
+    const stranger = await createUser("tags-stranger", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:someone_else" }] });
+    expect((await call("GET", path, orkes(stranger.token))).status).toBe(403);
+    expect((await call("PUT", path, orkes(stranger.token), [{ key: "x", value: "y" }])).status).toBe(403);
+    expect(await (await call("GET", "/api/scheduler/schedules/tags?tag=team:ops", orkes(stranger.token))).json()).toEqual([]);
+    await apiOk("DELETE", "/api/scheduler/schedules/tagged-nightly");
+    expect(await storedRows("tagged-nightly")).toBe(0);
+    expect((await api("GET", path)).status).toBe(404);
+  });
+
+  it("an event handler's tags: added, listed and removed by system admins; gone with the handler", async () => {
+    const handler = { name: "tagged_handler", event: "conductor:tagged:q", active: true, actions: [{ action: "terminate_workflow", terminate_workflow: { workflowId: "${workflowId}" } }] };
+    await apiOk("POST", "/api/event", handler);
+    const path = "/api/event/tagged_handler/tags";
+    await apiOk("PUT", path, [{ key: "owner", value: "ops" }]);
+    expect(await apiOk<TagJson[]>("GET", path)).toEqual([{ key: "owner", value: "ops" }]);
+    await apiOk("DELETE", path, [{ key: "owner", value: "ops" }]);
+    expect(await apiOk<TagJson[]>("GET", path)).toEqual([]);
+    await apiOk("PUT", path, [{ key: "owner", value: "ops" }]);
+    expect((await api("GET", "/api/event/no_such_handler/tags")).status).toBe(404);
+    await apiOk("DELETE", "/api/event/tagged_handler");
+    expect(await storedRows("tagged_handler")).toBe(0);
   });
 });

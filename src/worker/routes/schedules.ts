@@ -145,8 +145,9 @@ function nextFewSchedules(request: IRequest): Response {
 
 /**
  * Orkes' scheduler API (SchedulerResource): schedules and their fires. Registered after the 501s of unsupported.ts,
- * which list the scheduler paths not served here (tags, execution search, administration) and so must not overlap
- * these; `GET /api/scheduler/schedules/tags` is one of them, which is why no schedule may be named "tags".
+ * which list the scheduler paths not served (execution search, administration) and so must not overlap these, and
+ * after the tag routes (routes/tags.ts): `GET /api/scheduler/schedules/tags` is the lookup by tag, which is why no
+ * schedule may be named "tags".
  */
 export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/scheduler/schedules", saveSchedule);

@@ -1,47 +1,118 @@
 import type { IRequest, RouterType } from "itty-router";
-import { notFound } from "../http/errors";
-import { decodedPathParam } from "../http/params";
+import type { JsonObject } from "../../engine/model";
+import { principalOf } from "../guard";
+import { notFound, validationError } from "../http/errors";
+import { decodedPathParam, queryValue } from "../http/params";
 import { parseOrThrow } from "../schemas";
-import { TagListSchema, TagRepository, TagSchema, tagView, type TagTarget } from "../tags";
+import { mayOnSchedule, requireOnSchedule } from "../schedules/access";
+import { ScheduleRepository } from "../schedules/store";
+import { TagListSchema, TagRepository, TagSchema, type Tag, type TagTarget } from "../tags";
 import { requiredBody } from "./metadata";
+import { scheduleJson } from "./schedules";
 
 type Args = [Env, ExecutionContext];
 
-/** The definition a tags route names, by its path: a workflow definition's name or a task definition's. */
-type TargetOf = (request: IRequest) => TagTarget;
+/**
+ * The thing a tags route names, once the caller may act on it as asked (`write`: change its tags): a workflow
+ * definition's and a task definition's tags are authorized by the access rules alone, a schedule's by its workflow.
+ */
+type TargetOf = (request: IRequest, env: Env, write: boolean) => Promise<TagTarget>;
 
-const workflowDef: TargetOf = (request) => ({ type: "WORKFLOW_DEF", name: decodedPathParam(request, "name") });
-const taskDef: TargetOf = (request) => ({ type: "TASK_DEF", name: decodedPathParam(request, "taskName") });
+const WHAT: Record<TagTarget["type"], string> = { WORKFLOW_DEF: "workflow definition", TASK_DEF: "task definition", SCHEDULE: "schedule", EVENT_HANDLER: "event handler" };
 
 function missing(target: TagTarget) {
-  return notFound(target.type === "WORKFLOW_DEF" ? `No workflow definition named ${target.name}` : `No task definition named ${target.name}`);
+  return notFound(`No ${WHAT[target.type]} named ${target.name}`);
 }
 
-/** Serves the four tag routes of one kind of definition at `path`. */
-function registerTargetRoutes(router: RouterType<IRequest, Args>, path: string, targetOf: TargetOf): void {
-  router.get(path, async (request, env) => {
-    const target = targetOf(request);
+const named =
+  (type: TagTarget["type"], param: string): TargetOf =>
+  async (request) => ({ type, name: decodedPathParam(request, param) });
+
+/** A schedule's tags: read with the right to read it, changed with the right to manage it (both by its workflow). */
+const schedule: TargetOf = async (request, env, write) => {
+  const name = decodedPathParam(request, "name");
+  const stored = await new ScheduleRepository(env.DB).get(name);
+  requireOnSchedule(principalOf(request).grants, write ? "manage" : "read", stored?.workflowName, `${write ? "tagging" : "reading the tags of"} schedule ${name}`);
+  return { type: "SCHEDULE", name };
+};
+
+/** Reads the tags of the target at `path`. */
+function listRoute(targetOf: TargetOf) {
+  return async (request: IRequest, env: Env): Promise<Response> => {
+    const target = await targetOf(request, env, false);
     const repository = new TagRepository(env.DB);
     if (!(await repository.exists(target))) throw missing(target);
-    return Response.json((await repository.list(target)).map(tagView));
-  });
-  const write = (act: (repository: TagRepository, target: TagTarget, body: unknown) => Promise<boolean>) => async (request: IRequest, env: Env) => {
-    const target = targetOf(request);
+    return Response.json(await repository.list(target));
+  };
+}
+
+/** Changes the tags of the target at `path` as `act` does with the body; 200 with no body once done. */
+function changeRoute(targetOf: TargetOf, act: (repository: TagRepository, target: TagTarget, body: unknown) => Promise<boolean>) {
+  return async (request: IRequest, env: Env): Promise<Response> => {
+    const target = await targetOf(request, env, true);
     if (!(await act(new TagRepository(env.DB), target, await requiredBody(request, env)))) throw missing(target);
     return new Response(null, { status: 200 });
   };
-  router.post(path, write((repository, target, body) => repository.add(target, [parseOrThrow(TagSchema, body, "tag")])));
-  router.put(path, write((repository, target, body) => repository.set(target, parseOrThrow(TagListSchema, body, "tags"))));
-  router.delete(path, write((repository, target, body) => repository.remove(target, parseOrThrow(TagSchema, body, "tag"))));
+}
+
+const addOne = (repository: TagRepository, target: TagTarget, body: unknown) => repository.add(target, [parseOrThrow(TagSchema, body, "tag")]);
+const addAll = (repository: TagRepository, target: TagTarget, body: unknown) => repository.add(target, parseOrThrow(TagListSchema, body, "tags"));
+const replaceAll = (repository: TagRepository, target: TagTarget, body: unknown) => repository.set(target, parseOrThrow(TagListSchema, body, "tags"));
+const removeAll = async (repository: TagRepository, target: TagTarget, body: unknown) => (await repository.remove(target, parseOrThrow(TagListSchema, body, "tags"))) !== undefined;
+
+/** Removes the one tag of the body: as Orkes, a tag the target does not hold is a 404 too. */
+async function removeOne(repository: TagRepository, target: TagTarget, body: unknown): Promise<boolean> {
+  const tag = parseOrThrow(TagSchema, body, "tag");
+  const removed = await repository.remove(target, [tag]);
+  if (removed === 0) throw notFound(`The ${WHAT[target.type]} ${target.name} has no tag ${tag.key}=${tag.value}`);
+  return removed !== undefined;
+}
+
+/** A `tag` query parameter, `key:value` (Orkes' lookup of schedules by tag). */
+function tagQuery(request: IRequest): Tag {
+  const value = queryValue(request, "tag") ?? "";
+  const colon = value.indexOf(":");
+  if (colon <= 0) throw validationError("Invalid query parameter tag", [{ path: "tag", message: "must be key:value, such as team:billing" }]);
+  return parseOrThrow(TagSchema, { key: value.slice(0, colon), value: value.slice(colon + 1) }, "tag", "tag");
 }
 
 /**
- * Orkes' metadata tags (MetadataClient's `addWorkflowTag`, `setWorkflowTags`, `getTaskTags`, …): `{key, value}` pairs on
- * a workflow definition (every version of its name) or a task definition, and the list of every tag in use.
- * Registered before the definition routes, whose `/{name}/{version}` would take `…/{name}/tags`.
+ * Orkes' tags (`{key, value}`, one value per key): on workflow definitions (every version of a name) and task
+ * definitions (MetadataClient's `addWorkflowTag`, `setTaskTags`, …: POST adds one, PUT replaces all, DELETE removes
+ * one), on schedules (SchedulerClient's `setSchedulerTags`, … and the lookup of schedules by tag) and on event handlers
+ * (EventClient's `putTagForEventHandler`, …), where PUT adds and DELETE removes a list; and the list of every tag in
+ * use. Registered before the routes of what they tag, whose `/{name}/{version}` would take `…/{name}/tags`.
  */
 export function registerTagRoutes(router: RouterType<IRequest, Args>): void {
-  registerTargetRoutes(router, "/api/metadata/workflow/:name/tags", workflowDef);
-  registerTargetRoutes(router, "/api/metadata/task/:taskName/tags", taskDef);
-  router.get("/api/metadata/tags", async (_request, env) => Response.json((await new TagRepository(env.DB).all()).map(tagView)));
+  for (const [path, targetOf] of [
+    ["/api/metadata/workflow/:name/tags", named("WORKFLOW_DEF", "name")],
+    ["/api/metadata/task/:taskName/tags", named("TASK_DEF", "taskName")],
+  ] as const) {
+    router.get(path, listRoute(targetOf));
+    router.post(path, changeRoute(targetOf, addOne));
+    router.put(path, changeRoute(targetOf, replaceAll));
+    router.delete(path, changeRoute(targetOf, removeOne));
+  }
+  // Before `/api/scheduler/schedules/:name`, which it would otherwise be (no schedule may be named "tags").
+  router.get("/api/scheduler/schedules/tags", async (request, env) => {
+    const tag = tagQuery(request);
+    const grants = principalOf(request).grants;
+    const repository = new ScheduleRepository(env.DB);
+    const now = Date.now();
+    const found: JsonObject[] = [];
+    for (const name of await new TagRepository(env.DB).holders("SCHEDULE", tag)) {
+      const stored = await repository.get(name);
+      if (stored !== undefined && mayOnSchedule(grants, "read", stored.workflowName)) found.push(scheduleJson(stored, now));
+    }
+    return Response.json(found);
+  });
+  for (const [path, targetOf] of [
+    ["/api/scheduler/schedules/:name/tags", schedule],
+    ["/api/event/:name/tags", named("EVENT_HANDLER", "name")],
+  ] as const) {
+    router.get(path, listRoute(targetOf));
+    router.put(path, changeRoute(targetOf, addAll));
+    router.delete(path, changeRoute(targetOf, removeAll));
+  }
+  router.get("/api/metadata/tags", async (_request, env) => Response.json(await new TagRepository(env.DB).all()));
 }

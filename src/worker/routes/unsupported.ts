@@ -23,8 +23,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/workflow/:workflowId/jump/*", "jumping to a task"],
   ["/api/workflow/:workflowId/upgrade", "upgrading a running workflow's version"],
   // Schedules themselves are served (routes/schedules.ts, registered after these): these paths are not theirs.
-  ["/api/scheduler/schedules/tags", "schedule tags"],
-  ["/api/scheduler/schedules/:name/tags", "schedule tags"],
   ["/api/scheduler/search/*", "searching schedule executions"],
   ["/api/scheduler/admin/*", "pausing, resuming or requeueing all schedules at once"],
   ["/api/scheduler/test/*", "the scheduler's test endpoints"],
@@ -36,7 +34,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/event/queue/*", "event queue configuration (only Conductor's internal events are published)"],
   ["/api/event/handleIncomingEvent", "incoming events"],
   ["/api/event/handler/", "event handler statistics"],
-  ["/api/event/:name/tags", "tags"],
   ["/api/human/*", "human tasks"],
   ["/api/prompts/*", "AI prompts"],
   ["/api/prompts", "AI prompts"],
