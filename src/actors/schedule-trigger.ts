@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { dueFires, nextFireAfter, parseCron } from "../worker/schedules/cron";
 import { ScheduleRepository, type StoredSchedule } from "../worker/schedules/store";
+import { recordFireStatements } from "../worker/schedules/executions";
 import { fireWindow, scheduledInput } from "../worker/schedules/validate";
 import { startExecution, type StartOptions } from "../worker/start-execution";
 
@@ -106,6 +107,8 @@ export class ScheduleTrigger extends DurableObject<Env> {
     for (const fire of dueFires(parsed.schedule, armed.fire, now, schedule.config.runCatchupScheduleInstances, fireWindow(schedule.config))) {
       fired.push(await this.#start(schedule, fire));
     }
+    // Before the next fire is armed: a failure here runs these fires again, which finds what they started.
+    if (fired.length > 0) await this.env.DB.batch(recordFireStatements(this.env.DB, schedule, fired, Date.now()));
     this.ctx.storage.kv.put("lastFires", fired);
     // Only if nothing re-armed or disarmed this object while the starts were awaited.
     const current = this.ctx.storage.kv.get<ArmedFire>("armed");

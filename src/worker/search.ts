@@ -89,10 +89,31 @@ function checkStatuses(values: string[], path: string): void {
 }
 
 /**
+ * The fields a search's `query` and `sort` may name, mapped to the columns of its table; a column whose name ends in
+ * `_time` holds epoch milliseconds. `checkValues` refuses values a field cannot hold (statuses, states).
+ */
+export interface SearchFields {
+  query: Record<string, string>;
+  sort: Record<string, string>;
+  /** ORDER BY when the request names no `sort`. */
+  defaultOrder: string;
+  checkValues?: (column: string, values: string[]) => void;
+}
+
+const EXECUTION_FIELDS: SearchFields = {
+  query: QUERY_COLUMNS,
+  sort: SORT_COLUMNS,
+  defaultOrder: DEFAULT_ORDER,
+  checkValues: (column, values) => {
+    if (column === "status") checkStatuses(values, "query");
+  },
+};
+
+/**
  * Applies Conductor's `query` syntax, the subset clients send: clauses joined by AND, each
  * `field IN (a, b)`, `field = value`, or `field` compared with `>`, `<`, `>=` or `<=`.
  */
-function applyQuery(filter: Filter, query: string): void {
+export function applyQuery(filter: Filter, query: string, fields: SearchFields = EXECUTION_FIELDS): void {
   const clauses = query.split(/\s+AND\s+/i);
   if (clauses.length > MAX_QUERY_CLAUSES) {
     throw validationError("Invalid search query", [{ path: "query", message: `has ${clauses.length} clauses joined by AND; at most ${MAX_QUERY_CLAUSES}` }]);
@@ -100,10 +121,10 @@ function applyQuery(filter: Filter, query: string): void {
   for (const clause of clauses) {
     // Two-character operators first: with `>` tried before `>=`, `a >= 5` would compare a with "= 5".
     const match = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(>=|<=|=|>|<)\s*(.+?))\s*$/i.exec(clause);
-    const column = match ? columnOf(QUERY_COLUMNS, match[1]!) : undefined;
+    const column = match ? columnOf(fields.query, match[1]!) : undefined;
     if (!match || !column) {
       throw validationError("Invalid search query", [
-        { path: "query", message: `cannot understand "${clause.trim()}"; use field IN (a,b), field = value or field >, <, >=, <= n with fields ${Object.keys(QUERY_COLUMNS).join(", ")}` },
+        { path: "query", message: `cannot understand "${clause.trim()}"; use field IN (a,b), field = value or field >, <, >=, <= n with fields ${Object.keys(fields.query).join(", ")}` },
       ]);
     }
     const numeric = column.endsWith("_time");
@@ -112,11 +133,12 @@ function applyQuery(filter: Filter, query: string): void {
     };
     if (match[2]) {
       const values = listOf(match[3]!);
-      if (column === "status") checkStatuses(values, "query");
+      fields.checkValues?.(column, values);
       values.forEach(checkEpoch);
       addIn(filter, column, values);
     } else {
       const raw = match[5]!.replace(/^['"]|['"]$/g, "");
+      if (match[4] === "=") fields.checkValues?.(column, [raw]);
       checkEpoch(raw);
       filter.clauses.push(`${column} ${match[4]} ?`);
       filter.bindings.push(numeric ? Number(raw) : raw);
@@ -128,16 +150,16 @@ function applyQuery(filter: Filter, query: string): void {
  * The ORDER BY terms of Conductor's `sort`: `field[:ASC|DESC]`, several joined by `|` (as Conductor's
  * WorkflowResource splits them); a field without a direction sorts ascending, as Conductor's SortOrder.
  */
-function orderBy(sort: string | undefined): string {
-  return sort === undefined ? DEFAULT_ORDER : sort.split("|").map(sortTerm).join(", ");
+export function orderBy(sort: string | undefined, fields: SearchFields = EXECUTION_FIELDS): string {
+  return sort === undefined ? fields.defaultOrder : sort.split("|").map((term) => sortTerm(term, fields.sort)).join(", ");
 }
 
-function sortTerm(term: string): string {
+function sortTerm(term: string, columns: Record<string, string>): string {
   const match = /^\s*(\w+)\s*(?::\s*(ASC|DESC)\s*)?$/i.exec(term);
-  const column = match ? columnOf(SORT_COLUMNS, match[1]!) : undefined;
+  const column = match ? columnOf(columns, match[1]!) : undefined;
   if (!match || !column) {
     throw validationError("Invalid search", [
-      { path: "sort", message: `cannot understand "${term.trim()}"; use field[:ASC|DESC], several joined by |, with field one of ${Object.keys(SORT_COLUMNS).join(", ")}` },
+      { path: "sort", message: `cannot understand "${term.trim()}"; use field[:ASC|DESC], several joined by |, with field one of ${Object.keys(columns).join(", ")}` },
     ]);
   }
   return `${column} ${(match[2] ?? "ASC").toUpperCase()}`;
@@ -146,8 +168,8 @@ function sortTerm(term: string): string {
 /** Which workflow names a caller may see: all, or exact names and name prefixes. */
 export type ReadableWorkflows = { all: true } | { all: false; names: string[]; prefixes: string[] };
 
-/** Limits `filter` to the rows of workflows the caller may read, as search does. */
-export function applyReadable(filter: Filter, readable: ReadableWorkflows): void {
+/** Limits `filter` to the rows (of `table`, by its `workflow_name`) of workflows the caller may read, as search does. */
+export function applyReadable(filter: Filter, readable: ReadableWorkflows, table = "executions"): void {
   if (readable.all) return;
   const clauses: string[] = [];
   const bindings: string[] = [];
@@ -157,7 +179,7 @@ export function applyReadable(filter: Filter, readable: ReadableWorkflows): void
   }
   const patterns = readable.prefixes.map(globPrefix);
   if (patterns.length > MAX_BOUND_PREFIXES) {
-    clauses.push("EXISTS (SELECT 1 FROM json_each(?) AS prefix WHERE executions.workflow_name GLOB prefix.value)");
+    clauses.push(`EXISTS (SELECT 1 FROM json_each(?) AS prefix WHERE ${table}.workflow_name GLOB prefix.value)`);
     bindings.push(JSON.stringify(patterns));
   } else {
     clauses.push(...patterns.map(() => "workflow_name GLOB ?"));
@@ -178,13 +200,30 @@ function globPrefix(prefix: string): string {
   return `${prefix.replace(/[*?[]/g, (c) => `[${c}]`)}*`;
 }
 
+/** A search's page: `start` (offset) and `size` (at most {@link MAX_SEARCH_SIZE}, 100 unless given). */
+export function searchPage(request: IRequest): { start: number; size: number } {
+  return { start: intParam(request, "start", 0, 0, 1_000_000), size: intParam(request, "size", 100, 0, MAX_SEARCH_SIZE) };
+}
+
+/** The request's query parameter `name`, trimmed; undefined when absent or blank. */
+export function searchParam(request: IRequest, name: string): string | undefined {
+  return param(request, name);
+}
+
+/** Conductor's `freeText` (`*` or none: everything): rows with the text in one of `columns`, as a substring. */
+export function applyFreeText(filter: Filter, freeText: string | undefined, columns: readonly string[]): void {
+  if (freeText === undefined || freeText === "*") return;
+  const pattern = `%${freeText.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  filter.clauses.push(`(${columns.map((column) => `${column} LIKE ? ESCAPE '\\'`).join(" OR ")})`);
+  filter.bindings.push(...columns.map(() => pattern));
+}
+
 /**
  * `GET /api/workflow/search`: Conductor's `SearchResult<WorkflowSummary>` from the execution index,
  * limited to the workflows the caller may read.
  */
 export async function searchExecutions(db: D1Database, request: IRequest, readable: ReadableWorkflows): Promise<{ totalHits: number; results: JsonObject[] }> {
-  const start = intParam(request, "start", 0, 0, 1_000_000);
-  const size = intParam(request, "size", 100, 0, MAX_SEARCH_SIZE);
+  const { start, size } = searchPage(request);
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable);
   const status = param(request, "status");
@@ -199,13 +238,7 @@ export async function searchExecutions(db: D1Database, request: IRequest, readab
   if (correlationId) addIn(filter, "correlation_id", [correlationId]);
   const query = param(request, "query");
   if (query) applyQuery(filter, query);
-  const freeText = param(request, "freeText");
-  if (freeText && freeText !== "*") {
-    const pattern = `%${freeText.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    const columns = ["workflow_id", "correlation_id", "workflow_name", "reason", "input", "output"];
-    filter.clauses.push(`(${columns.map((column) => `${column} LIKE ? ESCAPE '\\'`).join(" OR ")})`);
-    filter.bindings.push(...columns.map(() => pattern));
-  }
+  applyFreeText(filter, param(request, "freeText"), ["workflow_id", "correlation_id", "workflow_name", "reason", "input", "output"]);
   const order = orderBy(param(request, "sort"));
   const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
   const [count, page] = await db.batch([

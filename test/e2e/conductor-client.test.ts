@@ -820,6 +820,14 @@ describe("schedules through the client's SchedulerClient", () => {
     const execution = await executor.getWorkflow(fired.results![0]!.workflowId!, false);
     expect(execution.input).toMatchObject({ from: "schedule", _scheduledTime: expect.any(Number), _executedTime: expect.any(Number) });
     expect((execution.input!["_scheduledTime"] as number) % 10_000).toBe(0);
+    // What the fire did, as the client's search of schedule executions finds it.
+    const fires = await until(
+      "the fire recorded",
+      () => scheduler.search(0, 10, "", "*", `scheduleName = '${scheduleName}'`),
+      (result) => (result.results ?? []).some((fire) => fire.workflowId === execution.workflowId),
+      10_000,
+    );
+    expect(fires.results!.find((fire) => fire.workflowId === execution.workflowId)).toMatchObject({ scheduleName, workflowName: flowName, state: "EXECUTED", scheduledTime: execution.input!["_scheduledTime"] });
 
     // Tags: set (added to those it has), read, removed.
     await scheduler.setSchedulerTags([{ key: "team", value: "ops" }, { key: "tier", value: "gold" }], scheduleName);

@@ -1011,6 +1011,44 @@ describe("web UI", () => {
     await page.context().close();
   });
 
+  it("shows a schedule's recent fires: the execution each started, or why none started", async () => {
+    const { page } = admin;
+    const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
+    const register = (flow: string) => callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name: flow, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: "tick", taskReferenceName: "tick", type: "SET_VARIABLE", inputParameters: { at: "${workflow.input._scheduledTime}" } }] },
+    });
+    const [ticking, gone] = [`${parentName}_ticking`, `${parentName}_gone`];
+    const [starts, fails] = [`${parentName}-starts`, `${parentName}-fails`];
+    await register(ticking);
+    await register(gone);
+    // Every 10 seconds (the shortest period allowed): the dev server's alarms fire both while the test watches. The
+    // second one's workflow definition is deleted once it is saved, so its fires start nothing.
+    for (const [name, flow] of [[starts, ticking], [fails, gone]] as const) {
+      await callOk(server.url, "POST", "/api/scheduler/schedules", { key: adminKey, body: { name, cronExpression: "*/10 * * * * ?", startWorkflowRequest: { name: flow } } });
+    }
+    await callOk(server.url, "DELETE", `/api/metadata/workflow/${gone}/1`, { key: adminKey });
+    const fired = async (name: string) => (await callOk(server.url, "GET", `/api/scheduler/search/executions?query=${encodeURIComponent(`scheduleName = '${name}'`)}`, { key: adminKey })).json().totalHits as number;
+    await expect.poll(async () => Math.min(await fired(starts), await fired(fails)), { timeout: STEP_TIMEOUT_MS }).toBeGreaterThan(0);
+    for (const name of [starts, fails]) await callOk(server.url, "PUT", `/api/scheduler/schedules/${name}/pause`, { key: adminKey });
+
+    const history = page.getByRole("table", { name: "Recent fires" });
+    await page.goto(`${server.url}/#/schedules/${fails}`);
+    await history.waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await history.locator("tbody tr").first().locator("td").nth(2).textContent()).toBe(`not started No workflow definition named ${gone}`);
+    await page.goto(`${server.url}/#/schedules/${starts}`);
+    await history.waitFor({ timeout: STEP_TIMEOUT_MS });
+    const outcome = (await history.locator("tbody tr").first().locator("td").nth(2).textContent()) ?? "";
+    expect(outcome).toMatch(/^started [0-9a-f-]{36}$/);
+    await screenshot(page, "schedule-fires");
+    // A started one links to its execution.
+    await history.getByRole("link", { name: outcome.slice("started ".length) }).click();
+    await expect.poll(() => page.locator("h1").textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(ticking);
+    for (const name of [starts, fails]) await callOk(server.url, "DELETE", `/api/scheduler/schedules/${name}`, { key: adminKey });
+    expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);
+    expect(admin.problems.slice(problemsBefore)).toEqual([]);
+  });
+
   it("registers an event handler on the Event handlers page, lists what it does, makes it inactive and deletes it", async () => {
     const { page } = admin;
     const name = `${parentName}_handler`;

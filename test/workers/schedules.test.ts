@@ -408,10 +408,69 @@ describe("the rest of the scheduler API", () => {
   });
 
   it("answers 501 for the scheduler endpoints it does not serve, and serves the ones next to them", async () => {
-    for (const path of ["/api/scheduler/search/executions", "/api/scheduler/admin/pause", "/api/scheduler/test/timeout"]) {
+    for (const path of ["/api/scheduler/admin/pause", "/api/scheduler/test/timeout"]) {
       const body = await expectRefused(await api("GET", path), 501);
       expect(body["error"]).toBe("NOT_IMPLEMENTED");
     }
     expect((await api("GET", "/api/scheduler/schedules")).status).toBe(200);
+  });
+});
+
+describe("what each fire did (GET /api/scheduler/search/executions)", () => {
+  type Found = { totalHits: number; results: Array<Record<string, unknown>> };
+  const search = (query: string) => apiOk<Found>("GET", `/api/scheduler/search/executions?${query}`);
+  const both = encodeURIComponent("scheduleName IN (sched-rec-ok, sched-rec-gone)");
+
+  it("records each fire, the execution it started or why none started, and finds them by query, free text, sort and page", async () => {
+    await registerQuick("sched_rec_ok");
+    await registerQuick("sched_rec_gone");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-rec-ok", "sched_rec_ok", { zoneId: "Europe/Paris" }));
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-rec-gone", "sched_rec_gone"));
+    expect((await search(`query=${both}`)).totalHits).toBe(0);
+    const started = await runAlarm("sched-rec-ok");
+    // Its workflow's definition deleted: the fire starts nothing, and the record says why.
+    await apiOk("DELETE", "/api/metadata/workflow/sched_rec_gone/1");
+    const refused = await runAlarm("sched-rec-gone");
+    expect(startedIds(refused)[0]).toMatch(/^refused/);
+
+    const found = await search(`query=${both}&sort=scheduleName:ASC`);
+    expect(found.totalHits).toBe(2);
+    expect(found.results[0]).toMatchObject({
+      scheduleName: "sched-rec-gone",
+      workflowName: "sched_rec_gone",
+      state: "FAILED",
+      scheduledTime: refused[0]!.scheduledTime,
+      zoneId: "UTC",
+      startWorkflowRequest: { name: "sched_rec_gone", input: { a: 1 } },
+    });
+    expect(String(found.results[0]!["reason"])).toContain("sched_rec_gone");
+    expect(found.results[0]).not.toHaveProperty("workflowId");
+    expect(found.results[1]).toMatchObject({ scheduleName: "sched-rec-ok", state: "EXECUTED", workflowId: startedIds(started)[0], zoneId: "Europe/Paris" });
+    // When it ran (here: the alarm run by the test, ahead of the fire's time).
+    expect(found.results[1]!["executionTime"]).toBeLessThanOrEqual(Date.now());
+    expect(String(found.results[1]!["executionId"])).toMatch(/^[0-9a-f-]{36}$/);
+
+    const failedOnly = await search(`query=${encodeURIComponent("state = 'FAILED' AND scheduleName IN (sched-rec-ok, sched-rec-gone)")}`);
+    expect(failedOnly.results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-gone"]);
+    expect((await search(`freeText=${startedIds(started)[0]}`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok"]);
+    const secondPage = await search(`query=${both}&sort=scheduleName:ASC&start=1&size=1`);
+    expect(secondPage).toMatchObject({ totalHits: 2, results: [{ scheduleName: "sched-rec-ok" }] });
+    await expectRefused(await api("GET", `/api/scheduler/search/executions?query=${encodeURIComponent("state = DONE")}`), 400, "query");
+    await expectRefused(await api("GET", "/api/scheduler/search/executions?sort=colour"), 400, "sort");
+
+    // The same fire run again (an alarm cut off before it armed the next one) finds its execution: still one record.
+    const { armed } = await armedOf("sched-rec-ok");
+    await rearm("sched-rec-ok", { ...armed!, fire: started[0]!.scheduledTime }, Date.now() + 60 * MINUTE);
+    expect(startedIds(await runAlarm("sched-rec-ok"))).toEqual(startedIds(started));
+    expect((await search(`query=${encodeURIComponent("scheduleName = 'sched-rec-ok'")}`)).results.map((fire) => fire["workflowId"])).toEqual(startedIds(started));
+
+    // A caller sees the fires of schedules whose workflow he may read, only.
+    const reader = await createUser("sched-rec-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:sched_rec_ok" }] });
+    const seen = (await (await call("GET", `/api/scheduler/search/executions?query=${both}`, orkes(reader.token))).json()) as Found;
+    expect(seen.results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok"]);
+
+    // Deleting a schedule deletes the record of its fires.
+    await apiOk("DELETE", "/api/scheduler/schedules/sched-rec-gone");
+    expect((await search(`query=${both}`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok"]);
   });
 });

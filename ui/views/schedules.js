@@ -6,6 +6,8 @@ import { jsonEditor, readObject } from "../lib/json-editor.js";
 
 /**
  * Orkes' WorkflowSchedule, as the scheduler API answers it.
+ * @typedef {{ executionId: string, scheduleName: string, scheduledTime: number, executionTime: number, zoneId: string,
+ *   state: "EXECUTED" | "FAILED", workflowId?: string, reason?: string }} FireRecordJson
  * @typedef {{ name: string, cronExpression: string, zoneId: string,
  *   startWorkflowRequest: { name: string, version?: number, input?: Record<string, unknown> },
  *   paused: boolean, pausedReason?: string, runCatchupScheduleInstances: boolean,
@@ -330,6 +332,8 @@ export async function renderScheduleEditor(container, _params, context, name) {
     h("div", { className: "actions" }, canManage ? save : null, h("a", { className: "button secondary", href: "#/schedules" }, canManage ? "Cancel" : "Back")));
 
   if (existing) showState(existing);
+  const history = existing ? await recentFires(existing) : null;
+  if (!context.active()) return;
   replaceChildren(container,
     h("div", { className: "page-head" },
       h("h1", {}, existing ? `Schedule ${existing.name}` : "New schedule"),
@@ -338,8 +342,36 @@ export async function renderScheduleEditor(container, _params, context, name) {
     form,
     h("section", { className: "panel", "aria-labelledby": "schedule-fires" },
       h("h2", { id: "schedule-fires" }, "Next fires"),
-      firesNote, fires, firesError, preview));
+      firesNote, fires, firesError, preview),
+    history);
   await showFires(shown);
+}
+
+/** How many of a schedule's past fires its page shows. */
+const RECENT_FIRES = 10;
+
+/**
+ * The latest fires of `schedule`: when each ran, and the execution it started or why none started.
+ * @param {Schedule} schedule
+ * @returns {Promise<HTMLElement>}
+ */
+async function recentFires(schedule) {
+  const query = encodeURIComponent(`scheduleName = '${schedule.name}'`);
+  const found = /** @type {{ totalHits: number, results: FireRecordJson[] }} */ (
+    await api("GET", `/api/scheduler/search/executions?query=${query}&sort=scheduledTime:DESC&size=${RECENT_FIRES}`)
+  );
+  const body = found.results.length === 0
+    ? h("p", { className: "empty" }, "It has not fired yet.")
+    : h("div", { className: "table-wrap" }, h("table", { "aria-labelledby": "schedule-history" },
+      h("thead", {}, h("tr", {}, ["Fire", "Ran", "Outcome"].map((title) => h("th", { scope: "col" }, title)))),
+      h("tbody", {}, found.results.map((fire) => h("tr", {},
+        h("td", {}, h("time", { datetime: new Date(fire.scheduledTime).toISOString() }, fireTimeText(fire.scheduledTime, fire.zoneId))),
+        h("td", {}, formatTime(fire.executionTime)),
+        h("td", {}, fire.workflowId !== undefined
+          ? [h("span", { className: "badge status-COMPLETED" }, "started"), " ", h("a", { href: `#/executions/${encodeURIComponent(fire.workflowId)}` }, fire.workflowId)]
+          : [h("span", { className: "badge status-FAILED" }, "not started"), " ", fire.reason ?? ""]))))));
+  const more = found.totalHits > found.results.length ? h("p", { className: "help" }, `The latest ${found.results.length} of ${found.totalHits} recorded fires.`) : null;
+  return h("section", { className: "panel", "aria-labelledby": "schedule-history" }, h("h2", { id: "schedule-history" }, "Recent fires"), body, more);
 }
 
 /**

@@ -10,7 +10,9 @@ import { decodedPathParam, queryParams, queryValue } from "../http/params";
 import { NextFewSchedulesQuery, SaveScheduleRequest, WorkflowName, parseOrThrow } from "../schemas";
 import { mayOnSchedule, requireOnSchedule, type ScheduleAction } from "../schedules/access";
 import { isKnownZone, nextFireAfter, nextFires, parseCron } from "../schedules/cron";
+import { searchScheduleExecutions } from "../schedules/executions";
 import { ScheduleRepository, type StoredSchedule } from "../schedules/store";
+import { readableWorkflows } from "../auth/access-rules";
 import { checkSchedule, fireWindow, scheduledInput } from "../schedules/validate";
 import { callerStartScopes } from "../workflow-actions";
 
@@ -145,7 +147,7 @@ function nextFewSchedules(request: IRequest): Response {
 
 /**
  * Orkes' scheduler API (SchedulerResource): schedules and their fires. Registered after the 501s of unsupported.ts,
- * which list the scheduler paths not served (execution search, administration) and so must not overlap these, and
+ * which list the scheduler paths not served (administration, tests) and so must not overlap these, and
  * after the tag routes (routes/tags.ts): `GET /api/scheduler/schedules/tags` is the lookup by tag, which is why no
  * schedule may be named "tags".
  */
@@ -153,6 +155,9 @@ export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void
   router.post("/api/scheduler/schedules", saveSchedule);
   router.get("/api/scheduler/schedules", listSchedules);
   router.get("/api/scheduler/nextFewSchedules", nextFewSchedules);
+  router.get("/api/scheduler/search/executions", async (request, env) =>
+    Response.json(await searchScheduleExecutions(env.DB, request, readableWorkflows(principalOf(request).grants, "WORKFLOW_READ"))),
+  );
   router.get("/api/scheduler/schedules/:name", async (request, env) => Response.json(scheduleJson(await pathSchedule(request, env, "read", "reading"), Date.now())));
   router.delete("/api/scheduler/schedules/:name", async (request, env) => {
     const schedule = await pathSchedule(request, env, "manage", "deleting");

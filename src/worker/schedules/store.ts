@@ -114,11 +114,13 @@ export class ScheduleRepository {
     return updated.meta.changes === 1;
   }
 
-  /** Deletes the schedule at `expectedRevision`, and its tags; false when it is not as expected. */
+  /** Deletes the schedule at `expectedRevision`, its tags and the record of its fires; false when it is not as expected. */
   async delete(name: string, expectedRevision: number): Promise<boolean> {
+    const gone = `NOT EXISTS (SELECT 1 FROM schedules WHERE name = ?1)`;
     const [deleted] = await this.db.batch([
       this.db.prepare(`DELETE FROM schedules WHERE name = ? AND revision = ?`).bind(name, expectedRevision),
-      this.db.prepare(`DELETE FROM metadata_tags WHERE target_type = 'SCHEDULE' AND target_name = ?1 AND NOT EXISTS (SELECT 1 FROM schedules WHERE name = ?1)`).bind(name),
+      this.db.prepare(`DELETE FROM metadata_tags WHERE target_type = 'SCHEDULE' AND target_name = ?1 AND ${gone}`).bind(name),
+      this.db.prepare(`DELETE FROM schedule_executions WHERE schedule_name = ?1 AND ${gone}`).bind(name),
     ]);
     return deleted!.meta.changes === 1;
   }

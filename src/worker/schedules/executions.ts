@@ -1,0 +1,124 @@
+import type { IRequest } from "itty-router";
+import type { FireRecord } from "../../actors/schedule-trigger";
+import type { JsonObject } from "../../engine/model";
+import { validationError } from "../http/errors";
+import { applyFreeText, applyQuery, applyReadable, orderBy, searchPage, searchParam, type Filter, type ReadableWorkflows, type SearchFields } from "../search";
+import type { StoredSchedule } from "./store";
+
+/** How many fires of one schedule are kept: the latest. */
+export const MAX_EXECUTIONS_PER_SCHEDULE = 1_000;
+
+/** States a fire ends in (Orkes' `POLLED`, a fire on its way, is never stored: a row is written once it has started). */
+const STATES = ["EXECUTED", "FAILED"] as const;
+
+const FIELDS: SearchFields = {
+  query: {
+    scheduleName: "schedule_name",
+    workflowName: "workflow_name",
+    workflowType: "workflow_name",
+    state: "state",
+    status: "state",
+    workflowId: "workflow_id",
+    executionId: "execution_id",
+    scheduledTime: "scheduled_time",
+    executionTime: "execution_time",
+    startTime: "execution_time",
+  },
+  sort: { scheduledTime: "scheduled_time", executionTime: "execution_time", startTime: "execution_time", scheduleName: "schedule_name", workflowName: "workflow_name", state: "state" },
+  defaultOrder: "execution_time DESC",
+  checkValues: (column, values) => {
+    const unknown = column === "state" ? values.filter((value) => !(STATES as readonly string[]).includes(value)) : [];
+    if (unknown.length > 0) throw validationError("Invalid search", [{ path: "query", message: `unknown state ${unknown.join(", ")}; expected one of ${STATES.join(", ")}` }]);
+  },
+};
+
+/**
+ * The statements recording `outcomes` of `schedule`'s fires at `now` (a fire recorded before is rewritten: the same
+ * fire started again finds the execution it started the first time) and dropping all but its latest
+ * {@link MAX_EXECUTIONS_PER_SCHEDULE}: for one batch.
+ */
+export function recordFireStatements(db: D1Database, schedule: StoredSchedule, outcomes: readonly FireRecord[], now: number): D1PreparedStatement[] {
+  const { config } = schedule;
+  const statements = outcomes.map((outcome) =>
+    db
+      .prepare(
+        `INSERT INTO schedule_executions (execution_id, schedule_name, workflow_name, scheduled_time, execution_time, state, workflow_id, reason, zone_id, start_workflow_request)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         ON CONFLICT (schedule_name, scheduled_time) DO UPDATE SET execution_time = excluded.execution_time, state = excluded.state,
+           workflow_id = excluded.workflow_id, reason = excluded.reason, workflow_name = excluded.workflow_name,
+           zone_id = excluded.zone_id, start_workflow_request = excluded.start_workflow_request`,
+      )
+      .bind(
+        crypto.randomUUID(),
+        schedule.name,
+        schedule.workflowName,
+        outcome.scheduledTime,
+        now,
+        "workflowId" in outcome ? "EXECUTED" : "FAILED",
+        "workflowId" in outcome ? outcome.workflowId : null,
+        "refused" in outcome ? outcome.refused : null,
+        config.zoneId,
+        JSON.stringify(config.startWorkflowRequest),
+      ),
+  );
+  const trim = db
+    .prepare(
+      `DELETE FROM schedule_executions WHERE schedule_name = ?1 AND scheduled_time < (
+         SELECT scheduled_time FROM schedule_executions WHERE schedule_name = ?1 ORDER BY scheduled_time DESC LIMIT 1 OFFSET ?2)`,
+    )
+    .bind(schedule.name, MAX_EXECUTIONS_PER_SCHEDULE - 1);
+  return [...statements, trim];
+}
+
+interface ExecutionRow {
+  execution_id: string;
+  schedule_name: string;
+  workflow_name: string;
+  scheduled_time: number;
+  execution_time: number;
+  state: string;
+  workflow_id: string | null;
+  reason: string | null;
+  zone_id: string;
+  start_workflow_request: string;
+}
+
+/** Orkes' WorkflowScheduleExecutionModel of a stored fire. */
+function executionJson(row: ExecutionRow): JsonObject {
+  const json: JsonObject = {
+    executionId: row.execution_id,
+    scheduleName: row.schedule_name,
+    workflowName: row.workflow_name,
+    scheduledTime: row.scheduled_time,
+    executionTime: row.execution_time,
+    state: row.state,
+    zoneId: row.zone_id,
+    startWorkflowRequest: JSON.parse(row.start_workflow_request) as JsonObject,
+  };
+  if (row.workflow_id !== null) json["workflowId"] = row.workflow_id;
+  if (row.reason !== null) json["reason"] = row.reason;
+  return json;
+}
+
+/**
+ * `GET /api/scheduler/search/executions` (Orkes' SchedulerClient `search`): `SearchResult<WorkflowScheduleExecutionModel>`
+ * of the fires of schedules whose workflow the caller may read, the latest first unless `sort` says otherwise;
+ * `query` as the workflow search's (`scheduleName = 'nightly' AND state = 'FAILED'`), `freeText` within the schedule
+ * and workflow names, the started execution's id and the reason.
+ */
+export async function searchScheduleExecutions(db: D1Database, request: IRequest, readable: ReadableWorkflows): Promise<{ totalHits: number; results: JsonObject[] }> {
+  const { start, size } = searchPage(request);
+  const filter: Filter = { clauses: [], bindings: [] };
+  applyReadable(filter, readable, "schedule_executions");
+  const query = searchParam(request, "query");
+  if (query !== undefined) applyQuery(filter, query, FIELDS);
+  applyFreeText(filter, searchParam(request, "freeText"), ["schedule_name", "workflow_name", "workflow_id", "reason"]);
+  const order = orderBy(searchParam(request, "sort"), FIELDS);
+  const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
+  const [count, page] = await db.batch([
+    db.prepare(`SELECT COUNT(*) AS total FROM schedule_executions ${where}`).bind(...filter.bindings),
+    db.prepare(`SELECT * FROM schedule_executions ${where} ORDER BY ${order}, execution_id LIMIT ? OFFSET ?`).bind(...filter.bindings, size, start),
+  ]);
+  const totalHits = (count!.results[0] as { total: number } | undefined)?.total ?? 0;
+  return { totalHits, results: (page!.results as unknown as ExecutionRow[]).map(executionJson) };
+}
