@@ -174,11 +174,12 @@ export class EventHandlerRepository {
     if (meta.changes === 0) throw notFound(`No event handler named ${handler.name}`);
   }
 
-  /** Removes the handler named `name`, and its tags; a 404 when there is none. */
+  /** Removes the handler named `name`, its tags and the record of what it did; a 404 when there is none. */
   async remove(name: string): Promise<void> {
     const [deleted] = await this.#db.batch([
       this.#db.prepare(`DELETE FROM event_handlers WHERE name = ?`).bind(name),
       this.#db.prepare(`DELETE FROM metadata_tags WHERE target_type = 'EVENT_HANDLER' AND target_name = ?`).bind(name),
+      this.#db.prepare(`DELETE FROM event_executions WHERE handler_name = ?`).bind(name),
     ]);
     if (deleted!.meta.changes === 0) throw notFound(`No event handler named ${name}`);
   }

@@ -764,6 +764,11 @@ describe("the official Conductor TypeScript client", () => {
     expect(taskOf(published, "announce")!.outputData).toMatchObject({ event_produced: event, waiterId, workflowInstanceId: publisherId });
     const approved = await workflowReaches(waiterId, "COMPLETED");
     expect(taskOf(approved, "approval")!.outputData).toMatchObject({ by: publisherId, "conductor.event.name": event });
+    // What the handler did, and the message it did it with.
+    const messageId = taskOf(published, "announce")!.taskId;
+    expect(await events.getEventExecutions(name)).toEqual([expect.objectContaining({ messageId, name, event, action: "complete_task", status: "COMPLETED" })]);
+    expect(await events.getEventMessages(event)).toEqual([expect.objectContaining({ id: messageId, eventTarget: event, status: "HANDLED" })]);
+    expect((await events.getAllActiveEventHandlers()).results).toEqual(expect.arrayContaining([{ name, event, active: true, numberOfActions: 1, numberOfMessages: 1 }]));
 
     await events.putTagForEventHandler(name, [{ key: "owner", value: "e2e" }]);
     expect(await events.getTagsForEventHandler(name)).toEqual([{ key: "owner", value: "e2e" }]);

@@ -69,7 +69,7 @@ describe("event handlers (/api/event)", () => {
   });
 
   it("answer Orkes' other event endpoints with 501", async () => {
-    for (const path of ["/api/event/execution", "/api/event/message/conductor:x:y", "/api/event/queue/config"]) {
+    for (const path of ["/api/event/queue/config", "/api/event/handleIncomingEvent"]) {
       const response = await api("GET", path);
       expect(response.status, path).toBe(501);
     }
@@ -180,5 +180,88 @@ describe("EVENT tasks (sink conductor)", () => {
     const failed = await waitFor(await startWorkflow("ev_dynamic_sink", { sink: "kafka:orders" }), ["COMPLETED", "FAILED"]);
     expect(failed.status).toBe("FAILED");
     expect(taskOf(failed, "out")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining('sink "kafka:orders" is not supported') });
+  });
+});
+
+describe("what handlers did with each event (Orkes' event executions and messages)", () => {
+  interface ExecutionJson {
+    id: string;
+    messageId: string;
+    name: string;
+    event: string;
+    action: string;
+    status: string;
+    statusDescription?: string;
+    output: JsonObject;
+    payload?: JsonObject;
+  }
+  interface MessageJson {
+    id: string;
+    eventTarget: string;
+    status: string;
+    statusDescription?: string;
+    fullPayload: JsonObject;
+    payload: string;
+    eventExecutions: ExecutionJson[];
+  }
+
+  it("records each action of each active handler: COMPLETED with its output, FAILED with why, SKIPPED when the condition is false", async () => {
+    await register({ name: "evrec_started", tasks: [wait("hold")] });
+    await register({ name: "evrec_publisher", tasks: [eventTask("announce", "conductor:orders", { order: "${workflow.input.order}" })] });
+    const event = "conductor:evrec_publisher:orders";
+    await apiOk("POST", "/api/event", [
+      handler("evrec_acts", event, [
+        { action: "start_workflow", start_workflow: { name: "evrec_started", input: { order: "${order}" } } },
+        // No workflowId in the payload: it cannot be taken.
+        { action: "complete_task", complete_task: { workflowId: "${missing}", taskRefName: "hold" } },
+      ]),
+      handler("evrec_never", event, [{ action: "terminate_workflow", terminate_workflow: { workflowId: "${workflowInstanceId}" } }], { condition: "$.order > 100" }),
+    ]);
+    const publisherId = await startWorkflow("evrec_publisher", { order: 7 });
+    const messageId = taskOf(await waitFor(publisherId, ["COMPLETED", "FAILED"]), "announce")!.taskId;
+
+    const acts = await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_acts");
+    expect(acts.map((execution) => [execution.action, execution.status])).toEqual(expect.arrayContaining([["start_workflow", "COMPLETED"], ["complete_task", "FAILED"]]));
+    expect(acts).toHaveLength(2);
+    const started = acts.find((execution) => execution.action === "start_workflow")!;
+    expect(started).toMatchObject({ messageId, name: "evrec_acts", event, payload: { order: 7, workflowInstanceId: publisherId } });
+    expect((await getWorkflow(String(started.output["workflowId"]))).workflowName).toBe("evrec_started");
+    expect(acts.find((execution) => execution.action === "complete_task")!.statusDescription).toBe("no workflowId in the payload");
+    expect(await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_never")).toEqual([
+      expect.objectContaining({ messageId, action: "terminate_workflow", status: "SKIPPED", statusDescription: "condition is false", output: {} }),
+    ]);
+    // The publisher was not terminated by the skipped action.
+    expect((await getWorkflow(publisherId)).status).toBe("COMPLETED");
+
+    const [message] = await apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}`);
+    expect(message).toMatchObject({ id: messageId, eventTarget: event, status: "HANDLED", fullPayload: { order: 7 } });
+    expect(JSON.parse(message!.payload)).toEqual(message!.fullPayload);
+    expect(message!.eventExecutions.map((execution) => `${execution.name}:${execution.action}:${execution.status}`).sort()).toEqual([
+      "evrec_acts:complete_task:FAILED",
+      "evrec_acts:start_workflow:COMPLETED",
+      "evrec_never:terminate_workflow:SKIPPED",
+    ]);
+    // Per handler and per event, how much is recorded.
+    const byHandler = await apiOk<{ totalHits: number; results: JsonObject[] }>("GET", "/api/event/execution");
+    expect(byHandler.results).toEqual(expect.arrayContaining([{ name: "evrec_acts", event, active: true, numberOfActions: 2, numberOfMessages: 1 }]));
+    const byEvent = await apiOk<{ totalHits: number; results: JsonObject[] }>("GET", "/api/event/message");
+    expect(byEvent.results).toEqual(expect.arrayContaining([{ event, numberOfMessages: 1, numberOfActions: 3 }]));
+    // Deleting a handler deletes what it did.
+    await apiOk("DELETE", "/api/event/evrec_never");
+    expect(await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_never")).toEqual([]);
+  });
+
+  it("records an event no active handler acted on as RECEIVED, and pages with from", async () => {
+    await register({ name: "evrec_lonely", tasks: [eventTask("shout", "conductor:void", { n: "${workflow.input.n}" })] });
+    const event = "conductor:evrec_lonely:void";
+    for (const n of [1, 2]) await waitFor(await startWorkflow("evrec_lonely", { n }), ["COMPLETED", "FAILED"]);
+    const messages = await apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}`);
+    expect(messages.map((message) => [message.fullPayload["n"], message.status, message.eventExecutions.length])).toEqual([
+      [2, "RECEIVED", 0],
+      [1, "RECEIVED", 0],
+    ]);
+    expect(messages[0]!.statusDescription).toBe("no active handler acted on it");
+    expect((await apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}?from=1`)).map((message) => message.fullPayload["n"])).toEqual([1]);
+    expect((await api("GET", `/api/event/message/${encodeURIComponent(event)}?from=-1`)).status).toBe(400);
   });
 });

@@ -5,14 +5,18 @@ import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution, WorkflowT
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
 import { eventName, eventPayload } from "../../engine/tasks/event";
 import { EventHandlerRepository, type EventAction, type EventHandler } from "../../worker/event-handlers";
+import { EventRecordRepository, type ActionRecord } from "../../worker/event-executions";
 import { executionStub } from "../../worker/executions";
 import { startExecution } from "../../worker/start-execution";
 import type { WorkflowCommand } from "../workflow-execution";
 
 type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
 
-/** What an action that could not be taken says, for the log; thrown errors (an object or D1 unreachable) are retried. */
-type ActionOutcome = { done: true } | { done: false; why: string };
+/**
+ * What an action did: its output (the workflow a start started), or why it could not be taken, for the record and
+ * the log; thrown errors (an object or D1 unreachable) are retried.
+ */
+type ActionOutcome = { done: true; output?: JsonObject } | { done: false; why: string };
 
 /** What publishing needs from the execution object: the isolate's script runner, loaded only for a condition. */
 export interface PublishContext {
@@ -24,7 +28,7 @@ export interface PublishContext {
  * Publishes an EVENT task's event to the active handlers of that event (Conductor's internal queue, without the
  * queue: the handlers run as the task is dispatched), then completes the task with the payload and `event_produced`,
  * or keeps it IN_PROGRESS for someone outside when it is `asyncComplete`. A handler whose condition does not hold is
- * passed over. An action that cannot be taken (no such workflow or task, a start refused) is logged and the others go
+ * passed over (its actions recorded SKIPPED). What each action did is recorded (see `EventRecordRepository`). An action that cannot be taken (no such workflow or task, a start refused) is logged and the others go
  * on, as in Conductor; a failure to reach D1 or another object throws, and the task's dispatch is tried again, every
  * action with it: a task already completed refuses a second completion, and a start repeats under the same id.
  */
@@ -35,25 +39,41 @@ export async function dispatchEvent(context: PublishContext, execution: Workflow
   const payload = eventPayload(task, execution);
   // Conductor's message id is the task's id.
   const messageId = task.taskId;
+  const records: ActionRecord[] = [];
   for (const handler of await new EventHandlerRepository(context.env.DB).forEvent(target.event, true)) {
-    if (!(await conditionHolds(context, handler, payload))) continue;
+    const condition = await conditionOutcome(context, handler, payload);
     for (const [index, action] of handler.actions.entries()) {
+      const record = { handler: handler.name, index, action: action.action };
+      if (!condition.holds) {
+        records.push({ ...record, status: "SKIPPED", statusDescription: condition.why, output: {} });
+        continue;
+      }
       const actionPayload = action.expandInlineJSON ? (expandInlineJson(payload) as JsonObject) : payload;
       const outcome = await runAction(context.env, execution, action, actionPayload, { event: target.event, messageId, handler: handler.name, index });
-      if (!outcome.done) console.error(JSON.stringify({ msg: "event handler action not taken", handler: handler.name, event: target.event, action: action.action, reason: outcome.why }));
+      if (outcome.done) {
+        records.push({ ...record, status: "COMPLETED", output: outcome.output ?? {} });
+      } else {
+        console.error(JSON.stringify({ msg: "event handler action not taken", handler: handler.name, event: target.event, action: action.action, reason: outcome.why }));
+        records.push({ ...record, status: "FAILED", statusDescription: outcome.why, output: {} });
+      }
     }
   }
+  // After the actions (a repeated publication repeats them harmlessly, and rewrites this record).
+  await new EventRecordRepository(context.env.DB).record({ id: messageId, event: target.event, payload, actions: records }, Date.now());
   const output = { ...payload, event_produced: target.event };
   const asyncComplete = definition?.asyncComplete === true || task.inputData["asyncComplete"] === true;
   return asyncComplete ? result("IN_PROGRESS", output, { awaitingExternal: true }) : result("COMPLETED", output);
 }
 
-/** Whether `handler`'s condition holds for `payload` (JavaScript over `$`); one that fails to run does not. */
-async function conditionHolds(context: PublishContext, handler: EventHandler, payload: JsonObject): Promise<boolean> {
-  if (handler.condition === undefined || handler.condition.trim() === "") return true;
+/** Whether `handler`'s condition holds for `payload` (JavaScript over `$`), and why not; one that fails to run does not. */
+async function conditionOutcome(context: PublishContext, handler: EventHandler, payload: JsonObject): Promise<{ holds: true } | { holds: false; why: string }> {
+  if (handler.condition === undefined || handler.condition.trim() === "") return { holds: true };
   const outcome = evaluateWith("javascript", handler.condition, payload, await context.scripts());
-  if (!outcome.ok) console.error(JSON.stringify({ msg: "event handler condition failed", handler: handler.name, error: outcome.error }));
-  return outcome.ok && isTruthy(outcome.value);
+  if (!outcome.ok) {
+    console.error(JSON.stringify({ msg: "event handler condition failed", handler: handler.name, error: outcome.error }));
+    return { holds: false, why: `condition failed: ${outcome.error}` };
+  }
+  return isTruthy(outcome.value) ? { holds: true } : { holds: false, why: "condition is false" };
 }
 
 /** Where an action comes from: its event, the message (the EVENT task's id), its handler and its place there. */
@@ -96,6 +116,8 @@ async function startWorkflow(
 ): Promise<ActionOutcome> {
   const input = { ...(withPayload(params.input ?? {}, payload) as JsonObject), ...stamp };
   const correlationId = params.correlationId === undefined ? undefined : payloadText(withPayload(params.correlationId, payload));
+  // The same for every delivery of this message to this action: a repeated dispatch finds it started.
+  const workflowId = await actionWorkflowId(source);
   const started = await startExecution(env, {
     name: params.name,
     ...(params.version === undefined ? {} : { version: params.version }),
@@ -103,10 +125,9 @@ async function startWorkflow(
     ...(correlationId === undefined ? {} : { correlationId }),
     ...(params.taskToDomain === undefined ? {} : { taskToDomain: params.taskToDomain }),
     baseUrl: execution.baseUrl ?? "",
-    // The same for every delivery of this message to this action: a repeated dispatch finds it started.
-    workflowId: await actionWorkflowId(source),
+    workflowId,
   });
-  if (started.ok || started.code === "ALREADY_STARTED") return { done: true };
+  if (started.ok || started.code === "ALREADY_STARTED") return { done: true, output: { workflowId } };
   return { done: false, why: started.message };
 }
 

@@ -1,10 +1,22 @@
 import type { IRequest, RouterType } from "itty-router";
 import { EventHandlerRepository, parseEventHandler, parseEventHandlers } from "../event-handlers";
 import { validationError } from "../http/errors";
-import { decodedPathParam } from "../http/params";
+import { decodedPathParam, integerQuery } from "../http/params";
+import { EventRecordRepository } from "../event-executions";
+import type { JsonObject } from "../../engine/model";
 import { requiredBody } from "./metadata";
 
 type Args = [Env, ExecutionContext];
+
+/** Orkes' paging cursor of the event records: an offset, 0 unless given. */
+function fromQuery(request: IRequest): number {
+  return integerQuery(request, "from", 0, 1_000_000) ?? 0;
+}
+
+/** Orkes' SearchResult of a whole list. */
+function searchResult(results: readonly JsonObject[]): Response {
+  return Response.json({ totalHits: results.length, results });
+}
 
 /**
  * Conductor's event handlers (`EventResource`): what to do when an EVENT task publishes an event. With no access rule
@@ -22,6 +34,15 @@ export function registerEventRoutes(router: RouterType<IRequest, Args>): void {
   });
 
   router.get("/api/event", async (_request, env) => Response.json(await new EventHandlerRepository(env.DB).list()));
+
+  // Orkes' record of what handlers did (EventClient's getAllActiveEventHandlers, getEventExecutions,
+  // getEventHandlersWithStats, getEventMessages): before the lookup by event, whose pattern they fit.
+  router.get("/api/event/execution", async (_request, env) => searchResult(await new EventRecordRepository(env.DB).handlerStats()));
+  router.get("/api/event/execution/:eventHandlerName", async (request, env) =>
+    Response.json(await new EventRecordRepository(env.DB).executionsOf(decodedPathParam(request, "eventHandlerName"), fromQuery(request))),
+  );
+  router.get("/api/event/message", async (_request, env) => searchResult(await new EventRecordRepository(env.DB).eventStats()));
+  router.get("/api/event/message/:event", async (request, env) => Response.json(await new EventRecordRepository(env.DB).messagesOf(decodedPathParam(request, "event"), fromQuery(request))));
 
   // Orkes' lookup by name; before the lookup by event, whose pattern it fits.
   router.get("/api/event/handler/:name", async (request, env) => Response.json(await new EventHandlerRepository(env.DB).get(decodedPathParam(request, "name"))));

@@ -26,10 +26,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/scheduler/admin/*", "pausing, resuming or requeueing all schedules at once"],
   ["/api/scheduler/test/*", "the scheduler's test endpoints"],
   // Event handlers themselves are served (routes/events.ts, registered after these): these paths are Orkes' others.
-  ["/api/event/execution", "event executions"],
-  ["/api/event/execution/*", "event executions"],
-  ["/api/event/message", "event messages"],
-  ["/api/event/message/*", "event messages"],
   ["/api/event/queue/*", "event queue configuration (only Conductor's internal events are published)"],
   ["/api/event/handleIncomingEvent", "incoming events"],
   ["/api/event/handler/", "event handler statistics"],
