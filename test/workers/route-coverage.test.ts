@@ -47,6 +47,7 @@ describe("every registered route", () => {
         "GET /api/scheduler/schedules/:name",
         "DELETE /api/scheduler/schedules/:name",
         ...["GET", "PUT", "DELETE"].map((method) => `${method} /api/scheduler/schedules/:name/tags`),
+        ...["pause", "resume", "requeue"].map((action) => `GET /api/scheduler/admin/${action}`),
         ...["pause", "resume"].flatMap((action) => [`GET /api/scheduler/schedules/:name/${action}`, `PUT /api/scheduler/schedules/:name/${action}`]),
       ].sort(),
     );

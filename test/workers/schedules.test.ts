@@ -408,7 +408,7 @@ describe("the rest of the scheduler API", () => {
   });
 
   it("answers 501 for the scheduler endpoints it does not serve, and serves the ones next to them", async () => {
-    for (const path of ["/api/scheduler/admin/pause", "/api/scheduler/test/timeout"]) {
+    for (const path of ["/api/scheduler/test/timeout", "/api/scheduler/test/pause"]) {
       const body = await expectRefused(await api("GET", path), 501);
       expect(body["error"]).toBe("NOT_IMPLEMENTED");
     }
@@ -472,5 +472,40 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
     // Deleting a schedule deletes the record of its fires.
     await apiOk("DELETE", "/api/scheduler/schedules/sched-rec-gone");
     expect((await search(`query=${both}`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok"]);
+  });
+});
+
+describe("every schedule at once (Orkes' /api/scheduler/admin/…)", () => {
+  it("pauses every schedule and resumes them, re-arms lost alarms (requeue), and is refused to whoever may not manage them all", async () => {
+    await registerQuick("sched_all_a");
+    await registerQuick("sched_all_b");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-all-a", "sched_all_a"));
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-all-b", "sched_all_b"));
+    const names = ["sched-all-a", "sched-all-b"];
+    const states = async () => Promise.all(names.map(async (name) => ({ paused: (await apiOk<{ paused: boolean }>("GET", `/api/scheduler/schedules/${name}`)).paused, alarm: (await armedOf(name)).alarm })));
+
+    // Someone who may start only one of the workflows may not pause them all: nothing changes.
+    const operator = await createUser("sched-all-operator", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:sched_all_a" }, { action: "WORKFLOW_READ", scope: "*" }] });
+    expect((await call("GET", "/api/scheduler/admin/pause", orkes(operator.token))).status).toBe(403);
+    expect((await states()).map((state) => state.paused)).toEqual([false, false]);
+
+    const paused = await apiOk<{ schedules: number }>("GET", "/api/scheduler/admin/pause");
+    expect(paused.schedules).toBeGreaterThanOrEqual(2);
+    expect(await states()).toEqual([{ paused: true, alarm: null }, { paused: true, alarm: null }]);
+    expect(await apiOk("GET", "/api/scheduler/schedules/sched-all-a")).toMatchObject({ pausedReason: "paused with every schedule" });
+    await apiOk("GET", "/api/scheduler/admin/resume");
+    const resumed = await states();
+    expect(resumed.map((state) => state.paused)).toEqual([false, false]);
+    for (const state of resumed) expect(state.alarm).toBe(nextNewYear());
+
+    // An alarm lost (a restored state): requeue arms it again from the schedule.
+    await runInDurableObject(trigger("sched-all-b"), async (_instance, state) => {
+      state.storage.kv.delete("armed");
+      await state.storage.deleteAlarm();
+    });
+    expect((await armedOf("sched-all-b")).alarm).toBeNull();
+    await apiOk("GET", "/api/scheduler/admin/requeue");
+    expect((await armedOf("sched-all-b")).alarm).toBe(nextNewYear());
+    for (const name of names) await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
   });
 });

@@ -121,6 +121,39 @@ async function listSchedules(request: IRequest, env: Env): Promise<Response> {
   return Response.json(listed);
 }
 
+/**
+ * Orkes' scheduler administration (SchedulerClient's `pauseAllSchedules`, `resumeAllSchedules`,
+ * `requeueAllExecutionRecords`): pauses or resumes every schedule (`change`), or re-arms each one's alarm from what
+ * D1 holds (none: a requeue, for alarms lost with a restored state). For a caller who may manage schedules of every
+ * workflow only. Answers how many schedules it acted on; one changed by another request meanwhile is left as that
+ * request made it.
+ */
+function forEverySchedule(change: { paused: boolean } | undefined, what: string) {
+  return async (request: IRequest, env: Env): Promise<Response> => {
+    const principal = principalOf(request);
+    // The empty workflow name: only grants on every workflow allow it (see schedules/access.ts).
+    requireOnSchedule(principal.grants, "manage", undefined, what);
+    const repository = new ScheduleRepository(env.DB);
+    let after = "";
+    let acted = 0;
+    for (;;) {
+      const page = await repository.page(after, LISTING_PAGE);
+      for (const schedule of page) {
+        if (change !== undefined) {
+          if (schedule.paused === change.paused) continue;
+          const reason = change.paused ? "paused with every schedule" : undefined;
+          if (!(await repository.setPaused(schedule.name, schedule.revision, change.paused, reason, principal.userId, Date.now()))) continue;
+        }
+        await trigger(env, schedule.name).arm(schedule.name);
+        acted++;
+      }
+      if (page.length < LISTING_PAGE) break;
+      after = page[page.length - 1]!.name;
+    }
+    return Response.json({ schedules: acted });
+  };
+}
+
 /** Pauses or resumes the schedule in the path (`?reason=` with a pause, shown as `pausedReason`). */
 function pauseOrResume(paused: boolean) {
   return async (request: IRequest, env: Env): Promise<Response> => {
@@ -147,7 +180,7 @@ function nextFewSchedules(request: IRequest): Response {
 
 /**
  * Orkes' scheduler API (SchedulerResource): schedules and their fires. Registered after the 501s of unsupported.ts,
- * which list the scheduler paths not served (administration, tests) and so must not overlap these, and
+ * which list the scheduler paths not served (the test endpoints) and so must not overlap these, and
  * after the tag routes (routes/tags.ts): `GET /api/scheduler/schedules/tags` is the lookup by tag, which is why no
  * schedule may be named "tags".
  */
@@ -155,6 +188,9 @@ export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void
   router.post("/api/scheduler/schedules", saveSchedule);
   router.get("/api/scheduler/schedules", listSchedules);
   router.get("/api/scheduler/nextFewSchedules", nextFewSchedules);
+  router.get("/api/scheduler/admin/pause", forEverySchedule({ paused: true }, "pausing every schedule"));
+  router.get("/api/scheduler/admin/resume", forEverySchedule({ paused: false }, "resuming every schedule"));
+  router.get("/api/scheduler/admin/requeue", forEverySchedule(undefined, "re-arming every schedule"));
   router.get("/api/scheduler/search/executions", async (request, env) =>
     Response.json(await searchScheduleExecutions(env.DB, request, readableWorkflows(principalOf(request).grants, "WORKFLOW_READ"))),
   );

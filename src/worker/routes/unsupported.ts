@@ -23,7 +23,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/workflow/:workflowId/jump/*", "jumping to a task"],
   ["/api/workflow/:workflowId/upgrade", "upgrading a running workflow's version"],
   // Schedules themselves are served (routes/schedules.ts, registered after these): these paths are not theirs.
-  ["/api/scheduler/admin/*", "pausing, resuming or requeueing all schedules at once"],
   ["/api/scheduler/test/*", "the scheduler's test endpoints"],
   // Event handlers themselves are served (routes/events.ts, registered after these): these paths are Orkes' others.
   ["/api/event/queue/*", "event queue configuration (only Conductor's internal events are published)"],
