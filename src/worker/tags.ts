@@ -112,14 +112,30 @@ export class TagRepository {
     return results.reduce((removed, result) => removed + result.meta.changes, 0);
   }
 
-  /** The names of the targets of `type` holding tag `tag`, by name. */
-  async holders(type: TagTarget["type"], tag: Tag): Promise<string[]> {
-    const { results } = await this.#db
-      .prepare(`SELECT target_name FROM metadata_tags WHERE target_type = ? AND tag_key = ? AND tag_value = ? ORDER BY target_name`)
-      .bind(type, tag.key, tag.value)
-      .all<{ target_name: string }>();
-    return results.map((row) => row.target_name);
+  /** The names of the targets of `type` holding tag `tag` (any value of its key when `value` is undefined), by name. */
+  async holders(type: TagTarget["type"], tag: { key: string; value?: string | undefined }): Promise<string[]> {
+    const statement =
+      tag.value === undefined
+        ? this.#db.prepare(`SELECT target_name FROM metadata_tags WHERE target_type = ? AND tag_key = ? ORDER BY target_name`).bind(type, tag.key)
+        : this.#db.prepare(`SELECT target_name FROM metadata_tags WHERE target_type = ? AND tag_key = ? AND tag_value = ? ORDER BY target_name`).bind(type, tag.key, tag.value);
+    return (await statement.all<{ target_name: string }>()).results.map((row) => row.target_name);
   }
+
+  /** Every tag of every target of `type`, by target name. */
+  async byName(type: TagTarget["type"]): Promise<Map<string, Tag[]>> {
+    const { results } = await this.#db
+      .prepare(`SELECT target_name, tag_key, tag_value FROM metadata_tags WHERE target_type = ? ORDER BY target_name, tag_key`)
+      .bind(type)
+      .all<{ target_name: string; tag_key: string; tag_value: string }>();
+    const tags = new Map<string, Tag[]>();
+    for (const row of results) {
+      const list = tags.get(row.target_name) ?? [];
+      list.push({ key: row.tag_key, value: row.tag_value });
+      tags.set(row.target_name, list);
+    }
+    return tags;
+  }
+
 
   /**
    * The statements that store the `tags` a definition of `target` is registered with (see {@link registeredTags}), to
@@ -169,5 +185,20 @@ export class TagRepository {
 }
 
 function tooMany(count: number) {
-  return validationError("Too many tags", [{ path: "(body)", message: `a definition holds at most ${MAX_TAGS_PER_DEFINITION} tags; this would make ${count}` }]);
+  return validationError("Too many tags", [{ path: "(body)", message: `one thing holds at most ${MAX_TAGS_PER_DEFINITION} tags; this would make ${count}` }]);
+}
+
+/**
+ * Orkes' listing options of definitions (`getAllWorkflows`, `getTaskDefs`): `tagKey` (with `tagValue`, that value
+ * only) keeps the definitions holding that tag, and `metadata=true` shows each one's `tags`. Applied to `definitions`
+ * of `type`, named by their `name`.
+ */
+export async function withTagOptions<T extends { name: string }>(db: D1Database, type: TagTarget["type"], definitions: T[], options: { tagKey?: string | undefined; tagValue?: string | undefined; metadata: boolean }): Promise<Array<T & { tags?: Tag[] }>> {
+  if (options.tagKey === undefined && !options.metadata) return definitions;
+  const repository = new TagRepository(db);
+  const holding = options.tagKey === undefined ? undefined : new Set(await repository.holders(type, { key: options.tagKey, value: options.tagValue }));
+  const kept = holding === undefined ? definitions : definitions.filter((definition) => holding.has(definition.name));
+  if (!options.metadata) return kept;
+  const tags = await repository.byName(type);
+  return kept.map((definition) => ({ ...definition, tags: tags.get(definition.name) ?? [] }));
 }

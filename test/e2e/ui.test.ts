@@ -840,6 +840,17 @@ describe("web UI", () => {
     expect((await callOk(server.url, "GET", `/api/metadata/workflow/${name}`, { key: adminKey })).json().description).toBe("edited in the UI");
     expect(admin.refusedLoads).toEqual([expect.stringContaining("status of 400")]);
     expect((await callOk(server.url, "GET", `/api/metadata/workflow/${name}`, { key: adminKey })).json().tasks[1].inputParameters.http_request.method).toBe("GET");
+    // Tagged (the MetadataClient's setWorkflowTags): the list shows its tags, and the filter finds it by one; the edit
+    // above, which did not name tags, kept none away.
+    await callOk(server.url, "PUT", `/api/metadata/workflow/${name}/tags`, { key: adminKey, body: [{ key: "team", value: "ui" }, { key: "tier", value: "gold" }] });
+    await page.getByRole("link", { name: "Definitions", exact: true }).click();
+    const row = page.locator("tr", { has: page.getByRole("link", { name, exact: true }) });
+    await expect.poll(() => row.locator(".tag").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual(["team=ui", "tier=gold"]);
+    await page.getByLabel("Filter").fill("TIER=GO");
+    await expect.poll(() => page.locator("tbody tr").count(), { timeout: STEP_TIMEOUT_MS }).toBe(1);
+    await row.waitFor();
+    await page.getByLabel("Filter").fill("tier=silver");
+    await page.getByText("No definition matches.").waitFor({ timeout: STEP_TIMEOUT_MS });
     expect(admin.problems).toEqual([]);
   });
 
@@ -874,6 +885,15 @@ describe("web UI", () => {
     await expect.poll(() => row.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain("120 s, RETRY");
     expect(await row.textContent()).toContain("2 at once");
     expect((await callOk(server.url, "GET", `/api/metadata/taskdefs/${name}`, { key: adminKey })).json()).toMatchObject({ retryCount: 2, timeoutSeconds: 120 });
+    // Tagged (the MetadataClient's setTaskTags): the list shows its tags, and the filter finds it by one.
+    await callOk(server.url, "PUT", `/api/metadata/task/${name}/tags`, { key: adminKey, body: [{ key: "lang", value: "go" }] });
+    await page.reload();
+    await expect.poll(() => row.locator(".tag").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual(["lang=go"]);
+    await page.getByLabel("Filter").fill("lang=g");
+    await row.waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel("Filter").fill("lang=rust");
+    await page.getByText("No task definition matches.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel("Filter").fill("");
 
     // A worker polls for it: the definition's page shows the worker and the empty queue.
     expect((await call(server.url, "GET", `/api/tasks/poll/batch/${name}?workerid=ui-worker-1&timeout=0`, { key: adminKey })).status).toBe(200);

@@ -7,8 +7,13 @@ interface TaskDefsModule {
   pollAgeText(lastPollTime: number, now: number): string;
 }
 
+interface DomModule {
+  matchesFilter(name: string, tags: Array<{ key: string; value: string }> | undefined, needle: string): boolean;
+}
+
 // By URL: the modules are plain JavaScript without type declarations, so TypeScript must not resolve them.
 const { limitsText, pollAgeText } = (await import(/* @vite-ignore */ new URL("../../ui/views/task-defs.js", import.meta.url).href)) as TaskDefsModule;
+const { matchesFilter } = (await import(/* @vite-ignore */ new URL("../../ui/lib/dom.js", import.meta.url).href)) as DomModule;
 
 describe("the UI's Task definitions page", () => {
   it("words the limits on handing tasks out; 0 or none is no limit, and the window is a second by default", () => {
@@ -28,5 +33,14 @@ describe("the UI's Task definitions page", () => {
     expect(pollAgeText(now - 5 * 60_000, now)).toBe("5 min ago");
     expect(pollAgeText(now - 3 * 3_600_000, now)).toBe("3 h ago");
     expect(pollAgeText(now - 3 * 86_400_000, now)).toBe("3 days ago");
+  });
+
+  it("the list filters find a definition by a part of its name or of one of its tags, key=value, in any case", () => {
+    const tags = [{ key: "team", value: "Billing" }];
+    expect(matchesFilter("encode_video", tags, "video")).toBe(true);
+    expect(matchesFilter("encode_video", tags, "team=bill")).toBe(true);
+    expect(matchesFilter("encode_video", tags, "=billing")).toBe(true);
+    expect(matchesFilter("encode_video", tags, "ops")).toBe(false);
+    expect(matchesFilter("encode_video", undefined, "team")).toBe(false);
   });
 });

@@ -168,4 +168,27 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     await apiOk("DELETE", "/api/event/tagged_handler");
     expect(await storedRows("tagged_handler")).toBe(0);
   });
+
+  it("definitions are listed by tag (Orkes' tagKey, tagValue) and with their tags (metadata=true)", async () => {
+    await register({ name: "tagged_list_a", tasks: [wait("w")] });
+    await register({ name: "tagged_list_b", tasks: [wait("w")] });
+    await apiOk("PUT", "/api/metadata/workflow/tagged_list_a/tags", [{ key: "listteam", value: "ops" }]);
+    await apiOk("PUT", "/api/metadata/workflow/tagged_list_b/tags", [{ key: "listteam", value: "dev" }]);
+    const names = async (query: string) => (await apiOk<Array<{ name: string; tags?: TagJson[] }>>("GET", `/api/metadata/workflow?${query}`)).map((definition) => definition.name);
+    expect(await names("tagKey=listteam&tagValue=ops")).toEqual(["tagged_list_a"]);
+    expect(await names("tagKey=listteam")).toEqual(["tagged_list_a", "tagged_list_b"]);
+    expect(await names("tagKey=listteam&tagValue=qa")).toEqual([]);
+    const withTags = await apiOk<Array<{ name: string; tags?: TagJson[] }>>("GET", "/api/metadata/workflow?metadata=true&tagKey=listteam");
+    expect(withTags.map((definition) => [definition.name, definition.tags])).toEqual([
+      ["tagged_list_a", [{ key: "listteam", value: "ops" }]],
+      ["tagged_list_b", [{ key: "listteam", value: "dev" }]],
+    ]);
+    // Without metadata=true the definitions are as ever, tagless.
+    expect((await apiOk<Array<Record<string, unknown>>>("GET", "/api/metadata/workflow")).every((definition) => !("tags" in definition))).toBe(true);
+    expect((await api("GET", "/api/metadata/workflow?tagValue=ops")).status).toBe(400);
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "tagged_list_task", ownerEmail: "t@example.com", tags: [{ key: "listlang", value: "go" }] }]);
+    expect((await apiOk<Array<{ name: string; tags: TagJson[] }>>("GET", "/api/metadata/taskdefs?metadata=true&tagKey=listlang&tagValue=go")).map((taskDef) => [taskDef.name, taskDef.tags])).toEqual([
+      ["tagged_list_task", [{ key: "listlang", value: "go" }]],
+    ]);
+  });
 });

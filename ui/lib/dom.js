@@ -138,3 +138,21 @@ export function keepingFocus(container, render) {
     ref !== null ? element.getAttribute("data-ref") === ref : href !== null ? element.getAttribute("href") === href : element.textContent === label);
   if (target instanceof HTMLElement) target.focus();
 }
+
+/**
+ * Tags as chips (`key=value`); nothing for none.
+ * @param {Array<{ key: string, value: string }> | undefined} tags
+ */
+export function tagList(tags) {
+  return (tags ?? []).map((tag) => h("span", { className: "tag" }, tag.value === "" ? tag.key : `${tag.key}=${tag.value}`));
+}
+
+/**
+ * True when a list filter's `needle` (lower case) is in `name` or in one of `tags` as `key=value`.
+ * @param {string} name
+ * @param {Array<{ key: string, value: string }> | undefined} tags
+ * @param {string} needle
+ */
+export function matchesFilter(name, tags, needle) {
+  return name.toLowerCase().includes(needle) || (tags ?? []).some((tag) => `${tag.key}=${tag.value}`.toLowerCase().includes(needle));
+}

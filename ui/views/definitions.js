@@ -1,9 +1,10 @@
 // @ts-check
 import { api } from "../lib/api.js";
-import { h, replaceChildren } from "../lib/dom.js";
+import { h, matchesFilter, replaceChildren, tagList } from "../lib/dom.js";
 
 /**
- * @typedef {{ name: string, version: number, description?: string, ownerEmail?: string, tasks: unknown[], updateTime?: number, createTime?: number }} Definition
+ * @typedef {{ name: string, version: number, description?: string, ownerEmail?: string, tasks: unknown[], updateTime?: number, createTime?: number,
+ *   tags?: Array<{ key: string, value: string }> }} Definition
  */
 
 /**
@@ -11,30 +12,31 @@ import { h, replaceChildren } from "../lib/dom.js";
  * @type {import("../app.js").View}
  */
 export async function renderDefinitions(container, _params, context) {
-  const filter = h("input", { id: "definition-filter", type: "search", placeholder: "name contains…" });
+  const filter = h("input", { id: "definition-filter", type: "search", placeholder: "name or key=value…" });
   const list = h("div", { className: "results", "aria-live": "polite" });
   replaceChildren(container,
     h("div", { className: "page-head" }, h("h1", {}, "Definitions"), h("a", { className: "button", href: "#/definitions/new" }, "New definition")),
     h("div", { className: "filters" }, h("div", { className: "field" }, h("label", { for: "definition-filter" }, "Filter"), filter)),
     list);
-  const definitions = /** @type {Definition[]} */ (await api("GET", "/api/metadata/workflow"));
+  const definitions = /** @type {Definition[]} */ (await api("GET", "/api/metadata/workflow?metadata=true"));
   if (!context.active()) return;
   definitions.sort((a, b) => a.name.localeCompare(b.name) || b.version - a.version);
 
   function render() {
     const needle = filter.value.trim().toLowerCase();
-    const shown = definitions.filter((definition) => definition.name.toLowerCase().includes(needle));
+    const shown = definitions.filter((definition) => matchesFilter(definition.name, definition.tags, needle));
     if (shown.length === 0) {
       replaceChildren(list, h("p", { className: "empty" }, definitions.length === 0 ? "No definition is registered yet." : "No definition matches."));
       return;
     }
     replaceChildren(list, h("div", { className: "table-wrap" }, h("table", {},
       h("caption", { className: "visually-hidden" }, "Definitions"),
-      h("thead", {}, h("tr", {}, ["Name", "Version", "Tasks", "Description", "Owner"].map((title) => h("th", { scope: "col" }, title)))),
+      h("thead", {}, h("tr", {}, ["Name", "Version", "Tasks", "Tags", "Description", "Owner"].map((title) => h("th", { scope: "col" }, title)))),
       h("tbody", {}, shown.map((definition) => h("tr", {},
         h("td", {}, h("a", { href: `#/definitions/${encodeURIComponent(definition.name)}/${definition.version}` }, definition.name)),
         h("td", {}, String(definition.version)),
         h("td", {}, String(definition.tasks.length)),
+        h("td", {}, tagList(definition.tags)),
         h("td", {}, definition.description ?? ""),
         h("td", {}, definition.ownerEmail ?? "")))))));
   }

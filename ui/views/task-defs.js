@@ -1,12 +1,12 @@
 // @ts-check
 import { api, permissionsAt } from "../lib/api.js";
-import { h, replaceChildren } from "../lib/dom.js";
+import { h, matchesFilter, replaceChildren, tagList } from "../lib/dom.js";
 import { entityEditor } from "../lib/entity-editor.js";
 
 /**
  * @typedef {{ name: string, description?: string, retryCount: number, retryLogic: string, retryDelaySeconds: number,
  *   timeoutSeconds: number, timeoutPolicy: string, concurrentExecLimit?: number, rateLimitPerFrequency?: number,
- *   rateLimitFrequencyInSeconds?: number }} TaskDef
+ *   rateLimitFrequencyInSeconds?: number, tags?: Array<{ key: string, value: string }> }} TaskDef
  * @typedef {{ queueName: string, domain: string | null, workerId: string, lastPollTime: number }} PollData
  */
 
@@ -77,9 +77,9 @@ const editPath = (name) => `#/taskdefs/${encodeURIComponent(name)}`;
  * @type {import("../app.js").View}
  */
 export async function renderTaskDefs(container, _params, context) {
-  const filter = h("input", { id: "taskdef-filter", type: "search", placeholder: "name contains…" });
+  const filter = h("input", { id: "taskdef-filter", type: "search", placeholder: "name or key=value…" });
   const list = h("div", { className: "results", "aria-live": "polite" });
-  const [taskDefs, permissions] = await Promise.all([/** @type {Promise<TaskDef[]>} */ (api("GET", "/api/metadata/taskdefs")), permissionsAt("*")]);
+  const [taskDefs, permissions] = await Promise.all([/** @type {Promise<TaskDef[]>} */ (api("GET", "/api/metadata/taskdefs?metadata=true")), permissionsAt("*")]);
   if (!context.active()) return;
   const canEdit = permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE");
   const sizes = permissions.has("TASK_READ") ? await queueSizes(taskDefs.map((taskDef) => taskDef.name)) : undefined;
@@ -92,20 +92,21 @@ export async function renderTaskDefs(container, _params, context) {
 
   function render() {
     const needle = filter.value.trim().toLowerCase();
-    const shown = taskDefs.filter((taskDef) => taskDef.name.toLowerCase().includes(needle));
+    const shown = taskDefs.filter((taskDef) => matchesFilter(taskDef.name, taskDef.tags, needle));
     if (shown.length === 0) {
       replaceChildren(list, h("p", { className: "empty" }, taskDefs.length === 0 ? "No task definition is registered yet." : "No task definition matches."));
       return;
     }
     replaceChildren(list, h("div", { className: "table-wrap" }, h("table", {},
       h("caption", { className: "visually-hidden" }, "Task definitions"),
-      h("thead", {}, h("tr", {}, ["Name", "Retries", "Timeout", "Limits", ...(sizes ? ["Waiting for a worker"] : []), "Description"].map((title) => h("th", { scope: "col" }, title)))),
+      h("thead", {}, h("tr", {}, ["Name", "Retries", "Timeout", "Limits", ...(sizes ? ["Waiting for a worker"] : []), "Tags", "Description"].map((title) => h("th", { scope: "col" }, title)))),
       h("tbody", {}, shown.map((taskDef) => h("tr", {},
         h("td", {}, h("a", { href: editPath(taskDef.name) }, taskDef.name)),
         h("td", {}, taskDef.retryCount === 0 ? "none" : `${taskDef.retryCount} × ${taskDef.retryLogic}, ${taskDef.retryDelaySeconds} s`),
         h("td", {}, taskDef.timeoutSeconds > 0 ? `${taskDef.timeoutSeconds} s, ${taskDef.timeoutPolicy}` : "none"),
         h("td", {}, limitsText(taskDef)),
         sizes ? h("td", {}, String(sizes.get(taskDef.name) ?? 0)) : null,
+        h("td", {}, tagList(taskDef.tags)),
         h("td", {}, taskDef.description ?? "")))))));
   }
   filter.addEventListener("input", render);

@@ -9,11 +9,11 @@ import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
-import { TagRepository, registeredTags, type TagTarget } from "../tags";
+import { TagRepository, registeredTags, withTagOptions, type TagTarget } from "../tags";
 import { readRequiredJsonBody } from "../http/body";
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
-import { booleanQuery, decodedPathParam, integerQuery } from "../http/params";
+import { booleanQuery, decodedPathParam, integerQuery, queryValue } from "../http/params";
 
 type Args = [Env, ExecutionContext];
 
@@ -92,6 +92,14 @@ export async function registrationTagStatements(env: Env, type: TagTarget["type"
   return statements;
 }
 
+/** Orkes' `tagKey`, `tagValue` and `metadata` of a listing of definitions (see `withTagOptions`). */
+export function tagListingOptions(request: IRequest): { tagKey: string | undefined; tagValue: string | undefined; metadata: boolean } {
+  const tagKey = queryValue(request, "tagKey") || undefined;
+  const tagValue = queryValue(request, "tagValue");
+  if (tagKey === undefined && tagValue !== undefined && tagValue !== "") throw validationError("Invalid query", [{ path: "tagValue", message: "needs tagKey" }]);
+  return { tagKey, tagValue: tagKey === undefined ? undefined : tagValue, metadata: booleanQuery(request, "metadata", false) };
+}
+
 function name(request: IRequest): string {
   return decodedPathParam(request, "name");
 }
@@ -123,7 +131,9 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     return new Response(null, { status: 200 });
   });
 
-  router.get("/api/metadata/workflow", async (_request, env) => Response.json(await new DefinitionRepository(env.DB).list()));
+  router.get("/api/metadata/workflow", async (request, env) =>
+    Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", await new DefinitionRepository(env.DB).list(), tagListingOptions(request))),
+  );
 
   router.get("/api/metadata/workflow/:name", async (request, env) => {
     const version = integerQuery(request, "version", 1, Number.MAX_SAFE_INTEGER);

@@ -5,8 +5,8 @@ import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { TaskDefRepository } from "../task-defs";
-import { registrationTagStatements, requiredBody } from "./metadata";
-import { TagRepository, registeredTags } from "../tags";
+import { registrationTagStatements, requiredBody, tagListingOptions } from "./metadata";
+import { TagRepository, registeredTags, withTagOptions } from "../tags";
 
 type Args = [Env, ExecutionContext];
 
@@ -55,7 +55,9 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     return new Response(null, { status: 200 });
   });
 
-  router.get("/api/metadata/taskdefs", async (_request, env) => Response.json(await new TaskDefRepository(env.DB).list()));
+  router.get("/api/metadata/taskdefs", async (request, env) =>
+    Response.json(await withTagOptions(env.DB, "TASK_DEF", await new TaskDefRepository(env.DB).list(), tagListingOptions(request))),
+  );
 
   router.get("/api/metadata/taskdefs/:name", async (request, env) => {
     const name = decodedPathParam(request, "name");
