@@ -1031,6 +1031,22 @@ describe("task workers written against the client (TaskManager, TaskHandler)", (
     expect([...calls].filter((call) => !/^(POST \/api\/token 200 application\/json|GET \/api\/tasks\/poll\/batch\/client_(greet|slow|flaky) 200 application\/json|POST \/api\/tasks\/update-v2 (204 -|200 application\/json))$/.test(call))).toEqual([]);
   });
 
+  it("a worker of a domain gets the tasks of a workflow started with fallback domains (\"<domain>,NO_DOMAIN\") while it polls", async () => {
+    const taskName = `client_domain_task_${suffix}`;
+    const domain = "e2e-gpu";
+    const flowName = `client_domain_flow_${suffix}`;
+    await new ConductorWorkflow(executor, flowName).add(simpleTask("render", taskName, {})).outputParameters({ by: "${render.output.by}" }).register(true);
+    const gpuWorker: ConductorWorker = { taskDefName: taskName, domain, execute: async () => ({ status: "COMPLETED", outputData: { by: "gpu" } }) };
+    manager = new TaskManager(workerClient, [gpuWorker], { logger, options: { workerID: WORKER_ID, pollInterval: 100, concurrency: 1 } });
+    manager.startPolling();
+    // Its polls make the domain active: then, and only then, the fallback list sends tasks there.
+    await until("the domain worker's polls recorded", () => tasks.getTaskPollData(taskName), (polls) => polls.some((poll) => poll.domain === domain), 10_000);
+    const workflowId = await executor.startWorkflow({ name: flowName, version: 1, input: {}, taskToDomain: { [taskName]: `${domain},NO_DOMAIN` } });
+    const done = await workflowReaches(workflowId, "COMPLETED");
+    expect(done.output).toEqual({ by: "gpu" });
+    expect(taskOf(done, "render")).toMatchObject({ domain, workerId: WORKER_ID });
+  });
+
   it("a TaskHandler (the 4.0.0 runner) runs the same workers and stops", async () => {
     const before = complaints.length;
     handler = new TaskHandler({ client: workerClient, workers, scanForDecorated: false, logger });
