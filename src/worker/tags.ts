@@ -2,8 +2,8 @@ import * as v from "valibot";
 import { parseOrThrow, requestObject } from "./schemas";
 import { validationError } from "./http/errors";
 
-/** Most tags one definition holds. */
-export const MAX_TAGS_PER_DEFINITION = 100;
+/** Most tags one thing (a definition, a schedule, an event handler) holds. */
+export const MAX_TAGS_PER_TARGET = 100;
 /** Longest tag key or value, in characters. */
 export const MAX_TAG_LENGTH = 256;
 
@@ -36,7 +36,7 @@ export const TagSchema = requestObject({
 /** A list of tags (`PUT …/tags`, a definition's `tags`); a key given twice keeps its last value. */
 export const TagListSchema = v.pipe(
   v.array(TagSchema, "must be an array of tags ({key, value})"),
-  v.maxLength(MAX_TAGS_PER_DEFINITION, `must hold at most ${MAX_TAGS_PER_DEFINITION} tags`),
+  v.maxLength(MAX_TAGS_PER_TARGET, `must hold at most ${MAX_TAGS_PER_TARGET} tags`),
   v.transform((tags: Tag[]) => distinctTags(tags)),
 );
 
@@ -59,11 +59,10 @@ export function registeredTags(input: unknown, path: string): { tags: Tag[]; ove
   return { tags, overwrite };
 }
 
-
-
 /**
- * Tags of workflow and task definitions, in D1. Writes that go with a definition's own are statements the definition's
- * repository adds to its batch, so a definition and its tags are stored, or refused, together.
+ * Tags of workflow and task definitions, schedules and event handlers, in D1. Writes that go with a definition's own
+ * are statements the definition's repository adds to its batch, so a definition and its tags are stored, or refused,
+ * together.
  */
 export class TagRepository {
   readonly #db: D1Database;
@@ -72,7 +71,7 @@ export class TagRepository {
     this.#db = db;
   }
 
-  /** The tags of `target`, by key then value. */
+  /** The tags of `target`, by key. */
   async list(target: TagTarget): Promise<Tag[]> {
     const { results } = await this.#db
       .prepare(`SELECT tag_key, tag_value FROM metadata_tags WHERE target_type = ? AND target_name = ? ORDER BY tag_key, tag_value`)
@@ -87,12 +86,16 @@ export class TagRepository {
     return results.map((row) => ({ key: row.tag_key, value: row.tag_value }));
   }
 
-  /** Adds `tags` to those of `target` (refused past {@link MAX_TAGS_PER_DEFINITION}); true unless `target` is gone. */
+  /** Adds `tags` to those of `target` (refused past {@link MAX_TAGS_PER_TARGET}); true unless `target` is gone. */
   async add(target: TagTarget, tags: readonly Tag[]): Promise<boolean> {
-    const held = await this.list(target);
-    const after = distinctTags([...held, ...tags]);
-    if (after.length > MAX_TAGS_PER_DEFINITION) throw tooMany(after.length);
-    return this.#run(target, this.insertStatements(target, tags));
+    return this.#run(target, await this.#addStatements(target, tags));
+  }
+
+  /** The statements adding `tags` to those `target` holds now; refused (400) when that would make more than {@link MAX_TAGS_PER_TARGET}. */
+  async #addStatements(target: TagTarget, tags: readonly Tag[]): Promise<D1PreparedStatement[]> {
+    const after = distinctTags([...(await this.list(target)), ...tags]);
+    if (after.length > MAX_TAGS_PER_TARGET) throw tooMany(after.length);
+    return this.insertStatements(target, tags);
   }
 
   /** Replaces the tags of `target` by `tags`; true unless `target` is gone. */
@@ -136,18 +139,15 @@ export class TagRepository {
     return tags;
   }
 
-
   /**
    * The statements that store the `tags` a definition of `target` is registered with (see {@link registeredTags}), to
    * run in the batch that stores the definition: they replace its tags, or are added to them (refused past
-   * {@link MAX_TAGS_PER_DEFINITION}).
+   * {@link MAX_TAGS_PER_TARGET}).
    */
   async registrationStatements(target: TagTarget, registered: { tags: Tag[]; overwrite: boolean } | undefined): Promise<D1PreparedStatement[]> {
     if (registered === undefined) return [];
     if (registered.overwrite) return [this.deleteStatement(target), ...this.insertStatements(target, registered.tags)];
-    const after = distinctTags([...(await this.list(target)), ...registered.tags]);
-    if (after.length > MAX_TAGS_PER_DEFINITION) throw tooMany(after.length);
-    return this.insertStatements(target, registered.tags);
+    return this.#addStatements(target, registered.tags);
   }
 
   /**
@@ -185,7 +185,7 @@ export class TagRepository {
 }
 
 function tooMany(count: number) {
-  return validationError("Too many tags", [{ path: "(body)", message: `one thing holds at most ${MAX_TAGS_PER_DEFINITION} tags; this would make ${count}` }]);
+  return validationError("Too many tags", [{ path: "(body)", message: `one thing holds at most ${MAX_TAGS_PER_TARGET} tags; this would make ${count}` }]);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { MAX_TAGS_PER_DEFINITION } from "../../src/worker/tags";
+import { MAX_TAGS_PER_TARGET } from "../../src/worker/tags";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, register } from "./helpers";
 
@@ -88,7 +88,7 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
       ["POST", [{ key: "k", value: "v" }], "(body)"],
       ["PUT", { key: "k", value: "v" }, "(body)"],
       ["PUT", [{ key: "k", value: "v" }, { key: 7, value: "v" }], "[1].key"],
-      ["PUT", Array.from({ length: MAX_TAGS_PER_DEFINITION + 1 }, (_, index) => ({ key: `k${index}`, value: "v" })), "(body)"],
+      ["PUT", Array.from({ length: MAX_TAGS_PER_TARGET + 1 }, (_, index) => ({ key: `k${index}`, value: "v" })), "(body)"],
     ];
     for (const [method, body, errorPath] of refusals) {
       const response = await api(method, path, body);
@@ -99,9 +99,9 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     }
     expect(await storedRows("tagged_refused")).toBe(0);
     // Past the limit by adding one: refused, the others kept.
-    await apiOk("PUT", path, Array.from({ length: MAX_TAGS_PER_DEFINITION }, (_, index) => ({ key: `k${index}`, value: "v" })));
+    await apiOk("PUT", path, Array.from({ length: MAX_TAGS_PER_TARGET }, (_, index) => ({ key: `k${index}`, value: "v" })));
     expect((await api("POST", path, { key: "one", value: "more" })).status).toBe(400);
-    expect(await storedRows("tagged_refused")).toBe(MAX_TAGS_PER_DEFINITION);
+    expect(await storedRows("tagged_refused")).toBe(MAX_TAGS_PER_TARGET);
     for (const [method, body] of [["GET", undefined], ["POST", { key: "k", value: "v" }], ["PUT", []], ["DELETE", { key: "k0", value: "v" }]] as const) {
       const response = await api(method, "/api/metadata/workflow/no_such_flow/tags", body);
       expect(response.status, method).toBe(404);
