@@ -1086,6 +1086,25 @@ describe("web UI", () => {
     expect(await row.textContent()).toContain("$.approved");
     await screenshot(page, "event-handlers");
 
+    // An EVENT task publishes to it: the handler's page shows what its action did (the workflow it started, linked).
+    const publisher = `${parentName}_publisher`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name: publisher, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: "announce", taskReferenceName: "announce", type: "EVENT", sink: "conductor:approvals", inputParameters: { approved: true } }] },
+    });
+    await callOk(server.url, "PUT", "/api/event", { key: adminKey, body: { ...handler, event: `conductor:${publisher}:approvals` } });
+    const published = (await callOk(server.url, "POST", "/api/workflow", { key: adminKey, body: { name: publisher } })).text.trim();
+    await waitForStatus(server.url, adminKey, published, ["COMPLETED"]);
+    await page.getByRole("link", { name, exact: true }).click();
+    const history = page.getByRole("table", { name: "Recent actions" });
+    await history.waitFor({ timeout: STEP_TIMEOUT_MS });
+    const cells = await history.locator("tbody tr").first().locator("td").allTextContents();
+    expect(cells.slice(1, 3)).toEqual([expect.any(String), "start_workflow"]);
+    expect(cells[3]).toMatch(/^completed [0-9a-f-]{36}$/);
+    await screenshot(page, "event-handler-actions");
+    await callOk(server.url, "PUT", "/api/event", { key: adminKey, body: handler });
+    await page.getByRole("link", { name: "Event handlers" }).click();
+
     await page.getByRole("link", { name, exact: true }).click();
     const edited = page.getByLabel("Event handler (JSON)");
     await expect.poll(() => edited.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain(`"name": "${name}"`);

@@ -1,12 +1,15 @@
 // @ts-check
 import { api, ApiError } from "../lib/api.js";
-import { h, replaceChildren } from "../lib/dom.js";
+import { formatTime, h, replaceChildren } from "../lib/dom.js";
 import { entityEditor } from "../lib/entity-editor.js";
 
 /**
  * Conductor's EventHandler, as `/api/event` answers it.
  * @typedef {{ name: string, event: string, active: boolean, condition?: string, description?: string,
  *   actions: Array<{ action: string } & Record<string, unknown>> }} EventHandler
+ * What one action of a handler did with one message (Orkes' event execution).
+ * @typedef {{ id: string, messageId: string, action: string, status: "COMPLETED" | "FAILED" | "SKIPPED",
+ *   statusDescription?: string, output: Record<string, unknown>, created: number }} EventExecution
  */
 
 /** What "New event handler" starts from: complete a waiting task of the workflow the payload names. */
@@ -100,4 +103,42 @@ export async function renderEventHandlerEditor(container, _params, context, name
       "Actions: start_workflow {name, version?, input?, correlationId?}, complete_task and fail_task {workflowId, taskRefName or taskId, output?}, ",
       "terminate_workflow {workflowId, terminationReason?}, update_workflow_variables {workflowId, variables}. A handler sent without active is inactive."),
   }, context));
+  if (existing && name !== undefined) {
+    const history = await recentActions(name);
+    if (context.active()) container.append(history);
+  }
+}
+
+/** How many of a handler's latest actions its page shows. */
+const RECENT_ACTIONS = 10;
+
+/**
+ * What handler `name` did with the latest events: each action taken (a started workflow linked), failed and why, or
+ * skipped by the condition.
+ * @param {string} name
+ * @returns {Promise<HTMLElement>}
+ */
+async function recentActions(name) {
+  const executions = /** @type {EventExecution[]} */ (await api("GET", `/api/event/execution/${encodeURIComponent(name)}`)).slice(0, RECENT_ACTIONS);
+  const body = executions.length === 0
+    ? h("p", { className: "empty" }, "No event has reached it yet.")
+    : h("div", { className: "table-wrap" }, h("table", { "aria-labelledby": "handler-history" },
+      h("thead", {}, h("tr", {}, ["When", "Message", "Action", "Outcome"].map((title) => h("th", { scope: "col" }, title)))),
+      h("tbody", {}, executions.map((execution) => h("tr", {},
+        h("td", {}, formatTime(execution.created)),
+        h("td", {}, h("code", {}, execution.messageId)),
+        h("td", {}, execution.action),
+        h("td", {}, actionOutcome(execution)))))));
+  return h("section", { className: "panel", "aria-labelledby": "handler-history" }, h("h2", { id: "handler-history" }, "Recent actions"), body);
+}
+
+/**
+ * An action's outcome: taken (with the workflow it started, linked), failed and why, or skipped and why.
+ * @param {EventExecution} execution
+ */
+function actionOutcome(execution) {
+  const badge = h("span", { className: `badge status-${execution.status}` }, execution.status.toLowerCase());
+  const started = typeof execution.output["workflowId"] === "string" ? execution.output["workflowId"] : undefined;
+  if (started !== undefined) return [badge, " ", h("a", { href: `#/executions/${encodeURIComponent(started)}` }, started)];
+  return [badge, " ", execution.statusDescription ?? ""];
 }
