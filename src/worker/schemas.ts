@@ -138,7 +138,6 @@ const TaskExecLog = requestObject({
   ),
 });
 
-/** Conductor's `TaskResult`, body of `POST /api/tasks`. */
 const nonEmptyString = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"));
 
 /** What a TaskResult says of its task, besides the ids of the task and its workflow. */
@@ -170,6 +169,8 @@ export const TaskResultRequest = requestObject({
   /** A heartbeat of the worker that holds the task, not a result: the rest of the TaskResult is ignored, as Conductor does. */
   extendLease: v.optional(v.boolean("must be true or false")),
 });
+/** Parsed {@link TaskResultRequest}. */
+export type TaskResultRequest = v.InferOutput<typeof TaskResultRequest>;
 
 /** An id that may be given empty, which means absent. */
 const optionalId = v.pipe(
@@ -195,8 +196,6 @@ export const WorkflowStateUpdateBody = v.pipe(
 );
 /** Parsed {@link WorkflowStateUpdateBody}. */
 export type WorkflowStateUpdateBody = v.InferOutput<typeof WorkflowStateUpdateBody>;
-/** Parsed {@link TaskResultRequest}. */
-export type TaskResultRequest = v.InferOutput<typeof TaskResultRequest>;
 
 /** A task status given in a completion path. */
 export const ExternalStatus = v.picklist(EXTERNAL_TASK_STATUSES, `status must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`);

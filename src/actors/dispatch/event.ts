@@ -28,9 +28,10 @@ export interface PublishContext {
  * Publishes an EVENT task's event to the active handlers of that event (Conductor's internal queue, without the
  * queue: the handlers run as the task is dispatched), then completes the task with the payload and `event_produced`,
  * or keeps it IN_PROGRESS for someone outside when it is `asyncComplete`. A handler whose condition does not hold is
- * passed over (its actions recorded SKIPPED). What each action did is recorded (see `EventRecordRepository`). An action that cannot be taken (no such workflow or task, a start refused) is logged and the others go
- * on, as in Conductor; a failure to reach D1 or another object throws, and the task's dispatch is tried again, every
- * action with it: a task already completed refuses a second completion, and a start repeats under the same id.
+ * passed over (its actions recorded SKIPPED). An action that cannot be taken (no such workflow or task, a start
+ * refused) is logged and recorded FAILED, and the others go on, as in Conductor; what each action did is recorded (see
+ * `EventRecordRepository`). A failure to reach D1 or another object throws, and the task's dispatch is tried again,
+ * every action with it: a task already completed refuses a second completion, and a start repeats under the same id.
  */
 export async function dispatchEvent(context: PublishContext, execution: WorkflowExecution, task: TaskExecution, definition: WorkflowTaskDef | undefined): Promise<DispatchResult> {
   const result = (status: DispatchResult["status"], output: JsonObject, extra: Partial<DispatchResult> = {}): DispatchResult => ({ type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output, ...extra });

@@ -89,7 +89,6 @@ function checkInputSize(env: Env, what: string, input: JsonObject | undefined): 
   if (bytes !== undefined) throw new ApiError(413, "PAYLOAD_TOO_LARGE", oversizeReason(what, bytes, limit));
 }
 
-/** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
 /** How long a synchronous call (execute, a state update) waits: Orkes' `waitForSeconds` and `waitUntilTaskRef` (comma-separated). */
 interface SynchronousWait {
   ms: number;
@@ -122,6 +121,7 @@ function workflowRunResponse(request: IRequest, workflowId: string, settled: Set
   return jsonTextResponse(targetWorkflowText(settled.workflowJson, workflowId, settled.status, echoedRequestId(request)), workflowRunStatus(settled, wait));
 }
 
+/** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
 async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, wait?: SynchronousWait): Promise<StartOutcome & { ok: true }> {
   checkInputSize(env, "The workflow input", request.input);
   const options: StartOptions = {
