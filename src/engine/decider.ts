@@ -881,7 +881,11 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     const paced = guard >= PASSES_PER_DECISION || visited >= VISITS_PER_DECISION;
     // Lanes are looked at afresh after every move: a move can start lanes (a fork) or end the workflow.
     const lanes = activeLanes(draft.state);
-    for (const lane of lanes) {
+    // As Conductor lists them, a fork's branches (and what they fork in turn) are scheduled before the JOIN that
+    // follows it: the lane of a fork whose branches are still starting moves after them (and at the latest when nothing
+    // else moves, so this only ever changes the order).
+    const deferred = lanes.length > 1 ? lanes.filter((lane) => branchesStarting(draft.state, lane, lanes)) : [];
+    for (const lane of deferred.length === 0 ? lanes : [...lanes.filter((lane) => !deferred.includes(lane)), ...deferred]) {
       const outcome = moveLane(draft, lane, lanes, env, effects, paced);
       if (outcome === "ended") return;
       if (outcome === "waiting") waiting = true;
@@ -896,6 +900,23 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     return;
   }
   throw new Error("advance did not settle");
+}
+
+/**
+ * True when `lane`'s head is a completed fork one of whose branches (among `lanes`) is still starting: it has not
+ * scheduled its first task, or its head is a fork of its own (which has its branches, and then its JOIN, to schedule).
+ */
+function branchesStarting(state: WorkflowExecution, lane: ActiveLane, lanes: readonly ActiveLane[]): boolean {
+  const head = lane.head;
+  if (head === undefined || head.status !== "COMPLETED") return false;
+  const plan = planOf(state.definition);
+  const forked = plan.steps[head.definitionIndex]?.fork?.lanes;
+  if (forked === undefined || forked.length === 0) return false;
+  return lanes.some(
+    (other) =>
+      forked.includes(other.id) &&
+      (other.head === undefined ? other.span.first < other.span.end : plan.steps[other.head.definitionIndex]?.fork !== undefined),
+  );
 }
 
 /**

@@ -419,17 +419,17 @@ describe("DO_WHILE with a FORK_JOIN in its loop", () => {
 
   it("runs the fork's branches afresh in each iteration, the JOIN waiting for that iteration's tasks, then goes on", () => {
     let state = started([forkLoop(), http("post", { n: "${fan_join.output.c.body}" })]).state;
-    expect(pending(state)).toEqual(["loop", "fan_join__1", "a__1", "b__1"]);
+    expect(pending(state)).toEqual(["loop", "a__1", "b__1", "fan_join__1"]);
     state = finish(state, "a__1", 1_001);
     state = finish(state, "b__1", 1_002);
     expect(pending(state)).toEqual(["loop", "fan_join__1", "c__1"]);
     state = finish(state, "c__1", 1_003);
     // Iteration 2: the same fork again, and a JOIN that does not take iteration 1's outputs for its own.
-    expect(pending(state)).toEqual(["loop", "fan_join__2", "a__2", "b__2"]);
+    expect(pending(state)).toEqual(["loop", "a__2", "b__2", "fan_join__2"]);
     expect(instance(state, "fan_join__1")).toMatchObject({ status: "COMPLETED", outputData: { a: { body: "a__1" }, c: { body: "c__1" } } });
     state = finish(state, "b__2", 1_004);
     state = finish(state, "c__2", 1_005);
-    expect(pending(state)).toEqual(["loop", "fan_join__2", "a__2"]);
+    expect(pending(state)).toEqual(["loop", "a__2", "fan_join__2"]);
     state = finish(state, "a__2", 1_006);
     expect(instance(state, "fan_join__2")).toMatchObject({ status: "COMPLETED", outputData: { a: { body: "a__2" }, c: { body: "c__2" } } });
     expect(instance(state, "loop")).toMatchObject({ status: "COMPLETED", iteration: 2 });
@@ -447,7 +447,7 @@ describe("DO_WHILE with a FORK_JOIN in its loop", () => {
     // The JOIN went on without it; the iteration waits for it.
     expect(pending(state)).toEqual(["loop", "slow__1"]);
     state = decide(state, { type: "externalUpdate", taskId: instance(state, "slow__1").taskId, status: "COMPLETED", output: { late: true } }, env(1_003)).state;
-    expect(pending(state)).toEqual(["loop", "fan_join__2", "a__2", "slow__2"]);
+    expect(pending(state)).toEqual(["loop", "a__2", "slow__2", "fan_join__2"]);
     expect(instance(state, "loop").outputData["1"]).toMatchObject({ slow: { late: true } });
   });
 
@@ -459,10 +459,10 @@ describe("DO_WHILE with a FORK_JOIN in its loop", () => {
     expect(instance(state, "loop")).toMatchObject({ status: "FAILED", reasonForIncompletion: "Task a__1 failed: a__1 went wrong" });
     state = decide(state, { type: "retry" }, env(5_000)).state;
     expect(state.status).toBe("RUNNING");
-    expect(pending(state)).toEqual(["loop", "fan_join__1", "a__1", "b__1"]);
+    expect(pending(state)).toEqual(["loop", "a__1", "b__1", "fan_join__1"]);
     // The new run's tasks only: the failed a__1 and canceled b__1 of the first run are not its JOIN's.
     const newRun = state.tasks.filter((task) => task.seq > instance(state, "loop").seq).map((task) => `${task.referenceTaskName}:${task.status}`);
-    expect(newRun).toEqual(["fan__1:COMPLETED", "fan_join__1:IN_PROGRESS", "a__1:IN_PROGRESS", "b__1:IN_PROGRESS"]);
+    expect(newRun).toEqual(["fan__1:COMPLETED", "a__1:IN_PROGRESS", "b__1:IN_PROGRESS", "fan_join__1:IN_PROGRESS"]);
 
     // An optional DO_WHILE lets the workflow go on: the other branch's task does not run on beside it.
     let optional = started([forkLoop({ optional: true }), http("post")]).state;

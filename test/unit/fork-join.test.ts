@@ -81,6 +81,17 @@ describe("FORK_JOIN and JOIN running", () => {
     expect(afterPre.state.status).toBe("RUNNING");
   });
 
+  it("lists a fork's branch tasks before its JOIN, as Conductor schedules them; a fork nested in a branch lists its own first", () => {
+    const afterPre = finish(started(tasks).state, "pre", 2_000).state;
+    expect(afterPre.tasks.map((task) => task.referenceTaskName)).toEqual(["pre", "fork", "a1", "b1", "join"]);
+    const nested = started([fork("outer", [[fork("inner", [[http("i1")], [http("i2")]]), join("inner_join", ["i1", "i2"])], [http("b1")]]), join("outer_join", ["inner_join", "b1"])]).state;
+    const order = nested.tasks.map((task) => task.referenceTaskName);
+    expect(order[0]).toBe("outer");
+    expect(order.at(-1)).toBe("outer_join");
+    for (const ref of ["i1", "i2"]) expect(order.indexOf(ref)).toBeLessThan(order.indexOf("inner_join"));
+    expect(order.indexOf("inner")).toBeLessThan(order.indexOf("i1"));
+  });
+
   it("completes the JOIN with each joined task's output once all of them ended, then goes on", () => {
     let state = finish(started(tasks).state, "pre", 2_000).state;
     state = finish(state, "b1", 3_000).state;
@@ -127,7 +138,7 @@ describe("FORK_JOIN and JOIN running", () => {
     const state = finish(started(retrying).state, "a1", 2_000, "FAILED");
     expect(state.state.status).toBe("RUNNING");
     expect(dispatched(state)).toEqual(["a1"]);
-    expect(state.state.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["fork:COMPLETED", "join:IN_PROGRESS", "a1:FAILED", "b1:IN_PROGRESS", "a1:IN_PROGRESS"]);
+    expect(state.state.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["fork:COMPLETED", "a1:FAILED", "b1:IN_PROGRESS", "join:IN_PROGRESS", "a1:IN_PROGRESS"]);
   });
 
   it("absorbs an optional branch task's failure: the JOIN completes with its output", () => {
