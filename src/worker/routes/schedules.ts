@@ -109,14 +109,9 @@ async function listSchedules(request: IRequest, env: Env): Promise<Response> {
   const repository = new ScheduleRepository(env.DB);
   const now = Date.now();
   const listed: JsonObject[] = [];
-  let after = "";
-  while (listed.length < MAX_LISTED_SCHEDULES) {
-    const page = await repository.page(after, LISTING_PAGE, workflowName);
-    for (const schedule of page) {
-      if (listed.length < MAX_LISTED_SCHEDULES && mayOnSchedule(grants, "read", schedule.workflowName)) listed.push(scheduleJson(schedule, now));
-    }
-    if (page.length < LISTING_PAGE) break;
-    after = page[page.length - 1]!.name;
+  for await (const schedule of repository.each(LISTING_PAGE, workflowName)) {
+    if (mayOnSchedule(grants, "read", schedule.workflowName)) listed.push(scheduleJson(schedule, now));
+    if (listed.length === MAX_LISTED_SCHEDULES) break;
   }
   return Response.json(listed);
 }
@@ -134,21 +129,15 @@ function forEverySchedule(change: { paused: boolean } | undefined, what: string)
     // The empty workflow name: only grants on every workflow allow it (see schedules/access.ts).
     requireOnSchedule(principal.grants, "manage", undefined, what);
     const repository = new ScheduleRepository(env.DB);
-    let after = "";
     let acted = 0;
-    for (;;) {
-      const page = await repository.page(after, LISTING_PAGE);
-      for (const schedule of page) {
-        if (change !== undefined) {
-          if (schedule.paused === change.paused) continue;
-          const reason = change.paused ? "paused with every schedule" : undefined;
-          if (!(await repository.setPaused(schedule.name, schedule.revision, change.paused, reason, principal.userId, Date.now()))) continue;
-        }
-        await trigger(env, schedule.name).arm(schedule.name);
-        acted++;
+    for await (const schedule of repository.each(LISTING_PAGE)) {
+      if (change !== undefined) {
+        if (schedule.paused === change.paused) continue;
+        const reason = change.paused ? "paused with every schedule" : undefined;
+        if (!(await repository.setPaused(schedule.name, schedule.revision, change.paused, reason, principal.userId, Date.now()))) continue;
       }
-      if (page.length < LISTING_PAGE) break;
-      after = page[page.length - 1]!.name;
+      await trigger(env, schedule.name).arm(schedule.name);
+      acted++;
     }
     return Response.json({ schedules: acted });
   };

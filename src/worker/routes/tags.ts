@@ -1,5 +1,4 @@
 import type { IRequest, RouterType } from "itty-router";
-import type { JsonObject } from "../../engine/model";
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryValue } from "../http/params";
@@ -97,14 +96,9 @@ export function registerTagRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/scheduler/schedules/tags", async (request, env) => {
     const tag = tagQuery(request);
     const grants = principalOf(request).grants;
-    const repository = new ScheduleRepository(env.DB);
     const now = Date.now();
-    const found: JsonObject[] = [];
-    for (const name of await new TagRepository(env.DB).holders("SCHEDULE", tag)) {
-      const stored = await repository.get(name);
-      if (stored !== undefined && mayOnSchedule(grants, "read", stored.workflowName)) found.push(scheduleJson(stored, now));
-    }
-    return Response.json(found);
+    const holders = await new ScheduleRepository(env.DB).named(await new TagRepository(env.DB).holders("SCHEDULE", tag));
+    return Response.json(holders.filter((stored) => mayOnSchedule(grants, "read", stored.workflowName)).map((stored) => scheduleJson(stored, now)));
   });
   for (const [path, targetOf] of [
     ["/api/scheduler/schedules/:name/tags", schedule],

@@ -79,6 +79,24 @@ export class ScheduleRepository {
     return (await statement.all<Row>()).results.map(fromRow);
   }
 
+  /** Every schedule in name order (optionally of one workflow), read `pageSize` at a time as the caller goes on. */
+  async *each(pageSize: number, workflowName?: string): AsyncGenerator<StoredSchedule> {
+    let after = "";
+    for (;;) {
+      const page = await this.page(after, pageSize, workflowName);
+      yield* page;
+      if (page.length < pageSize) return;
+      after = page[page.length - 1]!.name;
+    }
+  }
+
+  /** The schedules of those names that exist, in name order. */
+  async named(names: readonly string[]): Promise<StoredSchedule[]> {
+    if (names.length === 0) return [];
+    const { results } = await this.db.prepare(`SELECT * FROM schedules WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name`).bind(JSON.stringify(names)).all<Row>();
+    return results.map(fromRow);
+  }
+
   /**
    * Creates the schedule, or replaces the one at `expectedRevision` (what the caller's rights were checked against).
    * False when the row is not as expected (created, changed or deleted meanwhile): nothing was written.
