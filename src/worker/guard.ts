@@ -42,7 +42,11 @@ async function targetOf(request: Request, env: Env, path: string): Promise<Reque
     return found === undefined ? {} : { workflowName: found.workflowName, taskRefName: found.taskRefName, taskName: found.taskName };
   }
   const body = await jsonBody(request, env);
-  return target.body === "taskResult" ? taskResultTarget(env, body) : { workflowName: stringField(body, "name") };
+  if (target.body === "taskResult") return taskResultTarget(env, body);
+  // A start with an inline definition may leave its name to the definition (the route refuses two different names).
+  const inline = body?.["workflowDef"];
+  const inlineName = typeof inline === "object" && inline !== null && !Array.isArray(inline) ? stringField(inline as Record<string, unknown>, "name") : undefined;
+  return { workflowName: stringField(body, "name") ?? inlineName };
 }
 
 /** Where a request names its target: an execution's id, a definition's name or a task's id in the path, or its body. */

@@ -46,9 +46,8 @@ export const StartWorkflowRequest = requestObject({
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
   idempotencyKey: v.optional(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(512, "must be at most 512 characters"))),
   idempotencyStrategy: v.optional(v.picklist(["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"], "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")),
-  // Conductor can start an inline definition; refused rather than dropped, which would silently run
-  // whatever is registered under `name` instead.
-  workflowDef: v.optional(v.custom<never>(() => false, "is not supported: register the definition with POST /api/metadata/workflow and start it by name")),
+  // An inline definition, run instead of a registered one: validated as a registration is (see `inlineDefinition`).
+  workflowDef: v.optional(v.unknown()),
 });
 /** Parsed {@link StartWorkflowRequest}. */
 export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;

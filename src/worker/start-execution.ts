@@ -1,5 +1,5 @@
 import type { NewExecution } from "../engine/decider";
-import type { JsonObject, WorkflowStatus } from "../engine/model";
+import type { JsonObject, WorkflowDef, WorkflowStatus } from "../engine/model";
 import { workflowInputOversizeReason } from "../engine/workflow-input";
 import { serviceConfig } from "./config";
 import { DefinitionRepository } from "./definitions";
@@ -10,6 +10,11 @@ import { executionStub } from "./executions";
 export interface StartOptions {
   name: string;
   version?: number;
+  /**
+   * An inline definition (Conductor's `StartWorkflowRequest.workflowDef`), already validated: run as given instead of
+   * the one registered under `name` (which it names), and kept by the execution as any definition is.
+   */
+  definition?: WorkflowDef;
   input: JsonObject;
   correlationId?: string;
   priority?: number;
@@ -91,7 +96,7 @@ async function takeOverFinishedKey(env: Env, workflowName: string, key: string, 
  * execution: every caller gets its id.
  */
 export async function startExecution(env: Env, options: StartOptions): Promise<StartOutcome> {
-  const registered = await new DefinitionRepository(env.DB).find(options.name, options.version);
+  const registered = options.definition ?? (await new DefinitionRepository(env.DB).find(options.name, options.version));
   if (!registered) {
     return options.version === undefined
       ? { ok: false, code: "WORKFLOW_NOT_FOUND", message: `No workflow definition named ${options.name}` }
@@ -118,7 +123,7 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
       }
     }
   }
-  const { name: _name, version: _version, idempotencyStrategy: _strategy, workflowId: _chosen, waitMs, waitUntilTaskRefs, ...fields } = options;
+  const { name: _name, version: _version, definition: _inline, idempotencyStrategy: _strategy, workflowId: _chosen, waitMs, waitUntilTaskRefs, ...fields } = options;
   const params: NewExecution = { ...fields, workflowId, definition };
   // Also for an existing id: the first caller may have claimed the key and died before starting it.
   const stub = executionStub(env, workflowId);

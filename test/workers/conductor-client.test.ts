@@ -6,6 +6,7 @@ import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { STALE_CLAIM_MS } from "../../src/worker/start-execution";
+import { call, createUser, orkes } from "./auth-helpers";
 import { ADMIN_KEY, api, apiOk, eventually, gate, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 interface ErrorBody {
@@ -175,14 +176,67 @@ describe("idempotencyStrategy RETURN_EXISTING (StartWorkflowRequest)", () => {
 });
 
 describe("StartWorkflowRequest.workflowDef (an inline definition)", () => {
-  it("is refused with a 400 naming the field instead of starting the registered definition of that name", async () => {
+  it("runs the definition given, not the one registered under its name, and keeps it with the execution", async () => {
     await register({ name: "client_inline", tasks: [httpTask("a", { uri: target("/count/client-inline"), method: "GET" })] });
-    const inline = { name: "client_inline", tasks: [httpTask("other", { uri: target("/count/client-inline-other"), method: "GET" })] };
-    const refused = await api("POST", "/api/workflow", { name: "client_inline", workflowDef: inline });
-    expect(refused.status).toBe(400);
-    const body = (await refused.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
-    expect(body.validationErrors).toEqual([{ path: "workflowDef", message: expect.stringContaining("is not supported") }]);
+    const inline = { name: "client_inline", version: 7, tasks: [httpTask("other", { uri: target("/count/client-inline-other"), method: "GET" })], outputParameters: { n: "${other.output.response.body.n}" } };
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "client_inline", workflowDef: inline, input: { x: 1 } });
+    const done = await waitFor(workflowId, ["COMPLETED"]);
+    expect(done).toMatchObject({ workflowName: "client_inline", workflowVersion: 7, input: { x: 1 }, output: { n: 1 } });
+    expect(done.tasks.map((task) => task.referenceTaskName)).toEqual(["other"]);
     expect(await hits("client-inline")).toBe(0);
+    // The name may be left to the definition; a restart runs the kept definition again (nothing is registered under version 7).
+    const unnamed = await apiOk<string>("POST", "/api/workflow", { workflowDef: inline });
+    await waitFor(unnamed, ["COMPLETED"]);
+    await apiOk("POST", `/api/workflow/${unnamed}/restart`);
+    expect((await waitFor(unnamed, ["COMPLETED"])).output).toEqual({ n: 3 });
+    expect(await hits("client-inline")).toBe(0);
+  });
+
+  it("answers the run of an inline definition through execute, whose path must name it", async () => {
+    const inline = { name: "client_inline_exec", tasks: [httpTask("a", { uri: target("/count/client-inline-exec"), method: "GET" })], outputParameters: { n: "${a.output.response.body.n}" } };
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/client_inline_exec/1", { workflowDef: inline });
+    expect(run).toMatchObject({ status: "COMPLETED", workflowName: "client_inline_exec", output: { n: 1 } });
+    const mismatch = await errorOf("POST", "/api/workflow/execute/other_name/1", { workflowDef: inline });
+    expect(mismatch).toMatchObject({ httpStatus: 400, error: "VALIDATION_ERROR" });
+    expect(await hits("client-inline-exec")).toBe(1);
+  });
+
+  it("refuses an invalid definition or a second name with a 400 naming the field, and starts nothing", async () => {
+    const counted = (ref: string) => httpTask(ref, { uri: target("/count/client-inline-refused"), method: "GET" });
+    const invalid = await api("POST", "/api/workflow", { workflowDef: { name: "client_inline_bad", tasks: [counted("a"), { name: "b", taskReferenceName: "a", type: "INLINE", inputParameters: {} }] } });
+    expect(invalid.status).toBe(400);
+    const problems = ((await invalid.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors;
+    expect(problems.length).toBeGreaterThan(0);
+    for (const problem of problems) expect(problem.path).toMatch(/^workflowDef\.tasks\[1\]/);
+    const named = await errorOf("POST", "/api/workflow", { name: "client_inline_other", workflowDef: { name: "client_inline_bad", tasks: [counted("a")] } });
+    expect(named).toMatchObject({ httpStatus: 400, error: "VALIDATION_ERROR" });
+    expect(await errorOf("POST", "/api/workflow", { workflowDef: { tasks: [counted("a")] } })).toMatchObject({ httpStatus: 400 });
+    expect(await errorOf("POST", "/api/workflow", { workflowDef: "client_inline_bad" })).toMatchObject({ httpStatus: 400 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await hits("client-inline-refused")).toBe(0);
+  });
+
+  it("needs the right to register the definition as well as to start it", async () => {
+    const inline = { name: "client_inline_rbac", tasks: [httpTask("a", { uri: target("/count/client-inline-rbac"), method: "GET" })] };
+    const starter = await createUser("inline-starter", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:client_inline_rbac" }] });
+    const refused = await call("POST", "/api/workflow", orkes(starter.token), { workflowDef: inline });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as ErrorBody).message).toContain("WORKFLOW_WRITE on workflow:client_inline_rbac");
+    // Register rights alone do not start it either.
+    const writer = await createUser("inline-writer", { directPermissions: [{ action: "WORKFLOW_WRITE", scope: "workflow:client_inline_rbac" }] });
+    expect((await call("POST", "/api/workflow", orkes(writer.token), { workflowDef: inline })).status).toBe(403);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await hits("client-inline-rbac")).toBe(0);
+    const both = await createUser("inline-both", {
+      directPermissions: [
+        { action: "WORKFLOW_ADMIN", scope: "workflow:client_inline_rbac" },
+        { action: "WORKFLOW_WRITE", scope: "workflow:client_inline_rbac" },
+      ],
+    });
+    const started = await call("POST", "/api/workflow", orkes(both.token), { workflowDef: inline });
+    expect(started.status).toBe(200);
+    await waitFor(await started.text(), ["COMPLETED"]);
+    expect(await hits("client-inline-rbac")).toBe(1);
   });
 });
 

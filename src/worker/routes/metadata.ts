@@ -1,14 +1,8 @@
 import type { IRequest, RouterType } from "itty-router";
-import { validateWorkflowDef } from "../../engine/definition/validate";
-import { oversize, oversizeReason } from "../../engine/limits";
-import type { WorkflowDef } from "../../engine/model";
-import { definitionJqFilters, definitionScripts, type DefinitionScript } from "../../engine/definition/scripts";
-import { loadJqRunner } from "../../actors/jq/load";
-import { loadScriptRunner } from "../../actors/scripts/load";
-import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
+import { BATCH_PATHS, validateDefinitions } from "../definition-validation";
 import { TagRepository, registeredTags, withTagOptions, type TagTarget } from "../tags";
 import { readRequiredJsonBody } from "../http/body";
 import { principalOf } from "../guard";
@@ -20,60 +14,6 @@ type Args = [Env, ExecutionContext];
 /** The request's JSON body, which these routes require. */
 export async function requiredBody(request: IRequest, env: Env): Promise<unknown> {
   return readRequiredJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
-}
-
-/**
- * Problems of a valid definition that depend on the configuration: its `variables`, copied into each execution's
- * own row beside its input and output, may be no larger than those (MAX_PAYLOAD_BYTES).
- */
-function configuredLimitIssues(definition: WorkflowDef, env: Env): ValidationIssue[] {
-  if (definition.variables === undefined) return [];
-  const limit = serviceConfig(env).engine.maxPayloadBytes;
-  const bytes = oversize(definition.variables, limit);
-  return bytes === undefined ? [] : [{ path: "variables", message: oversizeReason("variables", bytes, limit) }];
-}
-
-/**
- * Problems with the fixed texts of a definition as received (`texts`: its scripts, or its jq filters), each found by
- * `problem` with the runner `load` gives; the runner is loaded only for a definition that has some.
- */
-async function textIssues<R>(texts: DefinitionScript[], load: () => Promise<R>, problem: (runner: R, source: string) => string | undefined): Promise<ValidationIssue[]> {
-  if (texts.length === 0) return [];
-  const runner = await load();
-  return texts.flatMap(({ source, path }) => {
-    const message = problem(runner, source);
-    return message === undefined ? [] : [{ path, message }];
-  });
-}
-
-/** Scripts of a definition as received that do not parse (INLINE scripts, SWITCH javascript expressions). */
-function scriptSyntaxIssues(definition: unknown): Promise<ValidationIssue[]> {
-  return textIssues(definitionScripts(definition), loadScriptRunner, (runner, source) => {
-    const error = runner.syntaxError(source);
-    return error === undefined ? undefined : `the script does not parse as JavaScript: ${error}`;
-  });
-}
-
-/** JSON_JQ_TRANSFORM filters of a definition as received that do not compile. */
-function jqCompileIssues(definition: unknown): Promise<ValidationIssue[]> {
-  return textIssues(definitionJqFilters(definition), loadJqRunner, (runner, source) => {
-    const error = runner.compileError(source);
-    return error === undefined ? undefined : `the jq filter does not compile: ${error}`;
-  });
-}
-
-/** Validates each definition; every problem of every definition is reported, with `[i].` paths for arrays. */
-async function validateAll(inputs: unknown[], indexed: boolean, env: Env): Promise<WorkflowDef[]> {
-  const definitions: WorkflowDef[] = [];
-  const problems: ValidationIssue[] = [];
-  for (const [index, input] of inputs.entries()) {
-    const result = validateWorkflowDef(input);
-    const errors = [...(result.ok ? configuredLimitIssues(result.value, env) : result.errors), ...(await scriptSyntaxIssues(input)), ...(await jqCompileIssues(input))];
-    if (result.ok && errors.length === 0) definitions.push(result.value);
-    else problems.push(...errors.map((issue) => (indexed ? { ...issue, path: childPath(`[${index}]`, issue.path).replace("].", "].") } : issue)));
-  }
-  if (problems.length > 0) throw validationError("Invalid workflow definition", problems);
-  return definitions;
 }
 
 /**
@@ -109,7 +49,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   router.post("/api/metadata/workflow", async (request, env) => {
     const overwrite = booleanQuery(request, "overwrite", false);
     const body = await requiredBody(request, env);
-    const [definition] = await validateAll([body], false, env);
+    const [definition] = await validateDefinitions([body], env);
     authorizeSecretUse(principalOf(request).grants, [definition!]);
     const tags = await new TagRepository(env.DB).registrationStatements({ type: "WORKFLOW_DEF", name: definition!.name }, registeredTags(body, ""));
     await new DefinitionRepository(env.DB).save([definition!], overwrite, tags);
@@ -119,7 +59,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   router.put("/api/metadata/workflow", async (request, env) => {
     const body = await requiredBody(request, env);
     if (!Array.isArray(body) || body.length === 0) throw validationError("Invalid request", [{ path: "(body)", message: "must be a non-empty array of workflow definitions" }]);
-    const definitions = await validateAll(body, true, env);
+    const definitions = await validateDefinitions(body, env, BATCH_PATHS);
     const names = new Set<string>();
     for (const definition of definitions) {
       const key = `${definition.name}@${definition.version}`;

@@ -2,7 +2,7 @@ import type { IRequest, RouterType } from "itty-router";
 import type { SettledWorkflow, StateUpdate, WorkflowCommand } from "../../actors/workflow-execution";
 import { taskResultInput } from "./tasks";
 import { oversize, oversizeReason } from "../../engine/limits";
-import { TERMINAL_WORKFLOW_STATUSES, type JsonObject } from "../../engine/model";
+import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type WorkflowDef } from "../../engine/model";
 import { serviceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
@@ -26,6 +26,9 @@ import {
   type StartWorkflowRequest as StartRequest,
 } from "../schemas";
 import { readableWorkflows } from "../auth/access-rules";
+import { grantsAllow } from "../auth/permissions";
+import { authorizeSecretUse } from "../auth/secret-use";
+import { validateDefinitions } from "../definition-validation";
 import { authorizeRead, principalOf, requestAuthorizer, workflowReadCheck } from "../guard";
 import { booleanQuery, decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { correlatedMapText, correlatedWorkflows, runningWorkflowIds, taskListPage, workflowArrayText } from "../lookups";
@@ -121,15 +124,49 @@ function workflowRunResponse(request: IRequest, workflowId: string, settled: Set
   return jsonTextResponse(targetWorkflowText(settled.workflowJson, workflowId, settled.status, echoedRequestId(request)), workflowRunStatus(settled, wait));
 }
 
+/**
+ * The inline definition of a start request (`workflowDef`), validated as its registration would be, for a caller who
+ * could register it: running a definition of one's own under a name is what registering it and starting it would
+ * do, so it needs the rights of both (the start right is the route's rule; the secrets it names, as at registration).
+ * `name`, when the request gives one too, must be the definition's.
+ */
+async function inlineDefinition(http: IRequest, env: Env, raw: unknown, name: string | undefined): Promise<WorkflowDef> {
+  const [definition] = await validateDefinitions([raw], env, () => "workflowDef");
+  if (name !== undefined && name !== definition!.name) {
+    throw validationError("Invalid start workflow request", [{ path: "name", message: `must be the inline definition's name (${definition!.name}), or left out` }]);
+  }
+  const grants = principalOf(http).grants;
+  const scope = `workflow:${definition!.name}`;
+  if (!grantsAllow(grants, "METADATA_ADMIN", "*") && !grantsAllow(grants, "WORKFLOW_WRITE", scope)) {
+    throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: starting an inline definition needs the right to register it (METADATA_ADMIN, or WORKFLOW_WRITE on ${scope})`);
+  }
+  authorizeSecretUse(grants, [definition!]);
+  return definition!;
+}
+
+/** The name a start request starts: its `name`, else its inline definition's (refused when it has neither). */
+function startedName(body: StartRequest): string {
+  const inlineName = typeof body.workflowDef === "object" && body.workflowDef !== null ? (body.workflowDef as { name?: unknown }).name : undefined;
+  const name = body.name ?? (typeof inlineName === "string" ? inlineName : undefined);
+  if (name === undefined) throw validationError("Invalid start workflow request", [{ path: "name", message: "is required (or a workflowDef with a name)" }]);
+  return name;
+}
+
 /** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
 async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, wait?: SynchronousWait): Promise<StartOutcome & { ok: true }> {
   checkInputSize(env, "The workflow input", request.input);
+  const { workflowDef, ...fields } = request;
   const options: StartOptions = {
-    ...request,
+    ...fields,
     input: request.input ?? {},
     baseUrl: serviceConfig(env).publicBaseUrl ?? new URL(http.url).origin,
     startScopes: callerStartScopes(http),
   };
+  if (workflowDef !== undefined) {
+    options.definition = await inlineDefinition(http, env, workflowDef, request.name);
+    options.name = options.definition.name;
+    options.version = options.definition.version;
+  }
   if (wait !== undefined) {
     options.waitMs = wait.ms;
     options.waitUntilTaskRefs = wait.untilTaskRefs;
@@ -215,8 +252,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
 
   router.post("/api/workflow", async (request, env) => {
     const body = await startBody(request, env);
-    if (body.name === undefined) throw validationError("Invalid start workflow request", [{ path: "name", message: "is required" }]);
-    return textResponse((await start(env, request, { ...body, name: body.name })).workflowId);
+    return textResponse((await start(env, request, { ...body, name: startedName(body) })).workflowId);
   });
 
   router.post("/api/workflow/:name", async (request, env) => {

@@ -1,0 +1,76 @@
+import { validateWorkflowDef } from "../engine/definition/validate";
+import { definitionJqFilters, definitionScripts, type DefinitionScript } from "../engine/definition/scripts";
+import { oversize, oversizeReason } from "../engine/limits";
+import type { WorkflowDef } from "../engine/model";
+import { childPath, type ValidationIssue } from "../engine/validation-issue";
+import { loadJqRunner } from "../actors/jq/load";
+import { loadScriptRunner } from "../actors/scripts/load";
+import { serviceConfig } from "./config";
+import { validationError } from "./http/errors";
+
+/**
+ * Problems of a valid definition that depend on the configuration: its `variables`, copied into each execution's
+ * own row beside its input and output, may be no larger than those (MAX_PAYLOAD_BYTES).
+ */
+function configuredLimitIssues(definition: WorkflowDef, env: Env): ValidationIssue[] {
+  if (definition.variables === undefined) return [];
+  const limit = serviceConfig(env).engine.maxPayloadBytes;
+  const bytes = oversize(definition.variables, limit);
+  return bytes === undefined ? [] : [{ path: "variables", message: oversizeReason("variables", bytes, limit) }];
+}
+
+/**
+ * Problems with the fixed texts of a definition as received (`texts`: its scripts, or its jq filters), each found by
+ * `problem` with the runner `load` gives; the runner is loaded only for a definition that has some.
+ */
+async function textIssues<R>(texts: DefinitionScript[], load: () => Promise<R>, problem: (runner: R, source: string) => string | undefined): Promise<ValidationIssue[]> {
+  if (texts.length === 0) return [];
+  const runner = await load();
+  return texts.flatMap(({ source, path }) => {
+    const message = problem(runner, source);
+    return message === undefined ? [] : [{ path, message }];
+  });
+}
+
+/** Scripts of a definition as received that do not parse (INLINE scripts, SWITCH javascript expressions). */
+function scriptSyntaxIssues(definition: unknown): Promise<ValidationIssue[]> {
+  return textIssues(definitionScripts(definition), loadScriptRunner, (runner, source) => {
+    const error = runner.syntaxError(source);
+    return error === undefined ? undefined : `the script does not parse as JavaScript: ${error}`;
+  });
+}
+
+/** JSON_JQ_TRANSFORM filters of a definition as received that do not compile. */
+function jqCompileIssues(definition: unknown): Promise<ValidationIssue[]> {
+  return textIssues(definitionJqFilters(definition), loadJqRunner, (runner, source) => {
+    const error = runner.compileError(source);
+    return error === undefined ? undefined : `the jq filter does not compile: ${error}`;
+  });
+}
+
+/**
+ * Validates workflow definitions as received, as a registration does (the definition's rules, the configured limits,
+ * its scripts and jq filters): every problem of every definition is reported, each path under `at(i)` (`[i]` for
+ * a batch, `workflowDef` for an inline definition, none for a single registration). Refused with one 400.
+ */
+export async function validateDefinitions(inputs: readonly unknown[], env: Env, at: (index: number) => string = () => ""): Promise<WorkflowDef[]> {
+  const definitions: WorkflowDef[] = [];
+  const problems: ValidationIssue[] = [];
+  for (const [index, input] of inputs.entries()) {
+    const result = validateWorkflowDef(input);
+    const errors = [...(result.ok ? configuredLimitIssues(result.value, env) : result.errors), ...(await scriptSyntaxIssues(input)), ...(await jqCompileIssues(input))];
+    if (result.ok && errors.length === 0) definitions.push(result.value);
+    else problems.push(...errors.map((issue) => ({ ...issue, path: underPath(at(index), issue.path) })));
+  }
+  if (problems.length > 0) throw validationError("Invalid workflow definition", problems);
+  return definitions;
+}
+
+/** `path` under `parent`: `[0]` and `name` give `[0].name`, `workflowDef` and `tasks[1]` give `workflowDef.tasks[1]`. */
+function underPath(parent: string, path: string): string {
+  if (parent === "" || path === "") return parent || path;
+  return path.startsWith("[") ? `${parent}${path}` : childPath(parent, path);
+}
+
+/** Paths of a batch's definitions: `[i].` before each. */
+export const BATCH_PATHS = (index: number): string => `[${index}]`;
