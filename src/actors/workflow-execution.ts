@@ -37,6 +37,7 @@ import { taskInputTemplate } from "../engine/tasks/registry";
 import { childStartRequest } from "../engine/tasks/sub-workflow";
 import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
+import { applyTestMocks } from "../engine/test-run";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { cutToBytes } from "../engine/limits";
 import { instanceTask, planOf } from "../engine/plan";
@@ -1206,6 +1207,8 @@ export class WorkflowExecution extends DurableObject<Env> {
         const next = decide(decision.state, event, env);
         decision = decision.effects.length === 0 ? next : { state: next.state, effects: [...decision.effects, ...next.effects] };
       }
+      // A test run's tasks take their mocked results in the same change, before anything would run them.
+      if (decision.state.test !== undefined) decision = applyTestMocks(decision, env);
     } catch (error) {
       // The refusal may come from a deadline the (late) alarm has not applied yet: record it now, as the alarm
       // would, so that what the caller reads next agrees with the refusal.

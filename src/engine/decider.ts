@@ -24,6 +24,7 @@ import {
   type WorkflowExecution,
   type WorkflowStatus,
   type WorkflowTaskDef,
+  type WorkflowTestPlan,
 } from "./model";
 import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, overExecutionLimitReason, oversize, oversizeReason, storedTaskBytes, storedTasksBytes } from "./limits";
 import { fractionOf, retryDelayMs, retryPolicyOf } from "./retry";
@@ -181,6 +182,8 @@ export interface NewExecution {
   depth?: number;
   /** See {@link WorkflowExecution.startScopes}. */
   startScopes?: string[];
+  /** A test run's plan (see {@link WorkflowExecution.test}). */
+  test?: WorkflowTestPlan;
 }
 
 /** A fresh RUNNING execution with no tasks yet; feed it a `start` event. */
@@ -210,6 +213,7 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
   if (params.baseUrl !== undefined) execution.baseUrl = params.baseUrl;
   if (params.depth !== undefined && params.depth > 0) execution.depth = params.depth;
   if (params.startScopes !== undefined) execution.startScopes = params.startScopes;
+  if (params.test !== undefined) execution.test = params.test;
   const deadline = workflowDeadline(params.definition, now);
   if (deadline !== undefined) execution.deadline = deadline;
   return execution;
@@ -1653,10 +1657,18 @@ export function isBlocked(state: WorkflowExecution): boolean {
   let blocked = false;
   for (const { head } of activeLanes(state)) {
     if (head === undefined) return false;
-    if (waitsFromOutside(head)) blocked = true;
+    if (waitsFromOutside(head) || waitsForUnmockedWorker(state, head)) blocked = true;
     else if (isPending(head) && head.taskType !== "JOIN") return false;
   }
   return blocked;
+}
+
+/**
+ * True when pending SIMPLE task `task` of a test run waits for a worker: none takes it (a test run's tasks are in a domain
+ * of their own), so a test run whose lanes wait there is blocked, not busy.
+ */
+function waitsForUnmockedWorker(state: WorkflowExecution, task: TaskExecution): boolean {
+  return state.test !== undefined && task.taskType === "SIMPLE" && isPending(task);
 }
 
 /** True when pending task `task` waits for something from outside (not a worker's SIMPLE task: see {@link isBlocked}). */

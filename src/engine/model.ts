@@ -407,6 +407,29 @@ export function definitionReferenceName(task: Pick<TaskExecution, "referenceTask
 }
 
 /**
+ * Conductor's `WorkflowTestRequest.TaskMock`: the result a test run gives a task instead of running it. `output` is
+ * merged into the task's output as a worker's would be.
+ */
+export interface TaskMock {
+  status: "COMPLETED" | "FAILED" | "FAILED_WITH_TERMINAL_ERROR" | "IN_PROGRESS";
+  output: JsonObject;
+  /** How long (ms) the task is shown to have run: its start that long before its end. */
+  executionTime?: number;
+  /** How long (ms) the task is shown to have waited before it started: its scheduled time that long before its start. */
+  queueWaitTime?: number;
+}
+
+/**
+ * What a test run answers with (Conductor's `WorkflowTestRequest`): mocked results by task reference name, used in
+ * order, and the plans of the children its SUB_WORKFLOW tasks start, by their reference names. Lists, not maps keyed
+ * by reference name, so that a name like `__proto__` stays data.
+ */
+export interface WorkflowTestPlan {
+  taskMocks: Array<{ taskReferenceName: string; mocks: TaskMock[] }>;
+  subWorkflows: Array<{ taskReferenceName: string; plan: WorkflowTestPlan }>;
+}
+
+/**
  * A skip asked for a task the execution has not reached yet (Conductor's `SkipTaskRequest`): when the task is
  * reached, an instance with status SKIPPED and this input and output is recorded instead of running it.
  */
@@ -484,6 +507,11 @@ export interface WorkflowExecution {
    * A list, not a map keyed by reference name: a name like `__proto__` must stay data. Never shown by the API.
    */
   pendingSkips?: PendingSkip[];
+  /**
+   * Set on a test run (`POST /api/workflow/test`) and its children: the mocked results still to give, taken one by one
+   * as tasks reach them (see `applyTestMocks`). Never shown by the API.
+   */
+  test?: WorkflowTestPlan;
   definition: WorkflowDef;
   tasks: TaskExecution[];
 }

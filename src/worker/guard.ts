@@ -63,7 +63,8 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
     if (first === "execute" && (rest === 2 || rest === 3) && method === "POST") return { workflowName: second! };
     if (first === "running" && rest === 2) return { workflowName: second! };
     if (second === "correlated" && (rest === 2 || rest === 3)) return { workflowName: first! };
-    if (rest === 1 && method === "POST") return { workflowName: first! };
+    // Conductor's test endpoint names its workflow in the body, as a start does; any other name is a start by name.
+    if (rest === 1 && method === "POST") return first === "test" ? { body: "name" } : { workflowName: first! };
     if (first === "decide" && rest === 2) return UUID.test(second!) ? { workflowId: second! } : undefined;
     return UUID.test(first!) ? { workflowId: first! } : undefined;
   }

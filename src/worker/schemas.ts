@@ -36,8 +36,8 @@ export const jsonData = v.pipe(
 /** A correlation id, wherever it is given (a body field or the `correlationId` query parameter). */
 export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"));
 
-/** Conductor's `StartWorkflowRequest` body of `POST /api/workflow` and the execute endpoint. */
-export const StartWorkflowRequest = requestObject({
+/** The fields of Conductor's `StartWorkflowRequest` (see {@link StartWorkflowRequest}). */
+const START_WORKFLOW_FIELDS = {
   name: v.optional(v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"))),
   version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))),
   input: v.optional(jsonData),
@@ -48,9 +48,40 @@ export const StartWorkflowRequest = requestObject({
   idempotencyStrategy: v.optional(v.picklist(["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"], "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")),
   // An inline definition, run instead of a registered one: validated as a registration is (see `inlineDefinition`).
   workflowDef: v.optional(v.unknown()),
-});
+};
+
+/** Conductor's `StartWorkflowRequest` body of `POST /api/workflow` and the execute endpoint. */
+export const StartWorkflowRequest = requestObject(START_WORKFLOW_FIELDS);
 /** Parsed {@link StartWorkflowRequest}. */
 export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;
+
+/** Longest time a mocked task may be shown to have waited or run: a year, in milliseconds. */
+const MAX_MOCKED_MS = 365 * 24 * 3600 * 1000;
+const mockedMs = v.pipe(v.number("must be a number of milliseconds"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.maxValue(MAX_MOCKED_MS, `must be at most ${MAX_MOCKED_MS} (a year)`));
+
+/** Conductor's `WorkflowTestRequest.TaskMock`: one mocked task result; `status` defaults to COMPLETED, as Conductor's does. */
+export const TaskMockBody = requestObject({
+  status: v.optional(v.picklist(["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"], "must be COMPLETED, FAILED, FAILED_WITH_TERMINAL_ERROR or IN_PROGRESS"), "COMPLETED"),
+  output: v.optional(jsonData, {}),
+  executionTime: v.optional(mockedMs),
+  queueWaitTime: v.optional(mockedMs),
+});
+
+/** The mocks of a test request: results by task reference name, and the children's test requests (each read as {@link SubWorkflowTestRequest}). */
+const TEST_FIELDS = {
+  taskRefToMockOutput: v.optional(v.record(v.string(), v.array(TaskMockBody, "must be a list of mocked task results"), "must map task reference names to lists of mocked results")),
+  subWorkflowTestRequest: v.optional(v.record(v.string(), v.unknown(), "must map SUB_WORKFLOW task reference names to test requests")),
+};
+
+/** Conductor's `WorkflowTestRequest`, body of `POST /api/workflow/test`: a start request with mocked task results. */
+export const WorkflowTestRequest = requestObject({ ...START_WORKFLOW_FIELDS, ...TEST_FIELDS });
+/** Parsed {@link WorkflowTestRequest}. */
+export type WorkflowTestRequest = v.InferOutput<typeof WorkflowTestRequest>;
+
+/** A child's test request inside a {@link WorkflowTestRequest}: only its mocks are used (its child is started by its parent). */
+export const SubWorkflowTestRequest = requestObject(TEST_FIELDS);
+/** Parsed {@link SubWorkflowTestRequest}. */
+export type SubWorkflowTestRequest = v.InferOutput<typeof SubWorkflowTestRequest>;
 
 /**
  * Conductor's `RerunWorkflowRequest`, body of `POST /api/workflow/{id}/rerun`. Without `reRunFromTaskId`

@@ -1,5 +1,5 @@
 import type { NewExecution } from "../engine/decider";
-import type { JsonObject, WorkflowDef, WorkflowStatus } from "../engine/model";
+import type { JsonObject, WorkflowDef, WorkflowStatus, WorkflowTestPlan } from "../engine/model";
 import { workflowInputOversizeReason } from "../engine/workflow-input";
 import { serviceConfig } from "./config";
 import { DefinitionRepository } from "./definitions";
@@ -32,6 +32,8 @@ export interface StartOptions {
   workflowId?: string;
   /** What the starter may start, bounding the execution's SUB_WORKFLOW tasks (see `WorkflowExecution.startScopes`). */
   startScopes?: string[];
+  /** Makes it a test run (`POST /api/workflow/test`, and the children of one): see `WorkflowExecution.test`. */
+  test?: WorkflowTestPlan;
   /** Wait up to this long for the execution to finish or block, and answer its Workflow JSON (execute endpoint). */
   waitMs?: number;
   /** With `waitMs`: stop waiting, too, once a task of one of these reference names has completed (`waitUntilTaskRef`). */

@@ -646,6 +646,32 @@ describe("the official Conductor TypeScript client", () => {
     for (const workflowId of [run.workflowId!, blocking.getTargetWorkflowId()]) await executor.terminate(workflowId, "done with it");
   });
 
+  it("testWorkflow runs a definition with mocked task results; startWorkflow runs an inline workflowDef", async () => {
+    const name = `client_test_${suffix}`;
+    const flow = new ConductorWorkflow(executor, name);
+    flow.add(simpleTask("lookup", `client_test_worker_${suffix}`, {})).add(httpTask("charge", { uri: target.url(`/count/client-test-${suffix}`), method: "GET" }));
+    flow.outputParameters({ customer: "${lookup.output.customer}", charged: "${charge.output.ok}" });
+    await flow.register(true);
+    const run = await executor.testWorkflow({
+      name,
+      version: 1,
+      input: {},
+      taskRefToMockOutput: {
+        lookup: [{ status: "COMPLETED", output: { customer: "ada" } }],
+        charge: [{ status: "COMPLETED", output: { ok: "mocked" } }],
+      },
+    });
+    expect(run).toMatchObject({ status: "COMPLETED", output: { customer: "ada", charged: "mocked" } });
+    expect((run.tasks ?? []).map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["lookup:COMPLETED", "charge:COMPLETED"]);
+    expect(await target.hits(`client-test-${suffix}`)).toBe(0);
+
+    const inlineName = `client_inline_start_${suffix}`;
+    const inline = workflow(inlineName, [httpTask("call", { uri: target.url(`/count/client-inline-start-${suffix}`), method: "GET" })]);
+    const workflowId = await executor.startWorkflow({ name: inlineName, workflowDef: inline, input: {} });
+    expect((await workflowReaches(workflowId, "COMPLETED")).workflowName).toBe(inlineName);
+    expect(await target.hits(`client-inline-start-${suffix}`)).toBe(1);
+  });
+
   it("surfaces the service's error messages for bad input", async () => {
     expect(await sdkError(executor.getWorkflow("00000000-0000-4000-8000-000000000000", true))).toMatch(/^Failed to get workflow: .*not found/i);
     expect(await sdkError(executor.startWorkflow({ name: `missing_${suffix}` }))).toMatch(/^Failed to start workflow: .*missing_/);

@@ -1,6 +1,7 @@
 import type { ExecutionEvent } from "../../engine/decider";
 import type { JsonObject, TaskExecution, WorkflowExecution } from "../../engine/model";
 import { childStartRequest, subWorkflowFailure, type ChildStartErrorCode } from "../../engine/tasks/sub-workflow";
+import { childTestPlan } from "../../engine/test-run";
 import { startOnBehalfDenial } from "../../worker/auth/access-rules";
 import { startExecution, type StartRefusalCode } from "../../worker/start-execution";
 
@@ -65,6 +66,8 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
     workflowId: plannedId,
     // The child can do no more than its parent's starter.
     startScopes: parent.startScopes,
+    // A test run's child is one too, answered by the plan its parent's test request gave it.
+    test: childTestPlan(parent, task),
   });
   if (!started.ok) return fail(childStartErrorCode(started.code), started.message);
   const output: JsonObject = { subWorkflowId: started.workflowId };

@@ -97,6 +97,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/workflow/correlated/batch", methods: ["POST"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE)] },
   { apiPath: "/api/workflow/{name}/correlated", methods: ["POST"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}")] },
   { apiPath: "/api/workflow", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, WORKFLOW_SCOPE)] },
+  // A test run starts the workflow its body names (before the start by name, whose pattern it fits).
+  { apiPath: "/api/workflow/test", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, WORKFLOW_SCOPE)] },
   { apiPath: "/api/workflow/{name}", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, "workflow:${path.name}")] },
   // Conductor's decide names the execution after "decide", as no other route does.
   { apiPath: "/api/workflow/decide/{workflowId}", methods: ["PUT"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },

@@ -11,7 +11,6 @@ type Args = [Env, ExecutionContext];
  * definition delete); so none may overlap a
  * path the service serves (conductor-client.test.ts checks the webhook callback of a task named "signal"), or
  * come after the routes it would take: the routes naming a definition (lookups, execute) are registered first.
- * (`POST /api/workflow/test` is left out on purpose: it starts a workflow named "test" here.)
  */
 export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string]> = [
   ["/api/tasks/queue/*", "task queue administration beyond sizes and poll data (GET /api/tasks/queue/sizes, GET /api/tasks/queue/polldata)"],

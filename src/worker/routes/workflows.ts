@@ -2,7 +2,8 @@ import type { IRequest, RouterType } from "itty-router";
 import type { SettledWorkflow, StateUpdate, WorkflowCommand } from "../../actors/workflow-execution";
 import { taskResultInput } from "./tasks";
 import { oversize, oversizeReason } from "../../engine/limits";
-import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type WorkflowDef } from "../../engine/model";
+import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type WorkflowDef, type WorkflowTestPlan } from "../../engine/model";
+import { childPath } from "../../engine/validation-issue";
 import { serviceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
@@ -18,9 +19,11 @@ import {
   RunningQuery,
   SkipTaskRequest,
   StartWorkflowRequest,
+  SubWorkflowTestRequest,
   TaskListQuery,
   WorkflowName,
   WorkflowStateUpdateBody,
+  WorkflowTestRequest,
   WorkflowVariablesBody,
   parseOrThrow,
   type StartWorkflowRequest as StartRequest,
@@ -152,8 +155,24 @@ function startedName(body: StartRequest): string {
   return name;
 }
 
+/**
+ * The plan of a test request (`body`, found at `path`): its mocks, and its children's plans, each child's request read
+ * at its own path and nested at most as deep as sub workflows may nest.
+ */
+function testPlan(env: Env, body: SubWorkflowTestRequest, path: string, depth: number): WorkflowTestPlan {
+  const taskMocks = Object.entries(body.taskRefToMockOutput ?? {}).map(([taskReferenceName, mocks]) => ({ taskReferenceName, mocks }));
+  const subWorkflows = Object.entries(body.subWorkflowTestRequest ?? {}).map(([taskReferenceName, raw]) => {
+    const at = childPath(childPath(path, "subWorkflowTestRequest"), taskReferenceName);
+    const limit = serviceConfig(env).maxSubWorkflowDepth;
+    if (depth >= limit) throw validationError("Invalid workflow test request", [{ path: at, message: `nests deeper than sub workflows may (${limit} levels, MAX_SUBWORKFLOW_DEPTH)` }]);
+    const child = parseOrThrow(SubWorkflowTestRequest, raw, "workflow test request", at);
+    return { taskReferenceName, plan: testPlan(env, child, at, depth + 1) };
+  });
+  return { taskMocks, subWorkflows };
+}
+
 /** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
-async function start(env: Env, http: IRequest, request: StartRequest & { name: string }, wait?: SynchronousWait): Promise<StartOutcome & { ok: true }> {
+async function start(env: Env, http: IRequest, request: StartRequest & { name: string; test?: WorkflowTestPlan }, wait?: SynchronousWait): Promise<StartOutcome & { ok: true }> {
   checkInputSize(env, "The workflow input", request.input);
   const { workflowDef, ...fields } = request;
   const options: StartOptions = {
@@ -253,6 +272,19 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   router.post("/api/workflow", async (request, env) => {
     const body = await startBody(request, env);
     return textResponse((await start(env, request, { ...body, name: startedName(body) })).workflowId);
+  });
+
+  // Conductor's testWorkflow (WorkflowTestRequest): before `/:name`, as in Conductor, where this path is the test
+  // endpoint and not the start of a workflow named "test" (start that one with POST /api/workflow).
+  router.post("/api/workflow/test", async (request, env) => {
+    const body = parseOrThrow(WorkflowTestRequest, (await bodyValue(request, env)) ?? {}, "workflow test request");
+    const { taskRefToMockOutput: _mocks, subWorkflowTestRequest: _children, ...startRequest } = body;
+    const test = testPlan(env, body, "", 0);
+    // As Conductor: its SIMPLE tasks go to a domain of their own, so that no real worker takes one a mock does not answer.
+    const taskToDomain = { ...(startRequest.taskToDomain ?? {}), "*": crypto.randomUUID() };
+    const wait = { ms: serviceConfig(env).executeMaxWaitSeconds * 1000, untilTaskRefs: [] };
+    const outcome = await start(env, request, { ...startRequest, name: startedName(startRequest), taskToDomain, test }, wait);
+    return jsonTextResponse(outcome.workflowJson!);
   });
 
   router.post("/api/workflow/:name", async (request, env) => {

@@ -1,0 +1,175 @@
+/**
+ * Test runs: `POST /api/workflow/test` (Conductor's WorkflowTestRequest), through the real router and objects. Mocked
+ * tasks take their results instead of running; everything else runs as it always does.
+ */
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, hits, httpTask, register, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+
+const simple = (ref: string, name = `wt_${ref}`, inputParameters: JsonObject = {}): JsonObject => ({ name, taskReferenceName: ref, type: "SIMPLE", inputParameters });
+const counted = (ref: string, key: string): JsonObject => httpTask(ref, { uri: target(`/count/${key}`), method: "GET" });
+const statuses = (workflow: WorkflowJson) => workflow.tasks.map((task) => `${task.referenceTaskName}:${task.status}`);
+
+async function testRun(request: JsonObject): Promise<WorkflowJson> {
+  return apiOk<WorkflowJson>("POST", "/api/workflow/test", request);
+}
+
+async function validationPaths(response: Response): Promise<string[]> {
+  expect(response.status).toBe(400);
+  const body = (await response.json()) as { error: string; validationErrors: Array<{ path: string }> };
+  expect(body.error).toBe("VALIDATION_ERROR");
+  return body.validationErrors.map((issue) => issue.path);
+}
+
+describe("POST /api/workflow/test (Conductor's testWorkflow)", () => {
+  it("gives mocked tasks their results instead of running them, and answers the finished Workflow", async () => {
+    await register({
+      name: "wt_basic",
+      tasks: [simple("lookup", "wt_lookup", { id: "${workflow.input.id}" }), counted("charge", "wt-basic-charge"), httpTask("notify", { uri: target("/echo/wt-basic"), method: "GET" })],
+      outputParameters: { customer: "${lookup.output.customer}", charged: "${charge.output.response.body.ok}", notified: "${notify.output.response.statusCode}" },
+    });
+    const run = await testRun({
+      name: "wt_basic",
+      input: { id: 7 },
+      taskRefToMockOutput: {
+        lookup: [{ status: "COMPLETED", output: { customer: "ada" } }],
+        charge: [{ status: "COMPLETED", output: { response: { body: { ok: "mocked" } } } }],
+      },
+    });
+    expect(run).toMatchObject({ workflowName: "wt_basic", status: "COMPLETED", output: { customer: "ada", charged: "mocked", notified: 200 } });
+    expect(statuses(run)).toEqual(["lookup:COMPLETED", "charge:COMPLETED", "notify:COMPLETED"]);
+    expect(run.tasks[0]!.inputData).toEqual({ id: 7 });
+    // The mocked HTTP call was never made; the unmocked one was.
+    expect(await hits("wt-basic-charge")).toBe(0);
+    // It is an execution like any other: read back the same.
+    expect(statuses(await waitFor(run.workflowId, ["COMPLETED"]))).toEqual(statuses(run));
+    // Nothing was left in a worker queue for the mocked SIMPLE task.
+    expect(await apiOk<Record<string, number>>("GET", "/api/tasks/queue/sizes?taskType=wt_lookup")).toEqual({ wt_lookup: 0 });
+  });
+
+  it("takes a task's mocks in order: a FAILED one is retried as its definition says, and the retry takes the next", async () => {
+    await register({ name: "wt_retries", tasks: [simple("flaky", "wt_flaky")] });
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "wt_flaky", retryCount: 2, retryLogic: "FIXED", retryDelaySeconds: 30, timeoutSeconds: 0, responseTimeoutSeconds: 60 }]);
+    const recovered = await testRun({
+      name: "wt_retries",
+      taskRefToMockOutput: { flaky: [{ status: "FAILED", output: { try: 1 } }, { status: "FAILED", output: { try: 2 } }, { status: "COMPLETED", output: { try: 3 } }] },
+    });
+    expect(recovered.status).toBe("COMPLETED");
+    expect(statuses(recovered)).toEqual(["flaky:FAILED", "flaky:FAILED", "flaky:COMPLETED"]);
+    expect(recovered.tasks.map((task) => task.outputData["try"])).toEqual([1, 2, 3]);
+
+    const exhausted = await testRun({ name: "wt_retries", taskRefToMockOutput: { flaky: [{ status: "FAILED" }, { status: "FAILED" }, { status: "FAILED" }] } });
+    expect(exhausted.status).toBe("FAILED");
+    expect(statuses(exhausted)).toEqual(["flaky:FAILED", "flaky:FAILED", "flaky:FAILED"]);
+
+    const terminal = await testRun({ name: "wt_retries", taskRefToMockOutput: { flaky: [{ status: "FAILED_WITH_TERMINAL_ERROR" }, { status: "COMPLETED" }] } });
+    expect([terminal.status, statuses(terminal)]).toEqual(["FAILED", ["flaky:FAILED_WITH_TERMINAL_ERROR"]]);
+  });
+
+  it("routes a SWITCH on mocked outputs, so each branch can be tested", async () => {
+    const decide = { name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "kind", inputParameters: { kind: "${classify.output.kind}" }, decisionCases: { big: [simple("big")], small: [simple("small")] }, defaultCase: [] };
+    await register({ name: "wt_switch", tasks: [simple("classify"), decide] });
+    const mocks = { big: [{ output: { size: "L" } }], small: [{ output: { size: "S" } }] };
+    const big = await testRun({ name: "wt_switch", taskRefToMockOutput: { ...mocks, classify: [{ output: { kind: "big" } }] } });
+    expect([big.status, statuses(big)]).toEqual(["COMPLETED", ["classify:COMPLETED", "route:COMPLETED", "big:COMPLETED"]]);
+    const small = await testRun({ name: "wt_switch", taskRefToMockOutput: { ...mocks, classify: [{ output: { kind: "small" } }] } });
+    expect(statuses(small)).toEqual(["classify:COMPLETED", "route:COMPLETED", "small:COMPLETED"]);
+  });
+
+  it("answers at once where a task has no mock and nothing else will move it: its SIMPLE task waits in a domain of its own", async () => {
+    await register({ name: "wt_unmocked", tasks: [simple("first", "wt_unmocked_first"), simple("second", "wt_unmocked_second")] });
+    const started = Date.now();
+    const run = await testRun({ name: "wt_unmocked", taskRefToMockOutput: { first: [{ output: { a: 1 } }] } });
+    // Not after the 60 s a synchronous call may wait: blocked, not busy.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(run.status).toBe("RUNNING");
+    expect(statuses(run)).toEqual(["first:COMPLETED", "second:SCHEDULED"]);
+    const domain = run.tasks[1]!["domain"];
+    expect(domain).toMatch(/^[0-9a-f-]{36}$/);
+    expect((run["taskToDomain"] as Record<string, string>)["*"]).toBe(domain);
+    // A real worker of that task name never gets it.
+    expect((await api("GET", "/api/tasks/poll/wt_unmocked_second?workerid=real")).status).toBe(204);
+    // The run can still be finished from outside, as any execution.
+    await apiOk("POST", `/api/tasks/${run.workflowId}/second/COMPLETED`, { by: "hand" });
+    expect((await waitFor(run.workflowId, ["COMPLETED"])).tasks[1]!.outputData).toEqual({ by: "hand" });
+  });
+
+  it("mocks WAIT tasks too, and shows a mock's executionTime and queueWaitTime in the task's times", async () => {
+    await register({ name: "wt_wait", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: { duration: "1 hour" } }, simple("work")] });
+    const run = await testRun({ name: "wt_wait", taskRefToMockOutput: { hold: [{ output: {} }], work: [{ output: { done: true }, executionTime: 1500, queueWaitTime: 400 }] } });
+    expect(run.status).toBe("COMPLETED");
+    const work = run.tasks[1] as TaskJson & { scheduledTime: number; startTime: number; endTime: number };
+    expect(work.endTime - work.startTime).toBe(1500);
+    expect(work.startTime - work.scheduledTime).toBe(400);
+  });
+
+  it("runs a SUB_WORKFLOW's child as a test run too, answered by subWorkflowTestRequest, and follows it to its end", async () => {
+    await register({ name: "wt_child", tasks: [simple("inner", "wt_inner")], outputParameters: { inner: "${inner.output.value}" } });
+    await register({
+      name: "wt_parent",
+      tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: "wt_child", version: 1 } }, simple("after")],
+      outputParameters: { fromChild: "${child.output.inner}", after: "${after.output.value}" },
+    });
+    const run = await testRun({
+      name: "wt_parent",
+      taskRefToMockOutput: { after: [{ output: { value: "parent" } }] },
+      subWorkflowTestRequest: { child: { name: "wt_child", taskRefToMockOutput: { inner: [{ output: { value: "child" } }] } } },
+    });
+    expect(run).toMatchObject({ status: "COMPLETED", output: { fromChild: "child", after: "parent" } });
+    const childId = String(run.tasks[0]!["subWorkflowId"]);
+    const child = await waitFor(childId, ["COMPLETED"]);
+    expect(child.tasks[0]!["domain"]).toBe((run["taskToDomain"] as Record<string, string>)["*"]);
+
+    // A child with no plan of its own is a test run with no mocks: its worker task waits, and the answer comes at once.
+    const started = Date.now();
+    const waiting = await testRun({ name: "wt_parent" });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(statuses(waiting)).toEqual(["child:IN_PROGRESS"]);
+  });
+
+  it("keys mocks of a loop's task by its reference name (every iteration) or by an iteration's own (ping__2)", async () => {
+    const loop = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", inputParameters: {}, loopCondition: "$.loop['iteration'] < 3", loopOver: [simple("ping")] };
+    await register({ name: "wt_loop", tasks: [loop] });
+    const run = await testRun({ name: "wt_loop", taskRefToMockOutput: { ping__2: [{ output: { n: "second" } }], ping: [{ output: { n: "any" } }, { output: { n: "any" } }] } });
+    expect(run.status).toBe("COMPLETED");
+    expect(run.tasks.filter((task) => task.referenceTaskName.startsWith("ping")).map((task) => `${task.referenceTaskName}=${String(task.outputData["n"])}`)).toEqual(["ping__1=any", "ping__2=second", "ping__3=any"]);
+  });
+
+  it("tests an inline definition, and a workflow named \"test\" is still started with POST /api/workflow", async () => {
+    const inline = { name: "wt_inline", version: 1, tasks: [simple("a")], outputParameters: { a: "${a.output.a}" } };
+    expect(await testRun({ workflowDef: inline, taskRefToMockOutput: { a: [{ output: { a: 1 } }] } })).toMatchObject({ status: "COMPLETED", output: { a: 1 } });
+    await register({ name: "test", tasks: [counted("a", "wt-named-test")] });
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "test" });
+    await waitFor(workflowId, ["COMPLETED"]);
+    expect(await hits("wt-named-test")).toBe(1);
+  });
+
+  it("refuses a request it cannot run with a 400 naming the field, and runs nothing", async () => {
+    await register({ name: "wt_refused", tasks: [counted("a", "wt-refused")] });
+    expect(await validationPaths(await api("POST", "/api/workflow/test", { name: "wt_refused", taskRefToMockOutput: { a: [{ status: "DONE" }] } }))).toEqual(["taskRefToMockOutput.a[0].status"]);
+    expect(await validationPaths(await api("POST", "/api/workflow/test", { name: "wt_refused", taskRefToMockOutput: { a: { status: "COMPLETED" } } }))).toEqual(["taskRefToMockOutput.a"]);
+    expect(await validationPaths(await api("POST", "/api/workflow/test", { name: "wt_refused", taskRefToMockOutput: { a: [{ executionTime: -1 }] } }))).toEqual(["taskRefToMockOutput.a[0].executionTime"]);
+    const nested = { name: "wt_refused", subWorkflowTestRequest: { child: { taskRefToMockOutput: { inner: [{ status: 3 }] } } } };
+    expect(await validationPaths(await api("POST", "/api/workflow/test", nested))).toEqual(["subWorkflowTestRequest.child.taskRefToMockOutput.inner[0].status"]);
+    let deep: JsonObject = {};
+    for (let level = 0; level < 12; level++) deep = { subWorkflowTestRequest: { child: deep } };
+    expect((await api("POST", "/api/workflow/test", { name: "wt_refused", ...deep })).status).toBe(400);
+    expect(await validationPaths(await api("POST", "/api/workflow/test", {}))).toEqual(["name"]);
+    expect((await api("POST", "/api/workflow/test", { name: "wt_nowhere" })).status).toBe(404);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await hits("wt-refused")).toBe(0);
+  });
+
+  it("needs the right to start the workflow its body names", async () => {
+    await register({ name: "wt_allowed", tasks: [simple("a")] });
+    await register({ name: "wt_other", tasks: [counted("a", "wt-other")] });
+    const user = await createUser("wt-tester", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:wt_allowed" }] });
+    const allowed = await call("POST", "/api/workflow/test", orkes(user.token), { name: "wt_allowed", taskRefToMockOutput: { a: [{}] } });
+    expect(allowed.status).toBe(200);
+    expect(((await allowed.json()) as WorkflowJson).status).toBe("COMPLETED");
+    expect((await call("POST", "/api/workflow/test", orkes(user.token), { name: "wt_other" })).status).toBe(403);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await hits("wt-other")).toBe(0);
+  });
+});
