@@ -34,7 +34,7 @@ import {
   type WorkflowStatus,
 } from "../engine/model";
 import { taskInputTemplate } from "../engine/tasks/registry";
-import { childStartRequest } from "../engine/tasks/sub-workflow";
+import { childStartRequest, inlineChildDefinition } from "../engine/tasks/sub-workflow";
 import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import { applyTestMocks } from "../engine/test-run";
@@ -1894,7 +1894,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         });
       case "SUB_WORKFLOW":
         // The stored (masked) input: whatever reaches the child is stored and shown as the child's.
-        return dispatchSubWorkflow(this.env, execution, task, task.inputData, this.#config.maxSubWorkflowDepth);
+        return dispatchSubWorkflow(this.env, execution, task, task.inputData, this.#config.maxSubWorkflowDepth, inlineChildDefinition(definition));
       case "START_WORKFLOW":
         // The stored (masked) input too: the started workflow's input is stored and shown as its own.
         return dispatchStartWorkflow(this.env, execution, task, task.inputData);

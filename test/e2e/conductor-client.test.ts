@@ -672,6 +672,18 @@ describe("the official Conductor TypeScript client", () => {
     expect(await target.hits(`client-inline-start-${suffix}`)).toBe(1);
   });
 
+  it("a ConductorWorkflow's toSubWorkflowTask() runs its definition inline as the child, in a parent registered with it", async () => {
+    const childName = `client_inline_child_${suffix}`;
+    const child = new ConductorWorkflow(executor, childName).add(httpTask("call", { uri: target.url(`/count/client-inline-child-${suffix}`), method: "GET" }));
+    child.outputParameters({ n: "${call.output.response.body.n}" });
+    const parent = new ConductorWorkflow(executor, `client_inline_parent_${suffix}`).add(child.toSubWorkflowTask("child"));
+    parent.outputParameters({ fromChild: "${child.output.n}" });
+    await parent.register(true);
+    const run = await parent.execute({});
+    expect(run).toMatchObject({ status: "COMPLETED", output: { fromChild: 1 } });
+    expect(await sdkError(metadata.getWorkflowDef(childName))).toMatch(/No workflow definition named/);
+  });
+
   it("surfaces the service's error messages for bad input", async () => {
     expect(await sdkError(executor.getWorkflow("00000000-0000-4000-8000-000000000000", true))).toMatch(/^Failed to get workflow: .*not found/i);
     expect(await sdkError(executor.startWorkflow({ name: `missing_${suffix}` }))).toMatch(/^Failed to start workflow: .*missing_/);

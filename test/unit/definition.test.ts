@@ -8,6 +8,7 @@ import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
 import { createExecution, decide, nextDeadline } from "../../src/engine/decider";
 import { TASK_TYPES, type JsonObject, type WorkflowDef, type WorkflowExecution } from "../../src/engine/model";
 import { HTTP_ACCEPT_TYPES, HTTP_CONTENT_TYPES, HTTP_METHODS, MAX_HTTP_TIMEOUT_MS, validateHttpTask } from "../../src/engine/tasks/http/validate";
+import { registrationErrors } from "./engine-env";
 import { validateSubWorkflowTask } from "../../src/engine/tasks/sub-workflow/validate";
 import { validateWaitForWebhookTask } from "../../src/engine/tasks/wait-for-webhook/validate";
 import { fractionOf, retryDelayMs, retryDelaySeconds, retryPolicyOf } from "../../src/engine/retry";
@@ -1145,5 +1146,32 @@ describe("workflow variables in the engine", () => {
     expect(restarted.tasks.map((task) => task.inputData["seen"])).toEqual(["updated"]);
     const latest = variablesDefinition({ version: 2, variables: { stage: "v2" } });
     expect(decide(failed, { type: "restart", definition: latest }, env(2_000)).state.variables).toEqual({ stage: "updated", count: 0, added: true });
+  });
+});
+
+describe("SUB_WORKFLOW with an inline child (subWorkflowParam.workflowDefinition)", () => {
+  const child = (tasks: unknown[]) => ({ name: "kid", version: 1, tasks });
+  const sub = (param: Record<string, unknown>, inputParameters: Record<string, unknown> = {}) => ({ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: param, inputParameters });
+  const call = { name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { uri: "https://example.com/${workflow.secrets.token}", method: "GET" } };
+
+  it("lets the child name secrets of its own, but a secret passed to it from the parent is still refused", () => {
+    expect(registrationErrors([sub({ name: "kid", workflowDefinition: child([call]) })])).toEqual([]);
+    expect(registrationErrors([sub({ name: "kid", workflowDefinition: child([call]) }, { token: "${workflow.secrets.token}" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters: must not pass secrets to a child workflow/)]);
+  });
+
+  it("keeps the child's expressions out of the parent's checks and stores the child normalised", () => {
+    const result = validateWorkflowDef({ name: "parent", version: 1, schemaVersion: 2, tasks: [sub({ name: "kid", workflowDefinition: child([call]) })] });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const stored = result.value.tasks[0]!.subWorkflowParam!["workflowDefinition"] as { name: string; tasks: unknown[]; timeoutSeconds?: number };
+    expect(stored).toMatchObject({ name: "kid", version: 1 });
+    expect(stored.tasks).toHaveLength(1);
+  });
+
+  it("reports a broken child at its paths, nested children included", () => {
+    const broken = child([{ name: "x", taskReferenceName: "x", type: "NOPE" }]);
+    expect(registrationErrors([sub({ name: "kid", workflowDefinition: child([sub({ name: "kid", workflowDefinition: broken })]) })]).map((line) => line.split(":")[0])).toEqual([
+      "tasks[0].subWorkflowParam.workflowDefinition.tasks[0].subWorkflowParam.workflowDefinition.tasks[0].type",
+    ]);
   });
 });

@@ -295,16 +295,44 @@ describe("POST /api/workflow/execute/{name}/{version}?requestId= (executeWorkflo
 });
 
 describe("SUB_WORKFLOW with an inline child definition (ConductorWorkflow.toSubWorkflowTask())", () => {
-  it("is refused at registration with a 400 naming subWorkflowParam.workflowDefinition", async () => {
-    const child = { name: "client_inline_child", version: 1, tasks: [httpTask("a", { uri: target("/echo"), method: "GET" })] };
-    const response = await api("POST", "/api/metadata/workflow", {
-      name: "client_inline_parent",
-      schemaVersion: 2,
-      tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "client_inline_child", version: 1, workflowDefinition: child }, inputParameters: {} }],
-    });
-    expect(response.status).toBe(400);
-    const body = (await response.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
-    expect(body.validationErrors).toEqual([{ path: "tasks[0].subWorkflowParam.workflowDefinition", message: expect.stringContaining("inline child definitions are not supported") }]);
+  const childTask = (key: string) => httpTask("call", { uri: target(`/count/${key}?n=\${workflow.input.n}`), method: "GET" });
+  const inlineParent = (name: string, child: unknown, extra: Record<string, unknown> = {}) => ({
+    name,
+    schemaVersion: 2,
+    tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "client_inline_child", version: 1, workflowDefinition: child }, inputParameters: { n: "${workflow.input.n}" }, ...extra }],
+    outputParameters: { fromChild: "${child.output.got}" },
+  });
+
+  it("runs the child as its parent's definition holds it, its expressions resolved as the child's", async () => {
+    const child = { name: "client_inline_child", version: 1, tasks: [childTask("client-inline-child")], outputParameters: { got: "${call.output.response.body.n}" } };
+    await apiOk("POST", "/api/metadata/workflow?overwrite=true", inlineParent("client_inline_parent", child));
+    // Nothing is registered under the child's name: the inline definition is what runs.
+    expect((await api("GET", "/api/metadata/workflow/client_inline_child")).status).toBe(404);
+    const workflowId = await startWorkflow("client_inline_parent", { n: 5 });
+    const done = await waitFor(workflowId, ["COMPLETED"]);
+    expect(done.output).toEqual({ fromChild: 1 });
+    const childRun = await waitFor(String(done.tasks[0]!["subWorkflowId"]), ["COMPLETED"]);
+    expect(childRun).toMatchObject({ workflowName: "client_inline_child", input: { n: 5 } });
+    expect(childRun.tasks[0]!.inputData["uri"]).toBe(target("/count/client-inline-child?n=5"));
+    // The parent's task input shows the child's name, not its whole definition.
+    expect(done.tasks[0]!.inputData["subWorkflowParam"]).toEqual({ name: "client_inline_child", version: 1 });
+  });
+
+  it("is checked at registration as a definition of its own, with paths inside it; a second name or a place inside inputParameters is a 400", async () => {
+    const problems = async (definition: unknown): Promise<string[]> => {
+      const response = await api("POST", "/api/metadata/workflow", definition);
+      expect(response.status).toBe(400);
+      return ((await response.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path);
+    };
+    const badChild = { name: "client_inline_child", version: 1, tasks: [{ name: "x", taskReferenceName: "x", type: "HTTP", inputParameters: {} }] };
+    expect(await problems(inlineParent("client_inline_bad", badChild))).toEqual(["tasks[0].subWorkflowParam.workflowDefinition.tasks[0].inputParameters.uri", "tasks[0].subWorkflowParam.workflowDefinition.tasks[0].inputParameters.method"]);
+    const script = { name: "client_inline_child", version: 1, tasks: [{ name: "s", taskReferenceName: "s", type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression: "function ( {" } }] };
+    expect(await problems(inlineParent("client_inline_bad", script))).toEqual(["tasks[0].subWorkflowParam.workflowDefinition.tasks[0].inputParameters.expression"]);
+    const renamed = { name: "another_child", version: 1, tasks: [childTask("client-inline-renamed")] };
+    expect(await problems(inlineParent("client_inline_bad", renamed))).toEqual(["tasks[0].subWorkflowParam.name"]);
+    const inside = { name: "client_inline_bad", schemaVersion: 2, tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: "client_inline_child", workflowDefinition: { name: "client_inline_child", tasks: [childTask("x")] } } } }] };
+    expect(await problems(inside)).toEqual(["tasks[0].inputParameters.subWorkflowParam.workflowDefinition"]);
+    expect((await api("GET", "/api/metadata/workflow/client_inline_bad")).status).toBe(404);
   });
 });
 

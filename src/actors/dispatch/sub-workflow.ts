@@ -1,5 +1,5 @@
 import type { ExecutionEvent } from "../../engine/decider";
-import type { JsonObject, TaskExecution, WorkflowExecution } from "../../engine/model";
+import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "../../engine/model";
 import { childStartRequest, subWorkflowFailure, type ChildStartErrorCode } from "../../engine/tasks/sub-workflow";
 import { childTestPlan } from "../../engine/test-run";
 import { startOnBehalfDenial } from "../../worker/auth/access-rules";
@@ -18,12 +18,13 @@ function childStartErrorCode(code: StartRefusalCode): ChildStartErrorCode {
 
 /**
  * Starts the child of a SUB_WORKFLOW task under the id the task chose in advance, if the parent's
- * starter may start it (else the task fails with a terminal error and nothing starts). Start errors
+ * starter may start it (else the task fails with a terminal error and nothing starts): the registered definition
+ * its input names, or the task's `inline` child definition. Start errors
  * (no such workflow or version, bad parameters, nesting too deep, idempotency key taken with FAIL)
  * fail the task with the spec's SUB_WORKFLOW_ERROR shape. With `waitForCompletion` the task then
  * waits for the child's notice; without it, it completes at once.
  */
-export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, task: TaskExecution, input: JsonObject, maxDepth: number): Promise<DispatchResult> {
+export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, task: TaskExecution, input: JsonObject, maxDepth: number, inline?: WorkflowDef): Promise<DispatchResult> {
   const plannedId = task.subWorkflowId!;
   const result = (status: DispatchResult["status"], output: JsonObject, extra: Partial<DispatchResult> = {}): DispatchResult => ({
     type: "dispatchResult",
@@ -52,6 +53,8 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
   const started = await startExecution(env, {
     name: request.name,
     version: request.version,
+    // An inline child runs as its parent's definition holds it (its name checked to be `name` at registration).
+    ...(inline === undefined ? {} : { definition: inline }),
     input: request.input,
     correlationId: parent.correlationId,
     priority: request.priority ?? parent.priority,

@@ -18,10 +18,13 @@ export interface DefinitionScript {
  * the definition's other problems) that is fixed at registration, with its path: one holding a `${...}` is known only
  * once resolved, at run time.
  */
-function fixedTexts(definition: unknown, pick: (task: unknown) => { source: string; field: string } | undefined): DefinitionScript[] {
+function fixedTexts(definition: unknown, pick: (task: unknown) => { source: string; field: string } | undefined, at = ""): DefinitionScript[] {
   const tasks = isRecord(definition) ? definition["tasks"] : undefined;
   if (!Array.isArray(tasks)) return [];
-  return rawTaskEntries(tasks, "tasks").flatMap(({ task, path }) => {
+  return rawTaskEntries(tasks, `${at}tasks`).flatMap(({ task, path }) => {
+    // An inline child's scripts are checked with its parent's, at their paths inside it.
+    const child = isRecord(task) && task["type"] === "SUB_WORKFLOW" && isRecord(task["subWorkflowParam"]) ? task["subWorkflowParam"]["workflowDefinition"] : undefined;
+    if (child !== undefined) return fixedTexts(child, pick, `${path}.subWorkflowParam.workflowDefinition.`);
     const text = pick(task);
     return text === undefined || text.source.trim() === "" || text.source.includes("${") ? [] : [{ source: text.source, path: `${path}.${text.field}` }];
   });

@@ -174,8 +174,11 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
   if (isBoundedJsonObject(input)) issues.push(...findTemplateErrors(input, childPath(path, "inputParameters")));
 
   const subWorkflowParam = raw["subWorkflowParam"];
+  const inlineChild = type === "SUB_WORKFLOW" ? validateInlineChild(subWorkflowParam, childPath(path, "subWorkflowParam")) : undefined;
+  if (inlineChild !== undefined) issues.push(...inlineChild.issues);
   if (type === "SUB_WORKFLOW" && isRecord(subWorkflowParam)) {
-    if (isBoundedJsonObject(subWorkflowParam)) issues.push(...findTemplateErrors(subWorkflowParam, childPath(path, "subWorkflowParam")));
+    // The inline child's own expressions are its own (checked above as its definition's), never resolved by the parent.
+    if (isBoundedJsonObject(subWorkflowParam)) issues.push(...findTemplateErrors(withoutInlineChild(subWorkflowParam), childPath(path, "subWorkflowParam")));
     else {
       issues.push({
         path: childPath(path, "subWorkflowParam"),
@@ -237,11 +240,36 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
   if (taskDefinition?.ok) task.taskDefinition = taskDefinition.value;
   if (task.type === "SUB_WORKFLOW") {
     // Only this type reads the task-level placements; for others they are dropped like other unknown keys.
-    if (isJsonObject(subWorkflowParam)) task.subWorkflowParam = subWorkflowParam;
+    if (isJsonObject(subWorkflowParam)) {
+      task.subWorkflowParam = inlineChild?.definition === undefined ? subWorkflowParam : { ...subWorkflowParam, workflowDefinition: inlineChild.definition as unknown as JsonObject };
+    }
     const waitForCompletion = raw["waitForCompletion"];
     if (isBoolean(waitForCompletion)) task.waitForCompletion = waitForCompletion;
   }
   return { issues, task };
+}
+
+/** `subWorkflowParam` without its inline child definition. */
+function withoutInlineChild(subWorkflowParam: JsonObject): JsonObject {
+  const { workflowDefinition: _child, ...rest } = subWorkflowParam;
+  return rest;
+}
+
+/**
+ * A SUB_WORKFLOW's inline child (`subWorkflowParam.workflowDefinition`, what the SDK's `toSubWorkflowTask()` writes),
+ * checked as a definition of its own, with its paths under `path`; undefined when the task has none. Its name is
+ * the child's: a `subWorkflowParam.name` naming another is refused (Conductor takes the definition's).
+ */
+function validateInlineChild(subWorkflowParam: unknown, path: string): { issues: ValidationIssue[]; definition?: WorkflowDef } | undefined {
+  if (!isRecord(subWorkflowParam) || subWorkflowParam["workflowDefinition"] === undefined || subWorkflowParam["workflowDefinition"] === null) return undefined;
+  const at = childPath(path, "workflowDefinition");
+  const child = validateWorkflowDef(subWorkflowParam["workflowDefinition"]);
+  if (!child.ok) return { issues: child.errors.map((issue) => ({ ...issue, path: issue.path === "" ? at : issue.path.startsWith("[") ? `${at}${issue.path}` : childPath(at, issue.path) })) };
+  const name = subWorkflowParam["name"];
+  if (typeof name === "string" && name.trim() !== child.value.name) {
+    return { issues: [{ path: childPath(path, "name"), message: `must be the inline child's name (${JSON.stringify(child.value.name)})` }] };
+  }
+  return { issues: [], definition: child.value };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue, TaskExecution, WorkflowStatus, WorkflowTaskDef } from "../../model";
+import type { JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowStatus, WorkflowTaskDef } from "../../model";
 import type { TaskTypeModule } from "../task-type";
 import { isJsonObjectValue, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
 
@@ -27,9 +27,19 @@ export interface ChildStartRequest {
  */
 export function subWorkflowInputTemplate(definition: WorkflowTaskDef): JsonObject {
   const template: JsonObject = { ...(definition.inputParameters ?? {}) };
-  if (definition.subWorkflowParam !== undefined) template["subWorkflowParam"] = definition.subWorkflowParam;
+  if (definition.subWorkflowParam !== undefined) {
+    // An inline child is started as given (see `inlineChildDefinition`): its expressions are its own, not the parent's.
+    const { workflowDefinition: _inline, ...param } = definition.subWorkflowParam;
+    template["subWorkflowParam"] = param;
+  }
   if (definition.waitForCompletion !== undefined) template["waitForCompletion"] = definition.waitForCompletion;
   return template;
+}
+
+/** The inline child definition of SUB_WORKFLOW task `definition` (validated at registration), undefined when it names a registered one. */
+export function inlineChildDefinition(definition: WorkflowTaskDef | undefined): WorkflowDef | undefined {
+  const inline = definition?.subWorkflowParam?.["workflowDefinition"];
+  return isJsonObjectValue(inline) ? (inline as unknown as WorkflowDef) : undefined;
 }
 
 /** Keys of the task input that describe the child rather than being its input. */

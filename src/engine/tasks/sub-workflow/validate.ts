@@ -36,11 +36,9 @@ const SUB_WORKFLOW_PARAM = objectOf("subWorkflowParam", "an object describing th
   idempotencyStrategy: v.optional(
     rule<string>("idempotencyStrategy", `one of ${IDEMPOTENCY_STRATEGIES.join(", ")}`, isOneOf(IDEMPOTENCY_STRATEGIES)),
   ),
-  // An inline child (what the SDK's ConductorWorkflow.toSubWorkflowTask() writes) is refused rather than
-  // dropped, which would run whatever is registered under `name` instead, or fail at run time.
-  workflowDefinition: v.optional(
-    rule<never>("workflowDefinition", "left out: inline child definitions are not supported yet (register the child and give its name)", () => false),
-  ),
+  // An inline child (what the SDK's ConductorWorkflow.toSubWorkflowTask() writes): checked as a definition of its
+  // own by validateWorkflowDef, which holds the definition rules.
+  workflowDefinition: v.optional(rule<unknown>("workflowDefinition", "an object (the child's workflow definition)", (value) => value === null || isRecord(value))),
 });
 
 /** At task level the flag is a plain boolean: only inputs are resolved at run time. */
@@ -76,7 +74,12 @@ export function validateSubWorkflowTask(task: UnknownRecord, path: string): Vali
   if (task["subWorkflowParam"] !== undefined) {
     issues.push(...validateWith(SUB_WORKFLOW_PARAM, task["subWorkflowParam"], childPath(path, "subWorkflowParam")));
   } else if (input["subWorkflowParam"] !== undefined) {
-    issues.push(...validateWith(SUB_WORKFLOW_PARAM, input["subWorkflowParam"], childPath(inputPath, "subWorkflowParam")));
+    const param = input["subWorkflowParam"];
+    issues.push(...validateWith(SUB_WORKFLOW_PARAM, param, childPath(inputPath, "subWorkflowParam")));
+    // Inside inputParameters it would be resolved as the parent's input, its expressions with the parent's values.
+    if (isRecord(param) && param["workflowDefinition"] !== undefined && param["workflowDefinition"] !== null) {
+      issues.push({ path: childPath(childPath(inputPath, "subWorkflowParam"), "workflowDefinition"), message: "an inline child goes in the task's own subWorkflowParam (beside inputParameters), where its expressions stay its own" });
+    }
   } else {
     issues.push({
       path: childPath(path, "subWorkflowParam"),
@@ -85,7 +88,10 @@ export function validateSubWorkflowTask(task: UnknownRecord, path: string): Vali
   }
   issues.push(...validateWith(TASK_LEVEL, task, path));
   issues.push(...validateWith(INPUT_LEVEL, input, inputPath));
-  issues.push(...secretReferences(input, inputPath), ...secretReferences(task["subWorkflowParam"], childPath(path, "subWorkflowParam")));
+  // An inline child may name secrets itself: they stay inside it, resolved as its own tasks run.
+  const param = task["subWorkflowParam"];
+  const passed = isRecord(param) ? Object.fromEntries(Object.entries(param).filter(([key]) => key !== "workflowDefinition")) : param;
+  issues.push(...secretReferences(input, inputPath), ...secretReferences(passed, childPath(path, "subWorkflowParam")));
   return issues;
 }
 
