@@ -26,12 +26,78 @@ function summaryJson(value: unknown): string {
  * status: a row written for the first of pause, resume, pause would otherwise pass for the last.
  */
 export function indexSignature(execution: WorkflowExecution): string {
+  return `${workflowSignature(execution)}${TASKS_MARK}${execution.taskRevision ?? 0}`;
+}
+
+/** Where {@link indexSignature} turns from the workflow to its tasks. */
+const TASKS_MARK = "#tasks:";
+
+function workflowSignature(execution: WorkflowExecution): string {
   return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.updateTime}|${execution.workflowVersion}|${failedTasksColumn(execution)}`;
+}
+
+/**
+ * True when the search rows last written (`written`, an {@link indexSignature}) differ from the execution only in its
+ * tasks: the execution's own row is as it is, and only its task rows are behind (which may wait a little).
+ */
+export function onlyTasksChanged(execution: WorkflowExecution, written: string): boolean {
+  return written.startsWith(`${workflowSignature(execution)}${TASKS_MARK}`);
 }
 
 /** The failed tasks as the index keeps them: joined with ",", as Conductor's WorkflowSummary. */
 function failedTasksColumn(execution: WorkflowExecution): string {
   return summaryText(failedReferenceTaskNames(execution).join(","));
+}
+
+/** Most task rows an execution has in the task index: its latest tasks (a long loop's earliest runs drop out). */
+export const MAX_INDEXED_TASKS = 500;
+
+/** Longest text kept in a task row's input, output or reason: a task search shows a summary, the task holds the rest. */
+const TASK_TEXT_LIMIT = 1024;
+
+function taskText(text: string): string {
+  const cut = cutText(text, TASK_TEXT_LIMIT);
+  return cut === text ? text : `${cut}…`;
+}
+
+/** A task's row in the task index (`task_index`), as plain data. Times are epoch milliseconds (0: not yet). */
+export interface TaskIndexRow {
+  taskId: string;
+  /** As the Task JSON shows it: a worker's (SIMPLE) task by its name. */
+  taskType: string;
+  taskDefName: string;
+  referenceTaskName: string;
+  status: string;
+  domain: string | null;
+  workerId: string | null;
+  reason: string | null;
+  scheduledTime: number;
+  startTime: number;
+  endTime: number;
+  updateTime: number;
+  /** JSON, cut at {@link TASK_TEXT_LIMIT} characters. */
+  input: string;
+  output: string;
+}
+
+/** The task rows of an execution as it stands: its latest {@link MAX_INDEXED_TASKS} tasks. */
+function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
+  return execution.tasks.slice(-MAX_INDEXED_TASKS).map((task) => ({
+    taskId: task.taskId,
+    taskType: task.taskType === "SIMPLE" ? task.taskDefName : task.taskType,
+    taskDefName: task.taskDefName,
+    referenceTaskName: task.referenceTaskName,
+    status: task.status,
+    domain: task.domain ?? null,
+    workerId: task.workerId ?? null,
+    reason: task.reasonForIncompletion === undefined ? null : taskText(task.reasonForIncompletion),
+    scheduledTime: task.scheduledTime,
+    startTime: task.startTime,
+    endTime: task.endTime,
+    updateTime: task.updateTime,
+    input: taskText(JSON.stringify(task.inputData)),
+    output: taskText(JSON.stringify(task.outputData)),
+  }));
 }
 
 /** An execution's search row: the columns of `executions` as plain data, so it can travel over RPC. */
@@ -54,10 +120,14 @@ export interface IndexRow {
   output: string;
   /** The failed tasks' reference names, comma-separated ("" when none), cut at {@link SUMMARY_TEXT_LIMIT} characters. */
   failedReferenceTaskNames: string;
+  /** Its task rows, which replace those it had. */
+  tasks: TaskIndexRow[];
+  /** True when the execution has written no task rows before (its first row): there are none to replace. */
+  firstTaskRows: boolean;
 }
 
-/** The search row of an execution as it stands. */
-export function indexRow(execution: WorkflowExecution): IndexRow {
+/** The search row of an execution as it stands, with its task rows; `first` when it has written none before. */
+export function indexRow(execution: WorkflowExecution, first: boolean): IndexRow {
   return {
     workflowId: execution.workflowId,
     workflowName: execution.workflowName,
@@ -74,11 +144,43 @@ export function indexRow(execution: WorkflowExecution): IndexRow {
     input: summaryJson(execution.input),
     output: summaryJson(execution.output),
     failedReferenceTaskNames: failedTasksColumn(execution),
+    tasks: taskIndexRows(execution),
+    firstTaskRows: first,
   };
 }
 
+/**
+ * The statements writing an execution's search row and its task rows (see {@link upsertIndexRow}). The task rows are
+ * replaced as a whole: an execution's writes reach D1 in order (one writer, one write of it at a time), so the last
+ * one written is its latest.
+ */
+export function indexRowStatements(db: D1Database, row: IndexRow): D1PreparedStatement[] {
+  const statements = [upsertIndexRow(db, row)];
+  if (!row.firstTaskRows) statements.push(deleteTaskRows(db, row.workflowId));
+  if (row.tasks.length > 0) statements.push(insertTaskRows(db, row));
+  return statements;
+}
+
+/** The task rows of `row`, inserted in one statement (D1 binds at most 100 parameters: they go as one JSON array). */
+function insertTaskRows(db: D1Database, row: IndexRow): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT OR REPLACE INTO task_index (task_id, workflow_id, workflow_name, correlation_id, workflow_priority, task_type, task_def_name,
+         reference_task_name, status, domain, worker_id, reason, scheduled_time, start_time, end_time, update_time, input, output)
+       SELECT json_extract(t.value, '$.taskId'), ?1, ?2, ?3, ?4, json_extract(t.value, '$.taskType'), json_extract(t.value, '$.taskDefName'), json_extract(t.value, '$.referenceTaskName'),
+         json_extract(t.value, '$.status'), json_extract(t.value, '$.domain'), json_extract(t.value, '$.workerId'), json_extract(t.value, '$.reason'), json_extract(t.value, '$.scheduledTime'),
+         json_extract(t.value, '$.startTime'), json_extract(t.value, '$.endTime'), json_extract(t.value, '$.updateTime'), json_extract(t.value, '$.input'), json_extract(t.value, '$.output')
+       FROM json_each(?5) AS t`,
+    )
+    .bind(row.workflowId, row.workflowName, row.correlationId, row.priority, JSON.stringify(row.tasks));
+}
+
+function deleteTaskRows(db: D1Database, workflowId: string): D1PreparedStatement {
+  return db.prepare(`DELETE FROM task_index WHERE workflow_id = ?`).bind(workflowId);
+}
+
 /** The upsert of one search row; an older row arriving after a newer one changes nothing. */
-export function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
+function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, parent_workflow_id, reason,
@@ -109,9 +211,9 @@ export function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStateme
     );
 }
 
-/** The deletion of an execution's search row. */
-export function deleteIndexRow(db: D1Database, workflowId: string): D1PreparedStatement {
-  return db.prepare(`DELETE FROM executions WHERE workflow_id = ?`).bind(workflowId);
+/** The deletion of an execution's search row and its task rows. */
+export function deleteIndexRow(db: D1Database, workflowId: string): D1PreparedStatement[] {
+  return [db.prepare(`DELETE FROM executions WHERE workflow_id = ?`).bind(workflowId), deleteTaskRows(db, workflowId)];
 }
 
 /** An idempotency key an execution was started with: keys are per workflow name. */

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { serviceConfig } from "../worker/config";
-import { deleteIndexRow, releaseIdempotencyKey, upsertIndexRow, type HeldIdempotencyKey, type IndexRow } from "./execution-index";
+import { deleteIndexRow, indexRowStatements, releaseIdempotencyKey, type HeldIdempotencyKey, type IndexRow } from "./execution-index";
 
 /**
  * How long the first queued write waits for others before the batch goes to D1. The search row of a
@@ -83,9 +83,9 @@ export class ExecutionIndexWriter extends DurableObject<Env> {
   async #send(batch: Queued[]): Promise<void> {
     const db = this.env.DB;
     const statements = (write: IndexWrite): D1PreparedStatement[] => {
-      if (write.kind === "upsert") return [upsertIndexRow(db, write.row)];
-      const row = deleteIndexRow(db, write.workflowId);
-      return write.idempotencyKey === undefined ? [row] : [row, releaseIdempotencyKey(db, write.workflowId, write.idempotencyKey)];
+      if (write.kind === "upsert") return indexRowStatements(db, write.row);
+      const rows = deleteIndexRow(db, write.workflowId);
+      return write.idempotencyKey === undefined ? rows : [...rows, releaseIdempotencyKey(db, write.workflowId, write.idempotencyKey)];
     };
     try {
       await db.batch(batch.flatMap((queued) => statements(queued.write)));

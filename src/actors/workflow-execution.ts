@@ -56,7 +56,7 @@ import { dispatchHttp } from "./dispatch/http";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { startFailureWorkflow } from "./dispatch/failure-workflow";
-import { indexRow, indexSignature } from "./execution-index";
+import { indexRow, indexSignature, onlyTasksChanged } from "./execution-index";
 import { expectIndexWritten, indexShardFor, indexWriterAt } from "./index-writer";
 import { EXECUTION_LOG_LINES_KEPT, ExecutionStore, TASK_LOG_LINES_KEPT, type TaskLogLine } from "./execution-store";
 import { redactSecretValues, secretLookup } from "./secrets";
@@ -201,6 +201,12 @@ const BACKGROUND_SAFETY_MS = 5_000;
  * An execution that ends sooner gets a single row, written when it ends.
  */
 const FIRST_ROW_DELAY_MS = 500;
+
+/**
+ * Least time between two writes of a running execution's search rows that change only its task rows: task search
+ * sees a change within about this long, and a busy execution does not write D1 at every step.
+ */
+const TASK_ROWS_INTERVAL_MS = 1_000;
 
 /** The part of a child's Workflow JSON its parent reads. */
 interface ChildView {
@@ -381,8 +387,10 @@ export class WorkflowExecution extends DurableObject<Env> {
   #childResumeAsked = false;
   /** See {@link OwedParentReopen}. */
   #parentReopen: OwedParentReopen | undefined;
-  /** Pending write of a new execution's first search row (see {@link FIRST_ROW_DELAY_MS}). */
-  #firstRowTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Pending write of the search rows, held back for a while (see `#indexRowWait`). */
+  #indexRowTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When this isolate last wrote the search rows (0: not yet; after an eviction, task rows are then due at once). */
+  #indexRowWrittenAt = 0;
   /** Recent callbacks per webhook task, for the per-task callback limit. */
   readonly #callbackLogs = new Map<string, SlidingWindowLog>();
   #recovered = false;
@@ -694,8 +702,8 @@ export class WorkflowExecution extends DurableObject<Env> {
       // Synchronous, so stored (output gate) before the row's deletion leaves; from here on #apply refuses changes.
       this.#removing = true;
       this.#store.setMeta("removing", "1");
-      clearTimeout(this.#firstRowTimer);
-      this.#firstRowTimer = undefined;
+      clearTimeout(this.#indexRowTimer);
+      this.#indexRowTimer = undefined;
       // Evicted before the next request, the alarm finishes the removal.
       this.#alarmAt = Date.now() + BACKGROUND_SAFETY_MS;
       this.#armAlarm(this.#alarmAt);
@@ -1362,25 +1370,37 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#removing) return;
     const signature = indexSignature(execution);
     if (signature === this.#indexedSignature) return;
-    if (this.#indexedSignature === undefined && !TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
-      const wait = execution.createTime + FIRST_ROW_DELAY_MS - Date.now();
-      if (wait > 0) {
-        this.#firstRowTimer ??= setTimeout(() => {
-          this.#firstRowTimer = undefined;
-          if (this.#execution) this.#syncIndex(this.#execution);
-        }, wait);
-        return;
-      }
+    const wait = this.#indexRowWait(execution);
+    if (wait > 0) {
+      this.#indexRowTimer ??= setTimeout(() => {
+        this.#indexRowTimer = undefined;
+        if (this.#execution) this.#syncIndex(this.#execution);
+      }, wait);
+      return;
     }
     this.#runJob(`index`, async () => {
       const snapshot = this.#execution!;
       const written = indexSignature(snapshot);
-      expectIndexWritten(await indexWriterAt(this.env, this.#indexWriterShard(snapshot.workflowId)).upsert(indexRow(snapshot)), "writing the search row");
+      const row = indexRow(snapshot, this.#indexedSignature === undefined);
+      expectIndexWritten(await indexWriterAt(this.env, this.#indexWriterShard(snapshot.workflowId)).upsert(row), "writing the search row");
       // Removed while the row was on its way: its storage is gone, and the removal deleted the row after this write.
       if (this.#execution === null) return;
       this.#indexedSignature = written;
+      this.#indexRowWrittenAt = Date.now();
       this.#store.setMeta("indexed", written);
     });
+  }
+
+  /**
+   * How long a running execution's search rows may wait before they are written (0: now). Its first row waits up to
+   * {@link FIRST_ROW_DELAY_MS} after its start; a change of its tasks alone (the execution's own row unchanged) waits
+   * until {@link TASK_ROWS_INTERVAL_MS} after the last write, so that a busy execution writes its task rows at most
+   * that often. A change of the execution itself, and any once it has ended, are written at once.
+   */
+  #indexRowWait(execution: Execution): number {
+    if (TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return 0;
+    if (this.#indexedSignature === undefined) return execution.createTime + FIRST_ROW_DELAY_MS - Date.now();
+    return onlyTasksChanged(execution, this.#indexedSignature) ? this.#indexRowWrittenAt + TASK_ROWS_INTERVAL_MS - Date.now() : 0;
   }
 
   /** This execution's search-row writer shard: the pinned one, or (stored before pinning) the current setting's. */

@@ -25,9 +25,15 @@ export class Draft {
   #ownTasks(): TaskExecution[] {
     if (!this.#tasksCopied) {
       this.#state.tasks = [...this.#state.tasks];
-      this.#tasksCopied = true;
+      this.#tasksChanged();
     }
     return this.#state.tasks;
+  }
+
+  /** Marks this decision as one that changes the tasks: once, however many it changes (see `taskRevision`). */
+  #tasksChanged(): void {
+    this.#tasksCopied = true;
+    this.#state.taskRevision = (this.#state.taskRevision ?? 0) + 1;
   }
 
   /** The task with that id, if any. */
@@ -53,6 +59,6 @@ export class Draft {
   /** Keeps only the tasks for which `keep` is true (restart, rerun). */
   retainTasks(keep: (task: TaskExecution) => boolean): void {
     this.#state.tasks = this.#state.tasks.filter(keep);
-    this.#tasksCopied = true;
+    if (!this.#tasksCopied) this.#tasksChanged();
   }
 }

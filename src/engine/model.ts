@@ -512,6 +512,11 @@ export interface WorkflowExecution {
    * as tasks reach them (see `applyTestMocks`). Never shown by the API.
    */
   test?: WorkflowTestPlan;
+  /**
+   * How many changes its tasks have had (a new instance, a status, an output...), counted by the decision that made
+   * them: the search index's task rows are written again when it moves. Absent (0) before the first. Never shown.
+   */
+  taskRevision?: number;
   definition: WorkflowDef;
   tasks: TaskExecution[];
 }

@@ -818,8 +818,20 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(events.getEventHandlerByName(name))).toMatch(/No event handler named/);
   });
 
-  it("answers the task endpoint it does not serve (search) with a clear error; poll data of a task no worker polled is empty", async () => {
-    expect(await sdkError(tasks.search(0, 10, "", "*", ""))).toMatch(/^Failed to search tasks: GET \/api\/tasks\/search is a Conductor endpoint this service does not support yet: task search/);
+  it("TaskClient.search finds tasks by query and by free text, with their status as it changes; poll data of a task no worker polled is empty", async () => {
+    const name = `client_task_search_${suffix}`;
+    const worker = `client_task_search_worker_${suffix}`;
+    const flow = new ConductorWorkflow(executor, name);
+    flow.add(simpleTask("hold", worker, { n: "${workflow.input.n}" }));
+    await flow.register(true);
+    const workflowId = await executor.startWorkflow({ name, version: 1, input: { n: 3 } });
+    const waiting = await until("the task in the task index", () => tasks.search(0, 10, "", "*", `workflowId = '${workflowId}'`), (found) => found.totalHits === 1);
+    expect(waiting.results![0]).toMatchObject({ workflowId, workflowType: name, taskType: worker, taskDefName: worker, status: "SCHEDULED", input: JSON.stringify({ n: 3 }) });
+    await executor.updateTaskByRefName("hold", workflowId, "COMPLETED", { done: "yes" });
+    const done = await until("the task's new status in the index", () => tasks.search(0, 10, "updateTime:DESC", "*", `taskType = ${worker} AND status IN (COMPLETED)`), (found) => found.totalHits === 1);
+    expect(done.results![0]).toMatchObject({ workflowId, status: "COMPLETED", output: JSON.stringify({ done: "yes" }) });
+    expect((await tasks.search(0, 10, "", workflowId, "")).totalHits).toBe(1);
+    expect(await sdkError(tasks.search(0, 10, "", "*", "status = DONE"))).toMatch(/^Failed to search tasks: .*unknown task status DONE/);
     expect(await tasks.getTaskPollData(`client_never_polled_${suffix}`)).toEqual([]);
   });
 

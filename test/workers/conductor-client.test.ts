@@ -23,7 +23,7 @@ async function errorOf(method: string, path: string, body?: unknown): Promise<Er
 
 describe("Conductor endpoints the service does not serve", () => {
   it.each([
-    ["GET", "/api/tasks/search?start=0&size=10", "task search"],
+    ["GET", "/api/tasks/search-v2?start=0&size=10", "task search returning whole tasks"],
     ["GET", "/api/tasks/queue/all/verbose", "task queue administration"],
     ["GET", "/api/human/tasks/search", "human tasks"],
     ["PUT", "/api/metadata/workflow/some_flow/rate-limit", "rate limits"],

@@ -24,6 +24,8 @@ function row(workflowId: string, overrides: Partial<IndexRow> = {}): IndexRow {
     input: "{}",
     output: "{}",
     failedReferenceTaskNames: "",
+    tasks: [],
+    firstTaskRows: true,
     ...overrides,
   };
 }

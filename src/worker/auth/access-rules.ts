@@ -121,6 +121,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // A task by its id: readable with its workflow, or by a worker allowed to execute tasks of its name (the guard finds
   // its execution); `/api/tasks/search` and the like, which name no task, need TASK_READ as below. Its log reads the
   // same way, and is written by whoever may report the task's result (after the polls: `/api/tasks/poll/log` polls).
+  // Task search lists tasks of every workflow: reading tasks. Before the task by id, whose pattern it fits.
+  { apiPath: "/api/tasks/search", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
   { apiPath: "/api/tasks/{taskId}", methods: ["GET"], requiredPermissions: TASK_READ_PERMISSIONS },
   { apiPath: "/api/tasks/{taskId}/log", methods: ["GET"], requiredPermissions: TASK_READ_PERMISSIONS },
   { apiPath: "/api/tasks/{taskId}/log", methods: ["POST"], requiredPermissions: TASK_RESULT_PERMISSIONS },

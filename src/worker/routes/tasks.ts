@@ -9,6 +9,7 @@ import { decodedPathParam } from "../http/params";
 import { ExternalStatus, JsonObjectBody, TaskLogLine, TaskResultRequest, parseOrThrow } from "../schemas";
 import { authorizeRead } from "../guard";
 import { findTask, type FoundTask } from "../task-lookup";
+import { searchTasks } from "../task-search";
 
 type Args = [Env, ExecutionContext];
 
@@ -101,6 +102,9 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
     const { stub } = await updateByRef(request, env);
     return jsonTextResponse((await stub.getWorkflowJson(true))!);
   });
+
+  // Conductor's task search (TaskClient.search), from the task index. Before `/:taskId`, which would take "search".
+  router.get("/api/tasks/search", async (request, env) => Response.json(await searchTasks(env.DB, request)));
 
   // Conductor's getTask: found through its execution (see task-lookup.ts). The guard has checked the caller may read it.
   router.get("/api/tasks/:taskId", async (request, env) => {

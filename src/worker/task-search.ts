@@ -1,0 +1,133 @@
+import type { IRequest } from "itty-router";
+import { TASK_STATUSES, type JsonObject } from "../engine/model";
+import { validationError } from "./http/errors";
+import { applyFreeText, applyQuery, orderBy, searchPage, searchParam, type Filter, type SearchFields } from "./search";
+
+/** Task search fields a Conductor `query` may name, mapped to the task index's columns. */
+const TASK_QUERY_COLUMNS: Record<string, string> = {
+  taskId: "task_id",
+  taskType: "task_type",
+  taskDefName: "task_def_name",
+  referenceTaskName: "reference_task_name",
+  taskRefName: "reference_task_name",
+  status: "status",
+  domain: "domain",
+  workerId: "worker_id",
+  workflowId: "workflow_id",
+  workflowType: "workflow_name",
+  workflowName: "workflow_name",
+  correlationId: "correlation_id",
+  scheduledTime: "scheduled_time",
+  startTime: "start_time",
+  endTime: "end_time",
+  updateTime: "update_time",
+};
+
+const TASK_SORT_COLUMNS: Record<string, string> = {
+  scheduledTime: "scheduled_time",
+  startTime: "start_time",
+  endTime: "end_time",
+  updateTime: "update_time",
+  status: "status",
+  taskType: "task_type",
+  taskDefName: "task_def_name",
+  workflowType: "workflow_name",
+};
+
+function checkTaskStatuses(values: readonly string[], path: string): void {
+  const unknown = values.filter((value) => !(TASK_STATUSES as readonly string[]).includes(value));
+  if (unknown.length > 0) throw validationError("Invalid task search", [{ path, message: `unknown task status ${unknown.join(", ")}; expected one of ${TASK_STATUSES.join(", ")}` }]);
+}
+
+const TASK_FIELDS: SearchFields = {
+  query: TASK_QUERY_COLUMNS,
+  sort: TASK_SORT_COLUMNS,
+  defaultOrder: "update_time DESC",
+  checkValues: (column, values) => {
+    if (column === "status") checkTaskStatuses(values, "query");
+  },
+};
+
+/** A row of the task index as the page query reads it. */
+interface TaskSummaryRow {
+  taskId: string;
+  workflowId: string;
+  workflowType: string;
+  correlationId: string | null;
+  workflowPriority: number;
+  taskType: string;
+  taskDefName: string;
+  referenceTaskName: string;
+  status: string;
+  domain: string | null;
+  workerId: string | null;
+  reason: string | null;
+  scheduledTime: number;
+  startTime: number;
+  endTime: number;
+  updateTime: number;
+  input: string;
+  output: string;
+}
+
+/** An epoch time as Conductor's summaries show it (ISO 8601, UTC), absent while it is 0 (not yet). */
+function isoTime(summary: JsonObject, field: string, epoch: number): void {
+  if (epoch > 0) summary[field] = new Date(epoch).toISOString();
+}
+
+/** Conductor's `TaskSummary` JSON of a task index row (with its reference name and worker, which Conductor's lacks). */
+function toTaskSummary(row: TaskSummaryRow): JsonObject {
+  const summary: JsonObject = {
+    taskId: row.taskId,
+    workflowId: row.workflowId,
+    workflowType: row.workflowType,
+    taskType: row.taskType,
+    taskDefName: row.taskDefName,
+    referenceTaskName: row.referenceTaskName,
+    status: row.status,
+    workflowPriority: row.workflowPriority,
+    // As Conductor's: how long it waited to start and ran, 0 until it has.
+    queueWaitTime: row.startTime > 0 && row.scheduledTime > 0 ? Math.max(0, row.startTime - row.scheduledTime) : 0,
+    executionTime: row.endTime > 0 && row.startTime > 0 ? Math.max(0, row.endTime - row.startTime) : 0,
+    input: row.input,
+    output: row.output,
+  };
+  isoTime(summary, "scheduledTime", row.scheduledTime);
+  isoTime(summary, "startTime", row.startTime);
+  isoTime(summary, "updateTime", row.updateTime);
+  isoTime(summary, "endTime", row.endTime);
+  if (row.correlationId !== null) summary["correlationId"] = row.correlationId;
+  if (row.reason !== null) summary["reasonForIncompletion"] = row.reason;
+  if (row.domain !== null) summary["domain"] = row.domain;
+  if (row.workerId !== null) summary["workerId"] = row.workerId;
+  return summary;
+}
+
+/**
+ * `GET /api/tasks/search`: Conductor's `SearchResult<TaskSummary>` from the task index (each execution's latest tasks,
+ * written with its search row): `query` (Conductor's syntax over {@link TASK_QUERY_COLUMNS}), `freeText` (in ids,
+ * names, the reason, input and output), `sort`, `start` and `size`.
+ */
+export async function searchTasks(db: D1Database, request: IRequest): Promise<{ totalHits: number; results: JsonObject[] }> {
+  const { start, size } = searchPage(request);
+  const filter: Filter = { clauses: [], bindings: [] };
+  const query = searchParam(request, "query");
+  if (query) applyQuery(filter, query, TASK_FIELDS);
+  applyFreeText(filter, searchParam(request, "freeText"), ["task_id", "workflow_id", "workflow_name", "task_def_name", "reference_task_name", "correlation_id", "reason", "input", "output"]);
+  const order = orderBy(searchParam(request, "sort"), TASK_FIELDS);
+  const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
+  const [count, page] = await db.batch([
+    db.prepare(`SELECT COUNT(*) AS total FROM task_index ${where}`).bind(...filter.bindings),
+    db
+      .prepare(
+        `SELECT task_id AS taskId, workflow_id AS workflowId, workflow_name AS workflowType, correlation_id AS correlationId,
+           workflow_priority AS workflowPriority, task_type AS taskType, task_def_name AS taskDefName, reference_task_name AS referenceTaskName,
+           status, domain, worker_id AS workerId, reason, scheduled_time AS scheduledTime, start_time AS startTime, end_time AS endTime,
+           update_time AS updateTime, input, output
+         FROM task_index ${where} ORDER BY ${order}, task_id LIMIT ? OFFSET ?`,
+      )
+      .bind(...filter.bindings, size, start),
+  ]);
+  const totalHits = (count!.results[0] as { total: number } | undefined)?.total ?? 0;
+  return { totalHits, results: (page!.results as unknown as TaskSummaryRow[]).map(toTaskSummary) };
+}

@@ -1,0 +1,109 @@
+/**
+ * Task search (`GET /api/tasks/search`, Conductor's TaskClient.search), through the real router, execution objects,
+ * index writer and local D1.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { MAX_INDEXED_TASKS } from "../../src/actors/execution-index";
+import type { JsonObject } from "../../src/engine/model";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, eventually, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+
+type TaskSummary = JsonObject & { taskId: string; workflowId: string; status: string; referenceTaskName: string };
+type Found = { totalHits: number; results: TaskSummary[] };
+
+const simple = (ref: string, name: string, inputParameters: JsonObject = {}): JsonObject => ({ name, taskReferenceName: ref, type: "SIMPLE", inputParameters });
+
+async function search(query: string): Promise<Found> {
+  return apiOk<Found>("GET", `/api/tasks/search?${query}`);
+}
+
+/** Waits (bounded) until the task search `query` answers what `accept` wants. */
+async function searchUntil(query: string, accept: (found: Found) => boolean, what: string): Promise<Found> {
+  return eventually(() => search(query), accept, what, 8_000);
+}
+
+const byWorkflow = (workflowId: string, more = "") => `query=${encodeURIComponent(`workflowId = '${workflowId}'${more}`)}`;
+
+describe("GET /api/tasks/search", () => {
+  it("finds a finished execution's tasks with Conductor's TaskSummary fields, by query and by free text", async () => {
+    await register({
+      name: "ts_basic",
+      tasks: [httpTask("fetch", { uri: target("/echo/ts-basic"), method: "GET" }), { name: "calc", taskReferenceName: "calc", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "6 * 7" } }],
+    });
+    const workflowId = await startWorkflow("ts_basic", {}, "?correlationId=ts-corr");
+    await waitFor(workflowId, ["COMPLETED"]);
+    const found = await searchUntil(byWorkflow(workflowId), (page) => page.totalHits === 2, "both tasks of ts_basic");
+    const calc = found.results.find((task) => task.referenceTaskName === "calc")!;
+    expect(calc).toMatchObject({ workflowId, workflowType: "ts_basic", correlationId: "ts-corr", taskType: "INLINE", taskDefName: "calc", status: "COMPLETED", workflowPriority: 0 });
+    expect(JSON.parse(String(calc["output"]))).toEqual({ result: 42 });
+    for (const field of ["scheduledTime", "startTime", "updateTime", "endTime"]) expect(new Date(String(calc[field])).toISOString()).toBe(calc[field]);
+    expect(typeof calc["executionTime"]).toBe("number");
+    // Narrowed by type and status, sorted, paged; free text finds the reference name and the correlation id.
+    expect((await search(byWorkflow(workflowId, " AND taskType IN (HTTP)"))).results.map((task) => task.referenceTaskName)).toEqual(["fetch"]);
+    expect((await search(`${byWorkflow(workflowId)}&sort=${encodeURIComponent("scheduledTime:ASC")}&size=1&start=1`)).results.map((task) => task.referenceTaskName)).toEqual(["calc"]);
+    expect((await search(`${byWorkflow(workflowId)}&freeText=calc`)).totalHits).toBe(1);
+    expect((await search(`freeText=ts-corr`)).results.every((task) => task.workflowId === workflowId)).toBe(true);
+  });
+
+  it("shows a running execution's task as it waits, then as it changes, within a second or two", async () => {
+    await register({ name: "ts_running", tasks: [simple("work", "ts_running_worker", { n: "${workflow.input.n}" })] });
+    const workflowId = await startWorkflow("ts_running", { n: 5 });
+    const waiting = await searchUntil(byWorkflow(workflowId), (page) => page.results[0]?.status === "SCHEDULED", "the waiting task");
+    expect(waiting.results[0]).toMatchObject({ taskType: "ts_running_worker", referenceTaskName: "work", input: JSON.stringify({ n: 5 }) });
+    expect(waiting.results[0]).not.toHaveProperty("startTime");
+    const polled = await apiOk<JsonObject>("GET", "/api/tasks/poll/ts_running_worker?workerid=searcher");
+    expect(polled["taskId"]).toBe(waiting.results[0]!.taskId);
+    const held = await searchUntil(byWorkflow(workflowId), (page) => page.results[0]?.status === "IN_PROGRESS", "the polled task");
+    expect(held.results[0]).toMatchObject({ workerId: "searcher" });
+    await apiOk("POST", `/api/tasks/${workflowId}/work/COMPLETED`, { sum: 9 });
+    await searchUntil(byWorkflow(workflowId, " AND status = COMPLETED"), (page) => page.totalHits === 1, "the completed task");
+  });
+
+  it("keeps an execution's rows in step with it: a rerun drops the tasks it discarded, a removal all of them", async () => {
+    const inline = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "1" } });
+    const route = { name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "path", inputParameters: { path: "${workflow.input.path}" }, decisionCases: { a: [inline("a1"), inline("a2")], b: [inline("b1")] }, defaultCase: [] };
+    await register({ name: "ts_rerun", tasks: [route] });
+    const workflowId = await startWorkflow("ts_rerun", { path: "a" });
+    await waitFor(workflowId, ["COMPLETED"]);
+    const refs = (page: Found) => page.results.map((task) => task.referenceTaskName).sort().join(",");
+    await searchUntil(byWorkflow(workflowId), (page) => refs(page) === "a1,a2,route", "the first run's tasks");
+    await apiOk("POST", `/api/workflow/${workflowId}/rerun`, { workflowInput: { path: "b" } });
+    await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow.tasks.some((task) => task.referenceTaskName === "b1"));
+    await searchUntil(byWorkflow(workflowId), (page) => refs(page) === "b1,route", "the rerun's tasks only");
+    await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+    expect((await search(byWorkflow(workflowId))).totalHits).toBe(0);
+  });
+
+  it(`holds an execution's latest ${MAX_INDEXED_TASKS} tasks`, async () => {
+    const loop = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", inputParameters: {}, loopCondition: `$.loop['iteration'] < ${MAX_INDEXED_TASKS + 10}`, loopOver: [{ name: "tick", taskReferenceName: "tick", type: "SET_VARIABLE", inputParameters: { n: 1 } }] };
+    await register({ name: "ts_many", tasks: [loop] });
+    const workflowId = await startWorkflow("ts_many");
+    const done = await waitFor(workflowId, ["COMPLETED"], 30_000);
+    expect(done.tasks.length).toBeGreaterThan(MAX_INDEXED_TASKS);
+    await waitForIndexRow(workflowId, "COMPLETED");
+    const stored = await env.DB.prepare("SELECT COUNT(*) AS n, MIN(update_time) AS oldest FROM task_index WHERE workflow_id = ?").bind(workflowId).first<{ n: number }>();
+    expect(stored?.n).toBe(MAX_INDEXED_TASKS);
+    const latest = done.tasks.at(-1)!;
+    expect((await search(`query=${encodeURIComponent(`taskId = '${latest.taskId}'`)}`)).totalHits).toBe(1);
+    expect((await search(`query=${encodeURIComponent(`taskId = '${done.tasks[0]!.taskId}'`)}`)).totalHits).toBe(0);
+  });
+
+  it("refuses what it cannot search with a 400 naming the parameter, and needs TASK_READ", async () => {
+    for (const [query, path] of [
+      ["query=status%20%3D%20DONE", "query"],
+      ["query=nothing%20%3D%201", "query"],
+      ["query=startTime%20%3E%20yesterday", "query"],
+      ["sort=reference", "sort"],
+      ["size=1001", "size"],
+    ] as const) {
+      const response = await api("GET", `/api/tasks/search?${query}`);
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { validationErrors: Array<{ path: string }> }).validationErrors[0]!.path).toBe(path);
+    }
+    const reader = await createUser("ts-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    expect((await call("GET", "/api/tasks/search", orkes(reader.token))).status).toBe(403);
+    const taskReader = await createUser("ts-task-reader", { directPermissions: [{ action: "TASK_READ", scope: "*" }] });
+    expect((await call("GET", "/api/tasks/search", orkes(taskReader.token))).status).toBe(200);
+  });
+});
