@@ -10,6 +10,7 @@ import { renderLogin } from "./views/login.js";
 import { renderQueues } from "./views/queues.js";
 import { renderScheduleEditor, renderSchedules } from "./views/schedules.js";
 import { renderTaskDefEditor, renderTaskDefs } from "./views/task-defs.js";
+import { renderTasks } from "./views/tasks.js";
 
 /**
  * @typedef {object} ViewContext
@@ -35,6 +36,7 @@ const ROUTES = [
   [/^taskdefs$/, renderTaskDefs],
   [/^taskdefs\/new$/, (container, params, context) => renderTaskDefEditor(container, params, context)],
   [/^taskdefs\/(.+)$/, renderTaskDefEditor],
+  [/^tasks$/, renderTasks],
   [/^queues$/, renderQueues],
   [/^schedules$/, renderSchedules],
   [/^schedules\/new$/, (container, params, context) => renderScheduleEditor(container, params, context)],

@@ -1158,6 +1158,49 @@ describe("web UI", () => {
     expect(admin.problems.slice(problemsBefore)).toEqual([]);
   });
 
+  it("finds tasks on the Tasks page by status, task type and text, each leading to its execution", async () => {
+    const { page } = admin;
+    const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
+    const taskName = `${parentName}_review`;
+    const flow = `${parentName}_reviewing`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name: flow, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: taskName, taskReferenceName: "review", type: "SIMPLE", inputParameters: { doc: "${workflow.input.doc}" } }] },
+    });
+    const waiting = (await callOk(server.url, "POST", "/api/workflow", { key: adminKey, body: { name: flow, input: { doc: "ui-spec-7" } } })).text;
+    const done = (await callOk(server.url, "POST", "/api/workflow", { key: adminKey, body: { name: flow, input: { doc: "ui-spec-8" } } })).text;
+    await callOk(server.url, "POST", `/api/tasks/${done}/review/FAILED`, { key: adminKey, body: { note: "rejected" } });
+    await page.getByRole("link", { name: "Tasks", exact: true }).click();
+    await page.getByRole("heading", { name: "Tasks", exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel("Task type").fill(taskName);
+    await page.getByLabel("Status").selectOption("FAILED");
+    await page.getByRole("button", { name: "Search" }).click();
+    const rows = page.locator("tbody tr");
+    // Task rows are written in the background: Refresh until the failed one is there.
+    await expect.poll(async () => {
+      await page.getByRole("button", { name: "Refresh" }).click();
+      return rows.count();
+    }, { timeout: STEP_TIMEOUT_MS }).toBe(1);
+    expect(await rows.first().getAttribute("data-task-id")).toBeTruthy();
+    expect((await rows.first().locator("td").allTextContents()).slice(0, 3)).toEqual([`review ${taskName}`, "FAILED", `${flow}${done}`]);
+    // The address keeps the search; free text finds the waiting one by its input.
+    expect(page.url()).toContain(`status=FAILED`);
+    await page.getByLabel("Status").selectOption("");
+    await page.getByLabel("Text").fill("ui-spec-7");
+    await page.getByRole("button", { name: "Search" }).click();
+    await expect.poll(async () => {
+      await page.getByRole("button", { name: "Refresh" }).click();
+      return (await rows.first().locator("td").allTextContents()).slice(1, 3);
+    }, { timeout: STEP_TIMEOUT_MS }).toEqual(["SCHEDULED", `${flow}${waiting}`]);
+    await screenshot(page, "task-search");
+    await rows.first().getByRole("link", { name: flow }).click();
+    await page.getByRole("heading", { name: flow }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(page.url()).toContain(`#/executions/${waiting}`);
+    await callOk(server.url, "DELETE", `/api/workflow/${waiting}`, { key: adminKey });
+    expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);
+    expect(admin.problems.slice(problemsBefore)).toEqual([]);
+  });
+
   it("offers a read-only user no action, and the narrow layout does not overflow", async () => {
     await callOk(server.url, "POST", "/api/security/roles", {
       key: adminKey,

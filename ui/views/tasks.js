@@ -1,0 +1,137 @@
+// @ts-check
+import { api, permissionsAt } from "../lib/api.js";
+import { formatDuration, formatTime, h, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
+
+export const TASK_STATUSES = ["SCHEDULED", "IN_PROGRESS", "COMPLETED", "COMPLETED_WITH_ERRORS", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "TIMED_OUT", "CANCELED", "SKIPPED"];
+const PAGE_SIZE = 25;
+
+/**
+ * @typedef {{ taskId: string, workflowId: string, workflowType: string, taskType: string, taskDefName: string, referenceTaskName: string,
+ *   status: string, domain?: string, workerId?: string, scheduledTime?: string, startTime?: string, updateTime?: string, endTime?: string,
+ *   executionTime: number, reasonForIncompletion?: string }} TaskSummary
+ */
+
+/**
+ * The task search's `query` for the filters given: each one that is set, joined by AND. A value is quoted, so that a
+ * name holding spaces stays one value.
+ * @param {{ status?: string, taskType?: string, workflowType?: string }} filters
+ * @returns {string}
+ */
+export function taskQuery(filters) {
+  /** @type {string[]} */
+  const clauses = [];
+  for (const [field, value] of /** @type {Array<[string, string | undefined]>} */ ([["status", filters.status], ["taskType", filters.taskType], ["workflowType", filters.workflowType]])) {
+    if (value) clauses.push(`${field} = '${value}'`);
+  }
+  return clauses.join(" AND ");
+}
+
+/**
+ * Task search: every execution's latest tasks by status, task type, workflow and text, newest update first; each
+ * row links to its execution. Filters are kept in the address, so a search can be bookmarked.
+ * @type {import("../app.js").View}
+ */
+export async function renderTasks(container, params, context) {
+  const status = params.get("status") ?? "";
+  const taskType = params.get("taskType") ?? "";
+  const workflowType = params.get("workflowType") ?? "";
+  const freeText = params.get("freeText") ?? "";
+  const start = Math.max(0, Number(params.get("start") ?? 0) || 0);
+
+  const permissions = await permissionsAt("*");
+  if (!context.active()) return;
+  const head = h("div", { className: "page-head" }, h("h1", {}, "Tasks"));
+  if (!permissions.has("TASK_READ")) {
+    replaceChildren(container, head, h("p", { className: "empty" }, "Task search is shown to users who may read tasks (TASK_READ)."));
+    return;
+  }
+
+  const field = (/** @type {string} */ id, /** @type {string} */ label, /** @type {HTMLElement} */ control) => h("div", { className: "field" }, h("label", { for: id }, label), control);
+  const statusSelect = h("select", { id: "task-filter-status", name: "status" },
+    h("option", { value: "" }, "any"),
+    TASK_STATUSES.map((value) => h("option", { value, selected: value === status }, value)));
+  const typeInput = h("input", { id: "task-filter-type", name: "taskType", value: taskType });
+  const workflowInput = h("input", { id: "task-filter-workflow", name: "workflowType", value: workflowType });
+  const textInput = h("input", { id: "task-filter-text", name: "freeText", value: freeText, type: "search" });
+
+  /** @param {number} pageStart */
+  const hashFor = (pageStart) => {
+    const query = new URLSearchParams();
+    for (const [key, value] of [["status", statusSelect.value], ["taskType", typeInput.value.trim()], ["workflowType", workflowInput.value.trim()], ["freeText", textInput.value.trim()]]) {
+      if (value) query.set(key, value);
+    }
+    if (pageStart > 0) query.set("start", String(pageStart));
+    const text = query.toString();
+    return `#/tasks${text ? `?${text}` : ""}`;
+  };
+
+  const form = h("form", {
+    className: "filters",
+    role: "search",
+    onsubmit: (/** @type {SubmitEvent} */ event) => {
+      event.preventDefault();
+      context.go(hashFor(0));
+    },
+  },
+    field("task-filter-status", "Status", statusSelect),
+    field("task-filter-type", "Task type", typeInput),
+    field("task-filter-workflow", "Workflow name", workflowInput),
+    field("task-filter-text", "Text", textInput),
+    h("div", { className: "field actions" }, h("button", { type: "submit" }, "Search")));
+
+  const results = h("div", { className: "results", "aria-live": "polite", "aria-busy": "true" });
+  head.append(h("button", { type: "button", className: "secondary", onclick: () => void load() }, "Refresh"));
+  replaceChildren(container,
+    head,
+    h("p", { className: "help" }, "Each execution's latest 500 tasks, a running one's within a second or two of a change. A worker's task is found by its task name."),
+    form,
+    results);
+
+  const searchQuery = new URLSearchParams({ start: String(start), size: String(PAGE_SIZE), sort: "updateTime:DESC" });
+  const query = taskQuery({ status, taskType, workflowType });
+  if (query) searchQuery.set("query", query);
+  if (freeText) searchQuery.set("freeText", freeText);
+
+  async function load() {
+    try {
+      const page = /** @type {{ totalHits: number, results: TaskSummary[] }} */ (await api("GET", `/api/tasks/search?${searchQuery}`));
+      if (context.active()) renderPage(page);
+    } catch (error) {
+      if (context.active()) replaceChildren(results, h("p", { className: "error", role: "alert" }, error instanceof Error ? error.message : String(error)));
+    } finally {
+      results.setAttribute("aria-busy", "false");
+    }
+  }
+
+  /** @param {{ totalHits: number, results: TaskSummary[] }} page */
+  function renderPage(page) {
+    if (page.results.length === 0) {
+      replaceChildren(results, h("p", { className: "empty" }, "No tasks match."));
+      return;
+    }
+    const rows = page.results.map((task) => {
+      const started = toMillis(task.startTime ?? null);
+      return h("tr", { "data-task-id": task.taskId },
+        h("td", {}, h("a", { href: `#/executions/${task.workflowId}` }, task.referenceTaskName), h("span", { className: "muted" }, ` ${task.taskType}`)),
+        h("td", {}, statusBadge(task.status)),
+        h("td", {}, h("a", { href: `#/executions/${task.workflowId}` }, task.workflowType), h("div", { className: "mono muted" }, task.workflowId)),
+        h("td", {}, [task.workerId, task.domain ? `domain ${task.domain}` : undefined].filter(Boolean).join(", ")),
+        h("td", {}, formatTime(toMillis(task.updateTime ?? null))),
+        h("td", {}, started ? formatDuration(task.endTime ? task.executionTime : Date.now() - started) : ""),
+        h("td", {}, task.reasonForIncompletion ?? ""));
+    });
+    const last = Math.min(page.totalHits, start + page.results.length);
+    replaceChildren(results,
+      h("div", { className: "table-wrap" },
+        h("table", {},
+          h("caption", { className: "visually-hidden" }, "Tasks"),
+          h("thead", {}, h("tr", {}, ["Task", "Status", "Workflow", "Worker", "Updated", "Ran for", "Reason"].map((title) => h("th", { scope: "col" }, title)))),
+          h("tbody", {}, rows))),
+      h("nav", { className: "pager", "aria-label": "Pages" },
+        h("span", {}, `${start + 1}–${last} of ${page.totalHits}`),
+        start > 0 ? h("a", { href: hashFor(Math.max(0, start - PAGE_SIZE)) }, "Previous") : null,
+        last < page.totalHits ? h("a", { href: hashFor(start + PAGE_SIZE) }, "Next") : null));
+  }
+
+  await load();
+}
