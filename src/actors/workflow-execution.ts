@@ -37,6 +37,7 @@ import { taskInputTemplate } from "../engine/tasks/registry";
 import { childStartRequest, inlineChildDefinition } from "../engine/tasks/sub-workflow";
 import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
+import { statusPublication, type StatusPublication } from "../engine/status-listener";
 import { applyTestMocks } from "../engine/test-run";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { cutToBytes } from "../engine/limits";
@@ -51,7 +52,7 @@ import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window
 import { MAX_TASK_LOG_BYTES } from "../worker/schemas";
 import { executionStub } from "../worker/executions";
 import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules";
-import { dispatchEvent } from "./dispatch/event";
+import { dispatchEvent, publishEvent } from "./dispatch/event";
 import { dispatchHttp } from "./dispatch/http";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
@@ -251,6 +252,9 @@ const RELEASE_META = "release:";
 /** Prefix of the meta keys of owed failure-workflow starts (see {@link WorkflowExecution.#failureStarts}). */
 const FAILURE_START_META = "failureStart:";
 
+/** Prefix of the meta keys of owed status publications (see {@link WorkflowExecution.#statusPublications}). */
+const STATUS_PUBLICATION_META = "statusPublication:";
+
 /** How long a failed background job (index write, notification, child termination) waits before it is tried again. */
 const RETRY_BACKGROUND_MS = 2_000;
 
@@ -342,6 +346,11 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #failureStarts: FailureWorkflowStart[];
   /**
+   * Endings of this execution its status listener has not published yet (see `statusPublication`), each stored under
+   * its own meta key ({@link STATUS_PUBLICATION_META} and its message id) in the transaction of the decision that ended it.
+   */
+  #statusPublications: StatusPublication[];
+  /**
    * SIMPLE tasks to put in (or move in) their worker queues, or to take out of them once they no longer wait there (see
    * `leftWorkerQueues`), by task id, each stored under its own meta key ({@link QUEUE_PUSH_META} and the task id) in
    * the transaction of the decision that queued it or took it out. One task's changes are made in order.
@@ -414,6 +423,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#childTerminations = JSON.parse(meta.get("childTerminations") ?? "{}") as Record<string, string>;
     this.#childrenLetGo = JSON.parse(meta.get("childrenLetGo") ?? "[]") as string[];
     this.#failureStarts = [...meta].filter(([key]) => key.startsWith(FAILURE_START_META)).map(([, value]) => JSON.parse(value) as FailureWorkflowStart);
+    this.#statusPublications = [...meta].filter(([key]) => key.startsWith(STATUS_PUBLICATION_META)).map(([, value]) => JSON.parse(value) as StatusPublication);
     this.#queuePushes = new Map(
       [...meta].filter(([key]) => key.startsWith(QUEUE_PUSH_META)).map(([key, value]) => [key.slice(QUEUE_PUSH_META.length), JSON.parse(value) as QueueChange]),
     );
@@ -739,6 +749,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#failureStarts.length > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still starting its failure workflow; try again shortly`);
     }
+    if (this.#statusPublications.length > 0) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still publishing its status; try again shortly`);
+    }
     if (this.#releases.size > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its tasks' places back to their worker queues; try again shortly`);
     }
@@ -757,9 +770,15 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#syncWatchers(current);
       this.#syncChildTerminations(execution.workflowId);
       this.#syncFailureStarts();
+      this.#syncStatusPublications();
       this.#syncReleases(current);
       const owedJob = (key: string) =>
-        key === "parentReopen" || key.startsWith("notify:") || key.startsWith("terminate:") || key.startsWith(FAILURE_START_META) || key.startsWith(RELEASE_META);
+        key === "parentReopen" ||
+        key.startsWith("notify:") ||
+        key.startsWith("terminate:") ||
+        key.startsWith(FAILURE_START_META) ||
+        key.startsWith(STATUS_PUBLICATION_META) ||
+        key.startsWith(RELEASE_META);
       const owed = [...this.#jobs].filter(([key]) => owedJob(key)).map(([, settled]) => settled);
       if (owed.length === 0) return;
       await Promise.all(owed);
@@ -818,6 +837,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#childTerminations = {};
     this.#childrenLetGo = [];
     this.#failureStarts = [];
+    this.#statusPublications = [];
     this.#queuePushes.clear();
     this.#releases.clear();
     this.#parentReopen = undefined;
@@ -1233,6 +1253,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (decision.state === previous) return;
     this.#store.save(previous, decision.state);
     this.#recordObligations(decision.effects, leftWorkerQueues(previous, decision.state));
+    this.#oweStatusPublication(statusPublication(previous, decision.state));
     this.#execution = decision.state;
     for (const effect of decision.effects) {
       if (effect.kind === "dispatch") this.#dispatch(effect.taskId, effect.attempt);
@@ -1260,6 +1281,13 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#store.setMeta("childrenLetGo", JSON.stringify(this.#childrenLetGo));
   }
 
+  /** Writes down, in the decision's transaction, the publication of an ending the status listener owes (if any). */
+  #oweStatusPublication(publication: StatusPublication | undefined): void {
+    if (publication === undefined) return;
+    this.#statusPublications.push(publication);
+    this.#store.setMeta(STATUS_PUBLICATION_META + publication.messageId, JSON.stringify(publication));
+  }
+
   /** Owes `change` to task `taskId`'s worker queue, in place of any change still owed to it (see {@link WorkflowExecution.#queuePushes}). */
   #oweQueueChange(taskId: string, change: QueueChange): void {
     this.#queuePushes.set(taskId, change);
@@ -1274,6 +1302,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncWatchers(execution);
     this.#syncChildTerminations(execution.workflowId);
     this.#syncFailureStarts();
+    this.#syncStatusPublications();
     this.#syncQueuePushes();
     this.#syncReleases(execution);
     this.#syncTaskDefLookups(execution);
@@ -1314,7 +1343,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   #owesBackgroundWork(execution: Execution): boolean {
     if (indexSignature(execution) !== this.#indexedSignature) return true;
     if (Object.keys(this.#childTerminations).length > 0) return true;
-    if (this.#failureStarts.length > 0 || this.#queuePushes.size > 0) return true;
+    if (this.#failureStarts.length > 0 || this.#statusPublications.length > 0 || this.#queuePushes.size > 0) return true;
     if (this.#dueReleases(execution).length > 0) return true;
     if (awaitedTaskDefNames(execution).length > 0 || awaitedDomainChoices(execution).length > 0) return true;
     if (this.#childResume || this.#parentReopen) return true;
@@ -1466,6 +1495,21 @@ export class WorkflowExecution extends DurableObject<Env> {
         }
         this.#failureStarts = this.#failureStarts.filter((owed) => owed !== start);
         this.#store.deleteMeta(FAILURE_START_META + start.workflowId);
+      });
+    }
+  }
+
+  /**
+   * Publishes each owed ending to the event handlers of its event (as an EVENT task publishes), until it has been: a
+   * publication repeated after an eviction is the same message, whose actions repeat harmlessly.
+   */
+  #syncStatusPublications(): void {
+    for (const publication of this.#statusPublications) {
+      this.#runJob(STATUS_PUBLICATION_META + publication.messageId, async () => {
+        await publishEvent({ env: this.env, scripts: loadScriptRunner }, publication, this.#execution?.baseUrl ?? "");
+        if (this.#execution === null) return; // removed meanwhile (see the notice job)
+        this.#statusPublications = this.#statusPublications.filter((owed) => owed !== publication);
+        this.#store.deleteMeta(STATUS_PUBLICATION_META + publication.messageId);
       });
     }
   }

@@ -218,6 +218,17 @@ export interface WorkflowDef {
    * read by expressions as `${workflow.variables.name}` and changed from outside (`POST /api/workflow/{id}/variables`).
    */
   variables?: JsonObject;
+  /**
+   * Conductor's workflow status listener: when true, each time an execution ends (again, after a retry or rerun) its
+   * WorkflowSummary is published to Conductor's internal events, where event handlers act on it (see
+   * `status-listener.ts`).
+   */
+  workflowStatusListenerEnabled?: boolean;
+  /**
+   * Where the listener publishes: `conductor:<queue>`, the workflow's queue (`conductor:<workflow name>:<queue>`, as an
+   * EVENT task's sink); absent (or `conductor`), Conductor's success and failure queues.
+   */
+  workflowStatusListenerSink?: string | null;
   createTime?: number;
   updateTime?: number;
   /**

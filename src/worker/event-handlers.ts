@@ -72,7 +72,10 @@ export const EventHandlerSchema = requestObject({
   ),
   event: v.pipe(
     v.string("must be a string"),
-    v.regex(/^conductor:[^:]+:.+$/, "must be a Conductor internal event, conductor:<workflow name>:<queue or task reference name> (what EVENT tasks publish; this service has no sqs, kafka or other queues)"),
+    v.regex(
+      /^conductor:[^:]+(:.+)?$/,
+      "must be a Conductor internal event: conductor:<workflow name>:<queue or task reference name> (what EVENT tasks and status listeners with a sink publish) or conductor:<queue> (the status listeners' _callbackSuccessQueue and _callbackFailureQueue); this service has no sqs, kafka or other queues",
+    ),
     v.maxLength(1024, "must be at most 1024 characters"),
   ),
   description: v.optional(v.string("must be a string")),

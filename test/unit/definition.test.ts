@@ -113,6 +113,7 @@ describe("validateWorkflowDef: a valid definition", () => {
         timeoutSeconds: 0,
         timeoutPolicy: "ALERT_ONLY",
         restartable: true,
+        workflowStatusListenerEnabled: false,
         tasks: [
           {
             name: "lookup",
@@ -165,9 +166,9 @@ describe("validateWorkflowDef: a valid definition", () => {
 
   it("drops the keys Conductor clients send at workflow level that this service does not use, and unknown ones", () => {
     const value = accepted(
-      def({ createTime: 1, updateTime: 2, restartable: true, timeoutPolicy: "TIME_OUT_WF", workflowStatusListenerEnabled: true, failureWorkflow: "" }),
+      def({ createTime: 1, updateTime: 2, restartable: true, timeoutPolicy: "TIME_OUT_WF", workflowStatusListenerEnabled: true, workflowStatusListenerSink: null, failureWorkflow: "", unknown: 1 }),
     );
-    expect(Object.keys(value).sort()).toEqual(["name", "restartable", "schemaVersion", "tasks", "timeoutPolicy", "timeoutSeconds", "version"]);
+    expect(Object.keys(value).sort()).toEqual(["name", "restartable", "schemaVersion", "tasks", "timeoutPolicy", "timeoutSeconds", "version", "workflowStatusListenerEnabled", "workflowStatusListenerSink"]);
   });
 
   it("drops the keys Conductor clients send on tasks that this service does not use", () => {

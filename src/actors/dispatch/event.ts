@@ -25,13 +25,10 @@ export interface PublishContext {
 }
 
 /**
- * Publishes an EVENT task's event to the active handlers of that event (Conductor's internal queue, without the
- * queue: the handlers run as the task is dispatched), then completes the task with the payload and `event_produced`,
- * or keeps it IN_PROGRESS for someone outside when it is `asyncComplete`. A handler whose condition does not hold is
- * passed over (its actions recorded SKIPPED). An action that cannot be taken (no such workflow or task, a start
- * refused) is logged and recorded FAILED, and the others go on, as in Conductor; what each action did is recorded (see
- * `EventRecordRepository`). A failure to reach D1 or another object throws, and the task's dispatch is tried again,
- * every action with it: a task already completed refuses a second completion, and a start repeats under the same id.
+ * Publishes an EVENT task's event (Conductor's internal queue, without the queue: the handlers run as the task is
+ * dispatched, see {@link publishEvent}), then completes the task with the payload and `event_produced`, or keeps it
+ * IN_PROGRESS for someone outside when it is `asyncComplete`. A failure to reach D1 or another object throws, and the
+ * task's dispatch is tried again, every action with it.
  */
 export async function dispatchEvent(context: PublishContext, execution: WorkflowExecution, task: TaskExecution, definition: WorkflowTaskDef | undefined): Promise<DispatchResult> {
   const result = (status: DispatchResult["status"], output: JsonObject, extra: Partial<DispatchResult> = {}): DispatchResult => ({ type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output, ...extra });
@@ -39,9 +36,31 @@ export async function dispatchEvent(context: PublishContext, execution: Workflow
   if ("invalid" in target) return result("FAILED_WITH_TERMINAL_ERROR", {}, { reason: target.invalid });
   const payload = eventPayload(task, execution);
   // Conductor's message id is the task's id.
-  const messageId = task.taskId;
+  await publishEvent(context, { event: target.event, messageId: task.taskId, payload }, execution.baseUrl ?? "");
+  const output = { ...payload, event_produced: target.event };
+  const asyncComplete = definition?.asyncComplete === true || task.inputData["asyncComplete"] === true;
+  return asyncComplete ? result("IN_PROGRESS", output, { awaitingExternal: true }) : result("COMPLETED", output);
+}
+
+/** A message published to Conductor's internal events: its event, its id (the same for a repeated publication) and its payload. */
+export interface EventMessage {
+  event: string;
+  messageId: string;
+  payload: JsonObject;
+}
+
+/**
+ * Runs the actions of the active handlers of `message.event` on its payload (a handler whose condition does not hold
+ * is passed over, its actions recorded SKIPPED; an action that cannot be taken, such as no such workflow or task or a
+ * start refused, is logged and recorded FAILED, and the others go on, as in Conductor), then records what each did
+ * (see `EventRecordRepository`). Workflows its actions start get `baseUrl` for their callback URLs.
+ * Throws when D1 or an object cannot be reached: publishing again repeats every action harmlessly (a start repeats
+ * under the same id, a task already completed refuses a second completion) and rewrites the record.
+ */
+export async function publishEvent(context: PublishContext, message: EventMessage, baseUrl: string): Promise<void> {
+  const { event, messageId, payload } = message;
   const records: ActionRecord[] = [];
-  for (const handler of await new EventHandlerRepository(context.env.DB).forEvent(target.event, true)) {
+  for (const handler of await new EventHandlerRepository(context.env.DB).forEvent(event, true)) {
     const condition = await conditionOutcome(context, handler, payload);
     for (const [index, action] of handler.actions.entries()) {
       const record = { handler: handler.name, index, action: action.action };
@@ -50,20 +69,17 @@ export async function dispatchEvent(context: PublishContext, execution: Workflow
         continue;
       }
       const actionPayload = action.expandInlineJSON ? (expandInlineJson(payload) as JsonObject) : payload;
-      const outcome = await runAction(context.env, execution, action, actionPayload, { event: target.event, messageId, handler: handler.name, index });
+      const outcome = await runAction(context.env, baseUrl, action, actionPayload, { event, messageId, handler: handler.name, index });
       if (outcome.done) {
         records.push({ ...record, status: "COMPLETED", output: outcome.output ?? {} });
       } else {
-        console.error(JSON.stringify({ msg: "event handler action not taken", handler: handler.name, event: target.event, action: action.action, reason: outcome.why }));
+        console.error(JSON.stringify({ msg: "event handler action not taken", handler: handler.name, event, action: action.action, reason: outcome.why }));
         records.push({ ...record, status: "FAILED", statusDescription: outcome.why, output: {} });
       }
     }
   }
   // After the actions (a repeated publication repeats them harmlessly, and rewrites this record).
-  await new EventRecordRepository(context.env.DB).record({ id: messageId, event: target.event, payload, actions: records }, Date.now());
-  const output = { ...payload, event_produced: target.event };
-  const asyncComplete = definition?.asyncComplete === true || task.inputData["asyncComplete"] === true;
-  return asyncComplete ? result("IN_PROGRESS", output, { awaitingExternal: true }) : result("COMPLETED", output);
+  await new EventRecordRepository(context.env.DB).record({ id: messageId, event, payload, actions: records }, Date.now());
 }
 
 /** Whether `handler`'s condition holds for `payload` (JavaScript over `$`), and why not; one that fails to run does not. */
@@ -85,11 +101,11 @@ interface ActionSource {
   index: number;
 }
 
-async function runAction(env: Env, execution: WorkflowExecution, action: EventAction, payload: JsonObject, source: ActionSource): Promise<ActionOutcome> {
+async function runAction(env: Env, baseUrl: string, action: EventAction, payload: JsonObject, source: ActionSource): Promise<ActionOutcome> {
   const stamp = eventStamp(source.messageId, source.event);
   switch (action.action) {
     case "start_workflow":
-      return startWorkflow(env, execution, action.start_workflow!, payload, stamp, source);
+      return startWorkflow(env, baseUrl, action.start_workflow!, payload, stamp, source);
     case "complete_task":
     case "fail_task":
       return updateTask(env, action[action.action]!, action.action === "complete_task" ? "COMPLETED" : "FAILED", payload, stamp);
@@ -109,7 +125,7 @@ async function runAction(env: Env, execution: WorkflowExecution, action: EventAc
 
 async function startWorkflow(
   env: Env,
-  execution: WorkflowExecution,
+  baseUrl: string,
   params: NonNullable<EventAction["start_workflow"]>,
   payload: JsonObject,
   stamp: JsonObject,
@@ -125,7 +141,7 @@ async function startWorkflow(
     input,
     ...(correlationId === undefined ? {} : { correlationId }),
     ...(params.taskToDomain === undefined ? {} : { taskToDomain: params.taskToDomain }),
-    baseUrl: execution.baseUrl ?? "",
+    baseUrl,
     workflowId,
   });
   if (started.ok || started.code === "ALREADY_STARTED") return { done: true, output: { workflowId } };

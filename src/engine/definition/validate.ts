@@ -40,6 +40,7 @@ import {
   type UnknownRecord,
 } from "./checks";
 import { setOwn } from "../own-property";
+import { isStatusListenerSink } from "../status-listener";
 import { TASK_VALIDATORS } from "./registry";
 import { validateTaskDef } from "./task-def";
 
@@ -130,9 +131,13 @@ const WORKFLOW = fieldsOf({
   inputTemplate: v.optional(jsonObject("inputTemplate")),
   // Data too: an execution's variables start as a copy, never resolved.
   variables: v.optional(jsonObject("variables")),
-  // Conductor clients also send createTime, updateTime and
-  // workflowStatusListenerEnabled. Like any unknown key they are accepted and left out of the
-  // result: the server keeps its own times and does not implement the other options.
+  workflowStatusListenerEnabled: v.optional(rule<boolean>("workflowStatusListenerEnabled", "a boolean", isBoolean)),
+  // Null is what clients send for "none" (the Python SDK's None).
+  workflowStatusListenerSink: v.nullish(
+    rule<string>("workflowStatusListenerSink", "conductor or conductor:<queue>: this service publishes Conductor's internal events only, which event handlers (/api/event) act on", isStatusListenerSink),
+  ),
+  // Conductor clients also send createTime and updateTime. Like any unknown key they are accepted and left out of
+  // the result: the server keeps its own times.
 });
 
 const TASK = fieldsOf({

@@ -1,0 +1,74 @@
+/**
+ * Conductor's workflow status listener (`workflowStatusListenerEnabled`): an execution that ends publishes its
+ * WorkflowSummary to Conductor's internal events, as the EVENT task publishes, for event handlers to act on.
+ */
+import { cutText } from "./limits";
+import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type WorkflowExecution } from "./model";
+import { failedReferenceTaskNames, toWorkflowSummary } from "./view";
+
+/** Conductor's queue of executions that completed, when the definition names no sink. */
+export const SUCCESS_STATUS_QUEUE = "_callbackSuccessQueue";
+/** Conductor's queue of executions that failed, timed out or were terminated, when the definition names no sink. */
+export const FAILURE_STATUS_QUEUE = "_callbackFailureQueue";
+
+const CONDUCTOR_SINK = "conductor";
+
+/** Longest input or output text in a published summary, as the search index keeps them. */
+const SUMMARY_TEXT_LIMIT = 4096;
+
+/** A status publication an execution owes: the event, the message's id (one per ending) and its payload. */
+export interface StatusPublication {
+  event: string;
+  messageId: string;
+  payload: JsonObject;
+}
+
+/** True when `sink` is one the listener publishes to: `conductor`, or `conductor:<queue>`. */
+export function isStatusListenerSink(sink: unknown): boolean {
+  return sink === CONDUCTOR_SINK || (typeof sink === "string" && /^conductor:[^:\s]+$/.test(sink));
+}
+
+/**
+ * The event an ending of `execution` is published as: a sink `conductor:<queue>` names its workflow's queue, as an
+ * EVENT task's sink does (`conductor:<workflow name>:<queue>`); without one (or with `conductor`), Conductor's
+ * success or failure queue, shared by every workflow (`conductor:_callbackSuccessQueue`).
+ */
+function statusEvent(execution: WorkflowExecution): string {
+  const sink = execution.definition.workflowStatusListenerSink;
+  if (typeof sink === "string" && sink !== CONDUCTOR_SINK) return `${CONDUCTOR_SINK}:${execution.workflowName}:${sink.slice(CONDUCTOR_SINK.length + 1)}`;
+  return `${CONDUCTOR_SINK}:${execution.status === "COMPLETED" ? SUCCESS_STATUS_QUEUE : FAILURE_STATUS_QUEUE}`;
+}
+
+function summaryText(value: JsonObject): string {
+  const text = JSON.stringify(value);
+  const cut = cutText(text, SUMMARY_TEXT_LIMIT);
+  return cut === text ? text : `${cut}…`;
+}
+
+/**
+ * The publication owed as `next` is decided from `previous`: one when it has just ended (it was not ended, or ended
+ * otherwise: a retried or rerun execution that ends again publishes again) and its definition enables the listener.
+ * The message id names the ending, so a publication repeated after an eviction is the same message.
+ */
+export function statusPublication(previous: WorkflowExecution | null, next: WorkflowExecution): StatusPublication | undefined {
+  if (next.definition.workflowStatusListenerEnabled !== true || !TERMINAL_WORKFLOW_STATUSES.has(next.status)) return undefined;
+  if (previous !== null && previous.status === next.status && previous.endTime === next.endTime) return undefined;
+  const payload = toWorkflowSummary({
+    workflowId: next.workflowId,
+    workflowName: next.workflowName,
+    workflowVersion: next.workflowVersion,
+    status: next.status,
+    correlationId: next.correlationId ?? null,
+    reasonForIncompletion: next.reasonForIncompletion ?? null,
+    parentWorkflowId: next.parentWorkflowId ?? null,
+    createTime: next.createTime,
+    startTime: next.startTime,
+    endTime: next.endTime,
+    updateTime: next.updateTime,
+    input: summaryText(next.input),
+    output: summaryText(next.output),
+    priority: next.priority,
+    failedReferenceTaskNames: failedReferenceTaskNames(next).join(","),
+  });
+  return { event: statusEvent(next), messageId: `${next.workflowId}:${next.status}:${next.endTime}`, payload };
+}
