@@ -61,7 +61,7 @@ export async function renderEventHandlers(container, _params, context) {
   if (!context.active()) return;
   replaceChildren(container,
     h("div", { className: "page-head" }, h("h1", {}, "Event handlers"), h("a", { className: "button", href: "#/events/new" }, "New event handler")),
-    h("p", { className: "help" }, "What to do when an EVENT task publishes: the active handlers of its event (conductor:<workflow>:<queue>) whose condition holds run their actions, with ${…} taken from the event's payload."),
+    h("p", { className: "help" }, "What to do when an EVENT task publishes (conductor:<workflow>:<queue>), or a workflow with a status listener ends (conductor:_callbackSuccessQueue, conductor:_callbackFailureQueue): the active handlers of that event whose condition holds run their actions, with ${…} taken from the event's payload."),
     handlers.length === 0
       ? h("p", { className: "empty" }, "No event handler is registered yet.")
       : h("div", { className: "table-wrap" }, h("table", {},
