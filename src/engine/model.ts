@@ -219,6 +219,13 @@ export interface WorkflowDef {
    */
   variables?: JsonObject;
   /**
+   * Orkes' input schema: a registered JSON schema (`/api/schema`) the input of each start must match (with the
+   * `inputTemplate` defaults), unless `enforceSchema` is false.
+   */
+  inputSchema?: SchemaReference;
+  /** Whether `inputSchema` is enforced: true unless false, as Orkes. */
+  enforceSchema?: boolean;
+  /**
    * Conductor's workflow status listener: when true, each time an execution ends (again, after a retry or rerun) its
    * WorkflowSummary is published to Conductor's internal events, where event handlers act on it (see
    * `status-listener.ts`).
@@ -415,6 +422,13 @@ export function definitionReferenceName(task: Pick<TaskExecution, "referenceTask
   if (task.iteration === undefined || task.taskType === "DO_WHILE") return task.referenceTaskName;
   const suffix = `__${task.iteration}`;
   return task.referenceTaskName.endsWith(suffix) ? task.referenceTaskName.slice(0, -suffix.length) : task.referenceTaskName;
+}
+
+/** Where a definition names a registered schema (Orkes' SchemaDef reference): its name, and its version (the latest when absent). */
+export interface SchemaReference {
+  name: string;
+  version?: number;
+  type?: "JSON";
 }
 
 /**

@@ -6,6 +6,7 @@ import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { loadJqRunner } from "../actors/jq/load";
 import { loadScriptRunner } from "../actors/scripts/load";
 import { serviceConfig } from "./config";
+import { SchemaRepository, describeSchema } from "./json-schemas";
 import { validationError } from "./http/errors";
 
 /**
@@ -48,6 +49,13 @@ function jqCompileIssues(definition: unknown): Promise<ValidationIssue[]> {
   });
 }
 
+/** A definition's `inputSchema` must name a registered schema: a start would otherwise be refused for want of it. */
+async function inputSchemaIssues(definition: WorkflowDef, env: Env): Promise<ValidationIssue[]> {
+  const reference = definition.inputSchema;
+  if (reference === undefined || (await new SchemaRepository(env.DB).find(reference.name, reference.version)) !== null) return [];
+  return [{ path: "inputSchema", message: `names ${describeSchema(reference)}, which is not registered (register it with POST /api/schema first)` }];
+}
+
 /**
  * Validates workflow definitions as received, as a registration does (the definition's rules, the configured limits,
  * its scripts and jq filters): every problem of every definition is reported, each path under `at(i)` (`[i]` for
@@ -58,7 +66,11 @@ export async function validateDefinitions(inputs: readonly unknown[], env: Env, 
   const problems: ValidationIssue[] = [];
   for (const [index, input] of inputs.entries()) {
     const result = validateWorkflowDef(input);
-    const errors = [...(result.ok ? configuredLimitIssues(result.value, env) : result.errors), ...(await scriptSyntaxIssues(input)), ...(await jqCompileIssues(input))];
+    const errors = [
+      ...(result.ok ? [...configuredLimitIssues(result.value, env), ...(await inputSchemaIssues(result.value, env))] : result.errors),
+      ...(await scriptSyntaxIssues(input)),
+      ...(await jqCompileIssues(input)),
+    ];
     if (result.ok && errors.length === 0) definitions.push(result.value);
     else problems.push(...errors.map((issue) => ({ ...issue, path: underPath(at(index), issue.path) })));
   }

@@ -11,6 +11,7 @@ import { registerSecretRoutes } from "./routes/secrets";
 import { registerSecurityRoutes } from "./routes/security";
 import { registerSignalRoutes } from "./routes/signals";
 import { registerTaskDefRoutes } from "./routes/task-defs";
+import { registerJsonSchemaRoutes } from "./routes/json-schemas";
 import { registerTagRoutes } from "./routes/tags";
 import { registerTaskRoutes } from "./routes/tasks";
 import { registerUnsupportedRoutes } from "./routes/unsupported";
@@ -37,6 +38,7 @@ registerTagRoutes(router);
 registerEventRoutes(router);
 registerMetadataRoutes(router);
 registerTaskDefRoutes(router);
+registerJsonSchemaRoutes(router);
 // Before the single-id routes: their `:workflowId` would take "bulk".
 registerBulkWorkflowRoutes(router);
 registerWorkflowRoutes(router);

@@ -1,10 +1,12 @@
 import type { NewExecution } from "../engine/decider";
 import type { JsonObject, WorkflowDef, WorkflowStatus, WorkflowTestPlan } from "../engine/model";
-import { workflowInputOversizeReason } from "../engine/workflow-input";
+import type { ValidationIssue } from "../engine/validation-issue";
+import { withInputTemplate, workflowInputOversizeReason } from "../engine/workflow-input";
 import { serviceConfig } from "./config";
 import { DefinitionRepository } from "./definitions";
 import { withTaskDefs } from "./task-defs";
 import { executionStub } from "./executions";
+import { SchemaRepository, describeSchema, schemaIssues } from "./json-schemas";
 
 /** What a start asks for, from the API or from a parent's SUB_WORKFLOW task. */
 export interface StartOptions {
@@ -43,13 +45,14 @@ export interface StartOptions {
 /**
  * Why a start did not happen (or, for execute, why there is nothing to answer: `EXECUTION_REMOVED`, removed while
  * it was waited for). `INPUT_TOO_LARGE`: the input with the definition's inputTemplate defaults is over MAX_PAYLOAD_BYTES.
+ * `INPUT_INVALID`: that input does not match the definition's enforced `inputSchema` (or the schema is gone).
  */
-export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALREADY_STARTED" | "EXECUTION_REMOVED" | "INPUT_TOO_LARGE";
+export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALREADY_STARTED" | "EXECUTION_REMOVED" | "INPUT_TOO_LARGE" | "INPUT_INVALID";
 
 /** The outcome of a start. `existing` is true when an idempotency key returned an earlier execution. */
 export type StartOutcome =
   | { ok: true; workflowId: string; existing: boolean; workflowJson?: string; workflowStatus?: WorkflowStatus }
-  | { ok: false; code: StartRefusalCode; message: string };
+  | { ok: false; code: StartRefusalCode; message: string; issues?: ValidationIssue[] };
 
 /**
  * Claims an idempotency key for `workflowId`, atomically: answers the id holding the key, which is
@@ -93,6 +96,21 @@ async function takeOverFinishedKey(env: Env, workflowName: string, key: string, 
 }
 
 /**
+ * Refuses an input that does not match the definition's enforced `inputSchema` (the input a start gives it, with the
+ * `inputTemplate` defaults), each problem at its path under `input`; also one whose schema is no longer registered.
+ */
+async function inputSchemaRefusal(env: Env, definition: WorkflowDef, input: JsonObject): Promise<StartOutcome | undefined> {
+  const reference = definition.inputSchema;
+  if (reference === undefined || definition.enforceSchema === false) return undefined;
+  const schema = await new SchemaRepository(env.DB).find(reference.name, reference.version);
+  if (schema === null) return { ok: false, code: "INPUT_INVALID", message: `Workflow ${definition.name}'s input ${describeSchema(reference)} is not registered`, issues: [] };
+  const issues = schemaIssues(schema.data, withInputTemplate(definition, input), "input");
+  if (issues.length === 0) return undefined;
+  const first = `${issues[0]!.path}: ${issues[0]!.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""}`;
+  return { ok: false, code: "INPUT_INVALID", message: `The input does not match workflow ${definition.name}'s ${describeSchema(reference)}: ${first}`, issues };
+}
+
+/**
  * Resolves the definition (the latest version when none is given), applies the idempotency key,
  * and starts the execution's object. Concurrent identical requests with one key start exactly one
  * execution: every caller gets its id.
@@ -108,6 +126,8 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   // Before the idempotency key is claimed: a refused start leaves nothing behind.
   const oversized = workflowInputOversizeReason(definition, options.input, serviceConfig(env).engine.maxPayloadBytes);
   if (oversized !== undefined) return { ok: false, code: "INPUT_TOO_LARGE", message: oversized };
+  const invalid = await inputSchemaRefusal(env, definition, options.input);
+  if (invalid !== undefined) return invalid;
   let workflowId = options.workflowId ?? crypto.randomUUID();
   let existing = false;
   if (options.idempotencyKey !== undefined) {

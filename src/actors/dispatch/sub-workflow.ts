@@ -11,8 +11,9 @@ type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
 function childStartErrorCode(code: StartRefusalCode): ChildStartErrorCode {
   // EXECUTION_REMOVED is an answer of execute (a start with waitMs) only, which a child start is not.
   if (code === "EXECUTION_REMOVED") return "ALREADY_STARTED";
-  // The child's input is the parent's to choose: with the child definition's defaults it is too large.
-  if (code === "INPUT_TOO_LARGE") return "INVALID_PARAMETERS";
+  // The child's input is the parent's to choose: with the child definition's defaults it is too large, or does not
+  // match the child's input schema.
+  if (code === "INPUT_TOO_LARGE" || code === "INPUT_INVALID") return "INVALID_PARAMETERS";
   return code;
 }
 

@@ -87,6 +87,11 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/metadata/workflow", methods: ["POST"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", WORKFLOW_SCOPE)] },
   { apiPath: "/api/metadata/*", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE")] },
+  // The schema registry is metadata: read as definitions are, written by metadata admins.
+  { apiPath: "/api/schema", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN")] },
+  { apiPath: "/api/schema/*", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN")] },
+  { apiPath: "/api/schema", methods: ["POST"], requiredPermissions: [at("METADATA_ADMIN")] },
+  { apiPath: "/api/schema/*", methods: ["DELETE"], requiredPermissions: [at("METADATA_ADMIN")] },
   { apiPath: "/api/workflow/search", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE)] },
   { apiPath: "/api/workflow/execute/{name}/*", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, "workflow:${path.name}")] },
   // Lookups by definition name (after execute: `POST /api/workflow/execute/{name}` is a start, not a lookup of "execute").

@@ -31,8 +31,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/prompts/*", "AI prompts"],
   ["/api/prompts", "AI prompts"],
   ["/api/integrations/*", "integrations"],
-  ["/api/schema/*", "schemas"],
-  ["/api/schema", "schemas"],
   ["/api/registry/*", "service registry"],
   ["/api/users/*", "Orkes users (use /api/security/users)"],
   ["/api/users", "Orkes users (use /api/security/users)"],

@@ -192,12 +192,13 @@ async function start(env: Env, http: IRequest, request: StartRequest & { name: s
   }
   const outcome = await startExecution(env, options);
   if (outcome.ok) return outcome;
+  if (outcome.code === "INPUT_INVALID") throw validationError(outcome.message, outcome.issues ?? []);
   const [status, code] = START_REFUSAL_STATUS[outcome.code];
   throw new ApiError(status, code, outcome.message);
 }
 
 /** The API error of each refused start. */
-const START_REFUSAL_STATUS: Record<StartRefusalCode, [number, ErrorCode]> = {
+const START_REFUSAL_STATUS: Record<Exclude<StartRefusalCode, "INPUT_INVALID">, [number, ErrorCode]> = {
   WORKFLOW_NOT_FOUND: [404, "NOT_FOUND"],
   VERSION_NOT_FOUND: [404, "NOT_FOUND"],
   EXECUTION_REMOVED: [404, "NOT_FOUND"],

@@ -1,0 +1,214 @@
+import { Validator, type OutputUnit } from "@cfworker/json-schema";
+import type { JsonObject, JsonValue, SchemaReference } from "../engine/model";
+import { childPath, type ValidationIssue } from "../engine/validation-issue";
+import { ApiError } from "./http/errors";
+
+/** A registered schema (Orkes' SchemaDef): a JSON schema (`data`) by name and version. */
+export interface SchemaDef {
+  name: string;
+  version: number;
+  type: "JSON";
+  data: JsonObject;
+  externalRef?: string;
+  createTime: number;
+  updateTime: number;
+  createdBy?: string;
+  updatedBy?: string;
+}
+
+interface SchemaRow {
+  name: string;
+  version: number;
+  type: string;
+  data: string;
+  external_ref: string | null;
+  create_time: number;
+  update_time: number;
+  created_by: string | null;
+  updated_by: string | null;
+}
+
+function fromRow(row: SchemaRow): SchemaDef {
+  const schema: SchemaDef = { name: row.name, version: row.version, type: "JSON", data: JSON.parse(row.data) as JsonObject, createTime: row.create_time, updateTime: row.update_time };
+  if (row.external_ref !== null) schema.externalRef = row.external_ref;
+  if (row.created_by !== null) schema.createdBy = row.created_by;
+  if (row.updated_by !== null) schema.updatedBy = row.updated_by;
+  return schema;
+}
+
+/** How long a schema read for a start is reused by this isolate (as definitions are). */
+const CACHE_TTL_MS = 2_000;
+
+/** Orkes' schema registry in D1 (`json_schemas`). */
+export class SchemaRepository {
+  static readonly #cache = new Map<string, { schema: SchemaDef | null; expires: number }>();
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  /** The schema of that name and version (the latest without one), or null; cached briefly for starts. */
+  async find(name: string, version?: number): Promise<SchemaDef | null> {
+    const key = `${name}\u0000${version ?? "latest"}`;
+    const cached = SchemaRepository.#cache.get(key);
+    if (cached && cached.expires > Date.now()) return cached.schema;
+    const row =
+      version === undefined
+        ? await this.#db.prepare(`SELECT * FROM json_schemas WHERE name = ? ORDER BY version DESC LIMIT 1`).bind(name).first<SchemaRow>()
+        : await this.#db.prepare(`SELECT * FROM json_schemas WHERE name = ? AND version = ?`).bind(name, version).first<SchemaRow>();
+    const schema = row === null ? null : fromRow(row);
+    SchemaRepository.#cache.set(key, { schema, expires: Date.now() + CACHE_TTL_MS });
+    return schema;
+  }
+
+  /** The schema, or a 404 naming what was asked for. */
+  async get(name: string, version?: number): Promise<SchemaDef> {
+    const schema = await this.find(name, version);
+    if (schema === null) throw new ApiError(404, "NOT_FOUND", version === undefined ? `No schema named ${name}` : `No schema ${name} version ${version}`);
+    return schema;
+  }
+
+  /** Every schema, every version, by name then version. */
+  async list(): Promise<SchemaDef[]> {
+    const { results } = await this.#db.prepare(`SELECT * FROM json_schemas ORDER BY name, version`).all<SchemaRow>();
+    return results.map(fromRow);
+  }
+
+  /**
+   * Stores schemas in one batch: each under its version, or (`newVersion`) under the one after the latest of its
+   * name. One stored again keeps its createTime.
+   */
+  async save(schemas: ReadonlyArray<{ name: string; version: number; data: JsonObject; externalRef?: string }>, newVersion: boolean, by: string | undefined): Promise<void> {
+    const now = Date.now();
+    SchemaRepository.#cache.clear();
+    await this.#db.batch(
+      schemas.map((schema) =>
+        this.#db
+          .prepare(
+            `INSERT INTO json_schemas (name, version, type, data, external_ref, create_time, update_time, created_by, updated_by)
+             VALUES (?1, CASE WHEN ?6 THEN COALESCE((SELECT MAX(version) FROM json_schemas WHERE name = ?1), 0) + 1 ELSE ?7 END, 'JSON', ?2, ?3, ?4, ?4, ?5, ?5)
+             ON CONFLICT (name, version) DO UPDATE SET data = excluded.data, external_ref = excluded.external_ref, update_time = excluded.update_time, updated_by = excluded.updated_by`,
+          )
+          .bind(schema.name, JSON.stringify(schema.data), schema.externalRef ?? null, now, by ?? null, newVersion ? 1 : 0, schema.version),
+      ),
+    );
+  }
+
+  /** Deletes one version, or every version of the name; a 404 when there was none. */
+  async delete(name: string, version?: number): Promise<void> {
+    SchemaRepository.#cache.clear();
+    const result =
+      version === undefined
+        ? await this.#db.prepare(`DELETE FROM json_schemas WHERE name = ?`).bind(name).run()
+        : await this.#db.prepare(`DELETE FROM json_schemas WHERE name = ? AND version = ?`).bind(name, version).run();
+    if (result.meta.changes === 0) throw new ApiError(404, "NOT_FOUND", version === undefined ? `No schema named ${name}` : `No schema ${name} version ${version}`);
+  }
+}
+
+/** Keywords whose failure only says that a part below failed: that part's own error is reported instead. */
+const SUMMARY_KEYWORDS = new Set(["properties", "patternProperties", "items", "prefixItems", "additionalItems", "allOf", "$ref", "$dynamicRef", "dependentSchemas", "then", "else"]);
+
+/** `path` and a JSON pointer into it (`#/order/items/0`) as a validation path (`input.order.items[0]`). */
+function locationPath(path: string, pointer: string): string {
+  const parts = pointer.replace(/^#\/?/, "").split("/").filter((part) => part !== "");
+  return parts.reduce((at, raw) => {
+    const part = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    return /^\d+$/.test(part) ? childPath(at, Number(part)) : childPath(at, part);
+  }, path);
+}
+
+const JSON_TYPES = new Set(["string", "number", "integer", "boolean", "object", "array", "null"]);
+/** Keywords holding one subschema, a map of them, or a list of them. */
+const SUBSCHEMA_KEYWORDS = ["not", "if", "then", "else", "additionalProperties", "propertyNames", "contains", "unevaluatedProperties", "unevaluatedItems"];
+const SUBSCHEMA_MAP_KEYWORDS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+const SUBSCHEMA_LIST_KEYWORDS = ["allOf", "anyOf", "oneOf", "prefixItems"];
+
+/**
+ * What keeps `schema` (at `path`, a JSON pointer) from being a JSON schema, in the keywords a mistake most often
+ * breaks (`type`, `required`, the subschemas): the validator itself ignores what it cannot read, which would accept
+ * every input.
+ */
+function shapeProblem(schema: JsonValue, path: string): string | undefined {
+  if (typeof schema === "boolean") return undefined;
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return `${path} must be a schema (an object or a boolean)`;
+  const type = schema["type"];
+  if (type !== undefined && !(typeof type === "string" ? JSON_TYPES.has(type) : Array.isArray(type) && type.every((each) => typeof each === "string" && JSON_TYPES.has(each)))) {
+    return `${path}/type must be one of ${[...JSON_TYPES].join(", ")} (or a list of them)`;
+  }
+  const required = schema["required"];
+  if (required !== undefined && !(Array.isArray(required) && required.every((each) => typeof each === "string"))) return `${path}/required must be a list of property names`;
+  for (const keyword of SUBSCHEMA_KEYWORDS) {
+    if (schema[keyword] !== undefined) {
+      const problem = shapeProblem(schema[keyword]!, `${path}/${keyword}`);
+      if (problem !== undefined) return problem;
+    }
+  }
+  for (const keyword of SUBSCHEMA_MAP_KEYWORDS) {
+    const map = schema[keyword];
+    if (map === undefined) continue;
+    if (map === null || typeof map !== "object" || Array.isArray(map)) return `${path}/${keyword} must be an object of schemas`;
+    for (const [name, sub] of Object.entries(map)) {
+      const problem = shapeProblem(sub, `${path}/${keyword}/${name}`);
+      if (problem !== undefined) return problem;
+    }
+  }
+  for (const keyword of [...SUBSCHEMA_LIST_KEYWORDS, "items"]) {
+    const list = schema[keyword];
+    if (list === undefined || (keyword === "items" && !Array.isArray(list))) {
+      if (list !== undefined) {
+        const problem = shapeProblem(list, `${path}/${keyword}`);
+        if (problem !== undefined) return problem;
+      }
+      continue;
+    }
+    if (!Array.isArray(list)) return `${path}/${keyword} must be a list of schemas`;
+    for (const [index, sub] of list.entries()) {
+      const problem = shapeProblem(sub, `${path}/${keyword}/${index}`);
+      if (problem !== undefined) return problem;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Why `data` is not a JSON schema this service can check: a malformed keyword, or a `$ref` it cannot resolve (it holds
+ * no remote schemas); undefined when it is one.
+ */
+export function schemaProblem(data: JsonObject): string | undefined {
+  const shape = shapeProblem(data, "#");
+  if (shape !== undefined) return shape;
+  const refs = JSON.stringify(data).match(/"\$ref":"([^"]*)"/g) ?? [];
+  const remote = refs.map((ref) => ref.slice(8, -1)).find((ref) => !ref.startsWith("#"));
+  if (remote !== undefined) return `$ref ${JSON.stringify(remote)} names a schema outside this one, which this service cannot fetch`;
+  try {
+    const validator = new Validator(data as object, "2020-12", false);
+    // Local references are resolved as they are met: meeting them with an empty object and null finds most dangling ones.
+    validator.validate({});
+    validator.validate(null);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message.split("\n")[0] : String(error);
+  }
+}
+
+/**
+ * What is wrong with `value` by the JSON schema `data` (draft 2020-12), each at its path under `path`. A schema that
+ * cannot be applied to it (a reference it cannot resolve) is one problem, saying so.
+ */
+export function schemaIssues(data: JsonObject, value: JsonValue, path: string): ValidationIssue[] {
+  let result: ReturnType<Validator["validate"]>;
+  try {
+    result = new Validator(data as object, "2020-12", false).validate(value);
+  } catch (error) {
+    return [{ path, message: `the schema could not be applied: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}` }];
+  }
+  if (result.valid) return [];
+  const leaves = result.errors.filter((error: OutputUnit) => !SUMMARY_KEYWORDS.has(error.keyword));
+  return (leaves.length > 0 ? leaves : result.errors).map((error: OutputUnit) => ({ path: locationPath(path, error.instanceLocation), message: error.error }));
+}
+
+/** Where a definition's schema is named: its name and version (the latest when none is given). */
+export function describeSchema(reference: SchemaReference): string {
+  return reference.version === undefined ? `schema ${reference.name}` : `schema ${reference.name} version ${reference.version}`;
+}

@@ -1,0 +1,106 @@
+/**
+ * Orkes' schema registry (`/api/schema`) and a workflow definition's `inputSchema`: starts whose input does not match
+ * are refused. Through the real router, objects and D1.
+ */
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, hits, httpTask, register, target, waitFor, type WorkflowJson } from "./helpers";
+
+const ORDER_SCHEMA: JsonObject = {
+  type: "object",
+  required: ["orderId"],
+  properties: { orderId: { type: "integer", minimum: 1 }, items: { type: "array", items: { type: "object", required: ["sku"], properties: { sku: { type: "string" } } } } },
+};
+
+async function problems(response: Response, status = 400): Promise<Array<{ path: string; message: string }>> {
+  expect(response.status).toBe(status);
+  return ((await response.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors;
+}
+
+describe("the schema registry (/api/schema)", () => {
+  it("saves, lists, reads (latest or a version), versions and deletes schemas", async () => {
+    expect((await api("POST", "/api/schema", { name: "js_order", version: 1, type: "JSON", data: ORDER_SCHEMA })).status).toBe(200);
+    // A list, as Orkes' save takes; newVersion puts it after the latest.
+    expect((await api("POST", "/api/schema?newVersion=true", [{ name: "js_order", type: "JSON", data: { ...ORDER_SCHEMA, required: ["orderId", "items"] } }])).status).toBe(200);
+    expect(await apiOk("GET", "/api/schema/js_order")).toMatchObject({ name: "js_order", version: 2, type: "JSON", data: { required: ["orderId", "items"] } });
+    expect(await apiOk("GET", "/api/schema/js_order/1")).toMatchObject({ version: 1, data: ORDER_SCHEMA });
+    const listed = await apiOk<Array<{ name: string; version: number; createTime: number }>>("GET", "/api/schema");
+    expect(listed.filter((schema) => schema.name === "js_order").map((schema) => schema.version)).toEqual([1, 2]);
+    expect((await api("DELETE", "/api/schema/js_order/2")).status).toBe(200);
+    expect(await apiOk("GET", "/api/schema/js_order")).toMatchObject({ version: 1 });
+    expect((await api("DELETE", "/api/schema/js_order")).status).toBe(200);
+    for (const path of ["/api/schema/js_order", "/api/schema/js_order/1"]) expect((await api("GET", path)).status).toBe(404);
+    expect((await api("DELETE", "/api/schema/js_order")).status).toBe(404);
+  });
+
+  it("refuses what it cannot check with a 400 naming each problem, saving none of a list", async () => {
+    const found = await problems(
+      await api("POST", "/api/schema", [
+        { name: "js_fine", data: ORDER_SCHEMA },
+        { name: "js_avro", type: "AVRO", data: {} },
+        { name: "js_bad_type", data: { type: "objekt" } },
+        { name: "js_remote", data: { $ref: "https://example.com/order.json" } },
+        { name: "js_dangling", data: { $ref: "#/$defs/missing" } },
+        { name: "bad name", data: {} },
+      ]),
+    );
+    expect(found.map((issue) => issue.path)).toEqual(["[1].type", "[2].data", "[3].data", "[4].data", "[5].name"]);
+    expect((await api("GET", "/api/schema/js_fine")).status).toBe(404);
+  });
+
+  it("is read by readers of definitions and written by metadata admins only", async () => {
+    const reader = await createUser("js-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    expect((await call("GET", "/api/schema", orkes(reader.token))).status).toBe(200);
+    expect((await call("POST", "/api/schema", orkes(reader.token), { name: "js_denied", data: {} })).status).toBe(403);
+    expect((await api("GET", "/api/schema/js_denied")).status).toBe(404);
+  });
+});
+
+describe("a workflow definition's inputSchema", () => {
+  it("refuses a start whose input does not match, with each problem at its path, and starts one that does", async () => {
+    await apiOk("POST", "/api/schema", { name: "js_checked", data: ORDER_SCHEMA });
+    await register({ name: "js_checked_flow", inputSchema: { name: "js_checked", type: "JSON" }, tasks: [httpTask("call", { uri: target("/count/js-checked"), method: "GET" })] });
+    const refused = await problems(await api("POST", "/api/workflow/js_checked_flow", { orderId: 0, items: [{ sku: 7 }] }));
+    expect(refused.map((issue) => issue.path).sort()).toEqual(["input.items[0].sku", "input.orderId"]);
+    expect((await problems(await api("POST", "/api/workflow", { name: "js_checked_flow", input: {} }))).map((issue) => issue.path)).toEqual(["input"]);
+    // The synchronous execute refuses the same way.
+    expect((await api("POST", "/api/workflow/execute/js_checked_flow/1", { input: { orderId: "seven" } })).status).toBe(400);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await hits("js-checked")).toBe(0);
+
+    const workflowId = await apiOk<string>("POST", "/api/workflow/js_checked_flow", { orderId: 7, items: [{ sku: "a-1" }] });
+    await waitFor(workflowId, ["COMPLETED"]);
+    expect(await hits("js-checked")).toBe(1);
+  });
+
+  it("counts the inputTemplate's defaults, follows enforceSchema: false, and fails a SUB_WORKFLOW task whose child's input does not match", async () => {
+    await apiOk("POST", "/api/schema", { name: "js_child_in", data: { type: "object", required: ["orderId"], properties: { orderId: { type: "integer" } } } });
+    await register({ name: "js_defaulted", inputSchema: { name: "js_child_in" }, inputTemplate: { orderId: 5 }, tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP", inputParameters: {} }] });
+    await waitFor(await apiOk<string>("POST", "/api/workflow/js_defaulted", {}), ["COMPLETED"]);
+    await register({ name: "js_unenforced", inputSchema: { name: "js_child_in" }, enforceSchema: false, tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP", inputParameters: {} }] });
+    await waitFor(await apiOk<string>("POST", "/api/workflow/js_unenforced", { orderId: "x" }), ["COMPLETED"]);
+
+    await register({ name: "js_child", inputSchema: { name: "js_child_in" }, tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP", inputParameters: {} }] });
+    await register({ name: "js_parent", tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", inputParameters: { orderId: "${workflow.input.orderId}" }, subWorkflowParam: { name: "js_child", version: 1 } }] });
+    const failed = await waitFor(await apiOk<string>("POST", "/api/workflow/js_parent", { orderId: "not a number" }), ["FAILED"]);
+    const child = failed.tasks[0]!;
+    expect(child.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { errorCode: "INVALID_PARAMETERS" } });
+    expect(String(child["reasonForIncompletion"])).toContain("input.orderId");
+    const passed: WorkflowJson = await waitFor(await apiOk<string>("POST", "/api/workflow/js_parent", { orderId: 3 }), ["COMPLETED"]);
+    expect(passed.tasks[0]!.status).toBe("COMPLETED");
+  });
+
+  it("must name a registered schema at registration; one deleted later refuses starts, saying so", async () => {
+    const noSchema = await problems(await api("POST", "/api/metadata/workflow", { name: "js_unknown", schemaVersion: 2, inputSchema: { name: "js_nowhere" }, tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP", inputParameters: {} }] }));
+    expect(noSchema).toEqual([{ path: "inputSchema", message: expect.stringContaining("js_nowhere") }]);
+    expect((await api("GET", "/api/metadata/workflow/js_unknown")).status).toBe(404);
+
+    await apiOk("POST", "/api/schema", { name: "js_gone", data: { type: "object" } });
+    await register({ name: "js_gone_flow", inputSchema: { name: "js_gone", version: 1 }, tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP", inputParameters: {} }] });
+    await apiOk("DELETE", "/api/schema/js_gone");
+    const response = await api("POST", "/api/workflow/js_gone_flow", {});
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { message: string }).message).toContain("schema js_gone version 1 is not registered");
+  });
+});
