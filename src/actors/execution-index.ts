@@ -1,23 +1,5 @@
-import { cutText } from "../engine/limits";
 import type { WorkflowExecution } from "../engine/model";
-import { failedReferenceTaskNames } from "../engine/view";
-
-/**
- * Longest text kept in a column of the index (input and output JSON, the reason, the failed tasks):
- * search shows a summary, the execution holds the rest. Each row stays far below D1's 2 MB, and a page of
- * a thousand rows stays a few megabytes, whatever a workflow or a caller put into those fields.
- */
-const SUMMARY_TEXT_LIMIT = 4096;
-
-/** `text` as the index keeps it: cut at {@link SUMMARY_TEXT_LIMIT}, marked with "…" when cut. */
-function summaryText(text: string): string {
-  const cut = cutText(text, SUMMARY_TEXT_LIMIT);
-  return cut === text ? text : `${cut}…`;
-}
-
-function summaryJson(value: unknown): string {
-  return summaryText(JSON.stringify(value));
-}
+import { failedReferenceTaskNames, summaryRowOf, summaryText } from "../engine/view";
 
 /**
  * What the index knows of an execution. When this changes, the row must be rewritten; between such
@@ -32,8 +14,10 @@ export function indexSignature(execution: WorkflowExecution): string {
 /** Where {@link indexSignature} turns from the workflow to its tasks. */
 const TASKS_MARK = "#tasks:";
 
+/** What the execution's own row depends on, read without serialising its input and output (this runs at every change). */
 function workflowSignature(execution: WorkflowExecution): string {
-  return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.updateTime}|${execution.workflowVersion}|${failedTasksColumn(execution)}`;
+  const failed = failedReferenceTaskNames(execution).join(",");
+  return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.updateTime}|${execution.workflowVersion}|${failed}`;
 }
 
 /**
@@ -44,11 +28,6 @@ export function onlyTasksChanged(execution: WorkflowExecution, written: string):
   return written.startsWith(`${workflowSignature(execution)}${TASKS_MARK}`);
 }
 
-/** The failed tasks as the index keeps them: joined with ",", as Conductor's WorkflowSummary. */
-function failedTasksColumn(execution: WorkflowExecution): string {
-  return summaryText(failedReferenceTaskNames(execution).join(","));
-}
-
 /** Most task rows an execution has in the task index: its latest tasks (a long loop's earliest runs drop out). */
 export const MAX_INDEXED_TASKS = 500;
 
@@ -56,8 +35,7 @@ export const MAX_INDEXED_TASKS = 500;
 const TASK_TEXT_LIMIT = 1024;
 
 function taskText(text: string): string {
-  const cut = cutText(text, TASK_TEXT_LIMIT);
-  return cut === text ? text : `${cut}…`;
+  return summaryText(text, TASK_TEXT_LIMIT);
 }
 
 /** A task's row in the task index (`task_index`), as plain data. Times are epoch milliseconds (0: not yet). */
@@ -100,53 +78,20 @@ function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
   }));
 }
 
-/** An execution's search row: the columns of `executions` as plain data, so it can travel over RPC. */
-export interface IndexRow {
-  workflowId: string;
-  workflowName: string;
-  workflowVersion: number;
-  status: string;
-  correlationId: string | null;
-  parentWorkflowId: string | null;
-  /** The reason for incompletion, cut at {@link SUMMARY_TEXT_LIMIT} characters. */
-  reason: string | null;
-  priority: number;
-  createTime: number;
-  startTime: number;
-  endTime: number;
-  updateTime: number;
-  /** JSON, cut at {@link SUMMARY_TEXT_LIMIT} characters. */
-  input: string;
-  output: string;
-  /** The failed tasks' reference names, comma-separated ("" when none), cut at {@link SUMMARY_TEXT_LIMIT} characters. */
-  failedReferenceTaskNames: string;
+/**
+ * An execution's search row: the columns of `executions` (its summary, texts cut at `SUMMARY_TEXT_LIMIT`), with its
+ * task rows, as plain data, so it can travel over RPC.
+ */
+export type IndexRow = ReturnType<typeof summaryRowOf> & {
   /** Its task rows, which replace those it had. */
   tasks: TaskIndexRow[];
   /** True when the execution has written no task rows before (its first row): there are none to replace. */
   firstTaskRows: boolean;
-}
+};
 
 /** The search row of an execution as it stands, with its task rows; `first` when it has written none before. */
 export function indexRow(execution: WorkflowExecution, first: boolean): IndexRow {
-  return {
-    workflowId: execution.workflowId,
-    workflowName: execution.workflowName,
-    workflowVersion: execution.workflowVersion,
-    status: execution.status,
-    correlationId: execution.correlationId ?? null,
-    parentWorkflowId: execution.parentWorkflowId ?? null,
-    reason: execution.reasonForIncompletion === undefined ? null : summaryText(execution.reasonForIncompletion),
-    priority: execution.priority,
-    createTime: execution.createTime,
-    startTime: execution.startTime,
-    endTime: execution.endTime,
-    updateTime: execution.updateTime,
-    input: summaryJson(execution.input),
-    output: summaryJson(execution.output),
-    failedReferenceTaskNames: failedTasksColumn(execution),
-    tasks: taskIndexRows(execution),
-    firstTaskRows: first,
-  };
+  return { ...summaryRowOf(execution), tasks: taskIndexRows(execution), firstTaskRows: first };
 }
 
 /**
@@ -199,7 +144,7 @@ function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
       row.status,
       row.correlationId,
       row.parentWorkflowId,
-      row.reason,
+      row.reasonForIncompletion,
       row.priority,
       row.createTime,
       row.startTime,

@@ -2,9 +2,8 @@
  * Conductor's workflow status listener (`workflowStatusListenerEnabled`): an execution that ends publishes its
  * WorkflowSummary to Conductor's internal events, as the EVENT task publishes, for event handlers to act on.
  */
-import { cutText } from "./limits";
 import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type WorkflowExecution } from "./model";
-import { failedReferenceTaskNames, toWorkflowSummary } from "./view";
+import { summaryRowOf, toWorkflowSummary } from "./view";
 
 /** Conductor's queue of executions that completed, when the definition names no sink. */
 export const SUCCESS_STATUS_QUEUE = "_callbackSuccessQueue";
@@ -12,9 +11,6 @@ export const SUCCESS_STATUS_QUEUE = "_callbackSuccessQueue";
 export const FAILURE_STATUS_QUEUE = "_callbackFailureQueue";
 
 const CONDUCTOR_SINK = "conductor";
-
-/** Longest input or output text in a published summary, as the search index keeps them. */
-const SUMMARY_TEXT_LIMIT = 4096;
 
 /** A status publication an execution owes: the event, the message's id (one per ending) and its payload. */
 export interface StatusPublication {
@@ -39,12 +35,6 @@ function statusEvent(execution: WorkflowExecution): string {
   return `${CONDUCTOR_SINK}:${execution.status === "COMPLETED" ? SUCCESS_STATUS_QUEUE : FAILURE_STATUS_QUEUE}`;
 }
 
-function summaryText(value: JsonObject): string {
-  const text = JSON.stringify(value);
-  const cut = cutText(text, SUMMARY_TEXT_LIMIT);
-  return cut === text ? text : `${cut}…`;
-}
-
 /**
  * The publication owed as `next` is decided from `previous`: one when it has just ended (it was not ended, or ended
  * otherwise: a retried or rerun execution that ends again publishes again) and its definition enables the listener.
@@ -53,22 +43,6 @@ function summaryText(value: JsonObject): string {
 export function statusPublication(previous: WorkflowExecution | null, next: WorkflowExecution): StatusPublication | undefined {
   if (next.definition.workflowStatusListenerEnabled !== true || !TERMINAL_WORKFLOW_STATUSES.has(next.status)) return undefined;
   if (previous !== null && previous.status === next.status && previous.endTime === next.endTime) return undefined;
-  const payload = toWorkflowSummary({
-    workflowId: next.workflowId,
-    workflowName: next.workflowName,
-    workflowVersion: next.workflowVersion,
-    status: next.status,
-    correlationId: next.correlationId ?? null,
-    reasonForIncompletion: next.reasonForIncompletion ?? null,
-    parentWorkflowId: next.parentWorkflowId ?? null,
-    createTime: next.createTime,
-    startTime: next.startTime,
-    endTime: next.endTime,
-    updateTime: next.updateTime,
-    input: summaryText(next.input),
-    output: summaryText(next.output),
-    priority: next.priority,
-    failedReferenceTaskNames: failedReferenceTaskNames(next).join(","),
-  });
+  const payload = toWorkflowSummary(summaryRowOf(next));
   return { event: statusEvent(next), messageId: `${next.workflowId}:${next.status}:${next.endTime}`, payload };
 }

@@ -1,4 +1,5 @@
 import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "./model";
+import { cutText } from "./limits";
 import { instanceTask, planTask } from "./plan";
 import { responseTimeoutSeconds } from "./tasks/simple";
 
@@ -138,6 +139,40 @@ export interface WorkflowSummaryRow {
   priority: number;
   /** Comma-separated; null in rows indexed before the index kept them. */
   failedReferenceTaskNames: string | null;
+}
+
+/**
+ * Longest text kept in a summary's column (input and output JSON, the reason, the failed tasks): search and the status
+ * listener show a summary, the execution holds the rest. A search row stays far below D1's 2 MB, and a page of a
+ * thousand rows a few megabytes, whatever a workflow or a caller put into those fields.
+ */
+export const SUMMARY_TEXT_LIMIT = 4096;
+
+/** `text` as a summary keeps it: cut at `limit` characters, marked with "…" when cut. */
+export function summaryText(text: string, limit = SUMMARY_TEXT_LIMIT): string {
+  const cut = cutText(text, limit);
+  return cut === text ? text : `${cut}…`;
+}
+
+/** An execution's summary as search keeps it (the columns of its search row), its texts cut by {@link summaryText}. */
+export function summaryRowOf(execution: WorkflowExecution): WorkflowSummaryRow & { input: string; output: string; failedReferenceTaskNames: string } {
+  return {
+    workflowId: execution.workflowId,
+    workflowName: execution.workflowName,
+    workflowVersion: execution.workflowVersion,
+    status: execution.status,
+    correlationId: execution.correlationId ?? null,
+    parentWorkflowId: execution.parentWorkflowId ?? null,
+    reasonForIncompletion: execution.reasonForIncompletion === undefined ? null : summaryText(execution.reasonForIncompletion),
+    priority: execution.priority,
+    createTime: execution.createTime,
+    startTime: execution.startTime,
+    endTime: execution.endTime,
+    updateTime: execution.updateTime,
+    input: summaryText(JSON.stringify(execution.input)),
+    output: summaryText(JSON.stringify(execution.output)),
+    failedReferenceTaskNames: summaryText(failedReferenceTaskNames(execution).join(",")),
+  };
 }
 
 /** Conductor's `WorkflowSummary` JSON for a search result row. */

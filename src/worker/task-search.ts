@@ -1,4 +1,5 @@
 import type { IRequest } from "itty-router";
+import type { TaskIndexRow } from "../actors/execution-index";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { validationError } from "./http/errors";
 import { applyFreeText, applyQuery, orderBy, searchPage, searchParam, type Filter, type SearchFields } from "./search";
@@ -48,27 +49,8 @@ const TASK_FIELDS: SearchFields = {
   },
 };
 
-/** A row of the task index as the page query reads it. */
-interface TaskSummaryRow {
-  taskId: string;
-  workflowId: string;
-  workflowType: string;
-  correlationId: string | null;
-  workflowPriority: number;
-  taskType: string;
-  taskDefName: string;
-  referenceTaskName: string;
-  status: string;
-  domain: string | null;
-  workerId: string | null;
-  reason: string | null;
-  scheduledTime: number;
-  startTime: number;
-  endTime: number;
-  updateTime: number;
-  input: string;
-  output: string;
-}
+/** A row of the task index as the page query reads it: a task's row, with its workflow's columns. */
+type TaskSummaryRow = TaskIndexRow & { workflowId: string; workflowType: string; correlationId: string | null; workflowPriority: number };
 
 /** An epoch time as Conductor's summaries show it (ISO 8601, UTC), absent while it is 0 (not yet). */
 function isoTime(summary: JsonObject, field: string, epoch: number): void {

@@ -15,7 +15,7 @@ function row(workflowId: string, overrides: Partial<IndexRow> = {}): IndexRow {
     status: "COMPLETED",
     correlationId: null,
     parentWorkflowId: null,
-    reason: null,
+    reasonForIncompletion: null,
     priority: 0,
     createTime: now,
     startTime: now,

@@ -1,6 +1,7 @@
 // @ts-check
 import { api, permissionsAt } from "../lib/api.js";
 import { formatDuration, formatTime, h, keepingFocus, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
+import { pager, searchForm, searchHash } from "../lib/search-page.js";
 import { executionSelection } from "./execution-selection.js";
 
 export const WORKFLOW_STATUSES = ["RUNNING", "PAUSED", "COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"];
@@ -27,7 +28,6 @@ export async function renderExecutions(container, params, context) {
   const start = Math.max(0, Number(params.get("start") ?? 0) || 0);
   const live = params.get("live") !== "off";
 
-  const field = (/** @type {string} */ id, /** @type {string} */ label, /** @type {HTMLElement} */ control) => h("div", { className: "field" }, h("label", { for: id }, label), control);
   const statusSelect = h("select", { id: "filter-status", name: "status" },
     h("option", { value: "" }, "any"),
     WORKFLOW_STATUSES.map((value) => h("option", { value, selected: value === status }, value)));
@@ -39,32 +39,21 @@ export async function renderExecutions(container, params, context) {
   const names = h("datalist", { id: "workflow-names" });
 
   /** @param {number} pageStart */
-  const hashFor = (pageStart) => {
-    const query = new URLSearchParams();
-    for (const [key, value] of [["status", statusSelect.value], ["workflowName", nameInput.value.trim()], ["correlationId", correlationInput.value.trim()], ["freeText", freeTextInput.value.trim()], ["since", sinceInput.value]]) {
-      if (value) query.set(key, value);
-    }
-    if (pageStart > 0) query.set("start", String(pageStart));
-    if (!liveToggle.checked) query.set("live", "off");
-    const text = query.toString();
-    return `#/executions${text ? `?${text}` : ""}`;
-  };
+  const hashFor = (pageStart) =>
+    searchHash(
+      "#/executions",
+      [["status", statusSelect.value], ["workflowName", nameInput.value.trim()], ["correlationId", correlationInput.value.trim()], ["freeText", freeTextInput.value.trim()], ["since", sinceInput.value]],
+      pageStart,
+      [["live", liveToggle.checked ? "" : "off"]],
+    );
 
-  const form = h("form", {
-    className: "filters",
-    role: "search",
-    onsubmit: (/** @type {SubmitEvent} */ event) => {
-      event.preventDefault();
-      context.go(hashFor(0));
-    },
-  },
-    field("filter-status", "Status", statusSelect),
-    field("filter-name", "Workflow name", nameInput),
-    field("filter-correlation", "Correlation id", correlationInput),
-    field("filter-text", "Text", freeTextInput),
-    field("filter-since", "Started after", sinceInput),
-    h("div", { className: "field actions" }, h("button", { type: "submit" }, "Search")),
-    names);
+  const form = searchForm(context, hashFor, [
+    ["filter-status", "Status", statusSelect],
+    ["filter-name", "Workflow name", nameInput],
+    ["filter-correlation", "Correlation id", correlationInput],
+    ["filter-text", "Text", freeTextInput],
+    ["filter-since", "Started after", sinceInput],
+  ], [names]);
 
   const results = h("div", { className: "results", "aria-live": "polite", "aria-busy": "true" });
   const updated = h("span", { className: "help" });
@@ -135,17 +124,13 @@ export async function renderExecutions(container, params, context) {
         h("td", {}, formatTime(startTime)),
         h("td", {}, startTime ? formatDuration(end - startTime) : ""));
     });
-    const last = Math.min(page.totalHits, start + page.results.length);
     replaceChildren(results,
       h("div", { className: "table-wrap" },
         h("table", {},
           h("caption", { className: "visually-hidden" }, "Executions"),
           h("thead", {}, h("tr", {}, selection.headerCell(), ["Workflow", "Status", "Id", "Correlation id", "Started", "Duration"].map((title) => h("th", { scope: "col" }, title)))),
           h("tbody", {}, rows))),
-      h("nav", { className: "pager", "aria-label": "Pages" },
-        h("span", {}, `${start + 1}–${last} of ${page.totalHits}`),
-        start > 0 ? h("a", { href: hashFor(Math.max(0, start - PAGE_SIZE)) }, "Previous") : null,
-        last < page.totalHits ? h("a", { href: hashFor(start + PAGE_SIZE) }, "Next") : null));
+      pager(start, page.results.length, page.totalHits, PAGE_SIZE, hashFor));
   }
 
   /**

@@ -1,6 +1,7 @@
 // @ts-check
 import { api, permissionsAt } from "../lib/api.js";
 import { formatDuration, formatTime, h, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
+import { pager, searchForm, searchHash } from "../lib/search-page.js";
 
 export const TASK_STATUSES = ["SCHEDULED", "IN_PROGRESS", "COMPLETED", "COMPLETED_WITH_ERRORS", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "TIMED_OUT", "CANCELED", "SKIPPED"];
 const PAGE_SIZE = 25;
@@ -46,7 +47,6 @@ export async function renderTasks(container, params, context) {
     return;
   }
 
-  const field = (/** @type {string} */ id, /** @type {string} */ label, /** @type {HTMLElement} */ control) => h("div", { className: "field" }, h("label", { for: id }, label), control);
   const statusSelect = h("select", { id: "task-filter-status", name: "status" },
     h("option", { value: "" }, "any"),
     TASK_STATUSES.map((value) => h("option", { value, selected: value === status }, value)));
@@ -55,29 +55,15 @@ export async function renderTasks(container, params, context) {
   const textInput = h("input", { id: "task-filter-text", name: "freeText", value: freeText, type: "search" });
 
   /** @param {number} pageStart */
-  const hashFor = (pageStart) => {
-    const query = new URLSearchParams();
-    for (const [key, value] of [["status", statusSelect.value], ["taskType", typeInput.value.trim()], ["workflowType", workflowInput.value.trim()], ["freeText", textInput.value.trim()]]) {
-      if (value) query.set(key, value);
-    }
-    if (pageStart > 0) query.set("start", String(pageStart));
-    const text = query.toString();
-    return `#/tasks${text ? `?${text}` : ""}`;
-  };
+  const hashFor = (pageStart) =>
+    searchHash("#/tasks", [["status", statusSelect.value], ["taskType", typeInput.value.trim()], ["workflowType", workflowInput.value.trim()], ["freeText", textInput.value.trim()]], pageStart);
 
-  const form = h("form", {
-    className: "filters",
-    role: "search",
-    onsubmit: (/** @type {SubmitEvent} */ event) => {
-      event.preventDefault();
-      context.go(hashFor(0));
-    },
-  },
-    field("task-filter-status", "Status", statusSelect),
-    field("task-filter-type", "Task type", typeInput),
-    field("task-filter-workflow", "Workflow name", workflowInput),
-    field("task-filter-text", "Text", textInput),
-    h("div", { className: "field actions" }, h("button", { type: "submit" }, "Search")));
+  const form = searchForm(context, hashFor, [
+    ["task-filter-status", "Status", statusSelect],
+    ["task-filter-type", "Task type", typeInput],
+    ["task-filter-workflow", "Workflow name", workflowInput],
+    ["task-filter-text", "Text", textInput],
+  ]);
 
   const results = h("div", { className: "results", "aria-live": "polite", "aria-busy": "true" });
   head.append(h("button", { type: "button", className: "secondary", onclick: () => void load() }, "Refresh"));
@@ -120,17 +106,13 @@ export async function renderTasks(container, params, context) {
         h("td", {}, started ? formatDuration(task.endTime ? task.executionTime : Date.now() - started) : ""),
         h("td", {}, task.reasonForIncompletion ?? ""));
     });
-    const last = Math.min(page.totalHits, start + page.results.length);
     replaceChildren(results,
       h("div", { className: "table-wrap" },
         h("table", {},
           h("caption", { className: "visually-hidden" }, "Tasks"),
           h("thead", {}, h("tr", {}, ["Task", "Status", "Workflow", "Worker", "Updated", "Ran for", "Reason"].map((title) => h("th", { scope: "col" }, title)))),
           h("tbody", {}, rows))),
-      h("nav", { className: "pager", "aria-label": "Pages" },
-        h("span", {}, `${start + 1}–${last} of ${page.totalHits}`),
-        start > 0 ? h("a", { href: hashFor(Math.max(0, start - PAGE_SIZE)) }, "Previous") : null,
-        last < page.totalHits ? h("a", { href: hashFor(start + PAGE_SIZE) }, "Next") : null));
+      pager(start, page.results.length, page.totalHits, PAGE_SIZE, hashFor));
   }
 
   await load();

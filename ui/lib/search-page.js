@@ -1,0 +1,60 @@
+// @ts-check
+import { h } from "./dom.js";
+
+/**
+ * The address of a search page with its filters (those with a value, in order), its page's start (when past the
+ * first) and `trailing` parameters: a filtered list can be bookmarked.
+ * @param {string} route e.g. `#/executions`
+ * @param {Array<[string, string]>} filters
+ * @param {number} pageStart
+ * @param {Array<[string, string]>} [trailing]
+ */
+export function searchHash(route, filters, pageStart, trailing = []) {
+  const query = new URLSearchParams();
+  for (const [key, value] of filters) {
+    if (value) query.set(key, value);
+  }
+  if (pageStart > 0) query.set("start", String(pageStart));
+  for (const [key, value] of trailing) {
+    if (value) query.set(key, value);
+  }
+  const text = query.toString();
+  return `${route}${text ? `?${text}` : ""}`;
+}
+
+/**
+ * A search form: each field a label and its control, then the Search button, which goes to `hashFor(0)`.
+ * @param {import("../app.js").ViewContext} context
+ * @param {(pageStart: number) => string} hashFor
+ * @param {Array<[id: string, label: string, control: HTMLElement]>} fields
+ * @param {HTMLElement[]} [more] what else the form holds (a datalist)
+ */
+export function searchForm(context, hashFor, fields, more = []) {
+  return h("form", {
+    className: "filters",
+    role: "search",
+    onsubmit: (/** @type {SubmitEvent} */ event) => {
+      event.preventDefault();
+      context.go(hashFor(0));
+    },
+  },
+    fields.map(([id, label, control]) => h("div", { className: "field" }, h("label", { for: id }, label), control)),
+    h("div", { className: "field actions" }, h("button", { type: "submit" }, "Search")),
+    more);
+}
+
+/**
+ * The pager under a page of results: which of them it shows, and links to the pages before and after.
+ * @param {number} start the page's first result (0-based)
+ * @param {number} shown how many the page holds
+ * @param {number} total how many there are
+ * @param {number} pageSize
+ * @param {(pageStart: number) => string} hashFor
+ */
+export function pager(start, shown, total, pageSize, hashFor) {
+  const last = Math.min(total, start + shown);
+  return h("nav", { className: "pager", "aria-label": "Pages" },
+    h("span", {}, `${start + 1}–${last} of ${total}`),
+    start > 0 ? h("a", { href: hashFor(Math.max(0, start - pageSize)) }, "Previous") : null,
+    last < total ? h("a", { href: hashFor(start + pageSize) }, "Next") : null);
+}
