@@ -54,6 +54,7 @@ import {
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { joinOutput } from "./tasks/fork-join";
 import { taskIdWithin } from "./task-id";
+import { taskSchemaFailure } from "./json-schema";
 import { chooseDynamicTask } from "./tasks/dynamic";
 import { forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
 import { mergedVariables, variablesProblem } from "./variables";
@@ -475,12 +476,26 @@ function applyDispatchResult(draft: Draft, event: Extract<ExecutionEvent, { type
   const fields: Partial<TaskExecution> = { status: event.status, outputData: event.output, updateTime: env.now, attemptDeadline: undefined };
   if (event.reason !== undefined) fields.reasonForIncompletion = event.reason;
   limitOutput(fields, env);
+  checkOutputSchema(draft.state, task, fields);
   if (event.subWorkflowId !== undefined) fields.subWorkflowId = event.subWorkflowId;
   // Branch on the resulting status: an oversized output has already turned the result into a failure.
   if (fields.status === "IN_PROGRESS") fields.awaitingExternal = event.awaitingExternal ?? true;
   else fields.endTime = env.now;
   draft.updateTask(task.taskId, fields);
   return true;
+}
+
+/**
+ * Turns a COMPLETED result whose output does not match the schema the task's definition enforces for it (see
+ * `taskSchemaFailure`) into a terminal failure that says why: the output is kept, for whoever looks into it.
+ */
+function checkOutputSchema(state: WorkflowExecution, task: TaskExecution, fields: Partial<TaskExecution>): void {
+  // Most executions keep no schema: nothing to look up on their completions.
+  if (fields.status !== "COMPLETED" || state.definition.schemas === undefined) return;
+  const failure = taskSchemaFailure(state.definition, instanceTask(state.definition, task)?.taskDefinition, "output", fields.outputData ?? {});
+  if (failure === undefined) return;
+  fields.status = "FAILED_WITH_TERMINAL_ERROR";
+  fields.reasonForIncompletion = cutText(failure, MAX_TASK_REASON_LENGTH);
 }
 
 /** Turns a task result whose output is too large to store into a terminal failure that says so. */
@@ -511,6 +526,7 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
   const bytes = oversize(fields.outputData!, env.config.maxPayloadBytes);
   // A completion the engine cannot store is refused, not half-applied: the caller can send less.
   if (bytes !== undefined) throw new EngineError("INVALID", oversizeReason("The task output", bytes, env.config.maxPayloadBytes));
+  checkOutputSchema(draft.state, task, fields);
   if (event.status === "IN_PROGRESS" && task.taskType === "SIMPLE" && task.awaitingExternal === true) {
     requeueForWorker(draft, task, fields, event.callbackAfterSeconds ?? 0, env, effects);
     return;
@@ -1447,6 +1463,11 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
       endTime: env.now,
       updateTime: env.now,
     });
+    return;
+  }
+  const inputFailure = draft.state.definition.schemas === undefined ? undefined : taskSchemaFailure(draft.state.definition, definition.taskDefinition, "input", task.inputData);
+  if (inputFailure !== undefined) {
+    draft.updateTask(task.taskId, { status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: cutText(inputFailure, MAX_TASK_REASON_LENGTH), startTime: env.now, endTime: env.now, updateTime: env.now });
     return;
   }
   const started = module.start(task, definition, draft.state, env);

@@ -95,6 +95,12 @@ export interface TaskDef {
   rateLimitFrequencyInSeconds?: number;
   pollTimeoutSeconds?: number;
   totalTimeoutSeconds?: number;
+  /** Orkes' task input schema: a registered JSON schema each instance's resolved input must match (see `enforceSchema`). */
+  inputSchema?: SchemaReference;
+  /** Orkes' task output schema: a registered JSON schema the output a task completes with must match. */
+  outputSchema?: SchemaReference;
+  /** Whether `inputSchema` and `outputSchema` are enforced: true unless false, as Orkes. */
+  enforceSchema?: boolean;
   createTime?: number;
   updateTime?: number;
 }
@@ -238,6 +244,13 @@ export interface WorkflowDef {
   workflowStatusListenerSink?: string | null;
   createTime?: number;
   updateTime?: number;
+  /**
+   * Only in an execution's own copy of its definition: the data of the schemas its tasks' definitions enforce, read from
+   * the registry when it started (by `schemaKey`; null for one not registered then), so that the decider checks inputs
+   * and outputs without a look-up. Tasks whose definitions are known only as they run (a DYNAMIC's choice, a dynamic
+   * fork's) have none here and are not checked.
+   */
+  schemas?: Array<{ key: string; data: JsonObject | null }>;
   /**
    * Only in an execution's own copy of its definition, never in a registered one: the tasks each FORK_JOIN_DYNAMIC
    * forked when it ran, in the order they were forked (see `plan.ts`, which lays them out after the definition's own).

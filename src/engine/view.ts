@@ -94,11 +94,11 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
 /**
  * The definition as registered: without the tasks its dynamic forks forked, which each task instance shows as its
  * `workflowTask` (Conductor shows them so, not in the definition), nor the task definitions looked up as it ran, which
- * each such task shows in its `workflowTask.taskDefinition`.
+ * each such task shows in its `workflowTask.taskDefinition`, nor the schemas kept for its tasks (the registry has them).
  */
 function registeredDefinition(definition: WorkflowDef): WorkflowDef {
-  if (definition.dynamicForks === undefined && definition.lookedUpTaskDefs === undefined) return definition;
-  const { dynamicForks: _forked, lookedUpTaskDefs: _lookedUp, ...registered } = definition;
+  if (definition.dynamicForks === undefined && definition.lookedUpTaskDefs === undefined && definition.schemas === undefined) return definition;
+  const { dynamicForks: _forked, lookedUpTaskDefs: _lookedUp, schemas: _schemas, ...registered } = definition;
   return registered;
 }
 

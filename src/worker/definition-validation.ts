@@ -1,12 +1,13 @@
 import { validateWorkflowDef } from "../engine/definition/validate";
 import { definitionJqFilters, definitionScripts, type DefinitionScript } from "../engine/definition/scripts";
 import { oversize, oversizeReason } from "../engine/limits";
-import type { WorkflowDef } from "../engine/model";
+import type { SchemaReference, WorkflowDef } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { loadJqRunner } from "../actors/jq/load";
 import { loadScriptRunner } from "../actors/scripts/load";
 import { serviceConfig } from "./config";
-import { SchemaRepository, describeSchema } from "./json-schemas";
+import { describeSchema, unregisteredSchemas } from "./json-schemas";
+import { taskSchemaReferences } from "../engine/json-schema";
 import { validationError } from "./http/errors";
 
 /**
@@ -49,11 +50,18 @@ function jqCompileIssues(definition: unknown): Promise<ValidationIssue[]> {
   });
 }
 
-/** A definition's `inputSchema` must name a registered schema: a start would otherwise be refused for want of it. */
+/**
+ * A definition's `inputSchema`, and those of its inline task definitions, must name registered schemas: a start would
+ * otherwise be refused, or the task fail, for want of them.
+ */
 async function inputSchemaIssues(definition: WorkflowDef, env: Env): Promise<ValidationIssue[]> {
-  const reference = definition.inputSchema;
-  if (reference === undefined || (await new SchemaRepository(env.DB).find(reference.name, reference.version)) !== null) return [];
-  return [{ path: "inputSchema", message: `names ${describeSchema(reference)}, which is not registered (register it with POST /api/schema first)` }];
+  const notRegistered = (reference: SchemaReference) => `names ${describeSchema(reference)}, which is not registered (register it with POST /api/schema first)`;
+  const workflowLevel = definition.inputSchema === undefined ? [] : await unregisteredSchemas(env.DB, [definition.inputSchema]);
+  const taskLevel = await unregisteredSchemas(env.DB, taskSchemaReferences(definition));
+  return [
+    ...workflowLevel.map((reference) => ({ path: "inputSchema", message: notRegistered(reference) })),
+    ...taskLevel.map((reference) => ({ path: "tasks", message: `a task's taskDefinition ${notRegistered(reference)}` })),
+  ];
 }
 
 /**

@@ -1,6 +1,6 @@
-import { Validator, type OutputUnit } from "@cfworker/json-schema";
-import type { JsonObject, JsonValue, SchemaReference } from "../engine/model";
-import { childPath, type ValidationIssue } from "../engine/validation-issue";
+import { Validator } from "@cfworker/json-schema";
+import { schemaKey, taskSchemaReferences } from "../engine/json-schema";
+import type { JsonObject, JsonValue, SchemaReference, WorkflowDef } from "../engine/model";
 import { ApiError } from "./http/errors";
 
 /** A registered schema (Orkes' SchemaDef): a JSON schema (`data`) by name and version. */
@@ -106,18 +106,6 @@ export class SchemaRepository {
   }
 }
 
-/** Keywords whose failure only says that a part below failed: that part's own error is reported instead. */
-const SUMMARY_KEYWORDS = new Set(["properties", "patternProperties", "items", "prefixItems", "additionalItems", "allOf", "$ref", "$dynamicRef", "dependentSchemas", "then", "else"]);
-
-/** `path` and a JSON pointer into it (`#/order/items/0`) as a validation path (`input.order.items[0]`). */
-function locationPath(path: string, pointer: string): string {
-  const parts = pointer.replace(/^#\/?/, "").split("/").filter((part) => part !== "");
-  return parts.reduce((at, raw) => {
-    const part = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    return /^\d+$/.test(part) ? childPath(at, Number(part)) : childPath(at, part);
-  }, path);
-}
-
 const JSON_TYPES = new Set(["string", "number", "integer", "boolean", "object", "array", "null"]);
 /** Keywords holding one subschema, a map of them, or a list of them. */
 const SUBSCHEMA_KEYWORDS = ["not", "if", "then", "else", "additionalProperties", "propertyNames", "contains", "unevaluatedProperties", "unevaluatedItems"];
@@ -192,23 +180,32 @@ export function schemaProblem(data: JsonObject): string | undefined {
   }
 }
 
+
+export { describeSchema, schemaIssues } from "../engine/json-schema";
+
 /**
- * What is wrong with `value` by the JSON schema `data` (draft 2020-12), each at its path under `path`. A schema that
- * cannot be applied to it (a reference it cannot resolve) is one problem, saying so.
+ * `definition` with the data of the schemas its tasks' definitions enforce, read from the registry now (see
+ * `WorkflowDef.schemas`); one no longer registered is kept as null, and a task that enforces it fails saying so. The
+ * same object when none is enforced.
  */
-export function schemaIssues(data: JsonObject, value: JsonValue, path: string): ValidationIssue[] {
-  let result: ReturnType<Validator["validate"]>;
-  try {
-    result = new Validator(data as object, "2020-12", false).validate(value);
-  } catch (error) {
-    return [{ path, message: `the schema could not be applied: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}` }];
+export async function withTaskSchemas(db: D1Database, definition: WorkflowDef): Promise<WorkflowDef> {
+  const references = taskSchemaReferences(definition, true);
+  if (references.length === 0) return definition;
+  const repository = new SchemaRepository(db);
+  const schemas: Array<{ key: string; data: JsonObject | null }> = [];
+  for (const reference of references) {
+    const schema = await repository.find(reference.name, reference.version);
+    schemas.push({ key: schemaKey(reference), data: schema === null ? null : schema.data });
   }
-  if (result.valid) return [];
-  const leaves = result.errors.filter((error: OutputUnit) => !SUMMARY_KEYWORDS.has(error.keyword));
-  return (leaves.length > 0 ? leaves : result.errors).map((error: OutputUnit) => ({ path: locationPath(path, error.instanceLocation), message: error.error }));
+  return { ...definition, schemas };
 }
 
-/** Where a definition's schema is named: its name and version (the latest when none is given). */
-export function describeSchema(reference: SchemaReference): string {
-  return reference.version === undefined ? `schema ${reference.name}` : `schema ${reference.name} version ${reference.version}`;
+/** The schemas `references` name that are not registered, each as "its name (and version)". */
+export async function unregisteredSchemas(db: D1Database, references: readonly SchemaReference[]): Promise<SchemaReference[]> {
+  const repository = new SchemaRepository(db);
+  const missing: SchemaReference[] = [];
+  for (const reference of references) {
+    if ((await repository.find(reference.name, reference.version)) === null) missing.push(reference);
+  }
+  return missing;
 }

@@ -1,5 +1,6 @@
 import { registeredTaskDefNames, withRegisteredTaskDefs } from "../engine/definition/task-def";
 import type { TaskDef, WorkflowDef } from "../engine/model";
+import { withTaskSchemas } from "./json-schemas";
 
 /** How long a task definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
 const CACHE_TTL_MS = 2_000;
@@ -108,10 +109,10 @@ export class TaskDefRepository {
 
 /**
  * The definition an execution runs: `definition` with the registered task definitions its tasks follow
- * copied in (see {@link withRegisteredTaskDefs}).
+ * copied in (see {@link withRegisteredTaskDefs}), and the schemas those enforce (see `WorkflowDef.schemas`).
  */
 export async function withTaskDefs(db: D1Database, definition: WorkflowDef): Promise<WorkflowDef> {
   const names = registeredTaskDefNames(definition);
-  if (names.length === 0) return definition;
-  return withRegisteredTaskDefs(definition, await new TaskDefRepository(db).findMany(names));
+  const withDefs = names.length === 0 ? definition : withRegisteredTaskDefs(definition, await new TaskDefRepository(db).findMany(names));
+  return withTaskSchemas(db, withDefs);
 }

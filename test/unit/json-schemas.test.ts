@@ -1,6 +1,9 @@
 // The JSON schema checks of the schema registry, in Node (the workers tests run the same in workerd).
 import { describe, expect, it } from "vitest";
+import { createExecution, decide } from "../../src/engine/decider";
+import type { JsonObject, WorkflowDef } from "../../src/engine/model";
 import { schemaIssues, schemaProblem } from "../../src/worker/json-schemas";
+import { attemptEnds, env, httpGet, taskDefNamed } from "./engine-env";
 
 const order = {
   type: "object",
@@ -31,5 +34,37 @@ describe("JSON schema checks", () => {
   it("answers a schema that cannot be applied with one problem saying so, not an exception", () => {
     const dangling = { type: "object", properties: { a: { $ref: "#/$defs/missing" } } };
     expect(schemaIssues(dangling, { a: 1 }, "input")).toEqual([{ path: "input", message: expect.stringContaining("could not be applied") }]);
+  });
+});
+
+describe("task schemas in the decider", () => {
+  const inputSchema = { type: "object", required: ["n"], properties: { n: { type: "integer" } } };
+  const outputSchema = { type: "object", required: ["ok"] };
+  function run(input: JsonObject, kept: WorkflowDef["schemas"]) {
+    const taskDefinition = { ...taskDefNamed("call"), inputSchema: { name: "in" }, outputSchema: { name: "out" } };
+    const definition: WorkflowDef = { name: "checked", version: 1, schemaVersion: 2, tasks: [{ ...httpGet("call"), inputParameters: { uri: "https://example.com/x", method: "GET", n: "${workflow.input.n}" }, taskDefinition }], ...(kept === undefined ? {} : { schemas: kept }) };
+    const at = env(1_000);
+    return decide(createExecution({ workflowId: "wf-1", definition, input }, 1_000), { type: "start" }, at);
+  }
+  const kept = [{ key: "in@latest", data: inputSchema }, { key: "out@latest", data: outputSchema }];
+
+  it("fails a task whose resolved input does not match before anything runs it, and one whose output does not match", () => {
+    const refused = run({ n: "x" }, kept);
+    expect(refused.state.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
+    expect(refused.state.tasks[0]!.reasonForIncompletion).toContain("input does not match its schema in: input.n");
+    expect(refused.effects.some((effect) => effect.kind === "dispatch")).toBe(false);
+
+    const started = run({ n: 1 }, kept);
+    expect(started.state.tasks[0]!.status).toBe("IN_PROGRESS");
+    const wrong = attemptEnds(started.state, "call", 2_000, "COMPLETED", { status: 200 });
+    expect(wrong.state.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", outputData: { status: 200 } });
+    expect(wrong.state.status).toBe("FAILED");
+    expect(attemptEnds(started.state, "call", 2_000, "COMPLETED", { ok: true }).state.status).toBe("COMPLETED");
+  });
+
+  it("fails a task whose schema was not registered at the start, and leaves unchecked one the execution keeps nothing for", () => {
+    const missing = run({ n: 1 }, [{ key: "in@latest", data: null }]);
+    expect(missing.state.tasks[0]!.reasonForIncompletion).toContain("schema in is not registered");
+    expect(run({ n: "x" }, undefined).state.tasks[0]!.status).toBe("IN_PROGRESS");
   });
 });

@@ -104,3 +104,51 @@ describe("a workflow definition's inputSchema", () => {
     expect(((await response.json()) as { message: string }).message).toContain("schema js_gone version 1 is not registered");
   });
 });
+
+describe("a task definition's inputSchema and outputSchema", () => {
+  const work = (ref: string, name: string) => ({ name, taskReferenceName: ref, type: "SIMPLE", inputParameters: { orderId: "${workflow.input.orderId}" } });
+
+  it("fail a task whose input or output does not match, saying why; a task that matches runs as always", async () => {
+    await apiOk("POST", "/api/schema", [
+      { name: "js_task_in", data: { type: "object", required: ["orderId"], properties: { orderId: { type: "integer" } } } },
+      { name: "js_task_out", data: { type: "object", required: ["receipt"], properties: { receipt: { type: "string" } } } },
+    ]);
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "js_checked_task", retryCount: 2, retryDelaySeconds: 0, inputSchema: { name: "js_task_in" }, outputSchema: { name: "js_task_out", version: 1 } }]);
+    await register({ name: "js_task_flow", tasks: [work("pay", "js_checked_task")] });
+
+    const badInput = await waitFor(await apiOk<string>("POST", "/api/workflow/js_task_flow", { orderId: "seven" }), ["FAILED"]);
+    // Terminal: not retried, whatever retryCount says.
+    expect(badInput.tasks.map((task) => task.status)).toEqual(["FAILED_WITH_TERMINAL_ERROR"]);
+    expect(String(badInput.tasks[0]!["reasonForIncompletion"])).toContain("input does not match its schema js_task_in: input.orderId");
+    expect((await apiOk<Record<string, number>>("GET", "/api/tasks/queue/sizes?taskType=js_checked_task"))["js_checked_task"]).toBe(0);
+    // Its schema data is the execution's own, not shown with its definition.
+    expect(badInput["workflowDefinition"]).not.toHaveProperty("schemas");
+
+    const goodInput = await apiOk<string>("POST", "/api/workflow/js_task_flow", { orderId: 7 });
+    await waitFor(goodInput, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+    await apiOk("POST", `/api/tasks/${goodInput}/pay/COMPLETED`, { receipt: 42 });
+    const badOutput = await waitFor(goodInput, ["FAILED"]);
+    expect(badOutput.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", outputData: { receipt: 42 } });
+    expect(String(badOutput.tasks[0]!["reasonForIncompletion"])).toContain("output does not match its schema js_task_out version 1: output.receipt");
+
+    const fine = await apiOk<string>("POST", "/api/workflow/js_task_flow", { orderId: 8 });
+    await waitFor(fine, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+    await apiOk("POST", `/api/tasks/${fine}/pay/COMPLETED`, { receipt: "r-8" });
+    expect((await waitFor(fine, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ receipt: "r-8" });
+  });
+
+  it("are not checked with enforceSchema: false, and must name registered schemas, inline ones included", async () => {
+    await apiOk("POST", "/api/schema", { name: "js_loose", data: { type: "object", required: ["x"] } });
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "js_loose_task", inputSchema: { name: "js_loose" }, enforceSchema: false });
+    await register({ name: "js_loose_flow", tasks: [work("w", "js_loose_task")] });
+    const loose = await apiOk<string>("POST", "/api/workflow/js_loose_flow", {});
+    await waitFor(loose, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+
+    expect(await problems(await api("POST", "/api/metadata/taskdefs", [{ name: "js_nowhere_task", outputSchema: { name: "js_nowhere" } }]))).toEqual([
+      { path: "[0].outputSchema", message: expect.stringContaining("js_nowhere") },
+    ]);
+    expect((await api("GET", "/api/metadata/taskdefs/js_nowhere_task")).status).toBe(404);
+    const inline = { name: "js_inline_task_flow", schemaVersion: 2, tasks: [{ ...work("w", "js_inline_task"), taskDefinition: { inputSchema: { name: "js_nowhere" } } }] };
+    expect(await problems(await api("POST", "/api/metadata/workflow", inline))).toEqual([{ path: "tasks", message: expect.stringContaining("js_nowhere") }]);
+  });
+});

@@ -303,3 +303,12 @@ export function evaluatorFieldIssues(fields: UnknownRecord, path: string, allowe
   }
   return issues;
 }
+
+/** Where a definition names a registered schema (Orkes' SchemaDef, of which only the reference is kept): `{name, version?}`. */
+export function schemaReference(field: string) {
+  return objectOf(field, "a reference to a registered schema: {name, version?}", {
+    name: rule<string>("name", "a non-empty string (a schema registered with /api/schema)", isNonEmptyString),
+    version: v.optional(rule<number>("version", "an integer of at least 1 (leave it out for the latest)", isIntegerIn(1, Number.MAX_SAFE_INTEGER))),
+    type: v.optional(rule<"JSON">("type", "JSON (the only schema type this service checks)", (value) => value === "JSON")),
+  });
+}

@@ -9,7 +9,7 @@ import { RETRY_LOGICS, TIMEOUT_POLICIES, type JsonObject, type RetryLogic, type 
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { allTasks, mapTasks } from "../plan";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import { describeValue, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, isIntegerIn, isJsonObject, isOneOf, isRecord, isString, MAX_JSON_DEPTH, rule, toIssues } from "./checks";
+import { describeValue, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, isIntegerIn, isJsonObject, isOneOf, isRecord, isString, MAX_JSON_DEPTH, rule, schemaReference, toIssues } from "./checks";
 
 /** Longest task definition name, as for workflow names. */
 export const MAX_TASK_DEF_NAME_LENGTH = 255;
@@ -65,6 +65,10 @@ const SETTINGS = {
   rateLimitFrequencyInSeconds: optionalCount("rateLimitFrequencyInSeconds"),
   pollTimeoutSeconds: optionalCount("pollTimeoutSeconds"),
   totalTimeoutSeconds: optionalCount("totalTimeoutSeconds"),
+  // Orkes' schemas of the task's input and output (their existence is checked by the worker, which reads the registry).
+  inputSchema: v.optional(schemaReference("inputSchema")),
+  outputSchema: v.optional(schemaReference("outputSchema")),
+  enforceSchema: v.optional(rule<boolean>("enforceSchema", "a boolean", (value) => typeof value === "boolean")),
 };
 
 const REGISTERED = fieldsOf({ name: TASK_DEF_NAME, ...SETTINGS });

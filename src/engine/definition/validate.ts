@@ -35,8 +35,8 @@ import {
   isRecord,
   isString,
   MAX_JSON_DEPTH,
-  objectOf,
   rule,
+  schemaReference,
   toIssues,
   type UnknownRecord,
 } from "./checks";
@@ -134,13 +134,7 @@ const WORKFLOW = fieldsOf({
   variables: v.optional(jsonObject("variables")),
   // Orkes' input schema: a registered schema's name (its existence is checked by the worker, which reads the registry).
   // Clients send the whole SchemaDef; only the reference is kept.
-  inputSchema: v.optional(
-    objectOf("inputSchema", "a reference to a registered schema: {name, version?}", {
-      name: rule<string>("name", "a non-empty string (a schema registered with /api/schema)", isNonEmptyString),
-      version: v.optional(rule<number>("version", "an integer of at least 1 (leave it out for the latest)", isIntegerIn(1, Number.MAX_SAFE_INTEGER))),
-      type: v.optional(rule<"JSON">("type", "JSON (the only schema type this service checks)", (value) => value === "JSON")),
-    }),
-  ),
+  inputSchema: v.optional(schemaReference("inputSchema")),
   enforceSchema: v.optional(rule<boolean>("enforceSchema", "a boolean", isBoolean)),
   workflowStatusListenerEnabled: v.optional(rule<boolean>("workflowStatusListenerEnabled", "a boolean", isBoolean)),
   // Null is what clients send for "none" (the Python SDK's None).

@@ -5,6 +5,7 @@ import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { TaskDefRepository } from "../task-defs";
+import { describeSchema, unregisteredSchemas } from "../json-schemas";
 import { registrationTagStatements, requiredBody, tagListingOptions } from "./metadata";
 import { TagRepository, registeredTags, withTagOptions } from "../tags";
 
@@ -31,6 +32,19 @@ function validateAll(inputs: readonly unknown[], indexed: boolean): TaskDef[] {
   return taskDefs;
 }
 
+/** Refuses task definitions whose `inputSchema` or `outputSchema` names no registered schema (`[i].` paths when `indexed`). */
+async function checkSchemasRegistered(env: Env, taskDefs: readonly TaskDef[], indexed: boolean): Promise<void> {
+  const problems: ValidationIssue[] = [];
+  for (const [index, taskDef] of taskDefs.entries()) {
+    for (const field of ["inputSchema", "outputSchema"] as const) {
+      const reference = taskDef[field];
+      if (reference === undefined || (await unregisteredSchemas(env.DB, [reference])).length === 0) continue;
+      problems.push({ path: childPath(indexed ? childPath("", index) : "", field), message: `names ${describeSchema(reference)}, which is not registered (register it with POST /api/schema first)` });
+    }
+  }
+  if (problems.length > 0) throw validationError("Invalid task definition", problems);
+}
+
 /**
  * Routes of task definitions (Conductor's `/api/metadata/taskdefs`). Both POST (a list) and PUT (one) create
  * or replace, as the official clients expect (their workers register with PUT whether or not one exists).
@@ -44,6 +58,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
       ]);
     }
     const taskDefs = validateAll(body, true);
+    await checkSchemasRegistered(env, taskDefs, true);
     await new TaskDefRepository(env.DB).save(taskDefs, await registrationTagStatements(env, "TASK_DEF", body, taskDefs));
     return new Response(null, { status: 200 });
   });
@@ -51,6 +66,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
   router.put("/api/metadata/taskdefs", async (request, env) => {
     const body = await requiredBody(request, env);
     const taskDefs = validateAll([body], false);
+    await checkSchemasRegistered(env, taskDefs, false);
     await new TaskDefRepository(env.DB).save(taskDefs, await new TagRepository(env.DB).registrationStatements({ type: "TASK_DEF", name: taskDefs[0]!.name }, registeredTags(body, "")));
     return new Response(null, { status: 200 });
   });

@@ -1,0 +1,85 @@
+/**
+ * JSON schemas (Orkes' schema registry): checking a value against one, as a start checks a workflow's input and a task
+ * its input and output. `@cfworker/json-schema` interprets schemas rather than generating code, so it runs anywhere.
+ */
+import { Validator, type OutputUnit } from "@cfworker/json-schema";
+import type { JsonObject, JsonValue, SchemaReference, TaskDef, WorkflowDef } from "./model";
+import { allTasks } from "./plan";
+import { childPath, type ValidationIssue } from "./validation-issue";
+
+/** Keywords whose failure only says that a part below failed: that part's own error is reported instead. */
+const SUMMARY_KEYWORDS = new Set(["properties", "patternProperties", "items", "prefixItems", "additionalItems", "allOf", "$ref", "$dynamicRef", "dependentSchemas", "then", "else"]);
+
+/** `path` and a JSON pointer into it (`#/order/items/0`) as a validation path (`input.order.items[0]`). */
+function locationPath(path: string, pointer: string): string {
+  const parts = pointer.replace(/^#\/?/, "").split("/").filter((part) => part !== "");
+  return parts.reduce((at, raw) => {
+    const part = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    return /^\d+$/.test(part) ? childPath(at, Number(part)) : childPath(at, part);
+  }, path);
+}
+
+/**
+ * What is wrong with `value` by the JSON schema `data` (draft 2020-12), each at its path under `path`. A schema that
+ * cannot be applied to it (a reference it cannot resolve) is one problem, saying so.
+ */
+export function schemaIssues(data: JsonObject, value: JsonValue, path: string): ValidationIssue[] {
+  let result: ReturnType<Validator["validate"]>;
+  try {
+    result = new Validator(data as object, "2020-12", false).validate(value);
+  } catch (error) {
+    return [{ path, message: `the schema could not be applied: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}` }];
+  }
+  if (result.valid) return [];
+  const leaves = result.errors.filter((error: OutputUnit) => !SUMMARY_KEYWORDS.has(error.keyword));
+  return (leaves.length > 0 ? leaves : result.errors).map((error: OutputUnit) => ({ path: locationPath(path, error.instanceLocation), message: error.error }));
+}
+
+/** Where a definition's schema is named: its name and version (the latest when none is given). */
+export function describeSchema(reference: SchemaReference): string {
+  return reference.version === undefined ? `schema ${reference.name}` : `schema ${reference.name} version ${reference.version}`;
+}
+
+/** The key under which an execution's definition keeps the data of the schema `reference` names (see `WorkflowDef.schemas`). */
+export function schemaKey(reference: SchemaReference): string {
+  return `${reference.name}@${reference.version ?? "latest"}`;
+}
+
+/**
+ * The data of the schema `reference` names, as the execution's definition keeps it: null when it was not registered
+ * when the execution started, undefined when the definition keeps nothing for it (it was not known then).
+ */
+function keptSchema(definition: WorkflowDef, reference: SchemaReference): JsonObject | null | undefined {
+  const key = schemaKey(reference);
+  return definition.schemas?.find((kept) => kept.key === key)?.data;
+}
+
+/** The schemas the task definitions of `definition`'s tasks name (enforced or not), each once. */
+export function taskSchemaReferences(definition: WorkflowDef, enforcedOnly = false): SchemaReference[] {
+  const found = new Map<string, SchemaReference>();
+  for (const task of allTasks(definition)) {
+    const taskDef = task.taskDefinition;
+    if (taskDef === undefined || (enforcedOnly && taskDef.enforceSchema === false)) continue;
+    for (const reference of [taskDef.inputSchema, taskDef.outputSchema]) {
+      if (reference !== undefined) found.set(schemaKey(reference), reference);
+    }
+  }
+  return [...found.values()];
+}
+
+/**
+ * Why a task following `taskDef` may not take `value` as its input or output (`which`): the first problem by the schema
+ * it enforces there, or that the schema was not registered when the execution started; undefined when it may (and for
+ * a task whose schema the execution does not keep: see `WorkflowDef.schemas`).
+ */
+export function taskSchemaFailure(definition: WorkflowDef, taskDef: TaskDef | undefined, which: "input" | "output", value: JsonObject): string | undefined {
+  const reference = which === "input" ? taskDef?.inputSchema : taskDef?.outputSchema;
+  if (reference === undefined || taskDef?.enforceSchema === false) return undefined;
+  const data = keptSchema(definition, reference);
+  if (data === undefined) return undefined;
+  if (data === null) return `The task's ${which} ${describeSchema(reference)} is not registered`;
+  const issues = schemaIssues(data, value, which);
+  if (issues.length === 0) return undefined;
+  const first = `${issues[0]!.path}: ${issues[0]!.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""}`;
+  return `The task's ${which} does not match its ${describeSchema(reference)}: ${first}`;
+}
