@@ -54,7 +54,7 @@ function jqCompileIssues(definition: unknown): Promise<ValidationIssue[]> {
  * A definition's `inputSchema`, and those of its inline task definitions, must name registered schemas: a start would
  * otherwise be refused, or the task fail, for want of them.
  */
-async function inputSchemaIssues(definition: WorkflowDef, env: Env): Promise<ValidationIssue[]> {
+async function schemaReferenceIssues(definition: WorkflowDef, env: Env): Promise<ValidationIssue[]> {
   const notRegistered = (reference: SchemaReference) => `names ${describeSchema(reference)}, which is not registered (register it with POST /api/schema first)`;
   const workflowLevel = definition.inputSchema === undefined ? [] : await unregisteredSchemas(env.DB, [definition.inputSchema]);
   const taskLevel = await unregisteredSchemas(env.DB, taskSchemaReferences(definition));
@@ -66,7 +66,7 @@ async function inputSchemaIssues(definition: WorkflowDef, env: Env): Promise<Val
 
 /**
  * Validates workflow definitions as received, as a registration does (the definition's rules, the configured limits,
- * its scripts and jq filters): every problem of every definition is reported, each path under `at(i)` (`[i]` for
+ * the schemas it names, its scripts and jq filters): every problem of every definition is reported, each path under `at(i)` (`[i]` for
  * a batch, `workflowDef` for an inline definition, none for a single registration). Refused with one 400.
  */
 export async function validateDefinitions(inputs: readonly unknown[], env: Env, at: (index: number) => string = () => ""): Promise<WorkflowDef[]> {
@@ -75,7 +75,7 @@ export async function validateDefinitions(inputs: readonly unknown[], env: Env, 
   for (const [index, input] of inputs.entries()) {
     const result = validateWorkflowDef(input);
     const errors = [
-      ...(result.ok ? [...configuredLimitIssues(result.value, env), ...(await inputSchemaIssues(result.value, env))] : result.errors),
+      ...(result.ok ? [...configuredLimitIssues(result.value, env), ...(await schemaReferenceIssues(result.value, env))] : result.errors),
       ...(await scriptSyntaxIssues(input)),
       ...(await jqCompileIssues(input)),
     ];

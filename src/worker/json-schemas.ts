@@ -1,3 +1,8 @@
+/**
+ * Orkes' schema registry in D1 (`json_schemas`, `/api/schema`): the schemas definitions name, what a start reads of
+ * them, and whether a schema saved is one this service can check (the checking itself is the engine's:
+ * `src/engine/json-schema.ts`).
+ */
 import { Validator } from "@cfworker/json-schema";
 import { schemaKey, taskSchemaReferences } from "../engine/json-schema";
 import type { JsonObject, JsonValue, SchemaReference, WorkflowDef } from "../engine/model";
