@@ -4,7 +4,7 @@
  */
 import { Validator, type OutputUnit } from "@cfworker/json-schema";
 import type { JsonObject, JsonValue, SchemaReference, TaskDef, WorkflowDef } from "./model";
-import { allTasks } from "./plan";
+import { flattenTasks } from "./plan";
 import { childPath, type ValidationIssue } from "./validation-issue";
 
 /** Keywords whose failure only says that a part below failed: that part's own error is reported instead. */
@@ -57,7 +57,8 @@ function keptSchema(definition: WorkflowDef, reference: SchemaReference): JsonOb
 /** The schemas the task definitions of `definition`'s tasks name (enforced or not), each once. */
 export function taskSchemaReferences(definition: WorkflowDef, enforcedOnly = false): SchemaReference[] {
   const found = new Map<string, SchemaReference>();
-  for (const task of allTasks(definition)) {
+  // The definition's own tasks, branches included, read as they are: no plan is built for a start that checks none.
+  for (const task of flattenTasks(definition.tasks)) {
     const taskDef = task.taskDefinition;
     if (taskDef === undefined || (enforcedOnly && taskDef.enforceSchema === false)) continue;
     for (const reference of [taskDef.inputSchema, taskDef.outputSchema]) {

@@ -7,6 +7,7 @@ import { Validator } from "@cfworker/json-schema";
 import { schemaKey, taskSchemaReferences } from "../engine/json-schema";
 import type { JsonObject, JsonValue, SchemaReference, WorkflowDef } from "../engine/model";
 import { ApiError } from "./http/errors";
+import { TtlCache } from "./ttl-cache";
 
 /** A registered schema (Orkes' SchemaDef): a JSON schema (`data`) by name and version. */
 export interface SchemaDef {
@@ -46,7 +47,7 @@ const CACHE_TTL_MS = 2_000;
 
 /** Orkes' schema registry in D1 (`json_schemas`). */
 export class SchemaRepository {
-  static readonly #cache = new Map<string, { schema: SchemaDef | null; expires: number }>();
+  static readonly #cache = new TtlCache<SchemaDef | null>(CACHE_TTL_MS);
   readonly #db: D1Database;
 
   constructor(db: D1Database) {
@@ -55,16 +56,13 @@ export class SchemaRepository {
 
   /** The schema of that name and version (the latest without one), or null; cached briefly for starts. */
   async find(name: string, version?: number): Promise<SchemaDef | null> {
-    const key = `${name}\u0000${version ?? "latest"}`;
-    const cached = SchemaRepository.#cache.get(key);
-    if (cached && cached.expires > Date.now()) return cached.schema;
-    const row =
-      version === undefined
-        ? await this.#db.prepare(`SELECT * FROM json_schemas WHERE name = ? ORDER BY version DESC LIMIT 1`).bind(name).first<SchemaRow>()
-        : await this.#db.prepare(`SELECT * FROM json_schemas WHERE name = ? AND version = ?`).bind(name, version).first<SchemaRow>();
-    const schema = row === null ? null : fromRow(row);
-    SchemaRepository.#cache.set(key, { schema, expires: Date.now() + CACHE_TTL_MS });
-    return schema;
+    return SchemaRepository.#cache.getOrLoad(`${name}\u0000${version ?? "latest"}`, async () => {
+      const row =
+        version === undefined
+          ? await this.#db.prepare(`SELECT * FROM json_schemas WHERE name = ? ORDER BY version DESC LIMIT 1`).bind(name).first<SchemaRow>()
+          : await this.#db.prepare(`SELECT * FROM json_schemas WHERE name = ? AND version = ?`).bind(name, version).first<SchemaRow>();
+      return row === null ? null : fromRow(row);
+    });
   }
 
   /** The schema, or a 404 naming what was asked for. */

@@ -86,6 +86,7 @@ describe("workflowStatusListenerEnabled", () => {
     const refused = await api("POST", "/api/metadata/workflow", { name: "sl_kafka", schemaVersion: 2, workflowStatusListenerEnabled: true, workflowStatusListenerSink: "kafka:orders", tasks: [httpTask("call", { uri: target("/echo"), method: "GET" })] });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toEqual(["workflowStatusListenerSink"]);
+    expect((await api("GET", "/api/metadata/workflow/sl_kafka")).status).toBe(404);
     // What clients send for "none" registers, and reads back as the definition's own fields.
     await register({ name: "sl_nulls", workflowStatusListenerEnabled: false, workflowStatusListenerSink: null, tasks: [httpTask("call", { uri: target("/echo"), method: "GET" })] });
     expect(await apiOk("GET", "/api/metadata/workflow/sl_nulls")).toMatchObject({ workflowStatusListenerEnabled: false });

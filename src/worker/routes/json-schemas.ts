@@ -63,7 +63,7 @@ export function registerJsonSchemaRoutes(router: RouterType<IRequest, Args>): vo
 
   router.post("/api/schema", async (request, env) => {
     const schemas = validSchemas(await requiredBody(request, env));
-    await new SchemaRepository(env.DB).save(schemas as Array<{ name: string; version: number; data: JsonObject; externalRef?: string }>, booleanQuery(request, "newVersion", false), principalOf(request).userId);
+    await new SchemaRepository(env.DB).save(schemas, booleanQuery(request, "newVersion", false), principalOf(request).userId);
     return new Response(null, { status: 200 });
   });
 
