@@ -6,6 +6,7 @@ interface Env {
   INDEX_WRITER: DurableObjectNamespace<import("./src/actors/index-writer").ExecutionIndexWriter>;
   TASK_QUEUE: DurableObjectNamespace<import("./src/actors/task-queue").TaskQueue>;
   SCHEDULE_TRIGGER: DurableObjectNamespace<import("./src/actors/schedule-trigger").ScheduleTrigger>;
+  EXECUTION_LIMIT: DurableObjectNamespace<import("./src/actors/execution-limit").ExecutionLimit>;
   /** `<keyId>:<keySecret>` of the bootstrap admin (a Worker secret; `.dev.vars` locally). */
   BOOTSTRAP_ADMIN_KEY?: string;
   MAX_REQUEST_BYTES?: string;

@@ -63,6 +63,7 @@ import { EXECUTION_LOG_LINES_KEPT, ExecutionStore, TASK_LOG_LINES_KEPT, type Tas
 import { redactSecretValues, secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt } from "./task-queue";
+import { executionLimitAt, type AdmissionAnswer } from "./execution-limit";
 import { WakeSignal } from "./wake-signal";
 import { loadJqRunner } from "./jq/load";
 import { loadScriptRunner } from "./scripts/load";
@@ -255,6 +256,23 @@ const FAILURE_START_META = "failureStart:";
 /** Prefix of the meta keys of owed status publications (see {@link WorkflowExecution.#statusPublications}). */
 const STATUS_PUBLICATION_META = "statusPublication:";
 
+/** Prefix of the meta keys of owed leaves of rate limits (see {@link WorkflowExecution.#limitLeaves}). */
+const LIMIT_LEAVE_META = "limitLeave:";
+
+/** The meta key of the owed entry under a rate limit (see {@link WorkflowExecution.#limitEntry}). */
+const LIMIT_ENTRY_META = "limitEntry";
+
+/** An entry under a rate limit this execution owes (see {@link WorkflowExecution.#limitEntry}): `ExecutionLimit.enter`'s arguments. */
+interface LimitEntry {
+  key: string;
+  limit: number;
+  /** When the definition that set `limit` was registered (0 for one given inline). */
+  definedAt: number;
+}
+
+/** The background job that enters and leaves rate limits, in the order owed. */
+const LIMIT_JOB = "executionLimit";
+
 /** How long a failed background job (index write, notification, child termination) waits before it is tried again. */
 const RETRY_BACKGROUND_MS = 2_000;
 
@@ -363,6 +381,18 @@ export class WorkflowExecution extends DurableObject<Env> {
    * or a rerun removed it), its queue is told, which frees its place for another.
    */
   readonly #releases: Map<string, { queue: string }>;
+  /**
+   * The rate limit keys (see `rate-limit.ts`) whose places (or turns) this execution must give up, because it ended;
+   * each stored under its own meta key ({@link LIMIT_LEAVE_META} and the key) in the transaction of the decision that
+   * ended it. Given up before any entry is asked, so that a reopened execution never loses the place it asks for.
+   */
+  readonly #limitLeaves: Set<string>;
+  /**
+   * The place this execution (started or reopened waiting: `rateLimited`) must ask its rate limit for, stored (meta
+   * {@link LIMIT_ENTRY_META}) with the decision that made it wait. Once asked, the limit admits it at once, or later by
+   * calling `admit`.
+   */
+  #limitEntry: LimitEntry | undefined;
   #indexedSignature: string | undefined;
   /**
    * The search-row writer shard of this execution, stored with its start: every write of its row (and its
@@ -430,6 +460,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#releases = new Map(
       [...meta].filter(([key]) => key.startsWith(RELEASE_META)).map(([key, queue]) => [key.slice(RELEASE_META.length), { queue }]),
     );
+    this.#limitLeaves = new Set([...meta.keys()].filter((key) => key.startsWith(LIMIT_LEAVE_META)).map((key) => key.slice(LIMIT_LEAVE_META.length)));
+    const limitEntry = meta.get(LIMIT_ENTRY_META);
+    this.#limitEntry = limitEntry === undefined ? undefined : (JSON.parse(limitEntry) as LimitEntry);
     this.#removing = meta.has("removing");
     this.#canceledByParent = meta.get("canceledByParent");
     this.#removed = meta.has("removed");
@@ -755,6 +788,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#releases.size > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its tasks' places back to their worker queues; try again shortly`);
     }
+    if (this.#limitLeaves.size > 0) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its place back to its rate limit; try again shortly`);
+    }
     return undefined;
   }
 
@@ -772,7 +808,9 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#syncFailureStarts();
       this.#syncStatusPublications();
       this.#syncReleases(current);
+      this.#syncExecutionLimit();
       const owedJob = (key: string) =>
+        key === LIMIT_JOB ||
         key === "parentReopen" ||
         key.startsWith("notify:") ||
         key.startsWith("terminate:") ||
@@ -840,6 +878,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#statusPublications = [];
     this.#queuePushes.clear();
     this.#releases.clear();
+    this.#limitLeaves.clear();
+    this.#limitEntry = undefined;
     this.#parentReopen = undefined;
     this.#removing = false;
     this.#removal = undefined;
@@ -1172,6 +1212,12 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
   }
 
+  /** The rate limit `key` gave this execution a place (see `ExecutionLimit`): it runs from now on, when it still waits there. */
+  async admit(key: string): Promise<AdmissionAnswer> {
+    this.#recover();
+    return this.#takeAdmission(key);
+  }
+
   // ---- the decide → persist → act loop --------------------------------------------------------
 
   #notFound(): EngineError {
@@ -1254,6 +1300,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#store.save(previous, decision.state);
     this.#recordObligations(decision.effects, leftWorkerQueues(previous, decision.state));
     this.#oweStatusPublication(statusPublication(previous, decision.state));
+    this.#oweLimitChanges(previous, decision.state);
     this.#execution = decision.state;
     for (const effect of decision.effects) {
       if (effect.kind === "dispatch") this.#dispatch(effect.taskId, effect.attempt);
@@ -1288,6 +1335,29 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#store.setMeta(STATUS_PUBLICATION_META + publication.messageId, JSON.stringify(publication));
   }
 
+  /**
+   * Writes down, in the decision's transaction, what the execution owes its rate limit: giving its place up when it
+   * ended, asking for one when it (re)opened waiting. An entry not asked yet when it ends is dropped (the leave that
+   * follows is harmless either way).
+   */
+  #oweLimitChanges(previous: Execution | null, state: Execution): void {
+    const wasActive = previous !== null && !TERMINAL_WORKFLOW_STATUSES.has(previous.status);
+    const isActive = !TERMINAL_WORKFLOW_STATUSES.has(state.status);
+    const endedKey = wasActive && !isActive ? previous.rateLimitKey : undefined;
+    if (endedKey !== undefined) {
+      this.#limitEntry = undefined;
+      this.#store.deleteMeta(LIMIT_ENTRY_META);
+      this.#limitLeaves.add(endedKey);
+      this.#store.setMeta(LIMIT_LEAVE_META + endedKey, "1");
+    }
+    const limit = state.definition.rateLimitConfig?.concurrentExecLimit;
+    if (!wasActive && isActive && state.rateLimited === true && state.rateLimitKey !== undefined && limit !== undefined) {
+      const definedAt = state.definition.updateTime ?? state.definition.createTime ?? 0;
+      this.#limitEntry = { key: state.rateLimitKey, limit, definedAt };
+      this.#store.setMeta(LIMIT_ENTRY_META, JSON.stringify(this.#limitEntry));
+    }
+  }
+
   /** Owes `change` to task `taskId`'s worker queue, in place of any change still owed to it (see {@link WorkflowExecution.#queuePushes}). */
   #oweQueueChange(taskId: string, change: QueueChange): void {
     this.#queuePushes.set(taskId, change);
@@ -1305,6 +1375,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncStatusPublications();
     this.#syncQueuePushes();
     this.#syncReleases(execution);
+    this.#syncExecutionLimit();
     this.#syncTaskDefLookups(execution);
     this.#syncDomainChoices(execution);
     this.#syncChildResume();
@@ -1345,6 +1416,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (Object.keys(this.#childTerminations).length > 0) return true;
     if (this.#failureStarts.length > 0 || this.#statusPublications.length > 0 || this.#queuePushes.size > 0) return true;
     if (this.#dueReleases(execution).length > 0) return true;
+    if (this.#limitLeaves.size > 0 || this.#limitEntry !== undefined) return true;
     if (awaitedTaskDefNames(execution).length > 0 || awaitedDomainChoices(execution).length > 0) return true;
     if (this.#childResume || this.#parentReopen) return true;
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
@@ -1368,6 +1440,8 @@ export class WorkflowExecution extends DurableObject<Env> {
           // A task queued again while its earlier push was on its way.
           this.#syncQueuePushes();
           this.#syncReleases(this.#execution);
+          // An execution that ended (or reopened) while its limit was being asked.
+          this.#syncExecutionLimit();
           // Tasks that came to wait for other names while the look-up was on its way.
           this.#syncTaskDefLookups(this.#execution);
           this.#syncDomainChoices(this.#execution);
@@ -1599,6 +1673,46 @@ export class WorkflowExecution extends DurableObject<Env> {
         this.#store.deleteMeta(RELEASE_META + taskId);
       });
     }
+  }
+
+  /**
+   * Gives up the places of the rate limits this execution left, then asks for the one it waits for, in that order (see
+   * {@link WorkflowExecution.#limitLeaves}); admitted at once, it runs on. Each call is repeated harmlessly after an
+   * eviction.
+   */
+  #syncExecutionLimit(): void {
+    if (this.#limitLeaves.size === 0 && this.#limitEntry === undefined) return;
+    this.#runJob(LIMIT_JOB, async () => {
+      const workflowId = this.#execution?.workflowId;
+      if (workflowId === undefined) return;
+      for (const key of [...this.#limitLeaves]) {
+        await executionLimitAt(this.env, key).leave(workflowId);
+        if (this.#execution === null) return; // removed meanwhile (see the notice job)
+        this.#limitLeaves.delete(key);
+        this.#store.deleteMeta(LIMIT_LEAVE_META + key);
+      }
+      const entry = this.#limitEntry;
+      if (entry === undefined) return;
+      const answer = await executionLimitAt(this.env, entry.key).enter(entry.key, workflowId, entry.limit, entry.definedAt);
+      // Ended (or ended and reopened) meanwhile: what it owes now is done next.
+      if (this.#execution === null || this.#limitEntry !== entry) return;
+      this.#limitEntry = undefined;
+      this.#store.deleteMeta(LIMIT_ENTRY_META);
+      if (answer === "admitted") this.#takeAdmission(entry.key);
+    });
+  }
+
+  /**
+   * Takes a place under rate limit `key`: a waiting execution runs from now on. "gone" when it does not count under that
+   * key (any more): it ended, was removed, or ended and was reopened and has not given that place up yet (its leave
+   * and its new entry follow, in order).
+   */
+  #takeAdmission(key: string): AdmissionAnswer {
+    const execution = this.#execution;
+    if (!execution || this.#removing || TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return "gone";
+    if (execution.rateLimitKey !== key || this.#limitLeaves.has(key)) return "gone";
+    if (execution.rateLimited === true) this.#apply({ type: "admitted" });
+    return "taken";
   }
 
   /**

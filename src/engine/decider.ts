@@ -57,6 +57,7 @@ import { taskIdWithin } from "./task-id";
 import { taskSchemaFailure } from "./json-schema";
 import { chooseDynamicTask } from "./tasks/dynamic";
 import { forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
+import { admissionFields } from "./rate-limit";
 import { mergedVariables, variablesProblem } from "./variables";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
@@ -66,8 +67,10 @@ export type ExternalTaskStatus = (typeof EXTERNAL_TASK_STATUSES)[number];
 
 /** Something that happened to an execution. */
 export type ExecutionEvent =
-  /** A new execution was created: schedule its first task. */
+  /** A new execution was created: schedule its first task (once admitted, when its definition has a rate limit). */
   | { type: "start" }
+  /** Its rate limit gave a waiting (`rateLimited`) execution a place: it runs from now on. */
+  | { type: "admitted" }
   /** The actor finished a dispatched side effect of attempt `attempt`. */
   | {
       type: "dispatchResult";
@@ -331,6 +334,11 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
   const effects: Effect[] = [];
   switch (event.type) {
     case "start":
+      draft.patch(admissionFields(state, env));
+      break;
+    case "admitted":
+      if (state.rateLimited !== true || TERMINAL_WORKFLOW_STATUSES.has(state.status)) return { state, effects: [] };
+      draft.patch({ rateLimited: undefined, updateTime: env.now });
       break;
     case "dispatchResult":
       if (!applyDispatchResult(draft, event, env)) return { state, effects: [] };
@@ -408,6 +416,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       // Where a task waits changes; nothing else moves.
       return applyWorkerDomainsChosen(draft, event.domains, env, effects) ? { state: draft.state, effects } : { state, effects: [] };
   }
+  // Reopened (a retry, restart, rerun, a child run again): it counts against its rate limit again, under the key its
+  // input and correlation id give now, and waits for a place as a new start does.
+  if (TERMINAL_WORKFLOW_STATUSES.has(state.status) && !TERMINAL_WORKFLOW_STATUSES.has(draft.state.status)) draft.patch(admissionFields(draft.state, env));
   advance(draft, env, effects);
   return { state: draft.state, effects };
 }
@@ -894,7 +905,8 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
   let visited = 0;
   // Each pass either returns or adds/changes a task; the bound only guards against a logic error looping.
   for (let guard = 0; guard < 10_000; guard++) {
-    if (draft.state.status !== "RUNNING") return;
+    // Waiting for its rate limit's place, it schedules nothing (its timeout still applies: see applyDeadlines).
+    if (draft.state.status !== "RUNNING" || draft.state.rateLimited === true) return;
     let waiting = false;
     let moved = false;
     visited += draft.state.tasks.length;
@@ -1634,7 +1646,7 @@ interface Ending {
  */
 function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT", reason: string, env: DecideEnv, effects: Effect[], ending: Ending = {}): void {
   cancelPending(draft, `Workflow ${status.toLowerCase().replace("_", " ")}: ${reason}`, `Parent workflow ${draft.state.workflowId} ended ${status}: ${reason}`, env, effects);
-  draft.patch({ status, reasonForIncompletion: reason, endTime: env.now, updateTime: env.now });
+  draft.patch({ status, reasonForIncompletion: reason, endTime: env.now, updateTime: env.now, rateLimited: undefined });
   if (status === "TERMINATED" && ending.triggerFailureWorkflow !== true) return;
   const plan = planFailureWorkflow(draft.state, ending.failedTask, env);
   if (plan === undefined) return;
@@ -1655,7 +1667,10 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
   };
   for (const task of state.tasks) {
     // One waiting for its task definition starts when the actor brings it, not at any time.
-    if (task.status === "SCHEDULED" && task.awaitingExternal !== true && task.awaitingTaskDef !== true && state.status === "RUNNING") consider(task.scheduledTime);
+    // Nor does one of an execution waiting for its rate limit's place (see admissionFields): that waits for the limit.
+    if (task.status === "SCHEDULED" && task.awaitingExternal !== true && task.awaitingTaskDef !== true && state.status === "RUNNING" && state.rateLimited !== true) {
+      consider(task.scheduledTime);
+    }
     if (isInFlight(task)) consider(task.attemptDeadline);
     if (isPending(task)) {
       consider(task.timeoutAt);

@@ -242,6 +242,11 @@ export interface WorkflowDef {
    * EVENT task's sink); absent (or `conductor`), Conductor's success and failure queues.
    */
   workflowStatusListenerSink?: string | null;
+  /**
+   * Orkes' workflow rate limit: at most `concurrentExecLimit` executions sharing one key run at once, the others
+   * wait (RUNNING, `rateLimited`) in the order they started. Kept only with a limit of at least 1 (0 means none).
+   */
+  rateLimitConfig?: RateLimitConfig;
   createTime?: number;
   updateTime?: number;
   /**
@@ -263,6 +268,18 @@ export interface WorkflowDef {
    * later instance (a retry, a rerun) follows the same one. See `instanceTask`.
    */
   lookedUpTaskDefs?: Record<string, TaskDef | null>;
+}
+
+/** See {@link WorkflowDef.rateLimitConfig}. */
+export interface RateLimitConfig {
+  /**
+   * What groups the executions one limit counts: text, or a `${...}` template resolved against each execution as it
+   * starts (`${workflow.correlationId}`, `${workflow.input.tenant}`). Executions of any workflow whose keys are equal
+   * share the limit; absent (or resolving to nothing), the key is the workflow's name.
+   */
+  rateLimitKey?: string;
+  /** How many executions of one key may run at once (at least 1). */
+  concurrentExecLimit: number;
 }
 
 /** The tasks one run of a FORK_JOIN_DYNAMIC forked: see {@link WorkflowDef.dynamicForks}. */
@@ -555,6 +572,16 @@ export interface WorkflowExecution {
    * them: the search index's task rows are written again when it moves. Absent (0) before the first. Never shown.
    */
   taskRevision?: number;
+  /**
+   * The key of the rate limit it counts against (see {@link RateLimitConfig}), resolved when it started (or was last
+   * reopened); absent when its definition has none. Shown as Orkes' `rateLimitKey`.
+   */
+  rateLimitKey?: string;
+  /**
+   * True while it waits for a place under its rate limit: nothing is scheduled until the limit admits it (event
+   * `admitted`). Cleared once admitted or ended. Shown as Orkes' `rateLimited`.
+   */
+  rateLimited?: boolean;
   definition: WorkflowDef;
   tasks: TaskExecution[];
 }

@@ -88,6 +88,11 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
   setPresent(view, "reasonForIncompletion", execution.reasonForIncompletion);
   setPresent(view, "parentWorkflowId", execution.parentWorkflowId);
   setPresent(view, "parentWorkflowTaskId", execution.parentWorkflowTaskId);
+  // Orkes' fields of an execution under a rate limit: its key, and whether it still waits for a place.
+  if (execution.rateLimitKey !== undefined) {
+    view["rateLimitKey"] = execution.rateLimitKey;
+    view["rateLimited"] = execution.rateLimited === true;
+  }
   return view;
 }
 

@@ -1,4 +1,4 @@
-import type { WorkflowDef } from "../engine/model";
+import type { RateLimitConfig, WorkflowDef } from "../engine/model";
 import { ApiError } from "./http/errors";
 
 /** How long a definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
@@ -74,6 +74,24 @@ export class DefinitionRepository {
     } finally {
       DefinitionRepository.#invalidate(definitions.map((definition) => definition.name));
     }
+  }
+
+  /**
+   * Sets (or, with undefined, removes) the rate limit of every version of workflow `name`, as one statement; false when
+   * no definition has that name. Their update time moves, which makes the limit the one the next start applies (see
+   * `ExecutionLimit.enter`).
+   */
+  async setRateLimit(name: string, config: RateLimitConfig | undefined): Promise<boolean> {
+    const now = Date.now();
+    const statement =
+      config === undefined
+        ? this.#db.prepare(`UPDATE workflow_defs SET definition = json_set(json_remove(definition, '$.rateLimitConfig'), '$.updateTime', ?1), update_time = ?1 WHERE name = ?2`).bind(now, name)
+        : this.#db
+            .prepare(`UPDATE workflow_defs SET definition = json_set(definition, '$.rateLimitConfig', json(?1), '$.updateTime', ?2), update_time = ?2 WHERE name = ?3`)
+            .bind(JSON.stringify(config), now, name);
+    const result = await statement.run();
+    DefinitionRepository.#invalidate([name]);
+    return result.meta.changes > 0;
   }
 
   /** Deletes one version (and, with the last one, the name's tags); false when it did not exist. */

@@ -19,6 +19,7 @@ import { registerWorkerRoutes } from "./routes/workers";
 import { registerWorkflowNameRoutes, registerWorkflowRoutes } from "./routes/workflows";
 
 export { ExecutionIndexWriter } from "../actors/index-writer";
+export { ExecutionLimit } from "../actors/execution-limit";
 export { RateLimiter } from "../actors/rate-limiter";
 export { ScheduleTrigger } from "../actors/schedule-trigger";
 export { TaskQueue } from "../actors/task-queue";

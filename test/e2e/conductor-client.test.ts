@@ -744,6 +744,30 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(metadata.getWorkflowTags(`client_tags_none_${suffix}`))).toMatch(/No workflow definition named/);
   });
 
+  it("a workflow's rate limit (rateLimitConfig, setWorkflowRateLimit) runs one execution per key at a time; the next runs once the first ends", async () => {
+    const name = `client_limited_${suffix}`;
+    const flow: WorkflowDef = { ...workflow(name, [simpleTask("gate", `client_limited_gate_${suffix}`, {})]), rateLimitConfig: { rateLimitKey: "${workflow.correlationId}", concurrentExecLimit: 1 } };
+    await metadata.registerWorkflowDef(flow, true);
+    expect(await metadata.getWorkflowRateLimit(name)).toEqual({ rateLimitKey: "${workflow.correlationId}", concurrentExecLimit: 1 });
+    const first = await executor.startWorkflow({ name, version: 1, input: {}, correlationId: `limited-${suffix}` });
+    const second = await executor.startWorkflow({ name, version: 1, input: {}, correlationId: `limited-${suffix}` });
+    await taskReaches(first, "gate", "SCHEDULED");
+    expect(await executor.getWorkflow(second, true)).toMatchObject({ status: "RUNNING", rateLimited: true, rateLimitKey: `limited-${suffix}`, tasks: [] });
+    await executor.updateTaskByRefName("gate", first, "COMPLETED", {});
+    await workflowReaches(first, "COMPLETED");
+    await taskReaches(second, "gate", "SCHEDULED");
+    expect((await executor.getWorkflow(second, false)).rateLimited).toBe(false);
+    await executor.updateTaskByRefName("gate", second, "COMPLETED", {});
+    await workflowReaches(second, "COMPLETED");
+
+    // The client's own endpoint replaces it (every version), and removes it.
+    await metadata.setWorkflowRateLimit({ concurrentExecLimit: 5 }, name);
+    expect(await metadata.getWorkflowRateLimit(name)).toEqual({ concurrentExecLimit: 5 });
+    await metadata.removeWorkflowRateLimit(name);
+    expect(await metadata.getWorkflowRateLimit(name)).toBeUndefined();
+    expect((await metadata.getWorkflowDef(name)).rateLimitConfig).toBeUndefined();
+  });
+
   it("signal and signalAsync complete the WAIT the workflow waits in, answering with the workflow (TARGET_WORKFLOW) or nothing", async () => {
     const flow = new ConductorWorkflow(executor, `client_signal_${suffix}`);
     flow.add(waitTaskDuration("first", "1h")).add(waitTaskDuration("second", "1h"));

@@ -26,7 +26,7 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/tasks/search-v2?start=0&size=10", "task search returning whole tasks"],
     ["GET", "/api/tasks/queue/all/verbose", "task queue administration"],
     ["GET", "/api/human/tasks/search", "human tasks"],
-    ["PUT", "/api/metadata/workflow/some_flow/rate-limit", "rate limits"],
+    ["POST", "/api/workflow/some-id/upgrade", "upgrading a running workflow's version"],
     ["GET", "/api/scheduler/test/timeout", "the scheduler's test endpoints"],
   ])("%s %s answers 501 NOT_IMPLEMENTED naming the feature, in the contract's error shape", async (method, path, feature) => {
     const body = method === "POST" ? {} : undefined;

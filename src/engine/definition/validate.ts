@@ -42,6 +42,7 @@ import {
 } from "./checks";
 import { setOwn } from "../own-property";
 import { isStatusListenerSink } from "../status-listener";
+import { RATE_LIMIT_CONFIG, rateLimitConfigOf, rateLimitKeyIssues } from "./rate-limit-config";
 import { TASK_VALIDATORS } from "./registry";
 import { validateTaskDef } from "./task-def";
 
@@ -141,6 +142,8 @@ const WORKFLOW = fieldsOf({
   workflowStatusListenerSink: v.nullish(
     rule<string>("workflowStatusListenerSink", "conductor or conductor:<queue>: this service publishes Conductor's internal events only, which event handlers (/api/event) act on", isStatusListenerSink),
   ),
+  // Null is what clients send for "none"; a limit of 0 is none too (see rateLimitConfigOf).
+  rateLimitConfig: v.nullish(RATE_LIMIT_CONFIG),
   // Conductor clients also send createTime and updateTime. Like any unknown key they are accepted and left out of
   // the result: the server keeps its own times.
 });
@@ -577,8 +580,12 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
   const outputParameters = input["outputParameters"];
   if (isBoundedJsonObject(outputParameters)) issues.push(...findTemplateErrors(outputParameters, "outputParameters"));
   issues.push(...failureWorkflowIssues(input["failureWorkflow"]));
+  issues.push(...rateLimitKeyIssues(input["rateLimitConfig"], "rateLimitConfig"));
 
   if (issues.length > 0 || !root.success) return { ok: false, errors: issues };
-  return { ok: true, value: { ...root.output, tasks } };
+  const { rateLimitConfig, ...fields } = root.output;
+  const value: WorkflowDef = { ...fields, tasks };
+  const limit = rateLimitConfigOf(rateLimitConfig);
+  if (limit !== undefined) value.rateLimitConfig = limit;
+  return { ok: true, value };
 }
-

@@ -2,6 +2,8 @@ import type { IRequest, RouterType } from "itty-router";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
+import { validateRateLimitConfig } from "../../engine/definition/rate-limit-config";
+import type { RateLimitConfig } from "../../engine/model";
 import { BATCH_PATHS, validateDefinitions } from "../definition-validation";
 import { TagRepository, registeredTags, withTagOptions, type TagTarget } from "../tags";
 import { readRequiredJsonBody } from "../http/body";
@@ -38,6 +40,10 @@ export function tagListingOptions(request: IRequest): { tagKey: string | undefin
   const tagValue = queryValue(request, "tagValue");
   if (tagKey === undefined && tagValue !== undefined && tagValue !== "") throw validationError("Invalid query", [{ path: "tagValue", message: "needs tagKey" }]);
   return { tagKey, tagValue: tagKey === undefined ? undefined : tagValue, metadata: booleanQuery(request, "metadata", false) };
+}
+
+async function setRateLimit(env: Env, workflowName: string, config: RateLimitConfig | undefined): Promise<void> {
+  if (!(await new DefinitionRepository(env.DB).setRateLimit(workflowName, config))) throw notFound(`No workflow definition named ${workflowName}`);
 }
 
 function name(request: IRequest): string {
@@ -78,6 +84,26 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   router.get("/api/metadata/workflow/:name", async (request, env) => {
     const version = integerQuery(request, "version", 1, Number.MAX_SAFE_INTEGER);
     return Response.json(await new DefinitionRepository(env.DB).get(name(request), version));
+  });
+
+  // Orkes' rate limit of a workflow (the clients' setWorkflowRateLimit): the `rateLimitConfig` of all its versions.
+  // Before the version delete, which would take "rate-limit" for a version.
+  router.get("/api/metadata/workflow/:name/rate-limit", async (request, env) => {
+    const config = (await new DefinitionRepository(env.DB).get(name(request))).rateLimitConfig;
+    if (config === undefined) throw notFound(`Workflow ${name(request)} has no rate limit`);
+    return Response.json(config);
+  });
+
+  router.put("/api/metadata/workflow/:name/rate-limit", async (request, env) => {
+    const result = validateRateLimitConfig(await requiredBody(request, env));
+    if (!result.ok) throw validationError("Invalid rate limit", result.errors);
+    await setRateLimit(env, name(request), result.value);
+    return new Response(null, { status: 200 });
+  });
+
+  router.delete("/api/metadata/workflow/:name/rate-limit", async (request, env) => {
+    await setRateLimit(env, name(request), undefined);
+    return new Response(null, { status: 200 });
   });
 
   router.delete("/api/metadata/workflow/:name/:version", async (request, env) => {

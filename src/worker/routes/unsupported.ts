@@ -7,8 +7,7 @@ type Args = [Env, ExecutionContext];
  * Conductor endpoints that the official clients call and this service does not implement (yet), with
  * the feature each belongs to. A bare 404 would read as "that workflow or task does not exist"; these
  * get a 501 that says the endpoint itself is missing. Registered before the real routes because some
- * would otherwise be taken by a real route with path variables (`.../{name}/rate-limit` by the
- * definition delete); so none may overlap a
+ * would otherwise be taken by a real route with path variables; so none may overlap a
  * path the service serves (conductor-client.test.ts checks the webhook callback of a task named "signal"), or
  * come after the routes it would take: the routes naming a definition (lookups, execute) are registered first.
  */
@@ -17,7 +16,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/tasks/search-v2", "task search returning whole tasks (use GET /api/tasks/search, whose summaries name each task's id for GET /api/tasks/{taskId})"],
   ["/api/metadata/workflow-importer/*", "importing BPMN"],
   ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
-  ["/api/metadata/workflow/:name/rate-limit", "workflow rate limits"],
   ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],
   ["/api/workflow/:workflowId/jump/*", "jumping to a task"],
   ["/api/workflow/:workflowId/upgrade", "upgrading a running workflow's version"],

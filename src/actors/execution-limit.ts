@@ -1,0 +1,169 @@
+import { DurableObject } from "cloudflare:workers";
+import { executionStub } from "../worker/executions";
+
+/** What {@link ExecutionLimit.enter} answers: the execution may run now, or waits to be admitted. */
+export type Entry = "admitted" | "queued";
+
+/** What an execution answers the limit's notice that it was admitted (see `WorkflowExecution.admit`). */
+export type AdmissionAnswer = "taken" | "gone";
+
+/** What one limit holds, for reading (see {@link ExecutionLimit.snapshot}). */
+export interface LimitSnapshot {
+  limit: number;
+  running: string[];
+  waiting: string[];
+}
+
+/** How long after a notice that failed (the execution unreachable) the alarm tries again. */
+const NOTICE_RETRY_MS = 2_000;
+
+/** Most notices one delivery sends before it yields to the alarm (a limit freed by many ends at once). */
+const NOTICES_PER_DELIVERY = 100;
+
+/** The limit object of `key` (one per rate limit key; see `rate-limit.ts`). */
+export function executionLimitAt(env: Env, key: string): DurableObjectStub<ExecutionLimit> {
+  return env.EXECUTION_LIMIT.get(env.EXECUTION_LIMIT.idFromName(key));
+}
+
+/**
+ * One workflow rate limit key (Orkes' `rateLimitConfig`): which executions hold its places and which wait, in the
+ * order they came, in its own SQLite. An execution enters when it starts (or is reopened) and leaves when it ends,
+ * each call repeated harmlessly (an execution asks again after an eviction). A place freed by a leave goes to the
+ * longest-waiting execution, which is told so by a notice this object owes until the execution has answered (the
+ * alarm retries it): an execution never waits for a place that was given to it.
+ */
+export class ExecutionLimit extends DurableObject<Env> {
+  readonly #sql: SqlStorage;
+  #delivering: Promise<void> | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#sql = ctx.storage.sql;
+    // `told` is 0 for a place given by a leave whose execution has not been told yet.
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS places (workflow_id TEXT PRIMARY KEY, told INTEGER NOT NULL)`);
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS waiting (seq INTEGER PRIMARY KEY AUTOINCREMENT, workflow_id TEXT NOT NULL UNIQUE)`);
+  }
+
+  /**
+   * Execution `workflowId` asks for a place under `key` (this object's): admitted at once while one is free (and none
+   * waits before it), queued otherwise. `limit` is its definition's, registered at `definedAt`: the limit kept is that of
+   * the most recently registered definition that entered, so a retried old execution does not bring its old limit back,
+   * while a definition registered anew with another limit applies it from its next start. A lower limit lets those
+   * already running finish; a higher one admits waiting executions at once.
+   */
+  async enter(key: string, workflowId: string, limit: number, definedAt: number): Promise<Entry> {
+    this.ctx.storage.kv.put("key", key);
+    if (definedAt >= (this.ctx.storage.kv.get<number>("definedAt") ?? Number.NEGATIVE_INFINITY)) {
+      this.ctx.storage.kv.put("limit", limit);
+      this.ctx.storage.kv.put("definedAt", definedAt);
+    }
+    const admittedOthers = this.#fill();
+    let entry: Entry;
+    if (this.#holds(workflowId)) {
+      // Admitted already (a repeated call, or admitted from the queue just now): it knows now.
+      this.#sql.exec(`UPDATE places SET told = 1 WHERE workflow_id = ?`, workflowId);
+      entry = "admitted";
+    } else if (this.#waits(workflowId)) {
+      entry = "queued";
+    } else if (this.#placesTaken() < this.#limit()) {
+      this.#sql.exec(`INSERT INTO places (workflow_id, told) VALUES (?, 1)`, workflowId);
+      entry = "admitted";
+    } else {
+      this.#sql.exec(`INSERT INTO waiting (workflow_id) VALUES (?)`, workflowId);
+      entry = "queued";
+    }
+    if (admittedOthers) await this.#deliverSoon();
+    return entry;
+  }
+
+  /** Execution `workflowId` ended (or no longer counts here): its place, or its turn, goes; a place freed goes to the next. */
+  async leave(workflowId: string): Promise<void> {
+    this.#sql.exec(`DELETE FROM places WHERE workflow_id = ?`, workflowId);
+    this.#sql.exec(`DELETE FROM waiting WHERE workflow_id = ?`, workflowId);
+    if (this.#fill()) await this.#deliverSoon();
+  }
+
+  /** The limit, the executions holding its places and those waiting (in turn). */
+  async snapshot(): Promise<LimitSnapshot> {
+    return {
+      limit: this.#limit(),
+      running: this.#sql.exec<{ workflow_id: string }>(`SELECT workflow_id FROM places ORDER BY workflow_id`).toArray().map((row) => row.workflow_id),
+      waiting: this.#sql.exec<{ workflow_id: string }>(`SELECT workflow_id FROM waiting ORDER BY seq`).toArray().map((row) => row.workflow_id),
+    };
+  }
+
+  override async alarm(): Promise<void> {
+    await this.#deliver();
+  }
+
+  #limit(): number {
+    return this.ctx.storage.kv.get<number>("limit") ?? 0;
+  }
+
+  #holds(workflowId: string): boolean {
+    return this.#sql.exec(`SELECT 1 FROM places WHERE workflow_id = ?`, workflowId).toArray().length > 0;
+  }
+
+  #waits(workflowId: string): boolean {
+    return this.#sql.exec(`SELECT 1 FROM waiting WHERE workflow_id = ?`, workflowId).toArray().length > 0;
+  }
+
+  #placesTaken(): number {
+    return this.#sql.exec<{ taken: number }>(`SELECT COUNT(*) AS taken FROM places`).one().taken;
+  }
+
+  /** Gives free places to the executions that waited longest (to be told: see {@link #deliver}); true when it gave any. */
+  #fill(): boolean {
+    const free = this.#limit() - this.#placesTaken();
+    if (free <= 0) return false;
+    const next = this.#sql.exec<{ seq: number; workflow_id: string }>(`SELECT seq, workflow_id FROM waiting ORDER BY seq LIMIT ?`, free).toArray();
+    for (const row of next) {
+      this.#sql.exec(`DELETE FROM waiting WHERE seq = ?`, row.seq);
+      this.#sql.exec(`INSERT INTO places (workflow_id, told) VALUES (?, 0)`, row.workflow_id);
+    }
+    return next.length > 0;
+  }
+
+  /** Tells the admitted executions now (not waited for), the alarm standing by should this isolate go first. */
+  async #deliverSoon(): Promise<void> {
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + NOTICE_RETRY_MS);
+    void this.#deliver().catch(() => undefined);
+  }
+
+  /** Tells each admitted execution not told yet, one delivery at a time; what is left (failed, or beyond this round) is the alarm's. */
+  #deliver(): Promise<void> {
+    this.#delivering ??= this.#deliverRound().finally(() => {
+      this.#delivering = undefined;
+    });
+    return this.#delivering;
+  }
+
+  async #deliverRound(): Promise<void> {
+    const key = this.ctx.storage.kv.get<string>("key") ?? "";
+    // Those this round could not reach: the others are still told now, these by the alarm.
+    const unreachable = new Set<string>();
+    for (let sent = 0; sent < NOTICES_PER_DELIVERY; sent++) {
+      const untold = this.#sql.exec<{ workflow_id: string }>(`SELECT workflow_id FROM places WHERE told = 0 LIMIT ?`, unreachable.size + 1).toArray();
+      const workflowId = untold.map((row) => row.workflow_id).find((id) => !unreachable.has(id));
+      if (workflowId === undefined) break;
+      let answer: AdmissionAnswer;
+      try {
+        answer = await executionStub(this.env, workflowId).admit(key);
+      } catch (error) {
+        console.error(JSON.stringify({ msg: "admission notice failed; will retry", workflowId, error: String(error) }));
+        unreachable.add(workflowId);
+        continue;
+      }
+      if (answer === "taken") {
+        this.#sql.exec(`UPDATE places SET told = 1 WHERE workflow_id = ? AND told = 0`, workflowId);
+      } else {
+        // It ended, was removed, or counts under another key now: the place goes to the next.
+        this.#sql.exec(`DELETE FROM places WHERE workflow_id = ? AND told = 0`, workflowId);
+        this.#fill();
+      }
+    }
+    const untold = this.#sql.exec(`SELECT 1 FROM places WHERE told = 0 LIMIT 1`).toArray().length > 0;
+    if (untold) await this.ctx.storage.setAlarm(Date.now() + NOTICE_RETRY_MS);
+    else await this.ctx.storage.deleteAlarm();
+  }
+}

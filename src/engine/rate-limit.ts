@@ -1,0 +1,39 @@
+/**
+ * Orkes' workflow rate limit (`rateLimitConfig`): at most `concurrentExecLimit` executions sharing one key run at
+ * once. An execution subject to one starts (and is reopened) waiting, `rateLimited`, with nothing scheduled; the
+ * actor asks the key's limit for a place and the execution moves on once admitted. This module decides the key and
+ * what waiting means for the execution; the places are counted by the actor (`workflow-limit.ts`).
+ */
+import type { DecideEnv } from "./config";
+import { evaluationContext, maskedSecrets } from "./evaluation";
+import { hasExpression, resolveValue } from "./expressions";
+import type { JsonValue, WorkflowExecution } from "./model";
+
+/**
+ * The fields that make `state` (just started or reopened) wait for a place under its definition's rate limit, or none
+ * when it has no limit. A test run never waits: its runs are its own, and must not take production's places.
+ */
+export function admissionFields(state: WorkflowExecution, env: DecideEnv): Pick<WorkflowExecution, "rateLimited" | "rateLimitKey"> {
+  const config = state.definition.rateLimitConfig;
+  if (config === undefined || state.test !== undefined) return { rateLimited: undefined, rateLimitKey: undefined };
+  return { rateLimited: true, rateLimitKey: rateLimitKeyOf(state, config.rateLimitKey, env) };
+}
+
+/**
+ * The key `declared` gives for `state`: the text itself, or what its `${...}` resolve to against the execution (a
+ * string as it is, another value as JSON); the workflow's name when none is declared or it resolves to nothing
+ * (null, an empty string, or an expression that cannot be resolved).
+ */
+export function rateLimitKeyOf(state: WorkflowExecution, declared: string | undefined, env: DecideEnv): string {
+  if (declared === undefined) return state.workflowName;
+  if (!hasExpression(declared)) return declared;
+  let resolved: JsonValue | undefined;
+  try {
+    resolved = resolveValue(declared, evaluationContext(state, env.now, undefined, maskedSecrets));
+  } catch {
+    return state.workflowName;
+  }
+  if (resolved === null || resolved === undefined) return state.workflowName;
+  const key = typeof resolved === "string" ? resolved.trim() : JSON.stringify(resolved);
+  return key === "" ? state.workflowName : key;
+}

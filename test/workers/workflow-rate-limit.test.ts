@@ -1,0 +1,212 @@
+/**
+ * Workflow rate limits (Orkes' `rateLimitConfig`): at most `concurrentExecLimit` executions of one key run at once,
+ * the others wait RUNNING and `rateLimited`, and run in the order they started as places free up. Through the real
+ * router, execution objects, limit objects and D1.
+ */
+import { abortAllDurableObjects, env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { executionLimitAt, type LimitSnapshot } from "../../src/actors/execution-limit";
+import type { JsonObject } from "../../src/engine/model";
+import { api, apiOk, eventually, getWorkflow, register, startWorkflow, storedByExecutionObject, waitFor, type WorkflowJson } from "./helpers";
+
+/** A definition named `name` whose one task waits to be completed from outside, limited by `rateLimitConfig`. */
+async function registerLimited(name: string, rateLimitConfig: JsonObject): Promise<void> {
+  await register({ name, rateLimitConfig, tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] });
+}
+
+/** The limit object's view of `key`, once `accept` holds (bounded wait): leaves and notices are background work. */
+async function limitOf(key: string, accept: (snapshot: LimitSnapshot) => boolean, what: string): Promise<LimitSnapshot> {
+  return eventually(() => executionLimitAt(env, key).snapshot(), accept, what);
+}
+
+const running = (workflow: WorkflowJson) => workflow.status === "RUNNING" && workflow["rateLimited"] === false && workflow.tasks.length === 1;
+
+async function completeHold(workflowId: string): Promise<void> {
+  await apiOk("POST", `/api/tasks/${workflowId}/hold/COMPLETED`, {});
+  await waitFor(workflowId, ["COMPLETED"]);
+}
+
+describe("workflow rate limits", () => {
+  it("runs one execution at a time, the others waiting in turn; one that ends while it waits gives its turn up", async () => {
+    await registerLimited("wrl_one", { concurrentExecLimit: 1 });
+    const first = await startWorkflow("wrl_one");
+    await waitFor(first, running);
+    const second = await startWorkflow("wrl_one");
+    const third = await startWorkflow("wrl_one");
+    const fourth = await startWorkflow("wrl_one");
+    for (const waiting of [second, third, fourth]) {
+      const workflow = await getWorkflow(waiting);
+      expect(workflow).toMatchObject({ status: "RUNNING", rateLimited: true, rateLimitKey: "wrl_one", tasks: [] });
+    }
+    expect(await limitOf("wrl_one", (limit) => limit.waiting.length === 3, "three waiting")).toEqual({ limit: 1, running: [first], waiting: [second, third, fourth] });
+
+    // Terminated while it waits: its turn goes, nobody else's place.
+    expect((await api("DELETE", `/api/workflow/${third}?reason=not+needed`)).status).toBe(200);
+    expect(await getWorkflow(third)).toMatchObject({ status: "TERMINATED", rateLimited: false, tasks: [] });
+    await limitOf("wrl_one", (limit) => limit.waiting.length === 2, "the terminated one's turn given up");
+
+    await completeHold(first);
+    const admitted = await waitFor(second, running);
+    expect(admitted.tasks[0]).toMatchObject({ referenceTaskName: "hold", status: "IN_PROGRESS" });
+    expect((await getWorkflow(fourth))["rateLimited"]).toBe(true);
+    expect(await limitOf("wrl_one", (limit) => limit.running[0] === second, "the second running")).toEqual({ limit: 1, running: [second], waiting: [fourth] });
+
+    await completeHold(second);
+    await waitFor(fourth, running);
+    await completeHold(fourth);
+    expect(await limitOf("wrl_one", (limit) => limit.running.length === 0, "every place free")).toEqual({ limit: 1, running: [], waiting: [] });
+  });
+
+  it("keeps the places and the turns through an eviction of every object", async () => {
+    await registerLimited("wrl_evicted", { concurrentExecLimit: 1 });
+    const first = await startWorkflow("wrl_evicted");
+    await waitFor(first, running);
+    const second = await startWorkflow("wrl_evicted");
+    await limitOf("wrl_evicted", (limit) => limit.waiting.length === 1, "the second waiting");
+    await abortAllDurableObjects();
+    expect(await getWorkflow(second)).toMatchObject({ rateLimited: true, tasks: [] });
+    await completeHold(first);
+    await waitFor(second, running);
+    await completeHold(second);
+    expect(await limitOf("wrl_evicted", (limit) => limit.running.length === 0, "every place free")).toEqual({ limit: 1, running: [], waiting: [] });
+  });
+
+  it("a limited child waits for its place while its parent's SUB_WORKFLOW task waits for it; a terminated parent's child gives its turn up", async () => {
+    await registerLimited("wrl_child", { concurrentExecLimit: 1 });
+    await register({ name: "wrl_parent", tasks: [{ name: "wrl_child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "wrl_child", version: 1 } }] });
+    const childOf = async (parent: string) => String((await waitFor(parent, (workflow) => workflow.tasks[0]?.["subWorkflowId"] !== undefined)).tasks[0]!["subWorkflowId"]);
+    const parents = [await startWorkflow("wrl_parent"), await startWorkflow("wrl_parent"), await startWorkflow("wrl_parent")];
+    const children = await Promise.all(parents.map(childOf));
+    await limitOf("wrl_child", (limit) => limit.running.length === 1 && limit.waiting.length === 2, "one child running, two waiting");
+    const [runningChild] = (await executionLimitAt(env, "wrl_child").snapshot()).running;
+    const order = [runningChild!, ...(await executionLimitAt(env, "wrl_child").snapshot()).waiting];
+    expect(order.sort()).toEqual([...children].sort());
+
+    // The last in turn: its parent terminated, the child is terminated with it and leaves the queue.
+    const lastParent = parents[children.indexOf(order[2]!)]!;
+    expect((await api("DELETE", `/api/workflow/${lastParent}`)).status).toBe(200);
+    await waitFor(order[2]!, ["TERMINATED"]);
+    await limitOf("wrl_child", (limit) => limit.waiting.length === 1, "the terminated child's turn given up");
+
+    await completeHold(order[0]!);
+    await waitFor(parents[children.indexOf(order[0]!)]!, ["COMPLETED"]);
+    await waitFor(order[1]!, running);
+    await completeHold(order[1]!);
+    await waitFor(parents[children.indexOf(order[1]!)]!, ["COMPLETED"]);
+  });
+
+  it("counts each key apart: a key from the correlation id limits each caller on its own", async () => {
+    await registerLimited("wrl_keyed", { rateLimitKey: "wrl-${workflow.correlationId}", concurrentExecLimit: 1 });
+    const a1 = await startWorkflow("wrl_keyed", {}, "?correlationId=a");
+    const a2 = await startWorkflow("wrl_keyed", {}, "?correlationId=a");
+    const b1 = await startWorkflow("wrl_keyed", {}, "?correlationId=b");
+    await waitFor(a1, running);
+    await waitFor(b1, running);
+    expect(await getWorkflow(a2)).toMatchObject({ rateLimited: true, rateLimitKey: "wrl-a" });
+    expect((await getWorkflow(b1))["rateLimitKey"]).toBe("wrl-b");
+    await completeHold(a1);
+    await waitFor(a2, running);
+    await completeHold(a2);
+    await completeHold(b1);
+  });
+
+  it("a higher limit admits waiting executions at once; a reopened execution waits for a place again", async () => {
+    await registerLimited("wrl_raised", { concurrentExecLimit: 1 });
+    const first = await startWorkflow("wrl_raised");
+    await waitFor(first, running);
+    const second = await startWorkflow("wrl_raised");
+    await limitOf("wrl_raised", (limit) => limit.waiting.length === 1, "the second waiting");
+
+    // The next entry under the raised limit gives the freed places: first to the one that waited, then to itself.
+    await registerLimited("wrl_raised", { concurrentExecLimit: 3 });
+    const third = await startWorkflow("wrl_raised");
+    await waitFor(second, running);
+    await waitFor(third, running);
+
+    // Terminated, it gives its place up; restarted, it asks again, and waits behind a newer start. Its definition is the
+    // one it started with (limit 1), which no longer sets the limit: the newer registration's does.
+    expect((await api("DELETE", `/api/workflow/${first}`)).status).toBe(200);
+    await limitOf("wrl_raised", (limit) => !limit.running.includes(first), "the terminated one's place given up");
+    const fourth = await startWorkflow("wrl_raised");
+    await waitFor(fourth, running);
+    expect((await api("POST", `/api/workflow/${first}/restart`)).status).toBe(200);
+    expect(await getWorkflow(first)).toMatchObject({ status: "RUNNING", rateLimited: true, tasks: [] });
+    await completeHold(second);
+    await waitFor(first, running);
+    expect(await executionLimitAt(env, "wrl_raised").snapshot()).toMatchObject({ limit: 3, waiting: [] });
+    for (const id of [first, third, fourth]) await completeHold(id);
+    await limitOf("wrl_raised", (limit) => limit.running.length === 0 && limit.waiting.length === 0, "every place free");
+  });
+
+  it("removes an execution only once its place is given up, leaving nothing of it in the limit", async () => {
+    await registerLimited("wrl_removed", { concurrentExecLimit: 1 });
+    const holder = await startWorkflow("wrl_removed");
+    await waitFor(holder, running);
+    const waiting = await startWorkflow("wrl_removed");
+    expect((await api("DELETE", `/api/workflow/${waiting}`)).status).toBe(200);
+    await eventually(() => api("DELETE", `/api/workflow/${waiting}/remove`), (response) => response.status === 200, "the terminated execution removed");
+    expect((await storedByExecutionObject(waiting)).executionRows).toBe(0);
+    expect(await executionLimitAt(env, "wrl_removed").snapshot()).toEqual({ limit: 1, running: [holder], waiting: [] });
+    await completeHold(holder);
+  });
+
+  it("refuses a bad rateLimitConfig at registration, storing nothing", async () => {
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "wrl_refused",
+      version: 1,
+      schemaVersion: 2,
+      ownerEmail: "test@example.com",
+      rateLimitConfig: { rateLimitKey: "${workflow.input", concurrentExecLimit: -2 },
+      tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }],
+    });
+    expect(response.status).toBe(400);
+    const body = await response.json<{ validationErrors: Array<{ path: string }> }>();
+    expect(body.validationErrors.map((issue) => issue.path).sort()).toEqual(["rateLimitConfig.concurrentExecLimit", "rateLimitConfig.rateLimitKey"]);
+    expect((await api("GET", "/api/metadata/workflow/wrl_refused")).status).toBe(404);
+  });
+
+  it("shows the config in the registered definition, and no limit fields on unlimited executions", async () => {
+    await registerLimited("wrl_shown", { rateLimitKey: "shared", concurrentExecLimit: 3 });
+    expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/wrl_shown"))["rateLimitConfig"]).toEqual({ rateLimitKey: "shared", concurrentExecLimit: 3 });
+    await register({ name: "wrl_plain", tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP", inputParameters: {} }] });
+    const plain = await waitFor(await startWorkflow("wrl_plain"), ["COMPLETED"]);
+    expect(plain).not.toHaveProperty("rateLimited");
+  });
+
+  it("sets, reads and removes a workflow's rate limit through its own endpoint (every version's), refusing a bad one whole", async () => {
+    await register({ name: "wrl_endpoint", version: 1, tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] });
+    await register({ name: "wrl_endpoint", version: 2, tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] });
+    expect((await api("GET", "/api/metadata/workflow/wrl_endpoint/rate-limit")).status).toBe(404);
+
+    expect((await api("PUT", "/api/metadata/workflow/wrl_endpoint/rate-limit", { rateLimitKey: "${workflow.input.tenant}", concurrentExecLimit: 1 })).status).toBe(200);
+    expect(await apiOk("GET", "/api/metadata/workflow/wrl_endpoint/rate-limit")).toEqual({ rateLimitKey: "${workflow.input.tenant}", concurrentExecLimit: 1 });
+    const v1 = await apiOk<JsonObject>("GET", "/api/metadata/workflow/wrl_endpoint?version=1");
+    expect(v1["rateLimitConfig"]).toEqual({ rateLimitKey: "${workflow.input.tenant}", concurrentExecLimit: 1 });
+
+    // It applies from the next start.
+    const first = await startWorkflow("wrl_endpoint", { tenant: "wrl-t1" });
+    await waitFor(first, running);
+    const second = await startWorkflow("wrl_endpoint", { tenant: "wrl-t1" });
+    expect(await getWorkflow(second)).toMatchObject({ rateLimited: true, rateLimitKey: "wrl-t1" });
+
+    // The Python client's name for the limit is taken too; a bad body changes nothing.
+    const refused = await api("PUT", "/api/metadata/workflow/wrl_endpoint/rate-limit", { concurrentExecLimit: "lots", rateLimitKey: "${oops" });
+    expect(refused.status).toBe(400);
+    expect((await refused.json<{ validationErrors: Array<{ path: string }> }>()).validationErrors.map((issue) => issue.path).sort()).toEqual(["concurrentExecLimit", "rateLimitKey"]);
+    expect(await apiOk("GET", "/api/metadata/workflow/wrl_endpoint/rate-limit")).toEqual({ rateLimitKey: "${workflow.input.tenant}", concurrentExecLimit: 1 });
+    expect((await api("PUT", "/api/metadata/workflow/wrl_endpoint/rate-limit", { concurrentExecutionLimit: 2 })).status).toBe(200);
+    expect(await apiOk("GET", "/api/metadata/workflow/wrl_endpoint/rate-limit")).toEqual({ concurrentExecLimit: 2 });
+
+    expect((await api("DELETE", "/api/metadata/workflow/wrl_endpoint/rate-limit")).status).toBe(200);
+    expect((await api("GET", "/api/metadata/workflow/wrl_endpoint/rate-limit")).status).toBe(404);
+    expect(await apiOk<JsonObject>("GET", "/api/metadata/workflow/wrl_endpoint?version=2")).not.toHaveProperty("rateLimitConfig");
+    const unlimited = await startWorkflow("wrl_endpoint", { tenant: "wrl-t1" });
+    await waitFor(unlimited, (workflow) => workflow.tasks.length === 1);
+    expect(await getWorkflow(unlimited)).not.toHaveProperty("rateLimited");
+
+    expect((await api("PUT", "/api/metadata/workflow/wrl_nowhere/rate-limit", { concurrentExecLimit: 1 })).status).toBe(404);
+    for (const id of [first, unlimited]) await completeHold(id);
+    await waitFor(second, running);
+    await completeHold(second);
+  });
+});
