@@ -304,6 +304,28 @@ describe("web UI", () => {
     expect(admin.refusedLoads).toEqual([]);
   });
 
+  it("shows an execution waiting for its rate limit's place, and running once the one before it ended", async () => {
+    const { page } = admin;
+    const name = `${parentName}_limited`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", rateLimitConfig: { concurrentExecLimit: 1 }, tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] },
+    });
+    const first = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+    const second = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+    await page.goto(`${server.url}/#/executions/${second}`);
+    const limit = page.locator(".fact", { hasText: "Rate limit" });
+    await expect.poll(() => limit.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe(`Rate limit${name} — waiting for a place`);
+    await screenshot(page, "execution-rate-limited");
+    await callOk(server.url, "POST", `/api/tasks/${first}/hold/COMPLETED`, { key: adminKey, body: {} });
+    await expect.poll(() => limit.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe(`Rate limit${name}`);
+    await step(page, "hold").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await callOk(server.url, "POST", `/api/tasks/${second}/hold/COMPLETED`, { key: adminKey, body: {} });
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
   it("takes at most the characters of a Fail reason the service keeps, counting them, so the reason typed is the one stored", async () => {
     const { page } = admin;
     await callOk(server.url, "POST", "/api/metadata/workflow", {

@@ -17,6 +17,7 @@ const MAX_REASON_LENGTH = 500;
  *   pollCount?: number, callbackAfterSeconds?: number, responseTimeoutSeconds?: number }} Task
  * @typedef {{ workflowId: string, workflowName: string, workflowVersion: number, status: string, input: unknown, output: unknown, variables?: Record<string, unknown>, correlationId: string | null,
  *   reasonForIncompletion: string | null, parentWorkflowId: string | null, startTime: number, endTime: number, updateTime: number,
+ *   rateLimitKey?: string, rateLimited?: boolean,
  *   workflowDefinition: { tasks: import("../lib/diagram.js").WorkflowTask[], failureWorkflow?: string }, tasks: Task[] }} Workflow
  * @typedef {{ log: string, taskId: string, createdTime: number }} TaskLog
  */
@@ -119,6 +120,7 @@ export async function renderExecution(container, params, context, workflowId = "
       current.endTime ? fact("Ended", formatTime(current.endTime)) : null,
       fact("Duration", formatDuration(duration)),
       current.reasonForIncompletion ? fact("Reason", h("span", { className: "error-text" }, current.reasonForIncompletion)) : null,
+      rateLimitFact(current),
       failureWorkflowFact(current));
 
     const admin = permissions.has("WORKFLOW_ADMIN");
@@ -404,6 +406,17 @@ function reopenWarning(current) {
 /** What the service writes in a failed execution's output about its failure workflow (Conductor's key). */
 const FAILURE_WORKFLOW_KEY = "conductor.failure_workflow";
 const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The rate limit an execution counts against (its definition's `rateLimitConfig`): its key, and whether it still waits
+ * for a place (nothing runs until then). None for an execution without one.
+ * @param {Workflow} workflow
+ */
+function rateLimitFact(workflow) {
+  if (workflow.rateLimitKey === undefined) return null;
+  const waiting = workflow.rateLimited === true;
+  return fact("Rate limit", h("span", { className: "mono" }, workflow.rateLimitKey), waiting ? h("span", { className: "muted" }, " — waiting for a place") : null);
+}
 
 /**
  * The failure workflow an ended execution started (a link), or why it could not start; null when there is none.
