@@ -64,6 +64,8 @@ import { redactSecretValues, secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt } from "./task-queue";
 import { executionLimitAt, type AdmissionAnswer } from "./execution-limit";
+import { awaitedCacheLookups, taskCacheWrites, type TaskCacheWrite } from "../engine/task-cache";
+import { TaskOutputCache } from "../worker/task-output-cache";
 import { WakeSignal } from "./wake-signal";
 import { loadJqRunner } from "./jq/load";
 import { loadScriptRunner } from "./scripts/load";
@@ -270,6 +272,9 @@ interface LimitEntry {
   definedAt: number;
 }
 
+/** Prefix of the meta keys of owed writes to the task output cache (see {@link WorkflowExecution.#cacheWrites}). */
+const CACHE_WRITE_META = "cacheWrite:";
+
 /** The background job that enters and leaves rate limits, in the order owed. */
 const LIMIT_JOB = "executionLimit";
 
@@ -393,6 +398,12 @@ export class WorkflowExecution extends DurableObject<Env> {
    * calling `admit`.
    */
   #limitEntry: LimitEntry | undefined;
+  /**
+   * Outputs of tasks that missed the task output cache and completed, to cache (see `task-cache.ts`), by task id; each
+   * stored under its own meta key ({@link CACHE_WRITE_META} and the task id) in the transaction that completed it.
+   * Best effort beyond that: a removal of the execution drops those not written yet (a later run just misses them).
+   */
+  readonly #cacheWrites: Map<string, TaskCacheWrite>;
   #indexedSignature: string | undefined;
   /**
    * The search-row writer shard of this execution, stored with its start: every write of its row (and its
@@ -463,6 +474,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#limitLeaves = new Set([...meta.keys()].filter((key) => key.startsWith(LIMIT_LEAVE_META)).map((key) => key.slice(LIMIT_LEAVE_META.length)));
     const limitEntry = meta.get(LIMIT_ENTRY_META);
     this.#limitEntry = limitEntry === undefined ? undefined : (JSON.parse(limitEntry) as LimitEntry);
+    this.#cacheWrites = new Map(
+      [...meta].filter(([key]) => key.startsWith(CACHE_WRITE_META)).map(([key, value]) => [key.slice(CACHE_WRITE_META.length), JSON.parse(value) as TaskCacheWrite]),
+    );
     this.#removing = meta.has("removing");
     this.#canceledByParent = meta.get("canceledByParent");
     this.#removed = meta.has("removed");
@@ -880,6 +894,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#releases.clear();
     this.#limitLeaves.clear();
     this.#limitEntry = undefined;
+    this.#cacheWrites.clear();
     this.#parentReopen = undefined;
     this.#removing = false;
     this.#removal = undefined;
@@ -1301,6 +1316,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#recordObligations(decision.effects, leftWorkerQueues(previous, decision.state));
     this.#oweStatusPublication(statusPublication(previous, decision.state));
     this.#oweLimitChanges(previous, decision.state);
+    if (planOf(decision.state.definition).usesCache) this.#oweCacheWrites(taskCacheWrites(previous, decision.state));
     this.#execution = decision.state;
     for (const effect of decision.effects) {
       if (effect.kind === "dispatch") this.#dispatch(effect.taskId, effect.attempt);
@@ -1358,6 +1374,14 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
   }
 
+  /** Writes down, in the decision's transaction, the outputs it completed that the task output cache is owed. */
+  #oweCacheWrites(writes: readonly TaskCacheWrite[]): void {
+    for (const write of writes) {
+      this.#cacheWrites.set(write.taskId, write);
+      this.#store.setMeta(CACHE_WRITE_META + write.taskId, JSON.stringify(write));
+    }
+  }
+
   /** Owes `change` to task `taskId`'s worker queue, in place of any change still owed to it (see {@link WorkflowExecution.#queuePushes}). */
   #oweQueueChange(taskId: string, change: QueueChange): void {
     this.#queuePushes.set(taskId, change);
@@ -1378,6 +1402,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncExecutionLimit();
     this.#syncTaskDefLookups(execution);
     this.#syncDomainChoices(execution);
+    this.#syncCacheLookups(execution);
+    this.#syncCacheWrites();
     this.#syncChildResume();
     this.#syncParentReopen();
     this.#syncAlarm(execution);
@@ -1416,7 +1442,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (Object.keys(this.#childTerminations).length > 0) return true;
     if (this.#failureStarts.length > 0 || this.#statusPublications.length > 0 || this.#queuePushes.size > 0) return true;
     if (this.#dueReleases(execution).length > 0) return true;
-    if (this.#limitLeaves.size > 0 || this.#limitEntry !== undefined) return true;
+    if (this.#limitLeaves.size > 0 || this.#limitEntry !== undefined || this.#cacheWrites.size > 0) return true;
+    if (planOf(execution.definition).usesCache && awaitedCacheLookups(execution).length > 0) return true;
     if (awaitedTaskDefNames(execution).length > 0 || awaitedDomainChoices(execution).length > 0) return true;
     if (this.#childResume || this.#parentReopen) return true;
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
@@ -1445,6 +1472,9 @@ export class WorkflowExecution extends DurableObject<Env> {
           // Tasks that came to wait for other names while the look-up was on its way.
           this.#syncTaskDefLookups(this.#execution);
           this.#syncDomainChoices(this.#execution);
+          // Tasks that came to wait for their cache look-up while another was on its way; an output completed again.
+          this.#syncCacheLookups(this.#execution);
+          this.#syncCacheWrites();
           // With nothing more owed, a finished execution's safety alarm can go.
           this.#syncAlarm(this.#execution);
         }
@@ -1649,6 +1679,35 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (this.#execution === null || this.#removing) return;
       this.#apply({ type: "workerDomainsChosen", domains });
     });
+  }
+
+  /**
+   * Looks up the task output cache for the tasks that wait for it (see `TaskExecution.cache`) and hands what it holds to
+   * the decider, which completes those it found and starts the others. Nothing is stored until then: an eviction
+   * meanwhile leaves the tasks waiting, and the next wake-up (the safety alarm, at the latest) looks again.
+   */
+  #syncCacheLookups(execution: Execution): void {
+    if (!planOf(execution.definition).usesCache || awaitedCacheLookups(execution).length === 0) return;
+    this.#runJob("cacheLookup", async () => {
+      const current = this.#execution;
+      const lookups = current === null ? [] : awaitedCacheLookups(current);
+      if (lookups.length === 0) return;
+      const outputs = await new TaskOutputCache(this.env.DB).lookup(lookups, Date.now());
+      if (this.#execution === null || this.#removing) return;
+      this.#apply({ type: "cacheLookedUp", outputs });
+    });
+  }
+
+  /** Caches each owed output, until D1 has it. */
+  #syncCacheWrites(): void {
+    for (const [taskId, write] of this.#cacheWrites) {
+      this.#runJob(CACHE_WRITE_META + taskId, async () => {
+        await new TaskOutputCache(this.env.DB).store(write, Date.now());
+        if (this.#execution === null || this.#cacheWrites.get(taskId) !== write) return; // removed, or completed again (a rerun) meanwhile
+        this.#cacheWrites.delete(taskId);
+        this.#store.deleteMeta(CACHE_WRITE_META + taskId);
+      });
+    }
   }
 
   /** The owed releases of tasks that no worker holds any more (see {@link WorkflowExecution.#releases}). */

@@ -58,6 +58,7 @@ import { taskSchemaFailure } from "./json-schema";
 import { chooseDynamicTask } from "./tasks/dynamic";
 import { forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
 import { admissionFields } from "./rate-limit";
+import { taskCacheKey } from "./task-cache";
 import { mergedVariables, variablesProblem } from "./variables";
 
 /** Statuses a task can be completed into from outside (the completion API, a callback). */
@@ -143,7 +144,12 @@ export type ExecutionEvent =
    * The domains chosen for SIMPLE tasks scheduled with fallback domains (see {@link awaitedDomainChoices}), by task id,
    * null for the default queue: recorded, and each task goes to its queue.
    */
-  | { type: "workerDomainsChosen"; domains: Record<string, string | null> };
+  | { type: "workerDomainsChosen"; domains: Record<string, string | null> }
+  /**
+   * What the task output cache holds for the tasks that wait for their look-up (see {@link awaitedCacheLookups}), by
+   * task id, null for nothing cached: a task with an output completes with it, the others start.
+   */
+  | { type: "cacheLookedUp"; outputs: Record<string, JsonObject | null> };
 
 /** Work the actor must do after persisting a decision. */
 export type Effect =
@@ -415,6 +421,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "workerDomainsChosen":
       // Where a task waits changes; nothing else moves.
       return applyWorkerDomainsChosen(draft, event.domains, env, effects) ? { state: draft.state, effects } : { state, effects: [] };
+    case "cacheLookedUp":
+      if (!applyCacheLookups(draft, event.outputs, env)) return { state, effects: [] };
+      break;
   }
   // Reopened (a retry, restart, rerun, a child run again): it counts against its rate limit again, under the key its
   // input and correlation id give now, and waits for a place as a new start does.
@@ -452,6 +461,33 @@ function applyWorkerDomainsChosen(draft: Draft, domains: Record<string, string |
     if (task.domainChoices === undefined || task.status !== "SCHEDULED" || !Object.hasOwn(domains, task.taskId)) continue;
     const updated = draft.updateTask(task.taskId, { domainChoices: undefined, domain: domains[task.taskId] ?? undefined, pollable: true });
     effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, env.now, instanceTask(state.definition, updated)) });
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * Completes each task that waited for its cache look-up with the output found, or lets it start (`missed`); false when
+ * there is nothing to do (the execution ended meanwhile, or no task named waits).
+ */
+function applyCacheLookups(draft: Draft, outputs: Record<string, JsonObject | null>, env: DecideEnv): boolean {
+  const state = draft.state;
+  if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) return false;
+  let changed = false;
+  for (const task of state.tasks) {
+    if (task.cache?.state !== "looking" || task.status !== "SCHEDULED" || !Object.hasOwn(outputs, task.taskId)) continue;
+    const output = outputs[task.taskId] ?? null;
+    if (output === null) draft.updateTask(task.taskId, { cache: { key: task.cache.key, state: "missed" } });
+    else {
+      draft.updateTask(task.taskId, {
+        cache: { key: task.cache.key, state: "hit" },
+        status: "COMPLETED",
+        outputData: output,
+        startTime: env.now,
+        endTime: env.now,
+        updateTime: env.now,
+      });
+    }
     changed = true;
   }
   return changed;
@@ -839,6 +875,8 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     attemptDeadline: undefined,
     awaitingExternal: false,
     awaitingTaskDef: undefined,
+    // Run again, it looks the cache up again.
+    cache: undefined,
     pollable: undefined,
     domain: undefined,
     domainChoices: undefined,
@@ -1058,7 +1096,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
  * (its call, child, callback or worker) other than a JOIN (which waits for other lanes) or a DO_WHILE that just started.
  */
 function waitsOutside(head: TaskExecution, now: number): boolean {
-  if (head.status === "SCHEDULED") return head.awaitingExternal === true || head.awaitingTaskDef === true || head.scheduledTime > now;
+  if (head.status === "SCHEDULED") return head.awaitingExternal === true || head.awaitingTaskDef === true || head.cache?.state === "looking" || head.scheduledTime > now;
   return head.status === "IN_PROGRESS" && head.taskType !== "JOIN" && head.taskType !== "DO_WHILE";
 }
 
@@ -1482,6 +1520,14 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
     draft.updateTask(task.taskId, { status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: cutText(inputFailure, MAX_TASK_REASON_LENGTH), startTime: env.now, endTime: env.now, updateTime: env.now });
     return;
   }
+  // Its output may be cached: the actor looks first (a test run's tasks neither read nor fill the cache).
+  if (definition.cacheConfig !== undefined && task.cache === undefined && draft.state.test === undefined) {
+    const key = taskCacheKey(draft.state, task, definition.cacheConfig, env.now);
+    if (key !== undefined) {
+      draft.updateTask(task.taskId, { cache: { key, state: "looking" } });
+      return;
+    }
+  }
   const started = module.start(task, definition, draft.state, env);
   // A task that has not really started (waiting for a worker's poll) is timed from when it does.
   const timeoutAt = started.task.startTime === 0 ? undefined : definitionTimeoutAt(started.task, definition, env);
@@ -1666,9 +1712,9 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
     if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
   };
   for (const task of state.tasks) {
-    // One waiting for its task definition starts when the actor brings it, not at any time.
+    // One waiting for its task definition (or its cache look-up) starts when the actor brings it, not at any time.
     // Nor does one of an execution waiting for its rate limit's place (see admissionFields): that waits for the limit.
-    if (task.status === "SCHEDULED" && task.awaitingExternal !== true && task.awaitingTaskDef !== true && state.status === "RUNNING" && state.rateLimited !== true) {
+    if (task.status === "SCHEDULED" && task.awaitingExternal !== true && task.awaitingTaskDef !== true && task.cache?.state !== "looking" && state.status === "RUNNING" && state.rateLimited !== true) {
       consider(task.scheduledTime);
     }
     if (isInFlight(task)) consider(task.attemptDeadline);

@@ -22,7 +22,7 @@ function taskRecord(task: TaskExecution): JsonObject {
 }
 
 /** What `${workflow.…}` sees of the execution. */
-function workflowRecord(execution: WorkflowExecution): JsonObject {
+export function workflowRecord(execution: WorkflowExecution): JsonObject {
   return {
     workflowId: execution.workflowId,
     workflowType: execution.workflowName,

@@ -180,11 +180,22 @@ export interface WorkflowTaskDef {
   dynamicTaskNameParam?: string;
   /** EVENT: where it publishes, `conductor` or `conductor:<queue>` (Conductor's), resolved with its input. */
   sink?: string;
+  /** HTTP, SIMPLE: Orkes' task output cache (see {@link TaskCacheConfig}). */
+  cacheConfig?: TaskCacheConfig;
   /**
    * The task definition this task follows: given inline, or the one registered under its name, copied in
    * when an execution starts (as Conductor does), so later changes to the registered one do not alter it.
    */
   taskDefinition?: TaskDef;
+}
+
+/**
+ * Orkes' task output cache: before the task runs, an output cached under its name and `key` (resolved against its
+ * input: `${uri}-${method}`) completes it instead; otherwise its output, once COMPLETED, is cached for `ttlInSecond`.
+ */
+export interface TaskCacheConfig {
+  key: string;
+  ttlInSecond: number;
 }
 
 /** A workflow definition (Conductor's `WorkflowDef`). */
@@ -386,6 +397,12 @@ export interface TaskExecution {
    * {@link WorkflowDef.lookedUpTaskDefs}): it has no input yet, and starts once the actor has brought it. Never shown.
    */
   awaitingTaskDef?: true;
+  /**
+   * A task whose definition caches its output (see {@link TaskCacheConfig}): the key its input gave, and where its cache
+   * look-up stands: SCHEDULED, `looking` until the actor has looked (it starts nothing meanwhile); then `hit` (completed
+   * with the cached output) or `missed` (run, and its output cached once COMPLETED). Never shown.
+   */
+  cache?: { key: string; state: "looking" | "hit" | "missed" };
   /** When a waiting task gives up (WAIT_FOR_WEBHOOK `timeoutSeconds`) or wakes (WAIT); its module decides how it ends. */
   timeoutAt?: number;
   /**

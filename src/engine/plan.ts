@@ -89,6 +89,8 @@ export interface Plan {
   readonly usesScripts: boolean;
   /** True when running the definition may need the jq processor (a JSON_JQ_TRANSFORM); any may fork one. */
   readonly usesJq: boolean;
+  /** True when a task of the definition (its own, or one a dynamic fork forked) caches its output (`cacheConfig`). */
+  readonly usesCache: boolean;
   /** The first step of the tasks dynamic forks forked (the definition's own come before it). */
   readonly firstForkedStep: number;
 }
@@ -423,6 +425,7 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
     // What a dynamic fork forks, or a DYNAMIC runs, is known only when it runs.
     usesScripts: forks || steps.some((step) => taskScript(step.task) !== undefined || step.task.type === "DYNAMIC"),
     usesJq: forks || steps.some((step) => step.task.type === "JSON_JQ_TRANSFORM" || step.task.type === "DYNAMIC"),
+    usesCache: steps.some((step) => step.task.cacheConfig !== undefined),
     firstForkedStep,
   };
 }

@@ -768,6 +768,20 @@ describe("the official Conductor TypeScript client", () => {
     expect((await metadata.getWorkflowDef(name)).rateLimitConfig).toBeUndefined();
   });
 
+  it("an httpTask with Orkes' cacheConfig answers a second run from the cache, without its request", async () => {
+    const flow = new ConductorWorkflow(executor, `client_cached_${suffix}`);
+    flow.add({ ...httpTask("fetch", { uri: target.url(`/count/cached-${suffix}`), method: "GET" }), cacheConfig: { key: "${uri}", ttlInSecond: 600 } });
+    await flow.register(true);
+    const first = await executor.startWorkflow({ name: flow.getName(), version: 1, input: {} });
+    const firstRun = await workflowReaches(first, "COMPLETED");
+    // The output is cached in the background as the first run completes: a run that starts after that finds it.
+    await sleep(500);
+    const second = await executor.startWorkflow({ name: flow.getName(), version: 1, input: {} });
+    const secondRun = await workflowReaches(second, "COMPLETED");
+    expect(taskOf(secondRun, "fetch")?.outputData).toEqual(taskOf(firstRun, "fetch")?.outputData);
+    expect(await target.hits(`cached-${suffix}`)).toBe(1);
+  });
+
   it("signal and signalAsync complete the WAIT the workflow waits in, answering with the workflow (TARGET_WORKFLOW) or nothing", async () => {
     const flow = new ConductorWorkflow(executor, `client_signal_${suffix}`);
     flow.add(waitTaskDuration("first", "1h")).add(waitTaskDuration("second", "1h"));

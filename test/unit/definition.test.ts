@@ -184,7 +184,6 @@ describe("validateWorkflowDef: a valid definition", () => {
       sink: "x",
       onStateChange: {},
       permissive: false,
-      cacheConfig: { key: "k", ttlInSecond: 1 },
       description: "kept",
     };
     const task = acceptedTask(httpTask("call", undefined, conductorKeys));

@@ -35,6 +35,7 @@ import {
   isRecord,
   isString,
   MAX_JSON_DEPTH,
+  objectOf,
   rule,
   schemaReference,
   toIssues,
@@ -51,6 +52,12 @@ export type DefinitionResult = { ok: true; value: WorkflowDef } | { ok: false; e
 
 /** Most tasks one definition may hold; longer flows are split into sub workflows. */
 export const MAX_TASKS_PER_DEFINITION = 200;
+
+/** Longest `cacheConfig.key` of a task, as written. */
+export const MAX_CACHE_KEY_TEMPLATE_LENGTH = 255;
+
+/** Longest a task output stays cached (`cacheConfig.ttlInSecond`): 30 days. */
+export const MAX_CACHE_TTL_SECONDS = 30 * 24 * 60 * 60;
 
 /** Longest workflow name, as in Conductor. */
 export const MAX_WORKFLOW_NAME_LENGTH = 255;
@@ -166,7 +173,37 @@ const TASK = fieldsOf({
   retryDelaySeconds: v.optional(
     rule<number>("retryDelaySeconds", `an integer from 0 to ${MAX_RETRY_DELAY_SECONDS}`, isIntegerIn(0, MAX_RETRY_DELAY_SECONDS)),
   ),
+  // Null is what clients send for "none". Which types may cache, and the key's `${...}`, are checked in validateTask.
+  cacheConfig: v.nullish(
+    objectOf("cacheConfig", "Orkes' task output cache: {key, ttlInSecond}", {
+      key: rule<string>(
+        "key",
+        `a non-empty string of at most ${MAX_CACHE_KEY_TEMPLATE_LENGTH} characters: text and \${...} naming the task's input, such as \${uri}-\${method}`,
+        (value) => isNonEmptyString(value) && value.length <= MAX_CACHE_KEY_TEMPLATE_LENGTH,
+      ),
+      ttlInSecond: rule<number>("ttlInSecond", `a whole number of seconds from 1 to ${MAX_CACHE_TTL_SECONDS} (30 days)`, isIntegerIn(1, MAX_CACHE_TTL_SECONDS)),
+    }),
+  ),
 });
+
+/** The task types whose output `cacheConfig` caches (of Orkes' list, those this service runs). */
+const CACHEABLE_TYPES: ReadonlySet<string> = new Set(["HTTP", "SIMPLE"]);
+
+/** Issues of a task's `cacheConfig` beyond its shape: a type that caches, and a key whose `${...}` parse and use no secret. */
+function cacheConfigIssues(raw: UnknownRecord, path: string): ValidationIssue[] {
+  const config = raw["cacheConfig"];
+  if (!isRecord(config)) return [];
+  const at = childPath(path, "cacheConfig");
+  if (typeof raw["type"] === "string" && !CACHEABLE_TYPES.has(raw["type"])) {
+    return [{ path: at, message: `cacheConfig caches the output of HTTP and SIMPLE tasks only, not of a ${raw["type"]} task` }];
+  }
+  const key = config["key"];
+  if (typeof key !== "string" || !hasExpression(key)) return [];
+  const issues = findTemplateErrors(key, childPath(at, "key"));
+  const secrets = issues.length === 0 ? referencedSecrets(key) : [];
+  if (secrets.length > 0) issues.push({ path: childPath(at, "key"), message: `key must not use secrets (${secrets.join(", ")}): cache keys are stored` });
+  return issues;
+}
 
 /** How deep SWITCH and FORK_JOIN tasks may nest inside one another's branches. */
 export const MAX_BRANCH_DEPTH = 10;
@@ -182,6 +219,7 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
 
   const type = raw["type"];
   if (isTaskType(type)) issues.push(...TASK_VALIDATORS[type](raw, path));
+  issues.push(...cacheConfigIssues(raw, path));
 
   const input = raw["inputParameters"];
   if (isBoundedJsonObject(input)) issues.push(...findTemplateErrors(input, childPath(path, "inputParameters")));
@@ -217,7 +255,9 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
   if (loopOver !== undefined) issues.push(...loopOver.issues);
 
   if (issues.length > 0 || !common.success) return { issues };
-  const task: WorkflowTaskDef = { ...common.output };
+  const { cacheConfig, ...fields } = common.output;
+  const task: WorkflowTaskDef = { ...fields };
+  if (cacheConfig != null) task.cacheConfig = cacheConfig;
   if (branches !== undefined) {
     if (task.type === "SWITCH") {
       task.evaluatorType = raw["evaluatorType"] as SwitchEvaluatorType;

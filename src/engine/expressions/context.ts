@@ -1,5 +1,5 @@
 /** What an expression can see while it is evaluated. */
-import type { JsonObject } from "../model";
+import type { JsonObject, JsonValue } from "../model";
 
 /**
  * The data an expression resolves against. Supplied by the engine per task so evaluation
@@ -10,11 +10,11 @@ export interface EvaluationContext {
   /** The `workflow` root: workflowId, correlationId, input, and any other workflow fields the engine exposes. */
   workflow: JsonObject;
   /**
-   * The visible record (at least `input`, `output`, `status`, `taskId`) of the task a reference name names; undefined
-   * for none. A lookup, not a map: building every task's record for each resolution would cost what the execution
-   * holds, while an input names a few.
+   * The visible record (at least `input`, `output`, `status`, `taskId`) of the task a reference name names (for a task
+   * cache key, the value of the task's input of that name); undefined for none. A lookup, not a map: building every
+   * task's record for each resolution would cost what the execution holds, while an input names a few.
    */
-  task(reference: string): JsonObject | undefined;
+  task(reference: string): JsonValue | undefined;
   /** `${system.currentTimeMillis}` */
   now: number;
   /** `${TASK_ID}`: id of the task whose input is being resolved; null when none. */

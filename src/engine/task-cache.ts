@@ -1,0 +1,73 @@
+/**
+ * Orkes' task output cache (`cacheConfig` of an HTTP or SIMPLE task): before such a task runs, an output cached under
+ * its task name and key completes it instead (no request, no worker); otherwise its output is cached once it
+ * completes. The decider marks what to look up and applies what was found; the actor reads and writes the cache.
+ */
+import { hasExpression, resolveValue } from "./expressions";
+import { workflowRecord } from "./evaluation";
+import type { JsonObject, JsonValue, TaskCacheConfig, TaskExecution, WorkflowExecution } from "./model";
+import { instanceTask } from "./plan";
+import { isJsonObjectValue } from "./tasks/workflow-start-fields";
+
+/** Longest key a cache key template may resolve to: a longer one caches nothing (the task simply runs). */
+export const MAX_CACHE_KEY_LENGTH = 1_024;
+
+/** An output to cache: what a task that missed the cache completed with. */
+export interface TaskCacheWrite {
+  taskId: string;
+  taskName: string;
+  key: string;
+  output: JsonObject;
+  ttlSeconds: number;
+}
+
+/**
+ * The key `config` gives task `task` (its input resolved): its `${...}` name the task's input (`${uri}-${method}`, as
+ * Orkes' keys do; see {@link inputNamed}) or the workflow (`${workflow.input.tenant}`). Undefined when it cannot be resolved or comes to
+ * nothing (or too long): the task then runs uncached.
+ */
+export function taskCacheKey(state: WorkflowExecution, task: TaskExecution, config: TaskCacheConfig, now: number): string | undefined {
+  if (!hasExpression(config.key)) return config.key;
+  let resolved;
+  try {
+    resolved = resolveValue(config.key, { workflow: workflowRecord(state), task: (name) => inputNamed(task, name), now });
+  } catch {
+    return undefined;
+  }
+  if (resolved === null) return undefined;
+  const key = typeof resolved === "string" ? resolved : JSON.stringify(resolved);
+  return key === "" || key.length > MAX_CACHE_KEY_LENGTH ? undefined : key;
+}
+
+/**
+ * The task input `name` names in a key: the input's own; for an HTTP task, which takes its request flat or nested in
+ * `http_request` (nested winning field by field), the request's field as it is sent, so that `${uri}` names the URI
+ * wherever it is written (the client builders nest it).
+ */
+function inputNamed(task: TaskExecution, name: string): JsonValue | undefined {
+  const request = task.taskType === "HTTP" ? task.inputData["http_request"] : undefined;
+  if (isJsonObjectValue(request) && Object.hasOwn(request, name)) return request[name];
+  return Object.hasOwn(task.inputData, name) ? task.inputData[name] : undefined;
+}
+
+/** The tasks waiting for their cache look-up, as `{taskId, taskName, key}`. */
+export function awaitedCacheLookups(state: WorkflowExecution): Array<{ taskId: string; taskName: string; key: string }> {
+  return state.tasks.flatMap((task) => (task.cache?.state === "looking" && task.status === "SCHEDULED" ? [{ taskId: task.taskId, taskName: task.taskDefName, key: task.cache.key }] : []));
+}
+
+/**
+ * The outputs to cache after `next` was decided on `previous`: those of tasks that missed the cache and have just
+ * COMPLETED (not COMPLETED_WITH_ERRORS, nor a completion seen before).
+ */
+export function taskCacheWrites(previous: WorkflowExecution | null, next: WorkflowExecution): TaskCacheWrite[] {
+  const writes: TaskCacheWrite[] = [];
+  for (const task of next.tasks) {
+    if (task.cache?.state !== "missed" || task.status !== "COMPLETED") continue;
+    const before = previous?.tasks.find((candidate) => candidate.taskId === task.taskId);
+    if (before === task || before?.status === "COMPLETED") continue;
+    const config = instanceTask(next.definition, task)?.cacheConfig;
+    if (config === undefined) continue;
+    writes.push({ taskId: task.taskId, taskName: task.taskDefName, key: task.cache.key, output: task.outputData, ttlSeconds: config.ttlInSecond });
+  }
+  return writes;
+}

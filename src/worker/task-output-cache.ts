@@ -1,0 +1,57 @@
+import type { JsonObject } from "../engine/model";
+import type { TaskCacheWrite } from "../engine/task-cache";
+
+/** Most look-ups one D1 batch makes (one statement each). */
+const LOOKUPS_PER_BATCH = 50;
+
+/** Most expired outputs one write deletes with it: the table is cleaned as it is used, never all at once. */
+const EXPIRED_DELETED_PER_WRITE = 20;
+
+/** What one task waiting for its look-up asks: its task name and resolved key. */
+export interface TaskCacheLookup {
+  taskId: string;
+  taskName: string;
+  key: string;
+}
+
+/**
+ * Orkes' task output cache in D1 (`task_output_cache`): shared by every execution, so that a task with the same name
+ * and key in any workflow finds an output another cached (as Orkes caches by task definition name).
+ */
+export class TaskOutputCache {
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  /** The unexpired output cached for each look-up, by task id (null: none). */
+  async lookup(lookups: readonly TaskCacheLookup[], now: number): Promise<Record<string, JsonObject | null>> {
+    const outputs: Record<string, JsonObject | null> = {};
+    for (let start = 0; start < lookups.length; start += LOOKUPS_PER_BATCH) {
+      const chunk = lookups.slice(start, start + LOOKUPS_PER_BATCH);
+      const statement = this.#db.prepare(`SELECT output FROM task_output_cache WHERE task_name = ? AND cache_key = ? AND expires_at > ?`);
+      const results = await this.#db.batch<{ output: string }>(chunk.map((lookup) => statement.bind(lookup.taskName, lookup.key, now)));
+      chunk.forEach((lookup, index) => {
+        const row = results[index]?.results[0];
+        outputs[lookup.taskId] = row === undefined ? null : (JSON.parse(row.output) as JsonObject);
+      });
+    }
+    return outputs;
+  }
+
+  /** Caches `write`'s output until its time to live has passed (replacing any under its name and key), deleting a few expired ones. */
+  async store(write: TaskCacheWrite, now: number): Promise<void> {
+    await this.#db.batch([
+      this.#db
+        .prepare(
+          `INSERT INTO task_output_cache (task_name, cache_key, output, expires_at) VALUES (?1, ?2, ?3, ?4)
+           ON CONFLICT (task_name, cache_key) DO UPDATE SET output = excluded.output, expires_at = excluded.expires_at`,
+        )
+        .bind(write.taskName, write.key, JSON.stringify(write.output), now + write.ttlSeconds * 1000),
+      this.#db
+        .prepare(`DELETE FROM task_output_cache WHERE rowid IN (SELECT rowid FROM task_output_cache WHERE expires_at <= ? LIMIT ?)`)
+        .bind(now, EXPIRED_DELETED_PER_WRITE),
+    ]);
+  }
+}

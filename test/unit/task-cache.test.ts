@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import { createExecution, decide, nextDeadline } from "../../src/engine/decider";
+import { validateWorkflowDef } from "../../src/engine/definition/validate";
+import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { awaitedCacheLookups, taskCacheKey, taskCacheWrites } from "../../src/engine/task-cache";
+import { attemptEnds, env, httpGet, latestNamed, registrationErrors } from "./engine-env";
+
+const CACHE = { key: "${uri}-${method}", ttlInSecond: 60 };
+
+function definition(tasks: WorkflowTaskDef[]): WorkflowDef {
+  return { name: "cached", version: 1, schemaVersion: 2, tasks };
+}
+
+function started(tasks: WorkflowTaskDef[], extra: { test?: WorkflowExecution["test"] } = {}): WorkflowExecution {
+  return decide(createExecution({ workflowId: "wf-1", definition: definition(tasks), input: { tenant: "acme" }, ...extra }, 1_000), { type: "start" }, env(1_000)).state;
+}
+
+const lookedUp = (state: WorkflowExecution, outputs: Record<string, JsonObject | null>, now = 2_000) => decide(state, { type: "cacheLookedUp", outputs }, env(now));
+
+describe("cacheConfig in a definition", () => {
+  it("is kept on HTTP and SIMPLE tasks, dropped when null", () => {
+    const result = validateWorkflowDef({ ...definition([httpGet("a", { cacheConfig: CACHE }), { name: "w", taskReferenceName: "w", type: "SIMPLE", cacheConfig: { key: "k", ttlInSecond: 5 } }]) });
+    expect(result.ok && result.value.tasks.map((task) => task.cacheConfig)).toEqual([CACHE, { key: "k", ttlInSecond: 5 }]);
+    const none = validateWorkflowDef(definition([{ ...httpGet("a"), cacheConfig: null } as unknown as WorkflowTaskDef]));
+    expect(none.ok && "cacheConfig" in none.value.tasks[0]!).toBe(false);
+  });
+
+  it("is refused on other types, with a bad key or time to live, and with a secret in the key, at its path", () => {
+    expect(registrationErrors([{ name: "w", taskReferenceName: "w", type: "WAIT", cacheConfig: CACHE }])).toEqual(["tasks[0].cacheConfig: cacheConfig caches the output of HTTP and SIMPLE tasks only, not of a WAIT task"]);
+    expect(registrationErrors([httpGet("a", { cacheConfig: { key: "", ttlInSecond: 0 } })])).toEqual([
+      expect.stringMatching(/^tasks\[0\]\.cacheConfig\.key: key must be a non-empty string/),
+      expect.stringMatching(/^tasks\[0\]\.cacheConfig\.ttlInSecond: ttlInSecond must be a whole number of seconds from 1 to 2592000/),
+    ]);
+    expect(registrationErrors([httpGet("a", { cacheConfig: { ttlInSecond: 5 } as never })])).toEqual([expect.stringMatching(/^tasks\[0\]\.cacheConfig\.key: key is required/)]);
+    expect(registrationErrors([httpGet("a", { cacheConfig: { key: "${uri", ttlInSecond: 5 } })])).toEqual([expect.stringMatching(/^tasks\[0\]\.cacheConfig\.key: /)]);
+    expect(registrationErrors([httpGet("a", { cacheConfig: { key: "${workflow.secrets.token}", ttlInSecond: 5 } })])).toEqual([
+      "tasks[0].cacheConfig.key: key must not use secrets (token): cache keys are stored",
+    ]);
+  });
+});
+
+describe("the cache key", () => {
+  const state = started([httpGet("a")]);
+  const task = { ...latestNamed(state, "a"), inputData: { uri: "https://example.com/a", method: "GET", n: 3, nested: { uri: "https://example.com/n" } } };
+  const keyOf = (key: string) => taskCacheKey(state, task, { key, ttlInSecond: 1 }, 1_000);
+
+  it("names the task's input, or the workflow", () => {
+    expect(keyOf("${uri}-${method}")).toBe("https://example.com/a-GET");
+    expect(keyOf("${nested.uri}")).toBe("https://example.com/n");
+    // An HTTP task's request fields nested in http_request (as the client builders write them) are named directly too,
+    // and win over flat ones, as in the request sent.
+    const nested = { ...task, inputData: { method: "GET", http_request: { uri: "https://example.com/nested", method: "POST" } } };
+    expect(taskCacheKey(state, nested, { key: "${uri}-${method}", ttlInSecond: 1 }, 1_000)).toBe("https://example.com/nested-POST");
+    expect(taskCacheKey(state, nested, { key: "${http_request.uri}", ttlInSecond: 1 }, 1_000)).toBe("https://example.com/nested");
+    expect(taskCacheKey(state, { ...nested, taskType: "SIMPLE" }, { key: "${uri}", ttlInSecond: 1 }, 1_000)).toBeUndefined();
+    expect(keyOf("${n}")).toBe("3");
+    expect(keyOf("${workflow.input.tenant}:${uri}")).toBe("acme:https://example.com/a");
+    expect(keyOf("fixed")).toBe("fixed");
+  });
+
+  it("is none (the task runs uncached) when it resolves to nothing", () => {
+    expect(keyOf("${missing}")).toBeUndefined();
+    expect(keyOf("${workflow.input.nothing}")).toBeUndefined();
+  });
+});
+
+describe("a task whose output is cached", () => {
+  it("waits for its look-up, sending nothing and setting no timer; found, it completes with the cached output", () => {
+    const waiting = started([httpGet("a", { cacheConfig: CACHE }), httpGet("b")]);
+    const a = latestNamed(waiting, "a");
+    expect(a).toMatchObject({ status: "SCHEDULED", cache: { key: "https://example.com/a-GET", state: "looking" } });
+    expect(nextDeadline(waiting)).toBeUndefined();
+    expect(awaitedCacheLookups(waiting)).toEqual([{ taskId: a.taskId, taskName: "a", key: "https://example.com/a-GET" }]);
+
+    const hit = lookedUp(waiting, { [a.taskId]: { response: { body: "cached" } } });
+    expect(latestNamed(hit.state, "a")).toMatchObject({ status: "COMPLETED", outputData: { response: { body: "cached" } }, cache: { state: "hit" } });
+    expect(hit.effects).toEqual([{ kind: "dispatch", taskId: latestNamed(hit.state, "b").taskId, attempt: 1 }]);
+    expect(taskCacheWrites(waiting, hit.state)).toEqual([]);
+    // An answer for a task that no longer waits changes nothing.
+    expect(lookedUp(hit.state, { [a.taskId]: null }).state).toBe(hit.state);
+  });
+
+  it("not found, it runs, and its COMPLETED output is cached once; a failure is not", () => {
+    const waiting = started([httpGet("a", { cacheConfig: CACHE })]);
+    const a = latestNamed(waiting, "a");
+    const missed = lookedUp(waiting, { [a.taskId]: null });
+    expect(missed.effects).toEqual([{ kind: "dispatch", taskId: a.taskId, attempt: 1 }]);
+    const completed = attemptEnds(missed.state, "a", 3_000, "COMPLETED", { body: "fresh" }).state;
+    expect(taskCacheWrites(missed.state, completed)).toEqual([{ taskId: a.taskId, taskName: "a", key: "https://example.com/a-GET", output: { body: "fresh" }, ttlSeconds: 60 }]);
+    expect(taskCacheWrites(completed, { ...completed })).toEqual([]);
+    const failed = attemptEnds(missed.state, "a", 3_000, "FAILED").state;
+    expect(taskCacheWrites(missed.state, failed)).toEqual([]);
+  });
+
+  it("is never cached in a test run, and a rerun looks the cache up again", () => {
+    const test = started([httpGet("a", { cacheConfig: CACHE })], { test: { taskMocks: [], subWorkflows: [] } });
+    expect(latestNamed(test, "a").cache).toBeUndefined();
+
+    const waiting = started([httpGet("a", { cacheConfig: CACHE })]);
+    const a = latestNamed(waiting, "a");
+    const done = lookedUp(waiting, { [a.taskId]: { body: "cached" } }).state;
+    expect(done.status).toBe("COMPLETED");
+    const rerun = decide(done, { type: "rerun", fromTaskId: a.taskId }, env(4_000)).state;
+    expect(latestNamed(rerun, "a")).toMatchObject({ status: "SCHEDULED", cache: { state: "looking" } });
+  });
+
+  it("runs uncached when its key resolves to nothing", () => {
+    const state = started([httpGet("a", { cacheConfig: { key: "${nothing}", ttlInSecond: 5 } })]);
+    expect(latestNamed(state, "a")).toMatchObject({ status: "IN_PROGRESS" });
+    expect(latestNamed(state, "a").cache).toBeUndefined();
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * Orkes' task output cache (`cacheConfig` on HTTP and SIMPLE tasks): a task whose name and key have an unexpired
+ * output completes with it, without its request or its worker; otherwise its COMPLETED output is cached. Through the
+ * real router, objects and D1, HTTP calls to a real server on 127.0.0.1.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
+
+/** A workflow whose one HTTP task GETs `/count/<key>` (the target counts each request) with `cacheConfig`. */
+async function registerCounting(name: string, cacheConfig: JsonObject, extra: JsonObject = {}): Promise<void> {
+  await register({ name, tasks: [httpTask("fetch", { uri: target("/count/${workflow.input.key}"), method: "GET" }, { cacheConfig, ...extra })] });
+}
+
+async function outputOf(name: string, input: JsonObject): Promise<JsonObject> {
+  const workflow = await waitFor(await startWorkflow(name, input), ["COMPLETED", "FAILED"]);
+  return { status: workflow.status, ...workflow.tasks[0]!.outputData };
+}
+
+describe("task output cache", () => {
+  it("completes a task with the output cached under its name and key, without sending its request; another key calls", async () => {
+    await registerCounting("toc_http", { key: "${uri}", ttlInSecond: 600 });
+    const first = await outputOf("toc_http", { key: "toc-a" });
+    expect(first).toMatchObject({ status: "COMPLETED", response: { statusCode: 200 } });
+    // The cache write is background work, written with the decision's obligations: the next run finds it.
+    await eventually(() => rowCount("task_output_cache"), (rows) => rows >= 1, "the output cached");
+    const second = await outputOf("toc_http", { key: "toc-a" });
+    expect(second).toEqual(first);
+    expect(await hits("toc-a")).toBe(1);
+    const other = await outputOf("toc_http", { key: "toc-b" });
+    expect(other["status"]).toBe("COMPLETED");
+    expect(await hits("toc-b")).toBe(1);
+  });
+
+  it("calls again once the output expired, and never caches a failure", async () => {
+    await registerCounting("toc_expiring", { key: "${uri}", ttlInSecond: 1 });
+    await outputOf("toc_expiring", { key: "toc-exp" });
+    await eventually(() => env.DB.prepare("SELECT expires_at FROM task_output_cache WHERE cache_key LIKE '%toc-exp'").first<{ expires_at: number }>(), (row) => row !== null, "the output cached");
+    await outputOf("toc_expiring", { key: "toc-exp" });
+    expect(await hits("toc-exp")).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await outputOf("toc_expiring", { key: "toc-exp" });
+    expect(await hits("toc-exp")).toBe(2);
+
+    await register({ name: "toc_failing", tasks: [httpTask("fetch", { uri: target("/status/500"), method: "GET" }, { cacheConfig: { key: "failing-${uri}", ttlInSecond: 600 } })] });
+    expect((await outputOf("toc_failing", {}))["status"]).toBe("FAILED");
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM task_output_cache WHERE cache_key LIKE 'failing-%'").first<{ n: number }>()).toEqual({ n: 0 });
+  });
+
+  it("completes a worker's task from the cache without queueing it", async () => {
+    await register({ name: "toc_simple", tasks: [{ name: "toc_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: { item: "${workflow.input.item}" }, cacheConfig: { key: "item-${item}", ttlInSecond: 600 } }] });
+    const first = await startWorkflow("toc_simple", { item: "x1" });
+    await waitFor(first, (workflow) => workflow.tasks[0]?.status === "SCHEDULED" && (workflow.tasks[0]["pollCount"] ?? 0) === 0);
+    const polled = await eventually(() => apiOk<JsonObject | null>("GET", "/api/tasks/poll/toc_worker?workerid=w1").catch(() => null), (task) => task !== null && typeof task === "object" && "taskId" in task, "a poll handing the task out");
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: first, taskId: polled!["taskId"], status: "COMPLETED", outputData: { price: 42 } });
+    await waitFor(first, ["COMPLETED"]);
+    await eventually(() => env.DB.prepare("SELECT output FROM task_output_cache WHERE task_name = 'toc_worker'").first<{ output: string }>(), (row) => row !== null, "the worker's output cached");
+
+    const second = await waitFor(await startWorkflow("toc_simple", { item: "x1" }), ["COMPLETED"]);
+    expect(second.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { price: 42 }, pollCount: 0 });
+    const sizes = await apiOk<Record<string, number>>("GET", "/api/tasks/queue/sizes?taskType=toc_worker");
+    expect(sizes["toc_worker"] ?? 0).toBe(0);
+    // Another item is the worker's again.
+    const third = await startWorkflow("toc_simple", { item: "x2" });
+    await waitFor(third, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+    expect((await getWorkflow(third)).status).toBe("RUNNING");
+    expect((await api("DELETE", `/api/workflow/${third}`)).status).toBe(200);
+  });
+
+  it("refuses cacheConfig on a task type that does not cache, storing nothing", async () => {
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "toc_refused", version: 1, schemaVersion: 2, ownerEmail: "test@example.com",
+      tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {}, cacheConfig: { key: "k", ttlInSecond: 5 } }],
+    });
+    expect(response.status).toBe(400);
+    expect((await response.json<{ validationErrors: Array<{ path: string }> }>()).validationErrors.map((issue) => issue.path)).toEqual(["tasks[0].cacheConfig"]);
+    expect((await api("GET", "/api/metadata/workflow/toc_refused")).status).toBe(404);
+  });
+});
