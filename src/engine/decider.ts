@@ -460,7 +460,8 @@ function applyWorkerDomainsChosen(draft: Draft, domains: Record<string, string |
   for (const task of state.tasks) {
     if (task.domainChoices === undefined || task.status !== "SCHEDULED" || !Object.hasOwn(domains, task.taskId)) continue;
     const updated = draft.updateTask(task.taskId, { domainChoices: undefined, domain: domains[task.taskId] ?? undefined, pollable: true });
-    effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, env.now, instanceTask(state.definition, updated)) });
+    // From its scheduling on, it waits out its startDelay (if any) in that queue.
+    effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, pollableFrom(updated, env.now), instanceTask(state.definition, updated)) });
     changed = true;
   }
   return changed;

@@ -180,6 +180,11 @@ export interface WorkflowTaskDef {
   dynamicTaskNameParam?: string;
   /** EVENT: where it publishes, `conductor` or `conductor:<queue>` (Conductor's), resolved with its input. */
   sink?: string;
+  /**
+   * SIMPLE: seconds after it is scheduled before a worker's poll can take it (Conductor's `startDelay`, shown as the
+   * task's `callbackAfterSeconds` meanwhile).
+   */
+  startDelay?: number;
   /** HTTP, SIMPLE: Orkes' task output cache (see {@link TaskCacheConfig}). */
   cacheConfig?: TaskCacheConfig;
   /**

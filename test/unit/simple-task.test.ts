@@ -44,6 +44,33 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(toTaskView(task, state)).toMatchObject({ taskType: "encode", status: "SCHEDULED", pollCount: 0, responseTimeoutSeconds: 3600 });
   });
 
+  it("with a startDelay, is queued visible only once it has passed, showing it as callbackAfterSeconds; resetCallbacks makes it pollable at once", () => {
+    const delayed = validateWorkflowDef({ name: "media", version: 1, schemaVersion: 2, tasks: [{ ...encode, startDelay: 30 }] });
+    expect(delayed.ok && delayed.value.tasks[0]!.startDelay).toBe(30);
+    const { state, effects } = started({ ...encode, startDelay: 30 });
+    expect(queued(effects)[0]!.visibleAt).toBe(31_000);
+    expect(toTaskView(state.tasks[0]!, state)).toMatchObject({ status: "SCHEDULED", callbackAfterSeconds: 30 });
+    const reset = decide(state, { type: "resetCallbacks" }, env(2_000));
+    expect(queued(reset.effects)[0]!.visibleAt).toBe(2_000);
+    // Paused and resumed before it passed, it still waits it out; with fallback domains, from its scheduling too.
+    const resumed = decide(decide(state, { type: "pause" }, env(5_000)).state, { type: "resume" }, env(6_000));
+    expect(queued(resumed.effects)[0]!.visibleAt).toBe(31_000);
+    const choosing = started({ ...encode, startDelay: 30 }, { taskToDomain: { encode: "gpu,NO_DOMAIN" } });
+    const chosen = decide(choosing.state, { type: "workerDomainsChosen", domains: { [choosing.state.tasks[0]!.taskId]: "gpu" } }, env(3_000));
+    expect(queued(chosen.effects)[0]!.visibleAt).toBe(31_000);
+  });
+
+  it("takes startDelay as Conductor does: a worker's task only, 0 being none; a negative one is refused", () => {
+    const kept = (task: WorkflowTaskDef) => {
+      const result = validateWorkflowDef({ name: "media", version: 1, schemaVersion: 2, tasks: [task] });
+      return result.ok ? result.value.tasks[0]!.startDelay : "refused";
+    };
+    expect(kept({ ...encode, startDelay: 0 })).toBeUndefined();
+    expect(kept({ name: "w", taskReferenceName: "w", type: "WAIT", inputParameters: {}, startDelay: 5 })).toBeUndefined();
+    expect(kept({ ...encode, startDelay: -1 })).toBe("refused");
+    expect(kept({ ...encode, startDelay: 86_401 })).toBe("refused");
+  });
+
   it("goes to the domain taskToDomain gives its name, or `*`'s, and never to a key another name and domain share", () => {
     expect(queued(started(encode, { taskToDomain: { encode: "gpu" } }).effects)[0]!.queue).toBe(workerQueueKey("encode", "gpu"));
     expect(queued(started(encode, { taskToDomain: { "*": "eu" } }).effects)[0]!.queue).toBe(workerQueueKey("encode", "eu"));

@@ -77,6 +77,19 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(task).toMatchObject({ workflowInstanceId: workflowId, status: "IN_PROGRESS" });
   });
 
+  it("a task with a startDelay is handed out only once the delay has passed (Conductor's startDelay)", async () => {
+    await register({ name: "w_delayed", tasks: [simpleTask("w_delayed_task", "delayed", {}, { startDelay: 2 })] });
+    const workflowId = await startWorkflow("w_delayed");
+    const scheduled = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+    expect(scheduled.tasks[0]).toMatchObject({ callbackAfterSeconds: 2 });
+    const startedAt = Number(scheduled.tasks[0]!["scheduledTime"]);
+    expect(await poll("w_delayed_task")).toEqual([]);
+    const task = await pollOne("w_delayed_task");
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(2_000);
+    expect((await report(task, "COMPLETED")).status).toBe(200);
+    await waitFor(workflowId, ["COMPLETED"]);
+  });
+
   it("many workers polling at once get each task exactly once", async () => {
     await register({ name: "w_race", tasks: [simpleTask("w_race_task")] });
     const ids = await Promise.all(Array.from({ length: 6 }, () => startWorkflow("w_race")));

@@ -56,6 +56,9 @@ export const MAX_TASKS_PER_DEFINITION = 200;
 /** Longest `cacheConfig.key` of a task, as written. */
 export const MAX_CACHE_KEY_TEMPLATE_LENGTH = 255;
 
+/** Longest `startDelay` of a SIMPLE task: a day (a longer wait is a WAIT task's). */
+export const MAX_START_DELAY_SECONDS = 24 * 60 * 60;
+
 /** Longest a task output stays cached (`cacheConfig.ttlInSecond`): 30 days. */
 export const MAX_CACHE_TTL_SECONDS = 30 * 24 * 60 * 60;
 
@@ -173,6 +176,8 @@ const TASK = fieldsOf({
   retryDelaySeconds: v.optional(
     rule<number>("retryDelaySeconds", `an integer from 0 to ${MAX_RETRY_DELAY_SECONDS}`, isIntegerIn(0, MAX_RETRY_DELAY_SECONDS)),
   ),
+  // Conductor's delay before a SIMPLE task can be polled; other types ignore it, as in Conductor (see validateTask).
+  startDelay: v.optional(rule<number>("startDelay", `a whole number of seconds from 0 to ${MAX_START_DELAY_SECONDS}`, isIntegerIn(0, MAX_START_DELAY_SECONDS))),
   // Null is what clients send for "none". Which types may cache, and the key's `${...}`, are checked in validateTask.
   cacheConfig: v.nullish(
     objectOf("cacheConfig", "Orkes' task output cache: {key, ttlInSecond}", {
@@ -255,9 +260,11 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
   if (loopOver !== undefined) issues.push(...loopOver.issues);
 
   if (issues.length > 0 || !common.success) return { issues };
-  const { cacheConfig, ...fields } = common.output;
+  const { cacheConfig, startDelay, ...fields } = common.output;
   const task: WorkflowTaskDef = { ...fields };
   if (cacheConfig != null) task.cacheConfig = cacheConfig;
+  // Only a worker's task waits it out (Conductor's SimpleTaskMapper); 0, the clients' default, is none.
+  if (startDelay !== undefined && startDelay > 0 && task.type === "SIMPLE") task.startDelay = startDelay;
   if (branches !== undefined) {
     if (task.type === "SWITCH") {
       task.evaluatorType = raw["evaluatorType"] as SwitchEvaluatorType;

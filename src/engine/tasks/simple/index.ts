@@ -134,11 +134,11 @@ export function workerQueueEntry(task: TaskExecution, execution: WorkflowExecuti
 }
 
 /**
- * From when a poll may take pollable `task` again, at `now` or later: a task a worker kept IN_PROGRESS waits out the
- * `callbackAfterSeconds` of that report (made at its `updateTime`: nothing else changes a task waiting in its queue).
+ * From when a poll may take pollable `task` (again), at `now` or later: a task waits out its `callbackAfterSeconds`,
+ * counted from its `updateTime` (nothing else changes a task waiting in its queue): that of a worker's report that kept
+ * it IN_PROGRESS, or its `startDelay` from when it was scheduled.
  */
 export function pollableFrom(task: TaskExecution, now: number): number {
-  if (task.status !== "IN_PROGRESS") return now;
   return Math.max(now, task.updateTime + (task.callbackAfterSeconds ?? 0) * 1000);
 }
 
@@ -157,13 +157,15 @@ export const simpleTask: TaskTypeModule = {
   type: "SIMPLE",
   start(task, definition, execution, env) {
     const queued: TaskExecution = { ...task, status: "SCHEDULED", awaitingExternal: true, updateTime: env.now };
+    // Conductor's startDelay: the task waits out its callbackAfterSeconds before a poll can take it.
+    if ((definition.startDelay ?? 0) > 0) queued.callbackAfterSeconds = definition.startDelay;
     const pollTimeout = definition.taskDefinition?.pollTimeoutSeconds ?? 0;
     if (pollTimeout > 0) queued.timeoutAt = env.now + pollTimeout * 1000;
     const placement = workerPlacement(execution, definition.name);
     // Which domain has active workers is the queues' to say: the task waits outside any queue until the actor asks.
     if ("domainChoices" in placement) return { task: { ...queued, domainChoices: placement.domainChoices }, dispatch: false };
     if (placement.domain !== undefined) queued.domain = placement.domain;
-    return { task: { ...queued, pollable: true }, dispatch: false, queue: env.now };
+    return { task: { ...queued, pollable: true }, dispatch: false, queue: pollableFrom(queued, env.now) };
   },
   attemptDeadline(_task, env) {
     return env.now;
