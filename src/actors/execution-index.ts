@@ -1,5 +1,6 @@
 import type { WorkflowExecution } from "../engine/model";
 import { failedReferenceTaskNames, summaryRowOf, summaryText } from "../engine/view";
+import { masked } from "../engine/masking";
 
 /**
  * What the index knows of an execution. When this changes, the row must be rewritten; between such
@@ -73,8 +74,8 @@ function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
     startTime: task.startTime,
     endTime: task.endTime,
     updateTime: task.updateTime,
-    input: taskText(JSON.stringify(task.inputData)),
-    output: taskText(JSON.stringify(task.outputData)),
+    input: taskText(JSON.stringify(masked(task.inputData))),
+    output: taskText(JSON.stringify(masked(task.outputData))),
   }));
 }
 

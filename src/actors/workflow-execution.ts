@@ -212,7 +212,7 @@ const FIRST_ROW_DELAY_MS = 500;
  */
 const TASK_ROWS_INTERVAL_MS = 1_000;
 
-/** The part of a child's Workflow JSON its parent reads. */
+/** The part of a child execution its parent reads (see `WorkflowExecution.childViewJson`). */
 interface ChildView {
   workflowName: string;
   status: WorkflowStatus;
@@ -567,6 +567,19 @@ export class WorkflowExecution extends DurableObject<Env> {
     const execution = this.#execution;
     if (!execution || this.#removing) return "gone";
     return TERMINAL_WORKFLOW_STATUSES.has(execution.status) ? "finished" : "waiting";
+  }
+
+  /**
+   * What a parent reads of this execution as its child (see `ChildView`), as JSON text, or null when this object holds
+   * no execution: its real output, which the Workflow JSON shows masked (see `masking.ts`).
+   */
+  async childViewJson(): Promise<string | null> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution || this.#removing) return null;
+    const view: ChildView = { workflowName: execution.workflowName, status: execution.status, output: execution.output, endTime: execution.endTime };
+    if (execution.reasonForIncompletion !== undefined) view.reasonForIncompletion = execution.reasonForIncompletion;
+    return JSON.stringify(view);
   }
 
   /** The Workflow JSON as text (the router sends it on unparsed), or null when this object holds no execution. */
@@ -1994,7 +2007,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** What this execution needs to know of a child, or null when the child does not exist (or is being removed). */
   async #childView(childId: string): Promise<ChildView | null> {
-    const json = await executionStub(this.env, childId).getWorkflowJson(false);
+    const json = await executionStub(this.env, childId).childViewJson();
     return json === null ? null : (JSON.parse(json) as ChildView);
   }
 

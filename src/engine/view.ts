@@ -1,5 +1,6 @@
 import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "./model";
 import { cutText } from "./limits";
+import { masked } from "./masking";
 import { instanceTask, planTask } from "./plan";
 import { responseTimeoutSeconds } from "./tasks/simple";
 
@@ -18,8 +19,8 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     taskDefName: task.taskDefName,
     seq: task.seq,
     status: task.status,
-    inputData: task.inputData,
-    outputData: task.outputData,
+    inputData: masked(task.inputData),
+    outputData: masked(task.outputData),
     retryCount: task.retryCount,
     retried: task.retried,
     scheduledTime: task.scheduledTime,
@@ -71,9 +72,9 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
     workflowName: execution.workflowName,
     workflowVersion: execution.workflowVersion,
     status: execution.status,
-    input: execution.input,
-    output: execution.output,
-    variables: execution.variables,
+    input: masked(execution.input),
+    output: masked(execution.output),
+    variables: masked(execution.variables),
     priority: execution.priority,
     taskToDomain: execution.taskToDomain,
     createTime: execution.createTime,
@@ -174,8 +175,8 @@ export function summaryRowOf(execution: WorkflowExecution): WorkflowSummaryRow &
     startTime: execution.startTime,
     endTime: execution.endTime,
     updateTime: execution.updateTime,
-    input: summaryText(JSON.stringify(execution.input)),
-    output: summaryText(JSON.stringify(execution.output)),
+    input: summaryText(JSON.stringify(masked(execution.input))),
+    output: summaryText(JSON.stringify(masked(execution.output))),
     failedReferenceTaskNames: summaryText(failedReferenceTaskNames(execution).join(",")),
   };
 }

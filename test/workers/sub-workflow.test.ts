@@ -620,21 +620,21 @@ async function failedParentAndChild(prefix: string) {
   return { parentId, childId };
 }
 
-/** Holds the first getWorkflowJson asked of `childId` (the parent's #childView in #retryInChild) at a gate. */
+/** Holds the first childViewJson asked of `childId` (the parent's #childView in #retryInChild) at a gate. */
 function holdChildView(childId: string) {
   const g = gate();
-  const { getWorkflowJson } = WorkflowExecution.prototype;
+  const { childViewJson } = WorkflowExecution.prototype;
   let armed = true;
-  WorkflowExecution.prototype.getWorkflowJson = async function (this: WorkflowExecution, includeTasks: boolean) {
+  WorkflowExecution.prototype.childViewJson = async function (this: WorkflowExecution) {
     const self = this as unknown as { ctx: DurableObjectState };
     if (armed && self.ctx.id.name === childId) {
       armed = false;
       g.hit();
       await g.released;
     }
-    return getWorkflowJson.call(this, includeTasks);
+    return childViewJson.call(this);
   };
-  return { ...g, restore: () => (WorkflowExecution.prototype.getWorkflowJson = getWorkflowJson) };
+  return { ...g, restore: () => (WorkflowExecution.prototype.childViewJson = childViewJson) };
 }
 
 describe("retry or rerun into a child racing the parent's removal", () => {

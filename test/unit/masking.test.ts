@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { createExecution, decide } from "../../src/engine/decider";
+import { masked } from "../../src/engine/masking";
+import type { WorkflowDef } from "../../src/engine/model";
+import { summaryRowOf, toTaskView, toWorkflowView } from "../../src/engine/view";
+import { env } from "./engine-env";
+
+describe("masked parameters (_secrets, _masked)", () => {
+  it("shows their values as *** at any depth, in objects and arrays, and copies nothing when there are none", () => {
+    const plain = { a: 1, b: { c: [1, { d: "x" }] } };
+    expect(masked(plain)).toBe(plain);
+    const input = { user: "ann", _secrets: { token: "t0p" }, nested: { list: [{ _masked: "4111" }, 2], keep: "k" } };
+    expect(masked(input)).toEqual({ user: "ann", _secrets: "***", nested: { list: [{ _masked: "***" }, 2], keep: "k" } });
+    // The value itself is left as it was.
+    expect(input._secrets.token).toBe("t0p");
+    const proto = JSON.parse('{"__proto__": {"_secrets": "x"}}') as Record<string, unknown>;
+    const shown = masked(proto as never) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(shown)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(shown, "__proto__")?.value).toEqual({ _secrets: "***" });
+  });
+
+  it("masks what the API shows of an execution, its tasks and its search row, keeping the real values in the execution", () => {
+    const definition: WorkflowDef = {
+      name: "masked",
+      version: 1,
+      schemaVersion: 2,
+      variables: { _masked: { pin: "1234" } },
+      tasks: [{ name: "w", taskReferenceName: "w", type: "SIMPLE", inputParameters: { _secrets: { token: "${workflow.input._secrets.token}" }, user: "${workflow.input.user}" } }],
+    };
+    const state = decide(createExecution({ workflowId: "wf-1", definition, input: { user: "ann", _secrets: { token: "t0p" } } }, 1_000), { type: "start" }, env(1_000)).state;
+    expect(state.tasks[0]!.inputData).toEqual({ _secrets: { token: "t0p" }, user: "ann" });
+    const view = toWorkflowView(state, true);
+    expect(view).toMatchObject({ input: { user: "ann", _secrets: "***" }, variables: { _masked: "***" } });
+    expect(toTaskView(state.tasks[0]!, state)["inputData"]).toEqual({ _secrets: "***", user: "ann" });
+    expect(JSON.parse(summaryRowOf(state).input)).toEqual({ user: "ann", _secrets: "***" });
+    expect(JSON.stringify(view)).not.toContain("t0p");
+  });
+});

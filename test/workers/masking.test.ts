@@ -1,0 +1,46 @@
+/**
+ * Orkes' masked parameters: values under `_secrets` and `_masked` keys are shown as *** by the API (executions, tasks,
+ * search), while the execution uses the real ones: the worker that polls gets them, and an HTTP task sends them.
+ * Through the real router, objects and D1, and a real HTTP server.
+ */
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { apiOk, eventually, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+
+describe("masked parameters", () => {
+  it("shows _secrets and _masked values as *** everywhere the API shows them, while the worker and the request get the real ones", async () => {
+    await register({
+      name: "mask_flow",
+      tasks: [
+        { name: "mask_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: { _secrets: { token: "${workflow.input._secrets.token}" }, user: "${workflow.input.user}" } },
+        // The card in the path too, where nothing masks it: the target counts the request under the real value.
+        httpTask("send", { uri: target("/count/mask-${work.output._masked.card}"), method: "POST", body: { _secrets: { card: "${work.output._masked.card}" }, user: "${workflow.input.user}" } }),
+      ],
+      outputParameters: { token: "${workflow.input._secrets}", ok: "${work.output.ok}" },
+    });
+    const workflowId = await startWorkflow("mask_flow", { user: "ann", _secrets: { token: "t0p-s3cret" } });
+
+    const polled = await eventually(() => apiOk<JsonObject[]>("GET", "/api/tasks/poll/batch/mask_worker?workerid=w&count=1&timeout=0"), (tasks) => tasks.length > 0, "the worker's task");
+    expect(polled[0]!["inputData"]).toEqual({ _secrets: { token: "t0p-s3cret" }, user: "ann" });
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: polled[0]!["taskId"], status: "COMPLETED", outputData: { _masked: { card: "4111-1111" }, ok: true } });
+
+    const done = await waitFor(workflowId, ["COMPLETED"]);
+    expect(await hits("mask-4111-1111")).toBe(1);
+    const [work, send] = done.tasks;
+    expect(done.input).toEqual({ user: "ann", _secrets: "***" });
+    expect(work!.inputData).toEqual({ _secrets: "***", user: "ann" });
+    expect(work!.outputData).toEqual({ _masked: "***", ok: true });
+    expect((send!.inputData["body"] as JsonObject)["_secrets"]).toBe("***");
+    // Masking goes by key: a key of another name shows what it was given (here the secrets object itself).
+    expect(done.output).toEqual({ token: { token: "t0p-s3cret" }, ok: true });
+    expect(JSON.stringify(done.tasks)).not.toContain("t0p-s3cret");
+    expect(JSON.stringify(done.input)).not.toContain("t0p-s3cret");
+
+    await waitForIndexRow(workflowId, "COMPLETED");
+    const found = await apiOk<{ results: Array<{ input: string }> }>("GET", `/api/workflow/search?query=${encodeURIComponent(`workflowId = '${workflowId}'`)}`);
+    expect(JSON.parse(found.results[0]!.input)).toEqual({ user: "ann", _secrets: "***" });
+    const tasks = await apiOk<{ results: Array<{ input: string; output: string }> }>("GET", `/api/tasks/search?query=${encodeURIComponent(`workflowId = '${workflowId}'`)}`);
+    expect(JSON.stringify(tasks)).not.toContain("t0p-s3cret");
+    expect(tasks.results.map((row) => JSON.parse(row.output) as JsonObject).find((output) => "ok" in output)).toEqual({ _masked: "***", ok: true });
+  });
+});
