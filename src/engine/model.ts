@@ -103,6 +103,9 @@ export interface TaskDef {
   enforceSchema?: boolean;
   createTime?: number;
   updateTime?: number;
+  /** Who registered it first, and who last (Orkes' audit fields; set by the service). */
+  createdBy?: string;
+  updatedBy?: string;
 }
 
 /** How a SWITCH computes its case (Conductor's evaluator types; `graaljs` is read as `javascript`). */
@@ -263,8 +266,13 @@ export interface WorkflowDef {
    * wait (RUNNING, `rateLimited`) in the order they started. Kept only with a limit of at least 1 (0 means none).
    */
   rateLimitConfig?: RateLimitConfig;
+  /** Orkes' free-form metadata of a definition: data, kept and shown as given. */
+  metadata?: JsonObject;
   createTime?: number;
   updateTime?: number;
+  /** Who registered it first, and who last (Orkes' audit fields; set by the service, never taken from the body). */
+  createdBy?: string;
+  updatedBy?: string;
   /**
    * Only in an execution's own copy of its definition: the data of the schemas its tasks' definitions enforce, read from
    * the registry when it started (by `schemaKey`; null for one not registered then), so that the decider checks inputs

@@ -52,16 +52,20 @@ export class DefinitionRepository {
 
   /**
    * Stores definitions in one atomic batch, `alongside` statements included (their tags). Without `overwrite`, an existing name+version is a 409
-   * and nothing is written. An overwritten version keeps its createTime (Conductor's behaviour); only
-   * its updateTime changes.
+   * and nothing is written. An overwritten version keeps its createTime (Conductor's behaviour) and its createdBy; only
+   * its updateTime (and updatedBy) change. `by`: the user registering them (Orkes' createdBy and updatedBy).
    */
-  async save(definitions: WorkflowDef[], overwrite: boolean, alongside: readonly D1PreparedStatement[] = []): Promise<void> {
+  async save(definitions: WorkflowDef[], overwrite: boolean, alongside: readonly D1PreparedStatement[] = [], by?: string): Promise<void> {
     const now = Date.now();
-    const stored = definitions.map((definition) => ({ ...definition, createTime: definition.createTime ?? now, updateTime: now }));
+    const author = by === undefined ? {} : { createdBy: by, updatedBy: by };
+    const stored = definitions.map((definition) => ({ ...definition, ...author, createTime: definition.createTime ?? now, updateTime: now }));
+    // An overwritten version keeps who created it (when that was recorded) as it keeps when.
     const statement = overwrite
       ? `INSERT INTO workflow_defs (name, version, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?4, ?4)
          ON CONFLICT (name, version) DO UPDATE SET
-           definition = json_set(excluded.definition, '$.createTime', workflow_defs.create_time), update_time = excluded.update_time`
+           definition = json_set(excluded.definition, '$.createTime', workflow_defs.create_time,
+             '$.createdBy', COALESCE(json_extract(workflow_defs.definition, '$.createdBy'), json_extract(excluded.definition, '$.createdBy'))),
+           update_time = excluded.update_time`
       : `INSERT INTO workflow_defs (name, version, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?4, ?4)`;
     try {
       await this.#db.batch([...stored.map((definition) => this.#db.prepare(statement).bind(definition.name, definition.version, JSON.stringify(definition), now)), ...alongside]);

@@ -77,14 +77,18 @@ export class TaskDefRepository {
    * Creates or replaces task definitions in one atomic batch, `alongside` statements included (their tags). A replaced one keeps its createTime
    * (as a replaced workflow definition does); its updateTime changes.
    */
-  async save(taskDefs: readonly TaskDef[], alongside: readonly D1PreparedStatement[] = []): Promise<void> {
+  async save(taskDefs: readonly TaskDef[], alongside: readonly D1PreparedStatement[] = [], by?: string): Promise<void> {
     const now = Date.now();
+    const author = by === undefined ? {} : { createdBy: by, updatedBy: by };
+    // A replaced definition keeps when and by whom (when that was recorded) it was created.
     const statement = `INSERT INTO task_defs (name, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?3)
       ON CONFLICT (name) DO UPDATE SET
-        definition = json_set(excluded.definition, '$.createTime', task_defs.create_time), update_time = excluded.update_time`;
+        definition = json_set(excluded.definition, '$.createTime', task_defs.create_time,
+          '$.createdBy', COALESCE(json_extract(task_defs.definition, '$.createdBy'), json_extract(excluded.definition, '$.createdBy'))),
+        update_time = excluded.update_time`;
     try {
       await this.#db.batch([
-        ...taskDefs.map((taskDef) => this.#db.prepare(statement).bind(taskDef.name, JSON.stringify({ ...taskDef, createTime: now, updateTime: now }), now)),
+        ...taskDefs.map((taskDef) => this.#db.prepare(statement).bind(taskDef.name, JSON.stringify({ ...taskDef, ...author, createTime: now, updateTime: now }), now)),
         ...alongside,
       ]);
     } finally {

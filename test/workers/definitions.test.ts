@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, httpTask, register, rowCount, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 const valid = (name: string, version = 1): JsonObject => ({
@@ -48,6 +49,21 @@ describe("registering definitions", () => {
     await apiOk("DELETE", "/api/metadata/workflow/defs_b/1");
     await refused(await api("GET", "/api/metadata/workflow/defs_b"), 404, "NOT_FOUND");
     await refused(await api("DELETE", "/api/metadata/workflow/defs_b/1"), 404, "NOT_FOUND");
+  });
+
+  it("records who registered a version and who last replaced it (never taken from the body), and keeps metadata as given", async () => {
+    const author = await createUser("def-author", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }] });
+    const asAuthor = (body: JsonObject) => call("POST", "/api/metadata/workflow?overwrite=true", orkes(author.token), body);
+    expect((await asAuthor({ ...valid("audited"), createdBy: "someone-else", metadata: { team: "billing", tags: ["a"] } })).status).toBe(200);
+    expect(await apiOk("GET", "/api/metadata/workflow/audited")).toMatchObject({ createdBy: "def-author", updatedBy: "def-author", metadata: { team: "billing", tags: ["a"] } });
+    await apiOk("POST", "/api/metadata/workflow?overwrite=true", { ...valid("audited"), description: "changed" });
+    expect(await apiOk("GET", "/api/metadata/workflow/audited")).toMatchObject({ createdBy: "def-author", updatedBy: "admin", description: "changed" });
+    expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/audited"))["metadata"]).toBeUndefined();
+    await apiOk("PUT", "/api/metadata/workflow", [valid("audited", 2)]);
+    expect(await apiOk("GET", "/api/metadata/workflow/audited?version=2")).toMatchObject({ createdBy: "admin", updatedBy: "admin" });
+    const refused = await api("POST", "/api/metadata/workflow", { ...valid("audited_bad"), metadata: "not an object" });
+    expect(refused.status).toBe(400);
+    expect((await api("GET", "/api/metadata/workflow/audited_bad")).status).toBe(404);
   });
 
   it("fills Conductor defaults", async () => {

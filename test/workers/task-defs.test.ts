@@ -3,6 +3,7 @@
  * applied to executions (retries, input defaults) through the real objects and a real HTTP target.
  */
 import { describe, expect, it } from "vitest";
+import { call, createUser, orkes } from "./auth-helpers";
 import type { JsonObject } from "../../src/engine/model";
 import { MAX_TASK_DEFS_PER_REQUEST } from "../../src/worker/routes/task-defs";
 import { api, apiOk, hits, httpTask, register, rowCount, startWorkflow, target, waitFor, type TaskJson } from "./helpers";
@@ -53,6 +54,14 @@ describe("registering task definitions", () => {
     await refused(await api("GET", "/api/metadata/taskdefs/td_crud_a"), 404, "NOT_FOUND");
     await refused(await api("DELETE", "/api/metadata/taskdefs/td_crud_a"), 404, "NOT_FOUND");
     expect(await apiOk("GET", "/api/metadata/taskdefs/td_crud_b")).toMatchObject({ retryCount: 0 });
+  });
+
+  it("records who registered a task definition and who last replaced it", async () => {
+    const author = await createUser("taskdef-author", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }] });
+    expect((await call("POST", "/api/metadata/taskdefs", orkes(author.token), [{ name: "audited_task", createdBy: "someone-else" }])).status).toBe(200);
+    expect(await apiOk("GET", "/api/metadata/taskdefs/audited_task")).toMatchObject({ createdBy: "taskdef-author", updatedBy: "taskdef-author" });
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "audited_task", retryCount: 1 });
+    expect(await apiOk("GET", "/api/metadata/taskdefs/audited_task")).toMatchObject({ createdBy: "taskdef-author", updatedBy: "admin", retryCount: 1 });
   });
 
   it("PUT creates one that does not exist yet (the official clients' workers register that way)", async () => {

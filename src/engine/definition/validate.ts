@@ -154,8 +154,10 @@ const WORKFLOW = fieldsOf({
   ),
   // Null is what clients send for "none"; a limit of 0 is none too (see rateLimitConfigOf).
   rateLimitConfig: v.nullish(RATE_LIMIT_CONFIG),
-  // Conductor clients also send createTime and updateTime. Like any unknown key they are accepted and left out of
-  // the result: the server keeps its own times.
+  // Orkes' free-form metadata: data, kept as given (never resolved).
+  metadata: v.optional(jsonObject("metadata")),
+  // Conductor clients also send createTime, updateTime, createdBy and updatedBy. Like any unknown key they are accepted
+  // and left out of the result: the server keeps its own times and authors.
 });
 
 const TASK = fieldsOf({

@@ -58,7 +58,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     const [definition] = await validateDefinitions([body], env);
     authorizeSecretUse(principalOf(request).grants, [definition!]);
     const tags = await new TagRepository(env.DB).registrationStatements({ type: "WORKFLOW_DEF", name: definition!.name }, registeredTags(body, ""));
-    await new DefinitionRepository(env.DB).save([definition!], overwrite, tags);
+    await new DefinitionRepository(env.DB).save([definition!], overwrite, tags, principalOf(request).userId);
     return new Response(null, { status: 200 });
   });
 
@@ -73,7 +73,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
       names.add(key);
     }
     authorizeSecretUse(principalOf(request).grants, definitions);
-    await new DefinitionRepository(env.DB).save(definitions, true, await registrationTagStatements(env, "WORKFLOW_DEF", body, definitions));
+    await new DefinitionRepository(env.DB).save(definitions, true, await registrationTagStatements(env, "WORKFLOW_DEF", body, definitions), principalOf(request).userId);
     return new Response(null, { status: 200 });
   });
 

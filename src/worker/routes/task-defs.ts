@@ -6,6 +6,7 @@ import { notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { TaskDefRepository } from "../task-defs";
 import { describeSchema, unregisteredSchemas } from "../json-schemas";
+import { principalOf } from "../guard";
 import { registrationTagStatements, requiredBody, tagListingOptions } from "./metadata";
 import { TagRepository, registeredTags, withTagOptions } from "../tags";
 
@@ -59,7 +60,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     }
     const taskDefs = validateAll(body, true);
     await checkSchemasRegistered(env, taskDefs, true);
-    await new TaskDefRepository(env.DB).save(taskDefs, await registrationTagStatements(env, "TASK_DEF", body, taskDefs));
+    await new TaskDefRepository(env.DB).save(taskDefs, await registrationTagStatements(env, "TASK_DEF", body, taskDefs), principalOf(request).userId);
     return new Response(null, { status: 200 });
   });
 
@@ -67,7 +68,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     const body = await requiredBody(request, env);
     const taskDefs = validateAll([body], false);
     await checkSchemasRegistered(env, taskDefs, false);
-    await new TaskDefRepository(env.DB).save(taskDefs, await new TagRepository(env.DB).registrationStatements({ type: "TASK_DEF", name: taskDefs[0]!.name }, registeredTags(body, "")));
+    await new TaskDefRepository(env.DB).save(taskDefs, await new TagRepository(env.DB).registrationStatements({ type: "TASK_DEF", name: taskDefs[0]!.name }, registeredTags(body, "")), principalOf(request).userId);
     return new Response(null, { status: 200 });
   });
 
