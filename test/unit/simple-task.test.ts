@@ -55,6 +55,9 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     // Paused and resumed before it passed, it still waits it out; with fallback domains, from its scheduling too.
     const resumed = decide(decide(state, { type: "pause" }, env(5_000)).state, { type: "resume" }, env(6_000));
     expect(queued(resumed.effects)[0]!.visibleAt).toBe(31_000);
+    // Its poll timeout counts from when it can be polled.
+    const timed = started({ ...encode, startDelay: 30, taskDefinition: taskDef({ pollTimeoutSeconds: 10 }) }).state;
+    expect(timed.tasks[0]!.timeoutAt).toBe(41_000);
     const choosing = started({ ...encode, startDelay: 30 }, { taskToDomain: { encode: "gpu,NO_DOMAIN" } });
     const chosen = decide(choosing.state, { type: "workerDomainsChosen", domains: { [choosing.state.tasks[0]!.taskId]: "gpu" } }, env(3_000));
     expect(queued(chosen.effects)[0]!.visibleAt).toBe(31_000);

@@ -157,10 +157,12 @@ export const simpleTask: TaskTypeModule = {
   type: "SIMPLE",
   start(task, definition, execution, env) {
     const queued: TaskExecution = { ...task, status: "SCHEDULED", awaitingExternal: true, updateTime: env.now };
-    // Conductor's startDelay: the task waits out its callbackAfterSeconds before a poll can take it.
-    if ((definition.startDelay ?? 0) > 0) queued.callbackAfterSeconds = definition.startDelay;
+    // Conductor's startDelay: the task waits out its callbackAfterSeconds before a poll can take it, which its poll
+    // timeout does not count (as Conductor's checkTaskPollTimeout adds it).
+    const delay = definition.startDelay ?? 0;
+    if (delay > 0) queued.callbackAfterSeconds = delay;
     const pollTimeout = definition.taskDefinition?.pollTimeoutSeconds ?? 0;
-    if (pollTimeout > 0) queued.timeoutAt = env.now + pollTimeout * 1000;
+    if (pollTimeout > 0) queued.timeoutAt = env.now + (delay + pollTimeout) * 1000;
     const placement = workerPlacement(execution, definition.name);
     // Which domain has active workers is the queues' to say: the task waits outside any queue until the actor asks.
     if ("domainChoices" in placement) return { task: { ...queued, domainChoices: placement.domainChoices }, dispatch: false };
