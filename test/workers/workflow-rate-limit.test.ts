@@ -21,7 +21,9 @@ async function limitOf(key: string, accept: (snapshot: LimitSnapshot) => boolean
 
 const running = (workflow: WorkflowJson) => workflow.status === "RUNNING" && workflow["rateLimited"] === false && workflow.tasks.length === 1;
 
+/** Completes the execution's waiting task once it has one (an admitted execution schedules it as it takes its place). */
 async function completeHold(workflowId: string): Promise<void> {
+  await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "hold" && task.status === "IN_PROGRESS"));
   await apiOk("POST", `/api/tasks/${workflowId}/hold/COMPLETED`, {});
   await waitFor(workflowId, ["COMPLETED"]);
 }
@@ -80,7 +82,8 @@ describe("workflow rate limits", () => {
     await limitOf("wrl_child", (limit) => limit.running.length === 1 && limit.waiting.length === 2, "one child running, two waiting");
     const [runningChild] = (await executionLimitAt(env, "wrl_child").snapshot()).running;
     const order = [runningChild!, ...(await executionLimitAt(env, "wrl_child").snapshot()).waiting];
-    expect(order.sort()).toEqual([...children].sort());
+    // Copies sorted: `order` is the turn, used below.
+    expect([...order].sort()).toEqual([...children].sort());
 
     // The last in turn: its parent terminated, the child is terminated with it and leaves the queue.
     const lastParent = parents[children.indexOf(order[2]!)]!;
