@@ -6,27 +6,48 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { DecideEnv } from "../../src/engine/config";
 import { awaitedTaskDefNames, createExecution, decide as decideAlone, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { awaitedCacheLookups } from "../../src/engine/task-cache";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
-import { definitionReferenceName, type JsonObject, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
+import { definitionReferenceName, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
 import { env as knowingEnv } from "./engine-env";
 
 /** The decider's environment at `now`, knowing no task definition at once: what a DYNAMIC chooses or a dynamic fork forks waits for its look-up. */
 const env = (now: number): DecideEnv => ({ ...knowingEnv(now), taskDefs: () => undefined });
 
-/** A decision, followed (as the actor does) by the look-up of the task definitions it left tasks waiting for: none registered. */
+/**
+ * A decision, followed by what the actor answers it: the look-up of the task definitions it left tasks waiting for (none
+ * registered), the admission of an execution waiting for its rate limit's place, and the look-up of cached outputs (found
+ * for the HTTP calls whose reference number is even).
+ */
 function decide(state: WorkflowExecution, event: ExecutionEvent, environment: DecideEnv): Decision {
-  const decision = decideAlone(state, event, environment);
-  const names = awaitedTaskDefNames(decision.state);
-  if (names.length === 0) return decision;
-  const loaded = decideAlone(decision.state, { type: "taskDefsLoaded", taskDefs: Object.fromEntries(names.map((name) => [name, null])) }, environment);
-  // A DYNAMIC chooses again from the same input: the same name, known now.
-  expect(awaitedTaskDefNames(loaded.state)).toEqual([]);
-  return { state: loaded.state, effects: [...decision.effects, ...loaded.effects] };
+  let decision = decideAlone(state, event, environment);
+  const then = (next: ExecutionEvent) => {
+    const answered = decideAlone(decision.state, next, environment);
+    decision = { state: answered.state, effects: [...decision.effects, ...answered.effects] };
+  };
+  // A cache hit moves the workflow on to more tasks, which may look the cache up in turn.
+  for (let round = 0; round < 100; round++) {
+    const names = awaitedTaskDefNames(decision.state);
+    if (names.length > 0) {
+      then({ type: "taskDefsLoaded", taskDefs: Object.fromEntries(names.map((name) => [name, null])) });
+      // A DYNAMIC chooses again from the same input: the same name, known now.
+      expect(awaitedTaskDefNames(decision.state)).toEqual([]);
+      continue;
+    }
+    if (decision.state.rateLimited === true) {
+      then({ type: "admitted" });
+      continue;
+    }
+    const lookups = awaitedCacheLookups(decision.state);
+    if (lookups.length === 0) return decision;
+    then({ type: "cacheLookedUp", outputs: Object.fromEntries(lookups.map(({ taskId, key }) => [taskId, Number(key.slice(key.lastIndexOf("t") + 1)) % 2 === 0 ? { cached: key } : null])) });
+  }
+  throw new Error("the actor's answers did not settle");
 }
 
-/** The first decision of execution `wf-1` of a definition named `name` holding `tasks`, started with `input`. */
-function startedWith(name: string, tasks: WorkflowTaskDef[], input: JsonObject): Decision {
-  const definition = { name, version: 1, schemaVersion: 2, tasks };
+/** The first decision of execution `wf-1` of a definition named `name` holding `tasks` (with `extra` fields), started with `input`. */
+function startedWith(name: string, tasks: WorkflowTaskDef[], input: JsonObject, extra: Partial<WorkflowDef> = {}): Decision {
+  const definition = { name, version: 1, schemaVersion: 2, tasks, ...extra };
   return decide(createExecution({ workflowId: "wf-1", definition, input }, 1_000), { type: "start" }, env(1_000));
 }
 
@@ -186,85 +207,108 @@ describe("the decider over random definitions", () => {
   it("with failures, task retries and workflow retries or reruns on the way, still never stalls or runs a task twice at once, and completes", () => {
     fc.assert(
       fc.property(shapes(0, false), fc.integer({ min: 0, max: 2 }), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 9 })), { minLength: 300, maxLength: 300 }), (tree, pick, choices) => {
-        // Every WAIT and HTTP call may be retried once.
-        const tasks = build(tree, { n: 0 }).map(function retried(task): WorkflowTaskDef {
-          return {
-            ...task,
-            ...(task.type === "WAIT" || task.type === "HTTP" || task.type === "DYNAMIC" ? { retryCount: 1 } : {}),
-            ...(task.forkTasks ? { forkTasks: task.forkTasks.map((branch) => branch.map(retried)) } : {}),
-            ...(task.loopOver ? { loopOver: task.loopOver.map(retried) } : {}),
-            ...(task.decisionCases ? { decisionCases: Object.fromEntries(Object.entries(task.decisionCases).map(([key, branch]) => [key, branch.map(retried)])) } : {}),
-          };
-        });
-        const registered = validateWorkflowDef({ name: "random", version: 1, schemaVersion: 2, tasks });
-        expect(registered.ok ? [] : registered.errors).toEqual([]);
-        let state = startedWith("random", registered.ok ? registered.value.tasks : [], { pick: String(pick) }).state;
-        let now = 2_000;
-        // Failures for the first half of the choices only, so that the run can end.
-        for (const [index, [choice, roll]] of choices.entries()) {
-          if (state.status === "COMPLETED") break;
-          if (state.status === "FAILED") {
-            // Run it again: a retry, or a rerun from the task that failed.
-            const failed = state.tasks.findLast((task) => task.status === "FAILED");
-            const again: ExecutionEvent = roll % 2 === 0 || failed === undefined ? { type: "retry" } : { type: "rerun", fromTaskId: failed.taskId };
-            state = decide(state, again, env((now += 10))).state;
-            // Either runs the failed task again: the workflow runs on from there.
-            expect(state.status, `${again.type} of ${JSON.stringify(tasks)}`).toBe("RUNNING");
-            continue;
-          }
-          if (roll === 8) {
-            // Paused and resumed between two completions: nothing is lost or run twice.
-            state = decide(state, { type: "pause" }, env((now += 10))).state;
-            expect(state.status).toBe("PAUSED");
-            state = decide(state, { type: "resume" }, env((now += 10))).state;
-            ({ state, now } = pacedOn(state, now));
-            continue;
-          }
-          const task = waitingTask(state, choice);
-          if (roll === 9) {
-            // Skipped from outside instead (by its definition's name: a loop task's current run), as if done.
-            state = decide(state, { type: "skipTask", taskReferenceName: definitionReferenceName(task), taskOutput: { skipped: true } }, env((now += 10))).state;
-            expect(state.tasks.find((candidate) => candidate.taskId === task.taskId)?.status).toBe("SKIPPED");
-            ({ state, now } = pacedOn(state, now));
-            continue;
-          }
-          const status = index < 150 && roll < 3 ? "FAILED" : "COMPLETED";
-          state = ended(state, task, status, { by: task.referenceTaskName }, (now += 10));
-          ({ state, now } = pacedOn(state, now));
-        }
-        expect(state.status, `${JSON.stringify(tasks)} left ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
-        expect(pending(state)).toEqual([]);
-
-        // Completed, it is rerun from one of its WAITs or HTTP calls (any run of any): it runs on from there and completes again.
-        const waits = state.tasks.filter((task) => task.taskType === "WAIT" || task.taskType === "HTTP");
-        // (A SWITCH may have taken an empty branch: nothing ran to rerun from.)
-        if (waits.length === 0) return;
-        const from = waits[(choices[0]?.[0] ?? 0) % waits.length]!;
-        state = decide(state, { type: "rerun", fromTaskId: from.taskId }, env((now += 10))).state;
-        expect(state.status, `rerun from ${from.referenceTaskName} of ${JSON.stringify(tasks)}`).toBe("RUNNING");
-        for (const [choice] of choices) {
-          if (state.status !== "RUNNING") break;
-          const task = waitingTask(state, choice);
-          state = ended(state, task, "COMPLETED", { again: true }, (now += 10));
-          ({ state, now } = pacedOn(state, now));
-        }
-        expect(state.status, `after the rerun from ${from.referenceTaskName} of ${JSON.stringify(tasks)}, ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
-        expect(pending(state)).toEqual([]);
-
-        // And restarted: it runs from the start, as new, and completes again.
-        state = decide(state, { type: "restart" }, env((now += 10))).state;
-        expect(state.status).toBe("RUNNING");
-        for (const [choice] of choices) {
-          if (state.status !== "RUNNING") break;
-          const task = waitingTask(state, choice);
-          state = ended(state, task, "COMPLETED", {}, (now += 10));
-          ({ state, now } = pacedOn(state, now));
-        }
-        expect(state.status, `after a restart of ${JSON.stringify(tasks)}`).toBe("COMPLETED");
-        expect(pending(state)).toEqual([]);
+        runsThroughFailures(tree, pick, choices, (task) => task, {});
       }),
       { numRuns: 300 },
     );
     // A second or two here; far more on a loaded CI machine.
   }, 60_000);
+
+  it("the same under a rate limit (admitted at each start and reopen) with HTTP calls whose outputs are cached (found for some)", () => {
+    const cached = (task: WorkflowTaskDef): WorkflowTaskDef => (task.type === "HTTP" ? { ...task, cacheConfig: { key: "${uri}", ttlInSecond: 60 } } : task);
+    fc.assert(
+      fc.property(shapes(0, false), fc.integer({ min: 0, max: 2 }), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 9 })), { minLength: 300, maxLength: 300 }), (tree, pick, choices) => {
+        runsThroughFailures(tree, pick, choices, cached, { rateLimitConfig: { concurrentExecLimit: 1 } });
+      }),
+      { numRuns: 150 },
+    );
+  }, 60_000);
 });
+
+/**
+ * Runs a definition of `tree` (each task passed through `adapt`, with `extra` definition fields) through failures, task
+ * retries, workflow retries and reruns, pauses and skips as `choices` say, then a rerun and a restart, checking that it
+ * never stalls or runs a task twice at once and completes each time.
+ */
+function runsThroughFailures(tree: Shape[], pick: number, choices: Array<[number, number]>, adapt: (task: WorkflowTaskDef) => WorkflowTaskDef, extra: Partial<WorkflowDef>): void {
+  // Every WAIT and HTTP call may be retried once.
+  const tasks = build(tree, { n: 0 }).map(function retried(task): WorkflowTaskDef {
+    return adapt({
+      ...task,
+      ...(task.type === "WAIT" || task.type === "HTTP" || task.type === "DYNAMIC" ? { retryCount: 1 } : {}),
+      ...(task.forkTasks ? { forkTasks: task.forkTasks.map((branch) => branch.map(retried)) } : {}),
+      ...(task.loopOver ? { loopOver: task.loopOver.map(retried) } : {}),
+      ...(task.decisionCases ? { decisionCases: Object.fromEntries(Object.entries(task.decisionCases).map(([key, branch]) => [key, branch.map(retried)])) } : {}),
+    });
+  });
+  const registered = validateWorkflowDef({ name: "random", version: 1, schemaVersion: 2, tasks, ...extra });
+  expect(registered.ok ? [] : registered.errors).toEqual([]);
+  // What a retry, rerun or restart leaves: running again, or, when what it runs again is answered from the cache (found
+  // before anything waits), already completed.
+  const reopened = JSON.stringify(tasks).includes("cacheConfig") ? ["RUNNING", "COMPLETED"] : ["RUNNING"];
+  let state = startedWith("random", registered.ok ? registered.value.tasks : [], { pick: String(pick) }, registered.ok ? { rateLimitConfig: registered.value.rateLimitConfig } : {}).state;
+  let now = 2_000;
+  // Failures for the first half of the choices only, so that the run can end.
+  for (const [index, [choice, roll]] of choices.entries()) {
+    if (state.status === "COMPLETED") break;
+    if (state.status === "FAILED") {
+      // Run it again: a retry, or a rerun from the task that failed (answered from the cache, it may complete at once).
+      const failed = state.tasks.findLast((task) => task.status === "FAILED");
+      const again: ExecutionEvent = roll % 2 === 0 || failed === undefined ? { type: "retry" } : { type: "rerun", fromTaskId: failed.taskId };
+      state = decide(state, again, env((now += 10))).state;
+      // Either runs the failed task again: the workflow runs on from there.
+      expect(reopened, `${again.type} of ${JSON.stringify(tasks)}`).toContain(state.status);
+      continue;
+    }
+    if (roll === 8) {
+      // Paused and resumed between two completions: nothing is lost or run twice.
+      state = decide(state, { type: "pause" }, env((now += 10))).state;
+      expect(state.status).toBe("PAUSED");
+      state = decide(state, { type: "resume" }, env((now += 10))).state;
+      ({ state, now } = pacedOn(state, now));
+      continue;
+    }
+    const task = waitingTask(state, choice);
+    if (roll === 9) {
+      // Skipped from outside instead (by its definition's name: a loop task's current run), as if done.
+      state = decide(state, { type: "skipTask", taskReferenceName: definitionReferenceName(task), taskOutput: { skipped: true } }, env((now += 10))).state;
+      expect(state.tasks.find((candidate) => candidate.taskId === task.taskId)?.status).toBe("SKIPPED");
+      ({ state, now } = pacedOn(state, now));
+      continue;
+    }
+    const status = index < 150 && roll < 3 ? "FAILED" : "COMPLETED";
+    state = ended(state, task, status, { by: task.referenceTaskName }, (now += 10));
+    ({ state, now } = pacedOn(state, now));
+  }
+  expect(state.status, `${JSON.stringify(tasks)} left ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
+  expect(pending(state)).toEqual([]);
+
+  // Completed, it is rerun from one of its WAITs or HTTP calls (any run of any): it runs on from there and completes again.
+  const waits = state.tasks.filter((task) => task.taskType === "WAIT" || task.taskType === "HTTP");
+  // (A SWITCH may have taken an empty branch: nothing ran to rerun from.)
+  if (waits.length === 0) return;
+  const from = waits[(choices[0]?.[0] ?? 0) % waits.length]!;
+  state = decide(state, { type: "rerun", fromTaskId: from.taskId }, env((now += 10))).state;
+  expect(reopened, `rerun from ${from.referenceTaskName} of ${JSON.stringify(tasks)}`).toContain(state.status);
+  for (const [choice] of choices) {
+    if (state.status !== "RUNNING") break;
+    const task = waitingTask(state, choice);
+    state = ended(state, task, "COMPLETED", { again: true }, (now += 10));
+    ({ state, now } = pacedOn(state, now));
+  }
+  expect(state.status, `after the rerun from ${from.referenceTaskName} of ${JSON.stringify(tasks)}, ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
+  expect(pending(state)).toEqual([]);
+
+  // And restarted: it runs from the start, as new, and completes again.
+  state = decide(state, { type: "restart" }, env((now += 10))).state;
+  expect(reopened).toContain(state.status);
+  for (const [choice] of choices) {
+    if (state.status !== "RUNNING") break;
+    const task = waitingTask(state, choice);
+    state = ended(state, task, "COMPLETED", {}, (now += 10));
+    ({ state, now } = pacedOn(state, now));
+  }
+  expect(state.status, `after a restart of ${JSON.stringify(tasks)}`).toBe("COMPLETED");
+  expect(pending(state)).toEqual([]);
+}
+
