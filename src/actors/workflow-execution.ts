@@ -2135,10 +2135,12 @@ export class WorkflowExecution extends DurableObject<Env> {
   ): Promise<ExecutionEvent> {
     switch (task.taskType) {
       case "HTTP":
+      case "HTTP_POLL":
         return dispatchHttp(task, input, {
           engine: this.#config.engine,
           maxResponseBytes: this.#config.httpMaxResponseBytes,
-          asyncCompleteAtTaskLevel: definition.asyncComplete,
+          // A poll's answer is always the poll's: it never waits to be completed from outside.
+          asyncCompleteAtTaskLevel: task.taskType === "HTTP" ? definition.asyncComplete : false,
           cancel,
           egress: this.#config.egress,
         });

@@ -529,7 +529,8 @@ function applyDispatchResult(draft: Draft, event: Extract<ExecutionEvent, { type
   // Branch on the resulting status: an oversized output has already turned the result into a failure.
   if (fields.status === "IN_PROGRESS") fields.awaitingExternal = event.awaitingExternal ?? true;
   else fields.endTime = env.now;
-  draft.updateTask(task.taskId, fields);
+  const afterResult = taskModule(task.taskType)?.afterResult;
+  draft.updateTask(task.taskId, afterResult === undefined ? fields : afterResult(task, fields, env));
   return true;
 }
 

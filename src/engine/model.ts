@@ -21,7 +21,8 @@ export type JsonObject = { [key: string]: JsonValue };
  * FORK_JOIN_DYNAMIC is a fork whose branches (one task each) its input gives when it runs. DYNAMIC runs one task whose
  * name (a worker's task, or a system task type) its input gives when it is scheduled. START_WORKFLOW starts another
  * workflow on its own (not a child); NOOP does nothing. YIELD (Orkes') waits until a signal or a task update resumes it.
- * EVENT publishes a Conductor internal event (its `sink`), which event handlers act on.
+ * EVENT publishes a Conductor internal event (its `sink`), which event handlers act on. HTTP_POLL calls an HTTP endpoint
+ * again and again, at its polling interval, until its `terminationCondition` holds for a response.
  */
 export const TASK_TYPES = [
   "HTTP",
@@ -45,6 +46,7 @@ export const TASK_TYPES = [
   "NOOP",
   "YIELD",
   "EVENT",
+  "HTTP_POLL",
 ] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];

@@ -39,11 +39,20 @@ export function taskScript(task: unknown): { source: string; field: string } | u
   const caseExpression = task["caseExpression"];
   // A DECISION's caseExpression is JavaScript whenever it is not blank (see decisionEvaluator).
   if (task["type"] === "DECISION" && typeof caseExpression === "string" && caseExpression.trim() !== "") return { source: caseExpression, field: "caseExpression" };
+  if (task["type"] === "HTTP_POLL") return httpPollCondition(task["inputParameters"]);
   const condition = task["loopCondition"];
   // A DO_WHILE's condition is javascript when no evaluatorType is given, as in Conductor OSS.
   const loopEvaluator = task["evaluatorType"] ?? "javascript";
   if (task["type"] === "DO_WHILE" && isScriptEvaluator(loopEvaluator) && typeof condition === "string" && condition.trim() !== "") return { source: condition, field: "loopCondition" };
   return undefined;
+}
+
+/** An HTTP_POLL's terminationCondition as written: in `http_request` (which wins) or flat in its input. */
+function httpPollCondition(input: unknown): { source: string; field: string } | undefined {
+  if (!isRecord(input)) return undefined;
+  const nested = input["http_request"];
+  if (isRecord(nested) && typeof nested["terminationCondition"] === "string") return { source: nested["terminationCondition"], field: "inputParameters.http_request.terminationCondition" };
+  return typeof input["terminationCondition"] === "string" ? { source: input["terminationCondition"], field: "inputParameters.terminationCondition" } : undefined;
 }
 
 function isScriptEvaluator(evaluatorType: unknown): boolean {

@@ -45,7 +45,7 @@ export function taskCacheKey(state: WorkflowExecution, task: TaskExecution, conf
  * wherever it is written (the client builders nest it).
  */
 function inputNamed(task: TaskExecution, name: string): JsonValue | undefined {
-  const request = task.taskType === "HTTP" ? task.inputData["http_request"] : undefined;
+  const request = task.taskType === "HTTP" || task.taskType === "HTTP_POLL" ? task.inputData["http_request"] : undefined;
   if (isJsonObjectValue(request) && Object.hasOwn(request, name)) return request[name];
   return Object.hasOwn(task.inputData, name) ? task.inputData[name] : undefined;
 }

@@ -24,6 +24,7 @@ import {
   forkTask,
   forkTaskJoin,
   getTaskContext,
+  httpPollTask,
   httpTask,
   inlineTask,
   joinTask,
@@ -766,6 +767,16 @@ describe("the official Conductor TypeScript client", () => {
     await metadata.removeWorkflowRateLimit(name);
     expect(await metadata.getWorkflowRateLimit(name)).toBeUndefined();
     expect((await metadata.getWorkflowDef(name)).rateLimitConfig).toBeUndefined();
+  });
+
+  it("an httpPollTask from the builders polls in wrangler dev until its terminationCondition holds, woken by the object's alarm", async () => {
+    const flow = new ConductorWorkflow(executor, `client_poll_${suffix}`);
+    flow.add(httpPollTask("poll", { http_request: { uri: target.url(`/count/poll-${suffix}`), method: "GET" }, pollingInterval: 1, pollingStrategy: "FIXED", terminationCondition: "$.output.response.body.n >= 2" }));
+    await flow.register(true);
+    const workflowId = await executor.startWorkflow({ name: flow.getName(), version: 1, input: {} });
+    const done = await workflowReaches(workflowId, "COMPLETED");
+    expect(taskOf(done, "poll")).toMatchObject({ status: "COMPLETED", outputData: { response: { body: { n: 2 } } } });
+    expect(await target.hits(`poll-${suffix}`)).toBe(2);
   });
 
   it("an httpTask with Orkes' cacheConfig answers a second run from the cache, without its request", async () => {

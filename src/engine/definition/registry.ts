@@ -9,6 +9,7 @@ import { validateEventTask } from "../tasks/event/validate";
 import { validateForkJoinTask, validateJoinTask } from "../tasks/fork-join/validate";
 import { validateForkJoinDynamicTask } from "../tasks/fork-join-dynamic/validate";
 import { validateHttpTask } from "../tasks/http/validate";
+import { validateHttpPollTask } from "../tasks/http-poll/validate";
 import { validateInlineTask } from "../tasks/inline/validate";
 import { validateJsonJqTransformTask } from "../tasks/json-jq-transform/validate";
 import { validateSetVariableTask } from "../tasks/set-variable/validate";
@@ -54,4 +55,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   // Waits to be resumed from outside: nothing of its own to check.
   YIELD: () => [],
   EVENT: validateEventTask,
+  HTTP_POLL: validateHttpPollTask,
 };

@@ -194,7 +194,7 @@ const TASK = fieldsOf({
 });
 
 /** The task types whose output `cacheConfig` caches (of Orkes' list, those this service runs). */
-const CACHEABLE_TYPES: ReadonlySet<string> = new Set(["HTTP", "SIMPLE"]);
+const CACHEABLE_TYPES: ReadonlySet<string> = new Set(["HTTP", "HTTP_POLL", "SIMPLE"]);
 
 /** Issues of a task's `cacheConfig` beyond its shape: a type that caches, and a key whose `${...}` parse and use no secret. */
 function cacheConfigIssues(raw: UnknownRecord, path: string): ValidationIssue[] {
@@ -202,7 +202,7 @@ function cacheConfigIssues(raw: UnknownRecord, path: string): ValidationIssue[] 
   if (!isRecord(config)) return [];
   const at = childPath(path, "cacheConfig");
   if (typeof raw["type"] === "string" && !CACHEABLE_TYPES.has(raw["type"])) {
-    return [{ path: at, message: `cacheConfig caches the output of HTTP and SIMPLE tasks only, not of a ${raw["type"]} task` }];
+    return [{ path: at, message: `cacheConfig caches the output of HTTP, HTTP_POLL and SIMPLE tasks only, not of a ${raw["type"]} task` }];
   }
   const key = config["key"];
   if (typeof key !== "string" || !hasExpression(key)) return [];

@@ -3,6 +3,7 @@ import { doWhileTask } from "./do-while";
 import { forkJoinTask, joinTask } from "./fork-join";
 import { forkJoinDynamicTask } from "./fork-join-dynamic";
 import { httpTask } from "./http";
+import { httpPollTask } from "./http-poll";
 import { humanTask } from "./human";
 import { inlineTask } from "./inline";
 import { jsonJqTransformTask } from "./json-jq-transform";
@@ -41,6 +42,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   NOOP: noopTask,
   YIELD: yieldTask,
   EVENT: eventTask,
+  HTTP_POLL: httpPollTask,
 };
 
 /**

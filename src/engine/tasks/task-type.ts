@@ -41,6 +41,11 @@ export interface TaskTypeModule {
    * Called for every dispatch, including re-dispatches.
    */
   attemptDeadline(task: TaskExecution, env: DecideEnv): number;
+  /**
+   * What the result of a dispatched attempt (`result`: its status, output, reason) makes of the task, when the type has
+   * more to say than that result (HTTP_POLL polls again until its condition holds). Absent: the result as it is.
+   */
+  afterResult?(task: TaskExecution, result: Partial<TaskExecution>, env: DecideEnv): Partial<TaskExecution>;
   /** How the task ends when its `timeoutAt` passes while it is still pending. */
   onTimeout?(task: TaskExecution, env: DecideEnv, definition: WorkflowTaskDef | undefined): Partial<TaskExecution>;
 }

@@ -1,0 +1,107 @@
+/**
+ * HTTP_POLL (Conductor's and Orkes'): an HTTP request made again and again, `pollingInterval` seconds apart (growing
+ * with `pollingStrategy`), until `terminationCondition`, JavaScript with `$` bound to the task's input and `$.output`
+ * to the latest response's output, holds. The request and its settings are the HTTP task's, flat in `inputParameters`
+ * or nested in `http_request` (nested winning, field by field). Between polls the task is SCHEDULED for its next call,
+ * holding nothing open; each call is an attempt like an HTTP task's, retried by the task's retry settings when it fails.
+ */
+import type { DecideEnv } from "../../config";
+import type { JsonObject, JsonValue, TaskExecution } from "../../model";
+import { httpTask } from "../http";
+import type { TaskTypeModule } from "../task-type";
+import { isJsonObjectValue } from "../workflow-start-fields";
+
+/** The polling strategies: the wait before poll n+1 is the interval, n times it, or 2^(n-1) times it. */
+export const POLLING_STRATEGIES = ["FIXED", "LINEAR_BACKOFF", "EXPONENTIAL_BACKOFF"] as const;
+
+/** The polling interval when none is given (seconds), as Conductor's. */
+export const DEFAULT_POLLING_INTERVAL_SECONDS = 60;
+
+/** Longest wait between two polls, whatever the strategy makes of the interval: a day. */
+export const MAX_POLL_WAIT_SECONDS = 24 * 60 * 60;
+
+/** What an HTTP_POLL's resolved input says about polling. */
+export interface PollSettings {
+  /** JavaScript; absent: true (the first answer ends the task). */
+  terminationCondition?: string;
+  intervalSeconds: number;
+  strategy: (typeof POLLING_STRATEGIES)[number];
+  /** Most polls before the task fails; 0: no limit (the task's timeouts bound it). */
+  maxPollCount: number;
+}
+
+/** A poll setting as given: nested in `http_request` or flat, nested winning (as the request's fields do). */
+export function pollSetting(input: JsonObject, name: string): JsonValue | undefined {
+  const nested = input["http_request"];
+  if (isJsonObjectValue(nested) && Object.hasOwn(nested, name)) return nested[name];
+  return Object.hasOwn(input, name) ? input[name] : undefined;
+}
+
+/** A whole number of at least `min` from a number or its digits (Conductor's examples send "60"), else undefined. */
+export function wholeNumber(value: JsonValue | undefined, min: number): number | undefined {
+  const number = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+  return typeof number === "number" && Number.isSafeInteger(number) && number >= min ? number : undefined;
+}
+
+/** The poll settings of a resolved input (validated at registration; a value resolved at run time falls back to the default). */
+export function pollSettings(input: JsonObject): PollSettings {
+  const condition = pollSetting(input, "terminationCondition");
+  const strategy = pollSetting(input, "pollingStrategy");
+  const settings: PollSettings = {
+    intervalSeconds: wholeNumber(pollSetting(input, "pollingInterval"), 1) ?? DEFAULT_POLLING_INTERVAL_SECONDS,
+    strategy: POLLING_STRATEGIES.find((known) => known === strategy) ?? "FIXED",
+    maxPollCount: wholeNumber(pollSetting(input, "maxPollCount"), 0) ?? 0,
+  };
+  if (typeof condition === "string" && condition.trim() !== "") settings.terminationCondition = condition;
+  return settings;
+}
+
+/** The wait (ms) after poll number `polls` (1 for the first) before the next, by `settings`. */
+export function pollWaitMs(settings: PollSettings, polls: number): number {
+  const factor = settings.strategy === "LINEAR_BACKOFF" ? polls : settings.strategy === "EXPONENTIAL_BACKOFF" ? 2 ** Math.min(polls - 1, 30) : 1;
+  return Math.min(settings.intervalSeconds * factor, MAX_POLL_WAIT_SECONDS) * 1000;
+}
+
+/**
+ * After a COMPLETED call: the task ends COMPLETED when the condition holds for the response (its output kept), fails
+ * for good when the condition cannot be evaluated or the polls are used up, and otherwise waits, SCHEDULED, for its
+ * next call. A failed call is the HTTP task's failure (retried by the retry settings).
+ */
+function afterPoll(task: TaskExecution, result: Partial<TaskExecution>, env: DecideEnv): Partial<TaskExecution> {
+  if (result.status !== "COMPLETED") return result;
+  const polls = (task.pollCount ?? 0) + 1;
+  const settings = pollSettings(task.inputData);
+  const output = result.outputData ?? {};
+  const counted = { ...result, pollCount: polls };
+  if (settings.terminationCondition === undefined) return counted;
+  const outcome = env.scripts.run(settings.terminationCondition, { ...task.inputData, output });
+  if (!outcome.ok) return { ...counted, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: `terminationCondition failed: ${outcome.error}` };
+  if (isTrue(outcome.value)) return counted;
+  if (settings.maxPollCount > 0 && polls >= settings.maxPollCount) {
+    return { ...counted, status: "FAILED", reasonForIncompletion: `terminationCondition did not hold within maxPollCount (${settings.maxPollCount}) polls` };
+  }
+  // Waits for its next call: SCHEDULED again, its latest response as its output; the alarm starts the next attempt.
+  return { ...counted, status: "SCHEDULED", endTime: 0, scheduledTime: env.now + pollWaitMs(settings, polls), awaitingExternal: false };
+}
+
+/** As Conductor's evaluator reads a condition: true, or a positive number (or text of one). */
+function isTrue(value: JsonValue): boolean {
+  if (typeof value === "boolean") return value;
+  if (typeof value === "number") return value > 0;
+  if (typeof value === "string") return value.trim() === "true" || Number(value) > 0;
+  return false;
+}
+
+/** The HTTP_POLL task: each call is dispatched as an HTTP task's; {@link afterPoll} decides what follows it. */
+export const httpPollTask: TaskTypeModule = {
+  type: "HTTP_POLL",
+  start(task, definition, execution, env) {
+    const started = httpTask.start(task, definition, execution, env);
+    // Timed from its first call: a later poll keeps that start time (the task definition's timeoutSeconds covers them all).
+    return { ...started, task: { ...started.task, startTime: task.startTime || env.now } };
+  },
+  attemptDeadline(task, env) {
+    return httpTask.attemptDeadline(task, env);
+  },
+  afterResult: afterPoll,
+};
