@@ -470,10 +470,12 @@ export interface TaskExecution {
  * The `Idempotency-Key` an HTTP task's request carries: the same for every delivery of one run of the task
  * (a repeat after an eviction is recognised as a duplicate), different for each rerun, which asks for the
  * call to be made again; a receiver that de-duplicates would otherwise answer a rerun with the first run's
- * stored response. A retry is a new task instance with its own id.
+ * stored response. A retry is a new task instance with its own id. Each call of an HTTP_POLL is a call of its
+ * own (it asks for a fresh answer): the polls made before it tell it apart.
  */
-export function deliveryKey(task: Pick<TaskExecution, "taskId" | "reruns">): string {
-  return task.reruns === undefined ? task.taskId : `${task.taskId}.rerun-${task.reruns}`;
+export function deliveryKey(task: Pick<TaskExecution, "taskId" | "reruns" | "pollCount" | "taskType">): string {
+  const run = task.reruns === undefined ? task.taskId : `${task.taskId}.rerun-${task.reruns}`;
+  return task.taskType === "HTTP_POLL" && (task.pollCount ?? 0) > 0 ? `${run}.poll-${task.pollCount}` : run;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createExecution, decide, nextDeadline } from "../../src/engine/decider";
 import { definitionScripts } from "../../src/engine/definition/scripts";
-import type { JsonObject, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { deliveryKey, type JsonObject, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
 import { pollWaitMs, pollSettings } from "../../src/engine/tasks/http-poll";
 import { toTaskView } from "../../src/engine/view";
 import { env, latestNamed, registrationErrors } from "./engine-env";
@@ -56,6 +56,10 @@ describe("an HTTP_POLL task", () => {
     const again = decide(waiting.state, { type: "tick", liveTaskIds: new Set() }, env(12_000));
     expect(again.effects).toEqual([{ kind: "dispatch", taskId: first.taskId, attempt: 2 }]);
     expect(latestNamed(again.state, "status")).toMatchObject({ status: "IN_PROGRESS", startTime: 1_000 });
+
+    // Each call asks for a fresh answer: its Idempotency-Key is its own (a repeat of one call after an eviction keeps it).
+    expect(deliveryKey(first)).toBe(first.taskId);
+    expect(deliveryKey(latestNamed(again.state, "status"))).toBe(`${first.taskId}.poll-1`);
 
     const done = answers(again.state, { state: "DONE" }, 13_000);
     expect(latestNamed(done.state, "status")).toMatchObject({ status: "COMPLETED", pollCount: 2, outputData: { response: { body: { state: "DONE" } } } });
