@@ -326,6 +326,27 @@ describe("web UI", () => {
     expect(admin.refusedLoads).toEqual([]);
   });
 
+  it("shows an HTTP_POLL between its calls: how many it made and when the next one is", async () => {
+    const { page } = admin;
+    const name = `${parentName}_polling`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com",
+        tasks: [{ name: "await_job", taskReferenceName: "await_job", type: "HTTP_POLL", inputParameters: { http_request: { uri: target.url(`/count/${name}`), method: "GET", terminationCondition: "false", pollingInterval: 3600 } } }],
+      },
+    });
+    const polling = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+    await expect.poll(async () => (await waitForStatus(server.url, adminKey, polling, ["RUNNING"])).tasks?.[0]?.["pollCount"], { timeout: STEP_TIMEOUT_MS }).toBe(1);
+    await page.goto(`${server.url}/#/executions/${polling}`);
+    await step(page, "await_job").click({ timeout: STEP_TIMEOUT_MS });
+    await expect.poll(() => page.locator(".fact", { hasText: "Polls" }).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("Polls1");
+    expect(await page.locator(".fact", { hasText: "Next call" }).count()).toBe(1);
+    await callOk(server.url, "DELETE", `/api/workflow/${polling}`, { key: adminKey });
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
   it("takes at most the characters of a Fail reason the service keeps, counting them, so the reason typed is the one stored", async () => {
     const { page } = admin;
     await callOk(server.url, "POST", "/api/metadata/workflow", {

@@ -233,8 +233,10 @@ export async function renderExecution(container, params, context, workflowId = "
         selected.inLoop ? fact("Instance", h("span", { className: "mono" }, task.referenceTaskName)) : null,
         selected.inLoop || taskTypeOf(task) === "DO_WHILE" ? fact("Iteration", String(task.iteration ?? 0)) : null,
         ...(simple ? workerFacts(task) : []),
+        // An HTTP_POLL between its calls is SCHEDULED for the next one.
+        taskTypeOf(task) === "HTTP_POLL" ? fact("Polls", String(task.pollCount ?? 0)) : null,
         attempts.length > 1 ? fact("Attempts", String(attempts.length)) : null,
-        fact("Scheduled", formatTime(task.scheduledTime)),
+        fact(taskTypeOf(task) === "HTTP_POLL" && task.status === "SCHEDULED" && (task.pollCount ?? 0) > 0 ? "Next call" : "Scheduled", formatTime(task.scheduledTime)),
         task.startTime ? fact("Started", formatTime(task.startTime)) : null,
         task.endTime ? fact("Ended", formatTime(task.endTime)) : null,
         task.subWorkflowId ? fact("Child", h("a", { href: `#/executions/${task.subWorkflowId}` }, task.subWorkflowId)) : null,
