@@ -3,6 +3,7 @@
  * next call woken by the execution object's alarm. Through the real router and objects, calling a real HTTP server on
  * 127.0.0.1 that counts the requests it gets.
  */
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { api, hits, register, startWorkflow, target, waitFor } from "./helpers";
@@ -29,6 +30,19 @@ describe("HTTP_POLL", () => {
     expect(done.output).toEqual({ polls: 3 });
     expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", pollCount: 3 });
     expect(await hits("poll-third")).toBe(3);
+  });
+
+  it("makes its next call after an eviction between two calls, from the stored schedule (the alarm), once each", async () => {
+    await register({
+      name: "poll_evicted",
+      tasks: [{ name: "p", taskReferenceName: "p", type: "HTTP_POLL", inputParameters: { uri: target("/count/poll-evicted"), method: "GET", terminationCondition: "$.output.response.body.n >= 2", pollingInterval: 1 } }],
+    });
+    const workflowId = await startWorkflow("poll_evicted");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+    await abortAllDurableObjects();
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"], 15_000);
+    expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", pollCount: 2 });
+    expect(await hits("poll-evicted")).toBe(2);
   });
 
   it("fails once maxPollCount polls did not satisfy it, and a failing call fails it as an HTTP task's would", async () => {
