@@ -1,5 +1,5 @@
 /**
- * Orkes' task output cache (`cacheConfig` of an HTTP or SIMPLE task): before such a task runs, an output cached under
+ * Orkes' task output cache (`cacheConfig` of an HTTP, HTTP_POLL or SIMPLE task): before such a task runs, an output cached under
  * its task name and key completes it instead (no request, no worker); otherwise its output is cached once it
  * completes. The decider marks what to look up and applies what was found; the actor reads and writes the cache.
  */
@@ -40,7 +40,7 @@ export function taskCacheKey(state: WorkflowExecution, task: TaskExecution, conf
 }
 
 /**
- * The task input `name` names in a key: the input's own; for an HTTP task, which takes its request flat or nested in
+ * The task input `name` names in a key: the input's own; for an HTTP or HTTP_POLL task, which takes its request flat or nested in
  * `http_request` (nested winning field by field), the request's field as it is sent, so that `${uri}` names the URI
  * wherever it is written (the client builders nest it).
  */

@@ -75,7 +75,7 @@ export class TaskDefRepository {
 
   /**
    * Creates or replaces task definitions in one atomic batch, `alongside` statements included (their tags). A replaced one keeps its createTime
-   * (as a replaced workflow definition does); its updateTime changes.
+   * and createdBy (as a replaced workflow definition does); its updateTime and updatedBy change. `by`: the user saving them.
    */
   async save(taskDefs: readonly TaskDef[], alongside: readonly D1PreparedStatement[] = [], by?: string): Promise<void> {
     const now = Date.now();
