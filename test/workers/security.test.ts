@@ -404,6 +404,25 @@ describe("RBAC", () => {
     expect(JSON.parse(denied).message).toContain("TASK_EXECUTE on task:${workflow.name}");
   });
 
+  it("GET /api/token/userInfo (Orkes' getUserInfo) tells the caller who they are, their roles with their permissions, and what they hold in all", async () => {
+    await apiOk("POST", "/api/security/roles", { name: "userinfo-readers", description: "reads billing", permissions: [{ action: "WORKFLOW_READ", scope: "workflow:billing_*" }] }, 201);
+    const user = await createUser("rbac-userinfo", { roles: ["userinfo-readers"], directPermissions: [{ action: "TASK_EXECUTE", scope: "task:ship" }] });
+    const info = (await (await call("GET", "/api/token/userInfo", orkes(user.token))).json()) as Record<string, unknown>;
+    expect(info).toEqual({
+      id: "rbac-userinfo",
+      name: "rbac-userinfo",
+      uuid: "rbac-userinfo",
+      applicationUser: false,
+      roles: [{ name: "userinfo-readers", permissions: [{ name: "WORKFLOW_READ", scope: "workflow:billing_*" }] }],
+      groups: [],
+      permissions: expect.arrayContaining([{ action: "WORKFLOW_READ", scope: "workflow:billing_*" }, { action: "TASK_EXECUTE", scope: "task:ship" }]),
+    });
+    expect((info["permissions"] as unknown[]).length).toBe(2);
+    // With an API key sent as it is too; without credentials, nothing.
+    expect(((await (await call("GET", "/api/token/userInfo", { "x-api-key": user.apiKey })).json()) as { id: string }).id).toBe("rbac-userinfo");
+    await expectStatus(await call("GET", "/api/token/userInfo", {}), 401, "UNAUTHENTICATED");
+  });
+
   it("GET /api/security/permissions reports effective permissions at a scope; other users need USER_ADMIN", async () => {
     const user = await createUser("rbac-erin", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:app_*" }, { action: "TASK_EXECUTE", scope: "*" }] });
     const own = (await (await call("GET", "/api/security/permissions?scope=workflow:app_billing", orkes(user.token))).json()) as { userId: string; permissions: string[] };

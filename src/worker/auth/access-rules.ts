@@ -75,6 +75,8 @@ const TASK_READ_PERMISSIONS: Grant[] = [at("TASK_READ"), at("WORKFLOW_READ", WOR
  */
 export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/security/permissions", methods: ["GET"], requiredPermissions: [] },
+  // Who the caller is: any authenticated caller, about themselves only.
+  { apiPath: "/api/token/userInfo", methods: ["GET"], requiredPermissions: [] },
   // A stored rule decides before the defaults, so writing one could open any route: not for USER_ADMINs.
   { apiPath: "/api/security/rules/*", methods: ["POST", "PUT", "PATCH", "DELETE"], requiredPermissions: [at("SYSTEM_ADMIN")] },
   { apiPath: "/api/security/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },

@@ -192,6 +192,19 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     return new Response(null, { status: 200 });
   });
 
+  // Orkes' TokenResource.getUserInfo: who the caller is, the roles assigned to them with their permissions, and what
+  // they may do in all (the service's own field: a grant's scope, and permissions held without a role).
+  router.get("/api/token/userInfo", async (request, env) => {
+    const principal = principalOf(request);
+    const store = new SecurityStore(env.DB);
+    const assigned = (await store.getAssignment(principal.userId))?.roles ?? [];
+    const roles = (await Promise.all(assigned.map((name) => store.getRole(name)))).flatMap((role) =>
+      role === null ? [] : [{ name: role.name, permissions: role.permissions.map((grant) => ({ name: grant.action, scope: grant.scope })) }],
+    );
+    const id = principal.userId;
+    return Response.json({ id, name: id, uuid: id, applicationUser: false, roles, groups: [], permissions: principal.grants });
+  });
+
   router.get("/api/security/permissions", async (request, env) => {
     const principal = principalOf(request);
     const scope = typeof request.query["scope"] === "string" && request.query["scope"] !== "" ? request.query["scope"] : "*";

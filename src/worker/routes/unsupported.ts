@@ -37,7 +37,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/applications/*", "Orkes applications (use API keys: /api/security/users/{userId}/api-keys)"],
   ["/api/applications", "Orkes applications (use API keys: /api/security/users/{userId}/api-keys)"],
   ["/api/auth/*", "Orkes authorization (use /api/security/roles and /api/security/rules)"],
-  ["/api/token/userInfo", "token user info (use GET /api/security/permissions?scope=*)"],
 ];
 
 /** Answers every {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS} path with 501 NOT_IMPLEMENTED naming the feature. */
