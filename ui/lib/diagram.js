@@ -87,7 +87,8 @@ function scriptLine(script) {
  * What a system task's step does, in a few words, from its definition: how long or until when a WAIT waits (or that
  * it waits to be completed by hand), which variables a SET_VARIABLE sets, how a TERMINATE ends the workflow, what an
  * INLINE computes, which jq filter a JSON_JQ_TRANSFORM runs, how often a DO_WHILE repeats its loop, that a HUMAN
- * waits for a person (and what for, from Orkes' displayName); null for other types.
+ * waits for a person (and what for, from Orkes' displayName), how often an HTTP_POLL calls and until what; null for
+ * other types.
  * @param {WorkflowTask} definitionTask
  * @returns {string | null}
  */
@@ -140,6 +141,15 @@ export function systemTaskNote(definitionTask) {
       return "waits for a signal";
     case "EVENT":
       return typeof definitionTask.sink === "string" ? `publishes to ${scriptLine(definitionTask.sink)}` : "publishes an event";
+    case "HTTP_POLL": {
+      // Its settings sit in http_request or flat, nested winning (as src/engine/tasks/http-poll reads them).
+      const nested = input["http_request"];
+      const setting = (/** @type {string} */ name) => nested !== null && typeof nested === "object" && Object.hasOwn(nested, name) ? /** @type {Record<string, unknown>} */ (nested)[name] : input[name];
+      const condition = setting("terminationCondition");
+      const interval = setting("pollingInterval");
+      const every = typeof interval === "number" || typeof interval === "string" ? `every ${interval} s` : "every 60 s";
+      return typeof condition === "string" && condition.trim() !== "" ? `polls ${every} until ${scriptLine(condition)}` : "calls once (no terminationCondition)";
+    }
     case "JOIN":
       if (definitionTask.joinOn === undefined && definitionTask.joinsForked === true) return "waits for every task its fork forks";
       // Every name: which branch tasks the JOIN waits for is the point of the step.
