@@ -22,7 +22,8 @@ export type JsonObject = { [key: string]: JsonValue };
  * name (a worker's task, or a system task type) its input gives when it is scheduled. START_WORKFLOW starts another
  * workflow on its own (not a child); NOOP does nothing. YIELD (Orkes') waits until a signal or a task update resumes it.
  * EVENT publishes a Conductor internal event (its `sink`), which event handlers act on. HTTP_POLL calls an HTTP endpoint
- * again and again, at its polling interval, until its `terminationCondition` holds for a response.
+ * again and again, at its polling interval, until its `terminationCondition` holds for a response. LAMBDA is
+ * Conductor's older INLINE: a JavaScript function body whose return value is the result.
  */
 export const TASK_TYPES = [
   "HTTP",
@@ -47,6 +48,7 @@ export const TASK_TYPES = [
   "YIELD",
   "EVENT",
   "HTTP_POLL",
+  "LAMBDA",
 ] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];

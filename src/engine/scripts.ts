@@ -5,6 +5,7 @@
  */
 import { isRecord } from "./definition/checks";
 import type { JsonObject, JsonValue, SwitchEvaluatorType } from "./model";
+import { lambdaScript } from "./tasks/lambda";
 
 /** What running a script gave: its completion value as JSON, or why it failed. */
 export type ScriptOutcome = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: string };
@@ -40,6 +41,12 @@ export function taskScript(task: unknown): { source: string; field: string } | u
   // A DECISION's caseExpression is JavaScript whenever it is not blank (see decisionEvaluator).
   if (task["type"] === "DECISION" && typeof caseExpression === "string" && caseExpression.trim() !== "") return { source: caseExpression, field: "caseExpression" };
   if (task["type"] === "HTTP_POLL") return httpPollCondition(task["inputParameters"]);
+  if (task["type"] === "LAMBDA") {
+    const input = task["inputParameters"];
+    const script = isRecord(input) ? input["scriptExpression"] : undefined;
+    // Checked as it runs: the body of a function called at once.
+    return typeof script === "string" ? { source: lambdaScript(script), field: "inputParameters.scriptExpression" } : undefined;
+  }
   const condition = task["loopCondition"];
   // A DO_WHILE's condition is javascript when no evaluatorType is given, as in Conductor OSS.
   const loopEvaluator = task["evaluatorType"] ?? "javascript";

@@ -17,6 +17,7 @@ const UNMOCKED_TYPES: ReadonlySet<TaskType> = new Set<TaskType>([
   "SET_VARIABLE",
   "FORK_JOIN",
   "INLINE",
+  "LAMBDA",
   "TERMINATE",
   "DECISION",
   "DYNAMIC",

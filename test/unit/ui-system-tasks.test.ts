@@ -41,6 +41,7 @@ describe("the UI and system tasks", () => {
     expect(systemTaskNote(step("HTTP_POLL", { http_request: { uri: "https://x", terminationCondition: "$.output.response.body.done", pollingInterval: "30" } }))).toBe("polls every 30 s until $.output.response.body.done");
     expect(systemTaskNote(step("HTTP_POLL", { uri: "https://x", terminationCondition: "true" }))).toBe("polls every 60 s until true");
     expect(systemTaskNote(step("HTTP_POLL", { uri: "https://x" }))).toBe("calls once (no terminationCondition)");
+    expect(systemTaskNote(step("LAMBDA", { scriptExpression: "return $.a + 1;" }))).toBe("computes return $.a + 1;");
     expect(systemTaskNote(step("INLINE", { evaluatorType: "javascript", expression: "$.a\n  + $.b" }))).toBe("computes $.a + $.b");
     expect(systemTaskNote(step("INLINE", { evaluatorType: "graaljs", expression: `(function () { return ${"1 + ".repeat(30)}1; })()` }))).toBe(
       `computes (function () { return ${"1 + ".repeat(30)}`.slice(0, 69) + "…",

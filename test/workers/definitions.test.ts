@@ -75,7 +75,7 @@ describe("registering definitions", () => {
 
 describe("invalid definitions are refused with precise validationErrors and nothing is written", () => {
   const cases: Array<[string, JsonObject, string]> = [
-    ["unknown task type", { ...valid("bad_type"), tasks: [{ name: "x", taskReferenceName: "x", type: "LAMBDA", inputParameters: {} }] }, "tasks[0].type"],
+    ["unknown task type", { ...valid("bad_type"), tasks: [{ name: "x", taskReferenceName: "x", type: "KAFKA_PUBLISH", inputParameters: {} }] }, "tasks[0].type"],
     ["missing uri", { ...valid("bad_uri"), tasks: [httpTask("x", { method: "GET" })] }, "tasks[0].inputParameters.uri"],
     ["missing method (nested)", { ...valid("bad_method"), tasks: [httpTask("x", { http_request: { uri: "http://a.test/" } })] }, "tasks[0].inputParameters.http_request.method"],
     ["method not in the list", { ...valid("bad_verb"), tasks: [httpTask("x", { uri: "http://a.test/", method: "FETCH" })] }, "tasks[0].inputParameters.method"],

@@ -115,3 +115,22 @@ describe("INLINE through the router", () => {
     });
   });
 });
+
+describe("LAMBDA (Conductor's older INLINE)", () => {
+  it("runs its function body through the router and objects, the next task reading its result; a syntax error is refused at registration", async () => {
+    await register({
+      name: "lambda_flow",
+      tasks: [{ name: "calc", taskReferenceName: "calc", type: "LAMBDA", inputParameters: { n: "${workflow.input.n}", scriptExpression: "var doubled = $.n * 2; return { doubled: doubled };" } }],
+      outputParameters: { doubled: "${calc.output.result.doubled}" },
+    });
+    const done = await waitFor(await startWorkflow("lambda_flow", { n: 21 }), ["COMPLETED", "FAILED"]);
+    expect(done.output).toEqual({ doubled: 42 });
+
+    const refused = await api("POST", "/api/metadata/workflow", {
+      name: "lambda_refused", version: 1, schemaVersion: 2, ownerEmail: "test@example.com",
+      tasks: [{ name: "calc", taskReferenceName: "calc", type: "LAMBDA", inputParameters: { scriptExpression: "return {" } }],
+    });
+    expect(refused.status).toBe(400);
+    expect((await refused.json<{ validationErrors: Array<{ path: string }> }>()).validationErrors.map((issue) => issue.path)).toEqual(["tasks[0].inputParameters.scriptExpression"]);
+  });
+});

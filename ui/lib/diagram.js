@@ -30,7 +30,7 @@ import { formatDuration, h, statusBadge } from "./dom.js";
  */
 
 /** The system task types a DYNAMIC can run as (src/engine/tasks/dynamic): any other name it chooses is a worker's task. */
-const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "HTTP_POLL", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "TERMINATE", "INLINE", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP", "YIELD", "EVENT"]);
+const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "HTTP_POLL", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "TERMINATE", "INLINE", "LAMBDA", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP", "YIELD", "EVENT"]);
 
 /**
  * A task's type as its definition gives it. Not `taskType`: as in Conductor, a SIMPLE (worker) task's `taskType` is
@@ -112,6 +112,8 @@ export function systemTaskNote(definitionTask) {
       if (input["evaluatorType"] === "value-param") return `takes input ${expression.replace(/\s+/g, " ").trim()}`;
       return `computes ${scriptLine(expression)}`;
     }
+    case "LAMBDA":
+      return `computes ${scriptLine(typeof input["scriptExpression"] === "string" ? input["scriptExpression"] : "")}`;
     case "JSON_JQ_TRANSFORM":
       return `transforms with jq ${scriptLine(typeof input["queryExpression"] === "string" ? input["queryExpression"] : "")}`;
     case "DO_WHILE":

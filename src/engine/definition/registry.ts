@@ -12,6 +12,7 @@ import { validateHttpTask } from "../tasks/http/validate";
 import { validateHttpPollTask } from "../tasks/http-poll/validate";
 import { validateInlineTask } from "../tasks/inline/validate";
 import { validateJsonJqTransformTask } from "../tasks/json-jq-transform/validate";
+import { validateLambdaTask } from "../tasks/lambda/validate";
 import { validateSetVariableTask } from "../tasks/set-variable/validate";
 import { validateStartWorkflowTask } from "../tasks/start-workflow/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
@@ -56,4 +57,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   YIELD: () => [],
   EVENT: validateEventTask,
   HTTP_POLL: validateHttpPollTask,
+  LAMBDA: validateLambdaTask,
 };

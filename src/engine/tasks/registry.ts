@@ -7,6 +7,7 @@ import { httpPollTask } from "./http-poll";
 import { humanTask } from "./human";
 import { inlineTask } from "./inline";
 import { jsonJqTransformTask } from "./json-jq-transform";
+import { lambdaTask } from "./lambda";
 import { setVariableTask } from "./set-variable";
 import { noopTask } from "./noop";
 import { simpleTask } from "./simple";
@@ -43,6 +44,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   YIELD: yieldTask,
   EVENT: eventTask,
   HTTP_POLL: httpPollTask,
+  LAMBDA: lambdaTask,
 };
 
 /**
