@@ -5,7 +5,6 @@
  */
 import { isRecord } from "./definition/checks";
 import type { JsonObject, JsonValue, SwitchEvaluatorType } from "./model";
-import { lambdaScript } from "./tasks/lambda";
 
 /** What running a script gave: its completion value as JSON, or why it failed. */
 export type ScriptOutcome = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: string };
@@ -52,6 +51,14 @@ export function taskScript(task: unknown): { source: string; field: string } | u
   const loopEvaluator = task["evaluatorType"] ?? "javascript";
   if (task["type"] === "DO_WHILE" && isScriptEvaluator(loopEvaluator) && typeof condition === "string" && condition.trim() !== "") return { source: condition, field: "loopCondition" };
   return undefined;
+}
+
+/**
+ * The script LAMBDA runs for `scriptExpression`: Conductor's LAMBDA takes a function body (`if ($.a) { return 1 }`),
+ * so it runs as the body of a function called at once, its return value the result.
+ */
+export function lambdaScript(scriptExpression: string): string {
+  return `(function () {\n${scriptExpression}\n})()`;
 }
 
 /** An HTTP_POLL's terminationCondition as written: in `http_request` (which wins) or flat in its input. */

@@ -1,8 +1,9 @@
 import { isOneOf } from "../../definition/checks";
 import { unstorableReason } from "../../limits";
-import { evaluateWith } from "../../scripts";
+import type { DecideEnv } from "../../config";
+import { evaluateWith, type ScriptOutcome } from "../../scripts";
 import type { TaskExecution } from "../../model";
-import type { TaskTypeModule } from "../task-type";
+import type { TaskStart, TaskTypeModule } from "../task-type";
 
 /** INLINE's evaluator types, as Conductor's: `value-param` reads an input parameter, the others run JavaScript. */
 export const INLINE_EVALUATOR_TYPES = ["javascript", "graaljs", "value-param"] as const;
@@ -17,25 +18,33 @@ export const isInlineEvaluatorType = isOneOf(INLINE_EVALUATOR_TYPES);
  * value; `value-param` takes the input parameter `expression` names. A script that throws, does not parse or runs
  * past its budget fails the task (retried as its retry settings say) with the error as reason and `output.error`.
  */
+/**
+ * How a task that computes its result in the engine (INLINE, LAMBDA: `type`) ends, in the same decision: COMPLETED with
+ * the value as `output.result`, or FAILED with the reason as `output.error`, saying the script failed (`ranScript`) or,
+ * for a task that could not run it, what was wrong.
+ */
+export function computed(task: TaskExecution, type: string, outcome: ScriptOutcome, env: DecideEnv, ranScript = true): TaskStart {
+  const ended = { ...task, startTime: env.now, endTime: env.now, updateTime: env.now };
+  const failed = (reason: string): TaskStart => ({ task: { ...ended, status: "FAILED", reasonForIncompletion: reason, outputData: { error: reason } }, dispatch: false });
+  if (!outcome.ok) return failed(ranScript ? `The ${type} script failed: ${outcome.error}` : `${type} ${outcome.error}`);
+  const outputData = { result: outcome.value };
+  // A script's value comes from outside the engine's control, like a response body.
+  const unstorable = unstorableReason(`The ${type} task's output`, outputData, env.config.maxPayloadBytes);
+  if (unstorable !== undefined) return failed(unstorable);
+  return { task: { ...ended, status: "COMPLETED", outputData }, dispatch: false };
+}
+
 export const inlineTask: TaskTypeModule = {
   type: "INLINE",
   start(task, _definition, _execution, env) {
-    const ended = { ...task, startTime: env.now, endTime: env.now, updateTime: env.now };
-    const failed = (reason: string): TaskExecution => ({ ...ended, status: "FAILED", reasonForIncompletion: reason, outputData: { error: reason } });
     const evaluatorType = task.inputData["evaluatorType"];
     const expression = task.inputData["expression"];
-    if (typeof expression !== "string" || expression.trim() === "") return { task: failed("INLINE inputParameters.expression must be a non-empty string"), dispatch: false };
+    if (typeof expression !== "string" || expression.trim() === "") return computed(task, "INLINE", { ok: false, error: "inputParameters.expression must be a non-empty string" }, env, false);
     if (!isInlineEvaluatorType(evaluatorType)) {
-      return { task: failed(`INLINE inputParameters.evaluatorType must be one of ${INLINE_EVALUATOR_TYPES.join(", ")}`), dispatch: false };
+      return computed(task, "INLINE", { ok: false, error: `inputParameters.evaluatorType must be one of ${INLINE_EVALUATOR_TYPES.join(", ")}` }, env, false);
     }
     // value-param never fails: only a script can.
-    const outcome = evaluateWith(evaluatorType, expression, task.inputData, env.scripts);
-    if (!outcome.ok) return { task: failed(`The INLINE script failed: ${outcome.error}`), dispatch: false };
-    const outputData = { result: outcome.value };
-    // A script's value comes from outside the engine's control, like a response body.
-    const unstorable = unstorableReason("The INLINE task's output", outputData, env.config.maxPayloadBytes);
-    if (unstorable !== undefined) return { task: failed(unstorable), dispatch: false };
-    return { task: { ...ended, status: "COMPLETED", outputData }, dispatch: false };
+    return computed(task, "INLINE", evaluateWith(evaluatorType, expression, task.inputData, env.scripts), env);
   },
   attemptDeadline(_task, env) {
     return env.now;
