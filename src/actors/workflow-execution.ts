@@ -39,6 +39,7 @@ import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type W
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import { statusPublication, type StatusPublication } from "../engine/status-listener";
 import { applyTestMocks } from "../engine/test-run";
+import { limitChanges, type LimitEntry } from "../engine/rate-limit";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { cutToBytes } from "../engine/limits";
 import { instanceTask, planOf } from "../engine/plan";
@@ -263,14 +264,6 @@ const LIMIT_LEAVE_META = "limitLeave:";
 
 /** The meta key of the owed entry under a rate limit (see {@link WorkflowExecution.#limitEntry}). */
 const LIMIT_ENTRY_META = "limitEntry";
-
-/** An entry under a rate limit this execution owes (see {@link WorkflowExecution.#limitEntry}): `ExecutionLimit.enter`'s arguments. */
-interface LimitEntry {
-  key: string;
-  limit: number;
-  /** When the definition that set `limit` was registered (0 for one given inline). */
-  definedAt: number;
-}
 
 /** Prefix of the meta keys of owed writes to the task output cache (see {@link WorkflowExecution.#cacheWrites}). */
 const CACHE_WRITE_META = "cacheWrite:";
@@ -1370,20 +1363,16 @@ export class WorkflowExecution extends DurableObject<Env> {
    * follows is harmless either way).
    */
   #oweLimitChanges(previous: Execution | null, state: Execution): void {
-    const wasActive = previous !== null && !TERMINAL_WORKFLOW_STATUSES.has(previous.status);
-    const isActive = !TERMINAL_WORKFLOW_STATUSES.has(state.status);
-    const endedKey = wasActive && !isActive ? previous.rateLimitKey : undefined;
-    if (endedKey !== undefined) {
+    const { leave, enter } = limitChanges(previous, state);
+    if (leave !== undefined) {
       this.#limitEntry = undefined;
       this.#store.deleteMeta(LIMIT_ENTRY_META);
-      this.#limitLeaves.add(endedKey);
-      this.#store.setMeta(LIMIT_LEAVE_META + endedKey, "1");
+      this.#limitLeaves.add(leave);
+      this.#store.setMeta(LIMIT_LEAVE_META + leave, "1");
     }
-    const limit = state.definition.rateLimitConfig?.concurrentExecLimit;
-    if (!wasActive && isActive && state.rateLimited === true && state.rateLimitKey !== undefined && limit !== undefined) {
-      const definedAt = state.definition.updateTime ?? state.definition.createTime ?? 0;
-      this.#limitEntry = { key: state.rateLimitKey, limit, definedAt };
-      this.#store.setMeta(LIMIT_ENTRY_META, JSON.stringify(this.#limitEntry));
+    if (enter !== undefined) {
+      this.#limitEntry = enter;
+      this.#store.setMeta(LIMIT_ENTRY_META, JSON.stringify(enter));
     }
   }
 

@@ -7,7 +7,7 @@
 import type { DecideEnv } from "./config";
 import { evaluationContext, maskedSecrets } from "./evaluation";
 import { hasExpression, resolveValue } from "./expressions";
-import type { JsonValue, WorkflowExecution } from "./model";
+import { TERMINAL_WORKFLOW_STATUSES, type JsonValue, type WorkflowExecution } from "./model";
 
 /**
  * The fields that make `state` (just started or reopened) wait for a place under its definition's rate limit, or none
@@ -36,4 +36,29 @@ export function rateLimitKeyOf(state: WorkflowExecution, declared: string | unde
   if (resolved === null || resolved === undefined) return state.workflowName;
   const key = typeof resolved === "string" ? resolved.trim() : JSON.stringify(resolved);
   return key === "" ? state.workflowName : key;
+}
+
+/** An entry under a rate limit an execution owes (the limit object's `enter` arguments). */
+export interface LimitEntry {
+  key: string;
+  limit: number;
+  /** When the definition that set `limit` was registered (0 for one given inline): the newest one's limit is kept. */
+  definedAt: number;
+}
+
+/**
+ * What `next` (decided on `previous`, null for a new execution) owes its rate limits: the key whose place it gives up
+ * because it ended, and the entry it asks for because it started or reopened waiting (`rateLimited`). Either may be
+ * absent; an entry not made yet when the execution ends is dropped with the ending (the leave follows either way).
+ */
+export function limitChanges(previous: WorkflowExecution | null, next: WorkflowExecution): { leave?: string; enter?: LimitEntry } {
+  const wasActive = previous !== null && !TERMINAL_WORKFLOW_STATUSES.has(previous.status);
+  const isActive = !TERMINAL_WORKFLOW_STATUSES.has(next.status);
+  const changes: { leave?: string; enter?: LimitEntry } = {};
+  if (wasActive && !isActive && previous.rateLimitKey !== undefined) changes.leave = previous.rateLimitKey;
+  const limit = next.definition.rateLimitConfig?.concurrentExecLimit;
+  if (!wasActive && isActive && next.rateLimited === true && next.rateLimitKey !== undefined && limit !== undefined) {
+    changes.enter = { key: next.rateLimitKey, limit, definedAt: next.definition.updateTime ?? next.definition.createTime ?? 0 };
+  }
+  return changes;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createExecution, decide, nextDeadline, type NewExecution } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { RateLimitConfig, WorkflowDef, WorkflowExecution } from "../../src/engine/model";
-import { rateLimitKeyOf } from "../../src/engine/rate-limit";
+import { limitChanges, rateLimitKeyOf } from "../../src/engine/rate-limit";
 import { toWorkflowView } from "../../src/engine/view";
 import { attemptEnds, env, httpGet, latestNamed, refusal } from "./engine-env";
 
@@ -124,5 +124,20 @@ describe("an execution under a rate limit", () => {
   it("refuses what a waiting execution cannot do as any running one", () => {
     const waiting = started(limited({ concurrentExecLimit: 1 }));
     expect(refusal(waiting, { type: "retry" }, 2_000).kind).toBe("CONFLICT");
+  });
+
+  it("owes its limit an entry when it starts or reopens waiting and a leave when it ends, nothing otherwise", () => {
+    const waiting = started(limited({ rateLimitKey: "k", concurrentExecLimit: 2 }, { updateTime: 500 }));
+    expect(limitChanges(null, waiting)).toEqual({ enter: { key: "k", limit: 2, definedAt: 500 } });
+    const running = decide(waiting, { type: "admitted" }, env(1_500)).state;
+    expect(limitChanges(waiting, running)).toEqual({});
+    const ended = decide(running, { type: "terminate" }, env(2_000)).state;
+    expect(limitChanges(running, ended)).toEqual({ leave: "k" });
+    const reopened = decide(ended, { type: "restart" }, env(3_000)).state;
+    expect(limitChanges(ended, reopened)).toEqual({ enter: { key: "k", limit: 2, definedAt: 500 } });
+    // Ended while it still waited: the leave (its turn), no entry.
+    expect(limitChanges(waiting, decide(waiting, { type: "terminate" }, env(2_000)).state)).toEqual({ leave: "k" });
+    const plain = started(limited(undefined));
+    expect(limitChanges(null, plain)).toEqual({});
   });
 });

@@ -132,5 +132,6 @@ describe("LAMBDA (Conductor's older INLINE)", () => {
     });
     expect(refused.status).toBe(400);
     expect((await refused.json<{ validationErrors: Array<{ path: string }> }>()).validationErrors.map((issue) => issue.path)).toEqual(["tasks[0].inputParameters.scriptExpression"]);
+    expect((await api("GET", "/api/metadata/workflow/lambda_refused")).status).toBe(404);
   });
 });
