@@ -1,5 +1,5 @@
 // @ts-check
-import { forgetPermissions, isLoggedIn, logOut, me, setSessionEndHandler } from "./lib/api.js";
+import { forgetPermissions, isLoggedIn, logOut, me, setSessionEndHandler, errorMessage } from "./lib/api.js";
 import { h, replaceChildren } from "./lib/dom.js";
 import { renderDefinition, renderDefinitionEditor } from "./views/definition.js";
 import { renderDefinitions } from "./views/definitions.js";
@@ -93,7 +93,7 @@ async function route() {
     try {
       await view(main, params, context, ...match.slice(1).map((part) => decodeURIComponent(part)));
     } catch (error) {
-      if (context.active()) notify(error instanceof Error ? error.message : String(error), "error");
+      if (context.active()) notify(errorMessage(error), "error");
     }
     return;
   }

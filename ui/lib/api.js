@@ -23,6 +23,15 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * What to tell the user about a failure: the API's message (or any error's), or the thrown value as text.
+ * @param {unknown} error
+ * @returns {string}
+ */
+export function errorMessage(error) {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** @returns {boolean} */
 export function isLoggedIn() {
   return sessionStorage.getItem(TOKEN_KEY) !== null;

@@ -1,4 +1,5 @@
 // @ts-check
+import { errorMessage } from "./api.js";
 import { formatDuration, h, statusBadge } from "./dom.js";
 
 /**
@@ -579,7 +580,7 @@ function nestedChild(childId, loadChild) {
     loaded = true;
     loadChild(childId).then(
       (element) => details.append(element),
-      (error) => details.append(h("p", { className: "error" }, String(error instanceof Error ? error.message : error))),
+      (error) => details.append(h("p", { className: "error" }, errorMessage(error))),
     );
   });
   return details;

@@ -1,5 +1,5 @@
 // @ts-check
-import { ApiError } from "./api.js";
+import { ApiError, errorMessage } from "./api.js";
 import { openDialog } from "./dialog.js";
 import { h } from "./dom.js";
 import { jsonEditor, readObject } from "./json-editor.js";
@@ -42,7 +42,7 @@ export function entityEditor(options, context) {
       try {
         entity = readObject(editor);
       } catch (error) {
-        message.textContent = error instanceof Error ? error.message : String(error);
+        message.textContent = errorMessage(error);
         return;
       }
       if (name !== undefined && entity["name"] !== name) {
@@ -55,7 +55,7 @@ export function entityEditor(options, context) {
         context.notify(`Saved ${kind} ${String(entity["name"])}`);
         context.go(listHref);
       } catch (error) {
-        message.textContent = error instanceof Error ? error.message : String(error);
+        message.textContent = errorMessage(error);
         if (error instanceof ApiError && error.validationErrors.length > 0) editor.showErrors(error.validationErrors);
       } finally {
         save.disabled = false;

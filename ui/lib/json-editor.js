@@ -1,4 +1,5 @@
 // @ts-check
+import { errorMessage } from "./api.js";
 import { h, replaceChildren } from "./dom.js";
 import { lineOfPath, prettyWithPaths } from "./json-paths.js";
 
@@ -76,7 +77,7 @@ export function jsonEditor({ label, value, rows = 18, id, readOnly = false }) {
       try {
         value = JSON.parse(textarea.value);
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = errorMessage(error);
         throw new SyntaxError(`Not valid JSON: ${message}`, { cause: { line: lineOfSyntaxError(textarea.value, message) } });
       }
       editor.write(value);
@@ -125,7 +126,7 @@ export function readObject(editor) {
     value = editor.read();
   } catch (error) {
     const line = error instanceof SyntaxError ? /** @type {{line?: number} | undefined} */ (error.cause)?.line : undefined;
-    editor.showProblem(error instanceof Error ? error.message : String(error), line);
+    editor.showProblem(errorMessage(error), line);
     throw new Error("Fix the JSON first.");
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {

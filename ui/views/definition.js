@@ -1,5 +1,5 @@
 // @ts-check
-import { ApiError, api, permissionsAt } from "../lib/api.js";
+import { ApiError, api, permissionsAt, errorMessage } from "../lib/api.js";
 import { diagram, stepsOf } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
 import { h, limitedInput, replaceChildren } from "../lib/dom.js";
@@ -130,7 +130,7 @@ export async function renderDefinitionEditor(container, _params, context, name, 
       try {
         definition = readObject(editor);
       } catch (error) {
-        message.textContent = error instanceof Error ? error.message : String(error);
+        message.textContent = errorMessage(error);
         return;
       }
       save.disabled = true;
@@ -141,7 +141,7 @@ export async function renderDefinitionEditor(container, _params, context, name, 
         context.notify(`Saved ${String(definition["name"])} v${String(definition["version"] ?? 1)}`);
         context.go(`#/definitions/${encodeURIComponent(String(definition["name"]))}/${String(definition["version"] ?? 1)}`);
       } catch (error) {
-        message.textContent = error instanceof Error ? error.message : String(error);
+        message.textContent = errorMessage(error);
         if (error instanceof ApiError && error.validationErrors.length > 0) {
           editor.showErrors(error.validationErrors.map((issue) => ({ ...issue, path: issue.path.replace(/^\[0\]\.?|^0\.?/, "") })));
         }

@@ -1,5 +1,5 @@
 // @ts-check
-import { ApiError, api, permissionsAt } from "../lib/api.js";
+import { ApiError, api, permissionsAt, errorMessage } from "../lib/api.js";
 import { allSteps, attemptsOf, diagram, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
 import { formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
@@ -100,7 +100,7 @@ export async function renderExecution(container, params, context, workflowId = "
       await run();
       context.notify(`${label}: done`);
     } catch (error) {
-      context.notify(`${label}: ${error instanceof Error ? error.message : String(error)}`, "error");
+      context.notify(`${label}: ${errorMessage(error)}`, "error");
     }
     await load().catch(() => {});
   }
@@ -275,7 +275,7 @@ export async function renderExecution(container, params, context, workflowId = "
           if (focused) box.focus();
         },
         (error) => {
-          if (context.active()) replaceChildren(box, h("p", { className: "error-text" }, `The logs could not be read: ${error instanceof Error ? error.message : String(error)}`));
+          if (context.active()) replaceChildren(box, h("p", { className: "error-text" }, `The logs could not be read: ${errorMessage(error)}`));
         });
     };
     if (shownLogs.taskId === task.taskId) show();
@@ -382,7 +382,7 @@ export async function renderExecution(container, params, context, workflowId = "
     }
     const settled = workflow !== undefined && TERMINAL.has(workflow.status);
     if (!settled && document.visibilityState === "visible" && !document.querySelector("dialog[open]")) {
-      load().catch((error) => context.notify(error instanceof Error ? error.message : String(error), "error"));
+      load().catch((error) => context.notify(errorMessage(error), "error"));
     }
   }, REFRESH_MS);
 }

@@ -1,5 +1,5 @@
 // @ts-check
-import { api, permissionsAt } from "../lib/api.js";
+import { api, permissionsAt, errorMessage } from "../lib/api.js";
 import { formatDuration, formatTime, h, keepingFocus, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
 import { pager, searchForm, searchHash } from "../lib/search-page.js";
 import { executionSelection } from "./execution-selection.js";
@@ -98,7 +98,7 @@ export async function renderExecutions(container, params, context) {
       lastSeen = seen;
       updated.textContent = `updated ${formatTime(Date.now()).slice(11, 19)}`;
     } catch (error) {
-      if (context.active()) replaceChildren(results, h("p", { className: "error", role: "alert" }, error instanceof Error ? error.message : String(error)));
+      if (context.active()) replaceChildren(results, h("p", { className: "error", role: "alert" }, errorMessage(error)));
     } finally {
       results.setAttribute("aria-busy", "false");
     }

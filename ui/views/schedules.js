@@ -1,5 +1,5 @@
 // @ts-check
-import { api, ApiError, permissionsAt } from "../lib/api.js";
+import { api, ApiError, permissionsAt, errorMessage } from "../lib/api.js";
 import { openDialog } from "../lib/dialog.js";
 import { formatTime, h, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
@@ -281,7 +281,7 @@ export async function renderScheduleEditor(container, _params, context, name) {
       try {
         void showFires(readObject(editor));
       } catch (error) {
-        firesError.textContent = error instanceof Error ? error.message : String(error);
+        firesError.textContent = errorMessage(error);
       }
     },
   }, "Preview the edited schedule") : null;
@@ -296,7 +296,7 @@ export async function renderScheduleEditor(container, _params, context, name) {
       try {
         schedule = readObject(editor);
       } catch (error) {
-        message.textContent = error instanceof Error ? error.message : String(error);
+        message.textContent = errorMessage(error);
         return;
       }
       if (existing && schedule["name"] !== existing.name) {
@@ -315,7 +315,7 @@ export async function renderScheduleEditor(container, _params, context, name) {
         context.notify(`Saved schedule ${saved.name}`);
         context.go(schedulePath(saved.name));
       } catch (error) {
-        message.textContent = error instanceof Error ? error.message : String(error);
+        message.textContent = errorMessage(error);
         if (error instanceof ApiError && error.validationErrors.length > 0) editor.showErrors(error.validationErrors);
       } finally {
         save.disabled = false;

@@ -1,5 +1,5 @@
 // @ts-check
-import { api, permissionsAt } from "../lib/api.js";
+import { api, permissionsAt, errorMessage } from "../lib/api.js";
 import { formatDuration, formatTime, h, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
 import { pager, searchForm, searchHash } from "../lib/search-page.js";
 
@@ -83,7 +83,7 @@ export async function renderTasks(container, params, context) {
       const page = /** @type {{ totalHits: number, results: TaskSummary[] }} */ (await api("GET", `/api/tasks/search?${searchQuery}`));
       if (context.active()) renderPage(page);
     } catch (error) {
-      if (context.active()) replaceChildren(results, h("p", { className: "error", role: "alert" }, error instanceof Error ? error.message : String(error)));
+      if (context.active()) replaceChildren(results, h("p", { className: "error", role: "alert" }, errorMessage(error)));
     } finally {
       results.setAttribute("aria-busy", "false");
     }
