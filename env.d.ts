@@ -49,6 +49,8 @@ interface Env {
   EGRESS_ALLOW_PRIVATE?: string;
   /** How many objects batch search-row writes to D1 (default 1). */
   INDEX_WRITER_SHARDS?: string;
+  /** How long finished executions are kept before they are removed ("30d", "12h"); unset keeps them (see src/engine/retention.ts). */
+  EXECUTION_RETENTION?: string;
 }
 declare namespace Cloudflare {
   interface Env extends globalThis.Env {}

@@ -40,6 +40,7 @@ import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-
 import { statusPublication, type StatusPublication } from "../engine/status-listener";
 import { applyTestMocks } from "../engine/test-run";
 import { limitChanges, type LimitEntry } from "../engine/rate-limit";
+import { removalDueAt } from "../engine/retention";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { cutToBytes } from "../engine/limits";
 import { instanceTask, planOf } from "../engine/plan";
@@ -547,7 +548,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     // Removed while this call waited (it could finish meanwhile): there is nothing left to show.
     const execution = this.#execution;
     if (!execution || this.#removing) return refused(this.#notFound());
-    return ok({ workflowJson: JSON.stringify(toWorkflowView(execution, true)), status: execution.status });
+    return ok({ workflowJson: this.#workflowJson(execution, true), status: execution.status });
   }
 
   /**
@@ -579,7 +580,12 @@ export class WorkflowExecution extends DurableObject<Env> {
   async getWorkflowJson(includeTasks: boolean): Promise<string | null> {
     this.#recover();
     // Being removed: its search row may already be gone, so it is gone for readers too.
-    return this.#execution && !this.#removing ? JSON.stringify(toWorkflowView(this.#execution, includeTasks)) : null;
+    return this.#execution && !this.#removing ? this.#workflowJson(this.#execution, includeTasks) : null;
+  }
+
+  /** Conductor's Workflow JSON of `execution`, with the time its retention removes it, if it will. */
+  #workflowJson(execution: Execution, includeTasks: boolean): string {
+    return JSON.stringify(toWorkflowView(execution, includeTasks, removalDueAt(execution, this.#config.executionRetentionMs)));
   }
 
   /** The Task JSON of this execution's task `taskId` as text, or null when it has no such task (or no execution). */
@@ -1197,7 +1203,23 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (this.#canceledByParent !== undefined || this.#removed) await this.#forgetTombstone();
       return;
     }
+    const removalDue = removalDueAt(execution, this.#config.executionRetentionMs);
+    if (removalDue !== undefined && removalDue <= now) {
+      await this.#expire(execution);
+      return;
+    }
     this.#applyDue(execution, freshIsolate);
+  }
+
+  /**
+   * Removes an execution whose retention ran out, as `DELETE /api/workflow/{id}/remove` would. Refused while it still
+   * owes work outside itself (a parent's notice, a child's termination…): that work is retried, and so is the removal.
+   */
+  async #expire(execution: Execution): Promise<void> {
+    const removed = await this.remove();
+    if (removed.ok || this.#removing || this.#execution !== execution) return;
+    this.#backgroundRetryAt = Date.now() + RETRY_BACKGROUND_MS;
+    this.#syncAlarm(execution);
   }
 
   /**
@@ -1417,7 +1439,8 @@ export class WorkflowExecution extends DurableObject<Env> {
    * Keeps the alarm no later than the earliest deadline. Scheduling an alarm is a storage write, so
    * while the execution runs it is only moved earlier, never later (each dispatch has a new watchdog
    * deadline): an alarm that fires before anything is due costs one cheap wake-up and re-arms itself.
-   * A finished execution's alarm is cleared, so it is not woken for nothing.
+   * A finished execution that owes nothing more is woken only when its retention runs out; without one, its
+   * alarm is cleared, so it is not woken for nothing.
    */
   #syncAlarm(execution: Execution): void {
     let due = nextDeadline(execution);
@@ -1427,9 +1450,17 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (candidate !== undefined && (due === undefined || candidate < due)) due = candidate;
     }
     if (due === undefined) {
-      if (this.#alarmAt !== null && TERMINAL_WORKFLOW_STATUSES.has(execution.status)) {
-        this.#alarmAt = null;
-        this.#disarmAlarm();
+      if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return;
+      const removalDue = removalDueAt(execution, this.#config.executionRetentionMs);
+      if (removalDue === undefined) {
+        if (this.#alarmAt !== null) {
+          this.#alarmAt = null;
+          this.#disarmAlarm();
+        }
+      } else if (this.#alarmAt !== removalDue) {
+        // Later than a safety alarm it replaces: nothing else is due, so moving it later loses nothing.
+        this.#alarmAt = removalDue;
+        this.#armAlarm(removalDue);
       }
       return;
     }

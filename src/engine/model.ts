@@ -272,6 +272,11 @@ export interface WorkflowDef {
   rateLimitConfig?: RateLimitConfig;
   /** Orkes' free-form metadata of a definition: data, kept and shown as given. */
   metadata?: JsonObject;
+  /**
+   * How long each execution is kept after it ends, in seconds, before it is removed (see `retention.ts`); 0 keeps
+   * them for good; absent, the service's default (`EXECUTION_RETENTION`) applies. Not a Conductor field.
+   */
+  retentionSeconds?: number;
   createTime?: number;
   updateTime?: number;
   /** Who registered it first, and who last (Orkes' audit fields; set by the service, never taken from the body). */

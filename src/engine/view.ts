@@ -65,8 +65,11 @@ export function failedReferenceTaskNames(execution: WorkflowExecution): string[]
   return [...new Set(failed)];
 }
 
-/** Conductor's `Workflow` JSON; tasks only when asked for, as Conductor's `includeTasks`. */
-export function toWorkflowView(execution: WorkflowExecution, includeTasks: boolean): WorkflowView {
+/**
+ * Conductor's `Workflow` JSON; tasks only when asked for, as Conductor's `includeTasks`. `removalTime`, when given, is
+ * when the execution's retention removes it.
+ */
+export function toWorkflowView(execution: WorkflowExecution, includeTasks: boolean, removalTime?: number): WorkflowView {
   const view: WorkflowView = {
     workflowId: execution.workflowId,
     workflowName: execution.workflowName,
@@ -94,6 +97,8 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
     view["rateLimitKey"] = execution.rateLimitKey;
     view["rateLimited"] = execution.rateLimited === true;
   }
+  // This service's: when a finished execution's retention runs out and it is removed (see `retention.ts`).
+  if (removalTime !== undefined) view["removalTime"] = removalTime;
   return view;
 }
 

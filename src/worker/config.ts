@@ -1,5 +1,6 @@
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from "../engine/config";
 import { EgressConfigError, parseEgressPolicy, type EgressPolicy } from "../engine/tasks/http/egress";
+import { DURATION_FORMAT, parseWaitDuration } from "../engine/tasks/wait/schedule";
 import type { CredentialLimits } from "./auth/throttle";
 import { parseCorsPolicy, type CorsPolicy } from "./http/headers";
 import type { RateLimit } from "./rate-limit/window";
@@ -28,6 +29,23 @@ export interface ServiceConfig {
   egress: EgressPolicy | { error: string };
   /** How many objects batch search-row writes to D1 (`INDEX_WRITER_SHARDS`); one suits up to a few hundred starts/s; raise it with the start rate. */
   indexWriterShards: number;
+  /**
+   * How long a finished execution is kept when its definition sets no `retentionSeconds` (`EXECUTION_RETENTION`, a
+   * duration such as "30d"); undefined keeps executions until they are removed through the API.
+   */
+  executionRetentionMs: number | undefined;
+}
+
+/**
+ * `EXECUTION_RETENTION` in ms: a duration as a WAIT task reads one ("30d", "12h", "1d 12h"), longer than nothing.
+ * Anything else keeps executions (the safe reading of a typo) and says so in the log, once per isolate.
+ */
+function executionRetention(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const ms = parseWaitDuration(raw);
+  if (ms !== undefined && ms > 0) return ms;
+  console.error(JSON.stringify({ msg: "EXECUTION_RETENTION ignored: executions are kept until removed", expected: DURATION_FORMAT, received: raw }));
+  return undefined;
 }
 
 function egressPolicy(env: Env): EgressPolicy | { error: string } {
@@ -75,6 +93,7 @@ export function serviceConfig(env: Env): ServiceConfig {
     callbackLimit: { limit: positiveInt(env.CALLBACKS_PER_TASK, 60), windowMs: positiveInt(env.CALLBACK_WINDOW_SECONDS, 60) * 1000 },
     egress: egressPolicy(env),
     indexWriterShards: Math.min(positiveInt(env.INDEX_WRITER_SHARDS, 1), 256),
+    executionRetentionMs: executionRetention(env.EXECUTION_RETENTION),
   };
   cache.set(env, config);
   return config;

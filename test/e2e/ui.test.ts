@@ -326,6 +326,27 @@ describe("web UI", () => {
     expect(admin.refusedLoads).toEqual([]);
   });
 
+  it("shows when a finished execution's retention removes it", async () => {
+    const { page } = admin;
+    const name = `${parentName}_retained`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", retentionSeconds: 7 * 24 * 3600, tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] },
+    });
+    const retained = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+    await page.goto(`${server.url}/#/executions/${retained}`);
+    await step(page, "hold").waitFor({ timeout: STEP_TIMEOUT_MS });
+    const removal = page.locator(".fact", { hasText: "Removed" });
+    expect(await removal.count()).toBe(0);
+    await callOk(server.url, "POST", `/api/tasks/${retained}/hold/COMPLETED`, { key: adminKey, body: {} });
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    const ended = await waitForStatus(server.url, adminKey, retained, ["COMPLETED"]);
+    expect(ended["removalTime"]).toBe(Number(ended["endTime"]) + 7 * 24 * 3600 * 1000);
+    await expect.poll(() => removal.textContent(), { timeout: STEP_TIMEOUT_MS }).toMatch(/^Removed.+ — its retention ends then$/);
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
   it("shows an HTTP_POLL between its calls: how many it made and when the next one is", async () => {
     const { page } = admin;
     const name = `${parentName}_polling`;

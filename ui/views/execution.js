@@ -17,7 +17,7 @@ const MAX_REASON_LENGTH = 500;
  *   pollCount?: number, callbackAfterSeconds?: number, responseTimeoutSeconds?: number }} Task
  * @typedef {{ workflowId: string, workflowName: string, workflowVersion: number, status: string, input: unknown, output: unknown, variables?: Record<string, unknown>, correlationId: string | null,
  *   reasonForIncompletion: string | null, parentWorkflowId: string | null, startTime: number, endTime: number, updateTime: number,
- *   rateLimitKey?: string, rateLimited?: boolean,
+ *   rateLimitKey?: string, rateLimited?: boolean, removalTime?: number,
  *   workflowDefinition: { tasks: import("../lib/diagram.js").WorkflowTask[], failureWorkflow?: string }, tasks: Task[] }} Workflow
  * @typedef {{ log: string, taskId: string, createdTime: number }} TaskLog
  */
@@ -118,6 +118,7 @@ export async function renderExecution(container, params, context, workflowId = "
       current.parentWorkflowId ? fact("Parent", h("a", { href: `#/executions/${current.parentWorkflowId}` }, current.parentWorkflowId)) : null,
       fact("Started", formatTime(current.startTime)),
       current.endTime ? fact("Ended", formatTime(current.endTime)) : null,
+      current.removalTime ? fact("Removed", formatTime(current.removalTime), h("span", { className: "muted" }, " — its retention ends then")) : null,
       fact("Duration", formatDuration(duration)),
       current.reasonForIncompletion ? fact("Reason", h("span", { className: "error-text" }, current.reasonForIncompletion)) : null,
       rateLimitFact(current),

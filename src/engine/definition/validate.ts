@@ -20,6 +20,7 @@ import {
   type WorkflowTimeoutPolicy,
 } from "../model";
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
+import { MAX_RETENTION_SECONDS } from "../retention";
 import { childPath, type ValidationIssue } from "../validation-issue";
 import {
   describeValue,
@@ -156,6 +157,13 @@ const WORKFLOW = fieldsOf({
   rateLimitConfig: v.nullish(RATE_LIMIT_CONFIG),
   // Orkes' free-form metadata: data, kept as given (never resolved).
   metadata: v.optional(jsonObject("metadata")),
+  retentionSeconds: v.optional(
+    rule<number>(
+      "retentionSeconds",
+      `a whole number of seconds from 0 to ${MAX_RETENTION_SECONDS} (how long each execution is kept after it ends; 0 keeps them for good)`,
+      isIntegerIn(0, MAX_RETENTION_SECONDS),
+    ),
+  ),
   // Conductor clients also send createTime, updateTime, createdBy and updatedBy. Like any unknown key they are accepted
   // and left out of the result: the server keeps its own times and authors.
 });
