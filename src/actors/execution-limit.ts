@@ -20,6 +20,9 @@ const NOTICE_RETRY_MS = 2_000;
 /** Most notices one delivery sends before it yields to the alarm (a limit freed by many ends at once). */
 const NOTICES_PER_DELIVERY = 100;
 
+/** The limit of a key whose workflow's limit was removed: every execution waiting there is admitted. */
+const NO_LIMIT = Number.MAX_SAFE_INTEGER;
+
 /** The limit object of `key` (one per rate limit key; see `rate-limit.ts`). */
 export function executionLimitAt(env: Env, key: string): DurableObjectStub<ExecutionLimit> {
   return env.EXECUTION_LIMIT.get(env.EXECUTION_LIMIT.idFromName(key));
@@ -42,21 +45,22 @@ export class ExecutionLimit extends DurableObject<Env> {
     // `told` is 0 for a place given by a leave whose execution has not been told yet.
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS places (workflow_id TEXT PRIMARY KEY, told INTEGER NOT NULL)`);
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS waiting (seq INTEGER PRIMARY KEY AUTOINCREMENT, workflow_id TEXT NOT NULL UNIQUE)`);
+    // The workflows whose executions entered, once each recorded in D1's rate_limit_keys (see #recordWorkflow).
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS workflows (name TEXT PRIMARY KEY)`);
   }
 
   /**
-   * Execution `workflowId` asks for a place under `key` (this object's): admitted at once while one is free (and none
-   * waits before it), queued otherwise. `limit` is its definition's, registered at `definedAt`: the limit kept is that of
-   * the most recently registered definition that entered, so a retried old execution does not bring its old limit back,
-   * while a definition registered anew with another limit applies it from its next start. A lower limit lets those
-   * already running finish; a higher one admits waiting executions at once.
+   * Execution `workflowId` of workflow `workflowName` asks for a place under `key` (this object's): admitted at once while
+   * one is free (and none waits before it), queued otherwise. `limit` is its definition's, registered at `definedAt`: the
+   * limit kept is that of the most recently registered definition that entered (or changed it, see {@link resize}), so a
+   * retried old execution does not bring its old limit back. A lower limit lets those already running finish; a higher
+   * one admits waiting executions at once. The workflow is recorded (see {@link #recordWorkflow}) so that a change of its
+   * limit reaches this key.
    */
-  async enter(key: string, workflowId: string, limit: number, definedAt: number): Promise<Entry> {
+  async enter(key: string, workflowId: string, limit: number, definedAt: number, workflowName?: string): Promise<Entry> {
+    if (workflowName !== undefined) await this.#recordWorkflow(key, workflowName);
     this.ctx.storage.kv.put("key", key);
-    if (definedAt >= (this.ctx.storage.kv.get<number>("definedAt") ?? Number.NEGATIVE_INFINITY)) {
-      this.ctx.storage.kv.put("limit", limit);
-      this.ctx.storage.kv.put("definedAt", definedAt);
-    }
+    this.#setLimit(limit, definedAt);
     const admittedOthers = this.#fill();
     let entry: Entry;
     if (this.#holds(workflowId)) {
@@ -83,6 +87,19 @@ export class ExecutionLimit extends DurableObject<Env> {
     if (this.#fill()) await this.#deliverSoon();
   }
 
+  /**
+   * Workflow `workflowName`, whose executions entered here, changed its limit at `definedAt` (its rate-limit endpoint, or
+   * a definition registered anew) to `limit`, or none (null). Kept as an entry's limit is, when no definition registered
+   * later has entered since: a higher limit admits waiting executions now, a lower one lets those running finish. None
+   * admits everyone waiting, but only on a key no other workflow's executions entered: theirs still have a limit here,
+   * which one workflow giving up its own must not lift.
+   */
+  async resize(workflowName: string, limit: number | null, definedAt: number): Promise<void> {
+    if (limit === null && this.#sql.exec(`SELECT 1 FROM workflows WHERE name != ? LIMIT 1`, workflowName).toArray().length > 0) return;
+    this.#setLimit(limit ?? NO_LIMIT, definedAt);
+    if (this.#fill()) await this.#deliverSoon();
+  }
+
   /** The limit, the executions holding its places and those waiting (in turn). */
   async snapshot(): Promise<LimitSnapshot> {
     return {
@@ -98,6 +115,23 @@ export class ExecutionLimit extends DurableObject<Env> {
 
   #limit(): number {
     return this.ctx.storage.kv.get<number>("limit") ?? 0;
+  }
+
+  /** Keeps `limit` when it comes from the most recently registered definition seen here (see {@link enter}). */
+  #setLimit(limit: number, definedAt: number): void {
+    if (definedAt < (this.ctx.storage.kv.get<number>("definedAt") ?? Number.NEGATIVE_INFINITY)) return;
+    this.ctx.storage.kv.put("limit", limit);
+    this.ctx.storage.kv.put("definedAt", definedAt);
+  }
+
+  /**
+   * Records in D1 that executions of `workflowName` use this key, once per workflow (a failure fails the entry, which the
+   * execution asks again): what a change of that workflow's limit reads to reach this object.
+   */
+  async #recordWorkflow(key: string, workflowName: string): Promise<void> {
+    if (this.#sql.exec(`SELECT 1 FROM workflows WHERE name = ?`, workflowName).toArray().length > 0) return;
+    await this.env.DB.prepare(`INSERT OR IGNORE INTO rate_limit_keys (workflow_name, rate_limit_key) VALUES (?, ?)`).bind(workflowName, key).run();
+    this.#sql.exec(`INSERT OR IGNORE INTO workflows (name) VALUES (?)`, workflowName);
   }
 
   #holds(workflowId: string): boolean {

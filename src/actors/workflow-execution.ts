@@ -1785,7 +1785,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       }
       const entry = this.#limitEntry;
       if (entry === undefined) return;
-      const answer = await executionLimitAt(this.env, entry.key).enter(entry.key, workflowId, entry.limit, entry.definedAt);
+      const answer = await executionLimitAt(this.env, entry.key).enter(entry.key, workflowId, entry.limit, entry.definedAt, entry.workflowName);
       // Ended (or ended and reopened) meanwhile: what it owes now is done next.
       if (this.#execution === null || this.#limitEntry !== entry) return;
       this.#limitEntry = undefined;

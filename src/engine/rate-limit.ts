@@ -7,7 +7,7 @@
 import type { DecideEnv } from "./config";
 import { evaluationContext, maskedSecrets } from "./evaluation";
 import { hasExpression, resolveValue } from "./expressions";
-import { TERMINAL_WORKFLOW_STATUSES, type JsonValue, type WorkflowExecution } from "./model";
+import { TERMINAL_WORKFLOW_STATUSES, type JsonValue, type WorkflowDef, type WorkflowExecution } from "./model";
 
 /**
  * The fields that make `state` (just started or reopened) wait for a place under its definition's rate limit, or none
@@ -44,6 +44,11 @@ export interface LimitEntry {
   limit: number;
   /** When the definition that set `limit` was registered (0 for one given inline): the newest one's limit is kept. */
   definedAt: number;
+  /**
+   * The workflow whose execution enters, which the limit records so that a later change of that workflow's limit reaches
+   * it (see `ExecutionLimit.resize`). Absent from entries stored before it was kept.
+   */
+  workflowName?: string;
 }
 
 /**
@@ -58,7 +63,20 @@ export function limitChanges(previous: WorkflowExecution | null, next: WorkflowE
   if (wasActive && !isActive && previous.rateLimitKey !== undefined) changes.leave = previous.rateLimitKey;
   const limit = next.definition.rateLimitConfig?.concurrentExecLimit;
   if (!wasActive && isActive && next.rateLimited === true && next.rateLimitKey !== undefined && limit !== undefined) {
-    changes.enter = { key: next.rateLimitKey, limit, definedAt: next.definition.updateTime ?? next.definition.createTime ?? 0 };
+    changes.enter = { key: next.rateLimitKey, limit, definedAt: next.definition.updateTime ?? next.definition.createTime ?? 0, workflowName: next.workflowName };
   }
   return changes;
+}
+
+/**
+ * The limit each workflow of a registration has now (null: none), by name: that of the highest version of it registered
+ * (a batch may register several), which the keys its executions used are told (see `limit-changes.ts`).
+ */
+export function registeredLimits(definitions: readonly WorkflowDef[]): Map<string, number | null> {
+  const latest = new Map<string, WorkflowDef>();
+  for (const definition of definitions) {
+    const seen = latest.get(definition.name);
+    if (seen === undefined || definition.version >= seen.version) latest.set(definition.name, definition);
+  }
+  return new Map([...latest].map(([name, definition]) => [name, definition.rateLimitConfig?.concurrentExecLimit ?? null]));
 }

@@ -55,7 +55,7 @@ export class DefinitionRepository {
    * and nothing is written. An overwritten version keeps its createTime (Conductor's behaviour) and its createdBy; only
    * its updateTime (and updatedBy) change. `by`: the user registering them (Orkes' createdBy and updatedBy).
    */
-  async save(definitions: WorkflowDef[], overwrite: boolean, alongside: readonly D1PreparedStatement[] = [], by?: string): Promise<void> {
+  async save(definitions: WorkflowDef[], overwrite: boolean, alongside: readonly D1PreparedStatement[] = [], by?: string): Promise<number> {
     const now = Date.now();
     const author = by === undefined ? {} : { createdBy: by, updatedBy: by };
     const stored = definitions.map((definition) => ({ ...definition, ...author, createTime: definition.createTime ?? now, updateTime: now }));
@@ -69,6 +69,7 @@ export class DefinitionRepository {
       : `INSERT INTO workflow_defs (name, version, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?4, ?4)`;
     try {
       await this.#db.batch([...stored.map((definition) => this.#db.prepare(statement).bind(definition.name, definition.version, JSON.stringify(definition), now)), ...alongside]);
+      return now;
     } catch (error) {
       if (!overwrite && String(error).includes("UNIQUE constraint failed")) {
         const names = definitions.map((definition) => `${definition.name} version ${definition.version}`).join(", ");
@@ -81,11 +82,11 @@ export class DefinitionRepository {
   }
 
   /**
-   * Sets (or, with undefined, removes) the rate limit of every version of workflow `name`, as one statement; false when
-   * no definition has that name. Their update time moves, which makes the limit the one the next start applies (see
-   * `ExecutionLimit.enter`).
+   * Sets (or, with undefined, removes) the rate limit of every version of workflow `name`, as one statement; answers
+   * their new update time, or undefined when no definition has that name. The update time moves, which makes the limit
+   * the one the next start applies (see `ExecutionLimit.enter`).
    */
-  async setRateLimit(name: string, config: RateLimitConfig | undefined): Promise<boolean> {
+  async setRateLimit(name: string, config: RateLimitConfig | undefined): Promise<number | undefined> {
     const now = Date.now();
     const statement =
       config === undefined
@@ -95,7 +96,7 @@ export class DefinitionRepository {
             .bind(JSON.stringify(config), now, name);
     const result = await statement.run();
     DefinitionRepository.#invalidate([name]);
-    return result.meta.changes > 0;
+    return result.meta.changes > 0 ? now : undefined;
   }
 
   /** Deletes one version (and, with the last one, the name's tags); false when it did not exist. */

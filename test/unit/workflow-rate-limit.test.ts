@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createExecution, decide, nextDeadline, type NewExecution } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { RateLimitConfig, WorkflowDef, WorkflowExecution } from "../../src/engine/model";
-import { limitChanges, rateLimitKeyOf } from "../../src/engine/rate-limit";
+import { limitChanges, rateLimitKeyOf, registeredLimits } from "../../src/engine/rate-limit";
 import { toWorkflowView } from "../../src/engine/view";
 import { attemptEnds, env, httpGet, latestNamed, refusal } from "./engine-env";
 
@@ -128,16 +128,29 @@ describe("an execution under a rate limit", () => {
 
   it("owes its limit an entry when it starts or reopens waiting and a leave when it ends, nothing otherwise", () => {
     const waiting = started(limited({ rateLimitKey: "k", concurrentExecLimit: 2 }, { updateTime: 500 }));
-    expect(limitChanges(null, waiting)).toEqual({ enter: { key: "k", limit: 2, definedAt: 500 } });
+    expect(limitChanges(null, waiting)).toEqual({ enter: { key: "k", limit: 2, definedAt: 500, workflowName: "orders" } });
     const running = decide(waiting, { type: "admitted" }, env(1_500)).state;
     expect(limitChanges(waiting, running)).toEqual({});
     const ended = decide(running, { type: "terminate" }, env(2_000)).state;
     expect(limitChanges(running, ended)).toEqual({ leave: "k" });
     const reopened = decide(ended, { type: "restart" }, env(3_000)).state;
-    expect(limitChanges(ended, reopened)).toEqual({ enter: { key: "k", limit: 2, definedAt: 500 } });
+    expect(limitChanges(ended, reopened)).toEqual({ enter: { key: "k", limit: 2, definedAt: 500, workflowName: "orders" } });
     // Ended while it still waited: the leave (its turn), no entry.
     expect(limitChanges(waiting, decide(waiting, { type: "terminate" }, env(2_000)).state)).toEqual({ leave: "k" });
     const plain = started(limited(undefined));
     expect(limitChanges(null, plain)).toEqual({});
+  });
+});
+
+describe("registeredLimits", () => {
+  it("gives each workflow of a registration the limit of its highest version there, null for none", () => {
+    const limits = registeredLimits([
+      limited({ concurrentExecLimit: 5 }, { version: 2 }),
+      limited({ concurrentExecLimit: 1 }, { version: 1 }),
+      limited(undefined, { name: "plain" }),
+      limited({ concurrentExecLimit: 3 }, { name: "later", version: 1 }),
+      limited(undefined, { name: "later", version: 4 }),
+    ]);
+    expect(Object.fromEntries(limits)).toEqual({ orders: 5, plain: null, later: null });
   });
 });

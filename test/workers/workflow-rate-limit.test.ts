@@ -141,6 +141,55 @@ describe("workflow rate limits", () => {
     await limitOf("wrl_raised", (limit) => limit.running.length === 0 && limit.waiting.length === 0, "every place free");
   });
 
+  it("a limit raised through its endpoint or a registration admits executions waiting under every key the workflow used, at once", async () => {
+    await registerLimited("wrl_raised_later", { rateLimitKey: "wrl-later-${workflow.input.tenant}", concurrentExecLimit: 1 });
+    const [a1, a2, a3, b1, b2] = [
+      await startWorkflow("wrl_raised_later", { tenant: "a" }),
+      await startWorkflow("wrl_raised_later", { tenant: "a" }),
+      await startWorkflow("wrl_raised_later", { tenant: "a" }),
+      await startWorkflow("wrl_raised_later", { tenant: "b" }),
+      await startWorkflow("wrl_raised_later", { tenant: "b" }),
+    ];
+    await limitOf("wrl-later-a", (limit) => limit.waiting.length === 2, "two waiting under a");
+    await limitOf("wrl-later-b", (limit) => limit.waiting.length === 1, "one waiting under b");
+    const recorded = await env.DB.prepare(`SELECT rate_limit_key FROM rate_limit_keys WHERE workflow_name = ? ORDER BY rate_limit_key`).bind("wrl_raised_later").all<{ rate_limit_key: string }>();
+    expect(recorded.results.map((row) => row.rate_limit_key)).toEqual(["wrl-later-a", "wrl-later-b"]);
+
+    // Nothing starts or ends under either key from here: the change alone admits them.
+    expect((await api("PUT", "/api/metadata/workflow/wrl_raised_later/rate-limit", { rateLimitKey: "wrl-later-${workflow.input.tenant}", concurrentExecLimit: 2 })).status).toBe(200);
+    await waitFor(a2, running);
+    await waitFor(b2, running);
+    expect(await executionLimitAt(env, "wrl-later-a").snapshot()).toMatchObject({ limit: 2, waiting: [a3] });
+
+    await registerLimited("wrl_raised_later", { rateLimitKey: "wrl-later-${workflow.input.tenant}", concurrentExecLimit: 3 });
+    await waitFor(a3, running);
+    for (const id of [a1, a2, a3, b1, b2]) await completeHold(id);
+  });
+
+  it("a limit removed admits the executions waiting under it, but not under a key another workflow's executions share", async () => {
+    await registerLimited("wrl_lifted", { concurrentExecLimit: 1 });
+    const holder = await startWorkflow("wrl_lifted");
+    await waitFor(holder, running);
+    const waiting = await startWorkflow("wrl_lifted");
+    await limitOf("wrl_lifted", (limit) => limit.waiting.length === 1, "the second waiting");
+    expect((await api("DELETE", "/api/metadata/workflow/wrl_lifted/rate-limit")).status).toBe(200);
+    await waitFor(waiting, running);
+
+    await registerLimited("wrl_shares_a", { rateLimitKey: "wrl-shared", concurrentExecLimit: 1 });
+    await registerLimited("wrl_shares_b", { rateLimitKey: "wrl-shared", concurrentExecLimit: 1 });
+    const a = await startWorkflow("wrl_shares_a");
+    await waitFor(a, running);
+    const b = await startWorkflow("wrl_shares_b");
+    await limitOf("wrl-shared", (limit) => limit.waiting.length === 1, "b waiting behind a");
+    // The route has told the key when it answers: workflow b's executions still have a limit there.
+    expect((await api("DELETE", "/api/metadata/workflow/wrl_shares_a/rate-limit")).status).toBe(200);
+    expect(await executionLimitAt(env, "wrl-shared").snapshot()).toEqual({ limit: 1, running: [a], waiting: [b] });
+    expect((await getWorkflow(b))["rateLimited"]).toBe(true);
+    await completeHold(a);
+    await waitFor(b, running);
+    for (const id of [holder, waiting, b]) await completeHold(id);
+  });
+
   it("removes an execution only once its place is given up, leaving nothing of it in the limit", async () => {
     await registerLimited("wrl_removed", { concurrentExecLimit: 1 });
     const holder = await startWorkflow("wrl_removed");

@@ -2,6 +2,8 @@ import type { IRequest, RouterType } from "itty-router";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
+import { tellLimitChanges } from "../limit-changes";
+import { registeredLimits } from "../../engine/rate-limit";
 import { validateRateLimitConfig } from "../../engine/definition/rate-limit-config";
 import type { RateLimitConfig } from "../../engine/model";
 import { BATCH_PATHS, validateDefinitions } from "../definition-validation";
@@ -42,8 +44,11 @@ export function tagListingOptions(request: IRequest): { tagKey: string | undefin
   return { tagKey, tagValue: tagKey === undefined ? undefined : tagValue, metadata: booleanQuery(request, "metadata", false) };
 }
 
+/** Sets (or removes) the rate limit of every version of `workflowName`, and tells the keys its executions use. */
 async function setRateLimit(env: Env, workflowName: string, config: RateLimitConfig | undefined): Promise<void> {
-  if (!(await new DefinitionRepository(env.DB).setRateLimit(workflowName, config))) throw notFound(`No workflow definition named ${workflowName}`);
+  const definedAt = await new DefinitionRepository(env.DB).setRateLimit(workflowName, config);
+  if (definedAt === undefined) throw notFound(`No workflow definition named ${workflowName}`);
+  await tellLimitChanges(env, new Map([[workflowName, config?.concurrentExecLimit ?? null]]), definedAt);
 }
 
 function name(request: IRequest): string {
@@ -58,7 +63,8 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     const [definition] = await validateDefinitions([body], env);
     authorizeSecretUse(principalOf(request).grants, [definition!]);
     const tags = await new TagRepository(env.DB).registrationStatements({ type: "WORKFLOW_DEF", name: definition!.name }, registeredTags(body, ""));
-    await new DefinitionRepository(env.DB).save([definition!], overwrite, tags, principalOf(request).userId);
+    const definedAt = await new DefinitionRepository(env.DB).save([definition!], overwrite, tags, principalOf(request).userId);
+    await tellLimitChanges(env, registeredLimits([definition!]), definedAt);
     return new Response(null, { status: 200 });
   });
 
@@ -73,7 +79,8 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
       names.add(key);
     }
     authorizeSecretUse(principalOf(request).grants, definitions);
-    await new DefinitionRepository(env.DB).save(definitions, true, await registrationTagStatements(env, "WORKFLOW_DEF", body, definitions), principalOf(request).userId);
+    const definedAt = await new DefinitionRepository(env.DB).save(definitions, true, await registrationTagStatements(env, "WORKFLOW_DEF", body, definitions), principalOf(request).userId);
+    await tellLimitChanges(env, registeredLimits(definitions), definedAt);
     return new Response(null, { status: 200 });
   });
 
