@@ -51,7 +51,7 @@ describe("authentication", () => {
     const response = await api("POST", "/api/metadata/workflow", { name: "x", tasks: [] }, { "x-api-key": key });
     expect(response.status).toBe(401);
     const text = await response.text();
-    expect(JSON.parse(text)).toMatchObject({ status: 401, error: "INVALID_TOKEN" });
+    expect(JSON.parse(text)).toMatchObject({ status: 401, error: "INVALID_CREDENTIALS" });
     expect(text).not.toContain(ADMIN_KEY.split(":")[1]);
     expect(await rowCount("workflow_defs")).toBe(before);
   });

@@ -55,8 +55,8 @@ describe("tokens", () => {
 
   it("refuses wrong credentials the same way whether the key exists or not", async () => {
     const user = await createUser("tok-user");
-    const wrongSecret = await expectStatus(await call("POST", "/api/security/token", {}, { keyId: user.keyId, keySecret: "nope" }), 401, "INVALID_TOKEN");
-    const unknownKey = await expectStatus(await call("POST", "/api/security/token", {}, { keyId: crypto.randomUUID(), keySecret: "nope" }), 401, "INVALID_TOKEN");
+    const wrongSecret = await expectStatus(await call("POST", "/api/security/token", {}, { keyId: user.keyId, keySecret: "nope" }), 401, "INVALID_CREDENTIALS");
+    const unknownKey = await expectStatus(await call("POST", "/api/security/token", {}, { keyId: crypto.randomUUID(), keySecret: "nope" }), 401, "INVALID_CREDENTIALS");
     expect(JSON.parse(wrongSecret).message).toBe(JSON.parse(unknownKey).message);
     await expectStatus(await call("POST", "/api/security/token", {}, { keyId: "only" }), 400, "VALIDATION_ERROR");
     await expectStatus(await call("POST", "/api/security/token", { "content-type": "application/x-www-form-urlencoded" }, "grant_type=password&username=a"), 400, "VALIDATION_ERROR");
@@ -130,7 +130,7 @@ describe("tokens", () => {
     const rotatedKey = "rotated-admin:a-brand-new-secret-0987654321";
     const rotated = { ...env, BOOTSTRAP_ADMIN_KEY: rotatedKey } as Env;
     const removed = { ...env, BOOTSTRAP_ADMIN_KEY: "" } as Env;
-    await expectStatus(await callWithEnv(rotated, "GET", "/api/metadata/workflow", { "x-api-key": ADMIN_KEY }), 401, "INVALID_TOKEN");
+    await expectStatus(await callWithEnv(rotated, "GET", "/api/metadata/workflow", { "x-api-key": ADMIN_KEY }), 401, "INVALID_CREDENTIALS");
     for (const configured of [rotated, removed]) {
       await expectStatus(await callWithEnv(configured, "POST", "/api/security/token/refresh", {}, { refreshToken: old.refresh_token }), 401, "INVALID_TOKEN");
       await expectStatus(await callWithEnv(configured, "GET", "/api/metadata/workflow", bearer(old.token)), 401, "INVALID_TOKEN");
@@ -155,7 +155,7 @@ describe("tokens", () => {
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(rotated.token)), 200);
 
     await apiOk("DELETE", `/api/security/users/rbac-leaked/api-keys/${user.keyId}`);
-    await expectStatus(await call("GET", "/api/metadata/workflow", { "x-api-key": user.apiKey }), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", { "x-api-key": user.apiKey }), 401, "INVALID_CREDENTIALS");
     await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: rotated.refresh_token }), 401, "INVALID_TOKEN");
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(user.token)), 401, "INVALID_TOKEN");
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(rotated.token)), 401, "INVALID_TOKEN");
@@ -183,7 +183,7 @@ describe("RBAC", () => {
     await expectStatus(await call("GET", "/api/metadata/workflow", orkes(user.token)), 403, "PERMISSION_DENIED");
     // Deleting the key stops it at once.
     await apiOk("DELETE", `/api/security/users/rbac-alice/api-keys/${user.keyId}`);
-    await expectStatus(await call("GET", "/api/metadata/workflow", { "x-api-key": user.apiKey }), 401, "INVALID_TOKEN");
+    await expectStatus(await call("GET", "/api/metadata/workflow", { "x-api-key": user.apiKey }), 401, "INVALID_CREDENTIALS");
   });
 
   it("WORKFLOW_READ on one workflow's scope: only those executions are readable and searchable", async () => {

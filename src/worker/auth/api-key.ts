@@ -45,7 +45,7 @@ export const apiKeyProvider: AuthProvider = {
     const header = request.headers.get("x-api-key");
     if (header === null) return undefined;
     const credential = parseApiKey(header);
-    if (!credential) throw new ApiError(401, "INVALID_TOKEN", "X-API-Key must be <keyId>:<keySecret>");
+    if (!credential) throw new ApiError(401, "INVALID_CREDENTIALS", "X-API-Key must be <keyId>:<keySecret>");
     const userId = await userForApiKey(env, credential, clientAddress(request));
     return { userId, grants: await grantsFor(env, userId), method: "api-key" };
   },

@@ -120,7 +120,9 @@ export async function throttledCredentialCheck(
     clearedAttempts.delete(clearedKey(attempt));
     const verdict = worst(await Promise.all(limiters(env, attempt, limits).map(({ stub, rule }) => stub.recordFailure(rule))));
     if (verdict) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
-    throw new ApiError(401, "INVALID_TOKEN", "Unknown API key or wrong secret");
+    // Not INVALID_TOKEN: the official clients take that from their own token request as "get a new token", and
+    // asking again with the same key from inside that request never ends.
+    throw new ApiError(401, "INVALID_CREDENTIALS", "Unknown API key or wrong secret");
   }
   if (clearedAttempts.get(clearedKey(attempt))) return userId;
   const verdict = worst(await Promise.all(limiters(env, attempt, limits).map(({ stub, rule }) => stub.check(rule))));

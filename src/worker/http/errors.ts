@@ -7,6 +7,8 @@ export type ErrorCode =
   | "UNAUTHENTICATED"
   | "INVALID_TOKEN"
   | "EXPIRED_TOKEN"
+  // An API key that is unknown, inactive, malformed or has the wrong secret (not a token: see throttle.ts).
+  | "INVALID_CREDENTIALS"
   | "PERMISSION_DENIED"
   | "NOT_FOUND"
   | "CONFLICT"
