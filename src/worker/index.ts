@@ -9,6 +9,7 @@ import { registerMetadataRoutes } from "./routes/metadata";
 import { registerScheduleRoutes } from "./routes/schedules";
 import { registerSecretRoutes } from "./routes/secrets";
 import { registerSecurityRoutes } from "./routes/security";
+import { registerApplicationRoutes } from "./routes/applications";
 import { registerSignalRoutes } from "./routes/signals";
 import { registerTaskDefRoutes } from "./routes/task-defs";
 import { registerJsonSchemaRoutes } from "./routes/json-schemas";
@@ -48,6 +49,7 @@ registerSignalRoutes(router);
 registerTaskRoutes(router);
 registerSecretRoutes(router);
 registerSecurityRoutes(router);
+registerApplicationRoutes(router);
 // After the 501s: `GET /api/scheduler/schedules/tags` (Orkes' lookup by tag) is one, and not a schedule named "tags".
 registerScheduleRoutes(router);
 /** Every registered route as [method, path pattern], for tests that must cover all of them. */

@@ -761,12 +761,57 @@ describe("the official Conductor TypeScript client", () => {
     await executor.updateTaskByRefName("gate", second, "COMPLETED", {});
     await workflowReaches(second, "COMPLETED");
 
+    // Raised through the client's endpoint, the limit admits the one waiting at once, with nothing started or ended.
+    const third = await executor.startWorkflow({ name, version: 1, input: {}, correlationId: `limited-${suffix}` });
+    const fourth = await executor.startWorkflow({ name, version: 1, input: {}, correlationId: `limited-${suffix}` });
+    await taskReaches(third, "gate", "SCHEDULED");
+    expect((await executor.getWorkflow(fourth, false)).rateLimited).toBe(true);
+    await metadata.setWorkflowRateLimit({ rateLimitKey: "${workflow.correlationId}", concurrentExecLimit: 2 }, name);
+    await taskReaches(fourth, "gate", "SCHEDULED");
+    for (const id of [third, fourth]) {
+      await executor.updateTaskByRefName("gate", id, "COMPLETED", {});
+      await workflowReaches(id, "COMPLETED");
+    }
+
     // The client's own endpoint replaces it (every version), and removes it.
     await metadata.setWorkflowRateLimit({ concurrentExecLimit: 5 }, name);
     expect(await metadata.getWorkflowRateLimit(name)).toEqual({ concurrentExecLimit: 5 });
     await metadata.removeWorkflowRateLimit(name);
     expect(await metadata.getWorkflowRateLimit(name)).toBeUndefined();
     expect((await metadata.getWorkflowDef(name)).rateLimitConfig).toBeUndefined();
+  });
+
+  it("an application made with the ApplicationClient gets an access key the client signs in with, acting with the roles it was given", async () => {
+    const applications = clients.getApplicationClient();
+    const application = await applications.createApplication(`client_app_${suffix}`);
+    expect(application.id).toMatch(UUID);
+    const applicationId = application.id!;
+    await applications.addApplicationRole(applicationId, "METADATA_MANAGER");
+    const key = await applications.createAccessKey(applicationId);
+    expect(await applications.getAccessKeys(applicationId)).toEqual([expect.objectContaining({ id: key.id, status: "ACTIVE" })]);
+    expect((await applications.getAppByAccessKeyId(key.id!)).id).toBe(applicationId);
+
+    // Signed in with the application's key, the client manages definitions, and may start nothing.
+    const asApplication = await orkesConductorClient({ serverUrl: server.url, keyId: key.id!, keySecret: key.secret!, logger: noopLogger });
+    const applicationMetadata = new MetadataClient(asApplication);
+    const name = `client_app_def_${suffix}`;
+    await applicationMetadata.registerWorkflowDef(workflow(name, [simpleTask("gate", `client_app_gate_${suffix}`, {})]), true);
+    expect((await metadata.getWorkflowDef(name)).updatedBy).toBe(`app:${applicationId}`);
+    expect(await sdkError(new OrkesClients(asApplication).getWorkflowClient().startWorkflow({ name, version: 1, input: {} }))).toMatch(/403|Permission denied/);
+
+    // An inactive key ends its sessions: the signed-in client is refused from then on (its new-token request is refused
+    // too, with INVALID_CREDENTIALS, and the call fails rather than waiting on that request forever).
+    expect(await applications.toggleAccessKeyStatus(applicationId, key.id!)).toMatchObject({ id: key.id, status: "INACTIVE" });
+    expect(await sdkError(applicationMetadata.getWorkflowDef(name))).toMatch(/Token was revoked/);
+    expect(await applications.toggleAccessKeyStatus(applicationId, key.id!)).toMatchObject({ status: "ACTIVE" });
+
+    await applications.addApplicationTags(applicationId, [{ key: "team", value: "ci" }]);
+    expect(await applications.getApplicationTags(applicationId)).toEqual([{ key: "team", value: "ci" }]);
+    expect((await applications.updateApplication(applicationId, `client_app_renamed_${suffix}`)).name).toBe(`client_app_renamed_${suffix}`);
+    expect((await applications.getAllApplications()).map((listed) => listed.id)).toContain(applicationId);
+    await applications.removeRoleFromApplicationUser(applicationId, "METADATA_MANAGER");
+    await applications.deleteApplication(applicationId);
+    expect(await sdkError(applications.getApplication(applicationId))).toMatch(/No application/);
   });
 
   it("an httpPollTask from the builders polls in wrangler dev until its terminationCondition holds, woken by the object's alarm", async () => {

@@ -80,6 +80,9 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // A stored rule decides before the defaults, so writing one could open any route: not for USER_ADMINs.
   { apiPath: "/api/security/rules/*", methods: ["POST", "PUT", "PATCH", "DELETE"], requiredPermissions: [at("SYSTEM_ADMIN")] },
   { apiPath: "/api/security/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
+  // Orkes' applications: identities with keys and roles, managed as users are.
+  { apiPath: "/api/applications", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
+  { apiPath: "/api/applications/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
   { apiPath: "/api/secrets/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
   // A workflow definition's tags: as the definition itself (read it, or write it).
   { apiPath: "/api/metadata/workflow/{name}/tags", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },

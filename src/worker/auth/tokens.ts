@@ -235,7 +235,7 @@ async function familyRevoked(env: Env, family: string): Promise<boolean> {
 
 /**
  * The statements that end every session obtained with API key `keyId`, to run in the transaction that
- * deletes it (they do nothing while the key still exists, e.g. when the delete named the wrong user):
+ * deletes or deactivates it (they do nothing while the key still exists and is active, e.g. when the delete named the wrong user):
  * its refresh tokens stop working, and so do access tokens already issued (revoked by session). Call
  * {@link forgetVerifiedTokens} once they ran. Sessions issued before keys were recorded are not covered.
  */
@@ -243,7 +243,8 @@ export function keySessionRevocations(env: Env, keyId: string): D1PreparedStatem
   // Bootstrap admin sessions end with a change of configuration, never by deleting a key of that name.
   if (keyId.startsWith(BOOTSTRAP_MARKER_PREFIX)) return [];
   const until = Date.now() + Math.max(accessTtlSeconds(env), refreshTtlSeconds(env)) * 1000;
-  const keyGone = `NOT EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?1)`;
+  // Gone, or stopped (an Orkes access key made INACTIVE): either way its sessions end.
+  const keyGone = `NOT EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?1 AND active = 1)`;
   return [
     env.DB.prepare(`INSERT OR REPLACE INTO revoked_tokens (id, kind, expires_at) SELECT DISTINCT family_id, 'family', ?2 FROM refresh_tokens WHERE key_id = ?1 AND ${keyGone}`).bind(keyId, until),
     env.DB.prepare(`UPDATE refresh_tokens SET used = 1 WHERE key_id = ?1 AND ${keyGone}`).bind(keyId),

@@ -14,6 +14,7 @@ import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { AccessRuleSchema, AssignmentSchema, NAME_PATTERN, RoleSchema, RoleUpdateSchema, UserIdSchema } from "../security/schemas";
+import { APPLICATION_USER_PREFIX, ApplicationRepository } from "../security/applications";
 import { SecurityStore, type UserAssignment } from "../security/store";
 
 type Args = [Env, ExecutionContext];
@@ -202,7 +203,9 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
       role === null ? [] : [{ name: role.name, permissions: role.permissions.map((grant) => ({ name: grant.action, scope: grant.scope })) }],
     );
     const id = principal.userId;
-    return Response.json({ id, name: id, uuid: id, applicationUser: false, roles, groups: [], permissions: principal.grants });
+    // An application's key acts as its user `app:<id>`: Orkes names the application and marks the user as one.
+    const application = id.startsWith(APPLICATION_USER_PREFIX) ? await new ApplicationRepository(env.DB).get(id.slice(APPLICATION_USER_PREFIX.length)) : null;
+    return Response.json({ id, name: application?.name ?? id, uuid: id, applicationUser: application !== null, roles, groups: [], permissions: principal.grants });
   });
 
   router.get("/api/security/permissions", async (request, env) => {

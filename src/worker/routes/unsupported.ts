@@ -34,8 +34,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/users", "Orkes users (use /api/security/users)"],
   ["/api/groups/*", "Orkes groups (use roles: /api/security/roles)"],
   ["/api/groups", "Orkes groups (use roles: /api/security/roles)"],
-  ["/api/applications/*", "Orkes applications (use API keys: /api/security/users/{userId}/api-keys)"],
-  ["/api/applications", "Orkes applications (use API keys: /api/security/users/{userId}/api-keys)"],
   ["/api/auth/*", "Orkes authorization (use /api/security/roles and /api/security/rules)"],
 ];
 

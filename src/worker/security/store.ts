@@ -17,6 +17,13 @@ export interface UserAssignment {
   directPermissions: Grant[];
 }
 
+/** An API key as listed with its state: whether it authenticates (Orkes' ACTIVE / INACTIVE). */
+export interface ApiKeyState {
+  keyId: string;
+  createTime: number;
+  active: boolean;
+}
+
 /** An access rule stored through the API, with its id. */
 export interface StoredAccessRule extends AccessRule {
   id: string;
@@ -25,7 +32,7 @@ export interface StoredAccessRule extends AccessRule {
 /** How long grants, keys and rules read from D1 are reused by an isolate. */
 const CACHE_TTL_MS = 1_000;
 const grantsCache = new TtlCache<Grant[]>(CACHE_TTL_MS);
-const keysCache = new TtlCache<{ userId: string; salt: string; hash: string } | null>(CACHE_TTL_MS);
+const keysCache = new TtlCache<{ userId: string; salt: string; hash: string; active: boolean } | null>(CACHE_TTL_MS);
 const rulesCache = new TtlCache<StoredAccessRule[]>(CACHE_TTL_MS);
 
 const encoder = new TextEncoder();
@@ -124,6 +131,20 @@ export class SecurityStore {
     return result.meta.changes > 0;
   }
 
+  /**
+   * Deletes everything user `userId` holds, its keys and its assignment, in one D1 transaction with
+   * `alsoInTransaction`, which runs after (ending the sessions of `keyIds`, the keys it held, so none outlives them).
+   */
+  async deleteUser(userId: string, keyIds: readonly string[], alsoInTransaction: D1PreparedStatement[] = []): Promise<void> {
+    await this.#db.batch([
+      this.#db.prepare(`DELETE FROM api_keys WHERE user_id = ?`).bind(userId),
+      this.#db.prepare(`DELETE FROM user_assignments WHERE user_id = ?`).bind(userId),
+      ...alsoInTransaction,
+    ]);
+    keysCache.clear((key) => keyIds.includes(key));
+    grantsCache.clear((key) => key === userId);
+  }
+
   /** The user's effective grants: those of their roles plus their direct permissions (spec 5.3 rule 2). */
   async effectiveGrants(userId: string): Promise<Grant[]> {
     return grantsCache.getOrLoad(userId, async () => {
@@ -159,6 +180,30 @@ export class SecurityStore {
     return results;
   }
 
+  /** A user's keys with whether each authenticates (see {@link setApiKeyActive}), oldest first. */
+  async listApiKeyStates(userId: string): Promise<ApiKeyState[]> {
+    const { results } = await this.#db
+      .prepare(`SELECT key_id, create_time, active FROM api_keys WHERE user_id = ? ORDER BY create_time, key_id`)
+      .bind(userId)
+      .all<{ key_id: string; create_time: number; active: number }>();
+    return results.map((row) => ({ keyId: row.key_id, createTime: row.create_time, active: row.active === 1 }));
+  }
+
+  /** The user a key belongs to, whether its secret is right or not; undefined for an unknown key. */
+  async apiKeyOwner(keyId: string): Promise<string | undefined> {
+    return (await this.#db.prepare(`SELECT user_id FROM api_keys WHERE key_id = ?`).bind(keyId).first<{ user_id: string }>())?.user_id;
+  }
+
+  /**
+   * Lets a key authenticate (`active`) or stops it; false when the user has no such key. `alsoInTransaction` runs in the
+   * same D1 transaction, after the change (ending the sessions obtained with a key stopped).
+   */
+  async setApiKeyActive(userId: string, keyId: string, active: boolean, alsoInTransaction: D1PreparedStatement[] = []): Promise<boolean> {
+    const [result] = await this.#db.batch([this.#db.prepare(`UPDATE api_keys SET active = ? WHERE user_id = ? AND key_id = ?`).bind(active ? 1 : 0, userId, keyId), ...alsoInTransaction]);
+    keysCache.clear((key) => key === keyId);
+    return result!.meta.changes > 0;
+  }
+
   /**
    * Revokes a key; false when the user has no such key. `alsoInTransaction` runs in the same D1
    * transaction, after the delete (ending the sessions obtained with the key, so none outlives it).
@@ -169,16 +214,22 @@ export class SecurityStore {
     return result!.meta.changes > 0;
   }
 
-  /** The user a key belongs to, when the secret matches; undefined otherwise (whichever part was wrong). */
+  /**
+   * The user a key belongs to, when the secret matches and the key is active; undefined otherwise (whichever was wrong:
+   * an inactive key is answered as an unknown one).
+   */
   async verifyApiKey(keyId: string, keySecret: string): Promise<string | undefined> {
     const stored = await keysCache.getOrLoad(keyId, async () => {
-      const row = await this.#db.prepare(`SELECT user_id, salt, secret_hash FROM api_keys WHERE key_id = ?`).bind(keyId).first<{ user_id: string; salt: string; secret_hash: string }>();
-      return row ? { userId: row.user_id, salt: row.salt, hash: row.secret_hash } : null;
+      const row = await this.#db
+        .prepare(`SELECT user_id, salt, secret_hash, active FROM api_keys WHERE key_id = ?`)
+        .bind(keyId)
+        .first<{ user_id: string; salt: string; secret_hash: string; active: number }>();
+      return row ? { userId: row.user_id, salt: row.salt, hash: row.secret_hash, active: row.active === 1 } : null;
     });
-    // Hash and compare even for an unknown key, so timing does not tell whether the key exists.
+    // Hash and compare even for an unknown or inactive key, so timing does not tell whether the key exists.
     const hash = await hmacHex(stored?.salt ?? "no-such-key", keySecret);
     const matches = await secretsEqual(hash, stored?.hash ?? "");
-    return stored && matches ? stored.userId : undefined;
+    return stored && stored.active && matches ? stored.userId : undefined;
   }
 
   // ---- access rules ----

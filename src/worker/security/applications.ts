@@ -1,0 +1,96 @@
+import type { Tag } from "../tags";
+
+/**
+ * Orkes' application: a non-human identity (a service, a task worker, a CI job) with access keys and roles. It acts as
+ * the user {@link applicationUserId}: its keys and roles are that user's (`api_keys`, `user_assignments`).
+ */
+export interface Application {
+  id: string;
+  name: string;
+  tags: Tag[];
+  createdBy?: string;
+  updatedBy?: string;
+  createTime: number;
+  updateTime: number;
+}
+
+/** The user an application acts as: `app:<id>`. */
+export function applicationUserId(applicationId: string): string {
+  return `${APPLICATION_USER_PREFIX}${applicationId}`;
+}
+
+/** The prefix of the user ids of applications. */
+export const APPLICATION_USER_PREFIX = "app:";
+
+interface ApplicationRow {
+  id: string;
+  name: string;
+  tags: string;
+  created_by: string | null;
+  updated_by: string | null;
+  create_time: number;
+  update_time: number;
+}
+
+function fromRow(row: ApplicationRow): Application {
+  const application: Application = { id: row.id, name: row.name, tags: JSON.parse(row.tags) as Tag[], createTime: row.create_time, updateTime: row.update_time };
+  if (row.created_by !== null) application.createdBy = row.created_by;
+  if (row.updated_by !== null) application.updatedBy = row.updated_by;
+  return application;
+}
+
+const COLUMNS = `id, name, tags, created_by, updated_by, create_time, update_time`;
+
+/** Applications in D1 (their keys and roles are the security store's, under {@link applicationUserId}). */
+export class ApplicationRepository {
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  /** Every application, oldest first. */
+  async list(): Promise<Application[]> {
+    const { results } = await this.#db.prepare(`SELECT ${COLUMNS} FROM applications ORDER BY create_time, id`).all<ApplicationRow>();
+    return results.map(fromRow);
+  }
+
+  async get(id: string): Promise<Application | null> {
+    const row = await this.#db.prepare(`SELECT ${COLUMNS} FROM applications WHERE id = ?`).bind(id).first<ApplicationRow>();
+    return row ? fromRow(row) : null;
+  }
+
+  /** A new application named `name`, under a random id. */
+  async create(name: string, by: string): Promise<Application> {
+    const now = Date.now();
+    const application: Application = { id: crypto.randomUUID(), name, tags: [], createdBy: by, updatedBy: by, createTime: now, updateTime: now };
+    await this.#db
+      .prepare(`INSERT INTO applications (${COLUMNS}) VALUES (?, ?, '[]', ?, ?, ?, ?)`)
+      .bind(application.id, name, by, by, now, now)
+      .run();
+    return application;
+  }
+
+  /** Renames an application; null when there is none with that id. */
+  async rename(id: string, name: string, by: string): Promise<Application | null> {
+    const row = await this.#db
+      .prepare(`UPDATE applications SET name = ?, updated_by = ?, update_time = ? WHERE id = ? RETURNING ${COLUMNS}`)
+      .bind(name, by, Date.now(), id)
+      .first<ApplicationRow>();
+    return row ? fromRow(row) : null;
+  }
+
+  /**
+   * Replaces an application's tags, only while they are still `previous` (what the change was computed from); false
+   * when the application is gone or its tags changed meanwhile.
+   */
+  async replaceTags(id: string, tags: readonly Tag[], previous: readonly Tag[]): Promise<boolean> {
+    const result = await this.#db.prepare(`UPDATE applications SET tags = ? WHERE id = ? AND tags = ?`).bind(JSON.stringify(tags), id, JSON.stringify(previous)).run();
+    return result.meta.changes > 0;
+  }
+
+  /** The statement deleting the application `id`, for the batch that also deletes what its user holds. */
+  deleteStatement(id: string): D1PreparedStatement {
+    return this.#db.prepare(`DELETE FROM applications WHERE id = ?`).bind(id);
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Orkes' applications (the clients' ApplicationClient): identities with access keys and roles, acting as the user
+ * `app:<id>`. Through the real router and D1.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { call, createUser, orkes, tokenFor } from "./auth-helpers";
+import { api, apiOk } from "./helpers";
+
+interface Application {
+  id: string;
+  name: string;
+  tags: Array<{ key: string; value: string }>;
+  createdBy: string;
+  updatedBy: string;
+  createTime: number;
+  updateTime: number;
+}
+
+const definition = (name: string) => ({ name, version: 1, schemaVersion: 2, ownerEmail: "apps@example.com", tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP", inputParameters: {} }] });
+
+async function newApplication(name: string): Promise<Application> {
+  return apiOk<Application>("POST", "/api/applications", { name });
+}
+
+async function newKey(applicationId: string): Promise<{ id: string; secret: string }> {
+  return apiOk("POST", `/api/applications/${applicationId}/accessKeys`);
+}
+
+describe("applications", () => {
+  it("creates, reads, lists, renames and deletes an application, recording who did it", async () => {
+    const created = await newApplication("  billing-worker  ");
+    expect(created).toMatchObject({ name: "billing-worker", tags: [], createdBy: "admin", updatedBy: "admin" });
+    expect(created.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await apiOk("GET", `/api/applications/${created.id}`)).toEqual(created);
+    expect(await apiOk<Application[]>("GET", "/api/applications")).toContainEqual(created);
+
+    const renamed = await apiOk<Application>("PUT", `/api/applications/${created.id}`, { name: "billing" });
+    expect(renamed).toMatchObject({ id: created.id, name: "billing", createTime: created.createTime });
+    expect(renamed.updateTime).toBeGreaterThanOrEqual(created.updateTime);
+
+    expect((await api("DELETE", `/api/applications/${created.id}`)).status).toBe(200);
+    expect((await api("GET", `/api/applications/${created.id}`)).status).toBe(404);
+    expect((await api("PUT", `/api/applications/${created.id}`, { name: "x" })).status).toBe(404);
+    expect((await api("DELETE", `/api/applications/${created.id}`)).status).toBe(404);
+  });
+
+  it("refuses a body without a usable name, creating nothing", async () => {
+    const before = (await apiOk<Application[]>("GET", "/api/applications")).length;
+    for (const body of [{}, { name: "" }, { name: "   " }, { name: 7 }, { name: "x".repeat(256) }, ["name"]]) {
+      const response = await api("POST", "/api/applications", body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect((await response.json<{ error: string }>()).error).toBe("VALIDATION_ERROR");
+    }
+    expect(await apiOk<Application[]>("GET", "/api/applications")).toHaveLength(before);
+  });
+
+  it("gives an application access keys that authenticate as it, with the roles it was given, and finds it by key", async () => {
+    const application = await newApplication("metadata-ci");
+    const key = await newKey(application.id);
+    expect(key.secret.length).toBeGreaterThan(20);
+    // Without a role it can sign in but do nothing.
+    const tokens = await tokenFor(key.id, key.secret);
+    expect((await call("POST", "/api/metadata/workflow", orkes(tokens.token), definition("app_defined"))).status).toBe(403);
+
+    expect((await api("POST", `/api/applications/${application.id}/roles/METADATA_MANAGER`)).status).toBe(200);
+    expect(await apiOk("GET", `/api/security/users/app:${application.id}`)).toEqual({ userId: `app:${application.id}`, roles: ["METADATA_MANAGER"], directPermissions: [] });
+    expect((await call("POST", "/api/metadata/workflow", { "x-api-key": `${key.id}:${key.secret}` }, definition("app_defined"))).status).toBe(200);
+    // It manages definitions, and runs nothing.
+    expect((await call("POST", "/api/workflow/app_defined", { "x-api-key": `${key.id}:${key.secret}` }, {})).status).toBe(403);
+    expect(await (await call("GET", "/api/token/userInfo", { "x-api-key": `${key.id}:${key.secret}` })).json()).toMatchObject({
+      id: `app:${application.id}`,
+      name: "metadata-ci",
+      applicationUser: true,
+      roles: [{ name: "METADATA_MANAGER" }],
+    });
+
+    expect(await apiOk("GET", `/api/applications/key/${key.id}`)).toMatchObject({ id: application.id, name: "metadata-ci" });
+    expect((await api("GET", `/api/applications/key/${crypto.randomUUID()}`)).status).toBe(404);
+    // A user's key is no application's.
+    const user = await createUser("not-an-app");
+    expect((await api("GET", `/api/applications/key/${user.keyId}`)).status).toBe(404);
+
+    expect((await api("DELETE", `/api/applications/${application.id}/roles/METADATA_MANAGER`)).status).toBe(200);
+    expect((await call("POST", "/api/metadata/workflow", { "x-api-key": `${key.id}:${key.secret}` }, definition("app_defined_again"))).status).toBe(403);
+  });
+
+  it("refuses a role that is not defined, and one the caller does not hold, changing nothing", async () => {
+    const application = await newApplication("overreaching");
+    const unknown = await api("POST", `/api/applications/${application.id}/roles/NO_SUCH_ROLE`);
+    expect(unknown.status).toBe(400);
+    expect((await unknown.json<{ validationErrors: Array<{ path: string; message: string }> }>()).validationErrors).toEqual([
+      { path: "role", message: "no role named NO_SUCH_ROLE; define it first (POST /api/security/roles)" },
+    ]);
+    const userAdmin = await createUser("apps-user-admin", { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
+    const refused = await call("POST", `/api/applications/${application.id}/roles/ADMIN`, orkes(userAdmin.token));
+    expect(refused.status).toBe(403);
+    expect((await refused.json<{ message: string }>()).message).toMatch(/assigning ADMIN to application .* would give .*SYSTEM_ADMIN on \*/);
+    expect(await apiOk("GET", `/api/security/users/app:${application.id}`)).toEqual({ userId: `app:${application.id}`, roles: [], directPermissions: [] });
+    // Nor a key for an application holding more than the caller.
+    expect((await api("POST", `/api/applications/${application.id}/roles/ADMIN`)).status).toBe(200);
+    expect((await call("POST", `/api/applications/${application.id}/accessKeys`, orkes(userAdmin.token))).status).toBe(403);
+    expect(await apiOk("GET", `/api/applications/${application.id}/accessKeys`)).toEqual([]);
+    // A caller without USER_ADMIN reaches none of it.
+    const worker = await createUser("apps-worker", { roles: ["UNRESTRICTED_WORKER"] });
+    expect((await call("GET", "/api/applications", orkes(worker.token))).status).toBe(403);
+  });
+
+  it("lists keys with their status; an inactive key authenticates nothing and ends its sessions, until activated again", async () => {
+    const application = await newApplication("toggled");
+    expect((await api("POST", `/api/applications/${application.id}/roles/USER_READ_ONLY`)).status).toBe(200);
+    const key = await newKey(application.id);
+    const tokens = await tokenFor(key.id, key.secret);
+    expect((await call("GET", "/api/metadata/workflow", orkes(tokens.token))).status).toBe(200);
+    const [listed] = await apiOk<Array<{ id: string; createdAt: number; status: string }>>("GET", `/api/applications/${application.id}/accessKeys`);
+    expect(listed).toMatchObject({ id: key.id, status: "ACTIVE" });
+
+    expect(await apiOk("POST", `/api/applications/${application.id}/accessKeys/${key.id}/status`)).toEqual({ id: key.id, createdAt: listed!.createdAt, status: "INACTIVE" });
+    expect((await call("POST", "/api/token", {}, { keyId: key.id, keySecret: key.secret })).status).toBe(401);
+    expect((await call("GET", "/api/metadata/workflow", { "x-api-key": `${key.id}:${key.secret}` })).status).toBe(401);
+    expect((await call("GET", "/api/metadata/workflow", orkes(tokens.token))).status).toBe(401);
+    expect((await call("POST", "/api/security/token/refresh", {}, { refreshToken: tokens.refresh_token })).status).toBe(401);
+
+    expect(await apiOk("POST", `/api/applications/${application.id}/accessKeys/${key.id}/status`)).toMatchObject({ status: "ACTIVE" });
+    const again = await tokenFor(key.id, key.secret);
+    expect((await call("GET", "/api/metadata/workflow", orkes(again.token))).status).toBe(200);
+    expect((await api("POST", `/api/applications/${application.id}/accessKeys/${crypto.randomUUID()}/status`)).status).toBe(404);
+  });
+
+  it("deletes a key, and with the application every key, session and role it had", async () => {
+    const application = await newApplication("short-lived");
+    expect((await api("POST", `/api/applications/${application.id}/roles/USER_READ_ONLY`)).status).toBe(200);
+    const [first, second] = [await newKey(application.id), await newKey(application.id)];
+    expect((await api("DELETE", `/api/applications/${application.id}/accessKeys/${first.id}`)).status).toBe(200);
+    expect((await api("DELETE", `/api/applications/${application.id}/accessKeys/${first.id}`)).status).toBe(404);
+    expect((await call("POST", "/api/token", {}, { keyId: first.id, keySecret: first.secret })).status).toBe(401);
+    expect((await apiOk<Array<{ id: string }>>("GET", `/api/applications/${application.id}/accessKeys`)).map((key) => key.id)).toEqual([second.id]);
+
+    const session = await tokenFor(second.id, second.secret);
+    expect((await api("DELETE", `/api/applications/${application.id}`)).status).toBe(200);
+    expect((await call("GET", "/api/metadata/workflow", orkes(session.token))).status).toBe(401);
+    expect((await call("POST", "/api/token", {}, { keyId: second.id, keySecret: second.secret })).status).toBe(401);
+    expect(await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ?`).bind(`app:${application.id}`).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(await apiOk("GET", `/api/security/users/app:${application.id}`)).toEqual({ userId: `app:${application.id}`, roles: [], directPermissions: [] });
+  });
+
+  it("adds, lists and removes tags, a key given again taking its new value", async () => {
+    const application = await newApplication("tagged");
+    expect((await api("PUT", `/api/applications/${application.id}/tags`, [{ key: "team", value: "billing" }, { key: "env", value: "prod" }])).status).toBe(200);
+    expect((await api("PUT", `/api/applications/${application.id}/tags`, [{ key: "team", value: "payments" }])).status).toBe(200);
+    expect(await apiOk("GET", `/api/applications/${application.id}/tags`)).toEqual([{ key: "env", value: "prod" }, { key: "team", value: "payments" }]);
+    expect((await api("DELETE", `/api/applications/${application.id}/tags`, [{ key: "team", value: "payments" }, { key: "env", value: "dev" }])).status).toBe(200);
+    expect((await apiOk<Application>("GET", `/api/applications/${application.id}`)).tags).toEqual([{ key: "env", value: "prod" }]);
+    expect((await api("PUT", `/api/applications/${application.id}/tags`, [{ key: "", value: "x" }])).status).toBe(400);
+    expect((await api("PUT", `/api/applications/${crypto.randomUUID()}/tags`, [])).status).toBe(404);
+  });
+
+  it("comes with Orkes' standard roles, which are roles like any other", async () => {
+    const roles = await apiOk<Array<{ name: string; permissions: Array<{ action: string; scope: string }> }>>("GET", "/api/security/roles");
+    const byName = new Map(roles.map((role) => [role.name, role.permissions]));
+    expect(byName.get("ADMIN")).toHaveLength(9);
+    expect(byName.get("UNRESTRICTED_WORKER")).toEqual([{ action: "TASK_EXECUTE", scope: "task:*" }]);
+    expect(byName.get("WORKER")).toEqual([]);
+    for (const name of ["METADATA_MANAGER", "WORKFLOW_MANAGER", "USER_READ_ONLY", "USER"]) expect(byName.has(name), name).toBe(true);
+  });
+});
