@@ -1,6 +1,6 @@
 import type { WorkflowExecution } from "../engine/model";
 import { failedReferenceTaskNames, summaryRowOf, summaryText } from "../engine/view";
-import { masked } from "../engine/masking";
+import { masked, maskedKeysOf } from "../engine/masking";
 
 /**
  * What the index knows of an execution. When this changes, the row must be rewritten; between such
@@ -61,6 +61,7 @@ export interface TaskIndexRow {
 
 /** The task rows of an execution as it stands: its latest {@link MAX_INDEXED_TASKS} tasks. */
 function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
+  const maskedKeys = maskedKeysOf(execution.definition);
   return execution.tasks.slice(-MAX_INDEXED_TASKS).map((task) => ({
     taskId: task.taskId,
     taskType: task.taskType === "SIMPLE" ? task.taskDefName : task.taskType,
@@ -74,8 +75,8 @@ function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
     startTime: task.startTime,
     endTime: task.endTime,
     updateTime: task.updateTime,
-    input: taskText(JSON.stringify(masked(task.inputData))),
-    output: taskText(JSON.stringify(masked(task.outputData))),
+    input: taskText(JSON.stringify(masked(task.inputData, maskedKeys))),
+    output: taskText(JSON.stringify(masked(task.outputData, maskedKeys))),
   }));
 }
 

@@ -273,6 +273,11 @@ export interface WorkflowDef {
   /** Orkes' free-form metadata of a definition: data, kept and shown as given. */
   metadata?: JsonObject;
   /**
+   * Orkes' masked fields: keys whose values the API shows as `***` wherever they appear in an execution's input,
+   * output, variables or its tasks' input and output (see `masking.ts`).
+   */
+  maskedFields?: string[];
+  /**
    * How long each execution is kept after it ends, in seconds, before it is removed (see `retention.ts`); 0 keeps
    * them for good; absent, the service's default (`EXECUTION_RETENTION`) applies. Not a Conductor field.
    */

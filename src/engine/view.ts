@@ -1,6 +1,6 @@
 import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "./model";
 import { cutText } from "./limits";
-import { masked } from "./masking";
+import { masked, maskedKeysOf } from "./masking";
 import { instanceTask, planTask } from "./plan";
 import { responseTimeoutSeconds } from "./tasks/simple";
 
@@ -19,8 +19,8 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     taskDefName: task.taskDefName,
     seq: task.seq,
     status: task.status,
-    inputData: masked(task.inputData),
-    outputData: masked(task.outputData),
+    inputData: masked(task.inputData, maskedKeysOf(execution.definition)),
+    outputData: masked(task.outputData, maskedKeysOf(execution.definition)),
     retryCount: task.retryCount,
     retried: task.retried,
     scheduledTime: task.scheduledTime,
@@ -75,9 +75,9 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
     workflowName: execution.workflowName,
     workflowVersion: execution.workflowVersion,
     status: execution.status,
-    input: masked(execution.input),
-    output: masked(execution.output),
-    variables: masked(execution.variables),
+    input: masked(execution.input, maskedKeysOf(execution.definition)),
+    output: masked(execution.output, maskedKeysOf(execution.definition)),
+    variables: masked(execution.variables, maskedKeysOf(execution.definition)),
     priority: execution.priority,
     taskToDomain: execution.taskToDomain,
     createTime: execution.createTime,
@@ -180,8 +180,8 @@ export function summaryRowOf(execution: WorkflowExecution): WorkflowSummaryRow &
     startTime: execution.startTime,
     endTime: execution.endTime,
     updateTime: execution.updateTime,
-    input: summaryText(JSON.stringify(masked(execution.input))),
-    output: summaryText(JSON.stringify(masked(execution.output))),
+    input: summaryText(JSON.stringify(masked(execution.input, maskedKeysOf(execution.definition)))),
+    output: summaryText(JSON.stringify(masked(execution.output, maskedKeysOf(execution.definition)))),
     failedReferenceTaskNames: summaryText(failedReferenceTaskNames(execution).join(",")),
   };
 }

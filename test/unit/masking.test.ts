@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createExecution, decide } from "../../src/engine/decider";
 import { masked } from "../../src/engine/masking";
+import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { WorkflowDef } from "../../src/engine/model";
 import { summaryRowOf, toTaskView, toWorkflowView } from "../../src/engine/view";
 import { env } from "./engine-env";
@@ -34,5 +35,38 @@ describe("masked parameters (_secrets, _masked)", () => {
     expect(toTaskView(state.tasks[0]!, state)["inputData"]).toEqual({ _secrets: "***", user: "ann" });
     expect(JSON.parse(summaryRowOf(state).input)).toEqual({ user: "ann", _secrets: "***" });
     expect(JSON.stringify(view)).not.toContain("t0p");
+  });
+
+  it("masks the keys a definition's maskedFields names too, in the execution, its tasks and its search row, at any depth", () => {
+    const definition: WorkflowDef = {
+      name: "masked_fields",
+      version: 1,
+      schemaVersion: 2,
+      maskedFields: ["ssn", "card"],
+      tasks: [{ name: "w", taskReferenceName: "w", type: "SIMPLE", inputParameters: { ssn: "${workflow.input.ssn}", person: { name: "${workflow.input.name}", card: "${workflow.input.card}" } } }],
+    };
+    const state = decide(createExecution({ workflowId: "wf-2", definition, input: { name: "ann", ssn: "123-45-6789", card: "4111" } }, 1_000), { type: "start" }, env(1_000)).state;
+    // Expressions read the real values.
+    expect(state.tasks[0]!.inputData).toEqual({ ssn: "123-45-6789", person: { name: "ann", card: "4111" } });
+    expect(toWorkflowView(state, true)["input"]).toEqual({ name: "ann", ssn: "***", card: "***" });
+    expect(toTaskView(state.tasks[0]!, state)["inputData"]).toEqual({ ssn: "***", person: { name: "ann", card: "***" } });
+    expect(JSON.parse(summaryRowOf(state).input)).toEqual({ name: "ann", ssn: "***", card: "***" });
+    // Another definition's executions show them.
+    const plain = decide(createExecution({ workflowId: "wf-3", definition: { ...definition, maskedFields: undefined }, input: { ssn: "1" } }, 1_000), { type: "start" }, env(1_000)).state;
+    expect(toWorkflowView(plain, false)["input"]).toEqual({ ssn: "1" });
+  });
+
+  it("keeps maskedFields as a list of distinct names, none when empty or null, and refuses anything else at its path", () => {
+    const base = { name: "m", version: 1, schemaVersion: 2, tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP" }] };
+    const kept = validateWorkflowDef({ ...base, maskedFields: ["ssn", "card", "ssn"] });
+    expect(kept.ok && kept.value.maskedFields).toEqual(["ssn", "card"]);
+    for (const none of [[], null]) {
+      const result = validateWorkflowDef({ ...base, maskedFields: none });
+      expect(result.ok && "maskedFields" in result.value).toBe(false);
+    }
+    for (const bad of ["ssn", [""], [7], ["x".repeat(256)], Array.from({ length: 101 }, (_, i) => `f${i}`)]) {
+      const result = validateWorkflowDef({ ...base, maskedFields: bad });
+      expect(result.ok ? [] : result.errors.map((issue) => issue.path.split("[")[0]), JSON.stringify(bad).slice(0, 40)).toEqual(["maskedFields"]);
+    }
   });
 });

@@ -43,4 +43,26 @@ describe("masked parameters", () => {
     expect(JSON.stringify(tasks)).not.toContain("t0p-s3cret");
     expect(tasks.results.map((row) => JSON.parse(row.output) as JsonObject).find((output) => "ok" in output)).toEqual({ _masked: "***", ok: true });
   });
+
+  it("shows the fields a definition's maskedFields names as *** too, in executions, tasks and search, while the request gets them", async () => {
+    await register({
+      name: "mask_fields_flow",
+      maskedFields: ["ssn"],
+      tasks: [httpTask("send", { uri: target("/count/mask-fields-${workflow.input.ssn}"), method: "POST", body: { ssn: "${workflow.input.ssn}", name: "${workflow.input.name}" } })],
+      outputParameters: { ssn: "${workflow.input.ssn}" },
+    });
+    expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/mask_fields_flow"))["maskedFields"]).toEqual(["ssn"]);
+    const workflowId = await startWorkflow("mask_fields_flow", { name: "ann", ssn: "123456789" });
+    const done = await waitFor(workflowId, ["COMPLETED"]);
+    expect(await hits("mask-fields-123456789")).toBe(1);
+    expect(done.input).toEqual({ name: "ann", ssn: "***" });
+    expect(done.output).toEqual({ ssn: "***" });
+    expect((done.tasks[0]!.inputData["body"] as JsonObject)).toEqual({ ssn: "***", name: "ann" });
+    await waitForIndexRow(workflowId, "COMPLETED");
+    const found = await apiOk<{ results: Array<{ input: string; output: string }> }>("GET", `/api/workflow/search?query=${encodeURIComponent(`workflowId = '${workflowId}'`)}`);
+    expect(JSON.parse(found.results[0]!.input)).toEqual({ name: "ann", ssn: "***" });
+    expect(JSON.parse(found.results[0]!.output)).toEqual({ ssn: "***" });
+    const tasks = await apiOk<{ results: Array<{ input: string }> }>("GET", `/api/tasks/search?query=${encodeURIComponent(`workflowId = '${workflowId}'`)}`);
+    expect((JSON.parse(tasks.results[0]!.input) as JsonObject)["body"]).toEqual({ ssn: "***", name: "ann" });
+  });
 });

@@ -20,6 +20,7 @@ import {
   type WorkflowTimeoutPolicy,
 } from "../model";
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
+import { MAX_MASKED_FIELD_LENGTH, MAX_MASKED_FIELDS } from "../masking";
 import { MAX_RETENTION_SECONDS } from "../retention";
 import { childPath, type ValidationIssue } from "../validation-issue";
 import {
@@ -157,6 +158,13 @@ const WORKFLOW = fieldsOf({
   rateLimitConfig: v.nullish(RATE_LIMIT_CONFIG),
   // Orkes' free-form metadata: data, kept as given (never resolved).
   metadata: v.optional(jsonObject("metadata")),
+  // Null is what clients send for "none"; an empty list is kept as none too (see validateWorkflowDef).
+  maskedFields: v.nullish(
+    v.pipe(
+      rule<unknown[]>("maskedFields", `an array of at most ${MAX_MASKED_FIELDS} field names`, (value) => Array.isArray(value) && value.length <= MAX_MASKED_FIELDS),
+      v.array(rule<string>("each maskedFields entry", `a field name: a non-empty string of at most ${MAX_MASKED_FIELD_LENGTH} characters`, (value) => isNonEmptyString(value) && value.length <= MAX_MASKED_FIELD_LENGTH)),
+    ),
+  ),
   retentionSeconds: v.optional(
     rule<number>(
       "retentionSeconds",
@@ -640,9 +648,10 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
   issues.push(...rateLimitKeyIssues(input["rateLimitConfig"], "rateLimitConfig"));
 
   if (issues.length > 0 || !root.success) return { ok: false, errors: issues };
-  const { rateLimitConfig, ...fields } = root.output;
+  const { rateLimitConfig, maskedFields, ...fields } = root.output;
   const value: WorkflowDef = { ...fields, tasks };
   const limit = rateLimitConfigOf(rateLimitConfig);
   if (limit !== undefined) value.rateLimitConfig = limit;
+  if (maskedFields !== undefined && maskedFields !== null && maskedFields.length > 0) value.maskedFields = [...new Set(maskedFields)];
   return { ok: true, value };
 }
