@@ -54,7 +54,7 @@ import {
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { joinOutput } from "./tasks/fork-join";
 import { taskIdWithin } from "./task-id";
-import { taskSchemaFailure } from "./json-schema";
+import { taskSchemaFailure, workflowOutputSchemaFailure } from "./json-schema";
 import { chooseDynamicTask } from "./tasks/dynamic";
 import { forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
 import { admissionFields } from "./rate-limit";
@@ -1633,6 +1633,14 @@ function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given
   const bytes = oversize(output, env.config.maxPayloadBytes);
   if (bytes !== undefined) {
     endWorkflow(draft, "FAILED", oversizeReason("The workflow output", bytes, env.config.maxPayloadBytes), env, effects);
+    return;
+  }
+  // Most executions keep no schema: nothing to look up as they complete.
+  const schemaFailure = state.definition.schemas === undefined ? undefined : workflowOutputSchemaFailure(state.definition, output);
+  if (schemaFailure !== undefined) {
+    // The output is kept, for whoever looks into the failure.
+    draft.patch({ output });
+    endWorkflow(draft, "FAILED", schemaFailure, env, effects);
     return;
   }
   draft.patch({ status: "COMPLETED", output, endTime: env.now, updateTime: env.now });

@@ -54,6 +54,17 @@ function keptSchema(definition: WorkflowDef, reference: SchemaReference): JsonOb
   return definition.schemas?.find((kept) => kept.key === key)?.data;
 }
 
+/**
+ * The schemas an execution of `definition` checks as it runs, each once, which it keeps from its start (see
+ * `WorkflowDef.schemas`): those its tasks' definitions enforce, and its own enforced `outputSchema`.
+ */
+export function keptSchemaReferences(definition: WorkflowDef): SchemaReference[] {
+  const references = taskSchemaReferences(definition, true);
+  const own = definition.outputSchema;
+  if (own === undefined || definition.enforceSchema === false || references.some((reference) => schemaKey(reference) === schemaKey(own))) return references;
+  return [...references, own];
+}
+
 /** The schemas the task definitions of `definition`'s tasks name (enforced or not), each once. */
 export function taskSchemaReferences(definition: WorkflowDef, enforcedOnly = false): SchemaReference[] {
   const found = new Map<string, SchemaReference>();
@@ -76,11 +87,26 @@ export function taskSchemaReferences(definition: WorkflowDef, enforcedOnly = fal
 export function taskSchemaFailure(definition: WorkflowDef, taskDef: TaskDef | undefined, which: "input" | "output", value: JsonObject): string | undefined {
   const reference = which === "input" ? taskDef?.inputSchema : taskDef?.outputSchema;
   if (reference === undefined || taskDef?.enforceSchema === false) return undefined;
+  return keptSchemaFailure(definition, reference, `The task's ${which}`, which, value);
+}
+
+/**
+ * Why an execution of `definition` may not end with `output`: the first problem by its enforced `outputSchema` (Orkes'),
+ * or that the schema was not registered when it started; undefined when it may.
+ */
+export function workflowOutputSchemaFailure(definition: WorkflowDef, output: JsonObject): string | undefined {
+  const reference = definition.outputSchema;
+  if (reference === undefined || definition.enforceSchema === false) return undefined;
+  return keptSchemaFailure(definition, reference, "The workflow's output", "output", output);
+}
+
+/** `value` (`what`, at paths under `root`) checked against the data `definition` keeps for `reference`. */
+function keptSchemaFailure(definition: WorkflowDef, reference: SchemaReference, what: string, root: string, value: JsonObject): string | undefined {
   const data = keptSchema(definition, reference);
   if (data === undefined) return undefined;
-  if (data === null) return `The task's ${which} ${describeSchema(reference)} is not registered`;
-  const issues = schemaIssues(data, value, which);
+  if (data === null) return `${what} ${describeSchema(reference)} is not registered`;
+  const issues = schemaIssues(data, value, root);
   if (issues.length === 0) return undefined;
   const first = `${issues[0]!.path}: ${issues[0]!.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""}`;
-  return `The task's ${which} does not match its ${describeSchema(reference)}: ${first}`;
+  return `${what} does not match its ${describeSchema(reference)}: ${first}`;
 }

@@ -252,7 +252,12 @@ export interface WorkflowDef {
    * `inputTemplate` defaults), unless `enforceSchema` is false.
    */
   inputSchema?: SchemaReference;
-  /** Whether `inputSchema` is enforced: true unless false, as Orkes. */
+  /**
+   * Orkes' output schema: a registered JSON schema the output of each execution must match as it completes; one that does
+   * not ends FAILED, saying why (its output kept). Checked against the schema as registered when the execution started.
+   */
+  outputSchema?: SchemaReference;
+  /** Whether `inputSchema` and `outputSchema` are enforced: true unless false, as Orkes. */
   enforceSchema?: boolean;
   /**
    * Conductor's workflow status listener: when true, each time an execution ends (again, after a retry or rerun) its
@@ -288,7 +293,8 @@ export interface WorkflowDef {
   createdBy?: string;
   updatedBy?: string;
   /**
-   * Only in an execution's own copy of its definition: the data of the schemas its tasks' definitions enforce, read from
+   * Only in an execution's own copy of its definition: the data of the schemas its tasks' definitions (and its own
+   * `outputSchema`) enforce, read from
    * the registry when it started (by `schemaKey`; null for one not registered then), so that the decider checks inputs
    * and outputs without a look-up. Tasks whose definitions are known only as they run (a DYNAMIC's choice, a dynamic
    * fork's) have none here and are not checked.

@@ -51,17 +51,19 @@ function jqCompileIssues(definition: unknown): Promise<ValidationIssue[]> {
 }
 
 /**
- * A definition's `inputSchema`, and those of its inline task definitions, must name registered schemas: a start would
- * otherwise be refused, or the task fail, for want of them.
+ * A definition's `inputSchema` and `outputSchema`, and those of its inline task definitions, must name registered
+ * schemas: a start would otherwise be refused, or the task or the execution fail, for want of them.
  */
 async function schemaReferenceIssues(definition: WorkflowDef, env: Env): Promise<ValidationIssue[]> {
   const notRegistered = (reference: SchemaReference) => `names ${describeSchema(reference)}, which is not registered (register it with POST /api/schema first)`;
-  const workflowLevel = definition.inputSchema === undefined ? [] : await unregisteredSchemas(env.DB, [definition.inputSchema]);
+  const issues: ValidationIssue[] = [];
+  for (const field of ["inputSchema", "outputSchema"] as const) {
+    const reference = definition[field];
+    if (reference === undefined) continue;
+    for (const missing of await unregisteredSchemas(env.DB, [reference])) issues.push({ path: field, message: notRegistered(missing) });
+  }
   const taskLevel = await unregisteredSchemas(env.DB, taskSchemaReferences(definition));
-  return [
-    ...workflowLevel.map((reference) => ({ path: "inputSchema", message: notRegistered(reference) })),
-    ...taskLevel.map((reference) => ({ path: "tasks", message: `a task's taskDefinition ${notRegistered(reference)}` })),
-  ];
+  return [...issues, ...taskLevel.map((reference) => ({ path: "tasks", message: `a task's taskDefinition ${notRegistered(reference)}` }))];
 }
 
 /**

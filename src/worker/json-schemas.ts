@@ -4,7 +4,7 @@
  * `src/engine/json-schema.ts`).
  */
 import { Validator } from "@cfworker/json-schema";
-import { schemaKey, taskSchemaReferences } from "../engine/json-schema";
+import { keptSchemaReferences, schemaKey } from "../engine/json-schema";
 import type { JsonObject, JsonValue, SchemaReference, WorkflowDef } from "../engine/model";
 import { ApiError } from "./http/errors";
 import { TtlCache } from "./ttl-cache";
@@ -187,12 +187,12 @@ export function schemaProblem(data: JsonObject): string | undefined {
 export { describeSchema, schemaIssues } from "../engine/json-schema";
 
 /**
- * `definition` with the data of the schemas its tasks' definitions enforce, read from the registry now (see
- * `WorkflowDef.schemas`); one no longer registered is kept as null, and a task that enforces it fails saying so. The
- * same object when none is enforced.
+ * `definition` with the data of the schemas its tasks' definitions and its `outputSchema` enforce, read from the
+ * registry now (see `WorkflowDef.schemas`); one no longer registered is kept as null, and a task (or the execution, as
+ * it completes) that enforces it fails saying so. The same object when none is enforced.
  */
-export async function withTaskSchemas(db: D1Database, definition: WorkflowDef): Promise<WorkflowDef> {
-  const references = taskSchemaReferences(definition, true);
+export async function withKeptSchemas(db: D1Database, definition: WorkflowDef): Promise<WorkflowDef> {
+  const references = keptSchemaReferences(definition);
   if (references.length === 0) return definition;
   const repository = new SchemaRepository(db);
   const schemas: Array<{ key: string; data: JsonObject | null }> = [];

@@ -1,6 +1,6 @@
 import { registeredTaskDefNames, withRegisteredTaskDefs } from "../engine/definition/task-def";
 import type { TaskDef, WorkflowDef } from "../engine/model";
-import { withTaskSchemas } from "./json-schemas";
+import { withKeptSchemas } from "./json-schemas";
 
 /** How long a task definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
 const CACHE_TTL_MS = 2_000;
@@ -113,10 +113,11 @@ export class TaskDefRepository {
 
 /**
  * The definition an execution runs: `definition` with the registered task definitions its tasks follow
- * copied in (see {@link withRegisteredTaskDefs}), and the schemas those enforce (see `WorkflowDef.schemas`).
+ * copied in (see {@link withRegisteredTaskDefs}), and the schemas those and its `outputSchema` enforce (see
+ * `WorkflowDef.schemas`).
  */
 export async function withTaskDefs(db: D1Database, definition: WorkflowDef): Promise<WorkflowDef> {
   const names = registeredTaskDefNames(definition);
   const withDefs = names.length === 0 ? definition : withRegisteredTaskDefs(definition, await new TaskDefRepository(db).findMany(names));
-  return withTaskSchemas(db, withDefs);
+  return withKeptSchemas(db, withDefs);
 }

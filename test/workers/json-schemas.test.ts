@@ -152,3 +152,37 @@ describe("a task definition's inputSchema and outputSchema", () => {
     expect(await problems(await api("POST", "/api/metadata/workflow", inline))).toEqual([{ path: "tasks", message: expect.stringContaining("js_nowhere") }]);
   });
 });
+
+describe("a workflow definition's outputSchema", () => {
+  const output = (expression: string) => ({
+    tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP", inputParameters: {} }],
+    outputParameters: { orderId: expression },
+  });
+
+  it("fails an execution whose output does not match as it completes, saying why and keeping the output; one that matches completes", async () => {
+    await apiOk("POST", "/api/schema", { name: "js_wf_out", data: ORDER_SCHEMA });
+    await register({ name: "js_out_flow", outputSchema: { name: "js_wf_out" }, ...output("${workflow.input.orderId}") });
+    expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/js_out_flow"))["outputSchema"]).toEqual({ name: "js_wf_out" });
+
+    const bad = await waitFor(await apiOk<string>("POST", "/api/workflow/js_out_flow", { orderId: "seven" }), ["FAILED"]);
+    expect(bad.output).toEqual({ orderId: "seven" });
+    expect(String(bad["reasonForIncompletion"])).toMatch(/^The workflow's output does not match its schema js_wf_out: output\.orderId/);
+    expect(bad.tasks.map((task) => task.status)).toEqual(["COMPLETED"]);
+    // Failed as any execution: restarted, it runs again and is checked again.
+    expect((await api("POST", `/api/workflow/${bad.workflowId}/restart`)).status).toBe(200);
+    const again = await waitFor(bad.workflowId, (workflow) => workflow.status !== "RUNNING" && Number(workflow["endTime"]) > Number(bad["endTime"]));
+    expect(again).toMatchObject({ status: "FAILED", reasonForIncompletion: bad["reasonForIncompletion"] });
+
+    const good = await waitFor(await apiOk<string>("POST", "/api/workflow/js_out_flow", { orderId: 9 }), ["COMPLETED", "FAILED"]);
+    expect(good).toMatchObject({ status: "COMPLETED", output: { orderId: 9 } });
+  });
+
+  it("is not checked with enforceSchema: false, and must name a registered schema", async () => {
+    await apiOk("POST", "/api/schema", { name: "js_wf_out_loose", data: ORDER_SCHEMA });
+    await register({ name: "js_out_loose_flow", outputSchema: { name: "js_wf_out_loose" }, enforceSchema: false, ...output("nope") });
+    expect((await waitFor(await apiOk<string>("POST", "/api/workflow/js_out_loose_flow", {}), ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    const refused = await api("POST", "/api/metadata/workflow", { name: "js_out_nowhere", schemaVersion: 2, outputSchema: { name: "js_nowhere" }, ...output("x") });
+    expect(await problems(refused)).toEqual([{ path: "outputSchema", message: expect.stringContaining("js_nowhere") }]);
+    expect((await api("GET", "/api/metadata/workflow/js_out_nowhere")).status).toBe(404);
+  });
+});

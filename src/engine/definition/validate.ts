@@ -148,6 +148,7 @@ const WORKFLOW = fieldsOf({
   // Orkes' input schema: a registered schema's name (its existence is checked by the worker, which reads the registry).
   // Clients send the whole SchemaDef; only the reference is kept.
   inputSchema: v.optional(schemaReference("inputSchema")),
+  outputSchema: v.optional(schemaReference("outputSchema")),
   enforceSchema: v.optional(rule<boolean>("enforceSchema", "a boolean", isBoolean)),
   workflowStatusListenerEnabled: v.optional(rule<boolean>("workflowStatusListenerEnabled", "a boolean", isBoolean)),
   // Null is what clients send for "none" (the Python SDK's None).
