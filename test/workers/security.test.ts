@@ -1052,3 +1052,17 @@ describe("updating workflow variables (POST /api/workflow/{id}/variables)", () =
     expect(JSON.parse(text)).toMatchObject({ workflowId, variables: { stage: "by its admin" } });
   });
 });
+
+describe("the user listing", () => {
+  it("lists everyone assigned something or holding a key, with what they are assigned and how many keys they hold, to user admins only", async () => {
+    await apiOk("PUT", "/api/security/users/listed-assigned/roles", { roles: ["USER_READ_ONLY"], directPermissions: [{ action: "TASK_READ", scope: "task:x" }] });
+    await apiOk("POST", "/api/security/users/listed-keyed/api-keys", undefined, 201);
+    await apiOk("POST", "/api/security/users/listed-keyed/api-keys", undefined, 201);
+    const users = await apiOk<Array<{ userId: string; roles: string[]; directPermissions: unknown[]; keys: number }>>("GET", "/api/security/users");
+    expect(users.find((user) => user.userId === "listed-assigned")).toEqual({ userId: "listed-assigned", roles: ["USER_READ_ONLY"], directPermissions: [{ action: "TASK_READ", scope: "task:x" }], keys: 0 });
+    expect(users.find((user) => user.userId === "listed-keyed")).toEqual({ userId: "listed-keyed", roles: [], directPermissions: [], keys: 2 });
+    expect(users.map((user) => user.userId)).toEqual([...users.map((user) => user.userId)].sort());
+    const reader = await createUser("listed-reader", { roles: ["USER_READ_ONLY"] });
+    await expectStatus(await call("GET", "/api/security/users", orkes(reader.token)), 403, "PERMISSION_DENIED");
+  });
+});

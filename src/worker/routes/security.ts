@@ -172,6 +172,7 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     if (!(await store.putAssignment(assignment, previous))) throw changedMeanwhile(`the assignment of ${userId}`);
     return Response.json(assignment);
   });
+  router.get("/api/security/users", async (_request, env) => Response.json(await new SecurityStore(env.DB).listUsers()));
   router.get("/api/security/users/:userId", async (request, env) => {
     const userId = pathName(request, "userId");
     // An unknown user looks like one with nothing assigned: the answer does not tell who exists.

@@ -29,6 +29,9 @@ export interface StoredAccessRule extends AccessRule {
   id: string;
 }
 
+/** Most users one listing shows (see {@link SecurityStore.listUsers}). */
+export const MAX_LISTED_USERS = 1000;
+
 /** How long grants, keys and rules read from D1 are reused by an isolate. */
 const CACHE_TTL_MS = 1_000;
 const grantsCache = new TtlCache<Grant[]>(CACHE_TTL_MS);
@@ -159,6 +162,28 @@ export class SecurityStore {
     if (names.length === 0) return [];
     const { results } = await this.#db.prepare(`SELECT permissions FROM roles WHERE name IN (${names.map(() => "?").join(", ")})`).bind(...names).all<{ permissions: string }>();
     return results.flatMap((row) => JSON.parse(row.permissions) as Grant[]);
+  }
+
+  /**
+   * Everyone something is assigned to or who holds a key, by user id (at most {@link MAX_LISTED_USERS}): what each is
+   * assigned and how many keys each holds.
+   */
+  async listUsers(): Promise<Array<UserAssignment & { keys: number }>> {
+    const { results } = await this.#db
+      .prepare(
+        `SELECT known.user_id, assigned.roles, assigned.direct_permissions, (SELECT COUNT(*) FROM api_keys WHERE api_keys.user_id = known.user_id) AS keys
+         FROM (SELECT user_id FROM user_assignments UNION SELECT user_id FROM api_keys) AS known
+         LEFT JOIN user_assignments AS assigned ON assigned.user_id = known.user_id
+         ORDER BY known.user_id LIMIT ?`,
+      )
+      .bind(MAX_LISTED_USERS)
+      .all<{ user_id: string; roles: string | null; direct_permissions: string | null; keys: number }>();
+    return results.map((row) => ({
+      userId: row.user_id,
+      roles: row.roles === null ? [] : (JSON.parse(row.roles) as string[]),
+      directPermissions: row.direct_permissions === null ? [] : (JSON.parse(row.direct_permissions) as Grant[]),
+      keys: row.keys,
+    }));
   }
 
   // ---- API keys ----
