@@ -1,6 +1,7 @@
 // @ts-check
 import { forgetPermissions, isLoggedIn, logOut, me, setSessionEndHandler, errorMessage } from "./lib/api.js";
 import { h, replaceChildren } from "./lib/dom.js";
+import { renderApplication, renderApplications, renderRoleEditor, renderRoles, renderUser, renderUsers } from "./views/access.js";
 import { renderDefinition, renderDefinitionEditor } from "./views/definition.js";
 import { renderDefinitions } from "./views/definitions.js";
 import { renderEventHandlerEditor, renderEventHandlers } from "./views/event-handlers.js";
@@ -44,6 +45,14 @@ const ROUTES = [
   [/^events$/, renderEventHandlers],
   [/^events\/new$/, (container, params, context) => renderEventHandlerEditor(container, params, context)],
   [/^events\/(.+)$/, renderEventHandlerEditor],
+  [/^access$/, (container, params, context) => context.go("#/access/roles")],
+  [/^access\/roles$/, renderRoles],
+  [/^access\/roles\/new$/, (container, params, context) => renderRoleEditor(container, params, context)],
+  [/^access\/roles\/(.+)$/, renderRoleEditor],
+  [/^access\/users$/, renderUsers],
+  [/^access\/users\/(.+)$/, renderUser],
+  [/^access\/applications$/, renderApplications],
+  [/^access\/applications\/(.+)$/, renderApplication],
 ];
 
 let generation = 0;

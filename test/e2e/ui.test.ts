@@ -6,7 +6,8 @@
  * execution (the branch taken marked, its tasks selectable with their actions), a FORK_JOIN's branches side by side
  * and what its JOIN still waits for, read a task's logs, rerun from a task,
  * act on several executions of the list at once, register a definition with a mistake and see the error at its
- * line, create, pause, resume and delete a schedule, and see that a read-only user is not offered what it may not do. Every page must keep a clean console.
+ * line, create, pause, resume and delete a schedule, manage roles, users, applications and their keys, and see that a
+ * read-only user is not offered what it may not do. Every page must keep a clean console.
  *
  * `SCREENSHOT_DIR=docs/screenshots npx vitest run --project e2e test/e2e/ui.test.ts` also saves the screenshots
  * the README links to.
@@ -1187,6 +1188,80 @@ describe("web UI", () => {
     expect(admin.problems.slice(problemsBefore)).toEqual([]);
   });
 
+  it("manages access on the Access pages: defines a role, gives it to an application and a user, makes their keys, stops and revokes one", async () => {
+    const { page } = admin;
+    const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
+    const role = `${parentName}_runners`;
+    await page.getByRole("link", { name: "Access" }).click();
+    await page.getByRole("heading", { name: "Roles" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("link", { name: "ADMIN", exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("link", { name: "New role" }).click();
+    const roleEditor = page.getByLabel("Role (JSON)");
+    await expect.poll(() => roleEditor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain("workflow-operators");
+    await roleEditor.fill(JSON.stringify({ name: role, description: "runs the approval workflow", permissions: [{ action: "WORKFLOW_ADMIN", scope: `workflow:${parentName}` }, { action: "WORKFLOW_READ", scope: `workflow:${parentName}` }] }));
+    await page.getByRole("button", { name: "Register" }).click();
+    const roleRow = page.locator("tr", { has: page.getByRole("link", { name: role, exact: true }) });
+    await expect.poll(() => roleRow.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(`WORKFLOW_ADMIN on workflow:${parentName}, WORKFLOW_READ on workflow:${parentName}`);
+
+    // An application: the role added, a key made and used, stopped, revoked.
+    await page.getByRole("navigation", { name: "Access" }).getByRole("link", { name: "Applications" }).click();
+    await page.getByLabel("New application").fill(`${parentName}-worker`);
+    await page.getByRole("button", { name: "Create" }).click();
+    await page.getByRole("heading", { name: "Application" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByText("No role yet: its keys can sign in and do nothing.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel("Role", { exact: true }).selectOption(role);
+    await page.getByRole("button", { name: "Add role" }).click();
+    await page.getByRole("button", { name: `Remove ${role}` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("button", { name: "Create key" }).click();
+    const secret = page.locator(".secret-key");
+    await secret.waitFor({ timeout: STEP_TIMEOUT_MS });
+    const applicationKey = (await secret.textContent()) ?? "";
+    expect(applicationKey).toMatch(/^[0-9a-f-]{36}:.{20,}$/);
+    await screenshot(page, "access-application");
+    const started = await call(server.url, "POST", `/api/workflow/${parentName}`, { key: applicationKey, body: { orderId: "APP-1" } });
+    expect(started.status).toBe(200);
+    expect((await call(server.url, "POST", `/api/workflow/${childName}`, { key: applicationKey, body: {} })).status).toBe(403);
+    const keyRow = page.locator("tr", { hasText: applicationKey.split(":")[0]! });
+    expect(await keyRow.textContent()).toContain("active");
+    await keyRow.getByRole("button", { name: "Deactivate" }).click();
+    await expect.poll(() => keyRow.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain("inactive");
+    expect((await call(server.url, "GET", `/api/workflow/${started.text}`, { key: applicationKey })).status).toBe(401);
+    await keyRow.getByRole("button", { name: "Revoke…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
+    await page.getByText("No key yet.").waitFor({ timeout: STEP_TIMEOUT_MS });
+
+    // A user: the role given through the JSON editor, a key made for them.
+    await page.getByRole("navigation", { name: "Access" }).getByRole("link", { name: "Users" }).click();
+    await page.getByLabel("User id").fill("ui-operator");
+    await page.getByRole("button", { name: "Open" }).click();
+    await page.getByRole("heading", { name: "User ui-operator" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    const assignment = page.getByLabel("Roles and direct permissions (JSON)");
+    await expect.poll(() => assignment.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"roles": []');
+    await assignment.fill(JSON.stringify({ roles: ["NO_SUCH_ROLE"], directPermissions: [] }));
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText(/no role named NO_SUCH_ROLE/).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await assignment.fill(JSON.stringify({ roles: [role], directPermissions: [] }));
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText("Saved what ui-operator holds").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("button", { name: "Create key" }).click();
+    const userKey = (await page.locator(".secret-key").textContent()) ?? "";
+    expect((await call(server.url, "GET", `/api/workflow/${started.text}`, { key: userKey })).status).toBe(200);
+    await page.getByRole("navigation", { name: "Access" }).getByRole("link", { name: "Users" }).click();
+    const userRow = page.locator("tr", { has: page.getByRole("link", { name: "ui-operator", exact: true }) });
+    await expect.poll(() => userRow.locator("td").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual(["ui-operator", role, "nothing", "1"]);
+    await screenshot(page, "access-users");
+
+    await page.getByRole("navigation", { name: "Access" }).getByRole("link", { name: "Applications" }).click();
+    await page.getByRole("link", { name: `${parentName}-worker`, exact: true }).click();
+    await page.getByRole("button", { name: "Delete…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await page.getByLabel("New application").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByRole("link", { name: `${parentName}-worker`, exact: true }).count()).toBe(0);
+    // The refused save of an unknown role is the one refused load.
+    expect(admin.refusedLoads.slice(refusedBefore)).toEqual([expect.stringContaining("status of 400")]);
+    expect(admin.problems.slice(problemsBefore)).toEqual([]);
+  });
+
   it("lists every worker queue on the Worker queues page: what waits in it, its active workers, and each worker's latest poll", async () => {
     const { page } = admin;
     const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
@@ -1310,9 +1385,14 @@ describe("web UI", () => {
     await page.getByText("Event handlers are for system admins.").waitFor({ timeout: STEP_TIMEOUT_MS });
     expect(await page.getByRole("link", { name: "New event handler" }).count()).toBe(0);
 
+    // Managing access needs USER_ADMIN: the page says so (its read is the second refused load).
+    await page.goto(`${server.url}/#/access`);
+    await page.getByText("Managing access needs USER_ADMIN.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByRole("link", { name: "New role" }).count()).toBe(0);
+
     // The API refuses it too: hiding is a courtesy, not the protection.
     expect((await call(server.url, "DELETE", `/api/workflow/${started}`, { key: `${keyId}:${keySecret}` })).status).toBe(403);
     expect(viewer.problems).toEqual([]);
-    expect(viewer.refusedLoads).toEqual([expect.stringContaining("status of 403")]);
+    expect(viewer.refusedLoads).toEqual([expect.stringContaining("status of 403"), expect.stringContaining("status of 403")]);
   });
 });

@@ -156,3 +156,23 @@ export function tagList(tags) {
 export function matchesFilter(name, tags, needle) {
   return name.toLowerCase().includes(needle) || (tags ?? []).some((tag) => `${tag.key}=${tag.value}`.toLowerCase().includes(needle));
 }
+
+/**
+ * A button that copies `text` to the clipboard, saying whether it did.
+ * @param {string} text
+ */
+export function copyButton(text) {
+  const copy = h("button", {
+    type: "button",
+    className: "secondary small",
+    onclick: async () => {
+      try {
+        await navigator.clipboard.writeText(text);
+        copy.textContent = "Copied";
+      } catch {
+        copy.textContent = "Copy failed";
+      }
+    },
+  }, "Copy");
+  return copy;
+}

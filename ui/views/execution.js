@@ -2,7 +2,7 @@
 import { ApiError, api, permissionsAt, errorMessage } from "../lib/api.js";
 import { allSteps, attemptsOf, diagram, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
-import { formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
+import { copyButton, formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 import { jsonBlock } from "../lib/json-view.js";
 
@@ -509,19 +509,3 @@ function button(label, onclick, className = "") {
   return h("button", { type: "button", className, onclick }, label);
 }
 
-/** @param {string} text */
-function copyButton(text) {
-  const copy = h("button", {
-    type: "button",
-    className: "secondary small",
-    onclick: async () => {
-      try {
-        await navigator.clipboard.writeText(text);
-        copy.textContent = "Copied";
-      } catch {
-        copy.textContent = "Copy failed";
-      }
-    },
-  }, "Copy");
-  return copy;
-}

@@ -1,0 +1,369 @@
+// @ts-check
+import { api, ApiError, errorMessage } from "../lib/api.js";
+import { openDialog } from "../lib/dialog.js";
+import { copyButton, formatTime, h, replaceChildren } from "../lib/dom.js";
+import { entityEditor } from "../lib/entity-editor.js";
+import { jsonEditor, readObject } from "../lib/json-editor.js";
+
+/**
+ * @typedef {{ action: string, scope: string }} Grant
+ * @typedef {{ name: string, description: string, permissions: Grant[] }} Role
+ * @typedef {{ userId: string, roles: string[], directPermissions: Grant[] }} Assignment
+ * @typedef {Assignment & { keys: number }} ListedUser
+ * @typedef {{ id: string, name: string, createdBy?: string, createTime: number }} Application
+ * One key as a keys panel lists it: its id, when it was made and, where keys can be stopped, whether it is active.
+ * @typedef {{ id: string, createdAt: number, active?: boolean }} ListedKey
+ * How a keys panel reaches the keys of one user or application.
+ * @typedef {object} KeySource
+ * @property {string} owner who the keys act as, in words ("user ann", "application ci")
+ * @property {() => Promise<ListedKey[]>} list
+ * @property {() => Promise<{ id: string, secret: string }>} create
+ * @property {(id: string) => Promise<void>} revoke
+ * @property {((id: string) => Promise<void>) | undefined} toggle
+ */
+
+/** The prefix of the user ids applications act as (listed under Applications, not Users). */
+const APPLICATION_USER = "app:";
+
+/** What "New role" starts from. */
+const ROLE_TEMPLATE = {
+  name: "workflow-operators",
+  description: "Start, read and manage the workflows named orders_*",
+  permissions: [
+    { action: "WORKFLOW_READ", scope: "workflow:orders_*" },
+    { action: "WORKFLOW_ADMIN", scope: "workflow:orders_*" },
+  ],
+};
+
+/**
+ * Grants in words: "WORKFLOW_READ on workflow:*, TASK_EXECUTE on task:pay", or "nothing".
+ * @param {Grant[]} grants
+ */
+export function grantsText(grants) {
+  return grants.length === 0 ? "nothing" : grants.map((grant) => `${grant.action} on ${grant.scope}`).join(", ");
+}
+
+/**
+ * The access pages' heading with the tabs between them.
+ * @param {string} title
+ * @param {"roles" | "users" | "applications"} current
+ * @param {HTMLElement | null} [action] a button or link beside the heading
+ */
+function heading(title, current, action = null) {
+  const tabs = h("nav", { className: "tabs", "aria-label": "Access" }, [["roles", "Roles"], ["users", "Users"], ["applications", "Applications"]].map(([id, label]) =>
+    h("a", { href: `#/access/${id}`, ...(id === current ? { "aria-current": "page" } : {}) }, label)));
+  return [h("div", { className: "page-head" }, h("h1", {}, title), action), tabs];
+}
+
+/**
+ * Shows `render`'s page under its heading (with `action` beside it), or, when the caller may not manage access (403),
+ * says so under the heading, offering nothing.
+ * @param {HTMLElement} container
+ * @param {import("../app.js").ViewContext} context
+ * @param {{ title: string, tab: "roles" | "users" | "applications", action?: HTMLElement }} page
+ * @param {() => Promise<Array<Node | null>>} render
+ */
+async function accessPage(container, context, page, render) {
+  /** @type {Array<Node | null>} */
+  let body;
+  let action = page.action ?? null;
+  try {
+    body = await render();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 403) throw error;
+    body = [h("p", { className: "empty" }, "Managing access needs USER_ADMIN.")];
+    action = null;
+  }
+  if (context.active()) replaceChildren(container, ...heading(page.title, page.tab, action), ...body);
+}
+
+/**
+ * Every role and what it grants.
+ * @type {import("../app.js").View}
+ */
+export async function renderRoles(container, _params, context) {
+  await accessPage(container, context, { title: "Roles", tab: "roles", action: h("a", { className: "button", href: "#/access/roles/new" }, "New role") }, async () => {
+    const roles = /** @type {Role[]} */ (await api("GET", "/api/security/roles"));
+    return [
+      h("p", { className: "help" }, "A role is a named set of permissions at scopes (*, a prefix such as workflow:orders_*, or an exact one); users and applications hold roles and permissions of their own. You can hand out only what you hold."),
+      h("div", { className: "table-wrap" }, h("table", {},
+        h("caption", { className: "visually-hidden" }, "Roles"),
+        h("thead", {}, h("tr", {}, ["Name", "Grants", "Description"].map((title) => h("th", { scope: "col" }, title)))),
+        h("tbody", {}, roles.map((role) => h("tr", {},
+          h("td", {}, h("a", { href: `#/access/roles/${encodeURIComponent(role.name)}` }, role.name)),
+          h("td", {}, grantsText(role.permissions)),
+          h("td", {}, role.description)))))),
+    ];
+  });
+}
+
+/**
+ * One role as editable JSON, or a new one.
+ * @type {import("../app.js").View}
+ */
+export async function renderRoleEditor(container, _params, context, name) {
+  const existing = name === undefined ? undefined : /** @type {Role} */ (await api("GET", `/api/security/roles/${encodeURIComponent(name)}`));
+  if (!context.active()) return;
+  replaceChildren(container, ...entityEditor({
+    kind: "role",
+    name: existing ? name : undefined,
+    value: existing ?? ROLE_TEMPLATE,
+    editorId: "role-text",
+    listHref: "#/access/roles",
+    canEdit: true,
+    save: async (role) => void (existing ? await api("PUT", `/api/security/roles/${encodeURIComponent(String(name))}`, role) : await api("POST", "/api/security/roles", role)),
+    remove: async () => void (await api("DELETE", `/api/security/roles/${encodeURIComponent(String(name))}`)),
+    removalNote: "Users and applications holding it keep its name, which then grants nothing (defining it again gives it back to them).",
+  }, context));
+}
+
+/**
+ * Everyone assigned something or holding a key (applications are under their own tab), and a way to open any user.
+ * @type {import("../app.js").View}
+ */
+export async function renderUsers(container, _params, context) {
+  const userField = h("input", { id: "access-user-id", required: true, autocomplete: "off", placeholder: "ann@example.com" });
+  const open = h("form", { className: "filters", onsubmit: (/** @type {SubmitEvent} */ event) => {
+    event.preventDefault();
+    const userId = userField.value.trim();
+    if (userId !== "") context.go(`#/access/users/${encodeURIComponent(userId)}`);
+  } }, h("div", { className: "field" }, h("label", { for: "access-user-id" }, "User id"), userField), h("button", { type: "submit" }, "Open"));
+  await accessPage(container, context, { title: "Users", tab: "users" }, async () => {
+    const users = /** @type {ListedUser[]} */ (await api("GET", "/api/security/users")).filter((user) => !user.userId.startsWith(APPLICATION_USER));
+    return [
+      h("p", { className: "help" }, "A user is whoever an API key, a token or your identity provider names. Open one to give roles, permissions and API keys."),
+      open,
+      users.length === 0
+        ? h("p", { className: "empty" }, "No user has roles, permissions or keys yet.")
+        : h("div", { className: "table-wrap" }, h("table", {},
+          h("caption", { className: "visually-hidden" }, "Users"),
+          h("thead", {}, h("tr", {}, ["User", "Roles", "Direct permissions", "API keys"].map((title) => h("th", { scope: "col" }, title)))),
+          h("tbody", {}, users.map((user) => h("tr", {},
+            h("td", {}, h("a", { href: `#/access/users/${encodeURIComponent(user.userId)}` }, user.userId)),
+            h("td", {}, user.roles.join(", ") || "none"),
+            h("td", {}, grantsText(user.directPermissions)),
+            h("td", {}, String(user.keys))))))),
+    ];
+  });
+}
+
+/**
+ * One user: their roles and direct permissions (editable JSON) and their API keys.
+ * @type {import("../app.js").View}
+ */
+export async function renderUser(container, _params, context, userId) {
+  const path = `/api/security/users/${encodeURIComponent(userId)}`;
+  await accessPage(container, context, { title: `User ${userId}`, tab: "users" }, async () => {
+    const assignment = /** @type {Assignment} */ (await api("GET", path));
+    return [
+      assignmentForm(userId, { roles: assignment.roles, directPermissions: assignment.directPermissions }, context),
+      await keysPanel({
+        owner: `user ${userId}`,
+        list: async () => /** @type {Array<{ keyId: string, createTime: number }>} */ (await api("GET", `${path}/api-keys`)).map((key) => ({ id: key.keyId, createdAt: key.createTime })),
+        create: async () => {
+          const key = /** @type {{ keyId: string, keySecret: string }} */ (await api("POST", `${path}/api-keys`));
+          return { id: key.keyId, secret: key.keySecret };
+        },
+        revoke: async (id) => void (await api("DELETE", `${path}/api-keys/${encodeURIComponent(id)}`)),
+        toggle: undefined,
+      }, context),
+    ];
+  });
+}
+
+/**
+ * A user's roles and direct permissions as editable JSON; saving replaces them.
+ * @param {string} userId
+ * @param {{ roles: string[], directPermissions: Grant[] }} value
+ * @param {import("../app.js").ViewContext} context
+ */
+function assignmentForm(userId, value, context) {
+  const editor = jsonEditor({ id: "assignment-text", label: "Roles and direct permissions (JSON)", value, rows: 10 });
+  const message = h("p", { className: "error", role: "alert" });
+  const save = h("button", { type: "submit" }, "Save");
+  return h("form", {
+    className: "panel definition-editor",
+    onsubmit: async (/** @type {SubmitEvent} */ event) => {
+      event.preventDefault();
+      message.textContent = "";
+      save.disabled = true;
+      try {
+        await api("PUT", `/api/security/users/${encodeURIComponent(userId)}/roles`, readObject(editor));
+        context.notify(`Saved what ${userId} holds`);
+      } catch (error) {
+        message.textContent = errorMessage(error);
+        if (error instanceof ApiError && error.validationErrors.length > 0) editor.showErrors(error.validationErrors);
+      } finally {
+        save.disabled = false;
+      }
+    },
+  }, h("h2", {}, "Roles and permissions"), editor.element, message, h("div", { className: "actions" }, save));
+}
+
+/**
+ * Every application (Orkes' non-human identities: services, workers, CI jobs), and a form to add one.
+ * @type {import("../app.js").View}
+ */
+export async function renderApplications(container, _params, context) {
+  const nameField = h("input", { id: "application-name", required: true, maxLength: 255, autocomplete: "off", placeholder: "billing-worker" });
+  const message = h("p", { className: "error", role: "alert" });
+  const create = h("form", { className: "filters", onsubmit: async (/** @type {SubmitEvent} */ event) => {
+    event.preventDefault();
+    message.textContent = "";
+    try {
+      const application = /** @type {Application} */ (await api("POST", "/api/applications", { name: nameField.value }));
+      context.notify(`Created application ${application.name}`);
+      context.go(`#/access/applications/${encodeURIComponent(application.id)}`);
+    } catch (error) {
+      message.textContent = errorMessage(error);
+    }
+  } }, h("div", { className: "field" }, h("label", { for: "application-name" }, "New application"), nameField), h("button", { type: "submit" }, "Create"));
+  await accessPage(container, context, { title: "Applications", tab: "applications" }, async () => {
+    const applications = /** @type {Application[]} */ (await api("GET", "/api/applications"));
+    return [
+      h("p", { className: "help" }, "An application is an identity for a program (a service, a task worker, a CI job): it holds roles and access keys, and acts as the user app:<id>."),
+      create,
+      message,
+      applications.length === 0
+        ? h("p", { className: "empty" }, "No application yet.")
+        : h("div", { className: "table-wrap" }, h("table", {},
+          h("caption", { className: "visually-hidden" }, "Applications"),
+          h("thead", {}, h("tr", {}, ["Name", "Id", "Created"].map((title) => h("th", { scope: "col" }, title)))),
+          h("tbody", {}, applications.map((application) => h("tr", {},
+            h("td", {}, h("a", { href: `#/access/applications/${encodeURIComponent(application.id)}` }, application.name)),
+            h("td", { className: "mono" }, application.id),
+            h("td", {}, `${formatTime(application.createTime)}${application.createdBy ? ` by ${application.createdBy}` : ""}`)))))),
+    ];
+  });
+}
+
+/**
+ * One application: its roles (added and removed one at a time), its access keys, and deleting it.
+ * @type {import("../app.js").View}
+ */
+export async function renderApplication(container, _params, context, id) {
+  const path = `/api/applications/${encodeURIComponent(id)}`;
+  const remove = h("button", { type: "button", className: "danger", onclick: () => void openDialog({
+    title: "Delete this application?",
+    body: [h("p", {}, "Its access keys stop working at once, and every session obtained with them ends.")],
+    confirmLabel: "Delete",
+    danger: true,
+    onConfirm: async () => void (await api("DELETE", path)),
+  }).then((done) => {
+    if (!done) return;
+    context.notify("Deleted the application");
+    context.go("#/access/applications");
+  }) }, "Delete…");
+  await accessPage(container, context, { title: "Application", tab: "applications", action: remove }, async () => {
+    const [application, assignment, roles] = await Promise.all([
+      /** @type {Promise<Application>} */ (api("GET", path)),
+      /** @type {Promise<Assignment>} */ (api("GET", `/api/security/users/${encodeURIComponent(APPLICATION_USER + id)}`)),
+      /** @type {Promise<Role[]>} */ (api("GET", "/api/security/roles")),
+    ]);
+    return [
+      h("div", { className: "facts" },
+        h("div", { className: "fact" }, h("span", { className: "muted" }, "Name "), application.name),
+        h("div", { className: "fact" }, h("span", { className: "muted" }, "Acts as "), h("span", { className: "mono" }, APPLICATION_USER + id))),
+      applicationRoles(path, assignment, roles, context),
+      await keysPanel({
+        owner: `application ${application.name}`,
+        list: async () => /** @type {Array<{ id: string, createdAt: number, status: string }>} */ (await api("GET", `${path}/accessKeys`)).map((key) => ({ id: key.id, createdAt: key.createdAt, active: key.status === "ACTIVE" })),
+        create: async () => /** @type {{ id: string, secret: string }} */ (await api("POST", `${path}/accessKeys`)),
+        revoke: async (keyId) => void (await api("DELETE", `${path}/accessKeys/${encodeURIComponent(keyId)}`)),
+        toggle: async (keyId) => void (await api("POST", `${path}/accessKeys/${encodeURIComponent(keyId)}/status`)),
+      }, context),
+    ];
+  });
+}
+
+/**
+ * The roles an application holds, each with Remove, and a choice of the others to add.
+ * @param {string} path the application's API path
+ * @param {Assignment} assignment
+ * @param {Role[]} roles every role
+ * @param {import("../app.js").ViewContext} context
+ */
+function applicationRoles(path, assignment, roles, context) {
+  const message = h("p", { className: "error", role: "alert" });
+  /** @param {() => Promise<unknown>} change @param {string} done */
+  const act = async (change, done) => {
+    message.textContent = "";
+    try {
+      await change();
+      context.notify(done);
+      context.go(location.hash);
+    } catch (error) {
+      message.textContent = errorMessage(error);
+    }
+  };
+  const others = roles.filter((role) => !assignment.roles.includes(role.name));
+  const choice = h("select", { id: "application-role" }, others.map((role) => h("option", { value: role.name }, role.name)));
+  return h("section", { className: "panel", "aria-labelledby": "application-roles" },
+    h("h2", { id: "application-roles" }, "Roles"),
+    assignment.roles.length === 0
+      ? h("p", { className: "empty" }, "No role yet: its keys can sign in and do nothing.")
+      : h("ul", { className: "role-list" }, assignment.roles.map((name) => h("li", {},
+        h("span", { className: "tag" }, name), " ",
+        h("span", { className: "muted" }, grantsText(roles.find((role) => role.name === name)?.permissions ?? [])), " ",
+        h("button", { type: "button", className: "secondary small", onclick: () => void act(() => api("DELETE", `${path}/roles/${encodeURIComponent(name)}`), `Removed role ${name}`) }, `Remove ${name}`)))),
+    assignment.directPermissions.length > 0 ? h("p", { className: "help" }, `Also holds directly: ${grantsText(assignment.directPermissions)}.`) : null,
+    others.length === 0 ? null : h("form", { className: "filters", onsubmit: (/** @type {SubmitEvent} */ event) => {
+      event.preventDefault();
+      const name = /** @type {HTMLSelectElement} */ (choice).value;
+      void act(() => api("POST", `${path}/roles/${encodeURIComponent(name)}`), `Added role ${name}`);
+    } }, h("div", { className: "field" }, h("label", { for: "application-role" }, "Role"), choice), h("button", { type: "submit" }, "Add role")),
+    message);
+}
+
+/**
+ * The keys of a user or an application: when each was made and, for an application's, whether it is active; a new key's
+ * secret is shown once, right after it is made.
+ * @param {KeySource} source
+ * @param {import("../app.js").ViewContext} context
+ */
+async function keysPanel(source, context) {
+  const revealed = h("div", { role: "status", "aria-live": "polite" });
+  const list = h("div");
+  const message = h("p", { className: "error", role: "alert" });
+  /** @param {() => Promise<void>} action */
+  const act = async (action) => {
+    message.textContent = "";
+    try {
+      await action();
+      await load();
+    } catch (error) {
+      message.textContent = errorMessage(error);
+    }
+  };
+  const create = h("button", { type: "button", onclick: () => void act(async () => {
+    const key = await source.create();
+    const credential = `${key.id}:${key.secret}`;
+    replaceChildren(revealed, h("div", { className: "warning" },
+      h("p", {}, "Copy the key now: its secret is not shown again. Send it as X-API-Key, or exchange it for a token at POST /api/token as {keyId, keySecret}."),
+      h("code", { className: "secret-key" }, credential), " ", copyButton(credential)));
+    context.notify(`Created a key for ${source.owner}`);
+  }) }, "Create key");
+  async function load() {
+    const keys = await source.list();
+    if (!context.active()) return;
+    replaceChildren(list, keys.length === 0 ? h("p", { className: "empty" }, "No key yet.") : h("div", { className: "table-wrap" }, h("table", {},
+      h("caption", { className: "visually-hidden" }, `Keys of ${source.owner}`),
+      h("thead", {}, h("tr", {}, ["Key id", "Created", ...(source.toggle ? ["Status"] : []), "Actions"].map((title) => h("th", { scope: "col" }, title)))),
+      h("tbody", {}, keys.map((key) => h("tr", {},
+        h("td", { className: "mono" }, key.id),
+        h("td", {}, formatTime(key.createdAt)),
+        source.toggle ? h("td", {}, key.active ? "active" : "inactive") : null,
+        h("td", { className: "actions" },
+          source.toggle ? h("button", { type: "button", className: "secondary small", onclick: () => void act(() => /** @type {NonNullable<KeySource["toggle"]>} */ (source.toggle)(key.id)) }, key.active ? "Deactivate" : "Activate") : null,
+          h("button", { type: "button", className: "danger small", onclick: () => void openDialog({
+            title: `Revoke key ${key.id}?`,
+            body: [h("p", {}, "It stops working at once, and every session obtained with it ends.")],
+            confirmLabel: "Revoke",
+            danger: true,
+            onConfirm: () => source.revoke(key.id),
+          }).then((done) => (done ? load() : undefined)) }, "Revoke…"))))))));
+  }
+  await load();
+  return h("section", { className: "panel", "aria-labelledby": "access-keys" },
+    h("div", { className: "page-head" }, h("h2", { id: "access-keys" }, "Keys"), create), revealed, message, list);
+}
