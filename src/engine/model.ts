@@ -294,9 +294,8 @@ export interface WorkflowDef {
   updatedBy?: string;
   /**
    * Only in an execution's own copy of its definition: the data of the schemas its tasks' definitions (and its own
-   * `outputSchema`) enforce, read from
-   * the registry when it started (by `schemaKey`; null for one not registered then), so that the decider checks inputs
-   * and outputs without a look-up. Tasks whose definitions are known only as they run (a DYNAMIC's choice, a dynamic
+   * `outputSchema`) enforce, read from the registry when it started (by `schemaKey`; null for one not registered then),
+   * so that the decider checks inputs and outputs without a look-up. Tasks whose definitions are known only as they run (a DYNAMIC's choice, a dynamic
    * fork's) have none here and are not checked.
    */
   schemas?: Array<{ key: string; data: JsonObject | null }>;
