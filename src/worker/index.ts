@@ -10,6 +10,7 @@ import { registerScheduleRoutes } from "./routes/schedules";
 import { registerSecretRoutes } from "./routes/secrets";
 import { registerSecurityRoutes } from "./routes/security";
 import { registerApplicationRoutes } from "./routes/applications";
+import { registerOrkesUserRoutes } from "./routes/users";
 import { registerSignalRoutes } from "./routes/signals";
 import { registerTaskDefRoutes } from "./routes/task-defs";
 import { registerJsonSchemaRoutes } from "./routes/json-schemas";
@@ -50,6 +51,7 @@ registerTaskRoutes(router);
 registerSecretRoutes(router);
 registerSecurityRoutes(router);
 registerApplicationRoutes(router);
+registerOrkesUserRoutes(router);
 // After the 501s: `GET /api/scheduler/schedules/tags` (Orkes' lookup by tag) is one, and not a schedule named "tags".
 registerScheduleRoutes(router);
 /** Every registered route as [method, path pattern], for tests that must cover all of them. */

@@ -814,6 +814,17 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(applications.getApplication(applicationId))).toMatch(/No application/);
   });
 
+  it("the AuthorizationClient's users: upsertUser with a name and a role, getUser, listUsers and deleteUser", async () => {
+    const authorization = clients.getAuthorizationClient();
+    const userId = `client_user_${suffix}@example.com`;
+    const user = await authorization.upsertUser(userId, { name: "Client User", roles: ["USER_READ_ONLY"] as never, groups: [] });
+    expect(user).toMatchObject({ id: userId, name: "Client User", roles: [{ name: "USER_READ_ONLY" }] });
+    expect((await authorization.getUser(userId)).name).toBe("Client User");
+    expect((await authorization.listUsers()).map((listed) => listed.id)).toContain(userId);
+    await authorization.deleteUser(userId);
+    expect(await sdkError(authorization.getUser(userId))).toMatch(/No user/);
+  });
+
   it("an httpPollTask from the builders polls in wrangler dev until its terminationCondition holds, woken by the object's alarm", async () => {
     const flow = new ConductorWorkflow(executor, `client_poll_${suffix}`);
     flow.add(httpPollTask("poll", { http_request: { uri: target.url(`/count/poll-${suffix}`), method: "GET" }, pollingInterval: 1, pollingStrategy: "FIXED", terminationCondition: "$.output.response.body.n >= 2" }));

@@ -83,6 +83,9 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // Orkes' applications: identities with keys and roles, managed as users are.
   { apiPath: "/api/applications", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
   { apiPath: "/api/applications/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
+  // Orkes' users: the security API's users under Orkes' paths.
+  { apiPath: "/api/users", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
+  { apiPath: "/api/users/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
   { apiPath: "/api/secrets/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
   // A workflow definition's tags: as the definition itself (read it, or write it).
   { apiPath: "/api/metadata/workflow/{name}/tags", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },

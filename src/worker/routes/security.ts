@@ -15,7 +15,8 @@ import { decodedPathParam } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { AccessRuleSchema, AssignmentSchema, NAME_PATTERN, RoleSchema, RoleUpdateSchema, UserIdSchema } from "../security/schemas";
 import { APPLICATION_USER_PREFIX, ApplicationRepository } from "../security/applications";
-import { SecurityStore, type UserAssignment } from "../security/store";
+import { SecurityStore } from "../security/store";
+import { authorizeAssignment, changedMeanwhile, conductorUser } from "../security/users";
 
 type Args = [Env, ExecutionContext];
 
@@ -94,21 +95,6 @@ function pathName(request: IRequest, key: string): string {
 async function jsonBody(request: IRequest, env: Env): Promise<unknown> {
   const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
   return body.present ? body.value : undefined;
-}
-
-/** 409 for a change refused because what it was checked against changed meanwhile (nothing was written). */
-function changedMeanwhile(what: string): ApiError {
-  return new ApiError(409, "CONFLICT", `${what} changed while this request was being checked; read it again and retry`);
-}
-
-/**
- * Throws 403 unless the caller holds every grant an assignment gives anew: direct permissions and the
- * permissions of roles the user did not have before. Keeping what a user already has is not handing it out.
- */
-async function authorizeAssignment(holder: readonly Grant[], store: SecurityStore, assignment: UserAssignment, previous: UserAssignment | null): Promise<void> {
-  authorizeHandingOut(holder, addedGrants(previous?.directPermissions ?? [], assignment.directPermissions), `the direct permissions of ${assignment.userId}`);
-  const addedRoles = assignment.roles.filter((role) => !(previous?.roles ?? []).includes(role));
-  if (addedRoles.length > 0) authorizeHandingOut(holder, await store.roleGrants(addedRoles), `assigning ${addedRoles.join(", ")}`);
 }
 
 /** Routes of the security API: tokens, roles, users, API keys, permissions and access rules. */
@@ -199,14 +185,12 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
   router.get("/api/token/userInfo", async (request, env) => {
     const principal = principalOf(request);
     const store = new SecurityStore(env.DB);
-    const assigned = (await store.getAssignment(principal.userId))?.roles ?? [];
-    const roles = (await Promise.all(assigned.map((name) => store.getRole(name)))).flatMap((role) =>
-      role === null ? [] : [{ name: role.name, permissions: role.permissions.map((grant) => ({ name: grant.action, scope: grant.scope })) }],
-    );
     const id = principal.userId;
+    const assigned = (await store.getAssignment(id))?.roles ?? [];
     // An application's key acts as its user `app:<id>`: Orkes names the application and marks the user as one.
     const application = id.startsWith(APPLICATION_USER_PREFIX) ? await new ApplicationRepository(env.DB).get(id.slice(APPLICATION_USER_PREFIX.length)) : null;
-    return Response.json({ id, name: application?.name ?? id, uuid: id, applicationUser: application !== null, roles, groups: [], permissions: principal.grants });
+    const name = application?.name ?? (await store.getUserName(id));
+    return Response.json({ ...(await conductorUser(store, id, assigned, name, application !== null)), permissions: principal.grants });
   });
 
   router.get("/api/security/permissions", async (request, env) => {

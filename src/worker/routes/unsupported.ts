@@ -30,8 +30,9 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/prompts", "AI prompts"],
   ["/api/integrations/*", "integrations"],
   ["/api/registry/*", "service registry"],
-  ["/api/users/*", "Orkes users (use /api/security/users)"],
-  ["/api/users", "Orkes users (use /api/security/users)"],
+  // Orkes' users themselves are served (routes/users.ts, registered after these): these paths are their per-resource grants.
+  ["/api/users/:userId/permissions", "Orkes' per-resource grants (give roles and direct permissions: /api/security/users/{userId}/roles)"],
+  ["/api/users/:userId/checkPermissions", "Orkes' per-resource grants (see GET /api/security/permissions?scope=&userId=)"],
   ["/api/groups/*", "Orkes groups (use roles: /api/security/roles)"],
   ["/api/groups", "Orkes groups (use roles: /api/security/roles)"],
   ["/api/auth/*", "Orkes authorization (use /api/security/roles and /api/security/rules)"],

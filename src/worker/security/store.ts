@@ -148,6 +148,17 @@ export class SecurityStore {
     grantsCache.clear((key) => key === userId);
   }
 
+  /** The name a user was given (Orkes' `upsertUser`), if any. */
+  async getUserName(userId: string): Promise<string | undefined> {
+    return (await this.#db.prepare(`SELECT name FROM user_assignments WHERE user_id = ?`).bind(userId).first<{ name: string | null }>())?.name ?? undefined;
+  }
+
+  /** Names a user who has an assignment (see {@link putAssignment}); false when they have none. */
+  async setUserName(userId: string, name: string): Promise<boolean> {
+    const result = await this.#db.prepare(`UPDATE user_assignments SET name = ? WHERE user_id = ?`).bind(name, userId).run();
+    return result.meta.changes > 0;
+  }
+
   /** The user's effective grants: those of their roles plus their direct permissions (spec 5.3 rule 2). */
   async effectiveGrants(userId: string): Promise<Grant[]> {
     return grantsCache.getOrLoad(userId, async () => {
@@ -166,23 +177,24 @@ export class SecurityStore {
 
   /**
    * Everyone something is assigned to or who holds a key, by user id (at most {@link MAX_LISTED_USERS}): what each is
-   * assigned and how many keys each holds.
+   * assigned, the name each was given (Orkes'), and how many keys each holds.
    */
-  async listUsers(): Promise<Array<UserAssignment & { keys: number }>> {
+  async listUsers(): Promise<Array<UserAssignment & { keys: number; name?: string }>> {
     const { results } = await this.#db
       .prepare(
-        `SELECT known.user_id, assigned.roles, assigned.direct_permissions, (SELECT COUNT(*) FROM api_keys WHERE api_keys.user_id = known.user_id) AS keys
+        `SELECT known.user_id, assigned.roles, assigned.direct_permissions, assigned.name, (SELECT COUNT(*) FROM api_keys WHERE api_keys.user_id = known.user_id) AS keys
          FROM (SELECT user_id FROM user_assignments UNION SELECT user_id FROM api_keys) AS known
          LEFT JOIN user_assignments AS assigned ON assigned.user_id = known.user_id
          ORDER BY known.user_id LIMIT ?`,
       )
       .bind(MAX_LISTED_USERS)
-      .all<{ user_id: string; roles: string | null; direct_permissions: string | null; keys: number }>();
+      .all<{ user_id: string; roles: string | null; direct_permissions: string | null; name: string | null; keys: number }>();
     return results.map((row) => ({
       userId: row.user_id,
       roles: row.roles === null ? [] : (JSON.parse(row.roles) as string[]),
       directPermissions: row.direct_permissions === null ? [] : (JSON.parse(row.direct_permissions) as Grant[]),
       keys: row.keys,
+      ...(row.name === null ? {} : { name: row.name }),
     }));
   }
 

@@ -1,0 +1,66 @@
+/**
+ * Orkes' users API (the clients' AuthorizationClient: upsertUser, getUser, listUsers, deleteUser) over this service's
+ * users: their assignment, keys and name. Through the real router and D1.
+ */
+import { describe, expect, it } from "vitest";
+import { call, createUser, orkes, tokenFor } from "./auth-helpers";
+import { api, apiOk } from "./helpers";
+
+interface ConductorUser {
+  id: string;
+  name: string;
+  applicationUser: boolean;
+  roles: Array<{ name: string; permissions: Array<{ name: string; scope: string }> }>;
+  groups: unknown[];
+}
+
+describe("Orkes' users", () => {
+  it("upserts a user with a name and roles, reads, lists and deletes them, keeping their direct permissions", async () => {
+    await apiOk("PUT", "/api/security/users/jane@example.com/roles", { roles: [], directPermissions: [{ action: "TASK_READ", scope: "task:x" }] });
+    const upserted = await apiOk<ConductorUser>("PUT", "/api/users/jane@example.com", { name: " Jane Doe ", roles: ["USER_READ_ONLY"], groups: [] });
+    expect(upserted).toMatchObject({ id: "jane@example.com", name: "Jane Doe", applicationUser: false, groups: [], roles: [{ name: "USER_READ_ONLY", permissions: [{ name: "WORKFLOW_READ", scope: "*" }, { name: "TASK_READ", scope: "*" }] }] });
+    expect(await apiOk("GET", "/api/users/jane@example.com")).toEqual(upserted);
+    expect(await apiOk("GET", "/api/security/users/jane@example.com")).toEqual({ userId: "jane@example.com", roles: ["USER_READ_ONLY"], directPermissions: [{ action: "TASK_READ", scope: "task:x" }] });
+    // Without roles, an upsert keeps those assigned and renames.
+    expect(await apiOk<ConductorUser>("PUT", "/api/users/jane@example.com", { name: "Jane" })).toMatchObject({ name: "Jane", roles: [{ name: "USER_READ_ONLY" }] });
+    expect((await apiOk<ConductorUser[]>("GET", "/api/users")).find((user) => user.id === "jane@example.com")).toMatchObject({ name: "Jane" });
+
+    const key = await apiOk<{ keyId: string; keySecret: string }>("POST", "/api/security/users/jane@example.com/api-keys", undefined, 201);
+    const session = await tokenFor(key.keyId, key.keySecret);
+    expect((await call("GET", "/api/metadata/workflow", orkes(session.token))).status).toBe(200);
+    expect((await api("DELETE", "/api/users/jane@example.com")).status).toBe(200);
+    expect((await call("GET", "/api/metadata/workflow", orkes(session.token))).status).toBe(401);
+    expect((await api("GET", "/api/users/jane@example.com")).status).toBe(404);
+    expect((await api("DELETE", "/api/users/jane@example.com")).status).toBe(404);
+  });
+
+  it("refuses unknown roles, groups, roles the caller does not hold, and the admin's or an application's id, changing nothing", async () => {
+    const refused = async (method: string, path: string, body?: unknown) => {
+      const response = await api(method, path, body);
+      expect(response.status, `${method} ${path}`).toBe(400);
+      return ((await response.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path);
+    };
+    expect(await refused("PUT", "/api/users/bob", { name: "Bob", roles: ["USER", "NO_SUCH_ROLE"] })).toEqual(["roles[1]"]);
+    expect(await refused("PUT", "/api/users/bob", { name: "Bob", groups: ["engineers"] })).toEqual(["groups"]);
+    expect(await refused("PUT", "/api/users/bob", { name: 7 })).toEqual(["name"]);
+    expect(await refused("PUT", "/api/users/admin", { name: "Admin" })).toEqual(["id"]);
+    expect(await refused("DELETE", `/api/users/app:${crypto.randomUUID()}`)).toEqual(["id"]);
+    expect((await api("GET", "/api/users/bob")).status).toBe(404);
+
+    const userAdmin = await createUser("orkes-user-admin", { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
+    const overreach = await call("PUT", "/api/users/bob", orkes(userAdmin.token), { name: "Bob", roles: ["ADMIN"] });
+    expect(overreach.status).toBe(403);
+    expect((await api("GET", "/api/users/bob")).status).toBe(404);
+    const reader = await createUser("orkes-user-reader", { roles: ["USER_READ_ONLY"] });
+    expect((await call("GET", "/api/users", orkes(reader.token))).status).toBe(403);
+    // Orkes' per-resource grants are not served: a 501 that says so, not a user named "permissions".
+    expect((await api("GET", "/api/users/bob/permissions")).status).toBe(501);
+  });
+
+  it("lists applications' users only when asked (apps=true)", async () => {
+    const application = await apiOk<{ id: string }>("POST", "/api/applications", { name: "listed-app" });
+    await api("POST", `/api/applications/${application.id}/roles/WORKER`);
+    expect((await apiOk<ConductorUser[]>("GET", "/api/users")).some((user) => user.id === `app:${application.id}`)).toBe(false);
+    expect((await apiOk<ConductorUser[]>("GET", "/api/users?apps=true")).find((user) => user.id === `app:${application.id}`)).toMatchObject({ applicationUser: true, roles: [{ name: "WORKER", permissions: [] }] });
+  });
+});
