@@ -814,13 +814,24 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(applications.getApplication(applicationId))).toMatch(/No application/);
   });
 
-  it("the AuthorizationClient's users: upsertUser with a name and a role, getUser, listUsers and deleteUser", async () => {
+  it("the AuthorizationClient's users and groups: upsertUser, getUser, listUsers, upsertGroup, addUserToGroup, getUsersInGroup, removeUserFromGroup, deleteGroup, deleteUser", async () => {
     const authorization = clients.getAuthorizationClient();
     const userId = `client_user_${suffix}@example.com`;
     const user = await authorization.upsertUser(userId, { name: "Client User", roles: ["USER_READ_ONLY"] as never, groups: [] });
     expect(user).toMatchObject({ id: userId, name: "Client User", roles: [{ name: "USER_READ_ONLY" }] });
     expect((await authorization.getUser(userId)).name).toBe("Client User");
     expect((await authorization.listUsers()).map((listed) => listed.id)).toContain(userId);
+
+    const groupId = `client_group_${suffix}`;
+    expect(await authorization.upsertGroup(groupId, { description: "operators", roles: "WORKFLOW_MANAGER" as never })).toMatchObject({ id: groupId, roles: [{ name: "WORKFLOW_MANAGER" }] });
+    await authorization.addUserToGroup(groupId, userId);
+    expect((await authorization.getUsersInGroup(groupId)).map((member) => member.id)).toEqual([userId]);
+    expect((await authorization.getUser(userId)).groups).toMatchObject([{ id: groupId }]);
+    expect((await authorization.listGroups()).map((group) => group.id)).toContain(groupId);
+    await authorization.removeUserFromGroup(groupId, userId);
+    expect(await authorization.getUsersInGroup(groupId)).toEqual([]);
+    await authorization.deleteGroup(groupId);
+    expect(await sdkError(authorization.getGroup(groupId))).toMatch(/No group/);
     await authorization.deleteUser(userId);
     expect(await sdkError(authorization.getUser(userId))).toMatch(/No user/);
   });

@@ -15,6 +15,7 @@ import { decodedPathParam } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { AccessRuleSchema, AssignmentSchema, NAME_PATTERN, RoleSchema, RoleUpdateSchema, UserIdSchema } from "../security/schemas";
 import { APPLICATION_USER_PREFIX, ApplicationRepository } from "../security/applications";
+import { GroupRepository } from "../security/groups";
 import { SecurityStore } from "../security/store";
 import { authorizeAssignment, changedMeanwhile, conductorUser } from "../security/users";
 
@@ -190,7 +191,8 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     // An application's key acts as its user `app:<id>`: Orkes names the application and marks the user as one.
     const application = id.startsWith(APPLICATION_USER_PREFIX) ? await new ApplicationRepository(env.DB).get(id.slice(APPLICATION_USER_PREFIX.length)) : null;
     const name = application?.name ?? (await store.getUserName(id));
-    return Response.json({ ...(await conductorUser(store, id, assigned, name, application !== null)), permissions: principal.grants });
+    const groups = await new GroupRepository(env.DB).groupsOf(id);
+    return Response.json({ ...(await conductorUser(store, id, assigned, name, application !== null, groups)), permissions: principal.grants });
   });
 
   router.get("/api/security/permissions", async (request, env) => {

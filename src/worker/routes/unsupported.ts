@@ -33,8 +33,8 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   // Orkes' users themselves are served (routes/users.ts, registered after these): these paths are their per-resource grants.
   ["/api/users/:userId/permissions", "Orkes' per-resource grants (give roles and direct permissions: /api/security/users/{userId}/roles)"],
   ["/api/users/:userId/checkPermissions", "Orkes' per-resource grants (see GET /api/security/permissions?scope=&userId=)"],
-  ["/api/groups/*", "Orkes groups (use roles: /api/security/roles)"],
-  ["/api/groups", "Orkes groups (use roles: /api/security/roles)"],
+  // Orkes' groups themselves are served (routes/groups.ts, registered after these): this path is their per-resource grants.
+  ["/api/groups/:groupId/permissions", "Orkes' per-resource grants (give the group roles: PUT /api/groups/{id})"],
   ["/api/auth/*", "Orkes authorization (use /api/security/roles and /api/security/rules)"],
 ];
 

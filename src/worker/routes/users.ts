@@ -1,5 +1,6 @@
 import type { IRequest, RouterType } from "itty-router";
 import * as v from "valibot";
+import { authorizeHandingOut } from "../auth/delegation";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
 import { forgetVerifiedTokens, keySessionRevocations } from "../auth/tokens";
 import { principalOf } from "../guard";
@@ -7,7 +8,8 @@ import { notFound, validationError } from "../http/errors";
 import { booleanQuery, decodedPathParam } from "../http/params";
 import { parseOrThrow, requestObject } from "../schemas";
 import { APPLICATION_USER_PREFIX } from "../security/applications";
-import { NAME_PATTERN } from "../security/schemas";
+import { NAME_PATTERN, OrkesRolesSchema } from "../security/schemas";
+import { GroupRepository } from "../security/groups";
 import { SecurityStore } from "../security/store";
 import { authorizeAssignment, changedMeanwhile, conductorUser } from "../security/users";
 import { requiredBody } from "./metadata";
@@ -17,13 +19,11 @@ type Args = [Env, ExecutionContext];
 /** Longest user name, in characters. */
 const MAX_USER_NAME_LENGTH = 255;
 
-const roleName = v.pipe(v.string("must be a string"), v.regex(NAME_PATTERN, "must be a role name of 1 to 128 letters, digits or _ . @ + : -"));
-
-/** Orkes' UpsertUserRequest: a name, the roles (replacing those assigned) and groups (none here). */
+/** Orkes' UpsertUserRequest: a name, the roles (replacing those assigned) and the groups (replacing those joined). */
 const UpsertUserBody = requestObject({
   name: v.optional(v.pipe(v.string("must be a string"), v.trim(), v.maxLength(MAX_USER_NAME_LENGTH, `must be at most ${MAX_USER_NAME_LENGTH} characters`))),
-  roles: v.optional(v.pipe(v.array(roleName, "must be an array of role names"), v.maxLength(100, "may hold at most 100 roles"))),
-  groups: v.optional(v.array(v.string("must be a string"), "must be an array of group ids")),
+  roles: v.optional(OrkesRolesSchema),
+  groups: v.optional(v.pipe(v.array(v.pipe(v.string("must be a string"), v.regex(NAME_PATTERN, "must be a group id of 1 to 128 letters, digits or _ . @ + : -")), "must be an array of group ids"), v.maxLength(100, "may hold at most 100 groups"))),
 });
 
 /**
@@ -41,8 +41,8 @@ function managedUser(request: IRequest): string {
 /**
  * Orkes' users API (the clients' AuthorizationClient: `upsertUser`, `getUser`, `listUsers`, `deleteUser`) over this
  * service's users: a user is their assignment (roles and direct permissions, `/api/security/users/{userId}`) and keys,
- * plus the name Orkes gives them. Roles are this service's (Orkes' standard names come defined); groups are not kept,
- * so a request giving some is refused. Authorized as the security API is (`USER_ADMIN`), handing out included.
+ * plus the name Orkes gives them and the groups they belong to (see `groups.ts`). Roles are this service's (Orkes'
+ * standard names come defined). Authorized as the security API is (`USER_ADMIN`), handing out included.
  */
 export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/users", async (request, env) => {
@@ -50,34 +50,46 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
     const withApplications = booleanQuery(request, "apps", false);
     const listed = (await store.listUsers()).filter((user) => withApplications || !user.userId.startsWith(APPLICATION_USER_PREFIX));
     const roles = new Map((await store.listRoles()).map((role) => [role.name, role]));
-    return Response.json(await Promise.all(listed.map((user) => conductorUser(store, user.userId, user.roles, user.name, user.userId.startsWith(APPLICATION_USER_PREFIX), roles))));
+    const groups = await new GroupRepository(env.DB).groupsByMember();
+    return Response.json(
+      await Promise.all(listed.map((user) => conductorUser(store, user.userId, user.roles, user.name, user.userId.startsWith(APPLICATION_USER_PREFIX), groups.get(user.userId) ?? [], roles))),
+    );
   });
 
   router.get("/api/users/:id", async (request, env) => {
     const userId = decodedPathParam(request, "id");
     const store = new SecurityStore(env.DB);
     const assignment = await store.getAssignment(userId);
-    if (!assignment && (await store.listApiKeys(userId)).length === 0) throw notFound(`No user ${userId}`);
-    return Response.json(await conductorUser(store, userId, assignment?.roles ?? [], await store.getUserName(userId), userId.startsWith(APPLICATION_USER_PREFIX)));
+    const groups = await new GroupRepository(env.DB).groupsOf(userId);
+    if (!assignment && groups.length === 0 && (await store.listApiKeys(userId)).length === 0) throw notFound(`No user ${userId}`);
+    return Response.json(await conductorUser(store, userId, assignment?.roles ?? [], await store.getUserName(userId), userId.startsWith(APPLICATION_USER_PREFIX), groups));
   });
 
   router.put("/api/users/:id", async (request, env) => {
     const userId = managedUser(request);
     const body = parseOrThrow(UpsertUserBody, await requiredBody(request, env), "user");
-    if ((body.groups ?? []).length > 0) {
-      throw validationError("Groups are not supported", [{ path: "groups", message: "this service has no groups: give the user roles (a role can stand for what a group holds)" }]);
-    }
     const store = new SecurityStore(env.DB);
     const roles = body.roles ?? [];
     const unknown = await store.unknownRoles(roles);
     if (unknown.length > 0) throw validationError("Unknown roles", unknown.map((role) => ({ path: `roles[${roles.indexOf(role)}]`, message: `no role named ${role}` })));
+    const groupRepository = new GroupRepository(env.DB);
+    const groupIds = body.groups === undefined ? undefined : [...new Set(body.groups)];
+    const joined = groupIds === undefined ? undefined : await Promise.all(groupIds.map((id) => groupRepository.get(id)));
+    const missing = (groupIds ?? []).filter((_, index) => joined![index] === null);
+    if (missing.length > 0) throw validationError("Unknown groups", missing.map((id) => ({ path: `groups[${body.groups!.indexOf(id)}]`, message: `no group ${id}` })));
     const previous = await store.getAssignment(userId);
     const assignment = { userId, roles: body.roles ?? previous?.roles ?? [], directPermissions: previous?.directPermissions ?? [] };
     await authorizeAssignment(principalOf(request).grants, store, assignment, previous);
+    // Joining a group gives its roles: handed out as assigning them would be.
+    const memberOf = (await groupRepository.groupsOf(userId)).map((group) => group.id);
+    const newGroups = (joined ?? []).flatMap((group) => (group === null || memberOf.includes(group.id) ? [] : [group]));
+    const groupRoles = [...new Set(newGroups.flatMap((group) => group.roles))];
+    if (groupRoles.length > 0) authorizeHandingOut(principalOf(request).grants, await store.roleGrants(groupRoles), `adding ${userId} to ${newGroups.map((group) => group.id).join(", ")}`);
     if (!(await store.putAssignment(assignment, previous))) throw changedMeanwhile(`the assignment of ${userId}`);
+    if (groupIds !== undefined) await groupRepository.setGroupsOf(userId, groupIds);
     const name = body.name === undefined || body.name === "" ? await store.getUserName(userId) : body.name;
     if (name !== undefined) await store.setUserName(userId, name);
-    return Response.json(await conductorUser(store, userId, assignment.roles, name, false));
+    return Response.json(await conductorUser(store, userId, assignment.roles, name, false, await groupRepository.groupsOf(userId)));
   });
 
   // Their keys (and every session obtained with them) and their assignment go.

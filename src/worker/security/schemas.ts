@@ -44,3 +44,15 @@ export const AccessRuleSchema = v.object({
 
 /** A user id in a path. */
 export const UserIdSchema = name("user id");
+
+/**
+ * Orkes' roles of a user or group (`UpsertUserRequest.roles`, `UpsertGroupRequest.roles`): role names; a single name
+ * is taken as a list of one, as the JavaScript client's types declare the field as one role.
+ */
+export const OrkesRolesSchema = v.union(
+  [
+    v.pipe(v.array(name("role name"), "must be an array of role names"), v.maxLength(100, "may hold at most 100 roles")),
+    v.pipe(name("role name"), v.transform((role: string) => [role])),
+  ],
+  "must be a role name or an array of role names",
+);

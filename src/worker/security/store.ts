@@ -50,6 +50,11 @@ async function hmacHex(salt: string, secret: string): Promise<string> {
   return [...mac].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
+/** Forgets this isolate's effective grants of every user: a change of a group reaches all its members. */
+export function forgetAllGrants(): void {
+  grantsCache.clear();
+}
+
 /** Roles, user assignments, API keys and access rules in D1. */
 export class SecurityStore {
   readonly #db: D1Database;
@@ -135,13 +140,14 @@ export class SecurityStore {
   }
 
   /**
-   * Deletes everything user `userId` holds, its keys and its assignment, in one D1 transaction with
+   * Deletes everything user `userId` holds, its keys, its assignment and its group memberships, in one D1 transaction with
    * `alsoInTransaction`, which runs after (ending the sessions of `keyIds`, the keys it held, so none outlives them).
    */
   async deleteUser(userId: string, keyIds: readonly string[], alsoInTransaction: D1PreparedStatement[] = []): Promise<void> {
     await this.#db.batch([
       this.#db.prepare(`DELETE FROM api_keys WHERE user_id = ?`).bind(userId),
       this.#db.prepare(`DELETE FROM user_assignments WHERE user_id = ?`).bind(userId),
+      this.#db.prepare(`DELETE FROM group_members WHERE user_id = ?`).bind(userId),
       ...alsoInTransaction,
     ]);
     keysCache.clear((key) => keyIds.includes(key));
@@ -162,11 +168,19 @@ export class SecurityStore {
   /** The user's effective grants: those of their roles plus their direct permissions (spec 5.3 rule 2). */
   async effectiveGrants(userId: string): Promise<Grant[]> {
     return grantsCache.getOrLoad(userId, async () => {
-      const assignment = await this.getAssignment(userId);
-      if (!assignment) return [];
-      return [...assignment.directPermissions, ...(await this.roleGrants(assignment.roles))];
+      // One round trip: the assignment and the roles of the user's groups (a member holds them as if assigned).
+      const [assigned, grouped] = await this.#db.batch<{ roles: string; direct_permissions?: string }>([
+        this.#db.prepare(`SELECT roles, direct_permissions FROM user_assignments WHERE user_id = ?`).bind(userId),
+        this.#db.prepare(`SELECT groups.roles FROM group_members JOIN groups ON groups.id = group_members.group_id WHERE group_members.user_id = ?`).bind(userId),
+      ]);
+      const assignment = assigned!.results[0];
+      const roles = new Set<string>(assignment === undefined ? [] : (JSON.parse(assignment.roles) as string[]));
+      for (const row of grouped!.results) for (const role of JSON.parse(row.roles) as string[]) roles.add(role);
+      const direct = assignment?.direct_permissions === undefined ? [] : (JSON.parse(assignment.direct_permissions) as Grant[]);
+      return [...direct, ...(await this.roleGrants([...roles]))];
     });
   }
+
 
   /** The permissions of the named roles (unknown names grant nothing). */
   async roleGrants(names: string[]): Promise<Grant[]> {
@@ -176,14 +190,14 @@ export class SecurityStore {
   }
 
   /**
-   * Everyone something is assigned to or who holds a key, by user id (at most {@link MAX_LISTED_USERS}): what each is
+   * Everyone something is assigned to, who holds a key or belongs to a group, by user id (at most {@link MAX_LISTED_USERS}): what each is
    * assigned, the name each was given (Orkes'), and how many keys each holds.
    */
   async listUsers(): Promise<Array<UserAssignment & { keys: number; name?: string }>> {
     const { results } = await this.#db
       .prepare(
         `SELECT known.user_id, assigned.roles, assigned.direct_permissions, assigned.name, (SELECT COUNT(*) FROM api_keys WHERE api_keys.user_id = known.user_id) AS keys
-         FROM (SELECT user_id FROM user_assignments UNION SELECT user_id FROM api_keys) AS known
+         FROM (SELECT user_id FROM user_assignments UNION SELECT user_id FROM api_keys UNION SELECT user_id FROM group_members) AS known
          LEFT JOIN user_assignments AS assigned ON assigned.user_id = known.user_id
          ORDER BY known.user_id LIMIT ?`,
       )

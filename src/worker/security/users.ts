@@ -1,6 +1,7 @@
 import { addedGrants, authorizeHandingOut } from "../auth/delegation";
 import type { Grant } from "../auth/permissions";
 import { ApiError } from "../http/errors";
+import type { Group } from "./groups";
 import type { Role, SecurityStore, UserAssignment } from "./store";
 
 /**
@@ -26,14 +27,34 @@ export interface ConductorUserJson {
   applicationUser: boolean;
   /** The roles assigned, with what each grants (Orkes' `Permission.name` is the action; `scope` is this service's). */
   roles: Array<{ name: string; permissions: Array<{ name: string; scope: string }> }>;
-  /** Orkes' groups: none here (roles take their place). */
-  groups: never[];
+  /** The groups the user belongs to, each with its roles. */
+  groups: ConductorGroupJson[];
+}
+
+/** Orkes' Group: its id, description and roles (with what each grants); `defaultAccess` is always empty here. */
+export interface ConductorGroupJson {
+  id: string;
+  description: string;
+  roles: ConductorUserJson["roles"];
+  defaultAccess: Record<string, never>;
+}
+
+/** The roles named, with what each grants, read from `defined` when given or else from the store; undefined ones left out. */
+async function rolesJson(store: SecurityStore, names: readonly string[], defined?: ReadonlyMap<string, Role>): Promise<ConductorUserJson["roles"]> {
+  const found = defined === undefined ? await Promise.all(names.map((role) => store.getRole(role))) : names.map((role) => defined.get(role) ?? null);
+  return found.flatMap((role) => (role === null ? [] : [{ name: role.name, permissions: role.permissions.map((grant) => ({ name: grant.action, scope: grant.scope })) }]));
+}
+
+/** Group `group` as Orkes shows one. */
+export async function conductorGroup(store: SecurityStore, group: Group, defined?: ReadonlyMap<string, Role>): Promise<ConductorGroupJson> {
+  return { id: group.id, description: group.description, roles: await rolesJson(store, group.roles, defined), defaultAccess: {} };
 }
 
 /**
  * User `userId` as Orkes shows one: named `name` (its id when it has none), with `roles` (the names assigned) and what
- * each grants, read from `defined` when given (a listing reads every role once) or else from the store; a role no
- * longer defined is left out. `applicationUser` for an application's user (`app:<id>`).
+ * each grants, and the `groups` it belongs to, roles read from `defined` when given (a listing reads every role once)
+ * or else from the store; a role no longer defined is left out. `applicationUser` for an application's user
+ * (`app:<id>`).
  */
 export async function conductorUser(
   store: SecurityStore,
@@ -41,11 +62,15 @@ export async function conductorUser(
   roles: readonly string[],
   name: string | undefined,
   applicationUser: boolean,
+  groups: readonly Group[] = [],
   defined?: ReadonlyMap<string, Role>,
 ): Promise<ConductorUserJson> {
-  const found = defined === undefined ? await Promise.all(roles.map((role) => store.getRole(role))) : roles.map((role) => defined.get(role) ?? null);
-  const shown = found.flatMap((role) =>
-    role === null ? [] : [{ name: role.name, permissions: role.permissions.map((grant) => ({ name: grant.action, scope: grant.scope })) }],
-  );
-  return { id: userId, name: name ?? userId, uuid: userId, applicationUser, roles: shown, groups: [] };
+  return {
+    id: userId,
+    name: name ?? userId,
+    uuid: userId,
+    applicationUser,
+    roles: await rolesJson(store, roles, defined),
+    groups: await Promise.all(groups.map((group) => conductorGroup(store, group, defined))),
+  };
 }

@@ -1,0 +1,135 @@
+import type { IRequest, RouterType } from "itty-router";
+import * as v from "valibot";
+import { authorizeHandingOut } from "../auth/delegation";
+import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
+import { principalOf } from "../guard";
+import { notFound, validationError } from "../http/errors";
+import { decodedPathParam } from "../http/params";
+import { parseOrThrow, requestObject } from "../schemas";
+import { APPLICATION_USER_PREFIX } from "../security/applications";
+import { GroupRepository, type Group } from "../security/groups";
+import { NAME_PATTERN, OrkesRolesSchema } from "../security/schemas";
+import { SecurityStore } from "../security/store";
+import { changedMeanwhile, conductorGroup, conductorUser } from "../security/users";
+import { requiredBody } from "./metadata";
+
+type Args = [Env, ExecutionContext];
+
+const name = (what: string) => v.pipe(v.string("must be a string"), v.regex(NAME_PATTERN, `must be a ${what} of 1 to 128 letters, digits or _ . @ + : -`));
+
+/** Orkes' UpsertGroupRequest: a description and roles; `defaultAccess` (per-resource grants) must be empty here. */
+const UpsertGroupBody = requestObject({
+  description: v.optional(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters")), ""),
+  roles: v.optional(OrkesRolesSchema, []),
+  defaultAccess: v.optional(v.unknown()),
+});
+
+/** A list of user ids (the bulk member routes' body). */
+const UserIds = v.pipe(v.array(name("user id"), "must be an array of user ids"), v.minLength(1, "must name at least one user"), v.maxLength(100, "may name at most 100 users"));
+
+/** An id from the path, checked as the security API checks names. */
+function pathId(request: IRequest, param: string): string {
+  const value = decodedPathParam(request, param);
+  if (!NAME_PATTERN.test(value)) throw validationError(`Invalid ${param}`, [{ path: param, message: "must be 1 to 128 letters, digits or _ . @ + : -" }]);
+  return value;
+}
+
+async function groupAt(env: Env, id: string): Promise<Group> {
+  const group = await new GroupRepository(env.DB).get(id);
+  if (!group) throw notFound(`No group ${id}`);
+  return group;
+}
+
+/**
+ * Adds `added` to and removes `removed` from group `group`: a new member gets the group's roles, so adding one hands them
+ * out (403 for a caller not holding them); the bootstrap admin is no member of anything (400).
+ */
+async function changeMembers(request: IRequest, env: Env, group: Group, added: readonly string[], removed: readonly string[]): Promise<void> {
+  if (added.includes(BOOTSTRAP_ADMIN_USER)) throw validationError("Reserved user id", [{ path: "userId", message: `${BOOTSTRAP_ADMIN_USER} is the bootstrap admin of BOOTSTRAP_ADMIN_KEY` }]);
+  const repository = new GroupRepository(env.DB);
+  const members = await repository.members(group.id);
+  const newMembers = added.filter((userId) => !members.includes(userId));
+  if (newMembers.length > 0) authorizeHandingOut(principalOf(request).grants, await new SecurityStore(env.DB).roleGrants(group.roles), `adding ${newMembers.join(", ")} to group ${group.id}`);
+  if (!(await repository.changeMembers(group.id, group.roles, newMembers, removed))) throw changedMeanwhile(`group ${group.id}`);
+}
+
+/**
+ * Orkes' groups (the clients' AuthorizationClient: `upsertGroup`, `getGroup`, `listGroups`, `deleteGroup`,
+ * `addUserToGroup`, `addUsersToGroup`, `getUsersInGroup`, …): users sharing roles, each member holding the group's roles
+ * as if assigned them. A group's roles reach its members, so changing them hands them out as assigning them would.
+ * Per-resource grants (`defaultAccess`, `/api/groups/{id}/permissions`) are not kept. Needs `USER_ADMIN`.
+ */
+export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
+  router.get("/api/groups", async (_request, env) => {
+    const store = new SecurityStore(env.DB);
+    const roles = new Map((await store.listRoles()).map((role) => [role.name, role]));
+    return Response.json(await Promise.all((await new GroupRepository(env.DB).list()).map((group) => conductorGroup(store, group, roles))));
+  });
+
+  router.get("/api/groups/:id", async (request, env) => Response.json(await conductorGroup(new SecurityStore(env.DB), await groupAt(env, pathId(request, "id")))));
+
+  router.put("/api/groups/:id", async (request, env) => {
+    const id = pathId(request, "id");
+    const body = parseOrThrow(UpsertGroupBody, await requiredBody(request, env), "group");
+    const access = body.defaultAccess;
+    if (access !== undefined && access !== null && !(typeof access === "object" && !Array.isArray(access) && Object.keys(access).length === 0)) {
+      throw validationError("Per-resource grants are not supported", [{ path: "defaultAccess", message: "must be empty: give the group roles whose permissions cover what it should reach" }]);
+    }
+    const store = new SecurityStore(env.DB);
+    const roles = [...new Set(body.roles)];
+    const unknown = await store.unknownRoles(roles);
+    if (unknown.length > 0) throw validationError("Unknown roles", unknown.map((role) => ({ path: `roles[${body.roles.indexOf(role)}]`, message: `no role named ${role}` })));
+    const repository = new GroupRepository(env.DB);
+    const previous = await repository.get(id);
+    // Every member gets the roles added: handing them out.
+    const added = roles.filter((role) => !(previous?.roles ?? []).includes(role));
+    if (added.length > 0) authorizeHandingOut(principalOf(request).grants, await store.roleGrants(added), `giving group ${id} ${added.join(", ")}`);
+    const group = { id, description: body.description, roles };
+    if (!(await repository.put(group, previous))) throw changedMeanwhile(`group ${id}`);
+    return Response.json(await conductorGroup(store, group));
+  });
+
+  router.delete("/api/groups/:id", async (request, env) => {
+    if (!(await new GroupRepository(env.DB).delete(pathId(request, "id")))) throw notFound(`No group ${pathId(request, "id")}`);
+    return new Response(null, { status: 200 });
+  });
+
+  router.get("/api/groups/:id/users", async (request, env) => {
+    const group = await groupAt(env, pathId(request, "id"));
+    const store = new SecurityStore(env.DB);
+    const repository = new GroupRepository(env.DB);
+    const groups = await repository.groupsByMember();
+    const members = await repository.members(group.id);
+    return Response.json(
+      await Promise.all(
+        members.map(async (userId) =>
+          conductorUser(store, userId, (await store.getAssignment(userId))?.roles ?? [], await store.getUserName(userId), userId.startsWith(APPLICATION_USER_PREFIX), groups.get(userId) ?? []),
+        ),
+      ),
+    );
+  });
+
+  router.post("/api/groups/:groupId/users", async (request, env) => {
+    const group = await groupAt(env, pathId(request, "groupId"));
+    await changeMembers(request, env, group, parseOrThrow(UserIds, await requiredBody(request, env), "user ids"), []);
+    return new Response(null, { status: 200 });
+  });
+
+  router.delete("/api/groups/:groupId/users", async (request, env) => {
+    const group = await groupAt(env, pathId(request, "groupId"));
+    await changeMembers(request, env, group, [], parseOrThrow(UserIds, await requiredBody(request, env), "user ids"));
+    return new Response(null, { status: 200 });
+  });
+
+  router.post("/api/groups/:groupId/users/:userId", async (request, env) => {
+    const group = await groupAt(env, pathId(request, "groupId"));
+    await changeMembers(request, env, group, [pathId(request, "userId")], []);
+    return new Response(null, { status: 200 });
+  });
+
+  router.delete("/api/groups/:groupId/users/:userId", async (request, env) => {
+    const group = await groupAt(env, pathId(request, "groupId"));
+    await changeMembers(request, env, group, [], [pathId(request, "userId")]);
+    return new Response(null, { status: 200 });
+  });
+}

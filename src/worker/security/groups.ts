@@ -1,0 +1,101 @@
+import { forgetAllGrants } from "./store";
+
+/** Orkes' group: users sharing roles; a member holds the group's roles as if assigned them. */
+export interface Group {
+  id: string;
+  description: string;
+  roles: string[];
+}
+
+/** Groups and their members in D1 (a member's grants are read with theirs: `SecurityStore.effectiveGrants`). */
+export class GroupRepository {
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  async list(): Promise<Group[]> {
+    const { results } = await this.#db.prepare(`SELECT id, description, roles FROM groups ORDER BY id`).all<{ id: string; description: string; roles: string }>();
+    return results.map((row) => ({ id: row.id, description: row.description, roles: JSON.parse(row.roles) as string[] }));
+  }
+
+  async get(id: string): Promise<Group | null> {
+    const row = await this.#db.prepare(`SELECT id, description, roles FROM groups WHERE id = ?`).bind(id).first<{ id: string; description: string; roles: string }>();
+    return row ? { id: row.id, description: row.description, roles: JSON.parse(row.roles) as string[] } : null;
+  }
+
+  /**
+   * Stores a group, only while the stored one is still `previous` (null: none), the one the caller's right to make the
+   * change was checked against; false when it changed meanwhile.
+   */
+  async put(group: Group, previous: Group | null): Promise<boolean> {
+    const now = Date.now();
+    const statement = previous
+      ? this.#db.prepare(`UPDATE groups SET description = ?, roles = ?, update_time = ? WHERE id = ? AND roles = ?`).bind(group.description, JSON.stringify(group.roles), now, group.id, JSON.stringify(previous.roles))
+      : this.#db.prepare(`INSERT INTO groups (id, description, roles, create_time, update_time) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`).bind(group.id, group.description, JSON.stringify(group.roles), now, now);
+    const result = await statement.run();
+    forgetAllGrants();
+    return result.meta.changes > 0;
+  }
+
+  /** Deletes a group and its memberships; false when there was none. */
+  async delete(id: string): Promise<boolean> {
+    const [result] = await this.#db.batch([this.#db.prepare(`DELETE FROM groups WHERE id = ?`).bind(id), this.#db.prepare(`DELETE FROM group_members WHERE group_id = ?`).bind(id)]);
+    forgetAllGrants();
+    return result!.meta.changes > 0;
+  }
+
+  /** The groups user `userId` belongs to, by id. */
+  async groupsOf(userId: string): Promise<Group[]> {
+    const { results } = await this.#db
+      .prepare(`SELECT groups.id, groups.description, groups.roles FROM group_members JOIN groups ON groups.id = group_members.group_id WHERE group_members.user_id = ? ORDER BY groups.id`)
+      .bind(userId)
+      .all<{ id: string; description: string; roles: string }>();
+    return results.map((row) => ({ id: row.id, description: row.description, roles: JSON.parse(row.roles) as string[] }));
+  }
+
+  /** Every membership: the groups of each member (by id), by user id. */
+  async groupsByMember(): Promise<Map<string, Group[]>> {
+    const { results } = await this.#db
+      .prepare(`SELECT group_members.user_id, groups.id, groups.description, groups.roles FROM group_members JOIN groups ON groups.id = group_members.group_id ORDER BY group_members.user_id, groups.id`)
+      .all<{ user_id: string; id: string; description: string; roles: string }>();
+    const byUser = new Map<string, Group[]>();
+    for (const row of results) byUser.set(row.user_id, [...(byUser.get(row.user_id) ?? []), { id: row.id, description: row.description, roles: JSON.parse(row.roles) as string[] }]);
+    return byUser;
+  }
+
+  /** The members of group `id`, by user id. */
+  async members(id: string): Promise<string[]> {
+    const { results } = await this.#db.prepare(`SELECT user_id FROM group_members WHERE group_id = ? ORDER BY user_id`).bind(id).all<{ user_id: string }>();
+    return results.map((row) => row.user_id);
+  }
+
+  /**
+   * Adds `userIds` to group `id` and removes `removed` from it, in one transaction, only while the group's roles are
+   * still `roles` (what the caller's right to add them was checked against); false when it is gone or they changed.
+   */
+  async changeMembers(id: string, roles: readonly string[], added: readonly string[], removed: readonly string[]): Promise<boolean> {
+    const unchanged = `EXISTS (SELECT 1 FROM groups WHERE id = ?1 AND roles = ?2)`;
+    const results = await this.#db.batch([
+      this.#db.prepare(`SELECT 1 AS found FROM groups WHERE id = ?1 AND roles = ?2`).bind(id, JSON.stringify(roles)),
+      ...added.map((userId) => this.#db.prepare(`INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?1, ?3 WHERE ${unchanged}`).bind(id, JSON.stringify(roles), userId)),
+      ...removed.map((userId) => this.#db.prepare(`DELETE FROM group_members WHERE group_id = ? AND user_id = ?`).bind(id, userId)),
+    ]);
+    forgetAllGrants();
+    return results[0]!.results.length > 0;
+  }
+
+  /**
+   * Makes user `userId` a member of exactly `groupIds` (Orkes' upsertUser), in one transaction; the groups are known to
+   * exist (a group deleted meanwhile keeps no member: its rows are removed with it, and one added after is orphaned and
+   * harmless, reading as no group).
+   */
+  async setGroupsOf(userId: string, groupIds: readonly string[]): Promise<void> {
+    await this.#db.batch([
+      this.#db.prepare(`DELETE FROM group_members WHERE user_id = ?`).bind(userId),
+      ...groupIds.map((groupId) => this.#db.prepare(`INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM groups WHERE id = ?1)`).bind(groupId, userId)),
+    ]);
+    forgetAllGrants();
+  }
+}

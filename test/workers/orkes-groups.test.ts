@@ -1,0 +1,78 @@
+/**
+ * Orkes' groups (the clients' AuthorizationClient): users sharing roles, each member holding the group's roles as if
+ * assigned them. Through the real router and D1.
+ */
+import { describe, expect, it } from "vitest";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk } from "./helpers";
+
+interface ConductorGroup {
+  id: string;
+  description: string;
+  roles: Array<{ name: string; permissions: Array<{ name: string; scope: string }> }>;
+  defaultAccess: Record<string, unknown>;
+}
+
+const readDefinitions = (token: string) => call("GET", "/api/metadata/workflow", orkes(token));
+
+describe("Orkes' groups", () => {
+  it("gives each member the group's roles: added, they may; removed, or the group deleted, they may not", async () => {
+    const member = await createUser("group-member");
+    expect((await readDefinitions(member.token)).status).toBe(403);
+    const group = await apiOk<ConductorGroup>("PUT", "/api/groups/readers", { description: "read everything", roles: ["USER_READ_ONLY"], defaultAccess: {} });
+    expect(group).toEqual({ id: "readers", description: "read everything", defaultAccess: {}, roles: [{ name: "USER_READ_ONLY", permissions: [{ name: "WORKFLOW_READ", scope: "*" }, { name: "TASK_READ", scope: "*" }] }] });
+    expect(await apiOk("GET", "/api/groups/readers")).toEqual(group);
+    expect((await apiOk<ConductorGroup[]>("GET", "/api/groups")).map((listed) => listed.id)).toContain("readers");
+
+    expect((await api("POST", "/api/groups/readers/users/group-member")).status).toBe(200);
+    expect((await readDefinitions(member.token)).status).toBe(200);
+    expect(await apiOk("GET", "/api/users/group-member")).toMatchObject({ groups: [{ id: "readers", roles: [{ name: "USER_READ_ONLY" }] }] });
+    expect((await apiOk<Array<{ id: string }>>("GET", "/api/groups/readers/users")).map((user) => user.id)).toEqual(["group-member"]);
+    expect(await (await call("GET", "/api/token/userInfo", orkes(member.token))).json()).toMatchObject({ groups: [{ id: "readers" }], permissions: [{ action: "WORKFLOW_READ", scope: "*" }, { action: "TASK_READ", scope: "*" }] });
+
+    expect((await api("DELETE", "/api/groups/readers/users/group-member")).status).toBe(200);
+    expect((await readDefinitions(member.token)).status).toBe(403);
+    expect((await api("POST", "/api/groups/readers/users", ["group-member", "group-other"])).status).toBe(200);
+    expect((await readDefinitions(member.token)).status).toBe(200);
+    expect((await api("DELETE", "/api/groups/readers")).status).toBe(200);
+    expect((await readDefinitions(member.token)).status).toBe(403);
+    expect((await api("GET", "/api/groups/readers")).status).toBe(404);
+    expect((await api("POST", "/api/groups/readers/users/group-member")).status).toBe(404);
+  });
+
+  it("joins a user to exactly the groups upsertUser names", async () => {
+    // One role given as a string (as the JavaScript client's types declare it) is a list of one.
+    expect((await apiOk<ConductorGroup>("PUT", "/api/groups/joined-a", { description: "a", roles: "USER" })).roles).toEqual([{ name: "USER", permissions: [] }]);
+    await apiOk("PUT", "/api/groups/joined-b", { description: "b", roles: [] });
+    expect((await apiOk<{ groups: Array<{ id: string }> }>("PUT", "/api/users/joiner", { name: "Joiner", groups: ["joined-a", "joined-b"] })).groups.map((group) => group.id)).toEqual(["joined-a", "joined-b"]);
+    expect((await apiOk<{ groups: Array<{ id: string }> }>("PUT", "/api/users/joiner", { name: "Joiner", groups: ["joined-b"] })).groups.map((group) => group.id)).toEqual(["joined-b"]);
+    expect((await apiOk<Array<{ id: string }>>("GET", "/api/groups/joined-a/users"))).toEqual([]);
+    // Without groups, an upsert keeps them.
+    expect((await apiOk<{ groups: Array<{ id: string }> }>("PUT", "/api/users/joiner", { name: "J" })).groups.map((group) => group.id)).toEqual(["joined-b"]);
+  });
+
+  it("hands out only what the caller holds, refuses unknown roles and per-resource grants, changing nothing", async () => {
+    const userAdmin = await createUser("group-user-admin", { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
+    expect((await call("PUT", "/api/groups/admins", orkes(userAdmin.token), { description: "x", roles: ["ADMIN"] })).status).toBe(403);
+    expect((await api("GET", "/api/groups/admins")).status).toBe(404);
+    await apiOk("PUT", "/api/groups/admins", { description: "x", roles: ["ADMIN"] });
+    expect((await call("POST", "/api/groups/admins/users/sneaky", orkes(userAdmin.token))).status).toBe(403);
+    expect((await call("PUT", "/api/users/sneaky", orkes(userAdmin.token), { name: "S", groups: ["admins"] })).status).toBe(403);
+    expect(await apiOk("GET", "/api/groups/admins/users")).toEqual([]);
+    expect((await api("GET", "/api/users/sneaky")).status).toBe(404);
+    // Taking away is not handing out.
+    await apiOk("POST", "/api/groups/admins/users/leaver");
+    expect((await call("DELETE", "/api/groups/admins/users/leaver", orkes(userAdmin.token))).status).toBe(200);
+
+    const invalid = async (body: unknown) => {
+      const response = await api("PUT", "/api/groups/invalid", body);
+      expect(response.status).toBe(400);
+      return ((await response.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path);
+    };
+    expect(await invalid({ description: "x", roles: ["NO_SUCH_ROLE"] })).toEqual(["roles[0]"]);
+    expect(await invalid({ description: "x", defaultAccess: { WORKFLOW_DEF: ["READ"] } })).toEqual(["defaultAccess"]);
+    expect((await api("GET", "/api/groups/invalid")).status).toBe(404);
+    expect((await api("POST", "/api/groups/admins/users/admin")).status).toBe(400);
+    expect((await api("GET", "/api/groups/admins/permissions")).status).toBe(501);
+  });
+});
