@@ -3,6 +3,7 @@
  * users: their assignment, keys and name. Through the real router and D1.
  */
 import { describe, expect, it } from "vitest";
+import { SecurityStore, type UserAssignment } from "../../src/worker/security/store";
 import { call, createUser, orkes, tokenFor } from "./auth-helpers";
 import { api, apiOk } from "./helpers";
 
@@ -62,5 +63,23 @@ describe("Orkes' users", () => {
     await api("POST", `/api/applications/${application.id}/roles/WORKER`);
     expect((await apiOk<ConductorUser[]>("GET", "/api/users")).some((user) => user.id === `app:${application.id}`)).toBe(false);
     expect((await apiOk<ConductorUser[]>("GET", "/api/users?apps=true")).find((user) => user.id === `app:${application.id}`)).toMatchObject({ applicationUser: true, roles: [{ name: "WORKER", permissions: [] }] });
+  });
+
+  it("writes the name and the groups with the roles, or nothing when the roles changed meanwhile (409)", async () => {
+    await apiOk("PUT", "/api/groups/atomic-group", { description: "g", roles: [] });
+    await apiOk("PUT", "/api/users/atomic-user", { name: "Before", roles: ["USER"], groups: [] });
+    // Another change lands between this request's read of the roles and its write: the write's check fails.
+    const read = SecurityStore.prototype.getAssignment;
+    SecurityStore.prototype.getAssignment = async function (userId: string): Promise<UserAssignment | null> {
+      const stored = await read.call(this, userId);
+      return stored && userId === "atomic-user" ? { ...stored, roles: ["SOMETHING_ELSE"] } : stored;
+    };
+    try {
+      const response = await api("PUT", "/api/users/atomic-user", { name: "After", roles: ["USER_READ_ONLY"], groups: ["atomic-group"] });
+      expect(response.status).toBe(409);
+    } finally {
+      SecurityStore.prototype.getAssignment = read;
+    }
+    expect(await apiOk("GET", "/api/users/atomic-user")).toMatchObject({ name: "Before", roles: [{ name: "USER" }], groups: [] });
   });
 });

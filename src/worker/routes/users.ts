@@ -10,7 +10,7 @@ import { parseOrThrow, requestObject } from "../schemas";
 import { APPLICATION_USER_PREFIX } from "../security/applications";
 import { NAME_PATTERN, OrkesRolesSchema } from "../security/schemas";
 import { GroupRepository } from "../security/groups";
-import { SecurityStore } from "../security/store";
+import { ASSIGNMENT_WRITTEN, SecurityStore } from "../security/store";
 import { authorizeAssignment, changedMeanwhile, conductorUser } from "../security/users";
 import { requiredBody } from "./metadata";
 
@@ -85,19 +85,22 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
     const newGroups = (joined ?? []).flatMap((group) => (group === null || memberOf.includes(group.id) ? [] : [group]));
     const groupRoles = [...new Set(newGroups.flatMap((group) => group.roles))];
     if (groupRoles.length > 0) authorizeHandingOut(principalOf(request).grants, await store.roleGrants(groupRoles), `adding ${userId} to ${newGroups.map((group) => group.id).join(", ")}`);
-    if (!(await store.putAssignment(assignment, previous))) throw changedMeanwhile(`the assignment of ${userId}`);
-    if (groupIds !== undefined) await groupRepository.setGroupsOf(userId, groupIds);
-    const name = body.name === undefined || body.name === "" ? await store.getUserName(userId) : body.name;
-    if (name !== undefined) await store.setUserName(userId, name);
-    return Response.json(await conductorUser(store, userId, assignment.roles, name, false, await groupRepository.groupsOf(userId)));
+    // The name and the memberships are written with the assignment, in its transaction, or not at all.
+    const writtenWith = [
+      ...(body.name === undefined || body.name === "" ? [] : [store.withAssignment(assignment, `UPDATE user_assignments SET name = ?4 WHERE user_id = ?1 AND ${ASSIGNMENT_WRITTEN}`, body.name)]),
+      ...(groupIds === undefined ? [] : groupRepository.membershipStatements(store, assignment, groupIds)),
+    ];
+    if (!(await store.putAssignment(assignment, previous, writtenWith))) throw changedMeanwhile(`the assignment of ${userId}`);
+    return Response.json(await conductorUser(store, userId, assignment.roles, await store.getUserName(userId), false, await groupRepository.groupsOf(userId)));
   });
 
-  // Their keys (and every session obtained with them) and their assignment go.
+  // Their keys (and every session obtained with them), their assignment and their memberships go.
   router.delete("/api/users/:id", async (request, env) => {
     const userId = managedUser(request);
     const store = new SecurityStore(env.DB);
     const keyIds = (await store.listApiKeys(userId)).map((key) => key.keyId);
-    if (!(await store.getAssignment(userId)) && keyIds.length === 0) throw notFound(`No user ${userId}`);
+    const groups = await new GroupRepository(env.DB).groupsOf(userId);
+    if (!(await store.getAssignment(userId)) && keyIds.length === 0 && groups.length === 0) throw notFound(`No user ${userId}`);
     await store.deleteUser(userId, keyIds, keyIds.flatMap((keyId) => keySessionRevocations(env, keyId)));
     forgetVerifiedTokens();
     return new Response(null, { status: 200 });

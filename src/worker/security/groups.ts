@@ -1,4 +1,4 @@
-import { forgetAllGrants } from "./store";
+import { ASSIGNMENT_WRITTEN, forgetAllGrants, type SecurityStore, type UserAssignment } from "./store";
 
 /** Orkes' group: users sharing roles; a member holds the group's roles as if assigned them. */
 export interface Group {
@@ -87,15 +87,16 @@ export class GroupRepository {
   }
 
   /**
-   * Makes user `userId` a member of exactly `groupIds` (Orkes' upsertUser), in one transaction; the groups are known to
-   * exist (a group deleted meanwhile keeps no member: its rows are removed with it, and one added after is orphaned and
-   * harmless, reading as no group).
+   * The statements that make the user of `assignment` a member of exactly `groupIds` (Orkes' upsertUser), for the
+   * transaction that stores the assignment: they act only once it is stored (see `ASSIGNMENT_WRITTEN`). A group deleted
+   * meanwhile gets no member.
    */
-  async setGroupsOf(userId: string, groupIds: readonly string[]): Promise<void> {
-    await this.#db.batch([
-      this.#db.prepare(`DELETE FROM group_members WHERE user_id = ?`).bind(userId),
-      ...groupIds.map((groupId) => this.#db.prepare(`INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM groups WHERE id = ?1)`).bind(groupId, userId)),
-    ]);
-    forgetAllGrants();
+  membershipStatements(store: SecurityStore, assignment: UserAssignment, groupIds: readonly string[]): D1PreparedStatement[] {
+    return [
+      store.withAssignment(assignment, `DELETE FROM group_members WHERE user_id = ?1 AND ${ASSIGNMENT_WRITTEN}`),
+      ...groupIds.map((groupId) =>
+        store.withAssignment(assignment, `INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?4, ?1 WHERE ${ASSIGNMENT_WRITTEN} AND EXISTS (SELECT 1 FROM groups WHERE id = ?4)`, groupId),
+      ),
+    ];
   }
 }

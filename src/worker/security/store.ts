@@ -50,6 +50,9 @@ async function hmacHex(salt: string, secret: string): Promise<string> {
   return [...mac].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
+/** True once the assignment bound by {@link SecurityStore.withAssignment} is the one stored. */
+export const ASSIGNMENT_WRITTEN = `EXISTS (SELECT 1 FROM user_assignments WHERE user_id = ?1 AND roles = ?2 AND direct_permissions = ?3)`;
+
 /** Forgets this isolate's effective grants of every user: a change of a group reaches all its members. */
 export function forgetAllGrants(): void {
   grantsCache.clear();
@@ -126,7 +129,7 @@ export class SecurityStore {
    * Stores a user's assignment, only while the stored one is still `previous` (null: none), the one the
    * caller's right to make the change was checked against; false when it changed meanwhile.
    */
-  async putAssignment(assignment: UserAssignment, previous: UserAssignment | null): Promise<boolean> {
+  async putAssignment(assignment: UserAssignment, previous: UserAssignment | null, alsoInTransaction: readonly D1PreparedStatement[] = []): Promise<boolean> {
     const roles = JSON.stringify(assignment.roles);
     const direct = JSON.stringify(assignment.directPermissions);
     const statement = previous
@@ -134,9 +137,19 @@ export class SecurityStore {
           .prepare(`UPDATE user_assignments SET roles = ?, direct_permissions = ?, update_time = ? WHERE user_id = ? AND roles = ? AND direct_permissions = ?`)
           .bind(roles, direct, Date.now(), assignment.userId, JSON.stringify(previous.roles), JSON.stringify(previous.directPermissions))
       : this.#db.prepare(`INSERT INTO user_assignments (user_id, roles, direct_permissions, update_time) VALUES (?, ?, ?, ?) ON CONFLICT (user_id) DO NOTHING`).bind(assignment.userId, roles, direct, Date.now());
-    const result = await statement.run();
-    grantsCache.clear((key) => key === assignment.userId);
-    return result.meta.changes > 0;
+    const [result] = await this.#db.batch([statement, ...alsoInTransaction]);
+    if (alsoInTransaction.length > 0) grantsCache.clear();
+    else grantsCache.clear((key) => key === assignment.userId);
+    return result!.meta.changes > 0;
+  }
+
+  /**
+   * `sql` bound for {@link putAssignment}'s transaction: `?1` is the user, `?2` and `?3` the assignment's roles and
+   * direct permissions as {@link ASSIGNMENT_WRITTEN} reads them, and `more` binds from `?4` on. A statement guarded by
+   * that condition is written with the assignment, or not at all when the assignment's own write was refused.
+   */
+  withAssignment(assignment: UserAssignment, sql: string, ...more: Array<string | number>): D1PreparedStatement {
+    return this.#db.prepare(sql).bind(assignment.userId, JSON.stringify(assignment.roles), JSON.stringify(assignment.directPermissions), ...more);
   }
 
   /**
@@ -157,12 +170,6 @@ export class SecurityStore {
   /** The name a user was given (Orkes' `upsertUser`), if any. */
   async getUserName(userId: string): Promise<string | undefined> {
     return (await this.#db.prepare(`SELECT name FROM user_assignments WHERE user_id = ?`).bind(userId).first<{ name: string | null }>())?.name ?? undefined;
-  }
-
-  /** Names a user who has an assignment (see {@link putAssignment}); false when they have none. */
-  async setUserName(userId: string, name: string): Promise<boolean> {
-    const result = await this.#db.prepare(`UPDATE user_assignments SET name = ? WHERE user_id = ?`).bind(name, userId).run();
-    return result.meta.changes > 0;
   }
 
   /** The user's effective grants: those of their roles plus their direct permissions (spec 5.3 rule 2). */
