@@ -1,7 +1,7 @@
 // @ts-check
 import { forgetPermissions, isLoggedIn, logOut, me, setSessionEndHandler, errorMessage } from "./lib/api.js";
 import { h, replaceChildren } from "./lib/dom.js";
-import { renderApplication, renderApplications, renderRoleEditor, renderRoles, renderUser, renderUsers } from "./views/access.js";
+import { renderApplication, renderApplications, renderGroup, renderGroups, renderRoleEditor, renderRoles, renderUser, renderUsers } from "./views/access.js";
 import { renderDefinition, renderDefinitionEditor } from "./views/definition.js";
 import { renderDefinitions } from "./views/definitions.js";
 import { renderEventHandlerEditor, renderEventHandlers } from "./views/event-handlers.js";
@@ -51,6 +51,8 @@ const ROUTES = [
   [/^access\/roles\/(.+)$/, renderRoleEditor],
   [/^access\/users$/, renderUsers],
   [/^access\/users\/(.+)$/, renderUser],
+  [/^access\/groups$/, renderGroups],
+  [/^access\/groups\/(.+)$/, renderGroup],
   [/^access\/applications$/, renderApplications],
   [/^access\/applications\/(.+)$/, renderApplication],
 ];

@@ -1188,7 +1188,7 @@ describe("web UI", () => {
     expect(admin.problems.slice(problemsBefore)).toEqual([]);
   });
 
-  it("manages access on the Access pages: defines a role, gives it to an application and a user, makes their keys, stops and revokes one", async () => {
+  it("manages access on the Access pages: defines a role, gives it to an application, a user and a group, makes their keys, stops and revokes one", async () => {
     const { page } = admin;
     const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
     const role = `${parentName}_runners`;
@@ -1250,6 +1250,27 @@ describe("web UI", () => {
     const userRow = page.locator("tr", { has: page.getByRole("link", { name: "ui-operator", exact: true }) });
     await expect.poll(() => userRow.locator("td").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual(["ui-operator", role, "nothing", "1"]);
     await screenshot(page, "access-users");
+
+    // A group: the role given to it reaches the member added.
+    await page.getByRole("navigation", { name: "Access" }).getByRole("link", { name: "Groups" }).click();
+    await page.getByLabel("New group").fill("ui-ops");
+    await page.getByRole("button", { name: "Create" }).click();
+    await page.getByRole("heading", { name: "Group ui-ops" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel("Role", { exact: true }).selectOption(role);
+    await page.getByRole("button", { name: "Add role" }).click();
+    await page.getByRole("button", { name: `Remove ${role}` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel("User id").fill("ui-grouped");
+    await page.getByRole("button", { name: "Add member" }).click();
+    await page.getByRole("button", { name: "Remove ui-grouped" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await screenshot(page, "access-group");
+    const grouped = (await callOk(server.url, "POST", "/api/security/users/ui-grouped/api-keys", { key: adminKey }, 201)).json();
+    expect((await call(server.url, "GET", `/api/workflow/${started.text}`, { key: `${grouped.keyId}:${grouped.keySecret}` })).status).toBe(200);
+    await page.getByRole("button", { name: "Remove ui-grouped" }).click();
+    await page.getByText("No member yet.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect((await call(server.url, "GET", `/api/workflow/${started.text}`, { key: `${grouped.keyId}:${grouped.keySecret}` })).status).toBe(403);
+    await page.getByRole("button", { name: "Delete…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await page.getByText("No group yet.").waitFor({ timeout: STEP_TIMEOUT_MS });
 
     await page.getByRole("navigation", { name: "Access" }).getByRole("link", { name: "Applications" }).click();
     await page.getByRole("link", { name: `${parentName}-worker`, exact: true }).click();

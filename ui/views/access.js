@@ -11,6 +11,8 @@ import { jsonEditor, readObject } from "../lib/json-editor.js";
  * @typedef {{ userId: string, roles: string[], directPermissions: Grant[] }} Assignment
  * @typedef {Assignment & { keys: number }} ListedUser
  * @typedef {{ id: string, name: string, createdBy?: string, createTime: number }} Application
+ * Orkes' group as `/api/groups` answers it: its roles with what each grants.
+ * @typedef {{ id: string, description: string, roles: Array<{ name: string }> }} Group
  * One key as a keys panel lists it: its id, when it was made and, where keys can be stopped, whether it is active.
  * @typedef {{ id: string, createdAt: number, active?: boolean }} ListedKey
  * How a keys panel reaches the keys of one user or application.
@@ -46,11 +48,11 @@ export function grantsText(grants) {
 /**
  * The access pages' heading with the tabs between them.
  * @param {string} title
- * @param {"roles" | "users" | "applications"} current
+ * @param {"roles" | "users" | "groups" | "applications"} current
  * @param {HTMLElement | null} [action] a button or link beside the heading
  */
 function heading(title, current, action = null) {
-  const tabs = h("nav", { className: "tabs", "aria-label": "Access" }, [["roles", "Roles"], ["users", "Users"], ["applications", "Applications"]].map(([id, label]) =>
+  const tabs = h("nav", { className: "tabs", "aria-label": "Access" }, [["roles", "Roles"], ["users", "Users"], ["groups", "Groups"], ["applications", "Applications"]].map(([id, label]) =>
     h("a", { href: `#/access/${id}`, ...(id === current ? { "aria-current": "page" } : {}) }, label)));
   return [h("div", { className: "page-head" }, h("h1", {}, title), action), tabs];
 }
@@ -60,7 +62,7 @@ function heading(title, current, action = null) {
  * says so under the heading, offering nothing.
  * @param {HTMLElement} container
  * @param {import("../app.js").ViewContext} context
- * @param {{ title: string, tab: "roles" | "users" | "applications", action?: HTMLElement }} page
+ * @param {{ title: string, tab: "roles" | "users" | "groups" | "applications", action?: HTMLElement }} page
  * @param {() => Promise<Array<Node | null>>} render
  */
 async function accessPage(container, context, page, render) {
@@ -201,6 +203,103 @@ function assignmentForm(userId, value, context) {
 }
 
 /**
+ * Every group (users sharing roles), and a form to add one.
+ * @type {import("../app.js").View}
+ */
+export async function renderGroups(container, _params, context) {
+  const idField = h("input", { id: "group-id", required: true, maxLength: 128, autocomplete: "off", placeholder: "operators" });
+  const message = h("p", { className: "error", role: "alert" });
+  const create = h("form", { className: "filters", onsubmit: async (/** @type {SubmitEvent} */ event) => {
+    event.preventDefault();
+    message.textContent = "";
+    const id = idField.value.trim();
+    try {
+      if (/** @type {Group[]} */ (await api("GET", "/api/groups")).some((group) => group.id === id)) throw new Error(`There is a group ${id} already.`);
+      await api("PUT", `/api/groups/${encodeURIComponent(id)}`, { description: "", roles: [] });
+      context.notify(`Created group ${id}`);
+      context.go(`#/access/groups/${encodeURIComponent(id)}`);
+    } catch (error) {
+      message.textContent = errorMessage(error);
+    }
+  } }, h("div", { className: "field" }, h("label", { for: "group-id" }, "New group"), idField), h("button", { type: "submit" }, "Create"));
+  await accessPage(container, context, { title: "Groups", tab: "groups" }, async () => {
+    const groups = /** @type {Group[]} */ (await api("GET", "/api/groups"));
+    return [
+      h("p", { className: "help" }, "A group gives its roles to every member, as if each were assigned them."),
+      create,
+      message,
+      groups.length === 0
+        ? h("p", { className: "empty" }, "No group yet.")
+        : h("div", { className: "table-wrap" }, h("table", {},
+          h("caption", { className: "visually-hidden" }, "Groups"),
+          h("thead", {}, h("tr", {}, ["Group", "Roles", "Description"].map((title) => h("th", { scope: "col" }, title)))),
+          h("tbody", {}, groups.map((group) => h("tr", {},
+            h("td", {}, h("a", { href: `#/access/groups/${encodeURIComponent(group.id)}` }, group.id)),
+            h("td", {}, group.roles.map((role) => role.name).join(", ") || "none"),
+            h("td", {}, group.description)))))),
+    ];
+  });
+}
+
+/**
+ * One group: its roles (added and removed one at a time), its members (added by user id, removed), and deleting it.
+ * @type {import("../app.js").View}
+ */
+export async function renderGroup(container, _params, context, id) {
+  const path = `/api/groups/${encodeURIComponent(id)}`;
+  const remove = h("button", { type: "button", className: "danger", onclick: () => void openDialog({
+    title: `Delete group ${id}?`,
+    body: [h("p", {}, "Its members lose its roles at once.")],
+    confirmLabel: "Delete",
+    danger: true,
+    onConfirm: async () => void (await api("DELETE", path)),
+  }).then((done) => {
+    if (!done) return;
+    context.notify(`Deleted group ${id}`);
+    context.go("#/access/groups");
+  }) }, "Delete…");
+  await accessPage(container, context, { title: `Group ${id}`, tab: "groups", action: remove }, async () => {
+    const [group, members, roles] = await Promise.all([
+      /** @type {Promise<Group>} */ (api("GET", path)),
+      /** @type {Promise<Array<{ id: string, name: string }>>} */ (api("GET", `${path}/users`)),
+      /** @type {Promise<Role[]>} */ (api("GET", "/api/security/roles")),
+    ]);
+    const held = group.roles.map((role) => role.name);
+    /** @param {string[]} next */
+    const saveRoles = (next) => api("PUT", path, { description: group.description, roles: next });
+    return [
+      rolesSection({ held, roles, empty: "No role yet: its members get nothing from it.", add: (name) => saveRoles([...held, name]), remove: (name) => saveRoles(held.filter((role) => role !== name)) }, context),
+      membersSection(path, members, context),
+    ];
+  });
+}
+
+/**
+ * A group's members, each with Remove, and a user id to add.
+ * @param {string} path the group's API path
+ * @param {Array<{ id: string, name: string }>} members
+ * @param {import("../app.js").ViewContext} context
+ */
+function membersSection(path, members, context) {
+  const message = h("p", { className: "error", role: "alert" });
+  const act = changer(message, context);
+  const userField = h("input", { id: "member-id", required: true, autocomplete: "off", placeholder: "ann@example.com" });
+  return h("section", { className: "panel", "aria-labelledby": "group-members" },
+    h("h2", { id: "group-members" }, "Members"),
+    members.length === 0
+      ? h("p", { className: "empty" }, "No member yet.")
+      : h("ul", { className: "role-list" }, members.map((member) => h("li", {},
+        h("a", { href: `#/access/users/${encodeURIComponent(member.id)}` }, member.id), member.name !== member.id ? h("span", { className: "muted" }, ` ${member.name}`) : null, " ",
+        h("button", { type: "button", className: "secondary small", onclick: () => void act(() => api("DELETE", `${path}/users/${encodeURIComponent(member.id)}`), `Removed ${member.id}`) }, `Remove ${member.id}`)))),
+    h("form", { className: "filters", onsubmit: (/** @type {SubmitEvent} */ event) => {
+      event.preventDefault();
+      const userId = userField.value.trim();
+      if (userId !== "") void act(() => api("POST", `${path}/users/${encodeURIComponent(userId)}`), `Added ${userId}`);
+    } }, h("div", { className: "field" }, h("label", { for: "member-id" }, "User id"), userField), h("button", { type: "submit" }, "Add member")),
+    message);
+}
+
+/**
  * Every application (Orkes' non-human identities: services, workers, CI jobs), and a form to add one.
  * @type {import("../app.js").View}
  */
@@ -264,7 +363,14 @@ export async function renderApplication(container, _params, context, id) {
       h("div", { className: "facts" },
         h("div", { className: "fact" }, h("span", { className: "muted" }, "Name "), application.name),
         h("div", { className: "fact" }, h("span", { className: "muted" }, "Acts as "), h("span", { className: "mono" }, APPLICATION_USER + id))),
-      applicationRoles(path, assignment, roles, context),
+      rolesSection({
+        held: assignment.roles,
+        roles,
+        empty: "No role yet: its keys can sign in and do nothing.",
+        add: (name) => api("POST", `${path}/roles/${encodeURIComponent(name)}`),
+        remove: (name) => api("DELETE", `${path}/roles/${encodeURIComponent(name)}`),
+        ...(assignment.directPermissions.length > 0 ? { note: `Also holds directly: ${grantsText(assignment.directPermissions)}.` } : {}),
+      }, context),
       await keysPanel({
         owner: `application ${application.name}`,
         list: async () => /** @type {Array<{ id: string, createdAt: number, status: string }>} */ (await api("GET", `${path}/accessKeys`)).map((key) => ({ id: key.id, createdAt: key.createdAt, active: key.status === "ACTIVE" })),
@@ -277,16 +383,13 @@ export async function renderApplication(container, _params, context, id) {
 }
 
 /**
- * The roles an application holds, each with Remove, and a choice of the others to add.
- * @param {string} path the application's API path
- * @param {Assignment} assignment
- * @param {Role[]} roles every role
+ * Runs a change of the page's subject and shows the page again, or says why the change was refused.
+ * @param {HTMLElement} message where a refusal is shown
  * @param {import("../app.js").ViewContext} context
+ * @returns {(change: () => Promise<unknown>, done: string) => Promise<void>}
  */
-function applicationRoles(path, assignment, roles, context) {
-  const message = h("p", { className: "error", role: "alert" });
-  /** @param {() => Promise<unknown>} change @param {string} done */
-  const act = async (change, done) => {
+function changer(message, context) {
+  return async (change, done) => {
     message.textContent = "";
     try {
       await change();
@@ -296,22 +399,32 @@ function applicationRoles(path, assignment, roles, context) {
       message.textContent = errorMessage(error);
     }
   };
-  const others = roles.filter((role) => !assignment.roles.includes(role.name));
-  const choice = h("select", { id: "application-role" }, others.map((role) => h("option", { value: role.name }, role.name)));
-  return h("section", { className: "panel", "aria-labelledby": "application-roles" },
-    h("h2", { id: "application-roles" }, "Roles"),
-    assignment.roles.length === 0
-      ? h("p", { className: "empty" }, "No role yet: its keys can sign in and do nothing.")
-      : h("ul", { className: "role-list" }, assignment.roles.map((name) => h("li", {},
+}
+
+/**
+ * The roles something holds (an application, a group), each with Remove, and a choice of the others to add.
+ * @param {{ held: string[], roles: Role[], empty: string, add: (name: string) => Promise<unknown>, remove: (name: string) => Promise<unknown>, note?: string }} options
+ * @param {import("../app.js").ViewContext} context
+ */
+function rolesSection({ held, roles, empty, add, remove, note }, context) {
+  const message = h("p", { className: "error", role: "alert" });
+  const act = changer(message, context);
+  const others = roles.filter((role) => !held.includes(role.name));
+  const choice = h("select", { id: "held-role" }, others.map((role) => h("option", { value: role.name }, role.name)));
+  return h("section", { className: "panel", "aria-labelledby": "held-roles" },
+    h("h2", { id: "held-roles" }, "Roles"),
+    held.length === 0
+      ? h("p", { className: "empty" }, empty)
+      : h("ul", { className: "role-list" }, held.map((name) => h("li", {},
         h("span", { className: "tag" }, name), " ",
         h("span", { className: "muted" }, grantsText(roles.find((role) => role.name === name)?.permissions ?? [])), " ",
-        h("button", { type: "button", className: "secondary small", onclick: () => void act(() => api("DELETE", `${path}/roles/${encodeURIComponent(name)}`), `Removed role ${name}`) }, `Remove ${name}`)))),
-    assignment.directPermissions.length > 0 ? h("p", { className: "help" }, `Also holds directly: ${grantsText(assignment.directPermissions)}.`) : null,
+        h("button", { type: "button", className: "secondary small", onclick: () => void act(() => remove(name), `Removed role ${name}`) }, `Remove ${name}`)))),
+    note ? h("p", { className: "help" }, note) : null,
     others.length === 0 ? null : h("form", { className: "filters", onsubmit: (/** @type {SubmitEvent} */ event) => {
       event.preventDefault();
       const name = /** @type {HTMLSelectElement} */ (choice).value;
-      void act(() => api("POST", `${path}/roles/${encodeURIComponent(name)}`), `Added role ${name}`);
-    } }, h("div", { className: "field" }, h("label", { for: "application-role" }, "Role"), choice), h("button", { type: "submit" }, "Add role")),
+      void act(() => add(name), `Added role ${name}`);
+    } }, h("div", { className: "field" }, h("label", { for: "held-role" }, "Role"), choice), h("button", { type: "submit" }, "Add role")),
     message);
 }
 
