@@ -46,6 +46,42 @@ export function grantsText(grants) {
 }
 
 /**
+ * A table of `rows` (each a list of cells) under column `titles`, named `caption` for screen readers.
+ * @param {string} caption
+ * @param {string[]} titles
+ * @param {Array<Array<Node | string | null>>} rows
+ */
+function dataTable(caption, titles, rows) {
+  return h("div", { className: "table-wrap" }, h("table", {},
+    h("caption", { className: "visually-hidden" }, caption),
+    h("thead", {}, h("tr", {}, titles.map((title) => h("th", { scope: "col" }, title)))),
+    h("tbody", {}, rows.map((cells) => h("tr", {}, cells)))));
+}
+
+/**
+ * A one-field form that creates something (a group, an application) and opens its page, with where a refusal shows.
+ * @param {{ id: string, label: string, placeholder: string, maxLength: number, create: (value: string) => Promise<{ notice: string, href: string }> }} options
+ * @param {import("../app.js").ViewContext} context
+ * @returns {[HTMLElement, HTMLElement]} the form and its message
+ */
+function creationForm({ id, label, placeholder, maxLength, create }, context) {
+  const field = h("input", { id, required: true, maxLength, autocomplete: "off", placeholder });
+  const message = h("p", { className: "error", role: "alert" });
+  const form = h("form", { className: "filters", onsubmit: async (/** @type {SubmitEvent} */ event) => {
+    event.preventDefault();
+    message.textContent = "";
+    try {
+      const created = await create(/** @type {HTMLInputElement} */ (field).value);
+      context.notify(created.notice);
+      context.go(created.href);
+    } catch (error) {
+      message.textContent = errorMessage(error);
+    }
+  } }, h("div", { className: "field" }, h("label", { for: id }, label), field), h("button", { type: "submit" }, "Create"));
+  return [form, message];
+}
+
+/**
  * The access pages' heading with the tabs between them.
  * @param {string} title
  * @param {"roles" | "users" | "groups" | "applications"} current
@@ -88,13 +124,10 @@ export async function renderRoles(container, _params, context) {
     const roles = /** @type {Role[]} */ (await api("GET", "/api/security/roles"));
     return [
       h("p", { className: "help" }, "A role is a named set of permissions at scopes (*, a prefix such as workflow:orders_*, or an exact one); users and applications hold roles and permissions of their own. You can hand out only what you hold."),
-      h("div", { className: "table-wrap" }, h("table", {},
-        h("caption", { className: "visually-hidden" }, "Roles"),
-        h("thead", {}, h("tr", {}, ["Name", "Grants", "Description"].map((title) => h("th", { scope: "col" }, title)))),
-        h("tbody", {}, roles.map((role) => h("tr", {},
-          h("td", {}, h("a", { href: `#/access/roles/${encodeURIComponent(role.name)}` }, role.name)),
-          h("td", {}, grantsText(role.permissions)),
-          h("td", {}, role.description)))))),
+      dataTable("Roles", ["Name", "Grants", "Description"], roles.map((role) => [
+        h("td", {}, h("a", { href: `#/access/roles/${encodeURIComponent(role.name)}` }, role.name)),
+        h("td", {}, grantsText(role.permissions)),
+        h("td", {}, role.description)])),
     ];
   });
 }
@@ -137,14 +170,11 @@ export async function renderUsers(container, _params, context) {
       open,
       users.length === 0
         ? h("p", { className: "empty" }, "No user has roles, permissions or keys yet.")
-        : h("div", { className: "table-wrap" }, h("table", {},
-          h("caption", { className: "visually-hidden" }, "Users"),
-          h("thead", {}, h("tr", {}, ["User", "Roles", "Direct permissions", "API keys"].map((title) => h("th", { scope: "col" }, title)))),
-          h("tbody", {}, users.map((user) => h("tr", {},
-            h("td", {}, h("a", { href: `#/access/users/${encodeURIComponent(user.userId)}` }, user.userId)),
-            h("td", {}, user.roles.join(", ") || "none"),
-            h("td", {}, grantsText(user.directPermissions)),
-            h("td", {}, String(user.keys))))))),
+        : dataTable("Users", ["User", "Roles", "Direct permissions", "API keys"], users.map((user) => [
+          h("td", {}, h("a", { href: `#/access/users/${encodeURIComponent(user.userId)}` }, user.userId)),
+          h("td", {}, user.roles.join(", ") || "none"),
+          h("td", {}, grantsText(user.directPermissions)),
+          h("td", {}, String(user.keys))])),
     ];
   });
 }
@@ -207,21 +237,19 @@ function assignmentForm(userId, value, context) {
  * @type {import("../app.js").View}
  */
 export async function renderGroups(container, _params, context) {
-  const idField = h("input", { id: "group-id", required: true, maxLength: 128, autocomplete: "off", placeholder: "operators" });
-  const message = h("p", { className: "error", role: "alert" });
-  const create = h("form", { className: "filters", onsubmit: async (/** @type {SubmitEvent} */ event) => {
-    event.preventDefault();
-    message.textContent = "";
-    const id = idField.value.trim();
-    try {
+  const [create, message] = creationForm({
+    id: "group-id",
+    label: "New group",
+    placeholder: "operators",
+    maxLength: 128,
+    create: async (value) => {
+      const id = value.trim();
+      // A PUT replaces: do not empty a group that exists.
       if (/** @type {Group[]} */ (await api("GET", "/api/groups")).some((group) => group.id === id)) throw new Error(`There is a group ${id} already.`);
       await api("PUT", `/api/groups/${encodeURIComponent(id)}`, { description: "", roles: [] });
-      context.notify(`Created group ${id}`);
-      context.go(`#/access/groups/${encodeURIComponent(id)}`);
-    } catch (error) {
-      message.textContent = errorMessage(error);
-    }
-  } }, h("div", { className: "field" }, h("label", { for: "group-id" }, "New group"), idField), h("button", { type: "submit" }, "Create"));
+      return { notice: `Created group ${id}`, href: `#/access/groups/${encodeURIComponent(id)}` };
+    },
+  }, context);
   await accessPage(container, context, { title: "Groups", tab: "groups" }, async () => {
     const groups = /** @type {Group[]} */ (await api("GET", "/api/groups"));
     return [
@@ -230,13 +258,10 @@ export async function renderGroups(container, _params, context) {
       message,
       groups.length === 0
         ? h("p", { className: "empty" }, "No group yet.")
-        : h("div", { className: "table-wrap" }, h("table", {},
-          h("caption", { className: "visually-hidden" }, "Groups"),
-          h("thead", {}, h("tr", {}, ["Group", "Roles", "Description"].map((title) => h("th", { scope: "col" }, title)))),
-          h("tbody", {}, groups.map((group) => h("tr", {},
-            h("td", {}, h("a", { href: `#/access/groups/${encodeURIComponent(group.id)}` }, group.id)),
-            h("td", {}, group.roles.map((role) => role.name).join(", ") || "none"),
-            h("td", {}, group.description)))))),
+        : dataTable("Groups", ["Group", "Roles", "Description"], groups.map((group) => [
+          h("td", {}, h("a", { href: `#/access/groups/${encodeURIComponent(group.id)}` }, group.id)),
+          h("td", {}, group.roles.map((role) => role.name).join(", ") || "none"),
+          h("td", {}, group.description)])),
     ];
   });
 }
@@ -304,19 +329,16 @@ function membersSection(path, members, context) {
  * @type {import("../app.js").View}
  */
 export async function renderApplications(container, _params, context) {
-  const nameField = h("input", { id: "application-name", required: true, maxLength: 255, autocomplete: "off", placeholder: "billing-worker" });
-  const message = h("p", { className: "error", role: "alert" });
-  const create = h("form", { className: "filters", onsubmit: async (/** @type {SubmitEvent} */ event) => {
-    event.preventDefault();
-    message.textContent = "";
-    try {
-      const application = /** @type {Application} */ (await api("POST", "/api/applications", { name: nameField.value }));
-      context.notify(`Created application ${application.name}`);
-      context.go(`#/access/applications/${encodeURIComponent(application.id)}`);
-    } catch (error) {
-      message.textContent = errorMessage(error);
-    }
-  } }, h("div", { className: "field" }, h("label", { for: "application-name" }, "New application"), nameField), h("button", { type: "submit" }, "Create"));
+  const [create, message] = creationForm({
+    id: "application-name",
+    label: "New application",
+    placeholder: "billing-worker",
+    maxLength: 255,
+    create: async (name) => {
+      const application = /** @type {Application} */ (await api("POST", "/api/applications", { name }));
+      return { notice: `Created application ${application.name}`, href: `#/access/applications/${encodeURIComponent(application.id)}` };
+    },
+  }, context);
   await accessPage(container, context, { title: "Applications", tab: "applications" }, async () => {
     const applications = /** @type {Application[]} */ (await api("GET", "/api/applications"));
     return [
@@ -325,13 +347,10 @@ export async function renderApplications(container, _params, context) {
       message,
       applications.length === 0
         ? h("p", { className: "empty" }, "No application yet.")
-        : h("div", { className: "table-wrap" }, h("table", {},
-          h("caption", { className: "visually-hidden" }, "Applications"),
-          h("thead", {}, h("tr", {}, ["Name", "Id", "Created"].map((title) => h("th", { scope: "col" }, title)))),
-          h("tbody", {}, applications.map((application) => h("tr", {},
-            h("td", {}, h("a", { href: `#/access/applications/${encodeURIComponent(application.id)}` }, application.name)),
-            h("td", { className: "mono" }, application.id),
-            h("td", {}, `${formatTime(application.createTime)}${application.createdBy ? ` by ${application.createdBy}` : ""}`)))))),
+        : dataTable("Applications", ["Name", "Id", "Created"], applications.map((application) => [
+          h("td", {}, h("a", { href: `#/access/applications/${encodeURIComponent(application.id)}` }, application.name)),
+          h("td", { className: "mono" }, application.id),
+          h("td", {}, `${formatTime(application.createTime)}${application.createdBy ? ` by ${application.createdBy}` : ""}`)])),
     ];
   });
 }
@@ -459,10 +478,7 @@ async function keysPanel(source, context) {
   async function load() {
     const keys = await source.list();
     if (!context.active()) return;
-    replaceChildren(list, keys.length === 0 ? h("p", { className: "empty" }, "No key yet.") : h("div", { className: "table-wrap" }, h("table", {},
-      h("caption", { className: "visually-hidden" }, `Keys of ${source.owner}`),
-      h("thead", {}, h("tr", {}, ["Key id", "Created", ...(source.toggle ? ["Status"] : []), "Actions"].map((title) => h("th", { scope: "col" }, title)))),
-      h("tbody", {}, keys.map((key) => h("tr", {},
+    replaceChildren(list, keys.length === 0 ? h("p", { className: "empty" }, "No key yet.") : dataTable(`Keys of ${source.owner}`, ["Key id", "Created", ...(source.toggle ? ["Status"] : []), "Actions"], keys.map((key) => [
         h("td", { className: "mono" }, key.id),
         h("td", {}, formatTime(key.createdAt)),
         source.toggle ? h("td", {}, key.active ? "active" : "inactive") : null,
@@ -474,7 +490,7 @@ async function keysPanel(source, context) {
             confirmLabel: "Revoke",
             danger: true,
             onConfirm: () => source.revoke(key.id),
-          }).then((done) => (done ? load() : undefined)) }, "Revoke…"))))))));
+          }).then((done) => (done ? load() : undefined)) }, "Revoke…"))])));
   }
   await load();
   return h("section", { className: "panel", "aria-labelledby": "access-keys" },
