@@ -35,6 +35,15 @@ describe("external OAuth 2.0 / OIDC access tokens", () => {
     expect((await get("/api/metadata/workflow", { authorization: `Bearer ${plain}` })).status).toBe(403);
   });
 
+  it("never lets an external identity act as an application: a subject named app:<id> holds none of its grants", async () => {
+    const application = await apiOk<{ id: string }>("POST", "/api/applications", { name: "not-for-the-idp" });
+    await apiOk("POST", `/api/applications/${application.id}/roles/USER_READ_ONLY`);
+    const token = await issuerToken({ sub: `app:${application.id}` });
+    const me = await get("/api/security/permissions", { authorization: `Bearer ${token}` });
+    expect(me.body).toMatchObject({ userId: `app:${application.id}`, permissions: [] });
+    expect((await get("/api/metadata/workflow", { authorization: `Bearer ${token}` })).status).toBe(403);
+  });
+
   it("refuses expired tokens, another audience, a foreign key, an HS256 token made with the public key, and alg none", async () => {
     const expired = await issuerToken({ sub: "u" }, { expiresIn: Math.floor(Date.now() / 1000) - 60 });
     expect(await get("/api/metadata/workflow", { authorization: `Bearer ${expired}` })).toMatchObject({ status: 401, body: { error: "EXPIRED_TOKEN" } });

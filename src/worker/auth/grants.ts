@@ -1,3 +1,4 @@
+import { APPLICATION_USER_PREFIX } from "../security/applications";
 import { SecurityStore } from "../security/store";
 import { PERMISSIONS, type Grant } from "./permissions";
 import { BOOTSTRAP_ADMIN_USER } from "./principal";
@@ -6,14 +7,14 @@ import { BOOTSTRAP_ADMIN_USER } from "./principal";
 export const ALL_GRANTS: readonly Grant[] = PERMISSIONS.map((action) => ({ action, scope: "*" }));
 
 /**
- * A user's effective grants: the bootstrap admin holds everything; others what D1 assigns them,
+ * A user's effective grants: the bootstrap admin holds everything; others what D1 assigns them (and their groups),
  * plus the permissions of `extraRoles` (role names an external identity provider vouches for).
- * Identities vouched for by an external provider (`external`) are never the bootstrap admin, even
- * when named like it: only this service's own credentials can be.
+ * Identities vouched for by an external provider (`external`) are never the bootstrap admin, nor an application's
+ * user (`app:<id>`), even when named like one: only this service's own credentials (the application's keys) can be.
  */
 export async function grantsFor(env: Env, userId: string, extraRoles: string[] = [], external = false): Promise<Grant[]> {
   if (userId === BOOTSTRAP_ADMIN_USER && !external) return [...ALL_GRANTS];
   const store = new SecurityStore(env.DB);
-  const grants = await store.effectiveGrants(userId);
+  const grants = external && userId.startsWith(APPLICATION_USER_PREFIX) ? [] : await store.effectiveGrants(userId);
   return extraRoles.length === 0 ? grants : [...grants, ...(await store.roleGrants(extraRoles))];
 }

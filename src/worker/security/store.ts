@@ -172,7 +172,7 @@ export class SecurityStore {
     return (await this.#db.prepare(`SELECT name FROM user_assignments WHERE user_id = ?`).bind(userId).first<{ name: string | null }>())?.name ?? undefined;
   }
 
-  /** The user's effective grants: those of their roles plus their direct permissions (spec 5.3 rule 2). */
+  /** The user's effective grants: those of their roles and their groups' roles, plus their direct permissions (spec 5.3 rule 2). */
   async effectiveGrants(userId: string): Promise<Grant[]> {
     return grantsCache.getOrLoad(userId, async () => {
       // One round trip: the assignment and the roles of the user's groups (a member holds them as if assigned).
@@ -187,7 +187,6 @@ export class SecurityStore {
       return [...direct, ...(await this.roleGrants([...roles]))];
     });
   }
-
 
   /** The permissions of the named roles (unknown names grant nothing). */
   async roleGrants(names: string[]): Promise<Grant[]> {
