@@ -51,6 +51,8 @@ describe("tokens", () => {
     expect(((await form.json()) as Tokens).access_token).toMatch(/^ey/);
     const basic = await call("POST", "/api/security/token", { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${btoa(`${adminKeyId}:${adminSecret}`)}` }, "grant_type=client_credentials");
     expect(basic.status).toBe(200);
+    // Credentials, not a token: not INVALID_TOKEN, which a client takes from its token request as "ask again".
+    await expectStatus(await call("POST", "/api/security/token", { "content-type": "application/x-www-form-urlencoded", authorization: "Basic %%%" }, "grant_type=client_credentials"), 401, "INVALID_CREDENTIALS");
   });
 
   it("refuses wrong credentials the same way whether the key exists or not", async () => {

@@ -4,12 +4,13 @@ import { authorizeHandingOut } from "../auth/delegation";
 import { grantsFor } from "../auth/grants";
 import { forgetVerifiedTokens, keySessionRevocations } from "../auth/tokens";
 import { principalOf } from "../guard";
-import { ApiError, notFound, validationError } from "../http/errors";
+import { notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { parseOrThrow, requestObject } from "../schemas";
 import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationUserId, type Application } from "../security/applications";
 import { NAME_PATTERN } from "../security/schemas";
 import { SecurityStore, type ApiKeyState } from "../security/store";
+import { changedMeanwhile } from "../security/users";
 import { MAX_TAGS_PER_TARGET, TagListSchema, type Tag } from "../tags";
 import { requiredBody } from "./metadata";
 
@@ -55,10 +56,6 @@ function roleName(request: IRequest): string {
   return role;
 }
 
-function conflict(what: string): ApiError {
-  return new ApiError(409, "CONFLICT", `${what} changed while this request was being checked; read it again and retry`);
-}
-
 /**
  * Changes the role list of `application`'s user as `change` does, from its assignment now; `authorize` first sees the
  * roles it adds (to refuse handing out what the caller does not hold). 409 when the assignment changed meanwhile.
@@ -71,14 +68,14 @@ async function changeRoles(env: Env, application: Application, change: (roles: s
   const roles = change(held);
   if (roles.length === held.length && roles.every((role, index) => role === held[index])) return;
   await authorize(roles.filter((role) => !held.includes(role)));
-  if (!(await store.putAssignment({ userId, roles, directPermissions: previous?.directPermissions ?? [] }, previous))) throw conflict(`the roles of application ${application.id}`);
+  if (!(await store.putAssignment({ userId, roles, directPermissions: previous?.directPermissions ?? [] }, previous))) throw changedMeanwhile(`the roles of application ${application.id}`);
 }
 
 /** Changes `application`'s tags as `change` does; 409 when they changed meanwhile. */
 async function changeTags(env: Env, application: Application, change: (tags: Tag[]) => Tag[]): Promise<void> {
   const next = change(application.tags);
   if (next.length > MAX_TAGS_PER_TARGET) throw validationError("Too many tags", [{ path: "(body)", message: `an application holds at most ${MAX_TAGS_PER_TARGET} tags; this would make ${next.length}` }]);
-  if (!(await new ApplicationRepository(env.DB).replaceTags(application.id, next, application.tags))) throw conflict(`the tags of application ${application.id}`);
+  if (!(await new ApplicationRepository(env.DB).replaceTags(application.id, next, application.tags))) throw changedMeanwhile(`the tags of application ${application.id}`);
 }
 
 /**
@@ -156,7 +153,7 @@ export function registerApplicationRoutes(router: RouterType<IRequest, Args>): v
     const active = !key.active;
     // Activating a key hands out again everything the application holds.
     if (active) authorizeHandingOut(principalOf(request).grants, await grantsFor(env, userId), `activating a key of application ${application.id}`);
-    if (!(await store.setApiKeyActive(userId, key.keyId, active, active ? [] : keySessionRevocations(env, key.keyId)))) throw conflict(`access key ${key.keyId}`);
+    if (!(await store.setApiKeyActive(userId, key.keyId, active, active ? [] : keySessionRevocations(env, key.keyId)))) throw changedMeanwhile(`access key ${key.keyId}`);
     forgetVerifiedTokens();
     return Response.json(accessKeyInfo({ ...key, active }));
   });

@@ -50,7 +50,7 @@ async function tokenRequestFields(request: IRequest, env: Env): Promise<Record<s
         fields["client_secret"] = decodeURIComponent(decoded.slice(separator + 1));
       }
     } catch {
-      throw new ApiError(401, "INVALID_TOKEN", "Malformed Basic credentials");
+      throw new ApiError(401, "INVALID_CREDENTIALS", "Malformed Basic credentials");
     }
   }
   return fields;
