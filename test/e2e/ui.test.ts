@@ -1240,6 +1240,7 @@ describe("web UI", () => {
     await assignment.fill(JSON.stringify({ roles: ["NO_SUCH_ROLE"], directPermissions: [] }));
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByText(/no role named NO_SUCH_ROLE/).first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect((await callOk(server.url, "GET", "/api/security/users/ui-operator", { key: adminKey })).json()).toEqual({ userId: "ui-operator", roles: [], directPermissions: [] });
     await assignment.fill(JSON.stringify({ roles: [role], directPermissions: [] }));
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByText("Saved what ui-operator holds").waitFor({ timeout: STEP_TIMEOUT_MS });

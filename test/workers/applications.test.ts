@@ -152,6 +152,7 @@ describe("applications", () => {
     expect((await api("DELETE", `/api/applications/${application.id}/tags`, [{ key: "team", value: "payments" }, { key: "env", value: "dev" }])).status).toBe(200);
     expect((await apiOk<Application>("GET", `/api/applications/${application.id}`)).tags).toEqual([{ key: "env", value: "prod" }]);
     expect((await api("PUT", `/api/applications/${application.id}/tags`, [{ key: "", value: "x" }])).status).toBe(400);
+    expect(await apiOk("GET", `/api/applications/${application.id}/tags`)).toEqual([{ key: "env", value: "prod" }]);
     expect((await api("PUT", `/api/applications/${crypto.randomUUID()}/tags`, [])).status).toBe(404);
   });
 

@@ -73,6 +73,7 @@ describe("Orkes' groups", () => {
     expect(await invalid({ description: "x", defaultAccess: { WORKFLOW_DEF: ["READ"] } })).toEqual(["defaultAccess"]);
     expect((await api("GET", "/api/groups/invalid")).status).toBe(404);
     expect((await api("POST", "/api/groups/admins/users/admin")).status).toBe(400);
+    expect(await apiOk("GET", "/api/groups/admins/users")).toEqual([]);
     expect((await api("GET", "/api/groups/admins/permissions")).status).toBe(501);
   });
 });

@@ -69,16 +69,16 @@ describe("Orkes' users", () => {
     await apiOk("PUT", "/api/groups/atomic-group", { description: "g", roles: [] });
     await apiOk("PUT", "/api/users/atomic-user", { name: "Before", roles: ["USER"], groups: [] });
     // Another change lands between this request's read of the roles and its write: the write's check fails.
-    const read = SecurityStore.prototype.getAssignment;
-    SecurityStore.prototype.getAssignment = async function (userId: string): Promise<UserAssignment | null> {
+    const read = SecurityStore.prototype.getNamedAssignment;
+    SecurityStore.prototype.getNamedAssignment = async function (userId: string): Promise<{ assignment: UserAssignment | null; name: string | undefined }> {
       const stored = await read.call(this, userId);
-      return stored && userId === "atomic-user" ? { ...stored, roles: ["SOMETHING_ELSE"] } : stored;
+      return stored.assignment && userId === "atomic-user" ? { ...stored, assignment: { ...stored.assignment, roles: ["SOMETHING_ELSE"] } } : stored;
     };
     try {
       const response = await api("PUT", "/api/users/atomic-user", { name: "After", roles: ["USER_READ_ONLY"], groups: ["atomic-group"] });
       expect(response.status).toBe(409);
     } finally {
-      SecurityStore.prototype.getAssignment = read;
+      SecurityStore.prototype.getNamedAssignment = read;
     }
     expect(await apiOk("GET", "/api/users/atomic-user")).toMatchObject({ name: "Before", roles: [{ name: "USER" }], groups: [] });
   });

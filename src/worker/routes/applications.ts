@@ -8,11 +8,11 @@ import { notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { parseOrThrow, requestObject } from "../schemas";
 import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationUserId, type Application } from "../security/applications";
-import { NAME_PATTERN } from "../security/schemas";
 import { SecurityStore, type ApiKeyState } from "../security/store";
 import { changedMeanwhile } from "../security/users";
 import { MAX_TAGS_PER_TARGET, TagListSchema, type Tag } from "../tags";
 import { requiredBody } from "./metadata";
+import { pathName } from "./security";
 
 type Args = [Env, ExecutionContext];
 
@@ -47,13 +47,6 @@ async function accessKeyOf(store: SecurityStore, application: Application, keyId
   const key = (await store.listApiKeyStates(applicationUserId(application.id))).find((candidate) => candidate.keyId === keyId);
   if (!key) throw notFound(`Application ${application.id} has no access key ${keyId}`);
   return key;
-}
-
-/** A role name from the path, checked as the security API checks one. */
-function roleName(request: IRequest): string {
-  const role = decodedPathParam(request, "role");
-  if (!NAME_PATTERN.test(role)) throw validationError("Invalid role", [{ path: "role", message: "must be 1 to 128 letters, digits or _ . @ + : -" }]);
-  return role;
 }
 
 /**
@@ -160,7 +153,7 @@ export function registerApplicationRoutes(router: RouterType<IRequest, Args>): v
 
   router.post("/api/applications/:applicationId/roles/:role", async (request, env) => {
     const application = await applicationAt(request, env, "applicationId");
-    const role = roleName(request);
+    const role = pathName(request, "role");
     const store = new SecurityStore(env.DB);
     if ((await store.unknownRoles([role])).length > 0) {
       throw validationError("Unknown role", [{ path: "role", message: `no role named ${role}; define it first (POST /api/security/roles)` }]);
@@ -176,7 +169,7 @@ export function registerApplicationRoutes(router: RouterType<IRequest, Args>): v
 
   router.delete("/api/applications/:applicationId/roles/:role", async (request, env) => {
     const application = await applicationAt(request, env, "applicationId");
-    const role = roleName(request);
+    const role = pathName(request, "role");
     await changeRoles(env, application, (roles) => roles.filter((held) => held !== role));
     return new Response(null, { status: 200 });
   });

@@ -4,18 +4,15 @@ import { authorizeHandingOut } from "../auth/delegation";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
-import { decodedPathParam } from "../http/params";
 import { parseOrThrow, requestObject } from "../schemas";
-import { APPLICATION_USER_PREFIX } from "../security/applications";
 import { GroupRepository, type Group } from "../security/groups";
-import { NAME_PATTERN, OrkesRolesSchema } from "../security/schemas";
+import { OrkesRolesSchema, UserIdSchema } from "../security/schemas";
 import { SecurityStore } from "../security/store";
 import { changedMeanwhile, conductorGroup, conductorUser } from "../security/users";
 import { requiredBody } from "./metadata";
+import { pathName } from "./security";
 
 type Args = [Env, ExecutionContext];
-
-const name = (what: string) => v.pipe(v.string("must be a string"), v.regex(NAME_PATTERN, `must be a ${what} of 1 to 128 letters, digits or _ . @ + : -`));
 
 /** Orkes' UpsertGroupRequest: a description and roles; `defaultAccess` (per-resource grants) must be empty here. */
 const UpsertGroupBody = requestObject({
@@ -25,14 +22,7 @@ const UpsertGroupBody = requestObject({
 });
 
 /** A list of user ids (the bulk member routes' body). */
-const UserIds = v.pipe(v.array(name("user id"), "must be an array of user ids"), v.minLength(1, "must name at least one user"), v.maxLength(100, "may name at most 100 users"));
-
-/** An id from the path, checked as the security API checks names. */
-function pathId(request: IRequest, param: string): string {
-  const value = decodedPathParam(request, param);
-  if (!NAME_PATTERN.test(value)) throw validationError(`Invalid ${param}`, [{ path: param, message: "must be 1 to 128 letters, digits or _ . @ + : -" }]);
-  return value;
-}
+const UserIds = v.pipe(v.array(UserIdSchema, "must be an array of user ids"), v.minLength(1, "must name at least one user"), v.maxLength(100, "may name at most 100 users"));
 
 async function groupAt(env: Env, id: string): Promise<Group> {
   const group = await new GroupRepository(env.DB).get(id);
@@ -66,10 +56,10 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
     return Response.json(await Promise.all((await new GroupRepository(env.DB).list()).map((group) => conductorGroup(store, group, roles))));
   });
 
-  router.get("/api/groups/:id", async (request, env) => Response.json(await conductorGroup(new SecurityStore(env.DB), await groupAt(env, pathId(request, "id")))));
+  router.get("/api/groups/:id", async (request, env) => Response.json(await conductorGroup(new SecurityStore(env.DB), await groupAt(env, pathName(request, "id")))));
 
   router.put("/api/groups/:id", async (request, env) => {
-    const id = pathId(request, "id");
+    const id = pathName(request, "id");
     const body = parseOrThrow(UpsertGroupBody, await requiredBody(request, env), "group");
     const access = body.defaultAccess;
     if (access !== undefined && access !== null && !(typeof access === "object" && !Array.isArray(access) && Object.keys(access).length === 0)) {
@@ -90,46 +80,47 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
   });
 
   router.delete("/api/groups/:id", async (request, env) => {
-    if (!(await new GroupRepository(env.DB).delete(pathId(request, "id")))) throw notFound(`No group ${pathId(request, "id")}`);
+    if (!(await new GroupRepository(env.DB).delete(pathName(request, "id")))) throw notFound(`No group ${pathName(request, "id")}`);
     return new Response(null, { status: 200 });
   });
 
   router.get("/api/groups/:id/users", async (request, env) => {
-    const group = await groupAt(env, pathId(request, "id"));
+    const group = await groupAt(env, pathName(request, "id"));
     const store = new SecurityStore(env.DB);
     const repository = new GroupRepository(env.DB);
     const groups = await repository.groupsByMember();
     const members = await repository.members(group.id);
     return Response.json(
       await Promise.all(
-        members.map(async (userId) =>
-          conductorUser(store, userId, (await store.getAssignment(userId))?.roles ?? [], await store.getUserName(userId), userId.startsWith(APPLICATION_USER_PREFIX), groups.get(userId) ?? []),
-        ),
+        members.map(async (userId) => {
+          const { assignment, name } = await store.getNamedAssignment(userId);
+          return conductorUser(store, userId, assignment?.roles ?? [], name, groups.get(userId) ?? []);
+        }),
       ),
     );
   });
 
   router.post("/api/groups/:groupId/users", async (request, env) => {
-    const group = await groupAt(env, pathId(request, "groupId"));
+    const group = await groupAt(env, pathName(request, "groupId"));
     await changeMembers(request, env, group, parseOrThrow(UserIds, await requiredBody(request, env), "user ids"), []);
     return new Response(null, { status: 200 });
   });
 
   router.delete("/api/groups/:groupId/users", async (request, env) => {
-    const group = await groupAt(env, pathId(request, "groupId"));
+    const group = await groupAt(env, pathName(request, "groupId"));
     await changeMembers(request, env, group, [], parseOrThrow(UserIds, await requiredBody(request, env), "user ids"));
     return new Response(null, { status: 200 });
   });
 
   router.post("/api/groups/:groupId/users/:userId", async (request, env) => {
-    const group = await groupAt(env, pathId(request, "groupId"));
-    await changeMembers(request, env, group, [pathId(request, "userId")], []);
+    const group = await groupAt(env, pathName(request, "groupId"));
+    await changeMembers(request, env, group, [pathName(request, "userId")], []);
     return new Response(null, { status: 200 });
   });
 
   router.delete("/api/groups/:groupId/users/:userId", async (request, env) => {
-    const group = await groupAt(env, pathId(request, "groupId"));
-    await changeMembers(request, env, group, [], [pathId(request, "userId")]);
+    const group = await groupAt(env, pathName(request, "groupId"));
+    await changeMembers(request, env, group, [], [pathName(request, "userId")]);
     return new Response(null, { status: 200 });
   });
 }

@@ -1,11 +1,11 @@
 import type { IRequest, RouterType } from "itty-router";
 import { BULK_ACCESS_RULES, DEFAULT_ACCESS_RULES } from "../auth/access-rules";
-import { parseApiKey, userForApiKey } from "../auth/api-key";
+import { userForApiKey } from "../auth/api-key";
 import { addedGrants, authorizeHandingOut } from "../auth/delegation";
 import { clientAddress } from "../auth/throttle";
 import { grantsFor } from "../auth/grants";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
-import { PERMISSIONS, grantsAllow, type Grant } from "../auth/permissions";
+import { PERMISSIONS, grantsAllow } from "../auth/permissions";
 import { forgetVerifiedTokens, issueTokens, keySessionRevocations, refreshTokens, revokeToken } from "../auth/tokens";
 import { serviceConfig } from "../config";
 import { principalOf } from "../guard";
@@ -87,7 +87,8 @@ function assignableUser(request: IRequest): string {
   return userId;
 }
 
-function pathName(request: IRequest, key: string): string {
+/** A role, user, group or key id from the path, checked as the security API checks names (400 otherwise). */
+export function pathName(request: IRequest, key: string): string {
   const value = decodedPathParam(request, key);
   if (!NAME_PATTERN.test(value)) throw validationError(`Invalid ${key}`, [{ path: key, message: "must be 1 to 128 letters, digits or _ . @ + : -" }]);
   return value;
@@ -187,12 +188,11 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     const principal = principalOf(request);
     const store = new SecurityStore(env.DB);
     const id = principal.userId;
-    const assigned = (await store.getAssignment(id))?.roles ?? [];
-    // An application's key acts as its user `app:<id>`: Orkes names the application and marks the user as one.
+    const { assignment, name } = await store.getNamedAssignment(id);
+    // An application's key acts as its user `app:<id>`: Orkes names the application.
     const application = id.startsWith(APPLICATION_USER_PREFIX) ? await new ApplicationRepository(env.DB).get(id.slice(APPLICATION_USER_PREFIX.length)) : null;
-    const name = application?.name ?? (await store.getUserName(id));
     const groups = await new GroupRepository(env.DB).groupsOf(id);
-    return Response.json({ ...(await conductorUser(store, id, assigned, name, application !== null, groups)), permissions: principal.grants });
+    return Response.json({ ...(await conductorUser(store, id, assignment?.roles ?? [], application?.name ?? name, groups)), permissions: principal.grants });
   });
 
   router.get("/api/security/permissions", async (request, env) => {

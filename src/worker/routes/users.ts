@@ -13,6 +13,7 @@ import { GroupRepository } from "../security/groups";
 import { ASSIGNMENT_WRITTEN, SecurityStore } from "../security/store";
 import { authorizeAssignment, changedMeanwhile, conductorUser } from "../security/users";
 import { requiredBody } from "./metadata";
+import { pathName } from "./security";
 
 type Args = [Env, ExecutionContext];
 
@@ -31,8 +32,7 @@ const UpsertUserBody = requestObject({
  * application's user (managed with its application, so that its keys and roles go with it).
  */
 function managedUser(request: IRequest): string {
-  const userId = decodedPathParam(request, "id");
-  if (!NAME_PATTERN.test(userId)) throw validationError("Invalid user id", [{ path: "id", message: "must be 1 to 128 letters, digits or _ . @ + : -" }]);
+  const userId = pathName(request, "id");
   if (userId === BOOTSTRAP_ADMIN_USER) throw validationError("Reserved user id", [{ path: "id", message: `${BOOTSTRAP_ADMIN_USER} is the bootstrap admin of BOOTSTRAP_ADMIN_KEY` }]);
   if (userId.startsWith(APPLICATION_USER_PREFIX)) throw validationError("Application user", [{ path: "id", message: "an application's user: manage it through /api/applications" }]);
   return userId;
@@ -52,17 +52,17 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
     const roles = new Map((await store.listRoles()).map((role) => [role.name, role]));
     const groups = await new GroupRepository(env.DB).groupsByMember();
     return Response.json(
-      await Promise.all(listed.map((user) => conductorUser(store, user.userId, user.roles, user.name, user.userId.startsWith(APPLICATION_USER_PREFIX), groups.get(user.userId) ?? [], roles))),
+      await Promise.all(listed.map((user) => conductorUser(store, user.userId, user.roles, user.name, groups.get(user.userId) ?? [], roles))),
     );
   });
 
   router.get("/api/users/:id", async (request, env) => {
     const userId = decodedPathParam(request, "id");
     const store = new SecurityStore(env.DB);
-    const assignment = await store.getAssignment(userId);
+    const { assignment, name } = await store.getNamedAssignment(userId);
     const groups = await new GroupRepository(env.DB).groupsOf(userId);
     if (!assignment && groups.length === 0 && (await store.listApiKeys(userId)).length === 0) throw notFound(`No user ${userId}`);
-    return Response.json(await conductorUser(store, userId, assignment?.roles ?? [], await store.getUserName(userId), userId.startsWith(APPLICATION_USER_PREFIX), groups));
+    return Response.json(await conductorUser(store, userId, assignment?.roles ?? [], name, groups));
   });
 
   router.put("/api/users/:id", async (request, env) => {
@@ -77,7 +77,7 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
     const joined = groupIds === undefined ? undefined : await Promise.all(groupIds.map((id) => groupRepository.get(id)));
     const missing = (groupIds ?? []).filter((_, index) => joined![index] === null);
     if (missing.length > 0) throw validationError("Unknown groups", missing.map((id) => ({ path: `groups[${body.groups!.indexOf(id)}]`, message: `no group ${id}` })));
-    const previous = await store.getAssignment(userId);
+    const { assignment: previous, name: previousName } = await store.getNamedAssignment(userId);
     const assignment = { userId, roles: body.roles ?? previous?.roles ?? [], directPermissions: previous?.directPermissions ?? [] };
     await authorizeAssignment(principalOf(request).grants, store, assignment, previous);
     // Joining a group gives its roles: handed out as assigning them would be.
@@ -91,7 +91,8 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
       ...(groupIds === undefined ? [] : groupRepository.membershipStatements(store, assignment, groupIds)),
     ];
     if (!(await store.putAssignment(assignment, previous, writtenWith))) throw changedMeanwhile(`the assignment of ${userId}`);
-    return Response.json(await conductorUser(store, userId, assignment.roles, await store.getUserName(userId), false, await groupRepository.groupsOf(userId)));
+    const name = body.name === undefined || body.name === "" ? previousName : body.name;
+    return Response.json(await conductorUser(store, userId, assignment.roles, name, await groupRepository.groupsOf(userId)));
   });
 
   // Their keys (and every session obtained with them), their assignment and their memberships go.

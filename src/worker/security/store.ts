@@ -121,8 +121,17 @@ export class SecurityStore {
   // ---- users ----
 
   async getAssignment(userId: string): Promise<UserAssignment | null> {
-    const row = await this.#db.prepare(`SELECT roles, direct_permissions FROM user_assignments WHERE user_id = ?`).bind(userId).first<{ roles: string; direct_permissions: string }>();
-    return row ? { userId, roles: JSON.parse(row.roles) as string[], directPermissions: JSON.parse(row.direct_permissions) as Grant[] } : null;
+    return (await this.getNamedAssignment(userId)).assignment;
+  }
+
+  /** A user's assignment (null: none) and the name Orkes' `upsertUser` gave them (kept on the same row), in one read. */
+  async getNamedAssignment(userId: string): Promise<{ assignment: UserAssignment | null; name: string | undefined }> {
+    const row = await this.#db
+      .prepare(`SELECT roles, direct_permissions, name FROM user_assignments WHERE user_id = ?`)
+      .bind(userId)
+      .first<{ roles: string; direct_permissions: string; name: string | null }>();
+    if (!row) return { assignment: null, name: undefined };
+    return { assignment: { userId, roles: JSON.parse(row.roles) as string[], directPermissions: JSON.parse(row.direct_permissions) as Grant[] }, name: row.name ?? undefined };
   }
 
   /**
@@ -165,11 +174,6 @@ export class SecurityStore {
     ]);
     keysCache.clear((key) => keyIds.includes(key));
     grantsCache.clear((key) => key === userId);
-  }
-
-  /** The name a user was given (Orkes' `upsertUser`), if any. */
-  async getUserName(userId: string): Promise<string | undefined> {
-    return (await this.#db.prepare(`SELECT name FROM user_assignments WHERE user_id = ?`).bind(userId).first<{ name: string | null }>())?.name ?? undefined;
   }
 
   /** The user's effective grants: those of their roles and their groups' roles, plus their direct permissions (spec 5.3 rule 2). */
@@ -233,8 +237,7 @@ export class SecurityStore {
   }
 
   async listApiKeys(userId: string): Promise<Array<{ keyId: string; createTime: number }>> {
-    const { results } = await this.#db.prepare(`SELECT key_id AS keyId, create_time AS createTime FROM api_keys WHERE user_id = ? ORDER BY create_time`).bind(userId).all<{ keyId: string; createTime: number }>();
-    return results;
+    return (await this.listApiKeyStates(userId)).map(({ keyId, createTime }) => ({ keyId, createTime }));
   }
 
   /** A user's keys with whether each authenticates (see {@link setApiKeyActive}), oldest first. */

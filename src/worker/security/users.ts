@@ -1,6 +1,7 @@
 import { addedGrants, authorizeHandingOut } from "../auth/delegation";
 import type { Grant } from "../auth/permissions";
 import { ApiError } from "../http/errors";
+import { APPLICATION_USER_PREFIX } from "./applications";
 import type { Group } from "./groups";
 import type { Role, SecurityStore, UserAssignment } from "./store";
 
@@ -54,14 +55,13 @@ export async function conductorGroup(store: SecurityStore, group: Group, defined
  * User `userId` as Orkes shows one: named `name` (its id when it has none), with `roles` (the names assigned) and what
  * each grants, and the `groups` it belongs to, roles read from `defined` when given (a listing reads every role once)
  * or else from the store; a role no longer defined is left out. `applicationUser` for an application's user
- * (`app:<id>`).
+ * (`app:<id>`, see `applications.ts`).
  */
 export async function conductorUser(
   store: SecurityStore,
   userId: string,
   roles: readonly string[],
   name: string | undefined,
-  applicationUser: boolean,
   groups: readonly Group[] = [],
   defined?: ReadonlyMap<string, Role>,
 ): Promise<ConductorUserJson> {
@@ -69,7 +69,7 @@ export async function conductorUser(
     id: userId,
     name: name ?? userId,
     uuid: userId,
-    applicationUser,
+    applicationUser: userId.startsWith(APPLICATION_USER_PREFIX),
     roles: await rolesJson(store, roles, defined),
     groups: await Promise.all(groups.map((group) => conductorGroup(store, group, defined))),
   };
