@@ -148,7 +148,7 @@ export type CallbackResult = { ok: true; value: { workflowId: string; taskId: st
  * its child (that parent reopens itself); one asked of a child directly reopens its parents too.
  */
 export type WorkflowCommand = (
-  | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" | "skipTask" | "updateVariables" | "resetCallbacks" }>
+  | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" | "skipTask" | "updateVariables" | "resetCallbacks" | "upgrade" }>
   | { type: "retry"; resumeSubworkflowTasks?: boolean; startScopes?: string[] }
 ) & { byParent?: boolean };
 
@@ -677,7 +677,8 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** Applies a lifecycle command (terminate, pause, resume, retry, restart, rerun), a task skip or an update of the variables. */
   async command(command: WorkflowCommand): Promise<ActorResult<null>> {
-    if (command.type === "restart" && command.definition !== undefined && needsInterpreters(command.definition)) await this.#loadInterpreters(command.definition);
+    const definition = command.type === "restart" || command.type === "upgrade" ? command.definition : undefined;
+    if (definition !== undefined && needsInterpreters(definition)) await this.#loadInterpreters(definition);
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());

@@ -56,6 +56,7 @@ import { joinOutput } from "./tasks/fork-join";
 import { taskIdWithin } from "./task-id";
 import { taskSchemaFailure, workflowOutputSchemaFailure } from "./json-schema";
 import { chooseDynamicTask } from "./tasks/dynamic";
+import { applyUpgrade, type UpgradeRequest } from "./upgrade";
 import { forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
 import { admissionFields } from "./rate-limit";
 import { taskCacheKey } from "./task-cache";
@@ -107,6 +108,11 @@ export type ExecutionEvent =
   | { type: "retry"; startScopes?: string[] }
   /** Starts over from the first task; `definition` replaces the stored one (useLatestDefinitions). */
   | { type: "restart"; definition?: WorkflowDef; startScopes?: string[] }
+  /**
+   * Orkes' upgrade: the RUNNING or PAUSED execution goes on under `definition`, another version of its workflow (see
+   * `upgrade.ts`); tasks scheduled and not started yet take their input from it. Replaces `startScopes` as a rerun does.
+   */
+  | ({ type: "upgrade"; startScopes?: string[] } & UpgradeRequest)
   /** Runs again from task `fromTaskId`, or from the first task when it is absent (as Conductor's rerun without reRunFromTaskId). */
   | { type: "rerun"; fromTaskId?: string; workflowInput?: JsonObject; taskInput?: JsonObject; correlationId?: string; startScopes?: string[] }
   /**
@@ -403,6 +409,16 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       break;
     case "rerun":
       applyRerun(draft, event, env);
+      replaceStartScopes(draft, event.startScopes);
+      break;
+    case "upgrade":
+      requireStatus(state, ["RUNNING", "PAUSED"], "upgrade");
+      applyUpgrade(draft, event, env);
+      refreshUnstartedInputs(draft, env);
+      // A new timeout counts from the start, as the old one did (a reopened execution's, from when it was reopened).
+      if (event.definition.timeoutSeconds !== state.definition.timeoutSeconds || event.definition.timeoutPolicy !== state.definition.timeoutPolicy) {
+        draft.patch({ deadline: workflowDeadline(event.definition, state.startTime) });
+      }
       replaceStartScopes(draft, event.startScopes);
       break;
     case "childFinished":
@@ -922,6 +938,21 @@ function updatedVariables(state: WorkflowExecution, given: JsonObject, env: Deci
   const problem = variablesProblem("The workflow's variables object with the update", variables, env.config.maxPayloadBytes);
   if (problem !== undefined) throw new EngineError("INVALID", problem);
   return variables;
+}
+
+/**
+ * After an upgrade, the tasks scheduled that have not started (waiting out a delay or a retry's backoff, or in their
+ * worker queue, never polled) resolve their input again from the new version's step, unless it was given from outside
+ * or the step now names another task (a queued task stays in its queue, which is its name's). A DYNAMIC keeps its choice.
+ */
+function refreshUnstartedInputs(draft: Draft, env: DecideEnv): void {
+  for (const task of draft.state.tasks) {
+    if (task.status !== "SCHEDULED" || task.startTime !== 0 || task.attempt !== 0 || task.inputGiven === true) continue;
+    if (task.awaitingTaskDef === true || task.cache !== undefined || task.domainChoices !== undefined) continue;
+    const step = planTask(draft.state.definition, task.definitionIndex)!;
+    if (step.type === "DYNAMIC" || step.name !== task.taskDefName || step.type !== task.taskType) continue;
+    draft.updateTask(task.taskId, inputFields(draft, task.definitionIndex, task.taskId, env));
+  }
 }
 
 /** Whoever reopens an execution bounds what its children may start from then on (after the reopen was accepted). */

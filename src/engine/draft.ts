@@ -56,6 +56,18 @@ export class Draft {
     this.#ownTasks().push(task);
   }
 
+  /**
+   * Puts a new task instance in the list just before task `beforeTaskId` (an upgrade's skipped tasks, which belong
+   * before the tasks that ran after them): it takes that task's `seq`, and every task from there on moves one on.
+   */
+  insertTask(task: TaskExecution, beforeTaskId: string): void {
+    const tasks = this.#ownTasks();
+    const index = tasks.findIndex((candidate) => candidate.taskId === beforeTaskId);
+    if (index < 0) throw new Error(`no task ${beforeTaskId} in this execution`);
+    tasks.splice(index, 0, { ...task, seq: tasks[index]!.seq });
+    for (let i = index + 1; i < tasks.length; i++) tasks[i] = { ...tasks[i]!, seq: tasks[i - 1]!.seq + 1 };
+  }
+
   /** Keeps only the tasks for which `keep` is true (restart, rerun). */
   retainTasks(keep: (task: TaskExecution) => boolean): void {
     this.#state.tasks = this.#state.tasks.filter(keep);

@@ -254,6 +254,20 @@ export const WorkflowName = v.pipe(
 );
 
 /**
+ * Orkes' `UpgradeWorkflowRequest`, body of `POST /api/workflow/{id}/upgrade`: the workflow (the execution's own) and
+ * version to run from now on (the latest when absent or null), the skipped tasks' outputs by reference name, and a
+ * new workflow input. Null stands for absent, as Orkes' clients send unset fields.
+ */
+export const UpgradeWorkflowRequest = requestObject({
+  name: WorkflowName,
+  version: v.optional(v.nullable(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1")))),
+  taskOutput: v.optional(v.nullable(v.pipe(jsonData, v.check((value) => Object.values(value).every(isPlainObject), "must map task reference names to output objects")))),
+  workflowInput: v.optional(v.nullable(jsonData)),
+});
+/** Parsed {@link UpgradeWorkflowRequest}. */
+export type UpgradeWorkflowRequest = v.InferOutput<typeof UpgradeWorkflowRequest>;
+
+/**
  * A boolean query parameter, case-insensitive as Spring binds Conductor's (the Python SDK sends `True`),
  * `fallback` when absent (`queryParams` in http/params.ts leaves empty values out, so empty is absent too).
  */

@@ -21,6 +21,7 @@ import {
   StartWorkflowRequest,
   SubWorkflowTestRequest,
   TaskListQuery,
+  UpgradeWorkflowRequest,
   WorkflowName,
   WorkflowStateUpdateBody,
   WorkflowTestRequest,
@@ -32,6 +33,8 @@ import { readableWorkflows } from "../auth/access-rules";
 import { grantsAllow } from "../auth/permissions";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { validateDefinitions } from "../definition-validation";
+import { DefinitionRepository } from "../definitions";
+import { withTaskDefs } from "../task-defs";
 import { authorizeRead, principalOf, requestAuthorizer, workflowReadCheck } from "../guard";
 import { booleanQuery, decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { correlatedMapText, correlatedWorkflows, runningWorkflowIds, taskListPage, workflowArrayText } from "../lookups";
@@ -389,6 +392,27 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     }
     const settled = unwrap(await executionStub(env, workflowId).updateState(stateUpdate, wait.ms, wait.untilTaskRefs));
     return workflowRunResponse(request, workflowId, settled, wait);
+  });
+
+  // Orkes' upgradeRunningWorkflowToVersion: void, so 200 with no body. Only another version of the execution's own
+  // workflow (the one its route's rules authorized): asked first, so that no other workflow's versions are looked up.
+  router.post("/api/workflow/:workflowId/upgrade", async (request, env) => {
+    const workflowId = decodedPathParam(request, "workflowId");
+    const upgrade = parseOrThrow(UpgradeWorkflowRequest, await bodyValue(request, env), "upgrade workflow request");
+    checkInputSize(env, "The workflow input", upgrade.workflowInput ?? undefined);
+    checkInputSize(env, "The task output", upgrade.taskOutput ?? undefined);
+    const stub = executionStub(env, workflowId);
+    const workflowName = await stub.getWorkflowName();
+    if (workflowName === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
+    if (upgrade.name !== workflowName) {
+      throw validationError("Invalid upgrade workflow request", [{ path: "name", message: `must be ${workflowName}, the workflow of execution ${workflowId}: only another version of it can be run from where it stands` }]);
+    }
+    const definition = await withTaskDefs(env.DB, await new DefinitionRepository(env.DB).get(upgrade.name, upgrade.version ?? undefined));
+    const command: WorkflowCommand = { type: "upgrade", definition, startScopes: callerStartScopes(request) };
+    if (upgrade.workflowInput) command.workflowInput = upgrade.workflowInput;
+    if (upgrade.taskOutput) command.taskOutput = upgrade.taskOutput as Record<string, JsonObject>;
+    unwrap(await stub.command(command));
+    return new Response(null, { status: 200 });
   });
 
   // Conductor's skipTaskFromWorkflow: void, so 200 with no body, as pause and resume answer.
