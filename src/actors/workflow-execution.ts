@@ -148,7 +148,7 @@ export type CallbackResult = { ok: true; value: { workflowId: string; taskId: st
  * its child (that parent reopens itself); one asked of a child directly reopens its parents too.
  */
 export type WorkflowCommand = (
-  | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" | "skipTask" | "updateVariables" | "resetCallbacks" | "upgrade" }>
+  | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" | "skipTask" | "updateVariables" | "resetCallbacks" | "upgrade" | "jump" }>
   | { type: "retry"; resumeSubworkflowTasks?: boolean; startScopes?: string[] }
 ) & { byParent?: boolean };
 

@@ -135,6 +135,13 @@ export type ExecutionEvent =
    */
   | { type: "skipTask"; taskReferenceName: string; taskInput?: JsonObject; taskOutput?: JsonObject }
   /**
+   * Orkes' jump: a RUNNING or PAUSED execution goes on from its top-level task `taskReferenceName`, run with
+   * `taskInput` as given (resolved from its step as usual when absent). Back to a task it ran: that task runs again and
+   * the tasks scheduled after it are discarded, as by a rerun from it. Forward to one not reached yet: what is pending
+   * ends SKIPPED, and every task between (in each running branch too) is SKIPPED as the workflow reaches it.
+   */
+  | { type: "jump"; taskReferenceName: string; taskInput?: JsonObject }
+  /**
    * Conductor's resetCallbacksForWorkflow: SIMPLE tasks a worker put back in their queue with `callbackAfterSeconds`
    * may be polled at once. A finished workflow refuses it.
    */
@@ -430,6 +437,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       break;
     case "skipTask":
       applySkipTask(draft, event, env, effects);
+      break;
+    case "jump":
+      applyJump(draft, event, env, effects);
       break;
     case "taskDefsLoaded":
       if (!applyTaskDefsLoaded(draft, event.taskDefs, env)) return { state, effects: [] };
@@ -880,6 +890,18 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
   if (event.correlationId !== undefined) draft.patch({ correlationId: event.correlationId });
   // Without a task the first task is scheduled afresh by advance(), with the (new) workflow input.
   if (!target) return forgetEndedForks(draft);
+  runAgain(draft, target, event.taskInput !== undefined, env);
+  // The other branches' tasks kept canceled (or failed) as the workflow ended run again, as on a retry: left so, they
+  // would fail it again at once.
+  retryUnfinishedLanes(draft, laneHeads(draft.state, target.taskId), env);
+  giveInput(draft, target, event.taskInput, env);
+}
+
+/**
+ * Makes `target` (kept by `keepUpTo`) a fresh first attempt, SCHEDULED, for a rerun from it or a jump back to it:
+ * `inputGiven` when its input will be given from outside; {@link giveInput} gives it its input.
+ */
+function runAgain(draft: Draft, target: TaskExecution, inputGiven: boolean, env: DecideEnv): void {
   const reset: Partial<TaskExecution> = {
     status: "SCHEDULED",
     outputData: {},
@@ -907,21 +929,18 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
     retryDeadline: undefined,
     subWorkflowId: undefined,
     callbackUrl: undefined,
-    inputGiven: event.taskInput === undefined ? undefined : true,
+    inputGiven: inputGiven ? true : undefined,
     inputVariables: undefined,
     reruns: (target.reruns ?? 0) + 1,
   };
   draft.updateTask(target.taskId, reset);
   forgetEndedForks(draft);
   reopenLoopOf(draft, target, env);
-  // The other branches' tasks kept canceled (or failed) as the workflow ended run again, as on a retry: left so, they
-  // would fail it again at once.
-  retryUnfinishedLanes(draft, laneHeads(draft.state, target.taskId), env);
-  if (event.taskInput !== undefined) {
-    draft.updateTask(target.taskId, { inputData: event.taskInput });
-    return;
-  }
-  draft.updateTask(target.taskId, inputFields(draft, target.definitionIndex, target.taskId, env));
+}
+
+/** The input of `target`, made to run again: `taskInput` as given, else resolved anew from its step. */
+function giveInput(draft: Draft, target: TaskExecution, taskInput: JsonObject | undefined, env: DecideEnv): void {
+  draft.updateTask(target.taskId, taskInput !== undefined ? { inputData: taskInput } : inputFields(draft, target.definitionIndex, target.taskId, env));
 }
 
 /**
@@ -962,7 +981,8 @@ function replaceStartScopes(draft: Draft, startScopes: string[] | undefined): vo
 
 /** Workflow fields of an execution brought back to RUNNING by retry, restart, rerun or resuming a child. */
 function reopened(state: WorkflowExecution, env: DecideEnv): Partial<WorkflowExecution> {
-  const fields: Partial<WorkflowExecution> = { status: "RUNNING", endTime: 0, updateTime: env.now, reasonForIncompletion: undefined };
+  // A jump that was still to reach its task is over with the run it was made in.
+  const fields: Partial<WorkflowExecution> = { status: "RUNNING", endTime: 0, updateTime: env.now, reasonForIncompletion: undefined, pendingJump: undefined };
   fields.deadline = workflowDeadline(state.definition, env.now);
   return fields;
 }
@@ -1238,6 +1258,13 @@ function reopenLoopOf(draft: Draft, target: TaskExecution, env: DecideEnv): void
  */
 function reachTask(draft: Draft, index: number, env: DecideEnv, delayMs = 0): void {
   const reference = planTask(draft.state.definition, index)!.taskReferenceName;
+  const jump = draft.state.pendingJump;
+  if (jump?.taskReferenceName === reference) {
+    draft.patch({ pendingJump: undefined });
+    const task: TaskExecution = { ...newInstance(draft.state, index, env, { delayMs }), inputData: jump.taskInput, inputGiven: true };
+    limitExecution(task, draft.state.tasks, env);
+    return draft.addTask(task);
+  }
   const skip = draft.state.pendingSkips?.find((candidate) => candidate.taskReferenceName === reference);
   if (!skip) return addInstance(draft, index, env, { delayMs });
   forgetSkips(draft, (candidate) => candidate === skip);
@@ -1301,6 +1328,89 @@ function applySkipTask(draft: Draft, event: Extract<ExecutionEvent, { type: "ski
     pollable: undefined,
     timeoutAt: undefined,
   });
+}
+
+/**
+ * Applies a jump (see the `jump` event). Refused, changing nothing, unless the execution is RUNNING or PAUSED and the
+ * task is one of its definition's top-level tasks other than a JOIN (which belongs to its fork: jump to the fork).
+ */
+function applyJump(draft: Draft, event: Extract<ExecutionEvent, { type: "jump" }>, env: DecideEnv, effects: Effect[]): void {
+  const state = draft.state;
+  const reference = event.taskReferenceName;
+  requireStatus(state, ["RUNNING", "PAUSED"], `jump to task ${reference} in`);
+  const index = planIndexOf(state.definition, reference);
+  if (index < 0) {
+    throw new EngineError("INVALID", `Task reference name ${reference} is not a task of workflow ${state.workflowId} (${state.workflowName} version ${state.workflowVersion})`);
+  }
+  const step = planOf(state.definition).steps[index]!;
+  if (step.lane !== ROOT_LANE || step.branch !== undefined || step.inLoop !== undefined) {
+    throw new EngineError("INVALID", `Task ${reference} of workflow ${state.workflowId} is inside a SWITCH, FORK_JOIN or DO_WHILE: only the workflow's top-level tasks can be jumped to`);
+  }
+  if (step.task.type === "JOIN") {
+    const fork = planTask(state.definition, planOf(state.definition).forkOfJoin.get(index) ?? -1)?.taskReferenceName ?? "its fork";
+    throw new EngineError("INVALID", `Task ${reference} of workflow ${state.workflowId} is a JOIN, which waits for its fork's branches: jump to ${fork} instead`);
+  }
+  const why = `workflow jumped to task ${reference}`;
+  const latest = latestInstance(state, index);
+  if (latest !== undefined) return jumpBack(draft, latest, event.taskInput, why, env, effects);
+  jumpForward(draft, index, why, env, effects);
+  if (event.taskInput !== undefined) draft.patch({ pendingJump: { taskReferenceName: reference, taskInput: event.taskInput } });
+}
+
+/**
+ * A jump back to `target` (top-level, run before): the tasks scheduled after it are stopped and discarded, and it runs
+ * again, as a rerun from it makes it (the branches of forks before it that still run, which a JOIN did not wait for, go on).
+ */
+function jumpBack(draft: Draft, target: TaskExecution, taskInput: JsonObject | undefined, why: string, env: DecideEnv, effects: Effect[]): void {
+  const state = draft.state;
+  for (const task of state.tasks) {
+    if (task.seq >= target.seq && isPending(task)) stopPendingTask(draft, task, "CANCELED", `Canceled: ${why}`, `Parent workflow ${state.workflowId} ${why}`, env, effects);
+  }
+  keepUpTo(draft, target);
+  forgetSkips(draft, (skip) => planIndexOf(state.definition, skip.taskReferenceName) >= target.definitionIndex);
+  draft.patch({ pendingJump: undefined, updateTime: env.now });
+  runAgain(draft, target, taskInput !== undefined, env);
+  giveInput(draft, target, taskInput, env);
+}
+
+/**
+ * A jump forward to top-level step `index`, not reached yet: in every running lane, the pending task (or the DO_WHILE
+ * whose loop it runs) ends SKIPPED, and each task the lane would reach after it, up to `index` in the top-level lane and
+ * to the end of a fork's branch, is to be SKIPPED when reached (a skip waits for it, unless one already does).
+ */
+function jumpForward(draft: Draft, index: number, why: string, env: DecideEnv, effects: Effect[]): void {
+  const state = draft.state;
+  const steps = planOf(state.definition).steps;
+  const skips = [...(state.pendingSkips ?? [])];
+  for (const lane of activeLanes(state)) {
+    let from = lane.head;
+    if (from !== undefined) {
+      const loopIndex = steps[from.definitionIndex]?.inLoop;
+      const loop = loopIndex === undefined ? undefined : latestInstance(draft.state, loopIndex);
+      // A lane in a loop goes on from its DO_WHILE, which ends with the tasks its loop runs (those of its forks' branches
+      // too, whose lanes then end: nothing is to be skipped in them).
+      if (loop !== undefined) {
+        for (const task of draft.state.tasks.filter(ranIn(draft.state, loop))) skipPending(draft, task, why, env, effects);
+        from = draft.task(loop.taskId)!;
+      }
+      from = skipPending(draft, from, why, env, effects);
+    }
+    const until = lane.id === ROOT_LANE ? index : -1;
+    let next = from === undefined ? lane.span.first : nextPlanIndex(state.definition, from);
+    for (; next !== until && next < steps.length && steps[next]!.lane === lane.id; next = steps[next]!.next) {
+      const reference = steps[next]!.task.taskReferenceName;
+      if (!skips.some((skip) => skip.taskReferenceName === reference)) skips.push({ taskReferenceName: reference });
+    }
+    if (next !== until && until >= 0) throw new Error(`jump target ${until} is not ahead of the top-level lane`);
+  }
+  draft.patch({ pendingSkips: skips.length > 0 ? skips : undefined, updateTime: env.now });
+}
+
+/** Ends `task` SKIPPED when it is pending (stopping its request, terminating its child); the task as it stands now. */
+function skipPending(draft: Draft, task: TaskExecution, why: string, env: DecideEnv, effects: Effect[]): TaskExecution {
+  if (!isPending(task)) return task;
+  stopPendingTask(draft, task, "SKIPPED", `Skipped: ${why}`, `Parent workflow ${draft.state.workflowId} ${why}`, env, effects);
+  return draft.updateTask(task.taskId, { startTime: task.startTime === 0 ? env.now : task.startTime });
 }
 
 /**

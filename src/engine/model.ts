@@ -614,6 +614,11 @@ export interface WorkflowExecution {
    */
   pendingSkips?: PendingSkip[];
   /**
+   * A forward jump's target (see the `jump` event) and the input it was given: when the workflow reaches that task,
+   * its instance takes that input as given (never evaluated through its template). Absent when none waits. Never shown.
+   */
+  pendingJump?: { taskReferenceName: string; taskInput: JsonObject };
+  /**
    * Set on a test run (`POST /api/workflow/test`) and its children: the mocked results still to give, taken one by one
    * as tasks reach them (see `applyTestMocks`). Never shown by the API.
    */

@@ -65,6 +65,7 @@ export function applyUpgrade(draft: Draft, request: UpgradeRequest, env: DecideE
   // Skips asked for tasks the new version does not have could never apply.
   const pendingSkips = state.pendingSkips?.filter((skip) => planIndexOf(definition, skip.taskReferenceName) >= 0);
   if (pendingSkips !== state.pendingSkips) draft.patch({ pendingSkips: pendingSkips?.length ? pendingSkips : undefined });
+  if (state.pendingJump !== undefined && planIndexOf(definition, state.pendingJump.taskReferenceName) < 0) draft.patch({ pendingJump: undefined });
 }
 
 /** The step of `upgraded` each task instance maps to, by task id; throws when one has none (see the module comment). */

@@ -17,7 +17,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/metadata/workflow-importer/*", "importing BPMN"],
   ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
   ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],
-  ["/api/workflow/:workflowId/jump/*", "jumping to a task"],
   // Schedules themselves are served (routes/schedules.ts, registered after these): these paths are not theirs.
   ["/api/scheduler/test/*", "the scheduler's test endpoints"],
   // Event handlers themselves are served (routes/events.ts, registered after these): these paths are Orkes' others.

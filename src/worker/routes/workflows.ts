@@ -415,6 +415,20 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     return new Response(null, { status: 200 });
   });
 
+  // Orkes' jumpToTask: void, so 200 with no body. The body is the task's input; absent or empty, its input is resolved
+  // from its definition as when the workflow reaches it.
+  router.post("/api/workflow/:workflowId/jump/:taskReferenceName", async (request, env) => {
+    const workflowId = decodedPathParam(request, "workflowId");
+    const taskReferenceName = decodedPathParam(request, "taskReferenceName");
+    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+    const taskInput = parseOrThrow(JsonObjectBody, body.present ? body.value : {}, "task input");
+    checkInputSize(env, "The task input", taskInput);
+    const command: WorkflowCommand = { type: "jump", taskReferenceName };
+    if (Object.keys(taskInput).length > 0) command.taskInput = taskInput;
+    unwrap(await executionStub(env, workflowId).command(command));
+    return new Response(null, { status: 200 });
+  });
+
   // Conductor's skipTaskFromWorkflow: void, so 200 with no body, as pause and resume answer.
   router.put("/api/workflow/:workflowId/skiptask/:taskReferenceName", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");

@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+
+// Orkes' jump to a task (POST /api/workflow/{workflowId}/jump/{taskReferenceName}) through the real router, execution
+// objects and D1.
+
+/** A gate the test completes, two counted calls, and a last call echoing its input. */
+async function startedAtGate(name: string): Promise<string> {
+  await register({
+    name,
+    tasks: [
+      httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true }),
+      httpTask("middle", { uri: target(`/count/${name}-middle`), method: "GET" }),
+      httpTask("last", { uri: target(`/count/${name}-last?from=definition`), method: "GET" }),
+    ],
+  });
+  const workflowId = await startWorkflow(name);
+  await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
+  return workflowId;
+}
+
+const jump = (workflowId: string, ref: string, body?: unknown, headers?: Record<string, string>) =>
+  headers === undefined ? api("POST", `/api/workflow/${workflowId}/jump/${ref}`, body) : call("POST", `/api/workflow/${workflowId}/jump/${ref}`, headers, body);
+const statuses = (workflow: WorkflowJson) => workflow.tasks.map((task) => `${task.referenceTaskName} ${task.status}`);
+
+describe("jumping to a task (POST /api/workflow/{workflowId}/jump/{taskReferenceName})", () => {
+  it("forward: the waiting task and those before the target are SKIPPED, the target runs with the input given; back: it runs again", async () => {
+    const workflowId = await startedAtGate("jmp");
+    const response = await jump(workflowId, "last", { uri: target("/count/jmp-last?from=jump"), method: "GET" });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("");
+    const done = await waitFor(workflowId, ["COMPLETED"]);
+    expect(statuses(done)).toEqual(["gate SKIPPED", "middle SKIPPED", "last COMPLETED"]);
+    expect(done.tasks[2]!.inputData).toMatchObject({ uri: target("/count/jmp-last?from=jump") });
+    expect([await hits("jmp-middle"), await hits("jmp-last")]).toEqual([0, 1]);
+    // A finished execution takes no jump: rerun it instead.
+    const ended = await jump(workflowId, "gate");
+    expect(ended.status).toBe(409);
+    expect(((await ended.json()) as { message: string }).message).toBe(`Cannot jump to task gate in workflow ${workflowId}: its status is COMPLETED`);
+  });
+
+  it("back to the running task itself, without a body: it starts again with the input its definition gives", async () => {
+    const workflowId = await startedAtGate("jmp-back");
+    const before = (await getWorkflow(workflowId)).tasks[0]!;
+    await apiOk("POST", `/api/workflow/${workflowId}/jump/gate`);
+    const again = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0]!["startTime"] !== before["startTime"]);
+    expect(again.tasks.map((task) => task.taskId)).toEqual([before.taskId]);
+    expect(again.tasks[0]!.inputData).toMatchObject({ uri: target("/echo/gate") });
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    expect(statuses(await waitFor(workflowId, ["COMPLETED"]))).toEqual(["gate COMPLETED", "middle COMPLETED", "last COMPLETED"]);
+  });
+
+  it("refuses, changing nothing: an unknown task, a bad body, a caller without WORKFLOW_ADMIN on the workflow", async () => {
+    const workflowId = await startedAtGate("jmp-refused");
+    const before = await getWorkflow(workflowId);
+    const unknown = await jump(workflowId, "nope", {});
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as { message: string }).message).toContain("Task reference name nope is not a task of workflow");
+    expect((await jump(workflowId, "last", [1, 2])).status).toBe(400);
+    const reader = await createUser(`jmp-reader-${crypto.randomUUID()}`, { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:jmp-refused" }] });
+    expect((await jump(workflowId, "last", {}, orkes(reader.token))).status).toBe(403);
+    expect((await jump(crypto.randomUUID(), "last", {})).status).toBe(404);
+    const after = await getWorkflow(workflowId);
+    expect([statuses(after), after["updateTime"]]).toEqual([statuses(before), before["updateTime"]]);
+    expect(await hits("jmp-refused-last")).toBe(0);
+  });
+});
