@@ -282,6 +282,41 @@ describe("web UI", () => {
     expect(admin.refusedLoads).toEqual([]);
   });
 
+  it("upgrades a waiting execution to a new version of its definition, then jumps it past its waiting task", async () => {
+    const { page } = admin;
+    const name = `${parentName}_versions`;
+    const hold = { name: "hold", taskReferenceName: "hold", type: "WAIT_FOR_WEBHOOK", inputParameters: {} };
+    const counted = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { http_request: { uri: target.url(`/count/${name}-${ref}`), method: "GET" } } });
+    const define = (version: number, tasks: unknown[]) => callOk(server.url, "POST", "/api/metadata/workflow", { key: adminKey, body: { name, version, schemaVersion: 2, ownerEmail: "ui@example.com", tasks } });
+    await define(1, [hold, counted("after")]);
+    await define(2, [counted("prepare"), hold, counted("after")]);
+    const started = (await callOk(server.url, "POST", `/api/workflow/${name}?version=1`, { key: adminKey, body: {} })).text;
+    await page.goto(`${server.url}/#/executions/${started}`);
+    await expect.poll(() => step(page, "hold").getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("IN_PROGRESS");
+
+    await page.getByRole("button", { name: "Upgrade…" }).click();
+    await page.getByLabel("Version", { exact: true }).selectOption("2");
+    await page.getByLabel("Outputs of the tasks it skips (JSON object: reference name → output)").fill(JSON.stringify({ prepare: { ready: true } }));
+    await screenshot(page, "execution-upgrade");
+    await page.getByRole("dialog").getByRole("button", { name: "Upgrade" }).click();
+    await page.getByRole("heading", { name: `${name} v2` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await step(page, "prepare").getAttribute("data-status")).toBe("SKIPPED");
+    const upgraded = await waitForStatus(server.url, adminKey, started, ["RUNNING"]);
+    expect((upgraded.tasks as Array<Record<string, unknown>>).map((task) => [task["referenceTaskName"], task["status"], task["outputData"]])).toEqual([
+      ["prepare", "SKIPPED", { ready: true }],
+      ["hold", "IN_PROGRESS", {}],
+    ]);
+
+    await step(page, "after").click();
+    await page.getByRole("button", { name: "Jump here…" }).click({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("dialog").getByRole("button", { name: "Jump" }).click();
+    await expect.poll(() => workflowStatus(page).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    expect(await step(page, "hold").getAttribute("data-status")).toBe("SKIPPED");
+    expect([await target.hits(`${name}-prepare`), await target.hits(`${name}-after`)]).toEqual([0, 1]);
+    expect(admin.problems).toEqual([]);
+    expect(admin.refusedLoads).toEqual([]);
+  });
+
   it("offers to start the failure workflow when terminating, and links the ended execution to it", async () => {
     const { page } = admin;
     const name = `${parentName}_guarded`;
@@ -1379,7 +1414,7 @@ describe("web UI", () => {
     await step(page, "approve").click();
     await page.getByRole("heading", { name: /approve/ }).waitFor();
     expect(await page.getByText("Your permissions allow reading this workflow only.").count()).toBe(1);
-    for (const action of ["Pause", "Terminate", "Complete…", "Fail…", "Skip…", "Rerun from here"]) {
+    for (const action of ["Pause", "Upgrade…", "Terminate", "Complete…", "Fail…", "Skip…", "Jump here…", "Rerun from here"]) {
       expect(await page.getByRole("button", { name: action }).count(), action).toBe(0);
     }
     expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")).toBe(true);

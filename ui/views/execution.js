@@ -128,7 +128,10 @@ export async function renderExecution(container, params, context, workflowId = "
     const buttons = [];
     if (admin && current.status === "RUNNING") buttons.push(button("Pause", () => act("Pause", () => api("PUT", `${base}/pause`))));
     if (admin && current.status === "PAUSED") buttons.push(button("Resume", () => act("Resume", () => api("PUT", `${base}/resume`))));
-    if (admin && (current.status === "RUNNING" || current.status === "PAUSED")) buttons.push(button("Terminate", () => terminate(base), "danger"));
+    if (admin && (current.status === "RUNNING" || current.status === "PAUSED")) {
+      buttons.push(button("Upgrade…", () => void upgrade(current).catch((error) => context.notify(`Upgrade: ${errorMessage(error)}`, "error"))));
+      buttons.push(button("Terminate", () => terminate(base), "danger"));
+    }
     if (admin && ["FAILED", "TIMED_OUT", "TERMINATED"].includes(current.status)) {
       const retry = () => api("POST", `${base}/retry`);
       // A sub workflow's retry reaches beyond it (its parents may reopen), so it asks first; a top-level one does not.
@@ -196,8 +199,13 @@ export async function renderExecution(container, params, context, workflowId = "
       replaceChildren(taskBox, content);
       return;
     }
+    // The service jumps a RUNNING or PAUSED workflow to one of its top-level tasks, a JOIN excepted (docs/api.md, jump).
+    const jumpable = admin && (current.status === "RUNNING" || current.status === "PAUSED") && definitionTask.type !== "JOIN"
+      && current.workflowDefinition.tasks.some((top) => top.taskReferenceName === definitionTask.taskReferenceName);
+    const jumpButton = jumpable ? button("Jump here…", () => jumpTo(current, definitionTask.taskReferenceName, task !== undefined)) : null;
     if (!task) {
-      const skipAhead = skippable ? h("div", { className: "actions", role: "toolbar", "aria-label": "Task actions" }, button("Skip…", () => skipTask(current, definitionTask.taskReferenceName, false))) : null;
+      const aheadActions = [skippable ? button("Skip…", () => skipTask(current, definitionTask.taskReferenceName, false)) : null, jumpButton].filter((action) => action !== null);
+      const skipAhead = aheadActions.length > 0 ? h("div", { className: "actions", role: "toolbar", "aria-label": "Task actions" }, aheadActions) : null;
       content.push(h("p", { className: "help" }, "This step has not run yet."), ...(skipAhead ? [skipAhead] : []), h("h3", {}, "Definition"), jsonBlock(definitionTask, "Task definition"));
       replaceChildren(taskBox, content);
       return;
@@ -216,6 +224,7 @@ export async function renderExecution(container, params, context, workflowId = "
     }
     const skipReference = skippable ? pendingSkipReference(selected) : null;
     if (skipReference !== null) taskActions.push(button("Skip…", () => skipTask(current, skipReference, true)));
+    if (jumpButton) taskActions.push(jumpButton);
     if (admin && TERMINAL.has(current.status)) {
       taskActions.push(button("Rerun from here", () => confirmThen("Rerun", `Run the workflow again from ${task.referenceTaskName}? Tasks before it keep their results.`, () => api("POST", `${base}/rerun`, { reRunFromTaskId: task.taskId }), reopenWarning(current))));
     }
@@ -341,6 +350,72 @@ export async function renderExecution(container, params, context, workflowId = "
     }).then(async (done) => {
       if (!done) return;
       context.notify(pending ? `${ref}: skipped` : `${ref}: will be skipped when reached`);
+      await load().catch(() => {});
+    });
+  }
+
+  /**
+   * Jumps the workflow to a top-level task through the service, with the input typed (`{}`: resolved from the
+   * definition); a refusal shows the service's message in the dialog.
+   * @param {Workflow} current @param {string} ref @param {boolean} ran whether the task has run (a jump back) or lies ahead
+   */
+  function jumpTo(current, ref, ran) {
+    const editor = jsonEditor({ id: "jump-input", label: "Input (JSON object; {} resolves it from the definition)", value: {}, rows: 8 });
+    void openDialog({
+      title: `Jump to ${ref}`,
+      body: [h("p", {}, ran
+        ? "The tasks after it are stopped and discarded, and it runs again."
+        : "What runs now ends SKIPPED, and so does every task before it: the workflow goes on from this task."), editor.element],
+      confirmLabel: "Jump",
+      onConfirm: async () => {
+        const input = readObject(editor);
+        try {
+          await api("POST", `/api/workflow/${encodeURIComponent(current.workflowId)}/jump/${encodeURIComponent(ref)}`, input);
+        } catch (error) {
+          if (error instanceof ApiError && error.validationErrors.length > 0) editor.showErrors(error.validationErrors);
+          throw error;
+        }
+      },
+    }).then(async (done) => {
+      if (!done) return;
+      context.notify(`Jumped to ${ref}`);
+      await load().catch(() => {});
+    });
+  }
+
+  /**
+   * Moves the running workflow to another registered version of its definition (`POST …/upgrade`), with the outputs
+   * of the tasks that version adds before where it stands (recorded SKIPPED); a refusal shows the service's message.
+   * @param {Workflow} current
+   */
+  async function upgrade(current) {
+    /** @type {Array<{ name: string, version: number }>} */
+    const definitions = await api("GET", "/api/metadata/workflow");
+    const versions = definitions.filter((definition) => definition.name === current.workflowName && definition.version !== current.workflowVersion).map((definition) => definition.version);
+    if (versions.length === 0) {
+      context.notify(`No other version of ${current.workflowName} is registered: register one first`, "error");
+      return;
+    }
+    const select = h("select", { id: "upgrade-version", name: "version" }, versions.sort((a, b) => b - a).map((version) => h("option", { value: String(version) }, `version ${version}`)));
+    const editor = jsonEditor({ id: "upgrade-output", label: "Outputs of the tasks it skips (JSON object: reference name → output)", value: {}, rows: 6 });
+    void openDialog({
+      title: `Upgrade ${current.workflowName}`,
+      body: [
+        h("p", {}, `The workflow goes on from where it stands under the version chosen; nothing runs again. Tasks that version adds before that point are recorded SKIPPED. It runs version ${current.workflowVersion} now.`),
+        h("label", { for: "upgrade-version" }, "Version"), select, editor.element],
+      confirmLabel: "Upgrade",
+      onConfirm: async () => {
+        const taskOutput = readObject(editor);
+        try {
+          await api("POST", `/api/workflow/${encodeURIComponent(current.workflowId)}/upgrade`, { name: current.workflowName, version: Number(select.value), taskOutput });
+        } catch (error) {
+          if (error instanceof ApiError && error.validationErrors.length > 0) editor.showErrors(error.validationErrors.map((issue) => ({ ...issue, path: issue.path.replace(/^taskOutput\.?/, "") })));
+          throw error;
+        }
+      },
+    }).then(async (done) => {
+      if (!done) return;
+      context.notify(`Upgraded to version ${select.value}`);
       await load().catch(() => {});
     });
   }
