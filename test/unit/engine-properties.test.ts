@@ -225,6 +225,66 @@ describe("the decider over random definitions", () => {
   }, 60_000);
 });
 
+describe("the decider over random definitions, with jumps and upgrades on the way", () => {
+  it("jumped back and forth to top-level tasks, and upgraded to a version with a task added first, still never stalls or runs a task twice at once, and completes", () => {
+    fc.assert(
+      fc.property(shapes(0, false), fc.integer({ min: 0, max: 2 }), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 9 })), { minLength: 300, maxLength: 300 }), (tree, pick, choices) => {
+        const tasks = build(tree, { n: 0 });
+        const registered = validateWorkflowDef({ name: "random", version: 1, schemaVersion: 2, tasks });
+        expect(registered.ok ? [] : registered.errors).toEqual([]);
+        const definition = registered.ok ? registered.value : { name: "random", version: 1, schemaVersion: 2, tasks };
+        // Any top-level task but a JOIN can be jumped to.
+        const targets = definition.tasks.filter((task) => task.type !== "JOIN").map((task) => task.taskReferenceName);
+        const added: WorkflowTaskDef = { name: "added", taskReferenceName: "added", type: "NOOP", inputParameters: {} };
+        let state = startedWith("random", definition.tasks, { pick: String(pick) }).state;
+        let now = 2_000;
+        let upgraded = false;
+        for (const [choice, roll] of choices) {
+          if (state.status !== "RUNNING") break;
+          if (roll === 9 && !upgraded) {
+            // Version 2 has one more task, first: already passed, it is recorded SKIPPED with the output given.
+            state = decide(state, { type: "upgrade", definition: { ...definition, version: 2, tasks: [added, ...definition.tasks] }, taskOutput: { added: { by: "upgrade" } } }, env((now += 10))).state;
+            expect(state.workflowVersion).toBe(2);
+            expect(state.tasks.find((task) => task.referenceTaskName === "added")).toMatchObject({ status: "SKIPPED", outputData: { by: "upgrade" } });
+            upgraded = true;
+            ({ state, now } = pacedOn(state, now));
+            continue;
+          }
+          if (roll >= 7) {
+            const target = targets[choice % targets.length]!;
+            const ran = state.tasks.findLast((task) => task.referenceTaskName === target);
+            const wasPending = pending(state);
+            state = decide(state, { type: "jump", taskReferenceName: target }, env((now += 10))).state;
+            expect(state.status === "RUNNING" || state.status === "COMPLETED", `jump to ${target} of ${JSON.stringify(tasks)}`).toBe(true);
+            const reached = state.tasks.findLast((task) => task.referenceTaskName === target);
+            // Forward, it reaches the target at once, and nothing that ran before goes on; back, the target runs again and
+            // only branches a JOIN before it did not wait for go on.
+            expect(reached === undefined ? [] : [reached.referenceTaskName], `jump to ${target} of ${JSON.stringify(tasks)}`).toEqual([target]);
+            const goingOn = pending(state).filter((task) => wasPending.some((before) => before.taskId === task.taskId) && task.taskId !== reached!.taskId);
+            expect(goingOn.filter((task) => ran === undefined || task.seq > ran.seq).map((task) => task.referenceTaskName), `jump to ${target} of ${JSON.stringify(tasks)}`).toEqual([]);
+            ({ state, now } = pacedOn(state, now));
+            continue;
+          }
+          const task = waitingTask(state, choice);
+          state = ended(state, task, "COMPLETED", { by: task.referenceTaskName }, (now += 10));
+          ({ state, now } = pacedOn(state, now));
+        }
+        // Then nothing but completions: it ends.
+        for (const [choice] of choices) {
+          if (state.status !== "RUNNING") break;
+          const task = waitingTask(state, choice);
+          state = ended(state, task, "COMPLETED", {}, (now += 10));
+          ({ state, now } = pacedOn(state, now));
+        }
+        expect(state.status, `${JSON.stringify(tasks)} left ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe("COMPLETED");
+        expect(pending(state)).toEqual([]);
+        expect(state.pendingJump).toBeUndefined();
+      }),
+      { numRuns: 300 },
+    );
+  }, 60_000);
+});
+
 /**
  * Runs a definition of `tree` (each task passed through `adapt`, with `extra` definition fields) through failures, task
  * retries, workflow retries and reruns, pauses and skips as `choices` say, then a rerun and a restart, checking that it
