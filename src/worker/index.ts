@@ -12,6 +12,7 @@ import { registerSecurityRoutes } from "./routes/security";
 import { registerApplicationRoutes } from "./routes/applications";
 import { registerOrkesUserRoutes } from "./routes/users";
 import { registerGroupRoutes } from "./routes/groups";
+import { registerAuthorizationRoutes } from "./routes/authorization";
 import { registerSignalRoutes } from "./routes/signals";
 import { registerTaskDefRoutes } from "./routes/task-defs";
 import { registerJsonSchemaRoutes } from "./routes/json-schemas";
@@ -54,6 +55,7 @@ registerSecurityRoutes(router);
 registerApplicationRoutes(router);
 registerOrkesUserRoutes(router);
 registerGroupRoutes(router);
+registerAuthorizationRoutes(router);
 // After the 501s: `GET /api/scheduler/schedules/tags` (Orkes' lookup by tag) is one, and not a schedule named "tags".
 registerScheduleRoutes(router);
 /** Every registered route as [method, path pattern], for tests that must cover all of them. */

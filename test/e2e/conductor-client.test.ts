@@ -836,6 +836,40 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(authorization.getUser(userId))).toMatch(/No user/);
   });
 
+  it("the AuthorizationClient's per-resource grants: an application given EXECUTE on one workflow starts it, and no longer once removed", async () => {
+    const authorization = clients.getAuthorizationClient();
+    const applications = clients.getApplicationClient();
+    const applicationId = (await applications.createApplication(`client_grants_${suffix}`)).id!;
+    const key = await applications.createAccessKey(applicationId);
+    const name = `client_granted_${suffix}`;
+    await metadata.registerWorkflowDef(workflow(name, [simpleTask("gate", `client_granted_gate_${suffix}`, {})]), true);
+    const asApplication = new OrkesClients(await orkesConductorClient({ serverUrl: server.url, keyId: key.id!, keySecret: key.secret!, logger: noopLogger })).getWorkflowClient();
+    expect(await sdkError(asApplication.startWorkflow({ name, version: 1, input: {} }))).toMatch(/403|Permission denied/);
+
+    const request = { subject: { type: "USER" as const, id: `app:${applicationId}` }, target: { type: "WORKFLOW_DEF" as const, id: name as never }, access: ["READ" as const, "EXECUTE" as const] };
+    await authorization.grantPermissions(request);
+    expect(await authorization.getPermissions("WORKFLOW_DEF", name)).toEqual({ READ: [request.subject], EXECUTE: [request.subject] });
+    expect(await authorization.checkPermissions(`app:${applicationId}`, "WORKFLOW_DEF", name)).toEqual({ CREATE: false, READ: true, UPDATE: false, EXECUTE: true, DELETE: false });
+    expect(await authorization.getGrantedPermissionsForUser(`app:${applicationId}`)).toEqual({ grantedAccess: [{ target: { type: "WORKFLOW_DEF", id: name }, access: ["READ", "EXECUTE"] }] });
+    // Grants read from D1 are reused for a second by each isolate.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const started = await asApplication.startWorkflow({ name, version: 1, input: {} });
+    expect(started).toMatch(UUID);
+
+    const groupId = `client_grants_group_${suffix}`;
+    await authorization.upsertGroup(groupId, { description: "release managers", roles: [] as never });
+    await authorization.grantPermissions({ subject: { type: "GROUP", id: groupId }, target: { type: "WORKFLOW_DEF", id: name as never }, access: ["UPDATE"] });
+    expect(await authorization.getGrantedPermissionsForGroup(groupId)).toEqual({ grantedAccess: [{ target: { type: "WORKFLOW_DEF", id: name }, access: ["CREATE", "UPDATE", "DELETE"] }] });
+
+    await authorization.removePermissions({ ...request, access: ["EXECUTE"] });
+    expect(await authorization.checkPermissions(`app:${applicationId}`, "WORKFLOW_DEF", name)).toMatchObject({ READ: true, EXECUTE: false });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await sdkError(asApplication.startWorkflow({ name, version: 1, input: {} }))).toMatch(/403|Permission denied/);
+    await executor.terminate(started, "done");
+    await authorization.deleteGroup(groupId);
+    await applications.deleteApplication(applicationId);
+  });
+
   it("an httpPollTask from the builders polls in wrangler dev until its terminationCondition holds, woken by the object's alarm", async () => {
     const flow = new ConductorWorkflow(executor, `client_poll_${suffix}`);
     flow.add(httpPollTask("poll", { http_request: { uri: target.url(`/count/poll-${suffix}`), method: "GET" }, pollingInterval: 1, pollingStrategy: "FIXED", terminationCondition: "$.output.response.body.n >= 2" }));

@@ -88,6 +88,9 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/users/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
   { apiPath: "/api/groups", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
   { apiPath: "/api/groups/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
+  // Orkes' per-resource grants: who may reach what, given as users' direct permissions, roles' and groups' permissions.
+  { apiPath: "/api/auth/authorization", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
+  { apiPath: "/api/auth/authorization/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
   { apiPath: "/api/secrets/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
   // A workflow definition's tags: as the definition itself (read it, or write it).
   { apiPath: "/api/metadata/workflow/{name}/tags", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },

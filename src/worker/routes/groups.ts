@@ -1,6 +1,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import * as v from "valibot";
 import { authorizeHandingOut } from "../auth/delegation";
+import type { Grant } from "../auth/permissions";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
@@ -30,6 +31,12 @@ async function groupAt(env: Env, id: string): Promise<Group> {
   return group;
 }
 
+/** What members of `groups` hold through them: their roles' permissions and the permissions given to them. */
+export async function groupGrants(env: Env, groups: readonly Group[]): Promise<Grant[]> {
+  const roles = [...new Set(groups.flatMap((group) => group.roles))];
+  return [...groups.flatMap((group) => group.permissions), ...(await new SecurityStore(env.DB).roleGrants(roles))];
+}
+
 /**
  * Adds `added` to and removes `removed` from group `group`: a new member gets the group's roles, so adding one hands them
  * out (403 for a caller not holding them); the bootstrap admin is no member of anything (400).
@@ -39,15 +46,16 @@ async function changeMembers(request: IRequest, env: Env, group: Group, added: r
   const repository = new GroupRepository(env.DB);
   const members = await repository.members(group.id);
   const newMembers = added.filter((userId) => !members.includes(userId));
-  if (newMembers.length > 0) authorizeHandingOut(principalOf(request).grants, await new SecurityStore(env.DB).roleGrants(group.roles), `adding ${newMembers.join(", ")} to group ${group.id}`);
-  if (!(await repository.changeMembers(group.id, group.roles, newMembers, removed))) throw changedMeanwhile(`group ${group.id}`);
+  if (newMembers.length > 0) authorizeHandingOut(principalOf(request).grants, await groupGrants(env, [group]), `adding ${newMembers.join(", ")} to group ${group.id}`);
+  if (!(await repository.changeMembers(group, newMembers, removed))) throw changedMeanwhile(`group ${group.id}`);
 }
 
 /**
  * Orkes' groups (the clients' AuthorizationClient: `upsertGroup`, `getGroup`, `listGroups`, `deleteGroup`,
  * `addUserToGroup`, `addUsersToGroup`, `getUsersInGroup`, …): users sharing roles, each member holding the group's roles
  * as if assigned them. A group's roles reach its members, so changing them hands them out as assigning them would.
- * Per-resource grants (`defaultAccess`, `/api/groups/{id}/permissions`) are not kept. Needs `USER_ADMIN`.
+ * Per-resource grants given to a group (`routes/authorization.ts`) reach its members too; `defaultAccess` is not kept.
+ * Needs `USER_ADMIN`.
  */
 export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/groups", async (_request, env) => {
@@ -74,7 +82,7 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
     // Every member gets the roles added: handing them out.
     const added = roles.filter((role) => !(previous?.roles ?? []).includes(role));
     if (added.length > 0) authorizeHandingOut(principalOf(request).grants, await store.roleGrants(added), `giving group ${id} ${added.join(", ")}`);
-    const group = { id, description: body.description, roles };
+    const group = { id, description: body.description, roles, permissions: previous?.permissions ?? [] };
     if (!(await repository.put(group, previous))) throw changedMeanwhile(`group ${id}`);
     return Response.json(await conductorGroup(store, group));
   });

@@ -28,12 +28,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/prompts", "AI prompts"],
   ["/api/integrations/*", "integrations"],
   ["/api/registry/*", "service registry"],
-  // Orkes' users themselves are served (routes/users.ts, registered after these): these paths are their per-resource grants.
-  ["/api/users/:userId/permissions", "Orkes' per-resource grants (give roles and direct permissions: /api/security/users/{userId}/roles)"],
-  ["/api/users/:userId/checkPermissions", "Orkes' per-resource grants (see GET /api/security/permissions?scope=&userId=)"],
-  // Orkes' groups themselves are served (routes/groups.ts, registered after these): this path is their per-resource grants.
-  ["/api/groups/:groupId/permissions", "Orkes' per-resource grants (give the group roles: PUT /api/groups/{id})"],
-  ["/api/auth/*", "Orkes authorization (use /api/security/roles and /api/security/rules)"],
 ];
 
 /** Answers every {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS} path with 501 NOT_IMPLEMENTED naming the feature. */

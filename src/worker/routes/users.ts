@@ -12,6 +12,7 @@ import { NAME_PATTERN, OrkesRolesSchema } from "../security/schemas";
 import { GroupRepository } from "../security/groups";
 import { ASSIGNMENT_WRITTEN, SecurityStore } from "../security/store";
 import { authorizeAssignment, changedMeanwhile, conductorUser } from "../security/users";
+import { groupGrants } from "./groups";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
 
@@ -80,11 +81,10 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
     const { assignment: previous, name: previousName } = await store.getNamedAssignment(userId);
     const assignment = { userId, roles: body.roles ?? previous?.roles ?? [], directPermissions: previous?.directPermissions ?? [] };
     await authorizeAssignment(principalOf(request).grants, store, assignment, previous);
-    // Joining a group gives its roles: handed out as assigning them would be.
+    // Joining a group gives its roles and permissions: handed out as assigning them would be.
     const memberOf = (await groupRepository.groupsOf(userId)).map((group) => group.id);
     const newGroups = (joined ?? []).flatMap((group) => (group === null || memberOf.includes(group.id) ? [] : [group]));
-    const groupRoles = [...new Set(newGroups.flatMap((group) => group.roles))];
-    if (groupRoles.length > 0) authorizeHandingOut(principalOf(request).grants, await store.roleGrants(groupRoles), `adding ${userId} to ${newGroups.map((group) => group.id).join(", ")}`);
+    if (newGroups.length > 0) authorizeHandingOut(principalOf(request).grants, await groupGrants(env, newGroups), `adding ${userId} to ${newGroups.map((group) => group.id).join(", ")}`);
     // The name and the memberships are written with the assignment, in its transaction, or not at all.
     const writtenWith = [
       ...(body.name === undefined || body.name === "" ? [] : [store.withAssignment(assignment, `UPDATE user_assignments SET name = ?4 WHERE user_id = ?1 AND ${ASSIGNMENT_WRITTEN}`, body.name)]),

@@ -1,11 +1,21 @@
+import type { Grant } from "../auth/permissions";
 import { ASSIGNMENT_WRITTEN, forgetAllGrants, type SecurityStore, type UserAssignment } from "./store";
 
-/** Orkes' group: users sharing roles; a member holds the group's roles as if assigned them. */
+/**
+ * Orkes' group: users sharing roles; a member holds the group's roles as if assigned them, and the permissions given
+ * to the group itself (Orkes' per-resource grants to a GROUP subject) as if given directly.
+ */
 export interface Group {
   id: string;
   description: string;
   roles: string[];
+  permissions: Grant[];
 }
+
+/** The columns a {@link Group} is read from. */
+const GROUP_COLUMNS = `groups.id, groups.description, groups.roles, groups.permissions`;
+type GroupRow = { id: string; description: string; roles: string; permissions: string };
+const groupOf = (row: GroupRow): Group => ({ id: row.id, description: row.description, roles: JSON.parse(row.roles) as string[], permissions: JSON.parse(row.permissions) as Grant[] });
 
 /** Groups and their members in D1 (a member's grants are read with theirs: `SecurityStore.effectiveGrants`). */
 export class GroupRepository {
@@ -16,25 +26,41 @@ export class GroupRepository {
   }
 
   async list(): Promise<Group[]> {
-    const { results } = await this.#db.prepare(`SELECT id, description, roles FROM groups ORDER BY id`).all<{ id: string; description: string; roles: string }>();
-    return results.map((row) => ({ id: row.id, description: row.description, roles: JSON.parse(row.roles) as string[] }));
+    const { results } = await this.#db.prepare(`SELECT ${GROUP_COLUMNS} FROM groups ORDER BY id`).all<GroupRow>();
+    return results.map(groupOf);
   }
 
   async get(id: string): Promise<Group | null> {
-    const row = await this.#db.prepare(`SELECT id, description, roles FROM groups WHERE id = ?`).bind(id).first<{ id: string; description: string; roles: string }>();
-    return row ? { id: row.id, description: row.description, roles: JSON.parse(row.roles) as string[] } : null;
+    const row = await this.#db.prepare(`SELECT ${GROUP_COLUMNS} FROM groups WHERE id = ?`).bind(id).first<GroupRow>();
+    return row ? groupOf(row) : null;
   }
 
   /**
-   * Stores a group, only while the stored one is still `previous` (null: none), the one the caller's right to make the
-   * change was checked against; false when it changed meanwhile.
+   * Stores a group's description and roles (a new one's permissions too), only while the stored one is still
+   * `previous` (null: none), the one the caller's right to make the change was checked against; false when it changed
+   * meanwhile.
    */
   async put(group: Group, previous: Group | null): Promise<boolean> {
     const now = Date.now();
     const statement = previous
       ? this.#db.prepare(`UPDATE groups SET description = ?, roles = ?, update_time = ? WHERE id = ? AND roles = ?`).bind(group.description, JSON.stringify(group.roles), now, group.id, JSON.stringify(previous.roles))
-      : this.#db.prepare(`INSERT INTO groups (id, description, roles, create_time, update_time) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`).bind(group.id, group.description, JSON.stringify(group.roles), now, now);
+      : this.#db
+          .prepare(`INSERT INTO groups (id, description, roles, permissions, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
+          .bind(group.id, group.description, JSON.stringify(group.roles), JSON.stringify(group.permissions), now, now);
     const result = await statement.run();
+    forgetAllGrants();
+    return result.meta.changes > 0;
+  }
+
+  /**
+   * Replaces the permissions given to group `id`, only while they are still `previous` (what the caller's right to
+   * change them was checked against); false when it is gone or they changed meanwhile.
+   */
+  async setPermissions(id: string, permissions: readonly Grant[], previous: readonly Grant[]): Promise<boolean> {
+    const result = await this.#db
+      .prepare(`UPDATE groups SET permissions = ?, update_time = ? WHERE id = ? AND permissions = ?`)
+      .bind(JSON.stringify(permissions), Date.now(), id, JSON.stringify(previous))
+      .run();
     forgetAllGrants();
     return result.meta.changes > 0;
   }
@@ -49,19 +75,19 @@ export class GroupRepository {
   /** The groups user `userId` belongs to, by id. */
   async groupsOf(userId: string): Promise<Group[]> {
     const { results } = await this.#db
-      .prepare(`SELECT groups.id, groups.description, groups.roles FROM group_members JOIN groups ON groups.id = group_members.group_id WHERE group_members.user_id = ? ORDER BY groups.id`)
+      .prepare(`SELECT ${GROUP_COLUMNS} FROM group_members JOIN groups ON groups.id = group_members.group_id WHERE group_members.user_id = ? ORDER BY groups.id`)
       .bind(userId)
-      .all<{ id: string; description: string; roles: string }>();
-    return results.map((row) => ({ id: row.id, description: row.description, roles: JSON.parse(row.roles) as string[] }));
+      .all<GroupRow>();
+    return results.map(groupOf);
   }
 
   /** Every membership: the groups of each member (by id), by user id. */
   async groupsByMember(): Promise<Map<string, Group[]>> {
     const { results } = await this.#db
-      .prepare(`SELECT group_members.user_id, groups.id, groups.description, groups.roles FROM group_members JOIN groups ON groups.id = group_members.group_id ORDER BY group_members.user_id, groups.id`)
-      .all<{ user_id: string; id: string; description: string; roles: string }>();
+      .prepare(`SELECT group_members.user_id, ${GROUP_COLUMNS} FROM group_members JOIN groups ON groups.id = group_members.group_id ORDER BY group_members.user_id, groups.id`)
+      .all<GroupRow & { user_id: string }>();
     const byUser = new Map<string, Group[]>();
-    for (const row of results) byUser.set(row.user_id, [...(byUser.get(row.user_id) ?? []), { id: row.id, description: row.description, roles: JSON.parse(row.roles) as string[] }]);
+    for (const row of results) byUser.set(row.user_id, [...(byUser.get(row.user_id) ?? []), groupOf(row)]);
     return byUser;
   }
 
@@ -72,15 +98,17 @@ export class GroupRepository {
   }
 
   /**
-   * Adds `userIds` to group `id` and removes `removed` from it, in one transaction, only while the group's roles are
-   * still `roles` (what the caller's right to add them was checked against); false when it is gone or they changed.
+   * Adds `userIds` to group `group` and removes `removed` from it, in one transaction, only while the group's roles and
+   * permissions are still those of `group` (what the caller's right to hand them out was checked against); false when
+   * it is gone or they changed.
    */
-  async changeMembers(id: string, roles: readonly string[], added: readonly string[], removed: readonly string[]): Promise<boolean> {
-    const unchanged = `EXISTS (SELECT 1 FROM groups WHERE id = ?1 AND roles = ?2)`;
+  async changeMembers(group: Group, added: readonly string[], removed: readonly string[]): Promise<boolean> {
+    const unchanged = `EXISTS (SELECT 1 FROM groups WHERE id = ?1 AND roles = ?2 AND permissions = ?3)`;
+    const held = [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions)];
     const results = await this.#db.batch([
-      this.#db.prepare(`SELECT 1 AS found FROM groups WHERE id = ?1 AND roles = ?2`).bind(id, JSON.stringify(roles)),
-      ...added.map((userId) => this.#db.prepare(`INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?1, ?3 WHERE ${unchanged}`).bind(id, JSON.stringify(roles), userId)),
-      ...removed.map((userId) => this.#db.prepare(`DELETE FROM group_members WHERE group_id = ? AND user_id = ?`).bind(id, userId)),
+      this.#db.prepare(`SELECT 1 AS found FROM groups WHERE id = ?1 AND roles = ?2 AND permissions = ?3`).bind(...held),
+      ...added.map((userId) => this.#db.prepare(`INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?1, ?4 WHERE ${unchanged}`).bind(...held, userId)),
+      ...removed.map((userId) => this.#db.prepare(`DELETE FROM group_members WHERE group_id = ? AND user_id = ?`).bind(group.id, userId)),
     ]);
     forgetAllGrants();
     return results[0]!.results.length > 0;

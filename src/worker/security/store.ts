@@ -179,15 +179,19 @@ export class SecurityStore {
   /** The user's effective grants: those of their roles and their groups' roles, plus their direct permissions (spec 5.3 rule 2). */
   async effectiveGrants(userId: string): Promise<Grant[]> {
     return grantsCache.getOrLoad(userId, async () => {
-      // One round trip: the assignment and the roles of the user's groups (a member holds them as if assigned).
-      const [assigned, grouped] = await this.#db.batch<{ roles: string; direct_permissions?: string }>([
+      // One round trip: the assignment, and the roles and permissions of the user's groups (a member holds them as if
+      // assigned and given).
+      const [assigned, grouped] = await this.#db.batch<{ roles: string; direct_permissions?: string; permissions?: string }>([
         this.#db.prepare(`SELECT roles, direct_permissions FROM user_assignments WHERE user_id = ?`).bind(userId),
-        this.#db.prepare(`SELECT groups.roles FROM group_members JOIN groups ON groups.id = group_members.group_id WHERE group_members.user_id = ?`).bind(userId),
+        this.#db.prepare(`SELECT groups.roles, groups.permissions FROM group_members JOIN groups ON groups.id = group_members.group_id WHERE group_members.user_id = ?`).bind(userId),
       ]);
       const assignment = assigned!.results[0];
       const roles = new Set<string>(assignment === undefined ? [] : (JSON.parse(assignment.roles) as string[]));
-      for (const row of grouped!.results) for (const role of JSON.parse(row.roles) as string[]) roles.add(role);
       const direct = assignment?.direct_permissions === undefined ? [] : (JSON.parse(assignment.direct_permissions) as Grant[]);
+      for (const row of grouped!.results) {
+        for (const role of JSON.parse(row.roles) as string[]) roles.add(role);
+        direct.push(...(JSON.parse(row.permissions ?? "[]") as Grant[]));
+      }
       return [...direct, ...(await this.roleGrants([...roles]))];
     });
   }

@@ -1,0 +1,132 @@
+import type { IRequest, RouterType } from "itty-router";
+import { addedGrants, authorizeHandingOut } from "../auth/delegation";
+import { grantsFor } from "../auth/grants";
+import { grantsAllow, type Grant } from "../auth/permissions";
+import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
+import { principalOf } from "../guard";
+import { notFound, validationError } from "../http/errors";
+import { decodedPathParam, queryParams } from "../http/params";
+import { parseOrThrow } from "../schemas";
+import { GroupRepository } from "../security/groups";
+import { ACCESS, AuthorizationRequestSchema, accessGiven, grantedAccess, grantsOf, scopeOf, TargetRefSchema, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
+import { NAME_PATTERN } from "../security/schemas";
+import { SecurityStore } from "../security/store";
+import { authorizeAssignment, changedMeanwhile } from "../security/users";
+import { requiredBody } from "./metadata";
+import { pathName } from "./security";
+
+type Args = [Env, ExecutionContext];
+
+/** Most grants a user's direct permissions, a role or a group may hold (as the security API's schemas bound them). */
+const MAX_GRANTS = 200;
+
+/** A change of a subject's grants: what it holds now in, what it is to hold out. */
+type GrantChange = (held: readonly Grant[]) => Grant[];
+
+const sameGrant = (a: Grant, b: Grant) => a.action === b.action && a.scope === b.scope;
+const adding = (grants: readonly Grant[]): GrantChange => (held) => [...held, ...addedGrants(held, grants)];
+const removing = (grants: readonly Grant[]): GrantChange => (held) => held.filter((grant) => !grants.some((gone) => sameGrant(gone, grant)));
+
+/** Refuses (400) a change that would leave a subject holding more grants than it may. */
+function bounded(grants: Grant[], subject: SubjectRef): Grant[] {
+  if (grants.length > MAX_GRANTS) throw validationError("Too many grants", [{ path: "subject", message: `${subject.type} ${subject.id} would hold ${grants.length} grants; at most ${MAX_GRANTS}` }]);
+  return grants;
+}
+
+/**
+ * Changes the permissions `subject` holds directly: a user's direct permissions, a role's permissions, a group's own
+ * permissions. What is added is handed out, so the caller must hold it (403); each write goes through only while what
+ * it was checked against is still stored (409 otherwise). A subject that does not exist is a 404, but a user: giving a
+ * user access creates their assignment, as `PUT /api/security/users/{userId}/roles` does.
+ */
+async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, change: GrantChange): Promise<void> {
+  if (!NAME_PATTERN.test(subject.id)) throw validationError("Invalid subject", [{ path: "subject.id", message: "must be 1 to 128 letters, digits or _ . @ + : -" }]);
+  const holder = principalOf(request).grants;
+  const store = new SecurityStore(env.DB);
+  const what = `${subject.type} ${subject.id}`;
+  if (subject.type === "USER") {
+    if (subject.id === BOOTSTRAP_ADMIN_USER) throw validationError("Reserved user id", [{ path: "subject.id", message: `${BOOTSTRAP_ADMIN_USER} is the bootstrap admin of BOOTSTRAP_ADMIN_KEY, which holds everything` }]);
+    const previous = await store.getAssignment(subject.id);
+    const assignment = { userId: subject.id, roles: previous?.roles ?? [], directPermissions: bounded(change(previous?.directPermissions ?? []), subject) };
+    await authorizeAssignment(holder, store, assignment, previous);
+    if (!(await store.putAssignment(assignment, previous))) throw changedMeanwhile(`the assignment of ${subject.id}`);
+    return;
+  }
+  if (subject.type === "ROLE") {
+    const role = await store.getRole(subject.id);
+    if (!role) throw notFound(`No role ${subject.id}`);
+    const permissions = bounded(change(role.permissions), subject);
+    authorizeHandingOut(holder, addedGrants(role.permissions, permissions), `giving role ${role.name} access`);
+    if (!(await store.updateRole({ ...role, permissions }, role))) throw changedMeanwhile(`role ${role.name}`);
+    return;
+  }
+  const groups = new GroupRepository(env.DB);
+  const group = await groups.get(subject.id);
+  if (!group) throw notFound(`No group ${subject.id}`);
+  const permissions = bounded(change(group.permissions), subject);
+  authorizeHandingOut(holder, addedGrants(group.permissions, permissions), `giving ${what} access`);
+  if (!(await groups.setPermissions(group.id, permissions, group.permissions))) throw changedMeanwhile(`group ${group.id}`);
+}
+
+/** The target a path names (`/{type}/{id}` or the `type` and `id` query parameters), refused (400) when unmapped. */
+function targetOf(fields: Record<string, unknown>): TargetRef {
+  return parseOrThrow(TargetRefSchema, { type: fields["type"], id: fields["id"] }, "target");
+}
+
+/**
+ * Orkes' per-resource grants (see `security/resource-grants.ts` for how access maps onto this service's permissions and
+ * scopes): `POST` and `DELETE /api/auth/authorization` give and take access, `GET /api/auth/authorization/{type}/{id}`
+ * lists who has which on a target, `GET /api/users/{id}/permissions` and `/api/groups/{id}/permissions` what a user or
+ * group was given directly, and `GET /api/users/{id}/checkPermissions` what a user can do on a target, however they
+ * hold it. Needs `USER_ADMIN`; giving access is handing it out (the caller must hold it).
+ */
+export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>): void {
+  router.post("/api/auth/authorization", async (request, env) => {
+    const body = parseOrThrow(AuthorizationRequestSchema, await requiredBody(request, env), "authorization request");
+    await changeSubject(request, env, body.subject, adding(grantsOf(body.target, body.access)));
+    return new Response(null, { status: 200 });
+  });
+
+  router.delete("/api/auth/authorization", async (request, env) => {
+    const body = parseOrThrow(AuthorizationRequestSchema, await requiredBody(request, env), "authorization request");
+    await changeSubject(request, env, body.subject, removing(grantsOf(body.target, body.access)));
+    return new Response(null, { status: 200 });
+  });
+
+  // Orkes' map of access kind → subjects holding it on the target, given at the target's own scope.
+  router.get("/api/auth/authorization/:type/:id", async (request, env) => {
+    const target = targetOf({ type: decodedPathParam(request, "type"), id: decodedPathParam(request, "id") });
+    const scope = scopeOf(target);
+    const store = new SecurityStore(env.DB);
+    const holders: Array<[SubjectRef, readonly Grant[]]> = [
+      ...(await store.listUsers()).map((user): [SubjectRef, Grant[]] => [{ type: "USER", id: user.userId }, user.directPermissions]),
+      ...(await store.listRoles()).map((role): [SubjectRef, Grant[]] => [{ type: "ROLE", id: role.name }, role.permissions]),
+      ...(await new GroupRepository(env.DB).list()).map((group): [SubjectRef, Grant[]] => [{ type: "GROUP", id: group.id }, group.permissions]),
+    ];
+    const byAccess: Partial<Record<Access, SubjectRef[]>> = {};
+    for (const [subject, grants] of holders) {
+      for (const kind of accessGiven(grants, target.type, scope)) (byAccess[kind] ??= []).push(subject);
+    }
+    return Response.json(byAccess);
+  });
+
+  router.get("/api/users/:userId/permissions", async (request, env) => {
+    const assignment = await new SecurityStore(env.DB).getAssignment(pathName(request, "userId"));
+    return Response.json({ grantedAccess: grantedAccess(assignment?.directPermissions ?? []) });
+  });
+
+  // What the user can do on the target, however they hold it (roles, groups, direct permissions, `*` and prefixes).
+  router.get("/api/users/:userId/checkPermissions", async (request, env) => {
+    const target = targetOf(queryParams(request, ["type", "id"]));
+    const grants = await grantsFor(env, pathName(request, "userId"));
+    const scope = scopeOf(target);
+    const permissionOf = (kind: Access) => grantsOf(target, [kind])[0]!.action;
+    return Response.json(Object.fromEntries(ACCESS.map((kind) => [kind, grantsAllow(grants, permissionOf(kind), scope)])));
+  });
+
+  router.get("/api/groups/:groupId/permissions", async (request, env) => {
+    const group = await new GroupRepository(env.DB).get(pathName(request, "groupId"));
+    if (!group) throw notFound(`No group ${pathName(request, "groupId")}`);
+    return Response.json({ grantedAccess: grantedAccess(group.permissions) });
+  });
+}

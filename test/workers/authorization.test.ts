@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, httpTask, register, target } from "./helpers";
+
+// Orkes' per-resource grants (POST/DELETE /api/auth/authorization and the reads around them) through the real router
+// and D1: access to a definition is a permission at its scope, and the caller's requests then pass or not.
+
+const grant = (subject: { type: string; id: string }, targetRef: { type: string; id: string }, access: string[]) => ({ subject, target: targetRef, access });
+
+async function registerFlow(name: string): Promise<void> {
+  await register({ name, tasks: [httpTask("call", { uri: target("/echo/grants"), method: "GET" })] });
+}
+
+describe("per-resource grants (/api/auth/authorization)", () => {
+  it("gives a user READ and EXECUTE on one workflow definition: they can read and start it, and nothing else; removing EXECUTE stops the starts", async () => {
+    await registerFlow("granted-flow");
+    await registerFlow("other-flow");
+    const userId = `grantee-${crypto.randomUUID().slice(0, 8)}`;
+    const user = await createUser(userId);
+    const start = (name: string) => call("POST", `/api/workflow/${name}`, orkes(user.token), {});
+    expect((await start("granted-flow")).status).toBe(403);
+
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: userId }, { type: "WORKFLOW_DEF", id: "granted-flow" }, ["READ", "EXECUTE"]));
+    // Grants are cached for a second per isolate.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await start("granted-flow")).status).toBe(200);
+    expect((await call("GET", "/api/metadata/workflow/granted-flow", orkes(user.token))).status).toBe(200);
+    expect((await start("other-flow")).status).toBe(403);
+    expect((await call("PUT", "/api/metadata/workflow", orkes(user.token), [{ name: "granted-flow", version: 1, tasks: [] }])).status).toBe(403);
+
+    expect(await apiOk("GET", `/api/users/${userId}/permissions`)).toEqual({ grantedAccess: [{ target: { type: "WORKFLOW_DEF", id: "granted-flow" }, access: ["READ", "EXECUTE"] }] });
+    expect(await apiOk("GET", `/api/users/${userId}/checkPermissions?type=WORKFLOW_DEF&id=granted-flow`)).toEqual({ CREATE: false, READ: true, UPDATE: false, EXECUTE: true, DELETE: false });
+    expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/granted-flow")).toEqual({ READ: [{ type: "USER", id: userId }], EXECUTE: [{ type: "USER", id: userId }] });
+
+    await apiOk("DELETE", "/api/auth/authorization", grant({ type: "USER", id: userId }, { type: "WORKFLOW_DEF", id: "granted-flow" }, ["EXECUTE"]));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await start("granted-flow")).status).toBe(403);
+    expect((await call("GET", "/api/metadata/workflow/granted-flow", orkes(user.token))).status).toBe(200);
+    expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/granted-flow")).toEqual({ READ: [{ type: "USER", id: userId }] });
+  });
+
+  it("gives a group and a role access, which their members and holders get; CREATE, UPDATE and DELETE go together", async () => {
+    const member = `member-${crypto.randomUUID().slice(0, 8)}`;
+    await apiOk("PUT", "/api/groups/grant-group", { description: "g", roles: [] });
+    await apiOk("POST", `/api/groups/grant-group/users/${member}`);
+    await apiOk("POST", "/api/security/roles", { name: "grant-role", description: "r", permissions: [] }, 201);
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "GROUP", id: "grant-group" }, { type: "TASK_DEF", id: "resize" }, ["EXECUTE"]));
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "ROLE", id: "grant-role" }, { type: "WORKFLOW_DEF", id: "some-flow" }, ["UPDATE"]));
+
+    expect(await apiOk("GET", "/api/groups/grant-group/permissions")).toEqual({ grantedAccess: [{ target: { type: "TASK_DEF", id: "resize" }, access: ["EXECUTE"] }] });
+    expect(await apiOk("GET", `/api/users/${member}/checkPermissions?type=TASK_DEF&id=resize`)).toMatchObject({ EXECUTE: true, READ: false });
+    expect(await apiOk("GET", `/api/users/${member}/checkPermissions?type=TASK_REF_NAME&id=resize`)).toMatchObject({ EXECUTE: true });
+    expect(await apiOk("GET", "/api/security/roles/grant-role")).toMatchObject({ permissions: [{ action: "WORKFLOW_WRITE", scope: "workflow:some-flow" }] });
+    expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/some-flow")).toEqual({
+      CREATE: [{ type: "ROLE", id: "grant-role" }],
+      UPDATE: [{ type: "ROLE", id: "grant-role" }],
+      DELETE: [{ type: "ROLE", id: "grant-role" }],
+    });
+    // A second grant of the same access changes nothing; removing DELETE removes the write permission.
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "ROLE", id: "grant-role" }, { type: "WORKFLOW_DEF", id: "some-flow" }, ["CREATE"]));
+    expect((await apiOk<{ permissions: unknown[] }>("GET", "/api/security/roles/grant-role")).permissions).toHaveLength(1);
+    await apiOk("DELETE", "/api/auth/authorization", grant({ type: "ROLE", id: "grant-role" }, { type: "WORKFLOW_DEF", id: "some-flow" }, ["DELETE"]));
+    expect(await apiOk("GET", "/api/security/roles/grant-role")).toMatchObject({ permissions: [] });
+  });
+
+  it("refuses, changing nothing: access the caller does not hold, unknown subjects, unmapped targets, bad bodies, non-admins", async () => {
+    const userAdmin = await createUser(`grant-admin-${crypto.randomUUID().slice(0, 8)}`, { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
+    const someone = `someone-${crypto.randomUUID().slice(0, 8)}`;
+    const overreach = await call("POST", "/api/auth/authorization", orkes(userAdmin.token), grant({ type: "USER", id: someone }, { type: "WORKFLOW_DEF", id: "x" }, ["EXECUTE"]));
+    expect(overreach.status).toBe(403);
+    expect(((await overreach.json()) as { message: string }).message).toContain("WORKFLOW_ADMIN on workflow:x");
+    expect(await apiOk("GET", `/api/users/${someone}/permissions`)).toEqual({ grantedAccess: [] });
+    // A group's own permissions reach its members: adding one hands them out too.
+    await apiOk("PUT", "/api/groups/executors", { description: "e", roles: [] });
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "GROUP", id: "executors" }, { type: "TASK_DEF", id: "deploy" }, ["EXECUTE"]));
+    expect((await call("POST", `/api/groups/executors/users/${someone}`, orkes(userAdmin.token))).status).toBe(403);
+    expect((await call("PUT", `/api/users/${someone}`, orkes(userAdmin.token), { name: "S", groups: ["executors"] })).status).toBe(403);
+    expect(await apiOk("GET", "/api/groups/executors/users")).toEqual([]);
+
+    const refusals: Array<[unknown, number]> = [
+      [grant({ type: "ROLE", id: "no-such-role" }, { type: "WORKFLOW_DEF", id: "x" }, ["READ"]), 404],
+      [grant({ type: "GROUP", id: "no-such-group" }, { type: "WORKFLOW_DEF", id: "x" }, ["READ"]), 404],
+      [grant({ type: "USER", id: "admin" }, { type: "WORKFLOW_DEF", id: "x" }, ["READ"]), 400],
+      [grant({ type: "USER", id: someone }, { type: "SECRET_NAME", id: "x" }, ["READ"]), 400],
+      [grant({ type: "USER", id: someone }, { type: "WORKFLOW_DEF", id: "x*" }, ["READ"]), 400],
+      [grant({ type: "USER", id: someone }, { type: "WORKFLOW_DEF", id: "x" }, []), 400],
+      [grant({ type: "USER", id: someone }, { type: "WORKFLOW_DEF", id: "x" }, ["ADMIN"]), 400],
+      [grant({ type: "USER", id: "bad id" }, { type: "WORKFLOW_DEF", id: "x" }, ["READ"]), 400],
+      [{}, 400],
+    ];
+    for (const [body, status] of refusals) expect((await api("POST", "/api/auth/authorization", body)).status, JSON.stringify(body)).toBe(status);
+    expect(await apiOk("GET", `/api/users/${someone}/permissions`)).toEqual({ grantedAccess: [] });
+    expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/x")).toEqual({});
+    expect((await api("GET", "/api/auth/authorization/SECRET_NAME/x")).status).toBe(400);
+
+    const reader = await createUser(`grant-reader-${crypto.randomUUID().slice(0, 8)}`, { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    expect((await call("GET", "/api/auth/authorization/WORKFLOW_DEF/x", orkes(reader.token))).status).toBe(403);
+    expect((await call("POST", "/api/auth/authorization", orkes(reader.token), grant({ type: "USER", id: someone }, { type: "WORKFLOW_DEF", id: "x" }, ["READ"]))).status).toBe(403);
+    expect(await apiOk("GET", `/api/users/${someone}/permissions`)).toEqual({ grantedAccess: [] });
+  });
+});
