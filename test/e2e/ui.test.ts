@@ -1252,7 +1252,19 @@ describe("web UI", () => {
     await secret.waitFor({ timeout: STEP_TIMEOUT_MS });
     const applicationKey = (await secret.textContent()) ?? "";
     expect(applicationKey).toMatch(/^[0-9a-f-]{36}:.{20,}$/);
+    // Access to one more definition, given on the application's page (an Orkes per-resource grant), then taken back.
+    const readChild = async () => (await call(server.url, "GET", `/api/metadata/workflow/${childName}`, { key: applicationKey })).status;
+    expect(await readChild()).toBe(403);
+    await page.getByLabel("Definition", { exact: true }).selectOption("WORKFLOW_DEF");
+    await page.getByLabel("Name", { exact: true }).fill(childName);
+    await page.getByLabel("Read", { exact: true }).check();
+    await page.getByRole("button", { name: "Give access" }).click();
+    await page.getByRole("button", { name: `Remove access to workflow ${childName}` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await expect.poll(readChild, { timeout: STEP_TIMEOUT_MS }).toBe(200);
     await screenshot(page, "access-application");
+    await page.getByRole("button", { name: `Remove access to workflow ${childName}` }).click();
+    await page.getByText("None given here: its keys have what its roles give.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await expect.poll(readChild, { timeout: STEP_TIMEOUT_MS }).toBe(403);
     const started = await call(server.url, "POST", `/api/workflow/${parentName}`, { key: applicationKey, body: { orderId: "APP-1" } });
     expect(started.status).toBe(200);
     expect((await call(server.url, "POST", `/api/workflow/${childName}`, { key: applicationKey, body: {} })).status).toBe(403);

@@ -13,6 +13,7 @@ import { jsonEditor, readObject } from "../lib/json-editor.js";
  * @typedef {{ id: string, name: string, createdBy?: string, createTime: number }} Application
  * Orkes' group as `/api/groups` answers it: its roles with what each grants.
  * @typedef {{ id: string, description: string, roles: Array<{ name: string }> }} Group
+ * @typedef {{ grantedAccess: Array<{ target: { type: string, id: string }, access: string[] }> }} GrantedAccess
  * One key as a keys panel lists it: its id, when it was made and, where keys can be stopped, whether it is active.
  * @typedef {{ id: string, createdAt: number, active?: boolean }} ListedKey
  * How a keys panel reaches the keys of one user or application.
@@ -284,10 +285,11 @@ export async function renderGroup(container, _params, context, id) {
     context.go("#/access/groups");
   }) }, "Delete…");
   await accessPage(container, context, { title: `Group ${id}`, tab: "groups", action: remove }, async () => {
-    const [group, members, roles] = await Promise.all([
+    const [group, members, roles, granted] = await Promise.all([
       /** @type {Promise<Group>} */ (api("GET", path)),
       /** @type {Promise<Array<{ id: string, name: string }>>} */ (api("GET", `${path}/users`)),
       /** @type {Promise<Role[]>} */ (api("GET", "/api/security/roles")),
+      /** @type {Promise<GrantedAccess>} */ (api("GET", `${path}/permissions`)),
     ]);
     const held = group.roles.map((role) => role.name);
     /** @param {string[]} next */
@@ -295,6 +297,7 @@ export async function renderGroup(container, _params, context, id) {
     return [
       rolesSection({ held, roles, empty: "No role yet: its members get nothing from it.", add: (name) => saveRoles([...held, name]), remove: (name) => saveRoles(held.filter((role) => role !== name)) }, context),
       membersSection(path, members, context),
+      accessSection({ type: "GROUP", id }, granted.grantedAccess, "its members", context),
     ];
   });
 }
@@ -373,10 +376,11 @@ export async function renderApplication(container, _params, context, id) {
     context.go("#/access/applications");
   }) }, "Delete…");
   await accessPage(container, context, { title: "Application", tab: "applications", action: remove }, async () => {
-    const [application, assignment, roles] = await Promise.all([
+    const [application, assignment, roles, granted] = await Promise.all([
       /** @type {Promise<Application>} */ (api("GET", path)),
       /** @type {Promise<Assignment>} */ (api("GET", `/api/security/users/${encodeURIComponent(APPLICATION_USER + id)}`)),
       /** @type {Promise<Role[]>} */ (api("GET", "/api/security/roles")),
+      /** @type {Promise<GrantedAccess>} */ (api("GET", `/api/users/${encodeURIComponent(APPLICATION_USER + id)}/permissions`)),
     ]);
     return [
       h("div", { className: "facts" },
@@ -388,8 +392,10 @@ export async function renderApplication(container, _params, context, id) {
         empty: "No role yet: its keys can sign in and do nothing.",
         add: (name) => api("POST", `${path}/roles/${encodeURIComponent(name)}`),
         remove: (name) => api("DELETE", `${path}/roles/${encodeURIComponent(name)}`),
-        ...(assignment.directPermissions.length > 0 ? { note: `Also holds directly: ${grantsText(assignment.directPermissions)}.` } : {}),
+        // Those on single definitions are listed under "Access to definitions".
+        ...(otherDirect(assignment).length > 0 ? { note: `Also holds directly: ${grantsText(otherDirect(assignment))}.` } : {}),
       }, context),
+      accessSection({ type: "USER", id: APPLICATION_USER + id }, granted.grantedAccess, "its keys", context),
       await keysPanel({
         owner: `application ${application.name}`,
         list: async () => /** @type {Array<{ id: string, createdAt: number, status: string }>} */ (await api("GET", `${path}/accessKeys`)).map((key) => ({ id: key.id, createdAt: key.createdAt, active: key.status === "ACTIVE" })),
@@ -444,6 +450,61 @@ function rolesSection({ held, roles, empty, add, remove, note }, context) {
       const name = /** @type {HTMLSelectElement} */ (choice).value;
       void act(() => add(name), `Added role ${name}`);
     } }, h("div", { className: "field" }, h("label", { for: "held-role" }, "Role"), choice), h("button", { type: "submit" }, "Add role")),
+    message);
+}
+
+/**
+ * The direct permissions of `assignment` other than those on one workflow or task definition (`workflow:<name>`,
+ * `task:<name>`), which the access section shows.
+ * @param {Assignment} assignment
+ */
+function otherDirect(assignment) {
+  return assignment.directPermissions.filter((grant) => !/^(workflow|task):[^*]+$/.test(grant.scope));
+}
+
+/** Orkes' names of the access kinds this page gives, with what each means here. */
+const ACCESS_KINDS = [["READ", "Read"], ["EXECUTE", "Execute (start and manage runs, or run its tasks)"], ["UPDATE", "Write (create, update, delete)"]];
+
+/**
+ * What a group or an application was given on single workflow and task definitions (Orkes' per-resource grants,
+ * `/api/auth/authorization`), each with Remove, and a form to give more.
+ * @param {{ type: "USER" | "GROUP", id: string }} subject
+ * @param {GrantedAccess["grantedAccess"]} granted
+ * @param {string} holders who acts with it ("its members", "its keys")
+ * @param {import("../app.js").ViewContext} context
+ */
+function accessSection(subject, granted, holders, context) {
+  const message = h("p", { className: "error", role: "alert" });
+  const act = changer(message, context);
+  const type = h("select", { id: "access-type" }, h("option", { value: "WORKFLOW_DEF" }, "Workflow"), h("option", { value: "TASK_DEF" }, "Task"));
+  const name = h("input", { id: "access-name", required: true, autocomplete: "off", placeholder: "orders" });
+  const boxes = ACCESS_KINDS.map(([kind, label]) => {
+    const box = h("input", { type: "checkbox", id: `access-${kind}`, value: kind });
+    return h("span", { className: "check" }, box, " ", h("label", { for: `access-${kind}` }, label));
+  });
+  /** @param {{ type: string, id: string }} target */
+  const described = (target) => `${target.type === "WORKFLOW_DEF" ? "workflow" : "task"} ${target.id}`;
+  return h("section", { className: "panel", "aria-labelledby": "granted-access" },
+    h("h2", { id: "granted-access" }, "Access to definitions"),
+    granted.length === 0
+      ? h("p", { className: "empty" }, `None given here: ${holders} have what its roles give.`)
+      : h("ul", { className: "role-list" }, granted.map((entry) => h("li", {},
+        h("span", { className: "tag" }, described(entry.target)), " ", h("span", { className: "muted" }, entry.access.join(", ")), " ",
+        h("button", { type: "button", className: "secondary small", onclick: () => void act(() => api("DELETE", "/api/auth/authorization", { subject, target: entry.target, access: entry.access }), `Removed access to ${described(entry.target)}`) }, `Remove access to ${described(entry.target)}`)))),
+    h("form", { className: "filters", onsubmit: (/** @type {SubmitEvent} */ event) => {
+      event.preventDefault();
+      const access = boxes.map((box) => /** @type {HTMLInputElement} */ (box.querySelector("input"))).filter((box) => box.checked).map((box) => box.value);
+      if (access.length === 0) {
+        message.textContent = "Choose at least one kind of access.";
+        return;
+      }
+      const target = { type: /** @type {HTMLSelectElement} */ (type).value, id: /** @type {HTMLInputElement} */ (name).value.trim() };
+      void act(() => api("POST", "/api/auth/authorization", { subject, target, access }), `Gave access to ${described(target)}`);
+    } },
+      h("div", { className: "field" }, h("label", { for: "access-type" }, "Definition"), type),
+      h("div", { className: "field" }, h("label", { for: "access-name" }, "Name"), name),
+      h("fieldset", { className: "field" }, h("legend", {}, "Access"), boxes),
+      h("button", { type: "submit" }, "Give access")),
     message);
 }
 
