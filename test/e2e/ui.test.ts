@@ -299,6 +299,7 @@ describe("web UI", () => {
     await page.getByLabel("Outputs of the tasks it skips (JSON object: reference name → output)").fill(JSON.stringify({ prepare: { ready: true } }));
     await screenshot(page, "execution-upgrade");
     await page.getByRole("dialog").getByRole("button", { name: "Upgrade" }).click();
+    await page.getByText("Upgraded to version 2").waitFor({ timeout: STEP_TIMEOUT_MS });
     await page.getByRole("heading", { name: `${name} v2` }).waitFor({ timeout: STEP_TIMEOUT_MS });
     expect(await step(page, "prepare").getAttribute("data-status")).toBe("SKIPPED");
     const upgraded = await waitForStatus(server.url, adminKey, started, ["RUNNING"]);

@@ -58,6 +58,7 @@ describe("jumping to a task (POST /api/workflow/{workflowId}/jump/{taskReference
     expect(unknown.status).toBe(400);
     expect(((await unknown.json()) as { message: string }).message).toContain("Task reference name nope is not a task of workflow");
     expect((await jump(workflowId, "last", [1, 2])).status).toBe(400);
+    expect((await jump(workflowId, "last", "null")).status).toBe(400);
     const reader = await createUser(`jmp-reader-${crypto.randomUUID()}`, { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:jmp-refused" }] });
     expect((await jump(workflowId, "last", {}, orkes(reader.token))).status).toBe(403);
     expect((await jump(crypto.randomUUID(), "last", {})).status).toBe(404);

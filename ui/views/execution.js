@@ -299,29 +299,21 @@ export async function renderExecution(container, params, context, workflowId = "
     const { input: reason, hint: reasonHint } = limitedInput({
       id: "manual-reason", name: "reason", max: MAX_REASON_LENGTH, note: `The service keeps at most ${MAX_REASON_LENGTH} characters of a reason.`,
     });
-    const body = [editor.element];
-    if (status === "FAILED") body.push(h("label", { for: "manual-reason" }, "Reason"), reason, reasonHint);
-    void openDialog({
+    sendFromEditor({
       title: `${status === "COMPLETED" ? "Complete" : "Fail"} ${task.referenceTaskName}`,
-      body,
+      body: [],
+      editor,
+      after: status === "FAILED" ? [h("label", { for: "manual-reason" }, "Reason"), reason, reasonHint] : [],
       confirmLabel: status === "COMPLETED" ? "Complete task" : "Fail task",
       danger: status === "FAILED",
-      onConfirm: async () => {
-        const output = readObject(editor);
+      field: "outputData",
+      send: async (output) => {
         /** @type {Record<string, unknown>} */
         const update = { workflowInstanceId: current.workflowId, taskId: task.taskId, status, outputData: output };
         if (status === "FAILED" && reason.value.trim()) update["reasonForIncompletion"] = reason.value.trim();
-        try {
-          await api("POST", "/api/tasks", update);
-        } catch (error) {
-          if (error instanceof ApiError && error.validationErrors.length > 0) editor.showErrors(error.validationErrors.map((issue) => ({ ...issue, path: issue.path.replace(/^outputData\.?/, "") })));
-          throw error;
-        }
+        await api("POST", "/api/tasks", update);
       },
-    }).then(async (done) => {
-      if (!done) return;
-      context.notify(`${task.referenceTaskName}: ${status === "COMPLETED" ? "completed" : "failed"} by hand`);
-      await load().catch(() => {});
+      done: `${task.referenceTaskName}: ${status === "COMPLETED" ? "completed" : "failed"} by hand`,
     });
   }
 
@@ -332,25 +324,16 @@ export async function renderExecution(container, params, context, workflowId = "
    */
   function skipTask(current, ref, pending) {
     const editor = jsonEditor({ id: "skip-output", label: "Output (JSON object: the skipped task's output, which later tasks read)", value: {}, rows: 8 });
-    void openDialog({
+    sendFromEditor({
       title: `Skip ${ref}`,
       body: [h("p", {}, pending
         ? "The task ends SKIPPED now, with this output, and the workflow moves on. Whatever it still waits for (a request, a callback, a completion) is then refused."
-        : "When the workflow reaches this task it is recorded SKIPPED, with this output, instead of running."), editor.element],
+        : "When the workflow reaches this task it is recorded SKIPPED, with this output, instead of running.")],
+      editor,
       confirmLabel: "Skip task",
-      onConfirm: async () => {
-        const taskOutput = readObject(editor);
-        try {
-          await api("PUT", `/api/workflow/${encodeURIComponent(current.workflowId)}/skiptask/${encodeURIComponent(ref)}`, { taskOutput });
-        } catch (error) {
-          if (error instanceof ApiError && error.validationErrors.length > 0) editor.showErrors(error.validationErrors.map((issue) => ({ ...issue, path: issue.path.replace(/^taskOutput\.?/, "") })));
-          throw error;
-        }
-      },
-    }).then(async (done) => {
-      if (!done) return;
-      context.notify(pending ? `${ref}: skipped` : `${ref}: will be skipped when reached`);
-      await load().catch(() => {});
+      field: "taskOutput",
+      send: (taskOutput) => api("PUT", `/api/workflow/${encodeURIComponent(current.workflowId)}/skiptask/${encodeURIComponent(ref)}`, { taskOutput }),
+      done: pending ? `${ref}: skipped` : `${ref}: will be skipped when reached`,
     });
   }
 
@@ -361,25 +344,15 @@ export async function renderExecution(container, params, context, workflowId = "
    */
   function jumpTo(current, ref, ran) {
     const editor = jsonEditor({ id: "jump-input", label: "Input (JSON object; {} resolves it from the definition)", value: {}, rows: 8 });
-    void openDialog({
+    sendFromEditor({
       title: `Jump to ${ref}`,
       body: [h("p", {}, ran
         ? "The tasks after it are stopped and discarded, and it runs again."
-        : "What runs now ends SKIPPED, and so does every task before it: the workflow goes on from this task."), editor.element],
+        : "What runs now ends SKIPPED, and so does every task before it: the workflow goes on from this task.")],
+      editor,
       confirmLabel: "Jump",
-      onConfirm: async () => {
-        const input = readObject(editor);
-        try {
-          await api("POST", `/api/workflow/${encodeURIComponent(current.workflowId)}/jump/${encodeURIComponent(ref)}`, input);
-        } catch (error) {
-          if (error instanceof ApiError && error.validationErrors.length > 0) editor.showErrors(error.validationErrors);
-          throw error;
-        }
-      },
-    }).then(async (done) => {
-      if (!done) return;
-      context.notify(`Jumped to ${ref}`);
-      await load().catch(() => {});
+      send: (input) => api("POST", `/api/workflow/${encodeURIComponent(current.workflowId)}/jump/${encodeURIComponent(ref)}`, input),
+      done: `Jumped to ${ref}`,
     });
   }
 
@@ -398,24 +371,47 @@ export async function renderExecution(container, params, context, workflowId = "
     }
     const select = h("select", { id: "upgrade-version", name: "version" }, versions.sort((a, b) => b - a).map((version) => h("option", { value: String(version) }, `version ${version}`)));
     const editor = jsonEditor({ id: "upgrade-output", label: "Outputs of the tasks it skips (JSON object: reference name → output)", value: {}, rows: 6 });
-    void openDialog({
+    sendFromEditor({
       title: `Upgrade ${current.workflowName}`,
       body: [
         h("p", {}, `The workflow goes on from where it stands under the version chosen; nothing runs again. Tasks that version adds before that point are recorded SKIPPED. It runs version ${current.workflowVersion} now.`),
-        h("label", { for: "upgrade-version" }, "Version"), select, editor.element],
+        h("label", { for: "upgrade-version" }, "Version"), select],
+      editor,
       confirmLabel: "Upgrade",
+      field: "taskOutput",
+      send: (taskOutput) => api("POST", `/api/workflow/${encodeURIComponent(current.workflowId)}/upgrade`, { name: current.workflowName, version: Number(select.value), taskOutput }),
+      // The version chosen once sent, not the one shown when the dialog opens.
+      done: () => `Upgraded to version ${select.value}`,
+    });
+  }
+
+  /**
+   * A dialog that sends the JSON object typed in `editor` (after `body`, before `after`) through `send`, marking the
+   * service's validation errors at their lines (`field`: the body field the editor fills, stripped from their paths);
+   * once sent it says `done` (or what it gives then) and shows the execution again, and a refusal stays in the dialog with the service's message.
+   * @param {{ title: string, body: Array<Node | string>, editor: ReturnType<typeof jsonEditor>, after?: Array<Node | string>, confirmLabel: string,
+   *   danger?: boolean, field?: string, send: (value: Record<string, unknown>) => Promise<unknown>, done: string | (() => string) }} options
+   */
+  function sendFromEditor({ title, body, editor, after = [], confirmLabel, danger = false, field, send, done }) {
+    void openDialog({
+      title,
+      body: [...body, editor.element, ...after],
+      confirmLabel,
+      danger,
       onConfirm: async () => {
-        const taskOutput = readObject(editor);
+        const value = readObject(editor);
         try {
-          await api("POST", `/api/workflow/${encodeURIComponent(current.workflowId)}/upgrade`, { name: current.workflowName, version: Number(select.value), taskOutput });
+          await send(value);
         } catch (error) {
-          if (error instanceof ApiError && error.validationErrors.length > 0) editor.showErrors(error.validationErrors.map((issue) => ({ ...issue, path: issue.path.replace(/^taskOutput\.?/, "") })));
+          if (error instanceof ApiError && error.validationErrors.length > 0) {
+            editor.showErrors(error.validationErrors.map((issue) => (field === undefined ? issue : { ...issue, path: issue.path.replace(new RegExp(`^${field}\\.?`), "") })));
+          }
           throw error;
         }
       },
-    }).then(async (done) => {
-      if (!done) return;
-      context.notify(`Upgraded to version ${select.value}`);
+    }).then(async (sent) => {
+      if (!sent) return;
+      context.notify(typeof done === "function" ? done() : done);
       await load().catch(() => {});
     });
   }

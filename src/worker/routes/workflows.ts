@@ -82,6 +82,12 @@ async function bodyValue(request: IRequest, env: Env): Promise<unknown> {
   return body.present ? body.value : undefined;
 }
 
+/** The JSON body of a request whose body may be left out: `{}` when there is none (a JSON `null` is a body, refused as such). */
+async function bodyOrEmpty(request: IRequest, env: Env): Promise<unknown> {
+  const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+  return body.present ? body.value : {};
+}
+
 /** The route of a lifecycle action on the execution its path names: 200 with no body once done. */
 function singleAction(action: WorkflowAction) {
   return async (request: IRequest, env: Env): Promise<Response> => {
@@ -346,8 +352,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
 
   router.post("/api/workflow/:workflowId/rerun", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
-    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
-    const rerun = parseOrThrow(RerunRequest, body.present ? body.value : {}, "rerun request");
+    const rerun = parseOrThrow(RerunRequest, await bodyOrEmpty(request, env), "rerun request");
     checkInputSize(env, "The workflow input", rerun.workflowInput);
     checkInputSize(env, "The task input", rerun.taskInput);
     const command: WorkflowCommand = { type: "rerun", startScopes: callerStartScopes(request) };
@@ -420,8 +425,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   router.post("/api/workflow/:workflowId/jump/:taskReferenceName", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
     const taskReferenceName = decodedPathParam(request, "taskReferenceName");
-    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
-    const taskInput = parseOrThrow(JsonObjectBody, body.present ? body.value : {}, "task input");
+    const taskInput = parseOrThrow(JsonObjectBody, await bodyOrEmpty(request, env), "task input");
     checkInputSize(env, "The task input", taskInput);
     const command: WorkflowCommand = { type: "jump", taskReferenceName };
     if (Object.keys(taskInput).length > 0) command.taskInput = taskInput;
@@ -433,8 +437,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   router.put("/api/workflow/:workflowId/skiptask/:taskReferenceName", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
     const taskReferenceName = decodedPathParam(request, "taskReferenceName");
-    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
-    const skip = parseOrThrow(SkipTaskRequest, body.present ? body.value : {}, "skip task request");
+    const skip = parseOrThrow(SkipTaskRequest, await bodyOrEmpty(request, env), "skip task request");
     checkInputSize(env, "The task input", skip.taskInput);
     checkInputSize(env, "The task output", skip.taskOutput);
     const command: WorkflowCommand = { type: "skipTask", taskReferenceName };
