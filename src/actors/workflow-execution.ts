@@ -143,7 +143,7 @@ export interface SignalTarget {
 export type CallbackResult = { ok: true; value: { workflowId: string; taskId: string; status: string } } | { ok: false; refusal: CallbackRefusal };
 
 /**
- * Lifecycle commands from the API (and skipping a task, updating the variables). `retry` may resume a failed child in place instead of starting
+ * Lifecycle commands from the API (jumping and upgrading too, and skipping a task, updating the variables). `retry` may resume a failed child in place instead of starting
  * a new one (Conductor's `resumeSubworkflowTasks`). `byParent` marks a retry or rerun that a parent asks of
  * its child (that parent reopens itself); one asked of a child directly reopens its parents too.
  */
@@ -675,7 +675,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   // ---- RPC: lifecycle ---------------------------------------------------------------------
 
-  /** Applies a lifecycle command (terminate, pause, resume, retry, restart, rerun), a task skip or an update of the variables. */
+  /** Applies a lifecycle command (terminate, pause, resume, retry, restart, rerun, jump, upgrade), a task skip or an update of the variables. */
   async command(command: WorkflowCommand): Promise<ActorResult<null>> {
     const definition = command.type === "restart" || command.type === "upgrade" ? command.definition : undefined;
     if (definition !== undefined && needsInterpreters(definition)) await this.#loadInterpreters(definition);
