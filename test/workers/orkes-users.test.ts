@@ -3,6 +3,7 @@
  * users: their assignment, keys and name. Through the real router and D1.
  */
 import { describe, expect, it } from "vitest";
+import { GroupRepository, type Group } from "../../src/worker/security/groups";
 import { SecurityStore, type UserAssignment } from "../../src/worker/security/store";
 import { call, createUser, orkes, tokenFor } from "./auth-helpers";
 import { api, apiOk } from "./helpers";
@@ -81,5 +82,25 @@ describe("Orkes' users", () => {
       SecurityStore.prototype.getNamedAssignment = read;
     }
     expect(await apiOk("GET", "/api/users/atomic-user")).toMatchObject({ name: "Before", roles: [{ name: "USER" }], groups: [] });
+  });
+
+  it("writes nothing (409) when a group it joins was given more meanwhile than was checked: no unchecked hand-out", async () => {
+    const userAdmin = await createUser("raced-user-admin", { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
+    await apiOk("PUT", "/api/groups/raced-group", { description: "g", roles: [] });
+    // The group gains ADMIN between this request's read of it (as it was: nothing to hand out) and its write.
+    await apiOk("PUT", "/api/groups/raced-group", { description: "g", roles: ["ADMIN"] });
+    const read = GroupRepository.prototype.get;
+    GroupRepository.prototype.get = async function (id: string): Promise<Group | null> {
+      const stored = await read.call(this, id);
+      return stored && id === "raced-group" ? { ...stored, roles: [] } : stored;
+    };
+    try {
+      const response = await call("PUT", "/api/users/raced-user", orkes(userAdmin.token), { name: "Raced", roles: [], groups: ["raced-group"] });
+      expect(response.status).toBe(409);
+    } finally {
+      GroupRepository.prototype.get = read;
+    }
+    expect((await api("GET", "/api/users/raced-user")).status).toBe(404);
+    expect(await apiOk("GET", "/api/groups/raced-group/users")).toEqual([]);
   });
 });

@@ -90,7 +90,8 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
       ...(body.name === undefined || body.name === "" ? [] : [store.withAssignment(assignment, `UPDATE user_assignments SET name = ?4 WHERE user_id = ?1 AND ${ASSIGNMENT_WRITTEN}`, body.name)]),
       ...(groupIds === undefined ? [] : groupRepository.membershipStatements(store, assignment, groupIds)),
     ];
-    if (!(await store.putAssignment(assignment, previous, writtenWith))) throw changedMeanwhile(`the assignment of ${userId}`);
+    // The groups joined anew were checked as they were read: changed meanwhile, nothing is written.
+    if (!(await store.putAssignment(assignment, previous, writtenWith, GroupRepository.unchangedCondition(newGroups)))) throw changedMeanwhile(`the assignment of ${userId} (or a group it joins)`);
     const name = body.name === undefined || body.name === "" ? previousName : body.name;
     return Response.json(await conductorUser(store, userId, assignment.roles, name, await groupRepository.groupsOf(userId)));
   });

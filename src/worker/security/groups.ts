@@ -115,6 +115,18 @@ export class GroupRepository {
   }
 
   /**
+   * The condition that `groups` are still as read (roles and permissions), for a write that hands out what they give
+   * (see `SecurityStore.putAssignment`): a group changed meanwhile refuses the write rather than hand out what was not checked.
+   */
+  static unchangedCondition(groups: readonly Group[]): { sql: string; binds: string[] } {
+    if (groups.length === 0) return { sql: "1", binds: [] };
+    return {
+      sql: groups.map(() => `EXISTS (SELECT 1 FROM groups WHERE id = ? AND roles = ? AND permissions = ?)`).join(" AND "),
+      binds: groups.flatMap((group) => [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions)]),
+    };
+  }
+
+  /**
    * The statements that make the user of `assignment` a member of exactly `groupIds` (Orkes' upsertUser), for the
    * transaction that stores the assignment: they act only once it is stored (see `ASSIGNMENT_WRITTEN`). A group deleted
    * meanwhile gets no member.

@@ -136,16 +136,25 @@ export class SecurityStore {
 
   /**
    * Stores a user's assignment, only while the stored one is still `previous` (null: none), the one the
-   * caller's right to make the change was checked against; false when it changed meanwhile.
+   * caller's right to make the change was checked against, and while `unchanged` holds (a condition on other rows the
+   * check read, bound from `unchangedBinds`); false when either changed meanwhile, and then nothing of
+   * `alsoInTransaction` acts either when its statements are guarded by {@link ASSIGNMENT_WRITTEN}.
    */
-  async putAssignment(assignment: UserAssignment, previous: UserAssignment | null, alsoInTransaction: readonly D1PreparedStatement[] = []): Promise<boolean> {
+  async putAssignment(
+    assignment: UserAssignment,
+    previous: UserAssignment | null,
+    alsoInTransaction: readonly D1PreparedStatement[] = [],
+    unchanged: { sql: string; binds: readonly string[] } = { sql: "1", binds: [] },
+  ): Promise<boolean> {
     const roles = JSON.stringify(assignment.roles);
     const direct = JSON.stringify(assignment.directPermissions);
     const statement = previous
       ? this.#db
-          .prepare(`UPDATE user_assignments SET roles = ?, direct_permissions = ?, update_time = ? WHERE user_id = ? AND roles = ? AND direct_permissions = ?`)
-          .bind(roles, direct, Date.now(), assignment.userId, JSON.stringify(previous.roles), JSON.stringify(previous.directPermissions))
-      : this.#db.prepare(`INSERT INTO user_assignments (user_id, roles, direct_permissions, update_time) VALUES (?, ?, ?, ?) ON CONFLICT (user_id) DO NOTHING`).bind(assignment.userId, roles, direct, Date.now());
+          .prepare(`UPDATE user_assignments SET roles = ?, direct_permissions = ?, update_time = ? WHERE user_id = ? AND roles = ? AND direct_permissions = ? AND ${unchanged.sql}`)
+          .bind(roles, direct, Date.now(), assignment.userId, JSON.stringify(previous.roles), JSON.stringify(previous.directPermissions), ...unchanged.binds)
+      : this.#db
+          .prepare(`INSERT INTO user_assignments (user_id, roles, direct_permissions, update_time) SELECT ?, ?, ?, ? WHERE ${unchanged.sql} ON CONFLICT (user_id) DO NOTHING`)
+          .bind(assignment.userId, roles, direct, Date.now(), ...unchanged.binds);
     const [result] = await this.#db.batch([statement, ...alsoInTransaction]);
     if (alsoInTransaction.length > 0) grantsCache.clear();
     else grantsCache.clear((key) => key === assignment.userId);
