@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { GroupRepository, type Group } from "../../src/worker/security/groups";
-import { SecurityStore, type UserAssignment } from "../../src/worker/security/store";
+import { SecurityStore, type Role, type UserAssignment } from "../../src/worker/security/store";
 import { call, createUser, orkes, tokenFor } from "./auth-helpers";
 import { api, apiOk } from "./helpers";
 
@@ -102,5 +102,32 @@ describe("Orkes' users", () => {
     }
     expect((await api("GET", "/api/users/raced-user")).status).toBe(404);
     expect(await apiOk("GET", "/api/groups/raced-group/users")).toEqual([]);
+  });
+
+  it("writes nothing (409) when a role it hands out was given more meanwhile than was checked: users, groups, members, applications", async () => {
+    const userAdmin = await createUser("role-raced-admin", { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
+    await apiOk("POST", "/api/security/roles", { name: "raced-role", description: "r", permissions: [] }, 201);
+    await apiOk("PUT", "/api/groups/role-raced-group", { description: "g", roles: ["raced-role"] });
+    const application = await apiOk<{ id: string }>("POST", "/api/applications", { name: "role-raced-app" });
+    // The role gains SYSTEM_ADMIN between each request's read of it (as it was: nothing to hand out) and its write.
+    await apiOk("PUT", "/api/security/roles/raced-role", { description: "r", permissions: [{ action: "SYSTEM_ADMIN", scope: "*" }] });
+    const read = SecurityStore.prototype.rolesAsRead;
+    SecurityStore.prototype.rolesAsRead = async function (names: readonly string[]): Promise<Role[]> {
+      return (await read.call(this, names)).map((role) => (role.name === "raced-role" ? { ...role, permissions: [] } : role));
+    };
+    const as = orkes(userAdmin.token);
+    try {
+      expect((await call("PUT", "/api/security/users/role-raced-user/roles", as, { roles: ["raced-role"] })).status).toBe(409);
+      expect((await call("PUT", "/api/users/role-raced-user", as, { name: "R", roles: ["raced-role"] })).status).toBe(409);
+      expect((await call("PUT", "/api/groups/role-raced-other", as, { description: "o", roles: ["raced-role"] })).status).toBe(409);
+      expect((await call("POST", "/api/groups/role-raced-group/users/role-raced-member", as)).status).toBe(409);
+      expect((await call("POST", `/api/applications/${application.id}/roles/raced-role`, as)).status).toBe(409);
+    } finally {
+      SecurityStore.prototype.rolesAsRead = read;
+    }
+    expect(await apiOk("GET", "/api/security/users/role-raced-user")).toMatchObject({ roles: [] });
+    expect((await api("GET", "/api/groups/role-raced-other")).status).toBe(404);
+    expect(await apiOk("GET", "/api/groups/role-raced-group/users")).toEqual([]);
+    expect(await apiOk("GET", `/api/security/users/app:${application.id}`)).toMatchObject({ roles: [] });
   });
 });

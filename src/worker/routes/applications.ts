@@ -8,8 +8,8 @@ import { notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { parseOrThrow, requestObject } from "../schemas";
 import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationUserId, type Application } from "../security/applications";
-import { SecurityStore, type ApiKeyState } from "../security/store";
-import { changedMeanwhile } from "../security/users";
+import { ALWAYS, SecurityStore, type ApiKeyState, type WriteCondition } from "../security/store";
+import { authorizeRoles, changedMeanwhile } from "../security/users";
 import { MAX_TAGS_PER_TARGET, TagListSchema, type Tag } from "../tags";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
@@ -51,17 +51,18 @@ async function accessKeyOf(store: SecurityStore, application: Application, keyId
 
 /**
  * Changes the role list of `application`'s user as `change` does, from its assignment now; `authorize` first sees the
- * roles it adds (to refuse handing out what the caller does not hold). 409 when the assignment changed meanwhile.
+ * roles it adds (to refuse handing out what the caller does not hold) and says what the write must still find true.
+ * 409 when the assignment, or what `authorize` checked, changed meanwhile.
  */
-async function changeRoles(env: Env, application: Application, change: (roles: string[]) => string[], authorize: (added: string[]) => Promise<void> = async () => {}): Promise<void> {
+async function changeRoles(env: Env, application: Application, change: (roles: string[]) => string[], authorize: (added: string[]) => Promise<WriteCondition> = async () => ALWAYS): Promise<void> {
   const store = new SecurityStore(env.DB);
   const userId = applicationUserId(application.id);
   const previous = await store.getAssignment(userId);
   const held = previous?.roles ?? [];
   const roles = change(held);
   if (roles.length === held.length && roles.every((role, index) => role === held[index])) return;
-  await authorize(roles.filter((role) => !held.includes(role)));
-  if (!(await store.putAssignment({ userId, roles, directPermissions: previous?.directPermissions ?? [] }, previous))) throw changedMeanwhile(`the roles of application ${application.id}`);
+  const unchanged = await authorize(roles.filter((role) => !held.includes(role)));
+  if (!(await store.putAssignment({ userId, roles, directPermissions: previous?.directPermissions ?? [] }, previous, [], unchanged))) throw changedMeanwhile(`the roles of application ${application.id}`);
 }
 
 /** Changes `application`'s tags as `change` does; 409 when they changed meanwhile. */
@@ -162,7 +163,7 @@ export function registerApplicationRoutes(router: RouterType<IRequest, Args>): v
       env,
       application,
       (roles) => (roles.includes(role) ? roles : [...roles, role]),
-      async (added) => authorizeHandingOut(principalOf(request).grants, await store.roleGrants(added), `assigning ${role} to application ${application.id}`),
+      (added) => authorizeRoles(principalOf(request).grants, store, added, `assigning ${role} to application ${application.id}`),
     );
     return new Response(null, { status: 200 });
   });

@@ -48,8 +48,8 @@ async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, c
     if (subject.id === BOOTSTRAP_ADMIN_USER) throw validationError("Reserved user id", [{ path: "subject.id", message: `${BOOTSTRAP_ADMIN_USER} is the bootstrap admin of BOOTSTRAP_ADMIN_KEY, which holds everything` }]);
     const previous = await store.getAssignment(subject.id);
     const assignment = { userId: subject.id, roles: previous?.roles ?? [], directPermissions: bounded(change(previous?.directPermissions ?? []), subject) };
-    await authorizeAssignment(holder, store, assignment, previous);
-    if (!(await store.putAssignment(assignment, previous))) throw changedMeanwhile(`the assignment of ${subject.id}`);
+    const unchanged = await authorizeAssignment(holder, store, assignment, previous);
+    if (!(await store.putAssignment(assignment, previous, [], unchanged))) throw changedMeanwhile(`the assignment of ${subject.id}`);
     return;
   }
   if (subject.type === "ROLE") {

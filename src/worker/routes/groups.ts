@@ -1,15 +1,14 @@
 import type { IRequest, RouterType } from "itty-router";
 import * as v from "valibot";
 import { authorizeHandingOut } from "../auth/delegation";
-import type { Grant } from "../auth/permissions";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
 import { parseOrThrow, requestObject } from "../schemas";
 import { GroupRepository, type Group } from "../security/groups";
 import { OrkesRolesSchema, UserIdSchema } from "../security/schemas";
-import { SecurityStore } from "../security/store";
-import { changedMeanwhile, conductorGroup, conductorUser } from "../security/users";
+import { ALWAYS, SecurityStore, type WriteCondition } from "../security/store";
+import { authorizeRoles, changedMeanwhile, conductorGroup, conductorUser } from "../security/users";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
 
@@ -31,10 +30,14 @@ async function groupAt(env: Env, id: string): Promise<Group> {
   return group;
 }
 
-/** What members of `groups` hold through them: their roles' permissions and the permissions given to them. */
-export async function groupGrants(env: Env, groups: readonly Group[]): Promise<Grant[]> {
-  const roles = [...new Set(groups.flatMap((group) => group.roles))];
-  return [...groups.flatMap((group) => group.permissions), ...(await new SecurityStore(env.DB).roleGrants(roles))];
+/**
+ * Throws 403 unless the caller holds what members of `groups` hold through them (their roles' permissions and the
+ * permissions given to them), joining by `what`; returns the condition that those roles still grant only that.
+ */
+export async function authorizeJoining(request: IRequest, env: Env, groups: readonly Group[], what: string): Promise<WriteCondition> {
+  const holder = principalOf(request).grants;
+  authorizeHandingOut(holder, groups.flatMap((group) => group.permissions), what);
+  return authorizeRoles(holder, new SecurityStore(env.DB), [...new Set(groups.flatMap((group) => group.roles))], what);
 }
 
 /**
@@ -46,8 +49,8 @@ async function changeMembers(request: IRequest, env: Env, group: Group, added: r
   const repository = new GroupRepository(env.DB);
   const members = await repository.members(group.id);
   const newMembers = added.filter((userId) => !members.includes(userId));
-  if (newMembers.length > 0) authorizeHandingOut(principalOf(request).grants, await groupGrants(env, [group]), `adding ${newMembers.join(", ")} to group ${group.id}`);
-  if (!(await repository.changeMembers(group, newMembers, removed))) throw changedMeanwhile(`group ${group.id}`);
+  const rolesChecked = newMembers.length > 0 ? await authorizeJoining(request, env, [group], `adding ${newMembers.join(", ")} to group ${group.id}`) : ALWAYS;
+  if (!(await repository.changeMembers(group, newMembers, removed, rolesChecked))) throw changedMeanwhile(`group ${group.id} (or a role it gives)`);
 }
 
 /**
@@ -81,9 +84,9 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
     const previous = await repository.get(id);
     // Every member gets the roles added: handing them out.
     const added = roles.filter((role) => !(previous?.roles ?? []).includes(role));
-    if (added.length > 0) authorizeHandingOut(principalOf(request).grants, await store.roleGrants(added), `giving group ${id} ${added.join(", ")}`);
+    const rolesChecked = await authorizeRoles(principalOf(request).grants, store, added, `giving group ${id} ${added.join(", ")}`);
     const group = { id, description: body.description, roles, permissions: previous?.permissions ?? [] };
-    if (!(await repository.put(group, previous))) throw changedMeanwhile(`group ${id}`);
+    if (!(await repository.put(group, previous, rolesChecked))) throw changedMeanwhile(`group ${id} (or a role it gives)`);
     return Response.json(await conductorGroup(store, group));
   });
 

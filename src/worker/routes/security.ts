@@ -156,8 +156,8 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     if (unknown.length > 0) throw validationError("Unknown roles", unknown.map((role) => ({ path: `roles[${body.roles.indexOf(role)}]`, message: `no role named ${role}` })));
     const assignment = { userId, roles: body.roles, directPermissions: body.directPermissions };
     const previous = await store.getAssignment(userId);
-    await authorizeAssignment(principalOf(request).grants, store, assignment, previous);
-    if (!(await store.putAssignment(assignment, previous))) throw changedMeanwhile(`the assignment of ${userId}`);
+    const unchanged = await authorizeAssignment(principalOf(request).grants, store, assignment, previous);
+    if (!(await store.putAssignment(assignment, previous, [], unchanged))) throw changedMeanwhile(`the assignment of ${userId} (or a role it gives)`);
     return Response.json(assignment);
   });
   router.get("/api/security/users", async (_request, env) => Response.json(await new SecurityStore(env.DB).listUsers()));

@@ -1,6 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
 import * as v from "valibot";
-import { authorizeHandingOut } from "../auth/delegation";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
 import { forgetVerifiedTokens, keySessionRevocations } from "../auth/tokens";
 import { principalOf } from "../guard";
@@ -10,9 +9,9 @@ import { parseOrThrow, requestObject } from "../schemas";
 import { APPLICATION_USER_PREFIX } from "../security/applications";
 import { NAME_PATTERN, OrkesRolesSchema } from "../security/schemas";
 import { GroupRepository } from "../security/groups";
-import { ASSIGNMENT_WRITTEN, SecurityStore } from "../security/store";
+import { ALWAYS, ASSIGNMENT_WRITTEN, SecurityStore, allHold } from "../security/store";
 import { authorizeAssignment, changedMeanwhile, conductorUser } from "../security/users";
-import { groupGrants } from "./groups";
+import { authorizeJoining } from "./groups";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
 
@@ -80,18 +79,19 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
     if (missing.length > 0) throw validationError("Unknown groups", missing.map((id) => ({ path: `groups[${body.groups!.indexOf(id)}]`, message: `no group ${id}` })));
     const { assignment: previous, name: previousName } = await store.getNamedAssignment(userId);
     const assignment = { userId, roles: body.roles ?? previous?.roles ?? [], directPermissions: previous?.directPermissions ?? [] };
-    await authorizeAssignment(principalOf(request).grants, store, assignment, previous);
+    const rolesChecked = await authorizeAssignment(principalOf(request).grants, store, assignment, previous);
     // Joining a group gives its roles and permissions: handed out as assigning them would be.
     const memberOf = (await groupRepository.groupsOf(userId)).map((group) => group.id);
     const newGroups = (joined ?? []).flatMap((group) => (group === null || memberOf.includes(group.id) ? [] : [group]));
-    if (newGroups.length > 0) authorizeHandingOut(principalOf(request).grants, await groupGrants(env, newGroups), `adding ${userId} to ${newGroups.map((group) => group.id).join(", ")}`);
+    const groupsChecked = newGroups.length > 0 ? await authorizeJoining(request, env, newGroups, `adding ${userId} to ${newGroups.map((group) => group.id).join(", ")}`) : ALWAYS;
     // The name and the memberships are written with the assignment, in its transaction, or not at all.
     const writtenWith = [
       ...(body.name === undefined || body.name === "" ? [] : [store.withAssignment(assignment, `UPDATE user_assignments SET name = ?4 WHERE user_id = ?1 AND ${ASSIGNMENT_WRITTEN}`, body.name)]),
       ...(groupIds === undefined ? [] : groupRepository.membershipStatements(store, assignment, groupIds)),
     ];
     // The groups joined anew were checked as they were read: changed meanwhile, nothing is written.
-    if (!(await store.putAssignment(assignment, previous, writtenWith, GroupRepository.unchangedCondition(newGroups)))) throw changedMeanwhile(`the assignment of ${userId} (or a group it joins)`);
+    const unchanged = allHold(rolesChecked, GroupRepository.unchangedCondition(newGroups), groupsChecked);
+    if (!(await store.putAssignment(assignment, previous, writtenWith, unchanged))) throw changedMeanwhile(`the assignment of ${userId} (or a role or group it gives)`);
     const name = body.name === undefined || body.name === "" ? previousName : body.name;
     return Response.json(await conductorUser(store, userId, assignment.roles, name, await groupRepository.groupsOf(userId)));
   });

@@ -1,5 +1,5 @@
 import type { Grant } from "../auth/permissions";
-import { ASSIGNMENT_WRITTEN, forgetAllGrants, type SecurityStore, type UserAssignment } from "./store";
+import { ALWAYS, ASSIGNMENT_WRITTEN, forgetAllGrants, type SecurityStore, type UserAssignment, type WriteCondition } from "./store";
 
 /**
  * Orkes' group: users sharing roles; a member holds the group's roles as if assigned them, and the permissions given
@@ -37,16 +37,18 @@ export class GroupRepository {
 
   /**
    * Stores a group's description and roles (a new one's permissions too), only while the stored one is still
-   * `previous` (null: none), the one the caller's right to make the change was checked against; false when it changed
-   * meanwhile.
+   * `previous` (null: none), the one the caller's right to make the change was checked against, and while `unchanged`
+   * holds (the roles added still grant what was checked); false when either changed meanwhile.
    */
-  async put(group: Group, previous: Group | null): Promise<boolean> {
+  async put(group: Group, previous: Group | null, unchanged: WriteCondition = ALWAYS): Promise<boolean> {
     const now = Date.now();
     const statement = previous
-      ? this.#db.prepare(`UPDATE groups SET description = ?, roles = ?, update_time = ? WHERE id = ? AND roles = ?`).bind(group.description, JSON.stringify(group.roles), now, group.id, JSON.stringify(previous.roles))
+      ? this.#db
+          .prepare(`UPDATE groups SET description = ?, roles = ?, update_time = ? WHERE id = ? AND roles = ? AND ${unchanged.sql}`)
+          .bind(group.description, JSON.stringify(group.roles), now, group.id, JSON.stringify(previous.roles), ...unchanged.binds)
       : this.#db
-          .prepare(`INSERT INTO groups (id, description, roles, permissions, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
-          .bind(group.id, group.description, JSON.stringify(group.roles), JSON.stringify(group.permissions), now, now);
+          .prepare(`INSERT INTO groups (id, description, roles, permissions, create_time, update_time) SELECT ?, ?, ?, ?, ?, ? WHERE ${unchanged.sql} ON CONFLICT (id) DO NOTHING`)
+          .bind(group.id, group.description, JSON.stringify(group.roles), JSON.stringify(group.permissions), now, now, ...unchanged.binds);
     const result = await statement.run();
     forgetAllGrants();
     return result.meta.changes > 0;
@@ -99,15 +101,16 @@ export class GroupRepository {
 
   /**
    * Adds `userIds` to group `group` and removes `removed` from it, in one transaction, only while the group's roles and
-   * permissions are still those of `group` (what the caller's right to hand them out was checked against); false when
-   * it is gone or they changed.
+   * permissions are still those of `group` and `rolesChecked` holds (its roles still grant what was checked: what the
+   * caller's right to hand them out was checked against); false when it is gone or they changed.
    */
-  async changeMembers(group: Group, added: readonly string[], removed: readonly string[]): Promise<boolean> {
-    const unchanged = `EXISTS (SELECT 1 FROM groups WHERE id = ?1 AND roles = ?2 AND permissions = ?3)`;
+  async changeMembers(group: Group, added: readonly string[], removed: readonly string[], rolesChecked: WriteCondition = ALWAYS): Promise<boolean> {
+    // Numbered parameters first; the condition's own `?`s take the numbers after them.
+    const unchanged = `EXISTS (SELECT 1 FROM groups WHERE id = ?1 AND roles = ?2 AND permissions = ?3) AND ${rolesChecked.sql}`;
     const held = [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions)];
     const results = await this.#db.batch([
-      this.#db.prepare(`SELECT 1 AS found FROM groups WHERE id = ?1 AND roles = ?2 AND permissions = ?3`).bind(...held),
-      ...added.map((userId) => this.#db.prepare(`INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?1, ?4 WHERE ${unchanged}`).bind(...held, userId)),
+      this.#db.prepare(`SELECT 1 AS found WHERE ${unchanged}`).bind(...held, ...rolesChecked.binds),
+      ...added.map((userId) => this.#db.prepare(`INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?1, ?4 WHERE ${unchanged}`).bind(...held, userId, ...rolesChecked.binds)),
       ...removed.map((userId) => this.#db.prepare(`DELETE FROM group_members WHERE group_id = ? AND user_id = ?`).bind(group.id, userId)),
     ]);
     forgetAllGrants();

@@ -50,6 +50,34 @@ async function hmacHex(salt: string, secret: string): Promise<string> {
   return [...mac].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
+/**
+ * A condition on other rows that a write must still find true (SQL with `?` placeholders and their values): what the
+ * caller's right to make the write was checked against, so that a change landing in between refuses the write.
+ */
+export interface WriteCondition {
+  sql: string;
+  binds: readonly string[];
+}
+
+/** The condition that always holds. */
+export const ALWAYS: WriteCondition = { sql: "1", binds: [] };
+
+/** All of `conditions` at once. */
+export function allHold(...conditions: readonly WriteCondition[]): WriteCondition {
+  const real = conditions.filter((condition) => condition !== ALWAYS);
+  if (real.length === 0) return ALWAYS;
+  return { sql: real.map((condition) => `(${condition.sql})`).join(" AND "), binds: real.flatMap((condition) => condition.binds) };
+}
+
+/** The condition that `roles` still grant what they did when read (see {@link SecurityStore.rolesAsRead}). */
+export function rolesUnchanged(roles: readonly Role[]): WriteCondition {
+  if (roles.length === 0) return ALWAYS;
+  return {
+    sql: roles.map(() => `EXISTS (SELECT 1 FROM roles WHERE name = ? AND permissions = ?)`).join(" AND "),
+    binds: roles.flatMap((role) => [role.name, JSON.stringify(role.permissions)]),
+  };
+}
+
 /** True once the assignment bound by {@link SecurityStore.withAssignment} is the one stored. */
 export const ASSIGNMENT_WRITTEN = `EXISTS (SELECT 1 FROM user_assignments WHERE user_id = ?1 AND roles = ?2 AND direct_permissions = ?3)`;
 
@@ -110,6 +138,16 @@ export class SecurityStore {
     return result.meta.changes > 0;
   }
 
+  /** The roles named, as stored now (unknown names left out): what a hand-out of them is checked against. */
+  async rolesAsRead(names: readonly string[]): Promise<Role[]> {
+    if (names.length === 0) return [];
+    const { results } = await this.#db
+      .prepare(`SELECT name, description, permissions FROM roles WHERE name IN (${names.map(() => "?").join(", ")})`)
+      .bind(...names)
+      .all<{ name: string; description: string; permissions: string }>();
+    return results.map((row) => ({ name: row.name, description: row.description, permissions: JSON.parse(row.permissions) as Grant[] }));
+  }
+
   /** Names among `names` that are not roles. */
   async unknownRoles(names: string[]): Promise<string[]> {
     if (names.length === 0) return [];
@@ -144,7 +182,7 @@ export class SecurityStore {
     assignment: UserAssignment,
     previous: UserAssignment | null,
     alsoInTransaction: readonly D1PreparedStatement[] = [],
-    unchanged: { sql: string; binds: readonly string[] } = { sql: "1", binds: [] },
+    unchanged: WriteCondition = ALWAYS,
   ): Promise<boolean> {
     const roles = JSON.stringify(assignment.roles);
     const direct = JSON.stringify(assignment.directPermissions);

@@ -3,16 +3,28 @@ import type { Grant } from "../auth/permissions";
 import { ApiError } from "../http/errors";
 import { APPLICATION_USER_PREFIX } from "./applications";
 import type { Group } from "./groups";
-import type { Role, SecurityStore, UserAssignment } from "./store";
+import { ALWAYS, rolesUnchanged, type Role, type SecurityStore, type UserAssignment, type WriteCondition } from "./store";
 
 /**
  * Throws 403 unless the caller holds every grant an assignment gives anew: direct permissions and the
- * permissions of roles the user did not have before. Keeping what a user already has is not handing it out.
+ * permissions of roles the user did not have before. Keeping what a user already has is not handing it out. Returns
+ * the condition for the write (see `SecurityStore.putAssignment`): the roles added still grant what was checked.
  */
-export async function authorizeAssignment(holder: readonly Grant[], store: SecurityStore, assignment: UserAssignment, previous: UserAssignment | null): Promise<void> {
+export async function authorizeAssignment(holder: readonly Grant[], store: SecurityStore, assignment: UserAssignment, previous: UserAssignment | null): Promise<WriteCondition> {
   authorizeHandingOut(holder, addedGrants(previous?.directPermissions ?? [], assignment.directPermissions), `the direct permissions of ${assignment.userId}`);
   const addedRoles = assignment.roles.filter((role) => !(previous?.roles ?? []).includes(role));
-  if (addedRoles.length > 0) authorizeHandingOut(holder, await store.roleGrants(addedRoles), `assigning ${addedRoles.join(", ")}`);
+  return authorizeRoles(holder, store, addedRoles, `assigning ${addedRoles.join(", ")}`);
+}
+
+/**
+ * Throws 403 unless the caller holds every permission of the roles `names` (handed out by `what`); returns the condition
+ * that they still grant only that when the hand-out is written.
+ */
+export async function authorizeRoles(holder: readonly Grant[], store: SecurityStore, names: readonly string[], what: string): Promise<WriteCondition> {
+  if (names.length === 0) return ALWAYS;
+  const roles = await store.rolesAsRead(names);
+  authorizeHandingOut(holder, roles.flatMap((role) => role.permissions), what);
+  return rolesUnchanged(roles);
 }
 
 /** 409 for a change refused because what it was checked against changed meanwhile (nothing was written). */
