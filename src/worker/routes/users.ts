@@ -84,13 +84,13 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
     const memberOf = (await groupRepository.groupsOf(userId)).map((group) => group.id);
     const newGroups = (joined ?? []).flatMap((group) => (group === null || memberOf.includes(group.id) ? [] : [group]));
     const groupsChecked = newGroups.length > 0 ? await authorizeJoining(request, env, newGroups, `adding ${userId} to ${newGroups.map((group) => group.id).join(", ")}`) : ALWAYS;
+    // The groups joined anew and the roles assigned were checked as they were read: changed meanwhile, nothing is written.
+    const unchanged = allHold(rolesChecked, GroupRepository.unchangedCondition(newGroups), groupsChecked);
     // The name and the memberships are written with the assignment, in its transaction, or not at all.
     const writtenWith = [
-      ...(body.name === undefined || body.name === "" ? [] : [store.withAssignment(assignment, `UPDATE user_assignments SET name = ?4 WHERE user_id = ?1 AND ${ASSIGNMENT_WRITTEN}`, body.name)]),
-      ...(groupIds === undefined ? [] : groupRepository.membershipStatements(store, assignment, groupIds)),
+      ...(body.name === undefined || body.name === "" ? [] : [store.withAssignment(assignment, unchanged, `UPDATE user_assignments SET name = ?4 WHERE user_id = ?1 AND ${ASSIGNMENT_WRITTEN}`, body.name)]),
+      ...(groupIds === undefined ? [] : groupRepository.membershipStatements(store, assignment, groupIds, unchanged)),
     ];
-    // The groups joined anew were checked as they were read: changed meanwhile, nothing is written.
-    const unchanged = allHold(rolesChecked, GroupRepository.unchangedCondition(newGroups), groupsChecked);
     if (!(await store.putAssignment(assignment, previous, writtenWith, unchanged))) throw changedMeanwhile(`the assignment of ${userId} (or a role or group it gives)`);
     const name = body.name === undefined || body.name === "" ? previousName : body.name;
     return Response.json(await conductorUser(store, userId, assignment.roles, name, await groupRepository.groupsOf(userId)));

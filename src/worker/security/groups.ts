@@ -131,14 +131,14 @@ export class GroupRepository {
 
   /**
    * The statements that make the user of `assignment` a member of exactly `groupIds` (Orkes' upsertUser), for the
-   * transaction that stores the assignment: they act only once it is stored (see `ASSIGNMENT_WRITTEN`). A group deleted
-   * meanwhile gets no member.
+   * transaction that stores the assignment: they act only once it is stored (see `ASSIGNMENT_WRITTEN`) and while
+   * `unchanged` (that write's condition) holds. A group deleted meanwhile gets no member.
    */
-  membershipStatements(store: SecurityStore, assignment: UserAssignment, groupIds: readonly string[]): D1PreparedStatement[] {
+  membershipStatements(store: SecurityStore, assignment: UserAssignment, groupIds: readonly string[], unchanged: WriteCondition): D1PreparedStatement[] {
     return [
-      store.withAssignment(assignment, `DELETE FROM group_members WHERE user_id = ?1 AND ${ASSIGNMENT_WRITTEN}`),
+      store.withAssignment(assignment, unchanged, `DELETE FROM group_members WHERE user_id = ?1 AND ${ASSIGNMENT_WRITTEN}`),
       ...groupIds.map((groupId) =>
-        store.withAssignment(assignment, `INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?4, ?1 WHERE ${ASSIGNMENT_WRITTEN} AND EXISTS (SELECT 1 FROM groups WHERE id = ?4)`, groupId),
+        store.withAssignment(assignment, unchanged, `INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?4, ?1 WHERE ${ASSIGNMENT_WRITTEN} AND EXISTS (SELECT 1 FROM groups WHERE id = ?4)`, groupId),
       ),
     ];
   }

@@ -200,12 +200,17 @@ export class SecurityStore {
   }
 
   /**
-   * `sql` bound for {@link putAssignment}'s transaction: `?1` is the user, `?2` and `?3` the assignment's roles and
-   * direct permissions as {@link ASSIGNMENT_WRITTEN} reads them, and `more` binds from `?4` on. A statement guarded by
-   * that condition is written with the assignment, or not at all when the assignment's own write was refused.
+   * `sql` (a statement ending in its WHERE clause) bound for {@link putAssignment}'s transaction: `?1` is the user, `?2`
+   * and `?3` the assignment's roles and direct permissions as {@link ASSIGNMENT_WRITTEN} reads them, and `more` binds
+   * from `?4` on; `unchanged`, the condition given to that `putAssignment`, is added to the WHERE clause (its own
+   * parameters bound after `more`). A statement guarded by both is written with the assignment, or not at all when the
+   * assignment's own write was refused: the assignment may already be stored as it would be written, so its condition
+   * must hold too.
    */
-  withAssignment(assignment: UserAssignment, sql: string, ...more: Array<string | number>): D1PreparedStatement {
-    return this.#db.prepare(sql).bind(assignment.userId, JSON.stringify(assignment.roles), JSON.stringify(assignment.directPermissions), ...more);
+  withAssignment(assignment: UserAssignment, unchanged: WriteCondition, sql: string, ...more: Array<string | number>): D1PreparedStatement {
+    return this.#db
+      .prepare(`${sql} AND (${unchanged.sql})`)
+      .bind(assignment.userId, JSON.stringify(assignment.roles), JSON.stringify(assignment.directPermissions), ...more, ...unchanged.binds);
   }
 
   /**
