@@ -100,7 +100,7 @@ export class GroupRepository {
   }
 
   /**
-   * Adds `userIds` to group `group` and removes `removed` from it, in one transaction, only while the group's roles and
+   * Adds `added` to group `group` and removes `removed` from it, in one transaction, only while the group's roles and
    * permissions are still those of `group` and `rolesChecked` holds (its roles still grant what was checked: what the
    * caller's right to hand them out was checked against); false when it is gone or they changed.
    */
@@ -111,7 +111,8 @@ export class GroupRepository {
     const results = await this.#db.batch([
       this.#db.prepare(`SELECT 1 AS found WHERE ${unchanged}`).bind(...held, ...rolesChecked.binds),
       ...added.map((userId) => this.#db.prepare(`INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?1, ?4 WHERE ${unchanged}`).bind(...held, userId, ...rolesChecked.binds)),
-      ...removed.map((userId) => this.#db.prepare(`DELETE FROM group_members WHERE group_id = ? AND user_id = ?`).bind(group.id, userId)),
+      // Removals too: a refused change (false) changes nothing.
+      ...removed.map((userId) => this.#db.prepare(`DELETE FROM group_members WHERE group_id = ?1 AND user_id = ?4 AND ${unchanged}`).bind(...held, userId, ...rolesChecked.binds)),
     ]);
     forgetAllGrants();
     return results[0]!.results.length > 0;
