@@ -969,7 +969,8 @@ function refreshUnstartedInputs(draft: Draft, env: DecideEnv): void {
     if (task.status !== "SCHEDULED" || task.startTime !== 0 || task.attempt !== 0 || task.inputGiven === true) continue;
     if (task.awaitingTaskDef === true || task.cache !== undefined || task.domainChoices !== undefined) continue;
     const step = planTask(draft.state.definition, task.definitionIndex)!;
-    if (step.type === "DYNAMIC" || step.name !== task.taskDefName || step.type !== task.taskType) continue;
+    // An upgrade keeps each task's type (see upgrade.ts); a DYNAMIC's chosen task may be another one's.
+    if (step.type === "DYNAMIC" || step.name !== task.taskDefName) continue;
     draft.updateTask(task.taskId, inputFields(draft, task.definitionIndex, task.taskId, env));
   }
 }

@@ -1,6 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
 import { apiOk } from "./helpers";
+import { GroupRepository, type Group } from "../../src/worker/security/groups";
 
 /** What the token endpoint answers. */
 export type Tokens = { token: string; access_token: string; refresh_token: string; token_type: string; expires_in: number };
@@ -31,4 +32,21 @@ export async function createUser(userId: string, assignment: { roles?: string[];
   await apiOk("PUT", `/api/security/users/${userId}/roles`, { roles: assignment.roles ?? [], directPermissions: assignment.directPermissions ?? [] });
   const tokens = await tokenFor(key.keyId, key.keySecret);
   return { ...key, apiKey: `${key.keyId}:${key.keySecret}`, token: tokens.token, tokens };
+}
+
+/**
+ * Runs `run` while reads of group `groupId` see it without roles (as it was before a change that landed between a
+ * request's check and its write), then lets reads see it as stored again.
+ */
+export async function whileGroupReadsWithoutRoles(groupId: string, run: () => Promise<void>): Promise<void> {
+  const read = GroupRepository.prototype.get;
+  GroupRepository.prototype.get = async function (this: GroupRepository, id: string): Promise<Group | null> {
+    const stored = await read.call(this, id);
+    return stored && id === groupId ? { ...stored, roles: [] } : stored;
+  };
+  try {
+    await run();
+  } finally {
+    GroupRepository.prototype.get = read;
+  }
 }

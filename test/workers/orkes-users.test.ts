@@ -3,9 +3,8 @@
  * users: their assignment, keys and name. Through the real router and D1.
  */
 import { describe, expect, it } from "vitest";
-import { GroupRepository, type Group } from "../../src/worker/security/groups";
 import { SecurityStore, type Role, type UserAssignment } from "../../src/worker/security/store";
-import { call, createUser, orkes, tokenFor } from "./auth-helpers";
+import { call, createUser, orkes, tokenFor, whileGroupReadsWithoutRoles } from "./auth-helpers";
 import { api, apiOk } from "./helpers";
 
 interface ConductorUser {
@@ -91,17 +90,10 @@ describe("Orkes' users", () => {
     await apiOk("PUT", "/api/users/raced-user", { name: "Raced", roles: [], groups: [] });
     // The group gains ADMIN between this request's read of it (as it was: nothing to hand out) and its write.
     await apiOk("PUT", "/api/groups/raced-group", { description: "g", roles: ["ADMIN"] });
-    const read = GroupRepository.prototype.get;
-    GroupRepository.prototype.get = async function (id: string): Promise<Group | null> {
-      const stored = await read.call(this, id);
-      return stored && id === "raced-group" ? { ...stored, roles: [] } : stored;
-    };
-    try {
+    await whileGroupReadsWithoutRoles("raced-group", async () => {
       const response = await call("PUT", "/api/users/raced-user", orkes(userAdmin.token), { name: "Renamed", roles: [], groups: ["raced-group"] });
       expect(response.status).toBe(409);
-    } finally {
-      GroupRepository.prototype.get = read;
-    }
+    });
     expect(await apiOk("GET", "/api/users/raced-user")).toMatchObject({ name: "Raced", groups: [] });
     expect(await apiOk("GET", "/api/groups/raced-group/users")).toEqual([]);
   });

@@ -254,7 +254,7 @@ export async function renderGroups(container, _params, context) {
   await accessPage(container, context, { title: "Groups", tab: "groups" }, async () => {
     const groups = /** @type {Group[]} */ (await api("GET", "/api/groups"));
     return [
-      h("p", { className: "help" }, "A group gives its roles to every member, as if each were assigned them."),
+      h("p", { className: "help" }, "A group gives its roles, and the access given to it, to every member, as if each were assigned them."),
       create,
       message,
       groups.length === 0

@@ -8,7 +8,7 @@ import { notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryParams } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { GroupRepository } from "../security/groups";
-import { ACCESS, AuthorizationRequestSchema, accessGiven, grantedAccess, grantsOf, scopeOf, TargetRefSchema, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
+import { ACCESS, AuthorizationRequestSchema, accessGiven, grantedAccess, grantsOf, permissionFor, scopeOf, TargetRefSchema, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
 import { NAME_PATTERN } from "../security/schemas";
 import { SecurityStore } from "../security/store";
 import { authorizeAssignment, changedMeanwhile } from "../security/users";
@@ -23,9 +23,9 @@ const MAX_GRANTS = 200;
 /** A change of a subject's grants: what it holds now in, what it is to hold out. */
 type GrantChange = (held: readonly Grant[]) => Grant[];
 
-const sameGrant = (a: Grant, b: Grant) => a.action === b.action && a.scope === b.scope;
 const adding = (grants: readonly Grant[]): GrantChange => (held) => [...held, ...addedGrants(held, grants)];
-const removing = (grants: readonly Grant[]): GrantChange => (held) => held.filter((grant) => !grants.some((gone) => sameGrant(gone, grant)));
+// What is held and not among `grants`: addedGrants read the other way round.
+const removing = (grants: readonly Grant[]): GrantChange => (held) => addedGrants(grants, held);
 
 /** Refuses (400) a change that would leave a subject holding more grants than it may. */
 function bounded(grants: Grant[], subject: SubjectRef): Grant[] {
@@ -120,8 +120,7 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
     const target = targetOf(queryParams(request, ["type", "id"]));
     const grants = await grantsFor(env, pathName(request, "userId"));
     const scope = scopeOf(target);
-    const permissionOf = (kind: Access) => grantsOf(target, [kind])[0]!.action;
-    return Response.json(Object.fromEntries(ACCESS.map((kind) => [kind, grantsAllow(grants, permissionOf(kind), scope)])));
+    return Response.json(Object.fromEntries(ACCESS.map((kind) => [kind, grantsAllow(grants, permissionFor(target.type, kind), scope)])));
   });
 
   router.get("/api/groups/:groupId/permissions", async (request, env) => {

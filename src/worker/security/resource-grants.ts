@@ -46,17 +46,22 @@ export function scopeOf(target: TargetRef): string {
   return `${kindOf(target.type)}:${target.id}`;
 }
 
+/** The permission that gives `kind` of access to a target of `type`. */
+export function permissionFor(type: TargetType, kind: Access): Permission {
+  return PERMISSION_OF[kindOf(type)][kind];
+}
+
 /** The grants that give `access` to `target` (one per permission: CREATE, UPDATE and DELETE share one). */
 export function grantsOf(target: TargetRef, access: readonly Access[]): Grant[] {
   const scope = scopeOf(target);
-  const permissions = new Set(access.map((kind) => PERMISSION_OF[kindOf(target.type)][kind]));
+  const permissions = new Set(access.map((kind) => permissionFor(target.type, kind)));
   return [...permissions].map((action) => ({ action, scope }));
 }
 
 /** The access to a target of `type` that `grants` give at exactly `scope` (not through `*` or a prefix), in {@link ACCESS} order. */
 export function accessGiven(grants: readonly Grant[], type: TargetType, scope: string): Access[] {
   const held = new Set(grants.filter((grant) => grant.scope === scope).map((grant) => grant.action));
-  return ACCESS.filter((kind) => held.has(PERMISSION_OF[kindOf(type)][kind]));
+  return ACCESS.filter((kind) => held.has(permissionFor(type, kind)));
 }
 
 /**

@@ -86,6 +86,11 @@ export function forgetAllGrants(): void {
   grantsCache.clear();
 }
 
+/** A role as a row of `roles` holds it. */
+function roleOf(row: { name: string; description: string; permissions: string }): Role {
+  return { name: row.name, description: row.description, permissions: JSON.parse(row.permissions) as Grant[] };
+}
+
 /** Roles, user assignments, API keys and access rules in D1. */
 export class SecurityStore {
   readonly #db: D1Database;
@@ -98,12 +103,12 @@ export class SecurityStore {
 
   async listRoles(): Promise<Role[]> {
     const { results } = await this.#db.prepare(`SELECT name, description, permissions FROM roles ORDER BY name`).all<{ name: string; description: string; permissions: string }>();
-    return results.map((row) => ({ name: row.name, description: row.description, permissions: JSON.parse(row.permissions) as Grant[] }));
+    return results.map(roleOf);
   }
 
   async getRole(name: string): Promise<Role | null> {
     const row = await this.#db.prepare(`SELECT name, description, permissions FROM roles WHERE name = ?`).bind(name).first<{ name: string; description: string; permissions: string }>();
-    return row ? { name: row.name, description: row.description, permissions: JSON.parse(row.permissions) as Grant[] } : null;
+    return row ? roleOf(row) : null;
   }
 
   /** Creates a role; false when one of that name exists. */
@@ -145,7 +150,7 @@ export class SecurityStore {
       .prepare(`SELECT name, description, permissions FROM roles WHERE name IN (${names.map(() => "?").join(", ")})`)
       .bind(...names)
       .all<{ name: string; description: string; permissions: string }>();
-    return results.map((row) => ({ name: row.name, description: row.description, permissions: JSON.parse(row.permissions) as Grant[] }));
+    return results.map(roleOf);
   }
 
   /** Names among `names` that are not roles. */
@@ -249,11 +254,10 @@ export class SecurityStore {
   }
 
   /** The permissions of the named roles (unknown names grant nothing). */
-  async roleGrants(names: string[]): Promise<Grant[]> {
-    if (names.length === 0) return [];
-    const { results } = await this.#db.prepare(`SELECT permissions FROM roles WHERE name IN (${names.map(() => "?").join(", ")})`).bind(...names).all<{ permissions: string }>();
-    return results.flatMap((row) => JSON.parse(row.permissions) as Grant[]);
+  async roleGrants(names: readonly string[]): Promise<Grant[]> {
+    return (await this.rolesAsRead(names)).flatMap((role) => role.permissions);
   }
+
 
   /**
    * Everyone something is assigned to, who holds a key or belongs to a group, by user id (at most {@link MAX_LISTED_USERS}): what each is
