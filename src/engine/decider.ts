@@ -54,7 +54,8 @@ import {
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { joinOutput } from "./tasks/fork-join";
 import { taskIdWithin } from "./task-id";
-import { taskSchemaFailure, workflowOutputSchemaFailure } from "./json-schema";
+import { schemaIssues, taskSchemaFailure, workflowOutputSchemaFailure } from "./json-schema";
+import { checkMayUpdate, humanActionFields, type HumanAction, type HumanCaller } from "./tasks/human/progress";
 import { chooseDynamicTask } from "./tasks/dynamic";
 import { applyUpgrade, type UpgradeRequest } from "./upgrade";
 import { forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
@@ -92,6 +93,13 @@ export type ExecutionEvent =
   | { type: "externalUpdate"; taskId: string; status: ExternalTaskStatus; output: JsonObject; reason?: string; callbackAfterSeconds?: number }
   /** A worker's poll took SIMPLE task `taskId` from its queue: it is the worker's now (IN_PROGRESS). */
   | { type: "taskPolled"; taskId: string; workerId?: string }
+  /** An action on a HUMAN task through Orkes' human task API (claim, release, reassign, skip, delete): see `tasks/human/progress.ts`. */
+  | { type: "humanAction"; taskId: string; caller: HumanCaller; action: HumanAction }
+  /**
+   * A HUMAN task's form, merged into its output by whoever claimed it: saved (`complete` false, it stays IN_PROGRESS) or
+   * submitted (COMPLETED), then checked against the JSON schema of its user form, `formSchema`, when one is given.
+   */
+  | { type: "humanUpdate"; taskId: string; caller: HumanCaller; output: JsonObject; complete: boolean; formSchema?: JsonObject }
   /** A worker's heartbeat for SIMPLE task `taskId` (Conductor's TaskResult with `extendLease`): see {@link applyLeaseExtension}. */
   | { type: "leaseExtended"; taskId: string }
   /**
@@ -368,6 +376,12 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "taskPolled":
       applyTaskPolled(draft, event, env);
       return { state: draft.state, effects };
+    case "humanAction":
+      draft.updateTask(event.taskId, humanActionFields(taskToUpdate(draft, event.taskId), event.caller, event.action, env.now));
+      break;
+    case "humanUpdate":
+      applyHumanUpdate(draft, event, env, effects);
+      break;
     case "leaseExtended":
       return applyLeaseExtension(draft, event.taskId, env) ? { state: draft.state, effects } : { state, effects: [] };
     case "tick":
@@ -628,6 +642,25 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
     }
   }
   draft.updateTask(task.taskId, fields);
+}
+
+/** Task `taskId` of the execution; NOT_FOUND when it has none. */
+function taskToUpdate(draft: Draft, taskId: string): TaskExecution {
+  const task = draft.task(taskId);
+  if (!task) throw new EngineError("NOT_FOUND", `Task ${taskId} is not part of workflow ${draft.state.workflowId}`);
+  return task;
+}
+
+/** See the `humanUpdate` event: the form's fields go in as a TaskResult's output would, once the caller may fill it in. */
+function applyHumanUpdate(draft: Draft, event: Extract<ExecutionEvent, { type: "humanUpdate" }>, env: DecideEnv, effects: Effect[]): void {
+  const task = taskToUpdate(draft, event.taskId);
+  const progress = checkMayUpdate(task, event.caller);
+  if (event.complete && event.formSchema !== undefined) {
+    const issues = schemaIssues(event.formSchema, { ...task.outputData, ...event.output }, "output");
+    if (issues.length > 0) throw new EngineError("INVALID", `The form of human task ${task.taskId} does not match its user form's schema: ${issues.map((issue) => `${issue.path} ${issue.message}`).join("; ")}`);
+  }
+  applyExternalUpdate(draft, { type: "externalUpdate", taskId: task.taskId, status: event.complete ? "COMPLETED" : "IN_PROGRESS", output: event.output }, env, effects);
+  draft.updateTask(task.taskId, { human: { ...progress, updatedBy: `CONDUCTOR_USER:${event.caller.userId}` } });
 }
 
 /**

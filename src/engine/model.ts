@@ -3,6 +3,7 @@
  * `WorkflowDef`, `WorkflowTask`, `Workflow` and `Task` so existing clients read it unchanged.
  * Pure types: no runtime imports.
  */
+import type { HumanProgress } from "./tasks/human/progress";
 
 /** Any JSON value. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -470,6 +471,8 @@ export interface TaskExecution {
   pollCount?: number;
   /** SIMPLE: the delay a worker's last IN_PROGRESS update asked for before the task is polled again. */
   callbackAfterSeconds?: number;
+  /** HUMAN, once started: whom it is assigned to and who has claimed it (see `tasks/human/progress.ts`). Never shown as is. */
+  human?: HumanProgress;
   /**
    * True when a rerun gave this instance's input (`taskInput`): taken literally, as Conductor does, and sent
    * as it is stored, never through the definition's template again. Not evaluated, so a rerun cannot make a

@@ -10,6 +10,7 @@ import { validateForkJoinTask, validateJoinTask } from "../tasks/fork-join/valid
 import { validateForkJoinDynamicTask } from "../tasks/fork-join-dynamic/validate";
 import { validateHttpTask } from "../tasks/http/validate";
 import { validateHttpPollTask } from "../tasks/http-poll/validate";
+import { validateHumanTask } from "../tasks/human/validate";
 import { validateInlineTask } from "../tasks/inline/validate";
 import { validateJsonJqTransformTask } from "../tasks/json-jq-transform/validate";
 import { validateLambdaTask } from "../tasks/lambda/validate";
@@ -45,8 +46,7 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   INLINE: validateInlineTask,
   DO_WHILE: validateDoWhileTask,
   JSON_JQ_TRANSFORM: validateJsonJqTransformTask,
-  // Waits for a person's result: nothing of its own to check (Orkes' assignment settings are kept as given).
-  HUMAN: () => [],
+  HUMAN: validateHumanTask,
   DECISION: validateDecisionTask,
   FORK_JOIN_DYNAMIC: validateForkJoinDynamicTask,
   DYNAMIC: validateDynamicTask,

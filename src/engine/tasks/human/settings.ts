@@ -1,0 +1,194 @@
+/**
+ * Orkes' human task settings: what a HUMAN task's `inputParameters.__humanTaskDefinition` says about who works on it
+ * (an escalation chain of assignments, each for so many minutes), what happens once the chain is used up, and which
+ * user form it is filled in with. Read the same way when a definition is registered (where `${...}` values are left
+ * for the run) and when a task starts (from its resolved input).
+ */
+import type { JsonObject, JsonValue } from "../../model";
+import { childPath, type ValidationIssue } from "../../validation-issue";
+
+/** Where a HUMAN task's input keeps its settings (Orkes' key). */
+export const HUMAN_SETTINGS_KEY = "__humanTaskDefinition";
+
+/** Kinds of assignee (Orkes'): a user or group of this service, or one known only to the system driving the UI. */
+export const HUMAN_USER_TYPES = ["CONDUCTOR_USER", "CONDUCTOR_GROUP", "EXTERNAL_USER", "EXTERNAL_GROUP"] as const;
+/** One of {@link HUMAN_USER_TYPES}. */
+export type HumanUserType = (typeof HUMAN_USER_TYPES)[number];
+
+/** Who a human task is assigned to or claimed by: a user id (or group id) and its kind. */
+export interface HumanUser {
+  user: string;
+  userType: HumanUserType;
+}
+
+/** One step of the escalation chain: its assignee, and the minutes it has to claim the task (0: no limit, the last step). */
+export interface HumanAssignment {
+  assignee: HumanUser;
+  slaMinutes: number;
+}
+
+/** What happens when the last assignment's minutes run out unclaimed (Orkes'). */
+export const COMPLETION_STRATEGIES = ["LEAVE_OPEN", "TERMINATE"] as const;
+/** One of {@link COMPLETION_STRATEGIES}. */
+export type CompletionStrategy = (typeof COMPLETION_STRATEGIES)[number];
+
+/** The user form a task is filled in with: a registered template's name and version (0 or absent: its latest). */
+export interface FormReference {
+  name: string;
+  version?: number;
+}
+
+/** A HUMAN task's settings, as read from its input. */
+export interface HumanSettings {
+  displayName?: string;
+  assignments: HumanAssignment[];
+  completionStrategy: CompletionStrategy;
+  form?: FormReference;
+}
+
+/** Most assignments one chain may have. */
+export const MAX_ASSIGNMENTS = 100;
+/** Longest a single assignment may last: a year, in minutes. */
+const MAX_SLA_MINUTES = 366 * 24 * 60;
+
+const NO_SETTINGS: HumanSettings = { assignments: [], completionStrategy: "LEAVE_OPEN" };
+
+type Record_ = { readonly [key: string]: unknown };
+
+function isRecord(value: unknown): value is Record_ {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isExpression(value: unknown): value is string {
+  return typeof value === "string" && value.includes("${");
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+/** Reads settings and collects their problems; `deferred` is set when a `${...}` value leaves part of them to the run. */
+class SettingsReader {
+  readonly issues: ValidationIssue[] = [];
+  deferred = false;
+
+  constructor(private readonly expressionsAllowed: boolean) {}
+
+  /** True (and the value deferred) for an expression where expressions are allowed. */
+  later(value: unknown): boolean {
+    if (!this.expressionsAllowed || !isExpression(value)) return false;
+    this.deferred = true;
+    return true;
+  }
+
+  problem(path: string, expected: string, value: unknown): undefined {
+    this.issues.push({ path, message: `${path.split(".").pop()} must be ${expected}, but received ${describe(value)}` });
+    return undefined;
+  }
+
+  user(value: unknown, path: string): HumanUser | undefined {
+    if (this.later(value)) return undefined;
+    if (!isRecord(value)) return this.problem(path, "an object with user and userType", value);
+    const user = value["user"];
+    const userType = value["userType"];
+    const userOk = this.later(user) || (typeof user === "string" && user.trim() !== "" && user.length <= 256);
+    const typeOk = this.later(userType) || (typeof userType === "string" && (HUMAN_USER_TYPES as readonly string[]).includes(userType));
+    if (!userOk) this.problem(childPath(path, "user"), "a non-empty string of at most 256 characters (a user or group id)", user);
+    if (!typeOk) this.problem(childPath(path, "userType"), `one of ${HUMAN_USER_TYPES.join(", ")}`, userType);
+    if (!userOk || !typeOk || this.deferred) return undefined;
+    return { user: user as string, userType: userType as HumanUserType };
+  }
+
+  assignment(value: unknown, path: string): HumanAssignment | undefined {
+    if (this.later(value)) return undefined;
+    if (!isRecord(value)) return this.problem(path, "an object with assignee and slaMinutes", value);
+    const assignee = this.user(value["assignee"], childPath(path, "assignee"));
+    const raw = value["slaMinutes"] ?? 0;
+    if (this.later(raw)) return undefined;
+    if (typeof raw !== "number" || !Number.isSafeInteger(raw) || raw < 0 || raw > MAX_SLA_MINUTES) {
+      return this.problem(childPath(path, "slaMinutes"), `a whole number of minutes from 0 (no limit) to ${MAX_SLA_MINUTES}`, raw);
+    }
+    return assignee === undefined ? undefined : { assignee, slaMinutes: raw };
+  }
+
+  assignments(value: unknown, path: string): HumanAssignment[] {
+    if (this.later(value)) return [];
+    if (!Array.isArray(value) || value.length > MAX_ASSIGNMENTS) {
+      this.problem(path, `an array of at most ${MAX_ASSIGNMENTS} assignments ({assignee: {user, userType}, slaMinutes})`, value);
+      return [];
+    }
+    const read = value.map((entry, index) => this.assignment(entry, childPath(path, index)));
+    return read.filter((entry): entry is HumanAssignment => entry !== undefined);
+  }
+
+  form(value: unknown, path: string): FormReference | undefined {
+    if (value === undefined || value === null || this.later(value)) return undefined;
+    if (!isRecord(value)) return this.problem(path, "an object with name and version", value);
+    const name = value["name"];
+    const version = value["version"];
+    const nameOk = this.later(name) || (typeof name === "string" && name.trim() !== "");
+    const versionOk = version === undefined || version === null || this.later(version) || (typeof version === "number" && Number.isSafeInteger(version) && version >= 0);
+    if (!nameOk) this.problem(childPath(path, "name"), "a non-empty string (a registered user form)", name);
+    if (!versionOk) this.problem(childPath(path, "version"), "a whole number of at least 0 (0: the latest)", version);
+    if (!nameOk || !versionOk || this.deferred) return undefined;
+    return typeof version === "number" && version > 0 ? { name: name as string, version } : { name: name as string };
+  }
+
+  settings(value: unknown, path: string): HumanSettings | undefined {
+    if (value === undefined || value === null) return NO_SETTINGS;
+    if (this.later(value)) return undefined;
+    if (!isRecord(value)) return this.problem(path, "an object (Orkes' human task definition)", value);
+    const displayName = value["displayName"];
+    if (displayName !== undefined && displayName !== null && typeof displayName !== "string") this.problem(childPath(path, "displayName"), "a string", displayName);
+    const strategy = value["assignmentCompletionStrategy"] ?? "LEAVE_OPEN";
+    if (!this.later(strategy) && !(COMPLETION_STRATEGIES as readonly unknown[]).includes(strategy)) {
+      this.problem(childPath(path, "assignmentCompletionStrategy"), `one of ${COMPLETION_STRATEGIES.join(", ")}`, strategy);
+    }
+    const triggers = value["taskTriggers"];
+    if (triggers !== undefined && triggers !== null && !Array.isArray(triggers) && !this.later(triggers)) this.problem(childPath(path, "taskTriggers"), "an array", triggers);
+    // The official JavaScript client's humanTask() writes one `assignee`, for good: a chain of one without a limit.
+    const single = value["assignee"];
+    const assignments =
+      value["assignments"] !== undefined && value["assignments"] !== null
+        ? this.assignments(value["assignments"], childPath(path, "assignments"))
+        : single !== undefined && single !== null
+          ? [this.user(single, childPath(path, "assignee"))].filter((user): user is HumanUser => user !== undefined).map((assignee) => ({ assignee, slaMinutes: 0 }))
+          : [];
+    const form = this.form(value["userFormTemplate"], childPath(path, "userFormTemplate"));
+    if (this.issues.length > 0 || this.deferred) return undefined;
+    const settings: HumanSettings = { assignments, completionStrategy: strategy as CompletionStrategy };
+    if (typeof displayName === "string" && displayName !== "") settings.displayName = displayName;
+    if (form !== undefined) settings.form = form;
+    return settings;
+  }
+}
+
+/**
+ * Problems in the settings of a HUMAN task as registered (`path` is its input's path); `${...}` values pass, to be
+ * checked once resolved, when the task starts.
+ */
+export function humanSettingsIssues(input: Record_, path: string): ValidationIssue[] {
+  const reader = new SettingsReader(true);
+  reader.settings(input[HUMAN_SETTINGS_KEY], childPath(path, HUMAN_SETTINGS_KEY));
+  return reader.issues;
+}
+
+/** The settings a started HUMAN task's resolved input gives, or what is wrong with them. */
+export function humanSettingsOf(input: JsonObject): HumanSettings | { problem: string } {
+  const reader = new SettingsReader(false);
+  const value: JsonValue | undefined = input[HUMAN_SETTINGS_KEY];
+  const settings = reader.settings(value, HUMAN_SETTINGS_KEY);
+  if (settings === undefined) return { problem: reader.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ") };
+  return settings;
+}
+
+/** Reads a list of assignments given from outside (a reassignment), or says what is wrong with it. */
+export function assignmentsFrom(value: unknown): { assignments: HumanAssignment[] } | { issues: ValidationIssue[] } {
+  const reader = new SettingsReader(false);
+  const assignments = reader.assignments(value, "(body)");
+  return reader.issues.length > 0 ? { issues: reader.issues } : { assignments };
+}

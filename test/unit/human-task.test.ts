@@ -1,0 +1,209 @@
+import { describe, expect, it } from "vitest";
+import { decide, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
+import type { JsonObject, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { ASSIGNMENTS_EXHAUSTED, humanStateOf, type HumanAction, type HumanCaller } from "../../src/engine/tasks/human/progress";
+import { env, latestNamed, refusal, registrationErrors, startedWith } from "./engine-env";
+
+// The decider's part of Orkes' human tasks: assignments, escalation, claims and the form, the engine alone.
+
+const MINUTE = 60_000;
+const human = (settings: JsonObject, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
+  name: "approve",
+  taskReferenceName: "approve",
+  type: "HUMAN",
+  inputParameters: { amount: "${workflow.input.amount}", __humanTaskDefinition: settings },
+  ...extra,
+});
+const user = (id: string) => ({ user: id, userType: "CONDUCTOR_USER" as const });
+const group = (id: string) => ({ user: id, userType: "CONDUCTOR_GROUP" as const });
+const caller = (userId: string, fields: Partial<HumanCaller> = {}): HumanCaller => ({ userId, groups: [], manager: false, reader: false, ...fields });
+const act = (state: WorkflowExecution, by: HumanCaller, action: HumanAction, now = 2_000) =>
+  decide(state, { type: "humanAction", taskId: latestNamed(state, "approve").taskId, caller: by, action }, env(now)).state;
+const actEvent = (state: WorkflowExecution, by: HumanCaller, action: HumanAction): ExecutionEvent => ({ type: "humanAction", taskId: latestNamed(state, "approve").taskId, caller: by, action });
+const fill = (state: WorkflowExecution, by: HumanCaller, output: JsonObject, complete: boolean, formSchema?: JsonObject): ExecutionEvent => ({
+  type: "humanUpdate",
+  taskId: latestNamed(state, "approve").taskId,
+  caller: by,
+  output,
+  complete,
+  ...(formSchema === undefined ? {} : { formSchema }),
+});
+const standing = (state: WorkflowExecution) => {
+  const task = latestNamed(state, "approve");
+  return { state: humanStateOf(task), assignee: task.human?.assignee?.user, claimant: task.human?.claimant?.user, timeoutAt: task.timeoutAt };
+};
+
+const chain = {
+  displayName: "Approve the refund",
+  assignments: [
+    { assignee: user("ada"), slaMinutes: 10 },
+    { assignee: group("finance"), slaMinutes: 30 },
+  ],
+};
+
+describe("assignments and their escalation", () => {
+  it("starts assigned to the first assignee, with that assignment's minutes as its deadline", () => {
+    const state = startedWith("refunds", [human(chain)], { amount: 12 }, 1_000).state;
+    expect(standing(state)).toEqual({ state: "ASSIGNED", assignee: "ada", claimant: undefined, timeoutAt: 1_000 + 10 * MINUTE });
+    expect(latestNamed(state, "approve")).toMatchObject({ status: "IN_PROGRESS", inputData: { amount: 12 } });
+  });
+
+  it("moves down the chain as each assignment runs out unclaimed; after the last, LEAVE_OPEN leaves it open to anyone", () => {
+    let state = startedWith("refunds", [human(chain)], {}, 1_000).state;
+    state = settleOverdue(state, env(1_000 + 10 * MINUTE)).state;
+    expect(standing(state)).toEqual({ state: "ASSIGNED", assignee: "finance", claimant: undefined, timeoutAt: 1_000 + 40 * MINUTE });
+    state = settleOverdue(state, env(1_000 + 40 * MINUTE)).state;
+    expect(standing(state)).toEqual({ state: "ASSIGNED", assignee: undefined, claimant: undefined, timeoutAt: undefined });
+    expect(state.status).toBe("RUNNING");
+  });
+
+  it("with TERMINATE, fails the task (and the workflow) when the last assignment runs out", () => {
+    let state = startedWith("refunds", [human({ ...chain, assignmentCompletionStrategy: "TERMINATE" })], {}, 1_000).state;
+    state = settleOverdue(state, env(1_000 + 10 * MINUTE)).state;
+    state = settleOverdue(state, env(1_000 + 40 * MINUTE)).state;
+    expect(latestNamed(state, "approve")).toMatchObject({ status: "FAILED", reasonForIncompletion: ASSIGNMENTS_EXHAUSTED });
+    expect(humanStateOf(latestNamed(state, "approve"))).toBe("DELETED");
+    expect(state.status).toBe("FAILED");
+  });
+
+  it("does not escalate a claimed task, and takes up the count again when it is released", () => {
+    let state = startedWith("refunds", [human(chain)], {}, 1_000).state;
+    state = act(state, caller("ada"), { kind: "claim", override: false }, 2_000);
+    expect(standing(state)).toEqual({ state: "IN_PROGRESS", assignee: "ada", claimant: "ada", timeoutAt: undefined });
+    state = settleOverdue(state, env(1_000 + 20 * MINUTE)).state;
+    expect(standing(state).assignee).toBe("ada");
+    // Released after its ten minutes: it moves on at once.
+    state = act(state, caller("ada"), { kind: "release" }, 1_000 + 20 * MINUTE);
+    expect(standing(state)).toMatchObject({ state: "ASSIGNED", claimant: undefined, timeoutAt: 1_000 + 20 * MINUTE });
+    state = settleOverdue(state, env(1_000 + 20 * MINUTE)).state;
+    expect(standing(state)).toMatchObject({ assignee: "finance" });
+  });
+
+  it("with no assignments, is open to anyone who may read its workflow, and never escalates", () => {
+    const state = startedWith("refunds", [human({})], {}, 1_000).state;
+    expect(standing(state)).toEqual({ state: "ASSIGNED", assignee: undefined, claimant: undefined, timeoutAt: undefined });
+    expect(refusal(state, actEvent(state, caller("eve"), { kind: "claim", override: false }), 2_000).kind).toBe("FORBIDDEN");
+    expect(standing(act(state, caller("bob", { reader: true }), { kind: "claim", override: false })).claimant).toBe("bob");
+  });
+
+  it("takes the official client's single assignee as a chain of one without a limit", () => {
+    const state = startedWith("refunds", [human({ assignee: { user: "ops", userType: "EXTERNAL_GROUP" } })], {}, 1_000).state;
+    expect(latestNamed(state, "approve").human).toMatchObject({ assignments: [{ assignee: { user: "ops", userType: "EXTERNAL_GROUP" }, slaMinutes: 0 }], assignmentIndex: 0 });
+  });
+
+  it("resolves expressions in the settings as it starts, and fails the task for good when they resolve to nonsense", () => {
+    const settings = { assignments: [{ assignee: { user: "${workflow.input.approver}", userType: "CONDUCTOR_USER" }, slaMinutes: 5 }] };
+    expect(standing(startedWith("refunds", [human(settings)], { approver: "ada" }).state).assignee).toBe("ada");
+    const failed = startedWith("refunds", [human(settings)], {}).state;
+    expect(latestNamed(failed, "approve")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
+    expect(latestNamed(failed, "approve").reasonForIncompletion).toContain("__humanTaskDefinition.assignments[0].assignee.user");
+  });
+});
+
+describe("claims", () => {
+  it("lets the assignee claim, a member of the assigned group too, and nobody else without overriding", () => {
+    let state = startedWith("refunds", [human({ assignments: [{ assignee: group("finance"), slaMinutes: 0 }] })]).state;
+    const outsider = refusal(state, actEvent(state, caller("eve", { reader: true }), { kind: "claim", override: false }), 2_000);
+    expect(outsider.kind).toBe("FORBIDDEN");
+    expect(outsider.message).toContain("assigned to group finance");
+    state = act(state, caller("bob", { groups: ["finance"] }), { kind: "claim", override: false });
+    expect(standing(state)).toMatchObject({ state: "IN_PROGRESS", claimant: "bob", assignee: "finance" });
+    // Claimed: a second claim is a conflict until it is released.
+    expect(refusal(state, actEvent(state, caller("carl", { groups: ["finance"] }), { kind: "claim", override: false }), 2_500).kind).toBe("CONFLICT");
+  });
+
+  it("lets one who may complete the task take it over with overrideAssignment, becoming its assignee", () => {
+    let state = startedWith("refunds", [human(chain)]).state;
+    state = act(state, caller("ada"), { kind: "claim", override: false });
+    expect(refusal(state, actEvent(state, caller("eve"), { kind: "claim", override: true }), 2_500).kind).toBe("FORBIDDEN");
+    state = act(state, caller("boss", { manager: true }), { kind: "claim", override: true }, 3_000);
+    expect(standing(state)).toMatchObject({ state: "IN_PROGRESS", claimant: "boss", assignee: "boss" });
+    expect(latestNamed(state, "approve").human?.updatedBy).toBe("CONDUCTOR_USER:boss");
+  });
+
+  it("claims for a user of the system driving the UI only on a manager's call, matching that user or trusting its group", () => {
+    let state = startedWith("refunds", [human({ assignments: [{ assignee: { user: "reviewers", userType: "EXTERNAL_GROUP" }, slaMinutes: 0 }] })]).state;
+    expect(refusal(state, actEvent(state, caller("ada"), { kind: "claim", override: false }), 2_000).kind).toBe("FORBIDDEN");
+    expect(refusal(state, actEvent(state, caller("app"), { kind: "claim", override: false, forUser: { userId: "x@corp", groups: [] } }), 2_000).kind).toBe("FORBIDDEN");
+    state = act(state, caller("app", { manager: true }), { kind: "claim", override: false, forUser: { userId: "x@corp", groups: [] } });
+    expect(latestNamed(state, "approve").human?.claimant).toEqual({ user: "x@corp", userType: "EXTERNAL_USER" });
+  });
+
+  it("releases only for whoever claimed it or a manager", () => {
+    let state = startedWith("refunds", [human(chain)]).state;
+    expect(refusal(state, actEvent(state, caller("ada"), { kind: "release" }), 2_000).kind).toBe("CONFLICT");
+    state = act(state, caller("ada"), { kind: "claim", override: false });
+    expect(refusal(state, actEvent(state, caller("bob", { reader: true }), { kind: "release" }), 2_500).kind).toBe("FORBIDDEN");
+    expect(standing(act(state, caller("boss", { manager: true }), { kind: "release" }, 3_000)).claimant).toBeUndefined();
+  });
+});
+
+describe("reassigning, skipping and deleting", () => {
+  it("reassigns an unclaimed task to a new chain, by its assignee or a manager", () => {
+    let state = startedWith("refunds", [human(chain)], {}, 1_000).state;
+    expect(refusal(state, actEvent(state, caller("bob"), { kind: "reassign", assignments: [] }), 2_000).kind).toBe("FORBIDDEN");
+    state = act(state, caller("ada"), { kind: "reassign", assignments: [{ assignee: user("carl"), slaMinutes: 2 }] }, 5_000);
+    expect(standing(state)).toEqual({ state: "ASSIGNED", assignee: "carl", claimant: undefined, timeoutAt: 5_000 + 2 * MINUTE });
+    state = act(state, caller("carl"), { kind: "claim", override: false }, 6_000);
+    expect(refusal(state, actEvent(state, caller("boss", { manager: true }), { kind: "reassign", assignments: [] }), 7_000).kind).toBe("CONFLICT");
+  });
+
+  it("skips the assignment in force, moving down the chain as when its minutes run out", () => {
+    let state = startedWith("refunds", [human({ ...chain, assignmentCompletionStrategy: "TERMINATE" })], {}, 1_000).state;
+    state = act(state, caller("ada"), { kind: "skip" }, 2_000);
+    expect(standing(state)).toMatchObject({ assignee: "finance", timeoutAt: 2_000 + 30 * MINUTE });
+    state = act(state, caller("boss", { manager: true }), { kind: "skip", reason: "nobody there" }, 3_000);
+    expect(latestNamed(state, "approve")).toMatchObject({ status: "FAILED", reasonForIncompletion: ASSIGNMENTS_EXHAUSTED });
+  });
+
+  it("deletes it from the human task lists on a manager's word only; its workflow still waits for it", () => {
+    let state = startedWith("refunds", [human(chain)]).state;
+    expect(refusal(state, actEvent(state, caller("ada"), { kind: "delete" }), 2_000).kind).toBe("FORBIDDEN");
+    state = act(state, caller("boss", { manager: true }), { kind: "delete" });
+    expect(standing(state)).toMatchObject({ state: "DELETED", timeoutAt: undefined });
+    expect(state.status).toBe("RUNNING");
+    expect(refusal(state, actEvent(state, caller("ada"), { kind: "claim", override: false }), 3_000).kind).toBe("CONFLICT");
+  });
+});
+
+describe("the form", () => {
+  const schema = { type: "object", properties: { approved: { type: "boolean" } }, required: ["approved"] };
+
+  it("is saved by whoever claimed it (the task goes on waiting), then submitted, completing the task with the merged output", () => {
+    let state = startedWith("refunds", [human(chain), { name: "after", taskReferenceName: "after", type: "NOOP" }]).state;
+    expect(refusal(state, fill(state, caller("ada"), { note: "x" }, false), 2_000).kind).toBe("CONFLICT");
+    state = act(state, caller("ada"), { kind: "claim", override: false });
+    expect(refusal(state, fill(state, caller("bob"), { note: "x" }, false), 2_500).kind).toBe("FORBIDDEN");
+    state = decide(state, fill(state, caller("ada"), { note: "looks fine" }, false), env(3_000)).state;
+    expect(latestNamed(state, "approve")).toMatchObject({ status: "IN_PROGRESS", outputData: { note: "looks fine" } });
+    const refused = refusal(state, fill(state, caller("ada"), { approved: "yes" }, true, schema), 3_500);
+    expect(refused.kind).toBe("INVALID");
+    expect(refused.message).toContain("output.approved");
+    state = decide(state, fill(state, caller("ada"), { approved: true }, true, schema), env(4_000)).state;
+    expect(latestNamed(state, "approve")).toMatchObject({ status: "COMPLETED", outputData: { note: "looks fine", approved: true } });
+    expect(humanStateOf(latestNamed(state, "approve"))).toBe("COMPLETED");
+    expect(state.status).toBe("COMPLETED");
+  });
+
+  it("refuses every action on a task completed meanwhile from outside", () => {
+    let state = startedWith("refunds", [human(chain)]).state;
+    const task = latestNamed(state, "approve");
+    state = decide(state, { type: "externalUpdate", taskId: task.taskId, status: "COMPLETED", output: { approved: true } }, env(2_000)).state;
+    expect(humanStateOf(latestNamed(state, "approve"))).toBe("COMPLETED");
+    expect(refusal(state, actEvent(state, caller("ada"), { kind: "claim", override: false }), 3_000).kind).toBe("CONFLICT");
+  });
+});
+
+describe("registration", () => {
+  it("refuses settings that could never assign anyone, and lets expressions wait for the run", () => {
+    expect(registrationErrors([human({ assignments: [{ assignee: { user: "ada", userType: "USER" }, slaMinutes: -1 }], assignmentCompletionStrategy: "CLOSE" })])).toEqual([
+      "tasks[0].inputParameters.__humanTaskDefinition.assignmentCompletionStrategy: assignmentCompletionStrategy must be one of LEAVE_OPEN, TERMINATE, but received string \"CLOSE\"",
+      "tasks[0].inputParameters.__humanTaskDefinition.assignments[0].assignee.userType: userType must be one of CONDUCTOR_USER, CONDUCTOR_GROUP, EXTERNAL_USER, EXTERNAL_GROUP, but received string \"USER\"",
+      "tasks[0].inputParameters.__humanTaskDefinition.assignments[0].slaMinutes: slaMinutes must be a whole number of minutes from 0 (no limit) to 527040, but received number -1",
+    ]);
+    expect(registrationErrors([human({ assignments: "${workflow.input.chain}", userFormTemplate: { name: "refund_form", version: "${workflow.input.v}" } })])).toEqual([]);
+    expect(registrationErrors([human({ userFormTemplate: { version: 1 } })])).toEqual([
+      "tasks[0].inputParameters.__humanTaskDefinition.userFormTemplate.name: name must be a non-empty string (a registered user form), but received nothing",
+    ]);
+  });
+});
