@@ -1,6 +1,7 @@
 import type { WorkflowExecution } from "../engine/model";
 import { failedReferenceTaskNames, summaryRowOf, summaryText } from "../engine/view";
 import { masked, maskedKeysOf } from "../engine/masking";
+import { humanTaskEntry } from "../engine/tasks/human/entry";
 
 /**
  * What the index knows of an execution. When this changes, the row must be rewritten; between such
@@ -80,6 +81,56 @@ function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
   }));
 }
 
+/** Most HUMAN task rows an execution has in the human task list: its latest. */
+export const MAX_INDEXED_HUMAN_TASKS = 100;
+
+/** Longest input or output JSON a human task row's entry keeps (longer ones are left out: the task itself has them). */
+const HUMAN_ENTRY_TEXT_LIMIT = 8 * 1024;
+
+/** A HUMAN task's row in the human task list (`human_tasks`), as plain data: the columns searched by, and its entry. */
+export interface HumanIndexRow {
+  taskId: string;
+  taskRefName: string;
+  definitionName: string;
+  displayName: string;
+  state: string;
+  assigneeType: string | null;
+  assignee: string | null;
+  claimantType: string | null;
+  claimant: string | null;
+  createdOn: number;
+  updatedOn: number;
+  /** The HumanTaskEntry JSON. */
+  entry: string;
+}
+
+/** The human task rows of an execution as it stands: its latest {@link MAX_INDEXED_HUMAN_TASKS} HUMAN tasks. */
+function humanIndexRows(execution: WorkflowExecution): HumanIndexRow[] {
+  const humans = execution.tasks.filter((task) => task.taskType === "HUMAN").slice(-MAX_INDEXED_HUMAN_TASKS);
+  return humans.map((task) => {
+    const entry = humanTaskEntry(task, execution);
+    for (const key of ["input", "output"]) {
+      if (JSON.stringify(entry[key]).length > HUMAN_ENTRY_TEXT_LIMIT) entry[key] = {};
+    }
+    const assignee = task.human?.assignee;
+    const claimant = task.human?.claimant;
+    return {
+      taskId: task.taskId,
+      taskRefName: task.referenceTaskName,
+      definitionName: task.taskDefName,
+      displayName: String(entry["displayName"]),
+      state: String(entry["state"]),
+      assigneeType: assignee?.userType ?? null,
+      assignee: assignee?.user ?? null,
+      claimantType: claimant?.userType ?? null,
+      claimant: claimant?.user ?? null,
+      createdOn: task.scheduledTime,
+      updatedOn: task.updateTime,
+      entry: JSON.stringify(entry),
+    };
+  });
+}
+
 /**
  * An execution's search row: the columns of `executions` (its summary, texts cut at `SUMMARY_TEXT_LIMIT`), with its
  * task rows, as plain data, so it can travel over RPC.
@@ -87,13 +138,15 @@ function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
 export type IndexRow = ReturnType<typeof summaryRowOf> & {
   /** Its task rows, which replace those it had. */
   tasks: TaskIndexRow[];
+  /** Its human task rows, which replace those it had (absent from rows made by code older than them, mid-deploy). */
+  humanTasks?: HumanIndexRow[];
   /** True when the execution has written no task rows before (its first row): there are none to replace. */
   firstTaskRows: boolean;
 };
 
 /** The search row of an execution as it stands, with its task rows; `first` when it has written none before. */
 export function indexRow(execution: WorkflowExecution, first: boolean): IndexRow {
-  return { ...summaryRowOf(execution), tasks: taskIndexRows(execution), firstTaskRows: first };
+  return { ...summaryRowOf(execution), tasks: taskIndexRows(execution), humanTasks: humanIndexRows(execution), firstTaskRows: first };
 }
 
 /**
@@ -103,8 +156,9 @@ export function indexRow(execution: WorkflowExecution, first: boolean): IndexRow
  */
 export function indexRowStatements(db: D1Database, row: IndexRow): D1PreparedStatement[] {
   const statements = [upsertIndexRow(db, row)];
-  if (!row.firstTaskRows) statements.push(deleteTaskRows(db, row.workflowId));
+  if (!row.firstTaskRows) statements.push(...deleteTaskRows(db, row.workflowId));
   if (row.tasks.length > 0) statements.push(insertTaskRows(db, row));
+  if ((row.humanTasks?.length ?? 0) > 0) statements.push(insertHumanRows(db, row));
   return statements;
 }
 
@@ -122,8 +176,22 @@ function insertTaskRows(db: D1Database, row: IndexRow): D1PreparedStatement {
     .bind(row.workflowId, row.workflowName, row.correlationId, row.priority, JSON.stringify(row.tasks));
 }
 
-function deleteTaskRows(db: D1Database, workflowId: string): D1PreparedStatement {
-  return db.prepare(`DELETE FROM task_index WHERE workflow_id = ?`).bind(workflowId);
+/** The human task rows of `row`, inserted in one statement as its task rows are. */
+function insertHumanRows(db: D1Database, row: IndexRow): D1PreparedStatement {
+  const field = (name: keyof HumanIndexRow) => `json_extract(t.value, '$.${name}')`;
+  return db
+    .prepare(
+      `INSERT OR REPLACE INTO human_tasks (task_id, workflow_id, workflow_name, task_ref_name, definition_name, display_name, state, assignee_type, assignee,
+         claimant_type, claimant, created_on, updated_on, entry)
+       SELECT ${field("taskId")}, ?1, ?2, ${field("taskRefName")}, ${field("definitionName")}, ${field("displayName")}, ${field("state")}, ${field("assigneeType")},
+         ${field("assignee")}, ${field("claimantType")}, ${field("claimant")}, ${field("createdOn")}, ${field("updatedOn")}, ${field("entry")}
+       FROM json_each(?3) AS t`,
+    )
+    .bind(row.workflowId, row.workflowName, JSON.stringify(row.humanTasks ?? []));
+}
+
+function deleteTaskRows(db: D1Database, workflowId: string): D1PreparedStatement[] {
+  return [db.prepare(`DELETE FROM task_index WHERE workflow_id = ?`).bind(workflowId), db.prepare(`DELETE FROM human_tasks WHERE workflow_id = ?`).bind(workflowId)];
 }
 
 /** The upsert of one search row; an older row arriving after a newer one changes nothing. */
@@ -160,7 +228,7 @@ function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
 
 /** The deletion of an execution's search row and its task rows. */
 export function deleteIndexRow(db: D1Database, workflowId: string): D1PreparedStatement[] {
-  return [db.prepare(`DELETE FROM executions WHERE workflow_id = ?`).bind(workflowId), deleteTaskRows(db, workflowId)];
+  return [db.prepare(`DELETE FROM executions WHERE workflow_id = ?`).bind(workflowId), ...deleteTaskRows(db, workflowId)];
 }
 
 /** An idempotency key an execution was started with: keys are per workflow name. */

@@ -48,6 +48,8 @@ import { signalledChildIds, signalledWait } from "../engine/signals";
 import type { JqRunner } from "../engine/jq";
 import type { ScriptRunner } from "../engine/scripts";
 import { toTaskView, toWorkflowView } from "../engine/view";
+import { humanTaskEntry } from "../engine/tasks/human/entry";
+import type { HumanAction, HumanCaller } from "../engine/tasks/human/progress";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { TaskDefRepository } from "../worker/task-defs";
 import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
@@ -1002,6 +1004,59 @@ export class WorkflowExecution extends DurableObject<Env> {
     } catch (error) {
       return refused(error);
     }
+  }
+
+  // ---- RPC: Orkes' human tasks ---------------------------------------------------------------
+
+  /** Orkes' HumanTaskEntry JSON of this execution's HUMAN task `taskId` (as text); null when it has no such HUMAN task. */
+  async getHumanTask(taskId: string): Promise<string | null> {
+    this.#recover();
+    const task = this.#heldTask(taskId);
+    return task?.taskType === "HUMAN" ? JSON.stringify(humanTaskEntry(task, this.#execution!)) : null;
+  }
+
+  /**
+   * The id of the HUMAN task with reference name `taskRefName`: of a task in a loop, the run of iteration `iteration`,
+   * or the latest run when none is given. Null when there is none.
+   */
+  async humanTaskIdByRef(taskRefName: string, iteration?: number): Promise<string | null> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution || this.#removing) return null;
+    const named = (task: TaskExecution) =>
+      task.taskType === "HUMAN" && (iteration === undefined ? task.referenceTaskName === taskRefName || definitionReferenceName(task) === taskRefName : definitionReferenceName(task) === taskRefName && task.iteration === iteration);
+    return execution.tasks.findLast(named)?.taskId ?? null;
+  }
+
+  /** Applies a human task action by `caller` (the decider's `humanAction` event) and answers with the entry (JSON text) as it then stands. */
+  async humanAction(taskId: string, caller: HumanCaller, action: HumanAction): Promise<ActorResult<string>> {
+    this.#recover();
+    if (this.#heldTask(taskId) === undefined) return refused(new EngineError("NOT_FOUND", `Human task ${taskId} not found`));
+    try {
+      this.#apply({ type: "humanAction", taskId, caller, action });
+    } catch (error) {
+      return refused(error);
+    }
+    return ok(JSON.stringify(humanTaskEntry(this.#heldTask(taskId)!, this.#execution!)));
+  }
+
+  /**
+   * Saves (`complete` false) or submits the form of HUMAN task `taskId` for `caller` (the decider's `humanUpdate` event),
+   * scrubbed of the secret values its input was given as any update from outside is, and answers with the entry (JSON text).
+   */
+  async humanUpdate(taskId: string, caller: HumanCaller, output: JsonObject, complete: boolean, formSchema?: JsonObject): Promise<ActorResult<string>> {
+    this.#recover();
+    const task = this.#heldTask(taskId);
+    if (task === undefined) return refused(new EngineError("NOT_FOUND", `Human task ${taskId} not found`));
+    const secrets = await this.#secretValues(this.#execution!, task);
+    if (this.#heldTask(taskId) === undefined) return refused(new EngineError("NOT_FOUND", `Human task ${taskId} not found`));
+    const scrubbed = secrets.length > 0 ? redactSecretValues(output, secrets) : output;
+    try {
+      this.#apply(formSchema === undefined ? { type: "humanUpdate", taskId, caller, output: scrubbed, complete } : { type: "humanUpdate", taskId, caller, output: scrubbed, complete, formSchema });
+    } catch (error) {
+      return refused(error);
+    }
+    return ok(JSON.stringify(humanTaskEntry(this.#heldTask(taskId)!, this.#execution!)));
   }
 
   /**

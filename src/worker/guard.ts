@@ -8,7 +8,7 @@ import { peekJsonObject } from "./http/body";
 import { executionStub } from "./executions";
 import { SecurityStore } from "./security/store";
 import { WEBHOOK_CALLBACK_PATH } from "./routes/tasks";
-import { findTask } from "./task-lookup";
+import { findTask, type FoundTask } from "./task-lookup";
 
 /** Token endpoints: they take credentials in their body instead of a header. */
 const TOKEN_PATHS = new Set(["/api/security/token", "/api/token", "/api/security/token/refresh", "/api/security/token/revoke"]);
@@ -179,14 +179,30 @@ export type WorkflowReadCheck = (workflowId: string, workflowName: string) => Pr
 export async function workflowReadCheck(request: IRequest, env: Env): Promise<WorkflowReadCheck> {
   const principal = principalOf(request);
   const rules = await accessRules(env);
-  return async (workflowId, workflowName) => {
-    try {
-      // As targetOf reads that path: the execution it names.
-      await authorize(principal, "GET", `/api/workflow/${workflowId}`, rules, async () => ({ workflowName }));
-      return true;
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 403) return false;
-      throw error;
-    }
-  };
+  // As targetOf reads that path: the execution it names.
+  return (workflowId, workflowName) => permitted(authorize(principal, "GET", `/api/workflow/${workflowId}`, rules, async () => ({ workflowName })));
+}
+
+/** Whether the caller may report a task's result: see {@link taskResultCheck}. */
+export type TaskResultCheck = (task: FoundTask) => Promise<boolean>;
+
+/**
+ * Whether the request's principal may complete or fail task `task` from outside (`POST /api/tasks` naming it), decided
+ * by the same rules (stored ones included) as that route, read once; the task's scope as the execution reported it.
+ */
+export async function taskResultCheck(request: IRequest, env: Env): Promise<TaskResultCheck> {
+  const principal = principalOf(request);
+  const rules = await accessRules(env);
+  return (task) => permitted(authorize(principal, "POST", "/api/tasks", rules, async () => ({ workflowName: task.workflowName, taskRefName: task.taskRefName, taskName: task.taskName })));
+}
+
+/** True when `check` passes, false when it refuses with a 403; any other failure is thrown. */
+async function permitted(check: Promise<void>): Promise<boolean> {
+  try {
+    await check;
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 403) return false;
+    throw error;
+  }
 }

@@ -14,6 +14,7 @@ import { registerOrkesUserRoutes } from "./routes/users";
 import { registerGroupRoutes } from "./routes/groups";
 import { registerAuthorizationRoutes } from "./routes/authorization";
 import { registerSignalRoutes } from "./routes/signals";
+import { registerHumanTaskRoutes } from "./routes/human";
 import { registerTaskDefRoutes } from "./routes/task-defs";
 import { registerJsonSchemaRoutes } from "./routes/json-schemas";
 import { registerTagRoutes } from "./routes/tags";
@@ -56,6 +57,7 @@ registerApplicationRoutes(router);
 registerOrkesUserRoutes(router);
 registerGroupRoutes(router);
 registerAuthorizationRoutes(router);
+registerHumanTaskRoutes(router);
 // After the 501s: `GET /api/scheduler/schedules/tags` (Orkes' lookup by tag) is one, and not a schedule named "tags".
 registerScheduleRoutes(router);
 /** Every registered route as [method, path pattern], for tests that must cover all of them. */

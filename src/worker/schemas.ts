@@ -271,7 +271,7 @@ export type UpgradeWorkflowRequest = v.InferOutput<typeof UpgradeWorkflowRequest
  * A boolean query parameter, case-insensitive as Spring binds Conductor's (the Python SDK sends `True`),
  * `fallback` when absent (`queryParams` in http/params.ts leaves empty values out, so empty is absent too).
  */
-function booleanParam(fallback: boolean) {
+export function booleanParam(fallback: boolean) {
   return v.optional(
     v.pipe(v.string(), v.toLowerCase(), v.picklist(["true", "false"], "must be true or false"), v.transform((text) => text === "true")),
     String(fallback),
@@ -279,7 +279,7 @@ function booleanParam(fallback: boolean) {
 }
 
 /** An integer query parameter from `min` to `max`, written in decimal digits. */
-function integerParam(min: number, max: number) {
+export function integerParam(min: number, max: number) {
   const message = `must be an integer from ${min} to ${max}`;
   return v.pipe(v.string(), v.regex(/^-?\d+$/, message), v.transform(Number), v.minValue(min, message), v.maxValue(max, message));
 }

@@ -25,7 +25,7 @@ describe("Conductor endpoints the service does not serve", () => {
   it.each([
     ["GET", "/api/tasks/search-v2?start=0&size=10", "task search returning whole tasks"],
     ["GET", "/api/tasks/queue/all/verbose", "task queue administration"],
-    ["GET", "/api/human/tasks/search", "human tasks"],
+    ["GET", "/api/prompts", "AI prompts"],
     ["POST", "/api/event/handleIncomingEvent", "incoming events"],
     ["GET", "/api/scheduler/test/timeout", "the scheduler's test endpoints"],
   ])("%s %s answers 501 NOT_IMPLEMENTED naming the feature, in the contract's error shape", async (method, path, feature) => {

@@ -36,6 +36,28 @@ describe("every registered route", () => {
     "GET /api/scheduler/search/executions": 200,
   };
 
+  // The human task routes take any authenticated caller and decide by who the caller is to each task (human-tasks.ts):
+  // a caller without permissions finds no task (404: the ids here name none), an empty list, or a refused body or query.
+  // Saving and deleting user forms needs TASK_WRITE (403).
+  const HUMAN_ANY_CALLER: Record<string, number> = {
+    "POST /api/human/tasks/search": 200,
+    "GET /api/human/tasks/getTaskDisplayNames": 200,
+    "POST /api/human/tasks/update/taskRef": 400,
+    "DELETE /api/human/tasks/delete": 400,
+    "DELETE /api/human/tasks/delete/:taskId": 404,
+    "GET /api/human/tasks/:taskId": 404,
+    "GET /api/human/tasks/:taskId/conductorTask": 404,
+    "POST /api/human/tasks/:taskId/claim": 404,
+    "POST /api/human/tasks/:taskId/externalUser/:userId": 404,
+    "POST /api/human/tasks/:taskId/release": 404,
+    "POST /api/human/tasks/:taskId/reassign": 400,
+    "POST /api/human/tasks/:taskId/skip": 404,
+    "POST /api/human/tasks/:taskId/update": 404,
+    "GET /api/human/template": 200,
+    "GET /api/human/template/:humanTaskId": 404,
+    "GET /api/human/template/:name/:version": 404,
+  };
+
   it("the route table is the one the tests expect (a new route must be added to these checks)", () => {
     expect(routes.length).toBeGreaterThanOrEqual(35);
     for (const publicRoute of PUBLIC) expect(routes.map(([method, path]) => `${method} ${path}`)).toContain(publicRoute);
@@ -50,6 +72,9 @@ describe("every registered route", () => {
         ...["pause", "resume", "requeue"].map((action) => `GET /api/scheduler/admin/${action}`),
         ...["pause", "resume"].flatMap((action) => [`GET /api/scheduler/schedules/:name/${action}`, `PUT /api/scheduler/schedules/:name/${action}`]),
       ].sort(),
+    );
+    expect(routes.map(([method, path]) => `${method} ${path}`).filter((route) => route.includes("/api/human/")).sort()).toEqual(
+      [...Object.keys(HUMAN_ANY_CALLER), "POST /api/human/template", "POST /api/human/template/bulk", "DELETE /api/human/template/:name", "DELETE /api/human/template/:name/:version"].sort(),
     );
   });
 
@@ -67,6 +92,7 @@ describe("every registered route", () => {
       // Reached, and the body ({}: not a list of ids) refused.
       else if (ANY_CALLER.has(`${method} ${pattern}`)) expect(forbidden.status, `${method} ${path} without permission`).toBe(400);
       else if (`${method} ${pattern}` in SCHEDULER_NO_SCHEDULE) expect(forbidden.status, `${method} ${path} without permission`).toBe(SCHEDULER_NO_SCHEDULE[`${method} ${pattern}`]);
+      else if (`${method} ${pattern}` in HUMAN_ANY_CALLER) expect(forbidden.status, `${method} ${path} without permission`).toBe(HUMAN_ANY_CALLER[`${method} ${pattern}`]);
       else expect(forbidden.status, `${method} ${path} without permission`).toBe(403);
       const allowed = await call(method, path, orkes(admin.token), body);
       expect([401, 403], `${method} ${path} as admin → ${allowed.status}`).not.toContain(allowed.status);

@@ -150,6 +150,14 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // Schedules: any authenticated caller reaches the routes, which check each schedule's workflow themselves
   // (src/worker/schedules/access.ts: a rule cannot read which workflow a schedule starts).
   { apiPath: "/api/scheduler/*", methods: ALL_METHODS, requiredPermissions: [] },
+  // Human tasks: any authenticated caller reaches the routes, which decide per task by who the caller is to it (its
+  // assignee, claimant, a member of its group, one who may read its workflow or complete the task: human-tasks.ts).
+  { apiPath: "/api/human/tasks/*", methods: ALL_METHODS, requiredPermissions: [] },
+  // User forms: read by whoever fills them in; saved and deleted as task definitions are.
+  { apiPath: "/api/human/template", methods: ["GET"], requiredPermissions: [] },
+  { apiPath: "/api/human/template/*", methods: ["GET"], requiredPermissions: [] },
+  { apiPath: "/api/human/template", methods: ["POST"], requiredPermissions: [at("TASK_WRITE"), at("METADATA_ADMIN")] },
+  { apiPath: "/api/human/template/*", methods: ["POST", "DELETE"], requiredPermissions: [at("TASK_WRITE"), at("METADATA_ADMIN")] },
   { apiPath: "/api/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
 ];
 

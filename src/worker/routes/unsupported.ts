@@ -23,7 +23,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/event/queue/*", "event queue configuration (only Conductor's internal events are published)"],
   ["/api/event/handleIncomingEvent", "incoming events"],
   ["/api/event/handler/", "event handler statistics"],
-  ["/api/human/*", "human tasks"],
   ["/api/prompts/*", "AI prompts"],
   ["/api/prompts", "AI prompts"],
   ["/api/integrations/*", "integrations"],

@@ -115,7 +115,7 @@ export type HumanAction =
   | { kind: "claim"; override: boolean; forUser?: { userId: string; groups: readonly string[] } }
   | { kind: "release" }
   | { kind: "reassign"; assignments: HumanAssignment[] }
-  | { kind: "skip"; reason?: string }
+  | { kind: "skip" }
   | { kind: "delete" };
 
 function label(user: HumanUser): string {

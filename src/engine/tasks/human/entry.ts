@@ -1,0 +1,34 @@
+import { masked, maskedKeysOf } from "../../masking";
+import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "../../model";
+import { humanStateOf, shownSettings } from "./progress";
+import { HUMAN_SETTINGS_KEY } from "./settings";
+
+/**
+ * Orkes' HumanTaskEntry of HUMAN task `task`: its human state, assignee and claimant, input and output (masked as
+ * its Task JSON's), and its settings (`humanTaskDef`) with the assignment chain in force.
+ */
+export function humanTaskEntry(task: TaskExecution, execution: WorkflowExecution): JsonObject {
+  const keys = maskedKeysOf(execution.definition);
+  const given: JsonValue | undefined = task.inputData[HUMAN_SETTINGS_KEY];
+  const settings = shownSettings(typeof given === "object" && given !== null && !Array.isArray(given) ? given : undefined, task.human);
+  const displayName = settings["displayName"];
+  const entry: JsonObject = {
+    taskId: task.taskId,
+    workflowId: execution.workflowId,
+    workflowName: execution.workflowName,
+    taskRefName: task.referenceTaskName,
+    definitionName: task.taskDefName,
+    displayName: typeof displayName === "string" && displayName !== "" ? displayName : task.taskDefName,
+    state: humanStateOf(task),
+    input: masked(task.inputData, keys),
+    output: masked(task.outputData, keys),
+    humanTaskDef: settings,
+    createdOn: task.scheduledTime,
+    updatedOn: task.updateTime,
+  };
+  const progress = task.human;
+  if (progress?.assignee !== undefined) entry["assignee"] = { ...progress.assignee };
+  if (progress?.claimant !== undefined) entry["claimant"] = { ...progress.claimant };
+  if (progress?.updatedBy !== undefined) entry["updatedBy"] = progress.updatedBy;
+  return entry;
+}

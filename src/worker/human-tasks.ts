@@ -1,0 +1,196 @@
+/**
+ * Orkes' human task API on the worker's side: who the caller is to a human task (their groups, whether they may read
+ * its workflow or complete it from outside), the task itself through its execution, and the human task list in D1
+ * (`human_tasks`, written with the execution's search rows, so within about a second of each change).
+ */
+import type { IRequest } from "itty-router";
+import type { JsonObject } from "../engine/model";
+import { isAssignee, type HumanCaller } from "../engine/tasks/human/progress";
+import type { HumanUser } from "../engine/tasks/human/settings";
+import { readableWorkflows } from "./auth/access-rules";
+import { executionStub } from "./executions";
+import { taskResultCheck, principalOf, workflowReadCheck } from "./guard";
+import { ApiError, notFound, validationError } from "./http/errors";
+import { addIn, applyReadable, type Filter } from "./search";
+import { GroupRepository } from "./security/groups";
+import { findTask, type FoundTask } from "./task-lookup";
+import type { HumanTaskSearchBody } from "./human-schemas";
+
+/** A human task as a route finds it: where it is, its entry, and who the caller is to it. */
+export interface HumanTaskAtHand {
+  found: FoundTask;
+  entry: JsonObject;
+  caller: HumanCaller;
+}
+
+/** The groups user `userId` belongs to, by id. */
+export async function groupIdsOf(env: Env, userId: string): Promise<string[]> {
+  return (await new GroupRepository(env.DB).groupsOf(userId)).map((group) => group.id);
+}
+
+function humanTaskNotFound(taskId: string): ApiError {
+  return notFound(`Human task ${taskId} not found (tasks are found by id once their execution is searchable, within about a second of its start)`);
+}
+
+/**
+ * HUMAN task `taskId` and who the caller is to it; 404 when there is no such HUMAN task, 403 when the caller may not
+ * see it (see {@link mayView}).
+ */
+export async function humanTaskAtHand(request: IRequest, env: Env, taskId: string): Promise<HumanTaskAtHand> {
+  const found = await findTask(request, env, taskId);
+  if (found === undefined) throw humanTaskNotFound(taskId);
+  const [entryJson, groups, manager, reader] = await Promise.all([
+    executionStub(env, found.workflowId).getHumanTask(taskId.toLowerCase()),
+    groupIdsOf(env, principalOf(request).userId),
+    taskResultCheck(request, env).then((check) => check(found)),
+    workflowReadCheck(request, env).then((check) => check(found.workflowId, found.workflowName)),
+  ]);
+  if (entryJson === null) throw humanTaskNotFound(taskId);
+  const entry = JSON.parse(entryJson) as JsonObject;
+  const caller: HumanCaller = { userId: principalOf(request).userId, groups, manager, reader };
+  if (!mayView(entry, caller)) {
+    throw new ApiError(403, "PERMISSION_DENIED", `Human task ${taskId} is neither assigned to nor claimed by ${caller.userId} or a group of theirs, who may not read workflow ${found.workflowName} either`);
+  }
+  return { found, entry, caller };
+}
+
+/** Whether `caller` may see human task `entry`: its assignee or claimant (a group's member too), or one who may read its workflow or complete it. */
+export function mayView(entry: JsonObject, caller: HumanCaller): boolean {
+  if (caller.reader || caller.manager) return true;
+  return [entry["assignee"], entry["claimant"]].some((user) => isAssignee(user as HumanUser | undefined, caller.userId, caller.groups));
+}
+
+/** A GLOB pattern of `text`, where `*` matches anything and every other character stands for itself. */
+function globOf(text: string): string {
+  return text.replace(/[?[]/g, (c) => `[${c}]`);
+}
+
+/** A GLOB pattern matching `text` itself, every character standing for itself. */
+function literalGlob(text: string): string {
+  return text.replace(/[*?[]/g, (c) => `[${c}]`);
+}
+
+/** Rows assigned to or claimed by one of `users` (of the column pair `prefix_type`, `prefix`), `*` matching anything in a name. */
+function addUsers(filter: Filter, prefix: "assignee" | "claimant", users: readonly HumanUser[]): void {
+  if (users.length === 0) return;
+  filter.clauses.push(`(${users.map(() => `(${prefix}_type = ? AND ${prefix} GLOB ?)`).join(" OR ")})`);
+  for (const user of users) filter.bindings.push(user.userType, globOf(user.user));
+}
+
+/**
+ * The rows the caller sees: for ADMIN, those of the workflows they may read (as workflow search shows them); for
+ * INBOX, those assigned to or claimed by them or a group of theirs, and those waiting, open to anyone, in workflows they may read.
+ */
+async function applyVisibility(filter: Filter, request: IRequest, env: Env, searchType: "ADMIN" | "INBOX"): Promise<void> {
+  const principal = principalOf(request);
+  const readable: Filter = { clauses: [], bindings: [] };
+  applyReadable(readable, readableWorkflows(principal.grants, "WORKFLOW_READ"), "human_tasks");
+  const mayRead = readable.clauses.length === 0 ? "1" : readable.clauses.join(" AND ");
+  if (searchType === "ADMIN") {
+    filter.clauses.push(`(${mayRead})`);
+    filter.bindings.push(...readable.bindings);
+    return;
+  }
+  const groups = await groupIdsOf(env, principal.userId);
+  filter.clauses.push(
+    `((assignee_type = 'CONDUCTOR_USER' AND assignee = ?) OR (assignee_type = 'CONDUCTOR_GROUP' AND assignee IN (SELECT value FROM json_each(?)))` +
+      ` OR (claimant_type = 'CONDUCTOR_USER' AND claimant = ?) OR (state = 'ASSIGNED' AND assignee IS NULL AND claimant IS NULL AND ${mayRead}))`,
+  );
+  filter.bindings.push(principal.userId, JSON.stringify(groups), principal.userId, ...readable.bindings);
+}
+
+/** Fields of a task's input or output a query may name: dotted names of letters, digits and `_`. */
+const QUERY_FIELD = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
+/** One condition of Orkes' input and output queries: `field = value` or `field IN (v1, v2)`, values quoted or not. */
+const QUERY_CONDITION = /^\s*([^\s=]+)\s*(?:=\s*("[^"]*"|'[^']*'|[^\s()]+)|IN\s*\(([^)]*)\))\s*$/i;
+/** Most conditions one query may join. */
+const MAX_QUERY_CONDITIONS = 10;
+
+function unquoted(value: string): string {
+  const text = value.trim();
+  return /^(".*"|'.*')$/.test(text) ? text.slice(1, -1) : text;
+}
+
+/**
+ * Orkes' `taskInputQuery` / `taskOutputQuery`: conditions on fields of the task's input (`which`) or output, each
+ * `field = value` or `field IN (v1, v2)`, joined by AND or OR (AND first, as in SQL). Values compare as text (`true`,
+ * `12`), `*` matching anything.
+ */
+function addFieldQuery(filter: Filter, which: "input" | "output", query: string, path: string): void {
+  const alternatives = query.split(/\s+OR\s+/i).map((part) => part.split(/\s+AND\s+/i));
+  const conditions = alternatives.flat();
+  if (conditions.length > MAX_QUERY_CONDITIONS) throw validationError("Invalid human task search", [{ path, message: `must have at most ${MAX_QUERY_CONDITIONS} conditions` }]);
+  const sql: string[] = [];
+  for (const alternative of alternatives) {
+    const parts: string[] = [];
+    for (const condition of alternative) {
+      const match = QUERY_CONDITION.exec(condition);
+      if (!match || !QUERY_FIELD.test(match[1]!)) {
+        throw validationError("Invalid human task search", [{ path, message: `cannot understand "${condition.trim()}"; write field = value or field IN (value1, value2), joined by AND or OR` }]);
+      }
+      const values = match[2] !== undefined ? [unquoted(match[2])] : match[3]!.split(",").map(unquoted).filter((value) => value !== "");
+      const jsonPath = `$.${which}.${match[1]!.split(".").map((key) => `"${key}"`).join(".")}`;
+      // Booleans read as true/false (json_extract gives 1/0), other scalars as their text.
+      const text = `(CASE json_type(entry, ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(json_extract(entry, ?) AS TEXT) END)`;
+      parts.push(`(${values.map(() => `${text} GLOB ?`).join(" OR ")})`);
+      for (const value of values) filter.bindings.push(jsonPath, jsonPath, globOf(value));
+    }
+    sql.push(`(${parts.join(" AND ")})`);
+  }
+  filter.clauses.push(`(${sql.join(" OR ")})`);
+}
+
+/** The rows of a human task search, and how many match in all. */
+export interface HumanSearchPage {
+  totalHits: number;
+  results: JsonObject[];
+}
+
+/** `POST /api/human/tasks/search`: Orkes' HumanTaskSearch over the human task list, newest change first. */
+export async function searchHumanTasks(request: IRequest, env: Env, search: HumanTaskSearchBody): Promise<HumanSearchPage> {
+  const filter: Filter = { clauses: [], bindings: [] };
+  await applyVisibility(filter, request, env, search.searchType);
+  if (search.states.length > 0) addIn(filter, "state", search.states);
+  addUsers(filter, "assignee", search.assignees);
+  addUsers(filter, "claimant", search.claimants);
+  if (search.definitionNames.length > 0) addIn(filter, "definition_name", search.definitionNames);
+  if (search.displayNames.length > 0) addIn(filter, "display_name", search.displayNames);
+  if (search.workflowIds.length > 0) addIn(filter, "workflow_id", search.workflowIds.map((id) => id.toLowerCase()));
+  if (search.workflowNames.length > 0) addIn(filter, "workflow_name", search.workflowNames);
+  if (search.taskRefNames.length > 0) {
+    // A task in a loop runs as `ref__<iteration>`: its definition's name finds every run.
+    filter.clauses.push(`(task_ref_name IN (SELECT value FROM json_each(?)) OR ${search.taskRefNames.map(() => "task_ref_name GLOB ?").join(" OR ")})`);
+    filter.bindings.push(JSON.stringify(search.taskRefNames), ...search.taskRefNames.map((ref) => `${literalGlob(ref)}__[0-9]*`));
+  }
+  if (search.updateStartTime !== undefined) {
+    filter.clauses.push("updated_on >= ?");
+    filter.bindings.push(search.updateStartTime);
+  }
+  if (search.updateEndTime !== undefined) {
+    filter.clauses.push("updated_on <= ?");
+    filter.bindings.push(search.updateEndTime);
+  }
+  if (search.fullTextQuery !== undefined && search.fullTextQuery.trim() !== "" && search.fullTextQuery.trim() !== "*") {
+    filter.clauses.push("entry GLOB ?");
+    filter.bindings.push(`*${globOf(search.fullTextQuery.trim())}*`);
+  }
+  if (search.taskInputQuery !== undefined && search.taskInputQuery.trim() !== "") addFieldQuery(filter, "input", search.taskInputQuery, "taskInputQuery");
+  if (search.taskOutputQuery !== undefined && search.taskOutputQuery.trim() !== "") addFieldQuery(filter, "output", search.taskOutputQuery, "taskOutputQuery");
+  const where = filter.clauses.length === 0 ? "" : `WHERE ${filter.clauses.join(" AND ")}`;
+  const [count, page] = await env.DB.batch([
+    env.DB.prepare(`SELECT COUNT(*) AS total FROM human_tasks ${where}`).bind(...filter.bindings),
+    env.DB.prepare(`SELECT entry FROM human_tasks ${where} ORDER BY updated_on DESC, task_id LIMIT ? OFFSET ?`).bind(...filter.bindings, search.size, search.start),
+  ]);
+  const total = (count!.results[0] as { total: number } | undefined)?.total ?? 0;
+  return { totalHits: total, results: (page!.results as Array<{ entry: string }>).map((row) => JSON.parse(row.entry) as JsonObject) };
+}
+
+/** `GET /api/human/tasks/getTaskDisplayNames`: the display names of the human tasks the caller sees, in order. */
+export async function humanTaskDisplayNames(request: IRequest, env: Env, searchType: "ADMIN" | "INBOX"): Promise<string[]> {
+  const filter: Filter = { clauses: [], bindings: [] };
+  await applyVisibility(filter, request, env, searchType);
+  const { results } = await env.DB.prepare(`SELECT DISTINCT display_name FROM human_tasks WHERE ${filter.clauses.join(" AND ")} ORDER BY display_name LIMIT 1000`)
+    .bind(...filter.bindings)
+    .all<{ display_name: string }>();
+  return results.map((row) => row.display_name);
+}

@@ -1,0 +1,131 @@
+/**
+ * User forms (Orkes' human task templates) in D1 (`human_templates`): a JSON schema of the data a HUMAN task's form
+ * collects (checked when the form is submitted) and the UI layout it is shown with, by name and version.
+ */
+import type { JsonObject } from "../engine/model";
+import type { FormReference } from "../engine/tasks/human/settings";
+import { validationError } from "./http/errors";
+import type { HumanTemplateBody } from "./human-schemas";
+import { schemaProblem } from "./json-schemas";
+
+/** A saved user form (Orkes' HumanTaskTemplate). */
+export interface HumanTemplate {
+  name: string;
+  version: number;
+  jsonSchema: JsonObject;
+  templateUI: JsonObject;
+  tags: Array<{ key: string; value: string }>;
+  createdBy?: string;
+  updatedBy?: string;
+  createTime: number;
+  updateTime: number;
+}
+
+type TemplateRow = {
+  name: string;
+  version: number;
+  json_schema: string;
+  template_ui: string;
+  tags: string;
+  created_by: string | null;
+  updated_by: string | null;
+  create_time: number;
+  update_time: number;
+};
+
+function fromRow(row: TemplateRow): HumanTemplate {
+  const template: HumanTemplate = {
+    name: row.name,
+    version: row.version,
+    jsonSchema: JSON.parse(row.json_schema) as JsonObject,
+    templateUI: JSON.parse(row.template_ui) as JsonObject,
+    tags: JSON.parse(row.tags) as HumanTemplate["tags"],
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+  if (row.created_by !== null) template.createdBy = row.created_by;
+  if (row.updated_by !== null) template.updatedBy = row.updated_by;
+  return template;
+}
+
+/** Most forms (all versions) one listing shows. */
+const MAX_LISTED = 1000;
+
+/** User forms in D1. */
+export class HumanTemplateRepository {
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  /** Every form (all versions), one form's versions (`name`), or one version; by name, then version. */
+  async list(name?: string, version?: number): Promise<HumanTemplate[]> {
+    const where = name === undefined ? "" : version === undefined ? "WHERE name = ?1" : "WHERE name = ?1 AND version = ?2";
+    const binds = name === undefined ? [] : version === undefined ? [name] : [name, version];
+    const { results } = await this.#db.prepare(`SELECT * FROM human_templates ${where} ORDER BY name, version LIMIT ${MAX_LISTED}`).bind(...binds).all<TemplateRow>();
+    return results.map(fromRow);
+  }
+
+  /** Version `version` of form `name`. */
+  async get(name: string, version: number): Promise<HumanTemplate | undefined> {
+    const row = await this.#db.prepare(`SELECT * FROM human_templates WHERE name = ? AND version = ?`).bind(name, version).first<TemplateRow>();
+    return row === null ? undefined : fromRow(row);
+  }
+
+  /** The form a HUMAN task names: that version, or the latest when it names none (or 0). */
+  async forForm(form: FormReference): Promise<HumanTemplate | undefined> {
+    if (form.version !== undefined) return this.get(form.name, form.version);
+    const row = await this.#db.prepare(`SELECT * FROM human_templates WHERE name = ? ORDER BY version DESC LIMIT 1`).bind(form.name).first<TemplateRow>();
+    return row === null ? undefined : fromRow(row);
+  }
+
+  /**
+   * Saves a form as Orkes does: as the version it names, created or replaced; else, with `newVersion`, as one more
+   * version than its latest; else in place of its latest (version 1 when there is none). 400 for a JSON schema this
+   * service cannot check submissions against.
+   */
+  async save(body: HumanTemplateBody, newVersion: boolean, by: string): Promise<HumanTemplate> {
+    return (await this.saveAll([body], newVersion, by))[0]!;
+  }
+
+  /** Saves `bodies` (see {@link save}) in one transaction: all of them, or none when one is refused. */
+  async saveAll(bodies: readonly HumanTemplateBody[], newVersion: boolean, by: string): Promise<HumanTemplate[]> {
+    const problems = bodies.flatMap((body, index) => {
+      const problem = schemaProblem(body.jsonSchema);
+      return problem === undefined ? [] : [{ path: bodies.length === 1 ? "jsonSchema" : `[${index}].jsonSchema`, message: problem }];
+    });
+    if (problems.length > 0) throw validationError("Invalid user form", problems);
+    const now = Date.now();
+    const statements = bodies.map((body) => {
+      // The version is decided in the statement itself, so that two saves of a new version cannot take the same one.
+      const version =
+        body.version !== undefined && body.version !== null
+          ? "?2"
+          : `(SELECT COALESCE(MAX(version), 0) + ${newVersion ? 1 : 0} FROM human_templates WHERE name = ?1)`;
+      return this.#db
+        .prepare(
+          `INSERT INTO human_templates (name, version, json_schema, template_ui, tags, created_by, updated_by, create_time, update_time)
+           VALUES (?1, MAX(${version}, 1), ?3, ?4, ?5, ?6, ?6, ?7, ?7)
+           ON CONFLICT (name, version) DO UPDATE SET json_schema = excluded.json_schema, template_ui = excluded.template_ui, tags = excluded.tags,
+             updated_by = excluded.updated_by, update_time = excluded.update_time
+           RETURNING *`,
+        )
+        .bind(body.name, body.version ?? 0, JSON.stringify(body.jsonSchema), JSON.stringify(body.templateUI ?? {}), JSON.stringify(body.tags ?? []), by, now);
+    });
+    const results = await this.#db.batch<TemplateRow>(statements);
+    return results.map((result) => fromRow(result.results[0]!));
+  }
+
+  /** Deletes every version of form `name`; false when there was none. */
+  async deleteAll(name: string): Promise<boolean> {
+    const result = await this.#db.prepare(`DELETE FROM human_templates WHERE name = ?`).bind(name).run();
+    return result.meta.changes > 0;
+  }
+
+  /** Deletes version `version` of form `name`; false when there was none. */
+  async deleteVersion(name: string, version: number): Promise<boolean> {
+    const result = await this.#db.prepare(`DELETE FROM human_templates WHERE name = ? AND version = ?`).bind(name, version).run();
+    return result.meta.changes > 0;
+  }
+}

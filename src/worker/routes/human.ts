@@ -1,0 +1,225 @@
+import type { IRequest, RouterType } from "itty-router";
+import type { JsonObject, JsonValue } from "../../engine/model";
+import type { HumanAction } from "../../engine/tasks/human/progress";
+import { assignmentsFrom, type FormReference } from "../../engine/tasks/human/settings";
+import { serviceConfig } from "../config";
+import { executionStub, unwrap } from "../executions";
+import { principalOf } from "../guard";
+import { jsonTextResponse, readJsonBody } from "../http/body";
+import { ApiError, notFound, validationError } from "../http/errors";
+import { decodedPathParam, queryParams } from "../http/params";
+import {
+  ClaimQuery,
+  DisplayNamesQuery,
+  FormBody,
+  HumanTaskIds,
+  HumanTaskSearchRequest,
+  HumanTemplateList,
+  HumanTemplateRequest,
+  ListTemplatesQuery,
+  SaveTemplateQuery,
+  SkipQuery,
+  TemplateName,
+  UpdateByRefQuery,
+  UpdateQuery,
+  WithTemplateQuery,
+} from "../human-schemas";
+import { groupIdsOf, humanTaskAtHand, humanTaskDisplayNames, searchHumanTasks, type HumanTaskAtHand } from "../human-tasks";
+import { HumanTemplateRepository, type HumanTemplate } from "../human-templates";
+import { integerParam, parseOrThrow } from "../schemas";
+import * as v from "valibot";
+
+type Args = [Env, ExecutionContext];
+
+/** The request's JSON body, parsed by `schema`; 400 when it is absent or does not fit. */
+async function body<T>(request: IRequest, env: Env, parse: (value: unknown) => T): Promise<T> {
+  const read = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+  return parse(read.present ? read.value : undefined);
+}
+
+/** The user form HUMAN task `entry` names, if it names one and it is saved. */
+async function formOf(env: Env, entry: JsonObject): Promise<HumanTemplate | undefined> {
+  const settings = entry["humanTaskDef"] as JsonObject | undefined;
+  const form = settings?.["userFormTemplate"] as { name?: unknown; version?: unknown } | undefined;
+  if (typeof form?.name !== "string") return undefined;
+  const reference: FormReference = typeof form.version === "number" && form.version > 0 ? { name: form.name, version: form.version } : { name: form.name };
+  return new HumanTemplateRepository(env.DB).forForm(reference);
+}
+
+/** `entry` with its form's template in `humanTaskDef.fullTemplate` (Orkes' `withTemplate`), when it names a saved one. */
+async function withTemplate(env: Env, entry: JsonObject, wanted: boolean): Promise<JsonObject> {
+  if (!wanted) return entry;
+  const template = await formOf(env, entry);
+  if (template === undefined) return entry;
+  return { ...entry, humanTaskDef: { ...(entry["humanTaskDef"] as JsonObject), fullTemplate: template as unknown as JsonValue } };
+}
+
+/** Applies `action` to the human task at hand; the entry as it then stands. */
+async function act(env: Env, at: HumanTaskAtHand, action: HumanAction): Promise<JsonObject> {
+  const json = unwrap(await executionStub(env, at.found.workflowId).humanAction(at.entry["taskId"] as string, at.caller, action));
+  return JSON.parse(json) as JsonObject;
+}
+
+/** Saves or submits the form of the human task at hand (checked against its user form's schema when submitted). */
+async function fillIn(env: Env, at: HumanTaskAtHand, output: JsonObject, complete: boolean): Promise<void> {
+  const schema = complete ? (await formOf(env, at.entry))?.jsonSchema : undefined;
+  unwrap(await executionStub(env, at.found.workflowId).humanUpdate(at.entry["taskId"] as string, at.caller, output, complete, schema));
+}
+
+function taskIdParam(request: IRequest): string {
+  return decodedPathParam(request, "taskId");
+}
+
+const done = () => new Response(null, { status: 200 });
+
+/** Orkes' human task API: the human task list, claims, assignments, the form, and user forms (templates). */
+export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): void {
+  router.post("/api/human/tasks/search", async (request, env) => {
+    const search = await body(request, env, (value) => parseOrThrow(HumanTaskSearchRequest, value, "human task search"));
+    const page = await searchHumanTasks(request, env, search);
+    return Response.json({ totalHits: page.totalHits, results: page.results, start: search.start, hits: page.results.length, pageSizeLimit: search.size });
+  });
+
+  router.get("/api/human/tasks/getTaskDisplayNames", async (request, env) => {
+    const { searchType } = parseOrThrow(DisplayNamesQuery, queryParams(request, ["searchType"]), "query");
+    return Response.json(await humanTaskDisplayNames(request, env, searchType));
+  });
+
+  // Orkes' update by workflow and reference name (a task in a loop: its latest run, or `iteration`'s).
+  router.post("/api/human/tasks/update/taskRef", async (request, env) => {
+    const query = parseOrThrow(UpdateByRefQuery, queryParams(request, ["workflowId", "taskRefName", "complete", "iteration"]), "query");
+    const output = await body(request, env, (value) => parseOrThrow(FormBody, value ?? {}, "form"));
+    const taskId = await executionStub(env, query.workflowId).humanTaskIdByRef(query.taskRefName, query.iteration);
+    if (taskId === null) throw notFound(`Workflow ${query.workflowId} has no HUMAN task ${query.taskRefName}${query.iteration === undefined ? "" : ` in iteration ${query.iteration}`}`);
+    await fillIn(env, await humanTaskAtHand(request, env, taskId), output, query.complete);
+    return done();
+  });
+
+  // Several at once: each as `DELETE /api/human/tasks/delete/{taskId}`; what was refused is listed with why.
+  router.delete("/api/human/tasks/delete", async (request, env) => {
+    const ids = await body(request, env, (value) => parseOrThrow(HumanTaskIds, value, "task ids"));
+    const deleted: string[] = [];
+    const failed: Record<string, string> = {};
+    for (const taskId of ids) {
+      try {
+        await act(env, await humanTaskAtHand(request, env, taskId), { kind: "delete" });
+        deleted.push(taskId);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        failed[taskId] = error.message;
+      }
+    }
+    return Response.json({ deleted, failed });
+  });
+
+  router.delete("/api/human/tasks/delete/:taskId", async (request, env) => {
+    await act(env, await humanTaskAtHand(request, env, taskIdParam(request)), { kind: "delete" });
+    return done();
+  });
+
+  router.get("/api/human/tasks/:taskId", async (request, env) => {
+    const query = parseOrThrow(WithTemplateQuery, queryParams(request, ["withTemplate"]), "query");
+    const at = await humanTaskAtHand(request, env, taskIdParam(request));
+    return Response.json(await withTemplate(env, at.entry, query.withTemplate));
+  });
+
+  router.get("/api/human/tasks/:taskId/conductorTask", async (request, env) => {
+    const at = await humanTaskAtHand(request, env, taskIdParam(request));
+    const json = await executionStub(env, at.found.workflowId).getTaskJson(at.entry["taskId"] as string);
+    if (json === null) throw notFound(`Human task ${taskIdParam(request)} not found`);
+    return jsonTextResponse(json);
+  });
+
+  router.post("/api/human/tasks/:taskId/claim", async (request, env) => {
+    const query = parseOrThrow(ClaimQuery, queryParams(request, ["overrideAssignment", "withTemplate"]), "query");
+    const at = await humanTaskAtHand(request, env, taskIdParam(request));
+    return Response.json(await withTemplate(env, await act(env, at, { kind: "claim", override: query.overrideAssignment }), query.withTemplate));
+  });
+
+  // Claimed on behalf of a user of the system that drives the form (an application acting for its signed-in user).
+  router.post("/api/human/tasks/:taskId/externalUser/:userId", async (request, env) => {
+    const query = parseOrThrow(ClaimQuery, queryParams(request, ["overrideAssignment", "withTemplate"]), "query");
+    const userId = decodedPathParam(request, "userId");
+    if (userId.trim() === "" || userId.length > 256) throw validationError("Invalid user id", [{ path: "userId", message: "must be 1 to 256 characters" }]);
+    const at = await humanTaskAtHand(request, env, taskIdParam(request));
+    const forUser = { userId, groups: await groupIdsOf(env, userId) };
+    return Response.json(await withTemplate(env, await act(env, at, { kind: "claim", override: query.overrideAssignment, forUser }), query.withTemplate));
+  });
+
+  router.post("/api/human/tasks/:taskId/release", async (request, env) => {
+    await act(env, await humanTaskAtHand(request, env, taskIdParam(request)), { kind: "release" });
+    return done();
+  });
+
+  router.post("/api/human/tasks/:taskId/reassign", async (request, env) => {
+    const read = await body(request, env, (value) => assignmentsFrom(value));
+    if ("issues" in read) throw validationError("Invalid assignments", read.issues);
+    await act(env, await humanTaskAtHand(request, env, taskIdParam(request)), { kind: "reassign", assignments: read.assignments });
+    return done();
+  });
+
+  // Orkes' `reason` is accepted and checked, not kept: the skip shows in the task's `updatedBy`.
+  router.post("/api/human/tasks/:taskId/skip", async (request, env) => {
+    parseOrThrow(SkipQuery, queryParams(request, ["reason"]), "query");
+    await act(env, await humanTaskAtHand(request, env, taskIdParam(request)), { kind: "skip" });
+    return done();
+  });
+
+  router.post("/api/human/tasks/:taskId/update", async (request, env) => {
+    const query = parseOrThrow(UpdateQuery, queryParams(request, ["complete"]), "query");
+    const output = await body(request, env, (value) => parseOrThrow(FormBody, value ?? {}, "form"));
+    await fillIn(env, await humanTaskAtHand(request, env, taskIdParam(request)), output, query.complete);
+    return done();
+  });
+
+  router.get("/api/human/template", async (request, env) => {
+    const query = parseOrThrow(ListTemplatesQuery, queryParams(request, ["name", "version"]), "query");
+    return Response.json(await new HumanTemplateRepository(env.DB).list(query.name, query.version));
+  });
+
+  router.post("/api/human/template", async (request, env) => {
+    const { newVersion } = parseOrThrow(SaveTemplateQuery, queryParams(request, ["newVersion"]), "query");
+    const template = await body(request, env, (value) => parseOrThrow(HumanTemplateRequest, value, "user form"));
+    return Response.json(await new HumanTemplateRepository(env.DB).save(template, newVersion, principalOf(request).userId));
+  });
+
+  router.post("/api/human/template/bulk", async (request, env) => {
+    const { newVersion } = parseOrThrow(SaveTemplateQuery, queryParams(request, ["newVersion"]), "query");
+    const templates = await body(request, env, (value) => parseOrThrow(HumanTemplateList, value, "user forms"));
+    return Response.json(await new HumanTemplateRepository(env.DB).saveAll(templates, newVersion, principalOf(request).userId));
+  });
+
+  // One segment: the form of a human task, by the task's id (Orkes' getTemplateByTaskId).
+  router.get("/api/human/template/:humanTaskId", async (request, env) => {
+    const at = await humanTaskAtHand(request, env, decodedPathParam(request, "humanTaskId"));
+    const template = await formOf(env, at.entry);
+    if (template === undefined) throw notFound(`Human task ${at.entry["taskId"] as string} names no saved user form`);
+    return Response.json(template);
+  });
+
+  router.get("/api/human/template/:name/:version", async (request, env) => {
+    const { name, version } = templatePath(request);
+    const template = await new HumanTemplateRepository(env.DB).get(name, version);
+    if (template === undefined) throw notFound(`User form ${name} version ${version} not found`);
+    return Response.json(template);
+  });
+
+  router.delete("/api/human/template/:name", async (request, env) => {
+    const name = parseOrThrow(TemplateName, decodedPathParam(request, "name"), "user form name", "name");
+    if (!(await new HumanTemplateRepository(env.DB).deleteAll(name))) throw notFound(`User form ${name} not found`);
+    return done();
+  });
+
+  router.delete("/api/human/template/:name/:version", async (request, env) => {
+    const { name, version } = templatePath(request);
+    if (!(await new HumanTemplateRepository(env.DB).deleteVersion(name, version))) throw notFound(`User form ${name} version ${version} not found`);
+    return done();
+  });
+}
+
+/** A template route's name and version. */
+function templatePath(request: IRequest): { name: string; version: number } {
+  const name = parseOrThrow(TemplateName, decodedPathParam(request, "name"), "user form name", "name");
+  const version = parseOrThrow(v.pipe(integerParam(1, 1_000_000)), decodedPathParam(request, "version"), "user form version", "version");
+  return { name, version };
+}

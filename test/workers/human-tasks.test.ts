@@ -1,0 +1,213 @@
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, eventually, getWorkflow, register, rowCount, startWorkflow, waitFor, waitForIndexRow } from "./helpers";
+
+// Orkes' human task API (/api/human/...) through the real router, execution objects and D1: who sees, claims and
+// fills in a HUMAN task, its user form, and what refused requests leave behind (nothing).
+
+type Entry = JsonObject & { taskId: string; state: string; assignee?: { user: string; userType: string }; claimant?: { user: string; userType: string } };
+const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+
+async function group(id: string, members: string[]): Promise<void> {
+  await apiOk("PUT", `/api/groups/${id}`, { description: "approvers", roles: [] });
+  for (const member of members) await apiOk("POST", `/api/groups/${id}/users/${member}`);
+}
+
+/** A definition named `name` whose one task is a HUMAN `approve` with `settings`, then a NOOP. */
+async function registerApproval(name: string, settings: JsonObject): Promise<void> {
+  await register({
+    name,
+    tasks: [
+      { name: "approve", taskReferenceName: "approve", type: "HUMAN", inputParameters: { amount: "${workflow.input.amount}", __humanTaskDefinition: settings } },
+      { name: "after", taskReferenceName: "after", type: "NOOP" },
+    ],
+  });
+}
+
+/** The HUMAN task of execution `workflowId`, once it runs and can be found by id (its execution is searchable). */
+async function humanTaskOf(workflowId: string): Promise<string> {
+  const workflow = await waitFor(workflowId, (wf) => wf.tasks.some((task) => task.referenceTaskName === "approve" && task.status === "IN_PROGRESS"));
+  await waitForIndexRow(workflowId, "RUNNING");
+  return workflow.tasks.find((task) => task.referenceTaskName === "approve")!.taskId;
+}
+
+const as = (token: string) => ({
+  get: (path: string) => call("GET", path, orkes(token)),
+  post: (path: string, body?: unknown) => call("POST", path, orkes(token), body),
+  search: async (search: JsonObject) => {
+    const response = await call("POST", "/api/human/tasks/search", orkes(token), search);
+    expect(response.status, await response.clone().text()).toBe(200);
+    return (await response.json()) as { totalHits: number; results: Entry[]; start: number; hits: number; pageSizeLimit: number };
+  },
+});
+
+describe("a HUMAN task assigned to a group", () => {
+  it("shows in its members' inbox only; a member claims it, saves and submits the form, and the workflow goes on", async () => {
+    const groupId = unique("approvers");
+    const [adaId, eveId] = [unique("ada"), unique("eve")];
+    const [ada, eve] = [await createUser(adaId), await createUser(eveId)];
+    await group(groupId, [adaId]);
+    const name = unique("refund");
+    await registerApproval(name, { displayName: "Approve the refund", assignments: [{ assignee: { user: groupId, userType: "CONDUCTOR_GROUP" }, slaMinutes: 60 }] });
+    const workflowId = await startWorkflow(name, { amount: 120 });
+    const taskId = await humanTaskOf(workflowId);
+
+    const inbox = await eventually(() => as(ada.token).search({ searchType: "INBOX", states: ["ASSIGNED"] }), (page) => page.results.some((entry) => entry.taskId === taskId), "the task in ada's inbox");
+    const listed = inbox.results.find((entry) => entry.taskId === taskId)!;
+    expect(listed).toMatchObject({ workflowId, workflowName: name, taskRefName: "approve", displayName: "Approve the refund", state: "ASSIGNED", assignee: { user: groupId, userType: "CONDUCTOR_GROUP" }, input: { amount: 120 } });
+    expect((await as(eve.token).search({ searchType: "INBOX" })).results.map((entry) => entry.taskId)).not.toContain(taskId);
+    expect((await as(eve.token).get(`/api/human/tasks/${taskId}`)).status).toBe(403);
+
+    // An outsider's claim is refused and changes nothing.
+    const refused = await as(eve.token).post(`/api/human/tasks/${taskId}/claim`);
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: "PERMISSION_DENIED" });
+    expect(await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`)).toMatchObject({ state: "ASSIGNED" });
+    expect((await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`)).claimant).toBeUndefined();
+
+    const claimed = await as(ada.token).post(`/api/human/tasks/${taskId}/claim`);
+    expect(claimed.status, await claimed.clone().text()).toBe(200);
+    expect(await claimed.json()).toMatchObject({ taskId, state: "IN_PROGRESS", claimant: { user: adaId, userType: "CONDUCTOR_USER" }, updatedBy: `CONDUCTOR_USER:${adaId}` });
+    expect((await as(ada.token).post(`/api/human/tasks/${taskId}/claim`)).status).toBe(409);
+
+    expect((await as(ada.token).post(`/api/human/tasks/${taskId}/update`, { note: "checked the receipt" })).status).toBe(200);
+    let workflow = await getWorkflow(workflowId);
+    expect(workflow.tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: { note: "checked the receipt" } });
+    expect((await as(ada.token).post(`/api/human/tasks/${taskId}/update?complete=true`, { approved: true })).status).toBe(200);
+    workflow = await waitFor(workflowId, ["COMPLETED"]);
+    expect(workflow.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { note: "checked the receipt", approved: true } });
+    expect(await as(ada.token).get(`/api/human/tasks/${taskId}`).then((response) => response.json())).toMatchObject({ state: "COMPLETED" });
+    await eventually(() => apiOk<{ results: Entry[] }>("POST", "/api/human/tasks/search", { searchType: "ADMIN", workflowIds: [workflowId], states: ["COMPLETED"] }), (page) => page.results.length === 1, "the completed task in the list");
+  });
+
+  it("lets one who may complete the task act on it whoever it is assigned to, and claim it for a user of another system", async () => {
+    const name = unique("refund");
+    const bossId = unique("boss");
+    const boss = await createUser(bossId, { directPermissions: [{ action: "TASK_EXECUTE", scope: `workflow:${name}` }] });
+    await registerApproval(name, { assignments: [{ assignee: { user: "reviewers", userType: "EXTERNAL_GROUP" }, slaMinutes: 0 }] });
+    const workflowId = await startWorkflow(name, { amount: 5 });
+    const taskId = await humanTaskOf(workflowId);
+    expect((await as(boss.token).post(`/api/human/tasks/${taskId}/claim`)).status).toBe(403);
+    const forUser = await as(boss.token).post(`/api/human/tasks/${taskId}/externalUser/x%40corp.example`);
+    expect(forUser.status, await forUser.clone().text()).toBe(200);
+    expect(await forUser.json()).toMatchObject({ state: "IN_PROGRESS", claimant: { user: "x@corp.example", userType: "EXTERNAL_USER" }, assignee: { user: "reviewers" } });
+    expect((await as(boss.token).post(`/api/human/tasks/${taskId}/release`)).status).toBe(200);
+    expect((await as(boss.token).post(`/api/human/tasks/${taskId}/reassign`, [{ assignee: { user: bossId, userType: "CONDUCTOR_USER" }, slaMinutes: 0 }])).status).toBe(200);
+    expect(await as(boss.token).get(`/api/human/tasks/${taskId}`).then((response) => response.json())).toMatchObject({
+      state: "ASSIGNED",
+      assignee: { user: bossId, userType: "CONDUCTOR_USER" },
+      humanTaskDef: { assignments: [{ assignee: { user: bossId, userType: "CONDUCTOR_USER" }, slaMinutes: 0 }] },
+    });
+    const conductorTask = (await as(boss.token).get(`/api/human/tasks/${taskId}/conductorTask`).then((response) => response.json())) as JsonObject;
+    expect(conductorTask).toMatchObject({ taskId, taskType: "HUMAN", status: "IN_PROGRESS", workflowInstanceId: workflowId });
+
+    // Completed by reference name, by one who may complete it without a claim.
+    const byRef = await as(boss.token).post(`/api/human/tasks/update/taskRef?workflowId=${workflowId}&taskRefName=approve&complete=true`, { approved: false });
+    expect(byRef.status, await byRef.clone().text()).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ approved: false });
+  });
+
+  it("refuses malformed requests with the contract's error and leaves the task as it was", async () => {
+    const name = unique("refund");
+    await registerApproval(name, { assignments: [{ assignee: { user: "someone", userType: "CONDUCTOR_USER" }, slaMinutes: 30 }] });
+    const workflowId = await startWorkflow(name, { amount: 5 });
+    const taskId = await humanTaskOf(workflowId);
+    const before = await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`);
+
+    const badChain = await api("POST", `/api/human/tasks/${taskId}/reassign`, [{ assignee: { user: "x", userType: "ROBOT" }, slaMinutes: -5 }]);
+    expect(badChain.status).toBe(400);
+    expect(await badChain.json()).toMatchObject({
+      error: "VALIDATION_ERROR",
+      validationErrors: [
+        { path: "(body)[0].assignee.userType", message: expect.stringContaining("CONDUCTOR_USER") },
+        { path: "(body)[0].slaMinutes", message: expect.stringContaining("whole number of minutes") },
+      ],
+    });
+    expect((await api("POST", `/api/human/tasks/${taskId}/update?complete=maybe`, {})).status).toBe(400);
+    expect((await api("POST", `/api/human/tasks/${taskId}/update`, [1, 2])).status).toBe(400);
+    expect((await api("POST", "/api/human/tasks/search", { states: ["WAITING"] })).status).toBe(400);
+    expect((await api("POST", "/api/human/tasks/search", { searchType: "ADMIN", taskInputQuery: "amount > 3" })).status).toBe(400);
+    expect((await api("POST", `/api/human/tasks/${crypto.randomUUID()}/claim`)).status).toBe(404);
+    expect(await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`)).toEqual(before);
+  });
+
+  it("searches by state, assignee pattern, display name and input; lists display names; deletes from the list", async () => {
+    const name = unique("refund");
+    const owner = unique("owner");
+    await registerApproval(name, { displayName: `Review ${name}`, assignments: [{ assignee: { user: owner, userType: "CONDUCTOR_USER" }, slaMinutes: 0 }] });
+    const [small, large] = [await startWorkflow(name, { amount: 5 }), await startWorkflow(name, { amount: 500 })];
+    const [smallTask, largeTask] = [await humanTaskOf(small), await humanTaskOf(large)];
+    const admin = (search: JsonObject) => apiOk<{ totalHits: number; results: Entry[] }>("POST", "/api/human/tasks/search", { searchType: "ADMIN", workflowNames: [name], ...search });
+    await eventually(() => admin({}), (page) => page.totalHits === 2, "both tasks listed");
+    expect((await admin({ taskInputQuery: "amount = 500" })).results.map((entry) => entry.taskId)).toEqual([largeTask]);
+    expect((await admin({ taskInputQuery: "amount IN (5, 7)" })).results.map((entry) => entry.taskId)).toEqual([smallTask]);
+    expect((await admin({ assignees: [{ user: `${owner.slice(0, 6)}*`, userType: "CONDUCTOR_USER" }] })).totalHits).toBe(2);
+    expect((await admin({ assignees: [{ user: owner, userType: "CONDUCTOR_GROUP" }] })).totalHits).toBe(0);
+    expect((await admin({ displayNames: [`Review ${name}`], size: 1 })).results).toHaveLength(1);
+    expect(await apiOk<string[]>("GET", "/api/human/tasks/getTaskDisplayNames?searchType=ADMIN")).toContain(`Review ${name}`);
+
+    expect((await api("DELETE", `/api/human/tasks/delete/${smallTask}`)).status).toBe(200);
+    expect(await apiOk<Entry>("GET", `/api/human/tasks/${smallTask}`)).toMatchObject({ state: "DELETED" });
+    expect((await getWorkflow(small)).status).toBe("RUNNING");
+    await eventually(() => admin({ states: ["DELETED"] }), (page) => page.results.map((entry) => entry.taskId).join() === smallTask, "the deleted task listed as DELETED");
+    const bulk = await apiOk<{ deleted: string[]; failed: Record<string, string> }>("DELETE", "/api/human/tasks/delete", [largeTask, smallTask]);
+    expect(bulk.deleted).toEqual([largeTask]);
+    expect(bulk.failed[smallTask]).toContain("DELETED");
+  });
+});
+
+describe("user forms (/api/human/template)", () => {
+  const form = (name: string, extra: JsonObject = {}) => ({
+    name,
+    jsonSchema: { type: "object", properties: { approved: { type: "boolean" } }, required: ["approved"] },
+    templateUI: { type: "VerticalLayout", elements: [{ type: "Control", scope: "#/properties/approved" }] },
+    ...extra,
+  });
+
+  it("saves versions as Orkes does, lists, reads and deletes them", async () => {
+    const name = unique("refund form");
+    expect(await apiOk("POST", "/api/human/template", form(name))).toMatchObject({ name, version: 1, createdBy: "admin" });
+    expect(await apiOk("POST", "/api/human/template?newVersion=true", form(name))).toMatchObject({ version: 2 });
+    // Without newVersion the latest is replaced; a version named is saved as that version.
+    expect(await apiOk("POST", "/api/human/template", form(name, { templateUI: { type: "Group" } }))).toMatchObject({ version: 2, templateUI: { type: "Group" } });
+    expect(await apiOk("POST", "/api/human/template/bulk", [form(name, { version: 5 })])).toMatchObject([{ version: 5 }]);
+    expect((await apiOk<JsonObject[]>("GET", `/api/human/template?name=${encodeURIComponent(name)}`)).map((saved) => saved["version"])).toEqual([1, 2, 5]);
+    expect(await apiOk("GET", `/api/human/template/${encodeURIComponent(name)}/2`)).toMatchObject({ version: 2, templateUI: { type: "Group" } });
+    expect((await api("DELETE", `/api/human/template/${encodeURIComponent(name)}/2`)).status).toBe(200);
+    expect((await api("GET", `/api/human/template/${encodeURIComponent(name)}/2`)).status).toBe(404);
+    expect((await api("DELETE", `/api/human/template/${encodeURIComponent(name)}`)).status).toBe(200);
+    expect(await apiOk("GET", `/api/human/template?name=${encodeURIComponent(name)}`)).toEqual([]);
+  });
+
+  it("refuses a form whose schema cannot be checked, or whose name is not one, writing nothing; users without TASK_WRITE may read but not save", async () => {
+    const before = await rowCount("human_templates");
+    const bad = await api("POST", "/api/human/template", form(unique("bad"), { jsonSchema: { type: "object", properties: { x: { $ref: "https://elsewhere.example/s.json" } } } }));
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ validationErrors: [{ path: "jsonSchema" }] });
+    expect((await api("POST", "/api/human/template/bulk", [form(unique("good")), form("123")])).status).toBe(400);
+    expect(await rowCount("human_templates")).toBe(before);
+    const reader = await createUser(unique("reader"));
+    expect((await call("GET", "/api/human/template", orkes(reader.token))).status).toBe(200);
+    expect((await call("POST", "/api/human/template", orkes(reader.token), form(unique("mine")))).status).toBe(403);
+    expect(await rowCount("human_templates")).toBe(before);
+  });
+
+  it("checks a submitted form against the task's user form (its latest version), and shows the form with the task", async () => {
+    const formName = unique("approval form");
+    await apiOk("POST", "/api/human/template", form(formName));
+    const name = unique("refund");
+    await registerApproval(name, { userFormTemplate: { name: formName, version: 0 } });
+    const workflowId = await startWorkflow(name, { amount: 5 });
+    const taskId = await humanTaskOf(workflowId);
+    expect(await apiOk("GET", `/api/human/tasks/${taskId}?withTemplate=true`)).toMatchObject({ humanTaskDef: { userFormTemplate: { name: formName }, fullTemplate: { name: formName, version: 1 } } });
+    expect(await apiOk("GET", `/api/human/template/${taskId}`)).toMatchObject({ name: formName, version: 1 });
+    await apiOk("POST", `/api/human/tasks/${taskId}/claim`);
+    const invalid = await api("POST", `/api/human/tasks/${taskId}/update?complete=true`, { approved: "yes" });
+    expect(invalid.status).toBe(400);
+    expect((await invalid.json()) as JsonObject).toMatchObject({ message: expect.stringContaining("output.approved") });
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: {} });
+    await apiOk("POST", `/api/human/tasks/${taskId}/update?complete=true`, { approved: true });
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ approved: true });
+  });
+});
