@@ -26,6 +26,7 @@ import {
   getTaskContext,
   httpPollTask,
   httpTask,
+  humanTask,
   inlineTask,
   joinTask,
   jsonJqTask,
@@ -995,6 +996,57 @@ describe("the official Conductor TypeScript client", () => {
     const read = await until(`task ${hold.taskId} by id`, () => tasks.getTask(hold.taskId!).catch(() => undefined), (task) => task !== undefined);
     expect(read).toMatchObject({ taskId: hold.taskId, referenceTaskName: "hold", workflowInstanceId: workflowId, status: "SCHEDULED", inputData: { n: 7 } });
     expect(await sdkError(tasks.getTask(crypto.randomUUID()))).toMatch(/^Failed to get task '.*': .*not found/);
+    await executor.terminate(workflowId, "done");
+  });
+});
+
+describe("human tasks through the client's HumanExecutor and TemplateClient", () => {
+  const approvalForm = (name: string) => ({
+    name,
+    version: 1,
+    jsonSchema: { type: "object", properties: { approved: { type: "boolean" }, comment: { type: "string" } }, required: ["approved"] },
+    templateUI: { type: "VerticalLayout", elements: [{ type: "Control", scope: "#/properties/approved" }] },
+  });
+
+  it("a humanTask() from the builders is listed by search, claimed for a user of another system, saved, and submitted against its user form", async () => {
+    const human = clients.getHumanClient();
+    const formName = `client_form_${suffix}`;
+    expect(await clients.getTemplateClient().registerTemplate(approvalForm(formName), false)).toMatchObject({ name: formName, version: 1 });
+    expect(await human.getTemplateByNameVersion(formName, 1)).toMatchObject({ jsonSchema: { required: ["approved"] } });
+    const name = `client_human_${suffix}`;
+    const approve = humanTask("approve", { displayName: "Approve the refund", formTemplate: formName, assignee: { userType: "EXTERNAL_USER", user: "x@corp.example" } });
+    await metadata.registerWorkflowDef(workflow(name, [approve as never]), true);
+    const workflowId = await executor.startWorkflow({ name, version: 1, input: { amount: 3 } });
+    await taskReaches(workflowId, "approve", "IN_PROGRESS");
+
+    const [entry] = await until("the task listed", () => human.search({ searchType: "ADMIN", workflowNames: [name] }), (found) => found.length === 1);
+    expect(entry).toMatchObject({ workflowId, state: "ASSIGNED", displayName: "Approve the refund", assignee: { user: "x@corp.example", userType: "EXTERNAL_USER" } });
+    const taskId = entry!.taskId!;
+    const claimed = await human.claimTaskAsExternalUser(taskId, "x@corp.example", { withTemplate: true });
+    expect(claimed).toMatchObject({ state: "IN_PROGRESS", claimant: { user: "x@corp.example", userType: "EXTERNAL_USER" }, humanTaskDef: { fullTemplate: { name: formName, version: 1 } } });
+    // The client types a form as an object of objects; the service takes any JSON object, as Orkes does.
+    await human.updateTaskOutput(taskId, { comment: "receipt checked" } as never);
+    expect(await sdkError(human.completeTask(taskId, { approved: "yes" } as never))).toMatch(/approved/);
+    await human.completeTask(taskId, { approved: true } as never);
+    const done = await workflowReaches(workflowId, "COMPLETED");
+    expect(taskOf(done, "approve")!.outputData).toEqual({ comment: "receipt checked", approved: true });
+    expect(await human.getTaskById(taskId)).toMatchObject({ state: "COMPLETED", output: { approved: true } });
+  });
+
+  it("pollSearch finds a task assigned to the caller in their inbox; claimTaskAsConductorUser claims it, releaseTask gives it back", async () => {
+    const human = clients.getHumanClient();
+    const name = `client_inbox_${suffix}`;
+    const assignments = [{ assignee: { user: "admin", userType: "CONDUCTOR_USER" }, slaMinutes: 0 }];
+    await metadata.registerWorkflowDef(workflow(name, [{ name: "review", taskReferenceName: "review", type: "HUMAN", inputParameters: { __humanTaskDefinition: { assignments } } } as never]), true);
+    const workflowId = await executor.startWorkflow({ name, version: 1, input: {} });
+    const found = await human.pollSearch({ workflowNames: [name], states: ["ASSIGNED"] }, { pollInterval: 200, maxPollTimes: 50 });
+    expect(found.map((entry) => entry.workflowId)).toEqual([workflowId]);
+    const taskId = found[0]!.taskId!;
+    expect(await human.claimTaskAsConductorUser(taskId)).toMatchObject({ state: "IN_PROGRESS", claimant: { user: "admin", userType: "CONDUCTOR_USER" } });
+    expect(await sdkError(human.claimTaskAsConductorUser(taskId))).toMatch(/claimed/);
+    await human.releaseTask(taskId);
+    expect(await human.getTaskById(taskId)).toMatchObject({ state: "ASSIGNED", assignee: { user: "admin" } });
+    expect((await human.getTaskById(taskId)).claimant).toBeUndefined();
     await executor.terminate(workflowId, "done");
   });
 });
