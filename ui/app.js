@@ -7,6 +7,7 @@ import { renderDefinitions } from "./views/definitions.js";
 import { renderEventHandlerEditor, renderEventHandlers } from "./views/event-handlers.js";
 import { renderExecution } from "./views/execution.js";
 import { renderExecutions } from "./views/executions.js";
+import { renderHumanTask, renderInbox } from "./views/inbox.js";
 import { renderLogin } from "./views/login.js";
 import { renderQueues } from "./views/queues.js";
 import { renderScheduleEditor, renderSchedules } from "./views/schedules.js";
@@ -38,6 +39,8 @@ const ROUTES = [
   [/^taskdefs\/new$/, (container, params, context) => renderTaskDefEditor(container, params, context)],
   [/^taskdefs\/(.+)$/, renderTaskDefEditor],
   [/^tasks$/, renderTasks],
+  [/^inbox$/, renderInbox],
+  [/^inbox\/([^/]+)$/, renderHumanTask],
   [/^queues$/, renderQueues],
   [/^schedules$/, renderSchedules],
   [/^schedules\/new$/, (container, params, context) => renderScheduleEditor(container, params, context)],

@@ -1410,6 +1410,61 @@ describe("web UI", () => {
     expect(admin.problems.slice(problemsBefore)).toEqual([]);
   });
 
+  it("lists a group's HUMAN task in a member's Inbox, who claims it, fills in its user form as fields and submits it", async () => {
+    const formName = `${parentName}_form`;
+    await callOk(server.url, "POST", "/api/human/template", {
+      key: adminKey,
+      body: {
+        name: formName,
+        jsonSchema: { type: "object", properties: { approved: { type: "boolean", title: "Approved" }, comment: { type: "string", title: "Comment" } }, required: ["approved"] },
+        templateUI: {},
+      },
+    });
+    await callOk(server.url, "PUT", "/api/groups/ui-reviewers", { key: adminKey, body: { description: "reviewers", roles: [] } });
+    await callOk(server.url, "POST", "/api/groups/ui-reviewers/users/reviewer-1", { key: adminKey });
+    const { keyId, keySecret } = (await callOk(server.url, "POST", "/api/security/users/reviewer-1/api-keys", { key: adminKey }, 201)).json();
+    const flow = `${parentName}_refund`;
+    const settings = { displayName: "Approve the refund", userFormTemplate: { name: formName }, assignments: [{ assignee: { user: "ui-reviewers", userType: "CONDUCTOR_GROUP" }, slaMinutes: 60 }] };
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name: flow, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: "approve_refund", taskReferenceName: "approve_refund", type: "HUMAN", inputParameters: { amount: "${workflow.input.amount}", __humanTaskDefinition: settings } }] },
+    });
+    const started = (await callOk(server.url, "POST", "/api/workflow", { key: adminKey, body: { name: flow, input: { amount: 42 } } })).text;
+
+    const reviewer = await openPage(browser);
+    const { page } = reviewer;
+    await logIn(page, `${keyId}:${keySecret}`);
+    await page.getByRole("link", { name: "Inbox", exact: true }).click();
+    await page.getByRole("heading", { name: "Inbox" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    const row = page.locator("tbody tr", { hasText: "Approve the refund" });
+    // The list is written in the background: Refresh until the task is there.
+    await expect.poll(async () => {
+      await page.getByRole("button", { name: "Refresh" }).click();
+      return row.count();
+    }, { timeout: STEP_TIMEOUT_MS }).toBe(1);
+    expect((await row.locator("td").allTextContents()).slice(0, 4)).toEqual(["Approve the refund", "ASSIGNED", "ui-reviewers (group)", ""]);
+    await screenshot(page, "inbox");
+    await row.getByRole("link", { name: "Approve the refund" }).click();
+    await page.getByRole("heading", { name: "Approve the refund" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByLabel("Approved").isDisabled()).toBe(true);
+    await page.getByRole("button", { name: "Claim" }).click();
+    await expect.poll(() => page.getByLabel("Approved").isDisabled(), { timeout: STEP_TIMEOUT_MS }).toBe(false);
+    await page.getByLabel("Comment").fill("receipt matches");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText("Saved.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    // Submitted unanswered (no "No" by default): the service refuses it, and the task still waits.
+    await page.getByRole("button", { name: "Submit" }).click();
+    await page.getByText(/does not match its user form's schema/).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel("Approved").selectOption({ label: "Yes" });
+    await screenshot(page, "human-task");
+    await page.getByRole("button", { name: "Submit" }).click();
+    await page.getByText("Submitted: the workflow goes on.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await expect.poll(async () => (await callOk(server.url, "GET", `/api/workflow/${started}`, { key: adminKey })).json().status, { timeout: STEP_TIMEOUT_MS }).toBe("COMPLETED");
+    const task = (await callOk(server.url, "GET", `/api/workflow/${started}?includeTasks=true`, { key: adminKey })).json().tasks[0];
+    expect(task.outputData).toEqual({ approved: true, comment: "receipt matches" });
+    expect(reviewer.problems).toEqual([]);
+  });
+
   it("offers a read-only user no action, and the narrow layout does not overflow", async () => {
     await callOk(server.url, "POST", "/api/security/roles", {
       key: adminKey,

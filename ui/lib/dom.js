@@ -95,6 +95,15 @@ export function formatDuration(ms) {
 }
 
 /**
+ * One term and its value in a `dl.facts` list (a task's type, a schedule's next fire...).
+ * @param {string} term
+ * @param {...Child} value
+ */
+export function fact(term, ...value) {
+  return h("div", { className: "fact" }, h("dt", {}, term), h("dd", {}, ...value));
+}
+
+/**
  * A status badge; its colour comes from the stylesheet's `status-<STATUS>` class.
  * @param {string} status
  */

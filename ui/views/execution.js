@@ -2,7 +2,7 @@
 import { ApiError, api, permissionsAt, errorMessage } from "../lib/api.js";
 import { allSteps, attemptsOf, diagram, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
-import { copyButton, formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
+import { copyButton, fact, formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 import { jsonBlock } from "../lib/json-view.js";
 
@@ -570,10 +570,6 @@ function formatSeconds(seconds) {
   return `${seconds ?? 0} s`;
 }
 
-/** @param {string} term @param {...import("../lib/dom.js").Child} value */
-function fact(term, ...value) {
-  return h("div", { className: "fact" }, h("dt", {}, term), h("dd", {}, ...value));
-}
 
 /** @param {string} label @param {() => unknown} onclick @param {string} [className] */
 function button(label, onclick, className = "") {

@@ -1,7 +1,7 @@
 // @ts-check
 import { api, ApiError, permissionsAt, errorMessage } from "../lib/api.js";
 import { openDialog } from "../lib/dialog.js";
-import { formatTime, h, replaceChildren, statusBadge } from "../lib/dom.js";
+import { fact, formatTime, h, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 
 /**
@@ -175,10 +175,6 @@ function stateBadge(schedule) {
   return statusBadge(scheduleState(schedule).toUpperCase());
 }
 
-/** @param {string} term @param {...(Node | string | null)} value */
-function fact(term, ...value) {
-  return h("div", { className: "fact" }, h("dt", {}, term), h("dd", {}, ...value));
-}
 
 /**
  * One schedule as editable JSON (read-only without the right to start its workflow), or a new one; its state, Pause or
