@@ -185,6 +185,17 @@ describe("the form", () => {
     expect(state.status).toBe("COMPLETED");
   });
 
+  it("starts afresh when rerun: assigned to the chain's first again, claimed by no one", () => {
+    let state = startedWith("refunds", [human(chain)], {}, 1_000).state;
+    state = settleOverdue(state, env(1_000 + 10 * MINUTE)).state;
+    state = act(state, caller("bob", { groups: ["finance"] }), { kind: "claim", override: false }, 1_000 + 11 * MINUTE);
+    state = decide(state, fill(state, caller("bob", { groups: ["finance"] }), { approved: false }, true), env(1_000 + 12 * MINUTE)).state;
+    expect(state.status).toBe("COMPLETED");
+    const rerun = decide(state, { type: "rerun", fromTaskId: latestNamed(state, "approve").taskId }, env(1_000 + 20 * MINUTE)).state;
+    expect(standing(rerun)).toEqual({ state: "ASSIGNED", assignee: "ada", claimant: undefined, timeoutAt: 1_000 + 30 * MINUTE });
+    expect(latestNamed(rerun, "approve").outputData).toEqual({});
+  });
+
   it("refuses every action on a task completed meanwhile from outside", () => {
     let state = startedWith("refunds", [human(chain)]).state;
     const task = latestNamed(state, "approve");

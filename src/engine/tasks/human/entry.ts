@@ -1,6 +1,6 @@
 import { masked, maskedKeysOf } from "../../masking";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "../../model";
-import { humanStateOf, shownSettings } from "./progress";
+import { currentProgress, humanStateOf, shownSettings } from "./progress";
 import { HUMAN_SETTINGS_KEY } from "./settings";
 
 /**
@@ -10,7 +10,8 @@ import { HUMAN_SETTINGS_KEY } from "./settings";
 export function humanTaskEntry(task: TaskExecution, execution: WorkflowExecution): JsonObject {
   const keys = maskedKeysOf(execution.definition);
   const given: JsonValue | undefined = task.inputData[HUMAN_SETTINGS_KEY];
-  const settings = shownSettings(typeof given === "object" && given !== null && !Array.isArray(given) ? given : undefined, task.human);
+  const progress = currentProgress(task);
+  const settings = shownSettings(typeof given === "object" && given !== null && !Array.isArray(given) ? given : undefined, progress);
   const displayName = settings["displayName"];
   const entry: JsonObject = {
     taskId: task.taskId,
@@ -26,7 +27,6 @@ export function humanTaskEntry(task: TaskExecution, execution: WorkflowExecution
     createdOn: task.scheduledTime,
     updatedOn: task.updateTime,
   };
-  const progress = task.human;
   if (progress?.assignee !== undefined) entry["assignee"] = { ...progress.assignee };
   if (progress?.claimant !== undefined) entry["claimant"] = { ...progress.claimant };
   if (progress?.updatedBy !== undefined) entry["updatedBy"] = progress.updatedBy;

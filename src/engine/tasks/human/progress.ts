@@ -6,7 +6,7 @@
  * execution's decision, so two callers racing for one task cannot both win.
  */
 import { EngineError } from "../../errors";
-import type { JsonObject, TaskExecution, TaskStatus } from "../../model";
+import type { JsonObject, TaskExecution } from "../../model";
 import type { CompletionStrategy, HumanAssignment, HumanSettings, HumanUser } from "./settings";
 
 /** The states of a human task (Orkes'). */
@@ -41,10 +41,10 @@ export const ASSIGNMENTS_EXHAUSTED = "Task terminated as no more assignments pen
  * someone or open to anyone), IN_PROGRESS once claimed, then COMPLETED, TIMED_OUT or, however else it ended, DELETED.
  */
 export function humanStateOf(task: Pick<TaskExecution, "status" | "human">): HumanState {
+  // Scheduled again (a rerun), it is a new piece of work, whatever became of its last run.
+  if (task.status === "SCHEDULED") return "PENDING";
   if (task.human?.deleted === true) return "DELETED";
   switch (task.status) {
-    case "SCHEDULED":
-      return "PENDING";
     case "IN_PROGRESS":
       return task.human?.claimant === undefined ? "ASSIGNED" : "IN_PROGRESS";
     case "COMPLETED":
@@ -55,6 +55,11 @@ export function humanStateOf(task: Pick<TaskExecution, "status" | "human">): Hum
     default:
       return "DELETED";
   }
+}
+
+/** The progress of HUMAN task `task` as it stands: none while it waits to start (a rerun's is its last run's). */
+export function currentProgress(task: Pick<TaskExecution, "status" | "human">): HumanProgress | undefined {
+  return task.status === "SCHEDULED" ? undefined : task.human;
 }
 
 /** The fields of a task whose chain moves to assignment `index` (or past its end) at `now`. */
