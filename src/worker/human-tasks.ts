@@ -49,7 +49,8 @@ export async function humanTaskAtHand(request: IRequest, env: Env, taskId: strin
   const entry = JSON.parse(entryJson) as JsonObject;
   const caller: HumanCaller = { userId: principalOf(request).userId, groups, manager, reader };
   if (!mayView(entry, caller)) {
-    throw new ApiError(403, "PERMISSION_DENIED", `Human task ${taskId} is neither assigned to nor claimed by ${caller.userId} or a group of theirs, who may not read workflow ${found.workflowName} either`);
+    // Its workflow is not named: the caller may not know of it.
+    throw new ApiError(403, "PERMISSION_DENIED", `Human task ${taskId} is not assigned to or claimed by you or a group of yours, and you may not read its workflow`);
   }
   return { found, entry, caller };
 }
