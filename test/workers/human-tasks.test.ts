@@ -126,6 +126,7 @@ describe("a HUMAN task assigned to a group", () => {
     });
     expect((await api("POST", `/api/human/tasks/${taskId}/update?complete=maybe`, {})).status).toBe(400);
     expect((await api("POST", `/api/human/tasks/${taskId}/update`, [1, 2])).status).toBe(400);
+    expect((await api("POST", `/api/human/tasks/${taskId}/update`, "null")).status).toBe(400);
     expect((await api("POST", "/api/human/tasks/search", { states: ["WAITING"] })).status).toBe(400);
     expect((await api("POST", "/api/human/tasks/search", { searchType: "ADMIN", taskInputQuery: "amount > 3" })).status).toBe(400);
     expect((await api("POST", `/api/human/tasks/${crypto.randomUUID()}/claim`)).status).toBe(404);

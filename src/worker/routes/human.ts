@@ -27,14 +27,16 @@ import {
 import { groupIdsOf, humanTaskAtHand, humanTaskDisplayNames, searchHumanTasks, type HumanTaskAtHand } from "../human-tasks";
 import { HumanTemplateRepository, type HumanTemplate } from "../human-templates";
 import { integerParam, parseOrThrow } from "../schemas";
-import * as v from "valibot";
 
 type Args = [Env, ExecutionContext];
 
-/** The request's JSON body, parsed by `schema`; 400 when it is absent or does not fit. */
-async function body<T>(request: IRequest, env: Env, parse: (value: unknown) => T): Promise<T> {
+/**
+ * The request's JSON body, read by `parse` (which refuses what does not fit with a 400); an absent body is read as
+ * `whenAbsent` (undefined unless given). A JSON `null` is a body, and no form or list.
+ */
+async function body<T>(request: IRequest, env: Env, parse: (value: unknown) => T, whenAbsent?: unknown): Promise<T> {
   const read = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
-  return parse(read.present ? read.value : undefined);
+  return parse(read.present ? read.value : whenAbsent);
 }
 
 /** The user form HUMAN task `entry` names, if it names one and it is saved. */
@@ -88,7 +90,7 @@ export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): voi
   // Orkes' update by workflow and reference name (a task in a loop: its latest run, or `iteration`'s).
   router.post("/api/human/tasks/update/taskRef", async (request, env) => {
     const query = parseOrThrow(UpdateByRefQuery, queryParams(request, ["workflowId", "taskRefName", "complete", "iteration"]), "query");
-    const output = await body(request, env, (value) => parseOrThrow(FormBody, value ?? {}, "form"));
+    const output = await body(request, env, (value) => parseOrThrow(FormBody, value, "form"), {});
     const taskId = await executionStub(env, query.workflowId).humanTaskIdByRef(query.taskRefName, query.iteration);
     if (taskId === null) throw notFound(`Workflow ${query.workflowId} has no HUMAN task ${query.taskRefName}${query.iteration === undefined ? "" : ` in iteration ${query.iteration}`}`);
     await fillIn(env, await humanTaskAtHand(request, env, taskId), output, query.complete);
@@ -167,7 +169,7 @@ export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): voi
 
   router.post("/api/human/tasks/:taskId/update", async (request, env) => {
     const query = parseOrThrow(UpdateQuery, queryParams(request, ["complete"]), "query");
-    const output = await body(request, env, (value) => parseOrThrow(FormBody, value ?? {}, "form"));
+    const output = await body(request, env, (value) => parseOrThrow(FormBody, value, "form"), {});
     await fillIn(env, await humanTaskAtHand(request, env, taskIdParam(request)), output, query.complete);
     return done();
   });
@@ -220,6 +222,6 @@ export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): voi
 /** A template route's name and version. */
 function templatePath(request: IRequest): { name: string; version: number } {
   const name = parseOrThrow(TemplateName, decodedPathParam(request, "name"), "user form name", "name");
-  const version = parseOrThrow(v.pipe(integerParam(1, 1_000_000)), decodedPathParam(request, "version"), "user form version", "version");
+  const version = parseOrThrow(integerParam(1, 1_000_000), decodedPathParam(request, "version"), "user form version", "version");
   return { name, version };
 }
