@@ -809,7 +809,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still terminating its children; try again shortly`);
     }
     if (this.#failureStarts.length > 0) {
-      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still starting its failure workflow; try again shortly`);
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still starting its failure workflow (or one a human task's trigger names); try again shortly`);
     }
     if (this.#statusPublications.length > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still publishing its status; try again shortly`);
@@ -1674,15 +1674,19 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * Starts each owed failure workflow, until it has started or is refused for good; a refusal replaces its id in
-   * the output by why (Conductor's "Error workflow … failed to start"). Either way it is then no longer owed.
+   * Starts each owed failure workflow (and workflow a HUMAN task's trigger names), until it has started or is refused
+   * for good; a failure workflow's refusal replaces its id in the output by why (Conductor's "Error workflow … failed
+   * to start"), a trigger's is logged. Either way it is then no longer owed.
    */
   #syncFailureStarts(): void {
     for (const start of this.#failureStarts) {
       this.#runJob(FAILURE_START_META + start.workflowId, async () => {
         const outcome = await startFailureWorkflow(this.env, start, this.#config.maxSubWorkflowDepth);
         if (this.#execution === null) return; // removed meanwhile (see the notice job)
-        if (!outcome.started) {
+        if (!outcome.started && start.trigger !== undefined) {
+          // Nothing of the execution shows a trigger's start: the log is where its refusal is told.
+          console.warn(JSON.stringify({ msg: "triggered workflow not started", workflowId: start.triggeringWorkflowId, trigger: start.trigger, workflow: start.name, reason: outcome.reason }));
+        } else if (!outcome.started) {
           console.warn(JSON.stringify({ msg: "failure workflow not started", workflowId: start.triggeringWorkflowId, failureWorkflow: start.name, reason: outcome.reason }));
           this.#apply({ type: "failureWorkflowNotStarted", workflowId: start.workflowId, name: start.name, reason: outcome.reason });
         }

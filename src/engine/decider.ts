@@ -56,6 +56,7 @@ import { joinOutput } from "./tasks/fork-join";
 import { taskIdWithin } from "./task-id";
 import { schemaIssues, taskSchemaFailure, workflowOutputSchemaFailure } from "./json-schema";
 import { checkMayUpdate, humanActionFields, type HumanAction, type HumanCaller } from "./tasks/human/progress";
+import { humanTriggerStarts } from "./tasks/human/triggers";
 import { chooseDynamicTask } from "./tasks/dynamic";
 import { applyUpgrade, type UpgradeRequest } from "./upgrade";
 import { forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
@@ -180,7 +181,7 @@ export type Effect =
   | { kind: "cancelDispatch"; taskId: string }
   /** Terminate the child of a SUB_WORKFLOW task that was canceled, or decided from outside. */
   | { kind: "terminateChild"; taskId: string; subWorkflowId: string; reason: string }
-  /** Start the failure workflow of an execution that just ended (see {@link FailureWorkflowStart}). */
+  /** Start the failure workflow of an execution that just ended, or a workflow a HUMAN task's trigger names (see {@link FailureWorkflowStart}). */
   | { kind: "startFailureWorkflow"; start: FailureWorkflowStart }
   /**
    * Put a SIMPLE task in its worker queue (or move it there to `visibleAt`). An entry whose task no longer waits
@@ -286,8 +287,13 @@ export function isInFlight(task: TaskExecution): boolean {
  * `terminate`: an explicit stop ends the workflow either way, and is taken as asked, as Conductor does.
  */
 export function decide(state: WorkflowExecution, event: ExecutionEvent, env: DecideEnv): Decision {
+  return withHumanTriggers(state, decideUntriggered(state, event, env), env);
+}
+
+/** {@link decide}, but for what HUMAN tasks' triggers owe for the decision's changes. */
+function decideUntriggered(state: WorkflowExecution, event: ExecutionEvent, env: DecideEnv): Decision {
   if (event.type === "start" || event.type === "tick" || event.type === "terminate") return decideEvent(state, event, env);
-  const overdue = settleOverdue(state, env);
+  const overdue = settleUntriggered(state, env);
   const decision = decideEvent(overdue.state, event, env);
   // An event that changed nothing (a stale result, a second pause) still leaves the deadlines applied.
   if (decision.state === overdue.state) return overdue;
@@ -300,6 +306,22 @@ export function decide(state: WorkflowExecution, event: ExecutionEvent, env: Dec
  * when no deadline has passed. The actor also uses it to record a passed deadline that made it refuse an event.
  */
 export function settleOverdue(state: WorkflowExecution, env: DecideEnv): Decision {
+  return withHumanTriggers(state, settleUntriggered(state, env), env);
+}
+
+/**
+ * `decision` (of `before`) with the workflow starts its HUMAN tasks' triggers owe for what it changed (see
+ * `tasks/human/triggers.ts`), owed as a failure workflow's start is.
+ */
+function withHumanTriggers(before: WorkflowExecution, decision: Decision, env: DecideEnv): Decision {
+  if (decision.state === before) return decision;
+  const starts = humanTriggerStarts(before, decision.state, env);
+  if (starts.length === 0) return decision;
+  return { state: decision.state, effects: [...decision.effects, ...starts.map((start): Effect => ({ kind: "startFailureWorkflow", start }))] };
+}
+
+/** {@link settleOverdue}, but for what HUMAN tasks' triggers owe. */
+function settleUntriggered(state: WorkflowExecution, env: DecideEnv): Decision {
   if (!hasOverdueDeadline(state, env.now)) return { state, effects: [] };
   const draft = new Draft(state);
   const effects: Effect[] = [];

@@ -549,14 +549,19 @@ export interface PendingSkip {
 }
 
 /**
- * A failure workflow to start (see {@link WorkflowDef.failureWorkflow}): everything the actor needs, fixed when the
- * execution failed, so that a start repeated after an eviction, or after the execution was retried meanwhile,
- * starts the same workflow with the same input under the same id.
+ * A workflow the execution owes a start of: its failure workflow (see {@link WorkflowDef.failureWorkflow}), or one a
+ * HUMAN task's trigger names (`trigger`). Everything the actor needs, fixed when the start became owed, so that a start
+ * repeated after an eviction, or after the execution was retried meanwhile, starts the same workflow with the same
+ * input under the same id.
  */
 export interface FailureWorkflowStart {
-  /** Chosen in advance and shown at once as the failed execution's `output["conductor.failure_workflow"]`. */
+  /** Chosen in advance (a failure workflow's is shown at once as the failed execution's `output["conductor.failure_workflow"]`). */
   workflowId: string;
   name: string;
+  /** The version to start (a trigger's); absent: the latest. */
+  version?: number;
+  /** What owes the start, when not a failure: `human task <ref> (<taskId>) <triggerType>`. */
+  trigger?: string;
   /** The failed execution's input plus `workflowId`, `reason`, `failureStatus`, `failureTaskId` and `failedWorkflow`. */
   input: JsonObject;
   /** The failed execution's id. */

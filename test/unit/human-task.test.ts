@@ -205,6 +205,45 @@ describe("the form", () => {
   });
 });
 
+describe("triggers", () => {
+  const notify = (triggerType: string) => ({ triggerType, startWorkflowRequest: { name: "notify", version: 2, input: { channel: "#refunds" }, correlationId: "c-1" } });
+  const starts = (decision: { effects: Array<{ kind: string }> }) =>
+    decision.effects.flatMap((effect) => (effect.kind === "startFailureWorkflow" && "start" in effect ? [(effect as { start: { trigger?: string; name: string; input: JsonObject } }).start] : []));
+
+  it("start the workflow a trigger names as the task enters its state or changes hands, with what happened", () => {
+    const settings = { ...chain, taskTriggers: ["PENDING", "ASSIGNED", "IN_PROGRESS", "COMPLETED", "ASSIGNEE_CHANGED", "CLAIMANT_CHANGED"].map(notify) };
+    const started = startedWith("refunds", [human(settings)], {}, 1_000);
+    const taskId = latestNamed(started.state, "approve").taskId;
+    expect(starts(started).map((start) => start.trigger)).toEqual([`human task approve (${taskId}) PENDING`, `human task approve (${taskId}) ASSIGNED`]);
+    expect(starts(started)[1]).toMatchObject({
+      name: "notify",
+      version: 2,
+      correlationId: "c-1",
+      triggeringWorkflowId: "wf-1",
+      depth: 1,
+      input: { channel: "#refunds", humanTask: { triggerType: "ASSIGNED", taskId, taskRefName: "approve", workflowId: "wf-1", state: "ASSIGNED", assignee: { user: "ada", userType: "CONDUCTOR_USER" } } },
+    });
+    const escalated = settleOverdue(started.state, env(1_000 + 10 * MINUTE));
+    expect(starts(escalated).map((start) => start.trigger?.split(" ").pop())).toEqual(["ASSIGNEE_CHANGED"]);
+    const claimed = decide(escalated.state, actEvent(escalated.state, caller("bob", { groups: ["finance"] }), { kind: "claim", override: false }), env(1_000 + 11 * MINUTE));
+    expect(starts(claimed).map((start) => start.trigger?.split(" ").pop())).toEqual(["IN_PROGRESS", "CLAIMANT_CHANGED"]);
+    // Nothing changed for the task: nothing fires.
+    expect(starts(decide(claimed.state, { type: "updateVariables", variables: { note: "x" } }, env(1_000 + 11 * MINUTE)))).toEqual([]);
+    // Completed from outside: the same trigger as through the form.
+    const done = decide(claimed.state, { type: "externalUpdate", taskId, status: "COMPLETED", output: {} }, env(1_000 + 12 * MINUTE));
+    expect(starts(done).map((start) => start.trigger?.split(" ").pop())).toEqual(["COMPLETED"]);
+  });
+
+  it("are refused at registration when they could never start anything", () => {
+    expect(registrationErrors([human({ taskTriggers: [{ triggerType: "CLAIMED", startWorkflowRequest: { input: [] } }] })])).toEqual([
+      "tasks[0].inputParameters.__humanTaskDefinition.taskTriggers[0].triggerType: triggerType must be one of PENDING, ASSIGNED, IN_PROGRESS, COMPLETED, TIMED_OUT, ASSIGNEE_CHANGED, CLAIMANT_CHANGED, but received string \"CLAIMED\"",
+      "tasks[0].inputParameters.__humanTaskDefinition.taskTriggers[0].startWorkflowRequest.name: name must be a non-empty string (the workflow to start), but received nothing",
+      "tasks[0].inputParameters.__humanTaskDefinition.taskTriggers[0].startWorkflowRequest.input: input must be an object, but received an array",
+    ]);
+    expect(registrationErrors([human({ taskTriggers: [{ triggerType: "COMPLETED", startWorkflowRequest: { name: "${workflow.input.followUp}" } }] })])).toEqual([]);
+  });
+});
+
 describe("registration", () => {
   it("refuses settings that could never assign anyone, and lets expressions wait for the run", () => {
     expect(registrationErrors([human({ assignments: [{ assignee: { user: "ada", userType: "USER" }, slaMinutes: -1 }], assignmentCompletionStrategy: "CLOSE" })])).toEqual([

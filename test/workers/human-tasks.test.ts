@@ -158,6 +158,35 @@ describe("a HUMAN task assigned to a group", () => {
   });
 });
 
+describe("human task triggers", () => {
+  it("start the workflow each names as the task is assigned and claimed, with what happened; one naming no workflow stops nothing", async () => {
+    const notify = unique("notify");
+    await register({ name: notify, tasks: [{ name: "noop", taskReferenceName: "noop", type: "NOOP" }] });
+    const correlationId = unique("refund-notice");
+    const trigger = (triggerType: string, name = notify) => ({ triggerType, startWorkflowRequest: { name, input: { channel: "#refunds" }, correlationId } });
+    const name = unique("refund");
+    await registerApproval(name, {
+      assignments: [{ assignee: { user: "admin", userType: "CONDUCTOR_USER" }, slaMinutes: 0 }],
+      taskTriggers: [trigger("ASSIGNED"), trigger("IN_PROGRESS"), trigger("ASSIGNED", unique("no-such-workflow"))],
+    });
+    const workflowId = await startWorkflow(name, { amount: 9 });
+    const taskId = await humanTaskOf(workflowId);
+    type Found = { results: Array<{ workflowId: string }> };
+    const notices = () => apiOk<Found>("GET", `/api/workflow/search?correlationId=${correlationId}`);
+    await eventually(notices, (page) => page.results.length === 1, "the ASSIGNED notice started");
+    await apiOk("POST", `/api/human/tasks/${taskId}/claim`);
+    const page = await eventually(notices, (found) => found.results.length === 2, "the IN_PROGRESS notice started");
+    const inputs = await Promise.all(page.results.map(async (found) => (await getWorkflow(found.workflowId)).input));
+    expect(inputs.map((input) => (input["humanTask"] as JsonObject)["triggerType"]).sort()).toEqual(["ASSIGNED", "IN_PROGRESS"]);
+    expect(inputs.find((input) => (input["humanTask"] as JsonObject)["triggerType"] === "IN_PROGRESS")).toEqual({
+      channel: "#refunds",
+      humanTask: { triggerType: "IN_PROGRESS", taskId, taskRefName: "approve", workflowId, state: "IN_PROGRESS", assignee: { user: "admin", userType: "CONDUCTOR_USER" }, claimant: { user: "admin", userType: "CONDUCTOR_USER" } },
+    });
+    await apiOk("POST", `/api/human/tasks/${taskId}/update?complete=true`, { approved: true });
+    expect((await waitFor(workflowId, ["COMPLETED"])).status).toBe("COMPLETED");
+  });
+});
+
 describe("user forms (/api/human/template)", () => {
   const form = (name: string, extra: JsonObject = {}) => ({
     name,

@@ -2,11 +2,12 @@ import type { FailureWorkflowStart } from "../../engine/model";
 import { startOnBehalfDenial } from "../../worker/auth/access-rules";
 import { startExecution } from "../../worker/start-execution";
 
-/** How a failure workflow's start went: started (now or by an earlier attempt), or refused for good and why. */
+/** How an owed start (a failure workflow's, a trigger's) went: started (now or by an earlier attempt), or refused for good and why. */
 export type FailureWorkflowOutcome = { started: true } | { started: false; reason: string };
 
 /**
- * Starts a failed execution's failure workflow under the id chosen for it. Refused for good (no such workflow,
+ * Starts a failed execution's failure workflow, or a workflow a HUMAN task's trigger names, under the id chosen for it.
+ * Refused for good (no such workflow,
  * nesting too deep, not something whoever started the failed execution may start); a failure of the runtime
  * or of D1 throws, and the caller tries again. Repeating a start that went through is harmless: the id was
  * random and is only ever used for this start, so finding it taken means it already happened.
@@ -20,6 +21,7 @@ export async function startFailureWorkflow(env: Env, start: FailureWorkflowStart
   if (denial !== undefined) return { started: false, reason: denial };
   const outcome = await startExecution(env, {
     name: start.name,
+    version: start.version,
     input: start.input,
     correlationId: start.correlationId,
     priority: start.priority,

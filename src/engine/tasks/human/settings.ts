@@ -38,12 +38,28 @@ export interface FormReference {
   version?: number;
 }
 
+/** When a human task's trigger fires (Orkes'): as the task enters a state, or as its assignee or claimant changes. */
+export const HUMAN_TRIGGER_TYPES = ["PENDING", "ASSIGNED", "IN_PROGRESS", "COMPLETED", "TIMED_OUT", "ASSIGNEE_CHANGED", "CLAIMANT_CHANGED"] as const;
+/** One of {@link HUMAN_TRIGGER_TYPES}. */
+export type HumanTriggerType = (typeof HUMAN_TRIGGER_TYPES)[number];
+
+/** A workflow a human task starts when `triggerType` happens to it (Orkes' `taskTriggers`, its `startWorkflowRequest`). */
+export interface HumanTrigger {
+  triggerType: HumanTriggerType;
+  name: string;
+  version?: number;
+  input: JsonObject;
+  correlationId?: string;
+  taskToDomain?: Record<string, string>;
+}
+
 /** A HUMAN task's settings, as read from its input. */
 export interface HumanSettings {
   displayName?: string;
   assignments: HumanAssignment[];
   completionStrategy: CompletionStrategy;
   form?: FormReference;
+  triggers: HumanTrigger[];
 }
 
 /** Most assignments one chain may have. */
@@ -51,7 +67,9 @@ export const MAX_ASSIGNMENTS = 100;
 /** Longest a single assignment may last: a year, in minutes. */
 const MAX_SLA_MINUTES = 366 * 24 * 60;
 
-const NO_SETTINGS: HumanSettings = { assignments: [], completionStrategy: "LEAVE_OPEN" };
+const NO_SETTINGS: HumanSettings = { assignments: [], completionStrategy: "LEAVE_OPEN", triggers: [] };
+/** Most triggers one task may have. */
+const MAX_TRIGGERS = 20;
 
 type Record_ = { readonly [key: string]: unknown };
 
@@ -138,6 +156,44 @@ class SettingsReader {
     return typeof version === "number" && version > 0 ? { name: name as string, version } : { name: name as string };
   }
 
+  trigger(value: unknown, path: string): HumanTrigger | undefined {
+    if (this.later(value)) return undefined;
+    if (!isRecord(value)) return this.problem(path, "an object with triggerType and startWorkflowRequest", value);
+    const type = value["triggerType"];
+    const typeOk = this.later(type) || (typeof type === "string" && (HUMAN_TRIGGER_TYPES as readonly string[]).includes(type));
+    if (!typeOk) this.problem(childPath(path, "triggerType"), `one of ${HUMAN_TRIGGER_TYPES.join(", ")}`, type);
+    const requestPath = childPath(path, "startWorkflowRequest");
+    const request = value["startWorkflowRequest"];
+    if (this.later(request)) return undefined;
+    if (!isRecord(request)) return this.problem(requestPath, "an object with at least name (the workflow to start)", request);
+    const { name, version, input, correlationId, taskToDomain } = request;
+    const nameOk = this.later(name) || (typeof name === "string" && name.trim() !== "");
+    if (!nameOk) this.problem(childPath(requestPath, "name"), "a non-empty string (the workflow to start)", name);
+    const versionOk = version === undefined || version === null || this.later(version) || (typeof version === "number" && Number.isSafeInteger(version) && version >= 1);
+    if (!versionOk) this.problem(childPath(requestPath, "version"), "a whole number of at least 1 (absent: the latest)", version);
+    const inputOk = input === undefined || input === null || this.later(input) || isRecord(input);
+    if (!inputOk) this.problem(childPath(requestPath, "input"), "an object", input);
+    const correlationOk = correlationId === undefined || correlationId === null || typeof correlationId === "string";
+    if (!correlationOk) this.problem(childPath(requestPath, "correlationId"), "a string", correlationId);
+    const domainsOk = taskToDomain === undefined || taskToDomain === null || this.later(taskToDomain) || (isRecord(taskToDomain) && Object.values(taskToDomain).every((domain) => typeof domain === "string"));
+    if (!domainsOk) this.problem(childPath(requestPath, "taskToDomain"), "an object of task name to domain (strings)", taskToDomain);
+    if (!typeOk || !nameOk || !versionOk || !inputOk || !correlationOk || !domainsOk || this.deferred) return undefined;
+    const trigger: HumanTrigger = { triggerType: type as HumanTriggerType, name: name as string, input: (input ?? {}) as JsonObject };
+    if (typeof version === "number") trigger.version = version;
+    if (typeof correlationId === "string") trigger.correlationId = correlationId;
+    if (isRecord(taskToDomain)) trigger.taskToDomain = taskToDomain as Record<string, string>;
+    return trigger;
+  }
+
+  triggers(value: unknown, path: string): HumanTrigger[] {
+    if (value === undefined || value === null || this.later(value)) return [];
+    if (!Array.isArray(value) || value.length > MAX_TRIGGERS) {
+      this.problem(path, `an array of at most ${MAX_TRIGGERS} triggers ({triggerType, startWorkflowRequest})`, value);
+      return [];
+    }
+    return value.map((entry, index) => this.trigger(entry, childPath(path, index))).filter((entry): entry is HumanTrigger => entry !== undefined);
+  }
+
   settings(value: unknown, path: string): HumanSettings | undefined {
     if (value === undefined || value === null) return NO_SETTINGS;
     if (this.later(value)) return undefined;
@@ -148,8 +204,7 @@ class SettingsReader {
     if (!this.later(strategy) && !(COMPLETION_STRATEGIES as readonly unknown[]).includes(strategy)) {
       this.problem(childPath(path, "assignmentCompletionStrategy"), `one of ${COMPLETION_STRATEGIES.join(", ")}`, strategy);
     }
-    const triggers = value["taskTriggers"];
-    if (triggers !== undefined && triggers !== null && !Array.isArray(triggers) && !this.later(triggers)) this.problem(childPath(path, "taskTriggers"), "an array", triggers);
+    const triggers = this.triggers(value["taskTriggers"], childPath(path, "taskTriggers"));
     // The official JavaScript client's humanTask() writes one `assignee`, for good: a chain of one without a limit.
     const single = value["assignee"];
     const assignments =
@@ -160,7 +215,7 @@ class SettingsReader {
           : [];
     const form = this.form(value["userFormTemplate"], childPath(path, "userFormTemplate"));
     if (this.issues.length > 0 || this.deferred) return undefined;
-    const settings: HumanSettings = { assignments, completionStrategy: strategy as CompletionStrategy };
+    const settings: HumanSettings = { assignments, completionStrategy: strategy as CompletionStrategy, triggers };
     if (typeof displayName === "string" && displayName !== "") settings.displayName = displayName;
     if (form !== undefined) settings.form = form;
     return settings;
