@@ -227,6 +227,9 @@ describe("triggers", () => {
     expect(starts(escalated).map((start) => start.trigger?.split(" ").pop())).toEqual(["ASSIGNEE_CHANGED"]);
     const claimed = decide(escalated.state, actEvent(escalated.state, caller("bob", { groups: ["finance"] }), { kind: "claim", override: false }), env(1_000 + 11 * MINUTE));
     expect(starts(claimed).map((start) => start.trigger?.split(" ").pop())).toEqual(["IN_PROGRESS", "CLAIMANT_CHANGED"]);
+    // A test run's task starts nothing real.
+    const testRun = { ...escalated.state, test: { taskMocks: [], subWorkflows: [] } };
+    expect(starts(decide(testRun, actEvent(testRun, caller("bob", { groups: ["finance"] }), { kind: "claim", override: false }), env(1_000 + 11 * MINUTE)))).toEqual([]);
     // Nothing changed for the task: nothing fires.
     expect(starts(decide(claimed.state, { type: "updateVariables", variables: { note: "x" } }, env(1_000 + 11 * MINUTE)))).toEqual([]);
     // Completed from outside: the same trigger as through the form.
