@@ -2,7 +2,7 @@ import type { WorkflowExecution } from "../engine/model";
 import { failedReferenceTaskNames, summaryRowOf, summaryText } from "../engine/view";
 import { masked, maskedKeysOf } from "../engine/masking";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
-import { currentProgress } from "../engine/tasks/human/progress";
+import type { HumanUser } from "../engine/tasks/human/settings";
 
 /**
  * What the index knows of an execution. When this changes, the row must be rewritten; between such
@@ -113,8 +113,8 @@ function humanIndexRows(execution: WorkflowExecution): HumanIndexRow[] {
     for (const key of ["input", "output"]) {
       if (JSON.stringify(entry[key]).length > HUMAN_ENTRY_TEXT_LIMIT) entry[key] = {};
     }
-    const assignee = currentProgress(task)?.assignee;
-    const claimant = currentProgress(task)?.claimant;
+    const assignee = entry["assignee"] as HumanUser | undefined;
+    const claimant = entry["claimant"] as HumanUser | undefined;
     return {
       taskId: task.taskId,
       taskRefName: task.referenceTaskName,

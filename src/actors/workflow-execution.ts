@@ -1042,9 +1042,9 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Saves (`complete` false) or submits the form of HUMAN task `taskId` for `caller` (the decider's `humanUpdate` event),
-   * scrubbed of the secret values its input was given as any update from outside is, and answers with the entry (JSON text).
+   * scrubbed of the secret values its input was given as any update from outside is.
    */
-  async humanUpdate(taskId: string, caller: HumanCaller, output: JsonObject, complete: boolean, formSchema?: JsonObject): Promise<ActorResult<string>> {
+  async humanUpdate(taskId: string, caller: HumanCaller, output: JsonObject, complete: boolean, formSchema?: JsonObject): Promise<ActorResult<null>> {
     this.#recover();
     const task = this.#heldTask(taskId);
     if (task === undefined) return refused(new EngineError("NOT_FOUND", `Human task ${taskId} not found`));
@@ -1056,7 +1056,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     } catch (error) {
       return refused(error);
     }
-    return ok(JSON.stringify(humanTaskEntry(this.#heldTask(taskId)!, this.#execution!)));
+    return ok(null);
   }
 
   /**

@@ -621,8 +621,7 @@ function limitOutput(fields: Partial<TaskExecution>, env: DecideEnv): void {
 }
 
 function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type: "externalUpdate" }>, env: DecideEnv, effects: Effect[]): void {
-  const task = draft.task(event.taskId);
-  if (!task) throw new EngineError("NOT_FOUND", `Task ${event.taskId} is not part of workflow ${draft.state.workflowId}`);
+  const task = taskToUpdate(draft, event.taskId);
   if (!isPending(task)) {
     throw new EngineError("CONFLICT", `Task ${task.referenceTaskName} (${task.taskId}) is not pending: its status is ${task.status}`);
   }
@@ -739,8 +738,7 @@ function applyTaskPolled(draft: Draft, event: Extract<ExecutionEvent, { type: "t
  * as Conductor leaves a finished one: a heartbeat may cross the result it preceded. False when nothing changed.
  */
 function applyLeaseExtension(draft: Draft, taskId: string, env: DecideEnv): boolean {
-  const task = draft.task(taskId);
-  if (!task) throw new EngineError("NOT_FOUND", `Task ${taskId} is not part of workflow ${draft.state.workflowId}`);
+  const task = taskToUpdate(draft, taskId);
   if (task.taskType !== "SIMPLE" || task.status !== "IN_PROGRESS" || task.pollable === true) return false;
   const responseSeconds = responseTimeoutSeconds(instanceTask(draft.state.definition, task));
   draft.updateTask(taskId, { updateTime: env.now, timeoutAt: responseSeconds > 0 ? env.now + responseSeconds * 1000 : undefined });

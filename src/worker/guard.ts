@@ -177,23 +177,30 @@ export type WorkflowReadCheck = (workflowId: string, workflowName: string) => Pr
  * read once. The definition name comes from the index (a name never changes), so no execution is asked for it.
  */
 export async function workflowReadCheck(request: IRequest, env: Env): Promise<WorkflowReadCheck> {
-  const principal = principalOf(request);
-  const rules = await accessRules(env);
+  return readCheckWith(principalOf(request), await accessRules(env));
+}
+
+/** {@link workflowReadCheck}'s check for `principal` under `rules`. */
+function readCheckWith(principal: Principal, rules: AccessRule[]): WorkflowReadCheck {
   // As targetOf reads that path: the execution it names.
   return (workflowId, workflowName) => permitted(authorize(principal, "GET", `/api/workflow/${workflowId}`, rules, async () => ({ workflowName })));
 }
 
-/** Whether the caller may report a task's result: see {@link taskResultCheck}. */
+/** Whether the caller may report a task's result: see {@link taskChecks}. */
 export type TaskResultCheck = (task: FoundTask) => Promise<boolean>;
 
 /**
- * Whether the request's principal may complete or fail task `task` from outside (`POST /api/tasks` naming it), decided
- * by the same rules (stored ones included) as that route, read once; the task's scope as the execution reported it.
+ * For a route acting on tasks found by id: whether the request's principal may read a task's execution (`read`, as
+ * {@link workflowReadCheck}) and complete or fail the task from outside (`complete`: `POST /api/tasks` naming it, its
+ * scope as the execution reported it), decided by the same rules (stored ones included) as those routes, read once.
  */
-export async function taskResultCheck(request: IRequest, env: Env): Promise<TaskResultCheck> {
+export async function taskChecks(request: IRequest, env: Env): Promise<{ read: WorkflowReadCheck; complete: TaskResultCheck }> {
   const principal = principalOf(request);
   const rules = await accessRules(env);
-  return (task) => permitted(authorize(principal, "POST", "/api/tasks", rules, async () => ({ workflowName: task.workflowName, taskRefName: task.taskRefName, taskName: task.taskName })));
+  return {
+    read: readCheckWith(principal, rules),
+    complete: (task) => permitted(authorize(principal, "POST", "/api/tasks", rules, async () => ({ workflowName: task.workflowName, taskRefName: task.taskRefName, taskName: task.taskName }))),
+  };
 }
 
 /** True when `check` passes, false when it refuses with a 403; any other failure is thrown. */

@@ -9,7 +9,7 @@ import { isAssignee, type HumanCaller } from "../engine/tasks/human/progress";
 import type { HumanUser } from "../engine/tasks/human/settings";
 import { readableWorkflows } from "./auth/access-rules";
 import { executionStub } from "./executions";
-import { taskResultCheck, principalOf, workflowReadCheck } from "./guard";
+import { principalOf, taskChecks } from "./guard";
 import { ApiError, notFound, validationError } from "./http/errors";
 import { addIn, applyReadable, type Filter } from "./search";
 import { GroupRepository } from "./security/groups";
@@ -32,22 +32,35 @@ function humanTaskNotFound(taskId: string): ApiError {
   return notFound(`Human task ${taskId} not found (tasks are found by id once their execution is searchable, within about a second of its start)`);
 }
 
+/** Who the caller is, for every human task a request names: their id and groups, and their rights, read once. */
+export interface HumanCallerContext {
+  userId: string;
+  groups: string[];
+  checks: Awaited<ReturnType<typeof taskChecks>>;
+}
+
+/** The {@link HumanCallerContext} of `request`'s caller. */
+export async function humanCallerContext(request: IRequest, env: Env): Promise<HumanCallerContext> {
+  const userId = principalOf(request).userId;
+  const [groups, checks] = await Promise.all([groupIdsOf(env, userId), taskChecks(request, env)]);
+  return { userId, groups, checks };
+}
+
 /**
  * HUMAN task `taskId` and who the caller is to it; 404 when there is no such HUMAN task, 403 when the caller may not
- * see it (see {@link mayView}).
+ * see it (see {@link mayView}). A request naming several tasks reads the caller's `context` once for all of them.
  */
-export async function humanTaskAtHand(request: IRequest, env: Env, taskId: string): Promise<HumanTaskAtHand> {
-  const found = await findTask(request, env, taskId);
+export async function humanTaskAtHand(request: IRequest, env: Env, taskId: string, context: Promise<HumanCallerContext> = humanCallerContext(request, env)): Promise<HumanTaskAtHand> {
+  const [found, known] = await Promise.all([findTask(request, env, taskId), context]);
   if (found === undefined) throw humanTaskNotFound(taskId);
-  const [entryJson, groups, manager, reader] = await Promise.all([
+  const [entryJson, manager, reader] = await Promise.all([
     executionStub(env, found.workflowId).getHumanTask(taskId.toLowerCase()),
-    groupIdsOf(env, principalOf(request).userId),
-    taskResultCheck(request, env).then((check) => check(found)),
-    workflowReadCheck(request, env).then((check) => check(found.workflowId, found.workflowName)),
+    known.checks.complete(found),
+    known.checks.read(found.workflowId, found.workflowName),
   ]);
   if (entryJson === null) throw humanTaskNotFound(taskId);
   const entry = JSON.parse(entryJson) as JsonObject;
-  const caller: HumanCaller = { userId: principalOf(request).userId, groups, manager, reader };
+  const caller: HumanCaller = { userId: known.userId, groups: known.groups, manager, reader };
   if (!mayView(entry, caller)) {
     // Its workflow is not named: the caller may not know of it.
     throw new ApiError(403, "PERMISSION_DENIED", `Human task ${taskId} is not assigned to or claimed by you or a group of yours, and you may not read its workflow`);

@@ -24,7 +24,7 @@ import {
   UpdateQuery,
   WithTemplateQuery,
 } from "../human-schemas";
-import { groupIdsOf, humanTaskAtHand, humanTaskDisplayNames, searchHumanTasks, type HumanTaskAtHand } from "../human-tasks";
+import { groupIdsOf, humanCallerContext, humanTaskAtHand, humanTaskDisplayNames, searchHumanTasks, type HumanTaskAtHand } from "../human-tasks";
 import { HumanTemplateRepository, type HumanTemplate } from "../human-templates";
 import { integerParam, parseOrThrow } from "../schemas";
 
@@ -100,11 +100,13 @@ export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): voi
   // Several at once: each as `DELETE /api/human/tasks/delete/{taskId}`; what was refused is listed with why.
   router.delete("/api/human/tasks/delete", async (request, env) => {
     const ids = await body(request, env, (value) => parseOrThrow(HumanTaskIds, value, "task ids"));
+    // Read before the loop: a failure is this request's, not an unheeded promise's.
+    const context = Promise.resolve(await humanCallerContext(request, env));
     const deleted: string[] = [];
     const failed: Record<string, string> = {};
     for (const taskId of ids) {
       try {
-        await act(env, await humanTaskAtHand(request, env, taskId), { kind: "delete" });
+        await act(env, await humanTaskAtHand(request, env, taskId, context), { kind: "delete" });
         deleted.push(taskId);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;

@@ -215,7 +215,7 @@ export function humanActionFields(task: TaskExecution, caller: HumanCaller, acti
         throw forbidden(`Human task ${task.taskId} can be skipped only by its assignee or by one who may complete it`);
       }
       const moved = movedOn(task, progress, now);
-      return stamped(moved.human ?? progress, moved);
+      return stamped(moved.human!, moved);
     }
     case "delete":
       if (!caller.manager) throw forbidden(`Human task ${task.taskId} can be deleted only by one who may complete it`);
