@@ -73,9 +73,13 @@ function mappedSteps(tasks: readonly TaskExecution[], current: WorkflowDef, upgr
   const currentPlaces = placesOf(current);
   const upgradedPlaces = placesOf(upgraded);
   const indexes = new Map<string, number>();
+  // What dynamic forks forked is laid out after the definition's own steps, in the same order under either version
+  // (the execution keeps its runs): a forked instance keeps its run's step, though a later run forked its name again.
+  const shift = planOf(upgraded).firstForkedStep - planOf(current).firstForkedStep;
   for (const task of tasks) {
     const reference = definitionReferenceName(task);
-    const index = planIndexOf(upgraded, reference);
+    const forked = task.definitionIndex >= planOf(current).firstForkedStep ? task.definitionIndex + shift : -1;
+    const index = planTask(upgraded, forked)?.taskReferenceName === reference ? forked : planIndexOf(upgraded, reference);
     if (index < 0) throw new EngineError("CONFLICT", `${what}: its task ${reference} has run (${task.status}), and that version has no task of that reference name`);
     const was = planTask(current, task.definitionIndex)!;
     const now = planTask(upgraded, index)!;

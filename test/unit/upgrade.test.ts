@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decide, type ExecutionEvent } from "../../src/engine/decider";
 import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { planOf } from "../../src/engine/plan";
 import { attemptEnds, env, httpGet, latestNamed, refusal, startedWith } from "./engine-env";
 
 // The decider's part of Orkes' upgrade of a running execution to another version of its workflow: the engine alone.
@@ -142,3 +143,37 @@ describe("an upgrade refused, changing nothing", () => {
     expect(error.message).toBe("Cannot upgrade workflow wf-1: its status is COMPLETED");
   });
 });
+
+describe("upgrading an execution whose dynamic fork in a loop forked different tasks in its iterations", () => {
+  const forked = (ref: string, path: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri: `https://example.com/${path}`, method: "GET" } });
+  const loopOfForks: WorkflowTaskDef = {
+    name: "pages",
+    taskReferenceName: "pages",
+    type: "DO_WHILE",
+    inputParameters: { items: "${workflow.input.pages}" },
+    loopOver: [
+      { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { tasks: "${pages.output.loopItem}", inputs: {} }, dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs" },
+      { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", joinOn: [] },
+    ],
+  };
+
+  it("keeps each forked instance at its own run's step, though a later run forked its name again", () => {
+    const pages = [[forked("a", "first")], [forked("a", "second"), forked("b", "b")]];
+    let state = startedWith("orders", [loopOfForks], { pages }).state;
+    state = attemptEnds(state, "a__1", 2_000).state;
+    expect(state.definition.dynamicForks).toHaveLength(2);
+    const v2 = version(2, [httpGet("added"), loopOfForks, httpGet("after")]);
+    const upgraded = decide(state, upgrade(v2, { taskOutput: { added: {} } }), env(3_000)).state;
+    const stepOf = (ref: string) => upgradedStep(upgraded, ref);
+    expect(stepOf("a__1")).toMatchObject({ inputParameters: { uri: "https://example.com/first" } });
+    expect(stepOf("a__2")).toMatchObject({ inputParameters: { uri: "https://example.com/second" } });
+    state = attemptEnds(attemptEnds(upgraded, "a__2", 4_000).state, "b__2", 4_100).state;
+    expect(latestNamed(state, "pages").status).toBe("COMPLETED");
+    expect(attemptEnds(state, "after", 5_000).state.status).toBe("COMPLETED");
+  });
+});
+
+/** The definition task the latest instance named `ref` runs as, in `state`'s plan. */
+function upgradedStep(state: WorkflowExecution, ref: string): WorkflowTaskDef | undefined {
+  return planOf(state.definition).steps[latestNamed(state, ref).definitionIndex]?.task;
+}
