@@ -224,4 +224,27 @@ describe("the UI and FORK_JOIN_DYNAMIC tasks", () => {
     const drawn = diagram(steps);
     expect(branchList(drawn, "fan").children.map((branch) => describeBranch(branch).steps)).toEqual([["call_a:COMPLETED"], ["call_b:IN_PROGRESS"]]);
   });
+
+  it("in a DO_WHILE's loop, draws what its latest iteration forked, and what that iteration's JOIN waits for", () => {
+    const pages: WorkflowTask = { name: "pages", taskReferenceName: "pages", type: "DO_WHILE", inputParameters: {}, loopOver: [dynamicFork, join("fan_join", [])] };
+    // As the API names a loop's tasks: `ref__<iteration>`, with that iteration and `loopOverTask`.
+    const looped = (seq: number, ref: string, iteration: number, status: string, workflowTask: WorkflowTask, inputData: Record<string, unknown> = {}): Task => ({
+      ...task(seq, `${ref}__${iteration}`, status, workflowTask, inputData), iteration, loopOverTask: true,
+    });
+    const tasks = [
+      { ...task(1, "pages", "IN_PROGRESS", pages), iteration: 2 },
+      looped(2, "fan", 1, "COMPLETED", dynamicFork, { forkedTasks: ["call_a", "call_b"] }),
+      looped(3, "call_a", 1, "COMPLETED", http("call_a")),
+      looped(4, "call_b", 1, "COMPLETED", http("call_b")),
+      looped(5, "fan_join", 1, "COMPLETED", join("fan_join", []), { joinOn: ["call_a", "call_b"] }),
+      looped(6, "fan", 2, "COMPLETED", dynamicFork, { forkedTasks: ["call_c"] }),
+      looped(7, "call_c", 2, "IN_PROGRESS", http("call_c")),
+      looped(8, "fan_join", 2, "IN_PROGRESS", join("fan_join", []), { joinOn: ["call_c"] }),
+    ];
+    const steps = stepsOf([pages], tasks);
+    expect(stepNamed(steps, "fan").forkBranches?.map((branch) => refsOf(branch.steps))).toEqual([["call_c"]]);
+    expect(stepNamed(steps, "call_c").instances.map((instance) => instance.referenceTaskName)).toEqual(["call_c__2"]);
+    expect(stepNamed(steps, "fan_join").waitingOn).toEqual(["call_c"]);
+    expect(systemTaskNote(stepNamed(steps, "fan_join").definitionTask)).toBe("waits for call_c");
+  });
 });

@@ -236,19 +236,28 @@ function stepsWithin(definitionTasks, tasks, reachable, inLoop) {
 
 /**
  * The tasks the latest run of FORK_JOIN_DYNAMIC `fork` forked, as each forked task's own `workflowTask` shows it (the
- * fork's instance names them in its `inputData.forkedTasks`); none before it ran.
+ * fork's instance names them in its `inputData.forkedTasks`); none before it ran. In a loop, its latest iteration's.
  * @param {WorkflowTask} fork
  * @param {Task[]} tasks
  * @returns {WorkflowTask[]}
  */
 function forkedTasks(fork, tasks) {
-  const run = tasks.findLast((task) => task.referenceTaskName === fork.taskReferenceName);
+  const run = latestRunOf(fork, tasks);
   const refs = run?.status === "COMPLETED" ? run.inputData?.["forkedTasks"] : undefined;
   if (!Array.isArray(refs)) return [];
   return refs.flatMap((ref) => {
-    const written = tasks.findLast((task) => task.referenceTaskName === ref)?.workflowTask;
+    const written = tasks.findLast((task) => definitionReferenceName(task) === ref)?.workflowTask;
     return written?.taskReferenceName === ref ? [/** @type {WorkflowTask} */ (written)] : [];
   });
+}
+
+/**
+ * The latest instance of definition task `task` (in a loop, `ref__<iteration>`), if it ran.
+ * @param {WorkflowTask} task
+ * @param {Task[]} tasks
+ */
+function latestRunOf(task, tasks) {
+  return tasks.findLast((each) => definitionReferenceName(each) === task.taskReferenceName);
 }
 
 /**
@@ -260,7 +269,7 @@ function forkedTasks(fork, tasks) {
  */
 function joiningForked(join, fork, tasks) {
   const { joinOn: _written, ...rest } = join;
-  const run = tasks.findLast((task) => task.referenceTaskName === fork.taskReferenceName);
+  const run = latestRunOf(fork, tasks);
   /** @type {WorkflowTask} */
   const joining = { ...rest, joinsForked: true };
   return run?.status === "COMPLETED" ? { ...joining, joinOn: forkedTasks(fork, tasks).map((task) => task.taskReferenceName) } : joining;
