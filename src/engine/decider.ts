@@ -13,6 +13,7 @@ import {
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
   definitionReferenceName,
+  type DynamicFork,
   type FailureWorkflowStart,
   type JsonObject,
   type JsonValue,
@@ -48,6 +49,7 @@ import {
   planTask,
   ROOT_LANE,
   taskDefToLookUp,
+  type Plan,
   untakenBranchOf,
   withLookedUpTaskDefs,
 } from "./plan";
@@ -832,6 +834,15 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   retryUnfinishedLanes(draft, heads, env);
 }
 
+/**
+ * True when step `index`, a task of the loop of the DO_WHILE at step `loopIndex`, is one of that loop's own (its loopOver
+ * and what that holds), not one a dynamic fork in it forked: those lie after the definition's own steps, out of the
+ * loop's order.
+ */
+function ownLoopStep(plan: Plan, index: number, loopIndex: number): boolean {
+  return index < plan.firstForkedStep || loopIndex >= plan.firstForkedStep;
+}
+
 /** The latest task of the loop DO_WHILE instance `loop` ran, undefined when `loop` is no DO_WHILE or ran none. */
 function lastOfLoop(state: WorkflowExecution, loop: TaskExecution): TaskExecution | undefined {
   return loop.taskType === "DO_WHILE" ? state.tasks.findLast(ranIn(state, loop)) : undefined;
@@ -887,11 +898,18 @@ function keepUpTo(draft: Draft, target: TaskExecution): void {
 
 /**
  * Drops the latest dynamic fork runs whose fork no longer stands COMPLETED (a rerun dropped it or runs it again), so
- * that the fork's next run takes their place in the plan instead of adding steps after them.
+ * that the fork's next run takes their place in the plan instead of adding steps after them. A run stands while the
+ * instance that forked it, or a later one of its fork (a later iteration of its loop that forked the same), stands.
  */
 function forgetEndedForks(draft: Draft): void {
   const state = draft.state;
-  const definition = withoutEndedForks(state.definition, (fork) => latestInstance(state, planIndexOf(state.definition, fork))?.status === "COMPLETED");
+  const stands = (run: DynamicFork): boolean => {
+    const index = planIndexOf(state.definition, run.fork);
+    const forkSeq = run.forkSeq;
+    if (forkSeq === undefined) return latestInstance(state, index)?.status === "COMPLETED";
+    return state.tasks.some((task) => task.definitionIndex === index && task.seq >= forkSeq && task.status === "COMPLETED");
+  };
+  const definition = withoutEndedForks(state.definition, stands);
   if (definition !== state.definition) draft.patch({ definition });
 }
 
@@ -1240,7 +1258,10 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
   const ofThisLoop = state.tasks.filter(ranIn(state, loop));
   const iterationOutputs: JsonObject = {};
   const latestOutputs: JsonObject = {};
+  const plan = planOf(state.definition);
   for (const task of ofThisLoop) {
+    // As in Conductor, the loop records its own tasks: what a dynamic fork in it forked is its JOIN's output.
+    if (!ownLoopStep(plan, task.definitionIndex, loopIndex)) continue;
     const reference = steps[task.definitionIndex]!.task.taskReferenceName;
     setOwn(latestOutputs, reference, task.outputData);
     if (task.iteration === loop.iteration) setOwn(iterationOutputs, reference, task.outputData);
@@ -1484,7 +1505,8 @@ function skipTarget(state: WorkflowExecution, index: number): { latest?: TaskExe
   const inIteration = (task: TaskExecution) => task.seq > loop.seq && task.iteration === loop.iteration;
   const latest = state.tasks.findLast((task) => task.definitionIndex === index && inIteration(task));
   if (latest !== undefined) return { latest };
-  const head = state.tasks.findLast((task) => inIteration(task) && steps[task.definitionIndex]?.inLoop === loopIndex);
+  const plan = planOf(state.definition);
+  const head = state.tasks.findLast((task) => inIteration(task) && steps[task.definitionIndex]?.inLoop === loop.definitionIndex && ownLoopStep(plan, task.definitionIndex, loop.definitionIndex));
   if (head === undefined) return {};
   if (head.definitionIndex > index) return { unreachable: "passed" };
   const untakenBy = untakenBranchOf(state.definition, head.definitionIndex, index);
@@ -1740,7 +1762,7 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   if (started.variables !== undefined) draft.patch({ variables: started.variables });
   if (started.ending !== undefined) endAsAsked(draft, updated, started.ending, env, effects);
   // The forked tasks become steps of the plan (see `plan.ts`): the next pass finds their lanes running.
-  if (started.forked !== undefined) draft.patch({ definition: withForkedTasks(draft.state.definition, definition.taskReferenceName, started.forked) });
+  if (started.forked !== undefined) draft.patch({ definition: withForkedTasks(draft.state.definition, definition.taskReferenceName, started.forked, updated) });
 }
 
 /**

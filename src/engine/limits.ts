@@ -1,5 +1,5 @@
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from "./definition/checks";
-import type { JsonValue, TaskExecution } from "./model";
+import type { JsonValue, TaskExecution, WorkflowDef } from "./model";
 
 const encoder = new TextEncoder();
 
@@ -9,7 +9,7 @@ const encoder = new TextEncoder();
  * a child's output, outputParameters), so an oversized one fails clearly instead of breaking the
  * write that would persist it.
  */
-export function oversize(value: JsonValue, limit: number): number | undefined {
+export function oversize(value: JsonValue | WorkflowDef, limit: number): number | undefined {
   const json = JSON.stringify(value);
   // Cheap first: a UTF-8 encoding is at most 3 bytes per UTF-16 unit.
   if (json.length * 3 <= limit) return undefined;
@@ -42,6 +42,13 @@ export function unstorableReason(what: string, value: JsonValue, limit: number):
   const bytes = oversize(value, limit);
   return bytes === undefined ? undefined : oversizeReason(what, bytes, limit);
 }
+
+/**
+ * Largest execution's own copy of its definition (UTF-8 JSON bytes), with the tasks its dynamic forks forked: it is
+ * one SQLite row, which cannot hold more than 2 MB. A registered definition is at most a request's size (1 MiB by
+ * default), so forks have at least half a megabyte.
+ */
+export const MAX_STORED_DEFINITION_BYTES = 1_536 * 1024;
 
 /**
  * Most characters of a task's failure reason given from outside (a task update, a webhook callback), as

@@ -332,6 +332,12 @@ export interface DynamicFork {
   fork: string;
   /** One task per branch, in the order given. */
   tasks: WorkflowTaskDef[];
+  /**
+   * The `seq` of the fork's instance that forked them (absent in runs recorded before it was kept): the run stands
+   * while that instance, or a later one of the same fork (a later iteration of its loop, forking the same tasks),
+   * stands COMPLETED.
+   */
+  forkSeq?: number;
 }
 
 /** Workflow execution statuses (Conductor's `Workflow.WorkflowStatus`). */

@@ -19,6 +19,9 @@
  * copy of its definition, `dynamicForks`) come after all of the definition's own, each a lane of its own (with what a
  * forked SWITCH or DO_WHILE holds) followed by the JOIN after the fork, as a FORK_JOIN's branch is; the JOIN waits for
  * them all. Runs are laid out in the order they were forked, so the steps of one never move when another is added.
+ * A fork in a DO_WHILE's loop forks in each iteration: its tasks are the loop's too (`inLoop`), though laid out after
+ * the loop's own steps; an iteration that forks what the latest run did runs those steps again, as a FORK_JOIN's
+ * branches run in each iteration, and one that forks other tasks adds a run.
  *
  * A definition without SWITCH, FORK_JOIN or DO_WHILE tasks plans as its `tasks` list, so the indexes stored in executions
  * started before those existed keep their meaning.
@@ -400,8 +403,8 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
     const forkLanes = run.tasks.map((task, position) => {
       const first = steps.length;
       lanes.set(first, { first, end: first + flattenTasks([task]).length, fork: own });
-      // Followed by the JOIN, in the lane around the fork: the branch's lane ends there.
-      place([task], join, first);
+      // Followed by the JOIN, in the lane around the fork: the branch's lane ends there. In a loop, its tasks are the loop's.
+      place([task], join, first, { loop: forkStep.inLoop });
       steps[first] = { ...steps[first]!, forked: { fork: own, position } };
       // The latest run's tasks are the ones a reference name means (an earlier run of a fork rerun keeps its places).
       for (let index = first; index < steps.length; index++) byReference.set(steps[index]!.task.taskReferenceName, index);

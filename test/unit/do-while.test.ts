@@ -369,14 +369,17 @@ describe("DO_WHILE at registration", () => {
     expect(issues([task({ token: "${workflow.secrets.api}" })])).toEqual([{ path: "tasks[0].inputParameters", message: expect.stringContaining("must not use secrets") }]);
   });
 
-  it("refuses nested loops and dynamic forks inside a loop (a FORK_JOIN registers), and a JOIN waiting for a task inside a loop", () => {
+  it("refuses nested loops (a FORK_JOIN and a FORK_JOIN_DYNAMIC register), and a JOIN waiting for a task inside a loop", () => {
     const inner = { name: "inner", taskReferenceName: "inner", type: "DO_WHILE", loopCondition: "false", loopOver: [{ ...body[0], taskReferenceName: "b" }] };
     expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [inner] }])).toEqual([{ path: "tasks[0].loopOver[0].type", message: expect.stringContaining("loops do not nest") }]);
     const fork = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[{ ...body[0], taskReferenceName: "c" }]] };
     const join = { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["c"] };
     expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [fork, join] }])).toEqual([]);
     const dynamicFork = { name: "d", taskReferenceName: "d", type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskInputs: [] } };
-    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [dynamicFork, join] }])).toEqual([{ path: "tasks[0].loopOver[0].type", message: expect.stringContaining("FORK_JOIN_DYNAMIC cannot run inside a DO_WHILE") }]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [dynamicFork, { ...join, joinOn: [] }] }])).toEqual([]);
+    // Inside a FORK_JOIN's branch in the loop too.
+    const dynamicInBranch = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[dynamicFork, { ...join, name: "dj", taskReferenceName: "dj", joinOn: [] }]] };
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [dynamicInBranch, { ...join, joinOn: ["dj"] }] }])).toEqual([]);
     // A loop in a branch of a fork in a loop is a nested loop.
     const loopInForkInLoop = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[inner]] };
     expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [loopInForkInLoop, { ...join, joinOn: ["inner"] }] }])).toEqual([{ path: "tasks[0].loopOver[0].forkTasks[0][0].type", message: expect.stringContaining("loops do not nest") }]);

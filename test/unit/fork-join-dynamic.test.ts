@@ -56,8 +56,6 @@ describe("FORK_JOIN_DYNAMIC registration", () => {
     expect(registrationErrors([dynamicFork("fan"), http("after")])).toEqual([expect.stringMatching(/^tasks\[0\]: a FORK_JOIN_DYNAMIC must be followed directly by a JOIN/)]);
     expect(registrationErrors([{ ...dynamicFork("fan"), dynamicForkJoinTasksParam: "list" }, join("fan_join")])).toEqual([expect.stringMatching(/dynamicForkJoinTasksParam: .*not supported/)]);
     expect(registrationErrors([forkOver("fan", { forkTaskType: "FORK_JOIN" }), join("fan_join")])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.forkTaskType: forkTaskType must be one of/)]);
-    const loop = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "false", inputParameters: {}, loopOver: [dynamicFork("fan"), join("fan_join")] };
-    expect(registrationErrors([loop])).toContainEqual(expect.stringMatching(/^tasks\[0\]\.loopOver\[0\]\.type: a FORK_JOIN_DYNAMIC cannot run inside a DO_WHILE/));
   });
 });
 
@@ -136,7 +134,7 @@ describe("FORK_JOIN_DYNAMIC with a list of tasks", () => {
     const before = planOf(state.definition).steps.length;
     const rerun = decide(state, { type: "rerun", fromTaskId: instance(state, "fan").taskId, workflowInput: { ...input, tasks: [task("c", "c")], inputs: {} } }, env(5_000));
     expect(dispatched(rerun)).toEqual(["c"]);
-    expect(rerun.state.definition.dynamicForks).toEqual([{ fork: "fan", tasks: [expect.objectContaining({ taskReferenceName: "c" })] }]);
+    expect(rerun.state.definition.dynamicForks).toEqual([{ fork: "fan", tasks: [expect.objectContaining({ taskReferenceName: "c" })], forkSeq: instance(state, "fan").seq }]);
     expect(planOf(rerun.state.definition).steps.length).toBe(before - 1);
     expect(instance(rerun.state, "fan_join").inputData).toEqual({ joinOn: ["c"] });
     const restarted = decide(finish(finish(rerun.state, "c", 6_000), "after", 6_500), { type: "restart" }, env(7_000));
@@ -209,5 +207,134 @@ describe("FORK_JOIN_DYNAMIC over forkTaskInputs", () => {
     expect(state.tasks.filter((forked) => forked.taskType === "WAIT" && forked.status === "IN_PROGRESS")).toHaveLength(1_000);
     const tooMany = started([fork, join("fan_join")], { items: [...items, { index: 1_000 }] }).state;
     expect(instance(tooMany, "fan").reasonForIncompletion).toMatch(/at most 1000 tasks/);
+  });
+});
+
+describe("FORK_JOIN_DYNAMIC inside a DO_WHILE", () => {
+  /** A loop over `workflow.input.pages`, each page forking its `tasks` with its `inputs`, then `after` in the loop. */
+  const pagedLoop = (extra: JsonObject = {}, loopOver: WorkflowTaskDef[] = [pageFork(), join("fan_join"), http("after")]): WorkflowTaskDef => ({
+    name: "pages",
+    taskReferenceName: "pages",
+    type: "DO_WHILE",
+    inputParameters: { items: "${workflow.input.pages}", ...extra },
+    loopOver,
+  });
+  const pageFork = (): WorkflowTaskDef => dynamicFork("fan", { inputParameters: { tasks: "${pages.output.loopItem.tasks}", inputs: "${pages.output.loopItem.inputs}" } });
+  const page = (tasks: JsonObject[], inputs: JsonObject = {}): JsonObject => ({ tasks, inputs });
+  const startedLoop = (pages: JsonObject[], extra: JsonObject = {}, loopOver?: WorkflowTaskDef[]) => started([pagedLoop(extra, loopOver), http("post")], { pages }).state;
+  const runOf = (state: WorkflowExecution, ref: string) => planOf(state.definition).steps[instance(state, ref).definitionIndex]!.task;
+
+  it("forks afresh in each iteration, the tasks named by their iteration, each with that iteration's input, the JOIN joining that iteration's", () => {
+    const pages = [page([task("a", "a"), task("b", "b")], { a: { uri: "https://example.com/page-1" } }), page([task("a", "a"), task("b", "b")], { a: { uri: "https://example.com/page-2" } })];
+    let state = startedLoop(pages);
+    expect(statuses(state)).toMatchObject({ pages: "IN_PROGRESS", fan__1: "COMPLETED", fan_join__1: "IN_PROGRESS", a__1: "IN_PROGRESS", b__1: "IN_PROGRESS" });
+    expect(instance(state, "a__1")).toMatchObject({ iteration: 1, inputData: { uri: "https://example.com/page-1" } });
+    state = finish(finish(state, "a__1", 2_000, "COMPLETED", { page: 1 }), "b__1", 2_100);
+    expect(instance(state, "fan_join__1")).toMatchObject({ status: "COMPLETED", outputData: { a: { page: 1 }, b: { body: "b__1" } } });
+    state = finish(state, "after__1", 2_200);
+    // Iteration 2 forks the same tasks: the steps iteration 1's ran serve again, the definition unchanged.
+    expect(state.definition.dynamicForks).toHaveLength(1);
+    expect(instance(state, "a__2")).toMatchObject({ iteration: 2, status: "IN_PROGRESS", inputData: { uri: "https://example.com/page-2" } });
+    expect(instance(state, "a__2").definitionIndex).toBe(instance(state, "a__1").definitionIndex);
+    state = finish(state, "a__2", 3_000, "COMPLETED", { page: 2 });
+    // The JOIN waits for iteration 2's b, not taking iteration 1's for its own.
+    expect(instance(state, "fan_join__2").status).toBe("IN_PROGRESS");
+    state = finish(finish(state, "b__2", 3_100), "after__2", 3_200);
+    expect(instance(state, "fan_join__2").outputData).toEqual({ a: { page: 2 }, b: { body: "b__2" } });
+    // As in Conductor, the loop records its own tasks; what was forked is in its JOIN's output.
+    expect(instance(state, "pages")).toMatchObject({ status: "COMPLETED", iteration: 2 });
+    expect(Object.keys(instance(state, "pages").outputData["2"] as JsonObject).sort()).toEqual(["after", "fan", "fan_join"]);
+    expect(finish(state, "post", 4_000).status).toBe("COMPLETED");
+  });
+
+  it("records other tasks an iteration forks as a run of their own, leaving the earlier iterations' tasks their steps", () => {
+    let state = startedLoop([page([task("a", "a"), task("b", "b")]), page([task("c", "c")])]);
+    state = finish(finish(finish(state, "a__1", 2_000), "b__1", 2_100), "after__1", 2_200);
+    expect(state.definition.dynamicForks?.map((run) => run.tasks.map((forked) => forked.taskReferenceName))).toEqual([["a", "b"], ["c"]]);
+    expect(statuses(state)).toMatchObject({ fan__2: "COMPLETED", fan_join__2: "IN_PROGRESS", c__2: "IN_PROGRESS" });
+    expect(instance(state, "fan_join__2").inputData).toEqual({ joinOn: ["c"] });
+    expect(runOf(state, "a__1")).toMatchObject({ taskReferenceName: "a", type: "HTTP" });
+    expect(runOf(state, "c__2")).toMatchObject({ taskReferenceName: "c", type: "HTTP" });
+    state = finish(finish(state, "c__2", 3_000), "after__2", 3_100);
+    expect(instance(state, "fan_join__2").outputData).toEqual({ c: { body: "c__2" } });
+    expect(instance(state, "pages").status).toBe("COMPLETED");
+  });
+
+  it("fails the loop when a forked task fails for good, stopping the others; a retry runs the loop again from its first iteration", () => {
+    let state = startedLoop([page([task("a", "a"), task("b", "b")]), page([task("a", "a")])]);
+    state = finish(state, "a__1", 2_000, "FAILED");
+    expect(statuses(state)).toMatchObject({ a__1: "FAILED", b__1: "CANCELED", pages: "FAILED" });
+    expect(state.status).toBe("FAILED");
+    const retry = decide(state, { type: "retry" }, env(3_000));
+    expect(dispatched(retry).sort()).toEqual(["a__1", "b__1"]);
+    const retried = retry.state;
+    expect(instance(retried, "pages")).toMatchObject({ status: "IN_PROGRESS", iteration: 1 });
+    expect(statuses(retried)).toMatchObject({ a__1: "IN_PROGRESS", b__1: "IN_PROGRESS" });
+    const done = finish(finish(finish(finish(finish(retried, "a__1", 4_000), "b__1", 4_100), "after__1", 4_200), "a__2", 4_300), "after__2", 4_400);
+    expect(finish(done, "post", 4_500).status).toBe("COMPLETED");
+  });
+
+  it("runs again from a forked task of an earlier iteration, forgetting what later iterations forked", () => {
+    let state = startedLoop([page([task("a", "a")]), page([task("c", "c")])]);
+    state = finish(finish(finish(finish(finish(state, "a__1", 2_000), "after__1", 2_100), "c__2", 2_200), "after__2", 2_300), "post", 2_400);
+    expect(state.status).toBe("COMPLETED");
+    expect(state.definition.dynamicForks).toHaveLength(2);
+    const rerun = decide(state, { type: "rerun", fromTaskId: instance(state, "a__1").taskId }, env(3_000));
+    expect(dispatched(rerun)).toEqual(["a__1"]);
+    expect(rerun.state.definition.dynamicForks?.map((run) => run.tasks.map((forked) => forked.taskReferenceName))).toEqual([["a"]]);
+    expect(instance(rerun.state, "pages")).toMatchObject({ status: "IN_PROGRESS", iteration: 1 });
+    state = finish(finish(rerun.state, "a__1", 3_100), "after__1", 3_200);
+    expect(instance(state, "fan_join__2").inputData).toEqual({ joinOn: ["c"] });
+    state = finish(finish(finish(state, "c__2", 3_300), "after__2", 3_400), "post", 3_500);
+    expect(state.status).toBe("COMPLETED");
+  });
+
+  it("keeps a run that later iterations forked again after keepLastN dropped the iteration that first forked it", () => {
+    const same = page([task("a", "a")]);
+    let state = startedLoop([same, same, same], { keepLastN: 1 });
+    for (const [iteration, now] of [[1, 2_000], [2, 3_000], [3, 4_000]] as const) state = finish(finish(state, `a__${iteration}`, now), `after__${iteration}`, now + 100);
+    state = finish(state, "post", 5_000);
+    expect(state.tasks.map((each) => each.referenceTaskName)).not.toContain("fan__1");
+    const rerun = decide(state, { type: "rerun", fromTaskId: instance(state, "a__3").taskId }, env(6_000));
+    expect(dispatched(rerun)).toEqual(["a__3"]);
+    expect(rerun.state.definition.dynamicForks).toHaveLength(1);
+    expect(runOf(rerun.state, "a__3")).toMatchObject({ taskReferenceName: "a" });
+    expect(finish(finish(finish(rerun.state, "a__3", 6_100), "after__3", 6_200), "post", 6_300).status).toBe("COMPLETED");
+  });
+
+  it("skips a task of the loop after the JOIN while the iteration's forked tasks run, a retry of one scheduled after the JOIN", () => {
+    let state = startedLoop([page([{ ...task("a", "a"), retryCount: 1, retryDelaySeconds: 0 }])]);
+    state = finish(state, "a__1", 1_200, "FAILED");
+    expect(state.tasks.map((each) => `${each.referenceTaskName}:${each.status}`)).toEqual(["pages:IN_PROGRESS", "fan__1:COMPLETED", "a__1:FAILED", "fan_join__1:IN_PROGRESS", "a__1:IN_PROGRESS"]);
+    const skipped = decide(state, { type: "skipTask", taskReferenceName: "after" }, env(1_500)).state;
+    expect(skipped.pendingSkips).toEqual([expect.objectContaining({ taskReferenceName: "after" })]);
+    const done = finish(skipped, "a__1", 2_000);
+    expect(instance(done, "after__1").status).toBe("SKIPPED");
+  });
+
+  it("fails the fork (and so its loop) when it would fork a loop: loops do not nest", () => {
+    const loopTask = { name: "inner", taskReferenceName: "inner", type: "DO_WHILE", loopCondition: "false", inputParameters: {}, loopOver: [task("x", "x")] };
+    const state = startedLoop([page([loopTask])]);
+    expect(instance(state, "fan__1").status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(instance(state, "fan__1").reasonForIncompletion).toMatch(/a DO_WHILE cannot be forked by a FORK_JOIN_DYNAMIC inside a DO_WHILE's loop \(loops do not nest\)/);
+    expect(state.status).toBe("FAILED");
+    // Outside a loop, the same tasks fork (a forked DO_WHILE is a loop of its own).
+    const outside = started([dynamicFork("fan"), join("fan_join")], { tasks: [loopTask], inputs: {} }).state;
+    expect(instance(outside, "fan").status).toBe("COMPLETED");
+  });
+
+  it("fails the fork when the execution's copy of its definition would grow over its limit, iteration after iteration", () => {
+    // Each iteration forks another task (named after it) carrying 300 KB: a run of its own every time, kept in the
+    // definition whatever keepLastN (here keeping the loop's own output small) drops of the iterations' tasks.
+    const expression = '(function () { return [{ name: "t", taskReferenceName: "t" + $.n, type: "HTTP", inputParameters: { uri: "https://example.com/t", method: "GET", note: "x".repeat(300000) } }]; })()';
+    const make: WorkflowTaskDef = { name: "make", taskReferenceName: "make", type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression, n: "${pages.output.iteration}" } };
+    const fork = dynamicFork("fan", { inputParameters: { tasks: "${make.output.result}", inputs: {} } });
+    let state = startedLoop([1, 2, 3, 4, 5, 6, 7, 8] as unknown as JsonObject[], { keepLastN: 1 }, [make, fork, join("fan_join")]);
+    for (let iteration = 1; iteration <= 8 && state.status === "RUNNING"; iteration++) state = finish(state, `t${iteration}__${iteration}`, 2_000 + iteration);
+    const failed = instance(state, "fan__6");
+    expect(failed.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(failed.reasonForIncompletion).toMatch(/the execution's copy of its definition \(the tasks of 5 earlier runs of its dynamic forks included\) would be \d+ bytes, over the limit of 1572864 bytes/);
+    expect(state.definition.dynamicForks).toHaveLength(5);
+    expect(state.status).toBe("FAILED");
   });
 });

@@ -77,6 +77,52 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect(done.output).toEqual({ joined: { h1: { one: 1 }, h2: { two: 2 } } });
   });
 
+  it("forks afresh in each iteration of a DO_WHILE: each page's calls side by side, named by their iteration", async () => {
+    // Builds the calls of the loop's current page: a task per key, each GETting the target with its key.
+    const prepare = {
+      name: "prepare",
+      taskReferenceName: "prepare",
+      type: "INLINE",
+      inputParameters: {
+        evaluatorType: "javascript",
+        keys: "${pages.output.loopItem}",
+        at: target("/count/paged-fork"),
+        expression: "({ tasks: $.keys.map((key) => ({ name: 'call', taskReferenceName: 'call_' + key, type: 'HTTP' })), inputs: Object.fromEntries($.keys.map((key) => ['call_' + key, { http_request: { uri: $.at + '?key=' + key, method: 'GET' } }])) })",
+      },
+    };
+    const pages = { name: "pages", taskReferenceName: "pages", type: "DO_WHILE", inputParameters: { items: "${workflow.input.pages}" }, loopOver: [prepare, ...dynamicFork("fan", "${prepare.output.result.tasks}", "${prepare.output.result.inputs}")] };
+    await register({ name: "dynamic_pages", tasks: [pages], outputParameters: { pages: "${pages.output}" } });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/dynamic_pages/1", { input: { pages: [["a", "b"], ["c"], ["a"]] } });
+    expect(run.status, String(run.reasonForIncompletion)).toBe("COMPLETED");
+    expect(await hits("paged-fork")).toBe(4);
+    expect(refsAndStatuses(run).filter((entry) => entry.startsWith("call_"))).toEqual(["call_a__1:COMPLETED", "call_a__3:COMPLETED", "call_b__1:COMPLETED", "call_c__2:COMPLETED"]);
+    const iterations = run.output["pages"] as Record<string, { fan_join: Record<string, { response: { body: { key: string; n: number } } }> }>;
+    expect(Object.keys(iterations["1"]!.fan_join).sort()).toEqual(["call_a", "call_b"]);
+    expect(Object.keys(iterations["2"]!.fan_join)).toEqual(["call_c"]);
+    // The target's count of its hits: page 3's call came last.
+    expect(iterations["3"]!.fan_join["call_a"]!.response.body).toMatchObject({ key: "paged-fork", n: 4 });
+    expect(run.tasks.find((task) => task.referenceTaskName === "fan_join__2")!.inputData).toEqual({ joinOn: ["call_c"] });
+    expect(run.tasks.find((task) => task.referenceTaskName === "call_c__2")).toMatchObject({ iteration: 2, loopOverTask: true });
+  });
+
+  it("keeps each iteration's forks across evictions: their tasks completed by name, the loop going on from where it stood", async () => {
+    const hold = (ref: string) => ({ name: "hold", taskReferenceName: ref, type: "WAIT" });
+    const loop = { name: "pages", taskReferenceName: "pages", type: "DO_WHILE", inputParameters: { items: "${workflow.input.pages}" }, loopOver: dynamicFork("fan", "${pages.output.loopItem}", {}) };
+    await register({ name: "dynamic_pages_evicted", tasks: [loop], outputParameters: { last: "${fan_join.output}" } });
+    const workflowId = await startWorkflow("dynamic_pages_evicted", { pages: [[hold("h1"), hold("h2")], [hold("h3")]] });
+    await waitFor(workflowId, (workflow) => workflow.tasks.filter((task) => task.status === "IN_PROGRESS").length === 4);
+    await abortAllDurableObjects();
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/h1/COMPLETED`, { one: 1 });
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/h2/COMPLETED`, { two: 2 });
+    const second = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "h3__2" && task.status === "IN_PROGRESS"));
+    expect(refsAndStatuses(second)).toEqual(["fan__1:COMPLETED", "fan__2:COMPLETED", "fan_join__1:COMPLETED", "fan_join__2:IN_PROGRESS", "h1__1:COMPLETED", "h2__1:COMPLETED", "h3__2:IN_PROGRESS", "pages:IN_PROGRESS"]);
+    await abortAllDurableObjects();
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/h3/COMPLETED`, { three: 3 });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(done.output).toEqual({ last: { h3: { three: 3 } } });
+  });
+
   it("fails the workflow, saying why, when its input does not list valid tasks", async () => {
     await register({ name: "dynamic_bad", tasks: dynamicFork("fan", "${workflow.input.tasks}", {}) });
     const done = await waitFor(await startWorkflow("dynamic_bad", { tasks: [{ name: "x", taskReferenceName: "x", type: "HTTP" }] }), ["COMPLETED", "FAILED"]);

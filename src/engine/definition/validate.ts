@@ -394,8 +394,8 @@ function validateForkBranches(raw: UnknownRecord, path: string, depth: number): 
 
 /**
  * The tasks of a DO_WHILE's loopOver (its own fields already checked), each checked as a task; the normalised list
- * when none has a problem. As in Conductor, loops do not nest; nor may a loop hold a dynamic fork (this version cannot
- * run one there): a sub workflow in the loop can hold either.
+ * when none has a problem. As in Conductor, loops do not nest (a sub workflow in the loop can hold one); a dynamic fork
+ * in a loop forks afresh in each iteration, and may not fork a loop (its fork fails then: see `fork-join-dynamic`).
  */
 function validateLoopOver(raw: UnknownRecord, path: string, depth: number): { issues: ValidationIssue[]; tasks: WorkflowTaskDef[] } {
   const issues: ValidationIssue[] = [];
@@ -408,9 +408,6 @@ function validateLoopOver(raw: UnknownRecord, path: string, depth: number): { is
   for (const { task, path: inner } of rawTaskEntries(loopOver, at, depth + 1)) {
     const type = isRecord(task) ? task["type"] : undefined;
     if (type === "DO_WHILE") issues.push({ path: childPath(inner, "type"), message: "a DO_WHILE cannot run inside another DO_WHILE's loopOver (loops do not nest, as in Conductor); put the inner loop in a sub workflow and call it with a SUB_WORKFLOW task" });
-    if (type === "FORK_JOIN_DYNAMIC") {
-      issues.push({ path: childPath(inner, "type"), message: `a ${type} cannot run inside a DO_WHILE's loopOver in this version (a FORK_JOIN can); put the dynamic fork in a sub workflow and call it with a SUB_WORKFLOW task` });
-    }
   }
   return { issues, tasks };
 }

@@ -9,11 +9,14 @@
  * - the input parameter `forkTaskInputs`, a list: one branch per entry, each running the task `forkTaskName` of type
  *   `forkTaskType` (SIMPLE by default), or the sub workflow `forkTaskWorkflow` (`forkTaskWorkflowVersion`), named
  *   `_<forkTaskName>_<index>`, with the entry (an object, else `{input: entry}`) and `__index` as input.
+ *
+ * In a DO_WHILE's loop it forks afresh in each iteration, its tasks named `<ref>__<iteration>` as the loop's own are;
+ * it may not fork a DO_WHILE there (loops do not nest).
  */
 import { describeValue, isRecord } from "../../definition/checks";
 import { validateForkedTasks } from "../../definition/validate";
-import { cutText, MAX_TASK_REASON_LENGTH } from "../../limits";
-import type { JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowTaskDef } from "../../model";
+import { cutText, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, oversize } from "../../limits";
+import type { DynamicFork, JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowTaskDef } from "../../model";
 import { flattenTasks } from "../../plan";
 import type { TaskTypeModule } from "../task-type";
 
@@ -21,7 +24,7 @@ export const forkJoinDynamicTask: TaskTypeModule = {
   type: "FORK_JOIN_DYNAMIC",
   start(task, definition, execution, env) {
     const times = { startTime: env.now, endTime: env.now, updateTime: env.now };
-    const forked = tasksToFork(definition, task.inputData, execution.definition);
+    const forked = recordable(tasksToFork(definition, task, execution.definition), definition, task, execution.definition);
     if (!forked.ok) {
       const reasonForIncompletion = cutText(`Tasks could not be forked: ${forked.reason}`, MAX_TASK_REASON_LENGTH);
       return { task: { ...task, ...times, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion }, dispatch: false };
@@ -42,7 +45,8 @@ type Forked = { ok: true; tasks: WorkflowTaskDef[] } | { ok: false; reason: stri
  * the input it will get) and normalised, with `inputParameters` left without the keys that input sets: those come
  * from the fork's own input as they are, never resolved again (see {@link forkedTaskInput}).
  */
-function tasksToFork(fork: WorkflowTaskDef, input: JsonObject, workflow: WorkflowDef): Forked {
+function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: WorkflowDef): Forked {
+  const input = forkTask.inputData;
   const listed = fork.dynamicForkTasksParam === undefined ? fromForkTaskInputs(fork, input) : fromTaskList(fork, input);
   if (!listed.ok) return listed;
   const asRun = listed.raw.map((raw, position) => {
@@ -52,12 +56,29 @@ function tasksToFork(fork: WorkflowTaskDef, input: JsonObject, workflow: Workflo
   });
   const checked = validateForkedTasks(asRun, listed.path, takenReferences(workflow, fork.taskReferenceName));
   if (!checked.ok) return { ok: false, reason: checked.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; ") };
+  if (forkTask.iteration !== undefined && flattenTasks(checked.tasks).some((task) => task.type === "DO_WHILE")) {
+    return { ok: false, reason: `${listed.path}: a DO_WHILE cannot be forked by a FORK_JOIN_DYNAMIC inside a DO_WHILE's loop (loops do not nest); fork a SUB_WORKFLOW whose definition holds it` };
+  }
   const tasks = checked.tasks.map((task, position) => {
     const extra = forkInputOf(fork, input, position, task.taskReferenceName);
     const inputParameters = Object.fromEntries(Object.entries(task.inputParameters ?? {}).filter(([key]) => !Object.hasOwn(extra, key)));
     return { ...task, inputParameters };
   });
   return { ok: true, tasks };
+}
+
+/**
+ * `forked` unless recording it would take the execution's copy of its definition (one stored row, with every earlier
+ * run of its dynamic forks) over {@link MAX_STORED_DEFINITION_BYTES}: a loop forking different tasks in each of many
+ * iterations adds a run each time.
+ */
+function recordable(forked: Forked, fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: WorkflowDef): Forked {
+  if (!forked.ok) return forked;
+  const recorded = withForkedTasks(workflow, fork.taskReferenceName, forked.tasks, forkTask);
+  const bytes = recorded === workflow ? undefined : oversize(recorded, MAX_STORED_DEFINITION_BYTES);
+  if (bytes === undefined) return forked;
+  const runs = workflow.dynamicForks?.length ?? 0;
+  return { ok: false, reason: `with them, the execution's copy of its definition (the tasks of ${runs} earlier ${runs === 1 ? "run" : "runs"} of its dynamic forks included) would be ${bytes} bytes, over the limit of ${MAX_STORED_DEFINITION_BYTES} bytes; fork sub workflows over batches instead` };
 }
 
 type Listed = { ok: true; raw: unknown[]; path: string } | { ok: false; reason: string };
@@ -135,25 +156,33 @@ function takenReferences(workflow: WorkflowDef, fork: string): Set<string> {
 }
 
 /**
- * `workflow` recording that its FORK_JOIN_DYNAMIC `fork` forked `tasks` (see `WorkflowDef.dynamicForks`). A fork run
- * again (a rerun) while its earlier run is the latest replaces it; otherwise the run is added after the others, so
- * that theirs keep their places in the plan.
+ * `workflow` recording that its FORK_JOIN_DYNAMIC `fork` forked `tasks` as its instance `forkTask` ran (see
+ * `WorkflowDef.dynamicForks`). Outside a loop, a fork run again (a rerun) while its earlier run is the latest replaces
+ * it. In a DO_WHILE's loop, the same tasks as the fork's latest run are that run again (the same steps serve each
+ * iteration, as a FORK_JOIN's branches do: the same object is returned); other tasks are a run of their own. Otherwise
+ * the run is added after the others, so that theirs keep their places in the plan.
  */
-export function withForkedTasks(workflow: WorkflowDef, fork: string, tasks: WorkflowTaskDef[]): WorkflowDef {
+export function withForkedTasks(workflow: WorkflowDef, fork: string, tasks: WorkflowTaskDef[], forkTask: Pick<TaskExecution, "seq" | "iteration">): WorkflowDef {
   const runs = workflow.dynamicForks ?? [];
-  const kept = runs.at(-1)?.fork === fork ? runs.slice(0, -1) : runs;
-  return { ...workflow, dynamicForks: [...kept, { fork, tasks }] };
+  const run = { fork, tasks, forkSeq: forkTask.seq };
+  if (forkTask.iteration === undefined) {
+    const kept = runs.at(-1)?.fork === fork ? runs.slice(0, -1) : runs;
+    return { ...workflow, dynamicForks: [...kept, run] };
+  }
+  const latest = runs.findLast((earlier) => earlier.fork === fork);
+  if (latest !== undefined && JSON.stringify(latest.tasks) === JSON.stringify(tasks)) return workflow;
+  return { ...workflow, dynamicForks: [...runs, run] };
 }
 
 /**
  * `workflow` without the latest fork runs `isCurrent` says are over (their fork's instance gone or run again, as a
  * rerun leaves them), so that a run of the fork replaces, rather than adds to, them. The same object when none is.
  */
-export function withoutEndedForks(workflow: WorkflowDef, isCurrent: (fork: string) => boolean): WorkflowDef {
+export function withoutEndedForks(workflow: WorkflowDef, isCurrent: (run: DynamicFork) => boolean): WorkflowDef {
   const runs = workflow.dynamicForks;
   if (runs === undefined) return workflow;
   let end = runs.length;
-  while (end > 0 && !isCurrent(runs[end - 1]!.fork)) end--;
+  while (end > 0 && !isCurrent(runs[end - 1]!)) end--;
   if (end === runs.length) return workflow;
   if (end === 0) {
     const { dynamicForks: _ended, ...rest } = workflow;
