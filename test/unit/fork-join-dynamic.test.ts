@@ -1,4 +1,4 @@
-import { dynamicForkTask as clientDynamicForkTask, httpTask as clientHttpTask, joinTask as clientJoinTask } from "@io-orkes/conductor-javascript";
+import { doWhileTask as clientDoWhileTask, dynamicForkTask as clientDynamicForkTask, httpTask as clientHttpTask, joinTask as clientJoinTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
 import { decide, type Decision } from "../../src/engine/decider";
 import type { JsonObject, TaskStatus, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
@@ -45,6 +45,9 @@ describe("FORK_JOIN_DYNAMIC registration", () => {
     // As sent over the wire: the builders leave unset fields undefined, which JSON drops.
     const built: unknown[] = JSON.parse(JSON.stringify([clientDynamicForkTask("fan", [clientHttpTask("a", { uri: "https://example.com/a", method: "GET" })], ""), clientJoinTask("fan_join", [])]));
     expect(registrationErrors(built)).toEqual([]);
+    // Inside a loop too, as the client builds one.
+    const looped: unknown[] = JSON.parse(JSON.stringify([clientDoWhileTask("pages", "$.pages.iteration < 3", [clientDynamicForkTask("fan", [clientHttpTask("a", { uri: "https://example.com/a", method: "GET" })], ""), clientJoinTask("fan_join", [])])]));
+    expect(registrationErrors(looped)).toEqual([]);
   });
 
   it("refuses a fork that does not say what to fork, names inputs it does not set, or is not followed by its JOIN", () => {
