@@ -1,8 +1,9 @@
-import type { WorkflowExecution } from "../engine/model";
+import { definitionReferenceName, type TaskExecution, type WorkflowExecution } from "../engine/model";
 import { failedReferenceTaskNames, summaryRowOf, summaryText } from "../engine/view";
 import { masked, maskedKeysOf } from "../engine/masking";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
 import type { HumanUser } from "../engine/tasks/human/settings";
+import { waitingMatch, writtenMatches } from "../engine/tasks/wait-for-webhook/matches";
 
 /**
  * What the index knows of an execution. When this changes, the row must be rewritten; between such
@@ -17,10 +18,51 @@ export function indexSignature(execution: WorkflowExecution): string {
 /** Where {@link indexSignature} turns from the workflow to its tasks. */
 const TASKS_MARK = "#tasks:";
 
-/** What the execution's own row depends on, read without serialising its input and output (this runs at every change). */
+/**
+ * What the execution's own row depends on, read without serialising its input and output (this runs at every change);
+ * with the tasks waiting for webhook events, whose rows must not wait (an event finds a task only once its row is written).
+ */
 function workflowSignature(execution: WorkflowExecution): string {
   const failed = failedReferenceTaskNames(execution).join(",");
-  return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.updateTime}|${execution.workflowVersion}|${failed}`;
+  const waits = webhookWaitingTasks(execution).map((task) => task.taskId).join(",");
+  return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.updateTime}|${execution.workflowVersion}|${failed}|${waits}`;
+}
+
+/** True for a WAIT_FOR_WEBHOOK task waiting for events sent to a webhook (with matches: see `matches.ts`). */
+function waitsForWebhookEvents(task: TaskExecution): boolean {
+  return task.taskType === "WAIT_FOR_WEBHOOK" && task.status === "IN_PROGRESS" && writtenMatches(task.inputData) !== undefined;
+}
+
+/** The execution's tasks waiting for webhook events. */
+function webhookWaitingTasks(execution: WorkflowExecution): TaskExecution[] {
+  return execution.tasks.filter(waitsForWebhookEvents);
+}
+
+/** True when the execution has a task waiting for webhook events: its rows are written at once, not held back. */
+export function hasWebhookWaits(execution: WorkflowExecution): boolean {
+  return execution.tasks.some(waitsForWebhookEvents);
+}
+
+/** A task's row in the webhook routing table (`webhook_waits`): what an event sent to a webhook finds it by. */
+export interface WebhookWaitRow {
+  taskId: string;
+  workflowVersion: number;
+  /** Its reference name in the definition (a loop task's run `pay__2` is `pay`). */
+  taskRefName: string;
+  /** Its sorted JSONPath keys, as a JSON list. */
+  paths: string;
+  matchKey: string;
+  createdOn: number;
+}
+
+/** The webhook routing rows of an execution as it stands: one per task waiting for webhook events whose matches can match. */
+function webhookWaitRows(execution: WorkflowExecution): WebhookWaitRow[] {
+  return webhookWaitingTasks(execution).flatMap((task) => {
+    const taskRefName = definitionReferenceName(task);
+    const match = waitingMatch(execution.workflowName, execution.workflowVersion, taskRefName, writtenMatches(task.inputData)!);
+    if (match instanceof Error) return [];
+    return [{ taskId: task.taskId, workflowVersion: execution.workflowVersion, taskRefName, paths: JSON.stringify(match.paths), matchKey: match.key, createdOn: task.startTime }];
+  });
 }
 
 /**
@@ -141,13 +183,15 @@ export type IndexRow = ReturnType<typeof summaryRowOf> & {
   tasks: TaskIndexRow[];
   /** Its human task rows, which replace those it had (absent from rows made by code older than them, mid-deploy). */
   humanTasks?: HumanIndexRow[];
+  /** Its webhook routing rows, which replace those it had (absent from rows made by code older than them, mid-deploy). */
+  webhookWaits?: WebhookWaitRow[];
   /** True when the execution has written no task rows before (its first row): there are none to replace. */
   firstTaskRows: boolean;
 };
 
 /** The search row of an execution as it stands, with its task rows; `first` when it has written none before. */
 export function indexRow(execution: WorkflowExecution, first: boolean): IndexRow {
-  return { ...summaryRowOf(execution), tasks: taskIndexRows(execution), humanTasks: humanIndexRows(execution), firstTaskRows: first };
+  return { ...summaryRowOf(execution), tasks: taskIndexRows(execution), humanTasks: humanIndexRows(execution), webhookWaits: webhookWaitRows(execution), firstTaskRows: first };
 }
 
 /**
@@ -160,6 +204,7 @@ export function indexRowStatements(db: D1Database, row: IndexRow): D1PreparedSta
   if (!row.firstTaskRows) statements.push(...deleteTaskRows(db, row.workflowId));
   if (row.tasks.length > 0) statements.push(insertTaskRows(db, row));
   if ((row.humanTasks?.length ?? 0) > 0) statements.push(insertHumanRows(db, row));
+  if ((row.webhookWaits?.length ?? 0) > 0) statements.push(insertWebhookWaitRows(db, row));
   return statements;
 }
 
@@ -191,8 +236,20 @@ function insertHumanRows(db: D1Database, row: IndexRow): D1PreparedStatement {
     .bind(row.workflowId, row.workflowName, JSON.stringify(row.humanTasks ?? []));
 }
 
+/** The webhook routing rows of `row`, inserted in one statement as its task rows are. */
+function insertWebhookWaitRows(db: D1Database, row: IndexRow): D1PreparedStatement {
+  const field = (name: keyof WebhookWaitRow) => `json_extract(t.value, '$.${name}')`;
+  return db
+    .prepare(
+      `INSERT OR REPLACE INTO webhook_waits (task_id, workflow_id, workflow_name, workflow_version, task_ref_name, paths, match_key, created_on)
+       SELECT ${field("taskId")}, ?1, ?2, ${field("workflowVersion")}, ${field("taskRefName")}, ${field("paths")}, ${field("matchKey")}, ${field("createdOn")}
+       FROM json_each(?3) AS t`,
+    )
+    .bind(row.workflowId, row.workflowName, JSON.stringify(row.webhookWaits ?? []));
+}
+
 function deleteTaskRows(db: D1Database, workflowId: string): D1PreparedStatement[] {
-  return [db.prepare(`DELETE FROM task_index WHERE workflow_id = ?`).bind(workflowId), db.prepare(`DELETE FROM human_tasks WHERE workflow_id = ?`).bind(workflowId)];
+  return ["task_index", "human_tasks", "webhook_waits"].map((table) => db.prepare(`DELETE FROM ${table} WHERE workflow_id = ?`).bind(workflowId));
 }
 
 /** The upsert of one search row; an older row arriving after a newer one changes nothing. */

@@ -49,6 +49,7 @@ import type { JqRunner } from "../engine/jq";
 import type { ScriptRunner } from "../engine/scripts";
 import { toTaskView, toWorkflowView } from "../engine/view";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
+import { eventMatchKey, waitingMatch, writtenMatches } from "../engine/tasks/wait-for-webhook/matches";
 import type { HumanAction, HumanCaller } from "../engine/tasks/human/progress";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { TaskDefRepository } from "../worker/task-defs";
@@ -61,7 +62,7 @@ import { dispatchHttp } from "./dispatch/http";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { startFailureWorkflow } from "./dispatch/failure-workflow";
-import { indexRow, indexSignature, onlyTasksChanged } from "./execution-index";
+import { hasWebhookWaits, indexRow, indexSignature, onlyTasksChanged } from "./execution-index";
 import { expectIndexWritten, indexShardFor, indexWriterAt } from "./index-writer";
 import { EXECUTION_LOG_LINES_KEPT, ExecutionStore, TASK_LOG_LINES_KEPT, type TaskLogLine } from "./execution-store";
 import { redactSecretValues, secretLookup } from "./secrets";
@@ -1175,6 +1176,30 @@ export class WorkflowExecution extends DurableObject<Env> {
     return { ok: true, value: { workflowId: execution.workflowId, taskId: call.taskId, status } };
   }
 
+  /**
+   * An event sent to a webhook, which the routing table says task `taskId` waits for (see `matches.ts`): completes the
+   * task with the event's `payload` as its output, when it still waits and its matches hold for the payload (the
+   * table lags the execution by the time a row takes to be written). "not waiting" changes nothing.
+   */
+  async webhookEvent(taskId: string, payload: JsonObject): Promise<"completed" | "not waiting"> {
+    this.#recover();
+    const execution = this.#execution;
+    const task = execution?.tasks.find((candidate) => candidate.taskId === taskId);
+    if (!execution || this.#removing || !task || task.taskType !== "WAIT_FOR_WEBHOOK" || task.status !== "IN_PROGRESS") return "not waiting";
+    const matches = writtenMatches(task.inputData);
+    if (matches === undefined) return "not waiting";
+    const taskRefName = definitionReferenceName(task);
+    const match = waitingMatch(execution.workflowName, execution.workflowVersion, taskRefName, matches);
+    if (match instanceof Error || eventMatchKey(payload, execution.workflowName, execution.workflowVersion, taskRefName, match.paths) !== match.key) return "not waiting";
+    try {
+      this.#apply({ type: "externalUpdate", taskId, status: "COMPLETED", output: payload });
+    } catch (error) {
+      if (error instanceof EngineError) return "not waiting";
+      throw error;
+    }
+    return "completed";
+  }
+
   // ---- RPC: between executions --------------------------------------------------------------
 
   /**
@@ -1621,7 +1646,8 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #indexRowWait(execution: Execution): number {
     if (TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return 0;
-    if (this.#indexedSignature === undefined) return execution.createTime + FIRST_ROW_DELAY_MS - Date.now();
+    // A task waiting for webhook events is found by its row alone: not held back.
+    if (this.#indexedSignature === undefined) return hasWebhookWaits(execution) ? 0 : execution.createTime + FIRST_ROW_DELAY_MS - Date.now();
     return onlyTasksChanged(execution, this.#indexedSignature) ? this.#indexRowWrittenAt + TASK_ROWS_INTERVAL_MS - Date.now() : 0;
   }
 

@@ -8,18 +8,19 @@ import { peekJsonObject } from "./http/body";
 import { executionStub } from "./executions";
 import { SecurityStore } from "./security/store";
 import { WEBHOOK_CALLBACK_PATH } from "./routes/tasks";
+import { WEBHOOK_EVENT_PATH } from "./routes/webhooks";
 import { findTask, type FoundTask } from "./task-lookup";
 
 /** Token endpoints: they take credentials in their body instead of a header. */
 const TOKEN_PATHS = new Set(["/api/security/token", "/api/token", "/api/security/token/refresh", "/api/security/token/revoke"]);
 
 /**
- * Paths reachable without a token: the health check, the token endpoints, and webhook callbacks
- * (authenticated by the waiting task's own headers and signature instead).
+ * Paths reachable without a token: the health check, the token endpoints, webhook callbacks (authenticated by the
+ * waiting task's own headers and signature instead) and events sent to webhooks (by the webhook's verifier).
  */
 function isPublic(method: string, path: string): boolean {
   if (method === "GET" && path === "/health") return true;
-  return method === "POST" && (TOKEN_PATHS.has(path) || WEBHOOK_CALLBACK_PATH.test(path));
+  return method === "POST" && (TOKEN_PATHS.has(path) || WEBHOOK_CALLBACK_PATH.test(path) || WEBHOOK_EVENT_PATH.test(path));
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -21,6 +21,7 @@ import { registerTagRoutes } from "./routes/tags";
 import { registerTaskRoutes } from "./routes/tasks";
 import { registerUnsupportedRoutes } from "./routes/unsupported";
 import { registerWorkerRoutes } from "./routes/workers";
+import { registerWebhookRoutes } from "./routes/webhooks";
 import { registerWorkflowNameRoutes, registerWorkflowRoutes } from "./routes/workflows";
 
 export { ExecutionIndexWriter } from "../actors/index-writer";
@@ -58,6 +59,7 @@ registerOrkesUserRoutes(router);
 registerGroupRoutes(router);
 registerAuthorizationRoutes(router);
 registerHumanTaskRoutes(router);
+registerWebhookRoutes(router);
 // After the 501s: `GET /api/scheduler/schedules/tags` (Orkes' lookup by tag) is one, and not a schedule named "tags".
 registerScheduleRoutes(router);
 /** Every registered route as [method, path pattern], for tests that must cover all of them. */

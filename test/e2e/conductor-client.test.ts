@@ -164,7 +164,8 @@ beforeAll(async () => {
   target = await startTarget();
   const adminKey = generateAdminKey();
   [keyId, keySecret] = [adminKey.slice(0, adminKey.indexOf(":")), adminKey.slice(adminKey.indexOf(":") + 1)];
-  server = await freshServer();
+  // With a secrets key, as `npm start` gives the service one (webhooks keep their secrets encrypted with it).
+  server = await freshServer({ SECRETS_ENCRYPTION_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64") });
   // refreshTokenInterval 0: no background refresh timer outliving the test.
   clients = await OrkesClients.from({ serverUrl: `${server.url}/api`, keyId, keySecret, logger: noopLogger, refreshTokenInterval: 0 });
   executor = clients.getWorkflowClient();
@@ -997,6 +998,36 @@ describe("the official Conductor TypeScript client", () => {
     expect(read).toMatchObject({ taskId: hold.taskId, referenceTaskName: "hold", workflowInstanceId: workflowId, status: "SCHEDULED", inputData: { n: 7 } });
     expect(await sdkError(tasks.getTask(crypto.randomUUID()))).toMatch(/^Failed to get task '.*': .*not found/);
     await executor.terminate(workflowId, "done");
+  });
+});
+
+describe("WAIT_FOR_WEBHOOK matches and webhooks", () => {
+  it("a task built with waitForWebhookTask({matches}) is completed by the event a webhook receives", async () => {
+    const name = `client_webhook_${suffix}`;
+    // The client types waitForWebhookTask() as a plain WorkflowTask, which workflow() does not accept: appended here.
+    const definition = workflow(name, []);
+    await metadata.registerWorkflowDef({ ...definition, tasks: [waitForWebhookTask("paid", { matches: { "$['event']['type']": "payment.completed", "$.data.orderId": "${workflow.input.orderId}" } })] }, true);
+    // The client has no webhook configs: created over the API as any HTTP caller would.
+    const created = await fetch(`${server.url}/api/metadata/webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": `${keyId}:${keySecret}` },
+      body: JSON.stringify({ name: `payments-${suffix}`, verifier: "HEADER_BASED", headers: { "X-Webhook-Secret": "e2e" }, receiverWorkflowNamesToVersions: { [name]: 1 } }),
+    });
+    expect(created.status).toBe(200);
+    const webhook = (await created.json()) as { id: string; url: string };
+    expect(webhook.url).toBe(`${server.url}/webhook/${webhook.id}`);
+    const workflowId = await executor.startWorkflow({ name, version: 1, input: { orderId: "A-1" } });
+    await taskReaches(workflowId, "paid", "IN_PROGRESS");
+    const event = { event: { type: "payment.completed" }, data: { orderId: "A-1", amount: 12 } };
+    // The task's routing row follows its start by a moment: the sender's retry (as senders retry) finds it.
+    const answer = await until(
+      "the event completing the task",
+      async () => (await (await fetch(webhook.url, { method: "POST", headers: { "content-type": "application/json", "X-Webhook-Secret": "e2e" }, body: JSON.stringify(event) })).json()) as { completedTasks: unknown[] },
+      (body) => body.completedTasks.length === 1,
+    );
+    expect(answer.completedTasks).toEqual([{ workflowId, taskId: expect.any(String) }]);
+    const done = await workflowReaches(workflowId, "COMPLETED");
+    expect(taskOf(done, "paid")?.outputData).toEqual(event);
   });
 });
 

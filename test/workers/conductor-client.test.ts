@@ -257,16 +257,21 @@ describe("POST /api/tasks/{workflowId}/{taskRefName}/{status}/sync (updateTaskSy
 });
 
 describe("WAIT_FOR_WEBHOOK with Orkes webhook matches (waitForWebhookTask({matches}))", () => {
-  it("is refused at registration with a 400 that points to the per-task callback URL", async () => {
-    const response = await api("POST", "/api/metadata/workflow", {
-      name: "client_matches",
-      schemaVersion: 2,
-      tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { "$['event']['type']": "order.paid" } }],
-    });
-    expect(response.status).toBe(400);
-    const body = (await response.json()) as ErrorBody & { validationErrors: Array<{ path: string; message: string }> };
-    expect(body.validationErrors).toEqual([{ path: "tasks[0].inputParameters.$['event']['type']", message: expect.stringContaining("webhook matches") }]);
-    expect(body.validationErrors[0]!.message).toContain("/api/tasks/webhook/{workflowId}/{taskRefName}/{taskId}");
+  it("registers as the official client builds it (was a 400), and an event sent to a webhook completes it", async () => {
+    // What waitForWebhookTask("hook", {matches}) builds: the matches spread over inputParameters.
+    const hook = { name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { "$['event']['type']": "order.paid", "$.order": "${workflow.input.order}" } };
+    await register({ name: "client_matches", schemaVersion: 2, tasks: [hook] });
+    const webhook = await apiOk<{ id: string }>("POST", "/api/metadata/webhook", { name: "client-matches", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { client_matches: 1 } });
+    const workflowId = await startWorkflow("client_matches", { order: "o-7" });
+    await eventually(
+      async () => (await env.DB.prepare(`SELECT count(*) AS n FROM webhook_waits WHERE workflow_id = ?`).bind(workflowId).first<{ n: number }>())!.n,
+      (rows) => rows === 1,
+      "the task's routing row",
+    );
+    const event = { event: { type: "order.paid" }, order: "o-7" };
+    const response = await SELF.fetch(`https://conductor.test/webhook/${webhook.id}`, { method: "POST", headers: { "content-type": "application/json", "X-Token": "t" }, body: JSON.stringify(event) });
+    expect(response.status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[0]!.outputData).toEqual(event);
   });
 });
 

@@ -12,7 +12,7 @@ import { ADMIN_KEY } from "./helpers";
 const [adminKeyId, adminSecret] = ADMIN_KEY.split(":") as [string, string];
 
 describe("every registered route", () => {
-  const PUBLIC = new Set(["GET /health", "POST /api/security/token", "POST /api/token", "POST /api/security/token/refresh", "POST /api/security/token/revoke", "POST /api/tasks/webhook/:workflowId/:taskRefName/:taskId"]);
+  const PUBLIC = new Set(["GET /health", "POST /api/security/token", "POST /api/token", "POST /api/security/token/refresh", "POST /api/security/token/revoke", "POST /api/tasks/webhook/:workflowId/:taskRefName/:taskId", "POST /webhook/:id"]);
   const concrete = (path: string) =>
     path
       .replace(/:workflowId|:taskId|:keyId|:id/g, () => crypto.randomUUID())

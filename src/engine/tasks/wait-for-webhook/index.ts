@@ -1,4 +1,6 @@
-import type { JsonObject, JsonValue } from "../../model";
+import { isRecord } from "../../definition/checks";
+import type { JsonObject, JsonValue, WorkflowExecution } from "../../model";
+import { waitingMatch, writtenMatches } from "./matches";
 import type { TaskTypeModule } from "../task-type";
 import { webhookConfigProblem } from "./callback";
 
@@ -16,14 +18,25 @@ export function callbackPath(workflowId: string, taskRefName: string, taskId: st
   return `/api/tasks/webhook/${workflowId}/${encodeURIComponent(taskRefName)}/${taskId}`;
 }
 
+/** Why no event sent to a webhook could match the task (see `matches.ts`), or undefined: it has no matches, or good ones. */
+function matchesProblem(input: JsonObject, taskRefName: string, execution: WorkflowExecution): string | undefined {
+  const matches = writtenMatches(input);
+  if (matches === undefined) return undefined;
+  const nested = input["matches"];
+  if (nested !== undefined && !isRecord(nested)) return `matches resolved to ${JSON.stringify(nested).slice(0, 60)}, not an object`;
+  const match = waitingMatch(execution.workflowName, execution.workflowVersion, taskRefName, matches);
+  return match instanceof Error ? match.message : undefined;
+}
+
 /**
  * WAIT_FOR_WEBHOOK: waits, without any side effect of its own, until its callback URL is called
- * (see the actor's callback handling) or `timeoutSeconds` pass.
+ * (see the actor's callback handling), an event sent to a webhook matches it (with `matches`: see `matches.ts`), or
+ * `timeoutSeconds` pass.
  */
 export const waitForWebhookTask: TaskTypeModule = {
   type: "WAIT_FOR_WEBHOOK",
-  start(task, _definition, execution, env) {
-    const problem = webhookConfigProblem(task.inputData);
+  start(task, definition, execution, env) {
+    const problem = webhookConfigProblem(task.inputData) ?? matchesProblem(task.inputData, definition.taskReferenceName, execution);
     if (problem !== undefined) {
       // No callback could ever be verified: fail now rather than wait for one that would answer 401.
       const reason = `WAIT_FOR_WEBHOOK input cannot be checked: ${problem}`;

@@ -3,7 +3,9 @@
  */
 import * as v from "valibot";
 import {
+  describeValue,
   HEADER_NAME_KEY,
+  isExpression,
   isIntegerIn,
   isNonEmptyString,
   isOneOf,
@@ -17,6 +19,7 @@ import {
   type UnknownRecord,
 } from "../../definition/checks";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../http-syntax";
+import { MAX_MATCHES, parseMatchPath } from "./matches";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 
 /** Signature algorithms a callback may be verified with. */
@@ -67,13 +70,31 @@ export function validateWaitForWebhookTask(task: UnknownRecord, path: string): V
   // A non-object inputParameters is reported by the common task checks.
   if (!isRecord(input)) return [];
   const inputPath = childPath(path, "inputParameters");
-  // Orkes matches incoming webhooks to waiting tasks by JSONPath keys (what the SDK's
-  // waitForWebhookTask({matches}) writes here). This service has no such routing: ignoring the keys
-  // would leave the task waiting for a callback nobody sends, so they are refused instead.
-  const matchers = Object.keys(input).filter((key) => key.startsWith("$"));
-  const unsupported = matchers.map((key) => ({
-    path: childPath(inputPath, key),
-    message: `webhook matches (JSONPath keys such as ${key}) are not supported: each WAIT_FOR_WEBHOOK task has its own callback URL (the task's callbackUrl, {base_url}/api/tasks/webhook/{workflowId}/{taskRefName}/{taskId}); check callbacks with headers or signature`,
-  }));
-  return [...unsupported, ...validateWith(INPUT, input, inputPath)];
+  return [...matchesIssues(input, inputPath), ...validateWith(INPUT, input, inputPath)];
+}
+
+/**
+ * Problems with the task's webhook matches (see `matches.ts`): under `matches` (an object, or an expression giving one)
+ * or as `$…` keys of the input, each a JSONPath this service can follow with a text, number or boolean (or an
+ * expression) to find there.
+ */
+function matchesIssues(input: UnknownRecord, inputPath: string): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const nested = input["matches"];
+  const nestedPath = childPath(inputPath, "matches");
+  const entries: Array<[key: string, value: unknown, path: string]> = [];
+  if (isRecord(nested)) for (const [key, value] of Object.entries(nested)) entries.push([key, value, childPath(nestedPath, key)]);
+  else if (nested !== undefined && !isExpression(nested)) {
+    issues.push({ path: nestedPath, message: `matches must be an object of JSONPath keys and the values to find there, but is ${describeValue(nested)}` });
+  }
+  for (const key of Object.keys(input).filter((name) => name.startsWith("$"))) entries.push([key, input[key], childPath(inputPath, key)]);
+  if (entries.length > MAX_MATCHES) issues.push({ path: nestedPath, message: `a WAIT_FOR_WEBHOOK may match on at most ${MAX_MATCHES} paths, but has ${entries.length}` });
+  for (const [key, value, at] of entries) {
+    const parsed = parseMatchPath(key);
+    if (parsed instanceof Error) issues.push({ path: at, message: `the key ${parsed.message}` });
+    if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
+      issues.push({ path: at, message: `must be the text, number or boolean the event must hold at ${key.slice(0, 60)} (or an expression giving one), but is ${describeValue(value)}` });
+    }
+  }
+  return issues;
 }

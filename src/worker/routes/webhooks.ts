@@ -1,0 +1,136 @@
+import type { IRequest, RouterType } from "itty-router";
+import { START_PERMISSION } from "../auth/access-rules";
+import { grantsAllow } from "../auth/permissions";
+import { clientAddress, clientNetwork } from "../auth/throttle";
+import { serviceConfig } from "../config";
+import { DefinitionRepository } from "../definitions";
+import { principalOf } from "../guard";
+import { readBodyBytes, readJsonBody } from "../http/body";
+import { ApiError, notFound, tooManyRequests, validationError } from "../http/errors";
+import { decodedPathParam } from "../http/params";
+import { retryAfterSeconds } from "../rate-limit/window";
+import { parseOrThrow } from "../schemas";
+import { callerStartScopes } from "../workflow-actions";
+import { WebhookConfigRequest, type WebhookConfigBody } from "../webhooks/config";
+import { completeWaitingTasks, eventPayload, startWebhookWorkflows } from "../webhooks/deliver";
+import { WebhookRepository, webhookJson, type Webhook } from "../webhooks/store";
+import { verifyEvent } from "../webhooks/verify";
+
+type Args = [Env, ExecutionContext];
+
+/** The path events are sent to; reached without a token, each event proves its sender by the webhook's verifier. */
+export const WEBHOOK_EVENT_PATH = /^\/webhook\/[^/]+$/;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The service's public base URL, else the request's origin: where the webhook's events are sent. */
+function baseUrlOf(request: IRequest, env: Env): string {
+  return serviceConfig(env).publicBaseUrl ?? new URL(request.url).origin;
+}
+
+/** Webhook `id`, or a 404 (an id that is no UUID names none). */
+async function webhookAt(env: Env, id: string): Promise<Webhook> {
+  const webhook = UUID.test(id) ? await new WebhookRepository(env).get(id.toLowerCase()) : undefined;
+  if (webhook === undefined) throw notFound(`No webhook ${id}`);
+  return webhook;
+}
+
+/**
+ * The body of a save, checked: its shape, then that the workflows it names are registered (and their versions), then
+ * that the caller could do by hand what its events will do: complete the receiver workflows' tasks (TASK_EXECUTE) and
+ * start the workflows it starts (the start permission), each at `workflow:<name>`.
+ */
+async function saveBody(request: IRequest, env: Env): Promise<WebhookConfigBody> {
+  const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+  const parsed = parseOrThrow(WebhookConfigRequest, body.present ? body.value : undefined, "webhook");
+  const definitions = new DefinitionRepository(env.DB);
+  const named = [
+    ...Object.entries(parsed.receiverWorkflowNamesToVersions).map(([name, version]) => ({ field: "receiverWorkflowNamesToVersions", name, version })),
+    ...Object.entries(parsed.workflowsToStart.workflows).map(([name, version]) => ({ field: "workflowsToStart", name, version })),
+  ];
+  const missing = [];
+  for (const { field, name, version } of named) {
+    if ((await definitions.find(name, version > 0 ? version : undefined)) === null) {
+      missing.push({ path: `${field}.${name}`, message: version > 0 ? `no workflow ${name} version ${version} is registered` : `no workflow named ${name} is registered` });
+    }
+  }
+  if (missing.length > 0) throw validationError("Invalid webhook", missing);
+  const grants = principalOf(request).grants;
+  for (const name of Object.keys(parsed.receiverWorkflowNamesToVersions)) {
+    if (!grantsAllow(grants, "TASK_EXECUTE", `workflow:${name}`)) throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: a webhook completing tasks of workflow ${name} needs TASK_EXECUTE on workflow:${name}`);
+  }
+  for (const name of Object.keys(parsed.workflowsToStart.workflows)) {
+    if (!grantsAllow(grants, START_PERMISSION, `workflow:${name}`)) throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: a webhook starting workflow ${name} needs ${START_PERMISSION} on workflow:${name}`);
+  }
+  return parsed;
+}
+
+/** What a save records besides its body. */
+function saveOf(request: IRequest, env: Env, body: WebhookConfigBody) {
+  return { body, by: principalOf(request).userId, startScopes: callerStartScopes(request), baseUrl: baseUrlOf(request, env), now: Date.now() };
+}
+
+/**
+ * The brute-force limit of an event's verification, per webhook and client network (as API keys are limited): once
+ * reached, every event from there is answered 429 until the window has passed, a correctly signed one too.
+ */
+function verificationLimiter(env: Env, id: string, request: Request) {
+  const name = `webhook:${id}@${clientNetwork(clientAddress(request))}`;
+  return { stub: env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name)), rule: serviceConfig(env).credentialLimits.perKeyAndAddress };
+}
+
+const LIMITED = "Too many events to this webhook failed verification from this address";
+
+/** Orkes' webhooks: their configs (`/api/metadata/webhook`), and the events sent to them (`POST /webhook/{id}`). */
+export function registerWebhookRoutes(router: RouterType<IRequest, Args>): void {
+  router.get("/api/metadata/webhook", async (request, env) => {
+    const origin = baseUrlOf(request, env);
+    return Response.json((await new WebhookRepository(env).list()).map((webhook) => webhookJson(webhook, origin)));
+  });
+
+  router.post("/api/metadata/webhook", async (request, env) => {
+    const body = await saveBody(request, env);
+    return Response.json(webhookJson(await new WebhookRepository(env).create(saveOf(request, env, body)), baseUrlOf(request, env)));
+  });
+
+  router.get("/api/metadata/webhook/:id", async (request, env) => Response.json(webhookJson(await webhookAt(env, decodedPathParam(request, "id")), baseUrlOf(request, env))));
+
+  router.put("/api/metadata/webhook/:id", async (request, env) => {
+    const { id } = await webhookAt(env, decodedPathParam(request, "id"));
+    const body = await saveBody(request, env);
+    return Response.json(webhookJson(await new WebhookRepository(env).update(id, saveOf(request, env, body)), baseUrlOf(request, env)));
+  });
+
+  router.delete("/api/metadata/webhook/:id", async (request, env) => {
+    const { id } = await webhookAt(env, decodedPathParam(request, "id"));
+    await new WebhookRepository(env).delete(id);
+    return new Response(null, { status: 200 });
+  });
+
+  router.post("/webhook/:id", async (request, env) => {
+    const incoming = request as unknown as Request;
+    const webhook = await webhookAt(env, decodedPathParam(request, "id"));
+    const body = await readBodyBytes(incoming, serviceConfig(env).maxRequestBytes);
+    const repository = new WebhookRepository(env);
+    const secrets = await repository.secretsOf(webhook.id);
+    if (secrets === undefined) throw new ApiError(409, "CONFLICT", `Webhook ${webhook.id}'s secrets cannot be read with the configured SECRETS_ENCRYPTION_KEY: save it again with its secrets`);
+    const limiter = verificationLimiter(env, webhook.id, incoming);
+    const failure = await verifyEvent(webhook.settings, secrets, incoming.headers, body);
+    if (failure !== undefined) {
+      const verdict = await limiter.stub.recordFailure(limiter.rule);
+      if (verdict.limited) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
+      throw new ApiError(401, "UNAUTHENTICATED", `Webhook event refused: ${failure}`);
+    }
+    const verdict = await limiter.stub.check(limiter.rule);
+    if (verdict.limited) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
+    const payload = eventPayload(incoming, body);
+    if (!webhook.urlVerified) await repository.markVerified(webhook.id);
+    // Slack's URL verification: answered with its challenge, as Slack requires before it sends events.
+    if (webhook.settings.verifier === "SLACK_BASED" && payload["type"] === "url_verification" && typeof payload["challenge"] === "string") {
+      return Response.json({ challenge: payload["challenge"] });
+    }
+    const completedTasks = await completeWaitingTasks(env, webhook.settings, payload);
+    const startedWorkflows = await startWebhookWorkflows(env, webhook, payload, new URL(incoming.url).origin);
+    return Response.json({ webhookId: webhook.id, completedTasks, startedWorkflows });
+  });
+}

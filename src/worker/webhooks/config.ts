@@ -1,0 +1,203 @@
+/**
+ * Orkes' WebhookConfig as a request gives it (`POST /api/metadata/webhook`, `PUT /api/metadata/webhook/{id}`), checked
+ * at the edge, and how it is shown back: its secrets (header values, `secretValue`) never, as `***`.
+ *
+ * Verifiers, each proving an event comes from its sender:
+ * - `HEADER_BASED`: every header of `headers` with its exact value;
+ * - `HMAC_BASED` and `SIGNATURE_BASED`: the header `headerKey` carries the HMAC-SHA256 of the body keyed by
+ *   `secretValue`, in hex or base64, optionally after `sha256=` (GitHub's `X-Hub-Signature-256`);
+ * - `SLACK_BASED`: Slack's signing secret (`X-Slack-Signature` over `v0:<X-Slack-Request-Timestamp>:<body>`, the
+ *   timestamp within five minutes), and Slack's URL verification challenge answered;
+ * - `STRIPE`: Stripe's `Stripe-Signature` (`t=…,v1=…` over `<t>.<body>`, within five minutes).
+ * `TWITTER` and `SENDGRID` (Orkes' others) are refused: this service cannot check them.
+ */
+import * as v from "valibot";
+import { isHeaderName, TOKEN_DESCRIPTION } from "../../engine/http-syntax";
+import { parseMatchPath } from "../../engine/tasks/wait-for-webhook/matches";
+import { requestObject, WorkflowName } from "../schemas";
+
+/** The verifiers this service checks. */
+export const WEBHOOK_VERIFIERS = ["HEADER_BASED", "HMAC_BASED", "SIGNATURE_BASED", "SLACK_BASED", "STRIPE"] as const;
+/** One of {@link WEBHOOK_VERIFIERS}. */
+export type WebhookVerifier = (typeof WEBHOOK_VERIFIERS)[number];
+/** Orkes' verifiers this service cannot check. */
+const UNSUPPORTED_VERIFIERS = ["TWITTER", "SENDGRID"];
+
+/** How a secret is shown: never as it is. */
+export const MASKED = "***";
+
+/** Most workflows one webhook names (receivers, or to start). */
+const MAX_WORKFLOWS = 50;
+/** Most headers a HEADER_BASED webhook checks. */
+const MAX_HEADERS = 20;
+/** Longest header value or secret. */
+const MAX_SECRET_LENGTH = 4096;
+/** Keys of `workflowsToStart` that are settings, not workflows (Orkes'). */
+export const START_SETTINGS = ["idempotencyKey", "idempotencyStrategy"] as const;
+/** Idempotency strategies of the workflows an event starts. */
+const IDEMPOTENCY_STRATEGIES = ["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"] as const;
+
+const nullToUndefined = <T>(value: T | null | undefined): T | undefined => value ?? undefined;
+const optionalText = (max: number) => v.pipe(v.nullish(v.pipe(v.string("must be a string"), v.maxLength(max, `must be at most ${max} characters`))), v.transform(nullToUndefined));
+const secretText = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(MAX_SECRET_LENGTH, `must be at most ${MAX_SECRET_LENGTH} characters`));
+const headerName = v.pipe(v.string("must be a string"), v.check((name: string) => isHeaderName(name), `must be a header name, ${TOKEN_DESCRIPTION}`));
+
+/** A workflow's version in a webhook: a whole number; 0 or null for any version (receivers) or the latest (to start). */
+const version = v.pipe(
+  v.nullable(v.pipe(v.number("must be a version number"), v.integer("must be a whole number"), v.minValue(0, "must not be negative"))),
+  v.transform((value) => value ?? 0),
+);
+
+/** Workflow name → version, at most {@link MAX_WORKFLOWS}. */
+const workflowVersions = v.pipe(
+  v.nullish(v.record(WorkflowName, version), {}),
+  v.transform((map) => map ?? {}),
+  v.check((map) => Object.keys(map).length <= MAX_WORKFLOWS, `must name at most ${MAX_WORKFLOWS} workflows`),
+);
+
+/**
+ * `workflowsToStart`: workflow name → version, with Orkes' reserved settings: `idempotencyKey` (here a JSONPath into the
+ * event's payload, such as `$.id`, whose value keys the starts, so a sender's retried delivery starts nothing twice) and
+ * `idempotencyStrategy`.
+ */
+const workflowsToStart = v.pipe(
+  v.nullish(v.record(v.string(), v.unknown()), {}),
+  v.transform((map) => map ?? {}),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const workflows: Record<string, number> = {};
+    let idempotencyKey: string | undefined;
+    let idempotencyStrategy: (typeof IDEMPOTENCY_STRATEGIES)[number] | undefined;
+    let bad = false;
+    const problem = (key: string, message: string) => {
+      bad = true;
+      addIssue({ message, path: [{ type: "object", origin: "value", input: dataset.value, key, value: dataset.value[key] }] });
+    };
+    for (const [key, value] of Object.entries(dataset.value)) {
+      if (key === "idempotencyKey") {
+        if (value === null || value === undefined) continue;
+        if (typeof value !== "string" || parseMatchPath(value) instanceof Error) problem(key, "must be a JSONPath into the event's payload (such as $.id or $['data']['id']) whose value keys each start");
+        else idempotencyKey = value;
+      } else if (key === "idempotencyStrategy") {
+        if (value === null || value === undefined) continue;
+        if (typeof value !== "string" || !(IDEMPOTENCY_STRATEGIES as readonly string[]).includes(value)) problem(key, `must be one of ${IDEMPOTENCY_STRATEGIES.join(", ")}`);
+        else idempotencyStrategy = value as (typeof IDEMPOTENCY_STRATEGIES)[number];
+      } else {
+        const parsedName = v.safeParse(WorkflowName, key);
+        const parsedVersion = v.safeParse(version, value);
+        if (!parsedName.success) problem(key, `names no workflow: a workflow name ${parsedName.issues[0].message}`);
+        else if (!parsedVersion.success) problem(key, `${parsedVersion.issues[0].message} (0 or null: the latest version)`);
+        else workflows[key] = parsedVersion.output;
+      }
+    }
+    if (Object.keys(workflows).length > MAX_WORKFLOWS) {
+      bad = true;
+      addIssue({ message: `must name at most ${MAX_WORKFLOWS} workflows` });
+    }
+    return bad ? NEVER : { workflows, idempotencyKey, idempotencyStrategy };
+  }),
+);
+
+/** The body of a save (Orkes' WebhookConfig). Fields a read shows (`id`, `urlVerified`, `createdBy`…) are ignored. */
+export const WebhookConfigRequest = requestObject({
+  name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(255, "must be at most 255 characters")),
+  verifier: v.pipe(
+    v.string("must be a string"),
+    v.check((value) => !UNSUPPORTED_VERIFIERS.includes(value), `is not supported by this service (it cannot check ${UNSUPPORTED_VERIFIERS.join(" or ")} signatures); use one of ${WEBHOOK_VERIFIERS.join(", ")}`),
+    v.picklist(WEBHOOK_VERIFIERS, `must be one of ${WEBHOOK_VERIFIERS.join(", ")}`),
+  ),
+  headers: v.pipe(
+    v.nullish(v.record(headerName, secretText), {}),
+    v.transform((map) => map ?? {}),
+    v.check((map) => Object.keys(map).length <= MAX_HEADERS, `must have at most ${MAX_HEADERS} headers`),
+  ),
+  headerKey: v.pipe(v.nullish(headerName), v.transform(nullToUndefined)),
+  secretKey: optionalText(255),
+  secretValue: v.pipe(v.nullish(secretText), v.transform(nullToUndefined)),
+  receiverWorkflowNamesToVersions: workflowVersions,
+  workflowsToStart,
+  sourcePlatform: optionalText(64),
+  expression: optionalText(4096),
+  evaluatorType: optionalText(64),
+  tags: v.pipe(
+    v.nullish(v.pipe(v.array(requestObject({ key: v.pipe(v.string("must be a string"), v.maxLength(255)), value: v.pipe(v.string("must be a string"), v.maxLength(255)) }), "must be a list of {key, value}"), v.maxLength(50, "must have at most 50 tags")), []),
+    v.transform((tags) => tags ?? []),
+  ),
+});
+/** A parsed {@link WebhookConfigRequest}. */
+export type WebhookConfigBody = v.InferOutput<typeof WebhookConfigRequest>;
+
+/** A webhook's settings as stored: the config without its secrets. */
+export interface WebhookSettings {
+  name: string;
+  verifier: WebhookVerifier;
+  /** HEADER_BASED: the names of the headers checked (their values are secrets). */
+  headerNames: string[];
+  headerKey?: string;
+  secretKey?: string;
+  /** True when a `secretValue` is kept (shown as {@link MASKED}). */
+  hasSecretValue: boolean;
+  receiverWorkflowNamesToVersions: Record<string, number>;
+  workflowsToStart: Record<string, number>;
+  idempotencyKey?: string;
+  idempotencyStrategy?: "RETURN_EXISTING" | "FAIL" | "FAIL_ON_RUNNING";
+  sourcePlatform?: string;
+  expression?: string;
+  evaluatorType?: string;
+  tags: Array<{ key: string; value: string }>;
+}
+
+/** A webhook's secrets: the values of its checked headers, and the key of its signatures. */
+export interface WebhookSecrets {
+  headers: Record<string, string>;
+  secretValue?: string;
+}
+
+/**
+ * The settings and secrets a save makes of `body`, or its problems (by path); `kept`: the secrets saved before (an
+ * update), whose values a body may give back as {@link MASKED}, as a read showed them, to keep them.
+ */
+export function webhookOf(body: WebhookConfigBody, kept?: WebhookSecrets): { settings: WebhookSettings; secrets: WebhookSecrets } | { problems: Array<{ path: string; message: string }> } {
+  const problems: Array<{ path: string; message: string }> = [];
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(body.headers)) {
+    if (value !== MASKED) headers[name] = value;
+    else if (kept?.headers[name] !== undefined) headers[name] = kept.headers[name]!;
+    else problems.push({ path: `headers.${name}`, message: `has no saved value to keep: give the value (${MASKED} keeps one a read showed)` });
+  }
+  let secretValue = body.secretValue;
+  if (secretValue === MASKED) {
+    secretValue = kept?.secretValue;
+    if (secretValue === undefined) problems.push({ path: "secretValue", message: `has no saved value to keep: give the secret (${MASKED} keeps one a read showed)` });
+  }
+  const needs = (field: string, present: boolean, why: string) => {
+    if (!present) problems.push({ path: field, message: `is required with verifier ${body.verifier}: ${why}` });
+  };
+  if (body.verifier === "HEADER_BASED") needs("headers", Object.keys(body.headers).length > 0, "the headers (and their values) every event must carry");
+  if (body.verifier === "HMAC_BASED" || body.verifier === "SIGNATURE_BASED") {
+    needs("headerKey", body.headerKey !== undefined, "the header carrying the signature");
+    needs("secretValue", body.secretValue !== undefined, "the key the signature is made with");
+  }
+  if (body.verifier === "SLACK_BASED" || body.verifier === "STRIPE") needs("secretValue", body.secretValue !== undefined, `the ${body.verifier === "STRIPE" ? "endpoint's signing secret (whsec_…)" : "app's signing secret"}`);
+  const start = body.workflowsToStart;
+  if (Object.keys(body.receiverWorkflowNamesToVersions).length === 0 && Object.keys(start.workflows).length === 0) {
+    problems.push({ path: "receiverWorkflowNamesToVersions", message: "a webhook must name the workflows whose WAIT_FOR_WEBHOOK tasks its events complete, or workflows to start (workflowsToStart), or both" });
+  }
+  if (problems.length > 0) return { problems };
+  const settings: WebhookSettings = {
+    name: body.name,
+    verifier: body.verifier,
+    headerNames: Object.keys(headers),
+    hasSecretValue: secretValue !== undefined,
+    receiverWorkflowNamesToVersions: body.receiverWorkflowNamesToVersions,
+    workflowsToStart: start.workflows,
+    tags: body.tags,
+  };
+  for (const field of ["headerKey", "secretKey", "sourcePlatform", "expression", "evaluatorType"] as const) {
+    if (body[field] !== undefined) settings[field] = body[field];
+  }
+  if (start.idempotencyKey !== undefined) settings.idempotencyKey = start.idempotencyKey;
+  if (start.idempotencyStrategy !== undefined) settings.idempotencyStrategy = start.idempotencyStrategy;
+  const secrets: WebhookSecrets = { headers };
+  if (secretValue !== undefined) secrets.secretValue = secretValue;
+  return { settings, secrets };
+}

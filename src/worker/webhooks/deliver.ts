@@ -1,0 +1,117 @@
+/**
+ * What an event sent to a webhook does once verified: its payload (the body, with the query's parameters) completes
+ * every WAIT_FOR_WEBHOOK task of the webhook's receiver workflows whose matches it meets, found by key in the routing
+ * table (`webhook_waits`, see `engine/tasks/wait-for-webhook/matches.ts`), and starts the webhook's workflows with the
+ * payload as their input.
+ */
+import * as v from "valibot";
+import type { JsonObject } from "../../engine/model";
+import { eventMatchKey, parseMatchPath, valueAt } from "../../engine/tasks/wait-for-webhook/matches";
+import { executionStub } from "../executions";
+import { ApiError, validationError } from "../http/errors";
+import { jsonData, issuesToValidationErrors } from "../schemas";
+import { startExecution } from "../start-execution";
+import type { WebhookSettings } from "./config";
+import type { Webhook } from "./store";
+
+/** Most waiting tasks one event completes (each is a request to its execution). */
+export const MAX_TASKS_PER_EVENT = 500;
+/** Executions told of one event at a time. */
+const CONCURRENT_DELIVERIES = 10;
+/** Most distinct (workflow, version, task, paths) groups of waiting tasks one event is matched against. */
+const MAX_MATCH_GROUPS = 500;
+/** D1 binds at most 100 parameters per statement. */
+const KEYS_PER_QUERY = 90;
+
+/**
+ * The event's payload: a JSON object body (or form fields, as Slack's commands and Twilio send them; an empty body is
+ * `{}`), over the query's parameters. Anything else is a 400 or 415 (nothing is done).
+ */
+export function eventPayload(request: Request, body: Uint8Array): JsonObject {
+  const query = Object.fromEntries(new URL(request.url).searchParams);
+  const text = new TextDecoder().decode(body);
+  if (text.trim() === "") return query;
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type === "application/x-www-form-urlencoded") return { ...query, ...Object.fromEntries(new URLSearchParams(text)) };
+  if (type !== "" && type !== "application/json" && !type.endsWith("+json")) {
+    throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "A webhook event must be JSON (Content-Type: application/json) or form fields (application/x-www-form-urlencoded)");
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw validationError("Invalid webhook event", [{ path: "(body)", message: "must be JSON" }]);
+  }
+  const checked = v.safeParse(jsonData, parsed);
+  if (!checked.success) throw validationError("Invalid webhook event", issuesToValidationErrors(checked.issues, "(body)"));
+  return { ...query, ...checked.output };
+}
+
+/** A task an event completed. */
+export interface CompletedTask {
+  workflowId: string;
+  taskId: string;
+}
+
+/**
+ * Completes the waiting tasks of the webhook's receiver workflows that `payload` matches (at most
+ * {@link MAX_TASKS_PER_EVENT}); each execution checks the match again against the task as it stands.
+ */
+export async function completeWaitingTasks(env: Env, settings: WebhookSettings, payload: JsonObject): Promise<CompletedTask[]> {
+  const receivers = Object.entries(settings.receiverWorkflowNamesToVersions);
+  if (receivers.length === 0) return [];
+  const groupQueries = receivers.map(([name, version]) =>
+    version === 0
+      ? env.DB.prepare(`SELECT DISTINCT workflow_name, workflow_version, task_ref_name, paths FROM webhook_waits WHERE workflow_name = ? LIMIT ${MAX_MATCH_GROUPS}`).bind(name)
+      : env.DB.prepare(`SELECT DISTINCT workflow_name, workflow_version, task_ref_name, paths FROM webhook_waits WHERE workflow_name = ? AND workflow_version = ? LIMIT ${MAX_MATCH_GROUPS}`).bind(name, version),
+  );
+  type Group = { workflow_name: string; workflow_version: number; task_ref_name: string; paths: string };
+  const groups = (await env.DB.batch<Group>(groupQueries)).flatMap((result) => result.results);
+  const keys = [...new Set(groups.flatMap((group) => eventMatchKey(payload, group.workflow_name, group.workflow_version, group.task_ref_name, JSON.parse(group.paths) as string[]) ?? []))];
+  const waiting: CompletedTask[] = [];
+  for (let start = 0; start < keys.length && waiting.length < MAX_TASKS_PER_EVENT; start += KEYS_PER_QUERY) {
+    const chunk = keys.slice(start, start + KEYS_PER_QUERY);
+    const { results } = await env.DB.prepare(`SELECT workflow_id, task_id FROM webhook_waits WHERE match_key IN (${chunk.map(() => "?").join(", ")}) ORDER BY created_on LIMIT ${MAX_TASKS_PER_EVENT - waiting.length}`)
+      .bind(...chunk)
+      .all<{ workflow_id: string; task_id: string }>();
+    waiting.push(...results.map((row) => ({ workflowId: row.workflow_id, taskId: row.task_id })));
+  }
+  const completed: CompletedTask[] = [];
+  for (let start = 0; start < waiting.length; start += CONCURRENT_DELIVERIES) {
+    const batch = waiting.slice(start, start + CONCURRENT_DELIVERIES);
+    const outcomes = await Promise.all(batch.map((task) => executionStub(env, task.workflowId).webhookEvent(task.taskId, payload)));
+    batch.forEach((task, index) => {
+      if (outcomes[index] === "completed") completed.push(task);
+    });
+  }
+  return completed;
+}
+
+/** A workflow an event started, or why it could not. */
+export type StartedWorkflow = { name: string; workflowId: string } | { name: string; refused: string };
+
+/**
+ * Starts the webhook's `workflowsToStart` with `payload` as their input, as its saver could (their start scopes),
+ * each keyed by the payload's value at the webhook's `idempotencyKey` path when it has one there.
+ */
+export async function startWebhookWorkflows(env: Env, webhook: Webhook, payload: JsonObject, origin: string): Promise<StartedWorkflow[]> {
+  const { workflowsToStart, idempotencyKey, idempotencyStrategy } = webhook.settings;
+  const keyPath = idempotencyKey === undefined ? undefined : parseMatchPath(idempotencyKey);
+  const keyValue = keyPath === undefined || keyPath instanceof Error ? undefined : valueAt(payload, keyPath);
+  // As it is (not as matched: two ids differing in case are two events).
+  const key = typeof keyValue === "string" ? keyValue.trim() : typeof keyValue === "number" ? String(keyValue) : undefined;
+  const starts = Object.entries(workflowsToStart).map(async ([name, version]): Promise<StartedWorkflow> => {
+    const outcome = await startExecution(env, {
+      name,
+      ...(version > 0 ? { version } : {}),
+      input: payload,
+      baseUrl: webhook.baseUrl ?? origin,
+      startScopes: webhook.startScopes,
+      ...(key === undefined || key === "" ? {} : { idempotencyKey: key, idempotencyStrategy: idempotencyStrategy ?? "RETURN_EXISTING" }),
+    });
+    if (outcome.ok) return { name, workflowId: outcome.workflowId };
+    console.warn(JSON.stringify({ msg: "webhook start refused", webhook: webhook.id, workflow: name, code: outcome.code, reason: outcome.message }));
+    return { name, refused: outcome.message };
+  });
+  return Promise.all(starts);
+}

@@ -1,0 +1,184 @@
+/**
+ * Webhooks in D1 (`webhooks`): each one's settings as JSON, its secrets encrypted with the secrets' keyring (bound to
+ * the webhook's id, so a ciphertext copied to another webhook does not decrypt), and what its saver could start.
+ */
+import { ApiError, validationError } from "../http/errors";
+import { requireKeyring } from "../secrets/config";
+import { decryptSecret, encryptSecret } from "../secrets/crypto";
+import { MASKED, webhookOf, type WebhookConfigBody, type WebhookSecrets, type WebhookSettings } from "./config";
+
+/** A saved webhook. */
+export interface Webhook {
+  id: string;
+  settings: WebhookSettings;
+  /** The saver's start scopes: the workflows its events start are started with these (see `WorkflowExecution.startScopes`). */
+  startScopes: string[];
+  /** The service's public base URL when it was saved (for the URL shown, and the callback URLs of what it starts). */
+  baseUrl?: string;
+  urlVerified: boolean;
+  createdBy?: string;
+  updatedBy?: string;
+  createTime: number;
+  updateTime: number;
+}
+
+type WebhookRow = {
+  id: string;
+  config: string;
+  secrets: string;
+  start_scopes: string;
+  base_url: string | null;
+  url_verified: number;
+  created_by: string | null;
+  updated_by: string | null;
+  create_time: number;
+  update_time: number;
+};
+
+function fromRow(row: WebhookRow): Webhook {
+  const webhook: Webhook = {
+    id: row.id,
+    settings: JSON.parse(row.config) as WebhookSettings,
+    startScopes: JSON.parse(row.start_scopes) as string[],
+    urlVerified: row.url_verified === 1,
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+  if (row.base_url !== null) webhook.baseUrl = row.base_url;
+  if (row.created_by !== null) webhook.createdBy = row.created_by;
+  if (row.updated_by !== null) webhook.updatedBy = row.updated_by;
+  return webhook;
+}
+
+/** The additional data a webhook's secrets are encrypted with: its id. */
+const secretsName = (id: string) => `webhook:${id}`;
+
+/** Most webhooks one listing shows. */
+const MAX_LISTED = 1000;
+
+/** What a save records besides the body: who saves, what they may start, the base URL, when. */
+export interface WebhookSave {
+  body: WebhookConfigBody;
+  by: string;
+  startScopes: string[];
+  baseUrl: string;
+  now: number;
+}
+
+/** Webhooks in D1. */
+export class WebhookRepository {
+  readonly #env: Env;
+
+  constructor(env: Env) {
+    this.#env = env;
+  }
+
+  /** Every webhook, by name. */
+  async list(): Promise<Webhook[]> {
+    const { results } = await this.#env.DB.prepare(`SELECT * FROM webhooks ORDER BY name LIMIT ${MAX_LISTED}`).all<WebhookRow>();
+    return results.map(fromRow);
+  }
+
+  /** The webhook `id`, if there is one. */
+  async get(id: string): Promise<Webhook | undefined> {
+    const row = await this.#env.DB.prepare(`SELECT * FROM webhooks WHERE id = ?`).bind(id).first<WebhookRow>();
+    return row === null ? undefined : fromRow(row);
+  }
+
+  /** The secrets of webhook `id`; undefined when they cannot be read (a keyring without their key). */
+  async secretsOf(id: string): Promise<WebhookSecrets | undefined> {
+    const row = await this.#env.DB.prepare(`SELECT secrets FROM webhooks WHERE id = ?`).bind(id).first<{ secrets: string }>();
+    if (row === null) return undefined;
+    const plain = await decryptSecret(await requireKeyring(this.#env), secretsName(id), row.secrets);
+    return plain === undefined ? undefined : (JSON.parse(plain) as WebhookSecrets);
+  }
+
+  /** Saves a new webhook under a fresh id; 409 when its name is taken. */
+  async create(save: WebhookSave): Promise<Webhook> {
+    const id = crypto.randomUUID();
+    const { settings, secrets } = checked(save.body);
+    const encrypted = await encryptSecret(await requireKeyring(this.#env), secretsName(id), JSON.stringify(secrets));
+    try {
+      await this.#env.DB.prepare(
+        `INSERT INTO webhooks (id, name, config, secrets, start_scopes, base_url, url_verified, created_by, updated_by, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
+      )
+        .bind(id, settings.name, JSON.stringify(settings), encrypted, JSON.stringify(save.startScopes), save.baseUrl, save.by, save.by, save.now, save.now)
+        .run();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw nameTaken(settings.name);
+      throw error;
+    }
+    return (await this.get(id))!;
+  }
+
+  /**
+   * Replaces webhook `id`'s settings and secrets (secrets given back as {@link MASKED} are kept); its id, creator and
+   * whether its URL was verified stay. 404 when there is none, 409 when the new name is another's.
+   */
+  async update(id: string, save: WebhookSave): Promise<Webhook> {
+    const kept = await this.secretsOf(id);
+    if (kept === undefined && (await this.get(id)) === undefined) throw new ApiError(404, "NOT_FOUND", `No webhook ${id}`);
+    const { settings, secrets } = checked(save.body, kept);
+    const encrypted = await encryptSecret(await requireKeyring(this.#env), secretsName(id), JSON.stringify(secrets));
+    let changes: number;
+    try {
+      const result = await this.#env.DB.prepare(`UPDATE webhooks SET name = ?, config = ?, secrets = ?, start_scopes = ?, base_url = ?, updated_by = ?, update_time = ? WHERE id = ?`)
+        .bind(settings.name, JSON.stringify(settings), encrypted, JSON.stringify(save.startScopes), save.baseUrl, save.by, save.now, id)
+        .run();
+      changes = result.meta.changes;
+    } catch (error) {
+      if (isUniqueViolation(error)) throw nameTaken(settings.name);
+      throw error;
+    }
+    if (changes === 0) throw new ApiError(404, "NOT_FOUND", `No webhook ${id}`);
+    return (await this.get(id))!;
+  }
+
+  /** Removes webhook `id`; false when there was none. */
+  async delete(id: string): Promise<boolean> {
+    const result = await this.#env.DB.prepare(`DELETE FROM webhooks WHERE id = ?`).bind(id).run();
+    return result.meta.changes > 0;
+  }
+
+  /** Records that an event to webhook `id` passed its verifier (Orkes' `urlVerified`). */
+  async markVerified(id: string): Promise<void> {
+    await this.#env.DB.prepare(`UPDATE webhooks SET url_verified = 1 WHERE id = ? AND url_verified = 0`).bind(id).run();
+  }
+}
+
+/** Settings and secrets of a save's body, or a 400 naming every problem. */
+function checked(body: WebhookConfigBody, kept?: WebhookSecrets): { settings: WebhookSettings; secrets: WebhookSecrets } {
+  const made = webhookOf(body, kept);
+  if ("problems" in made) throw validationError("Invalid webhook", made.problems);
+  return made;
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Error && /UNIQUE constraint failed/i.test(error.message);
+}
+
+function nameTaken(name: string): ApiError {
+  return new ApiError(409, "CONFLICT", `A webhook named ${name} already exists`);
+}
+
+/** Orkes' WebhookConfig JSON of a saved webhook, secrets shown as {@link MASKED}, with the URL its events go to. */
+export function webhookJson(webhook: Webhook, origin: string): Record<string, unknown> {
+  const { headerNames, hasSecretValue, workflowsToStart, idempotencyKey, idempotencyStrategy, ...settings } = webhook.settings;
+  const start: Record<string, unknown> = { ...workflowsToStart };
+  if (idempotencyKey !== undefined) start["idempotencyKey"] = idempotencyKey;
+  if (idempotencyStrategy !== undefined) start["idempotencyStrategy"] = idempotencyStrategy;
+  const json: Record<string, unknown> = {
+    id: webhook.id,
+    ...settings,
+    headers: Object.fromEntries(headerNames.map((name) => [name, MASKED])),
+    workflowsToStart: start,
+    urlVerified: webhook.urlVerified,
+    url: `${webhook.baseUrl ?? origin}/webhook/${webhook.id}`,
+    createTime: webhook.createTime,
+    updateTime: webhook.updateTime,
+  };
+  if (hasSecretValue) json["secretValue"] = MASKED;
+  if (webhook.createdBy !== undefined) json["createdBy"] = webhook.createdBy;
+  if (webhook.updatedBy !== undefined) json["updatedBy"] = webhook.updatedBy;
+  return json;
+}

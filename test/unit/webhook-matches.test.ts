@@ -1,0 +1,59 @@
+import { waitForWebhookTask } from "@io-orkes/conductor-javascript";
+import { describe, expect, it } from "vitest";
+import type { JsonObject, WorkflowTaskDef } from "../../src/engine/model";
+import { eventMatchKey, parseMatchPath, valueAt, waitingMatch, writtenMatches } from "../../src/engine/tasks/wait-for-webhook/matches";
+import { registrationErrors, startedWith } from "./engine-env";
+
+// Orkes' webhook matches (src/engine/tasks/wait-for-webhook/matches.ts): the engine alone.
+
+describe("webhook match paths", () => {
+  it("follow $['a']['b'], $.a.b, [\"a\"] and list positions, and refuse what selects several values", () => {
+    expect(parseMatchPath("$['event']['type']")).toEqual(["event", "type"]);
+    expect(parseMatchPath('$.data["order id"].items[2]')).toEqual(["data", "order id", "items", 2]);
+    expect(parseMatchPath("$['it\\'s']")).toEqual(["it's"]);
+    for (const bad of ["event.type", "$", "$.items[*]", "$..id", "$.items[?(@.x)]", "$['a'", "$.items[-1]"]) expect(parseMatchPath(bad)).toBeInstanceOf(Error);
+    expect(valueAt({ data: { items: [{ id: 1 }, { id: 2 }] } }, ["data", "items", 1, "id"])).toBe(2);
+    expect(valueAt({ data: {} }, ["data", "missing"])).toBeUndefined();
+    // Own fields only.
+    expect(valueAt({}, ["constructor"])).toBeUndefined();
+  });
+
+  it("make one key of a waiting task's resolved values and of an event holding them, as text trimmed and case-insensitive", () => {
+    const match = waitingMatch("orders", 1, "paid", { "$.data.orderId": "A-1", "$['event']['type']": "Payment.Completed", "$.data.count": 3 });
+    if (match instanceof Error) throw match;
+    expect(match.paths).toEqual(["$.data.count", "$.data.orderId", "$['event']['type']"]);
+    const event = { event: { type: " payment.completed" }, data: { orderId: "a-1", count: "3" } };
+    expect(eventMatchKey(event, "orders", 1, "paid", match.paths)).toBe(match.key);
+    expect(eventMatchKey({ ...event, data: { orderId: "A-2", count: 3 } }, "orders", 1, "paid", match.paths)).not.toBe(match.key);
+    // Another version, another task: another key.
+    expect(eventMatchKey(event, "orders", 2, "paid", match.paths)).not.toBe(match.key);
+    expect(eventMatchKey({ event: { type: { nested: true } } }, "orders", 1, "paid", ["$['event']['type']"])).toBeUndefined();
+    expect(waitingMatch("orders", 1, "paid", { "$.id": null })).toBeInstanceOf(Error);
+    expect(waitingMatch("orders", 1, "paid", {})).toEqual({ paths: [], key: eventMatchKey({}, "orders", 1, "paid", []) });
+  });
+
+  it("are read from inputParameters.matches and from the input's own $ keys (the official client's builder)", () => {
+    expect(writtenMatches({ matches: { "$.a": "1" }, "$.b": "2", timeoutSeconds: 5 })).toEqual({ "$.a": "1", "$.b": "2" });
+    expect(writtenMatches({ timeoutSeconds: 5 })).toBeUndefined();
+  });
+});
+
+describe("WAIT_FOR_WEBHOOK with matches", () => {
+  const hook = (inputParameters: JsonObject): WorkflowTaskDef => ({ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters });
+
+  it("registers either way of writing them, and refuses paths it cannot follow or values no event can hold", () => {
+    expect(registrationErrors([hook({ matches: { "$['event']['type']": "message", "$.channel": "${workflow.input.channel}" } })])).toEqual([]);
+    expect(registrationErrors([JSON.parse(JSON.stringify(waitForWebhookTask("hook", { matches: { "$['event']['type']": "message" } })))])).toEqual([]);
+    expect(registrationErrors([hook({ matches: "${workflow.input.matches}" })])).toEqual([]);
+    expect(registrationErrors([hook({ matches: { "$.items[*]": "x" } })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.matches\.\$\.items\[\*\]: the key can only name fields/)]);
+    expect(registrationErrors([hook({ matches: { "$.a": { nested: 1 } } })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.matches\.\$\.a: must be the text, number or boolean/)]);
+    expect(registrationErrors([hook({ matches: ["$.a"] })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.matches: matches must be an object/)]);
+  });
+
+  it("waits IN_PROGRESS when its matches resolve to values; fails at once when one resolves to nothing", () => {
+    const waiting = startedWith("hooks", [hook({ matches: { "$.id": "${workflow.input.id}" } })], { id: "x" }).state;
+    expect(waiting.tasks[0]).toMatchObject({ status: "IN_PROGRESS", inputData: { matches: { "$.id": "x" } } });
+    const failed = startedWith("hooks", [hook({ matches: { "$.id": "${workflow.input.id}" } })], {}).state;
+    expect(failed.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining('matches "$.id" resolved to null') });
+  });
+});

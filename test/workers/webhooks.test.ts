@@ -1,0 +1,322 @@
+import { SELF, env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { createUser, orkes, call } from "./auth-helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+
+// Orkes' webhooks through the real router, objects and D1: configs under /api/metadata/webhook, events sent as an
+// outside system sends them (POST /webhook/{id}, no API key), matched to waiting WAIT_FOR_WEBHOOK tasks by key.
+
+type WebhookJson = JsonObject & { id: string; url: string; urlVerified: boolean; headers: Record<string, string> };
+type EventAnswer = { webhookId: string; completedTasks: Array<{ workflowId: string; taskId: string }>; startedWorkflows: Array<{ name: string; workflowId?: string; refused?: string }> };
+
+/** A WAIT_FOR_WEBHOOK task waiting for events whose payload holds `matches`. */
+const waitingFor = (ref: string, matches: JsonObject): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK", inputParameters: { matches } });
+
+/** Sends an event as an outside system does: no API key. */
+function send(webhook: { id: string }, body: string | JsonObject, headers: Record<string, string> = {}, query = ""): Promise<Response> {
+  return SELF.fetch(`https://conductor.test/webhook/${webhook.id}${query}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+async function hmacOf(secret: string, data: string): Promise<Uint8Array> {
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(data)));
+}
+const hex = (bytes: Uint8Array) => [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+
+/** The routing rows of `workflowId`'s waiting tasks, once written (they follow the execution by a moment). */
+async function waitsOf(workflowId: string, count = 1): Promise<Array<{ task_id: string; match_key: string }>> {
+  return eventually(
+    async () => (await env.DB.prepare(`SELECT task_id, match_key FROM webhook_waits WHERE workflow_id = ?`).bind(workflowId).all<{ task_id: string; match_key: string }>()).results,
+    (rows) => rows.length === count,
+    `${count} webhook routing rows of ${workflowId}`,
+  );
+}
+
+const listed = async () => (await apiOk<WebhookJson[]>("GET", "/api/metadata/webhook")).map((webhook) => webhook.name).sort();
+
+describe("webhook configs", () => {
+  it("saves one under a fresh id with its URL, showing its secrets as ***; reads, updates (*** keeps a secret) and deletes it", async () => {
+    await register({ name: "wh_orders", tasks: [waitingFor("paid", { "$['event']['type']": "paid" })] });
+    const created = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-crud",
+      verifier: "HEADER_BASED",
+      headers: { "X-Webhook-Secret": "s3cret-one" },
+      receiverWorkflowNamesToVersions: { wh_orders: 1 },
+      sourcePlatform: "Custom",
+    });
+    expect(created).toMatchObject({ name: "wh-crud", verifier: "HEADER_BASED", headers: { "X-Webhook-Secret": "***" }, urlVerified: false, createdBy: expect.any(String), sourcePlatform: "Custom" });
+    expect(created.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(created.url).toBe(`https://conductor.test/webhook/${created.id}`);
+    expect(JSON.stringify(created)).not.toContain("s3cret-one");
+    // Stored encrypted, not as given.
+    const stored = await env.DB.prepare(`SELECT config, secrets FROM webhooks WHERE id = ?`).bind(created.id).first<{ config: string; secrets: string }>();
+    expect(`${stored!.config}${stored!.secrets}`).not.toContain("s3cret-one");
+    expect(await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${created.id}`)).toEqual(created);
+    expect(await listed()).toContain("wh-crud");
+
+    // Saved again as read (*** for the secret): the secret is kept, and events carrying it still verify.
+    const updated = await apiOk<WebhookJson>("PUT", `/api/metadata/webhook/${created.id}`, { ...created, sourcePlatform: "GitHub" });
+    expect(updated).toMatchObject({ id: created.id, sourcePlatform: "GitHub", headers: { "X-Webhook-Secret": "***" } });
+    expect((await send(created, { event: { type: "other" } }, { "X-Webhook-Secret": "s3cret-one" })).status).toBe(200);
+    await apiOk("PUT", `/api/metadata/webhook/${created.id}`, { ...created, headers: { "X-Webhook-Secret": "s3cret-two" } });
+    expect((await send(created, {}, { "X-Webhook-Secret": "s3cret-one" })).status).toBe(401);
+    expect((await send(created, {}, { "X-Webhook-Secret": "s3cret-two" })).status).toBe(200);
+
+    expect((await api("DELETE", `/api/metadata/webhook/${created.id}`)).status).toBe(200);
+    expect((await api("GET", `/api/metadata/webhook/${created.id}`)).status).toBe(404);
+    expect((await send(created, {}, { "X-Webhook-Secret": "s3cret-two" })).status).toBe(404);
+  });
+
+  it.each([
+    ["a verifier this service cannot check", { verifier: "TWITTER" }, "verifier", /not supported by this service/],
+    ["HEADER_BASED without headers", { headers: {} }, "headers", /required with verifier HEADER_BASED/],
+    ["HMAC_BASED without its header", { verifier: "HMAC_BASED", secretValue: "k" }, "headerKey", /required with verifier HMAC_BASED/],
+    ["no workflow to complete or start", { receiverWorkflowNamesToVersions: {} }, "receiverWorkflowNamesToVersions", /must name the workflows/],
+    ["a workflow that is not registered", { receiverWorkflowNamesToVersions: { wh_nowhere: 1 } }, "receiverWorkflowNamesToVersions.wh_nowhere", /no workflow wh_nowhere version 1/],
+    ["an idempotency key that is no JSONPath", { workflowsToStart: { wh_refused: 1, idempotencyKey: "id" } }, "workflowsToStart.idempotencyKey", /JSONPath/],
+    ["a bad header name", { headers: { "Bad Header": "x" } }, "headers", /header name/],
+  ])("refuses %s with a 400 naming the field, storing nothing", async (_case, change, path, message) => {
+    await register({ name: "wh_refused", tasks: [waitingFor("w", {})] });
+    const before = await listed();
+    const response = await api("POST", "/api/metadata/webhook", { name: "wh-refused", verifier: "HEADER_BASED", headers: { "X-Key": "v" }, receiverWorkflowNamesToVersions: { wh_refused: 1 }, ...change });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors).toContainEqual({ path: expect.stringContaining(path), message: expect.stringMatching(message) });
+    expect(await listed()).toEqual(before);
+  });
+
+  it("refuses a second webhook of the same name (409), and one whose saver could not do what its events do (403)", async () => {
+    await register({ name: "wh_guarded", tasks: [waitingFor("w", {})] });
+    const config = { name: "wh-guarded", verifier: "HEADER_BASED", headers: { "X-Key": "v" }, receiverWorkflowNamesToVersions: { wh_guarded: 1 } };
+    await apiOk("POST", "/api/metadata/webhook", config);
+    expect((await api("POST", "/api/metadata/webhook", config)).status).toBe(409);
+    const admin = await createUser("wh-metadata-admin", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }] });
+    const before = await listed();
+    const refused = await call("POST", "/api/metadata/webhook", orkes(admin.token), { ...config, name: "wh-guarded-2" });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { message: string }).message).toMatch(/TASK_EXECUTE on workflow:wh_guarded/);
+    const starts = await call("POST", "/api/metadata/webhook", orkes(admin.token), { ...config, name: "wh-guarded-3", receiverWorkflowNamesToVersions: {}, workflowsToStart: { wh_guarded: 1 } });
+    expect(starts.status).toBe(403);
+    expect(await listed()).toEqual(before);
+    const allowed = await createUser("wh-full", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }, { action: "TASK_EXECUTE", scope: "workflow:wh_guarded" }] });
+    expect((await call("POST", "/api/metadata/webhook", orkes(allowed.token), { ...config, name: "wh-guarded-4" })).status).toBe(200);
+    // Reading configs needs what reading metadata does.
+    const nobody = await createUser("wh-nobody");
+    expect((await call("GET", "/api/metadata/webhook", orkes(nobody.token))).status).toBe(403);
+  });
+});
+
+describe("events sent to a webhook", () => {
+  it("complete the waiting tasks whose matches they meet, by key, with the payload as the task's output; others wait on", async () => {
+    await register({
+      name: "wh_payments",
+      tasks: [
+        waitingFor("paid", { "$['event']['type']": "payment.completed", "$.data.orderId": "${workflow.input.orderId}" }),
+        httpTask("after", { uri: target("/count/wh-after?amount=${paid.output.data.amount}"), method: "GET" }),
+      ],
+    });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-payments",
+      verifier: "HEADER_BASED",
+      headers: { "X-Webhook-Secret": "pay-secret" },
+      receiverWorkflowNamesToVersions: { wh_payments: 1 },
+    });
+    const first = await startWorkflow("wh_payments", { orderId: "ORDER-1" });
+    const second = await startWorkflow("wh_payments", { orderId: "order-2" });
+    const [firstWait] = await waitsOf(first);
+    await waitsOf(second);
+    const secret = { "X-Webhook-Secret": "pay-secret" };
+
+    // Refused: no secret, a wrong one. Nothing changes.
+    const before = JSON.stringify(await getWorkflow(first));
+    const unsigned = await send(webhook, { event: { type: "payment.completed" }, data: { orderId: "ORDER-1" } });
+    expect(unsigned.status).toBe(401);
+    expect(await unsigned.json()).toMatchObject({ error: "UNAUTHENTICATED", message: "Webhook event refused: Missing header X-Webhook-Secret" });
+    expect((await send(webhook, { event: { type: "payment.completed" }, data: { orderId: "ORDER-1" } }, { "X-Webhook-Secret": "wrong" })).status).toBe(401);
+    expect(JSON.stringify(await getWorkflow(first))).toBe(before);
+    expect((await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`)).urlVerified).toBe(false);
+
+    // Another event type, and another order: nobody's.
+    const other = await send(webhook, { event: { type: "payment.failed" }, data: { orderId: "ORDER-1" } }, secret);
+    expect(await other.json()).toEqual({ webhookId: webhook.id, completedTasks: [], startedWorkflows: [] });
+    expect((await (await send(webhook, { event: { type: "payment.completed" }, data: { orderId: "ORDER-3" } }, secret)).json()) as EventAnswer).toMatchObject({ completedTasks: [] });
+    expect(JSON.stringify(await getWorkflow(first))).toBe(before);
+    expect((await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`)).urlVerified).toBe(true);
+
+    // Values compare as text, trimmed and case-insensitively.
+    const payload = { event: { type: "Payment.Completed " }, data: { orderId: "order-1", amount: 42 } };
+    const answer = (await (await send(webhook, payload, secret)).json()) as EventAnswer;
+    expect(answer.completedTasks).toEqual([{ workflowId: first, taskId: firstWait!.task_id }]);
+    const done = await waitFor(first, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[0]!.outputData).toEqual(payload);
+    expect((done.tasks[1]!.outputData["body"] as JsonObject)["query"]).toEqual({ amount: "42" });
+    expect((await getWorkflow(second)).tasks[0]!.status).toBe("IN_PROGRESS");
+    // The ended task's row is gone: the same event again completes nothing.
+    await waitsOf(first, 0);
+    expect(((await (await send(webhook, payload, secret)).json()) as EventAnswer).completedTasks).toEqual([]);
+
+    // A second task waiting on the same key (another execution for the same order) is completed by one event too.
+    const third = await startWorkflow("wh_payments", { orderId: "order-2" });
+    await waitsOf(third);
+    const both = (await (await send(webhook, { event: { type: "payment.completed" }, data: { orderId: "ORDER-2", amount: 7 } }, secret)).json()) as EventAnswer;
+    expect(both.completedTasks.map((task) => task.workflowId).sort()).toEqual([second, third].sort());
+    expect(await hits("wh-after")).toBe(3);
+  });
+
+  it("match a task waiting with the official client's top-level $ keys, one with no matches at all, and query parameters", async () => {
+    await register({ name: "wh_client", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { "$['repository']['name']": "${workflow.input.repo}" } }] });
+    await register({ name: "wh_any", tasks: [waitingFor("any", {})] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-client",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      receiverWorkflowNamesToVersions: { wh_client: 1, wh_any: 0 },
+    });
+    const client = await startWorkflow("wh_client", { repo: "edge" });
+    const any = await startWorkflow("wh_any");
+    await waitsOf(client);
+    await waitsOf(any);
+    const answer = (await (await send(webhook, { repository: { name: "edge" } }, { "X-Token": "t" }, "?source=test")).json()) as EventAnswer;
+    expect(answer.completedTasks.map((task) => task.workflowId).sort()).toEqual([client, any].sort());
+    expect((await waitFor(client, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ source: "test", repository: { name: "edge" } });
+  });
+
+  it("refuse a body that is no JSON object or form, changing nothing", async () => {
+    await register({ name: "wh_bodies", tasks: [waitingFor("w", {})] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-bodies", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_bodies: 1 } });
+    const workflowId = await startWorkflow("wh_bodies");
+    await waitsOf(workflowId);
+    expect((await send(webhook, "{not json", { "X-Token": "t" })).status).toBe(400);
+    expect((await send(webhook, "[1, 2]", { "X-Token": "t" })).status).toBe(400);
+    expect((await send(webhook, "hello", { "X-Token": "t", "content-type": "text/plain" })).status).toBe(415);
+    expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+    // Form fields, as Slack's commands come.
+    const form = await SELF.fetch(`https://conductor.test/webhook/${webhook.id}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "X-Token": "t" }, body: "command=%2Fdeploy&text=prod" });
+    expect(((await form.json()) as EventAnswer).completedTasks).toHaveLength(1);
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ command: "/deploy", text: "prod" });
+  });
+
+  it("verify GitHub-style HMAC signatures (SIGNATURE_BASED and HMAC_BASED, hex or base64)", async () => {
+    await register({ name: "wh_signed", tasks: [waitingFor("push", { "$.ref": "refs/heads/main" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-github",
+      verifier: "SIGNATURE_BASED",
+      headerKey: "X-Hub-Signature-256",
+      secretValue: "gh-secret",
+      receiverWorkflowNamesToVersions: { wh_signed: 1 },
+      sourcePlatform: "GitHub",
+    });
+    expect(webhook["secretValue"]).toBe("***");
+    const workflowId = await startWorkflow("wh_signed");
+    await waitsOf(workflowId);
+    const body = JSON.stringify({ ref: "refs/heads/main" });
+    const forged = await send(webhook, body, { "X-Hub-Signature-256": `sha256=${hex(await hmacOf("not-the-secret", body))}` });
+    expect(forged.status).toBe(401);
+    expect(await forged.json()).toMatchObject({ message: "Webhook event refused: Signature in header X-Hub-Signature-256 does not match the body" });
+    const signed = await send(webhook, body, { "X-Hub-Signature-256": `sha256=${hex(await hmacOf("gh-secret", body))}` });
+    expect(((await signed.json()) as EventAnswer).completedTasks).toHaveLength(1);
+
+    const hmacHook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-hmac", verifier: "HMAC_BASED", headerKey: "X-Signature", secretValue: "k", receiverWorkflowNamesToVersions: { wh_signed: 1 } });
+    const signature = btoa(String.fromCharCode(...(await hmacOf("k", "{}"))));
+    expect((await send(hmacHook, "{}", { "X-Signature": signature })).status).toBe(200);
+  });
+
+  it("verify Slack's signing secret and answer its URL verification challenge; a stale timestamp is refused", async () => {
+    await register({ name: "wh_slack", tasks: [waitingFor("message", { "$.event.type": "message" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-slack", verifier: "SLACK_BASED", secretValue: "slack-signing", receiverWorkflowNamesToVersions: { wh_slack: 1 } });
+    const slackHeaders = async (body: string, at = Math.floor(Date.now() / 1000)) => ({
+      "X-Slack-Request-Timestamp": String(at),
+      "X-Slack-Signature": `v0=${hex(await hmacOf("slack-signing", `v0:${at}:${body}`))}`,
+    });
+    const challenge = JSON.stringify({ type: "url_verification", challenge: "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P" });
+    const answered = await send(webhook, challenge, await slackHeaders(challenge));
+    expect(await answered.json()).toEqual({ challenge: "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P" });
+    expect((await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`)).urlVerified).toBe(true);
+    const message = JSON.stringify({ event: { type: "message", text: "hi" } });
+    expect((await send(webhook, message, await slackHeaders(message, Math.floor(Date.now() / 1000) - 600))).status).toBe(401);
+    const workflowId = await startWorkflow("wh_slack");
+    await waitsOf(workflowId);
+    expect(((await (await send(webhook, message, await slackHeaders(message))).json()) as EventAnswer).completedTasks).toHaveLength(1);
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ event: { type: "message", text: "hi" } });
+  });
+
+  it("verify Stripe's signatures", async () => {
+    await register({ name: "wh_stripe", tasks: [waitingFor("charge", { "$.type": "charge.succeeded" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-stripe", verifier: "STRIPE", secretValue: "whsec_test", receiverWorkflowNamesToVersions: { wh_stripe: 1 } });
+    const workflowId = await startWorkflow("wh_stripe");
+    await waitsOf(workflowId);
+    const body = JSON.stringify({ id: "evt_1", type: "charge.succeeded" });
+    const at = Math.floor(Date.now() / 1000);
+    expect((await send(webhook, body, { "Stripe-Signature": `t=${at},v1=${hex(await hmacOf("whsec_other", `${at}.${body}`))}` })).status).toBe(401);
+    const answer = await send(webhook, body, { "Stripe-Signature": `t=${at},v1=${hex(await hmacOf("whsec_test", `${at}.${body}`))}` });
+    expect(((await answer.json()) as EventAnswer).completedTasks).toHaveLength(1);
+  });
+
+  it("start the webhook's workflows with the payload as input, once per idempotency key value", async () => {
+    await register({ name: "wh_started", tasks: [httpTask("call", { uri: target("/count/wh-started?id=${workflow.input.id}"), method: "GET" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-starts",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      workflowsToStart: { wh_started: 0, idempotencyKey: "$.id" },
+    });
+    expect(webhook["workflowsToStart"]).toEqual({ wh_started: 0, idempotencyKey: "$.id" });
+    const first = (await (await send(webhook, { id: "evt-A" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(first.startedWorkflows).toEqual([{ name: "wh_started", workflowId: expect.any(String) }]);
+    const started = await waitFor(first.startedWorkflows[0]!.workflowId!, ["COMPLETED", "FAILED"]);
+    expect(started).toMatchObject({ status: "COMPLETED", input: { id: "evt-A" } });
+    // The sender's retry of the same event: the same execution, nothing started twice.
+    const retried = (await (await send(webhook, { id: "evt-A" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(retried.startedWorkflows).toEqual(first.startedWorkflows);
+    const another = (await (await send(webhook, { id: "evt-B" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(another.startedWorkflows[0]!.workflowId).not.toBe(first.startedWorkflows[0]!.workflowId);
+    await waitFor(another.startedWorkflows[0]!.workflowId!, ["COMPLETED"]);
+    expect(await hits("wh-started")).toBe(2);
+  });
+
+  it("limit failed verifications per webhook and address: once limited, a correctly signed event is refused too", async () => {
+    await register({ name: "wh_limited", tasks: [waitingFor("w", {})] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-limited", verifier: "HEADER_BASED", headers: { "X-Token": "right" }, receiverWorkflowNamesToVersions: { wh_limited: 1 } });
+    let status = 0;
+    for (let attempt = 0; attempt < 20 && status !== 429; attempt++) status = (await send(webhook, {}, { "X-Token": `guess-${attempt}` })).status;
+    expect(status).toBe(429);
+    const right = await send(webhook, {}, { "X-Token": "right" });
+    expect(right.status).toBe(429);
+    expect(right.headers.get("retry-after")).toMatch(/^\d+$/);
+  });
+
+  it("complete a task waiting in a loop by its reference name as written, in each iteration", async () => {
+    await register({
+      name: "wh_loop",
+      tasks: [{ name: "rounds", taskReferenceName: "rounds", type: "DO_WHILE", inputParameters: { items: ["a", "b"] }, loopOver: [waitingFor("step", { "$.step": "${rounds.output.loopItem}" })] }],
+    });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-loop", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_loop: 1 } });
+    const workflowId = await startWorkflow("wh_loop");
+    await waitsOf(workflowId);
+    expect(((await (await send(webhook, { step: "b" }, { "X-Token": "t" })).json()) as EventAnswer).completedTasks).toEqual([]);
+    expect(((await (await send(webhook, { step: "a" }, { "X-Token": "t" })).json()) as EventAnswer).completedTasks).toHaveLength(1);
+    const second = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "step__2" && task.status === "IN_PROGRESS"));
+    await eventually(async () => (await waitsOf(workflowId))[0]!.task_id, (taskId) => taskId === second.tasks.at(-1)!.taskId, "the second iteration's row");
+    expect(((await (await send(webhook, { step: "b" }, { "X-Token": "t" })).json()) as EventAnswer).completedTasks).toHaveLength(1);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("find no task that stopped waiting (terminated), and fail a task whose matches resolved to nothing", async () => {
+    await register({ name: "wh_ended", tasks: [waitingFor("w", { "$.id": "${workflow.input.id}" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-ended", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_ended: 1 } });
+    const workflowId = await startWorkflow("wh_ended", { id: "x" });
+    await waitsOf(workflowId);
+    await apiOk("DELETE", `/api/workflow/${workflowId}`);
+    await waitsOf(workflowId, 0);
+    expect(((await (await send(webhook, { id: "x" }, { "X-Token": "t" })).json()) as EventAnswer).completedTasks).toEqual([]);
+    const unmatched = await startWorkflow("wh_ended", {});
+    const failed = await waitFor(unmatched, ["FAILED", "COMPLETED"]);
+    expect(failed.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("matches \"$.id\" resolved to null") });
+  });
+});
