@@ -13,6 +13,7 @@ import { renderQueues } from "./views/queues.js";
 import { renderScheduleEditor, renderSchedules } from "./views/schedules.js";
 import { renderTaskDefEditor, renderTaskDefs } from "./views/task-defs.js";
 import { renderTasks } from "./views/tasks.js";
+import { renderWebhookEditor, renderWebhooks } from "./views/webhooks.js";
 
 /**
  * @typedef {object} ViewContext
@@ -48,6 +49,9 @@ const ROUTES = [
   [/^events$/, renderEventHandlers],
   [/^events\/new$/, (container, params, context) => renderEventHandlerEditor(container, params, context)],
   [/^events\/(.+)$/, renderEventHandlerEditor],
+  [/^webhooks$/, renderWebhooks],
+  [/^webhooks\/new$/, (container, params, context) => renderWebhookEditor(container, params, context)],
+  [/^webhooks\/([^/]+)$/, renderWebhookEditor],
   [/^access$/, (container, params, context) => context.go("#/access/roles")],
   [/^access\/roles$/, renderRoles],
   [/^access\/roles\/new$/, (container, params, context) => renderRoleEditor(container, params, context)],

@@ -84,7 +84,8 @@ beforeAll(async () => {
   target = await startTarget();
   adminKey = generateAdminKey();
   await applyMigrations(project, persistTo);
-  server = await startDevServer({ root: project, persistTo, adminKey });
+  // With a secrets key, as `npm start` gives the service one (webhooks keep their secrets encrypted with it).
+  server = await startDevServer({ root: project, persistTo, adminKey, vars: { SECRETS_ENCRYPTION_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64") } });
   browser = await launchBrowser();
   const key = target.url("/count");
   await callOk(server.url, "POST", "/api/metadata/workflow", {
@@ -1166,6 +1167,68 @@ describe("web UI", () => {
     await history.getByRole("link", { name: outcome.slice("started ".length) }).click();
     await expect.poll(() => page.locator("h1").textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(ticking);
     for (const name of [starts, fails]) await callOk(server.url, "DELETE", `/api/scheduler/schedules/${name}`, { key: adminKey });
+    expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);
+    expect(admin.problems.slice(problemsBefore)).toEqual([]);
+  });
+
+  it("registers a webhook on the Webhooks page, shows where its events go and that one has verified, keeps its secret on a save", async () => {
+    const { page } = admin;
+    const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
+    const receiver = `${parentName}_paid`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name: receiver, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: "paid", taskReferenceName: "paid", type: "WAIT_FOR_WEBHOOK", inputParameters: { matches: { "$.event.type": "payment.completed", "$.orderId": "${workflow.input.orderId}" } } }] },
+    });
+    const name = `${parentName}-payments`;
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    await page.getByRole("link", { name: "New webhook" }).click();
+    const editor = page.getByLabel("Webhook (JSON)");
+    await expect.poll(() => editor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"HEADER_BASED"');
+    await editor.fill(JSON.stringify({ name, verifier: "HEADER_BASED", headers: { "X-Webhook-Secret": "ui-secret" }, receiverWorkflowNamesToVersions: { [receiver]: 1 }, sourcePlatform: "Custom" }));
+    await page.getByRole("button", { name: "Register" }).click();
+    const row = page.locator("tr", { has: page.getByRole("link", { name, exact: true }) });
+    await expect.poll(() => row.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(`${receiver} v1`);
+    const cells = await row.locator("td").allTextContents();
+    expect(cells.slice(1)).toEqual(["HEADER_BASED", expect.any(String), "not yet", `${receiver} v1`, "none"]);
+    expect(cells[2]!.slice(0, -36)).toBe(`${server.url}/webhook/`);
+    const url = cells[2]!;
+
+    // An outside system sends the event: the waiting task completes, and the page shows the URL verified.
+    const workflowId = (await callOk(server.url, "POST", `/api/workflow/${receiver}`, { key: adminKey, body: { orderId: "UI-1" } })).text.trim();
+    const event = { event: { type: "payment.completed" }, orderId: "UI-1" };
+    await expect
+      .poll(async () => ((await (await fetch(url, { method: "POST", headers: { "content-type": "application/json", "X-Webhook-Secret": "ui-secret" }, body: JSON.stringify(event) })).json()) as { completedTasks: unknown[] }).completedTasks.length, { timeout: STEP_TIMEOUT_MS })
+      .toBe(1);
+    await waitForStatus(server.url, adminKey, workflowId, ["COMPLETED"]);
+
+    // Its page: the URL, verified now, and the config with its secret as ***, which a save keeps.
+    await page.getByRole("link", { name, exact: true }).click();
+    const edited = page.getByLabel("Webhook (JSON)");
+    await expect.poll(() => edited.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"***"');
+    const where = await page.getByRole("region", { name: "Where events are sent" }).textContent();
+    expect(where).toContain(url);
+    expect(where).toContain("An event has passed its verifier.");
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    await expect.poll(() => row.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain("yes");
+    await screenshot(page, "webhooks");
+    await page.getByRole("link", { name, exact: true }).click();
+    await expect.poll(() => edited.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"***"');
+    expect(await edited.inputValue()).not.toContain("ui-secret");
+    const current = JSON.parse(await edited.inputValue()) as Record<string, unknown>;
+    await edited.fill(JSON.stringify({ ...current, sourcePlatform: "Stripe-like" }));
+    await page.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => row.isVisible(), { timeout: STEP_TIMEOUT_MS }).toBe(true);
+    const second = (await callOk(server.url, "POST", `/api/workflow/${receiver}`, { key: adminKey, body: { orderId: "UI-2" } })).text.trim();
+    await expect
+      .poll(async () => ((await (await fetch(url, { method: "POST", headers: { "content-type": "application/json", "X-Webhook-Secret": "ui-secret" }, body: JSON.stringify({ ...event, orderId: "UI-2" }) })).json()) as { completedTasks: unknown[] }).completedTasks.length, { timeout: STEP_TIMEOUT_MS })
+      .toBe(1);
+    await waitForStatus(server.url, adminKey, second, ["COMPLETED"]);
+
+    await page.getByRole("link", { name, exact: true }).click();
+    await page.getByRole("button", { name: "Delete…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await page.getByText("No webhook is registered yet.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect((await fetch(url, { method: "POST", headers: { "content-type": "application/json", "X-Webhook-Secret": "ui-secret" }, body: "{}" })).status).toBe(404);
     expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);
     expect(admin.problems.slice(problemsBefore)).toEqual([]);
   });
