@@ -307,6 +307,19 @@ describe("events sent to a webhook", () => {
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
   });
 
+  it("never reach a test run's waiting task (a test run does nothing real)", async () => {
+    await register({ name: "wh_test_run", tasks: [waitingFor("w", { "$.id": "x" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-test-run", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_test_run: 1 } });
+    const testRun = await apiOk<{ workflowId: string }>("POST", "/api/workflow/test", { name: "wh_test_run", version: 1 });
+    // A real execution started after it has its row: the test run's would be written by now too.
+    const real = await startWorkflow("wh_test_run");
+    await waitsOf(real);
+    await waitsOf(testRun.workflowId, 0);
+    const answer = (await (await send(webhook, { id: "x" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(answer.completedTasks.map((task) => task.workflowId)).toEqual([real]);
+    expect((await getWorkflow(testRun.workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+  });
+
   it("find no task that stopped waiting (terminated), and fail a task whose matches resolved to nothing", async () => {
     await register({ name: "wh_ended", tasks: [waitingFor("w", { "$.id": "${workflow.input.id}" })] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-ended", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_ended: 1 } });
