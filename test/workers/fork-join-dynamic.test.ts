@@ -11,22 +11,31 @@ function dynamicFork(ref: string, tasks: string, inputs: string | JsonObject): J
   ];
 }
 
+/**
+ * An INLINE task `prepare` listing, for a dynamic fork, one HTTP task `call_<key>` per key that `keys` (an expression)
+ * gives, each GETting `uri` with `key=<key>` added to its query.
+ */
+function prepareCalls(keys: string, uri: string): JsonObject {
+  return {
+    name: "prepare",
+    taskReferenceName: "prepare",
+    type: "INLINE",
+    inputParameters: {
+      evaluatorType: "javascript",
+      keys,
+      at: uri,
+      expression:
+        "({ tasks: $.keys.map((key) => ({ name: 'call', taskReferenceName: 'call_' + key, type: 'HTTP' })), inputs: Object.fromEntries($.keys.map((key) => ['call_' + key, { http_request: { uri: $.at + ($.at.includes('?') ? '&' : '?') + 'key=' + key, method: 'GET' } }])) })",
+    },
+  };
+}
+
 const refsAndStatuses = (workflow: WorkflowJson) => workflow.tasks.map((task) => `${task.referenceTaskName}:${task.status}`).sort();
 
 describe("FORK_JOIN_DYNAMIC", () => {
   it("forks the HTTP calls a previous task listed, runs them side by side and joins their outputs", async () => {
     // Each call is held by the target until all three have arrived: run one after the other, they would not meet.
-    const prepare = {
-      name: "prepare",
-      taskReferenceName: "prepare",
-      type: "INLINE",
-      inputParameters: {
-        evaluatorType: "javascript",
-        keys: "${workflow.input.keys}",
-        meet: target("/meet/dynamic-fork?parties=3"),
-        expression: "({ tasks: $.keys.map((key) => ({ name: 'call', taskReferenceName: 'call_' + key, type: 'HTTP' })), inputs: Object.fromEntries($.keys.map((key) => ['call_' + key, { http_request: { uri: $.meet + '&key=' + key, method: 'GET' } }])) })",
-      },
-    };
+    const prepare = prepareCalls("${workflow.input.keys}", target("/meet/dynamic-fork?parties=3"));
     await register({
       name: "dynamic_meeting",
       tasks: [prepare, ...dynamicFork("fan", "${prepare.output.result.tasks}", "${prepare.output.result.inputs}")],
@@ -78,18 +87,8 @@ describe("FORK_JOIN_DYNAMIC", () => {
   });
 
   it("forks afresh in each iteration of a DO_WHILE: each page's calls side by side, named by their iteration", async () => {
-    // Builds the calls of the loop's current page: a task per key, each GETting the target with its key.
-    const prepare = {
-      name: "prepare",
-      taskReferenceName: "prepare",
-      type: "INLINE",
-      inputParameters: {
-        evaluatorType: "javascript",
-        keys: "${pages.output.loopItem}",
-        at: target("/count/paged-fork"),
-        expression: "({ tasks: $.keys.map((key) => ({ name: 'call', taskReferenceName: 'call_' + key, type: 'HTTP' })), inputs: Object.fromEntries($.keys.map((key) => ['call_' + key, { http_request: { uri: $.at + '?key=' + key, method: 'GET' } }])) })",
-      },
-    };
+    // The calls of the loop's current page.
+    const prepare = prepareCalls("${pages.output.loopItem}", target("/count/paged-fork"));
     const pages = { name: "pages", taskReferenceName: "pages", type: "DO_WHILE", inputParameters: { items: "${workflow.input.pages}" }, loopOver: [prepare, ...dynamicFork("fan", "${prepare.output.result.tasks}", "${prepare.output.result.inputs}")] };
     await register({ name: "dynamic_pages", tasks: [pages], outputParameters: { pages: "${pages.output}" } });
     const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/dynamic_pages/1", { input: { pages: [["a", "b"], ["c"], ["a"]] } });
