@@ -49,7 +49,7 @@ import type { JqRunner } from "../engine/jq";
 import type { ScriptRunner } from "../engine/scripts";
 import { toTaskView, toWorkflowView } from "../engine/view";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
-import { eventMatchKey, waitingMatch, writtenMatches } from "../engine/tasks/wait-for-webhook/matches";
+import { eventMeets, writtenMatches } from "../engine/tasks/wait-for-webhook/matches";
 import type { HumanAction, HumanCaller } from "../engine/tasks/human/progress";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { TaskDefRepository } from "../worker/task-defs";
@@ -1188,10 +1188,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     // A test run does nothing real: no real event reaches it.
     if (!execution || this.#removing || execution.test !== undefined || !task || task.taskType !== "WAIT_FOR_WEBHOOK" || task.status !== "IN_PROGRESS") return "not waiting";
     const matches = writtenMatches(task.inputData);
-    if (matches === undefined) return "not waiting";
-    const taskRefName = definitionReferenceName(task);
-    const match = waitingMatch(execution.workflowName, execution.workflowVersion, taskRefName, matches);
-    if (match instanceof Error || eventMatchKey(payload, execution.workflowName, execution.workflowVersion, taskRefName, match.paths) !== match.key) return "not waiting";
+    if (matches === undefined || !eventMeets(payload, execution.workflowName, execution.workflowVersion, definitionReferenceName(task), matches)) return "not waiting";
     try {
       this.#apply({ type: "externalUpdate", taskId, status: "COMPLETED", output: payload });
     } catch (error) {

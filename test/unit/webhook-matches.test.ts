@@ -1,7 +1,7 @@
 import { waitForWebhookTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
 import type { JsonObject, WorkflowTaskDef } from "../../src/engine/model";
-import { eventMatchKey, parseMatchPath, valueAt, waitingMatch, writtenMatches } from "../../src/engine/tasks/wait-for-webhook/matches";
+import { eventMatchKey, eventMeets, parseMatchPath, valueAt, waitingMatch, writtenMatches } from "../../src/engine/tasks/wait-for-webhook/matches";
 import { registrationErrors, startedWith } from "./engine-env";
 
 // Orkes' webhook matches (src/engine/tasks/wait-for-webhook/matches.ts): the engine alone.
@@ -29,6 +29,9 @@ describe("webhook match paths", () => {
     expect(eventMatchKey(event, "orders", 2, "paid", match.paths)).not.toBe(match.key);
     expect(eventMatchKey({ event: { type: { nested: true } } }, "orders", 1, "paid", ["$['event']['type']"])).toBeUndefined();
     expect(waitingMatch("orders", 1, "paid", { "$.id": null })).toBeInstanceOf(Error);
+    expect(eventMeets(event, "orders", 1, "paid", { "$.data.orderId": "A-1", "$['event']['type']": "Payment.Completed", "$.data.count": 3 })).toBe(true);
+    expect(eventMeets(event, "orders", 1, "paid", { "$.data.orderId": "A-2" })).toBe(false);
+    expect(eventMeets(event, "orders", 1, "paid", { "$.id": null })).toBe(false);
     expect(waitingMatch("orders", 1, "paid", {})).toEqual({ paths: [], key: eventMatchKey({}, "orders", 1, "paid", []) });
   });
 

@@ -138,3 +138,12 @@ export function eventMatchKey(payload: JsonValue, workflowName: string, workflow
   }
   return matchKey(workflowName, workflowVersion, taskRefName, values);
 }
+
+/**
+ * True when an event's `payload` meets `matches`, those of a task of workflow `workflowName` version `workflowVersion`
+ * with reference name `taskRefName`: the key both make is the same.
+ */
+export function eventMeets(payload: JsonValue, workflowName: string, workflowVersion: number, taskRefName: string, matches: JsonObject): boolean {
+  const match = waitingMatch(workflowName, workflowVersion, taskRefName, matches);
+  return !(match instanceof Error) && eventMatchKey(payload, workflowName, workflowVersion, taskRefName, match.paths) === match.key;
+}
