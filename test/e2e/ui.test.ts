@@ -1208,6 +1208,11 @@ describe("web UI", () => {
     const where = await page.getByRole("region", { name: "Where events are sent" }).textContent();
     expect(where).toContain(url);
     expect(where).toContain("An event has passed its verifier.");
+    // The event it received: matched, the execution it completed a task of linked.
+    const events = page.getByRole("table", { name: "Recent events" });
+    const eventCells = await events.locator("tbody tr").first().locator("td").allTextContents();
+    expect(eventCells.slice(1)).toEqual(["yes", workflowId, JSON.stringify(event)]);
+    await screenshot(page, "webhook");
     await page.getByRole("link", { name: "Webhooks" }).click();
     await expect.poll(() => row.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain("yes");
     await screenshot(page, "webhooks");

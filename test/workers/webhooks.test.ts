@@ -8,7 +8,7 @@ import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWor
 // outside system sends them (POST /webhook/{id}, no API key), matched to waiting WAIT_FOR_WEBHOOK tasks by key.
 
 type WebhookJson = JsonObject & { id: string; url: string; urlVerified: boolean; headers: Record<string, string> };
-type EventAnswer = { webhookId: string; completedTasks: Array<{ workflowId: string; taskId: string }>; startedWorkflows: Array<{ name: string; workflowId?: string; refused?: string }> };
+type EventAnswer = { webhookId: string; eventId: string; completedTasks: Array<{ workflowId: string; taskId: string }>; startedWorkflows: Array<{ name: string; workflowId?: string; refused?: string }> };
 
 /** A WAIT_FOR_WEBHOOK task waiting for events whose payload holds `matches`. */
 const waitingFor = (ref: string, matches: JsonObject): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK", inputParameters: { matches } });
@@ -56,7 +56,7 @@ describe("webhook configs", () => {
     // Stored encrypted, not as given.
     const stored = await env.DB.prepare(`SELECT config, secrets FROM webhooks WHERE id = ?`).bind(created.id).first<{ config: string; secrets: string }>();
     expect(`${stored!.config}${stored!.secrets}`).not.toContain("s3cret-one");
-    expect(await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${created.id}`)).toEqual(created);
+    expect(await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${created.id}`)).toEqual({ ...created, webhookExecutionHistory: [] });
     expect(await listed()).toContain("wh-crud");
 
     // Saved again as read (*** for the secret): the secret is kept, and events carrying it still verify.
@@ -70,6 +70,20 @@ describe("webhook configs", () => {
     expect((await api("DELETE", `/api/metadata/webhook/${created.id}`)).status).toBe(200);
     expect((await api("GET", `/api/metadata/webhook/${created.id}`)).status).toBe(404);
     expect((await send(created, {}, { "X-Webhook-Secret": "s3cret-two" })).status).toBe(404);
+  });
+
+  it("carry tags: PUT adds (a key again takes the new value), DELETE removes those given, GET lists them", async () => {
+    await register({ name: "wh_tagged", tasks: [waitingFor("w", {})] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-tagged", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_tagged: 1 }, tags: [{ key: "team", value: "payments" }] });
+    expect(webhook["tags"]).toEqual([{ key: "team", value: "payments" }]);
+    await apiOk("PUT", `/api/metadata/webhook/${webhook.id}/tags`, [{ key: "env", value: "prod" }, { key: "team", value: "billing" }]);
+    expect(await apiOk("GET", `/api/metadata/webhook/${webhook.id}/tags`)).toEqual([{ key: "env", value: "prod" }, { key: "team", value: "billing" }]);
+    await apiOk("DELETE", `/api/metadata/webhook/${webhook.id}/tags`, [{ key: "env", value: "prod" }]);
+    expect(await apiOk("GET", `/api/metadata/webhook/${webhook.id}/tags`)).toEqual([{ key: "team", value: "billing" }]);
+    expect((await api("PUT", `/api/metadata/webhook/${webhook.id}/tags`, [{ key: "" }])).status).toBe(400);
+    expect((await api("GET", `/api/metadata/webhook/${crypto.randomUUID()}/tags`)).status).toBe(404);
+    // The secrets are untouched by a change of tags: events still verify.
+    expect((await send(webhook, {}, { "X-Token": "t" })).status).toBe(200);
   });
 
   it.each([
@@ -143,7 +157,7 @@ describe("events sent to a webhook", () => {
 
     // Another event type, and another order: nobody's.
     const other = await send(webhook, { event: { type: "payment.failed" }, data: { orderId: "ORDER-1" } }, secret);
-    expect(await other.json()).toEqual({ webhookId: webhook.id, completedTasks: [], startedWorkflows: [] });
+    expect(await other.json()).toEqual({ webhookId: webhook.id, eventId: expect.stringMatching(/^[0-9a-f-]{36}$/), completedTasks: [], startedWorkflows: [] });
     expect((await (await send(webhook, { event: { type: "payment.completed" }, data: { orderId: "ORDER-3" } }, secret)).json()) as EventAnswer).toMatchObject({ completedTasks: [] });
     expect(JSON.stringify(await getWorkflow(first))).toBe(before);
     expect((await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`)).urlVerified).toBe(true);
@@ -185,6 +199,33 @@ describe("events sent to a webhook", () => {
     const answer = (await (await send(webhook, { repository: { name: "edge" } }, { "X-Token": "t" }, "?source=test")).json()) as EventAnswer;
     expect(answer.completedTasks.map((task) => task.workflowId).sort()).toEqual([client, any].sort());
     expect((await waitFor(client, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ source: "test", repository: { name: "edge" } });
+  });
+
+  it("are kept, the latest 20 of a webhook, newest first: whether each matched, the executions it reached, its payload", async () => {
+    await register({ name: "wh_history", tasks: [waitingFor("w", { "$.n": "${workflow.input.n}" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-history", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_history: 1 } });
+    expect((await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`))["webhookExecutionHistory"]).toEqual([]);
+    const workflowId = await startWorkflow("wh_history", { n: 1 });
+    await waitsOf(workflowId);
+    const hit = (await (await send(webhook, { n: 1 }, { "X-Token": "t" })).json()) as EventAnswer;
+    const miss = (await (await send(webhook, { n: 2, note: "x".repeat(5000) }, { "X-Token": "t" })).json()) as EventAnswer;
+    // Refused events are not kept.
+    expect((await send(webhook, { n: 3 }, { "X-Token": "wrong" })).status).toBe(401);
+    type History = Array<{ eventId: string; matched: boolean; workflowIds: string[]; payload: string; timeStamp: number }>;
+    const history = (await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`))["webhookExecutionHistory"] as History;
+    expect(history.map((event) => [event.eventId, event.matched, event.workflowIds])).toEqual([
+      [miss.eventId, false, []],
+      [hit.eventId, true, [workflowId]],
+    ]);
+    expect(JSON.parse(history[1]!.payload)).toEqual({ n: 1 });
+    expect(history[0]!.payload).toMatch(/… \(cut: \d+ bytes\)$/);
+    for (let n = 0; n < 20; n++) await send(webhook, { n: 100 + n }, { "X-Token": "t" });
+    const kept = (await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`))["webhookExecutionHistory"] as History;
+    expect(kept).toHaveLength(20);
+    expect(kept.map((event) => event.eventId)).not.toContain(hit.eventId);
+    // Deleting the webhook deletes its history.
+    await apiOk("DELETE", `/api/metadata/webhook/${webhook.id}`);
+    expect((await env.DB.prepare(`SELECT count(*) AS n FROM webhook_events WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>())!.n).toBe(0);
   });
 
   it("refuse a body that is no JSON object or form, changing nothing", async () => {

@@ -1,13 +1,15 @@
 // @ts-check
 import { api, ApiError } from "../lib/api.js";
-import { h, replaceChildren } from "../lib/dom.js";
+import { formatTime, h, replaceChildren } from "../lib/dom.js";
 import { entityEditor } from "../lib/entity-editor.js";
 
 /**
  * Orkes' WebhookConfig, as `/api/metadata/webhook` answers it (secrets shown as ***).
  * @typedef {{ id: string, name: string, verifier: string, url: string, urlVerified: boolean, sourcePlatform?: string,
  *   headers?: Record<string, string>, receiverWorkflowNamesToVersions?: Record<string, number>,
- *   workflowsToStart?: Record<string, unknown> } & Record<string, unknown>} Webhook
+ *   workflowsToStart?: Record<string, unknown>, webhookExecutionHistory?: WebhookEvent[] } & Record<string, unknown>} Webhook
+ * An event the webhook received and verified (Orkes' WebhookExecutionHistory).
+ * @typedef {{ eventId: string, matched: boolean, workflowIds: string[], payload: string, timeStamp: number }} WebhookEvent
  */
 
 /** What "New webhook" starts from: a header-checked webhook completing the waiting tasks of one workflow. */
@@ -21,7 +23,7 @@ const TEMPLATE = {
 };
 
 /** Fields of a webhook that a read shows and a save ignores. */
-const READ_ONLY = new Set(["id", "url", "urlVerified", "createdBy", "updatedBy", "createTime", "updateTime"]);
+const READ_ONLY = new Set(["id", "url", "urlVerified", "createdBy", "updatedBy", "createTime", "updateTime", "webhookExecutionHistory"]);
 
 /** Keys of `workflowsToStart` that are settings, not workflows. */
 const START_SETTINGS = new Set(["idempotencyKey", "idempotencyStrategy"]);
@@ -117,5 +119,27 @@ export async function renderWebhookEditor(container, _params, context, id) {
       h("h2", { id: "webhook-url" }, "Where events are sent"),
       h("p", {}, h("code", {}, existing.url)),
       h("p", { className: "help" }, existing.urlVerified ? "An event has passed its verifier." : "No event has passed its verifier yet.")), form[1] ?? null);
+    container.append(recentEvents(existing.webhookExecutionHistory ?? []));
   }
+}
+
+/** Longest payload a row of the recent events shows. */
+const SHOWN_PAYLOAD = 200;
+
+/**
+ * The latest events the webhook received and verified: when, whether one matched (completed a waiting task or started
+ * a workflow), the executions it reached (linked) and the start of its payload.
+ * @param {WebhookEvent[]} events
+ */
+function recentEvents(events) {
+  const body = events.length === 0
+    ? h("p", { className: "empty" }, "No event has passed its verifier yet.")
+    : h("div", { className: "table-wrap" }, h("table", { "aria-labelledby": "webhook-events" },
+      h("thead", {}, h("tr", {}, ["When", "Matched", "Executions", "Payload"].map((title) => h("th", { scope: "col" }, title)))),
+      h("tbody", {}, events.map((event) => h("tr", {},
+        h("td", {}, formatTime(event.timeStamp)),
+        h("td", {}, event.matched ? "yes" : "no"),
+        h("td", {}, event.workflowIds.length === 0 ? "none" : event.workflowIds.flatMap((id, index) => [index > 0 ? ", " : "", h("a", { href: `#/executions/${encodeURIComponent(id)}` }, id)])),
+        h("td", {}, h("code", {}, event.payload.length > SHOWN_PAYLOAD ? `${event.payload.slice(0, SHOWN_PAYLOAD)}…` : event.payload)))))));
+  return h("section", { className: "panel", "aria-labelledby": "webhook-events" }, h("h2", { id: "webhook-events" }, "Recent events"), body);
 }

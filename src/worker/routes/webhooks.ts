@@ -10,6 +10,8 @@ import { ApiError, notFound, tooManyRequests, validationError } from "../http/er
 import { decodedPathParam } from "../http/params";
 import { retryAfterSeconds } from "../rate-limit/window";
 import { parseOrThrow } from "../schemas";
+import { MAX_TAGS_PER_TARGET, TagListSchema } from "../tags";
+import { requiredBody } from "./metadata";
 import { callerStartScopes } from "../workflow-actions";
 import { WebhookConfigRequest, type WebhookConfigBody } from "../webhooks/config";
 import { completeWaitingTasks, eventPayload, startWebhookWorkflows } from "../webhooks/deliver";
@@ -93,7 +95,29 @@ export function registerWebhookRoutes(router: RouterType<IRequest, Args>): void 
     return Response.json(webhookJson(await new WebhookRepository(env).create(saveOf(request, env, body)), baseUrlOf(request, env)));
   });
 
-  router.get("/api/metadata/webhook/:id", async (request, env) => Response.json(webhookJson(await webhookAt(env, decodedPathParam(request, "id")), baseUrlOf(request, env))));
+  router.get("/api/metadata/webhook/:id", async (request, env) => {
+    const webhook = await webhookAt(env, decodedPathParam(request, "id"));
+    return Response.json(webhookJson(webhook, baseUrlOf(request, env), await new WebhookRepository(env).events(webhook.id)));
+  });
+
+  // Orkes' webhook tags: PUT adds (a key given again takes the new value), DELETE removes those given.
+  router.get("/api/metadata/webhook/:id/tags", async (request, env) => Response.json((await webhookAt(env, decodedPathParam(request, "id"))).settings.tags));
+  router.put("/api/metadata/webhook/:id/tags", async (request, env) => {
+    const webhook = await webhookAt(env, decodedPathParam(request, "id"));
+    const added = parseOrThrow(TagListSchema, await requiredBody(request, env), "tags");
+    const keys = new Set(added.map((tag) => tag.key));
+    const tags = [...webhook.settings.tags.filter((tag) => !keys.has(tag.key)), ...added];
+    if (tags.length > MAX_TAGS_PER_TARGET) throw validationError("Too many tags", [{ path: "(body)", message: `a webhook holds at most ${MAX_TAGS_PER_TARGET} tags; this would make ${tags.length}` }]);
+    if (!(await new WebhookRepository(env).setTags(webhook.id, tags))) throw notFound(`No webhook ${webhook.id}`);
+    return new Response(null, { status: 200 });
+  });
+  router.delete("/api/metadata/webhook/:id/tags", async (request, env) => {
+    const webhook = await webhookAt(env, decodedPathParam(request, "id"));
+    const removed = parseOrThrow(TagListSchema, await requiredBody(request, env), "tags");
+    const gone = (tag: { key: string; value: string }) => removed.some((other) => other.key === tag.key && other.value === tag.value);
+    if (!(await new WebhookRepository(env).setTags(webhook.id, webhook.settings.tags.filter((tag) => !gone(tag))))) throw notFound(`No webhook ${webhook.id}`);
+    return new Response(null, { status: 200 });
+  });
 
   router.put("/api/metadata/webhook/:id", async (request, env) => {
     const { id } = await webhookAt(env, decodedPathParam(request, "id"));
@@ -131,6 +155,15 @@ export function registerWebhookRoutes(router: RouterType<IRequest, Args>): void 
     }
     const completedTasks = await completeWaitingTasks(env, webhook.settings, payload);
     const startedWorkflows = await startWebhookWorkflows(env, webhook, payload, new URL(incoming.url).origin);
-    return Response.json({ webhookId: webhook.id, completedTasks, startedWorkflows });
+    const eventId = crypto.randomUUID();
+    const started = startedWorkflows.flatMap((start) => ("workflowId" in start ? [start.workflowId] : []));
+    await repository.recordEvent(webhook.id, {
+      eventId,
+      matched: completedTasks.length > 0 || started.length > 0,
+      workflowIds: [...new Set([...completedTasks.map((task) => task.workflowId), ...started])],
+      payload: JSON.stringify(payload),
+      timeStamp: Date.now(),
+    });
+    return Response.json({ webhookId: webhook.id, eventId, completedTasks, startedWorkflows });
   });
 }

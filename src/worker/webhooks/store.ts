@@ -2,6 +2,7 @@
  * Webhooks in D1 (`webhooks`): each one's settings as JSON, its secrets encrypted with the secrets' keyring (bound to
  * the webhook's id, so a ciphertext copied to another webhook does not decrypt), and what its saver could start.
  */
+import { cutToBytes } from "../../engine/limits";
 import { ApiError, validationError } from "../http/errors";
 import { requireKeyring } from "../secrets/config";
 import { decryptSecret, encryptSecret } from "../secrets/crypto";
@@ -52,6 +53,23 @@ function fromRow(row: WebhookRow): Webhook {
 
 /** The additional data a webhook's secrets are encrypted with: its id. */
 const secretsName = (id: string) => `webhook:${id}`;
+
+/** How many of its latest events a webhook keeps. */
+export const EVENTS_KEPT = 20;
+/** Longest payload an event's record keeps (longer ones are cut, saying so). */
+const MAX_EVENT_PAYLOAD_BYTES = 4 * 1024;
+
+/**
+ * An event a webhook received and verified (Orkes' WebhookExecutionHistory): whether it completed a waiting task or
+ * started a workflow, the executions it reached, its payload as JSON (cut to a few KB) and when it came.
+ */
+export interface WebhookEvent {
+  eventId: string;
+  matched: boolean;
+  workflowIds: string[];
+  payload: string;
+  timeStamp: number;
+}
 
 /** Most webhooks one listing shows. */
 const MAX_LISTED = 1000;
@@ -134,10 +152,33 @@ export class WebhookRepository {
     return (await this.get(id))!;
   }
 
-  /** Removes webhook `id`; false when there was none. */
+  /** Removes webhook `id` and its event history; false when there was none. */
   async delete(id: string): Promise<boolean> {
-    const result = await this.#env.DB.prepare(`DELETE FROM webhooks WHERE id = ?`).bind(id).run();
+    const [result] = await this.#env.DB.batch([this.#env.DB.prepare(`DELETE FROM webhooks WHERE id = ?`).bind(id), this.#env.DB.prepare(`DELETE FROM webhook_events WHERE webhook_id = ?`).bind(id)]);
+    return result!.meta.changes > 0;
+  }
+
+  /** Replaces webhook `id`'s tags; false when there is none. */
+  async setTags(id: string, tags: ReadonlyArray<{ key: string; value: string }>): Promise<boolean> {
+    const result = await this.#env.DB.prepare(`UPDATE webhooks SET config = json_set(config, '$.tags', json(?)) WHERE id = ?`).bind(JSON.stringify(tags), id).run();
     return result.meta.changes > 0;
+  }
+
+  /** Records an event webhook `id` received and verified, keeping its latest {@link EVENTS_KEPT}. */
+  async recordEvent(id: string, event: WebhookEvent): Promise<void> {
+    const db = this.#env.DB;
+    await db.batch([
+      db.prepare(`INSERT INTO webhook_events (event_id, webhook_id, received_at, matched, workflow_ids, payload) VALUES (?, ?, ?, ?, ?, ?)`)
+        .bind(event.eventId, id, event.timeStamp, event.matched ? 1 : 0, JSON.stringify(event.workflowIds), cutToBytes(event.payload, MAX_EVENT_PAYLOAD_BYTES)),
+      db.prepare(`DELETE FROM webhook_events WHERE webhook_id = ?1 AND event_id NOT IN (SELECT event_id FROM webhook_events WHERE webhook_id = ?1 ORDER BY received_at DESC, event_id LIMIT ${EVENTS_KEPT})`).bind(id),
+    ]);
+  }
+
+  /** The latest events webhook `id` received and verified, newest first. */
+  async events(id: string): Promise<WebhookEvent[]> {
+    type Row = { event_id: string; received_at: number; matched: number; workflow_ids: string; payload: string };
+    const { results } = await this.#env.DB.prepare(`SELECT * FROM webhook_events WHERE webhook_id = ? ORDER BY received_at DESC, event_id LIMIT ${EVENTS_KEPT}`).bind(id).all<Row>();
+    return results.map((row) => ({ eventId: row.event_id, matched: row.matched === 1, workflowIds: JSON.parse(row.workflow_ids) as string[], payload: row.payload, timeStamp: row.received_at }));
   }
 
   /** Records that an event to webhook `id` passed its verifier (Orkes' `urlVerified`). */
@@ -161,8 +202,11 @@ function nameTaken(name: string): ApiError {
   return new ApiError(409, "CONFLICT", `A webhook named ${name} already exists`);
 }
 
-/** Orkes' WebhookConfig JSON of a saved webhook, secrets shown as {@link MASKED}, with the URL its events go to. */
-export function webhookJson(webhook: Webhook, origin: string): Record<string, unknown> {
+/**
+ * Orkes' WebhookConfig JSON of a saved webhook, secrets shown as {@link MASKED}, with the URL its events go to and,
+ * when given, its latest events (`webhookExecutionHistory`).
+ */
+export function webhookJson(webhook: Webhook, origin: string, events?: WebhookEvent[]): Record<string, unknown> {
   const { headerNames, hasSecretValue, workflowsToStart, idempotencyKey, idempotencyStrategy, ...settings } = webhook.settings;
   const start: Record<string, unknown> = { ...workflowsToStart };
   if (idempotencyKey !== undefined) start["idempotencyKey"] = idempotencyKey;
@@ -178,6 +222,7 @@ export function webhookJson(webhook: Webhook, origin: string): Record<string, un
     updateTime: webhook.updateTime,
   };
   if (hasSecretValue) json["secretValue"] = MASKED;
+  if (events !== undefined) json["webhookExecutionHistory"] = events;
   if (webhook.createdBy !== undefined) json["createdBy"] = webhook.createdBy;
   if (webhook.updatedBy !== undefined) json["updatedBy"] = webhook.updatedBy;
   return json;
