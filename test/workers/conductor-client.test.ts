@@ -23,7 +23,6 @@ async function errorOf(method: string, path: string, body?: unknown): Promise<Er
 
 describe("Conductor endpoints the service does not serve", () => {
   it.each([
-    ["GET", "/api/tasks/search-v2?start=0&size=10", "task search returning whole tasks"],
     ["GET", "/api/tasks/queue/all/verbose", "task queue administration"],
     ["GET", "/api/prompts", "AI prompts"],
     ["POST", "/api/event/handleIncomingEvent", "incoming events"],

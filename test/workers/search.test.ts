@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import type { IRequest } from "itty-router";
 import { MAX_QUERY_CLAUSES, searchExecutions } from "../../src/worker/search";
+import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 type SearchResult = { totalHits: number; results: Array<JsonObject & { workflowId: string; status: string }> };
@@ -36,6 +37,26 @@ describe("search", () => {
     const paged = await apiOk<SearchResult>("GET", "/api/workflow/search?workflowName=searchable&size=1&start=1&sort=startTime:ASC");
     expect(paged.totalHits).toBe(2);
     expect(paged.results.map((row) => row.workflowId)).toEqual([finished]);
+  });
+
+  it("search-v2 answers the same search with each execution's Workflow JSON (no tasks), only those the caller may read", async () => {
+    await register({ name: "search_v2", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
+    await register({ name: "search_v2_other", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
+    const big = "y".repeat(6000);
+    const workflowId = await startWorkflow("search_v2", { big });
+    const other = await startWorkflow("search_v2_other");
+    await waitForIndexRow(workflowId, "RUNNING", 10_000);
+    await waitForIndexRow(other, "RUNNING", 10_000);
+    type Whole = { totalHits: number; results: Array<JsonObject & { workflowId: string; input: JsonObject; tasks?: unknown[] }> };
+    const found = await apiOk<Whole>("GET", `/api/workflow/search-v2?query=${encodeURIComponent("workflowType IN (search_v2,search_v2_other)")}&sort=startTime:ASC`);
+    expect(found.results.map((workflow) => workflow.workflowId)).toEqual([workflowId, other]);
+    // The whole input (the summary cuts it at 4096 characters), and no tasks.
+    expect(found.results[0]).toMatchObject({ workflowName: "search_v2", status: "RUNNING", input: { big } });
+    expect(found.results[0]!.tasks ?? []).toEqual([]);
+    const scoped = await createUser("search-v2-scoped", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:search_v2" }] });
+    const mine = (await (await call("GET", `/api/workflow/search-v2?query=${encodeURIComponent("workflowType IN (search_v2,search_v2_other)")}`, orkes(scoped.token))).json()) as Whole;
+    expect(mine.results.map((workflow) => workflow.workflowId)).toEqual([workflowId]);
+    expect((await api("GET", "/api/workflow/search-v2?size=101")).status).toBe(400);
   });
 
   it("a summary cut at 4096 characters inside a surrogate pair (an emoji) stays well-formed text", async () => {

@@ -107,3 +107,21 @@ describe("GET /api/tasks/search", () => {
     expect((await call("GET", "/api/tasks/search", orkes(taskReader.token))).status).toBe(200);
   });
 });
+
+describe("GET /api/tasks/search-v2", () => {
+  it("answers the same search with each task's whole Task JSON, read from its execution, and needs TASK_READ", async () => {
+    await register({ name: "ts_v2", tasks: [{ name: "calc", taskReferenceName: "calc", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "'x'.repeat(2000)" } }] });
+    const workflowId = await startWorkflow("ts_v2");
+    await waitFor(workflowId, ["COMPLETED"]);
+    await searchUntil(byWorkflow(workflowId), (page) => page.totalHits === 1, "the task of ts_v2");
+    const found = await apiOk<{ totalHits: number; results: JsonObject[] }>("GET", `/api/tasks/search-v2?${byWorkflow(workflowId)}`);
+    expect(found.totalHits).toBe(1);
+    // The whole task: its output as an object, not the summary's cut text.
+    expect(found.results[0]).toMatchObject({ workflowInstanceId: workflowId, referenceTaskName: "calc", taskType: "INLINE", status: "COMPLETED", outputData: { result: "x".repeat(2000) } });
+    const refused = await api("GET", `/api/tasks/search-v2?size=101`);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors[0]!.path).toBe("size");
+    const reader = await createUser("ts-v2-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    expect((await call("GET", "/api/tasks/search-v2", orkes(reader.token))).status).toBe(403);
+  });
+});

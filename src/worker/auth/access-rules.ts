@@ -108,6 +108,7 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/schema", methods: ["POST"], requiredPermissions: [at("METADATA_ADMIN")] },
   { apiPath: "/api/schema/*", methods: ["DELETE"], requiredPermissions: [at("METADATA_ADMIN")] },
   { apiPath: "/api/workflow/search", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE)] },
+  { apiPath: "/api/workflow/search-v2", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE)] },
   { apiPath: "/api/workflow/execute/{name}/*", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, "workflow:${path.name}")] },
   // Lookups by definition name (after execute: `POST /api/workflow/execute/{name}` is a start, not a lookup of "execute").
   // Each needs the read right on the name it names; the batch one, on some workflow. What they find is then
@@ -143,6 +144,7 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // same way, and is written by whoever may report the task's result (after the polls: `/api/tasks/poll/log` polls).
   // Task search lists tasks of every workflow: reading tasks. Before the task by id, whose pattern it fits.
   { apiPath: "/api/tasks/search", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
+  { apiPath: "/api/tasks/search-v2", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
   { apiPath: "/api/tasks/{taskId}", methods: ["GET"], requiredPermissions: TASK_READ_PERMISSIONS },
   { apiPath: "/api/tasks/{taskId}/log", methods: ["GET"], requiredPermissions: TASK_READ_PERMISSIONS },
   { apiPath: "/api/tasks/{taskId}/log", methods: ["POST"], requiredPermissions: TASK_RESULT_PERMISSIONS },

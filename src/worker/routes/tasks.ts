@@ -10,6 +10,7 @@ import { ExternalStatus, JsonObjectBody, TaskLogLine, TaskResultRequest, parseOr
 import { authorizeRead } from "../guard";
 import { findTask, type FoundTask } from "../task-lookup";
 import { searchTasks } from "../task-search";
+import { searchV2 } from "../search-v2";
 
 type Args = [Env, ExecutionContext];
 
@@ -105,6 +106,15 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
 
   // Conductor's task search (TaskClient.search), from the task index. Before `/:taskId`, which would take "search".
   router.get("/api/tasks/search", async (request, env) => Response.json(await searchTasks(env.DB, request)));
+  // The same search, answered with each task's Task JSON, read from its execution.
+  router.get("/api/tasks/search-v2", async (request, env) =>
+    jsonTextResponse(
+      await searchV2(request, {
+        search: (search) => searchTasks(env.DB, search),
+        read: (summary) => executionStub(env, String(summary["workflowId"])).getTaskJson(String(summary["taskId"])),
+      }),
+    ),
+  );
 
   // Conductor's getTask: found through its execution (see task-lookup.ts). The guard has checked the caller may read it.
   router.get("/api/tasks/:taskId", async (request, env) => {

@@ -13,7 +13,6 @@ type Args = [Env, ExecutionContext];
  */
 export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string]> = [
   ["/api/tasks/queue/*", "task queue administration beyond sizes and poll data (GET /api/tasks/queue/sizes, GET /api/tasks/queue/polldata)"],
-  ["/api/tasks/search-v2", "task search returning whole tasks (use GET /api/tasks/search, whose summaries name each task's id for GET /api/tasks/{taskId})"],
   ["/api/metadata/workflow-importer/*", "importing BPMN"],
   ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
   ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],

@@ -39,6 +39,7 @@ import { authorizeRead, principalOf, requestAuthorizer, workflowReadCheck } from
 import { booleanQuery, decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { correlatedMapText, correlatedWorkflows, runningWorkflowIds, taskListPage, workflowArrayText } from "../lookups";
 import { searchExecutions, type ReadableWorkflows } from "../search";
+import { searchV2 } from "../search-v2";
 import { returnStrategyOf, signalResponse, targetWorkflowText, type WorkflowView } from "../signal-response";
 import { startExecution, type StartOptions, type StartOutcome, type StartRefusalCode } from "../start-execution";
 import { WORKFLOW_ACTIONS, callerStartScopes, type WorkflowAction } from "../workflow-actions";
@@ -278,6 +279,15 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
 /** Routes of workflow executions: start, read, search and lifecycle actions (see also {@link registerWorkflowNameRoutes}). */
 export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/workflow/search", async (request, env) => Response.json(await searchExecutions(env.DB, request, callerReadable(request))));
+  // The same search, answered with each execution's Workflow JSON (without its tasks, as Conductor's).
+  router.get("/api/workflow/search-v2", async (request, env) =>
+    jsonTextResponse(
+      await searchV2(request, {
+        search: (search) => searchExecutions(env.DB, search, callerReadable(request)),
+        read: (summary) => executionStub(env, String(summary["workflowId"])).getWorkflowJson(false),
+      }),
+    ),
+  );
 
   router.post("/api/workflow", async (request, env) => {
     const body = await startBody(request, env);
