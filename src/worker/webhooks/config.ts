@@ -15,6 +15,7 @@ import * as v from "valibot";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../engine/http-syntax";
 import { parseMatchPath } from "../../engine/tasks/wait-for-webhook/matches";
 import { requestObject, WorkflowName } from "../schemas";
+import { TagListSchema } from "../tags";
 
 /** The verifiers this service checks. */
 export const WEBHOOK_VERIFIERS = ["HEADER_BASED", "HMAC_BASED", "SIGNATURE_BASED", "SLACK_BASED", "STRIPE"] as const;
@@ -119,7 +120,7 @@ export const WebhookConfigRequest = requestObject({
   expression: optionalText(4096),
   evaluatorType: optionalText(64),
   tags: v.pipe(
-    v.nullish(v.pipe(v.array(requestObject({ key: v.pipe(v.string("must be a string"), v.maxLength(255)), value: v.pipe(v.string("must be a string"), v.maxLength(255)) }), "must be a list of {key, value}"), v.maxLength(50, "must have at most 50 tags")), []),
+    v.nullish(TagListSchema, []),
     v.transform((tags) => tags ?? []),
   ),
 });
