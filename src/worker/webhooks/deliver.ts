@@ -79,9 +79,12 @@ export async function completeWaitingTasks(env: Env, settings: WebhookSettings, 
   const completed: CompletedTask[] = [];
   for (let start = 0; start < waiting.length; start += CONCURRENT_DELIVERIES) {
     const batch = waiting.slice(start, start + CONCURRENT_DELIVERIES);
-    const outcomes = await Promise.all(batch.map((task) => executionStub(env, task.workflowId).webhookEvent(task.taskId, payload)));
+    // One execution failing to answer (overloaded, being moved) does not refuse the event for the others it reached.
+    const outcomes = await Promise.allSettled(batch.map((task) => executionStub(env, task.workflowId).webhookEvent(task.taskId, payload)));
     batch.forEach((task, index) => {
-      if (outcomes[index] === "completed") completed.push(task);
+      const outcome = outcomes[index]!;
+      if (outcome.status === "fulfilled" && outcome.value === "completed") completed.push(task);
+      if (outcome.status === "rejected") console.error(JSON.stringify({ msg: "webhook event not delivered", workflowId: task.workflowId, taskId: task.taskId, error: String(outcome.reason) }));
     });
   }
   return completed;
