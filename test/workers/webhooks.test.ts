@@ -1,5 +1,6 @@
 import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { createUser, orkes, call } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
@@ -226,6 +227,28 @@ describe("events sent to a webhook", () => {
     // Deleting the webhook deletes its history.
     await apiOk("DELETE", `/api/metadata/webhook/${webhook.id}`);
     expect((await env.DB.prepare(`SELECT count(*) AS n FROM webhook_events WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>())!.n).toBe(0);
+  });
+
+  it("complete the tasks of the executions that take them when another execution fails to answer (logged, no 500)", async () => {
+    await register({ name: "wh_partial", tasks: [waitingFor("w", { "$.batch": "b-1" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-partial", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_partial: 1 } });
+    const [healthy, failing] = [await startWorkflow("wh_partial"), await startWorkflow("wh_partial")];
+    await waitsOf(healthy);
+    await waitsOf(failing);
+    const { webhookEvent } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.webhookEvent = async function (this: WorkflowExecution, taskId, payload) {
+      if (taskId.startsWith(failing.slice(0, 19))) throw new Error("Network connection lost (test)");
+      return webhookEvent.call(this, taskId, payload);
+    };
+    try {
+      const response = await send(webhook, { batch: "b-1" }, { "X-Token": "t" });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as EventAnswer).completedTasks.map((task) => task.workflowId)).toEqual([healthy]);
+    } finally {
+      WorkflowExecution.prototype.webhookEvent = webhookEvent;
+    }
+    // The sender's retry reaches the one that did not take it.
+    expect(((await (await send(webhook, { batch: "b-1" }, { "X-Token": "t" })).json()) as EventAnswer).completedTasks.map((task) => task.workflowId)).toEqual([failing]);
   });
 
   it("refuse a body that is no JSON object or form, changing nothing", async () => {
