@@ -29,6 +29,18 @@ async function hmacOf(secret: string, data: string): Promise<Uint8Array> {
 }
 const hex = (bytes: Uint8Array) => [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 
+/** WebCrypto's ECDSA signature (r and s, 32 bytes each) as SendGrid sends it: base64 DER. */
+function derSignature(raw: Uint8Array): string {
+  const integer = (bytes: Uint8Array) => {
+    let start = 0;
+    while (start < bytes.length - 1 && bytes[start] === 0) start++;
+    const value = bytes.subarray(start);
+    return value[0]! >= 0x80 ? [0x02, value.length + 1, 0, ...value] : [0x02, value.length, ...value];
+  };
+  const body = [...integer(raw.subarray(0, 32)), ...integer(raw.subarray(32))];
+  return btoa(String.fromCharCode(0x30, body.length, ...body));
+}
+
 /** The routing rows of `workflowId`'s waiting tasks, once written (they follow the execution by a moment). */
 async function waitsOf(workflowId: string, count = 1): Promise<Array<{ task_id: string; match_key: string }>> {
   return eventually(
@@ -320,6 +332,26 @@ describe("events sent to a webhook", () => {
     expect((await send(webhook, body, { "Stripe-Signature": `t=${at},v1=${hex(await hmacOf("whsec_other", `${at}.${body}`))}` })).status).toBe(401);
     const answer = await send(webhook, body, { "Stripe-Signature": `t=${at},v1=${hex(await hmacOf("whsec_test", `${at}.${body}`))}` });
     expect(((await answer.json()) as EventAnswer).completedTasks).toHaveLength(1);
+  });
+
+  it("verify SendGrid's signed events (ECDSA P-256 over the timestamp and the body) with the verification key it shows", async () => {
+    await register({ name: "wh_sendgrid", tasks: [waitingFor("delivered", { "$.event": "delivered" })] });
+    const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const publicKey = btoa(String.fromCharCode(...new Uint8Array((await crypto.subtle.exportKey("spki", pair.publicKey)) as ArrayBuffer)));
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-sendgrid", verifier: "SENDGRID", secretValue: publicKey, workflowsToStart: {}, receiverWorkflowNamesToVersions: { wh_sendgrid: 1 } });
+    const workflowId = await startWorkflow("wh_sendgrid");
+    await waitsOf(workflowId);
+    const body = JSON.stringify({ event: "delivered", email: "a@example.com" });
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const signed = async (key: CryptoKey, data: string) => derSignature(new Uint8Array(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, key, new TextEncoder().encode(data))));
+    const headers = (signature: string) => ({ "X-Twilio-Email-Event-Webhook-Signature": signature, "X-Twilio-Email-Event-Webhook-Timestamp": timestamp });
+    const other = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    expect((await send(webhook, body, headers(await signed(other.privateKey, `${timestamp}${body}`)))).status).toBe(401);
+    // Signed over another timestamp: refused too.
+    expect((await send(webhook, body, headers(await signed(pair.privateKey, `1${timestamp}${body}`)))).status).toBe(401);
+    expect((await send(webhook, body, headers("not-a-signature"))).status).toBe(401);
+    const answer = await send(webhook, body, headers(await signed(pair.privateKey, `${timestamp}${body}`)));
+    expect(((await answer.json()) as EventAnswer).completedTasks.map((task) => task.workflowId)).toEqual([workflowId]);
   });
 
   it("start the webhook's workflows with the payload as input, once per idempotency key value", async () => {

@@ -110,7 +110,7 @@ export async function renderWebhookEditor(container, _params, context, id) {
     remove: async () => void (await api("DELETE", `/api/metadata/webhook/${encodeURIComponent(String(existing?.id))}`)),
     removalNote: "Events sent to its URL are refused from then on (404).",
     help: h("p", { className: "help" },
-      "verifier: HEADER_BASED (headers), HMAC_BASED or SIGNATURE_BASED (headerKey, secretValue), SLACK_BASED or STRIPE (secretValue). ",
+      "verifier: HEADER_BASED (headers), HMAC_BASED or SIGNATURE_BASED (headerKey, secretValue), SLACK_BASED, STRIPE or SENDGRID (secretValue). ",
       "receiverWorkflowNamesToVersions and workflowsToStart map workflow names to versions (0: any, or the latest). Secrets show as ***: leave them so to keep them."),
   }, context);
   replaceChildren(container, ...form);

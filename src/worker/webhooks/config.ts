@@ -8,8 +8,10 @@
  *   `secretValue`, in hex or base64, optionally after `sha256=` (GitHub's `X-Hub-Signature-256`);
  * - `SLACK_BASED`: Slack's signing secret (`X-Slack-Signature` over `v0:<X-Slack-Request-Timestamp>:<body>`, the
  *   timestamp within five minutes), and Slack's URL verification challenge answered;
- * - `STRIPE`: Stripe's `Stripe-Signature` (`t=…,v1=…` over `<t>.<body>`, within five minutes).
- * `TWITTER` and `SENDGRID` (Orkes' others) are refused: this service cannot check them.
+ * - `STRIPE`: Stripe's `Stripe-Signature` (`t=…,v1=…` over `<t>.<body>`, within five minutes);
+ * - `SENDGRID`: SendGrid's signed event webhook (ECDSA P-256 over the timestamp and the body), `secretValue` holding
+ *   the verification key SendGrid shows.
+ * `TWITTER` is refused (see {@link UNSUPPORTED_VERIFIERS}).
  */
 import * as v from "valibot";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../engine/http-syntax";
@@ -18,11 +20,14 @@ import { requestObject, WorkflowName } from "../schemas";
 import { TagListSchema } from "../tags";
 
 /** The verifiers this service checks. */
-export const WEBHOOK_VERIFIERS = ["HEADER_BASED", "HMAC_BASED", "SIGNATURE_BASED", "SLACK_BASED", "STRIPE"] as const;
+export const WEBHOOK_VERIFIERS = ["HEADER_BASED", "HMAC_BASED", "SIGNATURE_BASED", "SLACK_BASED", "STRIPE", "SENDGRID"] as const;
 /** One of {@link WEBHOOK_VERIFIERS}. */
 export type WebhookVerifier = (typeof WEBHOOK_VERIFIERS)[number];
-/** Orkes' verifiers this service cannot check. */
-const UNSUPPORTED_VERIFIERS = ["TWITTER", "SENDGRID"];
+/**
+ * Orkes' verifiers this service does not offer: Twitter's answers a challenge (a GET with `crc_token`) with the HMAC of
+ * whatever token it is sent, keyed by the secret that also signs events, so anyone could have any body signed.
+ */
+const UNSUPPORTED_VERIFIERS = ["TWITTER"];
 
 /** How a secret is shown: never as it is. */
 export const MASKED = "***";
@@ -103,7 +108,7 @@ export const WebhookConfigRequest = requestObject({
   name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(255, "must be at most 255 characters")),
   verifier: v.pipe(
     v.string("must be a string"),
-    v.check((value) => !UNSUPPORTED_VERIFIERS.includes(value), `is not supported by this service (it cannot check ${UNSUPPORTED_VERIFIERS.join(" or ")} signatures); use one of ${WEBHOOK_VERIFIERS.join(", ")}`),
+    v.check((value) => !UNSUPPORTED_VERIFIERS.includes(value), `is not supported by this service (TWITTER's challenge would sign any text with the webhook's secret for anyone who asks); use one of ${WEBHOOK_VERIFIERS.join(", ")}`),
     v.picklist(WEBHOOK_VERIFIERS, `must be one of ${WEBHOOK_VERIFIERS.join(", ")}`),
   ),
   headers: v.pipe(
@@ -178,7 +183,8 @@ export function webhookOf(body: WebhookConfigBody, kept?: WebhookSecrets): { set
     needs("headerKey", body.headerKey !== undefined, "the header carrying the signature");
     needs("secretValue", body.secretValue !== undefined, "the key the signature is made with");
   }
-  if (body.verifier === "SLACK_BASED" || body.verifier === "STRIPE") needs("secretValue", body.secretValue !== undefined, `the ${body.verifier === "STRIPE" ? "endpoint's signing secret (whsec_…)" : "app's signing secret"}`);
+  const secretOf = { SLACK_BASED: "app's signing secret", STRIPE: "endpoint's signing secret (whsec_…)", SENDGRID: "verification key SendGrid shows (base64)" } as const;
+  if (body.verifier === "SLACK_BASED" || body.verifier === "STRIPE" || body.verifier === "SENDGRID") needs("secretValue", body.secretValue !== undefined, `the ${secretOf[body.verifier]}`);
   const start = body.workflowsToStart;
   if (Object.keys(body.receiverWorkflowNamesToVersions).length === 0 && Object.keys(start.workflows).length === 0) {
     problems.push({ path: "receiverWorkflowNamesToVersions", message: "a webhook must name the workflows whose WAIT_FOR_WEBHOOK tasks its events complete, or workflows to start (workflowsToStart), or both" });

@@ -28,6 +28,8 @@ export async function verifyEvent(settings: WebhookSettings, secrets: WebhookSec
       );
     case "SLACK_BASED":
       return verifySlack(secrets.secretValue!, headers, body, now);
+    case "SENDGRID":
+      return verifySendGrid(secrets.secretValue!, headers, body);
   }
 }
 
@@ -66,4 +68,67 @@ async function verifySlack(secret: string, headers: Headers, body: Uint8Array, n
   const signed = new Uint8Array([...encoder.encode(`v0:${timestamp.trim()}:`), ...body]);
   const expected = `v0=${hex(await hmac(secret, signed))}`;
   return (await secretsEqual(signature.trim().toLowerCase(), expected)) ? undefined : "Signature in header X-Slack-Signature does not match the body";
+}
+
+const SENDGRID_SIGNATURE = "X-Twilio-Email-Event-Webhook-Signature";
+const SENDGRID_TIMESTAMP = "X-Twilio-Email-Event-Webhook-Timestamp";
+
+/**
+ * SendGrid's signed event webhook: `X-Twilio-Email-Event-Webhook-Signature` is the base64 DER ECDSA (P-256, SHA-256)
+ * signature of `X-Twilio-Email-Event-Webhook-Timestamp` followed by the body, checked with the verification key
+ * SendGrid shows (base64 of its public key), kept as `secretValue`.
+ */
+async function verifySendGrid(publicKey: string, headers: Headers, body: Uint8Array): Promise<string | undefined> {
+  const signature = headers.get(SENDGRID_SIGNATURE);
+  const timestamp = headers.get(SENDGRID_TIMESTAMP);
+  if (signature === null) return `Missing signature header ${SENDGRID_SIGNATURE}`;
+  if (timestamp === null) return `Missing header ${SENDGRID_TIMESTAMP}`;
+  const key = await sendGridKey(publicKey);
+  const raw = rawEcdsaSignature(decodeBase64(signature.trim()));
+  if (key === undefined) return "The webhook's verification key (secretValue) is not a base64 P-256 public key";
+  if (raw === undefined) return `Signature in header ${SENDGRID_SIGNATURE} is not a base64 DER ECDSA signature`;
+  const signed = new Uint8Array([...encoder.encode(timestamp), ...body]);
+  const valid = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, key, raw, signed);
+  return valid ? undefined : `Signature in header ${SENDGRID_SIGNATURE} does not match the body`;
+}
+
+/** The P-256 public key of base64 SPKI `text`, undefined when it is none. */
+async function sendGridKey(text: string): Promise<CryptoKey | undefined> {
+  const der = decodeBase64(text.trim());
+  if (der === undefined) return undefined;
+  try {
+    return await crypto.subtle.importKey("spki", der, { name: "ECDSA", namedCurve: "P-256" }, false, ["verify"]);
+  } catch {
+    return undefined;
+  }
+}
+
+function decodeBase64(text: string): Uint8Array | undefined {
+  try {
+    return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A DER ECDSA signature (`SEQUENCE { INTEGER r, INTEGER s }`) as WebCrypto takes it: r and s as 32 bytes each; undefined
+ * when it is not one.
+ */
+export function rawEcdsaSignature(der: Uint8Array | undefined): Uint8Array | undefined {
+  if (der === undefined || der.length < 8 || der[0] !== 0x30 || der[1] !== der.length - 2) return undefined;
+  const raw = new Uint8Array(64);
+  let at = 2;
+  for (const offset of [0, 32]) {
+    if (der[at] !== 0x02) return undefined;
+    const length = der[at + 1]!;
+    const integer = der.subarray(at + 2, at + 2 + length);
+    if (length === 0 || integer.length !== length) return undefined;
+    // Big-endian, with a leading zero when its high bit is set: at most 32 bytes once that is dropped.
+    const value = integer[0] === 0 ? integer.subarray(1) : integer;
+    if (value.length > 32) return undefined;
+    raw.set(value, offset + 32 - value.length);
+    at += 2 + length;
+  }
+  return at === der.length ? raw : undefined;
 }
