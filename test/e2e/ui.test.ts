@@ -1356,7 +1356,7 @@ describe("web UI", () => {
     await assignment.fill(JSON.stringify({ roles: ["NO_SUCH_ROLE"], directPermissions: [] }));
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByText(/no role named NO_SUCH_ROLE/).first().waitFor({ timeout: STEP_TIMEOUT_MS });
-    expect((await callOk(server.url, "GET", "/api/security/users/ui-operator", { key: adminKey })).json()).toEqual({ userId: "ui-operator", roles: [], directPermissions: [] });
+    expect((await callOk(server.url, "GET", "/api/security/users/ui-operator", { key: adminKey })).json()).toEqual({ userId: "ui-operator", roles: [], directPermissions: [], groups: [] });
     await assignment.fill(JSON.stringify({ roles: [role], directPermissions: [] }));
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByText("Saved what ui-operator holds").waitFor({ timeout: STEP_TIMEOUT_MS });
@@ -1365,7 +1365,7 @@ describe("web UI", () => {
     expect((await call(server.url, "GET", `/api/workflow/${started.text}`, { key: userKey })).status).toBe(200);
     await page.getByRole("navigation", { name: "Access" }).getByRole("link", { name: "Users" }).click();
     const userRow = page.locator("tr", { has: page.getByRole("link", { name: "ui-operator", exact: true }) });
-    await expect.poll(() => userRow.locator("td").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual(["ui-operator", role, "nothing", "1"]);
+    await expect.poll(() => userRow.locator("td").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual(["ui-operator", role, "none", "nothing", "1"]);
     await screenshot(page, "access-users");
 
     // A group: the role given to it reaches the member added.
@@ -1382,6 +1382,14 @@ describe("web UI", () => {
     await screenshot(page, "access-group");
     const grouped = (await callOk(server.url, "POST", "/api/security/users/ui-grouped/api-keys", { key: adminKey }, 201)).json();
     expect((await call(server.url, "GET", `/api/workflow/${started.text}`, { key: `${grouped.keyId}:${grouped.keySecret}` })).status).toBe(200);
+    // The member's groups show on the Users page and on their own page, linked to the group's.
+    await page.getByRole("navigation", { name: "Access" }).getByRole("link", { name: "Users" }).click();
+    const groupedRow = page.locator("tr", { has: page.getByRole("link", { name: "ui-grouped", exact: true }) });
+    await expect.poll(() => groupedRow.locator("td").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual(["ui-grouped", "none", "ui-ops", "nothing", "1"]);
+    await groupedRow.getByRole("link", { name: "ui-grouped", exact: true }).click();
+    await page.getByRole("heading", { name: "User ui-grouped" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("link", { name: "ui-ops", exact: true }).click();
+    await page.getByRole("heading", { name: "Group ui-ops" }).waitFor({ timeout: STEP_TIMEOUT_MS });
     await page.getByRole("button", { name: "Remove ui-grouped" }).click();
     await page.getByText("No member yet.").waitFor({ timeout: STEP_TIMEOUT_MS });
     expect((await call(server.url, "GET", `/api/workflow/${started.text}`, { key: `${grouped.keyId}:${grouped.keySecret}` })).status).toBe(403);

@@ -64,7 +64,7 @@ describe("applications", () => {
     expect((await call("POST", "/api/metadata/workflow", orkes(tokens.token), definition("app_defined"))).status).toBe(403);
 
     expect((await api("POST", `/api/applications/${application.id}/roles/METADATA_MANAGER`)).status).toBe(200);
-    expect(await apiOk("GET", `/api/security/users/app:${application.id}`)).toEqual({ userId: `app:${application.id}`, roles: ["METADATA_MANAGER"], directPermissions: [] });
+    expect(await apiOk("GET", `/api/security/users/app:${application.id}`)).toEqual({ userId: `app:${application.id}`, roles: ["METADATA_MANAGER"], directPermissions: [], groups: [] });
     expect((await call("POST", "/api/metadata/workflow", { "x-api-key": `${key.id}:${key.secret}` }, definition("app_defined"))).status).toBe(200);
     // It manages definitions, and runs nothing.
     expect((await call("POST", "/api/workflow/app_defined", { "x-api-key": `${key.id}:${key.secret}` }, {})).status).toBe(403);
@@ -96,7 +96,7 @@ describe("applications", () => {
     const refused = await call("POST", `/api/applications/${application.id}/roles/ADMIN`, orkes(userAdmin.token));
     expect(refused.status).toBe(403);
     expect((await refused.json<{ message: string }>()).message).toMatch(/assigning ADMIN to application .* would give .*SYSTEM_ADMIN on \*/);
-    expect(await apiOk("GET", `/api/security/users/app:${application.id}`)).toEqual({ userId: `app:${application.id}`, roles: [], directPermissions: [] });
+    expect(await apiOk("GET", `/api/security/users/app:${application.id}`)).toEqual({ userId: `app:${application.id}`, roles: [], directPermissions: [], groups: [] });
     // Nor a key for an application holding more than the caller.
     expect((await api("POST", `/api/applications/${application.id}/roles/ADMIN`)).status).toBe(200);
     expect((await call("POST", `/api/applications/${application.id}/accessKeys`, orkes(userAdmin.token))).status).toBe(403);
@@ -141,7 +141,7 @@ describe("applications", () => {
     expect((await call("GET", "/api/metadata/workflow", orkes(session.token))).status).toBe(401);
     expect((await call("POST", "/api/token", {}, { keyId: second.id, keySecret: second.secret })).status).toBe(401);
     expect(await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ?`).bind(`app:${application.id}`).first<{ n: number }>()).toEqual({ n: 0 });
-    expect(await apiOk("GET", `/api/security/users/app:${application.id}`)).toEqual({ userId: `app:${application.id}`, roles: [], directPermissions: [] });
+    expect(await apiOk("GET", `/api/security/users/app:${application.id}`)).toEqual({ userId: `app:${application.id}`, roles: [], directPermissions: [], groups: [] });
   });
 
   it("adds, lists and removes tags, a key given again taking its new value", async () => {

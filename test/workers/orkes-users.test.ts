@@ -17,11 +17,11 @@ interface ConductorUser {
 
 describe("Orkes' users", () => {
   it("upserts a user with a name and roles, reads, lists and deletes them, keeping their direct permissions", async () => {
-    await apiOk("PUT", "/api/security/users/jane@example.com/roles", { roles: [], directPermissions: [{ action: "TASK_READ", scope: "task:x" }] });
+    await apiOk("PUT", "/api/security/users/jane@example.com/roles", { roles: [], directPermissions: [{ action: "TASK_READ", scope: "task:x" }], groups: [] });
     const upserted = await apiOk<ConductorUser>("PUT", "/api/users/jane@example.com", { name: " Jane Doe ", roles: ["USER_READ_ONLY"], groups: [] });
     expect(upserted).toMatchObject({ id: "jane@example.com", name: "Jane Doe", applicationUser: false, groups: [], roles: [{ name: "USER_READ_ONLY", permissions: [{ name: "WORKFLOW_READ", scope: "*" }, { name: "TASK_READ", scope: "*" }] }] });
     expect(await apiOk("GET", "/api/users/jane@example.com")).toEqual(upserted);
-    expect(await apiOk("GET", "/api/security/users/jane@example.com")).toEqual({ userId: "jane@example.com", roles: ["USER_READ_ONLY"], directPermissions: [{ action: "TASK_READ", scope: "task:x" }] });
+    expect(await apiOk("GET", "/api/security/users/jane@example.com")).toEqual({ userId: "jane@example.com", roles: ["USER_READ_ONLY"], directPermissions: [{ action: "TASK_READ", scope: "task:x" }], groups: [] });
     // Without roles, an upsert keeps those assigned and renames.
     expect(await apiOk<ConductorUser>("PUT", "/api/users/jane@example.com", { name: "Jane" })).toMatchObject({ name: "Jane", roles: [{ name: "USER_READ_ONLY" }] });
     expect((await apiOk<ConductorUser[]>("GET", "/api/users")).find((user) => user.id === "jane@example.com")).toMatchObject({ name: "Jane" });

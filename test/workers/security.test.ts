@@ -831,7 +831,7 @@ describe("RBAC", () => {
     ];
     for (const refused of refusals) await expectStatus(refused, 403, "PERMISSION_DENIED");
     expect(await counts()).toEqual(before);
-    expect(await apiOk("GET", "/api/security/users/rbac-user-admin")).toEqual({ userId: "rbac-user-admin", roles: [], directPermissions: userAdmin });
+    expect(await apiOk("GET", "/api/security/users/rbac-user-admin")).toEqual({ userId: "rbac-user-admin", roles: [], directPermissions: userAdmin, groups: [] });
     expect(await apiOk("GET", "/api/security/roles/rbac-readers")).toMatchObject({ permissions: [{ action: "WORKFLOW_READ", scope: "workflow:team_*" }] });
     expect((await apiOk<{ rules: Array<{ id: string }> }>("GET", "/api/security/rules")).rules.map((stored) => stored.id)).toContain(rule.id);
     await expectStatus(await call("GET", "/api/secrets", asMallory), 403, "PERMISSION_DENIED");
@@ -860,7 +860,7 @@ describe("RBAC", () => {
     const users = await rowCount("user_assignments");
     await expectStatus(await api("PUT", "/api/security/users/ghost/roles", { roles: ["no-such-role"] }), 400, "VALIDATION_ERROR");
     expect(await rowCount("user_assignments")).toBe(users);
-    expect(await apiOk("GET", "/api/security/users/never-seen")).toEqual({ userId: "never-seen", roles: [], directPermissions: [] });
+    expect(await apiOk("GET", "/api/security/users/never-seen")).toEqual({ userId: "never-seen", roles: [], directPermissions: [], groups: [] });
     expect(await apiOk<Array<{ name: string }>>("GET", "/api/security/roles")).toEqual(expect.arrayContaining([expect.objectContaining({ name: "dup-role" })]));
     await apiOk("DELETE", "/api/security/roles/dup-role");
     // A malformed percent escape in a path is the caller's mistake (400), on every DELETE route too.
@@ -1061,9 +1061,16 @@ describe("the user listing", () => {
     await apiOk("POST", "/api/security/users/listed-keyed/api-keys", undefined, 201);
     await apiOk("POST", "/api/security/users/listed-keyed/api-keys", undefined, 201);
     const users = await apiOk<Array<{ userId: string; roles: string[]; directPermissions: unknown[]; keys: number }>>("GET", "/api/security/users");
-    expect(users.find((user) => user.userId === "listed-assigned")).toEqual({ userId: "listed-assigned", roles: ["USER_READ_ONLY"], directPermissions: [{ action: "TASK_READ", scope: "task:x" }], keys: 0 });
-    expect(users.find((user) => user.userId === "listed-keyed")).toEqual({ userId: "listed-keyed", roles: [], directPermissions: [], keys: 2 });
+    expect(users.find((user) => user.userId === "listed-assigned")).toEqual({ userId: "listed-assigned", roles: ["USER_READ_ONLY"], directPermissions: [{ action: "TASK_READ", scope: "task:x" }], keys: 0, groups: [] });
+    expect(users.find((user) => user.userId === "listed-keyed")).toEqual({ userId: "listed-keyed", roles: [], directPermissions: [], keys: 2, groups: [] });
     expect(users.map((user) => user.userId)).toEqual([...users.map((user) => user.userId)].sort());
+    // A member of groups: listed with them (by id, in order), and so is their own read.
+    await apiOk("PUT", "/api/groups/listed-z", { description: "z", roles: [] });
+    await apiOk("PUT", "/api/groups/listed-a", { description: "a", roles: [] });
+    for (const group of ["listed-z", "listed-a"]) expect((await api("POST", `/api/groups/${group}/users/listed-member`)).status).toBe(200);
+    const member = (await apiOk<Array<{ userId: string }>>("GET", "/api/security/users")).find((user) => user.userId === "listed-member");
+    expect(member).toEqual({ userId: "listed-member", roles: [], directPermissions: [], keys: 0, groups: ["listed-a", "listed-z"] });
+    expect(await apiOk("GET", "/api/security/users/listed-member")).toEqual({ userId: "listed-member", roles: [], directPermissions: [], groups: ["listed-a", "listed-z"] });
     const reader = await createUser("listed-reader", { roles: ["USER_READ_ONLY"] });
     await expectStatus(await call("GET", "/api/security/users", orkes(reader.token)), 403, "PERMISSION_DENIED");
   });

@@ -9,7 +9,7 @@ import { jsonEditor, readObject } from "../lib/json-editor.js";
  * @typedef {{ action: string, scope: string }} Grant
  * @typedef {{ name: string, description: string, permissions: Grant[] }} Role
  * @typedef {{ userId: string, roles: string[], directPermissions: Grant[] }} Assignment
- * @typedef {Assignment & { keys: number }} ListedUser
+ * @typedef {Assignment & { keys: number, groups?: string[] }} ListedUser
  * @typedef {{ id: string, name: string, createdBy?: string, createTime: number }} Application
  * Orkes' group as `/api/groups` answers it: its roles with what each grants.
  * @typedef {{ id: string, description: string, roles: Array<{ name: string }> }} Group
@@ -171,9 +171,10 @@ export async function renderUsers(container, _params, context) {
       open,
       users.length === 0
         ? h("p", { className: "empty" }, "No user has roles, permissions or keys yet.")
-        : dataTable("Users", ["User", "Roles", "Direct permissions", "API keys"], users.map((user) => [
+        : dataTable("Users", ["User", "Roles", "Groups", "Direct permissions", "API keys"], users.map((user) => [
           h("td", {}, h("a", { href: `#/access/users/${encodeURIComponent(user.userId)}` }, user.userId)),
           h("td", {}, user.roles.join(", ") || "none"),
+          h("td", {}, groupLinks(user.groups ?? [])),
           h("td", {}, grantsText(user.directPermissions)),
           h("td", {}, String(user.keys))])),
     ];
@@ -181,14 +182,24 @@ export async function renderUsers(container, _params, context) {
 }
 
 /**
- * One user: their roles and direct permissions (editable JSON) and their API keys.
+ * Links to the pages of groups `ids`, or "none".
+ * @param {string[]} ids
+ */
+function groupLinks(ids) {
+  if (ids.length === 0) return "none";
+  return ids.flatMap((id, index) => [index > 0 ? ", " : "", h("a", { href: `#/access/groups/${encodeURIComponent(id)}` }, id)]);
+}
+
+/**
+ * One user: the groups they belong to, their roles and direct permissions (editable JSON) and their API keys.
  * @type {import("../app.js").View}
  */
 export async function renderUser(container, _params, context, userId) {
   const path = `/api/security/users/${encodeURIComponent(userId)}`;
   await accessPage(container, context, { title: `User ${userId}`, tab: "users" }, async () => {
-    const assignment = /** @type {Assignment} */ (await api("GET", path));
+    const assignment = /** @type {Assignment & { groups?: string[] }} */ (await api("GET", path));
     return [
+      h("p", {}, "Groups (whose roles they hold too; managed on each group's page): ", groupLinks(assignment.groups ?? [])),
       assignmentForm(userId, { roles: assignment.roles, directPermissions: assignment.directPermissions }, context),
       await keysPanel({
         owner: `user ${userId}`,

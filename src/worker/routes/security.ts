@@ -164,7 +164,10 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
   router.get("/api/security/users/:userId", async (request, env) => {
     const userId = pathName(request, "userId");
     // An unknown user looks like one with nothing assigned: the answer does not tell who exists.
-    return Response.json((await new SecurityStore(env.DB).getAssignment(userId)) ?? { userId, roles: [], directPermissions: [] });
+    const assignment = (await new SecurityStore(env.DB).getAssignment(userId)) ?? { userId, roles: [], directPermissions: [] };
+    // The groups they belong to (whose roles they hold too), by id: managed on the groups' pages.
+    const groups = (await new GroupRepository(env.DB).groupsOf(userId)).map((group) => group.id).sort();
+    return Response.json({ ...assignment, groups });
   });
 
   router.post("/api/security/users/:userId/api-keys", async (request, env) => {

@@ -261,23 +261,25 @@ export class SecurityStore {
 
   /**
    * Everyone something is assigned to, who holds a key or belongs to a group, by user id (at most {@link MAX_LISTED_USERS}): what each is
-   * assigned, the name each was given (Orkes'), and how many keys each holds.
+   * assigned, the name each was given (Orkes'), how many keys each holds and the groups each belongs to (by id).
    */
-  async listUsers(): Promise<Array<UserAssignment & { keys: number; name?: string }>> {
+  async listUsers(): Promise<Array<UserAssignment & { keys: number; groups: string[]; name?: string }>> {
     const { results } = await this.#db
       .prepare(
-        `SELECT known.user_id, assigned.roles, assigned.direct_permissions, assigned.name, (SELECT COUNT(*) FROM api_keys WHERE api_keys.user_id = known.user_id) AS keys
+        `SELECT known.user_id, assigned.roles, assigned.direct_permissions, assigned.name, (SELECT COUNT(*) FROM api_keys WHERE api_keys.user_id = known.user_id) AS keys,
+           (SELECT json_group_array(group_id) FROM (SELECT group_id FROM group_members WHERE group_members.user_id = known.user_id ORDER BY group_id)) AS groups
          FROM (SELECT user_id FROM user_assignments UNION SELECT user_id FROM api_keys UNION SELECT user_id FROM group_members) AS known
          LEFT JOIN user_assignments AS assigned ON assigned.user_id = known.user_id
          ORDER BY known.user_id LIMIT ?`,
       )
       .bind(MAX_LISTED_USERS)
-      .all<{ user_id: string; roles: string | null; direct_permissions: string | null; name: string | null; keys: number }>();
+      .all<{ user_id: string; roles: string | null; direct_permissions: string | null; name: string | null; keys: number; groups: string }>();
     return results.map((row) => ({
       userId: row.user_id,
       roles: row.roles === null ? [] : (JSON.parse(row.roles) as string[]),
       directPermissions: row.direct_permissions === null ? [] : (JSON.parse(row.direct_permissions) as Grant[]),
       keys: row.keys,
+      groups: JSON.parse(row.groups) as string[],
       ...(row.name === null ? {} : { name: row.name }),
     }));
   }
