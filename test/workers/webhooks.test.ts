@@ -298,9 +298,11 @@ describe("events sent to a webhook", () => {
     const signed = await send(webhook, body, { "X-Hub-Signature-256": `sha256=${hex(await hmacOf("gh-secret", body))}` });
     expect(((await signed.json()) as EventAnswer).completedTasks).toHaveLength(1);
 
-    const hmacHook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-hmac", verifier: "HMAC_BASED", headerKey: "X-Signature", secretValue: "k", receiverWorkflowNamesToVersions: { wh_signed: 1 } });
+    // Headers given to a webhook of another verifier are checked too.
+    const hmacHook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-hmac", verifier: "HMAC_BASED", headerKey: "X-Signature", secretValue: "k", headers: { "X-Tenant": "acme" }, receiverWorkflowNamesToVersions: { wh_signed: 1 } });
     const signature = btoa(String.fromCharCode(...(await hmacOf("k", "{}"))));
-    expect((await send(hmacHook, "{}", { "X-Signature": signature })).status).toBe(200);
+    expect((await send(hmacHook, "{}", { "X-Signature": signature })).status).toBe(401);
+    expect((await send(hmacHook, "{}", { "X-Signature": signature, "X-Tenant": "acme" })).status).toBe(200);
   });
 
   it("verify Slack's signing secret and answer its URL verification challenge; a stale timestamp is refused", async () => {

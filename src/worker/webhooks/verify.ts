@@ -11,11 +11,16 @@ const encoder = new TextEncoder();
 /** How far a signed timestamp (Slack's, Stripe's) may be from now: a captured event cannot be replayed later. */
 const SIGNED_TIMESTAMP_TOLERANCE_SECONDS = 300;
 
-/** Why the event does not verify, or undefined when it does. */
+/**
+ * Why the event does not verify, or undefined when it does: the webhook's `headers` (HEADER_BASED's check, and one
+ * made with any verifier that has them), then its verifier's own check.
+ */
 export async function verifyEvent(settings: WebhookSettings, secrets: WebhookSecrets, headers: Headers, body: Uint8Array, now = Date.now()): Promise<string | undefined> {
+  const headerFailure = await verifyCallback({ headers: secrets.headers }, headers, body, now);
+  if (headerFailure !== undefined) return headerFailure;
   switch (settings.verifier) {
     case "HEADER_BASED":
-      return verifyCallback({ headers: secrets.headers }, headers, body, now);
+      return undefined;
     case "HMAC_BASED":
     case "SIGNATURE_BASED":
       return verifyBodySignature(secrets.secretValue!, settings.headerKey!, headers, body);
