@@ -61,7 +61,7 @@ import { checkMayUpdate, humanActionFields, type HumanAction, type HumanCaller }
 import { humanTriggerStarts } from "./tasks/human/triggers";
 import { chooseDynamicTask } from "./tasks/dynamic";
 import { applyUpgrade, type UpgradeRequest } from "./upgrade";
-import { forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
+import { compactedForkRuns, forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
 import { admissionFields } from "./rate-limit";
 import { taskCacheKey } from "./task-cache";
 import { mergedVariables, variablesProblem } from "./variables";
@@ -1272,6 +1272,12 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
     const dropBefore = outcome.dropBefore;
     const ofLoop = ranIn(state, loop);
     draft.retainTasks((task) => !(ofLoop(task) && (task.iteration ?? 0) < dropBefore));
+    // What its dynamic forks forked in the iterations dropped goes with them.
+    const compacted = compactedForkRuns(draft.state);
+    if (compacted !== undefined) {
+      draft.patch({ definition: compacted.definition });
+      for (const [taskId, definitionIndex] of compacted.moved) draft.updateTask(taskId, { definitionIndex });
+    }
   }
   const fields: Partial<TaskExecution> = { outputData: outcome.output, updateTime: env.now };
   if (outcome.kind !== "again") {

@@ -96,6 +96,8 @@ export interface Plan {
   readonly usesCache: boolean;
   /** The first step of the tasks dynamic forks forked (the definition's own come before it). */
   readonly firstForkedStep: number;
+  /** The steps of each run of `dynamicForks`, by its place there (empty for a run whose fork the definition lacks). */
+  readonly forkRunSpans: ReadonlyArray<{ readonly first: number; readonly end: number }>;
 }
 
 // Definitions are immutable once stored in an execution, so a plan is computed once per definition object.
@@ -395,9 +397,11 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
   place(tasks, size, ROOT_LANE);
   const firstForkedStep = steps.length;
   const forks = steps.some((step) => step.task.type === "FORK_JOIN_DYNAMIC");
+  const forkRunSpans: Array<{ first: number; end: number }> = [];
   for (const run of dynamicForks) {
     const own = byReference.get(run.fork);
     const forkStep = own === undefined ? undefined : steps[own];
+    forkRunSpans.push({ first: steps.length, end: steps.length });
     if (own === undefined || forkStep?.task.type !== "FORK_JOIN_DYNAMIC" || forkStep.fork === undefined) continue;
     const join = forkStep.fork.join;
     const forkLanes = run.tasks.map((task, position) => {
@@ -411,6 +415,7 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
       return first;
     });
     steps[own] = { ...forkStep, fork: { lanes: forkLanes, join } };
+    forkRunSpans[forkRunSpans.length - 1]!.end = steps.length;
     const joinStep = steps[join];
     if (joinStep !== undefined) steps[join] = { ...joinStep, task: { ...joinStep.task, joinOn: run.tasks.map((task) => task.taskReferenceName) } };
   }
@@ -430,5 +435,6 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
     usesJq: forks || steps.some((step) => step.task.type === "JSON_JQ_TRANSFORM" || step.task.type === "DYNAMIC"),
     usesCache: steps.some((step) => step.task.cacheConfig !== undefined),
     firstForkedStep,
+    forkRunSpans,
   };
 }

@@ -326,18 +326,40 @@ describe("FORK_JOIN_DYNAMIC inside a DO_WHILE", () => {
     expect(instance(outside, "fan").status).toBe("COMPLETED");
   });
 
-  it("fails the fork when the execution's copy of its definition would grow over its limit, iteration after iteration", () => {
-    // Each iteration forks another task (named after it) carrying 300 KB: a run of its own every time, kept in the
-    // definition whatever keepLastN (here keeping the loop's own output small) drops of the iterations' tasks.
+  it("drops what its fork forked in the iterations keepLastN drops: a loop forking other tasks each time runs on", () => {
+    // Each iteration forks another task (named after it) carrying 300 KB: a run of its own every time. Without the runs
+    // of dropped iterations, the execution's copy of its definition would reach its limit at the sixth.
     const expression = '(function () { return [{ name: "t", taskReferenceName: "t" + $.n, type: "HTTP", inputParameters: { uri: "https://example.com/t", method: "GET", note: "x".repeat(300000) } }]; })()';
     const make: WorkflowTaskDef = { name: "make", taskReferenceName: "make", type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression, n: "${pages.output.iteration}" } };
     const fork = dynamicFork("fan", { inputParameters: { tasks: "${make.output.result}", inputs: {} } });
-    let state = startedLoop([1, 2, 3, 4, 5, 6, 7, 8] as unknown as JsonObject[], { keepLastN: 1 }, [make, fork, join("fan_join")]);
-    for (let iteration = 1; iteration <= 8 && state.status === "RUNNING"; iteration++) state = finish(state, `t${iteration}__${iteration}`, 2_000 + iteration);
-    const failed = instance(state, "fan__6");
-    expect(failed.status).toBe("FAILED_WITH_TERMINAL_ERROR");
-    expect(failed.reasonForIncompletion).toMatch(/the execution's copy of its definition \(the tasks of 5 earlier runs of its dynamic forks included\) would be \d+ bytes, over the limit of 1572864 bytes/);
-    expect(state.definition.dynamicForks).toHaveLength(5);
+    let state = startedLoop([1, 2, 3, 4, 5, 6, 7, 8] as unknown as JsonObject[], { keepLastN: 2 }, [make, fork, join("fan_join")]);
+    for (let iteration = 1; iteration <= 8; iteration++) {
+      state = finish(state, `t${iteration}__${iteration}`, 2_000 + iteration);
+      // Never more runs than the iterations kept and the one running: each forked instance at its own run's steps.
+      expect(state.definition.dynamicForks!.length).toBeLessThanOrEqual(3);
+      for (const task of state.tasks.filter((each) => /^t\d/.test(each.referenceTaskName))) expect(runOf(state, task.referenceTaskName).taskReferenceName).toBe(task.referenceTaskName.replace(/__\d+$/, ""));
+    }
+    expect(state.status).toBe("RUNNING");
+    state = finish(state, "post", 3_000);
+    expect(state.status).toBe("COMPLETED");
+    expect(state.definition.dynamicForks!.map((run) => run.tasks[0]!.taskReferenceName)).toEqual(["t7", "t8"]);
+    // The kept iterations rerun as they ran.
+    const rerun = decide(state, { type: "rerun", fromTaskId: instance(state, "t7__7").taskId }, env(4_000));
+    expect(dispatched(rerun)).toEqual(["t7__7"]);
+  });
+
+  it("fails a fork that would take the execution's copy of its definition over its limit (the runs it keeps are in use)", () => {
+    // Three forks one after the other, each of one INLINE task carrying 700 KB: the third would make 2.1 MB.
+    const expression = '(function () { return [{ name: "k", taskReferenceName: "k" + $.n, type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression: "1", note: "x".repeat(700000) } }]; })()';
+    const stage = (n: number): WorkflowTaskDef[] => [
+      { name: `make${n}`, taskReferenceName: `make${n}`, type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression, n } },
+      dynamicFork(`fan${n}`, { inputParameters: { tasks: `\${make${n}.output.result}`, inputs: {} } }),
+      join(`fan${n}_join`),
+    ];
+    const state = started([...stage(1), ...stage(2), ...stage(3)]).state;
+    expect(statuses(state)).toMatchObject({ fan1: "COMPLETED", k1: "COMPLETED", fan2: "COMPLETED", k2: "COMPLETED", fan3: "FAILED_WITH_TERMINAL_ERROR" });
+    expect(instance(state, "fan3").reasonForIncompletion).toMatch(/the execution's copy of its definition \(the tasks of 2 earlier runs of its dynamic forks included\) would be \d+ bytes, over the limit of 1572864 bytes/);
+    expect(state.definition.dynamicForks).toHaveLength(2);
     expect(state.status).toBe("FAILED");
   });
 });

@@ -16,8 +16,8 @@
 import { describeValue, isRecord } from "../../definition/checks";
 import { validateForkedTasks } from "../../definition/validate";
 import { cutText, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, oversize } from "../../limits";
-import type { DynamicFork, JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowTaskDef } from "../../model";
-import { flattenTasks } from "../../plan";
+import type { DynamicFork, JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../model";
+import { flattenTasks, planOf } from "../../plan";
 import type { TaskTypeModule } from "../task-type";
 
 export const forkJoinDynamicTask: TaskTypeModule = {
@@ -189,4 +189,35 @@ export function withoutEndedForks(workflow: WorkflowDef, isCurrent: (run: Dynami
     return rest;
   }
   return { ...workflow, dynamicForks: runs.slice(0, end) };
+}
+
+/**
+ * `state`'s definition without the dynamic fork runs no task instance stands for any more (a loop's keepLastN dropped
+ * the iterations that ran them), each fork's latest run kept, and the new step of each forked instance whose step moved
+ * with them; undefined when every run is in use. A loop forking other tasks in each iteration would otherwise add a run
+ * each time, until the stored definition's limit fails its fork.
+ */
+export function compactedForkRuns(state: WorkflowExecution): { definition: WorkflowDef; moved: Map<string, number> } | undefined {
+  const runs = state.definition.dynamicForks;
+  if (runs === undefined) return undefined;
+  const plan = planOf(state.definition);
+  const spans = plan.forkRunSpans;
+  const runOf = (index: number) => (index < plan.firstForkedStep ? -1 : spans.findIndex((span) => index >= span.first && index < span.end));
+  const used = new Set(runs.map((run) => runs.findLastIndex((other) => other.fork === run.fork)));
+  for (const task of state.tasks) {
+    const run = runOf(task.definitionIndex);
+    if (run >= 0) used.add(run);
+  }
+  if (used.size === runs.length) return undefined;
+  const definition: WorkflowDef = { ...state.definition, dynamicForks: runs.filter((_run, at) => used.has(at)) };
+  const newSpans = planOf(definition).forkRunSpans;
+  const placeOf = new Map([...used].sort((a, b) => a - b).map((old, place) => [old, place]));
+  const moved = new Map<string, number>();
+  for (const task of state.tasks) {
+    const run = runOf(task.definitionIndex);
+    if (run < 0) continue;
+    const index = newSpans[placeOf.get(run)!]!.first + (task.definitionIndex - spans[run]!.first);
+    if (index !== task.definitionIndex) moved.set(task.taskId, index);
+  }
+  return { definition, moved };
 }
