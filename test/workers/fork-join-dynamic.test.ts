@@ -122,6 +122,24 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect(done.output).toEqual({ last: { h3: { three: 3 } } });
   });
 
+  it("with keepLastN, drops what dropped iterations forked and keeps the rest where it stands, across evictions", async () => {
+    const hold = (ref: string) => ({ name: "hold", taskReferenceName: ref, type: "WAIT" });
+    const loop = { name: "pages", taskReferenceName: "pages", type: "DO_WHILE", inputParameters: { items: "${workflow.input.pages}", keepLastN: 1 }, loopOver: dynamicFork("fan", "${pages.output.loopItem}", {}) };
+    await register({ name: "dynamic_pages_kept", tasks: [loop], outputParameters: { last: "${fan_join.output}" } });
+    const workflowId = await startWorkflow("dynamic_pages_kept", { pages: [[hold("a")], [hold("b")], [hold("c")]] });
+    for (const [ref, iteration] of [["a", 1], ["b", 2], ["c", 3]] as const) {
+      await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === `${ref}__${iteration}` && task.status === "IN_PROGRESS"));
+      await abortAllDurableObjects();
+      await apiOk<string>("POST", `/api/tasks/${workflowId}/${ref}/COMPLETED`, { [ref]: iteration });
+    }
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(done.output).toEqual({ last: { c: { c: 3 } } });
+    // Only the last iteration's tasks are kept, each showing the task it was forked as.
+    expect(refsAndStatuses(done)).toEqual(["c__3:COMPLETED", "fan__3:COMPLETED", "fan_join__3:COMPLETED", "pages:COMPLETED"]);
+    expect(done.tasks.find((task) => task.referenceTaskName === "c__3")!["workflowTask"]).toMatchObject({ taskReferenceName: "c", type: "WAIT" });
+  });
+
   it("fails the workflow, saying why, when its input does not list valid tasks", async () => {
     await register({ name: "dynamic_bad", tasks: dynamicFork("fan", "${workflow.input.tasks}", {}) });
     const done = await waitFor(await startWorkflow("dynamic_bad", { tasks: [{ name: "x", taskReferenceName: "x", type: "HTTP" }] }), ["COMPLETED", "FAILED"]);
