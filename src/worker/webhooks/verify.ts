@@ -43,6 +43,15 @@ async function hmac(secret: string, data: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
 }
 
+/** `text` (UTF-8) followed by `body`: what Slack and SendGrid sign. */
+function prefixed(text: string, body: Uint8Array): Uint8Array {
+  const head = encoder.encode(text);
+  const all = new Uint8Array(head.length + body.length);
+  all.set(head);
+  all.set(body, head.length);
+  return all;
+}
+
 const hex = (bytes: Uint8Array) => [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 
@@ -70,7 +79,7 @@ async function verifySlack(secret: string, headers: Headers, body: Uint8Array, n
   if (signature === null) return "Missing signature header X-Slack-Signature";
   if (timestamp === null || !/^\d+$/.test(timestamp.trim())) return "Missing or malformed header X-Slack-Request-Timestamp";
   if (Math.abs(now / 1000 - Number(timestamp)) > SIGNED_TIMESTAMP_TOLERANCE_SECONDS) return `Signature in header X-Slack-Signature is older than ${SIGNED_TIMESTAMP_TOLERANCE_SECONDS} seconds`;
-  const signed = new Uint8Array([...encoder.encode(`v0:${timestamp.trim()}:`), ...body]);
+  const signed = prefixed(`v0:${timestamp.trim()}:`, body);
   const expected = `v0=${hex(await hmac(secret, signed))}`;
   return (await secretsEqual(signature.trim().toLowerCase(), expected)) ? undefined : "Signature in header X-Slack-Signature does not match the body";
 }
@@ -92,7 +101,7 @@ async function verifySendGrid(publicKey: string, headers: Headers, body: Uint8Ar
   const raw = rawEcdsaSignature(decodeBase64(signature.trim()));
   if (key === undefined) return "The webhook's verification key (secretValue) is not a base64 P-256 public key";
   if (raw === undefined) return `Signature in header ${SENDGRID_SIGNATURE} is not a base64 DER ECDSA signature`;
-  const signed = new Uint8Array([...encoder.encode(timestamp), ...body]);
+  const signed = prefixed(timestamp, body);
   const valid = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, key, raw, signed);
   return valid ? undefined : `Signature in header ${SENDGRID_SIGNATURE} does not match the body`;
 }
