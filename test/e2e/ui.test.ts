@@ -1520,6 +1520,18 @@ describe("web UI", () => {
     }, { timeout: STEP_TIMEOUT_MS }).toBe(1);
     expect((await row.locator("td").allTextContents()).slice(0, 4)).toEqual(["Approve the refund", "ASSIGNED", "ui-reviewers (group)", ""]);
     await screenshot(page, "inbox");
+    // Filtered by workflow name and by text, the filters kept in the address (with the tab's own).
+    await page.getByLabel("Workflow name").fill(`${flow}_other`);
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByText("No task matches.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel("Workflow name").fill(flow);
+    await page.getByLabel("Text (exact case)").fill("the refund");
+    await page.getByRole("button", { name: "Search" }).click();
+    await expect.poll(() => row.count(), { timeout: STEP_TIMEOUT_MS }).toBe(1);
+    expect(new URL(page.url()).hash).toBe(`#/inbox?workflowName=${flow}&text=the+refund`);
+    expect(await page.getByRole("navigation", { name: "Pages" }).textContent()).toContain("1–1 of 1");
+    await page.getByRole("link", { name: "Mine, all states" }).click();
+    await expect.poll(() => row.count(), { timeout: STEP_TIMEOUT_MS }).toBe(1);
     await row.getByRole("link", { name: "Approve the refund" }).click();
     await page.getByRole("heading", { name: "Approve the refund" }).waitFor({ timeout: STEP_TIMEOUT_MS });
     expect(await page.getByLabel("Approved").isDisabled()).toBe(true);

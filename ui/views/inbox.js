@@ -3,6 +3,7 @@ import { api, errorMessage, me } from "../lib/api.js";
 import { fact, formatTime, h, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 import { jsonBlock } from "../lib/json-view.js";
+import { pager, searchForm, searchHash } from "../lib/search-page.js";
 
 /**
  * @typedef {{ user: string, userType: string }} HumanUser
@@ -13,6 +14,8 @@ import { jsonBlock } from "../lib/json-view.js";
  */
 
 const OPEN_STATES = ["ASSIGNED", "IN_PROGRESS"];
+/** Tasks one page of the Inbox shows. */
+const PAGE_SIZE = 50;
 
 /** @param {HumanUser | undefined} user */
 function who(user) {
@@ -28,8 +31,17 @@ function who(user) {
 export async function renderInbox(container, params, context) {
   const view = params.get("view") === "all" ? "ADMIN" : "INBOX";
   const states = params.get("states") === "all" ? [] : OPEN_STATES;
+  const workflowName = params.get("workflowName") ?? "";
+  const text = params.get("text") ?? "";
+  const start = Math.max(0, Number(params.get("start") ?? 0) || 0);
   const results = h("div", { className: "results", "aria-live": "polite", "aria-busy": "true" });
   const link = (/** @type {string} */ label, /** @type {string} */ hash, /** @type {boolean} */ current) => h("a", { href: hash, "aria-current": current ? "page" : undefined }, label);
+  const workflowInput = h("input", { id: "inbox-filter-workflow", name: "workflowName", value: workflowName });
+  const textInput = h("input", { id: "inbox-filter-text", name: "text", value: text, type: "search" });
+  // The tab's own parameters stay with the filters and the pages.
+  const tab = /** @type {Array<[string, string]>} */ ([["view", view === "ADMIN" ? "all" : ""], ["states", view === "INBOX" && states.length === 0 ? "all" : ""]]);
+  /** @param {number} pageStart */
+  const hashFor = (pageStart) => searchHash("#/inbox", [["workflowName", workflowInput.value.trim()], ["text", textInput.value.trim()]], pageStart, tab);
   replaceChildren(container,
     h("div", { className: "page-head" }, h("h1", {}, "Inbox"), h("button", { type: "button", className: "secondary", onclick: () => void load() }, "Refresh")),
     h("p", { className: "help" }, "HUMAN tasks: those assigned to you or your groups, and open ones of workflows you may read. A change shows here within a second or two."),
@@ -37,12 +49,17 @@ export async function renderInbox(container, params, context) {
       link("Mine, waiting", "#/inbox", view === "INBOX" && states.length > 0),
       link("Mine, all states", "#/inbox?states=all", view === "INBOX" && states.length === 0),
       link("All I may read", "#/inbox?view=all", view === "ADMIN")),
+    searchForm(context, hashFor, [
+      ["inbox-filter-workflow", "Workflow name", workflowInput],
+      ["inbox-filter-text", "Text (exact case)", textInput],
+    ]),
     results);
 
   async function load() {
     try {
-      const page = /** @type {{ totalHits: number, results: HumanTaskEntry[] }} */ (await api("POST", "/api/human/tasks/search", { searchType: view, states, size: 100 }));
-      if (context.active()) renderList(page.results);
+      const search = { searchType: view, states, start, size: PAGE_SIZE, ...(workflowName ? { workflowNames: [workflowName] } : {}), ...(text ? { fullTextQuery: text } : {}) };
+      const page = /** @type {{ totalHits: number, results: HumanTaskEntry[] }} */ (await api("POST", "/api/human/tasks/search", search));
+      if (context.active()) renderList(page);
     } catch (error) {
       if (context.active()) replaceChildren(results, h("p", { className: "error", role: "alert" }, errorMessage(error)));
     } finally {
@@ -50,10 +67,11 @@ export async function renderInbox(container, params, context) {
     }
   }
 
-  /** @param {HumanTaskEntry[]} entries */
-  function renderList(entries) {
+  /** @param {{ totalHits: number, results: HumanTaskEntry[] }} page */
+  function renderList(page) {
+    const entries = page.results;
     if (entries.length === 0) {
-      replaceChildren(results, h("p", { className: "empty" }, "Nothing waits for you here."));
+      replaceChildren(results, h("p", { className: "empty" }, workflowName || text ? "No task matches." : "Nothing waits for you here."));
       return;
     }
     const rows = entries.map((entry) =>
@@ -69,7 +87,8 @@ export async function renderInbox(container, params, context) {
         h("table", {},
           h("caption", { className: "visually-hidden" }, "Human tasks"),
           h("thead", {}, h("tr", {}, ["Task", "State", "Assigned to", "Claimed by", "Workflow", "Updated"].map((title) => h("th", { scope: "col" }, title)))),
-          h("tbody", {}, rows))));
+          h("tbody", {}, rows))),
+      pager(start, entries.length, page.totalHits, PAGE_SIZE, hashFor));
   }
 
   await load();
