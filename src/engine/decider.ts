@@ -61,7 +61,7 @@ import { checkMayUpdate, humanActionFields, type HumanAction, type HumanCaller }
 import { humanTriggerStarts } from "./tasks/human/triggers";
 import { chooseDynamicTask } from "./tasks/dynamic";
 import { applyUpgrade, type UpgradeRequest } from "./upgrade";
-import { compactedForkRuns, forkedTaskInput, withForkedTasks, withoutEndedForks } from "./tasks/fork-join-dynamic";
+import { compactedForkRuns, forkedTaskInput, withoutEndedForks } from "./tasks/fork-join-dynamic";
 import { admissionFields } from "./rate-limit";
 import { taskCacheKey } from "./task-cache";
 import { mergedVariables, variablesProblem } from "./variables";
@@ -1767,8 +1767,8 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   // Not the workflow's updateTime: the task's own shows the change, and moving it would rewrite the search row on the task-to-task path.
   if (started.variables !== undefined) draft.patch({ variables: started.variables });
   if (started.ending !== undefined) endAsAsked(draft, updated, started.ending, env, effects);
-  // The forked tasks become steps of the plan (see `plan.ts`): the next pass finds their lanes running.
-  if (started.forked !== undefined) draft.patch({ definition: withForkedTasks(draft.state.definition, definition.taskReferenceName, started.forked, updated) });
+  // A dynamic fork's tasks become steps of the plan (see `plan.ts`): the next pass finds their lanes running.
+  if (started.definition !== undefined) draft.patch({ definition: started.definition });
 }
 
 /**

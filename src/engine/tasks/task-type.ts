@@ -1,5 +1,5 @@
 import type { DecideEnv } from "../config";
-import type { JsonObject, TaskExecution, TaskType, WorkflowExecution, WorkflowTaskDef } from "../model";
+import type { JsonObject, TaskExecution, TaskType, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../model";
 
 /** What a task type does when its task starts. */
 export interface TaskStart {
@@ -13,8 +13,8 @@ export interface TaskStart {
   variables?: JsonObject;
   /** Set when the workflow ends with the task (TERMINATE), in the same decision. */
   ending?: WorkflowEnding;
-  /** The tasks the task forked (FORK_JOIN_DYNAMIC), one branch each: recorded in the execution's definition. */
-  forked?: WorkflowTaskDef[];
+  /** The execution's definition from now on, when the task changes it (a FORK_JOIN_DYNAMIC records what it forked). */
+  definition?: WorkflowDef;
 }
 
 /** How a task asks its workflow to end (TERMINATE). */

@@ -29,9 +29,10 @@ export const forkJoinDynamicTask: TaskTypeModule = {
       const reasonForIncompletion = cutText(`Tasks could not be forked: ${forked.reason}`, MAX_TASK_REASON_LENGTH);
       return { task: { ...task, ...times, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion }, dispatch: false };
     }
-    // Conductor's fork shows what it forked in its input.
+    // Conductor's fork shows what it forked in its input. The forked tasks become steps of the plan (see `plan.ts`).
     const inputData = { ...task.inputData, forkedTasks: forked.tasks.map((forkedTask) => forkedTask.taskReferenceName) };
-    return { task: { ...task, ...times, status: "COMPLETED", inputData, outputData: {} }, dispatch: false, forked: forked.tasks };
+    const started = { task: { ...task, ...times, status: "COMPLETED" as const, inputData, outputData: {} }, dispatch: false };
+    return forked.recorded === execution.definition ? started : { ...started, definition: forked.recorded };
   },
   attemptDeadline(_task, env) {
     return env.now;
@@ -39,6 +40,8 @@ export const forkJoinDynamicTask: TaskTypeModule = {
 };
 
 type Forked = { ok: true; tasks: WorkflowTaskDef[] } | { ok: false; reason: string };
+/** Forked tasks with the execution's definition recording them, or why they cannot be forked. */
+type Recorded = { ok: true; tasks: WorkflowTaskDef[]; recorded: WorkflowDef } | { ok: false; reason: string };
 
 /**
  * The tasks FORK_JOIN_DYNAMIC `fork` forks, given its resolved `input`, checked like a definition's tasks (each with
@@ -68,15 +71,15 @@ function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: W
 }
 
 /**
- * `forked` unless recording it would take the execution's copy of its definition (one stored row, with every earlier
- * run of its dynamic forks) over {@link MAX_STORED_DEFINITION_BYTES}: a loop forking different tasks in each of many
- * iterations adds a run each time.
+ * `forked` with `workflow` recording it (see {@link withForkedTasks}), unless that would take the execution's copy of its
+ * definition (one stored row, with every earlier run of its dynamic forks) over {@link MAX_STORED_DEFINITION_BYTES}: a
+ * loop forking different tasks in each of many iterations adds a run each time.
  */
-function recordable(forked: Forked, fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: WorkflowDef): Forked {
+function recordable(forked: Forked, fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: WorkflowDef): Recorded {
   if (!forked.ok) return forked;
   const recorded = withForkedTasks(workflow, fork.taskReferenceName, forked.tasks, forkTask);
   const bytes = recorded === workflow ? undefined : oversize(recorded, MAX_STORED_DEFINITION_BYTES);
-  if (bytes === undefined) return forked;
+  if (bytes === undefined) return { ...forked, recorded };
   const runs = workflow.dynamicForks?.length ?? 0;
   return { ok: false, reason: `with them, the execution's copy of its definition (the tasks of ${runs} earlier ${runs === 1 ? "run" : "runs"} of its dynamic forks included) would be ${bytes} bytes, over the limit of ${MAX_STORED_DEFINITION_BYTES} bytes; fork sub workflows over batches instead` };
 }
@@ -162,7 +165,7 @@ function takenReferences(workflow: WorkflowDef, fork: string): Set<string> {
  * iteration, as a FORK_JOIN's branches do: the same object is returned); other tasks are a run of their own. Otherwise
  * the run is added after the others, so that theirs keep their places in the plan.
  */
-export function withForkedTasks(workflow: WorkflowDef, fork: string, tasks: WorkflowTaskDef[], forkTask: Pick<TaskExecution, "seq" | "iteration">): WorkflowDef {
+function withForkedTasks(workflow: WorkflowDef, fork: string, tasks: WorkflowTaskDef[], forkTask: Pick<TaskExecution, "seq" | "iteration">): WorkflowDef {
   const runs = workflow.dynamicForks ?? [];
   const run = { fork, tasks, forkSeq: forkTask.seq };
   if (forkTask.iteration === undefined) {
