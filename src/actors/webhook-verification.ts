@@ -3,10 +3,26 @@ import { secretsEqual } from "../worker/auth/constant-time";
 
 const encoder = new TextEncoder();
 
-function encode(bytes: ArrayBuffer, encoding: "hex" | "base64"): string {
-  const view = new Uint8Array(bytes);
+/** `bytes` as lower-case hex or as base64. */
+export function encode(bytes: ArrayBuffer | Uint8Array, encoding: "hex" | "base64"): string {
+  const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
   if (encoding === "hex") return [...view].map((byte) => byte.toString(16).padStart(2, "0")).join("");
   return btoa(String.fromCharCode(...view));
+}
+
+/** The HMAC-SHA256 of `data` keyed by `secret` (UTF-8). */
+export async function hmacSha256(secret: string, data: Uint8Array): Promise<ArrayBuffer> {
+  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return crypto.subtle.sign("HMAC", key, data);
+}
+
+/** `text` (UTF-8) followed by `body`: what Stripe, Slack and SendGrid sign. */
+export function prefixed(text: string, body: Uint8Array): Uint8Array {
+  const head = encoder.encode(text);
+  const all = new Uint8Array(head.length + body.length);
+  all.set(head);
+  all.set(body, head.length);
+  return all;
 }
 
 /**
@@ -24,9 +40,8 @@ export async function verifyCallback(expected: WebhookExpectations, headers: Hea
   if (signature) {
     const given = headers.get(signature.header);
     if (given === null) return `Missing signature header ${signature.header}`;
-    const key = await crypto.subtle.importKey("raw", encoder.encode(signature.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    if (signature.scheme === "stripe") return verifyStripeStyle(key, given, rawBody, signature.header, signature.toleranceSeconds, now);
-    const mac = await crypto.subtle.sign("HMAC", key, rawBody);
+    if (signature.scheme === "stripe") return verifyStripeStyle(signature.secret, given, rawBody, signature.header, signature.toleranceSeconds, now);
+    const mac = await hmacSha256(signature.secret, rawBody);
     const expectedValue = `${signature.prefix}${encode(mac, signature.encoding)}`;
     // Hex digests compare case-insensitively (senders differ); base64 does not.
     const normalise = (text: string) => (signature.encoding === "hex" ? text.trim().toLowerCase() : text.trim());
@@ -39,14 +54,13 @@ export async function verifyCallback(expected: WebhookExpectations, headers: Hea
  * Stripe's layout: `t=<unix seconds>,v1=<hex HMAC of "<t>.<body>">` (several v1 during a secret
  * rotation). The timestamp must be within the tolerance, so a captured callback cannot be replayed later.
  */
-async function verifyStripeStyle(key: CryptoKey, header: string, rawBody: Uint8Array, name: string, toleranceSeconds: number, now: number): Promise<string | undefined> {
+async function verifyStripeStyle(secret: string, header: string, rawBody: Uint8Array, name: string, toleranceSeconds: number, now: number): Promise<string | undefined> {
   const parts = header.split(",").map((part) => part.trim().split("="));
   const timestamp = parts.find(([field]) => field === "t")?.[1];
   const candidates = parts.filter(([field, value]) => field === "v1" && value !== undefined).map(([, value]) => value!.toLowerCase());
   if (timestamp === undefined || !/^\d+$/.test(timestamp) || candidates.length === 0) return `Signature header ${name} must be t=<timestamp>,v1=<signature>`;
   if (Math.abs(now / 1000 - Number(timestamp)) > toleranceSeconds) return `Signature in header ${name} is older than ${toleranceSeconds} seconds`;
-  const signed = new Uint8Array([...encoder.encode(`${timestamp}.`), ...rawBody]);
-  const expectedValue = encode(await crypto.subtle.sign("HMAC", key, signed), "hex");
+  const expectedValue = encode(await hmacSha256(secret, prefixed(`${timestamp}.`, rawBody)), "hex");
   let matched = false;
   // Compare with every candidate (no early exit), so timing does not tell which one matched.
   for (const candidate of candidates) matched = (await secretsEqual(candidate, expectedValue)) || matched;

@@ -2,11 +2,9 @@
  * Checks that an event sent to a webhook comes from its sender, by the webhook's verifier (see `config.ts`). Every
  * comparison of a secret or a signature is constant-time; a refusal names the header that failed, never a value.
  */
-import { verifyCallback } from "../../actors/webhook-verification";
+import { encode, hmacSha256, prefixed, verifyCallback } from "../../actors/webhook-verification";
 import { secretsEqual } from "../auth/constant-time";
 import type { WebhookSecrets, WebhookSettings } from "./config";
-
-const encoder = new TextEncoder();
 
 /** How far a signed timestamp (Slack's, Stripe's) may be from now: a captured event cannot be replayed later. */
 const SIGNED_TIMESTAMP_TOLERANCE_SECONDS = 300;
@@ -38,22 +36,10 @@ export async function verifyEvent(settings: WebhookSettings, secrets: WebhookSec
   }
 }
 
-async function hmac(secret: string, data: Uint8Array): Promise<Uint8Array> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  return new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
-}
-
-/** `text` (UTF-8) followed by `body`: what Slack and SendGrid sign. */
-function prefixed(text: string, body: Uint8Array): Uint8Array {
-  const head = encoder.encode(text);
-  const all = new Uint8Array(head.length + body.length);
-  all.set(head);
-  all.set(body, head.length);
-  return all;
-}
-
-const hex = (bytes: Uint8Array) => [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-const base64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+/** The HMAC-SHA256 of `data` keyed by `secret`, as bytes. */
+const hmac = async (secret: string, data: Uint8Array) => new Uint8Array(await hmacSha256(secret, data));
+const hex = (bytes: Uint8Array) => encode(bytes, "hex");
+const base64 = (bytes: Uint8Array) => encode(bytes, "base64");
 
 /**
  * The header `header` carries the HMAC-SHA256 of the body keyed by `secret`: hex (any case) or base64, after an
