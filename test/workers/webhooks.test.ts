@@ -94,6 +94,7 @@ describe("webhook configs", () => {
     await apiOk("DELETE", `/api/metadata/webhook/${webhook.id}/tags`, [{ key: "env", value: "prod" }]);
     expect(await apiOk("GET", `/api/metadata/webhook/${webhook.id}/tags`)).toEqual([{ key: "team", value: "billing" }]);
     expect((await api("PUT", `/api/metadata/webhook/${webhook.id}/tags`, [{ key: "" }])).status).toBe(400);
+    expect(await apiOk("GET", `/api/metadata/webhook/${webhook.id}/tags`)).toEqual([{ key: "team", value: "billing" }]);
     expect((await api("GET", `/api/metadata/webhook/${crypto.randomUUID()}/tags`)).status).toBe(404);
     // The secrets are untouched by a change of tags: events still verify.
     expect((await send(webhook, {}, { "X-Token": "t" })).status).toBe(200);

@@ -1,5 +1,6 @@
 // @ts-check
-import { h } from "./dom.js";
+import { errorMessage } from "./api.js";
+import { h, replaceChildren } from "./dom.js";
 
 /**
  * The address of a search page with its filters (those with a value, in order), its page's start (when past the
@@ -57,4 +58,24 @@ export function pager(start, shown, total, pageSize, hashFor) {
     h("span", {}, `${start + 1}–${last} of ${total}`),
     start > 0 ? h("a", { href: hashFor(Math.max(0, start - pageSize)) }, "Previous") : null,
     last < total ? h("a", { href: hashFor(start + pageSize) }, "Next") : null);
+}
+
+/**
+ * Reads a page of results into `results`: what `read` answers, drawn by `render` while the view is still shown, or
+ * the error in its place; `results` is marked busy until then.
+ * @template T
+ * @param {HTMLElement} results
+ * @param {import("../app.js").ViewContext} context
+ * @param {() => Promise<T>} read
+ * @param {(page: T) => void} render
+ */
+export async function loadResults(results, context, read, render) {
+  try {
+    const page = await read();
+    if (context.active()) render(page);
+  } catch (error) {
+    if (context.active()) replaceChildren(results, h("p", { className: "error", role: "alert" }, errorMessage(error)));
+  } finally {
+    results.setAttribute("aria-busy", "false");
+  }
 }

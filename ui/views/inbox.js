@@ -3,7 +3,7 @@ import { api, errorMessage, me } from "../lib/api.js";
 import { fact, formatTime, h, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 import { jsonBlock } from "../lib/json-view.js";
-import { pager, searchForm, searchHash } from "../lib/search-page.js";
+import { loadResults, pager, searchForm, searchHash } from "../lib/search-page.js";
 
 /**
  * @typedef {{ user: string, userType: string }} HumanUser
@@ -55,17 +55,9 @@ export async function renderInbox(container, params, context) {
     ]),
     results);
 
-  async function load() {
-    try {
-      const search = { searchType: view, states, start, size: PAGE_SIZE, ...(workflowName ? { workflowNames: [workflowName] } : {}), ...(text ? { fullTextQuery: text } : {}) };
-      const page = /** @type {{ totalHits: number, results: HumanTaskEntry[] }} */ (await api("POST", "/api/human/tasks/search", search));
-      if (context.active()) renderList(page);
-    } catch (error) {
-      if (context.active()) replaceChildren(results, h("p", { className: "error", role: "alert" }, errorMessage(error)));
-    } finally {
-      results.setAttribute("aria-busy", "false");
-    }
-  }
+  const search = { searchType: view, states, start, size: PAGE_SIZE, ...(workflowName ? { workflowNames: [workflowName] } : {}), ...(text ? { fullTextQuery: text } : {}) };
+  const load = () =>
+    loadResults(results, context, async () => /** @type {{ totalHits: number, results: HumanTaskEntry[] }} */ (await api("POST", "/api/human/tasks/search", search)), renderList);
 
   /** @param {{ totalHits: number, results: HumanTaskEntry[] }} page */
   function renderList(page) {

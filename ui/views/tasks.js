@@ -1,7 +1,7 @@
 // @ts-check
-import { api, permissionsAt, errorMessage } from "../lib/api.js";
+import { api, permissionsAt } from "../lib/api.js";
 import { formatDuration, formatTime, h, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
-import { pager, searchForm, searchHash } from "../lib/search-page.js";
+import { loadResults, pager, searchForm, searchHash } from "../lib/search-page.js";
 
 export const TASK_STATUSES = ["SCHEDULED", "IN_PROGRESS", "COMPLETED", "COMPLETED_WITH_ERRORS", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "TIMED_OUT", "CANCELED", "SKIPPED"];
 const PAGE_SIZE = 25;
@@ -78,16 +78,7 @@ export async function renderTasks(container, params, context) {
   if (query) searchQuery.set("query", query);
   if (freeText) searchQuery.set("freeText", freeText);
 
-  async function load() {
-    try {
-      const page = /** @type {{ totalHits: number, results: TaskSummary[] }} */ (await api("GET", `/api/tasks/search?${searchQuery}`));
-      if (context.active()) renderPage(page);
-    } catch (error) {
-      if (context.active()) replaceChildren(results, h("p", { className: "error", role: "alert" }, errorMessage(error)));
-    } finally {
-      results.setAttribute("aria-busy", "false");
-    }
-  }
+  const load = () => loadResults(results, context, async () => /** @type {{ totalHits: number, results: TaskSummary[] }} */ (await api("GET", `/api/tasks/search?${searchQuery}`)), renderPage);
 
   /** @param {{ totalHits: number, results: TaskSummary[] }} page */
   function renderPage(page) {
