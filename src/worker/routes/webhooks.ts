@@ -13,7 +13,7 @@ import { parseOrThrow } from "../schemas";
 import { MAX_TAGS_PER_TARGET, TagListSchema } from "../tags";
 import { requiredBody } from "./metadata";
 import { callerStartScopes } from "../workflow-actions";
-import { WebhookConfigRequest, type WebhookConfigBody } from "../webhooks/config";
+import { WebhookConfigRequest, type WebhookConfigBody, type WebhookSecrets } from "../webhooks/config";
 import { completeWaitingTasks, eventPayload, startWebhookWorkflows } from "../webhooks/deliver";
 import { WebhookRepository, webhookJson, type Webhook } from "../webhooks/store";
 import { verifyEvent } from "../webhooks/verify";
@@ -35,6 +35,14 @@ async function webhookAt(env: Env, id: string): Promise<Webhook> {
   const webhook = UUID.test(id) ? await new WebhookRepository(env).get(id.toLowerCase()) : undefined;
   if (webhook === undefined) throw notFound(`No webhook ${id}`);
   return webhook;
+}
+
+/** Webhook `id` with its secrets, read at once, or a 404; a 409 when its secrets cannot be read with the key configured. */
+async function webhookWithSecrets(env: Env, id: string): Promise<{ webhook: Webhook; secrets: WebhookSecrets }> {
+  const found = UUID.test(id) ? await new WebhookRepository(env).getWithSecrets(id.toLowerCase()) : undefined;
+  if (found === undefined) throw notFound(`No webhook ${id}`);
+  if (found.secrets === undefined) throw new ApiError(409, "CONFLICT", `Webhook ${found.webhook.id}'s secrets cannot be read with the configured SECRETS_ENCRYPTION_KEY: save it again with its secrets`);
+  return { webhook: found.webhook, secrets: found.secrets };
 }
 
 /**
@@ -133,11 +141,9 @@ export function registerWebhookRoutes(router: RouterType<IRequest, Args>): void 
 
   router.post("/webhook/:id", async (request, env) => {
     const incoming = request as unknown as Request;
-    const webhook = await webhookAt(env, decodedPathParam(request, "id"));
+    const { webhook, secrets } = await webhookWithSecrets(env, decodedPathParam(request, "id"));
     const body = await readBodyBytes(incoming, serviceConfig(env).maxRequestBytes);
     const repository = new WebhookRepository(env);
-    const secrets = await repository.secretsOf(webhook.id);
-    if (secrets === undefined) throw new ApiError(409, "CONFLICT", `Webhook ${webhook.id}'s secrets cannot be read with the configured SECRETS_ENCRYPTION_KEY: save it again with its secrets`);
     const limiter = verificationLimiter(env, webhook.id, incoming);
     const failure = await verifyEvent(webhook.settings, secrets, incoming.headers, body);
     if (failure !== undefined) {

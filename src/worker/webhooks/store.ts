@@ -103,12 +103,15 @@ export class WebhookRepository {
     return row === null ? undefined : fromRow(row);
   }
 
-  /** The secrets of webhook `id`; undefined when they cannot be read (a keyring without their key). */
-  async secretsOf(id: string): Promise<WebhookSecrets | undefined> {
-    const row = await this.#env.DB.prepare(`SELECT secrets FROM webhooks WHERE id = ?`).bind(id).first<{ secrets: string }>();
+  /**
+   * The webhook `id` with its secrets, read at once, if there is one; `secrets` undefined when they cannot be read (a
+   * keyring without their key).
+   */
+  async getWithSecrets(id: string): Promise<{ webhook: Webhook; secrets: WebhookSecrets | undefined } | undefined> {
+    const row = await this.#env.DB.prepare(`SELECT * FROM webhooks WHERE id = ?`).bind(id).first<WebhookRow>();
     if (row === null) return undefined;
     const plain = await decryptSecret(await requireKeyring(this.#env), secretsName(id), row.secrets);
-    return plain === undefined ? undefined : (JSON.parse(plain) as WebhookSecrets);
+    return { webhook: fromRow(row), secrets: plain === undefined ? undefined : (JSON.parse(plain) as WebhookSecrets) };
   }
 
   /** Saves a new webhook under a fresh id; 409 when its name is taken. */
@@ -134,9 +137,9 @@ export class WebhookRepository {
    * whether its URL was verified stay. 404 when there is none, 409 when the new name is another's.
    */
   async update(id: string, save: WebhookSave): Promise<Webhook> {
-    const kept = await this.secretsOf(id);
-    if (kept === undefined && (await this.get(id)) === undefined) throw new ApiError(404, "NOT_FOUND", `No webhook ${id}`);
-    const { settings, secrets } = checked(save.body, kept);
+    const found = await this.getWithSecrets(id);
+    if (found === undefined) throw new ApiError(404, "NOT_FOUND", `No webhook ${id}`);
+    const { settings, secrets } = checked(save.body, found.secrets);
     const encrypted = await encryptSecret(await requireKeyring(this.#env), secretsName(id), JSON.stringify(secrets));
     let changes: number;
     try {
