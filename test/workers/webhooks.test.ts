@@ -264,6 +264,24 @@ describe("events sent to a webhook", () => {
     expect(((await (await send(webhook, { batch: "b-1" }, { "X-Token": "t" })).json()) as EventAnswer).completedTasks.map((task) => task.workflowId)).toEqual([failing]);
   });
 
+  it("sent just after a task began to wait, before its routing row was written, complete it a moment later; a task that began to wait after the event is not completed", async () => {
+    await register({ name: "wh_early", tasks: [waitingFor("w", { "$.order": "${workflow.input.order}" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-early", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_early: 1 } });
+    // The start answers once the task waits; its row follows by about a tenth of a second.
+    const early = await startWorkflow("wh_early", { order: "o-1" });
+    const answer = (await (await send(webhook, { order: "o-1" }, { "X-Token": "t" })).json()) as EventAnswer;
+    const later = await startWorkflow("wh_early", { order: "o-1" });
+    await waitsOf(later);
+    const done = await waitFor(early, ["COMPLETED", "FAILED"]);
+    expect(done).toMatchObject({ status: "COMPLETED", tasks: [{ outputData: { order: "o-1" } }] });
+    type History = Array<{ eventId: string; matched: boolean; workflowIds: string[] }>;
+    const history = async () => (await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`))["webhookExecutionHistory"] as History;
+    // The event's record shows the execution it reached late (recorded once every task that look found had answered).
+    const recorded = await eventually(history, (events) => events.some((event) => event.eventId === answer.eventId && event.matched), "the late reach recorded");
+    expect(recorded.find((event) => event.eventId === answer.eventId)!.workflowIds).toEqual([early]);
+    expect((await getWorkflow(later)).tasks[0]!.status).toBe("IN_PROGRESS");
+  });
+
   it("refuse a body that is no JSON object or form, changing nothing", async () => {
     await register({ name: "wh_bodies", tasks: [waitingFor("w", {})] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-bodies", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_bodies: 1 } });

@@ -14,7 +14,7 @@ import { MAX_TAGS_PER_TARGET, TagListSchema } from "../tags";
 import { requiredBody } from "./metadata";
 import { callerStartScopes } from "../workflow-actions";
 import { WebhookConfigRequest, type WebhookConfigBody, type WebhookSecrets } from "../webhooks/config";
-import { completeWaitingTasks, eventPayload, startWebhookWorkflows } from "../webhooks/deliver";
+import { completeLateWaitingTasks, completeWaitingTasks, eventPayload, startWebhookWorkflows, type CompletedTask } from "../webhooks/deliver";
 import { WebhookRepository, webhookJson, type Webhook } from "../webhooks/store";
 import { verifyEvent } from "../webhooks/verify";
 
@@ -139,7 +139,8 @@ export function registerWebhookRoutes(router: RouterType<IRequest, Args>): void 
     return new Response(null, { status: 200 });
   });
 
-  router.post("/webhook/:id", async (request, env) => {
+  router.post("/webhook/:id", async (request, env, ctx) => {
+    const receivedAt = Date.now();
     const incoming = request as unknown as Request;
     const { webhook, secrets } = await webhookWithSecrets(env, decodedPathParam(request, "id"));
     const body = await readBodyBytes(incoming, serviceConfig(env).maxRequestBytes);
@@ -159,7 +160,8 @@ export function registerWebhookRoutes(router: RouterType<IRequest, Args>): void 
     if (webhook.settings.verifier === "SLACK_BASED" && payload["type"] === "url_verification" && typeof payload["challenge"] === "string") {
       return Response.json({ challenge: payload["challenge"] });
     }
-    const completedTasks = await completeWaitingTasks(env, webhook.settings, payload);
+    const delivery = await completeWaitingTasks(env, webhook.settings, payload);
+    const completedTasks = delivery.completed;
     const startedWorkflows = await startWebhookWorkflows(env, webhook, payload, new URL(incoming.url).origin);
     const eventId = crypto.randomUUID();
     const started = startedWorkflows.flatMap((start) => ("workflowId" in start ? [start.workflowId] : []));
@@ -170,6 +172,14 @@ export function registerWebhookRoutes(router: RouterType<IRequest, Args>): void 
       payload: JSON.stringify(payload),
       timeStamp: Date.now(),
     });
+    // Tasks that began to wait just before the event, whose routing rows were still on their way, are found a moment later.
+    if (Object.keys(webhook.settings.receiverWorkflowNamesToVersions).length > 0) {
+      const event = { receivedAt, delivery, startedWorkflows: started };
+      const record = (late: CompletedTask[]) => repository.addEventReach(eventId, late.map((task) => task.workflowId));
+      ctx.waitUntil(completeLateWaitingTasks(env, webhook.settings, payload, event, record).catch((error: unknown) => {
+        console.error(JSON.stringify({ msg: "webhook event's late look failed", webhook: webhook.id, eventId, error: String(error) }));
+      }));
+    }
     return Response.json({ webhookId: webhook.id, eventId, completedTasks, startedWorkflows });
   });
 }

@@ -53,13 +53,31 @@ export interface CompletedTask {
   taskId: string;
 }
 
+/** What handing an event to the waiting tasks it matches did. */
+export interface EventDelivery {
+  completed: CompletedTask[];
+  /** The tasks whose executions answered (took the event or not): a later look at the routing table passes them over. */
+  answered: Set<string>;
+}
+
+/** Which waiting tasks a later look at the routing table is for (see {@link completeLateWaitingTasks}). */
+interface LateLook {
+  /** Only tasks that were waiting then: their rows' `created_on` (the task's start) is no later. */
+  waitingAt: number;
+  /** Tasks passed over: those already reached. */
+  answered: ReadonlySet<string>;
+  /** Executions passed over: those the event itself started. */
+  startedWorkflows: ReadonlySet<string>;
+}
+
 /**
  * Completes the waiting tasks of the webhook's receiver workflows that `payload` matches (at most
  * {@link MAX_TASKS_PER_EVENT}); each execution checks the match again against the task as it stands.
  */
-export async function completeWaitingTasks(env: Env, settings: WebhookSettings, payload: JsonObject): Promise<CompletedTask[]> {
+export async function completeWaitingTasks(env: Env, settings: WebhookSettings, payload: JsonObject, late?: LateLook): Promise<EventDelivery> {
+  const answered = new Set<string>();
   const receivers = Object.entries(settings.receiverWorkflowNamesToVersions);
-  if (receivers.length === 0) return [];
+  if (receivers.length === 0) return { completed: [], answered };
   const groupQueries = receivers.map(([name, version]) =>
     version === 0
       ? env.DB.prepare(`SELECT DISTINCT workflow_name, workflow_version, task_ref_name, paths FROM webhook_waits WHERE workflow_name = ? LIMIT ${MAX_MATCH_GROUPS}`).bind(name)
@@ -68,13 +86,15 @@ export async function completeWaitingTasks(env: Env, settings: WebhookSettings, 
   type Group = { workflow_name: string; workflow_version: number; task_ref_name: string; paths: string };
   const groups = (await env.DB.batch<Group>(groupQueries)).flatMap((result) => result.results);
   const keys = [...new Set(groups.flatMap((group) => eventMatchKey(payload, group.workflow_name, group.workflow_version, group.task_ref_name, JSON.parse(group.paths) as string[]) ?? []))];
+  const waitingAt = late === undefined ? "" : ` AND created_on <= ${Math.floor(late.waitingAt)}`;
   const waiting: CompletedTask[] = [];
   for (let start = 0; start < keys.length && waiting.length < MAX_TASKS_PER_EVENT; start += KEYS_PER_QUERY) {
     const chunk = keys.slice(start, start + KEYS_PER_QUERY);
-    const { results } = await env.DB.prepare(`SELECT workflow_id, task_id FROM webhook_waits WHERE match_key IN (${chunk.map(() => "?").join(", ")}) ORDER BY created_on LIMIT ${MAX_TASKS_PER_EVENT - waiting.length}`)
+    const { results } = await env.DB.prepare(`SELECT workflow_id, task_id FROM webhook_waits WHERE match_key IN (${chunk.map(() => "?").join(", ")})${waitingAt} ORDER BY created_on LIMIT ${MAX_TASKS_PER_EVENT - waiting.length}`)
       .bind(...chunk)
       .all<{ workflow_id: string; task_id: string }>();
-    waiting.push(...results.map((row) => ({ workflowId: row.workflow_id, taskId: row.task_id })));
+    const fresh = late === undefined ? results : results.filter((row) => !late.answered.has(row.task_id) && !late.startedWorkflows.has(row.workflow_id));
+    waiting.push(...fresh.map((row) => ({ workflowId: row.workflow_id, taskId: row.task_id })));
   }
   const completed: CompletedTask[] = [];
   for (let start = 0; start < waiting.length; start += CONCURRENT_DELIVERIES) {
@@ -83,11 +103,41 @@ export async function completeWaitingTasks(env: Env, settings: WebhookSettings, 
     const outcomes = await Promise.allSettled(batch.map((task) => executionStub(env, task.workflowId).webhookEvent(task.taskId, payload)));
     batch.forEach((task, index) => {
       const outcome = outcomes[index]!;
+      if (outcome.status === "fulfilled") answered.add(task.taskId);
       if (outcome.status === "fulfilled" && outcome.value === "completed") completed.push(task);
       if (outcome.status === "rejected") console.error(JSON.stringify({ msg: "webhook event not delivered", workflowId: task.workflowId, taskId: task.taskId, error: String(outcome.reason) }));
     });
   }
-  return completed;
+  return { completed, answered };
+}
+
+/**
+ * When an event is looked for again after it was answered: a task's routing row follows the task's start by a moment
+ * (the execution's index write, about a tenth of a second; a failed write is tried again 2 s later), so an event sent
+ * just after a task began to wait may not find it at first.
+ */
+export const LATE_LOOK_DELAYS_MS = [1_000, 5_000];
+
+/**
+ * Looks for the event's waiting tasks again (after each of {@link LATE_LOOK_DELAYS_MS} from `event.receivedAt`), for
+ * those that were waiting when it came but whose rows were not written yet, or whose executions did not answer: each
+ * is completed as the first look would have, and `record` hears of the executions reached.
+ */
+export async function completeLateWaitingTasks(
+  env: Env,
+  settings: WebhookSettings,
+  payload: JsonObject,
+  event: { receivedAt: number; delivery: EventDelivery; startedWorkflows: readonly string[] },
+  record: (completed: CompletedTask[]) => Promise<void>,
+): Promise<void> {
+  const answered = new Set(event.delivery.answered);
+  const startedWorkflows = new Set(event.startedWorkflows);
+  for (const delay of LATE_LOOK_DELAYS_MS) {
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, event.receivedAt + delay - Date.now())));
+    const delivery = await completeWaitingTasks(env, settings, payload, { waitingAt: event.receivedAt, answered, startedWorkflows });
+    for (const taskId of delivery.answered) answered.add(taskId);
+    if (delivery.completed.length > 0) await record(delivery.completed);
+  }
 }
 
 /** A workflow an event started, or why it could not. */

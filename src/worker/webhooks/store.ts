@@ -167,6 +167,17 @@ export class WebhookRepository {
     return result.meta.changes > 0;
   }
 
+  /** Adds executions an event reached after it was recorded (see `completeLateWaitingTasks`): it matched. */
+  async addEventReach(eventId: string, workflowIds: string[]): Promise<void> {
+    await this.#env.DB.prepare(
+      `UPDATE webhook_events SET matched = 1,
+         workflow_ids = (SELECT json_group_array(value) FROM (SELECT value FROM json_each(webhook_events.workflow_ids) UNION SELECT value FROM json_each(?1)))
+       WHERE event_id = ?2`,
+    )
+      .bind(JSON.stringify(workflowIds), eventId)
+      .run();
+  }
+
   /** Records an event webhook `id` received and verified, keeping its latest {@link EVENTS_KEPT}. */
   async recordEvent(id: string, event: WebhookEvent): Promise<void> {
     const db = this.#env.DB;
