@@ -7,9 +7,9 @@ export const MAX_TAGS_PER_TARGET = 100;
 /** Longest tag key or value, in characters. */
 export const MAX_TAG_LENGTH = 256;
 
-/** What tags are put on, by name: a workflow definition (all its versions), a task definition, a schedule, an event handler. */
+/** What tags are put on, by name: a workflow definition (all its versions), a task definition, a schedule, an event handler, a secret. */
 export interface TagTarget {
-  type: "WORKFLOW_DEF" | "TASK_DEF" | "SCHEDULE" | "EVENT_HANDLER";
+  type: "WORKFLOW_DEF" | "TASK_DEF" | "SCHEDULE" | "EVENT_HANDLER" | "SECRET";
   name: string;
 }
 
@@ -19,6 +19,7 @@ const TARGET_TABLES: Record<TagTarget["type"], string> = {
   TASK_DEF: "task_defs",
   SCHEDULE: "schedules",
   EVENT_HANDLER: "event_handlers",
+  SECRET: "secrets",
 };
 
 /** A tag as stored. */
@@ -80,9 +81,11 @@ export class TagRepository {
     return results.map((row) => ({ key: row.tag_key, value: row.tag_value }));
   }
 
-  /** Every tag something holds, each once, by key then value. */
+  /** Every tag a definition, schedule or event handler holds, each once, by key then value (not secrets': those are for their admins). */
   async all(): Promise<Tag[]> {
-    const { results } = await this.#db.prepare(`SELECT DISTINCT tag_key, tag_value FROM metadata_tags ORDER BY tag_key, tag_value`).all<{ tag_key: string; tag_value: string }>();
+    const { results } = await this.#db
+      .prepare(`SELECT DISTINCT tag_key, tag_value FROM metadata_tags WHERE target_type != 'SECRET' ORDER BY tag_key, tag_value`)
+      .all<{ tag_key: string; tag_value: string }>();
     return results.map((row) => ({ key: row.tag_key, value: row.tag_value }));
   }
 

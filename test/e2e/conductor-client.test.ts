@@ -747,6 +747,22 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(metadata.getWorkflowTags(`client_tags_none_${suffix}`))).toMatch(/No workflow definition named/);
   });
 
+  it("SecretClient puts a secret, lists its name, and sets, reads and deletes its tags; deleting the secret drops them", async () => {
+    const secrets = clients.getSecretClient();
+    const name = `client_secret_${suffix}`;
+    await secrets.putSecret(name, "s3cr3t value");
+    expect(await secrets.listAllSecretNames()).toContain(name);
+    expect(await secrets.listSecretsThatUserCanGrantAccessTo()).toContain(name);
+    expect(await secrets.secretExists(name)).toBe(true);
+    await secrets.setSecretTags([{ key: "team", value: "billing" }, { key: "env", value: "dev" }], name);
+    expect(await secrets.getSecretTags(name)).toEqual([{ key: "env", value: "dev" }, { key: "team", value: "billing" }]);
+    await secrets.deleteSecretTags([{ key: "env", value: "dev" }], name);
+    expect(await secrets.getSecretTags(name)).toEqual([{ key: "team", value: "billing" }]);
+    await secrets.deleteSecret(name);
+    expect(await secrets.listAllSecretNames()).not.toContain(name);
+    expect(await sdkError(secrets.getSecretTags(name))).toMatch(/No secret named/);
+  });
+
   it("a workflow's rate limit (rateLimitConfig, setWorkflowRateLimit) runs one execution per key at a time; the next runs once the first ends", async () => {
     const name = `client_limited_${suffix}`;
     const flow: WorkflowDef = { ...workflow(name, [simpleTask("gate", `client_limited_gate_${suffix}`, {})]), rateLimitConfig: { rateLimitKey: "${workflow.correlationId}", concurrentExecLimit: 1 } };

@@ -2,6 +2,7 @@ import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { decryptSecret, loadKeyring } from "../../src/worker/secrets/crypto";
+import { createUser, call as callWith } from "./auth-helpers";
 import { api, eventually, hits, httpTask, rowCount, target, waitForIndexRow, type TaskJson, type WorkflowJson } from "./helpers";
 
 /**
@@ -144,6 +145,46 @@ describe("secrets API", () => {
     expect(JSON.parse((await call("GET", "/api/secrets")).text)).toEqual(["Alpha_1", "mid-name"]);
     for (const name of ["Alpha_1", "mid-name"]) expect((await call("DELETE", `/api/secrets/${name}`)).status).toBe(200);
     expect(await rowCount("secrets")).toBe(0);
+  });
+
+  it("carry tags (the official SecretClient's setSecretTags, getSecretTags, deleteSecretTags), listed with their names by secrets-v2; deleting a secret drops them", async () => {
+    await putSecret("tagged.key", freshValue("tagged"));
+    await putSecret("plain.key", freshValue("plain"));
+    const tags = (name: string) => ok<Array<{ key: string; value: string }>>("GET", `/api/secrets/${name}/tags`);
+    expect(await tags("tagged.key")).toEqual([]);
+    // PUT adds (a key given again takes the new value); DELETE removes those given (key and value).
+    await ok("PUT", "/api/secrets/tagged.key/tags", [{ key: "team", value: "billing" }, { key: "env", value: "dev" }]);
+    await ok("PUT", "/api/secrets/tagged.key/tags", [{ key: "env", value: "prod" }]);
+    expect(await tags("tagged.key")).toEqual([{ key: "env", value: "prod" }, { key: "team", value: "billing" }]);
+    expect(await ok("GET", "/api/secrets-v2")).toEqual([
+      { name: "plain.key", tags: [] },
+      { name: "tagged.key", tags: [{ key: "env", value: "prod" }, { key: "team", value: "billing" }] },
+    ]);
+    // Orkes' POST listing: every name.
+    expect(await ok("POST", "/api/secrets")).toEqual(["plain.key", "tagged.key"]);
+    // Secrets' tags are their admins' business: not in the list of tags every metadata reader sees.
+    expect(await ok<Array<{ key: string }>>("GET", "/api/metadata/tags")).not.toContainEqual({ key: "team", value: "billing" });
+
+    // Refused, changing nothing: a malformed list, a secret that does not exist, a caller who is no SYSTEM_ADMIN.
+    expect((await call("PUT", "/api/secrets/tagged.key/tags", JSON.stringify([{ key: "" }]))).status).toBe(400);
+    expect((await call("PUT", "/api/secrets/nope/tags", JSON.stringify([{ key: "a", value: "b" }]))).status).toBe(404);
+    expect((await call("GET", "/api/secrets/nope/tags")).status).toBe(404);
+    const reader = await createUser("secret-tag-reader", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }] });
+    for (const [method, path] of [["GET", "/api/secrets/tagged.key/tags"], ["PUT", "/api/secrets/tagged.key/tags"], ["GET", "/api/secrets-v2"]] as const) {
+      const refused = await callWith(method, path, { "x-api-key": reader.apiKey }, method === "PUT" ? [{ key: "team", value: "x" }] : undefined);
+      expect(refused.status, `${method} ${path}`).toBe(403);
+    }
+    expect(await rowCount("metadata_tags")).toBe(2);
+    expect(await tags("tagged.key")).toEqual([{ key: "env", value: "prod" }, { key: "team", value: "billing" }]);
+
+    await ok("DELETE", "/api/secrets/tagged.key/tags", [{ key: "env", value: "prod" }, { key: "team", value: "other" }]);
+    expect(await tags("tagged.key")).toEqual([{ key: "team", value: "billing" }]);
+    // Deleting the secret deletes its tags: a secret of that name put again starts with none.
+    await ok("DELETE", "/api/secrets/tagged.key");
+    expect(await rowCount("metadata_tags")).toBe(0);
+    await putSecret("tagged.key", freshValue("tagged-again"));
+    expect(await tags("tagged.key")).toEqual([]);
+    for (const name of ["tagged.key", "plain.key"]) await ok("DELETE", `/api/secrets/${name}`);
   });
 
   it.each([

@@ -4,6 +4,7 @@ import { readStringBody } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { requireKeyring } from "../secrets/config";
 import { encryptSecret } from "../secrets/crypto";
+import { TagRepository } from "../tags";
 import { MAX_SECRET_VALUE_BYTES, deleteSecret, isValidSecretName, listSecretNames, putEncryptedSecret, secretExists } from "../secrets/store";
 
 type Args = [Env, ExecutionContext];
@@ -40,7 +41,14 @@ async function readSecretValue(request: Request, maxBytes: number): Promise<stri
  * default rules) is enforced before any route runs.
  */
 export function registerSecretRoutes(router: RouterType<IRequest, Args>): void {
+  // Orkes lists the names twice (GET: those the caller can grant access to; POST: all of them): here both are every name.
   router.get("/api/secrets", async (_request, env) => Response.json(await listSecretNames(env.DB)));
+  router.post("/api/secrets", async (_request, env) => Response.json(await listSecretNames(env.DB)));
+  // Orkes' ExtendedSecret: each name with its tags.
+  router.get("/api/secrets-v2", async (_request, env) => {
+    const tags = await new TagRepository(env.DB).byName("SECRET");
+    return Response.json((await listSecretNames(env.DB)).map((name) => ({ name, tags: tags.get(name) ?? [] })));
+  });
 
   router.get("/api/secrets/:name", () => {
     throw new ApiError(501, "NOT_IMPLEMENTED", "Secret values are write-only here: no endpoint returns one (check that a secret is set with GET /api/secrets/{name}/exists)");

@@ -17,7 +17,7 @@ type Args = [Env, ExecutionContext];
  */
 type TargetOf = (request: IRequest, env: Env, write: boolean) => Promise<TagTarget>;
 
-const WHAT: Record<TagTarget["type"], string> = { WORKFLOW_DEF: "workflow definition", TASK_DEF: "task definition", SCHEDULE: "schedule", EVENT_HANDLER: "event handler" };
+const WHAT: Record<TagTarget["type"], string> = { WORKFLOW_DEF: "workflow definition", TASK_DEF: "task definition", SCHEDULE: "schedule", EVENT_HANDLER: "event handler", SECRET: "secret" };
 
 function missing(target: TagTarget) {
   return notFound(`No ${WHAT[target.type]} named ${target.name}`);
@@ -79,8 +79,8 @@ function tagQuery(request: IRequest): Tag {
  * Orkes' tags (`{key, value}`, one value per key): on workflow definitions (every version of a name) and task
  * definitions (MetadataClient's `addWorkflowTag`, `setTaskTags`, …: POST adds one, PUT replaces all, DELETE removes
  * one), on schedules (SchedulerClient's `setSchedulerTags`, … and the lookup of schedules by tag) and on event handlers
- * (EventClient's `putTagForEventHandler`, …), where PUT adds and DELETE removes a list; and the list of every tag in
- * use. Registered before the routes of what they tag, whose `/{name}/{version}` would take `…/{name}/tags`.
+ * (EventClient's `putTagForEventHandler`, …) and on secrets (SecretClient's `setSecretTags`, …), where PUT adds and
+ * DELETE removes a list; and the list of every tag in use. Registered before the routes of what they tag, whose `/{name}/{version}` would take `…/{name}/tags`.
  */
 export function registerTagRoutes(router: RouterType<IRequest, Args>): void {
   for (const [path, targetOf] of [
@@ -103,6 +103,8 @@ export function registerTagRoutes(router: RouterType<IRequest, Args>): void {
   for (const [path, targetOf] of [
     ["/api/scheduler/schedules/:name/tags", schedule],
     ["/api/event/:name/tags", named("EVENT_HANDLER", "name")],
+    // SecretClient's setSecretTags, getSecretTags, deleteSecretTags (SYSTEM_ADMIN, as the secrets).
+    ["/api/secrets/:name/tags", named("SECRET", "name")],
   ] as const) {
     router.get(path, listRoute(targetOf));
     router.put(path, changeRoute(targetOf, addAll));

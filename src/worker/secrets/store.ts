@@ -39,8 +39,8 @@ export async function putEncryptedSecret(db: D1Database, name: string, encrypted
 
 /** Deletes a secret; false when there was none. */
 export async function deleteSecret(db: D1Database, name: string): Promise<boolean> {
-  const result = await db.prepare("DELETE FROM secrets WHERE name = ?1").bind(name).run();
-  return result.meta.changes > 0;
+  const [result] = await db.batch([db.prepare("DELETE FROM secrets WHERE name = ?1").bind(name), db.prepare("DELETE FROM metadata_tags WHERE target_type = 'SECRET' AND target_name = ?1").bind(name)]);
+  return result!.meta.changes > 0;
 }
 
 /**
