@@ -11,6 +11,7 @@ import { renderHumanTask, renderInbox } from "./views/inbox.js";
 import { renderLogin } from "./views/login.js";
 import { renderQueues } from "./views/queues.js";
 import { renderScheduleEditor, renderSchedules } from "./views/schedules.js";
+import { renderSecret, renderSecrets } from "./views/secrets.js";
 import { renderTaskDefEditor, renderTaskDefs } from "./views/task-defs.js";
 import { renderTasks } from "./views/tasks.js";
 import { renderWebhookEditor, renderWebhooks } from "./views/webhooks.js";
@@ -52,6 +53,8 @@ const ROUTES = [
   [/^webhooks$/, renderWebhooks],
   [/^webhooks\/new$/, (container, params, context) => renderWebhookEditor(container, params, context)],
   [/^webhooks\/([^/]+)$/, renderWebhookEditor],
+  [/^secrets$/, renderSecrets],
+  [/^secrets\/([^/]+)$/, renderSecret],
   [/^access$/, (container, params, context) => context.go("#/access/roles")],
   [/^access\/roles$/, renderRoles],
   [/^access\/roles\/new$/, (container, params, context) => renderRoleEditor(container, params, context)],

@@ -1171,6 +1171,62 @@ describe("web UI", () => {
     expect(admin.problems.slice(problemsBefore)).toEqual([]);
   });
 
+  it("stores a secret on the Secrets page, tags it, replaces its value and deletes it, never showing a value", async () => {
+    const { page } = admin;
+    const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
+    const name = `${parentName}_token`;
+    const [first, second] = [`first-${Date.now().toString(36)}`, `second-${Date.now().toString(36)}`];
+    const user = `${parentName}_secret_user`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name: user, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { http_request: { uri: `${target.url("/count")}/${parentName}-\${workflow.secrets.${name}}`, method: "GET" } } }] },
+    });
+    await page.getByRole("link", { name: "Secrets", exact: true }).click();
+    await page.getByRole("heading", { name: "Add or replace a secret" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel("Name").fill(name);
+    await page.getByLabel("Value").fill(first);
+    await page.getByRole("button", { name: "Save secret" }).click();
+    await page.getByRole("heading", { name: `Secret ${name}` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.locator("main").textContent()).toContain(`\${workflow.secrets.${name}}`);
+
+    // Tags: added by key and value, shown as chips.
+    const tags = page.getByRole("region", { name: "Tags" });
+    await page.getByLabel("Key").fill("team");
+    await page.getByLabel("Value", { exact: true }).fill("billing");
+    await page.getByRole("button", { name: "Add tag" }).click();
+    await expect.poll(() => tags.locator(".tag").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual(["team=billing"]);
+
+    // A workflow sends the value the page stored; then a new value, and the next run sends that.
+    const run = async (value: string) => {
+      const workflowId = (await callOk(server.url, "POST", `/api/workflow/${user}`, { key: adminKey, body: {} })).text.trim();
+      await waitForStatus(server.url, adminKey, workflowId, ["COMPLETED"]);
+      expect(await target.hits(`${parentName}-${value}`)).toBe(1);
+    };
+    await run(first);
+    await page.getByLabel("New value").fill(second);
+    await page.getByRole("button", { name: "Replace value" }).click();
+    await expect.poll(() => page.locator("#status-line").textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(`Replaced the value of ${name}`);
+    await run(second);
+    await screenshot(page, "secret");
+
+    await page.getByRole("link", { name: "Secrets", exact: true }).first().click();
+    const row = page.locator("tr", { has: page.getByRole("link", { name, exact: true }) });
+    await expect.poll(() => row.locator("td").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual([name, "team=billing", `\${workflow.secrets.${name}} Copy`]);
+    await screenshot(page, "secrets");
+    for (const value of [first, second]) expect(await page.content()).not.toContain(value);
+
+    await page.getByRole("link", { name, exact: true }).click();
+    await page.getByRole("button", { name: "Remove tag team=billing" }).click();
+    await tags.getByText("No tags.").waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("button", { name: "Delete…" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("heading", { name: "Add or replace a secret" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await expect.poll(() => row.count(), { timeout: STEP_TIMEOUT_MS }).toBe(0);
+    expect((await callOk(server.url, "GET", `/api/secrets/${name}/exists`, { key: adminKey })).text).toBe("false");
+    expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);
+    expect(admin.problems.slice(problemsBefore)).toEqual([]);
+  });
+
   it("registers a webhook on the Webhooks page, shows where its events go and that one has verified, keeps its secret on a save", async () => {
     const { page } = admin;
     const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
