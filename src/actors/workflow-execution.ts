@@ -24,6 +24,7 @@ import { MissingSecretError, referencedSecrets, resolveValue } from "../engine/e
 import {
   definitionReferenceName,
   RETRYABLE_WORKFLOW_STATUSES,
+  TERMINAL_TASK_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
   type FailureWorkflowStart,
   type JsonObject,
@@ -598,6 +599,18 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (!execution || this.#removing) return null;
     const task = execution.tasks.find((candidate) => candidate.taskId === taskId);
     return task === undefined ? null : JSON.stringify(toTaskView(task, execution));
+  }
+
+  /**
+   * Conductor's pending task of a workflow by reference name (`GET /api/tasks/in_progress/{workflowId}/{taskRefName}`):
+   * the Task JSON of its latest instance (as `taskByRef` finds it) while that has not ended; null otherwise.
+   */
+  async getPendingTaskJson(taskRefName: string): Promise<string | null> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution || this.#removing) return null;
+    const task = taskByRef(execution, taskRefName);
+    return task === undefined || TERMINAL_TASK_STATUSES.has(task.status) ? null : JSON.stringify(toTaskView(task, execution));
   }
 
   /** Task `taskId`'s log lines, oldest first; null when this execution has no such task (or there is no execution). */

@@ -50,6 +50,22 @@ export class DefinitionRepository {
     return results.map((row) => JSON.parse(row.definition) as WorkflowDef);
   }
 
+  /** The latest version of every name, by name (Conductor's `latest-versions`). */
+  async latestVersions(): Promise<WorkflowDef[]> {
+    const { results } = await this.#db
+      .prepare(`SELECT definition FROM workflow_defs AS def WHERE version = (SELECT MAX(version) FROM workflow_defs WHERE name = def.name) ORDER BY name`)
+      .all<{ definition: string }>();
+    return results.map((row) => JSON.parse(row.definition) as WorkflowDef);
+  }
+
+  /** Every name with its versions, oldest first (Conductor's `names-and-versions`: WorkflowDefSummary lists by name). */
+  async namesAndVersions(): Promise<Record<string, Array<{ name: string; version: number; createTime: number }>>> {
+    const { results } = await this.#db.prepare(`SELECT name, version, create_time FROM workflow_defs ORDER BY name, version`).all<{ name: string; version: number; create_time: number }>();
+    const byName: Record<string, Array<{ name: string; version: number; createTime: number }>> = {};
+    for (const row of results) (byName[row.name] ??= []).push({ name: row.name, version: row.version, createTime: row.create_time });
+    return byName;
+  }
+
   /**
    * Stores definitions in one atomic batch, `alongside` statements included (their tags). Without `overwrite`, an existing name+version is a 409
    * and nothing is written. An overwritten version keeps its createTime (Conductor's behaviour) and its createdBy; only

@@ -74,8 +74,11 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
     if (rest === 1 && method === "GET") return UUID.test(first!) ? { taskId: first! } : undefined;
     // A task's log, read or appended to (`POST` with the line as its body).
     if (rest === 2 && second === "log") return UUID.test(first!) ? { taskId: first! } : undefined;
+    if (first === "in_progress") return rest === 3 && UUID.test(second!) ? { workflowId: second! } : undefined;
     return rest >= 3 && UUID.test(first!) ? { workflowId: first! } : undefined;
   }
+  // Conductor's QueueAdminResource updates: `/api/queue/update/{workflowId}/…`.
+  if (area === "queue") return first === "update" && UUID.test(second ?? "") ? { workflowId: second! } : undefined;
   if (area === "metadata" && first === "workflow") {
     if (rest === 1) return method === "POST" ? { body: "name" } : undefined;
     return rest <= 3 ? { workflowName: second! } : undefined;

@@ -51,6 +51,25 @@ describe("registering definitions", () => {
     await refused(await api("DELETE", "/api/metadata/workflow/defs_b/1"), 404, "NOT_FOUND");
   });
 
+  it("lists every name with its versions (names-and-versions) and each name's latest definition (latest-versions), as Conductor's MetadataClient reads them", async () => {
+    await apiOk("PUT", "/api/metadata/workflow", [valid("defs_nv_a", 1), valid("defs_nv_a", 2), { ...valid("defs_nv_b", 3), description: "b3" }]);
+    const stored = await env.DB.prepare(`SELECT name, version, create_time FROM workflow_defs WHERE name LIKE 'defs_nv_%' ORDER BY name, version`).all<{ name: string; version: number; create_time: number }>();
+    const summaries = await apiOk<Record<string, Array<{ name: string; version: number; createTime: number }>>>("GET", "/api/metadata/workflow/names-and-versions");
+    expect({ a: summaries["defs_nv_a"], b: summaries["defs_nv_b"] }).toEqual({
+      a: stored.results.slice(0, 2).map((row) => ({ name: row.name, version: row.version, createTime: row.create_time })),
+      b: [{ name: "defs_nv_b", version: 3, createTime: stored.results[2]!.create_time }],
+    });
+    const latest = await apiOk<JsonObject[]>("GET", "/api/metadata/workflow/latest-versions");
+    const ours = latest.filter((definition) => String(definition["name"]).startsWith("defs_nv_"));
+    expect(ours.map((definition) => [definition["name"], definition["version"], definition["description"]])).toEqual([["defs_nv_a", 2, undefined], ["defs_nv_b", 3, "b3"]]);
+    // Both need what the full listing needs: a reader of one workflow only is refused.
+    const narrow = await createUser("defs-nv-narrow", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:defs_nv_a" }] });
+    for (const path of ["/api/metadata/workflow/names-and-versions", "/api/metadata/workflow/latest-versions", "/api/metadata/workflow"]) {
+      expect((await call("GET", path, orkes(narrow.token))).status, path).toBe(403);
+    }
+    expect((await call("GET", "/api/metadata/workflow/defs_nv_a", orkes(narrow.token))).status).toBe(200);
+  });
+
   it("records who registered a version and who last replaced it (never taken from the body), and keeps metadata as given", async () => {
     const author = await createUser("def-author", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }] });
     const asAuthor = (body: JsonObject) => call("POST", "/api/metadata/workflow?overwrite=true", orkes(author.token), body);

@@ -60,3 +60,44 @@ describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
     expect(await refused.json()).toEqual({ status: 403, error: "PERMISSION_DENIED", message: expect.stringMatching(/needs TASK_READ on \* or WORKFLOW_READ on workflow:tb_rights or TASK_EXECUTE on task:tb_rights_task$/) });
   });
 });
+
+describe("Conductor's pending task by reference name and QueueAdminResource updates", () => {
+  it("GET /api/tasks/in_progress/{workflowId}/{taskRefName} answers the waiting task; none once it has ended, nor for a name the workflow lacks", async () => {
+    await register({ name: "tb_pending", tasks: [wait("hold"), wait("next")] });
+    const { workflowId, tasks } = await startedAndIndexed("tb_pending", { note: "n" });
+    expect(await apiOk<TaskJson>("GET", `/api/tasks/in_progress/${workflowId}/hold`)).toEqual(tasks[0]);
+    await apiOk("POST", `/api/tasks/${workflowId}/hold/COMPLETED`, {});
+    const ended = await api("GET", `/api/tasks/in_progress/${workflowId}/hold`);
+    expect(ended.status).toBe(404);
+    expect(await ended.json()).toMatchObject({ error: "NOT_FOUND", message: `Workflow ${workflowId} has no pending task with reference name hold` });
+    expect((await api("GET", `/api/tasks/in_progress/${workflowId}/nope`)).status).toBe(404);
+    expect((await api("GET", `/api/tasks/in_progress/${crypto.randomUUID()}/hold`)).status).toBe(404);
+    // Read as the workflow is.
+    const reader = await createUser("tb-pending-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:tb_pending" }] });
+    const other = await createUser("tb-pending-other", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:tb_read" }] });
+    expect((await call("GET", `/api/tasks/in_progress/${workflowId}/next`, orkes(reader.token))).status).toBe(200);
+    expect((await call("GET", `/api/tasks/in_progress/${workflowId}/next`, orkes(other.token))).status).toBe(403);
+  });
+
+  it("POST /api/queue/update/{workflowId}/{taskRefName}/{status} and …/task/{taskId}/{status} complete a waiting task with the body as its output; a bad status changes nothing", async () => {
+    await register({ name: "tb_queue", tasks: [wait("first"), wait("second")] });
+    const { workflowId, tasks } = await startedAndIndexed("tb_queue");
+    const before = JSON.stringify(await getWorkflow(workflowId));
+    for (const path of [`/api/queue/update/${workflowId}/first/SKIPPED`, `/api/queue/update/${workflowId}/task/${tasks[0]!.taskId}/FAILED_WITH_TERMINAL_ERROR`]) {
+      const refused = await api("POST", path, { a: 1 });
+      expect(refused.status, path).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "status", message: "status must be one of IN_PROGRESS, COMPLETED, FAILED" }] });
+    }
+    expect(JSON.stringify(await getWorkflow(workflowId))).toBe(before);
+    const byRef = await api("POST", `/api/queue/update/${workflowId}/first/COMPLETED`, { approved: true });
+    expect(byRef.status).toBe(200);
+    expect(await byRef.text()).toBe("");
+    const second = (await waitFor(workflowId, (workflow) => workflow.tasks.length === 2)).tasks[1]!;
+    expect((await api("POST", `/api/queue/update/${workflowId}/task/${second.taskId}/COMPLETED`, { by: "id" })).status).toBe(200);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => task.outputData)).toEqual([{ approved: true }, { by: "id" }]);
+    // A task that has ended is refused, as by any other update.
+    expect((await api("POST", `/api/queue/update/${workflowId}/first/COMPLETED`, {})).status).toBe(409);
+  });
+});

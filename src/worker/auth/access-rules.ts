@@ -98,6 +98,9 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/metadata/workflow/{name}/tags", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },
   { apiPath: "/api/metadata/workflow/{name}/rate-limit", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}/rate-limit", methods: ["PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },
+  // Conductor's listings of every definition's names and versions, and of each one's latest: as the full listing.
+  { apiPath: "/api/metadata/workflow/names-and-versions", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN")] },
+  { apiPath: "/api/metadata/workflow/latest-versions", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}/{version}", methods: ["DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },
   { apiPath: "/api/metadata/workflow", methods: ["POST"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", WORKFLOW_SCOPE)] },
@@ -132,6 +135,11 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/tasks/{workflowId}/{status}/signal", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{status}/signal/sync", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
+  // Conductor's QueueAdminResource updates: the same as the update by reference name, or by id as a TaskResult is.
+  { apiPath: "/api/queue/update/{workflowId}/task/{taskId}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
+  { apiPath: "/api/queue/update/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
+  // A workflow's pending task by reference name: read as the workflow, or by whoever reads all tasks.
+  { apiPath: "/api/tasks/in_progress/{workflowId}/{taskRefName}", methods: ["GET"], requiredPermissions: [at("TASK_READ"), at("WORKFLOW_READ", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}/sync", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   // The guard finds a TaskResult's task and workflow from its execution, so this agrees with the routes above; a
   // worker allowed to poll a task type (below) may report on its tasks too.

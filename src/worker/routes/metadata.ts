@@ -88,6 +88,11 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", await new DefinitionRepository(env.DB).list(), tagListingOptions(request))),
   );
 
+  // Conductor's summaries (MetadataClient's getWorkflowNamesAndVersions, getAllWorkflowsWithLatestVersions). Before
+  // `/:name`, which would take them for definitions so named.
+  router.get("/api/metadata/workflow/names-and-versions", async (_request, env) => Response.json(await new DefinitionRepository(env.DB).namesAndVersions()));
+  router.get("/api/metadata/workflow/latest-versions", async (_request, env) => Response.json(await new DefinitionRepository(env.DB).latestVersions()));
+
   router.get("/api/metadata/workflow/:name", async (request, env) => {
     const version = integerQuery(request, "version", 1, Number.MAX_SAFE_INTEGER);
     return Response.json(await new DefinitionRepository(env.DB).get(name(request), version));

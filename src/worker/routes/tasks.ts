@@ -1,4 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
+import * as v from "valibot";
 import type { JsonObject } from "../../engine/model";
 import type { TaskLogInput, TaskResultInput, TaskUpdated } from "../../actors/workflow-execution";
 import { serviceConfig } from "../config";
@@ -19,11 +20,24 @@ const CALLBACK_ERRORS = { 400: "VALIDATION_ERROR", 401: "UNAUTHENTICATED", 404: 
 /** The webhook callback path; it is authenticated by the task's headers and signature, not a token. */
 export const WEBHOOK_CALLBACK_PATH = /^\/api\/tasks\/webhook\/[^/]+\/[^/]+\/[^/]+$/;
 
+/** The status in the path (one of `statuses`) and the output in the body (`{}` when there is none) of an update from outside. */
+async function pathStatusAndOutput<S extends string>(request: IRequest, env: Env, statuses: v.GenericSchema<unknown, S>): Promise<{ status: S; output: JsonObject }> {
+  const status = parseOrThrow(statuses, request.params["status"], "task status", "status");
+  const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+  return { status, output: body.present ? parseOrThrow(JsonObjectBody, body.value, "task output") : {} };
+}
+
+/** Conductor's QueueAdminResource takes a task's status as its `Status`: IN_PROGRESS, COMPLETED or FAILED. */
+const QueueUpdateStatus = v.picklist(["IN_PROGRESS", "COMPLETED", "FAILED"], "status must be one of IN_PROGRESS, COMPLETED, FAILED");
+
+/** The status and output of a `POST /api/queue/update/…`. */
+function queueUpdate(request: IRequest, env: Env) {
+  return pathStatusAndOutput(request, env, QueueUpdateStatus);
+}
+
 /** `POST /api/tasks/{workflowId}/{taskRefName}/{status}`: updates the pending task with that reference name. */
 async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: string; stub: ReturnType<typeof executionStub> }> {
-  const status = parseOrThrow(ExternalStatus, request.params["status"], "task status", "status");
-  const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
-  const output: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "task output") : {};
+  const { status, output } = await pathStatusAndOutput(request, env, ExternalStatus);
   const stub = executionStub(env, decodedPathParam(request, "workflowId"));
   const { taskId } = unwrap(await stub.updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output));
   return { taskId, stub };
@@ -102,6 +116,27 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
     await authorizeRead(request, env, `/api/workflow/${request.params["workflowId"] ?? ""}`);
     const { stub } = await updateByRef(request, env);
     return jsonTextResponse((await stub.getWorkflowJson(true))!);
+  });
+
+  // Conductor's pending task of a workflow by reference name (TaskClient.getPendingTaskForWorkflow).
+  router.get("/api/tasks/in_progress/:workflowId/:taskRefName", async (request, env) => {
+    const [workflowId, taskRefName] = [decodedPathParam(request, "workflowId"), decodedPathParam(request, "taskRefName")];
+    const json = await executionStub(env, workflowId).getPendingTaskJson(taskRefName);
+    if (json === null) throw notFound(`Workflow ${workflowId} has no pending task with reference name ${taskRefName}`);
+    return jsonTextResponse(json);
+  });
+
+  // Conductor's QueueAdminResource updates, which complete a waiting task by reference name or id with the body as its
+  // output (there through the default event queue; here at once, as `POST /api/tasks/{workflowId}/{taskRefName}/{status}`).
+  router.post("/api/queue/update/:workflowId/task/:taskId/:status", async (request, env) => {
+    const { status, output } = await queueUpdate(request, env);
+    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).updateTask(decodedPathParam(request, "taskId").toLowerCase(), status, output));
+    return new Response(null, { status: 200 });
+  });
+  router.post("/api/queue/update/:workflowId/:taskRefName/:status", async (request, env) => {
+    const { status, output } = await queueUpdate(request, env);
+    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output));
+    return new Response(null, { status: 200 });
   });
 
   // Conductor's task search (TaskClient.search), from the task index. Before `/:taskId`, which would take "search".
