@@ -220,9 +220,11 @@ export function applyFreeText(filter: Filter, freeText: string | undefined, colu
 
 /**
  * `GET /api/workflow/search`: Conductor's `SearchResult<WorkflowSummary>` from the execution index,
- * limited to the workflows the caller may read.
+ * limited to the workflows the caller may read. With `byTasks` (`search-by-tasks`), the request's `query` and
+ * `freeText` have been read as a task search's into that filter, and the executions found are those holding a task it
+ * keeps.
  */
-export async function searchExecutions(db: D1Database, request: IRequest, readable: ReadableWorkflows): Promise<{ totalHits: number; results: JsonObject[] }> {
+export async function searchExecutions(db: D1Database, request: IRequest, readable: ReadableWorkflows, byTasks?: Filter): Promise<{ totalHits: number; results: JsonObject[] }> {
   const { start, size } = searchPage(request);
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable);
@@ -236,9 +238,14 @@ export async function searchExecutions(db: D1Database, request: IRequest, readab
   if (name) addIn(filter, "workflow_name", listOf(name));
   const correlationId = param(request, "correlationId");
   if (correlationId) addIn(filter, "correlation_id", [correlationId]);
-  const query = param(request, "query");
-  if (query) applyQuery(filter, query);
-  applyFreeText(filter, param(request, "freeText"), ["workflow_id", "correlation_id", "workflow_name", "reason", "input", "output"]);
+  if (byTasks !== undefined) {
+    filter.clauses.push(`workflow_id IN (SELECT workflow_id FROM task_index${byTasks.clauses.length > 0 ? ` WHERE ${byTasks.clauses.join(" AND ")}` : ""})`);
+    filter.bindings.push(...byTasks.bindings);
+  } else {
+    const query = param(request, "query");
+    if (query) applyQuery(filter, query);
+    applyFreeText(filter, param(request, "freeText"), ["workflow_id", "correlation_id", "workflow_name", "reason", "input", "output"]);
+  }
   const order = orderBy(param(request, "sort"));
   const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
   const [count, page] = await db.batch([

@@ -2,7 +2,7 @@ import type { IRequest } from "itty-router";
 import type { TaskIndexRow } from "../actors/execution-index";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { validationError } from "./http/errors";
-import { applyFreeText, applyQuery, orderBy, searchPage, searchParam, type Filter, type SearchFields } from "./search";
+import { applyFreeText, applyQuery, orderBy, searchExecutions, searchPage, searchParam, type Filter, type ReadableWorkflows, type SearchFields } from "./search";
 
 /** Task search fields a Conductor `query` may name, mapped to the task index's columns. */
 const TASK_QUERY_COLUMNS: Record<string, string> = {
@@ -85,6 +85,23 @@ function toTaskSummary(row: TaskSummaryRow): JsonObject {
   return summary;
 }
 
+/** The request's `query` and `freeText` as a filter of the task index. */
+function taskFilter(request: IRequest): Filter {
+  const filter: Filter = { clauses: [], bindings: [] };
+  const query = searchParam(request, "query");
+  if (query) applyQuery(filter, query, TASK_FIELDS);
+  applyFreeText(filter, searchParam(request, "freeText"), ["task_id", "workflow_id", "workflow_name", "task_def_name", "reference_task_name", "correlation_id", "reason", "input", "output"]);
+  return filter;
+}
+
+/**
+ * `GET /api/workflow/search-by-tasks`: Conductor's search of executions by their tasks, the request's `query` and
+ * `freeText` read as a task search's; `sort`, `start` and `size` as the execution search's, which answers.
+ */
+export function searchExecutionsByTasks(db: D1Database, request: IRequest, readable: ReadableWorkflows): Promise<{ totalHits: number; results: JsonObject[] }> {
+  return searchExecutions(db, request, readable, taskFilter(request));
+}
+
 /**
  * `GET /api/tasks/search`: Conductor's `SearchResult<TaskSummary>` from the task index (each execution's latest tasks,
  * written with its search row): `query` (Conductor's syntax over {@link TASK_QUERY_COLUMNS}), `freeText` (in ids,
@@ -92,10 +109,7 @@ function toTaskSummary(row: TaskSummaryRow): JsonObject {
  */
 export async function searchTasks(db: D1Database, request: IRequest): Promise<{ totalHits: number; results: JsonObject[] }> {
   const { start, size } = searchPage(request);
-  const filter: Filter = { clauses: [], bindings: [] };
-  const query = searchParam(request, "query");
-  if (query) applyQuery(filter, query, TASK_FIELDS);
-  applyFreeText(filter, searchParam(request, "freeText"), ["task_id", "workflow_id", "workflow_name", "task_def_name", "reference_task_name", "correlation_id", "reason", "input", "output"]);
+  const filter = taskFilter(request);
   const order = orderBy(searchParam(request, "sort"), TASK_FIELDS);
   const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
   const [count, page] = await db.batch([

@@ -59,6 +59,33 @@ describe("search", () => {
     expect((await api("GET", "/api/workflow/search-v2?size=101")).status).toBe(400);
   });
 
+  it("search-by-tasks finds the executions holding a task the query and free text keep, once each, sorted and paged as executions; v2 answers Workflow JSON", async () => {
+    const waitTask = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+    await register({ name: "sbt_two_waits", tasks: [{ name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[waitTask("left")], [waitTask("right")]] }, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["left", "right"] }] });
+    await register({ name: "sbt_one_wait", tasks: [waitTask("alone")] });
+    const two = await startWorkflow("sbt_two_waits", { note: "needle-sbt" });
+    const one = await startWorkflow("sbt_one_wait");
+    await waitForIndexRow(two, "RUNNING", 10_000);
+    await waitForIndexRow(one, "RUNNING", 10_000);
+    type Found = { totalHits: number; results: Array<JsonObject & { workflowId: string }> };
+    const search = (query: string, extra = "") => apiOk<Found>("GET", `/api/workflow/search-by-tasks?query=${encodeURIComponent(query)}${extra}`);
+    // Two WAIT tasks of one execution make one hit.
+    const waiting = await search("taskType = 'WAIT' AND status = 'IN_PROGRESS' AND workflowType IN (sbt_two_waits,sbt_one_wait)", "&sort=startTime:ASC");
+    expect(waiting).toMatchObject({ totalHits: 2, results: [{ workflowId: two, workflowType: "sbt_two_waits", status: "RUNNING" }, { workflowId: one }] });
+    expect((await search("taskRefName = 'right'")).results.map((workflow) => workflow.workflowId)).toEqual([two]);
+    expect((await search("taskRefName IN (right,alone)", "&sort=startTime:DESC&size=1&start=1")).results.map((workflow) => workflow.workflowId)).toEqual([two]);
+    // Free text looks in the tasks (their ids, names, input...), not in the execution's own input.
+    expect((await apiOk<Found>("GET", `/api/workflow/search-by-tasks?freeText=needle-sbt`)).totalHits).toBe(0);
+    expect((await apiOk<Found>("GET", `/api/workflow/search-by-tasks?freeText=alone`)).results.map((workflow) => workflow.workflowId)).toEqual([one]);
+    const whole = await apiOk<Found>("GET", `/api/workflow/search-by-tasks-v2?query=${encodeURIComponent("taskRefName = 'left'")}`);
+    expect(whole.results).toEqual([expect.objectContaining({ workflowId: two, workflowName: "sbt_two_waits", input: { note: "needle-sbt" } })]);
+    // Only what the caller may read; a task field the index lacks is refused.
+    const scoped = await createUser("sbt-scoped", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:sbt_one_wait" }] });
+    const mine = (await (await call("GET", `/api/workflow/search-by-tasks?query=${encodeURIComponent("taskType = 'WAIT'")}`, orkes(scoped.token))).json()) as Found;
+    expect(mine.results.map((workflow) => workflow.workflowId)).toEqual([one]);
+    expect((await api("GET", `/api/workflow/search-by-tasks?query=${encodeURIComponent("nosuchfield = 'x'")}`)).status).toBe(400);
+  });
+
   it("a summary cut at 4096 characters inside a surrogate pair (an emoji) stays well-formed text", async () => {
     await register({ name: "search_surrogate_cut", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
     // `{"k":"` is 6 characters, so code unit 4095 is the emoji's first half and 4096 its second.

@@ -113,6 +113,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/schema/*", methods: ["DELETE"], requiredPermissions: [at("METADATA_ADMIN")] },
   { apiPath: "/api/workflow/search", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE)] },
   { apiPath: "/api/workflow/search-v2", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE)] },
+  { apiPath: "/api/workflow/search-by-tasks", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE)] },
+  { apiPath: "/api/workflow/search-by-tasks-v2", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE)] },
   { apiPath: "/api/workflow/execute/{name}/*", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, "workflow:${path.name}")] },
   // Lookups by definition name (after execute: `POST /api/workflow/execute/{name}` is a start, not a lookup of "execute").
   // Each needs the read right on the name it names; the batch one, on some workflow. What they find is then

@@ -40,6 +40,7 @@ import { booleanQuery, decodedPathParam, integerQuery, queryParams, queryValue }
 import { correlatedMapText, correlatedWorkflows, runningWorkflowIds, taskListPage, workflowArrayText } from "../lookups";
 import { searchExecutions, type ReadableWorkflows } from "../search";
 import { searchV2 } from "../search-v2";
+import { searchExecutionsByTasks } from "../task-search";
 import { returnStrategyOf, signalResponse, targetWorkflowText, type WorkflowView } from "../signal-response";
 import { startExecution, type StartOptions, type StartOutcome, type StartRefusalCode } from "../start-execution";
 import { WORKFLOW_ACTIONS, callerStartScopes, type WorkflowAction } from "../workflow-actions";
@@ -276,18 +277,24 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
   });
 }
 
+/** An execution search (`search`, of the executions the caller may read) answered with each one's Workflow JSON, without its tasks. */
+async function workflowSearchV2(request: IRequest, env: Env, search: typeof searchExecutions): Promise<Response> {
+  return jsonTextResponse(
+    await searchV2(request, {
+      search: (page) => search(env.DB, page, callerReadable(request)),
+      read: (summary) => executionStub(env, String(summary["workflowId"])).getWorkflowJson(false),
+    }),
+  );
+}
+
 /** Routes of workflow executions: start, read, search and lifecycle actions (see also {@link registerWorkflowNameRoutes}). */
 export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/workflow/search", async (request, env) => Response.json(await searchExecutions(env.DB, request, callerReadable(request))));
   // The same search, answered with each execution's Workflow JSON (without its tasks, as Conductor's).
-  router.get("/api/workflow/search-v2", async (request, env) =>
-    jsonTextResponse(
-      await searchV2(request, {
-        search: (search) => searchExecutions(env.DB, search, callerReadable(request)),
-        read: (summary) => executionStub(env, String(summary["workflowId"])).getWorkflowJson(false),
-      }),
-    ),
-  );
+  router.get("/api/workflow/search-v2", async (request, env) => workflowSearchV2(request, env, searchExecutions));
+  // Conductor's search of executions by their tasks (the Python and Java clients' searchWorkflowsByTasks), and its v2.
+  router.get("/api/workflow/search-by-tasks", async (request, env) => Response.json(await searchExecutionsByTasks(env.DB, request, callerReadable(request))));
+  router.get("/api/workflow/search-by-tasks-v2", async (request, env) => workflowSearchV2(request, env, searchExecutionsByTasks));
 
   router.post("/api/workflow", async (request, env) => {
     const body = await startBody(request, env);
