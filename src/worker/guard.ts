@@ -77,6 +77,8 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
     if (first === "in_progress") return rest === 3 && UUID.test(second!) ? { workflowId: second! } : undefined;
     return rest >= 3 && UUID.test(first!) ? { workflowId: first! } : undefined;
   }
+  // Conductor's AdminResource, acting on one execution: `/api/admin/sweep/requeue/{workflowId}`, `…/verifyAndRepair/{workflowId}`.
+  if (area === "admin") return rest === 3 && UUID.test(segments.at(-1)!) ? { workflowId: segments.at(-1)! } : undefined;
   // Conductor's QueueAdminResource updates: `/api/queue/update/{workflowId}/…`.
   if (area === "queue") return first === "update" && UUID.test(second ?? "") ? { workflowId: second! } : undefined;
   if (area === "metadata" && first === "workflow") {

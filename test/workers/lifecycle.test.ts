@@ -5,6 +5,7 @@ import { executionStub } from "../../src/worker/executions";
 import { MAX_JSON_DEPTH } from "../../src/engine/definition/checks";
 import type { JsonObject } from "../../src/engine/model";
 import { BULK_CONCURRENCY } from "../../src/worker/routes/bulk";
+import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
 
 /** A workflow whose first task waits for the completion API, so tests can act while it is RUNNING. */
@@ -795,8 +796,12 @@ describe("workflow variables (the definition's `variables`, Orkes' POST /api/wor
   });
 });
 
-describe("decide (PUT /api/workflow/decide/{workflowId})", () => {
-  it("does now what the alarm would: a WAIT whose time has passed ends without waiting for the alarm", async () => {
+describe("decide (PUT /api/workflow/decide/{workflowId}) and Conductor's AdminResource sweep and repair of one execution (the same decide)", () => {
+  it.each([
+    ["PUT /api/workflow/decide/{workflowId}", "PUT", (id: string) => `/api/workflow/decide/${id}`, () => ""],
+    ["POST /api/admin/sweep/requeue/{workflowId}", "POST", (id: string) => `/api/admin/sweep/requeue/${id}`, (id: string) => id],
+    ["POST /api/admin/consistency/verifyAndRepair/{workflowId}", "POST", (id: string) => `/api/admin/consistency/verifyAndRepair/${id}`, () => "true"],
+  ])("%s does now what the alarm would: a WAIT whose time has passed ends without waiting for the alarm", async (_label, method, path, answer) => {
     await register({ name: "decide_wait", tasks: [{ name: "pause", taskReferenceName: "pause", type: "WAIT", inputParameters: { duration: "1 seconds" } }] });
     const workflowId = await startWorkflow("decide_wait");
     await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS", "the WAIT started");
@@ -804,12 +809,16 @@ describe("decide (PUT /api/workflow/decide/{workflowId})", () => {
     await runInDurableObject(executionStub(env, workflowId), (_instance, state) => state.storage.deleteAlarm());
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
-    const decided = await api("PUT", `/api/workflow/decide/${workflowId}`);
+    // One who may only read the workflow changes nothing.
+    const reader = await createUser("decide-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:decide_wait" }] });
+    expect((await call(method, path(workflowId), orkes(reader.token))).status).toBe(403);
+    expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+    const decided = await api(method, path(workflowId));
     expect(decided.status).toBe(200);
-    expect(await decided.text()).toBe("");
+    expect(await decided.text()).toBe(answer(workflowId));
     expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED", tasks: [{ status: "COMPLETED" }] });
     // A finished workflow has nothing due: decide changes nothing. An unknown id is not found.
-    expect((await api("PUT", `/api/workflow/decide/${workflowId}`)).status).toBe(200);
-    expect((await api("PUT", `/api/workflow/decide/${crypto.randomUUID()}`)).status).toBe(404);
+    expect((await api(method, path(workflowId))).status).toBe(200);
+    expect((await api(method, path(crypto.randomUUID()))).status).toBe(404);
   });
 });

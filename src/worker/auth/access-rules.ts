@@ -129,6 +129,9 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/workflow/{name}", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, "workflow:${path.name}")] },
   // Conductor's decide names the execution after "decide", as no other route does.
   { apiPath: "/api/workflow/decide/{workflowId}", methods: ["PUT"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
+  // Conductor's AdminResource sweep and repair of one execution: its decide.
+  { apiPath: "/api/admin/sweep/requeue/{workflowId}", methods: ["POST"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
+  { apiPath: "/api/admin/consistency/verifyAndRepair/{workflowId}", methods: ["POST"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
   { apiPath: "/api/workflow/{workflowId}/*", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", WORKFLOW_SCOPE)] },
   { apiPath: "/api/workflow/{workflowId}/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
   // Signals complete whichever WAIT the workflow waits in: the right to complete that workflow's tasks. One found in a

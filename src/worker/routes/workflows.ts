@@ -366,6 +366,17 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).decide());
     return new Response(null, { status: 200 });
   });
+  // Conductor's AdminResource asks the same of one execution: its sweep (answered with the id) and its repair (true).
+  // Here an execution holds its own state and timers, so both are the decide.
+  router.post("/api/admin/sweep/requeue/:workflowId", async (request, env) => {
+    const workflowId = decodedPathParam(request, "workflowId");
+    unwrap(await executionStub(env, workflowId).decide());
+    return textResponse(workflowId);
+  });
+  router.post("/api/admin/consistency/verifyAndRepair/:workflowId", async (request, env) => {
+    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).decide());
+    return Response.json(true);
+  });
 
   router.post("/api/workflow/:workflowId/rerun", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
