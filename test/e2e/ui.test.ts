@@ -1380,13 +1380,21 @@ describe("web UI", () => {
     // Access to one more definition, given on the application's page (an Orkes per-resource grant), then taken back.
     const readChild = async () => (await call(server.url, "GET", `/api/metadata/workflow/${childName}`, { key: applicationKey })).status;
     expect(await readChild()).toBe(403);
-    await page.getByLabel("Definition", { exact: true }).selectOption("WORKFLOW_DEF");
-    await page.getByLabel("Name", { exact: true }).fill(childName);
-    await page.getByLabel("Read", { exact: true }).check();
-    await page.getByRole("button", { name: "Give access" }).click();
+    const give = async (type: string, name: string) => {
+      await page.getByLabel("Definition or secret", { exact: true }).selectOption(type);
+      await page.getByLabel("Name", { exact: true }).fill(name);
+      await page.getByLabel("Read (a secret: use it in definitions)", { exact: true }).check();
+      await page.getByRole("button", { name: "Give access" }).click();
+    };
+    await give("WORKFLOW_DEF", childName);
     await page.getByRole("button", { name: `Remove access to workflow ${childName}` }).waitFor({ timeout: STEP_TIMEOUT_MS });
     await expect.poll(readChild, { timeout: STEP_TIMEOUT_MS }).toBe(200);
+    // The right to use a secret in definitions, given the same way.
+    await give("SECRET_NAME", `${parentName}_app_secret`);
+    await page.getByRole("button", { name: `Remove access to secret ${parentName}_app_secret` }).waitFor({ timeout: STEP_TIMEOUT_MS });
     await screenshot(page, "access-application");
+    await page.getByRole("button", { name: `Remove access to secret ${parentName}_app_secret` }).click();
+    await page.getByRole("button", { name: `Remove access to secret ${parentName}_app_secret` }).waitFor({ state: "detached", timeout: STEP_TIMEOUT_MS });
     await page.getByRole("button", { name: `Remove access to workflow ${childName}` }).click();
     await page.getByText("None given here: its keys have what its roles give.").waitFor({ timeout: STEP_TIMEOUT_MS });
     await expect.poll(readChild, { timeout: STEP_TIMEOUT_MS }).toBe(403);

@@ -63,6 +63,30 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await apiOk("GET", "/api/security/roles/grant-role")).toMatchObject({ permissions: [] });
   });
 
+  it("gives a user READ on a secret (SECRET_NAME): they may register a definition that uses it, not manage it; removing it takes that back", async () => {
+    const userId = `secret-grantee-${crypto.randomUUID().slice(0, 8)}`;
+    const user = await createUser(userId, { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }] });
+    const usingSecret = (name: string) => ({ name, version: 1, tasks: [httpTask("call", { uri: target("/echo/secret-grant"), method: "GET", headers: { Authorization: "Bearer ${workflow.secrets.billing_token}" } })] });
+    const registerAs = (name: string) => call("POST", "/api/metadata/workflow?overwrite=true", orkes(user.token), usingSecret(name));
+    expect((await registerAs("secret-granted-flow")).status).toBe(403);
+
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: userId }, { type: "SECRET_NAME", id: "billing_token" }, ["READ"]));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await registerAs("secret-granted-flow")).status).toBe(200);
+    // The grant is the right to use it (SYSTEM_ADMIN at secret:billing_token), shown as Orkes shows it; the secrets API stays shut.
+    expect(await apiOk("GET", `/api/users/${userId}/permissions`)).toEqual({ grantedAccess: [{ target: { type: "SECRET_NAME", id: "billing_token" }, access: ["READ", "EXECUTE"] }] });
+    expect(await apiOk("GET", `/api/users/${userId}/checkPermissions?type=SECRET_NAME&id=billing_token`)).toEqual({ CREATE: false, READ: true, UPDATE: false, EXECUTE: true, DELETE: false });
+    expect(await apiOk("GET", `/api/users/admin/checkPermissions?type=SECRET_NAME&id=billing_token`)).toEqual({ CREATE: true, READ: true, UPDATE: true, EXECUTE: true, DELETE: true });
+    expect(await apiOk("GET", "/api/auth/authorization/SECRET_NAME/billing_token")).toEqual({ READ: [{ type: "USER", id: userId }], EXECUTE: [{ type: "USER", id: userId }] });
+    expect((await call("PUT", "/api/secrets/billing_token", orkes(user.token), "value")).status).toBe(403);
+    expect((await call("GET", "/api/secrets", orkes(user.token))).status).toBe(403);
+
+    await apiOk("DELETE", "/api/auth/authorization", grant({ type: "USER", id: userId }, { type: "SECRET_NAME", id: "billing_token" }, ["EXECUTE"]));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await apiOk("GET", `/api/users/${userId}/permissions`)).toEqual({ grantedAccess: [] });
+    expect((await registerAs("secret-granted-flow")).status).toBe(403);
+  });
+
   it("refuses, changing nothing: access the caller does not hold, unknown subjects, unmapped targets, bad bodies, non-admins", async () => {
     const userAdmin = await createUser(`grant-admin-${crypto.randomUUID().slice(0, 8)}`, { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
     const someone = `someone-${crypto.randomUUID().slice(0, 8)}`;
@@ -81,7 +105,8 @@ describe("per-resource grants (/api/auth/authorization)", () => {
       [grant({ type: "ROLE", id: "no-such-role" }, { type: "WORKFLOW_DEF", id: "x" }, ["READ"]), 404],
       [grant({ type: "GROUP", id: "no-such-group" }, { type: "WORKFLOW_DEF", id: "x" }, ["READ"]), 404],
       [grant({ type: "USER", id: "admin" }, { type: "WORKFLOW_DEF", id: "x" }, ["READ"]), 400],
-      [grant({ type: "USER", id: someone }, { type: "SECRET_NAME", id: "x" }, ["READ"]), 400],
+      [grant({ type: "USER", id: someone }, { type: "TAG", id: "x" }, ["READ"]), 400],
+      [grant({ type: "USER", id: someone }, { type: "SECRET_NAME", id: "x" }, ["READ", "UPDATE"]), 400],
       [grant({ type: "USER", id: someone }, { type: "WORKFLOW_DEF", id: "x*" }, ["READ"]), 400],
       [grant({ type: "USER", id: someone }, { type: "WORKFLOW_DEF", id: "x" }, []), 400],
       [grant({ type: "USER", id: someone }, { type: "WORKFLOW_DEF", id: "x" }, ["ADMIN"]), 400],
@@ -91,7 +116,7 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     for (const [body, status] of refusals) expect((await api("POST", "/api/auth/authorization", body)).status, JSON.stringify(body)).toBe(status);
     expect(await apiOk("GET", `/api/users/${someone}/permissions`)).toEqual({ grantedAccess: [] });
     expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/x")).toEqual({});
-    expect((await api("GET", "/api/auth/authorization/SECRET_NAME/x")).status).toBe(400);
+    expect((await api("GET", "/api/auth/authorization/APPLICATION/x")).status).toBe(400);
 
     const reader = await createUser(`grant-reader-${crypto.randomUUID().slice(0, 8)}`, { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
     expect((await call("GET", "/api/auth/authorization/WORKFLOW_DEF/x", orkes(reader.token))).status).toBe(403);

@@ -470,11 +470,17 @@ function rolesSection({ held, roles, empty, add, remove, note }, context) {
  * @param {Assignment} assignment
  */
 function otherDirect(assignment) {
-  return assignment.directPermissions.filter((grant) => !/^(workflow|task):[^*]+$/.test(grant.scope));
+  return assignment.directPermissions.filter((grant) => !/^(workflow|task|secret):[^*]+$/.test(grant.scope));
 }
 
 /** Orkes' names of the access kinds this page gives, with what each means here. */
-const ACCESS_KINDS = [["READ", "Read"], ["EXECUTE", "Execute (start and manage runs, or run its tasks)"], ["UPDATE", "Write (create, update, delete)"]];
+const ACCESS_KINDS = [["READ", "Read (a secret: use it in definitions)"], ["EXECUTE", "Execute (start and manage runs, or run its tasks)"], ["UPDATE", "Write (create, update, delete; not a secret's)"]];
+
+/**
+ * What each target type the page gives access to is called.
+ * @type {Record<string, string>}
+ */
+const TARGET_WORDS = { WORKFLOW_DEF: "workflow", TASK_DEF: "task", SECRET_NAME: "secret" };
 
 /**
  * What a group or an application was given on single workflow and task definitions (Orkes' per-resource grants,
@@ -487,16 +493,16 @@ const ACCESS_KINDS = [["READ", "Read"], ["EXECUTE", "Execute (start and manage r
 function accessSection(subject, granted, holders, context) {
   const message = h("p", { className: "error", role: "alert" });
   const act = changer(message, context);
-  const type = h("select", { id: "access-type" }, h("option", { value: "WORKFLOW_DEF" }, "Workflow"), h("option", { value: "TASK_DEF" }, "Task"));
+  const type = h("select", { id: "access-type" }, Object.entries(TARGET_WORDS).map(([value, word]) => h("option", { value }, `${word[0]?.toUpperCase()}${word.slice(1)}`)));
   const name = h("input", { id: "access-name", required: true, autocomplete: "off", placeholder: "orders" });
   const boxes = ACCESS_KINDS.map(([kind, label]) => {
     const box = h("input", { type: "checkbox", id: `access-${kind}`, value: kind });
     return h("span", { className: "check" }, box, " ", h("label", { for: `access-${kind}` }, label));
   });
   /** @param {{ type: string, id: string }} target */
-  const described = (target) => `${target.type === "WORKFLOW_DEF" ? "workflow" : "task"} ${target.id}`;
+  const described = (target) => `${TARGET_WORDS[target.type] ?? "task"} ${target.id}`;
   return h("section", { className: "panel", "aria-labelledby": "granted-access" },
-    h("h2", { id: "granted-access" }, "Access to definitions"),
+    h("h2", { id: "granted-access" }, "Access to definitions and secrets"),
     granted.length === 0
       ? h("p", { className: "empty" }, `None given here: ${holders} have what its roles give.`)
       : h("ul", { className: "role-list" }, granted.map((entry) => h("li", {},
@@ -512,7 +518,7 @@ function accessSection(subject, granted, holders, context) {
       const target = { type: /** @type {HTMLSelectElement} */ (type).value, id: /** @type {HTMLInputElement} */ (name).value.trim() };
       void act(() => api("POST", "/api/auth/authorization", { subject, target, access }), `Gave access to ${described(target)}`);
     } },
-      h("div", { className: "field" }, h("label", { for: "access-type" }, "Definition"), type),
+      h("div", { className: "field" }, h("label", { for: "access-type" }, "Definition or secret"), type),
       h("div", { className: "field" }, h("label", { for: "access-name" }, "Name"), name),
       h("fieldset", { className: "field" }, h("legend", {}, "Access"), boxes),
       h("button", { type: "submit" }, "Give access")),

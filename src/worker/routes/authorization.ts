@@ -8,7 +8,7 @@ import { notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryParams } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { GroupRepository } from "../security/groups";
-import { ACCESS, AuthorizationRequestSchema, accessGiven, grantedAccess, grantsOf, permissionFor, scopeOf, TargetRefSchema, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
+import { ACCESS, AuthorizationRequestSchema, accessGiven, grantedAccess, grantsOf, requiredFor, scopeOf, TargetRefSchema, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
 import { NAME_PATTERN } from "../security/schemas";
 import { SecurityStore } from "../security/store";
 import { authorizeAssignment, changedMeanwhile } from "../security/users";
@@ -119,8 +119,8 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
   router.get("/api/users/:userId/checkPermissions", async (request, env) => {
     const target = targetOf(queryParams(request, ["type", "id"]));
     const grants = await grantsFor(env, pathName(request, "userId"));
-    const scope = scopeOf(target);
-    return Response.json(Object.fromEntries(ACCESS.map((kind) => [kind, grantsAllow(grants, permissionFor(target.type, kind), scope)])));
+    const allows = (required: Grant) => grantsAllow(grants, required.action, required.scope);
+    return Response.json(Object.fromEntries(ACCESS.map((kind) => [kind, allows(requiredFor(target, kind))])));
   });
 
   router.get("/api/groups/:groupId/permissions", async (request, env) => {

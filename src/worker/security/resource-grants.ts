@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import type { Grant, Permission } from "../auth/permissions";
+import { SECRET_USE_PERMISSION } from "../auth/secret-use";
 
 /**
  * Orkes' per-resource grants (the clients' AuthorizationClient: `grantPermissions`, `getPermissions`,
@@ -8,7 +9,9 @@ import type { Grant, Permission } from "../auth/permissions";
  * WORKFLOW_ADMIN (starting and managing its executions), CREATE, UPDATE and DELETE are WORKFLOW_WRITE. A task
  * definition's, or a task reference name's, is at `task:<name>`: READ is TASK_READ, EXECUTE is TASK_EXECUTE, CREATE,
  * UPDATE and DELETE are TASK_WRITE. So CREATE, UPDATE and DELETE go together here: granting one grants all three, and
- * removing one removes all three.
+ * removing one removes all three. A secret's (SECRET_NAME) READ and EXECUTE are the right to use it in definitions
+ * (SYSTEM_ADMIN at `secret:<name>`, see `auth/secret-use.ts`); its CREATE, UPDATE and DELETE are the secrets API's,
+ * SYSTEM_ADMIN on every secret, which no grant on one secret gives.
  */
 
 /** Orkes' kinds of access. */
@@ -17,7 +20,7 @@ export const ACCESS = ["CREATE", "READ", "UPDATE", "EXECUTE", "DELETE"] as const
 export type Access = (typeof ACCESS)[number];
 
 /** The targets whose access maps onto this service's scopes. */
-export const TARGET_TYPES = ["WORKFLOW_DEF", "TASK_DEF", "TASK_REF_NAME"] as const;
+export const TARGET_TYPES = ["WORKFLOW_DEF", "TASK_DEF", "TASK_REF_NAME", "SECRET_NAME"] as const;
 /** One of {@link TARGET_TYPES}. */
 export type TargetType = (typeof TARGET_TYPES)[number];
 
@@ -33,47 +36,61 @@ export interface SubjectRef {
   id: string;
 }
 
-const PERMISSION_OF: Record<"workflow" | "task", Record<Access, Permission>> = {
+/** The kinds of scope a target has. */
+type ScopeKind = "workflow" | "task" | "secret";
+
+/** The permission each access is at a target's scope; an access missing here is not given per target (see {@link requiredFor}). */
+const PERMISSION_OF: Record<ScopeKind, Partial<Record<Access, Permission>>> = {
   workflow: { READ: "WORKFLOW_READ", EXECUTE: "WORKFLOW_ADMIN", CREATE: "WORKFLOW_WRITE", UPDATE: "WORKFLOW_WRITE", DELETE: "WORKFLOW_WRITE" },
   task: { READ: "TASK_READ", EXECUTE: "TASK_EXECUTE", CREATE: "TASK_WRITE", UPDATE: "TASK_WRITE", DELETE: "TASK_WRITE" },
+  secret: { READ: SECRET_USE_PERMISSION, EXECUTE: SECRET_USE_PERMISSION },
 };
 
-/** Whether a target's scope is a workflow's or a task's. */
-const kindOf = (type: TargetType): "workflow" | "task" => (type === "WORKFLOW_DEF" ? "workflow" : "task");
+const kindOf = (type: TargetType): ScopeKind => (type === "WORKFLOW_DEF" ? "workflow" : type === "SECRET_NAME" ? "secret" : "task");
 
-/** The scope of `target`: `workflow:<name>` or `task:<name>`. */
+/** The scope of `target`: `workflow:<name>`, `task:<name>` or `secret:<name>`. */
 export function scopeOf(target: TargetRef): string {
   return `${kindOf(target.type)}:${target.id}`;
 }
 
-/** The permission that gives `kind` of access to a target of `type`. */
-export function permissionFor(type: TargetType, kind: Access): Permission {
-  return PERMISSION_OF[kindOf(type)][kind];
+/** The access kinds a grant on one target of `type` can give. */
+export function grantableAccess(type: TargetType): Access[] {
+  return ACCESS.filter((kind) => PERMISSION_OF[kindOf(type)][kind] !== undefined);
 }
 
-/** The grants that give `access` to `target` (one per permission: CREATE, UPDATE and DELETE share one). */
+/** What `kind` of access to `target` takes: its permission at the target's scope, or (a secret's writes) SYSTEM_ADMIN everywhere. */
+export function requiredFor(target: TargetRef, kind: Access): Grant {
+  const action = PERMISSION_OF[kindOf(target.type)][kind];
+  return action === undefined ? { action: "SYSTEM_ADMIN", scope: "*" } : { action, scope: scopeOf(target) };
+}
+
+/** The grants that give `access` to `target` (one per permission: CREATE, UPDATE and DELETE share one); `access` is grantable (the request schema checks it). */
 export function grantsOf(target: TargetRef, access: readonly Access[]): Grant[] {
   const scope = scopeOf(target);
-  const permissions = new Set(access.map((kind) => permissionFor(target.type, kind)));
+  const permissions = new Set(access.flatMap((kind) => PERMISSION_OF[kindOf(target.type)][kind] ?? []));
   return [...permissions].map((action) => ({ action, scope }));
 }
 
 /** The access to a target of `type` that `grants` give at exactly `scope` (not through `*` or a prefix), in {@link ACCESS} order. */
 export function accessGiven(grants: readonly Grant[], type: TargetType, scope: string): Access[] {
   const held = new Set(grants.filter((grant) => grant.scope === scope).map((grant) => grant.action));
-  return ACCESS.filter((kind) => held.has(permissionFor(type, kind)));
+  return grantableAccess(type).filter((kind) => held.has(PERMISSION_OF[kindOf(type)][kind]!));
 }
 
+/** The target type a scope's kind is shown as. */
+const SHOWN_AS: Record<ScopeKind, TargetType> = { workflow: "WORKFLOW_DEF", task: "TASK_DEF", secret: "SECRET_NAME" };
+
 /**
- * What `grants` give directly to targets, as Orkes' GrantedAccess: one per `workflow:<name>` or `task:<name>` scope
- * (shown as a WORKFLOW_DEF or a TASK_DEF), with the access it gives; other scopes (`*`, prefixes, others) are left out.
+ * What `grants` give directly to targets, as Orkes' GrantedAccess: one per `workflow:<name>`, `task:<name>` or
+ * `secret:<name>` scope (shown as a WORKFLOW_DEF, a TASK_DEF or a SECRET_NAME), with the access it gives; other scopes
+ * (`*`, prefixes, others) are left out.
  */
 export function grantedAccess(grants: readonly Grant[]): Array<{ target: TargetRef; access: Access[] }> {
   const scopes = [...new Set(grants.map((grant) => grant.scope))].sort();
   return scopes.flatMap((scope) => {
-    const match = /^(workflow|task):(.+)$/.exec(scope);
+    const match = /^(workflow|task|secret):(.+)$/.exec(scope);
     if (match === null || match[2]!.includes("*")) return [];
-    const type: TargetType = match[1] === "workflow" ? "WORKFLOW_DEF" : "TASK_DEF";
+    const type = SHOWN_AS[match[1] as ScopeKind];
     const access = accessGiven(grants, type, scope);
     return access.length === 0 ? [] : [{ target: { type, id: match[2]! }, access }];
   });
@@ -86,11 +103,20 @@ const targetId = v.pipe(v.string("must be a string"), v.minLength(1, "must not b
 export const TargetRefSchema = v.object({ type: v.picklist(TARGET_TYPES, unsupportedTarget), id: targetId });
 
 /** Orkes' AuthorizationRequest: the access given to (or removed from) a subject on a target. */
-export const AuthorizationRequestSchema = v.object({
-  subject: v.object({
-    type: v.picklist(["USER", "ROLE", "GROUP"], "must be USER, ROLE or GROUP"),
-    id: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(128, "must be at most 128 characters")),
+export const AuthorizationRequestSchema = v.pipe(
+  v.object({
+    subject: v.object({
+      type: v.picklist(["USER", "ROLE", "GROUP"], "must be USER, ROLE or GROUP"),
+      id: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(128, "must be at most 128 characters")),
+    }),
+    target: TargetRefSchema,
+    access: v.pipe(v.array(v.picklist(ACCESS, `must be one of ${ACCESS.join(", ")}`), "must be an array of access kinds"), v.minLength(1, "must name at least one access kind")),
   }),
-  target: TargetRefSchema,
-  access: v.pipe(v.array(v.picklist(ACCESS, `must be one of ${ACCESS.join(", ")}`), "must be an array of access kinds"), v.minLength(1, "must name at least one access kind")),
-});
+  v.forward(
+    v.check(
+      (request) => request.access.every((kind) => grantableAccess(request.target.type).includes(kind)),
+      "a secret's CREATE, UPDATE and DELETE are the secrets API's (SYSTEM_ADMIN on every secret): per secret, READ or EXECUTE (using it in definitions) is given",
+    ),
+    ["access"],
+  ),
+);
