@@ -81,10 +81,17 @@ export class TagRepository {
     return results.map((row) => ({ key: row.tag_key, value: row.tag_value }));
   }
 
-  /** Every tag a definition, schedule or event handler holds, each once, by key then value (not secrets': those are for their admins). */
+  /**
+   * Every tag a definition, schedule, event handler or webhook holds (a webhook keeps its own in its config), each once,
+   * by key then value; not secrets': those are for their admins.
+   */
   async all(): Promise<Tag[]> {
     const { results } = await this.#db
-      .prepare(`SELECT DISTINCT tag_key, tag_value FROM metadata_tags WHERE target_type != 'SECRET' ORDER BY tag_key, tag_value`)
+      .prepare(
+        `SELECT tag_key, tag_value FROM metadata_tags WHERE target_type != 'SECRET'
+         UNION SELECT json_extract(tag.value, '$.key'), json_extract(tag.value, '$.value') FROM webhooks, json_each(webhooks.config, '$.tags') AS tag
+         ORDER BY 1, 2`,
+      )
       .all<{ tag_key: string; tag_value: string }>();
     return results.map((row) => ({ key: row.tag_key, value: row.tag_value }));
   }

@@ -98,6 +98,12 @@ describe("webhook configs", () => {
     expect((await api("GET", `/api/metadata/webhook/${crypto.randomUUID()}/tags`)).status).toBe(404);
     // The secrets are untouched by a change of tags: events still verify.
     expect((await send(webhook, {}, { "X-Token": "t" })).status).toBe(200);
+    // Listed with every other tag in use.
+    expect(await apiOk("GET", "/api/metadata/tags")).toContainEqual({ key: "team", value: "billing" });
+    // Edits made at once all land: none overwrites another's.
+    const keys = ["a", "b", "c", "d", "e"];
+    await Promise.all(keys.map((key) => apiOk("PUT", `/api/metadata/webhook/${webhook.id}/tags`, [{ key, value: key }])));
+    expect(await apiOk("GET", `/api/metadata/webhook/${webhook.id}/tags`)).toEqual([{ key: "team", value: "billing" }, ...keys.map((key) => ({ key, value: key }))]);
   });
 
   it.each([

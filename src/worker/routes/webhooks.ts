@@ -114,16 +114,19 @@ export function registerWebhookRoutes(router: RouterType<IRequest, Args>): void 
     const webhook = await webhookAt(env, decodedPathParam(request, "id"));
     const added = parseOrThrow(TagListSchema, await requiredBody(request, env), "tags");
     const keys = new Set(added.map((tag) => tag.key));
-    const tags = [...webhook.settings.tags.filter((tag) => !keys.has(tag.key)), ...added];
-    if (tags.length > MAX_TAGS_PER_TARGET) throw validationError("Too many tags", [{ path: "(body)", message: `a webhook holds at most ${MAX_TAGS_PER_TARGET} tags; this would make ${tags.length}` }]);
-    if (!(await new WebhookRepository(env).setTags(webhook.id, tags))) throw notFound(`No webhook ${webhook.id}`);
+    const changed = await new WebhookRepository(env).changeTags(webhook.id, (held) => {
+      const tags = [...held.filter((tag) => !keys.has(tag.key)), ...added];
+      if (tags.length > MAX_TAGS_PER_TARGET) throw validationError("Too many tags", [{ path: "(body)", message: `a webhook holds at most ${MAX_TAGS_PER_TARGET} tags; this would make ${tags.length}` }]);
+      return tags;
+    });
+    if (!changed) throw notFound(`No webhook ${webhook.id}`);
     return new Response(null, { status: 200 });
   });
   router.delete("/api/metadata/webhook/:id/tags", async (request, env) => {
     const webhook = await webhookAt(env, decodedPathParam(request, "id"));
     const removed = parseOrThrow(TagListSchema, await requiredBody(request, env), "tags");
     const gone = (tag: { key: string; value: string }) => removed.some((other) => other.key === tag.key && other.value === tag.value);
-    if (!(await new WebhookRepository(env).setTags(webhook.id, webhook.settings.tags.filter((tag) => !gone(tag))))) throw notFound(`No webhook ${webhook.id}`);
+    if (!(await new WebhookRepository(env).changeTags(webhook.id, (held) => held.filter((tag) => !gone(tag))))) throw notFound(`No webhook ${webhook.id}`);
     return new Response(null, { status: 200 });
   });
 

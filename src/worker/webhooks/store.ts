@@ -71,6 +71,12 @@ export interface WebhookEvent {
   timeStamp: number;
 }
 
+/** How often a tag change is made again over an edit that landed meanwhile before it gives up (409). */
+const TAG_CHANGE_ATTEMPTS = 5;
+
+/** A webhook's tag. */
+type Tag = { key: string; value: string };
+
 /** Most webhooks one listing shows. */
 const MAX_LISTED = 1000;
 
@@ -161,10 +167,22 @@ export class WebhookRepository {
     return result!.meta.changes > 0;
   }
 
-  /** Replaces webhook `id`'s tags; false when there is none. */
-  async setTags(id: string, tags: ReadonlyArray<{ key: string; value: string }>): Promise<boolean> {
-    const result = await this.#env.DB.prepare(`UPDATE webhooks SET config = json_set(config, '$.tags', json(?)) WHERE id = ?`).bind(JSON.stringify(tags), id).run();
-    return result.meta.changes > 0;
+  /**
+   * Sets webhook `id`'s tags to what `change` makes of them (it may throw a refusal); false when there is no such
+   * webhook. Two edits at once both land: the later one is made again over the first's tags.
+   */
+  async changeTags(id: string, change: (tags: readonly Tag[]) => Tag[]): Promise<boolean> {
+    for (let attempt = 0; attempt < TAG_CHANGE_ATTEMPTS; attempt++) {
+      const webhook = await this.get(id);
+      if (webhook === undefined) return false;
+      const tags = change(webhook.settings.tags);
+      // Only over the tags `change` saw: an edit that landed meanwhile is read again, not overwritten.
+      const result = await this.#env.DB.prepare(`UPDATE webhooks SET config = json_set(config, '$.tags', json(?1)) WHERE id = ?2 AND COALESCE(json_extract(config, '$.tags'), '[]') = ?3`)
+        .bind(JSON.stringify(tags), id, JSON.stringify(webhook.settings.tags))
+        .run();
+      if (result.meta.changes > 0) return true;
+    }
+    throw new ApiError(409, "CONFLICT", `Webhook ${id}'s tags kept changing while this change was being made; try again`);
   }
 
   /** Adds executions an event reached after it was recorded (see `completeLateWaitingTasks`): it matched. */
