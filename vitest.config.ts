@@ -10,6 +10,9 @@ const migrations = await readD1Migrations("./migrations");
 
 export default defineConfig({
   test: {
+    // Two files at a time, also on a 2-core machine (vitest's default there is one): most of a workerd test file's time
+    // is spent waiting on timers, alarms and loopback requests, not computing.
+    maxWorkers: 2,
     projects: [
       { test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" } },
       {
