@@ -74,6 +74,31 @@ describe("HTTP task inputs", () => {
   });
 });
 
+describe("HTTP task vipAddress", () => {
+  it("sends a partial uri (a path) to its vipAddress: host:port over http, or a URL with its base path; an absolute uri ignores it", async () => {
+    const address = new URL(target("/")).host;
+    const byHost = await runSingle("http_vip_host", { uri: "/count/vip-host?x=a b", method: "GET", vipAddress: address });
+    expect(byHost.task.status).toBe("COMPLETED");
+    expect(await hits("vip-host")).toBe(1);
+    const byUrl = await runSingle("http_vip_url", { http_request: { uri: "vip-url", method: "GET", vipAddress: `${target("/count")}/` } });
+    expect(byUrl.task.status).toBe("COMPLETED");
+    expect(await hits("vip-url")).toBe(1);
+    const absolute = await runSingle("http_vip_absolute", { uri: target("/count/vip-absolute"), method: "GET", vipAddress: "elsewhere.invalid" });
+    expect(absolute.task.status).toBe("COMPLETED");
+    expect(await hits("vip-absolute")).toBe(1);
+    const without = await runSingle("http_vip_none", { uri: "/count/vip-none", method: "GET" });
+    expect(without.task).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "HTTP task uri is not an absolute URL (give a vipAddress to send a path to): /count/vip-none" });
+    expect(await hits("vip-none")).toBe(0);
+  });
+
+  it.each(["", "http://", "host/path", "https://user:pass@host", "host?x=1", 42])("refuses vipAddress %j at registration, storing nothing", async (vipAddress) => {
+    const response = await api("POST", "/api/metadata/workflow", { name: "http_vip_bad", version: 1, schemaVersion: 2, ownerEmail: "team@example.com", tasks: [httpTask("call", { uri: "/x", method: "GET", vipAddress })] });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ validationErrors: [{ path: "tasks[0].inputParameters.vipAddress", message: expect.stringContaining("host[:port], or an http or https URL") }] });
+    expect((await api("GET", "/api/metadata/workflow/http_vip_bad")).status).toBe(404);
+  });
+});
+
 describe("HTTP task outputs", () => {
   it("exposes response {body, headers, statusCode, reasonPhrase} and the same fields at the top", async () => {
     const { task } = await runSingle("http_output", { uri: target("/count/output-shape"), method: "GET" });

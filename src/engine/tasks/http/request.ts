@@ -121,6 +121,18 @@ function setHeader(headers: Record<string, string>, name: string, value: string)
 }
 
 /**
+ * The URI a task's `uri` names: as it is when absolute (a server address), else (a partial value, as the spec allows
+ * with a vipAddress) a path on the service at `vipAddress`: `host[:port]`, reached over http as Conductor's discovery
+ * lookup gave it, or a URL with its scheme and base path (`https://orders.example.com/v2`).
+ */
+export function locatedUri(uri: string, vipAddress: JsonValue | undefined): string {
+  if (typeof vipAddress !== "string" || vipAddress.trim() === "" || /^[a-z][a-z0-9+.-]*:/i.test(uri)) return uri;
+  const vip = vipAddress.trim();
+  const base = /^https?:\/\//i.test(vip) ? vip : `http://${vip}`;
+  return `${base.replace(/\/+$/, "")}${uri.startsWith("/") ? uri : `/${uri}`}`;
+}
+
+/**
  * Builds the outbound request from an HTTP task's resolved input.
  * `idempotencyKey` is sent as `Idempotency-Key` (unless the task sets that header itself) so a
  * receiver can recognise the same step delivered twice after an eviction.
@@ -137,12 +149,13 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
     return { ok: false, reason: `HTTP task method must be one of ${HTTP_METHODS.join(", ")}, but it resolved to ${JSON.stringify(method.slice(0, 40))}` };
   }
 
-  const target = fields["encode"] === false ? uri.trim() : encodeQuery(uri.trim());
+  const located = locatedUri(uri.trim(), fields["vipAddress"]);
+  const target = fields["encode"] === false ? located : encodeQuery(located);
   let url: URL;
   try {
     url = new URL(target);
   } catch {
-    return { ok: false, reason: `HTTP task uri is not an absolute URL: ${uri}` };
+    return { ok: false, reason: `HTTP task uri is not an absolute URL${typeof fields["vipAddress"] === "string" ? ` (nor a path on its vipAddress)` : " (give a vipAddress to send a path to)"}: ${uri}` };
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     return { ok: false, reason: `HTTP task uri must use http or https, not ${url.protocol.replace(":", "")}` };

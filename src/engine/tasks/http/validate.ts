@@ -95,7 +95,22 @@ const REQUEST = fieldsOf({
   connectionTimeOut: v.optional(rule<unknown>("connectionTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
   readTimeOut: v.optional(rule<unknown>("readTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
   asyncComplete: v.optional(rule<boolean>("asyncComplete", "a boolean", orExpression(isBoolean))),
+  vipAddress: v.optional(
+    rule<string>("vipAddress", "the address of the service a partial uri (a path) is sent to: host[:port], or an http or https URL", orExpression(isVipAddress)),
+  ),
 });
+
+/** `host[:port]`, or an http(s) URL (its path a base for the task's `uri`). */
+function isVipAddress(value: unknown): boolean {
+  if (!isNonEmptyString(value)) return false;
+  const trimmed = value.trim();
+  try {
+    const url = new URL(/^https?:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`);
+    return url.hostname !== "" && url.search === "" && url.hash === "" && url.username === "" && (/^https?:\/\//i.test(trimmed) || url.pathname === "/");
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Problems in an HTTP task's request. The request is what the task will send (see `httpRequestFields`):
