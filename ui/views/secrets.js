@@ -111,7 +111,7 @@ export async function renderSecrets(container, _params, context) {
  * One secret: its tags (removed one by one, added by key and value), a new value, or its deletion.
  * @type {import("../app.js").View}
  */
-export async function renderSecret(container, _params, context, name = "") {
+export async function renderSecret(container, params, context, name = "") {
   /** @type {Array<{ key: string, value: string }>} */
   let tags;
   try {
@@ -126,7 +126,7 @@ export async function renderSecret(container, _params, context, name = "") {
     return;
   }
   if (!context.active()) return;
-  const reload = () => renderSecret(container, _params, context, name);
+  const reload = () => renderSecret(container, params, context, name);
   const tagKey = /** @type {HTMLInputElement} */ (h("input", { id: "secret-tag-key", required: true, maxlength: "256" }));
   const tagValue = /** @type {HTMLInputElement} */ (h("input", { id: "secret-tag-value", maxlength: "256" }));
   const addTag = actionForm({
