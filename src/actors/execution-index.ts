@@ -1,4 +1,5 @@
-import { definitionReferenceName, type TaskExecution, type WorkflowExecution } from "../engine/model";
+import type { TaskExecution, WorkflowExecution } from "../engine/model";
+import { definitionReferenceName } from "../engine/plan";
 import { failedReferenceTaskNames, summaryRowOf, summaryText } from "../engine/view";
 import { masked, maskedKeysOf } from "../engine/masking";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
@@ -58,7 +59,7 @@ export interface WebhookWaitRow {
 /** The webhook routing rows of an execution as it stands: one per task waiting for webhook events whose matches can match. */
 function webhookWaitRows(execution: WorkflowExecution): WebhookWaitRow[] {
   return webhookWaitingTasks(execution).flatMap((task) => {
-    const taskRefName = definitionReferenceName(task);
+    const taskRefName = definitionReferenceName(execution.definition, task);
     const match = waitingMatch(execution.workflowName, execution.workflowVersion, taskRefName, writtenMatches(task.inputData)!);
     if (match instanceof Error) return [];
     return [{ taskId: task.taskId, workflowVersion: execution.workflowVersion, taskRefName, paths: JSON.stringify(match.paths), matchKey: match.key, createdOn: task.startTime }];

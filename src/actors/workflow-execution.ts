@@ -22,7 +22,6 @@ import { EngineError, type EngineErrorKind } from "../engine/errors";
 import { evaluationContext } from "../engine/evaluation";
 import { MissingSecretError, referencedSecrets, resolveValue } from "../engine/expressions";
 import {
-  definitionReferenceName,
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_TASK_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
@@ -44,7 +43,7 @@ import { limitChanges, type LimitEntry } from "../engine/rate-limit";
 import { removalDueAt } from "../engine/retention";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { cutToBytes } from "../engine/limits";
-import { instanceTask, planOf } from "../engine/plan";
+import { definitionReferenceName, instanceTask, planOf } from "../engine/plan";
 import { signalledChildIds, signalledWait } from "../engine/signals";
 import type { JqRunner } from "../engine/jq";
 import type { ScriptRunner } from "../engine/scripts";
@@ -324,7 +323,7 @@ function secretValues(names: readonly string[], lookup: (name: string) => string
 function taskByRef(execution: Execution, taskRefName: string): TaskExecution | undefined {
   return (
     execution.tasks.findLast((candidate) => candidate.referenceTaskName === taskRefName) ??
-    execution.tasks.findLast((candidate) => candidate.iteration !== undefined && definitionReferenceName(candidate) === taskRefName)
+    execution.tasks.findLast((candidate) => candidate.iteration !== undefined && definitionReferenceName(execution.definition, candidate) === taskRefName)
   );
 }
 
@@ -656,7 +655,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const execution = this.#execution;
     if (!execution || this.#removing) return null;
     const task = execution.tasks.find((candidate) => candidate.taskId === taskId);
-    return { workflowName: execution.workflowName, taskRefName: task === undefined ? null : definitionReferenceName(task), taskName: task?.taskDefName ?? null };
+    return { workflowName: execution.workflowName, taskRefName: task === undefined ? null : definitionReferenceName(execution.definition, task), taskName: task?.taskDefName ?? null };
   }
 
   /** True when the task is part of this execution or of one of its children, at any depth. */
@@ -681,7 +680,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const execution = this.#execution;
     if (!execution || this.#removing) return refused(this.#notFound());
     const waiting = signalledWait(execution);
-    if (waiting) return ok({ workflowId: execution.workflowId, taskId: waiting.taskId, taskRefName: definitionReferenceName(waiting) });
+    if (waiting) return ok({ workflowId: execution.workflowId, taskId: waiting.taskId, taskRefName: definitionReferenceName(execution.definition, waiting) });
     for (const childId of signalledChildIds(execution)) {
       const found = await executionStub(this.env, childId).signalTarget();
       if (found.ok) return found;
@@ -1038,7 +1037,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const execution = this.#execution;
     if (!execution || this.#removing) return null;
     const named = (task: TaskExecution) =>
-      task.taskType === "HUMAN" && (iteration === undefined ? task.referenceTaskName === taskRefName || definitionReferenceName(task) === taskRefName : definitionReferenceName(task) === taskRefName && task.iteration === iteration);
+      task.taskType === "HUMAN" && (iteration === undefined ? task.referenceTaskName === taskRefName || definitionReferenceName(execution.definition, task) === taskRefName : definitionReferenceName(execution.definition, task) === taskRefName && task.iteration === iteration);
     return execution.tasks.findLast(named)?.taskId ?? null;
   }
 
@@ -1201,7 +1200,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     // A test run does nothing real: no real event reaches it.
     if (!execution || this.#removing || execution.test !== undefined || !task || task.taskType !== "WAIT_FOR_WEBHOOK" || task.status !== "IN_PROGRESS") return "not waiting";
     const matches = writtenMatches(task.inputData);
-    if (matches === undefined || !eventMeets(payload, execution.workflowName, execution.workflowVersion, definitionReferenceName(task), matches)) return "not waiting";
+    if (matches === undefined || !eventMeets(payload, execution.workflowName, execution.workflowVersion, definitionReferenceName(execution.definition, task), matches)) return "not waiting";
     try {
       this.#apply({ type: "externalUpdate", taskId, status: "COMPLETED", output: payload });
     } catch (error) {

@@ -12,7 +12,6 @@ import {
   TERMINAL_TASK_STATUSES,
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
-  definitionReferenceName,
   type DynamicFork,
   type FailureWorkflowStart,
   type JsonObject,
@@ -36,13 +35,17 @@ import type { WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
-import { activeLanes, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
+import { activeLanes, inCurrentLoopRun, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
 import {
+  definitionReferenceName,
   enclosingJoins,
+  enclosingLoops,
   endsIteration,
   instanceTask,
+  iterationIn,
   joinedBy,
   leavesLane,
+  loopIterationsOf,
   nextPlanIndex,
   planIndexOf,
   planOf,
@@ -51,6 +54,7 @@ import {
   taskDefToLookUp,
   type Plan,
   untakenBranchOf,
+  withinLoop,
   withLookedUpTaskDefs,
 } from "./plan";
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
@@ -849,12 +853,18 @@ function lastOfLoop(state: WorkflowExecution, loop: TaskExecution): TaskExecutio
 }
 
 /**
- * Whether a task instance is a run of a task of the loop DO_WHILE instance `loop` runs: one of its loop's tasks,
- * scheduled after it (those before it belong to an earlier instance of the DO_WHILE, one a retry replaced).
+ * Whether a task instance is a run of a task of the loop DO_WHILE instance `loop` runs: one of its loop's tasks (those
+ * of loops nested in it included), scheduled after it (those before it belong to an earlier instance of the DO_WHILE,
+ * one a retry replaced) and, for a DO_WHILE in another loop, in the same iteration of the loops around it as it is.
  */
 function ranIn(state: WorkflowExecution, loop: TaskExecution): (task: TaskExecution) => boolean {
-  const steps = planOf(state.definition).steps;
-  return (task) => task.seq > loop.seq && steps[task.definitionIndex]?.inLoop === loop.definitionIndex;
+  const definition = state.definition;
+  const around = loopIterationsOf(definition, loop);
+  const inSameRun = (task: TaskExecution) => {
+    const iterations = loopIterationsOf(definition, task);
+    return around.every((iteration, position) => iterations[position] === iteration);
+  };
+  return (task) => task.seq > loop.seq && withinLoop(definition, task.definitionIndex, loop.definitionIndex) && (around.length === 0 || inSameRun(task));
 }
 
 /** The latest task instance of each running lane that has one, but task `except`. */
@@ -891,7 +901,8 @@ function keepUpTo(draft: Draft, target: TaskExecution): void {
       return [join, fork === undefined ? -1 : (state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < target.seq)?.seq ?? -1)];
     }),
   );
-  const joined = (task: TaskExecution) => target.taskType === "JOIN" && task.iteration === target.iteration && joinedBy(definition, target.definitionIndex, task.definitionIndex);
+  const targetIterations = loopIterationsOf(definition, target).join();
+  const joined = (task: TaskExecution) => target.taskType === "JOIN" && joinedBy(definition, target.definitionIndex, task.definitionIndex) && loopIterationsOf(definition, task).join() === targetIterations;
   const waitsAgain = (task: TaskExecution) => task.seq > (joinsSince.get(task.definitionIndex) ?? Number.POSITIVE_INFINITY);
   draft.retainTasks((task) => (task.seq <= target.seq || joined(task)) && !waitsAgain(task));
 }
@@ -1254,24 +1265,25 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
   }
   const steps = planOf(state.definition).steps;
   // A skip applies to one iteration: one of a task this iteration did not reach (a SWITCH took another branch) goes with it.
-  forgetSkips(draft, (skip) => steps[planIndexOf(state.definition, skip.taskReferenceName)]?.inLoop === loopIndex);
+  forgetSkips(draft, (skip) => withinLoop(state.definition, planIndexOf(state.definition, skip.taskReferenceName), loopIndex));
   const ofThisLoop = state.tasks.filter(ranIn(state, loop));
   const iterationOutputs: JsonObject = {};
   const latestOutputs: JsonObject = {};
   const plan = planOf(state.definition);
   for (const task of ofThisLoop) {
-    // As in Conductor, the loop records its own tasks: what a dynamic fork in it forked is its JOIN's output.
-    if (!ownLoopStep(plan, task.definitionIndex, loopIndex)) continue;
+    // As in Conductor, the loop records its own tasks: what a dynamic fork in it forked is its JOIN's output, what a
+    // loop in it ran that loop's.
+    if (!ownLoopStep(plan, task.definitionIndex, loopIndex) || steps[task.definitionIndex]!.inLoop !== loopIndex) continue;
     const reference = steps[task.definitionIndex]!.task.taskReferenceName;
     setOwn(latestOutputs, reference, task.outputData);
-    if (task.iteration === loop.iteration) setOwn(iterationOutputs, reference, task.outputData);
+    if (iterationIn(state.definition, task, loopIndex) === loop.iteration) setOwn(iterationOutputs, reference, task.outputData);
   }
   const input = resolveTaskInput(state, loopIndex, definition, loop.taskId, env);
   const outcome = input instanceof Error ? { kind: "failed" as const, output: loop.outputData, reason: `Invalid task input: ${input.message}` } : endIteration({ loop, definition, iterationOutputs, latestOutputs, input }, env);
   if (outcome.kind !== "failed" && outcome.dropBefore !== undefined) {
     const dropBefore = outcome.dropBefore;
     const ofLoop = ranIn(state, loop);
-    draft.retainTasks((task) => !(ofLoop(task) && (task.iteration ?? 0) < dropBefore));
+    draft.retainTasks((task) => !(ofLoop(task) && (iterationIn(state.definition, task, loopIndex) ?? 0) < dropBefore));
     // What its dynamic forks forked in the iterations dropped goes with them.
     const compacted = compactedForkRuns(draft.state);
     if (compacted !== undefined) {
@@ -1315,22 +1327,24 @@ function failLoopOf(draft: Draft, task: TaskExecution, reason: string, env: Deci
 
 /**
  * Task `target` of a DO_WHILE's loop runs again (a rerun from it, its child waited for again): the DO_WHILE, which
- * ended, runs again from `target`'s iteration.
+ * ended, runs again from `target`'s iteration; so do the DO_WHILEs of the loops around it, from the iterations it ran in.
  */
 function reopenLoopOf(draft: Draft, target: TaskExecution, env: DecideEnv): void {
-  const loopIndex = planOf(draft.state.definition).steps[target.definitionIndex]?.inLoop;
-  const loop = loopIndex === undefined ? undefined : latestInstance(draft.state, loopIndex);
-  if (loop === undefined || loop.seq > target.seq) return;
-  const iteration = target.iteration ?? 1;
-  draft.updateTask(loop.taskId, {
-    status: "IN_PROGRESS",
-    iteration,
-    outputData: reopenedLoopOutput(loop, iteration),
-    reasonForIncompletion: undefined,
-    retried: false,
-    endTime: 0,
-    updateTime: env.now,
-  });
+  const definition = draft.state.definition;
+  for (const loopIndex of enclosingLoops(definition, target.definitionIndex)) {
+    const loop = latestInstance(draft.state, loopIndex);
+    if (loop === undefined || loop.seq > target.seq) continue;
+    const iteration = iterationIn(definition, target, loopIndex) ?? 1;
+    draft.updateTask(loop.taskId, {
+      status: "IN_PROGRESS",
+      iteration,
+      outputData: reopenedLoopOutput(loop, iteration),
+      reasonForIncompletion: undefined,
+      retried: false,
+      endTime: 0,
+      updateTime: env.now,
+    });
+  }
 }
 
 /**
@@ -1466,10 +1480,10 @@ function jumpForward(draft: Draft, index: number, why: string, env: DecideEnv, e
   for (const lane of activeLanes(state)) {
     let from = lane.head;
     if (from !== undefined) {
-      const loopIndex = steps[from.definitionIndex]?.inLoop;
+      const loopIndex = enclosingLoops(state.definition, from.definitionIndex).at(-1);
       const loop = loopIndex === undefined ? undefined : latestInstance(draft.state, loopIndex);
-      // A lane in a loop goes on from its DO_WHILE, which ends with the tasks its loop runs (those of its forks' branches
-      // too, whose lanes then end: nothing is to be skipped in them).
+      // A lane in a loop goes on from its (outermost) DO_WHILE, which ends with the tasks its loop runs (those of its
+      // forks' branches and inner loops too, whose lanes then end: nothing is to be skipped in them).
       if (loop !== undefined) {
         for (const task of draft.state.tasks.filter(ranIn(draft.state, loop))) skipPending(draft, task, why, env, effects);
         from = draft.task(loop.taskId)!;
@@ -1507,8 +1521,13 @@ function skipTarget(state: WorkflowExecution, index: number): { latest?: TaskExe
     const latest = latestInstance(state, index);
     return latest === undefined ? { unreachable: whyUnreachable(state, index) } : { latest };
   }
+  // A loop inside another that has not started in the current iteration of the loops around it: as reachable as it is.
+  if (steps[loop.definitionIndex]?.inLoop !== undefined && !inCurrentLoopRun(state, loop)) {
+    const unreachable = skipTarget(state, loop.definitionIndex).unreachable;
+    return unreachable === undefined ? {} : { unreachable };
+  }
   if (!isPending(loop)) return { unreachable: "passed" };
-  const inIteration = (task: TaskExecution) => task.seq > loop.seq && task.iteration === loop.iteration;
+  const inIteration = (task: TaskExecution) => task.seq > loop.seq && iterationIn(state.definition, task, loop.definitionIndex) === loop.iteration;
   const latest = state.tasks.findLast((task) => task.definitionIndex === index && inIteration(task));
   if (latest !== undefined) return { latest };
   const plan = planOf(state.definition);
@@ -1610,12 +1629,12 @@ interface InstanceOptions {
 /** A new SCHEDULED instance of definition task `index`, with no input yet, to follow the execution's last task. */
 function newInstance(state: WorkflowExecution, index: number, env: DecideEnv, options: InstanceOptions): TaskExecution {
   const definition = planTask(state.definition, index)!;
-  const iteration = loopIterationOf(state, index);
+  const run = loopRunOf(state, index);
   const instance: TaskExecution = {
     // Findable by its id alone: see task-id.ts.
     taskId: taskIdWithin(state.workflowId, env.newId()),
     taskType: definition.type,
-    referenceTaskName: iteration === undefined ? definition.taskReferenceName : `${definition.taskReferenceName}__${iteration}`,
+    referenceTaskName: run === undefined ? definition.taskReferenceName : `${definition.taskReferenceName}${run.suffix}`,
     taskDefName: definition.name,
     seq: (state.tasks.at(-1)?.seq ?? 0) + 1,
     definitionIndex: index,
@@ -1630,16 +1649,22 @@ function newInstance(state: WorkflowExecution, index: number, env: DecideEnv, op
     updateTime: env.now,
     attempt: 0,
   };
-  if (iteration !== undefined) instance.iteration = iteration;
+  if (run !== undefined) instance.iteration = run.iteration;
   if (options.retryDeadline !== undefined) instance.retryDeadline = options.retryDeadline;
   return instance;
 }
 
-/** The iteration a new instance of step `index` belongs to, when it is a task of a DO_WHILE's loop: the DO_WHILE's current one. */
-function loopIterationOf(state: WorkflowExecution, index: number): number | undefined {
+/**
+ * The iteration a new instance of step `index` belongs to, when it is a task of a DO_WHILE's loop: the DO_WHILE's current
+ * one; and the suffix of its reference name, which names the iterations of the loops around that DO_WHILE too.
+ */
+function loopRunOf(state: WorkflowExecution, index: number): { iteration: number; suffix: string } | undefined {
   const loopIndex = planOf(state.definition).steps[index]?.inLoop;
   if (loopIndex === undefined) return undefined;
-  return latestInstance(state, loopIndex)?.iteration ?? 1;
+  const loop = latestInstance(state, loopIndex);
+  const iteration = loop?.iteration ?? 1;
+  const around = loop === undefined ? [] : loopIterationsOf(state.definition, loop);
+  return { iteration, suffix: [...around, iteration].map((each) => `__${each}`).join("") };
 }
 
 /** Appends a new SCHEDULED instance of definition task `index`. */
@@ -2014,5 +2039,5 @@ export function awaitedChildId(state: WorkflowExecution): string | undefined {
  * skipped or ended-with-errors instance does not count (the workflow's ending or blocking answers for those).
  */
 export function hasCompletedTask(state: WorkflowExecution, refs: ReadonlySet<string>): boolean {
-  return state.tasks.some((task) => task.status === "COMPLETED" && (refs.has(task.referenceTaskName) || refs.has(definitionReferenceName(task))));
+  return state.tasks.some((task) => task.status === "COMPLETED" && (refs.has(task.referenceTaskName) || refs.has(definitionReferenceName(state.definition, task))));
 }

@@ -1,5 +1,6 @@
 import type { EvaluationContext } from "./expressions";
-import { definitionReferenceName, type JsonObject, type TaskExecution, type WorkflowExecution } from "./model";
+import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
+import { definitionReferenceName } from "./plan";
 
 /** What `${<ref>.…}` sees of a task: its latest instance's visible fields. */
 function taskRecord(task: TaskExecution): JsonObject {
@@ -57,7 +58,7 @@ export function evaluationContext(
   const records = new Map<string, JsonObject | undefined>();
   const task = (reference: string): JsonObject | undefined => {
     if (records.has(reference)) return records.get(reference);
-    const latest = execution.tasks.findLast((candidate) => candidate.referenceTaskName === reference || (candidate.iteration !== undefined && definitionReferenceName(candidate) === reference));
+    const latest = execution.tasks.findLast((candidate) => candidate.referenceTaskName === reference || (candidate.iteration !== undefined && definitionReferenceName(execution.definition, candidate) === reference));
     const record = latest === undefined ? undefined : taskRecord(latest);
     records.set(reference, record);
     return record;

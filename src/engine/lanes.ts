@@ -3,7 +3,7 @@
  * decider moves each lane on by itself; a FORK_JOIN's branches are lanes that run side by side once it completed.
  */
 import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type TaskExecution, type WorkflowExecution } from "./model";
-import { leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan, type Plan } from "./plan";
+import { enclosingLoops, iterationIn, leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan } from "./plan";
 
 /** A running lane: its id and span, and its latest task instance (none before its first task is reached). */
 export interface ActiveLane {
@@ -34,7 +34,7 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
     if (step.fork !== undefined || step.loop !== undefined) latest.set(task.definitionIndex, task);
   }
   const lanes: ActiveLane[] = [{ id: ROOT_LANE, span: root, head: loopAware(state, heads.get(ROOT_LANE)) }];
-  const forks = [...latest.values()].filter((task) => plan.steps[task.definitionIndex]!.fork !== undefined && task.status === "COMPLETED" && inCurrentRun(plan, task, latest));
+  const forks = [...latest.values()].filter((task) => plan.steps[task.definitionIndex]!.fork !== undefined && task.status === "COMPLETED" && inCurrentRun(state, task, (index) => latest.get(index)));
   for (const fork of forks.sort((a, b) => a.definitionIndex - b.definitionIndex)) {
     const inLoop = plan.steps[fork.definitionIndex]!.inLoop !== undefined;
     for (const id of plan.steps[fork.definitionIndex]!.fork!.lanes) {
@@ -47,39 +47,46 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
 
 /**
  * True unless `task` is an instance of a step of a DO_WHILE's loop from before the loop's current iteration (or from an
- * earlier run of the DO_WHILE), or the loop has ended; `latest`: the latest instance of each DO_WHILE step at least.
+ * earlier run of the DO_WHILE), or the loop has ended; in a loop nested in others, the same of its DO_WHILE's instance.
+ * `latest`: the latest instance of a DO_WHILE step.
  */
-function inCurrentRun(plan: Plan, task: TaskExecution, latest: ReadonlyMap<number, TaskExecution>): boolean {
-  const loopIndex = plan.steps[task.definitionIndex]?.inLoop;
+function inCurrentRun(state: WorkflowExecution, task: TaskExecution, latest: (index: number) => TaskExecution | undefined): boolean {
+  const loopIndex = planOf(state.definition).steps[task.definitionIndex]?.inLoop;
   if (loopIndex === undefined) return true;
-  const loop = latest.get(loopIndex);
-  return loop !== undefined && !TERMINAL_TASK_STATUSES.has(loop.status) && task.seq > loop.seq && task.iteration === loop.iteration;
+  const loop = latest(loopIndex);
+  if (loop === undefined || TERMINAL_TASK_STATUSES.has(loop.status) || task.seq <= loop.seq) return false;
+  return iterationIn(state.definition, task, loopIndex) === loop.iteration && inCurrentRun(state, loop, latest);
+}
+
+/**
+ * True unless `task` is an instance of a task of a DO_WHILE's loop from an iteration (or a run of the DO_WHILE) other
+ * than the one running, or the loop has ended (see {@link inCurrentRun}).
+ */
+export function inCurrentLoopRun(state: WorkflowExecution, task: TaskExecution): boolean {
+  return inCurrentRun(state, task, (index) => latestInstance(state, index));
 }
 
 /** The latest instance of plan step `index` in the current run of its loop (see {@link inCurrentRun}), if it has one. */
 function currentInstance(state: WorkflowExecution, index: number): TaskExecution | undefined {
   const task = latestInstance(state, index);
-  if (task === undefined) return undefined;
-  const plan = planOf(state.definition);
-  const loopIndex = plan.steps[index]?.inLoop;
-  if (loopIndex === undefined) return task;
-  const loop = latestInstance(state, loopIndex);
-  return loop !== undefined && inCurrentRun(plan, task, new Map([[loopIndex, loop]])) ? task : undefined;
+  return task !== undefined && inCurrentLoopRun(state, task) ? task : undefined;
 }
 
 /**
  * The head of a lane whose latest instance is `latest`: that instance, unless it is a task of a DO_WHILE's loop whose
  * latest DO_WHILE instance has ended (completed, failed, canceled); that DO_WHILE then stands for the loop, and the
- * lane goes on (or is retried) from it.
+ * lane goes on (or is retried) from it. Of nested loops, the outermost one that ended stands for them.
  */
 function loopAware(state: WorkflowExecution, latest: TaskExecution | undefined): TaskExecution | undefined {
   if (latest === undefined) return undefined;
   const plan = planOf(state.definition);
   if (!plan.hasLoops) return latest;
-  const loopIndex = plan.steps[latest.definitionIndex]?.inLoop;
-  if (loopIndex === undefined) return latest;
-  const loop = latestInstance(state, loopIndex);
-  return loop !== undefined && TERMINAL_TASK_STATUSES.has(loop.status) ? loop : latest;
+  let head = latest;
+  for (const loopIndex of enclosingLoops(state.definition, latest.definitionIndex)) {
+    const loop = latestInstance(state, loopIndex);
+    if (loop !== undefined && TERMINAL_TASK_STATUSES.has(loop.status)) head = loop;
+  }
+  return head;
 }
 
 /** True when `lane` has nothing left to run: its latest task ended well and nothing follows it in the lane. */

@@ -504,16 +504,6 @@ export function deliveryKey(task: Pick<TaskExecution, "taskId" | "reruns" | "pol
   return task.taskType === "HTTP_POLL" && (task.pollCount ?? 0) > 0 ? `${run}.poll-${task.pollCount}` : run;
 }
 
-/**
- * The reference name a task instance has in its definition: its own, but for a task of a DO_WHILE's loop, whose
- * instances carry their iteration (`ref__2` is `ref`'s instance in iteration 2).
- */
-export function definitionReferenceName(task: Pick<TaskExecution, "referenceTaskName" | "iteration" | "taskType">): string {
-  if (task.iteration === undefined || task.taskType === "DO_WHILE") return task.referenceTaskName;
-  const suffix = `__${task.iteration}`;
-  return task.referenceTaskName.endsWith(suffix) ? task.referenceTaskName.slice(0, -suffix.length) : task.referenceTaskName;
-}
-
 /** Where a definition names a registered schema (Orkes' SchemaDef reference): its name, and its version (the latest when absent). */
 export interface SchemaReference {
   name: string;

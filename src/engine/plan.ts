@@ -12,8 +12,9 @@
  *
  * A DO_WHILE is followed by its `loopOver` tasks, in the DO_WHILE's lane; the last of them is followed by the DO_WHILE
  * again, which ends the iteration (the only place a lane goes back in the plan), and the DO_WHILE's own successor
- * comes after them. Loops do not nest. A FORK_JOIN in a loop is the loop's, and so are the tasks of its branches
- * (lanes of their own): they run afresh in each iteration (see `activeLanes`).
+ * comes after them. Loops nest: a DO_WHILE in a loop is one of that loop's tasks, and its own tasks are in both loops
+ * (`inLoop` names the innermost; see {@link enclosingLoops}). A FORK_JOIN in a loop is the loop's, and so are the tasks
+ * of its branches (lanes of their own): they run afresh in each iteration (see `activeLanes`).
  *
  * A FORK_JOIN_DYNAMIC has no branches in the definition: the tasks it forked when it ran (recorded in the execution's
  * copy of its definition, `dynamicForks`) come after all of the definition's own, each a lane of its own (with what a
@@ -180,6 +181,58 @@ function withTaskDef(task: WorkflowTaskDef, taskDef: TaskDef): WorkflowTaskDef {
     byTaskDef.set(taskDef, following);
   }
   return following;
+}
+
+/**
+ * The DO_WHILE steps whose loops hold step `index`, innermost first: a task of a loop nested in another is in both.
+ * Empty outside loops.
+ */
+export function enclosingLoops(definition: WorkflowDef, index: number): number[] {
+  const steps = planOf(definition).steps;
+  const loops: number[] = [];
+  for (let loop = steps[index]?.inLoop; loop !== undefined; loop = steps[loop]?.inLoop) loops.push(loop);
+  return loops;
+}
+
+/** True when step `index` is a task of the loop of the DO_WHILE at step `loopIndex`, at any depth. */
+export function withinLoop(definition: WorkflowDef, index: number, loopIndex: number): boolean {
+  const steps = planOf(definition).steps;
+  for (let loop = steps[index]?.inLoop; loop !== undefined; loop = steps[loop]?.inLoop) {
+    if (loop === loopIndex) return true;
+  }
+  return false;
+}
+
+/**
+ * The reference name a task instance has in the definition: its step's. A task of a DO_WHILE's loop runs as
+ * `ref__<iteration>`, and in a loop nested in others with the iteration of each, outermost first (`ref__2__3`:
+ * iteration 3 of the inner loop in iteration 2 of the outer one); a DO_WHILE in a loop is named after its outer ones'.
+ */
+export function definitionReferenceName(definition: WorkflowDef, task: Pick<TaskExecution, "referenceTaskName" | "definitionIndex">): string {
+  return planTask(definition, task.definitionIndex)?.taskReferenceName ?? task.referenceTaskName;
+}
+
+/**
+ * The iterations of its enclosing loops that a task instance belongs to, outermost first: the numbers its reference
+ * name carries after its definition's (see {@link definitionReferenceName}). Empty outside loops, and for a top-level
+ * DO_WHILE (its own `iteration` is its loop's current one).
+ */
+export function loopIterationsOf(definition: WorkflowDef, task: Pick<TaskExecution, "referenceTaskName" | "definitionIndex">): number[] {
+  const base = definitionReferenceName(definition, task);
+  const suffix = task.referenceTaskName.startsWith(base) ? task.referenceTaskName.slice(base.length) : "";
+  return suffix.startsWith("__") ? suffix.slice(2).split("__").map(Number) : [];
+}
+
+/**
+ * The iteration of the loop of the DO_WHILE at step `loopIndex` that a task instance of that loop (at any depth) ran
+ * in; undefined when it is not in that loop.
+ */
+export function iterationIn(definition: WorkflowDef, task: Pick<TaskExecution, "referenceTaskName" | "definitionIndex">, loopIndex: number): number | undefined {
+  const loops = enclosingLoops(definition, task.definitionIndex);
+  const position = loops.indexOf(loopIndex);
+  if (position < 0) return undefined;
+  const iterations = loopIterationsOf(definition, task);
+  return iterations[iterations.length - 1 - position];
 }
 
 /** The plan index of the task with that reference name, -1 when the definition has none. */

@@ -5,7 +5,8 @@
 import type { DecideEnv } from "./config";
 import { decide, isPending, type Decision, type Effect } from "./decider";
 import { EngineError } from "./errors";
-import { definitionReferenceName, type TaskExecution, type TaskMock, type TaskType, type WorkflowExecution, type WorkflowTestPlan } from "./model";
+import type { TaskExecution, TaskMock, TaskType, WorkflowDef, WorkflowExecution, WorkflowTestPlan } from "./model";
+import { definitionReferenceName } from "./plan";
 
 /**
  * Task types a test run never mocks, as Conductor's WorkflowTestService: they do what they always do (a SUB_WORKFLOW's
@@ -33,8 +34,8 @@ export const EMPTY_TEST_PLAN: WorkflowTestPlan = { taskMocks: [], subWorkflows: 
  * The entry of `plan.taskMocks` that answers for `task`, when it still holds a mock: the one of its own reference
  * name first (`ping__2`, an iteration of a loop, as Conductor names it), else its definition's (`ping`, any iteration).
  */
-function mockEntryIndex(plan: WorkflowTestPlan, task: TaskExecution): number | undefined {
-  for (const name of [task.referenceTaskName, definitionReferenceName(task)]) {
+function mockEntryIndex(plan: WorkflowTestPlan, definition: WorkflowDef, task: TaskExecution): number | undefined {
+  for (const name of [task.referenceTaskName, definitionReferenceName(definition, task)]) {
     const index = plan.taskMocks.findIndex((entry) => entry.taskReferenceName === name && entry.mocks.length > 0);
     if (index >= 0) return index;
   }
@@ -47,7 +48,7 @@ function nextMock(state: WorkflowExecution): { task: TaskExecution; mock: TaskMo
   if (plan === undefined || state.status !== "RUNNING") return undefined;
   for (const task of state.tasks) {
     if (!isPending(task) || UNMOCKED_TYPES.has(task.taskType)) continue;
-    const index = mockEntryIndex(plan, task);
+    const index = mockEntryIndex(plan, state.definition, task);
     if (index === undefined) continue;
     const entry = plan.taskMocks[index]!;
     const taskMocks = plan.taskMocks.map((other, at) => (at === index ? { taskReferenceName: other.taskReferenceName, mocks: other.mocks.slice(1) } : other));
@@ -108,7 +109,7 @@ export function applyTestMocks(decision: Decision, env: DecideEnv): Decision {
 /** The plan of the child SUB_WORKFLOW task `task` of test run `parent` starts (an empty one when none is given); undefined outside test runs. */
 export function childTestPlan(parent: WorkflowExecution, task: TaskExecution): WorkflowTestPlan | undefined {
   if (parent.test === undefined) return undefined;
-  for (const name of [task.referenceTaskName, definitionReferenceName(task)]) {
+  for (const name of [task.referenceTaskName, definitionReferenceName(parent.definition, task)]) {
     const entry = parent.test.subWorkflows.find((candidate) => candidate.taskReferenceName === name);
     if (entry !== undefined) return entry.plan;
   }

@@ -13,8 +13,8 @@ import type { Draft } from "./draft";
 import { EngineError } from "./errors";
 import { activeLanes, latestInstance } from "./lanes";
 import { overExecutionLimitReason, storedTasksBytes } from "./limits";
-import { definitionReferenceName, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowTaskDef } from "./model";
-import { planIndexOf, planOf, planTask } from "./plan";
+import type { JsonObject, TaskExecution, WorkflowDef, WorkflowTaskDef } from "./model";
+import { definitionReferenceName, planIndexOf, planOf, planTask } from "./plan";
 import { taskIdWithin } from "./task-id";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 
@@ -77,7 +77,7 @@ function mappedSteps(tasks: readonly TaskExecution[], current: WorkflowDef, upgr
   // (the execution keeps its runs): a forked instance keeps its run's step, though a later run forked its name again.
   const shift = planOf(upgraded).firstForkedStep - planOf(current).firstForkedStep;
   for (const task of tasks) {
-    const reference = definitionReferenceName(task);
+    const reference = definitionReferenceName(current, task);
     const forked = task.definitionIndex >= planOf(current).firstForkedStep ? task.definitionIndex + shift : -1;
     const index = planTask(upgraded, forked)?.taskReferenceName === reference ? forked : planIndexOf(upgraded, reference);
     if (index < 0) throw new EngineError("CONFLICT", `${what}: its task ${reference} has run (${task.status}), and that version has no task of that reference name`);

@@ -1,7 +1,7 @@
 import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "./model";
 import { cutText } from "./limits";
 import { masked, maskedKeysOf } from "./masking";
-import { instanceTask, planTask } from "./plan";
+import { instanceTask, planOf, planTask } from "./plan";
 import { responseTimeoutSeconds } from "./tasks/simple";
 
 /** A task as the API shows it (Conductor's `Task` JSON). */
@@ -43,7 +43,8 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   if (task.subWorkflowId !== undefined) view["subWorkflowId"] = task.subWorkflowId;
   // Conductor's Task: `iteration` 0 and `loopOverTask` false outside loops.
   view["iteration"] = task.iteration ?? 0;
-  view["loopOverTask"] = task.iteration !== undefined && task.taskType !== "DO_WHILE";
+  // A task of a DO_WHILE's loop (a DO_WHILE in another loop too): its runs are named after their iterations.
+  view["loopOverTask"] = planOf(execution.definition).steps[task.definitionIndex]?.inLoop !== undefined;
   if (task.callbackUrl !== undefined) view["callbackUrl"] = task.callbackUrl;
   if (task.taskType === "SIMPLE") {
     view["responseTimeoutSeconds"] = responseTimeoutSeconds(runsAs);

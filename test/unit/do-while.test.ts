@@ -4,7 +4,7 @@ import { createExecution, decide, hasCompletedTask, nextDeadline, type Decision 
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
-import { nextPlanIndex, planIndexOf, planOf } from "../../src/engine/plan";
+import { enclosingLoops, nextPlanIndex, planIndexOf, planOf } from "../../src/engine/plan";
 import { toTaskView } from "../../src/engine/view";
 import { attemptEnds, env, latestNamed, refusal, startedWith } from "./engine-env";
 
@@ -369,9 +369,9 @@ describe("DO_WHILE at registration", () => {
     expect(issues([task({ token: "${workflow.secrets.api}" })])).toEqual([{ path: "tasks[0].inputParameters", message: expect.stringContaining("must not use secrets") }]);
   });
 
-  it("refuses nested loops (a FORK_JOIN and a FORK_JOIN_DYNAMIC register), and a JOIN waiting for a task inside a loop", () => {
+  it("registers nested loops, a FORK_JOIN and a FORK_JOIN_DYNAMIC in a loop; refuses a JOIN waiting for a task inside a loop", () => {
     const inner = { name: "inner", taskReferenceName: "inner", type: "DO_WHILE", loopCondition: "false", loopOver: [{ ...body[0], taskReferenceName: "b" }] };
-    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [inner] }])).toEqual([{ path: "tasks[0].loopOver[0].type", message: expect.stringContaining("loops do not nest") }]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [inner] }])).toEqual([]);
     const fork = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[{ ...body[0], taskReferenceName: "c" }]] };
     const join = { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["c"] };
     expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [fork, join] }])).toEqual([]);
@@ -380,9 +380,12 @@ describe("DO_WHILE at registration", () => {
     // Inside a FORK_JOIN's branch in the loop too.
     const dynamicInBranch = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[dynamicFork, { ...join, name: "dj", taskReferenceName: "dj", joinOn: [] }]] };
     expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [dynamicInBranch, { ...join, joinOn: ["dj"] }] }])).toEqual([]);
-    // A loop in a branch of a fork in a loop is a nested loop.
+    // A loop in a branch of a fork in a loop is a nested loop too; its JOIN waits for the inner DO_WHILE, not its tasks.
     const loopInForkInLoop = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[inner]] };
-    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [loopInForkInLoop, { ...join, joinOn: ["inner"] }] }])).toEqual([{ path: "tasks[0].loopOver[0].forkTasks[0][0].type", message: expect.stringContaining("loops do not nest") }]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [loopInForkInLoop, { ...join, joinOn: ["inner"] }] }])).toEqual([]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: [loopInForkInLoop, { ...join, joinOn: ["b"] }] }])).toEqual([
+      { path: "tasks[0].loopOver[1].joinOn[0]", message: expect.stringContaining("name the DO_WHILE instead") },
+    ]);
     const loopInBranch = { name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "true", loopOver: body }]] };
     expect(issues([loopInBranch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["l"] }])).toEqual([]);
     expect(issues([loopInBranch, { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["a"] }])).toEqual([{ path: "tasks[1].joinOn[0]", message: expect.stringContaining("name the DO_WHILE instead") }]);
@@ -397,6 +400,11 @@ describe("DO_WHILE at registration", () => {
     expect(issues([loopOf("a"), { ...body[0], taskReferenceName: "a__2" }])).toEqual([{ path: "tasks[1].taskReferenceName", message: expect.stringContaining("loop task \"a\" (tasks[0].loopOver[0]) takes in iteration 2") }]);
     // Names that no run takes stay free: another base, no number, a leading zero.
     expect(issues([loopOf("a"), { ...body[0], taskReferenceName: "b__2" }, { ...body[0], taskReferenceName: "a__" }, { ...body[0], taskReferenceName: "a__02" }])).toEqual([]);
+    // A task of a loop in a loop runs as a__<outer>__<inner>.
+    const nested = { name: "o", taskReferenceName: "o", type: "DO_WHILE", loopCondition: "true", loopOver: [loopOf("a")] };
+    expect(issues([nested, { ...body[0], taskReferenceName: "a__1__2" }])).toEqual([
+      { path: "tasks[1].taskReferenceName", message: expect.stringContaining("loop task \"a\" (tasks[0].loopOver[0].loopOver[0]) takes in iterations 1, 2 of its loops") },
+    ]);
   });
 
   it("counts the loop's tasks among the definition's, reference names included", () => {
@@ -504,5 +512,132 @@ describe("DO_WHILE with a FORK_JOIN in its loop", () => {
     again = finish(again, "a__2", 6_002);
     again = finish(again, "b__2", 6_003);
     expect(again.status).toBe("COMPLETED");
+  });
+});
+
+describe("DO_WHILE inside a DO_WHILE", () => {
+  /** pre, then an inner loop of `body` run twice, then post; all of it twice. */
+  const nested = (extra: Partial<WorkflowTaskDef> = {}, inner: Partial<WorkflowTaskDef> = {}) =>
+    loop("outer", [http("pre"), loop("inner", [http("body")], "$.inner['iteration'] < 2", inner), http("post", { last: "${body.output.body}" })], "$.outer['iteration'] < 2", extra);
+  /** Runs the outer iteration `n` through: pre, both runs of body, post. */
+  const runIteration = (state: WorkflowExecution, n: number, now: number): WorkflowExecution => {
+    for (const ref of [`pre__${n}`, `body__${n}__1`, `body__${n}__2`, `post__${n}`]) state = finish(state, ref, (now += 1));
+    return state;
+  };
+  const pending = (state: WorkflowExecution) => state.tasks.filter((task) => task.status === "IN_PROGRESS" || task.status === "SCHEDULED").map((task) => task.referenceTaskName);
+
+  it("plans the inner loop's tasks inside both loops", () => {
+    const definition = definitionOf([nested()]);
+    const at = (ref: string) => planIndexOf(definition, ref);
+    expect(planOf(definition).steps[at("inner")]).toMatchObject({ inLoop: at("outer"), next: at("post"), loop: { end: at("post") } });
+    expect(planOf(definition).steps[at("body")]).toMatchObject({ inLoop: at("inner"), next: at("inner") });
+    expect(enclosingLoops(definition, at("body"))).toEqual([at("inner"), at("outer")]);
+    expect(enclosingLoops(definition, at("post"))).toEqual([at("outer")]);
+  });
+
+  it("runs the inner loop afresh in each iteration of the outer one, naming its tasks' runs ref__<outer>__<inner>", () => {
+    let state = started([nested(), http("after", { inner: "${inner.output.iteration}", early: "${body__1__2.output.body}" })]).state;
+    expect(refs(state)).toEqual(["outer:IN_PROGRESS", "pre__1:IN_PROGRESS"]);
+    state = finish(state, "pre__1", 1_001);
+    expect(refs(state).slice(2)).toEqual(["inner__1:IN_PROGRESS", "body__1__1:IN_PROGRESS"]);
+    state = finish(state, "body__1__1", 1_002);
+    state = finish(state, "body__1__2", 1_003);
+    // The inner condition read the inner DO_WHILE as `$.inner`, though it runs as inner__1.
+    expect(instance(state, "inner__1")).toMatchObject({ status: "COMPLETED", iteration: 2, outputData: { iteration: 2, 1: { body: { body: "body__1__1" } }, 2: { body: { body: "body__1__2" } } } });
+    expect(instance(state, "post__1").inputData).toMatchObject({ last: "body__1__2" });
+    state = finish(state, "post__1", 1_004);
+    // The outer loop records its own tasks, the inner DO_WHILE's output holding what its loop ran.
+    expect(instance(state, "outer")).toMatchObject({ status: "IN_PROGRESS", iteration: 2 });
+    expect(instance(state, "outer").outputData["1"]).toEqual({ pre: { body: "pre__1" }, inner: instance(state, "inner__1").outputData, post: { body: "post__1" } });
+    state = finish(state, "pre__2", 1_005);
+    expect(instance(state, "inner__2")).toMatchObject({ status: "IN_PROGRESS", iteration: 1 });
+    state = finish(state, "body__2__1", 1_006);
+    state = finish(state, "body__2__2", 1_007);
+    expect(instance(state, "post__2").inputData).toMatchObject({ last: "body__2__2" });
+    state = finish(state, "post__2", 1_008);
+    expect(refs(state)).toEqual([
+      "outer:COMPLETED",
+      ...["pre__1", "inner__1", "body__1__1", "body__1__2", "post__1", "pre__2", "inner__2", "body__2__1", "body__2__2", "post__2"].map((ref) => `${ref}:COMPLETED`),
+      "after:IN_PROGRESS",
+    ]);
+    expect(instance(state, "after").inputData).toMatchObject({ inner: 2, early: "body__1__2" });
+    expect(toTaskView(instance(state, "inner__2"), state)).toMatchObject({ referenceTaskName: "inner__2", iteration: 2, loopOverTask: true });
+    expect(toTaskView(instance(state, "body__2__1"), state)).toMatchObject({ iteration: 1, loopOverTask: true });
+    expect(toTaskView(instance(state, "outer"), state)).toMatchObject({ iteration: 2, loopOverTask: false });
+    expect([hasCompletedTask(state, new Set(["body"])), hasCompletedTask(state, new Set(["inner"])), hasCompletedTask(state, new Set(["body__2__1"]))]).toEqual([true, true, true]);
+    state = finish(state, "after", 1_009);
+    expect(state.status).toBe("COMPLETED");
+  });
+
+  it("fails the inner loop, the outer one and the workflow when an inner task fails for good; a retry starts the outer loop over", () => {
+    let state = started([nested()]).state;
+    state = runIteration(state, 1, 1_000);
+    state = finish(state, "pre__2", 1_010);
+    state = finish(state, "body__2__1", 1_011, {}, "FAILED");
+    expect(state.status).toBe("FAILED");
+    expect(instance(state, "inner__2")).toMatchObject({ status: "FAILED", reasonForIncompletion: "Task body__2__1 failed: body__2__1 went wrong" });
+    expect(instance(state, "outer")).toMatchObject({ status: "FAILED", reasonForIncompletion: "Task inner__2 failed: Task body__2__1 failed: body__2__1 went wrong" });
+    expect(pending(state)).toEqual([]);
+
+    state = decide(state, { type: "retry" }, env(5_000)).state;
+    expect(state.status).toBe("RUNNING");
+    expect(refs(state).slice(-2)).toEqual(["outer:IN_PROGRESS", "pre__1:IN_PROGRESS"]);
+    state = runIteration(state, 1, 5_000);
+    state = runIteration(state, 2, 5_010);
+    expect(state.status).toBe("COMPLETED");
+  });
+
+  it("lets an optional inner loop fail and the outer iteration go on", () => {
+    let state = started([nested({}, { optional: true })]).state;
+    state = finish(state, "pre__1", 1_001);
+    state = finish(state, "body__1__1", 1_002, {}, "FAILED");
+    expect(instance(state, "inner__1").status).toBe("COMPLETED_WITH_ERRORS");
+    expect(pending(state)).toEqual(["outer", "post__1"]);
+  });
+
+  it("keeps the last keepLastN iterations of the outer loop with the inner loops' tasks in them", () => {
+    let state = started([nested({ inputParameters: { keepLastN: 1 } })]).state;
+    state = runIteration(state, 1, 1_000);
+    state = runIteration(state, 2, 1_010);
+    expect(state.status).toBe("COMPLETED");
+    expect(refs(state)).toEqual(["outer:COMPLETED", ...["pre__2", "inner__2", "body__2__1", "body__2__2", "post__2"].map((ref) => `${ref}:COMPLETED`)]);
+    expect(Object.keys(instance(state, "outer").outputData).sort()).toEqual(["2", "iteration"]);
+  });
+
+  it("reruns from a task of an inner loop: both loops run again from the iterations it ran in", () => {
+    let state = started([nested()]).state;
+    state = runIteration(state, 1, 1_000);
+    state = runIteration(state, 2, 1_010);
+    state = decide(state, { type: "rerun", fromTaskId: instance(state, "body__1__2").taskId }, env(2_000)).state;
+    expect(state.status).toBe("RUNNING");
+    expect(refs(state)).toEqual(["outer:IN_PROGRESS", "pre__1:COMPLETED", "inner__1:IN_PROGRESS", "body__1__1:COMPLETED", "body__1__2:IN_PROGRESS"]);
+    expect(instance(state, "inner__1")).toMatchObject({ iteration: 2, outputData: { iteration: 2, 1: { body: { body: "body__1__1" } } } });
+    expect(instance(state, "outer")).toMatchObject({ iteration: 1, outputData: { iteration: 1 } });
+    state = finish(state, "body__1__2", 2_001);
+    state = finish(state, "post__1", 2_002);
+    state = runIteration(state, 2, 2_010);
+    expect(state.status).toBe("COMPLETED");
+    expect(instance(state, "outer").outputData["2"]).toMatchObject({ post: { body: "post__2" } });
+  });
+
+  it("skips a task of the inner loop in the outer iteration asked in, whether the inner loop started in it or not", () => {
+    let state = started([nested()]).state;
+    // Iteration 1 has not reached the inner loop yet.
+    state = decide(state, { type: "skipTask", taskReferenceName: "body", taskOutput: { skipped: 1 } }, env(1_001)).state;
+    state = finish(state, "pre__1", 1_002);
+    expect(instance(state, "body__1__1")).toMatchObject({ status: "SKIPPED", outputData: { skipped: 1 } });
+    state = finish(state, "body__1__2", 1_003);
+    state = finish(state, "post__1", 1_004);
+    // Iteration 2, before its inner loop starts (the one of iteration 1 ended): a skip for this iteration.
+    state = decide(state, { type: "skipTask", taskReferenceName: "body", taskOutput: { skipped: 2 } }, env(1_005)).state;
+    state = finish(state, "pre__2", 1_006);
+    expect(instance(state, "body__2__1")).toMatchObject({ status: "SKIPPED", outputData: { skipped: 2 } });
+    expect(instance(state, "body__2__2").status).toBe("IN_PROGRESS");
+    // A task the current inner iteration ran was processed.
+    expect(refusal(state, { type: "skipTask", taskReferenceName: "pre" }, 1_007).message).toMatch(/already processed/);
+    state = finish(state, "body__2__2", 1_008);
+    state = finish(state, "post__2", 1_009);
+    expect(state.status).toBe("COMPLETED");
+    expect(refusal(state, { type: "skipTask", taskReferenceName: "body" }, 1_010).kind).toBe("CONFLICT");
   });
 });

@@ -8,7 +8,8 @@ import type { DecideEnv } from "../../src/engine/config";
 import { awaitedTaskDefNames, createExecution, decide as decideAlone, type Decision, type ExecutionEvent } from "../../src/engine/decider";
 import { awaitedCacheLookups } from "../../src/engine/task-cache";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
-import { definitionReferenceName, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
+import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { definitionReferenceName, loopIterationsOf } from "../../src/engine/plan";
 import { env as knowingEnv } from "./engine-env";
 
 /** The decider's environment at `now`, knowing no task definition at once: what a DYNAMIC chooses or a dynamic fork forks waits for its look-up. */
@@ -78,8 +79,8 @@ function shape(depth: number, inLoop: boolean): fc.Arbitrary<Shape> {
       .array(inner(inLoop), { minLength: 1, maxLength: 3 })
       .chain((branches) => fc.array(fc.boolean(), { minLength: branches.length, maxLength: branches.length }).map((joined) => ({ kind: "fork" as const, branches, joined }))),
   ];
-  // Loops do not nest, nor hold a dynamic fork.
-  if (!inLoop) composite.push(fc.record({ kind: fc.constant("loop" as const), items: fc.integer({ min: 1, max: 3 }), body: inner(true) }));
+  // Loops nest; they hold no dynamic fork here.
+  composite.push(fc.record({ kind: fc.constant("loop" as const), items: fc.integer({ min: 1, max: 3 }), body: inner(true) }));
   if (!inLoop) composite.push(fc.record({ kind: fc.constant("dynamicFork" as const), width: fc.integer({ min: 0, max: 4 }) }));
   return fc.oneof({ weight: 3, arbitrary: fc.oneof(...leaves) }, { weight: 2, arbitrary: fc.oneof(...composite) });
 }
@@ -167,15 +168,15 @@ function joinsOf(tasks: readonly WorkflowTaskDef[]): Map<string, string[]> {
   return joins;
 }
 
-/** The loop iteration a task instance ran in (a DO_WHILE's own `iteration` counts its iterations: it runs in none). */
-const iterationOf = (task: TaskExecution) => (task.referenceTaskName === definitionReferenceName(task) ? undefined : task.iteration);
+/** The loop iterations a task instance ran in, those of the loops around its loop included (a top-level DO_WHILE runs in none). */
+const iterationOf = (state: WorkflowExecution, task: TaskExecution) => loopIterationsOf(state.definition, task).join();
 
 /** Every COMPLETED JOIN run whose joined tasks had not all COMPLETED, in its own iteration, by the time it did. */
 function joinsCompletedEarly(state: WorkflowExecution, joins: ReadonlyMap<string, string[]>): string[] {
   return state.tasks.flatMap((join) => {
-    const joinOn = joins.get(definitionReferenceName(join));
+    const joinOn = joins.get(definitionReferenceName(state.definition, join));
     if (joinOn === undefined || join.status !== "COMPLETED") return [];
-    const ranWell = (ref: string) => state.tasks.some((task) => definitionReferenceName(task) === ref && iterationOf(task) === iterationOf(join) && task.status === "COMPLETED" && task.endTime <= join.endTime);
+    const ranWell = (ref: string) => state.tasks.some((task) => definitionReferenceName(state.definition, task) === ref && iterationOf(state, task) === iterationOf(state, join) && task.status === "COMPLETED" && task.endTime <= join.endTime);
     return joinOn.filter((ref) => !ranWell(ref)).map((ref) => `${join.referenceTaskName} before ${ref}`);
   });
 }
@@ -331,7 +332,7 @@ function runsThroughFailures(tree: Shape[], pick: number, choices: Array<[number
     const task = waitingTask(state, choice);
     if (roll === 9) {
       // Skipped from outside instead (by its definition's name: a loop task's current run), as if done.
-      state = decide(state, { type: "skipTask", taskReferenceName: definitionReferenceName(task), taskOutput: { skipped: true } }, env((now += 10))).state;
+      state = decide(state, { type: "skipTask", taskReferenceName: definitionReferenceName(state.definition, task), taskOutput: { skipped: true } }, env((now += 10))).state;
       expect(state.tasks.find((candidate) => candidate.taskId === task.taskId)?.status).toBe("SKIPPED");
       ({ state, now } = pacedOn(state, now));
       continue;

@@ -315,11 +315,11 @@ describe("FORK_JOIN_DYNAMIC inside a DO_WHILE", () => {
     expect(instance(done, "after__1").status).toBe("SKIPPED");
   });
 
-  it("fails the fork (and so its loop) when it would fork a loop: loops do not nest", () => {
+  it("fails the fork (and so its loop) when it would fork a loop inside a loop", () => {
     const loopTask = { name: "inner", taskReferenceName: "inner", type: "DO_WHILE", loopCondition: "false", inputParameters: {}, loopOver: [task("x", "x")] };
     const state = startedLoop([page([loopTask])]);
     expect(instance(state, "fan__1").status).toBe("FAILED_WITH_TERMINAL_ERROR");
-    expect(instance(state, "fan__1").reasonForIncompletion).toMatch(/a DO_WHILE cannot be forked by a FORK_JOIN_DYNAMIC inside a DO_WHILE's loop \(loops do not nest\)/);
+    expect(instance(state, "fan__1").reasonForIncompletion).toMatch(/a DO_WHILE cannot be forked by a FORK_JOIN_DYNAMIC inside a DO_WHILE's loop; fork a SUB_WORKFLOW/);
     expect(state.status).toBe("FAILED");
     // Outside a loop, the same tasks fork (a forked DO_WHILE is a loop of its own).
     const outside = started([dynamicFork("fan"), join("fan_join")], { tasks: [loopTask], inputs: {} }).state;

@@ -35,7 +35,9 @@ function execution(definitionTasks: WorkflowTask[], instances: Array<[ref: strin
   };
   index(definitionTasks, false);
   return instances.map(([ref, status, fields = {}], seq) => {
-    const [, base = ref, iteration] = /^(.*)__([1-9][0-9]*)$/.exec(ref) ?? [];
+    // In a loop nested in others, ref__<outer>__<inner>: the last number is its own loop's iteration.
+    const [, base = ref, iterations] = /^(.*?)((?:__[1-9][0-9]*)+)$/.exec(ref) ?? [];
+    const iteration = iterations?.split("__").at(-1);
     const found = byRef.get(ref) ?? (iteration === undefined ? undefined : byRef.get(base));
     if (!found) throw new Error(`no task ${ref} in the definition`);
     const loopOverTask = found.inLoop && found.task.taskReferenceName !== ref;
@@ -126,6 +128,23 @@ describe("the UI and DO_WHILE tasks", () => {
       ["poll__1", "COMPLETED"], ["check__1", "COMPLETED"], ["poll__2", "COMPLETED"], ["check__2", "COMPLETED"], ["ship", "IN_PROGRESS"],
     ]));
     expect(notesOf(diagram(done), "poll_loop")).toEqual(["repeats while $.check.body.pending", "ran 2 iterations"]);
+  });
+
+  it("draws a loop inside a loop under its DO_WHILE, each step with its runs of every iteration of both (ref__<outer>__<inner>)", () => {
+    const definition: WorkflowTask[] = [loop("outer", [loop("inner", [http("body")], "$.inner.iteration < 2"), http("post")], "$.outer.iteration < 2")];
+    const tasks = execution(definition, [
+      ["outer", "IN_PROGRESS", { iteration: 2, outputData: { iteration: 2 } }],
+      ["inner__1", "COMPLETED", { iteration: 2, outputData: { iteration: 2 } }], ["body__1__1", "COMPLETED"], ["body__1__2", "COMPLETED"], ["post__1", "COMPLETED"],
+      ["inner__2", "IN_PROGRESS", { iteration: 1, outputData: { iteration: 1 } }], ["body__2__1", "IN_PROGRESS"],
+    ]);
+    const steps = stepsOf(definition, tasks);
+    expect(refsOf(allSteps(steps))).toEqual(["outer", "inner", "body", "post"]);
+    expect(stepNamed(steps, "inner").instances.map((task) => task.referenceTaskName)).toEqual(["inner__1", "inner__2"]);
+    expect(stepNamed(steps, "body").instances.map((task) => task.referenceTaskName)).toEqual(["body__1__1", "body__1__2", "body__2__1"]);
+    const drawn = diagram(steps);
+    expect(describeGroup(loopOf(drawn, "outer")).steps).toEqual(["inner:IN_PROGRESS", "post:COMPLETED"]);
+    expect(describeGroup(loopOf(drawn, "inner")).steps).toEqual(["body:IN_PROGRESS"]);
+    expect(notesOf(drawn, "inner")).toEqual(["repeats while $.inner.iteration < 2", "iteration 1"]);
   });
 
   it("counts a loop step's retries within its latest iteration, and says where a DO_WHILE ended or how far its items went", () => {

@@ -109,7 +109,42 @@ describe("DO_WHILE through the router", () => {
     expect(await hits("dw-retry")).toBe(3);
   });
 
-  it("refuses a condition that does not parse, a nested loop and a DO_WHILE without tasks at registration, and stores nothing", async () => {
+  it("runs a loop inside a loop: the inner one afresh in each outer iteration, its runs named ref__<outer>__<inner>, completed by those names across an eviction", async () => {
+    await register({
+      name: "dw_nested",
+      tasks: [
+        doWhile(
+          "batches",
+          [
+            doWhile("each", [httpTask("call", { uri: target("/count/dw-nest-${batches.output.loopIndex}-${each.output.loopItem}"), method: "GET" })], undefined, { items: "${batches.output.loopItem}" }),
+            doWhile("confirm", [waitTask("gate")], "$.gate.again === true"),
+          ],
+          undefined,
+          { items: "${workflow.input.batches}" },
+        ),
+      ],
+      outputParameters: { batches: "${batches.output.iteration}", lastEach: "${each.output.iteration}" },
+    });
+    const workflowId = await startWorkflow("dw_nested", { batches: [["a", "b"], ["c"]] });
+    await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "gate__1__1" && task.status === "IN_PROGRESS"));
+    await abortAllDurableObjects();
+    // By its run's name, then by its definition's (the latest run), as a task of a loop outside loops is.
+    await apiOk("POST", `/api/tasks/${workflowId}/gate__1__1/COMPLETED`, { again: true });
+    await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "gate__1__2" && task.status === "IN_PROGRESS"));
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, { again: false });
+    await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "gate__2__1" && task.status === "IN_PROGRESS"));
+    await apiOk("POST", `/api/tasks/${workflowId}/gate__2__1/COMPLETED`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(references(done)).toEqual(
+      ["batches", "each__1", "call__1__1", "call__1__2", "confirm__1", "gate__1__1", "gate__1__2", "each__2", "call__2__1", "confirm__2", "gate__2__1"].map((ref) => `${ref}:COMPLETED`),
+    );
+    expect(done.output).toEqual({ batches: 2, lastEach: 1 });
+    expect(done.tasks.find((task) => task.referenceTaskName === "call__1__2")).toMatchObject({ iteration: 2, loopOverTask: true });
+    expect(done.tasks.find((task) => task.referenceTaskName === "each__2")).toMatchObject({ iteration: 1, loopOverTask: true, outputData: { iteration: 1, loopItem: "c" } });
+    expect([await hits("dw-nest-0-a"), await hits("dw-nest-0-b"), await hits("dw-nest-1-c")]).toEqual([1, 1, 1]);
+  });
+
+  it("refuses a condition that does not parse and a DO_WHILE without tasks at registration, and stores nothing", async () => {
     const body = [httpTask("call", { uri: target("/count/dw-never"), method: "GET" })];
     const response = await api("POST", "/api/metadata/workflow", {
       name: "dw_bad",
@@ -118,13 +153,12 @@ describe("DO_WHILE through the router", () => {
       ownerEmail: "test@example.com",
       tasks: [
         doWhile("broken", body, "$.broken.iteration <"),
-        doWhile("outer", [doWhile("inner", [httpTask("deep", { uri: target("/count/dw-never"), method: "GET" })], "false")], "false"),
         doWhile("empty", [], "false"),
       ],
     });
     expect(response.status).toBe(400);
     const errors = ((await response.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors;
-    expect(errors.map((issue) => issue.path).sort()).toEqual(["tasks[0].loopCondition", "tasks[1].loopOver[0].type", "tasks[2].loopOver"]);
+    expect(errors.map((issue) => issue.path).sort()).toEqual(["tasks[0].loopCondition", "tasks[1].loopOver"]);
     expect(errors.find((issue) => issue.path === "tasks[0].loopCondition")?.message).toMatch(/^the script does not parse as JavaScript: SyntaxError/);
     expect((await api("GET", "/api/metadata/workflow/dw_bad")).status).toBe(404);
     expect(await hits("dw-never")).toBe(0);

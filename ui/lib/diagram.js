@@ -205,7 +205,7 @@ export function stepsOf(definitionTasks, tasks = []) {
  * @param {WorkflowTask[]} definitionTasks
  * @param {Task[]} tasks
  * @param {boolean} reachable false inside a branch not taken: nothing there runs, nested branches included
- * @param {boolean} inLoop true inside a DO_WHILE's loop (loops do not nest)
+ * @param {boolean} inLoop true inside a DO_WHILE's loop (of any depth)
  * @returns {Step[]}
  */
 function stepsWithin(definitionTasks, tasks, reachable, inLoop) {
@@ -276,11 +276,14 @@ function joiningForked(join, fork, tasks) {
 }
 
 /**
- * The reference name a task instance has in the definition, as the service derives it (src/engine/model.ts,
- * definitionReferenceName): its own, but for a task of a DO_WHILE's loop, which runs as `ref__<iteration>`.
+ * The reference name a task instance has in the definition (src/engine/plan.ts, definitionReferenceName): the one of
+ * the definition task it runs (`workflowTask`), as a task of a DO_WHILE's loop runs as `ref__<iteration>` (in a loop
+ * nested in others, `ref__<outer>__<inner>`); without it, its own less the iteration.
  * @param {Task} task
  */
 function definitionReferenceName(task) {
+  const written = task.workflowTask?.taskReferenceName;
+  if (typeof written === "string") return written;
   if (task.loopOverTask !== true || task.iteration === undefined) return task.referenceTaskName;
   const suffix = `__${task.iteration}`;
   return task.referenceTaskName.endsWith(suffix) ? task.referenceTaskName.slice(0, -suffix.length) : task.referenceTaskName;

@@ -394,8 +394,9 @@ function validateForkBranches(raw: UnknownRecord, path: string, depth: number): 
 
 /**
  * The tasks of a DO_WHILE's loopOver (its own fields already checked), each checked as a task; the normalised list
- * when none has a problem. As in Conductor, loops do not nest (a sub workflow in the loop can hold one); a dynamic fork
- * in a loop forks afresh in each iteration, and may not fork a loop (its fork fails then: see `fork-join-dynamic`).
+ * when none has a problem. Loops nest (as in Orkes Conductor; a DO_WHILE in a loop runs afresh in each iteration of
+ * it); a dynamic fork in a loop forks afresh in each iteration, and may not fork a loop (its fork fails then: see
+ * `fork-join-dynamic`).
  */
 function validateLoopOver(raw: UnknownRecord, path: string, depth: number): { issues: ValidationIssue[]; tasks: WorkflowTaskDef[] } {
   const issues: ValidationIssue[] = [];
@@ -405,10 +406,6 @@ function validateLoopOver(raw: UnknownRecord, path: string, depth: number): { is
   if (!Array.isArray(loopOver)) return { issues, tasks: [] };
   if (depth >= MAX_BRANCH_DEPTH) return { issues: [tooDeep(at)], tasks: [] };
   const tasks = validateTaskList(loopOver, at, depth + 1, issues);
-  for (const { task, path: inner } of rawTaskEntries(loopOver, at, depth + 1)) {
-    const type = isRecord(task) ? task["type"] : undefined;
-    if (type === "DO_WHILE") issues.push({ path: childPath(inner, "type"), message: "a DO_WHILE cannot run inside another DO_WHILE's loopOver (loops do not nest, as in Conductor); put the inner loop in a sub workflow and call it with a SUB_WORKFLOW task" });
-  }
   return { issues, tasks };
 }
 
@@ -537,7 +534,7 @@ function duplicateReferenceNames(entries: ReadonlyArray<{ task: unknown; path: s
 
 /**
  * One issue on each task whose reference name is one a loop task's run takes (`a__2` is loop task `a`'s in iteration
- * 2): expressions, completions by name and the task list could not tell the two apart.
+ * 2, `a__2__3` a task of a nested loop's): expressions, completions by name and the task list could not tell them apart.
  */
 function loopRunNameClashes(entries: ReadonlyArray<{ task: unknown; path: string }>): ValidationIssue[] {
   const loopTasks = new Map<string, string>();
@@ -551,10 +548,17 @@ function loopRunNameClashes(entries: ReadonlyArray<{ task: unknown; path: string
   if (loopTasks.size === 0) return [];
   return entries.flatMap(({ task, path }) => {
     const ref = isRecord(task) ? task["taskReferenceName"] : undefined;
-    const run = typeof ref === "string" ? /^(.+)__([1-9][0-9]*)$/.exec(ref) : null;
-    const loopTask = run === null ? undefined : loopTasks.get(run[1]!);
-    if (run === null || loopTask === undefined) return [];
-    return [{ path: childPath(path, "taskReferenceName"), message: `taskReferenceName ${JSON.stringify(ref)} is the name loop task ${JSON.stringify(run[1])} (${loopTask}) takes in iteration ${run[2]}; choose another` }];
+    if (typeof ref !== "string") return [];
+    // Each `__<n>` at its end may be an iteration of one more loop around the task: `a__1__2` is `a`'s, or `a__1`'s.
+    const iterations: string[] = [];
+    for (let run = /^(.+)__([1-9][0-9]*)$/.exec(ref); run !== null; run = /^(.+)__([1-9][0-9]*)$/.exec(run[1]!)) {
+      iterations.unshift(run[2]!);
+      const loopTask = loopTasks.get(run[1]!);
+      if (loopTask === undefined) continue;
+      const which = iterations.length === 1 ? `iteration ${iterations[0]}` : `iterations ${iterations.join(", ")} of its loops`;
+      return [{ path: childPath(path, "taskReferenceName"), message: `taskReferenceName ${JSON.stringify(ref)} is the name loop task ${JSON.stringify(run[1])} (${loopTask}) takes in ${which}; choose another` }];
+    }
+    return [];
   });
 }
 

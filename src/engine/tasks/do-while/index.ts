@@ -122,11 +122,14 @@ export function endIteration(end: IterationEnd, env: Pick<DecideEnv, "scripts">)
   return goOn ? { kind: "again", iteration: iteration + 1, output: startingIteration(output, iteration + 1, list), dropBefore } : { kind: "done", output, dropBefore };
 }
 
-/** Conductor's `$` for a loop condition: the input, then the DO_WHILE's output, then its tasks' outputs (later keys win). */
+/**
+ * Conductor's `$` for a loop condition: the input, then the DO_WHILE's output, then its tasks' outputs (later keys win),
+ * each under its definition's reference name (a DO_WHILE in another loop runs as `inner__2`, and reads itself as `inner`).
+ */
 function conditionInput(end: IterationEnd, output: JsonObject): JsonObject {
   const input: JsonObject = {};
   for (const [key, value] of Object.entries(end.input)) setOwn(input, key, value);
-  setOwn(input, end.loop.referenceTaskName, output);
+  setOwn(input, end.definition.taskReferenceName, output);
   for (const [key, value] of Object.entries(end.latestOutputs)) setOwn(input, key, value);
   return input;
 }

@@ -11,7 +11,8 @@
  *   `_<forkTaskName>_<index>`, with the entry (an object, else `{input: entry}`) and `__index` as input.
  *
  * In a DO_WHILE's loop it forks afresh in each iteration, its tasks named `<ref>__<iteration>` as the loop's own are;
- * it may not fork a DO_WHILE there (loops do not nest).
+ * it may not fork a DO_WHILE there (its forked tasks are laid out outside the loop's own steps: a DO_WHILE written in
+ * the loop nests instead).
  */
 import { describeValue, isRecord } from "../../definition/checks";
 import { validateForkedTasks } from "../../definition/validate";
@@ -60,7 +61,7 @@ function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: W
   const checked = validateForkedTasks(asRun, listed.path, takenReferences(workflow, fork.taskReferenceName));
   if (!checked.ok) return { ok: false, reason: checked.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; ") };
   if (forkTask.iteration !== undefined && flattenTasks(checked.tasks).some((task) => task.type === "DO_WHILE")) {
-    return { ok: false, reason: `${listed.path}: a DO_WHILE cannot be forked by a FORK_JOIN_DYNAMIC inside a DO_WHILE's loop (loops do not nest); fork a SUB_WORKFLOW whose definition holds it` };
+    return { ok: false, reason: `${listed.path}: a DO_WHILE cannot be forked by a FORK_JOIN_DYNAMIC inside a DO_WHILE's loop; fork a SUB_WORKFLOW whose definition holds it` };
   }
   const tasks = checked.tasks.map((task, position) => {
     const extra = forkInputOf(fork, input, position, task.taskReferenceName);
