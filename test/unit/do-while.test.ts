@@ -620,6 +620,13 @@ describe("DO_WHILE inside a DO_WHILE", () => {
     expect(instance(state, "outer").outputData["2"]).toMatchObject({ post: { body: "post__2" } });
   });
 
+  it("jumps out of both loops: the running tasks and both DO_WHILEs end SKIPPED, and the workflow goes on at the target", () => {
+    let state = started([nested(), http("end")]).state;
+    state = finish(state, "pre__1", 1_001);
+    state = decide(state, { type: "jump", taskReferenceName: "end" }, env(1_002)).state;
+    expect(refs(state)).toEqual(["outer:SKIPPED", "pre__1:COMPLETED", "inner__1:SKIPPED", "body__1__1:SKIPPED", "end:IN_PROGRESS"]);
+  });
+
   it("skips a task of the inner loop in the outer iteration asked in, whether the inner loop started in it or not", () => {
     let state = started([nested()]).state;
     // Iteration 1 has not reached the inner loop yet.
