@@ -50,6 +50,7 @@ import {
   planIndexOf,
   planOf,
   planTask,
+  ranInIterations,
   ROOT_LANE,
   taskDefToLookUp,
   type Plan,
@@ -860,11 +861,7 @@ function lastOfLoop(state: WorkflowExecution, loop: TaskExecution): TaskExecutio
 function ranIn(state: WorkflowExecution, loop: TaskExecution): (task: TaskExecution) => boolean {
   const definition = state.definition;
   const around = loopIterationsOf(definition, loop);
-  const inSameRun = (task: TaskExecution) => {
-    const iterations = loopIterationsOf(definition, task);
-    return around.every((iteration, position) => iterations[position] === iteration);
-  };
-  return (task) => task.seq > loop.seq && withinLoop(definition, task.definitionIndex, loop.definitionIndex) && (around.length === 0 || inSameRun(task));
+  return (task) => task.seq > loop.seq && withinLoop(definition, task.definitionIndex, loop.definitionIndex) && ranInIterations(definition, task, around);
 }
 
 /** The latest task instance of each running lane that has one, but task `except`. */
@@ -901,8 +898,9 @@ function keepUpTo(draft: Draft, target: TaskExecution): void {
       return [join, fork === undefined ? -1 : (state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < target.seq)?.seq ?? -1)];
     }),
   );
-  const targetIterations = loopIterationsOf(definition, target).join();
-  const joined = (task: TaskExecution) => target.taskType === "JOIN" && joinedBy(definition, target.definitionIndex, task.definitionIndex) && loopIterationsOf(definition, task).join() === targetIterations;
+  // Its branch tasks run in the loops around the JOIN, and in loops of their own: those of the JOIN's iterations are its.
+  const targetIterations = loopIterationsOf(definition, target);
+  const joined = (task: TaskExecution) => target.taskType === "JOIN" && joinedBy(definition, target.definitionIndex, task.definitionIndex) && ranInIterations(definition, task, targetIterations);
   const waitsAgain = (task: TaskExecution) => task.seq > (joinsSince.get(task.definitionIndex) ?? Number.POSITIVE_INFINITY);
   draft.retainTasks((task) => (task.seq <= target.seq || joined(task)) && !waitsAgain(task));
 }

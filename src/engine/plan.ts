@@ -224,6 +224,16 @@ export function loopIterationsOf(definition: WorkflowDef, task: Pick<TaskExecuti
 }
 
 /**
+ * True when a task instance ran in `iterations` (outermost first) of the loops around it, whatever it ran in loops
+ * inside those: `body__2__3` ran in [2] and in [2, 3]. Always true of no iterations.
+ */
+export function ranInIterations(definition: WorkflowDef, task: Pick<TaskExecution, "referenceTaskName" | "definitionIndex">, iterations: readonly number[]): boolean {
+  if (iterations.length === 0) return true;
+  const own = loopIterationsOf(definition, task);
+  return iterations.every((iteration, position) => own[position] === iteration);
+}
+
+/**
  * The iteration of the loop of the DO_WHILE at step `loopIndex` that a task instance of that loop (at any depth) ran
  * in; undefined when it is not in that loop.
  */

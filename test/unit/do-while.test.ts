@@ -648,3 +648,17 @@ describe("DO_WHILE inside a DO_WHILE", () => {
     expect(refusal(state, { type: "skipTask", taskReferenceName: "body" }, 1_010).kind).toBe("CONFLICT");
   });
 });
+
+describe("DO_WHILE in a FORK_JOIN's branch", () => {
+  it("keeps a loop in a fork's branch as it ended when its JOIN runs again (a rerun from the JOIN): the loop does not run again", () => {
+    const fork: WorkflowTaskDef = { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", inputParameters: {}, forkTasks: [[loop("each", [http("a")], "$.each.iteration < 2")], [http("b")]] };
+    const join: WorkflowTaskDef = { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", inputParameters: {}, joinOn: ["each", "b"] };
+    let state = started([fork, join, http("post")]).state;
+    let now = 1_100;
+    for (const ref of ["a__1", "a__2", "b", "post"]) state = finish(state, ref, (now += 1));
+    expect(state.status).toBe("COMPLETED");
+    state = decide(state, { type: "rerun", fromTaskId: instance(state, "fan_join").taskId }, env(2_000)).state;
+    // The JOIN joins again what its branches ran, as it ended: no a__ is run again.
+    expect(refs(state)).toEqual(["fan:COMPLETED", "each:COMPLETED", "a__1:COMPLETED", "b:COMPLETED", "fan_join:COMPLETED", "a__2:COMPLETED", "post:IN_PROGRESS"]);
+  });
+});
