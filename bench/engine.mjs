@@ -1,17 +1,18 @@
 // @ts-check
 /**
- * Starts the engine under test, `wrangler dev`, on a free 127.0.0.1 port with fresh state, and stops
- * its whole process tree.
+ * Starts the engine under test, wrangler's dev server as `npm start` runs it (or, with `inspector: true`, the
+ * `wrangler dev` CLI), on a free 127.0.0.1 port with fresh state, and stops its whole process tree.
  *
  * 0. The project (without node_modules, .git, .wrangler, .dev.vars) is copied into a temp dir, with
- *    node_modules symlinked, and wrangler runs there: `wrangler dev` rebuilds and restarts the Worker
- *    whenever a source file changes, which would break a run while the project is being edited.
+ *    node_modules symlinked, and wrangler runs there: the CLI rebuilds and restarts the Worker whenever a
+ *    source file changes, which would break a run while the project is being edited.
  * 1. `wrangler d1 migrations apply DB --local --persist-to <fresh temp dir>`
- * 2. `wrangler dev --port <free> --ip 127.0.0.1 --persist-to <same dir> --log-level warn
- *     --var BOOTSTRAP_ADMIN_KEY:<keyId>:<keySecret>` with a key generated for this run.
+ * 2. `node scripts/dev-server.mjs --port <free> --ip 127.0.0.1 --persist-to <same dir> --log-level warn --no-watch
+ *     --var BOOTSTRAP_ADMIN_KEY:<keyId>:<keySecret>` with a key generated for this run (with `inspector: true`:
+ *     `wrangler dev` with the same options but --no-watch).
  *
- * wrangler runs as `node node_modules/wrangler/bin/wrangler.js ...` (what `npx wrangler` ends up
- * running), so no npm process sits in the measured tree. It is spawned detached, i.e. as the leader of
+ * Both run as `node <script> ...` (the CLI as `node node_modules/wrangler/bin/wrangler.js`, what `npx wrangler`
+ * ends up running), so no npm process sits in the measured tree. It is spawned detached, i.e. as the leader of
  * its own process group; stopping sends SIGTERM to that group, then SIGKILL to the group and to every
  * descendant found via /proc, so no wrangler/workerd outlives the run. `registerCleanup()` does the
  * same (SIGKILL) from a process "exit" listener, so even an uncaught error or process.exit() cleans up;
@@ -174,8 +175,9 @@ const sleep = (/** @type {number} */ ms) => new Promise((next) => setTimeout(nex
 
 /**
  * Applies the migrations and starts `wrangler dev`; resolves once `GET /health` answers 200.
- * With `inspector: false` the same dev server runs through wrangler's API with the devtools inspector
- * off (`bench/dev-server.mjs`), which removes wrangler's per-request inspector relay.
+ * By default the dev server runs as `npm start` runs it: through wrangler's API with the devtools inspector off
+ * (`scripts/dev-server.mjs`), without wrangler's per-request inspector relay; with `inspector: true`, the
+ * `wrangler dev` CLI (what `npm run dev` runs).
  * @param {{ healthTimeoutMs?: number, log?: (line: string) => void, inspector?: boolean }} [options]
  * @returns {Promise<Engine>}
  */
@@ -213,10 +215,10 @@ export async function startEngine(options = {}) {
     "--var", "EGRESS_ALLOW_PRIVATE:true",
   ];
   const listen = ["--port", String(port), "--ip", "127.0.0.1", "--persist-to", persistDir];
-  const inspector = options.inspector ?? true;
+  const inspector = options.inspector ?? false;
   const args = inspector
     ? [WRANGLER_BIN, "dev", ...listen, "--log-level", "warn", "--show-interactive-dev-session=false", ...vars]
-    : [join(projectDir, "bench", "dev-server.mjs"), ...listen, ...vars];
+    : [join(projectDir, "scripts", "dev-server.mjs"), ...listen, "--log-level", "warn", "--no-watch", ...vars];
 
   /** @type {Set<number>} every pid ever seen in the trees, to SIGKILL stragglers that left the group */
   const known = new Set();
@@ -271,7 +273,7 @@ export async function startEngine(options = {}) {
 
   /** Spawns wrangler and resolves once `GET /health` answers 200; stops everything and throws otherwise. */
   const launch = async () => {
-    log(`starting wrangler dev on 127.0.0.1:${port}${inspector ? "" : " (devtools inspector off)"}`);
+    log(`starting ${inspector ? "the wrangler dev CLI" : "wrangler's dev server (devtools inspector off)"} on 127.0.0.1:${port}`);
     const child = spawn(process.execPath, args, { cwd: projectDir, env: wranglerEnv(workDir), stdio: ["ignore", "pipe", "pipe"], detached: true });
     let exited = false;
     child.once("exit", () => {

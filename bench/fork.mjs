@@ -1,6 +1,6 @@
 // npm run bench:fork: what a FORK_JOIN buys. Not the standard workload: three GETs to a target that answers after
 // 20 ms, run one after another and then as the three branches of a FORK_JOIN, each executed 100 times at concurrency 1
-// (after 5 warm-ups, two rounds each) against the dev server without the inspector. Prints p50 / p99 per round.
+// (after 5 warm-ups, two rounds each) against the dev server as `npm start` runs it (no inspector). Prints p50 / p99 per round.
 import { createServer } from "node:http";
 import { startEngine } from "./engine.mjs";
 import { createClient } from "./http.mjs";
@@ -18,7 +18,7 @@ const target = createServer((_request, response) =>
 await new Promise((listening) => target.listen(0, "127.0.0.1", listening));
 const uri = `http://127.0.0.1:${target.address().port}/x`;
 const httpTask = (ref) => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri, method: "GET" } });
-const engine = await startEngine({ inspector: false });
+const engine = await startEngine();
 try {
   const client = createClient(engine.url, { "x-api-key": engine.key });
   await client.call("POST", "/api/metadata/workflow?overwrite=true", { name: "seq3", version: 1, schemaVersion: 2, tasks: [httpTask("a"), httpTask("b"), httpTask("c")] });

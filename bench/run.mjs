@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * `npm run bench [-- --quick] [--n N] [--callbacks N] [--search N] [--preload COUNT [--restart]] [--no-inspector] [--json FILE] [--timeout SECONDS]`
+ * `npm run bench [-- --quick] [--n N] [--callbacks N] [--search N] [--preload COUNT [--restart]] [--inspector] [--json FILE] [--timeout SECONDS]`
  *
  * Runs the standard workload (/work/shared/docs/benchmarks.md) against a fresh `wrangler dev` of this
  * project and prints one markdown table. See bench/README.md.
@@ -30,8 +30,10 @@ const HELP = `Usage: npm run bench -- [options]
   --preload <COUNT>  first create COUNT finished executions (concurrency 20, not measured)
   --restart          after the preload, restart the dev server on the same stored state before measuring,
                      so the figures show what the stored executions cost apart from the process's own growth
-  --no-inspector     run wrangler's dev server with the devtools inspector off (bench/dev-server.mjs)
-                     instead of the wrangler dev CLI, which relays four inspector events per outbound fetch
+  --inspector        run the wrangler dev CLI (npm run dev) instead of what npm start runs (wrangler's dev server
+                     without the devtools inspector, scripts/dev-server.mjs); the CLI relays four inspector
+                     events per outbound fetch
+  --no-inspector     the default (kept for the commands in BENCHMARKS.md)
   --json <file>      also write the results as JSON
   --timeout <s>      overall deadline in seconds (default: 600 + preload/10)
   -h, --help
@@ -57,6 +59,7 @@ function options() {
       warmup: { type: "string" },
       preload: { type: "string" },
       restart: { type: "boolean" },
+      inspector: { type: "boolean" },
       "no-inspector": { type: "boolean" },
       json: { type: "string" },
       timeout: { type: "string" },
@@ -77,7 +80,7 @@ function options() {
     warmup: count(values.warmup, 5, "warmup"),
     preload,
     restart: values.restart ?? false,
-    inspector: !(values["no-inspector"] ?? false),
+    inspector: (values.inspector ?? false) && !(values["no-inspector"] ?? false),
     json: values.json ? resolve(values.json) : undefined,
     timeoutSec: count(values.timeout, 600 + Math.ceil(preload / 10), "timeout"),
   };
@@ -149,7 +152,7 @@ function table(r) {
     ["check: target hits (expected = actual)", `${r.check.expected} = ${r.check.hits}`],
     ["CPU used by other processes while measuring", `${fmt(r.otherCpuCores, 2)} cores`],
     ["API mode", r.mode],
-    ["engine", r.config.inspector ? "wrangler dev (CLI, devtools inspector on)" : "wrangler dev server, devtools inspector off (--no-inspector)"],
+    ["engine", r.config.inspector ? "wrangler dev CLI, devtools inspector on (--inspector; npm run dev)" : "wrangler's dev server, devtools inspector off (npm start)"],
     ["machine", `${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB, Linux ${m.kernel}`],
     ["versions", `Node ${m.node}, wrangler ${m.wrangler}, source ${r.source}`],
   ];

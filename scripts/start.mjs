@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * `npm start`: serves the API locally with `wrangler dev`, the way docs/api-contract.md ("Running locally") says.
+ * `npm start`: serves the API locally with wrangler's dev server, the way docs/api-contract.md ("Running locally") says.
  *
  *  1. applies the local D1 migrations (non-interactive, offline);
  *  2. makes sure the dev-vars file holds `BOOTSTRAP_ADMIN_KEY=<keyId>:<keySecret>`, generating one when missing;
- *  3. runs `wrangler dev` on `PORT` (default 8787) and `HOST` (default 127.0.0.1), state under `.wrangler/state`;
+ *  3. runs wrangler's dev server on `PORT` (default 8787) and `HOST` (default 127.0.0.1), state under
+ *     `.wrangler/state`: without its devtools inspector (scripts/dev-server.mjs says why), or, with `--inspect`
+ *     (`npm run dev`), the `wrangler dev` CLI with it, for debugging the Worker itself;
  *  4. once `GET /health` answers, prints the URL, the admin key and a ready-to-paste curl command.
  *
- * SIGINT/SIGTERM/SIGHUP are forwarded to wrangler; the script exits with wrangler's exit code.
+ * SIGINT/SIGTERM/SIGHUP are forwarded to the dev server; the script exits with its exit code.
  * The key is printed only in that banner, never in any other message.
  */
 import { spawn } from "node:child_process";
@@ -22,6 +24,7 @@ import { parseArgs } from "node:util";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+const DEV_SERVER = join(ROOT, "scripts", "dev-server.mjs");
 const KEY_VAR = "BOOTSTRAP_ADMIN_KEY";
 const HEALTH_TIMEOUT_MS = 120_000;
 /** Marks the banner so tooling (and the e2e test) can find it. */
@@ -30,12 +33,16 @@ export const BANNER_END = "===================================";
 
 const HELP = `Usage: npm start [-- options]      (or: node scripts/start.mjs [options])
 
-Applies the local D1 migrations, makes sure an admin API key exists, and serves the API with wrangler dev.
+Applies the local D1 migrations, makes sure an admin API key exists, and serves the API with wrangler's
+dev server (the same workerd, local D1 and Durable Objects as \`wrangler dev\`, without its devtools inspector).
 
 Options:
   --persist-to <dir>   where wrangler keeps local D1 and Durable Object state (default: .wrangler/state)
   --dev-vars <file>    file holding BOOTSTRAP_ADMIN_KEY=<keyId>:<keySecret> (default: .dev.vars);
                        the key is generated and appended when the file has none
+  --inspect            run the \`wrangler dev\` CLI instead, with its devtools inspector, to debug the Worker
+                       (npm run dev); it relays every outbound request to the inspector: slower, and its
+                       memory and wrangler's log in ~/.config/.wrangler/logs grow with each one
   -h, --help           show this help
 
 Environment:
@@ -50,6 +57,7 @@ Environment:
  * @property {string | undefined} persistTo absolute path, or undefined for wrangler's default
  * @property {string} devVars absolute path of the dev-vars file
  * @property {boolean} customDevVars whether --dev-vars was given
+ * @property {boolean} inspect whether to run the `wrangler dev` CLI with its devtools inspector
  * @property {boolean} help
  */
 
@@ -65,6 +73,7 @@ export function parseOptions(argv, env) {
     options: {
       "persist-to": { type: "string" },
       "dev-vars": { type: "string" },
+      inspect: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -77,6 +86,7 @@ export function parseOptions(argv, env) {
     persistTo: values["persist-to"] === undefined ? undefined : resolve(values["persist-to"]),
     devVars: resolve(values["dev-vars"] ?? join(ROOT, ".dev.vars")),
     customDevVars: values["dev-vars"] !== undefined,
+    inspect: values.inspect ?? false,
     help: values.help ?? false,
   };
 }
@@ -97,7 +107,31 @@ function wranglerEnv(extra = {}) {
  * @returns {import("node:child_process").ChildProcess}
  */
 function spawnWrangler(args, env) {
-  return spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env, stdio: ["ignore", "inherit", "inherit"] });
+  return spawnNode([WRANGLER, ...args], env);
+}
+
+/**
+ * Runs a Node script of the project's with the given arguments, its output going to ours.
+ * @param {string[]} args the script and its arguments
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {import("node:child_process").ChildProcess}
+ */
+function spawnNode(args, env) {
+  return spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "inherit", "inherit"] });
+}
+
+/**
+ * Starts the dev server: scripts/dev-server.mjs, or with `--inspect` the `wrangler dev` CLI. Both read .dev.vars by
+ * themselves; another file is passed as an env file (which then replaces .dev.vars).
+ * @param {Options} options
+ * @returns {import("node:child_process").ChildProcess}
+ */
+function spawnDevServer(options) {
+  const args = ["--port", String(options.port), "--ip", options.host];
+  if (options.persistTo) args.push("--persist-to", options.persistTo);
+  if (options.customDevVars) args.push("--env-file", options.devVars);
+  if (options.inspect) return spawnWrangler(["dev", ...args, "--show-interactive-dev-session=false"], wranglerEnv());
+  return spawnNode([DEV_SERVER, ...args], wranglerEnv());
 }
 
 /**
@@ -273,7 +307,7 @@ export function banner({ url, key, created, devVars, persistTo }) {
 }
 
 /**
- * Forwards termination signals to wrangler (which stops workerd) instead of dying first.
+ * Forwards termination signals to the dev server (which stops workerd) instead of dying first.
  * @param {import("node:child_process").ChildProcess} child
  */
 function forwardSignals(child) {
@@ -317,17 +351,13 @@ async function main() {
     return migrated;
   }
 
-  const args = ["dev", "--port", String(options.port), "--ip", options.host, "--show-interactive-dev-session=false"];
-  if (options.persistTo) args.push("--persist-to", options.persistTo);
-  // wrangler reads .dev.vars by itself; another file is passed as an env file (which then replaces .dev.vars).
-  if (options.customDevVars) args.push("--env-file", options.devVars);
-  const wrangler = spawnWrangler(args, wranglerEnv());
-  const exited = exitCode(wrangler);
-  forwardSignals(wrangler);
+  const server = spawnDevServer(options);
+  const exited = exitCode(server);
+  forwardSignals(server);
 
-  if (await waitForHealth(url, wrangler, HEALTH_TIMEOUT_MS)) {
+  if (await waitForHealth(url, server, HEALTH_TIMEOUT_MS)) {
     process.stdout.write(banner({ url, key, created, devVars: options.devVars, persistTo: options.persistTo }));
-  } else if (wrangler.exitCode === null && wrangler.signalCode === null) {
+  } else if (server.exitCode === null && server.signalCode === null) {
     console.error(`[start] ${url}/health did not answer within ${HEALTH_TIMEOUT_MS / 1000}s; see wrangler's output above (the admin key is in ${options.devVars})`);
   }
   return exited;

@@ -1,7 +1,7 @@
 /// <reference types="node" />
 /**
- * Harness of the end-to-end tests: runs the real `wrangler dev` (and `npm start`) as a user would and talks to it
- * over HTTP with plain fetch.
+ * Harness of the end-to-end tests: runs wrangler's real dev server as `npm start` does (and `npm start` itself), as a
+ * user would, and talks to it over HTTP with plain fetch.
  *
  * Every server runs in a copy of the project (node_modules linked) so that edits saved in the working tree while the
  * tests run do not hot-reload the Worker under them, and nothing is written to the developer's `.dev.vars` or
@@ -258,23 +258,21 @@ export interface DevServer {
 }
 
 /**
- * `wrangler dev` in `root` on a free (or the given) port, state in `persistTo`, the admin key and any other `vars`
- * passed with `--var`. Resolves once `/health` answers.
+ * wrangler's dev server in `root` as `npm start` runs it (scripts/dev-server.mjs: `wrangler dev` without its devtools
+ * inspector) on a free (or the given) port, state in `persistTo`, the admin key and any other `vars` passed with
+ * `--var`. Resolves once `/health` answers.
  */
 export async function startDevServer(options: { root: string; persistTo: string; adminKey: string; port?: number; vars?: Record<string, string> }): Promise<DevServer> {
   const port = options.port ?? (await freePort());
   const args = [
-    join(options.root, WRANGLER_BIN),
-    "dev",
+    join(options.root, "scripts", "dev-server.mjs"),
     "--ip", "127.0.0.1",
     "--port", String(port),
-    "--inspector-port", String(await freePort()),
     "--persist-to", options.persistTo,
     "--var", `BOOTSTRAP_ADMIN_KEY:${options.adminKey}`,
     // As `npm start` sets it: the target server is on 127.0.0.1.
     "--var", "EGRESS_ALLOW_PRIVATE:true",
     ...Object.entries(options.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
-    "--show-interactive-dev-session=false",
   ];
   const group = new ProcessGroup(process.execPath, args, { cwd: options.root, env: wranglerEnv() });
   const url = `http://127.0.0.1:${port}`;

@@ -3,11 +3,11 @@
  * `npm start` (scripts/start.mjs) end to end, in a copy of the project as a fresh clone has it: no TTY, no stdin.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { call, callOk, copyProject, freePort, ProcessGroup, removeDir, tempDir, wranglerEnv } from "./dev-server";
+import { call, callOk, copyProject, freePort, ProcessGroup, removeDir, sleep, tempDir, wranglerEnv } from "./dev-server";
 
 const BANNER = /==== edge-conductor is running ====\n[\s\S]*?\n=+\n/;
 const KEY_FORMAT = /^admin-[0-9a-f]{8}:[A-Za-z0-9_-]{43}$/;
@@ -34,8 +34,8 @@ afterAll(() => {
  * `node scripts/start.mjs [args]` with PORT set, in its own process group, with none of the CI/wrangler variables
  * the harness sets elsewhere: the script alone must keep wrangler from prompting.
  */
-function runStart(port: number, args: string[] = []): ProcessGroup {
-  const env = wranglerEnv({ PORT: String(port) });
+function runStart(port: number, args: string[] = [], extraEnv: Record<string, string> = {}): ProcessGroup {
+  const env = wranglerEnv({ PORT: String(port), ...extraEnv });
   for (const name of ["CI", "WRANGLER_SEND_METRICS", "CLOUDFLARE_CF_FETCH_ENABLED"]) delete env[name];
   const group = new ProcessGroup(process.execPath, [join(project, "scripts", "start.mjs"), ...args], { cwd: project, env });
   started.push(group);
@@ -66,10 +66,10 @@ function expectSecretOnlyInBanner(group: ProcessGroup, banner: Banner) {
 }
 
 describe("npm start", () => {
-  it("--help documents PORT, HOST, --persist-to and --dev-vars", () => {
+  it("--help documents PORT, HOST, --persist-to, --dev-vars and --inspect", () => {
     const result = spawnSync(process.execPath, [join(project, "scripts", "start.mjs"), "--help"], { cwd: project, encoding: "utf8", timeout: 30_000 });
     expect(result.status).toBe(0);
-    for (const word of ["PORT", "HOST", "--persist-to", "--dev-vars"]) expect(result.stdout).toContain(word);
+    for (const word of ["PORT", "HOST", "--persist-to", "--dev-vars", "--inspect"]) expect(result.stdout).toContain(word);
   });
 
   it("on a fresh clone: generates the key into .dev.vars (0600), serves on PORT, prints a working key and curl example", async () => {
@@ -150,6 +150,36 @@ describe("npm start", () => {
     const projectSecret = /^BOOTSTRAP_ADMIN_KEY=(.*)$/m.exec(projectKey)?.[1] ?? "";
     expect((await call(banner.url, "GET", "/api/metadata/workflow", { key: projectSecret })).status).toBe(401);
     expectSecretOnlyInBanner(start, banner);
+  });
+
+  it("serves without wrangler's devtools inspector, so HTTP tasks' calls are not relayed to it; --inspect runs the wrangler dev CLI, which relays them", async () => {
+    const dir = tempDir("start-inspector");
+    temporary.push(dir);
+    const persistTo = join(dir, "state");
+    const devVars = join(dir, "vars.env");
+    /** Runs a one-HTTP-task workflow (calling the service's own /health) and returns wrangler's debug log text. */
+    const runWorkflow = async (args: string[], logs: string): Promise<string> => {
+      const start = runStart(await freePort(), ["--persist-to", persistTo, "--dev-vars", devVars, ...args], { WRANGLER_LOG_PATH: logs });
+      const banner = await readBanner(start);
+      const definition = { name: "calls_itself", version: 1, schemaVersion: 2, ownerEmail: "e2e@example.com", tasks: [{ name: "h", taskReferenceName: "h", type: "HTTP", inputParameters: { uri: `${banner.url}/health`, method: "GET" } }] };
+      await callOk(banner.url, "PUT", "/api/metadata/workflow", { key: banner.key, body: [definition] });
+      const run = await callOk(banner.url, "POST", "/api/workflow/execute/calls_itself/1", { key: banner.key, body: {} });
+      expect(run.json()).toMatchObject({ status: "COMPLETED", output: { response: { statusCode: 200, body: { status: "ok" } } } });
+      // The CLI relays inspector events asynchronously: give them time to reach the log before reading it.
+      const deadline = Date.now() + 10_000;
+      let log = "";
+      do {
+        await sleep(250);
+        log = existsSync(logs) ? readdirSync(logs).map((file) => readFileSync(join(logs, file), "utf8")).join("") : "";
+      } while (!log.includes("Network.requestWillBeSent") && Date.now() < deadline && args.includes("--inspect"));
+      await start.stop();
+      return log;
+    };
+
+    const quiet = await runWorkflow([], join(dir, "logs-default"));
+    expect(quiet).not.toContain("Network.");
+    const relayed = await runWorkflow(["--inspect"], join(dir, "logs-inspect"));
+    expect(relayed).toContain("Network.requestWillBeSent");
   });
 
   it("refuses a PORT that is already in use, before touching anything", async () => {
