@@ -55,12 +55,14 @@ import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { TaskDefRepository } from "../worker/task-defs";
 import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
 import { MAX_TASK_LOG_BYTES } from "../worker/schemas";
-import { executionStub } from "../worker/executions";
+import { executionStub, isWorkflowId } from "../worker/executions";
 import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules";
 import { dispatchEvent, publishEvent } from "./dispatch/event";
 import { dispatchHttp } from "./dispatch/http";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
+import { dispatchTerminateWorkflow } from "./dispatch/terminate-workflow";
+import { dispatchUpdateTask, type ExecutionReach } from "./dispatch/update-task";
 import { startFailureWorkflow } from "./dispatch/failure-workflow";
 import { hasWebhookWaits, indexRow, indexSignature, onlyTasksChanged } from "./execution-index";
 import { expectIndexWritten, indexShardFor, indexWriterAt } from "./index-writer";
@@ -117,6 +119,14 @@ export interface TaskResultInput {
   reason?: string;
   /** A SIMPLE task kept IN_PROGRESS is polled again after this many seconds. */
   callbackAfterSeconds?: number;
+}
+
+/** How an UPDATE_TASK's update differs from a TaskResult's (see the decider's `externalUpdate`). */
+export interface TaskUpdateFrom {
+  /** The UPDATE_TASK sending it (`<workflowId>/<taskId>`): sent again once applied, it is taken as done. */
+  byTask: string;
+  /** True: the output replaces the task's instead of being added to it. */
+  replaceOutput: boolean;
 }
 
 /**
@@ -644,6 +654,13 @@ export class WorkflowExecution extends DurableObject<Env> {
     return this.#removing ? null : (this.#execution?.workflowName ?? null);
   }
 
+  /** The name of the definition this execution runs and its status, or null when this object holds none. */
+  async getNameAndStatus(): Promise<{ workflowName: string; status: WorkflowStatus } | null> {
+    this.#recover();
+    const execution = this.#execution;
+    return this.#removing || !execution ? null : { workflowName: execution.workflowName, status: execution.status };
+  }
+
   /**
    * What a TaskResult for `taskId` is scoped by, in one call: this execution's definition name and the
    * reference name and task name of that task (null when it is not one of this execution's own tasks, which the update
@@ -933,13 +950,13 @@ export class WorkflowExecution extends DurableObject<Env> {
   /**
    * Completes, fails or updates the pending task with reference name `taskRefName` (as `taskByRef` finds it).
    */
-  async updateTaskByRef(taskRefName: string, status: ExternalTaskStatus, output: JsonObject): Promise<ActorResult<TaskUpdated>> {
+  async updateTaskByRef(taskRefName: string, status: ExternalTaskStatus, output: JsonObject, from?: TaskUpdateFrom): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
-    const task = taskByRef(execution, taskRefName);
+    const task = (from === undefined ? undefined : execution.tasks.findLast((candidate) => candidate.updatedByTask === from.byTask)) ?? taskByRef(execution, taskRefName);
     if (!task) return refused(noTaskWithRef(execution, taskRefName));
-    return this.updateTask(task.taskId, status, output);
+    return this.updateTask(task.taskId, status, output, from === undefined ? {} : { from });
   }
 
   /**
@@ -978,11 +995,15 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /** The `externalUpdate` event of `result` for task `taskId`, scrubbed of the values of `secrets` (see `updateTask`). */
-  #externalUpdateEvent(taskId: string, result: TaskResultInput, secrets: readonly string[]): ExecutionEvent {
+  #externalUpdateEvent(taskId: string, result: TaskResultInput & { from?: TaskUpdateFrom }, secrets: readonly string[]): ExecutionEvent {
     const scrub = <T extends JsonValue>(value: T): T => (secrets.length > 0 ? redactSecretValues(value, secrets) : value);
     const event: ExecutionEvent = { type: "externalUpdate", taskId, status: result.status, output: scrub(result.output) };
     if (result.reason !== undefined) event.reason = scrub(result.reason);
     if (result.callbackAfterSeconds !== undefined) event.callbackAfterSeconds = result.callbackAfterSeconds;
+    if (result.from !== undefined) {
+      event.byTask = result.from.byTask;
+      event.replaceOutput = result.from.replaceOutput;
+    }
     return event;
   }
 
@@ -994,7 +1015,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     taskId: string,
     status: ExternalTaskStatus,
     output: JsonObject,
-    options: { reason?: string; callbackAfterSeconds?: number; logs?: TaskLogInput[] } = {},
+    options: { reason?: string; callbackAfterSeconds?: number; logs?: TaskLogInput[]; from?: TaskUpdateFrom } = {},
   ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;
@@ -2269,6 +2290,16 @@ export class WorkflowExecution extends DurableObject<Env> {
       case "EVENT":
         // The stored (masked) input: the payload is stored and shown as the task's output.
         return dispatchEvent({ env: this.env, scripts: loadScriptRunner }, execution, task, definition);
+      case "UPDATE_TASK":
+      case "TERMINATE_WORKFLOW": {
+        // The stored (masked) input: what it sends is stored and shown where it lands.
+        const reach: ExecutionReach = {
+          env: this.env,
+          // Its own execution is this object: a call through a stub would come back here as another request.
+          execution: (workflowId) => (workflowId === execution.workflowId ? this : isWorkflowId(workflowId) ? executionStub(this.env, workflowId) : undefined),
+        };
+        return task.taskType === "UPDATE_TASK" ? dispatchUpdateTask(reach, execution, task) : dispatchTerminateWorkflow(reach, execution, task);
+      }
       default:
         return failed(`Task type ${task.taskType} has no dispatcher`);
     }

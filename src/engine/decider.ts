@@ -9,6 +9,7 @@ import { evaluationContext, maskedSecrets } from "./evaluation";
 import { ExpressionSyntaxError, referencedSecrets, resolveValue } from "./expressions";
 import {
   SUCCESSFUL_TASK_STATUSES,
+  type ExternalTaskStatus,
   TERMINAL_TASK_STATUSES,
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
@@ -71,10 +72,7 @@ import { admissionFields } from "./rate-limit";
 import { taskCacheKey } from "./task-cache";
 import { mergedVariables, variablesProblem } from "./variables";
 
-/** Statuses a task can be completed into from outside (the completion API, a callback). */
-export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"] as const;
-/** One of {@link EXTERNAL_TASK_STATUSES}. */
-export type ExternalTaskStatus = (typeof EXTERNAL_TASK_STATUSES)[number];
+export { EXTERNAL_TASK_STATUSES, type ExternalTaskStatus } from "./model";
 
 /** Something that happened to an execution. */
 export type ExecutionEvent =
@@ -95,10 +93,21 @@ export type ExecutionEvent =
       subWorkflowId?: string;
     }
   /**
-   * Someone outside completed (or updated) a pending task. Output is merged into the task's. A SIMPLE task a worker
-   * keeps IN_PROGRESS goes back to its queue, to be polled again after `callbackAfterSeconds` (0 when absent).
+   * Someone outside completed (or updated) a pending task. Output is merged into the task's (replaces it with
+   * `replaceOutput`). A SIMPLE task a worker keeps IN_PROGRESS goes back to its queue, to be polled again after
+   * `callbackAfterSeconds` (0 when absent). `byTask` names the UPDATE_TASK sending it (`<workflowId>/<taskId>`): sent
+   * again once applied, it changes nothing and is not refused.
    */
-  | { type: "externalUpdate"; taskId: string; status: ExternalTaskStatus; output: JsonObject; reason?: string; callbackAfterSeconds?: number }
+  | {
+      type: "externalUpdate";
+      taskId: string;
+      status: ExternalTaskStatus;
+      output: JsonObject;
+      reason?: string;
+      callbackAfterSeconds?: number;
+      replaceOutput?: boolean;
+      byTask?: string;
+    }
   /** A worker's poll took SIMPLE task `taskId` from its queue: it is the worker's now (IN_PROGRESS). */
   | { type: "taskPolled"; taskId: string; workerId?: string }
   /** An action on a HUMAN task through Orkes' human task API (claim, release, reassign, skip, delete): see `tasks/human/progress.ts`. */
@@ -629,14 +638,18 @@ function limitOutput(fields: Partial<TaskExecution>, env: DecideEnv): void {
 
 function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type: "externalUpdate" }>, env: DecideEnv, effects: Effect[]): void {
   const task = taskToUpdate(draft, event.taskId);
+  // The same UPDATE_TASK's update again (its dispatch repeated after an eviction): it was applied, and the task has moved on.
+  if (event.byTask !== undefined && task.updatedByTask === event.byTask && !isPending(task)) return;
   if (!isPending(task)) {
     throw new EngineError("CONFLICT", `Task ${task.referenceTaskName} (${task.taskId}) is not pending: its status is ${task.status}`);
   }
   if (task.taskType === "DO_WHILE") {
     throw new EngineError("CONFLICT", `Task ${task.referenceTaskName} (${task.taskId}) is a DO_WHILE: it ends with its loop, so it cannot be updated from outside; update the tasks of its loop, or terminate the workflow`);
   }
-  const fields: Partial<TaskExecution> = { status: event.status, outputData: { ...task.outputData, ...event.output }, updateTime: env.now };
+  const outputData = event.replaceOutput === true ? event.output : { ...task.outputData, ...event.output };
+  const fields: Partial<TaskExecution> = { status: event.status, outputData, updateTime: env.now };
   if (event.reason !== undefined) fields.reasonForIncompletion = cutText(event.reason, MAX_TASK_REASON_LENGTH);
+  if (event.byTask !== undefined) fields.updatedByTask = event.byTask;
   // Checked first: measuring the size serialises the value, which a deep one overflows.
   const deep = overdeepReason("The task output", event.output);
   if (deep !== undefined) throw new EngineError("INVALID", deep);

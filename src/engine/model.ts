@@ -24,7 +24,8 @@ export type JsonObject = { [key: string]: JsonValue };
  * workflow on its own (not a child); NOOP does nothing. YIELD (Orkes') waits until a signal or a task update resumes it.
  * EVENT publishes a Conductor internal event (its `sink`), which event handlers act on. HTTP_POLL calls an HTTP endpoint
  * again and again, at its polling interval, until its `terminationCondition` holds for a response. LAMBDA is
- * Conductor's older INLINE: a JavaScript function body whose return value is the result.
+ * Conductor's older INLINE: a JavaScript function body whose return value is the result. UPDATE_TASK (Orkes') completes,
+ * fails or updates another task, as the completion API would; TERMINATE_WORKFLOW (Orkes') terminates other workflows.
  */
 export const TASK_TYPES = [
   "HTTP",
@@ -50,6 +51,8 @@ export const TASK_TYPES = [
   "EVENT",
   "HTTP_POLL",
   "LAMBDA",
+  "UPDATE_TASK",
+  "TERMINATE_WORKFLOW",
 ] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
@@ -195,6 +198,8 @@ export interface WorkflowTaskDef {
   startDelay?: number;
   /** HTTP, SIMPLE: Orkes' task output cache (see {@link TaskCacheConfig}). */
   cacheConfig?: TaskCacheConfig;
+  /** TERMINATE_WORKFLOW: Orkes' task-level placement of its `triggerFailureWorkflow` input (the input's wins). */
+  triggerFailureWorkflow?: boolean;
   /**
    * The task definition this task follows: given inline, or the one registered under its name, copied in
    * when an execution starts (as Conductor does), so later changes to the registered one do not alter it.
@@ -360,6 +365,11 @@ export const TASK_STATUSES = [
 /** One of {@link TASK_STATUSES}. */
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
+/** Statuses a task can be completed into from outside (the completion API, a callback, an UPDATE_TASK). */
+export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS"] as const;
+/** One of {@link EXTERNAL_TASK_STATUSES}. */
+export type ExternalTaskStatus = (typeof EXTERNAL_TASK_STATUSES)[number];
+
 /** Statuses after which a workflow changes only through retry, restart or rerun. */
 export const TERMINAL_WORKFLOW_STATUSES: ReadonlySet<WorkflowStatus> = new Set([
   "COMPLETED",
@@ -490,6 +500,11 @@ export interface TaskExecution {
    * as Conductor does; this tells the rerun's delivery apart from the first one (see {@link deliveryKey}).
    */
   reruns?: number;
+  /**
+   * The UPDATE_TASK (`<workflowId>/<taskId>`) that updated this task last: the same update sent again (its dispatch
+   * repeated after an eviction) finds it applied instead of refused. Never shown.
+   */
+  updatedByTask?: string;
 }
 
 /**

@@ -4,6 +4,11 @@ import { fromEngineRefusal, notFound } from "./http/errors";
 /** Ids are random UUIDs; anything else cannot name an execution, so it is refused before touching an object. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** True when `workflowId` can be an execution's id (a UUID). */
+export function isWorkflowId(workflowId: string): boolean {
+  return UUID.test(workflowId);
+}
+
 /** The id as the execution's object is named: an id shaped like a UUID names the same execution in either case. */
 export function canonicalWorkflowId(workflowId: string): string {
   return UUID.test(workflowId) ? workflowId.toLowerCase() : workflowId;

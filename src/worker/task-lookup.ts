@@ -23,7 +23,7 @@ export function findTask(request: object, env: Env, taskId: string): Promise<Fou
   // Once per request: the guard finds the task to check the caller's rights, and the route then serves it.
   let found = lookups.get(request);
   if (found === undefined || found.taskId !== taskId) {
-    found = { taskId, task: lookUp(env, taskId) };
+    found = { taskId, task: lookUpTask(env, taskId) };
     lookups.set(request, found);
   }
   return found.task;
@@ -31,7 +31,11 @@ export function findTask(request: object, env: Env, taskId: string): Promise<Fou
 
 const lookups = new WeakMap<object, { taskId: string; task: Promise<FoundTask | undefined> }>();
 
-async function lookUp(env: Env, taskId: string): Promise<FoundTask | undefined> {
+/**
+ * The execution holding task `taskId` (see {@link findTask}), looked up afresh: for callers outside a request (an
+ * UPDATE_TASK naming a task by its id).
+ */
+export async function lookUpTask(env: Env, taskId: string): Promise<FoundTask | undefined> {
   const prefix = executionIdPrefix(taskId);
   if (prefix === undefined) return undefined;
   // The prefix ends with "-", and "." sorts right after it: the range holds every id starting with the prefix.

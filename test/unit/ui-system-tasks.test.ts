@@ -52,6 +52,11 @@ describe("the UI and system tasks", () => {
     expect(systemTaskNote(step("HUMAN", {}))).toBe("waits for a person");
     expect(systemTaskNote(step("START_WORKFLOW", { startWorkflow: { name: "billing", input: {} } }))).toBe("starts billing on its own");
     expect(systemTaskNote(step("START_WORKFLOW", { startWorkflow: "${workflow.input.request}" }))).toBe("starts a workflow on its own");
+    expect(systemTaskNote(step("UPDATE_TASK", { taskStatus: "COMPLETED", workflowId: "${workflow.input.order}", taskRefName: "approval" }))).toBe("sets task approval of ${workflow.input.order} to COMPLETED");
+    expect(systemTaskNote(step("UPDATE_TASK", { taskStatus: "FAILED", taskId: "${workflow.input.task}", workflowId: "ignored" }))).toBe("sets task ${workflow.input.task} to FAILED");
+    expect(systemTaskNote(step("TERMINATE_WORKFLOW", { workflowId: ["a", "b"] }))).toBe("terminates 2 workflows");
+    expect(systemTaskNote(step("TERMINATE_WORKFLOW", { workflowId: ["${workflow.input.id}"] }))).toBe("terminates workflow ${workflow.input.id}");
+    expect(systemTaskNote(step("TERMINATE_WORKFLOW", { workflowId: "${workflow.input.ids}" }))).toBe("terminates the workflows ${workflow.input.ids} names");
     expect(systemTaskNote(step("NOOP", {}))).toBe("does nothing");
     expect(systemTaskNote(step("YIELD", {}))).toBe("waits for a signal");
     expect(systemTaskNote({ ...step("EVENT", {}), sink: "conductor:approvals" })).toBe("publishes to conductor:approvals");

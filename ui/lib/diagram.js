@@ -31,7 +31,7 @@ import { formatDuration, h, statusBadge } from "./dom.js";
  */
 
 /** The system task types a DYNAMIC can run as (src/engine/tasks/dynamic): any other name it chooses is a worker's task. */
-const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "HTTP_POLL", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "TERMINATE", "INLINE", "LAMBDA", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP", "YIELD", "EVENT"]);
+const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "HTTP_POLL", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "TERMINATE", "INLINE", "LAMBDA", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP", "YIELD", "EVENT", "UPDATE_TASK", "TERMINATE_WORKFLOW"]);
 
 /**
  * A task's type as its definition gives it. Not `taskType`: as in Conductor, a SIMPLE (worker) task's `taskType` is
@@ -137,6 +137,17 @@ export function systemTaskNote(definitionTask) {
       const request = input["startWorkflow"];
       const name = request !== null && typeof request === "object" ? /** @type {Record<string, unknown>} */ (request)["name"] : undefined;
       return typeof name === "string" ? `starts ${name} on its own` : "starts a workflow on its own";
+    }
+    case "UPDATE_TASK": {
+      const status = typeof input["taskStatus"] === "string" ? input["taskStatus"] : "a status";
+      const which = typeof input["taskId"] === "string" ? `task ${scriptLine(input["taskId"])}` : typeof input["taskRefName"] === "string" ? `task ${scriptLine(input["taskRefName"])}` : "a task";
+      const where = typeof input["taskId"] !== "string" && typeof input["workflowId"] === "string" ? ` of ${scriptLine(input["workflowId"])}` : "";
+      return `sets ${which}${where} to ${status}`;
+    }
+    case "TERMINATE_WORKFLOW": {
+      const ids = input["workflowId"];
+      if (!Array.isArray(ids)) return typeof ids === "string" ? `terminates the workflows ${scriptLine(ids)} names` : "terminates workflows";
+      return ids.length === 1 ? `terminates workflow ${scriptLine(String(ids[0]))}` : `terminates ${ids.length} workflows`;
     }
     case "NOOP":
       return "does nothing";

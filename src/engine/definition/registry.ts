@@ -19,6 +19,8 @@ import { validateStartWorkflowTask } from "../tasks/start-workflow/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
 import { validateDecisionTask, validateSwitchTask } from "../tasks/switch/validate";
 import { validateTerminateTask } from "../tasks/terminate/validate";
+import { validateTerminateWorkflowTask } from "../tasks/terminate-workflow/validate";
+import { validateUpdateTaskTask } from "../tasks/update-task/validate";
 import { validateWaitTask } from "../tasks/wait/validate";
 import { validateWaitForWebhookTask } from "../tasks/wait-for-webhook/validate";
 import type { ValidationIssue } from "../validation-issue";
@@ -58,4 +60,6 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   EVENT: validateEventTask,
   HTTP_POLL: validateHttpPollTask,
   LAMBDA: validateLambdaTask,
+  UPDATE_TASK: validateUpdateTaskTask,
+  TERMINATE_WORKFLOW: validateTerminateWorkflowTask,
 };

@@ -197,6 +197,8 @@ const TASK = fieldsOf({
   ),
   // Conductor's delay before a SIMPLE task can be polled; other types ignore it, as in Conductor (see validateTask).
   startDelay: v.optional(rule<number>("startDelay", `a whole number of seconds from 0 to ${MAX_START_DELAY_SECONDS}`, isIntegerIn(0, MAX_START_DELAY_SECONDS))),
+  // Orkes' TERMINATE_WORKFLOW may give it beside its inputParameters; other types ignore it.
+  triggerFailureWorkflow: v.optional(rule<boolean>("triggerFailureWorkflow", "a boolean", isBoolean)),
   // Null is what clients send for "none". Which types may cache, and the key's `${...}`, are checked in validateTask.
   cacheConfig: v.nullish(
     objectOf("cacheConfig", "Orkes' task output cache: {key, ttlInSecond}", {

@@ -16,6 +16,8 @@ import type { TaskTypeModule } from "./task-type";
 import { subWorkflowTask } from "./sub-workflow";
 import { decisionTask, switchTask } from "./switch";
 import { terminateTask } from "./terminate";
+import { terminateWorkflowTask } from "./terminate-workflow";
+import { updateTaskTask } from "./update-task";
 import { waitTask } from "./wait";
 import { waitForWebhookTask } from "./wait-for-webhook";
 import { yieldTask } from "./yield";
@@ -45,6 +47,8 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   EVENT: eventTask,
   HTTP_POLL: httpPollTask,
   LAMBDA: lambdaTask,
+  UPDATE_TASK: updateTaskTask,
+  TERMINATE_WORKFLOW: terminateWorkflowTask,
 };
 
 /**

@@ -363,6 +363,15 @@ export function mayStartWorkflow(scopes: readonly string[], name: string): boole
  * or when no scopes were recorded (executions stored before they were, which start unchecked).
  */
 export function startOnBehalfDenial(scopes: readonly string[] | undefined, starter: string, name: string): string | undefined {
+  return onBehalfDenial(scopes, starter, name, "start");
+}
+
+/**
+ * Why an execution may not act on workflow `name`'s executions (`action`: terminate them, update their tasks) on behalf
+ * of whoever started it: as for a start, the {@link START_PERMISSION} their recorded start `scopes` hold on it, which
+ * is also what managing its lifecycle takes. Undefined when it may, or when no scopes were recorded.
+ */
+export function onBehalfDenial(scopes: readonly string[] | undefined, starter: string, name: string, action: string): string | undefined {
   if (scopes === undefined || mayStartWorkflow(scopes, name)) return undefined;
-  return `whoever started ${starter} may not start workflow ${name} (it needs ${START_PERMISSION} on workflow:${name})`;
+  return `whoever started ${starter} may not ${action} workflow ${name} (it needs ${START_PERMISSION} on workflow:${name})`;
 }

@@ -1,0 +1,60 @@
+import type { ActorResult, TaskUpdated, TaskUpdateFrom, WorkflowExecution } from "../workflow-execution";
+import type { ExternalTaskStatus, JsonObject, TaskExecution, WorkflowExecution as Execution, WorkflowStatus } from "../../engine/model";
+import { updateTaskRequest } from "../../engine/tasks/update-task";
+import { onBehalfDenial } from "../../worker/auth/access-rules";
+import { lookUpTask } from "../../worker/task-lookup";
+import { resultOf, type DispatchResult } from "./result";
+
+/** What an UPDATE_TASK or a TERMINATE_WORKFLOW needs of an execution it acts on: its own object, or another's stub. */
+export interface ExecutionHandle {
+  getNameAndStatus(): Promise<{ workflowName: string; status: WorkflowStatus } | null>;
+  updateTask(taskId: string, status: ExternalTaskStatus, output: JsonObject, options: { from: TaskUpdateFrom }): Promise<ActorResult<TaskUpdated>>;
+  updateTaskByRef(taskRefName: string, status: ExternalTaskStatus, output: JsonObject, from: TaskUpdateFrom): Promise<ActorResult<TaskUpdated>>;
+  command: WorkflowExecution["command"];
+}
+
+/** How a dispatch reaches executions: by id (its own execution's object for its own id). */
+export interface ExecutionReach {
+  env: Env;
+  /** The execution of `workflowId`; undefined when no execution can have that id. */
+  execution(workflowId: string): ExecutionHandle | undefined;
+}
+
+/**
+ * Performs an UPDATE_TASK: finds the task it names (by id: its own execution's, else through the execution index; by
+ * reference name: in the workflow it names, its own by default), checks that whoever started its workflow may manage
+ * that task's workflow ({@link onBehalfDenial}; a task of its own workflow needs nothing more), and updates it as the
+ * completion API would, replacing its output unless `mergeOutput` says otherwise. The same update sent again (a
+ * dispatch repeated after an eviction) finds it applied. Completes with where the update went; a task not found, not
+ * pending or in a workflow not running fails it (retryable: the task may not be waiting yet); one it may not update,
+ * or an update the task cannot take (an output too large), fails it for good.
+ */
+export async function dispatchUpdateTask(reach: ExecutionReach, updater: Execution, task: TaskExecution): Promise<DispatchResult> {
+  const result = resultOf(task);
+  const request = updateTaskRequest(task.inputData, updater.workflowId);
+  if ("invalid" in request) return result("FAILED", {}, request.invalid);
+  const target = request.target;
+  let workflowId: string;
+  if ("taskId" in target) {
+    const own = updater.tasks.some((candidate) => candidate.taskId === target.taskId);
+    const found = own ? undefined : await lookUpTask(reach.env, target.taskId);
+    if (!own && found === undefined) return result("FAILED", {}, `No workflow holds task ${target.taskId} (or its execution is not searchable yet)`);
+    workflowId = found?.workflowId ?? updater.workflowId;
+  } else {
+    workflowId = target.workflowId.toLowerCase();
+  }
+  const holder = reach.execution(workflowId);
+  const summary = await holder?.getNameAndStatus();
+  if (holder === undefined || summary == null) return result("FAILED", {}, `Workflow ${workflowId} not found`);
+  if (workflowId !== updater.workflowId) {
+    const denied = onBehalfDenial(updater.startScopes, updater.workflowName, summary.workflowName, "update the tasks of");
+    if (denied !== undefined) return result("FAILED_WITH_TERMINAL_ERROR", {}, `Task not updated: ${denied}`);
+  }
+  const from: TaskUpdateFrom = { byTask: `${updater.workflowId}/${task.taskId}`, replaceOutput: !request.merge };
+  const updated = "taskId" in target ? await holder.updateTask(target.taskId, request.status, request.output, { from }) : await holder.updateTaskByRef(target.taskRefName, request.status, request.output, from);
+  if (!updated.ok) {
+    const reason = `Task not updated: ${updated.error.message}`;
+    return result(updated.error.kind === "INVALID" || updated.error.kind === "FORBIDDEN" ? "FAILED_WITH_TERMINAL_ERROR" : "FAILED", {}, reason);
+  }
+  return result("COMPLETED", { workflowId, taskId: updated.value.taskId, taskStatus: request.status });
+}
