@@ -1,10 +1,8 @@
-import type { ExecutionEvent } from "../../engine/decider";
 import type { TaskExecution, WorkflowExecution } from "../../engine/model";
 import { startWorkflowRequest } from "../../engine/tasks/start-workflow";
 import { startOnBehalfDenial } from "../../worker/auth/access-rules";
 import { startExecution } from "../../worker/start-execution";
-
-type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
+import { resultOf, type DispatchResult } from "./result";
 
 /**
  * Starts the workflow a START_WORKFLOW task describes, under the id the task chose in advance (its `workflowId`
@@ -14,14 +12,7 @@ type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
  * allowed to start that workflow (as for a SUB_WORKFLOW's child), or it fails for good.
  */
 export async function dispatchStartWorkflow(env: Env, starter: WorkflowExecution, task: TaskExecution, input: TaskExecution["inputData"]): Promise<DispatchResult> {
-  const result = (status: DispatchResult["status"], output: DispatchResult["output"], reason?: string): DispatchResult => ({
-    type: "dispatchResult",
-    taskId: task.taskId,
-    attempt: task.attempt,
-    status,
-    output,
-    ...(reason === undefined ? {} : { reason }),
-  });
+  const result = resultOf(task);
   const request = startWorkflowRequest(input);
   if ("invalid" in request) return result("FAILED", {}, request.invalid);
   const denied = startOnBehalfDenial(starter.startScopes, starter.workflowName, request.name);

@@ -49,3 +49,15 @@ export interface TaskTypeModule {
   /** How the task ends when its `timeoutAt` passes while it is still pending. */
   onTimeout?(task: TaskExecution, env: DecideEnv, definition: WorkflowTaskDef | undefined): Partial<TaskExecution>;
 }
+
+/**
+ * The start of a task whose work is a side effect the actor performs (an HTTP call, another workflow's start or
+ * update): IN_PROGRESS, its next attempt dispatched with the deadline its `module` gives, and `outputData` (its own
+ * output so far when not given) recorded before the dispatch.
+ */
+export function startDispatched(module: Pick<TaskTypeModule, "attemptDeadline">, task: TaskExecution, env: DecideEnv, outputData: JsonObject = task.outputData): TaskStart {
+  return {
+    task: { ...task, status: "IN_PROGRESS", startTime: env.now, updateTime: env.now, attempt: task.attempt + 1, attemptDeadline: module.attemptDeadline(task, env), outputData },
+    dispatch: true,
+  };
+}

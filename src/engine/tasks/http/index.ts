@@ -1,4 +1,4 @@
-import type { TaskTypeModule } from "../task-type";
+import { startDispatched, type TaskTypeModule } from "../task-type";
 import { httpTimeouts } from "./request";
 
 /**
@@ -8,10 +8,7 @@ import { httpTimeouts } from "./request";
 export const httpTask: TaskTypeModule = {
   type: "HTTP",
   start(task, _definition, _execution, env) {
-    return {
-      task: { ...task, status: "IN_PROGRESS", startTime: env.now, updateTime: env.now, attempt: task.attempt + 1, attemptDeadline: this.attemptDeadline(task, env) },
-      dispatch: true,
-    };
+    return startDispatched(this, task, env);
   },
   attemptDeadline(task, env) {
     const { connectTimeoutMs, readTimeoutMs } = httpTimeouts(task.inputData, env.config);

@@ -2,7 +2,7 @@
  * START_WORKFLOW (Conductor's): starts another workflow, on its own (not a child: nothing waits for it, and it does
  * not end with this one), and completes with its id (`workflowId`), as `inputParameters.startWorkflow` describes it.
  */
-import type { TaskTypeModule } from "../task-type";
+import { startDispatched, type TaskTypeModule } from "../task-type";
 
 export { START_WORKFLOW_PARAMETER, startWorkflowRequest, type StartWorkflowRequest } from "./request";
 
@@ -13,10 +13,7 @@ export const startWorkflowTask: TaskTypeModule = {
     // finds that workflow started instead of starting a second one.
     const planned = task.outputData["workflowId"];
     const workflowId = typeof planned === "string" ? planned : env.newId();
-    return {
-      task: { ...task, status: "IN_PROGRESS", startTime: env.now, updateTime: env.now, attempt: task.attempt + 1, attemptDeadline: this.attemptDeadline(task, env), outputData: { workflowId } },
-      dispatch: true,
-    };
+    return startDispatched(this, task, env, { workflowId });
   },
   attemptDeadline(_task, env) {
     // One start: an RPC plus a D1 read, as a SUB_WORKFLOW's.

@@ -4,7 +4,7 @@
  * beside them as Orkes' first examples place it). The actor performs the terminations
  * (`actors/dispatch/terminate-workflow.ts`); the task completes with the ids now terminated.
  */
-import type { TaskTypeModule } from "../task-type";
+import { startDispatched, type TaskTypeModule } from "../task-type";
 
 export { MAX_TERMINATED_WORKFLOWS, terminateWorkflowRequest, type TerminateWorkflowRequest } from "./request";
 
@@ -16,10 +16,7 @@ export const terminateWorkflowTask: TaskTypeModule = {
     return definition.triggerFailureWorkflow === undefined ? input : { triggerFailureWorkflow: definition.triggerFailureWorkflow, ...input };
   },
   start(task, _definition, _execution, env) {
-    return {
-      task: { ...task, status: "IN_PROGRESS", startTime: env.now, updateTime: env.now, attempt: task.attempt + 1, attemptDeadline: this.attemptDeadline(task, env), outputData: {} },
-      dispatch: true,
-    };
+    return startDispatched(this, task, env);
   },
   attemptDeadline(_task, env) {
     // Two calls to each execution it terminates, one after the other at worst.

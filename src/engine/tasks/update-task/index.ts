@@ -5,17 +5,14 @@
  * WAIT_FOR_WEBHOOK task another workflow, or another branch of this one, waits in. The actor performs the update
  * (`actors/dispatch/update-task.ts`); the task completes once it is applied.
  */
-import type { TaskTypeModule } from "../task-type";
+import { startDispatched, type TaskTypeModule } from "../task-type";
 
 export { updateTaskRequest, type UpdateTaskRequest, type UpdateTarget } from "./request";
 
 export const updateTaskTask: TaskTypeModule = {
   type: "UPDATE_TASK",
   start(task, _definition, _execution, env) {
-    return {
-      task: { ...task, status: "IN_PROGRESS", startTime: env.now, updateTime: env.now, attempt: task.attempt + 1, attemptDeadline: this.attemptDeadline(task, env), outputData: {} },
-      dispatch: true,
-    };
+    return startDispatched(this, task, env);
   },
   attemptDeadline(_task, env) {
     // An index read (a task found by id) and two RPCs to the execution holding the task.
