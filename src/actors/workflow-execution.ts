@@ -60,6 +60,7 @@ import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules"
 import { dispatchEvent, publishEvent } from "./dispatch/event";
 import { dispatchHttp } from "./dispatch/http";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
+import { dispatchSignedJwt } from "./dispatch/signed-jwt";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { dispatchTerminateWorkflow } from "./dispatch/terminate-workflow";
 import { dispatchUpdateTask, type ExecutionReach } from "./dispatch/update-task";
@@ -2290,6 +2291,9 @@ export class WorkflowExecution extends DurableObject<Env> {
       case "EVENT":
         // The stored (masked) input: the payload is stored and shown as the task's output.
         return dispatchEvent({ env: this.env, scripts: loadScriptRunner }, execution, task, definition);
+      case "GET_SIGNED_JWT":
+        // The live input: the private key the secret holds, never stored.
+        return dispatchSignedJwt(task, input, Date.now());
       case "UPDATE_TASK":
       case "TERMINATE_WORKFLOW": {
         // The stored (masked) input: what it sends is stored and shown where it lands.

@@ -8,6 +8,7 @@ import { validateDynamicTask } from "../tasks/dynamic/validate";
 import { validateEventTask } from "../tasks/event/validate";
 import { validateForkJoinTask, validateJoinTask } from "../tasks/fork-join/validate";
 import { validateForkJoinDynamicTask } from "../tasks/fork-join-dynamic/validate";
+import { validateGetSignedJwtTask } from "../tasks/get-signed-jwt/validate";
 import { validateHttpTask } from "../tasks/http/validate";
 import { validateHttpPollTask } from "../tasks/http-poll/validate";
 import { validateHumanTask } from "../tasks/human/validate";
@@ -62,4 +63,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   LAMBDA: validateLambdaTask,
   UPDATE_TASK: validateUpdateTaskTask,
   TERMINATE_WORKFLOW: validateTerminateWorkflowTask,
+  GET_SIGNED_JWT: validateGetSignedJwtTask,
 };

@@ -2,6 +2,7 @@ import type { JsonObject, TaskType, WorkflowTaskDef } from "../model";
 import { doWhileTask } from "./do-while";
 import { forkJoinTask, joinTask } from "./fork-join";
 import { forkJoinDynamicTask } from "./fork-join-dynamic";
+import { getSignedJwtTask } from "./get-signed-jwt";
 import { httpTask } from "./http";
 import { httpPollTask } from "./http-poll";
 import { humanTask } from "./human";
@@ -49,6 +50,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   LAMBDA: lambdaTask,
   UPDATE_TASK: updateTaskTask,
   TERMINATE_WORKFLOW: terminateWorkflowTask,
+  GET_SIGNED_JWT: getSignedJwtTask,
 };
 
 /**

@@ -1,0 +1,21 @@
+/**
+ * GET_SIGNED_JWT (Orkes'): signs a JSON Web Token with a private key (a secret's PEM text), for the services a
+ * workflow calls that take one (a Google service account's token request, say): `sub`, `iss`, `aud` and `scope` as its
+ * input gives them, `iat` now and `exp` `ttlInSeconds` later, `kid` its `privateKeyId`. The token is its output's
+ * `_secrets.jwt`: masked (`***`) wherever the service shows it, read by later tasks as
+ * `${<ref>.output._secrets.jwt}`. The actor signs (`actors/dispatch/signed-jwt.ts`), with the key the secret holds.
+ */
+import { startDispatched, type TaskTypeModule } from "../task-type";
+
+export { DEFAULT_JWT_TTL_SECONDS, JWT_SIGNING_ALGORITHMS, MAX_JWT_TTL_SECONDS, signedJwtRequest, type JwtSigningAlgorithm, type SignedJwtRequest } from "./request";
+
+export const getSignedJwtTask: TaskTypeModule = {
+  type: "GET_SIGNED_JWT",
+  start(task, _definition, _execution, env) {
+    return startDispatched(this, task, env);
+  },
+  attemptDeadline(_task, env) {
+    // The secret's read and one signature, in the object.
+    return env.now + env.config.dispatchGraceMs;
+  },
+};
