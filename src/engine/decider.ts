@@ -1024,6 +1024,8 @@ function runAgain(draft: Draft, target: TaskExecution, inputGiven: boolean, env:
     callbackUrl: undefined,
     inputGiven: inputGiven ? true : undefined,
     inputVariables: undefined,
+    // Run again, it is updated anew: an earlier UPDATE_TASK's update is not this run's.
+    updatedByTask: undefined,
     reruns: (target.reruns ?? 0) + 1,
   };
   draft.updateTask(target.taskId, reset);

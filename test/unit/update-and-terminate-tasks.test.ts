@@ -54,6 +54,14 @@ describe("UPDATE_TASK", () => {
     expect(again.effects).toEqual([]);
     expect(refusal(state, { ...update, byTask: "wf-9/task-2" }, 4_000)).toMatchObject({ kind: "CONFLICT", message: expect.stringMatching(/is not pending/) });
     expect(refusal(state, { ...update, byTask: undefined }, 4_000)).toMatchObject({ kind: "CONFLICT" });
+    // The workflow ends, and is rerun from it: the task is updated anew; that update is not this run's, and once this
+    // run has ended it is refused.
+    state = decide(state, { type: "externalUpdate", taskId: latestNamed(state, "next").taskId, status: "COMPLETED", output: {} }, env(4_500)).state;
+    expect(state.status).toBe("COMPLETED");
+    state = decide(state, { type: "rerun", fromTaskId: hold.taskId }, env(5_000)).state;
+    state = decide(state, { type: "externalUpdate", taskId: hold.taskId, status: "COMPLETED", output: {} }, env(6_000)).state;
+    expect(latestNamed(state, "hold").status).toBe("COMPLETED");
+    expect(refusal(state, update, 7_000)).toMatchObject({ kind: "CONFLICT" });
   });
 });
 
