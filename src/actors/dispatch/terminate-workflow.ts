@@ -2,7 +2,7 @@ import type { TaskExecution, WorkflowExecution as Execution } from "../../engine
 import { terminateWorkflowRequest } from "../../engine/tasks/terminate-workflow";
 import { onBehalfDenial } from "../../worker/auth/access-rules";
 import { resultOf, type DispatchResult } from "./result";
-import type { ExecutionReach } from "./update-task";
+import type { ExecutionHandle, ExecutionReach } from "./execution-reach";
 
 /**
  * Performs a TERMINATE_WORKFLOW: first checks that whoever started its workflow may manage every workflow it names
@@ -16,7 +16,7 @@ export async function dispatchTerminateWorkflow(reach: ExecutionReach, terminato
   const request = terminateWorkflowRequest(task.inputData);
   if ("invalid" in request) return result("FAILED", {}, request.invalid);
   const notTerminated: Record<string, string> = {};
-  const targets: Array<{ workflowId: string; handle: NonNullable<ReturnType<ExecutionReach["execution"]>> }> = [];
+  const targets: Array<{ workflowId: string; handle: ExecutionHandle }> = [];
   for (const workflowId of request.workflowIds) {
     const handle = reach.execution(workflowId);
     const summary = await handle?.getNameAndStatus();
@@ -36,9 +36,8 @@ export async function dispatchTerminateWorkflow(reach: ExecutionReach, terminato
   const reason = request.reason === "" ? `Terminated by task ${task.referenceTaskName} of workflow ${terminator.workflowId}` : request.reason;
   for (const { workflowId, handle } of targets) {
     const done = await handle.command({ type: "terminate", reason, triggerFailureWorkflow: request.triggerFailureWorkflow });
-    const status = done.ok ? "TERMINATED" : (await handle.getNameAndStatus())?.status;
-    if (status === "TERMINATED") terminatedWorkflows.push(workflowId);
-    else notTerminated[workflowId] = done.ok ? "not found" : done.error.message;
+    if (done.ok || (await handle.getNameAndStatus())?.status === "TERMINATED") terminatedWorkflows.push(workflowId);
+    else notTerminated[workflowId] = done.error.message;
   }
   return result("COMPLETED", { terminatedWorkflows, notTerminated });
 }

@@ -1,24 +1,10 @@
-import type { ActorResult, TaskUpdated, TaskUpdateFrom, WorkflowExecution } from "../workflow-execution";
-import type { ExternalTaskStatus, JsonObject, TaskExecution, WorkflowExecution as Execution, WorkflowStatus } from "../../engine/model";
+import type { TaskUpdateFrom } from "../workflow-execution";
+import type { TaskExecution, WorkflowExecution as Execution } from "../../engine/model";
 import { updateTaskRequest } from "../../engine/tasks/update-task";
 import { onBehalfDenial } from "../../worker/auth/access-rules";
 import { lookUpTask } from "../../worker/task-lookup";
+import type { ExecutionReach } from "./execution-reach";
 import { resultOf, type DispatchResult } from "./result";
-
-/** What an UPDATE_TASK or a TERMINATE_WORKFLOW needs of an execution it acts on: its own object, or another's stub. */
-export interface ExecutionHandle {
-  getNameAndStatus(): Promise<{ workflowName: string; status: WorkflowStatus } | null>;
-  updateTask(taskId: string, status: ExternalTaskStatus, output: JsonObject, options: { from: TaskUpdateFrom }): Promise<ActorResult<TaskUpdated>>;
-  updateTaskByRef(taskRefName: string, status: ExternalTaskStatus, output: JsonObject, from: TaskUpdateFrom): Promise<ActorResult<TaskUpdated>>;
-  command: WorkflowExecution["command"];
-}
-
-/** How a dispatch reaches executions: by id (its own execution's object for its own id). */
-export interface ExecutionReach {
-  env: Env;
-  /** The execution of `workflowId`; undefined when no execution can have that id. */
-  execution(workflowId: string): ExecutionHandle | undefined;
-}
 
 /**
  * Performs an UPDATE_TASK: finds the task it names (by id: its own execution's, else through the execution index; by
