@@ -11,7 +11,7 @@ import { readableWorkflows } from "./auth/access-rules";
 import { executionStub } from "./executions";
 import { principalOf, taskChecks } from "./guard";
 import { ApiError, notFound, validationError } from "./http/errors";
-import { addIn, applyReadable, type Filter } from "./search";
+import { addIn, applyFreeText, applyReadable, type Filter } from "./search";
 import { GroupRepository } from "./security/groups";
 import { findTask, type FoundTask } from "./task-lookup";
 import type { HumanTaskSearchBody } from "./human-schemas";
@@ -184,10 +184,8 @@ export async function searchHumanTasks(request: IRequest, env: Env, search: Huma
     filter.clauses.push("updated_on <= ?");
     filter.bindings.push(search.updateEndTime);
   }
-  if (search.fullTextQuery !== undefined && search.fullTextQuery.trim() !== "" && search.fullTextQuery.trim() !== "*") {
-    filter.clauses.push("entry GLOB ?");
-    filter.bindings.push(`*${globOf(search.fullTextQuery.trim())}*`);
-  }
+  // As the other searches' freeText: a substring, ASCII case ignored; `*` matches anything.
+  if (search.fullTextQuery !== undefined && search.fullTextQuery.trim() !== "") applyFreeText(filter, search.fullTextQuery.trim(), ["entry"], { starMatchesAnything: true });
   if (search.taskInputQuery !== undefined && search.taskInputQuery.trim() !== "") addFieldQuery(filter, "input", search.taskInputQuery, "taskInputQuery");
   if (search.taskOutputQuery !== undefined && search.taskOutputQuery.trim() !== "") addFieldQuery(filter, "output", search.taskOutputQuery, "taskOutputQuery");
   const where = filter.clauses.length === 0 ? "" : `WHERE ${filter.clauses.join(" AND ")}`;

@@ -210,10 +210,14 @@ export function searchParam(request: IRequest, name: string): string | undefined
   return param(request, name);
 }
 
-/** Conductor's `freeText` (`*` or none: everything): rows with the text in one of `columns`, as a substring. */
-export function applyFreeText(filter: Filter, freeText: string | undefined, columns: readonly string[]): void {
+/**
+ * Conductor's `freeText` (`*` or none: everything): rows with the text in one of `columns`, as a substring, ASCII case
+ * ignored. With `starMatchesAnything` (Orkes' human task `fullTextQuery`) a `*` inside it matches any text too.
+ */
+export function applyFreeText(filter: Filter, freeText: string | undefined, columns: readonly string[], options: { starMatchesAnything?: boolean } = {}): void {
   if (freeText === undefined || freeText === "*") return;
-  const pattern = `%${freeText.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const escaped = freeText.replace(/[\\%_]/g, (c) => `\\${c}`);
+  const pattern = `%${options.starMatchesAnything === true ? escaped.replaceAll("*", "%") : escaped}%`;
   filter.clauses.push(`(${columns.map((column) => `${column} LIKE ? ESCAPE '\\'`).join(" OR ")})`);
   filter.bindings.push(...columns.map(() => pattern));
 }

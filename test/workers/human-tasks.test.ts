@@ -146,6 +146,12 @@ describe("a HUMAN task assigned to a group", () => {
     expect((await admin({ assignees: [{ user: `${owner.slice(0, 6)}*`, userType: "CONDUCTOR_USER" }] })).totalHits).toBe(2);
     expect((await admin({ assignees: [{ user: owner, userType: "CONDUCTOR_GROUP" }] })).totalHits).toBe(0);
     expect((await admin({ displayNames: [`Review ${name}`], size: 1 })).results).toHaveLength(1);
+    // Full text, as the other searches' freeText: a substring of the entry, whatever its case, `*` matching anything;
+    // % and _ are themselves.
+    expect((await admin({ fullTextQuery: `REVIEW ${name.toUpperCase()}` })).totalHits).toBe(2);
+    expect((await admin({ fullTextQuery: "review%" })).totalHits).toBe(0);
+    expect((await admin({ fullTextQuery: "*" })).totalHits).toBe(2);
+    expect((await admin({ fullTextQuery: `review*${name.slice(-8)}` })).totalHits).toBe(2);
     expect(await apiOk<string[]>("GET", "/api/human/tasks/getTaskDisplayNames?searchType=ADMIN")).toContain(`Review ${name}`);
 
     expect((await api("DELETE", `/api/human/tasks/delete/${smallTask}`)).status).toBe(200);
