@@ -10,7 +10,7 @@ import { formatDuration, h, statusBadge } from "./dom.js";
  *   ran, and is absent before (`joinsForked` marks such a JOIN).
  * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
  *   subWorkflowId?: string, retried?: boolean, workflowTask?: { type?: string, name?: string, taskReferenceName?: string }, workerId?: string, domain?: string, inputData?: Record<string, unknown>,
- *   outputData?: Record<string, unknown>, iteration?: number, loopOverTask?: boolean }} Task
+ *   outputData?: Record<string, unknown>, iteration?: number, loopOverTask?: boolean, workflowInstanceId?: string }} Task
  *   `iteration`: a DO_WHILE's current (or last) iteration; a task of its loop's, the iteration it ran in, its
  *   `referenceTaskName` then the definition's with `__<iteration>` appended, and `loopOverTask` true (as in Conductor).
  * @typedef {{ definitionTask: WorkflowTask, instances: Task[], branches?: Branch[], forkBranches?: ForkBranch[], loop?: Loop, inLoop?: true, notTaken?: boolean,
@@ -463,6 +463,9 @@ function node(step, options) {
   // What a START_WORKFLOW started, once it has (its id is chosen before, so only a COMPLETED one links).
   const started = definitionTask.type === "START_WORKFLOW" && latest?.status === "COMPLETED" ? latest.outputData?.["workflowId"] : undefined;
   if (typeof started === "string") extra.push(h("a", { href: `#/executions/${started}`, className: "node-link" }, "open started execution"));
+  // The execution an UPDATE_TASK updated a task of, once it has (its own workflow's needs no link).
+  const updated = definitionTask.type === "UPDATE_TASK" && latest?.status === "COMPLETED" ? latest.outputData?.["workflowId"] : undefined;
+  if (typeof updated === "string" && updated !== latest?.workflowInstanceId) extra.push(h("a", { href: `#/executions/${updated}`, className: "node-link" }, "open updated execution"));
   if (step.branches) extra.push(switchExpression(definitionTask), switchBranches(definitionTask, step.branches, options));
   if (step.forkBranches) extra.push(forkBranches(definitionTask, step.forkBranches, options));
   if (step.loop) extra.push(loopSteps(definitionTask, step.loop, options));
