@@ -209,6 +209,42 @@ describe("wrangler dev", () => {
     expect(await target.hits(`${key}-child`)).toBe(1);
   });
 
+  it("one workflow completes the task another waits in (UPDATE_TASK), then terminates a third (TERMINATE_WORKFLOW)", async () => {
+    const waiter = unique("waiter");
+    const coordinator = unique("coordinator");
+    const key = unique("coordinated");
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name: waiter, version: 1, schemaVersion: 2,
+        tasks: [
+          { name: "gate", taskReferenceName: "gate", type: "WAIT", inputParameters: {} },
+          { name: "after", taskReferenceName: "after", type: "HTTP", inputParameters: { uri: target.url(`/count/${key}`), method: "GET" } },
+        ],
+        outputParameters: { opened: "${gate.output.by}" },
+      },
+    });
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name: coordinator, version: 1, schemaVersion: 2,
+        tasks: [
+          { name: "open", taskReferenceName: "open", type: "UPDATE_TASK", inputParameters: { taskStatus: "COMPLETED", workflowId: "${workflow.input.opened}", taskRefName: "gate", taskOutput: { by: "coordinator" } } },
+          { name: "stop", taskReferenceName: "stop", type: "TERMINATE_WORKFLOW", inputParameters: { workflowId: ["${workflow.input.stopped}"], terminationReason: "not needed" } },
+        ],
+      },
+    });
+    const opened = (await callOk(server.url, "POST", `/api/workflow/${waiter}`, { key: adminKey, body: {} })).text;
+    const stopped = (await callOk(server.url, "POST", `/api/workflow/${waiter}`, { key: adminKey, body: {} })).text;
+    const run = (await callOk(server.url, "POST", `/api/workflow/execute/${coordinator}`, { key: adminKey, body: { input: { opened, stopped } } })).json();
+    expect(run.status, JSON.stringify(run).slice(0, 3000)).toBe("COMPLETED");
+    expect(run.tasks[1].outputData).toEqual({ terminatedWorkflows: [stopped], notTerminated: {} });
+    const done = await waitForStatus(server.url, adminKey, opened, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"]);
+    expect(done).toMatchObject({ status: "COMPLETED", output: { opened: "coordinator" } });
+    expect((await callOk(server.url, "GET", `/api/workflow/${stopped}`, { key: adminKey })).json()).toMatchObject({ status: "TERMINATED", reasonForIncompletion: "not needed" });
+    expect(await target.hits(key)).toBe(1);
+  });
+
   it("the admin key never appears in wrangler's output", () => {
     expect(server.group.output).not.toContain(adminKey.split(":")[1]);
   });
