@@ -11,12 +11,12 @@ export function isWorkflowId(workflowId: string): boolean {
 
 /** The id as the execution's object is named: an id shaped like a UUID names the same execution in either case. */
 export function canonicalWorkflowId(workflowId: string): string {
-  return UUID.test(workflowId) ? workflowId.toLowerCase() : workflowId;
+  return isWorkflowId(workflowId) ? workflowId.toLowerCase() : workflowId;
 }
 
 /** The Durable Object of an execution, or 404 when the id cannot be one. */
 export function executionStub(env: Env, workflowId: string): DurableObjectStub<import("../actors/workflow-execution").WorkflowExecution> {
-  if (!UUID.test(workflowId)) throw notFound(`Workflow ${workflowId} not found`);
+  if (!isWorkflowId(workflowId)) throw notFound(`Workflow ${workflowId} not found`);
   return env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(canonicalWorkflowId(workflowId)));
 }
 

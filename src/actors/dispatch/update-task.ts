@@ -2,6 +2,7 @@ import type { TaskUpdateFrom } from "../workflow-execution";
 import type { TaskExecution, WorkflowExecution as Execution } from "../../engine/model";
 import { updateTaskRequest } from "../../engine/tasks/update-task";
 import { onBehalfDenial } from "../../worker/auth/access-rules";
+import { canonicalWorkflowId } from "../../worker/executions";
 import { lookUpTask } from "../../worker/task-lookup";
 import type { ExecutionReach } from "./execution-reach";
 import { resultOf, type DispatchResult } from "./result";
@@ -27,7 +28,7 @@ export async function dispatchUpdateTask(reach: ExecutionReach, updater: Executi
     if (!own && found === undefined) return result("FAILED", {}, `No workflow holds task ${target.taskId} (or its execution is not searchable yet)`);
     workflowId = found?.workflowId ?? updater.workflowId;
   } else {
-    workflowId = target.workflowId.toLowerCase();
+    workflowId = canonicalWorkflowId(target.workflowId);
   }
   const holder = reach.execution(workflowId);
   const summary = await holder?.getNameAndStatus();
