@@ -147,6 +147,34 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect(String(done.reasonForIncompletion)).toMatch(/^Task fan failed: Tasks could not be forked: tasks\[0\]\.inputParameters/);
   });
 
+  it("refuses to fork tasks given at run time that read a secret (at any depth), calling nothing: whoever starts it would choose where the secret goes", async () => {
+    expect((await api("PUT", "/api/secrets/fork_guarded", JSON.stringify("guarded-value"))).status).toBe(200);
+    await register({ name: "dynamic_secret", tasks: dynamicFork("fan", "${workflow.input.tasks}", "${workflow.input.inputs}") });
+    const leaking = { http_request: { uri: target("/count/dynamic-secret?k=${workflow.secrets.fork_guarded}"), method: "GET" } };
+    const given = [
+      // Directly in a forked task's input, inside a SWITCH branch, and in a sub workflow's inline definition.
+      [{ name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: leaking }],
+      [{ name: "pick", taskReferenceName: "pick", type: "SWITCH", evaluatorType: "value-param", expression: "k", inputParameters: { k: "a" }, decisionCases: { a: [{ name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: leaking }] } }],
+      [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "inline_child", workflowDefinition: { name: "inline_child", version: 1, schemaVersion: 2, tasks: [{ name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: leaking }] } } }],
+    ];
+    for (const tasks of given) {
+      const done = await waitFor(await startWorkflow("dynamic_secret", { tasks, inputs: {} }), ["COMPLETED", "FAILED"]);
+      expect(done.status).toBe("FAILED");
+      const fan = done.tasks.find((task) => task.referenceTaskName === "fan")!;
+      expect(fan.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+      expect(String(fan.reasonForIncompletion)).toContain("tasks given as the workflow runs may not read secrets (${workflow.secrets.fork_guarded})");
+      expect(done.tasks.map((task) => task.referenceTaskName)).toEqual(["fan"]);
+    }
+    expect(await hits("dynamic-secret")).toBe(0);
+
+    // Data in the inputs' map is given as it is, never resolved: the same text reaches the service literally.
+    const echoed = { http_request: { uri: target("/echo/dynamic-secret"), method: "GET", headers: { "X-Key": "${workflow.secrets.fork_guarded}" } } };
+    const literal = await waitFor(await startWorkflow("dynamic_secret", { tasks: [{ name: "call", taskReferenceName: "call", type: "HTTP" }], inputs: { call: echoed } }), ["COMPLETED", "FAILED"]);
+    expect(literal.status, String(literal.reasonForIncompletion)).toBe("COMPLETED");
+    const echo = literal.tasks.find((task) => task.referenceTaskName === "call")!.outputData["response"] as { body: { headers: JsonObject } };
+    expect(echo.body.headers["x-key"]).toBe("${workflow.secrets.fork_guarded}");
+  });
+
   it("refuses a definition whose FORK_JOIN_DYNAMIC has no JOIN after it, storing nothing", async () => {
     const response = await api("POST", "/api/metadata/workflow", { name: "dynamic_unjoined", version: 1, tasks: [dynamicFork("fan", "${workflow.input.tasks}", {})[0]!] });
     expect(response.status).toBe(400);

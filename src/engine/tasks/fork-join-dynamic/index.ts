@@ -16,6 +16,7 @@
  */
 import { describeValue, isRecord } from "../../definition/checks";
 import { validateForkedTasks } from "../../definition/validate";
+import { referencedSecrets } from "../../expressions";
 import { cutText, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, oversize } from "../../limits";
 import type { DynamicFork, JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../model";
 import { flattenTasks, planOf } from "../../plan";
@@ -68,6 +69,8 @@ function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: W
     const inputParameters = Object.fromEntries(Object.entries(task.inputParameters ?? {}).filter(([key]) => !Object.hasOwn(extra, key)));
     return { ...task, inputParameters };
   });
+  const secrets = referencedSecrets(tasks as unknown as JsonValue);
+  if (secrets.length > 0) return { ok: false, reason: secretsRefusal(listed.path, secrets) };
   return { ok: true, tasks };
 }
 
@@ -83,6 +86,16 @@ function recordable(forked: Forked, fork: WorkflowTaskDef, forkTask: TaskExecuti
   if (bytes === undefined) return { ...forked, recorded };
   const runs = workflow.dynamicForks?.length ?? 0;
   return { ok: false, reason: `with them, the execution's copy of its definition (the tasks of ${runs} earlier ${runs === 1 ? "run" : "runs"} of its dynamic forks included) would be ${bytes} bytes, over the limit of ${MAX_STORED_DEFINITION_BYTES} bytes; fork sub workflows over batches instead` };
+}
+
+/**
+ * Why tasks given as the workflow runs may not read `secrets`: their text comes from data (the input, a task's output),
+ * which whoever may start the workflow chooses, while using a secret is a right checked when a definition is registered
+ * (see `worker/auth/secret-use.ts`). Resolved, they would send any secret anywhere for anyone who may start it.
+ */
+function secretsRefusal(path: string, secrets: readonly string[]): string {
+  const named = secrets.map((name) => `\${workflow.secrets.${name}}`).join(", ");
+  return `${path}: tasks given as the workflow runs may not read secrets (${named}): only a registered definition may, whoever registers it being checked for the right to use them; fork a SUB_WORKFLOW whose registered definition reads them`;
 }
 
 type Listed = { ok: true; raw: unknown[]; path: string } | { ok: false; reason: string };
