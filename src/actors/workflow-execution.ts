@@ -61,6 +61,7 @@ import { dispatchEvent, publishEvent } from "./dispatch/event";
 import { dispatchHttp } from "./dispatch/http";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
 import { dispatchSignedJwt } from "./dispatch/signed-jwt";
+import { dispatchUpdateSecret } from "./dispatch/update-secret";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { dispatchTerminateWorkflow } from "./dispatch/terminate-workflow";
 import type { ExecutionReach } from "./dispatch/execution-reach";
@@ -2295,6 +2296,9 @@ export class WorkflowExecution extends DurableObject<Env> {
       case "GET_SIGNED_JWT":
         // The live input: the private key the secret holds, never stored.
         return dispatchSignedJwt(task, input, Date.now());
+      case "UPDATE_SECRET":
+        // The live input: a value taken from another secret is `***` in the stored one.
+        return dispatchUpdateSecret(this.env.DB, this.env.SECRETS_ENCRYPTION_KEY, task, input, Date.now());
       case "UPDATE_TASK":
       case "TERMINATE_WORKFLOW": {
         // The stored (masked) input: what it sends is stored and shown where it lands.

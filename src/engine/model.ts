@@ -26,7 +26,7 @@ export type JsonObject = { [key: string]: JsonValue };
  * again and again, at its polling interval, until its `terminationCondition` holds for a response. LAMBDA is
  * Conductor's older INLINE: a JavaScript function body whose return value is the result. UPDATE_TASK (Orkes') completes,
  * fails or updates another task, as the completion API would; TERMINATE_WORKFLOW (Orkes') terminates other workflows.
- * GET_SIGNED_JWT (Orkes') signs a JSON Web Token with a private key a secret holds.
+ * GET_SIGNED_JWT (Orkes') signs a JSON Web Token with a private key a secret holds; UPDATE_SECRET (Orkes') writes a secret.
  */
 export const TASK_TYPES = [
   "HTTP",
@@ -55,6 +55,7 @@ export const TASK_TYPES = [
   "UPDATE_TASK",
   "TERMINATE_WORKFLOW",
   "GET_SIGNED_JWT",
+  "UPDATE_SECRET",
 ] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];

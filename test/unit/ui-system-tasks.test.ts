@@ -59,6 +59,8 @@ describe("the UI and system tasks", () => {
     expect(systemTaskNote(step("TERMINATE_WORKFLOW", { workflowId: "${workflow.input.ids}" }))).toBe("terminates the workflows ${workflow.input.ids} names");
     expect(systemTaskNote(step("GET_SIGNED_JWT", { privateKey: "${workflow.secrets.key}", subject: "robot@example.iam" }))).toBe("signs a JWT (RS256) for robot@example.iam");
     expect(systemTaskNote(step("GET_SIGNED_JWT", { privateKey: "${workflow.secrets.key}", algorithm: "ES256" }))).toBe("signs a JWT (ES256)");
+    expect(systemTaskNote(step("UPDATE_SECRET", { _secrets: { secretKey: "api_token", secretValue: "${login.output.token}" } }))).toBe("writes secret api_token");
+    expect(systemTaskNote(step("UPDATE_SECRET", { _secrets: "${workflow.input.secret}" }))).toBe("writes a secret");
     expect(systemTaskNote(step("NOOP", {}))).toBe("does nothing");
     expect(systemTaskNote(step("YIELD", {}))).toBe("waits for a signal");
     expect(systemTaskNote({ ...step("EVENT", {}), sink: "conductor:approvals" })).toBe("publishes to conductor:approvals");

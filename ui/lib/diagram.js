@@ -151,6 +151,11 @@ export function systemTaskNote(definitionTask) {
     }
     case "GET_SIGNED_JWT":
       return `signs a JWT (${typeof input["algorithm"] === "string" ? input["algorithm"] : "RS256"})${typeof input["subject"] === "string" ? ` for ${scriptLine(input["subject"])}` : ""}`;
+    case "UPDATE_SECRET": {
+      const secrets = /** @type {Record<string, unknown> | null} */ (input["_secrets"] !== null && typeof input["_secrets"] === "object" && !Array.isArray(input["_secrets"]) ? input["_secrets"] : null);
+      const key = secrets?.["secretKey"];
+      return typeof key === "string" ? `writes secret ${scriptLine(key)}` : "writes a secret";
+    }
     case "NOOP":
       return "does nothing";
     case "YIELD":

@@ -21,6 +21,7 @@ import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
 import { validateDecisionTask, validateSwitchTask } from "../tasks/switch/validate";
 import { validateTerminateTask } from "../tasks/terminate/validate";
 import { validateTerminateWorkflowTask } from "../tasks/terminate-workflow/validate";
+import { validateUpdateSecretTask } from "../tasks/update-secret/validate";
 import { validateUpdateTaskTask } from "../tasks/update-task/validate";
 import { validateWaitTask } from "../tasks/wait/validate";
 import { validateWaitForWebhookTask } from "../tasks/wait-for-webhook/validate";
@@ -64,4 +65,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   UPDATE_TASK: validateUpdateTaskTask,
   TERMINATE_WORKFLOW: validateTerminateWorkflowTask,
   GET_SIGNED_JWT: validateGetSignedJwtTask,
+  UPDATE_SECRET: validateUpdateSecretTask,
 };

@@ -18,6 +18,7 @@ import { subWorkflowTask } from "./sub-workflow";
 import { decisionTask, switchTask } from "./switch";
 import { terminateTask } from "./terminate";
 import { terminateWorkflowTask } from "./terminate-workflow";
+import { updateSecretTask } from "./update-secret";
 import { updateTaskTask } from "./update-task";
 import { waitTask } from "./wait";
 import { waitForWebhookTask } from "./wait-for-webhook";
@@ -51,6 +52,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   UPDATE_TASK: updateTaskTask,
   TERMINATE_WORKFLOW: terminateWorkflowTask,
   GET_SIGNED_JWT: getSignedJwtTask,
+  UPDATE_SECRET: updateSecretTask,
 };
 
 /**

@@ -23,6 +23,9 @@ export function dynamicTarget(name: unknown, param: string): DynamicTarget | { i
   if (UNSUPPORTED_SYSTEM_TYPES.has(name)) return { invalid: `input ${param} names ${name}, a system task type this version does not support` };
   if (!(TASK_TYPES as readonly string[]).includes(name)) return { type: "SIMPLE", name };
   const type = name as TaskType;
+  if (type === "UPDATE_SECRET") {
+    return { invalid: `input ${param} names UPDATE_SECRET, which a DYNAMIC cannot run: writing a secret is a right checked when a definition holding one is registered, which a choice made at run time escapes; write the UPDATE_SECRET into the definition` };
+  }
   if (!DYNAMIC_TARGET_TYPES.includes(type)) {
     return { invalid: `input ${param} names ${type}, which a DYNAMIC cannot run (it holds or pairs with other tasks); a DYNAMIC runs one of ${DYNAMIC_TARGET_TYPES.join(", ")} or a worker's task` };
   }

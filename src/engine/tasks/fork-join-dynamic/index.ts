@@ -21,6 +21,7 @@ import { cutText, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, oversize 
 import type { DynamicFork, JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../model";
 import { flattenTasks, planOf } from "../../plan";
 import type { TaskTypeModule } from "../task-type";
+import { secretUpdatingTasks } from "../update-secret";
 
 export const forkJoinDynamicTask: TaskTypeModule = {
   type: "FORK_JOIN_DYNAMIC",
@@ -71,6 +72,10 @@ function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: W
   });
   const secrets = referencedSecrets(tasks as unknown as JsonValue);
   if (secrets.length > 0) return { ok: false, reason: secretsRefusal(listed.path, secrets) };
+  const writer = secretUpdatingTasks({ tasks })[0];
+  if (writer !== undefined) {
+    return { ok: false, reason: `${listed.path}: ${writer.taskReferenceName} is an UPDATE_SECRET, which a FORK_JOIN_DYNAMIC cannot fork (at any depth): writing a secret is a right checked when a definition holding one is registered; fork a SUB_WORKFLOW whose registered definition holds it` };
+  }
   return { ok: true, tasks };
 }
 

@@ -1,0 +1,35 @@
+/**
+ * UPDATE_SECRET (Orkes'): writes a secret as the workflow runs, creating it when it does not exist: `_secrets.secretKey`
+ * names it, `_secrets.secretValue` gives its value (a token a task just fetched, say), both usually expressions. The
+ * input is masked wherever the service shows it (`_secrets`). The actor writes the secret, encrypted as the secrets
+ * API does (`actors/dispatch/update-secret.ts`); later tasks read it as `${workflow.secrets.<key>}`.
+ *
+ * Writing a secret is the secrets API's right (`SYSTEM_ADMIN` on `*`), checked when a definition holding one is
+ * registered; so a task known only as the workflow runs (a DYNAMIC's choice, a dynamic fork's) may not be one.
+ */
+import type { WorkflowDef, WorkflowTaskDef } from "../../model";
+import { flattenTasks } from "../../plan";
+import { inlineChildDefinition } from "../sub-workflow";
+import { startDispatched, type TaskTypeModule } from "../task-type";
+
+export { UPDATE_SECRET_INPUT, updateSecretRequest, type UpdateSecretRequest } from "./request";
+
+export const updateSecretTask: TaskTypeModule = {
+  type: "UPDATE_SECRET",
+  start(task, _definition, _execution, env) {
+    return startDispatched(this, task, env);
+  },
+  attemptDeadline(_task, env) {
+    // One encryption and one write.
+    return env.now + env.config.dispatchGraceMs;
+  },
+};
+
+/** The UPDATE_SECRET tasks of `definition`, inside branches, loops and inline sub workflow definitions too. */
+export function secretUpdatingTasks(definition: Pick<WorkflowDef, "tasks">): WorkflowTaskDef[] {
+  return flattenTasks(definition.tasks).flatMap((task) => {
+    const child = task.type === "SUB_WORKFLOW" ? inlineChildDefinition(task) : undefined;
+    const own = task.type === "UPDATE_SECRET" ? [task] : [];
+    return child === undefined || !Array.isArray(child.tasks) ? own : [...own, ...secretUpdatingTasks(child)];
+  });
+}
