@@ -27,6 +27,9 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/prompts", "AI prompts"],
     ["POST", "/api/event/handleIncomingEvent", "incoming events"],
     ["GET", "/api/scheduler/test/timeout", "the scheduler's test endpoints"],
+    // Not "no workflow (or task) externalstoragelocation".
+    ["GET", "/api/workflow/externalstoragelocation?path=input.json&operation=WRITE&payloadType=WORKFLOW_INPUT", "external payload storage"],
+    ["GET", "/api/tasks/externalstoragelocation?path=output.json&operation=WRITE&payloadType=TASK_OUTPUT", "external payload storage"],
   ])("%s %s answers 501 NOT_IMPLEMENTED naming the feature, in the contract's error shape", async (method, path, feature) => {
     const body = method === "POST" ? {} : undefined;
     const error = await errorOf(method, path, body);

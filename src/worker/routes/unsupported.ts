@@ -16,6 +16,10 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/metadata/workflow-importer/*", "importing BPMN"],
   ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
   ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],
+  // A client asks where to upload a payload over its threshold: none is needed here (each payload is kept in its
+  // execution, up to MAX_PAYLOAD_BYTES); a 404 would read as "no workflow or task with that id".
+  ["/api/workflow/externalstoragelocation", "external payload storage (payloads are kept in their execution, up to MAX_PAYLOAD_BYTES each)"],
+  ["/api/tasks/externalstoragelocation", "external payload storage (payloads are kept in their execution, up to MAX_PAYLOAD_BYTES each)"],
   // Schedules themselves are served (routes/schedules.ts, registered after these): these paths are not theirs.
   ["/api/scheduler/test/*", "the scheduler's test endpoints"],
   // Event handlers themselves are served (routes/events.ts, registered after these): these paths are Orkes' others.
