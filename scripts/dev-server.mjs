@@ -13,12 +13,19 @@
  * server API has (`unstable_startWorker` with `dev.inspector: false`), with everything else the same: the same
  * workerd, local D1, Durable Objects, assets, proxy Worker, request log and Worker console output.
  *
+ * When a workerd it runs stops without being asked to (killed, out of memory, crashed), wrangler notices nothing and
+ * every request would hang: this script says so and starts the server again, on the same port with the same state
+ * (a Durable Object's storage is on disk; what it was doing resumes from its alarms). It gives up, exit code 1, when
+ * that happens three times within a minute. It learns of those processes by wrapping `child_process.spawn`, which
+ * Miniflare calls to start each one: no polling, nothing sent to the server.
+ *
  * Usage (from the project directory):
  *   node scripts/dev-server.mjs --port <port> [--ip <ip>] [--persist-to <dir>] [--env-file <file>]
  *                               [--var NAME:value]... [--log-level <level>] [--no-watch]
  * Prints `ready <url>` on stderr once listening; stops on SIGTERM, SIGINT and SIGHUP (exit code 0).
  */
-import { dirname, join, resolve } from "node:path";
+import { createRequire } from "node:module";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { unstable_startWorker } from "wrangler";
@@ -58,28 +65,101 @@ for (const pair of values.var ?? []) {
   bindings[pair.slice(0, separator)] = { type: "plain_text", value: pair.slice(separator + 1) };
 }
 
-const worker = await unstable_startWorker({
+/** The options of every start: the first, and each after a runtime was lost. */
+const startOptions = {
   config: join(ROOT, "wrangler.toml"),
   bindings,
   // As the CLI's --env-file: this file instead of .dev.vars.
   ...(values["env-file"] === undefined ? {} : { envFiles: [resolve(values["env-file"])] }),
   dev: {
     server: { hostname: values.ip, port },
-    inspector: false,
+    inspector: /** @type {const} */ (false),
     // The CLI's default state directory, so switching between the two keeps the same data.
     persist: resolve(values["persist-to"] ?? join(ROOT, ".wrangler", "state")),
     logLevel: /** @type {"debug" | "info" | "log" | "warn" | "error" | "none"} */ (logLevel),
     watch: !values["no-watch"],
   },
-});
-await worker.ready;
-console.error(`ready ${String(await worker.url)}`);
+};
+
+/** Lost runtimes tolerated within {@link LOSS_WINDOW_MS} before giving up: a workerd that dies as it starts would loop. */
+const MAX_LOSSES = 3;
+const LOSS_WINDOW_MS = 60_000;
+/** @type {number[]} when runtimes were lost, most recent last */
+const losses = [];
 
 let stopping = false;
+let restarting = false;
+/** Whether the server has answered ready: a workerd that fails to start is wrangler's to report, not a loss. */
+let serving = false;
+
+watchRuntimes((pid, how) => {
+  if (stopping || !serving) return;
+  console.error(`[dev-server] the local runtime (workerd, pid ${pid}) stopped unexpectedly (${how}); requests would hang, so the server starts again (the state in ${startOptions.dev.persist} is kept)`);
+  void restart();
+});
+
+let worker = await unstable_startWorker(startOptions);
+await announce();
+
 for (const signal of /** @type {const} */ (["SIGTERM", "SIGINT", "SIGHUP"])) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
     worker.dispose().finally(() => process.exit(0));
   });
+}
+
+/** Waits for the server and prints `ready <url>`. */
+async function announce() {
+  await worker.ready;
+  serving = true;
+  console.error(`ready ${String(await worker.url)}`);
+}
+
+/** Starts the server again after a runtime was lost (once at a time), or gives up after too many losses. */
+async function restart() {
+  const now = Date.now();
+  losses.push(now);
+  while (losses.length > 0 && losses[0] < now - LOSS_WINDOW_MS) losses.shift();
+  if (restarting) return;
+  restarting = true;
+  serving = false;
+  await worker.dispose().catch(() => {});
+  if (losses.length >= MAX_LOSSES) {
+    console.error(`[dev-server] the local runtime stopped ${losses.length} times within a minute; giving up`);
+    process.exit(1);
+  }
+  if (stopping) return;
+  worker = await unstable_startWorker(startOptions);
+  await announce();
+  restarting = false;
+}
+
+/**
+ * Calls `lost(pid, how)` when a workerd process stops without having been told to. Miniflare starts each one with
+ * `child_process.spawn` (looked up on the module at each call) and stops it with its `kill`; a stop that did not come
+ * through `kill` is a loss.
+ * @param {(pid: number | undefined, how: string) => void} lost
+ */
+function watchRuntimes(lost) {
+  /** @type {typeof import("node:child_process")} */
+  const childProcess = createRequire(import.meta.url)("node:child_process");
+  const spawnProcess = childProcess.spawn;
+  /** @type {(...args: Parameters<typeof spawnProcess>) => ReturnType<typeof spawnProcess>} */
+  const spawnWatched = function (...args) {
+    const child = /** @type {import("node:child_process").ChildProcess} */ (Reflect.apply(spawnProcess, childProcess, args));
+    const command = args[0];
+    if (typeof command !== "string" || !/^workerd(\.exe)?$/.test(basename(command))) return child;
+    let told = false;
+    const kill = child.kill.bind(child);
+    child.kill = (signal) => {
+      told = true;
+      return kill(signal);
+    };
+    child.once("exit", (code, signal) => {
+      if (!told) lost(child.pid, signal === null ? `exit code ${code}` : signal);
+    });
+    return child;
+  };
+  childProcess.spawn = /** @type {typeof spawnProcess} */ (spawnWatched);
 }

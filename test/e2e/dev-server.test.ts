@@ -2,6 +2,7 @@
 /**
  * End to end against the real `wrangler dev`, through plain fetch, as a curl user would.
  */
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   applyMigrations,
@@ -310,5 +311,64 @@ describe("durability across a dev-server restart", () => {
     expect(await target.hits(`${key}-after`)).toBe(1);
     // The interrupted call's answer never arrived: completing required calling again after the restart.
     expect(slowCalls()).toBeGreaterThanOrEqual(2);
+  });
+
+  it("when the Worker's workerd dies, the dev server says so and starts again, and the workflow goes on; the third loss in a minute ends it", async () => {
+    await server?.stop();
+    server = await startDevServer({ root: project, persistTo, adminKey });
+    const running = server;
+    const name = unique("runtime_lost");
+    const key = unique("runtime-lost");
+    await callOk(running.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: {
+        name,
+        version: 1,
+        schemaVersion: 2,
+        ownerEmail: "e2e@example.com",
+        tasks: [
+          { name: "slow", taskReferenceName: "slow", type: "HTTP", inputParameters: { http_request: { uri: target.url(`/slow?ms=1500&run=${key}`), method: "GET" } } },
+          { name: "after", taskReferenceName: "after", type: "HTTP", inputParameters: { http_request: { uri: target.url(`/count/${key}-after`), method: "GET" } } },
+        ],
+      },
+    });
+    const workflowId = (await callOk(running.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+    const deadline = Date.now() + 20_000;
+    while (!target.requests.some((request) => request.url === `/slow?ms=1500&run=${key}`)) {
+      if (Date.now() > deadline) throw new Error("the slow task never called the target");
+      await sleep(10);
+    }
+    /**
+     * Kills the Worker's workerd (not the proxy's, which listens on the server's port), as the kernel's OOM killer would,
+     * once it runs: a restarted server is ready (its proxy answers) a moment before the Worker's runtime is started.
+     */
+    const killWorkerRuntime = async () => {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const members = running.group.liveMembers().map((pid) => ({ pid, command: readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ") }));
+        const runtime = members.find(({ command }) => command.includes("workerd") && !command.includes(`entry=127.0.0.1:${running.port} `));
+        if (runtime !== undefined) {
+          process.kill(runtime.pid, "SIGKILL");
+          return runtime.pid;
+        }
+        if (Date.now() > deadline) throw new Error(`no Worker workerd among ${members.map(({ command }) => command).join("; ")}`);
+        await sleep(100);
+      }
+    };
+    const lost = await killWorkerRuntime();
+    await running.group.waitForOutput(new RegExp(`the local runtime \\(workerd, pid ${lost}\\) stopped unexpectedly \\(SIGKILL\\)`), 10_000);
+    const done = await waitForStatus(running.url, adminKey, workflowId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"], 60_000);
+    expect(done.status, JSON.stringify(done).slice(0, 3000)).toBe("COMPLETED");
+    expect(await target.hits(`${key}-after`)).toBe(1);
+
+    // A runtime that keeps dying would loop: the third loss within a minute stops the server, exit code 1.
+    for (let loss = 2; loss <= 3; loss += 1) {
+      await running.group.waitForOutput(new RegExp(`(ready http[^\\n]*\\n[\\s\\S]*){${loss}}`), 30_000);
+      await killWorkerRuntime();
+    }
+    expect(await running.group.exited).toBe(1);
+    expect(running.group.output).toContain("the local runtime stopped 3 times within a minute; giving up");
+    expect(await running.group.waitUntilGone(15_000)).toBe(true);
+    server = undefined;
   });
 });
