@@ -130,8 +130,13 @@ async function restart() {
     process.exit(1);
   }
   if (stopping) return;
-  worker = await unstable_startWorker(startOptions);
-  await announce();
+  try {
+    worker = await unstable_startWorker(startOptions);
+    await announce();
+  } catch (error) {
+    console.error(`[dev-server] the server could not be started again: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
   restarting = false;
 }
 
