@@ -29,9 +29,10 @@ function authorizeSecretWrites(grants: readonly Grant[], definitions: readonly W
 }
 
 /**
- * Throws 403 unless `grants` let their holder use every secret the definitions reference. Registering a
- * definition decides where its secrets are sent at run time (an HTTP task's URL, for one), so whoever
- * registers it must be trusted with those values; starting a stored definition needs no such right.
+ * Throws 403 unless `grants` let their holder use every secret the definitions reference, and write every secret when
+ * one holds an UPDATE_SECRET. Registering a definition decides where its secrets are sent at run time (an HTTP task's
+ * URL, for one) and which ones it replaces, so whoever registers it must be trusted with those values; starting a
+ * stored definition needs no such right.
  */
 export function authorizeSecretUse(grants: readonly Grant[], definitions: readonly WorkflowDef[]): void {
   authorizeSecretWrites(grants, definitions);
