@@ -251,6 +251,25 @@ describe("wrangler dev", () => {
   });
 });
 
+/** An HTTP task GETting `path` on the target. */
+const targetCall = (ref: string, path: string) => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { http_request: { uri: target.url(path), method: "GET" } } });
+
+/**
+ * Registers `name` (its tasks `tasks`, with `outputParameters` when given), starts it and waits until the target has
+ * seen `awaited` (a path and query): the workflow is then in the middle of that call.
+ */
+async function startUntilCalled(server: DevServer, adminKey: string, name: string, tasks: object[], awaited: string, outputParameters?: object): Promise<string> {
+  const body = { name, version: 1, schemaVersion: 2, ownerEmail: "e2e@example.com", tasks, ...(outputParameters === undefined ? {} : { outputParameters }) };
+  await callOk(server.url, "POST", "/api/metadata/workflow", { key: adminKey, body });
+  const workflowId = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
+  const deadline = Date.now() + 20_000;
+  while (!target.requests.some((request) => request.url === awaited)) {
+    if (Date.now() > deadline) throw new Error(`the target never saw ${awaited}: ${(await call(server.url, "GET", `/api/workflow/${workflowId}`, { key: adminKey })).text}`);
+    await sleep(10);
+  }
+  return workflowId;
+}
+
 describe("durability across a dev-server restart", () => {
   const adminKey = generateAdminKey();
   let persistTo: string;
@@ -269,31 +288,12 @@ describe("durability across a dev-server restart", () => {
   it("a workflow whose HTTP call was in flight when wrangler was killed completes after wrangler starts again", async () => {
     server = await startDevServer({ root: project, persistTo, adminKey });
     const port = server.port;
-    const name = unique("durable");
     const key = unique("durable-run");
-    await callOk(server.url, "POST", "/api/metadata/workflow", {
-      key: adminKey,
-      body: {
-        name,
-        version: 1,
-        schemaVersion: 2,
-        ownerEmail: "e2e@example.com",
-        tasks: [
-          { name: "before", taskReferenceName: "before", type: "HTTP", inputParameters: { http_request: { uri: target.url(`/count/${key}-before`), method: "GET" } } },
-          { name: "slow", taskReferenceName: "slow", type: "HTTP", inputParameters: { http_request: { uri: target.url(`/slow?ms=1500&run=${key}`), method: "GET" } } },
-          { name: "after", taskReferenceName: "after", type: "HTTP", inputParameters: { http_request: { uri: target.url(`/count/${key}-after`), method: "GET" } } },
-        ],
-        outputParameters: { before: "${before.output.response.body.n}", slept: "${slow.output.response.body.slept}", after: "${after.output.response.body.n}" },
-      },
-    });
-    const slowCalls = () => target.requests.filter((request) => request.url === `/slow?ms=1500&run=${key}`).length;
-
-    const workflowId = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
-    const deadline = Date.now() + 20_000;
-    while (slowCalls() === 0) {
-      if (Date.now() > deadline) throw new Error(`the slow task never called the target: ${(await call(server.url, "GET", `/api/workflow/${workflowId}`, { key: adminKey })).text}`);
-      await sleep(10);
-    }
+    const slow = `/slow?ms=1500&run=${key}`;
+    const tasks = [targetCall("before", `/count/${key}-before`), targetCall("slow", slow), targetCall("after", `/count/${key}-after`)];
+    const outputParameters = { before: "${before.output.response.body.n}", slept: "${slow.output.response.body.slept}", after: "${after.output.response.body.n}" };
+    const workflowId = await startUntilCalled(server, adminKey, unique("durable"), tasks, slow, outputParameters);
+    const slowCalls = () => target.requests.filter((request) => request.url === slow).length;
     const callSeenAt = Date.now();
     // Crash: the whole group (wrangler and workerd) dies while the target is still answering the call.
     const stopped = server.stop("SIGKILL");
@@ -317,27 +317,9 @@ describe("durability across a dev-server restart", () => {
     await server?.stop();
     server = await startDevServer({ root: project, persistTo, adminKey });
     const running = server;
-    const name = unique("runtime_lost");
     const key = unique("runtime-lost");
-    await callOk(running.url, "POST", "/api/metadata/workflow", {
-      key: adminKey,
-      body: {
-        name,
-        version: 1,
-        schemaVersion: 2,
-        ownerEmail: "e2e@example.com",
-        tasks: [
-          { name: "slow", taskReferenceName: "slow", type: "HTTP", inputParameters: { http_request: { uri: target.url(`/slow?ms=1500&run=${key}`), method: "GET" } } },
-          { name: "after", taskReferenceName: "after", type: "HTTP", inputParameters: { http_request: { uri: target.url(`/count/${key}-after`), method: "GET" } } },
-        ],
-      },
-    });
-    const workflowId = (await callOk(running.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text;
-    const deadline = Date.now() + 20_000;
-    while (!target.requests.some((request) => request.url === `/slow?ms=1500&run=${key}`)) {
-      if (Date.now() > deadline) throw new Error("the slow task never called the target");
-      await sleep(10);
-    }
+    const slow = `/slow?ms=1500&run=${key}`;
+    const workflowId = await startUntilCalled(running, adminKey, unique("runtime_lost"), [targetCall("slow", slow), targetCall("after", `/count/${key}-after`)], slow);
     /**
      * Kills the Worker's workerd (not the proxy's, which listens on the server's port), as the kernel's OOM killer would,
      * once it runs: a restarted server is ready (its proxy answers) a moment before the Worker's runtime is started.

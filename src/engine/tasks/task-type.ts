@@ -61,3 +61,20 @@ export function startDispatched(module: Pick<TaskTypeModule, "attemptDeadline">,
     dispatch: true,
   };
 }
+
+/**
+ * The module of a task type whose whole work is one side effect the actor performs, started by {@link startDispatched}:
+ * a dispatched attempt is presumed lost `grace` dispatch graces (`dispatchGraceMs`, one for each call or write it makes
+ * in turn) after it starts.
+ */
+export function dispatchedTaskType(type: TaskType, graces: number): TaskTypeModule {
+  return {
+    type,
+    start(task, _definition, _execution, env) {
+      return startDispatched(this, task, env);
+    },
+    attemptDeadline(_task, env) {
+      return env.now + graces * env.config.dispatchGraceMs;
+    },
+  };
+}

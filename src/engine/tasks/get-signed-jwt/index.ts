@@ -5,17 +5,9 @@
  * `_secrets.jwt`: masked (`***`) wherever the service shows it, read by later tasks as
  * `${<ref>.output._secrets.jwt}`. The actor signs (`actors/dispatch/signed-jwt.ts`), with the key the secret holds.
  */
-import { startDispatched, type TaskTypeModule } from "../task-type";
+import { dispatchedTaskType } from "../task-type";
 
 export { DEFAULT_JWT_TTL_SECONDS, JWT_SIGNING_ALGORITHMS, MAX_JWT_TTL_SECONDS, signedJwtRequest, type JwtSigningAlgorithm, type SignedJwtRequest } from "./request";
 
-export const getSignedJwtTask: TaskTypeModule = {
-  type: "GET_SIGNED_JWT",
-  start(task, _definition, _execution, env) {
-    return startDispatched(this, task, env);
-  },
-  attemptDeadline(_task, env) {
-    // The secret's read and one signature, in the object.
-    return env.now + env.config.dispatchGraceMs;
-  },
-};
+/** Its attempt: the secret's read and one signature, in the object. */
+export const getSignedJwtTask = dispatchedTaskType("GET_SIGNED_JWT", 1);

@@ -10,20 +10,12 @@
 import type { WorkflowDef, WorkflowTaskDef } from "../../model";
 import { flattenTasks } from "../../plan";
 import { inlineChildDefinition } from "../sub-workflow";
-import { startDispatched, type TaskTypeModule } from "../task-type";
+import { dispatchedTaskType } from "../task-type";
 
 export { UPDATE_SECRET_INPUT, updateSecretRequest, type UpdateSecretRequest } from "./request";
 
-export const updateSecretTask: TaskTypeModule = {
-  type: "UPDATE_SECRET",
-  start(task, _definition, _execution, env) {
-    return startDispatched(this, task, env);
-  },
-  attemptDeadline(_task, env) {
-    // One encryption and one write.
-    return env.now + env.config.dispatchGraceMs;
-  },
-};
+/** Its attempt: one encryption and one write. */
+export const updateSecretTask = dispatchedTaskType("UPDATE_SECRET", 1);
 
 /** The UPDATE_SECRET tasks of `definition`, inside branches, loops and inline sub workflow definitions too. */
 export function secretUpdatingTasks(definition: Pick<WorkflowDef, "tasks">): WorkflowTaskDef[] {

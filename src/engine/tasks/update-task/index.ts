@@ -5,17 +5,9 @@
  * WAIT_FOR_WEBHOOK task another workflow, or another branch of this one, waits in. The actor performs the update
  * (`actors/dispatch/update-task.ts`); the task completes once it is applied.
  */
-import { startDispatched, type TaskTypeModule } from "../task-type";
+import { dispatchedTaskType } from "../task-type";
 
 export { updateTaskRequest, type UpdateTaskRequest, type UpdateTarget } from "./request";
 
-export const updateTaskTask: TaskTypeModule = {
-  type: "UPDATE_TASK",
-  start(task, _definition, _execution, env) {
-    return startDispatched(this, task, env);
-  },
-  attemptDeadline(_task, env) {
-    // An index read (a task found by id) and two RPCs to the execution holding the task.
-    return env.now + 2 * env.config.dispatchGraceMs;
-  },
-};
+/** Its attempt: an index read (a task found by id) and two RPCs to the execution holding the task. */
+export const updateTaskTask = dispatchedTaskType("UPDATE_TASK", 2);
