@@ -40,6 +40,8 @@ Options:
   --persist-to <dir>   where wrangler keeps local D1 and Durable Object state (default: .wrangler/state)
   --dev-vars <file>    file holding BOOTSTRAP_ADMIN_KEY=<keyId>:<keySecret> (default: .dev.vars);
                        the key is generated and appended when the file has none
+  --log-requests       print a line for every request (method, path, status, time); off by default: it
+                       costs time on every request, and polling task workers would flood the terminal
   --inspect            run the \`wrangler dev\` CLI instead, with its devtools inspector, to debug the Worker
                        (npm run dev); it relays every outbound request to the inspector: slower, and its
                        memory and wrangler's log in ~/.config/.wrangler/logs grow with each one
@@ -58,6 +60,7 @@ Environment:
  * @property {string} devVars absolute path of the dev-vars file
  * @property {boolean} customDevVars whether --dev-vars was given
  * @property {boolean} inspect whether to run the `wrangler dev` CLI with its devtools inspector
+ * @property {boolean} logRequests whether to print a line for every request (the CLI always does)
  * @property {boolean} help
  */
 
@@ -74,6 +77,7 @@ export function parseOptions(argv, env) {
       "persist-to": { type: "string" },
       "dev-vars": { type: "string" },
       inspect: { type: "boolean" },
+      "log-requests": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -87,6 +91,7 @@ export function parseOptions(argv, env) {
     devVars: resolve(values["dev-vars"] ?? join(ROOT, ".dev.vars")),
     customDevVars: values["dev-vars"] !== undefined,
     inspect: values.inspect ?? false,
+    logRequests: values["log-requests"] ?? false,
     help: values.help ?? false,
   };
 }
@@ -131,7 +136,7 @@ function spawnDevServer(options) {
   if (options.persistTo) args.push("--persist-to", options.persistTo);
   if (options.customDevVars) args.push("--env-file", options.devVars);
   if (options.inspect) return spawnWrangler(["dev", ...args, "--show-interactive-dev-session=false"], wranglerEnv());
-  return spawnNode([DEV_SERVER, ...args], wranglerEnv());
+  return spawnNode([DEV_SERVER, ...args, ...(options.logRequests ? ["--log-requests"] : [])], wranglerEnv());
 }
 
 /**

@@ -66,10 +66,10 @@ function expectSecretOnlyInBanner(group: ProcessGroup, banner: Banner) {
 }
 
 describe("npm start", () => {
-  it("--help documents PORT, HOST, --persist-to, --dev-vars and --inspect", () => {
+  it("--help documents PORT, HOST, --persist-to, --dev-vars, --log-requests and --inspect", () => {
     const result = spawnSync(process.execPath, [join(project, "scripts", "start.mjs"), "--help"], { cwd: project, encoding: "utf8", timeout: 30_000 });
     expect(result.status).toBe(0);
-    for (const word of ["PORT", "HOST", "--persist-to", "--dev-vars", "--inspect"]) expect(result.stdout).toContain(word);
+    for (const word of ["PORT", "HOST", "--persist-to", "--dev-vars", "--log-requests", "--inspect"]) expect(result.stdout).toContain(word);
   });
 
   it("on a fresh clone: generates the key into .dev.vars (0600), serves on PORT, prints a working key and curl example", async () => {
@@ -120,10 +120,13 @@ describe("npm start", () => {
     expect(readFileSync(devVars, "utf8")).toBe(before);
     const kept = await call(banner.url, "GET", "/api/metadata/workflow/kept_across_restarts", { key: banner.key });
     expect(kept.status, kept.text).toBe(200);
+    // No line per request without --log-requests (the run with it, below, shows one within milliseconds).
+    await sleep(1_000);
+    expect(start.output).not.toContain("GET /api/metadata/workflow/kept_across_restarts");
     expectSecretOnlyInBanner(start, banner);
   });
 
-  it("--persist-to and --dev-vars put the state and the key where they say, keeping the file's other lines", async () => {
+  it("--persist-to and --dev-vars put the state and the key where they say, keeping the file's other lines; --log-requests prints a line per request", async () => {
     const dir = tempDir("start-overrides");
     temporary.push(dir);
     const devVars = join(dir, "vars.env");
@@ -133,7 +136,7 @@ describe("npm start", () => {
     const projectKey = readFileSync(join(project, ".dev.vars"), "utf8");
 
     const port = await freePort();
-    const start = runStart(port, ["--persist-to", persistTo, "--dev-vars", devVars]);
+    const start = runStart(port, ["--persist-to", persistTo, "--dev-vars", devVars, "--log-requests"]);
     const banner = await readBanner(start);
     expect(banner.key).toMatch(KEY_FORMAT);
     expect(readFileSync(devVars, "utf8")).toMatch(new RegExp(`^${original.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\nBOOTSTRAP_ADMIN_KEY=${banner.key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\nSECRETS_ENCRYPTION_KEY=[A-Za-z0-9+/]{43}=\nEGRESS_ALLOW_PRIVATE=true\n$`));
@@ -143,6 +146,7 @@ describe("npm start", () => {
 
     const listed = await call(banner.url, "GET", "/api/metadata/workflow", { key: banner.key });
     expect(listed.status, listed.text).toBe(200);
+    await start.waitForOutput(/GET \/api\/metadata\/workflow 200 OK \(\d+ms\)/, 10_000);
     // The state is the new directory's: the definition saved under .wrangler/state is not there.
     const other = await call(banner.url, "GET", "/api/metadata/workflow/kept_across_restarts", { key: banner.key });
     expect(other.status, other.text).toBe(404);
