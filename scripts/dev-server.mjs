@@ -23,7 +23,7 @@
  * on a loopback port of its own, and serves nothing.
  *
  * When a workerd it runs stops without being asked to (killed, out of memory, crashed), wrangler notices nothing and
- * every request would hang: this script says so and starts the server again, on the same port with the same state
+ * the server stays dead (requests refused, or held for ever by the proxy): this script says so and starts the server again, on the same port with the same state
  * (a Durable Object's storage is on disk; what it was doing resumes from its alarms). It gives up, exit code 1, when
  * that happens three times within a minute. It learns of those processes by wrapping `child_process.spawn`, which
  * Miniflare calls to start each one: no polling, nothing sent to the server.
@@ -109,7 +109,7 @@ let serving = false;
 
 watchRuntimes((pid, how) => {
   if (stopping || !serving) return;
-  console.error(`[dev-server] the local runtime (workerd, pid ${pid}) stopped unexpectedly (${how}); requests would hang, so the server starts again (the state in ${startOptions.dev.persist} is kept)`);
+  console.error(`[dev-server] the local runtime (workerd, pid ${pid}) stopped unexpectedly (${how}); wrangler would not start it again, so the server starts again (the state in ${startOptions.dev.persist} is kept)`);
   void restart();
 });
 
