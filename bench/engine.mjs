@@ -176,7 +176,7 @@ const sleep = (/** @type {number} */ ms) => new Promise((next) => setTimeout(nex
 /**
  * Applies the migrations and starts `wrangler dev`; resolves once `GET /health` answers 200.
  * By default the dev server runs as `npm start` runs it: through wrangler's API with the devtools inspector off
- * (`scripts/dev-server.mjs`), without wrangler's per-request inspector relay, dev proxy or request log; with `inspector: true`, the
+ * (`scripts/dev-server.mjs`), without wrangler's per-request inspector relay or request log; with `inspector: true`, the
  * `wrangler dev` CLI (what `npm run dev` runs).
  * @param {{ healthTimeoutMs?: number, log?: (line: string) => void, inspector?: boolean }} [options]
  * @returns {Promise<Engine>}

@@ -152,7 +152,7 @@ function table(r) {
     ["check: target hits (expected = actual)", `${r.check.expected} = ${r.check.hits}`],
     ["CPU used by other processes while measuring", `${fmt(r.otherCpuCores, 2)} cores`],
     ["API mode", r.mode],
-    ["engine", r.config.inspector ? "wrangler dev CLI, devtools inspector on (--inspector; npm run dev)" : "wrangler's dev server, devtools inspector off, served by the Worker's workerd (npm start)"],
+    ["engine", r.config.inspector ? "wrangler dev CLI, devtools inspector on (--inspector; npm run dev)" : "wrangler's dev server, devtools inspector and request log off (npm start)"],
     ["machine", `${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB, Linux ${m.kernel}`],
     ["versions", `Node ${m.node}, wrangler ${m.wrangler}, source ${r.source}`],
   ];

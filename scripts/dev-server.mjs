@@ -13,17 +13,13 @@
  * server API has (`unstable_startWorker` with `dev.inspector: false`), with everything else the same: the same
  * workerd, local D1, Durable Objects, assets and Worker console output.
  *
- * Requests reach the Worker's own workerd on the port asked for, as they reach a deployed Worker: not through
- * wrangler's dev proxy, a second workerd every request would otherwise pass through (about 1.3 ms there and back on
- * the development machine, a quarter of a workflow's time at concurrency 1), nor past Miniflare's request log, which
- * sends a line to wrangler for every request and, with task workers polling, floods the terminal (`--log-requests`
- * turns it back on). Without the proxy nothing holds requests while the Worker reloads after a change: for that
- * second they are refused. wrangler's dev server API has no switch for either, so this script hands wrangler a
- * Miniflare that sets the Worker's `host`, `port` and `logRequests` (see {@link serveDirectly}); the proxy still runs,
- * on a loopback port of its own, and serves nothing.
+ * Nor does it print a line per request unless `--log-requests` asks: Miniflare's request log sends each line from
+ * workerd to wrangler's Node process over loopback HTTP, a cost on every request, and polling task workers flood the
+ * terminal with it. wrangler's dev server API has no switch for it, so this script hands wrangler a Miniflare that
+ * sets `logRequests` (see {@link quietRequestLog}).
  *
  * When a workerd it runs stops without being asked to (killed, out of memory, crashed), wrangler notices nothing and
- * the server stays dead (requests refused, or held for ever by the proxy): this script says so and starts the server again, on the same port with the same state
+ * every request would hang: this script says so and starts the server again, on the same port with the same state
  * (a Durable Object's storage is on disk; what it was doing resumes from its alarms). It gives up, exit code 1, when
  * that happens three times within a minute. It learns of those processes by wrapping `child_process.spawn`, which
  * Miniflare calls to start each one: no polling, nothing sent to the server.
@@ -34,7 +30,6 @@
  * Prints `ready <url>` on stderr once listening; stops on SIGTERM, SIGINT and SIGHUP (exit code 0).
  */
 import { createRequire } from "node:module";
-import { connect, createServer } from "node:net";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -75,8 +70,8 @@ for (const pair of values.var ?? []) {
   bindings[pair.slice(0, separator)] = { type: "plain_text", value: pair.slice(separator + 1) };
 }
 
-serveDirectly({ host: values.ip, port, logRequests: values["log-requests"] ?? false });
-// Loaded after serveDirectly: wrangler takes its Miniflare from the module cache as it loads.
+quietRequestLog(values["log-requests"] ?? false);
+// Loaded after quietRequestLog: wrangler takes its Miniflare from the module cache as it loads.
 const { unstable_startWorker } = await import("wrangler");
 
 /** The options of every start: the first, and each after a runtime was lost. */
@@ -86,8 +81,7 @@ const startOptions = {
   // As the CLI's --env-file: this file instead of .dev.vars.
   ...(values["env-file"] === undefined ? {} : { envFiles: [resolve(values["env-file"])] }),
   dev: {
-    // wrangler's dev proxy, which nothing reaches (see serveDirectly): a loopback port of its own.
-    server: { hostname: "127.0.0.1", port: await freeLoopbackPort() },
+    server: { hostname: values.ip, port },
     inspector: /** @type {const} */ (false),
     // The CLI's default state directory, so switching between the two keeps the same data.
     persist: resolve(values["persist-to"] ?? join(ROOT, ".wrangler", "state")),
@@ -109,7 +103,7 @@ let serving = false;
 
 watchRuntimes((pid, how) => {
   if (stopping || !serving) return;
-  console.error(`[dev-server] the local runtime (workerd, pid ${pid}) stopped unexpectedly (${how}); wrangler would not start it again, so the server starts again (the state in ${startOptions.dev.persist} is kept)`);
+  console.error(`[dev-server] the local runtime (workerd, pid ${pid}) stopped unexpectedly (${how}); requests would hang, so the server starts again (the state in ${startOptions.dev.persist} is kept)`);
   void restart();
 });
 
@@ -127,34 +121,8 @@ for (const signal of /** @type {const} */ (["SIGTERM", "SIGINT", "SIGHUP"])) {
 /** Waits for the server and prints `ready <url>`. */
 async function announce() {
   await worker.ready;
-  // wrangler is ready once its proxy is; the Worker's own runtime, which serves the port, may start a moment later.
-  await listening(values.ip === "0.0.0.0" ? "127.0.0.1" : values.ip === "::" ? "::1" : values.ip, port, 60_000);
   serving = true;
-  console.error(`ready http://${values.ip.includes(":") ? `[${values.ip}]` : values.ip}:${port}/`);
-}
-
-/**
- * Resolves once `host`:`port` accepts a connection (closed at once, no request sent: nothing is logged), trying every
- * 50 ms; rejects after `timeoutMs`.
- * @param {string} host
- * @param {number} port
- * @param {number} timeoutMs
- * @returns {Promise<void>}
- */
-async function listening(host, port, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const accepted = await new Promise((done) => {
-      const socket = connect({ host, port }, () => {
-        socket.destroy();
-        done(true);
-      });
-      socket.once("error", () => done(false));
-    });
-    if (accepted) return;
-    if (Date.now() > deadline) throw new Error(`nothing listens on ${host}:${port} after ${timeoutMs} ms`);
-    await new Promise((done) => setTimeout(done, 50));
-  }
+  console.error(`ready ${String(await worker.url)}`);
 }
 
 /** Starts the server again after a runtime was lost (once at a time), or gives up after too many losses. */
@@ -182,22 +150,22 @@ async function restart() {
 }
 
 /**
- * Makes the Miniflare wrangler runs the Worker in listen on `host`:`port` itself, logging each request only when
- * `logRequests` says so, and quiets the one it runs its dev proxy in (which nothing reaches, and whose "Ready on" line
- * would name its own port). wrangler builds both with `new miniflare.Miniflare(options)` and changes them with
- * `setOptions`, reading `Miniflare` from the module it required, so the module's cached exports get a subclass
- * before wrangler is loaded. The Worker's options are the ones carrying `unsafeProxySharedSecret` (what the proxy
- * proves itself with). wrangler 4.86.0 is pinned; the e2e tests (test/e2e/dev-server.test.ts) show requests reach it.
- * @param {{ host: string, port: number, logRequests: boolean }} listen
+ * Makes the Miniflare of wrangler's dev proxy, which receives every request and logs it, log requests only when
+ * `logRequests` says so (the Worker's own Miniflare never does: wrangler turns it off there, or each request would be
+ * logged twice). wrangler builds both with `new miniflare.Miniflare(options)` and changes them with `setOptions`,
+ * reading `Miniflare` from the module it required, so the module's cached exports get a subclass before wrangler is
+ * loaded; the Worker's options are the ones carrying `unsafeProxySharedSecret` (what the proxy proves itself with).
+ * wrangler 4.86.0 is pinned; the e2e tests (test/e2e/start-script.test.ts) show the lines printed only when asked.
+ * @param {boolean} logRequests
  */
-function serveDirectly(listen) {
+function quietRequestLog(logRequests) {
   const require = createRequire(import.meta.url);
   const path = require.resolve("miniflare");
   /** @type {typeof import("miniflare")} */
   const miniflare = require("miniflare");
   /** @param {import("miniflare").MiniflareOptions} options */
-  const adjusted = (options) => (options.unsafeProxySharedSecret === undefined ? { ...options, logRequests: false } : { ...options, ...listen });
-  class DirectMiniflare extends miniflare.Miniflare {
+  const adjusted = (options) => (options.unsafeProxySharedSecret === undefined ? { ...options, logRequests } : options);
+  class QuietMiniflare extends miniflare.Miniflare {
     /** @param {import("miniflare").MiniflareOptions} options */
     constructor(options) {
       super(adjusted(options));
@@ -209,18 +177,7 @@ function serveDirectly(listen) {
   }
   const cached = require.cache[path];
   if (cached === undefined) throw new Error(`miniflare is not in the module cache under ${path}`);
-  cached.exports = { ...miniflare, Miniflare: DirectMiniflare };
-}
-
-/** @returns {Promise<number>} a loopback port nothing listens on right now */
-function freeLoopbackPort() {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail).listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address !== null ? done(address.port) : fail(new Error("no port"))));
-    });
-  });
+  cached.exports = { ...miniflare, Miniflare: QuietMiniflare };
 }
 
 /**

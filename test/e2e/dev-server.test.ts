@@ -321,15 +321,15 @@ describe("durability across a dev-server restart", () => {
     const slow = `/slow?ms=1500&run=${key}`;
     const workflowId = await startUntilCalled(running, adminKey, unique("runtime_lost"), [targetCall("slow", slow), targetCall("after", `/count/${key}-after`)], slow);
     /**
-     * Kills a workerd of the server, as the kernel's OOM killer would: the Worker's (which listens on the server's port),
-     * or wrangler's dev proxy's (on a port of its own), once it runs: a restarted server says it is ready a moment
-     * before the Worker's runtime is started.
+     * Kills a workerd of the server, as the kernel's OOM killer would: the Worker's, or wrangler's dev proxy's (which
+     * listens on the server's port), once it runs: a restarted server is ready (its proxy answers) a moment before the
+     * Worker's runtime is started.
      */
     const killRuntime = async (which: "worker" | "proxy") => {
       const deadline = Date.now() + 15_000;
       for (;;) {
         const members = running.group.liveMembers().map((pid) => ({ pid, command: readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ") }));
-        const runtime = members.find(({ command }) => command.includes("workerd") && command.includes(`entry=127.0.0.1:${running.port} `) === (which === "worker"));
+        const runtime = members.find(({ command }) => command.includes("workerd") && command.includes(`entry=127.0.0.1:${running.port} `) === (which === "proxy"));
         if (runtime !== undefined) {
           process.kill(runtime.pid, "SIGKILL");
           return runtime.pid;
@@ -340,13 +340,12 @@ describe("durability across a dev-server restart", () => {
     };
     const lost = await killRuntime("worker");
     await running.group.waitForOutput(new RegExp(`the local runtime \\(workerd, pid ${lost}\\) stopped unexpectedly \\(SIGKILL\\)`), 10_000);
-    // Until the server is ready again nothing listens on its port.
     await running.group.waitForOutput(/(ready http[^\n]*\n[\s\S]*){2}/, 30_000);
     const done = await waitForStatus(running.url, adminKey, workflowId, ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"], 60_000);
     expect(done.status, JSON.stringify(done).slice(0, 3000)).toBe("COMPLETED");
     expect(await target.hits(`${key}-after`)).toBe(1);
 
-    // The dev proxy's runtime, which nothing reaches: the server starts again too, and answers.
+    // The dev proxy's runtime, which the requests reach first: the server starts again too, and answers.
     const proxy = await killRuntime("proxy");
     await running.group.waitForOutput(new RegExp(`the local runtime \\(workerd, pid ${proxy}\\) stopped unexpectedly`), 10_000);
     await running.group.waitForOutput(/(ready http[^\n]*\n[\s\S]*){3}/, 30_000);
