@@ -159,7 +159,8 @@ async function restart() {
  * @param {boolean} logRequests
  */
 function quietRequestLog(logRequests) {
-  const require = createRequire(import.meta.url);
+  // The miniflare wrangler itself requires: resolved from wrangler's own file, whatever the node_modules layout.
+  const require = createRequire(createRequire(import.meta.url).resolve("wrangler"));
   const path = require.resolve("miniflare");
   /** @type {typeof import("miniflare")} */
   const miniflare = require("miniflare");
