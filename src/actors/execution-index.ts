@@ -5,6 +5,7 @@ import { masked, maskedKeysOf } from "../engine/masking";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
 import type { HumanUser } from "../engine/tasks/human/settings";
 import { waitingMatch, writtenMatches } from "../engine/tasks/wait-for-webhook/matches";
+import { metricCountStatements } from "./metric-counts";
 
 /**
  * What the index knows of an execution. When this changes, the row must be rewritten; between such
@@ -201,7 +202,8 @@ export function indexRow(execution: WorkflowExecution, first: boolean): IndexRow
  * one written is its latest.
  */
 export function indexRowStatements(db: D1Database, row: IndexRow): D1PreparedStatement[] {
-  const statements = [upsertIndexRow(db, row)];
+  // The counters first: they compare the row with what the index shows before this batch replaces it.
+  const statements = [...metricCountStatements(db, row), upsertIndexRow(db, row)];
   if (!row.firstTaskRows) statements.push(...deleteTaskRows(db, row.workflowId));
   if (row.tasks.length > 0) statements.push(insertTaskRows(db, row));
   if ((row.humanTasks?.length ?? 0) > 0) statements.push(insertHumanRows(db, row));

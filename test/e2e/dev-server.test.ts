@@ -145,6 +145,15 @@ describe("wrangler dev", () => {
       ["step3", "COMPLETED"],
     ]);
     expect(withTasks.tasks[0].inputData).toEqual({ http_request: { uri: target.url(`/count/${key}?x=42`), method: "GET" } });
+
+    // Its start and ending reach the Prometheus metrics once its search row is written (within about a second).
+    const counted = `workflow_completed_seconds_count{workflowName="${name}",status="COMPLETED"} 1`;
+    let metrics = "";
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && !metrics.includes(counted); await new Promise((done) => setTimeout(done, 200))) {
+      metrics = (await callOk(server.url, "GET", "/api/metrics", { key: adminKey })).text;
+    }
+    expect(metrics).toContain(counted);
+    expect(metrics).toContain(`workflow_started_total{workflowName="${name}"} 1`);
   });
 
   it("POST /api/workflow/execute/{name} answers with the COMPLETED workflow", async () => {

@@ -80,6 +80,13 @@ async function listedQueues(env: Env): Promise<Array<{ taskName: string; domain:
   return results.map((row) => ({ taskName: row.task_name, domain: row.domain === "" ? undefined : row.domain }));
 }
 
+/** The size of each worker queue that listed itself (see {@link listedQueues}): the tasks waiting in it. */
+export async function listedQueueSizes(env: Env): Promise<Array<{ taskName: string; domain: string | undefined; size: number }>> {
+  const queues = await listedQueues(env);
+  const sizes = await inBatches(queues, (queue) => taskQueueAt(env, workerQueueKey(queue.taskName, queue.domain)).size());
+  return queues.map((queue, index) => ({ ...queue, size: sizes[index]! }));
+}
+
 /** `ask` of each item, {@link LISTING_CONCURRENCY} at a time, in the items' order. */
 async function inBatches<T, R>(items: readonly T[], ask: (item: T) => Promise<R>): Promise<R[]> {
   const answers: R[] = [];
@@ -184,9 +191,8 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
 
   // Conductor's queue/all: every worker queue that was ever pushed to or polled, by Conductor's queue name, with its size.
   router.get("/api/tasks/queue/all", async (_request, env) => {
-    const queues = await listedQueues(env);
-    const sizes = await inBatches(queues, (queue) => taskQueueAt(env, workerQueueKey(queue.taskName, queue.domain)).size());
-    return Response.json(Object.fromEntries(queues.map((queue, index) => [conductorQueueName(queue.taskName, queue.domain), sizes[index]!])));
+    const queues = await listedQueueSizes(env);
+    return Response.json(Object.fromEntries(queues.map((queue) => [conductorQueueName(queue.taskName, queue.domain), queue.size])));
   });
 
   // Conductor's polldata/all: the latest poll of each named worker of every task type, in any domain, the most recent first.

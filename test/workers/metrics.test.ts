@@ -1,0 +1,186 @@
+/**
+ * `GET /api/metrics` (Prometheus text format): counters written by the search-row writer, gauges from the index and the
+ * worker queues, through the real router, execution objects, index writer and local D1.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { indexRowStatements, type IndexRow } from "../../src/actors/execution-index";
+import type { JsonObject } from "../../src/engine/model";
+import { DURATION_BUCKETS_SECONDS } from "../../src/worker/metrics/histogram";
+import { call, createUser } from "./auth-helpers";
+import { ADMIN_KEY, apiOk, eventually, register, startWorkflow, waitFor, waitForIndexRow } from "./helpers";
+
+/** The samples of a scrape, by their line's name and labels as written (`name{a="1",b="2"}`). */
+type Scrape = Map<string, number>;
+
+async function scrape(headers: Record<string, string> = { "x-api-key": ADMIN_KEY }): Promise<Scrape> {
+  const response = await call("GET", "/api/metrics", headers);
+  const text = await response.text();
+  expect(response.status, text).toBe(200);
+  expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+  const samples: Scrape = new Map();
+  for (const line of text.split("\n")) {
+    if (line === "" || line.startsWith("#")) continue;
+    const space = line.lastIndexOf(" ");
+    samples.set(line.slice(0, space), Number(line.slice(space + 1)));
+  }
+  return samples;
+}
+
+/** Waits (bounded) until a scrape shows what `accept` wants. */
+async function scrapeUntil(accept: (samples: Scrape) => boolean, what: string, headers?: Record<string, string>): Promise<Scrape> {
+  return eventually(() => scrape(headers), accept, what, 8_000);
+}
+
+const simple = (ref: string, name: string): JsonObject => ({ name, taskReferenceName: ref, type: "SIMPLE", inputParameters: {} });
+
+/** A search row of a made-up execution, as an execution object sends it to the writer. */
+function row(workflowId: string, fields: Partial<IndexRow> = {}): IndexRow {
+  return {
+    workflowId,
+    workflowName: "mt_rows",
+    workflowVersion: 1,
+    status: "COMPLETED",
+    correlationId: null,
+    parentWorkflowId: null,
+    reasonForIncompletion: null,
+    priority: 0,
+    createTime: 1_000,
+    startTime: 1_000,
+    endTime: 1_300,
+    updateTime: 1_300,
+    input: "{}",
+    output: "{}",
+    failedReferenceTaskNames: "",
+    tasks: [],
+    firstTaskRows: true,
+    ...fields,
+  };
+}
+
+const taskRow = (taskId: string, status: string, startTime: number, endTime: number): IndexRow["tasks"][number] => ({
+  taskId,
+  taskType: "mt_rows_worker",
+  taskDefName: "mt_rows_worker",
+  referenceTaskName: "work",
+  status,
+  domain: null,
+  workerId: null,
+  reason: null,
+  scheduledTime: startTime,
+  startTime,
+  endTime,
+  updateTime: endTime,
+  input: "{}",
+  output: "{}",
+});
+
+async function counted(): Promise<{ starts: number; ends: Array<{ status: string; bucket: number; count: number; duration_ms: number }>; taskEnds: Array<{ status: string; bucket: number; count: number }> }> {
+  const starts = await env.DB.prepare(`SELECT count FROM workflow_starts WHERE workflow_name = 'mt_rows'`).first<{ count: number }>();
+  const ends = await env.DB.prepare(`SELECT status, bucket, count, duration_ms FROM workflow_ends WHERE workflow_name = 'mt_rows' ORDER BY status, bucket`).all<{ status: string; bucket: number; count: number; duration_ms: number }>();
+  const taskEnds = await env.DB.prepare(`SELECT status, bucket, count FROM task_ends WHERE task_type = 'mt_rows_worker' ORDER BY status, bucket`).all<{ status: string; bucket: number; count: number }>();
+  return { starts: starts?.count ?? 0, ends: ends.results, taskEnds: taskEnds.results };
+}
+
+describe("GET /api/metrics", () => {
+  it("counts starts, endings by status with their durations, and tasks, in Conductor's metric names", async () => {
+    await register({ name: "mt_flow", tasks: [simple("work", "mt_flow_worker")] });
+    const done = await startWorkflow("mt_flow");
+    const stopped = await startWorkflow("mt_flow");
+    const polled = await apiOk<JsonObject>("GET", "/api/tasks/poll/mt_flow_worker?workerid=metrics");
+    const finishing = polled["workflowInstanceId"] === done ? done : stopped;
+    const other = finishing === done ? stopped : done;
+    await apiOk("POST", `/api/tasks/${finishing}/work/COMPLETED`, { ok: true });
+    await apiOk("DELETE", `/api/workflow/${other}?reason=enough`);
+    await waitFor(finishing, ["COMPLETED"]);
+    await waitForIndexRow(finishing, "COMPLETED");
+    await waitForIndexRow(other, "TERMINATED");
+
+    const samples = await scrape();
+    expect(samples.get(`workflow_started_total{workflowName="mt_flow"}`)).toBe(2);
+    expect(samples.get(`workflow_completed_seconds_count{workflowName="mt_flow",status="COMPLETED"}`)).toBe(1);
+    expect(samples.get(`workflow_completed_seconds_bucket{workflowName="mt_flow",status="COMPLETED",le="+Inf"}`)).toBe(1);
+    expect(samples.get(`workflow_completed_seconds_sum{workflowName="mt_flow",status="COMPLETED"}`)).toBeGreaterThan(0);
+    expect(samples.get(`workflow_completed_seconds_count{workflowName="mt_flow",status="TERMINATED"}`)).toBe(1);
+    expect(samples.get(`workflow_failure_total{workflowName="mt_flow",status="TERMINATED"}`)).toBe(1);
+    expect(samples.has(`workflow_failure_total{workflowName="mt_flow",status="COMPLETED"}`)).toBe(false);
+    // The polled task ran; the other was canceled before any worker took it: no time, the first bucket.
+    expect(samples.get(`task_completed_seconds_count{taskType="mt_flow_worker",status="COMPLETED"}`)).toBe(1);
+    expect(samples.get(`task_completed_seconds_bucket{taskType="mt_flow_worker",status="CANCELED",le="${DURATION_BUCKETS_SECONDS[0]}"}`)).toBe(1);
+    // Cumulative buckets never fall, and end at the count.
+    const buckets = [...DURATION_BUCKETS_SECONDS.map(String), "+Inf"].map((le) => samples.get(`workflow_completed_seconds_bucket{workflowName="mt_flow",status="COMPLETED",le="${le}"}`)!);
+    expect(buckets.every((value, index) => index === 0 || value >= buckets[index - 1]!)).toBe(true);
+  });
+
+  it("shows running and paused executions and the worker queues as they are now", async () => {
+    await register({ name: "mt_open", tasks: [simple("wait", "mt_open_worker")] });
+    await register({ name: "mt_queued", tasks: [simple("wait", "mt_queued_worker")] });
+    const running = await startWorkflow("mt_open");
+    const paused = await startWorkflow("mt_open");
+    await apiOk("PUT", `/api/workflow/${paused}/pause`);
+    await startWorkflow("mt_queued");
+    await startWorkflow("mt_queued");
+    await waitForIndexRow(running, "RUNNING");
+    await waitForIndexRow(paused, "PAUSED");
+    const samples = await scrapeUntil((found) => found.get(`task_queue_depth{taskType="mt_queued_worker"}`) === 2, "both tasks waiting in the queue");
+    expect(samples.get(`workflow_running{workflowName="mt_open",version="1"}`)).toBe(1);
+    expect(samples.get(`workflow_paused{workflowName="mt_open",version="1"}`)).toBe(1);
+    await apiOk("DELETE", `/api/workflow/${running}?reason=done`);
+    await waitForIndexRow(running, "TERMINATED");
+    expect((await scrape()).has(`workflow_running{workflowName="mt_open",version="1"}`)).toBe(false);
+  });
+
+  it("counts what a search row shows for the first time: a row sent again, or older than the index's, counts nothing", async () => {
+    const workflowId = crypto.randomUUID();
+    const first = row(workflowId, { tasks: [taskRow("t1", "COMPLETED", 1_000, 1_200), taskRow("t2", "CANCELED", 0, 1_300)] });
+    await env.DB.batch(indexRowStatements(env.DB, first));
+    const once = await counted();
+    expect(once).toEqual({
+      starts: 1,
+      // 300 ms: the bucket up to 0.5 s.
+      ends: [{ status: "COMPLETED", bucket: DURATION_BUCKETS_SECONDS.indexOf(0.5), count: 1, duration_ms: 300 }],
+      taskEnds: [
+        { status: "CANCELED", bucket: 0, count: 1 },
+        { status: "COMPLETED", bucket: DURATION_BUCKETS_SECONDS.indexOf(0.25), count: 1 },
+      ],
+    });
+    // The same row again (a batch retried after its answer was lost), then an older one arriving late.
+    await env.DB.batch(indexRowStatements(env.DB, { ...first, firstTaskRows: false }));
+    await env.DB.batch(indexRowStatements(env.DB, row(workflowId, { status: "RUNNING", endTime: 0, updateTime: 1_100, tasks: first.tasks, firstTaskRows: false })));
+    expect(await counted()).toEqual(once);
+    // Restarted and failed: another ending, with a new end time; its earlier task rows are the same tasks.
+    await env.DB.batch(
+      indexRowStatements(env.DB, row(workflowId, { status: "FAILED", startTime: 5_000, endTime: 125_000, updateTime: 125_000, tasks: [...first.tasks, taskRow("t3", "FAILED", 5_000, 6_000)], firstTaskRows: false })),
+    );
+    const after = await counted();
+    expect(after.starts).toBe(1);
+    expect(after.ends).toContainEqual({ status: "FAILED", bucket: DURATION_BUCKETS_SECONDS.indexOf(300), count: 1, duration_ms: 120_000 });
+    expect(after.taskEnds.reduce((sum, task) => sum + task.count, 0)).toBe(3);
+  });
+
+  it("shows each caller the workflows and task types it may read, and refuses callers without either", async () => {
+    await register({ name: "mt_seen", tasks: [{ name: "noop", taskReferenceName: "noop", type: "NOOP", inputParameters: {} }] });
+    await register({ name: "mt_hidden", tasks: [{ name: "noop", taskReferenceName: "noop", type: "NOOP", inputParameters: {} }] });
+    const seen = await startWorkflow("mt_seen");
+    const hidden = await startWorkflow("mt_hidden");
+    await waitForIndexRow(seen, "COMPLETED");
+    await waitForIndexRow(hidden, "COMPLETED");
+    expect((await scrape()).get(`workflow_started_total{workflowName="mt_hidden"}`)).toBe(1);
+
+    const reader = await createUser("metrics-reader@example.com", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:mt_seen" }] });
+    const asReader = await scrape({ "x-api-key": reader.apiKey });
+    expect(asReader.get(`workflow_started_total{workflowName="mt_seen"}`)).toBe(1);
+    const names = [...asReader.keys()];
+    expect(names.some((name) => name.includes("mt_hidden"))).toBe(false);
+    expect(names.some((name) => name.startsWith("task_"))).toBe(false);
+
+    const taskReader = await createUser("metrics-tasks@example.com", { directPermissions: [{ action: "TASK_READ", scope: "task:NOOP" }] });
+    const asTaskReader = [...(await scrape({ "x-api-key": taskReader.apiKey })).keys()];
+    expect(asTaskReader.some((name) => name.startsWith(`task_completed_seconds_count{taskType="NOOP"`))).toBe(true);
+    expect(asTaskReader.some((name) => name.startsWith("workflow_") || (name.startsWith("task_") && !name.includes(`taskType="NOOP"`)))).toBe(false);
+
+    const nobody = await createUser("metrics-nobody@example.com");
+    expect((await call("GET", "/api/metrics", { "x-api-key": nobody.apiKey })).status).toBe(403);
+    expect((await call("GET", "/api/metrics", {})).status).toBe(401);
+  });
+});
