@@ -5,14 +5,17 @@ import type { IndexRow } from "./execution-index";
 /**
  * The statements counting what an execution's search row shows for the first time (the counters behind
  * `GET /api/metrics`: migrations/0026_metrics.sql): its start, when the index has no row of it yet; its ending, when
- * the index does not show that ending yet; each task ending the task index does not show yet. They read the rows the
- * same batch then replaces, so they go first; a row sent again (a retried batch) finds itself and counts nothing.
+ * the index does not show that ending yet; each task's start and ending the task index does not show yet. They read
+ * the rows the same batch then replaces, so they go first; a row sent again (a retried batch) finds itself and counts
+ * nothing.
  */
 export function metricCountStatements(db: D1Database, row: IndexRow): D1PreparedStatement[] {
   const statements = [countStart(db, row)];
   if (TERMINAL_WORKFLOW_STATUSES.has(row.status as WorkflowStatus)) statements.push(countEnd(db, row));
   const endedTasks = row.tasks.filter((task) => TERMINAL_TASK_STATUSES.has(task.status as TaskStatus));
   if (endedTasks.length > 0) statements.push(countTaskEnds(db, endedTasks));
+  const startedTasks = row.tasks.filter((task) => task.startTime > 0);
+  if (startedTasks.length > 0) statements.push(countTaskWaits(db, startedTasks));
   return statements;
 }
 
@@ -60,6 +63,30 @@ function countTaskEnds(db: D1Database, ended: IndexRow["tasks"]): D1PreparedStat
        WHERE NOT EXISTS (SELECT 1 FROM task_index WHERE task_id = ${field("taskId")} AND status = ${field("status")} AND end_time = ${field("endTime")})
        GROUP BY 1, 2, 3
        ON CONFLICT (task_type, status, bucket) DO UPDATE SET count = count + excluded.count, duration_ms = duration_ms + excluded.duration_ms`,
+    )
+    .bind(JSON.stringify(facts));
+}
+
+/**
+ * Counts the tasks of `started` whose start the task index does not show yet, by type and how long each waited from
+ * being scheduled to being started (for a worker's task, the time until a worker polled it).
+ */
+function countTaskWaits(db: D1Database, started: IndexRow["tasks"]): D1PreparedStatement {
+  const facts = started.map((task) => ({
+    taskId: task.taskId,
+    taskType: task.taskType,
+    startTime: task.startTime,
+    waitMs: task.scheduledTime > 0 && task.startTime > task.scheduledTime ? task.startTime - task.scheduledTime : 0,
+  }));
+  const field = (name: keyof (typeof facts)[number]) => `json_extract(t.value, '$.${name}')`;
+  return db
+    .prepare(
+      `INSERT INTO task_waits (task_type, bucket, count, wait_ms)
+       SELECT ${field("taskType")}, ${durationBucketSql(field("waitMs"))} AS bucket, COUNT(*), SUM(${field("waitMs")})
+       FROM json_each(?1) AS t
+       WHERE NOT EXISTS (SELECT 1 FROM task_index WHERE task_id = ${field("taskId")} AND start_time = ${field("startTime")})
+       GROUP BY 1, 2
+       ON CONFLICT (task_type, bucket) DO UPDATE SET count = count + excluded.count, wait_ms = wait_ms + excluded.wait_ms`,
     )
     .bind(JSON.stringify(facts));
 }

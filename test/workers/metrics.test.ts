@@ -67,7 +67,8 @@ const taskRow = (taskId: string, status: string, startTime: number, endTime: num
   domain: null,
   workerId: null,
   reason: null,
-  scheduledTime: startTime,
+  // Started ones waited 100 ms for it.
+  scheduledTime: startTime > 0 ? startTime - 100 : 900,
   startTime,
   endTime,
   updateTime: endTime,
@@ -75,15 +76,21 @@ const taskRow = (taskId: string, status: string, startTime: number, endTime: num
   output: "{}",
 });
 
-async function counted(): Promise<{ starts: number; ends: Array<{ status: string; bucket: number; count: number; duration_ms: number }>; taskEnds: Array<{ status: string; bucket: number; count: number }> }> {
+async function counted(): Promise<{
+  starts: number;
+  ends: Array<{ status: string; bucket: number; count: number; duration_ms: number }>;
+  taskEnds: Array<{ status: string; bucket: number; count: number }>;
+  taskWaits: Array<{ bucket: number; count: number; wait_ms: number }>;
+}> {
   const starts = await env.DB.prepare(`SELECT count FROM workflow_starts WHERE workflow_name = 'mt_rows'`).first<{ count: number }>();
   const ends = await env.DB.prepare(`SELECT status, bucket, count, duration_ms FROM workflow_ends WHERE workflow_name = 'mt_rows' ORDER BY status, bucket`).all<{ status: string; bucket: number; count: number; duration_ms: number }>();
   const taskEnds = await env.DB.prepare(`SELECT status, bucket, count FROM task_ends WHERE task_type = 'mt_rows_worker' ORDER BY status, bucket`).all<{ status: string; bucket: number; count: number }>();
-  return { starts: starts?.count ?? 0, ends: ends.results, taskEnds: taskEnds.results };
+  const taskWaits = await env.DB.prepare(`SELECT bucket, count, wait_ms FROM task_waits WHERE task_type = 'mt_rows_worker' ORDER BY bucket`).all<{ bucket: number; count: number; wait_ms: number }>();
+  return { starts: starts?.count ?? 0, ends: ends.results, taskEnds: taskEnds.results, taskWaits: taskWaits.results };
 }
 
 describe("GET /api/metrics", () => {
-  it("counts starts, endings by status with their durations, and tasks, in Conductor's metric names", async () => {
+  it("counts starts, endings by status with their durations, and tasks' waits and endings, in Conductor's metric names", async () => {
     await register({ name: "mt_flow", tasks: [simple("work", "mt_flow_worker")] });
     const done = await startWorkflow("mt_flow");
     const stopped = await startWorkflow("mt_flow");
@@ -107,6 +114,8 @@ describe("GET /api/metrics", () => {
     // The polled task ran; the other was canceled before any worker took it: no time, the first bucket.
     expect(samples.get(`task_completed_seconds_count{taskType="mt_flow_worker",status="COMPLETED"}`)).toBe(1);
     expect(samples.get(`task_completed_seconds_bucket{taskType="mt_flow_worker",status="CANCELED",le="${DURATION_BUCKETS_SECONDS[0]}"}`)).toBe(1);
+    // Only the polled one started, after waiting in the queue.
+    expect(samples.get(`task_queue_wait_time_seconds_count{taskType="mt_flow_worker"}`)).toBe(1);
     // Cumulative buckets never fall, and end at the count.
     const buckets = [...DURATION_BUCKETS_SECONDS.map(String), "+Inf"].map((le) => samples.get(`workflow_completed_seconds_bucket{workflowName="mt_flow",status="COMPLETED",le="${le}"}`)!);
     expect(buckets.every((value, index) => index === 0 || value >= buckets[index - 1]!)).toBe(true);
@@ -143,6 +152,8 @@ describe("GET /api/metrics", () => {
         { status: "CANCELED", bucket: 0, count: 1 },
         { status: "COMPLETED", bucket: DURATION_BUCKETS_SECONDS.indexOf(0.25), count: 1 },
       ],
+      // The canceled task never started: no wait counted.
+      taskWaits: [{ bucket: DURATION_BUCKETS_SECONDS.indexOf(0.1), count: 1, wait_ms: 100 }],
     });
     // The same row again (a batch retried after its answer was lost), then an older one arriving late.
     await env.DB.batch(indexRowStatements(env.DB, { ...first, firstTaskRows: false }));
@@ -156,6 +167,7 @@ describe("GET /api/metrics", () => {
     expect(after.starts).toBe(1);
     expect(after.ends).toContainEqual({ status: "FAILED", bucket: DURATION_BUCKETS_SECONDS.indexOf(300), count: 1, duration_ms: 120_000 });
     expect(after.taskEnds.reduce((sum, task) => sum + task.count, 0)).toBe(3);
+    expect(after.taskWaits).toEqual([{ bucket: DURATION_BUCKETS_SECONDS.indexOf(0.1), count: 2, wait_ms: 200 }]);
   });
 
   it("shows each caller the workflows and task types it may read, and refuses callers without either", async () => {

@@ -4,7 +4,7 @@ import { listedQueueSizes } from "../routes/workers";
 import { applyReadable, type Filter, type ReadableWorkflows } from "../search";
 import { durationHistogram, type Labels, type MetricFamily, type Sample } from "./exposition";
 
-/** A row of `workflow_ends` or `task_ends`: one duration bucket of one series. */
+/** A row of `workflow_ends`, `task_ends` or `task_waits` (no status; its wait as the duration): one bucket of one series. */
 interface EndedRow {
   name: string;
   status: string;
@@ -22,7 +22,7 @@ interface EndedRow {
 export async function collectMetrics(env: Env, grants: readonly Grant[]): Promise<MetricFamily[]> {
   const readable = readableWorkflows(grants, "WORKFLOW_READ");
   const mayReadTasks = (type: string) => grantsAllow(grants, "TASK_READ", `task:${type}`);
-  const [starts, ends, open, taskEnds, queues] = await Promise.all([
+  const [starts, ends, open, taskEnds, taskWaits, queues] = await Promise.all([
     readableRows<{ name: string; count: number }>(env.DB, `SELECT workflow_name AS name, count FROM workflow_starts`, readable, "workflow_starts", "ORDER BY workflow_name"),
     readableRows<EndedRow>(env.DB, `SELECT workflow_name AS name, status, bucket, count, duration_ms FROM workflow_ends`, readable, "workflow_ends", "ORDER BY workflow_name, status, bucket"),
     readableRows<{ name: string; version: number; status: string; count: number }>(
@@ -33,6 +33,7 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
       "GROUP BY workflow_name, workflow_version, status ORDER BY workflow_name, workflow_version",
     ),
     env.DB.prepare(`SELECT task_type AS name, status, bucket, count, duration_ms FROM task_ends ORDER BY task_type, status, bucket`).all<EndedRow>(),
+    env.DB.prepare(`SELECT task_type AS name, '' AS status, bucket, count, wait_ms AS duration_ms FROM task_waits ORDER BY task_type, bucket`).all<EndedRow>(),
     mayReadAnyTask(grants) ? listedQueueSizes(env) : Promise.resolve([]),
   ]);
   const openOf = (status: string): Sample[] =>
@@ -58,6 +59,12 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
       help: "Tasks ended, by task type (a worker task's name) and final status, and how long each ran (start to end; 0 when it never started).",
       type: "histogram",
       samples: histogramSamples(taskEnds.results.filter((row) => mayReadTasks(row.name)), (row) => ({ taskType: row.name, status: row.status })),
+    },
+    {
+      name: "task_queue_wait_time_seconds",
+      help: "Tasks started, by task type, and how long each waited from being scheduled to being started (for a worker's task, until a worker polled it).",
+      type: "histogram",
+      samples: histogramSamples(taskWaits.results.filter((row) => mayReadTasks(row.name)), (row) => ({ taskType: row.name })),
     },
     {
       name: "task_queue_depth",
