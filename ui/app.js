@@ -9,6 +9,7 @@ import { renderExecution } from "./views/execution.js";
 import { renderExecutions } from "./views/executions.js";
 import { renderHumanTask, renderInbox } from "./views/inbox.js";
 import { renderLogin } from "./views/login.js";
+import { renderMetrics } from "./views/metrics.js";
 import { renderQueues } from "./views/queues.js";
 import { renderScheduleEditor, renderSchedules } from "./views/schedules.js";
 import { renderSecret, renderSecrets } from "./views/secrets.js";
@@ -44,6 +45,7 @@ const ROUTES = [
   [/^inbox$/, renderInbox],
   [/^inbox\/([^/]+)$/, renderHumanTask],
   [/^queues$/, renderQueues],
+  [/^metrics$/, renderMetrics],
   [/^schedules$/, renderSchedules],
   [/^schedules\/new$/, (container, params, context) => renderScheduleEditor(container, params, context)],
   [/^schedules\/([^/]+)$/, renderScheduleEditor],

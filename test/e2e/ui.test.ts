@@ -1507,6 +1507,34 @@ describe("web UI", () => {
     expect(admin.problems.slice(problemsBefore)).toEqual([]);
   });
 
+  it("counts each workflow's runs and how long they took on the Metrics page, and each task type's, linking to the executions", async () => {
+    const { page } = admin;
+    const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
+    const flow = `${parentName}_metered`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name: flow, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: "compute", taskReferenceName: "compute", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "1 + 1" } }] },
+    });
+    for (let run = 0; run < 3; run++) expect((await callOk(server.url, "POST", `/api/workflow/execute/${flow}/1`, { key: adminKey, body: {} })).json()).toMatchObject({ status: "COMPLETED" });
+    await page.getByRole("link", { name: "Metrics" }).click();
+    await page.getByRole("heading", { name: "Metrics", exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    const row = page.locator("tr", { has: page.getByRole("link", { name: flow, exact: true }) });
+    // Counted with the search rows, within about a second: Refresh until they are.
+    await expect.poll(async () => {
+      await page.getByRole("button", { name: "Refresh" }).click();
+      return (await row.locator("td").allTextContents()).slice(0, 6);
+    }, { timeout: STEP_TIMEOUT_MS }).toEqual([flow, "3", "0", "0", "3", "0"]);
+    expect(await row.locator("td").nth(6).textContent()).toMatch(/^\d+(\.\d+)? (ms|s)$/);
+    const inline = page.locator("tr", { has: page.getByRole("cell", { name: "INLINE", exact: true }) });
+    expect(Number(await inline.locator("td").nth(1).textContent())).toBeGreaterThanOrEqual(3);
+    await screenshot(page, "metrics");
+    await row.getByRole("link", { name: flow, exact: true }).click();
+    await page.getByRole("heading", { name: "Executions" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByLabel("Workflow name").inputValue()).toBe(flow);
+    expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);
+    expect(admin.problems.slice(problemsBefore)).toEqual([]);
+  });
+
   it("finds tasks on the Tasks page by status, task type and text, each leading to its execution", async () => {
     const { page } = admin;
     const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
