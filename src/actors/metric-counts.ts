@@ -19,6 +19,11 @@ export function metricCountStatements(db: D1Database, row: IndexRow): D1Prepared
   return statements;
 }
 
+/** A field of the facts a statement reads with `json_each(?1) AS t`. */
+function factField(name: string): string {
+  return `json_extract(t.value, '$.${name}')`;
+}
+
 function countStart(db: D1Database, row: IndexRow): D1PreparedStatement {
   return db
     .prepare(
@@ -54,7 +59,7 @@ function countTaskEnds(db: D1Database, ended: IndexRow["tasks"]): D1PreparedStat
     // A task that never started (canceled or skipped while scheduled) took no time.
     durationMs: task.startTime > 0 && task.endTime > task.startTime ? task.endTime - task.startTime : 0,
   }));
-  const field = (name: keyof (typeof facts)[number]) => `json_extract(t.value, '$.${name}')`;
+  const field = (name: keyof (typeof facts)[number]) => factField(name);
   return db
     .prepare(
       `INSERT INTO task_ends (task_type, status, bucket, count, duration_ms)
@@ -78,7 +83,7 @@ function countTaskWaits(db: D1Database, started: IndexRow["tasks"]): D1PreparedS
     startTime: task.startTime,
     waitMs: task.scheduledTime > 0 && task.startTime > task.scheduledTime ? task.startTime - task.scheduledTime : 0,
   }));
-  const field = (name: keyof (typeof facts)[number]) => `json_extract(t.value, '$.${name}')`;
+  const field = (name: keyof (typeof facts)[number]) => factField(name);
   return db
     .prepare(
       `INSERT INTO task_waits (task_type, bucket, count, wait_ms)

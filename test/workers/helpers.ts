@@ -1,4 +1,5 @@
 import { SELF, env, runInDurableObject } from "cloudflare:test";
+import type { IndexRow } from "../../src/actors/execution-index";
 import type { JsonObject } from "../../src/engine/model";
 import { executionStub } from "../../src/worker/executions";
 
@@ -150,4 +151,29 @@ export async function storedByExecutionObject(workflowId: string): Promise<{ exe
     const metaKeys = tables.has("meta") ? state.storage.sql.exec<{ key: string }>(`SELECT key FROM meta ORDER BY key`).toArray().map((row) => row.key) : [];
     return { executionRows: count("workflow") + count("definition") + count("tasks"), metaKeys };
   });
+}
+
+/** A search row of a made-up execution, as an execution object sends it to the index writer: COMPLETED now, no tasks. */
+export function searchRow(workflowId: string, overrides: Partial<IndexRow> = {}): IndexRow {
+  const now = Date.now();
+  return {
+    workflowId,
+    workflowName: "indexed",
+    workflowVersion: 1,
+    status: "COMPLETED",
+    correlationId: null,
+    parentWorkflowId: null,
+    reasonForIncompletion: null,
+    priority: 0,
+    createTime: now,
+    startTime: now,
+    endTime: now,
+    updateTime: now,
+    input: "{}",
+    output: "{}",
+    failedReferenceTaskNames: "",
+    tasks: [],
+    firstTaskRows: true,
+    ...overrides,
+  };
 }

@@ -4,30 +4,10 @@ import type { IndexRow } from "../../src/actors/execution-index";
 import { ExecutionIndexWriter, INDEX_MAX_BATCH, indexShardFor, indexWriterAt } from "../../src/actors/index-writer";
 import { serviceConfig } from "../../src/worker/config";
 import { executionStub } from "../../src/worker/executions";
-import { api, apiOk, eventually, gate, getWorkflow, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, httpTask, register, searchRow, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 function row(workflowId: string, overrides: Partial<IndexRow> = {}): IndexRow {
-  const now = Date.now();
-  return {
-    workflowId,
-    workflowName: "batched",
-    workflowVersion: 1,
-    status: "COMPLETED",
-    correlationId: null,
-    parentWorkflowId: null,
-    reasonForIncompletion: null,
-    priority: 0,
-    createTime: now,
-    startTime: now,
-    endTime: now,
-    updateTime: now,
-    input: "{}",
-    output: "{}",
-    failedReferenceTaskNames: "",
-    tasks: [],
-    firstTaskRows: true,
-    ...overrides,
-  };
+  return searchRow(workflowId, { workflowName: "batched", ...overrides });
 }
 
 /** The writer the current setting gives an execution (what an execution started now pins). */

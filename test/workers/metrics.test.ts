@@ -8,7 +8,7 @@ import { indexRowStatements, type IndexRow } from "../../src/actors/execution-in
 import type { JsonObject } from "../../src/engine/model";
 import { DURATION_BUCKETS_SECONDS } from "../../src/worker/metrics/histogram";
 import { call, createUser } from "./auth-helpers";
-import { ADMIN_KEY, apiOk, eventually, register, startWorkflow, waitFor, waitForIndexRow } from "./helpers";
+import { ADMIN_KEY, apiOk, eventually, register, searchRow, startWorkflow, waitFor, waitForIndexRow } from "./helpers";
 
 /** The samples of a scrape, by their line's name and labels as written (`name{a="1",b="2"}`). */
 type Scrape = Map<string, number>;
@@ -34,28 +34,9 @@ async function scrapeUntil(accept: (samples: Scrape) => boolean, what: string, h
 
 const simple = (ref: string, name: string): JsonObject => ({ name, taskReferenceName: ref, type: "SIMPLE", inputParameters: {} });
 
-/** A search row of a made-up execution, as an execution object sends it to the writer. */
+/** A search row of a made-up execution of mt_rows that ran from 1,000 to 1,300. */
 function row(workflowId: string, fields: Partial<IndexRow> = {}): IndexRow {
-  return {
-    workflowId,
-    workflowName: "mt_rows",
-    workflowVersion: 1,
-    status: "COMPLETED",
-    correlationId: null,
-    parentWorkflowId: null,
-    reasonForIncompletion: null,
-    priority: 0,
-    createTime: 1_000,
-    startTime: 1_000,
-    endTime: 1_300,
-    updateTime: 1_300,
-    input: "{}",
-    output: "{}",
-    failedReferenceTaskNames: "",
-    tasks: [],
-    firstTaskRows: true,
-    ...fields,
-  };
+  return searchRow(workflowId, { workflowName: "mt_rows", createTime: 1_000, startTime: 1_000, endTime: 1_300, updateTime: 1_300, ...fields });
 }
 
 const taskRow = (taskId: string, status: string, startTime: number, endTime: number): IndexRow["tasks"][number] => ({
