@@ -232,6 +232,8 @@ export interface NewExecution {
   startScopes?: string[];
   /** A test run's plan (see {@link WorkflowExecution.test}). */
   test?: WorkflowTestPlan;
+  /** See {@link WorkflowExecution.environment}. */
+  environment?: Record<string, string>;
 }
 
 /** A fresh RUNNING execution with no tasks yet; feed it a `start` event. */
@@ -262,6 +264,7 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
   if (params.depth !== undefined && params.depth > 0) execution.depth = params.depth;
   if (params.startScopes !== undefined) execution.startScopes = params.startScopes;
   if (params.test !== undefined) execution.test = params.test;
+  if (params.environment !== undefined && Object.keys(params.environment).length > 0) execution.environment = params.environment;
   const deadline = workflowDeadline(params.definition, now);
   if (deadline !== undefined) execution.deadline = deadline;
   return execution;

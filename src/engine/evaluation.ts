@@ -40,6 +40,7 @@ export function workflowRecord(execution: WorkflowExecution): JsonObject {
     taskToDomain: execution.taskToDomain,
     createTime: execution.createTime,
     startTime: execution.startTime,
+    env: execution.environment ?? {},
   };
 }
 

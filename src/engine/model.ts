@@ -604,6 +604,11 @@ export interface WorkflowExecution {
    * Read as `{}` from executions stored before they were kept.
    */
   variables: JsonObject;
+  /**
+   * Orkes' environment variables its definition names (`${workflow.env.<name>}`), as they were when it started: name to
+   * text (`${workflow.env.<name>.$}` reads it as JSON). Absent when it names none, or none of them existed.
+   */
+  environment?: Record<string, string>;
   correlationId?: string;
   reasonForIncompletion?: string;
   parentWorkflowId?: string;

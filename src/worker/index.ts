@@ -7,6 +7,7 @@ import { registerBulkWorkflowRoutes } from "./routes/bulk";
 import { registerEventRoutes } from "./routes/events";
 import { registerMetadataRoutes } from "./routes/metadata";
 import { registerMetricsRoutes } from "./routes/metrics";
+import { registerEnvironmentRoutes } from "./routes/environment";
 import { registerScheduleRoutes } from "./routes/schedules";
 import { registerSecretRoutes } from "./routes/secrets";
 import { registerSecurityRoutes } from "./routes/security";
@@ -62,6 +63,7 @@ registerAuthorizationRoutes(router);
 registerHumanTaskRoutes(router);
 registerWebhookRoutes(router);
 registerMetricsRoutes(router);
+registerEnvironmentRoutes(router);
 // After the 501s: `GET /api/scheduler/schedules/tags` (Orkes' lookup by tag) is one, and not a schedule named "tags".
 registerScheduleRoutes(router);
 /** Every registered route as [method, path pattern], for tests that must cover all of them. */

@@ -5,6 +5,8 @@ import { withInputTemplate, workflowInputOversizeReason } from "../engine/workfl
 import { serviceConfig } from "./config";
 import { DefinitionRepository } from "./definitions";
 import { withTaskDefs } from "./task-defs";
+import { EnvironmentRepository } from "./environment";
+import { environmentVariablesOf } from "../engine/environment";
 import { executionStub } from "./executions";
 import { SchemaRepository, describeSchema, schemaIssues } from "./json-schemas";
 
@@ -147,6 +149,9 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   }
   const { name: _name, version: _version, definition: _inline, idempotencyStrategy: _strategy, workflowId: _chosen, waitMs, waitUntilTaskRefs, ...fields } = options;
   const params: NewExecution = { ...fields, workflowId, definition };
+  // Only for a definition that names some: the values it starts with (see WorkflowExecution.environment).
+  const environmentNames = environmentVariablesOf(registered);
+  if (environmentNames.length > 0) params.environment = await new EnvironmentRepository(env.DB).valuesOf(environmentNames);
   // Also for an existing id: the first caller may have claimed the key and died before starting it.
   const stub = executionStub(env, workflowId);
   if (waitMs !== undefined) {

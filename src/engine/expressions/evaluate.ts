@@ -5,6 +5,7 @@
 import type { JsonValue } from "../model";
 import type { Expression, PathSegment } from "./ast";
 import type { EvaluationContext } from "./context";
+import { readsEnvironmentJson } from "./environment";
 import { MissingSecretError } from "./errors";
 import { isUnderSecrets, secretNameOf } from "./secrets";
 import { compareOrdered, deepEqual, isTruthy, negate } from "./values";
@@ -56,7 +57,9 @@ export function evaluate(expression: Expression, ctx: EvaluationContext): JsonVa
 function resolvePath(root: string, segments: readonly PathSegment[], ctx: EvaluationContext): JsonValue {
   switch (root) {
     case "workflow":
-      return isUnderSecrets(root, segments) ? resolveSecret(root, segments, ctx) : walk(ctx.workflow, segments);
+      if (isUnderSecrets(root, segments)) return resolveSecret(root, segments, ctx);
+      if (readsEnvironmentJson(segments)) return walk(parsedJson(walk(ctx.workflow, segments.slice(0, 2))), segments.slice(3));
+      return walk(ctx.workflow, segments);
     case "system":
       return walk({ currentTimeMillis: ctx.now }, segments);
     case "TASK_ID":
@@ -77,6 +80,16 @@ function resolveSecret(root: string, segments: readonly PathSegment[], ctx: Eval
   const value = ctx.secret?.(name);
   if (value === undefined) throw new MissingSecretError(name);
   return value;
+}
+
+/** Text read as JSON (Orkes' `${workflow.env.<name>.$}`); null for anything else, and for text that is not JSON. */
+function parsedJson(value: JsonValue): JsonValue {
+  if (typeof value !== "string") return null;
+  try {
+    return JSON.parse(value) as JsonValue;
+  } catch {
+    return null;
+  }
 }
 
 function walk(start: JsonValue, segments: readonly PathSegment[]): JsonValue {

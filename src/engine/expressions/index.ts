@@ -5,6 +5,6 @@
 export type { ComparisonOperator, Expression, PathSegment } from "./ast";
 export type { EvaluationContext } from "./context";
 export { ExpressionSyntaxError, MissingSecretError } from "./errors";
-export { findTemplateErrors, referencedSecrets } from "./inspect";
+export { findTemplateErrors, referencedEnvironmentVariables, referencedSecrets } from "./inspect";
 export { evaluateExpression, resolveValue } from "./resolve";
 export { hasExpression, parseTemplate, type Template, type TemplatePart } from "./template";

@@ -4,7 +4,8 @@
  */
 import type { JsonValue } from "../model";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import type { Expression } from "./ast";
+import type { Expression, PathSegment } from "./ast";
+import { environmentVariableNameOf } from "./environment";
 import { ExpressionSyntaxError } from "./errors";
 import { secretNameOf } from "./secrets";
 import { parseTemplate } from "./template";
@@ -82,6 +83,19 @@ function operandSecret(expression: Expression, role: string | undefined): [PathE
  * can. Malformed strings are skipped: {@link findTemplateErrors} reports them.
  */
 export function referencedSecrets(value: JsonValue): string[] {
+  return referencedNames(value, secretNameOf);
+}
+
+/**
+ * Names of every environment variable a value references through `${workflow.env.<name>}` (or `….$`), deduplicated,
+ * in order of first appearance, as {@link referencedSecrets} finds secrets.
+ */
+export function referencedEnvironmentVariables(value: JsonValue): string[] {
+  return referencedNames(value, environmentVariableNameOf);
+}
+
+/** The names `nameOf` finds in the paths of every expression of `value`. */
+function referencedNames(value: JsonValue, nameOf: (root: string, segments: readonly PathSegment[]) => string | null): string[] {
   const names = new Set<string>();
   forEachTemplateString(value, "", (text) => {
     let parts;
@@ -92,7 +106,7 @@ export function referencedSecrets(value: JsonValue): string[] {
       throw error;
     }
     for (const part of parts) {
-      if (part.kind === "expression") collectSecrets(part.expression, names);
+      if (part.kind === "expression") collectNames(part.expression, nameOf, names);
     }
   });
   return [...names];
@@ -112,28 +126,28 @@ function forEachTemplateString(value: JsonValue, path: string, visit: (text: str
   for (const key of Object.keys(value)) forEachTemplateString(value[key] as JsonValue, childPath(path, key), visit);
 }
 
-function collectSecrets(expression: Expression, names: Set<string>): void {
+function collectNames(expression: Expression, nameOf: (root: string, segments: readonly PathSegment[]) => string | null, names: Set<string>): void {
   switch (expression.kind) {
     case "literal":
       return;
     case "path": {
-      const name = secretNameOf(expression.root, expression.segments);
+      const name = nameOf(expression.root, expression.segments);
       if (name !== null) names.add(name);
       return;
     }
     case "not":
     case "negate":
-      collectSecrets(expression.operand, names);
+      collectNames(expression.operand, nameOf, names);
       return;
     case "compare":
     case "logical":
-      collectSecrets(expression.left, names);
-      collectSecrets(expression.right, names);
+      collectNames(expression.left, nameOf, names);
+      collectNames(expression.right, nameOf, names);
       return;
     case "conditional":
-      collectSecrets(expression.test, names);
-      collectSecrets(expression.consequent, names);
-      collectSecrets(expression.alternate, names);
+      collectNames(expression.test, nameOf, names);
+      collectNames(expression.consequent, nameOf, names);
+      collectNames(expression.alternate, nameOf, names);
       return;
   }
 }

@@ -122,6 +122,13 @@ export function tokenize(source: string, start: number, mode: LexMode): LexResul
       afterDot = false;
       continue;
     }
+    // Orkes' `${workflow.env.<name>.$}` (the variable read as JSON): a lone `$` is a path segment.
+    if (afterDot && c === "$" && !isNameChar(source.charAt(i + 1))) {
+      tokens.push({ kind: "word", value: "$", start: i, end: i + 1 });
+      i += 1;
+      afterDot = false;
+      continue;
+    }
     afterDot = false;
 
     if (isLetter(c) || c === "_") {

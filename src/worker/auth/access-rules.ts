@@ -174,6 +174,11 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/human/template/*", methods: ["GET"], requiredPermissions: [] },
   { apiPath: "/api/human/template", methods: ["POST"], requiredPermissions: [at("TASK_WRITE"), at("METADATA_ADMIN")] },
   { apiPath: "/api/human/template/*", methods: ["POST", "DELETE"], requiredPermissions: [at("TASK_WRITE"), at("METADATA_ADMIN")] },
+  // Environment variables: read as metadata is; written by system admins only, because a value can decide where a
+  // workflow sends what it holds (a URL beside a secret), which is the secrets' right (see routes/environment.ts).
+  { apiPath: "/api/environment", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
+  { apiPath: "/api/environment/{key}", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
+  { apiPath: "/api/environment/{key}", methods: ["PUT", "DELETE"], requiredPermissions: [at("SYSTEM_ADMIN")] },
   // Metrics: any reader of some workflow or task; the route shows the series of those the caller may read.
   { apiPath: "/api/metrics", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("TASK_READ", ANY_SCOPE)] },
   { apiPath: "/api/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },

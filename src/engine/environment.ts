@@ -1,0 +1,26 @@
+import { referencedEnvironmentVariables } from "./expressions";
+import type { JsonValue, WorkflowDef } from "./model";
+
+/**
+ * What an environment variable's name may be: letters, digits, `_` and `-` (a `.` would read as a path step in
+ * `${workflow.env.<name>}`), 1 to 128 of them.
+ */
+export const ENVIRONMENT_VARIABLE_NAME = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** Longest value an environment variable may hold, in UTF-8 bytes: each execution that names it keeps a copy. */
+export const MAX_ENVIRONMENT_VALUE_BYTES = 16 * 1024;
+
+const namesByDefinition = new WeakMap<WorkflowDef, readonly string[]>();
+
+/**
+ * The environment variables a definition's expressions name (anywhere in it: tasks, branches, loops, inline children,
+ * outputs), valid names only, computed once per definition object: a start looks these up.
+ */
+export function environmentVariablesOf(definition: WorkflowDef): readonly string[] {
+  let names = namesByDefinition.get(definition);
+  if (names === undefined) {
+    names = referencedEnvironmentVariables(definition as unknown as JsonValue).filter((name) => ENVIRONMENT_VARIABLE_NAME.test(name));
+    namesByDefinition.set(definition, names);
+  }
+  return names;
+}

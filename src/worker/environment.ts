@@ -1,0 +1,73 @@
+import { TtlCache } from "./ttl-cache";
+
+/** How long an isolate trusts what it read of a variable (as definitions: a write elsewhere is seen within it). */
+const CACHE_TTL_MS = 2_000;
+
+/**
+ * Orkes' environment variables in D1 (`environment_variables`). Starts read the ones their definition names through a
+ * short in-isolate cache, absent names included, so a start whose definition names none reads nothing and one that
+ * names some reads D1 at most once per name every two seconds; a write in this isolate clears its entry at once.
+ */
+export class EnvironmentRepository {
+  static readonly #cache = new TtlCache<string | null>(CACHE_TTL_MS);
+  readonly #db: D1Database;
+
+  constructor(db: D1Database) {
+    this.#db = db;
+  }
+
+  /** Every variable, by name. */
+  async list(): Promise<Array<{ name: string; value: string }>> {
+    const { results } = await this.#db.prepare(`SELECT name, value FROM environment_variables ORDER BY name`).all<{ name: string; value: string }>();
+    return results;
+  }
+
+  /** A variable's value, or null when there is none (read from D1, not the cache). */
+  async get(name: string): Promise<string | null> {
+    return (await this.#db.prepare(`SELECT value FROM environment_variables WHERE name = ?`).bind(name).first<{ value: string }>())?.value ?? null;
+  }
+
+  /** Creates or replaces a variable. */
+  async put(name: string, value: string, by: string, now: number): Promise<void> {
+    await this.#db
+      .prepare(
+        `INSERT INTO environment_variables (name, value, create_time, update_time, updated_by) VALUES (?1, ?2, ?3, ?3, ?4)
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value, update_time = excluded.update_time, updated_by = excluded.updated_by`,
+      )
+      .bind(name, value, now, by)
+      .run();
+    EnvironmentRepository.#cache.delete(name);
+  }
+
+  /** Deletes a variable; its value, or null when there was none. */
+  async delete(name: string): Promise<string | null> {
+    const deleted = await this.#db.prepare(`DELETE FROM environment_variables WHERE name = ? RETURNING value`).bind(name).first<{ value: string }>();
+    EnvironmentRepository.#cache.delete(name);
+    return deleted?.value ?? null;
+  }
+
+  /** The values of those of `names` that exist (what a start keeps), read through the cache. */
+  async valuesOf(names: readonly string[]): Promise<Record<string, string>> {
+    // Entries, not assignments: a variable may be named `__proto__`.
+    const values: Array<[string, string]> = [];
+    const missing: string[] = [];
+    for (const name of names) {
+      const cached = EnvironmentRepository.#cache.get(name);
+      if (cached === undefined) missing.push(name);
+      else if (cached !== null) values.push([name, cached]);
+    }
+    if (missing.length > 0) {
+      const { results } = await this.#db
+        .prepare(`SELECT name, value FROM environment_variables WHERE name IN (SELECT value FROM json_each(?))`)
+        .bind(JSON.stringify(missing))
+        .all<{ name: string; value: string }>();
+      const found = new Map(results.map((row) => [row.name, row.value]));
+      for (const name of missing) {
+        const value = found.get(name) ?? null;
+        EnvironmentRepository.#cache.set(name, value);
+        if (value !== null) values.push([name, value]);
+      }
+    }
+    return Object.fromEntries(values);
+  }
+}

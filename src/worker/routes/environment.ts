@@ -1,0 +1,63 @@
+import type { IRequest, RouterType } from "itty-router";
+import { ENVIRONMENT_VARIABLE_NAME, MAX_ENVIRONMENT_VALUE_BYTES } from "../../engine/environment";
+import { serviceConfig } from "../config";
+import { EnvironmentRepository } from "../environment";
+import { principalOf } from "../guard";
+import { readStringBody, textResponse } from "../http/body";
+import { decodedPathParam } from "../http/params";
+import { notFound, validationError } from "../http/errors";
+
+type Args = [Env, ExecutionContext];
+
+/** The `{key}` path segment, checked against the name rule (400 otherwise). */
+function variableName(request: IRequest): string {
+  const name = decodedPathParam(request, "key");
+  if (!ENVIRONMENT_VARIABLE_NAME.test(name)) {
+    throw validationError("Invalid environment variable name", [{ path: "key", message: "must be 1 to 128 characters of A-Z, a-z, 0-9, '_' or '-'" }]);
+  }
+  return name;
+}
+
+/** A PUT's value: raw `text/plain` (Orkes' clients) or a JSON string. */
+async function readValue(request: Request, maxBytes: number): Promise<string> {
+  const value = await readStringBody(request, maxBytes, { what: "environment variable's value", example: '"https://payments.example.com"' });
+  const size = new TextEncoder().encode(value).byteLength;
+  if (size > MAX_ENVIRONMENT_VALUE_BYTES) {
+    const message = `The value is ${size} bytes; at most ${MAX_ENVIRONMENT_VALUE_BYTES} are allowed`;
+    throw validationError(message, [{ path: "(body)", message }]);
+  }
+  return value;
+}
+
+/**
+ * Orkes' environment variables (EnvironmentResource): cluster-wide values workflows read as `${workflow.env.<name>}`.
+ * Access (reads: WORKFLOW_READ or METADATA_ADMIN; writes: SYSTEM_ADMIN, see access-rules.ts) is decided before a route runs.
+ */
+export function registerEnvironmentRoutes(router: RouterType<IRequest, Args>): void {
+  router.get("/api/environment", async (_request, env) => {
+    const variables = await new EnvironmentRepository(env.DB).list();
+    // fromEntries defines each name as data, `__proto__` too.
+    return Response.json(Object.fromEntries(variables.map((variable) => [variable.name, variable.value])));
+  });
+
+  router.get("/api/environment/:key", async (request, env) => {
+    const name = variableName(request);
+    const value = await new EnvironmentRepository(env.DB).get(name);
+    if (value === null) throw notFound(`No environment variable named ${name}`);
+    return textResponse(value);
+  });
+
+  router.put("/api/environment/:key", async (request, env) => {
+    const name = variableName(request);
+    const value = await readValue(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+    await new EnvironmentRepository(env.DB).put(name, value, principalOf(request).userId, Date.now());
+    return new Response(null, { status: 200 });
+  });
+
+  router.delete("/api/environment/:key", async (request, env) => {
+    const name = variableName(request);
+    const value = await new EnvironmentRepository(env.DB).delete(name);
+    if (value === null) throw notFound(`No environment variable named ${name}`);
+    return textResponse(value);
+  });
+}

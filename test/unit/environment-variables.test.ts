@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { createExecution, decide } from "../../src/engine/decider";
+import { environmentVariablesOf } from "../../src/engine/environment";
+import { evaluateExpression, findTemplateErrors, type EvaluationContext } from "../../src/engine/expressions";
+import type { WorkflowDef } from "../../src/engine/model";
+import { env } from "./engine-env";
+
+/** A context whose workflow holds the environment `values`. */
+function withEnvironment(values: Record<string, string>): EvaluationContext {
+  return { workflow: { env: values, input: {} }, task: () => undefined, now: 0 };
+}
+
+describe("Orkes' environment variables in expressions", () => {
+  const ctx = withEnvironment({ base: "https://pay.example.com", "db-config": '{"region":"eu","hosts":["a","b"]}', plain: "not json" });
+
+  it("reads a variable as text, or with .$ as JSON walked further", () => {
+    expect(evaluateExpression("workflow.env.base", ctx)).toBe("https://pay.example.com");
+    expect(evaluateExpression("workflow.env.db-config.$.region", ctx)).toBe("eu");
+    expect(evaluateExpression("workflow.env.db-config.$.hosts[1]", ctx)).toBe("b");
+    expect(evaluateExpression("workflow.env.db-config.$", ctx)).toEqual({ region: "eu", hosts: ["a", "b"] });
+    // Text that is not JSON, a variable that does not exist, and a path below text: null, as any missing data.
+    expect(evaluateExpression("workflow.env.plain.$", ctx)).toBeNull();
+    expect(evaluateExpression("workflow.env.missing", ctx)).toBeNull();
+    expect(evaluateExpression("workflow.env.base.host", ctx)).toBeNull();
+    expect(findTemplateErrors({ uri: "${workflow.env.base}/charge", cfg: "${workflow.env.db-config.$}" }, "inputParameters")).toEqual([]);
+  });
+
+  it("finds the variables a definition names anywhere in it, once each, valid names only", () => {
+    const definition = {
+      name: "env_names",
+      version: 1,
+      tasks: [
+        { name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { uri: "${workflow.env.base}/x", headers: { region: "${workflow.env.cfg.$.region}" } } },
+        {
+          name: "route",
+          taskReferenceName: "route",
+          type: "SWITCH",
+          evaluatorType: "value-param",
+          expression: "v",
+          inputParameters: { v: "${workflow.input.v}" },
+          decisionCases: { a: [{ name: "inner", taskReferenceName: "inner", type: "SET_VARIABLE", inputParameters: { x: "${workflow.env.inner_value} and ${workflow.env.base}" } }] },
+        },
+      ],
+      outputParameters: { seen: "${workflow.env['odd.name']}" },
+    } as unknown as WorkflowDef;
+    expect(environmentVariablesOf(definition)).toEqual(["base", "cfg", "inner_value"]);
+    // Computed once per definition object.
+    expect(environmentVariablesOf(definition)).toBe(environmentVariablesOf(definition));
+  });
+
+  it("resolves a task's input from the values the execution started with", () => {
+    const definition = { name: "env_run", version: 1, tasks: [{ name: "set", taskReferenceName: "set", type: "SET_VARIABLE", inputParameters: { url: "${workflow.env.base}/charge", region: "${workflow.env.cfg.$.region}" } }] } as unknown as WorkflowDef;
+    const execution = createExecution({ workflowId: "wf-env", definition, input: {}, environment: { base: "https://pay.example.com", cfg: '{"region":"eu"}' } }, 1_000);
+    const started = decide(execution, { type: "start" }, env(1_000)).state;
+    expect(started.variables).toMatchObject({ url: "https://pay.example.com/charge", region: "eu" });
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * Orkes' environment variables (`/api/environment`, `${workflow.env.<name>}`), through the real router, execution
+ * objects and local D1.
+ */
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { call, createUser } from "./auth-helpers";
+import { ADMIN_KEY, api, apiOk, hits, register, startWorkflow, target, waitFor } from "./helpers";
+
+const asAdmin = { "x-api-key": ADMIN_KEY };
+
+async function put(name: string, value: string, type = "text/plain"): Promise<Response> {
+  return call("PUT", `/api/environment/${name}`, { ...asAdmin, "content-type": type }, value);
+}
+
+async function stored(name: string): Promise<string | null> {
+  return (await env.DB.prepare(`SELECT value FROM environment_variables WHERE name = ?`).bind(name).first<{ value: string }>())?.value ?? null;
+}
+
+describe("environment variables", () => {
+  it("are created, read, listed, replaced and deleted as Orkes' EnvironmentClient does", async () => {
+    expect((await put("env_crud", "first")).status).toBe(200);
+    expect((await put("env_json", JSON.stringify("as a JSON string"), "application/json")).status).toBe(200);
+    const one = await api("GET", "/api/environment/env_crud");
+    expect([one.status, one.headers.get("content-type"), await one.text()]).toEqual([200, "text/plain; charset=utf-8", "first"]);
+    expect(await apiOk<Record<string, string>>("GET", "/api/environment")).toMatchObject({ env_crud: "first", env_json: "as a JSON string" });
+    expect((await put("env_crud", "second")).status).toBe(200);
+    expect(await stored("env_crud")).toBe("second");
+    const deleted = await api("DELETE", "/api/environment/env_crud");
+    expect([deleted.status, await deleted.text()]).toEqual([200, "second"]);
+    expect((await api("GET", "/api/environment/env_crud")).status).toBe(404);
+    expect((await api("DELETE", "/api/environment/env_crud")).status).toBe(404);
+  });
+
+  it("refuses a bad name, a value too large or of another type, and callers without the right, writing nothing", async () => {
+    const dotted = await put("a.b", "x");
+    expect([dotted.status, ((await dotted.json()) as { error: string }).error]).toEqual([400, "VALIDATION_ERROR"]);
+    expect((await put("env_big", "x".repeat(16 * 1024 + 1))).status).toBe(400);
+    expect((await put("env_typed", "<x/>", "application/xml")).status).toBe(415);
+    const metadataAdmin = await createUser("env-metadata-admin@example.com", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }] });
+    expect((await call("PUT", "/api/environment/env_denied", { "x-api-key": metadataAdmin.apiKey, "content-type": "text/plain" }, "https://elsewhere.example")).status).toBe(403);
+    expect((await call("PUT", "/api/environment/env_denied", { "content-type": "text/plain" }, "x")).status).toBe(401);
+    for (const name of ["a.b", "env_big", "env_typed", "env_denied"]) expect(await stored(name)).toBeNull();
+    // Reading is for readers of workflows (or metadata admins).
+    expect((await put("env_readable", "visible")).status).toBe(200);
+    const reader = await createUser("env-reader@example.com", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:some_flow" }] });
+    expect(await (await call("GET", "/api/environment/env_readable", { "x-api-key": reader.apiKey })).text()).toBe("visible");
+    const nobody = await createUser("env-nobody@example.com");
+    expect((await call("GET", "/api/environment", { "x-api-key": nobody.apiKey })).status).toBe(403);
+  });
+
+  it("are read by expressions as the execution started: text, JSON with .$, and null for one that does not exist", async () => {
+    expect((await put("env_base", target(""))).status).toBe(200);
+    expect((await put("env_cfg", JSON.stringify({ region: "eu", retries: 3 }))).status).toBe(200);
+    await register({
+      name: "env_flow",
+      tasks: [
+        { name: "gate", taskReferenceName: "gate", type: "SIMPLE", inputParameters: {} },
+        { name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { uri: "${workflow.env.env_base}/count/env-flow", method: "GET" } },
+        { name: "note", taskReferenceName: "note", type: "SET_VARIABLE", inputParameters: { region: "${workflow.env.env_cfg.$.region}", retries: "${workflow.env.env_cfg.$.retries}", none: "${workflow.env.env_absent}" } },
+      ],
+    });
+    const before = await hits("env-flow");
+    const first = await startWorkflow("env_flow");
+    // Changed while the first waits: the first keeps what it started with, the second takes the new value.
+    expect((await put("env_cfg", JSON.stringify({ region: "us", retries: 1 }))).status).toBe(200);
+    const second = await startWorkflow("env_flow");
+    for (const workflowId of [first, second]) await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const done = await Promise.all([first, second].map((workflowId) => waitFor(workflowId, ["COMPLETED"])));
+    expect(done.map((workflow) => workflow["variables"])).toEqual([
+      { region: "eu", retries: 3, none: null },
+      { region: "us", retries: 1, none: null },
+    ]);
+    expect(done[0]!.tasks.find((task) => task.referenceTaskName === "call")!.inputData["uri"]).toBe(target("/count/env-flow"));
+    expect(await hits("env-flow")).toBe(before + 2);
+  });
+});
