@@ -4,6 +4,7 @@ import { h, replaceChildren } from "./lib/dom.js";
 import { renderApplication, renderApplications, renderGroup, renderGroups, renderRoleEditor, renderRoles, renderUser, renderUsers } from "./views/access.js";
 import { renderDefinition, renderDefinitionEditor } from "./views/definition.js";
 import { renderDefinitions } from "./views/definitions.js";
+import { renderEnvironment } from "./views/environment.js";
 import { renderEventHandlerEditor, renderEventHandlers } from "./views/event-handlers.js";
 import { renderExecution } from "./views/execution.js";
 import { renderExecutions } from "./views/executions.js";
@@ -56,6 +57,7 @@ const ROUTES = [
   [/^webhooks\/new$/, (container, params, context) => renderWebhookEditor(container, params, context)],
   [/^webhooks\/([^/]+)$/, renderWebhookEditor],
   [/^secrets$/, renderSecrets],
+  [/^environment$/, renderEnvironment],
   [/^secrets\/([^/]+)$/, renderSecret],
   [/^access$/, (container, params, context) => context.go("#/access/roles")],
   [/^access\/roles$/, renderRoles],

@@ -1227,6 +1227,35 @@ describe("web UI", () => {
     expect(admin.problems.slice(problemsBefore)).toEqual([]);
   });
 
+  it("sets an environment variable on the Environment page, which the next run of a workflow reads, and deletes it", async () => {
+    const { page } = admin;
+    const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];
+    const name = `${parentName}_base`;
+    const flow = `${parentName}_env_user`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name: flow, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { http_request: { uri: `\${workflow.env.${name}}/${parentName}-env`, method: "GET" } } }] },
+    });
+    await page.getByRole("link", { name: "Environment", exact: true }).click();
+    await page.getByRole("heading", { name: "Add or replace a variable" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByLabel("Name").fill(name);
+    await page.getByLabel("Value").fill(target.url("/count"));
+    await page.getByRole("button", { name: "Save variable" }).click();
+    const row = page.locator("tr", { has: page.getByRole("cell", { name, exact: true }) });
+    await expect.poll(() => row.locator("td").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual([name, target.url("/count"), `\${workflow.env.${name}} Copy`, "Delete…"]);
+    await screenshot(page, "environment");
+    const workflowId = (await callOk(server.url, "POST", `/api/workflow/${flow}`, { key: adminKey, body: {} })).text.trim();
+    await waitForStatus(server.url, adminKey, workflowId, ["COMPLETED"]);
+    expect(await target.hits(`${parentName}-env`)).toBe(1);
+
+    await row.getByRole("button", { name: `Delete ${name}` }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await expect.poll(() => row.count(), { timeout: STEP_TIMEOUT_MS }).toBe(0);
+    expect((await call(server.url, "GET", `/api/environment/${name}`, { key: adminKey })).status).toBe(404);
+    expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);
+    expect(admin.problems.slice(problemsBefore)).toEqual([]);
+  });
+
   it("registers a webhook on the Webhooks page, shows where its events go and that one has verified, keeps its secret on a save", async () => {
     const { page } = admin;
     const [refusedBefore, problemsBefore] = [admin.refusedLoads.length, admin.problems.length];

@@ -1,4 +1,5 @@
 // @ts-check
+import { actionForm } from "../lib/action-form.js";
 import { api, ApiError, errorMessage } from "../lib/api.js";
 import { openDialog } from "../lib/dialog.js";
 import { copyButton, h, matchesFilter, replaceChildren, tagList } from "../lib/dom.js";
@@ -23,32 +24,6 @@ const reference = (name) => `\${workflow.secrets.${name}}`;
 function refusal(error) {
   if (error instanceof ApiError && error.status === 403) return h("p", { className: "empty" }, "Secrets need SYSTEM_ADMIN.");
   throw error;
-}
-
-/**
- * A form of labelled fields with one button: `act` runs with the fields' values on submit, its refusal shown below.
- * @param {{ fields: HTMLInputElement[], labels: string[], button: string, act: (values: string[]) => Promise<void> }} options
- * @returns {HTMLElement[]}
- */
-function actionForm({ fields, labels, button, act }) {
-  const message = h("p", { className: "error", role: "alert" });
-  const submit = h("button", { type: "submit" }, button);
-  const form = h("form", {
-    className: "filters",
-    onsubmit: async (/** @type {SubmitEvent} */ event) => {
-      event.preventDefault();
-      message.textContent = "";
-      submit.disabled = true;
-      try {
-        await act(fields.map((field) => field.value));
-      } catch (error) {
-        message.textContent = errorMessage(error);
-      } finally {
-        submit.disabled = false;
-      }
-    },
-  }, ...fields.map((field, index) => h("div", { className: "field" }, h("label", { for: field.id }, labels[index] ?? ""), field)), submit);
-  return [form, message];
 }
 
 /** @param {string} id */
