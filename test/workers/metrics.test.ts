@@ -57,17 +57,18 @@ const taskRow = (taskId: string, status: string, startTime: number, endTime: num
   output: "{}",
 });
 
-async function counted(): Promise<{
-  starts: number;
-  ends: Array<{ status: string; bucket: number; count: number; duration_ms: number }>;
-  taskEnds: Array<{ status: string; bucket: number; count: number }>;
-  taskWaits: Array<{ bucket: number; count: number; wait_ms: number }>;
-}> {
-  const starts = await env.DB.prepare(`SELECT count FROM workflow_starts WHERE workflow_name = 'mt_rows'`).first<{ count: number }>();
-  const ends = await env.DB.prepare(`SELECT status, bucket, count, duration_ms FROM workflow_ends WHERE workflow_name = 'mt_rows' ORDER BY status, bucket`).all<{ status: string; bucket: number; count: number; duration_ms: number }>();
-  const taskEnds = await env.DB.prepare(`SELECT status, bucket, count FROM task_ends WHERE task_type = 'mt_rows_worker' ORDER BY status, bucket`).all<{ status: string; bucket: number; count: number }>();
-  const taskWaits = await env.DB.prepare(`SELECT bucket, count, wait_ms FROM task_waits WHERE task_type = 'mt_rows_worker' ORDER BY bucket`).all<{ bucket: number; count: number; wait_ms: number }>();
-  return { starts: starts?.count ?? 0, ends: ends.results, taskEnds: taskEnds.results, taskWaits: taskWaits.results };
+/** What the counters of mt_rows hold, by metric: [status, bucket, count, sum of milliseconds] rows. */
+async function counted(): Promise<Record<string, Array<[string, number, number, number]>>> {
+  const { results } = await env.DB.prepare(`SELECT metric, status, bucket, count, sum_ms FROM metric_counts WHERE name IN ('mt_rows', 'mt_rows_worker') ORDER BY metric, status, bucket`).all<{
+    metric: string;
+    status: string;
+    bucket: number;
+    count: number;
+    sum_ms: number;
+  }>();
+  const byMetric: Record<string, Array<[string, number, number, number]>> = {};
+  for (const row of results) (byMetric[row.metric] ??= []).push([row.status, row.bucket, row.count, row.sum_ms]);
+  return byMetric;
 }
 
 describe("GET /api/metrics", () => {
@@ -125,16 +126,17 @@ describe("GET /api/metrics", () => {
     const first = row(workflowId, { tasks: [taskRow("t1", "COMPLETED", 1_000, 1_200), taskRow("t2", "CANCELED", 0, 1_300)] });
     await env.DB.batch(indexRowStatements(env.DB, first));
     const once = await counted();
+    const bucketOf = (seconds: number) => DURATION_BUCKETS_SECONDS.indexOf(seconds);
     expect(once).toEqual({
-      starts: 1,
+      workflow_started: [["", 0, 1, 0]],
       // 300 ms: the bucket up to 0.5 s.
-      ends: [{ status: "COMPLETED", bucket: DURATION_BUCKETS_SECONDS.indexOf(0.5), count: 1, duration_ms: 300 }],
-      taskEnds: [
-        { status: "CANCELED", bucket: 0, count: 1 },
-        { status: "COMPLETED", bucket: DURATION_BUCKETS_SECONDS.indexOf(0.25), count: 1 },
+      workflow_completed: [["COMPLETED", bucketOf(0.5), 1, 300]],
+      task_completed: [
+        ["CANCELED", 0, 1, 0],
+        ["COMPLETED", bucketOf(0.25), 1, 200],
       ],
       // The canceled task never started: no wait counted.
-      taskWaits: [{ bucket: DURATION_BUCKETS_SECONDS.indexOf(0.1), count: 1, wait_ms: 100 }],
+      task_queue_wait: [["", bucketOf(0.1), 1, 100]],
     });
     // The same row again (a batch retried after its answer was lost), then an older one arriving late.
     await env.DB.batch(indexRowStatements(env.DB, { ...first, firstTaskRows: false }));
@@ -145,10 +147,10 @@ describe("GET /api/metrics", () => {
       indexRowStatements(env.DB, row(workflowId, { status: "FAILED", startTime: 5_000, endTime: 125_000, updateTime: 125_000, tasks: [...first.tasks, taskRow("t3", "FAILED", 5_000, 6_000)], firstTaskRows: false })),
     );
     const after = await counted();
-    expect(after.starts).toBe(1);
-    expect(after.ends).toContainEqual({ status: "FAILED", bucket: DURATION_BUCKETS_SECONDS.indexOf(300), count: 1, duration_ms: 120_000 });
-    expect(after.taskEnds.reduce((sum, task) => sum + task.count, 0)).toBe(3);
-    expect(after.taskWaits).toEqual([{ bucket: DURATION_BUCKETS_SECONDS.indexOf(0.1), count: 2, wait_ms: 200 }]);
+    expect(after["workflow_started"]).toEqual([["", 0, 1, 0]]);
+    expect(after["workflow_completed"]).toContainEqual(["FAILED", bucketOf(300), 1, 120_000]);
+    expect(after["task_completed"]!.reduce((sum, [, , count]) => sum + count, 0)).toBe(3);
+    expect(after["task_queue_wait"]).toEqual([["", bucketOf(0.1), 2, 200]]);
   });
 
   it("shows each caller the workflows and task types it may read, and refuses callers without either", async () => {

@@ -3,8 +3,9 @@ import { grantsAllow, type Grant } from "../auth/permissions";
 import { listedQueueSizes } from "../routes/workers";
 import { applyReadable, type Filter, type ReadableWorkflows } from "../search";
 import { durationHistogram, type Labels, type MetricFamily, type Sample } from "./exposition";
+import type { CountedMetric } from "./histogram";
 
-/** A row of `workflow_ends`, `task_ends` or `task_waits` (no status; its wait as the duration): one bucket of one series. */
+/** A row of `metric_counts` (a wait's status is '', its wait the duration): one bucket of one series. */
 interface EndedRow {
   name: string;
   status: string;
@@ -17,25 +18,28 @@ interface EndedRow {
  * The service's metrics as a caller with `grants` may see them, in Conductor's names (its Micrometer metrics, as Orkes
  * exports them to Prometheus): workflow series for the workflows the caller may read (`WORKFLOW_READ`), task series
  * for the task types the caller may read (`TASK_READ` at `task:<type>`). Counters come from what the search-row
- * writer counted (migrations/0026_metrics.sql), gauges from the search index and the worker queues as they are now.
+ * writer counted (`metric_counts`, migrations/0026_metrics.sql), gauges from the search index and the worker queues as
+ * they are now.
  */
 export async function collectMetrics(env: Env, grants: readonly Grant[]): Promise<MetricFamily[]> {
   const readable = readableWorkflows(grants, "WORKFLOW_READ");
   const mayReadTasks = (type: string) => grantsAllow(grants, "TASK_READ", `task:${type}`);
-  const [starts, ends, open, taskEnds, taskWaits, queues] = await Promise.all([
-    readableRows<{ name: string; count: number }>(env.DB, `SELECT workflow_name AS name, count FROM workflow_starts`, readable, "workflow_starts", "ORDER BY workflow_name"),
-    readableRows<EndedRow>(env.DB, `SELECT workflow_name AS name, status, bucket, count, duration_ms FROM workflow_ends`, readable, "workflow_ends", "ORDER BY workflow_name, status, bucket"),
+  const [starts, ends, open, tasks, queues] = await Promise.all([
+    readableRows<{ name: string; count: number }>(env.DB, "workflow_name AS name, count", countsOf("workflow_started"), readable, "ORDER BY workflow_name"),
+    readableRows<EndedRow>(env.DB, "workflow_name AS name, status, bucket, count, duration_ms", countsOf("workflow_completed"), readable, "ORDER BY workflow_name, status, bucket"),
     readableRows<{ name: string; version: number; status: string; count: number }>(
       env.DB,
-      `SELECT workflow_name AS name, workflow_version AS version, status, COUNT(*) AS count FROM executions WHERE status IN ('RUNNING', 'PAUSED')`,
+      "workflow_name AS name, workflow_version AS version, status, COUNT(*) AS count",
+      `SELECT workflow_name, workflow_version, status FROM executions WHERE status IN ('RUNNING', 'PAUSED')`,
       readable,
-      "executions",
       "GROUP BY workflow_name, workflow_version, status ORDER BY workflow_name, workflow_version",
     ),
-    env.DB.prepare(`SELECT task_type AS name, status, bucket, count, duration_ms FROM task_ends ORDER BY task_type, status, bucket`).all<EndedRow>(),
-    env.DB.prepare(`SELECT task_type AS name, '' AS status, bucket, count, wait_ms AS duration_ms FROM task_waits ORDER BY task_type, bucket`).all<EndedRow>(),
+    env.DB.prepare(`SELECT metric, name, status, bucket, count, sum_ms AS duration_ms FROM metric_counts WHERE metric IN ('task_completed', 'task_queue_wait') ORDER BY name, status, bucket`).all<EndedRow & { metric: CountedMetric }>(),
     mayReadAnyTask(grants) ? listedQueueSizes(env) : Promise.resolve([]),
   ]);
+  const readableTasks = tasks.results.filter((row) => mayReadTasks(row.name));
+  const taskEnds = readableTasks.filter((row) => row.metric === "task_completed");
+  const taskWaits = readableTasks.filter((row) => row.metric === "task_queue_wait");
   const openOf = (status: string): Sample[] =>
     open.filter((row) => row.status === status).map((row) => ({ labels: { workflowName: row.name, version: String(row.version) }, value: row.count }));
   return [
@@ -58,13 +62,13 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
       name: "task_completed_seconds",
       help: "Tasks ended, by task type (a worker task's name) and final status, and how long each ran (start to end; 0 when it never started).",
       type: "histogram",
-      samples: histogramSamples(taskEnds.results.filter((row) => mayReadTasks(row.name)), (row) => ({ taskType: row.name, status: row.status })),
+      samples: histogramSamples(taskEnds, (row) => ({ taskType: row.name, status: row.status })),
     },
     {
       name: "task_queue_wait_time_seconds",
       help: "Tasks started, by task type, and how long each waited from being scheduled to being started (for a worker's task, until a worker polled it).",
       type: "histogram",
-      samples: histogramSamples(taskWaits.results.filter((row) => mayReadTasks(row.name)), (row) => ({ taskType: row.name })),
+      samples: histogramSamples(taskWaits, (row) => ({ taskType: row.name })),
     },
     {
       name: "task_queue_depth",
@@ -87,12 +91,17 @@ function mayReadAnyTask(grants: readonly Grant[]): boolean {
   return grants.some((grant) => grant.action === "TASK_READ");
 }
 
-/** The rows of `select` (a query on `table`, by its `workflow_name`) of the workflows the caller may read, then `rest`. */
-async function readableRows<T>(db: D1Database, select: string, readable: ReadableWorkflows, table: string, rest: string): Promise<T[]> {
+/** A workflow metric's counts, with the column the readable filter reads (`workflow_name`). */
+function countsOf(metric: "workflow_started" | "workflow_completed"): string {
+  return `SELECT name AS workflow_name, status, bucket, count, sum_ms AS duration_ms FROM metric_counts WHERE metric = '${metric}'`;
+}
+
+/** `columns` of the rows of `source` (a query with a `workflow_name` column) of the workflows the caller may read, then `rest`. */
+async function readableRows<T>(db: D1Database, columns: string, source: string, readable: ReadableWorkflows, rest: string): Promise<T[]> {
   const filter: Filter = { clauses: [], bindings: [] };
-  applyReadable(filter, readable, table);
-  const where = filter.clauses.length === 0 ? "" : `${select.includes(" WHERE ") ? " AND" : " WHERE"} ${filter.clauses.join(" AND ")}`;
-  const { results } = await db.prepare(`${select}${where} ${rest}`).bind(...filter.bindings).all<T>();
+  applyReadable(filter, readable, "readable_rows");
+  const where = filter.clauses.length === 0 ? "" : ` WHERE ${filter.clauses.join(" AND ")}`;
+  const { results } = await db.prepare(`SELECT ${columns} FROM (${source}) AS readable_rows${where} ${rest}`).bind(...filter.bindings).all<T>();
   return results;
 }
 
