@@ -5,7 +5,6 @@ import { masked, maskedKeysOf } from "../engine/masking";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
 import type { HumanUser } from "../engine/tasks/human/settings";
 import { waitingMatch, writtenMatches } from "../engine/tasks/wait-for-webhook/matches";
-import { metricCountStatement } from "./metric-counts";
 
 /**
  * What the index knows of an execution. When this changes, the row must be rewritten; between such
@@ -202,8 +201,7 @@ export function indexRow(execution: WorkflowExecution, first: boolean): IndexRow
  * one written is its latest.
  */
 export function indexRowStatements(db: D1Database, row: IndexRow): D1PreparedStatement[] {
-  // The counters first: they compare the row with what the index shows before this batch replaces it.
-  const statements = [metricCountStatement(db, row), upsertIndexRow(db, row)];
+  const statements = [upsertIndexRow(db, row)];
   if (!row.firstTaskRows) statements.push(...deleteTaskRows(db, row.workflowId));
   if (row.tasks.length > 0) statements.push(insertTaskRows(db, row));
   if ((row.humanTasks?.length ?? 0) > 0) statements.push(insertHumanRows(db, row));

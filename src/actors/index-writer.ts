@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { serviceConfig } from "../worker/config";
 import { deleteIndexRow, indexRowStatements, releaseIdempotencyKey, type HeldIdempotencyKey, type IndexRow } from "./execution-index";
+import { metricCountStatement } from "./metric-counts";
 
 /**
  * How long the first queued write waits for others before the batch goes to D1. The search row of a
@@ -12,7 +13,8 @@ export const INDEX_FLUSH_DELAY_MS = 100;
 /** Most writes in one D1 batch (each is one statement of the batch). */
 export const INDEX_MAX_BATCH = 40;
 
-type IndexWrite = { kind: "upsert"; row: IndexRow } | { kind: "delete"; workflowId: string; idempotencyKey?: HeldIdempotencyKey };
+/** One write the writer queues: a search row to upsert, or an execution's rows to delete. */
+export type IndexWrite = { kind: "upsert"; row: IndexRow } | { kind: "delete"; workflowId: string; idempotencyKey?: HeldIdempotencyKey };
 
 /**
  * How a write went: committed, with the number of writes of the D1 batch that carried it (1 when it went
@@ -82,13 +84,8 @@ export class ExecutionIndexWriter extends DurableObject<Env> {
 
   async #send(batch: Queued[]): Promise<void> {
     const db = this.env.DB;
-    const statements = (write: IndexWrite): D1PreparedStatement[] => {
-      if (write.kind === "upsert") return indexRowStatements(db, write.row);
-      const rows = deleteIndexRow(db, write.workflowId);
-      return write.idempotencyKey === undefined ? rows : [...rows, releaseIdempotencyKey(db, write.workflowId, write.idempotencyKey)];
-    };
     try {
-      await db.batch(batch.flatMap((queued) => statements(queued.write)));
+      await db.batch(indexBatchStatements(db, batch.map((queued) => queued.write)));
       for (const queued of batch) queued.settle({ ok: true, batchSize: batch.length });
       return;
     } catch {
@@ -96,13 +93,30 @@ export class ExecutionIndexWriter extends DurableObject<Env> {
     }
     for (const queued of batch) {
       try {
-        await db.batch(statements(queued.write));
+        await db.batch(indexBatchStatements(db, [queued.write]));
         queued.settle({ ok: true, batchSize: 1 });
       } catch (error) {
         queued.settle({ ok: false, error: error instanceof Error ? error.message : String(error) });
       }
     }
   }
+}
+
+/**
+ * The statements of one D1 batch of `writes` (one transaction): the metrics' counting of every row first (it compares
+ * the rows with what the index shows before they replace it), then each write's own.
+ */
+export function indexBatchStatements(db: D1Database, writes: readonly IndexWrite[]): D1PreparedStatement[] {
+  const rows = writes.flatMap((write) => (write.kind === "upsert" ? [write.row] : []));
+  const counting = rows.length === 0 ? [] : [metricCountStatement(db, rows)];
+  return [
+    ...counting,
+    ...writes.flatMap((write) => {
+      if (write.kind === "upsert") return indexRowStatements(db, write.row);
+      const deleted = deleteIndexRow(db, write.workflowId);
+      return write.idempotencyKey === undefined ? deleted : [...deleted, releaseIdempotencyKey(db, write.workflowId, write.idempotencyKey)];
+    }),
+  ];
 }
 
 /**

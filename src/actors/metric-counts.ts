@@ -12,6 +12,9 @@ interface Fact {
   status: string;
   bucket: number;
   ms: number;
+  /** The execution whose row shows it, and that row's update time (what the index's row is compared with). */
+  workflowId: string;
+  updateTime: number;
   taskId?: string;
   at?: number;
 }
@@ -23,49 +26,51 @@ function span(from: number, to: number): number {
 
 /** What a search row shows that the metrics count: its start, its ending, each task's start and ending. */
 function factsOf(row: IndexRow): Fact[] {
-  const facts: Fact[] = [{ metric: "workflow_started", name: row.workflowName, status: "", bucket: 0, ms: 0 }];
+  const of = { workflowId: row.workflowId, updateTime: row.updateTime };
+  const facts: Fact[] = [{ metric: "workflow_started", name: row.workflowName, status: "", bucket: 0, ms: 0, ...of }];
   if (TERMINAL_WORKFLOW_STATUSES.has(row.status as WorkflowStatus)) {
     const ms = span(row.startTime, row.endTime);
-    facts.push({ metric: "workflow_completed", name: row.workflowName, status: row.status, bucket: durationBucket(ms), ms, at: row.endTime });
+    facts.push({ metric: "workflow_completed", name: row.workflowName, status: row.status, bucket: durationBucket(ms), ms, ...of, at: row.endTime });
   }
   for (const task of row.tasks) {
     if (task.startTime > 0) {
       const ms = span(task.scheduledTime, task.startTime);
-      facts.push({ metric: "task_queue_wait", name: task.taskType, status: "", bucket: durationBucket(ms), ms, taskId: task.taskId, at: task.startTime });
+      facts.push({ metric: "task_queue_wait", name: task.taskType, status: "", bucket: durationBucket(ms), ms, ...of, taskId: task.taskId, at: task.startTime });
     }
     if (TERMINAL_TASK_STATUSES.has(task.status as TaskStatus)) {
       const ms = span(task.startTime, task.endTime);
-      facts.push({ metric: "task_completed", name: task.taskType, status: task.status, bucket: durationBucket(ms), ms, taskId: task.taskId, at: task.endTime });
+      facts.push({ metric: "task_completed", name: task.taskType, status: task.status, bucket: durationBucket(ms), ms, ...of, taskId: task.taskId, at: task.endTime });
     }
   }
   return facts;
 }
 
 /**
- * The statement counting what an execution's search row shows for the first time (the counters behind
- * `GET /api/metrics`): its start, when the index has no row of it yet; its ending, when the index does not show that
- * ending yet (nor anything newer); each task's start and ending the task index does not show yet. It reads the rows the
- * same batch then replaces, so it goes first; a row sent again (a retried batch) finds itself and counts nothing. One
- * statement per row, whatever it shows: it is on the writer's batch, which every execution's row goes through.
+ * The statement counting what the search rows of one writer batch show for the first time (the counters behind
+ * `GET /api/metrics`): an execution's start, when the index has no row of it yet; its ending, when the index does not
+ * show that ending yet (nor anything newer); each task's start and ending the task index does not show yet. It reads
+ * the rows the same batch then replaces, so it goes first; a row sent again (a retried batch) finds itself and counts
+ * nothing. One statement for the whole batch (a batch holds at most one row of an execution: each execution writes
+ * one at a time), so counting adds one statement and a row per counter to a batch, not a statement per execution.
  */
-export function metricCountStatement(db: D1Database, row: IndexRow): D1PreparedStatement {
+export function metricCountStatement(db: D1Database, rows: readonly IndexRow[]): D1PreparedStatement {
   const field = (name: keyof Fact) => `json_extract(t.value, '$.${name}')`;
   return db
     .prepare(
       `INSERT INTO metric_counts (metric, name, status, bucket, count, sum_ms)
        SELECT f.metric, f.name, f.status, f.bucket, COUNT(*), SUM(f.ms) FROM (
          SELECT ${field("metric")} AS metric, ${field("name")} AS name, ${field("status")} AS status, ${field("bucket")} AS bucket,
-           ${field("ms")} AS ms, ${field("taskId")} AS task_id, ${field("at")} AS at
+           ${field("ms")} AS ms, ${field("workflowId")} AS workflow_id, ${field("updateTime")} AS update_time, ${field("taskId")} AS task_id, ${field("at")} AS at
          FROM json_each(?1) AS t
        ) AS f
        WHERE CASE f.metric
-         WHEN 'workflow_started' THEN NOT EXISTS (SELECT 1 FROM executions WHERE workflow_id = ?2)
-         WHEN 'workflow_completed' THEN NOT EXISTS (SELECT 1 FROM executions WHERE workflow_id = ?2 AND (update_time > ?3 OR (status = f.status AND end_time = f.at)))
+         WHEN 'workflow_started' THEN NOT EXISTS (SELECT 1 FROM executions WHERE workflow_id = f.workflow_id)
+         WHEN 'workflow_completed' THEN NOT EXISTS (SELECT 1 FROM executions WHERE workflow_id = f.workflow_id AND (update_time > f.update_time OR (status = f.status AND end_time = f.at)))
          WHEN 'task_completed' THEN NOT EXISTS (SELECT 1 FROM task_index WHERE task_id = f.task_id AND status = f.status AND end_time = f.at)
          ELSE NOT EXISTS (SELECT 1 FROM task_index WHERE task_id = f.task_id AND start_time = f.at)
        END
        GROUP BY f.metric, f.name, f.status, f.bucket
        ON CONFLICT (metric, name, status, bucket) DO UPDATE SET count = count + excluded.count, sum_ms = sum_ms + excluded.sum_ms`,
     )
-    .bind(JSON.stringify(factsOf(row)), row.workflowId, row.updateTime);
+    .bind(JSON.stringify(rows.flatMap(factsOf)));
 }

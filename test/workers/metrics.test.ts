@@ -4,7 +4,8 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { indexRowStatements, type IndexRow } from "../../src/actors/execution-index";
+import type { IndexRow } from "../../src/actors/execution-index";
+import { indexBatchStatements } from "../../src/actors/index-writer";
 import type { JsonObject } from "../../src/engine/model";
 import { DURATION_BUCKETS_SECONDS } from "../../src/worker/metrics/histogram";
 import { call, createUser } from "./auth-helpers";
@@ -56,6 +57,11 @@ const taskRow = (taskId: string, status: string, startTime: number, endTime: num
   input: "{}",
   output: "{}",
 });
+
+/** Writes search rows as the index writer's batch does (one transaction, the counting first). */
+async function writeRows(...rows: IndexRow[]): Promise<void> {
+  await env.DB.batch(indexBatchStatements(env.DB, rows.map((row) => ({ kind: "upsert" as const, row }))));
+}
 
 /** What the counters of mt_rows hold, by metric: [status, bucket, count, sum of milliseconds] rows. */
 async function counted(): Promise<Record<string, Array<[string, number, number, number]>>> {
@@ -124,7 +130,7 @@ describe("GET /api/metrics", () => {
   it("counts what a search row shows for the first time: a row sent again, or older than the index's, counts nothing", async () => {
     const workflowId = crypto.randomUUID();
     const first = row(workflowId, { tasks: [taskRow("t1", "COMPLETED", 1_000, 1_200), taskRow("t2", "CANCELED", 0, 1_300)] });
-    await env.DB.batch(indexRowStatements(env.DB, first));
+    await writeRows(first);
     const once = await counted();
     const bucketOf = (seconds: number) => DURATION_BUCKETS_SECONDS.indexOf(seconds);
     expect(once).toEqual({
@@ -139,18 +145,20 @@ describe("GET /api/metrics", () => {
       task_queue_wait: [["", bucketOf(0.1), 1, 100]],
     });
     // The same row again (a batch retried after its answer was lost), then an older one arriving late.
-    await env.DB.batch(indexRowStatements(env.DB, { ...first, firstTaskRows: false }));
-    await env.DB.batch(indexRowStatements(env.DB, row(workflowId, { status: "RUNNING", endTime: 0, updateTime: 1_100, tasks: first.tasks, firstTaskRows: false })));
+    await writeRows({ ...first, firstTaskRows: false });
+    await writeRows(row(workflowId, { status: "RUNNING", endTime: 0, updateTime: 1_100, tasks: first.tasks, firstTaskRows: false }));
     expect(await counted()).toEqual(once);
     // Restarted and failed: another ending, with a new end time; its earlier task rows are the same tasks.
-    await env.DB.batch(
-      indexRowStatements(env.DB, row(workflowId, { status: "FAILED", startTime: 5_000, endTime: 125_000, updateTime: 125_000, tasks: [...first.tasks, taskRow("t3", "FAILED", 5_000, 6_000)], firstTaskRows: false })),
-    );
+    await writeRows(row(workflowId, { status: "FAILED", startTime: 5_000, endTime: 125_000, updateTime: 125_000, tasks: [...first.tasks, taskRow("t3", "FAILED", 5_000, 6_000)], firstTaskRows: false }));
     const after = await counted();
     expect(after["workflow_started"]).toEqual([["", 0, 1, 0]]);
     expect(after["workflow_completed"]).toContainEqual(["FAILED", bucketOf(300), 1, 120_000]);
     expect(after["task_completed"]!.reduce((sum, [, , count]) => sum + count, 0)).toBe(3);
     expect(after["task_queue_wait"]).toEqual([["", bucketOf(0.1), 2, 200]]);
+    // One batch of two executions' rows (the writer's batch): both counted, by one statement.
+    await writeRows(row(crypto.randomUUID()), row(crypto.randomUUID()));
+    expect((await counted())["workflow_started"]).toEqual([["", 0, 3, 0]]);
+    expect((await counted())["workflow_completed"]).toContainEqual(["COMPLETED", bucketOf(0.5), 3, 900]);
   });
 
   it("shows each caller the workflows and task types it may read, and refuses callers without either", async () => {
