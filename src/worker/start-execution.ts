@@ -130,6 +130,9 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   if (oversized !== undefined) return { ok: false, code: "INPUT_TOO_LARGE", message: oversized };
   const invalid = await inputSchemaRefusal(env, definition, options.input);
   if (invalid !== undefined) return invalid;
+  // Only for a definition that names some: the values it starts with (see WorkflowExecution.environment).
+  const environmentNames = environmentVariablesOf(registered);
+  const environment = environmentNames.length === 0 ? undefined : await new EnvironmentRepository(env.DB).valuesOf(environmentNames);
   let workflowId = options.workflowId ?? crypto.randomUUID();
   let existing = false;
   if (options.idempotencyKey !== undefined) {
@@ -149,9 +152,7 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   }
   const { name: _name, version: _version, definition: _inline, idempotencyStrategy: _strategy, workflowId: _chosen, waitMs, waitUntilTaskRefs, ...fields } = options;
   const params: NewExecution = { ...fields, workflowId, definition };
-  // Only for a definition that names some: the values it starts with (see WorkflowExecution.environment).
-  const environmentNames = environmentVariablesOf(registered);
-  if (environmentNames.length > 0) params.environment = await new EnvironmentRepository(env.DB).valuesOf(environmentNames);
+  if (environment !== undefined) params.environment = environment;
   // Also for an existing id: the first caller may have claimed the key and died before starting it.
   const stub = executionStub(env, workflowId);
   if (waitMs !== undefined) {
