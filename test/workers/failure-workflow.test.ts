@@ -129,6 +129,8 @@ describe("failureWorkflow", () => {
     });
     await abortAllDurableObjects();
     expect((await getWorkflow(workflowId)).status).toBe(failed.status);
+    // The wake-up makes the start in the background: the handler exists once it is made (a 404 until then).
+    await eventually(async () => (await api("GET", `/api/workflow/${handlerId}`)).status, (status) => status === 200, "the owed start to be made");
     expect((await waitFor(handlerId, ENDED)).status).toBe("COMPLETED");
     await eventually(() => storedByExecutionObject(workflowId), (stored) => !stored.metaKeys.includes(`failureStart:${handlerId}`), "the owed start to be done");
     // Woken again, it does not start it a second time.
