@@ -45,6 +45,9 @@ describe("environment variables", () => {
     expect((await put("env_readable", "visible")).status).toBe(200);
     const reader = await createUser("env-reader@example.com", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:some_flow" }] });
     expect(await (await call("GET", "/api/environment/env_readable", { "x-api-key": reader.apiKey })).text()).toBe("visible");
+    // A metadata admin may read it, not delete it: still there.
+    expect((await call("DELETE", "/api/environment/env_readable", { "x-api-key": metadataAdmin.apiKey })).status).toBe(403);
+    expect(await stored("env_readable")).toBe("visible");
     const nobody = await createUser("env-nobody@example.com");
     expect((await call("GET", "/api/environment", { "x-api-key": nobody.apiKey })).status).toBe(403);
   });
