@@ -146,6 +146,10 @@ describe("web UI", () => {
   it("runs a workflow, shows its waiting task IN_PROGRESS, completes it by hand and ends COMPLETED", async () => {
     const { page } = admin;
     await logIn(page, adminKey);
+    // At 1280 px the header is one band: the user and "Log out" sit beside the navigation, not on a row of their own.
+    const [navBox, userBox] = [await page.locator("#nav").boundingBox(), await page.locator("#user").boundingBox()];
+    expect(userBox!.y).toBeLessThan(navBox!.y + navBox!.height);
+    expect(userBox!.x).toBeGreaterThanOrEqual(navBox!.x + navBox!.width);
     await screenshot(page, "executions-empty");
     expect(await page.evaluate('Object.values(sessionStorage).some((value) => value.includes(":"))')).toBe(false);
 
