@@ -20,6 +20,7 @@ import {
 } from "../engine/decider";
 import { EngineError, type EngineErrorKind } from "../engine/errors";
 import { evaluationContext } from "../engine/evaluation";
+import { environmentVariablesOf } from "../engine/environment";
 import { MissingSecretError, referencedSecrets, resolveValue } from "../engine/expressions";
 import {
   RETRYABLE_WORKFLOW_STATUSES,
@@ -53,6 +54,7 @@ import { eventMeets, writtenMatches } from "../engine/tasks/wait-for-webhook/mat
 import type { HumanAction, HumanCaller } from "../engine/tasks/human/progress";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { TaskDefRepository } from "../worker/task-defs";
+import { EnvironmentRepository } from "../worker/environment";
 import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
 import { MAX_TASK_LOG_BYTES } from "../worker/schemas";
 import { executionStub, isWorkflowId } from "../worker/executions";
@@ -167,6 +169,12 @@ export type WorkflowCommand = (
   | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" | "skipTask" | "updateVariables" | "resetCallbacks" | "upgrade" | "jump" }>
   | { type: "retry"; resumeSubworkflowTasks?: boolean; startScopes?: string[] }
 ) & { byParent?: boolean };
+
+/**
+ * The commands that run tasks again: each reads the environment variables anew, as a start does (see
+ * `EnvironmentRead` in `engine/decider.ts`).
+ */
+const RERUNNING_COMMANDS: ReadonlySet<WorkflowCommand["type"]> = new Set(["retry", "restart", "rerun", "upgrade", "jump"]);
 
 /** What a finished child tells each execution waiting for it. */
 export interface ChildFinishedNotice {
@@ -715,6 +723,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     const definition = command.type === "restart" || command.type === "upgrade" ? command.definition : undefined;
     if (definition !== undefined && needsInterpreters(definition)) await this.#loadInterpreters(definition);
     this.#recover();
+    const environment = await this.#currentEnvironment(command, definition);
+    // Read after that await: other calls may have changed the execution meanwhile.
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
     if (this.#removing) return refused(this.#beingRemoved(execution));
@@ -731,16 +741,29 @@ export class WorkflowExecution extends DurableObject<Env> {
           const resumed = await this.#retryInChild(execution, command.startScopes, tellParent);
           if (resumed) return resumed;
         }
-        this.#reopen({ type: "retry", startScopes: command.startScopes }, tellParent);
+        this.#reopen({ type: "retry", startScopes: command.startScopes, environment }, tellParent);
         return ok(null);
       }
-      const { byParent: _byParent, ...event } = command;
+      const { byParent: _byParent, ...given } = command;
+      const event = RERUNNING_COMMANDS.has(given.type) ? { ...given, environment } : given;
       if (event.type === "restart" || event.type === "rerun") this.#reopen(event, tellParent);
       else this.#apply(event);
       return ok(null);
     } catch (error) {
       return refused(error);
     }
+  }
+
+  /**
+   * For a command that runs tasks again ({@link RERUNNING_COMMANDS}): the environment variables the definition it will
+   * run names (`definition`, a restart's latest or an upgrade's, else the execution's), as they are now in D1; `{}` to
+   * drop those kept when it names none. Undefined for any other command, or when there is no execution.
+   */
+  async #currentEnvironment(command: WorkflowCommand, definition: WorkflowDef | undefined): Promise<Record<string, string> | undefined> {
+    const execution = this.#execution;
+    if (!RERUNNING_COMMANDS.has(command.type) || !execution) return undefined;
+    const names = environmentVariablesOf(definition ?? execution.definition);
+    return names.length === 0 ? {} : new EnvironmentRepository(this.env.DB).currentValuesOf(names);
   }
 
   /**

@@ -75,6 +75,15 @@ import { mergedVariables, variablesProblem } from "./variables";
 export { EXTERNAL_TASK_STATUSES, type ExternalTaskStatus } from "./model";
 
 /** Something that happened to an execution. */
+/**
+ * The environment variables a command that runs tasks again (retry, restart, rerun, upgrade, jump) brings: those the
+ * definition it runs names, as they are now (read by the actor, as a start reads them), replacing the ones the
+ * execution kept, so that fixing a variable and retrying takes the new value. Absent, the execution keeps its own.
+ */
+export interface EnvironmentRead {
+  environment?: Record<string, string>;
+}
+
 export type ExecutionEvent =
   /** A new execution was created: schedule its first task (once admitted, when its definition has a rate limit). */
   | { type: "start" }
@@ -129,17 +138,21 @@ export type ExecutionEvent =
   | { type: "terminate"; reason?: string; triggerFailureWorkflow?: boolean }
   | { type: "pause" }
   | { type: "resume" }
-  /** Retry, restart and rerun replace the execution's `startScopes` with those given (whoever asked for them). */
-  | { type: "retry"; startScopes?: string[] }
+  /**
+   * Retry, restart and rerun replace the execution's `startScopes` with those given (whoever asked for them). They,
+   * upgrade and jump run tasks again, with `environment` as the execution's environment variables when given (see
+   * {@link EnvironmentRead}).
+   */
+  | ({ type: "retry"; startScopes?: string[] } & EnvironmentRead)
   /** Starts over from the first task; `definition` replaces the stored one (useLatestDefinitions). */
-  | { type: "restart"; definition?: WorkflowDef; startScopes?: string[] }
+  | ({ type: "restart"; definition?: WorkflowDef; startScopes?: string[] } & EnvironmentRead)
   /**
    * Orkes' upgrade: the RUNNING or PAUSED execution goes on under `definition`, another version of its workflow (see
    * `upgrade.ts`); tasks scheduled and not started yet take their input from it. Replaces `startScopes` as a rerun does.
    */
-  | ({ type: "upgrade"; startScopes?: string[] } & UpgradeRequest)
+  | ({ type: "upgrade"; startScopes?: string[] } & UpgradeRequest & EnvironmentRead)
   /** Runs again from task `fromTaskId`, or from the first task when it is absent (as Conductor's rerun without reRunFromTaskId). */
-  | { type: "rerun"; fromTaskId?: string; workflowInput?: JsonObject; taskInput?: JsonObject; correlationId?: string; startScopes?: string[] }
+  | ({ type: "rerun"; fromTaskId?: string; workflowInput?: JsonObject; taskInput?: JsonObject; correlationId?: string; startScopes?: string[] } & EnvironmentRead)
   /**
    * Merges `variables` into a RUNNING or PAUSED execution's variables (Orkes' update of workflow variables): shallow,
    * each given key replaces the one of that name (a null value sets it to null). Tasks scheduled from then on see them.
@@ -165,7 +178,7 @@ export type ExecutionEvent =
    * the tasks scheduled after it are discarded, as by a rerun from it. Forward to one not reached yet: what is pending
    * ends SKIPPED, and every task between (in each running branch too) is SKIPPED as the workflow reaches it.
    */
-  | { type: "jump"; taskReferenceName: string; taskInput?: JsonObject }
+  | ({ type: "jump"; taskReferenceName: string; taskInput?: JsonObject } & EnvironmentRead)
   /**
    * Conductor's resetCallbacksForWorkflow: SIMPLE tasks a worker put back in their queue with `callbackAfterSeconds`
    * may be polled at once. A finished workflow refuses it.
@@ -400,6 +413,10 @@ function applyDeadlines(draft: Draft, env: DecideEnv, effects: Effect[]): boolea
 function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: DecideEnv): Decision {
   const draft = new Draft(state);
   const effects: Effect[] = [];
+  // Before anything is scheduled again: the tasks it runs again read these. A refused command throws, changing nothing.
+  if ("environment" in event && event.environment !== undefined) {
+    draft.patch({ environment: Object.keys(event.environment).length > 0 ? event.environment : undefined });
+  }
   switch (event.type) {
     case "start":
       draft.patch(admissionFields(state, env));

@@ -605,7 +605,8 @@ export interface WorkflowExecution {
    */
   variables: JsonObject;
   /**
-   * Orkes' environment variables its definition names (`${workflow.env.<name>}`), as they were when it started: name to
+   * Orkes' environment variables its definition names (`${workflow.env.<name>}`), as they were when it started, or when
+   * it was last retried, restarted, rerun, upgraded or jumped (which run tasks again with the values of then): name to
    * text (`${workflow.env.<name>.$}` reads it as JSON). Absent when it names none, or none of them existed.
    */
   environment?: Record<string, string>;

@@ -56,17 +56,25 @@ export class EnvironmentRepository {
       if (cached === undefined) missing.push(name);
       else if (cached !== null) values.push([name, cached]);
     }
-    if (missing.length > 0) {
-      const { results } = await this.#db
-        .prepare(`SELECT name, value FROM environment_variables WHERE name IN (SELECT value FROM json_each(?))`)
-        .bind(JSON.stringify(missing))
-        .all<{ name: string; value: string }>();
-      const found = new Map(results.map((row) => [row.name, row.value]));
-      for (const name of missing) {
-        const value = found.get(name) ?? null;
-        EnvironmentRepository.#cache.set(name, value);
-        if (value !== null) values.push([name, value]);
-      }
+    if (missing.length > 0) values.push(...Object.entries(await this.currentValuesOf(missing)));
+    return Object.fromEntries(values);
+  }
+
+  /**
+   * The values of those of `names` that exist, read from D1 past the cache (which takes them): what a retry, restart,
+   * rerun, upgrade or jump runs with, so that a variable just fixed (in any isolate) is what the tasks run again read.
+   */
+  async currentValuesOf(names: readonly string[]): Promise<Record<string, string>> {
+    const { results } = await this.#db
+      .prepare(`SELECT name, value FROM environment_variables WHERE name IN (SELECT value FROM json_each(?))`)
+      .bind(JSON.stringify(names))
+      .all<{ name: string; value: string }>();
+    const found = new Map(results.map((row) => [row.name, row.value]));
+    const values: Array<[string, string]> = [];
+    for (const name of names) {
+      const value = found.get(name) ?? null;
+      EnvironmentRepository.#cache.set(name, value);
+      if (value !== null) values.push([name, value]);
     }
     return Object.fromEntries(values);
   }

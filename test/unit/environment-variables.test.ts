@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createExecution, decide } from "../../src/engine/decider";
 import { environmentVariablesOf } from "../../src/engine/environment";
 import { evaluateExpression, findTemplateErrors, type EvaluationContext } from "../../src/engine/expressions";
-import type { WorkflowDef } from "../../src/engine/model";
+import type { JsonValue, WorkflowDef } from "../../src/engine/model";
 import { env } from "./engine-env";
 
 /** A context whose workflow holds the environment `values`. */
@@ -53,5 +53,44 @@ describe("Orkes' environment variables in expressions", () => {
     const execution = createExecution({ workflowId: "wf-env", definition, input: {}, environment: { base: "https://pay.example.com", cfg: '{"region":"eu"}' } }, 1_000);
     const started = decide(execution, { type: "start" }, env(1_000)).state;
     expect(started.variables).toMatchObject({ url: "https://pay.example.com/charge", region: "eu" });
+  });
+
+  it("takes the values a command that runs tasks again brings, dropping them all for {}", () => {
+    const definition = { name: "env_again", version: 1, tasks: [{ name: "set", taskReferenceName: "set", type: "SET_VARIABLE", inputParameters: { url: "${workflow.env.base}" } }] } as unknown as WorkflowDef;
+    const execution = createExecution({ workflowId: "wf-env-again", definition, input: {}, environment: { base: "https://old.example.com" } }, 1_000);
+    const ended = decide(execution, { type: "start" }, env(1_000)).state;
+    expect(ended.status).toBe("COMPLETED");
+    const restarted = decide(ended, { type: "restart", environment: { base: "https://new.example.com" } }, env(2_000)).state;
+    expect(restarted.environment).toEqual({ base: "https://new.example.com" });
+    expect(restarted.variables).toMatchObject({ url: "https://new.example.com" });
+    // Without values the restart keeps those it had; with none at all they go.
+    expect(decide(ended, { type: "restart" }, env(2_000)).state.environment).toEqual({ base: "https://old.example.com" });
+    const emptied = decide(ended, { type: "rerun", environment: {} }, env(2_000)).state;
+    expect(emptied.environment).toBeUndefined();
+    expect(emptied.variables).toMatchObject({ url: null });
+  });
+
+  it("lets a dynamic fork's tasks read variables the definition names, and an inline child's definition any", () => {
+    // The tasks come from the input (data): the definition names only `named`.
+    const definition = {
+      name: "env_fork_unit",
+      version: 1,
+      tasks: [
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN_DYNAMIC", dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs", inputParameters: { tasks: "${workflow.input.tasks}", inputs: {}, named: "${workflow.env.named}" } },
+        { name: "join", taskReferenceName: "join", type: "JOIN" },
+      ],
+    } as unknown as WorkflowDef;
+    const forkOutcome = (tasks: JsonValue) => {
+      const execution = createExecution({ workflowId: "wf-env-fork", definition, input: { tasks }, environment: { named: "yes" } }, 1_000);
+      return decide(execution, { type: "start" }, env(1_000)).state.tasks.find((task) => task.referenceTaskName === "fork")!;
+    };
+    const setting = (value: string) => ({ name: "s", taskReferenceName: "s1", type: "SET_VARIABLE", inputParameters: { v: value } });
+    expect(forkOutcome([setting("${workflow.env.named}")]).status).toBe("COMPLETED");
+    const refused = forkOutcome([setting("${workflow.env.other}")]);
+    expect(refused.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(refused.reasonForIncompletion).toContain("(${workflow.env.other})");
+    // A child defined inline reads the variables its own definition names as it starts: not the fork's concern.
+    const child = { name: "c", taskReferenceName: "c1", type: "SUB_WORKFLOW", subWorkflowParam: { name: "inline_child", workflowDefinition: { name: "inline_child", version: 1, tasks: [setting("${workflow.env.other}")] } } };
+    expect(forkOutcome([child]).status).toBe("COMPLETED");
   });
 });

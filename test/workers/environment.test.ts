@@ -5,7 +5,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, createUser } from "./auth-helpers";
-import { ADMIN_KEY, api, apiOk, hits, register, startWorkflow, target, waitFor } from "./helpers";
+import type { JsonObject } from "../../src/engine/model";
+import { ADMIN_KEY, api, apiOk, hits, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 const asAdmin = { "x-api-key": ADMIN_KEY };
 
@@ -76,5 +77,84 @@ describe("environment variables", () => {
     ]);
     expect(done[0]!.tasks.find((task) => task.referenceTaskName === "call")!.inputData["uri"]).toBe(target("/count/env-flow"));
     expect(await hits("env-flow")).toBe(before + 2);
+  });
+
+  it("are read afresh by a retry, a restart and a rerun: a variable fixed after a failure is what the tasks run again read", async () => {
+    expect((await put("env_fix_base", target("/status/503"))).status).toBe(200);
+    await register({
+      name: "env_fix",
+      tasks: [{ name: "call", taskReferenceName: "call", type: "HTTP", taskDefinition: { retryCount: 0 }, inputParameters: { uri: "${workflow.env.env_fix_base}", method: "GET" } }],
+    });
+    const workflowId = await startWorkflow("env_fix");
+    await waitFor(workflowId, ["FAILED"]);
+    const calledUris = async () => (await apiOk<WorkflowJson>("GET", `/api/workflow/${workflowId}`)).tasks.map((task) => task.inputData["uri"]);
+
+    // Each command takes the value as it is when it is asked, and keeps it for what it runs.
+    const runs = [
+      ["retry", `/api/workflow/${workflowId}/retry`],
+      ["restart", `/api/workflow/${workflowId}/restart`],
+      ["rerun", `/api/workflow/${workflowId}/rerun`],
+    ] as const;
+    for (const [command, path] of runs) {
+      expect((await put("env_fix_base", target(`/count/env-fix-${command}`))).status).toBe(200);
+      const before = await hits(`env-fix-${command}`);
+      await apiOk("POST", path, command === "rerun" ? {} : undefined);
+      const done = await waitFor(workflowId, ["COMPLETED"]);
+      expect(done.tasks.at(-1)!.inputData["uri"], command).toBe(target(`/count/env-fix-${command}`));
+      expect(await hits(`env-fix-${command}`), command).toBe(before + 1);
+    }
+    // The restart and the rerun ran from the first task: one call, the rerun's.
+    expect(await calledUris()).toEqual([target("/count/env-fix-rerun")]);
+  });
+
+  it("are read for the definition a restart on the latest version or an upgrade runs", async () => {
+    expect((await put("env_new_region", "eu-west")).status).toBe(200);
+    const version = (n: number, tasks: JsonObject[]) => ({ name: "env_versions", version: n, tasks });
+    const gate = { name: "gate", taskReferenceName: "gate", type: "SIMPLE", inputParameters: {} };
+    const note = (region: string) => ({ name: "note", taskReferenceName: "note", type: "SET_VARIABLE", inputParameters: { region } });
+    await register(version(1, [gate, note("none")]));
+    await register(version(2, [gate, note("${workflow.env.env_new_region}")]));
+
+    // Version 1 names no variable; upgraded while it waits, it runs on with those version 2 names.
+    const upgraded = await startWorkflow("env_versions", {}, "?version=1");
+    await waitFor(upgraded, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "gate"));
+    await apiOk("POST", `/api/workflow/${upgraded}/upgrade`, { name: "env_versions", version: 2 });
+    await apiOk("POST", `/api/tasks/${upgraded}/gate/COMPLETED`, {});
+    expect((await waitFor(upgraded, ["COMPLETED"]))["variables"]).toEqual({ region: "eu-west" });
+
+    // Restarted on the latest version, version 1's run reads what version 2 names, as it is at the restart.
+    const restarted = await startWorkflow("env_versions", {}, "?version=1");
+    await apiOk("POST", `/api/tasks/${restarted}/gate/COMPLETED`, {});
+    expect((await waitFor(restarted, ["COMPLETED"]))["variables"]).toEqual({ region: "none" });
+    expect((await put("env_new_region", "us-east")).status).toBe(200);
+    await apiOk("POST", `/api/workflow/${restarted}/restart?useLatestDefinitions=true`);
+    await apiOk("POST", `/api/tasks/${restarted}/gate/COMPLETED`, {});
+    expect((await waitFor(restarted, ["COMPLETED"]))["variables"]).toEqual({ region: "us-east" });
+
+  });
+
+  it("refuse a dynamic fork whose tasks, given as the workflow runs, read a variable the definition does not name", async () => {
+    expect((await put("env_fork_named", "named")).status).toBe(200);
+    expect((await put("env_fork_unnamed", "unnamed")).status).toBe(200);
+    // The forked tasks come from data: the expression is put together as the script runs, so the definition never names it.
+    const forking = (variable: string): JsonObject => ({
+      name: "env_fork",
+      tasks: [
+        { name: "mk", taskReferenceName: "mk", type: "INLINE", inputParameters: { evaluatorType: "javascript", variable, named: "${workflow.env.env_fork_named}", expression: "(function(){return [{name:'s',taskReferenceName:'s1',type:'SET_VARIABLE',inputParameters:{v:'$'+'{workflow.env.'+$.variable+'}'}}];})()" } },
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN_DYNAMIC", dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs", inputParameters: { tasks: "${mk.output.result}", inputs: {} } },
+        { name: "join", taskReferenceName: "join", type: "JOIN" },
+      ],
+    });
+    await register(forking("env_fork_unnamed"));
+    const refused = await waitFor(await startWorkflow("env_fork"), ["FAILED"]);
+    const fork = refused.tasks.find((task) => task.referenceTaskName === "fork")!;
+    expect(fork.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(fork["reasonForIncompletion"]).toContain("read environment variables the workflow's definition does not name (${workflow.env.env_fork_unnamed})");
+    expect(refused.tasks.some((task) => task.referenceTaskName === "s1")).toBe(false);
+
+    // One the definition names (here in the script's input) is read as it started.
+    await register(forking("env_fork_named"));
+    const forked = await waitFor(await startWorkflow("env_fork"), ["COMPLETED"]);
+    expect(forked["variables"]).toEqual({ v: "named" });
   });
 });

@@ -16,7 +16,8 @@
  */
 import { describeValue, isRecord } from "../../definition/checks";
 import { validateForkedTasks } from "../../definition/validate";
-import { referencedSecrets } from "../../expressions";
+import { environmentVariablesOf } from "../../environment";
+import { referencedEnvironmentVariables, referencedSecrets } from "../../expressions";
 import { cutText, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, oversize } from "../../limits";
 import type { DynamicFork, JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../model";
 import { flattenTasks, planOf } from "../../plan";
@@ -72,6 +73,9 @@ function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: W
   });
   const secrets = referencedSecrets(tasks as unknown as JsonValue);
   if (secrets.length > 0) return { ok: false, reason: secretsRefusal(listed.path, secrets) };
+  const named = environmentVariablesOf(workflow);
+  const unread = referencedEnvironmentVariables(withoutInlineChildren(tasks as unknown as JsonValue)).filter((name) => !named.includes(name));
+  if (unread.length > 0) return { ok: false, reason: environmentRefusal(listed.path, unread) };
   const writer = secretUpdatingTasks({ tasks })[0];
   if (writer !== undefined) {
     return { ok: false, reason: `${listed.path}: ${writer.taskReferenceName} is an UPDATE_SECRET, which a FORK_JOIN_DYNAMIC cannot fork (at any depth): writing a secret is a right checked when a definition holding one is registered; fork a SUB_WORKFLOW whose registered definition holds it` };
@@ -91,6 +95,32 @@ function recordable(forked: Forked, fork: WorkflowTaskDef, forkTask: TaskExecuti
   if (bytes === undefined) return { ...forked, recorded };
   const runs = workflow.dynamicForks?.length ?? 0;
   return { ok: false, reason: `with them, the execution's copy of its definition (the tasks of ${runs} earlier ${runs === 1 ? "run" : "runs"} of its dynamic forks included) would be ${bytes} bytes, over the limit of ${MAX_STORED_DEFINITION_BYTES} bytes; fork sub workflows over batches instead` };
+}
+
+/**
+ * `value` without the definitions of inline sub workflows (`subWorkflowParam.workflowDefinition`): a child reads the
+ * variables its own definition names as it starts.
+ */
+function withoutInlineChildren(value: JsonValue): JsonValue {
+  if (Array.isArray(value)) return value.map(withoutInlineChildren);
+  if (!isRecord(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, entry]): [string, JsonValue] => {
+      if (key !== "subWorkflowParam" || !isRecord(entry)) return [key, withoutInlineChildren(entry as JsonValue)];
+      const { workflowDefinition: _child, ...param } = entry;
+      return [key, withoutInlineChildren(param as JsonValue)];
+    }),
+  );
+}
+
+/**
+ * Why tasks given as the workflow runs may not read environment variables their definition does not name: an execution
+ * keeps the values of those its definition names, read as it starts (and as it runs tasks again); any other would
+ * silently read as null.
+ */
+function environmentRefusal(path: string, names: readonly string[]): string {
+  const listed = names.map((name) => `\${workflow.env.${name}}`).join(", ");
+  return `${path}: tasks given as the workflow runs read environment variables the workflow's definition does not name (${listed}): an execution keeps the variables its definition names, read as it starts, so name them there too (in this FORK_JOIN_DYNAMIC's inputParameters, for instance)`;
 }
 
 /**
