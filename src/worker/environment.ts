@@ -1,3 +1,4 @@
+import { TagRepository, type Tag } from "./tags";
 import { TtlCache } from "./ttl-cache";
 
 /** How long an isolate trusts what it read of a variable (as definitions: a write elsewhere is seen within it). */
@@ -16,10 +17,13 @@ export class EnvironmentRepository {
     this.#db = db;
   }
 
-  /** Every variable, by name. */
-  async list(): Promise<Array<{ name: string; value: string }>> {
-    const { results } = await this.#db.prepare(`SELECT name, value FROM environment_variables ORDER BY name`).all<{ name: string; value: string }>();
-    return results;
+  /** Every variable with its tags, by name (Orkes' EnvironmentVariable). */
+  async list(): Promise<Array<{ name: string; value: string; tags: Tag[] }>> {
+    const [{ results }, tags] = await Promise.all([
+      this.#db.prepare(`SELECT name, value FROM environment_variables ORDER BY name`).all<{ name: string; value: string }>(),
+      new TagRepository(this.#db).byName("ENV_VARIABLE"),
+    ]);
+    return results.map((row) => ({ name: row.name, value: row.value, tags: tags.get(row.name) ?? [] }));
   }
 
   /** A variable's value, or null when there is none (read from D1, not the cache). */
@@ -39,11 +43,14 @@ export class EnvironmentRepository {
     EnvironmentRepository.#cache.delete(name);
   }
 
-  /** Deletes a variable; its value, or null when there was none. */
+  /** Deletes a variable and its tags; its value, or null when there was none. */
   async delete(name: string): Promise<string | null> {
-    const deleted = await this.#db.prepare(`DELETE FROM environment_variables WHERE name = ? RETURNING value`).bind(name).first<{ value: string }>();
+    const [deleted] = await this.#db.batch<{ value: string }>([
+      this.#db.prepare(`DELETE FROM environment_variables WHERE name = ? RETURNING value`).bind(name),
+      new TagRepository(this.#db).deleteStatement({ type: "ENV_VARIABLE", name }),
+    ]);
     EnvironmentRepository.#cache.delete(name);
-    return deleted?.value ?? null;
+    return deleted?.results[0]?.value ?? null;
   }
 
   /** The values of those of `names` that exist (what a start keeps), read through the cache. */

@@ -7,9 +7,12 @@ export const MAX_TAGS_PER_TARGET = 100;
 /** Longest tag key or value, in characters. */
 export const MAX_TAG_LENGTH = 256;
 
-/** What tags are put on, by name: a workflow definition (all its versions), a task definition, a schedule, an event handler, a secret. */
+/**
+ * What tags are put on, by name: a workflow definition (all its versions), a task definition, a schedule, an event
+ * handler, a secret, an environment variable.
+ */
 export interface TagTarget {
-  type: "WORKFLOW_DEF" | "TASK_DEF" | "SCHEDULE" | "EVENT_HANDLER" | "SECRET";
+  type: "WORKFLOW_DEF" | "TASK_DEF" | "SCHEDULE" | "EVENT_HANDLER" | "SECRET" | "ENV_VARIABLE";
   name: string;
 }
 
@@ -20,6 +23,7 @@ const TARGET_TABLES: Record<TagTarget["type"], string> = {
   SCHEDULE: "schedules",
   EVENT_HANDLER: "event_handlers",
   SECRET: "secrets",
+  ENV_VARIABLE: "environment_variables",
 };
 
 /** A tag as stored. */
@@ -83,12 +87,12 @@ export class TagRepository {
 
   /**
    * Every tag a definition, schedule, event handler or webhook holds (a webhook keeps its own in its config), each once,
-   * by key then value; not secrets': those are for their admins.
+   * by key then value; not secrets' (those are for their admins) nor environment variables' (read with the variables).
    */
   async all(): Promise<Tag[]> {
     const { results } = await this.#db
       .prepare(
-        `SELECT tag_key, tag_value FROM metadata_tags WHERE target_type != 'SECRET'
+        `SELECT tag_key, tag_value FROM metadata_tags WHERE target_type NOT IN ('SECRET', 'ENV_VARIABLE')
          UNION SELECT json_extract(tag.value, '$.key'), json_extract(tag.value, '$.value') FROM webhooks, json_each(webhooks.config, '$.tags') AS tag
          ORDER BY 1, 2`,
       )

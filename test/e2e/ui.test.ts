@@ -1246,7 +1246,12 @@ describe("web UI", () => {
     await page.getByLabel("Value").fill(target.url("/count"));
     await page.getByRole("button", { name: "Save variable" }).click();
     const row = page.locator("tr", { has: page.getByRole("cell", { name, exact: true }) });
-    await expect.poll(() => row.locator("td").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual([name, target.url("/count"), `\${workflow.env.${name}} Copy`, "Delete…"]);
+    await expect.poll(() => row.locator("td").allTextContents(), { timeout: STEP_TIMEOUT_MS }).toEqual([name, target.url("/count"), "", `\${workflow.env.${name}} Copy`, "Delete…"]);
+    // Tagged through the API (Orkes' EnvironmentClient), the list shows its tags.
+    await callOk(server.url, "PUT", `/api/environment/${name}/tags`, { key: adminKey, body: [{ key: "team", value: "payments" }] });
+    await page.getByRole("link", { name: "Executions", exact: true }).click();
+    await page.getByRole("link", { name: "Environment", exact: true }).click();
+    await expect.poll(() => row.locator("td").nth(2).textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("team=payments");
     await screenshot(page, "environment");
     const workflowId = (await callOk(server.url, "POST", `/api/workflow/${flow}`, { key: adminKey, body: {} })).text.trim();
     await waitForStatus(server.url, adminKey, workflowId, ["COMPLETED"]);

@@ -24,13 +24,51 @@ describe("environment variables", () => {
     expect((await put("env_json", JSON.stringify("as a JSON string"), "application/json")).status).toBe(200);
     const one = await api("GET", "/api/environment/env_crud");
     expect([one.status, one.headers.get("content-type"), await one.text()]).toEqual([200, "text/plain; charset=utf-8", "first"]);
-    expect(await apiOk<Record<string, string>>("GET", "/api/environment")).toMatchObject({ env_crud: "first", env_json: "as a JSON string" });
+    // Orkes' EnvironmentVariable list, by name, each with its tags.
+    const listed = await apiOk<Array<{ name: string; value: string; tags: unknown[] }>>("GET", "/api/environment");
+    expect(listed.filter((variable) => variable.name === "env_crud" || variable.name === "env_json")).toEqual([
+      { name: "env_crud", value: "first", tags: [] },
+      { name: "env_json", value: "as a JSON string", tags: [] },
+    ]);
+    expect(listed.map((variable) => variable.name)).toEqual(listed.map((variable) => variable.name).sort());
     expect((await put("env_crud", "second")).status).toBe(200);
     expect(await stored("env_crud")).toBe("second");
     const deleted = await api("DELETE", "/api/environment/env_crud");
     expect([deleted.status, await deleted.text()]).toEqual([200, "second"]);
     expect((await api("GET", "/api/environment/env_crud")).status).toBe(404);
     expect((await api("DELETE", "/api/environment/env_crud")).status).toBe(404);
+  });
+
+  it("carry tags, as Orkes' EnvironmentClient sets, reads and removes them, which go with the variable", async () => {
+    const tagsPath = "/api/environment/env_tagged/tags";
+    expect((await put("env_tagged", "https://pay.example.com")).status).toBe(200);
+    await apiOk("PUT", tagsPath, [{ key: "team", value: "payments" }, { key: "tier", value: "1" }]);
+    // PUT adds (a key it has takes the new value); DELETE removes those given.
+    await apiOk("PUT", tagsPath, [{ key: "tier", value: "2" }]);
+    expect(await apiOk("GET", tagsPath)).toEqual([{ key: "team", value: "payments" }, { key: "tier", value: "2" }]);
+    expect((await apiOk<Array<{ name: string; tags: unknown[] }>>("GET", "/api/environment")).find((variable) => variable.name === "env_tagged")!.tags).toEqual([
+      { key: "team", value: "payments" },
+      { key: "tier", value: "2" },
+    ]);
+    await apiOk("DELETE", tagsPath, [{ key: "tier", value: "2" }]);
+    expect(await apiOk("GET", tagsPath)).toEqual([{ key: "team", value: "payments" }]);
+    // Read as the variables are; changed by system admins only: a refused change leaves the tags as they were.
+    const reader = await createUser("env-tag-reader@example.com", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:some_flow" }, { action: "METADATA_ADMIN", scope: "*" }] });
+    expect(await (await call("GET", tagsPath, { "x-api-key": reader.apiKey })).json()).toEqual([{ key: "team", value: "payments" }]);
+    for (const method of ["PUT", "DELETE"]) {
+      expect((await call(method, tagsPath, { "x-api-key": reader.apiKey, "content-type": "application/json" }, JSON.stringify([{ key: "team", value: "payments" }]))).status, method).toBe(403);
+    }
+    expect((await api("PUT", tagsPath, [{ key: "", value: "x" }])).status).toBe(400);
+    expect(await apiOk("GET", tagsPath)).toEqual([{ key: "team", value: "payments" }]);
+    // Not in the metadata tags any metadata reader lists; an unknown variable has none to show or take.
+    expect(await apiOk<Array<{ key: string }>>("GET", "/api/metadata/tags")).not.toContainEqual({ key: "team", value: "payments" });
+    expect((await api("GET", "/api/environment/env_untagged/tags")).status).toBe(404);
+    expect((await api("PUT", "/api/environment/env_untagged/tags", [{ key: "team", value: "x" }])).status).toBe(404);
+    // Deleting the variable deletes its tags: one made again under that name starts with none.
+    expect((await api("DELETE", "/api/environment/env_tagged")).status).toBe(200);
+    expect(await env.DB.prepare(`SELECT COUNT(*) AS n FROM metadata_tags WHERE target_type = 'ENV_VARIABLE' AND target_name = 'env_tagged'`).first<{ n: number }>()).toEqual({ n: 0 });
+    expect((await put("env_tagged", "again")).status).toBe(200);
+    expect(await apiOk("GET", tagsPath)).toEqual([]);
   });
 
   it("refuses a bad name, a value too large or of another type, and callers without the right, writing nothing", async () => {

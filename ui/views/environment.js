@@ -2,7 +2,12 @@
 import { actionForm } from "../lib/action-form.js";
 import { api, ApiError, permissionsAt } from "../lib/api.js";
 import { openDialog } from "../lib/dialog.js";
-import { copyButton, h, replaceChildren } from "../lib/dom.js";
+import { copyButton, h, replaceChildren, tagList } from "../lib/dom.js";
+
+/**
+ * A variable as `GET /api/environment` lists it (Orkes' EnvironmentVariable).
+ * @typedef {{ name: string, value: string, tags: Array<{ key: string, value: string }> }} Variable
+ */
 
 /** The service's rule for a variable's name (see src/engine/environment.ts). */
 const NAME_PATTERN = "[A-Za-z0-9_\\-]{1,128}";
@@ -17,10 +22,10 @@ const reference = (name) => `\${workflow.env.${name}}`;
  * @type {import("../app.js").View}
  */
 export async function renderEnvironment(container, _params, context) {
-  /** @type {Record<string, string>} */
+  /** @type {Variable[]} */
   let variables;
   try {
-    variables = /** @type {Record<string, string>} */ (await api("GET", "/api/environment"));
+    variables = /** @type {Variable[]} */ (await api("GET", "/api/environment"));
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 403)) throw error;
     if (context.active()) replaceChildren(container, h("h1", {}, "Environment variables"), h("p", { className: "empty" }, "Environment variables are shown to users who may read workflows (WORKFLOW_READ) or metadata (METADATA_ADMIN)."));
@@ -29,7 +34,6 @@ export async function renderEnvironment(container, _params, context) {
   const mayWrite = (await permissionsAt("*")).has("SYSTEM_ADMIN");
   if (!context.active()) return;
   const reload = () => renderEnvironment(container, _params, context);
-  const names = Object.keys(variables).sort((a, b) => a.localeCompare(b));
   const remove = (/** @type {string} */ name) => () => openDialog({
     title: `Delete environment variable ${name}?`,
     body: [h("p", {}, "Executions started from then on read it as null; those already running keep the value they started with.")],
@@ -59,16 +63,17 @@ export async function renderEnvironment(container, _params, context) {
   }
   replaceChildren(container,
     h("h1", {}, "Environment variables"),
-    h("p", { className: "help" }, "Values every workflow can read, such as a service's base URL: ${workflow.env.<name>} is the text, ${workflow.env.<name>.$} the text read as JSON. An execution keeps the values its definition names as they were when it started. Only system admins change them, since a value can decide where a workflow sends what it holds."),
+    h("p", { className: "help" }, "Values every workflow can read, such as a service's base URL: ${workflow.env.<name>} is the text, ${workflow.env.<name>.$} the text read as JSON. An execution keeps the values its definition names as they were when it started; a retry, restart or rerun reads them again. Only system admins change them, since a value can decide where a workflow sends what it holds."),
     ...form,
-    names.length === 0
+    variables.length === 0
       ? h("p", { className: "empty" }, "No environment variable is set yet.")
       : h("div", { className: "table-wrap" }, h("table", {},
         h("caption", { className: "visually-hidden" }, "Environment variables"),
-        h("thead", {}, h("tr", {}, ["Name", "Value", "In a definition", ...(mayWrite ? [""] : [])].map((title) => h("th", { scope: "col" }, title)))),
-        h("tbody", {}, names.map((name) => h("tr", {},
+        h("thead", {}, h("tr", {}, ["Name", "Value", "Tags", "In a definition", ...(mayWrite ? [""] : [])].map((title) => h("th", { scope: "col" }, title)))),
+        h("tbody", {}, variables.map(({ name, value, tags }) => h("tr", {},
           h("td", {}, name),
-          h("td", {}, h("code", {}, variables[name] ?? "")),
+          h("td", {}, h("code", {}, value)),
+          h("td", {}, tagList(tags)),
           h("td", {}, h("code", {}, reference(name)), " ", copyButton(reference(name))),
           ...(mayWrite ? [h("td", {}, h("button", { type: "button", className: "secondary small", "aria-label": `Delete ${name}`, onclick: remove(name) }, "Delete…"))] : [])))))));
 }

@@ -179,6 +179,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/environment", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
   { apiPath: "/api/environment/{key}", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
   { apiPath: "/api/environment/{key}", methods: ["PUT", "DELETE"], requiredPermissions: [at("SYSTEM_ADMIN")] },
+  { apiPath: "/api/environment/{key}/tags", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
+  { apiPath: "/api/environment/{key}/tags", methods: ["PUT", "DELETE"], requiredPermissions: [at("SYSTEM_ADMIN")] },
   // Metrics: any reader of some workflow or task; the route shows the series of those the caller may read.
   { apiPath: "/api/metrics", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("TASK_READ", ANY_SCOPE)] },
   { apiPath: "/api/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },

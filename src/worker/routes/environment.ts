@@ -30,15 +30,13 @@ async function readValue(request: Request, maxBytes: number): Promise<string> {
 }
 
 /**
- * Orkes' environment variables (EnvironmentResource): cluster-wide values workflows read as `${workflow.env.<name>}`.
- * Access (reads: WORKFLOW_READ or METADATA_ADMIN; writes: SYSTEM_ADMIN, see access-rules.ts) is decided before a route runs.
+ * Orkes' environment variables (EnvironmentResource): cluster-wide values workflows read as `${workflow.env.<name>}`
+ * (their tags: routes/tags.ts). Access (reads: WORKFLOW_READ or METADATA_ADMIN; writes: SYSTEM_ADMIN, see access-rules.ts) is decided before a route runs.
  */
 export function registerEnvironmentRoutes(router: RouterType<IRequest, Args>): void {
-  router.get("/api/environment", async (_request, env) => {
-    const variables = await new EnvironmentRepository(env.DB).list();
-    // fromEntries defines each name as data, `__proto__` too.
-    return Response.json(Object.fromEntries(variables.map((variable) => [variable.name, variable.value])));
-  });
+  // Orkes' current clients (the Java EnvironmentClient, the generated Python and JavaScript ones) read a list of
+  // EnvironmentVariable {name, value, tags}; its first ones read a map of name to value.
+  router.get("/api/environment", async (_request, env) => Response.json(await new EnvironmentRepository(env.DB).list()));
 
   router.get("/api/environment/:key", async (request, env) => {
     const name = variableName(request);

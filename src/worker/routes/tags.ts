@@ -17,7 +17,14 @@ type Args = [Env, ExecutionContext];
  */
 type TargetOf = (request: IRequest, env: Env, write: boolean) => Promise<TagTarget>;
 
-const WHAT: Record<TagTarget["type"], string> = { WORKFLOW_DEF: "workflow definition", TASK_DEF: "task definition", SCHEDULE: "schedule", EVENT_HANDLER: "event handler", SECRET: "secret" };
+const WHAT: Record<TagTarget["type"], string> = {
+  WORKFLOW_DEF: "workflow definition",
+  TASK_DEF: "task definition",
+  SCHEDULE: "schedule",
+  EVENT_HANDLER: "event handler",
+  SECRET: "secret",
+  ENV_VARIABLE: "environment variable",
+};
 
 function missing(target: TagTarget) {
   return notFound(`No ${WHAT[target.type]} named ${target.name}`);
@@ -79,7 +86,8 @@ function tagQuery(request: IRequest): Tag {
  * Orkes' tags (`{key, value}`, one value per key): on workflow definitions (every version of a name) and task
  * definitions (MetadataClient's `addWorkflowTag`, `setTaskTags`, …: POST adds one, PUT replaces all, DELETE removes
  * one), on schedules (SchedulerClient's `setSchedulerTags`, … and the lookup of schedules by tag) and on event handlers
- * (EventClient's `putTagForEventHandler`, …) and on secrets (SecretClient's `setSecretTags`, …), where PUT adds and
+ * (EventClient's `putTagForEventHandler`, …), on secrets (SecretClient's `setSecretTags`, …) and on environment
+ * variables (EnvironmentClient's `setEnvironmentVariableTags`, …), where PUT adds and
  * DELETE removes a list; and the list of every tag in use. Registered before the routes of what they tag, whose `/{name}/{version}` would take `…/{name}/tags`.
  */
 export function registerTagRoutes(router: RouterType<IRequest, Args>): void {
@@ -105,6 +113,8 @@ export function registerTagRoutes(router: RouterType<IRequest, Args>): void {
     ["/api/event/:name/tags", named("EVENT_HANDLER", "name")],
     // SecretClient's setSecretTags, getSecretTags, deleteSecretTags (SYSTEM_ADMIN, as the secrets).
     ["/api/secrets/:name/tags", named("SECRET", "name")],
+    // EnvironmentClient's setEnvironmentVariableTags, … (read and written as the variables are, see access-rules.ts).
+    ["/api/environment/:name/tags", named("ENV_VARIABLE", "name")],
   ] as const) {
     router.get(path, listRoute(targetOf));
     router.put(path, changeRoute(targetOf, addAll));
