@@ -74,7 +74,6 @@ import { mergedVariables, variablesProblem } from "./variables";
 
 export { EXTERNAL_TASK_STATUSES, type ExternalTaskStatus } from "./model";
 
-/** Something that happened to an execution. */
 /**
  * The environment variables a command that runs tasks again (retry, restart, rerun, upgrade, jump) brings: those the
  * definition it runs names, as they are now (read by the actor, as a start reads them), replacing the ones the
@@ -84,6 +83,7 @@ export interface EnvironmentRead {
   environment?: Record<string, string>;
 }
 
+/** Something that happened to an execution. */
 export type ExecutionEvent =
   /** A new execution was created: schedule its first task (once admitted, when its definition has a rate limit). */
   | { type: "start" }
