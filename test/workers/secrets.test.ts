@@ -209,6 +209,21 @@ describe("secrets API", () => {
     expect(await rowCount("secrets")).toBe(before);
   });
 
+  it("takes a value as Conductor's Java client sends it: the raw text, labelled application/json, whatever it looks like", async () => {
+    const number = String(100_000_000 + Math.floor(Math.random() * 899_999_999));
+    const raws = [freshValue("java-raw"), number, "true", "null", JSON.stringify({ type: "service_account", key: freshValue("key") }), JSON.stringify([freshValue("item")])];
+    for (const raw of raws) {
+      // Answers say "true" and "null" for other reasons: only values that cannot occur by chance are watched for.
+      if (raw.length > 4) plaintexts.add(raw);
+      const answer = await call("PUT", "/api/secrets/java_sent", raw, { "content-type": "application/json" });
+      expect(answer, raw).toMatchObject({ status: 200, text: "" });
+      expect(await decryptedValue("java_sent"), raw).toBe(raw);
+    }
+    // One JSON string is its content, as the other clients send a value.
+    await putSecret("java_sent", "quoted-by-the-client");
+    expect(await decryptedValue("java_sent")).toBe("quoted-by-the-client");
+  });
+
   it("accepts a 128-character name and every allowed character", async () => {
     const name = `${"a".repeat(120)}Z9_.-xyz`;
     expect(name).toHaveLength(128);
@@ -216,7 +231,7 @@ describe("secrets API", () => {
     expect((await call("GET", `/api/secrets/${name}/exists`)).text).toBe("true");
   });
 
-  it("refuses empty, non-string, invalid and wrongly typed values (400/415) without writing or echoing anything", async () => {
+  it("refuses empty, invalid and wrongly typed values (400/415) without writing or echoing anything", async () => {
     await putSecret("keep", freshValue("keep"));
     const original = await storedValue("keep");
     const before = await rowCount("secrets");
@@ -224,13 +239,6 @@ describe("secrets API", () => {
       ["empty JSON string", JSON.stringify(""), "application/json", 400, "VALIDATION_ERROR"],
       ["empty text", "", "text/plain", 400, "VALIDATION_ERROR"],
       ["no body", "", "application/json", 400, "VALIDATION_ERROR"],
-      ["number", "12345", "application/json", 400, "VALIDATION_ERROR"],
-      ["object", JSON.stringify({ value: "leaky-object-value" }), "application/json", 400, "VALIDATION_ERROR"],
-      ["array", JSON.stringify(["leaky-array-value"]), "application/json", 400, "VALIDATION_ERROR"],
-      ["null", "null", "application/json", 400, "VALIDATION_ERROR"],
-      ["boolean", "true", "application/json", 400, "VALIDATION_ERROR"],
-      // A raw secret sent as JSON: the refusal must not quote it back (JSON parse errors usually do).
-      ["raw text declared as JSON", "leaky-raw-value", "application/json", 400, "VALIDATION_ERROR"],
       ["XML", "<v>leaky-xml-value</v>", "application/xml", 415, "UNSUPPORTED_MEDIA_TYPE"],
       ["form", "value=leaky-form-value", "application/x-www-form-urlencoded", 415, "UNSUPPORTED_MEDIA_TYPE"],
       ["text in Latin-1", "leaky-latin1-value", "text/plain; charset=iso-8859-1", 415, "UNSUPPORTED_MEDIA_TYPE"],

@@ -114,10 +114,12 @@ export interface StringBody {
 
 /**
  * A body that is one string, as Conductor's `@RequestBody String` endpoints take it: a JSON string (Content-Type
- * `application/json`, as its clients send it) or raw `text/plain`, in UTF-8. 415 for another media type or charset,
- * 400 for anything but a string. Refusals never quote the body: a value sent the wrong way may still be a secret
- * (which is also why {@link readJsonBody}, whose parse errors quote the text, is not used). Empty and size checks are
- * the caller's.
+ * `application/json`, as the Python and JavaScript clients send it) is its content; any other body under a JSON media
+ * type is taken as the text itself, as Conductor's Java client sends a String (raw, labelled `application/json`) and as
+ * Orkes' server reads it (so a value that is a JSON object, such as a service account's key, is kept as sent); raw
+ * `text/plain` is the text. UTF-8 only: 415 for another media type or charset, 400 for bytes that are not UTF-8 and for
+ * an empty JSON body. Refusals never quote the body: a value sent the wrong way may still be a secret (which is also why
+ * {@link readJsonBody}, whose parse errors quote the text, is not used). Other empty and size checks are the caller's.
  */
 export async function readStringBody(request: Request, maxBytes: number, body: StringBody): Promise<string> {
   const { what, example } = body;
@@ -137,18 +139,18 @@ export async function readStringBody(request: Request, maxBytes: number, body: S
     throw bodyError(`The ${what} is not valid UTF-8`);
   }
   if (!isJson) return text;
-  if (text.trim() === "") throw bodyError(`The body must be the ${what} as a JSON string, e.g. ${example}`);
-  let value: unknown;
+  if (text.trim() === "") throw bodyError(`The body must be the ${what} as a JSON string, e.g. ${example}, or as text/plain`);
+  return jsonStringContent(text) ?? text;
+}
+
+/** The content of `text` when it is one JSON string; undefined for any other text, JSON or not. */
+function jsonStringContent(text: string): string | undefined {
   try {
-    value = JSON.parse(text) as unknown;
+    const value = JSON.parse(text) as unknown;
+    return typeof value === "string" ? value : undefined;
   } catch {
-    throw bodyError(`The body is not valid JSON: send the ${what} as a JSON string, e.g. ${example}, or as text/plain`);
+    return undefined;
   }
-  if (typeof value !== "string") {
-    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`;
-    throw bodyError(`The ${what} must be a JSON string, not ${kind}`);
-  }
-  return value;
 }
 
 /** A plain-text response, as Conductor answers starts and task updates with a bare id. */
