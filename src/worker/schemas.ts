@@ -371,6 +371,17 @@ export const ScheduleName = v.pipe(
   v.check((name: string) => name !== "tags", `must not be "tags" (GET /api/scheduler/schedules/tags is the lookup by tag)`),
 );
 
+/**
+ * The body of Orkes' bulk schedule pause or resume (`PUT /api/scheduler/bulk/pause|resume`): a JSON array of 1 to 1000
+ * schedule names, the count checked before the items (as {@link BulkWorkflowIds}).
+ */
+export const BulkScheduleNames = v.pipe(
+  v.array(v.unknown(), "must be a JSON array of schedule names"),
+  v.minLength(1, "must list at least one schedule name"),
+  v.maxLength(MAX_BULK_WORKFLOW_IDS, `must list at most ${MAX_BULK_WORKFLOW_IDS} schedule names; send more in several requests`),
+  v.array(v.pipe(v.string("must be a string (a schedule name)"), v.minLength(1, "must not be empty"), v.maxLength(MAX_SCHEDULE_NAME_LENGTH, `must be at most ${MAX_SCHEDULE_NAME_LENGTH} characters (a schedule name)`))),
+);
+
 /** An optional epoch-millisecond bound of a schedule's window: Orkes clients send 0 (or null) for "none". */
 const ScheduleBound = v.pipe(
   v.nullish(v.pipe(v.number("must be epoch milliseconds"), v.integer("must be an integer (epoch milliseconds)"), v.minValue(0, "must not be negative"))),

@@ -27,6 +27,10 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/prompts", "AI prompts"],
     ["POST", "/api/event/handleIncomingEvent", "incoming events"],
     ["GET", "/api/scheduler/test/timeout", "the scheduler's test endpoints"],
+    // The Orkes Java client's WorkflowResource.uploadCompletedWorkflows, UserResource.sendInviteEmail, SharedResource.
+    ["POST", "/api/workflow/document-store/upload", "document store"],
+    ["POST", "/api/users/ada@example.com/sendInviteEmail", "invitation e-mails"],
+    ["GET", "/api/share/getSharedResources", "sharing resources"],
     // Not "no workflow (or task) externalstoragelocation".
     ["GET", "/api/workflow/externalstoragelocation?path=input.json&operation=WRITE&payloadType=WORKFLOW_INPUT", "external payload storage"],
     ["GET", "/api/tasks/externalstoragelocation?path=output.json&operation=WRITE&payloadType=TASK_OUTPUT", "external payload storage"],

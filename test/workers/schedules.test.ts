@@ -513,4 +513,32 @@ describe("every schedule at once (Orkes' /api/scheduler/admin/…)", () => {
     expect((await armedOf("sched-all-b")).alarm).toBe(nextNewYear());
     for (const name of names) await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
   });
+
+  it("pauses and resumes the schedules a bulk request names (SchedulerClient's pauseSchedulers), each as its own route would", async () => {
+    await registerQuick("sched_bulk_mine");
+    await registerQuick("sched_bulk_theirs");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-bulk-mine", "sched_bulk_mine"));
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-bulk-theirs", "sched_bulk_theirs"));
+    const names = ["sched-bulk-mine", "sched-bulk-theirs"];
+    const states = async () => Promise.all(names.map(async (name) => ({ paused: (await apiOk<{ paused: boolean }>("GET", `/api/scheduler/schedules/${name}`)).paused, alarm: (await armedOf(name)).alarm })));
+
+    // Someone who may manage only one of them: that one is paused, the other refused by name, an unknown one too.
+    const bea = await createUser("sched-bulk-bea", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:sched_bulk_mine" }, { action: "WORKFLOW_READ", scope: "workflow:sched_bulk_mine" }] });
+    const answer = await call("PUT", "/api/scheduler/bulk/pause", orkes(bea.token), [...names, "sched-bulk-mine", "sched-bulk-none"]);
+    expect(answer.status).toBe(200);
+    const outcome = (await answer.json()) as { bulkSuccessfulResults: string[]; bulkErrorResults: Record<string, string> };
+    expect(outcome.bulkSuccessfulResults).toEqual(["sched-bulk-mine"]);
+    expect(Object.keys(outcome.bulkErrorResults)).toEqual(["sched-bulk-theirs", "sched-bulk-none"]);
+    expect(outcome.bulkErrorResults["sched-bulk-theirs"]).toContain("WORKFLOW_ADMIN");
+    expect(await states()).toEqual([{ paused: true, alarm: null }, { paused: false, alarm: nextNewYear() }]);
+
+    const resumed = await apiOk<{ bulkSuccessfulResults: string[] }>("PUT", "/api/scheduler/bulk/resume", names);
+    expect(resumed.bulkSuccessfulResults).toEqual(names);
+    expect(await states()).toEqual([{ paused: false, alarm: nextNewYear() }, { paused: false, alarm: nextNewYear() }]);
+    // A body that is no list of names changes nothing.
+    await expectRefused(await api("PUT", "/api/scheduler/bulk/pause", { names }), 400, "(body)");
+    await expectRefused(await api("PUT", "/api/scheduler/bulk/pause", []), 400);
+    expect((await states()).map((state) => state.paused)).toEqual([false, false]);
+    for (const name of names) await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
+  });
 });

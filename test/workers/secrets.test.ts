@@ -279,6 +279,11 @@ describe("secrets API", () => {
     expect(await decryptedValue("big")).toBe("x".repeat(64 * 1024));
   });
 
+  it("answers SecretClient's clearLocalCache and clearRedisCache: there is no cache of values to clear", async () => {
+    for (const cache of ["clearLocalCache", "clearRedisCache"]) expect(await call("GET", `/api/secrets/${cache}`), cache).toMatchObject({ status: 200, text: "" });
+    expect(await call("GET", "/api/secrets/clearLocalCache", undefined, { "x-api-key": "" })).toMatchObject({ status: 401 });
+  });
+
   it("never returns a value: Orkes' value route is a 501 that says so, and unauthenticated callers get 401 and change nothing", async () => {
     await putSecret("hidden", "hidden-value-123");
     const read = await call("GET", "/api/secrets/hidden");

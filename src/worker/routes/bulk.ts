@@ -15,9 +15,17 @@ type Args = [Env, ExecutionContext];
 export const BULK_CONCURRENCY = 10;
 
 /** Conductor's BulkResponse: each refused id with the reason, and the ids acted on, in the order given. */
-interface BulkResponse {
+export interface BulkResponse {
   bulkErrorResults: Record<string, string>;
   bulkSuccessfulResults: string[];
+}
+
+/** The BulkResponse of `ids`, given each one's outcome (in the same order): undefined when done, else why not. */
+export function bulkResponse(ids: readonly string[], outcomes: ReadonlyArray<string | undefined>): BulkResponse {
+  return {
+    bulkErrorResults: Object.fromEntries(ids.flatMap((id, index) => (outcomes[index] === undefined ? [] : [[id, outcomes[index]]]))),
+    bulkSuccessfulResults: ids.filter((_id, index) => outcomes[index] === undefined),
+  };
 }
 
 /** The ids of the body, 400 unless it is a JSON array of 1 to 1000 non-empty strings. */
@@ -43,16 +51,26 @@ function distinct(ids: readonly string[]): string[] {
  * Undefined when done, else what that route would have answered as its error message.
  */
 async function outcomeFor(action: WorkflowAction, act: ExecutionAct, authorizeAs: PathAuthorizer, env: Env, workflowId: string): Promise<string | undefined> {
-  try {
+  return bulkOutcome(async () => {
     await authorizeAs(action.method, action.path(workflowId));
     await act(env, workflowId);
+  }, { operation: "workflow", workflowId });
+}
+
+/**
+ * What one item of a bulk request came to: undefined when `work` was done, else the message of the API error that
+ * refused it, or, for any other error (logged with `context` under a request id), an internal error quoting that id.
+ */
+export async function bulkOutcome(work: () => Promise<void>, context: Record<string, string>): Promise<string | undefined> {
+  try {
+    await work();
     return undefined;
   } catch (error) {
     if (error instanceof ApiError) return error.message;
-    // Not thrown on: other ids may have been acted on already, and the caller must learn which.
+    // Not thrown on: other items may have been acted on already, and the caller must learn which.
     const requestId = crypto.randomUUID();
     const detail = error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error);
-    console.error(JSON.stringify({ msg: "unhandled error in a bulk workflow operation", requestId, workflowId, error: detail }));
+    console.error(JSON.stringify({ msg: "unhandled error in a bulk operation", requestId, ...context, error: detail }));
     return `Internal error; quote the request id ${requestId} when reporting it`;
   }
 }
@@ -65,11 +83,7 @@ function bulkRoute(action: WorkflowAction) {
     const ids = distinct(await bulkIds(request, env));
     const authorizeAs = await requestAuthorizer(request, env);
     const outcomes = await mapBounded(ids, BULK_CONCURRENCY, (workflowId) => outcomeFor(action, act, authorizeAs, env, workflowId));
-    const response: BulkResponse = {
-      bulkErrorResults: Object.fromEntries(ids.flatMap((id, index) => (outcomes[index] === undefined ? [] : [[id, outcomes[index]]]))),
-      bulkSuccessfulResults: ids.filter((_id, index) => outcomes[index] === undefined),
-    };
-    return Response.json(response);
+    return Response.json(bulkResponse(ids, outcomes));
   };
 }
 

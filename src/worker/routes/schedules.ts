@@ -7,7 +7,9 @@ import { principalOf } from "../guard";
 import { readJsonBody } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryParams, queryValue } from "../http/params";
-import { NextFewSchedulesQuery, SaveScheduleRequest, WorkflowName, parseOrThrow } from "../schemas";
+import { BulkScheduleNames, NextFewSchedulesQuery, SaveScheduleRequest, WorkflowName, parseOrThrow } from "../schemas";
+import { mapBounded } from "../bounded";
+import { BULK_CONCURRENCY, bulkOutcome, bulkResponse } from "./bulk";
 import { mayOnSchedule, requireOnSchedule, type ScheduleAction } from "../schedules/access";
 import { isKnownZone, nextFireAfter, nextFires, parseCron } from "../schedules/cron";
 import { searchScheduleExecutions } from "../schedules/executions";
@@ -57,7 +59,11 @@ export function scheduleJson(schedule: StoredSchedule, nowMs: number): JsonObjec
 
 /** The schedule named in the path, checked for `action`: 403 without the right, then 404 when there is none. */
 async function pathSchedule(request: IRequest, env: Env, action: ScheduleAction, what: string): Promise<StoredSchedule> {
-  const name = decodedPathParam(request, "name");
+  return namedSchedule(request, env, decodedPathParam(request, "name"), action, what);
+}
+
+/** The schedule `name`, once the caller may act on it as `action` (403, else 404 when there is none). */
+async function namedSchedule(request: IRequest, env: Env, name: string, action: ScheduleAction, what: string): Promise<StoredSchedule> {
   const schedule = await new ScheduleRepository(env.DB).get(name);
   requireOnSchedule(principalOf(request).grants, action, schedule?.workflowName, `${what} schedule ${name}`);
   if (schedule === undefined) throw notFound(`No schedule named ${name}`);
@@ -146,13 +152,32 @@ function forEverySchedule(change: { paused: boolean } | undefined, what: string)
 /** Pauses or resumes the schedule in the path (`?reason=` with a pause, shown as `pausedReason`). */
 function pauseOrResume(paused: boolean) {
   return async (request: IRequest, env: Env): Promise<Response> => {
-    const schedule = await pathSchedule(request, env, "manage", paused ? "pausing" : "resuming");
-    const reason = paused ? queryValue(request, "reason")?.slice(0, 1024) : undefined;
-    const done = await new ScheduleRepository(env.DB).setPaused(schedule.name, schedule.revision, paused, reason || undefined, principalOf(request).userId, Date.now());
-    if (!done) throw changedMeanwhile(schedule.name);
-    // A resume arms the first fire after now: fires missed while paused are not caught up.
-    await trigger(env, schedule.name).arm(schedule.name);
+    await setPaused(request, env, decodedPathParam(request, "name"), paused);
     return new Response(null, { status: 200 });
+  };
+}
+
+/** Pauses or resumes schedule `name` for the caller (`?reason=` with a pause); throws the API error that refuses it. */
+async function setPaused(request: IRequest, env: Env, name: string, paused: boolean): Promise<void> {
+  const schedule = await namedSchedule(request, env, name, "manage", paused ? "pausing" : "resuming");
+  const reason = paused ? queryValue(request, "reason")?.slice(0, 1024) : undefined;
+  const done = await new ScheduleRepository(env.DB).setPaused(schedule.name, schedule.revision, paused, reason || undefined, principalOf(request).userId, Date.now());
+  if (!done) throw changedMeanwhile(schedule.name);
+  // A resume arms the first fire after now: fires missed while paused are not caught up.
+  await trigger(env, schedule.name).arm(schedule.name);
+}
+
+/**
+ * Orkes' bulk pause or resume (SchedulerClient's `pauseSchedulers`, `resumeSchedulers`): each schedule of the body as
+ * its own route would, each on its own; a BulkResponse of those done and why the others were not.
+ */
+function bulkPauseOrResume(paused: boolean) {
+  return async (request: IRequest, env: Env): Promise<Response> => {
+    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+    if (!body.present) throw validationError("Invalid bulk request", [{ path: "(body)", message: "is required: a JSON array of schedule names" }]);
+    const names = [...new Set(parseOrThrow(BulkScheduleNames, body.value, "bulk request"))];
+    const outcomes = await mapBounded(names, BULK_CONCURRENCY, (name) => bulkOutcome(() => setPaused(request, env, name, paused), { operation: "schedule", schedule: name }));
+    return Response.json(bulkResponse(names, outcomes));
   };
 }
 
@@ -193,6 +218,7 @@ export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void
   });
   // The official clients try PUT (Conductor OSS) and fall back to GET on 405 (Orkes): both are served.
   for (const [action, paused] of [["pause", true], ["resume", false]] as const) {
+    router.put(`/api/scheduler/bulk/${action}`, bulkPauseOrResume(paused));
     router.put(`/api/scheduler/schedules/:name/${action}`, pauseOrResume(paused));
     router.get(`/api/scheduler/schedules/:name/${action}`, pauseOrResume(paused));
   }
