@@ -44,10 +44,23 @@ export class DefinitionRepository {
     return definition;
   }
 
-  /** Every definition, every version, by name then version. */
-  async list(): Promise<WorkflowDef[]> {
-    const { results } = await this.#db.prepare(`SELECT definition FROM workflow_defs ORDER BY name, version`).all<{ definition: string }>();
+  /** Every definition (of workflow `name` only, when given), every version, by name then version. */
+  async list(name?: string): Promise<WorkflowDef[]> {
+    const statement =
+      name === undefined
+        ? this.#db.prepare(`SELECT definition FROM workflow_defs ORDER BY name, version`)
+        : this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? ORDER BY version`).bind(name);
+    const { results } = await statement.all<{ definition: string }>();
     return results.map((row) => JSON.parse(row.definition) as WorkflowDef);
+  }
+
+  /** The latest registered version of each of `names` that has one, read from D1 (not the cache). */
+  async latestVersionNumbers(names: readonly string[]): Promise<Map<string, number>> {
+    const { results } = await this.#db
+      .prepare(`SELECT name, MAX(version) AS version FROM workflow_defs WHERE name IN (SELECT value FROM json_each(?)) GROUP BY name`)
+      .bind(JSON.stringify([...new Set(names)]))
+      .all<{ name: string; version: number }>();
+    return new Map(results.map((row) => [row.name, row.version]));
   }
 
   /** The latest version of every name, by name (Conductor's `latest-versions`). */

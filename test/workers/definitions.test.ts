@@ -42,6 +42,20 @@ describe("registering definitions", () => {
     expect((await apiOk("GET", "/api/metadata/workflow/defs_overwrite"))["description"]).toBe("changed");
   });
 
+  it("registers a new version with newVersion=true (the version after the latest, whatever the body says), as Orkes' clients ask", async () => {
+    await apiOk("POST", "/api/metadata/workflow", valid("defs_next", 1));
+    await apiOk("POST", "/api/metadata/workflow?newVersion=true", { ...valid("defs_next", 1), description: "second" });
+    await apiOk("PUT", "/api/metadata/workflow?newVersion=true", [{ ...valid("defs_next", 7), description: "third" }, { ...valid("defs_next", 7), description: "fourth" }, valid("defs_next_new", 5)]);
+    const versions = (await apiOk<JsonObject[]>("GET", "/api/metadata/workflow?name=defs_next")).map((definition) => [definition["version"], definition["description"]]);
+    expect(versions).toEqual([[1, undefined], [2, "second"], [3, "third"], [4, "fourth"]]);
+    expect((await apiOk<JsonObject[]>("GET", "/api/metadata/workflow?name=defs_next_new")).map((definition) => definition["version"])).toEqual([1]);
+    // PUT replaces unless asked not to: overwrite=false refuses an existing version and writes none of the list.
+    const conflict = await refused(await api("PUT", "/api/metadata/workflow?overwrite=false", [valid("defs_next_other", 1), { ...valid("defs_next", 4), description: "replaced" }]), 409, "CONFLICT");
+    expect(conflict.message).toContain("defs_next version 4");
+    expect((await apiOk("GET", "/api/metadata/workflow/defs_next?version=4"))["description"]).toBe("fourth");
+    expect(await apiOk<JsonObject[]>("GET", "/api/metadata/workflow?name=defs_next_other")).toEqual([]);
+  });
+
   it("PUT creates or updates a list atomically; GET lists; DELETE removes one version", async () => {
     await apiOk("PUT", "/api/metadata/workflow", [valid("defs_b", 1), valid("defs_c", 1)]);
     const all = await apiOk<JsonObject[]>("GET", "/api/metadata/workflow");

@@ -5,7 +5,7 @@ import { DefinitionRepository } from "../definitions";
 import { tellLimitChanges } from "../limit-changes";
 import { registeredLimits } from "../../engine/rate-limit";
 import { validateRateLimitConfig } from "../../engine/definition/rate-limit-config";
-import type { RateLimitConfig } from "../../engine/model";
+import type { RateLimitConfig, WorkflowDef } from "../../engine/model";
 import { BATCH_PATHS, validateDefinitions } from "../definition-validation";
 import { TagRepository, registeredTags, withTagOptions, type TagTarget } from "../tags";
 import { readRequiredJsonBody } from "../http/body";
@@ -51,6 +51,19 @@ async function setRateLimit(env: Env, workflowName: string, config: RateLimitCon
   await tellLimitChanges(env, new Map([[workflowName, config?.concurrentExecLimit ?? null]]), definedAt);
 }
 
+/**
+ * `definitions` as new versions (Orkes' `newVersion=true`): each the version after the latest registered of its name
+ * (1 for a new name), whatever version it gives; a name given twice takes the next two.
+ */
+async function asNewVersions(env: Env, definitions: WorkflowDef[]): Promise<WorkflowDef[]> {
+  const latest = await new DefinitionRepository(env.DB).latestVersionNumbers(definitions.map((definition) => definition.name));
+  return definitions.map((definition) => {
+    const version = (latest.get(definition.name) ?? 0) + 1;
+    latest.set(definition.name, version);
+    return { ...definition, version };
+  });
+}
+
 function name(request: IRequest): string {
   return decodedPathParam(request, "name");
 }
@@ -58,9 +71,12 @@ function name(request: IRequest): string {
 /** Routes of workflow definitions (Conductor's metadata API). */
 export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/metadata/workflow", async (request, env) => {
-    const overwrite = booleanQuery(request, "overwrite", false);
+    const newVersion = booleanQuery(request, "newVersion", false);
+    // A new version is never an existing one replaced: registered meanwhile by another request, it is a 409.
+    const overwrite = !newVersion && booleanQuery(request, "overwrite", false);
     const body = await requiredBody(request, env);
-    const [definition] = await validateDefinitions([body], env);
+    const validated = await validateDefinitions([body], env);
+    const [definition] = newVersion ? await asNewVersions(env, validated) : validated;
     authorizeSecretUse(principalOf(request).grants, [definition!]);
     const tags = await new TagRepository(env.DB).registrationStatements({ type: "WORKFLOW_DEF", name: definition!.name }, registeredTags(body, ""));
     const definedAt = await new DefinitionRepository(env.DB).save([definition!], overwrite, tags, principalOf(request).userId);
@@ -71,7 +87,11 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   router.put("/api/metadata/workflow", async (request, env) => {
     const body = await requiredBody(request, env);
     if (!Array.isArray(body) || body.length === 0) throw validationError("Invalid request", [{ path: "(body)", message: "must be a non-empty array of workflow definitions" }]);
-    const definitions = await validateDefinitions(body, env, BATCH_PATHS);
+    // Conductor's update replaces; Orkes' clients may ask for `overwrite=false` (a 409 for one that exists) or `newVersion`.
+    const newVersion = booleanQuery(request, "newVersion", false);
+    const overwrite = !newVersion && booleanQuery(request, "overwrite", true);
+    const validated = await validateDefinitions(body, env, BATCH_PATHS);
+    const definitions = newVersion ? await asNewVersions(env, validated) : validated;
     const names = new Set<string>();
     for (const definition of definitions) {
       const key = `${definition.name}@${definition.version}`;
@@ -79,13 +99,14 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
       names.add(key);
     }
     authorizeSecretUse(principalOf(request).grants, definitions);
-    const definedAt = await new DefinitionRepository(env.DB).save(definitions, true, await registrationTagStatements(env, "WORKFLOW_DEF", body, definitions), principalOf(request).userId);
+    const definedAt = await new DefinitionRepository(env.DB).save(definitions, overwrite, await registrationTagStatements(env, "WORKFLOW_DEF", body, definitions), principalOf(request).userId);
     await tellLimitChanges(env, registeredLimits(definitions), definedAt);
     return new Response(null, { status: 200 });
   });
 
   router.get("/api/metadata/workflow", async (request, env) =>
-    Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", await new DefinitionRepository(env.DB).list(), tagListingOptions(request))),
+    // Orkes' `name` lists the versions of one workflow (its `short` and `access` change nothing here).
+    Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined), tagListingOptions(request))),
   );
 
   // Conductor's summaries (MetadataClient's getWorkflowNamesAndVersions, getAllWorkflowsWithLatestVersions). Before
