@@ -151,12 +151,12 @@ export class EventHandlerRepository {
     return JSON.parse(row.handler) as EventHandler;
   }
 
-  /** Adds `handlers`, all or none (one D1 batch); a 409 when one of their names exists. */
-  async add(handlers: readonly EventHandler[]): Promise<void> {
+  /** Adds `handlers`, all or none (one D1 batch, `alongside` statements included: their tags); a 409 when one of their names exists. */
+  async add(handlers: readonly EventHandler[], alongside: readonly D1PreparedStatement[] = []): Promise<void> {
     const now = Date.now();
     const insert = this.#db.prepare(`INSERT INTO event_handlers (name, event, active, handler, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)`);
     try {
-      await this.#db.batch(handlers.map((handler) => insert.bind(handler.name, handler.event, handler.active ? 1 : 0, JSON.stringify(handler), now, now)));
+      await this.#db.batch([...handlers.map((handler) => insert.bind(handler.name, handler.event, handler.active ? 1 : 0, JSON.stringify(handler), now, now)), ...alongside]);
     } catch (error) {
       if (!String(error).includes("UNIQUE constraint failed")) throw error;
       const names = handlers.map((handler) => handler.name);
@@ -168,13 +168,18 @@ export class EventHandlerRepository {
     }
   }
 
-  /** Replaces the handler of `handler`'s name; a 404 when there is none. */
-  async update(handler: EventHandler): Promise<void> {
-    const { meta } = await this.#db
-      .prepare(`UPDATE event_handlers SET event = ?, active = ?, handler = ?, update_time = ? WHERE name = ?`)
-      .bind(handler.event, handler.active ? 1 : 0, JSON.stringify(handler), Date.now(), handler.name)
-      .run();
-    if (meta.changes === 0) throw notFound(`No event handler named ${handler.name}`);
+  /**
+   * Replaces the handler of `handler`'s name, with `alongside` statements (its tags, which write nothing for a handler
+   * that does not exist) in the same batch; a 404 when there is none.
+   */
+  async update(handler: EventHandler, alongside: readonly D1PreparedStatement[] = []): Promise<void> {
+    const [updated] = await this.#db.batch([
+      this.#db
+        .prepare(`UPDATE event_handlers SET event = ?, active = ?, handler = ?, update_time = ? WHERE name = ?`)
+        .bind(handler.event, handler.active ? 1 : 0, JSON.stringify(handler), Date.now(), handler.name),
+      ...alongside,
+    ]);
+    if (updated!.meta.changes === 0) throw notFound(`No event handler named ${handler.name}`);
   }
 
   /** Removes the handler named `name`, its tags and the record of what it did; a 404 when there is none. */

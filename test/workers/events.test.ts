@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
@@ -32,6 +33,33 @@ describe("event handlers (/api/event)", () => {
     expect((await apiOk<Array<{ name: string }>>("GET", `/api/event/conductor:ev_crud:q`)).map((h) => h.name)).toEqual(["ev_crud_a", "ev_crud_b"]);
     expect((await api("DELETE", "/api/event/ev_crud_a")).status).toBe(200);
     expect((await api("GET", "/api/event/handler/ev_crud_a")).status).toBe(404);
+  });
+
+  it("carry the tags of Orkes' OrkesEventHandler: stored with the handler, shown in every listing, replaced by an update that gives some", async () => {
+    const complete = { action: "complete_task", complete_task: { workflowId: "${workflowId}", taskRefName: "approval" } };
+    const team = { key: "team", value: "orders" };
+    await apiOk("POST", "/api/event", [handler("ev_tagged", "conductor:ev_tagged:q", [complete], { tags: [team] })]);
+    await apiOk("POST", "/api/event", handler("ev_untagged", "conductor:ev_tagged:q", [complete]));
+    const listed = async () => (await apiOk<Array<{ name: string; tags?: unknown }>>("GET", "/api/event")).filter((h) => h.name.startsWith("ev_tagged") || h.name.startsWith("ev_untagged")).map((h) => [h.name, h.tags]);
+    expect(await listed()).toEqual([["ev_tagged", [team]], ["ev_untagged", []]]);
+    expect((await apiOk<Array<{ tags?: unknown }>>("GET", "/api/event/conductor:ev_tagged:q")).map((h) => h.tags)).toEqual([[team], []]);
+    expect(await apiOk("GET", "/api/event/handler/ev_tagged")).toMatchObject({ name: "ev_tagged", tags: [team] });
+    expect(await apiOk("GET", "/api/event/ev_tagged/tags")).toEqual([team]);
+    // The stored handler is the handler alone: its tags live with the other tags.
+    const stored = await env.DB.prepare("SELECT handler FROM event_handlers WHERE name = 'ev_tagged'").first<{ handler: string }>();
+    expect(Object.keys(JSON.parse(stored!.handler) as JsonObject)).not.toContain("tags");
+    // An update without tags keeps them; one with tags replaces them; a bad tag refuses the update whole.
+    await apiOk("PUT", "/api/event", handler("ev_tagged", "conductor:ev_tagged:q", [complete], { active: false }));
+    expect(await apiOk("GET", "/api/event/ev_tagged/tags")).toEqual([team]);
+    await apiOk("PUT", "/api/event", handler("ev_tagged", "conductor:ev_tagged:q", [complete], { tags: [{ key: "tier", value: "1" }] }));
+    expect(await apiOk("GET", "/api/event/ev_tagged/tags")).toEqual([{ key: "tier", value: "1" }]);
+    const refused = await api("PUT", "/api/event", handler("ev_tagged", "conductor:ev_tagged:changed", [complete], { tags: [{ key: "", value: "x" }] }));
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toEqual(["tags[0].key"]);
+    expect(await apiOk("GET", "/api/event/handler/ev_tagged")).toMatchObject({ event: "conductor:ev_tagged:q", active: true, tags: [{ key: "tier", value: "1" }] });
+    // Tags given for a handler that does not exist are not stored either.
+    expect((await api("PUT", "/api/event", handler("ev_tag_ghost", "conductor:ev_tagged:q", [complete], { tags: [team] }))).status).toBe(404);
+    expect((await api("GET", "/api/event/ev_tag_ghost/tags")).status).toBe(404);
   });
 
   it("refuse what they cannot store, changing nothing: a bad handler (400, every problem), a duplicate (409), an unknown one (404)", async () => {

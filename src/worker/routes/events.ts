@@ -1,10 +1,11 @@
 import type { IRequest, RouterType } from "itty-router";
-import { EventHandlerRepository, parseEventHandler, parseEventHandlers } from "../event-handlers";
+import { EventHandlerRepository, parseEventHandler, parseEventHandlers, type EventHandler } from "../event-handlers";
+import { TagRepository, registeredTags, withTagOptions, type Tag } from "../tags";
 import { validationError } from "../http/errors";
 import { decodedPathParam, integerQuery } from "../http/params";
 import { EventRecordRepository } from "../event-executions";
 import type { JsonObject } from "../../engine/model";
-import { requiredBody } from "./metadata";
+import { registrationTagStatements, requiredBody } from "./metadata";
 
 type Args = [Env, ExecutionContext];
 
@@ -18,22 +19,39 @@ function searchResult(results: readonly JsonObject[]): Response {
   return Response.json({ totalHits: results.length, results });
 }
 
+/** The statements storing the `tags` given with `handlers` (a body of one, or a list: see {@link parseEventHandlers}). */
+function tagStatements(env: Env, body: unknown, handlers: readonly EventHandler[]): Promise<D1PreparedStatement[]> {
+  if (Array.isArray(body)) return registrationTagStatements(env, "EVENT_HANDLER", body, handlers);
+  return new TagRepository(env.DB).registrationStatements({ type: "EVENT_HANDLER", name: handlers[0]!.name }, registeredTags(body, ""));
+}
+
+/** `handlers` with their tags (Orkes' OrkesEventHandler). */
+function withTags(env: Env, handlers: EventHandler[]): Promise<Array<EventHandler & { tags?: Tag[] }>> {
+  return withTagOptions(env.DB, "EVENT_HANDLER", handlers, { metadata: true });
+}
+
 /**
  * Conductor's event handlers (`EventResource`): what to do when an EVENT task publishes an event. With no access rule
  * of their own they are for system admins: a handler's actions start workflows and complete tasks on anyone's behalf.
  */
 export function registerEventRoutes(router: RouterType<IRequest, Args>): void {
+  // Orkes' OrkesEventHandler carries `tags`: stored with the handler (replacing its tags unless `overwriteTags` is false),
+  // and shown in every listing of handlers.
   router.post("/api/event", async (request, env) => {
-    await new EventHandlerRepository(env.DB).add(parseEventHandlers(await requiredBody(request, env)));
+    const body = await requiredBody(request, env);
+    const handlers = parseEventHandlers(body);
+    await new EventHandlerRepository(env.DB).add(handlers, await tagStatements(env, body, handlers));
     return new Response(null, { status: 200 });
   });
 
   router.put("/api/event", async (request, env) => {
-    await new EventHandlerRepository(env.DB).update(parseEventHandler(await requiredBody(request, env)));
+    const body = await requiredBody(request, env);
+    const handler = parseEventHandler(body);
+    await new EventHandlerRepository(env.DB).update(handler, await tagStatements(env, body, [handler]));
     return new Response(null, { status: 200 });
   });
 
-  router.get("/api/event", async (_request, env) => Response.json(await new EventHandlerRepository(env.DB).list()));
+  router.get("/api/event", async (_request, env) => Response.json(await withTags(env, await new EventHandlerRepository(env.DB).list())));
 
   // Orkes' record of what handlers did (EventClient's getAllActiveEventHandlers, getEventExecutions,
   // getEventHandlersWithStats, getEventMessages): before the lookup by event, whose pattern they fit.
@@ -45,14 +63,14 @@ export function registerEventRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/event/message/:event", async (request, env) => Response.json(await new EventRecordRepository(env.DB).messagesOf(decodedPathParam(request, "event"), fromQuery(request))));
 
   // Orkes' lookup by name; before the lookup by event, whose pattern it fits.
-  router.get("/api/event/handler/:name", async (request, env) => Response.json(await new EventHandlerRepository(env.DB).get(decodedPathParam(request, "name"))));
+  router.get("/api/event/handler/:name", async (request, env) => Response.json((await withTags(env, [await new EventHandlerRepository(env.DB).get(decodedPathParam(request, "name"))]))[0]));
 
   router.get("/api/event/:event", async (request, env) => {
     const activeOnly = request.query["activeOnly"];
     if (activeOnly !== undefined && activeOnly !== "true" && activeOnly !== "false") {
       throw validationError("Invalid query", [{ path: "activeOnly", message: "must be true or false" }]);
     }
-    return Response.json(await new EventHandlerRepository(env.DB).forEvent(decodedPathParam(request, "event"), activeOnly !== "false"));
+    return Response.json(await withTags(env, await new EventHandlerRepository(env.DB).forEvent(decodedPathParam(request, "event"), activeOnly !== "false")));
   });
 
   router.delete("/api/event/:name", async (request, env) => {
