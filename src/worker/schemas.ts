@@ -37,6 +37,9 @@ export const jsonData = v.pipe(
 export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"));
 
 /** The fields of Conductor's `StartWorkflowRequest` (see {@link StartWorkflowRequest}). */
+/** Conductor's idempotency strategies of a start with an `idempotencyKey`. */
+export const IDEMPOTENCY_STRATEGIES = ["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"] as const;
+
 const START_WORKFLOW_FIELDS = {
   name: v.optional(v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"))),
   version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))),
@@ -45,7 +48,7 @@ const START_WORKFLOW_FIELDS = {
   priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
   idempotencyKey: v.optional(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(512, "must be at most 512 characters"))),
-  idempotencyStrategy: v.optional(v.picklist(["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"], "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")),
+  idempotencyStrategy: v.optional(v.picklist(IDEMPOTENCY_STRATEGIES, "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")),
   // An inline definition, run instead of a registered one: validated as a registration is (see `inlineDefinition`).
   workflowDef: v.optional(v.unknown()),
 };
@@ -399,8 +402,12 @@ export const ScheduleStartRequest = requestObject({
   correlationId: v.optional(CorrelationId),
   priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
-  idempotencyKey: notInSchedule("is not supported in a schedule: each fire starts with its own key (schedule name and fire time)"),
-  idempotencyStrategy: notInSchedule("is not supported in a schedule: each fire starts with its own key (schedule name and fire time)"),
+  idempotencyKey: v.pipe(
+    v.nullish(v.custom<never>(() => false, "is not supported in a schedule: each fire starts with its own key (schedule name and fire time)")),
+    v.transform(() => undefined),
+  ),
+  // The Python client sends its default (FAIL) with every request: without a key it says nothing, and is dropped.
+  idempotencyStrategy: v.pipe(v.nullish(v.picklist(IDEMPOTENCY_STRATEGIES, "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")), v.transform(() => undefined)),
   workflowDef: notInSchedule("is not supported: register the definition with POST /api/metadata/workflow and schedule it by name"),
 });
 

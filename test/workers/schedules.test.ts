@@ -302,6 +302,7 @@ describe("refused saves change nothing", () => {
       [schedule("sched-refused", "sched_refused", { scheduleStartTime: 2_000_000_000_000, scheduleEndTime: 1_900_000_000_000 }), "scheduleEndTime"],
       [schedule("sched refused", "sched_refused"), "name"],
       [schedule("sched-refused", "sched_refused", { startWorkflowRequest: { name: "sched_refused", idempotencyKey: "fixed" } }), "startWorkflowRequest.idempotencyKey"],
+      [schedule("sched-refused", "sched_refused", { startWorkflowRequest: { name: "sched_refused", idempotencyStrategy: "SOMETIMES" } }), "startWorkflowRequest.idempotencyStrategy"],
       [{ name: "sched-refused", cronExpression: YEARLY }, "startWorkflowRequest"],
     ];
     for (const [body, path] of cases) {
@@ -311,6 +312,15 @@ describe("refused saves change nothing", () => {
     expect(await apiOk("GET", "/api/scheduler/schedules/sched-refused")).toEqual(original);
     expect(await armedOf("sched-refused")).toEqual(armedBefore);
     expect(await rowCount("schedules")).toBe(rows);
+  });
+
+  it("saves a schedule as the Python client sends it: its default idempotencyStrategy (FAIL) without a key says nothing, and is dropped", async () => {
+    await registerQuick("sched_python");
+    const body = schedule("sched-python", "sched_python", { startWorkflowRequest: { name: "sched_python", input: { a: 1 }, idempotencyStrategy: "FAIL", idempotencyKey: null, priority: 0 } });
+    expect((await api("POST", "/api/scheduler/schedules", body)).status).toBe(200);
+    const saved = await apiOk<{ startWorkflowRequest: JsonObject }>("GET", "/api/scheduler/schedules/sched-python");
+    expect(saved.startWorkflowRequest).toEqual({ name: "sched_python", input: { a: 1 }, priority: 0 });
+    await apiOk("DELETE", "/api/scheduler/schedules/sched-python");
   });
 });
 
