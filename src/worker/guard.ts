@@ -16,10 +16,11 @@ const TOKEN_PATHS = new Set(["/api/security/token", "/api/token", "/api/security
 
 /**
  * Paths reachable without a token: the health check, the token endpoints, webhook callbacks (authenticated by the
- * waiting task's own headers and signature instead) and events sent to webhooks (by the webhook's verifier).
+ * waiting task's own headers and signature instead), events sent to webhooks (by the webhook's verifier) and their
+ * pings (which say only that the webhook exists).
  */
 function isPublic(method: string, path: string): boolean {
-  if (method === "GET" && path === "/health") return true;
+  if (method === "GET") return path === "/health" || WEBHOOK_EVENT_PATH.test(path);
   return method === "POST" && (TOKEN_PATHS.has(path) || WEBHOOK_CALLBACK_PATH.test(path) || WEBHOOK_EVENT_PATH.test(path));
 }
 

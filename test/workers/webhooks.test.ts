@@ -291,6 +291,33 @@ describe("events sent to a webhook", () => {
     expect((await getWorkflow(later)).tasks[0]!.status).toBe("IN_PROGRESS");
   });
 
+  it("are taken at /api/webhook/{id} too, where Conductor's Java client sends them, and answer its ping (GET) without a key", async () => {
+    await register({ name: "wh_api_path", tasks: [waitingFor("hook", { "$.ref": "${workflow.input.ref}" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-api-path",
+      verifier: "HEADER_BASED",
+      headers: { "X-Webhook-Secret": "api-path-secret" },
+      receiverWorkflowNamesToVersions: { wh_api_path: 1 },
+    });
+    const workflowId = await startWorkflow("wh_api_path", { ref: "R-1" });
+    await waitsOf(workflowId);
+    const post = (headers: Record<string, string>) => SELF.fetch(`https://conductor.test/api/webhook/${webhook.id}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ ref: "R-1" }) });
+    // Still verified by the webhook's own verifier, not by an API key.
+    expect((await post({})).status).toBe(401);
+    expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+    const answer = await post({ "X-Webhook-Secret": "api-path-secret" });
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as EventAnswer).completedTasks.map((task) => task.workflowId)).toEqual([workflowId]);
+    expect((await waitFor(workflowId, ["COMPLETED"])).status).toBe("COMPLETED");
+
+    for (const path of [`/webhook/${webhook.id}`, `/api/webhook/${webhook.id}`]) {
+      const ping = await SELF.fetch(`https://conductor.test${path}`);
+      expect([ping.status, await ping.text()], path).toEqual([200, "OK"]);
+    }
+    const unknown = await SELF.fetch(`https://conductor.test/api/webhook/${crypto.randomUUID()}`);
+    expect(unknown.status).toBe(404);
+  });
+
   it("refuse a body that is no JSON object or form, changing nothing", async () => {
     await register({ name: "wh_bodies", tasks: [waitingFor("w", {})] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-bodies", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_bodies: 1 } });

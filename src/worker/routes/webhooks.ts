@@ -5,7 +5,7 @@ import { clientAddress, clientNetwork } from "../auth/throttle";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
 import { principalOf } from "../guard";
-import { readBodyBytes, readJsonBody } from "../http/body";
+import { readBodyBytes, readJsonBody, textResponse } from "../http/body";
 import { ApiError, notFound, tooManyRequests, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { retryAfterSeconds } from "../rate-limit/window";
@@ -20,8 +20,12 @@ import { verifyEvent } from "../webhooks/verify";
 
 type Args = [Env, ExecutionContext];
 
-/** The path events are sent to; reached without a token, each event proves its sender by the webhook's verifier. */
-export const WEBHOOK_EVENT_PATH = /^\/webhook\/[^/]+$/;
+/**
+ * The path events are sent to (`/webhook/{id}`, and `/api/webhook/{id}` where Conductor's Java client's
+ * IncomingWebhookClient sends them, under its API base path); reached without a token, each event proves its sender by
+ * the webhook's verifier.
+ */
+export const WEBHOOK_EVENT_PATH = /^(\/api)?\/webhook\/[^/]+$/;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -142,47 +146,58 @@ export function registerWebhookRoutes(router: RouterType<IRequest, Args>): void 
     return new Response(null, { status: 200 });
   });
 
-  router.post("/webhook/:id", async (request, env, ctx) => {
-    const receivedAt = Date.now();
-    const incoming = request as unknown as Request;
-    const { webhook, secrets } = await webhookWithSecrets(env, decodedPathParam(request, "id"));
-    const body = await readBodyBytes(incoming, serviceConfig(env).maxRequestBytes);
-    const repository = new WebhookRepository(env);
-    const limiter = verificationLimiter(env, webhook.id, incoming);
-    const failure = await verifyEvent(webhook.settings, secrets, incoming.headers, body);
-    if (failure !== undefined) {
-      const verdict = await limiter.stub.recordFailure(limiter.rule);
-      if (verdict.limited) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
-      throw new ApiError(401, "UNAUTHENTICATED", `Webhook event refused: ${failure}`);
-    }
-    const verdict = await limiter.stub.check(limiter.rule);
-    if (verdict.limited) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
-    const payload = eventPayload(incoming, body);
-    if (!webhook.urlVerified) await repository.markVerified(webhook.id);
-    // Slack's URL verification: answered with its challenge, as Slack requires before it sends events.
-    if (webhook.settings.verifier === "SLACK_BASED" && payload["type"] === "url_verification" && typeof payload["challenge"] === "string") {
-      return Response.json({ challenge: payload["challenge"] });
-    }
-    const delivery = await completeWaitingTasks(env, webhook.settings, payload);
-    const completedTasks = delivery.completed;
-    const startedWorkflows = await startWebhookWorkflows(env, webhook, payload, new URL(incoming.url).origin);
-    const eventId = crypto.randomUUID();
-    const started = startedWorkflows.flatMap((start) => ("workflowId" in start ? [start.workflowId] : []));
-    await repository.recordEvent(webhook.id, {
-      eventId,
-      matched: completedTasks.length > 0 || started.length > 0,
-      workflowIds: [...new Set([...completedTasks.map((task) => task.workflowId), ...started])],
-      payload: JSON.stringify(payload),
-      timeStamp: Date.now(),
+  // A ping (the client's handlePing; some senders check a URL with a GET before they send to it): 200 while the webhook
+  // exists, saying nothing else.
+  for (const path of ["/webhook/:id", "/api/webhook/:id"]) {
+    router.get(path, async (request, env) => {
+      await webhookAt(env, decodedPathParam(request, "id"));
+      return textResponse("OK");
     });
-    // Tasks that began to wait just before the event, whose routing rows were still on their way, are found a moment later.
-    if (Object.keys(webhook.settings.receiverWorkflowNamesToVersions).length > 0) {
-      const event = { receivedAt, delivery, startedWorkflows: started };
-      const record = (late: CompletedTask[]) => repository.addEventReach(eventId, late.map((task) => task.workflowId));
-      ctx.waitUntil(completeLateWaitingTasks(env, webhook.settings, payload, event, record).catch((error: unknown) => {
-        console.error(JSON.stringify({ msg: "webhook event's late look failed", webhook: webhook.id, eventId, error: String(error) }));
-      }));
-    }
-    return Response.json({ webhookId: webhook.id, eventId, completedTasks, startedWorkflows });
+    router.post(path, receiveEvent);
+  }
+}
+
+/** An event sent to a webhook: verified, then the tasks waiting for it completed and the workflows it starts started. */
+async function receiveEvent(request: IRequest, env: Env, ctx: ExecutionContext): Promise<Response> {
+  const receivedAt = Date.now();
+  const incoming = request as unknown as Request;
+  const { webhook, secrets } = await webhookWithSecrets(env, decodedPathParam(request, "id"));
+  const body = await readBodyBytes(incoming, serviceConfig(env).maxRequestBytes);
+  const repository = new WebhookRepository(env);
+  const limiter = verificationLimiter(env, webhook.id, incoming);
+  const failure = await verifyEvent(webhook.settings, secrets, incoming.headers, body);
+  if (failure !== undefined) {
+    const verdict = await limiter.stub.recordFailure(limiter.rule);
+    if (verdict.limited) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
+    throw new ApiError(401, "UNAUTHENTICATED", `Webhook event refused: ${failure}`);
+  }
+  const verdict = await limiter.stub.check(limiter.rule);
+  if (verdict.limited) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
+  const payload = eventPayload(incoming, body);
+  if (!webhook.urlVerified) await repository.markVerified(webhook.id);
+  // Slack's URL verification: answered with its challenge, as Slack requires before it sends events.
+  if (webhook.settings.verifier === "SLACK_BASED" && payload["type"] === "url_verification" && typeof payload["challenge"] === "string") {
+    return Response.json({ challenge: payload["challenge"] });
+  }
+  const delivery = await completeWaitingTasks(env, webhook.settings, payload);
+  const completedTasks = delivery.completed;
+  const startedWorkflows = await startWebhookWorkflows(env, webhook, payload, new URL(incoming.url).origin);
+  const eventId = crypto.randomUUID();
+  const started = startedWorkflows.flatMap((start) => ("workflowId" in start ? [start.workflowId] : []));
+  await repository.recordEvent(webhook.id, {
+    eventId,
+    matched: completedTasks.length > 0 || started.length > 0,
+    workflowIds: [...new Set([...completedTasks.map((task) => task.workflowId), ...started])],
+    payload: JSON.stringify(payload),
+    timeStamp: Date.now(),
   });
+  // Tasks that began to wait just before the event, whose routing rows were still on their way, are found a moment later.
+  if (Object.keys(webhook.settings.receiverWorkflowNamesToVersions).length > 0) {
+    const event = { receivedAt, delivery, startedWorkflows: started };
+    const record = (late: CompletedTask[]) => repository.addEventReach(eventId, late.map((task) => task.workflowId));
+    ctx.waitUntil(completeLateWaitingTasks(env, webhook.settings, payload, event, record).catch((error: unknown) => {
+      console.error(JSON.stringify({ msg: "webhook event's late look failed", webhook: webhook.id, eventId, error: String(error) }));
+    }));
+  }
+  return Response.json({ webhookId: webhook.id, eventId, completedTasks, startedWorkflows });
 }
