@@ -116,6 +116,27 @@ describe("GET /api/workflow/{id}/status (WorkflowExecutor.getWorkflowStatus)", (
   });
 });
 
+describe("Orkes' idempotency headers of a start by name (X-Idempotency-key, X-on-conflict), as the Python client sends them", () => {
+  it("answer the execution holding the key, or refuse as the strategy says; a bad strategy starts nothing", async () => {
+    await register({ name: "client_headers_once", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
+    const startWith = (headers: Record<string, string>) => call("POST", "/api/workflow/client_headers_once", { "x-api-key": ADMIN_KEY, ...headers }, { n: 1 });
+    const first = await startWith({ "X-Idempotency-key": "order-42" });
+    expect(first.status).toBe(200);
+    const firstId = await first.text();
+    const again = await startWith({ "X-Idempotency-key": "order-42", "X-on-conflict": "RETURN_EXISTING" });
+    expect(await again.text()).toBe(firstId);
+    expect((await startWith({ "X-Idempotency-key": "order-42", "X-on-conflict": "FAIL" })).status).toBe(409);
+    const searched = () => env.DB.prepare("SELECT COUNT(*) AS n FROM executions WHERE workflow_name = 'client_headers_once'").first<{ n: number }>();
+    const bad = await startWith({ "X-Idempotency-key": "order-43", "X-on-conflict": "SOMETIMES" });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toEqual(["idempotencyStrategy"]);
+    // Without a key, each start is its own.
+    const other = await startWith({});
+    expect(await other.text()).not.toBe(firstId);
+    expect(await eventually(searched, (row) => row?.n === 2, "both executions indexed")).toEqual({ n: 2 });
+  });
+});
+
 describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
   it("refuses while the execution holding the key runs, and starts a new one once it has finished", async () => {
     await register({ name: "client_once", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });

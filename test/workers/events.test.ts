@@ -27,6 +27,9 @@ describe("event handlers (/api/event)", () => {
     expect(all.filter((h) => h.name.startsWith("ev_crud_")).map((h) => h.name)).toEqual(["ev_crud_a", "ev_crud_b", "ev_crud_c"]);
     expect((await apiOk<Array<{ name: string }>>("GET", `/api/event/${encodeURIComponent("conductor:ev_crud:q")}`)).map((h) => h.name)).toEqual(["ev_crud_a"]);
     expect((await apiOk<Array<{ name: string }>>("GET", `/api/event/conductor:ev_crud:q?activeOnly=false`)).map((h) => h.name)).toEqual(["ev_crud_a", "ev_crud_b"]);
+    // Read as every boolean query is, whatever its case (the Python client may send False).
+    expect((await apiOk<Array<{ name: string }>>("GET", `/api/event/conductor:ev_crud:q?activeOnly=False`)).map((h) => h.name)).toEqual(["ev_crud_a", "ev_crud_b"]);
+    expect((await api("GET", `/api/event/conductor:ev_crud:q?activeOnly=maybe`)).status).toBe(400);
     expect(await apiOk("GET", "/api/event/handler/ev_crud_c")).toMatchObject({ name: "ev_crud_c", active: false, actions: [{ action: "complete_task", expandInlineJSON: false }] });
 
     expect((await api("PUT", "/api/event", handler("ev_crud_b", "conductor:ev_crud:q", [complete]))).status).toBe(200);

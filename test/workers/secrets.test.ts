@@ -280,7 +280,8 @@ describe("secrets API", () => {
   });
 
   it("answers SecretClient's clearLocalCache and clearRedisCache: there is no cache of values to clear", async () => {
-    for (const cache of ["clearLocalCache", "clearRedisCache"]) expect(await call("GET", `/api/secrets/${cache}`), cache).toMatchObject({ status: 200, text: "" });
+    // An empty map: the Python client reads one.
+    for (const cache of ["clearLocalCache", "clearRedisCache"]) expect(await call("GET", `/api/secrets/${cache}`), cache).toMatchObject({ status: 200, text: "{}" });
     expect(await call("GET", "/api/secrets/clearLocalCache", undefined, { "x-api-key": "" })).toMatchObject({ status: 401 });
   });
 

@@ -162,6 +162,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/tasks/{taskId}", methods: ["GET"], requiredPermissions: TASK_READ_PERMISSIONS },
   { apiPath: "/api/tasks/{taskId}/log", methods: ["GET"], requiredPermissions: TASK_READ_PERMISSIONS },
   { apiPath: "/api/tasks/{taskId}/log", methods: ["POST"], requiredPermissions: TASK_RESULT_PERMISSIONS },
+  // Conductor's ack does nothing here (see routes/tasks.ts): any worker may send it, about any id.
+  { apiPath: "/api/tasks/{taskId}/ack", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", ANY_SCOPE)] },
   { apiPath: "/api/tasks/*", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
   // Schedules: any authenticated caller reaches the routes, which check each schedule's workflow themselves
   // (src/worker/schedules/access.ts: a rule cannot read which workflow a schedule starts).

@@ -2,7 +2,7 @@ import type { IRequest, RouterType } from "itty-router";
 import { EventHandlerRepository, parseEventHandler, parseEventHandlers, type EventHandler } from "../event-handlers";
 import { TagRepository, registeredTags, withTagOptions, type Tag } from "../tags";
 import { validationError } from "../http/errors";
-import { decodedPathParam, integerQuery } from "../http/params";
+import { booleanQuery, decodedPathParam, integerQuery } from "../http/params";
 import { EventRecordRepository } from "../event-executions";
 import type { JsonObject } from "../../engine/model";
 import { registrationTagStatements, requiredBody } from "./metadata";
@@ -66,11 +66,8 @@ export function registerEventRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/event/handler/:name", async (request, env) => Response.json((await withTags(env, [await new EventHandlerRepository(env.DB).get(decodedPathParam(request, "name"))]))[0]));
 
   router.get("/api/event/:event", async (request, env) => {
-    const activeOnly = request.query["activeOnly"];
-    if (activeOnly !== undefined && activeOnly !== "true" && activeOnly !== "false") {
-      throw validationError("Invalid query", [{ path: "activeOnly", message: "must be true or false" }]);
-    }
-    return Response.json(await withTags(env, await new EventHandlerRepository(env.DB).forEvent(decodedPathParam(request, "event"), activeOnly !== "false")));
+    const activeOnly = booleanQuery(request, "activeOnly", true);
+    return Response.json(await withTags(env, await new EventHandlerRepository(env.DB).forEvent(decodedPathParam(request, "event"), activeOnly)));
   });
 
   router.delete("/api/event/:name", async (request, env) => {

@@ -52,7 +52,8 @@ export function registerSecretRoutes(router: RouterType<IRequest, Args>): void {
 
   // SecretClient's clearLocalCache and clearRedisCache: nothing to clear, each use reads the secret from D1 (and no
   // secret's value is ever answered, so these names cannot hide one).
-  for (const cache of ["clearLocalCache", "clearRedisCache"]) router.get(`/api/secrets/${cache}`, () => new Response(null, { status: 200 }));
+  // The Python client reads a map from them: an empty one.
+  for (const cache of ["clearLocalCache", "clearRedisCache"]) router.get(`/api/secrets/${cache}`, () => Response.json({}));
 
   router.get("/api/secrets/:name", () => {
     throw new ApiError(501, "NOT_IMPLEMENTED", "Secret values are write-only here: no endpoint returns one (check that a secret is set with GET /api/secrets/{name}/exists)");

@@ -171,6 +171,11 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
 
   // One log line (Conductor's `TaskClient.logMessageForTask`), answered with an empty 200 as Conductor does. The guard has
   // checked the caller may report on the task.
+  // Conductor's ack of a polled task (its Java client's TaskClient.ack, sent right after a poll): a poll hands a task out
+  // for good here, so there is nothing to acknowledge, and nothing is looked up (a task is found by id only once its
+  // execution is searchable): true, as Conductor answers.
+  router.post("/api/tasks/:taskId/ack", () => Response.json(true));
+
   router.post("/api/tasks/:taskId/log", async (request, env) => {
     const taskId = decodedPathParam(request, "taskId");
     const log = await readLogLine(request as unknown as Request, serviceConfig(env).maxRequestBytes);

@@ -49,8 +49,10 @@ function pollRequest(request: IRequest, batch: boolean): PollRequest {
   if (taskType.length > MAX_NAME_LENGTH) throw validationError("Invalid task type", [{ path: "taskType", message: `must be at most ${MAX_NAME_LENGTH} characters` }]);
   const poll: PollRequest = {
     taskType,
-    count: batch ? (integerQuery(request, "count", 1, MAX_POLL_COUNT) ?? 1) : 1,
-    waitMs: batch ? (integerQuery(request, "timeout", 0, MAX_POLL_WAIT_MS) ?? DEFAULT_POLL_WAIT_MS) : 0,
+    // Capped rather than refused: a worker configured for more threads, or a longer wait, still polls (what it gets is
+    // what one poll may hand out and wait).
+    count: batch ? Math.min(integerQuery(request, "count", 1, Number.MAX_SAFE_INTEGER) ?? 1, MAX_POLL_COUNT) : 1,
+    waitMs: batch ? Math.min(integerQuery(request, "timeout", 0, Number.MAX_SAFE_INTEGER) ?? DEFAULT_POLL_WAIT_MS, MAX_POLL_WAIT_MS) : 0,
   };
   const domain = boundedName(queryValue(request, "domain"), "domain");
   const workerId = boundedName(queryValue(request, "workerid"), "workerid");
@@ -149,6 +151,13 @@ async function mayPoll(request: IRequest, env: Env, taskName: string): Promise<b
   }
 }
 
+/** The latest poll of each named worker of every task type, in any domain, the most recent first (Conductor's polldata/all). */
+async function allPollData(env: Env): Promise<Response> {
+  const names = [...new Set((await listedQueues(env)).map((queue) => queue.taskName))];
+  const polls = await inBatches(names, async (name) => (await taskQueueAt(env, workerQueueKey(name, undefined)).pollData()).map((poll) => pollDataView(name, poll)));
+  return Response.json(polls.flat().sort((a, b) => b.lastPollTime - a.lastPollTime));
+}
+
 /** Routes of task workers: polling for SIMPLE tasks, reporting results with the next task, and queue sizes. */
 export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/tasks/poll/batch/:taskType", async (request, env, ctx) => {
@@ -180,11 +189,13 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
     return next === undefined ? new Response(null, { status: 204 }) : jsonTextResponse(next);
   });
 
-  // Conductor's poll data of a task type: each worker's latest poll, in any domain, the most recent first.
+  // Conductor's poll data of a task type: each worker's latest poll, in any domain, the most recent first. Without a
+  // task type, every task type's (as polldata/all): Conductor's Java client's getAllPollData asks for it so.
   router.get("/api/tasks/queue/polldata", async (request, env) => {
     const { taskType } = queryParams(request, ["taskType"], []);
     const name = typeof taskType === "string" ? taskType : "";
-    if (name === "" || name.length > MAX_NAME_LENGTH) throw validationError("Invalid query parameter taskType", [{ path: "taskType", message: `must name a task type of at most ${MAX_NAME_LENGTH} characters` }]);
+    if (name === "") return allPollData(env);
+    if (name.length > MAX_NAME_LENGTH) throw validationError("Invalid query parameter taskType", [{ path: "taskType", message: `must name a task type of at most ${MAX_NAME_LENGTH} characters` }]);
     const polls = await taskQueueAt(env, workerQueueKey(name, undefined)).pollData();
     return Response.json(polls.map((poll) => pollDataView(name, poll)));
   });
@@ -196,11 +207,7 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
   });
 
   // Conductor's polldata/all: the latest poll of each named worker of every task type, in any domain, the most recent first.
-  router.get("/api/tasks/queue/polldata/all", async (_request, env) => {
-    const names = [...new Set((await listedQueues(env)).map((queue) => queue.taskName))];
-    const polls = await inBatches(names, async (name) => (await taskQueueAt(env, workerQueueKey(name, undefined)).pollData()).map((poll) => pollDataView(name, poll)));
-    return Response.json(polls.flat().sort((a, b) => b.lastPollTime - a.lastPollTime));
-  });
+  router.get("/api/tasks/queue/polldata/all", async (_request, env) => allPollData(env));
 
   // Conductor's queue sizes of the default domain, by task type (`?taskType=a&taskType=b`, or comma-separated).
   router.get("/api/tasks/queue/sizes", async (request, env) => {

@@ -52,6 +52,18 @@ async function startBody(request: IRequest, env: Env): Promise<StartRequest> {
   return body.present ? parseOrThrow(StartWorkflowRequest, body.value, "start workflow request") : {};
 }
 
+/**
+ * Orkes' idempotency headers of a start by name (`X-Idempotency-key`, with `X-on-conflict` its strategy), as the Python
+ * client sends them: checked as the same fields of a StartWorkflowRequest are; none without a key.
+ */
+function idempotencyHeaders(request: IRequest): Pick<StartRequest, "idempotencyKey" | "idempotencyStrategy"> {
+  const idempotencyKey = request.headers.get("x-idempotency-key") ?? "";
+  if (idempotencyKey === "") return {};
+  const idempotencyStrategy = request.headers.get("x-on-conflict") || undefined;
+  const parsed = parseOrThrow(StartWorkflowRequest, { idempotencyKey, idempotencyStrategy }, "idempotency headers");
+  return parsed.idempotencyStrategy === undefined ? { idempotencyKey } : { idempotencyKey, idempotencyStrategy: parsed.idempotencyStrategy };
+}
+
 /** The Workflow JSON of an execution, 404 when there is none. */
 async function workflowJson(env: Env, workflowId: string, includeTasks: boolean): Promise<string> {
   const workflow = await executionStub(env, workflowId).getWorkflowJson(includeTasks);
@@ -326,6 +338,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     if (correlationId !== undefined) startRequest.correlationId = parseOrThrow(CorrelationId, correlationId, "start workflow request", "correlationId");
     const priority = integerQuery(request, "priority", 0, 99);
     if (priority !== undefined) startRequest.priority = priority;
+    Object.assign(startRequest, idempotencyHeaders(request));
     return textResponse((await start(env, request, startRequest)).workflowId);
   });
 
