@@ -51,8 +51,7 @@ export function registerSecretRoutes(router: RouterType<IRequest, Args>): void {
   });
 
   // SecretClient's clearLocalCache and clearRedisCache: nothing to clear, each use reads the secret from D1 (and no
-  // secret's value is ever answered, so these names cannot hide one).
-  // The Python client reads a map from them: an empty one.
+  // secret's value is ever answered, so these names cannot hide one). An empty map: the Python client reads one.
   for (const cache of ["clearLocalCache", "clearRedisCache"]) router.get(`/api/secrets/${cache}`, () => Response.json({}));
 
   router.get("/api/secrets/:name", () => {
