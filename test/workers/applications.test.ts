@@ -163,5 +163,11 @@ describe("applications", () => {
     expect(byName.get("UNRESTRICTED_WORKER")).toEqual([{ action: "TASK_EXECUTE", scope: "task:*" }]);
     expect(byName.get("WORKER")).toEqual([]);
     for (const name of ["METADATA_MANAGER", "WORKFLOW_MANAGER", "USER_READ_ONLY", "USER"]) expect(byName.has(name), name).toBe(true);
+    expect(byName.get("METADATA_API")).toEqual([{ action: "METADATA_ADMIN", scope: "*" }]);
+    // Every role name the JavaScript client's ApplicationRole offers can be given to an application.
+    const application = await apiOk<Application>("POST", "/api/applications", { name: "apps-every-role" });
+    const clientRoles = ["ADMIN", "UNRESTRICTED_WORKER", "METADATA_MANAGER", "WORKFLOW_MANAGER", "APPLICATION_MANAGER", "USER", "USER_READ_ONLY", "WORKER", "APPLICATION_CREATOR", "METADATA_API", "PROMPT_MANAGER"];
+    for (const role of clientRoles) expect((await api("POST", `/api/applications/${application.id}/roles/${role}`)).status, role).toBe(200);
+    expect((await api("POST", `/api/applications/${application.id}/roles/NO_SUCH_ROLE`)).status).toBe(400);
   });
 });
