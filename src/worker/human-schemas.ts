@@ -22,10 +22,13 @@ const listOf = <T extends v.GenericSchema>(item: T) =>
   );
 const epochMillis = v.nullish(v.pipe(v.number("must be a number (epoch milliseconds)"), v.integer("must be an integer"), v.minValue(0, "must not be negative")));
 
-/** A user or group a search names: its kind, and its id, in which `*` matches anything. */
+/**
+ * A user or group a search names: its id, in which `*` matches anything, and its kind; without a kind (the JavaScript
+ * client leaves it out unless told), one of any kind.
+ */
 const SearchedUser = requestObject({
   user: v.pipe(text, v.minLength(1, "must not be empty")),
-  userType: v.picklist(HUMAN_USER_TYPES, `must be one of ${HUMAN_USER_TYPES.join(", ")}`),
+  userType: v.pipe(v.nullish(v.picklist(HUMAN_USER_TYPES, `must be one of ${HUMAN_USER_TYPES.join(", ")}`)), v.transform((type) => type ?? undefined)),
 });
 
 /** Orkes' HumanTaskSearch. */

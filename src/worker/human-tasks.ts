@@ -84,11 +84,11 @@ function literalGlob(text: string): string {
   return text.replace(/[*?[]/g, (c) => `[${c}]`);
 }
 
-/** Rows assigned to or claimed by one of `users` (of the column pair `prefix_type`, `prefix`), `*` matching anything in a name. */
-function addUsers(filter: Filter, prefix: "assignee" | "claimant", users: readonly HumanUser[]): void {
+/** Rows assigned to or claimed by one of `users` (of the column pair `prefix_type`, `prefix`; of any kind for one without `userType`), `*` matching anything in a name. */
+function addUsers(filter: Filter, prefix: "assignee" | "claimant", users: ReadonlyArray<{ user: string; userType?: HumanUser["userType"] | undefined }>): void {
   if (users.length === 0) return;
-  filter.clauses.push(`(${users.map(() => `(${prefix}_type = ? AND ${prefix} GLOB ?)`).join(" OR ")})`);
-  for (const user of users) filter.bindings.push(user.userType, globOf(user.user));
+  filter.clauses.push(`(${users.map((user) => (user.userType === undefined ? `(${prefix} GLOB ?)` : `(${prefix}_type = ? AND ${prefix} GLOB ?)`)).join(" OR ")})`);
+  for (const user of users) filter.bindings.push(...(user.userType === undefined ? [] : [user.userType]), globOf(user.user));
 }
 
 /**

@@ -145,6 +145,10 @@ describe("a HUMAN task assigned to a group", () => {
     expect((await admin({ taskInputQuery: "amount IN (5, 7)" })).results.map((entry) => entry.taskId)).toEqual([smallTask]);
     expect((await admin({ assignees: [{ user: `${owner.slice(0, 6)}*`, userType: "CONDUCTOR_USER" }] })).totalHits).toBe(2);
     expect((await admin({ assignees: [{ user: owner, userType: "CONDUCTOR_GROUP" }] })).totalHits).toBe(0);
+    // Without a kind (as the JavaScript client sends an assignee unless told its type), one of any kind.
+    expect((await admin({ assignees: [{ user: owner }] })).totalHits).toBe(2);
+    expect((await admin({ assignees: [{ user: unique("nobody") }, { user: owner, userType: null }] })).totalHits).toBe(2);
+    expect((await api("POST", "/api/human/tasks/search", { searchType: "ADMIN", assignees: [{ user: owner, userType: "ROBOT" }] })).status).toBe(400);
     expect((await admin({ displayNames: [`Review ${name}`], size: 1 })).results).toHaveLength(1);
     // Full text, as the other searches' freeText: a substring of the entry, whatever its case, `*` matching anything;
     // % and _ are themselves.
