@@ -20,7 +20,7 @@ import {
 } from "../engine/decider";
 import { EngineError, type EngineErrorKind } from "../engine/errors";
 import { evaluationContext } from "../engine/evaluation";
-import { environmentVariablesOf } from "../engine/environment";
+import { ENVIRONMENT_READING_COMMANDS, environmentVariablesOf } from "../engine/environment";
 import { MissingSecretError, referencedSecrets, resolveValue } from "../engine/expressions";
 import {
   RETRYABLE_WORKFLOW_STATUSES,
@@ -169,12 +169,6 @@ export type WorkflowCommand = (
   | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" | "skipTask" | "updateVariables" | "resetCallbacks" | "upgrade" | "jump" }>
   | { type: "retry"; resumeSubworkflowTasks?: boolean; startScopes?: string[] }
 ) & { byParent?: boolean };
-
-/**
- * The commands that run tasks again: each reads the environment variables anew, as a start does (see
- * `EnvironmentRead` in `engine/decider.ts`).
- */
-const RERUNNING_COMMANDS: ReadonlySet<WorkflowCommand["type"]> = new Set(["retry", "restart", "rerun", "upgrade", "jump"]);
 
 /** What a finished child tells each execution waiting for it. */
 export interface ChildFinishedNotice {
@@ -745,7 +739,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         return ok(null);
       }
       const { byParent: _byParent, ...given } = command;
-      const event = RERUNNING_COMMANDS.has(given.type) ? { ...given, environment } : given;
+      const event = ENVIRONMENT_READING_COMMANDS.has(given.type) ? { ...given, environment } : given;
       if (event.type === "restart" || event.type === "rerun") this.#reopen(event, tellParent);
       else this.#apply(event);
       return ok(null);
@@ -755,13 +749,13 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * For a command that runs tasks again ({@link RERUNNING_COMMANDS}): the environment variables the definition it will
-   * run names (`definition`, a restart's latest or an upgrade's, else the execution's), as they are now in D1; `{}` to
-   * drop those kept when it names none. Undefined for any other command, or when there is no execution.
+   * For a command that runs tasks again ({@link ENVIRONMENT_READING_COMMANDS}): the environment variables the
+   * definition it will run names (`definition`, a restart's latest or an upgrade's, else the execution's), as they are
+   * now in D1; `{}` to drop those kept when it names none. Undefined for any other command, or with no execution.
    */
   async #currentEnvironment(command: WorkflowCommand, definition: WorkflowDef | undefined): Promise<Record<string, string> | undefined> {
     const execution = this.#execution;
-    if (!RERUNNING_COMMANDS.has(command.type) || !execution) return undefined;
+    if (!ENVIRONMENT_READING_COMMANDS.has(command.type) || !execution) return undefined;
     const names = environmentVariablesOf(definition ?? execution.definition);
     return names.length === 0 ? {} : new EnvironmentRepository(this.env.DB).currentValuesOf(names);
   }

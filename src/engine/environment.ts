@@ -24,3 +24,9 @@ export function environmentVariablesOf(definition: WorkflowDef): readonly string
   }
   return names;
 }
+
+/**
+ * The commands that run tasks again (retry, restart, rerun, upgrade, jump): each takes the variables as they are when it
+ * is asked, for the definition it runs (see `EnvironmentRead` in `decider.ts`), as a start does.
+ */
+export const ENVIRONMENT_READING_COMMANDS: ReadonlySet<string> = new Set(["retry", "restart", "rerun", "upgrade", "jump"]);
