@@ -79,7 +79,8 @@ export type WorkflowTimeoutPolicy = (typeof WORKFLOW_TIMEOUT_POLICIES)[number];
  * A task definition (Conductor's `TaskDef`): settings shared by every task of that name, registered under
  * `/api/metadata/taskdefs` or given inline as a workflow task's `taskDefinition`. The retry settings apply
  * (a workflow task's own `retryCount`, `retryLogic` and `retryDelaySeconds` win over them), `inputTemplate`
- * gives default input; the timeout, rate and concurrency settings are kept and shown only.
+ * gives default input, the timeouts apply, and so do the rate and concurrency limits to workers' (SIMPLE) tasks;
+ * `inputKeys`, `outputKeys` and `ownerEmail` are kept and shown only.
  */
 export interface TaskDef {
   name: string;

@@ -958,6 +958,29 @@ describe("web UI", () => {
     await page.getByLabel("Filter").fill("tier=silver");
     await page.getByText("No definition matches.").waitFor({ timeout: STEP_TIMEOUT_MS });
     expect(admin.problems).toEqual([]);
+
+    // A team member who may read and write this workflow only: the list shows it alone, and an edit saves (the list
+    // was a 403, and the save's PUT needed WORKFLOW_WRITE on every workflow).
+    await callOk(server.url, "PUT", "/api/security/users/definition-team-1/roles", {
+      key: adminKey, body: { roles: [], directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:${name}` }, { action: "WORKFLOW_WRITE", scope: `workflow:${name}` }] },
+    });
+    const member = (await callOk(server.url, "POST", "/api/security/users/definition-team-1/api-keys", { key: adminKey }, 201)).json();
+    const team = await openPage(browser);
+    await logIn(team.page, `${member.keyId}:${member.keySecret}`);
+    await team.page.goto(`${server.url}/#/definitions`);
+    await team.page.getByRole("link", { name, exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await team.page.locator("tbody tr").count()).toBe(1);
+    await team.page.getByRole("link", { name, exact: true }).click();
+    await team.page.getByRole("link", { name: "Edit" }).click({ timeout: STEP_TIMEOUT_MS });
+    const teamEditor = team.page.getByLabel("Workflow definition (JSON)");
+    await expect.poll(() => teamEditor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain(`"name": "${name}"`);
+    await teamEditor.fill(JSON.stringify({ ...(JSON.parse(await teamEditor.inputValue()) as Record<string, unknown>), description: "edited by its team" }));
+    await team.page.getByRole("button", { name: "Save" }).click();
+    await team.page.getByText("edited by its team", { exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect((await callOk(server.url, "GET", `/api/metadata/workflow/${name}`, { key: adminKey })).json()).toMatchObject({ description: "edited by its team", updatedBy: "definition-team-1" });
+    expect(team.problems).toEqual([]);
+    expect(team.refusedLoads).toEqual([]);
+    await team.page.context().close();
   });
 
   it("registers a task definition, marks a refused field at its line, lists its settings, edits and deletes it", async () => {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../src/engine/model";
+import type { JsonObject, WorkflowDef } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, httpTask, register, rowCount, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
@@ -76,12 +76,57 @@ describe("registering definitions", () => {
     const latest = await apiOk<JsonObject[]>("GET", "/api/metadata/workflow/latest-versions");
     const ours = latest.filter((definition) => String(definition["name"]).startsWith("defs_nv_"));
     expect(ours.map((definition) => [definition["name"], definition["version"], definition["description"]])).toEqual([["defs_nv_a", 2, undefined], ["defs_nv_b", 3, "b3"]]);
-    // Both need what the full listing needs: a reader of one workflow only is refused.
-    const narrow = await createUser("defs-nv-narrow", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:defs_nv_a" }] });
+  });
+
+  it("shows a reader of some workflows the definitions of those in every listing, and refuses one who may read none", async () => {
+    await apiOk("PUT", "/api/metadata/workflow", [valid("defs_scoped_a", 1), valid("defs_scoped_a", 2), valid("defs_scoped_b", 1), valid("defs_scopedx_c", 1)]);
+    const narrow = await createUser("defs-scoped-narrow", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:defs_scoped_a" }, { action: "WORKFLOW_READ", scope: "workflow:defs_scopedx_*" }] });
+    const asNarrow = async <T>(path: string) => {
+      const response = await call("GET", path, orkes(narrow.token));
+      expect(response.status, path).toBe(200);
+      return (await response.json()) as T;
+    };
+    const readable = (names: string[]) => names.filter((name) => name.startsWith("defs_scoped")).sort();
+    const listed = await asNarrow<WorkflowDef[]>("/api/metadata/workflow");
+    expect(listed.map((definition) => `${definition.name}/${definition.version}`).sort()).toEqual(["defs_scoped_a/1", "defs_scoped_a/2", "defs_scopedx_c/1"]);
+    // Nothing else either: only what the grants name.
+    expect(listed.every((definition) => definition.name === "defs_scoped_a" || definition.name.startsWith("defs_scopedx_"))).toBe(true);
+    expect(readable(Object.keys(await asNarrow<Record<string, unknown>>("/api/metadata/workflow/names-and-versions")))).toEqual(["defs_scoped_a", "defs_scopedx_c"]);
+    expect(readable((await asNarrow<WorkflowDef[]>("/api/metadata/workflow/latest-versions")).map((definition) => `${definition.name}/${definition.version}`))).toEqual(["defs_scoped_a/2", "defs_scopedx_c/1"]);
+    expect(await asNarrow<WorkflowDef[]>("/api/metadata/workflow?name=defs_scoped_b")).toEqual([]);
+    expect((await asNarrow<WorkflowDef[]>("/api/metadata/workflow?name=defs_scoped_a")).map((definition) => definition.version)).toEqual([1, 2]);
+    expect((await call("GET", "/api/metadata/workflow/defs_scoped_b", orkes(narrow.token))).status).toBe(403);
+    // An admin of metadata and a reader of every workflow see them all.
+    const everything = (await apiOk<WorkflowDef[]>("GET", "/api/metadata/workflow")).map((definition) => definition.name);
+    expect(readable([...new Set(everything)])).toEqual(["defs_scoped_a", "defs_scoped_b", "defs_scopedx_c"]);
+    // A caller who may read no workflow is still refused the listings.
+    const none = await createUser("defs-scoped-none", { directPermissions: [{ action: "TASK_READ", scope: "*" }] });
     for (const path of ["/api/metadata/workflow/names-and-versions", "/api/metadata/workflow/latest-versions", "/api/metadata/workflow"]) {
-      expect((await call("GET", path, orkes(narrow.token))).status, path).toBe(403);
+      expect((await call("GET", path, orkes(none.token))).status, path).toBe(403);
     }
-    expect((await call("GET", "/api/metadata/workflow/defs_nv_a", orkes(narrow.token))).status).toBe(200);
+  });
+
+  it("lets a writer of some workflows replace their definitions with PUT (as the UI's Edit saves), all or nothing", async () => {
+    await apiOk("PUT", "/api/metadata/workflow", [valid("defs_w_a", 1), valid("defs_other_w", 1)]);
+    const writer = await createUser("defs-scoped-writer", { directPermissions: [{ action: "WORKFLOW_WRITE", scope: "workflow:defs_w_*" }] });
+    const put = (definitions: JsonObject[]) => call("PUT", "/api/metadata/workflow", orkes(writer.token), definitions);
+    expect((await put([{ ...valid("defs_w_a", 1), description: "edited" }, valid("defs_w_b", 1)])).status).toBe(200);
+    expect(await apiOk("GET", "/api/metadata/workflow/defs_w_a")).toMatchObject({ description: "edited", updatedBy: "defs-scoped-writer" });
+    expect(await apiOk("GET", "/api/metadata/workflow/defs_w_b")).toMatchObject({ version: 1, createdBy: "defs-scoped-writer" });
+    // One definition outside the grant refuses the whole list, naming it; nothing of it is written.
+    const before = await rowCount("workflow_defs");
+    const refusal = await put([{ ...valid("defs_w_a", 1), description: "again" }, { ...valid("defs_other_w", 1), description: "taken" }]);
+    expect(refusal.status).toBe(403);
+    const message = ((await refusal.json()) as { message: string }).message;
+    expect(message).toContain("defs_other_w");
+    expect(message).not.toContain("defs_w_a");
+    expect(await rowCount("workflow_defs")).toBe(before);
+    expect(await apiOk("GET", "/api/metadata/workflow/defs_w_a")).toMatchObject({ description: "edited" });
+    expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/defs_other_w"))["description"]).toBeUndefined();
+    // A caller without WORKFLOW_WRITE anywhere is refused by the rule, before the body is read.
+    const reader = await createUser("defs-scoped-reader-only", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    expect((await call("PUT", "/api/metadata/workflow", orkes(reader.token), [valid("defs_w_c", 1)])).status).toBe(403);
+    expect((await api("GET", "/api/metadata/workflow/defs_w_c")).status).toBe(404);
   });
 
   it("records who registered a version and who last replaced it (never taken from the body), and keeps metadata as given", async () => {

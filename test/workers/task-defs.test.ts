@@ -133,6 +133,50 @@ describe("registering task definitions", () => {
     expect(listed.status).toBe(200);
     expect((await api("GET", "/api/metadata/taskdefs", undefined, { "x-api-key": "td-nobody:wrong-secret-0123456789" })).status).toBe(401);
   });
+
+  it("lets a reader of some tasks (TASK_READ on task:<name>, Orkes' READ on a TASK_DEF) read and list those task definitions only", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "td_scoped_a" }, { name: "td_scoped_b" }, { name: "td_scopedx_c" }]);
+    const narrow = await apiKeyWith("td-scoped-reader", [{ action: "TASK_READ", scope: "task:td_scoped_a" }, { action: "TASK_READ", scope: "task:td_scopedx_*" }]);
+    const asNarrow = (path: string) => api("GET", path, undefined, { "x-api-key": narrow });
+    expect(await (await asNarrow("/api/metadata/taskdefs/td_scoped_a")).json()).toMatchObject({ name: "td_scoped_a" });
+    expect(await (await asNarrow("/api/metadata/taskdefs/td_scopedx_c")).json()).toMatchObject({ name: "td_scopedx_c" });
+    await refused(await asNarrow("/api/metadata/taskdefs/td_scoped_b"), 403, "PERMISSION_DENIED");
+    const listed = await asNarrow("/api/metadata/taskdefs");
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as Array<{ name: string }>).map((taskDef) => taskDef.name).sort()).toEqual(["td_scoped_a", "td_scopedx_c"]);
+    // Readers of every workflow and metadata admins list them all, as before; a caller with neither right is refused.
+    const everything = (await apiOk<Array<{ name: string }>>("GET", "/api/metadata/taskdefs")).map((taskDef) => taskDef.name);
+    expect(everything.filter((name) => name.startsWith("td_scoped")).sort()).toEqual(["td_scoped_a", "td_scoped_b", "td_scopedx_c"]);
+    const executor = await apiKeyWith("td-scoped-executor", [{ action: "TASK_EXECUTE", scope: "task:td_scoped_a" }]);
+    await refused(await api("GET", "/api/metadata/taskdefs", undefined, { "x-api-key": executor }), 403, "PERMISSION_DENIED");
+    await refused(await api("GET", "/api/metadata/taskdefs/td_scoped_a", undefined, { "x-api-key": executor }), 403, "PERMISSION_DENIED");
+  });
+
+  it("lets a writer of some tasks (TASK_WRITE on task:<name>, the spec's right to create and modify them) write those only, all or nothing", async () => {
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_other_w", retryCount: 1 });
+    const writer = await apiKeyWith("td-scoped-writer", [{ action: "TASK_WRITE", scope: "task:td_w_*" }, { action: "TASK_READ", scope: "task:td_w_*" }]);
+    const asWriter = (method: string, path: string, body?: unknown) => api(method, path, body, { "x-api-key": writer });
+    expect((await asWriter("PUT", "/api/metadata/taskdefs", { name: "td_w_a", retryCount: 4 })).status).toBe(200);
+    expect((await asWriter("POST", "/api/metadata/taskdefs", [{ name: "td_w_b" }, { name: "td_w_c", retryCount: 2 }])).status).toBe(200);
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_w_a")).toMatchObject({ retryCount: 4, createdBy: "td-scoped-writer" });
+    // One name outside the grant refuses the whole request, naming it; nothing of it is stored.
+    const before = await rowCount("task_defs");
+    const mixed = await refused(await asWriter("POST", "/api/metadata/taskdefs", [{ name: "td_w_d" }, { name: "td_other_w", retryCount: 9 }]), 403, "PERMISSION_DENIED");
+    expect(mixed.message).toContain("td_other_w");
+    expect(mixed.message).not.toContain("td_w_d");
+    await refused(await asWriter("PUT", "/api/metadata/taskdefs", { name: "td_other_w", retryCount: 9 }), 403, "PERMISSION_DENIED");
+    await refused(await asWriter("DELETE", "/api/metadata/taskdefs/td_other_w"), 403, "PERMISSION_DENIED");
+    await refused(await asWriter("PUT", "/api/metadata/task/td_other_w/tags", [{ key: "team", value: "x" }]), 403, "PERMISSION_DENIED");
+    expect(await rowCount("task_defs")).toBe(before);
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_other_w")).toMatchObject({ retryCount: 1 });
+    await refused(await api("GET", "/api/metadata/taskdefs/td_w_d"), 404, "NOT_FOUND");
+    expect(await apiOk("GET", "/api/metadata/task/td_other_w/tags")).toEqual([]);
+    // Its own: tags read and written, and deleted.
+    expect((await asWriter("PUT", "/api/metadata/task/td_w_b/tags", [{ key: "team", value: "billing" }])).status).toBe(200);
+    expect(await (await asWriter("GET", "/api/metadata/task/td_w_b/tags")).json()).toEqual([{ key: "team", value: "billing" }]);
+    expect((await asWriter("DELETE", "/api/metadata/taskdefs/td_w_c")).status).toBe(200);
+    await refused(await api("GET", "/api/metadata/taskdefs/td_w_c"), 404, "NOT_FOUND");
+  });
 });
 
 describe("executions follow the task definition of each task's name", () => {

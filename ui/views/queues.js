@@ -68,14 +68,12 @@ export async function renderQueues(container, _params, context) {
     h("p", { className: "help" }, `Each task name's queue in each domain: the tasks waiting for a worker, and the workers that poll it. A worker is active while it has polled within the last ${ACTIVE_WORKER_MS / 1000} s, which is what fallback domains ("gpu,NO_DOMAIN") look at.`),
     body);
 
-  // Task names with a task definition link to it, for a user who may read them.
-  const canReadTaskDefs = permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_READ");
-
   async function load() {
     const [sizes, polls, taskDefs] = await Promise.all([
       /** @type {Promise<Record<string, number>>} */ (api("GET", "/api/tasks/queue/all")),
       /** @type {Promise<PollData[]>} */ (api("GET", "/api/tasks/queue/polldata/all")),
-      canReadTaskDefs ? /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/metadata/taskdefs")) : Promise.resolve([]),
+      // Task names with a task definition link to it: TASK_READ on every task, which this page needs, reads them all.
+      /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/metadata/taskdefs")),
     ]);
     const defined = new Set(taskDefs.map((taskDef) => taskDef.name));
     if (!context.active()) return;

@@ -73,6 +73,15 @@ const TEMPLATE = {
 const editPath = (name) => `#/taskdefs/${encodeURIComponent(name)}`;
 
 /**
+ * Whether permissions held at a scope let their holder write task definitions there: METADATA_ADMIN, WORKFLOW_WRITE
+ * (the rights on all metadata) or TASK_WRITE (the right on task definitions), as the service decides.
+ * @param {Set<string>} permissions
+ */
+function mayWriteTaskDefs(permissions) {
+  return permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE") || permissions.has("TASK_WRITE");
+}
+
+/**
  * Every registered task definition, with its retry and timeout settings at a glance.
  * @type {import("../app.js").View}
  */
@@ -81,7 +90,7 @@ export async function renderTaskDefs(container, _params, context) {
   const list = h("div", { className: "results", "aria-live": "polite" });
   const [taskDefs, permissions] = await Promise.all([/** @type {Promise<TaskDef[]>} */ (api("GET", "/api/metadata/taskdefs?metadata=true")), permissionsAt("*")]);
   if (!context.active()) return;
-  const canEdit = permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE");
+  const canEdit = mayWriteTaskDefs(permissions);
   const sizes = permissions.has("TASK_READ") ? await queueSizes(taskDefs.map((taskDef) => taskDef.name)) : undefined;
   if (!context.active()) return;
   replaceChildren(container,
@@ -121,7 +130,8 @@ export async function renderTaskDefs(container, _params, context) {
 export async function renderTaskDefEditor(container, _params, context, name) {
   const [existing, permissions] = await Promise.all([
     name === undefined ? Promise.resolve(undefined) : api("GET", `/api/metadata/taskdefs/${encodeURIComponent(name)}`),
-    permissionsAt("*"),
+    // What the caller holds on this task (TASK_READ and TASK_WRITE may be given for it alone); on every task for a new one.
+    permissionsAt(name === undefined ? "*" : `task:${name}`),
   ]);
   if (!context.active()) return;
   replaceChildren(container, ...entityEditor({
@@ -130,7 +140,7 @@ export async function renderTaskDefEditor(container, _params, context, name) {
     value: existing ?? TEMPLATE,
     editorId: "taskdef-text",
     listHref: "#/taskdefs",
-    canEdit: permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE"),
+    canEdit: mayWriteTaskDefs(permissions),
     save: async (taskDef) => void (await api("PUT", "/api/metadata/taskdefs", taskDef)),
     remove: async () => void (await api("DELETE", `/api/metadata/taskdefs/${encodeURIComponent(String(name))}`)),
     removalNote: "Tasks of this name in executions started later run without it (no retries unless their workflow task sets them). Running executions keep their copy.",

@@ -98,12 +98,25 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/metadata/workflow/{name}/tags", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },
   { apiPath: "/api/metadata/workflow/{name}/rate-limit", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}/rate-limit", methods: ["PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },
-  // Conductor's listings of every definition's names and versions, and of each one's latest: as the full listing.
-  { apiPath: "/api/metadata/workflow/names-and-versions", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN")] },
-  { apiPath: "/api/metadata/workflow/latest-versions", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN")] },
+  // The listings of workflow definitions (all of them, Conductor's names and versions, each name's latest): reached
+  // with the read right on some workflow, and showing the definitions the caller may read (auth/metadata-access.ts).
+  { apiPath: "/api/metadata/workflow/names-and-versions", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
+  { apiPath: "/api/metadata/workflow/latest-versions", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
+  { apiPath: "/api/metadata/workflow", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}/{version}", methods: ["DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },
   { apiPath: "/api/metadata/workflow", methods: ["POST"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", WORKFLOW_SCOPE)] },
+  // Replacing a list of definitions: each one's name is checked by the route, all or nothing (auth/metadata-access.ts).
+  { apiPath: "/api/metadata/workflow", methods: ["PUT"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", ANY_SCOPE)] },
+  // Task definitions (and their tags) are read with TASK_READ and written with TASK_WRITE on `task:<name>` (the spec's
+  // meaning of both, Orkes' READ and CREATE/UPDATE/DELETE on a TASK_DEF), as well as with the rights on all metadata.
+  // The listing shows each caller those it may read; a registration's names are checked by its route, all or nothing.
+  { apiPath: "/api/metadata/taskdefs", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN"), at("TASK_READ", ANY_SCOPE)] },
+  { apiPath: "/api/metadata/taskdefs", methods: ["POST", "PUT"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE"), at("TASK_WRITE", ANY_SCOPE)] },
+  { apiPath: "/api/metadata/taskdefs/{name}", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN"), at("TASK_READ", "task:${path.name}")] },
+  { apiPath: "/api/metadata/taskdefs/{name}", methods: ["DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE"), at("TASK_WRITE", "task:${path.name}")] },
+  { apiPath: "/api/metadata/task/{taskName}/tags", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN"), at("TASK_READ", "task:${path.taskName}")] },
+  { apiPath: "/api/metadata/task/{taskName}/tags", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE"), at("TASK_WRITE", "task:${path.taskName}")] },
   { apiPath: "/api/metadata/*", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE")] },
   // The schema registry is metadata: read as definitions are, written by metadata admins.

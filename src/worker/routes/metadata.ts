@@ -1,4 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
+import { mayReadWorkflowDef, requireWritable } from "../auth/metadata-access";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
@@ -64,6 +65,12 @@ async function asNewVersions(env: Env, definitions: WorkflowDef[]): Promise<Work
   });
 }
 
+/** The definitions among `definitions` the caller may read (a listing reached with the read right on some workflow). */
+function readableBy(request: IRequest, definitions: WorkflowDef[]): WorkflowDef[] {
+  const { grants } = principalOf(request);
+  return definitions.filter((definition) => mayReadWorkflowDef(grants, definition.name));
+}
+
 function name(request: IRequest): string {
   return decodedPathParam(request, "name");
 }
@@ -91,6 +98,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     const newVersion = booleanQuery(request, "newVersion", false);
     const overwrite = !newVersion && booleanQuery(request, "overwrite", true);
     const validated = await validateDefinitions(body, env, BATCH_PATHS);
+    requireWritable(principalOf(request).grants, "workflow", validated.map((definition) => definition.name));
     const definitions = newVersion ? await asNewVersions(env, validated) : validated;
     const names = new Set<string>();
     for (const definition of definitions) {
@@ -104,15 +112,20 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     return new Response(null, { status: 200 });
   });
 
-  router.get("/api/metadata/workflow", async (request, env) =>
+  router.get("/api/metadata/workflow", async (request, env) => {
     // Orkes' `name` lists the versions of one workflow (its `short` and `access` change nothing here).
-    Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined), tagListingOptions(request))),
-  );
+    const definitions = readableBy(request, await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined));
+    return Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", definitions, tagListingOptions(request)));
+  });
 
   // Conductor's summaries (MetadataClient's getWorkflowNamesAndVersions, getAllWorkflowsWithLatestVersions). Before
   // `/:name`, which would take them for definitions so named.
-  router.get("/api/metadata/workflow/names-and-versions", async (_request, env) => Response.json(await new DefinitionRepository(env.DB).namesAndVersions()));
-  router.get("/api/metadata/workflow/latest-versions", async (_request, env) => Response.json(await new DefinitionRepository(env.DB).latestVersions()));
+  router.get("/api/metadata/workflow/names-and-versions", async (request, env) => {
+    const byName = await new DefinitionRepository(env.DB).namesAndVersions();
+    const { grants } = principalOf(request);
+    return Response.json(Object.fromEntries(Object.entries(byName).filter(([name]) => mayReadWorkflowDef(grants, name))));
+  });
+  router.get("/api/metadata/workflow/latest-versions", async (request, env) => Response.json(readableBy(request, await new DefinitionRepository(env.DB).latestVersions())));
 
   router.get("/api/metadata/workflow/:name", async (request, env) => {
     const version = integerQuery(request, "version", 1, Number.MAX_SAFE_INTEGER);

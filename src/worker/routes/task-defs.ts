@@ -7,6 +7,7 @@ import { decodedPathParam } from "../http/params";
 import { TaskDefRepository } from "../task-defs";
 import { describeSchema, unregisteredSchemas } from "../json-schemas";
 import { principalOf } from "../guard";
+import { mayReadTaskDef, requireWritable } from "../auth/metadata-access";
 import { registrationTagStatements, requiredBody, tagListingOptions } from "./metadata";
 import { TagRepository, registeredTags, withTagOptions } from "../tags";
 
@@ -59,6 +60,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
       ]);
     }
     const taskDefs = validateAll(body, true);
+    requireWritable(principalOf(request).grants, "task", taskDefs.map((taskDef) => taskDef.name));
     await checkSchemasRegistered(env, taskDefs, true);
     await new TaskDefRepository(env.DB).save(taskDefs, await registrationTagStatements(env, "TASK_DEF", body, taskDefs), principalOf(request).userId);
     return new Response(null, { status: 200 });
@@ -67,13 +69,14 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
   router.put("/api/metadata/taskdefs", async (request, env) => {
     const body = await requiredBody(request, env);
     const taskDefs = validateAll([body], false);
+    requireWritable(principalOf(request).grants, "task", [taskDefs[0]!.name]);
     await checkSchemasRegistered(env, taskDefs, false);
     await new TaskDefRepository(env.DB).save(taskDefs, await new TagRepository(env.DB).registrationStatements({ type: "TASK_DEF", name: taskDefs[0]!.name }, registeredTags(body, "")), principalOf(request).userId);
     return new Response(null, { status: 200 });
   });
 
   router.get("/api/metadata/taskdefs", async (request, env) =>
-    Response.json(await withTagOptions(env.DB, "TASK_DEF", await new TaskDefRepository(env.DB).list(), tagListingOptions(request))),
+    Response.json(await withTagOptions(env.DB, "TASK_DEF", (await new TaskDefRepository(env.DB).list()).filter((taskDef) => mayReadTaskDef(principalOf(request).grants, taskDef.name)), tagListingOptions(request))),
   );
 
   router.get("/api/metadata/taskdefs/:name", async (request, env) => {

@@ -1,0 +1,48 @@
+import { ApiError } from "../http/errors";
+import { grantsAllow, type Grant } from "./permissions";
+
+/**
+ * Who may read which definitions, for the listings that show each caller only those. The access rules let a caller
+ * holding the read permission at any scope reach a listing (`GET /api/metadata/workflow`, `/api/metadata/taskdefs`
+ * and the summaries); these checks then keep what the caller could read one by one at its own route.
+ */
+
+/** True when `grants` let their holder read the workflow definition `name`: METADATA_ADMIN, or WORKFLOW_READ on `workflow:<name>`. */
+export function mayReadWorkflowDef(grants: readonly Grant[], name: string): boolean {
+  return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_READ", `workflow:${name}`);
+}
+
+/**
+ * True when `grants` let their holder read the task definition `name`: METADATA_ADMIN or WORKFLOW_READ on every
+ * workflow (which read every task definition, as before there were task scopes), or TASK_READ on `task:<name>` (what
+ * Orkes' READ access to a TASK_DEF gives).
+ */
+export function mayReadTaskDef(grants: readonly Grant[], name: string): boolean {
+  return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_READ", "*") || grantsAllow(grants, "TASK_READ", `task:${name}`);
+}
+
+/** True when `grants` let their holder register, replace or delete the workflow definition `name`: METADATA_ADMIN, or WORKFLOW_WRITE on `workflow:<name>`. */
+export function mayWriteWorkflowDef(grants: readonly Grant[], name: string): boolean {
+  return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_WRITE", `workflow:${name}`);
+}
+
+/**
+ * True when `grants` let their holder register, replace or delete the task definition `name`: METADATA_ADMIN or
+ * WORKFLOW_WRITE on every workflow (as before there were task scopes), or TASK_WRITE on `task:<name>` (the spec's
+ * "create and modify task definitions", at a given task or globally; Orkes' CREATE, UPDATE and DELETE on a TASK_DEF).
+ */
+export function mayWriteTaskDef(grants: readonly Grant[], name: string): boolean {
+  return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_WRITE", "*") || grantsAllow(grants, "TASK_WRITE", `task:${name}`);
+}
+
+/**
+ * Throws 403 unless `grants` let their holder write every one of `names` (a request registering several is all or
+ * nothing), naming those it may not write and what writing one needs.
+ */
+export function requireWritable(grants: readonly Grant[], kind: "workflow" | "task", names: Iterable<string>): void {
+  const mayWrite = kind === "workflow" ? mayWriteWorkflowDef : mayWriteTaskDef;
+  const denied = [...new Set(names)].filter((name) => !mayWrite(grants, name));
+  if (denied.length === 0) return;
+  const needed = kind === "workflow" ? "METADATA_ADMIN or WORKFLOW_WRITE on workflow:<name>" : "METADATA_ADMIN, WORKFLOW_WRITE on *, or TASK_WRITE on task:<name>";
+  throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: writing a ${kind} definition needs ${needed}; not held for ${denied.join(", ")}`);
+}
