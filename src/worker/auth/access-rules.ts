@@ -66,8 +66,16 @@ export const BULK_ACCESS_RULES: readonly AccessRule[] = BULK_OPERATIONS.map(({ m
 
 /** What reporting a TaskResult needs: executing that task (by reference name or task name) or tasks of that workflow. */
 const TASK_RESULT_PERMISSIONS: Grant[] = [at("TASK_EXECUTE", "task:${task.refName}"), at("TASK_EXECUTE", "task:${task.name}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)];
-/** What reading a task by its id needs: reading tasks, its workflow, or executing tasks of its name. */
-const TASK_READ_PERMISSIONS: Grant[] = [at("TASK_READ"), at("WORKFLOW_READ", WORKFLOW_SCOPE), at("TASK_EXECUTE", "task:${task.name}")];
+/**
+ * What reading a task by its id needs: reading tasks (all, or that task's by its name or reference name, the spec's
+ * TASK_READ "for a given task"), its workflow, or executing tasks of its name.
+ */
+const TASK_READ_PERMISSIONS: Grant[] = [
+  at("TASK_READ", "task:${task.name}"),
+  at("TASK_READ", "task:${task.refName}"),
+  at("WORKFLOW_READ", WORKFLOW_SCOPE),
+  at("TASK_EXECUTE", "task:${task.name}"),
+];
 
 /**
  * The rule for every route of the service, most specific first; the first rule matching a request
@@ -156,8 +164,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // Conductor's QueueAdminResource updates: the same as the update by reference name, or by id as a TaskResult is.
   { apiPath: "/api/queue/update/{workflowId}/task/{taskId}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   { apiPath: "/api/queue/update/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
-  // A workflow's pending task by reference name: read as the workflow, or by whoever reads all tasks.
-  { apiPath: "/api/tasks/in_progress/{workflowId}/{taskRefName}", methods: ["GET"], requiredPermissions: [at("TASK_READ"), at("WORKFLOW_READ", WORKFLOW_SCOPE)] },
+  // A workflow's pending task by reference name: read as the workflow, or by whoever reads tasks of that reference name.
+  { apiPath: "/api/tasks/in_progress/{workflowId}/{taskRefName}", methods: ["GET"], requiredPermissions: [at("TASK_READ", "task:${path.taskRefName}"), at("WORKFLOW_READ", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}/sync", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   // The guard finds a TaskResult's task and workflow from its execution, so this agrees with the routes above; a
   // worker allowed to poll a task type (below) may report on its tasks too.
