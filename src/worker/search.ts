@@ -170,22 +170,32 @@ export type ReadableWorkflows = { all: true } | { all: false; names: string[]; p
 
 /** Limits `filter` to the rows (of `table`, by its `workflow_name`) of workflows the caller may read, as search does. */
 export function applyReadable(filter: Filter, readable: ReadableWorkflows, table = "executions"): void {
-  if (readable.all) return;
+  applyReadableAny(filter, [{ readable, column: `${table}.workflow_name` }]);
+}
+
+/**
+ * Limits `filter` to the rows where any of `conditions` holds: the row's `column` (qualified by its table) is one of
+ * the names its `readable` allows. No limit when one allows every name; nothing when none allows any.
+ */
+export function applyReadableAny(filter: Filter, conditions: ReadonlyArray<{ readable: ReadableWorkflows; column: string }>): void {
   const clauses: string[] = [];
   const bindings: string[] = [];
-  if (readable.names.length > 0) {
-    clauses.push("workflow_name IN (SELECT value FROM json_each(?))");
-    bindings.push(JSON.stringify(readable.names));
+  for (const { readable, column } of conditions) {
+    if (readable.all) return;
+    if (readable.names.length > 0) {
+      clauses.push(`${column} IN (SELECT value FROM json_each(?))`);
+      bindings.push(JSON.stringify(readable.names));
+    }
+    const patterns = readable.prefixes.map(globPrefix);
+    if (patterns.length > MAX_BOUND_PREFIXES) {
+      clauses.push(`EXISTS (SELECT 1 FROM json_each(?) AS prefix WHERE ${column} GLOB prefix.value)`);
+      bindings.push(JSON.stringify(patterns));
+    } else {
+      clauses.push(...patterns.map(() => `${column} GLOB ?`));
+      bindings.push(...patterns);
+    }
   }
-  const patterns = readable.prefixes.map(globPrefix);
-  if (patterns.length > MAX_BOUND_PREFIXES) {
-    clauses.push(`EXISTS (SELECT 1 FROM json_each(?) AS prefix WHERE ${table}.workflow_name GLOB prefix.value)`);
-    bindings.push(JSON.stringify(patterns));
-  } else {
-    clauses.push(...patterns.map(() => "workflow_name GLOB ?"));
-    bindings.push(...patterns);
-  }
-  // A caller with no readable workflow sees nothing rather than an error: search is allowed, the list is empty.
+  // A caller with nothing readable sees nothing rather than an error: search is allowed, the list is empty.
   filter.clauses.push(clauses.length > 0 ? `(${clauses.join(" OR ")})` : "0");
   filter.bindings.push(...bindings);
 }

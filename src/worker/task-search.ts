@@ -2,7 +2,9 @@ import type { IRequest } from "itty-router";
 import type { TaskIndexRow } from "../actors/execution-index";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { validationError } from "./http/errors";
-import { applyFreeText, applyQuery, orderBy, searchExecutions, searchPage, searchParam, type Filter, type ReadableWorkflows, type SearchFields } from "./search";
+import { applyFreeText, applyQuery, applyReadableAny, orderBy, searchExecutions, searchPage, searchParam, type Filter, type ReadableWorkflows, type SearchFields } from "./search";
+import { readableNames } from "./auth/access-rules";
+import type { Grant } from "./auth/permissions";
 
 /** Task search fields a Conductor `query` may name, mapped to the task index's columns. */
 const TASK_QUERY_COLUMNS: Record<string, string> = {
@@ -103,13 +105,32 @@ export function searchExecutionsByTasks(db: D1Database, request: IRequest, reada
 }
 
 /**
+ * The tasks a caller may find in the task index: those of the workflows it may read (WORKFLOW_READ on
+ * `workflow:<name>`), and those whose name or reference name it may read tasks of (TASK_READ on `task:<name>`).
+ */
+export interface ReadableTasks {
+  workflows: ReadableWorkflows;
+  tasks: ReadableWorkflows;
+}
+
+/** The tasks `grants` let their holder find (see {@link ReadableTasks}). */
+export function readableTasks(grants: readonly Grant[]): ReadableTasks {
+  return { workflows: readableNames(grants, "WORKFLOW_READ", "workflow:"), tasks: readableNames(grants, "TASK_READ", "task:") };
+}
+
+/**
  * `GET /api/tasks/search`: Conductor's `SearchResult<TaskSummary>` from the task index (each execution's latest tasks,
  * written with its search row): `query` (Conductor's syntax over {@link TASK_QUERY_COLUMNS}), `freeText` (in ids,
  * names, the reason, input and output), `sort`, `start` and `size`.
  */
-export async function searchTasks(db: D1Database, request: IRequest): Promise<{ totalHits: number; results: JsonObject[] }> {
+export async function searchTasks(db: D1Database, request: IRequest, readable: ReadableTasks): Promise<{ totalHits: number; results: JsonObject[] }> {
   const { start, size } = searchPage(request);
   const filter = taskFilter(request);
+  applyReadableAny(filter, [
+    { readable: readable.workflows, column: "task_index.workflow_name" },
+    { readable: readable.tasks, column: "task_index.task_def_name" },
+    { readable: readable.tasks, column: "task_index.reference_task_name" },
+  ]);
   const order = orderBy(searchParam(request, "sort"), TASK_FIELDS);
   const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
   const [count, page] = await db.batch([

@@ -1634,6 +1634,23 @@ describe("web UI", () => {
     await rows.first().getByRole("link", { name: flow }).click();
     await page.getByRole("heading", { name: flow }).first().waitFor({ timeout: STEP_TIMEOUT_MS });
     expect(page.url()).toContain(`#/executions/${waiting}`);
+
+    // A reviewer who may read tasks of this name only (TASK_READ on task:<name>) searches too, and finds just those.
+    await callOk(server.url, "PUT", "/api/security/users/task-reviewer-1/roles", { key: adminKey, body: { roles: [], directPermissions: [{ action: "TASK_READ", scope: `task:${taskName}` }] } });
+    const reviewerKey = (await callOk(server.url, "POST", "/api/security/users/task-reviewer-1/api-keys", { key: adminKey }, 201)).json();
+    const reviewer = await openPage(browser);
+    await logIn(reviewer.page, `${reviewerKey.keyId}:${reviewerKey.keySecret}`);
+    // Executions, where a login lands, are not for a reader of tasks only: their search and list of definitions refuse.
+    await expect.poll(() => reviewer.refusedLoads.length, { timeout: STEP_TIMEOUT_MS }).toBe(2);
+    await reviewer.page.goto(`${server.url}/#/tasks`);
+    await reviewer.page.getByRole("heading", { name: "Tasks", exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    const reviewerRows = reviewer.page.locator("tbody tr");
+    await expect.poll(() => reviewerRows.count(), { timeout: STEP_TIMEOUT_MS }).toBe(2);
+    expect((await reviewerRows.locator("td:first-child").allTextContents()).sort()).toEqual([`review ${taskName}`, `review ${taskName}`]);
+    expect(reviewer.problems).toEqual([]);
+    expect(reviewer.refusedLoads).toEqual([expect.stringContaining("status of 403"), expect.stringContaining("status of 403")]);
+    await reviewer.page.context().close();
+
     await callOk(server.url, "DELETE", `/api/workflow/${waiting}`, { key: adminKey });
     expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);
     expect(admin.problems.slice(problemsBefore)).toEqual([]);

@@ -89,7 +89,7 @@ describe("GET /api/tasks/search", () => {
     expect((await search(`query=${encodeURIComponent(`taskId = '${done.tasks[0]!.taskId}'`)}`)).totalHits).toBe(0);
   });
 
-  it("refuses what it cannot search with a 400 naming the parameter, and needs TASK_READ", async () => {
+  it("refuses what it cannot search with a 400 naming the parameter, and needs TASK_READ or WORKFLOW_READ", async () => {
     for (const [query, path] of [
       ["query=status%20%3D%20DONE", "query"],
       ["query=nothing%20%3D%201", "query"],
@@ -101,15 +101,48 @@ describe("GET /api/tasks/search", () => {
       expect(response.status).toBe(400);
       expect(((await response.json()) as { validationErrors: Array<{ path: string }> }).validationErrors[0]!.path).toBe(path);
     }
+    const executor = await createUser("ts-executor", { directPermissions: [{ action: "TASK_EXECUTE", scope: "*" }] });
+    expect((await call("GET", "/api/tasks/search", orkes(executor.token))).status).toBe(403);
     const reader = await createUser("ts-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
-    expect((await call("GET", "/api/tasks/search", orkes(reader.token))).status).toBe(403);
+    expect((await call("GET", "/api/tasks/search", orkes(reader.token))).status).toBe(200);
     const taskReader = await createUser("ts-task-reader", { directPermissions: [{ action: "TASK_READ", scope: "*" }] });
     expect((await call("GET", "/api/tasks/search", orkes(taskReader.token))).status).toBe(200);
   });
 });
 
+describe("task search for a caller who may read some tasks", () => {
+  const inline = (name: string, ref: string): JsonObject => ({ name, taskReferenceName: ref, type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "1" } });
+  const both = `query=${encodeURIComponent("workflowType IN (ts_scope_a, ts_scope_b)")}`;
+
+  it("shows each caller the tasks of the workflows it may read, and those whose name or reference name it may read", async () => {
+    await register({ name: "ts_scope_a", tasks: [inline("ts_scope_pick", "first"), inline("ts_scope_plain", "ts_scope_ref_x")] });
+    await register({ name: "ts_scope_b", tasks: [inline("ts_scope_pick", "b_first"), inline("ts_scope_plain", "b_second")] });
+    for (const name of ["ts_scope_a", "ts_scope_b"]) await waitFor(await startWorkflow(name), ["COMPLETED"]);
+    await searchUntil(both, (page) => page.totalHits === 4, "the four tasks of ts_scope_a and ts_scope_b");
+    const seenBy = async (...directPermissions: Array<{ action: string; scope: string }>) => {
+      const user = await createUser(`ts-scope-${crypto.randomUUID().slice(0, 8)}`, { directPermissions });
+      const response = await call("GET", `/api/tasks/search?${both}`, orkes(user.token));
+      expect(response.status).toBe(200);
+      const found = (await response.json()) as Found;
+      const v2 = await call("GET", `/api/tasks/search-v2?${both}`, orkes(user.token));
+      const v2Refs = ((await v2.json()) as { results: Array<{ referenceTaskName: string }> }).results.map((task) => task.referenceTaskName).sort();
+      const refs = found.results.map((task) => task.referenceTaskName).sort();
+      expect(v2Refs).toEqual(refs);
+      expect(found.totalHits).toBe(refs.length);
+      return refs;
+    };
+    expect(await seenBy({ action: "WORKFLOW_READ", scope: "workflow:ts_scope_a" })).toEqual(["first", "ts_scope_ref_x"]);
+    expect(await seenBy({ action: "TASK_READ", scope: "task:ts_scope_pick" })).toEqual(["b_first", "first"]);
+    expect(await seenBy({ action: "TASK_READ", scope: "task:ts_scope_ref_*" })).toEqual(["ts_scope_ref_x"]);
+    expect(await seenBy({ action: "WORKFLOW_READ", scope: "workflow:ts_scope_b" }, { action: "TASK_READ", scope: "task:ts_scope_pick" })).toEqual(["b_first", "b_second", "first"]);
+    // A grant on another workflow or task finds none of them; one on every task, all.
+    expect(await seenBy({ action: "WORKFLOW_READ", scope: "workflow:ts_read" }, { action: "TASK_READ", scope: "task:other" })).toEqual([]);
+    expect(await seenBy({ action: "TASK_READ", scope: "task:*" })).toEqual(["b_first", "b_second", "first", "ts_scope_ref_x"]);
+  });
+});
+
 describe("GET /api/tasks/search-v2", () => {
-  it("answers the same search with each task's whole Task JSON, read from its execution, and needs TASK_READ", async () => {
+  it("answers the same search with each task's whole Task JSON, read from its execution, and needs TASK_READ or WORKFLOW_READ", async () => {
     await register({ name: "ts_v2", tasks: [{ name: "calc", taskReferenceName: "calc", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "'x'.repeat(2000)" } }] });
     const workflowId = await startWorkflow("ts_v2");
     await waitFor(workflowId, ["COMPLETED"]);
@@ -121,7 +154,7 @@ describe("GET /api/tasks/search-v2", () => {
     const refused = await api("GET", `/api/tasks/search-v2?size=101`);
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors[0]!.path).toBe("size");
-    const reader = await createUser("ts-v2-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
-    expect((await call("GET", "/api/tasks/search-v2", orkes(reader.token))).status).toBe(403);
+    const executor = await createUser("ts-v2-executor", { directPermissions: [{ action: "TASK_EXECUTE", scope: "*" }] });
+    expect((await call("GET", "/api/tasks/search-v2", orkes(executor.token))).status).toBe(403);
   });
 });

@@ -178,8 +178,9 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // its execution); `/api/tasks/search` and the like, which name no task, need TASK_READ as below. Its log reads the
   // same way, and is written by whoever may report the task's result (after the polls: `/api/tasks/poll/log` polls).
   // Task search lists tasks of every workflow: reading tasks. Before the task by id, whose pattern it fits.
-  { apiPath: "/api/tasks/search", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
-  { apiPath: "/api/tasks/search-v2", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
+  // It shows each caller the tasks it may read: by their workflow, their name or their reference name (task-search.ts).
+  { apiPath: "/api/tasks/search", methods: ["GET"], requiredPermissions: [at("TASK_READ", ANY_SCOPE), at("WORKFLOW_READ", ANY_SCOPE)] },
+  { apiPath: "/api/tasks/search-v2", methods: ["GET"], requiredPermissions: [at("TASK_READ", ANY_SCOPE), at("WORKFLOW_READ", ANY_SCOPE)] },
   { apiPath: "/api/tasks/{taskId}", methods: ["GET"], requiredPermissions: TASK_READ_PERMISSIONS },
   { apiPath: "/api/tasks/{taskId}/log", methods: ["GET"], requiredPermissions: TASK_READ_PERMISSIONS },
   { apiPath: "/api/tasks/{taskId}/log", methods: ["POST"], requiredPermissions: TASK_RESULT_PERMISSIONS },
@@ -357,9 +358,16 @@ export async function authorize(
  * exact names and name prefixes taken from `workflow:<name>` scopes.
  */
 export function readableWorkflows(grants: readonly Grant[], action: Grant["action"]): { all: true } | { all: false; names: string[]; prefixes: string[] } {
+  return readableNames(grants, action, "workflow:");
+}
+
+/**
+ * Which names of one kind (`marker`: `workflow:` or `task:`) a set of grants gives `action` on, for filtering lists:
+ * every name, or exact names and name prefixes taken from `<marker><name>` scopes.
+ */
+export function readableNames(grants: readonly Grant[], action: Grant["action"], marker: "workflow:" | "task:"): { all: true } | { all: false; names: string[]; prefixes: string[] } {
   const names: string[] = [];
   const prefixes: string[] = [];
-  const marker = "workflow:";
   for (const grant of grants) {
     if (grant.action !== action) continue;
     if (grant.scope === "*") return { all: true };

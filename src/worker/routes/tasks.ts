@@ -10,7 +10,8 @@ import { decodedPathParam } from "../http/params";
 import { ExternalStatus, JsonObjectBody, TaskLogLine, TaskResultRequest, parseOrThrow } from "../schemas";
 import { authorizeRead } from "../guard";
 import { findTask, type FoundTask } from "../task-lookup";
-import { searchTasks } from "../task-search";
+import { readableTasks, searchTasks } from "../task-search";
+import { principalOf } from "../guard";
 import { searchV2 } from "../search-v2";
 
 type Args = [Env, ExecutionContext];
@@ -140,12 +141,13 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   });
 
   // Conductor's task search (TaskClient.search), from the task index. Before `/:taskId`, which would take "search".
-  router.get("/api/tasks/search", async (request, env) => Response.json(await searchTasks(env.DB, request)));
+  // Each caller finds the tasks it may read (by workflow, task name or reference name).
+  router.get("/api/tasks/search", async (request, env) => Response.json(await searchTasks(env.DB, request, readableTasks(principalOf(request).grants))));
   // The same search, answered with each task's Task JSON, read from its execution.
   router.get("/api/tasks/search-v2", async (request, env) =>
     jsonTextResponse(
       await searchV2(request, {
-        search: (search) => searchTasks(env.DB, search),
+        search: (search) => searchTasks(env.DB, search, readableTasks(principalOf(request).grants)),
         read: (summary) => executionStub(env, String(summary["workflowId"])).getTaskJson(String(summary["taskId"])),
       }),
     ),
