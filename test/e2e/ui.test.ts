@@ -1566,6 +1566,24 @@ describe("web UI", () => {
     await page.getByLabel("Task definition (JSON)").waitFor({ timeout: STEP_TIMEOUT_MS });
     expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);
     expect(admin.problems.slice(problemsBefore)).toEqual([]);
+
+    // The sorting team's operator, who may read tasks of this name only, sees its queues and workers and nothing else,
+    // and may open (not edit) its task definition.
+    await callOk(server.url, "PUT", "/api/security/users/sort-operator-1/roles", { key: adminKey, body: { roles: [], directPermissions: [{ action: "TASK_READ", scope: `task:${taskName}` }] } });
+    const operatorKey = (await callOk(server.url, "POST", "/api/security/users/sort-operator-1/api-keys", { key: adminKey }, 201)).json();
+    const operator = await openPage(browser);
+    await logIn(operator.page, `${operatorKey.keyId}:${operatorKey.keySecret}`);
+    // Executions, where a login lands, are not for a reader of tasks only.
+    await expect.poll(() => operator.refusedLoads.length, { timeout: STEP_TIMEOUT_MS }).toBe(2);
+    await operator.page.goto(`${server.url}/#/queues`);
+    await operator.page.getByRole("heading", { name: "Workers" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect((await operator.page.locator("table[aria-labelledby=queues-heading] tbody tr td:first-child").allTextContents()).sort()).toEqual([taskName, `ui-east:${taskName}`].sort());
+    await operator.page.getByRole("link", { name: taskName }).first().click();
+    await operator.page.getByLabel("Task definition (JSON)").waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await operator.page.getByRole("button", { name: "Save" }).count()).toBe(0);
+    expect(operator.problems).toEqual([]);
+    expect(operator.refusedLoads).toEqual([expect.stringContaining("status of 403"), expect.stringContaining("status of 403")]);
+    await operator.page.context().close();
   });
 
   it("counts each workflow's runs and how long they took on the Metrics page, and each task type's, linking to the executions", async () => {

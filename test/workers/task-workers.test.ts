@@ -4,6 +4,7 @@ import type { JsonObject, TaskExecution } from "../../src/engine/model";
 import { workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
 import { taskQueueAt } from "../../src/actors/task-queue";
 import { executionStub } from "../../src/worker/executions";
+import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 
 const simpleTask = (name: string, ref = `${name}_ref`, inputParameters: JsonObject = {}, extra: JsonObject = {}): JsonObject => ({ name, taskReferenceName: ref, type: "SIMPLE", inputParameters, ...extra });
@@ -663,5 +664,35 @@ describe("task workers: poll data", () => {
     const response = await api("GET", `/api/tasks/queue/polldata?taskType=${"x".repeat(300)}`);
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ status: 400, message: expect.stringContaining("Invalid query parameter taskType"), validationErrors: [{ path: "taskType" }] });
+  });
+
+  it("shows a reader of some task types (TASK_READ on task:<name>) their queues and polls only, and refuses another type's by name", async () => {
+    await register({ name: "w_scope", tasks: [simpleTask("w_scope_mine"), simpleTask("w_scope_theirs")] });
+    await startWorkflow("w_scope");
+    await poll("w_scope_mine_idle", { workerid: "scope-mine" });
+    await poll("w_scope_theirs_idle", { workerid: "scope-theirs" });
+    await eventually(() => apiOk<Record<string, number>>("GET", "/api/tasks/queue/all"), (sizes) => sizes["w_scope_mine"] === 1 && "w_scope_theirs_idle" in sizes, "the queues listed");
+    const reader = await createUser("w-scope-reader", { directPermissions: [{ action: "TASK_READ", scope: "task:w_scope_mine*" }] });
+    const asReader = async <T>(path: string, status = 200): Promise<T> => {
+      const response = await call("GET", path, orkes(reader.token));
+      expect(response.status, path).toBe(status);
+      return (await response.json()) as T;
+    };
+    const sizes = await asReader<Record<string, number>>("/api/tasks/queue/all");
+    expect(Object.keys(sizes).filter((name) => name.startsWith("w_scope")).sort()).toEqual(["w_scope_mine", "w_scope_mine_idle"]);
+    expect(Object.keys(sizes).every((name) => name.startsWith("w_scope_mine"))).toBe(true);
+    for (const path of ["/api/tasks/queue/polldata/all", "/api/tasks/queue/polldata"]) {
+      const workers = (await asReader<PollDataJson[]>(path)).map((entry) => entry.workerId);
+      expect(workers, path).toContain("scope-mine");
+      expect(workers, path).not.toContain("scope-theirs");
+    }
+    expect(await asReader("/api/tasks/queue/sizes?taskType=w_scope_mine")).toEqual({ w_scope_mine: 1 });
+    expect((await asReader<PollDataJson[]>("/api/tasks/queue/polldata?taskType=w_scope_mine_idle")).map((entry) => entry.workerId)).toEqual(["scope-mine"]);
+    const refused = await asReader<{ error: string; message: string }>("/api/tasks/queue/sizes?taskType=w_scope_mine&taskType=w_scope_theirs", 403);
+    expect(refused).toMatchObject({ error: "PERMISSION_DENIED", message: expect.stringMatching(/not held for w_scope_theirs$/) });
+    await asReader("/api/tasks/queue/polldata?taskType=w_scope_theirs_idle", 403);
+    // A caller who may read no task at all is refused the queues.
+    const executor = await createUser("w-scope-executor", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:w_scope_mine" }] });
+    expect((await call("GET", "/api/tasks/queue/all", orkes(executor.token))).status).toBe(403);
   });
 });

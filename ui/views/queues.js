@@ -1,5 +1,5 @@
 // @ts-check
-import { api, permissionsAt } from "../lib/api.js";
+import { ApiError, api } from "../lib/api.js";
 import { h, replaceChildren } from "../lib/dom.js";
 import { pollAgeText } from "./task-defs.js";
 
@@ -54,13 +54,8 @@ export function queueRows(sizes, polls, now) {
  * @type {import("../app.js").View}
  */
 export async function renderQueues(container, _params, context) {
-  const permissions = await permissionsAt("*");
-  if (!context.active()) return;
+  // Whoever may read tasks of some names sees those names' queues and workers: a 403 says who may.
   const head = h("div", { className: "page-head" }, h("h1", {}, "Worker queues"));
-  if (!permissions.has("TASK_READ")) {
-    replaceChildren(container, head, h("p", { className: "empty" }, "Worker queues are shown to users who may read tasks (TASK_READ)."));
-    return;
-  }
   const body = h("div", { "aria-live": "polite" });
   head.append(h("button", { type: "button", className: "secondary", onclick: () => void load() }, "Refresh"));
   replaceChildren(container,
@@ -68,13 +63,26 @@ export async function renderQueues(container, _params, context) {
     h("p", { className: "help" }, `Each task name's queue in each domain: the tasks waiting for a worker, and the workers that poll it. A worker is active while it has polled within the last ${ACTIVE_WORKER_MS / 1000} s, which is what fallback domains ("gpu,NO_DOMAIN") look at.`),
     body);
 
+  /** @returns {Promise<[Record<string, number>, PollData[], Array<{ name: string }>] | undefined>} */
+  async function read() {
+    try {
+      return await Promise.all([
+        /** @type {Promise<Record<string, number>>} */ (api("GET", "/api/tasks/queue/all")),
+        /** @type {Promise<PollData[]>} */ (api("GET", "/api/tasks/queue/polldata/all")),
+        // Task names with a task definition link to it: whoever reads a name's queue may read its definition.
+        /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/metadata/taskdefs")),
+      ]);
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 403)) throw error;
+      if (context.active()) replaceChildren(body, h("p", { className: "empty" }, "Worker queues are shown to users who may read tasks (TASK_READ, on some task names)."));
+      return undefined;
+    }
+  }
+
   async function load() {
-    const [sizes, polls, taskDefs] = await Promise.all([
-      /** @type {Promise<Record<string, number>>} */ (api("GET", "/api/tasks/queue/all")),
-      /** @type {Promise<PollData[]>} */ (api("GET", "/api/tasks/queue/polldata/all")),
-      // Task names with a task definition link to it: TASK_READ on every task, which this page needs, reads them all.
-      /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/metadata/taskdefs")),
-    ]);
+    const answers = await read();
+    if (answers === undefined) return;
+    const [sizes, polls, taskDefs] = answers;
     const defined = new Set(taskDefs.map((taskDef) => taskDef.name));
     if (!context.active()) return;
     const now = Date.now();

@@ -186,6 +186,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/tasks/{taskId}/log", methods: ["POST"], requiredPermissions: TASK_RESULT_PERMISSIONS },
   // Conductor's ack does nothing here (see routes/tasks.ts): any worker may send it, about any id.
   { apiPath: "/api/tasks/{taskId}/ack", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", ANY_SCOPE)] },
+  // The worker queues: sizes and polls of the task types the caller may read tasks of (routes/workers.ts checks each).
+  { apiPath: "/api/tasks/queue/*", methods: ["GET"], requiredPermissions: [at("TASK_READ", ANY_SCOPE)] },
   { apiPath: "/api/tasks/*", methods: ["GET"], requiredPermissions: [at("TASK_READ")] },
   // Schedules: any authenticated caller reaches the routes, which check each schedule's workflow themselves
   // (src/worker/schedules/access.ts: a rule cannot read which workflow a schedule starts).

@@ -2,10 +2,16 @@ import { ApiError } from "../http/errors";
 import { grantsAllow, type Grant } from "./permissions";
 
 /**
- * Who may read which definitions, for the listings that show each caller only those. The access rules let a caller
- * holding the read permission at any scope reach a listing (`GET /api/metadata/workflow`, `/api/metadata/taskdefs`
- * and the summaries); these checks then keep what the caller could read one by one at its own route.
+ * Who may read and write which definitions, and read which task types' queues, for the routes that show each caller
+ * only those or check each name a body gives. The access rules let a caller holding the permission at any scope reach
+ * such a route (`GET /api/metadata/workflow`, `/api/metadata/taskdefs`, the summaries, the worker queues, a `PUT` of
+ * several definitions); these checks then keep what the caller could reach one by one at its own route.
  */
+
+/** True when `grants` let their holder read tasks named `name` (their definition, queue, polls and metrics): TASK_READ on `task:<name>`. */
+export function mayReadTasksNamed(grants: readonly Grant[], name: string): boolean {
+  return grantsAllow(grants, "TASK_READ", `task:${name}`);
+}
 
 /** True when `grants` let their holder read the workflow definition `name`: METADATA_ADMIN, or WORKFLOW_READ on `workflow:<name>`. */
 export function mayReadWorkflowDef(grants: readonly Grant[], name: string): boolean {
@@ -18,7 +24,7 @@ export function mayReadWorkflowDef(grants: readonly Grant[], name: string): bool
  * Orkes' READ access to a TASK_DEF gives).
  */
 export function mayReadTaskDef(grants: readonly Grant[], name: string): boolean {
-  return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_READ", "*") || grantsAllow(grants, "TASK_READ", `task:${name}`);
+  return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_READ", "*") || mayReadTasksNamed(grants, name);
 }
 
 /** True when `grants` let their holder register, replace or delete the workflow definition `name`: METADATA_ADMIN, or WORKFLOW_WRITE on `workflow:<name>`. */

@@ -1,5 +1,6 @@
 import { readableWorkflows } from "../auth/access-rules";
-import { grantsAllow, type Grant } from "../auth/permissions";
+import { mayReadTasksNamed } from "../auth/metadata-access";
+import type { Grant } from "../auth/permissions";
 import { listedQueueSizes } from "../routes/workers";
 import { applyReadable, type Filter, type ReadableWorkflows } from "../search";
 import { durationHistogram, type Labels, type MetricFamily, type Sample } from "./exposition";
@@ -23,7 +24,7 @@ interface EndedRow {
  */
 export async function collectMetrics(env: Env, grants: readonly Grant[]): Promise<MetricFamily[]> {
   const readable = readableWorkflows(grants, "WORKFLOW_READ");
-  const mayReadTasks = (type: string) => grantsAllow(grants, "TASK_READ", `task:${type}`);
+  const mayReadTasks = (type: string) => mayReadTasksNamed(grants, type);
   const [starts, ends, open, tasks, queues] = await Promise.all([
     readableRows<{ name: string; count: number }>(env.DB, "workflow_name AS name, count", countsOf("workflow_started"), readable, "ORDER BY workflow_name"),
     readableRows<EndedRow>(env.DB, "workflow_name AS name, status, bucket, count, duration_ms", countsOf("workflow_completed"), readable, "ORDER BY workflow_name, status, bucket"),
@@ -35,7 +36,7 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
       "GROUP BY workflow_name, workflow_version, status ORDER BY workflow_name, workflow_version",
     ),
     env.DB.prepare(`SELECT metric, name, status, bucket, count, sum_ms AS duration_ms FROM metric_counts WHERE metric IN ('task_completed', 'task_queue_wait') ORDER BY name, status, bucket`).all<EndedRow & { metric: CountedMetric }>(),
-    mayReadAnyTask(grants) ? listedQueueSizes(env) : Promise.resolve([]),
+    mayReadAnyTask(grants) ? listedQueueSizes(env, mayReadTasks) : Promise.resolve([]),
   ]);
   const readableTasks = tasks.results.filter((row) => mayReadTasks(row.name));
   const taskEnds = readableTasks.filter((row) => row.metric === "task_completed");
@@ -74,9 +75,7 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
       name: "task_queue_depth",
       help: "Tasks waiting in a worker queue for a worker to poll them, by task type (and domain).",
       type: "gauge",
-      samples: queues
-        .filter((queue) => mayReadTasks(queue.taskName))
-        .map((queue): Sample => ({ labels: queueLabels(queue.taskName, queue.domain), value: queue.size })),
+      samples: queues.map((queue): Sample => ({ labels: queueLabels(queue.taskName, queue.domain), value: queue.size })),
     },
   ];
 }

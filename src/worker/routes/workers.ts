@@ -7,7 +7,8 @@ import { serviceConfig } from "../config";
 import { executionStub } from "../executions";
 import { jsonTextResponse, readJsonBody } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
-import { authorizeRead } from "../guard";
+import { authorizeRead, principalOf } from "../guard";
+import { mayReadTasksNamed } from "../auth/metadata-access";
 import { decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { TaskResultRequest, parseOrThrow } from "../schemas";
 import { applyTaskResult } from "./tasks";
@@ -83,8 +84,8 @@ async function listedQueues(env: Env): Promise<Array<{ taskName: string; domain:
 }
 
 /** The size of each worker queue that listed itself (see {@link listedQueues}): the tasks waiting in it. */
-export async function listedQueueSizes(env: Env): Promise<Array<{ taskName: string; domain: string | undefined; size: number }>> {
-  const queues = await listedQueues(env);
+export async function listedQueueSizes(env: Env, readable: (taskName: string) => boolean): Promise<Array<{ taskName: string; domain: string | undefined; size: number }>> {
+  const queues = (await listedQueues(env)).filter((queue) => readable(queue.taskName));
   const sizes = await inBatches(queues, (queue) => taskQueueAt(env, workerQueueKey(queue.taskName, queue.domain)).size());
   return queues.map((queue, index) => ({ ...queue, size: sizes[index]! }));
 }
@@ -151,11 +152,25 @@ async function mayPoll(request: IRequest, env: Env, taskName: string): Promise<b
   }
 }
 
-/** The latest poll of each named worker of every task type, in any domain, the most recent first (Conductor's polldata/all). */
-async function allPollData(env: Env): Promise<Response> {
-  const names = [...new Set((await listedQueues(env)).map((queue) => queue.taskName))];
+/**
+ * The latest poll of each named worker of every task type the caller may read tasks of, in any domain, the most recent
+ * first (Conductor's polldata/all).
+ */
+async function allPollData(request: IRequest, env: Env): Promise<Response> {
+  const { grants } = principalOf(request);
+  const names = [...new Set((await listedQueues(env)).map((queue) => queue.taskName))].filter((name) => mayReadTasksNamed(grants, name));
   const polls = await inBatches(names, async (name) => (await taskQueueAt(env, workerQueueKey(name, undefined)).pollData()).map((poll) => pollDataView(name, poll)));
   return Response.json(polls.flat().sort((a, b) => b.lastPollTime - a.lastPollTime));
+}
+
+/**
+ * Throws 403 unless the caller may read tasks of each of `taskNames` (the access rules let a reader of any task type
+ * reach the queue routes), naming those it may not.
+ */
+function requireReadableQueues(request: IRequest, taskNames: readonly string[]): void {
+  const { grants } = principalOf(request);
+  const denied = taskNames.filter((name) => !mayReadTasksNamed(grants, name));
+  if (denied.length > 0) throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: reading a task type's queue needs TASK_READ on task:<name>; not held for ${denied.join(", ")}`);
 }
 
 /** Routes of task workers: polling for SIMPLE tasks, reporting results with the next task, and queue sizes. */
@@ -194,26 +209,29 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/tasks/queue/polldata", async (request, env) => {
     const { taskType } = queryParams(request, ["taskType"], []);
     const name = typeof taskType === "string" ? taskType : "";
-    if (name === "") return allPollData(env);
+    if (name === "") return allPollData(request, env);
     if (name.length > MAX_NAME_LENGTH) throw validationError("Invalid query parameter taskType", [{ path: "taskType", message: `must name a task type of at most ${MAX_NAME_LENGTH} characters` }]);
+    requireReadableQueues(request, [name]);
     const polls = await taskQueueAt(env, workerQueueKey(name, undefined)).pollData();
     return Response.json(polls.map((poll) => pollDataView(name, poll)));
   });
 
   // Conductor's queue/all: every worker queue that was ever pushed to or polled, by Conductor's queue name, with its size.
-  router.get("/api/tasks/queue/all", async (_request, env) => {
-    const queues = await listedQueueSizes(env);
+  router.get("/api/tasks/queue/all", async (request, env) => {
+    const { grants } = principalOf(request);
+    const queues = await listedQueueSizes(env, (name) => mayReadTasksNamed(grants, name));
     return Response.json(Object.fromEntries(queues.map((queue) => [conductorQueueName(queue.taskName, queue.domain), queue.size])));
   });
 
   // Conductor's polldata/all: the latest poll of each named worker of every task type, in any domain, the most recent first.
-  router.get("/api/tasks/queue/polldata/all", async (_request, env) => allPollData(env));
+  router.get("/api/tasks/queue/polldata/all", async (request, env) => allPollData(request, env));
 
   // Conductor's queue sizes of the default domain, by task type (`?taskType=a&taskType=b`, or comma-separated).
   router.get("/api/tasks/queue/sizes", async (request, env) => {
     const { taskType } = queryParams(request, [], ["taskType"]);
     const names = Array.isArray(taskType) ? taskType : [];
     if (names.length > MAX_POLL_COUNT) throw validationError("Too many task types", [{ path: "taskType", message: `must name at most ${MAX_POLL_COUNT} task types` }]);
+    requireReadableQueues(request, names);
     const sizes = await Promise.all(names.map((name) => taskQueueAt(env, workerQueueKey(name, undefined)).size()));
     // fromEntries defines each name as data, `__proto__` too.
     return Response.json(Object.fromEntries(names.map((name, index) => [name, sizes[index]!])));
