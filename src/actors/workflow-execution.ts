@@ -257,6 +257,11 @@ interface PendingChildResume {
   startScopes?: string[];
   /** Asked of this execution directly: once reopened, it owes its parent the reopen too (see {@link OwedParentReopen}). */
   tellParent?: boolean;
+  /**
+   * The environment variables read for the retry or rerun that asked it (see `EnvironmentRead`): this execution runs
+   * its later tasks again with them, as an ordinary retry or rerun would. Absent for a reopen its child asked for.
+   */
+  environment?: Record<string, string>;
 }
 
 
@@ -728,11 +733,11 @@ export class WorkflowExecution extends DurableObject<Env> {
       const tellParent = command.byParent !== true && execution.parentWorkflowId !== undefined;
       const fromTaskId = command.type === "rerun" ? command.fromTaskId : undefined;
       if (command.type === "rerun" && fromTaskId !== undefined && !execution.tasks.some((task) => task.taskId === fromTaskId)) {
-        return await this.#rerunInChild(execution, { ...command, fromTaskId }, tellParent);
+        return await this.#rerunInChild(execution, { ...command, fromTaskId }, tellParent, environment);
       }
       if (command.type === "retry") {
         if (command.resumeSubworkflowTasks === true) {
-          const resumed = await this.#retryInChild(execution, command.startScopes, tellParent);
+          const resumed = await this.#retryInChild(execution, command.startScopes, tellParent, environment);
           if (resumed) return resumed;
         }
         this.#reopen({ type: "retry", startScopes: command.startScopes, environment }, tellParent);
@@ -1979,7 +1984,12 @@ export class WorkflowExecution extends DurableObject<Env> {
    * Reruns from a task that belongs to a child (at any depth): the child reruns, and this execution waits
    * for it again (see {@link WorkflowExecution.#resumeChild}).
    */
-  async #rerunInChild(execution: Execution, command: Extract<WorkflowCommand, { type: "rerun" }> & { fromTaskId: string }, tellParent: boolean): Promise<ActorResult<null>> {
+  async #rerunInChild(
+    execution: Execution,
+    command: Extract<WorkflowCommand, { type: "rerun" }> & { fromTaskId: string },
+    tellParent: boolean,
+    environment: Record<string, string> | undefined,
+  ): Promise<ActorResult<null>> {
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) throw new EngineError("CONFLICT", `Cannot rerun workflow ${execution.workflowId}: its status is ${execution.status}`);
     for (const task of this.#childTasks(execution)) {
       const child = executionStub(this.env, task.subWorkflowId!);
@@ -1990,7 +2000,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (command.startScopes !== undefined && !mayStartWorkflow(command.startScopes, view.workflowName)) {
         throw new EngineError("FORBIDDEN", `Cannot rerun task ${command.fromTaskId}: it belongs to sub workflow ${view.workflowName}, which you may not start (${START_PERMISSION} on workflow:${view.workflowName})`);
       }
-      return this.#resumeChild(task, view, command.startScopes, tellParent, () => child.command({ ...command, byParent: true }));
+      return this.#resumeChild(task, view, { startScopes: command.startScopes, tellParent, environment }, () => child.command({ ...command, byParent: true }));
     }
     throw new EngineError("INVALID", `Task ${command.fromTaskId} is not part of workflow ${execution.workflowId} or its sub workflows`);
   }
@@ -2001,7 +2011,12 @@ export class WorkflowExecution extends DurableObject<Env> {
    * it resumes inside the child only when there is a failed child to resume. Also undefined when the retrier
    * may not start that child (the ordinary retry then fails at its dispatch).
    */
-  async #retryInChild(execution: Execution, startScopes: string[] | undefined, tellParent: boolean): Promise<ActorResult<null> | undefined> {
+  async #retryInChild(
+    execution: Execution,
+    startScopes: string[] | undefined,
+    tellParent: boolean,
+    environment: Record<string, string> | undefined,
+  ): Promise<ActorResult<null> | undefined> {
     const last = execution.tasks.at(-1);
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "COMPLETED") return undefined;
     // With forks the failed task need not be the last, and other branches may have to run again too: the ordinary
@@ -2013,7 +2028,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const view = await this.#childView(last.subWorkflowId);
     if (view === null || !RETRYABLE_WORKFLOW_STATUSES.has(view.status)) return undefined;
     if (startScopes !== undefined && !mayStartWorkflow(startScopes, view.workflowName)) return undefined;
-    return this.#resumeChild(last, view, startScopes, tellParent, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes, byParent: true }));
+    return this.#resumeChild(last, view, { startScopes, tellParent, environment }, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes, byParent: true }));
   }
 
   /**
@@ -2024,10 +2039,10 @@ export class WorkflowExecution extends DurableObject<Env> {
   async #resumeChild(
     task: TaskExecution,
     child: ChildView,
-    startScopes: string[] | undefined,
-    tellParent: boolean,
+    asked: { startScopes: string[] | undefined; tellParent: boolean; environment: Record<string, string> | undefined },
     restartChild: () => Promise<ActorResult<null>>,
   ): Promise<ActorResult<null>> {
+    const { startScopes, tellParent, environment } = asked;
     // Checked again: a removal may have begun, or finished, while the child was being looked at.
     const execution = this.#execution;
     if (!execution) throw this.#notFound();
@@ -2036,6 +2051,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const pending: PendingChildResume = { taskId: task.taskId, subWorkflowId: task.subWorkflowId!, childEndTime: child.endTime };
     if (startScopes !== undefined) pending.startScopes = startScopes;
     if (tellParent) pending.tellParent = true;
+    if (environment !== undefined) pending.environment = environment;
     // The execution may have changed during the awaits before: refuse now, before the child is asked, what the reopen would.
     decide(execution, this.#resumeChildEvent(pending), this.#decideEnv());
     this.#setChildResume(pending);
@@ -2145,8 +2161,11 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   #resumeChildEvent(pending: PendingChildResume): Extract<ExecutionEvent, { type: "resumeChild" }> {
-    // The reopened execution's later children start with the asker's rights, as after any other reopening.
-    return { type: "resumeChild", taskId: pending.taskId, startScopes: pending.startScopes };
+    // The reopened execution's later children start with the asker's rights, and its tasks read the variables as the
+    // asking retry or rerun read them, as after any other reopening.
+    const event: Extract<ExecutionEvent, { type: "resumeChild" }> = { type: "resumeChild", taskId: pending.taskId, startScopes: pending.startScopes };
+    if (pending.environment !== undefined) event.environment = pending.environment;
+    return event;
   }
 
   #setChildResume(pending: PendingChildResume | undefined): void {

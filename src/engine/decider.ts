@@ -163,9 +163,10 @@ export type ExecutionEvent =
   /**
    * The child of finished SUB_WORKFLOW task `taskId` is being rerun or retried in place: the task
    * waits for that same child again, later tasks are discarded, and the workflow runs again. Like retry and
-   * rerun, it replaces `startScopes` with those of whoever asked.
+   * rerun, it replaces `startScopes` with those of whoever asked, and, asked by this execution's own retry or rerun,
+   * its environment variables with those that command read (see {@link EnvironmentRead}).
    */
-  | { type: "resumeChild"; taskId: string; startScopes?: string[] }
+  | ({ type: "resumeChild"; taskId: string; startScopes?: string[] } & EnvironmentRead)
   /**
    * Skips task `taskReferenceName` of a RUNNING execution (Conductor's skipTaskFromWorkflow): its pending instance
    * becomes SKIPPED now, or, not reached yet, it is recorded SKIPPED instead of run when the workflow reaches it.

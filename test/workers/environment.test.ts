@@ -145,6 +145,41 @@ describe("environment variables", () => {
     expect(await calledUris()).toEqual([target("/count/env-fix-rerun")]);
   });
 
+  it("are read afresh for the parent too when its retry resumes a failed child, or its rerun starts inside one", async () => {
+    expect((await put("env_nest_child", target("/status/503"))).status).toBe(200);
+    expect((await put("env_nest_parent", target("/count/env-nest-old"))).status).toBe(200);
+    await register({
+      name: "env_nest_child",
+      tasks: [{ name: "call", taskReferenceName: "call", type: "HTTP", taskDefinition: { retryCount: 0 }, inputParameters: { uri: "${workflow.env.env_nest_child}", method: "GET" } }],
+    });
+    await register({
+      name: "env_nest",
+      tasks: [
+        { name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "env_nest_child", version: 1 }, inputParameters: {} },
+        { name: "after", taskReferenceName: "after", type: "HTTP", inputParameters: { uri: "${workflow.env.env_nest_parent}", method: "GET" } },
+      ],
+    });
+    const workflowId = await startWorkflow("env_nest");
+    const failed = await waitFor(workflowId, ["FAILED"]);
+    const childId = failed.tasks[0]!.subWorkflowId!;
+    expect((await put("env_nest_child", target("/count/env-nest-child"))).status).toBe(200);
+    expect((await put("env_nest_parent", target("/count/env-nest-retry"))).status).toBe(200);
+    // The retry resumes the same child (which reads its own afresh) and the parent's later task reads the new value.
+    await apiOk("POST", `/api/workflow/${workflowId}/retry?resumeSubworkflowTasks=true`);
+    const retried = await waitFor(workflowId, ["COMPLETED"]);
+    expect(retried.tasks[0]!.subWorkflowId).toBe(childId);
+    expect(retried.tasks.at(-1)!.inputData["uri"]).toBe(target("/count/env-nest-retry"));
+    expect(await hits("env-nest-retry")).toBe(1);
+    expect(await hits("env-nest-old")).toBe(0);
+    // A rerun from the child's task: the same for the value the parent's later task reads.
+    expect((await put("env_nest_parent", target("/count/env-nest-rerun"))).status).toBe(200);
+    const childTask = (await apiOk<WorkflowJson>("GET", `/api/workflow/${childId}`)).tasks[0]!;
+    await apiOk("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: childTask.taskId });
+    const rerun = await waitFor(workflowId, ["COMPLETED"]);
+    expect(rerun.tasks.at(-1)!.inputData["uri"]).toBe(target("/count/env-nest-rerun"));
+    expect(await hits("env-nest-rerun")).toBe(1);
+  });
+
   it("are read for the definition a restart on the latest version or an upgrade runs", async () => {
     expect((await put("env_new_region", "eu-west")).status).toBe(200);
     const version = (n: number, tasks: JsonObject[]) => ({ name: "env_versions", version: n, tasks });
