@@ -106,6 +106,13 @@ describe("a HUMAN task assigned to a group", () => {
     const byRef = await as(boss.token).post(`/api/human/tasks/update/taskRef?workflowId=${workflowId}&taskRefName=approve&complete=true`, { approved: false });
     expect(byRef.status, await byRef.clone().text()).toBe(200);
     expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ approved: false });
+    // A reference name the workflow lacks is a 404 to one who may complete its tasks, and to no one else: a stranger
+    // learns nothing of what the workflow holds, nor whether the workflow exists.
+    const missing = (id: string) => `/api/human/tasks/update/taskRef?workflowId=${id}&taskRefName=nope`;
+    expect((await as(boss.token).post(missing(workflowId), {})).status).toBe(404);
+    const stranger = await createUser(unique("stranger"), { directPermissions: [{ action: "TASK_EXECUTE", scope: `workflow:${unique("other")}` }] });
+    for (const id of [workflowId, crypto.randomUUID()]) expect((await as(stranger.token).post(missing(id), {})).status).toBe(403);
+    expect((await api("POST", missing(crypto.randomUUID()), {})).status).toBe(404);
   });
 
   it("refuses malformed requests with the contract's error and leaves the task as it was", async () => {

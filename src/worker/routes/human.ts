@@ -4,7 +4,7 @@ import type { HumanAction } from "../../engine/tasks/human/progress";
 import { assignmentsFrom, type FormReference } from "../../engine/tasks/human/settings";
 import { serviceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
-import { principalOf } from "../guard";
+import { principalOf, requestAuthorizer } from "../guard";
 import { jsonTextResponse, readJsonBody } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryParams } from "../http/params";
@@ -74,6 +74,24 @@ function taskIdParam(request: IRequest): string {
 
 const done = () => new Response(null, { status: 200 });
 
+/**
+ * Throws 403 unless the caller may learn that workflow `workflowId` holds no such task: one who may read that workflow,
+ * or complete its task of that reference name from outside (`POST /api/tasks/{workflowId}/{taskRefName}/COMPLETED`).
+ * Others (an assignee is known only from the task) are told nothing more than a 403, as a task's own checks tell them.
+ */
+async function requireMayAskByRef(request: IRequest, env: Env, workflowId: string, taskRefName: string): Promise<void> {
+  const authorize = await requestAuthorizer(request, env);
+  const workflowPath = `/api/workflow/${encodeURIComponent(workflowId)}`;
+  try {
+    await authorize("GET", workflowPath);
+  } catch (refusal) {
+    if (!(refusal instanceof ApiError) || refusal.status !== 403) throw refusal;
+    await authorize("POST", `/api/tasks/${encodeURIComponent(workflowId)}/${encodeURIComponent(taskRefName)}/COMPLETED`).catch(() => {
+      throw refusal;
+    });
+  }
+}
+
 /** Orkes' human task API: the human task list, claims, assignments, the form, and user forms (templates). */
 export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/human/tasks/search", async (request, env) => {
@@ -92,6 +110,7 @@ export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): voi
     const query = parseOrThrow(UpdateByRefQuery, queryParams(request, ["workflowId", "taskRefName", "complete", "iteration"]), "query");
     const output = await body(request, env, (value) => parseOrThrow(FormBody, value, "form"), {});
     const taskId = await executionStub(env, query.workflowId).humanTaskIdByRef(query.taskRefName, query.iteration);
+    if (taskId === null) await requireMayAskByRef(request, env, query.workflowId, query.taskRefName);
     if (taskId === null) throw notFound(`Workflow ${query.workflowId} has no HUMAN task ${query.taskRefName}${query.iteration === undefined ? "" : ` in iteration ${query.iteration}`}`);
     await fillIn(env, await humanTaskAtHand(request, env, taskId), output, query.complete);
     return done();
