@@ -198,17 +198,23 @@ export type TaskResultCheck = (task: FoundTask) => Promise<boolean>;
 
 /**
  * For a route acting on tasks found by id: whether the request's principal may read a task's execution (`read`, as
- * {@link workflowReadCheck}) and complete or fail the task from outside (`complete`: `POST /api/tasks` naming it, its
- * scope as the execution reported it), decided by the same rules (stored ones included) as those routes, read once.
+ * {@link workflowReadCheck}), read the task itself (`readTask`: `GET /api/tasks/{taskId}`) and complete or fail the
+ * task from outside (`complete`: `POST /api/tasks` naming it), each task's scope as the execution reported it, decided
+ * by the same rules (stored ones included) as those routes, read once.
  */
-export async function taskChecks(request: IRequest, env: Env): Promise<{ read: WorkflowReadCheck; complete: TaskResultCheck }> {
+export async function taskChecks(request: IRequest, env: Env): Promise<{ read: WorkflowReadCheck; readTask: TaskReadCheck; complete: TaskResultCheck }> {
   const principal = principalOf(request);
   const rules = await accessRules(env);
+  const taskTarget = (task: FoundTask) => async () => ({ workflowName: task.workflowName, taskRefName: task.taskRefName, taskName: task.taskName });
   return {
     read: readCheckWith(principal, rules),
-    complete: (task) => permitted(authorize(principal, "POST", "/api/tasks", rules, async () => ({ workflowName: task.workflowName, taskRefName: task.taskRefName, taskName: task.taskName }))),
+    readTask: (taskId, task) => permitted(authorize(principal, "GET", `/api/tasks/${taskId}`, rules, taskTarget(task))),
+    complete: (task) => permitted(authorize(principal, "POST", "/api/tasks", rules, taskTarget(task))),
   };
 }
+
+/** Whether the caller may read task `taskId` (of `task`'s execution, name and reference name) as `GET /api/tasks/{taskId}` is authorized. */
+export type TaskReadCheck = (taskId: string, task: FoundTask) => Promise<boolean>;
 
 /** True when `check` passes, false when it refuses with a 403; any other failure is thrown. */
 async function permitted(check: Promise<void>): Promise<boolean> {

@@ -7,11 +7,11 @@ import type { IRequest } from "itty-router";
 import type { JsonObject } from "../engine/model";
 import { isAssignee, type HumanCaller } from "../engine/tasks/human/progress";
 import type { HumanUser } from "../engine/tasks/human/settings";
-import { readableWorkflows } from "./auth/access-rules";
+import { readableNames, readableWorkflows } from "./auth/access-rules";
 import { executionStub } from "./executions";
 import { principalOf, taskChecks } from "./guard";
 import { ApiError, notFound, validationError } from "./http/errors";
-import { addIn, applyFreeText, applyReadable, type Filter } from "./search";
+import { addIn, applyFreeText, applyReadableAny, type Filter } from "./search";
 import { GroupRepository } from "./security/groups";
 import { findTask, type FoundTask } from "./task-lookup";
 import type { HumanTaskSearchBody } from "./human-schemas";
@@ -53,11 +53,14 @@ export async function humanCallerContext(request: IRequest, env: Env): Promise<H
 export async function humanTaskAtHand(request: IRequest, env: Env, taskId: string, context: Promise<HumanCallerContext> = humanCallerContext(request, env)): Promise<HumanTaskAtHand> {
   const [found, known] = await Promise.all([findTask(request, env, taskId), context]);
   if (found === undefined) throw humanTaskNotFound(taskId);
-  const [entryJson, manager, reader] = await Promise.all([
+  const [entryJson, manager, workflowReader, taskReader] = await Promise.all([
     executionStub(env, found.workflowId).getHumanTask(taskId.toLowerCase()),
     known.checks.complete(found),
     known.checks.read(found.workflowId, found.workflowName),
+    known.checks.readTask(taskId, found),
   ]);
+  // One who may read the task (TASK_READ on its name or reference name) sees it here as at GET /api/tasks/{taskId}.
+  const reader = workflowReader || taskReader;
   if (entryJson === null) throw humanTaskNotFound(taskId);
   const entry = JSON.parse(entryJson) as JsonObject;
   const caller: HumanCaller = { userId: known.userId, groups: known.groups, manager, reader };
@@ -98,7 +101,13 @@ function addUsers(filter: Filter, prefix: "assignee" | "claimant", users: Readon
 async function applyVisibility(filter: Filter, request: IRequest, env: Env, searchType: "ADMIN" | "INBOX"): Promise<void> {
   const principal = principalOf(request);
   const readable: Filter = { clauses: [], bindings: [] };
-  applyReadable(readable, readableWorkflows(principal.grants, "WORKFLOW_READ"), "human_tasks");
+  // Those of the workflows the caller may read, and those of the task names and reference names it may read tasks of.
+  const tasks = readableNames(principal.grants, "TASK_READ", "task:");
+  applyReadableAny(readable, [
+    { readable: readableWorkflows(principal.grants, "WORKFLOW_READ"), column: "human_tasks.workflow_name" },
+    { readable: tasks, column: "human_tasks.definition_name" },
+    { readable: tasks, column: "human_tasks.task_ref_name" },
+  ]);
   const mayRead = readable.clauses.length === 0 ? "1" : readable.clauses.join(" AND ");
   if (searchType === "ADMIN") {
     filter.clauses.push(`(${mayRead})`);

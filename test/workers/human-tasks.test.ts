@@ -115,6 +115,29 @@ describe("a HUMAN task assigned to a group", () => {
     expect((await api("POST", missing(crypto.randomUUID()), {})).status).toBe(404);
   });
 
+  it("shows the task to one who may read tasks of its name or reference name (TASK_READ), as GET /api/tasks/{taskId} does, and lists it in their ADMIN search", async () => {
+    const name = unique("refund");
+    await registerApproval(name, { assignments: [{ assignee: { user: unique("nobody"), userType: "CONDUCTOR_USER" }, slaMinutes: 0 }] });
+    const workflowId = await startWorkflow(name, { amount: 7 });
+    const taskId = await humanTaskOf(workflowId);
+    const byName = await createUser(unique("task-reader"), { directPermissions: [{ action: "TASK_READ", scope: "task:approve" }] });
+    const other = await createUser(unique("other-reader"), { directPermissions: [{ action: "TASK_READ", scope: "task:after" }] });
+    expect((await as(byName.token).get(`/api/tasks/${taskId}`)).status).toBe(200);
+    expect(await (await as(byName.token).get(`/api/human/tasks/${taskId}`)).json()).toMatchObject({ taskId, workflowId, state: "ASSIGNED" });
+    expect((await as(byName.token).get(`/api/human/tasks/${taskId}/conductorTask`)).status).toBe(200);
+    expect((await as(other.token).get(`/api/human/tasks/${taskId}`)).status).toBe(403);
+    const listed = await eventually(
+      () => as(byName.token).search({ searchType: "ADMIN", workflowIds: [workflowId] }),
+      (page) => page.results.length === 1,
+      "the task in the reader's search",
+    );
+    expect(listed.results[0]).toMatchObject({ taskId });
+    expect((await as(other.token).search({ searchType: "ADMIN", workflowIds: [workflowId] })).results).toEqual([]);
+    // Reading is not acting: the reader may not claim it.
+    expect((await as(byName.token).post(`/api/human/tasks/${taskId}/claim`)).status).toBe(403);
+    expect((await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`)).claimant).toBeUndefined();
+  });
+
   it("refuses malformed requests with the contract's error and leaves the task as it was", async () => {
     const name = unique("refund");
     await registerApproval(name, { assignments: [{ assignee: { user: "someone", userType: "CONDUCTOR_USER" }, slaMinutes: 30 }] });
