@@ -652,17 +652,26 @@ describe("RBAC", () => {
     expect(JSON.stringify(done)).not.toContain("TOP-SECRET-SALARIES");
   });
 
-  it("decide, resetcallbacks and state updates need WORKFLOW_ADMIN on the execution's workflow: granted on one name, another's are refused and unchanged", async () => {
+  it("decide, resetcallbacks and state updates need WORKFLOW_ADMIN on the execution's workflow (state updates, answered with the execution, WORKFLOW_READ too): granted on one name, another's are refused and unchanged", async () => {
     const gate = httpTask("rbkick_gate", { uri: target("/echo/rbkick-gate"), method: "GET" }, { asyncComplete: true });
     await register({ name: "rbkick_mine", tasks: [gate] });
     await register({ name: "rbkick_other", tasks: [gate] });
     const mine = await startWorkflow("rbkick_mine");
     const other = await startWorkflow("rbkick_other");
     for (const workflowId of [mine, other]) await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
-    const operator = await createUser("rbkick-operator", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:rbkick_mine" }] });
+    // Orkes' EXECUTE alone (WORKFLOW_ADMIN) changes the execution but may not read it: the updates answered with it are
+    // refused before they change anything.
+    const executor = await createUser("rbkick-executor", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:rbkick_mine" }] });
+    const asExecutor = orkes(executor.token);
+    await expectStatus(await call("PUT", `/api/workflow/decide/${mine}`, asExecutor), 200);
+    await expectStatus(await call("POST", `/api/workflow/${mine}/resetcallbacks`, asExecutor), 200);
+    await expectStatus(await call("POST", `/api/workflow/${mine}/state`, asExecutor, { variables: { peeked: true } }), 403, "PERMISSION_DENIED");
+    await expectStatus(await call("POST", `/api/workflow/${mine}/variables`, asExecutor, { peeked: true }), 403, "PERMISSION_DENIED");
+    expect((await getWorkflow(mine)).variables).toEqual({});
+    const operator = await createUser("rbkick-operator", {
+      directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:rbkick_mine" }, { action: "WORKFLOW_READ", scope: "workflow:rbkick_mine" }],
+    });
     const asOperator = orkes(operator.token);
-    await expectStatus(await call("PUT", `/api/workflow/decide/${mine}`, asOperator), 200);
-    await expectStatus(await call("POST", `/api/workflow/${mine}/resetcallbacks`, asOperator), 200);
     await expectStatus(await call("POST", `/api/workflow/${mine}/state`, asOperator, { variables: { seen: true } }), 200);
     await expectStatus(await call("PUT", `/api/workflow/decide/${other}`, asOperator), 403, "PERMISSION_DENIED");
     await expectStatus(await call("POST", `/api/workflow/${other}/resetcallbacks`, asOperator), 403, "PERMISSION_DENIED");
@@ -1035,7 +1044,7 @@ describe("skipping a task (PUT /api/workflow/{id}/skiptask/{ref})", () => {
 });
 
 describe("updating workflow variables (POST /api/workflow/{id}/variables)", () => {
-  it("needs WORKFLOW_ADMIN on the workflow, as pause and skiptask do: a reader or an admin of another workflow gets 403 and nothing changes", async () => {
+  it("needs WORKFLOW_ADMIN on the workflow, as pause and skiptask do, and WORKFLOW_READ for its answer: a reader, an admin of another workflow or one who may not read it gets 403 and nothing changes", async () => {
     await register({ name: "varsauth_orders", variables: { stage: "initial" }, tasks: [httpTask("gate", { uri: target("/echo/vars-gate"), method: "GET" }, { asyncComplete: true })] });
     const workflowId = await startWorkflow("varsauth_orders");
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
@@ -1049,7 +1058,15 @@ describe("updating workflow variables (POST /api/workflow/{id}/variables)", () =
     }
     expect(await getWorkflow(workflowId)).toEqual(before);
 
-    const admin = await createUser("vars-admin", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:varsauth_orders" }] });
+    // Answered with the execution: an admin who may not read it is refused before anything changes.
+    const blind = await createUser("vars-blind-admin", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:varsauth_orders" }] });
+    const refusal = await expectStatus(await call("POST", path, orkes(blind.token), { stage: "unseen" }), 403, "PERMISSION_DENIED");
+    expect(JSON.parse(refusal).message).toBe(`Permission denied: GET /api/workflow/${workflowId} needs WORKFLOW_READ on workflow:varsauth_orders`);
+    expect(await getWorkflow(workflowId)).toEqual(before);
+
+    const admin = await createUser("vars-admin", {
+      directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:varsauth_orders" }, { action: "WORKFLOW_READ", scope: "workflow:varsauth_orders" }],
+    });
     const text = await expectStatus(await call("POST", path, orkes(admin.token), { stage: "by its admin" }), 200);
     expect(JSON.parse(text)).toMatchObject({ workflowId, variables: { stage: "by its admin" } });
   });

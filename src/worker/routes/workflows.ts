@@ -407,7 +407,10 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
 
   // Orkes' updateWorkflowState (WorkflowClient.updateVariables): merges the body into the variables and answers the
   // Workflow JSON. Authorized as the other changes of one execution (WORKFLOW_ADMIN on its workflow).
+  // Answered with the Workflow JSON, a read of the execution: checked before the change (as the synchronous task update
+  // is), so a caller who may change but not read it (WORKFLOW_ADMIN alone, Orkes' EXECUTE) changes nothing.
   router.post("/api/workflow/:workflowId/variables", async (request, env) => {
+    await authorizeRead(request, env, `/api/workflow/${request.params["workflowId"] ?? ""}`);
     const workflowId = decodedPathParam(request, "workflowId");
     const variables = parseOrThrow(WorkflowVariablesBody, await bodyValue(request, env), "workflow variables");
     // The merged variables are measured by the engine (a 400); a body too large alone is refused as inputs are.
@@ -418,8 +421,9 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
 
   // Orkes' updateWorkflowAndTaskState (WorkflowExecutor.updateState): the variables and a task's result in one change
   // (either refused, neither is made), then the WorkflowRun once it settles, as execute answers. Authorized as the other
-  // changes of one execution (WORKFLOW_ADMIN on its workflow), which includes reading it.
+  // changes of one execution (WORKFLOW_ADMIN on its workflow) and, for that answer, as reading it, before the change.
   router.post("/api/workflow/:workflowId/state", async (request, env) => {
+    await authorizeRead(request, env, `/api/workflow/${request.params["workflowId"] ?? ""}`);
     const workflowId = decodedPathParam(request, "workflowId");
     const wait = synchronousWait(request, env);
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
