@@ -1,20 +1,16 @@
 import type { RateLimitConfig, WorkflowDef } from "../engine/model";
 import { ApiError } from "./http/errors";
+import { TtlCache } from "./ttl-cache";
 
 /** How long a definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
 const CACHE_TTL_MS = 2_000;
-
-interface CacheEntry {
-  definition: WorkflowDef | null;
-  expires: number;
-}
 
 /**
  * Workflow definitions in D1, with a short in-isolate cache: starting a workflow must not pay a D1
  * read per start for a definition that has not changed.
  */
 export class DefinitionRepository {
-  static readonly #cache = new Map<string, CacheEntry>();
+  static readonly #cache = new TtlCache<WorkflowDef | null>(CACHE_TTL_MS);
   readonly #db: D1Database;
 
   constructor(db: D1Database) {
@@ -23,16 +19,13 @@ export class DefinitionRepository {
 
   /** The definition of that name and version (latest when version is omitted), or null. */
   async find(name: string, version?: number): Promise<WorkflowDef | null> {
-    const key = `${name}\u0000${version ?? "latest"}`;
-    const cached = DefinitionRepository.#cache.get(key);
-    if (cached && cached.expires > Date.now()) return cached.definition;
-    const row =
-      version === undefined
-        ? await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? ORDER BY version DESC LIMIT 1`).bind(name).first<{ definition: string }>()
-        : await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? AND version = ?`).bind(name, version).first<{ definition: string }>();
-    const definition = row ? (JSON.parse(row.definition) as WorkflowDef) : null;
-    DefinitionRepository.#cache.set(key, { definition, expires: Date.now() + CACHE_TTL_MS });
-    return definition;
+    return DefinitionRepository.#cache.getOrLoad(`${name}\u0000${version ?? "latest"}`, async () => {
+      const row =
+        version === undefined
+          ? await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? ORDER BY version DESC LIMIT 1`).bind(name).first<{ definition: string }>()
+          : await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? AND version = ?`).bind(name, version).first<{ definition: string }>();
+      return row ? (JSON.parse(row.definition) as WorkflowDef) : null;
+    });
   }
 
   /** The definition, or 404 naming what was asked for. */
@@ -141,8 +134,6 @@ export class DefinitionRepository {
   }
 
   static #invalidate(names: string[]): void {
-    for (const key of DefinitionRepository.#cache.keys()) {
-      if (names.some((name) => key.startsWith(`${name}\u0000`))) DefinitionRepository.#cache.delete(key);
-    }
+    DefinitionRepository.#cache.clear((key) => names.some((name) => key.startsWith(`${name}\u0000`)));
   }
 }

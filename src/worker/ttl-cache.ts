@@ -4,6 +4,8 @@
  */
 export class TtlCache<V> {
   readonly #entries = new Map<string, { value: V; expires: number }>();
+  /** Loads under way by {@link TtlCache.getOrLoad}, by key: callers asking meanwhile share one instead of starting their own. */
+  readonly #loading = new Map<string, Promise<V>>();
   readonly #ttlMs: number;
   readonly #maxEntries: number;
 
@@ -28,23 +30,42 @@ export class TtlCache<V> {
     this.#entries.set(key, { value, expires: Date.now() + this.#ttlMs });
   }
 
-  /** Removes one entry. */
+  /** Removes one entry, and forgets a load of it under way (its value is not kept, see {@link TtlCache.getOrLoad}). */
   delete(key: string): void {
     this.#entries.delete(key);
+    this.#loading.delete(key);
   }
 
-  /** Removes entries whose key satisfies `match` (all of them without one). */
+  /** Removes entries whose key satisfies `match` (all of them without one), and forgets their loads under way. */
   clear(match?: (key: string) => boolean): void {
-    if (!match) return this.#entries.clear();
+    if (!match) {
+      this.#entries.clear();
+      this.#loading.clear();
+      return;
+    }
     for (const key of [...this.#entries.keys()]) if (match(key)) this.#entries.delete(key);
+    for (const key of [...this.#loading.keys()]) if (match(key)) this.#loading.delete(key);
   }
 
-  /** The value for `key`, loading and caching it when absent. */
+  /**
+   * The value for `key`, loading and caching it when absent. Callers asking while a load of the key is under way
+   * share it (a burst of requests for one definition reads D1 once). A load that a write cleared while it ran
+   * ({@link TtlCache.delete}, {@link TtlCache.clear}) answers those who asked before the write but is not cached:
+   * it may have read what the write replaced, and callers after the write load afresh.
+   */
   async getOrLoad(key: string, load: () => Promise<V>): Promise<V> {
     const cached = this.get(key);
     if (cached !== undefined) return cached;
-    const value = await load();
-    this.set(key, value);
-    return value;
+    const underway = this.#loading.get(key);
+    if (underway !== undefined) return underway;
+    const loading = load();
+    this.#loading.set(key, loading);
+    try {
+      const value = await loading;
+      if (this.#loading.get(key) === loading) this.set(key, value);
+      return value;
+    } finally {
+      if (this.#loading.get(key) === loading) this.#loading.delete(key);
+    }
   }
 }

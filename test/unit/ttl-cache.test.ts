@@ -1,0 +1,67 @@
+// The in-isolate cache of definitions, keys, grants and rules (src/worker/ttl-cache.ts): loads shared by callers
+// asking at once, and writes that clear an entry while its load is under way.
+import { describe, expect, it } from "vitest";
+import { TtlCache } from "../../src/worker/ttl-cache";
+
+/** Loads that end when told to (`settle(i, …)`: the i-th started), counting how many were started. */
+function controlledLoads<V>(): { load: () => Promise<V>; started: () => number; settle: (index: number, outcome: V | Error) => void } {
+  const pending: Array<{ resolve: (value: V) => void; reject: (error: Error) => void }> = [];
+  return {
+    load: () => new Promise<V>((resolve, reject) => pending.push({ resolve, reject })),
+    started: () => pending.length,
+    settle: (index, outcome) => (outcome instanceof Error ? pending[index]!.reject(outcome) : pending[index]!.resolve(outcome)),
+  };
+}
+
+describe("TtlCache.getOrLoad", () => {
+  it("shares one load among callers asking while it is under way, and caches what it loaded", async () => {
+    const cache = new TtlCache<string>(60_000);
+    const loads = controlledLoads<string>();
+    const asked = [cache.getOrLoad("orders", loads.load), cache.getOrLoad("orders", loads.load), cache.getOrLoad("orders", loads.load)];
+    expect(loads.started()).toBe(1);
+    loads.settle(0, "v1");
+    expect(await Promise.all(asked)).toEqual(["v1", "v1", "v1"]);
+    expect(await cache.getOrLoad("orders", loads.load)).toBe("v1");
+    expect(loads.started()).toBe(1);
+    // Another key loads on its own.
+    const other = cache.getOrLoad("billing", loads.load);
+    expect(loads.started()).toBe(2);
+    loads.settle(1, "b1");
+    expect(await other).toBe("b1");
+  });
+
+  it("does not keep a load that a write cleared while it ran: callers after the write load afresh", async () => {
+    const writes: Array<(cache: TtlCache<string>) => void> = [(cache) => cache.delete("orders"), (cache) => cache.clear((key) => key === "orders"), (cache) => cache.clear()];
+    for (const write of writes) {
+      const cache = new TtlCache<string>(60_000);
+      const loads = controlledLoads<string>();
+      const before = cache.getOrLoad("orders", loads.load);
+      write(cache);
+      // Asked after the write: not joined to the load that may have read what the write replaced.
+      const after = cache.getOrLoad("orders", loads.load);
+      expect(loads.started()).toBe(2);
+      // The older load ends first: its caller gets what it read, and the cache does not keep it.
+      loads.settle(0, "old");
+      expect(await before).toBe("old");
+      expect(cache.get("orders")).toBeUndefined();
+      // Asked now: joins the load after the write, which is kept.
+      const joined = cache.getOrLoad("orders", loads.load);
+      expect(loads.started()).toBe(2);
+      loads.settle(1, "new");
+      expect([await after, await joined]).toEqual(["new", "new"]);
+      expect(cache.get("orders")).toBe("new");
+    }
+  });
+
+  it("lets every caller of a failed load see the failure, and loads again on the next call", async () => {
+    const cache = new TtlCache<string>(60_000);
+    const loads = controlledLoads<string>();
+    const asked = [cache.getOrLoad("orders", loads.load), cache.getOrLoad("orders", loads.load)];
+    loads.settle(0, new Error("D1 unavailable"));
+    for (const outcome of await Promise.allSettled(asked)) expect(outcome).toMatchObject({ status: "rejected", reason: { message: "D1 unavailable" } });
+    const again = cache.getOrLoad("orders", loads.load);
+    expect(loads.started()).toBe(2);
+    loads.settle(1, "v1");
+    expect(await again).toBe("v1");
+  });
+});
