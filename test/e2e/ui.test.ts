@@ -68,6 +68,20 @@ async function logIn(page: Page, credential: string): Promise<void> {
   await page.getByRole("heading", { name: "Executions" }).waitFor({ timeout: STEP_TIMEOUT_MS });
 }
 
+/**
+ * A new page logged in as `userId`, who holds `directPermissions` only (no role), with a key made for it. With
+ * `landingRefusals`, waits until the Executions page where a login lands has been refused that many loads (a user
+ * who may read no workflow is refused its search and its list of definitions).
+ */
+async function logInAsNew(userId: string, directPermissions: Array<{ action: string; scope: string }>, landingRefusals = 0): Promise<WatchedPage> {
+  await callOk(server.url, "PUT", `/api/security/users/${userId}/roles`, { key: adminKey, body: { roles: [], directPermissions } });
+  const key = (await callOk(server.url, "POST", `/api/security/users/${userId}/api-keys`, { key: adminKey }, 201)).json();
+  const opened = await openPage(browser);
+  await logIn(opened.page, `${key.keyId}:${key.keySecret}`);
+  if (landingRefusals > 0) await expect.poll(() => opened.refusedLoads.length, { timeout: STEP_TIMEOUT_MS }).toBe(landingRefusals);
+  return opened;
+}
+
 /** The status badge of the execution page's heading. */
 function workflowStatus(page: Page) {
   return page.locator("h1 .badge");
@@ -961,12 +975,7 @@ describe("web UI", () => {
 
     // A team member who may read and write this workflow only: the list shows it alone, and an edit saves (the list
     // was a 403, and the save's PUT needed WORKFLOW_WRITE on every workflow).
-    await callOk(server.url, "PUT", "/api/security/users/definition-team-1/roles", {
-      key: adminKey, body: { roles: [], directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:${name}` }, { action: "WORKFLOW_WRITE", scope: `workflow:${name}` }] },
-    });
-    const member = (await callOk(server.url, "POST", "/api/security/users/definition-team-1/api-keys", { key: adminKey }, 201)).json();
-    const team = await openPage(browser);
-    await logIn(team.page, `${member.keyId}:${member.keySecret}`);
+    const team = await logInAsNew("definition-team-1", [{ action: "WORKFLOW_READ", scope: `workflow:${name}` }, { action: "WORKFLOW_WRITE", scope: `workflow:${name}` }]);
     await team.page.goto(`${server.url}/#/definitions`);
     await team.page.getByRole("link", { name, exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
     expect(await team.page.locator("tbody tr").count()).toBe(1);
@@ -1569,12 +1578,8 @@ describe("web UI", () => {
 
     // The sorting team's operator, who may read tasks of this name only, sees its queues and workers and nothing else,
     // and may open (not edit) its task definition.
-    await callOk(server.url, "PUT", "/api/security/users/sort-operator-1/roles", { key: adminKey, body: { roles: [], directPermissions: [{ action: "TASK_READ", scope: `task:${taskName}` }] } });
-    const operatorKey = (await callOk(server.url, "POST", "/api/security/users/sort-operator-1/api-keys", { key: adminKey }, 201)).json();
-    const operator = await openPage(browser);
-    await logIn(operator.page, `${operatorKey.keyId}:${operatorKey.keySecret}`);
-    // Executions, where a login lands, are not for a reader of tasks only.
-    await expect.poll(() => operator.refusedLoads.length, { timeout: STEP_TIMEOUT_MS }).toBe(2);
+    // Executions, where a login lands, are not for a reader of tasks only (two loads refused).
+    const operator = await logInAsNew("sort-operator-1", [{ action: "TASK_READ", scope: `task:${taskName}` }], 2);
     await operator.page.goto(`${server.url}/#/queues`);
     await operator.page.getByRole("heading", { name: "Workers" }).waitFor({ timeout: STEP_TIMEOUT_MS });
     expect((await operator.page.locator("table[aria-labelledby=queues-heading] tbody tr td:first-child").allTextContents()).sort()).toEqual([taskName, `ui-east:${taskName}`].sort());
@@ -1654,12 +1659,8 @@ describe("web UI", () => {
     expect(page.url()).toContain(`#/executions/${waiting}`);
 
     // A reviewer who may read tasks of this name only (TASK_READ on task:<name>) searches too, and finds just those.
-    await callOk(server.url, "PUT", "/api/security/users/task-reviewer-1/roles", { key: adminKey, body: { roles: [], directPermissions: [{ action: "TASK_READ", scope: `task:${taskName}` }] } });
-    const reviewerKey = (await callOk(server.url, "POST", "/api/security/users/task-reviewer-1/api-keys", { key: adminKey }, 201)).json();
-    const reviewer = await openPage(browser);
-    await logIn(reviewer.page, `${reviewerKey.keyId}:${reviewerKey.keySecret}`);
     // Executions, where a login lands, are not for a reader of tasks only: their search and list of definitions refuse.
-    await expect.poll(() => reviewer.refusedLoads.length, { timeout: STEP_TIMEOUT_MS }).toBe(2);
+    const reviewer = await logInAsNew("task-reviewer-1", [{ action: "TASK_READ", scope: `task:${taskName}` }], 2);
     await reviewer.page.goto(`${server.url}/#/tasks`);
     await reviewer.page.getByRole("heading", { name: "Tasks", exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
     const reviewerRows = reviewer.page.locator("tbody tr");

@@ -174,11 +174,10 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // Task workers: polling takes tasks of that name (Conductor's task type), so it needs the right to execute them.
   { apiPath: "/api/tasks/poll/batch/{taskType}", methods: ["GET"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskType}")] },
   { apiPath: "/api/tasks/poll/{taskType}", methods: ["GET"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskType}")] },
-  // A task by its id: readable with its workflow, or by a worker allowed to execute tasks of its name (the guard finds
-  // its execution); `/api/tasks/search` and the like, which name no task, need TASK_READ as below. Its log reads the
-  // same way, and is written by whoever may report the task's result (after the polls: `/api/tasks/poll/log` polls).
-  // Task search lists tasks of every workflow: reading tasks. Before the task by id, whose pattern it fits.
-  // It shows each caller the tasks it may read: by their workflow, their name or their reference name (task-search.ts).
+  // A task by its id: readable with its workflow, with TASK_READ on it, or by a worker allowed to execute tasks of its
+  // name (the guard finds its execution). Its log reads the same way, and is written by whoever may report the task's
+  // result (after the polls: `/api/tasks/poll/log` polls). Task search, before the task by id whose pattern it fits,
+  // shows each caller the tasks it may read: by their workflow, their name or their reference name (task-search.ts).
   { apiPath: "/api/tasks/search", methods: ["GET"], requiredPermissions: [at("TASK_READ", ANY_SCOPE), at("WORKFLOW_READ", ANY_SCOPE)] },
   { apiPath: "/api/tasks/search-v2", methods: ["GET"], requiredPermissions: [at("TASK_READ", ANY_SCOPE), at("WORKFLOW_READ", ANY_SCOPE)] },
   { apiPath: "/api/tasks/{taskId}", methods: ["GET"], requiredPermissions: TASK_READ_PERMISSIONS },
