@@ -123,6 +123,8 @@ describe("registering definitions", () => {
     expect(await rowCount("workflow_defs")).toBe(before);
     expect(await apiOk("GET", "/api/metadata/workflow/defs_w_a")).toMatchObject({ description: "edited" });
     expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/defs_other_w"))["description"]).toBeUndefined();
+    // Refused before validation: a definition not its own, even a malformed one, tells it nothing (a 403, not a 400).
+    expect((await put([{ name: "defs_other_w", tasks: "not a list", failureWorkflow: "defs_secret_flow" }])).status).toBe(403);
     // A caller without WORKFLOW_WRITE anywhere is refused by the rule, before the body is read.
     const reader = await createUser("defs-scoped-reader-only", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
     expect((await call("PUT", "/api/metadata/workflow", orkes(reader.token), [valid("defs_w_c", 1)])).status).toBe(403);

@@ -165,6 +165,8 @@ describe("registering task definitions", () => {
     expect(mixed.message).toContain("td_other_w");
     expect(mixed.message).not.toContain("td_w_d");
     await refused(await asWriter("PUT", "/api/metadata/taskdefs", { name: "td_other_w", retryCount: 9 }), 403, "PERMISSION_DENIED");
+    // Refused before validation: not a 400 about a definition it may not write.
+    await refused(await asWriter("POST", "/api/metadata/taskdefs", [{ name: "td_other_w", retryCount: "many" }]), 403, "PERMISSION_DENIED");
     await refused(await asWriter("DELETE", "/api/metadata/taskdefs/td_other_w"), 403, "PERMISSION_DENIED");
     await refused(await asWriter("PUT", "/api/metadata/task/td_other_w/tags", [{ key: "team", value: "x" }]), 403, "PERMISSION_DENIED");
     expect(await rowCount("task_defs")).toBe(before);

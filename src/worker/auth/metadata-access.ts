@@ -41,6 +41,14 @@ export function mayWriteTaskDef(grants: readonly Grant[], name: string): boolean
   return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_WRITE", "*") || grantsAllow(grants, "TASK_WRITE", `task:${name}`);
 }
 
+/** The `name` of each object of a request's body (a list of definitions) that gives one as text: checked before validation. */
+export function givenNames(definitions: readonly unknown[]): string[] {
+  return definitions.flatMap((definition) => {
+    const name = typeof definition === "object" && definition !== null ? (definition as { name?: unknown }).name : undefined;
+    return typeof name === "string" ? [name] : [];
+  });
+}
+
 /**
  * Throws 403 unless `grants` let their holder write every one of `names` (a request registering several is all or
  * nothing), naming those it may not write and what writing one needs.

@@ -1,5 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
-import { mayReadWorkflowDef, requireWritable } from "../auth/metadata-access";
+import { givenNames, mayReadWorkflowDef, requireWritable } from "../auth/metadata-access";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
@@ -97,6 +97,8 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     // Conductor's update replaces; Orkes' clients may ask for `overwrite=false` (a 409 for one that exists) or `newVersion`.
     const newVersion = booleanQuery(request, "newVersion", false);
     const overwrite = !newVersion && booleanQuery(request, "overwrite", true);
+    // Checked before validation too, whose messages may tell of other workflows (those a definition names).
+    requireWritable(principalOf(request).grants, "workflow", givenNames(body));
     const validated = await validateDefinitions(body, env, BATCH_PATHS);
     requireWritable(principalOf(request).grants, "workflow", validated.map((definition) => definition.name));
     const definitions = newVersion ? await asNewVersions(env, validated) : validated;

@@ -7,7 +7,7 @@ import { decodedPathParam } from "../http/params";
 import { TaskDefRepository } from "../task-defs";
 import { describeSchema, unregisteredSchemas } from "../json-schemas";
 import { principalOf } from "../guard";
-import { mayReadTaskDef, requireWritable } from "../auth/metadata-access";
+import { givenNames, mayReadTaskDef, requireWritable } from "../auth/metadata-access";
 import { registrationTagStatements, requiredBody, tagListingOptions } from "./metadata";
 import { TagRepository, registeredTags, withTagOptions } from "../tags";
 
@@ -59,6 +59,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
         { path: "(body)", message: `must be a non-empty array of at most ${MAX_TASK_DEFS_PER_REQUEST} task definitions (PUT /api/metadata/taskdefs takes one)` },
       ]);
     }
+    requireWritable(principalOf(request).grants, "task", givenNames(body));
     const taskDefs = validateAll(body, true);
     requireWritable(principalOf(request).grants, "task", taskDefs.map((taskDef) => taskDef.name));
     await checkSchemasRegistered(env, taskDefs, true);
@@ -68,6 +69,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
 
   router.put("/api/metadata/taskdefs", async (request, env) => {
     const body = await requiredBody(request, env);
+    requireWritable(principalOf(request).grants, "task", givenNames([body]));
     const taskDefs = validateAll([body], false);
     requireWritable(principalOf(request).grants, "task", [taskDefs[0]!.name]);
     await checkSchemasRegistered(env, taskDefs, false);
