@@ -1661,7 +1661,10 @@ describe("web UI", () => {
     // A reviewer who may read tasks of this name only (TASK_READ on task:<name>) searches too, and finds just those.
     // Executions, where a login lands, are not for a reader of tasks only: their search and list of definitions refuse.
     const reviewer = await logInAsNew("task-reviewer-1", [{ action: "TASK_READ", scope: `task:${taskName}` }], 2);
-    await reviewer.page.goto(`${server.url}/#/tasks`);
+    // The page says so, stops refreshing, and points to the pages a reader of tasks may use.
+    await reviewer.page.getByText("Executions are shown to users who may read workflows", { exact: false }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await reviewer.page.getByLabel("Live refresh").isChecked()).toBe(false);
+    await reviewer.page.locator(".results").getByRole("link", { name: "Tasks", exact: true }).click();
     await reviewer.page.getByRole("heading", { name: "Tasks", exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
     const reviewerRows = reviewer.page.locator("tbody tr");
     await expect.poll(() => reviewerRows.count(), { timeout: STEP_TIMEOUT_MS }).toBe(2);

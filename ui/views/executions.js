@@ -1,5 +1,5 @@
 // @ts-check
-import { api, permissionsAt, errorMessage } from "../lib/api.js";
+import { ApiError, api, permissionsAt, errorMessage } from "../lib/api.js";
 import { formatDuration, formatTime, h, keepingFocus, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
 import { pager, searchForm, searchHash } from "../lib/search-page.js";
 import { executionSelection } from "./execution-selection.js";
@@ -98,7 +98,16 @@ export async function renderExecutions(container, params, context) {
       lastSeen = seen;
       updated.textContent = `updated ${formatTime(Date.now()).slice(11, 19)}`;
     } catch (error) {
-      if (context.active()) replaceChildren(results, h("p", { className: "error", role: "alert" }, errorMessage(error)));
+      if (!context.active()) return;
+      if (error instanceof ApiError && error.status === 403) {
+        // Not for this user at all: say who may search, point to what a reader of tasks may use, and stop asking.
+        liveToggle.checked = false;
+        replaceChildren(results, h("p", { className: "empty" },
+          "Executions are shown to users who may read workflows (WORKFLOW_READ, on some of them). A reader of tasks finds them on ",
+          h("a", { href: "#/tasks" }, "Tasks"), " and ", h("a", { href: "#/queues" }, "Worker queues"), "."));
+        return;
+      }
+      replaceChildren(results, h("p", { className: "error", role: "alert" }, errorMessage(error)));
     } finally {
       results.setAttribute("aria-busy", "false");
     }
