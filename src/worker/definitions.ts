@@ -1,6 +1,7 @@
 import type { RateLimitConfig, WorkflowDef } from "../engine/model";
 import { ApiError } from "./http/errors";
 import { TtlCache } from "./ttl-cache";
+import { forgetTaggedDefinitions } from "./auth/tag-grants";
 
 /** How long a definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
 const CACHE_TTL_MS = 2_000;
@@ -135,5 +136,7 @@ export class DefinitionRepository {
 
   static #invalidate(names: string[]): void {
     DefinitionRepository.#cache.clear((key) => names.some((name) => key.startsWith(`${name}\u0000`)));
+    // A registration may bring tags, a deletion take them away: what tag grants cover changed too.
+    forgetTaggedDefinitions();
   }
 }

@@ -1,3 +1,4 @@
+import { forgetTaggedDefinitions } from "./auth/tag-grants";
 import * as v from "valibot";
 import { parseOrThrow, requestObject } from "./schemas";
 import { validationError } from "./http/errors";
@@ -126,6 +127,7 @@ export class TagRepository {
         this.#db.prepare(`DELETE FROM metadata_tags WHERE target_type = ? AND target_name = ? AND tag_key = ? AND tag_value = ?`).bind(target.type, target.name, tag.key, tag.value),
       ),
     );
+    forgetTaggedDefinitions();
     return results.reduce((removed, result) => removed + result.meta.changes, 0);
   }
 
@@ -194,6 +196,7 @@ export class TagRepository {
   async #run(target: TagTarget, statements: D1PreparedStatement[]): Promise<boolean> {
     if (!(await this.exists(target))) return false;
     if (statements.length > 0) await this.#db.batch(statements);
+    forgetTaggedDefinitions();
     return true;
   }
 }

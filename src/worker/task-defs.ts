@@ -1,3 +1,4 @@
+import { forgetTaggedDefinitions } from "./auth/tag-grants";
 import { registeredTaskDefNames, withRegisteredTaskDefs } from "../engine/definition/task-def";
 import type { TaskDef, WorkflowDef } from "../engine/model";
 import { withKeptSchemas } from "./json-schemas";
@@ -107,6 +108,8 @@ export class TaskDefRepository {
   }
 
   static #invalidate(names: readonly string[]): void {
+    // A registration may bring tags, a deletion take them away: what tag grants cover changed too.
+    forgetTaggedDefinitions();
     for (const name of names) TaskDefRepository.#cache.delete(name);
   }
 }

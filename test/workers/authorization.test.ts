@@ -87,6 +87,46 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect((await registerAs("secret-granted-flow")).status).toBe(403);
   });
 
+  it("gives a user access on a TAG (key:value): the workflow and task definitions holding it, as their tags change", async () => {
+    await registerFlow("tagflow-billing");
+    await registerFlow("tagflow-other");
+    await apiOk("PUT", "/api/metadata/workflow/tagflow-billing/tags", [{ key: "team", value: "billing" }]);
+    await apiOk("PUT", "/api/metadata/workflow/tagflow-other/tags", [{ key: "team", value: "shipping" }]);
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "tagtask-billing" }, { name: "tagtask-other" }]);
+    await apiOk("PUT", "/api/metadata/task/tagtask-billing/tags", [{ key: "team", value: "billing" }]);
+    const userId = `tag-grantee-${crypto.randomUUID().slice(0, 8)}`;
+    const user = await createUser(userId);
+    const as = (method: string, path: string, body?: unknown) => call(method, path, orkes(user.token), body);
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: userId }, { type: "TAG", id: "team:billing" }, ["READ", "EXECUTE"]));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+
+    expect((await as("GET", "/api/metadata/workflow/tagflow-billing")).status).toBe(200);
+    expect((await as("POST", "/api/workflow/tagflow-billing", {})).status).toBe(200);
+    expect((await as("GET", "/api/metadata/workflow/tagflow-other")).status).toBe(403);
+    expect((await as("POST", "/api/workflow/tagflow-other", {})).status).toBe(403);
+    const listed = (await (await as("GET", "/api/metadata/workflow")).json()) as Array<{ name: string }>;
+    expect([...new Set(listed.map((definition) => definition.name))]).toEqual(["tagflow-billing"]);
+    expect((await as("GET", "/api/metadata/taskdefs/tagtask-billing")).status).toBe(200);
+    expect((await as("GET", "/api/metadata/taskdefs/tagtask-other")).status).toBe(403);
+    // READ and EXECUTE only: no writing.
+    expect((await as("PUT", "/api/metadata/workflow", [{ name: "tagflow-billing", version: 1, tasks: [httpTask("call", { uri: target("/echo/x"), method: "GET" })] }])).status).toBe(403);
+
+    expect(await apiOk("GET", `/api/users/${userId}/permissions`)).toEqual({ grantedAccess: [{ target: { type: "TAG", id: "team:billing" }, access: ["READ", "EXECUTE"] }] });
+    expect(await apiOk("GET", `/api/users/${userId}/checkPermissions?type=TAG&id=team:billing`)).toEqual({ CREATE: false, READ: true, UPDATE: false, EXECUTE: true, DELETE: false });
+    expect(await apiOk("GET", "/api/auth/authorization/TAG/team:billing")).toEqual({ READ: [{ type: "USER", id: userId }], EXECUTE: [{ type: "USER", id: userId }] });
+
+    // A definition tagged later is covered at once in this isolate, and no longer once the tag is gone.
+    await apiOk("PUT", "/api/metadata/workflow/tagflow-other/tags", [{ key: "team", value: "billing" }]);
+    expect((await as("GET", "/api/metadata/workflow/tagflow-other")).status).toBe(200);
+    await apiOk("PUT", "/api/metadata/workflow/tagflow-other/tags", []);
+    expect((await as("GET", "/api/metadata/workflow/tagflow-other")).status).toBe(403);
+
+    await apiOk("DELETE", "/api/auth/authorization", grant({ type: "USER", id: userId }, { type: "TAG", id: "team:billing" }, ["READ", "EXECUTE"]));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await as("GET", "/api/metadata/workflow/tagflow-billing")).status).toBe(403);
+    expect(await apiOk("GET", `/api/users/${userId}/permissions`)).toEqual({ grantedAccess: [] });
+  });
+
   it("refuses, changing nothing: access the caller does not hold, unknown subjects, unmapped targets, bad bodies, non-admins", async () => {
     const userAdmin = await createUser(`grant-admin-${crypto.randomUUID().slice(0, 8)}`, { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
     const someone = `someone-${crypto.randomUUID().slice(0, 8)}`;
@@ -106,6 +146,7 @@ describe("per-resource grants (/api/auth/authorization)", () => {
       [grant({ type: "GROUP", id: "no-such-group" }, { type: "WORKFLOW_DEF", id: "x" }, ["READ"]), 404],
       [grant({ type: "USER", id: "admin" }, { type: "WORKFLOW_DEF", id: "x" }, ["READ"]), 400],
       [grant({ type: "USER", id: someone }, { type: "TAG", id: "x" }, ["READ"]), 400],
+      [grant({ type: "USER", id: someone }, { type: "APPLICATION", id: "x" }, ["READ"]), 400],
       [grant({ type: "USER", id: someone }, { type: "SECRET_NAME", id: "x" }, ["READ", "UPDATE"]), 400],
       [grant({ type: "USER", id: someone }, { type: "WORKFLOW_DEF", id: "x*" }, ["READ"]), 400],
       [grant({ type: "USER", id: someone }, { type: "WORKFLOW_DEF", id: "x" }, []), 400],

@@ -470,7 +470,7 @@ function rolesSection({ held, roles, empty, add, remove, note }, context) {
  * @param {Assignment} assignment
  */
 function otherDirect(assignment) {
-  return assignment.directPermissions.filter((grant) => !/^(workflow|task|secret):[^*]+$/.test(grant.scope));
+  return assignment.directPermissions.filter((grant) => !/^(workflow|task|secret|tag):[^*]+$/.test(grant.scope));
 }
 
 /** Orkes' names of the access kinds this page gives, with what each means here. */
@@ -480,7 +480,7 @@ const ACCESS_KINDS = [["READ", "Read (a secret: use it in definitions)"], ["EXEC
  * What each target type the page gives access to is called.
  * @type {Record<string, string>}
  */
-const TARGET_WORDS = { WORKFLOW_DEF: "workflow", TASK_DEF: "task", SECRET_NAME: "secret" };
+const TARGET_WORDS = { WORKFLOW_DEF: "workflow", TASK_DEF: "task", SECRET_NAME: "secret", TAG: "tag" };
 
 /**
  * What a group or an application was given on single workflow and task definitions (Orkes' per-resource grants,

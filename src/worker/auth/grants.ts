@@ -2,13 +2,15 @@ import { APPLICATION_USER_PREFIX } from "../security/applications";
 import { SecurityStore } from "../security/store";
 import { PERMISSIONS, type Grant } from "./permissions";
 import { BOOTSTRAP_ADMIN_USER } from "./principal";
+import { withTagGrantsExpanded } from "./tag-grants";
 
 /** Every permission at scope `*`: what the bootstrap admin holds. */
 export const ALL_GRANTS: readonly Grant[] = PERMISSIONS.map((action) => ({ action, scope: "*" }));
 
 /**
  * A user's effective grants: the bootstrap admin holds everything; others what D1 assigns them (and their groups),
- * plus the permissions of `extraRoles` (role names an external identity provider vouches for).
+ * plus the permissions of `extraRoles` (role names an external identity provider vouches for), with those given on a
+ * tag also given on the definitions holding it (see `tag-grants.ts`).
  * Identities vouched for by an external provider (`external`) are never the bootstrap admin, nor an application's
  * user (`app:<id>`), even when named like one: only this service's own credentials (the application's keys) can be.
  */
@@ -16,5 +18,5 @@ export async function grantsFor(env: Env, userId: string, extraRoles: string[] =
   if (userId === BOOTSTRAP_ADMIN_USER && !external) return [...ALL_GRANTS];
   const store = new SecurityStore(env.DB);
   const grants = external && userId.startsWith(APPLICATION_USER_PREFIX) ? [] : await store.effectiveGrants(userId);
-  return extraRoles.length === 0 ? grants : [...grants, ...(await store.roleGrants(extraRoles))];
+  return withTagGrantsExpanded(env.DB, extraRoles.length === 0 ? grants : [...grants, ...(await store.roleGrants(extraRoles))]);
 }

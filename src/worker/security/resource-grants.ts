@@ -11,7 +11,9 @@ import { SECRET_USE_PERMISSION } from "../auth/secret-use";
  * UPDATE and DELETE are TASK_WRITE. So CREATE, UPDATE and DELETE go together here: granting one grants all three, and
  * removing one removes all three. A secret's (SECRET_NAME) READ and EXECUTE are the right to use it in definitions
  * (SYSTEM_ADMIN at `secret:<name>`, see `auth/secret-use.ts`); its CREATE, UPDATE and DELETE are the secrets API's,
- * SYSTEM_ADMIN on every secret, which no grant on one secret gives.
+ * SYSTEM_ADMIN on every secret, which no grant on one secret gives. A TAG `key:value` is the scope `tag:key:value`,
+ * where each access is both the workflow permission and the task permission: they apply to the workflow and task
+ * definitions holding that tag (see `auth/tag-grants.ts`, which expands them as a caller's grants are read).
  */
 
 /** Orkes' kinds of access. */
@@ -20,7 +22,7 @@ export const ACCESS = ["CREATE", "READ", "UPDATE", "EXECUTE", "DELETE"] as const
 export type Access = (typeof ACCESS)[number];
 
 /** The targets whose access maps onto this service's scopes. */
-export const TARGET_TYPES = ["WORKFLOW_DEF", "TASK_DEF", "TASK_REF_NAME", "SECRET_NAME"] as const;
+export const TARGET_TYPES = ["WORKFLOW_DEF", "TASK_DEF", "TASK_REF_NAME", "SECRET_NAME", "TAG"] as const;
 /** One of {@link TARGET_TYPES}. */
 export type TargetType = (typeof TARGET_TYPES)[number];
 
@@ -37,18 +39,29 @@ export interface SubjectRef {
 }
 
 /** The kinds of scope a target has. */
-type ScopeKind = "workflow" | "task" | "secret";
+type ScopeKind = "workflow" | "task" | "secret" | "tag";
 
-/** The permission each access is at a target's scope; an access missing here is not given per target (see {@link requiredFor}). */
-const PERMISSION_OF: Record<ScopeKind, Partial<Record<Access, Permission>>> = {
-  workflow: { READ: "WORKFLOW_READ", EXECUTE: "WORKFLOW_ADMIN", CREATE: "WORKFLOW_WRITE", UPDATE: "WORKFLOW_WRITE", DELETE: "WORKFLOW_WRITE" },
-  task: { READ: "TASK_READ", EXECUTE: "TASK_EXECUTE", CREATE: "TASK_WRITE", UPDATE: "TASK_WRITE", DELETE: "TASK_WRITE" },
-  secret: { READ: SECRET_USE_PERMISSION, EXECUTE: SECRET_USE_PERMISSION },
+/**
+ * The permissions each access is at a target's scope (a tag's: the workflow one first, then the task one); an access
+ * missing here is not given per target (see {@link requiredFor}).
+ */
+const PERMISSION_OF: Record<ScopeKind, Partial<Record<Access, readonly Permission[]>>> = {
+  workflow: { READ: ["WORKFLOW_READ"], EXECUTE: ["WORKFLOW_ADMIN"], CREATE: ["WORKFLOW_WRITE"], UPDATE: ["WORKFLOW_WRITE"], DELETE: ["WORKFLOW_WRITE"] },
+  task: { READ: ["TASK_READ"], EXECUTE: ["TASK_EXECUTE"], CREATE: ["TASK_WRITE"], UPDATE: ["TASK_WRITE"], DELETE: ["TASK_WRITE"] },
+  secret: { READ: [SECRET_USE_PERMISSION], EXECUTE: [SECRET_USE_PERMISSION] },
+  tag: {
+    READ: ["WORKFLOW_READ", "TASK_READ"],
+    EXECUTE: ["WORKFLOW_ADMIN", "TASK_EXECUTE"],
+    CREATE: ["WORKFLOW_WRITE", "TASK_WRITE"],
+    UPDATE: ["WORKFLOW_WRITE", "TASK_WRITE"],
+    DELETE: ["WORKFLOW_WRITE", "TASK_WRITE"],
+  },
 };
 
-const kindOf = (type: TargetType): ScopeKind => (type === "WORKFLOW_DEF" ? "workflow" : type === "SECRET_NAME" ? "secret" : "task");
+const KIND_OF: Record<TargetType, ScopeKind> = { WORKFLOW_DEF: "workflow", TASK_DEF: "task", TASK_REF_NAME: "task", SECRET_NAME: "secret", TAG: "tag" };
+const kindOf = (type: TargetType): ScopeKind => KIND_OF[type];
 
-/** The scope of `target`: `workflow:<name>`, `task:<name>` or `secret:<name>`. */
+/** The scope of `target`: `workflow:<name>`, `task:<name>`, `secret:<name>` or `tag:<key>:<value>`. */
 export function scopeOf(target: TargetRef): string {
   return `${kindOf(target.type)}:${target.id}`;
 }
@@ -60,7 +73,8 @@ export function grantableAccess(type: TargetType): Access[] {
 
 /** What `kind` of access to `target` takes: its permission at the target's scope, or (a secret's writes) SYSTEM_ADMIN everywhere. */
 export function requiredFor(target: TargetRef, kind: Access): Grant {
-  const action = PERMISSION_OF[kindOf(target.type)][kind];
+  // A tag's access is given as both of its permissions at once: the first stands for them.
+  const action = PERMISSION_OF[kindOf(target.type)][kind]?.[0];
   return action === undefined ? { action: "SYSTEM_ADMIN", scope: "*" } : { action, scope: scopeOf(target) };
 }
 
@@ -74,21 +88,21 @@ export function grantsOf(target: TargetRef, access: readonly Access[]): Grant[] 
 /** The access to a target of `type` that `grants` give at exactly `scope` (not through `*` or a prefix), in {@link ACCESS} order. */
 export function accessGiven(grants: readonly Grant[], type: TargetType, scope: string): Access[] {
   const held = new Set(grants.filter((grant) => grant.scope === scope).map((grant) => grant.action));
-  return grantableAccess(type).filter((kind) => held.has(PERMISSION_OF[kindOf(type)][kind]!));
+  return grantableAccess(type).filter((kind) => PERMISSION_OF[kindOf(type)][kind]!.every((action) => held.has(action)));
 }
 
 /** The target type a scope's kind is shown as. */
-const SHOWN_AS: Record<ScopeKind, TargetType> = { workflow: "WORKFLOW_DEF", task: "TASK_DEF", secret: "SECRET_NAME" };
+const SHOWN_AS: Record<ScopeKind, TargetType> = { workflow: "WORKFLOW_DEF", task: "TASK_DEF", secret: "SECRET_NAME", tag: "TAG" };
 
 /**
- * What `grants` give directly to targets, as Orkes' GrantedAccess: one per `workflow:<name>`, `task:<name>` or
- * `secret:<name>` scope (shown as a WORKFLOW_DEF, a TASK_DEF or a SECRET_NAME), with the access it gives; other scopes
- * (`*`, prefixes, others) are left out.
+ * What `grants` give directly to targets, as Orkes' GrantedAccess: one per `workflow:<name>`, `task:<name>`,
+ * `secret:<name>` or `tag:<key>:<value>` scope (shown as a WORKFLOW_DEF, a TASK_DEF, a SECRET_NAME or a TAG), with the
+ * access it gives; other scopes (`*`, prefixes, others) are left out.
  */
 export function grantedAccess(grants: readonly Grant[]): Array<{ target: TargetRef; access: Access[] }> {
   const scopes = [...new Set(grants.map((grant) => grant.scope))].sort();
   return scopes.flatMap((scope) => {
-    const match = /^(workflow|task|secret):(.+)$/.exec(scope);
+    const match = /^(workflow|task|secret|tag):(.+)$/.exec(scope);
     if (match === null || match[2]!.includes("*")) return [];
     const type = SHOWN_AS[match[1] as ScopeKind];
     const access = accessGiven(grants, type, scope);
@@ -99,8 +113,14 @@ export function grantedAccess(grants: readonly Grant[]): Array<{ target: TargetR
 const unsupportedTarget = `must be one of ${TARGET_TYPES.join(", ")} (other targets have no scope here: give roles and direct permissions instead)`;
 const targetId = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(250, "must be at most 250 characters"), v.check((id) => !id.includes("*"), "must name one resource (no *)"));
 
-/** Orkes' TargetRef, refused for a target type this service has no scope for. */
-export const TargetRefSchema = v.object({ type: v.picklist(TARGET_TYPES, unsupportedTarget), id: targetId });
+/** Orkes' TargetRef, refused for a target type this service has no scope for; a TAG's id is `key:value`. */
+export const TargetRefSchema = v.pipe(
+  v.object({ type: v.picklist(TARGET_TYPES, unsupportedTarget), id: targetId }),
+  v.forward(
+    v.check((target) => target.type !== "TAG" || /^[^:]+:./.test(target.id), "a TAG is named key:value (the tag a definition holds)"),
+    ["id"],
+  ),
+);
 
 /** Orkes' AuthorizationRequest: the access given to (or removed from) a subject on a target. */
 export const AuthorizationRequestSchema = v.pipe(
