@@ -59,12 +59,12 @@ export async function humanTaskAtHand(request: IRequest, env: Env, taskId: strin
     known.checks.read(found.workflowId, found.workflowName),
     known.checks.readTask(taskId, found),
   ]);
-  // One who may read the task (TASK_READ on its name or reference name) sees it here as at GET /api/tasks/{taskId}.
-  const reader = workflowReader || taskReader;
   if (entryJson === null) throw humanTaskNotFound(taskId);
   const entry = JSON.parse(entryJson) as JsonObject;
-  const caller: HumanCaller = { userId: known.userId, groups: known.groups, manager, reader };
-  if (!mayView(entry, caller)) {
+  // Claiming an open task stays with readers of its workflow; one who may read only the task (TASK_READ on its name)
+  // sees it, as at GET /api/tasks/{taskId}, and acts on it only as its assignee or claimant.
+  const caller: HumanCaller = { userId: known.userId, groups: known.groups, manager, reader: workflowReader };
+  if (!taskReader && !mayView(entry, caller)) {
     // Its workflow is not named: the caller may not know of it.
     throw new ApiError(403, "PERMISSION_DENIED", `Human task ${taskId} is not assigned to or claimed by you or a group of yours, and you may not read its workflow`);
   }
@@ -95,19 +95,25 @@ function addUsers(filter: Filter, prefix: "assignee" | "claimant", users: Readon
 }
 
 /**
- * The rows the caller sees: for ADMIN, those of the workflows they may read (as workflow search shows them); for
- * INBOX, those assigned to or claimed by them or a group of theirs, and those waiting, open to anyone, in workflows they may read.
+ * The rows the caller sees: for ADMIN, those of the workflows they may read (as workflow search shows them) and of the
+ * task names they may read tasks of; for INBOX, those assigned to or claimed by them or a group of theirs, and those
+ * waiting, open to anyone, in workflows they may read.
  */
 async function applyVisibility(filter: Filter, request: IRequest, env: Env, searchType: "ADMIN" | "INBOX"): Promise<void> {
   const principal = principalOf(request);
+  const workflows = readableWorkflows(principal.grants, "WORKFLOW_READ");
   const readable: Filter = { clauses: [], bindings: [] };
-  // Those of the workflows the caller may read, and those of the task names and reference names it may read tasks of.
-  const tasks = readableNames(principal.grants, "TASK_READ", "task:");
-  applyReadableAny(readable, [
-    { readable: readableWorkflows(principal.grants, "WORKFLOW_READ"), column: "human_tasks.workflow_name" },
-    { readable: tasks, column: "human_tasks.definition_name" },
-    { readable: tasks, column: "human_tasks.task_ref_name" },
-  ]);
+  if (searchType === "ADMIN") {
+    // Those of the workflows the caller may read, and those of the task names it may read tasks of.
+    applyReadableAny(readable, [
+      { readable: workflows, column: "human_tasks.workflow_name" },
+      { readable: readableNames(principal.grants, "TASK_READ", "task:"), column: "human_tasks.definition_name" },
+    ]);
+  } else {
+    // The open tasks an inbox lists are those its owner may claim: of the workflows they may read.
+    applyReadableAny(readable, [{ readable: workflows, column: "human_tasks.workflow_name" }]);
+  }
+  // Always a clause: the display names' query has no other.
   const mayRead = readable.clauses.length === 0 ? "1" : readable.clauses.join(" AND ");
   if (searchType === "ADMIN") {
     filter.clauses.push(`(${mayRead})`);

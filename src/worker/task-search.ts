@@ -106,7 +106,8 @@ export function searchExecutionsByTasks(db: D1Database, request: IRequest, reada
 
 /**
  * The tasks a caller may find in the task index: those of the workflows it may read (WORKFLOW_READ on
- * `workflow:<name>`), and those whose name or reference name it may read tasks of (TASK_READ on `task:<name>`).
+ * `workflow:<name>`), and those of the task names it may read tasks of (TASK_READ on `task:<name>`; not by reference
+ * name, which any workflow may give a task).
  */
 export interface ReadableTasks {
   workflows: ReadableWorkflows;
@@ -129,7 +130,6 @@ export async function searchTasks(db: D1Database, request: IRequest, readable: R
   applyReadableAny(filter, [
     { readable: readable.workflows, column: "task_index.workflow_name" },
     { readable: readable.tasks, column: "task_index.task_def_name" },
-    { readable: readable.tasks, column: "task_index.reference_task_name" },
   ]);
   const order = orderBy(searchParam(request, "sort"), TASK_FIELDS);
   const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";

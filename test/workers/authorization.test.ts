@@ -115,6 +115,13 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await apiOk("GET", `/api/users/${userId}/checkPermissions?type=TAG&id=team:billing`)).toEqual({ CREATE: false, READ: true, UPDATE: false, EXECUTE: true, DELETE: false });
     expect(await apiOk("GET", "/api/auth/authorization/TAG/team:billing")).toEqual({ READ: [{ type: "USER", id: userId }], EXECUTE: [{ type: "USER", id: userId }] });
 
+    // A tagged definition whose name ends in * is that one definition, not a prefix of others.
+    await registerFlow("tagflow-star*");
+    await registerFlow("tagflow-star-other");
+    await apiOk("PUT", `/api/metadata/workflow/${encodeURIComponent("tagflow-star*")}/tags`, [{ key: "team", value: "billing" }]);
+    expect((await as("GET", "/api/metadata/workflow/tagflow-star-other")).status).toBe(403);
+    // A tag's scope names one tag: a wildcard there is refused.
+    expect((await api("PUT", `/api/security/users/${userId}/roles`, { roles: [], directPermissions: [{ action: "WORKFLOW_READ", scope: "tag:team:*" }] })).status).toBe(400);
     // A definition tagged later is covered at once in this isolate, and no longer once the tag is gone.
     await apiOk("PUT", "/api/metadata/workflow/tagflow-other/tags", [{ key: "team", value: "billing" }]);
     expect((await as("GET", "/api/metadata/workflow/tagflow-other")).status).toBe(200);

@@ -115,7 +115,7 @@ describe("a HUMAN task assigned to a group", () => {
     expect((await api("POST", missing(crypto.randomUUID()), {})).status).toBe(404);
   });
 
-  it("shows the task to one who may read tasks of its name or reference name (TASK_READ), as GET /api/tasks/{taskId} does, and lists it in their ADMIN search", async () => {
+  it("shows the task to one who may read tasks of its name (TASK_READ), as GET /api/tasks/{taskId} does, and lists it in their ADMIN search, but not to claim even an open one", async () => {
     const name = unique("refund");
     await registerApproval(name, { assignments: [{ assignee: { user: unique("nobody"), userType: "CONDUCTOR_USER" }, slaMinutes: 0 }] });
     const workflowId = await startWorkflow(name, { amount: 7 });
@@ -133,9 +133,19 @@ describe("a HUMAN task assigned to a group", () => {
     );
     expect(listed.results[0]).toMatchObject({ taskId });
     expect((await as(other.token).search({ searchType: "ADMIN", workflowIds: [workflowId] })).results).toEqual([]);
-    // Reading is not acting: the reader may not claim it.
+    // Reading is not acting: the reader may not claim it, nor a task open to the readers of its workflow.
     expect((await as(byName.token).post(`/api/human/tasks/${taskId}/claim`)).status).toBe(403);
     expect((await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`)).claimant).toBeUndefined();
+    const openName = unique("refund-open");
+    await registerApproval(openName, {});
+    const openId = await startWorkflow(openName, { amount: 8 });
+    const openTask = await humanTaskOf(openId);
+    expect(await (await as(byName.token).get(`/api/human/tasks/${openTask}`)).json()).toMatchObject({ taskId: openTask, state: "ASSIGNED" });
+    expect((await as(byName.token).post(`/api/human/tasks/${openTask}/claim`)).status).toBe(403);
+    expect((await apiOk<Entry>("GET", `/api/human/tasks/${openTask}`)).claimant).toBeUndefined();
+    await eventually(() => apiOk<{ results: Entry[] }>("POST", "/api/human/tasks/search", { searchType: "ADMIN", workflowIds: [openId] }), (page) => page.results.length === 1, "the open task indexed");
+    expect((await as(byName.token).search({ searchType: "INBOX", workflowIds: [openId] })).results).toEqual([]);
+    expect((await as(byName.token).search({ searchType: "ADMIN", workflowIds: [openId] })).results.map((entry) => entry.taskId)).toEqual([openTask]);
   });
 
   it("refuses malformed requests with the contract's error and leaves the task as it was", async () => {

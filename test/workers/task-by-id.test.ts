@@ -45,13 +45,14 @@ describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
     expect((await api("GET", `/api/tasks/${tasks[0]!.taskId}`)).status).toBe(404);
   });
 
-  it("shows a task to whoever may read its workflow, read or execute tasks of its name, or read its reference name, and to no one else", async () => {
+  it("shows a task to whoever may read its workflow, or read or execute tasks of its name, and to no one else (not by its reference name)", async () => {
     await register({ name: "tb_rights", tasks: [simple("tb_rights_task", "work")] });
     const { tasks } = await startedAndIndexed("tb_rights");
     const path = `/api/tasks/${tasks[0]!.taskId}`;
     const reader = await createUser("tb-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:tb_rights" }] });
     const worker = await createUser("tb-worker", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:tb_rights_task" }] });
-    // The spec's TASK_READ "for a given task": by its name (a TASK_DEF grant) or its reference name (a TASK_REF_NAME grant).
+    // The spec's TASK_READ "for a given task": by its name (a TASK_DEF grant); a reference name, which any workflow may
+    // give a task, reads nothing.
     const taskReader = await createUser("tb-task-reader", { directPermissions: [{ action: "TASK_READ", scope: "task:tb_rights_task" }] });
     const refReader = await createUser("tb-ref-reader", { directPermissions: [{ action: "TASK_READ", scope: "task:work" }] });
     const other = await createUser("tb-other", {
@@ -60,11 +61,11 @@ describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
     expect((await call("GET", path, orkes(reader.token))).status).toBe(200);
     expect((await call("GET", path, orkes(worker.token))).status).toBe(200);
     expect(await (await call("GET", path, orkes(taskReader.token))).json()).toMatchObject({ taskId: tasks[0]!.taskId, referenceTaskName: "work" });
-    expect((await call("GET", path, orkes(refReader.token))).status).toBe(200);
+    expect((await call("GET", path, orkes(refReader.token))).status).toBe(403);
     const refused = await call("GET", path, orkes(other.token));
     expect(refused.status).toBe(403);
     // The refusal names what would be needed (as every refusal does), never the task itself.
-    expect(await refused.json()).toEqual({ status: 403, error: "PERMISSION_DENIED", message: expect.stringMatching(/needs TASK_READ on task:tb_rights_task or TASK_READ on task:work or WORKFLOW_READ on workflow:tb_rights or TASK_EXECUTE on task:tb_rights_task$/) });
+    expect(await refused.json()).toEqual({ status: 403, error: "PERMISSION_DENIED", message: expect.stringMatching(/needs TASK_READ on task:tb_rights_task or WORKFLOW_READ on workflow:tb_rights or TASK_EXECUTE on task:tb_rights_task$/) });
   });
 });
 
@@ -84,7 +85,7 @@ describe("Conductor's pending task by reference name and QueueAdminResource upda
     const other = await createUser("tb-pending-other", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:tb_read" }, { action: "TASK_READ", scope: "task:hold" }] });
     const refReader = await createUser("tb-pending-ref-reader", { directPermissions: [{ action: "TASK_READ", scope: "task:next" }] });
     expect((await call("GET", `/api/tasks/in_progress/${workflowId}/next`, orkes(reader.token))).status).toBe(200);
-    expect((await call("GET", `/api/tasks/in_progress/${workflowId}/next`, orkes(refReader.token))).status).toBe(200);
+    expect((await call("GET", `/api/tasks/in_progress/${workflowId}/next`, orkes(refReader.token))).status).toBe(403);
     expect((await call("GET", `/api/tasks/in_progress/${workflowId}/next`, orkes(other.token))).status).toBe(403);
   });
 

@@ -178,6 +178,14 @@ describe("registering task definitions", () => {
     expect(await (await asWriter("GET", "/api/metadata/task/td_w_b/tags")).json()).toEqual([{ key: "team", value: "billing" }]);
     expect((await asWriter("DELETE", "/api/metadata/taskdefs/td_w_c")).status).toBe(200);
     await refused(await api("GET", "/api/metadata/taskdefs/td_w_c"), 404, "NOT_FOUND");
+    // An inputTemplate reading workflow data (an expression) is for writers of every task definition: resolved in every
+    // workflow using the task, it would copy their data into a task this writer may read. Plain defaults are fine.
+    const before2 = await rowCount("task_defs");
+    const reading = await refused(await asWriter("PUT", "/api/metadata/taskdefs", { name: "td_w_template", inputTemplate: { x: "${workflow.input}" } }), 403, "PERMISSION_DENIED");
+    expect(reading.message).toContain("inputTemplate");
+    expect(await rowCount("task_defs")).toBe(before2);
+    expect((await asWriter("PUT", "/api/metadata/taskdefs", { name: "td_w_template", inputTemplate: { region: "eu" } })).status).toBe(200);
+    expect((await api("PUT", "/api/metadata/taskdefs", { name: "td_w_template", inputTemplate: { x: "${workflow.input}" } })).status).toBe(200);
   });
 });
 

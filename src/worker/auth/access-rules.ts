@@ -67,15 +67,10 @@ export const BULK_ACCESS_RULES: readonly AccessRule[] = BULK_OPERATIONS.map(({ m
 /** What reporting a TaskResult needs: executing that task (by reference name or task name) or tasks of that workflow. */
 const TASK_RESULT_PERMISSIONS: Grant[] = [at("TASK_EXECUTE", "task:${task.refName}"), at("TASK_EXECUTE", "task:${task.name}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)];
 /**
- * What reading a task by its id needs: reading tasks (all, or that task's by its name or reference name, the spec's
- * TASK_READ "for a given task"), its workflow, or executing tasks of its name.
+ * What reading a task by its id needs: reading tasks (all, or those of its name: the spec's TASK_READ "for a given
+ * task", a task definition, not a reference name any workflow may use), its workflow, or executing tasks of its name.
  */
-const TASK_READ_PERMISSIONS: Grant[] = [
-  at("TASK_READ", "task:${task.name}"),
-  at("TASK_READ", "task:${task.refName}"),
-  at("WORKFLOW_READ", WORKFLOW_SCOPE),
-  at("TASK_EXECUTE", "task:${task.name}"),
-];
+const TASK_READ_PERMISSIONS: Grant[] = [at("TASK_READ", "task:${task.name}"), at("WORKFLOW_READ", WORKFLOW_SCOPE), at("TASK_EXECUTE", "task:${task.name}")];
 
 /**
  * The rule for every route of the service, most specific first; the first rule matching a request
@@ -164,8 +159,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // Conductor's QueueAdminResource updates: the same as the update by reference name, or by id as a TaskResult is.
   { apiPath: "/api/queue/update/{workflowId}/task/{taskId}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   { apiPath: "/api/queue/update/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
-  // A workflow's pending task by reference name: read as the workflow, or by whoever reads tasks of that reference name.
-  { apiPath: "/api/tasks/in_progress/{workflowId}/{taskRefName}", methods: ["GET"], requiredPermissions: [at("TASK_READ", "task:${path.taskRefName}"), at("WORKFLOW_READ", WORKFLOW_SCOPE)] },
+  // A workflow's pending task by reference name: read as the workflow, or by whoever reads all tasks.
+  { apiPath: "/api/tasks/in_progress/{workflowId}/{taskRefName}", methods: ["GET"], requiredPermissions: [at("TASK_READ"), at("WORKFLOW_READ", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}/sync", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   // The guard finds a TaskResult's task and workflow from its execution, so this agrees with the routes above; a
   // worker allowed to poll a task type (below) may report on its tasks too.
@@ -177,7 +172,7 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // A task by its id: readable with its workflow, with TASK_READ on it, or by a worker allowed to execute tasks of its
   // name (the guard finds its execution). Its log reads the same way, and is written by whoever may report the task's
   // result (after the polls: `/api/tasks/poll/log` polls). Task search, before the task by id whose pattern it fits,
-  // shows each caller the tasks it may read: by their workflow, their name or their reference name (task-search.ts).
+  // shows each caller the tasks it may read: by their workflow or their name (task-search.ts).
   { apiPath: "/api/tasks/search", methods: ["GET"], requiredPermissions: [at("TASK_READ", ANY_SCOPE), at("WORKFLOW_READ", ANY_SCOPE)] },
   { apiPath: "/api/tasks/search-v2", methods: ["GET"], requiredPermissions: [at("TASK_READ", ANY_SCOPE), at("WORKFLOW_READ", ANY_SCOPE)] },
   { apiPath: "/api/tasks/{taskId}", methods: ["GET"], requiredPermissions: TASK_READ_PERMISSIONS },

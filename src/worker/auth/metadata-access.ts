@@ -41,6 +41,22 @@ export function mayWriteTaskDef(grants: readonly Grant[], name: string): boolean
   return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_WRITE", "*") || grantsAllow(grants, "TASK_WRITE", `task:${name}`);
 }
 
+/**
+ * Throws 403 when a task definition's `inputTemplate` holds an expression (`${…}`) and `grants` may write task
+ * definitions only for some names: resolved in every execution using the task, it would copy data of workflows its
+ * writer may not read into tasks it may. Writers of every task definition (or all metadata) may.
+ */
+export function requireTemplateWriter(grants: readonly Grant[], taskDefs: ReadonlyArray<{ name: string; inputTemplate?: unknown }>): void {
+  if (grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_WRITE", "*") || grantsAllow(grants, "TASK_WRITE", "*")) return;
+  const reading = taskDefs.filter((taskDef) => taskDef.inputTemplate !== undefined && JSON.stringify(taskDef.inputTemplate).includes("${"));
+  if (reading.length === 0) return;
+  throw new ApiError(
+    403,
+    "PERMISSION_DENIED",
+    `Permission denied: an inputTemplate with expressions reads the data of every workflow using the task; it needs METADATA_ADMIN, or WORKFLOW_WRITE or TASK_WRITE on * (${reading.map((taskDef) => taskDef.name).join(", ")})`,
+  );
+}
+
 /** The `name` of each object of a request's body (a list of definitions) that gives one as text: checked before validation. */
 export function givenNames(definitions: readonly unknown[]): string[] {
   return definitions.flatMap((definition) => {

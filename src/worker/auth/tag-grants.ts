@@ -49,7 +49,10 @@ export async function withTagGrantsExpanded(db: D1Database, grants: Grant[]): Pr
   const expanded = tagGrants.flatMap((grant) => {
     const kind = KIND_OF_ACTION[grant.action]!;
     const tag = grant.scope.slice(TAG_SCOPE_PREFIX.length);
-    return tagged.filter((row) => row.tag === tag && row.targetType === kind.targetType).map((row): Grant => ({ action: grant.action, scope: `${kind.scopePrefix}${row.name}` }));
+    // A name ending in `*` would read as a prefix of names: the grant is for that one definition, so such names are left out.
+    return tagged
+      .filter((row) => row.tag === tag && row.targetType === kind.targetType && !row.name.includes("*"))
+      .map((row): Grant => ({ action: grant.action, scope: `${kind.scopePrefix}${row.name}` }));
   });
   return expanded.length === 0 ? grants : [...grants, ...expanded];
 }

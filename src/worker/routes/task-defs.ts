@@ -7,7 +7,7 @@ import { decodedPathParam } from "../http/params";
 import { TaskDefRepository } from "../task-defs";
 import { describeSchema, unregisteredSchemas } from "../json-schemas";
 import { principalOf } from "../guard";
-import { givenNames, mayReadTaskDef, requireWritable } from "../auth/metadata-access";
+import { givenNames, mayReadTaskDef, requireTemplateWriter, requireWritable } from "../auth/metadata-access";
 import { registrationTagStatements, requiredBody, tagListingOptions } from "./metadata";
 import { TagRepository, registeredTags, withTagOptions } from "../tags";
 
@@ -62,6 +62,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     requireWritable(principalOf(request).grants, "task", givenNames(body));
     const taskDefs = validateAll(body, true);
     requireWritable(principalOf(request).grants, "task", taskDefs.map((taskDef) => taskDef.name));
+    requireTemplateWriter(principalOf(request).grants, taskDefs);
     await checkSchemasRegistered(env, taskDefs, true);
     await new TaskDefRepository(env.DB).save(taskDefs, await registrationTagStatements(env, "TASK_DEF", body, taskDefs), principalOf(request).userId);
     return new Response(null, { status: 200 });
@@ -72,6 +73,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     requireWritable(principalOf(request).grants, "task", givenNames([body]));
     const taskDefs = validateAll([body], false);
     requireWritable(principalOf(request).grants, "task", [taskDefs[0]!.name]);
+    requireTemplateWriter(principalOf(request).grants, taskDefs);
     await checkSchemasRegistered(env, taskDefs, false);
     await new TaskDefRepository(env.DB).save(taskDefs, await new TagRepository(env.DB).registrationStatements({ type: "TASK_DEF", name: taskDefs[0]!.name }, registeredTags(body, "")), principalOf(request).userId);
     return new Response(null, { status: 200 });

@@ -141,7 +141,7 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   });
 
   // Conductor's task search (TaskClient.search), from the task index. Before `/:taskId`, which would take "search".
-  // Each caller finds the tasks it may read (by workflow, task name or reference name).
+  // Each caller finds the tasks it may read (by workflow or task name).
   router.get("/api/tasks/search", async (request, env) => Response.json(await searchTasks(env.DB, request, readableTasks(principalOf(request).grants))));
   // The same search, answered with each task's Task JSON, read from its execution.
   router.get("/api/tasks/search-v2", async (request, env) =>

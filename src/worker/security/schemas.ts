@@ -1,7 +1,14 @@
 import * as v from "valibot";
 import { PERMISSIONS } from "../auth/permissions";
 
-const scope = v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(256, "must be at most 256 characters"));
+const scope = v.pipe(
+  v.string("must be a string"),
+  v.trim(),
+  v.minLength(1, "must not be empty"),
+  v.maxLength(256, "must be at most 256 characters"),
+  // A tag's scope names one tag: a wildcard there would expand to nothing yet cover every tag when handing grants out.
+  v.check((value) => !value.startsWith("tag:") || !value.includes("*"), "a tag's scope (tag:<key>:<value>) names one tag, without *"),
+);
 
 /** A permission grant `{action, scope}`; unknown permission names are refused. */
 export const GrantSchema = v.object({

@@ -110,7 +110,7 @@ export interface HumanCaller {
   groups: readonly string[];
   /** May act on the task whoever it is assigned to: what completing it from outside (`POST /api/tasks/...`) needs. */
   manager: boolean;
-  /** May read the task's workflow, or the task itself (as `GET /api/tasks/{taskId}` is read): enough to claim a task assigned to no one. */
+  /** May read the task's workflow: enough to claim a task assigned to no one. */
   reader: boolean;
 }
 
