@@ -685,6 +685,19 @@ export class WorkflowExecution extends DurableObject<Env> {
     return { workflowName: execution.workflowName, taskRefName: task === undefined ? null : definitionReferenceName(execution.definition, task), taskName: task?.taskDefName ?? null };
   }
 
+  /**
+   * What an update by reference name (`POST /api/tasks/{workflowId}/{taskRefName}/{status}`) is scoped by: as
+   * {@link WorkflowExecution.getTaskScope}, for the task instance `updateTaskByRef` would update now. Null when this
+   * object holds no execution.
+   */
+  async getTaskScopeByRef(taskRefName: string): Promise<{ workflowName: string; taskRefName: string | null; taskName: string | null } | null> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution || this.#removing) return null;
+    const task = taskByRef(execution, taskRefName);
+    return { workflowName: execution.workflowName, taskRefName: task === undefined ? null : definitionReferenceName(execution.definition, task), taskName: task?.taskDefName ?? null };
+  }
+
   /** True when the task is part of this execution or of one of its children, at any depth. */
   async locateTask(taskId: string): Promise<boolean> {
     this.#recover();
@@ -974,13 +987,19 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Completes, fails or updates the pending task with reference name `taskRefName` (as `taskByRef` finds it).
+   * `checkedTaskName`: the task name the caller's permission was checked against (a grant on the task's name, not on
+   * the reference name or the workflow), refused unless the instance found here still has it: the latest instance of
+   * a reference name can change between that check and this update (a rerun, an upgrade to another version).
    */
-  async updateTaskByRef(taskRefName: string, status: ExternalTaskStatus, output: JsonObject, from?: TaskUpdateFrom): Promise<ActorResult<TaskUpdated>> {
+  async updateTaskByRef(taskRefName: string, status: ExternalTaskStatus, output: JsonObject, from?: TaskUpdateFrom, checkedTaskName?: string): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
     const task = (from === undefined ? undefined : execution.tasks.findLast((candidate) => candidate.updatedByTask === from.byTask)) ?? taskByRef(execution, taskRefName);
     if (!task) return refused(noTaskWithRef(execution, taskRefName));
+    if (checkedTaskName !== undefined && task.taskDefName !== checkedTaskName) {
+      return refused(new EngineError("FORBIDDEN", `Task ${taskRefName} of workflow ${execution.workflowId} is no longer a ${checkedTaskName} task, which your permission was checked for; try again`));
+    }
     return this.updateTask(task.taskId, status, output, from === undefined ? {} : { from });
   }
 

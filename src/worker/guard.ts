@@ -37,6 +37,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 async function targetOf(request: Request, env: Env, path: string): Promise<RequestTarget> {
   const target = pathTarget(request.method, path);
   if (target === undefined) return {};
+  if ("taskRefName" in target) return taskTarget(await executionStub(env, target.workflowId).getTaskScopeByRef(target.taskRefName));
+  if ("inWorkflow" in target) return taskTarget(await executionStub(env, target.inWorkflow).getTaskScope(target.taskId));
   if ("workflowId" in target) return { workflowName: await executionName(env, target.workflowId) };
   if ("workflowName" in target) return { workflowName: target.workflowName };
   if ("taskId" in target) {
@@ -51,8 +53,17 @@ async function targetOf(request: Request, env: Env, path: string): Promise<Reque
   return { workflowName: stringField(body, "name") ?? inlineName };
 }
 
-/** Where a request names its target: an execution's id, a definition's name or a task's id in the path, or its body. */
-type PathTarget = { workflowId: string } | { workflowName: string } | { taskId: string } | { body: "name" | "taskResult" };
+/**
+ * Where a request names its target: an execution's id, a definition's name or a task's id in the path (a task of
+ * an execution by its reference name or its id), or its body.
+ */
+type PathTarget =
+  | { workflowId: string; taskRefName: string }
+  | { inWorkflow: string; taskId: string }
+  | { workflowId: string }
+  | { workflowName: string }
+  | { taskId: string }
+  | { body: "name" | "taskResult" };
 
 /** {@link targetOf}'s reading of a path, mirroring the routes (src/worker/routes) in the order the router tries them. */
 function pathTarget(method: string, path: string): PathTarget | undefined {
@@ -76,12 +87,21 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
     // A task's log, read or appended to (`POST` with the line as its body).
     if (rest === 2 && second === "log") return UUID.test(first!) ? { taskId: first! } : undefined;
     if (first === "in_progress") return rest === 3 && UUID.test(second!) ? { workflowId: second! } : undefined;
-    return rest >= 3 && UUID.test(first!) ? { workflowId: first! } : undefined;
+    if (!(rest >= 3 && UUID.test(first!))) return undefined;
+    // An update by reference name (`…/{workflowId}/{taskRefName}/{status}` and `…/sync`); the signal routes come first.
+    const third = segments[4];
+    const byRef = third !== "signal" && (rest === 3 || (rest === 4 && segments[5] === "sync"));
+    return byRef ? { workflowId: first!, taskRefName: second! } : { workflowId: first! };
   }
   // Conductor's AdminResource, acting on one execution: `/api/admin/sweep/requeue/{workflowId}`, `…/verifyAndRepair/{workflowId}`.
   if (area === "admin") return rest === 3 && UUID.test(segments.at(-1)!) ? { workflowId: segments.at(-1)! } : undefined;
-  // Conductor's QueueAdminResource updates: `/api/queue/update/{workflowId}/…`.
-  if (area === "queue") return first === "update" && UUID.test(second ?? "") ? { workflowId: second! } : undefined;
+  // Conductor's QueueAdminResource updates: `/api/queue/update/{workflowId}/task/{taskId}/{status}` and
+  // `/api/queue/update/{workflowId}/{taskRefName}/{status}`.
+  if (area === "queue") {
+    if (first !== "update" || !UUID.test(second ?? "")) return undefined;
+    if (rest === 5 && segments[4] === "task") return { inWorkflow: second!, taskId: segments[5]!.toLowerCase() };
+    return rest === 4 ? { workflowId: second!, taskRefName: segments[4]! } : { workflowId: second! };
+  }
   if (area === "metadata" && first === "workflow") {
     if (rest === 1) return method === "POST" ? { body: "name" } : undefined;
     return rest <= 3 ? { workflowName: second! } : undefined;
@@ -107,7 +127,11 @@ async function taskResultTarget(env: Env, body: Record<string, unknown> | undefi
   if (instanceId === undefined || !UUID.test(instanceId)) return {};
   const taskId = stringField(body, "taskId");
   if (taskId === undefined) return { workflowName: await executionName(env, instanceId) };
-  const scope = await executionStub(env, instanceId).getTaskScope(taskId);
+  return taskTarget(await executionStub(env, instanceId).getTaskScope(taskId));
+}
+
+/** A task's scope as its execution reported it (see `getTaskScope`); empty when it holds no execution. */
+function taskTarget(scope: { workflowName: string; taskRefName: string | null; taskName: string | null } | null): RequestTarget {
   return { workflowName: scope?.workflowName, taskRefName: scope?.taskRefName ?? undefined, taskName: scope?.taskName ?? undefined };
 }
 
@@ -125,6 +149,7 @@ function stringField(body: Record<string, unknown> | undefined, field: string): 
 }
 
 const principals = new WeakMap<object, Principal>();
+const checkedTaskNames = new WeakMap<object, string>();
 
 /** The principal the guard authenticated for this request (routes behind the guard only). */
 export function principalOf(request: IRequest): Principal {
@@ -145,8 +170,19 @@ export async function guard(request: IRequest, env: Env): Promise<undefined> {
   const raw = request as unknown as Request;
   const principal = await authenticate(raw, env);
   principals.set(request, principal);
-  await authorize(principal, request.method, path, await accessRules(env), () => targetOf(raw, env, path));
+  let target: RequestTarget | undefined;
+  const admittedBy = await authorize(principal, request.method, path, await accessRules(env), async () => (target = await targetOf(raw, env, path)));
+  if (admittedBy?.scope.includes("${task.name}") && target?.taskName !== undefined) checkedTaskNames.set(request, target.taskName);
   return undefined;
+}
+
+/**
+ * The task name the guard let this request in for, when the permission that did was one on the name of the task it
+ * targets (`task:${task.name}`) and not on the workflow or the path's names: a route acting on "the latest task of a
+ * reference name" passes it on, so that the task it updates is still of that name (see `updateTaskByRef`).
+ */
+export function checkedTaskName(request: IRequest): string | undefined {
+  return checkedTaskNames.get(request);
 }
 
 /** Throws 403 unless the principal may make a request with this method and path (one of {@link requestAuthorizer}'s checks). */
@@ -217,7 +253,7 @@ export async function taskChecks(request: IRequest, env: Env): Promise<{ read: W
 export type TaskReadCheck = (taskId: string, task: FoundTask) => Promise<boolean>;
 
 /** True when `check` passes, false when it refuses with a 403; any other failure is thrown. */
-async function permitted(check: Promise<void>): Promise<boolean> {
+async function permitted(check: Promise<unknown>): Promise<boolean> {
   try {
     await check;
     return true;

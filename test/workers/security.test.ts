@@ -2,7 +2,9 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { SignJWT, decodeJwt, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
 import { matchApiPath } from "../../src/worker/auth/access-rules";
+import type { IRequest } from "itty-router";
 import { DefinitionRepository } from "../../src/worker/definitions";
+import { checkedTaskName, guard } from "../../src/worker/guard";
 import { peekJsonObject } from "../../src/worker/http/body";
 import worker from "../../src/worker/index";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
@@ -377,6 +379,63 @@ describe("RBAC", () => {
     await expectStatus(await call("POST", "/api/tasks", h, other), 403, "PERMISSION_DENIED");
     await expectStatus(await call("POST", "/api/tasks/update-v2", h, other), 403, "PERMISSION_DENIED");
     expect((await getWorkflow(workflowId)).tasks.map((t) => t.status)).toEqual(["COMPLETED", "SCHEDULED"]);
+  });
+
+  it("TASK_EXECUTE on task:<name> also completes that task by reference name (and QueueAdmin's updates), only while the reference's task is of that name", async () => {
+    const simple = (name: string, ref: string) => ({ name, taskReferenceName: ref, type: "SIMPLE" });
+    await register({ name: "rbn_flow", tasks: [simple("rbn_encode", "encode_step"), simple("rbn_publish", "publish_step")] });
+    const [first, second, third] = [await startWorkflow("rbn_flow"), await startWorkflow("rbn_flow"), await startWorkflow("rbn_flow")];
+    const worker = await createUser("rbac-by-name-ref", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:rbn_encode" }] });
+    const h = orkes(worker.token);
+    const statuses = async (workflowId: string) => (await getWorkflow(workflowId)).tasks.map((task) => `${task.referenceTaskName}:${task.status}`);
+
+    // A reference the workflow does not hold yet, or holds for another task name: refused, nothing changed.
+    await waitFor(first, (w) => w.tasks[0]?.status === "SCHEDULED");
+    const refused = await expectStatus(await call("POST", `/api/tasks/${first}/publish_step/COMPLETED`, h, {}), 403, "PERMISSION_DENIED");
+    expect(JSON.parse(refused).message).toContain("TASK_EXECUTE on task:publish_step");
+    await expectStatus(await call("POST", `/api/tasks/${first}/encode_step/COMPLETED`, h, { encoded: 1 }), 200);
+    await waitFor(first, (w) => w.tasks[1]?.status === "SCHEDULED");
+    const publish = (await getWorkflow(first)).tasks[1]!;
+    const denied = await expectStatus(await call("POST", `/api/tasks/${first}/publish_step/COMPLETED`, h, {}), 403, "PERMISSION_DENIED");
+    expect(JSON.parse(denied).message).toContain("TASK_EXECUTE on task:rbn_publish");
+    await expectStatus(await call("POST", `/api/queue/update/${first}/publish_step/COMPLETED`, h, {}), 403, "PERMISSION_DENIED");
+    await expectStatus(await call("POST", `/api/queue/update/${first}/task/${publish.taskId}/COMPLETED`, h, {}), 403, "PERMISSION_DENIED");
+    expect(await statuses(first)).toEqual(["encode_step:COMPLETED", "publish_step:SCHEDULED"]);
+    expect((await getWorkflow(first)).tasks[0]!.outputData).toEqual({ encoded: 1 });
+
+    // QueueAdminResource's updates, by reference name and by task id.
+    await waitFor(second, (w) => w.tasks[0]?.status === "SCHEDULED");
+    await expectStatus(await call("POST", `/api/queue/update/${second}/encode_step/COMPLETED`, h, { via: "queue" }), 200);
+    const encode = (await waitFor(third, (w) => w.tasks[0]?.status === "SCHEDULED")).tasks[0]!;
+    await expectStatus(await call("POST", `/api/queue/update/${third}/task/${encode.taskId}/COMPLETED`, h, { via: "id" }), 200);
+    for (const workflowId of [second, third]) {
+      await waitFor(workflowId, (w) => w.tasks.length === 2);
+      expect(await statuses(workflowId)).toEqual(["encode_step:COMPLETED", "publish_step:SCHEDULED"]);
+    }
+    expect((await getWorkflow(third)).tasks[0]!.outputData).toEqual({ via: "id" });
+  });
+
+  it("an update by reference name checked against a task name is refused by the execution when the reference's task is no longer of that name", async () => {
+    await register({ name: "rbn_recheck", tasks: [{ name: "rbn_encode", taskReferenceName: "encode_step", type: "SIMPLE" }] });
+    const workflowId = await startWorkflow("rbn_recheck");
+    await waitFor(workflowId, (w) => w.tasks[0]?.status === "SCHEDULED");
+    // The guard remembers the task name it let the request in for only when a grant on that name did.
+    const byName = await createUser("rbac-recheck-name", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:rbn_encode" }] });
+    const byWorkflow = await createUser("rbac-recheck-wf", { directPermissions: [{ action: "TASK_EXECUTE", scope: "workflow:rbn_recheck" }] });
+    const checked = async (token: string) => {
+      const request = new Request(`https://conductor.test/api/tasks/${workflowId}/encode_step/COMPLETED`, { method: "POST", headers: orkes(token) }) as unknown as IRequest;
+      await guard(request, env);
+      return checkedTaskName(request);
+    };
+    expect(await checked(byName.token)).toBe("rbn_encode");
+    expect(await checked(byWorkflow.token)).toBeUndefined();
+
+    const stub = env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
+    const refused = await stub.updateTaskByRef("encode_step", "COMPLETED", {}, undefined, "rbn_publish");
+    expect(refused).toMatchObject({ ok: false, error: { kind: "FORBIDDEN" } });
+    expect((await getWorkflow(workflowId)).tasks.map((task) => task.status)).toEqual(["SCHEDULED"]);
+    expect(await stub.updateTaskByRef("encode_step", "COMPLETED", {}, undefined, "rbn_encode")).toMatchObject({ ok: true });
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
   });
 
   it("update-v2 hands the next task only to a caller who may poll that task name: TASK_EXECUTE on its workflow reports, but takes no one else's task", async () => {

@@ -67,6 +67,12 @@ export const BULK_ACCESS_RULES: readonly AccessRule[] = BULK_OPERATIONS.map(({ m
 /** What reporting a TaskResult needs: executing that task (by reference name or task name) or tasks of that workflow. */
 const TASK_RESULT_PERMISSIONS: Grant[] = [at("TASK_EXECUTE", "task:${task.refName}"), at("TASK_EXECUTE", "task:${task.name}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)];
 /**
+ * What updating a task by its reference name needs: executing that reference name (as the path names it), tasks of
+ * that workflow, or tasks of the name the reference's latest instance has (the update is then refused if that
+ * instance is no longer one of that name when it is applied: see the guard's `checkedTaskName`).
+ */
+const TASK_BY_REF_PERMISSIONS: Grant[] = [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE), at("TASK_EXECUTE", "task:${task.name}")];
+/**
  * What reading a task by its id needs: reading tasks (all, or those of its name: the spec's TASK_READ "for a given
  * task", a task definition, not a reference name any workflow may use), its workflow, or executing tasks of its name.
  */
@@ -155,13 +161,13 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // reference name, whose pattern they fit.
   { apiPath: "/api/tasks/{workflowId}/{status}/signal", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
   { apiPath: "/api/tasks/{workflowId}/{status}/signal/sync", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
-  { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
+  { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: TASK_BY_REF_PERMISSIONS },
   // Conductor's QueueAdminResource updates: the same as the update by reference name, or by id as a TaskResult is.
-  { apiPath: "/api/queue/update/{workflowId}/task/{taskId}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
-  { apiPath: "/api/queue/update/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
+  { apiPath: "/api/queue/update/{workflowId}/task/{taskId}/{status}", methods: ["POST"], requiredPermissions: TASK_RESULT_PERMISSIONS },
+  { apiPath: "/api/queue/update/{workflowId}/{taskRefName}/{status}", methods: ["POST"], requiredPermissions: TASK_BY_REF_PERMISSIONS },
   // A workflow's pending task by reference name: read as the workflow, or by whoever reads all tasks.
   { apiPath: "/api/tasks/in_progress/{workflowId}/{taskRefName}", methods: ["GET"], requiredPermissions: [at("TASK_READ"), at("WORKFLOW_READ", WORKFLOW_SCOPE)] },
-  { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}/sync", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", "task:${path.taskRefName}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)] },
+  { apiPath: "/api/tasks/{workflowId}/{taskRefName}/{status}/sync", methods: ["POST"], requiredPermissions: TASK_BY_REF_PERMISSIONS },
   // The guard finds a TaskResult's task and workflow from its execution, so this agrees with the routes above; a
   // worker allowed to poll a task type (below) may report on its tasks too.
   { apiPath: "/api/tasks", methods: ["POST"], requiredPermissions: TASK_RESULT_PERMISSIONS },
@@ -326,6 +332,8 @@ function describeRequired(required: readonly Grant[], variables: Record<string, 
 /**
  * Throws 403 unless the first rule matching the request lets the principal make it. The message
  * names the permissions and scopes that were required (never anything about other users or keys).
+ * Returns the required permission that let it (undefined when the rule requires none), so a route can hold the
+ * request to what was checked.
  */
 export async function authorize(
   principal: Principal,
@@ -333,16 +341,16 @@ export async function authorize(
   path: string,
   rules: readonly AccessRule[],
   resolveTarget: TargetResolver,
-): Promise<void> {
+): Promise<Grant | undefined> {
   for (const rule of rules) {
     if (!rule.methods.includes(method) && !rule.methods.includes("*")) continue;
     const variables = matchApiPath(rule.apiPath, path);
     if (!variables) continue;
-    if (rule.requiredPermissions.length === 0) return;
+    if (rule.requiredPermissions.length === 0) return undefined;
     let resolved: RequestTarget | undefined;
     const target = async () => (resolved ??= await resolveTarget(variables));
     for (const required of rule.requiredPermissions) {
-      if (await allows(principal, required, variables, target)) return;
+      if (await allows(principal, required, variables, target)) return required;
     }
     throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: ${method} ${path} needs ${describeRequired(rule.requiredPermissions, variables, resolved)}`);
   }

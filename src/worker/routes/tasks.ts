@@ -8,10 +8,9 @@ import { jsonTextResponse, readBodyBytes, readJsonBody, readStringBody, textResp
 import { ApiError, errorResponse, notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { ExternalStatus, JsonObjectBody, TaskLogLine, TaskResultRequest, parseOrThrow } from "../schemas";
-import { authorizeRead } from "../guard";
+import { authorizeRead, checkedTaskName, principalOf } from "../guard";
 import { findTask, type FoundTask } from "../task-lookup";
 import { readableTasks, searchTasks } from "../task-search";
-import { principalOf } from "../guard";
 import { searchV2 } from "../search-v2";
 
 type Args = [Env, ExecutionContext];
@@ -40,7 +39,7 @@ function queueUpdate(request: IRequest, env: Env) {
 async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: string; stub: ReturnType<typeof executionStub> }> {
   const { status, output } = await pathStatusAndOutput(request, env, ExternalStatus);
   const stub = executionStub(env, decodedPathParam(request, "workflowId"));
-  const { taskId } = unwrap(await stub.updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output));
+  const { taskId } = unwrap(await stub.updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output, undefined, checkedTaskName(request)));
   return { taskId, stub };
 }
 
@@ -136,7 +135,8 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   });
   router.post("/api/queue/update/:workflowId/:taskRefName/:status", async (request, env) => {
     const { status, output } = await queueUpdate(request, env);
-    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output));
+    const stub = executionStub(env, decodedPathParam(request, "workflowId"));
+    unwrap(await stub.updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output, undefined, checkedTaskName(request)));
     return new Response(null, { status: 200 });
   });
 
