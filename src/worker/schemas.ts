@@ -385,9 +385,22 @@ export const BulkScheduleNames = v.pipe(
   v.array(v.pipe(v.string("must be a string (a schedule name)"), v.minLength(1, "must not be empty"), v.maxLength(MAX_SCHEDULE_NAME_LENGTH, `must be at most ${MAX_SCHEDULE_NAME_LENGTH} characters (a schedule name)`))),
 );
 
+/**
+ * The latest time a schedule's window or a look-ahead may name: the end of year 9999 (the cron library computes
+ * fires in calendar dates, which end a little before JavaScript's last instant; later would fail every listing).
+ */
+const LATEST_SCHEDULE_MILLIS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 /** An optional epoch-millisecond bound of a schedule's window: Orkes clients send 0 (or null) for "none". */
 const ScheduleBound = v.pipe(
-  v.nullish(v.pipe(v.number("must be epoch milliseconds"), v.integer("must be an integer (epoch milliseconds)"), v.minValue(0, "must not be negative"))),
+  v.nullish(
+    v.pipe(
+      v.number("must be epoch milliseconds"),
+      v.integer("must be an integer (epoch milliseconds)"),
+      v.minValue(0, "must not be negative"),
+      v.maxValue(LATEST_SCHEDULE_MILLIS, `must be at most ${LATEST_SCHEDULE_MILLIS} (9999-12-31T23:59:59.999Z)`),
+    ),
+  ),
   v.transform((bound) => (bound === null || bound === undefined || bound === 0 ? undefined : bound)),
 );
 
@@ -434,8 +447,8 @@ export type SaveScheduleRequest = v.InferOutput<typeof SaveScheduleRequest>;
 /** The query of `GET /api/scheduler/nextFewSchedules` (Orkes: `limit` 3 unless given, at most 5). */
 export const NextFewSchedulesQuery = v.object({
   cronExpression: v.pipe(v.string("is required"), v.minLength(1, "is required"), v.maxLength(256, "must be at most 256 characters")),
-  scheduleStartTime: v.optional(EpochMillis),
-  scheduleEndTime: v.optional(EpochMillis),
+  scheduleStartTime: v.optional(integerParam(0, LATEST_SCHEDULE_MILLIS)),
+  scheduleEndTime: v.optional(integerParam(0, LATEST_SCHEDULE_MILLIS)),
   limit: v.optional(integerParam(1, 5), "3"),
   zoneId: v.optional(v.pipe(v.string(), v.maxLength(64, "must be at most 64 characters")), "UTC"),
 });

@@ -304,6 +304,10 @@ describe("refused saves change nothing", () => {
       [schedule("sched-refused", "sched_refused", { startWorkflowRequest: { name: "sched_refused", idempotencyKey: "fixed" } }), "startWorkflowRequest.idempotencyKey"],
       [schedule("sched-refused", "sched_refused", { startWorkflowRequest: { name: "sched_refused", idempotencyStrategy: "SOMETIMES" } }), "startWorkflowRequest.idempotencyStrategy"],
       [{ name: "sched-refused", cronExpression: YEARLY }, "startWorkflowRequest"],
+      // Past the calendar the cron library counts in: once stored, every listing of schedules failed.
+      [schedule("sched-refused-late", "sched_refused", { scheduleStartTime: 9_000_000_000_000_000 }), "scheduleStartTime"],
+      [schedule("sched-refused-late", "sched_refused", { scheduleStartTime: Date.UTC(10000, 0, 1) }), "scheduleStartTime"],
+      [schedule("sched-refused-late", "sched_refused", { scheduleEndTime: 9_000_000_000_000_000 }), "scheduleEndTime"],
     ];
     for (const [body, path] of cases) {
       const refused = await expectRefused(await api("POST", "/api/scheduler/schedules", body), 400, path);
@@ -420,6 +424,10 @@ describe("the rest of the scheduler API", () => {
     await expectRefused(await api("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&limit=6`), 400, "limit");
     await expectRefused(await api("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 12 * * MON-FRI")}`), 400, "cronExpression");
     await expectRefused(await api("GET", "/api/scheduler/nextFewSchedules"), 400, "cronExpression");
+    await expectRefused(await api("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&scheduleStartTime=9000000000000000`), 400, "scheduleStartTime");
+    // The last year it counts in still answers (no fire there for this expression is fine; a 500 is not).
+    const last = await apiOk<number[]>("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&scheduleStartTime=${Date.UTC(9999, 11, 31, 23, 59, 59, 999)}`);
+    expect(Array.isArray(last)).toBe(true);
   });
 
   it("answers 501 for the scheduler endpoints it does not serve, and serves the ones next to them", async () => {
