@@ -928,6 +928,16 @@ describe("RBAC", () => {
     const users = await rowCount("user_assignments");
     await expectStatus(await api("PUT", "/api/security/users/ghost/roles", { roles: ["no-such-role"] }), 400, "VALIDATION_ERROR");
     expect(await rowCount("user_assignments")).toBe(users);
+    // A body that is not an object (or none) replaces nothing: it was read as "no roles, no permissions".
+    await apiOk("PUT", "/api/security/users/rbac-kept/roles", { roles: ["USER_READ_ONLY"], directPermissions: [{ action: "TASK_READ", scope: "task:kept" }] });
+    const kept = await apiOk("GET", "/api/security/users/rbac-kept");
+    for (const body of ["null", "[]", "[1,2]", '"roles"', undefined]) {
+      await expectStatus(await api("PUT", "/api/security/users/rbac-kept/roles", body), 400, "VALIDATION_ERROR");
+    }
+    for (const [method, path, body] of [["POST", "/api/security/roles", "[]"], ["PUT", "/api/security/roles/USER_READ_ONLY", "null"], ["POST", "/api/security/rules", "[]"]] as const) {
+      await expectStatus(await api(method, path, body), 400, "VALIDATION_ERROR");
+    }
+    expect(await apiOk("GET", "/api/security/users/rbac-kept")).toEqual(kept);
     expect(await apiOk("GET", "/api/security/users/never-seen")).toEqual({ userId: "never-seen", roles: [], directPermissions: [], groups: [] });
     expect(await apiOk<Array<{ name: string }>>("GET", "/api/security/roles")).toEqual(expect.arrayContaining([expect.objectContaining({ name: "dup-role" })]));
     await apiOk("DELETE", "/api/security/roles/dup-role");

@@ -150,7 +150,8 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
 
   router.put("/api/security/users/:userId/roles", async (request, env) => {
     const userId = assignableUser(request);
-    const body = parseOrThrow(AssignmentSchema, (await jsonBody(request, env)) ?? {}, "user assignment");
+    // No body (or `null`, an array) is refused, not read as "no roles": this request replaces everything the user holds.
+    const body = parseOrThrow(AssignmentSchema, await jsonBody(request, env), "user assignment");
     const store = new SecurityStore(env.DB);
     const unknown = await store.unknownRoles(body.roles);
     if (unknown.length > 0) throw validationError("Unknown roles", unknown.map((role) => ({ path: `roles[${body.roles.indexOf(role)}]`, message: `no role named ${role}` })));

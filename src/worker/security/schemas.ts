@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { PERMISSIONS } from "../auth/permissions";
+import { requestObject } from "../schemas";
 
 const scope = v.pipe(
   v.string("must be a string"),
@@ -21,21 +22,21 @@ export const NAME_PATTERN = /^[A-Za-z0-9_.@+:-]{1,128}$/;
 const name = (what: string) => v.pipe(v.string("must be a string"), v.regex(NAME_PATTERN, `must be a ${what} of 1 to 128 letters, digits or _ . @ + : -`));
 
 /** Body of `POST /api/security/roles` (a Role, spec 2.5). */
-export const RoleSchema = v.object({
+export const RoleSchema = requestObject({
   name: name("role name"),
   description: v.optional(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters")), ""),
   permissions: v.pipe(v.array(GrantSchema, "must be an array of {action, scope}"), v.maxLength(200, "may hold at most 200 grants")),
 });
 
 /** Body of `PUT /api/security/roles/{name}`: the role without its name (the path names it). */
-export const RoleUpdateSchema = v.object({
+export const RoleUpdateSchema = requestObject({
   name: v.optional(name("role name")),
   description: v.optional(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters")), ""),
   permissions: v.pipe(v.array(GrantSchema, "must be an array of {action, scope}"), v.maxLength(200, "may hold at most 200 grants")),
 });
 
 /** Body of `PUT /api/security/users/{userId}/roles`. */
-export const AssignmentSchema = v.object({
+export const AssignmentSchema = requestObject({
   roles: v.optional(v.pipe(v.array(name("role name"), "must be an array of role names"), v.maxLength(100, "may hold at most 100 roles")), []),
   directPermissions: v.optional(v.pipe(v.array(GrantSchema, "must be an array of {action, scope}"), v.maxLength(200, "may hold at most 200 grants")), []),
 });
@@ -43,7 +44,7 @@ export const AssignmentSchema = v.object({
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "*"] as const;
 
 /** Body of `POST /api/security/rules`. */
-export const AccessRuleSchema = v.object({
+export const AccessRuleSchema = requestObject({
   apiPath: v.pipe(v.string("must be a string"), v.regex(/^\/api(\/[^\s]*)?$/, "must be a path under /api, optionally ending in *"), v.maxLength(512, "must be at most 512 characters")),
   methods: v.pipe(v.array(v.picklist(METHODS, `must be one of ${METHODS.join(", ")}`), "must be an array of HTTP methods"), v.minLength(1, "must name at least one method")),
   requiredPermissions: v.pipe(v.array(GrantSchema, "must be an array of {action, scope}"), v.maxLength(50, "may hold at most 50 grants")),
