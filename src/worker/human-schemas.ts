@@ -116,7 +116,11 @@ export type HumanTemplateBody = v.InferOutput<typeof HumanTemplateRequest>;
 /** Most forms one bulk save holds. */
 export const MAX_BULK_TEMPLATES = 100;
 /** The body of a bulk save. */
-export const HumanTemplateList = v.pipe(v.array(HumanTemplateRequest, "must be an array of user forms"), v.maxLength(MAX_BULK_TEMPLATES, `must hold at most ${MAX_BULK_TEMPLATES} forms`));
+export const HumanTemplateList = v.pipe(
+  v.array(HumanTemplateRequest, "must be an array of user forms"),
+  v.minLength(1, "must hold at least one form"),
+  v.maxLength(MAX_BULK_TEMPLATES, `must hold at most ${MAX_BULK_TEMPLATES} forms`),
+);
 /** The query of a save: whether a form of that name gets a new version rather than its latest being replaced. */
 export const SaveTemplateQuery = v.object({ newVersion: booleanParam(false) });
 /** The query of a listing: one form's versions, or one version. */

@@ -266,6 +266,10 @@ describe("user forms (/api/human/template)", () => {
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ validationErrors: [{ path: "jsonSchema" }] });
     expect((await api("POST", "/api/human/template/bulk", [form(unique("good")), form("123")])).status).toBe(400);
+    // An empty list is the caller's mistake too (it was a 500: a batch of no statements).
+    const empty = await api("POST", "/api/human/template/bulk", []);
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ message: "must hold at least one form" }] });
     expect(await rowCount("human_templates")).toBe(before);
     const reader = await createUser(unique("reader"));
     expect((await call("GET", "/api/human/template", orkes(reader.token))).status).toBe(200);
