@@ -39,6 +39,13 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/granted-flow")).toEqual({ READ: [{ type: "USER", id: userId }] });
   });
 
+  it("taking access from a user never seen writes nothing: they do not appear as a user", async () => {
+    const users = await apiOk<unknown[]>("GET", "/api/users");
+    await apiOk("DELETE", "/api/auth/authorization", grant({ type: "USER", id: "grant-ghost" }, { type: "WORKFLOW_DEF", id: "granted-flow" }, ["READ"]));
+    expect((await api("GET", "/api/users/grant-ghost")).status).toBe(404);
+    expect(await apiOk<unknown[]>("GET", "/api/users")).toEqual(users);
+  });
+
   it("gives a group and a role access, which their members and holders get; CREATE, UPDATE and DELETE go together", async () => {
     const member = `member-${crypto.randomUUID().slice(0, 8)}`;
     await apiOk("PUT", "/api/groups/grant-group", { description: "g", roles: [] });

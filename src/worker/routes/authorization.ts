@@ -37,7 +37,7 @@ function bounded(grants: Grant[], subject: SubjectRef): Grant[] {
  * Changes the permissions `subject` holds directly: a user's direct permissions, a role's permissions, a group's own
  * permissions. What is added is handed out, so the caller must hold it (403); each write goes through only while what
  * it was checked against is still stored (409 otherwise). A subject that does not exist is a 404, but a user: giving a
- * user access creates their assignment, as `PUT /api/security/users/{userId}/roles` does.
+ * user access creates their assignment, as `PUT /api/security/users/{userId}/roles` does (taking it creates nothing).
  */
 async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, change: GrantChange): Promise<void> {
   if (!NAME_PATTERN.test(subject.id)) throw validationError("Invalid subject", [{ path: "subject.id", message: "must be 1 to 128 letters, digits or _ . @ + : -" }]);
@@ -47,7 +47,10 @@ async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, c
   if (subject.type === "USER") {
     if (subject.id === BOOTSTRAP_ADMIN_USER) throw validationError("Reserved user id", [{ path: "subject.id", message: `${BOOTSTRAP_ADMIN_USER} is the bootstrap admin of BOOTSTRAP_ADMIN_KEY, which holds everything` }]);
     const previous = await store.getAssignment(subject.id);
-    const assignment = { userId: subject.id, roles: previous?.roles ?? [], directPermissions: bounded(change(previous?.directPermissions ?? []), subject) };
+    const directPermissions = bounded(change(previous?.directPermissions ?? []), subject);
+    // Taking access from a user holding none directly takes nothing: writing their (empty) assignment would create them.
+    if (!previous && directPermissions.length === 0) return;
+    const assignment = { userId: subject.id, roles: previous?.roles ?? [], directPermissions };
     const unchanged = await authorizeAssignment(holder, store, assignment, previous);
     if (!(await store.putAssignment(assignment, previous, [], unchanged))) throw changedMeanwhile(`the assignment of ${subject.id}`);
     return;
