@@ -1757,7 +1757,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#watchers.some((watcher) => watcher.workflowId === workflowId && watcher.taskId === taskId)) return;
     this.#watchers.push({ workflowId, taskId });
     this.#store.setMeta("watchers", JSON.stringify(this.#watchers));
-    if (this.#execution) this.#syncWatchers(this.#execution);
+    if (!this.#execution) return;
+    this.#syncWatchers(this.#execution);
+    // A finished execution may have no alarm left: the notice now owed needs one, should the object go before it is sent.
+    this.#syncAlarm(this.#execution);
   }
 
   /** Terminates children whose task was canceled, until each is gone or finished. */

@@ -369,6 +369,26 @@ describe("idempotent starts", () => {
   });
 });
 
+describe("a finished child joined by its key", () => {
+  it("keeps an alarm while it owes the joining parent its notice: the notice survives an eviction before it is sent", async () => {
+    await register({ name: "late_joined_child", tasks: [{ name: "mark", taskReferenceName: "mark", type: "SET_VARIABLE", inputParameters: { done: true } }] });
+    const childId = await apiOk<string>("POST", "/api/workflow", { name: "late_joined_child", idempotencyKey: "late-1", idempotencyStrategy: "RETURN_EXISTING" });
+    await waitFor(childId, ["COMPLETED"]);
+    await waitForIndexRow(childId, "COMPLETED");
+    const alarm = () => runInDurableObject(executionStub(env, childId), (_instance, state) => state.storage.getAlarm());
+    await eventually(alarm, (at) => at === null, "the finished child's alarm gone");
+    const definition = await new DefinitionRepository(env.DB).get("late_joined_child");
+    // A parent's dispatch joining the finished child (its RETURN_EXISTING key): the child owes it a notice from now on.
+    const joined = await runInDurableObject(executionStub(env, childId), async (instance: WorkflowExecution, state) => {
+      const result = await instance.start({ workflowId: childId, definition, input: {}, idempotencyKey: "late-1", parentWorkflowId: crypto.randomUUID(), parentWorkflowTaskId: crypto.randomUUID() });
+      return { result, alarmAt: await state.storage.getAlarm() };
+    });
+    expect(joined.result).toEqual({ ok: true, value: childId });
+    // Set in the start's own turn: an object evicted before its notice job ran is woken to send it again.
+    expect(joined.alarmAt).not.toBeNull();
+  });
+});
+
 describe("rerun and retry across levels", () => {
   /** root → mid → leaf, each a SUB_WORKFLOW followed by an HTTP step counted on the target. */
   async function registerThreeLevels(prefix: string) {
