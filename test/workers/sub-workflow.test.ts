@@ -379,8 +379,8 @@ describe("a finished child joined by its key", () => {
     await eventually(alarm, (at) => at === null, "the finished child's alarm gone");
     const definition = await new DefinitionRepository(env.DB).get("late_joined_child");
     // A parent's dispatch joining the finished child (its RETURN_EXISTING key): the child owes it a notice from now on.
-    const joined = await runInDurableObject(executionStub(env, childId), async (instance: WorkflowExecution, state) => {
-      const result = await instance.start({ workflowId: childId, definition, input: {}, idempotencyKey: "late-1", parentWorkflowId: crypto.randomUUID(), parentWorkflowTaskId: crypto.randomUUID() });
+    const joined = await runInDurableObject(executionStub(env, childId), async (instance, state) => {
+      const result = await (instance as unknown as WorkflowExecution).start({ workflowId: childId, definition, input: {}, idempotencyKey: "late-1", parentWorkflowId: crypto.randomUUID(), parentWorkflowTaskId: crypto.randomUUID() });
       return { result, alarmAt: await state.storage.getAlarm() };
     });
     expect(joined.result).toEqual({ ok: true, value: childId });
