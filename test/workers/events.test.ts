@@ -167,6 +167,22 @@ describe("EVENT tasks (sink conductor)", () => {
     expect(await hits("ev-started-7")).toBe(0);
   });
 
+  it("publish again when their EVENT task runs again (a rerun from it): a start action starts another workflow", async () => {
+    await register({ name: "evrr_started", tasks: [httpTask("count", { uri: target("/count/evrr-started"), method: "GET" })] });
+    await register({ name: "evrr_publisher", tasks: [eventTask("announce", "conductor:evrr")] });
+    await apiOk("POST", "/api/event", handler("evrr_on_announce", "conductor:evrr_publisher:evrr", [{ action: "start_workflow", start_workflow: { name: "evrr_started" } }]));
+    const started = async (count: number) => {
+      for (let attempt = 0; attempt < 200 && (await hits("evrr-started")) < count; attempt++) await new Promise((resolve) => setTimeout(resolve, 25));
+      return hits("evrr-started");
+    };
+    const publisherId = await startWorkflow("evrr_publisher");
+    const first = await waitFor(publisherId, ["COMPLETED"]);
+    expect(await started(1)).toBe(1);
+    await apiOk("POST", `/api/workflow/${publisherId}/rerun`, { reRunFromTaskId: first.tasks[0]!.taskId });
+    await waitFor(publisherId, (w) => w.status === "COMPLETED" && w.updateTime !== first.updateTime);
+    expect(await started(2)).toBe(2);
+  });
+
   it("terminate a workflow and update its variables, by ids from the payload; an action that cannot be taken leaves the others to run", async () => {
     await register({ name: "ev_target", tasks: [wait("hold")] });
     await register({ name: "ev_commander", tasks: [eventTask("order", "conductor", { stopId: "${workflow.input.stopId}", tagId: "${workflow.input.tagId}" })] });

@@ -60,6 +60,24 @@ describe("UPDATE_TASK", () => {
     expect(self.output).toEqual({ gate: "open" });
   });
 
+  it("run again (a rerun of its workflow from it) updates the task the reference names now, not the one its first run updated", async () => {
+    const loop: JsonObject = { name: "rounds", taskReferenceName: "rounds", type: "DO_WHILE", inputParameters: {}, loopOver: [wait("gate")], loopCondition: "$.gate.again === true" };
+    await register({ name: "ut_rounds", tasks: [loop] });
+    await register({ name: "ut_poker", tasks: [updateTask("poke", { taskStatus: "COMPLETED", workflowId: "${workflow.input.rounds}", taskRefName: "gate", taskOutput: { again: true } })] });
+    const rounds = await startWorkflow("ut_rounds");
+    const gateRun = async (ref: string) => (await waitFor(rounds, (w) => w.tasks.some((task) => task.referenceTaskName === ref && task.status === "IN_PROGRESS"))).tasks.find((task) => task.referenceTaskName === ref)!;
+    await gateRun("gate__1");
+    const poker = await execute("ut_poker", { rounds });
+    expect(poker.status).toBe("COMPLETED");
+    const second = await gateRun("gate__2");
+
+    await apiOk("POST", `/api/workflow/${poker.workflowId}/rerun`, { reRunFromTaskId: poker.tasks[0]!.taskId });
+    const rerun = await waitFor(poker.workflowId, (w) => w.status === "COMPLETED" && w.tasks[0]!.outputData["taskId"] === second.taskId);
+    expect(rerun.tasks[0]!.outputData).toMatchObject({ workflowId: rounds, taskId: second.taskId, taskStatus: "COMPLETED" });
+    await gateRun("gate__3");
+    expect(statuses(await getWorkflow(rounds))).toEqual(["rounds:IN_PROGRESS", "gate__1:COMPLETED", "gate__2:COMPLETED", "gate__3:IN_PROGRESS"]);
+  });
+
   it("fails, saying why, when the task is not found, not waiting, or in no workflow; and its update sent again is taken as done", async () => {
     await register({ name: "ut_target", tasks: [wait("only")] });
     await register({ name: "ut_missing", tasks: [updateTask("poke", { taskStatus: "COMPLETED", workflowId: "${workflow.input.target}", taskRefName: "${workflow.input.ref}" })] });

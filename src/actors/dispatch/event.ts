@@ -1,7 +1,7 @@
 import type { ExecutionEvent } from "../../engine/decider";
 import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
 import { isTruthy } from "../../engine/expressions/values";
-import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution, WorkflowTaskDef } from "../../engine/model";
+import { deliveryKey, type JsonObject, type JsonValue, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
 import { eventName, eventPayload } from "../../engine/tasks/event";
 import { EventHandlerRepository, type EventAction, type EventHandler } from "../../worker/event-handlers";
@@ -35,8 +35,9 @@ export async function dispatchEvent(context: PublishContext, execution: Workflow
   const target = eventName(task.inputData["sink"], execution.workflowName, task.referenceTaskName);
   if ("invalid" in target) return result("FAILED_WITH_TERMINAL_ERROR", {}, { reason: target.invalid });
   const payload = eventPayload(task, execution);
-  // Conductor's message id is the task's id.
-  await publishEvent(context, { event: target.event, messageId: task.taskId, payload }, execution.baseUrl ?? "");
+  // Conductor's message id is the task's id; a rerun of the task (which keeps its id) publishes a message of its own,
+  // or its start actions would find the first run's workflows and start none.
+  await publishEvent(context, { event: target.event, messageId: deliveryKey(task), payload }, execution.baseUrl ?? "");
   const output = { ...payload, event_produced: target.event };
   const asyncComplete = definition?.asyncComplete === true || task.inputData["asyncComplete"] === true;
   return asyncComplete ? result("IN_PROGRESS", output, { awaitingExternal: true }) : result("COMPLETED", output);

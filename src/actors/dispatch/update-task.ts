@@ -1,5 +1,5 @@
 import type { TaskUpdateFrom } from "../workflow-execution";
-import type { TaskExecution, WorkflowExecution as Execution } from "../../engine/model";
+import { deliveryKey, type TaskExecution, type WorkflowExecution as Execution } from "../../engine/model";
 import { updateTaskRequest } from "../../engine/tasks/update-task";
 import { onBehalfDenial } from "../../worker/auth/access-rules";
 import { canonicalWorkflowId } from "../../worker/executions";
@@ -37,7 +37,8 @@ export async function dispatchUpdateTask(reach: ExecutionReach, updater: Executi
     const denied = onBehalfDenial(updater.startScopes, updater.workflowName, summary.workflowName, "update the tasks of");
     if (denied !== undefined) return result("FAILED_WITH_TERMINAL_ERROR", {}, `Task not updated: ${denied}`);
   }
-  const from: TaskUpdateFrom = { byTask: `${updater.workflowId}/${task.taskId}`, replaceOutput: !request.merge };
+  // By run, not by id: a rerun of this task (which keeps its id) updates anew, not finding its first run's update applied.
+  const from: TaskUpdateFrom = { byTask: `${updater.workflowId}/${deliveryKey(task)}`, replaceOutput: !request.merge };
   const updated = "taskId" in target ? await holder.updateTask(target.taskId, request.status, request.output, { from }) : await holder.updateTaskByRef(target.taskRefName, request.status, request.output, from);
   if (!updated.ok) {
     const reason = `Task not updated: ${updated.error.message}`;
