@@ -955,6 +955,9 @@ export class WorkflowExecution extends DurableObject<Env> {
   async #deleteEverything(): Promise<void> {
     const { workflowId, workflowName, idempotencyKey } = this.#execution!;
     const held = idempotencyKey === undefined ? undefined : { workflowName, key: idempotencyKey };
+    // A row write still on its way goes first: calls through two stubs are not ordered, and a write arriving after the
+    // deletion would put the row back (and count the execution in the metrics again).
+    await this.#jobs.get("index")?.catch(() => undefined);
     expectIndexWritten(await indexWriterAt(this.env, this.#indexWriterShard(workflowId)).delete(workflowId, held), "deleting the search row");
     await this.ctx.storage.deleteAlarm();
     this.#alarmAt = null;
