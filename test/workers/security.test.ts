@@ -5,6 +5,8 @@ import { matchApiPath } from "../../src/worker/auth/access-rules";
 import type { IRequest } from "itty-router";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { checkedTaskName, guard } from "../../src/worker/guard";
+import { GroupRepository } from "../../src/worker/security/groups";
+import { SecurityStore, rolesUnchanged } from "../../src/worker/security/store";
 import { peekJsonObject } from "../../src/worker/http/body";
 import worker from "../../src/worker/index";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
@@ -912,6 +914,35 @@ describe("RBAC", () => {
     // The admin (SYSTEM_ADMIN on *) hands out anything.
     await apiOk("PUT", "/api/security/roles/rbac-readers", { permissions: [{ action: "WORKFLOW_READ", scope: "*" }, ...sysAdmin] });
     await apiOk("DELETE", `/api/security/rules/${rule.id}`);
+  });
+
+  it("an assignment checked against many roles binds them as one parameter (D1 takes 100 a statement), and is refused when one changed meanwhile", async () => {
+    const store = new SecurityStore(env.DB);
+    const names = Array.from({ length: 60 }, (_, index) => `bulk-role-${index}`);
+    for (const name of names) expect(await store.createRole({ name, description: "", permissions: [{ action: "WORKFLOW_READ", scope: `workflow:${name}` }] })).toBe(true);
+    const asRead = await store.rolesAsRead(names);
+    const condition = rolesUnchanged(asRead);
+    expect(condition.binds).toHaveLength(1);
+    const groups = Array.from({ length: 40 }, (_, index) => ({ id: `rbac-bulk-group-${index}`, description: "", roles: [], permissions: [] }));
+    for (const group of groups) {
+      await env.DB.prepare("INSERT INTO groups (id, description, roles, permissions, create_time, update_time) VALUES (?, '', '[]', '[]', 0, 0)").bind(group.id).run();
+    }
+    const groupsAsRead = GroupRepository.unchangedCondition(groups);
+    expect(groupsAsRead.binds).toHaveLength(1);
+    const holds = async (check: { sql: string; binds: readonly string[] }) => (await env.DB.prepare(`SELECT 1 AS ok WHERE ${check.sql}`).bind(...check.binds).all()).results.length === 1;
+    expect(await holds(groupsAsRead)).toBe(true);
+    await env.DB.prepare("UPDATE groups SET roles = ? WHERE id = ?").bind(JSON.stringify(["ADMIN"]), groups[39]!.id).run();
+    expect(await holds(groupsAsRead)).toBe(false);
+
+    const assignment = { userId: "rbac-many-roles", roles: names, directPermissions: [] };
+    expect(await store.putAssignment(assignment, null, [], condition)).toBe(true);
+    expect((await store.getAssignment("rbac-many-roles"))?.roles).toEqual(names);
+    // One role changed since it was read: a write checked against the old one is refused, and nothing is written.
+    await env.DB.prepare("UPDATE roles SET permissions = ? WHERE name = ?").bind(JSON.stringify([{ action: "WORKFLOW_ADMIN", scope: "*" }]), names[30]).run();
+    const fewer = { ...assignment, roles: names.slice(0, 59) };
+    expect(await store.putAssignment(fewer, assignment, [], condition)).toBe(false);
+    expect((await store.getAssignment("rbac-many-roles"))?.roles).toEqual(names);
+    expect(await store.putAssignment(fewer, assignment, [], rolesUnchanged(await store.rolesAsRead(names)))).toBe(true);
   });
 
   it("roles and users refuse bad input with the contract's errors and write nothing", async () => {

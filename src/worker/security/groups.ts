@@ -1,5 +1,5 @@
 import type { Grant } from "../auth/permissions";
-import { ALWAYS, ASSIGNMENT_WRITTEN, forgetAllGrants, type SecurityStore, type UserAssignment, type WriteCondition } from "./store";
+import { ALWAYS, ASSIGNMENT_WRITTEN, forgetAllGrants, rowsUnchanged, type SecurityStore, type UserAssignment, type WriteCondition } from "./store";
 
 /**
  * Orkes' group: users sharing roles; a member holds the group's roles as if assigned them, and the permissions given
@@ -123,11 +123,8 @@ export class GroupRepository {
    * (see `SecurityStore.putAssignment`): a group changed meanwhile refuses the write rather than hand out what was not checked.
    */
   static unchangedCondition(groups: readonly Group[]): { sql: string; binds: string[] } {
-    if (groups.length === 0) return { sql: "1", binds: [] };
-    return {
-      sql: groups.map(() => `EXISTS (SELECT 1 FROM groups WHERE id = ? AND roles = ? AND permissions = ?)`).join(" AND "),
-      binds: groups.flatMap((group) => [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions)]),
-    };
+    const condition = rowsUnchanged("groups", ["id", "roles", "permissions"], groups.map((group) => [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions)]));
+    return { sql: condition.sql, binds: [...condition.binds] };
   }
 
   /**

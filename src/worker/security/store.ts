@@ -69,13 +69,23 @@ export function allHold(...conditions: readonly WriteCondition[]): WriteConditio
   return { sql: real.map((condition) => `(${condition.sql})`).join(" AND "), binds: real.flatMap((condition) => condition.binds) };
 }
 
+/**
+ * The condition that every row `expected` lists (a JSON array of rows, each an array of `columns`' values) is still
+ * in `table` as listed. One parameter however many rows: D1 takes at most 100 per statement, and a write may check
+ * a hundred roles or groups besides its own parameters.
+ */
+export function rowsUnchanged(table: "roles" | "groups", columns: readonly string[], expected: ReadonlyArray<readonly string[]>): WriteCondition {
+  if (expected.length === 0) return ALWAYS;
+  const matches = columns.map((column, index) => `${column} = json_extract(expected.value, '$[${index}]')`).join(" AND ");
+  return {
+    sql: `NOT EXISTS (SELECT 1 FROM json_each(?) AS expected WHERE NOT EXISTS (SELECT 1 FROM ${table} WHERE ${matches}))`,
+    binds: [JSON.stringify(expected)],
+  };
+}
+
 /** The condition that `roles` still grant what they did when read (see {@link SecurityStore.rolesAsRead}). */
 export function rolesUnchanged(roles: readonly Role[]): WriteCondition {
-  if (roles.length === 0) return ALWAYS;
-  return {
-    sql: roles.map(() => `EXISTS (SELECT 1 FROM roles WHERE name = ? AND permissions = ?)`).join(" AND "),
-    binds: roles.flatMap((role) => [role.name, JSON.stringify(role.permissions)]),
-  };
+  return rowsUnchanged("roles", ["name", "permissions"], roles.map((role) => [role.name, JSON.stringify(role.permissions)]));
 }
 
 /** True once the assignment bound by {@link SecurityStore.withAssignment} is the one stored. */
