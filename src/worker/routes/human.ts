@@ -27,6 +27,7 @@ import {
 import { groupIdsOf, humanCallerContext, humanTaskAtHand, humanTaskDisplayNames, searchHumanTasks, type HumanTaskAtHand } from "../human-tasks";
 import { HumanTemplateRepository, type HumanTemplate } from "../human-templates";
 import { integerParam, parseOrThrow } from "../schemas";
+import { bulkOutcome } from "./bulk";
 
 type Args = [Env, ExecutionContext];
 
@@ -124,13 +125,13 @@ export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): voi
     const deleted: string[] = [];
     const failed: Record<string, string> = {};
     for (const taskId of ids) {
-      try {
+      // Any failure is this id's (an unexpected one too, logged with a request id): the others may be deleted already.
+      const deletion = async () => {
         await act(env, await humanTaskAtHand(request, env, taskId, context), { kind: "delete" });
-        deleted.push(taskId);
-      } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
-        failed[taskId] = error.message;
-      }
+      };
+      const refusal = await bulkOutcome(deletion, { operation: "human task delete", taskId });
+      if (refusal === undefined) deleted.push(taskId);
+      else failed[taskId] = refusal;
     }
     return Response.json({ deleted, failed });
   });
