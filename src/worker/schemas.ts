@@ -34,6 +34,9 @@ export const jsonData = v.pipe(
 );
 
 /** A correlation id, wherever it is given (a body field or the `correlationId` query parameter). */
+/** Longest idempotency key a start takes, however it came (the API, a webhook's event, a SUB_WORKFLOW's expression). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
+
 export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"));
 
 /** The fields of Conductor's `StartWorkflowRequest` (see {@link StartWorkflowRequest}). */
@@ -47,7 +50,7 @@ const START_WORKFLOW_FIELDS = {
   correlationId: v.optional(CorrelationId),
   priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
-  idempotencyKey: v.optional(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(512, "must be at most 512 characters"))),
+  idempotencyKey: v.optional(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(MAX_IDEMPOTENCY_KEY_LENGTH, `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`))),
   idempotencyStrategy: v.optional(v.picklist(IDEMPOTENCY_STRATEGIES, "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")),
   // An inline definition, run instead of a registered one: validated as a registration is (see `inlineDefinition`).
   workflowDef: v.optional(v.unknown()),

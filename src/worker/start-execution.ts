@@ -9,6 +9,7 @@ import { EnvironmentRepository } from "./environment";
 import { environmentVariablesOf } from "../engine/environment";
 import { executionStub } from "./executions";
 import { SchemaRepository, describeSchema, schemaIssues } from "./json-schemas";
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from "./schemas";
 
 /** What a start asks for, from the API or from a parent's SUB_WORKFLOW task. */
 export interface StartOptions {
@@ -47,7 +48,8 @@ export interface StartOptions {
 /**
  * Why a start did not happen (or, for execute, why there is nothing to answer: `EXECUTION_REMOVED`, removed while
  * it was waited for). `INPUT_TOO_LARGE`: the input with the definition's inputTemplate defaults is over MAX_PAYLOAD_BYTES.
- * `INPUT_INVALID`: that input does not match the definition's enforced `inputSchema` (or the schema is gone).
+ * `INPUT_INVALID`: that input does not match the definition's enforced `inputSchema` (or the schema is gone), or the
+ * idempotency key is longer than {@link MAX_IDEMPOTENCY_KEY_LENGTH} (one taken from an event or an expression).
  */
 export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALREADY_STARTED" | "EXECUTION_REMOVED" | "INPUT_TOO_LARGE" | "INPUT_INVALID";
 
@@ -118,6 +120,11 @@ async function inputSchemaRefusal(env: Env, definition: WorkflowDef, input: Json
  * execution: every caller gets its id.
  */
 export async function startExecution(env: Env, options: StartOptions): Promise<StartOutcome> {
+  const key = options.idempotencyKey;
+  if (key !== undefined && key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    const message = `The idempotency key is ${key.length} characters long; at most ${MAX_IDEMPOTENCY_KEY_LENGTH}`;
+    return { ok: false, code: "INPUT_INVALID", message, issues: [{ path: "idempotencyKey", message: `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` }] };
+  }
   const registered = options.definition ?? (await new DefinitionRepository(env.DB).find(options.name, options.version));
   if (!registered) {
     return options.version === undefined

@@ -345,6 +345,11 @@ describe("idempotent starts", () => {
     expect(await childOf(await startWorkflow("num_key_parent", { orderId: 43 }))).not.toBe(first);
     // The number's text is the key: a string "42" names the same child.
     expect(await childOf(await startWorkflow("num_key_parent", { orderId: "42" }))).toBe(first);
+    // Longer than a start may carry (as through the API): the task fails saying so, and no child starts.
+    const overlong = await waitFor(await startWorkflow("num_key_parent", { orderId: "9".repeat(513) }), terminal);
+    expect(overlong.status).toBe("FAILED");
+    expect(overlong.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: null, errorCode: "INVALID_PARAMETERS" } });
+    expect(overlong.tasks[0]!["reasonForIncompletion"]).toContain("at most 512");
     const parent = await waitFor(await startWorkflow("num_key_parent", { orderId: { id: 42 } }), terminal);
     expect(parent.status).toBe("FAILED");
     expect(parent.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: null, errorCode: "INVALID_PARAMETERS" } });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { createUser, orkes, call } from "./auth-helpers";
-import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
 // Orkes' webhooks through the real router, objects and D1: configs under /api/metadata/webhook, events sent as an
 // outside system sends them (POST /webhook/{id}, no API key), matched to waiting WAIT_FOR_WEBHOOK tasks by key.
@@ -431,6 +431,12 @@ describe("events sent to a webhook", () => {
     expect(another.startedWorkflows[0]!.workflowId).not.toBe(first.startedWorkflows[0]!.workflowId);
     await waitFor(another.startedWorkflows[0]!.workflowId!, ["COMPLETED"]);
     expect(await hits("wh-started")).toBe(2);
+
+    // A key longer than a start may carry (512 characters, as through the API) starts nothing and says why.
+    const keys = await rowCount("idempotency_keys");
+    const tooLong = (await (await send(webhook, { id: "e".repeat(513) }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(tooLong.startedWorkflows).toEqual([{ name: "wh_started", refused: expect.stringContaining("at most 512") }]);
+    expect(await rowCount("idempotency_keys")).toBe(keys);
   });
 
   it("limit failed verifications per webhook and address: once limited, a correctly signed event is refused too", async () => {
