@@ -90,8 +90,11 @@ function literalGlob(text: string): string {
 /** Rows assigned to or claimed by one of `users` (of the column pair `prefix_type`, `prefix`; of any kind for one without `userType`), `*` matching anything in a name. */
 function addUsers(filter: Filter, prefix: "assignee" | "claimant", users: ReadonlyArray<{ user: string; userType?: HumanUser["userType"] | undefined }>): void {
   if (users.length === 0) return;
-  filter.clauses.push(`(${users.map((user) => (user.userType === undefined ? `(${prefix} GLOB ?)` : `(${prefix}_type = ? AND ${prefix} GLOB ?)`)).join(" OR ")})`);
-  for (const user of users) filter.bindings.push(...(user.userType === undefined ? [] : [user.userType]), globOf(user.user));
+  // One JSON parameter for the list: D1 binds at most 100 a statement, and nests at most 100 ORs deep.
+  filter.clauses.push(
+    `EXISTS (SELECT 1 FROM json_each(?) AS wanted WHERE (json_extract(wanted.value, '$.type') IS NULL OR ${prefix}_type = json_extract(wanted.value, '$.type')) AND ${prefix} GLOB json_extract(wanted.value, '$.glob'))`,
+  );
+  filter.bindings.push(JSON.stringify(users.map((user) => ({ type: user.userType ?? null, glob: globOf(user.user) }))));
 }
 
 /**
@@ -159,10 +162,12 @@ function addFieldQuery(filter: Filter, which: "input" | "output", query: string,
       }
       const values = match[2] !== undefined ? [unquoted(match[2])] : match[3]!.split(",").map(unquoted).filter((value) => value !== "");
       const jsonPath = `$.${which}.${match[1]!.split(".").map((key) => `"${key}"`).join(".")}`;
-      // Booleans read as true/false (json_extract gives 1/0), other scalars as their text.
-      const text = `(CASE json_type(entry, ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(json_extract(entry, ?) AS TEXT) END)`;
-      parts.push(`(${values.map(() => `${text} GLOB ?`).join(" OR ")})`);
-      for (const value of values) filter.bindings.push(jsonPath, jsonPath, globOf(value));
+      // One JSON parameter per condition, its path and its values (D1 binds at most 100 a statement). Booleans read as
+      // true/false (json_extract gives 1/0), other scalars as their text.
+      const field = "json_extract(wanted.condition, '$.path')";
+      const text = `(CASE json_type(entry, ${field}) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(json_extract(entry, ${field}) AS TEXT) END)`;
+      parts.push(`EXISTS (SELECT 1 FROM (SELECT ? AS condition) AS wanted, json_each(wanted.condition, '$.globs') AS value WHERE ${text} GLOB value.value)`);
+      filter.bindings.push(JSON.stringify({ path: jsonPath, globs: values.map(globOf) }));
     }
     sql.push(`(${parts.join(" AND ")})`);
   }
@@ -188,8 +193,8 @@ export async function searchHumanTasks(request: IRequest, env: Env, search: Huma
   if (search.workflowNames.length > 0) addIn(filter, "workflow_name", search.workflowNames);
   if (search.taskRefNames.length > 0) {
     // A task in a loop runs as `ref__<iteration>`: its definition's name finds every run.
-    filter.clauses.push(`(task_ref_name IN (SELECT value FROM json_each(?)) OR ${search.taskRefNames.map(() => "task_ref_name GLOB ?").join(" OR ")})`);
-    filter.bindings.push(JSON.stringify(search.taskRefNames), ...search.taskRefNames.map((ref) => `${literalGlob(ref)}__[0-9]*`));
+    filter.clauses.push(`(task_ref_name IN (SELECT value FROM json_each(?)) OR EXISTS (SELECT 1 FROM json_each(?) AS run WHERE task_ref_name GLOB run.value))`);
+    filter.bindings.push(JSON.stringify(search.taskRefNames), JSON.stringify(search.taskRefNames.map((ref) => `${literalGlob(ref)}__[0-9]*`)));
   }
   if (search.updateStartTime !== undefined) {
     filter.clauses.push("updated_on >= ?");

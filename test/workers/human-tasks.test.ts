@@ -189,6 +189,16 @@ describe("a HUMAN task assigned to a group", () => {
     expect((await admin({ assignees: [{ user: owner }] })).totalHits).toBe(2);
     expect((await admin({ assignees: [{ user: unique("nobody") }, { user: owner, userType: null }] })).totalHits).toBe(2);
     expect((await api("POST", "/api/human/tasks/search", { searchType: "ADMIN", assignees: [{ user: owner, userType: "ROBOT" }] })).status).toBe(400);
+    // As long lists as a search takes (100 each; D1 binds at most 100 parameters a statement): they were a 500.
+    const others = (prefix: string) => Array.from({ length: 99 }, (_, index) => `${prefix}-${index}`);
+    const longLists = {
+      assignees: [...others("someone").map((user) => ({ user, userType: "CONDUCTOR_USER" })), { user: owner, userType: "CONDUCTOR_USER" }],
+      claimants: others("claimer").map((user) => ({ user })),
+      taskRefNames: [...others("step"), "approve"],
+      taskInputQuery: `amount IN (${[...Array.from({ length: 99 }, (_, index) => index + 1), 500].join(", ")}) AND amount IN (500, 501) AND amount = 500`,
+    };
+    expect((await admin({ ...longLists, claimants: [] })).results.map((entry) => entry.taskId)).toEqual([largeTask]);
+    expect((await admin(longLists)).totalHits).toBe(0);
     expect((await admin({ displayNames: [`Review ${name}`], size: 1 })).results).toHaveLength(1);
     // Full text, as the other searches' freeText: a substring of the entry, whatever its case, `*` matching anything;
     // % and _ are themselves.
