@@ -16,6 +16,23 @@ interface ConductorGroup {
 const readDefinitions = (token: string) => call("GET", "/api/metadata/workflow", orkes(token));
 
 describe("Orkes' groups", () => {
+  it("a member holding 100 roles of their own and others through groups signs in and is authorized (the roles are read as one parameter)", async () => {
+    const names = Array.from({ length: 130 }, (_, index) => `many-${index}`);
+    for (const name of names) await apiOk("POST", "/api/security/roles", { name, permissions: [{ action: "WORKFLOW_READ", scope: `workflow:${name}` }] }, 201);
+    const member = await createUser("many-roles-member", { roles: names.slice(0, 100) });
+    await apiOk("PUT", "/api/groups/many-roles", { description: "", roles: names.slice(70), defaultAccess: {} });
+    expect((await api("POST", "/api/groups/many-roles/users/many-roles-member")).status).toBe(200);
+    // Grants are cached for a second per isolate.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const info = (await (await call("GET", "/api/token/userInfo", orkes(member.token))).json()) as { permissions: Array<{ scope: string }> };
+    expect(info.permissions.map((grant) => grant.scope).sort()).toEqual(names.map((name) => `workflow:${name}`).sort());
+    // Joining more groups at once than one statement could name their roles: checked as one list too.
+    await apiOk("PUT", "/api/groups/many-roles-2", { description: "", roles: names.slice(0, 60), defaultAccess: {} });
+    await apiOk("PUT", "/api/groups/many-roles-3", { description: "", roles: names.slice(60, 120), defaultAccess: {} });
+    expect((await api("PUT", "/api/users/many-roles-joiner", { name: "Joiner", roles: [], groups: ["many-roles-2", "many-roles-3"] })).status).toBe(200);
+  });
+
+
   it("gives each member the group's roles: added, they may; removed, or the group deleted, they may not", async () => {
     const member = await createUser("group-member");
     expect((await readDefinitions(member.token)).status).toBe(403);
