@@ -85,6 +85,17 @@ describe("applications", () => {
     expect((await call("POST", "/api/metadata/workflow", { "x-api-key": `${key.id}:${key.secret}` }, definition("app_defined_again"))).status).toBe(403);
   });
 
+  it("holds at most 100 roles, as a user's assignment does: the 101st is a 400 that changes nothing", async () => {
+    const application = await newApplication("many-roles");
+    const names = Array.from({ length: 101 }, (_, index) => `app-role-${index}`);
+    for (const name of names) await apiOk("POST", "/api/security/roles", { name, permissions: [] }, 201);
+    for (const name of names.slice(0, 100)) expect((await api("POST", `/api/applications/${application.id}/roles/${name}`)).status).toBe(200);
+    const refused = await api("POST", `/api/applications/${application.id}/roles/${names[100]}`);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "role", message: expect.stringContaining("at most 100") }] });
+    expect((await apiOk<{ roles: string[] }>("GET", `/api/security/users/app:${application.id}`)).roles).toEqual(names.slice(0, 100));
+  });
+
   it("refuses a role that is not defined, and one the caller does not hold, changing nothing", async () => {
     const application = await newApplication("overreaching");
     const unknown = await api("POST", `/api/applications/${application.id}/roles/NO_SUCH_ROLE`);

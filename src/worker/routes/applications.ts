@@ -8,6 +8,7 @@ import { notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { parseOrThrow, requestObject } from "../schemas";
 import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationUserId, type Application } from "../security/applications";
+import { MAX_ASSIGNED_ROLES } from "../security/schemas";
 import { ALWAYS, SecurityStore, type ApiKeyState, type WriteCondition } from "../security/store";
 import { authorizeRoles, changedMeanwhile } from "../security/users";
 import { MAX_TAGS_PER_TARGET, TagListSchema, type Tag } from "../tags";
@@ -61,6 +62,7 @@ async function changeRoles(env: Env, application: Application, change: (roles: s
   const held = previous?.roles ?? [];
   const roles = change(held);
   if (roles.length === held.length && roles.every((role, index) => role === held[index])) return;
+  if (roles.length > MAX_ASSIGNED_ROLES) throw validationError("Too many roles", [{ path: "role", message: `application ${application.id} holds ${held.length} roles; at most ${MAX_ASSIGNED_ROLES}` }]);
   const unchanged = await authorize(roles.filter((role) => !held.includes(role)));
   if (!(await store.putAssignment({ userId, roles, directPermissions: previous?.directPermissions ?? [] }, previous, [], unchanged))) throw changedMeanwhile(`the roles of application ${application.id}`);
 }

@@ -35,9 +35,12 @@ export const RoleUpdateSchema = requestObject({
   permissions: v.pipe(v.array(GrantSchema, "must be an array of {action, scope}"), v.maxLength(200, "may hold at most 200 grants")),
 });
 
+/** Most roles one user (or application) is assigned. */
+export const MAX_ASSIGNED_ROLES = 100;
+
 /** Body of `PUT /api/security/users/{userId}/roles`. */
 export const AssignmentSchema = requestObject({
-  roles: v.optional(v.pipe(v.array(name("role name"), "must be an array of role names"), v.maxLength(100, "may hold at most 100 roles")), []),
+  roles: v.optional(v.pipe(v.array(name("role name"), "must be an array of role names"), v.maxLength(MAX_ASSIGNED_ROLES, `may hold at most ${MAX_ASSIGNED_ROLES} roles`)), []),
   directPermissions: v.optional(v.pipe(v.array(GrantSchema, "must be an array of {action, scope}"), v.maxLength(200, "may hold at most 200 grants")), []),
 });
 
