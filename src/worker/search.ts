@@ -151,8 +151,15 @@ export function applyQuery(filter: Filter, query: string, fields: SearchFields =
  * WorkflowResource splits them); a field without a direction sorts ascending, as Conductor's SortOrder.
  */
 export function orderBy(sort: string | undefined, fields: SearchFields = EXECUTION_FIELDS): string {
-  return sort === undefined ? fields.defaultOrder : sort.split("|").map((term) => sortTerm(term, fields.sort)).join(", ");
+  if (sort === undefined) return fields.defaultOrder;
+  const terms = sort.split("|");
+  // More than a table's columns is nothing a sort can mean, and SQLite refuses a long ORDER BY.
+  if (terms.length > MAX_SORT_TERMS) throw validationError("Invalid search", [{ path: "sort", message: `has ${terms.length} terms joined by |; at most ${MAX_SORT_TERMS}` }]);
+  return terms.map((term) => sortTerm(term, fields.sort)).join(", ");
 }
+
+/** Most terms a `sort` may join. */
+const MAX_SORT_TERMS = 10;
 
 function sortTerm(term: string, columns: Record<string, string>): string {
   const match = /^\s*(\w+)\s*(?::\s*(ASC|DESC)\s*)?$/i.exec(term);
