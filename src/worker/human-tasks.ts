@@ -11,7 +11,7 @@ import { readableNames, readableWorkflows } from "./auth/access-rules";
 import { executionStub } from "./executions";
 import { principalOf, taskChecks } from "./guard";
 import { ApiError, notFound, validationError } from "./http/errors";
-import { addIn, applyFreeText, applyReadableAny, type Filter } from "./search";
+import { addIn, applyFreeText, applyReadableAny, MAX_LIKE_PATTERN_BYTES, utf8Length, type Filter } from "./search";
 import { GroupRepository } from "./security/groups";
 import { findTask, type FoundTask } from "./task-lookup";
 import type { HumanTaskSearchBody } from "./human-schemas";
@@ -82,9 +82,22 @@ function globOf(text: string): string {
   return text.replace(/[?[]/g, (c) => `[${c}]`);
 }
 
-/** A GLOB pattern matching `text` itself, every character standing for itself. */
-function literalGlob(text: string): string {
-  return text.replace(/[*?[]/g, (c) => `[${c}]`);
+/**
+ * How a search matches one of its texts: exactly, or, when it holds a `*` (matching anything), as a GLOB pattern, which
+ * D1 takes up to 50 bytes long (a longer one is the caller's 400, naming `path`).
+ */
+function textMatch(text: string, path: string): { eq: string } | { glob: string } {
+  if (!text.includes("*")) return { eq: text };
+  const glob = globOf(text);
+  if (utf8Length(glob) > MAX_LIKE_PATTERN_BYTES) {
+    throw validationError("Invalid human task search", [{ path, message: `"${text.slice(0, 60)}…" holds a *, so it is a pattern, and a pattern may be at most ${MAX_LIKE_PATTERN_BYTES} bytes long` }]);
+  }
+  return { glob };
+}
+
+/** SQL true when `expression` matches the {@link textMatch} that `match` (a JSON object in SQL) is. */
+function matchesText(expression: string, match: string): string {
+  return `(${expression} = json_extract(${match}, '$.eq') OR ${expression} GLOB json_extract(${match}, '$.glob'))`;
 }
 
 /** Rows assigned to or claimed by one of `users` (of the column pair `prefix_type`, `prefix`; of any kind for one without `userType`), `*` matching anything in a name. */
@@ -92,9 +105,9 @@ function addUsers(filter: Filter, prefix: "assignee" | "claimant", users: Readon
   if (users.length === 0) return;
   // One JSON parameter for the list: D1 binds at most 100 a statement, and nests at most 100 ORs deep.
   filter.clauses.push(
-    `EXISTS (SELECT 1 FROM json_each(?) AS wanted WHERE (json_extract(wanted.value, '$.type') IS NULL OR ${prefix}_type = json_extract(wanted.value, '$.type')) AND ${prefix} GLOB json_extract(wanted.value, '$.glob'))`,
+    `EXISTS (SELECT 1 FROM json_each(?) AS wanted WHERE (json_extract(wanted.value, '$.type') IS NULL OR ${prefix}_type = json_extract(wanted.value, '$.type')) AND ${matchesText(prefix, "wanted.value")})`,
   );
-  filter.bindings.push(JSON.stringify(users.map((user) => ({ type: user.userType ?? null, glob: globOf(user.user) }))));
+  filter.bindings.push(JSON.stringify(users.map((user, index) => ({ type: user.userType ?? null, ...textMatch(user.user, `${prefix}s[${index}].user`) }))));
 }
 
 /**
@@ -166,8 +179,8 @@ function addFieldQuery(filter: Filter, which: "input" | "output", query: string,
       // true/false (json_extract gives 1/0), other scalars as their text.
       const field = "json_extract(wanted.condition, '$.path')";
       const text = `(CASE json_type(entry, ${field}) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(json_extract(entry, ${field}) AS TEXT) END)`;
-      parts.push(`EXISTS (SELECT 1 FROM (SELECT ? AS condition) AS wanted, json_each(wanted.condition, '$.globs') AS value WHERE ${text} GLOB value.value)`);
-      filter.bindings.push(JSON.stringify({ path: jsonPath, globs: values.map(globOf) }));
+      parts.push(`EXISTS (SELECT 1 FROM (SELECT ? AS condition) AS wanted, json_each(wanted.condition, '$.values') AS value WHERE ${matchesText(text, "value.value")})`);
+      filter.bindings.push(JSON.stringify({ path: jsonPath, values: values.map((value) => textMatch(value, path)) }));
     }
     sql.push(`(${parts.join(" AND ")})`);
   }
@@ -193,8 +206,10 @@ export async function searchHumanTasks(request: IRequest, env: Env, search: Huma
   if (search.workflowNames.length > 0) addIn(filter, "workflow_name", search.workflowNames);
   if (search.taskRefNames.length > 0) {
     // A task in a loop runs as `ref__<iteration>`: its definition's name finds every run.
-    filter.clauses.push(`(task_ref_name IN (SELECT value FROM json_each(?)) OR EXISTS (SELECT 1 FROM json_each(?) AS run WHERE task_ref_name GLOB run.value))`);
-    filter.bindings.push(JSON.stringify(search.taskRefNames), JSON.stringify(search.taskRefNames.map((ref) => `${literalGlob(ref)}__[0-9]*`)));
+    // Compared by their head, not as patterns: D1 takes a GLOB pattern up to 50 bytes, and a reference name may be longer.
+    const run = "EXISTS (SELECT 1 FROM json_each(?) AS ref WHERE substr(task_ref_name, 1, length(ref.value) + 2) = ref.value || '__' AND substr(task_ref_name, length(ref.value) + 3, 1) GLOB '[0-9]')";
+    filter.clauses.push(`(task_ref_name IN (SELECT value FROM json_each(?)) OR ${run})`);
+    filter.bindings.push(JSON.stringify(search.taskRefNames), JSON.stringify(search.taskRefNames));
   }
   if (search.updateStartTime !== undefined) {
     filter.clauses.push("updated_on >= ?");

@@ -193,13 +193,16 @@ export function applyReadableAny(filter: Filter, conditions: ReadonlyArray<{ rea
       clauses.push(`${column} IN (SELECT value FROM json_each(?))`);
       bindings.push(JSON.stringify(readable.names));
     }
+    // Few and short prefixes as GLOB patterns, which the name index serves; any others (D1 refuses a pattern over 50
+    // bytes) compared by their head, as one JSON list.
     const patterns = readable.prefixes.map(globPrefix);
-    if (patterns.length > MAX_BOUND_PREFIXES) {
-      clauses.push(`EXISTS (SELECT 1 FROM json_each(?) AS prefix WHERE ${column} GLOB prefix.value)`);
-      bindings.push(JSON.stringify(patterns));
-    } else {
-      clauses.push(...patterns.map(() => `${column} GLOB ?`));
-      bindings.push(...patterns);
+    const globbed = patterns.length <= MAX_BOUND_PREFIXES ? patterns.filter((pattern) => utf8Length(pattern) <= MAX_LIKE_PATTERN_BYTES) : [];
+    const compared = readable.prefixes.filter((_, index) => !globbed.includes(patterns[index]!));
+    clauses.push(...globbed.map(() => `${column} GLOB ?`));
+    bindings.push(...globbed);
+    if (compared.length > 0) {
+      clauses.push(`EXISTS (SELECT 1 FROM json_each(?) AS prefix WHERE substr(${column}, 1, length(prefix.value)) = prefix.value)`);
+      bindings.push(JSON.stringify(compared));
     }
   }
   // A caller with nothing readable sees nothing rather than an error: search is allowed, the list is empty.
@@ -233,10 +236,33 @@ export function searchParam(request: IRequest, name: string): string | undefined
  */
 export function applyFreeText(filter: Filter, freeText: string | undefined, columns: readonly string[], options: { starMatchesAnything?: boolean } = {}): void {
   if (freeText === undefined || freeText === "*") return;
+  if (options.starMatchesAnything !== true || !freeText.includes("*")) {
+    // A substring: found with instr, which takes text of any length (D1 refuses a LIKE pattern over 50 bytes), ASCII
+    // case ignored as LIKE ignores it (SQLite's lower() folds ASCII only).
+    filter.clauses.push(`(${columns.map((column) => `instr(lower(${column}), ?) > 0`).join(" OR ")})`);
+    filter.bindings.push(...columns.map(() => asciiLowerCase(freeText)));
+    return;
+  }
   const escaped = freeText.replace(/[\\%_]/g, (c) => `\\${c}`);
-  const pattern = `%${options.starMatchesAnything === true ? escaped.replaceAll("*", "%") : escaped}%`;
+  const pattern = `%${escaped.replaceAll("*", "%")}%`;
+  if (utf8Length(pattern) > MAX_LIKE_PATTERN_BYTES) {
+    throw validationError("Invalid search", [{ path: "fullTextQuery", message: `with a * in it, may be at most ${MAX_LIKE_PATTERN_BYTES - 2} bytes (its % and _ counted twice); without one, of any length` }]);
+  }
   filter.clauses.push(`(${columns.map((column) => `${column} LIKE ? ESCAPE '\\'`).join(" OR ")})`);
   filter.bindings.push(...columns.map(() => pattern));
+}
+
+/** The longest LIKE or GLOB pattern D1 takes, in bytes. */
+export const MAX_LIKE_PATTERN_BYTES = 50;
+
+/** The length of `text` in UTF-8 bytes, as D1 counts a pattern. */
+export function utf8Length(text: string): number {
+  return new TextEncoder().encode(text).length;
+}
+
+/** `text` with ASCII capitals made small, as SQLite's `lower()` makes them, and nothing else. */
+function asciiLowerCase(text: string): string {
+  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }
 
 /**

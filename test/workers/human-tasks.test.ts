@@ -199,6 +199,17 @@ describe("a HUMAN task assigned to a group", () => {
     };
     expect((await admin({ ...longLists, claimants: [] })).results.map((entry) => entry.taskId)).toEqual([largeTask]);
     expect((await admin(longLists)).totalHits).toBe(0);
+    // Texts longer than a LIKE or GLOB pattern D1 takes (50 bytes): matched exactly, or as a substring; a pattern (with
+    // a *) that long is the caller's 400.
+    const long = "l".repeat(60);
+    expect((await admin({ assignees: [{ user: `${long}-nobody` }, { user: owner }], taskRefNames: [`${long}-step`, "approve"], taskInputQuery: `amount IN (${long}, 5)` })).results.map((entry) => entry.taskId)).toEqual([smallTask]);
+    const longText = `"WORKFLOWID":"${small.toUpperCase()}"`;
+    expect(longText.length).toBeGreaterThan(48);
+    expect((await admin({ fullTextQuery: longText })).results.map((entry) => entry.taskId)).toEqual([smallTask]);
+    const tooLong = await api("POST", "/api/human/tasks/search", { searchType: "ADMIN", assignees: [{ user: `${long}*` }] });
+    expect(tooLong.status).toBe(400);
+    expect(await tooLong.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "assignees[0].user", message: expect.stringContaining("at most 50 bytes") }] });
+    expect((await api("POST", "/api/human/tasks/search", { searchType: "ADMIN", fullTextQuery: `${long}*x` })).status).toBe(400);
     expect((await admin({ displayNames: [`Review ${name}`], size: 1 })).results).toHaveLength(1);
     // Full text, as the other searches' freeText: a substring of the entry, whatever its case, `*` matching anything;
     // % and _ are themselves.

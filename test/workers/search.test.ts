@@ -124,6 +124,27 @@ describe("search", () => {
     expect([longRef(1), longRef(2), longRef(3)].join(",").startsWith(names.slice(0, -1))).toBe(true);
   });
 
+  it("finds by free text of any length, ASCII case ignored, and shows a reader of a long name prefix their workflows (D1 takes LIKE and GLOB patterns up to 50 bytes)", async () => {
+    const name = "search_long_names_of_the_billing_team_reconciliation_nightly";
+    await register({ name, tasks: [httpTask("a", { uri: target("/echo/long-text"), method: "GET" })] });
+    const correlationId = `Invoice-Run-2026-12-02-${"x".repeat(40)}-Customer-ACME`;
+    const workflowId = await startWorkflow(name, {}, `?correlationId=${correlationId}`);
+    await waitFor(workflowId, ["COMPLETED"]);
+    await waitForIndexRow(workflowId, "COMPLETED");
+    const byText = await apiOk<SearchResult>("GET", `/api/workflow/search?freeText=${encodeURIComponent(correlationId.toLowerCase().slice(8))}`);
+    expect(byText.results.map((row) => row.workflowId)).toEqual([workflowId]);
+    expect((await apiOk<SearchResult>("GET", `/api/workflow/search?freeText=${encodeURIComponent(`${correlationId}-not`)}`)).totalHits).toBe(0);
+    // A task search's free text as well.
+    const tasks = await apiOk<{ totalHits: number }>("GET", `/api/tasks/search?freeText=${encodeURIComponent(correlationId.toUpperCase())}`);
+    expect(tasks.totalHits).toBe(1);
+
+    const reader = await createUser("search-long-prefix", { directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:${name.slice(0, 55)}*` }] });
+    const seen = (await (await call("GET", `/api/workflow/search?workflowName=${name}`, orkes(reader.token))).json()) as SearchResult;
+    expect(seen.results.map((row) => row.workflowId)).toEqual([workflowId]);
+    const other = await createUser("search-long-prefix-other", { directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:${name.slice(0, 55)}X*` }] });
+    expect(((await (await call("GET", `/api/workflow/search?workflowName=${name}`, orkes(other.token))).json()) as SearchResult).totalHits).toBe(0);
+  });
+
   it("refuses bad parameters", async () => {
     const bad = [
       "size=-1",
