@@ -236,15 +236,16 @@ export function searchParam(request: IRequest, name: string): string | undefined
  */
 export function applyFreeText(filter: Filter, freeText: string | undefined, columns: readonly string[], options: { starMatchesAnything?: boolean } = {}): void {
   if (freeText === undefined || freeText === "*") return;
-  if (options.starMatchesAnything !== true || !freeText.includes("*")) {
-    // A substring: found with instr, which takes text of any length (D1 refuses a LIKE pattern over 50 bytes), ASCII
-    // case ignored as LIKE ignores it (SQLite's lower() folds ASCII only).
+  const stars = options.starMatchesAnything === true && freeText.includes("*");
+  const escaped = freeText.replace(/[\\%_]/g, (c) => `\\${c}`);
+  const pattern = `%${stars ? escaped.replaceAll("*", "%") : escaped}%`;
+  if (!stars && utf8Length(pattern) > MAX_LIKE_PATTERN_BYTES) {
+    // A substring longer than a LIKE pattern D1 takes (50 bytes): found with instr, ASCII case ignored as LIKE ignores
+    // it (SQLite's lower() folds ASCII only). LIKE otherwise: it lowers no copy of every row.
     filter.clauses.push(`(${columns.map((column) => `instr(lower(${column}), ?) > 0`).join(" OR ")})`);
     filter.bindings.push(...columns.map(() => asciiLowerCase(freeText)));
     return;
   }
-  const escaped = freeText.replace(/[\\%_]/g, (c) => `\\${c}`);
-  const pattern = `%${escaped.replaceAll("*", "%")}%`;
   if (utf8Length(pattern) > MAX_LIKE_PATTERN_BYTES) {
     throw validationError("Invalid search", [{ path: "fullTextQuery", message: `with a * in it, may be at most ${MAX_LIKE_PATTERN_BYTES - 2} bytes (its % and _ counted twice); without one, of any length` }]);
   }

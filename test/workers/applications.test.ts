@@ -6,6 +6,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, createUser, orkes, tokenFor } from "./auth-helpers";
 import { api, apiOk } from "./helpers";
+import { SecurityStore } from "../../src/worker/security/store";
 
 interface Application {
   id: string;
@@ -94,6 +95,12 @@ describe("applications", () => {
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "role", message: expect.stringContaining("at most 100") }] });
     expect((await apiOk<{ roles: string[] }>("GET", `/api/security/users/app:${application.id}`)).roles).toEqual(names.slice(0, 100));
+    // One given more before the bound can still give some up.
+    const store = new SecurityStore(env.DB);
+    const previous = await store.getAssignment(`app:${application.id}`);
+    expect(await store.putAssignment({ userId: `app:${application.id}`, roles: names, directPermissions: [] }, previous)).toBe(true);
+    expect((await api("DELETE", `/api/applications/${application.id}/roles/${names[0]}`)).status).toBe(200);
+    expect((await apiOk<{ roles: string[] }>("GET", `/api/security/users/app:${application.id}`)).roles).toEqual(names.slice(1));
   });
 
   it("refuses a role that is not defined, and one the caller does not hold, changing nothing", async () => {

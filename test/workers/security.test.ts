@@ -399,7 +399,9 @@ describe("RBAC", () => {
     await waitFor(first, (w) => w.tasks[1]?.status === "SCHEDULED");
     const publish = (await getWorkflow(first)).tasks[1]!;
     const denied = await expectStatus(await call("POST", `/api/tasks/${first}/publish_step/COMPLETED`, h, {}), 403, "PERMISSION_DENIED");
-    expect(JSON.parse(denied).message).toContain("TASK_EXECUTE on task:rbn_publish");
+    // What the workflow runs there is not told to a caller refused (its task name stays a marker).
+    expect(JSON.parse(denied).message).toContain("TASK_EXECUTE on task:<task name>");
+    expect(JSON.parse(denied).message).not.toContain("rbn_publish");
     await expectStatus(await call("POST", `/api/queue/update/${first}/publish_step/COMPLETED`, h, {}), 403, "PERMISSION_DENIED");
     await expectStatus(await call("POST", `/api/queue/update/${first}/task/${publish.taskId}/COMPLETED`, h, {}), 403, "PERMISSION_DENIED");
     expect(await statuses(first)).toEqual(["encode_step:COMPLETED", "publish_step:SCHEDULED"]);

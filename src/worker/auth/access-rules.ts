@@ -317,12 +317,15 @@ async function allows(principal: Principal, required: Grant, variables: Record<s
   return scope !== undefined && grantsAllow(principal.grants, required.action, scope);
 }
 
-/** How a 403 names what was required: scopes as resolved, with markers for what was not looked up or found. */
+/**
+ * How a 403 names what was required: scopes as resolved, with markers for what was not looked up or found. A task's
+ * names read from its execution stay markers: the caller, refused, may not know what that workflow runs.
+ */
 function describeRequired(required: readonly Grant[], variables: Record<string, string>, target: RequestTarget | undefined): string {
   const filled: FilledTarget = {
     workflowName: target ? (target.workflowName ?? "") : "<workflow>",
-    taskRefName: target?.taskRefName ?? "<task>",
-    taskName: target?.taskName ?? "<task name>",
+    taskRefName: "<task>",
+    taskName: "<task name>",
   };
   return required
     .map((grant) => `${grant.action} on ${grant.scope === ANY_SCOPE ? "some scope" : substitute(grant.scope, variables, filled)}`)

@@ -62,7 +62,10 @@ async function changeRoles(env: Env, application: Application, change: (roles: s
   const held = previous?.roles ?? [];
   const roles = change(held);
   if (roles.length === held.length && roles.every((role, index) => role === held[index])) return;
-  if (roles.length > MAX_ASSIGNED_ROLES) throw validationError("Too many roles", [{ path: "role", message: `application ${application.id} holds ${held.length} roles; at most ${MAX_ASSIGNED_ROLES}` }]);
+  // Only when it grows: an application given more before the bound can still give some up.
+  if (roles.length > MAX_ASSIGNED_ROLES && roles.length > held.length) {
+    throw validationError("Too many roles", [{ path: "role", message: `application ${application.id} would hold ${roles.length} roles; at most ${MAX_ASSIGNED_ROLES}` }]);
+  }
   const unchanged = await authorize(roles.filter((role) => !held.includes(role)));
   if (!(await store.putAssignment({ userId, roles, directPermissions: previous?.directPermissions ?? [] }, previous, [], unchanged))) throw changedMeanwhile(`the roles of application ${application.id}`);
 }

@@ -32,8 +32,9 @@ async function applySignal(request: IRequest, env: Env, authorize: () => Promise
   const output: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "signal output") : {};
   const target = unwrap(await executionStub(env, workflowId).signalTarget());
   if (target.workflowId !== workflowId) {
-    // As the completion by reference name of that task would be checked.
-    await (await authorize())("POST", `/api/tasks/${target.workflowId}/${encodeURIComponent(target.taskRefName)}/${status}`);
+    // As the completion of that very task instance would be checked (by its reference name, its task name or its
+    // workflow): the instance updated below, not whichever the reference names by the time of the update.
+    await (await authorize())("POST", `/api/queue/update/${target.workflowId}/task/${target.taskId}/${status}`);
   }
   unwrap(await executionStub(env, target.workflowId).updateTask(target.taskId, status, output));
   return workflowId;
