@@ -31,7 +31,7 @@ import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, overExecutionLimitReas
 import { fractionOf, retryDelayMs, retryPolicyOf } from "./retry";
 import { taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
-import { pollableFrom, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
+import { pollableFrom, pollTimeoutEndsWorkflow, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
 import type { WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
@@ -406,7 +406,14 @@ function applyDeadlines(draft: Draft, env: DecideEnv, effects: Effect[]): boolea
       continue;
     }
     const onTimeout = taskModule(task.taskType)?.onTimeout;
-    if (onTimeout) draft.updateTask(task.taskId, onTimeout(task, env, instanceTask(state.definition, task)));
+    if (!onTimeout) continue;
+    const definition = instanceTask(state.definition, task);
+    const timedOut = onTimeout(task, env, definition);
+    draft.updateTask(task.taskId, timedOut);
+    if (pollTimeoutEndsWorkflow(task, definition)) {
+      endWorkflow(draft, "TIMED_OUT", `Task ${task.referenceTaskName} timed out: ${timedOut.reasonForIncompletion ?? "not polled in time"}`, env, effects, { failedTask: { ...task, ...timedOut } });
+      return true;
+    }
   }
   return false;
 }
@@ -1928,8 +1935,15 @@ function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given
   draft.patch({ status: "COMPLETED", output, endTime: env.now, updateTime: env.now });
 }
 
+/**
+ * Ends the workflow as the task that ended it did, as Conductor's `retry()` does once no retry is left: TIMED_OUT when
+ * the task timed out, TERMINATED when it was canceled (a child terminated), FAILED otherwise; the failure workflow starts
+ * in each case.
+ */
 function failWorkflow(draft: Draft, task: TaskExecution, reason: string, env: DecideEnv, effects: Effect[]): void {
-  endWorkflow(draft, "FAILED", `Task ${task.referenceTaskName} failed: ${reason}`, env, effects, { failedTask: task });
+  const current = draft.state.tasks.find((candidate) => candidate.taskId === task.taskId) ?? task;
+  const [status, what] = current.status === "TIMED_OUT" ? (["TIMED_OUT", "timed out"] as const) : current.status === "CANCELED" ? (["TERMINATED", "was canceled"] as const) : (["FAILED", "failed"] as const);
+  endWorkflow(draft, status, `Task ${task.referenceTaskName} ${what}: ${reason}`, env, effects, { failedTask: task, triggerFailureWorkflow: true });
 }
 
 /**

@@ -945,7 +945,7 @@ describe("task definitions", () => {
       expect(decision.state.tasks.at(-1)).toMatchObject({ retryCount: 1, status: "TIMED_OUT", reasonForIncompletion: expect.stringContaining("totalTimeoutSeconds (25 s") });
       expect(decision.effects).toContainEqual({ kind: "cancelDispatch", taskId: state.tasks.at(-1)!.taskId });
       expect(decision.state.tasks).toHaveLength(2);
-      expect(decision.state.status).toBe("FAILED");
+      expect(decision.state.status).toBe("TIMED_OUT");
       // Rerun from it: a fresh first attempt, with all of its 25 s again.
       const rerun = decide(decision.state, { type: "rerun", fromTaskId: state.tasks.at(-1)!.taskId }, env(100_000)).state;
       expect(rerun.status).toBe("RUNNING");

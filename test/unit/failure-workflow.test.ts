@@ -4,7 +4,7 @@ import { createExecution, decide, type Decision, type Effect } from "../../src/e
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import { FAILURE_WORKFLOW_OUTPUT_KEY } from "../../src/engine/failure-workflow";
 import type { FailureWorkflowStart, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
-import { env } from "./engine-env";
+import { env, taskDefNamed } from "./engine-env";
 
 const call: WorkflowTaskDef = { name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { uri: "http://a.test/", method: "GET" } };
 const hook: WorkflowTaskDef = { name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} };
@@ -48,6 +48,27 @@ describe("failureWorkflow: what a failed execution starts", () => {
     });
     expect(start!.input["failedWorkflow"]).toMatchObject({ workflowId: "wf-1", status: "FAILED", tasks: [{ referenceTaskName: "call", status: "FAILED_WITH_TERMINAL_ERROR" }] });
     expect(failed.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe(start!.workflowId);
+  });
+
+  it("a task that timed out, or was canceled, for good ends the workflow TIMED_OUT or TERMINATED (Conductor's retry()), and starts it", () => {
+    const timedOut = decide(started({ failureWorkflow: "orders_cleanup", tasks: [{ ...hook, inputParameters: { timeoutSeconds: 1 } }] }), { type: "tick", liveTaskIds: new Set() }, env(2_500));
+    // The spec's WAIT_FOR_WEBHOOK timeout fails its task (WEBHOOK_TIMEOUT), and so the workflow.
+    expect([timedOut.state.tasks[0]!.status, timedOut.state.status]).toEqual(["FAILED", "FAILED"]);
+    const sub: WorkflowTaskDef = { name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: "child" } } };
+    const waiting = started({ failureWorkflow: "orders_cleanup", tasks: [sub] });
+    const task = waiting.tasks[0]!;
+    const canceled = decide(waiting, { type: "childFinished", taskId: task.taskId, subWorkflowId: task.subWorkflowId!, status: "TERMINATED", output: {}, reason: "operator" }, env(2_000));
+    expect(canceled.state.tasks[0]!.status).toBe("CANCELED");
+    expect(canceled.state.status).toBe("TERMINATED");
+    expect(canceled.state.reasonForIncompletion).toContain("Task sub was canceled");
+    expect(startsOf(canceled.effects)[0]!.input).toMatchObject({ failureStatus: "TERMINATED", failureTaskId: task.taskId });
+
+    const retried: WorkflowTaskDef = { ...call, taskDefinition: taskDefNamed("call", { timeoutSeconds: 1, timeoutPolicy: "RETRY" }) };
+    const running = started({ failureWorkflow: "orders_cleanup", tasks: [retried] });
+    const expired = decide(running, { type: "tick", liveTaskIds: new Set([running.tasks[0]!.taskId]) }, env(2_500));
+    expect(expired.state.tasks[0]!.status).toBe("TIMED_OUT");
+    expect(expired.state.status).toBe("TIMED_OUT");
+    expect(startsOf(expired.effects)[0]!.input).toMatchObject({ failureStatus: "TIMED_OUT", failureTaskId: running.tasks[0]!.taskId });
   });
 
   it("a workflow timeout starts it too, with failureStatus TIMED_OUT and no failed task", () => {

@@ -230,16 +230,34 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(queued(tick.effects).map((entry) => entry.taskId)).toEqual([tick.state.tasks[1]!.taskId]);
   });
 
-  it("times out by pollTimeoutSeconds when no worker polls it, failing the workflow without retries", () => {
-    const withDef = { ...encode, taskDefinition: taskDef({ pollTimeoutSeconds: 5 }) };
+  it("times out by pollTimeoutSeconds when no worker polls it: TIME_OUT_WF (the default) times the workflow out at once, retries or not", () => {
+    const withDef = { ...encode, taskDefinition: taskDef({ pollTimeoutSeconds: 5, retryCount: 3 }) };
     const { state } = started(withDef);
     expect(nextDeadline(state)).toBe(6_000);
     const tick = decide(state, { type: "tick", liveTaskIds: new Set() }, env(6_000));
-    expect(tick.state.tasks[0]).toMatchObject({ status: "TIMED_OUT" });
+    expect(tick.state.tasks.map((task) => task.status)).toEqual(["TIMED_OUT"]);
     expect(tick.state.tasks[0]!.reasonForIncompletion).toContain("pollTimeoutSeconds (5 s)");
-    expect(tick.state.status).toBe("FAILED");
+    expect(tick.state.status).toBe("TIMED_OUT");
+    expect(tick.state.reasonForIncompletion).toContain("Task encode_ref timed out");
     // A poll arriving after that deadline finds the task timed out: the deadline is applied first.
     expect(() => poll(state, 6_500)).toThrow(EngineError);
+  });
+
+  it("pollTimeoutSeconds under RETRY leaves the timed out task to its retry settings (then the workflow times out); under ALERT_ONLY it never times out", () => {
+    const retried = decide(started({ ...encode, taskDefinition: taskDef({ pollTimeoutSeconds: 5, retryCount: 1, retryDelaySeconds: 0, timeoutPolicy: "RETRY" }) }).state, { type: "tick", liveTaskIds: new Set() }, env(6_000)).state;
+    expect(retried.status).toBe("RUNNING");
+    expect(retried.tasks.map((task) => [task.status, task.retryCount])).toEqual([
+      ["TIMED_OUT", 0],
+      ["SCHEDULED", 1],
+    ]);
+    const exhausted = decide(retried, { type: "tick", liveTaskIds: new Set() }, env(nextDeadline(retried)!)).state;
+    expect(exhausted.tasks.map((task) => task.status)).toEqual(["TIMED_OUT", "TIMED_OUT"]);
+    expect(exhausted.status).toBe("TIMED_OUT");
+
+    const alerted = started({ ...encode, taskDefinition: taskDef({ pollTimeoutSeconds: 5, timeoutPolicy: "ALERT_ONLY" }) }).state;
+    expect(alerted.tasks[0]!.timeoutAt).toBeUndefined();
+    expect(nextDeadline(alerted)).toBeUndefined();
+    expect(poll(alerted, 600_000).tasks[0]).toMatchObject({ status: "IN_PROGRESS" });
   });
 
   it("the task definition's timeoutSeconds counts from the first poll, not from when it was queued", () => {

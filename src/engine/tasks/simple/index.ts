@@ -150,8 +150,10 @@ export function responseTimeoutSeconds(definition: WorkflowTaskDef | undefined):
 /**
  * SIMPLE (Conductor's worker task): nothing runs in the engine. The task stays SCHEDULED in its worker queue until
  * a worker polls it (then IN_PROGRESS, with `responseTimeoutSeconds` to report), and ends with the worker's result.
- * A task definition's `pollTimeoutSeconds` bounds the wait for a poll; either timeout makes it TIMED_OUT, which
- * its retry settings then retry.
+ * A task definition's `pollTimeoutSeconds` bounds the wait for a poll, under its `timeoutPolicy` as Conductor's
+ * `checkTaskPollTimeout` applies it: TIME_OUT_WF (the default) times the workflow out at once, RETRY leaves the timed
+ * out task to its retry settings, ALERT_ONLY never times it out. `responseTimeoutSeconds` (no update from the worker
+ * holding it) makes it TIMED_OUT whatever the policy, for its retry settings to retry.
  */
 export const simpleTask: TaskTypeModule = {
   type: "SIMPLE",
@@ -162,7 +164,8 @@ export const simpleTask: TaskTypeModule = {
     const delay = definition.startDelay ?? 0;
     if (delay > 0) queued.callbackAfterSeconds = delay;
     const pollTimeout = definition.taskDefinition?.pollTimeoutSeconds ?? 0;
-    if (pollTimeout > 0) queued.timeoutAt = env.now + (delay + pollTimeout) * 1000;
+    // ALERT_ONLY (Conductor only logs it): the task waits for a poll however long that takes.
+    if (pollTimeout > 0 && definition.taskDefinition?.timeoutPolicy !== "ALERT_ONLY") queued.timeoutAt = env.now + (delay + pollTimeout) * 1000;
     const placement = workerPlacement(execution, definition.name);
     // Which domain has active workers is the queues' to say: the task waits outside any queue until the actor asks.
     if ("domainChoices" in placement) return { task: { ...queued, domainChoices: placement.domainChoices }, dispatch: false };
@@ -180,3 +183,8 @@ export const simpleTask: TaskTypeModule = {
     return { status: "TIMED_OUT", reasonForIncompletion: reason, endTime: env.now, updateTime: env.now, awaitingExternal: false, pollable: undefined, timeoutAt: undefined };
   },
 };
+
+/** True when a SIMPLE task timed out waiting for a poll ends its workflow at once (its `timeoutPolicy` is TIME_OUT_WF). */
+export function pollTimeoutEndsWorkflow(task: TaskExecution, definition: WorkflowTaskDef | undefined): boolean {
+  return task.taskType === "SIMPLE" && task.status === "SCHEDULED" && (definition?.taskDefinition?.timeoutPolicy ?? "TIME_OUT_WF") === "TIME_OUT_WF";
+}
