@@ -1847,9 +1847,7 @@ function endAsAsked(draft: Draft, task: TaskExecution, ending: WorkflowEnding, e
     cancelPending(draft, `Workflow completed by TERMINATE task ${task.referenceTaskName}`, `Parent workflow ${draft.state.workflowId} was completed by its TERMINATE task ${task.referenceTaskName}`, env, effects);
     return completeWorkflow(draft, env, effects, ending.output);
   }
-  // Set first: a failure workflow adds its id to the output.
-  draft.patch({ output: ending.output });
-  endWorkflow(draft, ending.status, ending.reason, env, effects, ending.status === "FAILED" ? { failedTask: task } : {});
+  endWorkflow(draft, ending.status, ending.reason, env, effects, ending.status === "FAILED" ? { failedTask: task, output: ending.output } : { output: ending.output });
 }
 
 /** When a task that has just started times out by its task definition; undefined when it never does. */
@@ -1904,6 +1902,28 @@ function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, 
 }
 
 /**
+ * The output a workflow ends with when it does not complete (failed, timed out, terminated), as Conductor's
+ * `updateWorkflowOutput` gives it: its definition's `outputParameters`, resolved against what ran, or else the output of
+ * the task that ended it (of its last task when none did). Empty when that is over MAX_PAYLOAD_BYTES or does not
+ * resolve: the workflow ends all the same.
+ */
+function outputAtEnd(state: WorkflowExecution, endedBy: TaskExecution | undefined, env: DecideEnv): JsonObject {
+  let output: JsonObject;
+  const outputParameters = state.definition.outputParameters;
+  if (outputParameters && Object.keys(outputParameters).length > 0) {
+    try {
+      const resolved = resolveValue(outputParameters, evaluationContext(state, env.now, undefined, maskedSecrets));
+      output = typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
+    } catch {
+      output = {};
+    }
+  } else {
+    output = (endedBy ?? lastTopLevelTask(state))?.outputData ?? {};
+  }
+  return oversize(output, env.config.maxPayloadBytes) === undefined ? output : {};
+}
+
+/**
  * Completes the workflow with `given` as its output, or else the one its definition's `outputParameters` give, or
  * else its last task's: the latest of the top-level ones (a JOIN's, not that of a branch task that happened to finish last).
  */
@@ -1928,8 +1948,7 @@ function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given
   const schemaFailure = state.definition.schemas === undefined ? undefined : workflowOutputSchemaFailure(state.definition, output);
   if (schemaFailure !== undefined) {
     // The output is kept, for whoever looks into the failure.
-    draft.patch({ output });
-    endWorkflow(draft, "FAILED", schemaFailure, env, effects);
+    endWorkflow(draft, "FAILED", schemaFailure, env, effects, { output });
     return;
   }
   draft.patch({ status: "COMPLETED", output, endTime: env.now, updateTime: env.now });
@@ -1984,12 +2003,14 @@ function cancelPending(draft: Draft, reason: string, childReason: string, env: D
   }
 }
 
-/** How an execution came to end, for its failure workflow. */
+/** How an execution came to end, for its output and its failure workflow. */
 interface Ending {
   /** The task whose failure or timeout ended it. */
   failedTask?: TaskExecution;
   /** A termination that starts the failure workflow all the same. */
   triggerFailureWorkflow?: boolean;
+  /** The output it ends with (a TERMINATE task's); otherwise as {@link outputAtEnd} says. */
+  output?: JsonObject;
 }
 
 /**
@@ -1997,8 +2018,10 @@ interface Ending {
  * termination that asks for it) starts the definition's failure workflow, as Conductor's `terminateWorkflow` does.
  */
 function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT", reason: string, env: DecideEnv, effects: Effect[], ending: Ending = {}): void {
+  // Before anything is canceled, as Conductor's updateWorkflowOutput reads the tasks.
+  const output = ending.output ?? outputAtEnd(draft.state, ending.failedTask, env);
   cancelPending(draft, `Workflow ${status.toLowerCase().replace("_", " ")}: ${reason}`, `Parent workflow ${draft.state.workflowId} ended ${status}: ${reason}`, env, effects);
-  draft.patch({ status, reasonForIncompletion: reason, endTime: env.now, updateTime: env.now, rateLimited: undefined });
+  draft.patch({ status, reasonForIncompletion: reason, endTime: env.now, updateTime: env.now, rateLimited: undefined, output });
   if (status === "TERMINATED" && ending.triggerFailureWorkflow !== true) return;
   const plan = planFailureWorkflow(draft.state, ending.failedTask, env);
   if (plan === undefined) return;

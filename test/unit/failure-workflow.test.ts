@@ -98,7 +98,23 @@ describe("failureWorkflow: what a failed execution starts", () => {
     const failed = failCall(started({}));
     expect(failed.state.status).toBe("FAILED");
     expect(startsOf(failed.effects)).toEqual([]);
-    expect(failed.state.output).toEqual({});
+    // The output is the failed task's (Conductor's updateWorkflowOutput), with no failure workflow named in it.
+    expect(failed.state.output).toEqual({ status: 500 });
+  });
+
+  it("a workflow that does not complete ends with its outputParameters resolved against what ran, or else the output of the task that ended it", () => {
+    const second: WorkflowTaskDef = { ...call, name: "second", taskReferenceName: "second" };
+    const withParameters = started({ tasks: [call, second], outputParameters: { first: "${call.output.body.id}", second: "${second.output.status}" } });
+    const first = withParameters.tasks[0]!;
+    const afterFirst = decide(withParameters, { type: "dispatchResult", taskId: first.taskId, attempt: first.attempt, status: "COMPLETED", output: { body: { id: 42 } } }, env(1_500)).state;
+    const pending = afterFirst.tasks[1]!;
+    const failed = decide(afterFirst, { type: "dispatchResult", taskId: pending.taskId, attempt: pending.attempt, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason: "HTTP 500" }, env(2_000));
+    expect(failed.state.status).toBe("FAILED");
+    expect(failed.state.output).toEqual({ first: 42, second: null });
+    // Terminated from outside: the same output, the pending task's (none) standing in for the one that ended it.
+    const terminated = decide(afterFirst, { type: "terminate", reason: "operator" }, env(2_000)).state;
+    expect(terminated.status).toBe("TERMINATED");
+    expect(terminated.output).toEqual({ first: 42, second: null });
   });
 
   it("a ${...} name is resolved from the execution; one resolving to nothing is reported in the output and starts nothing", () => {
