@@ -291,7 +291,7 @@ function initialVariables(definition: WorkflowDef): JsonObject {
 
 /**
  * When a workflow (re)opened at `from` times out; undefined when it never does. The one place a deadline comes
- * from (start, retry, restart, rerun, a resumed child), so ALERT_ONLY holds on every path.
+ * from (start, retry, restart, rerun, resume, a resumed child), so ALERT_ONLY holds on every path.
  */
 function workflowDeadline(definition: WorkflowDef, from: number): number | undefined {
   const seconds = definition.timeoutSeconds ?? 0;
@@ -363,8 +363,9 @@ function settleUntriggered(state: WorkflowExecution, env: DecideEnv): Decision {
   return { state: draft.state, effects };
 }
 
+/** True when a running workflow's own timeout has passed. A paused one's clock stands still (see the resume). */
 function workflowOverdue(state: WorkflowExecution, now: number): boolean {
-  return state.deadline !== undefined && now >= state.deadline && (state.status === "RUNNING" || state.status === "PAUSED");
+  return state.deadline !== undefined && now >= state.deadline && state.status === "RUNNING";
 }
 
 function taskOverdue(task: TaskExecution, now: number): boolean {
@@ -481,7 +482,8 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       return { state: draft.state, effects };
     case "resume":
       requireStatus(state, ["PAUSED"], "resume");
-      draft.patch({ status: "RUNNING", updateTime: env.now });
+      // Its timeout counts again from now, as Conductor's resume sets lastRetriedTime (it does not run while paused).
+      draft.patch({ status: "RUNNING", updateTime: env.now, deadline: workflowDeadline(state.definition, env.now) });
       // A poll that found them paused left them out of reach for a while: they can be polled again at once (or once
       // the delay a worker asked for has passed).
       for (const task of state.tasks) if (task.pollable === true) effects.push({ kind: "queueTask", entry: workerQueueEntry(task, state, pollableFrom(task, env.now), instanceTask(state.definition, task)) });
@@ -2036,7 +2038,8 @@ function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT"
  */
 export function nextDeadline(state: WorkflowExecution): number | undefined {
   if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) return undefined;
-  let earliest = state.deadline;
+  // A paused workflow's own timeout waits for its resume; its tasks' clocks (a webhook's timeout) keep running.
+  let earliest = state.status === "PAUSED" ? undefined : state.deadline;
   const consider = (at: number | undefined) => {
     if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
   };

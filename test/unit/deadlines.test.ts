@@ -51,13 +51,20 @@ describe("events arriving after a deadline whose alarm has not run yet", () => {
     expect(late.state.status).toBe("TIMED_OUT");
   });
 
-  it("pause and resume past the workflow's timeoutSeconds are refused: it has timed out", () => {
+  it("a pause past the workflow's timeoutSeconds is refused (it has timed out); a paused workflow's timeout waits, and counts afresh from its resume", () => {
     const state = started({ timeoutSeconds: 1, tasks: [hook(0)] });
     expect(refusal(state, { type: "pause" }, 2_000).message).toContain("its status is TIMED_OUT");
     const paused = decide(state, { type: "pause" }, env(1_500)).state;
-    expect(refusal(paused, { type: "resume" }, 2_000).message).toContain("its status is TIMED_OUT");
-    // A second pause of a paused workflow is still a no-op while nothing is overdue.
+    // A second pause of a paused workflow is still a no-op.
     expect(decide(paused, { type: "pause" }, env(1_600)).state).toBe(paused);
+    // Paused, it does not time out (Conductor takes it off its sweeper), and nothing wakes it for that.
+    expect(nextDeadline(paused)).toBeUndefined();
+    expect(decide(paused, { type: "tick", liveTaskIds: new Set() }, env(60_000)).state.status).toBe("PAUSED");
+    // Resumed, its timeout counts from the resume (Conductor's lastRetriedTime).
+    const resumed = decide(paused, { type: "resume" }, env(60_000)).state;
+    expect(resumed.status).toBe("RUNNING");
+    expect(nextDeadline(resumed)).toBe(61_000);
+    expect(decide(resumed, { type: "tick", liveTaskIds: new Set() }, env(61_000)).state.status).toBe("TIMED_OUT");
   });
 
   it("terminate past the workflow's timeoutSeconds still terminates (an explicit stop is not second-guessed)", () => {
