@@ -368,8 +368,17 @@ function workflowOverdue(state: WorkflowExecution, now: number): boolean {
   return state.deadline !== undefined && now >= state.deadline && state.status === "RUNNING";
 }
 
-function taskOverdue(task: TaskExecution, now: number): boolean {
-  return isPending(task) && ((task.timeoutAt !== undefined && task.timeoutAt <= now) || overdueByDefinition(task, now) || overdueInTotal(task, now));
+function taskOverdue(state: WorkflowExecution, task: TaskExecution, now: number): boolean {
+  const ownTimeout = task.timeoutAt !== undefined && task.timeoutAt <= now && !pollClockStopped(state, task);
+  return isPending(task) && (ownTimeout || overdueByDefinition(task, now) || overdueInTotal(task, now));
+}
+
+/**
+ * True when `task` waits for a worker's poll in a paused workflow: no poll can take it then, so its pollTimeoutSeconds
+ * stands still (as Conductor decides nothing for a paused workflow) and counts afresh from the resume.
+ */
+function pollClockStopped(state: WorkflowExecution, task: TaskExecution): boolean {
+  return state.status === "PAUSED" && task.taskType === "SIMPLE" && task.status === "SCHEDULED";
 }
 
 /** True when the task's attempts together have taken their `totalTimeoutSeconds` (see {@link TaskExecution.retryDeadline}). */
@@ -384,7 +393,7 @@ function overdueByDefinition(task: TaskExecution, now: number): boolean {
 }
 
 function hasOverdueDeadline(state: WorkflowExecution, now: number): boolean {
-  return workflowOverdue(state, now) || state.tasks.some((task) => taskOverdue(task, now));
+  return workflowOverdue(state, now) || state.tasks.some((task) => taskOverdue(state, task, now));
 }
 
 /** Applies passed deadlines; true when the workflow itself timed out (then nothing else is left to do). */
@@ -396,7 +405,7 @@ function applyDeadlines(draft: Draft, env: DecideEnv, effects: Effect[]): boolea
     return true;
   }
   for (const task of state.tasks) {
-    if (!taskOverdue(task, env.now)) continue;
+    if (!taskOverdue(state, task, env.now)) continue;
     if (overdueInTotal(task, env.now)) {
       // Final whatever else is due: no retry follows it (see the retry check in moveLane).
       timeOutInTotal(draft, task, env, effects);
@@ -484,6 +493,12 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       requireStatus(state, ["PAUSED"], "resume");
       // Its timeout counts again from now, as Conductor's resume sets lastRetriedTime (it does not run while paused).
       draft.patch({ status: "RUNNING", updateTime: env.now, deadline: workflowDeadline(state.definition, env.now) });
+      // So does a worker task's wait for its poll, which no poll could end while paused.
+      for (const task of state.tasks) {
+        if (!pollClockStopped(state, task) || task.timeoutAt === undefined) continue;
+        const pollTimeout = instanceTask(state.definition, task)?.taskDefinition?.pollTimeoutSeconds ?? 0;
+        if (pollTimeout > 0) draft.updateTask(task.taskId, { timeoutAt: pollableFrom(task, env.now) + pollTimeout * 1000 });
+      }
       // A poll that found them paused left them out of reach for a while: they can be polled again at once (or once
       // the delay a worker asked for has passed).
       for (const task of state.tasks) if (task.pollable === true) effects.push({ kind: "queueTask", entry: workerQueueEntry(task, state, pollableFrom(task, env.now), instanceTask(state.definition, task)) });
@@ -504,9 +519,11 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       requireStatus(state, ["RUNNING", "PAUSED"], "upgrade");
       applyUpgrade(draft, event, env);
       refreshUnstartedInputs(draft, env);
-      // A new timeout counts from the start, as the old one did (a reopened execution's, from when it was reopened).
+      // A new timeout counts from where the old one did: the start, or the last retry, rerun or resume (what the old
+      // deadline was set from); from the start when the old one set none (ALERT_ONLY, no timeout).
       if (event.definition.timeoutSeconds !== state.definition.timeoutSeconds || event.definition.timeoutPolicy !== state.definition.timeoutPolicy) {
-        draft.patch({ deadline: workflowDeadline(event.definition, state.startTime) });
+        const countedFrom = state.deadline === undefined ? state.startTime : state.deadline - (state.definition.timeoutSeconds ?? 0) * 1000;
+        draft.patch({ deadline: workflowDeadline(event.definition, countedFrom) });
       }
       replaceStartScopes(draft, event.startScopes);
       break;
@@ -878,7 +895,8 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   if (terminate !== undefined) {
     throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${terminate.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
   }
-  draft.patch(reopened(state, env));
+  // The output it ended with (outputAtEnd's) is not this run's: it is given anew as the retry ends.
+  draft.patch({ ...reopened(state, env), output: {} });
   retryUnfinishedLanes(draft, heads, env);
 }
 
@@ -1958,13 +1976,13 @@ function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given
 
 /**
  * Ends the workflow as the task that ended it did, as Conductor's `retry()` does once no retry is left: TIMED_OUT when
- * the task timed out, TERMINATED when it was canceled (a child terminated), FAILED otherwise; the failure workflow starts
- * in each case.
+ * the task timed out, FAILED otherwise. Conductor ends it TERMINATED after a canceled task (a terminated child); here it
+ * fails, so that the parent's SUB_WORKFLOW task fails as the spec's section 7 shows a child's failure, and the parent
+ * follows the child's own retry (a TERMINATED execution follows none).
  */
 function failWorkflow(draft: Draft, task: TaskExecution, reason: string, env: DecideEnv, effects: Effect[]): void {
-  const current = draft.state.tasks.find((candidate) => candidate.taskId === task.taskId) ?? task;
-  const [status, what] = current.status === "TIMED_OUT" ? (["TIMED_OUT", "timed out"] as const) : current.status === "CANCELED" ? (["TERMINATED", "was canceled"] as const) : (["FAILED", "failed"] as const);
-  endWorkflow(draft, status, `Task ${task.referenceTaskName} ${what}: ${reason}`, env, effects, { failedTask: task, triggerFailureWorkflow: true });
+  const timedOut = task.status === "TIMED_OUT";
+  endWorkflow(draft, timedOut ? "TIMED_OUT" : "FAILED", `Task ${task.referenceTaskName} ${timedOut ? "timed out" : "failed"}: ${reason}`, env, effects, { failedTask: task });
 }
 
 /**
@@ -2051,7 +2069,7 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
     }
     if (isInFlight(task)) consider(task.attemptDeadline);
     if (isPending(task)) {
-      consider(task.timeoutAt);
+      if (!pollClockStopped(state, task)) consider(task.timeoutAt);
       consider(task.definitionTimeoutAt);
       consider(task.retryDeadline);
     }

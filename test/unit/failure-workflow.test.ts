@@ -50,7 +50,7 @@ describe("failureWorkflow: what a failed execution starts", () => {
     expect(failed.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe(start!.workflowId);
   });
 
-  it("a task that timed out, or was canceled, for good ends the workflow TIMED_OUT or TERMINATED (Conductor's retry()), and starts it", () => {
+  it("a task that timed out for good ends the workflow TIMED_OUT (Conductor's retry()); one canceled (a terminated child) fails it; either starts it", () => {
     const timedOut = decide(started({ failureWorkflow: "orders_cleanup", tasks: [{ ...hook, inputParameters: { timeoutSeconds: 1 } }] }), { type: "tick", liveTaskIds: new Set() }, env(2_500));
     // The spec's WAIT_FOR_WEBHOOK timeout fails its task (WEBHOOK_TIMEOUT), and so the workflow.
     expect([timedOut.state.tasks[0]!.status, timedOut.state.status]).toEqual(["FAILED", "FAILED"]);
@@ -59,9 +59,9 @@ describe("failureWorkflow: what a failed execution starts", () => {
     const task = waiting.tasks[0]!;
     const canceled = decide(waiting, { type: "childFinished", taskId: task.taskId, subWorkflowId: task.subWorkflowId!, status: "TERMINATED", output: {}, reason: "operator" }, env(2_000));
     expect(canceled.state.tasks[0]!.status).toBe("CANCELED");
-    expect(canceled.state.status).toBe("TERMINATED");
-    expect(canceled.state.reasonForIncompletion).toContain("Task sub was canceled");
-    expect(startsOf(canceled.effects)[0]!.input).toMatchObject({ failureStatus: "TERMINATED", failureTaskId: task.taskId });
+    expect(canceled.state.status).toBe("FAILED");
+    expect(canceled.state.reasonForIncompletion).toContain("Task sub failed");
+    expect(startsOf(canceled.effects)[0]!.input).toMatchObject({ failureStatus: "FAILED", failureTaskId: task.taskId });
 
     const retried: WorkflowTaskDef = { ...call, taskDefinition: taskDefNamed("call", { timeoutSeconds: 1, timeoutPolicy: "RETRY" }) };
     const running = started({ failureWorkflow: "orders_cleanup", tasks: [retried] });
@@ -111,6 +111,9 @@ describe("failureWorkflow: what a failed execution starts", () => {
     const failed = decide(afterFirst, { type: "dispatchResult", taskId: pending.taskId, attempt: pending.attempt, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason: "HTTP 500" }, env(2_000));
     expect(failed.state.status).toBe("FAILED");
     expect(failed.state.output).toEqual({ first: 42, second: null });
+    // Retried, it runs with no output until it ends again.
+    const retried = decide(failed.state, { type: "retry" }, env(2_500)).state;
+    expect([retried.status, retried.output]).toEqual(["RUNNING", {}]);
     // Terminated from outside: the same output, the pending task's (none) standing in for the one that ended it.
     const terminated = decide(afterFirst, { type: "terminate", reason: "operator" }, env(2_000)).state;
     expect(terminated.status).toBe("TERMINATED");

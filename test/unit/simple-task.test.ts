@@ -243,6 +243,19 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(() => poll(state, 6_500)).toThrow(EngineError);
   });
 
+  it("pollTimeoutSeconds stands still while the workflow is paused (no poll can take the task) and counts afresh from the resume", () => {
+    const { state } = started({ ...encode, taskDefinition: taskDef({ pollTimeoutSeconds: 5 }) });
+    const paused = decide(state, { type: "pause" }, env(2_000)).state;
+    expect(nextDeadline(paused)).toBeUndefined();
+    const later = decide(paused, { type: "tick", liveTaskIds: new Set() }, env(60_000)).state;
+    expect([later.status, later.tasks[0]!.status]).toEqual(["PAUSED", "SCHEDULED"]);
+    const resumed = decide(later, { type: "resume" }, env(60_000)).state;
+    expect(resumed.tasks[0]!.timeoutAt).toBe(65_000);
+    expect(nextDeadline(resumed)).toBe(65_000);
+    expect(poll(resumed, 64_000).tasks[0]).toMatchObject({ status: "IN_PROGRESS" });
+    expect(decide(resumed, { type: "tick", liveTaskIds: new Set() }, env(65_000)).state.status).toBe("TIMED_OUT");
+  });
+
   it("pollTimeoutSeconds under RETRY leaves the timed out task to its retry settings (then the workflow times out); under ALERT_ONLY it never times out", () => {
     const retried = decide(started({ ...encode, taskDefinition: taskDef({ pollTimeoutSeconds: 5, retryCount: 1, retryDelaySeconds: 0, timeoutPolicy: "RETRY" }) }).state, { type: "tick", liveTaskIds: new Set() }, env(6_000)).state;
     expect(retried.status).toBe("RUNNING");

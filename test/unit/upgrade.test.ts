@@ -100,6 +100,16 @@ describe("upgrading a running execution", () => {
     const upgraded = decide(state, upgrade(version(2, [httpGet("a"), httpGet("b")], { timeoutSeconds: 60 })), env(3_000)).state;
     expect(upgraded.deadline).toBe(1_000 + 60_000);
   });
+
+  it("counts a changed workflow timeout from where the old one counted: a resume's time, not the start", () => {
+    const timed = decide(atSecondTask([httpGet("a"), httpGet("b")]), upgrade(version(2, [httpGet("a"), httpGet("b")], { timeoutSeconds: 60 })), env(3_000)).state;
+    const paused = decide(timed, { type: "pause" }, env(4_000)).state;
+    const resumed = decide(paused, { type: "resume" }, env(500_000)).state;
+    expect(resumed.deadline).toBe(500_000 + 60_000);
+    const longer = decide(resumed, upgrade(version(3, [httpGet("a"), httpGet("b")], { timeoutSeconds: 120 })), env(501_000)).state;
+    expect(longer.deadline).toBe(500_000 + 120_000);
+    expect(longer.status).toBe("RUNNING");
+  });
 });
 
 describe("an upgrade refused, changing nothing", () => {
