@@ -256,9 +256,11 @@ export function applyFreeText(filter: Filter, freeText: string | undefined, colu
 /** The longest LIKE or GLOB pattern D1 takes, in bytes. */
 export const MAX_LIKE_PATTERN_BYTES = 50;
 
+const encoder = new TextEncoder();
+
 /** The length of `text` in UTF-8 bytes, as D1 counts a pattern. */
 export function utf8Length(text: string): number {
-  return new TextEncoder().encode(text).length;
+  return encoder.encode(text).length;
 }
 
 /** `text` with ASCII capitals made small, as SQLite's `lower()` makes them, and nothing else. */
