@@ -959,9 +959,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     // deletion would put the row back (and count the execution in the metrics again).
     await this.#jobs.get("index")?.catch(() => undefined);
     expectIndexWritten(await indexWriterAt(this.env, this.#indexWriterShard(workflowId)).delete(workflowId, held), "deleting the search row");
-    await this.ctx.storage.deleteAlarm();
-    this.#alarmAt = null;
+    // The alarm goes with the storage, in the one call (compatibility date 2026-02-24 on): no eviction can come
+    // between the two and leave a flagged removal with no alarm to finish it.
     await this.ctx.storage.deleteAll();
+    this.#alarmAt = null;
     this.#store.forgetTables();
     // The tombstone the removal leaves (see #removed), emptied by the alarm.
     this.#removed = true;

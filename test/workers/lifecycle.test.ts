@@ -223,10 +223,11 @@ describe("remove", () => {
     const workflowId = await startWorkflow("remove_evicted");
     await waitFor(workflowId, ["COMPLETED"]);
     await waitForIndexRow(workflowId, "COMPLETED");
-    // remove's first await after the row's deletion is deleteAlarm: the object is evicted right there.
+    // remove's first await after the row's deletion is deleteAll (which takes the alarm with it): the object is
+    // evicted right there, its storage and its removal's safety alarm still in place.
     await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
-      const storage = state.storage as unknown as { deleteAlarm: () => Promise<void> };
-      storage.deleteAlarm = () => {
+      const storage = state.storage as unknown as { deleteAll: () => Promise<void> };
+      storage.deleteAll = () => {
         state.abort("evicted (test)");
         return Promise.resolve();
       };
