@@ -195,9 +195,13 @@ export function applyReadableAny(filter: Filter, conditions: ReadonlyArray<{ rea
     }
     // Few and short prefixes as GLOB patterns, which the name index serves; any others (D1 refuses a pattern over 50
     // bytes) compared by their head, as one JSON list.
-    const patterns = readable.prefixes.map(globPrefix);
-    const globbed = patterns.length <= MAX_BOUND_PREFIXES ? patterns.filter((pattern) => utf8Length(pattern) <= MAX_LIKE_PATTERN_BYTES) : [];
-    const compared = readable.prefixes.filter((_, index) => !globbed.includes(patterns[index]!));
+    const globbed: string[] = [];
+    const compared: string[] = [];
+    for (const prefix of readable.prefixes) {
+      const pattern = globPrefix(prefix);
+      if (readable.prefixes.length <= MAX_BOUND_PREFIXES && utf8Length(pattern) <= MAX_LIKE_PATTERN_BYTES) globbed.push(pattern);
+      else compared.push(prefix);
+    }
     clauses.push(...globbed.map(() => `${column} GLOB ?`));
     bindings.push(...globbed);
     if (compared.length > 0) {
@@ -239,14 +243,15 @@ export function applyFreeText(filter: Filter, freeText: string | undefined, colu
   const stars = options.starMatchesAnything === true && freeText.includes("*");
   const escaped = freeText.replace(/[\\%_]/g, (c) => `\\${c}`);
   const pattern = `%${stars ? escaped.replaceAll("*", "%") : escaped}%`;
-  if (!stars && utf8Length(pattern) > MAX_LIKE_PATTERN_BYTES) {
+  const fits = utf8Length(pattern) <= MAX_LIKE_PATTERN_BYTES;
+  if (!fits && !stars) {
     // A substring longer than a LIKE pattern D1 takes (50 bytes): found with instr, ASCII case ignored as LIKE ignores
     // it (SQLite's lower() folds ASCII only). LIKE otherwise: it lowers no copy of every row.
     filter.clauses.push(`(${columns.map((column) => `instr(lower(${column}), ?) > 0`).join(" OR ")})`);
     filter.bindings.push(...columns.map(() => asciiLowerCase(freeText)));
     return;
   }
-  if (utf8Length(pattern) > MAX_LIKE_PATTERN_BYTES) {
+  if (!fits) {
     throw validationError("Invalid search", [{ path: "fullTextQuery", message: `with a * in it, may be at most ${MAX_LIKE_PATTERN_BYTES - 2} bytes (its % and _ counted twice); without one, of any length` }]);
   }
   filter.clauses.push(`(${columns.map((column) => `${column} LIKE ? ESCAPE '\\'`).join(" OR ")})`);
