@@ -2,7 +2,7 @@ import { waitForWebhookTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
 import type { JsonObject, WorkflowTaskDef } from "../../src/engine/model";
 import { eventMatchKey, eventMeets, parseMatchPath, valueAt, waitingMatch, writtenMatches } from "../../src/engine/tasks/wait-for-webhook/matches";
-import { registrationErrors, startedWith } from "./engine-env";
+import { registrationErrors, startedWith, taskDefNamed } from "./engine-env";
 
 // Orkes' webhook matches (src/engine/tasks/wait-for-webhook/matches.ts): the engine alone.
 
@@ -58,5 +58,17 @@ describe("WAIT_FOR_WEBHOOK with matches", () => {
     expect(waiting.tasks[0]).toMatchObject({ status: "IN_PROGRESS", inputData: { matches: { "$.id": "x" } } });
     const failed = startedWith("hooks", [hook({ matches: { "$.id": "${workflow.input.id}" } })], {}).state;
     expect(failed.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining('matches "$.id" resolved to null') });
+  });
+
+  // The stored input holds a secret as "***": the match would hold only for an event carrying "***".
+  it("refuses secrets in its matches, written in the task or added by its task definition's inputTemplate", () => {
+    const secretIssue = (path: string) => expect.stringMatching(new RegExp(`^tasks\\[0\\]\\.inputParameters\\.${path}: matches must not use secrets \\(slack_token\\)`));
+    expect(registrationErrors([hook({ matches: { "$.token": "${workflow.secrets.slack_token}", "$.type": "msg" } })])).toEqual([secretIssue("matches\\.\\$\\.token")]);
+    expect(registrationErrors([hook({ "$.token": "t-${workflow.secrets.slack_token}" })])).toEqual([secretIssue("\\$\\.token")]);
+    expect(registrationErrors([hook({ matches: "${workflow.secrets.slack_token}" })])).toEqual([secretIssue("matches")]);
+    // Elsewhere in the input a secret is what it always was (a header the callback must carry).
+    expect(registrationErrors([hook({ matches: { "$.type": "msg" }, headers: { "X-Token": "${workflow.secrets.slack_token}" } })])).toEqual([]);
+    const fromTaskDef = startedWith("hooks", [{ ...hook({ matches: { "$.type": "msg" } }), taskDefinition: taskDefNamed("hook", { inputTemplate: { "$.token": "${workflow.secrets.slack_token}" } }) }]).state;
+    expect(fromTaskDef.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("matches must not use secrets (slack_token)") });
   });
 });

@@ -1,6 +1,6 @@
 import { isRecord } from "../../definition/checks";
 import type { JsonObject, JsonValue, WorkflowExecution } from "../../model";
-import { waitingMatch, writtenMatches } from "./matches";
+import { matchesSecrets, matchesSecretsMessage, waitingMatch, writtenMatches } from "./matches";
 import type { TaskTypeModule } from "../task-type";
 import { webhookConfigProblem } from "./callback";
 
@@ -36,7 +36,12 @@ function matchesProblem(input: JsonObject, taskRefName: string, execution: Workf
 export const waitForWebhookTask: TaskTypeModule = {
   type: "WAIT_FOR_WEBHOOK",
   start(task, definition, execution, env) {
-    const problem = webhookConfigProblem(task.inputData) ?? matchesProblem(task.inputData, definition.taskReferenceName, execution);
+    // Registration refuses a secret in the task's own matches; one its task definition's inputTemplate adds is caught here.
+    const secrets = matchesSecrets({ ...(definition.taskDefinition?.inputTemplate ?? {}), ...(definition.inputParameters ?? {}) });
+    const problem =
+      (secrets.length > 0 ? matchesSecretsMessage(secrets) : undefined) ??
+      webhookConfigProblem(task.inputData) ??
+      matchesProblem(task.inputData, definition.taskReferenceName, execution);
     if (problem !== undefined) {
       // No callback could ever be verified: fail now rather than wait for one that would answer 401.
       const reason = `WAIT_FOR_WEBHOOK input cannot be checked: ${problem}`;

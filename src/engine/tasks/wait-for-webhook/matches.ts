@@ -10,6 +10,7 @@
  * {@link matchKey}). Values compare as text, trimmed and case-insensitively, as Conductor's do.
  */
 import { isRecord } from "../../definition/checks";
+import { referencedSecrets } from "../../expressions";
 import type { JsonObject, JsonValue } from "../../model";
 import { setOwn } from "../../own-property";
 
@@ -89,6 +90,23 @@ export function writtenMatches(input: JsonObject): JsonObject | undefined {
   if (isRecord(nested) && !Array.isArray(nested)) for (const [key, value] of Object.entries(nested)) setOwn(matches, key, value as JsonValue);
   for (const key of top) setOwn(matches, key, input[key]!);
   return matches;
+}
+
+/**
+ * The secrets a task's matches name, as written in its input template. A task's stored input shows secrets masked,
+ * and both the routing row and the execution's own check read the stored input: such a match could only ever hold
+ * for an event carrying the mask itself.
+ */
+export function matchesSecrets(template: JsonObject): string[] {
+  const matches: JsonObject = {};
+  if (template["matches"] !== undefined) matches["matches"] = template["matches"];
+  for (const key of Object.keys(template).filter((name) => name.startsWith("$"))) setOwn(matches, key, template[key]!);
+  return referencedSecrets(matches);
+}
+
+/** Why a task's matches must not name secrets (see {@link matchesSecrets}). */
+export function matchesSecretsMessage(secrets: readonly string[]): string {
+  return `matches must not use secrets (${secrets.join(", ")}): a task's input holds them masked, so no event could match; verify the sender with the webhook's verifier instead`;
 }
 
 /** What a waiting task matches events by, once its matches are resolved: see {@link waitingMatch}. */

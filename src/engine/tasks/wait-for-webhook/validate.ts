@@ -19,7 +19,8 @@ import {
   type UnknownRecord,
 } from "../../definition/checks";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../http-syntax";
-import { MAX_MATCHES, parseMatchPath } from "./matches";
+import { referencedSecrets } from "../../expressions";
+import { MAX_MATCHES, matchesSecretsMessage, parseMatchPath } from "./matches";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 
 /** Signature algorithms a callback may be verified with. */
@@ -84,7 +85,8 @@ function matchesIssues(input: UnknownRecord, inputPath: string): ValidationIssue
   const nestedPath = childPath(inputPath, "matches");
   const entries: Array<[key: string, value: unknown, path: string]> = [];
   if (isRecord(nested)) for (const [key, value] of Object.entries(nested)) entries.push([key, value, childPath(nestedPath, key)]);
-  else if (nested !== undefined && !isExpression(nested)) {
+  else if (isExpression(nested)) secretIssue(nested, nestedPath, issues);
+  else if (nested !== undefined) {
     issues.push({ path: nestedPath, message: `matches must be an object of JSONPath keys and the values to find there, but is ${describeValue(nested)}` });
   }
   for (const key of Object.keys(input).filter((name) => name.startsWith("$"))) entries.push([key, input[key], childPath(inputPath, key)]);
@@ -94,7 +96,12 @@ function matchesIssues(input: UnknownRecord, inputPath: string): ValidationIssue
     if (parsed instanceof Error) issues.push({ path: at, message: `the key ${parsed.message}` });
     if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
       issues.push({ path: at, message: `must be the text, number or boolean the event must hold at ${key.slice(0, 60)} (or an expression giving one), but is ${describeValue(value)}` });
-    }
+    } else if (typeof value === "string") secretIssue(value, at, issues);
   }
   return issues;
+}
+
+function secretIssue(value: string, path: string, issues: ValidationIssue[]): void {
+  const secrets = referencedSecrets(value);
+  if (secrets.length > 0) issues.push({ path, message: matchesSecretsMessage(secrets) });
 }
