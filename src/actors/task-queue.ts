@@ -12,6 +12,11 @@ export interface LeasedTask {
   leasedUntil: number;
   /** True when its task has limits, so the poll's answer is recorded in the queue's {@link HandOutLedger}. */
   limited?: true;
+  /**
+   * True when the queue counts it among the tasks held at once (its limits, as pushed, have a `maxHeld`): its
+   * execution must release it, whatever limits its definition holds by then (an upgrade may have dropped them).
+   */
+  holdsPlace?: true;
 }
 
 /**
@@ -143,6 +148,7 @@ export class TaskQueue extends DurableObject<Env> {
         return taken.map((task) => {
           const leased: LeasedTask = { taskId: task.taskId, workflowId: task.workflowId, leasedUntil };
           if (task.limits !== undefined) leased.limited = true;
+          if (task.limits?.maxHeld !== undefined) leased.holdsPlace = true;
           return leased;
         });
       }

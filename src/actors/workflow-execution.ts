@@ -1159,9 +1159,10 @@ export class WorkflowExecution extends DurableObject<Env> {
   /**
    * A worker's poll took SIMPLE task `taskId` from its queue (see {@link PollAnswer}). Exactly one poll gets a task:
    * the decision that hands it out is this object's, one at a time. The worker receives the input with the real
-   * values of the secrets it names, as an HTTP task sends them; the stored input keeps them masked.
+   * values of the secrets it names, as an HTTP task sends them; the stored input keeps them masked. `holdsPlace`: the
+   * queue counts the task among those held at once (see `LeasedTask`), so it is released once no longer held.
    */
-  async pollTask(taskId: string, workerId: string | undefined): Promise<PollAnswer> {
+  async pollTask(taskId: string, workerId: string | undefined, holdsPlace = false): Promise<PollAnswer> {
     this.#recover();
     const before = this.#waitingForPoll(taskId);
     if (before.outcome !== "waiting") return before;
@@ -1185,8 +1186,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (live instanceof MissingSecretError) return { outcome: "gone" };
     const current = this.#execution!;
     const task = current.tasks.find((candidate) => candidate.taskId === taskId)!;
-    // In the turn that handed it out, so in its transaction: the place it takes in its queue is always given back.
-    if (handOutLimits(instanceTask(current.definition, task))?.maxHeld !== undefined) {
+    // In the turn that handed it out, so in its transaction: the place it takes in its queue is always given back. The
+    // queue's word counts too: it held a place by the limits the task was queued with, which an upgrade may have dropped.
+    if (holdsPlace || handOutLimits(instanceTask(current.definition, task))?.maxHeld !== undefined) {
       const owed = { queue: workerQueueKey(task.taskDefName, task.domain) };
       this.#releases.set(taskId, owed);
       this.#store.setMeta(RELEASE_META + taskId, owed.queue);

@@ -583,6 +583,22 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     expect(polled!["workflowInstanceId"]).toBe(third);
   });
 
+  it("a task queued under a limit that an upgrade dropped still frees its place once done (the queue counted it held)", async () => {
+    const [upgraded] = await startLimited("w_lim_upgrade", { concurrentExecLimit: 1 }, 1);
+    // The limit goes, and the running execution takes the definitions as they are now; its queue entry keeps the limit.
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "w_lim_upgrade", retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com" });
+    await apiOk("POST", `/api/workflow/${upgraded}/upgrade`, { name: "w_lim_upgrade", version: 1 });
+    const [task] = await poll("w_lim_upgrade");
+    expect(task!["workflowInstanceId"]).toBe(upgraded);
+    await report(task!, "COMPLETED");
+    await waitFor(upgraded!, ["COMPLETED"]);
+    // The limit is back: the next task is handed out, the finished one holding no place.
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "w_lim_upgrade", retryCount: 0, responseTimeoutSeconds: 60, concurrentExecLimit: 1, ownerEmail: "t@example.com" });
+    const [next] = await startLimitedMore("w_lim_upgrade", 1);
+    const [polled] = await eventually(() => poll("w_lim_upgrade"), (tasks) => tasks.length > 0, "the next task, its place free", 3_000);
+    expect(polled!["workflowInstanceId"]).toBe(next);
+  });
+
   /** Starts `count` more of workflow `name` and waits for their tasks to be queued. */
   async function startLimitedMore(name: string, count: number): Promise<string[]> {
     const ids: string[] = [];

@@ -138,7 +138,7 @@ async function pollWorkerQueue(env: Env, ctx: ExecutionContext, poll: PollReques
 
 /** Asks the entry's execution for its task; async, so that any failure (a stub that cannot be made too) is a rejection. */
 async function offer(env: Env, entry: LeasedTask, workerId: string | undefined): Promise<PollAnswer> {
-  return executionStub(env, entry.workflowId).pollTask(entry.taskId, workerId);
+  return executionStub(env, entry.workflowId).pollTask(entry.taskId, workerId, entry.holdsPlace === true);
 }
 
 /** Whether the caller may poll tasks named `taskName`, by the rules that decide `GET /api/tasks/poll/{taskType}`. */
