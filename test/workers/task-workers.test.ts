@@ -636,6 +636,26 @@ describe("task workers: every queue (Conductor's /api/tasks/queue/all and /api/t
   });
 });
 
+describe("task workers: one queue's size (Conductor's /api/tasks/queue/size, the Java client's getQueueSizeForTask)", () => {
+  it("answers the number of tasks waiting in a task type's queue of a domain (the default without one), to callers who may read that task type", async () => {
+    await register({ name: "w_size", tasks: [simpleTask("w_size_task")] });
+    await startWorkflow("w_size");
+    await apiOk<string>("POST", "/api/workflow", { name: "w_size", taskToDomain: { w_size_task: "gpu" } });
+    await apiOk<string>("POST", "/api/workflow", { name: "w_size", taskToDomain: { w_size_task: "gpu" } });
+    const size = (query: string) => apiOk<number>("GET", `/api/tasks/queue/size?${query}`);
+    expect(await eventually(() => size("taskType=w_size_task&domain=gpu"), (n) => n === 2, "both gpu tasks queued")).toBe(2);
+    expect(await eventually(() => size("taskType=w_size_task"), (n) => n === 1, "the default domain's task queued")).toBe(1);
+    expect(await size("taskType=w_size_task&domain=NO_DOMAIN")).toBe(1);
+    expect(await size("taskType=w_size_task&domain=eu")).toBe(0);
+    expect((await api("GET", "/api/tasks/queue/size")).status).toBe(400);
+    const reader = await createUser("w-size-reader", { directPermissions: [{ action: "TASK_READ", scope: "task:w_size_task" }] });
+    const other = await createUser("w-size-other", { directPermissions: [{ action: "TASK_READ", scope: "task:w_size_elsewhere" }] });
+    const asked = await call("GET", "/api/tasks/queue/size?taskType=w_size_task&domain=gpu", orkes(reader.token));
+    expect([asked.status, await asked.json()]).toEqual([200, 2]);
+    expect((await call("GET", "/api/tasks/queue/size?taskType=w_size_task", orkes(other.token))).status).toBe(403);
+  });
+});
+
 describe("task workers: poll data", () => {
   interface PollDataJson {
     queueName: string;

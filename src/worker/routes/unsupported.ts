@@ -12,7 +12,7 @@ type Args = [Env, ExecutionContext];
  * come after the routes it would take: the routes naming a definition (lookups, execute) are registered first.
  */
 export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string]> = [
-  ["/api/tasks/queue/*", "task queue administration beyond sizes and poll data (GET /api/tasks/queue/sizes, GET /api/tasks/queue/polldata)"],
+  ["/api/tasks/queue/*", "task queue administration beyond sizes and poll data (GET /api/tasks/queue/size, GET /api/tasks/queue/sizes, GET /api/tasks/queue/polldata)"],
   ["/api/metadata/workflow-importer/*", "importing BPMN"],
   ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
   ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],

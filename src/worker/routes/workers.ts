@@ -226,6 +226,16 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
   // Conductor's polldata/all: the latest poll of each named worker of every task type, in any domain, the most recent first.
   router.get("/api/tasks/queue/polldata/all", async (request, env) => allPollData(request, env));
 
+  // Conductor's taskDepth (the Java client's getQueueSizeForTask): the size of one task type's queue in `domain` (the
+  // default domain's without one), as a bare number.
+  router.get("/api/tasks/queue/size", async (request, env) => {
+    const name = boundedName(queryValue(request, "taskType"), "taskType");
+    if (name === undefined) throw validationError("Missing query parameter taskType", [{ path: "taskType", message: "is required: the task type whose queue to size" }]);
+    const domain = boundedName(queryValue(request, "domain"), "domain");
+    requireReadableQueues(request, [name]);
+    return Response.json(await taskQueueAt(env, workerQueueKey(name, domain === "NO_DOMAIN" ? undefined : domain)).size());
+  });
+
   // Conductor's queue sizes of the default domain, by task type (`?taskType=a&taskType=b`, or comma-separated).
   router.get("/api/tasks/queue/sizes", async (request, env) => {
     const { taskType } = queryParams(request, [], ["taskType"]);
