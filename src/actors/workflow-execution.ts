@@ -124,6 +124,8 @@ export interface TaskResultInput {
   reason?: string;
   /** A SIMPLE task kept IN_PROGRESS is polled again after this many seconds. */
   callbackAfterSeconds?: number;
+  /** A worker's result: an output too large to store fails the task for good instead of being refused (see `externalUpdate`). */
+  oversizeFailsTask?: true;
 }
 
 /** How an UPDATE_TASK's update differs from a TaskResult's (see the decider's `externalUpdate`). */
@@ -1048,6 +1050,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const event: ExecutionEvent = { type: "externalUpdate", taskId, status: result.status, output: scrub(result.output) };
     if (result.reason !== undefined) event.reason = scrub(result.reason);
     if (result.callbackAfterSeconds !== undefined) event.callbackAfterSeconds = result.callbackAfterSeconds;
+    if (result.oversizeFailsTask === true) event.oversizeFailsTask = true;
     if (result.from !== undefined) {
       event.byTask = result.from.byTask;
       event.replaceOutput = result.from.replaceOutput;
@@ -1063,7 +1066,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     taskId: string,
     status: ExternalTaskStatus,
     output: JsonObject,
-    options: { reason?: string; callbackAfterSeconds?: number; logs?: TaskLogInput[]; from?: TaskUpdateFrom } = {},
+    options: { reason?: string; callbackAfterSeconds?: number; oversizeFailsTask?: true; logs?: TaskLogInput[]; from?: TaskUpdateFrom } = {},
   ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;

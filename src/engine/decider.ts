@@ -105,7 +105,9 @@ export type ExecutionEvent =
    * Someone outside completed (or updated) a pending task. Output is merged into the task's (replaces it with
    * `replaceOutput`). A SIMPLE task a worker keeps IN_PROGRESS goes back to its queue, to be polled again after
    * `callbackAfterSeconds` (0 when absent). `byTask` names the UPDATE_TASK sending it (`<workflowId>/<taskId>`): sent
-   * again once applied, it changes nothing and is not refused.
+   * again once applied, it changes nothing and is not refused. An output too large to store is refused, unless
+   * `oversizeFailsTask` (a worker's TaskResult: its worker would send the same result again and again, then give up):
+   * the task then fails for good saying so, as Conductor's server fails it.
    */
   | {
       type: "externalUpdate";
@@ -116,6 +118,7 @@ export type ExecutionEvent =
       callbackAfterSeconds?: number;
       replaceOutput?: boolean;
       byTask?: string;
+      oversizeFailsTask?: boolean;
     }
   /** A worker's poll took SIMPLE task `taskId` from its queue: it is the worker's now (IN_PROGRESS). */
   | { type: "taskPolled"; taskId: string; workerId?: string }
@@ -701,21 +704,22 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
   const deep = overdeepReason("The task output", event.output);
   if (deep !== undefined) throw new EngineError("INVALID", deep);
   const bytes = oversize(fields.outputData!, env.config.maxPayloadBytes);
-  // A completion the engine cannot store is refused, not half-applied: the caller can send less.
-  if (bytes !== undefined) throw new EngineError("INVALID", oversizeReason("The task output", bytes, env.config.maxPayloadBytes));
-  checkOutputSchema(draft.state, task, fields);
-  if (event.status === "IN_PROGRESS" && task.taskType === "SIMPLE" && task.awaitingExternal === true) {
+  // A completion the engine cannot store is refused, not half-applied: the caller can send less. A worker cannot.
+  if (bytes !== undefined && event.oversizeFailsTask !== true) throw new EngineError("INVALID", oversizeReason("The task output", bytes, env.config.maxPayloadBytes));
+  if (bytes !== undefined) Object.assign(fields, { status: "FAILED_WITH_TERMINAL_ERROR", outputData: {}, reasonForIncompletion: oversizeReason("The task output", bytes, env.config.maxPayloadBytes) });
+  else checkOutputSchema(draft.state, task, fields);
+  if (fields.status === "IN_PROGRESS" && task.taskType === "SIMPLE" && task.awaitingExternal === true) {
     requeueForWorker(draft, task, fields, event.callbackAfterSeconds ?? 0, env, effects);
     return;
   }
-  if (event.status === "IN_PROGRESS" && task.status === "SCHEDULED") {
+  if (fields.status === "IN_PROGRESS" && task.status === "SCHEDULED") {
     // Nothing but its start runs a SCHEDULED instance (a retry waiting out its delay, or any task of a
     // paused workflow), so marking it IN_PROGRESS would leave it waiting forever. Like Conductor, which
     // re-queues a task updated to IN_PROGRESS (after callbackAfterSeconds, 0 here), it is due now instead:
     // advance() starts it at once, or on resume.
     fields.status = "SCHEDULED";
     fields.scheduledTime = Math.min(task.scheduledTime, env.now);
-  } else if (event.status !== "IN_PROGRESS") {
+  } else if (fields.status !== "IN_PROGRESS") {
     fields.endTime = env.now;
     fields.attemptDeadline = undefined;
     fields.awaitingExternal = false;
@@ -725,7 +729,7 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
     if (task.startTime === 0) fields.startTime = env.now;
     // The task is decided without its child: nothing waits for that child any more, so it is stopped as when the task is canceled.
     if (task.taskType === "SUB_WORKFLOW" && task.subWorkflowId !== undefined) {
-      const reason = `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} was set to ${event.status} from outside`;
+      const reason = `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} was set to ${fields.status} from outside`;
       effects.push({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: task.subWorkflowId, reason });
     }
   }

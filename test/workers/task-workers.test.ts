@@ -440,6 +440,38 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
   });
 });
 
+describe("task workers: a result too large to store", () => {
+  it("fails its task for good and answers 200 (POST /api/tasks and update-v2), as Conductor's server does; the workflow goes on as for any failure", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_big_out", retryCount: 2, retryDelaySeconds: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_big_out", tasks: [simpleTask("w_big_out")] });
+    // Over MAX_PAYLOAD_BYTES and over MAX_REQUEST_BYTES: the result's body may be larger.
+    const huge = { blob: "x".repeat(1_200 * 1024) };
+    for (const route of ["/api/tasks", "/api/tasks/update-v2"]) {
+      const workflowId = await startWorkflow("w_big_out");
+      const task = await pollOne("w_big_out");
+      expect(task["workflowInstanceId"]).toBe(workflowId);
+      const answer = await api("POST", route, { workflowInstanceId: workflowId, taskId: task.taskId, status: "COMPLETED", outputData: huge, workerId: "worker-1" });
+      expect(answer.status, route).toBeLessThan(300);
+      const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
+      expect(failed.status).toBe("FAILED");
+      // Not retried: the same result would fail the same way.
+      expect(failed.tasks).toHaveLength(1);
+      expect(failed.tasks[0]).toMatchObject({ taskId: task.taskId, status: "FAILED_WITH_TERMINAL_ERROR", outputData: {} });
+      expect(String(failed.tasks[0]!["reasonForIncompletion"])).toMatch(/^The task output is \d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)/);
+    }
+    // An IN_PROGRESS report too: it would otherwise come back at every poll.
+    const kept = await startWorkflow("w_big_out");
+    const task = await pollOne("w_big_out");
+    expect((await report(task, "IN_PROGRESS", { blob: "y".repeat(800 * 1024) }, { callbackAfterSeconds: 1 })).status).toBe(200);
+    expect((await waitFor(kept, ["FAILED", "COMPLETED"])).tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
+    // The by-reference update is someone's call, not a worker's: it is refused (400), and the task waits on.
+    const byRef = await startWorkflow("w_big_out");
+    await pollOne("w_big_out");
+    expect((await api("POST", `/api/tasks/${byRef}/w_big_out_ref/COMPLETED`, { blob: "z".repeat(800 * 1024) })).status).toBe(400);
+    expect((await getWorkflow(byRef)).tasks[0]).toMatchObject({ status: "IN_PROGRESS" });
+  });
+});
+
 describe("task workers: a task definition's concurrentExecLimit and rateLimitPerFrequency", () => {
   /** Registers task definition `name` with `limits` and a one-task workflow of the same name, and starts `count` of it. */
   async function startLimited(name: string, limits: JsonObject, count: number): Promise<string[]> {

@@ -2,7 +2,7 @@ import type { IRequest, RouterType } from "itty-router";
 import * as v from "valibot";
 import type { JsonObject } from "../../engine/model";
 import type { TaskLogInput, TaskResultInput, TaskUpdated } from "../../actors/workflow-execution";
-import { serviceConfig } from "../config";
+import { serviceConfig, type ServiceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readBodyBytes, readJsonBody, readStringBody, textResponse } from "../http/body";
 import { ApiError, errorResponse, notFound, validationError } from "../http/errors";
@@ -50,8 +50,19 @@ async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: strin
 export async function applyTaskResult(env: Env, result: TaskResultRequest): Promise<TaskUpdated> {
   const stub = executionStub(env, result.workflowInstanceId);
   if (result.extendLease === true) return unwrap(await stub.extendLease(result.taskId));
-  const input = taskResultInput(result);
+  // A worker sends a result it cannot store again and again (Conductor's clients retry, then drop it): the task fails
+  // for good instead, as Conductor's server fails it, and the workflow goes on as for any failure.
+  const input = { ...taskResultInput(result), oversizeFailsTask: true as const };
   return unwrap(await stub.updateTask(result.taskId, input.status, input.output, input));
+}
+
+/**
+ * The largest TaskResult body read: four times `MAX_REQUEST_BYTES`, so that a worker's output too large to store (over
+ * `MAX_PAYLOAD_BYTES`) fails its task rather than being refused whole, as an output up to Conductor's Java client's
+ * own 3 MB threshold would be on Conductor's server.
+ */
+export function taskResultMaxBytes(config: ServiceConfig): number {
+  return 4 * config.maxRequestBytes;
 }
 
 /** What a parsed TaskResult asks of its task, as the execution takes it (its log lines included). */
@@ -188,7 +199,7 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   });
 
   router.post("/api/tasks", async (request, env) => {
-    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+    const body = await readJsonBody(request as unknown as Request, taskResultMaxBytes(serviceConfig(env)));
     const result = parseOrThrow(TaskResultRequest, body.present ? body.value : undefined, "task result");
     return textResponse((await applyTaskResult(env, result)).taskId);
   });

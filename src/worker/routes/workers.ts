@@ -11,7 +11,7 @@ import { authorizeRead, principalOf } from "../guard";
 import { mayReadTasksNamed } from "../auth/metadata-access";
 import { decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { TaskResultRequest, parseOrThrow } from "../schemas";
-import { applyTaskResult } from "./tasks";
+import { applyTaskResult, taskResultMaxBytes } from "./tasks";
 
 type Args = [Env, ExecutionContext];
 
@@ -191,7 +191,7 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
   // Orkes' update that answers the worker's next task of the same type and domain (the official clients' TaskRunner
   // uses it when the server has it), or 204 when there is none right now.
   router.post("/api/tasks/update-v2", async (request, env, ctx) => {
-    const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
+    const body = await readJsonBody(request as unknown as Request, taskResultMaxBytes(serviceConfig(env)));
     const result = parseOrThrow(TaskResultRequest, body.present ? body.value : undefined, "task result");
     const updated = await applyTaskResult(env, result);
     // Reporting may rest on a grant for the task's workflow or reference name; taking the next task of that name
