@@ -35,6 +35,22 @@ describe("Spring cron expressions", () => {
     expect(next("0 0 0 ? * SUN", monday, 1)).toEqual(["2026-11-29T00:00:00.000Z"]);
   });
 
+  it("counts day-of-week steps and ranges from Monday 1 to Sunday 7, as Spring does", () => {
+    const days = (expression: string) => next(expression, "2026-11-22T12:00:00Z", 7).map((fire) => new Date(fire).getUTCDay());
+    // From Sunday the 22nd: Spring's */2 is days 1, 3, 5, 7 (Monday, Wednesday, Friday, Sunday).
+    expect(days("0 0 9 ? * */2")).toEqual([1, 3, 5, 0, 1, 3, 5]);
+    expect(days("0 0 9 ? * */3")).toEqual([1, 4, 0, 1, 4, 0, 1]);
+    expect(days("0 0 9 ? * MON/2")).toEqual([1, 3, 5, 0, 1, 3, 5]);
+    expect(days("0 0 9 ? * 0/2")).toEqual([2, 4, 6, 0, 2, 4, 6]);
+    // Sunday is 7 and ends the week: SUN/3 and 7/2 are Sunday alone; as a range's start it is Sunday 0.
+    expect(days("0 0 9 ? * SUN/3")).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(days("0 0 9 ? * 7/2")).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(days("0 0 9 ? * 7-2")).toEqual([1, 2, 0, 1, 2, 0, 1]);
+    expect(days("0 0 9 ? * SUN-TUE")).toEqual([1, 2, 0, 1, 2, 0, 1]);
+    expect(days("0 0 9 ? * 1-5/2,SAT")).toEqual([1, 3, 5, 6, 1, 3, 5]);
+    for (const bad of ["0 0 9 ? * 5-2", "0 0 9 ? * */0", "0 0 9 ? * 9/2"]) expect(parseCron(bad, "UTC")).toMatchObject({ ok: false, message: expect.stringMatching(/day-of-week/) });
+  });
+
   it("reads L, W and # as Spring does", () => {
     expect(next("0 0 0 L * ?", monday, 2)).toEqual(["2026-11-30T00:00:00.000Z", "2026-12-31T00:00:00.000Z"]);
     // The 15th of January 2027 is a Friday; of May 2027 a Saturday, so its nearest weekday is Friday the 14th.

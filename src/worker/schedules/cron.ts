@@ -58,6 +58,9 @@ function springToCroner(expression: string): { ok: true; pattern: string } | { o
   if (fields.length !== 6) {
     return { ok: false, message: `must have 6 fields (second minute hour day-of-month month day-of-week), e.g. "0 */5 * * * ?"; this has ${fields.length}` };
   }
+  const days = springDaysOfWeek(fields[5]!);
+  if (!days.ok) return days;
+  fields[5] = days.field;
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i]!;
     if (!field.includes("?")) continue;
@@ -67,6 +70,38 @@ function springToCroner(expression: string): { ok: true; pattern: string } | { o
     fields[i] = "*";
   }
   return { ok: true, pattern: fields.join(" ") };
+}
+
+/** Spring's day names, Monday 1 to Sunday 7 (java.time's numbering). */
+const SPRING_DAYS = ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"] as const;
+
+/**
+ * A day-of-week field of plain values, ranges, lists and steps as Spring reads it, written as the list of days croner
+ * reads the same way (0 or 7 Sunday). Spring counts from Monday 1 to Sunday 7: `*\/2` is Monday, Wednesday, Friday
+ * and Sunday, `SUN/3` Sunday alone, and a range starting at 7 starts at Sunday (`7-2`, Sunday to Tuesday); croner
+ * would count from Sunday 0. Fields with `L` or `#` (Quartz's, read alike by both), `*` and `?` stay as they are;
+ * a part that is none of these is left for croner to refuse.
+ */
+function springDaysOfWeek(field: string): { ok: true; field: string } | { ok: false; message: string } {
+  if (field === "*" || field === "?" || /[L#]/i.test(field)) return { ok: true, field };
+  const numbered = SPRING_DAYS.reduce((text, day, index) => text.replace(new RegExp(day, "gi"), String(index + 1)), field);
+  const days = new Set<number>();
+  for (const part of numbered.split(",")) {
+    const match = /^(?:(\*)|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/.exec(part);
+    if (match === null) return { ok: true, field };
+    const [, star, first, last, step] = match;
+    const valid = (day: number) => day >= 0 && day <= 7;
+    let min = star !== undefined ? 1 : Number(first);
+    const max = star !== undefined ? 7 : last !== undefined ? Number(last) : step !== undefined ? 7 : min;
+    if (!valid(min) || !valid(max)) return { ok: false, message: `is not a valid cron expression: day-of-week values are 0 to 7 (or MON to SUN), not "${part}"` };
+    // Spring: Sunday as the start of a range is 0, not 7.
+    if (last !== undefined && min === 7) min = 0;
+    if (min > max) return { ok: false, message: `is not a valid cron expression: the day-of-week range "${part}" ends before it starts` };
+    const every = step === undefined ? 1 : Number(step);
+    if (every < 1) return { ok: false, message: `is not a valid cron expression: the day-of-week step in "${part}" must be at least 1` };
+    for (let day = min; day <= max; day += every) days.add(day % 7);
+  }
+  return { ok: true, field: [...days].sort((a, b) => a - b).join(",") };
 }
 
 /** Parses a Spring cron expression evaluated in `zoneId` (which the caller has checked with {@link isKnownZone}). */
