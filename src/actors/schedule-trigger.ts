@@ -80,7 +80,9 @@ export class ScheduleTrigger extends DurableObject<Env> {
       // Caught rather than thrown: workerd gives up on an alarm after a few failed retries, and the schedule would
       // stop for good. The armed fire stays, so the next run starts it (or finds what this run started).
       console.error(JSON.stringify({ msg: "schedule alarm failed; will retry", schedule: armed.name, fire: armed.fire, error: String(error) }));
-      await this.ctx.storage.setAlarm(Date.now() + ALARM_RETRY_MS);
+      // Unless a save, pause or delete re-armed or disarmed the object meanwhile: its alarm (or none) stands, and a retry
+      // now would start the newly armed fire early.
+      if (this.#stillArmed(armed)) await this.ctx.storage.setAlarm(Date.now() + ALARM_RETRY_MS);
     }
   }
 
@@ -105,15 +107,23 @@ export class ScheduleTrigger extends DurableObject<Env> {
     const now = Date.now();
     const fired: FireRecord[] = [];
     for (const fire of dueFires(parsed.schedule, armed.fire, now, schedule.config.runCatchupScheduleInstances, fireWindow(schedule.config))) {
+      // A delete, pause or save during the starts before: the fires left are no longer the schedule's (a re-arm's
+      // alarm starts those the schedule as it is now still has; one already started starts nothing twice).
+      if (!this.#stillArmed(armed)) break;
       fired.push(await this.#start(schedule, fire));
     }
     // Before the next fire is armed: a failure here runs these fires again, which finds what they started.
     if (fired.length > 0) await this.env.DB.batch(recordFireStatements(this.env.DB, schedule, fired, Date.now()));
     this.ctx.storage.kv.put("lastFires", fired);
     // Only if nothing re-armed or disarmed this object while the starts were awaited.
-    const current = this.ctx.storage.kv.get<ArmedFire>("armed");
-    if (current?.revision !== armed.revision || current.fire !== armed.fire) return;
+    if (!this.#stillArmed(armed)) return;
     await this.#armAfter(schedule, Math.max(now, armed.fire));
+  }
+
+  /** Whether the object is still armed for `armed`: no save, pause or delete re-armed or disarmed it since. */
+  #stillArmed(armed: ArmedFire): boolean {
+    const current = this.ctx.storage.kv.get<ArmedFire>("armed");
+    return current?.revision === armed.revision && current.fire === armed.fire;
   }
 
   /** Starts the schedule's workflow for one fire, as the API would for whoever last saved the schedule. */

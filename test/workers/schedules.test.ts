@@ -1,6 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ArmedFire, FireRecord } from "../../src/actors/schedule-trigger";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, register, rowCount, waitFor, waitForIndexRow } from "./helpers";
@@ -266,6 +267,52 @@ describe("pausing, resuming, updating and deleting", () => {
       expect((await armedOf(name)).armed, how).toEqual({ name, revision: 2, fire: latest + MINUTE });
       await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
     }
+  });
+
+  it("a delete while a catch-up's fires are starting stops the fires left, and leaves no records behind", async () => {
+    await registerQuick("sched_race");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-race", "sched_race", { cronExpression: "0 * * * * ?", runCatchupScheduleInstances: true }));
+    const { armed } = await armedOf("sched-race");
+    await rearm("sched-race", { ...armed!, fire: Math.floor(Date.now() / MINUTE) * MINUTE - 5 * MINUTE }, Date.now() + 3_600_000);
+    const { start } = WorkflowExecution.prototype;
+    let starts = 0;
+    WorkflowExecution.prototype.start = async function (this: WorkflowExecution, params) {
+      const started = await start.call(this, params);
+      // The schedule is deleted as its second fire starts, the first four fires still to come after it.
+      if (params.definition.name === "sched_race" && ++starts === 2) expect((await api("DELETE", "/api/scheduler/schedules/sched-race")).status).toBe(200);
+      return started;
+    };
+    try {
+      expect(await runDurableObjectAlarm(trigger("sched-race"))).toBe(true);
+    } finally {
+      WorkflowExecution.prototype.start = start;
+    }
+    expect(starts).toBe(2);
+    expect(await armedOf("sched-race")).toEqual({ armed: undefined, alarm: null });
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM schedule_executions WHERE schedule_name = ?").bind("sched-race").first("n")).toBe(0);
+  });
+
+  it("an alarm that fails after a save re-armed its object leaves the new alarm as it is (no retry starting the new fire early)", async () => {
+    await registerQuick("sched_fail_rearmed");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-fail-rearmed", "sched_fail_rearmed", { cronExpression: "0 * * * * ?" }));
+    const { armed } = await armedOf("sched-fail-rearmed");
+    await rearm("sched-fail-rearmed", { ...armed!, fire: Math.floor(Date.now() / MINUTE) * MINUTE }, Date.now() + 3_600_000);
+    const { start } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.start = async function (this: WorkflowExecution, params) {
+      if (params.definition.name !== "sched_fail_rearmed") return start.call(this, params);
+      // A save lands while the fire starts (the cron now yearly), and then the start fails.
+      await apiOk("POST", "/api/scheduler/schedules", schedule("sched-fail-rearmed", "sched_fail_rearmed"));
+      throw new Error("start failed (test)");
+    };
+    try {
+      expect(await runDurableObjectAlarm(trigger("sched-fail-rearmed"))).toBe(true);
+    } finally {
+      WorkflowExecution.prototype.start = start;
+    }
+    const after = await armedOf("sched-fail-rearmed");
+    expect(after.armed?.fire).toBe(nextNewYear());
+    expect(after.alarm).toBe(nextNewYear());
+    await apiOk("DELETE", "/api/scheduler/schedules/sched-fail-rearmed");
   });
 
   it("delete removes the schedule and stops its alarm for good, even one whose disarm was lost", async () => {

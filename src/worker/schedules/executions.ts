@@ -42,8 +42,10 @@ export function recordFireStatements(db: D1Database, schedule: StoredSchedule, o
   const statements = outcomes.map((outcome) =>
     db
       .prepare(
+        // Only while the schedule exists: one deleted while its fires were starting keeps no records behind (a new
+        // schedule of its name would show them).
         `INSERT INTO schedule_executions (execution_id, schedule_name, workflow_name, scheduled_time, execution_time, state, workflow_id, reason, zone_id, start_workflow_request)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 WHERE EXISTS (SELECT 1 FROM schedules WHERE name = ?2)
          ON CONFLICT (schedule_name, scheduled_time) DO UPDATE SET execution_time = excluded.execution_time, state = excluded.state,
            workflow_id = excluded.workflow_id, reason = excluded.reason, workflow_name = excluded.workflow_name,
            zone_id = excluded.zone_id, start_workflow_request = excluded.start_workflow_request`,
