@@ -76,7 +76,7 @@ function changedMeanwhile(name: string): ApiError {
 }
 
 /** `POST /api/scheduler/schedules`: creates the schedule, or replaces the one of that name (Orkes upserts by name). */
-async function saveSchedule(request: IRequest, env: Env): Promise<Response> {
+async function saveSchedule(request: IRequest, env: Env, ctx: ExecutionContext): Promise<Response> {
   const config = serviceConfig(env);
   const body = await readJsonBody(request as unknown as Request, config.maxRequestBytes);
   const saved = parseOrThrow(SaveScheduleRequest, body.present ? body.value : undefined, "schedule");
@@ -102,9 +102,19 @@ async function saveSchedule(request: IRequest, env: Env): Promise<Response> {
   const write = { name: saved.name, config: checked.config, paused: checked.paused, startScopes: callerStartScopes(request), baseUrl: config.publicBaseUrl ?? new URL(request.url).origin, by: principal.userId, now };
   if (!(await repository.save(write, existing?.revision))) throw changedMeanwhile(saved.name);
   // Saved first: an arm call lost here leaves the old alarm, which finds the new revision and re-arms from it.
-  await trigger(env, saved.name).arm(saved.name);
+  await armed(env, ctx, saved.name);
   const stored = await repository.get(saved.name);
   return Response.json(stored === undefined ? {} : scheduleJson(stored, Date.now()));
+}
+
+/**
+ * (Re)arms schedule `name`'s object from what D1 now holds. Kept alive past the answer (`waitUntil`): a client that
+ * goes away after the write must not cancel the call, or a new or resumed schedule (no alarm yet) would never fire.
+ */
+async function armed(env: Env, ctx: ExecutionContext, name: string): Promise<void> {
+  const arming = trigger(env, name).arm(name);
+  ctx.waitUntil(arming.catch(() => undefined));
+  await arming;
 }
 
 /** `GET /api/scheduler/schedules[?workflowName=]`: the schedules the caller may read, in name order. */
@@ -130,7 +140,7 @@ async function listSchedules(request: IRequest, env: Env): Promise<Response> {
  * request made it.
  */
 function forEverySchedule(change: { paused: boolean } | undefined, what: string) {
-  return async (request: IRequest, env: Env): Promise<Response> => {
+  return async (request: IRequest, env: Env, ctx: ExecutionContext): Promise<Response> => {
     const principal = principalOf(request);
     // The empty workflow name: only grants on every workflow allow it (see schedules/access.ts).
     requireOnSchedule(principal.grants, "manage", undefined, what);
@@ -142,7 +152,7 @@ function forEverySchedule(change: { paused: boolean } | undefined, what: string)
         const reason = change.paused ? "paused with every schedule" : undefined;
         if (!(await repository.setPaused(schedule.name, schedule.revision, change.paused, reason, principal.userId, Date.now()))) continue;
       }
-      await trigger(env, schedule.name).arm(schedule.name);
+      await armed(env, ctx, schedule.name);
       acted++;
     }
     return Response.json({ schedules: acted });
@@ -151,20 +161,20 @@ function forEverySchedule(change: { paused: boolean } | undefined, what: string)
 
 /** Pauses or resumes the schedule in the path (`?reason=` with a pause, shown as `pausedReason`). */
 function pauseOrResume(paused: boolean) {
-  return async (request: IRequest, env: Env): Promise<Response> => {
-    await setPaused(request, env, decodedPathParam(request, "name"), paused);
+  return async (request: IRequest, env: Env, ctx: ExecutionContext): Promise<Response> => {
+    await setPaused(request, env, ctx, decodedPathParam(request, "name"), paused);
     return new Response(null, { status: 200 });
   };
 }
 
 /** Pauses or resumes schedule `name` for the caller (`?reason=` with a pause); throws the API error that refuses it. */
-async function setPaused(request: IRequest, env: Env, name: string, paused: boolean): Promise<void> {
+async function setPaused(request: IRequest, env: Env, ctx: ExecutionContext, name: string, paused: boolean): Promise<void> {
   const schedule = await namedSchedule(request, env, name, "manage", paused ? "pausing" : "resuming");
   const reason = paused ? queryValue(request, "reason")?.slice(0, 1024) : undefined;
   const done = await new ScheduleRepository(env.DB).setPaused(schedule.name, schedule.revision, paused, reason || undefined, principalOf(request).userId, Date.now());
   if (!done) throw changedMeanwhile(schedule.name);
   // A resume arms the first fire after now: fires missed while paused are not caught up.
-  await trigger(env, schedule.name).arm(schedule.name);
+  await armed(env, ctx, schedule.name);
 }
 
 /**
@@ -172,11 +182,11 @@ async function setPaused(request: IRequest, env: Env, name: string, paused: bool
  * its own route would, each on its own; a BulkResponse of those done and why the others were not.
  */
 function bulkPauseOrResume(paused: boolean) {
-  return async (request: IRequest, env: Env): Promise<Response> => {
+  return async (request: IRequest, env: Env, ctx: ExecutionContext): Promise<Response> => {
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     if (!body.present) throw validationError("Invalid bulk request", [{ path: "(body)", message: "is required: a JSON array of schedule names" }]);
     const names = [...new Set(parseOrThrow(BulkScheduleNames, body.value, "bulk request"))];
-    const outcomes = await mapBounded(names, BULK_CONCURRENCY, (name) => bulkOutcome(() => setPaused(request, env, name, paused), { operation: "schedule", schedule: name }));
+    const outcomes = await mapBounded(names, BULK_CONCURRENCY, (name) => bulkOutcome(() => setPaused(request, env, ctx, name, paused), { operation: "schedule", schedule: name }));
     return Response.json(bulkResponse(names, outcomes));
   };
 }
