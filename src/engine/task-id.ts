@@ -7,7 +7,15 @@
 /** How many leading characters of a task id are its execution id's. */
 export const EXECUTION_PREFIX_LENGTH = 19;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A UUID's text (any version, either case), as a regular expression's source. */
+export const UUID_SOURCE = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+
+const UUID = new RegExp(`^${UUID_SOURCE}$`, "i");
+
+/** True when `value` is shaped like a UUID (the ids of executions, tasks and webhooks). */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
 
 /**
  * The id of a new task of execution `workflowId`, from `randomId` (a fresh random UUID): `randomId` with the

@@ -1,12 +1,12 @@
 import type { ActorResult } from "../actors/workflow-execution";
 import { fromEngineRefusal, notFound } from "./http/errors";
+import { isUuid } from "../engine/task-id";
 
 /** Ids are random UUIDs; anything else cannot name an execution, so it is refused before touching an object. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** True when `workflowId` can be an execution's id (a UUID). */
 export function isWorkflowId(workflowId: string): boolean {
-  return UUID.test(workflowId);
+  return isUuid(workflowId);
 }
 
 /** The id as the execution's object is named: an id shaped like a UUID names the same execution in either case. */

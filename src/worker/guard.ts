@@ -10,6 +10,7 @@ import { SecurityStore } from "./security/store";
 import { WEBHOOK_CALLBACK_PATH } from "./routes/tasks";
 import { WEBHOOK_EVENT_PATH } from "./routes/webhooks";
 import { findTask, type FoundTask } from "./task-lookup";
+import { isUuid } from "../engine/task-id";
 
 /** Token endpoints: they take credentials in their body instead of a header. */
 const TOKEN_PATHS = new Set(["/api/security/token", "/api/token", "/api/security/token/refresh", "/api/security/token/revoke"]);
@@ -24,7 +25,6 @@ function isPublic(method: string, path: string): boolean {
   return method === "POST" && (TOKEN_PATHS.has(path) || WEBHOOK_CALLBACK_PATH.test(path) || WEBHOOK_EVENT_PATH.test(path));
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * What a request targets, as the route that serves it reads its path: the execution an id in the path names,
@@ -78,27 +78,27 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
     if (second === "correlated" && (rest === 2 || rest === 3)) return { workflowName: first! };
     // Conductor's test endpoint names its workflow in the body, as a start does; any other name is a start by name.
     if (rest === 1 && method === "POST") return first === "test" ? { body: "name" } : { workflowName: first! };
-    if (first === "decide" && rest === 2) return UUID.test(second!) ? { workflowId: second! } : undefined;
-    return UUID.test(first!) ? { workflowId: first! } : undefined;
+    if (first === "decide" && rest === 2) return isUuid(second!) ? { workflowId: second! } : undefined;
+    return isUuid(first!) ? { workflowId: first! } : undefined;
   }
   if (area === "tasks") {
     if (rest === 0 || (rest === 1 && first === "update-v2")) return method === "POST" ? { body: "taskResult" } : undefined;
-    if (rest === 1 && method === "GET") return UUID.test(first!) ? { taskId: first! } : undefined;
+    if (rest === 1 && method === "GET") return isUuid(first!) ? { taskId: first! } : undefined;
     // A task's log, read or appended to (`POST` with the line as its body).
-    if (rest === 2 && second === "log") return UUID.test(first!) ? { taskId: first! } : undefined;
-    if (first === "in_progress") return rest === 3 && UUID.test(second!) ? { workflowId: second! } : undefined;
-    if (!(rest >= 3 && UUID.test(first!))) return undefined;
+    if (rest === 2 && second === "log") return isUuid(first!) ? { taskId: first! } : undefined;
+    if (first === "in_progress") return rest === 3 && isUuid(second!) ? { workflowId: second! } : undefined;
+    if (!(rest >= 3 && isUuid(first!))) return undefined;
     // An update by reference name (`…/{workflowId}/{taskRefName}/{status}` and `…/sync`); the signal routes come first.
     const third = segments[4];
     const byRef = third !== "signal" && (rest === 3 || (rest === 4 && segments[5] === "sync"));
     return byRef ? { workflowId: first!, taskRefName: second! } : { workflowId: first! };
   }
   // Conductor's AdminResource, acting on one execution: `/api/admin/sweep/requeue/{workflowId}`, `…/verifyAndRepair/{workflowId}`.
-  if (area === "admin") return rest === 3 && UUID.test(segments.at(-1)!) ? { workflowId: segments.at(-1)! } : undefined;
+  if (area === "admin") return rest === 3 && isUuid(segments.at(-1)!) ? { workflowId: segments.at(-1)! } : undefined;
   // Conductor's QueueAdminResource updates: `/api/queue/update/{workflowId}/task/{taskId}/{status}` and
   // `/api/queue/update/{workflowId}/{taskRefName}/{status}`.
   if (area === "queue") {
-    if (first !== "update" || !UUID.test(second ?? "")) return undefined;
+    if (first !== "update" || !isUuid(second ?? "")) return undefined;
     if (rest === 5 && segments[4] === "task") return { inWorkflow: second!, taskId: segments[5]!.toLowerCase() };
     return rest === 4 ? { workflowId: second!, taskRefName: segments[4]! } : { workflowId: second! };
   }
@@ -124,7 +124,7 @@ function decodedSegments(path: string): string[] | undefined {
  */
 async function taskResultTarget(env: Env, body: Record<string, unknown> | undefined): Promise<RequestTarget> {
   const instanceId = stringField(body, "workflowInstanceId");
-  if (instanceId === undefined || !UUID.test(instanceId)) return {};
+  if (instanceId === undefined || !isUuid(instanceId)) return {};
   const taskId = stringField(body, "taskId");
   if (taskId === undefined) return { workflowName: await executionName(env, instanceId) };
   return taskTarget(await executionStub(env, instanceId).getTaskScope(taskId));
@@ -136,7 +136,7 @@ function taskTarget(scope: { workflowName: string; taskRefName: string | null; t
 }
 
 async function executionName(env: Env, workflowId: string): Promise<string | undefined> {
-  return UUID.test(workflowId) ? ((await executionStub(env, workflowId).getWorkflowName()) ?? undefined) : undefined;
+  return isUuid(workflowId) ? ((await executionStub(env, workflowId).getWorkflowName()) ?? undefined) : undefined;
 }
 
 async function jsonBody(request: Request, env: Env): Promise<Record<string, unknown> | undefined> {

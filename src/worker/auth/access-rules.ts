@@ -1,6 +1,7 @@
 import { ApiError } from "../http/errors";
 import { grantsAllow, scopeCovers, type Grant, type Permission } from "./permissions";
 import type { Principal } from "./principal";
+import { isUuid } from "../../engine/task-id";
 
 /**
  * An API access rule (spec 2.5): requests whose path matches `apiPath` and whose method is in
@@ -212,7 +213,6 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
 ];
 
-const UUID_SHAPED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * A path segment as the routes read it: percent-decoded, and lower case when shaped like a UUID (execution
@@ -225,7 +225,7 @@ function canonicalSegment(segment: string): string | undefined {
   } catch {
     return undefined;
   }
-  return UUID_SHAPED.test(decoded) ? decoded.toLowerCase() : decoded;
+  return isUuid(decoded) ? decoded.toLowerCase() : decoded;
 }
 
 /**

@@ -12,13 +12,14 @@ import { authorizeRead, checkedTaskName, principalOf } from "../guard";
 import { findTask, type FoundTask } from "../task-lookup";
 import { readableTasks, searchTasks } from "../task-search";
 import { searchV2 } from "../search-v2";
+import { UUID_SOURCE } from "../../engine/task-id";
 
 type Args = [Env, ExecutionContext];
 
 const CALLBACK_ERRORS = { 400: "VALIDATION_ERROR", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 409: "CONFLICT", 429: "RATE_LIMITED" } as const;
 
 /** The webhook callback path; it is authenticated by the task's headers and signature, not a token. */
-export const WEBHOOK_CALLBACK_PATH = /^\/api\/tasks\/webhook\/[^/]+\/[^/]+\/[^/]+$/;
+export const WEBHOOK_CALLBACK_PATH = new RegExp(`^/api/tasks/webhook/${UUID_SOURCE}/[^/]+/${UUID_SOURCE}$`, "i");
 
 /** The status in the path (one of `statuses`) and the output in the body (`{}` when there is none) of an update from outside. */
 async function pathStatusAndOutput<S extends string>(request: IRequest, env: Env, statuses: v.GenericSchema<unknown, S>): Promise<{ status: S; output: JsonObject }> {

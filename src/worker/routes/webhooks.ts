@@ -17,6 +17,7 @@ import { WebhookConfigRequest, type WebhookConfigBody, type WebhookSecrets } fro
 import { completeLateWaitingTasks, completeWaitingTasks, eventPayload, startWebhookWorkflows, type CompletedTask } from "../webhooks/deliver";
 import { WebhookRepository, webhookJson, type Webhook } from "../webhooks/store";
 import { verifyEvent } from "../webhooks/verify";
+import { isUuid } from "../../engine/task-id";
 
 type Args = [Env, ExecutionContext];
 
@@ -27,7 +28,6 @@ type Args = [Env, ExecutionContext];
  */
 export const WEBHOOK_EVENT_PATH = /^(\/api)?\/webhook\/[^/]+$/;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The service's public base URL, else the request's origin: where the webhook's events are sent. */
 function baseUrlOf(request: IRequest, env: Env): string {
@@ -36,14 +36,14 @@ function baseUrlOf(request: IRequest, env: Env): string {
 
 /** Webhook `id`, or a 404 (an id that is no UUID names none). */
 async function webhookAt(env: Env, id: string): Promise<Webhook> {
-  const webhook = UUID.test(id) ? await new WebhookRepository(env).get(id.toLowerCase()) : undefined;
+  const webhook = isUuid(id) ? await new WebhookRepository(env).get(id.toLowerCase()) : undefined;
   if (webhook === undefined) throw notFound(`No webhook ${id}`);
   return webhook;
 }
 
 /** Webhook `id` with its secrets, read at once, or a 404; a 409 when its secrets cannot be read with the key configured. */
 async function webhookWithSecrets(env: Env, id: string): Promise<{ webhook: Webhook; secrets: WebhookSecrets }> {
-  const found = UUID.test(id) ? await new WebhookRepository(env).getWithSecrets(id.toLowerCase()) : undefined;
+  const found = isUuid(id) ? await new WebhookRepository(env).getWithSecrets(id.toLowerCase()) : undefined;
   if (found === undefined) throw notFound(`No webhook ${id}`);
   if (found.secrets === undefined) throw new ApiError(409, "CONFLICT", `Webhook ${found.webhook.id}'s secrets cannot be read with the configured SECRETS_ENCRYPTION_KEY: save it again with its secrets`);
   return { webhook: found.webhook, secrets: found.secrets };
