@@ -87,7 +87,7 @@ export type ActorResult<T> = { ok: true; value: T } | { ok: false; error: { kind
 
 /** Why a webhook callback was refused, with the HTTP status to answer. */
 export interface CallbackRefusal {
-  status: 400 | 401 | 404 | 409 | 429;
+  status: 400 | 401 | 404 | 409 | 413 | 429;
   message: string;
   validationErrors?: ValidationIssue[];
   /** With 429: when the task accepts callbacks again. */
@@ -1255,8 +1255,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     try {
       this.#apply(event);
     } catch (error) {
-      // A timeout whose alarm is late is only applied with the refusal: answer as if it had been on time.
-      if (error instanceof EngineError) return noLongerWaiting() ?? refuse(409, error.message);
+      // A timeout whose alarm is late is only applied with the refusal: answer as if it had been on time. An output
+      // too large to store is no conflict: the sender is told so (413), not that the task no longer waits.
+      if (error instanceof EngineError) return noLongerWaiting() ?? refuse(error.kind === "INVALID" ? 413 : 409, error.message);
       throw error;
     }
     return { ok: true, value: { workflowId: execution.workflowId, taskId: call.taskId, status } };

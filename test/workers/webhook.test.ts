@@ -96,6 +96,9 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect((deep as unknown as { validationErrors: unknown }).validationErrors).toEqual([{ path: "output", message: "must not nest objects and arrays deeper than 100 levels" }]);
     const infinite = await expectRefused(await callback(url, '{"status":"COMPLETED","output":{"n":1e309}}', good), 400, "VALIDATION_ERROR");
     expect((infinite as unknown as { validationErrors: unknown }).validationErrors).toEqual([{ path: "output", message: "must hold only finite numbers: 1e309 and the like do not fit in JSON" }]);
+    // Within the request limit but too large to store: the task still waits, and the sender is told why (not 409).
+    const large = await expectRefused(await callback(url, { status: "COMPLETED", output: { blob: "x".repeat(800 * 1024) } }, good), 413, "PAYLOAD_TOO_LARGE");
+    expect(large.message).toMatch(/^The task output is \d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)/);
     // A good one wins; after it, the task is no longer waiting.
     expect((await callback(url, { status: "COMPLETED", output: { ok: 1 } }, good)).status).toBe(200);
     const after = await waitFor(workflowId, ["COMPLETED"]);

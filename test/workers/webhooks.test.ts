@@ -326,7 +326,12 @@ describe("events sent to a webhook", () => {
     expect((await send(webhook, "{not json", { "X-Token": "t" })).status).toBe(400);
     expect((await send(webhook, "[1, 2]", { "X-Token": "t" })).status).toBe(400);
     expect((await send(webhook, "hello", { "X-Token": "t", "content-type": "text/plain" })).status).toBe(415);
+    // Within the request limit, but no task could take it as its output: refused whole (it was answered 200 and dropped).
+    const large = await send(webhook, { blob: "x".repeat(800 * 1024) }, { "X-Token": "t" });
+    expect(large.status).toBe(413);
+    expect(((await large.json()) as { message: string }).message).toMatch(/^The webhook event is \d+ bytes, over the limit/);
     expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+    expect((await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`))["webhookExecutionHistory"]).toEqual([]);
     // Form fields, as Slack's commands come.
     const form = await SELF.fetch(`https://conductor.test/webhook/${webhook.id}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "X-Token": "t" }, body: "command=%2Fdeploy&text=prod" });
     expect(((await form.json()) as EventAnswer).completedTasks).toHaveLength(1);

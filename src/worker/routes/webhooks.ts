@@ -18,6 +18,7 @@ import { completeLateWaitingTasks, completeWaitingTasks, eventPayload, startWebh
 import { WebhookRepository, webhookJson, type Webhook } from "../webhooks/store";
 import { verifyEvent } from "../webhooks/verify";
 import { isUuid } from "../../engine/task-id";
+import { oversize, oversizeReason } from "../../engine/limits";
 
 type Args = [Env, ExecutionContext];
 
@@ -174,6 +175,10 @@ async function receiveEvent(request: IRequest, env: Env, ctx: ExecutionContext):
   const verdict = await limiter.stub.check(limiter.rule);
   if (verdict.limited) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
   const payload = eventPayload(incoming, body);
+  // Refused whole, before anything is done: no waiting task could take it as its output, nor a start as its input.
+  const maxPayloadBytes = serviceConfig(env).engine.maxPayloadBytes;
+  const bytes = oversize(payload, maxPayloadBytes);
+  if (bytes !== undefined) throw new ApiError(413, "PAYLOAD_TOO_LARGE", oversizeReason("The webhook event", bytes, maxPayloadBytes));
   if (!webhook.urlVerified) await repository.markVerified(webhook.id);
   // Slack's URL verification: answered with its challenge, as Slack requires before it sends events.
   if (webhook.settings.verifier === "SLACK_BASED" && payload["type"] === "url_verification" && typeof payload["challenge"] === "string") {
