@@ -251,9 +251,16 @@ describe("events sent to a webhook", () => {
     expect((await env.DB.prepare(`SELECT count(*) AS n FROM webhook_events WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>())!.n).toBe(0);
   });
 
-  it("complete the tasks of the executions that take them when another execution fails to answer (logged, no 500)", async () => {
+  it("complete the tasks of the executions that take them when another execution fails to answer, and ask the sender to send the event again (503), starting nothing until then", async () => {
     await register({ name: "wh_partial", tasks: [waitingFor("w", { "$.batch": "b-1" })] });
-    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-partial", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_partial: 1 } });
+    await register({ name: "wh_partial_started", tasks: [httpTask("call", { uri: target("/count/wh-partial-started"), method: "GET" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-partial",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      receiverWorkflowNamesToVersions: { wh_partial: 1 },
+      workflowsToStart: { wh_partial_started: 1 },
+    });
     const [healthy, failing] = [await startWorkflow("wh_partial"), await startWorkflow("wh_partial")];
     await waitsOf(healthy);
     await waitsOf(failing);
@@ -263,14 +270,22 @@ describe("events sent to a webhook", () => {
       return webhookEvent.call(this, taskId, payload);
     };
     try {
+      // Answered 200, the sender would never send it again, and the task it did not reach would wait for good.
       const response = await send(webhook, { batch: "b-1" }, { "X-Token": "t" });
-      expect(response.status).toBe(200);
-      expect(((await response.json()) as EventAnswer).completedTasks.map((task) => task.workflowId)).toEqual([healthy]);
+      expect(response.status).toBe(503);
+      expect(response.headers.get("Retry-After")).toBe("5");
+      expect(await response.json()).toMatchObject({ status: 503, error: "UNAVAILABLE", message: expect.stringMatching(/^1 of the tasks waiting for this event could not be reached \(1 took it\); send it again/) });
     } finally {
       WorkflowExecution.prototype.webhookEvent = webhookEvent;
     }
-    // The sender's retry reaches the one that did not take it.
-    expect(((await (await send(webhook, { batch: "b-1" }, { "X-Token": "t" })).json()) as EventAnswer).completedTasks.map((task) => task.workflowId)).toEqual([failing]);
+    expect((await waitFor(healthy, ["COMPLETED"])).status).toBe("COMPLETED");
+    expect(await hits("wh-partial-started")).toBe(0);
+    // The sender's retry reaches the one that did not take it, and starts the webhook's workflow, once.
+    const retried = (await (await send(webhook, { batch: "b-1" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(retried.completedTasks.map((task) => task.workflowId)).toEqual([failing]);
+    expect(retried.startedWorkflows).toEqual([{ name: "wh_partial_started", workflowId: expect.any(String) }]);
+    await waitFor(retried.startedWorkflows[0]!.workflowId!, ["COMPLETED"]);
+    expect(await hits("wh-partial-started")).toBe(1);
   });
 
   it("sent just after a task began to wait, before its routing row was written, complete it a moment later; a task that began to wait after the event is not completed", async () => {
@@ -289,6 +304,18 @@ describe("events sent to a webhook", () => {
     const recorded = await eventually(history, (events) => events.some((event) => event.eventId === answer.eventId && event.matched), "the late reach recorded");
     expect(recorded.find((event) => event.eventId === answer.eventId)!.workflowIds).toEqual([early]);
     expect((await getWorkflow(later)).tasks[0]!.status).toBe("IN_PROGRESS");
+  });
+
+  it("do not complete, on the first look either, a task whose routing row says it began to wait after the event came", async () => {
+    await register({ name: "wh_after", tasks: [waitingFor("w", { "$.order": "o-after" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-after", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_after: 1 } });
+    const workflowId = await startWorkflow("wh_after");
+    await waitsOf(workflowId);
+    // As if the task had begun to wait while the event was being verified (its row written before the first look).
+    await env.DB.prepare(`UPDATE webhook_waits SET created_on = ? WHERE workflow_id = ?`).bind(Date.now() + 60_000, workflowId).run();
+    const answer = (await (await send(webhook, { order: "o-after" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(answer.completedTasks).toEqual([]);
+    expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
   });
 
   it("are taken at /api/webhook/{id} too, where Conductor's Java client sends them, and answer its ping (GET) without a key", async () => {

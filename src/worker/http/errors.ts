@@ -17,6 +17,8 @@ export type ErrorCode =
   | "METHOD_NOT_ALLOWED"
   | "RATE_LIMITED"
   | "NOT_IMPLEMENTED"
+  // Part of the work could not be done now (an object that did not answer): the same request sent again finishes it.
+  | "UNAVAILABLE"
   | "INTERNAL_ERROR";
 
 /** A request refused with a status and the contract's error body. Thrown by handlers, turned into a response in one place. */

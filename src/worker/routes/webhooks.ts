@@ -184,18 +184,24 @@ async function receiveEvent(request: IRequest, env: Env, ctx: ExecutionContext):
   if (webhook.settings.verifier === "SLACK_BASED" && payload["type"] === "url_verification" && typeof payload["challenge"] === "string") {
     return Response.json({ challenge: payload["challenge"] });
   }
-  const delivery = await completeWaitingTasks(env, webhook.settings, payload);
+  const delivery = await completeWaitingTasks(env, webhook.settings, payload, { waitingAt: receivedAt });
   const completedTasks = delivery.completed;
-  const startedWorkflows = await startWebhookWorkflows(env, webhook, payload, new URL(incoming.url).origin);
+  // A task the event matches could not be reached: the sender is asked to send it again (a 2xx it would never resend,
+  // and the task would wait for good), and the workflows it starts are started by that delivery, not twice.
+  const startedWorkflows = delivery.unreached > 0 ? [] : await startWebhookWorkflows(env, webhook, payload, new URL(incoming.url).origin);
   const eventId = crypto.randomUUID();
   const started = startedWorkflows.flatMap((start) => ("workflowId" in start ? [start.workflowId] : []));
-  await repository.recordEvent(webhook.id, {
-    eventId,
-    matched: completedTasks.length > 0 || started.length > 0,
-    workflowIds: [...new Set([...completedTasks.map((task) => task.workflowId), ...started])],
-    payload: JSON.stringify(payload),
-    timeStamp: Date.now(),
-  });
+  // Only the history: once tasks took the event, its failure must not turn the answer into an error that the sender
+  // answers by sending the event again.
+  await repository
+    .recordEvent(webhook.id, {
+      eventId,
+      matched: completedTasks.length > 0 || started.length > 0,
+      workflowIds: [...new Set([...completedTasks.map((task) => task.workflowId), ...started])],
+      payload: JSON.stringify(payload),
+      timeStamp: Date.now(),
+    })
+    .catch((error: unknown) => console.error(JSON.stringify({ msg: "webhook event not recorded", webhook: webhook.id, eventId, error: String(error) })));
   // Tasks that began to wait just before the event, whose routing rows were still on their way, are found a moment later.
   if (Object.keys(webhook.settings.receiverWorkflowNamesToVersions).length > 0) {
     const event = { receivedAt, delivery, startedWorkflows: started };
@@ -204,5 +210,12 @@ async function receiveEvent(request: IRequest, env: Env, ctx: ExecutionContext):
       console.error(JSON.stringify({ msg: "webhook event's late look failed", webhook: webhook.id, eventId, error: String(error) }));
     }));
   }
+  if (delivery.unreached > 0) {
+    const message = `${delivery.unreached} of the tasks waiting for this event could not be reached (${completedTasks.length} took it); send it again: the tasks that took it wait no more, and the workflows it starts are started then`;
+    throw new ApiError(503, "UNAVAILABLE", message, undefined, { "Retry-After": String(UNREACHED_RETRY_AFTER_SECONDS) });
+  }
   return Response.json({ webhookId: webhook.id, eventId, completedTasks, startedWorkflows });
 }
+
+/** When the sender of an event that did not reach every task it matches is asked to send it again. */
+const UNREACHED_RETRY_AFTER_SECONDS = 5;

@@ -58,12 +58,18 @@ export interface EventDelivery {
   completed: CompletedTask[];
   /** The tasks whose executions answered (took the event or not): a later look at the routing table passes them over. */
   answered: Set<string>;
+  /** How many tasks the event matches whose executions could not be asked (overloaded, being moved, unreachable). */
+  unreached: number;
+}
+
+/** Which waiting tasks a look at the routing table is for. */
+interface Look {
+  /** Only tasks that were waiting when the event came: their rows' `created_on` (the task's start) is no later. */
+  waitingAt: number;
 }
 
 /** Which waiting tasks a later look at the routing table is for (see {@link completeLateWaitingTasks}). */
-interface LateLook {
-  /** Only tasks that were waiting then: their rows' `created_on` (the task's start) is no later. */
-  waitingAt: number;
+interface LateLook extends Look {
   /** Tasks passed over: those already reached. */
   answered: ReadonlySet<string>;
   /** Executions passed over: those the event itself started. */
@@ -74,10 +80,11 @@ interface LateLook {
  * Completes the waiting tasks of the webhook's receiver workflows that `payload` matches (at most
  * {@link MAX_TASKS_PER_EVENT}); each execution checks the match again against the task as it stands.
  */
-export async function completeWaitingTasks(env: Env, settings: WebhookSettings, payload: JsonObject, late?: LateLook): Promise<EventDelivery> {
+export async function completeWaitingTasks(env: Env, settings: WebhookSettings, payload: JsonObject, look: Look | LateLook): Promise<EventDelivery> {
   const answered = new Set<string>();
   const receivers = Object.entries(settings.receiverWorkflowNamesToVersions);
-  if (receivers.length === 0) return { completed: [], answered };
+  if (receivers.length === 0) return { completed: [], answered, unreached: 0 };
+  const late = "answered" in look ? look : undefined;
   const groupQueries = receivers.map(([name, version]) =>
     version === 0
       ? env.DB.prepare(`SELECT DISTINCT workflow_name, workflow_version, task_ref_name, paths FROM webhook_waits WHERE workflow_name = ? LIMIT ${MAX_MATCH_GROUPS}`).bind(name)
@@ -86,7 +93,8 @@ export async function completeWaitingTasks(env: Env, settings: WebhookSettings, 
   type Group = { workflow_name: string; workflow_version: number; task_ref_name: string; paths: string };
   const groups = (await env.DB.batch<Group>(groupQueries)).flatMap((result) => result.results);
   const keys = [...new Set(groups.flatMap((group) => eventMatchKey(payload, group.workflow_name, group.workflow_version, group.task_ref_name, JSON.parse(group.paths) as string[]) ?? []))];
-  const waitingAt = late === undefined ? "" : ` AND created_on <= ${Math.floor(late.waitingAt)}`;
+  // A task that began to wait after the event came never takes it, on the first look as on the later ones.
+  const waitingAt = ` AND created_on <= ${Math.floor(look.waitingAt)}`;
   const waiting: CompletedTask[] = [];
   for (let start = 0; start < keys.length && waiting.length < MAX_TASKS_PER_EVENT; start += KEYS_PER_QUERY) {
     const chunk = keys.slice(start, start + KEYS_PER_QUERY);
@@ -97,6 +105,7 @@ export async function completeWaitingTasks(env: Env, settings: WebhookSettings, 
     waiting.push(...fresh.map((row) => ({ workflowId: row.workflow_id, taskId: row.task_id })));
   }
   const completed: CompletedTask[] = [];
+  let unreached = 0;
   for (let start = 0; start < waiting.length; start += CONCURRENT_DELIVERIES) {
     const batch = waiting.slice(start, start + CONCURRENT_DELIVERIES);
     // One execution failing to answer (overloaded, being moved) does not refuse the event for the others it reached.
@@ -105,10 +114,13 @@ export async function completeWaitingTasks(env: Env, settings: WebhookSettings, 
       const outcome = outcomes[index]!;
       if (outcome.status === "fulfilled") answered.add(task.taskId);
       if (outcome.status === "fulfilled" && outcome.value === "completed") completed.push(task);
-      if (outcome.status === "rejected") console.error(JSON.stringify({ msg: "webhook event not delivered", workflowId: task.workflowId, taskId: task.taskId, error: String(outcome.reason) }));
+      if (outcome.status === "rejected") {
+        unreached++;
+        console.error(JSON.stringify({ msg: "webhook event not delivered", workflowId: task.workflowId, taskId: task.taskId, error: String(outcome.reason) }));
+      }
     });
   }
-  return { completed, answered };
+  return { completed, answered, unreached };
 }
 
 /**
