@@ -60,6 +60,16 @@ describe("INLINE through the router", () => {
     expect(done.tasks[0], JSON.stringify(done.tasks[0])).toMatchObject({ status: "COMPLETED", outputData: { result: 42 } });
   });
 
+  it("a script that allocates past its memory budget in many small pieces fails its task with out of memory; later scripts run", async () => {
+    // 300 strings of 1 MB: each alone is within the budget, which counted none of them (the memory grew to 370 MB).
+    await register({ name: "inline_hog", tasks: [inline("hog", "let held = []; for (let i = 0; i < 300; i++) held.push('x'.repeat(1e6)); held.length")] });
+    const hog = await waitFor(await startWorkflow("inline_hog"), ["COMPLETED", "FAILED"]);
+    expect(hog.tasks[0], JSON.stringify(hog.tasks[0])).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("out of memory") });
+    await register({ name: "inline_after_hog", tasks: [inline("twice", "$.n * 2", { n: 21 })] });
+    const done = await waitFor(await startWorkflow("inline_after_hog"), ["COMPLETED", "FAILED"]);
+    expect(done.tasks[0], JSON.stringify(done.tasks[0])).toMatchObject({ status: "COMPLETED", outputData: { result: 42 } });
+  });
+
   it("runs after the object was evicted: a fresh object loads the interpreter before its first decision", async () => {
     await register({ name: "inline_evicted", tasks: [waitTask("approve"), inline("double", "$.n * 2", { n: "${approve.output.n}" })] });
     const workflowId = await startWorkflow("inline_evicted");

@@ -50,6 +50,24 @@ describe("JSON_JQ_TRANSFORM through the router", () => {
     expect(await hits("jq-endless-after")).toBe(0);
   });
 
+  it("a filter's definitions and changes to the sandbox's prototypes never reach another execution's filter", async () => {
+    await register({
+      name: "jq_tamper",
+      tasks: [jq("redefine", 'def join($s): "PWNED"; .'), jq("pollute", '.["__proto__"]["role"] = "admin" | 1')],
+    });
+    const tampering = await waitFor(await startWorkflow("jq_tamper"), ["COMPLETED", "FAILED"]);
+    expect(tampering.status, JSON.stringify(tampering.tasks)).toBe("COMPLETED");
+    await register({ name: "jq_victim", tasks: [jq("use", '{joined: (.tags | join(",")), role: (.role // "guest")}', { tags: ["a", "b"] })] });
+    const victim = await waitFor(await startWorkflow("jq_victim"), ["COMPLETED", "FAILED"]);
+    expect(victim.tasks[0], JSON.stringify(victim.tasks[0])).toMatchObject({ status: "COMPLETED", outputData: { result: { joined: "a,b", role: "guest" } } });
+  });
+
+  it("a filter that allocates past its memory budget in many small pieces fails its task with out of memory", async () => {
+    await register({ name: "jq_hog", tasks: [jq("hog", '[range(300) as $i | reduce range(20) as $j ("x"; . + .) | split("y")] | length')] });
+    const hog = await waitFor(await startWorkflow("jq_hog"), ["COMPLETED", "FAILED"]);
+    expect(hog.tasks[0], JSON.stringify(hog.tasks[0])).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("out of memory") });
+  });
+
   it("runs after the object was evicted: a fresh object loads jq before its first decision", async () => {
     await register({ name: "jq_evicted", tasks: [waitTask("approve"), jq("double", ".n * 2", { n: "${approve.output.n}" })] });
     const workflowId = await startWorkflow("jq_evicted");

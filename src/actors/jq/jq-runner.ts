@@ -25,13 +25,44 @@ const MAX_STACK_BYTES = 256 * 1024;
  */
 const INTERRUPT_BUDGET = 1000;
 
-/** Defined once jqjs is loaded: runs a filter over JSON text and answers its values as JSON text; or only compiles it. */
-const HELPERS = `globalThis.__jqRun = (filter, input) => {
+/**
+ * Defined once jqjs is loaded: runs a filter over JSON text and answers its values as JSON text; or only compiles it.
+ * The sandbox serves every execution of the isolate, so nothing a filter did may reach the next one. jqjs keeps a
+ * filter's `def`s in its table of functions, which is put back as it was loaded after each call (a `def join` would
+ * otherwise change every later filter's `join`). And jqjs indexes plain objects, so `.["__proto__"]["x"] = 1` changes
+ * the sandbox's Object.prototype: each answer starts with "1" while the built-in prototypes are as loaded, else "0",
+ * and the runner then replaces the sandbox.
+ */
+const HELPERS = `const __jqFunctions = Object.assign(Object.create(null), functions);
+const __jqPrototypes = [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype, Boolean.prototype];
+const __jqPrototypesLoaded = __jqPrototypes.map((prototype) => Reflect.ownKeys(prototype).map((key) => [key, Object.getOwnPropertyDescriptor(prototype, key)]));
+const __jqSame = (a, b) => b !== undefined && a.value === b.value && a.get === b.get && a.set === b.set;
+const __jqIntact = () =>
+  __jqPrototypes.every((prototype, index) => {
+    const loaded = __jqPrototypesLoaded[index];
+    return Object.isExtensible(prototype) && Reflect.ownKeys(prototype).length === loaded.length && loaded.every(([key, descriptor]) => __jqSame(descriptor, Object.getOwnPropertyDescriptor(prototype, key)));
+  }) && Object.getPrototypeOf(Object.prototype) === null;
+const __jqRestore = () => {
+  for (const name of Object.keys(functions)) if (!(name in __jqFunctions)) delete functions[name];
+  Object.assign(functions, __jqFunctions);
+  return __jqIntact() ? "1" : "0";
+};
+const __jqThenRestore = (work) => {
+  let intact = "0";
+  let text;
+  try {
+    text = work();
+  } finally {
+    intact = __jqRestore();
+  }
+  return intact + text;
+};
+globalThis.__jqRun = (filter, input) => __jqThenRestore(() => {
   const values = [];
   for (const value of __jqjs.compile(filter)(JSON.parse(input))) values.push(value === undefined ? null : value);
   return JSON.stringify(values);
-};
-globalThis.__jqCompile = (filter) => { __jqjs.compile(filter); };`;
+});
+globalThis.__jqCompile = (filter) => __jqThenRestore(() => { __jqjs.compile(filter); return ""; });`;
 
 /** A context with jqjs loaded, kept between runs: loading it again for each would cost more than most filters. */
 interface Sandbox {
@@ -105,7 +136,7 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
   }
 
   /** Calls the sandbox's `fn` with string arguments; its string result, or why it failed. */
-  function call(pick: (sandbox: Sandbox) => QuickJSHandle, args: string[]): { ok: true; value: string | undefined } | { ok: false; error: string } {
+  function call(pick: (sandbox: Sandbox) => QuickJSHandle, args: string[]): { ok: true; value: string } | { ok: false; error: string } {
     try {
       const current = (sandbox ??= load());
       const { context } = current;
@@ -119,9 +150,11 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
         discard();
         return { ok: false, error };
       }
-      const value = context.typeof(result.value) === "string" ? context.getString(result.value) : undefined;
+      const answer = context.typeof(result.value) === "string" ? context.getString(result.value) : "0";
       result.value.dispose();
-      return { ok: true, value };
+      // The filter changed what the sandbox's built-ins are (see HELPERS): the next filter gets a fresh one.
+      if (!answer.startsWith("1")) discard();
+      return { ok: true, value: answer.slice(1) };
     } catch (error) {
       return { ok: false, error: broken(error) };
     }
@@ -131,7 +164,7 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
     run(filter: string, input: JsonObject): JqOutcome {
       const called = call((current) => current.run, [filter, JSON.stringify(input)]);
       if (!called.ok) return { ok: false, error: `The jq filter failed: ${called.error}` };
-      return { ok: true, values: JSON.parse(called.value ?? "[]") as JsonValue[] };
+      return { ok: true, values: JSON.parse(called.value === "" ? "[]" : called.value) as JsonValue[] };
     },
     compileError(filter: string): string | undefined {
       const called = call((current) => current.compile, [filter]);
