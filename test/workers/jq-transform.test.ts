@@ -62,6 +62,12 @@ describe("JSON_JQ_TRANSFORM through the router", () => {
     expect(victim.tasks[0], JSON.stringify(victim.tasks[0])).toMatchObject({ status: "COMPLETED", outputData: { result: { joined: "a,b", role: "guest" } } });
   });
 
+  it("a filter recursing through // without end fails its task (each stack overflow was caught as a jq error, and it ran for good)", async () => {
+    await register({ name: "jq_alternative_loop", tasks: [jq("spin", "def f: f // f; f")] });
+    const failed = await waitFor(await startWorkflow("jq_alternative_loop"), ["COMPLETED", "FAILED"], 20_000);
+    expect(failed.tasks[0], JSON.stringify(failed.tasks[0])).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringMatching(/stack overflow|ran too long|broke the jq interpreter/) });
+  });
+
   it("a filter that allocates past its memory budget in many small pieces fails its task with out of memory", async () => {
     await register({ name: "jq_hog", tasks: [jq("hog", '[range(300) as $i | reduce range(20) as $j ("x"; . + .) | split("y")] | length')] });
     const hog = await waitFor(await startWorkflow("jq_hog"), ["COMPLETED", "FAILED"]);

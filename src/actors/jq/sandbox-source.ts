@@ -21,11 +21,12 @@ const FIXES: readonly SourceFix[] = [
   },
   {
     // jq's `a // b` gives a's values that are neither null nor false, or b's when there are none (an error in a
-    // counts as none); jqjs passed null and false through, so `.missing // 5` gave null and 5.
-    why: "`//` drops null and false, and an error on its left",
+    // counts as none); jqjs passed null and false through, so `.missing // 5` gave null and 5. QuickJS's own errors
+    // (the budget, out of memory, stack overflow) are no jq errors: caught, `def f: f // f; f` ran for good.
+    why: "`//` drops null and false, and a jq error on its left",
     find: "        let found = false\n        for (let v of this.lhs.apply(input, conf)) {\n            if (v !== null) found = true\n            yield v\n        }",
     replace:
-      "        let found = false\n        const kept = []\n        try {\n            for (let v of this.lhs.apply(input, conf)) if (v !== null && v !== false) kept.push(v)\n        } catch (e) {}\n        for (let v of kept) {\n            found = true\n            yield v\n        }",
+      "        let found = false\n        const kept = []\n        try {\n            for (let v of this.lhs.apply(input, conf)) if (v !== null && v !== false) kept.push(v)\n        } catch (e) {\n            caughtJqError(e)\n        }\n        for (let v of kept) {\n            found = true\n            yield v\n        }",
   },
   {
     // `.[1:]` and `.[:2]` on `.`: jqjs tested the parse result instead of its node for an empty bound, and took -1
