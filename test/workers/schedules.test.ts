@@ -543,6 +543,17 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
     await apiOk("DELETE", "/api/scheduler/schedules/sched-rec-gone");
     expect((await search(`query=${both}`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok"]);
   });
+
+  it("keeps a large input out of each fire's record (its execution holds it), the rest of the start request in", async () => {
+    await registerQuick("sched_rec_large");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-rec-large", "sched_rec_large", { startWorkflowRequest: { name: "sched_rec_large", input: { blob: "x".repeat(100_000) }, correlationId: "large" } }));
+    const [workflowId] = startedIds(await runAlarm("sched-rec-large"));
+    const [fire] = (await search(`query=${encodeURIComponent("scheduleName = 'sched-rec-large'")}`)).results;
+    expect(fire).toMatchObject({ workflowId, startWorkflowRequest: { name: "sched_rec_large", correlationId: "large" } });
+    expect(fire!["startWorkflowRequest"]).not.toHaveProperty("input");
+    expect((await getWorkflow(workflowId!)).input["blob"]).toHaveLength(100_000);
+    await apiOk("DELETE", "/api/scheduler/schedules/sched-rec-large");
+  });
 });
 
 describe("every schedule at once (Orkes' /api/scheduler/admin/…)", () => {

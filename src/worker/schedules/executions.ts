@@ -8,6 +8,21 @@ import type { StoredSchedule } from "./store";
 /** How many fires of one schedule are kept: the latest. */
 export const MAX_EXECUTIONS_PER_SCHEDULE = 1_000;
 
+/**
+ * The most of a schedule's start request one fire's record keeps (UTF-16 units of its JSON). A request over it is
+ * kept without its `input`: its execution holds that (`workflowId`), and a schedule's input of up to MAX_PAYLOAD_BYTES
+ * copied into each of its 1,000 records would take most of a D1 database, and page after page of searches.
+ */
+const MAX_RECORDED_REQUEST_LENGTH = 16 * 1024;
+
+/** The start request a fire's record keeps (see {@link MAX_RECORDED_REQUEST_LENGTH}). */
+function recordedRequest(request: StoredSchedule["config"]["startWorkflowRequest"]): string {
+  const whole = JSON.stringify(request);
+  if (whole.length <= MAX_RECORDED_REQUEST_LENGTH) return whole;
+  const { input: _input, ...rest } = request;
+  return JSON.stringify(rest);
+}
+
 /** States a fire ends in (Orkes' `POLLED`, a fire on its way, is never stored: a row is written once it has started). */
 const STATES = ["EXECUTED", "FAILED"] as const;
 
@@ -60,7 +75,7 @@ export function recordFireStatements(db: D1Database, schedule: StoredSchedule, o
         "workflowId" in outcome ? outcome.workflowId : null,
         "refused" in outcome ? outcome.refused : null,
         config.zoneId,
-        JSON.stringify(config.startWorkflowRequest),
+        recordedRequest(config.startWorkflowRequest),
       ),
   );
   const trim = db
