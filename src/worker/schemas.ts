@@ -448,10 +448,13 @@ export const SaveScheduleRequest = requestObject({
 export type SaveScheduleRequest = v.InferOutput<typeof SaveScheduleRequest>;
 
 /** The query of `GET /api/scheduler/nextFewSchedules` (Orkes: `limit` 3 unless given, at most 5). */
+/** A window bound in the query of `nextFewSchedules`: 0 is none, as in a schedule (see {@link ScheduleBound}). */
+const ScheduleBoundParam = v.pipe(integerParam(0, LATEST_SCHEDULE_MILLIS), v.transform((bound) => (bound === 0 ? undefined : bound)));
+
 export const NextFewSchedulesQuery = v.object({
   cronExpression: v.pipe(v.string("is required"), v.minLength(1, "is required"), v.maxLength(256, "must be at most 256 characters")),
-  scheduleStartTime: v.optional(integerParam(0, LATEST_SCHEDULE_MILLIS)),
-  scheduleEndTime: v.optional(integerParam(0, LATEST_SCHEDULE_MILLIS)),
+  scheduleStartTime: v.optional(ScheduleBoundParam),
+  scheduleEndTime: v.optional(ScheduleBoundParam),
   limit: v.optional(integerParam(1, 5), "3"),
   zoneId: v.optional(v.pipe(v.string(), v.maxLength(64, "must be at most 64 characters")), "UTC"),
 });

@@ -468,6 +468,9 @@ describe("the rest of the scheduler API", () => {
     expect(fires.map((fire) => new Date(fire).toISOString())).toEqual(["2030-01-01T12:00:00.000Z", "2030-01-02T12:00:00.000Z", "2030-01-03T12:00:00.000Z"]);
     const bounded = await apiOk<number[]>("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&scheduleStartTime=${start}&scheduleEndTime=${Date.UTC(2030, 0, 2, 13)}&limit=5`);
     expect(bounded).toHaveLength(2);
+    // 0 is no bound, as Orkes' clients send it in a schedule.
+    const unbounded = await apiOk<number[]>("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&scheduleStartTime=${start}&scheduleEndTime=0`);
+    expect(unbounded).toEqual(fires);
     await expectRefused(await api("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&limit=6`), 400, "limit");
     await expectRefused(await api("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 12 * * MON-FRI")}`), 400, "cronExpression");
     await expectRefused(await api("GET", "/api/scheduler/nextFewSchedules"), 400, "cronExpression");
