@@ -709,7 +709,10 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
   if (bytes !== undefined) Object.assign(fields, { status: "FAILED_WITH_TERMINAL_ERROR", outputData: {}, reasonForIncompletion: oversizeReason("The task output", bytes, env.config.maxPayloadBytes) });
   else checkOutputSchema(draft.state, task, fields);
   if (fields.status === "IN_PROGRESS" && task.taskType === "SIMPLE" && task.awaitingExternal === true) {
-    requeueForWorker(draft, task, fields, event.callbackAfterSeconds ?? 0, env, effects);
+    // Its domain is still being chosen among its fallbacks: it stays out of any queue (the default one would hand it to
+    // a worker of no domain it names), and the choice puts it in one once callbackAfterSeconds have passed.
+    if (task.domainChoices !== undefined) draft.updateTask(task.taskId, { ...fields, status: "SCHEDULED", callbackAfterSeconds: event.callbackAfterSeconds ?? 0 });
+    else requeueForWorker(draft, task, fields, event.callbackAfterSeconds ?? 0, env, effects);
     return;
   }
   if (fields.status === "IN_PROGRESS" && task.status === "SCHEDULED") {

@@ -130,6 +130,18 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(decide(chosen.state, { type: "workerDomainsChosen", domains: { [task.taskId]: null } }, env(2_500)).state).toBe(chosen.state);
   });
 
+  it("an IN_PROGRESS update while the domain is still being chosen keeps it out of any queue; the choice queues it after its callbackAfterSeconds", () => {
+    const { state } = started(encode, { taskToDomain: { encode: "gpu,cpu" } });
+    const task = state.tasks[0]!;
+    const kept = decide(state, { type: "externalUpdate", taskId: task.taskId, status: "IN_PROGRESS", output: { progress: 1 }, callbackAfterSeconds: 5 }, env(1_500));
+    // Not in the default queue, where no gpu or cpu worker would look.
+    expect(queued(kept.effects)).toEqual([]);
+    expect(kept.state.tasks[0]).toMatchObject({ status: "SCHEDULED", domainChoices: ["gpu", "cpu"], outputData: { progress: 1 } });
+    expect(awaitedDomainChoices(kept.state)).toEqual([{ taskId: task.taskId, taskName: "encode", choices: ["gpu", "cpu"] }]);
+    const chosen = decide(kept.state, { type: "workerDomainsChosen", domains: { [task.taskId]: "cpu" } }, env(2_000));
+    expect(queued(chosen.effects)).toEqual([{ queue: workerQueueKey("encode", "cpu"), taskId: task.taskId, workflowId: "wf-1", priority: 0, visibleAt: 6_500 }]);
+  });
+
   it("a task with fallback domains that ends first (terminated) is no longer waiting for a choice, and a late choice changes nothing", () => {
     const { state } = started(encode, { taskToDomain: { "*": "gpu,cpu" } });
     const terminated = decide(state, { type: "terminate" }, env(2_000)).state;
