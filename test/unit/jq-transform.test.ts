@@ -27,6 +27,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("keys, (.xs | keys)", { b: 1, a: 2, xs: [5, 6] })).toEqual({ ok: true, values: [["a", "b", "xs"], [0, 1]] });
   });
 
+  it('indexes by a quoted key after a dot: .headers."content-type", ."a b", .a."b", ."\\(…)"', () => {
+    const input = { headers: { "content-type": "application/json" }, "a b": 1, a: { b: 2, z: 3 }, k: "z" };
+    expect(jqRunner.run('.headers."content-type", ."a b", .a."b", ."a"."b", ."a".b, .a."\\(.k)"', input)).toEqual({ ok: true, values: ["application/json", 1, 2, 2, 2, 3] });
+    expect(jqRunner.run('[.[]."a"], [.[] | ."a"?]', { xs: { a: 1 }, ys: null })).toEqual({ ok: true, values: [[1, null], [1, null]] });
+    expect(jqRunner.run('.a."b" |= . + 1 | del(.a."z") | .a', input)).toEqual({ ok: true, values: [{ b: 3 }] });
+    expect(jqRunner.run('.a."b"', { a: 5 })).toEqual({ ok: false, error: 'The jq filter failed: Cannot index number with "b"' });
+  });
+
   it("runs try … catch and error as jq does: the body's values up to its error, then the handler's on the message", () => {
     expect(jqRunner.run('try error("boom") catch .', {})).toEqual({ ok: true, values: ["boom"] });
     expect(jqRunner.run("try error catch .", { code: 7 })).toEqual({ ok: true, values: [{ code: 7 }] });

@@ -118,6 +118,14 @@ const FIXES: readonly SourceFix[] = [
     find: "                conf.variables[this.name] = v\n                for (let a of this.update.apply(accum, conf))\n                    accum = a\n                for (let e of this.extract.apply(accum, conf))\n                    yield e;\n            }\n            delete conf.variables[this.name]",
     replace: "                for (const _ of __bind(this.name, v, conf)) {\n                    for (let a of this.update.apply(accum, conf))\n                        accum = a\n                    for (let e of this.extract.apply(accum, conf))\n                        yield e;\n                }\n            }\n            __unbind(this.name, conf)",
   },
+  {
+    // `.headers."content-type"` piped `.headers` into `.` and then into the string: it gave "content-type". jq reads
+    // `."key"` (and `."a\(x)"`) as `.["key"]`, so `.a."b"` is `.a["b"]`, its key evaluated on the same input.
+    why: "`.\"key\"` indexes by a quoted key",
+    find: "        } else if (t.type == 'dot') {\n            ret.push(new IdentityNode())",
+    replace:
+      "        } else if (t.type == 'dot' && tokens[i+1] && (tokens[i+1].type == 'quote' || tokens[i+1].type == 'quote-interp')) {\n            let key\n            if (tokens[i+1].type == 'quote') {\n                key = new StringNode(tokens[i+1].value)\n                i++\n            } else\n                ({q: key, i} = parseStringInterpolation(tokens, i + 1))\n            if (ret.length)\n                ret = [new IndexNode(makeFilterNode(ret), key)]\n            else\n                ret.push(new GenericIndex(key))\n        } else if (t.type == 'dot') {\n            ret.push(new IdentityNode())",
+  },
 ];
 
 /**
