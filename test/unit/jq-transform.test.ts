@@ -35,6 +35,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('.a."b"', { a: 5 })).toEqual({ ok: false, error: 'The jq filter failed: Cannot index number with "b"' });
   });
 
+  it("reads a missing path as null in updates, as jq does: {} | .b += 1 is {b: 1}, and the objects above it are made", () => {
+    expect(jqRunner.run(".b += 1 | .l += [1] | .n |= (. // 0) + 1 | .s //= \"x\"", {})).toEqual({ ok: true, values: [{ b: 1, l: [1], n: 1, s: "x" }] });
+    expect(jqRunner.run(".a.b.c += 1 | .xs[1] |= 5 | .ys[-1] |= . * 10", { a: null, ys: [1, 2] })).toEqual({ ok: true, values: [{ a: { b: { c: 1 } }, ys: [1, 20], xs: [null, 5] }] });
+    expect(jqRunner.run(".[0] |= empty | .[] -= 1", [1, 2, 3] as never)).toEqual({ ok: true, values: [[1, 2]] });
+    expect(jqRunner.run(".constructor |= 1 | .x.y |= empty", {})).toEqual({ ok: true, values: [{ constructor: 1 }] });
+    expect(jqRunner.run(".a.b |= 1", { a: 5 })).toEqual({ ok: false, error: 'The jq filter failed: Cannot index number with "b"' });
+  });
+
   it("runs try … catch and error as jq does: the body's values up to its error, then the handler's on the message", () => {
     expect(jqRunner.run('try error("boom") catch .', {})).toEqual({ ok: true, values: ["boom"] });
     expect(jqRunner.run("try error catch .", { code: 7 })).toEqual({ ok: true, values: [{ code: 7 }] });

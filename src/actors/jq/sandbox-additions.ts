@@ -203,6 +203,35 @@ function __unbind(pattern, conf) {
         })
 }
 
+// --- Updates (|=, +=, …): the key of a path's step, checked as jq checks it, and set without touching a prototype ---
+
+function __updateKey(o, k) {
+    const t = nameType(o)
+    const shown = typeof k == 'string' ? JSON.stringify(k) : nameType(k)
+    if (t == 'array') {
+        if (typeof k != 'number')
+            throw 'Cannot index array with ' + shown
+        if (k < 0)
+            k += o.length
+        if (k < 0)
+            throw 'Out of bounds negative array index'
+        return Math.floor(k)
+    }
+    if (t == 'object') {
+        if (typeof k != 'string')
+            throw 'Cannot index object with ' + shown
+        return k
+    }
+    throw 'Cannot index ' + t + ' with ' + shown
+}
+
+function __setKey(o, k, v) {
+    if (Array.isArray(o))
+        o[k] = v
+    else
+        Object.defineProperty(o, k, {value: v, writable: true, enumerable: true, configurable: true})
+}
+
 // --- UTF-8 and base64 (QuickJS has neither TextEncoder nor btoa) ---
 
 function __utf8Bytes(text) {

@@ -126,6 +126,15 @@ const FIXES: readonly SourceFix[] = [
     replace:
       "        } else if (t.type == 'dot' && tokens[i+1] && (tokens[i+1].type == 'quote' || tokens[i+1].type == 'quote-interp')) {\n            let key\n            if (tokens[i+1].type == 'quote') {\n                key = new StringNode(tokens[i+1].value)\n                i++\n            } else\n                ({q: key, i} = parseStringInterpolation(tokens, i + 1))\n            if (ret.length)\n                ret = [new IndexNode(makeFilterNode(ret), key)]\n            else\n                ret.push(new GenericIndex(key))\n        } else if (t.type == 'dot') {\n            ret.push(new IdentityNode())",
   },
+  {
+    // jq reads a missing path as null: `{} | .b += 1` is {"b": 1}, `.n |= (. // 0) + 1` counts from 0 and `.a.b |= 1`
+    // makes `.a`. jqjs read undefined ("type mismatch in +:undefined and number") and failed below a missing key;
+    // `.[0] |= empty` left a null in the array.
+    why: "an update reads a missing path as null and makes the objects and arrays above it",
+    find: "    // Pluck the value at a path out of an object\n    get(obj, p) {\n        let o = obj\n        for (let i of p) {\n            if (o === null) return null;\n            o = o[i]\n        }\n        return o\n    }\n    // Set the value at path p to v in obj,\n    // or delete the key if del is true.\n    update(obj, p, v, del=false) {\n        if (obj === null && !del)\n            obj = {}\n        else if (obj === null)\n            return obj;\n        let o = obj\n        let last = p.pop()\n        for (let i of p)\n            o = o[i]\n        if (typeof last == 'undefined')\n            return v\n        o[last] = v\n        if (del)\n            delete o[last]\n        return obj\n    }",
+    replace:
+      "    // Pluck the value at a path out of an object\n    get(obj, p) {\n        let o = obj\n        for (let i of p) {\n            if (o === null) return null;\n            i = __updateKey(o, i)\n            o = Object.hasOwn(o, i) ? o[i] ?? null : null\n        }\n        return o\n    }\n    // Set the value at path p to v in obj,\n    // or delete the key if del is true.\n    update(obj, p, v, del=false) {\n        if (p.length == 0)\n            return v\n        if (obj === null && del)\n            return obj\n        if (obj === null)\n            obj = typeof p[0] == 'number' ? [] : {}\n        let o = obj\n        for (let n = 0; n < p.length - 1; n++) {\n            let i = __updateKey(o, p[n])\n            let next = Object.hasOwn(o, i) ? o[i] : null\n            if (next === null) {\n                if (del)\n                    return obj\n                next = typeof p[n + 1] == 'number' ? [] : {}\n                __setKey(o, i, next)\n            }\n            o = next\n        }\n        let last = __updateKey(o, p[p.length - 1])\n        if (!del)\n            __setKey(o, last, v)\n        else if (Array.isArray(o))\n            o.splice(last, 1)\n        else\n            delete o[last]\n        return obj\n    }",
+  },
 ];
 
 /**
