@@ -43,6 +43,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".a.b |= 1", { a: 5 })).toEqual({ ok: false, error: 'The jq filter failed: Cannot index number with "b"' });
   });
 
+  it("reads from_entries' keys and values as jq 1.6 does: key, k, name, Name, K or Key; value or v", () => {
+    expect(jqRunner.run("[{name: \"a\", value: 1}] | from_entries", {})).toEqual({ ok: true, values: [{ a: 1 }] });
+    const entries: JsonObject[] = [{ k: "b", v: 2 }, { Name: "c", value: null, v: 3 }, { K: "d", value: false }, { Key: "e" }, { key: 5, value: 6 }, { key: false, value: 7 }, { key: "b", value: 8 }];
+    expect(jqRunner.run(".xs | from_entries", { xs: entries })).toEqual({ ok: true, values: [{ b: 8, c: null, d: false, e: null, "5": 6, null: 7 }] });
+    expect(jqRunner.run("[] | from_entries", {})).toEqual({ ok: true, values: [{}] });
+    expect(jqRunner.run("with_entries(.value += 1)", { a: 1, b: 2 })).toEqual({ ok: true, values: [{ a: 2, b: 3 }] });
+  });
+
   it("runs try … catch and error as jq does: the body's values up to its error, then the handler's on the message", () => {
     expect(jqRunner.run('try error("boom") catch .', {})).toEqual({ ok: true, values: ["boom"] });
     expect(jqRunner.run("try error catch .", { code: 7 })).toEqual({ ok: true, values: [{ code: 7 }] });

@@ -487,6 +487,29 @@ Object.assign(functions, {
             throw 'mktime requires array of 6 numbers'
         yield Math.floor(__secondsOf(input, 'mktime'))
     },
+    // jq 1.6's from_entries: the key from key, k, name, Name, K or Key (the first neither null nor false; a key that is
+    // no string is its JSON), the value from value, else v. jqjs read key and value only: {name, value} gave
+    // {"undefined": …}.
+    'from_entries/0': function*(input) {
+        const t = nameType(input)
+        if (t != 'array' && t != 'object')
+            throw 'Cannot iterate over ' + t
+        const out = {}
+        for (const entry of Object.values(input)) {
+            const et = nameType(entry)
+            if (et != 'object')
+                throw et == 'null' ? 'Cannot check whether null has a string key' : 'Cannot index ' + et + ' with "key"'
+            let key = null
+            for (const name of ['key', 'k', 'name', 'Name', 'K', 'Key']) {
+                key = Object.hasOwn(entry, name) ? entry[name] : null
+                if (key !== null && key !== false)
+                    break
+            }
+            const value = Object.hasOwn(entry, 'value') ? entry.value : Object.hasOwn(entry, 'v') ? entry.v : null
+            __setKey(out, typeof key == 'string' ? key : JSON.stringify(key), value)
+        }
+        yield out
+    },
     'strftime/1': __withFormat(__strftime, 'strftime/1 requires a string format'),
     'strptime/1': __withFormat(__strptime, 'strptime/1 requires string inputs and arguments'),
 })
