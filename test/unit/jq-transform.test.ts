@@ -51,6 +51,13 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("with_entries(.value += 1)", { a: 1, b: 2 })).toEqual({ ok: true, values: [{ a: 2, b: 3 }] });
   });
 
+  it("deletes as jq does: del(.[0]) removes the element, del(.[1, 2]) both, every path at once", () => {
+    const run = (filter: string) => jqRunner.run(filter, { xs: [1, 2, 3, 4, 5], o: { a: 1, b: { c: 2, d: 3 } } });
+    expect(run(".xs | del(.[0]), del(.[1, 2]), del(.[2, -1]), del(.[1:3]), del(.[] | select(. % 2 == 0))")).toEqual({ ok: true, values: [[2, 3, 4, 5], [1, 4, 5], [1, 2, 4], [1, 4, 5], [1, 3, 5]] });
+    expect(run(".o | del(.a, .b.c), del(.x.y), del(.b, .b.c)")).toEqual({ ok: true, values: [{ b: { d: 3 } }, { a: 1, b: { c: 2, d: 3 } }, { a: 1 }] });
+    expect(run('delpaths([["xs", 0], ["xs", 1], ["o"]])')).toEqual({ ok: true, values: [{ xs: [3, 4, 5] }] });
+  });
+
   it("runs try … catch and error as jq does: the body's values up to its error, then the handler's on the message", () => {
     expect(jqRunner.run('try error("boom") catch .', {})).toEqual({ ok: true, values: ["boom"] });
     expect(jqRunner.run("try error catch .", { code: 7 })).toEqual({ ok: true, values: [{ code: 7 }] });

@@ -232,6 +232,67 @@ function __setKey(o, k, v) {
         Object.defineProperty(o, k, {value: v, writable: true, enumerable: true, configurable: true})
 }
 
+// --- delpaths and del: every path deleted at once, as jq's delpaths does (jqjs left a null in an array) ---
+
+// Deletes paths (each non-empty) from value, which is not changed: the objects and arrays on the way are copied. A path
+// through a missing key or null deletes nothing; a whole key deleted wins over deletions inside it.
+function __deletePaths(value, paths) {
+    const t = nameType(value)
+    if (t == 'null')
+        return null
+    if (t != 'array' && t != 'object')
+        throw 'Cannot delete fields from ' + t
+    const whole = []
+    const inner = new Map()
+    for (const path of paths) {
+        let key = path[0]
+        if (path.length == 1) {
+            whole.push(key)
+            continue
+        }
+        key = __updateKey(value, key)
+        if (!inner.has(key))
+            inner.set(key, [])
+        inner.get(key).push(path.slice(1))
+    }
+    const out = t == 'array' ? value.slice() : {}
+    if (t == 'object')
+        for (const k of Object.keys(value))
+            __setKey(out, k, value[k])
+    for (const [key, rest] of inner)
+        if (Object.hasOwn(out, key) && out[key] !== null)
+            out[key] = __deletePaths(out[key], rest)
+    if (t == 'object') {
+        for (const key of whole) {
+            if (typeof key != 'string')
+                throw 'Cannot delete ' + nameType(key) + ' field of object'
+            delete out[key]
+        }
+        return out
+    }
+    const gone = new Set()
+    for (const key of whole) {
+        if (typeof key == 'number') {
+            const k = Math.floor(key < 0 ? key + out.length : key)
+            if (k < 0)
+                throw 'Out of bounds negative array index'
+            gone.add(k)
+        } else if (key !== null && typeof key == 'object' && !Array.isArray(key)) {
+            const bound = (b, otherwise) => {
+                if (b === null || b === undefined) return otherwise
+                if (typeof b != 'number') throw 'Start and end indices of an array slice must be numbers'
+                if (b < 0) b += out.length
+                return Math.min(Math.max(b, 0), out.length)
+            }
+            const end = Math.ceil(bound(key.end, out.length))
+            for (let k = Math.floor(bound(key.start, 0)); k < end; k++)
+                gone.add(k)
+        } else
+            throw 'Cannot delete ' + nameType(key) + ' element of array'
+    }
+    return out.filter((_, k) => !gone.has(k))
+}
+
 // --- UTF-8 and base64 (QuickJS has neither TextEncoder nor btoa) ---
 
 function __utf8Bytes(text) {
@@ -510,10 +571,21 @@ Object.assign(functions, {
         }
         yield out
     },
+    'delpaths/1': Object.assign(function*(input, conf, args) {
+        for (const paths of args[0].apply(input, conf)) {
+            if (!Array.isArray(paths))
+                throw 'Paths must be specified as an array'
+            if (!paths.every(Array.isArray))
+                throw 'Path must be specified as an array'
+            yield paths.some(path => path.length == 0) ? null : paths.length == 0 ? input : __deletePaths(input, paths)
+        }
+    }, {params: [{label: 'paths'}]}),
     'strftime/1': __withFormat(__strftime, 'strftime/1 requires a string format'),
     'strptime/1': __withFormat(__strptime, 'strptime/1 requires string inputs and arguments'),
 })
 
+// jq's del; jqjs's was f |= empty, which deletes one path after another, so del(.[1, 2]) removed the 2nd and 4th.
+defineShorthandFunction('del', 'f', 'delpaths([path(f)])')
 defineShorthandFunction('repeat', 'f', 'def _repeat: ., (f | _repeat); _repeat')
 defineShorthandFunction('leaf_paths', [], 'paths(scalars)')
 defineShorthandFunction('localtime', [], 'gmtime')
