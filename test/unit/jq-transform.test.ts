@@ -58,6 +58,13 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run('delpaths([["xs", 0], ["xs", 1], ["o"]])')).toEqual({ ok: true, values: [{ xs: [3, 4, 5] }] });
   });
 
+  it("negates any operand with unary minus: map(-.), sort_by(-.), -.a * 2, 1 - -.a", () => {
+    expect(jqRunner.run(".xs | map(-.), sort_by(-.), (.[1:] | -.[0])", { xs: [1, 3, 2] })).toEqual({ ok: true, values: [[-1, -3, -2], [3, 2, 1], -3] });
+    expect(jqRunner.run("-.a, -.a * 3, -.a + 1, 1 - -.a, 1 - -1, 2 * -.a, - -.a, [-(1, 2)], {x: -.a}", { a: 2 })).toEqual({ ok: true, values: [-2, -6, -1, 3, 2, -4, 2, [-1, -2], { x: -2 }] });
+    expect(jqRunner.run("-.a", { a: "x" })).toEqual({ ok: false, error: 'The jq filter failed: string ("x") cannot be negated' });
+    expect(jqRunner.compileError("-")).toEqual(expect.stringContaining("expected an operand after -"));
+  });
+
   it("runs try … catch and error as jq does: the body's values up to its error, then the handler's on the message", () => {
     expect(jqRunner.run('try error("boom") catch .', {})).toEqual({ ok: true, values: ["boom"] });
     expect(jqRunner.run("try error catch .", { code: 7 })).toEqual({ ok: true, values: [{ code: 7 }] });

@@ -293,6 +293,36 @@ function __deletePaths(value, paths) {
     return out.filter((_, k) => !gone.has(k))
 }
 
+// --- Unary minus: -E negates each value of E, up to the next binary operator (-.a * 2 is (-.a) * 2) ---
+
+class __NegationNode extends ParseNode {
+    constructor(operand) {
+        super()
+        this.operand = operand
+    }
+    * apply(input, conf) {
+        for (const v of this.operand.apply(input, conf)) {
+            if (typeof v != 'number')
+                throw nameType(v) + ' (' + JSON.stringify(v) + ') cannot be negated'
+            yield -v
+        }
+    }
+    toString() {
+        return '-' + this.operand
+    }
+}
+
+// An operator's operand from tokens[i], its leading minus signs included, up to one of stops.
+function __parseOperand(tokens, i, stops) {
+    if (tokens[i] && tokens[i].type == 'op' && tokens[i].op == '-') {
+        const r = __parseOperand(tokens, i + 1, stops)
+        if (r.node.length === 0)
+            throw 'expected an operand after - at ' + describeLocation(tokens[i + 1])
+        return {node: new __NegationNode(r.node), i: r.i}
+    }
+    return parse(tokens, i, stops)
+}
+
 // --- UTF-8 and base64 (QuickJS has neither TextEncoder nor btoa) ---
 
 function __utf8Bytes(text) {
