@@ -65,6 +65,10 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.compileError("-")).toEqual(expect.stringContaining("expected an operand after -"));
   });
 
+  it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
+    expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
+  });
+
   it("runs try … catch and error as jq does: the body's values up to its error, then the handler's on the message", () => {
     expect(jqRunner.run('try error("boom") catch .', {})).toEqual({ ok: true, values: ["boom"] });
     expect(jqRunner.run("try error catch .", { code: 7 })).toEqual({ ok: true, values: [{ code: 7 }] });
