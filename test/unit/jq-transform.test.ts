@@ -43,6 +43,11 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".a.b |= 1", { a: 5 })).toEqual({ ok: false, error: 'The jq filter failed: Cannot index number with "b"' });
   });
 
+  it("evaluates the right of +=, -=, //= … on the input, once per value, as jq does", () => {
+    expect(jqRunner.run(".sum += .n | .xs[] += .n | .d //= .n", { n: 5, xs: [1, 2] })).toEqual({ ok: true, values: [{ n: 5, xs: [6, 7], sum: 5, d: 5 }] });
+    expect(jqRunner.run(".a += (1, 2)", { a: 1 })).toEqual({ ok: true, values: [{ a: 2 }, { a: 3 }] });
+  });
+
   it("reads from_entries' keys and values as jq 1.6 does: key, k, name, Name, K or Key; value or v", () => {
     expect(jqRunner.run("[{name: \"a\", value: 1}] | from_entries", {})).toEqual({ ok: true, values: [{ a: 1 }] });
     const entries: JsonObject[] = [{ k: "b", v: 2 }, { Name: "c", value: null, v: 3 }, { K: "d", value: false }, { Key: "e" }, { key: 5, value: 6 }, { key: false, value: 7 }, { key: "b", value: 8 }];

@@ -225,6 +225,25 @@ function __updateKey(o, k) {
     throw 'Cannot index ' + t + ' with ' + shown
 }
 
+// lhs op= rhs: for each value $x of rhs on the input, the input with lhs |= . op $x.
+class __ArithmeticUpdate extends ParseNode {
+    constructor(lhs, op, rhs) {
+        super()
+        this.lhs = lhs
+        this.op = op
+        this.rhs = rhs
+    }
+    * apply(input, conf) {
+        for (const x of this.rhs.apply(input, conf)) {
+            const update = shuntingYard([new IdentityNode(), {type: 'op', op: this.op}, new ValueNode(x)])
+            yield* new UpdateAssignment(this.lhs, update).apply(input, conf)
+        }
+    }
+    toString() {
+        return this.lhs + ' ' + this.op + '= ' + this.rhs
+    }
+}
+
 function __setKey(o, k, v) {
     if (Array.isArray(o))
         o[k] = v

@@ -150,6 +150,13 @@ const FIXES: readonly SourceFix[] = [
     replace:
       "            while (isDigit(str[i]) || str[i] == '.')\n                tok += str[i++]\n            if ((str[i] == 'e' || str[i] == 'E') && (isDigit(str[i+1]) || ((str[i+1] == '+' || str[i+1] == '-') && isDigit(str[i+2])))) {\n                tok += str[i++] + str[i++]\n                while (isDigit(str[i]))\n                    tok += str[i++]\n            }\n            ret.push({type: 'number', value: Number.parseFloat(tok), location})",
   },
+  {
+    // jq's `.a += E` is `E as $x | .a |= . + $x`: E reads the whole input, once per value. jqjs ran `. + E` on the value
+    // at the path, so `{n: 5} | .sum += .n` read `.sum.n` and gave {"n": 5, "sum": null}.
+    why: "`lhs op= rhs` evaluates rhs on the input, not on the value being updated",
+    find: "            rhs = shuntingYard([new IdentityNode(), {type: 'op', op: t.op},\n                rhs])\n            ret = [new UpdateAssignment(lhs, rhs)]",
+    replace: "            ret = [new __ArithmeticUpdate(lhs, t.op, rhs)]",
+  },
 ];
 
 /**
