@@ -8,6 +8,28 @@ import { env, registrationErrors, startedWith } from "./engine-env";
 import { jqjsSource, jqRunner } from "./jq-runner";
 
 describe("the jq runner (jqjs in QuickJS)", () => {
+  // One sandbox serves every execution of an isolate: each tampering filter runs just before a filter of another.
+  it("lets nothing a filter does reach the next filter: its defs, or writes through __proto__ or constructor", () => {
+    const after = () => jqRunner.run('{joined: (.tags | join(",")), role: (.role // "guest"), keys: ([5, 6] | keys), entries: ({a: 1} | to_entries), got: ([1, 2] | getpath([0]))}', { tags: ["a", "b"] });
+    const clean = { ok: true, values: [{ joined: "a,b", role: "guest", keys: [0, 1], entries: [{ key: "a", value: 1 }], got: 1 }] };
+    expect(after()).toEqual(clean);
+    for (const tampering of [
+      'def join($s): "PWNED"; .',
+      '.["__proto__"]["role"] = "admin" | 1',
+      '.["__proto__"]["role"] |= "admin" | 1',
+      'setpath(["__proto__", "role"]; "admin") | 1',
+      '{} | .constructor.entries = 5',
+      '{"a": []} | .a["__proto__"]["constructor"]["isArray"] = $propertyIsEnumerable',
+      '{"a": []} | .a["__proto__"]["__proto__"] = null',
+      '{"a": []} | .a["__proto__"]["every"] = $valueOf | .a["__proto__"]["map"] = $valueOf',
+    ]) {
+      jqRunner.run(tampering, {});
+      expect(after(), tampering).toEqual(clean);
+    }
+    // Such keys are data in what a filter makes: kept as its own keys, nothing inherited.
+    expect(jqRunner.run('{} | .constructor.entries = 5 | .["__proto__"]["x"] = 1', {})).toEqual({ ok: true, values: [{ constructor: { entries: 5 }, ["__proto__"]: { x: 1 } }] });
+  });
+
   it("runs a filter over the input and answers every value it produced", () => {
     expect(jqRunner.run("{ key3: (.key1.value1 + .key2.value2) }", { key1: { value1: ["a", "b"] }, key2: { value2: ["c", "d"] } })).toEqual({
       ok: true,

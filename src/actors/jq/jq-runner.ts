@@ -34,17 +34,34 @@ const INTERRUPT_BUDGET = 1000;
  * and the runner then replaces the sandbox.
  */
 const HELPERS = `const __jqFunctions = Object.assign(Object.create(null), functions);
-const __jqPrototypes = [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype, Boolean.prototype];
-const __jqPrototypesLoaded = __jqPrototypes.map((prototype) => Reflect.ownKeys(prototype).map((key) => [key, Object.getOwnPropertyDescriptor(prototype, key)]));
-const __jqSame = (a, b) => b !== undefined && a.value === b.value && a.get === b.get && a.set === b.set;
-const __jqIntact = () =>
-  __jqPrototypes.every((prototype, index) => {
-    const loaded = __jqPrototypesLoaded[index];
-    return Object.isExtensible(prototype) && Reflect.ownKeys(prototype).length === loaded.length && loaded.every(([key, descriptor]) => __jqSame(descriptor, Object.getOwnPropertyDescriptor(prototype, key)));
-  }) && Object.getPrototypeOf(Object.prototype) === null;
+const __jqFunctionNames = Object.keys;
+const __jqAssign = Object.assign;
+const __jqOwnKeys = Reflect.ownKeys;
+const __jqDescriptor = Object.getOwnPropertyDescriptor;
+const __jqPrototypeOf = Object.getPrototypeOf;
+const __jqExtensible = Object.isExtensible;
+const __jqSameValue = Object.is;
+const __jqGuarded = [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype, Boolean.prototype, Object, Array, Function, String, Number, Boolean, JSON, Math, Reflect];
+const __jqLoaded = __jqGuarded.map((target) => ({ prototype: __jqPrototypeOf(target), extensible: __jqExtensible(target), own: __jqOwnKeys(target).map((key) => ({ key, descriptor: __jqDescriptor(target, key) })) }));
+// Indexed loops and captured built-ins only: a filter that replaced Array.prototype.every must not switch the check off.
+const __jqIntact = () => {
+  for (let t = 0; t < __jqGuarded.length; t++) {
+    const target = __jqGuarded[t];
+    const loaded = __jqLoaded[t];
+    if (__jqPrototypeOf(target) !== loaded.prototype || __jqExtensible(target) !== loaded.extensible || __jqOwnKeys(target).length !== loaded.own.length) return false;
+    for (let k = 0; k < loaded.own.length; k++) {
+      const was = loaded.own[k].descriptor;
+      const now = __jqDescriptor(target, loaded.own[k].key);
+      // Object.is: Number.NaN is never === itself.
+      if (now === undefined || !__jqSameValue(now.value, was.value) || now.get !== was.get || now.set !== was.set) return false;
+    }
+  }
+  return true;
+};
 const __jqRestore = () => {
-  for (const name of Object.keys(functions)) if (!(name in __jqFunctions)) delete functions[name];
-  Object.assign(functions, __jqFunctions);
+  const names = __jqFunctionNames(functions);
+  for (let n = 0; n < names.length; n++) if (!(names[n] in __jqFunctions)) delete functions[names[n]];
+  __jqAssign(functions, __jqFunctions);
   return __jqIntact() ? "1" : "0";
 };
 const __jqThenRestore = (work) => {

@@ -136,6 +136,15 @@ const FIXES: readonly SourceFix[] = [
       "    // Pluck the value at a path out of an object\n    get(obj, p) {\n        let o = obj\n        for (let i of p) {\n            if (o === null) return null;\n            i = __updateKey(o, i)\n            o = Object.hasOwn(o, i) ? o[i] ?? null : null\n        }\n        return o\n    }\n    // Set the value at path p to v in obj,\n    // or delete the key if del is true.\n    update(obj, p, v, del=false) {\n        if (p.length == 0)\n            return v\n        if (obj === null && del)\n            return obj\n        if (obj === null)\n            obj = typeof p[0] == 'number' ? [] : {}\n        let o = obj\n        for (let n = 0; n < p.length - 1; n++) {\n            let i = __updateKey(o, p[n])\n            let next = Object.hasOwn(o, i) ? o[i] : null\n            if (next === null) {\n                if (del)\n                    return obj\n                next = typeof p[n + 1] == 'number' ? [] : {}\n                __setKey(o, i, next)\n            }\n            o = next\n        }\n        let last = __updateKey(o, p[p.length - 1])\n        if (!del)\n            __setKey(o, last, v)\n        else if (Array.isArray(o))\n            o.splice(last, 1)\n        else\n            delete o[last]\n        return obj\n    }",
   },
   {
+    // `a = b` walked its path with `in` and set with `=`: `.["__proto__"]["x"] = 1` followed the inherited __proto__ to
+    // the sandbox's Object.prototype and changed it for every later filter. Own properties only, set as data, and a
+    // missing step made as jq makes it (an array before a number), as updates do.
+    why: "`=` follows and sets own properties only",
+    find: "    update(obj, p, v) {\n        if (obj === null)\n            obj = {}\n        let o = obj\n        let last = p.pop()\n        for (let i of p) {\n            if (!(i in o)) {\n                o[i] = {}\n                o = o[i]\n            } else\n                o = o[i]\n        }\n        if (typeof last == 'undefined')\n            return v\n        o[last] = v\n        return obj\n    }",
+    replace:
+      "    update(obj, p, v) {\n        if (p.length == 0)\n            return v\n        if (obj === null)\n            obj = typeof p[0] == 'number' ? [] : {}\n        let o = obj\n        for (let n = 0; n < p.length - 1; n++) {\n            let i = __updateKey(o, p[n])\n            let next = Object.hasOwn(o, i) ? o[i] : null\n            if (next === null) {\n                next = typeof p[n + 1] == 'number' ? [] : {}\n                __setKey(o, i, next)\n            }\n            o = next\n        }\n        __setKey(o, __updateKey(o, p[p.length - 1]), v)\n        return obj\n    }",
+  },
+  {
     // jqjs negated a number literal only: `-.`, `-.a` and `-(…)` parsed as an operator with nothing on its left and
     // gave nothing, so `map(-.)` was [] and `sort_by(-.)` did not sort; `1 - -1` gave nothing too.
     why: "unary minus negates any operand: -., -.a, -(1, 2), 1 - -.x",
