@@ -7,7 +7,7 @@ import { serviceConfig } from "./config";
 import { peekJsonObject } from "./http/body";
 import { executionStub } from "./executions";
 import { SecurityStore } from "./security/store";
-import { WEBHOOK_CALLBACK_PATH } from "./routes/tasks";
+import { taskResultMaxBytes, WEBHOOK_CALLBACK_PATH } from "./routes/tasks";
 import { WEBHOOK_EVENT_PATH } from "./routes/webhooks";
 import { findTask, type FoundTask } from "./task-lookup";
 import { isUuid } from "../engine/task-id";
@@ -45,7 +45,9 @@ async function targetOf(request: Request, env: Env, path: string): Promise<Reque
     const found = await findTask(request, env, target.taskId);
     return found === undefined ? {} : { workflowName: found.workflowName, taskRefName: found.taskRefName, taskName: found.taskName };
   }
-  const body = await jsonBody(request, env);
+  // As much of the body as its route reads: a worker's large result is scoped by its task like any other.
+  const config = serviceConfig(env);
+  const body = await peekJsonObject(request, target.body === "taskResult" ? taskResultMaxBytes(config) : config.maxRequestBytes);
   if (target.body === "taskResult") return taskResultTarget(env, body);
   // A start with an inline definition may leave its name to the definition (the route refuses two different names).
   const inline = body?.["workflowDef"];
@@ -137,10 +139,6 @@ function taskTarget(scope: { workflowName: string; taskRefName: string | null; t
 
 async function executionName(env: Env, workflowId: string): Promise<string | undefined> {
   return isUuid(workflowId) ? ((await executionStub(env, workflowId).getWorkflowName()) ?? undefined) : undefined;
-}
-
-async function jsonBody(request: Request, env: Env): Promise<Record<string, unknown> | undefined> {
-  return peekJsonObject(request, serviceConfig(env).maxRequestBytes);
 }
 
 function stringField(body: Record<string, unknown> | undefined, field: string): string | undefined {

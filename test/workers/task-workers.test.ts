@@ -459,6 +459,14 @@ describe("task workers: a result too large to store", () => {
       expect(failed.tasks[0]).toMatchObject({ taskId: task.taskId, status: "FAILED_WITH_TERMINAL_ERROR", outputData: {} });
       expect(String(failed.tasks[0]!["reasonForIncompletion"])).toMatch(/^The task output is \d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)/);
     }
+    // A worker whose key holds TASK_EXECUTE on this task name only: its grant is checked against the task the large
+    // body names (the guard read less of the body than the route, and answered 403).
+    const worker = await createUser("w-big-out-worker", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:w_big_out" }] });
+    const scoped = await startWorkflow("w_big_out");
+    const scopedTask = await pollOne("w_big_out");
+    const scopedAnswer = await call("POST", "/api/tasks", orkes(worker.token), { workflowInstanceId: scoped, taskId: scopedTask.taskId, status: "COMPLETED", outputData: huge });
+    expect(scopedAnswer.status, await scopedAnswer.clone().text()).toBe(200);
+    expect((await waitFor(scoped, ["FAILED", "COMPLETED"])).tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
     // An IN_PROGRESS report too: it would otherwise come back at every poll.
     const kept = await startWorkflow("w_big_out");
     const task = await pollOne("w_big_out");
