@@ -43,7 +43,7 @@ import { applyTestMocks } from "../engine/test-run";
 import { limitChanges, type LimitEntry } from "../engine/rate-limit";
 import { removalDueAt } from "../engine/retention";
 import type { ValidationIssue } from "../engine/validation-issue";
-import { cutToBytes } from "../engine/limits";
+import { cutToBytes, oversize, oversizeReason } from "../engine/limits";
 import { definitionReferenceName, instanceTask, planOf } from "../engine/plan";
 import { signalledChildIds, signalledWait } from "../engine/signals";
 import type { JqRunner } from "../engine/jq";
@@ -1250,14 +1250,19 @@ export class WorkflowExecution extends DurableObject<Env> {
     const gone = noLongerWaiting();
     if (gone) return gone;
     const { status, output, reason } = parsed.callback;
+    // No conflict: the sender is told the output is too large (413), not that the task no longer waits (the engine's
+    // refusal of it, a 409 here).
+    const maxPayloadBytes = this.#config.engine.maxPayloadBytes;
+    const waiting = this.#execution?.tasks.find((candidate) => candidate.taskId === call.taskId);
+    const bytes = oversize({ ...waiting?.outputData, ...output }, maxPayloadBytes);
+    if (bytes !== undefined) return refuse(413, oversizeReason("The task output", bytes, maxPayloadBytes));
     const event: ExecutionEvent = { type: "externalUpdate", taskId: call.taskId, status, output };
     if (reason !== undefined) event.reason = reason;
     try {
       this.#apply(event);
     } catch (error) {
-      // A timeout whose alarm is late is only applied with the refusal: answer as if it had been on time. An output
-      // too large to store is no conflict: the sender is told so (413), not that the task no longer waits.
-      if (error instanceof EngineError) return noLongerWaiting() ?? refuse(error.kind === "INVALID" ? 413 : 409, error.message);
+      // A timeout whose alarm is late is only applied with the refusal: answer as if it had been on time.
+      if (error instanceof EngineError) return noLongerWaiting() ?? refuse(409, error.message);
       throw error;
     }
     return { ok: true, value: { workflowId: execution.workflowId, taskId: call.taskId, status } };
