@@ -7,10 +7,7 @@
 /** How many leading characters of a task id are its execution id's. */
 export const EXECUTION_PREFIX_LENGTH = 19;
 
-/** A UUID's text (any version, either case), as a regular expression's source. */
-export const UUID_SOURCE = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
-
-const UUID = new RegExp(`^${UUID_SOURCE}$`, "i");
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** True when `value` is shaped like a UUID (the ids of executions, tasks and webhooks). */
 export function isUuid(value: string): boolean {

@@ -20,7 +20,7 @@ import { registerHumanTaskRoutes } from "./routes/human";
 import { registerTaskDefRoutes } from "./routes/task-defs";
 import { registerJsonSchemaRoutes } from "./routes/json-schemas";
 import { registerTagRoutes } from "./routes/tags";
-import { registerTaskRoutes } from "./routes/tasks";
+import { registerTaskRoutes, registerWebhookCallbackRoute } from "./routes/tasks";
 import { registerUnsupportedRoutes } from "./routes/unsupported";
 import { registerWorkerRoutes } from "./routes/workers";
 import { registerWebhookRoutes } from "./routes/webhooks";
@@ -51,6 +51,8 @@ registerJsonSchemaRoutes(router);
 // Before the single-id routes: their `:workflowId` would take "bulk".
 registerBulkWorkflowRoutes(router);
 registerWorkflowRoutes(router);
+// Before the signal routes: the callback is public, and their patterns would take some of its paths without a caller.
+registerWebhookCallbackRoute(router);
 // Before the task routes: the update by reference name would take `/api/tasks/{workflowId}/{status}/signal`.
 registerSignalRoutes(router);
 registerTaskRoutes(router);

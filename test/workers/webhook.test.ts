@@ -76,10 +76,9 @@ describe("WAIT_FOR_WEBHOOK", () => {
     await expectRefused(await callback(url.replace(workflowId, crypto.randomUUID()), "{bad", {}), 404, "NOT_FOUND");
     await expectRefused(await callback(url.replace(hook.taskId, crypto.randomUUID()), "{bad", {}), 404, "NOT_FOUND");
     await expectRefused(await callback(url.replace("/hook/", "/other/"), "{bad", {}), 404, "NOT_FOUND");
-    // Ids that are no UUIDs make no callback path: an API path like any other, which needs credentials (the signal
-    // route /api/tasks/{workflowId}/{status}/signal/sync was reached without any, and answered 500).
-    await expectRefused(await callback(url.replace(workflowId, "not-a-uuid"), "{bad", {}), 401, "UNAUTHENTICATED");
-    await expectRefused(await callback(new URL("/api/tasks/webhook/COMPLETED/signal/sync", url).toString(), {}, {}), 401, "UNAUTHENTICATED");
+    await expectRefused(await callback(url.replace(workflowId, "not-a-uuid"), "{bad", {}), 404, "NOT_FOUND");
+    // A callback path the signal route's pattern would take too: the signal route was reached without a caller (500).
+    await expectRefused(await callback(new URL("/api/tasks/webhook/COMPLETED/signal/sync", url).toString(), {}, {}), 404, "NOT_FOUND");
     // Headers before the body: the response names the header, never its expected value.
     const missing = await expectRefused(await callback(url, "{bad", { "x-source": "billing" }), 401, "UNAUTHENTICATED");
     expect(missing.message).toContain("X-Token");

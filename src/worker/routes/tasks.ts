@@ -12,14 +12,13 @@ import { authorizeRead, checkedTaskName, principalOf } from "../guard";
 import { findTask, type FoundTask } from "../task-lookup";
 import { readableTasks, searchTasks } from "../task-search";
 import { searchV2 } from "../search-v2";
-import { UUID_SOURCE } from "../../engine/task-id";
 
 type Args = [Env, ExecutionContext];
 
 const CALLBACK_ERRORS = { 400: "VALIDATION_ERROR", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 429: "RATE_LIMITED" } as const;
 
 /** The webhook callback path; it is authenticated by the task's headers and signature, not a token. */
-export const WEBHOOK_CALLBACK_PATH = new RegExp(`^/api/tasks/webhook/${UUID_SOURCE}/[^/]+/${UUID_SOURCE}$`, "i");
+export const WEBHOOK_CALLBACK_PATH = /^\/api\/tasks\/webhook\/[^/]+\/[^/]+\/[^/]+$/;
 
 /** The status in the path (one of `statuses`) and the output in the body (`{}` when there is none) of an update from outside. */
 async function pathStatusAndOutput<S extends string>(request: IRequest, env: Env, statuses: v.GenericSchema<unknown, S>): Promise<{ status: S; output: JsonObject }> {
@@ -95,8 +94,12 @@ async function readLogLine(request: Request, maxBytes: number): Promise<string> 
   return parseOrThrow(TaskLogLine, line, "log message", "(body)");
 }
 
-/** Routes that complete or update tasks from outside (asyncComplete HTTP tasks, waiting tasks). */
-export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
+/**
+ * The webhook callback route: public (its task's headers and signature authenticate it), so registered before any
+ * route whose pattern could take one of its paths unauthenticated (the signal routes' `/api/tasks/{workflowId}/
+ * {status}/signal/sync` took `/api/tasks/webhook/COMPLETED/signal/sync`, and answered 500 with no caller).
+ */
+export function registerWebhookCallbackRoute(router: RouterType<IRequest, Args>): void {
   router.post("/api/tasks/webhook/:workflowId/:taskRefName/:taskId", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
     let stub: ReturnType<typeof executionStub>;
@@ -118,7 +121,10 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
     const headers = retryAfterSeconds === undefined ? undefined : { "Retry-After": String(retryAfterSeconds) };
     return errorResponse(status, CALLBACK_ERRORS[status], message, { validationErrors, headers });
   });
+}
 
+/** Routes that complete or update tasks from outside (asyncComplete HTTP tasks, waiting tasks). */
+export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/tasks/:workflowId/:taskRefName/:status", async (request, env) => textResponse((await updateByRef(request, env)).taskId));
 
   // Orkes' synchronous variant (TaskClient/WorkflowExecutor.updateTaskSync): the same update, answered
