@@ -251,7 +251,7 @@ describe("events sent to a webhook", () => {
     expect((await env.DB.prepare(`SELECT count(*) AS n FROM webhook_events WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>())!.n).toBe(0);
   });
 
-  it("complete the tasks of the executions that take them when another execution fails to answer, and ask the sender to send the event again (503), starting nothing until then", async () => {
+  it("complete the tasks of the executions that take them when another execution fails to answer, and ask the sender to send the event again (503), starting the workflows only once either way", async () => {
     await register({ name: "wh_partial", tasks: [waitingFor("w", { "$.batch": "b-1" })] });
     await register({ name: "wh_partial_started", tasks: [httpTask("call", { uri: target("/count/wh-partial-started"), method: "GET" })] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
@@ -286,6 +286,35 @@ describe("events sent to a webhook", () => {
     expect(retried.startedWorkflows).toEqual([{ name: "wh_partial_started", workflowId: expect.any(String) }]);
     await waitFor(retried.startedWorkflows[0]!.workflowId!, ["COMPLETED"]);
     expect(await hits("wh-partial-started")).toBe(1);
+
+    // With an idempotency key the resent event finds what it started: the workflows start at once (a sender that
+    // never resends loses none), and once only.
+    const keyed = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-partial-keyed",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      receiverWorkflowNamesToVersions: { wh_partial: 1 },
+      workflowsToStart: { wh_partial_started: 1, idempotencyKey: "$.batch" },
+    });
+    const [reached, unreached] = [await startWorkflow("wh_partial"), await startWorkflow("wh_partial")];
+    await waitsOf(reached);
+    await waitsOf(unreached);
+    WorkflowExecution.prototype.webhookEvent = async function (this: WorkflowExecution, taskId, payload) {
+      if (taskId.startsWith(unreached.slice(0, 19))) throw new Error("Network connection lost (test)");
+      return webhookEvent.call(this, taskId, payload);
+    };
+    try {
+      const response = await send(keyed, { batch: "b-1" }, { "X-Token": "t" });
+      expect(response.status).toBe(503);
+      expect(((await response.json()) as { message: string }).message).not.toContain("started then");
+    } finally {
+      WorkflowExecution.prototype.webhookEvent = webhookEvent;
+    }
+    await eventually(() => hits("wh-partial-started"), (n) => n === 2, "the keyed start, at once");
+    const resent = (await (await send(keyed, { batch: "b-1" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(resent.completedTasks.map((task) => task.workflowId)).toEqual([unreached]);
+    await waitFor(resent.startedWorkflows[0]!.workflowId!, ["COMPLETED"]);
+    expect(await hits("wh-partial-started")).toBe(2);
   });
 
   it("sent just after a task began to wait, before its routing row was written, complete it a moment later; a task that began to wait after the event is not completed", async () => {

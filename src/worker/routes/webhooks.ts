@@ -14,7 +14,7 @@ import { MAX_TAGS_PER_TARGET, TagListSchema } from "../tags";
 import { requiredBody } from "./metadata";
 import { callerStartScopes } from "../workflow-actions";
 import { WebhookConfigRequest, type WebhookConfigBody, type WebhookSecrets } from "../webhooks/config";
-import { completeLateWaitingTasks, completeWaitingTasks, eventPayload, startWebhookWorkflows, type CompletedTask } from "../webhooks/deliver";
+import { completeLateWaitingTasks, completeWaitingTasks, eventPayload, startWebhookWorkflows, webhookStartKey, type CompletedTask } from "../webhooks/deliver";
 import { WebhookRepository, webhookJson, type Webhook } from "../webhooks/store";
 import { verifyEvent } from "../webhooks/verify";
 import { isUuid } from "../../engine/task-id";
@@ -187,8 +187,10 @@ async function receiveEvent(request: IRequest, env: Env, ctx: ExecutionContext):
   const delivery = await completeWaitingTasks(env, webhook.settings, payload, { waitingAt: receivedAt });
   const completedTasks = delivery.completed;
   // A task the event matches could not be reached: the sender is asked to send it again (a 2xx it would never resend,
-  // and the task would wait for good), and the workflows it starts are started by that delivery, not twice.
-  const startedWorkflows = delivery.unreached > 0 ? [] : await startWebhookWorkflows(env, webhook, payload, new URL(incoming.url).origin);
+  // and the task would wait for good). The workflows it starts are started now when the webhook's idempotency key
+  // makes the resent event find them, else by the resent event (not twice).
+  const startNow = delivery.unreached === 0 || webhookStartKey(webhook, payload) !== undefined;
+  const startedWorkflows = startNow ? await startWebhookWorkflows(env, webhook, payload, new URL(incoming.url).origin) : [];
   const eventId = crypto.randomUUID();
   const started = startedWorkflows.flatMap((start) => ("workflowId" in start ? [start.workflowId] : []));
   // Only the history: once tasks took the event, its failure must not turn the answer into an error that the sender
@@ -211,7 +213,7 @@ async function receiveEvent(request: IRequest, env: Env, ctx: ExecutionContext):
     }));
   }
   if (delivery.unreached > 0) {
-    const message = `${delivery.unreached} of the tasks waiting for this event could not be reached (${completedTasks.length} took it); send it again: the tasks that took it wait no more, and the workflows it starts are started then`;
+    const message = `${delivery.unreached} of the tasks waiting for this event could not be reached (${completedTasks.length} took it); send it again: the tasks that took it wait no more${startNow ? "" : ", and the workflows it starts are started then"}`;
     throw new ApiError(503, "UNAVAILABLE", message, undefined, { "Retry-After": String(UNREACHED_RETRY_AFTER_SECONDS) });
   }
   return Response.json({ webhookId: webhook.id, eventId, completedTasks, startedWorkflows });

@@ -152,6 +152,18 @@ export async function completeLateWaitingTasks(
   }
 }
 
+/**
+ * The idempotency key the webhook's starts carry for `payload`: its value at the webhook's `idempotencyKey` path, as it
+ * is (not as matched: two ids differing in case are two events); undefined when it has none there.
+ */
+export function webhookStartKey(webhook: Webhook, payload: JsonObject): string | undefined {
+  const { idempotencyKey } = webhook.settings;
+  const keyPath = idempotencyKey === undefined ? undefined : parseMatchPath(idempotencyKey);
+  const keyValue = keyPath === undefined || keyPath instanceof Error ? undefined : valueAt(payload, keyPath);
+  const key = typeof keyValue === "string" ? keyValue.trim() : typeof keyValue === "number" ? String(keyValue) : undefined;
+  return key === "" ? undefined : key;
+}
+
 /** A workflow an event started, or why it could not. */
 export type StartedWorkflow = { name: string; workflowId: string } | { name: string; refused: string };
 
@@ -160,11 +172,8 @@ export type StartedWorkflow = { name: string; workflowId: string } | { name: str
  * each keyed by the payload's value at the webhook's `idempotencyKey` path when it has one there.
  */
 export async function startWebhookWorkflows(env: Env, webhook: Webhook, payload: JsonObject, origin: string): Promise<StartedWorkflow[]> {
-  const { workflowsToStart, idempotencyKey, idempotencyStrategy } = webhook.settings;
-  const keyPath = idempotencyKey === undefined ? undefined : parseMatchPath(idempotencyKey);
-  const keyValue = keyPath === undefined || keyPath instanceof Error ? undefined : valueAt(payload, keyPath);
-  // As it is (not as matched: two ids differing in case are two events).
-  const key = typeof keyValue === "string" ? keyValue.trim() : typeof keyValue === "number" ? String(keyValue) : undefined;
+  const { workflowsToStart, idempotencyStrategy } = webhook.settings;
+  const key = webhookStartKey(webhook, payload);
   const starts = Object.entries(workflowsToStart).map(async ([name, version]): Promise<StartedWorkflow> => {
     const outcome = await startExecution(env, {
       name,
@@ -172,7 +181,7 @@ export async function startWebhookWorkflows(env: Env, webhook: Webhook, payload:
       input: payload,
       baseUrl: webhook.baseUrl ?? origin,
       startScopes: webhook.startScopes,
-      ...(key === undefined || key === "" ? {} : { idempotencyKey: key, idempotencyStrategy: idempotencyStrategy ?? "RETURN_EXISTING" }),
+      ...(key === undefined ? {} : { idempotencyKey: key, idempotencyStrategy: idempotencyStrategy ?? "RETURN_EXISTING" }),
     });
     if (outcome.ok) return { name, workflowId: outcome.workflowId };
     console.warn(JSON.stringify({ msg: "webhook start refused", webhook: webhook.id, workflow: name, code: outcome.code, reason: outcome.message }));
