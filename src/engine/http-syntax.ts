@@ -18,3 +18,14 @@ export function isHeaderName(name: unknown): boolean {
 export function isHeaderValueText(value: string): boolean {
   return !/[\0\r\n]/.test(value);
 }
+
+/**
+ * True for `.` and `..`: a name that would be one path segment of a URL, and which a client's URL resolves away
+ * (`/api/metadata/workflow/..` is `/api/metadata/`), so that a request about it reaches another route.
+ */
+export function isDotSegment(name: string): boolean {
+  return name === "." || name === "..";
+}
+
+/** Why a name may not be {@link isDotSegment}. */
+export const DOT_SEGMENT_MESSAGE = "must not be . or .. (a URL naming it would resolve it away)";

@@ -4,7 +4,7 @@
  */
 
 /** Allowed secret names: what fits in `${workflow.secrets.<name>}` and in a URL path segment without escaping. */
-export const SECRET_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+export const SECRET_NAME_PATTERN = /^(?!\.\.?$)[A-Za-z0-9_.-]{1,128}$/;
 
 /** Largest value accepted (UTF-8 bytes). Credentials are small; the cap keeps rows and dispatch reads small. */
 export const MAX_SECRET_VALUE_BYTES = 64 * 1024;

@@ -1,3 +1,4 @@
+import { isDotSegment, DOT_SEGMENT_MESSAGE } from "../engine/http-syntax";
 import * as v from "valibot";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { ApiError, notFound, validationError } from "./http/errors";
@@ -21,7 +22,7 @@ const TaskDetails = requestObject({
 
 /** Conductor's `StartWorkflow` of start_workflow. */
 const StartWorkflow = requestObject({
-  name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty")),
+  name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.check((name: string) => !isDotSegment(name), DOT_SEGMENT_MESSAGE)),
   version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))),
   input: v.optional(jsonData),
   correlationId: v.optional(CorrelationId),

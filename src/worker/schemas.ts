@@ -1,3 +1,4 @@
+import { isDotSegment, DOT_SEGMENT_MESSAGE } from "../engine/http-syntax";
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
 import { exceedsJsonDepth, holdsNonFiniteNumber, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
@@ -374,6 +375,7 @@ export const ScheduleName = v.pipe(
   v.minLength(1, "must not be empty"),
   v.maxLength(MAX_SCHEDULE_NAME_LENGTH, `must be at most ${MAX_SCHEDULE_NAME_LENGTH} characters`),
   v.regex(/^[A-Za-z0-9_.-]*$/, "may hold only letters, digits, '_', '-' and '.'"),
+  v.check((name: string) => !isDotSegment(name), DOT_SEGMENT_MESSAGE),
   v.check((name: string) => name !== "tags", `must not be "tags" (GET /api/scheduler/schedules/tags is the lookup by tag)`),
 );
 

@@ -208,6 +208,9 @@ describe("validateWorkflowDef: workflow fields", () => {
     ["   ", /empty or only whitespace/],
     ["a".repeat(256), /at most 255 characters/],
     ["orders:v2", /must not contain ':'/],
+    // A URL naming it (GET /api/metadata/workflow/..) would resolve it away, reaching another route.
+    ["..", /must not be \. or \.\./],
+    [".", /must not be \. or \.\./],
     ["orders ", /must not start or end with whitespace/],
     [" orders", /must not start or end with whitespace/],
     ["orders\t", /must not start or end with whitespace/],
@@ -829,6 +832,11 @@ describe("task definitions", () => {
     if (result.ok || result.errors.length !== 1) throw new Error(`expected one error, got ${JSON.stringify(result)}`);
     return `${result.errors[0]!.path}: ${result.errors[0]!.message}`;
   };
+
+  it("refuses the names . and .. (a URL naming them would resolve them away)", () => {
+    for (const name of [".", ".."]) expect(onlyTaskDefError({ name })).toMatch(/^name: .*not \. or \.\./);
+    expect(registered({ name: "..." }).name).toBe("...");
+  });
 
   it("an inline taskDefinition takes the task's name when it has none, and is validated at the task's path", () => {
     expect(acceptedTask(httpTask("call", undefined, { taskDefinition: { retryCount: 1 } })).taskDefinition).toMatchObject({ name: "call", retryCount: 1, retryDelaySeconds: 60 });

@@ -57,6 +57,16 @@ describe("Orkes' groups", () => {
     expect((await api("POST", "/api/groups/readers/users/group-member")).status).toBe(404);
   });
 
+  it("refuses . and .. as a member's, group's or role's name: a client's URL for it would reach another route (DELETE /api/groups/ops/users/.. deleted the group)", async () => {
+    await apiOk("PUT", "/api/groups/dots", { description: "dots", roles: [] });
+    for (const id of [".", ".."]) {
+      expect((await api("POST", "/api/groups/dots/users", [id])).status, id).toBe(400);
+      expect((await api("PUT", `/api/users/${encodeURIComponent(id === "." ? "%2E" : "%2E%2E")}`, { name: "x", roles: [] })).status).not.toBe(200);
+      expect((await api("POST", "/api/security/roles", { name: id, permissions: [] })).status, id).toBe(400);
+    }
+    expect(await apiOk("GET", "/api/groups/dots/users")).toEqual([]);
+  });
+
   it("joins a user to exactly the groups upsertUser names", async () => {
     // One role given as a string (as the JavaScript client's types declare it) is a list of one.
     expect((await apiOk<ConductorGroup>("PUT", "/api/groups/joined-a", { description: "a", roles: "USER" })).roles).toEqual([{ name: "USER", permissions: [] }]);

@@ -5,6 +5,7 @@
  * then cross-task rules (unique reference names) and `${...}` syntax. Every problem is reported,
  * so an author can fix a definition in one round trip.
  */
+import { isDotSegment, DOT_SEGMENT_MESSAGE } from "../http-syntax";
 import * as v from "valibot";
 import { findTemplateErrors, hasExpression, referencedSecrets } from "../expressions";
 import {
@@ -98,6 +99,7 @@ const WORKFLOW_NAME = expecting(
     ),
     // Conductor's own validation rejects ':' in names; the same rule keeps definitions portable both ways.
     v.check((name: string) => !name.includes(":"), "name must not contain ':' (Conductor does not allow it in workflow names)"),
+    v.check((name: string) => !isDotSegment(name), `name ${DOT_SEGMENT_MESSAGE}`),
   ),
   `a non-empty string of at most ${MAX_WORKFLOW_NAME_LENGTH} characters without ':' or surrounding whitespace`,
 );

@@ -1,3 +1,4 @@
+import { isDotSegment, DOT_SEGMENT_MESSAGE } from "../../engine/http-syntax";
 import type { IRequest, RouterType } from "itty-router";
 import * as v from "valibot";
 import type { JsonObject } from "../../engine/model";
@@ -16,7 +17,7 @@ export const MAX_SCHEMAS_PER_REQUEST = 100;
 
 /** Orkes' SchemaDef as a save sends it; read-only fields (times, authors) are ignored. */
 const SchemaDefBody = requestObject({
-  name: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(255, "must be at most 255 characters"), v.regex(/^[A-Za-z0-9_.-]+$/, "may hold only letters, digits, '_', '-' and '.'")),
+  name: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(255, "must be at most 255 characters"), v.regex(/^[A-Za-z0-9_.-]+$/, "may hold only letters, digits, '_', '-' and '.'"), v.check((name: string) => !isDotSegment(name), DOT_SEGMENT_MESSAGE)),
   version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1")), 1),
   type: v.optional(v.picklist(["JSON"], "must be JSON: this service checks JSON schemas only (AVRO and PROTOBUF are not supported)"), "JSON"),
   data: jsonData,

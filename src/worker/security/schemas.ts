@@ -17,9 +17,12 @@ export const GrantSchema = v.object({
   scope,
 });
 
-/** Names of roles and users: what fits in a path segment and a log line. */
-export const NAME_PATTERN = /^[A-Za-z0-9_.@+:-]{1,128}$/;
-const name = (what: string) => v.pipe(v.string("must be a string"), v.regex(NAME_PATTERN, `must be a ${what} of 1 to 128 letters, digits or _ . @ + : -`));
+/**
+ * Names of roles, users and groups: what fits in a path segment and a log line. Not `.` or `..`: as a path segment
+ * (`DELETE /api/groups/ops/users/..`) a client's URL resolves it away, and the request reaches another route.
+ */
+export const NAME_PATTERN = /^(?!\.\.?$)[A-Za-z0-9_.@+:-]{1,128}$/;
+const name = (what: string) => v.pipe(v.string("must be a string"), v.regex(NAME_PATTERN, `must be a ${what} of 1 to 128 letters, digits or _ . @ + : - (not . or ..)`));
 
 /** Body of `POST /api/security/roles` (a Role, spec 2.5). */
 export const RoleSchema = requestObject({
