@@ -65,6 +65,48 @@ function listOf(text: string): string[] {
 }
 
 /**
+ * `text` with the inside of each quoted string ('…' or "…", a backslash escaping the next character) replaced by
+ * `x`, the quotes kept: the same length, so that where an operator or a separator stands outside quotes is found in
+ * it and applied to `text`.
+ */
+function maskQuoted(text: string): string {
+  let masked = "";
+  let quote: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote === undefined) {
+      if (c === "'" || c === '"') quote = c;
+      masked += c;
+    } else if (c === "\\" && i + 1 < text.length) {
+      masked += "xx";
+      i++;
+    } else if (c === quote) {
+      quote = undefined;
+      masked += c;
+    } else masked += "x";
+  }
+  return masked;
+}
+
+/** `text` cut at each match of `separator` (a global expression) found outside quoted strings (see {@link maskQuoted}). */
+function splitOutsideQuotes(text: string, separator: RegExp): string[] {
+  const parts: string[] = [];
+  let from = 0;
+  for (const found of maskQuoted(text).matchAll(separator)) {
+    parts.push(text.slice(from, found.index));
+    from = found.index + found[0].length;
+  }
+  parts.push(text.slice(from));
+  return parts;
+}
+
+/** A query's value: a quoted string without its quotes and with its escapes read (`'O\'Brien'` is O'Brien), else as written. */
+function queryValue(text: string): string {
+  const quoted = /^(['"])([\s\S]*)\1$/.exec(text);
+  return quoted ? quoted[2]!.replace(/\\([\s\S])/g, "$1") : text;
+}
+
+/**
  * D1 binds at most 100 parameters per statement: a list of any length (a caller's workflow names, a
  * `status=`/`workflowName=` list, a query's `IN (...)`) is bound as one JSON array and read with `json_each`.
  */
@@ -97,6 +139,11 @@ export interface SearchFields {
   sort: Record<string, string>;
   /** ORDER BY when the request names no `sort`. */
   defaultOrder: string;
+  /**
+   * Time columns holding 0 until their time comes (an execution's `end_time` while it runs): such a row meets no
+   * comparison of that field and sorts last, as a field Conductor's index does not hold.
+   */
+  unsetWhenZero?: readonly string[];
   checkValues?: (column: string, values: string[]) => void;
 }
 
@@ -104,6 +151,7 @@ const EXECUTION_FIELDS: SearchFields = {
   query: QUERY_COLUMNS,
   sort: SORT_COLUMNS,
   defaultOrder: DEFAULT_ORDER,
+  unsetWhenZero: ["end_time"],
   checkValues: (column, values) => {
     if (column === "status") checkStatuses(values, "query");
   },
@@ -114,13 +162,19 @@ const EXECUTION_FIELDS: SearchFields = {
  * `field IN (a, b)`, `field = value`, or `field` compared with `>`, `<`, `>=` or `<=`.
  */
 export function applyQuery(filter: Filter, query: string, fields: SearchFields = EXECUTION_FIELDS): void {
-  const clauses = query.split(/\s+AND\s+/i);
+  // A value like 'Smith and Sons' is one value: AND and OR are read outside quoted strings only.
+  if (/\s+OR\s+/i.test(maskQuoted(query))) {
+    throw validationError("Invalid search query", [{ path: "query", message: "OR is not supported: use field IN (a, b) for alternatives of one field, or one search per alternative" }]);
+  }
+  const clauses = splitOutsideQuotes(query, /\s+AND\s+/gi);
   if (clauses.length > MAX_QUERY_CLAUSES) {
     throw validationError("Invalid search query", [{ path: "query", message: `has ${clauses.length} clauses joined by AND; at most ${MAX_QUERY_CLAUSES}` }]);
   }
   for (const clause of clauses) {
-    // Two-character operators first: with `>` tried before `>=`, `a >= 5` would compare a with "= 5".
-    const match = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(>=|<=|=|>|<)\s*(.+?))\s*$/i.exec(clause);
+    // Two-character operators first: with `>` tried before `>=`, `a >= 5` would compare a with "= 5". Matched on the
+    // masked clause (a quoted `)` closes no list); the values are read from the clause itself, at the same places.
+    const masked = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(>=|<=|=|>|<)\s*(.+?))\s*$/di.exec(maskQuoted(clause));
+    const match = masked === null ? null : masked.map((group, index) => (group === undefined ? undefined : clause.slice(...masked.indices![index]!)));
     const column = match ? columnOf(fields.query, match[1]!) : undefined;
     if (!match || !column) {
       throw validationError("Invalid search query", [
@@ -131,16 +185,20 @@ export function applyQuery(filter: Filter, query: string, fields: SearchFields =
     const checkEpoch = (value: string) => {
       if (numeric && !/^\d+$/.test(value)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with epoch milliseconds, not "${value}"` }]);
     };
+    // A time not set yet is 0 (an execution that has not ended): like a field Conductor's index does not hold, it
+    // meets no comparison (`endTime < n` finds no running execution).
+    const isSet = fields.unsetWhenZero?.includes(column) === true ? `${column} > 0 AND ` : "";
     if (match[2]) {
-      const values = listOf(match[3]!);
+      const values = splitOutsideQuotes(match[3]!, /,/g).map((item) => queryValue(item.trim())).filter(Boolean);
       fields.checkValues?.(column, values);
       values.forEach(checkEpoch);
       addIn(filter, column, values);
+      if (isSet !== "") filter.clauses.push(`${column} > 0`);
     } else {
-      const raw = match[5]!.replace(/^['"]|['"]$/g, "");
+      const raw = queryValue(match[5]!);
       if (match[4] === "=") fields.checkValues?.(column, [raw]);
       checkEpoch(raw);
-      filter.clauses.push(`${column} ${match[4]} ?`);
+      filter.clauses.push(`(${isSet}${column} ${match[4]} ?)`);
       filter.bindings.push(numeric ? Number(raw) : raw);
     }
   }
@@ -155,13 +213,14 @@ export function orderBy(sort: string | undefined, fields: SearchFields = EXECUTI
   const terms = sort.split("|");
   // More than a table's columns is nothing a sort can mean, and SQLite refuses a long ORDER BY.
   if (terms.length > MAX_SORT_TERMS) throw validationError("Invalid search", [{ path: "sort", message: `has ${terms.length} terms joined by |; at most ${MAX_SORT_TERMS}` }]);
-  return terms.map((term) => sortTerm(term, fields.sort)).join(", ");
+  return terms.map((term) => sortTerm(term, fields)).join(", ");
 }
 
 /** Most terms a `sort` may join. */
 const MAX_SORT_TERMS = 10;
 
-function sortTerm(term: string, columns: Record<string, string>): string {
+function sortTerm(term: string, fields: SearchFields): string {
+  const columns = fields.sort;
   const match = /^\s*(\w+)\s*(?::\s*(ASC|DESC)\s*)?$/i.exec(term);
   const column = match ? columnOf(columns, match[1]!) : undefined;
   if (!match || !column) {
@@ -169,7 +228,9 @@ function sortTerm(term: string, columns: Record<string, string>): string {
       { path: "sort", message: `cannot understand "${term.trim()}"; use field[:ASC|DESC], several joined by |, with field one of ${Object.keys(columns).join(", ")}` },
     ]);
   }
-  return `${column} ${(match[2] ?? "ASC").toUpperCase()}`;
+  // A time not set yet (0) sorts last either way, as a field Conductor's index does not hold.
+  const direction = (match[2] ?? "ASC").toUpperCase();
+  return fields.unsetWhenZero?.includes(column) === true ? `(${column} = 0), ${column} ${direction}` : `${column} ${direction}`;
 }
 
 /** Which workflow names a caller may see: all, or exact names and name prefixes. */
@@ -236,11 +297,12 @@ export function searchParam(request: IRequest, name: string): string | undefined
 
 /**
  * Conductor's `freeText` (`*` or none: everything): rows with the text in one of `columns`, as a substring, ASCII case
- * ignored. With `starMatchesAnything` (Orkes' human task `fullTextQuery`) a `*` inside it matches any text too.
+ * ignored; a `*` inside it matches any text (`order-1*`, as Conductor's query string reads it). `path` names the
+ * parameter in a refusal.
  */
-export function applyFreeText(filter: Filter, freeText: string | undefined, columns: readonly string[], options: { starMatchesAnything?: boolean } = {}): void {
+export function applyFreeText(filter: Filter, freeText: string | undefined, columns: readonly string[], path = "freeText"): void {
   if (freeText === undefined || freeText === "*") return;
-  const stars = options.starMatchesAnything === true && freeText.includes("*");
+  const stars = freeText.includes("*");
   const escaped = freeText.replace(/[\\%_]/g, (c) => `\\${c}`);
   const pattern = `%${stars ? escaped.replaceAll("*", "%") : escaped}%`;
   const fits = utf8Length(pattern) <= MAX_LIKE_PATTERN_BYTES;
@@ -252,7 +314,7 @@ export function applyFreeText(filter: Filter, freeText: string | undefined, colu
     return;
   }
   if (!fits) {
-    throw validationError("Invalid search", [{ path: "fullTextQuery", message: `with a * in it, may be at most ${MAX_LIKE_PATTERN_BYTES - 2} bytes (its % and _ counted twice); without one, of any length` }]);
+    throw validationError("Invalid search", [{ path, message: `with a * in it, may be at most ${MAX_LIKE_PATTERN_BYTES - 2} bytes (its % and _ counted twice); without one, of any length` }]);
   }
   filter.clauses.push(`(${columns.map((column) => `${column} LIKE ? ESCAPE '\\'`).join(" OR ")})`);
   filter.bindings.push(...columns.map(() => pattern));

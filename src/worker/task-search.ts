@@ -46,6 +46,8 @@ const TASK_FIELDS: SearchFields = {
   query: TASK_QUERY_COLUMNS,
   sort: TASK_SORT_COLUMNS,
   defaultOrder: "update_time DESC",
+  // A task not started (SCHEDULED) or not ended holds 0 there.
+  unsetWhenZero: ["start_time", "end_time"],
   checkValues: (column, values) => {
     if (column === "status") checkTaskStatuses(values, "query");
   },
