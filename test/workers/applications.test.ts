@@ -143,6 +143,13 @@ describe("applications", () => {
     const again = await tokenFor(key.id, key.secret);
     expect((await call("GET", "/api/metadata/workflow", orkes(again.token))).status).toBe(200);
     expect((await api("POST", `/api/applications/${application.id}/accessKeys/${crypto.randomUUID()}/status`)).status).toBe(404);
+
+    // A token request that checked the key just before it was made inactive (here: this isolate's key cache, up to a
+    // second old, still says active) starts no session the deactivation's revocation would not end.
+    expect((await call("GET", "/api/metadata/workflow", { "x-api-key": `${key.id}:${key.secret}` })).status).toBe(200);
+    await env.DB.prepare("UPDATE api_keys SET active = 0 WHERE key_id = ?").bind(key.id).run();
+    const late = await call("POST", "/api/token", {}, { keyId: key.id, keySecret: key.secret });
+    expect(late.status, await late.clone().text()).toBe(401);
   });
 
   it("deletes a key, and with the application every key, session and role it had", async () => {

@@ -136,14 +136,16 @@ export async function issueTokens(env: Env, userId: string, session: { family?: 
     .sign(current.secret);
   const refreshToken = randomToken();
   const now = Date.now();
-  // A bootstrap marker was checked against the configuration above; it is not in api_keys.
+  // A bootstrap marker was checked against the configuration above; it is not in api_keys. The key must still be there
+  // and active as the session is written: a deactivation's revocation ends only the sessions written before it, and a
+  // token request that checked the key just before (or against another isolate's cache) must not start one after it.
   const inserted = await env.DB.prepare(
     `INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id)
-     SELECT ?1, ?2, ?3, ?4, 0, ?5, ?6 WHERE ?6 IS NULL OR ?7 = 1 OR EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?6)`,
+     SELECT ?1, ?2, ?3, ?4, 0, ?5, ?6 WHERE ?6 IS NULL OR ?7 = 1 OR EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?6 AND active = 1)`,
   )
     .bind(await sha256Hex(refreshToken), family, userId, now + refreshTtlSeconds(env) * 1000, now, keyId, bootstrap ? 1 : 0)
     .run();
-  if (inserted.meta.changes === 0) throw new ApiError(401, "INVALID_TOKEN", "The API key this session was obtained with was deleted: sign in with another key");
+  if (inserted.meta.changes === 0) throw new ApiError(401, "INVALID_TOKEN", "The API key this session was obtained with was deleted or deactivated: sign in with another key");
   return { token: accessToken, access_token: accessToken, token_type: "Bearer", expires_in: ttl, refresh_token: refreshToken };
 }
 
