@@ -2,6 +2,7 @@ import { SELF, env } from "cloudflare:test";
 import { SignJWT, generateKeyPair, importJWK, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
 import { apiOk } from "./helpers";
+import { oauthProvider } from "../../src/worker/auth/oauth";
 
 /** Signs an access token as the local OAuth issuer of the tests (its JWKS is served by the target). */
 async function issuerToken(claims: Record<string, unknown>, options: { issuer?: string; audience?: string; expiresIn?: string | number; key?: CryptoKey | Uint8Array; alg?: string; kid?: string } = {}): Promise<string> {
@@ -59,6 +60,18 @@ describe("external OAuth 2.0 / OIDC access tokens", () => {
     const valid = await issuerToken({ sub: "admin" });
     const none = `${btoa(JSON.stringify({ alg: "none", kid: "issuer-key-1" })).replace(/=+$/, "")}.${valid.split(".")[1]}.`;
     expect(await get("/api/metadata/workflow", { authorization: `Bearer ${none}` })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });
+    // A token that never expires is no key either.
+    const jwk = JSON.parse(env.OAUTH_TEST_PRIVATE_JWK) as JWK;
+    const endless = await new SignJWT({ sub: "u" })
+      .setProtectedHeader({ alg: "RS256", kid: "issuer-key-1" })
+      .setIssuer("https://issuer.test")
+      .setAudience("edge-conductor-api")
+      .sign((await importJWK(jwk, "RS256")) as CryptoKey);
+    expect(await get("/api/metadata/workflow", { authorization: `Bearer ${endless}` })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });
+    // Without a configured audience, any token the issuer made for any client would do: the issuer's tokens are refused.
+    const withoutAudience = { ...env, OAUTH_AUDIENCE: undefined } as unknown as Env;
+    const request = new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${await issuerToken({ sub: "u" }, { audience: "another-client" })}` } });
+    await expect(oauthProvider.authenticate(request, withoutAudience)).rejects.toMatchObject({ status: 401, message: expect.stringContaining("OAUTH_AUDIENCE") });
     // An external subject named like the bootstrap admin is not the bootstrap admin.
     expect(await get("/api/metadata/workflow", { authorization: `Bearer ${valid}` })).toMatchObject({ status: 403, body: { error: "PERMISSION_DENIED" } });
   });

@@ -33,7 +33,9 @@ function claim(payload: JWTPayload, path: string): unknown {
 /**
  * Access tokens of an external OAuth 2.0 / OIDC issuer, when configured (`OAUTH_ISSUER`,
  * `OAUTH_AUDIENCE`, `OAUTH_JWKS_URL`). The user is the `OAUTH_USER_CLAIM` claim (default `sub`);
- * role names in `OAUTH_ROLES_CLAIM` add the permissions of the roles of those names.
+ * role names in `OAUTH_ROLES_CLAIM` add the permissions of the roles of those names. A token must name the audience
+ * and expire: an issuer mints tokens for many clients (ID tokens too), and one for another client, or one that never
+ * expires, is not a key to this service. Without `OAUTH_AUDIENCE` the issuer's tokens are refused, saying why.
  */
 export const oauthProvider: AuthProvider = {
   name: "oauth",
@@ -48,14 +50,14 @@ export const oauthProvider: AuthProvider = {
     } catch {
       return undefined;
     }
+    const audience = env.OAUTH_AUDIENCE;
+    if (!audience) throw new ApiError(401, "INVALID_TOKEN", `Tokens of ${issuer} are refused: the service is configured without OAUTH_AUDIENCE, so it cannot tell a token meant for it from one the issuer made for another client`);
     let payload: JWTPayload;
     try {
-      const options: Parameters<typeof jwtVerify>[2] = { issuer, algorithms: ALGORITHMS };
-      if (env.OAUTH_AUDIENCE) options.audience = env.OAUTH_AUDIENCE;
-      ({ payload } = await jwtVerify(token, jwks(jwksUrl), options));
+      ({ payload } = await jwtVerify(token, jwks(jwksUrl), { issuer, audience, algorithms: ALGORITHMS, requiredClaims: ["exp"] }));
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw new ApiError(401, "EXPIRED_TOKEN", `Token expired: get a new one from ${issuer}`);
-      throw new ApiError(401, "INVALID_TOKEN", `Invalid token: signature, algorithm or audience check failed against ${issuer}; check the token's audience and that the issuer's keys are reachable`);
+      throw new ApiError(401, "INVALID_TOKEN", `Invalid token: signature, algorithm, audience or expiry check failed against ${issuer}; check the token's audience and expiry and that the issuer's keys are reachable`);
     }
     const userId = claim(payload, env.OAUTH_USER_CLAIM || "sub");
     if (typeof userId !== "string" || userId === "") throw new ApiError(401, "INVALID_TOKEN", `Invalid token: no ${env.OAUTH_USER_CLAIM || "sub"} claim naming the user`);
