@@ -129,6 +129,10 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect((await as("GET", "/api/metadata/workflow/tagflow-star-other")).status).toBe(403);
     // A tag's scope names one tag: a wildcard there is refused.
     expect((await api("PUT", `/api/security/users/${userId}/roles`, { roles: [], directPermissions: [{ action: "WORKFLOW_READ", scope: "tag:team:*" }] })).status).toBe(400);
+    // Nor a wildcard whose head could begin one (it would cover every tag when handing grants out, yet hold none).
+    for (const scope of ["tag*", "ta*", "t*", "*x"]) {
+      expect((await api("PUT", `/api/security/users/${userId}/roles`, { roles: [], directPermissions: [{ action: "WORKFLOW_READ", scope }] })).status, scope).toBe(400);
+    }
     // A definition tagged later is covered at once in this isolate, and no longer once the tag is gone.
     await apiOk("PUT", "/api/metadata/workflow/tagflow-other/tags", [{ key: "team", value: "billing" }]);
     expect((await as("GET", "/api/metadata/workflow/tagflow-other")).status).toBe(200);

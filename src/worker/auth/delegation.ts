@@ -1,6 +1,15 @@
 import { ApiError } from "../http/errors";
 import { grantsAllow, type Grant } from "./permissions";
 
+/**
+ * True for a tag's scope (`tag:<key>:<value>`): handed out only by a holder of that very tag's grant, or of one on
+ * `*`. A wildcard that covers it by its text (`tag*`, stored before such scopes were refused) expands to no tag when
+ * it is held, and must not let its holder give out every tag.
+ */
+function tagScope(scope: string): boolean {
+  return scope.startsWith("tag:");
+}
+
 /** True when the two grants are the same permission at the same scope. */
 function sameGrant(a: Grant, b: Grant): boolean {
   return a.action === b.action && a.scope === b.scope;
@@ -19,7 +28,7 @@ export function addedGrants(previous: readonly Grant[], next: readonly Grant[]):
  */
 export function authorizeHandingOut(holder: readonly Grant[], handedOut: readonly Grant[], what: string): void {
   if (grantsAllow(holder, "SYSTEM_ADMIN", "*")) return;
-  const missing = handedOut.filter((grant) => !grantsAllow(holder, grant.action, grant.scope));
+  const missing = handedOut.filter((grant) => !grantsAllow(tagScope(grant.scope) ? holder.filter((held) => held.scope === "*" || held.scope === grant.scope) : holder, grant.action, grant.scope));
   if (missing.length === 0) return;
   const named = missing.map((grant) => `${grant.action} on ${grant.scope}`).join(", ");
   throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: only permissions the caller holds can be handed out, and ${what} would give ${named}`);

@@ -2,13 +2,22 @@ import * as v from "valibot";
 import { PERMISSIONS } from "../auth/permissions";
 import { requestObject } from "../schemas";
 
+/** True for a scope other than `*` whose wildcard would cover tag scopes (`tag:a:*`, `tag*`, `t*`, `*x`). */
+function coversTagsByWildcard(scope: string): boolean {
+  const star = scope.indexOf("*");
+  if (star < 0 || scope === "*") return false;
+  const head = scope.slice(0, star);
+  return head.startsWith("tag:") || "tag:".startsWith(head);
+}
+
 const scope = v.pipe(
   v.string("must be a string"),
   v.trim(),
   v.minLength(1, "must not be empty"),
   v.maxLength(256, "must be at most 256 characters"),
   // A tag's scope names one tag: a wildcard there would expand to nothing yet cover every tag when handing grants out.
-  v.check((value) => !value.startsWith("tag:") || !value.includes("*"), "a tag's scope (tag:<key>:<value>) names one tag, without *"),
+  // So would a wildcard whose head could begin a tag's scope (`tag*`, `t*`): only `*` itself covers every tag.
+  v.check((value) => !coversTagsByWildcard(value), "a tag's scope (tag:<key>:<value>) names one tag, without *; and no scope but * may end in a * that covers tag: scopes (tag*, ta*, t*)"),
 );
 
 /** A permission grant `{action, scope}`; unknown permission names are refused. */
