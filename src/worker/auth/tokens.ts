@@ -253,6 +253,22 @@ export function keySessionRevocations(env: Env, keyId: string): D1PreparedStatem
   ];
 }
 
+/**
+ * The statements that end every session obtained with any API key of `userId` that no longer exists or is inactive,
+ * to run after the statement deleting the user's keys, in its transaction: by the user, not by a list of keys read
+ * before, so a key created meanwhile (and a session obtained with it) is not missed.
+ */
+export function userKeySessionRevocations(env: Env, userId: string): D1PreparedStatement[] {
+  const until = Date.now() + Math.max(accessTtlSeconds(env), refreshTtlSeconds(env)) * 1000;
+  // Bootstrap admin sessions end with a change of configuration only (see keySessionRevocations).
+  const keyGone = `key_id IS NOT NULL AND substr(key_id, 1, length(?3)) <> ?3
+    AND NOT EXISTS (SELECT 1 FROM api_keys WHERE api_keys.key_id = refresh_tokens.key_id AND active = 1)`;
+  return [
+    env.DB.prepare(`INSERT OR REPLACE INTO revoked_tokens (id, kind, expires_at) SELECT DISTINCT family_id, 'family', ?2 FROM refresh_tokens WHERE user_id = ?1 AND ${keyGone}`).bind(userId, until, BOOTSTRAP_MARKER_PREFIX),
+    env.DB.prepare(`UPDATE refresh_tokens SET used = 1 WHERE user_id = ?1 AND ${keyGone}`).bind(userId, null, BOOTSTRAP_MARKER_PREFIX),
+  ];
+}
+
 /** Drops this isolate's verified access tokens, so a revocation applies at once here (elsewhere within the cache TTL). */
 export function forgetVerifiedTokens(): void {
   verifiedCache.clear();

@@ -2,7 +2,7 @@ import type { IRequest, RouterType } from "itty-router";
 import * as v from "valibot";
 import { authorizeHandingOut } from "../auth/delegation";
 import { grantsFor } from "../auth/grants";
-import { forgetVerifiedTokens, keySessionRevocations } from "../auth/tokens";
+import { forgetVerifiedTokens, keySessionRevocations, userKeySessionRevocations } from "../auth/tokens";
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
@@ -115,7 +115,7 @@ export function registerApplicationRoutes(router: RouterType<IRequest, Args>): v
     const store = new SecurityStore(env.DB);
     const userId = applicationUserId(application.id);
     const keyIds = (await store.listApiKeyStates(userId)).map((key) => key.keyId);
-    await store.deleteUser(userId, keyIds, [...keyIds.flatMap((keyId) => keySessionRevocations(env, keyId)), new ApplicationRepository(env.DB).deleteStatement(application.id)]);
+    await store.deleteUser(userId, keyIds, [...userKeySessionRevocations(env, userId), new ApplicationRepository(env.DB).deleteStatement(application.id)]);
     forgetVerifiedTokens();
     return new Response(null, { status: 200 });
   });

@@ -1,7 +1,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import * as v from "valibot";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
-import { forgetVerifiedTokens, keySessionRevocations } from "../auth/tokens";
+import { forgetVerifiedTokens, userKeySessionRevocations } from "../auth/tokens";
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
 import { booleanQuery, decodedPathParam } from "../http/params";
@@ -103,7 +103,7 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
     const keyIds = (await store.listApiKeys(userId)).map((key) => key.keyId);
     const groups = await new GroupRepository(env.DB).groupsOf(userId);
     if (!(await store.getAssignment(userId)) && keyIds.length === 0 && groups.length === 0) throw notFound(`No user ${userId}`);
-    await store.deleteUser(userId, keyIds, keyIds.flatMap((keyId) => keySessionRevocations(env, keyId)));
+    await store.deleteUser(userId, keyIds, userKeySessionRevocations(env, userId));
     forgetVerifiedTokens();
     return new Response(null, { status: 200 });
   });
