@@ -541,6 +541,11 @@ describe("RBAC", () => {
     const before = await rowCount("access_rules");
     await expectStatus(await api("POST", "/api/security/rules", { apiPath: "/elsewhere", methods: ["GET"], requiredPermissions: [] }), 400, "VALIDATION_ERROR");
     await expectStatus(await api("POST", "/api/security/rules", { apiPath: "/api/x", methods: ["FETCH"], requiredPermissions: [] }), 400, "VALIDATION_ERROR");
+    // A * inside a segment would read as that segment and anything under it, not as a prefix: the rule would not apply
+    // where its writer meant it to.
+    for (const apiPath of ["/api/metadata/workflow/payroll*", "/api/*/workflow", "/api/work*/x"]) {
+      await expectStatus(await api("POST", "/api/security/rules", { apiPath, methods: ["GET"], requiredPermissions: [] }), 400, "VALIDATION_ERROR");
+    }
     expect(await rowCount("access_rules")).toBe(before);
   });
 

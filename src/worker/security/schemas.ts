@@ -60,7 +60,14 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "*"] as const;
 
 /** Body of `POST /api/security/rules`. */
 export const AccessRuleSchema = requestObject({
-  apiPath: v.pipe(v.string("must be a string"), v.regex(/^\/api(\/[^\s]*)?$/, "must be a path under /api, optionally ending in *"), v.maxLength(512, "must be at most 512 characters")),
+  apiPath: v.pipe(
+    v.string("must be a string"),
+    v.regex(/^\/api(\/[^\s]*)?$/, "must be a path under /api, optionally ending in *"),
+    // A * matches whole segments only: `/workflow/payroll*` would read as the segment payroll and anything under it,
+    // not as names starting with payroll, so a rule written so would silently not apply.
+    v.check((path: string) => !path.slice(0, -1).includes("*") && (!path.endsWith("*") || path.endsWith("/*")), "may hold a * only as its last segment (/api/metadata/workflow/*): a * inside a segment is no prefix"),
+    v.maxLength(512, "must be at most 512 characters"),
+  ),
   methods: v.pipe(v.array(v.picklist(METHODS, `must be one of ${METHODS.join(", ")}`), "must be an array of HTTP methods"), v.minLength(1, "must name at least one method")),
   requiredPermissions: v.pipe(v.array(GrantSchema, "must be an array of {action, scope}"), v.maxLength(50, "may hold at most 50 grants")),
 });
