@@ -86,4 +86,13 @@ describe("custom provider (service binding to examples/custom-auth-worker)", () 
     expect(await get("/api/metadata/workflow", { "x-team-token": "wrong" })).toMatchObject({ status: 401, body: { error: "UNAUTHENTICATED" } });
     expect(await get("/api/metadata/workflow", {})).toMatchObject({ status: 401, body: { error: "UNAUTHENTICATED" } });
   });
+
+  it("does not take a browser's request from another site to it (its credentials may be the user's cookies: CSRF)", async () => {
+    const crossSite = await get("/api/metadata/workflow", { "x-team-token": "team-token-1", "sec-fetch-site": "cross-site" });
+    expect(crossSite).toMatchObject({ status: 401, body: { error: "UNAUTHENTICATED", message: expect.stringContaining("another site") } });
+    expect((await get("/api/metadata/workflow", { "x-team-token": "team-token-1", origin: "https://evil.example" })).status).toBe(401);
+    // The service's own pages, and clients that are no browsers, are asked about as before.
+    expect((await get("/api/metadata/workflow", { "x-team-token": "team-token-1", origin: "https://conductor.test", "sec-fetch-site": "same-origin" })).status).toBe(200);
+    expect((await get("/api/metadata/workflow", { "x-team-token": "team-token-1" })).status).toBe(200);
+  });
 });

@@ -1,3 +1,5 @@
+import { serviceConfig } from "../config";
+import type { CorsPolicy } from "../http/headers";
 import { ApiError } from "../http/errors";
 import { grantsFor } from "./grants";
 import type { Principal } from "./principal";
@@ -7,6 +9,19 @@ import type { AuthProvider } from "./provider";
 interface CustomIdentity {
   userId?: unknown;
   roles?: unknown;
+}
+
+/**
+ * True for a browser's request sent from another site (`Sec-Fetch-Site: cross-site`, or an `Origin` other than the
+ * service's own), unless `CORS_ALLOWED_ORIGINS` names that origin. The custom provider may recognise a request by its
+ * cookies (a session, Cloudflare Access), which a browser attaches to a request any page makes: taken to it, a link
+ * or form on another site could act as the user (CSRF). Clients that are no browsers send neither header.
+ */
+function crossSiteBrowserRequest(request: Request, cors: CorsPolicy): boolean {
+  const origin = request.headers.get("origin")?.toLowerCase();
+  if (origin !== undefined && cors.origins.has(origin)) return false;
+  if (request.headers.get("sec-fetch-site") === "cross-site") return true;
+  return origin !== undefined && origin !== new URL(request.url).origin.toLowerCase();
 }
 
 /**
@@ -21,6 +36,9 @@ export const customProvider: AuthProvider = {
   async authenticate(request, env): Promise<Principal | undefined> {
     const service = env.AUTH_SERVICE;
     if (!service) return undefined;
+    if (crossSiteBrowserRequest(request, serviceConfig(env).cors)) {
+      throw new ApiError(401, "UNAUTHENTICATED", "A browser request from another site is not authenticated by the custom provider (it may carry the user's cookies without the user meaning it): send an API key or a token");
+    }
     // fromEntries defines each name as its own key: assignment would drop one named __proto__.
     const headers = Object.fromEntries(request.headers) as Record<string, string>;
     const response = await service.fetch("https://auth-service/authenticate", {
