@@ -275,7 +275,7 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect((await getWorkflow(String(started.output["workflowId"]))).workflowName).toBe("evrec_started");
     expect(acts.find((execution) => execution.action === "complete_task")!.statusDescription).toBe("no workflowId in the payload");
     expect(await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_never")).toEqual([
-      expect.objectContaining({ messageId, action: "terminate_workflow", status: "SKIPPED", statusDescription: "condition is false", output: {} }),
+      expect.objectContaining({ messageId, action: "terminate_workflow", status: "SKIPPED", statusDescription: "condition is not true (it gave false; only true or a number above 0 holds)", output: {} }),
     ]);
     // The publisher was not terminated by the skipped action.
     expect((await getWorkflow(publisherId)).status).toBe("COMPLETED");
@@ -296,6 +296,24 @@ describe("what handlers did with each event (Orkes' event executions and message
     // Deleting a handler deletes what it did.
     await apiOk("DELETE", "/api/event/evrec_never");
     expect(await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_never")).toEqual([]);
+  });
+
+  it("read conditions as Conductor: over the payload with inline JSON text expanded, holding for true or a number above 0 only", async () => {
+    await register({ name: "evcond_started", tasks: [wait("hold")] });
+    await register({ name: "evcond_publisher", tasks: [eventTask("announce", "conductor:refunds", { msg: "${workflow.input.msg}", state: "FAILED" })] });
+    const event = "conductor:evcond_publisher:refunds";
+    const start = [{ action: "start_workflow", start_workflow: { name: "evcond_started", input: {} } }];
+    await apiOk("POST", "/api/event", [
+      handler("evcond_expanded", event, start, { condition: "$.msg.type == 'refund'" }),
+      // Truthy in JavaScript, yet no boolean or positive number: Conductor's ScriptEvaluator.toBoolean says false.
+      handler("evcond_text", event, start, { condition: "$.state" }),
+      handler("evcond_number", event, start, { condition: "$.msg.amount" }),
+    ]);
+    await waitFor(await startWorkflow("evcond_publisher", { msg: JSON.stringify({ type: "refund", amount: 3 }) }), ["COMPLETED", "FAILED"]);
+    const statusOf = async (name: string) => (await apiOk<ExecutionJson[]>("GET", `/api/event/execution/${name}`)).map((execution) => execution.status);
+    expect(await statusOf("evcond_expanded")).toEqual(["COMPLETED"]);
+    expect(await statusOf("evcond_text")).toEqual(["SKIPPED"]);
+    expect(await statusOf("evcond_number")).toEqual(["COMPLETED"]);
   });
 
   it("records an event no active handler acted on as RECEIVED, and pages with from", async () => {

@@ -1,6 +1,5 @@
 import type { ExecutionEvent } from "../../engine/decider";
 import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
-import { isTruthy } from "../../engine/expressions/values";
 import { deliveryKey, type JsonObject, type JsonValue, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
 import { eventName, eventPayload } from "../../engine/tasks/event";
@@ -83,15 +82,20 @@ export async function publishEvent(context: PublishContext, message: EventMessag
   await new EventRecordRepository(context.env.DB).record({ id: messageId, event, payload, actions: records }, Date.now());
 }
 
-/** Whether `handler`'s condition holds for `payload` (JavaScript over `$`), and why not; one that fails to run does not. */
+/**
+ * Whether `handler`'s condition holds for `payload` (JavaScript over `$`), and why not; one that fails to run does not.
+ * As Conductor's DefaultEventProcessor: over the payload with its inline JSON text expanded (`$.msg.type` of a `msg`
+ * holding '{"type": …}'), holding only for `true` or a number above 0 (ScriptEvaluator.toBoolean), not any truthy value.
+ */
 async function conditionOutcome(context: PublishContext, handler: EventHandler, payload: JsonObject): Promise<{ holds: true } | { holds: false; why: string }> {
   if (handler.condition === undefined || handler.condition.trim() === "") return { holds: true };
-  const outcome = evaluateWith("javascript", handler.condition, payload, await context.scripts());
+  const outcome = evaluateWith("javascript", handler.condition, expandInlineJson(payload) as JsonObject, await context.scripts());
   if (!outcome.ok) {
     console.error(JSON.stringify({ msg: "event handler condition failed", handler: handler.name, error: outcome.error }));
     return { holds: false, why: `condition failed: ${outcome.error}` };
   }
-  return isTruthy(outcome.value) ? { holds: true } : { holds: false, why: "condition is false" };
+  const value = outcome.value;
+  return value === true || (typeof value === "number" && value > 0) ? { holds: true } : { holds: false, why: `condition is not true (it gave ${JSON.stringify(value) ?? "undefined"}; only true or a number above 0 holds)` };
 }
 
 /** Where an action comes from: its event, the message (the EVENT task's id), its handler and its place there. */
