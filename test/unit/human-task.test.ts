@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decide, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
 import type { JsonObject, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { humanTaskEntry } from "../../src/engine/tasks/human/entry";
 import { ASSIGNMENTS_EXHAUSTED, humanStateOf, type HumanAction, type HumanCaller } from "../../src/engine/tasks/human/progress";
 import { env, latestNamed, refusal, registrationErrors, startedWith } from "./engine-env";
 
@@ -258,5 +259,15 @@ describe("registration", () => {
     expect(registrationErrors([human({ userFormTemplate: { version: 1 } })])).toEqual([
       "tasks[0].inputParameters.__humanTaskDefinition.userFormTemplate.name: name must be a non-empty string (a registered user form), but received nothing",
     ]);
+  });
+});
+
+describe("a human task's entry (Orkes' HumanTaskEntry)", () => {
+  it("shows its settings masked as its input is: a trigger's start input quoting _secrets shows none of them", () => {
+    const trigger = { triggerType: "COMPLETED", startWorkflowRequest: { name: "notify", input: { _secrets: { token: "${workflow.input.token}" }, channel: "#refunds" } } };
+    const state = startedWith("approvals", [human({ assignments: [{ assignee: user("ada"), slaMinutes: 0 }], taskTriggers: [trigger] })], { amount: 5, token: "tok-abc" }).state;
+    const entry = humanTaskEntry(latestNamed(state, "approve"), state);
+    expect(JSON.stringify(entry)).not.toContain("tok-abc");
+    expect(entry["humanTaskDef"]).toMatchObject({ taskTriggers: [{ startWorkflowRequest: { input: { channel: "#refunds" } } }] });
   });
 });

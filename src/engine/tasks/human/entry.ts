@@ -9,7 +9,9 @@ import { HUMAN_SETTINGS_KEY } from "./settings";
  */
 export function humanTaskEntry(task: TaskExecution, execution: WorkflowExecution): JsonObject {
   const keys = maskedKeysOf(execution.definition);
-  const given: JsonValue | undefined = task.inputData[HUMAN_SETTINGS_KEY];
+  // Masked as the input is: the settings hold it (a trigger's start input may quote masked fields and `_secrets`).
+  const input = masked(task.inputData, keys);
+  const given: JsonValue | undefined = input[HUMAN_SETTINGS_KEY];
   const progress = currentProgress(task);
   const settings = shownSettings(typeof given === "object" && given !== null && !Array.isArray(given) ? given : undefined, progress);
   const displayName = settings["displayName"];
@@ -21,7 +23,7 @@ export function humanTaskEntry(task: TaskExecution, execution: WorkflowExecution
     definitionName: task.taskDefName,
     displayName: typeof displayName === "string" && displayName !== "" ? displayName : task.taskDefName,
     state: humanStateOf(task),
-    input: masked(task.inputData, keys),
+    input,
     output: masked(task.outputData, keys),
     humanTaskDef: settings,
     createdOn: task.scheduledTime,
