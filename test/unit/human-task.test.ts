@@ -256,6 +256,9 @@ describe("registration", () => {
       "tasks[0].inputParameters.__humanTaskDefinition.assignments[0].slaMinutes: slaMinutes must be a whole number of minutes from 0 (no limit) to 527040, but received number -1",
     ]);
     expect(registrationErrors([human({ assignments: "${workflow.input.chain}", userFormTemplate: { name: "refund_form", version: "${workflow.input.v}" } })])).toEqual([]);
+    // The Python client's HumanTask without a form writes a null name and version 0: no form.
+    expect(registrationErrors([human({ userFormTemplate: { name: null, version: 0 } })])).toEqual([]);
+    expect(startedWith("approvals", [human({ assignments: [{ assignee: user("ada"), slaMinutes: 0 }], userFormTemplate: { name: null, version: 0 } })]).state.tasks[0]!.status).toBe("IN_PROGRESS");
     expect(registrationErrors([human({ userFormTemplate: { version: 1 } })])).toEqual([
       "tasks[0].inputParameters.__humanTaskDefinition.userFormTemplate.name: name must be a non-empty string (a registered user form), but received nothing",
     ]);

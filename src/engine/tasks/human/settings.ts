@@ -148,6 +148,8 @@ class SettingsReader {
     if (!isRecord(value)) return this.problem(path, "an object with name and version", value);
     const name = value["name"];
     const version = value["version"];
+    // No form: what the Python client's HumanTask writes when given none ({"name": null, "version": 0}).
+    if ((name === null || name === "") && (version === undefined || version === null || version === 0)) return undefined;
     const nameOk = this.later(name) || (typeof name === "string" && name.trim() !== "");
     const versionOk = version === undefined || version === null || this.later(version) || (typeof version === "number" && Number.isSafeInteger(version) && version >= 0);
     if (!nameOk) this.problem(childPath(path, "name"), "a non-empty string (a registered user form)", name);
