@@ -137,8 +137,9 @@ async function applyVisibility(filter: Filter, request: IRequest, env: Env, sear
     return;
   }
   const groups = await groupIdsOf(env, principal.userId);
+  // A deleted task is out of the inboxes (it keeps its assignee and claimant, for the record).
   filter.clauses.push(
-    `((assignee_type = 'CONDUCTOR_USER' AND assignee = ?) OR (assignee_type = 'CONDUCTOR_GROUP' AND assignee IN (SELECT value FROM json_each(?)))` +
+    `state <> 'DELETED' AND ((assignee_type = 'CONDUCTOR_USER' AND assignee = ?) OR (assignee_type = 'CONDUCTOR_GROUP' AND assignee IN (SELECT value FROM json_each(?)))` +
       ` OR (claimant_type = 'CONDUCTOR_USER' AND claimant = ?) OR (state = 'ASSIGNED' AND assignee IS NULL AND claimant IS NULL AND ${mayRead}))`,
   );
   filter.bindings.push(principal.userId, JSON.stringify(groups), principal.userId, ...readable.bindings);

@@ -223,6 +223,9 @@ describe("a HUMAN task assigned to a group", () => {
     expect(await apiOk<Entry>("GET", `/api/human/tasks/${smallTask}`)).toMatchObject({ state: "DELETED" });
     expect((await getWorkflow(small)).status).toBe("RUNNING");
     await eventually(() => admin({ states: ["DELETED"] }), (page) => page.results.map((entry) => entry.taskId).join() === smallTask, "the deleted task listed as DELETED");
+    // Out of its assignee's inbox (an INBOX search without states, as the JavaScript client sends it), the other in it.
+    const ownerToken = (await createUser(owner)).token;
+    expect((await as(ownerToken).search({ searchType: "INBOX", workflowNames: [name] })).results.map((entry) => entry.taskId)).toEqual([largeTask]);
     const bulk = await apiOk<{ deleted: string[]; failed: Record<string, string> }>("DELETE", "/api/human/tasks/delete", [largeTask, smallTask]);
     expect(bulk.deleted).toEqual([largeTask]);
     expect(bulk.failed[smallTask]).toContain("DELETED");
