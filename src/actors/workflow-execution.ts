@@ -1543,6 +1543,19 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#store.setMeta("childrenLetGo", JSON.stringify(this.#childrenLetGo));
   }
 
+  /**
+   * Writes down, in the transaction of the decision that took an EVENT task's result, the message its event's handlers
+   * are owed (as the status listener's endings), and starts publishing it: only when that result was taken (the task
+   * is still that attempt, COMPLETED or waiting IN_PROGRESS), never for a late one.
+   */
+  #owePublication(taskId: string, attempt: number, message: StatusPublication): void {
+    const task = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
+    if (this.#removing || task === undefined || task.attempt !== attempt || (task.status !== "COMPLETED" && task.status !== "IN_PROGRESS")) return;
+    if (this.#statusPublications.some((owed) => owed.messageId === message.messageId)) return;
+    this.#oweStatusPublication(message);
+    this.#syncStatusPublications();
+  }
+
   /** Writes down, in the decision's transaction, the publication of an ending the status listener owes (if any). */
   #oweStatusPublication(publication: StatusPublication | undefined): void {
     if (publication === undefined) return;
@@ -2306,6 +2319,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   #applyResult(event: ExecutionEvent): void {
     try {
       this.#apply(event);
+      if (event.type === "dispatchResult" && event.published !== undefined) this.#owePublication(event.taskId, event.attempt, event.published);
     } catch (error) {
       if (error instanceof EngineError || event.type !== "dispatchResult") throw error;
       const kind = error instanceof Error ? error.name : typeof error;
@@ -2365,7 +2379,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         return dispatchStartWorkflow(this.env, execution, task, task.inputData);
       case "EVENT":
         // The stored (masked) input: the payload is stored and shown as the task's output.
-        return dispatchEvent({ env: this.env, scripts: loadScriptRunner }, execution, task, definition);
+        return dispatchEvent(execution, task, definition);
       case "GET_SIGNED_JWT":
         // The live input: the private key the secret holds, never stored.
         return dispatchSignedJwt(task, input, Date.now());

@@ -100,6 +100,11 @@ export type ExecutionEvent =
       awaitingExternal?: boolean;
       /** SUB_WORKFLOW: the child actually started, when an idempotency key returned an existing one. */
       subWorkflowId?: string;
+      /**
+       * EVENT: the message its handlers are owed once this result is applied (the actor publishes it then, until done;
+       * the decider itself does nothing with it).
+       */
+      published?: { event: string; messageId: string; payload: JsonObject };
     }
   /**
    * Someone outside completed (or updated) a pending task. Output is merged into the task's (replaces it with

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 const wait = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
 const eventTask = (ref: string, sink: string, inputParameters: JsonObject = {}, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "EVENT", sink, inputParameters, ...extra });
@@ -167,6 +167,16 @@ describe("EVENT tasks (sink conductor)", () => {
     expect(await hits("ev-started-7")).toBe(0);
   });
 
+  it("run once their EVENT task has completed, as Conductor's queue does: a handler completes the WAIT that follows it in the same workflow", async () => {
+    await register({ name: "ev_self", tasks: [eventTask("announce", "conductor"), wait("reply")] });
+    await apiOk("POST", "/api/event", handler("ev_self_reply", "conductor:ev_self:announce", [{ action: "complete_task", complete_task: { workflowId: "${workflowInstanceId}", taskRefName: "reply", output: { answered: true } } }]));
+    const workflowId = await startWorkflow("ev_self");
+    // The handlers ran while the EVENT task was still being dispatched: "reply" did not exist yet, and waited for good.
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(taskOf(done, "reply")).toMatchObject({ status: "COMPLETED", outputData: { answered: true } });
+  });
+
   it("publish again when their EVENT task runs again (a rerun from it): a start action starts another workflow", async () => {
     await register({ name: "evrr_started", tasks: [httpTask("count", { uri: target("/count/evrr-started"), method: "GET" })] });
     await register({ name: "evrr_publisher", tasks: [eventTask("announce", "conductor:evrr")] });
@@ -267,7 +277,8 @@ describe("what handlers did with each event (Orkes' event executions and message
     const publisherId = await startWorkflow("evrec_publisher", { order: 7 });
     const messageId = taskOf(await waitFor(publisherId, ["COMPLETED", "FAILED"]), "announce")!.taskId;
 
-    const acts = await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_acts");
+    // The handlers run once the EVENT task has completed, and record what they did then.
+    const acts = await eventually(() => apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_acts"), (list) => list.length === 2, "the handler's actions recorded");
     expect(acts.map((execution) => [execution.action, execution.status])).toEqual(expect.arrayContaining([["start_workflow", "COMPLETED"], ["complete_task", "FAILED"]]));
     expect(acts).toHaveLength(2);
     const started = acts.find((execution) => execution.action === "start_workflow")!;
@@ -310,7 +321,8 @@ describe("what handlers did with each event (Orkes' event executions and message
       handler("evcond_number", event, start, { condition: "$.msg.amount" }),
     ]);
     await waitFor(await startWorkflow("evcond_publisher", { msg: JSON.stringify({ type: "refund", amount: 3 }) }), ["COMPLETED", "FAILED"]);
-    const statusOf = async (name: string) => (await apiOk<ExecutionJson[]>("GET", `/api/event/execution/${name}`)).map((execution) => execution.status);
+    const statusOf = async (name: string) =>
+      (await eventually(() => apiOk<ExecutionJson[]>("GET", `/api/event/execution/${name}`), (list) => list.length > 0, `${name}'s action recorded`)).map((execution) => execution.status);
     expect(await statusOf("evcond_expanded")).toEqual(["COMPLETED"]);
     expect(await statusOf("evcond_text")).toEqual(["SKIPPED"]);
     expect(await statusOf("evcond_number")).toEqual(["COMPLETED"]);
@@ -320,7 +332,7 @@ describe("what handlers did with each event (Orkes' event executions and message
     await register({ name: "evrec_lonely", tasks: [eventTask("shout", "conductor:void", { n: "${workflow.input.n}" })] });
     const event = "conductor:evrec_lonely:void";
     for (const n of [1, 2]) await waitFor(await startWorkflow("evrec_lonely", { n }), ["COMPLETED", "FAILED"]);
-    const messages = await apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}`);
+    const messages = await eventually(() => apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}`), (list) => list.length === 2, "both messages recorded");
     expect(messages.map((message) => [message.fullPayload["n"], message.status, message.eventExecutions.length])).toEqual([
       [2, "RECEIVED", 0],
       [1, "RECEIVED", 0],

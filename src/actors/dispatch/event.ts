@@ -24,22 +24,22 @@ export interface PublishContext {
 }
 
 /**
- * Publishes an EVENT task's event (Conductor's internal queue, without the queue: the handlers run as the task is
- * dispatched, see {@link publishEvent}), then completes the task with the payload and `event_produced`, or keeps it
- * IN_PROGRESS for someone outside when it is `asyncComplete`. A failure to reach D1 or another object throws, and the
- * task's dispatch is tried again, every action with it.
+ * An EVENT task's result: COMPLETED with the payload and `event_produced`, or IN_PROGRESS for someone outside when it is
+ * `asyncComplete`, carrying the message (`published`) its event's handlers are owed. As Conductor's Event task puts the
+ * message on its queue and completes, the handlers run after the result is applied (see {@link publishEvent}): a
+ * handler completing the task that follows the EVENT finds it scheduled.
  */
-export async function dispatchEvent(context: PublishContext, execution: WorkflowExecution, task: TaskExecution, definition: WorkflowTaskDef | undefined): Promise<DispatchResult> {
+export function dispatchEvent(execution: WorkflowExecution, task: TaskExecution, definition: WorkflowTaskDef | undefined): DispatchResult {
   const result = (status: DispatchResult["status"], output: JsonObject, extra: Partial<DispatchResult> = {}): DispatchResult => ({ type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output, ...extra });
   const target = eventName(task.inputData["sink"], execution.workflowName, task.referenceTaskName);
   if ("invalid" in target) return result("FAILED_WITH_TERMINAL_ERROR", {}, { reason: target.invalid });
   const payload = eventPayload(task, execution);
   // Conductor's message id is the task's id; a rerun of the task (which keeps its id) publishes a message of its own,
   // or its start actions would find the first run's workflows and start none.
-  await publishEvent(context, { event: target.event, messageId: deliveryKey(task), payload }, execution.baseUrl ?? "");
+  const published = { event: target.event, messageId: deliveryKey(task), payload };
   const output = { ...payload, event_produced: target.event };
   const asyncComplete = definition?.asyncComplete === true || task.inputData["asyncComplete"] === true;
-  return asyncComplete ? result("IN_PROGRESS", output, { awaitingExternal: true }) : result("COMPLETED", output);
+  return asyncComplete ? result("IN_PROGRESS", output, { awaitingExternal: true, published }) : result("COMPLETED", output, { published });
 }
 
 /** A message published to Conductor's internal events: its event, its id (the same for a repeated publication) and its payload. */
