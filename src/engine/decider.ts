@@ -1287,7 +1287,9 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
         }
       }
       if (definition.optional === true) {
-        draft.updateTask(head.taskId, { status: "COMPLETED_WITH_ERRORS" });
+        // A HUMAN task keeps how it ended: its human state (and the trigger it fires) is that ending's, not COMPLETED.
+        const human = head.human === undefined ? {} : { human: { ...head.human, endedAs: head.status } };
+        draft.updateTask(head.taskId, { status: "COMPLETED_WITH_ERRORS", ...human });
         return "moved";
       }
       const reason = head.reasonForIncompletion ?? `status ${head.status}`;

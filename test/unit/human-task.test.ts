@@ -67,6 +67,18 @@ describe("assignments and their escalation", () => {
     expect(state.status).toBe("FAILED");
   });
 
+  it("an optional task whose last assignment runs out is DELETED for the human lists, not COMPLETED, and fires no COMPLETED trigger; its workflow goes on", () => {
+    const approved = { triggerType: "COMPLETED", startWorkflowRequest: { name: "on_approved", input: {} } };
+    const start = startedWith("refunds", [human({ ...chain, assignmentCompletionStrategy: "TERMINATE", taskTriggers: [approved] }, { optional: true })], {}, 1_000);
+    let state = settleOverdue(start.state, env(1_000 + 10 * MINUTE)).state;
+    const ended = settleOverdue(state, env(1_000 + 40 * MINUTE));
+    state = ended.state;
+    expect(latestNamed(state, "approve")).toMatchObject({ status: "COMPLETED_WITH_ERRORS", reasonForIncompletion: ASSIGNMENTS_EXHAUSTED });
+    expect(humanStateOf(latestNamed(state, "approve"))).toBe("DELETED");
+    expect(JSON.stringify(ended.effects)).not.toContain("on_approved");
+    expect(state.status).toBe("COMPLETED");
+  });
+
   it("does not escalate a claimed task, and takes up the count again when it is released", () => {
     let state = startedWith("refunds", [human(chain)], {}, 1_000).state;
     state = act(state, caller("ada"), { kind: "claim", override: false }, 2_000);

@@ -6,7 +6,7 @@
  * execution's decision, so two callers racing for one task cannot both win.
  */
 import { EngineError } from "../../errors";
-import type { JsonObject, TaskExecution } from "../../model";
+import type { JsonObject, TaskExecution, TaskStatus } from "../../model";
 import type { CompletionStrategy, HumanAssignment, HumanSettings, HumanUser } from "./settings";
 
 /** The states of a human task (Orkes'). */
@@ -31,6 +31,11 @@ export interface HumanProgress {
   deleted?: true;
   /** Who acted on it last (`CONDUCTOR_USER:ada@example.com`). */
   updatedBy?: string;
+  /**
+   * How an optional task ended before its workflow took it as `COMPLETED_WITH_ERRORS` (FAILED, TIMED_OUT…): its human
+   * state is that ending's (TIMED_OUT, DELETED), never COMPLETED, as nobody completed it.
+   */
+  endedAs?: TaskStatus;
 }
 
 /** Why a task whose last assignment ran out ends, with the TERMINATE strategy (Orkes' words). */
@@ -48,8 +53,11 @@ export function humanStateOf(task: Pick<TaskExecution, "status" | "human">): Hum
     case "IN_PROGRESS":
       return task.human?.claimant === undefined ? "ASSIGNED" : "IN_PROGRESS";
     case "COMPLETED":
-    case "COMPLETED_WITH_ERRORS":
       return "COMPLETED";
+    case "COMPLETED_WITH_ERRORS":
+      // An optional task's failure; one recorded before endedAs was kept shows as it always did.
+      if (task.human?.endedAs === undefined) return "COMPLETED";
+      return task.human.endedAs === "TIMED_OUT" ? "TIMED_OUT" : "DELETED";
     case "TIMED_OUT":
       return "TIMED_OUT";
     default:
