@@ -1,6 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import { publishEvent } from "../../src/actors/dispatch/event";
+import { loadScriptRunner } from "../../src/actors/scripts/load";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
@@ -175,6 +177,20 @@ describe("EVENT tasks (sink conductor)", () => {
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(done.status).toBe("COMPLETED");
     expect(taskOf(done, "reply")).toMatchObject({ status: "COMPLETED", outputData: { answered: true } });
+  });
+
+  it("delivered twice (a publication repeated after an eviction), complete a task once: not the loop's next iteration of its reference name", async () => {
+    await register({ name: "ev_loop_waiter", tasks: [{ name: "rounds", taskReferenceName: "rounds", type: "DO_WHILE", inputParameters: {}, loopOver: [wait("approval")], loopCondition: "$.approval.again === true" }] });
+    const event = "conductor:ev_repeat_source:approvals";
+    await apiOk("POST", "/api/event", handler("ev_repeat", event, [{ action: "complete_task", complete_task: { workflowId: "${waiterId}", taskRefName: "approval", output: { again: true } } }]));
+    const waiterId = await startWorkflow("ev_loop_waiter");
+    await waitFor(waiterId, waitingIn("approval__1"));
+    const message = { event, messageId: crypto.randomUUID(), payload: { waiterId } };
+    await publishEvent({ env, scripts: loadScriptRunner }, message, "");
+    await waitFor(waiterId, waitingIn("approval__2"));
+    await publishEvent({ env, scripts: loadScriptRunner }, message, "");
+    const after = await getWorkflow(waiterId);
+    expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["rounds:IN_PROGRESS", "approval__1:COMPLETED", "approval__2:IN_PROGRESS"]);
   });
 
   it("publish again when their EVENT task runs again (a rerun from it): a start action starts another workflow", async () => {

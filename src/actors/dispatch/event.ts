@@ -113,7 +113,7 @@ async function runAction(env: Env, baseUrl: string, action: EventAction, payload
       return startWorkflow(env, baseUrl, action.start_workflow!, payload, stamp, source);
     case "complete_task":
     case "fail_task":
-      return updateTask(env, action[action.action]!, action.action === "complete_task" ? "COMPLETED" : "FAILED", payload, stamp);
+      return updateTask(env, action[action.action]!, action.action === "complete_task" ? "COMPLETED" : "FAILED", payload, stamp, source);
     case "terminate_workflow": {
       const params = withPayload(action.terminate_workflow!, payload) as JsonObject;
       const reason = payloadText(params["terminationReason"]);
@@ -153,13 +153,19 @@ async function startWorkflow(
   return { done: false, why: started.message };
 }
 
-/** complete_task and fail_task: the task and its output as {@link taskAction} says. */
-async function updateTask(env: Env, params: TaskActionParams, status: "COMPLETED" | "FAILED", payload: JsonObject, stamp: JsonObject): Promise<ActionOutcome> {
+/**
+ * complete_task and fail_task: the task and its output as {@link taskAction} says. The update names its action (as an
+ * UPDATE_TASK's does), so that the same message delivered again (a publication repeated after an eviction) finds it
+ * applied, and neither completes a loop's next iteration of that reference name nor fails a retry.
+ */
+async function updateTask(env: Env, params: TaskActionParams, status: "COMPLETED" | "FAILED", payload: JsonObject, stamp: JsonObject, source: ActionSource): Promise<ActionOutcome> {
   const { workflowId, taskId, taskRefName, output } = taskAction(params, payload, stamp);
   const found = stubOf(env, workflowId);
   if ("why" in found) return { done: false, why: found.why };
   const { stub } = found;
-  const updated = taskId !== undefined ? await stub.updateTask(taskId, status, output) : taskRefName !== undefined ? await stub.updateTaskByRef(taskRefName, status, output) : undefined;
+  const from = { byTask: `event:${source.messageId}/${source.handler}/${source.index}`, replaceOutput: false };
+  const updated =
+    taskId !== undefined ? await stub.updateTask(taskId, status, output, { from }) : taskRefName !== undefined ? await stub.updateTaskByRef(taskRefName, status, output, from) : undefined;
   if (updated === undefined) return { done: false, why: "no taskRefName or taskId in the payload" };
   return updated.ok ? { done: true } : { done: false, why: updated.error.message };
 }
