@@ -4,11 +4,11 @@ import { setOwn } from "./own-property";
 /** `${path}` in an event handler's action, Conductor's JsonPath over the event's payload. */
 const PLACEHOLDER = /\$\{([^}]+)\}/g;
 
-/** The steps of a path such as `$.order.items[0]['unit price']` (the leading `$.` is optional). */
+/** The steps of a path such as `$.order.items[0]['unit price']` or `items[-1]` (the leading `$.` is optional). */
 function pathSteps(path: string): Array<string | number> {
   const steps: Array<string | number> = [];
   const source = path.trim().replace(/^\$\.?/, "");
-  const step = /([^.[\]]+)|\[(\d+)\]|\['([^']*)'\]|\["([^"]*)"\]/g;
+  const step = /([^.[\]]+)|\[(-?\d+)\]|\['([^']*)'\]|\["([^"]*)"\]/g;
   for (const match of source.matchAll(step)) {
     if (match[1] !== undefined) steps.push(match[1]);
     else if (match[2] !== undefined) steps.push(Number(match[2]));
@@ -22,12 +22,28 @@ export function payloadValue(payload: JsonValue, path: string): JsonValue {
   let value: JsonValue = payload;
   for (const step of pathSteps(path)) {
     let next: JsonValue | undefined;
-    if (typeof step === "number") next = Array.isArray(value) ? value[step] : undefined;
+    // A negative index counts from the end, as JsonPath's `[-1]`.
+    if (typeof step === "number") next = Array.isArray(value) ? value[step < 0 ? value.length + step : step] : undefined;
     else if (value !== null && typeof value === "object" && !Array.isArray(value)) next = Object.hasOwn(value, step) ? value[step] : undefined;
     if (next === undefined) return null;
     value = next;
   }
   return value;
+}
+
+/**
+ * The first `${path}` in `template` (at any depth) naming what a path here cannot follow: JsonPath's wildcards (`[*]`,
+ * `.*`), deep scan (`..`), filters and functions (`[?(…)]`, `length()`), which pick several values or compute one;
+ * undefined when every path names one value. Such a path resolved to null here, silently.
+ */
+export function unfollowablePath(template: JsonValue): string | undefined {
+  if (typeof template === "string") {
+    for (const [, path] of template.matchAll(PLACEHOLDER)) if (/\*|\.\.|\?\(|\(\)/.test(path!.trim().replace(/^\$/, ""))) return path;
+    return undefined;
+  }
+  if (Array.isArray(template)) return template.map(unfollowablePath).find((path) => path !== undefined);
+  if (template === null || typeof template !== "object") return undefined;
+  return Object.values(template).map(unfollowablePath).find((path) => path !== undefined);
 }
 
 /**

@@ -1,5 +1,7 @@
-import { isDotSegment, DOT_SEGMENT_MESSAGE } from "../engine/http-syntax";
 import * as v from "valibot";
+import { unfollowablePath } from "../engine/event-params";
+import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
+import type { JsonValue } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { ApiError, notFound, validationError } from "./http/errors";
 import { CorrelationId, issuesToValidationErrors, jsonData, parseOrThrow, requestObject } from "./schemas";
@@ -58,6 +60,10 @@ const EventAction = v.pipe(
     const task = action.action === "complete_task" ? action.complete_task : action.action === "fail_task" ? action.fail_task : undefined;
     return task === undefined || (task.taskRefName ?? task.taskId) !== undefined;
   }, "must name the task to complete or fail by taskRefName or taskId"),
+  v.check(
+    (action) => unfollowablePath(action[action.action] as JsonValue) === undefined,
+    (issue) => `has \${${unfollowablePath((issue.input as Record<string, JsonValue>)[(issue.input as { action: string }).action] ?? null)}}, a path naming several values or computing one (wildcards [*], deep scan .., filters, functions): name one value, such as \${items[0].sku} or \${items[-1].sku}`,
+  ),
 );
 
 /**

@@ -1,4 +1,4 @@
-import { isDotSegment, DOT_SEGMENT_MESSAGE } from "../engine/http-syntax";
+import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
 import { exceedsJsonDepth, holdsNonFiniteNumber, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";

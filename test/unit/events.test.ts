@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createExecution, decide } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
-import { eventStamp, expandInlineJson, payloadValue, taskAction, withPayload } from "../../src/engine/event-params";
+import { eventStamp, expandInlineJson, payloadValue, taskAction, unfollowablePath, withPayload } from "../../src/engine/event-params";
 import type { WorkflowDef } from "../../src/engine/model";
 import { eventName } from "../../src/engine/tasks/event";
 import { env, registrationErrors } from "./engine-env";
@@ -47,6 +47,16 @@ describe("event handler actions' parameters", () => {
     expect(payloadValue(payload, "order.items[5].sku")).toBeNull();
     expect(payloadValue(payload, "constructor")).toBeNull();
     expect(payloadValue(payload, "tags[0]")).toBe("x");
+    // A negative index counts from the end, as JsonPath's.
+    expect(payloadValue(payload, "tags[-1]")).toBe("x");
+    expect(payloadValue(payload, "order.items[-1].sku")).toBe("a b");
+  });
+
+  it("refuse at registration a path that names several values or computes one (it resolved to null, silently)", () => {
+    for (const path of ["items[*].sku", "$..sku", "items.length()", "items[?(@.sku)]", "order.*"]) {
+      expect(unfollowablePath({ workflowId: "${wid}", output: { picked: `\${${path}}` } }), path).toBe(path);
+    }
+    expect(unfollowablePath({ workflowId: "${wid}", output: { sku: "${items[-1].sku}", note: "of ${order['unit price']}" } })).toBeUndefined();
   });
 
   it("give a task action's target and output as Conductor writes it: its parameters and output with the payload's values, stamped", () => {

@@ -99,6 +99,10 @@ describe("event handlers (/api/event)", () => {
     expect((await api("DELETE", "/api/event/ev_never_added")).status).toBe(404);
     expect((await apiOk<Array<{ name: string; event: string }>>("GET", "/api/event")).some((h) => h.name === "ev bad" || h.event === "sqs:orders")).toBe(false);
     expect(await apiOk("GET", "/api/event/handler/ev_refused")).toMatchObject({ event: "conductor:ev_refused:q" });
+    // A path naming several values resolved to null, silently: refused, saying which.
+    const wildcard = await api("POST", "/api/event", handler("ev_wildcard", "conductor:ev_refused:q", [{ action: "start_workflow", start_workflow: { name: "anything", input: { skus: "${items[*].sku}" } } }]));
+    expect(wildcard.status).toBe(400);
+    expect(JSON.stringify(await wildcard.json())).toContain("items[*].sku");
   });
 
   it("answer Orkes' other event endpoints with 501", async () => {

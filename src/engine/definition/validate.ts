@@ -5,7 +5,7 @@
  * then cross-task rules (unique reference names) and `${...}` syntax. Every problem is reported,
  * so an author can fix a definition in one round trip.
  */
-import { isDotSegment, DOT_SEGMENT_MESSAGE } from "../http-syntax";
+import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../http-syntax";
 import * as v from "valibot";
 import { findTemplateErrors, hasExpression, referencedSecrets } from "../expressions";
 import {

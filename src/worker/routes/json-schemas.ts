@@ -1,4 +1,4 @@
-import { isDotSegment, DOT_SEGMENT_MESSAGE } from "../../engine/http-syntax";
+import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../../engine/http-syntax";
 import type { IRequest, RouterType } from "itty-router";
 import * as v from "valibot";
 import type { JsonObject } from "../../engine/model";
