@@ -1,6 +1,7 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import { loadJqRunner } from "../../src/actors/jq/load";
 import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 const jq = (ref: string, queryExpression: string, inputs: JsonObject = {}): JsonObject => ({
@@ -72,6 +73,15 @@ describe("JSON_JQ_TRANSFORM through the router", () => {
     await register({ name: "jq_hog", tasks: [jq("hog", '[range(300) as $i | reduce range(20) as $j ("x"; . + .) | split("y")] | length')] });
     const hog = await waitFor(await startWorkflow("jq_hog"), ["COMPLETED", "FAILED"]);
     expect(hog.tasks[0], JSON.stringify(hog.tasks[0])).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("out of memory") });
+  });
+
+  it("says out of memory when the sandbox's memory is too full to make an error (QuickJS throws null then)", async () => {
+    const runner = await loadJqRunner();
+    // Larger than a task's input may be (MAX_PAYLOAD_BYTES may be raised): about 8 MiB of items, each copied by the update.
+    const items = Array.from({ length: 60_000 }, (_, index) => ({ id: index, note: "n".repeat(120) }));
+    const outcome = runner.run(".items[] |= . + {c: 1}", { items });
+    expect(outcome).toMatchObject({ ok: false, error: expect.stringContaining("out of memory") });
+    expect(runner.run(".n * 2", { n: 21 })).toEqual({ ok: true, values: [42] });
   });
 
   it("runs after the object was evicted: a fresh object loads jq before its first decision", async () => {

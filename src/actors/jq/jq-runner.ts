@@ -94,6 +94,9 @@ interface Sandbox {
 /** What jqjs threw: its parse errors are plain strings, its others errors. Only the message: a stack overflow's trace is huge. */
 function describeError(context: QuickJSContext, handle: QuickJSHandle): string {
   const dumped: unknown = context.dump(handle);
+  // Nothing a filter raises is null (jq's errors are JqErrors, jqjs's strings): QuickJS throws null when its memory is
+  // so full that it cannot even make the error.
+  if (dumped === null || dumped === undefined) return "out of memory (the sandbox's memory is full)";
   if (typeof dumped === "string") return dumped;
   if (typeof dumped === "object" && dumped !== null) {
     const { message } = dumped as { message?: unknown };
