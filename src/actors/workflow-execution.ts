@@ -1529,6 +1529,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     for (const removal of removals) this.#oweQueueChange(removal.taskId, { ...removal, remove: true });
     for (const effect of effects) {
       if (effect.kind === "queueTask") this.#oweQueueChange(effect.entry.taskId, effect.entry);
+      // An EVENT task's message, owed to its handlers as the status listener's endings are (published by the same job).
+      if (effect.kind === "publishEvent") this.#oweStatusPublication(effect.message);
       if (effect.kind !== "startFailureWorkflow") continue;
       this.#failureStarts.push(effect.start);
       this.#store.setMeta(FAILURE_START_META + effect.start.workflowId, JSON.stringify(effect.start));
@@ -1541,19 +1543,6 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
     this.#store.setMeta("childTerminations", JSON.stringify(this.#childTerminations));
     this.#store.setMeta("childrenLetGo", JSON.stringify(this.#childrenLetGo));
-  }
-
-  /**
-   * Writes down, in the transaction of the decision that took an EVENT task's result, the message its event's handlers
-   * are owed (as the status listener's endings), and starts publishing it: only when that result was taken (the task
-   * is still that attempt, COMPLETED or waiting IN_PROGRESS), never for a late one.
-   */
-  #owePublication(taskId: string, attempt: number, message: StatusPublication): void {
-    const task = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
-    if (this.#removing || task === undefined || task.attempt !== attempt || (task.status !== "COMPLETED" && task.status !== "IN_PROGRESS")) return;
-    if (this.#statusPublications.some((owed) => owed.messageId === message.messageId)) return;
-    this.#oweStatusPublication(message);
-    this.#syncStatusPublications();
   }
 
   /** Writes down, in the decision's transaction, the publication of an ending the status listener owes (if any). */
@@ -2319,7 +2308,6 @@ export class WorkflowExecution extends DurableObject<Env> {
   #applyResult(event: ExecutionEvent): void {
     try {
       this.#apply(event);
-      if (event.type === "dispatchResult" && event.published !== undefined) this.#owePublication(event.taskId, event.attempt, event.published);
     } catch (error) {
       if (error instanceof EngineError || event.type !== "dispatchResult") throw error;
       const kind = error instanceof Error ? error.name : typeof error;

@@ -14,6 +14,7 @@ import {
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
   type DynamicFork,
+  type EventMessage,
   type FailureWorkflowStart,
   type JsonObject,
   type JsonValue,
@@ -100,11 +101,8 @@ export type ExecutionEvent =
       awaitingExternal?: boolean;
       /** SUB_WORKFLOW: the child actually started, when an idempotency key returned an existing one. */
       subWorkflowId?: string;
-      /**
-       * EVENT: the message its handlers are owed once this result is applied (the actor publishes it then, until done;
-       * the decider itself does nothing with it).
-       */
-      published?: { event: string; messageId: string; payload: JsonObject };
+      /** EVENT: the message its event's handlers are owed once this result is taken (see the `publishEvent` effect). */
+      published?: EventMessage;
     }
   /**
    * Someone outside completed (or updated) a pending task. Output is merged into the task's (replaces it with
@@ -225,7 +223,12 @@ export type Effect =
    * Put a SIMPLE task in its worker queue (or move it there to `visibleAt`). An entry whose task no longer waits
    * for a poll is harmless: the poll that takes it finds the task gone and drops it.
    */
-  | { kind: "queueTask"; entry: WorkerQueueEntry };
+  | { kind: "queueTask"; entry: WorkerQueueEntry }
+  /**
+   * Publish an EVENT task's message to its event's handlers, until that is done (written down with the decision): its
+   * result was taken, and the handlers run after it, as Conductor's queue delivers a message after the task put it there.
+   */
+  | { kind: "publishEvent"; message: EventMessage };
 
 /** A decision: the new execution and what to do about it. */
 export interface Decision {
@@ -453,6 +456,7 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       break;
     case "dispatchResult":
       if (!applyDispatchResult(draft, event, env)) return { state, effects: [] };
+      if (event.published !== undefined) effects.push({ kind: "publishEvent", message: event.published });
       break;
     case "externalUpdate":
       applyExternalUpdate(draft, event, env, effects);

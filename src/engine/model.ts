@@ -670,3 +670,10 @@ export interface WorkflowExecution {
   definition: WorkflowDef;
   tasks: TaskExecution[];
 }
+
+/** A message published to Conductor's internal events: its event, its id (the same for a repeated publication) and its payload. */
+export interface EventMessage {
+  event: string;
+  messageId: string;
+  payload: JsonObject;
+}

@@ -2,7 +2,7 @@
  * Conductor's workflow status listener (`workflowStatusListenerEnabled`): an execution that ends publishes its
  * WorkflowSummary to Conductor's internal events, as the EVENT task publishes, for event handlers to act on.
  */
-import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type WorkflowExecution } from "./model";
+import { TERMINAL_WORKFLOW_STATUSES, type EventMessage, type JsonObject, type WorkflowExecution } from "./model";
 import { summaryRowOf, toWorkflowSummary } from "./view";
 
 /** Conductor's queue of executions that completed, when the definition names no sink. */
@@ -12,12 +12,8 @@ export const FAILURE_STATUS_QUEUE = "_callbackFailureQueue";
 
 const CONDUCTOR_SINK = "conductor";
 
-/** A status publication an execution owes: the event, the message's id (one per ending) and its payload. */
-export interface StatusPublication {
-  event: string;
-  messageId: string;
-  payload: JsonObject;
-}
+/** A status publication an execution owes: an event message, its id one per ending. */
+export type StatusPublication = EventMessage;
 
 /** True when `sink` is one the listener publishes to: `conductor`, or `conductor:<queue>`. */
 export function isStatusListenerSink(sink: unknown): boolean {

@@ -1,6 +1,6 @@
 import type { ExecutionEvent } from "../../engine/decider";
 import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
-import { deliveryKey, type JsonObject, type JsonValue, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
+import { deliveryKey, type EventMessage, type JsonObject, type JsonValue, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
 import { eventName, eventPayload } from "../../engine/tasks/event";
 import { EventHandlerRepository, type EventAction, type EventHandler } from "../../worker/event-handlers";
@@ -42,12 +42,6 @@ export function dispatchEvent(execution: WorkflowExecution, task: TaskExecution,
   return asyncComplete ? result("IN_PROGRESS", output, { awaitingExternal: true, published }) : result("COMPLETED", output, { published });
 }
 
-/** A message published to Conductor's internal events: its event, its id (the same for a repeated publication) and its payload. */
-export interface EventMessage {
-  event: string;
-  messageId: string;
-  payload: JsonObject;
-}
 
 /**
  * Runs the actions of the active handlers of `message.event` on its payload (a handler whose condition does not hold
