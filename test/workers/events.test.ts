@@ -103,6 +103,7 @@ describe("event handlers (/api/event)", () => {
     const wildcard = await api("POST", "/api/event", handler("ev_wildcard", "conductor:ev_refused:q", [{ action: "start_workflow", start_workflow: { name: "anything", input: { skus: "${items[*].sku}" } } }]));
     expect(wildcard.status).toBe(400);
     expect(JSON.stringify(await wildcard.json())).toContain("items[*].sku");
+    expect((await api("GET", "/api/event/handler/ev_wildcard")).status).toBe(404);
   });
 
   it("answer Orkes' other event endpoints with 501", async () => {

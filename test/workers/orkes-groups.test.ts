@@ -65,6 +65,8 @@ describe("Orkes' groups", () => {
       expect((await api("POST", "/api/security/roles", { name: id, permissions: [] })).status, id).toBe(400);
     }
     expect(await apiOk("GET", "/api/groups/dots/users")).toEqual([]);
+    const roles = await apiOk<Array<{ name: string }>>("GET", "/api/security/roles");
+    expect(roles.map((role) => role.name).filter((name) => name === "." || name === "..")).toEqual([]);
   });
 
   it("joins a user to exactly the groups upsertUser names", async () => {
