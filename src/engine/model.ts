@@ -238,8 +238,9 @@ export interface WorkflowDef {
    */
   failureWorkflow?: string;
   /**
-   * What `timeoutSeconds` does: TIME_OUT_WF (also when absent) ends the workflow TIMED_OUT; ALERT_ONLY sets no
-   * deadline at all (Conductor only raises an alert, which this service has nowhere to send).
+   * What `timeoutSeconds` does: TIME_OUT_WF ends the workflow TIMED_OUT; ALERT_ONLY (the default at registration,
+   * as Conductor's) sets no deadline at all (Conductor only raises an alert, which this service has nowhere to send).
+   * Absent only in definitions stored before the policy was kept, which meant TIME_OUT_WF.
    */
   timeoutPolicy?: WorkflowTimeoutPolicy;
   /**

@@ -275,10 +275,11 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(onlyError(def({ restartable: null }), "restartable")).toMatch(/restartable must be a boolean/);
   });
 
-  it("keeps timeoutPolicy (TIME_OUT_WF unless given) and rejects any other value, RETRY (a task's policy only) included", () => {
-    expect(accepted(def()).timeoutPolicy).toBe("TIME_OUT_WF");
-    expect(accepted(def({ timeoutPolicy: "ALERT_ONLY", timeoutSeconds: 5 })).timeoutPolicy).toBe("ALERT_ONLY");
-    for (const timeoutPolicy of ["RETRY", "alert_only", "", 1, null]) {
+  it("keeps timeoutPolicy (Conductor's ALERT_ONLY unless given, null included) and rejects any other value, RETRY (a task's policy only) included", () => {
+    expect(accepted(def({ timeoutSeconds: 60 })).timeoutPolicy).toBe("ALERT_ONLY");
+    expect(accepted(def({ timeoutSeconds: 60, timeoutPolicy: null })).timeoutPolicy).toBe("ALERT_ONLY");
+    expect(accepted(def({ timeoutPolicy: "TIME_OUT_WF", timeoutSeconds: 5 })).timeoutPolicy).toBe("TIME_OUT_WF");
+    for (const timeoutPolicy of ["RETRY", "alert_only", "", 1]) {
       expect(onlyError(def({ timeoutPolicy }), "timeoutPolicy")).toMatch(/timeoutPolicy must be one of TIME_OUT_WF, ALERT_ONLY, but received/);
     }
   });

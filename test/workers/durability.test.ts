@@ -104,6 +104,7 @@ describe("eviction", () => {
     await register({
       name: "wf_timeout",
       timeoutSeconds: 1,
+      timeoutPolicy: "TIME_OUT_WF",
       tasks: [httpTask("wait", { uri: target("/echo/wf-timeout"), method: "GET" }, { asyncComplete: true })],
     });
     const workflowId = await startWorkflow("wf_timeout");
@@ -203,8 +204,20 @@ describe("executions stored before a field was kept", () => {
 });
 
 describe("deadlines whose alarm is late", () => {
+  it("a workflow registered with timeoutSeconds and no timeoutPolicy (as the Python SDK sends it) runs past it: Conductor's default is ALERT_ONLY", async () => {
+    await register({ name: "wf_timeout_default_policy", timeoutSeconds: 1, tasks: [httpTask("gate", { uri: target("/echo/wf-timeout-default"), method: "GET" }, { asyncComplete: true })] });
+    expect((await apiOk("GET", "/api/metadata/workflow/wf_timeout_default_policy"))["timeoutPolicy"]).toBe("ALERT_ONLY");
+    const workflowId = await startWorkflow("wf_timeout_default_policy");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(waiting["startTime"]) + 1_000 - Date.now()) + 300));
+    await runDurableObjectAlarm(stubFor(workflowId));
+    expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+    expect((await api("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, { ok: true })).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED", "TIMED_OUT"])).status).toBe("COMPLETED");
+  });
+
   it("a task completion arriving after the workflow's timeoutSeconds is refused and the workflow ends TIMED_OUT, even when the alarm is late", async () => {
-    await register({ name: "wf_timeout_late_alarm", timeoutSeconds: 1, tasks: [httpTask("gate", { uri: target("/echo/wf-timeout-late-alarm"), method: "GET" }, { asyncComplete: true })] });
+    await register({ name: "wf_timeout_late_alarm", timeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF", tasks: [httpTask("gate", { uri: target("/echo/wf-timeout-late-alarm"), method: "GET" }, { asyncComplete: true })] });
     const workflowId = await startWorkflow("wf_timeout_late_alarm");
     const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
     // Alarms fire at or after their time: make this one 30 s late, then complete the task after the workflow's deadline.

@@ -79,6 +79,7 @@ describe("failureWorkflow", () => {
     await register({
       name: "fw_timeout",
       timeoutSeconds: 1,
+      timeoutPolicy: "TIME_OUT_WF",
       failureWorkflow: "fw_timeout_handler",
       tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }],
     });

@@ -117,7 +117,7 @@ describe("SUB_WORKFLOW", () => {
   });
 
   it("a child that times out fails the task (errorCode TIMED_OUT); a terminated child cancels it", async () => {
-    await register({ name: "child_times_out", timeoutSeconds: 1, tasks: [waitTask("gate")] });
+    await register({ name: "child_times_out", timeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF", tasks: [waitTask("gate")] });
     await register({ name: "parent_child_timeout", tasks: [subTask("sub", { subWorkflowParam: { name: "child_times_out" } })] });
     const timedOut = await waitFor(await startWorkflow("parent_child_timeout"), terminal, 5_000);
     expect(timedOut.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { errorCode: "TIMED_OUT" } });
@@ -1026,7 +1026,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
 
   it("a child retried on its own after its parent timed out (and so terminated it) leaves the TIMED_OUT parent as it is", async () => {
     await register({ name: "outlived_child", tasks: [waitTask("outlived_gate")] });
-    await register({ name: "outlived_parent", timeoutSeconds: 1, tasks: [subTask("to_child", { subWorkflowParam: { name: "outlived_child" } })] });
+    await register({ name: "outlived_parent", timeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF", tasks: [subTask("to_child", { subWorkflowParam: { name: "outlived_child" } })] });
     const parentId = await startWorkflow("outlived_parent");
     const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
     const timedOut = await waitFor(parentId, terminal, 5_000);

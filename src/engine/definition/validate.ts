@@ -138,9 +138,12 @@ const WORKFLOW = fieldsOf({
       (value) => isNonEmptyString(value) && value.length <= MAX_WORKFLOW_NAME_LENGTH,
     ),
   ),
-  timeoutPolicy: v.optional(
+  // Null is what clients send for "none", the default too.
+  timeoutPolicy: v.nullish(
     rule<WorkflowTimeoutPolicy>("timeoutPolicy", `one of ${WORKFLOW_TIMEOUT_POLICIES.join(", ")}`, isOneOf(WORKFLOW_TIMEOUT_POLICIES)),
-    "TIME_OUT_WF",
+    // Conductor's WorkflowDef default: clients such as the Python SDK send a timeoutSeconds (60) without a policy,
+    // and expect it to raise an alert, not to end a workflow that runs longer.
+    "ALERT_ONLY",
   ),
   restartable: v.optional(rule<boolean>("restartable", "a boolean", isBoolean), true),
   // Data, taken as is into the input: its `${...}` are not expressions, so they are not checked.
