@@ -1,4 +1,4 @@
-/** Bindings, vars and secrets of the Worker and its Durable Object (see wrangler.toml and docs/configuration.md). */
+/** Bindings, vars and secrets of the Worker and its Durable Object (see wrangler.toml and the README's Configuration table). */
 interface Env {
   DB: D1Database;
   WORKFLOW_EXECUTION: DurableObjectNamespace<import("./src/actors/workflow-execution").WorkflowExecution>;

@@ -50,16 +50,25 @@ function executionRetention(raw: string | undefined): number | undefined {
 
 function egressPolicy(env: Env): EgressPolicy | { error: string } {
   try {
-    return parseEgressPolicy({ allow: env.EGRESS_ALLOW, deny: env.EGRESS_DENY, allowPrivate: env.EGRESS_ALLOW_PRIVATE?.trim().toLowerCase() === "true" });
+    return parseEgressPolicy({ allow: text(env.EGRESS_ALLOW), deny: text(env.EGRESS_DENY), allowPrivate: text(env.EGRESS_ALLOW_PRIVATE)?.trim().toLowerCase() === "true" });
   } catch (error) {
     if (error instanceof EgressConfigError) return { error: error.message };
     throw error;
   }
 }
 
-function positiveInt(raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw);
+/**
+ * A var as text. Env declares vars as strings, but wrangler.toml's `[vars]` hands TOML numbers and booleans
+ * (`HTTP_READ_TIMEOUT_MS = 5000`, `EGRESS_ALLOW_PRIVATE = true`) to the Worker as they are.
+ */
+function text(raw: unknown): string | undefined {
+  return raw === undefined || raw === null ? undefined : String(raw);
+}
+
+function positiveInt(raw: unknown, fallback: number): number {
+  const given = text(raw);
+  if (given === undefined || given.trim() === "") return fallback;
+  const value = Number(given);
   return Number.isInteger(value) && value > 0 ? value : fallback;
 }
 
@@ -83,9 +92,9 @@ export function serviceConfig(env: Env): ServiceConfig {
     httpMaxResponseBytes: positiveInt(env.HTTP_MAX_RESPONSE_BYTES, 360 * 1024),
     executeDefaultWaitSeconds: positiveInt(env.EXECUTE_DEFAULT_WAIT_SECONDS, 10),
     executeMaxWaitSeconds: positiveInt(env.EXECUTE_MAX_WAIT_SECONDS, 60),
-    publicBaseUrl: env.PUBLIC_BASE_URL?.trim() ? env.PUBLIC_BASE_URL.trim().replace(/\/+$/, "") : undefined,
+    publicBaseUrl: text(env.PUBLIC_BASE_URL)?.trim().replace(/\/+$/, "") || undefined,
     maxSubWorkflowDepth: positiveInt(env.MAX_SUBWORKFLOW_DEPTH, 10),
-    cors: parseCorsPolicy(env.CORS_ALLOWED_ORIGINS),
+    cors: parseCorsPolicy(text(env.CORS_ALLOWED_ORIGINS)),
     credentialLimits: {
       perKeyAndAddress: { limit: positiveInt(env.AUTH_FAILURES_PER_KEY, 10), windowMs: positiveInt(env.AUTH_FAILURE_WINDOW_SECONDS, 300) * 1000 },
       perAddress: { limit: positiveInt(env.AUTH_FAILURES_PER_ADDRESS, 100), windowMs: positiveInt(env.AUTH_FAILURE_WINDOW_SECONDS, 300) * 1000 },
@@ -93,7 +102,7 @@ export function serviceConfig(env: Env): ServiceConfig {
     callbackLimit: { limit: positiveInt(env.CALLBACKS_PER_TASK, 60), windowMs: positiveInt(env.CALLBACK_WINDOW_SECONDS, 60) * 1000 },
     egress: egressPolicy(env),
     indexWriterShards: Math.min(positiveInt(env.INDEX_WRITER_SHARDS, 1), 256),
-    executionRetentionMs: executionRetention(env.EXECUTION_RETENTION),
+    executionRetentionMs: executionRetention(text(env.EXECUTION_RETENTION)),
   };
   cache.set(env, config);
   return config;

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { serviceConfig } from "../../src/worker/config";
+
+/** wrangler.toml's `[vars]` passes TOML numbers and booleans through as they are, whatever Env's types say. */
+const configOf = (vars: Record<string, unknown>) => serviceConfig(vars as unknown as Env);
+
+describe("service configuration from vars", () => {
+  it("reads TOML numbers and booleans as their text would be read (HTTP_READ_TIMEOUT_MS = 5000, EGRESS_ALLOW_PRIVATE = true)", () => {
+    const config = configOf({
+      HTTP_READ_TIMEOUT_MS: 5000,
+      HTTP_MAX_TIMEOUT_MS: 900000,
+      MAX_REQUEST_BYTES: 2097152,
+      INDEX_WRITER_SHARDS: 4,
+      EGRESS_ALLOW_PRIVATE: true,
+      EXECUTION_RETENTION: 86400,
+      CORS_ALLOWED_ORIGINS: "*",
+    });
+    expect(config.engine.httpReadTimeoutMs).toBe(5000);
+    expect(config.engine.httpMaxTimeoutMs).toBe(900000);
+    expect(config.maxRequestBytes).toBe(2097152);
+    expect(config.indexWriterShards).toBe(4);
+    expect(config.egress).toMatchObject({ allowPrivate: true });
+    // A bare number is no duration ("30d" is): executions are kept, as for any other unreadable value.
+    expect(config.executionRetentionMs).toBeUndefined();
+  });
+
+  it("keeps the defaults for values that are no positive whole number, and reads the same text the same way", () => {
+    expect(configOf({ HTTP_READ_TIMEOUT_MS: false, MAX_REQUEST_BYTES: -1 })).toMatchObject({ engine: { httpReadTimeoutMs: serviceConfig({} as Env).engine.httpReadTimeoutMs }, maxRequestBytes: 1024 * 1024 });
+    expect(configOf({ INDEX_WRITER_SHARDS: "4", EGRESS_ALLOW_PRIVATE: "true" })).toMatchObject({ indexWriterShards: 4, egress: { allowPrivate: true } });
+    expect(configOf({ EGRESS_ALLOW_PRIVATE: false }).egress).toMatchObject({ allowPrivate: false });
+  });
+
+  it("drops a trailing slash, or a PUBLIC_BASE_URL that is only one, rather than keeping an empty base", () => {
+    expect(configOf({ PUBLIC_BASE_URL: " https://flows.example.com/ " }).publicBaseUrl).toBe("https://flows.example.com");
+    expect(configOf({ PUBLIC_BASE_URL: "/" }).publicBaseUrl).toBeUndefined();
+    expect(configOf({ PUBLIC_BASE_URL: "   " }).publicBaseUrl).toBeUndefined();
+  });
+});
