@@ -203,6 +203,17 @@ describe("FORK_JOIN_DYNAMIC over forkTaskInputs", () => {
     expect(instance(bad, "fan").reasonForIncompletion).toMatch(/^Tasks could not be forked: forkTaskInputs\[0\]/);
   });
 
+  it("forks the system task forkTaskName names when no forkTaskType is given (Orkes' form), a worker's task otherwise", () => {
+    const http = started([forkOver("fan", { forkTaskName: "HTTP" }), join("fan_join")], { items: [{ http_request: { uri: "https://example.com/1", method: "GET" } }] });
+    expect(dispatched(http)).toEqual(["_HTTP_0"]);
+    expect(instance(http.state, "_HTTP_0")).toMatchObject({ taskType: "HTTP", status: "IN_PROGRESS" });
+    const waits = started([forkOver("fan", { forkTaskName: "WAIT" }), join("fan_join")], { items: [{ duration: "1 hour" }] }).state;
+    expect(instance(waits, "_WAIT_0")).toMatchObject({ taskType: "WAIT", status: "IN_PROGRESS" });
+    // A forkTaskType given wins; a name that is no forkable type is a worker's task.
+    expect(instance(started([forkOver("fan", { forkTaskName: "HTTP", forkTaskType: "SIMPLE" }), join("fan_join")], { items: [{}] }).state, "_HTTP_0")).toMatchObject({ taskType: "SIMPLE" });
+    expect(instance(started([forkOver("fan", { forkTaskName: "JOIN" }), join("fan_join")], { items: [{}] }).state, "_JOIN_0")).toMatchObject({ taskType: "SIMPLE", taskDefName: "JOIN" });
+  });
+
   it("forks a thousand tasks in one decision, and refuses more", () => {
     const items = Array.from({ length: 1_000 }, (_, index) => ({ index }));
     const fork = forkOver("fan", { forkTaskType: "WAIT", forkTaskName: "pause" });

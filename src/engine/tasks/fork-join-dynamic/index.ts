@@ -7,7 +7,7 @@
  * - `dynamicForkTasksParam` names the input parameter holding the list of tasks (workflow tasks as a definition
  *   writes them), and `dynamicForkTasksInputParamName` the one holding each one's input by reference name;
  * - the input parameter `forkTaskInputs`, a list: one branch per entry, each running the task `forkTaskName` of type
- *   `forkTaskType` (SIMPLE by default), or the sub workflow `forkTaskWorkflow` (`forkTaskWorkflowVersion`), named
+ *   `forkTaskType` (by default the system task type `forkTaskName` names, else SIMPLE), or the sub workflow `forkTaskWorkflow` (`forkTaskWorkflowVersion`), named
  *   `_<forkTaskName>_<index>`, with the entry (an object, else `{input: entry}`) and `__index` as input.
  *
  * In a DO_WHILE's loop it forks afresh in each iteration, its tasks named `<ref>__<iteration>` as the loop's own are;
@@ -19,10 +19,11 @@ import { validateForkedTasks } from "../../definition/validate";
 import { environmentVariablesOf } from "../../environment";
 import { referencedEnvironmentVariables, referencedSecrets } from "../../expressions";
 import { cutText, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, oversize } from "../../limits";
-import type { DynamicFork, JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../model";
+import type { DynamicFork, JsonObject, JsonValue, TaskExecution, TaskType, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../model";
 import { flattenTasks, planOf } from "../../plan";
 import type { TaskTypeModule } from "../task-type";
 import { secretUpdatingTasks } from "../update-secret";
+import { FORKABLE_TYPES } from "./forkable";
 
 export const forkJoinDynamicTask: TaskTypeModule = {
   type: "FORK_JOIN_DYNAMIC",
@@ -153,8 +154,8 @@ function fromForkTaskInputs(fork: WorkflowTaskDef, input: JsonObject): Listed {
   const entries = input["forkTaskInputs"];
   if (!Array.isArray(entries)) return { ok: false, reason: `input forkTaskInputs must be a list (one branch per entry), but is ${describeValue(entries)}` };
   const workflow = input["forkTaskWorkflow"];
-  const type = typeof input["forkTaskType"] === "string" ? input["forkTaskType"] : "SIMPLE";
   const givenName = input["forkTaskName"];
+  const type = typeof input["forkTaskType"] === "string" ? input["forkTaskType"] : systemTypeNamed(givenName) ?? "SIMPLE";
   // Conductor's defaults: a system task is named after its type, a worker's task after the fork.
   const name = typeof givenName === "string" && givenName !== "" ? givenName : type !== "SIMPLE" && typeof workflow !== "string" ? type : fork.taskReferenceName;
   const raw = entries.map((_entry, index): JsonObject => {
@@ -167,6 +168,14 @@ function fromForkTaskInputs(fork: WorkflowTaskDef, input: JsonObject): Listed {
     return task;
   });
   return { ok: true, raw, path: "forkTaskInputs" };
+}
+
+/**
+ * The system task type `forkTaskName` names when no `forkTaskType` is given: Orkes forks "the same task, any type" by
+ * name alone (`forkTaskName: "HTTP"`), as a DYNAMIC runs a system task named by its type. A worker's task otherwise.
+ */
+function systemTypeNamed(name: unknown): TaskType | undefined {
+  return typeof name === "string" && name !== "SIMPLE" && (FORKABLE_TYPES as readonly string[]).includes(name) ? (name as TaskType) : undefined;
 }
 
 /**
