@@ -264,6 +264,9 @@ interface PendingChildResume {
    * its later tasks again with them, as an ordinary retry or rerun would. Absent for a reopen its child asked for.
    */
   environment?: Record<string, string>;
+  /** A rerun's new input and correlation id: this execution's, never passed to the child. */
+  workflowInput?: JsonObject;
+  correlationId?: string;
 }
 
 
@@ -2039,7 +2042,9 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (command.startScopes !== undefined && !mayStartWorkflow(command.startScopes, view.workflowName)) {
         throw new EngineError("FORBIDDEN", `Cannot rerun task ${command.fromTaskId}: it belongs to sub workflow ${view.workflowName}, which you may not start (${START_PERMISSION} on workflow:${view.workflowName})`);
       }
-      return this.#resumeChild(task, view, { startScopes: command.startScopes, tellParent, environment }, () => child.command({ ...command, byParent: true }));
+      const { workflowInput, correlationId, ...forChild } = command;
+      const asked = { startScopes: command.startScopes, tellParent, environment, workflowInput, correlationId };
+      return this.#resumeChild(task, view, asked, () => child.command({ ...forChild, byParent: true }));
     }
     throw new EngineError("INVALID", `Task ${command.fromTaskId} is not part of workflow ${execution.workflowId} or its sub workflows`);
   }
@@ -2078,10 +2083,16 @@ export class WorkflowExecution extends DurableObject<Env> {
   async #resumeChild(
     task: TaskExecution,
     child: ChildView,
-    asked: { startScopes: string[] | undefined; tellParent: boolean; environment: Record<string, string> | undefined },
+    asked: {
+      startScopes: string[] | undefined;
+      tellParent: boolean;
+      environment: Record<string, string> | undefined;
+      workflowInput?: JsonObject | undefined;
+      correlationId?: string | undefined;
+    },
     restartChild: () => Promise<ActorResult<null>>,
   ): Promise<ActorResult<null>> {
-    const { startScopes, tellParent, environment } = asked;
+    const { startScopes, tellParent, environment, workflowInput, correlationId } = asked;
     // Checked again: a removal may have begun, or finished, while the child was being looked at.
     const execution = this.#execution;
     if (!execution) throw this.#notFound();
@@ -2091,6 +2102,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (startScopes !== undefined) pending.startScopes = startScopes;
     if (tellParent) pending.tellParent = true;
     if (environment !== undefined) pending.environment = environment;
+    if (workflowInput !== undefined) pending.workflowInput = workflowInput;
+    if (correlationId !== undefined) pending.correlationId = correlationId;
     // The execution may have changed during the awaits before: refuse now, before the child is asked, what the reopen would.
     decide(execution, this.#resumeChildEvent(pending), this.#decideEnv());
     this.#setChildResume(pending);
@@ -2204,6 +2217,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     // asking retry or rerun read them, as after any other reopening.
     const event: Extract<ExecutionEvent, { type: "resumeChild" }> = { type: "resumeChild", taskId: pending.taskId, startScopes: pending.startScopes };
     if (pending.environment !== undefined) event.environment = pending.environment;
+    if (pending.workflowInput !== undefined) event.workflowInput = pending.workflowInput;
+    if (pending.correlationId !== undefined) event.correlationId = pending.correlationId;
     return event;
   }
 

@@ -170,9 +170,10 @@ export type ExecutionEvent =
    * The child of finished SUB_WORKFLOW task `taskId` is being rerun or retried in place: the task
    * waits for that same child again, later tasks are discarded, and the workflow runs again. Like retry and
    * rerun, it replaces `startScopes` with those of whoever asked, and, asked by this execution's own retry or rerun,
-   * its environment variables with those that command read (see {@link EnvironmentRead}).
+   * its environment variables with those that command read (see {@link EnvironmentRead}). A rerun from a child's task
+   * gives this execution (never the child, as in Conductor) its new `workflowInput` and `correlationId`.
    */
-  | ({ type: "resumeChild"; taskId: string; startScopes?: string[] } & EnvironmentRead)
+  | ({ type: "resumeChild"; taskId: string; startScopes?: string[]; workflowInput?: JsonObject; correlationId?: string } & EnvironmentRead)
   /**
    * Skips task `taskReferenceName` of a RUNNING execution (Conductor's skipTaskFromWorkflow): its pending instance
    * becomes SKIPPED now, or, not reached yet, it is recorded SKIPPED instead of run when the workflow reaches it.
@@ -543,7 +544,7 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       if (!applyChildFinished(draft, event, env)) return { state, effects: [] };
       break;
     case "resumeChild":
-      applyResumeChild(draft, event.taskId, env);
+      applyResumeChild(draft, event, env);
       replaceStartScopes(draft, event.startScopes);
       break;
     case "skipTask":
@@ -866,7 +867,8 @@ function applyChildFinished(draft: Draft, event: Extract<ExecutionEvent, { type:
   return true;
 }
 
-function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
+function applyResumeChild(draft: Draft, event: Extract<ExecutionEvent, { type: "resumeChild" }>, env: DecideEnv): void {
+  const { taskId } = event;
   const state = draft.state;
   const paused = state.status === "PAUSED";
   if (!TERMINAL_WORKFLOW_STATUSES.has(state.status) && !paused) throw conflict(state, "rerun or retry a sub workflow of");
@@ -882,6 +884,8 @@ function applyResumeChild(draft: Draft, taskId: string, env: DecideEnv): void {
     keepUpTo(draft, target);
     forgetEndedForks(draft);
     draft.patch({ ...reopened(state, env), output: {} });
+    if (event.workflowInput) draft.patch({ input: event.workflowInput });
+    if (event.correlationId !== undefined) draft.patch({ correlationId: event.correlationId });
     reopenLoopOf(draft, target, env);
   }
   draft.updateTask(target.taskId, {

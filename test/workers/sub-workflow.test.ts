@@ -427,6 +427,28 @@ describe("rerun and retry across levels", () => {
     expect(await hits("deep-leaf-b")).toBe(2);
   });
 
+  it("rerun from a child's task with workflowInput and correlationId gives them to the workflow rerun, not to its child (as Conductor)", async () => {
+    await register({ name: "rerun_input_leaf", tasks: [httpTask("leaf_step", { uri: target("/flaky/rerun-input-leaf?fail=1"), method: "GET" })] });
+    await register({
+      name: "rerun_input_root",
+      tasks: [subTask("to_leaf", { subWorkflowParam: { name: "rerun_input_leaf" } })],
+      outputParameters: { v: "${workflow.input.v}" },
+    });
+    const rootId = await startWorkflow("rerun_input_root", { v: 1 });
+    const failed = await waitFor(rootId, terminal);
+    expect(failed.status).toBe("FAILED");
+    const leaf = await childOf(failed, "to_leaf");
+    const leafTask = leaf.tasks.find((task) => task.referenceTaskName === "leaf_step")!;
+
+    await apiOk<string>("POST", `/api/workflow/${rootId}/rerun`, { reRunFromTaskId: leafTask.taskId, workflowInput: { v: 2 }, correlationId: "rerun-corr" });
+    const done = await waitFor(rootId, terminal, 6_000);
+    expect(done).toMatchObject({ status: "COMPLETED", input: { v: 2 }, correlationId: "rerun-corr", output: { v: 2 } });
+    const leafAfter = await getWorkflow(leaf.workflowId);
+    expect(leafAfter.status).toBe("COMPLETED");
+    expect(leafAfter.input).toEqual(leaf.input);
+    expect(leafAfter["correlationId"]).toBe(leaf["correlationId"]);
+  });
+
   it("rerun from a SUB_WORKFLOW task starts a fresh child; rerun from a parent task keeps earlier outputs", async () => {
     await registerThreeLevels("fresh");
     const rootId = await startWorkflow("fresh_root");
