@@ -79,15 +79,16 @@ async function claimIdempotencyKey(db: D1Database, workflowName: string, key: st
 export const STALE_CLAIM_MS = 60_000;
 
 /**
- * FAIL_ON_RUNNING with a key held by `holder`: hands the key to `workflowId` when the holder has finished
- * (or, after {@link STALE_CLAIM_MS}, does not exist), so a new execution starts; refuses while the holder
- * runs, is paused or is being started, and when a concurrent request took the key over first
- * (compare-and-set: never two new executions for one key).
+ * A key held by `holder`, for FAIL_ON_RUNNING (`finishedToo`) or FAIL: hands the key to `workflowId` when the holder
+ * has finished (FAIL_ON_RUNNING only) or, after {@link STALE_CLAIM_MS}, does not exist (its claimer died before
+ * starting it, or its start failed), so a new execution starts; refuses while the holder runs, is paused or is being
+ * started, and when a concurrent request took the key over first (compare-and-set: never two new executions for one key).
  */
-async function takeOverFinishedKey(env: Env, workflowName: string, key: string, holder: string, workflowId: string): Promise<StartOutcome | undefined> {
+async function takeOverKey(env: Env, workflowName: string, key: string, holder: string, workflowId: string, finishedToo: boolean): Promise<StartOutcome | undefined> {
   const json = await executionStub(env, holder).getWorkflowJson(false);
   const status = json === null ? undefined : (JSON.parse(json) as { status: string }).status;
   const refused = (why: string): StartOutcome => ({ ok: false, code: "ALREADY_STARTED", message: `Workflow ${workflowName} with idempotency key ${key} ${why} (${holder})` });
+  if (status !== undefined && !finishedToo) return refused("was already started");
   if (status === "RUNNING" || status === "PAUSED") return refused(`is ${status}`);
   if (status === undefined) {
     const claim = await env.DB.prepare(`SELECT create_time FROM idempotency_keys WHERE workflow_name = ? AND idempotency_key = ?`).bind(workflowName, key).first<{ create_time: number }>();
@@ -145,11 +146,8 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   if (options.idempotencyKey !== undefined) {
     const holder = await claimIdempotencyKey(env.DB, definition.name, options.idempotencyKey, workflowId);
     if (holder !== workflowId) {
-      if (options.idempotencyStrategy === "FAIL") {
-        return { ok: false, code: "ALREADY_STARTED", message: `Workflow ${definition.name} was already started with idempotency key ${options.idempotencyKey} (${holder})` };
-      }
-      if (options.idempotencyStrategy === "FAIL_ON_RUNNING") {
-        const refusal = await takeOverFinishedKey(env, definition.name, options.idempotencyKey, holder, workflowId);
+      if (options.idempotencyStrategy === "FAIL" || options.idempotencyStrategy === "FAIL_ON_RUNNING") {
+        const refusal = await takeOverKey(env, definition.name, options.idempotencyKey, holder, workflowId, options.idempotencyStrategy === "FAIL_ON_RUNNING");
         if (refusal) return refusal;
       } else {
         workflowId = holder;

@@ -168,18 +168,22 @@ describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
     expect((await waitFor(second, ["COMPLETED"])).tasks).toHaveLength(1);
   });
 
-  it("takes over a key claimed by a start that never happened, once the claim is older than a start could take", async () => {
-    await register({ name: "client_once_dead_claim", tasks: [httpTask("a", { uri: target("/count/client-once-dead-claim"), method: "GET" })] });
-    const request = { name: "client_once_dead_claim", idempotencyKey: "k", idempotencyStrategy: "FAIL_ON_RUNNING" };
-    // A claimer that died between claiming the key and starting its execution.
+  it.each(["FAIL_ON_RUNNING", "FAIL"])("%s takes over a key claimed by a start that never happened, once the claim is older than a start could take", async (strategy) => {
+    const name = `client_once_dead_claim_${strategy.toLowerCase()}`;
+    await register({ name, tasks: [httpTask("a", { uri: target(`/count/${name}`), method: "GET" })] });
+    const request = { name, idempotencyKey: "k", idempotencyStrategy: strategy };
+    // A claimer that died between claiming the key and starting its execution (or whose start failed).
     const claim = env.DB.prepare("INSERT INTO idempotency_keys (workflow_name, idempotency_key, workflow_id, create_time) VALUES (?, ?, ?, ?)");
     const dead = crypto.randomUUID();
-    await claim.bind("client_once_dead_claim", "k", dead, Date.now()).run();
+    await claim.bind(name, "k", dead, Date.now()).run();
     expect((await errorOf("POST", "/api/workflow", request)).message).toContain("is being started");
-    await env.DB.prepare("UPDATE idempotency_keys SET create_time = ? WHERE workflow_name = ?").bind(Date.now() - STALE_CLAIM_MS, "client_once_dead_claim").run();
+    await env.DB.prepare("UPDATE idempotency_keys SET create_time = ? WHERE workflow_name = ?").bind(Date.now() - STALE_CLAIM_MS, name).run();
     const second = await apiOk<string>("POST", "/api/workflow", request);
     expect(second).not.toBe(dead);
     expect((await waitFor(second, ["COMPLETED"])).tasks).toHaveLength(1);
+    // The key is the new execution's now: FAIL refuses it even finished, FAIL_ON_RUNNING starts another.
+    if (strategy === "FAIL") expect((await errorOf("POST", "/api/workflow", request)).message).toContain(`was already started (${second})`);
+    else expect(await apiOk<string>("POST", "/api/workflow", request)).not.toBe(second);
   });
 });
 
