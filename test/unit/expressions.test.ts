@@ -277,6 +277,7 @@ describe("paths", () => {
     ["my-task.status", "FAILED"],
     ["system.currentTimeMillis", 1_700_000_000_000],
     ["TASK_ID", "task-42"],
+    ["CPEWF_TASK_ID", "task-42"],
     ["workflow.input.count", 3],
   ])("%s → %j", (source, expected) => {
     expect(ev(source)).toStrictEqual(expected);
@@ -289,6 +290,7 @@ describe("paths", () => {
 
   it("resolves TASK_ID to null when no task is being resolved", () => {
     expect(ev("TASK_ID", makeContext({ taskId: undefined }))).toBeNull();
+    expect(ev("CPEWF_TASK_ID", makeContext({ taskId: undefined }))).toBeNull();
   });
 
   it.each([

@@ -12,7 +12,7 @@ export type ComparisonOperator = "==" | "!=" | "<" | ">" | "<=" | ">=";
 /** A parsed expression. `start` is the offset of its first character in the whole template string. */
 export type Expression =
   | { readonly kind: "literal"; readonly value: string | number | boolean | null; readonly start: number }
-  /** `root.seg1[0]['k']`: `root` is `workflow`, `system`, `TASK_ID` or a task reference name. */
+  /** `root.seg1[0]['k']`: `root` is `workflow`, `system`, `TASK_ID` (or `CPEWF_TASK_ID`) or a task reference name. */
   | { readonly kind: "path"; readonly root: string; readonly segments: readonly PathSegment[]; readonly start: number }
   | { readonly kind: "not"; readonly operand: Expression; readonly start: number }
   | { readonly kind: "negate"; readonly operand: Expression; readonly start: number }

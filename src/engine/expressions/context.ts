@@ -17,7 +17,7 @@ export interface EvaluationContext {
   task(reference: string): JsonValue | undefined;
   /** `${system.currentTimeMillis}` */
   now: number;
-  /** `${TASK_ID}`: id of the task whose input is being resolved; null when none. */
+  /** `${TASK_ID}` (Conductor's `${CPEWF_TASK_ID}`): id of the task whose input is being resolved; null when none. */
   taskId?: string;
   /** Looks up `${workflow.secrets.<name>}`; undefined means the secret does not exist. Omitted → every secret reference is missing. */
   secret?: (name: string) => string | undefined;

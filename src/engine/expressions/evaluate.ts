@@ -63,6 +63,8 @@ function resolvePath(root: string, segments: readonly PathSegment[], ctx: Evalua
     case "system":
       return walk({ currentTimeMillis: ctx.now }, segments);
     case "TASK_ID":
+    // Conductor's name for it (ParametersUtils' CPEWF_TASK_ID).
+    case "CPEWF_TASK_ID":
       return walk(ctx.taskId ?? null, segments);
     default:
       return walk(ctx.task(root) ?? null, segments);
