@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `ANY /status/<code>`   → that status with JSON body {code}
  *  - `GET /slow?ms=N`       → 200 after N ms
  *  - `GET /hang`            → never answers (until the server closes)
- *  - `GET /text`            → text/plain body
+ *  - `GET /text[?body=…&type=…]` → "plain words", or that body, as text/plain (or that content type)
  *  - `GET /binary`          → 4 bytes of image/png
  *  - `GET /invalid-json`    → application/json that does not parse
  *  - `GET /huge?bytes=N`    → N bytes of text
@@ -62,8 +62,8 @@ export function createTargetServer(options: { jwks?: unknown } = {}): Server {
           hangs.add(res);
           return;
         case "text":
-          res.writeHead(200, { "content-type": "text/plain" });
-          return void res.end("plain words");
+          res.writeHead(200, { "content-type": url.searchParams.get("type") ?? "text/plain" });
+          return void res.end(url.searchParams.get("body") ?? "plain words");
         case "binary":
           res.writeHead(200, { "content-type": "image/png" });
           return void res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));

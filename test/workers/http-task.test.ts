@@ -119,6 +119,17 @@ describe("HTTP task outputs", () => {
     expect(invalid.task.outputData["body"]).toBe("{not json");
   });
 
+  it("parses an object or array a server sends as text/plain or text/html (as Conductor parses any body it can), and leaves other text as text", async () => {
+    const bodyOf = async (name: string, body: string, type: string) =>
+      // Written raw: the task encodes its query (the spec's encode, true by default).
+      (await runSingle(name, { uri: target(`/text?body=${body}&type=${type}`), method: "GET" })).task.outputData["body"];
+    expect(await bodyOf("http_text_json", ' {"ok": true, "items": [1]}', "text/plain; charset=utf-8")).toEqual({ ok: true, items: [1] });
+    expect(await bodyOf("http_html_json", "[1, 2]", "text/html")).toEqual([1, 2]);
+    expect(await bodyOf("http_text_number", "42", "text/plain")).toBe("42");
+    expect(await bodyOf("http_text_brace", "{almost json", "text/plain")).toBe("{almost json");
+    expect(await bodyOf("http_xml", "<a>1</a>", "application/xml")).toBe("<a>1</a>");
+  });
+
   it("keeps response headers of any name, including constructor and __proto__", async () => {
     const { task } = await runSingle("http_odd_headers", { uri: target("/headers?constructor=c&__proto__=p&toString=t"), method: "GET" });
     expect(task.reasonForIncompletion ?? null).toBeNull();

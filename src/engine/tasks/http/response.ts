@@ -66,14 +66,15 @@ function toBase64(bytes: Uint8Array): string {
 
 /**
  * The response body as later tasks see it: parsed JSON for JSON media types (text when it does not
- * parse, so a sloppy server does not lose its answer), text for textual types, base64 otherwise,
- * null when empty.
+ * parse, so a sloppy server does not lose its answer), and for an object or array under any textual type (many
+ * servers send JSON as text/plain or text/html; Conductor parses every body it can), text otherwise for textual
+ * types, base64 otherwise, null when empty.
  */
 export function decodeBody(body: Uint8Array, contentType: string | null): JsonValue {
   if (body.length === 0) return null;
   if (!isTextualContentType(contentType)) return toBase64(body);
   const text = new TextDecoder().decode(body);
-  const looksJson = isJsonContentType(contentType) || ((contentType === null || contentType === "") && /^\s*[[{]/.test(text));
+  const looksJson = isJsonContentType(contentType) || /^\s*[[{]/.test(text);
   if (looksJson) {
     try {
       return JSON.parse(text) as JsonValue;
