@@ -47,7 +47,7 @@ function tryForm(encode: (secret: string) => string, secret: string): string | u
 /**
  * The shapes a secret value takes on its way out and back: as sent in a URL (percent-encoded as a
  * query value, a path, a form field, or as a URL parser serializes it), as read back by a server (`+`
- * as a space, escapes decoded), and inside a JSON text (quotes and backslashes escaped). A derived
+ * as a space, escapes decoded), inside a JSON text (quotes and backslashes escaped), and trimmed as a header. A derived
  * shape much shorter than the secret (a decoded or dot-normalized one) is left out: it would mask
  * ordinary text.
  */
@@ -62,6 +62,8 @@ function secretForms(secret: string): string[] {
     secret.replaceAll("+", " "),
     tryForm(decodeURIComponent, secret),
     JSON.stringify(secret).slice(1, -1),
+    // As a header value carries it (see buildHttpRequest): a secret stored with a trailing newline is sent without it.
+    secret.trim(),
   ];
   return forms.filter((form): form is string => form !== undefined && form !== "" && form.length * 2 >= secret.length);
 }

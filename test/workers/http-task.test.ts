@@ -145,6 +145,23 @@ describe("HTTP task outputs", () => {
     expect(Object.entries(parent.tasks[0]!.outputData["headers"] as JsonObject)).toContainEqual(["constructor", ["c"]]);
   });
 
+  it("sends a header value without the leading and trailing whitespace fetch would strip (a value ending in a newline is not refused)", async () => {
+    await register({ name: "http_trimmed_header", tasks: [httpTask("call", { uri: target("/echo"), method: "GET", headers: { "X-Token": "${workflow.input.token}", "X-Plain": "  spaced  " } })] });
+    const workflow = await waitFor(await startWorkflow("http_trimmed_header", { token: "tok-123\n" }), ["COMPLETED", "FAILED"]);
+    expect(workflow.status).toBe("COMPLETED");
+    const sent = echoOf(workflow.tasks[0]!.outputData).headers;
+    expect(sent["x-token"]).toBe("tok-123");
+    expect(sent["x-plain"]).toBe("spaced");
+  });
+
+  it("sends no body, and no Content-Type, when body resolves to null (as Conductor), not the text null", async () => {
+    const { task } = await runSingle("http_null_body", { uri: target("/echo"), method: "POST", body: "${workflow.input.missing}" });
+    expect(task.status).toBe("COMPLETED");
+    const echo = echoOf(task.outputData);
+    expect(echo.body).toBe("");
+    expect(echo.headers["content-type"]).toBeUndefined();
+  });
+
   it("sends request headers of any name, including __proto__ and constructor", async () => {
     const headers = JSON.parse('{"__proto__":"v1","constructor":"v2","x-other":"v3"}') as JsonObject;
     const { task } = await runSingle("http_odd_request_headers", { uri: target("/echo"), method: "GET", headers });

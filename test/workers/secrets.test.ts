@@ -487,6 +487,18 @@ describe("secrets at run time", () => {
     expectNeverAnswered(value);
   });
 
+  it("a secret stored with surrounding whitespace (a trailing newline: echo token | put) is sent in a header without it, and masked when echoed", async () => {
+    const value = freshValue("newline");
+    await putSecret("newline_token", ` ${value}\n`);
+    await register({ name: "secret_newline", tasks: [httpTask("call", { uri: target("/echo/newline"), method: "GET", headers: { "X-Api-Key": "${workflow.secrets.newline_token}" } })] });
+    const done = await waitUntil(await start("secret_newline"), finished);
+    expect(done.status).toBe("COMPLETED");
+    const echo = (done.tasks[0]!.outputData["response"] as { body: { headers: Record<string, string> } }).body;
+    expect(echo.headers["x-api-key"]).toBe("***");
+    expect(JSON.stringify(done)).not.toContain(value);
+    expectNeverAnswered(value);
+  });
+
   it("a service completing its asyncComplete HTTP task from outside, echoing the secret it was sent, does not expose it", async () => {
     const value = freshValue("async");
     await putSecret("async_token", value);

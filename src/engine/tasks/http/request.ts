@@ -92,8 +92,13 @@ export function encodeQuery(uri: string): string {
   return `${uri.slice(0, queryStart)}?${encoded}${fragment}`;
 }
 
+/**
+ * A header's value as sent: without leading and trailing HTTP whitespace, which fetch strips anyway (a value may end in
+ * a newline that a secret or an input was stored with: `echo token | wrangler secret put`), so only a line break or
+ * NUL inside the value is refused.
+ */
 function headerValue(value: JsonValue | undefined): string | undefined {
-  if (typeof value === "string") return value;
+  if (typeof value === "string") return value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   return undefined;
 }
@@ -183,7 +188,8 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
 
   let body: string | undefined;
   const rawBody = fields["body"];
-  if (!BODYLESS_METHODS.has(upperMethod) && rawBody !== undefined) {
+  // Null is no body, as in Conductor (an expression naming what is not there), rather than the text "null".
+  if (!BODYLESS_METHODS.has(upperMethod) && rawBody !== undefined && rawBody !== null) {
     body = typeof rawBody === "string" ? rawBody : JSON.stringify(rawBody);
     if (contentType !== undefined) setHeader(headers, "Content-Type", contentType);
     else if (!hasHeader(headers, "Content-Type")) headers["Content-Type"] = "application/json";
