@@ -235,6 +235,10 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(onlyError(def({ schemaVersion }), "schemaVersion")).toMatch(/schemaVersion must be 2/);
   });
 
+  it.each([[""], [null]])("accepts the ownerEmail %j as none, as Conductor's @Email check does", (ownerEmail) => {
+    expect(accepted(def({ ownerEmail })).name).toBe(def().name);
+  });
+
   it.each([["not-an-email"], ["a b@example.com"], ["dev@example"], [7]])("rejects the ownerEmail %j", (ownerEmail) => {
     expect(onlyError(def({ ownerEmail }), "ownerEmail")).toMatch(/e-mail address/);
   });

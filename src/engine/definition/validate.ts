@@ -571,14 +571,14 @@ function loopRunNameClashes(entries: ReadonlyArray<{ task: unknown; path: string
 
 /**
  * The definition without a blank `failureWorkflow`/**
- * The definition without a blank `failureWorkflow` (null, "" or only spaces), which some Conductor clients send for
- * "none" and Conductor reads so (`StringUtils.isBlank`).
+ * The definition without a blank `failureWorkflow` or `ownerEmail` (null, "" or only spaces), which some Conductor
+ * clients and forms send for "none" and Conductor reads so (`StringUtils.isBlank`; its @Email check passes "").
  */
-function withoutBlankFailureWorkflow(input: Record<string, unknown>): Record<string, unknown> {
-  const value = input["failureWorkflow"];
-  if (value !== null && !(typeof value === "string" && value.trim() === "")) return input;
-  const { failureWorkflow: _blank, ...rest } = input;
-  return rest;
+function withoutBlankFields(input: Record<string, unknown>): Record<string, unknown> {
+  const blank = (value: unknown) => value === null || (typeof value === "string" && value.trim() === "");
+  const fields = ["failureWorkflow", "ownerEmail"].filter((field) => Object.hasOwn(input, field) && blank(input[field]));
+  if (fields.length === 0) return input;
+  return Object.fromEntries(Object.entries(input).filter(([key]) => !fields.includes(key)));
 }
 
 /**
@@ -639,7 +639,7 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
     return { ok: false, errors: [{ path: "", message: `a workflow definition must be a JSON object, but received ${describeValue(input)}` }] };
   }
   const issues: ValidationIssue[] = [];
-  const root = v.safeParse(WORKFLOW, withoutBlankFailureWorkflow(input));
+  const root = v.safeParse(WORKFLOW, withoutBlankFields(input));
   if (!root.success) issues.push(...toIssues(root.issues, ""));
 
   const rawTasks = input["tasks"];
