@@ -8,6 +8,7 @@ import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
 import { createExecution, decide, nextDeadline } from "../../src/engine/decider";
 import { TASK_TYPES, type JsonObject, type WorkflowDef, type WorkflowExecution } from "../../src/engine/model";
 import { HTTP_ACCEPT_TYPES, HTTP_CONTENT_TYPES, HTTP_METHODS, MAX_HTTP_TIMEOUT_MS, validateHttpTask } from "../../src/engine/tasks/http/validate";
+import { httpTimeouts } from "../../src/engine/tasks/http/request";
 import { registrationErrors } from "./engine-env";
 import { validateSubWorkflowTask } from "../../src/engine/tasks/sub-workflow/validate";
 import { validateWaitForWebhookTask } from "../../src/engine/tasks/wait-for-webhook/validate";
@@ -444,8 +445,8 @@ describe("HTTP tasks", () => {
     ["contentType", "application/x-www-form-urlencoded", /contentType must be one of/],
     ["headers", ["a"], /headers must be an object/],
     ["encode", "no", /encode must be a boolean/],
-    ["readTimeOut", "5s", /milliseconds from 0 to 600000/],
-    ["connectionTimeOut", -1, /milliseconds from 0 to 600000/],
+    ["readTimeOut", "5s", /milliseconds from 0 to 86400000/],
+    ["connectionTimeOut", -1, /milliseconds from 0 to 86400000/],
   ])("refuses a bad flat %s beside http_request, at its flat path", (key, value, message) => {
     const inputs = { [key]: value, http_request: { uri: "https://x.example", ...(key === "method" ? {} : { method: "GET" }) } };
     expect(only(inputs, `tasks[0].inputParameters.${key}`)).toMatch(message);
@@ -540,8 +541,15 @@ describe("HTTP tasks", () => {
     ).toMatch(/asyncComplete must be a boolean/);
   });
 
-  it.each([[0], [3000], ["3000"], [MAX_HTTP_TIMEOUT_MS], [String(MAX_HTTP_TIMEOUT_MS)]])("accepts the timeout %j", (timeout) => {
+  // 900000: over the default HTTP_MAX_TIMEOUT_MS, which an operator may raise; the request is capped as it runs.
+  it.each([[0], [3000], ["3000"], [900_000], [MAX_HTTP_TIMEOUT_MS], [String(MAX_HTTP_TIMEOUT_MS)]])("accepts the timeout %j", (timeout) => {
     ok(nested({ uri: "https://x.example", method: "GET", connectionTimeOut: timeout, readTimeOut: timeout }));
+  });
+
+  it("holds a request to HTTP_MAX_TIMEOUT_MS whatever the task asks, and gives a raised one to a task asking more", () => {
+    const input = { http_request: { uri: "https://x.example", method: "GET", connectionTimeOut: 900_000, readTimeOut: 900_000 } };
+    expect(httpTimeouts(input, DEFAULT_ENGINE_CONFIG)).toEqual({ connectTimeoutMs: DEFAULT_ENGINE_CONFIG.httpMaxTimeoutMs, readTimeoutMs: DEFAULT_ENGINE_CONFIG.httpMaxTimeoutMs });
+    expect(httpTimeouts(input, { ...DEFAULT_ENGINE_CONFIG, httpMaxTimeoutMs: 1_800_000 })).toEqual({ connectTimeoutMs: 900_000, readTimeoutMs: 900_000 });
   });
 
   it.each([[-1], [1.5], ["5s"], [MAX_HTTP_TIMEOUT_MS + 1], [String(MAX_HTTP_TIMEOUT_MS + 1)], [true]])("rejects the timeout %j", (timeout) => {
@@ -551,7 +559,7 @@ describe("HTTP tasks", () => {
       "tasks[0].inputParameters.http_request.connectionTimeOut",
       "tasks[0].inputParameters.http_request.readTimeOut",
     ]);
-    for (const issue of errors) expect(issue.message).toMatch(/milliseconds from 0 to 600000/);
+    for (const issue of errors) expect(issue.message).toMatch(/milliseconds from 0 to 86400000/);
   });
 
   it("skips type and value checks for fields holding expressions", () => {

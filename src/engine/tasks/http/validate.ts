@@ -59,8 +59,12 @@ export const HTTP_ACCEPT_TYPES = [
 /** Values the spec lists for `contentType`. */
 export const HTTP_CONTENT_TYPES = ["application/json", "text/plain", "application/xml", "image/svg+xml"] as const;
 
-/** Upper bound for `connectionTimeOut` and `readTimeOut` (milliseconds): a task may not hold a request open longer. */
-export const MAX_HTTP_TIMEOUT_MS = 600_000;
+/**
+ * Upper bound a definition may give `connectionTimeOut` and `readTimeOut` (milliseconds, a day). What a request is
+ * actually held to is capped again as it runs by `HTTP_MAX_TIMEOUT_MS` (10 minutes unless configured), so that an
+ * operator raising that cap can register the longer timeouts it allows.
+ */
+export const MAX_HTTP_TIMEOUT_MS = 86_400_000;
 
 /** Methods whose request must say what it sends (spec: body required for POST, PUT, PATCH). */
 const BODY_METHODS: ReadonlySet<unknown> = new Set(["POST", "PUT", "PATCH"]);
