@@ -180,6 +180,15 @@ describe("FORK_JOIN_DYNAMIC with a list of tasks", () => {
   });
 });
 
+describe("FORK_JOIN_DYNAMIC with a list of tasks without types", () => {
+  it("forks a listed task without a type (or with a null one) as a worker's task, as Conductor's docs list them", () => {
+    const listed: JsonObject = { tasks: [{ name: "encode", taskReferenceName: "encode_1" }, { name: "encode", taskReferenceName: "encode_2", type: null }], inputs: { encode_1: { file: "a" } } };
+    const state = started([dynamicFork("fan"), join("fan_join")], listed).state;
+    expect(instance(state, "encode_1")).toMatchObject({ taskType: "SIMPLE", taskDefName: "encode", status: "SCHEDULED", inputData: { file: "a" } });
+    expect(instance(state, "encode_2")).toMatchObject({ taskType: "SIMPLE", status: "SCHEDULED" });
+  });
+});
+
 describe("FORK_JOIN_DYNAMIC over forkTaskInputs", () => {
   it("forks one worker task per entry, named after the fork, with the entry and its index as input", () => {
     const state = started([forkOver("fan", { forkTaskName: "resize" }), join("fan_join")], { items: [{ image: "a.png" }, "b.png"] }).state;

@@ -58,9 +58,13 @@ function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: W
   const listed = fork.dynamicForkTasksParam === undefined ? fromForkTaskInputs(fork, input) : fromTaskList(fork, input);
   if (!listed.ok) return listed;
   const asRun = listed.raw.map((raw, position) => {
-    const own = isRecord(raw) && isRecord(raw["inputParameters"]) ? raw["inputParameters"] : {};
-    const extra = isRecord(raw) ? forkInputOf(fork, input, position, raw["taskReferenceName"]) : {};
-    return isRecord(raw) ? { ...raw, inputParameters: { ...own, ...extra } } : raw;
+    if (!isRecord(raw)) return raw;
+    const own = isRecord(raw["inputParameters"]) ? raw["inputParameters"] : {};
+    const extra = forkInputOf(fork, input, position, raw["taskReferenceName"]);
+    // A task listed without a type is a worker's task, as Conductor's WorkflowTask defaults it (its docs' dynamic
+    // fork lists tasks by name and reference name alone).
+    const type = raw["type"] === undefined || raw["type"] === null ? "SIMPLE" : raw["type"];
+    return { ...raw, type, inputParameters: { ...own, ...extra } };
   });
   const checked = validateForkedTasks(asRun, listed.path, takenReferences(workflow, fork.taskReferenceName));
   if (!checked.ok) return { ok: false, reason: checked.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; ") };
