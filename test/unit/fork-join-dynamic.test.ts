@@ -223,6 +223,18 @@ describe("FORK_JOIN_DYNAMIC over forkTaskInputs", () => {
     expect(instance(started([forkOver("fan", { forkTaskName: "JOIN" }), join("fan_join")], { items: [{}] }).state, "_JOIN_0")).toMatchObject({ taskType: "SIMPLE", taskDefName: "JOIN" });
   });
 
+  it("registers and runs Orkes' form carrying dynamicForkTasksParam names its inputParameters do not set: forkTaskInputs decides", () => {
+    const orkes = { ...forkOver("fan", { forkTaskName: "resize" }), dynamicForkTasksParam: "dynamicTasks", dynamicForkTasksInputParamName: "dynamicTasksInput" };
+    expect(registrationErrors([orkes, join("fan_join")])).toEqual([]);
+    const state = started([orkes, join("fan_join")], { items: [{ image: "a.png" }] }).state;
+    expect(instance(state, "_resize_0")).toMatchObject({ taskType: "SIMPLE", taskDefName: "resize", inputData: { image: "a.png", __index: 0 } });
+    // With the list's input set too, the list is what is forked, as before.
+    const both = { ...dynamicFork("fan"), inputParameters: { ...dynamicFork("fan").inputParameters, forkTaskInputs: "${workflow.input.items}" } };
+    expect(registrationErrors([both, join("fan_join")])).toEqual([]);
+    const listed = started([both, join("fan_join")], { tasks: [task("a", "a")], inputs: {}, items: [{}] }).state;
+    expect(statuses(listed)).toMatchObject({ fan: "COMPLETED", a: "IN_PROGRESS" });
+  });
+
   it("forks a thousand tasks in one decision, and refuses more", () => {
     const items = Array.from({ length: 1_000 }, (_, index) => ({ index }));
     const fork = forkOver("fan", { forkTaskType: "WAIT", forkTaskName: "pause" });

@@ -49,6 +49,7 @@ import { isStatusListenerSink } from "../status-listener";
 import { RATE_LIMIT_CONFIG, rateLimitConfigOf, rateLimitKeyIssues } from "./rate-limit-config";
 import { TASK_VALIDATORS } from "./registry";
 import { validateTaskDef } from "./task-def";
+import { forksEachInput } from "../tasks/fork-join-dynamic/validate";
 
 /** The outcome of {@link validateWorkflowDef}. */
 export type DefinitionResult = { ok: true; value: WorkflowDef } | { ok: false; errors: ValidationIssue[] };
@@ -313,7 +314,7 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
     if (typeof evaluatorType === "string") task.evaluatorType = evaluatorType as SwitchEvaluatorType;
   }
   if (task.type === "JOIN") task.joinOn = Array.isArray(raw["joinOn"]) ? (raw["joinOn"] as string[]) : [];
-  if (task.type === "FORK_JOIN_DYNAMIC") {
+  if (task.type === "FORK_JOIN_DYNAMIC" && !forksEachInput(raw)) {
     // Checked by validateForkJoinDynamicTask: both names given, or neither (then inputParameters.forkTaskInputs).
     const { dynamicForkTasksParam, dynamicForkTasksInputParamName } = raw as { dynamicForkTasksParam?: string; dynamicForkTasksInputParamName?: string };
     if (dynamicForkTasksParam !== undefined) task.dynamicForkTasksParam = dynamicForkTasksParam;

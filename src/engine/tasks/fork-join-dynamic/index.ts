@@ -14,7 +14,7 @@
  * it may not fork a DO_WHILE there (its forked tasks are laid out outside the loop's own steps: a DO_WHILE written in
  * the loop nests instead).
  */
-import { describeValue, isRecord } from "../../definition/checks";
+import { describeValue, isRecord, type UnknownRecord } from "../../definition/checks";
 import { validateForkedTasks } from "../../definition/validate";
 import { environmentVariablesOf } from "../../environment";
 import { referencedEnvironmentVariables, referencedSecrets } from "../../expressions";
@@ -24,6 +24,7 @@ import { flattenTasks, planOf } from "../../plan";
 import type { TaskTypeModule } from "../task-type";
 import { secretUpdatingTasks } from "../update-secret";
 import { FORKABLE_TYPES } from "./forkable";
+import { forksEachInput } from "./validate";
 
 export const forkJoinDynamicTask: TaskTypeModule = {
   type: "FORK_JOIN_DYNAMIC",
@@ -55,7 +56,7 @@ type Recorded = { ok: true; tasks: WorkflowTaskDef[]; recorded: WorkflowDef } | 
  */
 function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: WorkflowDef): Forked {
   const input = forkTask.inputData;
-  const listed = fork.dynamicForkTasksParam === undefined ? fromForkTaskInputs(fork, input) : fromTaskList(fork, input);
+  const listed = forksTaskList(fork) ? fromTaskList(fork, input) : fromForkTaskInputs(fork, input);
   if (!listed.ok) return listed;
   const asRun = listed.raw.map((raw, position) => {
     if (!isRecord(raw)) return raw;
@@ -140,6 +141,11 @@ function secretsRefusal(path: string, secrets: readonly string[]): string {
 
 type Listed = { ok: true; raw: unknown[]; path: string } | { ok: false; reason: string };
 
+/** True when `fork` forks the list `dynamicForkTasksParam` names, false when it forks one task per `forkTaskInputs` entry. */
+function forksTaskList(fork: WorkflowTaskDef): boolean {
+  return fork.dynamicForkTasksParam !== undefined && !forksEachInput(fork as unknown as UnknownRecord);
+}
+
 /** `dynamicForkTasksParam`'s list, as given; its inputs' map is checked here too (an absent or empty one is `{}`). */
 function fromTaskList(fork: WorkflowTaskDef, input: JsonObject): Listed {
   const param = fork.dynamicForkTasksParam!;
@@ -187,7 +193,7 @@ function systemTypeNamed(name: unknown): TaskType | undefined {
  * inputs' map, or its `forkTaskInputs` entry (an object, else `{input: entry}`) with `__index`.
  */
 function forkInputOf(fork: WorkflowTaskDef, input: JsonObject, position: number, reference: unknown): JsonObject {
-  if (fork.dynamicForkTasksParam !== undefined) {
+  if (forksTaskList(fork)) {
     const own = typeof reference === "string" ? inputsByReference(fork, input)?.[reference] : undefined;
     return isRecord(own) ? (own as JsonObject) : {};
   }

@@ -23,7 +23,7 @@ export function validateForkJoinDynamicTask(task: UnknownRecord, path: string): 
   const input = isRecord(task["inputParameters"]) ? task["inputParameters"] : {};
   const tasksParam = task["dynamicForkTasksParam"];
   const inputParam = task["dynamicForkTasksInputParamName"];
-  if (tasksParam === undefined && inputParam === undefined) {
+  if ((tasksParam === undefined && inputParam === undefined) || forksEachInput(task)) {
     if (!Object.hasOwn(input, "forkTaskInputs")) {
       issues.push({
         path: childPath(path, "dynamicForkTasksParam"),
@@ -45,6 +45,19 @@ export function validateForkJoinDynamicTask(task: UnknownRecord, path: string): 
     }
   }
   return issues;
+}
+
+/**
+ * True when FORK_JOIN_DYNAMIC `task` forks one task per `forkTaskInputs` entry: its `inputParameters` set
+ * `forkTaskInputs` and not the list `dynamicForkTasksParam` names. Orkes' definitions of that form may still carry
+ * `dynamicForkTasksParam` (and `dynamicForkTasksInputParamName`), naming inputs they do not set: Conductor forks the
+ * list only when it is there, so those names are ignored (and not kept: see `validateWorkflowDef`).
+ */
+export function forksEachInput(task: UnknownRecord): boolean {
+  const input = isRecord(task["inputParameters"]) ? task["inputParameters"] : {};
+  if (!Object.hasOwn(input, "forkTaskInputs")) return false;
+  const tasksParam = task["dynamicForkTasksParam"];
+  return typeof tasksParam !== "string" || !Object.hasOwn(input, tasksParam);
 }
 
 /** A `forkTaskType` given as it is (not a `${...}`) must be a type this version can fork. */
