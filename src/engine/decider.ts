@@ -1864,7 +1864,8 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   const started = module.start(task, definition, draft.state, env);
   // A task that has not really started (waiting for a worker's poll) is timed from when it does.
   const timeoutAt = started.task.startTime === 0 ? undefined : definitionTimeoutAt(started.task, definition, env);
-  const retryDeadline = isPending(started.task) ? retryDeadlineOf(task, definition) : undefined;
+  // Also for an attempt that failed as it started (a script that throws): its retries carry the deadline on.
+  const retryDeadline = isPending(started.task) || started.task.status === "FAILED" || started.task.status === "TIMED_OUT" ? retryDeadlineOf(task, definition) : undefined;
   const updated = draft.updateTask(task.taskId, {
     ...started.task,
     ...(timeoutAt === undefined ? {} : { definitionTimeoutAt: timeoutAt }),

@@ -957,6 +957,20 @@ describe("task definitions", () => {
       expect(state).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("failed at 24000") });
     });
 
+    it("bounds the retries of a task that fails as it starts (an INLINE script that throws) as well", () => {
+      const throwing = { name: "calc", taskReferenceName: "calc", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "(function () { throw new Error('no'); })()" }, taskDefinition };
+      let state = startAt1s([throwing]);
+      expect(state.tasks.map((task) => [task.retryCount, task.status])).toEqual([[0, "FAILED"], [1, "SCHEDULED"]]);
+      state = tick(state, 11_000); // retry 1 started at 11 s, failed at once: retry 2 for 21 s
+      state = tick(state, 21_000); // retry 2 failed at once: a retry would start at 31 s, past 26 s: none
+      expect(state.tasks.map((task) => [task.retryCount, task.status])).toEqual([
+        [0, "FAILED"],
+        [1, "FAILED"],
+        [2, "FAILED"],
+      ]);
+      expect(state.status).toBe("FAILED");
+    });
+
     it("times out the attempt still running at the deadline, with no retry; the alarm is set for it", () => {
       let state = startAt1s([httpTask("call", undefined, { taskDefinition })]);
       state = tick(fail(state, 2_000), 12_000);
