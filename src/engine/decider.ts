@@ -386,11 +386,12 @@ function taskOverdue(state: WorkflowExecution, task: TaskExecution, now: number)
 }
 
 /**
- * True when `task` waits for a worker's poll in a paused workflow: no poll can take it then, so its pollTimeoutSeconds
+ * True when `task` waits for a worker's poll in a paused workflow (a first poll, or, kept IN_PROGRESS with
+ * `callbackAfterSeconds`, the next one): no poll can take it then, so its pollTimeoutSeconds or responseTimeoutSeconds
  * stands still (as Conductor decides nothing for a paused workflow) and counts afresh from the resume.
  */
 function pollClockStopped(state: WorkflowExecution, task: TaskExecution): boolean {
-  return state.status === "PAUSED" && task.taskType === "SIMPLE" && task.status === "SCHEDULED";
+  return state.status === "PAUSED" && task.taskType === "SIMPLE" && (task.status === "SCHEDULED" || (task.status === "IN_PROGRESS" && task.pollable === true));
 }
 
 /** True when the task's attempts together have taken their `totalTimeoutSeconds` (see {@link TaskExecution.retryDeadline}). */
@@ -509,8 +510,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       // So does a worker task's wait for its poll, which no poll could end while paused.
       for (const task of state.tasks) {
         if (!pollClockStopped(state, task) || task.timeoutAt === undefined) continue;
-        const pollTimeout = instanceTask(state.definition, task)?.taskDefinition?.pollTimeoutSeconds ?? 0;
-        if (pollTimeout > 0) draft.updateTask(task.taskId, { timeoutAt: pollableFrom(task, env.now) + pollTimeout * 1000 });
+        const definition = instanceTask(state.definition, task);
+        const seconds = task.status === "SCHEDULED" ? (definition?.taskDefinition?.pollTimeoutSeconds ?? 0) : responseTimeoutSeconds(definition);
+        if (seconds > 0) draft.updateTask(task.taskId, { timeoutAt: pollableFrom(task, env.now) + seconds * 1000 });
       }
       // A poll that found them paused left them out of reach for a while: they can be polled again at once (or once
       // the delay a worker asked for has passed).

@@ -312,6 +312,20 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(queued(decide(paused, { type: "resume" }, env(70_000)).effects)).toMatchObject([{ taskId, visibleAt: 70_000 }]);
   });
 
+  it("a task a worker kept IN_PROGRESS waits in its queue with its responseTimeoutSeconds standing still while paused, counted afresh from the resume", () => {
+    const state = poll(started({ ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 50 }) }).state, 2_000);
+    const taskId = state.tasks[0]!.taskId;
+    const kept = decide(state, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 60 }, env(3_000)).state;
+    expect(kept.tasks[0]!.timeoutAt).toBe(113_000);
+    const paused = decide(kept, { type: "pause" }, env(4_000)).state;
+    expect(nextDeadline(paused)).toBeUndefined();
+    const later = decide(paused, { type: "tick", liveTaskIds: new Set() }, env(200_000)).state;
+    expect([later.status, later.tasks[0]!.status]).toEqual(["PAUSED", "IN_PROGRESS"]);
+    const resumed = decide(later, { type: "resume" }, env(200_000)).state;
+    expect(resumed.tasks[0]!.timeoutAt).toBe(250_000);
+    expect(decide(resumed, { type: "tick", liveTaskIds: new Set() }, env(250_000)).state.tasks[0]!.status).toBe("TIMED_OUT");
+  });
+
   it("a terminated workflow's queued task is canceled and no longer polled", () => {
     const { state } = started();
     const terminated = decide(state, { type: "terminate", reason: "stop" }, env(2_000)).state;
