@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { decide, type Decision } from "../../src/engine/decider";
 import type { JsonObject, TaskStatus, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { planIndexOf, planOf } from "../../src/engine/plan";
+import { childStartRequest } from "../../src/engine/tasks/sub-workflow";
 import { toTaskView, toWorkflowView } from "../../src/engine/view";
 import { attemptEnds, env, httpGet, latestNamed, registrationErrors, startedWith } from "./engine-env";
 
@@ -203,6 +204,13 @@ describe("FORK_JOIN_DYNAMIC over forkTaskInputs", () => {
     const forked = state.definition.dynamicForks![0]!.tasks[0]!;
     expect(forked).toMatchObject({ taskReferenceName: "_fan_0", type: "SUB_WORKFLOW", subWorkflowParam: { name: "child", version: 2 }, optional: true });
     expect(instance(state, "_fan_0").inputData).toMatchObject({ n: 1, __index: 0 });
+  });
+
+  it("forks a sub workflow per plain entry (ids, say), its child getting {input: entry, __index} as Conductor's does", () => {
+    const state = started([forkOver("fan", { forkTaskWorkflow: "child" }), join("fan_join")], { items: ["id-1", 2] }).state;
+    expect(statuses(state)).toMatchObject({ fan: "COMPLETED", _fan_0: "IN_PROGRESS", _fan_1: "IN_PROGRESS" });
+    expect(childStartRequest(instance(state, "_fan_0").inputData)).toMatchObject({ name: "child", input: { input: "id-1", __index: 0 } });
+    expect(childStartRequest(instance(state, "_fan_1").inputData)).toMatchObject({ name: "child", input: { input: 2, __index: 1 } });
   });
 
   it("forks HTTP tasks from entries holding their request, refusing an entry whose request is not valid", () => {

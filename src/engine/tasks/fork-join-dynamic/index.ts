@@ -8,7 +8,8 @@
  *   writes them), and `dynamicForkTasksInputParamName` the one holding each one's input by reference name;
  * - the input parameter `forkTaskInputs`, a list: one branch per entry, each running the task `forkTaskName` of type
  *   `forkTaskType` (by default the system task type `forkTaskName` names, else SIMPLE), or the sub workflow `forkTaskWorkflow` (`forkTaskWorkflowVersion`), named
- *   `_<forkTaskName>_<index>`, with the entry (an object, else `{input: entry}`) and `__index` as input.
+ *   `_<forkTaskName>_<index>`, with the entry (an object, else `{input: entry}`) and `__index` as input (a sub
+ *   workflow's child gets a plain entry as `{input: entry, __index}`, given as its `workflowInput`).
  *
  * In a DO_WHILE's loop it forks afresh in each iteration, its tasks named `<ref>__<iteration>` as the loop's own are;
  * it may not fork a DO_WHILE there (its forked tasks are laid out outside the loop's own steps: a DO_WHILE written in
@@ -199,7 +200,11 @@ function forkInputOf(fork: WorkflowTaskDef, input: JsonObject, position: number,
   }
   const entries = input["forkTaskInputs"];
   const entry: JsonValue = Array.isArray(entries) ? (entries[position] ?? null) : null;
-  return { ...(isRecord(entry) && !Array.isArray(entry) ? (entry as JsonObject) : { input: entry }), __index: position };
+  if (isRecord(entry) && !Array.isArray(entry)) return { ...(entry as JsonObject), __index: position };
+  // A sub workflow's task reads `input` as its child's whole input, which a plain value cannot be: the child gets
+  // `{input: entry, __index}` as its input, as Conductor's child does.
+  if (typeof input["forkTaskWorkflow"] === "string") return { workflowInput: { input: entry, __index: position }, __index: position };
+  return { input: entry, __index: position };
 }
 
 /** The forked tasks' inputs' map; `{}` when absent, null or empty text (the official client's default), undefined when it is no map. */
