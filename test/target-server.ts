@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  * A real HTTP server on 127.0.0.1 that workflows call in tests, so HTTP tasks are exercised over
  * the network instead of through a mocked fetch. Routes:
  *  - `ANY /echo…`           → 200 JSON of {method, path, query, headers, body}
- *  - `ANY /status/<code>`   → that status with JSON body {code}
+ *  - `ANY /status/<code>[?say=…]` → that status with JSON body {code} (or that text)
  *  - `GET /slow?ms=N`       → 200 after N ms
  *  - `GET /hang`            → never answers (until the server closes)
  *  - `GET /text[?body=…&type=…]` → "plain words", or that body, as text/plain (or that content type)
@@ -55,6 +55,10 @@ export function createTargetServer(options: { jwks?: unknown } = {}): Server {
         case "echo":
           return json(res, 200, { method: req.method, path: url.pathname, rawQuery: url.search, query: Object.fromEntries(url.searchParams), headers: echoedHeaders(req), body });
         case "status":
+          if (url.searchParams.has("say")) {
+            res.writeHead(Number(segments[1]), { "content-type": "text/plain" });
+            return void res.end(url.searchParams.get("say"));
+          }
           return json(res, Number(segments[1]), { code: Number(segments[1]) });
         case "slow":
           return void setTimeout(() => json(res, 200, { slept: Number(url.searchParams.get("ms")) }), Number(url.searchParams.get("ms") ?? 0));

@@ -196,7 +196,8 @@ describe("HTTP task failures", () => {
   it("fails on a non-2xx answer with a clear reason, keeping statusCode and body, and fails the workflow", async () => {
     const { workflow, task } = await runSingle("http_503", { uri: target("/status/503"), method: "GET" });
     expect(task.status).toBe("FAILED");
-    expect(task.reasonForIncompletion).toContain("HTTP 503 Service Unavailable");
+    // What the service said, as Conductor's reason is the body.
+    expect(task.reasonForIncompletion).toBe('HTTP 503 Service Unavailable from the remote service: {"code":503}');
     expect(task.outputData["statusCode"]).toBe(503);
     expect(task.outputData["body"]).toEqual({ code: 503 });
     expect(workflow.status).toBe("FAILED");

@@ -487,6 +487,20 @@ describe("secrets at run time", () => {
     expectNeverAnswered(value);
   });
 
+  it("a failed call whose answer quotes the secret gives a reason with the answer masked, whatever its length", async () => {
+    const value = freshValue("quoted");
+    await putSecret("quoted_token", value);
+    // The answer puts the secret past the reason's 500 characters, where cutting before masking would leave part of it.
+    await register({ name: "secret_quoted", tasks: [httpTask("call", { uri: target(`/status/401?say=${"x".repeat(470)}\${workflow.secrets.quoted_token} is not valid`), method: "GET" })] });
+    const done = await waitUntil(await start("secret_quoted"), finished);
+    expect(done.status).toBe("FAILED");
+    const reason = String(done.tasks[0]!["reasonForIncompletion"]);
+    expect(reason).toMatch(/^HTTP 401 Unauthorized from the remote service: x{470}/);
+    expect(reason).not.toContain(value.slice(0, 8));
+    expect(JSON.stringify(done)).not.toContain(value.slice(0, 8));
+    expectNeverAnswered(value);
+  });
+
   it("a secret stored with surrounding whitespace (a trailing newline: echo token | put) is sent in a header without it, and masked when echoed", async () => {
     const value = freshValue("newline");
     await putSecret("newline_token", ` ${value}\n`);

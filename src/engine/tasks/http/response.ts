@@ -134,9 +134,19 @@ export function httpOutcome(response: HttpResponseData, asyncComplete: boolean):
     return { status: asyncComplete ? "IN_PROGRESS" : "COMPLETED", output };
   }
   const phrase = reasonPhrase(response.statusCode, response.statusText);
+  const said = failureText(output["body"]!, response.headers.find(([name]) => name === "content-type")?.[1] ?? null);
   return {
     status: "FAILED",
     output,
-    reason: `HTTP ${response.statusCode}${phrase ? ` ${phrase}` : ""} from the remote service`,
+    // What the service said, as Conductor's reason is the body: whole here, since the reason is cut to its limit only
+    // once the actor has masked the secrets in it (a cut before could leave part of one).
+    reason: `HTTP ${response.statusCode}${phrase ? ` ${phrase}` : ""} from the remote service${said === "" ? "" : `: ${said}`}`,
   };
+}
+
+/** A failed response's body as one line of text for its reason; empty for none, or for a binary one (base64 says nothing). */
+function failureText(body: JsonValue, contentType: string | null): string {
+  if (body === null || !isTextualContentType(contentType)) return "";
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return text.replace(/\s+/g, " ").trim();
 }
