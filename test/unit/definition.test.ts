@@ -504,6 +504,13 @@ describe("HTTP tasks", () => {
     expect(only(inputs, "tasks[0].inputParameters.http_request.contentType")).toMatch(/contentType must be one of.*image\/svg\+xml/);
   });
 
+  it("accepts a listed content or accept type in any case and with parameters (a charset), as clients write them", () => {
+    ok({ uri: "https://x.example", method: "POST", body: "", contentType: "application/json; charset=utf-8", accept: "Application/JSON;charset=UTF-8" });
+    ok({ uri: "https://x.example", method: "POST", body: "", contentType: "TEXT/PLAIN" });
+    expect(only({ uri: "https://x.example", method: "POST", body: "", contentType: "text/html; charset=utf-8" }, "tasks[0].inputParameters.contentType")).toMatch(/contentType must be one of/);
+    expect(only({ uri: "https://x.example", method: "POST", body: "", contentType: "application/json;\r\nX-Injected: 1" }, "tasks[0].inputParameters.contentType")).toMatch(/contentType must be one of/);
+  });
+
   it("rejects headers that are not an object or hold non-scalar values", () => {
     expect(only({ uri: "https://x.example", method: "GET", headers: ["a"] }, "tasks[0].inputParameters.headers")).toMatch(
       /headers must be an object/,

@@ -20,6 +20,7 @@ import {
   type UnknownRecord,
 } from "../../definition/checks";
 import { childPath, type ValidationIssue } from "../../validation-issue";
+import { isHeaderValueText } from "../../http-syntax";
 
 /** HTTP methods the spec allows, spelled exactly as it lists them. */
 export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"] as const;
@@ -82,6 +83,15 @@ function isHeaderValue(value: unknown): boolean {
 
 const TIMEOUT_EXPECTED = `a whole number of milliseconds from 0 to ${MAX_HTTP_TIMEOUT_MS} (a number or a string of digits)`;
 
+/**
+ * True for one of `types`, in any case and with parameters (`application/json; charset=utf-8`): a MIME type's name is
+ * case-insensitive, and a charset is how clients commonly write it. Sent as written.
+ */
+function isMediaTypeOf(types: readonly string[]): (value: unknown) => boolean {
+  const names = new Set(types.map((type) => type.toLowerCase()));
+  return (value) => typeof value === "string" && isHeaderValueText(value) && names.has(value.split(";")[0]!.trim().toLowerCase());
+}
+
 const REQUEST = fieldsOf({
   // An expression is non-empty text, so it passes as it is.
   uri: rule<string>("uri", "a non-empty string (the URL to call)", isNonEmptyString),
@@ -90,9 +100,9 @@ const REQUEST = fieldsOf({
     `one of ${HTTP_METHODS.join(", ")}, in upper case as the spec lists them`,
     orExpression(isOneOf(HTTP_METHODS)),
   ),
-  accept: v.optional(rule<string>("accept", `one of the supported MIME types: ${HTTP_ACCEPT_TYPES.join(", ")}`, orExpression(isOneOf(HTTP_ACCEPT_TYPES)))),
+  accept: v.optional(rule<string>("accept", `one of the supported MIME types: ${HTTP_ACCEPT_TYPES.join(", ")}`, orExpression(isMediaTypeOf(HTTP_ACCEPT_TYPES)))),
   contentType: v.optional(
-    rule<string>("contentType", `one of the supported MIME types: ${HTTP_CONTENT_TYPES.join(", ")}`, orExpression(isOneOf(HTTP_CONTENT_TYPES))),
+    rule<string>("contentType", `one of the supported MIME types: ${HTTP_CONTENT_TYPES.join(", ")}`, orExpression(isMediaTypeOf(HTTP_CONTENT_TYPES))),
   ),
   headers: v.optional(mapOf("headers", "a string, a number or a boolean", isHeaderValue, { wholeExpression: true, key: HEADER_NAME_KEY })),
   encode: v.optional(rule<boolean>("encode", "a boolean", orExpression(isBoolean))),
