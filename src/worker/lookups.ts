@@ -113,11 +113,14 @@ export interface RunningLookup {
   endTime?: number | undefined;
 }
 
-/** The ids of the RUNNING executions of one version of a workflow the caller may read, newest first, from the index. */
+/**
+ * The ids of the executions of one version of a workflow that have not ended (RUNNING or PAUSED, Conductor's pending
+ * workflows) the caller may read, newest first, from the index.
+ */
 export async function runningWorkflowIds(db: D1Database, lookup: RunningLookup, readable: ReadableWorkflows): Promise<string[]> {
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable);
-  filter.clauses.push("workflow_name = ?", "workflow_version = ?", "status = 'RUNNING'");
+  filter.clauses.push("workflow_name = ?", "workflow_version = ?", "status IN ('RUNNING', 'PAUSED')");
   filter.bindings.push(lookup.workflowName, lookup.version);
   if (lookup.startTime !== undefined && lookup.endTime !== undefined) {
     filter.clauses.push("start_time BETWEEN ? AND ?");

@@ -463,7 +463,7 @@ describe("lookups by correlation id (served from the search index)", () => {
 });
 
 describe("GET /api/workflow/running/{name}", () => {
-  it("lists the ids of that name's RUNNING executions of one version (1 unless given, as Conductor), within the start times when both are given", async () => {
+  it("lists the ids of that name's RUNNING (and PAUSED) executions of one version (1 unless given, as Conductor), within the start times when both are given", async () => {
     const name = "running_list";
     const gate = [httpTask("gate", { uri: target("/echo/running-list"), method: "GET" }, { asyncComplete: true })];
     await register({ name, tasks: gate });
@@ -491,6 +491,10 @@ describe("GET /api/workflow/running/{name}", () => {
     expect(await apiOk<string[]>("GET", `/api/workflow/running/${name}?startTime=${laterStart + 1}&endTime=${laterStart + 10_000_000}`)).toEqual([]);
     // One bound alone is ignored, as in Conductor.
     expect((await apiOk<string[]>("GET", `/api/workflow/running/${name}?startTime=${laterStart + 1}`)).sort()).toEqual([first, later].sort());
+    // A paused execution has not ended: Conductor lists it among the running (its pending workflows).
+    await apiOk("PUT", `/api/workflow/${later}/pause`);
+    await waitForIndexRow(later, "PAUSED", 10_000);
+    expect((await apiOk<string[]>("GET", `/api/workflow/running/${name}`)).sort()).toEqual([first, later].sort());
   });
 
   it("refuses bad parameters with 400 in the contract's shape", async () => {
