@@ -421,6 +421,17 @@ describe("events sent to a webhook", () => {
     expect((await send(hmacHook, "{}", { "X-Signature": signature, "X-Tenant": "acme" })).status).toBe(200);
   });
 
+  it("read the JSON of a form's payload field, as GitHub sends it with its default content type (and Slack its interactive messages)", async () => {
+    await register({ name: "wh_github_form", tasks: [waitingFor("push", { "$.ref": "refs/heads/main" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-github-form", verifier: "SIGNATURE_BASED", headerKey: "X-Hub-Signature-256", secretValue: "gh-form", receiverWorkflowNamesToVersions: { wh_github_form: 1 } });
+    const workflowId = await startWorkflow("wh_github_form");
+    await waitsOf(workflowId);
+    const body = new URLSearchParams({ payload: JSON.stringify({ ref: "refs/heads/main", commits: [{ id: "c1" }] }) }).toString();
+    const answer = await send(webhook, body, { "content-type": "application/x-www-form-urlencoded", "X-Hub-Signature-256": `sha256=${hex(await hmacOf("gh-form", body))}` });
+    expect(((await answer.json()) as EventAnswer).completedTasks).toHaveLength(1);
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ ref: "refs/heads/main", commits: [{ id: "c1" }] });
+  });
+
   it("verify Slack's signing secret and answer its URL verification challenge; a stale timestamp is refused", async () => {
     await register({ name: "wh_slack", tasks: [waitingFor("message", { "$.event.type": "message" })] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-slack", verifier: "SLACK_BASED", secretValue: "slack-signing", receiverWorkflowNamesToVersions: { wh_slack: 1 } });
@@ -472,6 +483,28 @@ describe("events sent to a webhook", () => {
     expect(((await answer.json()) as EventAnswer).completedTasks.map((task) => task.workflowId)).toEqual([workflowId]);
   });
 
+  it("take SendGrid's batches (a JSON array of events, as SendGrid always posts them): each event is matched and starts on its own", async () => {
+    await register({ name: "wh_sendgrid_batch", tasks: [waitingFor("bounced", { "$.event": "bounce" })] });
+    await register({ name: "wh_sendgrid_each", tasks: [httpTask("call", { uri: target("/count/wh-sendgrid-each-${workflow.input.event}"), method: "GET" })] });
+    const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const publicKey = btoa(String.fromCharCode(...new Uint8Array((await crypto.subtle.exportKey("spki", pair.publicKey)) as ArrayBuffer)));
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-sendgrid-batch", verifier: "SENDGRID", secretValue: publicKey, workflowsToStart: { wh_sendgrid_each: 1 }, receiverWorkflowNamesToVersions: { wh_sendgrid_batch: 1 } });
+    const workflowId = await startWorkflow("wh_sendgrid_batch");
+    await waitsOf(workflowId);
+    const body = JSON.stringify([{ event: "delivered", email: "a@example.com", sg_event_id: "e1" }, { event: "bounce", email: "b@example.com", sg_event_id: "e2" }]);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const signature = derSignature(new Uint8Array(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, pair.privateKey, new TextEncoder().encode(`${timestamp}${body}`))));
+    const answer = await send(webhook, body, { "X-Twilio-Email-Event-Webhook-Signature": signature, "X-Twilio-Email-Event-Webhook-Timestamp": timestamp });
+    expect(answer.status).toBe(200);
+    const json = (await answer.json()) as EventAnswer & { eventIds: string[] };
+    expect(json.completedTasks.map((task) => task.workflowId)).toEqual([workflowId]);
+    expect(json.startedWorkflows).toHaveLength(2);
+    expect(json.eventIds).toHaveLength(2);
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toMatchObject({ event: "bounce", email: "b@example.com" });
+    for (const started of json.startedWorkflows) await waitFor(started.workflowId!, ["COMPLETED"]);
+    expect([await hits("wh-sendgrid-each-delivered"), await hits("wh-sendgrid-each-bounce")]).toEqual([1, 1]);
+  });
+
   it("start the webhook's workflows with the payload as input, once per idempotency key value", async () => {
     await register({ name: "wh_started", tasks: [httpTask("call", { uri: target("/count/wh-started?id=${workflow.input.id}"), method: "GET" })] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
@@ -509,6 +542,15 @@ describe("events sent to a webhook", () => {
     const right = await send(webhook, {}, { "X-Token": "right" });
     expect(right.status).toBe(429);
     expect(right.headers.get("retry-after")).toMatch(/^\d+$/);
+  });
+
+  it("limit failed signature verifications without refusing a correctly signed event (a provider's shared addresses send every customer's)", async () => {
+    await register({ name: "wh_signed_limited", tasks: [waitingFor("w", {})] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-signed-limited", verifier: "SIGNATURE_BASED", headerKey: "X-Signature", secretValue: "right", receiverWorkflowNamesToVersions: { wh_signed_limited: 1 } });
+    let status = 0;
+    for (let attempt = 0; attempt < 20 && status !== 429; attempt++) status = (await send(webhook, "{}", { "X-Signature": hex(await hmacOf(`guess-${attempt}`, "{}")) })).status;
+    expect(status).toBe(429);
+    expect((await send(webhook, "{}", { "X-Signature": hex(await hmacOf("right", "{}")) })).status).toBe(200);
   });
 
   it("complete a task waiting in a loop by its reference name as written, in each iteration", async () => {

@@ -14,11 +14,12 @@ import { MAX_TAGS_PER_TARGET, TagListSchema } from "../tags";
 import { requiredBody } from "./metadata";
 import { callerStartScopes } from "../workflow-actions";
 import { WebhookConfigRequest, type WebhookConfigBody, type WebhookSecrets } from "../webhooks/config";
-import { completeLateWaitingTasks, completeWaitingTasks, eventPayload, startWebhookWorkflows, webhookStartKey, type CompletedTask } from "../webhooks/deliver";
+import { completeLateWaitingTasks, completeWaitingTasks, eventPayloads, startWebhookWorkflows, webhookStartKey, type CompletedTask, type StartedWorkflow } from "../webhooks/deliver";
 import { WebhookRepository, webhookJson, type Webhook } from "../webhooks/store";
 import { verifyEvent } from "../webhooks/verify";
 import { isUuid } from "../../engine/task-id";
 import { oversize, oversizeReason } from "../../engine/limits";
+import type { JsonObject } from "../../engine/model";
 
 type Args = [Env, ExecutionContext];
 
@@ -172,25 +173,65 @@ async function receiveEvent(request: IRequest, env: Env, ctx: ExecutionContext):
     if (verdict.limited) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
     throw new ApiError(401, "UNAUTHENTICATED", `Webhook event refused: ${failure}`);
   }
-  const verdict = await limiter.stub.check(limiter.rule);
-  if (verdict.limited) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
-  const payload = eventPayload(incoming, body);
-  // Refused whole, before anything is done: no waiting task could take it as its output, nor a start as its input.
+  // Only a header's value can be guessed: a signature verifier's lockout refuses failed events, never one that verified
+  // (the provider's addresses, shared by all its customers, would be locked out by anyone sending to this URL).
+  if (webhook.settings.verifier === "HEADER_BASED") {
+    const verdict = await limiter.stub.check(limiter.rule);
+    if (verdict.limited) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
+  }
+  const payloads = eventPayloads(incoming, body);
+  // Refused whole, before anything is done: no waiting task could take one as its output, nor a start as its input.
   const maxPayloadBytes = serviceConfig(env).engine.maxPayloadBytes;
-  const bytes = oversize(payload, maxPayloadBytes);
-  if (bytes !== undefined) throw new ApiError(413, "PAYLOAD_TOO_LARGE", oversizeReason("The webhook event", bytes, maxPayloadBytes));
+  for (const payload of payloads) {
+    const bytes = oversize(payload, maxPayloadBytes);
+    if (bytes !== undefined) throw new ApiError(413, "PAYLOAD_TOO_LARGE", oversizeReason("The webhook event", bytes, maxPayloadBytes));
+  }
   if (!webhook.urlVerified) await repository.markVerified(webhook.id);
   // Slack's URL verification: answered with its challenge, as Slack requires before it sends events.
-  if (webhook.settings.verifier === "SLACK_BASED" && payload["type"] === "url_verification" && typeof payload["challenge"] === "string") {
-    return Response.json({ challenge: payload["challenge"] });
+  const only = payloads.length === 1 ? payloads[0]! : undefined;
+  if (webhook.settings.verifier === "SLACK_BASED" && only?.["type"] === "url_verification" && typeof only["challenge"] === "string") {
+    return Response.json({ challenge: only["challenge"] });
   }
+  const origin = new URL(incoming.url).origin;
+  const outcomes: EventOutcome[] = [];
+  // One after the other: each may start workflows whose idempotency keys a later one in the batch repeats.
+  for (const payload of payloads) outcomes.push(await deliverEvent(env, ctx, webhook, payload, receivedAt, origin));
+  const completedTasks = outcomes.flatMap((outcome) => outcome.completedTasks);
+  const startedWorkflows = outcomes.flatMap((outcome) => outcome.startedWorkflows);
+  const unreached = outcomes.reduce((sum, outcome) => sum + outcome.unreached, 0);
+  if (unreached > 0) {
+    const startsLater = outcomes.some((outcome) => !outcome.startedNow);
+    const message = `${unreached} of the tasks waiting for this event could not be reached (${completedTasks.length} took it); send it again: the tasks that took it wait no more${startsLater ? ", and the workflows it starts are started then" : ""}`;
+    throw new ApiError(503, "UNAVAILABLE", message, undefined, { "Retry-After": String(UNREACHED_RETRY_AFTER_SECONDS) });
+  }
+  const eventIds = outcomes.map((outcome) => outcome.eventId);
+  return Response.json({ webhookId: webhook.id, eventId: eventIds[0] ?? null, ...(eventIds.length > 1 ? { eventIds } : {}), completedTasks, startedWorkflows });
+}
+
+/** What one event of a delivery did. */
+interface EventOutcome {
+  eventId: string;
+  completedTasks: CompletedTask[];
+  startedWorkflows: StartedWorkflow[];
+  /** Tasks it matches whose executions could not be asked. */
+  unreached: number;
+  /** False when its workflows are left for the sender's resend (see {@link deliverEvent}). */
+  startedNow: boolean;
+}
+
+/**
+ * Hands one verified event to the tasks waiting for it and starts the webhook's workflows with it, records it in the
+ * webhook's history, and looks again a moment later for tasks whose routing rows were on their way.
+ */
+async function deliverEvent(env: Env, ctx: ExecutionContext, webhook: Webhook, payload: JsonObject, receivedAt: number, origin: string): Promise<EventOutcome> {
+  const repository = new WebhookRepository(env);
   const delivery = await completeWaitingTasks(env, webhook.settings, payload, { waitingAt: receivedAt });
   const completedTasks = delivery.completed;
   // A task the event matches could not be reached: the sender is asked to send it again (a 2xx it would never resend,
   // and the task would wait for good). The workflows it starts are started now when the webhook's idempotency key
   // makes the resent event find them, else by the resent event (not twice).
   const startNow = delivery.unreached === 0 || webhookStartKey(webhook, payload) !== undefined;
-  const startedWorkflows = startNow ? await startWebhookWorkflows(env, webhook, payload, new URL(incoming.url).origin) : [];
+  const startedWorkflows = startNow ? await startWebhookWorkflows(env, webhook, payload, origin) : [];
   const eventId = crypto.randomUUID();
   const started = startedWorkflows.flatMap((start) => ("workflowId" in start ? [start.workflowId] : []));
   // Only the history: once tasks took the event, its failure must not turn the answer into an error that the sender
@@ -212,11 +253,7 @@ async function receiveEvent(request: IRequest, env: Env, ctx: ExecutionContext):
       console.error(JSON.stringify({ msg: "webhook event's late look failed", webhook: webhook.id, eventId, error: String(error) }));
     }));
   }
-  if (delivery.unreached > 0) {
-    const message = `${delivery.unreached} of the tasks waiting for this event could not be reached (${completedTasks.length} took it); send it again: the tasks that took it wait no more${startNow ? "" : ", and the workflows it starts are started then"}`;
-    throw new ApiError(503, "UNAVAILABLE", message, undefined, { "Retry-After": String(UNREACHED_RETRY_AFTER_SECONDS) });
-  }
-  return Response.json({ webhookId: webhook.id, eventId, completedTasks, startedWorkflows });
+  return { eventId, completedTasks, startedWorkflows, unreached: delivery.unreached, startedNow: startNow };
 }
 
 /** When the sender of an event that did not reach every task it matches is asked to send it again. */

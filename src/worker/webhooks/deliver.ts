@@ -23,16 +23,22 @@ const MAX_MATCH_GROUPS = 500;
 /** D1 binds at most 100 parameters per statement. */
 const KEYS_PER_QUERY = 90;
 
+/** Most events one delivery may carry as a JSON array (SendGrid's batches): each is matched and starts on its own. */
+export const MAX_EVENTS_PER_DELIVERY = 100;
+
 /**
- * The event's payload: a JSON object body (or form fields, as Slack's commands and Twilio send them; an empty body is
- * `{}`), over the query's parameters. Anything else is a 400 or 415 (nothing is done).
+ * The events a delivery carries, each over the query's parameters: a JSON object body is one; a JSON array of objects,
+ * as SendGrid always posts its events, one each (at most {@link MAX_EVENTS_PER_DELIVERY}); form fields, as Slack's
+ * commands and Twilio send them, are one, with the JSON object of a `payload` field (GitHub's form deliveries, Slack's
+ * interactive messages) read in its place; an empty body is one, `{}`. Anything else is a 400, 413 or 415 (nothing is
+ * done).
  */
-export function eventPayload(request: Request, body: Uint8Array): JsonObject {
+export function eventPayloads(request: Request, body: Uint8Array): JsonObject[] {
   const query = Object.fromEntries(new URL(request.url).searchParams);
   const text = new TextDecoder().decode(body);
-  if (text.trim() === "") return query;
+  if (text.trim() === "") return [query];
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type === "application/x-www-form-urlencoded") return { ...query, ...Object.fromEntries(new URLSearchParams(text)) };
+  if (type === "application/x-www-form-urlencoded") return [{ ...query, ...formPayload(new URLSearchParams(text)) }];
   if (type !== "" && type !== "application/json" && !type.endsWith("+json")) {
     throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "A webhook event must be JSON (Content-Type: application/json) or form fields (application/x-www-form-urlencoded)");
   }
@@ -42,9 +48,36 @@ export function eventPayload(request: Request, body: Uint8Array): JsonObject {
   } catch {
     throw validationError("Invalid webhook event", [{ path: "(body)", message: "must be JSON" }]);
   }
+  if (!Array.isArray(parsed)) {
+    const checked = v.safeParse(jsonData, parsed);
+    if (!checked.success) throw validationError("Invalid webhook event", issuesToValidationErrors(checked.issues, "(body)"));
+    return [{ ...query, ...checked.output }];
+  }
+  if (parsed.length > MAX_EVENTS_PER_DELIVERY) {
+    throw new ApiError(413, "PAYLOAD_TOO_LARGE", `A webhook delivery carries at most ${MAX_EVENTS_PER_DELIVERY} events; this one has ${parsed.length}`);
+  }
+  return parsed.map((event: unknown, index) => {
+    const one = v.safeParse(jsonData, event);
+    if (!one.success) throw validationError("Invalid webhook event", issuesToValidationErrors(one.issues, `(body)[${index}]`));
+    return { ...query, ...one.output };
+  });
+}
+
+/** Form fields as an event; a `payload` field holding a JSON object is read as that object, over the other fields. */
+function formPayload(fields: URLSearchParams): JsonObject {
+  const payload: JsonObject = Object.fromEntries(fields);
+  const raw = fields.get("payload");
+  if (raw === null) return payload;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return payload;
+  }
   const checked = v.safeParse(jsonData, parsed);
-  if (!checked.success) throw validationError("Invalid webhook event", issuesToValidationErrors(checked.issues, "(body)"));
-  return { ...query, ...checked.output };
+  if (!checked.success || Array.isArray(checked.output)) return payload;
+  const { payload: _raw, ...others } = payload;
+  return { ...others, ...checked.output };
 }
 
 /** A task an event completed. */
