@@ -1069,7 +1069,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     taskId: string,
     status: ExternalTaskStatus,
     output: JsonObject,
-    options: { reason?: string; callbackAfterSeconds?: number; oversizeFailsTask?: true; logs?: TaskLogInput[]; from?: TaskUpdateFrom } = {},
+    options: { reason?: string; callbackAfterSeconds?: number; oversizeFailsTask?: true; logs?: TaskLogInput[]; from?: TaskUpdateFrom; lateIsTaken?: true } = {},
   ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;
@@ -1081,17 +1081,27 @@ export class WorkflowExecution extends DurableObject<Env> {
     // shown, as an HTTP task's response is; so are its log lines.
     const secrets = reported === undefined ? [] : await this.#secretValues(execution, reported);
     if (!this.#execution) return refused(this.#notFound());
+    // A worker's result for a task no longer pending (timed out, canceled with its workflow, or reported before and
+    // sent again by a client that did not hear the answer) changes nothing, and is answered as taken, as Conductor
+    // answers it: a refusal has the official clients retry it for a minute, then log it as lost.
+    const current = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
+    if (options.lateIsTaken === true && current !== undefined && !isPending(current)) return ok(this.#taskUpdated(current));
     try {
       this.#apply(this.#externalUpdateEvent(taskId, { status, output, ...options }, secrets));
       // In the same synchronous turn as the update, so in its transaction: a refused update (thrown above) logs nothing.
       if (logs.length > 0 && this.#heldTask(taskId) !== undefined) this.#appendTaskLog(taskId, logs, secrets);
       if (status !== "IN_PROGRESS") this.#inFlight.get(taskId)?.abort();
       const task = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
-      if (task?.taskType !== "SIMPLE") return ok({ taskId });
-      return ok({ taskId, worker: task.domain === undefined ? { taskName: task.taskDefName } : { taskName: task.taskDefName, domain: task.domain } });
+      return ok(task === undefined ? { taskId } : this.#taskUpdated(task));
     } catch (error) {
       return refused(error);
     }
+  }
+
+  /** What an update of `task` answers: its id, and for a worker's (SIMPLE) task the queue its next task comes from. */
+  #taskUpdated(task: TaskExecution): TaskUpdated {
+    if (task.taskType !== "SIMPLE") return { taskId: task.taskId };
+    return { taskId: task.taskId, worker: task.domain === undefined ? { taskName: task.taskDefName } : { taskName: task.taskDefName, domain: task.domain } };
   }
 
   // ---- RPC: Orkes' human tasks ---------------------------------------------------------------

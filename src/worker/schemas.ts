@@ -177,17 +177,22 @@ const TaskExecLog = requestObject({
 
 const nonEmptyString = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"));
 
-/** What a TaskResult says of its task, besides the ids of the task and its workflow. */
+const TASK_RESULT_STATUS = v.picklist(EXTERNAL_TASK_STATUSES, `must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`);
+
+/**
+ * What a TaskResult says of its task, besides the ids of the task and its workflow. Null is absent, as Jackson reads a
+ * TaskResult (generated and hand-written clients send null for fields they leave unset).
+ */
 const taskResultFields = {
-  status: v.picklist(EXTERNAL_TASK_STATUSES, `must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`),
-  outputData: v.optional(jsonData),
-  reasonForIncompletion: v.optional(v.string("must be a string")),
+  status: TASK_RESULT_STATUS,
+  outputData: v.nullish(jsonData),
+  reasonForIncompletion: v.nullish(v.string("must be a string")),
   /** A SIMPLE task kept IN_PROGRESS is polled again after this many seconds. */
-  callbackAfterSeconds: v.optional(
+  callbackAfterSeconds: v.nullish(
     v.pipe(v.number("must be a number of seconds"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.maxValue(MAX_CALLBACK_AFTER_SECONDS, `must be at most ${MAX_CALLBACK_AFTER_SECONDS} (30 days)`)),
   ),
   /** Lines the worker logged while it ran the task, stored with the result (the latest ones, each cut to its limit). */
-  logs: v.optional(
+  logs: v.nullish(
     v.pipe(
       v.array(v.unknown(), "must be an array of log entries ({log, createdTime})"),
       v.transform((entries: unknown[]) => entries.slice(-MAX_TASK_LOGS_PER_RESULT)),
@@ -196,16 +201,26 @@ const taskResultFields = {
   ),
 };
 
-/** Conductor's TaskResult (`POST /api/tasks`, `/api/tasks/update-v2`). */
-export const TaskResultRequest = requestObject({
-  workflowInstanceId: nonEmptyString,
-  taskId: nonEmptyString,
-  ...taskResultFields,
-  /** The reporting worker; `update-v2` hands its next task to it. */
-  workerId: v.optional(v.pipe(v.string("must be a string"), v.maxLength(256, "must be at most 256 characters"))),
-  /** A heartbeat of the worker that holds the task, not a result: the rest of the TaskResult is ignored, as Conductor does. */
-  extendLease: v.optional(v.boolean("must be true or false")),
-});
+/**
+ * Conductor's TaskResult (`POST /api/tasks`, `/api/tasks/update-v2`). A heartbeat (`extendLease: true`) needs no
+ * `status`: the Python client's sends none, and Conductor reads nothing else of it.
+ */
+export const TaskResultRequest = v.pipe(
+  requestObject({
+    workflowInstanceId: nonEmptyString,
+    taskId: nonEmptyString,
+    ...taskResultFields,
+    status: v.optional(TASK_RESULT_STATUS),
+    /** The reporting worker; `update-v2` hands its next task to it. */
+    workerId: v.nullish(v.pipe(v.string("must be a string"), v.maxLength(256, "must be at most 256 characters"))),
+    /** A heartbeat of the worker that holds the task, not a result: the rest of the TaskResult is ignored, as Conductor does. */
+    extendLease: v.nullish(v.boolean("must be true or false")),
+  }),
+  v.forward(
+    v.check((result) => result.extendLease === true || result.status !== undefined, `is required (one of ${EXTERNAL_TASK_STATUSES.join(", ")}) unless extendLease is true`),
+    ["status"],
+  ),
+);
 /** Parsed {@link TaskResultRequest}. */
 export type TaskResultRequest = v.InferOutput<typeof TaskResultRequest>;
 

@@ -174,8 +174,11 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
       [1, "TIMED_OUT"],
     ]);
     expect(failed.tasks[1]!["reasonForIncompletion"]).toContain("totalTimeoutSeconds (2 s");
-    // Its report, too late, changes nothing.
-    expect((await report(second, "COMPLETED")).status).toBe(409);
+    // Its report, too late, changes nothing: answered as taken, as Conductor answers it (the official clients retry a
+    // refusal for a minute, then log the result as lost).
+    const before = JSON.stringify(await getWorkflow(workflowId));
+    expect((await report(second, "COMPLETED")).status).toBe(200);
+    expect(JSON.stringify(await getWorkflow(workflowId))).toBe(before);
   });
 
   it("taskToDomain puts the task in that domain's queue: only workers polling that domain get it", async () => {
@@ -351,6 +354,29 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     const bad = await report(task!, "IN_PROGRESS", {}, { extendLease: "yes" });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
+  });
+
+  it("the Python client's heartbeat (extendLease with no status) keeps the task, and a result sent twice is taken once", async () => {
+    await register({ name: "w_python_beat", tasks: [simpleTask("w_python_beat_task")] });
+    const workflowId = await startWorkflow("w_python_beat");
+    const task = await pollOne("w_python_beat_task");
+    const beat = await api("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task.taskId, extendLease: true });
+    expect(beat.status).toBe(200);
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", workerId: "worker-1" });
+    // Without extendLease a status is still needed.
+    const missing = await api("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task.taskId, outputData: {} });
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toMatchObject({ validationErrors: [{ path: "status", message: expect.stringContaining("unless extendLease is true") }] });
+    // Fields a client leaves unset may come as null, as Jackson reads them.
+    const nulls = { reasonForIncompletion: null, callbackAfterSeconds: null, logs: null, workerId: null };
+    const done = await api("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task.taskId, status: "COMPLETED", outputData: { n: 1 }, ...nulls });
+    expect(done.status).toBe(200);
+    const completed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(completed.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { n: 1 } });
+    // The same result again (a client that did not hear the answer): taken, and nothing changes.
+    const again = await api("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task.taskId, status: "FAILED", outputData: { n: 2 } });
+    expect([again.status, await again.text()]).toEqual([200, task.taskId]);
+    expect(await getWorkflow(workflowId)).toEqual(completed);
   });
 
   it("a task's input naming a secret reaches the worker with its value; the stored input stays masked", async () => {

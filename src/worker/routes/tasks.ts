@@ -50,9 +50,11 @@ async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: strin
 export async function applyTaskResult(env: Env, result: TaskResultRequest): Promise<TaskUpdated> {
   const stub = executionStub(env, result.workflowInstanceId);
   if (result.extendLease === true) return unwrap(await stub.extendLease(result.taskId));
+  // Checked with the body (see TaskResultRequest): only a heartbeat goes without one.
+  if (result.status === undefined) throw validationError("Invalid task result", [{ path: "status", message: "is required unless extendLease is true" }]);
   // A worker sends a result it cannot store again and again (Conductor's clients retry, then drop it): the task fails
   // for good instead, as Conductor's server fails it, and the workflow goes on as for any failure.
-  const input = { ...taskResultInput(result), oversizeFailsTask: true as const };
+  const input = { ...taskResultInput({ ...result, status: result.status }), oversizeFailsTask: true as const, lateIsTaken: true as const };
   return unwrap(await stub.updateTask(result.taskId, input.status, input.output, input));
 }
 
@@ -66,11 +68,13 @@ export function taskResultMaxBytes(config: ServiceConfig): number {
 }
 
 /** What a parsed TaskResult asks of its task, as the execution takes it (its log lines included). */
-export function taskResultInput(result: Pick<TaskResultRequest, "status" | "outputData" | "reasonForIncompletion" | "callbackAfterSeconds" | "logs">): TaskResultInput & { logs?: TaskLogInput[] } {
+export function taskResultInput(
+  result: Pick<TaskResultRequest, "outputData" | "reasonForIncompletion" | "callbackAfterSeconds" | "logs"> & { status: TaskResultInput["status"] },
+): TaskResultInput & { logs?: TaskLogInput[] } {
   const input: TaskResultInput & { logs?: TaskLogInput[] } = { status: result.status, output: result.outputData ?? {} };
-  if (result.reasonForIncompletion !== undefined) input.reason = result.reasonForIncompletion;
-  if (result.callbackAfterSeconds !== undefined) input.callbackAfterSeconds = result.callbackAfterSeconds;
-  if (result.logs !== undefined && result.logs.length > 0) {
+  if (result.reasonForIncompletion !== undefined && result.reasonForIncompletion !== null) input.reason = result.reasonForIncompletion;
+  if (result.callbackAfterSeconds !== undefined && result.callbackAfterSeconds !== null) input.callbackAfterSeconds = result.callbackAfterSeconds;
+  if (result.logs !== undefined && result.logs !== null && result.logs.length > 0) {
     input.logs = result.logs.map(({ log, createdTime }) => (createdTime === null || createdTime === undefined ? { log } : { log, createdTime }));
   }
   return input;

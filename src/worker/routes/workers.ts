@@ -199,7 +199,7 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
     if (updated.worker === undefined || !(await mayPoll(request, env, updated.worker.taskName))) return new Response(null, { status: 204 });
     const poll: PollRequest = { taskType: updated.worker.taskName, count: 1, waitMs: 0 };
     if (updated.worker.domain !== undefined) poll.domain = updated.worker.domain;
-    if (result.workerId !== undefined) poll.workerId = result.workerId;
+    if (result.workerId !== undefined && result.workerId !== null) poll.workerId = result.workerId;
     const [next] = await pollWorkerQueue(env, ctx, poll);
     return next === undefined ? new Response(null, { status: 204 }) : jsonTextResponse(next);
   });
