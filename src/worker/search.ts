@@ -21,13 +21,23 @@ const QUERY_COLUMNS: Record<string, string> = {
   parentWorkflowId: "parent_workflow_id",
 };
 
+/** Sort fields: those of Conductor's index (the UI sorts on any column of its results, workflowId among them). */
 const SORT_COLUMNS: Record<string, string> = {
   startTime: "start_time",
   endTime: "end_time",
   updateTime: "update_time",
   modifiedTime: "update_time",
   workflowType: "workflow_name",
+  workflowName: "workflow_name",
   status: "status",
+  workflowId: "workflow_id",
+  correlationId: "correlation_id",
+  version: "workflow_version",
+  priority: "priority",
+  parentWorkflowId: "parent_workflow_id",
+  reasonForIncompletion: "reason",
+  // As WorkflowSummary computes it: 0 until the execution ends.
+  executionTime: "(CASE WHEN end_time > 0 THEN end_time - start_time ELSE 0 END)",
 };
 
 /** Order when the request names none: the newest first. */

@@ -35,6 +35,13 @@ const TASK_SORT_COLUMNS: Record<string, string> = {
   taskType: "task_type",
   taskDefName: "task_def_name",
   workflowType: "workflow_name",
+  taskId: "task_id",
+  workflowId: "workflow_id",
+  correlationId: "correlation_id",
+  referenceTaskName: "reference_task_name",
+  taskRefName: "reference_task_name",
+  workerId: "worker_id",
+  domain: "domain",
 };
 
 function checkTaskStatuses(values: readonly string[], path: string): void {

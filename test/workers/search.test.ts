@@ -39,6 +39,20 @@ describe("search", () => {
     expect(paged.results.map((row) => row.workflowId)).toEqual([finished]);
   });
 
+  it("sorts by any column the UI shows (workflowId, correlationId, version, executionTime...), as Conductor's index does", async () => {
+    const gate = [httpTask("gate", { uri: target("/echo/sorted"), method: "GET" }, { asyncComplete: true })];
+    await register({ name: "sorted", tasks: gate });
+    await register({ name: "sorted", version: 2, tasks: gate });
+    const ids = [await startWorkflow("sorted", {}, "?correlationId=c-b"), await startWorkflow("sorted", {}, "?correlationId=c-a&version=2"), await startWorkflow("sorted", {}, "?correlationId=c-c")];
+    await searchUntil("workflowName=sorted", (result) => result.totalHits === 3);
+    const order = async (sort: string) => (await apiOk<SearchResult>("GET", `/api/workflow/search?workflowName=sorted&sort=${encodeURIComponent(sort)}`)).results.map((row) => row.workflowId);
+    expect(await order("workflowId:ASC")).toEqual([...ids].sort());
+    expect(await order("workflowId:DESC")).toEqual([...ids].sort().reverse());
+    expect(await order("correlationId:ASC")).toEqual([ids[1], ids[0], ids[2]]);
+    expect((await order("version:DESC|correlationId:ASC"))[0]).toBe(ids[1]);
+    expect(await order("executionTime:DESC|workflowId:ASC")).toEqual([...ids].sort());
+  });
+
   it("search-v2 answers the same search with each execution's Workflow JSON (no tasks), only those the caller may read", async () => {
     await register({ name: "search_v2", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
     await register({ name: "search_v2_other", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });

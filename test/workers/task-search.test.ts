@@ -43,6 +43,10 @@ describe("GET /api/tasks/search", () => {
     expect((await search(byWorkflow(workflowId, " AND taskType IN (HTTP)"))).results.map((task) => task.referenceTaskName)).toEqual(["fetch"]);
     expect((await search(`${byWorkflow(workflowId)}&sort=${encodeURIComponent("scheduledTime:ASC")}&size=1&start=1`)).results.map((task) => task.referenceTaskName)).toEqual(["calc"]);
     expect((await search(`${byWorkflow(workflowId)}&freeText=calc`)).totalHits).toBe(1);
+    // Sorted by any column of the UI's task results, the task id among them.
+    const ids = found.results.map((task) => task.taskId).sort();
+    expect((await search(`${byWorkflow(workflowId)}&sort=${encodeURIComponent("taskId:DESC")}`)).results.map((task) => task.taskId)).toEqual([...ids].reverse());
+    expect((await search(`${byWorkflow(workflowId)}&sort=${encodeURIComponent("referenceTaskName:ASC")}`)).results.map((task) => task.referenceTaskName)).toEqual(["calc", "fetch"]);
     expect((await search(`freeText=ts-corr`)).results.every((task) => task.workflowId === workflowId)).toBe(true);
   });
 
