@@ -307,12 +307,16 @@ export function searchParam(request: IRequest, name: string): string | undefined
 
 /**
  * Conductor's `freeText` (`*` or none: everything): rows with the text in one of `columns`, as a substring, ASCII case
- * ignored; a `*` inside it matches any text (`order-1*`, as Conductor's query string reads it). `path` names the
+ * ignored; a `*` inside it matches any text (`order-1*`, as Conductor's query string reads it). Within double quotes
+ * (`"order-123"`, as the Conductor UI asks for free text) the text is taken literally, `*` included. `path` names the
  * parameter in a refusal.
  */
-export function applyFreeText(filter: Filter, freeText: string | undefined, columns: readonly string[], path = "freeText"): void {
-  if (freeText === undefined || freeText === "*") return;
-  const stars = freeText.includes("*");
+export function applyFreeText(filter: Filter, given: string | undefined, columns: readonly string[], path = "freeText"): void {
+  if (given === undefined || given === "*") return;
+  const quoted = given.length >= 2 && given.startsWith('"') && given.endsWith('"');
+  const freeText = quoted ? given.slice(1, -1) : given;
+  if (freeText === "") return;
+  const stars = !quoted && freeText.includes("*");
   const escaped = freeText.replace(/[\\%_]/g, (c) => `\\${c}`);
   const pattern = `%${stars ? escaped.replaceAll("*", "%") : escaped}%`;
   const fits = utf8Length(pattern) <= MAX_LIKE_PATTERN_BYTES;

@@ -32,6 +32,11 @@ describe("search", () => {
     expect(byCorrelation.results.map((row) => row.workflowId)).toEqual([running]);
     const byText = await apiOk<SearchResult>("GET", `/api/workflow/search?freeText=${running.slice(0, 13)}`);
     expect(byText.results.map((row) => row.workflowId)).toEqual([running]);
+    // In double quotes, as the Conductor UI asks for free text: the text inside, taken literally (a * too).
+    const quoted = await apiOk<SearchResult>("GET", `/api/workflow/search?freeText=${encodeURIComponent('"order-17"')}`);
+    expect(quoted.results.map((row) => row.workflowId)).toEqual([running]);
+    expect((await apiOk<SearchResult>("GET", `/api/workflow/search?freeText=${encodeURIComponent('"order-1*"')}`)).totalHits).toBe(0);
+    expect((await apiOk<SearchResult>("GET", `/api/workflow/search?workflowName=searchable&freeText=${encodeURIComponent("order-1*")}`)).totalHits).toBe(2);
     const byQuery = await apiOk<SearchResult>("GET", `/api/workflow/search?query=${encodeURIComponent("workflowType IN (searchable) AND status IN (COMPLETED,RUNNING)")}`);
     expect(byQuery.totalHits).toBe(2);
     const paged = await apiOk<SearchResult>("GET", "/api/workflow/search?workflowName=searchable&size=1&start=1&sort=startTime:ASC");
