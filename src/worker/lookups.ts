@@ -107,21 +107,26 @@ export function correlatedMapText(byCorrelationId: ReadonlyMap<string, readonly 
 /** What `GET /api/workflow/running/{name}` asks for. */
 export interface RunningLookup {
   workflowName: string;
-  version: number;
+  /** Every version when absent. */
+  version?: number | undefined;
   /** Both or neither: the inclusive range of start times (epoch milliseconds). */
   startTime?: number | undefined;
   endTime?: number | undefined;
 }
 
 /**
- * The ids of the executions of one version of a workflow that have not ended (RUNNING or PAUSED, Conductor's pending
+ * The ids of the executions of a workflow (of one version, when given) that have not ended (RUNNING or PAUSED, Conductor's pending
  * workflows) the caller may read, newest first, from the index.
  */
 export async function runningWorkflowIds(db: D1Database, lookup: RunningLookup, readable: ReadableWorkflows): Promise<string[]> {
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable);
-  filter.clauses.push("workflow_name = ?", "workflow_version = ?", "status IN ('RUNNING', 'PAUSED')");
-  filter.bindings.push(lookup.workflowName, lookup.version);
+  filter.clauses.push("workflow_name = ?", "status IN ('RUNNING', 'PAUSED')");
+  filter.bindings.push(lookup.workflowName);
+  if (lookup.version !== undefined) {
+    filter.clauses.push("workflow_version = ?");
+    filter.bindings.push(lookup.version);
+  }
   if (lookup.startTime !== undefined && lookup.endTime !== undefined) {
     filter.clauses.push("start_time BETWEEN ? AND ?");
     filter.bindings.push(lookup.startTime, lookup.endTime);

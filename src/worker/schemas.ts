@@ -334,11 +334,12 @@ export const CorrelationIdsSearchRequest = requestObject({
 const EpochMillis = integerParam(0, Number.MAX_SAFE_INTEGER);
 
 /**
- * The query of `GET /api/workflow/running/{name}`: `version` 1 unless given (Conductor's default); a start
- * time range only when both bounds are given (one alone is ignored, as in Conductor), inclusive.
+ * The query of `GET /api/workflow/running/{name}`: every version unless `version` is given (Conductor's resource
+ * defaults it to 1, but its stores list the pending executions of every version); a start time range only when both
+ * bounds are given (one alone is ignored, as in Conductor), inclusive.
  */
 export const RunningQuery = v.pipe(
-  v.object({ version: v.optional(integerParam(1, Number.MAX_SAFE_INTEGER), "1"), startTime: v.optional(EpochMillis), endTime: v.optional(EpochMillis) }),
+  v.object({ version: v.optional(integerParam(1, Number.MAX_SAFE_INTEGER)), startTime: v.optional(EpochMillis), endTime: v.optional(EpochMillis) }),
   v.forward(
     v.partialCheck(
       [["startTime"], ["endTime"]],
