@@ -6,6 +6,12 @@ import { validationError } from "./http/errors";
 /** Largest page a search returns. */
 export const MAX_SEARCH_SIZE = 1000;
 
+/** How long an execution ran, as WorkflowSummary's `executionTime`: 0 until it ends. */
+const EXECUTION_TIME = "(CASE WHEN end_time > 0 THEN end_time - start_time ELSE 0 END)";
+
+/** Columns (besides the `_time` ones, epoch milliseconds) holding numbers: compared with numbers, not text. */
+const NUMERIC_COLUMNS: ReadonlySet<string> = new Set(["workflow_version", "priority", "workflow_priority", EXECUTION_TIME]);
+
 /** Search fields a Conductor `query` may name, mapped to index columns. */
 const QUERY_COLUMNS: Record<string, string> = {
   workflowType: "workflow_name",
@@ -19,6 +25,10 @@ const QUERY_COLUMNS: Record<string, string> = {
   // The Orkes client documents `modifiedTime` for this search; it is the update time.
   modifiedTime: "update_time",
   parentWorkflowId: "parent_workflow_id",
+  version: "workflow_version",
+  priority: "priority",
+  reasonForIncompletion: "reason",
+  executionTime: EXECUTION_TIME,
 };
 
 /** Sort fields: those of Conductor's index (the UI sorts on any column of its results, workflowId among them). */
@@ -36,8 +46,7 @@ const SORT_COLUMNS: Record<string, string> = {
   priority: "priority",
   parentWorkflowId: "parent_workflow_id",
   reasonForIncompletion: "reason",
-  // As WorkflowSummary computes it: 0 until the execution ends.
-  executionTime: "(CASE WHEN end_time > 0 THEN end_time - start_time ELSE 0 END)",
+  executionTime: EXECUTION_TIME,
 };
 
 /** Order when the request names none: the newest first. */
@@ -168,32 +177,55 @@ const EXECUTION_FIELDS: SearchFields = {
 };
 
 /**
- * Applies Conductor's `query` syntax, the subset clients send: clauses joined by AND, each
- * `field IN (a, b)`, `field = value`, or `field` compared with `>`, `<`, `>=` or `<=`.
+ * The clauses of a query joined by AND, with each `field BETWEEN a AND b` (whose AND is its own) read as
+ * `field >= a` and `field <= b`, as Conductor reads it.
+ */
+function queryClauses(query: string): string[] {
+  const parts = splitOutsideQuotes(query, /\s+AND\s+/gi);
+  const clauses: string[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    const between = /^\s*(\w+)\s+BETWEEN\s+/i.exec(maskQuoted(part));
+    if (between !== null && i + 1 < parts.length) {
+      clauses.push(`${between[1]} >= ${part.slice(between[0].length)}`, `${between[1]} <= ${parts[++i]}`);
+    } else clauses.push(part);
+  }
+  return clauses;
+}
+
+/**
+ * Applies Conductor's `query` syntax, the subset clients send: clauses joined by AND, each `field IN (a, b)`,
+ * `field = value`, `field != value`, `field STARTS_WITH prefix`, `field BETWEEN a AND b`, or `field` compared with
+ * `>`, `<`, `>=` or `<=`.
  */
 export function applyQuery(filter: Filter, query: string, fields: SearchFields = EXECUTION_FIELDS): void {
   // A value like 'Smith and Sons' is one value: AND and OR are read outside quoted strings only.
   if (/\s+OR\s+/i.test(maskQuoted(query))) {
     throw validationError("Invalid search query", [{ path: "query", message: "OR is not supported: use field IN (a, b) for alternatives of one field, or one search per alternative" }]);
   }
-  const clauses = splitOutsideQuotes(query, /\s+AND\s+/gi);
+  const clauses = queryClauses(query);
   if (clauses.length > MAX_QUERY_CLAUSES) {
     throw validationError("Invalid search query", [{ path: "query", message: `has ${clauses.length} clauses joined by AND; at most ${MAX_QUERY_CLAUSES}` }]);
   }
   for (const clause of clauses) {
     // Two-character operators first: with `>` tried before `>=`, `a >= 5` would compare a with "= 5". Matched on the
     // masked clause (a quoted `)` closes no list); the values are read from the clause itself, at the same places.
-    const masked = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(>=|<=|=|>|<)\s*(.+?))\s*$/di.exec(maskQuoted(clause));
+    const masked = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(>=|<=|!=|<>|=|>|<|\s(?:STARTS_WITH)\s)\s*(.+?))\s*$/di.exec(maskQuoted(clause));
     const match = masked === null ? null : masked.map((group, index) => (group === undefined ? undefined : clause.slice(...masked.indices![index]!)));
     const column = match ? columnOf(fields.query, match[1]!) : undefined;
     if (!match || !column) {
       throw validationError("Invalid search query", [
-        { path: "query", message: `cannot understand "${clause.trim()}"; use field IN (a,b), field = value or field >, <, >=, <= n with fields ${Object.keys(fields.query).join(", ")}` },
+        {
+          path: "query",
+          message: `cannot understand "${clause.trim()}"; use field IN (a,b), field = value, field != value, field STARTS_WITH prefix, field BETWEEN a AND b or field >, <, >=, <= n with fields ${Object.keys(fields.query).join(", ")}`,
+        },
       ]);
     }
-    const numeric = column.endsWith("_time");
+    const epoch = column.endsWith("_time");
+    const numeric = epoch || NUMERIC_COLUMNS.has(column);
     const checkEpoch = (value: string) => {
-      if (numeric && !/^\d+$/.test(value)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with epoch milliseconds, not "${value}"` }]);
+      if (epoch && !/^\d+$/.test(value)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with epoch milliseconds, not "${value}"` }]);
+      if (numeric && !/^-?\d+$/.test(value)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with a whole number, not "${value}"` }]);
     };
     // A time not set yet is 0 (an execution that has not ended): like a field Conductor's index does not hold, it
     // meets no comparison (`endTime < n` finds no running execution).
@@ -202,15 +234,30 @@ export function applyQuery(filter: Filter, query: string, fields: SearchFields =
       const values = splitOutsideQuotes(match[3]!, /,/g).map((item) => queryValue(item.trim())).filter(Boolean);
       fields.checkValues?.(column, values);
       values.forEach(checkEpoch);
-      addIn(filter, column, values);
+      if (numeric) {
+        // Bound as numbers: json_each gives text, which a computed column (executionTime) would never equal.
+        filter.clauses.push(`${column} IN (SELECT CAST(value AS INTEGER) FROM json_each(?))`);
+        filter.bindings.push(JSON.stringify(values));
+      } else addIn(filter, column, values);
       if (isSet !== "") filter.clauses.push(`${column} > 0`);
-    } else {
-      const raw = queryValue(match[5]!);
-      if (match[4] === "=") fields.checkValues?.(column, [raw]);
-      checkEpoch(raw);
-      filter.clauses.push(`(${isSet}${column} ${match[4]} ?)`);
-      filter.bindings.push(numeric ? Number(raw) : raw);
+      continue;
     }
+    const operator = match[4]!.trim().toUpperCase();
+    const raw = queryValue(match[5]!);
+    if (operator === "STARTS_WITH") {
+      if (numeric) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} holds numbers: STARTS_WITH compares text` }]);
+      filter.clauses.push(`substr(${column}, 1, length(?)) = ?`);
+      filter.bindings.push(raw, raw);
+      continue;
+    }
+    if (operator === "=" || operator === "!=" || operator === "<>") fields.checkValues?.(column, [raw]);
+    checkEpoch(raw);
+    const value = numeric ? Number(raw) : raw;
+    if (operator === "!=" || operator === "<>") {
+      // As Conductor's index, whose NOT also finds the rows that do not hold the field at all.
+      filter.clauses.push(`(${column} IS NULL OR ${column} <> ?)`);
+    } else filter.clauses.push(`(${isSet}${column} ${operator} ?)`);
+    filter.bindings.push(value);
   }
 }
 

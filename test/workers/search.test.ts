@@ -58,6 +58,34 @@ describe("search", () => {
     expect(await order("executionTime:DESC|workflowId:ASC")).toEqual([...ids].sort());
   });
 
+  it("reads Conductor's other query operators (BETWEEN, !=, STARTS_WITH) and the fields version, priority and executionTime", async () => {
+    const gate = [httpTask("gate", { uri: target("/echo/queried"), method: "GET" }, { asyncComplete: true })];
+    await register({ name: "queried", tasks: gate });
+    await register({ name: "queried", version: 2, tasks: gate });
+    const a = await startWorkflow("queried", {}, "?correlationId=q-a&version=1");
+    const b = await startWorkflow("queried", {}, "?correlationId=q-b&version=2");
+    const c = await startWorkflow("queried", {}, "?correlationId=x-c&priority=5&version=1");
+    await waitFor(a, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${a}/gate/COMPLETED`, {});
+    await waitForIndexRow(a, "COMPLETED", 10_000);
+    await searchUntil("workflowName=queried", (result) => result.totalHits === 3);
+    const ids = async (query: string) =>
+      (await apiOk<SearchResult>("GET", `/api/workflow/search?sort=workflowId&query=${encodeURIComponent(`workflowType = queried AND ${query}`)}`)).results.map((row) => row.workflowId);
+    const sorted = (...list: string[]) => list.sort();
+    expect(await ids("version = 2")).toEqual([b]);
+    expect(await ids("version IN (1)")).toEqual(sorted(a, c));
+    expect(await ids("priority > 0")).toEqual([c]);
+    expect(await ids("correlationId != 'q-a'")).toEqual(sorted(b, c));
+    expect(await ids("correlationId STARTS_WITH 'q-'")).toEqual(sorted(a, b));
+    expect(await ids("correlationId starts_with q-b")).toEqual([b]);
+    expect(await ids(`startTime BETWEEN 0 AND ${Date.now() + 60_000} AND status = RUNNING`)).toEqual(sorted(b, c));
+    expect(await ids("executionTime > 0")).toEqual([a]);
+    expect(await ids("executionTime IN (0)")).toEqual(sorted(b, c));
+    for (const bad of ["version = two", "priority STARTS_WITH 1", "startTime BETWEEN 5"]) {
+      expect((await api("GET", `/api/workflow/search?query=${encodeURIComponent(bad)}`)).status, bad).toBe(400);
+    }
+  });
+
   it("search-v2 answers the same search with each execution's Workflow JSON (no tasks), only those the caller may read", async () => {
     await register({ name: "search_v2", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
     await register({ name: "search_v2_other", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
