@@ -162,3 +162,14 @@ describe("GET /api/tasks/search-v2", () => {
     expect((await call("GET", "/api/tasks/search-v2", orkes(executor.token))).status).toBe(403);
   });
 });
+
+describe("the search index's plan", () => {
+  const plan = async (sql: string, ...bindings: unknown[]) =>
+    (await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...bindings).all<{ detail: string }>()).results.map((row) => row.detail).join("; ");
+
+  it("finds tasks by workflow name or correlation id, and executions by their last change, through an index rather than a scan", async () => {
+    expect(await plan("SELECT task_id FROM task_index WHERE workflow_name IN (SELECT value FROM json_each(?)) ORDER BY update_time DESC", JSON.stringify(["a", "b"]))).toContain("task_index_by_workflow_name");
+    expect(await plan("SELECT task_id FROM task_index WHERE correlation_id = ?", "c")).toContain("task_index_by_correlation");
+    expect(await plan("SELECT workflow_id FROM executions WHERE update_time > ?", 5)).toContain("executions_by_update");
+  });
+});
