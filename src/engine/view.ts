@@ -207,5 +207,8 @@ export function toWorkflowSummary(row: WorkflowSummaryRow): JsonObject {
   setPresent(summary, "output", row.output);
   setPresent(summary, "reasonForIncompletion", row.reasonForIncompletion);
   setPresent(summary, "parentWorkflowId", row.parentWorkflowId);
+  // Conductor's getInputSize()/getOutputSize(): the length of the (cut) JSON text shown, 0 without one.
+  summary["inputSize"] = row.input?.length ?? 0;
+  summary["outputSize"] = row.output?.length ?? 0;
   return summary;
 }

@@ -26,6 +26,8 @@ describe("search", () => {
     expect(byRunning.results.map((row) => row.workflowId)).not.toContain(finished);
     const byDone = await searchUntil("status=COMPLETED&workflowName=searchable", (result) => result.totalHits === 1);
     expect(byDone.results[0]).toMatchObject({ workflowId: finished, workflowType: "searchable", version: 1, status: "COMPLETED", correlationId: "order-18" });
+    // Conductor's WorkflowSummary sizes: of the input and output texts it shows.
+    expect(byDone.results[0]).toMatchObject({ inputSize: String(byDone.results[0]!["input"]).length, outputSize: String(byDone.results[0]!["output"]).length });
     expect(typeof byDone.results[0]!["startTime"]).toBe("string");
 
     const byCorrelation = await apiOk<SearchResult>("GET", "/api/workflow/search?correlationId=order-17");
