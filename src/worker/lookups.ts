@@ -6,8 +6,9 @@ import { ApiError } from "./http/errors";
 import { addIn, applyReadable, type Filter, type ReadableWorkflows } from "./search";
 
 /**
- * Most executions one correlation lookup answers with (the newest by start time): each is read from its own
- * execution object, so the bound keeps a lookup within a request's subrequests and time.
+ * Most executions one correlation lookup answers with: each is read from its own execution object, so the bound keeps a
+ * lookup within a request's subrequests and time. Also the most one correlation id answers with (the newest by start
+ * time), as Conductor's lookup gives each id its newest 1,000; more in all is a 413, never a list silently cut.
  */
 export const MAX_CORRELATED_WORKFLOWS = 1000;
 
@@ -54,9 +55,17 @@ async function indexedExecutions(db: D1Database, lookup: CorrelatedLookup, reada
   addIn(filter, "correlation_id", lookup.correlationIds);
   if (!lookup.includeClosed) addIn(filter, "status", ["RUNNING"]);
   const { results } = await db
-    .prepare(`SELECT workflow_id AS workflowId, workflow_name AS workflowName FROM executions ${where(filter)} ORDER BY start_time DESC, workflow_id LIMIT ?`)
-    .bind(...filter.bindings, MAX_CORRELATED_WORKFLOWS)
+    .prepare(
+      `SELECT workflowId, workflowName FROM (SELECT workflow_id AS workflowId, workflow_name AS workflowName, start_time, ` +
+        `ROW_NUMBER() OVER (PARTITION BY correlation_id ORDER BY start_time DESC, workflow_id) AS place FROM executions ${where(filter)}) ` +
+        `WHERE place <= ? ORDER BY start_time DESC, workflowId LIMIT ?`,
+    )
+    .bind(...filter.bindings, MAX_CORRELATED_WORKFLOWS, MAX_CORRELATED_WORKFLOWS + 1)
     .all<IndexedExecution>();
+  if (results.length > MAX_CORRELATED_WORKFLOWS) {
+    const message = `The correlation ids asked for hold over ${MAX_CORRELATED_WORKFLOWS} executions together (each id answers with at most its newest ${MAX_CORRELATED_WORKFLOWS}); ask for fewer correlation ids or names${lookup.includeClosed ? ", or without includeClosed" : ""}`;
+    throw new ApiError(413, "PAYLOAD_TOO_LARGE", message);
+  }
   return results;
 }
 

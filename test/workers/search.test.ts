@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import type { IRequest } from "itty-router";
 import { MAX_QUERY_CLAUSES, searchExecutions } from "../../src/worker/search";
+import { MAX_CORRELATED_WORKFLOWS } from "../../src/worker/lookups";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
@@ -445,6 +446,23 @@ describe("lookups by correlation id (served from the search index)", () => {
     expect(idsOf(await apiOk<WorkflowJson[]>("GET", `/api/workflow/${main}/correlated/${c1}`))).toEqual([open]);
     const all = await apiOk<WorkflowJson[]>("GET", `/api/workflow/${main}/correlated/${c1}?includeClosed=true`);
     expect(all.find((workflow) => workflow.workflowId === closed)!.status).toBe("COMPLETED");
+  });
+
+  it("refuses (413) a batch whose ids hold more executions than a lookup reads, rather than leaving an id's list silently empty", async () => {
+    const { main, c2 } = await correlatedFixture("corr_many");
+    // 1,001 newer executions of one id (made-up rows: the refusal comes before any is read).
+    const later = Date.now() + 60_000;
+    const rows = Array.from({ length: MAX_CORRELATED_WORKFLOWS + 1 }, (_, index) => [crypto.randomUUID(), later + index] as const);
+    for (let start = 0; start < rows.length; start += 50) {
+      await env.DB.batch(
+        rows.slice(start, start + 50).map(([id, time]) =>
+          env.DB.prepare(`INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, create_time, start_time, end_time, update_time) VALUES (?, ?, 1, 'COMPLETED', 'corr-many-crowd', ?, ?, ?, ?)`).bind(id, main, time, time, time, time),
+        ),
+      );
+    }
+    const refused = await api("POST", "/api/workflow/correlated/batch?includeClosed=true", { workflowNames: [main], correlationIds: ["corr-many-crowd", c2] });
+    expect(refused.status).toBe(413);
+    expect(await refused.json()).toMatchObject({ message: expect.stringContaining("ask for fewer correlation ids") });
   });
 
   it("POST /api/workflow/correlated/batch maps each correlation id to the executions of any of the names; POST /api/workflow/{name}/correlated does it for one name", async () => {
