@@ -808,6 +808,9 @@ function applyTaskPolled(draft: Draft, event: Extract<ExecutionEvent, { type: "t
     pollable: undefined,
     pollCount: (task.pollCount ?? 0) + 1,
     workerId: event.workerId,
+    // Served: the delay a worker asked for (or the startDelay) is over, as Conductor resets it when it hands a task
+    // out. A client copying the task into its result (Java's `new TaskResult(task)`) would otherwise ask for it again.
+    callbackAfterSeconds: 0,
     startTime: task.startTime || env.now,
     updateTime: env.now,
     timeoutAt: responseSeconds > 0 ? env.now + responseSeconds * 1000 : undefined,

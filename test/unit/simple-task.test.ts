@@ -326,6 +326,14 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(decide(resumed, { type: "tick", liveTaskIds: new Set() }, env(250_000)).state.tasks[0]!.status).toBe("TIMED_OUT");
   });
 
+  it("a poll serves the delay a worker asked for: the task handed out again shows callbackAfterSeconds 0, as Conductor resets it", () => {
+    const state = poll(started().state, 2_000);
+    const taskId = state.tasks[0]!.taskId;
+    const kept = decide(state, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 60 }, env(3_000)).state;
+    expect(kept.tasks[0]!.callbackAfterSeconds).toBe(60);
+    expect(poll(kept, 63_000).tasks[0]).toMatchObject({ status: "IN_PROGRESS", callbackAfterSeconds: 0, pollCount: 2 });
+  });
+
   it("a terminated workflow's queued task is canceled and no longer polled", () => {
     const { state } = started();
     const terminated = decide(state, { type: "terminate", reason: "stop" }, env(2_000)).state;
