@@ -134,6 +134,8 @@ export interface TaskUpdateFrom {
   byTask: string;
   /** True: the output replaces the task's instead of being added to it. */
   replaceOutput: boolean;
+  /** Why the task failed, when the update fails it (an event handler's fail_task `reasonForIncompletion`). */
+  reason?: string;
 }
 
 /**
@@ -1009,7 +1011,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (checkedTaskName !== undefined && task.taskDefName !== checkedTaskName) {
       return refused(new EngineError("FORBIDDEN", `Task ${taskRefName} of workflow ${execution.workflowId} is no longer a ${checkedTaskName} task, which your permission was checked for; try again`));
     }
-    return this.updateTask(task.taskId, status, output, from === undefined ? {} : { from });
+    return this.updateTask(task.taskId, status, output, from === undefined ? {} : { from, ...(from.reason === undefined ? {} : { reason: from.reason }) });
   }
 
   /**

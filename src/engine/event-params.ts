@@ -100,24 +100,29 @@ export function eventStamp(messageId: string, event: string): JsonObject {
   return { "conductor.event.messageId": messageId, "conductor.event.name": event };
 }
 
-/** The parameters of complete_task and fail_task (Conductor's `TaskDetails`). */
+/** The parameters of complete_task and fail_task (Conductor's `TaskDetails`): a task id alone names a task too. */
 export interface TaskActionParams {
-  workflowId: string;
+  workflowId?: string;
   taskRefName?: string;
   taskId?: string;
   output?: JsonObject;
+  /** fail_task's reason (Conductor's `reasonForIncompletion`), the payload's values put in. */
+  reasonForIncompletion?: string;
 }
 
 /**
  * The task a complete_task or fail_task acts on, and the output it gives it: as Conductor writes it, the action's
  * parameters and its `output`'s, the payload's values put in, with the message's stamp.
  */
-export function taskAction(params: TaskActionParams, payload: JsonObject, stamp: JsonObject): { workflowId?: string; taskId?: string; taskRefName?: string; output: JsonObject } {
-  const given: JsonObject = { workflowId: params.workflowId };
+export function taskAction(params: TaskActionParams, payload: JsonObject, stamp: JsonObject): { workflowId?: string; taskId?: string; taskRefName?: string; reason?: string; output: JsonObject } {
+  const given: JsonObject = {};
+  if (params.workflowId !== undefined) given["workflowId"] = params.workflowId;
   if (params.taskRefName !== undefined) given["taskRefName"] = params.taskRefName;
   if (params.taskId !== undefined) given["taskId"] = params.taskId;
   const output: JsonObject = { ...(withPayload({ ...given, ...(params.output ?? {}) }, payload) as JsonObject), ...stamp };
-  const target: { workflowId?: string; taskId?: string; taskRefName?: string } = {};
+  const target: { workflowId?: string; taskId?: string; taskRefName?: string; reason?: string } = {};
+  const reason = params.reasonForIncompletion === undefined ? undefined : payloadText(withPayload(params.reasonForIncompletion, payload));
+  if (reason !== undefined) target.reason = reason;
   const workflowId = payloadText(output["workflowId"]);
   const taskId = payloadText(output["taskId"]);
   const taskRefName = payloadText(output["taskRefName"]);

@@ -14,12 +14,16 @@ export const EVENT_ACTIONS = ["start_workflow", "complete_task", "fail_task", "t
 
 const text = (what: string) => v.pipe(v.string(`must be ${what}`), v.minLength(1, "must not be empty"), v.maxLength(1024, "must be at most 1024 characters"));
 
-/** Conductor's `TaskDetails` of complete_task and fail_task: the task, by workflow and reference name or id. */
+/**
+ * Conductor's `TaskDetails` of complete_task and fail_task: the task, by workflow and reference name, or by id (the
+ * workflow then found from it); fail_task's `reasonForIncompletion`.
+ */
 const TaskDetails = requestObject({
-  workflowId: text("a workflow id or a ${...} of the payload"),
+  workflowId: v.optional(text("a workflow id or a ${...} of the payload")),
   taskRefName: v.optional(text("a task reference name or a ${...} of the payload")),
   taskId: v.optional(text("a task id or a ${...} of the payload")),
   output: v.optional(jsonData),
+  reasonForIncompletion: v.optional(text("a reason or a ${...} of the payload")),
 });
 
 /** Conductor's `StartWorkflow` of start_workflow. */
@@ -58,8 +62,8 @@ const EventAction = v.pipe(
   v.check((action) => action[action.action] !== undefined, "must give the parameters of its action under the action's name (start_workflow, complete_task, …)"),
   v.check((action) => {
     const task = action.action === "complete_task" ? action.complete_task : action.action === "fail_task" ? action.fail_task : undefined;
-    return task === undefined || (task.taskRefName ?? task.taskId) !== undefined;
-  }, "must name the task to complete or fail by taskRefName or taskId"),
+    return task === undefined || task.taskId !== undefined || (task.taskRefName !== undefined && task.workflowId !== undefined);
+  }, "must name the task to complete or fail by workflowId and taskRefName, or by taskId"),
   v.check(
     (action) => unfollowablePath(action[action.action] as JsonValue) === undefined,
     (issue) => `has \${${unfollowablePath((issue.input as Record<string, JsonValue>)[(issue.input as { action: string }).action] ?? null)}}, a path naming several values or computing one (wildcards [*], deep scan .., filters, functions): name one value, such as \${items[0].sku} or \${items[-1].sku}`,

@@ -4,7 +4,7 @@ import type { JsonObject } from "../../src/engine/model";
 import { publishEvent } from "../../src/actors/dispatch/event";
 import { loadScriptRunner } from "../../src/actors/scripts/load";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 const wait = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
 const eventTask = (ref: string, sink: string, inputParameters: JsonObject = {}, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "EVENT", sink, inputParameters, ...extra });
@@ -123,6 +123,22 @@ describe("event handlers (/api/event)", () => {
 });
 
 describe("EVENT tasks (sink conductor)", () => {
+  it("fail a task named by its id alone (its workflow found from it), with the reasonForIncompletion given, as Conductor's fail_task", async () => {
+    await register({ name: "ev_by_id_waiter", tasks: [wait("approval")] });
+    await register({ name: "ev_by_id_publisher", tasks: [eventTask("announce", "conductor:declines", { taskId: "${workflow.input.taskId}", who: "${workflow.input.who}" })] });
+    const fail = { action: "fail_task", fail_task: { taskId: "${taskId}", reasonForIncompletion: "declined by ${who}" } };
+    await apiOk("POST", "/api/event", handler("ev_fail_by_id", "conductor:ev_by_id_publisher:declines", [fail]));
+    // Refused at registration: a reference name needs its workflow.
+    expect((await api("POST", "/api/event", handler("ev_ref_alone", "conductor:x:y", [{ action: "complete_task", complete_task: { taskRefName: "approval" } }]))).status).toBe(400);
+    const waiter = await startWorkflow("ev_by_id_waiter");
+    const taskId = taskOf(await waitFor(waiter, waitingIn("approval")), "approval")!.taskId;
+    await waitForIndexRow(waiter, "RUNNING", 10_000);
+    await waitFor(await startWorkflow("ev_by_id_publisher", { taskId, who: "bob" }), ["COMPLETED", "FAILED"]);
+    const failed = await waitFor(waiter, ["COMPLETED", "FAILED"]);
+    expect(failed.status).toBe("FAILED");
+    expect(taskOf(failed, "approval")).toMatchObject({ status: "FAILED", reasonForIncompletion: "declined by bob" });
+  });
+
   it("publish to the active handlers of their event, whose condition holds: a task of another workflow completes, a workflow starts", async () => {
     await register({ name: "ev_waiter", tasks: [wait("approval")] });
     await register({ name: "ev_started", tasks: [httpTask("count", { uri: target("/count/ev-started-${workflow.input.order}"), method: "GET" })], inputParameters: ["order"] });

@@ -7,6 +7,7 @@ import { EventHandlerRepository, type EventAction, type EventHandler } from "../
 import { EventRecordRepository, type ActionRecord } from "../../worker/event-executions";
 import { executionStub } from "../../worker/executions";
 import { startExecution } from "../../worker/start-execution";
+import { lookUpTask } from "../../worker/task-lookup";
 import type { WorkflowCommand } from "../workflow-execution";
 
 type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
@@ -153,13 +154,20 @@ async function startWorkflow(
  * applied, and neither completes a loop's next iteration of that reference name nor fails a retry.
  */
 async function updateTask(env: Env, params: TaskActionParams, status: "COMPLETED" | "FAILED", payload: JsonObject, stamp: JsonObject, source: ActionSource): Promise<ActionOutcome> {
-  const { workflowId, taskId, taskRefName, output } = taskAction(params, payload, stamp);
-  const found = stubOf(env, workflowId);
+  const { workflowId, taskId, taskRefName, reason, output } = taskAction(params, payload, stamp);
+  // A task id alone names its task, as in Conductor: its workflow is found from it.
+  const holder = workflowId ?? (taskId === undefined ? undefined : (await lookUpTask(env, taskId))?.workflowId);
+  if (holder === undefined && workflowId === undefined && taskId !== undefined) return { done: false, why: `no workflow holds task ${taskId}` };
+  const found = stubOf(env, holder);
   if ("why" in found) return { done: false, why: found.why };
   const { stub } = found;
-  const from = { byTask: `event:${source.messageId}/${source.handler}/${source.index}`, replaceOutput: false };
+  const from = { byTask: `event:${source.messageId}/${source.handler}/${source.index}`, replaceOutput: false, ...(status === "FAILED" && reason !== undefined ? { reason } : {}) };
   const updated =
-    taskId !== undefined ? await stub.updateTask(taskId, status, output, { from }) : taskRefName !== undefined ? await stub.updateTaskByRef(taskRefName, status, output, from) : undefined;
+    taskId !== undefined
+      ? await stub.updateTask(taskId, status, output, { from, ...(from.reason === undefined ? {} : { reason: from.reason }) })
+      : taskRefName !== undefined
+        ? await stub.updateTaskByRef(taskRefName, status, output, from)
+        : undefined;
   if (updated === undefined) return { done: false, why: "no taskRefName or taskId in the payload" };
   return updated.ok ? { done: true } : { done: false, why: updated.error.message };
 }
