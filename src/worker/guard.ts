@@ -106,6 +106,7 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
   }
   if (area === "metadata" && first === "workflow") {
     if (rest === 1) return method === "POST" ? { body: "name" } : undefined;
+    if (rest === 2 && second === "validate" && method === "POST") return { body: "name" };
     return rest <= 3 ? { workflowName: second! } : undefined;
   }
   return undefined;

@@ -33,6 +33,19 @@ describe("registering definitions", () => {
     expect((await apiOk("GET", "/api/metadata/workflow/defs_a?version=2"))["description"]).toBe("changed");
   });
 
+  it("validates a definition without registering it (POST /api/metadata/workflow/validate): 200 and nothing stored, or the registration's 400", async () => {
+    const before = await rowCount("workflow_defs");
+    expect((await api("POST", "/api/metadata/workflow/validate", valid("defs_validated"))).status).toBe(200);
+    expect(await rowCount("workflow_defs")).toBe(before);
+    expect((await api("GET", "/api/metadata/workflow/defs_validated")).status).toBe(404);
+    const bad = await refused(await api("POST", "/api/metadata/workflow/validate", { ...valid("defs_validated"), tasks: [{ name: "x", taskReferenceName: "x", type: "HTTP", inputParameters: {} }] }), 400, "VALIDATION_ERROR");
+    expect(bad.validationErrors?.length).toBeGreaterThan(0);
+    // Asked as a registration would be: a writer of that workflow only.
+    const writer = await createUser("defs-validate-writer", { directPermissions: [{ action: "WORKFLOW_WRITE", scope: "workflow:defs_validated" }] });
+    expect((await call("POST", "/api/metadata/workflow/validate", orkes(writer.token), valid("defs_validated"))).status).toBe(200);
+    expect((await call("POST", "/api/metadata/workflow/validate", orkes(writer.token), valid("defs_other"))).status).toBe(403);
+  });
+
   it("overwrite is read case-insensitively (the Python SDK sends True), and another value is a 400 that writes nothing", async () => {
     await apiOk("POST", "/api/metadata/workflow", valid("defs_overwrite", 1));
     await apiOk("POST", "/api/metadata/workflow?overwrite=True", { ...valid("defs_overwrite", 1), description: "changed" });

@@ -116,6 +116,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/metadata/workflow/{name}", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}/{version}", methods: ["DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },
   { apiPath: "/api/metadata/workflow", methods: ["POST"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", WORKFLOW_SCOPE)] },
+  // Checking a definition without registering it asks what registering it would.
+  { apiPath: "/api/metadata/workflow/validate", methods: ["POST"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", WORKFLOW_SCOPE)] },
   // Replacing a list of definitions: each one's name is checked by the route, all or nothing (auth/metadata-access.ts).
   { apiPath: "/api/metadata/workflow", methods: ["PUT"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", ANY_SCOPE)] },
   // Task definitions (and their tags) are read with TASK_READ and written with TASK_WRITE on `task:<name>` (the spec's

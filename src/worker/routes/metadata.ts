@@ -91,6 +91,14 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     return new Response(null, { status: 200 });
   });
 
+  // Conductor's validation of a definition, without registering it (a CI step before a deploy): 200 and nothing
+  // stored when it would register, a 400 listing every problem otherwise, as the registration would answer.
+  router.post("/api/metadata/workflow/validate", async (request, env) => {
+    const [definition] = await validateDefinitions([await requiredBody(request, env)], env);
+    authorizeSecretUse(principalOf(request).grants, [definition!]);
+    return new Response(null, { status: 200 });
+  });
+
   router.put("/api/metadata/workflow", async (request, env) => {
     const body = await requiredBody(request, env);
     if (!Array.isArray(body) || body.length === 0) throw validationError("Invalid request", [{ path: "(body)", message: "must be a non-empty array of workflow definitions" }]);
