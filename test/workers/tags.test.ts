@@ -190,5 +190,9 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     expect((await apiOk<Array<{ name: string; tags: TagJson[] }>>("GET", "/api/metadata/taskdefs?metadata=true&tagKey=listlang&tagValue=go")).map((taskDef) => [taskDef.name, taskDef.tags])).toEqual([
       ["tagged_list_task", [{ key: "listlang", value: "go" }]],
     ]);
+    // One definition read with metadata=true (Orkes' getWorkflowDef(name, version, true)) carries its tags too.
+    expect((await apiOk("GET", "/api/metadata/workflow/tagged_list_a?metadata=true"))["tags"]).toEqual([{ key: "listteam", value: "ops" }]);
+    expect(await apiOk("GET", "/api/metadata/workflow/tagged_list_a")).not.toHaveProperty("tags");
+    expect((await apiOk("GET", "/api/metadata/taskdefs/tagged_list_task?metadata=true"))["tags"]).toEqual([{ key: "listlang", value: "go" }]);
   });
 });

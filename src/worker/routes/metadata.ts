@@ -8,7 +8,7 @@ import { registeredLimits } from "../../engine/rate-limit";
 import { validateRateLimitConfig } from "../../engine/definition/rate-limit-config";
 import type { RateLimitConfig, WorkflowDef } from "../../engine/model";
 import { BATCH_PATHS, validateDefinitions } from "../definition-validation";
-import { TagRepository, registeredTags, withTagOptions, type TagTarget } from "../tags";
+import { TagRepository, registeredTags, withTagOptions, type Tag, type TagTarget } from "../tags";
 import { readRequiredJsonBody } from "../http/body";
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
@@ -43,6 +43,12 @@ export function tagListingOptions(request: IRequest): { tagKey: string | undefin
   const tagValue = queryValue(request, "tagValue");
   if (tagKey === undefined && tagValue !== undefined && tagValue !== "") throw validationError("Invalid query", [{ path: "tagValue", message: "needs tagKey" }]);
   return { tagKey, tagValue: tagKey === undefined ? undefined : tagValue, metadata: booleanQuery(request, "metadata", false) };
+}
+
+/** `definition` with its `tags` when the request asks for them (`metadata=true`, Orkes' `getWorkflowDef(name, version, true)`). */
+export async function withOwnTags<T extends { name: string }>(db: D1Database, request: IRequest, type: "WORKFLOW_DEF" | "TASK_DEF", definition: T): Promise<T & { tags?: Tag[] }> {
+  if (!booleanQuery(request, "metadata", false)) return definition;
+  return { ...definition, tags: await new TagRepository(db).list({ type, name: definition.name }) };
 }
 
 /** Sets (or removes) the rate limit of every version of `workflowName`, and tells the keys its executions use. */
@@ -139,7 +145,8 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
 
   router.get("/api/metadata/workflow/:name", async (request, env) => {
     const version = integerQuery(request, "version", 1, Number.MAX_SAFE_INTEGER);
-    return Response.json(await new DefinitionRepository(env.DB).get(name(request), version));
+    const definition = await new DefinitionRepository(env.DB).get(name(request), version);
+    return Response.json(await withOwnTags(env.DB, request, "WORKFLOW_DEF", definition));
   });
 
   // Orkes' rate limit of a workflow (the clients' setWorkflowRateLimit): the `rateLimitConfig` of all its versions.

@@ -8,7 +8,7 @@ import { TaskDefRepository } from "../task-defs";
 import { describeSchema, unregisteredSchemas } from "../json-schemas";
 import { principalOf } from "../guard";
 import { givenNames, mayReadTaskDef, requireTemplateWriter, requireWritable } from "../auth/metadata-access";
-import { registrationTagStatements, requiredBody, tagListingOptions } from "./metadata";
+import { registrationTagStatements, requiredBody, tagListingOptions, withOwnTags } from "./metadata";
 import { TagRepository, registeredTags, withTagOptions } from "../tags";
 
 type Args = [Env, ExecutionContext];
@@ -87,7 +87,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     const name = decodedPathParam(request, "name");
     const taskDef = await new TaskDefRepository(env.DB).find(name);
     if (!taskDef) throw notFound(`No task definition named ${name}`);
-    return Response.json(taskDef);
+    return Response.json(await withOwnTags(env.DB, request, "TASK_DEF", taskDef));
   });
 
   router.delete("/api/metadata/taskdefs/:name", async (request, env) => {
