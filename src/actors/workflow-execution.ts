@@ -33,8 +33,9 @@ import {
   type WorkflowExecution as Execution,
   type WorkflowDef,
   type WorkflowStatus,
+  type WorkflowTaskDef,
 } from "../engine/model";
-import { taskInputTemplate } from "../engine/tasks/registry";
+import { resolvedTaskInput, taskInputTemplate } from "../engine/tasks/registry";
 import { childStartRequest, inlineChildDefinition } from "../engine/tasks/sub-workflow";
 import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
@@ -2267,7 +2268,8 @@ export class WorkflowExecution extends DurableObject<Env> {
       // As when it was scheduled: the variables may have changed since, and what is sent must match what is stored.
       const asScheduled: Execution = { ...execution, variables: task.inputVariables ?? {} };
       // Defaults a task type added at start (e.g. webhook ids) stay; the template's values win.
-      const input = { ...task.inputData, ...(resolveValue(named.template, evaluationContext(asScheduled, Date.now(), task.taskId, lookup)) as JsonObject) };
+      const context = evaluationContext(asScheduled, Date.now(), task.taskId, lookup);
+      const input = { ...task.inputData, ...(resolvedTaskInput(named.definition, (template) => resolveValue(template, context)) as JsonObject) };
       // The values themselves, so whatever the side effect brings back can be scrubbed of them.
       return { input, secrets: secretValues(named.names, lookup) };
     } catch (error) {
@@ -2299,12 +2301,11 @@ export class WorkflowExecution extends DurableObject<Env> {
    * The template `task`'s input resolves from and the secrets it names; undefined when it names none, or when its
    * input is a rerun's `taskInput`, sent as given: literal, like any data from outside.
    */
-  #namedSecrets(execution: Execution, task: TaskExecution): { template: JsonObject; names: string[] } | undefined {
+  #namedSecrets(execution: Execution, task: TaskExecution): { definition: WorkflowTaskDef; names: string[] } | undefined {
     const definition = instanceTask(execution.definition, task);
     if (task.inputGiven === true || !definition) return undefined;
-    const template = taskInputTemplate(definition);
-    const names = referencedSecrets(template);
-    return names.length === 0 ? undefined : { template, names };
+    const names = referencedSecrets(taskInputTemplate(definition));
+    return names.length === 0 ? undefined : { definition, names };
   }
 
   /** Runs a task's side effect and feeds its result back; the attempt number makes late results harmless. */

@@ -30,7 +30,7 @@ import {
 } from "./model";
 import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, overExecutionLimitReason, oversize, oversizeReason, storedTaskBytes, storedTasksBytes } from "./limits";
 import { fractionOf, retryDelayMs, retryPolicyOf } from "./retry";
-import { taskInputTemplate, taskModule } from "./tasks/registry";
+import { resolvedTaskInput, taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
 import { pollableFrom, pollTimeoutEndsWorkflow, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
 import type { WorkflowEnding } from "./tasks/task-type";
@@ -1691,7 +1691,8 @@ function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, run
   if (!step) return new Error(`task definition ${definitionIndex} is missing`);
   let resolved: JsonValue;
   try {
-    resolved = resolveValue(taskInputTemplate(runsAs), evaluationContext(state, env.now, taskId, maskedSecrets));
+    const context = evaluationContext(state, env.now, taskId, maskedSecrets);
+    resolved = resolvedTaskInput(runsAs, (template) => resolveValue(template, context));
   } catch (error) {
     if (error instanceof ExpressionSyntaxError) return error;
     throw error;

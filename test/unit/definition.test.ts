@@ -9,7 +9,7 @@ import { createExecution, decide, nextDeadline } from "../../src/engine/decider"
 import { TASK_TYPES, type JsonObject, type WorkflowDef, type WorkflowExecution } from "../../src/engine/model";
 import { HTTP_ACCEPT_TYPES, HTTP_CONTENT_TYPES, HTTP_METHODS, MAX_HTTP_TIMEOUT_MS, validateHttpTask } from "../../src/engine/tasks/http/validate";
 import { httpTimeouts } from "../../src/engine/tasks/http/request";
-import { registrationErrors } from "./engine-env";
+import { latestNamed, registrationErrors, startedWith } from "./engine-env";
 import { validateSubWorkflowTask } from "../../src/engine/tasks/sub-workflow/validate";
 import { validateWaitForWebhookTask } from "../../src/engine/tasks/wait-for-webhook/validate";
 import { fractionOf, retryDelayMs, retryDelaySeconds, retryPolicyOf } from "../../src/engine/retry";
@@ -1009,6 +1009,15 @@ describe("task definitions", () => {
     expect([0, 1, 2].map((n) => retryDelaySeconds({ logic: "LINEAR_BACKOFF", delaySeconds: 10, backoffScaleFactor: 3 }, n))).toEqual([30, 60, 90]);
     expect([0, 1, 2].map((n) => retryDelaySeconds({ logic: "EXPONENTIAL_BACKOFF", delaySeconds: 10, backoffScaleFactor: 3 }, n))).toEqual([10, 20, 40]);
     expect(retryDelaySeconds({ logic: "FIXED", delaySeconds: 10, backoffScaleFactor: 3 }, 5)).toBe(10);
+  });
+
+  it("inputTemplate's default stands in for an input parameter that resolves to null, as Conductor's getTaskInputV2 does", () => {
+    const taskDefinition = registered({ inputTemplate: { retries: 3, region: "${workflow.input.home}", note: "kept" } });
+    const work = { name: "work", taskReferenceName: "work", type: "SIMPLE" as const, inputParameters: { retries: "${workflow.input.retries}", region: "${workflow.input.region}", note: null, other: "${workflow.input.none}" }, taskDefinition };
+    const input = (workflowInput: Json) => latestNamed(startedWith("defaults", [work], workflowInput as JsonObject).state, "work").inputData;
+    expect(input({ home: "eu" })).toEqual({ retries: 3, region: "eu", note: "kept", other: null });
+    // A value that resolves wins, whatever the template says.
+    expect(input({ retries: 0, region: "us", home: "eu" })).toEqual({ retries: 0, region: "us", note: "kept", other: null });
   });
 
   it("inputTemplate gives defaults under the task's own inputParameters", () => {

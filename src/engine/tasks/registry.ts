@@ -1,4 +1,5 @@
-import type { JsonObject, TaskType, WorkflowTaskDef } from "../model";
+import type { JsonObject, JsonValue, TaskType, WorkflowTaskDef } from "../model";
+import { setOwn } from "../own-property";
 import { doWhileTask } from "./do-while";
 import { forkJoinTask, joinTask } from "./fork-join";
 import { forkJoinDynamicTask } from "./fork-join-dynamic";
@@ -63,6 +64,22 @@ export function taskInputTemplate(definition: WorkflowTaskDef): JsonObject {
   const own = MODULES[definition.type]?.inputTemplate?.(definition) ?? definition.inputParameters ?? {};
   const defaults = definition.taskDefinition?.inputTemplate;
   return defaults === undefined ? own : { ...defaults, ...own };
+}
+
+/**
+ * A task's input: its template (see {@link taskInputTemplate}) resolved by `resolve`, then, as Conductor's
+ * `getTaskInputV2` does, each key whose value resolved to null taking its task definition's `inputTemplate` default
+ * instead (resolved too): `retries: "${workflow.input.retries}"` falls back to the definition's `retries: 3`.
+ */
+export function resolvedTaskInput(definition: WorkflowTaskDef, resolve: (template: JsonValue) => JsonValue): JsonValue {
+  const resolved = resolve(taskInputTemplate(definition));
+  const defaults = definition.taskDefinition?.inputTemplate;
+  if (defaults === undefined || typeof resolved !== "object" || resolved === null || Array.isArray(resolved)) return resolved;
+  const fallbacks = Object.keys(defaults).filter((key) => Object.hasOwn(resolved, key) && resolved[key] === null && defaults[key] !== null);
+  if (fallbacks.length === 0) return resolved;
+  const input: JsonObject = { ...resolved };
+  for (const key of fallbacks) setOwn(input, key, resolve(defaults[key]!));
+  return input;
 }
 
 /** The module running tasks of `type`, or undefined when this build cannot run it. */
