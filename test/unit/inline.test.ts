@@ -23,6 +23,11 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.run("$.n == '5' && $.s > 3", { n: 5, s: "10" })).toEqual({ ok: true, value: true });
   });
 
+  it("runs scripts written for Conductor's engines that log (GraalJS's console, Nashorn's print) or convert lists (Java.from)", () => {
+    expect(scriptRunner.run("console.log('checking', $.n); console.error('x'); $.n * 2", { n: 21 })).toEqual({ ok: true, value: 42 });
+    expect(scriptRunner.run("print('hi'); Java.from($.items).map(function (item) { return item.id; })", { items: [{ id: "a" }, { id: "b" }] })).toEqual({ ok: true, value: ["a", "b"] });
+  });
+
   it("answers null for undefined, functions and symbols, and JSON's own forms for dates and NaN", () => {
     expect(scriptRunner.run("undefined", {})).toEqual({ ok: true, value: null });
     expect(scriptRunner.run("var x = 1;", {})).toEqual({ ok: true, value: null });

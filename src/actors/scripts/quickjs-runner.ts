@@ -104,11 +104,17 @@ export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => P
   };
 }
 
+const ENGINE_GLOBALS =
+  "globalThis.console = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} }; globalThis.print = function () {};" +
+  " globalThis.Java = { from: (list) => Array.from(list), to: (list) => list };";
+
 function runInContext(context: QuickJSContext, source: string, input: JsonObject, interrupted: () => boolean): ScriptOutcome {
   // `$` is parsed inside the interpreter from JSON, so it holds plain data only, and the result leaves it as JSON. The
   // language's own JSON.stringify is kept aside first: the script may replace the global one, or the global object's
   // properties, and its result must still be read as it is.
-  const bound = context.evalCode(`globalThis.$ = JSON.parse(${JSON.stringify(JSON.stringify(input))}); JSON.stringify;`, "input.js");
+  // What scripts written for Conductor's engines call besides: GraalJS's console and Nashorn's print and Java.from (a
+  // Java list as an array; `$`'s lists are arrays already). Their output goes nowhere (a task's log is its worker's).
+  const bound = context.evalCode(`${ENGINE_GLOBALS} globalThis.$ = JSON.parse(${JSON.stringify(JSON.stringify(input))}); JSON.stringify;`, "input.js");
   if (bound.error) {
     const error = describeError(context, bound.error);
     bound.error.dispose();
