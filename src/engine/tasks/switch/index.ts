@@ -25,14 +25,19 @@ function caseValue(result: JsonValue): string {
 }
 
 /**
- * Starts a task choosing a case: it completes as it starts, with `[case]` under `outputKey` in its output; the decider
+ * Starts a task choosing a case: it completes as it starts, with `[case]` under `outputKey` in its output and `case` in
+ * its input; the decider
  * then runs the branch of that case (see `nextPlanIndex`). Nothing is dispatched. One whose case cannot be computed
  * fails for good, as Conductor fails it: running the default would hide the error.
  */
 function startCaseTask(task: TaskExecution, evaluator: CaseEvaluator, outputKey: string, env: DecideEnv): TaskStart {
   const ended = { startTime: env.now, endTime: env.now, updateTime: env.now };
   const outcome: ScriptOutcome = evaluateWith(evaluator.evaluatorType, evaluator.expression, task.inputData, env.scripts);
-  if (outcome.ok) return { task: { ...task, ...ended, status: "COMPLETED", outputData: { [outputKey]: [caseValue(outcome.value)] } }, dispatch: false };
+  if (outcome.ok) {
+    const chosen = caseValue(outcome.value);
+    // Conductor's mappers put the case in the task's input too (`${sw.input.case}`).
+    return { task: { ...task, ...ended, status: "COMPLETED", inputData: { ...task.inputData, case: chosen }, outputData: { [outputKey]: [chosen] } }, dispatch: false };
+  }
   const reason = `The ${task.taskType} expression could not be evaluated: ${outcome.error}`;
   return { task: { ...task, ...ended, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason }, dispatch: false };
 }
