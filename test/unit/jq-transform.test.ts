@@ -49,6 +49,17 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("keys, (.xs | keys)", { b: 1, a: 2, xs: [5, 6] })).toEqual({ ok: true, values: [["a", "b", "xs"], [0, 1]] });
   });
 
+  it("sorts by every key sort_by gives, escapes @html once, quotes @sh's string and adds an object's values, as jq does", () => {
+    const rows = [{ a: 2, b: 1 }, { a: 1, b: 2 }, { a: 1, b: 1 }];
+    expect(jqRunner.run(".rows | sort_by(.a, .b) | map([.a, .b])", { rows })).toEqual({ ok: true, values: [[[1, 1], [1, 2], [2, 1]]] });
+    expect(jqRunner.run('@html "<a href=\\"\\(.u)\\">\\(.t)</a>"', { u: "x?a=1&b=2", t: "Tom & 'Jerry' <3" })).toEqual({
+      ok: true,
+      values: ['<a href="x?a=1&amp;b=2">Tom &amp; &#39;Jerry&#39; &lt;3</a>'],
+    });
+    expect(jqRunner.run(".s | @sh", { s: "it's" })).toEqual({ ok: true, values: ["'it'\\''s'"] });
+    expect(jqRunner.run("add", { a: 1, b: 2 })).toEqual({ ok: true, values: [3] });
+  });
+
   it('indexes by a quoted key after a dot: .headers."content-type", ."a b", .a."b", ."\\(…)"', () => {
     const input = { headers: { "content-type": "application/json" }, "a b": 1, a: { b: 2, z: 3 }, k: "z" };
     expect(jqRunner.run('.headers."content-type", ."a b", .a."b", ."a"."b", ."a".b, .a."\\(.k)"', input)).toEqual({ ok: true, values: ["application/json", 1, 2, 2, 2, 3] });

@@ -166,6 +166,28 @@ const FIXES: readonly SourceFix[] = [
     find: "            rhs = shuntingYard([new IdentityNode(), {type: 'op', op: t.op},\n                rhs])\n            ret = [new UpdateAssignment(lhs, rhs)]",
     replace: "            ret = [new __ArithmeticUpdate(lhs, t.op, rhs)]",
   },
+  {
+    // jqjs sorted on the first value the key gave only; jq sorts on all of them (`sort_by(.a, .b)` is by [.a, .b]).
+    why: "`sort_by(f)` sorts by every value f gives",
+    find: "        let r = input.map(v => ({\n            key: key.apply(v, conf).next().value,\n            value: v\n        }))\n        r.sort((a, b) => compareValues(a.key, b.key))\n        yield r.map(a => a.value)",
+    replace: "        let r = input.map(v => ({\n            key: Array.from(key.apply(v, conf)),\n            value: v\n        }))\n        r.sort((a, b) => compareValues(a.key, b.key))\n        yield r.map(a => a.value)",
+  },
+  {
+    // jqjs escaped `<` before `&`, so `&lt;` became `&amp;lt;`; jq writes an apostrophe as `&#39;`.
+    why: "`@html` escapes each character once",
+    find: "        return v.replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(\n            /&/g, '&amp;').replace(/'/g, '&apos;').replace(/\"/g, '&quot;')",
+    replace: "        return v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(\n            /'/g, '&#39;').replace(/\"/g, '&quot;')",
+  },
+  {
+    why: "`@sh` quotes the string, not its type's name",
+    find: "            return \"'\" + t.replace(/'/g, \"'\\\\''\")",
+    replace: "            return \"'\" + v.replace(/'/g, \"'\\\\''\")",
+  },
+  {
+    why: "`add` adds an object's values, as jq's does",
+    find: "    'add/0': function*(input, conf) {\n        if (nameType(input) != 'array')",
+    replace: "    'add/0': function*(input, conf) {\n        if (nameType(input) == 'object')\n            input = Object.values(input)\n        if (nameType(input) != 'array')",
+  },
 ];
 
 /**
