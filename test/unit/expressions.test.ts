@@ -183,8 +183,9 @@ describe("resolveValue: strings", () => {
     ["flag=${workflow.input.flag}", "flag=true"],
     ["o=${workflow.input.obj}", 'o={"a":1,"b":[1,2]}'],
     ["l=${workflow.input.list}", "l=[10,20,30]"],
-    ["null=[${workflow.input.nothing}]", "null=[]"],
-    ["missing=[${workflow.input.missing}]", "missing=[]"],
+    // null (unresolved too) reads as Conductor's Objects.toString writes it.
+    ["null=[${workflow.input.nothing}]", "null=[null]"],
+    ["missing=[${workflow.input.missing}]", "missing=[null]"],
     [" ${workflow.input.count}", " 3"],
     ["${workflow.input.count}${workflow.input.count}", "33"],
     ["${workflow.input.id}-${fetch.output.n}-${workflow.input.flag}", "abc-5-true"],
@@ -323,7 +324,7 @@ describe("paths", () => {
   });
 
   it("never throws for an unresolved path in any position", () => {
-    expect(resolveValue("a${nope.x[4]['k']}b", ctx)).toBe("ab");
+    expect(resolveValue("a${nope.x[4]['k']}b", ctx)).toBe("anullb");
   });
 });
 
@@ -552,7 +553,7 @@ describe("secrets", () => {
     const spying = makeContext({ secret: (name) => (calls.push(name), SECRETS.get(name)) });
     expect(resolveValue("${workflow.secrets}", spying)).toBeNull();
     expect(resolveValue("${workflow['secrets']}", spying)).toBeNull();
-    expect(resolveValue("[${workflow.secrets}]", spying)).toBe("[]");
+    expect(resolveValue("[${workflow.secrets}]", spying)).toBe("[null]");
     expect(resolveValue("${workflow.secrets.token.length}", spying)).toBeNull();
     expect(resolveValue("${workflow.secrets.token[0]}", spying)).toBeNull();
     expect(resolveValue("${workflow.secrets[0]}", spying)).toBeNull();
