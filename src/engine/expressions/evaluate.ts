@@ -109,7 +109,9 @@ function walk(start: JsonValue, segments: readonly PathSegment[]): JsonValue {
  */
 function step(current: JsonValue, segment: PathSegment): JsonValue {
   if (Array.isArray(current)) {
-    const index = typeof segment === "number" ? segment : INDEX_KEY.test(segment) ? Number(segment) : -1;
+    // A negative index (a literal `[-1]`) counts from the end; a key, even "-1", is no index.
+    const given = typeof segment === "number" ? segment : INDEX_KEY.test(segment) ? Number(segment) : Number.NaN;
+    const index = given < 0 ? current.length + given : given;
     return index >= 0 && index < current.length ? (current[index] ?? null) : null;
   }
   if (current !== null && typeof current === "object") {

@@ -212,13 +212,16 @@ class Parser {
   }
 
   private parseBracketSegment(): PathSegment {
-    const token = this.next();
+    let token = this.next();
     if (token.kind === "string") return token.value;
+    // JSONPath's index from the end, as Conductor reads `${t.output.items[-1]}`: the last element.
+    const fromEnd = isOperator(token, "-") && this.peek().kind === "number";
+    if (fromEnd) token = this.next();
     if (token.kind === "number") {
       if (!Number.isSafeInteger(token.value)) {
-        throw new ExpressionSyntaxError("an array index must be a non-negative integer", token.start);
+        throw new ExpressionSyntaxError("an array index must be an integer (negative counts from the end)", token.start);
       }
-      return token.value;
+      return fromEnd ? -token.value : token.value;
     }
     throw new ExpressionSyntaxError(
       `expected an array index or a quoted key after '[' but found ${this.describe(token)}`,
