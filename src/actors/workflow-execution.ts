@@ -127,6 +127,8 @@ export interface TaskResultInput {
   callbackAfterSeconds?: number;
   /** A worker's result: an output too large to store fails the task for good instead of being refused (see `externalUpdate`). */
   oversizeFailsTask?: true;
+  /** The reporting worker (a TaskResult's `workerId`). */
+  workerId?: string;
 }
 
 /** How an UPDATE_TASK's update differs from a TaskResult's (see the decider's `externalUpdate`). */
@@ -1057,6 +1059,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (result.reason !== undefined) event.reason = scrub(result.reason);
     if (result.callbackAfterSeconds !== undefined) event.callbackAfterSeconds = result.callbackAfterSeconds;
     if (result.oversizeFailsTask === true) event.oversizeFailsTask = true;
+    if (result.workerId !== undefined) event.workerId = result.workerId;
     if (result.from !== undefined) {
       event.byTask = result.from.byTask;
       event.replaceOutput = result.from.replaceOutput;
@@ -1072,7 +1075,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     taskId: string,
     status: ExternalTaskStatus,
     output: JsonObject,
-    options: { reason?: string; callbackAfterSeconds?: number; oversizeFailsTask?: true; logs?: TaskLogInput[]; from?: TaskUpdateFrom; lateIsTaken?: true } = {},
+    options: { reason?: string; callbackAfterSeconds?: number; oversizeFailsTask?: true; logs?: TaskLogInput[]; from?: TaskUpdateFrom; lateIsTaken?: true; workerId?: string } = {},
   ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;

@@ -122,6 +122,8 @@ export type ExecutionEvent =
       replaceOutput?: boolean;
       byTask?: string;
       oversizeFailsTask?: boolean;
+      /** The worker reporting it (a TaskResult's `workerId`): the task's `workerId` from then on, as in Conductor. */
+      workerId?: string;
     }
   /** A worker's poll took SIMPLE task `taskId` from its queue: it is the worker's now (IN_PROGRESS). */
   | { type: "taskPolled"; taskId: string; workerId?: string }
@@ -712,6 +714,7 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
   const fields: Partial<TaskExecution> = { status: event.status, outputData, updateTime: env.now };
   if (event.reason !== undefined) fields.reasonForIncompletion = cutText(event.reason, MAX_TASK_REASON_LENGTH);
   if (event.byTask !== undefined) fields.updatedByTask = event.byTask;
+  if (event.workerId !== undefined && event.workerId !== "") fields.workerId = event.workerId;
   // Checked first: measuring the size serialises the value, which a deep one overflows.
   const deep = overdeepReason("The task output", event.output);
   if (deep !== undefined) throw new EngineError("INVALID", deep);

@@ -356,6 +356,14 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(await bad.json()).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
   });
 
+  it("a TaskResult's workerId is the task's worker from then on, as Conductor's updateTask sets it", async () => {
+    await register({ name: "w_reporter", tasks: [simpleTask("w_reporter_task")] });
+    const workflowId = await startWorkflow("w_reporter");
+    const task = await pollOne("w_reporter_task");
+    expect((await report(task, "COMPLETED", {}, { workerId: "worker-7" })).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[0]).toMatchObject({ status: "COMPLETED", workerId: "worker-7" });
+  });
+
   it("the Python client's heartbeat (extendLease with no status) keeps the task, and a result sent twice is taken once", async () => {
     await register({ name: "w_python_beat", tasks: [simpleTask("w_python_beat_task")] });
     const workflowId = await startWorkflow("w_python_beat");
@@ -373,6 +381,8 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(done.status).toBe(200);
     const completed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(completed.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { n: 1 } });
+    // The reporting worker is the task's worker from then on, as in Conductor.
+    expect(completed.tasks[0]!["workerId"]).toBe("worker-1");
     // The same result again (a client that did not hear the answer): taken, and nothing changes.
     const again = await api("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task.taskId, status: "FAILED", outputData: { n: 2 } });
     expect([again.status, await again.text()]).toEqual([200, task.taskId]);

@@ -54,7 +54,12 @@ export async function applyTaskResult(env: Env, result: TaskResultRequest): Prom
   if (result.status === undefined) throw validationError("Invalid task result", [{ path: "status", message: "is required unless extendLease is true" }]);
   // A worker sends a result it cannot store again and again (Conductor's clients retry, then drop it): the task fails
   // for good instead, as Conductor's server fails it, and the workflow goes on as for any failure.
-  const input = { ...taskResultInput({ ...result, status: result.status }), oversizeFailsTask: true as const, lateIsTaken: true as const };
+  const input = {
+    ...taskResultInput({ ...result, status: result.status }),
+    oversizeFailsTask: true as const,
+    lateIsTaken: true as const,
+    ...(typeof result.workerId === "string" && result.workerId !== "" ? { workerId: result.workerId } : {}),
+  };
   return unwrap(await stub.updateTask(result.taskId, input.status, input.output, input));
 }
 
