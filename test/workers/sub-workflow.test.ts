@@ -90,6 +90,10 @@ describe("SUB_WORKFLOW", () => {
     expect(task.outputData).toMatchObject({ status: "FAILED", error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: childId, errorCode: "TASK_ERROR" } });
     expect(String((task.outputData["details"] as JsonObject)["errorMessage"])).toContain("HTTP 500");
     expect(task["reasonForIncompletion"]).toBe(task.outputData["message"]);
+    // What the child output as it failed (the failed HTTP call's) is there too, as Conductor adds it for every ending.
+    const child = await getWorkflow(childId);
+    expect(child.output).toMatchObject({ statusCode: 500 });
+    expect(task.outputData).toMatchObject({ statusCode: 500 });
 
     await register({ name: "parent_missing_child", tasks: [subTask("sub", { subWorkflowParam: { name: "no_such_child" } })] });
     const missing = await waitFor(await startWorkflow("parent_missing_child"), terminal);

@@ -122,13 +122,15 @@ export function childOutcome(
   switch (child.status) {
     case "COMPLETED":
       return { status: "COMPLETED", outputData: { ...child.output, subWorkflowId } };
+    // However it ended, the task shows what the child output (Conductor adds it for every ending), under the keys this
+    // service's own fields keep.
     case "TERMINATED":
-      return { status: "CANCELED", outputData: { subWorkflowId }, reasonForIncompletion: `Sub workflow ${subWorkflowId} was terminated${child.reason ? `: ${child.reason}` : ""}` };
+      return { status: "CANCELED", outputData: { ...child.output, subWorkflowId }, reasonForIncompletion: `Sub workflow ${subWorkflowId} was terminated${child.reason ? `: ${child.reason}` : ""}` };
     default: {
       const errorCode = child.status === "TIMED_OUT" ? "TIMED_OUT" : "TASK_ERROR";
       const errorMessage = child.reason ?? `Sub workflow ended ${child.status}`;
       const { output, reason } = subWorkflowFailure(subWorkflowId, errorCode, `Sub workflow ${subWorkflowId} ${child.status === "TIMED_OUT" ? "timed out" : "failed"}: ${errorMessage}`, errorMessage);
-      return { status: "FAILED", outputData: output, reasonForIncompletion: reason };
+      return { status: "FAILED", outputData: { ...child.output, ...output }, reasonForIncompletion: reason };
     }
   }
 }
