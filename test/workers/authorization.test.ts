@@ -30,13 +30,14 @@ describe("per-resource grants (/api/auth/authorization)", () => {
 
     expect(await apiOk("GET", `/api/users/${userId}/permissions`)).toEqual({ grantedAccess: [{ target: { type: "WORKFLOW_DEF", id: "granted-flow" }, access: ["READ", "EXECUTE"] }] });
     expect(await apiOk("GET", `/api/users/${userId}/checkPermissions?type=WORKFLOW_DEF&id=granted-flow`)).toEqual({ CREATE: false, READ: true, UPDATE: false, EXECUTE: true, DELETE: false });
-    expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/granted-flow")).toEqual({ READ: [{ type: "USER", id: userId }], EXECUTE: [{ type: "USER", id: userId }] });
+    expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/granted-flow")).toEqual({ CREATE: [], READ: [{ type: "USER", id: userId }], UPDATE: [], EXECUTE: [{ type: "USER", id: userId }], DELETE: [] });
 
     await apiOk("DELETE", "/api/auth/authorization", grant({ type: "USER", id: userId }, { type: "WORKFLOW_DEF", id: "granted-flow" }, ["EXECUTE"]));
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect((await start("granted-flow")).status).toBe(403);
     expect((await call("GET", "/api/metadata/workflow/granted-flow", orkes(user.token))).status).toBe(200);
-    expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/granted-flow")).toEqual({ READ: [{ type: "USER", id: userId }] });
+    // EXECUTE removed: its list is empty, still there for a client reading it.
+    expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/granted-flow")).toEqual({ CREATE: [], READ: [{ type: "USER", id: userId }], UPDATE: [], EXECUTE: [], DELETE: [] });
   });
 
   it("taking access from a user never seen writes nothing: they do not appear as a user", async () => {
@@ -60,7 +61,9 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await apiOk("GET", "/api/security/roles/grant-role")).toMatchObject({ permissions: [{ action: "WORKFLOW_WRITE", scope: "workflow:some-flow" }] });
     expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/some-flow")).toEqual({
       CREATE: [{ type: "ROLE", id: "grant-role" }],
+      READ: [],
       UPDATE: [{ type: "ROLE", id: "grant-role" }],
+      EXECUTE: [],
       DELETE: [{ type: "ROLE", id: "grant-role" }],
     });
     // A second grant of the same access changes nothing; removing DELETE removes the write permission.
@@ -84,7 +87,7 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await apiOk("GET", `/api/users/${userId}/permissions`)).toEqual({ grantedAccess: [{ target: { type: "SECRET_NAME", id: "billing_token" }, access: ["READ", "EXECUTE"] }] });
     expect(await apiOk("GET", `/api/users/${userId}/checkPermissions?type=SECRET_NAME&id=billing_token`)).toEqual({ CREATE: false, READ: true, UPDATE: false, EXECUTE: true, DELETE: false });
     expect(await apiOk("GET", `/api/users/admin/checkPermissions?type=SECRET_NAME&id=billing_token`)).toEqual({ CREATE: true, READ: true, UPDATE: true, EXECUTE: true, DELETE: true });
-    expect(await apiOk("GET", "/api/auth/authorization/SECRET_NAME/billing_token")).toEqual({ READ: [{ type: "USER", id: userId }], EXECUTE: [{ type: "USER", id: userId }] });
+    expect(await apiOk("GET", "/api/auth/authorization/SECRET_NAME/billing_token")).toEqual({ CREATE: [], READ: [{ type: "USER", id: userId }], UPDATE: [], EXECUTE: [{ type: "USER", id: userId }], DELETE: [] });
     expect((await call("PUT", "/api/secrets/billing_token", orkes(user.token), "value")).status).toBe(403);
     expect((await call("GET", "/api/secrets", orkes(user.token))).status).toBe(403);
 
@@ -120,7 +123,7 @@ describe("per-resource grants (/api/auth/authorization)", () => {
 
     expect(await apiOk("GET", `/api/users/${userId}/permissions`)).toEqual({ grantedAccess: [{ target: { type: "TAG", id: "team:billing" }, access: ["READ", "EXECUTE"] }] });
     expect(await apiOk("GET", `/api/users/${userId}/checkPermissions?type=TAG&id=team:billing`)).toEqual({ CREATE: false, READ: true, UPDATE: false, EXECUTE: true, DELETE: false });
-    expect(await apiOk("GET", "/api/auth/authorization/TAG/team:billing")).toEqual({ READ: [{ type: "USER", id: userId }], EXECUTE: [{ type: "USER", id: userId }] });
+    expect(await apiOk("GET", "/api/auth/authorization/TAG/team:billing")).toEqual({ CREATE: [], READ: [{ type: "USER", id: userId }], UPDATE: [], EXECUTE: [{ type: "USER", id: userId }], DELETE: [] });
 
     // A tagged definition whose name ends in * is that one definition, not a prefix of others.
     await registerFlow("tagflow-star*");
@@ -174,8 +177,12 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     ];
     for (const [body, status] of refusals) expect((await api("POST", "/api/auth/authorization", body)).status, JSON.stringify(body)).toBe(status);
     expect(await apiOk("GET", `/api/users/${someone}/permissions`)).toEqual({ grantedAccess: [] });
-    expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/x")).toEqual({});
-    expect((await api("GET", "/api/auth/authorization/APPLICATION/x")).status).toBe(400);
+    // Every access kind, an empty list when nobody holds it (the clients index the map by kind), on any of Orkes'
+    // target types: one this service gives no access on per target has no holders.
+    const none = { CREATE: [], READ: [], UPDATE: [], EXECUTE: [], DELETE: [] };
+    expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/x")).toEqual(none);
+    expect(await apiOk("GET", "/api/auth/authorization/APPLICATION/x")).toEqual(none);
+    expect((await api("GET", "/api/auth/authorization/not-a-type/x")).status).toBe(400);
 
     const reader = await createUser(`grant-reader-${crypto.randomUUID().slice(0, 8)}`, { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
     expect((await call("GET", "/api/auth/authorization/WORKFLOW_DEF/x", orkes(reader.token))).status).toBe(403);

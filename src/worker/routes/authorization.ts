@@ -8,7 +8,7 @@ import { notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryParams } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { GroupRepository } from "../security/groups";
-import { ACCESS, AuthorizationRequestSchema, accessGiven, grantedAccess, grantsOf, requiredFor, scopeOf, TargetRefSchema, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
+import { ACCESS, AuthorizationRequestSchema, TARGET_TYPES, accessGiven, grantedAccess, grantsOf, requiredFor, scopeOf, TargetRefSchema, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
 import { NAME_PATTERN } from "../security/schemas";
 import { SecurityStore } from "../security/store";
 import { authorizeAssignment, changedMeanwhile } from "../security/users";
@@ -96,9 +96,14 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
     return new Response(null, { status: 200 });
   });
 
-  // Orkes' map of access kind → subjects holding it on the target, given at the target's own scope.
+  // Orkes' map of access kind → subjects holding it on the target, given at the target's own scope: every kind, with
+  // an empty list when nobody holds it (the clients index the map by kind). A target type this service gives no access
+  // on per target (APPLICATION, USER, DOMAIN…: Orkes' other TargetTypes) has no holders.
   router.get("/api/auth/authorization/:type/:id", async (request, env) => {
-    const target = targetOf({ type: decodedPathParam(request, "type"), id: decodedPathParam(request, "id") });
+    const type = decodedPathParam(request, "type");
+    const byAccess = Object.fromEntries(ACCESS.map((kind) => [kind, [] as SubjectRef[]])) as Record<Access, SubjectRef[]>;
+    if (/^[A-Z][A-Z_]*$/.test(type) && !(TARGET_TYPES as readonly string[]).includes(type)) return Response.json(byAccess);
+    const target = targetOf({ type, id: decodedPathParam(request, "id") });
     const scope = scopeOf(target);
     const store = new SecurityStore(env.DB);
     const holders: Array<[SubjectRef, readonly Grant[]]> = [
@@ -106,9 +111,8 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
       ...(await store.listRoles()).map((role): [SubjectRef, Grant[]] => [{ type: "ROLE", id: role.name }, role.permissions]),
       ...(await new GroupRepository(env.DB).list()).map((group): [SubjectRef, Grant[]] => [{ type: "GROUP", id: group.id }, group.permissions]),
     ];
-    const byAccess: Partial<Record<Access, SubjectRef[]>> = {};
     for (const [subject, grants] of holders) {
-      for (const kind of accessGiven(grants, target.type, scope)) (byAccess[kind] ??= []).push(subject);
+      for (const kind of accessGiven(grants, target.type, scope)) byAccess[kind].push(subject);
     }
     return Response.json(byAccess);
   });
