@@ -99,11 +99,22 @@ describe("Orkes' groups", () => {
       return ((await response.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path);
     };
     expect(await invalid({ description: "x", roles: ["NO_SUCH_ROLE"] })).toEqual(["roles[0]"]);
-    expect(await invalid({ description: "x", defaultAccess: { WORKFLOW_DEF: ["READ"] } })).toEqual(["defaultAccess"]);
+    expect(await invalid({ description: "x", defaultAccess: { WORKFLOW_DEF: ["ADMIN"] } })).toEqual(["defaultAccess.WORKFLOW_DEF[0]"]);
+    expect(await invalid({ description: "x", defaultAccess: ["READ"] })).toEqual(["defaultAccess"]);
     expect((await api("GET", "/api/groups/invalid")).status).toBe(404);
     expect((await api("POST", "/api/groups/admins/users/admin")).status).toBe(400);
     expect(await apiOk("GET", "/api/groups/admins/users")).toEqual([]);
     expect(await apiOk("GET", "/api/groups/admins/permissions")).toEqual({ grantedAccess: [] });
+  });
+
+  it("keeps and shows a group's defaultAccess, as the Java client's requests always send one (not applied: it gives nothing)", async () => {
+    const defaultAccess = { WORKFLOW_DEF: ["CREATE", "READ", "UPDATE", "EXECUTE", "DELETE"], TASK_DEF: ["READ", "READ"] };
+    const saved = await apiOk("PUT", "/api/groups/java-defaults", { description: "from the Java client", roles: [], defaultAccess });
+    expect(saved["defaultAccess"]).toEqual({ ...defaultAccess, TASK_DEF: ["READ"] });
+    expect((await apiOk("GET", "/api/groups/java-defaults"))["defaultAccess"]).toEqual({ ...defaultAccess, TASK_DEF: ["READ"] });
+    // Saved again without it: none.
+    expect((await apiOk("PUT", "/api/groups/java-defaults", { description: "again", roles: [], defaultAccess: null }))["defaultAccess"]).toEqual({});
+    expect(await apiOk("GET", "/api/groups/java-defaults/permissions")).toEqual({ grantedAccess: [] });
   });
 
   it("changes no member when the group changed while the change was checked (409): not even a removal", async () => {

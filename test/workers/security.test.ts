@@ -930,7 +930,7 @@ describe("RBAC", () => {
     const asRead = await store.rolesAsRead(names);
     const condition = rolesUnchanged(asRead);
     expect(condition.binds).toHaveLength(1);
-    const groups = Array.from({ length: 40 }, (_, index) => ({ id: `rbac-bulk-group-${index}`, description: "", roles: [], permissions: [] }));
+    const groups = Array.from({ length: 40 }, (_, index) => ({ id: `rbac-bulk-group-${index}`, description: "", roles: [], permissions: [], defaultAccess: {} }));
     for (const group of groups) {
       await env.DB.prepare("INSERT INTO groups (id, description, roles, permissions, create_time, update_time) VALUES (?, '', '[]', '[]', 0, 0)").bind(group.id).run();
     }

@@ -11,6 +11,7 @@ import { ALWAYS, SecurityStore, type WriteCondition } from "../security/store";
 import { authorizeRoles, changedMeanwhile, conductorGroup, conductorUser } from "../security/users";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
+import { ACCESS } from "../security/resource-grants";
 
 type Args = [Env, ExecutionContext];
 
@@ -18,7 +19,17 @@ type Args = [Env, ExecutionContext];
 const UpsertGroupBody = requestObject({
   description: v.optional(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters")), ""),
   roles: v.optional(OrkesRolesSchema, []),
-  defaultAccess: v.optional(v.unknown()),
+  // Orkes' Map<TargetType, Set<Access>> (the Java client's own requests always send one); null is none.
+  defaultAccess: v.nullish(
+    v.pipe(
+      v.custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), "must map target types (WORKFLOW_DEF, TASK_DEF, …) to lists of access kinds"),
+      v.record(
+      v.pipe(v.string(), v.regex(/^[A-Z][A-Z_]{0,63}$/, "must map target types (WORKFLOW_DEF, TASK_DEF, …) to access kinds")),
+      v.pipe(v.array(v.picklist(ACCESS, `must list access kinds: ${ACCESS.join(", ")}`)), v.maxLength(ACCESS.length * 4, "is too long")),
+        "must map target types (WORKFLOW_DEF, TASK_DEF, …) to lists of access kinds",
+      ),
+    ),
+  ),
 });
 
 /** A list of user ids (the bulk member routes' body). */
@@ -57,7 +68,8 @@ async function changeMembers(request: IRequest, env: Env, group: Group, added: r
  * Orkes' groups (the clients' AuthorizationClient: `upsertGroup`, `getGroup`, `listGroups`, `deleteGroup`,
  * `addUserToGroup`, `addUsersToGroup`, `getUsersInGroup`, …): users sharing roles, each member holding the group's roles
  * as if assigned them. A group's roles reach its members, so changing them hands them out as assigning them would.
- * Per-resource grants given to a group (`routes/authorization.ts`) reach its members too; `defaultAccess` is not kept.
+ * Per-resource grants given to a group (`routes/authorization.ts`) reach its members too; `defaultAccess` is kept and
+ * shown, not applied.
  * Needs `USER_ADMIN`.
  */
 export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
@@ -72,10 +84,9 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
   router.put("/api/groups/:id", async (request, env) => {
     const id = pathName(request, "id");
     const body = parseOrThrow(UpsertGroupBody, await requiredBody(request, env), "group");
-    const access = body.defaultAccess;
-    if (access !== undefined && access !== null && !(typeof access === "object" && !Array.isArray(access) && Object.keys(access).length === 0)) {
-      throw validationError("Per-resource grants are not supported", [{ path: "defaultAccess", message: "must be empty: give the group roles whose permissions cover what it should reach" }]);
-    }
+    if (Object.keys(body.defaultAccess ?? {}).length > 16) throw validationError("Invalid group", [{ path: "defaultAccess", message: "may name at most 16 target types" }]);
+    // Kept as given, each list without repeats, and shown; not applied (docs/api.md, Groups): it never gives anything.
+    const defaultAccess = Object.fromEntries(Object.entries(body.defaultAccess ?? {}).map(([type, kinds]) => [type, [...new Set(kinds)]]));
     const store = new SecurityStore(env.DB);
     const roles = [...new Set(body.roles)];
     const unknown = await store.unknownRoles(roles);
@@ -85,7 +96,7 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
     // Every member gets the roles added: handing them out.
     const added = roles.filter((role) => !(previous?.roles ?? []).includes(role));
     const rolesChecked = await authorizeRoles(principalOf(request).grants, store, added, `giving group ${id} ${added.join(", ")}`);
-    const group = { id, description: body.description, roles, permissions: previous?.permissions ?? [] };
+    const group = { id, description: body.description, roles, permissions: previous?.permissions ?? [], defaultAccess };
     if (!(await repository.put(group, previous, rolesChecked))) throw changedMeanwhile(`group ${id} (or a role it gives)`);
     return Response.json(await conductorGroup(store, group));
   });

@@ -10,12 +10,20 @@ export interface Group {
   description: string;
   roles: string[];
   permissions: Grant[];
+  /** Orkes' `defaultAccess` (access kinds by target type), kept and shown as given, not applied. */
+  defaultAccess: Record<string, string[]>;
 }
 
 /** The columns a {@link Group} is read from. */
-const GROUP_COLUMNS = `groups.id, groups.description, groups.roles, groups.permissions`;
-type GroupRow = { id: string; description: string; roles: string; permissions: string };
-const groupOf = (row: GroupRow): Group => ({ id: row.id, description: row.description, roles: JSON.parse(row.roles) as string[], permissions: JSON.parse(row.permissions) as Grant[] });
+const GROUP_COLUMNS = `groups.id, groups.description, groups.roles, groups.permissions, groups.default_access`;
+type GroupRow = { id: string; description: string; roles: string; permissions: string; default_access: string };
+const groupOf = (row: GroupRow): Group => ({
+  id: row.id,
+  description: row.description,
+  roles: JSON.parse(row.roles) as string[],
+  permissions: JSON.parse(row.permissions) as Grant[],
+  defaultAccess: JSON.parse(row.default_access) as Record<string, string[]>,
+});
 
 /** Groups and their members in D1 (a member's grants are read with theirs: `SecurityStore.effectiveGrants`). */
 export class GroupRepository {
@@ -44,11 +52,11 @@ export class GroupRepository {
     const now = Date.now();
     const statement = previous
       ? this.#db
-          .prepare(`UPDATE groups SET description = ?, roles = ?, update_time = ? WHERE id = ? AND roles = ? AND ${unchanged.sql}`)
-          .bind(group.description, JSON.stringify(group.roles), now, group.id, JSON.stringify(previous.roles), ...unchanged.binds)
+          .prepare(`UPDATE groups SET description = ?, roles = ?, default_access = ?, update_time = ? WHERE id = ? AND roles = ? AND ${unchanged.sql}`)
+          .bind(group.description, JSON.stringify(group.roles), JSON.stringify(group.defaultAccess), now, group.id, JSON.stringify(previous.roles), ...unchanged.binds)
       : this.#db
-          .prepare(`INSERT INTO groups (id, description, roles, permissions, create_time, update_time) SELECT ?, ?, ?, ?, ?, ? WHERE ${unchanged.sql} ON CONFLICT (id) DO NOTHING`)
-          .bind(group.id, group.description, JSON.stringify(group.roles), JSON.stringify(group.permissions), now, now, ...unchanged.binds);
+          .prepare(`INSERT INTO groups (id, description, roles, permissions, default_access, create_time, update_time) SELECT ?, ?, ?, ?, ?, ?, ? WHERE ${unchanged.sql} ON CONFLICT (id) DO NOTHING`)
+          .bind(group.id, group.description, JSON.stringify(group.roles), JSON.stringify(group.permissions), JSON.stringify(group.defaultAccess), now, now, ...unchanged.binds);
     const result = await statement.run();
     forgetAllGrants();
     return result.meta.changes > 0;

@@ -49,7 +49,7 @@ export interface ConductorGroupJson {
   id: string;
   description: string;
   roles: ConductorUserJson["roles"];
-  defaultAccess: Record<string, never>;
+  defaultAccess: Record<string, string[]>;
 }
 
 /** The roles named, with what each grants, read from `defined` when given or else from the store; undefined ones left out. */
@@ -60,7 +60,7 @@ async function rolesJson(store: SecurityStore, names: readonly string[], defined
 
 /** Group `group` as Orkes shows one. */
 export async function conductorGroup(store: SecurityStore, group: Group, defined?: ReadonlyMap<string, Role>): Promise<ConductorGroupJson> {
-  return { id: group.id, description: group.description, roles: await rolesJson(store, group.roles, defined), defaultAccess: {} };
+  return { id: group.id, description: group.description, roles: await rolesJson(store, group.roles, defined), defaultAccess: group.defaultAccess };
 }
 
 /**
