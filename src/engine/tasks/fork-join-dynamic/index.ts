@@ -7,9 +7,10 @@
  * - `dynamicForkTasksParam` names the input parameter holding the list of tasks (workflow tasks as a definition
  *   writes them), and `dynamicForkTasksInputParamName` the one holding each one's input by reference name;
  * - the input parameter `forkTaskInputs`, a list: one branch per entry, each running the task `forkTaskName` of type
- *   `forkTaskType` (by default the system task type `forkTaskName` names, else SIMPLE), or the sub workflow `forkTaskWorkflow` (`forkTaskWorkflowVersion`), named
- *   `_<forkTaskName>_<index>`, with the entry (an object, else `{input: entry}`) and `__index` as input (a sub
- *   workflow's child gets a plain entry as `{input: entry, __index}`, given as its `workflowInput`).
+ *   `forkTaskType` (by default the system task type `forkTaskName` names, else SIMPLE), or the sub workflow
+ *   `forkTaskWorkflow` (`forkTaskWorkflowVersion`), named `_<forkTaskName>_<index>`, with the entry (an object, else
+ *   `{input: entry}`) and `__index` as input (a sub workflow's child gets a plain entry as `{input: entry, __index}`,
+ *   given as its `workflowInput`).
  *
  * In a DO_WHILE's loop it forks afresh in each iteration, its tasks named `<ref>__<iteration>` as the loop's own are;
  * it may not fork a DO_WHILE there (its forked tasks are laid out outside the loop's own steps: a DO_WHILE written in
