@@ -868,7 +868,8 @@ describe("the official Conductor TypeScript client", () => {
 
     const request = { subject: { type: "USER" as const, id: `app:${applicationId}` }, target: { type: "WORKFLOW_DEF" as const, id: name as never }, access: ["READ" as const, "EXECUTE" as const] };
     await authorization.grantPermissions(request);
-    expect(await authorization.getPermissions("WORKFLOW_DEF", name)).toEqual({ READ: [request.subject], EXECUTE: [request.subject] });
+    // Every access kind is listed, as the clients index the map by kind.
+    expect(await authorization.getPermissions("WORKFLOW_DEF", name)).toEqual({ CREATE: [], READ: [request.subject], UPDATE: [], EXECUTE: [request.subject], DELETE: [] });
     expect(await authorization.checkPermissions(`app:${applicationId}`, "WORKFLOW_DEF", name)).toEqual({ CREATE: false, READ: true, UPDATE: false, EXECUTE: true, DELETE: false });
     expect(await authorization.getGrantedPermissionsForUser(`app:${applicationId}`)).toEqual({ grantedAccess: [{ target: { type: "WORKFLOW_DEF", id: name }, access: ["READ", "EXECUTE"] }] });
     // Grants read from D1 are reused for a second by each isolate.
