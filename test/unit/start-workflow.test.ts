@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decide } from "../../src/engine/decider";
 import type { WorkflowTaskDef } from "../../src/engine/model";
+import { startWorkflowRequest } from "../../src/engine/tasks/start-workflow";
 import { env, latestNamed, registrationErrors, startedWith } from "./engine-env";
 
 const startWorkflow = (ref: string, request: unknown): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "START_WORKFLOW", inputParameters: { startWorkflow: request } as WorkflowTaskDef["inputParameters"] });
@@ -15,6 +16,16 @@ describe("START_WORKFLOW and NOOP", () => {
     expect(registrationErrors([startWorkflow("kick", { name: "billing", version: 0 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow\.version: /)]);
     expect(registrationErrors([startWorkflow("kick", "billing")])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow: startWorkflow must be an object/)]);
     expect(registrationErrors([startWorkflow("kick", { name: "billing", input: { token: "${workflow.secrets.api}" } })])).toEqual([expect.stringMatching(/must not pass secrets to the workflow it starts/)]);
+  });
+
+  it("reads Orkes' idempotencyKey, idempotencyStrategy and priority of the start, refusing values no start could take", () => {
+    const keyed = { name: "billing", idempotencyKey: "${workflow.input.order}", idempotencyStrategy: "FAIL_ON_RUNNING", priority: 5 };
+    expect(registrationErrors([startWorkflow("kick", keyed)])).toEqual([]);
+    expect(registrationErrors([startWorkflow("kick", { ...keyed, priority: "${workflow.input.priority}", idempotencyStrategy: null })])).toEqual([]);
+    expect(registrationErrors([startWorkflow("kick", { ...keyed, idempotencyStrategy: "NOPE" })])).toEqual([expect.stringMatching(/startWorkflow\.idempotencyStrategy: .*RETURN_EXISTING, FAIL, FAIL_ON_RUNNING/)]);
+    expect(registrationErrors([startWorkflow("kick", { ...keyed, priority: 100 })])).toEqual([expect.stringMatching(/startWorkflow\.priority: .*0 to 99/)]);
+    expect(startWorkflowRequest({ startWorkflow: { ...keyed, idempotencyKey: 42, priority: "7", taskToDomain: {} } })).toEqual({ name: "billing", input: {}, idempotencyKey: "42", idempotencyStrategy: "FAIL_ON_RUNNING", priority: 7 });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", idempotencyKey: { a: 1 } } })).toEqual({ invalid: expect.stringContaining("startWorkflow.idempotencyKey resolved to an object") });
   });
 
   it("START_WORKFLOW chooses the started workflow's id before its dispatch, completes with it, and a retry chooses another", () => {

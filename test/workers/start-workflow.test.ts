@@ -24,6 +24,25 @@ describe("START_WORKFLOW", () => {
     expect((await waitFor(startedId, ["COMPLETED", "FAILED"])).output).toEqual({ got: 7 });
   });
 
+  it("starts one workflow for starts carrying the same idempotencyKey (RETURN_EXISTING unless told), with the priority asked for", async () => {
+    await register({ name: "sw_keyed", tasks: [wait("hold")] });
+    const keyed = (strategy?: string) => ({ name: "sw_keyed", input: {}, idempotencyKey: "${workflow.input.order}", priority: "${workflow.input.priority}", ...(strategy === undefined ? {} : { idempotencyStrategy: strategy }) });
+    await register({ name: "sw_keyed_starter", tasks: [startWorkflow("kick", keyed())], outputParameters: { started: "${kick.output.workflowId}" } });
+    await register({ name: "sw_keyed_failing", tasks: [startWorkflow("kick", keyed("FAIL"))] });
+    const run = (input: JsonObject, name = "sw_keyed_starter") => apiOk<WorkflowJson>("POST", `/api/workflow/execute/${name}/1`, { input });
+    const first = await run({ order: 41, priority: 7 });
+    expect(first.status, String(first.reasonForIncompletion)).toBe("COMPLETED");
+    const again = await run({ order: 41, priority: 7 });
+    expect(again.output["started"]).toBe(first.output["started"]);
+    const started = await getWorkflow(String(first.output["started"]));
+    expect(started).toMatchObject({ priority: 7, status: "RUNNING" });
+    expect((await run({ order: 42, priority: 7 })).output["started"]).not.toBe(first.output["started"]);
+    // FAIL: the key is taken, the start is refused and the task fails saying so.
+    const refused = await run({ order: 41, priority: 7 }, "sw_keyed_failing");
+    expect(refused.status).toBe("FAILED");
+    expect(refused.tasks[0]!["reasonForIncompletion"]).toMatch(/could not start: .*idempotency key 41/);
+  });
+
   it("fails (retryable, as Conductor's) when the workflow cannot start, saying why", async () => {
     await register({ name: "sw_unknown", tasks: [startWorkflow("kick", { name: "sw_no_such_workflow" })] });
     const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_unknown/1", { input: {} });

@@ -28,6 +28,9 @@ export async function dispatchStartWorkflow(env: Env, starter: WorkflowExecution
     startedByTask: `${starter.workflowId}/${task.taskId}`,
     // It can do no more than the starter's own starter.
     startScopes: starter.startScopes,
+    ...(request.priority === undefined ? {} : { priority: request.priority }),
+    // A repeated dispatch finds its own start by the task's chosen id; a key makes other starts with it find it too.
+    ...(request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey, idempotencyStrategy: request.idempotencyStrategy ?? "RETURN_EXISTING" }),
   });
   if (!started.ok) return result("FAILED", {}, `Workflow ${request.name} could not start: ${started.message}`);
   return result("COMPLETED", { workflowId: started.workflowId });

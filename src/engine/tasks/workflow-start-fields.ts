@@ -22,3 +22,29 @@ export function taskToDomainOf(value: JsonValue | undefined): Record<string, str
   if (!isJsonObjectValue(value)) return undefined;
   return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
 }
+
+/**
+ * An idempotency key as text (`field` names it in the message). A key expression often resolves to a number (an order
+ * id) or a boolean: dropping it would start a new workflow each time, so it becomes its text (42 and "42" are one key).
+ * Null and "" are "not given"; an object or array cannot be a key and is refused rather than dropped.
+ */
+export function idempotencyKeyOf(value: JsonValue | undefined, field: string): string | undefined | { invalid: string } {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value === "string") return value;
+  if (typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) return String(value);
+  const kind = Array.isArray(value) ? "an array" : typeof value === "number" ? "a non-finite number" : "an object";
+  return { invalid: `${field} resolved to ${kind}, not a key (a string, number or boolean)` };
+}
+
+/** Highest priority of a workflow started by a task, as in Conductor. */
+export const MAX_STARTED_PRIORITY = 99;
+
+/** The priority `value` gives (an integer from 0 to 99, or its digits as text); undefined when none is given. */
+export function priorityOf(value: JsonValue | undefined, field: string): number | undefined | { invalid: string } {
+  if (value === undefined || value === null || value === "") return undefined;
+  const number = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
+  if (typeof number !== "number" || !Number.isInteger(number) || number < 0 || number > MAX_STARTED_PRIORITY) {
+    return { invalid: `${field} resolved to ${JSON.stringify(value)}, not an integer from 0 to ${MAX_STARTED_PRIORITY}` };
+  }
+  return number;
+}

@@ -1,5 +1,5 @@
-import type { JsonObject } from "../../model";
-import { isJsonObjectValue, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
+import type { JsonObject, JsonValue } from "../../model";
+import { idempotencyKeyOf, isJsonObjectValue, priorityOf, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
 
 /** The input parameter describing the workflow a START_WORKFLOW starts (Conductor's). */
 export const START_WORKFLOW_PARAMETER = "startWorkflow";
@@ -11,7 +11,16 @@ export interface StartWorkflowRequest {
   input: JsonObject;
   correlationId?: string;
   taskToDomain?: Record<string, string>;
+  priority?: number;
+  /** With it, starts carrying the same key start one workflow (Orkes' START_WORKFLOW `idempotencyKey`). */
+  idempotencyKey?: string;
+  idempotencyStrategy?: StartIdempotencyStrategy;
 }
+
+/** What a START_WORKFLOW's start does when its idempotency key was used before (Orkes' StartWorkflowRequest's). */
+export const START_IDEMPOTENCY_STRATEGIES = ["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"] as const;
+/** One of {@link START_IDEMPOTENCY_STRATEGIES}. */
+export type StartIdempotencyStrategy = (typeof START_IDEMPOTENCY_STRATEGIES)[number];
 
 
 /** The start a START_WORKFLOW's resolved input asks for, or why it asks for none (as Conductor words a missing one). */
@@ -33,6 +42,20 @@ export function startWorkflowRequest(input: JsonObject): StartWorkflowRequest | 
   const correlationId = request["correlationId"];
   if (typeof correlationId === "string" && correlationId !== "") started.correlationId = correlationId;
   const taskToDomain = taskToDomainOf(request["taskToDomain"]);
-  if (taskToDomain !== undefined) started.taskToDomain = taskToDomain;
+  // An empty map is none, as Conductor's StartWorkflow reads it: the starter's domains then apply.
+  if (taskToDomain !== undefined && Object.keys(taskToDomain).length > 0) started.taskToDomain = taskToDomain;
+  const priority = priorityOf(request["priority"], `${START_WORKFLOW_PARAMETER}.priority`);
+  if (typeof priority === "object") return priority;
+  if (priority !== undefined) started.priority = priority;
+  const idempotencyKey = idempotencyKeyOf(request["idempotencyKey"], `${START_WORKFLOW_PARAMETER}.idempotencyKey`);
+  if (typeof idempotencyKey === "object") return idempotencyKey;
+  if (idempotencyKey !== undefined) started.idempotencyKey = idempotencyKey;
+  const strategy = request["idempotencyStrategy"];
+  if (strategy !== undefined && strategy !== null && strategy !== "") {
+    if (!(START_IDEMPOTENCY_STRATEGIES as readonly JsonValue[]).includes(strategy)) {
+      return { invalid: `${START_WORKFLOW_PARAMETER}.idempotencyStrategy resolved to ${JSON.stringify(strategy)}, not one of ${START_IDEMPOTENCY_STRATEGIES.join(", ")}` };
+    }
+    started.idempotencyStrategy = strategy as StartIdempotencyStrategy;
+  }
   return started;
 }

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowStatus, WorkflowTaskDef } from "../../model";
 import type { TaskTypeModule } from "../task-type";
-import { isJsonObjectValue, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
+import { idempotencyKeyOf, isJsonObjectValue, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
 
 /** The error code of a SUB_WORKFLOW task whose child could not start or did not succeed (spec section 7). */
 export const SUB_WORKFLOW_ERROR = "SUB_WORKFLOW_ERROR";
@@ -65,24 +65,11 @@ export function childStartRequest(input: JsonObject): ChildStartRequest | { inva
   const taskToDomain = taskToDomainOf(param["taskToDomain"]);
   if (taskToDomain !== undefined) request.taskToDomain = taskToDomain;
   if (typeof param["priority"] === "number") request.priority = param["priority"];
-  const idempotencyKey = childIdempotencyKey(param["idempotencyKey"]);
+  const idempotencyKey = idempotencyKeyOf(param["idempotencyKey"], "subWorkflowParam.idempotencyKey");
   if (typeof idempotencyKey === "object") return idempotencyKey;
   if (idempotencyKey !== undefined) request.idempotencyKey = idempotencyKey;
   if (param["idempotencyStrategy"] === "RETURN_EXISTING" || param["idempotencyStrategy"] === "FAIL") request.idempotencyStrategy = param["idempotencyStrategy"];
   return request;
-}
-
-/**
- * The child's idempotency key as text. A key expression often resolves to a number (an order id) or a
- * boolean: dropping it would start a new child each time, so it becomes its text (42 and "42" are one key).
- * Null and "" are "not given"; an object or array cannot be a key and is refused rather than dropped.
- */
-function childIdempotencyKey(value: JsonValue | undefined): string | undefined | { invalid: string } {
-  if (value === undefined || value === null || value === "") return undefined;
-  if (typeof value === "string") return value;
-  if (typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) return String(value);
-  const kind = Array.isArray(value) ? "an array" : typeof value === "number" ? "a non-finite number" : "an object";
-  return { invalid: `subWorkflowParam.idempotencyKey resolved to ${kind}, not a key (a string, number or boolean)` };
 }
 
 /**
