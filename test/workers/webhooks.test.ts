@@ -381,6 +381,10 @@ describe("events sent to a webhook", () => {
     await waitsOf(workflowId);
     expect((await send(webhook, "{not json", { "X-Token": "t" })).status).toBe(400);
     expect((await send(webhook, "[1, 2]", { "X-Token": "t" })).status).toBe(400);
+    // A batch of more events than one delivery may carry: refused whole, none taken.
+    const crowd = await send(webhook, JSON.stringify(Array.from({ length: 101 }, (_, index) => ({ index }))), { "X-Token": "t" });
+    expect(crowd.status).toBe(413);
+    expect(((await crowd.json()) as { message: string }).message).toMatch(/at most 100 events; this one has 101/);
     expect((await send(webhook, "hello", { "X-Token": "t", "content-type": "text/plain" })).status).toBe(415);
     // Within the request limit, but no task could take it as its output: refused whole (it was answered 200 and dropped).
     const large = await send(webhook, { blob: "x".repeat(800 * 1024) }, { "X-Token": "t" });
