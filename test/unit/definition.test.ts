@@ -17,6 +17,7 @@ import { taskInputTemplate } from "../../src/engine/tasks/registry";
 import type { ValidationIssue } from "../../src/engine/validation-issue";
 import { workflowInputOversizeReason } from "../../src/engine/workflow-input";
 import { env, refusal } from "./engine-env";
+import { childStartRequest } from "../../src/engine/tasks/sub-workflow";
 
 type Json = Record<string, unknown>;
 
@@ -647,8 +648,9 @@ describe("SUB_WORKFLOW tasks", () => {
   });
 
   it.each([
-    ["version", 0, /version must be an integer of at least 1/],
-    ["version", "2", /version must be an integer of at least 1/],
+    ["version", -1, /version must be an integer of at least 1/],
+    ["version", "two", /version must be an integer of at least 1/],
+    ["version", 1.5, /version must be an integer of at least 1/],
     ["priority", 100, /priority must be an integer from 0 to 99/],
     ["priority", -1, /priority must be an integer from 0 to 99/],
     ["idempotencyKey", 5, /idempotencyKey must be a string/],
@@ -656,6 +658,23 @@ describe("SUB_WORKFLOW tasks", () => {
     ["taskToDomain", "d", /taskToDomain must be an object/],
   ])("rejects subWorkflowParam.%s = %j", (key, value, message) => {
     expect(only(subTask("c", { subWorkflowParam: { name: "child", [key]: value } }), `tasks[0].subWorkflowParam.${key}`)).toMatch(message);
+  });
+
+  it("accepts what Orkes documents and clients send: version 0 or \"\" (the latest), its digits as text, priority as an expression, nulls for none", () => {
+    for (const param of [
+      { name: "child", version: 0 },
+      { name: "child", version: "2" },
+      { name: "child", version: "" },
+      { name: "child", version: null, taskToDomain: null, priority: null, idempotencyKey: null, idempotencyStrategy: null },
+      { name: "child", priority: "${workflow.input.priority}", idempotencyStrategy: "${workflow.input.strategy}" },
+    ]) {
+      acceptedTask(subTask("c", { subWorkflowParam: param }));
+    }
+    // As it runs: 0 is the latest, digits are the version, and a priority given as text is read.
+    expect(childStartRequest({ subWorkflowParam: { name: "child", version: 0, priority: "7" } })).toMatchObject({ name: "child", priority: 7 });
+    expect(childStartRequest({ subWorkflowParam: { name: "child", version: 0 } })).not.toHaveProperty("version");
+    expect(childStartRequest({ subWorkflowParam: { name: "child", version: "2" } })).toMatchObject({ version: 2 });
+    expect(childStartRequest({ subWorkflowParam: { name: "child", priority: 500 } })).toEqual({ invalid: expect.stringContaining("subWorkflowParam.priority") });
   });
 
   it("accepts every optional subWorkflowParam field at its bounds", () => {

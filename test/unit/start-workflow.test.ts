@@ -13,7 +13,9 @@ describe("START_WORKFLOW and NOOP", () => {
     expect(registrationErrors([startWorkflow("kick", "${workflow.input.request}")])).toEqual([]);
     expect(registrationErrors([{ name: "kick", taskReferenceName: "kick", type: "START_WORKFLOW", inputParameters: {} }])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow: a START_WORKFLOW needs inputParameters\.startWorkflow/)]);
     expect(registrationErrors([startWorkflow("kick", { version: 1 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow\.name: /)]);
-    expect(registrationErrors([startWorkflow("kick", { name: "billing", version: 0 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow\.version: /)]);
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", version: -1 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow\.version: /)]);
+    // Orkes' own example gives version "" (the latest), as 0 is.
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", version: "" }), startWorkflow("kick2", { name: "billing", version: 0 })])).toEqual([]);
     expect(registrationErrors([startWorkflow("kick", "billing")])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow: startWorkflow must be an object/)]);
     expect(registrationErrors([startWorkflow("kick", { name: "billing", input: { token: "${workflow.secrets.api}" } })])).toEqual([expect.stringMatching(/must not pass secrets to the workflow it starts/)]);
   });

@@ -13,8 +13,26 @@ export function isJsonObjectValue(value: JsonValue | undefined): value is JsonOb
 export function workflowVersionOf(value: JsonValue | undefined, field: string): number | undefined | { invalid: string } {
   if (value === undefined || value === null || value === "") return undefined;
   const number = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
-  if (typeof number !== "number" || !Number.isInteger(number) || number < 1) return { invalid: `${field} resolved to ${JSON.stringify(value)}, not a positive integer` };
-  return number;
+  if (typeof number !== "number" || !Number.isInteger(number) || number < 0) return { invalid: `${field} resolved to ${JSON.stringify(value)}, not a positive integer` };
+  // 0 is the latest, as Orkes documents it for a task's child and Conductor's mapper reads it.
+  return number === 0 ? undefined : number;
+}
+
+/**
+ * True for what a definition may give as the version of a workflow a task starts: an integer of at least 0 (0: the
+ * latest), its digits as text, "" or null (none: the latest); an expression is read as it resolves (see
+ * {@link workflowVersionOf}).
+ */
+export function isStartedVersion(value: unknown): boolean {
+  if (value === null || value === "") return true;
+  if (typeof value === "string") return /^\d+$/.test(value.trim());
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** True for a priority a definition may give a started workflow: an integer from 0 to 99, or its digits as text. */
+export function isStartedPriority(value: unknown): boolean {
+  const number = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
+  return typeof number === "number" && Number.isInteger(number) && number >= 0 && number <= MAX_STARTED_PRIORITY;
 }
 
 /** The string entries of a `taskToDomain` object (others dropped); undefined when `value` is no object. */

@@ -5,16 +5,18 @@
 import * as v from "valibot";
 import { isExpression, isIntegerIn, isNonEmptyString, isOneOf, isRecord, isString, mapOf, objectOf, orExpression, rule, secretUseIssues, validateWith, type UnknownRecord } from "../../definition/checks";
 import { childPath, type ValidationIssue } from "../../validation-issue";
-import { MAX_STARTED_PRIORITY } from "../workflow-start-fields";
+import { isStartedPriority, isStartedVersion, MAX_STARTED_PRIORITY } from "../workflow-start-fields";
 import { START_IDEMPOTENCY_STRATEGIES, START_WORKFLOW_PARAMETER } from "./request";
 
 const START_WORKFLOW = objectOf(START_WORKFLOW_PARAMETER, "an object describing the workflow to start (at least its name), or an expression giving one", {
   name: rule<string>("name", "a non-empty string naming the workflow to start (an expression is allowed)", isNonEmptyString),
-  version: v.optional(rule<unknown>("version", "an integer of at least 1 (or an expression); leave it out for the latest version", orExpression(isIntegerIn(1, Number.MAX_SAFE_INTEGER)))),
+  version: v.optional(
+    rule<unknown>("version", "an integer of at least 1, its digits as text, or an expression; leave it out (or give 0 or \"\") for the latest version", orExpression(isStartedVersion)),
+  ),
   input: v.optional(rule<unknown>("input", "an object (the started workflow's input) or an expression", orExpression(isRecord))),
   correlationId: v.optional(rule<string>("correlationId", "a string (an expression is allowed)", isString)),
   taskToDomain: v.optional(mapOf("taskToDomain", "a string (a domain name)", isString)),
-  priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_STARTED_PRIORITY} (or an expression)`, orExpression(isIntegerIn(0, MAX_STARTED_PRIORITY)))),
+  priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_STARTED_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
   idempotencyKey: v.nullish(rule<unknown>("idempotencyKey", "a string, a number or a boolean (an expression is allowed)", (value) => typeof value === "string" || typeof value === "number" || typeof value === "boolean")),
   idempotencyStrategy: v.nullish(
     rule<unknown>("idempotencyStrategy", `one of ${START_IDEMPOTENCY_STRATEGIES.join(", ")} (or an expression)`, orExpression(isOneOf(START_IDEMPOTENCY_STRATEGIES))),

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowStatus, WorkflowTaskDef } from "../../model";
 import type { TaskTypeModule } from "../task-type";
-import { idempotencyKeyOf, isJsonObjectValue, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
+import { idempotencyKeyOf, isJsonObjectValue, priorityOf, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
 
 /** The error code of a SUB_WORKFLOW task whose child could not start or did not succeed (spec section 7). */
 export const SUB_WORKFLOW_ERROR = "SUB_WORKFLOW_ERROR";
@@ -64,11 +64,17 @@ export function childStartRequest(input: JsonObject): ChildStartRequest | { inva
   request.input = explicitInput.given ?? Object.fromEntries(Object.entries(input).filter(([key]) => !CONTROL_KEYS.has(key)));
   const taskToDomain = taskToDomainOf(param["taskToDomain"]);
   if (taskToDomain !== undefined) request.taskToDomain = taskToDomain;
-  if (typeof param["priority"] === "number") request.priority = param["priority"];
+  const priority = priorityOf(param["priority"], "subWorkflowParam.priority");
+  if (typeof priority === "object") return priority;
+  if (priority !== undefined) request.priority = priority;
   const idempotencyKey = idempotencyKeyOf(param["idempotencyKey"], "subWorkflowParam.idempotencyKey");
   if (typeof idempotencyKey === "object") return idempotencyKey;
   if (idempotencyKey !== undefined) request.idempotencyKey = idempotencyKey;
-  if (param["idempotencyStrategy"] === "RETURN_EXISTING" || param["idempotencyStrategy"] === "FAIL") request.idempotencyStrategy = param["idempotencyStrategy"];
+  const strategy = param["idempotencyStrategy"];
+  if (strategy !== undefined && strategy !== null && strategy !== "") {
+    if (strategy !== "RETURN_EXISTING" && strategy !== "FAIL") return { invalid: `subWorkflowParam.idempotencyStrategy resolved to ${JSON.stringify(strategy)}, not RETURN_EXISTING or FAIL` };
+    request.idempotencyStrategy = strategy;
+  }
   return request;
 }
 

@@ -18,23 +18,25 @@ import {
   secretUseIssues,
 } from "../../definition/checks";
 import { childPath, type ValidationIssue } from "../../validation-issue";
+import { isStartedPriority, isStartedVersion, MAX_STARTED_PRIORITY } from "../workflow-start-fields";
 
 /** What to do when a child with the same idempotency key already exists. */
 export const IDEMPOTENCY_STRATEGIES = ["RETURN_EXISTING", "FAIL"] as const;
 
 /** Highest child priority, as in Conductor. */
-export const MAX_SUB_WORKFLOW_PRIORITY = 99;
+export const MAX_SUB_WORKFLOW_PRIORITY = MAX_STARTED_PRIORITY;
 
 const SUB_WORKFLOW_PARAM = objectOf("subWorkflowParam", "an object describing the child workflow (at least its name)", {
   name: rule<string>("name", "a non-empty string naming the child workflow (an expression is allowed)", isNonEmptyString),
+  // Null means none, as clients send it (the Python SDK's None).
   version: v.optional(
-    rule<unknown>("version", "an integer of at least 1 (or an expression); leave it out for the latest version", orExpression(isIntegerIn(1, Number.MAX_SAFE_INTEGER))),
+    rule<unknown>("version", "an integer of at least 1, its digits as text, or an expression; leave it out (or give 0) for the latest version", orExpression(isStartedVersion)),
   ),
-  taskToDomain: v.optional(mapOf("taskToDomain", "a string (a domain name)", isString)),
-  priority: v.optional(rule<number>("priority", `an integer from 0 to ${MAX_SUB_WORKFLOW_PRIORITY}`, isIntegerIn(0, MAX_SUB_WORKFLOW_PRIORITY))),
-  idempotencyKey: v.optional(rule<string>("idempotencyKey", "a string", isString)),
-  idempotencyStrategy: v.optional(
-    rule<string>("idempotencyStrategy", `one of ${IDEMPOTENCY_STRATEGIES.join(", ")}`, isOneOf(IDEMPOTENCY_STRATEGIES)),
+  taskToDomain: v.nullish(mapOf("taskToDomain", "a string (a domain name)", isString)),
+  priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_SUB_WORKFLOW_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
+  idempotencyKey: v.nullish(rule<string>("idempotencyKey", "a string", isString)),
+  idempotencyStrategy: v.nullish(
+    rule<string>("idempotencyStrategy", `one of ${IDEMPOTENCY_STRATEGIES.join(", ")} (or an expression)`, orExpression(isOneOf(IDEMPOTENCY_STRATEGIES))),
   ),
   // An inline child (what the SDK's ConductorWorkflow.toSubWorkflowTask() writes): checked as a definition of its
   // own by validateWorkflowDef, which holds the definition rules.
