@@ -99,6 +99,9 @@ describe("SUB_WORKFLOW", () => {
     const missing = await waitFor(await startWorkflow("parent_missing_child"), terminal);
     expect(missing.status).toBe("FAILED");
     expect(missing.tasks[0]!.outputData).toMatchObject({ status: "FAILED", error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: null, errorCode: "WORKFLOW_NOT_FOUND" } });
+    // No child was started: none is shown for a client or the UI to follow to a 404, as Conductor sets none.
+    expect(missing.tasks[0]).not.toHaveProperty("subWorkflowId");
+    expect(missing.tasks[0]!.outputData).not.toHaveProperty("subWorkflowId");
     await register({ name: "parent_bad_version", tasks: [subTask("sub", { subWorkflowParam: { name: "child_fails", version: 9 } })] });
     expect((await waitFor(await startWorkflow("parent_bad_version"), terminal)).tasks[0]!.outputData).toMatchObject({ details: { errorCode: "VERSION_NOT_FOUND" } });
   });

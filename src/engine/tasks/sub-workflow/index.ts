@@ -150,6 +150,13 @@ export const subWorkflowTask: TaskTypeModule = {
       dispatch: true,
     };
   },
+  afterResult(_task, result) {
+    // A child that could not start (its failure names no child) never existed: the id chosen for it is not shown, so
+    // that nothing follows it to a 404, as Conductor sets no subWorkflowId then.
+    const details = result.outputData?.["details"];
+    const notStarted = result.status !== "IN_PROGRESS" && result.status !== "COMPLETED" && isJsonObjectValue(details) && details["subWorkflowId"] === null;
+    return notStarted ? { ...result, subWorkflowId: undefined } : result;
+  },
   attemptDeadline(_task, env) {
     // Starting a child is one RPC plus a D1 read; twice the grace is ample.
     return env.now + 2 * env.config.dispatchGraceMs;
