@@ -46,6 +46,21 @@ describe("registering definitions", () => {
     expect((await call("POST", "/api/metadata/workflow/validate", orkes(writer.token), valid("defs_other"))).status).toBe(403);
   });
 
+  it("lists the names alone (GET /api/metadata/workflow/names) and one name's versions as summaries (…/{name}/versions), as Conductor's", async () => {
+    await apiOk("PUT", "/api/metadata/workflow", [valid("defs_listed", 1), valid("defs_listed", 2), valid("defs_listed_other", 1)]);
+    const names = await apiOk<string[]>("GET", "/api/metadata/workflow/names");
+    expect(names.filter((listed) => listed.startsWith("defs_listed"))).toEqual(["defs_listed", "defs_listed_other"]);
+    expect(names).toEqual([...names].sort());
+    const versions = await apiOk<Array<{ name: string; version: number; createTime: number }>>("GET", "/api/metadata/workflow/defs_listed/versions");
+    expect(versions.map(({ name, version }) => [name, version])).toEqual([["defs_listed", 1], ["defs_listed", 2]]);
+    expect(typeof versions[0]!.createTime).toBe("number");
+    for (const unknown of ["defs_never", "constructor"]) expect((await api("GET", `/api/metadata/workflow/${unknown}/versions`)).status, unknown).toBe(404);
+    // A reader of one workflow sees its name alone, and may not list another's versions.
+    const reader = await createUser("defs-listed-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:defs_listed" }] });
+    expect(await (await call("GET", "/api/metadata/workflow/names", orkes(reader.token))).json()).toEqual(["defs_listed"]);
+    expect((await call("GET", "/api/metadata/workflow/defs_listed_other/versions", orkes(reader.token))).status).toBe(403);
+  });
+
   it("overwrite is read case-insensitively (the Python SDK sends True), and another value is a 400 that writes nothing", async () => {
     await apiOk("POST", "/api/metadata/workflow", valid("defs_overwrite", 1));
     await apiOk("POST", "/api/metadata/workflow?overwrite=True", { ...valid("defs_overwrite", 1), description: "changed" });

@@ -112,6 +112,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // with the read right on some workflow, and showing the definitions the caller may read (auth/metadata-access.ts).
   { apiPath: "/api/metadata/workflow/names-and-versions", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/latest-versions", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
+  { apiPath: "/api/metadata/workflow/names", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
+  { apiPath: "/api/metadata/workflow/{name}/versions", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}/{version}", methods: ["DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },

@@ -142,6 +142,17 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     return Response.json(Object.fromEntries(Object.entries(byName).filter(([name]) => mayReadWorkflowDef(grants, name))));
   });
   router.get("/api/metadata/workflow/latest-versions", async (request, env) => Response.json(readableBy(request, await new DefinitionRepository(env.DB).latestVersions())));
+  // Conductor's lighter look-ups: the names alone (sorted), and one name's versions as WorkflowDefSummary values.
+  router.get("/api/metadata/workflow/names", async (request, env) => {
+    const { grants } = principalOf(request);
+    return Response.json(Object.keys(await new DefinitionRepository(env.DB).namesAndVersions()).filter((name) => mayReadWorkflowDef(grants, name)).sort());
+  });
+  router.get("/api/metadata/workflow/:name/versions", async (request, env) => {
+    const byName = await new DefinitionRepository(env.DB).namesAndVersions();
+    // Own keys only: a workflow named `constructor` must not find Object's.
+    if (!Object.hasOwn(byName, name(request))) throw notFound(`No workflow definition named ${name(request)}`);
+    return Response.json(byName[name(request)]);
+  });
 
   router.get("/api/metadata/workflow/:name", async (request, env) => {
     const version = integerQuery(request, "version", 1, Number.MAX_SAFE_INTEGER);
