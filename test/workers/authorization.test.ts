@@ -176,6 +176,12 @@ describe("per-resource grants (/api/auth/authorization)", () => {
       [{}, 400],
     ];
     for (const [body, status] of refusals) expect((await api("POST", "/api/auth/authorization", body)).status, JSON.stringify(body)).toBe(status);
+    // Taking access from a role or group that does not exist takes nothing (as from a user holding none), creating neither.
+    for (const subject of [{ type: "ROLE", id: "no-such-role" }, { type: "GROUP", id: "no-such-group" }]) {
+      expect((await api("DELETE", "/api/auth/authorization", grant(subject, { type: "WORKFLOW_DEF", id: "x" }, ["READ"]))).status, subject.type).toBe(200);
+    }
+    expect((await api("GET", "/api/security/roles/no-such-role")).status).toBe(404);
+    expect((await api("GET", "/api/groups/no-such-group")).status).toBe(404);
     expect(await apiOk("GET", `/api/users/${someone}/permissions`)).toEqual({ grantedAccess: [] });
     // Every access kind, an empty list when nobody holds it (the clients index the map by kind), on any of Orkes'
     // target types: one this service gives no access on per target has no holders.

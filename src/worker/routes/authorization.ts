@@ -36,10 +36,11 @@ function bounded(grants: Grant[], subject: SubjectRef): Grant[] {
 /**
  * Changes the permissions `subject` holds directly: a user's direct permissions, a role's permissions, a group's own
  * permissions. What is added is handed out, so the caller must hold it (403); each write goes through only while what
- * it was checked against is still stored (409 otherwise). A subject that does not exist is a 404, but a user: giving a
- * user access creates their assignment, as `PUT /api/security/users/{userId}/roles` does (taking it creates nothing).
+ * it was checked against is still stored (409 otherwise). Giving access to a role or group that does not exist is a
+ * 404; giving a user access creates their assignment, as `PUT /api/security/users/{userId}/roles` does. Taking access
+ * (`taking`) from a subject that does not exist takes nothing and creates nothing.
  */
-async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, change: GrantChange): Promise<void> {
+async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, change: GrantChange, taking = false): Promise<void> {
   if (!NAME_PATTERN.test(subject.id)) throw validationError("Invalid subject", [{ path: "subject.id", message: "must be 1 to 128 letters, digits or _ . @ + : -" }]);
   const holder = principalOf(request).grants;
   const store = new SecurityStore(env.DB);
@@ -57,6 +58,8 @@ async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, c
   }
   if (subject.type === "ROLE") {
     const role = await store.getRole(subject.id);
+    // Taking access from a role that does not exist takes nothing, as for a user holding none.
+    if (!role && taking) return;
     if (!role) throw notFound(`No role ${subject.id}`);
     const permissions = bounded(change(role.permissions), subject);
     authorizeHandingOut(holder, addedGrants(role.permissions, permissions), `giving role ${role.name} access`);
@@ -65,6 +68,7 @@ async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, c
   }
   const groups = new GroupRepository(env.DB);
   const group = await groups.get(subject.id);
+  if (!group && taking) return;
   if (!group) throw notFound(`No group ${subject.id}`);
   const permissions = bounded(change(group.permissions), subject);
   authorizeHandingOut(holder, addedGrants(group.permissions, permissions), `giving ${what} access`);
@@ -92,7 +96,7 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
 
   router.delete("/api/auth/authorization", async (request, env) => {
     const body = parseOrThrow(AuthorizationRequestSchema, await requiredBody(request, env), "authorization request");
-    await changeSubject(request, env, body.subject, removing(grantsOf(body.target, body.access)));
+    await changeSubject(request, env, body.subject, removing(grantsOf(body.target, body.access)), true);
     return new Response(null, { status: 200 });
   });
 
