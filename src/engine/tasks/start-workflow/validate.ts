@@ -3,7 +3,7 @@
  * workflow it starts.
  */
 import * as v from "valibot";
-import { isExpression, isIntegerIn, isNonEmptyString, isOneOf, isRecord, isString, mapOf, objectOf, orExpression, rule, secretUseIssues, validateWith, type UnknownRecord } from "../../definition/checks";
+import { isExpression, isNonEmptyString, isOneOf, isRecord, isString, mapOf, objectOf, orExpression, rule, secretUseIssues, validateWith, type UnknownRecord } from "../../definition/checks";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 import { isStartedPriority, isStartedVersion, MAX_STARTED_PRIORITY } from "../workflow-start-fields";
 import { START_IDEMPOTENCY_STRATEGIES, START_WORKFLOW_PARAMETER } from "./request";

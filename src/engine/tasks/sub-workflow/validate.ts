@@ -4,7 +4,6 @@
 import * as v from "valibot";
 import {
   isBoolean,
-  isIntegerIn,
   isNonEmptyString,
   isOneOf,
   isRecord,
