@@ -1,4 +1,5 @@
 import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
+import { START_IDEMPOTENCY_STRATEGIES } from "../engine/tasks/start-workflow/request";
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
 import { exceedsJsonDepth, holdsNonFiniteNumber, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
@@ -42,7 +43,7 @@ export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(51
 
 /** The fields of Conductor's `StartWorkflowRequest` (see {@link StartWorkflowRequest}). */
 /** Conductor's idempotency strategies of a start with an `idempotencyKey`. */
-export const IDEMPOTENCY_STRATEGIES = ["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"] as const;
+export const IDEMPOTENCY_STRATEGIES = START_IDEMPOTENCY_STRATEGIES;
 
 const START_WORKFLOW_FIELDS = {
   name: v.optional(v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"))),

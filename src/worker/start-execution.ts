@@ -1,4 +1,5 @@
 import type { NewExecution } from "../engine/decider";
+import type { StartIdempotencyStrategy } from "../engine/tasks/start-workflow/request";
 import type { JsonObject, WorkflowDef, WorkflowStatus, WorkflowTestPlan } from "../engine/model";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { withInputTemplate, workflowInputOversizeReason } from "../engine/workflow-input";
@@ -26,7 +27,7 @@ export interface StartOptions {
   taskToDomain?: Record<string, string>;
   idempotencyKey?: string;
   /** What a key already used does: answer that execution, refuse, or refuse only while it is RUNNING or PAUSED. */
-  idempotencyStrategy?: "RETURN_EXISTING" | "FAIL" | "FAIL_ON_RUNNING";
+  idempotencyStrategy?: StartIdempotencyStrategy;
   parentWorkflowId?: string;
   parentWorkflowTaskId?: string;
   /** The START_WORKFLOW task that starts it (`<workflowId>/<taskId>`): a repeated start of that task finds it started. */

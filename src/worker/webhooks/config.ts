@@ -16,6 +16,7 @@
 import * as v from "valibot";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../engine/http-syntax";
 import { parseMatchPath } from "../../engine/tasks/wait-for-webhook/matches";
+import type { StartIdempotencyStrategy } from "../../engine/tasks/start-workflow/request";
 import { requestObject, WorkflowName } from "../schemas";
 import { TagListSchema } from "../tags";
 
@@ -145,7 +146,7 @@ export interface WebhookSettings {
   receiverWorkflowNamesToVersions: Record<string, number>;
   workflowsToStart: Record<string, number>;
   idempotencyKey?: string;
-  idempotencyStrategy?: "RETURN_EXISTING" | "FAIL" | "FAIL_ON_RUNNING";
+  idempotencyStrategy?: StartIdempotencyStrategy;
   sourcePlatform?: string;
   expression?: string;
   evaluatorType?: string;
