@@ -332,6 +332,120 @@ describe("paths", () => {
   });
 });
 
+describe("JSONPath queries (Conductor's Jayway paths)", () => {
+  const orders: JsonObject = {
+    items: [
+      { id: 1, sku: "a", price: 5, tags: ["x"] },
+      { id: 2, sku: "b", price: 12, active: false },
+      { id: 3, price: 30, tags: [] },
+    ],
+    meta: { count: 3, nested: { id: 99 } },
+  };
+  const context = makeContext({ tasks: { orders: { taskId: "t-9", status: "COMPLETED", input: {}, output: orders } } });
+
+  it.each<[string, JsonValue]>([
+    ["orders.output.items[*].id", [1, 2, 3]],
+    ["orders.output.items.*.price", [5, 12, 30]],
+    // Missing fields select nothing, as Jayway with SUPPRESS_EXCEPTIONS does.
+    ["orders.output.items[*].sku", ["a", "b"]],
+    ["orders.output..id", [1, 2, 3, 99]],
+    ["orders.output..tags[0]", ["x"]],
+    ["orders.output.meta.*", [3, { id: 99 }]],
+    ["orders.output.items[0,2].id", [1, 3]],
+    ["orders.output.meta['count','missing']", [3]],
+    ["orders.output.items[1:].id", [2, 3]],
+    ["orders.output.items[:2].id", [1, 2]],
+    ["orders.output.items[-2:].id", [2, 3]],
+    ["orders.output.items[?(@.price > 10)].id", [2, 3]],
+    ["orders.output.items[?(@.price > 10 && @.id != 3)].sku", ["b"]],
+    ["orders.output.items[?(@.sku == 'a' || @.id == 3)].id", [1, 3]],
+    // A lone `@.field` asks whether the field is there, whatever its value.
+    ["orders.output.items[?(@.active)].id", [2]],
+    ["orders.output.items[?(!@.tags)].id", [2]],
+    ["orders.output.items[?(@.price > 100)].id", []],
+    ["orders.output.items[?(@.price >= workflow.input.count)].id", [1, 2, 3]],
+    ["orders.output.items[?(@.tags[0] == 'x')].id", [1]],
+    ["orders.output.meta[?(@.count == 3)].count", [3]],
+    ["workflow.input.list[?(@ > 15)]", [20, 30]],
+    ["orders.output.missing[*]", []],
+    ["orders.output.items[*].missing", []],
+    ["orders.output.items.length()", 3],
+    ["orders.output.items[*].length()", 3],
+    ["orders.output.items[?(@.price > 10)].length()", 2],
+    ["workflow.input.str.length()", 5],
+    ["orders.output.meta.length()", 2],
+    ["orders.output.meta.keys()", ["count", "nested"]],
+    ["orders.output.items[*].price.sum()", 47],
+    ["orders.output.items[*].price.min()", 5],
+    ["orders.output.items[*].price.max()", 30],
+    ["workflow.input.list.avg()", 20],
+    ["workflow.input.emptyList.avg()", null],
+    ["orders.output.items[*].id.first()", 1],
+    ["orders.output.items[*].id.last()", 3],
+    ["orders.output.missing.length()", null],
+    ["orders.output.items[*].id.length() == 3", true],
+  ])("%s → %j", (source, expected) => {
+    expect(ev(source, context)).toStrictEqual(expected);
+  });
+
+  it("keeps the stddev of a list as Jayway does (population)", () => {
+    expect(ev("workflow.input.list.stddev()")).toBeCloseTo(Math.sqrt(200 / 3), 10);
+  });
+
+  it("interpolates a selection into text as JSON", () => {
+    expect(resolveValue("ids=${orders.output.items[*].id}", context)).toBe("ids=[1,2,3]");
+  });
+
+  it("walks a deep document without overflowing the stack", () => {
+    let deep: JsonValue = { id: "bottom" };
+    for (let level = 0; level < 20_000; level++) deep = { next: deep };
+    const deepContext = makeContext({ tasks: { d: { taskId: "t", status: "COMPLETED", input: {}, output: deep } } });
+    expect(ev("d.output..id", deepContext)).toEqual(["bottom"]);
+  });
+
+  it("never reaches a prototype through a query", () => {
+    expect(ev("workflow.input.obj['constructor','__proto__']")).toEqual([]);
+    expect(ev("workflow.input..constructor")).toEqual([]);
+  });
+
+  it("selects nothing from a secret, and never looks one up for it", () => {
+    const calls: string[] = [];
+    const spying = makeContext({ secret: (name) => (calls.push(name), SECRETS.get(name)) });
+    expect(ev("workflow.secrets.token.length()", spying)).toBeNull();
+    expect(ev("workflow.secrets[*]", spying)).toBeNull();
+    expect(ev("workflow..token", spying)).toEqual([]);
+    expect(calls).toEqual([]);
+  });
+
+  it.each<[string, number, string]>([
+    ["${a.items.count()}", 10, "unknown path function 'count()'"],
+    ["${a.items.length(1)}", 17, "length() takes no arguments"],
+    ["${a.length().x}", 12, "nothing may follow length() in a path"],
+    ["${a.length()[0]}", 12, "nothing may follow length() in a path"],
+    ["${a..}", 5, "'..' must be followed by a name, '*' or '[' but found '}'"],
+    ["${a..length()}", 11, "expected an operator or '}' but found '('"],
+    ["${@.x}", 2, "'@' is the value a filter tests"],
+    ["${a[?(@.x > 1]}", 13, "expected ')' to close '('"],
+    ["${a[?@.x]}", 5, "expected '(' after '[?'"],
+    ["${a['k':2]}", 4, "a slice's bounds must be integers"],
+    ["${a[1:'k']}", 6, "a slice's bounds must be integers"],
+    ["${a[0,]}", 6, "expected an array index or a quoted key after '['"],
+  ])("%s → position %i: %s", (template, position, reason) => {
+    const error = syntaxErrorOf(() => parseTemplate(template));
+    expect(error.message).toContain(reason);
+    expect(error.position).toBe(position);
+  });
+
+  it("refuses at registration a secret that a query selects from, measures, or filters by", () => {
+    const misuse = (text: string) => findTemplateErrors({ v: text }, "").map((issue) => issue.message);
+    expect(misuse("${workflow.secrets.k.length()}")).toEqual([expect.stringContaining("not followed by a JSONPath step or function")]);
+    expect(misuse("${workflow.secrets.k[*]}")).toEqual([expect.stringContaining("not followed by a JSONPath step or function")]);
+    expect(misuse("${workflow.input.list[?(@ == workflow.secrets.k)]}")).toEqual([expect.stringContaining("not in a filter")]);
+    expect(misuse("${workflow.input.list[?(workflow.secrets.k)]}")).toEqual([expect.stringContaining("not in a filter")]);
+    expect(referencedSecrets({ v: "${workflow.input.list[?(@ == workflow.secrets.k)]}" })).toEqual(["k"]);
+  });
+});
+
 describe("literals", () => {
   it.each<[string, JsonValue]>([
     ["'single'", "single"],
@@ -598,7 +712,7 @@ describe("syntax errors", () => {
     ["${.a}", 2, "a path cannot start with '.'"],
     ["${a.}", 3, "a path cannot end with '.'"],
     ["${a.b. }", 5, "a path cannot end with '.'"],
-    ["${a..b}", 4, "expected a name after '.' but found '.'"],
+    ["${a...b}", 5, "'..' must be followed by a name, '*' or '[' but found '.'"],
     ["${a.'b'}", 4, "expected a name after '.' but found a string literal"],
     ["${a[0}", 5, "expected ']' to close '[' at position 3 but found '}'"],
     ["${a['k'.b]}", 7, "expected ']' to close '[' at position 3"],

@@ -6,14 +6,49 @@
 /** One step of a path: a name/quoted key, or a bracketed numeric index. */
 export type PathSegment = string | number;
 
+/**
+ * A JSONPath step that may select any number of values (Conductor evaluates `${…}` with Jayway JsonPath). Once a path
+ * has one, its value is the list of everything selected, in document order, and missing fields select nothing.
+ */
+export type QueryStep =
+  /** `.name`, `['name']` or `[0]` after an earlier query step: that child of each value, where it has one. */
+  | { readonly kind: "child"; readonly key: PathSegment }
+  /** `.*` or `[*]`: every element of an array, every field value of an object. */
+  | { readonly kind: "wildcard" }
+  /** `..`: each value and everything below it; the step after it selects from all of them. */
+  | { readonly kind: "descend" }
+  /** `[0,2]` or `['a','b']`: those children, in the order given. */
+  | { readonly kind: "union"; readonly keys: readonly PathSegment[] }
+  /** `[from:to]` of an array, `to` excluded; negative bounds count from the end. */
+  | { readonly kind: "slice"; readonly from: number | null; readonly to: number | null }
+  /** `[?(<predicate>)]`: the elements of an array (or an object itself) for which the predicate, with `@` as the value, holds. */
+  | { readonly kind: "filter"; readonly predicate: Expression };
+
+/** Jayway's functions without arguments that may end a path: `${t.output.items.length()}`. */
+export const PATH_FUNCTIONS = ["length", "min", "max", "avg", "sum", "stddev", "keys", "first", "last"] as const;
+
+/** One of {@link PATH_FUNCTIONS}. */
+export type PathFunction = (typeof PATH_FUNCTIONS)[number];
+
 /** Operators whose operands are both evaluated and compared. */
 export type ComparisonOperator = "==" | "!=" | "<" | ">" | "<=" | ">=";
 
 /** A parsed expression. `start` is the offset of its first character in the whole template string. */
 export type Expression =
   | { readonly kind: "literal"; readonly value: string | number | boolean | null; readonly start: number }
-  /** `root.seg1[0]['k']`: `root` is `workflow`, `system`, `TASK_ID` (or `CPEWF_TASK_ID`) or a task reference name. */
-  | { readonly kind: "path"; readonly root: string; readonly segments: readonly PathSegment[]; readonly start: number }
+  /**
+   * `root.seg1[0]['k']`: `root` is `workflow`, `system`, `TASK_ID` (or `CPEWF_TASK_ID`), a task reference name, or
+   * inside a filter `@` (the value tested). `segments` are the steps up to the first query step; `query` the rest
+   * (absent when there is none), `fn` a function applied to the result.
+   */
+  | {
+      readonly kind: "path";
+      readonly root: string;
+      readonly segments: readonly PathSegment[];
+      readonly query?: readonly QueryStep[];
+      readonly fn?: PathFunction;
+      readonly start: number;
+    }
   | { readonly kind: "not"; readonly operand: Expression; readonly start: number }
   | { readonly kind: "negate"; readonly operand: Expression; readonly start: number }
   | {
@@ -37,3 +72,8 @@ export type Expression =
       readonly alternate: Expression;
       readonly start: number;
     };
+
+/** The predicates of a path's filters (`[?(...)]`), expressions of their own that its evaluation runs. */
+export function filterPredicates(path: Extract<Expression, { kind: "path" }>): Expression[] {
+  return (path.query ?? []).flatMap((step) => (step.kind === "filter" ? [step.predicate] : []));
+}

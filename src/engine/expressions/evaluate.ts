@@ -2,52 +2,82 @@
  * Evaluates a parsed expression against an {@link EvaluationContext}. Never throws for missing
  * data (an unresolved path is null) with one deliberate exception: a missing secret.
  */
-import type { JsonValue } from "../model";
+import type { JsonObject, JsonValue } from "../model";
 import type { Expression, PathSegment } from "./ast";
 import type { EvaluationContext } from "./context";
 import { readsEnvironmentJson } from "./environment";
 import { MissingSecretError } from "./errors";
 import { isUnderSecrets, secretNameOf } from "./secrets";
+import { applyPathFunction, childOf, pathExists, selectAll } from "./query";
 import { compareOrdered, deepEqual, isTruthy, negate } from "./values";
-
-/** Path segments that address an array element when the current value is an array. */
-const INDEX_KEY = /^[0-9]+$/;
 
 /**
  * Computes the value of `expression`. `&&`, `||` and `?:` only evaluate the operand they
  * need, so a secret referenced in a branch that is not taken is never looked up.
  *
+ * `tested` is what `@` stands for inside a filter's predicate.
+ *
  * @throws MissingSecretError when a `workflow.secrets.<name>` that is evaluated does not exist
  */
-export function evaluate(expression: Expression, ctx: EvaluationContext): JsonValue {
+export function evaluate(expression: Expression, ctx: EvaluationContext, tested: JsonValue = null): JsonValue {
   switch (expression.kind) {
     case "literal":
       return expression.value;
     case "path":
-      return resolvePath(expression.root, expression.segments, ctx);
+      return evaluatePath(expression, ctx, tested);
     case "not":
-      return !isTruthy(evaluate(expression.operand, ctx));
+      return !isTruthy(evaluate(expression.operand, ctx, tested));
     case "negate": {
-      const value = evaluate(expression.operand, ctx);
+      const value = evaluate(expression.operand, ctx, tested);
       return typeof value === "number" ? negate(value) : null;
     }
     case "compare": {
-      const left = evaluate(expression.left, ctx);
-      const right = evaluate(expression.right, ctx);
+      const left = evaluate(expression.left, ctx, tested);
+      const right = evaluate(expression.right, ctx, tested);
       if (expression.operator === "==") return deepEqual(left, right);
       if (expression.operator === "!=") return !deepEqual(left, right);
       return compareOrdered(expression.operator, left, right);
     }
     case "logical": {
-      const left = evaluate(expression.left, ctx);
+      const left = evaluate(expression.left, ctx, tested);
       const decided = expression.operator === "&&" ? !isTruthy(left) : isTruthy(left);
-      return decided ? left : evaluate(expression.right, ctx);
+      return decided ? left : evaluate(expression.right, ctx, tested);
     }
     case "conditional":
-      return isTruthy(evaluate(expression.test, ctx))
-        ? evaluate(expression.consequent, ctx)
-        : evaluate(expression.alternate, ctx);
+      return isTruthy(evaluate(expression.test, ctx, tested))
+        ? evaluate(expression.consequent, ctx, tested)
+        : evaluate(expression.alternate, ctx, tested);
   }
+}
+
+type PathExpression = Extract<Expression, { kind: "path" }>;
+
+/** A path's value: its segments walked, then its JSONPath query run and its function applied, when it has them. */
+function evaluatePath(path: PathExpression, ctx: EvaluationContext, tested: JsonValue): JsonValue {
+  const { root, segments, query, fn } = path;
+  // A secret is a value, whole: nothing may select from it or measure it (registration refuses this too).
+  if ((query !== undefined || fn !== undefined) && isUnderSecrets(root, segments)) return null;
+  const value = root === "@" ? walk(tested, segments) : root === "workflow" && segments.length === 0 ? withoutSecrets(ctx.workflow) : resolvePath(root, segments, ctx);
+  const selected = query === undefined ? value : selectAll(value, query, (predicate, candidate) => filterMatches(predicate, candidate, ctx));
+  return fn === undefined ? selected : applyPathFunction(fn, selected);
+}
+
+/** The workflow record as a query over all of it (`workflow..id`) sees it: never a `secrets` field. */
+function withoutSecrets(workflow: JsonObject): JsonObject {
+  if (!Object.hasOwn(workflow, "secrets")) return workflow;
+  const { secrets: _secrets, ...visible } = workflow;
+  return visible;
+}
+
+/**
+ * Whether a filter keeps `candidate`. A lone `@.field` asks whether the field exists, as in Jayway (`[?(@.isbn)]`);
+ * anything else whether its value is truthy.
+ */
+function filterMatches(predicate: Expression, candidate: JsonValue, ctx: EvaluationContext): boolean {
+  if (predicate.kind === "path" && predicate.root === "@" && predicate.query === undefined && predicate.fn === undefined) {
+    return pathExists(candidate, predicate.segments);
+  }
+  return isTruthy(evaluate(predicate, ctx, candidate));
 }
 
 /**
@@ -103,20 +133,7 @@ function walk(start: JsonValue, segments: readonly PathSegment[]): JsonValue {
   return current;
 }
 
-/**
- * One path step. Lookups use own properties only, so `__proto__` or `constructor` never reach
- * the prototype, and `?? null` turns holes or `undefined` fields into the documented null.
- */
+/** One path step: `?? null` turns a missing child (or a hole) into the documented null. */
 function step(current: JsonValue, segment: PathSegment): JsonValue {
-  if (Array.isArray(current)) {
-    // A negative index (a literal `[-1]`) counts from the end; a key, even "-1", is no index.
-    const given = typeof segment === "number" ? segment : INDEX_KEY.test(segment) ? Number(segment) : Number.NaN;
-    const index = given < 0 ? current.length + given : given;
-    return index >= 0 && index < current.length ? (current[index] ?? null) : null;
-  }
-  if (current !== null && typeof current === "object") {
-    const key = String(segment);
-    return Object.hasOwn(current, key) ? (current[key] ?? null) : null;
-  }
-  return null;
+  return childOf(current, segment) ?? null;
 }

@@ -4,7 +4,7 @@
  */
 import type { JsonValue } from "../model";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import type { Expression, PathSegment } from "./ast";
+import { filterPredicates, type Expression, type PathSegment } from "./ast";
 import { environmentVariableNameOf } from "./environment";
 import { ExpressionSyntaxError } from "./errors";
 import { secretNameOf } from "./secrets";
@@ -56,8 +56,17 @@ function operandSecret(expression: Expression, role: string | undefined): [PathE
   switch (expression.kind) {
     case "literal":
       return undefined;
-    case "path":
-      return role !== undefined && secretNameOf(expression.root, expression.segments) !== null ? [expression, role] : undefined;
+    case "path": {
+      if (secretNameOf(expression.root, expression.segments) !== null) {
+        if (expression.query !== undefined || expression.fn !== undefined) return [expression, "followed by a JSONPath step or function"];
+        if (role !== undefined) return [expression, role];
+      }
+      for (const predicate of filterPredicates(expression)) {
+        const found = operandSecret(predicate, role ?? "in a filter");
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    }
     case "not":
       return operandSecret(expression.operand, role ?? "as an operand of !");
     case "negate":
@@ -133,6 +142,7 @@ function collectNames(expression: Expression, nameOf: (root: string, segments: r
     case "path": {
       const name = nameOf(expression.root, expression.segments);
       if (name !== null) names.add(name);
+      for (const predicate of filterPredicates(expression)) collectNames(predicate, nameOf, names);
       return;
     }
     case "not":

@@ -22,7 +22,9 @@ export type Operator =
   | "<="
   | ">="
   | "&&"
-  | "||";
+  | "||"
+  | "*"
+  | ",";
 
 /** One lexical token; `start`/`end` are offsets in the whole source string (end exclusive). */
 export type Token =
@@ -49,7 +51,7 @@ export interface LexResult {
 }
 
 const TWO_CHAR_OPERATORS: ReadonlySet<string> = new Set(["==", "!=", "<=", ">=", "&&", "||"]);
-const ONE_CHAR_OPERATORS: ReadonlySet<string> = new Set([".", "[", "]", "(", ")", "?", ":", "!", "-", "<", ">"]);
+const ONE_CHAR_OPERATORS: ReadonlySet<string> = new Set([".", "[", "]", "(", ")", "?", ":", "!", "-", "<", ">", "*", ","]);
 
 /** Why a lone `=`, `&` or `|` is wrong: it is almost always a typo of the doubled operator. */
 const DOUBLED_HINTS: Readonly<Record<string, string>> = { "=": "==", "&": "&&", "|": "||" };
@@ -130,6 +132,14 @@ export function tokenize(source: string, start: number, mode: LexMode): LexResul
       continue;
     }
     afterDot = false;
+
+    // JSONPath's `@` in a filter (`[?(@.price < 10)]`): the value tested, a path root like a task's name.
+    const previous = tokens.at(-1);
+    if (c === "@" && !(previous?.kind === "operator" && previous.value === ".")) {
+      tokens.push({ kind: "word", value: "@", start: i, end: i + 1 });
+      i += 1;
+      continue;
+    }
 
     if (isLetter(c) || c === "_") {
       i++;

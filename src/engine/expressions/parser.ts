@@ -8,9 +8,15 @@
  *   comparison  := unary ( ( "<" | ">" | "<=" | ">=" ) unary )*
  *   unary       := ( "!" | "-" ) unary | primary
  *   primary     := NUMBER | STRING | true | false | null | "(" expression ")" | path
- *   path        := NAME ( "." NAME | "[" ( INTEGER | STRING ) "]" )*
+ *   path        := NAME step* ( "." FUNCTION "(" ")" )?
+ *   step        := "." NAME | "." "*" | ".." ( NAME | "*" | bracket ) | bracket
+ *   bracket     := "[" ( key ( "," key )* | "*" | INTEGER? ":" INTEGER? | "?" "(" expression ")" ) "]"
+ *   key         := "-"? INTEGER | STRING
+ *
+ * NAME may be `@` inside a filter `[?(...)]`: the value tested. The steps after `*`, `..`, a union, a slice or a
+ * filter form the path's JSONPath query (see query.ts).
  */
-import type { ComparisonOperator, Expression, PathSegment } from "./ast";
+import { filterPredicates, PATH_FUNCTIONS, type ComparisonOperator, type Expression, type PathFunction, type PathSegment, type QueryStep } from "./ast";
 import { ExpressionSyntaxError } from "./errors";
 import { negate } from "./values";
 import { tokenize, type LexMode, type Operator, type Token } from "./lexer";
@@ -54,6 +60,8 @@ type Operands = { readonly children: readonly Expression[]; readonly at: number 
 class Parser {
   private index = 0;
   private depth = 0;
+  /** How many `[?(...)]` the parser is inside: `@` means something only there. */
+  private filterDepth = 0;
   /** Operator depth of each operator node built so far; leaves are absent and count as 0. */
   private readonly operatorDepths = new WeakMap<Expression, number>();
 
@@ -182,22 +190,48 @@ class Parser {
   }
 
   private parsePathRest(root: string, start: number): Expression {
+    if (root === "@" && this.filterDepth === 0) {
+      throw new ExpressionSyntaxError("'@' is the value a filter tests, so it may only appear inside [?(...)]", start);
+    }
     const segments: PathSegment[] = [];
+    const query: QueryStep[] = [];
+    // Plain steps are segments until the first query step; from there on every step belongs to the query.
+    const add = (step: QueryStep): void => {
+      if (step.kind === "child" && query.length === 0) segments.push(step.key);
+      else query.push(step);
+    };
+    let fn: PathFunction | undefined;
     for (;;) {
       const token = this.peek();
+      if (fn !== undefined && (isOperator(token, ".") || isOperator(token, "["))) {
+        throw new ExpressionSyntaxError(`nothing may follow ${fn}() in a path`, token.start);
+      }
       if (isOperator(token, ".")) {
         this.index++;
+        // `..` selects from the value and everything below it, by the name, `*` or bracket that follows.
+        const descending = this.acceptOperator(".");
+        if (descending) query.push({ kind: "descend" });
+        if (descending && isOperator(this.peek(), "[")) continue;
         const name = this.next();
-        if (name.kind === "word") {
-          segments.push(name.value);
+        if (isOperator(name, "*")) {
+          add({ kind: "wildcard" });
           continue;
         }
+        if (name.kind === "word" && !descending && isOperator(this.peek(), "(")) {
+          fn = this.parseFunctionCall(name);
+          continue;
+        }
+        if (name.kind === "word") {
+          add({ kind: "child", key: name.value });
+          continue;
+        }
+        if (descending) throw new ExpressionSyntaxError(`'..' must be followed by a name, '*' or '[' but found ${this.describe(name)}`, name.start);
         if (name.kind === "end") throw new ExpressionSyntaxError("a path cannot end with '.'", token.start);
         throw new ExpressionSyntaxError(`expected a name after '.' but found ${this.describe(name)}`, name.start);
       }
       if (isOperator(token, "[")) {
         this.index++;
-        segments.push(this.parseBracketSegment());
+        add(this.parseBracketStep());
         const close = this.peek();
         if (!this.acceptOperator("]")) {
           throw new ExpressionSyntaxError(
@@ -207,11 +241,64 @@ class Parser {
         }
         continue;
       }
-      return { kind: "path", root, segments, start };
+      const path: Expression = { kind: "path", root, segments, ...(query.length > 0 ? { query } : {}), ...(fn === undefined ? {} : { fn }), start };
+      // A filter's predicate is evaluated below its path: count it towards the evaluator's depth.
+      const predicates = filterPredicates(path);
+      return predicates.length === 0 ? path : this.node(path, { children: predicates, at: start });
     }
   }
 
-  private parseBracketSegment(): PathSegment {
+  /** `name()` after a path's last `.`: one of Jayway's functions that take no arguments. */
+  private parseFunctionCall(name: Extract<Token, { kind: "word" }>): PathFunction {
+    const fn = PATH_FUNCTIONS.find((known) => known === name.value);
+    if (fn === undefined) {
+      throw new ExpressionSyntaxError(`unknown path function '${name.value}()'; known: ${PATH_FUNCTIONS.map((known) => `${known}()`).join(", ")}`, name.start);
+    }
+    this.index++;
+    const close = this.peek();
+    if (!this.acceptOperator(")")) throw new ExpressionSyntaxError(`${fn}() takes no arguments: expected ')' but found ${this.describe(close)}`, close.start);
+    return fn;
+  }
+
+  /** What follows `[`: `*`, `?(predicate)`, a slice, a union of keys, or one key (index or quoted name). */
+  private parseBracketStep(): QueryStep {
+    const first = this.peek();
+    if (this.acceptOperator("*")) return { kind: "wildcard" };
+    if (this.acceptOperator("?")) {
+      const open = this.peek();
+      if (!this.acceptOperator("(")) throw new ExpressionSyntaxError(`expected '(' after '[?' but found ${this.describe(open)}`, open.start);
+      this.filterDepth++;
+      const predicate = this.parseConditional();
+      this.filterDepth--;
+      const close = this.peek();
+      if (!this.acceptOperator(")")) {
+        throw new ExpressionSyntaxError(`expected ')' to close '(' at position ${open.start} but found ${this.describe(close)}`, close.start);
+      }
+      return { kind: "filter", predicate };
+    }
+    if (isOperator(first, ":")) return this.parseSlice(null);
+    const key = this.parseBracketKey();
+    if (isOperator(this.peek(), ":")) {
+      if (typeof key !== "number") throw new ExpressionSyntaxError("a slice's bounds must be integers", first.start);
+      return this.parseSlice(key);
+    }
+    if (!isOperator(this.peek(), ",")) return { kind: "child", key };
+    const keys = [key];
+    while (this.acceptOperator(",")) keys.push(this.parseBracketKey());
+    return { kind: "union", keys };
+  }
+
+  /** The rest of `[from:to]` from its `:`; either bound may be left out. */
+  private parseSlice(from: number | null): QueryStep {
+    this.acceptOperator(":");
+    const next = this.peek();
+    if (isOperator(next, "]")) return { kind: "slice", from, to: null };
+    const to = this.parseBracketKey();
+    if (typeof to !== "number") throw new ExpressionSyntaxError("a slice's bounds must be integers", next.start);
+    return { kind: "slice", from, to };
+  }
+
+  private parseBracketKey(): PathSegment {
     let token = this.next();
     if (token.kind === "string") return token.value;
     // JSONPath's index from the end, as Conductor reads `${t.output.items[-1]}`: the last element.

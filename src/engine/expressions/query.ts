@@ -1,0 +1,139 @@
+/**
+ * The JSONPath part of a path (Jayway's, which Conductor evaluates `${…}` with): wildcards, deep scan, unions, slices
+ * and filters select any number of values, and the functions Jayway lets end a path. Pure: the evaluator supplies
+ * how a filter's predicate is decided.
+ */
+import type { JsonValue } from "../model";
+import type { Expression, PathFunction, PathSegment, QueryStep } from "./ast";
+
+/** Path segments that address an array element when the current value is an array. */
+const INDEX_KEY = /^[0-9]+$/;
+
+/**
+ * The child `segment` names in `value`, or undefined when it has none. Own properties only, so `__proto__` or
+ * `constructor` never reach the prototype; a negative number counts from the end of an array.
+ */
+export function childOf(value: JsonValue, segment: PathSegment): JsonValue | undefined {
+  if (Array.isArray(value)) {
+    // A negative index (a literal `[-1]`) counts from the end; a key, even "-1", is no index.
+    const given = typeof segment === "number" ? segment : INDEX_KEY.test(segment) ? Number(segment) : Number.NaN;
+    const index = given < 0 ? value.length + given : given;
+    return index >= 0 && index < value.length ? value[index] : undefined;
+  }
+  if (value !== null && typeof value === "object") {
+    const key = String(segment);
+    return Object.hasOwn(value, key) ? value[key] : undefined;
+  }
+  return undefined;
+}
+
+/** True when every segment names a child, from `value` down: what Jayway's `[?(@.field)]` asks. */
+export function pathExists(value: JsonValue, segments: readonly PathSegment[]): boolean {
+  let current: JsonValue | undefined = value;
+  for (const segment of segments) {
+    current = childOf(current, segment);
+    if (current === undefined) return false;
+  }
+  return true;
+}
+
+/**
+ * Everything `steps` select from `start`, in document order. Missing children select nothing (Jayway with
+ * SUPPRESS_EXCEPTIONS, as Conductor configures it), so the answer is a list, possibly empty, never null.
+ */
+export function selectAll(start: JsonValue, steps: readonly QueryStep[], matches: (predicate: Expression, value: JsonValue) => boolean): JsonValue[] {
+  let selected: JsonValue[] = [start];
+  for (const step of steps) {
+    const next: JsonValue[] = [];
+    for (const value of selected) selectFrom(value, step, matches, next);
+    selected = next;
+  }
+  return selected;
+}
+
+function selectFrom(value: JsonValue, step: QueryStep, matches: (predicate: Expression, value: JsonValue) => boolean, into: JsonValue[]): void {
+  switch (step.kind) {
+    case "child":
+      pushDefined(into, childOf(value, step.key));
+      return;
+    case "union":
+      for (const key of step.keys) pushDefined(into, childOf(value, key));
+      return;
+    case "wildcard":
+      pushAll(into, childrenOf(value));
+      return;
+    case "descend":
+      pushSelfAndDescendants(into, value);
+      return;
+    case "slice":
+      if (Array.isArray(value)) pushAll(into, value.slice(step.from ?? 0, step.to ?? value.length));
+      return;
+    case "filter":
+      // Jayway filters an array's elements, and tests an object as a whole.
+      if (Array.isArray(value)) pushAll(into, value.filter((element) => matches(step.predicate, element)));
+      else if (value !== null && typeof value === "object" && matches(step.predicate, value)) into.push(value);
+      return;
+  }
+}
+
+function pushDefined(into: JsonValue[], value: JsonValue | undefined): void {
+  if (value !== undefined) into.push(value);
+}
+
+/** One by one: spreading a list of a hundred thousand values into push() would overflow the call stack. */
+function pushAll(into: JsonValue[], values: readonly JsonValue[]): void {
+  for (const value of values) into.push(value);
+}
+
+function childrenOf(value: JsonValue): JsonValue[] {
+  if (Array.isArray(value)) return value;
+  if (value !== null && typeof value === "object") return Object.values(value);
+  return [];
+}
+
+/** The value, then what is below it depth first; a loop over a stack, so deep documents cannot overflow the call stack. */
+function pushSelfAndDescendants(into: JsonValue[], value: JsonValue): void {
+  const pending: JsonValue[] = [value];
+  while (pending.length > 0) {
+    const current = pending.pop() as JsonValue;
+    into.push(current);
+    const children = childrenOf(current);
+    for (let index = children.length - 1; index >= 0; index--) pending.push(children[index] as JsonValue);
+  }
+}
+
+/** Applies a path function to what the path selected (for a query, the list of everything selected); null when it does not apply. */
+export function applyPathFunction(fn: PathFunction, value: JsonValue): JsonValue {
+  switch (fn) {
+    case "length":
+      if (Array.isArray(value) || typeof value === "string") return value.length;
+      return value !== null && typeof value === "object" ? Object.keys(value).length : null;
+    case "keys":
+      return value !== null && typeof value === "object" && !Array.isArray(value) ? Object.keys(value) : null;
+    case "first":
+      return Array.isArray(value) ? (value[0] ?? null) : null;
+    case "last":
+      return Array.isArray(value) ? (value.at(-1) ?? null) : null;
+    default:
+      return aggregate(fn, Array.isArray(value) ? value.filter((item): item is number => typeof item === "number") : []);
+  }
+}
+
+/** Jayway's numeric functions over the numbers of a list; null when it holds none. */
+function aggregate(fn: "min" | "max" | "avg" | "sum" | "stddev", numbers: number[]): JsonValue {
+  if (numbers.length === 0) return null;
+  const sum = numbers.reduce((total, number) => total + number, 0);
+  const mean = sum / numbers.length;
+  switch (fn) {
+    case "min":
+      return numbers.reduce((least, number) => Math.min(least, number));
+    case "max":
+      return numbers.reduce((most, number) => Math.max(most, number));
+    case "sum":
+      return sum;
+    case "avg":
+      return mean;
+    case "stddev":
+      return Math.sqrt(numbers.reduce((total, number) => total + (number - mean) ** 2, 0) / numbers.length);
+  }
+}
