@@ -275,6 +275,33 @@ describe("SWITCH tasks", () => {
     expect([await hits("scs-four"), await hits("scs-half"), await hits("scs-yes"), await hits("scs-none")]).toEqual([2, 1, 1, 1]);
   });
 
+  it("route on a JsonPath function and output JsonPath selections, as Conductor's Jayway paths give them", async () => {
+    await register({
+      name: "switch_jsonpath",
+      tasks: [
+        switchTask("by_urgent_count", {
+          evaluatorType: "value-param",
+          expression: "urgent",
+          inputParameters: { urgent: "${workflow.input.items[?(@.urgent == true)].length()}" },
+          decisionCases: { "0": [], "2": [httpTask("two_urgent", { uri: target("/count/switch-jsonpath-two"), method: "GET" })] },
+        }),
+      ],
+      outputParameters: { ids: "${workflow.input.items[*].id}", names: "${workflow.input..name}", total: "${workflow.input.items[*].qty.sum()}" },
+    });
+    const before = await hits("switch-jsonpath-two");
+    const items = [
+      { id: "a", urgent: true, qty: 2, owner: { name: "ann" } },
+      { id: "b", qty: 3 },
+      { id: "c", urgent: true, qty: 5, owner: { name: "cy" } },
+    ];
+    const done = await waitFor(await startWorkflow("switch_jsonpath", { items }), ["COMPLETED", "FAILED"]);
+    expect(done.status, done.reasonForIncompletion as string).toBe("COMPLETED");
+    expect(done.tasks.map((task) => task.referenceTaskName)).toEqual(["by_urgent_count", "two_urgent"]);
+    expect(done.tasks[0]!.inputData).toMatchObject({ urgent: 2, case: "2" });
+    expect(done.output).toEqual({ ids: ["a", "b", "c"], names: ["ann", "cy"], total: 10 });
+    expect(await hits("switch-jsonpath-two")).toBe(before + 1);
+  });
+
   it("refuse definitions with a malformed SWITCH, naming each problem, and store nothing", async () => {
     const errors = await refused({
       name: "switch_refused",
