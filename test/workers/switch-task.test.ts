@@ -289,7 +289,7 @@ describe("SWITCH tasks", () => {
       outputParameters: { ids: "${workflow.input.items[*].id}", names: "${workflow.input..name}", total: "${workflow.input.items[*].qty.sum()}" },
     });
     const before = await hits("switch-jsonpath-two");
-    const items = [
+    const items: JsonObject[] = [
       { id: "a", urgent: true, qty: 2, owner: { name: "ann" } },
       { id: "b", qty: 3 },
       { id: "c", urgent: true, qty: 5, owner: { name: "cy" } },
