@@ -18,12 +18,16 @@ export class DefinitionRepository {
     this.#db = db;
   }
 
-  /** The definition of that name and version (latest when version is omitted), or null. */
+  /**
+   * The definition of that name and version (latest when version is omitted), or null. Version 0 is version 0 when one is
+   * registered (the Java SDK registers and starts its workflows as version 0 unless told otherwise), else the latest,
+   * as Orkes reads 0.
+   */
   async find(name: string, version?: number): Promise<WorkflowDef | null> {
     return DefinitionRepository.#cache.getOrLoad(`${name}\u0000${version ?? "latest"}`, async () => {
       const row =
-        version === undefined
-          ? await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? ORDER BY version DESC LIMIT 1`).bind(name).first<{ definition: string }>()
+        version === undefined || version === 0
+          ? await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? ORDER BY version = ? DESC, version DESC LIMIT 1`).bind(name, version ?? -1).first<{ definition: string }>()
           : await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? AND version = ?`).bind(name, version).first<{ definition: string }>();
       return row ? (JSON.parse(row.definition) as WorkflowDef) : null;
     });

@@ -4,7 +4,7 @@ import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
 import type { JsonValue } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { ApiError, notFound, validationError } from "./http/errors";
-import { CorrelationId, issuesToValidationErrors, jsonData, parseOrThrow, requestObject } from "./schemas";
+import { CorrelationId, issuesToValidationErrors, jsonData, parseOrThrow, requestObject, WorkflowVersion } from "./schemas";
 
 /** Longest event handler name. */
 const MAX_HANDLER_NAME_LENGTH = 255;
@@ -29,7 +29,7 @@ const TaskDetails = requestObject({
 /** Conductor's `StartWorkflow` of start_workflow. */
 const StartWorkflow = requestObject({
   name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.check((name: string) => !isDotSegment(name), DOT_SEGMENT_MESSAGE)),
-  version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))),
+  version: v.optional(WorkflowVersion),
   input: v.optional(jsonData),
   correlationId: v.optional(CorrelationId),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),

@@ -39,6 +39,12 @@ export const jsonData = v.pipe(
 /** Longest idempotency key a start takes, however it came (the API, a webhook's event, a SUB_WORKFLOW's expression). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
 
+/**
+ * A workflow version a request asks for: 0 or more. 0 is version 0 when one is registered (the Java SDK registers and
+ * starts its workflows as version 0 unless told otherwise), else the latest, as Orkes reads 0.
+ */
+export const WorkflowVersion = v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be at least 0"));
+
 export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"));
 
 /** The fields of Conductor's `StartWorkflowRequest` (see {@link StartWorkflowRequest}). */
@@ -47,7 +53,7 @@ export const IDEMPOTENCY_STRATEGIES = START_IDEMPOTENCY_STRATEGIES;
 
 const START_WORKFLOW_FIELDS = {
   name: v.optional(v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"))),
-  version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))),
+  version: v.optional(WorkflowVersion),
   input: v.optional(jsonData),
   correlationId: v.optional(CorrelationId),
   priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
@@ -283,7 +289,7 @@ export const WorkflowName = v.pipe(
  */
 export const UpgradeWorkflowRequest = requestObject({
   name: WorkflowName,
-  version: v.optional(v.nullable(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1")))),
+  version: v.optional(v.nullable(WorkflowVersion)),
   taskOutput: v.optional(v.nullable(v.pipe(jsonData, v.check((value) => Object.values(value).every(isPlainObject), "must map task reference names to output objects")))),
   workflowInput: v.optional(v.nullable(jsonData)),
 });
@@ -340,7 +346,7 @@ const EpochMillis = integerParam(0, Number.MAX_SAFE_INTEGER);
  * bounds are given (one alone is ignored, as in Conductor), inclusive.
  */
 export const RunningQuery = v.pipe(
-  v.object({ version: v.optional(integerParam(1, Number.MAX_SAFE_INTEGER)), startTime: v.optional(EpochMillis), endTime: v.optional(EpochMillis) }),
+  v.object({ version: v.optional(integerParam(0, Number.MAX_SAFE_INTEGER)), startTime: v.optional(EpochMillis), endTime: v.optional(EpochMillis) }),
   v.forward(
     v.partialCheck(
       [["startTime"], ["endTime"]],
@@ -432,7 +438,7 @@ const notInSchedule = (why: string) => v.optional(v.custom<never>(() => false, w
 /** The `startWorkflowRequest` of a schedule: Conductor's StartWorkflowRequest, less what a repeated start cannot use. */
 export const ScheduleStartRequest = requestObject({
   name: v.pipe(WorkflowName, v.trim(), v.minLength(1, "must not be empty")),
-  version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))),
+  version: v.optional(WorkflowVersion),
   input: v.optional(jsonData),
   correlationId: v.optional(CorrelationId),
   priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),

@@ -229,8 +229,13 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(onlyError(def({ description: 5 }), "description")).toMatch(/description must be a string/);
   });
 
-  it.each([[0], [1.5], ["2"], [-1]])("rejects the version %j", (version) => {
-    expect(onlyError(def({ version }), "version")).toMatch(/integer of at least 1/);
+  it.each([[1.5], ["2"], [-1]])("rejects the version %j", (version) => {
+    expect(onlyError(def({ version }), "version")).toMatch(/integer of at least 0/);
+  });
+
+  it("accepts version 0, which the Java SDK's ConductorWorkflow sends unless a version is set, and defaults to 1", () => {
+    expect(accepted(def({ version: 0 })).version).toBe(0);
+    expect(accepted(def({})).version).toBe(1);
   });
 
   it.each([[1], ["2"], [3]])("rejects the schemaVersion %j", (schemaVersion) => {
@@ -390,7 +395,7 @@ describe("validateWorkflowDef: common task fields", () => {
   it("reports every problem of a definition at once", () => {
     const input = {
       name: "bad:name",
-      version: 0,
+      version: -1,
       ownerEmail: "nobody",
       outputParameters: { x: "${" },
       tasks: [
@@ -648,9 +653,9 @@ describe("SUB_WORKFLOW tasks", () => {
   });
 
   it.each([
-    ["version", -1, /version must be an integer of at least 1/],
-    ["version", "two", /version must be an integer of at least 1/],
-    ["version", 1.5, /version must be an integer of at least 1/],
+    ["version", -1, /version must be an integer of at least 0/],
+    ["version", "two", /version must be an integer of at least 0/],
+    ["version", 1.5, /version must be an integer of at least 0/],
     ["priority", 100, /priority must be an integer from 0 to 99/],
     ["priority", -1, /priority must be an integer from 0 to 99/],
     ["idempotencyKey", 5, /idempotencyKey must be a string/],
@@ -670,9 +675,9 @@ describe("SUB_WORKFLOW tasks", () => {
     ]) {
       acceptedTask(subTask("c", { subWorkflowParam: param }));
     }
-    // As it runs: 0 is the latest, digits are the version, and a priority given as text is read.
-    expect(childStartRequest({ subWorkflowParam: { name: "child", version: 0, priority: "7" } })).toMatchObject({ name: "child", priority: 7 });
-    expect(childStartRequest({ subWorkflowParam: { name: "child", version: 0 } })).not.toHaveProperty("version");
+    // As it runs: 0 asks for version 0 (the latest when there is none), digits are the version, and a priority given as text is read.
+    expect(childStartRequest({ subWorkflowParam: { name: "child", version: 0, priority: "7" } })).toMatchObject({ name: "child", version: 0, priority: 7 });
+    expect(childStartRequest({ subWorkflowParam: { name: "child", version: "" } })).not.toHaveProperty("version");
     expect(childStartRequest({ subWorkflowParam: { name: "child", version: "2" } })).toMatchObject({ version: 2 });
     expect(childStartRequest({ subWorkflowParam: { name: "child", priority: 500 } })).toEqual({ invalid: expect.stringContaining("subWorkflowParam.priority") });
   });

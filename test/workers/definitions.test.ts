@@ -33,6 +33,23 @@ describe("registering definitions", () => {
     expect((await apiOk("GET", "/api/metadata/workflow/defs_a?version=2"))["description"]).toBe("changed");
   });
 
+  it("takes version 0 as the Java SDK's ConductorWorkflow registers and starts it: version 0 when registered, else the latest", async () => {
+    await apiOk("POST", "/api/metadata/workflow", { ...valid("defs_zero", 0), description: "zero" });
+    expect(await apiOk("GET", "/api/metadata/workflow/defs_zero?version=0")).toMatchObject({ version: 0, description: "zero" });
+    const zeroStarted = await apiOk<string>("POST", "/api/workflow", { name: "defs_zero", version: 0 });
+    expect((await waitFor(zeroStarted, ["COMPLETED", "FAILED"])).workflowVersion).toBe(0);
+    await apiOk("POST", "/api/metadata/workflow", valid("defs_zero", 1));
+    // Asked for, version 0 is still the one registered as 0; unasked, the latest.
+    expect((await waitFor(await apiOk<string>("POST", "/api/workflow/defs_zero?version=0", {}), ["COMPLETED", "FAILED"])).workflowVersion).toBe(0);
+    expect((await waitFor(await apiOk<string>("POST", "/api/workflow/defs_zero", {}), ["COMPLETED", "FAILED"])).workflowVersion).toBe(1);
+    // Deleted, 0 means the latest, as Orkes reads it for a task's child.
+    await apiOk("DELETE", "/api/metadata/workflow/defs_zero/0");
+    expect((await apiOk("GET", "/api/metadata/workflow/defs_zero?version=0"))["version"]).toBe(1);
+    expect((await waitFor(await apiOk<string>("POST", "/api/workflow", { name: "defs_zero", version: 0 }), ["COMPLETED", "FAILED"])).workflowVersion).toBe(1);
+    await refused(await api("POST", "/api/metadata/workflow", valid("defs_zero", -1)), 400, "VALIDATION_ERROR");
+    await refused(await api("POST", "/api/workflow", { name: "defs_zero", version: -1 }), 400, "VALIDATION_ERROR");
+  });
+
   it("validates a definition without registering it (POST /api/metadata/workflow/validate): 200 and nothing stored, or the registration's 400", async () => {
     const before = await rowCount("workflow_defs");
     expect((await api("POST", "/api/metadata/workflow/validate", valid("defs_validated"))).status).toBe(200);

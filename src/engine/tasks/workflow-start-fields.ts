@@ -8,19 +8,19 @@ export function isJsonObjectValue(value: JsonValue | undefined): value is JsonOb
 
 /**
  * The version `value` asks for (`field` names it in the message): undefined when none is given (absent, null, ""), the
- * number for a positive integer or its digits as text, or why it is neither.
+ * number for an integer of at least 0 or its digits as text (0: version 0 when one is registered, else the latest, as
+ * Orkes documents it for a task's child), or why it is neither.
  */
 export function workflowVersionOf(value: JsonValue | undefined, field: string): number | undefined | { invalid: string } {
   if (value === undefined || value === null || value === "") return undefined;
   const number = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
   if (typeof number !== "number" || !Number.isInteger(number) || number < 0) return { invalid: `${field} resolved to ${JSON.stringify(value)}, not a positive integer` };
-  // 0 is the latest, as Orkes documents it for a task's child and Conductor's mapper reads it.
-  return number === 0 ? undefined : number;
+  return number;
 }
 
 /**
- * True for what a definition may give as the version of a workflow a task starts: an integer of at least 0 (0: the
- * latest), its digits as text, "" or null (none: the latest); an expression is read as it resolves (see
+ * True for what a definition may give as the version of a workflow a task starts: an integer of at least 0 (0: version 0
+ * when one is registered, else the latest), its digits as text, "" or null (none: the latest); an expression is read as it resolves (see
  * {@link workflowVersionOf}).
  */
 export function isStartedVersion(value: unknown): boolean {

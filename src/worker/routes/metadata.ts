@@ -155,7 +155,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   });
 
   router.get("/api/metadata/workflow/:name", async (request, env) => {
-    const version = integerQuery(request, "version", 1, Number.MAX_SAFE_INTEGER);
+    const version = integerQuery(request, "version", 0, Number.MAX_SAFE_INTEGER);
     const definition = await new DefinitionRepository(env.DB).get(name(request), version);
     return Response.json(await withOwnTags(env.DB, request, "WORKFLOW_DEF", definition));
   });
@@ -182,7 +182,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
 
   router.delete("/api/metadata/workflow/:name/:version", async (request, env) => {
     const version = Number(request.params["version"]);
-    if (!Number.isInteger(version) || version < 1) throw validationError("Invalid version", [{ path: "version", message: "must be a positive integer" }]);
+    if (!Number.isInteger(version) || version < 0) throw validationError("Invalid version", [{ path: "version", message: "must be an integer of at least 0" }]);
     const deleted = await new DefinitionRepository(env.DB).delete(name(request), version);
     if (!deleted) throw notFound(`No workflow definition ${name(request)} version ${version}`);
     return new Response(null, { status: 200 });

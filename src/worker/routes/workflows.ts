@@ -267,8 +267,8 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
     const body = await startBody(request, env);
     const name = decodedPathParam(request, "name");
     const pathVersion = request.params["version"] === undefined ? undefined : Number(request.params["version"]);
-    if (pathVersion !== undefined && (!Number.isInteger(pathVersion) || pathVersion < 1)) {
-      throw validationError("Invalid workflow version", [{ path: "version", message: "must be a positive integer" }]);
+    if (pathVersion !== undefined && (!Number.isInteger(pathVersion) || pathVersion < 0)) {
+      throw validationError("Invalid workflow version", [{ path: "version", message: "must be an integer of at least 0" }]);
     }
     const version = pathVersion ?? body.version;
     const outcome = await start(env, request, { ...body, name, ...(version === undefined ? {} : { version }) }, wait);
@@ -331,7 +331,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const input: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "workflow input") : {};
     const startRequest: StartRequest & { name: string } = { name, input };
-    const version = integerQuery(request, "version", 1, Number.MAX_SAFE_INTEGER);
+    const version = integerQuery(request, "version", 0, Number.MAX_SAFE_INTEGER);
     if (version !== undefined) startRequest.version = version;
     const correlationId = queryValue(request, "correlationId");
     // The same bound as in the body: the query form must not store what the body form refuses.

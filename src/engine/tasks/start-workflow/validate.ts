@@ -11,7 +11,7 @@ import { START_IDEMPOTENCY_STRATEGIES, START_WORKFLOW_PARAMETER } from "./reques
 const START_WORKFLOW = objectOf(START_WORKFLOW_PARAMETER, "an object describing the workflow to start (at least its name), or an expression giving one", {
   name: rule<string>("name", "a non-empty string naming the workflow to start (an expression is allowed)", isNonEmptyString),
   version: v.optional(
-    rule<unknown>("version", "an integer of at least 1, its digits as text, or an expression; leave it out (or give 0 or \"\") for the latest version", orExpression(isStartedVersion)),
+    rule<unknown>("version", "an integer of at least 0, its digits as text, or an expression; leave it out (or give \"\") for the latest version (0: version 0 when one is registered, else the latest)", orExpression(isStartedVersion)),
   ),
   input: v.optional(rule<unknown>("input", "an object (the started workflow's input) or an expression", orExpression(isRecord))),
   correlationId: v.optional(rule<string>("correlationId", "a string (an expression is allowed)", isString)),

@@ -29,7 +29,7 @@ const SUB_WORKFLOW_PARAM = objectOf("subWorkflowParam", "an object describing th
   name: rule<string>("name", "a non-empty string naming the child workflow (an expression is allowed)", isNonEmptyString),
   // Null means none, as clients send it (the Python SDK's None).
   version: v.optional(
-    rule<unknown>("version", "an integer of at least 1, its digits as text, or an expression; leave it out (or give 0) for the latest version", orExpression(isStartedVersion)),
+    rule<unknown>("version", "an integer of at least 0, its digits as text, or an expression; leave it out for the latest version (0: version 0 when one is registered, else the latest)", orExpression(isStartedVersion)),
   ),
   taskToDomain: v.nullish(mapOf("taskToDomain", "a string (a domain name)", isString)),
   priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_SUB_WORKFLOW_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
