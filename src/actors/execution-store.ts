@@ -1,10 +1,19 @@
 import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "../engine/model";
 
 /**
- * Workflow-level fields as stored: everything but the task list and the (rarely changing) definition. `variables`
- * is absent from executions stored before they were kept.
+ * Workflow-level fields as stored: everything but the task list and the (rarely changing) definition; the input, output
+ * and variables are apart (see {@link PAYLOAD_PARTS}), except in executions stored before they were, whose header holds
+ * them. `variables` is absent from executions stored before they were kept.
  */
 type StoredHeader = Omit<WorkflowExecution, "tasks" | "definition" | "variables"> & { variables?: JsonObject };
+
+/**
+ * The workflow's payloads, each stored in a row of its own: each may be up to MAX_PAYLOAD_BYTES (768 KiB by default),
+ * and together in one row they could pass the 2 MB SQLite lets a row hold, a write that failed every transition after
+ * it (SQLITE_TOOBIG). Apart, a transition also rewrites only those that changed.
+ */
+const PAYLOAD_PARTS = ["input", "output", "variables"] as const;
+type PayloadPart = (typeof PAYLOAD_PARTS)[number];
 
 /** How many log lines a task keeps: its latest ones (Conductor keeps all, in its index; here they share the execution's storage). */
 export const TASK_LOG_LINES_KEPT = 1000;
@@ -25,8 +34,8 @@ export interface TaskLogLine {
 }
 
 /**
- * An execution's durable form inside its Durable Object's SQLite: one row for the workflow, one for
- * its definition, one per task instance. Every method is synchronous, so the writes of one
+ * An execution's durable form inside its Durable Object's SQLite: one row for the workflow, one each for
+ * its input, output and variables, one for its definition, one per task instance. Every method is synchronous, so the writes of one
  * decision form a single implicit transaction and land before any side effect is let out.
  */
 export class ExecutionStore {
@@ -42,18 +51,28 @@ export class ExecutionStore {
    * stored before logs were kept have the other tables and not this one, and most executions never log.
    */
   #hasLogTable: boolean;
+  /** Whether the payload table exists: executions stored before payloads were kept apart have the others and not it. */
+  #hasPartsTable: boolean;
+  /**
+   * Whether the stored execution's payloads are in the payload table, so a save writes those that changed only. False
+   * until the first save of an execution stored with its payloads in its header: that save moves them all.
+   */
+  #partsApart = false;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    const tables = new Set(sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'task_logs')`).toArray().map((row) => row.name));
+    const tables = new Set(sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'task_logs', 'workflow_parts')`).toArray().map((row) => row.name));
     this.#hasTables = tables.has("meta");
     this.#hasLogTable = tables.has("task_logs");
+    this.#hasPartsTable = tables.has("workflow_parts");
   }
 
   /** The object's storage was wiped (`deleteAll`): the tables are gone with it. */
   forgetTables(): void {
     this.#hasTables = false;
     this.#hasLogTable = false;
+    this.#hasPartsTable = false;
+    this.#partsApart = false;
   }
 
   #ensureTables(): void {
@@ -61,9 +80,16 @@ export class ExecutionStore {
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS workflow (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL)`);
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS definition (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL)`);
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS tasks (task_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, data TEXT NOT NULL)`);
+    this.#ensurePartsTable();
     // Created last: its presence tells the constructor that all four exist.
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     this.#hasTables = true;
+  }
+
+  #ensurePartsTable(): void {
+    if (this.#hasPartsTable) return;
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS workflow_parts (part TEXT PRIMARY KEY, data TEXT NOT NULL)`);
+    this.#hasPartsTable = true;
   }
 
   /** The stored execution, or null when this object holds none. */
@@ -77,6 +103,9 @@ export class ExecutionStore {
       .toArray()
       .map((row) => JSON.parse(row.data) as TaskExecution);
     const stored = JSON.parse(header.data) as StoredHeader;
+    const parts = this.#hasPartsTable ? this.#sql.exec<{ part: PayloadPart; data: string }>(`SELECT part, data FROM workflow_parts`).toArray() : [];
+    this.#partsApart = parts.length > 0;
+    for (const { part, data } of parts) stored[part] = JSON.parse(data) as JsonObject;
     // Executions stored before variables were kept had none.
     return { ...stored, variables: stored.variables ?? {}, definition: JSON.parse(definition.data) as WorkflowDef, tasks };
   }
@@ -87,8 +116,16 @@ export class ExecutionStore {
    */
   save(previous: WorkflowExecution | null, next: WorkflowExecution): void {
     this.#ensureTables();
-    const { tasks, definition, ...header } = next;
+    this.#ensurePartsTable();
+    const { tasks, definition, input, output, variables, ...header } = next;
     this.#sql.exec(`INSERT OR REPLACE INTO workflow (id, data) VALUES (1, ?)`, JSON.stringify(header));
+    const payloads: Record<PayloadPart, JsonObject> = { input, output, variables };
+    for (const part of PAYLOAD_PARTS) {
+      // The decider keeps the object of a payload it does not change, as it keeps a task's.
+      if (this.#partsApart && previous !== null && previous[part] === payloads[part]) continue;
+      this.#sql.exec(`INSERT OR REPLACE INTO workflow_parts (part, data) VALUES (?, ?)`, part, JSON.stringify(payloads[part]));
+    }
+    this.#partsApart = true;
     if (previous?.definition !== definition) {
       this.#sql.exec(`INSERT OR REPLACE INTO definition (id, data) VALUES (1, ?)`, JSON.stringify(definition));
     }

@@ -178,7 +178,50 @@ describe("the test harness", () => {
   });
 });
 
+/**
+ * Rewrites the stored execution as it was stored before its payloads were kept apart: input, output and variables in
+ * the workflow row (less `dropped`, for layouts older still), no payload table.
+ */
+function storeAsBefore(sql: SqlStorage, dropped: string[] = []): void {
+  const header = JSON.parse(sql.exec<{ data: string }>(`SELECT data FROM workflow WHERE id = 1`).one().data) as Record<string, unknown>;
+  for (const { part, data } of sql.exec<{ part: string; data: string }>(`SELECT part, data FROM workflow_parts`).toArray()) {
+    if (!dropped.includes(part)) header[part] = JSON.parse(data);
+  }
+  sql.exec(`UPDATE workflow SET data = ? WHERE id = 1`, JSON.stringify(header));
+  sql.exec(`DROP TABLE workflow_parts`);
+}
+
 describe("executions stored before a field was kept", () => {
+  it("one stored with its input, output and variables in its workflow row is read, and goes on with them kept apart", async () => {
+    await register({
+      name: "stored_with_payloads_inline",
+      variables: { stage: "initial" },
+      tasks: [
+        { name: "mark", taskReferenceName: "mark", type: "SET_VARIABLE", inputParameters: { marked: "${workflow.input.order}" } },
+        { name: "gate", taskReferenceName: "gate", type: "WAIT", inputParameters: {} },
+      ],
+      outputParameters: { order: "${workflow.input.order}", marked: "${workflow.variables.marked}", stage: "${workflow.variables.stage}" },
+    });
+    const workflowId = await startWorkflow("stored_with_payloads_inline", { order: "o-7" });
+    await waitFor(workflowId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+    await runInDurableObject(stubFor(workflowId), (_instance, state) => storeAsBefore(state.storage.sql));
+    await abortAllDurableObjects();
+    expect(await getWorkflow(workflowId)).toMatchObject({ input: { order: "o-7" }, variables: { stage: "initial", marked: "o-7" } });
+    await apiOk("POST", `/api/workflow/${workflowId}/variables`, { stage: "updated" });
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.output).toEqual({ order: "o-7", marked: "o-7", stage: "updated" });
+    // Moved apart by the first write after the wake-up; nothing of them is left in the workflow row.
+    const stored = await runInDurableObject(stubFor(workflowId), (_instance, state) => ({
+      header: JSON.parse(state.storage.sql.exec<{ data: string }>(`SELECT data FROM workflow WHERE id = 1`).one().data) as JsonObject,
+      parts: state.storage.sql.exec<{ part: string }>(`SELECT part FROM workflow_parts ORDER BY part`).toArray().map((row) => row.part),
+    }));
+    expect(stored.parts).toEqual(["input", "output", "variables"]);
+    expect(Object.keys(stored.header).filter((key) => ["input", "output", "variables"].includes(key))).toEqual([]);
+    await abortAllDurableObjects();
+    expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED", input: { order: "o-7" }, output: done.output });
+  });
+
   it("one stored without variables reads as {} after a wake-up: shown, seen by expressions and merged into by an update", async () => {
     await register({
       name: "stored_without_variables",
@@ -189,17 +232,31 @@ describe("executions stored before a field was kept", () => {
     });
     const workflowId = await startWorkflow("stored_without_variables");
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0]!.outputData["statusCode"] === 200);
-    await runInDurableObject(stubFor(workflowId), (_instance, state) => {
-      const row = state.storage.sql.exec<{ data: string }>(`SELECT data FROM workflow WHERE id = 1`).one();
-      const { variables: _dropped, ...header } = JSON.parse(row.data) as Record<string, unknown>;
-      state.storage.sql.exec(`UPDATE workflow SET data = ? WHERE id = 1`, JSON.stringify(header));
-    });
+    await runInDurableObject(stubFor(workflowId), (_instance, state) => storeAsBefore(state.storage.sql, ["variables"]));
     await abortAllDurableObjects();
     expect((await getWorkflow(workflowId))["variables"]).toEqual({});
     expect(await apiOk("POST", `/api/workflow/${workflowId}/variables`, { stage: "set" })).toMatchObject({ variables: { stage: "set" } });
     await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(((done.tasks[1]!.outputData["response"] as { body: { query: JsonObject } }).body.query)).toEqual({ stage: "set" });
+  });
+});
+
+describe("an execution's payloads", () => {
+  it("input, variables and output near MAX_PAYLOAD_BYTES each are stored together: more than a SQLite row holds, once a 500 at the start", async () => {
+    await register({
+      name: "payloads_at_their_limits",
+      tasks: [{ name: "copy", taskReferenceName: "copy", type: "SET_VARIABLE", inputParameters: { copy: "${workflow.input.big}" } }],
+      outputParameters: { copy: "${workflow.variables.copy}" },
+    });
+    const big = "x".repeat(760 * 1024);
+    const workflowId = await apiOk<string>("POST", "/api/workflow/payloads_at_their_limits", { big });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status, done.reasonForIncompletion as string).toBe("COMPLETED");
+    expect((done.output["copy"] as string).length).toBe(big.length);
+    await abortAllDurableObjects();
+    const reread = await getWorkflow(workflowId);
+    expect([(reread.input["big"] as string).length, ((reread["variables"] as JsonObject)["copy"] as string).length, (reread.output["copy"] as string).length]).toEqual([big.length, big.length, big.length]);
   });
 });
 

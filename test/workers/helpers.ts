@@ -149,7 +149,7 @@ export async function storedByExecutionObject(workflowId: string): Promise<{ exe
     const tables = new Set(state.storage.sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table'`).toArray().map((row) => row.name));
     const count = (table: string) => (tables.has(table) ? state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).one().n : 0);
     const metaKeys = tables.has("meta") ? state.storage.sql.exec<{ key: string }>(`SELECT key FROM meta ORDER BY key`).toArray().map((row) => row.key) : [];
-    return { executionRows: count("workflow") + count("definition") + count("tasks"), metaKeys };
+    return { executionRows: count("workflow") + count("workflow_parts") + count("definition") + count("tasks"), metaKeys };
   });
 }
 
