@@ -96,6 +96,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run('delpaths([["xs", 0], ["xs", 1], ["o"]])')).toEqual({ ok: true, values: [{ xs: [3, 4, 5] }] });
   });
 
+  it("counts range/3 down with a negative step, reads getpath through null, and takes test's flags in an array, as jq 1.7 does", () => {
+    expect(jqRunner.run("[range(5; 0; -2)], [range(0; 3; 0)], [range(0; 5; 2)]", null)).toEqual({ ok: true, values: [[5, 3, 1], [], [0, 2, 4]] });
+    expect(jqRunner.run('getpath(["a", "b"]), (.x | getpath(["y"])), getpath(["list", -1]), getpath(["missing", 0, "z"])', { a: null, x: null, list: [1, 2] })).toEqual({ ok: true, values: [null, null, 2, null] });
+    expect(jqRunner.run('getpath(["n", "m"])', { n: 1 })).toEqual({ ok: false, error: expect.stringContaining('Cannot index number with "m"') });
+    expect(jqRunner.run('.s | test(["^AB", "i"]), test("^AB"), test("^ab"; "x")?', { s: "abc" })).toEqual({ ok: true, values: [true, false] });
+    expect(jqRunner.run('.n | test("1")', { n: 1 })).toEqual({ ok: false, error: expect.stringContaining("cannot be matched, as it is not a string") });
+  });
+
   it("negates any operand with unary minus: map(-.), sort_by(-.), -.a * 2, 1 - -.a", () => {
     expect(jqRunner.run(".xs | map(-.), sort_by(-.), (.[1:] | -.[0])", { xs: [1, 3, 2] })).toEqual({ ok: true, values: [[-1, -3, -2], [3, 2, 1], -3] });
     expect(jqRunner.run("-.a, -.a * 3, -.a + 1, 1 - -.a, 1 - -1, 2 * -.a, - -.a, [-(1, 2)], {x: -.a}", { a: 2 })).toEqual({ ok: true, values: [-2, -6, -1, 3, 2, -4, 2, [-1, -2], { x: -2 }] });

@@ -555,6 +555,49 @@ Object.assign(functions, {
             for (let regexp of args[0].apply(input, conf))
                 yield new RegExp(regexp, makeFlagString(flags || '')).test(input)
     }, {params: [{label: 'regex'}, {label: 'flags'}]}),
+    // jq takes the flags in an array too (test(["^a", "i"])), and matches strings only; jqjs took the array as the regex.
+    'test/1': Object.assign(function*(input, conf, args) {
+        for (let re of args[0].apply(input, conf)) {
+            if (typeof input != 'string')
+                throw nameType(input) + ' (' + JSON.stringify(input) + ') cannot be matched, as it is not a string'
+            const [regexp, flags] = Array.isArray(re) ? [re[0], re[1] || ''] : [re, '']
+            yield new RegExp(regexp, makeFlagString(flags)).test(input)
+        }
+    }, {params: [{label: 'regex'}]}),
+    // jq 1.7's: counts down with a negative step and gives nothing for a step of 0; jqjs only counted up.
+    'range/3': function*(input, conf, args) {
+        for (let from of args[0].apply(input, conf))
+            for (let upto of args[1].apply(input, conf))
+                for (let by of args[2].apply(input, conf)) {
+                    if (by > 0)
+                        for (let i = from; i < upto; i += by) yield i
+                    else if (by < 0)
+                        for (let i = from; i > upto; i += by) yield i
+                }
+    },
+    // jq's: null stays null down any path (so getpath on null, or through a missing field, is null), a negative index
+    // counts from the end, and indexing a scalar is an error; jqjs refused null input and failed on a null midway.
+    'getpath/1': Object.assign(function*(input, conf, args) {
+        for (let path of args[0].apply(input, conf)) {
+            if (!Array.isArray(path))
+                throw 'Path must be specified as an array'
+            let value = input
+            for (let key of path) {
+                if (value === null)
+                    break
+                const t = nameType(value)
+                if (t == 'object' && typeof key == 'string') {
+                    value = Object.hasOwn(value, key) ? value[key] : null
+                } else if (t == 'array' && typeof key == 'number') {
+                    const index = key < 0 ? value.length + Math.floor(key) : Math.floor(key)
+                    value = index >= 0 && index < value.length ? value[index] : null
+                } else {
+                    throw 'Cannot index ' + t + ' with ' + (typeof key == 'string' ? '"' + key + '"' : nameType(key))
+                }
+            }
+            yield value
+        }
+    }, {params: [{label: 'paths'}]}),
     // jqjs logged each match to a console the sandbox does not have, and called a missing String.gsub for "g".
     'scan/2': Object.assign(function*(input, conf, args) {
         for (let re of args[0].apply(input, conf)) {
