@@ -97,7 +97,7 @@ describe("the jq runner (jqjs in QuickJS)", () => {
   });
 
   it("counts range/3 down with a negative step, reads getpath through null, and takes test's flags in an array, as jq 1.7 does", () => {
-    expect(jqRunner.run("[range(5; 0; -2)], [range(0; 3; 0)], [range(0; 5; 2)]", null)).toEqual({ ok: true, values: [[5, 3, 1], [], [0, 2, 4]] });
+    expect(jqRunner.run("[range(5; 0; -2)], [range(0; 3; 0)], [range(0; 5; 2)]", {})).toEqual({ ok: true, values: [[5, 3, 1], [], [0, 2, 4]] });
     expect(jqRunner.run('getpath(["a", "b"]), (.x | getpath(["y"])), getpath(["list", -1]), getpath(["missing", 0, "z"])', { a: null, x: null, list: [1, 2] })).toEqual({ ok: true, values: [null, null, 2, null] });
     expect(jqRunner.run('getpath(["n", "m"])', { n: 1 })).toEqual({ ok: false, error: expect.stringContaining('Cannot index number with "m"') });
     expect(jqRunner.run('.s | test(["^AB", "i"]), test("^AB"), test("^ab"; "x")?', { s: "abc" })).toEqual({ ok: true, values: [true, false] });

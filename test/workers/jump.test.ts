@@ -51,6 +51,18 @@ describe("jumping to a task (POST /api/workflow/{workflowId}/jump/{taskReference
     expect(statuses(await waitFor(workflowId, ["COMPLETED"]))).toEqual(["gate COMPLETED", "middle COMPLETED", "last COMPLETED"]);
   });
 
+  it("takes the task from the taskReferenceName query parameter, as the Python, Go and JavaScript clients send it with the path's placeholder unfilled", async () => {
+    const workflowId = await startedAtGate("jmp-query");
+    // Without a name anywhere, nothing happens.
+    const unnamed = await api("POST", `/api/workflow/${workflowId}/jump/%7BtaskReferenceName%7D`, {});
+    expect(unnamed.status).toBe(400);
+    expect(await unnamed.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "taskReferenceName" }] });
+    expect(statuses(await getWorkflow(workflowId))).toEqual(["gate IN_PROGRESS"]);
+    await apiOk("POST", `/api/workflow/${workflowId}/jump/%7BtaskReferenceName%7D?taskReferenceName=last`, {});
+    expect(statuses(await waitFor(workflowId, ["COMPLETED"]))).toEqual(["gate SKIPPED", "middle SKIPPED", "last COMPLETED"]);
+    expect([await hits("jmp-query-middle"), await hits("jmp-query-last")]).toEqual([0, 1]);
+  });
+
   it("refuses, changing nothing: an unknown task, a bad body, a caller without WORKFLOW_ADMIN on the workflow", async () => {
     const workflowId = await startedAtGate("jmp-refused");
     const before = await getWorkflow(workflowId);

@@ -469,7 +469,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   // from its definition as when the workflow reaches it.
   router.post("/api/workflow/:workflowId/jump/:taskReferenceName", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
-    const taskReferenceName = decodedPathParam(request, "taskReferenceName");
+    const taskReferenceName = jumpTarget(request);
     const taskInput = parseOrThrow(JsonObjectBody, await bodyOrEmpty(request, env), "task input");
     checkInputSize(env, "The task input", taskInput);
     const command: WorkflowCommand = { type: "jump", taskReferenceName };
@@ -491,4 +491,19 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     unwrap(await executionStub(env, workflowId).command(command));
     return new Response(null, { status: 200 });
   });
+}
+
+/** Where the generated clients leave the path's placeholder as it is: `/jump/{taskReferenceName}`. */
+const JUMP_PLACEHOLDER = "{taskReferenceName}";
+
+/**
+ * The task a jump names: Orkes reads the `taskReferenceName` query parameter, which the Python, Go and JavaScript clients
+ * send while leaving the path's placeholder unfilled; else the path's segment.
+ */
+function jumpTarget(request: IRequest): string {
+  const queried = queryValue(request, "taskReferenceName")?.trim();
+  if (queried !== undefined && queried !== "") return queried;
+  const inPath = decodedPathParam(request, "taskReferenceName");
+  if (inPath === JUMP_PLACEHOLDER) throw validationError("Invalid jump", [{ path: "taskReferenceName", message: "must name the task to jump to, in the path or the taskReferenceName query parameter" }]);
+  return inPath;
 }
