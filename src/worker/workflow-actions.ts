@@ -34,15 +34,21 @@ export interface WorkflowAction {
 
 const single = (suffix: string) => (workflowId: string) => `/api/workflow/${encodeURIComponent(workflowId)}${suffix}`;
 
+/** The terminate command a request asks for: its `reason`, and Orkes' `triggerFailureWorkflow`. */
+function terminateCommand(request: IRequest): WorkflowCommand {
+  const reason = queryValue(request, "reason");
+  // Orkes' option: the definition's failure workflow starts as it would after a failure.
+  const triggerFailureWorkflow = booleanQuery(request, "triggerFailureWorkflow", false);
+  const command: WorkflowCommand = { type: "terminate", triggerFailureWorkflow };
+  if (reason) command.reason = reason;
+  return command;
+}
+
 const terminate: WorkflowAction = {
   method: "DELETE",
   path: single(""),
   prepare(request) {
-    const reason = queryValue(request, "reason");
-    // Orkes' option: the definition's failure workflow starts as it would after a failure.
-    const triggerFailureWorkflow = booleanQuery(request, "triggerFailureWorkflow", false);
-    const command: WorkflowCommand = { type: "terminate", triggerFailureWorkflow };
-    if (reason) command.reason = reason;
+    const command = terminateCommand(request);
     return async (env, workflowId) => {
       unwrap(await executionStub(env, workflowId).command(command));
     };
@@ -54,6 +60,27 @@ const remove: WorkflowAction = {
   path: single("/remove"),
   prepare: () => async (env, workflowId) => {
     unwrap(await executionStub(env, workflowId).remove());
+  },
+};
+
+/**
+ * Conductor's terminateRemove: terminates the execution when it is still running or paused, then removes it. One that
+ * has already ended is removed as it is (its terminate's 409 is no refusal here).
+ */
+const terminateRemove: WorkflowAction = {
+  method: "DELETE",
+  path: single("/terminate-remove"),
+  prepare(request) {
+    const command = terminateCommand(request);
+    return async (env, workflowId) => {
+      const stub = executionStub(env, workflowId);
+      try {
+        unwrap(await stub.command(command));
+      } catch (error) {
+        if (!(error instanceof ApiError && error.status === 409)) throw error;
+      }
+      unwrap(await stub.remove());
+    };
   },
 };
 
@@ -111,4 +138,4 @@ const resetCallbacks: WorkflowAction = {
 };
 
 /** Every lifecycle action taking nothing but the execution's id and query parameters (rerun takes a body). */
-export const WORKFLOW_ACTIONS = { terminate, remove, pause, resume, retry, restart, resetCallbacks } as const;
+export const WORKFLOW_ACTIONS = { terminate, remove, terminateRemove, pause, resume, retry, restart, resetCallbacks } as const;

@@ -437,6 +437,28 @@ describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
     expect((await getWorkflow(first)).status).toBe("RUNNING");
   });
 
+  it("Conductor's newer remove and terminate-remove (DELETE, in bulk and for one id) remove ended executions, and terminate running ones first", async () => {
+    await registerWaiting("bulk_remove", "bulk-remove-after");
+    const [first, second, third] = [await startWaiting("bulk_remove"), await startWaiting("bulk_remove"), await startWaiting("bulk_remove")];
+    await apiOk("DELETE", `/api/workflow/${first}?reason=stopped`);
+    const unknown = crypto.randomUUID();
+    // remove takes ended executions only, as the single-id remove.
+    const removed = await bulk("DELETE", "remove", [first, second]);
+    expect(removed).toEqual({ bulkErrorResults: { [second]: await singleRefusal("DELETE", `/api/workflow/${second}/remove`) }, bulkSuccessfulResults: [first] });
+    await expectError("GET", `/api/workflow/${first}`, 404, "NOT_FOUND");
+    expect((await getWorkflow(second)).status).toBe("RUNNING");
+    // terminate-remove ends a running one, then removes it; an unknown one is refused as the single route refuses it.
+    const gone = await bulk("DELETE", "terminate-remove", [second, unknown], "?reason=cleanup");
+    expect(gone).toEqual({ bulkErrorResults: { [unknown]: await singleRefusal("DELETE", `/api/workflow/${unknown}/terminate-remove`) }, bulkSuccessfulResults: [second] });
+    expect(gone.bulkErrorResults[unknown]).toBe(`Workflow ${unknown} not found`);
+    await expectError("GET", `/api/workflow/${second}`, 404, "NOT_FOUND");
+    const response = await api("DELETE", `/api/workflow/${third}/terminate-remove`);
+    expect([response.status, await response.text()]).toEqual([200, ""]);
+    await expectError("GET", `/api/workflow/${third}`, 404, "NOT_FOUND");
+    // The call after each task of those terminated was never made.
+    expect(await hits("bulk-remove-after")).toBe(0);
+  });
+
   it("a refused body (not an array, a non-string or empty id, no id, more than 1000 ids, not JSON) is a 400 in the contract's shape and changes nothing; 1000 ids are taken", async () => {
     await registerWaiting("bulk_refused", "bulk-refused-after");
     const workflowId = await startWaiting("bulk_refused");

@@ -33,7 +33,10 @@ export const START_PERMISSION: Permission = "WORKFLOW_ADMIN";
 const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const at = (action: Grant["action"], scope = "*"): Grant => ({ action, scope });
 
-/** The bulk lifecycle operations (Conductor's WorkflowBulkResource, Orkes' bulk delete): their routes and rules. */
+/**
+ * The bulk lifecycle operations (Conductor's WorkflowBulkResource, its newer `remove` and `terminate-remove`, Orkes' bulk
+ * delete): their routes and rules.
+ */
 export const BULK_OPERATIONS = [
   { method: "PUT", operation: "pause" },
   { method: "PUT", operation: "resume" },
@@ -41,6 +44,8 @@ export const BULK_OPERATIONS = [
   { method: "POST", operation: "retry" },
   { method: "POST", operation: "terminate" },
   { method: "POST", operation: "delete" },
+  { method: "DELETE", operation: "remove" },
+  { method: "DELETE", operation: "terminate-remove" },
 ] as const;
 
 /** One of {@link BULK_OPERATIONS}. */

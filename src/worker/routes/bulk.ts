@@ -95,11 +95,12 @@ export function registerBulkWorkflowRoutes(router: RouterType<IRequest, Args>): 
   for (const { method, operation } of BULK_OPERATIONS) {
     const route = bulkRoute(WORKFLOW_ACTIONS[BULK_ACTION[operation]]);
     if (method === "PUT") router.put(bulkPath(operation), route);
+    else if (method === "DELETE") router.delete(bulkPath(operation), route);
     else router.post(bulkPath(operation), route);
   }
 }
 
-/** The single-id action each bulk operation repeats; Orkes' bulk `delete` is DELETE /api/workflow/{id}/remove. */
+/** The single-id action each bulk operation repeats; Orkes' bulk `delete` and Conductor's `remove` are DELETE /api/workflow/{id}/remove. */
 const BULK_ACTION: Record<BulkOperation, keyof typeof WORKFLOW_ACTIONS> = {
   pause: "pause",
   resume: "resume",
@@ -107,4 +108,6 @@ const BULK_ACTION: Record<BulkOperation, keyof typeof WORKFLOW_ACTIONS> = {
   retry: "retry",
   terminate: "terminate",
   delete: "remove",
+  remove: "remove",
+  "terminate-remove": "terminateRemove",
 };

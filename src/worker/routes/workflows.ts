@@ -367,6 +367,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   });
 
   router.delete("/api/workflow/:workflowId/remove", singleAction(WORKFLOW_ACTIONS.remove));
+  router.delete("/api/workflow/:workflowId/terminate-remove", singleAction(WORKFLOW_ACTIONS.terminateRemove));
   router.delete("/api/workflow/:workflowId", singleAction(WORKFLOW_ACTIONS.terminate));
   router.put("/api/workflow/:workflowId/pause", singleAction(WORKFLOW_ACTIONS.pause));
   router.put("/api/workflow/:workflowId/resume", singleAction(WORKFLOW_ACTIONS.resume));
