@@ -63,6 +63,18 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(queued(chosen.effects)[0]!.visibleAt).toBe(31_000);
   });
 
+  it("waits out its startDelay on the first attempt only: a retry waits its retry delay, as Conductor's retry replaces the one with the other", () => {
+    const withDef = { ...encode, startDelay: 30, taskDefinition: taskDef({ retryCount: 1, retryDelaySeconds: 10 }) };
+    const polled = poll(started(withDef).state, 31_000);
+    const failed = decide(polled, { type: "externalUpdate", taskId: polled.tasks[0]!.taskId, status: "FAILED", output: {} }, env(32_000));
+    const retried = decide(failed.state, { type: "tick", liveTaskIds: new Set() }, env(42_000));
+    const retry = retried.state.tasks[1]!;
+    expect(retry).toMatchObject({ status: "SCHEDULED", retryCount: 1 });
+    const entries = [...queued(failed.effects), ...queued(retried.effects)].filter((entry) => entry.taskId === retry.taskId);
+    expect(entries.map((entry) => entry.visibleAt)).toEqual([42_000]);
+    expect(toTaskView(retry, retried.state).callbackAfterSeconds).toBe(0);
+  });
+
   it("takes startDelay as Conductor does: a worker's task only, 0 being none; a negative one is refused", () => {
     const kept = (task: WorkflowTaskDef) => {
       const result = validateWorkflowDef({ name: "media", version: 1, schemaVersion: 2, tasks: [task] });
