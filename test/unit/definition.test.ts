@@ -877,6 +877,13 @@ describe("task definitions", () => {
     return `${result.errors[0]!.path}: ${result.errors[0]!.message}`;
   };
 
+  it("reads a null field as one left out, its default applying, as Conductor's TaskDef does", () => {
+    const nulls = { description: null, retryCount: null, retryLogic: null, pollTimeoutSeconds: null, concurrentExecLimit: null, inputTemplate: null, ownerEmail: null, rateLimitPerFrequency: null };
+    expect(registered(nulls)).toEqual(registered());
+    expect(registered(nulls)).toMatchObject({ retryCount: 3, retryLogic: "FIXED" });
+    expect(validateTaskDef({ name: null }).ok).toBe(false);
+  });
+
   it("refuses the names . and .. (a URL naming them would resolve them away)", () => {
     for (const name of [".", ".."]) expect(onlyTaskDefError({ name })).toMatch(/^name: .*not \. or \.\./);
     expect(registered({ name: "..." }).name).toBe("...");

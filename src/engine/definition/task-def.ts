@@ -87,7 +87,7 @@ export function validateTaskDef(input: unknown, options: { path?: string; inline
   if (!isRecord(input)) {
     return { ok: false, errors: [{ path, message: `a task definition must be a JSON object, but received ${describeValue(input)}` }] };
   }
-  const parsed = v.safeParse(options.inline ? INLINE : REGISTERED, input);
+  const parsed = v.safeParse(options.inline ? INLINE : REGISTERED, withoutNullFields(input));
   const issues: ValidationIssue[] = parsed.success ? [] : toIssues(parsed.issues, path);
 
   const template = input["inputTemplate"];
@@ -120,6 +120,14 @@ export function validateTaskDef(input: unknown, options: { path?: string; inline
     };
   }
   return { ok: true, value: { ...value, name: value.name ?? options.inline?.taskName ?? "" } };
+}
+
+/**
+ * `fields` without those that are null: Conductor's TaskDef reads a null as a field left out (its default applies), and
+ * a definition saved from the UI or an export carries nulls for the fields it does not set.
+ */
+function withoutNullFields(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null));
 }
 
 /**
