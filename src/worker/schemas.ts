@@ -432,17 +432,20 @@ const ScheduleBound = v.pipe(
   v.transform((bound) => (bound === null || bound === undefined || bound === 0 ? undefined : bound)),
 );
 
-/** What a schedule's start request refuses: each fire uses its own idempotency key, and definitions are started by name. */
-const notInSchedule = (why: string) => v.optional(v.custom<never>(() => false, why));
+/** What a schedule's start request refuses (null is none): each fire uses its own key, and definitions are started by name. */
+const notInSchedule = (why: string) => v.pipe(v.nullish(v.custom<never>(() => false, why)), v.transform(() => undefined));
+
+/** An optional field of a schedule's start request, null meaning absent (as an exported or re-saved schedule has them). */
+const absentWhenNull = <T extends v.GenericSchema>(schema: T) => v.pipe(v.nullish(schema), v.transform((value) => value ?? undefined));
 
 /** The `startWorkflowRequest` of a schedule: Conductor's StartWorkflowRequest, less what a repeated start cannot use. */
 export const ScheduleStartRequest = requestObject({
   name: v.pipe(WorkflowName, v.trim(), v.minLength(1, "must not be empty")),
-  version: v.optional(WorkflowVersion),
-  input: v.optional(jsonData),
-  correlationId: v.optional(CorrelationId),
-  priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
-  taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
+  version: absentWhenNull(WorkflowVersion),
+  input: absentWhenNull(jsonData),
+  correlationId: absentWhenNull(CorrelationId),
+  priority: absentWhenNull(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
+  taskToDomain: absentWhenNull(v.record(v.string(), v.string("must map task names to domain strings"))),
   idempotencyKey: v.pipe(
     v.nullish(v.custom<never>(() => false, "is not supported in a schedule: each fire starts with its own key (schedule name and fire time)")),
     v.transform(() => undefined),
@@ -472,7 +475,7 @@ export const SaveScheduleRequest = requestObject({
 /** Parsed {@link SaveScheduleRequest}. */
 export type SaveScheduleRequest = v.InferOutput<typeof SaveScheduleRequest>;
 
-/** The query of `GET /api/scheduler/nextFewSchedules` (Orkes: `limit` 3 unless given, at most 5). */
+/** The query of `GET /api/scheduler/nextFewSchedules` (Orkes: `limit` 3 unless given, more taken as 5). */
 /** A window bound in the query of `nextFewSchedules`: 0 is none, as in a schedule (see {@link ScheduleBound}). */
 const ScheduleBoundParam = v.pipe(integerParam(0, LATEST_SCHEDULE_MILLIS), v.transform((bound) => (bound === 0 ? undefined : bound)));
 
@@ -480,6 +483,7 @@ export const NextFewSchedulesQuery = v.object({
   cronExpression: v.pipe(v.string("is required"), v.minLength(1, "is required"), v.maxLength(256, "must be at most 256 characters")),
   scheduleStartTime: v.optional(ScheduleBoundParam),
   scheduleEndTime: v.optional(ScheduleBoundParam),
-  limit: v.optional(integerParam(1, 5), "3"),
+  // Orkes caps it (Math.min(5, limit)) rather than refusing more: the Python client documents limit=10.
+  limit: v.pipe(v.optional(integerParam(0, Number.MAX_SAFE_INTEGER), "3"), v.transform((limit) => Math.min(5, limit))),
   zoneId: v.optional(v.pipe(v.string(), v.maxLength(64, "must be at most 64 characters")), "UTC"),
 });

@@ -371,6 +371,10 @@ describe("refused saves change nothing", () => {
     expect((await api("POST", "/api/scheduler/schedules", body)).status).toBe(200);
     const saved = await apiOk<{ startWorkflowRequest: JsonObject }>("GET", "/api/scheduler/schedules/sched-python");
     expect(saved.startWorkflowRequest).toEqual({ name: "sched_python", input: { a: 1 }, priority: 0 });
+    // Nulls, as an exported or re-saved schedule carries them, are fields left out.
+    const withNulls = { name: "sched_python", version: null, input: null, correlationId: null, priority: null, taskToDomain: null, workflowDef: null, idempotencyKey: null };
+    expect((await api("POST", "/api/scheduler/schedules", schedule("sched-python", "sched_python", { startWorkflowRequest: withNulls }))).status).toBe(200);
+    expect((await apiOk<{ startWorkflowRequest: JsonObject }>("GET", "/api/scheduler/schedules/sched-python")).startWorkflowRequest).toEqual({ name: "sched_python", input: {} });
     await apiOk("DELETE", "/api/scheduler/schedules/sched-python");
   });
 });
@@ -471,7 +475,9 @@ describe("the rest of the scheduler API", () => {
     // 0 is no bound, as Orkes' clients send it in a schedule.
     const unbounded = await apiOk<number[]>("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&scheduleStartTime=${start}&scheduleEndTime=0`);
     expect(unbounded).toEqual(fires);
-    await expectRefused(await api("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&limit=6`), 400, "limit");
+    // More than 5 is taken as 5, as Orkes caps it (the Python client documents limit=10); a negative one is refused.
+    expect(await apiOk<number[]>("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&scheduleStartTime=${start}&limit=10`)).toHaveLength(5);
+    await expectRefused(await api("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&limit=-1`), 400, "limit");
     await expectRefused(await api("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 12 * * MON-FRI")}`), 400, "cronExpression");
     await expectRefused(await api("GET", "/api/scheduler/nextFewSchedules"), 400, "cronExpression");
     await expectRefused(await api("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&scheduleStartTime=9000000000000000`), 400, "scheduleStartTime");
@@ -565,6 +571,9 @@ describe("every schedule at once (Orkes' /api/scheduler/admin/…)", () => {
     await registerQuick("sched_all_b");
     await apiOk("POST", "/api/scheduler/schedules", schedule("sched-all-a", "sched_all_a"));
     await apiOk("POST", "/api/scheduler/schedules", schedule("sched-all-b", "sched_all_b"));
+    // Paused on its own before: the resume of every schedule leaves it paused, with its reason.
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-all-own", "sched_all_a"));
+    await apiOk("GET", "/api/scheduler/schedules/sched-all-own/pause?reason=maintenance");
     const names = ["sched-all-a", "sched-all-b"];
     const states = async () => Promise.all(names.map(async (name) => ({ paused: (await apiOk<{ paused: boolean }>("GET", `/api/scheduler/schedules/${name}`)).paused, alarm: (await armedOf(name)).alarm })));
 
@@ -581,6 +590,8 @@ describe("every schedule at once (Orkes' /api/scheduler/admin/…)", () => {
     const resumed = await states();
     expect(resumed.map((state) => state.paused)).toEqual([false, false]);
     for (const state of resumed) expect(state.alarm).toBe(nextNewYear());
+    expect(await apiOk("GET", "/api/scheduler/schedules/sched-all-own")).toMatchObject({ paused: true, pausedReason: "maintenance" });
+    expect((await armedOf("sched-all-own")).alarm).toBeNull();
 
     // An alarm lost (a restored state): requeue arms it again from the schedule.
     await runInDurableObject(trigger("sched-all-b"), async (_instance, state) => {

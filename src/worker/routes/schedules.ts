@@ -132,6 +132,9 @@ async function listSchedules(request: IRequest, env: Env): Promise<Response> {
   return Response.json(listed);
 }
 
+/** The `pausedReason` of a schedule paused by the pause of every schedule, which the resume of every schedule resumes. */
+const PAUSED_WITH_EVERY_SCHEDULE = "paused with every schedule";
+
 /**
  * Orkes' scheduler administration (SchedulerClient's `pauseAllSchedules`, `resumeAllSchedules`,
  * `requeueAllExecutionRecords`): pauses or resumes every schedule (`change`), or re-arms each one's alarm from what
@@ -149,7 +152,9 @@ function forEverySchedule(change: { paused: boolean } | undefined, what: string)
     for await (const schedule of repository.each(LISTING_PAGE)) {
       if (change !== undefined) {
         if (schedule.paused === change.paused) continue;
-        const reason = change.paused ? "paused with every schedule" : undefined;
+        // Resuming every schedule resumes those paused with every schedule: one paused on its own stays paused.
+        if (!change.paused && schedule.pausedReason !== PAUSED_WITH_EVERY_SCHEDULE) continue;
+        const reason = change.paused ? PAUSED_WITH_EVERY_SCHEDULE : undefined;
         if (!(await repository.setPaused(schedule.name, schedule.revision, change.paused, reason, principal.userId, Date.now()))) continue;
       }
       await armed(env, ctx, schedule.name);
