@@ -423,6 +423,16 @@ describe("events sent to a webhook", () => {
     const signature = btoa(String.fromCharCode(...(await hmacOf("k", "{}"))));
     expect((await send(hmacHook, "{}", { "X-Signature": signature })).status).toBe(401);
     expect((await send(hmacHook, "{}", { "X-Signature": signature, "X-Tenant": "acme" })).status).toBe(200);
+
+    // Microsoft Teams' outgoing webhooks: "Authorization: HMAC <base64>", keyed by the bytes of the base64 security token.
+    const token = btoa("teams-shared-secret-bytes-0123456789");
+    const teams = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-teams", verifier: "HMAC_BASED", headerKey: "Authorization", secretValue: token, receiverWorkflowNamesToVersions: { wh_signed: 1 } });
+    const teamsBody = JSON.stringify({ type: "message", text: "hi" });
+    const key = await crypto.subtle.importKey("raw", Uint8Array.from(atob(token), (char) => char.charCodeAt(0)), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const teamsMac = btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(teamsBody)))));
+    expect((await send(teams, teamsBody, { Authorization: `HMAC ${teamsMac}` })).status).toBe(200);
+    const wrongKey = btoa(String.fromCharCode(...(await hmacOf("another-token", teamsBody))));
+    expect((await send(teams, teamsBody, { Authorization: `HMAC ${wrongKey}` })).status).toBe(401);
   });
 
   it("read the JSON of a form's payload field, as GitHub sends it with its default content type (and Slack its interactive messages)", async () => {

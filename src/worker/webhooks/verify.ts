@@ -41,18 +41,37 @@ const hmac = async (secret: string, data: Uint8Array) => new Uint8Array(await hm
 const hex = (bytes: Uint8Array) => encode(bytes, "hex");
 const base64 = (bytes: Uint8Array) => encode(bytes, "base64");
 
+/** The HMAC-SHA256 of `data` keyed by the bytes `key`. */
+async function hmacWithKeyBytes(key: Uint8Array, data: Uint8Array): Promise<Uint8Array> {
+  const imported = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return new Uint8Array(await crypto.subtle.sign("HMAC", imported, data));
+}
+
+/** The bytes a secret written in base64 stands for (Microsoft Teams gives its security token so); undefined for other text. */
+function base64Bytes(secret: string): Uint8Array | undefined {
+  if (secret.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(secret)) return undefined;
+  return Uint8Array.from(atob(secret), (char) => char.charCodeAt(0));
+}
+
 /**
  * The header `header` carries the HMAC-SHA256 of the body keyed by `secret`: hex (any case) or base64, after an
- * optional `sha256=` (GitHub) or `v1=`. Both encodings are compared, with no early exit.
+ * optional `sha256=` (GitHub), `v1=` or `HMAC ` (Microsoft Teams' outgoing webhooks, in `Authorization`). A secret
+ * written in base64 is also tried as the bytes it stands for, the key Teams signs with. Every encoding and key is
+ * compared, with no early exit.
  */
 async function verifyBodySignature(secret: string, header: string, headers: Headers, body: Uint8Array): Promise<string | undefined> {
   const given = headers.get(header);
   if (given === null) return `Missing signature header ${header}`;
-  const value = given.trim().replace(/^(sha256|v1)=/i, "");
-  const mac = await hmac(secret, body);
-  const asHex = await secretsEqual(value.toLowerCase(), hex(mac));
-  const asBase64 = await secretsEqual(value, base64(mac));
-  return asHex || asBase64 ? undefined : `Signature in header ${header} does not match the body`;
+  const value = given.trim().replace(/^(?:(?:sha256|v1)=|hmac\s+)/i, "");
+  const decodedKey = base64Bytes(secret);
+  const macs = [await hmac(secret, body), ...(decodedKey === undefined ? [] : [await hmacWithKeyBytes(decodedKey, body)])];
+  let matches = false;
+  for (const mac of macs) {
+    const asHex = await secretsEqual(value.toLowerCase(), hex(mac));
+    const asBase64 = await secretsEqual(value, base64(mac));
+    matches = matches || asHex || asBase64;
+  }
+  return matches ? undefined : `Signature in header ${header} does not match the body`;
 }
 
 /**
