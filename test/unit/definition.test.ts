@@ -646,10 +646,11 @@ describe("SUB_WORKFLOW tasks", () => {
     expect(only(subTask("c", { subWorkflowParam: "child" }), "tasks[0].subWorkflowParam")).toMatch(/subWorkflowParam must be an object/);
   });
 
-  it("accepts expressions for name and version", () => {
-    acceptedTask(
-      subTask("c", { subWorkflowParam: { name: "${workflow.input.flag ? 'a' : 'b'}", version: "${workflow.input.v}" } }),
-    );
+  it("accepts an expression for the name anywhere, for the version and idempotency strategy inside inputParameters only (Conductor types them in the task)", () => {
+    acceptedTask(subTask("c", { subWorkflowParam: { name: "${workflow.input.flag ? 'a' : 'b'}", version: 2 } }));
+    acceptedTask(subTask("c", { inputParameters: { subWorkflowParam: { name: "${workflow.input.name}", version: "${workflow.input.v}", idempotencyStrategy: "${workflow.input.strategy}" } } }));
+    expect(only(subTask("c", { subWorkflowParam: { name: "child", version: "${workflow.input.v}" } }), "tasks[0].subWorkflowParam.version")).toMatch(/an expression only inside inputParameters.subWorkflowParam/);
+    expect(only(subTask("c", { subWorkflowParam: { name: "child", idempotencyStrategy: "${workflow.input.s}" } }), "tasks[0].subWorkflowParam.idempotencyStrategy")).toMatch(/an expression only inside inputParameters.subWorkflowParam/);
   });
 
   it.each([
@@ -671,7 +672,7 @@ describe("SUB_WORKFLOW tasks", () => {
       { name: "child", version: "2" },
       { name: "child", version: "" },
       { name: "child", version: null, taskToDomain: null, priority: null, idempotencyKey: null, idempotencyStrategy: null },
-      { name: "child", priority: "${workflow.input.priority}", idempotencyStrategy: "${workflow.input.strategy}" },
+      { name: "child", priority: "${workflow.input.priority}", idempotencyStrategy: "RETURN_EXISTING" },
     ]) {
       acceptedTask(subTask("c", { subWorkflowParam: param }));
     }

@@ -25,22 +25,32 @@ export const IDEMPOTENCY_STRATEGIES = ["RETURN_EXISTING", "FAIL"] as const;
 /** Highest child priority, as in Conductor. */
 export const MAX_SUB_WORKFLOW_PRIORITY = MAX_STARTED_PRIORITY;
 
-const SUB_WORKFLOW_PARAM = objectOf("subWorkflowParam", "an object describing the child workflow (at least its name)", {
-  name: rule<string>("name", "a non-empty string naming the child workflow (an expression is allowed)", isNonEmptyString),
-  // Null means none, as clients send it (the Python SDK's None).
-  version: v.optional(
-    rule<unknown>("version", "an integer of at least 0, its digits as text, or an expression; leave it out for the latest version (0: version 0 when one is registered, else the latest)", orExpression(isStartedVersion)),
-  ),
-  taskToDomain: v.nullish(mapOf("taskToDomain", "a string (a domain name)", isString)),
-  priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_SUB_WORKFLOW_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
-  idempotencyKey: v.nullish(rule<string>("idempotencyKey", "a string", isString)),
-  idempotencyStrategy: v.nullish(
-    rule<string>("idempotencyStrategy", `one of ${IDEMPOTENCY_STRATEGIES.join(", ")} (or an expression)`, orExpression(isOneOf(IDEMPOTENCY_STRATEGIES))),
-  ),
-  // An inline child (what the SDK's ConductorWorkflow.toSubWorkflowTask() writes): checked as a definition of its
-  // own by validateWorkflowDef, which holds the definition rules.
-  workflowDefinition: v.optional(rule<unknown>("workflowDefinition", "an object (the child's workflow definition)", (value) => value === null || isRecord(value))),
-});
+/**
+ * The rules of a `subWorkflowParam`. Inside `inputParameters` (a map of any values) its version and idempotency strategy
+ * may be expressions; beside it, in the task itself, they may not: Conductor's SubWorkflowParams types them (an Integer,
+ * an enum), so Conductor refuses an expression there and a Java client reading the definition back would fail on one.
+ */
+function subWorkflowParamRules(inInput: boolean) {
+  const orTyped = (test: (value: unknown) => boolean) => (inInput ? orExpression(test) : test);
+  const anExpression = inInput ? ", or an expression" : " (an expression only inside inputParameters.subWorkflowParam)";
+  return objectOf("subWorkflowParam", "an object describing the child workflow (at least its name)", {
+    name: rule<string>("name", "a non-empty string naming the child workflow (an expression is allowed)", isNonEmptyString),
+    // Null means none, as clients send it (the Python SDK's None).
+    version: v.optional(
+      rule<unknown>("version", `an integer of at least 0 or its digits as text${anExpression}; leave it out for the latest version (0: version 0 when one is registered, else the latest)`, orTyped(isStartedVersion)),
+    ),
+    taskToDomain: v.nullish(mapOf("taskToDomain", "a string (a domain name)", isString)),
+    priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_SUB_WORKFLOW_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
+    idempotencyKey: v.nullish(rule<string>("idempotencyKey", "a string", isString)),
+    idempotencyStrategy: v.nullish(rule<string>("idempotencyStrategy", `one of ${IDEMPOTENCY_STRATEGIES.join(", ")}${anExpression}`, orTyped(isOneOf(IDEMPOTENCY_STRATEGIES)))),
+    // An inline child (what the SDK's ConductorWorkflow.toSubWorkflowTask() writes): checked as a definition of its
+    // own by validateWorkflowDef, which holds the definition rules.
+    workflowDefinition: v.optional(rule<unknown>("workflowDefinition", "an object (the child's workflow definition)", (value) => value === null || isRecord(value))),
+  });
+}
+
+const SUB_WORKFLOW_PARAM = subWorkflowParamRules(false);
+const SUB_WORKFLOW_PARAM_IN_INPUT = subWorkflowParamRules(true);
 
 /** At task level the flag is a plain boolean: only inputs are resolved at run time. */
 const TASK_LEVEL = v.object({
@@ -76,7 +86,7 @@ export function validateSubWorkflowTask(task: UnknownRecord, path: string): Vali
     issues.push(...validateWith(SUB_WORKFLOW_PARAM, task["subWorkflowParam"], childPath(path, "subWorkflowParam")));
   } else if (input["subWorkflowParam"] !== undefined) {
     const param = input["subWorkflowParam"];
-    issues.push(...validateWith(SUB_WORKFLOW_PARAM, param, childPath(inputPath, "subWorkflowParam")));
+    issues.push(...validateWith(SUB_WORKFLOW_PARAM_IN_INPUT, param, childPath(inputPath, "subWorkflowParam")));
     // Inside inputParameters it would be resolved as the parent's input, its expressions with the parent's values.
     if (isRecord(param) && param["workflowDefinition"] !== undefined && param["workflowDefinition"] !== null) {
       issues.push({ path: childPath(childPath(inputPath, "subWorkflowParam"), "workflowDefinition"), message: "an inline child goes in the task's own subWorkflowParam (beside inputParameters), where its expressions stay its own" });
