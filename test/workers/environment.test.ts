@@ -2,7 +2,7 @@
  * Orkes' environment variables (`/api/environment`, `${workflow.env.<name>}`), through the real router, execution
  * objects and local D1.
  */
-import { env } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, createUser } from "./auth-helpers";
 import type { JsonObject } from "../../src/engine/model";
@@ -76,6 +76,10 @@ describe("environment variables", () => {
     expect([dotted.status, ((await dotted.json()) as { error: string }).error]).toEqual([400, "VALIDATION_ERROR"]);
     expect((await put("env_big", "x".repeat(16 * 1024 + 1))).status).toBe(400);
     expect((await put("env_typed", "<x/>", "application/xml")).status).toBe(415);
+    // No Content-Type at all (the JavaScript client's retry after a refreshed token): read as JSON, raw text kept.
+    const untyped = await SELF.fetch("https://conductor.test/api/environment/env_untyped", { method: "PUT", headers: { "x-api-key": ADMIN_KEY }, body: new TextEncoder().encode('"https://untyped.example"') });
+    expect(untyped.status).toBe(200);
+    expect(await stored("env_untyped")).toBe("https://untyped.example");
     const metadataAdmin = await createUser("env-metadata-admin@example.com", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }] });
     expect((await call("PUT", "/api/environment/env_denied", { "x-api-key": metadataAdmin.apiKey, "content-type": "text/plain" }, "https://elsewhere.example")).status).toBe(403);
     expect((await call("PUT", "/api/environment/env_denied", { "content-type": "text/plain" }, "x")).status).toBe(401);

@@ -222,6 +222,16 @@ describe("secrets API", () => {
     // One JSON string is its content, as the other clients send a value.
     await putSecret("java_sent", "quoted-by-the-client");
     expect(await decryptedValue("java_sent")).toBe("quoted-by-the-client");
+    // With no Content-Type at all, as the JavaScript client's retry after a refreshed token sends it: read as JSON.
+    const untyped = freshValue("untyped");
+    plaintexts.add(untyped);
+    const response = await SELF.fetch("https://conductor.test/api/secrets/java_sent", {
+      method: "PUT",
+      headers: { "x-api-key": "test-admin:test-secret-0123456789" },
+      body: new TextEncoder().encode(JSON.stringify(untyped)),
+    });
+    expect(response.status).toBe(200);
+    expect(await decryptedValue("java_sent")).toBe(untyped);
   });
 
   it("accepts a 128-character name and every allowed character", async () => {

@@ -20,7 +20,8 @@ function variableName(request: IRequest): string {
 
 /** A PUT's value: raw `text/plain` (Orkes' clients) or a JSON string. */
 async function readValue(request: Request, maxBytes: number): Promise<string> {
-  const value = await readStringBody(request, maxBytes, { what: "environment variable's value", example: '"https://payments.example.com"' });
+  // Untyped as the JavaScript client's retry after a refreshed token sends it (its Content-Type lost); Orkes takes any type.
+  const value = await readStringBody(request, maxBytes, { what: "environment variable's value", example: '"https://payments.example.com"', untypedAsJson: true });
   const size = new TextEncoder().encode(value).byteLength;
   if (size > MAX_ENVIRONMENT_VALUE_BYTES) {
     const message = `The value is ${size} bytes; at most ${MAX_ENVIRONMENT_VALUE_BYTES} are allowed`;

@@ -28,7 +28,8 @@ const bodyError = (message: string) => validationError(message, [{ path: "(body)
 
 /** The secret value of a PUT body: a JSON string (Orkes style) or raw `text/plain`, never quoted back in a refusal. */
 async function readSecretValue(request: Request, maxBytes: number): Promise<string> {
-  const secret = await readStringBody(request, maxBytes, { what: "secret value", example: '"s3cr3t"' });
+  // Untyped as the JavaScript client's retry after a refreshed token sends it (its Content-Type lost); Orkes takes any type.
+  const secret = await readStringBody(request, maxBytes, { what: "secret value", example: '"s3cr3t"', untypedAsJson: true });
   if (secret === "") throw bodyError("The secret value must not be empty");
   const size = new TextEncoder().encode(secret).byteLength;
   if (size > MAX_SECRET_VALUE_BYTES) throw bodyError(`The secret value is ${size} bytes; at most ${MAX_SECRET_VALUE_BYTES} are allowed`);
