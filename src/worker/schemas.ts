@@ -2,7 +2,7 @@ import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
 import { START_IDEMPOTENCY_STRATEGIES } from "../engine/tasks/start-workflow/request";
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
-import { exceedsJsonDepth, holdsNonFiniteNumber, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
+import { exceedsJsonDepth, holdsNonFiniteNumber, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
 import { MAX_WORKFLOW_NAME_LENGTH } from "../engine/definition/validate";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
@@ -43,7 +43,7 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
  * A workflow version a request asks for: 0 or more. 0 is version 0 when one is registered (the Java SDK registers and
  * starts its workflows as version 0 unless told otherwise), else the latest, as Orkes reads 0.
  */
-export const WorkflowVersion = v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be at least 0"));
+export const WorkflowVersion = v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be at least 0"), v.maxValue(MAX_JAVA_INT, `must be at most ${MAX_JAVA_INT}`));
 
 export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"));
 

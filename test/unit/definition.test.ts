@@ -229,8 +229,8 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(onlyError(def({ description: 5 }), "description")).toMatch(/description must be a string/);
   });
 
-  it.each([[1.5], ["2"], [-1]])("rejects the version %j", (version) => {
-    expect(onlyError(def({ version }), "version")).toMatch(/integer of at least 0/);
+  it.each([[1.5], ["2"], [-1], [2_147_483_648]])("rejects the version %j", (version) => {
+    expect(onlyError(def({ version }), "version")).toMatch(/integer from 0 to 2147483647/);
   });
 
   it("accepts version 0, which the Java SDK's ConductorWorkflow sends unless a version is set, and defaults to 1", () => {
@@ -877,6 +877,14 @@ describe("task definitions", () => {
     if (result.ok || result.errors.length !== 1) throw new Error(`expected one error, got ${JSON.stringify(result)}`);
     return `${result.errors[0]!.path}: ${result.errors[0]!.message}`;
   };
+
+  it("keeps the limits Conductor's TaskDef holds as Integer within a Java int: a larger one would fail a Java client's whole read", () => {
+    expect(registered({ concurrentExecLimit: 2_147_483_647 }).concurrentExecLimit).toBe(2_147_483_647);
+    for (const field of ["concurrentExecLimit", "rateLimitPerFrequency", "rateLimitFrequencyInSeconds", "pollTimeoutSeconds"]) {
+      expect(onlyTaskDefError({ [field]: 2_147_483_648 })).toBe(`${field}: ${field} must be an integer from 0 to 2147483647, but received the number 2147483648`);
+    }
+    expect(registered({ totalTimeoutSeconds: 2_147_483_648 }).totalTimeoutSeconds).toBe(2_147_483_648);
+  });
 
   it("reads a null field as one left out, its default applying, as Conductor's TaskDef does", () => {
     const nulls = { description: null, retryCount: null, retryLogic: null, pollTimeoutSeconds: null, concurrentExecLimit: null, inputTemplate: null, ownerEmail: null, rateLimitPerFrequency: null };

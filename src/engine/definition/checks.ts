@@ -101,6 +101,12 @@ export function isJsonObject(value: unknown): value is JsonObject {
  */
 export const MAX_JSON_DEPTH = 100;
 
+/**
+ * Largest value of a field Conductor's Java models hold as an `int` or `Integer` (a definition's version, a task
+ * definition's limits): a larger one stored here would make a Java client fail to read the whole answer holding it.
+ */
+export const MAX_JAVA_INT = 2_147_483_647;
+
 /** True when arrays and objects inside `value` nest deeper than `max` levels. Iterative, so it cannot overflow itself. */
 export function exceedsJsonDepth(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
   const pending: Array<[unknown, number]> = [[value, 1]];
@@ -308,7 +314,7 @@ export function evaluatorFieldIssues(fields: UnknownRecord, path: string, allowe
 export function schemaReference(field: string) {
   return objectOf(field, "a reference to a registered schema: {name, version?}", {
     name: rule<string>("name", "a non-empty string (a schema registered with /api/schema)", isNonEmptyString),
-    version: v.optional(rule<number>("version", "an integer of at least 1 (leave it out for the latest)", isIntegerIn(1, Number.MAX_SAFE_INTEGER))),
+    version: v.optional(rule<number>("version", `an integer from 1 to ${MAX_JAVA_INT} (leave it out for the latest)`, isIntegerIn(1, MAX_JAVA_INT))),
     type: v.optional(rule<"JSON">("type", "JSON (the only schema type this service checks)", (value) => value === "JSON")),
   });
 }

@@ -10,7 +10,7 @@ import { RETRY_LOGICS, TIMEOUT_POLICIES, type JsonObject, type RetryLogic, type 
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { allTasks, mapTasks } from "../plan";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import { describeValue, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, isIntegerIn, isJsonObject, isOneOf, isRecord, isString, MAX_JSON_DEPTH, rule, schemaReference, toIssues } from "./checks";
+import { describeValue, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, isIntegerIn, isJsonObject, isOneOf, isRecord, isString, MAX_JAVA_INT, MAX_JSON_DEPTH, rule, schemaReference, toIssues } from "./checks";
 
 /** Longest task definition name, as for workflow names. */
 export const MAX_TASK_DEF_NAME_LENGTH = 255;
@@ -25,8 +25,9 @@ function seconds(field: string, min: number, max: number = MAX_SECONDS) {
   return rule<number>(field, expected, isIntegerIn(min, max));
 }
 
-function optionalCount(field: string) {
-  return v.optional(rule<number>(field, "an integer of at least 0", isIntegerIn(0, Number.MAX_SAFE_INTEGER)));
+/** An optional whole number of at least 0; at most `max` (Java's int, by default: Conductor's TaskDef holds these as Integer). */
+function optionalCount(field: string, max = MAX_JAVA_INT) {
+  return v.optional(rule<number>(field, max === MAX_JAVA_INT ? `an integer from 0 to ${MAX_JAVA_INT}` : "an integer of at least 0", isIntegerIn(0, max)));
 }
 
 function names(field: string) {
@@ -65,7 +66,8 @@ const SETTINGS = {
   rateLimitPerFrequency: optionalCount("rateLimitPerFrequency"),
   rateLimitFrequencyInSeconds: optionalCount("rateLimitFrequencyInSeconds"),
   pollTimeoutSeconds: optionalCount("pollTimeoutSeconds"),
-  totalTimeoutSeconds: optionalCount("totalTimeoutSeconds"),
+  // Orkes' is a long.
+  totalTimeoutSeconds: optionalCount("totalTimeoutSeconds", Number.MAX_SAFE_INTEGER),
   // Orkes' schemas of the task's input and output (their existence is checked by the worker, which reads the registry).
   inputSchema: v.optional(schemaReference("inputSchema")),
   outputSchema: v.optional(schemaReference("outputSchema")),

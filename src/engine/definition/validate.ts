@@ -37,6 +37,7 @@ import {
   isOneOf,
   isRecord,
   isString,
+  MAX_JAVA_INT,
   MAX_JSON_DEPTH,
   objectOf,
   rule,
@@ -117,7 +118,7 @@ const WORKFLOW = fieldsOf({
   name: WORKFLOW_NAME,
   description: v.optional(rule<string>("description", "a string", isString)),
   // 0 too: the Java SDK's ConductorWorkflow registers version 0 unless one is set, and Conductor stores it.
-  version: v.optional(rule<number>("version", "an integer of at least 0", isIntegerIn(0, Number.MAX_SAFE_INTEGER)), 1),
+  version: v.optional(rule<number>("version", `an integer from 0 to ${MAX_JAVA_INT}`, isIntegerIn(0, MAX_JAVA_INT)), 1),
   schemaVersion: v.optional(rule<number>("schemaVersion", "2 (the only schema version, as in Conductor)", (value) => value === 2), 2),
   ownerEmail: v.optional(OWNER_EMAIL),
   // Their number, counting those inside SWITCH branches, is checked with the tasks themselves (see taskCountIssues).

@@ -17,6 +17,7 @@ import * as v from "valibot";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../engine/http-syntax";
 import { parseMatchPath } from "../../engine/tasks/wait-for-webhook/matches";
 import type { StartIdempotencyStrategy } from "../../engine/tasks/start-workflow/request";
+import { MAX_JAVA_INT } from "../../engine/definition/checks";
 import { requestObject, WorkflowName } from "../schemas";
 import { TagListSchema } from "../tags";
 
@@ -51,7 +52,7 @@ const headerName = v.pipe(v.string("must be a string"), v.check((name: string) =
 
 /** A workflow's version in a webhook: a whole number; 0 or null for any version (receivers) or the latest (to start). */
 const version = v.pipe(
-  v.nullable(v.pipe(v.number("must be a version number"), v.integer("must be a whole number"), v.minValue(0, "must not be negative"))),
+  v.nullable(v.pipe(v.number("must be a version number"), v.integer("must be a whole number"), v.minValue(0, "must not be negative"), v.maxValue(MAX_JAVA_INT, `must be at most ${MAX_JAVA_INT}`))),
   v.transform((value) => value ?? 0),
 );
 
