@@ -109,8 +109,11 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
  * each such task shows in its `workflowTask.taskDefinition`, nor the schemas kept for its tasks (the registry has them).
  */
 function registeredDefinition(definition: WorkflowDef): WorkflowDef {
-  if (definition.dynamicForks === undefined && definition.lookedUpTaskDefs === undefined && definition.schemas === undefined) return definition;
-  const { dynamicForks: _forked, lookedUpTaskDefs: _lookedUp, schemas: _schemas, ...registered } = definition;
+  // Stored before the policy was kept, a definition without one times out as TIME_OUT_WF: shown so, since a client
+  // reading no policy takes Conductor's default, ALERT_ONLY.
+  const shown = definition.timeoutPolicy === undefined ? { ...definition, timeoutPolicy: "TIME_OUT_WF" as const } : definition;
+  if (shown.dynamicForks === undefined && shown.lookedUpTaskDefs === undefined && shown.schemas === undefined) return shown;
+  const { dynamicForks: _forked, lookedUpTaskDefs: _lookedUp, schemas: _schemas, ...registered } = shown;
   return registered;
 }
 

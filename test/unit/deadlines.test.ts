@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createExecution, decide, nextDeadline, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
 import type { TaskDef, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { toWorkflowView } from "../../src/engine/view";
 import { env, refusal } from "./engine-env";
 
 // Alarms fire at or after their time: these events arrive after a deadline whose alarm has not run yet.
@@ -180,6 +181,14 @@ describe("a workflow's timeoutPolicy", () => {
     const state = started({ timeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF", tasks: [hook(0)] });
     expect(nextDeadline(state)).toBe(2_000);
     expect(tick(state, 2_000).status).toBe("TIMED_OUT");
+  });
+
+  it("a definition stored with no policy (before one was kept) times out as TIME_OUT_WF, and its Workflow JSON says so", () => {
+    const state = started({ timeoutSeconds: 1, tasks: [hook(0)] });
+    expect(tick(state, 2_000).status).toBe("TIMED_OUT");
+    expect(toWorkflowView(state, false).workflowDefinition).toMatchObject({ timeoutPolicy: "TIME_OUT_WF" });
+    const alertOnly = started({ timeoutSeconds: 1, timeoutPolicy: "ALERT_ONLY", tasks: [hook(0)] });
+    expect(toWorkflowView(alertOnly, false).workflowDefinition).toMatchObject({ timeoutPolicy: "ALERT_ONLY" });
   });
 
   it("ALERT_ONLY sets no deadline: the workflow keeps running past timeoutSeconds, and gets none from a retry, restart or rerun either", () => {
