@@ -79,11 +79,16 @@ async function mayRead(authorize: PathAuthorizer, workflowId: string): Promise<b
  * caller may be shown.
  */
 export async function signalResponse(env: Env, strategy: ReturnStrategy, top: WorkflowView, authorize: () => Promise<PathAuthorizer>): Promise<JsonObject> {
-  const header = responseHeader(strategy, top.workflowId, top.status);
+  // The target's variables, whatever the strategy, as the clients' SignalResponse reads them (targetWorkflowVariables).
+  const header: JsonObject = { ...responseHeader(strategy, top.workflowId, top.status), ...(top["variables"] === undefined ? {} : { targetWorkflowVariables: top["variables"] }) };
   if (strategy === "TARGET_WORKFLOW") return { ...top, ...header };
   const blocking = await blockingPoint(env, top, await authorize());
-  if (strategy === "BLOCKING_WORKFLOW") return { ...blocking.workflow, ...header };
   const task = blocking.task;
+  if (strategy === "BLOCKING_WORKFLOW") {
+    // Which of its tasks blocks it: the clients' hasBlockingTask() asks for blockingTaskId.
+    const blocker = task === undefined ? {} : definedFields({ blockingTaskId: task.taskId, blockingTaskReferenceName: task["referenceTaskName"] });
+    return { ...blocking.workflow, ...header, ...blocker };
+  }
   const where: JsonObject = { workflowId: blocking.workflow.workflowId, workflowType: blocking.workflow.workflowName };
   if (task === undefined) return { ...header, ...where };
   // The task's input and output go under `input` and `output`, as a SignalResponse carries them.

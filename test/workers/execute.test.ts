@@ -110,6 +110,7 @@ describe("execute's returnStrategy and consistency", () => {
       responseType: "BLOCKING_TASK_INPUT",
       targetWorkflowId: expect.any(String),
       targetWorkflowStatus: "RUNNING",
+      targetWorkflowVariables: {},
       workflowId: expect.any(String),
       workflowType: "exec_strategy_child",
       taskId: expect.any(String),
@@ -122,7 +123,7 @@ describe("execute's returnStrategy and consistency", () => {
     // Ended: nothing blocks it, so only where it ended.
     await register({ name: "exec_strategy_done", tasks: [inline("prep")] });
     const ended = (await execute("exec_strategy_done", "?returnStrategy=BLOCKING_TASK")).run as unknown as JsonObject;
-    expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: ended["workflowId"], targetWorkflowStatus: "COMPLETED", workflowId: expect.any(String), workflowType: "exec_strategy_done" });
+    expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: ended["workflowId"], targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, workflowId: expect.any(String), workflowType: "exec_strategy_done" });
   });
 
   it("with waitUntilTaskRef, BLOCKING_TASK answers the task pending after the named one", async () => {

@@ -78,6 +78,9 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
     const blockingWorkflow = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/COMPLETED/signal/sync?returnStrategy=BLOCKING_WORKFLOW`, { seen: true });
     expect(blockingWorkflow).toMatchObject({ responseType: "BLOCKING_WORKFLOW", targetWorkflowId: parentId, targetWorkflowStatus: "RUNNING", workflowId: childId, workflowName: "signal_nested_child" });
     expect(statuses(blockingWorkflow as WorkflowJson)).toEqual(["first:COMPLETED", "second:IN_PROGRESS"]);
+    // Which task blocks it, and the target's variables, as the clients' SignalResponse reads them.
+    const blocker = (blockingWorkflow as WorkflowJson).tasks[1]!;
+    expect(blockingWorkflow).toMatchObject({ blockingTaskId: blocker.taskId, blockingTaskReferenceName: "second", targetWorkflowVariables: (await getWorkflow(parentId))["variables"] });
     expect((await getWorkflow(childId)).tasks[0]!.outputData).toEqual({ seen: true });
 
     const blockingTask = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/IN_PROGRESS/signal/sync?returnStrategy=BLOCKING_TASK`, { note: "still thinking" });
@@ -97,6 +100,7 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
       responseType: "BLOCKING_TASK_INPUT",
       targetWorkflowId: parentId,
       targetWorkflowStatus: "RUNNING",
+      targetWorkflowVariables: {},
       workflowId: childId,
       workflowType: "signal_nested_child",
       taskId: expect.any(String),
@@ -105,7 +109,7 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
       input: { order: 42 },
     });
     const ended = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/COMPLETED/signal/sync?returnStrategy=BLOCKING_TASK`, {});
-    expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: parentId, targetWorkflowStatus: "COMPLETED", workflowId: parentId, workflowType: "signal_nested_parent" });
+    expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: parentId, targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, workflowId: parentId, workflowType: "signal_nested_parent" });
     expect((await getWorkflow(childId)).status).toBe("COMPLETED");
   });
 
