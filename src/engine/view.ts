@@ -29,6 +29,8 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     updateTime: task.updateTime,
     workflowInstanceId: execution.workflowId,
     workflowType: execution.workflowName,
+    // Conductor's Task carries its workflow's priority (an int: absent, a Java client reads 0).
+    workflowPriority: execution.priority,
     pollCount: task.pollCount ?? 0,
   };
   setPresent(view, "reasonForIncompletion", task.reasonForIncompletion);
@@ -93,6 +95,8 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
   setPresent(view, "reasonForIncompletion", execution.reasonForIncompletion);
   setPresent(view, "parentWorkflowId", execution.parentWorkflowId);
   setPresent(view, "parentWorkflowTaskId", execution.parentWorkflowTaskId);
+  // Conductor's Workflow shows the key it was started with.
+  setPresent(view, "idempotencyKey", execution.idempotencyKey);
   // Orkes' fields of an execution under a rate limit: its key, and whether it still waits for a place.
   if (execution.rateLimitKey !== undefined) {
     view["rateLimitKey"] = execution.rateLimitKey;

@@ -447,3 +447,16 @@ describe("idempotencyStrategy RETURN_EXISTING racing a removal", () => {
     await waitFor(again, ["COMPLETED"]);
   });
 });
+
+describe("fields Conductor's Java models read from the Workflow and Task JSON", () => {
+  it("shows the idempotency key a workflow was started with, and each task's workflowPriority", async () => {
+    await register({ name: "client_model_fields", tasks: [{ name: "gate", taskReferenceName: "gate", type: "WAIT", inputParameters: {} }] });
+    const keyed = await apiOk<string>("POST", "/api/workflow", { name: "client_model_fields", idempotencyKey: `model-${crypto.randomUUID()}`, priority: 42 });
+    const workflow = await waitFor(keyed, (run) => run.tasks[0]?.status === "IN_PROGRESS");
+    expect(workflow["idempotencyKey"]).toMatch(/^model-/);
+    expect(workflow.tasks[0]).toMatchObject({ workflowPriority: 42 });
+    const unkeyed = await waitFor(await startWorkflow("client_model_fields"), (run) => run.tasks[0]?.status === "IN_PROGRESS");
+    expect(unkeyed).not.toHaveProperty("idempotencyKey");
+    expect(unkeyed.tasks[0]).toMatchObject({ workflowPriority: 0 });
+  });
+});
