@@ -106,7 +106,11 @@ const Tag = requestObject({ key: v.pipe(v.string("must be a string"), v.maxLengt
 /** Orkes' HumanTaskTemplate (a user form) as saved: its name, JSON schema and UI layout, and optionally its version. */
 export const HumanTemplateRequest = requestObject({
   name: TemplateName,
-  version: v.nullish(v.pipe(v.number("must be a number"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"), v.maxValue(1_000_000, "must be at most 1000000"))),
+  // 0 is none, as a client's number field left unset sends it (the JavaScript HumanTaskTemplate's version is required).
+  version: v.pipe(
+    v.nullish(v.pipe(v.number("must be a number"), v.integer("must be an integer"), v.minValue(0, "must be at least 0"), v.maxValue(1_000_000, "must be at most 1000000"))),
+    v.transform((version) => (version === 0 ? null : version)),
+  ),
   jsonSchema: jsonData,
   templateUI: v.nullish(jsonData),
   tags: v.nullish(v.pipe(v.array(Tag, "must be an array of {key, value}"), v.maxLength(100, "must have at most 100 tags"))),
@@ -124,4 +128,8 @@ export const HumanTemplateList = v.pipe(
 /** The query of a save: whether a form of that name gets a new version rather than its latest being replaced. */
 export const SaveTemplateQuery = v.object({ newVersion: booleanParam(false) });
 /** The query of a listing: one form's versions, or one version. */
-export const ListTemplatesQuery = v.object({ name: v.optional(v.string()), version: v.optional(integerParam(1, 1_000_000)) });
+export const ListTemplatesQuery = v.object({
+  name: v.optional(v.string()),
+  // 0 is none: every version.
+  version: v.optional(v.pipe(integerParam(0, 1_000_000), v.transform((version) => (version === 0 ? undefined : version)))),
+});

@@ -3,6 +3,7 @@ import { decide, settleOverdue, type ExecutionEvent } from "../../src/engine/dec
 import type { JsonObject, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { humanTaskEntry } from "../../src/engine/tasks/human/entry";
 import { ASSIGNMENTS_EXHAUSTED, humanStateOf, type HumanAction, type HumanCaller } from "../../src/engine/tasks/human/progress";
+import { humanSettingsOf } from "../../src/engine/tasks/human/settings";
 import { env, latestNamed, refusal, registrationErrors, startedWith } from "./engine-env";
 
 // The decider's part of Orkes' human tasks: assignments, escalation, claims and the form, the engine alone.
@@ -258,6 +259,18 @@ describe("triggers", () => {
     ]);
     expect(registrationErrors([human({ taskTriggers: [{ triggerType: "COMPLETED", startWorkflowRequest: { name: "${workflow.input.followUp}" } }] })])).toEqual([]);
   });
+
+  it("take a trigger left as Orkes' UI writes a new one (in Orkes' own example) as none, and a version of \"\" or 0", () => {
+    const unfilled = { triggerType: "", startWorkflowRequest: { name: "", version: "" } };
+    expect(registrationErrors([human({ taskTriggers: [unfilled] })])).toEqual([]);
+    const settings = humanSettingsOf({ __humanTaskDefinition: { taskTriggers: [unfilled, { triggerType: "COMPLETED", startWorkflowRequest: { name: "notify", version: "" } }, { triggerType: "ASSIGNED", startWorkflowRequest: { name: "notify", version: 0 } }] } });
+    expect("problem" in settings ? settings.problem : settings.triggers.map((trigger) => [trigger.triggerType, trigger.version])).toEqual([
+      ["COMPLETED", undefined],
+      ["ASSIGNED", 0],
+    ]);
+    // Half filled is still refused: an event with no workflow, a workflow with no event.
+    expect(registrationErrors([human({ taskTriggers: [{ triggerType: "COMPLETED", startWorkflowRequest: { name: "" } }, { triggerType: "", startWorkflowRequest: { name: "notify" } }] })])).toHaveLength(2);
+  });
 });
 
 describe("registration", () => {
@@ -270,6 +283,8 @@ describe("registration", () => {
     expect(registrationErrors([human({ assignments: "${workflow.input.chain}", userFormTemplate: { name: "refund_form", version: "${workflow.input.v}" } })])).toEqual([]);
     // The Python client's HumanTask without a form writes a null name and version 0: no form.
     expect(registrationErrors([human({ userFormTemplate: { name: null, version: 0 } })])).toEqual([]);
+    // The same with the null dropped, as a serializer that leaves nulls out writes it.
+    expect(registrationErrors([human({ userFormTemplate: { version: 0 } })])).toEqual([]);
     expect(startedWith("approvals", [human({ assignments: [{ assignee: user("ada"), slaMinutes: 0 }], userFormTemplate: { name: null, version: 0 } })]).state.tasks[0]!.status).toBe("IN_PROGRESS");
     expect(registrationErrors([human({ userFormTemplate: { version: 1 } })])).toEqual([
       "tasks[0].inputParameters.__humanTaskDefinition.userFormTemplate.name: name must be a non-empty string (a registered user form), but received nothing",

@@ -71,6 +71,16 @@ const NO_SETTINGS: HumanSettings = { assignments: [], completionStrategy: "LEAVE
 /** Most triggers one task may have. */
 const MAX_TRIGGERS = 20;
 
+/**
+ * A trigger left as Orkes' UI writes a new one (`{"triggerType": "", "startWorkflowRequest": {"name": "", "version": ""}}`,
+ * as in Orkes' own Human task example): no event and no workflow, so none.
+ */
+function isUnfilledTrigger(trigger: Record<string, unknown>): boolean {
+  const blank = (value: unknown) => value === undefined || value === null || value === "";
+  const request = trigger["startWorkflowRequest"];
+  return blank(trigger["triggerType"]) && (blank(request) || (typeof request === "object" && !Array.isArray(request) && blank((request as Record<string, unknown>)["name"])));
+}
+
 type Record_ = { readonly [key: string]: unknown };
 
 function isRecord(value: unknown): value is Record_ {
@@ -148,8 +158,9 @@ class SettingsReader {
     if (!isRecord(value)) return this.problem(path, "an object with name and version", value);
     const name = value["name"];
     const version = value["version"];
-    // No form: what the Python client's HumanTask writes when given none ({"name": null, "version": 0}).
-    if ((name === null || name === "") && (version === undefined || version === null || version === 0)) return undefined;
+    // No form: what the Python client's HumanTask writes when given none ({"name": null, "version": 0}), with or
+    // without the null (a serializer that drops nulls).
+    if ((name === undefined || name === null || name === "") && (version === undefined || version === null || version === 0)) return undefined;
     const nameOk = this.later(name) || (typeof name === "string" && name.trim() !== "");
     const versionOk = version === undefined || version === null || this.later(version) || (typeof version === "number" && Number.isSafeInteger(version) && version >= 0);
     if (!nameOk) this.problem(childPath(path, "name"), "a non-empty string (a registered user form)", name);
@@ -161,6 +172,7 @@ class SettingsReader {
   trigger(value: unknown, path: string): HumanTrigger | undefined {
     if (this.later(value)) return undefined;
     if (!isRecord(value)) return this.problem(path, "an object with triggerType and startWorkflowRequest", value);
+    if (isUnfilledTrigger(value)) return undefined;
     const type = value["triggerType"];
     const typeOk = this.later(type) || (typeof type === "string" && (HUMAN_TRIGGER_TYPES as readonly string[]).includes(type));
     if (!typeOk) this.problem(childPath(path, "triggerType"), `one of ${HUMAN_TRIGGER_TYPES.join(", ")}`, type);
@@ -171,8 +183,8 @@ class SettingsReader {
     const { name, version, input, correlationId, taskToDomain } = request;
     const nameOk = this.later(name) || (typeof name === "string" && name.trim() !== "");
     if (!nameOk) this.problem(childPath(requestPath, "name"), "a non-empty string (the workflow to start)", name);
-    const versionOk = version === undefined || version === null || this.later(version) || (typeof version === "number" && Number.isSafeInteger(version) && version >= 1);
-    if (!versionOk) this.problem(childPath(requestPath, "version"), "a whole number of at least 1 (absent: the latest)", version);
+    const versionOk = version === undefined || version === null || version === "" || this.later(version) || (typeof version === "number" && Number.isSafeInteger(version) && version >= 0);
+    if (!versionOk) this.problem(childPath(requestPath, "version"), "a whole number of at least 0 (absent or \"\": the latest; 0: version 0 when one is registered, else the latest)", version);
     const inputOk = input === undefined || input === null || this.later(input) || isRecord(input);
     if (!inputOk) this.problem(childPath(requestPath, "input"), "an object", input);
     const correlationOk = correlationId === undefined || correlationId === null || typeof correlationId === "string";
