@@ -34,6 +34,10 @@ describe("Conductor endpoints the service does not serve", () => {
     // Not "no workflow (or task) externalstoragelocation".
     ["GET", "/api/workflow/externalstoragelocation?path=input.json&operation=WRITE&payloadType=WORKFLOW_INPUT", "external payload storage"],
     ["GET", "/api/tasks/externalstoragelocation?path=output.json&operation=WRITE&payloadType=TASK_OUTPUT", "external payload storage"],
+    // The JavaScript and Go clients' user form tags and index rebuild: not a form's version "tags", nor a task of that id.
+    ["GET", "/api/human/template/expense_form/tags", "tags of a user form"],
+    ["PUT", "/api/human/template/expense_form/tags", "tags of a user form"],
+    ["GET", "/api/human/tasks/backPopulateFullTextIndex", "human task search index"],
   ])("%s %s answers 501 NOT_IMPLEMENTED naming the feature, in the contract's error shape", async (method, path, feature) => {
     const body = method === "POST" ? {} : undefined;
     const error = await errorOf(method, path, body);

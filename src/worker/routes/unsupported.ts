@@ -33,6 +33,9 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/prompts", "AI prompts"],
   ["/api/integrations/*", "integrations"],
   ["/api/registry/*", "service registry"],
+  // The human task routes (routes/human.ts, registered after these) would take them for a form's version and a task id.
+  ["/api/human/template/:name/tags", "tags of a user form through their own routes (save them with the form: its tags field)"],
+  ["/api/human/tasks/backPopulateFullTextIndex", "rebuilding the human task search index (there is none to rebuild: searches read the tasks)"],
 ];
 
 /** Answers every {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS} path with 501 NOT_IMPLEMENTED naming the feature. */
