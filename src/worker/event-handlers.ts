@@ -14,16 +14,24 @@ export const EVENT_ACTIONS = ["start_workflow", "complete_task", "fail_task", "t
 
 const text = (what: string) => v.pipe(v.string(`must be ${what}`), v.minLength(1, "must not be empty"), v.maxLength(1024, "must be at most 1024 characters"));
 
+/** An optional {@link text}, "" or null meaning none: the Go SDK's client writes every field it has, "" when unset. */
+const optionalText = (what: string) =>
+  v.pipe(
+    v.nullish(v.string(`must be ${what}`)),
+    v.transform((value) => (value === "" || value === null ? undefined : value)),
+    v.optional(text(what)),
+  );
+
 /**
  * Conductor's `TaskDetails` of complete_task and fail_task: the task, by workflow and reference name, or by id (the
  * workflow then found from it); fail_task's `reasonForIncompletion`.
  */
 const TaskDetails = requestObject({
-  workflowId: v.optional(text("a workflow id or a ${...} of the payload")),
-  taskRefName: v.optional(text("a task reference name or a ${...} of the payload")),
-  taskId: v.optional(text("a task id or a ${...} of the payload")),
+  workflowId: optionalText("a workflow id or a ${...} of the payload"),
+  taskRefName: optionalText("a task reference name or a ${...} of the payload"),
+  taskId: optionalText("a task id or a ${...} of the payload"),
   output: v.optional(jsonData),
-  reasonForIncompletion: v.optional(text("a reason or a ${...} of the payload")),
+  reasonForIncompletion: optionalText("a reason or a ${...} of the payload"),
 });
 
 /** Conductor's `StartWorkflow` of start_workflow. */

@@ -290,7 +290,9 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(accepted(def({ timeoutSeconds: 60 })).timeoutPolicy).toBe("ALERT_ONLY");
     expect(accepted(def({ timeoutSeconds: 60, timeoutPolicy: null })).timeoutPolicy).toBe("ALERT_ONLY");
     expect(accepted(def({ timeoutPolicy: "TIME_OUT_WF", timeoutSeconds: 5 })).timeoutPolicy).toBe("TIME_OUT_WF");
-    for (const timeoutPolicy of ["RETRY", "alert_only", "", 1]) {
+    // "" is none too, as the Go SDK's client writes an unset policy.
+    expect(accepted(def({ timeoutSeconds: 60, timeoutPolicy: "" })).timeoutPolicy).toBe("ALERT_ONLY");
+    for (const timeoutPolicy of ["RETRY", "alert_only", 1]) {
       expect(onlyError(def({ timeoutPolicy }), "timeoutPolicy")).toMatch(/timeoutPolicy must be one of TIME_OUT_WF, ALERT_ONLY, but received/);
     }
   });
@@ -299,9 +301,11 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(accepted(def()).inputTemplate).toBeUndefined();
     const inputTemplate = { region: "eu", nested: { list: [1, "${not an expression"] } };
     expect(accepted(def({ inputTemplate })).inputTemplate).toEqual(inputTemplate);
-    for (const bad of [["a"], "x", null]) {
+    for (const bad of [["a"], "x"]) {
       expect(onlyError(def({ inputTemplate: bad }), "inputTemplate")).toMatch(/inputTemplate must be an object of JSON values/);
     }
+    // Null is none, as the Go SDK's client writes an unset map.
+    expect(accepted(def({ inputTemplate: null, inputParameters: null, outputParameters: null, variables: null }))).not.toHaveProperty("inputTemplate");
     const deep: unknown = JSON.parse(`${"[".repeat(MAX_JSON_DEPTH + 1)}${"]".repeat(MAX_JSON_DEPTH + 1)}`);
     expect(onlyError(def({ inputTemplate: { deep } }), "inputTemplate")).toMatch(/deeper than/);
   });
@@ -312,7 +316,7 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(accepted(def({ variables: {} })).variables).toEqual({});
     const variables = { count: 0, nested: { list: [1, "${not an expression"] }, none: null };
     expect(accepted(def({ variables })).variables).toEqual(variables);
-    for (const bad of [["a"], "x", null, 3]) {
+    for (const bad of [["a"], "x", 3]) {
       expect(onlyError(def({ variables: bad }), "variables")).toMatch(/variables must be an object of JSON values/);
     }
     const deep: unknown = JSON.parse(`${"[".repeat(MAX_JSON_DEPTH + 1)}${"]".repeat(MAX_JSON_DEPTH + 1)}`);
@@ -1264,5 +1268,48 @@ describe("SUB_WORKFLOW with an inline child (subWorkflowParam.workflowDefinition
     expect(registrationErrors([sub({ name: "kid", workflowDefinition: child([sub({ name: "kid", workflowDefinition: broken })]) })]).map((line) => line.split(":")[0])).toEqual([
       "tasks[0].subWorkflowParam.workflowDefinition.tasks[0].subWorkflowParam.workflowDefinition.tasks[0].type",
     ]);
+  });
+});
+
+describe("definitions as the Go SDK's client writes them (every field, \"\" or null when unset)", () => {
+  /** The fields its toGeneratedWorkflowTask writes on every task, left unset. */
+  const unset = {
+    description: "",
+    dynamicTaskNameParam: "",
+    caseValueParam: "",
+    caseExpression: "",
+    scriptExpression: "",
+    evaluatorType: "",
+    expression: "",
+    dynamicForkJoinTasksParam: "",
+    dynamicForkTasksParam: "",
+    dynamicForkTasksInputParamName: "",
+    sink: "",
+    loopCondition: "",
+    startDelay: 0,
+    optional: false,
+  };
+
+  it("takes the unset fields as absent: a DO_WHILE, a FORK_JOIN_DYNAMIC and a plain task register", () => {
+    const loop = { ...unset, name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "$.loop.iteration < 2", loopOver: [{ ...httpTask("inner"), ...unset }] };
+    const fork = { ...unset, name: "fork", taskReferenceName: "fork", type: "FORK_JOIN_DYNAMIC", dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs", inputParameters: { tasks: "${workflow.input.tasks}", inputs: "${workflow.input.inputs}" } };
+    const join = { ...unset, name: "join", taskReferenceName: "join", type: "JOIN" };
+    const value = accepted(def({}, [{ ...httpTask("first"), ...unset }, loop, fork, join]));
+    expect(value.tasks[1]).toMatchObject({ type: "DO_WHILE", loopCondition: "$.loop.iteration < 2" });
+    expect(value.tasks[1]).not.toHaveProperty("evaluatorType");
+    expect(value.tasks[2]).toMatchObject({ dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs" });
+    expect(value.tasks[0]).not.toHaveProperty("description");
+  });
+
+  it("stores a task-level subWorkflowParam version given as digits as the number (Java's and Go's Integer), \"\" as none", () => {
+    expect(acceptedTask(subTask("c", { subWorkflowParam: { name: "child", version: "2" } })).subWorkflowParam).toEqual({ name: "child", version: 2 });
+    expect(acceptedTask(subTask("c", { subWorkflowParam: { name: "child", version: "" } })).subWorkflowParam).toEqual({ name: "child" });
+  });
+
+  it("registers an inline child whose unset maps are null and whose unset timeoutPolicy is \"\"", () => {
+    const child = { name: "inline_child", version: 1, tasks: [httpTask("c1")], inputParameters: null, outputParameters: null, variables: null, inputTemplate: null, timeoutPolicy: "" };
+    const param = acceptedTask(subTask("c", { subWorkflowParam: { name: "inline_child", version: 1, taskToDomain: null, workflowDefinition: child } })).subWorkflowParam as Json;
+    expect(param["workflowDefinition"]).toMatchObject({ name: "inline_child", timeoutPolicy: "ALERT_ONLY" });
+    expect(param["workflowDefinition"]).not.toHaveProperty("variables");
   });
 });

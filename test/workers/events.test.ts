@@ -67,6 +67,16 @@ describe("event handlers (/api/event)", () => {
     expect((await api("GET", "/api/event/ev_tag_ghost/tags")).status).toBe(404);
   });
 
+  it("take a task action's empty fields as none, as the Go SDK's client writes its unset taskId", async () => {
+    const goStyle = { action: "fail_task", fail_task: { workflowId: "${workflowId}", taskRefName: "approval", taskId: "", reasonForIncompletion: "", output: {} } };
+    await apiOk("POST", "/api/event", handler("ev_go_style", "conductor:ev_go_style:q", [goStyle]));
+    const stored = await apiOk<{ actions: Array<{ fail_task: JsonObject }> }>("GET", "/api/event/handler/ev_go_style");
+    expect(stored.actions[0]!.fail_task).toEqual({ workflowId: "${workflowId}", taskRefName: "approval", output: {} });
+    // Empty everywhere is still no task named.
+    const unnamed = await api("POST", "/api/event", handler("ev_go_unnamed", "conductor:ev_go_style:q", [{ action: "complete_task", complete_task: { workflowId: "", taskRefName: "", taskId: "" } }]));
+    expect(unnamed.status).toBe(400);
+  });
+
   it("refuse what they cannot store, changing nothing: a bad handler (400, every problem), a duplicate (409), an unknown one (404)", async () => {
     const good = handler("ev_refused", "conductor:ev_refused:q", [{ action: "start_workflow", start_workflow: { name: "anything" } }]);
     expect((await api("POST", "/api/event", good)).status).toBe(200);

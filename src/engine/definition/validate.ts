@@ -330,7 +330,8 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
   if (task.type === "SUB_WORKFLOW") {
     // Only this type reads the task-level placements; for others they are dropped like other unknown keys.
     if (isJsonObject(subWorkflowParam)) {
-      task.subWorkflowParam = inlineChild?.definition === undefined ? subWorkflowParam : { ...subWorkflowParam, workflowDefinition: inlineChild.definition as unknown as JsonObject };
+      const typed = withTypedVersion(subWorkflowParam);
+      task.subWorkflowParam = inlineChild?.definition === undefined ? typed : { ...typed, workflowDefinition: inlineChild.definition as unknown as JsonObject };
     }
     const waitForCompletion = raw["waitForCompletion"];
     if (isBoolean(waitForCompletion)) task.waitForCompletion = waitForCompletion;
@@ -427,7 +428,33 @@ function tooDeep(path: string): ValidationIssue {
  * Checks each task of a list (the definition's, or a branch's) at nesting depth `depth`, and how its FORK_JOIN and JOIN
  * tasks pair up, adding every problem to `issues`; the normalised tasks.
  */
-function validateTaskList(list: readonly unknown[], listPath: string, depth: number, issues: ValidationIssue[]): WorkflowTaskDef[] {
+/**
+ * A task's fields whose empty text means unset: the Go SDK's client writes every one of them, as "" when not set (a DO_WHILE
+ * with `"evaluatorType": ""`, every task with `"dynamicForkJoinTasksParam": ""`), where Conductor reads them as absent.
+ */
+const BLANK_MEANS_UNSET = [
+  "description",
+  "dynamicTaskNameParam",
+  "caseValueParam",
+  "caseExpression",
+  "scriptExpression",
+  "evaluatorType",
+  "expression",
+  "dynamicForkJoinTasksParam",
+  "dynamicForkTasksParam",
+  "dynamicForkTasksInputParamName",
+  "sink",
+  "loopCondition",
+];
+
+/** `item` without the fields {@link BLANK_MEANS_UNSET} names that are "": the same object when it has none. */
+function withoutUnsetFields(item: unknown): unknown {
+  if (!isRecord(item) || !BLANK_MEANS_UNSET.some((field) => item[field] === "")) return item;
+  return Object.fromEntries(Object.entries(item).filter(([key, value]) => !(value === "" && BLANK_MEANS_UNSET.includes(key))));
+}
+
+function validateTaskList(given: readonly unknown[], listPath: string, depth: number, issues: ValidationIssue[]): WorkflowTaskDef[] {
+  const list = given.map(withoutUnsetFields);
   const tasks = list.flatMap((item, index) => {
     const result = validateTask(item, childPath(listPath, index), depth);
     issues.push(...result.issues);
@@ -573,13 +600,29 @@ function loopRunNameClashes(entries: ReadonlyArray<{ task: unknown; path: string
 }
 
 /**
- * The definition without a blank `failureWorkflow`/**
- * The definition without a blank `failureWorkflow` or `ownerEmail` (null, "" or only spaces), which some Conductor
- * clients and forms send for "none" and Conductor reads so (`StringUtils.isBlank`; its @Email check passes "").
+ * A task's own `subWorkflowParam` with its version stored as Conductor reads it into its Integer: digits given as text
+ * as their number, "" as none. Kept as text, it failed the Java and Go clients' reads of the definition and of every
+ * execution showing it.
+ */
+function withTypedVersion(param: JsonObject): JsonObject {
+  const version = param["version"];
+  if (typeof version !== "string") return param;
+  const { version: _text, ...rest } = param;
+  return version.trim() === "" ? rest : { ...rest, version: Number(version.trim()) };
+}
+
+/**
+ * The definition without a blank `failureWorkflow`, `ownerEmail` or `timeoutPolicy` (null, "" or only spaces), which some
+ * Conductor clients and forms send for "none" and Conductor reads so (`StringUtils.isBlank`; its @Email check passes ""),
+ * nor a null map (`inputParameters`, `outputParameters`, `variables`, `inputTemplate`): the Go SDK's client writes its
+ * unset maps as null and its unset `timeoutPolicy` as "", in an inline child's definition.
  */
 function withoutBlankFields(input: Record<string, unknown>): Record<string, unknown> {
-  const blank = (value: unknown) => value === null || (typeof value === "string" && value.trim() === "");
-  const fields = ["failureWorkflow", "ownerEmail"].filter((field) => Object.hasOwn(input, field) && blank(input[field]));
+  const blankText = ["failureWorkflow", "ownerEmail", "timeoutPolicy"];
+  const nullMaps = ["inputParameters", "outputParameters", "variables", "inputTemplate"];
+  const blank = (field: string, value: unknown) =>
+    (value === null && (blankText.includes(field) || nullMaps.includes(field))) || (blankText.includes(field) && typeof value === "string" && value.trim() === "");
+  const fields = Object.keys(input).filter((field) => blank(field, input[field]));
   if (fields.length === 0) return input;
   return Object.fromEntries(Object.entries(input).filter(([key]) => !fields.includes(key)));
 }
