@@ -142,12 +142,13 @@ describe("DO_WHILE in the decider", () => {
     expect(notList.status).toBe("FAILED");
   });
 
-  it("stops iterating over items when a condition given too says so", () => {
-    const task = loop("each", [http("a")], "$.a.body !== 'stop'", { inputParameters: { items: [1, 2, 3, 4] } });
+  it("runs once per item whatever a condition given too says, as Orkes counts the iterations (the Python SDK's ForEachTask writes one that always says stop)", () => {
+    const forEach = "if ( $.each.iteration < 0 ) { true; } else { false; }";
+    const task = loop("each", [http("a")], forEach, { inputParameters: { items: [1, 2, 3] } });
     let state = started([task]).state;
-    state = finish(state, "a__1", 1_001, { body: "go" });
-    state = finish(state, "a__2", 1_002, { body: "stop" });
-    expect(instance(state, "each")).toMatchObject({ status: "COMPLETED", iteration: 2 });
+    for (let iteration = 1; iteration <= 3; iteration++) state = finish(state, `a__${iteration}`, 1_000 + iteration, { body: iteration });
+    expect(instance(state, "each")).toMatchObject({ status: "COMPLETED", iteration: 3 });
+    expect(state.status).toBe("COMPLETED");
   });
 
   it("keeps only the last keepLastN iterations' tasks and outputs", () => {

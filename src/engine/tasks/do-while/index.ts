@@ -98,7 +98,8 @@ export type IterationOutcome =
  * Ends the DO_WHILE's current iteration: records its tasks' outputs under its number, then evaluates `loopCondition`
  * as Conductor does, with `$` holding the DO_WHILE's input, its output under its own reference name and its tasks'
  * latest outputs under theirs. The loop goes on when the condition gives true or a number above 0 (Conductor's
- * `evalBool`) and, iterating over items, while items are left; with items and no condition, until they run out.
+ * `evalBool`). Iterating over items, it runs once per item and the condition is not asked: Orkes runs as many
+ * iterations as there are items, and the Python SDK's ForEachTask writes a condition that always says stop.
  */
 export function endIteration(end: IterationEnd, env: Pick<DecideEnv, "scripts">): IterationOutcome {
   const { loop, definition } = end;
@@ -111,13 +112,11 @@ export function endIteration(end: IterationEnd, env: Pick<DecideEnv, "scripts">)
   const items = itemsOf(loop.inputData);
   const list = items instanceof Error ? undefined : items;
   const condition = definition.loopCondition ?? "";
-  let goOn = list === undefined || iteration < list.length;
-  if (goOn && condition.trim() !== "") {
+  let goOn = list !== undefined && iteration < list.length;
+  if (list === undefined && condition.trim() !== "") {
     const outcome = evaluateWith(definition.evaluatorType ?? "javascript", condition, conditionInput(end, output), env.scripts);
     if (!outcome.ok) return { kind: "failed", output, reason: `The loopCondition could not be evaluated: ${outcome.error}` };
     goOn = holds(outcome.value);
-  } else if (condition.trim() === "" && list === undefined) {
-    goOn = false;
   }
   return goOn ? { kind: "again", iteration: iteration + 1, output: startingIteration(output, iteration + 1, list), dropBefore } : { kind: "done", output, dropBefore };
 }
