@@ -16,6 +16,8 @@ describe("START_WORKFLOW and NOOP", () => {
     expect(registrationErrors([startWorkflow("kick", { name: "billing", version: -1 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow\.version: /)]);
     // Orkes' own example gives version "" (the latest), as 0 is.
     expect(registrationErrors([startWorkflow("kick", { name: "billing", version: "" }), startWorkflow("kick2", { name: "billing", version: 0 })])).toEqual([]);
+    // As the Python SDK's StartWorkflowTask writes a request with no input nor correlation id.
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", version: null, input: null, correlationId: null, taskToDomain: null })])).toEqual([]);
     expect(registrationErrors([startWorkflow("kick", "billing")])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow: startWorkflow must be an object/)]);
     expect(registrationErrors([startWorkflow("kick", { name: "billing", input: { token: "${workflow.secrets.api}" } })])).toEqual([expect.stringMatching(/must not pass secrets to the workflow it starts/)]);
   });

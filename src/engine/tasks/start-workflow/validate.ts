@@ -13,9 +13,10 @@ const START_WORKFLOW = objectOf(START_WORKFLOW_PARAMETER, "an object describing 
   version: v.optional(
     rule<unknown>("version", "an integer of at least 0, its digits as text, or an expression; leave it out (or give \"\") for the latest version (0: version 0 when one is registered, else the latest)", orExpression(isStartedVersion)),
   ),
-  input: v.optional(rule<unknown>("input", "an object (the started workflow's input) or an expression", orExpression(isRecord))),
-  correlationId: v.optional(rule<string>("correlationId", "a string (an expression is allowed)", isString)),
-  taskToDomain: v.optional(mapOf("taskToDomain", "a string (a domain name)", isString)),
+  // Null is none, as the Python SDK's StartWorkflowTask writes its request's unset input and correlationId.
+  input: v.nullish(rule<unknown>("input", "an object (the started workflow's input) or an expression", orExpression(isRecord))),
+  correlationId: v.nullish(rule<string>("correlationId", "a string (an expression is allowed)", isString)),
+  taskToDomain: v.nullish(mapOf("taskToDomain", "a string (a domain name)", isString)),
   priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_STARTED_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
   idempotencyKey: v.nullish(rule<unknown>("idempotencyKey", "a string, a number or a boolean (an expression is allowed)", (value) => typeof value === "string" || typeof value === "number" || typeof value === "boolean")),
   idempotencyStrategy: v.nullish(
