@@ -890,6 +890,11 @@ describe("task definitions", () => {
     expect(registered({ totalTimeoutSeconds: 2_147_483_648 }).totalTimeoutSeconds).toBe(2_147_483_648);
   });
 
+  it("names where a response timeout beyond the timeout came from: the default, or what was given", () => {
+    expect(onlyTaskDefError({ timeoutSeconds: 300 })).toBe("responseTimeoutSeconds: responseTimeoutSeconds (3600, its default) must not exceed timeoutSeconds (300) when timeoutSeconds is set");
+    expect(onlyTaskDefError({ timeoutSeconds: 300, responseTimeoutSeconds: 600 })).toBe("responseTimeoutSeconds: responseTimeoutSeconds (600) must not exceed timeoutSeconds (300) when timeoutSeconds is set");
+  });
+
   it("reads a null field as one left out, its default applying, as Conductor's TaskDef does", () => {
     const nulls = { description: null, retryCount: null, retryLogic: null, pollTimeoutSeconds: null, concurrentExecLimit: null, inputTemplate: null, ownerEmail: null, rateLimitPerFrequency: null };
     expect(registered(nulls)).toEqual(registered());

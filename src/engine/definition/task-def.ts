@@ -116,7 +116,7 @@ export function validateTaskDef(input: unknown, options: { path?: string; inline
       errors: [
         {
           path: childPath(path, "responseTimeoutSeconds"),
-          message: `responseTimeoutSeconds (${value.responseTimeoutSeconds}) must not exceed timeoutSeconds (${value.timeoutSeconds}) when timeoutSeconds is set; the default responseTimeoutSeconds is 3600`,
+          message: `responseTimeoutSeconds (${value.responseTimeoutSeconds}${input["responseTimeoutSeconds"] === undefined || input["responseTimeoutSeconds"] === null ? ", its default" : ""}) must not exceed timeoutSeconds (${value.timeoutSeconds}) when timeoutSeconds is set`,
         },
       ],
     };
