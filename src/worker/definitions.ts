@@ -26,9 +26,11 @@ export class DefinitionRepository {
   async find(name: string, version?: number): Promise<WorkflowDef | null> {
     return DefinitionRepository.#cache.getOrLoad(`${name}\u0000${version ?? "latest"}`, async () => {
       const row =
-        version === undefined || version === 0
-          ? await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? ORDER BY version = ? DESC, version DESC LIMIT 1`).bind(name, version ?? -1).first<{ definition: string }>()
-          : await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? AND version = ?`).bind(name, version).first<{ definition: string }>();
+        version === undefined
+          ? await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? ORDER BY version DESC LIMIT 1`).bind(name).first<{ definition: string }>()
+          : version === 0
+            ? await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? ORDER BY version = 0 DESC, version DESC LIMIT 1`).bind(name).first<{ definition: string }>()
+            : await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? AND version = ?`).bind(name, version).first<{ definition: string }>();
       return row ? (JSON.parse(row.definition) as WorkflowDef) : null;
     });
   }
