@@ -73,7 +73,10 @@ export type Expression =
       readonly start: number;
     };
 
+/** A path expression. */
+export type PathExpression = Extract<Expression, { kind: "path" }>;
+
 /** The predicates of a path's filters (`[?(...)]`), expressions of their own that its evaluation runs. */
-export function filterPredicates(path: Extract<Expression, { kind: "path" }>): Expression[] {
+export function filterPredicates(path: PathExpression): Expression[] {
   return (path.query ?? []).flatMap((step) => (step.kind === "filter" ? [step.predicate] : []));
 }

@@ -3,7 +3,7 @@
  * data (an unresolved path is null) with one deliberate exception: a missing secret.
  */
 import type { JsonObject, JsonValue } from "../model";
-import type { Expression, PathSegment } from "./ast";
+import type { Expression, PathExpression, PathSegment } from "./ast";
 import type { EvaluationContext } from "./context";
 import { readsEnvironmentJson } from "./environment";
 import { MissingSecretError } from "./errors";
@@ -50,14 +50,12 @@ export function evaluate(expression: Expression, ctx: EvaluationContext, tested:
   }
 }
 
-type PathExpression = Extract<Expression, { kind: "path" }>;
-
 /** A path's value: its segments walked, then its JSONPath query run and its function applied, when it has them. */
 function evaluatePath(path: PathExpression, ctx: EvaluationContext, tested: JsonValue): JsonValue {
   const { root, segments, query, fn } = path;
   // A secret is a value, whole: nothing may select from it or measure it (registration refuses this too).
   if ((query !== undefined || fn !== undefined) && isUnderSecrets(root, segments)) return null;
-  const value = root === "@" ? walk(tested, segments) : root === "workflow" && segments.length === 0 ? withoutSecrets(ctx.workflow) : resolvePath(root, segments, ctx);
+  const value = root === "@" ? walk(tested, segments) : resolvePath(root, segments, ctx);
   const selected = query === undefined ? value : selectAll(value, query, (predicate, candidate) => filterMatches(predicate, candidate, ctx));
   return fn === undefined ? selected : applyPathFunction(fn, selected);
 }
@@ -87,6 +85,8 @@ function filterMatches(predicate: Expression, candidate: JsonValue, ctx: Evaluat
 function resolvePath(root: string, segments: readonly PathSegment[], ctx: EvaluationContext): JsonValue {
   switch (root) {
     case "workflow":
+      // The whole record (`${workflow}`, `workflow..id`) never shows a `secrets` field.
+      if (segments.length === 0) return withoutSecrets(ctx.workflow);
       if (isUnderSecrets(root, segments)) return resolveSecret(root, segments, ctx);
       if (readsEnvironmentJson(segments)) return walk(parsedJson(walk(ctx.workflow, segments.slice(0, 2))), segments.slice(3));
       return walk(ctx.workflow, segments);

@@ -4,7 +4,7 @@
  */
 import type { JsonValue } from "../model";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import { filterPredicates, type Expression, type PathSegment } from "./ast";
+import { filterPredicates, type Expression, type PathExpression, type PathSegment } from "./ast";
 import { environmentVariableNameOf } from "./environment";
 import { ExpressionSyntaxError } from "./errors";
 import { secretNameOf } from "./secrets";
@@ -48,8 +48,6 @@ function secretMisuse(expression: Expression): string | undefined {
   const [secret, role] = found;
   return `workflow.secrets.${secretNameOf(secret.root, secret.segments)} at position ${secret.start} may only be used as a value (the whole expression, a branch of ?:, or text in a string), not ${role}: the outcome would reveal something about the secret`;
 }
-
-type PathExpression = Extract<Expression, { kind: "path" }>;
 
 /** The first secret below `expression` that an operator consumes, with how; `role` is set once inside an operand. */
 function operandSecret(expression: Expression, role: string | undefined): [PathExpression, string] | undefined {
