@@ -1320,7 +1320,7 @@ describe("task workers written against the client (TaskManager, TaskHandler)", (
     expect(manager.isPolling).toBe(false);
     expect(await tasks.getQueueSizeForTask([GREET, SLOW, FLAKY])).toEqual({ [GREET]: 0, [SLOW]: 0, [FLAKY]: 0 });
     // Its polls are on record, as the official client reads them.
-    expect(await tasks.getTaskPollData(GREET)).toEqual([{ queueName: GREET, domain: null, workerId: WORKER_ID, lastPollTime: expect.any(Number) }]);
+    expect(await tasks.getTaskPollData(GREET)).toEqual([{ queueName: GREET, workerId: WORKER_ID, lastPollTime: expect.any(Number) }]);
 
     // The runner took update-v2 (no fallback to POST /api/tasks) and logged nothing but the workers' own throws.
     expect(complaints.filter((line) => !/^(Error executing \S+ Error: flaky: attempt [01]|Error executing \S+ NonRetryableException: flaky: gave up for good|Task \S+ failed with terminal error \(no retry\): flaky: gave up for good)$/.test(line))).toEqual([]);

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 
 interface PollData {
   queueName: string;
-  domain: string | null;
+  domain?: string;
   workerId: string;
   lastPollTime: number;
 }
@@ -23,8 +23,8 @@ describe("the UI's Worker queues page", () => {
     const rows = queueRows(
       { encode: 3, "gpu:encode": 1, resize: 0 },
       [
-        { queueName: "encode", domain: null, workerId: "w1", lastPollTime: now - 2_000 },
-        { queueName: "encode", domain: null, workerId: "w2", lastPollTime: now - ACTIVE_WORKER_MS - 1 },
+        { queueName: "encode", workerId: "w1", lastPollTime: now - 2_000 },
+        { queueName: "encode", workerId: "w2", lastPollTime: now - ACTIVE_WORKER_MS - 1 },
         { queueName: "gpu:encode", domain: "gpu", workerId: "g1", lastPollTime: now - ACTIVE_WORKER_MS },
       ],
       now,

@@ -210,7 +210,7 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(await pollOne("w_fb_task", { workerid: "fb-cpu", domain: "cpu" })).toMatchObject({ workflowInstanceId: toLast, domain: "cpu" });
     // A gpu worker polls (and finds nothing): gpu is active now, and the next task goes there.
     expect(await poll("w_fb_task", { workerid: "fb-gpu", domain: "gpu" })).toEqual([]);
-    await eventually(() => apiOk<Array<{ domain: string | null }>>("GET", "/api/tasks/queue/polldata?taskType=w_fb_task"), (polls) => polls.some((entry) => entry.domain === "gpu"), "the gpu worker's poll recorded");
+    await eventually(() => apiOk<Array<{ domain?: string }>>("GET", "/api/tasks/queue/polldata?taskType=w_fb_task"), (polls) => polls.some((entry) => entry.domain === "gpu"), "the gpu worker's poll recorded");
     const toGpu = await start("gpu,NO_DOMAIN");
     expect(await chosenDomain(toGpu)).toBe("gpu");
     expect(await pollOne("w_fb_task", { workerid: "fb-gpu", domain: "gpu" })).toMatchObject({ workflowInstanceId: toGpu, domain: "gpu" });
@@ -700,12 +700,12 @@ describe("task workers: every queue (Conductor's /api/tasks/queue/all and /api/t
     await pollOne("w_all_task", { workerid: "all-busy" });
     expect((await apiOk<Record<string, number>>("GET", "/api/tasks/queue/all"))["w_all_task"]).toBe(1);
     const polls = await eventually(
-      () => apiOk<Array<{ queueName: string; domain: string | null; workerId: string; lastPollTime: number }>>("GET", "/api/tasks/queue/polldata/all"),
+      () => apiOk<Array<{ queueName: string; domain?: string; workerId: string; lastPollTime: number }>>("GET", "/api/tasks/queue/polldata/all"),
       (entries) => entries.some((entry) => entry.workerId === "all-idle") && entries.some((entry) => entry.workerId === "all-busy"),
       "both workers' polls",
     );
     expect(polls.filter((entry) => entry.workerId.startsWith("all-")).map((entry) => [entry.queueName, entry.domain, entry.workerId])).toEqual([
-      ["w_all_task", null, "all-busy"],
+      ["w_all_task", undefined, "all-busy"],
       ["eu:w_all_polled_only", "eu", "all-idle"],
     ]);
     expect(polls.map((entry) => entry.lastPollTime)).toEqual([...polls.map((entry) => entry.lastPollTime)].sort((a, b) => b - a));
@@ -735,7 +735,7 @@ describe("task workers: one queue's size (Conductor's /api/tasks/queue/size, the
 describe("task workers: poll data", () => {
   interface PollDataJson {
     queueName: string;
-    domain: string | null;
+    domain?: string;
     workerId: string;
     lastPollTime: number;
   }
@@ -752,9 +752,11 @@ describe("task workers: poll data", () => {
     const listed = await eventually(() => pollData("w_pd_task"), (polls) => polls.length === 3, "three workers' polls");
     expect(listed.map((entry) => [entry.queueName, entry.domain, entry.workerId]).sort()).toEqual([
       ["gpu:w_pd_task", "gpu", "pd-c"],
-      ["w_pd_task", null, "pd-a"],
-      ["w_pd_task", null, "pd-b"],
+      ["w_pd_task", undefined, "pd-a"],
+      ["w_pd_task", undefined, "pd-b"],
     ]);
+    // The default domain's poll has no domain key at all: Conductor's UI finds a task's worker by `domain === undefined`.
+    expect(Object.keys(listed.find((entry) => entry.workerId === "pd-a")!).sort()).toEqual(["lastPollTime", "queueName", "workerId"]);
     for (const entry of listed) expect(entry.lastPollTime).toBeGreaterThanOrEqual(before);
     expect(listed.map((entry) => entry.lastPollTime)).toEqual([...listed.map((entry) => entry.lastPollTime)].sort((a, b) => b - a));
     // A worker's next poll moves its time; it stays one entry.

@@ -4,7 +4,7 @@ import { h, replaceChildren } from "../lib/dom.js";
 import { pollAgeText } from "./task-defs.js";
 
 /**
- * @typedef {{ queueName: string, domain: string | null, workerId: string, lastPollTime: number }} PollData
+ * @typedef {{ queueName: string, domain?: string, workerId: string, lastPollTime: number }} PollData the default domain's has no domain
  * @typedef {{ queueName: string, taskName: string, domain: string | null, waiting: number, activeWorkers: number,
  *   lastPollTime: number | undefined }} QueueRow
  */
@@ -36,7 +36,7 @@ export function queueRows(sizes, polls, now) {
     return found;
   };
   for (const poll of polls) {
-    const found = row(poll.queueName, poll.domain);
+    const found = row(poll.queueName, poll.domain ?? null);
     if (now - poll.lastPollTime <= ACTIVE_WORKER_MS) found.activeWorkers += 1;
     if (found.lastPollTime === undefined || poll.lastPollTime > found.lastPollTime) found.lastPollTime = poll.lastPollTime;
   }

@@ -72,9 +72,14 @@ function conductorQueueName(taskName: string, domain: string | undefined): strin
   return domain === undefined ? taskName : `${domain}:${taskName}`;
 }
 
-/** Conductor's PollData of a poll of task type `taskName`. */
-function pollDataView(taskName: string, poll: PollData): { queueName: string; domain: string | null; workerId: string; lastPollTime: number } {
-  return { queueName: conductorQueueName(taskName, poll.domain), domain: poll.domain ?? null, workerId: poll.workerId, lastPollTime: poll.lastPollTime };
+/**
+ * Conductor's PollData of a poll of task type `taskName`. The default domain's has no `domain` key, as Conductor's JSON
+ * leaves nulls out: its UI finds a task's worker by `task.domain ? row.domain === task.domain : row.domain === undefined`.
+ */
+function pollDataView(taskName: string, poll: PollData): { queueName: string; domain?: string; workerId: string; lastPollTime: number } {
+  const view: { queueName: string; domain?: string; workerId: string; lastPollTime: number } = { queueName: conductorQueueName(taskName, poll.domain), workerId: poll.workerId, lastPollTime: poll.lastPollTime };
+  if (poll.domain !== undefined) view.domain = poll.domain;
+  return view;
 }
 
 /** The worker queues that listed themselves (see `TaskQueue`), by task name then domain, at most {@link MAX_LISTED_QUEUES}. */
