@@ -39,9 +39,13 @@ function webhookWaitingTasks(execution: WorkflowExecution): TaskExecution[] {
   return execution.test === undefined ? execution.tasks.filter(waitsForWebhookEvents) : [];
 }
 
-/** True when the execution has a task waiting for webhook events: its rows are written at once, not held back. */
-export function hasWebhookWaits(execution: WorkflowExecution): boolean {
-  return execution.test === undefined && execution.tasks.some(waitsForWebhookEvents);
+/**
+ * True when the execution has a task that is found through its rows: one waiting for webhook events (found by its
+ * routing row), or one in a worker queue (a worker that polls it names it by its id alone, in `GET /api/tasks/{id}` or
+ * a log line, found through the execution's row by the id's prefix). Its rows are then written at once, not held back.
+ */
+export function hasTasksFoundByRow(execution: WorkflowExecution): boolean {
+  return execution.test === undefined && execution.tasks.some((task) => waitsForWebhookEvents(task) || task.pollable === true);
 }
 
 /** A task's row in the webhook routing table (`webhook_waits`): what an event sent to a webhook finds it by. */

@@ -70,7 +70,7 @@ import { dispatchTerminateWorkflow } from "./dispatch/terminate-workflow";
 import type { ExecutionReach } from "./dispatch/execution-reach";
 import { dispatchUpdateTask } from "./dispatch/update-task";
 import { startFailureWorkflow } from "./dispatch/failure-workflow";
-import { hasWebhookWaits, indexRow, indexSignature, onlyTasksChanged } from "./execution-index";
+import { hasTasksFoundByRow, indexRow, indexSignature, onlyTasksChanged } from "./execution-index";
 import { expectIndexWritten, indexShardFor, indexWriterAt } from "./index-writer";
 import { EXECUTION_LOG_LINES_KEPT, ExecutionStore, TASK_LOG_LINES_KEPT, type TaskLogLine } from "./execution-store";
 import { redactSecretValues, secretLookup } from "./secrets";
@@ -1757,8 +1757,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #indexRowWait(execution: Execution): number {
     if (TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return 0;
-    // A task waiting for webhook events is found by its row alone: not held back.
-    if (this.#indexedSignature === undefined) return hasWebhookWaits(execution) ? 0 : execution.createTime + FIRST_ROW_DELAY_MS - Date.now();
+    if (this.#indexedSignature === undefined) return hasTasksFoundByRow(execution) ? 0 : execution.createTime + FIRST_ROW_DELAY_MS - Date.now();
     return onlyTasksChanged(execution, this.#indexedSignature) ? this.#indexRowWrittenAt + TASK_ROWS_INTERVAL_MS - Date.now() : 0;
   }
 

@@ -16,8 +16,8 @@ export interface FoundTask {
 /**
  * The execution holding task `taskId`, found through the execution index by the prefix a task's id shares with its
  * execution's (see `engine/task-id.ts`). Undefined when none does: an unknown id, an execution removed, one whose
- * search row is not written yet (it lags the start by up to a second), or one started before task ids carried the
- * prefix. Looked up once per `request` (a request names one task).
+ * search row is not written yet (it lags the start by up to a second, unless a task of it waits in a worker queue),
+ * or one started before task ids carried the prefix. Looked up once per `request` (a request names one task).
  */
 export function findTask(request: object, env: Env, taskId: string): Promise<FoundTask | undefined> {
   // Once per request: the guard finds the task to check the caller's rights, and the route then serves it.
@@ -32,6 +32,14 @@ export function findTask(request: object, env: Env, taskId: string): Promise<Fou
 const lookups = new WeakMap<object, { taskId: string; task: Promise<FoundTask | undefined> }>();
 
 /**
+ * How long a lookup that finds no execution by the prefix looks again, and how often. An execution with a task in a
+ * worker queue writes its row as the task is queued, not after its start's usual delay, but the push and the write run
+ * side by side: a worker that polls the task at once and names it in its next request (a log line, `GET
+ * /api/tasks/{id}`, as the Java worker may before it works) can be a few milliseconds ahead of the row.
+ */
+const ROW_LAG_RETRIES_MS = [50, 100, 200] as const;
+
+/**
  * The execution holding task `taskId` (see {@link findTask}), looked up afresh: for callers outside a request (an
  * UPDATE_TASK naming a task by its id).
  */
@@ -40,7 +48,13 @@ export async function lookUpTask(env: Env, taskId: string): Promise<FoundTask | 
   if (prefix === undefined) return undefined;
   // The prefix ends with "-", and "." sorts right after it: the range holds every id starting with the prefix.
   const upper = `${prefix.slice(0, -1)}.`;
-  const rows = await env.DB.prepare("SELECT workflow_id FROM executions WHERE workflow_id >= ?1 AND workflow_id < ?2 LIMIT ?3").bind(prefix, upper, MAX_CANDIDATES).all<{ workflow_id: string }>();
+  const candidates = env.DB.prepare("SELECT workflow_id FROM executions WHERE workflow_id >= ?1 AND workflow_id < ?2 LIMIT ?3").bind(prefix, upper, MAX_CANDIDATES);
+  let rows = await candidates.all<{ workflow_id: string }>();
+  for (const wait of ROW_LAG_RETRIES_MS) {
+    if (rows.results.length > 0) break;
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    rows = await candidates.all<{ workflow_id: string }>();
+  }
   const id = taskId.toLowerCase();
   for (const { workflow_id: workflowId } of rows.results) {
     const scope = await executionStub(env, workflowId).getTaskScope(id);

@@ -45,6 +45,19 @@ function postLog(taskId: string, body: string, contentType = "application/json")
 }
 
 describe("task logs", () => {
+  it("takes a line, and shows the task, for a worker that names its task the moment it polled it (the execution's row is written as the task is queued)", async () => {
+    await register({ name: "tl_at_once", tasks: [simpleTask("tl_at_once_task", "work")] });
+    const workflowId = await startWorkflow("tl_at_once");
+    // No wait for the search row: a worker polling every 100 ms gets a new workflow's first task well within the
+    // half second a new execution's row may otherwise wait, and the Java worker may log before it works.
+    const task = await pollOne("tl_at_once_task");
+    expect((await postLog(task.taskId, JSON.stringify("starting"))).status).toBe(200);
+    const shown = await api("GET", `/api/tasks/${task.taskId}`);
+    expect(shown.status).toBe(200);
+    expect(await shown.json()).toMatchObject({ taskId: task.taskId, workflowInstanceId: workflowId, status: "IN_PROGRESS" });
+    expect((await logsOf(task.taskId)).map((line) => line.log)).toEqual(["starting"]);
+  });
+
   it("stores the logs of TaskResults (POST /api/tasks, update-v2) and of POST …/log (JSON string, text/plain), answered in order", async () => {
     await register({ name: "tl_basic", tasks: [simpleTask("tl_basic_task", "work")] });
     const { workflowId, task } = await polledTask("tl_basic", "tl_basic_task");
