@@ -329,14 +329,41 @@ describe("validateWorkflowDef: common task fields", () => {
     expect(onlyError(def({}, [httpTask("a"), "b"]), "tasks[1]")).toMatch(/each task must be an object/);
   });
 
-  it("requires name, taskReferenceName and type", () => {
-    const errors = errorsOf(def({}, [{ inputParameters: {} }]));
-    expect(errors.map((issue) => issue.path)).toEqual(["tasks[0].name", "tasks[0].taskReferenceName", "tasks[0].type"]);
+  it("requires name and taskReferenceName, and a known type", () => {
+    const errors = errorsOf(def({}, [{ inputParameters: {} }, { name: "x", taskReferenceName: "x", type: "NOPE" }]));
+    expect(errors.map((issue) => issue.path)).toEqual(["tasks[0].name", "tasks[0].taskReferenceName", "tasks[1].type"]);
     expect(errors.map((issue) => issue.message)).toEqual([
       expect.stringMatching(/name is required/),
       expect.stringMatching(/taskReferenceName is required/),
-      expect.stringMatching(/type is required.*HTTP, SUB_WORKFLOW, WAIT_FOR_WEBHOOK/),
+      expect.stringMatching(/type must be one of the supported task types.*HTTP, SUB_WORKFLOW, WAIT_FOR_WEBHOOK/),
     ]);
+  });
+
+  it("reads a task without a type as Conductor's WorkflowTask does: its workflowTaskType (the C# SDK's only type field), else SIMPLE, at any depth", () => {
+    const definition = accepted(
+      def({}, [
+        { name: "worker", taskReferenceName: "worker", type: null },
+        { name: "wait", taskReferenceName: "wait", workflowTaskType: "WAIT", inputParameters: { duration: "1 s" } },
+        {
+          name: "fork",
+          taskReferenceName: "fork",
+          workflowTaskType: "FORK_JOIN",
+          forkTasks: [[{ name: "left", taskReferenceName: "left" }], [{ name: "pick", taskReferenceName: "pick", workflowTaskType: "SWITCH", evaluatorType: "value-param", expression: "k", inputParameters: { k: "a" }, decisionCases: { a: [{ name: "in_case", taskReferenceName: "in_case", workflowTaskType: "NOOP" }] }, defaultCase: [{ name: "by_default", taskReferenceName: "by_default" }] }]],
+        },
+        { name: "join", taskReferenceName: "join", workflowTaskType: "JOIN", joinOn: ["left", "pick"] },
+        { name: "loop", taskReferenceName: "loop", workflowTaskType: "DO_WHILE", loopCondition: "false", loopOver: [{ name: "looped", taskReferenceName: "looped", workflowTaskType: "NOOP" }] },
+        // A type given wins, as it does in Conductor when both come (Jackson sets type last from its own field here).
+        { name: "given", taskReferenceName: "given", type: "NOOP", workflowTaskType: "WAIT" },
+      ]),
+    );
+    const [worker, wait, fork, join, loop, given] = definition.tasks;
+    expect([worker, wait, fork, join, loop, given].map((task) => task!.type)).toEqual(["SIMPLE", "WAIT", "FORK_JOIN", "JOIN", "DO_WHILE", "NOOP"]);
+    expect(fork!.forkTasks!.map((branch) => branch.map((task) => task.type))).toEqual([["SIMPLE"], ["SWITCH"]]);
+    const pick = fork!.forkTasks![1]![0]!;
+    expect([pick.decisionCases!["a"]![0]!.type, pick.defaultCase![0]!.type, loop!.loopOver![0]!.type]).toEqual(["NOOP", "SIMPLE", "NOOP"]);
+    expect(JSON.stringify(definition)).not.toContain("workflowTaskType");
+    // A duplicate reference name inside a branch typed this way is still found.
+    expect(errorsOf(def({}, [{ name: "f", taskReferenceName: "f", workflowTaskType: "FORK_JOIN", forkTasks: [[{ name: "a", taskReferenceName: "dup" }], [{ name: "b", taskReferenceName: "dup" }]] }, { name: "j", taskReferenceName: "j", workflowTaskType: "JOIN", joinOn: [] }])).map((issue) => issue.path)).toContain("tasks[0].forkTasks[1][0].taskReferenceName");
   });
 
   it("rejects an empty task name", () => {

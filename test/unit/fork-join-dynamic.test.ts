@@ -188,6 +188,13 @@ describe("FORK_JOIN_DYNAMIC with a list of tasks without types", () => {
     expect(instance(state, "encode_1")).toMatchObject({ taskType: "SIMPLE", taskDefName: "encode", status: "SCHEDULED", inputData: { file: "a" } });
     expect(instance(state, "encode_2")).toMatchObject({ taskType: "SIMPLE", status: "SCHEDULED" });
   });
+
+  it("forks a listed task by its workflowTaskType, as the C# SDK's task builders write a task's type", () => {
+    const listed: JsonObject = { tasks: [{ name: "pause", taskReferenceName: "pause_1", workflowTaskType: "WAIT", inputParameters: { duration: "1 s" } }, { name: "encode", taskReferenceName: "encode_1", workflowTaskType: "SIMPLE" }], inputs: {} };
+    const state = started([dynamicFork("fan"), join("fan_join")], listed).state;
+    expect(instance(state, "pause_1")).toMatchObject({ taskType: "WAIT", status: "IN_PROGRESS" });
+    expect(instance(state, "encode_1")).toMatchObject({ taskType: "SIMPLE", taskDefName: "encode", status: "SCHEDULED" });
+  });
 });
 
 describe("FORK_JOIN_DYNAMIC over forkTaskInputs", () => {

@@ -447,6 +447,28 @@ const BLANK_MEANS_UNSET = [
   "loopCondition",
 ];
 
+/**
+ * `tasks` with each task's type named as Conductor's WorkflowTask reads it, at any depth (branches, cases, loops): a
+ * task without a `type` (or with a null one) takes its `workflowTaskType`, the setter Conductor keeps for older clients
+ * and the only one the C# SDK's task builders write, else SIMPLE, the field's default. Tasks that give a type, and
+ * what is no task object, are left as they are.
+ */
+export function withTaskTypes(tasks: readonly unknown[]): unknown[] {
+  return tasks.map((task) => {
+    if (!isRecord(task)) return task;
+    const { workflowTaskType, ...rest } = task;
+    const out: Record<string, unknown> = rest;
+    if (rest["type"] === undefined || rest["type"] === null) out["type"] = typeof workflowTaskType === "string" && workflowTaskType !== "" ? workflowTaskType : "SIMPLE";
+    const lists = (value: unknown): unknown => (Array.isArray(value) ? withTaskTypes(value) : value);
+    if (Array.isArray(rest["forkTasks"])) out["forkTasks"] = rest["forkTasks"].map(lists);
+    if (Array.isArray(rest["loopOver"])) out["loopOver"] = withTaskTypes(rest["loopOver"]);
+    if (Array.isArray(rest["defaultCase"])) out["defaultCase"] = withTaskTypes(rest["defaultCase"]);
+    const cases = rest["decisionCases"];
+    if (isRecord(cases)) out["decisionCases"] = Object.fromEntries(Object.entries(cases).map(([value, branch]) => [value, lists(branch)]));
+    return out;
+  });
+}
+
 /** `item` without the fields {@link BLANK_MEANS_UNSET} names that are "": the same object when it has none. */
 function withoutUnsetFields(item: unknown): unknown {
   if (!isRecord(item) || !BLANK_MEANS_UNSET.some((field) => item[field] === "")) return item;
@@ -652,7 +674,8 @@ export const MAX_FORKED_TASKS = 1_000;
  * inside, no reference name used twice or already used by one of `taken` (the execution's other tasks). Returns every
  * problem, or the normalised tasks.
  */
-export function validateForkedTasks(raw: readonly unknown[], path: string, taken: ReadonlySet<string>): { ok: true; tasks: WorkflowTaskDef[] } | { ok: false; errors: ValidationIssue[] } {
+export function validateForkedTasks(given: readonly unknown[], path: string, taken: ReadonlySet<string>): { ok: true; tasks: WorkflowTaskDef[] } | { ok: false; errors: ValidationIssue[] } {
+  const raw = withTaskTypes(given);
   const issues: ValidationIssue[] = [];
   const tasks = validateTaskList(raw, path, 1, issues);
   const entries = rawTaskEntries(raw, path, 1);
@@ -688,7 +711,7 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
   const root = v.safeParse(WORKFLOW, withoutBlankFields(input));
   if (!root.success) issues.push(...toIssues(root.issues, ""));
 
-  const rawTasks = input["tasks"];
+  const rawTasks = Array.isArray(input["tasks"]) ? withTaskTypes(input["tasks"]) : input["tasks"];
   const tasks: WorkflowTaskDef[] = [];
   if (Array.isArray(rawTasks)) {
     // Tasks are checked even beyond the limit, so fixing the count does not reveal a second round of errors.

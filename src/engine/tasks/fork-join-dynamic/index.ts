@@ -64,10 +64,9 @@ function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: W
     if (!isRecord(raw)) return raw;
     const own = isRecord(raw["inputParameters"]) ? raw["inputParameters"] : {};
     const extra = forkInputOf(fork, input, position, raw["taskReferenceName"]);
-    // A task listed without a type is a worker's task, as Conductor's WorkflowTask defaults it (its docs' dynamic
-    // fork lists tasks by name and reference name alone).
-    const type = raw["type"] === undefined || raw["type"] === null ? "SIMPLE" : raw["type"];
-    return { ...raw, type, inputParameters: { ...own, ...extra } };
+    // A task listed without a type (its docs' dynamic fork lists tasks by name and reference name alone) is typed as a
+    // definition's is: see withTaskTypes.
+    return { ...raw, inputParameters: { ...own, ...extra } };
   });
   const checked = validateForkedTasks(asRun, listed.path, takenReferences(workflow, fork.taskReferenceName));
   if (!checked.ok) return { ok: false, reason: checked.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; ") };
