@@ -168,7 +168,8 @@ export const TaskLogLine = v.pipe(v.string("must be a string"), v.maxBytes(MAX_T
  * be lost to its timeout.
  */
 const TaskExecLog = requestObject({
-  log: v.string("must be a string"),
+  /** None (null, absent) is an entry without a line, dropped: the C# SDK's `InProgress(callbackAfterSeconds: n)` sends one. */
+  log: v.nullish(v.string("must be a string")),
   /** Ignored, as Conductor ignores it: the line belongs to the task the TaskResult reports. */
   taskId: v.nullish(v.string("must be a string")),
   /** When the worker logged it (epoch milliseconds, a fraction dropped); when it is stored unless given. */

@@ -45,6 +45,17 @@ function postLog(taskId: string, body: string, contentType = "application/json")
 }
 
 describe("task logs", () => {
+  it("drops entries without a line (the C# SDK's InProgress(callbackAfterSeconds) sends {taskId, createdTime}) and keeps the result", async () => {
+    await register({ name: "tl_no_line", tasks: [simpleTask("tl_no_line_task", "work")] });
+    const { workflowId, task } = await polledTask("tl_no_line", "tl_no_line_task");
+    const kept = await api("POST", "/api/tasks", taskResult(task, "IN_PROGRESS", { callbackAfterSeconds: 60, logs: [{ taskId: task.taskId, createdTime: Date.now() }, { log: null }, { log: "real line" }] }));
+    expect(kept.status).toBe(200);
+    expect((await getWorkflow(workflowId)).tasks.find((one) => one.taskId === task.taskId)).toMatchObject({ status: "IN_PROGRESS", callbackAfterSeconds: 60 });
+    expect((await logsOf(task.taskId)).map((line) => line.log)).toEqual(["real line"]);
+    // A line that is not text is still refused.
+    expect((await api("POST", "/api/tasks", taskResult(task, "IN_PROGRESS", { logs: [{ log: 42 }] }))).status).toBe(400);
+  });
+
   it("takes a line, and shows the task, for a worker that names its task the moment it polled it (the execution's row is written as the task is queued)", async () => {
     await register({ name: "tl_at_once", tasks: [simpleTask("tl_at_once_task", "work")] });
     const workflowId = await startWorkflow("tl_at_once");
@@ -127,7 +138,6 @@ describe("task logs", () => {
       "a line",
       { log: "not a list" },
       [{ log: 7 }],
-      [{}],
       ["a bare string"],
       [{ log: "ok", createdTime: -1 }],
       [{ log: "ok", createdTime: "now" }],

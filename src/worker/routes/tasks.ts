@@ -79,9 +79,8 @@ export function taskResultInput(
   const input: TaskResultInput & { logs?: TaskLogInput[] } = { status: result.status, output: result.outputData ?? {} };
   if (result.reasonForIncompletion !== undefined && result.reasonForIncompletion !== null) input.reason = result.reasonForIncompletion;
   if (result.callbackAfterSeconds !== undefined && result.callbackAfterSeconds !== null) input.callbackAfterSeconds = result.callbackAfterSeconds;
-  if (result.logs !== undefined && result.logs !== null && result.logs.length > 0) {
-    input.logs = result.logs.map(({ log, createdTime }) => (createdTime === null || createdTime === undefined ? { log } : { log, createdTime }));
-  }
+  const lines = (result.logs ?? []).flatMap(({ log, createdTime }) => (log === null || log === undefined ? [] : [createdTime === null || createdTime === undefined ? { log } : { log, createdTime }]));
+  if (lines.length > 0) input.logs = lines;
   return input;
 }
 
