@@ -480,6 +480,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       applyTick(draft, event.liveTaskIds, env, effects);
       break;
     case "terminate":
+      // Terminating a terminated workflow again is done already, as in Conductor: a repeated DELETE (a client
+      // retrying one whose answer it missed, a bulk terminate over a search result) is not a conflict.
+      if (state.status === "TERMINATED") return { state, effects: [] };
       requireStatus(state, ["RUNNING", "PAUSED"], "terminate");
       endWorkflow(draft, "TERMINATED", event.reason ?? "Terminated", env, effects, { triggerFailureWorkflow: event.triggerFailureWorkflow === true });
       return { state: draft.state, effects };
