@@ -437,7 +437,8 @@ const ScheduleBound = v.pipe(
 const notInSchedule = (why: string) => v.pipe(v.nullish(v.custom<never>(() => false, why)), v.transform(() => undefined));
 
 /** An optional field of a schedule's start request, null meaning absent (as an exported or re-saved schedule has them). */
-const absentWhenNull = <T extends v.GenericSchema>(schema: T) => v.pipe(v.nullish(schema), v.transform((value) => value ?? undefined));
+/** `schema`, or absent for null (what clients built on Gson send for every field left unset). */
+export const absentWhenNull = <T extends v.GenericSchema>(schema: T) => v.pipe(v.nullish(schema), v.transform((value) => value ?? undefined));
 
 /** The `startWorkflowRequest` of a schedule: Conductor's StartWorkflowRequest, less what a repeated start cannot use. */
 export const ScheduleStartRequest = requestObject({

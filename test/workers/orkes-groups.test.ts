@@ -78,6 +78,10 @@ describe("Orkes' groups", () => {
     expect((await apiOk<Array<{ id: string }>>("GET", "/api/groups/joined-a/users"))).toEqual([]);
     // Without groups, an upsert keeps them.
     expect((await apiOk<{ groups: Array<{ id: string }> }>("PUT", "/api/users/joiner", { name: "J" })).groups.map((group) => group.id)).toEqual(["joined-b"]);
+    // Orkes' Gson-based Java client sends what it was not given as null: null is absent, for users and groups alike.
+    const nulls = await apiOk<{ name: string; groups: Array<{ id: string }>; roles: Array<{ name: string }> }>("PUT", "/api/users/joiner", { name: null, roles: ["USER"], groups: null });
+    expect([nulls.name, nulls.groups.map((group) => group.id), nulls.roles.map((role) => role.name)]).toEqual(["J", ["joined-b"], ["USER"]]);
+    expect(await apiOk<ConductorGroup>("PUT", "/api/groups/joined-c", { description: null, roles: null, defaultAccess: null })).toMatchObject({ id: "joined-c", description: "", roles: [] });
   });
 
   it("hands out only what the caller holds, refuses unknown roles and per-resource grants, changing nothing", async () => {

@@ -15,10 +15,13 @@ import { ACCESS } from "../security/resource-grants";
 
 type Args = [Env, ExecutionContext];
 
-/** Orkes' UpsertGroupRequest: a description and roles; `defaultAccess` (per-resource grants) must be empty here. */
+/**
+ * Orkes' UpsertGroupRequest: a description and roles; `defaultAccess` (per-resource grants) must be empty here. Null is
+ * absent: Orkes' Gson-based Java client sends every field it was not given as null.
+ */
 const UpsertGroupBody = requestObject({
-  description: v.optional(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters")), ""),
-  roles: v.optional(OrkesRolesSchema, []),
+  description: v.optional(v.pipe(v.nullable(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters"))), v.transform((description) => description ?? "")), ""),
+  roles: v.optional(v.pipe(v.nullable(OrkesRolesSchema), v.transform((roles) => roles ?? [])), []),
   // Orkes' Map<TargetType, Set<Access>> (the Java client's own requests always send one); null is none.
   defaultAccess: v.nullish(
     v.pipe(
