@@ -88,10 +88,13 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await apiOk("GET", `/api/users/${userId}/checkPermissions?type=SECRET_NAME&id=billing_token`)).toEqual({ CREATE: false, READ: true, UPDATE: false, EXECUTE: true, DELETE: false });
     expect(await apiOk("GET", `/api/users/admin/checkPermissions?type=SECRET_NAME&id=billing_token`)).toEqual({ CREATE: true, READ: true, UPDATE: true, EXECUTE: true, DELETE: true });
     expect(await apiOk("GET", "/api/auth/authorization/SECRET_NAME/billing_token")).toEqual({ CREATE: [], READ: [{ type: "USER", id: userId }], UPDATE: [], EXECUTE: [{ type: "USER", id: userId }], DELETE: [] });
+    // Orkes' Gson-based Java client names the target type SECRET (its enum constant), and Orkes' docs write the subject in lower case.
+    expect(await apiOk("GET", "/api/auth/authorization/SECRET/billing_token")).toEqual(await apiOk("GET", "/api/auth/authorization/SECRET_NAME/billing_token"));
+    expect(await apiOk("GET", `/api/users/${userId}/checkPermissions?type=SECRET&id=billing_token`)).toEqual({ CREATE: false, READ: true, UPDATE: false, EXECUTE: true, DELETE: false });
     expect((await call("PUT", "/api/secrets/billing_token", orkes(user.token), "value")).status).toBe(403);
     expect((await call("GET", "/api/secrets", orkes(user.token))).status).toBe(403);
 
-    await apiOk("DELETE", "/api/auth/authorization", grant({ type: "USER", id: userId }, { type: "SECRET_NAME", id: "billing_token" }, ["EXECUTE"]));
+    await apiOk("DELETE", "/api/auth/authorization", grant({ type: "user", id: userId }, { type: "SECRET", id: "billing_token" }, ["EXECUTE"]));
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(await apiOk("GET", `/api/users/${userId}/permissions`)).toEqual({ grantedAccess: [] });
     expect((await registerAs("secret-granted-flow")).status).toBe(403);

@@ -8,7 +8,7 @@ import { notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryParams } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { GroupRepository } from "../security/groups";
-import { ACCESS, AuthorizationRequestSchema, TARGET_TYPES, accessGiven, grantedAccess, grantsOf, requiredFor, scopeOf, TargetRefSchema, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
+import { ACCESS, AuthorizationRequestSchema, TARGET_TYPES, accessGiven, grantedAccess, grantsOf, requiredFor, scopeOf, TargetRefSchema, targetTypeName, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
 import { NAME_PATTERN } from "../security/schemas";
 import { SecurityStore } from "../security/store";
 import { authorizeAssignment, changedMeanwhile } from "../security/users";
@@ -104,7 +104,7 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
   // an empty list when nobody holds it (the clients index the map by kind). A target type this service gives no access
   // on per target (APPLICATION, USER, DOMAIN…: Orkes' other TargetTypes) has no holders.
   router.get("/api/auth/authorization/:type/:id", async (request, env) => {
-    const type = decodedPathParam(request, "type");
+    const type = targetTypeName(decodedPathParam(request, "type"));
     const byAccess = Object.fromEntries(ACCESS.map((kind) => [kind, [] as SubjectRef[]])) as Record<Access, SubjectRef[]>;
     if (/^[A-Z][A-Z_]*$/.test(type) && !(TARGET_TYPES as readonly string[]).includes(type)) return Response.json(byAccess);
     const target = targetOf({ type, id: decodedPathParam(request, "id") });

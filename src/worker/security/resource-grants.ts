@@ -113,9 +113,17 @@ export function grantedAccess(grants: readonly Grant[]): Array<{ target: TargetR
 const unsupportedTarget = `must be one of ${TARGET_TYPES.join(", ")} (other targets have no scope here: give roles and direct permissions instead)`;
 const targetId = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(250, "must be at most 250 characters"), v.check((id) => !id.includes("*"), "must name one resource (no *)"));
 
+/**
+ * A target type as a client names it: Orkes' Gson-based Java client writes its `TargetRef.TypeEnum.SECRET` by the
+ * constant's name, `SECRET`, where the API (and every other client) says `SECRET_NAME`.
+ */
+export function targetTypeName(type: string): string {
+  return type === "SECRET" ? "SECRET_NAME" : type;
+}
+
 /** Orkes' TargetRef, refused for a target type this service has no scope for; a TAG's id is `key:value`. */
 export const TargetRefSchema = v.pipe(
-  v.object({ type: v.picklist(TARGET_TYPES, unsupportedTarget), id: targetId }),
+  v.object({ type: v.pipe(v.unknown(), v.transform((type) => (typeof type === "string" ? targetTypeName(type) : type)), v.picklist(TARGET_TYPES, unsupportedTarget)), id: targetId }),
   v.forward(
     v.check((target) => target.type !== "TAG" || /^[^:]+:./.test(target.id), "a TAG is named key:value (the tag a definition holds)"),
     ["id"],
@@ -126,7 +134,8 @@ export const TargetRefSchema = v.pipe(
 export const AuthorizationRequestSchema = v.pipe(
   v.object({
     subject: v.object({
-      type: v.picklist(["USER", "ROLE", "GROUP"], "must be USER, ROLE or GROUP"),
+      // Orkes' docs list (and send) them in lower case too.
+      type: v.pipe(v.string("must be USER, ROLE or GROUP"), v.toUpperCase(), v.picklist(["USER", "ROLE", "GROUP"], "must be USER, ROLE or GROUP")),
       id: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(128, "must be at most 128 characters")),
     }),
     target: TargetRefSchema,
