@@ -46,6 +46,7 @@ const SORT_COLUMNS: Record<string, string> = {
   priority: "priority",
   parentWorkflowId: "parent_workflow_id",
   reasonForIncompletion: "reason",
+  failedReferenceTaskNames: "failed_reference_task_names",
   executionTime: EXECUTION_TIME,
 };
 

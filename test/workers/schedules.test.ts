@@ -534,6 +534,13 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
     expect((await search(`freeText=${startedIds(started)[0]}`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok"]);
     const secondPage = await search(`query=${both}&sort=scheduleName:ASC&start=1&size=1`);
     expect(secondPage).toMatchObject({ totalHits: 2, results: [{ scheduleName: "sched-rec-ok" }] });
+    // Conductor's UI asks for its three states (POLLED, a fire on its way, is never stored) and sorts on any column.
+    const uiStates = await search(`query=${encodeURIComponent("state IN (POLLED,EXECUTED,FAILED) AND scheduleName IN (sched-rec-ok, sched-rec-gone)")}`);
+    expect(uiStates.totalHits).toBe(2);
+    expect((await search(`query=${encodeURIComponent("state = POLLED")}`)).totalHits).toBe(0);
+    expect((await search(`query=${both}&sort=reason:ASC`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok", "sched-rec-gone"]);
+    expect((await search(`query=${both}&sort=workflowId:DESC`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok", "sched-rec-gone"]);
+    expect((await search(`query=${both}&sort=executionId:ASC`)).results.map((fire) => fire["executionId"])).toEqual(found.results.map((fire) => fire["executionId"]).sort());
     await expectRefused(await api("GET", `/api/scheduler/search/executions?query=${encodeURIComponent("state = DONE")}`), 400, "query");
     await expectRefused(await api("GET", "/api/scheduler/search/executions?sort=colour"), 400, "sort");
 

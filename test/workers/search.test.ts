@@ -59,6 +59,8 @@ describe("search", () => {
     expect(await order("correlationId:ASC")).toEqual([ids[1], ids[0], ids[2]]);
     expect((await order("version:DESC|correlationId:ASC"))[0]).toBe(ids[1]);
     expect(await order("executionTime:DESC|workflowId:ASC")).toEqual([...ids].sort());
+    // None has failed: ties, by workflow id.
+    expect(await order("failedReferenceTaskNames:DESC")).toEqual([...ids].sort());
   });
 
   it("reads Conductor's other query operators (BETWEEN, !=, STARTS_WITH) and the fields version, priority and executionTime", async () => {

@@ -23,8 +23,11 @@ function recordedRequest(request: StoredSchedule["config"]["startWorkflowRequest
   return JSON.stringify(rest);
 }
 
-/** States a fire ends in (Orkes' `POLLED`, a fire on its way, is never stored: a row is written once it has started). */
-const STATES = ["EXECUTED", "FAILED"] as const;
+/**
+ * States a query may name: those a fire ends in, and Orkes' `POLLED`, a fire on its way, which is never stored (a row is
+ * written once it has started) and so matches nothing. Conductor's UI asks for all three.
+ */
+const STATES = ["POLLED", "EXECUTED", "FAILED"] as const;
 
 const FIELDS: SearchFields = {
   query: {
@@ -39,7 +42,18 @@ const FIELDS: SearchFields = {
     executionTime: "execution_time",
     startTime: "execution_time",
   },
-  sort: { scheduledTime: "scheduled_time", executionTime: "execution_time", startTime: "execution_time", scheduleName: "schedule_name", workflowName: "workflow_name", state: "state" },
+  // Every column of Conductor's UI's table, which sorts on any.
+  sort: {
+    scheduledTime: "scheduled_time",
+    executionTime: "execution_time",
+    startTime: "execution_time",
+    scheduleName: "schedule_name",
+    workflowName: "workflow_name",
+    state: "state",
+    workflowId: "workflow_id",
+    executionId: "execution_id",
+    reason: "reason",
+  },
   defaultOrder: "execution_time DESC",
   checkValues: (column, values) => {
     const unknown = column === "state" ? values.filter((value) => !(STATES as readonly string[]).includes(value)) : [];
