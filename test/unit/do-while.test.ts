@@ -184,7 +184,7 @@ describe("DO_WHILE in the decider", () => {
     state = finish(state, "odd__3", 1_003);
     expect(state.status).toBe("COMPLETED");
     expect(refs(state)).toEqual(["loop:COMPLETED", "choose__1:COMPLETED", "odd__1:COMPLETED", "choose__2:COMPLETED", "even__2:COMPLETED", "choose__3:COMPLETED", "odd__3:COMPLETED"]);
-    expect(instance(state, "loop").outputData["2"]).toEqual({ choose: { evaluationResult: ["even"] }, even: { body: "even__2" } });
+    expect(instance(state, "loop").outputData["2"]).toEqual({ choose: { evaluationResult: ["even"], selectedCase: "even" }, even: { body: "even__2" } });
   });
 
   it("retries a failing task within its iteration; failing for good, fails the DO_WHILE and the workflow; a retry starts the loop over", () => {

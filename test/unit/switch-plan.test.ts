@@ -96,9 +96,9 @@ describe("a SWITCH's javascript expression", () => {
 
   it("runs as JavaScript over $ (the task's input): conversions, methods, functions and .length included", () => {
     expect(cases([scripted("$.a === 'x' ? 'yes' : 'no'")], { a: "x" }).map((t) => t.referenceTaskName)).toEqual(["route", "on_yes"]);
-    expect(cases([scripted("$.items.length > 2 && $.items.every(function (i) { return i > 0; })")], { items: [1, 2, 3] })[0]!.outputData).toEqual({ evaluationResult: ["true"] });
+    expect(cases([scripted("$.items.length > 2 && $.items.every(function (i) { return i > 0; })")], { items: [1, 2, 3] })[0]!.outputData).toEqual({ evaluationResult: ["true"], selectedCase: "true" });
     // JavaScript's own reading: `$.n-1` is n minus one, and == converts.
-    expect(cases([scripted("$.n-1 == '9' ? 'big' : 'small'")], { n: 10 })[0]!.outputData).toEqual({ evaluationResult: ["big"] });
+    expect(cases([scripted("$.n-1 == '9' ? 'big' : 'small'")], { n: 10 })[0]!.outputData).toEqual({ evaluationResult: ["big"], selectedCase: "big" });
     // The case is in the SWITCH's input too, as Conductor's mapper puts it (`${route.input.case}`).
     expect(cases([scripted("$.n-1 == '9' ? 'big' : 'small'")], { n: 10 })[0]!.inputData).toEqual({ a: null, items: null, n: 10, case: "big" });
     expect(cases([scripted("(function () { var t = 0; for (var i = 0; i < $.n; i++) t += i; return t > 40 ? 'big' : 'small'; })()")], { n: 10 }).map((t) => t.referenceTaskName)).toEqual(["route", "on_big"]);

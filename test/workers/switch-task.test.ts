@@ -30,7 +30,7 @@ function routeByKind(name: string, key: string): JsonObject {
       }),
       httpTask("after", { uri: target(`/count/${key}-after`), method: "GET" }),
     ],
-    outputParameters: { chosen: "${route.output.evaluationResult[0]}", fast: "${fast_call.output.statusCode}" },
+    outputParameters: { chosen: "${route.output.selectedCase}", fast: "${fast_call.output.statusCode}" },
   };
 }
 
@@ -56,7 +56,7 @@ describe("SWITCH tasks", () => {
       ["slow_two", "HTTP", "COMPLETED"],
       ["after", "HTTP", "COMPLETED"],
     ]);
-    expect(done.tasks[0]!.outputData).toEqual({ evaluationResult: ["slow"] });
+    expect(done.tasks[0]!.outputData).toEqual({ evaluationResult: ["slow"], selectedCase: "slow" });
     expect(done.tasks[0]!.inputData).toEqual({ kind: "slow", case: "slow" });
     expect(done.output).toEqual({ chosen: "slow", fast: null });
     // The branch's second task read the first one's output.
@@ -68,15 +68,15 @@ describe("SWITCH tasks", () => {
     await register(routeByKind("switch_default", "sdf"));
     const other = await waitFor(await startWorkflow("switch_default", { kind: "unknown" }), ["COMPLETED", "FAILED"]);
     expect(other.tasks.map((task) => task.referenceTaskName)).toEqual(["route", "fallback", "after"]);
-    expect(other.tasks[0]!.outputData).toEqual({ evaluationResult: ["unknown"] });
+    expect(other.tasks[0]!.outputData).toEqual({ evaluationResult: ["unknown"], selectedCase: "unknown" });
     // A missing value is Conductor's String.valueOf(null).
     const missing = await waitFor(await startWorkflow("switch_default", {}), ["COMPLETED", "FAILED"]);
     expect(missing.tasks.map((task) => task.referenceTaskName)).toEqual(["route", "fallback", "after"]);
-    expect(missing.tasks[0]!.outputData).toEqual({ evaluationResult: ["null"] });
+    expect(missing.tasks[0]!.outputData).toEqual({ evaluationResult: ["null"], selectedCase: "null" });
     const empty = await waitFor(await startWorkflow("switch_default", { kind: "none" }), ["COMPLETED", "FAILED"]);
     expect(empty.status).toBe("COMPLETED");
     expect(empty.tasks.map((task) => task.referenceTaskName)).toEqual(["route", "fallback", "after"]);
-    expect(empty.tasks[0]!.outputData).toEqual({ evaluationResult: ["none"] });
+    expect(empty.tasks[0]!.outputData).toEqual({ evaluationResult: ["none"], selectedCase: "none" });
     expect([await hits("sdf-default"), await hits("sdf-after")]).toEqual([3, 3]);
   });
 

@@ -1,5 +1,5 @@
 import type { DecideEnv } from "../../config";
-import type { JsonValue, SwitchEvaluatorType, TaskExecution, WorkflowTaskDef } from "../../model";
+import type { JsonObject, JsonValue, SwitchEvaluatorType, TaskExecution, WorkflowTaskDef } from "../../model";
 import { evaluateWith, type ScriptOutcome } from "../../scripts";
 import type { TaskStart, TaskTypeModule } from "../task-type";
 
@@ -25,18 +25,18 @@ function caseValue(result: JsonValue): string {
 }
 
 /**
- * Starts a task choosing a case: it completes as it starts, with `[case]` under `outputKey` in its output and `case` in
- * its input; the decider
+ * Starts a task choosing a case: it completes as it starts, with `output(case)` as its output and `case` in its input;
+ * the decider
  * then runs the branch of that case (see `nextPlanIndex`). Nothing is dispatched. One whose case cannot be computed
  * fails for good, as Conductor fails it: running the default would hide the error.
  */
-function startCaseTask(task: TaskExecution, evaluator: CaseEvaluator, outputKey: string, env: DecideEnv): TaskStart {
+function startCaseTask(task: TaskExecution, evaluator: CaseEvaluator, output: (chosen: string) => JsonObject, env: DecideEnv): TaskStart {
   const ended = { startTime: env.now, endTime: env.now, updateTime: env.now };
   const outcome: ScriptOutcome = evaluateWith(evaluator.evaluatorType, evaluator.expression, task.inputData, env.scripts);
   if (outcome.ok) {
     const chosen = caseValue(outcome.value);
     // Conductor's mappers put the case in the task's input too (`${sw.input.case}`).
-    return { task: { ...task, ...ended, status: "COMPLETED", inputData: { ...task.inputData, case: chosen }, outputData: { [outputKey]: [chosen] } }, dispatch: false };
+    return { task: { ...task, ...ended, status: "COMPLETED", inputData: { ...task.inputData, case: chosen }, outputData: output(chosen) }, dispatch: false };
   }
   const reason = `The ${task.taskType} expression could not be evaluated: ${outcome.error}`;
   return { task: { ...task, ...ended, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason }, dispatch: false };
@@ -44,12 +44,13 @@ function startCaseTask(task: TaskExecution, evaluator: CaseEvaluator, outputKey:
 
 /**
  * SWITCH: its case from `evaluatorType` and `expression` (value-param reads the input parameter `expression` names,
- * javascript and graaljs run `expression` with `$` bound to the input), recorded as `evaluationResult: [case]`.
+ * javascript and graaljs run `expression` with `$` bound to the input), recorded as Conductor's SwitchTaskMapper records
+ * it: `evaluationResult: [case]` and `selectedCase: case`.
  */
 export const switchTask: TaskTypeModule = {
   type: "SWITCH",
   start(task, definition, _execution, env) {
-    return startCaseTask(task, { evaluatorType: definition.evaluatorType ?? "javascript", expression: definition.expression ?? "" }, "evaluationResult", env);
+    return startCaseTask(task, { evaluatorType: definition.evaluatorType ?? "javascript", expression: definition.expression ?? "" }, (chosen) => ({ evaluationResult: [chosen], selectedCase: chosen }), env);
   },
   attemptDeadline(_task, env) {
     return env.now;
@@ -60,7 +61,7 @@ export const switchTask: TaskTypeModule = {
 export const decisionTask: TaskTypeModule = {
   type: "DECISION",
   start(task, definition, _execution, env) {
-    return startCaseTask(task, decisionEvaluator(definition), "caseOutput", env);
+    return startCaseTask(task, decisionEvaluator(definition), (chosen) => ({ caseOutput: [chosen] }), env);
   },
   attemptDeadline(_task, env) {
     return env.now;
