@@ -1004,8 +1004,16 @@ export class WorkflowExecution extends DurableObject<Env> {
    * `checkedTaskName`: the task name the caller's permission was checked against (a grant on the task's name, not on
    * the reference name or the workflow), refused unless the instance found here still has it: the latest instance of
    * a reference name can change between that check and this update (a rerun, an upgrade to another version).
+   * `workerId`: the reporting worker (Conductor's `?workerid=`), the task's worker from then on.
    */
-  async updateTaskByRef(taskRefName: string, status: ExternalTaskStatus, output: JsonObject, from?: TaskUpdateFrom, checkedTaskName?: string): Promise<ActorResult<TaskUpdated>> {
+  async updateTaskByRef(
+    taskRefName: string,
+    status: ExternalTaskStatus,
+    output: JsonObject,
+    from?: TaskUpdateFrom,
+    checkedTaskName?: string,
+    workerId?: string,
+  ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
@@ -1014,7 +1022,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (checkedTaskName !== undefined && task.taskDefName !== checkedTaskName) {
       return refused(new EngineError("FORBIDDEN", `Task ${taskRefName} of workflow ${execution.workflowId} is no longer a ${checkedTaskName} task, which your permission was checked for; try again`));
     }
-    return this.updateTask(task.taskId, status, output, from === undefined ? {} : { from, ...(from.reason === undefined ? {} : { reason: from.reason }) });
+    return this.updateTask(task.taskId, status, output, {
+      ...(from === undefined ? {} : { from, ...(from.reason === undefined ? {} : { reason: from.reason }) }),
+      ...(workerId === undefined ? {} : { workerId }),
+    });
   }
 
   /**

@@ -364,6 +364,17 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[0]).toMatchObject({ status: "COMPLETED", workerId: "worker-7" });
   });
 
+  it("an update by reference name takes its worker from ?workerid=, as Orkes' clients send it (Conductor's updateTask(workflowId, taskRefName, status, workerid, output))", async () => {
+    await register({ name: "w_ref_reporter", tasks: [simpleTask("w_ref_reporter_task", "work")] });
+    const workflowId = await startWorkflow("w_ref_reporter");
+    await pollOne("w_ref_reporter_task");
+    const tooLong = await api("POST", `/api/tasks/${workflowId}/work/COMPLETED?workerid=${"h".repeat(257)}`, { done: true });
+    expect(tooLong.status).toBe(400);
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", workerId: "worker-1" });
+    expect((await api("POST", `/api/tasks/${workflowId}/work/COMPLETED?workerid=host-7`, { done: true })).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[0]).toMatchObject({ status: "COMPLETED", workerId: "host-7", outputData: { done: true } });
+  });
+
   it("the Python client's heartbeat (extendLease with no status) keeps the task, and a result sent twice is taken once", async () => {
     await register({ name: "w_python_beat", tasks: [simpleTask("w_python_beat_task")] });
     const workflowId = await startWorkflow("w_python_beat");

@@ -19,6 +19,17 @@ export function queryValue(request: IRequest, name: string): string | undefined 
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** Longest name a query gives (a worker id, a domain, a task type). */
+export const MAX_QUERY_NAME_LENGTH = 256;
+
+/** A name given in the query (a worker id, a domain): undefined when absent or empty, a 400 when over `maxLength` characters. */
+export function nameQuery(request: IRequest, name: string, maxLength = MAX_QUERY_NAME_LENGTH): string | undefined {
+  const value = queryValue(request, name);
+  if (value === undefined || value === "") return undefined;
+  if (value.length > maxLength) throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: `must be at most ${maxLength} characters` }]);
+  return value;
+}
+
 /** Parses an optional integer query parameter, 400 when present but not an integer in range. */
 export function integerQuery(request: IRequest, name: string, min: number, max: number): number | undefined {
   const raw = queryValue(request, name);

@@ -6,7 +6,7 @@ import { serviceConfig, type ServiceConfig } from "../config";
 import { executionStub, unwrap } from "../executions";
 import { jsonTextResponse, readBodyBytes, readJsonBody, readStringBody, textResponse } from "../http/body";
 import { ApiError, errorResponse, notFound, validationError } from "../http/errors";
-import { decodedPathParam } from "../http/params";
+import { decodedPathParam, nameQuery } from "../http/params";
 import { ExternalStatus, JsonObjectBody, TaskLogLine, TaskResultRequest, parseOrThrow } from "../schemas";
 import { authorizeRead, checkedTaskName, principalOf } from "../guard";
 import { findTask, type FoundTask } from "../task-lookup";
@@ -35,11 +35,15 @@ function queueUpdate(request: IRequest, env: Env) {
   return pathStatusAndOutput(request, env, QueueUpdateStatus);
 }
 
-/** `POST /api/tasks/{workflowId}/{taskRefName}/{status}`: updates the pending task with that reference name. */
+/**
+ * `POST /api/tasks/{workflowId}/{taskRefName}/{status}[?workerid=]`: updates the pending task with that reference name;
+ * `workerid` (which Orkes' clients send, the host's name) is its worker from then on, as in Conductor.
+ */
 async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: string; stub: ReturnType<typeof executionStub> }> {
+  const workerId = nameQuery(request, "workerid");
   const { status, output } = await pathStatusAndOutput(request, env, ExternalStatus);
   const stub = executionStub(env, decodedPathParam(request, "workflowId"));
-  const { taskId } = unwrap(await stub.updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output, undefined, checkedTaskName(request)));
+  const { taskId } = unwrap(await stub.updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output, undefined, checkedTaskName(request), workerId));
   return { taskId, stub };
 }
 

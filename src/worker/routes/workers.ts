@@ -9,7 +9,7 @@ import { jsonTextResponse, readJsonBody } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
 import { authorizeRead, principalOf } from "../guard";
 import { mayReadTasksNamed } from "../auth/metadata-access";
-import { decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
+import { MAX_QUERY_NAME_LENGTH, decodedPathParam, integerQuery, nameQuery, queryParams, queryValue } from "../http/params";
 import { TaskResultRequest, parseOrThrow } from "../schemas";
 import { applyTaskResult, taskResultMaxBytes } from "./tasks";
 
@@ -27,7 +27,7 @@ const POLL_LEASE_MS = 30_000;
 /** Rounds of entries a poll goes through when each one it took turned out to be stale (bounded, like every loop here). */
 const MAX_POLL_ROUNDS = 5;
 /** Longest worker id, domain or task type a poll names. */
-const MAX_NAME_LENGTH = 256;
+const MAX_NAME_LENGTH = MAX_QUERY_NAME_LENGTH;
 
 /** What a poll asks for. */
 interface PollRequest {
@@ -36,12 +36,6 @@ interface PollRequest {
   workerId?: string;
   count: number;
   waitMs: number;
-}
-
-function boundedName(value: string | undefined, name: string): string | undefined {
-  if (value === undefined || value === "") return undefined;
-  if (value.length > MAX_NAME_LENGTH) throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: `must be at most ${MAX_NAME_LENGTH} characters` }]);
-  return value;
 }
 
 /** The poll a request asks for; 400 for a bad count, timeout or over-long name. */
@@ -55,8 +49,8 @@ function pollRequest(request: IRequest, batch: boolean): PollRequest {
     count: batch ? Math.min(integerQuery(request, "count", 1, Number.MAX_SAFE_INTEGER) ?? 1, MAX_POLL_COUNT) : 1,
     waitMs: batch ? Math.min(integerQuery(request, "timeout", 0, Number.MAX_SAFE_INTEGER) ?? DEFAULT_POLL_WAIT_MS, MAX_POLL_WAIT_MS) : 0,
   };
-  const domain = boundedName(queryValue(request, "domain"), "domain");
-  const workerId = boundedName(queryValue(request, "workerid"), "workerid");
+  const domain = nameQuery(request, "domain");
+  const workerId = nameQuery(request, "workerid");
   if (domain !== undefined && domain !== "NO_DOMAIN") poll.domain = domain;
   if (workerId !== undefined) poll.workerId = workerId;
   return poll;
@@ -234,9 +228,9 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
   // Conductor's taskDepth (the Java client's getQueueSizeForTask): the size of one task type's queue in `domain` (the
   // default domain's without one), as a bare number.
   router.get("/api/tasks/queue/size", async (request, env) => {
-    const name = boundedName(queryValue(request, "taskType"), "taskType");
+    const name = nameQuery(request, "taskType");
     if (name === undefined) throw validationError("Missing query parameter taskType", [{ path: "taskType", message: "is required: the task type whose queue to size" }]);
-    const domain = boundedName(queryValue(request, "domain"), "domain");
+    const domain = nameQuery(request, "domain");
     requireReadableQueues(request, [name]);
     return Response.json(await taskQueueAt(env, workerQueueKey(name, domain === "NO_DOMAIN" ? undefined : domain)).size());
   });
