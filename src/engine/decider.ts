@@ -1900,7 +1900,11 @@ function endAsAsked(draft: Draft, task: TaskExecution, ending: WorkflowEnding, e
   if (ending.status === "COMPLETED") {
     // Tasks still running in other branches of a fork are canceled, as Conductor's TERMINATE does.
     cancelPending(draft, `Workflow completed by TERMINATE task ${task.referenceTaskName}`, `Parent workflow ${draft.state.workflowId} was completed by its TERMINATE task ${task.referenceTaskName}`, env, effects);
-    return completeWorkflow(draft, env, effects, ending.output);
+    completeWorkflow(draft, env, effects, ending.output);
+    // Conductor keeps the reason on a workflow its TERMINATE completed too ("Workflow is COMPLETED by TERMINATE task:
+    // <id>", or terminationReason): what tells such an ending from running to the end.
+    if (draft.state.status === "COMPLETED") draft.patch({ reasonForIncompletion: ending.reason });
+    return;
   }
   endWorkflow(draft, ending.status, ending.reason, env, effects, ending.status === "FAILED" ? { failedTask: task, output: ending.output } : { output: ending.output });
 }

@@ -255,8 +255,11 @@ describe("TERMINATE", () => {
     expect(done.tasks.map((t) => `${t.referenceTaskName}:${t.taskType}:${t.status}`)).toEqual(["first:HTTP:COMPLETED", "stop:TERMINATE:COMPLETED"]);
     expect(done.tasks[1]!.outputData).toEqual({ result: 7 });
     expect(done).toMatchObject({ status: "COMPLETED", output: { result: 7 }, endTime: 2_000 });
-    expect(done.reasonForIncompletion).toBeUndefined();
+    // Conductor keeps the reason on a workflow its TERMINATE completed, too.
+    expect(done.reasonForIncompletion).toBe("nothing to do");
     expect(toTaskView(done.tasks[1]!, done)).toMatchObject({ taskType: "TERMINATE" });
+    const unexplained = started([terminate({ terminationStatus: "COMPLETED" })], {}).state;
+    expect(unexplained.reasonForIncompletion).toBe(`Workflow is COMPLETED by TERMINATE task: ${unexplained.tasks[0]!.taskId}`);
   });
 
   it("without workflowOutput the task's output, and so the workflow's, is empty (Conductor's default); a non-object one is wrapped as {output}", () => {
