@@ -2,20 +2,27 @@ import type { EvaluationContext } from "./expressions";
 import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
 import { definitionReferenceName } from "./plan";
 
-/** What `${<ref>.…}` sees of a task: its latest instance's visible fields. */
-function taskRecord(task: TaskExecution): JsonObject {
+/** What `${<ref>.…}` sees of a task: its latest instance's visible fields (those Conductor's ParametersUtils gives it). */
+function taskRecord(task: TaskExecution, execution: WorkflowExecution): JsonObject {
   const record: JsonObject = {
     taskId: task.taskId,
     taskType: task.taskType,
+    taskDefName: task.taskDefName,
     referenceTaskName: task.referenceTaskName,
     status: task.status,
     input: task.inputData,
     output: task.outputData,
     retryCount: task.retryCount,
+    pollCount: task.pollCount ?? 0,
+    callbackAfterSeconds: task.callbackAfterSeconds ?? 0,
+    iteration: task.iteration ?? 0,
     scheduledTime: task.scheduledTime,
     startTime: task.startTime,
     endTime: task.endTime,
+    workflowInstanceId: execution.workflowId,
+    correlationId: execution.correlationId ?? null,
   };
+  if (task.workerId !== undefined) record["workerId"] = task.workerId;
   if (task.reasonForIncompletion !== undefined) record["reasonForIncompletion"] = task.reasonForIncompletion;
   if (task.subWorkflowId !== undefined) record["subWorkflowId"] = task.subWorkflowId;
   if (task.callbackUrl !== undefined) record["callbackUrl"] = task.callbackUrl;
@@ -30,6 +37,8 @@ export function workflowRecord(execution: WorkflowExecution): JsonObject {
     workflowName: execution.workflowName,
     version: execution.workflowVersion,
     correlationId: execution.correlationId ?? null,
+    reasonForIncompletion: execution.reasonForIncompletion ?? null,
+    schemaVersion: execution.definition.schemaVersion ?? 2,
     input: execution.input,
     output: execution.output,
     variables: execution.variables,
@@ -60,7 +69,7 @@ export function evaluationContext(
   const task = (reference: string): JsonObject | undefined => {
     if (records.has(reference)) return records.get(reference);
     const latest = execution.tasks.findLast((candidate) => candidate.referenceTaskName === reference || (candidate.iteration !== undefined && definitionReferenceName(execution.definition, candidate) === reference));
-    const record = latest === undefined ? undefined : taskRecord(latest);
+    const record = latest === undefined ? undefined : taskRecord(latest, execution);
     records.set(reference, record);
     return record;
   };

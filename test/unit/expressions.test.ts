@@ -984,6 +984,29 @@ describe("properties", () => {
 });
 
 describe("evaluationContext", () => {
+  it("gives a task and the workflow the fields Conductor's ParametersUtils gives them (taskDefName, iteration, pollCount, schemaVersion…)", () => {
+    const definition: WorkflowDef = {
+      name: "fields",
+      version: 1,
+      schemaVersion: 2,
+      tasks: [{ name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "$.loop['iteration'] < 2", inputParameters: {}, loopOver: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] }],
+    };
+    const env = (now: number) => ({ now, newId: () => `id-${now}-${Math.random()}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner, taskDefs: () => null });
+    const started = decide(createExecution({ workflowId: "wf", definition, input: {}, correlationId: "c-1" }, 1_000), { type: "start" }, env(1_000)).state;
+    const first = started.tasks.find((task) => task.referenceTaskName === "hook__1")!;
+    const second = decide(started, { type: "externalUpdate", taskId: first.taskId, status: "COMPLETED", output: {} }, env(2_000)).state;
+    const context = evaluationContext(second, 3_000);
+    expect(resolveValue({ iteration: "${hook.iteration}", name: "${hook.taskDefName}", polls: "${hook.pollCount}", wf: "${hook.workflowInstanceId}", correlation: "${hook.correlationId}", callback: "${hook.callbackAfterSeconds}" }, context)).toEqual({
+      iteration: 2,
+      name: "hook",
+      polls: 0,
+      wf: "wf",
+      correlation: "c-1",
+      callback: 0,
+    });
+    expect(resolveValue({ schema: "${workflow.schemaVersion}", reason: "${workflow.reasonForIncompletion}" }, context)).toEqual({ schema: 2, reason: null });
+  });
+
   it.each(["__proto__", "constructor", "toString", "hasOwnProperty"])("reads the task whose reference name is %s", (ref) => {
     const definition: WorkflowDef = { name: "odd_refs", version: 1, schemaVersion: 2, tasks: [{ name: "p", taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] };
     const env = (now: number) => ({ now, newId: () => `id-${now}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner, taskDefs: () => null });
