@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { decide, type Decision } from "../../src/engine/decider";
 import type { JsonObject, TaskStatus, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { planIndexOf, planOf } from "../../src/engine/plan";
+import { MAX_SHOWN_FORKED_TASK_BYTES } from "../../src/engine/tasks/fork-join-dynamic";
 import { childStartRequest } from "../../src/engine/tasks/sub-workflow";
 import { toTaskView, toWorkflowView } from "../../src/engine/view";
 import { attemptEnds, env, httpGet, latestNamed, registrationErrors, startedWith } from "./engine-env";
@@ -80,6 +81,11 @@ describe("FORK_JOIN_DYNAMIC with a list of tasks", () => {
     const state = forked.state;
     expect(statuses(state)).toMatchObject({ before: "COMPLETED", fan: "COMPLETED", fan_join: "IN_PROGRESS", a: "IN_PROGRESS", b: "IN_PROGRESS" });
     expect(instance(state, "fan").inputData["forkedTasks"]).toEqual(["a", "b"]);
+    // And the tasks themselves, as Conductor's mapper shows them (its UI draws the branches from them).
+    expect((instance(state, "fan").inputData["forkedTaskDefs"] as JsonObject[]).map((forked) => [forked["taskReferenceName"], forked["type"]])).toEqual([
+      ["a", "HTTP"],
+      ["b", "HTTP"],
+    ]);
     expect(instance(state, "fan_join").inputData).toEqual({ joinOn: ["a", "b"] });
     expect(instance(state, "b").inputData).toEqual({ method: "GET", uri: "https://example.com/from-input", note: "literal ${workflow.input.x}" });
     expect(instance(state, "a").inputData).toMatchObject({ uri: "https://example.com/a" });
@@ -90,6 +96,13 @@ describe("FORK_JOIN_DYNAMIC with a list of tasks", () => {
     expect(instance(both, "fan_join")).toMatchObject({ status: "COMPLETED", outputData: { a: { body: "a" }, b: { body: "b" } } });
     expect(instance(both, "after").inputData).toMatchObject({ uri: "https://example.com/b" });
     expect(finish(both, "after", 4_000).status).toBe("COMPLETED");
+  });
+
+  it("shows the forked tasks in the fork's input only while they are small beside it: their reference names always", () => {
+    const big = { tasks: [{ ...task("a", "a"), description: "x".repeat(MAX_SHOWN_FORKED_TASK_BYTES) }], inputs: {} };
+    const fan = instance(started([dynamicFork("fan"), join("fan_join")], big).state, "fan");
+    expect(fan.inputData["forkedTasks"]).toEqual(["a"]);
+    expect(fan.inputData).not.toHaveProperty("forkedTaskDefs");
   });
 
   it("shows the registered definition, and each forked task's own workflowTask", () => {

@@ -28,6 +28,9 @@ import { secretUpdatingTasks } from "../update-secret";
 import { FORKABLE_TYPES } from "./forkable";
 import { forksEachInput } from "./validate";
 
+/** Most bytes of forked tasks a fork's input shows as `forkedTaskDefs` (beyond, only their reference names). */
+export const MAX_SHOWN_FORKED_TASK_BYTES = 64 * 1024;
+
 export const forkJoinDynamicTask: TaskTypeModule = {
   type: "FORK_JOIN_DYNAMIC",
   start(task, definition, execution, env) {
@@ -37,8 +40,12 @@ export const forkJoinDynamicTask: TaskTypeModule = {
       const reasonForIncompletion = cutText(`Tasks could not be forked: ${forked.reason}`, MAX_TASK_REASON_LENGTH);
       return { task: { ...task, ...times, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion }, dispatch: false };
     }
-    // Conductor's fork shows what it forked in its input. The forked tasks become steps of the plan (see `plan.ts`).
-    const inputData = { ...task.inputData, forkedTasks: forked.tasks.map((forkedTask) => forkedTask.taskReferenceName) };
+    // Conductor's fork shows what it forked in its input: the reference names, and the tasks themselves (its UI draws
+    // the branches from them), these while they are small beside the input. The forked tasks become steps of the plan
+    // (see `plan.ts`).
+    const inputData: JsonObject = { ...task.inputData, forkedTasks: forked.tasks.map((forkedTask) => forkedTask.taskReferenceName) };
+    const definitions = forked.tasks as unknown as JsonValue;
+    if (oversize(definitions, MAX_SHOWN_FORKED_TASK_BYTES) === undefined) inputData["forkedTaskDefs"] = definitions;
     const started = { task: { ...task, ...times, status: "COMPLETED" as const, inputData, outputData: {} }, dispatch: false };
     return forked.recorded === execution.definition ? started : { ...started, definition: forked.recorded };
   },
