@@ -203,7 +203,7 @@ const TASK = fieldsOf({
   retryDelaySeconds: v.optional(
     rule<number>("retryDelaySeconds", `an integer from 0 to ${MAX_RETRY_DELAY_SECONDS}`, isIntegerIn(0, MAX_RETRY_DELAY_SECONDS)),
   ),
-  // Conductor's delay before a SIMPLE task can be polled; other types ignore it, as in Conductor (see validateTask).
+  // Conductor's delay before a SIMPLE task can be polled; other types ignore it here (see validateTask and docs/api.md).
   startDelay: v.optional(rule<number>("startDelay", `a whole number of seconds from 0 to ${MAX_START_DELAY_SECONDS}`, isIntegerIn(0, MAX_START_DELAY_SECONDS))),
   // Orkes' TERMINATE_WORKFLOW may give it beside its inputParameters; other types ignore it.
   triggerFailureWorkflow: v.optional(rule<boolean>("triggerFailureWorkflow", "a boolean", isBoolean)),
