@@ -146,7 +146,10 @@ export const BulkWorkflowIds = v.pipe(
   ),
 );
 
-/** Longest delay a worker may ask for before its IN_PROGRESS task is polled again. */
+/**
+ * Longest delay before an IN_PROGRESS task is polled again: a longer one is taken as this (Conductor takes any, and the
+ * official runners drop a result refused for it, leaving the task to its timeout).
+ */
 const MAX_CALLBACK_AFTER_SECONDS = 30 * 24 * 3600;
 
 /** Longest task log line, in UTF-8 bytes (a TaskResult's `logs` entry, the body of `POST /api/tasks/{taskId}/log`). */
@@ -197,7 +200,7 @@ const taskResultFields = {
   reasonForIncompletion: v.nullish(v.string("must be a string")),
   /** A SIMPLE task kept IN_PROGRESS is polled again after this many seconds. */
   callbackAfterSeconds: v.nullish(
-    v.pipe(v.number("must be a number of seconds"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.maxValue(MAX_CALLBACK_AFTER_SECONDS, `must be at most ${MAX_CALLBACK_AFTER_SECONDS} (30 days)`)),
+    v.pipe(v.number("must be a number of seconds"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.transform((seconds) => Math.min(seconds, MAX_CALLBACK_AFTER_SECONDS))),
   ),
   /** Lines the worker logged while it ran the task, stored with the result (the latest ones, each cut to its limit). */
   logs: v.nullish(
