@@ -928,7 +928,17 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   }
   // The output it ended with (outputAtEnd's) is not this run's: it is given anew as the retry ends.
   draft.patch({ ...reopened(state, env), output: {} });
-  retryUnfinishedLanes(draft, heads, env);
+  // A loop canceled with its workflow (terminated, timed out) goes on where it stood, as Conductor's retry sets a
+  // CANCELED DO_WHILE back IN_PROGRESS: the iterations it ran are not run again, its canceled tasks are (below). One
+  // that failed (or timed out by its task definition) is retried as any task, from its first iteration.
+  let reopenedLoop = false;
+  for (const head of heads) {
+    const last = head.status === "CANCELED" ? lastOfLoop(draft.state, head) : undefined;
+    if (last === undefined) continue;
+    reopenLoopOf(draft, last, env);
+    reopenedLoop = true;
+  }
+  retryUnfinishedLanes(draft, reopenedLoop ? laneHeads(draft.state) : heads, env);
 }
 
 /**

@@ -209,6 +209,29 @@ describe("DO_WHILE in the decider", () => {
     expect(state.status).toBe("COMPLETED");
   });
 
+  it("a retry of a workflow terminated (or timed out) in the middle of a loop goes on where the loop stood, as Conductor's retry reopens a CANCELED DO_WHILE", () => {
+    let state = started([loop("loop", [http("a"), http("b")], "$.loop.iteration < 3"), http("post")]).state;
+    state = finish(state, "a__1", 1_001);
+    state = finish(state, "b__1", 1_002);
+    state = finish(state, "a__2", 1_003);
+    state = decide(state, { type: "terminate", reason: "stop" }, env(1_004)).state;
+    expect(state.status).toBe("TERMINATED");
+    expect([instance(state, "loop").status, instance(state, "b__2").status]).toEqual(["CANCELED", "CANCELED"]);
+
+    state = decide(state, { type: "retry" }, env(2_000)).state;
+    expect(state.status).toBe("RUNNING");
+    // Iteration 1 and iteration 2's a are not run again: the canceled b__2 is, as a retry of it.
+    expect(instance(state, "loop")).toMatchObject({ status: "IN_PROGRESS", iteration: 2 });
+    expect(refs(state)).toEqual(["loop:IN_PROGRESS", "a__1:COMPLETED", "b__1:COMPLETED", "a__2:COMPLETED", "b__2:CANCELED", "b__2:IN_PROGRESS"]);
+    expect(instance(state, "b__2")).toMatchObject({ retryCount: 1, iteration: 2 });
+    state = finish(state, "b__2", 2_001);
+    state = finish(state, "a__3", 2_002);
+    state = finish(state, "b__3", 2_003);
+    state = finish(state, "post", 2_004);
+    expect(state.status).toBe("COMPLETED");
+    expect(instance(state, "loop").outputData).toMatchObject({ iteration: 3, "1": { a: { body: "a__1" } }, "2": { a: { body: "a__2" }, b: { body: "b__2" } }, "3": { b: { body: "b__3" } } });
+  });
+
   it("goes on past an optional DO_WHILE whose loop failed", () => {
     let state = started([loop("loop", [http("a")], "true", { optional: true }), http("post")]).state;
     state = finish(state, "a__1", 1_001);
@@ -516,6 +539,28 @@ describe("DO_WHILE with a FORK_JOIN in its loop", () => {
   });
 });
 
+describe("DO_WHILE with a fork, terminated and retried", () => {
+  const fork = (ref: string, branches: WorkflowTaskDef[][]): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "FORK_JOIN", inputParameters: {}, forkTasks: branches });
+  const join = (ref: string, joinOn: string[]): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "JOIN", inputParameters: {}, joinOn });
+
+  it("runs again the branch tasks its termination canceled, in the iteration it stood in; the branch that had ended is not", () => {
+    let state = started([loop("loop", [fork("fan", [[http("a")], [http("b")]]), join("fan_join", ["a", "b"])], "$.loop.iteration < 2")]).state;
+    state = finish(state, "a__1", 1_001);
+    state = finish(state, "b__1", 1_002);
+    state = finish(state, "a__2", 1_003);
+    state = decide(state, { type: "terminate" }, env(1_004)).state;
+    expect([instance(state, "b__2").status, instance(state, "fan_join__2").status]).toEqual(["CANCELED", "CANCELED"]);
+
+    state = decide(state, { type: "retry" }, env(2_000)).state;
+    expect(instance(state, "loop")).toMatchObject({ status: "IN_PROGRESS", iteration: 2 });
+    expect(state.tasks.filter((task) => task.status === "IN_PROGRESS" || task.status === "SCHEDULED").map((task) => task.referenceTaskName).sort()).toEqual(["b__2", "fan_join__2", "loop"]);
+    expect(state.tasks.filter((task) => task.referenceTaskName === "a__2").map((task) => task.status)).toEqual(["COMPLETED"]);
+    state = finish(state, "b__2", 2_001);
+    expect(instance(state, "fan_join__2")).toMatchObject({ status: "COMPLETED", outputData: { a: { body: "a__2" }, b: { body: "b__2" } } });
+    expect(state.status).toBe("COMPLETED");
+  });
+});
+
 describe("DO_WHILE inside a DO_WHILE", () => {
   /** pre, then an inner loop of `body` run twice, then post; all of it twice. */
   const nested = (extra: Partial<WorkflowTaskDef> = {}, inner: Partial<WorkflowTaskDef> = {}) =>
@@ -585,6 +630,23 @@ describe("DO_WHILE inside a DO_WHILE", () => {
     expect(refs(state).slice(-2)).toEqual(["outer:IN_PROGRESS", "pre__1:IN_PROGRESS"]);
     state = runIteration(state, 1, 5_000);
     state = runIteration(state, 2, 5_010);
+    expect(state.status).toBe("COMPLETED");
+  });
+
+  it("a retry after a termination in the inner loop reopens both loops where they stood", () => {
+    let state = started([nested()]).state;
+    state = runIteration(state, 1, 1_000);
+    state = finish(state, "pre__2", 1_010);
+    state = finish(state, "body__2__1", 1_011);
+    state = decide(state, { type: "terminate" }, env(1_012)).state;
+    expect([instance(state, "outer").status, instance(state, "inner__2").status, instance(state, "body__2__2").status]).toEqual(["CANCELED", "CANCELED", "CANCELED"]);
+
+    state = decide(state, { type: "retry" }, env(2_000)).state;
+    expect(instance(state, "outer")).toMatchObject({ status: "IN_PROGRESS", iteration: 2 });
+    expect(instance(state, "inner__2")).toMatchObject({ status: "IN_PROGRESS", iteration: 2 });
+    expect(pending(state)).toEqual(["outer", "inner__2", "body__2__2"]);
+    state = finish(state, "body__2__2", 2_001);
+    state = finish(state, "post__2", 2_002);
     expect(state.status).toBe("COMPLETED");
   });
 
