@@ -104,6 +104,23 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('.n | test("1")', { n: 1 })).toEqual({ ok: false, error: expect.stringContaining("cannot be matched, as it is not a string") });
   });
 
+  it("sets a missing path as jq does (setpath made nothing new), and reads a missing value (null) as jq 1.6's first, last, nth, reverse, has and indices do", () => {
+    const run = (filter: string, input: unknown) => jqRunner.run(filter, input as JsonObject);
+    expect(run('setpath(["a"]; 1), setpath(["a", "b"]; 1), setpath(["l", 2]; 1), (.n | setpath([0, "k"]; 1))', { n: null })).toEqual({
+      ok: true,
+      values: [{ n: null, a: 1 }, { n: null, a: { b: 1 } }, { n: null, l: [null, null, 1] }, [{ k: 1 }]],
+    });
+    expect(run("reduce range(3) as $i ({}; setpath([\"list\", $i]; $i))", {})).toEqual({ ok: true, values: [{ list: [0, 1, 2] }] });
+    expect(run("setpath([-1]; 5), (try setpath([-2]; 5) catch .)", [1])).toEqual({ ok: true, values: [[5], "Out of bounds negative array index"] });
+    expect(run('.items | first, last, nth(0), reverse, has("a"), indices(1), index("a")', { items: null })).toEqual({ ok: true, values: [null, null, null, [], false, null, null] });
+    expect(run("first, last, nth(-1), reverse, has(0), has(3)", [1, 2, 3])).toEqual({ ok: true, values: [1, 3, 3, [3, 2, 1], true, false] });
+    expect(run("indices([1, 2]), index([1, 2]), rindex([1, 2])", [1, 2, 3, 1, 2])).toEqual({ ok: true, values: [[0, 3], 0, 3] });
+    expect(run('index(", "), rindex(", ")', "a,b, cd, efg")).toEqual({ ok: true, values: [3, 7] });
+    expect(run('try has(0) catch .', { a: 1 })).toEqual({ ok: true, values: ["Cannot check whether object has a number key"] });
+    // todate formats a broken-down time too (jq's def todate: strftime(…)).
+    expect(run('strptime("%d/%m/%Y %H:%M") | todate', "05/03/2015 23:51")).toEqual({ ok: true, values: ["2015-03-05T23:51:00Z"] });
+  });
+
   it("negates any operand with unary minus: map(-.), sort_by(-.), -.a * 2, 1 - -.a", () => {
     expect(jqRunner.run(".xs | map(-.), sort_by(-.), (.[1:] | -.[0])", { xs: [1, 3, 2] })).toEqual({ ok: true, values: [[-1, -3, -2], [3, 2, 1], -3] });
     expect(jqRunner.run("-.a, -.a * 3, -.a + 1, 1 - -.a, 1 - -1, 2 * -.a, - -.a, [-(1, 2)], {x: -.a}", { a: 2 })).toEqual({ ok: true, values: [-2, -6, -1, 3, 2, -4, 2, [-1, -2], { x: -2 }] });

@@ -251,6 +251,66 @@ function __setKey(o, k, v) {
         Object.defineProperty(o, k, {value: v, writable: true, enumerable: true, configurable: true})
 }
 
+// --- setpath: value (not changed) with path set to v, making what is missing as jq does (jqjs wrote a missing last
+// key into a detached object, so {} | setpath(["a"]; 1) was {}) ---
+
+function __setPath(value, path, i, v) {
+    if (i == path.length)
+        return v
+    const key = path[i]
+    // A missing value becomes what the key indexes: an object for a name, an array (padded with nulls) for a number.
+    const container = value === null ? (typeof key == 'number' ? [] : {}) : value
+    const k = __updateKey(container, key)
+    const out = Array.isArray(container) ? container.slice() : {}
+    if (!Array.isArray(container))
+        for (const name of Object.keys(container))
+            __setKey(out, name, container[name])
+    while (Array.isArray(out) && out.length < k)
+        out.push(null)
+    const current = Object.hasOwn(container, k) ? container[k] : null
+    __setKey(out, k, __setPath(current === undefined ? null : current, path, i + 1, v))
+    return out
+}
+
+function __firstOrLast(found, last) {
+    if (found === null)
+        return null
+    if (!Array.isArray(found))
+        throw 'Cannot index ' + nameType(found) + ' with number'
+    return found.length == 0 ? null : found[last ? found.length - 1 : 0]
+}
+
+// jq's indices: positions of a substring, of an element, or of a run of elements (an array needle), null on null.
+function __indices(input, needle) {
+    const t = nameType(input)
+    if (t == 'null')
+        return null
+    if (t == 'string' && typeof needle == 'string') {
+        const found = []
+        if (needle.length == 0)
+            return null
+        for (let at = input.indexOf(needle); at >= 0; at = input.indexOf(needle, at + 1))
+            found.push(at)
+        return found
+    }
+    if (t == 'array') {
+        const run = Array.isArray(needle) ? needle : [needle]
+        const found = []
+        if (run.length == 0)
+            return found
+        outer: for (let at = 0; at + run.length <= input.length; at++) {
+            for (let j = 0; j < run.length; j++)
+                if (compareValues(input[at + j], run[j]) != 0)
+                    continue outer
+            found.push(at)
+        }
+        return found
+    }
+    if (t == 'object' && typeof needle == 'string')
+        return Object.hasOwn(input, needle) ? input[needle] : null
+    throw 'Cannot index ' + t + ' with ' + (typeof needle == 'string' ? JSON.stringify(needle) : nameType(needle))
+}
+
 // --- delpaths and del: every path deleted at once, as jq's delpaths does (jqjs left a null in an array) ---
 
 // Deletes paths (each non-empty) from value, which is not changed: the objects and arrays on the way are copied. A path
@@ -519,6 +579,42 @@ function __withFormat(convert, notAString) {
 // --- Builtins: jq's, missing from jqjs or wrong there ---
 
 Object.assign(functions, {
+    'setpath/2': Object.assign(function*(input, conf, args) {
+        for (const path of args[0].apply(input, conf)) {
+            if (!Array.isArray(path))
+                throw 'Path must be specified as an array'
+            for (const v of args[1].apply(input, conf))
+                yield __setPath(input, path, 0, v)
+        }
+    }, {params: [{label: 'path'}, {label: 'value'}]}),
+    // jq: null has no key (false); jqjs read a property of null.
+    'has/1': Object.assign(function*(input, conf, args) {
+        for (const k of args[0].apply(input, conf)) {
+            const t = nameType(input)
+            if (t == 'null')
+                yield false
+            else if (t == 'object' && typeof k == 'string')
+                yield Object.hasOwn(input, k)
+            else if (t == 'array' && typeof k == 'number')
+                yield k >= 0 && k < input.length
+            else
+                throw 'Cannot check whether ' + t + ' has a ' + nameType(k) + ' key'
+        }
+    }, {params: [{label: 'key'}]}),
+    // jqjs's missed a run of elements ending the array ([1,2,3,1,2] | indices([1,2]) was [0]) and threw on null.
+    'indices/1': function*(input, conf, args) {
+        for (const needle of args[0].apply(input, conf))
+            yield __indices(input, needle)
+    },
+    // jq's def index($i): indices($i) | .[0], and rindex's .[-1:][0].
+    'index/1': function*(input, conf, args) {
+        for (const needle of args[0].apply(input, conf))
+            yield __firstOrLast(__indices(input, needle), false)
+    },
+    'rindex/1': function*(input, conf, args) {
+        for (const needle of args[0].apply(input, conf))
+            yield __firstOrLast(__indices(input, needle), true)
+    },
     'error/0': function*(input) {
         throw new JqError(input)
     },
@@ -675,6 +771,16 @@ Object.assign(functions, {
     'strftime/1': __withFormat(__strftime, 'strftime/1 requires a string format'),
     'strptime/1': __withFormat(__strptime, 'strptime/1 requires string inputs and arguments'),
 })
+
+// jq 1.6's own definitions, which read a missing value (null) as jq does: jqjs's threw on null ("can only get first
+// element of arrays, not null") where jq answers null (reverse: []), and its nth refused a negative index.
+defineShorthandFunction('first', [], '.[0]')
+defineShorthandFunction('last', [], '.[-1]')
+defineShorthandFunction('nth', 'n', '.[n]')
+defineShorthandFunction('reverse', [], 'if . == null then [] else [.[length - 1 - range(0; length)]] end')
+// todate formats a broken-down time too (strptime's, gmtime's), as jq's def todate: strftime(...) does.
+defineShorthandFunction('todate', [], 'strftime("%Y-%m-%dT%H:%M:%SZ")')
+defineShorthandFunction('todateiso8601', [], 'strftime("%Y-%m-%dT%H:%M:%SZ")')
 
 // jq's del; jqjs's was f |= empty, which deletes one path after another, so del(.[1, 2]) removed the 2nd and 4th.
 defineShorthandFunction('del', 'f', 'delpaths([path(f)])')
