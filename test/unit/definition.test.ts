@@ -170,7 +170,20 @@ describe("validateWorkflowDef: a valid definition", () => {
     const value = accepted(
       def({ createTime: 1, updateTime: 2, restartable: true, timeoutPolicy: "TIME_OUT_WF", workflowStatusListenerEnabled: true, workflowStatusListenerSink: null, failureWorkflow: "", unknown: 1 }),
     );
-    expect(Object.keys(value).sort()).toEqual(["name", "restartable", "schemaVersion", "tasks", "timeoutPolicy", "timeoutSeconds", "version", "workflowStatusListenerEnabled", "workflowStatusListenerSink"]);
+    // A null is unset, as Conductor reads it (Java and C# clients, and Orkes' exports, write every unset field so).
+    expect(Object.keys(value).sort()).toEqual(["name", "restartable", "schemaVersion", "tasks", "timeoutPolicy", "timeoutSeconds", "version", "workflowStatusListenerEnabled"]);
+  });
+
+  it("reads every null field of a definition and of its tasks as unset, as Conductor does (Orkes' exports and Gson-based clients write them)", () => {
+    const nulls = { description: null, version: null, schemaVersion: null, restartable: null, timeoutSeconds: null, inputParameters: null, outputParameters: null, failureWorkflow: null, ownerEmail: null, metadata: null, inputSchema: null, outputSchema: null, enforceSchema: null, workflowStatusListenerEnabled: null };
+    const task = { ...httpTask("call"), retryCount: null, description: null, sink: null, optional: null, asyncComplete: null, startDelay: null, taskDefinition: null, inputTemplate: null };
+    const loop = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "false", inputParameters: null, loopOver: [{ ...httpTask("inner"), retryCount: null }] };
+    const value = accepted(def(nulls, [task, loop]));
+    expect(value).toMatchObject({ version: 1, restartable: true, timeoutSeconds: 0 });
+    expect(value).not.toHaveProperty("description");
+    expect(value.tasks[0]).not.toHaveProperty("retryCount");
+    expect(value.tasks[1]!.loopOver![0]).not.toHaveProperty("retryCount");
+    expect(value.tasks[1]!.inputParameters).toEqual({});
   });
 
   it("drops the keys Conductor clients send on tasks that this service does not use", () => {
@@ -283,7 +296,7 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(accepted(def()).restartable).toBe(true);
     expect(accepted(def({ restartable: false })).restartable).toBe(false);
     expect(onlyError(def({ restartable: "false" }), "restartable")).toMatch(/restartable must be a boolean, but received the string "false"/);
-    expect(onlyError(def({ restartable: null }), "restartable")).toMatch(/restartable must be a boolean/);
+    expect(accepted(def({ restartable: null })).restartable).toBe(true);
   });
 
   it("keeps timeoutPolicy (Conductor's ALERT_ONLY unless given, null included) and rejects any other value, RETRY (a task's policy only) included", () => {

@@ -469,10 +469,16 @@ export function withTaskTypes(tasks: readonly unknown[]): unknown[] {
   });
 }
 
-/** `item` without the fields {@link BLANK_MEANS_UNSET} names that are "": the same object when it has none. */
+/**
+ * `item` without its null fields (unset, as Conductor reads them: Java and C# clients and Orkes' exports write
+ * `"retryCount": null`, `"description": null`) and those {@link BLANK_MEANS_UNSET} names that are "": the same object
+ * when it has none.
+ */
 function withoutUnsetFields(item: unknown): unknown {
-  if (!isRecord(item) || !BLANK_MEANS_UNSET.some((field) => item[field] === "")) return item;
-  return Object.fromEntries(Object.entries(item).filter(([key, value]) => !(value === "" && BLANK_MEANS_UNSET.includes(key))));
+  if (!isRecord(item)) return item;
+  const unset = (key: string, value: unknown) => value === null || (value === "" && BLANK_MEANS_UNSET.includes(key));
+  if (!Object.entries(item).some(([key, value]) => unset(key, value))) return item;
+  return Object.fromEntries(Object.entries(item).filter(([key, value]) => !unset(key, value)));
 }
 
 function validateTaskList(given: readonly unknown[], listPath: string, depth: number, issues: ValidationIssue[]): WorkflowTaskDef[] {
@@ -634,16 +640,15 @@ function withTypedVersion(param: JsonObject): JsonObject {
 }
 
 /**
- * The definition without a blank `failureWorkflow`, `ownerEmail` or `timeoutPolicy` (null, "" or only spaces), which some
- * Conductor clients and forms send for "none" and Conductor reads so (`StringUtils.isBlank`; its @Email check passes ""),
- * nor a null map (`inputParameters`, `outputParameters`, `variables`, `inputTemplate`): the Go SDK's client writes its
- * unset maps as null and its unset `timeoutPolicy` as "", in an inline child's definition.
+ * The definition without its null fields, which Conductor reads as unset (Java and C# clients, and definitions exported
+ * from Orkes, write every unset field as null: `"description": null`, `"timeoutSeconds": null`; the Go SDK its unset
+ * maps), nor a blank `failureWorkflow`, `ownerEmail` or `timeoutPolicy` ("" or only spaces), which some clients and forms
+ * send for "none" and Conductor reads so (`StringUtils.isBlank`; its @Email check passes ""; the Go SDK's unset
+ * `timeoutPolicy`).
  */
 function withoutBlankFields(input: Record<string, unknown>): Record<string, unknown> {
   const blankText = ["failureWorkflow", "ownerEmail", "timeoutPolicy"];
-  const nullMaps = ["inputParameters", "outputParameters", "variables", "inputTemplate"];
-  const blank = (field: string, value: unknown) =>
-    (value === null && (blankText.includes(field) || nullMaps.includes(field))) || (blankText.includes(field) && typeof value === "string" && value.trim() === "");
+  const blank = (field: string, value: unknown) => value === null || (blankText.includes(field) && typeof value === "string" && value.trim() === "");
   const fields = Object.keys(input).filter((field) => blank(field, input[field]));
   if (fields.length === 0) return input;
   return Object.fromEntries(Object.entries(input).filter(([key]) => !fields.includes(key)));
@@ -708,10 +713,11 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
     return { ok: false, errors: [{ path: "", message: `a workflow definition must be a JSON object, but received ${describeValue(input)}` }] };
   }
   const issues: ValidationIssue[] = [];
-  const root = v.safeParse(WORKFLOW, withoutBlankFields(input));
+  const given = withoutBlankFields(input);
+  const root = v.safeParse(WORKFLOW, given);
   if (!root.success) issues.push(...toIssues(root.issues, ""));
 
-  const rawTasks = Array.isArray(input["tasks"]) ? withTaskTypes(input["tasks"]) : input["tasks"];
+  const rawTasks = Array.isArray(given["tasks"]) ? withTaskTypes(given["tasks"]) : given["tasks"];
   const tasks: WorkflowTaskDef[] = [];
   if (Array.isArray(rawTasks)) {
     // Tasks are checked even beyond the limit, so fixing the count does not reveal a second round of errors.
@@ -720,10 +726,10 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
     issues.push(...taskCountIssues(entries.length), ...duplicateReferenceNames(entries), ...loopRunNameClashes(entries));
   }
 
-  const outputParameters = input["outputParameters"];
+  const outputParameters = given["outputParameters"];
   if (isBoundedJsonObject(outputParameters)) issues.push(...findTemplateErrors(outputParameters, "outputParameters"));
-  issues.push(...failureWorkflowIssues(input["failureWorkflow"]));
-  issues.push(...rateLimitKeyIssues(input["rateLimitConfig"], "rateLimitConfig"));
+  issues.push(...failureWorkflowIssues(given["failureWorkflow"]));
+  issues.push(...rateLimitKeyIssues(given["rateLimitConfig"], "rateLimitConfig"));
 
   if (issues.length > 0 || !root.success) return { ok: false, errors: issues };
   const { rateLimitConfig, maskedFields, ...fields } = root.output;
