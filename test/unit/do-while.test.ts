@@ -118,6 +118,24 @@ describe("DO_WHILE in the decider", () => {
     expect(validateWorkflowDef(JSON.parse(JSON.stringify(definitionOf([conditioned as unknown as WorkflowTaskDef])))).ok).toBe(true);
   });
 
+  it("reads items given beside inputParameters (Conductor OSS's form, as its integration tests write it) as inside them", () => {
+    const given = { name: "each", taskReferenceName: "each", type: "DO_WHILE", inputParameters: {}, items: "${workflow.input.list}", loopOver: [http("a", { item: "${each.output.loopItem}" })] };
+    const checked = validateWorkflowDef({ name: "loops", tasks: [given] });
+    if (!checked.ok) throw new Error(JSON.stringify(checked.errors));
+    const loopTask = checked.value.tasks[0]!;
+    expect(loopTask.inputParameters).toEqual({ items: "${workflow.input.list}" });
+    expect(loopTask).not.toHaveProperty("items");
+    let state = started(checked.value.tasks, { list: ["x", "y"] }).state;
+    expect(instance(state, "a__1").inputData).toMatchObject({ item: "x" });
+    state = finish(finish(state, "a__1", 1_001), "a__2", 1_002);
+    expect(instance(state, "each")).toMatchObject({ status: "COMPLETED", iteration: 2 });
+    // Without inputParameters, and beside a loopCondition (which items then make unused) too; inputParameters' own win.
+    const bare = validateWorkflowDef({ name: "loops", tasks: [{ ...given, inputParameters: undefined, loopCondition: "true" }] });
+    expect(bare.ok && bare.value.tasks[0]!.inputParameters).toEqual({ items: "${workflow.input.list}" });
+    const both = validateWorkflowDef({ name: "loops", tasks: [{ ...given, inputParameters: { items: [1] } }] });
+    expect(both.ok && both.value.tasks[0]!.inputParameters).toEqual({ items: [1] });
+  });
+
   it("iterates over items, each visible to its tasks as loopItem and loopIndex; an empty list runs no iteration", () => {
     const task = loop("each", [http("a", { item: "${each.output.loopItem}", index: "${each.output.loopIndex}" })], undefined, { inputParameters: { items: "${workflow.input.list}" } });
     let state = started([task, http("post")], { list: ["x", { y: 1 }] }).state;

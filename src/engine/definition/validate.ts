@@ -448,25 +448,38 @@ const BLANK_MEANS_UNSET = [
 ];
 
 /**
- * `tasks` with each task's type named as Conductor's WorkflowTask reads it, at any depth (branches, cases, loops): a
- * task without a `type` (or with a null one) takes its `workflowTaskType`, the setter Conductor keeps for older clients
- * and the only one the C# SDK's task builders write, else SIMPLE, the field's default. Tasks that give a type, and
- * what is no task object, are left as they are.
+ * `tasks` in the forms this service reads, at any depth (branches, cases, loops), from the older forms Conductor reads
+ * too: a task without a `type` (or with a null one) takes its `workflowTaskType`, the setter Conductor keeps for older
+ * clients and the only one the C# SDK's task builders write, else SIMPLE, the field's default; a DO_WHILE's `items`
+ * given beside its `inputParameters` (Conductor OSS's form; Orkes' is inside them) goes inside them, unless they give
+ * their own. What is no task object is left as it is.
  */
-export function withTaskTypes(tasks: readonly unknown[]): unknown[] {
+export function withConductorForms(tasks: readonly unknown[]): unknown[] {
   return tasks.map((task) => {
     if (!isRecord(task)) return task;
     const { workflowTaskType, ...rest } = task;
     const out: Record<string, unknown> = rest;
     if (rest["type"] === undefined || rest["type"] === null) out["type"] = typeof workflowTaskType === "string" && workflowTaskType !== "" ? workflowTaskType : "SIMPLE";
-    const lists = (value: unknown): unknown => (Array.isArray(value) ? withTaskTypes(value) : value);
+    if (out["type"] === "DO_WHILE" && "items" in out) moveLoopItems(out);
+    const lists = (value: unknown): unknown => (Array.isArray(value) ? withConductorForms(value) : value);
     if (Array.isArray(rest["forkTasks"])) out["forkTasks"] = rest["forkTasks"].map(lists);
-    if (Array.isArray(rest["loopOver"])) out["loopOver"] = withTaskTypes(rest["loopOver"]);
-    if (Array.isArray(rest["defaultCase"])) out["defaultCase"] = withTaskTypes(rest["defaultCase"]);
+    if (Array.isArray(rest["loopOver"])) out["loopOver"] = withConductorForms(rest["loopOver"]);
+    if (Array.isArray(rest["defaultCase"])) out["defaultCase"] = withConductorForms(rest["defaultCase"]);
     const cases = rest["decisionCases"];
     if (isRecord(cases)) out["decisionCases"] = Object.fromEntries(Object.entries(cases).map(([value, branch]) => [value, lists(branch)]));
     return out;
   });
+}
+
+/** Moves a DO_WHILE's own `items` (a copy of the task, changed in place) into its `inputParameters`, unless they give theirs. */
+function moveLoopItems(loop: Record<string, unknown>): void {
+  const items = loop["items"];
+  delete loop["items"];
+  const inputParameters = loop["inputParameters"];
+  if (items === null || items === undefined || (isRecord(inputParameters) && "items" in inputParameters)) return;
+  // Not an object (a mistake the checks name): left for them, the items not added to it.
+  if (inputParameters !== undefined && inputParameters !== null && !isRecord(inputParameters)) return;
+  loop["inputParameters"] = { ...(isRecord(inputParameters) ? inputParameters : {}), items };
 }
 
 /**
@@ -680,7 +693,7 @@ export const MAX_FORKED_TASKS = 1_000;
  * problem, or the normalised tasks.
  */
 export function validateForkedTasks(given: readonly unknown[], path: string, taken: ReadonlySet<string>): { ok: true; tasks: WorkflowTaskDef[] } | { ok: false; errors: ValidationIssue[] } {
-  const raw = withTaskTypes(given);
+  const raw = withConductorForms(given);
   const issues: ValidationIssue[] = [];
   const tasks = validateTaskList(raw, path, 1, issues);
   const entries = rawTaskEntries(raw, path, 1);
@@ -717,7 +730,7 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
   const root = v.safeParse(WORKFLOW, given);
   if (!root.success) issues.push(...toIssues(root.issues, ""));
 
-  const rawTasks = Array.isArray(given["tasks"]) ? withTaskTypes(given["tasks"]) : given["tasks"];
+  const rawTasks = Array.isArray(given["tasks"]) ? withConductorForms(given["tasks"]) : given["tasks"];
   const tasks: WorkflowTaskDef[] = [];
   if (Array.isArray(rawTasks)) {
     // Tasks are checked even beyond the limit, so fixing the count does not reveal a second round of errors.

@@ -72,7 +72,7 @@ function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: W
     const own = isRecord(raw["inputParameters"]) ? raw["inputParameters"] : {};
     const extra = forkInputOf(fork, input, position, raw["taskReferenceName"]);
     // A task listed without a type (its docs' dynamic fork lists tasks by name and reference name alone) is typed as a
-    // definition's is: see withTaskTypes.
+    // definition's is: see withConductorForms.
     return { ...raw, inputParameters: { ...own, ...extra } };
   });
   const checked = validateForkedTasks(asRun, listed.path, takenReferences(workflow, fork.taskReferenceName));
