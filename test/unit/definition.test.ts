@@ -561,15 +561,23 @@ describe("HTTP tasks", () => {
     expect(only({ uri: "https://x.example", method: "POST", body: "", contentType: "application/json;\r\nX-Injected: 1" }, "tasks[0].inputParameters.contentType")).toMatch(/contentType must be one of/);
   });
 
-  it("rejects headers that are not an object or hold non-scalar values", () => {
+  it("rejects headers that are not an object or hold objects; takes lists of values (the Go and Python SDKs') and null (no header)", () => {
     expect(only({ uri: "https://x.example", method: "GET", headers: ["a"] }, "tasks[0].inputParameters.headers")).toMatch(
       /headers must be an object/,
     );
-    const inputs = { uri: "https://x.example", method: "GET", headers: { "X-Ok": "1", "X-Bad": { a: 1 }, "X-Null": null } };
+    const inputs = { uri: "https://x.example", method: "GET", headers: { "X-Ok": "1", "X-Bad": { a: 1 }, "X-Null": null, "X-List": ["a", 1], "X-Deep": [["a"]] } };
     expect(pathsOf(def({}, [httpTask("h", inputs)]))).toEqual([
       "tasks[0].inputParameters.headers.X-Bad",
-      "tasks[0].inputParameters.headers.X-Null",
+      "tasks[0].inputParameters.headers.X-Deep",
     ]);
+  });
+
+  it("takes the whole request from an expression, as Conductor's docs start a workflow (checked as the task runs)", () => {
+    expect(errorsOf(def({}, [{ name: "h", taskReferenceName: "h", type: "HTTP", inputParameters: { http_request: { uri: "https://x.example" } } }])).map((issue) => issue.path)).toEqual([
+      "tasks[0].inputParameters.http_request.method",
+    ]);
+    const task = acceptedTask({ name: "h", taskReferenceName: "h", type: "HTTP", inputParameters: { http_request: "${workflow.input.http_request}" } });
+    expect(task.inputParameters).toEqual({ http_request: "${workflow.input.http_request}" });
   });
 
   it("rejects header names that are not RFC 7230 tokens, flat and nested", () => {

@@ -34,6 +34,21 @@ describe("HTTP task inputs", () => {
     expect(echo.headers["idempotency-key"]).toBe(task["taskId"]);
   });
 
+  it("sends a header given as a list of values (the Go and Python SDKs' form) joined, skips a null one, and takes the whole request from an expression", async () => {
+    await register({
+      name: "http_request_expr",
+      tasks: [{ name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { http_request: "${workflow.input.http_request}" } }],
+    });
+    const request = { uri: target("/echo/listed"), method: "POST", body: { a: 1 }, headers: { "X-List": ["a", "b"], "X-None": null, Authorization: ["Bearer t"] } };
+    const done = await waitFor(await startWorkflow("http_request_expr", { http_request: request }), ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    const echo = echoOf(done.tasks[0]!.outputData);
+    expect([echo.method, echo.headers["x-list"], echo.headers["authorization"], echo.headers["x-none"], JSON.parse(echo.body)]).toEqual(["POST", "a, b", "Bearer t", undefined, { a: 1 }]);
+    // A request the expression does not give fails the task, saying what it lacks.
+    const missing = await waitFor(await startWorkflow("http_request_expr", {}), ["COMPLETED", "FAILED"]);
+    expect(missing.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("no uri") });
+  });
+
   it("a rerun of the task sends a new Idempotency-Key (the task keeps its id), so a de-duplicating receiver runs it again", async () => {
     const { workflow, task } = await runSingle("http_rerun_key", { uri: target("/echo/rerun-key"), method: "POST", body: { n: 1 } });
     const keys = [echoOf(task.outputData).headers["idempotency-key"]];

@@ -100,6 +100,11 @@ export function encodeQuery(uri: string): string {
 function headerValue(value: JsonValue | undefined): string | undefined {
   if (typeof value === "string") return value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
   if (typeof value === "number" || typeof value === "boolean") return String(value);
+  // A list of values (the Go and Python SDKs' headers) is one header, its values joined as HTTP joins repeated ones.
+  if (Array.isArray(value)) {
+    const values = value.map(headerValue);
+    return values.length > 0 && values.every((each) => each !== undefined) ? values.join(", ") : undefined;
+  }
   return undefined;
 }
 

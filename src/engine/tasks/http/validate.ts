@@ -77,8 +77,16 @@ function isTimeout(value: unknown): boolean {
   return Number(value.trim()) <= MAX_HTTP_TIMEOUT_MS;
 }
 
-function isHeaderValue(value: unknown): boolean {
+function isHeaderScalar(value: unknown): boolean {
   return typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value));
+}
+
+/**
+ * A header's value: text, a number or a boolean; a list of them, sent joined with ", " (the Go and Python SDKs type
+ * headers as lists of values); or null, no header (Conductor skips a null value).
+ */
+function isHeaderValue(value: unknown): boolean {
+  return value === null || isHeaderScalar(value) || (Array.isArray(value) && value.every(isHeaderScalar));
 }
 
 const TIMEOUT_EXPECTED = `a whole number of milliseconds from 0 to ${MAX_HTTP_TIMEOUT_MS} (a number or a string of digits)`;
@@ -104,7 +112,7 @@ const REQUEST = fieldsOf({
   contentType: v.optional(
     rule<string>("contentType", `one of the supported MIME types: ${HTTP_CONTENT_TYPES.join(", ")}`, orExpression(isMediaTypeOf(HTTP_CONTENT_TYPES))),
   ),
-  headers: v.optional(mapOf("headers", "a string, a number or a boolean", isHeaderValue, { wholeExpression: true, key: HEADER_NAME_KEY })),
+  headers: v.optional(mapOf("headers", "a string, a number or a boolean, a list of them, or null", isHeaderValue, { wholeExpression: true, key: HEADER_NAME_KEY })),
   encode: v.optional(rule<boolean>("encode", "a boolean", orExpression(isBoolean))),
   connectionTimeOut: v.optional(rule<unknown>("connectionTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
   readTimeOut: v.optional(rule<unknown>("readTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
@@ -143,6 +151,9 @@ export function validateHttpTask(task: UnknownRecord, path: string): ValidationI
   const nested = input["http_request"];
   if (nested === undefined) return [...validateWith(REQUEST, input, inputPath), ...bodyIssues(input, inputPath)];
   const requestPath = childPath(inputPath, "http_request");
+  // The whole request from an expression (`"http_request": "${workflow.input.request}"`, as Conductor's docs start a
+  // workflow): known only as the task runs, where a request without uri or method fails the task.
+  if (isExpression(nested)) return [];
   if (!isRecord(nested)) {
     return [{ path: requestPath, message: `http_request must be an object holding the request (uri, method, ...), but received ${describeValue(nested)}` }];
   }
