@@ -34,13 +34,21 @@ const TaskDetails = requestObject({
   reasonForIncompletion: optionalText("a reason or a ${...} of the payload"),
 });
 
-/** Conductor's `StartWorkflow` of start_workflow. */
+/**
+ * Conductor's `StartWorkflow` of start_workflow, with Orkes' StartWorkflowRequest fields: `priority`, and an
+ * `idempotencyKey` (a `${...}` of the payload too) that starts one execution for every message giving the same key.
+ */
 const StartWorkflow = requestObject({
   name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.check((name: string) => !isDotSegment(name), DOT_SEGMENT_MESSAGE)),
-  version: v.optional(WorkflowVersion),
+  // Digits too, as Orkes' docs write it ("version": "1") and Jackson reads it into Conductor's Integer.
+  version: v.optional(v.pipe(v.union([v.pipe(v.string(), v.regex(/^\d{1,10}$/), v.transform(Number)), v.number()], "must be an integer"), WorkflowVersion)),
   input: v.optional(jsonData),
   correlationId: v.optional(CorrelationId),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
+  priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
+  idempotencyKey: optionalText("an idempotency key or a ${...} of the payload"),
+  // A message delivered again must find what it started: only RETURN_EXISTING answers so.
+  idempotencyStrategy: v.optional(v.literal("RETURN_EXISTING", "must be RETURN_EXISTING: a message delivered again must find the execution its key started")),
 });
 
 /** Conductor's `TerminateWorkflow` of terminate_workflow. */

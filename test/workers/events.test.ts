@@ -224,6 +224,27 @@ describe("EVENT tasks (sink conductor)", () => {
     expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["rounds:IN_PROGRESS", "approval__1:COMPLETED", "approval__2:IN_PROGRESS"]);
   });
 
+  it("start_workflow takes Orkes' idempotencyKey (one execution per key, across messages), priority, and a version given as digits", async () => {
+    await register({ name: "ev_keyed", tasks: [wait("hold")] });
+    const event = "conductor:ev_keyed_source:orders";
+    const start = { name: "ev_keyed", version: "1", priority: 7, idempotencyKey: "order-${order}", idempotencyStrategy: "RETURN_EXISTING", input: { order: "${order}" } };
+    await apiOk("POST", "/api/event", handler("ev_keyed_start", event, [{ action: "start_workflow", start_workflow: start }]));
+    for (const [order, messageId] of [[1, crypto.randomUUID()], [1, crypto.randomUUID()], [2, crypto.randomUUID()]] as const) {
+      await publishEvent({ env, scripts: loadScriptRunner }, { event, messageId, payload: { order } }, "");
+    }
+    // Two messages with order 1 started one execution; order 2 another.
+    const records = await apiOk<Array<{ status: string; output: { workflowId: string } }>>("GET", "/api/event/execution/ev_keyed_start");
+    expect(records.map((record) => record.status)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
+    // The latest first.
+    const [other, second, first] = records.map((record) => record.output.workflowId);
+    expect(second).toBe(first);
+    expect(other).not.toBe(first);
+    for (const [workflowId, order] of [[first, 1], [other, 2]] as const) expect(await getWorkflow(workflowId!)).toMatchObject({ priority: 7, input: { order } });
+    // A strategy that would refuse the key a message delivered again finds used is refused at registration.
+    const refused = await api("POST", "/api/event", handler("ev_keyed_fail", event, [{ action: "start_workflow", start_workflow: { ...start, idempotencyStrategy: "FAIL" } }]));
+    expect(refused.status).toBe(400);
+  });
+
   it("publish again when their EVENT task runs again (a rerun from it): a start action starts another workflow", async () => {
     await register({ name: "evrr_started", tasks: [httpTask("count", { uri: target("/count/evrr-started"), method: "GET" })] });
     await register({ name: "evrr_publisher", tasks: [eventTask("announce", "conductor:evrr")] });

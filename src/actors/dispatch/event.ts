@@ -133,6 +133,7 @@ async function startWorkflow(
 ): Promise<ActionOutcome> {
   const input = { ...(withPayload(params.input ?? {}, payload) as JsonObject), ...stamp };
   const correlationId = params.correlationId === undefined ? undefined : payloadText(withPayload(params.correlationId, payload));
+  const idempotencyKey = params.idempotencyKey === undefined ? undefined : payloadText(withPayload(params.idempotencyKey, payload));
   // The same for every delivery of this message to this action: a repeated dispatch finds it started.
   const workflowId = await actionWorkflowId(source);
   const started = await startExecution(env, {
@@ -141,10 +142,14 @@ async function startWorkflow(
     input,
     ...(correlationId === undefined ? {} : { correlationId }),
     ...(params.taskToDomain === undefined ? {} : { taskToDomain: params.taskToDomain }),
+    ...(params.priority === undefined ? {} : { priority: params.priority }),
+    // RETURN_EXISTING, the only strategy taken: another message's execution with the key is the answer.
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey, idempotencyStrategy: "RETURN_EXISTING" as const }),
     baseUrl,
     workflowId,
   });
-  if (started.ok || started.code === "ALREADY_STARTED") return { done: true, output: { workflowId } };
+  if (started.ok) return { done: true, output: { workflowId: started.workflowId } };
+  if (started.code === "ALREADY_STARTED") return { done: true, output: { workflowId } };
   return { done: false, why: started.message };
 }
 
