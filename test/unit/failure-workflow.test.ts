@@ -130,6 +130,14 @@ describe("failureWorkflow: what a failed execution starts", () => {
     );
   });
 
+  it("reads Conductor's older $workflow.input.<name> form as the expression it stands for (Conductor's integration tests use it)", () => {
+    const checked = validateWorkflowDef({ name: "orders", tasks: [call], failureWorkflow: "$workflow.input.failureWfName" });
+    if (!checked.ok) throw new Error(JSON.stringify(checked.errors));
+    expect(checked.value.failureWorkflow).toBe("${workflow.input.failureWfName}");
+    const named = failCall(started({ failureWorkflow: checked.value.failureWorkflow! }, { input: { failureWfName: "page_oncall" } }));
+    expect(startsOf(named.effects).map((start) => start.name)).toEqual(["page_oncall"]);
+  });
+
   it("an input too large for the failed Workflow JSON with its tasks carries it without them (as includeTasks=false shows it), then not at all", () => {
     // The failed Workflow JSON repeats the workflow's input, and with its tasks their inputs too.
     const big = "x".repeat(Math.ceil(DEFAULT_ENGINE_CONFIG.maxPayloadBytes * 0.3));

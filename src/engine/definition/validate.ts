@@ -668,6 +668,16 @@ function withoutBlankFields(input: Record<string, unknown>): Record<string, unkn
 }
 
 /**
+ * The definition with Conductor's older `failureWorkflow` form, `$workflow.input.<name>` (the name the input gives,
+ * which Conductor's own integration tests use), written as the expression it stands for, `${workflow.input.<name>}`.
+ */
+function withFailureWorkflowExpression(input: Record<string, unknown>): Record<string, unknown> {
+  const failureWorkflow = input["failureWorkflow"];
+  const legacy = typeof failureWorkflow === "string" ? /^\s*\$workflow\.input\.([A-Za-z_][A-Za-z0-9_]*)\s*$/.exec(failureWorkflow) : null;
+  return legacy === null ? input : { ...input, failureWorkflow: `\${workflow.input.${legacy[1]}}` };
+}
+
+/**
  * What is wrong with a `failureWorkflow` beyond its type: bad `${...}` syntax, a secret (a workflow name is stored
  * and shown), or, given literally, a name no definition can have.
  */
@@ -726,7 +736,7 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
     return { ok: false, errors: [{ path: "", message: `a workflow definition must be a JSON object, but received ${describeValue(input)}` }] };
   }
   const issues: ValidationIssue[] = [];
-  const given = withoutBlankFields(input);
+  const given = withFailureWorkflowExpression(withoutBlankFields(input));
   const root = v.safeParse(WORKFLOW, given);
   if (!root.success) issues.push(...toIssues(root.issues, ""));
 
