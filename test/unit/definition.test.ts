@@ -941,6 +941,10 @@ describe("task definitions", () => {
   it("names where a response timeout beyond the timeout came from: the default, or what was given", () => {
     expect(onlyTaskDefError({ timeoutSeconds: 300 })).toBe("responseTimeoutSeconds: responseTimeoutSeconds (3600, its default) must not exceed timeoutSeconds (300) when timeoutSeconds is set");
     expect(onlyTaskDefError({ timeoutSeconds: 300, responseTimeoutSeconds: 600 })).toBe("responseTimeoutSeconds: responseTimeoutSeconds (600) must not exceed timeoutSeconds (300) when timeoutSeconds is set");
+    // A workflow task's own taskDefinition is not held to the rule (Conductor checks registered ones only): its
+    // response timeout is the timeout, within which the task times out anyway.
+    expect(acceptedTask(httpTask("call", undefined, { taskDefinition: { timeoutSeconds: 120, responseTimeoutSeconds: 3600 } })).taskDefinition).toMatchObject({ timeoutSeconds: 120, responseTimeoutSeconds: 120 });
+    expect(acceptedTask(httpTask("call", undefined, { taskDefinition: { timeoutSeconds: 60 } })).taskDefinition).toMatchObject({ timeoutSeconds: 60, responseTimeoutSeconds: 60 });
   });
 
   it("reads a null field as one left out, its default applying, as Conductor's TaskDef does", () => {
