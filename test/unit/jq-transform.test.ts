@@ -68,6 +68,12 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('.a."b"', { a: 5 })).toEqual({ ok: false, error: 'The jq filter failed: Cannot index number with "b"' });
   });
 
+  it('builds an object whose key is a string with interpolations: {"ref_\\(.n)": 1}, as a dynamic fork\'s inputs are keyed', () => {
+    expect(jqRunner.compileError('{"ref_\\(.n)": 1}')).toBeUndefined();
+    expect(jqRunner.run('{"ref_\\(.n)": {input: .n}, "a\\(.n)b\\(.n)": 2, plain: 3}', { n: 5 })).toEqual({ ok: true, values: [{ ref_5: { input: 5 }, a5b5: 2, plain: 3 }] });
+    expect(jqRunner.run('[.e[] | {"k_\\(.)": .}] | add', { e: [1, 2] })).toEqual({ ok: true, values: [{ k_1: 1, k_2: 2 }] });
+  });
+
   it("reads a missing path as null in updates, as jq does: {} | .b += 1 is {b: 1}, and the objects above it are made", () => {
     expect(jqRunner.run(".b += 1 | .l += [1] | .n |= (. // 0) + 1 | .s //= \"x\"", {})).toEqual({ ok: true, values: [{ b: 1, l: [1], n: 1, s: "x" }] });
     expect(jqRunner.run(".a.b.c += 1 | .xs[1] |= 5 | .ys[-1] |= . * 10", { a: null, ys: [1, 2] })).toEqual({ ok: true, values: [{ a: { b: { c: 1 } }, ys: [1, 20], xs: [null, 5] }] });

@@ -184,6 +184,13 @@ const FIXES: readonly SourceFix[] = [
     replace: "            return \"'\" + v.replace(/'/g, \"'\\\\''\")",
   },
   {
+    // jqjs read a quoted key only when it held no `\(…)`: `{"ref_\(.n)": 1}` was refused ("unexpected quote-interp").
+    why: "an object key may be a string with interpolations",
+    find: "        } else if (tokens[i].type == 'left-paren') {\n            // computed key: (.x | .y) : val",
+    replace:
+      "        } else if (tokens[i].type == 'quote-interp') {\n            let q = parseStringInterpolation(tokens, i)\n            i = q.i + 1\n            if (tokens[i].type != 'colon')\n                throw 'unexpected ' + tokens[i].type + ', expected colon at ' + describeLocation(tokens[i])\n            let r = parse(tokens, i + 1, ['comma', 'right-brace'])\n            i = r.i\n            fields.push({key: q.q, value: r.node})\n            i--\n        } else if (tokens[i].type == 'left-paren') {\n            // computed key: (.x | .y) : val",
+  },
+  {
     why: "`add` adds an object's values, as jq's does",
     find: "    'add/0': function*(input, conf) {\n        if (nameType(input) != 'array')",
     replace: "    'add/0': function*(input, conf) {\n        if (nameType(input) == 'object')\n            input = Object.values(input)\n        if (nameType(input) != 'array')",
