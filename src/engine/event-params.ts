@@ -4,6 +4,9 @@ import { setOwn } from "./own-property";
 /** `${path}` in an event handler's action, Conductor's JsonPath over the event's payload. */
 const PLACEHOLDER = /\$\{([^}]+)\}/g;
 
+/** Within text: an escaped `$${` (a literal `${`), else a {@link PLACEHOLDER}. */
+const TEXT_PLACEHOLDER = /\$\$\{|\$\{([^}]+)\}/g;
+
 /** The steps of a path such as `$.order.items[0]['unit price']` or `items[-1]` (the leading `$.` is optional). */
 function pathSteps(path: string): Array<string | number> {
   const steps: Array<string | number> = [];
@@ -49,15 +52,17 @@ export function unfollowablePath(template: JsonValue): string | undefined {
 /**
  * `template` with each `${path}` replaced from `payload` (Conductor's `ParametersUtils.replace` for event actions): a
  * string that is one placeholder becomes that value, whatever its type; placeholders within text are written as
- * text (JSON for objects and arrays, nothing for null). Keys are not templates.
+ * text (JSON for objects and arrays, `null` for null, as Conductor's `Objects.toString` and workflow expressions
+ * write it), and `$${` is a literal `${`. Keys are not templates.
  */
 export function withPayload(template: JsonValue, payload: JsonValue): JsonValue {
   if (typeof template === "string") {
     const whole = /^\$\{([^}]+)\}$/.exec(template);
     if (whole) return payloadValue(payload, whole[1]!);
-    return template.replace(PLACEHOLDER, (_, path: string) => {
+    return template.replace(TEXT_PLACEHOLDER, (_match: string, path: string | undefined) => {
+      if (path === undefined) return "${";
       const value = payloadValue(payload, path);
-      return value === null ? "" : typeof value === "object" ? JSON.stringify(value) : String(value);
+      return typeof value === "object" && value !== null ? JSON.stringify(value) : String(value);
     });
   }
   if (Array.isArray(template)) return template.map((item) => withPayload(item, payload));

@@ -42,7 +42,8 @@ describe("event handler actions' parameters", () => {
       price: 2.5,
       tags: ["x"],
     });
-    expect(withPayload("order ${order.id} of ${workflowInstanceId}: ${tags} ${missing}${none}", payload)).toBe('order 7 of wf-9: ["x"] ');
+    // A missing value is written "null", as Conductor's Objects.toString (and workflow expressions) write it; $${ is a literal ${.
+    expect(withPayload("order ${order.id} of ${workflowInstanceId}: ${tags} ${missing}${none} $${order.id}", payload)).toBe('order 7 of wf-9: ["x"] nullnull ${order.id}');
     expect(withPayload(["${order.id}", 1, null, { "${order.id}": true }], payload)).toEqual([7, 1, null, { "${order.id}": true }]);
     expect(payloadValue(payload, "order.items[5].sku")).toBeNull();
     expect(payloadValue(payload, "constructor")).toBeNull();
