@@ -134,15 +134,21 @@ describe("HTTP task outputs", () => {
     expect(invalid.task.outputData["body"]).toBe("{not json");
   });
 
-  it("parses an object or array a server sends as text/plain or text/html (as Conductor parses any body it can), and leaves other text as text", async () => {
+  it("parses any body that is JSON, whatever its media type (as Conductor parses every body it can), and leaves other text as text", async () => {
     const bodyOf = async (name: string, body: string, type: string) =>
       // Written raw: the task encodes its query (the spec's encode, true by default).
       (await runSingle(name, { uri: target(`/text?body=${body}&type=${type}`), method: "GET" })).task.outputData["body"];
     expect(await bodyOf("http_text_json", ' {"ok": true, "items": [1]}', "text/plain; charset=utf-8")).toEqual({ ok: true, items: [1] });
     expect(await bodyOf("http_html_json", "[1, 2]", "text/html")).toEqual([1, 2]);
-    expect(await bodyOf("http_text_number", "42", "text/plain")).toBe("42");
+    // Conductor's HttpTaskTest: a body of 42.42 is a number.
+    expect(await bodyOf("http_text_number", "42.42", "text/plain")).toBe(42.42);
     expect(await bodyOf("http_text_brace", "{almost json", "text/plain")).toBe("{almost json");
     expect(await bodyOf("http_xml", "<a>1</a>", "application/xml")).toBe("<a>1</a>");
+    // A type of its own whose bytes are text (AWS's JSON, YAML) is read as text, not base64.
+    expect(await bodyOf("http_amz_json", '{"Items": []}', "application/x-amz-json-1.1")).toEqual({ Items: [] });
+    expect(await bodyOf("http_yaml", "a: 1", "application/yaml")).toBe("a: 1");
+    // A binary type stays base64 whatever its bytes.
+    expect(await bodyOf("http_octets", "abc", "application/octet-stream")).toBe("YWJj");
   });
 
   it("keeps response headers of any name, including constructor and __proto__", async () => {

@@ -39,7 +39,7 @@ export function reasonPhrase(statusCode: number, sent: string): string {
   return sent.trim() !== "" ? sent : (REASON_PHRASES[statusCode] ?? "");
 }
 
-/** True for media types whose bodies are text; anything else is kept as base64 so no byte is lost. */
+/** True for media types whose bodies are text, read as UTF-8 whatever their bytes. */
 export function isTextualContentType(contentType: string | null): boolean {
   if (contentType === null || contentType.trim() === "") return true;
   const type = contentType.split(";")[0]!.trim().toLowerCase();
@@ -51,10 +51,39 @@ export function isTextualContentType(contentType: string | null): boolean {
   );
 }
 
-function isJsonContentType(contentType: string | null): boolean {
+/** Media types whose bodies are bytes, kept as base64 whatever they hold. */
+function isBinaryContentType(contentType: string | null): boolean {
   if (contentType === null) return false;
   const type = contentType.split(";")[0]!.trim().toLowerCase();
-  return type === "application/json" || type.endsWith("+json");
+  return /^(image|audio|video|font)\//.test(type) || BINARY_TYPES.has(type);
+}
+
+const BINARY_TYPES: ReadonlySet<string> = new Set([
+  "application/octet-stream",
+  "application/pdf",
+  "application/zip",
+  "application/gzip",
+  "application/x-gzip",
+  "application/x-tar",
+  "application/x-protobuf",
+  "application/protobuf",
+  "application/wasm",
+  "application/msword",
+]);
+
+/**
+ * The body as text: any body of a textual type, and one of any other type not known to be binary whose bytes are
+ * UTF-8 (AWS's `application/x-amz-json-1.1`, `application/x-ndjson`, `application/yaml`, `application/jwt`…);
+ * undefined for bytes, which are kept as base64 so that none is lost.
+ */
+function bodyText(body: Uint8Array, contentType: string | null): string | undefined {
+  if (isTextualContentType(contentType)) return new TextDecoder().decode(body);
+  if (isBinaryContentType(contentType)) return undefined;
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body);
+  } catch {
+    return undefined;
+  }
 }
 
 function toBase64(bytes: Uint8Array): string {
@@ -65,24 +94,20 @@ function toBase64(bytes: Uint8Array): string {
 }
 
 /**
- * The response body as later tasks see it: parsed JSON for JSON media types (text when it does not
- * parse, so a sloppy server does not lose its answer), and for an object or array under any textual type (many
- * servers send JSON as text/plain or text/html; Conductor parses every body it can), text otherwise for textual
- * types, base64 otherwise, null when empty.
+ * The response body as later tasks see it, as Conductor's HTTP task reads every body (`objectMapper.readTree`):
+ * parsed JSON whenever the text parses, whatever its media type says (many servers send JSON as text/plain or under
+ * their own types; `42` is a number), else the text (a sloppy JSON server does not lose its answer); base64 for bytes
+ * (see {@link bodyText}); null when empty.
  */
 export function decodeBody(body: Uint8Array, contentType: string | null): JsonValue {
   if (body.length === 0) return null;
-  if (!isTextualContentType(contentType)) return toBase64(body);
-  const text = new TextDecoder().decode(body);
-  const looksJson = isJsonContentType(contentType) || /^\s*[[{]/.test(text);
-  if (looksJson) {
-    try {
-      return JSON.parse(text) as JsonValue;
-    } catch {
-      return text;
-    }
+  const text = bodyText(body, contentType);
+  if (text === undefined) return toBase64(body);
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return text;
   }
-  return text;
 }
 
 /**
@@ -134,7 +159,7 @@ export function httpOutcome(response: HttpResponseData, asyncComplete: boolean):
     return { status: asyncComplete ? "IN_PROGRESS" : "COMPLETED", output };
   }
   const phrase = reasonPhrase(response.statusCode, response.statusText);
-  const said = failureText(output["body"]!, response.headers.find(([name]) => name === "content-type")?.[1] ?? null);
+  const said = failureText(output["body"]!, response.body, response.headers.find(([name]) => name === "content-type")?.[1] ?? null);
   return {
     status: "FAILED",
     output,
@@ -145,8 +170,8 @@ export function httpOutcome(response: HttpResponseData, asyncComplete: boolean):
 }
 
 /** A failed response's body as one line of text for its reason; empty for none, or for a binary one (base64 says nothing). */
-function failureText(body: JsonValue, contentType: string | null): string {
-  if (body === null || !isTextualContentType(contentType)) return "";
+function failureText(body: JsonValue, raw: Uint8Array, contentType: string | null): string {
+  if (body === null || bodyText(raw, contentType) === undefined) return "";
   const text = typeof body === "string" ? body : JSON.stringify(body);
   return text.replace(/\s+/g, " ").trim();
 }
