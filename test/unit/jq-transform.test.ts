@@ -127,6 +127,15 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run('strptime("%d/%m/%Y %H:%M") | todate', "05/03/2015 23:51")).toEqual({ ok: true, values: ["2015-03-05T23:51:00Z"] });
   });
 
+  it("refuses a zero divisor as jq does (a total over no items no longer completes with null), and takes % of the integer parts", () => {
+    expect(jqRunner.run("try (.n / 0) catch ., try (.n % 0) catch ., .n / 2, 5.5 % 2, -5 % 3", { n: 4 })).toEqual({
+      ok: true,
+      values: ["number (4) and number (0) cannot be divided because the divisor is zero", "number (4) and number (0) cannot be divided (remainder) because the divisor is zero", 2, 1, -2],
+    });
+    expect(jqRunner.run("map(.n) | add / length", [{ n: 0 }])).toEqual({ ok: true, values: [0] });
+    expect(jqRunner.run(".total / (.items | length)", { total: 10, items: [] })).toEqual({ ok: false, error: expect.stringContaining("cannot be divided because the divisor is zero") });
+  });
+
   it("negates any operand with unary minus: map(-.), sort_by(-.), -.a * 2, 1 - -.a", () => {
     expect(jqRunner.run(".xs | map(-.), sort_by(-.), (.[1:] | -.[0])", { xs: [1, 3, 2] })).toEqual({ ok: true, values: [[-1, -3, -2], [3, 2, 1], -3] });
     expect(jqRunner.run("-.a, -.a * 3, -.a + 1, 1 - -.a, 1 - -1, 2 * -.a, - -.a, [-(1, 2)], {x: -.a}", { a: 2 })).toEqual({ ok: true, values: [-2, -6, -1, 3, 2, -4, 2, [-1, -2], { x: -2 }] });

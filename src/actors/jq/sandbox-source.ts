@@ -191,6 +191,20 @@ const FIXES: readonly SourceFix[] = [
       "        } else if (tokens[i].type == 'quote-interp') {\n            let q = parseStringInterpolation(tokens, i)\n            i = q.i + 1\n            if (tokens[i].type != 'colon')\n                throw 'unexpected ' + tokens[i].type + ', expected colon at ' + describeLocation(tokens[i])\n            let r = parse(tokens, i + 1, ['comma', 'right-brace'])\n            i = r.i\n            fields.push({key: q.q, value: r.node})\n            i--\n        } else if (tokens[i].type == 'left-paren') {\n            // computed key: (.x | .y) : val",
   },
   {
+    // jqjs gave Infinity (stored as null) for x / 0: a task computing an average of nothing completed with null.
+    why: "division by zero is an error",
+    find: "        if (lt == 'number' && rt == 'number')\n            return l / r",
+    replace:
+      "        if (lt == 'number' && rt == 'number') {\n            if (r === 0)\n                throw 'number (' + JSON.stringify(l) + ') and number (0) cannot be divided because the divisor is zero'\n            return l / r\n        }",
+  },
+  {
+    // jq's remainder is of the integer parts (5.5 % 2 is 1), and zero as the divisor's is an error (jqjs gave NaN).
+    why: "`%` works on integers and refuses a zero divisor",
+    find: "        if (lt == 'number' && rt == 'number')\n            return l % r",
+    replace:
+      "        if (lt == 'number' && rt == 'number') {\n            if (Math.trunc(r) === 0)\n                throw 'number (' + JSON.stringify(l) + ') and number (' + JSON.stringify(r) + ') cannot be divided (remainder) because the divisor is zero'\n            return Math.trunc(l) % Math.trunc(r)\n        }",
+  },
+  {
     why: "`add` adds an object's values, as jq's does",
     find: "    'add/0': function*(input, conf) {\n        if (nameType(input) != 'array')",
     replace: "    'add/0': function*(input, conf) {\n        if (nameType(input) == 'object')\n            input = Object.values(input)\n        if (nameType(input) != 'array')",
