@@ -148,16 +148,4 @@ export class EventRecordRepository {
       .all<{ name: string; event: string; active: number; numberOfActions: number; numberOfMessages: number }>();
     return results.map((row) => ({ ...row, active: row.active === 1 }));
   }
-
-  /** Per event with recorded messages: how many messages and how many actions taken on them (Orkes' messages view). */
-  async eventStats(): Promise<JsonObject[]> {
-    const { results } = await this.#db
-      .prepare(
-        `SELECT m.event AS event, COUNT(*) AS numberOfMessages,
-           (SELECT COUNT(*) FROM event_executions e WHERE e.event = m.event) AS numberOfActions
-         FROM event_messages m GROUP BY m.event ORDER BY m.event`,
-      )
-      .all<{ event: string; numberOfMessages: number; numberOfActions: number }>();
-    return results;
-  }
 }

@@ -132,7 +132,7 @@ describe("the jq runner (jqjs in QuickJS)", () => {
       ok: true,
       values: ["number (4) and number (0) cannot be divided because the divisor is zero", "number (4) and number (0) cannot be divided (remainder) because the divisor is zero", 2, 1, -2],
     });
-    expect(jqRunner.run("map(.n) | add / length", [{ n: 0 }])).toEqual({ ok: true, values: [0] });
+    expect(jqRunner.run(".items | map(.n) | add / length", { items: [{ n: 0 }] })).toEqual({ ok: true, values: [0] });
     expect(jqRunner.run(".total / (.items | length)", { total: 10, items: [] })).toEqual({ ok: false, error: expect.stringContaining("cannot be divided because the divisor is zero") });
   });
 

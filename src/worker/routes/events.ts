@@ -59,7 +59,8 @@ export function registerEventRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/event/execution/:eventHandlerName", async (request, env) =>
     Response.json(await new EventRecordRepository(env.DB).executionsOf(decodedPathParam(request, "eventHandlerName"), fromQuery(request))),
   );
-  router.get("/api/event/message", async (_request, env) => searchResult(await new EventRecordRepository(env.DB).eventStats()));
+  // Orkes answers both with the same HandledEventResponse rows (the clients' getEventHandlersWithStats reads this one).
+  router.get("/api/event/message", async (_request, env) => searchResult(await new EventRecordRepository(env.DB).handlerStats()));
   router.get("/api/event/message/:event", async (request, env) => Response.json(await new EventRecordRepository(env.DB).messagesOf(decodedPathParam(request, "event"), fromQuery(request))));
 
   // Orkes' lookup by name; before the lookup by event, whose pattern it fits.
