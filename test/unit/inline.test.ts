@@ -28,6 +28,23 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.run("print('hi'); Java.from($.items).map(function (item) { return item.id; })", { items: [{ id: "a" }, { id: "b" }] })).toEqual({ ok: true, value: ["a", "b"] });
   });
 
+  it("answers Java collection methods on $'s lists and maps, as Conductor's $ (a Java Map) does: its own test calls $.list.get(i)", () => {
+    // Conductor's test-harness do_while_with_decision_task.json.
+    expect(scriptRunner.run("function getElement() { return $.list.get($.iterator - 1); } getElement();", { list: [3, -1, 5], iterator: 2 })).toEqual({ ok: true, value: -1 });
+    const input = { list: [1, 2], map: { a: 1, b: null }, own: { get: "data", size: 7 }, empty: [] };
+    expect(
+      scriptRunner.run(
+        "[$.list.size(), $.list.isEmpty(), $.empty.isEmpty(), $.list.contains(2), $.map.get('a'), $.map.get('zz'), $.map.containsKey('b'), $.map.keySet(), $.map.size(), $.own.get, $.own.size]",
+        input,
+      ),
+    ).toEqual({ ok: true, value: [2, false, true, true, 1, null, true, ["a", "b"], 2, "data", 7] });
+    // Nothing of the data changes: its keys, its JSON, and what the script returns of it.
+    expect(scriptRunner.run("$.list.size(); [Object.keys($.map), JSON.stringify($), Array.isArray($.list), $]", input)).toEqual({
+      ok: true,
+      value: [["a", "b"], JSON.stringify(input), true, input],
+    });
+  });
+
   it("answers null for undefined, functions and symbols, and JSON's own forms for dates and NaN", () => {
     expect(scriptRunner.run("undefined", {})).toEqual({ ok: true, value: null });
     expect(scriptRunner.run("var x = 1;", {})).toEqual({ ok: true, value: null });

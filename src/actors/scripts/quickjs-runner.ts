@@ -108,13 +108,34 @@ const ENGINE_GLOBALS =
   "globalThis.console = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} }; globalThis.print = function () {};" +
   " globalThis.Java = { from: (list) => Array.from(list), to: (list) => list };";
 
+/**
+ * A call of a Java collection's method (`$.list.get(i)`, `$.list.size()`, `$.map.containsKey('k')`): in Conductor's
+ * engines `$` is a Java Map whose lists and maps answer them, and its own tests call them. Only a script that may call
+ * one has `$` parsed with {@link JAVA_COLLECTIONS}: the others pay nothing for it.
+ */
+const JAVA_COLLECTION_CALL = /\.\s*(?:get|size|isEmpty|contains|containsKey|keySet)\s*\(/;
+
+/**
+ * A JSON.parse reviver giving `$`'s lists and maps those methods, on prototypes of their own: not enumerable (the data,
+ * its keys and its JSON are unchanged), and a field of the data with such a name is the data's own, read first.
+ */
+const JAVA_COLLECTIONS =
+  "const __javaList = Object.create(Array.prototype, { get: { value(i) { return i >= 0 && i < this.length ? this[i] : undefined; } }," +
+  " size: { value() { return this.length; } }, isEmpty: { value() { return this.length === 0; } }, contains: { value(x) { return this.includes(x); } } });" +
+  " const __javaMap = Object.create(Object.prototype, { get: { value(k) { return Object.hasOwn(this, k) ? this[k] : null; } }," +
+  " size: { value() { return Object.keys(this).length; } }, isEmpty: { value() { return Object.keys(this).length === 0; } }," +
+  " containsKey: { value(k) { return Object.hasOwn(this, k); } }, keySet: { value() { return Object.keys(this); } } });" +
+  " const __javaCollections = (key, value) => { if (value !== null && typeof value === 'object') Object.setPrototypeOf(value, Array.isArray(value) ? __javaList : __javaMap); return value; };";
+
 function runInContext(context: QuickJSContext, source: string, input: JsonObject, interrupted: () => boolean): ScriptOutcome {
   // `$` is parsed inside the interpreter from JSON, so it holds plain data only, and the result leaves it as JSON. The
   // language's own JSON.stringify is kept aside first: the script may replace the global one, or the global object's
   // properties, and its result must still be read as it is.
   // What scripts written for Conductor's engines call besides: GraalJS's console and Nashorn's print and Java.from (a
   // Java list as an array; `$`'s lists are arrays already). Their output goes nowhere (a task's log is its worker's).
-  const bound = context.evalCode(`${ENGINE_GLOBALS} globalThis.$ = JSON.parse(${JSON.stringify(JSON.stringify(input))}); JSON.stringify;`, "input.js");
+  const json = JSON.stringify(JSON.stringify(input));
+  const parse = JAVA_COLLECTION_CALL.test(source) ? `${JAVA_COLLECTIONS} globalThis.$ = JSON.parse(${json}, __javaCollections);` : `globalThis.$ = JSON.parse(${json});`;
+  const bound = context.evalCode(`${ENGINE_GLOBALS} ${parse} JSON.stringify;`, "input.js");
   if (bound.error) {
     const error = describeError(context, bound.error);
     bound.error.dispose();
