@@ -696,7 +696,9 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(metadata.registerWorkflowDef(invalid))).toMatch(/^Failed to register workflow definition: .*uri/);
     expect(await sdkError(metadata.registerWorkflowDef(parentDefinition(), false))).toMatch(/^Failed to register workflow definition: .*exists/);
     expect(await sdkError(executor.updateTaskByRefName("call", workflowId, "COMPLETED", {}))).toMatch(/^Failed to update task by reference name: /);
-    expect(await sdkError(executor.terminate(workflowId, "twice"))).toMatch(/^Failed to terminate workflow '.*': /);
+    // Terminated again: done already, as Conductor answers; an unknown one is refused.
+    await executor.terminate(workflowId, "twice");
+    expect(await sdkError(executor.terminate("00000000-0000-4000-8000-000000000000", "unknown"))).toMatch(/^Failed to terminate workflow '.*': .*not found/i);
     expect(await sdkError(executor.reRun(workflowId, { reRunFromTaskId: "no-such-task" }))).toMatch(/^Failed to rerun workflow '.*': .*no-such-task/);
   });
 
