@@ -243,6 +243,7 @@ describe("EVENT tasks (sink conductor)", () => {
     // A strategy that would refuse the key a message delivered again finds used is refused at registration.
     const refused = await api("POST", "/api/event", handler("ev_keyed_fail", event, [{ action: "start_workflow", start_workflow: { ...start, idempotencyStrategy: "FAIL" } }]));
     expect(refused.status).toBe(400);
+    expect((await api("GET", "/api/event/handler/ev_keyed_fail")).status).toBe(404);
   });
 
   it("publish again when their EVENT task runs again (a rerun from it): a start action starts another workflow", async () => {
