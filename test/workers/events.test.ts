@@ -173,8 +173,10 @@ describe("EVENT tasks (sink conductor)", () => {
     expect(published.status).toBe("COMPLETED");
     const announce = taskOf(published, "announce")!;
     expect(announce).toMatchObject({ taskType: "EVENT", status: "COMPLETED" });
+    // Conductor's payload: the task's input, its sink and asyncComplete (as its EventTaskMapper writes them), and the workflow's ids.
     expect(announce.outputData).toEqual({
       sink: "conductor:approvals",
+      asyncComplete: false,
       waiterId: waiter,
       order: 8,
       decision: "yes",

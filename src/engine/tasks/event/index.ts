@@ -46,8 +46,11 @@ export function eventPayload(task: TaskExecution, execution: WorkflowExecution):
  */
 export const eventTask: TaskTypeModule = {
   type: "EVENT",
+  // As Conductor's EventTaskMapper writes the task's input, which is the message's payload: `sink` and `asyncComplete`
+  // from the task's own fields (the latter always, so a handler reads `$.asyncComplete`; an input key of that name is
+  // replaced by it).
   inputTemplate(definition) {
-    const input = definition.inputParameters ?? {};
+    const input = { ...(definition.inputParameters ?? {}), asyncComplete: definition.asyncComplete === true };
     return definition.sink === undefined ? input : { ...input, sink: definition.sink };
   },
   start(task, _definition, execution, env) {
