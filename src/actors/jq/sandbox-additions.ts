@@ -267,8 +267,7 @@ function __setPath(value, path, i, v) {
             __setKey(out, name, container[name])
     while (Array.isArray(out) && out.length < k)
         out.push(null)
-    const current = Object.hasOwn(container, k) ? container[k] : null
-    __setKey(out, k, __setPath(current === undefined ? null : current, path, i + 1, v))
+    __setKey(out, k, __setPath(Object.hasOwn(container, k) ? container[k] : null, path, i + 1, v))
     return out
 }
 
