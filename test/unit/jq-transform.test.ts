@@ -136,6 +136,29 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".total / (.items | length)", { total: 10, items: [] })).toEqual({ ok: false, error: expect.stringContaining("cannot be divided because the divisor is zero") });
   });
 
+  it("rounds halves away from zero as jq's round does (C's), and rint to even; has jq's frexp, modf, ldexp, logb, significand, drem, copysign", () => {
+    expect(jqRunner.run(".xs | map(round), map(rint)", { xs: [-2.5, 2.5, -0.5, 1.5, -1.5, 3.5, -3.49] })).toEqual({
+      ok: true,
+      values: [
+        [-3, 3, -1, 2, -2, 4, -3],
+        [-2, 2, 0, 2, -2, 4, -3],
+      ],
+    });
+    expect(jqRunner.run('"a" | round', {})).toEqual({ ok: false, error: expect.stringContaining("number required") });
+    expect(jqRunner.run("[8, 0.3 | frexp], [-3.5 | modf], [ldexp(3; 2)], [10, 0.75 | logb], [10 | significand], [drem(10; 4), drem(11; 4)], [copysign(3; -1)], [2 | exp10]", {})).toEqual({
+      ok: true,
+      values: [[[0.5, 4], [0.6, -1]], [[-0.5, -3]], [12], [3, -1], [1.25], [2, -1], [-3], [100]],
+    });
+  });
+
+  it("writes booleans into @csv and @tsv rows, and escapes a @tsv cell's backslash, tab, newline and return only, as jq does", () => {
+    expect(jqRunner.run(".row | @csv, @tsv", { row: ["a\"b", 1.5, true, false, null, "t\tn\nr\r\\q\"é"] })).toEqual({
+      ok: true,
+      values: ['"a""b",1.5,true,false,,"t\tn\nr\r\\q""é"', 'a"b\t1.5\ttrue\tfalse\t\tt\\tn\\nr\\r\\\\q"é'],
+    });
+    expect(jqRunner.run("[{}] | @csv", {})).toEqual({ ok: false, error: expect.stringContaining("type object not valid in a csv row") });
+  });
+
   it("negates any operand with unary minus: map(-.), sort_by(-.), -.a * 2, 1 - -.a", () => {
     expect(jqRunner.run(".xs | map(-.), sort_by(-.), (.[1:] | -.[0])", { xs: [1, 3, 2] })).toEqual({ ok: true, values: [[-1, -3, -2], [3, 2, 1], -3] });
     expect(jqRunner.run("-.a, -.a * 3, -.a + 1, 1 - -.a, 1 - -1, 2 * -.a, - -.a, [-(1, 2)], {x: -.a}", { a: 2 })).toEqual({ ok: true, values: [-2, -6, -1, 3, 2, -4, 2, [-1, -2], { x: -2 }] });

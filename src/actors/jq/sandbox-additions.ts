@@ -771,6 +771,87 @@ Object.assign(functions, {
     'strptime/1': __withFormat(__strptime, 'strptime/1 requires string inputs and arguments'),
 })
 
+// --- Numbers: C's rounding and the libm functions jq has that JavaScript's Math lacks ---
+
+// C's round: halves away from zero (round(-2.5) is -3); Math.round rounds them up (-2).
+function __roundHalfAway(x) {
+    return x < 0 ? -Math.round(-x) : Math.round(x)
+}
+
+// C's rint and nearbyint in the default mode: halves to the even neighbour (2.5 is 2, 3.5 is 4).
+function __roundHalfEven(x) {
+    const r = Math.round(x)
+    return r - x == 0.5 && r % 2 != 0 ? r - 1 : r
+}
+
+// x as m × 2^e with 1 <= |m| < 2 (or x itself when 0 or not finite): significand's m and logb's e.
+function __binaryExponent(x) {
+    return x == 0 || !isFinite(x) ? 0 : Math.floor(Math.log2(Math.abs(x)))
+}
+
+function __numbers1(f) {
+    return function*(input) {
+        if (typeof input != 'number')
+            throw nameType(input) + ' (' + JSON.stringify(input) + ') number required'
+        yield f(input)
+    }
+}
+
+function __numbers2(f) {
+    return function*(input, conf, args) {
+        for (const a of args[0].apply(input, conf))
+            for (const b of args[1].apply(input, conf)) {
+                if (typeof a != 'number' || typeof b != 'number')
+                    throw nameType(typeof a != 'number' ? a : b) + ' number required'
+                yield f(a, b)
+            }
+    }
+}
+
+const __scaleByPowerOfTwo = (x, e) => x * Math.pow(2, Math.trunc(e))
+
+Object.assign(functions, {
+    'round/0': __numbers1(__roundHalfAway),
+    'rint/0': __numbers1(__roundHalfEven),
+    'nearbyint/0': __numbers1(__roundHalfEven),
+    'exp10/0': __numbers1(x => Math.pow(10, x)),
+    'exp2/0': __numbers1(x => Math.pow(2, x)),
+    // [m, e] with x = m × 2^e and 0.5 <= |m| < 1 (C's frexp), [0, 0] for 0.
+    'frexp/0': __numbers1(x => x == 0 || !isFinite(x) ? [x, 0] : [x / Math.pow(2, __binaryExponent(x) + 1), __binaryExponent(x) + 1]),
+    // [fraction, integer part], both with x's sign (C's modf).
+    'modf/0': __numbers1(x => isFinite(x) ? [x - Math.trunc(x), Math.trunc(x)] : [0, x]),
+    'significand/0': __numbers1(x => x == 0 || !isFinite(x) ? x : x / Math.pow(2, __binaryExponent(x))),
+    'logb/0': __numbers1(x => x == 0 ? -Infinity : !isFinite(x) ? Math.abs(x) : __binaryExponent(x)),
+    'copysign/2': __numbers2((x, y) => Math.abs(x) * (y < 0 || Object.is(y, -0) ? -1 : 1)),
+    'ldexp/2': __numbers2(__scaleByPowerOfTwo),
+    'scalb/2': __numbers2(__scaleByPowerOfTwo),
+    'scalbln/2': __numbers2(__scaleByPowerOfTwo),
+    // C's drem (remainder): x - n×y with n the nearest integer to x/y, halves to even.
+    'drem/2': __numbers2((x, y) => y == 0 ? NaN : x - __roundHalfEven(x / y) * y),
+})
+
+// jq writes booleans into @csv and @tsv rows, as true and false; jqjs refused them.
+function __rowFormat(name, separator, text) {
+    return function(v) {
+        if (nameType(v) != 'array')
+            throw 'cannot ' + name + '-format ' + nameType(v) + ', only array'
+        return v.map(x => {
+            if (typeof x == 'string')
+                return text(x)
+            if (typeof x == 'number' || typeof x == 'boolean')
+                return String(x)
+            if (x === null)
+                return ''
+            throw 'type ' + nameType(x) + ' not valid in a ' + name + ' row'
+        }).join(separator)
+    }
+}
+
+formats.csv = __rowFormat('csv', ',', x => '"' + x.replace(/"/g, '""') + '"')
+// jq 1.6's @tsv escapes the backslash, tab, newline and carriage return only; jqjs's escaped as JSON does.
+const __TSV_ESCAPES = {'\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r'}
+formats.tsv = __rowFormat('tsv', '\t', x => x.replace(/[\\\t\n\r]/g, c => __TSV_ESCAPES[c]))
+
 // jq 1.6's own definitions, which read a missing value (null) as jq does: jqjs's threw on null ("can only get first
 // element of arrays, not null") where jq answers null (reverse: []), and its nth refused a negative index.
 defineShorthandFunction('first', [], '.[0]')
