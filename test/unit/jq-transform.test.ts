@@ -82,6 +82,24 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".a.b |= 1", { a: 5 })).toEqual({ ok: false, error: 'The jq filter failed: Cannot index number with "b"' });
   });
 
+  it("updates and assigns slices as jq does: .[1:] |= map(. * 2), .a[:2] = [\"x\"], .[1:] += [9], getpath and setpath through a slice", () => {
+    const run = (filter: string, input: unknown) => jqRunner.run(filter, input as never);
+    expect(run(".[1:] |= map(. * 2), (.[2:] = [9]), (.[1:] += [9]), (.[-2:] = []), (.[1:][0] = 7), (.[5:] = [0])", [1, 2, 3])).toEqual({
+      ok: true,
+      values: [[1, 4, 6], [1, 2, 9], [1, 2, 3, 9], [1], [1, 7, 3], [1, 2, 3, 0]],
+    });
+    expect(run('.a[:2] = ["x"] | .b[1.2:2.5] |= reverse', { a: [1, 2, 3], b: [1, 2, 3, 4] })).toEqual({ ok: true, values: [{ a: ["x", 3], b: [1, 3, 2, 4] }] });
+    expect(run('getpath(["a", {"start": -2, "end": null}]), setpath([{"start": 1, "end": 2}]; ["y", "z"])', { a: [1, 2, 3] })).toEqual({
+      ok: false,
+      error: expect.stringContaining("Cannot index object with object"),
+    });
+    expect(run('getpath(["a", {"start": -2, "end": null}]), (.a | setpath([{"start": 1, "end": 2}]; ["y", "z"]))', { a: [1, 2, 3] })).toEqual({
+      ok: true,
+      values: [[2, 3], [1, "y", "z", 3]],
+    });
+    expect(run(".[1:] = 5", [1, 2, 3])).toEqual({ ok: false, error: expect.stringContaining("A slice of an array can only be assigned another array") });
+  });
+
   it("evaluates the right of +=, -=, //= … on the input, once per value, as jq does", () => {
     expect(jqRunner.run(".sum += .n | .xs[] += .n | .d //= .n", { n: 5, xs: [1, 2] })).toEqual({ ok: true, values: [{ n: 5, xs: [6, 7], sum: 5, d: 5 }] });
     expect(jqRunner.run(".a += (1, 2)", { a: 1 })).toEqual({ ok: true, values: [{ a: 2 }, { a: 3 }] });

@@ -254,10 +254,61 @@ function __setKey(o, k, v) {
 // --- setpath: value (not changed) with path set to v, making what is missing as jq does (jqjs wrote a missing last
 // key into a detached object, so {} | setpath(["a"]; 1) was {}) ---
 
+// A slice key ({"start": …, "end": …}, as path(.[1:]) gives) over an array of \`length\`: its bounds as jq's parse_slice
+// takes them (negative from the end, clamped, the end rounded up), or undefined for any other key.
+function __sliceBounds(key, length) {
+    if (nameType(key) != 'object' || !Object.hasOwn(key, 'start') || !Object.hasOwn(key, 'end'))
+        return undefined
+    const bound = (b, none) => {
+        if (b === null)
+            return none
+        if (typeof b != 'number')
+            throw 'Start and end indices of an array slice must be numbers'
+        return Math.min(Math.max(b < 0 ? b + length : b, 0), length)
+    }
+    const start = Math.floor(bound(key.start, 0))
+    return {start, end: Math.max(start, Math.ceil(bound(key.end, length)))}
+}
+
+function __isSliceKey(key) {
+    return nameType(key) == 'object'
+}
+
+// getpath's walk (see getpath/1).
+function __getPath(input, path) {
+    let value = input
+    for (let key of path) {
+        if (value === null)
+            break
+        const t = nameType(value)
+        const slice = t == 'array' ? __sliceBounds(key, value.length) : undefined
+        if (slice !== undefined) {
+            value = value.slice(slice.start, slice.end)
+        } else if (t == 'object' && typeof key == 'string') {
+            value = Object.hasOwn(value, key) ? value[key] : null
+        } else if (t == 'array' && typeof key == 'number') {
+            const index = key < 0 ? value.length + Math.floor(key) : Math.floor(key)
+            value = index >= 0 && index < value.length ? value[index] : null
+        } else {
+            throw 'Cannot index ' + t + ' with ' + (typeof key == 'string' ? '"' + key + '"' : nameType(key))
+        }
+    }
+    return value
+}
+
 function __setPath(value, path, i, v) {
     if (i == path.length)
         return v
     const key = path[i]
+    // A slice is replaced by the array set there: .[1:] = [9] on [1, 2, 3] is [1, 9].
+    const slice = value === null || Array.isArray(value) ? __sliceBounds(key, value === null ? 0 : value.length) : undefined
+    if (slice !== undefined) {
+        const array = value ?? []
+        const replacement = __setPath(array.slice(slice.start, slice.end), path, i + 1, v)
+        if (!Array.isArray(replacement))
+            throw 'A slice of an array can only be assigned another array'
+        return [...array.slice(0, slice.start), ...replacement, ...array.slice(slice.end)]
+    }
     // A missing value becomes what the key indexes: an object for a name, an array (padded with nulls) for a number.
     const container = value === null ? (typeof key == 'number' ? [] : {}) : value
     const k = __updateKey(container, key)
@@ -676,21 +727,7 @@ Object.assign(functions, {
         for (let path of args[0].apply(input, conf)) {
             if (!Array.isArray(path))
                 throw 'Path must be specified as an array'
-            let value = input
-            for (let key of path) {
-                if (value === null)
-                    break
-                const t = nameType(value)
-                if (t == 'object' && typeof key == 'string') {
-                    value = Object.hasOwn(value, key) ? value[key] : null
-                } else if (t == 'array' && typeof key == 'number') {
-                    const index = key < 0 ? value.length + Math.floor(key) : Math.floor(key)
-                    value = index >= 0 && index < value.length ? value[index] : null
-                } else {
-                    throw 'Cannot index ' + t + ' with ' + (typeof key == 'string' ? '"' + key + '"' : nameType(key))
-                }
-            }
-            yield value
+            yield __getPath(input, path)
         }
     }, {params: [{label: 'paths'}]}),
     // jqjs logged each match to a console the sandbox does not have, and called a missing String.gsub for "g".
