@@ -248,6 +248,16 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run(". as [$a | $a")).toEqual({ ok: false, error: expect.stringContaining("expected , or ] in an array pattern") });
   });
 
+  it("gives a variable its outer value back once an inner binding of its name ends, and refuses a variable nothing binds, as jq does", () => {
+    const run = (filter: string) => jqRunner.run(filter, { xs: [{ a: 3 }] });
+    expect(run("1 as $x | [(2 as $x | $x), $x]")).toEqual({ ok: true, values: [[2, 1]] });
+    expect(run("1 as $x | [reduce (1, 2) as $x (0; . + $x), (foreach (5, 6) as $x (0; . + $x)), $x]")).toEqual({ ok: true, values: [[3, 5, 11, 1]] });
+    expect(run("def f($a): $a + 1; 5 as $a | [f(1), $a]")).toEqual({ ok: true, values: [[2, 5]] });
+    expect(run("1 as $x | [(.xs[] as {a: $x} | $x), first(7 as $x | $x, $x), $x]")).toEqual({ ok: true, values: [[3, 7, 1]] });
+    expect(run(".xs as $items | $itmes | length")).toEqual({ ok: false, error: "The jq filter failed: $itmes is not defined" });
+    expect(run("$ENV | length, ($__loc__ | .line)")).toEqual({ ok: true, values: [0, 1] });
+  });
+
   it("runs label and break: a break ends its label's outputs, keeping those before; try and ? do not catch it", () => {
     const run = (filter: string) => jqRunner.run(filter, { xs: [1, 2, 3, 4] });
     expect(run("[label $out | .xs[] | if . > 2 then ., break $out else . end]")).toEqual({ ok: true, values: [[1, 2, 3]] });

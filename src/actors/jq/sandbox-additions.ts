@@ -191,16 +191,27 @@ function* __bindEntries(entries, n, value, conf) {
     }
 }
 
-function __unbind(pattern, conf) {
+// The names a pattern binds.
+function __patternNames(pattern) {
     if (typeof pattern == 'string')
-        delete conf.variables[pattern]
-    else if (pattern.kind == 'array')
-        pattern.items.forEach(p => __unbind(p, conf))
-    else
-        pattern.entries.forEach(e => {
-            if (e.name !== undefined) delete conf.variables[e.name]
-            if (e.sub !== undefined) __unbind(e.sub, conf)
-        })
+        return [pattern]
+    if (pattern.kind == 'array')
+        return pattern.items.flatMap(__patternNames)
+    return pattern.entries.flatMap(e => [...(e.name !== undefined ? [e.name] : []), ...(e.sub !== undefined ? __patternNames(e.sub) : [])])
+}
+
+// What the names a pattern binds stand for now, and a function that puts that back once its binding's scope ends:
+// jqjs deleted them, so in 1 as $x | (2 as $x | $x), $x the outer $x read null after the inner one's scope.
+function __saveBindings(pattern, conf) {
+    const saved = __patternNames(pattern).map(name => [name, Object.hasOwn(conf.variables, name), conf.variables[name]])
+    return () => {
+        for (const [name, bound, value] of [...saved].reverse()) {
+            if (bound)
+                conf.variables[name] = value
+            else
+                delete conf.variables[name]
+        }
+    }
 }
 
 // --- Updates (|=, +=, …): the key of a path's step, checked as jq checks it, and set without touching a prototype ---

@@ -106,17 +106,17 @@ const FIXES: readonly SourceFix[] = [
   {
     why: "destructuring: binding a pattern",
     find: "        for (let v of this.value.apply(input, conf)) {\n            conf.variables[this.name] = v\n            yield input\n        }\n        delete conf.variables[this.name]",
-    replace: "        for (let v of this.value.apply(input, conf)) {\n            for (const _ of __bind(this.name, v, conf))\n                yield input\n        }\n        __unbind(this.name, conf)",
+    replace: "        const restore = __saveBindings(this.name, conf)\n        try {\n            for (let v of this.value.apply(input, conf)) {\n                for (const _ of __bind(this.name, v, conf))\n                    yield input\n            }\n        } finally {\n            restore()\n        }",
   },
   {
     why: "destructuring: binding a pattern in `reduce`",
     find: "                conf.variables[this.name] = v\n                for (let a of this.expr.apply(accum, conf))\n                    accum = a\n            }\n            delete conf.variables[this.name]",
-    replace: "                for (const _ of __bind(this.name, v, conf))\n                    for (let a of this.expr.apply(accum, conf))\n                        accum = a\n            }\n            __unbind(this.name, conf)",
+    replace: "                const restore = __saveBindings(this.name, conf)\n                for (const _ of __bind(this.name, v, conf))\n                    for (let a of this.expr.apply(accum, conf))\n                        accum = a\n                restore()\n            }",
   },
   {
     why: "destructuring: binding a pattern in `foreach`",
     find: "                conf.variables[this.name] = v\n                for (let a of this.update.apply(accum, conf))\n                    accum = a\n                for (let e of this.extract.apply(accum, conf))\n                    yield e;\n            }\n            delete conf.variables[this.name]",
-    replace: "                for (const _ of __bind(this.name, v, conf)) {\n                    for (let a of this.update.apply(accum, conf))\n                        accum = a\n                    for (let e of this.extract.apply(accum, conf))\n                        yield e;\n                }\n            }\n            __unbind(this.name, conf)",
+    replace: "                const restore = __saveBindings(this.name, conf)\n                try {\n                    for (const _ of __bind(this.name, v, conf)) {\n                        for (let a of this.update.apply(accum, conf))\n                            accum = a\n                        for (let e of this.extract.apply(accum, conf))\n                            yield e;\n                    }\n                } finally {\n                    restore()\n                }\n            }",
   },
   {
     // `.headers."content-type"` piped `.headers` into `.` and then into the string: it gave "content-type". jq reads
@@ -204,6 +204,14 @@ const FIXES: readonly SourceFix[] = [
     find: "        if (lt == 'number' && rt == 'number')\n            return l % r",
     replace:
       "        if (lt == 'number' && rt == 'number') {\n            if (Math.trunc(r) === 0)\n                throw 'number (' + JSON.stringify(l) + ') and number (' + JSON.stringify(r) + ') cannot be divided (remainder) because the divisor is zero'\n            return Math.trunc(l) % Math.trunc(r)\n        }",
+  },
+  {
+    // jq refuses a variable nothing binds ("$x is not defined"); jqjs read it as null, so a misspelt variable quietly
+    // gave null. The sandbox has no environment: $ENV is empty.
+    why: "a variable nothing binds is an error",
+    find: "    * apply(input, conf) {\n        yield conf.variables[this.name]\n    }",
+    replace:
+      "    * apply(input, conf) {\n        if (Object.hasOwn(conf.variables, this.name))\n            return yield conf.variables[this.name]\n        if (this.name == 'ENV')\n            return yield {}\n        if (this.name == '__loc__')\n            return yield {file: '<top-level>', line: 1}\n        throw '$' + this.name + ' is not defined'\n    }",
   },
   {
     why: "`add` adds an object's values, as jq's does",
