@@ -979,7 +979,7 @@ function retryUnfinishedLanes(draft: Draft, heads: readonly TaskExecution[], env
   for (const head of heads) {
     if (SUCCESSFUL_TASK_STATUSES.has(head.status) || isPending(head)) continue;
     draft.updateTask(head.taskId, { retried: true });
-    addInstance(draft, head.definitionIndex, env, { retryCount: head.retryCount + 1 });
+    addInstance(draft, head.definitionIndex, env, { retryCount: head.retryCount + 1, retriedTaskId: head.taskId });
   }
 }
 
@@ -1307,7 +1307,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
       if (retryable && head.retryCount < retry.count) {
         const delayMs = retryDelayMs(retry, head.retryCount, () => fractionOf(env.newId()));
         // Immediate retries of tasks that never wait would, like a loop, keep one decision going: paced the same way.
-        const options = { retryCount: head.retryCount + 1, delayMs: paced ? Math.max(delayMs, PACE_MS) : delayMs, retryDeadline: head.retryDeadline };
+        const options = { retryCount: head.retryCount + 1, retriedTaskId: head.taskId, delayMs: paced ? Math.max(delayMs, PACE_MS) : delayMs, retryDeadline: head.retryDeadline };
         // A retry that would start once the attempts' totalTimeoutSeconds are spent is not made: the task fails as it is.
         if (head.retryDeadline === undefined || env.now + options.delayMs < head.retryDeadline) {
           draft.updateTask(head.taskId, { retried: true });
@@ -1727,6 +1727,8 @@ function failedOnInput(error: Error, env: DecideEnv): Partial<TaskExecution> {
 /** How a new task instance comes about: a retry's number, delay and deadline (see {@link TaskExecution.retryDeadline}). */
 interface InstanceOptions {
   retryCount?: number;
+  /** The instance the new one retries. */
+  retriedTaskId?: string;
   delayMs?: number;
   retryDeadline?: number | undefined;
 }
@@ -1756,6 +1758,7 @@ function newInstance(state: WorkflowExecution, index: number, env: DecideEnv, op
   };
   if (run !== undefined) instance.iteration = run.iteration;
   if (options.retryDeadline !== undefined) instance.retryDeadline = options.retryDeadline;
+  if (options.retriedTaskId !== undefined) instance.retriedTaskId = options.retriedTaskId;
   return instance;
 }
 

@@ -432,6 +432,8 @@ export interface TaskExecution {
   retryCount: number;
   /** True once a newer instance replaced this failed one. */
   retried: boolean;
+  /** The id of the failed instance this one retries (Conductor's `retriedTaskId`); absent on a first attempt. */
+  retriedTaskId?: string;
   /** Epoch ms. For a delayed retry this lies in the future. */
   scheduledTime: number;
   startTime: number;

@@ -34,6 +34,7 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     pollCount: task.pollCount ?? 0,
   };
   setPresent(view, "reasonForIncompletion", task.reasonForIncompletion);
+  setPresent(view, "retriedTaskId", task.retriedTaskId);
   setPresent(view, "correlationId", execution.correlationId);
   const definition = planTask(execution.definition, task.definitionIndex);
   // The task definition it follows, when it was looked up as it ran (a DYNAMIC's choice, a forked task).

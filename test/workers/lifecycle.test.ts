@@ -99,6 +99,9 @@ describe("retry, restart, rerun", () => {
       ["two", "FAILED"],
       ["two", "COMPLETED"],
     ]);
+    // The new attempt names the one it retries, as Conductor's retriedTaskId does; the first attempt names none.
+    expect(retried.tasks[2]!["retriedTaskId"]).toBe(retried.tasks[1]!.taskId);
+    expect(retried.tasks[1]).not.toHaveProperty("retriedTaskId");
     expect(await hits("retry-me-one")).toBe(1);
     await expectError("POST", `/api/workflow/${workflowId}/retry`, 409, "CONFLICT");
 

@@ -152,7 +152,8 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     await report(first, "FAILED", {}, { reasonForIncompletion: "disk full" });
     const second = await pollOne("w_flaky");
     expect(second.taskId).not.toBe(first.taskId);
-    expect(second).toMatchObject({ retryCount: 1, responseTimeoutSeconds: 60 });
+    expect(second).toMatchObject({ retryCount: 1, responseTimeoutSeconds: 60, retriedTaskId: first.taskId });
+    expect(first).not.toHaveProperty("retriedTaskId");
     await report(second, "FAILED_WITH_TERMINAL_ERROR", {}, { reasonForIncompletion: "corrupt input" });
     const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
     expect(failed.status).toBe("FAILED");
