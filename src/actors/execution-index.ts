@@ -1,6 +1,6 @@
 import type { TaskExecution, WorkflowExecution } from "../engine/model";
 import { definitionReferenceName } from "../engine/plan";
-import { failedReferenceTaskNames, summaryRowOf, summaryText } from "../engine/view";
+import { failedReferenceTaskNames, shownTaskDefName, shownTaskType, summaryRowOf, summaryText } from "../engine/view";
 import { masked, maskedKeysOf } from "../engine/masking";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
 import type { HumanUser } from "../engine/tasks/human/settings";
@@ -113,8 +113,8 @@ function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
   const maskedKeys = maskedKeysOf(execution.definition);
   return execution.tasks.slice(-MAX_INDEXED_TASKS).map((task) => ({
     taskId: task.taskId,
-    taskType: task.taskType === "SIMPLE" ? task.taskDefName : task.taskType,
-    taskDefName: task.taskDefName,
+    taskType: shownTaskType(task),
+    taskDefName: shownTaskDefName(task),
     referenceTaskName: task.referenceTaskName,
     status: task.status,
     domain: task.domain ?? null,

@@ -9,14 +9,30 @@ export type TaskView = JsonObject;
 /** An execution as the API shows it (Conductor's `Workflow` JSON). */
 export type WorkflowView = JsonObject;
 
+/** The task types whose instances Conductor names after their type, not their task's name (its mappers' taskDefName). */
+const NAMED_BY_TYPE: ReadonlySet<string> = new Set(["FORK_JOIN", "FORK_JOIN_DYNAMIC", "JOIN", "SWITCH", "DECISION"]);
+
+/**
+ * A task instance's type as Conductor shows it: a worker's (SIMPLE) task is of the type its name gives, which is what
+ * workers poll for; a fork, static or dynamic, is `FORK` (Conductor's ForkJoin mappers' TASK_TYPE_FORK).
+ */
+export function shownTaskType(task: Pick<TaskExecution, "taskType" | "taskDefName">): string {
+  if (task.taskType === "SIMPLE") return task.taskDefName;
+  return task.taskType === "FORK_JOIN" || task.taskType === "FORK_JOIN_DYNAMIC" ? "FORK" : task.taskType;
+}
+
+/** A task instance's `taskDefName` as Conductor shows it: a fork's, JOIN's, SWITCH's and DECISION's is their shown type. */
+export function shownTaskDefName(task: Pick<TaskExecution, "taskType" | "taskDefName">): string {
+  return NAMED_BY_TYPE.has(task.taskType) ? shownTaskType(task) : task.taskDefName;
+}
+
 /** Conductor's `Task` JSON for one task instance; engine bookkeeping (attempts, deadlines) stays internal. */
 export function toTaskView(task: TaskExecution, execution: WorkflowExecution): TaskView {
   const view: TaskView = {
     taskId: task.taskId,
-    // As Conductor: a worker's (SIMPLE) task is of the type its name gives, which is what workers poll for.
-    taskType: task.taskType === "SIMPLE" ? task.taskDefName : task.taskType,
+    taskType: shownTaskType(task),
     referenceTaskName: task.referenceTaskName,
-    taskDefName: task.taskDefName,
+    taskDefName: shownTaskDefName(task),
     seq: task.seq,
     status: task.status,
     inputData: masked(task.inputData, maskedKeysOf(execution.definition)),

@@ -38,6 +38,27 @@ describe("FORK_JOIN and JOIN", () => {
     expect([await hits("fork-meeting"), await hits("fork-meeting-after")]).toEqual([2, 1]);
   });
 
+  it("show the fork as Conductor's Task does: taskType and taskDefName FORK, the JOIN's and a SWITCH's taskDefName their type; task search finds it as FORK", async () => {
+    await register({
+      name: "fork_shown",
+      tasks: [
+        ...forkJoin("fan", [[{ name: "pick_one", taskReferenceName: "pick", type: "SWITCH", evaluatorType: "value-param", expression: "k", inputParameters: { k: "a" }, decisionCases: { a: [{ name: "inner", taskReferenceName: "inner", type: "NOOP" }] }, defaultCase: [] }], [{ name: "nothing", taskReferenceName: "noop", type: "NOOP" }]], ["pick", "noop"]),
+      ],
+    });
+    const workflowId = await startWorkflow("fork_shown");
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    const shown = Object.fromEntries(done.tasks.map((task) => [task.referenceTaskName, [task["taskType"], task["taskDefName"]]]));
+    expect(shown).toEqual({ fan: ["FORK", "FORK"], fan_join: ["JOIN", "JOIN"], pick: ["SWITCH", "SWITCH"], inner: ["NOOP", "inner"], noop: ["NOOP", "nothing"] });
+    // The definition's own task keeps its type and name.
+    expect(done.tasks[0]!["workflowTask"]).toMatchObject({ type: "FORK_JOIN", name: "fan" });
+    const found = await eventually(
+      () => apiOk<{ results: JsonObject[] }>("GET", `/api/tasks/search?query=${encodeURIComponent(`workflowId = '${workflowId}' AND taskType IN (FORK)`)}`),
+      (page) => page.results.length === 1,
+      "the fork by its type",
+    );
+    expect(found.results[0]).toMatchObject({ referenceTaskName: "fan", taskType: "FORK", taskDefName: "FORK" });
+  });
+
   it("answer a synchronous execute once every branch is done", async () => {
     await register({
       name: "fork_execute",
