@@ -72,6 +72,11 @@ describe("a workflow definition's inputSchema", () => {
     const workflowId = await apiOk<string>("POST", "/api/workflow/js_checked_flow", { orderId: 7, items: [{ sku: "a-1" }] });
     await waitFor(workflowId, ["COMPLETED"]);
     expect(await hits("js-checked")).toBe(1);
+
+    // Version 0, which the Java client's SchemaDef sends unless told otherwise, names the latest, as in Conductor.
+    await register({ name: "js_checked_v0", inputSchema: { name: "js_checked", version: 0, type: "JSON" }, tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP", inputParameters: {} }] });
+    expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/js_checked_v0"))["inputSchema"]).toEqual({ name: "js_checked", type: "JSON" });
+    expect((await problems(await api("POST", "/api/workflow/js_checked_v0", { orderId: 0, items: [] }))).map((issue) => issue.path)).toEqual(["input.orderId"]);
   });
 
   it("counts the inputTemplate's defaults, follows enforceSchema: false, and fails a SUB_WORKFLOW task whose child's input does not match", async () => {

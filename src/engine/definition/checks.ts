@@ -314,7 +314,13 @@ export function evaluatorFieldIssues(fields: UnknownRecord, path: string, allowe
 export function schemaReference(field: string) {
   return objectOf(field, "a reference to a registered schema: {name, version?}", {
     name: rule<string>("name", "a non-empty string (a schema registered with /api/schema)", isNonEmptyString),
-    version: v.optional(rule<number>("version", `an integer from 1 to ${MAX_JAVA_INT} (leave it out for the latest)`, isIntegerIn(1, MAX_JAVA_INT))),
+    // Conductor reads a version below 1 as the latest, and SchemaDef's version is 0 unless set: the Java client sends 0.
+    version: v.optional(
+      v.pipe(
+        rule<number>("version", `an integer up to ${MAX_JAVA_INT} (0 or less, or none, for the latest)`, isIntegerIn(-MAX_JAVA_INT - 1, MAX_JAVA_INT)),
+        v.transform((version) => (version < 1 ? undefined : version)),
+      ),
+    ),
     type: v.optional(rule<"JSON">("type", "JSON (the only schema type this service checks)", (value) => value === "JSON")),
   });
 }
