@@ -1322,8 +1322,10 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
         return "moved";
       }
       const reason = head.reasonForIncompletion ?? `status ${head.status}`;
-      // In a loop, the DO_WHILE fails with it: the DO_WHILE's own settings (retries, optional) then say what follows.
-      if (failLoopOf(draft, head, reason, env, effects)) return "moved";
+      // In a loop whose DO_WHILE (or one around it) has retries or is optional, the DO_WHILE fails with it, and its own
+      // settings say what follows. Otherwise, as in Conductor, the task fails the workflow: the DO_WHILE is canceled with
+      // the other pending tasks, and a retry of the workflow goes on with the loop where it stood.
+      if (loopSettlesFailure(state.definition, head) && failLoopOf(draft, head, reason, env, effects)) return "moved";
       failWorkflow(draft, head, reason, env, effects);
       return "ended";
     }
@@ -1409,10 +1411,18 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
   return "moved";
 }
 
+/** True when a DO_WHILE whose loop holds `task` (at any depth) has retries or is optional: its failure is then the loop's. */
+function loopSettlesFailure(definition: WorkflowDef, task: TaskExecution): boolean {
+  return enclosingLoops(definition, task.definitionIndex).some((index) => {
+    const loop = planTask(definition, index);
+    return loop !== undefined && (loop.optional === true || retryPolicyOf(loop).count > 0);
+  });
+}
+
 /**
- * Task `task` of a DO_WHILE's loop failed for good: so does the DO_WHILE, as in Conductor (then retried, absorbed as
- * optional or failing the workflow like any task; run again, it starts from its first iteration). False when `task`
- * is in no running loop.
+ * Task `task` of a DO_WHILE's loop failed for good, and the DO_WHILE settles it (see {@link loopSettlesFailure}): the
+ * DO_WHILE fails, then is retried, absorbed as optional or fails the workflow like any task (run again, it starts from
+ * its first iteration). False when `task` is in no running loop.
  */
 function failLoopOf(draft: Draft, task: TaskExecution, reason: string, env: DecideEnv, effects: Effect[]): boolean {
   const loopIndex = planOf(draft.state.definition).steps[task.definitionIndex]?.inLoop;

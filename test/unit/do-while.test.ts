@@ -205,7 +205,7 @@ describe("DO_WHILE in the decider", () => {
     expect(instance(state, "loop").outputData["2"]).toEqual({ choose: { evaluationResult: ["even"], selectedCase: "even" }, even: { body: "even__2" } });
   });
 
-  it("retries a failing task within its iteration; failing for good, fails the DO_WHILE and the workflow; a retry starts the loop over", () => {
+  it("retries a failing task within its iteration; failing for good, fails the workflow, the DO_WHILE canceled with it; a retry goes on in that iteration, as Conductor's", () => {
     let state = started([loop("loop", [http("a", {}, { retryCount: 1 })], "$.loop.iteration < 3"), http("post")]).state;
     state = finish(state, "a__1", 1_001);
     state = finish(state, "a__2", 1_002, {}, "FAILED");
@@ -213,18 +213,29 @@ describe("DO_WHILE in the decider", () => {
     expect(instance(state, "a__2")).toMatchObject({ iteration: 2, retryCount: 1 });
     state = finish(state, "a__2", 1_003, {}, "FAILED");
     expect(state.status).toBe("FAILED");
-    expect(instance(state, "loop")).toMatchObject({ status: "FAILED", reasonForIncompletion: "Task a__2 failed: a__2 went wrong" });
-    expect(state.reasonForIncompletion).toBe("Task loop failed: Task a__2 failed: a__2 went wrong");
+    expect(instance(state, "loop")).toMatchObject({ status: "CANCELED" });
+    expect(state.reasonForIncompletion).toBe("Task a__2 failed: a__2 went wrong");
 
     state = decide(state, { type: "retry" }, env(70_000)).state;
     expect(state.status).toBe("RUNNING");
-    expect(refs(state).slice(-2)).toEqual(["loop:IN_PROGRESS", "a__1:IN_PROGRESS"]);
-    expect(instance(state, "loop")).toMatchObject({ iteration: 1, retryCount: 1 });
-    state = finish(state, "a__1", 70_001);
+    // Iteration 1 is not run again: iteration 2's a is, as a retry of the attempt that failed.
+    expect(refs(state)).toEqual(["loop:IN_PROGRESS", "a__1:COMPLETED", "a__2:FAILED", "a__2:FAILED", "a__2:IN_PROGRESS"]);
+    expect(instance(state, "loop")).toMatchObject({ iteration: 2 });
+    expect(instance(state, "a__2")).toMatchObject({ iteration: 2, retryCount: 2 });
     state = finish(state, "a__2", 70_002);
     state = finish(state, "a__3", 70_003);
     state = finish(state, "post", 70_004);
     expect(state.status).toBe("COMPLETED");
+    expect(instance(state, "loop").outputData).toMatchObject({ iteration: 3, "1": { a: { body: "a__1" } }, "2": { a: { body: "a__2" } }, "3": { a: { body: "a__3" } } });
+  });
+
+  it("fails the DO_WHILE with its loop task when the DO_WHILE has retries of its own: it then runs again from its first iteration", () => {
+    let state = started([loop("loop", [http("a")], "$.loop.iteration < 2", { retryCount: 1 }), http("post")]).state;
+    state = finish(state, "a__1", 1_001);
+    state = finish(state, "a__2", 1_002, {}, "FAILED");
+    expect(state.status).toBe("RUNNING");
+    expect(refs(state)).toEqual(["loop:FAILED", "a__1:COMPLETED", "a__2:FAILED", "loop:IN_PROGRESS", "a__1:IN_PROGRESS"]);
+    expect(state.tasks.find((task) => task.referenceTaskName === "loop" && task.status === "FAILED")).toMatchObject({ reasonForIncompletion: "Task a__2 failed: a__2 went wrong" });
   });
 
   it("a retry of a workflow terminated (or timed out) in the middle of a loop goes on where the loop stood, as Conductor's retry reopens a CANCELED DO_WHILE", () => {
@@ -294,7 +305,7 @@ describe("DO_WHILE in the decider", () => {
     state = childFinished("COMPLETED", 1_001);
     state = childFinished("FAILED", 1_002);
     expect(state.status).toBe("FAILED");
-    expect(refs(state)).toEqual(["loop:FAILED", "sub__1:COMPLETED", "sub__2:FAILED"]);
+    expect(refs(state)).toEqual(["loop:CANCELED", "sub__1:COMPLETED", "sub__2:FAILED"]);
     state = decide(state, { type: "resumeChild", taskId: instance(state, "sub__2").taskId }, env(2_000)).state;
     expect(state.status).toBe("RUNNING");
     expect(refs(state)).toEqual(["loop:IN_PROGRESS", "sub__1:COMPLETED", "sub__2:IN_PROGRESS"]);
@@ -504,18 +515,23 @@ describe("DO_WHILE with a FORK_JOIN in its loop", () => {
     expect(instance(state, "loop").outputData["1"]).toMatchObject({ slow: { late: true } });
   });
 
-  it("fails the DO_WHILE when a branch task fails for good, canceling the other branches; a retry of the workflow starts the loop over", () => {
+  it("fails the workflow when a branch task fails for good, canceling the other branches and the DO_WHILE; a retry goes on in that iteration", () => {
     let state = started([forkLoop()]).state;
     state = finish(state, "a__1", 1_001, {}, "FAILED");
     expect(state.status).toBe("FAILED");
     expect(instance(state, "b__1")).toMatchObject({ status: "CANCELED" });
-    expect(instance(state, "loop")).toMatchObject({ status: "FAILED", reasonForIncompletion: "Task a__1 failed: a__1 went wrong" });
+    expect(instance(state, "loop")).toMatchObject({ status: "CANCELED" });
     state = decide(state, { type: "retry" }, env(5_000)).state;
     expect(state.status).toBe("RUNNING");
-    expect(pending(state)).toEqual(["loop", "a__1", "b__1", "fan_join__1"]);
-    // The new run's tasks only: the failed a__1 and canceled b__1 of the first run are not its JOIN's.
-    const newRun = state.tasks.filter((task) => task.seq > instance(state, "loop").seq).map((task) => `${task.referenceTaskName}:${task.status}`);
-    expect(newRun).toEqual(["fan__1:COMPLETED", "a__1:IN_PROGRESS", "b__1:IN_PROGRESS", "fan_join__1:IN_PROGRESS"]);
+    expect(pending(state)).toEqual(["loop", "fan_join__1", "a__1", "b__1"]);
+    expect(instance(state, "loop")).toMatchObject({ iteration: 1 });
+    // The failed a__1 and the canceled b__1 run again, as retries; the fork is not run again.
+    expect(refs(state)).toEqual(["loop:IN_PROGRESS", "fan__1:COMPLETED", "a__1:FAILED", "b__1:CANCELED", "fan_join__1:CANCELED", "fan_join__1:IN_PROGRESS", "a__1:IN_PROGRESS", "b__1:IN_PROGRESS"]);
+    state = finish(state, "a__1", 5_001);
+    state = finish(state, "b__1", 5_002);
+    state = finish(state, "c__1", 5_003);
+    expect(instance(state, "fan_join__1")).toMatchObject({ status: "COMPLETED", outputData: { a: { body: "a__1" }, c: { body: "c__1" } } });
+    expect(state.tasks.filter((task) => task.referenceTaskName === "fan__1")).toHaveLength(1);
 
     // An optional DO_WHILE lets the workflow go on: the other branch's task does not run on beside it.
     let optional = started([forkLoop({ optional: true }), http("post")]).state;
@@ -633,22 +649,40 @@ describe("DO_WHILE inside a DO_WHILE", () => {
     expect(state.status).toBe("COMPLETED");
   });
 
-  it("fails the inner loop, the outer one and the workflow when an inner task fails for good; a retry starts the outer loop over", () => {
+  it("fails the workflow when an inner task fails for good, both loops canceled with it; a retry reopens both where they stood", () => {
     let state = started([nested()]).state;
     state = runIteration(state, 1, 1_000);
     state = finish(state, "pre__2", 1_010);
     state = finish(state, "body__2__1", 1_011, {}, "FAILED");
     expect(state.status).toBe("FAILED");
-    expect(instance(state, "inner__2")).toMatchObject({ status: "FAILED", reasonForIncompletion: "Task body__2__1 failed: body__2__1 went wrong" });
-    expect(instance(state, "outer")).toMatchObject({ status: "FAILED", reasonForIncompletion: "Task inner__2 failed: Task body__2__1 failed: body__2__1 went wrong" });
+    expect(state.reasonForIncompletion).toBe("Task body__2__1 failed: body__2__1 went wrong");
+    expect([instance(state, "outer").status, instance(state, "inner__2").status]).toEqual(["CANCELED", "CANCELED"]);
     expect(pending(state)).toEqual([]);
 
     state = decide(state, { type: "retry" }, env(5_000)).state;
     expect(state.status).toBe("RUNNING");
-    expect(refs(state).slice(-2)).toEqual(["outer:IN_PROGRESS", "pre__1:IN_PROGRESS"]);
-    state = runIteration(state, 1, 5_000);
-    state = runIteration(state, 2, 5_010);
+    expect(instance(state, "outer")).toMatchObject({ status: "IN_PROGRESS", iteration: 2 });
+    expect(instance(state, "inner__2")).toMatchObject({ status: "IN_PROGRESS", iteration: 1 });
+    expect(pending(state)).toEqual(["outer", "inner__2", "body__2__1"]);
+    state = finish(state, "body__2__1", 5_001);
+    state = finish(state, "body__2__2", 5_002);
+    state = finish(state, "post__2", 5_003);
     expect(state.status).toBe("COMPLETED");
+    // Iteration 1 of the outer loop ran once.
+    expect(state.tasks.filter((task) => task.referenceTaskName === "pre__1")).toHaveLength(1);
+  });
+
+  it("fails the inner loop, and the outer one, when the outer DO_WHILE has retries of its own: it runs again from its first iteration", () => {
+    let state = started([nested({ retryCount: 1 })]).state;
+    state = runIteration(state, 1, 1_000);
+    state = finish(state, "pre__2", 1_010);
+    state = finish(state, "body__2__1", 1_011, {}, "FAILED");
+    expect(state.status).toBe("RUNNING");
+    expect(instance(state, "inner__2")).toMatchObject({ status: "FAILED", reasonForIncompletion: "Task body__2__1 failed: body__2__1 went wrong" });
+    expect(state.tasks.find((task) => task.referenceTaskName === "outer" && task.status === "FAILED")).toMatchObject({
+      reasonForIncompletion: "Task inner__2 failed: Task body__2__1 failed: body__2__1 went wrong",
+    });
+    expect(refs(state).slice(-2)).toEqual(["outer:IN_PROGRESS", "pre__1:IN_PROGRESS"]);
   });
 
   it("a retry after a termination in the inner loop reopens both loops where they stood", () => {

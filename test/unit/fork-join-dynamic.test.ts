@@ -323,10 +323,10 @@ describe("FORK_JOIN_DYNAMIC inside a DO_WHILE", () => {
     expect(instance(state, "pages").status).toBe("COMPLETED");
   });
 
-  it("fails the loop when a forked task fails for good, stopping the others; a retry runs the loop again from its first iteration", () => {
+  it("fails the workflow when a forked task fails for good, canceling the others and the loop; a retry runs them again in that iteration", () => {
     let state = startedLoop([page([task("a", "a"), task("b", "b")]), page([task("a", "a")])]);
     state = finish(state, "a__1", 2_000, "FAILED");
-    expect(statuses(state)).toMatchObject({ a__1: "FAILED", b__1: "CANCELED", pages: "FAILED" });
+    expect(statuses(state)).toMatchObject({ a__1: "FAILED", b__1: "CANCELED", pages: "CANCELED" });
     expect(state.status).toBe("FAILED");
     const retry = decide(state, { type: "retry" }, env(3_000));
     expect(dispatched(retry).sort()).toEqual(["a__1", "b__1"]);

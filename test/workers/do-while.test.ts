@@ -93,20 +93,29 @@ describe("DO_WHILE through the router", () => {
     expect(done["variables"]).toEqual({ last: 5_999 });
   });
 
-  it("a task failing in the loop fails the DO_WHILE and the workflow; a retry runs the loop again from its first iteration", async () => {
+  it("a task failing in the loop fails the workflow, the DO_WHILE canceled with it; a retry goes on in that iteration, as Conductor's", async () => {
     await register({
       name: "dw_retry",
-      tasks: [doWhile("loop", [httpTask("call", { uri: target("/flaky/dw-retry?fail=1"), method: "GET" })], "$.loop.iteration < 2")],
+      tasks: [
+        doWhile(
+          "loop",
+          [httpTask("once", { uri: target("/count/dw-retry-once-${loop.output.iteration}"), method: "GET" }), httpTask("call", { uri: target("/flaky/dw-retry?fail=1&n=${loop.output.iteration}"), method: "GET" })],
+          "$.loop.iteration < 2",
+        ),
+      ],
     });
     const workflowId = await startWorkflow("dw_retry");
     const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(failed.status).toBe("FAILED");
-    expect(references(failed)).toEqual(["loop:FAILED", "call__1:FAILED"]);
-    expect(failed["reasonForIncompletion"]).toMatch(/^Task loop failed: Task call__1 failed: /);
+    expect(references(failed)).toEqual(["loop:CANCELED", "once__1:COMPLETED", "call__1:FAILED"]);
+    expect(failed["reasonForIncompletion"]).toMatch(/^Task call__1 failed: /);
+    expect(failed["failedReferenceTaskNames"]).toEqual(["call__1"]);
     await apiOk("POST", `/api/workflow/${workflowId}/retry`);
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
-    expect(references(done)).toEqual(["loop:FAILED", "call__1:FAILED", "loop:COMPLETED", "call__1:COMPLETED", "call__2:COMPLETED"]);
-    expect(await hits("dw-retry")).toBe(3);
+    // The loop's first iteration is not run again: only the task that failed, as a retry of it.
+    expect(references(done)).toEqual(["loop:COMPLETED", "once__1:COMPLETED", "call__1:FAILED", "call__1:COMPLETED", "once__2:COMPLETED", "call__2:COMPLETED"]);
+    expect(done.tasks[3]!["retriedTaskId"]).toBe(done.tasks[2]!.taskId);
+    expect([await hits("dw-retry-once-1"), await hits("dw-retry-once-2"), await hits("dw-retry")]).toEqual([1, 1, 3]);
   });
 
   it("runs a loop inside a loop: the inner one afresh in each outer iteration, its runs named ref__<outer>__<inner>, completed by those names across an eviction", async () => {
