@@ -55,8 +55,10 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
     expect((await api("POST", `/api/tasks/${run.workflowId}/COMPLETED/signal`, { go: 2 })).status).toBe(200);
     await waitFor(run.workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "after" && task.status === "COMPLETED"));
     expect(await hits("signal-yield-after")).toBe(1);
-    // Only the HUMAN is left, and nothing waits for a signal.
-    expect((await api("POST", `/api/tasks/${run.workflowId}/COMPLETED/signal`, {})).status).toBe(404);
+    // Only the HUMAN is left, and nothing waits for a signal: as Conductor's, the signal does nothing, and says nothing.
+    const before = await getWorkflow(run.workflowId);
+    expect((await api("POST", `/api/tasks/${run.workflowId}/COMPLETED/signal`, {})).status).toBe(200);
+    expect(await getWorkflow(run.workflowId)).toEqual(before);
   });
 
   it("synchronous: answers with the workflow once it waits again (TARGET_WORKFLOW by default), then once it has ended; FAILED fails it", async () => {
@@ -113,7 +115,7 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
     expect((await getWorkflow(childId)).status).toBe("COMPLETED");
   });
 
-  it("refuse what they cannot apply, changing nothing: nothing waiting (404), an unknown workflow (404), a bad status or returnStrategy (400)", async () => {
+  it("refuse what they cannot apply, changing nothing: nothing waiting or an unknown workflow (404 when synchronous, a 200 doing nothing when not, as Conductor's), a bad status or returnStrategy (400)", async () => {
     await register({ name: "signal_refused", tasks: [wait("approval")] });
     const workflowId = await startWorkflow("signal_refused");
     await waitFor(workflowId, waitingIn("approval"));
@@ -124,7 +126,8 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
     expect(badStrategy.status).toBe(400);
     expect((await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, ["not", "an", "object"])).status).toBe(400);
     expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: {} });
-    expect((await api("POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal`, {})).status).toBe(404);
+    expect((await api("POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal`, {})).status).toBe(200);
+    expect((await api("POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal/sync`, {})).status).toBe(404);
 
     await register({ name: "signal_nothing", tasks: [{ name: "worker_job", taskReferenceName: "job", type: "SIMPLE", inputParameters: {} }] });
     const busy = await startWorkflow("signal_nothing");
@@ -132,6 +135,7 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
     const nothing = await api("POST", `/api/tasks/${busy}/COMPLETED/signal/sync`, {});
     expect(nothing.status).toBe(404);
     expect(((await nothing.json()) as { message: string }).message).toMatch(/has no WAIT task waiting for a signal/);
+    expect((await api("POST", `/api/tasks/${busy}/COMPLETED/signal`, {})).status).toBe(200);
     expect((await getWorkflow(busy)).tasks[0]!.status).toBe("SCHEDULED");
   });
 

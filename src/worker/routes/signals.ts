@@ -43,7 +43,13 @@ async function applySignal(request: IRequest, env: Env, authorize: () => Promise
 /** Registers the signal routes. Before the task update by reference name, whose `{taskRefName}/{status}` they would fit. */
 export function registerSignalRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/tasks/:workflowId/:status/signal", async (request, env) => {
-    await applySignal(request, env, () => requestAuthorizer(request, env));
+    try {
+      await applySignal(request, env, () => requestAuthorizer(request, env));
+    } catch (error) {
+      // As Conductor's: a signal that finds nothing waiting for it (or no such workflow) does nothing, and says so by
+      // nothing; only the synchronous variant, which answers with the workflow, is a 404.
+      if (!(error instanceof ApiError && error.status === 404)) throw error;
+    }
     return new Response(null, { status: 200 });
   });
 
