@@ -239,12 +239,16 @@ describe("TERMINATE", () => {
     expect(registrationErrors([terminate({ terminationStatus: "${workflow.input.status}", workflowOutput: "${check.output}" })])).toEqual([]);
   });
 
-  it("refuses a missing or unknown literal terminationStatus (case matters, as in Conductor), a reason that is not a string, and a workflowOutput that is not an object", () => {
+  it("refuses a missing or unknown literal terminationStatus (case matters, as in Conductor), a reason that is not a string, and an optional TERMINATE; takes any workflowOutput, as Conductor", () => {
     expect(registrationErrors([terminate({})])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationStatus: .*required.*COMPLETED, FAILED, TERMINATED/)]);
     expect(registrationErrors([terminate({ terminationStatus: "DONE" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationStatus: .*"DONE"/)]);
     expect(registrationErrors([terminate({ terminationStatus: "failed" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationStatus: /)]);
     expect(registrationErrors([terminate({ terminationStatus: "FAILED", terminationReason: 42 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationReason: /)]);
-    expect(registrationErrors([terminate({ terminationStatus: "FAILED", workflowOutput: [1, 2] })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.workflowOutput: /)]);
+    expect(registrationErrors([{ ...terminate({ terminationStatus: "FAILED" }), optional: true }])).toEqual(["tasks[0].optional: a TERMINATE task cannot be optional"]);
+    // Conductor's own terminate_task_parent_workflow.json writes "some output": the workflow's output is {output: "some output"}.
+    expect(registrationErrors([terminate({ terminationStatus: "FAILED", workflowOutput: [1, 2] })])).toEqual([]);
+    const literal = started([terminate({ terminationStatus: "COMPLETED", workflowOutput: "some output" })], {}).state;
+    expect(literal).toMatchObject({ status: "COMPLETED", output: { output: "some output" } });
   });
 
   it("COMPLETED: the task completes with workflowOutput as its output, and the workflow completes with it in the same decision; later tasks never run", () => {

@@ -3,7 +3,7 @@
  * starts.
  */
 import * as v from "valibot";
-import { fieldsOf, isExpression, isOneOf, isRecord, isString, orExpression, rule, validateWith, type UnknownRecord } from "../../definition/checks";
+import { fieldsOf, isOneOf, isRecord, isString, orExpression, rule, validateWith, type UnknownRecord } from "../../definition/checks";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 import { TERMINATION_STATUSES } from "./index";
 
@@ -12,7 +12,8 @@ const STATUS_TEXT = TERMINATION_STATUSES.join(", ");
 const INPUT = fieldsOf({
   terminationStatus: rule<string>("terminationStatus", `one of ${STATUS_TEXT} (the status the workflow ends in), or an expression`, orExpression(isOneOf(TERMINATION_STATUSES))),
   terminationReason: v.nullish(rule<string>("terminationReason", "a string (the workflow's reasonForIncompletion)", isString)),
-  workflowOutput: v.nullish(rule<unknown>("workflowOutput", "an object (the workflow's output), or an expression", (value) => isRecord(value) || isExpression(value))),
+  // Any value: one that is no object becomes {"output": value}, as in Conductor, whose own test workflows write a string.
+  workflowOutput: v.optional(v.unknown()),
 });
 
 /**
@@ -21,8 +22,10 @@ const INPUT = fieldsOf({
  * @param path the task's own path, e.g. `tasks[1]`
  */
 export function validateTerminateTask(task: UnknownRecord, path: string): ValidationIssue[] {
+  // Conductor's rule: an optional TERMINATE that failed would let the workflow run on past the end it stands for.
+  const optional = task["optional"] === true ? [{ path: childPath(path, "optional"), message: "a TERMINATE task cannot be optional" }] : [];
   const input = task["inputParameters"] ?? {};
   // A non-object inputParameters is reported by the common task checks.
-  if (!isRecord(input)) return [];
-  return validateWith(INPUT, input, childPath(path, "inputParameters"));
+  if (!isRecord(input)) return optional;
+  return [...optional, ...validateWith(INPUT, input, childPath(path, "inputParameters"))];
 }
