@@ -511,7 +511,7 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "resume":
       requireStatus(state, ["PAUSED"], "resume");
       // Its timeout counts again from now, as Conductor's resume sets lastRetriedTime (it does not run while paused).
-      draft.patch({ status: "RUNNING", updateTime: env.now, deadline: workflowDeadline(state.definition, env.now) });
+      draft.patch({ status: "RUNNING", updateTime: env.now, lastRetriedTime: env.now, deadline: workflowDeadline(state.definition, env.now) });
       // So does a worker task's wait for its poll, which no poll could end while paused.
       for (const task of state.tasks) {
         if (!pollClockStopped(state, task) || task.timeoutAt === undefined) continue;
@@ -927,7 +927,7 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
     throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${terminate.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
   }
   // The output it ended with (outputAtEnd's) is not this run's: it is given anew as the retry ends.
-  draft.patch({ ...reopened(state, env), output: {} });
+  draft.patch({ ...reopened(state, env), output: {}, lastRetriedTime: env.now });
   // A loop canceled with its workflow (terminated, timed out) goes on where it stood, as Conductor's retry sets a
   // CANCELED DO_WHILE back IN_PROGRESS: the iterations it ran are not run again, its canceled tasks are (below). One
   // that failed (or timed out by its task definition) is retried as any task, from its first iteration.
@@ -1034,7 +1034,7 @@ function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | un
   draft.patch({ definition: withoutEndedForks(draft.state.definition, () => false) });
   forgetSkips(draft, () => true);
   // The variables stay as the last run left them, as in Conductor's WorkflowExecutor.restart.
-  draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {} });
+  draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {}, lastRetriedTime: undefined });
 }
 
 /** The input of a restart with the latest `definition`: the execution's, under that definition's inputTemplate defaults. */

@@ -627,6 +627,8 @@ export interface WorkflowExecution {
   startTime: number;
   endTime: number;
   updateTime: number;
+  /** When it was last retried or resumed (epoch ms; Conductor's `lastRetriedTime`); absent when never. */
+  lastRetriedTime?: number;
   /** Workflow-level deadline (epoch ms) from `timeoutSeconds`; absent when none. */
   deadline?: number;
   /** How many parents the execution has; absent (0) for one started through the API. */

@@ -79,10 +79,16 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
  * JSON's `failedReferenceTaskNames` and, joined, the search summary's.
  */
 export function failedReferenceTaskNames(execution: WorkflowExecution): string[] {
-  const failed = execution.tasks
-    .filter((task) => task.status === "FAILED" || task.status === "FAILED_WITH_TERMINAL_ERROR" || task.status === "TIMED_OUT")
-    .map((task) => task.referenceTaskName);
-  return [...new Set(failed)];
+  return [...new Set(execution.tasks.filter(isFailedTask).map((task) => task.referenceTaskName))];
+}
+
+function isFailedTask(task: TaskExecution): boolean {
+  return task.status === "FAILED" || task.status === "FAILED_WITH_TERMINAL_ERROR" || task.status === "TIMED_OUT";
+}
+
+/** The task names (as the Task JSON's `taskDefName`) of the tasks {@link failedReferenceTaskNames} names, each once: `failedTaskNames`. */
+function failedTaskNames(execution: WorkflowExecution): string[] {
+  return [...new Set(execution.tasks.filter(isFailedTask).map(shownTaskDefName))];
 }
 
 /**
@@ -105,6 +111,9 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
     endTime: execution.endTime,
     updateTime: lastUpdateTime(execution),
     failedReferenceTaskNames: failedReferenceTaskNames(execution),
+    failedTaskNames: failedTaskNames(execution),
+    // Conductor's long: 0 until it is retried or resumed.
+    lastRetriedTime: execution.lastRetriedTime ?? 0,
     workflowDefinition: registeredDefinition(execution.definition) as unknown as JsonObject,
     tasks: includeTasks ? execution.tasks.map((task) => toTaskView(task, execution)) : [],
   };

@@ -88,6 +88,8 @@ describe("retry, restart, rerun", () => {
     const workflowId = await startWorkflow("retry_me");
     const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
     expect(failed.status).toBe("FAILED");
+    // As Conductor's Workflow: the failed tasks' names beside their reference names, and no retry yet.
+    expect(failed).toMatchObject({ failedReferenceTaskNames: ["two"], failedTaskNames: ["two"], lastRetriedTime: 0 });
     await expectError("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=maybe`, 400, "VALIDATION_ERROR");
 
     await apiOk("POST", `/api/workflow/${workflowId}/retry`);
@@ -103,11 +105,13 @@ describe("retry, restart, rerun", () => {
     expect(retried.tasks[2]!["retriedTaskId"]).toBe(retried.tasks[1]!.taskId);
     expect(retried.tasks[1]).not.toHaveProperty("retriedTaskId");
     expect(await hits("retry-me-one")).toBe(1);
+    expect(retried["lastRetriedTime"]).toBeGreaterThanOrEqual(failed.endTime as number);
     await expectError("POST", `/api/workflow/${workflowId}/retry`, 409, "CONFLICT");
 
     await apiOk("POST", `/api/workflow/${workflowId}/restart`);
     const restarted = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow.tasks.length === 2);
     expect(restarted.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
+    expect(restarted["lastRetriedTime"]).toBe(0);
     expect(await hits("retry-me-one")).toBe(2);
   });
 
