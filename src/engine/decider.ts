@@ -892,7 +892,9 @@ function applyResumeChild(draft: Draft, event: Extract<ExecutionEvent, { type: "
     // those may be in flight, and only a finished execution drops tasks.
     if (state.tasks.some((task) => task.seq > target.seq)) throw conflict(state, `wait again for the child of task ${target.referenceTaskName}, which later tasks follow, in`);
   } else {
-    keepUpTo(draft, target);
+    // What ran beside it in its forks' other branches stays as it ended, as Conductor reopens a parent for its child (its
+    // updateAndPushParents): only what followed it (its lane's later tasks, those after its forks' JOINs) goes.
+    keepUpTo(draft, target, { keepOtherBranches: true });
     forgetEndedForks(draft);
     draft.patch({ ...reopened(state, env), output: {} });
     if (event.workflowInput) draft.patch({ input: event.workflowInput });
@@ -988,10 +990,11 @@ function retryUnfinishedLanes(draft: Draft, heads: readonly TaskExecution[], env
  * forks whose branch holds it, scheduled before it, which must wait for it again. A JOIN is scheduled right after its
  * fork, before its branches' tasks: those stay when it runs again, to be joined as they ended (not run again).
  */
-function keepUpTo(draft: Draft, target: TaskExecution): void {
+function keepUpTo(draft: Draft, target: TaskExecution, options: { keepOtherBranches?: boolean } = {}): void {
   const state = draft.state;
   const definition = state.definition;
   const plan = planOf(definition);
+  const besideTarget = options.keepOtherBranches === true ? inOtherBranchThan(definition, target) : () => false;
   // In a loop, a fork runs once per iteration: only the JOINs of the runs `target` is in wait again (those scheduled
   // after their fork's run that precedes `target`), and a JOIN rerun joins its own iteration's branch tasks.
   const joinsSince = new Map(
@@ -1004,7 +1007,38 @@ function keepUpTo(draft: Draft, target: TaskExecution): void {
   const targetIterations = loopIterationsOf(definition, target);
   const joined = (task: TaskExecution) => target.taskType === "JOIN" && joinedBy(definition, target.definitionIndex, task.definitionIndex) && ranInIterations(definition, task, targetIterations);
   const waitsAgain = (task: TaskExecution) => task.seq > (joinsSince.get(task.definitionIndex) ?? Number.POSITIVE_INFINITY);
-  draft.retainTasks((task) => (task.seq <= target.seq || joined(task)) && !waitsAgain(task));
+  draft.retainTasks((task) => (task.seq <= target.seq || joined(task) || besideTarget(task)) && !waitsAgain(task));
+}
+
+/**
+ * Whether a task instance ran in another branch than `target` of a fork `target` lies in, in the same run of that fork
+ * (the same iterations of the loops around `target`): beside it, not after it.
+ */
+function inOtherBranchThan(definition: WorkflowDef, target: TaskExecution): (task: TaskExecution) => boolean {
+  const targetBranches = branchesOf(definition, target.definitionIndex);
+  const iterations = loopIterationsOf(definition, target);
+  return (task) => {
+    if (!ranInIterations(definition, task, iterations)) return false;
+    const branches = branchesOf(definition, task.definitionIndex);
+    for (const [fork, lane] of targetBranches) {
+      const taskLane = branches.get(fork);
+      if (taskLane !== undefined && taskLane !== lane) return true;
+    }
+    return false;
+  };
+}
+
+/** The branch (lane) step `index` lies in of each fork around it: fork step → lane. */
+function branchesOf(definition: WorkflowDef, index: number): Map<number, number> {
+  const plan = planOf(definition);
+  const branches = new Map<number, number>();
+  for (let lane = plan.steps[index]?.lane; lane !== undefined && lane !== ROOT_LANE; ) {
+    const fork = plan.lanes.get(lane)?.fork;
+    if (fork === undefined || fork < 0) break;
+    branches.set(fork, lane);
+    lane = plan.steps[fork]?.lane;
+  }
+  return branches;
 }
 
 /**

@@ -913,6 +913,41 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     expect([await hits("own3-leaf-b"), await hits("own3-mid-after"), await hits("own3-root-after")]).toEqual([2, 1, 1]);
   });
 
+  it("a child retried on its own reopens its parent without running again what the parent's other fork branches completed (Conductor's hierarchical fork specs)", async () => {
+    await register({ name: "beside_child", tasks: [waitTask("gate")], outputParameters: { done: true } });
+    await register({
+      name: "beside_parent",
+      tasks: [
+        {
+          name: "fan",
+          taskReferenceName: "fan",
+          type: "FORK_JOIN",
+          forkTasks: [[subTask("st1", { subWorkflowParam: { name: "beside_child" } })], [httpTask("t2", { uri: target("/count/beside-t2"), method: "GET" })]],
+        },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", joinOn: ["st1", "t2"] },
+        httpTask("after", { uri: target("/count/beside-after"), method: "GET" }),
+      ],
+    });
+    const parentId = await startWorkflow("beside_parent");
+    const running = await waitFor(parentId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "t2" && task.status === "COMPLETED") && workflow.tasks.some((task) => task["subWorkflowId"] !== undefined));
+    const childId = String(running.tasks.find((task) => task.referenceTaskName === "st1")!["subWorkflowId"]);
+    await waitFor(childId, (child) => child.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/gate/FAILED`, { why: "no" });
+    expect((await waitFor(parentId, terminal)).status).toBe("FAILED");
+
+    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    const reopened = await waitFor(parentId, ["RUNNING"]);
+    // t2 stays as it completed; the fork's JOIN waits for the child again.
+    expect(reopened.tasks.filter((task) => task.referenceTaskName === "t2").map((task) => task.status)).toEqual(["COMPLETED"]);
+    expect(reopened.tasks.find((task) => task.referenceTaskName === "st1")!.status).toBe("IN_PROGRESS");
+    await waitFor(childId, (child) => child.tasks.at(-1)?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${childId}/gate/COMPLETED`, {});
+    const done = await waitFor(parentId, terminal);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => `${task.referenceTaskName}:${task.status}`).filter((line) => line.startsWith("t2") || line.startsWith("after"))).toEqual(["t2:COMPLETED", "after:COMPLETED"]);
+    expect([await hits("beside-t2"), await hits("beside-after")]).toEqual([1, 1]);
+  });
+
   it("a middle parent evicted while it tells its own parent that it reopened still brings the top along once it wakes again", async () => {
     await register({ name: "evict3_leaf", tasks: [httpTask("leaf_b", { uri: target("/flaky/evict3-leaf-b?fail=1"), method: "GET" })] });
     await register({ name: "evict3_mid", tasks: [subTask("to_leaf", { subWorkflowParam: { name: "evict3_leaf" } })] });
