@@ -121,6 +121,7 @@ describe("FORK_JOIN_DYNAMIC with a list of tasks", () => {
   it.each([
     ["no list of tasks", { tasks: "nope" }, /input tasks \(dynamicForkTasksParam\) must be a list of tasks, but is the string "nope"/],
     ["inputs that are no map", { inputs: [1] }, /must be a map of each forked task's input by its reference name/],
+    ["a forked task's input that is no map (Conductor's rule)", { inputs: { a: "v1" } }, /the input of forked task a in inputs must be a map, but is the string "v1"/],
     ["a task that is not valid", { tasks: [{ name: "x", taskReferenceName: "x", type: "NOPE" }] }, /tasks\[0\]\.type: type must be one of the supported task types/],
     ["a reference name used twice", { tasks: [task("a", "a"), task("a", "b")] }, /tasks\[1\]\.taskReferenceName: taskReferenceName "a" is already used/],
     ["the reference name of a task of the definition", { tasks: [task("after", "a")] }, /taskReferenceName "after" is already used by a task of this workflow/],

@@ -164,6 +164,15 @@ function fromTaskList(fork: WorkflowTaskDef, input: JsonObject): Listed {
   }
   if (list === undefined || list === null) return { ok: true, raw: [], path: param };
   if (!Array.isArray(list)) return { ok: false, reason: `input ${param} (dynamicForkTasksParam) must be a list of tasks, but is ${describeValue(list)}` };
+  // Conductor's mapper fails the workflow on a forked task's input that is no map: given nothing, the task would run
+  // without the input meant for it.
+  for (const task of list) {
+    const reference = isRecord(task) ? task["taskReferenceName"] : undefined;
+    const own = typeof reference === "string" && Object.hasOwn(inputs, reference) ? inputs[reference] : null;
+    if (own !== null && own !== undefined && !isRecord(own)) {
+      return { ok: false, reason: `the input of forked task ${reference} in ${fork.dynamicForkTasksInputParamName} must be a map, but is ${describeValue(own)}` };
+    }
+  }
   return { ok: true, raw: list, path: param };
 }
 
