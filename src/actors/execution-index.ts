@@ -26,7 +26,8 @@ const TASKS_MARK = "#tasks:";
 function workflowSignature(execution: WorkflowExecution): string {
   const failed = failedReferenceTaskNames(execution).join(",");
   const waits = webhookWaitingTasks(execution).map((task) => task.taskId).join(",");
-  return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.updateTime}|${execution.workflowVersion}|${failed}|${waits}`;
+  // The correlation id too: a SET_CORRELATION_ID task changes it as the workflow runs.
+  return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.updateTime}|${execution.workflowVersion}|${failed}|${waits}|${execution.correlationId ?? ""}`;
 }
 
 /** True for a WAIT_FOR_WEBHOOK task waiting for events sent to a webhook (with matches: see `matches.ts`). */

@@ -1944,6 +1944,7 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   if (started.queue !== undefined) effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, started.queue, definition) });
   // Not the workflow's updateTime: the task's own shows the change, and moving it would rewrite the search row on the task-to-task path.
   if (started.variables !== undefined) draft.patch({ variables: started.variables });
+  if (started.correlationId !== undefined) draft.patch({ correlationId: started.correlationId });
   if (started.ending !== undefined) endAsAsked(draft, updated, started.ending, env, effects);
   // A dynamic fork's tasks become steps of the plan (see `plan.ts`): the next pass finds their lanes running.
   if (started.definition !== undefined) draft.patch({ definition: started.definition });

@@ -57,6 +57,9 @@ export const MAX_STORED_DEFINITION_BYTES = 1_536 * 1024;
  */
 export const MAX_TASK_REASON_LENGTH = 500;
 
+/** Longest correlation id a workflow takes, however it is given (a start, a SET_CORRELATION_ID task). */
+export const MAX_CORRELATION_ID_LENGTH = 512;
+
 /**
  * `text` cut to at most `maxBytes` UTF-8 bytes, at a character's boundary, ending with a note of its full size;
  * unchanged when it fits.

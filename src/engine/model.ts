@@ -36,6 +36,7 @@ export const TASK_TYPES = [
   "SWITCH",
   "WAIT",
   "SET_VARIABLE",
+  "SET_CORRELATION_ID",
   "TERMINATE",
   "FORK_JOIN",
   "JOIN",

@@ -5,6 +5,7 @@ import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
 import { exceedsJsonDepth, holdsNonFiniteNumber, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
 import { MAX_WORKFLOW_NAME_LENGTH } from "../engine/definition/validate";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
+import { MAX_CORRELATION_ID_LENGTH } from "../engine/limits";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { validationError } from "./http/errors";
 
@@ -35,7 +36,6 @@ export const jsonData = v.pipe(
   v.check((value: JsonObject) => !holdsNonFiniteNumber(value), NON_FINITE_MESSAGE),
 );
 
-/** A correlation id, wherever it is given (a body field or the `correlationId` query parameter). */
 /** Longest idempotency key a start takes, however it came (the API, a webhook's event, a SUB_WORKFLOW's expression). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
 
@@ -45,7 +45,8 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
  */
 export const WorkflowVersion = v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be at least 0"), v.maxValue(MAX_JAVA_INT, `must be at most ${MAX_JAVA_INT}`));
 
-export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(512, "must be at most 512 characters"));
+/** A correlation id, wherever it is given (a body field or the `correlationId` query parameter). */
+export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(MAX_CORRELATION_ID_LENGTH, `must be at most ${MAX_CORRELATION_ID_LENGTH} characters`));
 
 /** The fields of Conductor's `StartWorkflowRequest` (see {@link StartWorkflowRequest}). */
 /** Conductor's idempotency strategies of a start with an `idempotencyKey`. */

@@ -230,6 +230,30 @@ describe("SET_VARIABLE", () => {
   });
 });
 
+describe("SET_CORRELATION_ID", () => {
+  it("sets the workflow's correlation id and completes at once with it as its output; tasks after it read the new id (Conductor's SetCorrelationIdTaskSpec)", () => {
+    const tasks = [task("mark", "SET_CORRELATION_ID", { correlationId: "${workflow.input.orderId}" }), http("after")];
+    const { state } = started(tasks, { orderId: "order-42" });
+    expect(state.tasks[0]).toMatchObject({ taskType: "SET_CORRELATION_ID", status: "COMPLETED", outputData: { correlationId: "order-42" } });
+    expect(state.correlationId).toBe("order-42");
+    expect(state.tasks[1]!.status).toBe("IN_PROGRESS");
+    expect(toWorkflowView(state, false)).toMatchObject({ correlationId: "order-42" });
+    expect(registrationErrors([task("mark", "SET_CORRELATION_ID", { correlationId: "${workflow.input.x}" })])).toEqual([]);
+  });
+
+  it("fails for good, with Conductor's reason, on a missing, empty or non-string id, and on one longer than a start takes; the id stays", () => {
+    for (const given of [undefined, "", 42, { id: 1 }]) {
+      const input: JsonObject = given === undefined ? {} : { given };
+      const { state } = started([task("mark", "SET_CORRELATION_ID", { correlationId: "${workflow.input.given}" })], input);
+      expect(state.tasks[0], JSON.stringify(given)).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "A non-empty String value must be provided for 'correlationId'" });
+      expect(state.status).toBe("FAILED");
+      expect(state.correlationId).toBeUndefined();
+    }
+    const long = started([task("mark", "SET_CORRELATION_ID", { correlationId: "x".repeat(513) })]).state;
+    expect(long.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("at most 512 characters") });
+  });
+});
+
 describe("TERMINATE", () => {
   const terminate = (inputParameters: JsonObject) => task("stop", "TERMINATE", inputParameters);
 

@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 const stubFor = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
 const systemTask = (ref: string, type: string, inputParameters: JsonObject = {}, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type, inputParameters, ...extra });
@@ -126,6 +126,30 @@ describe("SET_VARIABLE", () => {
     expect(done.output).toEqual({ stage: "shipped" });
     expect(done.tasks[0]).toMatchObject({ taskType: "SET_VARIABLE", status: "COMPLETED", inputData: { stage: "shipped", attempts: 2 }, outputData: {} });
     expect(done.tasks[1]!.inputData["uri"]).toBe(target("/count/set-vars-after?stage=shipped&owner=ops"));
+  });
+});
+
+describe("SET_CORRELATION_ID", () => {
+  it("sets the running workflow's correlation id, which the Workflow JSON, the correlated lookup and later tasks' correlationId show", async () => {
+    await register({
+      name: "set_corr",
+      tasks: [
+        { name: "gate", taskReferenceName: "gate", type: "WAIT", inputParameters: {} },
+        systemTask("mark", "SET_CORRELATION_ID", { correlationId: "order-${workflow.input.n}" }),
+        { name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} },
+      ],
+    });
+    const workflowId = await startWorkflow("set_corr", { n: 7 }, "?correlationId=first");
+    await eventually(() => apiOk<WorkflowJson[]>("GET", "/api/workflow/set_corr/correlated/first"), (list) => list.length === 1, "the workflow by the id it started with");
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[2]?.status === "IN_PROGRESS");
+    expect(waiting).toMatchObject({ correlationId: "order-7" });
+    expect(waiting.tasks[1]).toMatchObject({ taskType: "SET_CORRELATION_ID", status: "COMPLETED", outputData: { correlationId: "order-7" } });
+    expect(waiting.tasks[2]).toMatchObject({ correlationId: "order-7" });
+    // The search row follows while the workflow runs: found by its new id, not by the one it started with.
+    const found = await eventually(() => apiOk<WorkflowJson[]>("GET", "/api/workflow/set_corr/correlated/order-7"), (list) => list.length === 1, "the workflow by its new correlation id");
+    expect(found[0]!.workflowId).toBe(workflowId);
+    expect(await apiOk<WorkflowJson[]>("GET", "/api/workflow/set_corr/correlated/first")).toEqual([]);
   });
 });
 

@@ -31,7 +31,7 @@ import { formatDuration, h, statusBadge } from "./dom.js";
  */
 
 /** The system task types a DYNAMIC can run as (src/engine/tasks/dynamic): any other name it chooses is a worker's task. */
-const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "HTTP_POLL", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "TERMINATE", "INLINE", "LAMBDA", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP", "YIELD", "EVENT", "UPDATE_TASK", "TERMINATE_WORKFLOW", "GET_SIGNED_JWT"]);
+const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "HTTP_POLL", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "SET_CORRELATION_ID", "TERMINATE", "INLINE", "LAMBDA", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP", "YIELD", "EVENT", "UPDATE_TASK", "TERMINATE_WORKFLOW", "GET_SIGNED_JWT"]);
 
 /**
  * A task's type as its definition gives it. Not `taskType`: as in Conductor, a SIMPLE (worker) task's `taskType` is

@@ -44,6 +44,8 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   SWITCH: validateSwitchTask,
   WAIT: validateWaitTask,
   SET_VARIABLE: validateSetVariableTask,
+  // Its correlationId is checked as it runs (an expression gives it, most often).
+  SET_CORRELATION_ID: () => [],
   TERMINATE: validateTerminateTask,
   FORK_JOIN: validateForkJoinTask,
   JOIN: validateJoinTask,

@@ -11,6 +11,7 @@ import { inlineTask } from "./inline";
 import { jsonJqTransformTask } from "./json-jq-transform";
 import { lambdaTask } from "./lambda";
 import { setVariableTask } from "./set-variable";
+import { setCorrelationIdTask } from "./set-correlation-id";
 import { noopTask } from "./noop";
 import { simpleTask } from "./simple";
 import { startWorkflowTask } from "./start-workflow";
@@ -35,6 +36,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   SWITCH: switchTask,
   WAIT: waitTask,
   SET_VARIABLE: setVariableTask,
+  SET_CORRELATION_ID: setCorrelationIdTask,
   TERMINATE: terminateTask,
   FORK_JOIN: forkJoinTask,
   JOIN: joinTask,

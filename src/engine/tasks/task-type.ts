@@ -11,6 +11,8 @@ export interface TaskStart {
   queue?: number;
   /** The workflow's variables from now on, when the task changes them (SET_VARIABLE): they replace the execution's. */
   variables?: JsonObject;
+  /** The workflow's correlation id from now on, when the task sets it (SET_CORRELATION_ID). */
+  correlationId?: string;
   /** Set when the workflow ends with the task (TERMINATE), in the same decision. */
   ending?: WorkflowEnding;
   /** The execution's definition from now on, when the task changes it (a FORK_JOIN_DYNAMIC records what it forked). */

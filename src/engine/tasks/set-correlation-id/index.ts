@@ -1,0 +1,29 @@
+import { MAX_CORRELATION_ID_LENGTH } from "../../limits";
+import type { TaskExecution } from "../../model";
+import type { TaskTypeModule } from "../task-type";
+
+function failed(task: TaskExecution, reason: string, now: number): TaskExecution {
+  return { ...task, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason, startTime: now, endTime: now, updateTime: now };
+}
+
+/**
+ * SET_CORRELATION_ID (Conductor's): sets the workflow's correlation id to its input's `correlationId` and completes at
+ * once, in the same decision, with that id as its output (`{"correlationId": …}`); what the workflow shows, its search
+ * row and the tasks scheduled after it carry the new id. An id that is no non-empty string fails it for good with
+ * Conductor's reason, and so does one longer than a start would take.
+ */
+export const setCorrelationIdTask: TaskTypeModule = {
+  type: "SET_CORRELATION_ID",
+  start(task, _definition, _execution, env) {
+    const correlationId = task.inputData["correlationId"];
+    if (typeof correlationId !== "string" || correlationId === "") return { task: failed(task, "A non-empty String value must be provided for 'correlationId'", env.now), dispatch: false };
+    if (correlationId.length > MAX_CORRELATION_ID_LENGTH) {
+      return { task: failed(task, `'correlationId' must be at most ${MAX_CORRELATION_ID_LENGTH} characters, but is ${correlationId.length}`, env.now), dispatch: false };
+    }
+    const completed: TaskExecution = { ...task, status: "COMPLETED", outputData: { correlationId }, startTime: env.now, endTime: env.now, updateTime: env.now };
+    return { task: completed, dispatch: false, correlationId };
+  },
+  attemptDeadline(_task, env) {
+    return env.now;
+  },
+};
