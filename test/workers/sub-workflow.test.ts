@@ -36,6 +36,58 @@ describe("SUB_WORKFLOW", () => {
     expect(child).toMatchObject({ status: "COMPLETED", parentWorkflowId: parentId, parentWorkflowTaskId: task.taskId, input: { who: "ada" } });
   });
 
+  it("starts a child whose definition an expression gives as the parent runs (a planner task's output, as Conductor's InlineSubWorkflowFromExpressionSpec), checked then as a registration would be", async () => {
+    await register({
+      name: "planned_parent",
+      tasks: [
+        { name: "plan_builder", taskReferenceName: "wf_builder", type: "SIMPLE", inputParameters: {} },
+        {
+          name: "exec_plan",
+          taskReferenceName: "exec",
+          type: "SUB_WORKFLOW",
+          subWorkflowParam: { name: "planned_child", version: 1, workflowDefinition: "${wf_builder.output.result}" },
+          inputParameters: { threshold: "${workflow.input.threshold}" },
+        },
+      ],
+      outputParameters: { doubled: "${exec.output.doubled}" },
+    });
+    const child = {
+      name: "planned_child",
+      version: 1,
+      schemaVersion: 2,
+      tasks: [{ name: "double", taskReferenceName: "double", type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression: "$.n * 2", n: "${workflow.input.threshold}" } }],
+      outputParameters: { doubled: "${double.output.result}" },
+    };
+    const completeBuilder = async (workflowId: string, result: JsonObject) => {
+      await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+      await apiOk("POST", `/api/tasks/${workflowId}/wf_builder/COMPLETED`, { result });
+    };
+    const parentId = await startWorkflow("planned_parent", { threshold: 5 });
+    await completeBuilder(parentId, child);
+    const done = await waitFor(parentId, terminal);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(done.output).toEqual({ doubled: 10 });
+    const childRun = await getWorkflow(String(done.tasks[1]!["subWorkflowId"]));
+    expect(childRun).toMatchObject({ workflowName: "planned_child", status: "COMPLETED", input: { threshold: 5 } });
+    // Given as data, it is not registered by running.
+    expect((await api("GET", "/api/metadata/workflow/planned_child")).status).toBe(404);
+
+    // One that does not check, or reads a secret, fails the task with INVALID_PARAMETERS, starting nothing.
+    const invalid = await startWorkflow("planned_parent", { threshold: 5 });
+    await completeBuilder(invalid, { ...child, tasks: [{ name: "x", taskReferenceName: "x", type: "HTTP", inputParameters: {} }] });
+    const refused = await waitFor(invalid, terminal);
+    expect(refused.status).toBe("FAILED");
+    expect(refused.tasks[1]).toMatchObject({ status: "FAILED", outputData: { error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: null, errorCode: "INVALID_PARAMETERS" } } });
+    expect(String(refused.tasks[1]!.reasonForIncompletion)).toMatch(/subWorkflowParam\.workflowDefinition\.tasks\[0\]\.inputParameters/);
+    const secretive = await startWorkflow("planned_parent", { threshold: 5 });
+    const leaky = httpTask("leak", { uri: target("/count/planned-leak"), method: "GET", headers: { Authorization: "${workflow.secrets.api_token}" } });
+    await completeBuilder(secretive, { ...child, tasks: [leaky] });
+    const noSecrets = await waitFor(secretive, terminal);
+    expect(noSecrets.tasks[1]!.reasonForIncompletion).toMatch(/reads secrets \(\$\{workflow\.secrets\.api_token\}\)/);
+    expect(noSecrets.tasks[1]).not.toHaveProperty("subWorkflowId");
+    expect(await hits("planned-leak")).toBe(0);
+  });
+
   it("takes subWorkflowParam beside inputParameters (task level wins) and the child input from inputParameters.input", async () => {
     await registerEchoChild("child_beside");
     await register({

@@ -4,6 +4,8 @@ import { childStartRequest, subWorkflowFailure, type ChildStartErrorCode } from 
 import { childTestPlan } from "../../engine/test-run";
 import { startOnBehalfDenial } from "../../worker/auth/access-rules";
 import { startExecution, type StartRefusalCode } from "../../worker/start-execution";
+import { isJsonObjectValue } from "../../engine/tasks/workflow-start-fields";
+import { runtimeDefinition } from "./runtime-definition";
 
 type DispatchResult = Extract<ExecutionEvent, { type: "dispatchResult" }>;
 
@@ -41,6 +43,16 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
   };
   const request = childStartRequest(input);
   if ("invalid" in request) return fail("INVALID_PARAMETERS", request.invalid);
+  // A child an expression gave as the parent ran (a planner task's output, say): checked now, as a registration would.
+  const given = input["subWorkflowParam"];
+  const expressed = inline === undefined && isJsonObjectValue(given) && isJsonObjectValue(given["workflowDefinition"]) ? given["workflowDefinition"] : undefined;
+  if (expressed !== undefined) {
+    const checked = await runtimeDefinition(env, expressed, "subWorkflowParam.workflowDefinition");
+    if (!checked.ok) return fail("INVALID_PARAMETERS", checked.reason);
+    inline = checked.definition;
+    // Conductor takes the definition's name, whatever subWorkflowParam.name says.
+    request.name = inline.name;
+  }
   const depth = (parent.depth ?? 0) + 1;
   if (depth > maxDepth) return fail("NESTING_TOO_DEEP", `sub workflows may nest at most ${maxDepth} levels (MAX_SUBWORKFLOW_DEPTH); ${parent.workflowName} would start level ${depth}`);
   // A definition must not start, and so read, what its starter could not start directly. Retrying as the

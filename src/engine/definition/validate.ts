@@ -341,6 +341,8 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
 
 /** `subWorkflowParam` without its inline child definition. */
 function withoutInlineChild(subWorkflowParam: JsonObject): JsonObject {
+  // An expression giving the child is the parent's, resolved as it runs: checked as any.
+  if (!isRecord(subWorkflowParam["workflowDefinition"])) return subWorkflowParam;
   const { workflowDefinition: _child, ...rest } = subWorkflowParam;
   return rest;
 }
@@ -351,7 +353,7 @@ function withoutInlineChild(subWorkflowParam: JsonObject): JsonObject {
  * the child's: a `subWorkflowParam.name` naming another is refused (Conductor takes the definition's).
  */
 function validateInlineChild(subWorkflowParam: unknown, path: string): { issues: ValidationIssue[]; definition?: WorkflowDef } | undefined {
-  if (!isRecord(subWorkflowParam) || subWorkflowParam["workflowDefinition"] === undefined || subWorkflowParam["workflowDefinition"] === null) return undefined;
+  if (!isRecord(subWorkflowParam) || !isRecord(subWorkflowParam["workflowDefinition"])) return undefined;
   const at = childPath(path, "workflowDefinition");
   const child = validateWorkflowDef(subWorkflowParam["workflowDefinition"]);
   if (!child.ok) return { issues: child.errors.map((issue) => ({ ...issue, path: issue.path === "" ? at : issue.path.startsWith("[") ? `${at}${issue.path}` : childPath(at, issue.path) })) };

@@ -29,8 +29,9 @@ export function subWorkflowInputTemplate(definition: WorkflowTaskDef): JsonObjec
   const template: JsonObject = { ...(definition.inputParameters ?? {}) };
   if (definition.subWorkflowParam !== undefined) {
     // An inline child is started as given (see `inlineChildDefinition`): its expressions are its own, not the parent's.
-    const { workflowDefinition: _inline, ...param } = definition.subWorkflowParam;
-    template["subWorkflowParam"] = param;
+    // An expression giving the child is resolved with the input, as Conductor's mapper does.
+    const { workflowDefinition: inline, ...param } = definition.subWorkflowParam;
+    template["subWorkflowParam"] = isJsonObjectValue(inline) ? param : definition.subWorkflowParam;
   }
   if (definition.waitForCompletion !== undefined) template["waitForCompletion"] = definition.waitForCompletion;
   return template;

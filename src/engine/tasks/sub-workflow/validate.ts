@@ -4,6 +4,7 @@
 import * as v from "valibot";
 import {
   isBoolean,
+  isExpression,
   isNonEmptyString,
   isOneOf,
   isRecord,
@@ -44,8 +45,11 @@ function subWorkflowParamRules(inInput: boolean) {
     idempotencyKey: v.nullish(rule<string>("idempotencyKey", "a string", isString)),
     idempotencyStrategy: v.nullish(rule<string>("idempotencyStrategy", `one of ${IDEMPOTENCY_STRATEGIES.join(", ")}${anExpression}`, orTyped(isOneOf(IDEMPOTENCY_STRATEGIES)))),
     // An inline child (what the SDK's ConductorWorkflow.toSubWorkflowTask() writes): checked as a definition of its
-    // own by validateWorkflowDef, which holds the definition rules.
-    workflowDefinition: v.optional(rule<unknown>("workflowDefinition", "an object (the child's workflow definition)", (value) => value === null || isRecord(value))),
+    // own by validateWorkflowDef, which holds the definition rules. Or an expression giving one as the workflow runs
+    // (a planner task's output, as in Conductor), checked when the child starts.
+    workflowDefinition: v.optional(
+      rule<unknown>("workflowDefinition", "an object (the child's workflow definition), or an expression giving one", (value) => value === null || isRecord(value) || isExpression(value)),
+    ),
   });
 }
 
@@ -88,7 +92,7 @@ export function validateSubWorkflowTask(task: UnknownRecord, path: string): Vali
     const param = input["subWorkflowParam"];
     issues.push(...validateWith(SUB_WORKFLOW_PARAM_IN_INPUT, param, childPath(inputPath, "subWorkflowParam")));
     // Inside inputParameters it would be resolved as the parent's input, its expressions with the parent's values.
-    if (isRecord(param) && param["workflowDefinition"] !== undefined && param["workflowDefinition"] !== null) {
+    if (isRecord(param) && isRecord(param["workflowDefinition"])) {
       issues.push({ path: childPath(childPath(inputPath, "subWorkflowParam"), "workflowDefinition"), message: "an inline child goes in the task's own subWorkflowParam (beside inputParameters), where its expressions stay its own" });
     }
   } else {
@@ -101,7 +105,7 @@ export function validateSubWorkflowTask(task: UnknownRecord, path: string): Vali
   issues.push(...validateWith(INPUT_LEVEL, input, inputPath));
   // An inline child may name secrets itself: they stay inside it, resolved as its own tasks run.
   const param = task["subWorkflowParam"];
-  const passed = isRecord(param) ? Object.fromEntries(Object.entries(param).filter(([key]) => key !== "workflowDefinition")) : param;
+  const passed = isRecord(param) && isRecord(param["workflowDefinition"]) ? Object.fromEntries(Object.entries(param).filter(([key]) => key !== "workflowDefinition")) : param;
   issues.push(...secretReferences(input, inputPath), ...secretReferences(passed, childPath(path, "subWorkflowParam")));
   return issues;
 }
