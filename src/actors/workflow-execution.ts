@@ -722,10 +722,10 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * The task a signal resolves (Conductor's `POST /api/tasks/{workflowId}/{status}/signal`): this execution's (see
-   * `signalledWait`), else the first one found in a child it runs (depth first, see `signalledChildIds`). NOT_FOUND when
-   * this object holds no execution, or when nothing waits for a signal.
+   * `signalledWait`), else the first one found in a child it runs (depth first, see `signalledChildIds`); null when
+   * nothing waits for a signal. NOT_FOUND when this object holds no execution.
    */
-  async signalTarget(): Promise<ActorResult<SignalTarget>> {
+  async signalTarget(): Promise<ActorResult<SignalTarget | null>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution || this.#removing) return refused(this.#notFound());
@@ -733,9 +733,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (waiting) return ok({ workflowId: execution.workflowId, taskId: waiting.taskId, taskRefName: definitionReferenceName(execution.definition, waiting) });
     for (const childId of signalledChildIds(execution)) {
       const found = await executionStub(this.env, childId).signalTarget();
-      if (found.ok) return found;
+      if (found.ok && found.value !== null) return found;
     }
-    return refused(new EngineError("NOT_FOUND", `Workflow ${execution.workflowId} has no WAIT task waiting for a signal (nor has any sub workflow it runs)`));
+    // Nothing waits for a signal: not an error of the workflow's (the callers say what it means to them).
+    return ok(null);
   }
 
   // ---- RPC: lifecycle ---------------------------------------------------------------------

@@ -115,7 +115,7 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
     expect((await getWorkflow(childId)).status).toBe("COMPLETED");
   });
 
-  it("refuse what they cannot apply, changing nothing: nothing waiting or an unknown workflow (404 when synchronous, a 200 doing nothing when not, as Conductor's), a bad status or returnStrategy (400)", async () => {
+  it("refuse what they cannot apply, changing nothing: nothing waiting (404 when synchronous, a 200 doing nothing when not, as Conductor's), an unknown workflow (404), a bad status or returnStrategy (400)", async () => {
     await register({ name: "signal_refused", tasks: [wait("approval")] });
     const workflowId = await startWorkflow("signal_refused");
     await waitFor(workflowId, waitingIn("approval"));
@@ -126,7 +126,7 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
     expect(badStrategy.status).toBe(400);
     expect((await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, ["not", "an", "object"])).status).toBe(400);
     expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: {} });
-    expect((await api("POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal`, {})).status).toBe(200);
+    expect((await api("POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal`, {})).status).toBe(404);
     expect((await api("POST", `/api/tasks/${crypto.randomUUID()}/COMPLETED/signal/sync`, {})).status).toBe(404);
 
     await register({ name: "signal_nothing", tasks: [{ name: "worker_job", taskReferenceName: "job", type: "SIMPLE", inputParameters: {} }] });

@@ -25,31 +25,29 @@ const DEFAULT_SIGNAL_WAIT_MS = 5_000;
  * Applies the signal: finds the WAIT, checks that the caller may complete it when it lies in a child (the signal route's
  * own rule covered the signalled workflow), and updates it. Nothing changes when it is refused.
  */
-async function applySignal(request: IRequest, env: Env, authorize: () => Promise<PathAuthorizer>): Promise<string> {
+async function applySignal(request: IRequest, env: Env, authorize: () => Promise<PathAuthorizer>): Promise<"applied" | "nothing waiting"> {
   const workflowId = decodedPathParam(request, "workflowId");
   const status = parseOrThrow(ExternalStatus, request.params["status"], "signal status", "status");
   const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
   const output: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "signal output") : {};
+  // An unknown workflow is a 404 (unwrap's).
   const target = unwrap(await executionStub(env, workflowId).signalTarget());
+  if (target === null) return "nothing waiting";
   if (target.workflowId !== workflowId) {
     // As the completion of that very task instance would be checked (by its reference name, its task name or its
     // workflow): the instance updated below, not whichever the reference names by the time of the update.
     await (await authorize())("POST", `/api/queue/update/${target.workflowId}/task/${target.taskId}/${status}`);
   }
   unwrap(await executionStub(env, target.workflowId).updateTask(target.taskId, status, output));
-  return workflowId;
+  return "applied";
 }
 
 /** Registers the signal routes. Before the task update by reference name, whose `{taskRefName}/{status}` they would fit. */
 export function registerSignalRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/tasks/:workflowId/:status/signal", async (request, env) => {
-    try {
-      await applySignal(request, env, () => requestAuthorizer(request, env));
-    } catch (error) {
-      // As Conductor's: a signal that finds nothing waiting for it (or no such workflow) does nothing, and says so by
-      // nothing; only the synchronous variant, which answers with the workflow, is a 404.
-      if (!(error instanceof ApiError && error.status === 404)) throw error;
-    }
+    // As Conductor's: a signal that finds nothing waiting for it does nothing, and says so by nothing (its signalTask
+    // returns null); only the synchronous variant, which answers with what the signal did, is a 404 then.
+    await applySignal(request, env, () => requestAuthorizer(request, env));
     return new Response(null, { status: 200 });
   });
 
@@ -60,7 +58,9 @@ export function registerSignalRoutes(router: RouterType<IRequest, Args>): void {
     const authorize = await requestAuthorizer(request, env);
     // The answer is a read of the workflow: checked first, so a caller who may not read it changes nothing.
     await authorize("GET", `/api/workflow/${workflowId}`);
-    await applySignal(request, env, async () => authorize);
+    if ((await applySignal(request, env, async () => authorize)) === "nothing waiting") {
+      throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} has no WAIT task waiting for a signal (nor has any sub workflow it runs)`);
+    }
     await executionStub(env, workflowId).settle(waitMs);
     const top = await workflowView(env, workflowId);
     if (top === undefined) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
