@@ -14,7 +14,7 @@ export interface RetryPolicy {
   delaySeconds: number;
   /** Multiplies LINEAR_BACKOFF's delay. */
   backoffScaleFactor: number;
-  /** Caps a LINEAR_BACKOFF or EXPONENTIAL_BACKOFF delay (the task definition's `maxRetryDelaySeconds`); 0: no cap. */
+  /** Caps every delay, FIXED's too (the task definition's `maxRetryDelaySeconds`); 0: no cap. */
   maxDelaySeconds: number;
   /** Up to this many milliseconds, at random, are added to each delay (the task definition's `backoffJitterMs`). */
   jitterMs: number;
@@ -39,7 +39,7 @@ export function retryPolicyOf(task: WorkflowTaskDef): RetryPolicy {
 /**
  * Seconds to wait before retry number `retriesSoFar + 1`, following Conductor's policies:
  * FIXED waits `delay` each time, LINEAR_BACKOFF `delay × backoffScaleFactor × (n + 1)`, EXPONENTIAL_BACKOFF
- * `delay × 2ⁿ`, the backoffs no longer than `maxDelaySeconds` when it is set.
+ * `delay × 2ⁿ`, none longer than `maxDelaySeconds` when it is set (FIXED's too, as Conductor's e2e RetryPolicyTests has it).
  */
 export function retryDelaySeconds(policy: Pick<RetryPolicy, "logic" | "delaySeconds" | "backoffScaleFactor"> & Partial<Pick<RetryPolicy, "maxDelaySeconds">>, retriesSoFar: number): number {
   const base = Math.max(0, policy.delaySeconds);
@@ -56,7 +56,7 @@ export function retryDelaySeconds(policy: Pick<RetryPolicy, "logic" | "delaySeco
       break;
   }
   const cap = policy.maxDelaySeconds ?? 0;
-  if (cap > 0 && policy.logic !== "FIXED") delay = Math.min(delay, cap);
+  if (cap > 0) delay = Math.min(delay, cap);
   return Math.min(delay, MAX_RETRY_DELAY_SECONDS);
 }
 

@@ -999,12 +999,13 @@ describe("task definitions", () => {
     expect(retryPolicyOf({ ...task, taskDefinition: capped })).toMatchObject({ logic: "EXPONENTIAL_BACKOFF", maxDelaySeconds: 60, jitterMs: 3000 });
   });
 
-  it("maxRetryDelaySeconds caps the backoffs (not FIXED); backoffJitterMs adds up to that many milliseconds, at random, to each delay", () => {
+  it("maxRetryDelaySeconds caps every delay, FIXED's too (Conductor's e2e RetryPolicyTests); backoffJitterMs adds up to that many milliseconds, at random, to each delay", () => {
     // Conductor's cookbook: EXPONENTIAL_BACKOFF from 2 s, capped at 60 s.
     const policy = { count: 6, logic: "EXPONENTIAL_BACKOFF" as const, delaySeconds: 2, backoffScaleFactor: 1, maxDelaySeconds: 60, jitterMs: 3000 };
     expect([0, 1, 2, 3, 4, 5].map((n) => retryDelaySeconds(policy, n))).toEqual([2, 4, 8, 16, 32, 60]);
     expect([0, 1, 2].map((n) => retryDelaySeconds({ ...policy, logic: "LINEAR_BACKOFF", backoffScaleFactor: 20 }, n))).toEqual([40, 60, 60]);
-    expect(retryDelaySeconds({ ...policy, logic: "FIXED", delaySeconds: 90 }, 3)).toBe(90);
+    expect(retryDelaySeconds({ ...policy, logic: "FIXED", delaySeconds: 90 }, 3)).toBe(60);
+    expect(retryDelaySeconds({ ...policy, logic: "FIXED", delaySeconds: 90, maxDelaySeconds: 0 }, 3)).toBe(90);
     expect(retryDelayMs(policy, 5, () => 0)).toBe(60_000);
     expect(retryDelayMs(policy, 5, () => 0.999_999)).toBe(63_000);
     expect(retryDelayMs({ ...policy, jitterMs: 0 }, 5, () => 0.5)).toBe(60_000);
