@@ -88,7 +88,12 @@ export const STALE_CLAIM_MS = 60_000;
 async function takeOverKey(env: Env, workflowName: string, key: string, holder: string, workflowId: string, finishedToo: boolean): Promise<StartOutcome | undefined> {
   const json = await executionStub(env, holder).getWorkflowJson(false);
   const status = json === null ? undefined : (JSON.parse(json) as { status: string }).status;
-  const refused = (why: string): StartOutcome => ({ ok: false, code: "ALREADY_STARTED", message: `Workflow ${workflowName} with idempotency key ${key} ${why} (${holder})` });
+  // Conductor's words first (its clients and tests look for them), then which execution holds the key, and how.
+  const refused = (why: string): StartOutcome => ({
+    ok: false,
+    code: "ALREADY_STARTED",
+    message: `Workflow with the idempotency key ${key} already exists: ${workflowName} ${holder} ${why}`,
+  });
   if (status !== undefined && !finishedToo) return refused("was already started");
   if (status === "RUNNING" || status === "PAUSED") return refused(`is ${status}`);
   if (status === undefined) {
