@@ -1,4 +1,4 @@
-import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "./model";
+import { TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "./model";
 import { cutText } from "./limits";
 import { masked, maskedKeysOf } from "./masking";
 import { instanceTask, planOf, planTask } from "./plan";
@@ -48,6 +48,9 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     // Conductor's Task carries its workflow's priority (an int: absent, a Java client reads 0).
     workflowPriority: execution.priority,
     pollCount: task.pollCount ?? 0,
+    // Conductor's flag for a task whose end its workflow has acted on: here, every ended task (an end is acted on as
+    // it is recorded).
+    executed: TERMINAL_TASK_STATUSES.has(task.status),
   };
   setPresent(view, "reasonForIncompletion", task.reasonForIncompletion);
   setPresent(view, "retriedTaskId", task.retriedTaskId);

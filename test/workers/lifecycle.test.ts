@@ -104,6 +104,7 @@ describe("retry, restart, rerun", () => {
     // The new attempt names the one it retries, as Conductor's retriedTaskId does; the first attempt names none.
     expect(retried.tasks[2]!["retriedTaskId"]).toBe(retried.tasks[1]!.taskId);
     expect(retried.tasks[1]).not.toHaveProperty("retriedTaskId");
+    expect(retried.tasks.every((task) => task["executed"] === true)).toBe(true);
     expect(await hits("retry-me-one")).toBe(1);
     expect(retried["lastRetriedTime"]).toBeGreaterThanOrEqual(failed.endTime as number);
     await expectError("POST", `/api/workflow/${workflowId}/retry`, 409, "CONFLICT");
@@ -119,6 +120,8 @@ describe("retry, restart, rerun", () => {
     await registerWaiting("restart_running", "restart-running-after");
     const workflowId = await startWaiting("restart_running");
     const before = await getWorkflow(workflowId);
+    // Conductor's `executed`: false while the task runs, true once it ended.
+    expect(before.tasks.map((task) => [task.status, task["executed"]])).toEqual([["IN_PROGRESS", false]]);
     await expectError("POST", `/api/workflow/${workflowId}/restart`, 409, "CONFLICT");
     await expectError("POST", `/api/workflow/${workflowId}/retry`, 409, "CONFLICT");
     await expectError("POST", `/api/workflow/${workflowId}/rerun`, 409, "CONFLICT", { reRunFromTaskId: before.tasks[0]!["taskId"] });
