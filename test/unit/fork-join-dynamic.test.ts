@@ -134,6 +134,20 @@ describe("FORK_JOIN_DYNAMIC with a list of tasks", () => {
     expect(state.definition.dynamicForks).toBeUndefined();
   });
 
+  it("names a forked task listed without a name after its child, its type or its reference name, as Conductor needs none (its e2e DynamicForkTests)", () => {
+    const unnamed = [
+      { taskReferenceName: "sub_a", type: "SUB_WORKFLOW", subWorkflowParam: { name: "child_flow" } },
+      { taskReferenceName: "wait_b", type: "WAIT" },
+      { taskReferenceName: "work_c", type: "SIMPLE" },
+    ];
+    const state = finish(started(tasks, { ...input, tasks: unnamed, inputs: {} }).state, "before", 2_000);
+    expect(instance(state, "fan").status).toBe("COMPLETED");
+    expect(["sub_a", "wait_b", "work_c"].map((ref) => instance(state, ref).taskDefName)).toEqual(["child_flow", "WAIT", "work_c"]);
+    // One without a reference name still fails the fork, naming Conductor's input.
+    const bad = finish(started(tasks, { ...input, tasks: [{ name: "x", type: "WAIT" }] }).state, "before", 2_000);
+    expect(instance(bad, "fan").reasonForIncompletion).toMatch(/^Tasks could not be forked: Input 'tasks' is invalid: tasks\[0\]\.taskReferenceName/);
+  });
+
   it("retries only the forked task that failed, with the input its fork gave it", () => {
     let state = finish(started(tasks, input).state, "before", 2_000);
     state = finish(state, "b", 3_000, "FAILED");
@@ -238,7 +252,7 @@ describe("FORK_JOIN_DYNAMIC over forkTaskInputs", () => {
     const ok = started([forkOver("fan", { forkTaskType: "HTTP" }), join("fan_join")], { items: [{ http_request: { uri: "https://example.com/1", method: "GET" } }] });
     expect(dispatched(ok)).toEqual(["_HTTP_0"]);
     const bad = started([forkOver("fan", { forkTaskType: "HTTP" }), join("fan_join")], { items: [{ http_request: { method: "GET" } }] }).state;
-    expect(instance(bad, "fan").reasonForIncompletion).toMatch(/^Tasks could not be forked: forkTaskInputs\[0\]/);
+    expect(instance(bad, "fan").reasonForIncompletion).toMatch(/^Tasks could not be forked: Input 'forkTaskInputs' is invalid: forkTaskInputs\[0\]/);
   });
 
   it("forks the system task forkTaskName names when no forkTaskType is given (Orkes' form), a worker's task otherwise", () => {

@@ -144,7 +144,7 @@ describe("FORK_JOIN_DYNAMIC", () => {
     await register({ name: "dynamic_bad", tasks: dynamicFork("fan", "${workflow.input.tasks}", {}) });
     const done = await waitFor(await startWorkflow("dynamic_bad", { tasks: [{ name: "x", taskReferenceName: "x", type: "HTTP" }] }), ["COMPLETED", "FAILED"]);
     expect(done.status).toBe("FAILED");
-    expect(String(done.reasonForIncompletion)).toMatch(/^Task fan failed: Tasks could not be forked: tasks\[0\]\.inputParameters/);
+    expect(String(done.reasonForIncompletion)).toMatch(/^Task fan failed: Tasks could not be forked: Input 'tasks' is invalid: tasks\[0\]\.inputParameters/);
   });
 
   it("refuses to fork tasks given at run time that read a secret (at any depth), calling nothing: whoever starts it would choose where the secret goes", async () => {

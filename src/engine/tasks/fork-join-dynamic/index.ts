@@ -16,7 +16,7 @@
  * it may not fork a DO_WHILE there (its forked tasks are laid out outside the loop's own steps: a DO_WHILE written in
  * the loop nests instead).
  */
-import { describeValue, isRecord, type UnknownRecord } from "../../definition/checks";
+import { describeValue, isNonEmptyString, isRecord, type UnknownRecord } from "../../definition/checks";
 import { validateForkedTasks } from "../../definition/validate";
 import { environmentVariablesOf } from "../../environment";
 import { referencedEnvironmentVariables, referencedSecrets } from "../../expressions";
@@ -72,11 +72,12 @@ function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: W
     const own = isRecord(raw["inputParameters"]) ? raw["inputParameters"] : {};
     const extra = forkInputOf(fork, input, position, raw["taskReferenceName"]);
     // A task listed without a type (its docs' dynamic fork lists tasks by name and reference name alone) is typed as a
-    // definition's is: see withConductorForms.
-    return { ...raw, inputParameters: { ...own, ...extra } };
+    // definition's is: see withConductorForms. One without a name is named as Conductor needs none (it goes by the
+    // reference name): after its child, its type or its reference name.
+    return { ...raw, ...unnamedForkedTaskName(raw), inputParameters: { ...own, ...extra } };
   });
   const checked = validateForkedTasks(asRun, listed.path, takenReferences(workflow, fork.taskReferenceName));
-  if (!checked.ok) return { ok: false, reason: checked.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; ") };
+  if (!checked.ok) return { ok: false, reason: `Input '${listed.path}' is invalid: ${checked.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}` };
   if (forkTask.iteration !== undefined && flattenTasks(checked.tasks).some((task) => task.type === "DO_WHILE")) {
     return { ok: false, reason: `${listed.path}: a DO_WHILE cannot be forked by a FORK_JOIN_DYNAMIC inside a DO_WHILE's loop; fork a SUB_WORKFLOW whose definition holds it` };
   }
@@ -195,6 +196,15 @@ function fromForkTaskInputs(fork: WorkflowTaskDef, input: JsonObject): Listed {
     return task;
   });
   return { ok: true, raw, path: "forkTaskInputs" };
+}
+
+/** The name a forked task listed without one takes: its child workflow's, its (system) type, else its reference name. */
+function unnamedForkedTaskName(raw: UnknownRecord): { name?: unknown } {
+  if (isNonEmptyString(raw["name"])) return {};
+  const child = isRecord(raw["subWorkflowParam"]) ? raw["subWorkflowParam"]["name"] : undefined;
+  if (raw["type"] === "SUB_WORKFLOW" && isNonEmptyString(child)) return { name: child };
+  if (isNonEmptyString(raw["type"]) && raw["type"] !== "SIMPLE") return { name: raw["type"] };
+  return isNonEmptyString(raw["taskReferenceName"]) ? { name: raw["taskReferenceName"] } : {};
 }
 
 /**
