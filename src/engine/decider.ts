@@ -994,7 +994,10 @@ function keepUpTo(draft: Draft, target: TaskExecution, options: { keepOtherBranc
   const state = draft.state;
   const definition = state.definition;
   const plan = planOf(definition);
-  const besideTarget = options.keepOtherBranches === true ? inOtherBranchThan(definition, target) : () => false;
+  // Not in a loop, whose iterations' runs of the other branches are not told apart here: there every task scheduled
+  // after `target` goes, as Conductor's rerun by seq did.
+  const keepOthers = options.keepOtherBranches === true && enclosingLoops(definition, target.definitionIndex).length === 0;
+  const besideTarget = keepOthers ? inOtherBranchThan(definition, target) : () => false;
   // In a loop, a fork runs once per iteration: only the JOINs of the runs `target` is in wait again (those scheduled
   // after their fork's run that precedes `target`), and a JOIN rerun joins its own iteration's branch tasks.
   const joinsSince = new Map(
@@ -1097,7 +1100,9 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
   const target = event.fromTaskId === undefined ? undefined : state.tasks.find((task) => task.taskId === event.fromTaskId);
   if (event.fromTaskId !== undefined && !target) throw new EngineError("INVALID", `Task ${event.fromTaskId} is not part of workflow ${state.workflowId}`);
   if (target === undefined) draft.retainTasks(() => false);
-  else keepUpTo(draft, target);
+  // What the forks around it ran in their other branches stays as it ended, as Conductor keeps a successful sibling
+  // (those canceled or failed run again, below): only what followed it goes.
+  else keepUpTo(draft, target, { keepOtherBranches: true });
   // The tasks from the rerun's target on run again afresh: skips asked for them before are not carried over.
   const from = target?.definitionIndex ?? 0;
   forgetSkips(draft, (skip) => planIndexOf(state.definition, skip.taskReferenceName) >= from);

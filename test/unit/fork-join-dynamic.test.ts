@@ -135,7 +135,7 @@ describe("FORK_JOIN_DYNAMIC with a list of tasks", () => {
   });
 
   it("names a forked task listed without a name after its child, its type or its reference name, as Conductor needs none (its e2e DynamicForkTests)", () => {
-    const unnamed = [
+    const unnamed: JsonObject[] = [
       { taskReferenceName: "sub_a", type: "SUB_WORKFLOW", subWorkflowParam: { name: "child_flow" } },
       { taskReferenceName: "wait_b", type: "WAIT" },
       { taskReferenceName: "work_c", type: "SIMPLE" },
