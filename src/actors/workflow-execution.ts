@@ -37,6 +37,7 @@ import {
 } from "../engine/model";
 import { resolvedTaskInput, taskInputTemplate } from "../engine/tasks/registry";
 import { childStartRequest, inlineChildDefinition } from "../engine/tasks/sub-workflow";
+import { inlineStartedDefinition } from "../engine/tasks/start-workflow";
 import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import { statusPublication, type StatusPublication } from "../engine/status-listener";
@@ -2406,7 +2407,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         return dispatchSubWorkflow(this.env, execution, task, task.inputData, this.#config.maxSubWorkflowDepth, inlineChildDefinition(definition));
       case "START_WORKFLOW":
         // The stored (masked) input too: the started workflow's input is stored and shown as its own.
-        return dispatchStartWorkflow(this.env, execution, task, task.inputData);
+        return dispatchStartWorkflow(this.env, execution, task, task.inputData, inlineStartedDefinition(definition));
       case "EVENT":
         // The stored (masked) input: the payload is stored and shown as the task's output.
         return dispatchEvent(execution, task, definition);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { executionStub } from "../../src/worker/executions";
 import { createExecution } from "../../src/engine/decider";
-import { apiOk, getWorkflow, register, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, getWorkflow, register, waitFor, type WorkflowJson } from "./helpers";
 
 const wait = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
 const startWorkflow = (ref: string, request: JsonObject | string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "START_WORKFLOW", inputParameters: { startWorkflow: request } });
@@ -22,6 +22,36 @@ describe("START_WORKFLOW", () => {
     expect(started).not.toHaveProperty("parentWorkflowId");
     await apiOk("POST", `/api/tasks/${startedId}/hold/COMPLETED`, {});
     expect((await waitFor(startedId, ["COMPLETED", "FAILED"])).output).toEqual({ got: 7 });
+  });
+
+  it("starts the definition its workflowDef writes (Conductor's StartWorkflowSpec), its expressions its own, or one an expression gives, checked as it runs", async () => {
+    const dynamic = { name: "sw_dynamic_wf", version: 1, schemaVersion: 2, tasks: [wait("hold")], outputParameters: { got: "${workflow.input.order}" } };
+    await register({
+      name: "sw_written_starter",
+      tasks: [startWorkflow("kick", { name: "sw_dynamic_wf", workflowDef: dynamic, input: { order: "${workflow.input.order}" } })],
+      outputParameters: { started: "${kick.output.workflowId}" },
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_written_starter/1", { input: { order: 9 }, correlationId: "corr-def" });
+    expect(run.status, String(run.reasonForIncompletion)).toBe("COMPLETED");
+    const startedId = String(run.output["started"]);
+    expect(await getWorkflow(startedId)).toMatchObject({ workflowName: "sw_dynamic_wf", status: "RUNNING", input: { order: 9 }, correlationId: "corr-def" });
+    // Its own `${workflow.input.order}` was not resolved by the starter: it reads its own input.
+    await apiOk("POST", `/api/tasks/${startedId}/hold/COMPLETED`, {});
+    expect((await waitFor(startedId, ["COMPLETED", "FAILED"])).output).toEqual({ got: 9 });
+    // Not registered by running.
+    expect((await api("GET", "/api/metadata/workflow/sw_dynamic_wf")).status).toBe(404);
+
+    // Given by an expression (a planner's output), without a name of its own; one that does not check fails the task for good.
+    await register({ name: "sw_planned_starter", tasks: [startWorkflow("kick", { workflowDef: "${workflow.input.plan}", input: {} })] });
+    const planned = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_planned_starter/1", { input: { plan: dynamic } });
+    expect(planned.status, String(planned.reasonForIncompletion)).toBe("COMPLETED");
+    expect(await getWorkflow(String(planned.tasks[0]!.outputData["workflowId"]))).toMatchObject({ workflowName: "sw_dynamic_wf", status: "RUNNING" });
+    const broken = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_planned_starter/1", { input: { plan: { ...dynamic, tasks: [{ name: "x", taskReferenceName: "x", type: "HTTP", inputParameters: {} }] } } });
+    expect(broken.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringMatching(/^Workflow sw_dynamic_wf could not start: .*startWorkflow\.workflowDef\.tasks\[0\]\.inputParameters/) });
+    // A written one is checked at registration, with paths inside it.
+    const refused = await api("POST", "/api/metadata/workflow", { name: "sw_bad_written", schemaVersion: 2, tasks: [startWorkflow("kick", { workflowDef: { name: "x", tasks: [] } })] });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(await refused.json())).toContain("tasks[0].inputParameters.startWorkflow.workflowDef");
   });
 
   it("starts one workflow for starts carrying the same idempotencyKey (RETURN_EXISTING unless told), with the priority asked for", async () => {

@@ -11,10 +11,10 @@ export type RuntimeDefinition = { ok: true; definition: WorkflowDef } | { ok: fa
  * Checks a workflow definition a task's input gave as the workflow ran (a SUB_WORKFLOW's `workflowDefinition`
  * expression, a START_WORKFLOW's `workflowDef`) as its registration would be checked, its problems named under `field`.
  * Given as data, which whoever starts the workflow may choose, it may not read secrets nor write them (only a
- * registered definition may, whoever registers it being checked for the right to), unless `mayUseSecrets`: a
- * definition the registered one holds as it is, which that registration checked.
+ * registered definition may, whoever registers it being checked for the right to). With `mayReadSecrets`, a definition
+ * the registered one holds as written, it may read them (that registration checked the right to); it never writes them.
  */
-export async function runtimeDefinition(env: Env, given: JsonValue, field: string, mayUseSecrets = false): Promise<RuntimeDefinition> {
+export async function runtimeDefinition(env: Env, given: JsonValue, field: string, mayReadSecrets = false): Promise<RuntimeDefinition> {
   let definition: WorkflowDef;
   try {
     [definition] = (await validateDefinitions([given], env, () => field)) as [WorkflowDef];
@@ -22,8 +22,7 @@ export async function runtimeDefinition(env: Env, given: JsonValue, field: strin
     if (error instanceof ApiError && error.status === 400) return { ok: false, reason: error.message };
     throw error;
   }
-  if (mayUseSecrets) return { ok: true, definition };
-  const secrets = referencedSecrets(definition as unknown as JsonValue);
+  const secrets = mayReadSecrets ? [] : referencedSecrets(definition as unknown as JsonValue);
   if (secrets.length > 0) {
     const named = secrets.map((name) => `\${workflow.secrets.${name}}`).join(", ");
     return { ok: false, reason: `${field} reads secrets (${named}): a definition given as the workflow runs may not; only a registered one may` };

@@ -1,5 +1,7 @@
-import type { TaskExecution, WorkflowExecution } from "../../engine/model";
-import { startWorkflowRequest } from "../../engine/tasks/start-workflow";
+import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "../../engine/model";
+import { START_WORKFLOW_PARAMETER, startWorkflowRequest } from "../../engine/tasks/start-workflow";
+import { isJsonObjectValue } from "../../engine/tasks/workflow-start-fields";
+import { runtimeDefinition } from "./runtime-definition";
 import { startOnBehalfDenial } from "../../worker/auth/access-rules";
 import { startExecution } from "../../worker/start-execution";
 import { resultOf, type DispatchResult } from "./result";
@@ -11,15 +13,26 @@ import { resultOf, type DispatchResult } from "./result";
  * workflow has started; a start refused (no such workflow, bad input) fails it. The starter's own starter must be
  * allowed to start that workflow (as for a SUB_WORKFLOW's child), or it fails for good.
  */
-export async function dispatchStartWorkflow(env: Env, starter: WorkflowExecution, task: TaskExecution, input: TaskExecution["inputData"]): Promise<DispatchResult> {
+export async function dispatchStartWorkflow(env: Env, starter: WorkflowExecution, task: TaskExecution, input: TaskExecution["inputData"], written?: WorkflowDef): Promise<DispatchResult> {
   const result = resultOf(task);
-  const request = startWorkflowRequest(input);
+  // A definition written in the starter's definition is not in the (resolved) input: it is put back, as written.
+  const given = input[START_WORKFLOW_PARAMETER];
+  const withWritten = written !== undefined && isJsonObjectValue(given) ? { ...input, [START_WORKFLOW_PARAMETER]: { ...given, workflowDef: written as unknown as JsonObject } } : input;
+  const request = startWorkflowRequest(withWritten);
   if ("invalid" in request) return result("FAILED", {}, request.invalid);
+  let definition: WorkflowDef | undefined;
+  if (request.workflowDef !== undefined) {
+    // Checked now as a registration would check it; one an expression gave may not use secrets (see runtimeDefinition).
+    const checked = await runtimeDefinition(env, request.workflowDef, `${START_WORKFLOW_PARAMETER}.workflowDef`, written !== undefined);
+    if (!checked.ok) return result("FAILED_WITH_TERMINAL_ERROR", {}, `Workflow ${request.name} could not start: ${checked.reason}`);
+    definition = checked.definition;
+  }
   const denied = startOnBehalfDenial(starter.startScopes, starter.workflowName, request.name);
   if (denied !== undefined) return result("FAILED_WITH_TERMINAL_ERROR", {}, `Workflow ${request.name} could not start: ${denied}`);
   const started = await startExecution(env, {
     name: request.name,
     version: request.version,
+    ...(definition === undefined ? {} : { definition }),
     input: request.input,
     correlationId: request.correlationId ?? starter.correlationId,
     taskToDomain: request.taskToDomain ?? starter.taskToDomain,

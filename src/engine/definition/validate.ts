@@ -272,6 +272,9 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
     }
   }
 
+  // A START_WORKFLOW's definition written in place is checked as a definition of its own: it runs as written.
+  if (type === "START_WORKFLOW") issues.push(...startedDefinitionIssues(input, childPath(path, "inputParameters")));
+
   const rawTaskDefinition = raw["taskDefinition"];
   const taskName = typeof raw["name"] === "string" ? raw["name"] : "";
   const taskDefinition =
@@ -345,6 +348,16 @@ function withoutInlineChild(subWorkflowParam: JsonObject): JsonObject {
   if (!isRecord(subWorkflowParam["workflowDefinition"])) return subWorkflowParam;
   const { workflowDefinition: _child, ...rest } = subWorkflowParam;
   return rest;
+}
+
+/** Problems of the definition a START_WORKFLOW's `startWorkflow.workflowDef` writes in place, with paths inside it. */
+function startedDefinitionIssues(input: unknown, path: string): ValidationIssue[] {
+  const request = isRecord(input) ? input["startWorkflow"] : undefined;
+  const written = isRecord(request) ? request["workflowDef"] : undefined;
+  if (!isRecord(written)) return [];
+  const at = childPath(childPath(path, "startWorkflow"), "workflowDef");
+  const checked = validateWorkflowDef(written);
+  return checked.ok ? [] : checked.errors.map((issue) => ({ ...issue, path: issue.path === "" ? at : issue.path.startsWith("[") ? `${at}${issue.path}` : childPath(at, issue.path) }));
 }
 
 /**

@@ -6,7 +6,10 @@ export const START_WORKFLOW_PARAMETER = "startWorkflow";
 
 /** What a START_WORKFLOW starts, read from its resolved input (Conductor's StartWorkflowRequest). */
 export interface StartWorkflowRequest {
+  /** The workflow to start; the name of `workflowDef` when it gives one. */
   name: string;
+  /** A definition to run instead of the registered one (Conductor's StartWorkflowRequest.workflowDef), as given. */
+  workflowDef?: JsonObject;
   version?: number;
   input: JsonObject;
   correlationId?: string;
@@ -28,9 +31,16 @@ export function startWorkflowRequest(input: JsonObject): StartWorkflowRequest | 
   const request = input[START_WORKFLOW_PARAMETER];
   if (request === undefined || request === null) return { invalid: `Missing '${START_WORKFLOW_PARAMETER}' in input data.` };
   if (!isJsonObjectValue(request)) return { invalid: `${START_WORKFLOW_PARAMETER} must be an object describing the workflow to start` };
-  const name = request["name"];
+  const workflowDef = request["workflowDef"];
+  if (workflowDef !== undefined && workflowDef !== null && !isJsonObjectValue(workflowDef)) {
+    return { invalid: `${START_WORKFLOW_PARAMETER}.workflowDef resolved to ${JSON.stringify(workflowDef)}, not a workflow definition` };
+  }
+  // A definition given names the workflow itself, as Conductor takes it.
+  const defined = isJsonObjectValue(workflowDef) && typeof workflowDef["name"] === "string" ? workflowDef["name"] : undefined;
+  const name = defined ?? request["name"];
   if (typeof name !== "string" || name.trim() === "") return { invalid: `${START_WORKFLOW_PARAMETER}.name resolved to ${JSON.stringify(name ?? null)}, not a workflow name` };
   const started: StartWorkflowRequest = { name: name.trim(), input: {} };
+  if (isJsonObjectValue(workflowDef)) started.workflowDef = workflowDef;
   const version = workflowVersionOf(request["version"], `${START_WORKFLOW_PARAMETER}.version`);
   if (typeof version === "object") return version;
   if (version !== undefined) started.version = version;

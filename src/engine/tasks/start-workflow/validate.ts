@@ -9,7 +9,11 @@ import { isStartedPriority, isStartedVersion, MAX_STARTED_PRIORITY } from "../wo
 import { START_IDEMPOTENCY_STRATEGIES, START_WORKFLOW_PARAMETER } from "./request";
 
 const START_WORKFLOW = objectOf(START_WORKFLOW_PARAMETER, "an object describing the workflow to start (at least its name), or an expression giving one", {
-  name: rule<string>("name", "a non-empty string naming the workflow to start (an expression is allowed)", isNonEmptyString),
+  // Not needed with a workflowDef, which names the workflow itself (see validateStartWorkflowTask).
+  name: v.optional(rule<string>("name", "a non-empty string naming the workflow to start (an expression is allowed)", isNonEmptyString)),
+  // Conductor's StartWorkflowRequest.workflowDef: a definition to run instead of a registered one, written here (checked
+  // as a definition of its own by validateWorkflowDef) or given by an expression (checked as it runs).
+  workflowDef: v.nullish(rule<unknown>("workflowDef", "an object (the definition to start) or an expression giving one", orExpression(isRecord))),
   version: v.optional(
     rule<unknown>("version", "an integer of at least 0, its digits as text, or an expression; leave it out (or give \"\") for the latest version (0: version 0 when one is registered, else the latest)", orExpression(isStartedVersion)),
   ),
@@ -32,7 +36,12 @@ export function validateStartWorkflowTask(task: UnknownRecord, path: string): Va
   const at = childPath(inputPath, START_WORKFLOW_PARAMETER);
   if (request === undefined) return [{ path: at, message: `a START_WORKFLOW needs inputParameters.${START_WORKFLOW_PARAMETER}: an object with at least the name of the workflow to start` }];
   const issues = isExpression(request) ? [] : validateWith(START_WORKFLOW, request, at);
-  // The started workflow's input is stored and shown as its own: it must reference the secret itself.
-  issues.push(...secretUseIssues(request, at, (names) => `must not pass secrets to the workflow it starts (${names.map((name) => `workflow.secrets.${name}`).join(", ")}): its input is stored and shown; reference the secret inside that workflow instead`));
+  if (isRecord(request) && request["name"] === undefined && !isRecord(request["workflowDef"]) && !isExpression(request["workflowDef"])) {
+    issues.push({ path: childPath(at, "name"), message: "name is required (a non-empty string naming the workflow to start), unless a workflowDef gives the definition to start" });
+  }
+  // The started workflow's input is stored and shown as its own: it must reference the secret itself. A definition
+  // written here may name secrets itself, as a SUB_WORKFLOW's inline child may: resolved as its own tasks run.
+  const passed = isRecord(request) && isRecord(request["workflowDef"]) ? Object.fromEntries(Object.entries(request).filter(([key]) => key !== "workflowDef")) : request;
+  issues.push(...secretUseIssues(passed, at, (names) => `must not pass secrets to the workflow it starts (${names.map((name) => `workflow.secrets.${name}`).join(", ")}): its input is stored and shown; reference the secret inside that workflow instead`));
   return issues;
 }
