@@ -6,7 +6,7 @@ import { registeredTaskDefNames, validateTaskDef, withRegisteredTaskDefs } from 
 import { MAX_TASKS_PER_DEFINITION, validateWorkflowDef } from "../../src/engine/definition/validate";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
 import { createExecution, decide, nextDeadline } from "../../src/engine/decider";
-import { TASK_TYPES, type JsonObject, type WorkflowDef, type WorkflowExecution } from "../../src/engine/model";
+import { TASK_TYPES, type JsonObject, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
 import { HTTP_ACCEPT_TYPES, HTTP_CONTENT_TYPES, HTTP_METHODS, MAX_HTTP_TIMEOUT_MS, validateHttpTask } from "../../src/engine/tasks/http/validate";
 import { httpTimeouts } from "../../src/engine/tasks/http/request";
 import { latestNamed, registrationErrors, startedWith } from "./engine-env";
@@ -389,14 +389,21 @@ describe("validateWorkflowDef: common task fields", () => {
     expect(message).toMatch(/expressions and URL paths/);
   });
 
-  it.each([["-step"], ["1st"], ["9"]])("rejects the taskReferenceName %j: an expression could not address it (a leading - or digit does not start a path)", (ref) => {
+  it.each([["-step"], ["9"], ["12-ab"]])("rejects the taskReferenceName %j: an expression could not address it (it would read a negation or a number)", (ref) => {
     const message = onlyError(def({}, [httpTask("a", undefined, { taskReferenceName: ref })]), "tasks[0].taskReferenceName");
-    expect(message).toMatch(/starting with a letter or _/);
+    expect(message).toMatch(/first character after any leading digits is a letter or _/);
   });
 
-  it("accepts reference names with letters, digits, _ and -", () => {
+  it("accepts reference names with letters, digits, _ and -, leading digits too (Conductor's e2e tests name tasks 8XILG), which expressions address", () => {
     expect(acceptedTask(httpTask("Step_1-b")).taskReferenceName).toBe("Step_1-b");
     expect(acceptedTask(httpTask("_9-x")).taskReferenceName).toBe("_9-x");
+    expect(acceptedTask(httpTask("8XILG")).taskReferenceName).toBe("8XILG");
+    const tasks = [httpTask("1st_step"), httpTask("next", { uri: "https://example.com/${1st_step.output.body}", method: "GET" })] as unknown as WorkflowTaskDef[];
+    const { state } = startedWith("digits", tasks, {}, 1_000);
+    const done = decide(state, { type: "dispatchResult", taskId: state.tasks[0]!.taskId, attempt: 1, status: "COMPLETED", output: { body: "got" } }, env(2_000)).state;
+    expect(latestNamed(done, "next").inputData["uri"]).toBe("https://example.com/got");
+    // A number not run into a name is still one: a JSONPath filter's bound.
+    expect(registrationErrors([httpTask("calc", { uri: "https://example.com/x", method: "GET", n: "${workflow.input.items[?(@.n < 2e3)]}" }) as unknown as WorkflowTaskDef])).toEqual([]);
   });
 
   it.each([["KAFKA_PUBLISH"], ["http"], ["simple"], [1]])("rejects the task type %j and lists the supported types", (type) => {

@@ -72,9 +72,10 @@ export const MAX_WORKFLOW_NAME_LENGTH = 255;
 
 /**
  * Reference names appear in `${ref.output...}` expressions and in callback URL paths, so they stay URL- and
- * parser-safe. They start like a path does: `${-ref.output}` is a negation and `${1st.output}` a number.
+ * parser-safe. They start like a path does, after any digits (Conductor takes `8XILG`, its e2e tests' random names, and
+ * `1st_step`): `${-ref.output}` is a negation, and `${12.output}` or `${12-ab.output}` would read a number.
  */
-const REFERENCE_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+const REFERENCE_NAME = /^[0-9]*[A-Za-z_][A-Za-z0-9_-]*$/;
 
 const isTaskType = isOneOf(TASK_TYPES);
 
@@ -189,7 +190,7 @@ const TASK = fieldsOf({
   name: rule<string>("name", "a non-empty string", isNonEmptyString),
   taskReferenceName: rule<string>(
     "taskReferenceName",
-    "a non-empty string of letters, digits, _ and - only, starting with a letter or _, because it appears in expressions and URL paths",
+    "a non-empty string of letters, digits, _ and - only, whose first character after any leading digits is a letter or _, because it appears in expressions and URL paths",
     (value) => typeof value === "string" && REFERENCE_NAME.test(value),
   ),
   type: rule<TaskType>("type", `one of the supported task types: ${TASK_TYPES.join(", ")}`, isTaskType),

@@ -150,6 +150,13 @@ export function tokenize(source: string, start: number, mode: LexMode): LexResul
 
     if (isDigit(c)) {
       i = scanNumber(source, i);
+      // A name that starts with digits (a task reference name such as `8XILG` or `1st_step`): a number does not run
+      // straight into a letter or _.
+      if (isLetter(source.charAt(i)) || source.charAt(i) === "_") {
+        while (i < source.length && isNameChar(source.charAt(i))) i++;
+        tokens.push({ kind: "word", value: source.slice(tokenStart, i), start: tokenStart, end: i });
+        continue;
+      }
       const value = Number(source.slice(tokenStart, i));
       if (!Number.isFinite(value)) throw new ExpressionSyntaxError("number is too large", tokenStart);
       tokens.push({ kind: "number", value, start: tokenStart, end: i });
