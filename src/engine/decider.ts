@@ -33,7 +33,7 @@ import { fractionOf, retryDelayMs, retryPolicyOf } from "./retry";
 import { resolvedTaskInput, taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
 import { pollableFrom, pollTimeoutEndsWorkflow, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
-import type { WorkflowEnding } from "./tasks/task-type";
+import type { TaskStart, WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
@@ -690,6 +690,19 @@ function checkOutputSchema(state: WorkflowExecution, task: TaskExecution, fields
   if (failure === undefined) return;
   fields.status = "FAILED_WITH_TERMINAL_ERROR";
   fields.reasonForIncompletion = cutText(failure, MAX_TASK_REASON_LENGTH);
+}
+
+/**
+ * A task that completed as it started (INLINE, JSON_JQ_TRANSFORM…) is held to its output schema as a result reported
+ * for it would be: one that does not match fails for good instead, and nothing else it asked for (variables, an ending)
+ * is done.
+ */
+function withOutputChecked(state: WorkflowExecution, task: TaskExecution, started: TaskStart): TaskStart {
+  if (started.task.status !== "COMPLETED") return started;
+  const fields: Partial<TaskExecution> = { status: "COMPLETED", outputData: started.task.outputData };
+  checkOutputSchema(state, task, fields);
+  if (fields.status === "COMPLETED") return started;
+  return { task: { ...started.task, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: fields.reasonForIncompletion }, dispatch: false };
 }
 
 /** Turns a task result whose output is too large to store into a terminal failure that says so. */
@@ -1935,7 +1948,7 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
       return;
     }
   }
-  const started = module.start(task, definition, draft.state, env);
+  const started = withOutputChecked(draft.state, task, module.start(task, definition, draft.state, env));
   // A task that has not really started (waiting for a worker's poll) is timed from when it does.
   const timeoutAt = started.task.startTime === 0 ? undefined : definitionTimeoutAt(started.task, definition, env);
   // Also for an attempt that failed as it started (a script that throws): its retries carry the deadline on.

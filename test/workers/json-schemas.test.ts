@@ -142,6 +142,21 @@ describe("a task definition's inputSchema and outputSchema", () => {
     expect((await waitFor(fine, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ receipt: "r-8" });
   });
 
+  it("fail a system task that completes as it starts (INLINE) with an output that does not match, for good (Conductor's e2e SchemaEnforcementE2ETest)", async () => {
+    await apiOk("POST", "/api/schema", { name: "js_named_out", data: { type: "object", required: ["result"], properties: { result: { type: "object", required: ["name"] } } } });
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "js_inline_checked", retryCount: 3, retryDelaySeconds: 0, outputSchema: { name: "js_named_out" } }]);
+    const inline = (expression: string) => ({ name: "js_inline_checked", taskReferenceName: "calc", type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression } });
+    await register({ name: "js_inline_out_flow", tasks: [inline("({ result: 1 + 2 })"), { name: "after", taskReferenceName: "after", type: "SET_VARIABLE", inputParameters: { reached: true } }] });
+    const bad = await waitFor(await apiOk<string>("POST", "/api/workflow/js_inline_out_flow", {}), ["FAILED", "COMPLETED"]);
+    expect(bad.status).toBe("FAILED");
+    // Terminal: no retry scheduled, whatever retryCount says, and nothing after it ran.
+    expect(bad.tasks.map((task) => task.status)).toEqual(["FAILED_WITH_TERMINAL_ERROR"]);
+    expect(String(bad.tasks[0]!["reasonForIncompletion"])).toContain("output does not match its schema js_named_out");
+    expect(bad["variables"]).toEqual({});
+    await register({ name: "js_inline_out_fine", tasks: [inline("({ name: 'ok' })")] });
+    expect((await waitFor(await apiOk<string>("POST", "/api/workflow/js_inline_out_fine", {}), ["FAILED", "COMPLETED"])).status).toBe("COMPLETED");
+  });
+
   it("are not checked with enforceSchema: false, and must name registered schemas, inline ones included", async () => {
     await apiOk("POST", "/api/schema", { name: "js_loose", data: { type: "object", required: ["x"] } });
     await apiOk("PUT", "/api/metadata/taskdefs", { name: "js_loose_task", inputSchema: { name: "js_loose" }, enforceSchema: false });
