@@ -200,6 +200,8 @@ function queryClauses(query: string): string[] {
  * `>`, `<`, `>=` or `<=`.
  */
 export function applyQuery(filter: Filter, query: string, fields: SearchFields = EXECUTION_FIELDS): void {
+  // `*` is everything, as in Conductor's searches (clients send it beside a freeText): no clause.
+  if (query.trim() === "*") return;
   // A value like 'Smith and Sons' is one value: AND and OR are read outside quoted strings only.
   if (/\s+OR\s+/i.test(maskQuoted(query))) {
     throw validationError("Invalid search query", [{ path: "query", message: "OR is not supported: use field IN (a, b) for alternatives of one field, or one search per alternative" }]);

@@ -42,6 +42,10 @@ describe("search", () => {
     expect((await apiOk<SearchResult>("GET", `/api/workflow/search?workflowName=searchable&freeText=${encodeURIComponent("order-1*")}`)).totalHits).toBe(2);
     const byQuery = await apiOk<SearchResult>("GET", `/api/workflow/search?query=${encodeURIComponent("workflowType IN (searchable) AND status IN (COMPLETED,RUNNING)")}`);
     expect(byQuery.totalHits).toBe(2);
+    // `*` is everything, as in Conductor (clients send it beside a freeText).
+    expect((await apiOk<SearchResult>("GET", `/api/workflow/search?query=*&freeText=${encodeURIComponent("order-1*")}&workflowName=searchable`)).totalHits).toBe(2);
+    expect((await apiOk<JsonObject>("GET", "/api/scheduler/search/executions?query=*"))).toHaveProperty("totalHits");
+    expect((await api("GET", "/api/tasks/search?query=*")).status).toBe(200);
     const paged = await apiOk<SearchResult>("GET", "/api/workflow/search?workflowName=searchable&size=1&start=1&sort=startTime:ASC");
     expect(paged.totalHits).toBe(2);
     expect(paged.results.map((row) => row.workflowId)).toEqual([finished]);
