@@ -39,7 +39,8 @@ export class DefinitionRepository {
   async get(name: string, version?: number): Promise<WorkflowDef> {
     const definition = await this.find(name, version);
     if (!definition) {
-      throw new ApiError(404, "NOT_FOUND", version === undefined ? `No workflow definition named ${name}` : `No workflow definition ${name} version ${version}`);
+      // Conductor's words (its clients' tests look for them).
+      throw new ApiError(404, "NOT_FOUND", version === undefined ? `No such workflow found by name: ${name}` : `No such workflow found by name: ${name}, version: ${version}`);
     }
     return definition;
   }

@@ -686,7 +686,7 @@ describe("the official Conductor TypeScript client", () => {
     await parent.register(true);
     const run = await parent.execute({});
     expect(run).toMatchObject({ status: "COMPLETED", output: { fromChild: 1 } });
-    expect(await sdkError(metadata.getWorkflowDef(childName))).toMatch(/No workflow definition named/);
+    expect(await sdkError(metadata.getWorkflowDef(childName))).toMatch(/No such workflow found by name: /);
   });
 
   it("surfaces the service's error messages for bad input", async () => {

@@ -81,7 +81,7 @@ describe("upgrading a running execution (POST /api/workflow/{workflowId}/upgrade
     const before = unchanged(await getWorkflow(workflowId));
     const refusals: Array<[unknown, number, string, string]> = [
       [{ name: "upgr", version: 2 }, 400, "VALIDATION_ERROR", "must be upgr-refused"],
-      [{ name: "upgr-refused", version: 9 }, 404, "NOT_FOUND", "No workflow definition upgr-refused version 9"],
+      [{ name: "upgr-refused", version: 9 }, 404, "NOT_FOUND", "No such workflow found by name: upgr-refused, version: 9"],
       [{ name: "upgr-refused", version: 3 }, 409, "CONFLICT", "its task gate has run (IN_PROGRESS), and that version has no task of that reference name"],
       [{ name: "upgr-refused", version: 2, taskOutput: { after: { x: 1 } } }, 400, "VALIDATION_ERROR", "taskOutput names after, which the upgrade does not skip (it skips prepare)"],
       [{ name: "upgr-refused", version: 2, taskOutput: { prepare: 5 } }, 400, "VALIDATION_ERROR", ""],

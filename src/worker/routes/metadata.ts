@@ -184,7 +184,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     const version = Number(request.params["version"]);
     if (!Number.isInteger(version) || version < 0) throw validationError("Invalid version", [{ path: "version", message: "must be an integer of at least 0" }]);
     const deleted = await new DefinitionRepository(env.DB).delete(name(request), version);
-    if (!deleted) throw notFound(`No workflow definition ${name(request)} version ${version}`);
+    if (!deleted) throw notFound(`No such workflow found by name: ${name(request)}, version: ${version}`);
     return new Response(null, { status: 200 });
   });
 }
