@@ -48,6 +48,8 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     // Conductor's Task carries its workflow's priority (an int: absent, a Java client reads 0).
     workflowPriority: execution.priority,
     pollCount: task.pollCount ?? 0,
+    // Conductor's: how long it waited to start (for a worker's task, to be polled); 0 until it starts.
+    queueWaitTime: task.startTime > 0 && task.scheduledTime > 0 ? Math.max(0, task.startTime - task.scheduledTime) : 0,
     // Conductor's flag for a task whose end its workflow has acted on: here, every ended task (an end is acted on as
     // it is recorded).
     executed: TERMINAL_TASK_STATUSES.has(task.status),

@@ -154,6 +154,10 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(second.taskId).not.toBe(first.taskId);
     expect(second).toMatchObject({ retryCount: 1, responseTimeoutSeconds: 60, retriedTaskId: first.taskId });
     expect(first).not.toHaveProperty("retriedTaskId");
+    // Conductor's queueWaitTime: scheduled to polled.
+    expect(second["queueWaitTime"]).toBe((second["startTime"] as number) - (second["scheduledTime"] as number));
+    const waiting = (await getWorkflow(workflowId)).tasks.at(-1)!;
+    expect(waiting["queueWaitTime"]).toBeGreaterThanOrEqual(0);
     await report(second, "FAILED_WITH_TERMINAL_ERROR", {}, { reasonForIncompletion: "corrupt input" });
     const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
     expect(failed.status).toBe("FAILED");
