@@ -60,7 +60,11 @@ function pathVersion(request: IRequest): number {
  * `inputSchema` names (see start-execution.ts).
  */
 export function registerJsonSchemaRoutes(router: RouterType<IRequest, Args>): void {
-  router.get("/api/schema", async (_request, env) => Response.json(await new SchemaRepository(env.DB).list()));
+  router.get("/api/schema", async (request, env) => {
+    const schemas = await new SchemaRepository(env.DB).list();
+    // `short=true` leaves out each schema's body and type, as Conductor's SchemaResource does.
+    return Response.json(booleanQuery(request, "short", false) ? schemas.map(({ name, version }) => ({ name, version })) : schemas);
+  });
 
   router.post("/api/schema", async (request, env) => {
     const schemas = validSchemas(await requiredBody(request, env));
