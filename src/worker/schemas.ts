@@ -250,7 +250,9 @@ export const WorkflowStateUpdateBody = v.pipe(
   requestObject({
     taskReferenceName: v.optional(nonEmptyString),
     // The official client's TaskResult type requires both ids: an empty one is taken as absent.
-    taskResult: v.optional(requestObject({ workflowInstanceId: v.optional(optionalId), taskId: v.optional(optionalId), ...taskResultFields })),
+    // A result without a status completes its task: the Java client's TaskResult leaves it null unless set, and Conductor's
+    // e2e WorkflowUpdateAndUpdateTaskTests sends one so, expecting the task completed.
+    taskResult: v.optional(requestObject({ workflowInstanceId: v.optional(optionalId), taskId: v.optional(optionalId), ...taskResultFields, status: v.nullish(TASK_RESULT_STATUS, "COMPLETED") })),
     variables: v.optional(jsonData),
   }),
   v.forward(
