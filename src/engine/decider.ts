@@ -993,6 +993,12 @@ function laneHeads(state: WorkflowExecution, except?: string): TaskExecution[] {
 function retryUnfinishedLanes(draft: Draft, heads: readonly TaskExecution[], env: DecideEnv): void {
   for (const head of heads) {
     if (SUCCESSFUL_TASK_STATUSES.has(head.status) || isPending(head)) continue;
+    // A JOIN canceled with its workflow waits again where it stood, as Conductor's retry sets it back IN_PROGRESS: a
+    // second instance would leave the canceled one first under its name.
+    if (head.taskType === "JOIN" && head.status === "CANCELED") {
+      draft.updateTask(head.taskId, { status: "IN_PROGRESS", reasonForIncompletion: undefined, outputData: {}, endTime: 0, updateTime: env.now });
+      continue;
+    }
     draft.updateTask(head.taskId, { retried: true });
     addInstance(draft, head.definitionIndex, env, { retryCount: head.retryCount + 1, retriedTaskId: head.taskId });
   }
