@@ -928,7 +928,7 @@ function applyResumeChild(draft: Draft, event: Extract<ExecutionEvent, { type: "
   });
   // The branches of its forks that were canceled as the workflow ended run again, as on a retry: left canceled, they
   // would fail it again at once.
-  if (!paused) retryUnfinishedLanes(draft, laneHeads(draft.state, target.taskId), env);
+  if (!paused) retryLanes(draft, laneHeads(draft.state, target.taskId), env, target.taskId);
 }
 
 function applyRetry(draft: Draft, env: DecideEnv): void {
@@ -943,9 +943,17 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   }
   // The output it ended with (outputAtEnd's) is not this run's: it is given anew as the retry ends.
   draft.patch({ ...reopened(state, env), output: {}, lastRetriedTime: env.now });
-  // A loop canceled with its workflow (terminated, timed out) goes on where it stood, as Conductor's retry sets a
-  // CANCELED DO_WHILE back IN_PROGRESS: the iterations it ran are not run again, its canceled tasks are (below). One
-  // that failed (or timed out by its task definition) is retried as any task, from its first iteration.
+  retryLanes(draft, heads, env);
+}
+
+/**
+ * Runs again what the lanes whose latest instances are `heads` did not end well (see {@link retryUnfinishedLanes}),
+ * but `except`'s lane. A loop canceled with its workflow (terminated, timed out, or a task beside it failed) goes on
+ * where it stood, as Conductor's retry sets a CANCELED DO_WHILE back IN_PROGRESS: the iterations it ran are not run
+ * again, its canceled tasks are. One that failed (or timed out by its task definition) is retried as any task, from
+ * its first iteration.
+ */
+function retryLanes(draft: Draft, heads: readonly TaskExecution[], env: DecideEnv, except?: string): void {
   let reopenedLoop = false;
   for (const head of heads) {
     const last = head.status === "CANCELED" ? lastOfLoop(draft.state, head) : undefined;
@@ -953,7 +961,7 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
     reopenLoopOf(draft, last, env);
     reopenedLoop = true;
   }
-  retryUnfinishedLanes(draft, reopenedLoop ? laneHeads(draft.state) : heads, env);
+  retryUnfinishedLanes(draft, reopenedLoop ? laneHeads(draft.state, except) : heads, env);
 }
 
 /**
@@ -1133,7 +1141,7 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
   runAgain(draft, target, event.taskInput !== undefined, env);
   // The other branches' tasks kept canceled (or failed) as the workflow ended run again, as on a retry: left so, they
   // would fail it again at once.
-  retryUnfinishedLanes(draft, laneHeads(draft.state, target.taskId), env);
+  retryLanes(draft, laneHeads(draft.state, target.taskId), env, target.taskId);
   giveInput(draft, target, event.taskInput, env);
 }
 

@@ -593,6 +593,21 @@ describe("DO_WHILE with a fork, terminated and retried", () => {
     expect(instance(state, "fan_join__2")).toMatchObject({ status: "COMPLETED", outputData: { a: { body: "a__2" }, b: { body: "b__2" } } });
     expect(state.status).toBe("COMPLETED");
   });
+
+  it("a rerun from a task beside a loop canceled as the workflow failed reopens the loop where it stood, as a retry does (Conductor's e2e rerun tests)", () => {
+    let state = started([fork("fan", [[http("a")], [loop("sibling", [hold("w")], "$.sibling.iteration < 3")]]), join("fan_join", ["a", "sibling"])]).state;
+    state = decide(state, { type: "externalUpdate", taskId: instance(state, "w__1").taskId, status: "COMPLETED", output: {} }, env(1_001)).state;
+    state = finish(state, "a", 1_002, {}, "FAILED_WITH_TERMINAL_ERROR");
+    expect(state.status).toBe("FAILED");
+    expect([instance(state, "sibling").status, instance(state, "w__2").status]).toEqual(["CANCELED", "CANCELED"]);
+
+    state = decide(state, { type: "rerun", fromTaskId: instance(state, "a").taskId }, env(2_000)).state;
+    expect(state.status).toBe("RUNNING");
+    // The loop goes on in iteration 2: w__1 is not run again, w__2 is (a retry of it); no second DO_WHILE.
+    expect(state.tasks.filter((task) => task.referenceTaskName === "sibling").map((task) => [task.status, task.iteration])).toEqual([["IN_PROGRESS", 2]]);
+    expect(state.tasks.filter((task) => task.referenceTaskName === "w__1").map((task) => task.status)).toEqual(["COMPLETED"]);
+    expect(state.tasks.filter((task) => task.referenceTaskName === "w__2").map((task) => task.status)).toEqual(["CANCELED", "IN_PROGRESS"]);
+  });
 });
 
 describe("DO_WHILE inside a DO_WHILE", () => {
