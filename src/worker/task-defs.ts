@@ -2,6 +2,8 @@ import { forgetTaggedDefinitions } from "./auth/tag-grants";
 import { registeredTaskDefNames, withRegisteredTaskDefs } from "../engine/definition/task-def";
 import type { TaskDef, WorkflowDef } from "../engine/model";
 import { withKeptSchemas } from "./json-schemas";
+import { DefinitionRepository } from "./definitions";
+import { unversionedChildNames, withChildVersions } from "../engine/tasks/sub-workflow/versions";
 
 /** How long a task definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
 const CACHE_TTL_MS = 2_000;
@@ -116,11 +118,25 @@ export class TaskDefRepository {
 
 /**
  * The definition an execution runs: `definition` with the registered task definitions its tasks follow
- * copied in (see {@link withRegisteredTaskDefs}), and the schemas those and its `outputSchema` enforce (see
- * `WorkflowDef.schemas`).
+ * copied in (see {@link withRegisteredTaskDefs}), the schemas those and its `outputSchema` enforce (see
+ * `WorkflowDef.schemas`), and its SUB_WORKFLOW children named without a version pinned to their latest (see
+ * `withChildVersions`).
  */
 export async function withTaskDefs(db: D1Database, definition: WorkflowDef): Promise<WorkflowDef> {
   const names = registeredTaskDefNames(definition);
   const withDefs = names.length === 0 ? definition : withRegisteredTaskDefs(definition, await new TaskDefRepository(db).findMany(names));
-  return withKeptSchemas(db, withDefs);
+  return withKeptSchemas(db, await withPinnedChildren(db, withDefs));
+}
+
+/** `definition` with its unversioned children's latest versions (a child not registered stays unversioned: its start fails as it would). */
+async function withPinnedChildren(db: D1Database, definition: WorkflowDef): Promise<WorkflowDef> {
+  const children = unversionedChildNames(definition);
+  if (children.length === 0) return definition;
+  const repository = new DefinitionRepository(db);
+  const latest = new Map<string, number>();
+  for (const name of children) {
+    const child = await repository.find(name);
+    if (child !== null) latest.set(name, child.version);
+  }
+  return withChildVersions(definition, latest);
 }

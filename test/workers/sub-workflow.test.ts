@@ -88,6 +88,28 @@ describe("SUB_WORKFLOW", () => {
     expect(await hits("planned-leak")).toBe(0);
   });
 
+  it("runs the child version that was the latest when the parent started, whatever is registered meanwhile, and shows it (Conductor's e2e SubWorkflowVersionTests)", async () => {
+    await registerEchoChild("pin_child", 1);
+    await register({
+      name: "pin_parent",
+      tasks: [{ name: "gate", taskReferenceName: "gate", type: "WAIT", inputParameters: {} }, { name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: "pin_child" }, inputParameters: { who: "x" } }],
+    });
+    const parentId = await startWorkflow("pin_parent");
+    await waitFor(parentId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await registerEchoChild("pin_child", 2);
+    await apiOk("POST", `/api/tasks/${parentId}/gate/COMPLETED`, {});
+    const done = await waitFor(parentId, terminal);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(done.tasks[1]!.outputData).toMatchObject({ tag: "v1" });
+    expect(done.tasks[1]!["workflowTask"]).toMatchObject({ subWorkflowParam: { name: "pin_child", version: 1 } });
+    // A parent started now takes version 2; the registered parent itself still names no version.
+    const later = await startWorkflow("pin_parent");
+    await waitFor(later, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${later}/gate/COMPLETED`, {});
+    expect((await waitFor(later, terminal)).tasks[1]!.outputData).toMatchObject({ tag: "v2" });
+    expect(((await apiOk<JsonObject>("GET", "/api/metadata/workflow/pin_parent"))["tasks"] as JsonObject[])[1]!["subWorkflowParam"]).toEqual({ name: "pin_child" });
+  });
+
   it("takes subWorkflowParam beside inputParameters (task level wins) and the child input from inputParameters.input", async () => {
     await registerEchoChild("child_beside");
     await register({
