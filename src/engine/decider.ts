@@ -1015,7 +1015,8 @@ function retryUnfinishedLanes(draft: Draft, heads: readonly TaskExecution[], env
 /**
  * Keeps the tasks scheduled up to `target` (included), which runs again: the later ones go. So do the JOINs of the
  * forks whose branch holds it, scheduled before it, which must wait for it again. A JOIN is scheduled right after its
- * fork, before its branches' tasks: those stay when it runs again, to be joined as they ended (not run again).
+ * fork, before its branches' tasks: those stay when it runs again, to be joined as they ended (not run again). With
+ * `keepOtherBranches`, what the forks around `target` ran in their other branches stays too (outside loops).
  */
 function keepUpTo(draft: Draft, target: TaskExecution, options: { keepOtherBranches?: boolean } = {}): void {
   const state = draft.state;
