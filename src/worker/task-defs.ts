@@ -124,13 +124,17 @@ export class TaskDefRepository {
  */
 export async function withTaskDefs(db: D1Database, definition: WorkflowDef): Promise<WorkflowDef> {
   const names = registeredTaskDefNames(definition);
+  // Read of the definition as given, which the repository's cache keeps: found once per definition.
+  const children = unversionedChildNames(definition);
   const withDefs = names.length === 0 ? definition : withRegisteredTaskDefs(definition, await new TaskDefRepository(db).findMany(names));
-  return withKeptSchemas(db, await withPinnedChildren(db, withDefs));
+  return withKeptSchemas(db, await withPinnedChildren(db, withDefs, children));
 }
 
-/** `definition` with its unversioned children's latest versions (a child not registered stays unversioned: its start fails as it would). */
-async function withPinnedChildren(db: D1Database, definition: WorkflowDef): Promise<WorkflowDef> {
-  const children = unversionedChildNames(definition);
+/**
+ * `definition` with its unversioned `children`'s latest versions (a child not registered stays unversioned: its start
+ * fails as it would).
+ */
+async function withPinnedChildren(db: D1Database, definition: WorkflowDef, children: readonly string[]): Promise<WorkflowDef> {
   if (children.length === 0) return definition;
   const repository = new DefinitionRepository(db);
   const latest = new Map<string, number>();

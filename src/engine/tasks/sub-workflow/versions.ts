@@ -16,9 +16,17 @@ function namesUnversionedChild(task: WorkflowTaskDef): boolean {
   return typeof name === "string" && name !== "" && !name.includes("${") && (version === undefined || version === null || version === "") && param["workflowDefinition"] === undefined;
 }
 
+// Definitions are immutable once read (the repository caches them): their children's names are found once per object.
+const childNames = new WeakMap<WorkflowDef, readonly string[]>();
+
 /** The children `definition`'s SUB_WORKFLOW tasks name without a version (see {@link withChildVersions}), each once. */
-export function unversionedChildNames(definition: WorkflowDef): string[] {
-  return [...new Set(flattenTasks(definition.tasks).filter(namesUnversionedChild).map((task) => String(task.subWorkflowParam!["name"])))];
+export function unversionedChildNames(definition: WorkflowDef): readonly string[] {
+  let names = childNames.get(definition);
+  if (names === undefined) {
+    names = [...new Set(flattenTasks(definition.tasks).filter(namesUnversionedChild).map((task) => String(task.subWorkflowParam!["name"])))];
+    childNames.set(definition, names);
+  }
+  return names;
 }
 
 /** `definition` with each SUB_WORKFLOW naming its child without a version given that child's version in `latest`. */
