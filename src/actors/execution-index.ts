@@ -1,6 +1,6 @@
 import type { TaskExecution, WorkflowExecution } from "../engine/model";
 import { definitionReferenceName } from "../engine/plan";
-import { failedReferenceTaskNames, shownTaskDefName, shownTaskType, summaryRowOf, summaryText } from "../engine/view";
+import { failedReferenceTaskNames, shownTaskDefName, shownTaskInput, shownTaskType, summaryRowOf, summaryText } from "../engine/view";
 import { masked, maskedKeysOf } from "../engine/masking";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
 import type { HumanUser } from "../engine/tasks/human/settings";
@@ -125,7 +125,7 @@ function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
     startTime: task.startTime,
     endTime: task.endTime,
     updateTime: task.updateTime,
-    input: taskText(JSON.stringify(masked(task.inputData, maskedKeys))),
+    input: taskText(JSON.stringify(shownTaskInput(task, execution))),
     output: taskText(JSON.stringify(masked(task.outputData, maskedKeys))),
   }));
 }

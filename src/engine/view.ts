@@ -1,4 +1,6 @@
-import { TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "./model";
+import { TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "./model";
+import { templateReadsKeys, withDerivedMasked } from "./derived-masking";
+import { taskInputTemplate } from "./tasks/registry";
 import { cutText } from "./limits";
 import { masked, maskedKeysOf } from "./masking";
 import { instanceTask, planOf, planTask } from "./plan";
@@ -26,6 +28,25 @@ export function shownTaskDefName(task: Pick<TaskExecution, "taskType" | "taskDef
   return NAMED_BY_TYPE.has(task.taskType) ? shownTaskType(task) : task.taskDefName;
 }
 
+/** Whether each task's input template reads a masked value, found once per task of a definition (templates are immutable). */
+const templatesReadingMasked = new WeakMap<WorkflowTaskDef, boolean>();
+
+/**
+ * A task's input as the API shows it: masked by key (see masking.ts), and where its template read a masked value (see
+ * derived-masking.ts).
+ */
+export function shownTaskInput(task: TaskExecution, execution: WorkflowExecution): JsonObject {
+  const keys = maskedKeysOf(execution.definition);
+  const runsAs = instanceTask(execution.definition, task);
+  let reads = runsAs === undefined ? false : templatesReadingMasked.get(runsAs);
+  if (reads === undefined && runsAs !== undefined) {
+    reads = templateReadsKeys(taskInputTemplate(runsAs), keys);
+    templatesReadingMasked.set(runsAs, reads);
+  }
+  const derived = reads === true && runsAs !== undefined ? (withDerivedMasked(taskInputTemplate(runsAs), task.inputData, keys) as JsonObject) : task.inputData;
+  return masked(derived, keys);
+}
+
 /** Conductor's `Task` JSON for one task instance; engine bookkeeping (attempts, deadlines) stays internal. */
 export function toTaskView(task: TaskExecution, execution: WorkflowExecution): TaskView {
   const view: TaskView = {
@@ -35,7 +56,7 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     taskDefName: shownTaskDefName(task),
     seq: task.seq,
     status: task.status,
-    inputData: masked(task.inputData, maskedKeysOf(execution.definition)),
+    inputData: shownTaskInput(task, execution),
     outputData: masked(task.outputData, maskedKeysOf(execution.definition)),
     retryCount: task.retryCount,
     retried: task.retried,

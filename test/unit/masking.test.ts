@@ -56,6 +56,45 @@ describe("masked parameters (_secrets, _masked)", () => {
     expect(toWorkflowView(plain, false)["input"]).toEqual({ ssn: "1" });
   });
 
+  it("masks what a task's input took from a masked value under another key, whole or inside text, as Conductor's e2e MaskSensitiveDataInWorkflowE2ETest has it", () => {
+    const definition: WorkflowDef = {
+      name: "derived_masking",
+      version: 1,
+      schemaVersion: 2,
+      maskedFields: ["apiKey", "ssn", "creditCard"],
+      tasks: [
+        {
+          name: "call",
+          taskReferenceName: "call",
+          type: "SIMPLE",
+          inputParameters: {
+            headers: {
+              "X-Api-Key": "${workflow.input.apiKey}",
+              "X-Ssn": "This is my SSN ${workflow.input.ssn}, for ${workflow.input.name}",
+              "X-Card": "${workflow.input.payment.creditCard}",
+              "X-Card-Any": "${workflow.input.cards[*].creditCard}",
+              "X-Name": "${workflow.input.name}",
+              "X-Inner": "${workflow.input._masked.pin}",
+            },
+            list: ["${workflow.input.apiKey}", "plain"],
+          },
+        },
+      ],
+    };
+    const input = { apiKey: "key-789", ssn: "111-22-3333", name: "ann", payment: { creditCard: "4111" }, cards: [{ creditCard: "5500" }], _masked: { pin: "1234" } };
+    const state = decide(createExecution({ workflowId: "wf-4", definition, input }, 1_000), { type: "start" }, env(1_000)).state;
+    // The task runs with the real values.
+    expect(state.tasks[0]!.inputData["headers"]).toMatchObject({ "X-Api-Key": "key-789", "X-Ssn": "This is my SSN 111-22-3333, for ann" });
+    const shown = toTaskView(state.tasks[0]!, state)["inputData"];
+    expect(shown).toEqual({
+      headers: { "X-Api-Key": "***", "X-Ssn": "This is my SSN ***, for ann", "X-Card": "***", "X-Card-Any": "***", "X-Name": "ann", "X-Inner": "***" },
+      list: ["***", "plain"],
+    });
+    // A definition without those maskedFields shows them.
+    const plain = decide(createExecution({ workflowId: "wf-5", definition: { ...definition, name: "derived_plain", maskedFields: undefined, tasks: structuredClone(definition.tasks) }, input }, 1_000), { type: "start" }, env(1_000)).state;
+    expect((toTaskView(plain.tasks[0]!, plain)["inputData"] as { headers: Record<string, string> }).headers["X-Api-Key"]).toBe("key-789");
+  });
+
   it("keeps maskedFields as a list of distinct names, none when empty or null, and refuses anything else at its path", () => {
     const base = { name: "m", version: 1, schemaVersion: 2, tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP" }] };
     const kept = validateWorkflowDef({ ...base, maskedFields: ["ssn", "card", "ssn"] });

@@ -1,0 +1,102 @@
+/**
+ * Masking what a task's input took from masked values: a template part that reads a masked key (`${workflow.input.apiKey}`
+ * with `apiKey` in `maskedFields`, `${work.output._masked.card}`) is shown `***` in the task's input, as Conductor masks
+ * it, even when the value lands under a key that is not masked itself (a header, an interpolated string). The execution
+ * keeps the real value: the task runs with it.
+ */
+import type { Expression, PathSegment, TemplatePart } from "./expressions";
+import { ExpressionSyntaxError, parseTemplate } from "./expressions";
+import { MASKED_SECRET } from "./evaluation";
+import type { JsonObject, JsonValue } from "./model";
+import { setOwn } from "./own-property";
+
+/** Whether `expression` reads a value through a path step named by one of `keys`: what it gives is that value, or part of it. */
+function readsKeys(expression: Expression, keys: ReadonlySet<string>): boolean {
+  const named = (key: PathSegment) => typeof key === "string" && keys.has(key);
+  switch (expression.kind) {
+    case "literal":
+      return false;
+    case "path":
+      return (
+        expression.segments.some(named) ||
+        (expression.query ?? []).some((step) => (step.kind === "child" && named(step.key)) || (step.kind === "union" && step.keys.some(named)) || (step.kind === "filter" && readsKeys(step.predicate, keys)))
+      );
+    case "not":
+    case "negate":
+      return readsKeys(expression.operand, keys);
+    case "compare":
+    case "logical":
+      return readsKeys(expression.left, keys) || readsKeys(expression.right, keys);
+    case "conditional":
+      return readsKeys(expression.consequent, keys) || readsKeys(expression.alternate, keys);
+  }
+}
+
+function partsOf(text: string): readonly TemplatePart[] | undefined {
+  try {
+    return parseTemplate(text).parts;
+  } catch (error) {
+    if (error instanceof ExpressionSyntaxError) return undefined;
+    throw error;
+  }
+}
+
+/** The regular-expression text matching `text` literally. */
+function literally(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * A string template's resolved value with the parts read from masked values shown `***`: the whole value when the
+ * template is one such expression, else each such part, found between the template's literal text (the whole value
+ * when that text does not place it).
+ */
+function maskedString(parts: readonly TemplatePart[], sensitive: readonly boolean[], resolved: JsonValue): JsonValue {
+  if (parts.length === 1) return MASKED_SECRET;
+  if (typeof resolved !== "string") return MASKED_SECRET;
+  const pattern = new RegExp(`^${parts.map((part) => (part.kind === "text" ? literally(part.text) : "([\\s\\S]*?)")).join("")}$`);
+  const match = pattern.exec(resolved);
+  if (match === null) return MASKED_SECRET;
+  let group = 0;
+  return parts.map((part, index) => (part.kind === "text" ? part.text : sensitive[index] ? (group++, MASKED_SECRET) : match[++group]!)).join("");
+}
+
+/** Whether a template string anywhere in `template` has a part that reads a value under one of `keys`. */
+export function templateReadsKeys(template: JsonValue, keys: ReadonlySet<string>): boolean {
+  if (typeof template === "string") return template.includes("${") && (partsOf(template) ?? []).some((part) => part.kind === "expression" && readsKeys(part.expression, keys));
+  if (template === null || typeof template !== "object") return false;
+  return (Array.isArray(template) ? template : Object.values(template)).some((item) => templateReadsKeys(item, keys));
+}
+
+/**
+ * `resolved` (what `template` resolved to) with what the template read from values under `keys` shown `***`; the same
+ * object when nothing was read so (no copy).
+ */
+export function withDerivedMasked(template: JsonValue, resolved: JsonValue, keys: ReadonlySet<string>): JsonValue {
+  if (typeof template === "string") {
+    if (!template.includes("${")) return resolved;
+    const parts = partsOf(template);
+    if (parts === undefined) return resolved;
+    const sensitive = parts.map((part) => part.kind === "expression" && readsKeys(part.expression, keys));
+    return sensitive.includes(true) ? maskedString(parts, sensitive, resolved) : resolved;
+  }
+  if (template === null || typeof template !== "object" || resolved === null || typeof resolved !== "object") return resolved;
+  if (Array.isArray(template)) {
+    if (!Array.isArray(resolved)) return resolved;
+    let copy: JsonValue[] | undefined;
+    template.forEach((item, index) => {
+      if (index >= resolved.length) return;
+      const shown = withDerivedMasked(item, resolved[index]!, keys);
+      if (shown !== resolved[index]) (copy ??= [...resolved])[index] = shown;
+    });
+    return copy ?? resolved;
+  }
+  if (Array.isArray(resolved)) return resolved;
+  let copy: JsonObject | undefined;
+  for (const key of Object.keys(template)) {
+    if (!Object.hasOwn(resolved, key)) continue;
+    const shown = withDerivedMasked(template[key]!, resolved[key]!, keys);
+    if (shown !== resolved[key]) setOwn((copy ??= { ...resolved }), key, shown);
+  }
+  return copy ?? resolved;
+}
