@@ -1,4 +1,4 @@
-import { TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "./model";
+import { TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "./model";
 import { templateReadsKeys, withDerivedMasked } from "./derived-masking";
 import { taskInputTemplate } from "./tasks/registry";
 import { cutText } from "./limits";
@@ -28,27 +28,34 @@ export function shownTaskDefName(task: Pick<TaskExecution, "taskType" | "taskDef
   return NAMED_BY_TYPE.has(task.taskType) ? shownTaskType(task) : task.taskDefName;
 }
 
-/** Whether each task's input template reads a masked value, found once per task of a definition (templates are immutable). */
-const templatesReadingMasked = new WeakMap<WorkflowTaskDef, boolean>();
+/**
+ * Whether the input template of each task of a definition reads a masked value, by step and the name it runs as (a
+ * DYNAMIC's choice): found once per definition object, which an execution keeps (templates are immutable).
+ */
+const templatesReadingMasked = new WeakMap<WorkflowDef, Map<string, boolean>>();
 
 /**
  * A task's input as the API shows it: masked by key (see masking.ts), and where its template read a masked value (see
- * derived-masking.ts).
+ * derived-masking.ts). `runsAs`: the definition task it runs as, when the caller has it.
  */
-export function shownTaskInput(task: TaskExecution, execution: WorkflowExecution): JsonObject {
+export function shownTaskInput(task: TaskExecution, execution: WorkflowExecution, runsAs = instanceTask(execution.definition, task)): JsonObject {
   const keys = maskedKeysOf(execution.definition);
-  const runsAs = instanceTask(execution.definition, task);
-  let reads = runsAs === undefined ? false : templatesReadingMasked.get(runsAs);
-  if (reads === undefined && runsAs !== undefined) {
+  if (runsAs === undefined) return masked(task.inputData, keys);
+  let byTask = templatesReadingMasked.get(execution.definition);
+  if (byTask === undefined) templatesReadingMasked.set(execution.definition, (byTask = new Map()));
+  const at = `${task.definitionIndex}:${task.taskDefName}`;
+  let reads = byTask.get(at);
+  if (reads === undefined) {
     reads = templateReadsKeys(taskInputTemplate(runsAs), keys);
-    templatesReadingMasked.set(runsAs, reads);
+    byTask.set(at, reads);
   }
-  const derived = reads === true && runsAs !== undefined ? (withDerivedMasked(taskInputTemplate(runsAs), task.inputData, keys) as JsonObject) : task.inputData;
-  return masked(derived, keys);
+  return masked(reads ? (withDerivedMasked(taskInputTemplate(runsAs), task.inputData, keys) as JsonObject) : task.inputData, keys);
 }
 
 /** Conductor's `Task` JSON for one task instance; engine bookkeeping (attempts, deadlines) stays internal. */
 export function toTaskView(task: TaskExecution, execution: WorkflowExecution): TaskView {
+  // The task definition it follows, when it was looked up as it ran (a DYNAMIC's choice, a forked task).
+  const runsAs = instanceTask(execution.definition, task);
   const view: TaskView = {
     taskId: task.taskId,
     taskType: shownTaskType(task),
@@ -56,7 +63,7 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     taskDefName: shownTaskDefName(task),
     seq: task.seq,
     status: task.status,
-    inputData: shownTaskInput(task, execution),
+    inputData: shownTaskInput(task, execution, runsAs),
     outputData: masked(task.outputData, maskedKeysOf(execution.definition)),
     retryCount: task.retryCount,
     retried: task.retried,
@@ -79,8 +86,6 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   setPresent(view, "retriedTaskId", task.retriedTaskId);
   setPresent(view, "correlationId", execution.correlationId);
   const definition = planTask(execution.definition, task.definitionIndex);
-  // The task definition it follows, when it was looked up as it ran (a DYNAMIC's choice, a forked task).
-  const runsAs = instanceTask(execution.definition, task);
   const taskDefinition = runsAs?.taskDefinition === definition?.taskDefinition ? undefined : { taskDefinition: runsAs?.taskDefinition };
   // As Conductor shows a DYNAMIC's: its own, named as the task it chose.
   const shown = definition?.type === "DYNAMIC" ? { ...definition, name: task.taskDefName, ...taskDefinition } : taskDefinition === undefined ? definition : runsAs;
