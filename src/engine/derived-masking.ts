@@ -46,19 +46,34 @@ function literally(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/** Each expression part's value in `resolved`, found between the template's literal text; undefined unless only one split fits. */
+function placedValues(parts: readonly TemplatePart[], resolved: string): string[] | undefined {
+  const split = (group: string) => new RegExp(`^${parts.map((part) => (part.kind === "text" ? literally(part.text) : group)).join("")}$`).exec(resolved)?.slice(1);
+  // The shortest first values and the longest: when they agree, no other split fits (a value holding the literal text
+  // that follows it would make them differ, and a part of it could then be shown as another part's value).
+  const shortest = split("([\\s\\S]*?)");
+  const longest = split("([\\s\\S]*)");
+  return shortest !== undefined && longest !== undefined && shortest.every((value, index) => value === longest[index]) ? shortest : undefined;
+}
+
 /**
  * A string template's resolved value with the parts read from masked values shown `***`: the whole value when the
- * template is one such expression, else each such part, found between the template's literal text (the whole value
- * when that text does not place it).
+ * template is one such expression, else each such part, placed between the template's literal text (the whole value
+ * when that text does not place it beyond doubt).
  */
 function maskedString(parts: readonly TemplatePart[], sensitive: readonly boolean[], resolved: JsonValue): JsonValue {
   if (parts.length === 1) return MASKED_SECRET;
   if (typeof resolved !== "string") return MASKED_SECRET;
-  const pattern = new RegExp(`^${parts.map((part) => (part.kind === "text" ? literally(part.text) : "([\\s\\S]*?)")).join("")}$`);
-  const match = pattern.exec(resolved);
-  if (match === null) return MASKED_SECRET;
-  let group = 0;
-  return parts.map((part, index) => (part.kind === "text" ? part.text : sensitive[index] ? (group++, MASKED_SECRET) : match[++group]!)).join("");
+  const values = placedValues(parts, resolved);
+  if (values === undefined) return MASKED_SECRET;
+  let next = 0;
+  return parts
+    .map((part, index) => {
+      if (part.kind === "text") return part.text;
+      const value = values[next++]!;
+      return sensitive[index] ? MASKED_SECRET : value;
+    })
+    .join("");
 }
 
 /** Whether a template string anywhere in `template` has a part that reads a value under one of `keys`. */

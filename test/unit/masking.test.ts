@@ -90,6 +90,9 @@ describe("masked parameters (_secrets, _masked)", () => {
       headers: { "X-Api-Key": "***", "X-Ssn": "This is my SSN ***, for ann", "X-Card": "***", "X-Card-Any": "***", "X-Name": "ann", "X-Inner": "***" },
       list: ["***", "plain"],
     });
+    // A masked value holding the text that follows it could not be told apart from the next value: the whole text is masked.
+    const tricky = decide(createExecution({ workflowId: "wf-6", definition, input: { ...input, ssn: "1, for ann, for x" } }, 1_000), { type: "start" }, env(1_000)).state;
+    expect((toTaskView(tricky.tasks[0]!, tricky)["inputData"] as { headers: Record<string, string> }).headers["X-Ssn"]).toBe("***");
     // A definition without those maskedFields shows them.
     const plain = decide(createExecution({ workflowId: "wf-5", definition: { ...definition, name: "derived_plain", maskedFields: undefined, tasks: structuredClone(definition.tasks) }, input }, 1_000), { type: "start" }, env(1_000)).state;
     expect((toTaskView(plain.tasks[0]!, plain)["inputData"] as { headers: Record<string, string> }).headers["X-Api-Key"]).toBe("key-789");
