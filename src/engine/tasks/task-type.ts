@@ -52,6 +52,11 @@ export interface TaskTypeModule {
   onTimeout?(task: TaskExecution, env: DecideEnv, definition: WorkflowTaskDef | undefined): Partial<TaskExecution>;
 }
 
+/** `task` failed for good as it started, with `reason`: nothing of it runs, and no retry is made. */
+export function failedAtStart(task: TaskExecution, reason: string, now: number): TaskExecution {
+  return { ...task, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason, startTime: now, endTime: now, updateTime: now };
+}
+
 /**
  * The start of a task whose work is a side effect the actor performs (an HTTP call, another workflow's start or
  * update): IN_PROGRESS, its next attempt dispatched with the deadline its `module` gives, and `outputData` (its own

@@ -1,10 +1,6 @@
 import { MAX_CORRELATION_ID_LENGTH } from "../../limits";
 import type { TaskExecution } from "../../model";
-import type { TaskTypeModule } from "../task-type";
-
-function failed(task: TaskExecution, reason: string, now: number): TaskExecution {
-  return { ...task, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason, startTime: now, endTime: now, updateTime: now };
-}
+import { failedAtStart, type TaskTypeModule } from "../task-type";
 
 /**
  * SET_CORRELATION_ID (Conductor's): sets the workflow's correlation id to its input's `correlationId` and completes at
@@ -16,9 +12,9 @@ export const setCorrelationIdTask: TaskTypeModule = {
   type: "SET_CORRELATION_ID",
   start(task, _definition, _execution, env) {
     const correlationId = task.inputData["correlationId"];
-    if (typeof correlationId !== "string" || correlationId === "") return { task: failed(task, "A non-empty String value must be provided for 'correlationId'", env.now), dispatch: false };
+    if (typeof correlationId !== "string" || correlationId === "") return { task: failedAtStart(task, "A non-empty String value must be provided for 'correlationId'", env.now), dispatch: false };
     if (correlationId.length > MAX_CORRELATION_ID_LENGTH) {
-      return { task: failed(task, `'correlationId' must be at most ${MAX_CORRELATION_ID_LENGTH} characters, but is ${correlationId.length}`, env.now), dispatch: false };
+      return { task: failedAtStart(task, `'correlationId' must be at most ${MAX_CORRELATION_ID_LENGTH} characters, but is ${correlationId.length}`, env.now), dispatch: false };
     }
     const completed: TaskExecution = { ...task, status: "COMPLETED", outputData: { correlationId }, startTime: env.now, endTime: env.now, updateTime: env.now };
     return { task: completed, dispatch: false, correlationId };

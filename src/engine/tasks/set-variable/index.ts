@@ -1,16 +1,12 @@
 import { referencedSecrets } from "../../expressions";
 import type { JsonObject, TaskExecution, WorkflowTaskDef } from "../../model";
 import { mergedVariables, variablesProblem } from "../../variables";
-import type { TaskTypeModule } from "../task-type";
+import { failedAtStart, type TaskTypeModule } from "../task-type";
 
 /** Secrets the task's input template names: its own inputParameters and its task definition's inputTemplate. */
 function namedSecrets(definition: WorkflowTaskDef): string[] {
   const template: JsonObject = { ...(definition.taskDefinition?.inputTemplate ?? {}), ...(definition.inputParameters ?? {}) };
   return referencedSecrets(template);
-}
-
-function failed(task: TaskExecution, reason: string, now: number): TaskExecution {
-  return { ...task, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason, startTime: now, endTime: now, updateTime: now };
 }
 
 /**
@@ -24,10 +20,10 @@ export const setVariableTask: TaskTypeModule = {
   type: "SET_VARIABLE",
   start(task, definition, execution, env) {
     const secrets = namedSecrets(definition);
-    if (secrets.length > 0) return { task: failed(task, `SET_VARIABLE input names secrets (${secrets.join(", ")}): workflow variables are shown by the API, so a secret cannot be one`, env.now), dispatch: false };
+    if (secrets.length > 0) return { task: failedAtStart(task, `SET_VARIABLE input names secrets (${secrets.join(", ")}): workflow variables are shown by the API, so a secret cannot be one`, env.now), dispatch: false };
     const variables = mergedVariables(execution.variables, task.inputData);
     const problem = variablesProblem("The workflow's variables object with this task's input", variables, env.config.maxPayloadBytes);
-    if (problem !== undefined) return { task: failed(task, problem, env.now), dispatch: false };
+    if (problem !== undefined) return { task: failedAtStart(task, problem, env.now), dispatch: false };
     const completed: TaskExecution = { ...task, status: "COMPLETED", outputData: {}, startTime: env.now, endTime: env.now, updateTime: env.now };
     return { task: completed, dispatch: false, variables };
   },
