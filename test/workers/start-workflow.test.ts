@@ -52,6 +52,7 @@ describe("START_WORKFLOW", () => {
     const refused = await api("POST", "/api/metadata/workflow", { name: "sw_bad_written", schemaVersion: 2, tasks: [startWorkflow("kick", { workflowDef: { name: "x", tasks: [] } })] });
     expect(refused.status).toBe(400);
     expect(JSON.stringify(await refused.json())).toContain("tasks[0].inputParameters.startWorkflow.workflowDef");
+    expect((await api("GET", "/api/metadata/workflow/sw_bad_written")).status).toBe(404);
   });
 
   it("starts one workflow for starts carrying the same idempotencyKey (RETURN_EXISTING unless told), with the priority asked for", async () => {
