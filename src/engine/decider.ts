@@ -1042,14 +1042,12 @@ function keepUpTo(draft: Draft, target: TaskExecution, options: { keepOtherBranc
 }
 
 /**
- * Whether a task instance ran in another branch than `target` of a fork `target` lies in, in the same run of that fork
- * (the same iterations of the loops around `target`): beside it, not after it.
+ * Whether a task instance ran in another branch than `target` of a fork `target` lies in: beside it, not after it.
+ * For a `target` outside loops (see keepUpTo), where each fork runs once.
  */
 function inOtherBranchThan(definition: WorkflowDef, target: TaskExecution): (task: TaskExecution) => boolean {
   const targetBranches = branchesOf(definition, target.definitionIndex);
-  const iterations = loopIterationsOf(definition, target);
   return (task) => {
-    if (!ranInIterations(definition, task, iterations)) return false;
     const branches = branchesOf(definition, task.definitionIndex);
     for (const [fork, lane] of targetBranches) {
       const taskLane = branches.get(fork);
