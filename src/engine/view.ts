@@ -99,9 +99,10 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   if (task.taskType === "SIMPLE") {
     view["responseTimeoutSeconds"] = responseTimeoutSeconds(runsAs);
     view["callbackAfterSeconds"] = task.callbackAfterSeconds ?? 0;
-    setPresent(view, "workerId", task.workerId);
     setPresent(view, "domain", task.domain);
   }
+  // Any task's: a WAIT or HUMAN task completed with `?workerid=` names who completed it.
+  setPresent(view, "workerId", task.workerId);
   return view;
 }
 

@@ -382,6 +382,13 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[0]).toMatchObject({ status: "COMPLETED", workerId: "host-7", outputData: { done: true } });
   });
 
+  it("a WAIT completed by reference name with ?workerid= shows that worker too, as Conductor's Task does for any type", async () => {
+    await register({ name: "w_ref_wait", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }] });
+    const workflowId = await startWorkflow("w_ref_wait");
+    expect((await api("POST", `/api/tasks/${workflowId}/hold/COMPLETED?workerid=approver-3`, { ok: true })).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[0]).toMatchObject({ taskType: "WAIT", status: "COMPLETED", workerId: "approver-3" });
+  });
+
   it("the Python client's heartbeat (extendLease with no status) keeps the task, and a result sent twice is taken once", async () => {
     await register({ name: "w_python_beat", tasks: [simpleTask("w_python_beat_task")] });
     const workflowId = await startWorkflow("w_python_beat");
