@@ -130,6 +130,11 @@ export interface TaskResultInput {
   oversizeFailsTask?: true;
   /** The reporting worker (a TaskResult's `workerId`). */
   workerId?: string;
+  /**
+   * True for a TaskResult: its output replaces the task's, as Conductor's updateTask sets it (a worker's final result
+   * drops what its IN_PROGRESS reports gave). The by-reference updates add theirs to it instead, as Conductor's do.
+   */
+  replaceOutput?: true;
 }
 
 /** How an UPDATE_TASK's update differs from a TaskResult's (see the decider's `externalUpdate`). */
@@ -1073,6 +1078,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (result.callbackAfterSeconds !== undefined) event.callbackAfterSeconds = result.callbackAfterSeconds;
     if (result.oversizeFailsTask === true) event.oversizeFailsTask = true;
     if (result.workerId !== undefined) event.workerId = result.workerId;
+    if (result.replaceOutput === true) event.replaceOutput = true;
     if (result.from !== undefined) {
       event.byTask = result.from.byTask;
       event.replaceOutput = result.from.replaceOutput;

@@ -114,14 +114,24 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     await register({ name: "w_progress", tasks: [simpleTask("w_progress_task")] });
     const workflowId = await startWorkflow("w_progress");
     const first = await pollOne("w_progress_task");
-    expect((await report(first, "IN_PROGRESS", { percent: 40 }, { callbackAfterSeconds: 1 })).status).toBe(200);
+    expect((await report(first, "IN_PROGRESS", { percent: 40, cursor: "page-2" }, { callbackAfterSeconds: 1 })).status).toBe(200);
     const waiting = await getWorkflow(workflowId);
-    expect(waiting.tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: { percent: 40 }, callbackAfterSeconds: 1 });
+    expect(waiting.tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: { percent: 40, cursor: "page-2" }, callbackAfterSeconds: 1 });
     expect(await poll("w_progress_task")).toEqual([]);
     const again = await pollOne("w_progress_task", { workerid: "worker-2", timeout: "3000" });
-    expect(again).toMatchObject({ taskId: first.taskId, pollCount: 2, workerId: "worker-2", outputData: { percent: 40 } });
+    expect(again).toMatchObject({ taskId: first.taskId, pollCount: 2, workerId: "worker-2", outputData: { percent: 40, cursor: "page-2" } });
+    // A TaskResult's output replaces the task's, as Conductor's updateTask sets it: the progress report's cursor is gone.
     expect((await report(again, "COMPLETED", { percent: 100 })).status).toBe(200);
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).output).toEqual({ percent: 100 });
+  });
+
+  it("an update by reference name adds its output to the task's, as Conductor's does (a TaskResult's replaces it)", async () => {
+    await register({ name: "w_ref_merge", tasks: [simpleTask("w_ref_merge_task", "work")] });
+    const workflowId = await startWorkflow("w_ref_merge");
+    const task = await pollOne("w_ref_merge_task");
+    expect((await report(task, "IN_PROGRESS", { percent: 40, cursor: "page-2" })).status).toBe(200);
+    expect((await api("POST", `/api/tasks/${workflowId}/work/COMPLETED`, { percent: 100 })).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).output).toEqual({ percent: 100, cursor: "page-2" });
   });
 
   it("resetcallbacks (Conductor's resetCallbacksForWorkflow) lets a task waiting out its callbackAfterSeconds be polled at once", async () => {
@@ -432,10 +442,11 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(token).toBe("echo-s3cr3t-value");
     // A progress report, then the result, each quoting the credential (as workers that echo their input do).
     expect((await report(first, "IN_PROGRESS", { seen: token }, { callbackAfterSeconds: 0 })).status).toBe(200);
+    expect((await getWorkflow(workflowId)).tasks[0]!.outputData).toEqual({ seen: "***" });
     const again = await pollOne("w_echo_task");
     expect((await report(again, "COMPLETED", { echo: token, header: `Bearer ${token}` })).status).toBe(200);
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
-    expect(done.tasks[0]!.outputData).toEqual({ seen: "***", echo: "***", header: "Bearer ***" });
+    expect(done.tasks[0]!.outputData).toEqual({ echo: "***", header: "Bearer ***" });
     expect(JSON.stringify(done)).not.toContain("echo-s3cr3t-value");
   });
 

@@ -80,7 +80,7 @@ export function taskResultMaxBytes(config: ServiceConfig): number {
 export function taskResultInput(
   result: Pick<TaskResultRequest, "outputData" | "reasonForIncompletion" | "callbackAfterSeconds" | "logs"> & { status: TaskResultInput["status"] },
 ): TaskResultInput & { logs?: TaskLogInput[] } {
-  const input: TaskResultInput & { logs?: TaskLogInput[] } = { status: result.status, output: result.outputData ?? {} };
+  const input: TaskResultInput & { logs?: TaskLogInput[] } = { status: result.status, output: result.outputData ?? {}, replaceOutput: true };
   if (result.reasonForIncompletion !== undefined && result.reasonForIncompletion !== null) input.reason = result.reasonForIncompletion;
   if (result.callbackAfterSeconds !== undefined && result.callbackAfterSeconds !== null) input.callbackAfterSeconds = result.callbackAfterSeconds;
   const lines = (result.logs ?? []).flatMap(({ log, createdTime }) => (log === null || log === undefined ? [] : [createdTime === null || createdTime === undefined ? { log } : { log, createdTime }]));
