@@ -1012,6 +1012,8 @@ export class WorkflowExecution extends DurableObject<Env> {
    * the reference name or the workflow), refused unless the instance found here still has it: the latest instance of
    * a reference name can change between that check and this update (a rerun, an upgrade to another version).
    * `workerId`: the reporting worker (Conductor's `?workerid=`), the task's worker from then on.
+   * A caller's update of a reference whose latest task has ended finds no task to update: a 404, as Orkes answers it
+   * (its clients take that 404 as "updated already").
    */
   async updateTaskByRef(
     taskRefName: string,
@@ -1028,6 +1030,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (!task) return refused(noTaskWithRef(execution, taskRefName));
     if (checkedTaskName !== undefined && task.taskDefName !== checkedTaskName) {
       return refused(new EngineError("FORBIDDEN", `Task ${taskRefName} of workflow ${execution.workflowId} is no longer a ${checkedTaskName} task, which your permission was checked for; try again`));
+    }
+    if (from === undefined && !isPending(task)) {
+      return refused(new EngineError("NOT_FOUND", `Found no running task ${taskRefName} of workflow ${execution.workflowId} to update: its latest, ${task.taskId}, is ${task.status}`));
     }
     return this.updateTask(task.taskId, status, output, {
       ...(from === undefined ? {} : { from, ...(from.reason === undefined ? {} : { reason: from.reason }) }),

@@ -390,6 +390,13 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", workerId: "worker-1" });
     expect((await api("POST", `/api/tasks/${workflowId}/work/COMPLETED?workerid=host-7`, { done: true })).status).toBe(200);
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[0]).toMatchObject({ status: "COMPLETED", workerId: "host-7", outputData: { done: true } });
+    // Sent again (an answer missed): no running task to update, the 404 Orkes' clients take as "updated already".
+    for (const path of [`/api/tasks/${workflowId}/work/COMPLETED`, `/api/tasks/${workflowId}/work/COMPLETED/sync`]) {
+      const again = await api("POST", path, { done: false });
+      expect(again.status, path).toBe(404);
+      expect(await again.json()).toMatchObject({ error: "NOT_FOUND", message: expect.stringContaining("Found no running task work of workflow") });
+    }
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { done: true } });
   });
 
   it("a WAIT completed by reference name with ?workerid= shows that worker too, as Conductor's Task does for any type", async () => {
