@@ -14,7 +14,7 @@ import type { PathAuthorizer } from "./guard";
 import { parseOrThrow } from "./schemas";
 
 /** What a synchronous call answers with (Orkes' `returnStrategy`). */
-const RETURN_STRATEGIES = ["TARGET_WORKFLOW", "BLOCKING_WORKFLOW", "BLOCKING_TASK", "BLOCKING_TASK_INPUT"] as const;
+const RETURN_STRATEGIES = ["TARGET_WORKFLOW", "BLOCKING_WORKFLOW", "BLOCKING_TASK", "BLOCKING_TASK_INPUT", "BLOCKING_TASK_LIST"] as const;
 /** One of Orkes' return strategies. */
 export type ReturnStrategy = (typeof RETURN_STRATEGIES)[number];
 const ReturnStrategyQuery = v.picklist(RETURN_STRATEGIES, `returnStrategy must be one of ${RETURN_STRATEGIES.join(", ")}`);
@@ -90,6 +90,8 @@ export async function signalResponse(env: Env, strategy: ReturnStrategy, top: Wo
     return { ...blocking.workflow, ...header, ...blocker };
   }
   const where: JsonObject = { workflowId: blocking.workflow.workflowId, workflowType: blocking.workflow.workflowName };
+  // The newer clients' strategy: the blocking task whole, as a Task, in `tasks` (empty once nothing blocks).
+  if (strategy === "BLOCKING_TASK_LIST") return { ...header, ...where, tasks: task === undefined ? [] : [task] };
   if (task === undefined) return { ...header, ...where };
   // The task's input and output go under `input` and `output`, as a SignalResponse carries them.
   const { inputData, outputData, ...fields } = task;

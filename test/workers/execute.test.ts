@@ -120,6 +120,10 @@ describe("execute's returnStrategy and consistency", () => {
     });
     expect(blockingInput["workflowId"]).not.toBe(blockingInput["targetWorkflowId"]);
 
+    const blockingList = (await execute("exec_strategy_parent", "?returnStrategy=BLOCKING_TASK_LIST", { order: 7 })).run as unknown as JsonObject;
+    expect(blockingList).toMatchObject({ responseType: "BLOCKING_TASK_LIST", targetWorkflowStatus: "RUNNING", workflowType: "exec_strategy_child" });
+    expect(blockingList["tasks"]).toEqual([expect.objectContaining({ referenceTaskName: "first", taskType: "WAIT", status: "IN_PROGRESS", inputData: { order: 7 } })]);
+
     // Ended: nothing blocks it, so only where it ended.
     await register({ name: "exec_strategy_done", tasks: [inline("prep")] });
     const ended = (await execute("exec_strategy_done", "?returnStrategy=BLOCKING_TASK")).run as unknown as JsonObject;

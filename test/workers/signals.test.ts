@@ -110,12 +110,19 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
       referenceTaskName: "second",
       input: { order: 42 },
     });
+    // The newer clients' BLOCKING_TASK_LIST: the blocking task whole, as a Task, in `tasks`.
+    const blockingList = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/IN_PROGRESS/signal/sync?returnStrategy=BLOCKING_TASK_LIST`, { again: true });
+    expect(blockingList).toMatchObject({ responseType: "BLOCKING_TASK_LIST", targetWorkflowId: parentId, targetWorkflowStatus: "RUNNING", targetWorkflowVariables: {}, workflowId: childId, workflowType: "signal_nested_child" });
+    expect(blockingList["taskId"]).toBeUndefined();
+    expect(blockingList["tasks"]).toEqual([expect.objectContaining({ referenceTaskName: "second", taskType: "WAIT", status: "IN_PROGRESS", workflowInstanceId: childId, inputData: { order: 42 }, outputData: { note: "still thinking", again: true } })]);
     const ended = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/COMPLETED/signal/sync?returnStrategy=BLOCKING_TASK`, {});
     expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: parentId, targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, workflowId: parentId, workflowType: "signal_nested_parent" });
     expect((await getWorkflow(childId)).status).toBe("COMPLETED");
+    const endedList = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/COMPLETED/signal/sync?returnStrategy=BLOCKING_TASK_LIST`, {});
+    expect(endedList).toEqual({ responseType: "BLOCKING_TASK_LIST", targetWorkflowId: parentId, targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, workflowId: parentId, workflowType: "signal_nested_parent", tasks: [] });
   });
 
-  it("refuse what they cannot apply, changing nothing: nothing waiting (404 when synchronous, a 200 doing nothing when not, as Conductor's), an unknown workflow (404), a bad status or returnStrategy (400)", async () => {
+  it("refuse what they cannot apply, changing nothing: nothing waiting (a 200 doing nothing, the synchronous one answering where the workflow stands, as Orkes'), an unknown workflow (404), a bad status or returnStrategy (400)", async () => {
     await register({ name: "signal_refused", tasks: [wait("approval")] });
     const workflowId = await startWorkflow("signal_refused");
     await waitFor(workflowId, waitingIn("approval"));
@@ -132,11 +139,12 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
     await register({ name: "signal_nothing", tasks: [{ name: "worker_job", taskReferenceName: "job", type: "SIMPLE", inputParameters: {} }] });
     const busy = await startWorkflow("signal_nothing");
     await waitFor(busy, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
-    const nothing = await api("POST", `/api/tasks/${busy}/COMPLETED/signal/sync`, {});
-    expect(nothing.status).toBe(404);
-    expect(((await nothing.json()) as { message: string }).message).toMatch(/has no WAIT task waiting for a signal/);
+    const before = await getWorkflow(busy);
+    const nothing = await apiOk<JsonObject>("POST", `/api/tasks/${busy}/COMPLETED/signal/sync`, { ignored: true });
+    expect(nothing).toMatchObject({ responseType: "TARGET_WORKFLOW", targetWorkflowId: busy, targetWorkflowStatus: "RUNNING", workflowId: busy, status: "RUNNING" });
+    expect((nothing as WorkflowJson).tasks[0]).toMatchObject({ referenceTaskName: "job", status: "SCHEDULED", outputData: {} });
     expect((await api("POST", `/api/tasks/${busy}/COMPLETED/signal`, {})).status).toBe(200);
-    expect((await getWorkflow(busy)).tasks[0]!.status).toBe("SCHEDULED");
+    expect(await getWorkflow(busy)).toEqual(before);
   });
 
   it("need TASK_EXECUTE on the workflow, and on the child's too for a WAIT there; the synchronous answer needs the read right first", async () => {
