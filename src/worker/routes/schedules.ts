@@ -225,7 +225,11 @@ export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void
   );
   router.get("/api/scheduler/schedules/:name", async (request, env) => Response.json(scheduleJson(await pathSchedule(request, env, "read", "reading"), Date.now())));
   router.delete("/api/scheduler/schedules/:name", async (request, env) => {
-    const schedule = await pathSchedule(request, env, "manage", "deleting");
+    const name = decodedPathParam(request, "name");
+    const schedule = await new ScheduleRepository(env.DB).get(name);
+    requireOnSchedule(principalOf(request).grants, "manage", schedule?.workflowName, `deleting schedule ${name}`);
+    // Already gone is done, as Orkes answers it: the Java client's tests delete a schedule that never was before each test.
+    if (schedule === undefined) return new Response(null, { status: 200 });
     if (!(await new ScheduleRepository(env.DB).delete(schedule.name, schedule.revision))) throw changedMeanwhile(schedule.name);
     // Deleted first: an object whose disarm call is lost finds no schedule at its next alarm and stops then.
     await trigger(env, schedule.name).disarm();
