@@ -280,17 +280,23 @@ export function orderBy(sort: string | undefined, fields: SearchFields = EXECUTI
 const MAX_SORT_TERMS = 10;
 
 function sortTerm(term: string, fields: SearchFields): string {
-  const columns = fields.sort;
+  const [column, direction] = sortColumnAndDirection(term, fields);
+  // A time not set yet (0) sorts last either way, as a field Conductor's index does not hold.
+  return fields.unsetWhenZero?.includes(column) === true ? `(${column} = 0), ${column} ${direction}` : `${column} ${direction}`;
+}
+
+function sortColumnAndDirection(term: string, fields: SearchFields): [column: string, direction: string] {
+  // A direction alone (the Java client's scheduler search sends `sort=ASC`) orders by the default order's field.
+  const bare = /^\s*(ASC|DESC)\s*$/i.exec(term);
+  if (bare) return [fields.defaultOrder.split(" ")[0]!, bare[1]!.toUpperCase()];
   const match = /^\s*(\w+)\s*(?::\s*(ASC|DESC)\s*)?$/i.exec(term);
-  const column = match ? columnOf(columns, match[1]!) : undefined;
+  const column = match ? columnOf(fields.sort, match[1]!) : undefined;
   if (!match || !column) {
     throw validationError("Invalid search", [
-      { path: "sort", message: `cannot understand "${term.trim()}"; use field[:ASC|DESC], several joined by |, with field one of ${Object.keys(columns).join(", ")}` },
+      { path: "sort", message: `cannot understand "${term.trim()}"; use field[:ASC|DESC] or ASC|DESC alone, several joined by |, with field one of ${Object.keys(fields.sort).join(", ")}` },
     ]);
   }
-  // A time not set yet (0) sorts last either way, as a field Conductor's index does not hold.
-  const direction = (match[2] ?? "ASC").toUpperCase();
-  return fields.unsetWhenZero?.includes(column) === true ? `(${column} = 0), ${column} ${direction}` : `${column} ${direction}`;
+  return [column, (match[2] ?? "ASC").toUpperCase()];
 }
 
 /** Which workflow names a caller may see: all, or exact names and name prefixes. */

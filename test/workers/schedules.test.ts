@@ -545,6 +545,8 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
     expect((await search(`query=${both}&sort=workflowId:DESC`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok", "sched-rec-gone"]);
     expect((await search(`query=${both}&sort=executionId:ASC`)).results.map((fire) => fire["executionId"])).toEqual(found.results.map((fire) => fire["executionId"]).sort());
     await expectRefused(await api("GET", `/api/scheduler/search/executions?query=${encodeURIComponent("state = DONE")}`), 400, "query");
+    // The Java client's search(0, 10, "ASC", "*", ""): a direction alone, by execution time.
+    expect((await search(`query=${both}&sort=ASC`)).results.map((fire) => fire["executionId"])).toEqual((await search(`query=${both}&sort=executionTime:ASC`)).results.map((fire) => fire["executionId"]));
     await expectRefused(await api("GET", "/api/scheduler/search/executions?sort=colour"), 400, "sort");
 
     // The same fire run again (an alarm cut off before it armed the next one) finds its execution: still one record.

@@ -65,6 +65,9 @@ describe("search", () => {
     expect(await order("executionTime:DESC|workflowId:ASC")).toEqual([...ids].sort());
     // None has failed: ties, by workflow id.
     expect(await order("failedReferenceTaskNames:DESC")).toEqual([...ids].sort());
+    // A direction alone (the Java client's scheduler search sends one) orders by start time.
+    expect(await order("ASC")).toEqual(await order("startTime:ASC"));
+    expect(await order("desc")).toEqual(await order("startTime:DESC"));
   });
 
   it("reads Conductor's other query operators (BETWEEN, !=, STARTS_WITH) and the fields version, priority and executionTime", async () => {
