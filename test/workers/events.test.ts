@@ -353,7 +353,8 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect(acts.map((execution) => [execution.action, execution.status])).toEqual(expect.arrayContaining([["start_workflow", "COMPLETED"], ["complete_task", "FAILED"]]));
     expect(acts).toHaveLength(2);
     const started = acts.find((execution) => execution.action === "start_workflow")!;
-    expect(started).toMatchObject({ messageId, name: "evrec_acts", event, payload: { order: 7, workflowInstanceId: publisherId } });
+    // The message is the EVENT task's output, event_produced too, as Conductor publishes it.
+    expect(started).toMatchObject({ messageId, name: "evrec_acts", event, payload: { order: 7, workflowInstanceId: publisherId, event_produced: event } });
     expect((await getWorkflow(String(started.output["workflowId"]))).workflowName).toBe("evrec_started");
     expect(acts.find((execution) => execution.action === "complete_task")!.statusDescription).toBe("no workflowId in the payload");
     expect(await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_never")).toEqual([

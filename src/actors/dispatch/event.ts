@@ -37,8 +37,9 @@ export function dispatchEvent(execution: WorkflowExecution, task: TaskExecution,
   const payload = eventPayload(task, execution);
   // Conductor's message id is the task's id; a rerun of the task (which keeps its id) publishes a message of its own,
   // or its start actions would find the first run's workflows and start none.
-  const published = { event: target.event, messageId: deliveryKey(task), payload };
   const output = { ...payload, event_produced: target.event };
+  // The message is the task's output, `event_produced` included, as Conductor's Event task publishes it.
+  const published = { event: target.event, messageId: deliveryKey(task), payload: output };
   const asyncComplete = definition?.asyncComplete === true || task.inputData["asyncComplete"] === true;
   return asyncComplete ? result("IN_PROGRESS", output, { awaitingExternal: true, published }) : result("COMPLETED", output, { published });
 }
