@@ -26,6 +26,19 @@ export function requestObject<const E extends v.ObjectEntries>(entries: E) {
 }
 
 /**
+ * A {@link requestObject} whose fields given as `null` read as absent: the official clients send an unset field as
+ * null (the JavaScript client's objects, a hand-built request), and Conductor's Jackson reads that as unset.
+ */
+export function clientRequestObject<const E extends v.ObjectEntries>(entries: E) {
+  const fields = v.object(entries);
+  return v.pipe(
+    v.custom<v.InferInput<typeof fields>>(isPlainObject, "must be a JSON object"),
+    v.transform((body) => Object.fromEntries(Object.entries(body as Record<string, unknown>).filter(([, value]) => value !== null)) as v.InferInput<typeof fields>),
+    fields,
+  );
+}
+
+/**
  * A JSON object that becomes workflow data (an input, an output). Bounded in depth: a small but deeply
  * nested value overflows the stack wherever it is copied, stored or walked, which would answer 500.
  * Finite: expressions would see Infinity where the stored (and shown) value is null.
@@ -66,7 +79,7 @@ const START_WORKFLOW_FIELDS = {
 };
 
 /** Conductor's `StartWorkflowRequest` body of `POST /api/workflow` and the execute endpoint. */
-export const StartWorkflowRequest = requestObject(START_WORKFLOW_FIELDS);
+export const StartWorkflowRequest = clientRequestObject(START_WORKFLOW_FIELDS);
 /** Parsed {@link StartWorkflowRequest}. */
 export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;
 
@@ -89,7 +102,7 @@ const TEST_FIELDS = {
 };
 
 /** Conductor's `WorkflowTestRequest`, body of `POST /api/workflow/test`: a start request with mocked task results. */
-export const WorkflowTestRequest = requestObject({ ...START_WORKFLOW_FIELDS, ...TEST_FIELDS });
+export const WorkflowTestRequest = clientRequestObject({ ...START_WORKFLOW_FIELDS, ...TEST_FIELDS });
 /** Parsed {@link WorkflowTestRequest}. */
 export type WorkflowTestRequest = v.InferOutput<typeof WorkflowTestRequest>;
 
@@ -103,7 +116,7 @@ export type SubWorkflowTestRequest = v.InferOutput<typeof SubWorkflowTestRequest
  * the whole workflow runs again (Conductor's behaviour, and what the clients send by default);
  * `reRunFromWorkflowId` is the path's id, so a body value is ignored as Conductor does.
  */
-export const RerunRequest = requestObject({
+export const RerunRequest = clientRequestObject({
   reRunFromTaskId: v.optional(v.pipe(v.string("must be a string (a task id)"), v.minLength(1, "must not be empty"))),
   workflowInput: v.optional(jsonData),
   taskInput: v.optional(jsonData),
@@ -116,7 +129,7 @@ export type RerunRequest = v.InferOutput<typeof RerunRequest>;
  * Conductor's `SkipTaskRequest`, body of `PUT /api/workflow/{id}/skiptask/{taskReferenceName}`: the skipped task's
  * input and output, each optional (an absent body is `{}`).
  */
-export const SkipTaskRequest = requestObject({
+export const SkipTaskRequest = clientRequestObject({
   taskInput: v.optional(jsonData),
   taskOutput: v.optional(jsonData),
 });
@@ -247,12 +260,12 @@ const optionalId = v.pipe(
  * the task its `taskId` names or, without one, the task with reference name `taskReferenceName`.
  */
 export const WorkflowStateUpdateBody = v.pipe(
-  requestObject({
+  clientRequestObject({
     taskReferenceName: v.optional(nonEmptyString),
     // The official client's TaskResult type requires both ids: an empty one is taken as absent.
     // A result without a status completes its task: the Java client's TaskResult leaves it null unless set, and Conductor's
     // e2e WorkflowUpdateAndUpdateTaskTests sends one so, expecting the task completed.
-    taskResult: v.optional(requestObject({ workflowInstanceId: v.optional(optionalId), taskId: v.optional(optionalId), ...taskResultFields, status: v.nullish(TASK_RESULT_STATUS, "COMPLETED") })),
+    taskResult: v.optional(clientRequestObject({ workflowInstanceId: v.optional(optionalId), taskId: v.optional(optionalId), ...taskResultFields, status: v.nullish(TASK_RESULT_STATUS, "COMPLETED") })),
     variables: v.optional(jsonData),
   }),
   v.forward(

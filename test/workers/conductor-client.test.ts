@@ -466,3 +466,24 @@ describe("fields Conductor's Java models read from the Workflow and Task JSON", 
     expect(unkeyed.tasks[0]).toMatchObject({ workflowPriority: 0 });
   });
 });
+
+describe("fields a client sends as null", () => {
+  it("read as absent in a start, a test run, a rerun, a skip and a state update, as Conductor's Jackson reads them", async () => {
+    await register({ name: "null_fields", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }, { name: "after", taskReferenceName: "after", type: "WAIT" }] });
+    const nulls = { correlationId: null, idempotencyKey: null, idempotencyStrategy: null, priority: null, taskToDomain: null, workflowDef: null };
+    const started = await api("POST", "/api/workflow", { name: "null_fields", version: null, input: null, ...nulls });
+    expect(started.status).toBe(200);
+    const workflowId = await started.text();
+    expect(await apiOk("GET", `/api/workflow/${workflowId}`)).toMatchObject({ workflowId, workflowVersion: 1, input: {}, priority: 0 });
+    const tested = await api("POST", "/api/workflow/test", { name: "null_fields", input: null, taskRefToMockOutput: null, subWorkflowTestRequest: null, ...nulls });
+    expect(tested.status).toBe(200);
+
+    const updated = await api("POST", `/api/workflow/${workflowId}/state`, { taskReferenceName: "hold", variables: null, taskResult: { workflowInstanceId: null, taskId: null, status: "COMPLETED", outputData: { ok: true } } });
+    expect(updated.status).toBe(200);
+    expect(((await updated.json()) as WorkflowJson).tasks[0]).toMatchObject({ referenceTaskName: "hold", status: "COMPLETED", outputData: { ok: true } });
+    expect((await api("PUT", `/api/workflow/${workflowId}/skiptask/after`, { taskInput: null, taskOutput: null })).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    expect((await api("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: null, workflowInput: null, taskInput: null, correlationId: null })).status).toBe(200);
+    expect((await apiOk<WorkflowJson>("GET", `/api/workflow/${workflowId}`)).status).toBe("RUNNING");
+  });
+});
