@@ -404,6 +404,9 @@ describe("what handlers did with each event (Orkes' event executions and message
   it("records an event no active handler acted on as RECEIVED, and pages with from", async () => {
     await register({ name: "evrec_lonely", tasks: [eventTask("shout", "conductor:void", { n: "${workflow.input.n}" })] });
     const event = "conductor:evrec_lonely:void";
+    // A handler with no actions yet (Orkes takes one; its JavaScript client's tests add them so) acts on nothing.
+    expect((await api("POST", "/api/event", handler("evrec_idle", event, []))).status).toBe(200);
+    expect(await apiOk("GET", "/api/event/handler/evrec_idle")).toMatchObject({ event, active: true, actions: [] });
     for (const n of [1, 2]) await waitFor(await startWorkflow("evrec_lonely", { n }), ["COMPLETED", "FAILED"]);
     const messages = await eventually(() => apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}`), (list) => list.length === 2, "both messages recorded");
     expect(messages.map((message) => [message.fullPayload["n"], message.status, message.eventExecutions.length])).toEqual([
