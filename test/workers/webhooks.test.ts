@@ -465,13 +465,22 @@ describe("events sent to a webhook", () => {
     expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ event: { type: "message", text: "hi" } });
   });
 
-  it("verify Stripe's signatures", async () => {
+  it("verify Stripe's signatures; saved without the secret (Stripe shows it once it has the URL), every event is refused until it is given", async () => {
     await register({ name: "wh_stripe", tasks: [waitingFor("charge", { "$.type": "charge.succeeded" })] });
-    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-stripe", verifier: "STRIPE", secretValue: "whsec_test", receiverWorkflowNamesToVersions: { wh_stripe: 1 } });
+    const config = { name: "wh-stripe", verifier: "STRIPE", receiverWorkflowNamesToVersions: { wh_stripe: 1 } };
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", config);
+    expect(webhook).not.toHaveProperty("secretValue");
     const workflowId = await startWorkflow("wh_stripe");
     await waitsOf(workflowId);
     const body = JSON.stringify({ id: "evt_1", type: "charge.succeeded" });
     const at = Math.floor(Date.now() / 1000);
+    for (const signedWith of ["whsec_guess", "whsec_test"]) {
+      const unverifiable = await send(webhook, body, { "Stripe-Signature": `t=${at},v1=${hex(await hmacOf(signedWith, `${at}.${body}`))}` });
+      expect(unverifiable.status).toBe(401);
+      expect(((await unverifiable.json()) as { message: string }).message).toContain("no secretValue yet");
+    }
+    expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+    await apiOk("PUT", `/api/metadata/webhook/${webhook.id}`, { ...config, secretValue: "whsec_test" });
     expect((await send(webhook, body, { "Stripe-Signature": `t=${at},v1=${hex(await hmacOf("whsec_other", `${at}.${body}`))}` })).status).toBe(401);
     const answer = await send(webhook, body, { "Stripe-Signature": `t=${at},v1=${hex(await hmacOf("whsec_test", `${at}.${body}`))}` });
     expect(((await answer.json()) as EventAnswer).completedTasks).toHaveLength(1);

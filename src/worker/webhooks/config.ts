@@ -185,8 +185,8 @@ export function webhookOf(body: WebhookConfigBody, kept?: WebhookSecrets): { set
     needs("headerKey", body.headerKey !== undefined, "the header carrying the signature");
     needs("secretValue", body.secretValue !== undefined, "the key the signature is made with");
   }
-  const secretOf = { SLACK_BASED: "app's signing secret", STRIPE: "endpoint's signing secret (whsec_…)", SENDGRID: "verification key SendGrid shows (base64)" } as const;
-  if (body.verifier === "SLACK_BASED" || body.verifier === "STRIPE" || body.verifier === "SENDGRID") needs("secretValue", body.secretValue !== undefined, `the ${secretOf[body.verifier]}`);
+  // A platform's verifiers (SLACK_BASED, STRIPE, SENDGRID) may be saved without their secret: Stripe and SendGrid show
+  // it only once they know the webhook's URL, which this save gives. Every event is refused until one is saved.
   const start = body.workflowsToStart;
   if (Object.keys(body.receiverWorkflowNamesToVersions).length === 0 && Object.keys(start.workflows).length === 0) {
     problems.push({ path: "receiverWorkflowNamesToVersions", message: "a webhook must name the workflows whose WAIT_FOR_WEBHOOK tasks its events complete, or workflows to start (workflowsToStart), or both" });

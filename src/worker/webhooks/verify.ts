@@ -16,23 +16,25 @@ const SIGNED_TIMESTAMP_TOLERANCE_SECONDS = 300;
 export async function verifyEvent(settings: WebhookSettings, secrets: WebhookSecrets, headers: Headers, body: Uint8Array, now = Date.now()): Promise<string | undefined> {
   const headerFailure = await verifyCallback({ headers: secrets.headers }, headers, body, now);
   if (headerFailure !== undefined) return headerFailure;
+  if (settings.verifier === "HEADER_BASED") return undefined;
+  const secret = secrets.secretValue;
+  // Only a platform's verifier is saved without its secret (see `webhookOf`): nothing can verify until it is given.
+  if (secret === undefined) return `The webhook has no secretValue yet (the ${settings.verifier} secret its events are checked with): save it with one; every event is refused until then`;
   switch (settings.verifier) {
-    case "HEADER_BASED":
-      return undefined;
     case "HMAC_BASED":
     case "SIGNATURE_BASED":
-      return verifyBodySignature(secrets.secretValue!, settings.headerKey!, headers, body);
+      return verifyBodySignature(secret, settings.headerKey!, headers, body);
     case "STRIPE":
       return verifyCallback(
-        { headers: {}, signature: { secret: secrets.secretValue!, header: "Stripe-Signature", encoding: "hex", prefix: "", scheme: "stripe", toleranceSeconds: SIGNED_TIMESTAMP_TOLERANCE_SECONDS } },
+        { headers: {}, signature: { secret, header: "Stripe-Signature", encoding: "hex", prefix: "", scheme: "stripe", toleranceSeconds: SIGNED_TIMESTAMP_TOLERANCE_SECONDS } },
         headers,
         body,
         now,
       );
     case "SLACK_BASED":
-      return verifySlack(secrets.secretValue!, headers, body, now);
+      return verifySlack(secret, headers, body, now);
     case "SENDGRID":
-      return verifySendGrid(secrets.secretValue!, headers, body);
+      return verifySendGrid(secret, headers, body);
   }
 }
 
