@@ -131,8 +131,9 @@ export interface TaskResultInput {
   /** The reporting worker (a TaskResult's `workerId`). */
   workerId?: string;
   /**
-   * True for a TaskResult: its output replaces the task's, as Conductor's updateTask sets it (a worker's final result
-   * drops what its IN_PROGRESS reports gave). The by-reference updates add theirs to it instead, as Conductor's do.
+   * True for a TaskResult with `outputData`: it replaces the task's output, as Conductor's updateTask sets it (a worker's
+   * final result drops what its IN_PROGRESS reports gave). The by-reference updates add theirs to it instead, as
+   * Conductor's do.
    */
   replaceOutput?: true;
 }

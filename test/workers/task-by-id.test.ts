@@ -107,7 +107,8 @@ describe("Conductor's pending task by reference name and QueueAdminResource upda
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(done.status).toBe("COMPLETED");
     expect(done.tasks.map((task) => task.outputData)).toEqual([{ approved: true }, { by: "id" }]);
-    // A task that has ended is refused, as by any other update.
-    expect((await api("POST", `/api/queue/update/${workflowId}/first/COMPLETED`, {})).status).toBe(409);
+    // A reference whose task has ended finds no running task to update (404), as any by-reference update; by id, a 409.
+    expect((await api("POST", `/api/queue/update/${workflowId}/first/COMPLETED`, {})).status).toBe(404);
+    expect((await api("POST", `/api/queue/update/${workflowId}/task/${second.taskId}/COMPLETED`, {})).status).toBe(409);
   });
 });

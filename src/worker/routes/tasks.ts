@@ -80,7 +80,9 @@ export function taskResultMaxBytes(config: ServiceConfig): number {
 export function taskResultInput(
   result: Pick<TaskResultRequest, "outputData" | "reasonForIncompletion" | "callbackAfterSeconds" | "logs"> & { status: TaskResultInput["status"] },
 ): TaskResultInput & { logs?: TaskLogInput[] } {
-  const input: TaskResultInput & { logs?: TaskLogInput[] } = { status: result.status, output: result.outputData ?? {}, replaceOutput: true };
+  const input: TaskResultInput & { logs?: TaskLogInput[] } = { status: result.status, output: result.outputData ?? {} };
+  // Given, it replaces the task's output (Conductor's updateTask); a result without one (a reason alone) keeps it.
+  if (result.outputData !== undefined && result.outputData !== null) input.replaceOutput = true;
   if (result.reasonForIncompletion !== undefined && result.reasonForIncompletion !== null) input.reason = result.reasonForIncompletion;
   if (result.callbackAfterSeconds !== undefined && result.callbackAfterSeconds !== null) input.callbackAfterSeconds = result.callbackAfterSeconds;
   const lines = (result.logs ?? []).flatMap(({ log, createdTime }) => (log === null || log === undefined ? [] : [createdTime === null || createdTime === undefined ? { log } : { log, createdTime }]));
