@@ -55,32 +55,37 @@ const terminate: WorkflowAction = {
   },
 };
 
+/**
+ * Terminates the execution with `command` when it is still running or paused, then removes it. One that has already
+ * ended is removed as it is (its terminate's 409 is no refusal here).
+ */
+async function terminateThenRemove(env: Env, workflowId: string, command: WorkflowCommand): Promise<void> {
+  const stub = executionStub(env, workflowId);
+  try {
+    unwrap(await stub.command(command));
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 409)) throw error;
+  }
+  unwrap(await stub.remove());
+}
+
+/**
+ * Conductor's removeWorkflow, which deletes an execution whatever its status: a running or paused one is terminated
+ * first (its children with it), so that nothing it started runs on unseen.
+ */
 const remove: WorkflowAction = {
   method: "DELETE",
   path: single("/remove"),
-  prepare: () => async (env, workflowId) => {
-    unwrap(await executionStub(env, workflowId).remove());
-  },
+  prepare: () => (env, workflowId) => terminateThenRemove(env, workflowId, { type: "terminate", triggerFailureWorkflow: false, reason: "Removed while it ran" }),
 };
 
-/**
- * Conductor's terminateRemove: terminates the execution when it is still running or paused, then removes it. One that
- * has already ended is removed as it is (its terminate's 409 is no refusal here).
- */
+/** Conductor's terminateRemove: as {@link remove}, with the terminate's `reason` and `triggerFailureWorkflow`. */
 const terminateRemove: WorkflowAction = {
   method: "DELETE",
   path: single("/terminate-remove"),
   prepare(request) {
     const command = terminateCommand(request);
-    return async (env, workflowId) => {
-      const stub = executionStub(env, workflowId);
-      try {
-        unwrap(await stub.command(command));
-      } catch (error) {
-        if (!(error instanceof ApiError && error.status === 409)) throw error;
-      }
-      unwrap(await stub.remove());
-    };
+    return (env, workflowId) => terminateThenRemove(env, workflowId, command);
   },
 };
 

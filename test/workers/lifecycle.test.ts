@@ -195,10 +195,17 @@ describe("retry, restart, rerun", () => {
 });
 
 describe("remove", () => {
-  it("refuses to remove a running workflow, removes a finished one and its search row", async () => {
+  it("removes a running workflow as Conductor does, terminating it first so that nothing it started runs on; removes a finished one and its search row", async () => {
     await registerWaiting("remove_me", "remove-after");
+    const running = await startWaiting("remove_me");
+    await waitForIndexRow(running, "RUNNING");
+    await apiOk("DELETE", `/api/workflow/${running}/remove`);
+    await expectError("GET", `/api/workflow/${running}`, 404, "NOT_FOUND");
+    await eventually(() => env.DB.prepare("SELECT 1 FROM executions WHERE workflow_id = ?").bind(running).first(), (row) => row === null, "the removed execution's search row gone");
+    // The call its waiting task would have made once completed is never made.
+    expect(await hits("remove-after")).toBe(0);
+
     const workflowId = await startWaiting("remove_me");
-    await expectError("DELETE", `/api/workflow/${workflowId}/remove`, 409, "CONFLICT");
     await apiOk("DELETE", `/api/workflow/${workflowId}`);
     await waitFor(workflowId, ["TERMINATED"]);
     // The index row exists (written off the hot path) before removal.
@@ -444,11 +451,11 @@ describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
     expect(rerun.tasks).toHaveLength(1);
     expect(await hits("bulk-life-v2")).toBe(1);
 
+    // Running or ended, each is removed (a running one terminated first), as Conductor's removeWorkflow does.
     const removed = await bulk("POST", "delete", [second, first]);
-    expect(removed.bulkSuccessfulResults).toEqual([second]);
-    expect(removed.bulkErrorResults).toEqual({ [first]: await singleRefusal("DELETE", `/api/workflow/${first}/remove`) });
+    expect(removed).toEqual({ bulkSuccessfulResults: [second, first], bulkErrorResults: {} });
     await expectError("GET", `/api/workflow/${second}`, 404, "NOT_FOUND");
-    expect((await getWorkflow(first)).status).toBe("RUNNING");
+    await expectError("GET", `/api/workflow/${first}`, 404, "NOT_FOUND");
   });
 
   it("Conductor's newer remove and terminate-remove (DELETE, in bulk and for one id) remove ended executions, and terminate running ones first", async () => {
@@ -456,11 +463,12 @@ describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
     const [first, second, third] = [await startWaiting("bulk_remove"), await startWaiting("bulk_remove"), await startWaiting("bulk_remove")];
     await apiOk("DELETE", `/api/workflow/${first}?reason=stopped`);
     const unknown = crypto.randomUUID();
-    // remove takes ended executions only, as the single-id remove.
-    const removed = await bulk("DELETE", "remove", [first, second]);
-    expect(removed).toEqual({ bulkErrorResults: { [second]: await singleRefusal("DELETE", `/api/workflow/${second}/remove`) }, bulkSuccessfulResults: [first] });
+    // remove takes an ended execution as it is, and terminates a running one first, as the single-id remove.
+    const fourth = await startWaiting("bulk_remove");
+    const removed = await bulk("DELETE", "remove", [first, fourth]);
+    expect(removed).toEqual({ bulkErrorResults: {}, bulkSuccessfulResults: [first, fourth] });
     await expectError("GET", `/api/workflow/${first}`, 404, "NOT_FOUND");
-    expect((await getWorkflow(second)).status).toBe("RUNNING");
+    await expectError("GET", `/api/workflow/${fourth}`, 404, "NOT_FOUND");
     // terminate-remove ends a running one, then removes it; an unknown one is refused as the single route refuses it.
     const gone = await bulk("DELETE", "terminate-remove", [second, unknown], "?reason=cleanup");
     expect(gone).toEqual({ bulkErrorResults: { [unknown]: await singleRefusal("DELETE", `/api/workflow/${unknown}/terminate-remove`) }, bulkSuccessfulResults: [second] });
