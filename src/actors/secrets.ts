@@ -44,14 +44,19 @@ function tryForm(encode: (secret: string) => string, secret: string): string | u
   }
 }
 
+/** Shortest string inside a JSON-valued secret masked on its own (a key file's `private_key`, not its `type`). */
+const MIN_JSON_LEAF_LENGTH = 16;
+
 /**
  * The shapes a secret value takes on its way out and back: as sent in a URL (percent-encoded as a
  * query value, a path, a form field, or as a URL parser serializes it), as read back by a server (`+`
- * as a space, escapes decoded), inside a JSON text (quotes and backslashes escaped), and trimmed as a header. A derived
- * shape much shorter than the secret (a decoded or dot-normalized one) is left out: it would mask
- * ordinary text.
+ * as a space, escapes decoded), inside a JSON text (quotes and backslashes escaped), trimmed as a header, with its
+ * whitespace run together (as a failure reason quotes a service's answer), inside base64 (an echo in a binary answer),
+ * and, for a secret that is JSON text itself, the value it reads as (a quoted string) or the long strings it holds (a
+ * service account's key file echoed as an object). A derived shape much shorter than the secret (a decoded or
+ * dot-normalized one) is left out: it would mask ordinary text.
  */
-function secretForms(secret: string): string[] {
+export function secretForms(secret: string): string[] {
   const forms = [
     secret,
     tryForm(encodeURIComponent, secret),
@@ -64,8 +69,43 @@ function secretForms(secret: string): string[] {
     JSON.stringify(secret).slice(1, -1),
     // As a header value carries it (see buildHttpRequest): a secret stored with a trailing newline is sent without it.
     secret.trim(),
+    secret.replace(/\s+/g, " ").trim(),
+    ...base64Forms(secret),
   ];
-  return forms.filter((form): form is string => form !== undefined && form !== "" && form.length * 2 >= secret.length);
+  const sized = forms.filter((form): form is string => form !== undefined && form !== "" && form.length * 2 >= secret.length);
+  return [...sized, ...jsonForms(secret)];
+}
+
+/**
+ * The base64 text a secret's UTF-8 bytes become inside a longer base64 text, at each of the three alignments: only the
+ * characters its bytes alone decide (the ones at its edges also depend on the bytes around it).
+ */
+function base64Forms(secret: string): string[] {
+  const bytes = new TextEncoder().encode(secret);
+  return [0, 1, 2].map((offset) => {
+    const padded = new Uint8Array(offset + bytes.length);
+    padded.set(bytes, offset);
+    const encoded = btoa(String.fromCharCode(...padded));
+    return encoded.slice(Math.ceil((8 * offset) / 6), Math.floor((8 * (offset + bytes.length)) / 6));
+  });
+}
+
+/** For a secret that is JSON text: the string it reads as, or the long strings it holds. */
+function jsonForms(secret: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(secret);
+  } catch {
+    return [];
+  }
+  if (typeof parsed === "string") return parsed.length * 2 >= secret.length && parsed !== "" ? [parsed] : [];
+  const leaves: string[] = [];
+  const walk = (node: unknown): void => {
+    if (typeof node === "string" && node.length >= MIN_JSON_LEAF_LENGTH) leaves.push(node);
+    else if (node !== null && typeof node === "object") Object.values(node).forEach(walk);
+  };
+  walk(parsed);
+  return leaves;
 }
 
 /**
@@ -79,8 +119,11 @@ export function redactSecretValues<T extends JsonValue>(value: T, secrets: Itera
   const needles = [...new Set([...secrets].flatMap(secretForms))].sort((a, b) => b.length - a.length);
   if (needles.length === 0) return value;
   const scrub = (text: string): string => needles.reduce((acc, needle) => acc.split(needle).join(MASK), text);
+  const whole = new Set(needles);
   const walk = (node: JsonValue): JsonValue => {
     if (typeof node === "string") return scrub(node);
+    // A secret that is a number (a PIN) or a boolean comes back as one from a JSON answer.
+    if ((typeof node === "number" || typeof node === "boolean") && whole.has(String(node))) return MASK;
     if (Array.isArray(node)) return node.map(walk);
     if (node !== null && typeof node === "object") {
       const out: Record<string, JsonValue> = {};

@@ -556,6 +556,44 @@ describe("secrets at run time", () => {
     expectNeverAnswered(value);
   });
 
+  it("a secret with a line break or a double space, quoted by a failure reason (whose whitespace is run together), shows ***", async () => {
+    const value = `${freshValue("line")}\n${freshValue("line2")}  ${freshValue("spaced")}`;
+    await putSecret("multi_line", value);
+    await register({ name: "secret_multi_line", tasks: [httpTask("call", { uri: target("/status/500?say=${workflow.secrets.multi_line}"), method: "GET" }, { retryCount: 0 })] });
+    const workflowId = await start("secret_multi_line");
+    const done = await waitUntil(workflowId, finished);
+    expect(done.status).toBe("FAILED");
+    expect(done["reasonForIncompletion"]).toContain("***");
+    const collapsed = value.replace(/\s+/g, " ");
+    expect(JSON.stringify(done)).not.toContain(collapsed);
+    expect(await storedRecords(workflowId)).not.toContain(collapsed.split(" ")[0]);
+    expectNeverAnswered(collapsed);
+  });
+
+  it("a secret echoed by a JSON answer as a number (a PIN), or as the object a JSON secret holds, shows ***", async () => {
+    const pin = String(100_000_000_000 + Math.floor(Math.random() * 800_000_000_000));
+    const keyFile = JSON.stringify({ type: "service_account", private_key: freshValue("PK") });
+    await putSecret("pin_number", pin);
+    await putSecret("key_file", keyFile);
+    await register({
+      name: "secret_json_echo",
+      tasks: [
+        httpTask("pin", { uri: target("/text?type=application/json&body=${workflow.secrets.pin_number}"), method: "GET" }),
+        httpTask("key", { uri: target("/text?type=application/json&body=${workflow.secrets.key_file}"), method: "GET" }),
+      ],
+    });
+    const workflowId = await start("secret_json_echo");
+    const done = await waitUntil(workflowId, finished);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => (task.outputData["response"] as JsonObject)["body"])).toEqual(["***", { type: "service_account", private_key: "***" }]);
+    const privateKey = (JSON.parse(keyFile) as { private_key: string }).private_key;
+    for (const leaked of [pin, privateKey]) {
+      expect(JSON.stringify(done)).not.toContain(leaked);
+      expect(await storedRecords(workflowId)).not.toContain(leaked);
+      expectNeverAnswered(leaked);
+    }
+  });
+
   // Base64-style values change shape in a URL: percent-encoded in the query sent (and echoed raw), and
   // read back with + as a space. Each of those forms is scrubbed, and a failure quotes the stored URL.
   it("a base64-style secret in a URL comes back neither percent-encoded nor decoded: echoes and failure reasons show ***", async () => {
