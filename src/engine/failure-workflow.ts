@@ -25,6 +25,9 @@ export function planFailureWorkflow(state: WorkflowExecution, failedTask: TaskEx
   const declared = state.definition.failureWorkflow;
   if (declared === undefined) return undefined;
   const name = failureWorkflowName(state, declared, env);
+  // An expression naming nothing (`${workflow.input.onFailure}` left out of this start's input) names no failure
+  // workflow, as in Conductor, which starts one only when the name it resolves is not blank.
+  if (name === undefined) return undefined;
   if (typeof name !== "string") return { notStarted: notStartedText(declared, name.invalid) };
   const input = failureWorkflowInput(state, failedTask, env.config.maxPayloadBytes);
   if ("invalid" in input) return { notStarted: notStartedText(name, input.invalid) };
@@ -58,7 +61,7 @@ export function outputWithoutFailureWorkflow(state: WorkflowExecution, workflowI
   return { ...state.output, [FAILURE_WORKFLOW_OUTPUT_KEY]: notStarted };
 }
 
-function failureWorkflowName(state: WorkflowExecution, declared: string, env: DecideEnv): string | { invalid: string } {
+function failureWorkflowName(state: WorkflowExecution, declared: string, env: DecideEnv): string | { invalid: string } | undefined {
   if (!hasExpression(declared)) return declared.trim();
   let resolved;
   try {
@@ -67,6 +70,7 @@ function failureWorkflowName(state: WorkflowExecution, declared: string, env: De
     return { invalid: `failureWorkflow ${declared} could not be resolved: ${error instanceof Error ? error.message : String(error)}` };
   }
   if (typeof resolved === "string" && resolved.trim() !== "") return resolved.trim();
+  if (resolved === null || resolved === undefined || (typeof resolved === "string" && resolved.trim() === "")) return undefined;
   // Cut: the output shows it, and an expression may resolve to a whole object.
   return { invalid: `failureWorkflow ${declared} resolved to ${cutText(JSON.stringify(resolved), 200)}, not a workflow name` };
 }

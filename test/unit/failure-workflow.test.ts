@@ -3,7 +3,7 @@ import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
 import { createExecution, decide, type Decision, type Effect } from "../../src/engine/decider";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import { FAILURE_WORKFLOW_OUTPUT_KEY } from "../../src/engine/failure-workflow";
-import type { FailureWorkflowStart, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import type { FailureWorkflowStart, JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { env, taskDefNamed } from "./engine-env";
 
 const call: WorkflowTaskDef = { name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { uri: "http://a.test/", method: "GET" } };
@@ -120,13 +120,18 @@ describe("failureWorkflow: what a failed execution starts", () => {
     expect(terminated.output).toEqual({ first: 42, second: null });
   });
 
-  it("a ${...} name is resolved from the execution; one resolving to nothing is reported in the output and starts nothing", () => {
+  it("a ${...} name is resolved from the execution; one resolving to nothing (or blank) names none, as in Conductor; one resolving to no name is reported in the output", () => {
     const named = failCall(started({ failureWorkflow: "${workflow.input.onFailure}" }, { input: { onFailure: "page_oncall" } }));
     expect(startsOf(named.effects).map((start) => start.name)).toEqual(["page_oncall"]);
-    const missing = failCall(started({ failureWorkflow: "${workflow.input.onFailure}" }, { input: {} }));
-    expect(startsOf(missing.effects)).toEqual([]);
-    expect(missing.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe(
-      "Error workflow ${workflow.input.onFailure} failed to start. reason: failureWorkflow ${workflow.input.onFailure} resolved to null, not a workflow name",
+    for (const input of [{}, { onFailure: null }, { onFailure: "  " }] as JsonObject[]) {
+      const missing = failCall(started({ failureWorkflow: "${workflow.input.onFailure}" }, { input }));
+      expect(startsOf(missing.effects)).toEqual([]);
+      expect(missing.state.output).not.toHaveProperty(FAILURE_WORKFLOW_OUTPUT_KEY);
+    }
+    const notAName = failCall(started({ failureWorkflow: "${workflow.input.onFailure}" }, { input: { onFailure: { name: "page_oncall" } } }));
+    expect(startsOf(notAName.effects)).toEqual([]);
+    expect(notAName.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe(
+      'Error workflow ${workflow.input.onFailure} failed to start. reason: failureWorkflow ${workflow.input.onFailure} resolved to {"name":"page_oncall"}, not a workflow name',
     );
   });
 
