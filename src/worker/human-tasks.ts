@@ -29,7 +29,7 @@ export async function groupIdsOf(env: Env, userId: string): Promise<string[]> {
 }
 
 function humanTaskNotFound(taskId: string): ApiError {
-  return notFound(`Human task ${taskId} not found (tasks are found by id once their execution is searchable, within about a second of its start)`);
+  return notFound(`Human task ${taskId} not found (no execution holds it: tasks are found by id once their execution is searchable, which a lookup waits up to 1.45 s for)`);
 }
 
 /** Who the caller is, for every human task a request names: their id and groups, and their rights, read once. */

@@ -31,6 +31,13 @@ describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
     expect(await apiOk<TaskJson>("GET", `/api/tasks/${work.taskId}`)).toMatchObject({ taskId: work.taskId, referenceTaskName: "work", taskType: "tb_worker_task", status: "SCHEDULED", workflowInstanceId: workflowId });
   });
 
+  it("finds a task by the id a start's answer just gave, before its execution's search row is written (the JavaScript client's getTask after executeWorkflow)", async () => {
+    await register({ name: "by_id_at_once", tasks: [wait("hold")] });
+    const run = await apiOk<{ workflowId: string; tasks: TaskJson[] }>("POST", "/api/workflow/execute/by_id_at_once/1", { note: "now" });
+    const taskId = run.tasks[0]!.taskId;
+    expect(await apiOk("GET", `/api/tasks/${taskId}`)).toMatchObject({ taskId, workflowInstanceId: run.workflowId, referenceTaskName: "hold", status: "IN_PROGRESS" });
+  });
+
   it("answers 404 for an id no execution holds, one that is no UUID, and a task of a removed execution", async () => {
     await register({ name: "tb_gone", tasks: [wait("hold")] });
     const { workflowId, tasks } = await startedAndIndexed("tb_gone");

@@ -98,7 +98,7 @@ async function foundTask(request: IRequest, env: Env, taskId: string): Promise<F
 }
 
 function taskNotFound(taskId: string): string {
-  return `Task ${taskId} not found (tasks are found by id once their execution is searchable, within about a second of its start)`;
+  return `Task ${taskId} not found (no execution holds it: tasks are found by id once their execution is searchable, which a lookup waits up to 1.45 s for)`;
 }
 
 /** The body of `POST /api/tasks/{taskId}/log`: one log line, as a JSON string (Conductor's clients) or text/plain. */
