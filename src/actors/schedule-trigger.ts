@@ -136,6 +136,7 @@ export class ScheduleTrigger extends DurableObject<Env> {
       idempotencyStrategy: "RETURN_EXISTING",
       baseUrl: schedule.baseUrl,
       startScopes: schedule.startScopes,
+      createdBy: schedule.createdBy,
     };
     const outcome = await startExecution(this.env, options);
     if (outcome.ok) return { scheduledTime: fire, workflowId: outcome.workflowId };

@@ -43,6 +43,7 @@ export function planFailureWorkflow(state: WorkflowExecution, failedTask: TaskEx
   if (state.correlationId !== undefined) start.correlationId = state.correlationId;
   if (state.baseUrl !== undefined) start.baseUrl = state.baseUrl;
   if (state.startScopes !== undefined) start.startScopes = state.startScopes;
+  if (state.createdBy !== undefined) start.createdBy = state.createdBy;
   return { start };
 }
 

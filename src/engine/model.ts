@@ -593,6 +593,8 @@ export interface FailureWorkflowStart {
   baseUrl?: string;
   /** The failed execution's `startScopes`: it starts only what whoever started that execution could. */
   startScopes?: string[];
+  /** The failed execution's `createdBy`. */
+  createdBy?: string;
 }
 
 /** A workflow execution (Conductor's `Workflow`), with the definition it runs. */
@@ -643,6 +645,12 @@ export interface WorkflowExecution {
    * Never shown by the API.
    */
   startScopes?: string[];
+  /**
+   * Who started it (Orkes' `createdBy`): the user or application of an API start, the parent's for a child (a
+   * SUB_WORKFLOW's, a START_WORKFLOW's, a failure workflow), a schedule's or a webhook's saver. Absent for an event
+   * handler's start and on executions stored before it was recorded.
+   */
+  createdBy?: string;
   /**
    * Skips of tasks not reached yet, at most one per reference name (see {@link PendingSkip}); absent when none.
    * A list, not a map keyed by reference name: a name like `__proto__` must stay data. Never shown by the API.

@@ -152,6 +152,7 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
   setPresent(view, "correlationId", execution.correlationId);
   setPresent(view, "reasonForIncompletion", execution.reasonForIncompletion);
   setPresent(view, "parentWorkflowId", execution.parentWorkflowId);
+  setPresent(view, "createdBy", execution.createdBy);
   setPresent(view, "parentWorkflowTaskId", execution.parentWorkflowTaskId);
   // Conductor's Workflow shows the key it was started with.
   setPresent(view, "idempotencyKey", execution.idempotencyKey);

@@ -38,6 +38,8 @@ export interface StartOptions {
   workflowId?: string;
   /** What the starter may start, bounding the execution's SUB_WORKFLOW tasks (see `WorkflowExecution.startScopes`). */
   startScopes?: string[];
+  /** Who starts it (see `WorkflowExecution.createdBy`). */
+  createdBy?: string;
   /** Makes it a test run (`POST /api/workflow/test`, and the children of one): see `WorkflowExecution.test`. */
   test?: WorkflowTestPlan;
   /** Wait up to this long for the execution to finish or block, and answer its Workflow JSON (execute endpoint). */

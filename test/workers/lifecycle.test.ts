@@ -868,3 +868,32 @@ describe("decide (PUT /api/workflow/decide/{workflowId}) and Conductor's AdminRe
     expect((await api(method, path(crypto.randomUUID()))).status).toBe(404);
   });
 });
+
+describe("createdBy (Orkes' Workflow field)", () => {
+  it("names who started a workflow through the API; its SUB_WORKFLOW child, a restart and its failure workflow keep it", async () => {
+    await register({ name: "created_child", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }] });
+    await register({ name: "created_on_failure", tasks: [{ name: "note", taskReferenceName: "note", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "1" } }] });
+    await register({
+      name: "created_parent",
+      failureWorkflow: "created_on_failure",
+      tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "created_child", version: 1 } }],
+    });
+    const starter = await createUser("created-by-starter", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:created_*" }, { action: "WORKFLOW_READ", scope: "workflow:created_*" }] });
+    const started = await call("POST", "/api/workflow/created_parent", orkes(starter.token), {});
+    expect(started.status).toBe(200);
+    const parentId = await started.text();
+    const running = await waitFor(parentId, (workflow) => typeof workflow.tasks[0]?.["subWorkflowId"] === "string");
+    expect(running["createdBy"]).toBe("created-by-starter");
+    const childId = String(running.tasks[0]!["subWorkflowId"]);
+    expect((await getWorkflow(childId))["createdBy"]).toBe("created-by-starter");
+    // Failed (its child terminated), it starts its failure workflow as the same starter.
+    await apiOk("DELETE", `/api/workflow/${childId}`);
+    const failed = await waitFor(parentId, ["FAILED"]);
+    const failureId = String(failed.output["conductor.failure_workflow"]);
+    expect((await waitFor(failureId, ["COMPLETED", "FAILED"]))["createdBy"]).toBe("created-by-starter");
+    await apiOk("POST", `/api/workflow/${parentId}/restart`);
+    expect((await getWorkflow(parentId))["createdBy"]).toBe("created-by-starter");
+    // The bootstrap admin key acts as the user "admin".
+    expect((await getWorkflow(await startWorkflow("created_child")))["createdBy"]).toBe("admin");
+  });
+});

@@ -141,6 +141,8 @@ describe("saving and firing a schedule", () => {
       if (name === "sched-catchup") expect(fired[0]!.scheduledTime).toBe(missedFrom);
       const workflow = await getWorkflow(startedIds(fired)[0]!);
       expect(workflow.input["_scheduledTime"]).toBe(fired[0]!.scheduledTime);
+      // Started as the schedule's saver (the bootstrap key's "admin").
+      expect(workflow["createdBy"]).toBe("admin");
       // Armed again for the next minute; deleted so that no real alarm fires later in this file.
       expect((await armedOf(name)).armed?.fire).toBe(last + MINUTE);
       await apiOk("DELETE", `/api/scheduler/schedules/${name}`);

@@ -540,7 +540,8 @@ describe("events sent to a webhook", () => {
     const first = (await (await send(webhook, { id: "evt-A" }, { "X-Token": "t" })).json()) as EventAnswer;
     expect(first.startedWorkflows).toEqual([{ name: "wh_started", workflowId: expect.any(String) }]);
     const started = await waitFor(first.startedWorkflows[0]!.workflowId!, ["COMPLETED", "FAILED"]);
-    expect(started).toMatchObject({ status: "COMPLETED", input: { id: "evt-A" } });
+    // Started as the webhook's saver (the bootstrap key's "admin"), though the event came without a key.
+    expect(started).toMatchObject({ status: "COMPLETED", input: { id: "evt-A" }, createdBy: "admin" });
     // The sender's retry of the same event: the same execution, nothing started twice.
     const retried = (await (await send(webhook, { id: "evt-A" }, { "X-Token": "t" })).json()) as EventAnswer;
     expect(retried.startedWorkflows).toEqual(first.startedWorkflows);

@@ -30,6 +30,7 @@ export async function startFailureWorkflow(env: Env, start: FailureWorkflowStart
     baseUrl: start.baseUrl ?? "",
     workflowId: start.workflowId,
     startScopes: start.startScopes,
+    ...(start.createdBy === undefined ? {} : { createdBy: start.createdBy }),
   });
   if (outcome.ok || outcome.code === "ALREADY_STARTED") return { started: true };
   return { started: false, reason: outcome.message };

@@ -39,8 +39,9 @@ export async function dispatchStartWorkflow(env: Env, starter: WorkflowExecution
     baseUrl: starter.baseUrl ?? "",
     workflowId: String(task.outputData["workflowId"]),
     startedByTask: `${starter.workflowId}/${task.taskId}`,
-    // It can do no more than the starter's own starter.
+    // It can do no more than the starter's own starter, and is shown as theirs.
     startScopes: starter.startScopes,
+    ...(starter.createdBy === undefined ? {} : { createdBy: starter.createdBy }),
     ...(request.priority === undefined ? {} : { priority: request.priority }),
     // A repeated dispatch finds its own start by the task's chosen id; a key makes other starts with it find it too.
     ...(request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey, idempotencyStrategy: request.idempotencyStrategy ?? "RETURN_EXISTING" }),

@@ -80,8 +80,9 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
     depth,
     baseUrl: parent.baseUrl ?? "",
     workflowId: plannedId,
-    // The child can do no more than its parent's starter.
+    // The child can do no more than its parent's starter, and is shown as theirs.
     startScopes: parent.startScopes,
+    ...(parent.createdBy === undefined ? {} : { createdBy: parent.createdBy }),
     // A test run's child is one too, answered by the plan its parent's test request gave it.
     test: childTestPlan(parent, task),
   });

@@ -203,6 +203,7 @@ async function start(env: Env, http: IRequest, request: StartRequest & { name: s
     input: request.input ?? {},
     baseUrl: serviceConfig(env).publicBaseUrl ?? new URL(http.url).origin,
     startScopes: callerStartScopes(http),
+    createdBy: principalOf(http).userId,
   };
   if (workflowDef !== undefined) {
     options.definition = await inlineDefinition(http, env, workflowDef, request.name);

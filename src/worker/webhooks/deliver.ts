@@ -214,6 +214,7 @@ export async function startWebhookWorkflows(env: Env, webhook: Webhook, payload:
       input: payload,
       baseUrl: webhook.baseUrl ?? origin,
       startScopes: webhook.startScopes,
+      ...(webhook.createdBy === undefined ? {} : { createdBy: webhook.createdBy }),
       ...(key === undefined ? {} : { idempotencyKey: key, idempotencyStrategy: idempotencyStrategy ?? "RETURN_EXISTING" }),
     });
     if (outcome.ok) return { name, workflowId: outcome.workflowId };
