@@ -47,6 +47,9 @@ function tryForm(encode: (secret: string) => string, secret: string): string | u
 /** Shortest string inside a JSON-valued secret masked on its own (a key file's `private_key`, not its `type`). */
 const MIN_JSON_LEAF_LENGTH = 16;
 
+/** Fewest digits of a secret masked where a JSON answer gives it as a number (a four-digit PIN, not a count). */
+const MIN_NUMBER_SECRET_LENGTH = 4;
+
 /**
  * The shapes a secret value takes on its way out and back: as sent in a URL (percent-encoded as a
  * query value, a path, a form field, or as a URL parser serializes it), as read back by a server (`+`
@@ -56,7 +59,7 @@ const MIN_JSON_LEAF_LENGTH = 16;
  * service account's key file echoed as an object). A derived shape much shorter than the secret (a decoded or
  * dot-normalized one) is left out: it would mask ordinary text.
  */
-export function secretForms(secret: string): string[] {
+function secretForms(secret: string): string[] {
   const forms = [
     secret,
     tryForm(encodeURIComponent, secret),
@@ -85,9 +88,16 @@ function base64Forms(secret: string): string[] {
   return [0, 1, 2].map((offset) => {
     const padded = new Uint8Array(offset + bytes.length);
     padded.set(bytes, offset);
-    const encoded = btoa(String.fromCharCode(...padded));
+    const encoded = btoa(binaryString(padded));
     return encoded.slice(Math.ceil((8 * offset) / 6), Math.floor((8 * (offset + bytes.length)) / 6));
   });
+}
+
+/** `bytes` as a string of one character per byte, for `btoa`; in chunks, as a secret may be 64 KiB (too many arguments to spread). */
+function binaryString(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return binary;
 }
 
 /** For a secret that is JSON text: the string it reads as, or the long strings it holds. */
@@ -119,11 +129,11 @@ export function redactSecretValues<T extends JsonValue>(value: T, secrets: Itera
   const needles = [...new Set([...secrets].flatMap(secretForms))].sort((a, b) => b.length - a.length);
   if (needles.length === 0) return value;
   const scrub = (text: string): string => needles.reduce((acc, needle) => acc.split(needle).join(MASK), text);
-  const whole = new Set(needles);
+  // A secret that is a number (a PIN) comes back as one from a JSON answer; one of fewer digits would mask counts.
+  const numbers = new Set(needles.filter((needle) => needle.length >= MIN_NUMBER_SECRET_LENGTH));
   const walk = (node: JsonValue): JsonValue => {
     if (typeof node === "string") return scrub(node);
-    // A secret that is a number (a PIN) or a boolean comes back as one from a JSON answer.
-    if ((typeof node === "number" || typeof node === "boolean") && whole.has(String(node))) return MASK;
+    if (typeof node === "number" && numbers.has(String(node))) return MASK;
     if (Array.isArray(node)) return node.map(walk);
     if (node !== null && typeof node === "object") {
       const out: Record<string, JsonValue> = {};

@@ -11,8 +11,15 @@ describe("redactSecretValues: a secret coming back in the shapes a service's ans
     expect(redactSecretValues("said pass 45c5fb5c-77 then", ["pass  45c5fb5c-77"])).toBe("said *** then");
   });
 
-  it("masks a numeric or boolean echo of it, as a JSON answer parses a PIN", () => {
+  it("masks a numeric echo of it, as a JSON answer parses a PIN; not a short number, nor a boolean, which would mask counts and flags", () => {
     expect(redactSecretValues({ body: 603057881225, other: 603057881226, text: "pin 603057881225" }, ["603057881225"])).toEqual({ body: "***", other: 603057881226, text: "pin ***" });
+    expect(redactSecretValues({ pin: 4821 }, ["4821"])).toEqual({ pin: "***" });
+    expect(redactSecretValues({ count: 7, ok: true }, ["7", "true"])).toEqual({ count: 7, ok: true });
+  });
+
+  it("masks a secret of 64 KiB, the largest one stored", () => {
+    const large = "k".repeat(64 * 1024);
+    expect(redactSecretValues(`before ${large} after`, [large])).toBe("before *** after");
   });
 
   it("masks the value a quoted secret reads as, and the long strings a JSON secret holds", () => {
