@@ -309,7 +309,9 @@ export async function renderExecution(container, params, context, workflowId = "
       field: "outputData",
       send: async (output) => {
         /** @type {Record<string, unknown>} */
-        const update = { workflowInstanceId: current.workflowId, taskId: task.taskId, status, outputData: output };
+        // A TaskResult's outputData replaces the task's output (Conductor's rule): what the worker reported is kept by
+        // sending it along, as the Java client's TaskResult(task) does.
+        const update = { workflowInstanceId: current.workflowId, taskId: task.taskId, status, outputData: { ...(task.outputData ?? {}), ...output } };
         if (status === "FAILED" && reason.value.trim()) update["reasonForIncompletion"] = reason.value.trim();
         await api("POST", "/api/tasks", update);
       },
