@@ -71,7 +71,8 @@ function failureWorkflowName(state: WorkflowExecution, declared: string, env: De
     return { invalid: `failureWorkflow ${declared} could not be resolved: ${error instanceof Error ? error.message : String(error)}` };
   }
   if (typeof resolved === "string" && resolved.trim() !== "") return resolved.trim();
-  if (resolved === null || resolved === undefined || (typeof resolved === "string" && resolved.trim() === "")) return undefined;
+  // Nothing, or blank text: no failure workflow is named.
+  if (resolved === null || resolved === undefined || typeof resolved === "string") return undefined;
   // Cut: the output shows it, and an expression may resolve to a whole object.
   return { invalid: `failureWorkflow ${declared} resolved to ${cutText(JSON.stringify(resolved), 200)}, not a workflow name` };
 }
