@@ -27,7 +27,9 @@ describe("UPDATE_TASK", () => {
     const updater = await execute("ut_updater", { waiter });
     expect(updater.status, String(updater["reasonForIncompletion"])).toBe("COMPLETED");
     const approval = (await getWorkflow(waiter)).tasks[0]!;
-    expect(updater.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { workflowId: waiter, taskId: approval.taskId, taskStatus: "COMPLETED" } });
+    // Orkes' output names the task updated `updatedTaskId` and repeats the output given.
+    expect(updater.tasks[0]!.status).toBe("COMPLETED");
+    expect(updater.tasks[0]!.outputData).toEqual({ workflowId: waiter, taskId: approval.taskId, updatedTaskId: approval.taskId, taskStatus: "COMPLETED", taskOutput: { approved: true } });
     const done = await waitFor(waiter, ENDED);
     expect(done.status).toBe("COMPLETED");
     expect(statuses(done)).toEqual(["approval:COMPLETED", "after:COMPLETED"]);
@@ -92,6 +94,8 @@ describe("UPDATE_TASK", () => {
 
     const first = await execute("ut_missing", { target: targetId, ref: "only" });
     expect(first.status).toBe("COMPLETED");
+    // No taskOutput given: none repeated.
+    expect(first.tasks[0]!.outputData).toEqual({ workflowId: targetId, taskId: expect.any(String), updatedTaskId: first.tasks[0]!.outputData["taskId"], taskStatus: "COMPLETED" });
     expect((await waitFor(targetId, ENDED)).status).toBe("COMPLETED");
     // Another update of the ended task is refused (retryable: a task may not be waiting yet)...
     const late = await execute("ut_missing", { target: targetId, ref: "only" });

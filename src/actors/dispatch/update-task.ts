@@ -44,5 +44,7 @@ export async function dispatchUpdateTask(reach: ExecutionReach, updater: Executi
     const reason = `Task not updated: ${updated.error.message}`;
     return result(updated.error.kind === "INVALID" || updated.error.kind === "FORBIDDEN" ? "FAILED_WITH_TERMINAL_ERROR" : "FAILED", {}, reason);
   }
-  return result("COMPLETED", { workflowId, taskId: updated.value.taskId, taskStatus: request.status });
+  // Orkes' output is `updatedTaskId` and, when the input gave one, `taskOutput`; `taskId` is kept for this service's users.
+  const output = { workflowId, taskId: updated.value.taskId, updatedTaskId: updated.value.taskId, taskStatus: request.status };
+  return result("COMPLETED", task.inputData["taskOutput"] === undefined ? output : { ...output, taskOutput: request.output });
 }
