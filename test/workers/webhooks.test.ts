@@ -557,6 +557,21 @@ describe("events sent to a webhook", () => {
     expect(await rowCount("idempotency_keys")).toBe(keys);
   });
 
+  it("take the idempotency key as Orkes' docs write it, ${workflow.input.<path>}: the same place in the event", async () => {
+    await register({ name: "wh_keyed", tasks: [httpTask("call", { uri: target("/count/wh-keyed"), method: "GET" })] });
+    const workflowsToStart = { wh_keyed: 0, idempotencyKey: "${workflow.input.bug.id}" };
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-keyed", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, workflowsToStart });
+    expect(webhook["workflowsToStart"]).toEqual(workflowsToStart);
+    const first = (await (await send(webhook, { bug: { id: 7 } }, { "X-Token": "t" })).json()) as EventAnswer;
+    const again = (await (await send(webhook, { bug: { id: 7 } }, { "X-Token": "t" })).json()) as EventAnswer;
+    const other = (await (await send(webhook, { bug: { id: 8 } }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(again.startedWorkflows).toEqual(first.startedWorkflows);
+    expect(other.startedWorkflows[0]!.workflowId).not.toBe(first.startedWorkflows[0]!.workflowId);
+    // Any other expression is no place in the event.
+    const refused = await api("POST", "/api/metadata/webhook", { name: "wh-keyed-2", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, workflowsToStart: { wh_keyed: 0, idempotencyKey: "${workflow.variables.id}" } });
+    expect(refused.status).toBe(400);
+  });
+
   it("limit failed verifications per webhook and address: once limited, a correctly signed event is refused too", async () => {
     await register({ name: "wh_limited", tasks: [waitingFor("w", {})] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-limited", verifier: "HEADER_BASED", headers: { "X-Token": "right" }, receiverWorkflowNamesToVersions: { wh_limited: 1 } });

@@ -15,7 +15,7 @@
  */
 import * as v from "valibot";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../engine/http-syntax";
-import { parseMatchPath } from "../../engine/tasks/wait-for-webhook/matches";
+import { parseWebhookKeyPath } from "../../engine/tasks/wait-for-webhook/matches";
 import type { StartIdempotencyStrategy } from "../../engine/tasks/start-workflow/request";
 import { MAX_JAVA_INT } from "../../engine/definition/checks";
 import { requestObject, WorkflowName } from "../schemas";
@@ -83,7 +83,7 @@ const workflowsToStart = v.pipe(
     for (const [key, value] of Object.entries(dataset.value)) {
       if (key === "idempotencyKey") {
         if (value === null || value === undefined) continue;
-        if (typeof value !== "string" || parseMatchPath(value) instanceof Error) problem(key, "must be a JSONPath into the event's payload (such as $.id or $['data']['id']) whose value keys each start");
+        if (typeof value !== "string" || parseWebhookKeyPath(value) instanceof Error) problem(key, "must be a JSONPath into the event's payload (such as $.id or $['data']['id']), or ${workflow.input.<path>}, whose value keys each start");
         else idempotencyKey = value;
       } else if (key === "idempotencyStrategy") {
         if (value === null || value === undefined) continue;

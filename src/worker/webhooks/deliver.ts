@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import type { JsonObject } from "../../engine/model";
-import { eventMatchKey, parseMatchPath, valueAt } from "../../engine/tasks/wait-for-webhook/matches";
+import { eventMatchKey, parseWebhookKeyPath, valueAt } from "../../engine/tasks/wait-for-webhook/matches";
 import { executionStub } from "../executions";
 import { ApiError, validationError } from "../http/errors";
 import { jsonData, issuesToValidationErrors } from "../schemas";
@@ -191,7 +191,7 @@ export async function completeLateWaitingTasks(
  */
 export function webhookStartKey(webhook: Webhook, payload: JsonObject): string | undefined {
   const { idempotencyKey } = webhook.settings;
-  const keyPath = idempotencyKey === undefined ? undefined : parseMatchPath(idempotencyKey);
+  const keyPath = idempotencyKey === undefined ? undefined : parseWebhookKeyPath(idempotencyKey);
   const keyValue = keyPath === undefined || keyPath instanceof Error ? undefined : valueAt(payload, keyPath);
   const key = typeof keyValue === "string" ? keyValue.trim() : typeof keyValue === "number" ? String(keyValue) : undefined;
   return key === "" ? undefined : key;

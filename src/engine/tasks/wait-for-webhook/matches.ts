@@ -60,6 +60,15 @@ export function parseMatchPath(path: string): PayloadPath | Error {
   return segments;
 }
 
+/**
+ * The path a webhook's `idempotencyKey` names in an event: a JSONPath (`$.id`), or, as Orkes' docs write it, a
+ * `${workflow.input.<path>}` expression, the same place (the event is the input of the workflows it starts).
+ */
+export function parseWebhookKeyPath(key: string): PayloadPath | Error {
+  const workflowInput = /^\$\{\s*workflow\.input((?:\.|\[).*?)\s*\}$/.exec(key);
+  return parseMatchPath(workflowInput === null ? key : `$${workflowInput[1]}`);
+}
+
 /** The value at `path` in `payload`, undefined when there is none. */
 export function valueAt(payload: JsonValue, path: PayloadPath): JsonValue | undefined {
   let current: JsonValue | undefined = payload;
