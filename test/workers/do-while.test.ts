@@ -43,6 +43,17 @@ describe("DO_WHILE through the router", () => {
     const done = await waitFor(await startWorkflow("dw_items", { ids: ["a", "b", "c"] }), ["COMPLETED", "FAILED"]);
     expect(references(done)).toEqual(["each:COMPLETED", "call__1:COMPLETED", "call__2:COMPLETED", "call__3:COMPLETED"]);
     expect([await hits("dw-item-a-0"), await hits("dw-item-b-1"), await hits("dw-item-c-2")]).toEqual([1, 1, 1]);
+    // Orkes names the item `item`.
+    expect(done.tasks[0]!.outputData).toMatchObject({ iteration: 3, loopIndex: 2, loopItem: "c", item: "c" });
+  });
+
+  it("keeps no iteration's outputs with captureOutput false (Orkes'), each task keeping its own and the condition reading them", async () => {
+    const count = { name: "count", taskReferenceName: "count", type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression: "({ n: 1 })" } };
+    await register({ name: "dw_uncaptured", tasks: [doWhile("rounds", [count], "$.rounds.iteration < 3 && $.count.result.n === 1", { captureOutput: false })] });
+    const done = await waitFor(await startWorkflow("dw_uncaptured"), ["COMPLETED", "FAILED"]);
+    expect(references(done)).toEqual(["rounds:COMPLETED", "count__1:COMPLETED", "count__2:COMPLETED", "count__3:COMPLETED"]);
+    expect(done.tasks[0]!.outputData).toEqual({ iteration: 3 });
+    expect(done.tasks[3]!.outputData).toEqual({ result: { n: 1 } });
   });
 
   it("waits in each iteration for a completion by reference name (the iteration's, or the definition's for the latest), across an eviction", async () => {

@@ -39,12 +39,17 @@ function keepLastNOf(input: JsonObject): number | undefined | Error {
   return Number.isInteger(keep) && (keep as number) >= 1 ? (keep as number) : new Error(`inputParameters.keepLastN must resolve to a whole number of at least 1, but is ${describeValue(keep)}`);
 }
 
-/** The DO_WHILE's output as iteration `iteration` (1-based) starts: its number and, iterating over items, its item. */
+/**
+ * The DO_WHILE's output as iteration `iteration` (1-based) starts: its number and, iterating over items, its item, as
+ * Conductor OSS names it (`loopItem`, `loopIndex`) and as Orkes does (`item`).
+ */
 function startingIteration(output: JsonObject, iteration: number, items: readonly JsonValue[] | undefined): JsonObject {
   const next: JsonObject = { ...output, iteration };
   if (items !== undefined) {
+    const item = items[iteration - 1] ?? null;
     next["loopIndex"] = iteration - 1;
-    next["loopItem"] = items[iteration - 1] ?? null;
+    next["loopItem"] = item;
+    next["item"] = item;
   }
   return next;
 }
@@ -105,7 +110,8 @@ export function endIteration(end: IterationEnd, env: Pick<DecideEnv, "scripts">)
   const { loop, definition } = end;
   const iteration = loop.iteration ?? 1;
   const output: JsonObject = { ...loop.outputData, iteration };
-  setOwn(output, String(iteration), end.iterationOutputs);
+  // Orkes' `captureOutput: false` keeps no iteration's outputs (a long loop's output stays small); the tasks keep theirs.
+  if (loop.inputData["captureOutput"] !== false) setOwn(output, String(iteration), end.iterationOutputs);
   const keep = keepLastNOf(loop.inputData);
   const dropBefore = typeof keep === "number" && iteration - keep + 1 > 1 ? iteration - keep + 1 : undefined;
   if (dropBefore !== undefined) dropIterationOutputs(output, dropBefore);
