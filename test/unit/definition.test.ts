@@ -723,7 +723,7 @@ describe("SUB_WORKFLOW tasks", () => {
     ["priority", 100, /priority must be an integer from 0 to 99/],
     ["priority", -1, /priority must be an integer from 0 to 99/],
     ["idempotencyKey", 5, /idempotencyKey must be a string/],
-    ["idempotencyStrategy", "OVERWRITE", /idempotencyStrategy must be one of RETURN_EXISTING, FAIL/],
+    ["idempotencyStrategy", "OVERWRITE", /idempotencyStrategy must be one of RETURN_EXISTING, FAIL, FAIL_ON_RUNNING/],
     ["taskToDomain", "d", /taskToDomain must be an object/],
   ])("rejects subWorkflowParam.%s = %j", (key, value, message) => {
     expect(only(subTask("c", { subWorkflowParam: { name: "child", [key]: value } }), `tasks[0].subWorkflowParam.${key}`)).toMatch(message);

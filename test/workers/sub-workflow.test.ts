@@ -438,6 +438,31 @@ describe("idempotent starts", () => {
     expect(parent.tasks[0]!["reasonForIncompletion"]).toContain("subWorkflowParam.idempotencyKey resolved to an object");
   });
 
+  it("FAIL_ON_RUNNING refuses a second child while the first runs; a strategy without a key takes the parent's key (Orkes')", async () => {
+    await register({ name: "for_child", tasks: [waitTask("gate")] });
+    const inherits = subTask("sub", { subWorkflowParam: { name: "for_child", idempotencyStrategy: "FAIL_ON_RUNNING" } });
+    await register({ name: "for_parent", tasks: [inherits] });
+    const first = await apiOk<string>("POST", "/api/workflow", { name: "for_parent", idempotencyKey: "order-7" });
+    const child = String((await waitFor(first, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    expect((await getWorkflow(child))["idempotencyKey"]).toBe("order-7");
+    // Another parent with that key (a parent of another name): its child would be a second one running.
+    await register({ name: "for_parent_2", tasks: [inherits] });
+    const second = await waitFor(await apiOk<string>("POST", "/api/workflow", { name: "for_parent_2", idempotencyKey: "order-7" }), terminal);
+    expect(second.status).toBe("FAILED");
+    expect(second.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: null, errorCode: "ALREADY_STARTED" } });
+    // Once the first child ended, the key starts a new one.
+    await apiOk("POST", `/api/tasks/${child}/gate/COMPLETED`, {});
+    await waitFor(child, terminal);
+    await register({ name: "for_parent_3", tasks: [inherits] });
+    const third = await waitFor(await apiOk<string>("POST", "/api/workflow", { name: "for_parent_3", idempotencyKey: "order-7" }), (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
+    expect(third.tasks[0]!.outputData["subWorkflowId"]).not.toBe(child);
+    expect(third.status).toBe("RUNNING");
+    // Without a strategy nothing is inherited.
+    await register({ name: "for_plain", tasks: [subTask("sub", { subWorkflowParam: { name: "for_child" } })] });
+    const plain = await waitFor(await apiOk<string>("POST", "/api/workflow", { name: "for_plain", idempotencyKey: "order-9" }), (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
+    expect((await getWorkflow(String(plain.tasks[0]!.outputData["subWorkflowId"])))["idempotencyKey"]).toBeUndefined();
+  });
+
   it("SUB_WORKFLOW with RETURN_EXISTING: two parents share one child and both learn its result", async () => {
     await register({ name: "shared_child", tasks: [waitTask("gate")], outputParameters: { done: true } });
     await register({ name: "sharing_parent", tasks: [subTask("sub", { subWorkflowParam: { name: "shared_child", idempotencyKey: "${workflow.input.key}", idempotencyStrategy: "RETURN_EXISTING" } })] });

@@ -73,7 +73,8 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
     priority: request.priority ?? parent.priority,
     // As Conductor's SubWorkflow task: the parent's domains, unless subWorkflowParam gives the child its own.
     taskToDomain: request.taskToDomain ?? parent.taskToDomain,
-    idempotencyKey: request.idempotencyKey,
+    // Orkes: a strategy without a key of its own takes the parent's key (keys are per workflow name: no clash with it).
+    idempotencyKey: request.idempotencyKey ?? (request.idempotencyStrategy === undefined ? undefined : parent.idempotencyKey),
     idempotencyStrategy: request.idempotencyStrategy,
     parentWorkflowId: parent.workflowId,
     parentWorkflowTaskId: task.taskId,

@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowStatus, WorkflowTaskDef } from "../../model";
 import type { TaskTypeModule } from "../task-type";
+import { START_IDEMPOTENCY_STRATEGIES, type StartIdempotencyStrategy } from "../start-workflow/request";
 import { idempotencyKeyOf, isJsonObjectValue, priorityOf, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
 
 /** The error code of a SUB_WORKFLOW task whose child could not start or did not succeed (spec section 7). */
@@ -16,7 +17,7 @@ export interface ChildStartRequest {
   taskToDomain?: Record<string, string>;
   priority?: number;
   idempotencyKey?: string;
-  idempotencyStrategy?: "RETURN_EXISTING" | "FAIL";
+  idempotencyStrategy?: StartIdempotencyStrategy;
   waitForCompletion: boolean;
 }
 
@@ -73,8 +74,10 @@ export function childStartRequest(input: JsonObject): ChildStartRequest | { inva
   if (idempotencyKey !== undefined) request.idempotencyKey = idempotencyKey;
   const strategy = param["idempotencyStrategy"];
   if (strategy !== undefined && strategy !== null && strategy !== "") {
-    if (strategy !== "RETURN_EXISTING" && strategy !== "FAIL") return { invalid: `subWorkflowParam.idempotencyStrategy resolved to ${JSON.stringify(strategy)}, not RETURN_EXISTING or FAIL` };
-    request.idempotencyStrategy = strategy;
+    if (!(START_IDEMPOTENCY_STRATEGIES as readonly JsonValue[]).includes(strategy)) {
+      return { invalid: `subWorkflowParam.idempotencyStrategy resolved to ${JSON.stringify(strategy)}, not one of ${START_IDEMPOTENCY_STRATEGIES.join(", ")}` };
+    }
+    request.idempotencyStrategy = strategy as StartIdempotencyStrategy;
   }
   return request;
 }

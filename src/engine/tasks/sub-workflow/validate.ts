@@ -1,6 +1,7 @@
 /**
  * Registration-time checks of a SUB_WORKFLOW task (spec 2.3).
  */
+import { START_IDEMPOTENCY_STRATEGIES } from "../start-workflow/request";
 import * as v from "valibot";
 import {
   isBoolean,
@@ -20,8 +21,7 @@ import {
 import { childPath, type ValidationIssue } from "../../validation-issue";
 import { isStartedPriority, isStartedVersion, MAX_STARTED_PRIORITY } from "../workflow-start-fields";
 
-/** What to do when a child with the same idempotency key already exists. */
-export const IDEMPOTENCY_STRATEGIES = ["RETURN_EXISTING", "FAIL"] as const;
+
 
 /** Highest child priority, as in Conductor. */
 export const MAX_SUB_WORKFLOW_PRIORITY = MAX_STARTED_PRIORITY;
@@ -43,7 +43,7 @@ function subWorkflowParamRules(inInput: boolean) {
     taskToDomain: v.nullish(mapOf("taskToDomain", "a string (a domain name)", isString)),
     priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_SUB_WORKFLOW_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
     idempotencyKey: v.nullish(rule<string>("idempotencyKey", "a string", isString)),
-    idempotencyStrategy: v.nullish(rule<string>("idempotencyStrategy", `one of ${IDEMPOTENCY_STRATEGIES.join(", ")}${anExpression}`, orTyped(isOneOf(IDEMPOTENCY_STRATEGIES)))),
+    idempotencyStrategy: v.nullish(rule<string>("idempotencyStrategy", `one of ${START_IDEMPOTENCY_STRATEGIES.join(", ")}${anExpression}`, orTyped(isOneOf(START_IDEMPOTENCY_STRATEGIES)))),
     // An inline child (what the SDK's ConductorWorkflow.toSubWorkflowTask() writes): checked as a definition of its
     // own by validateWorkflowDef, which holds the definition rules. Or an expression giving one as the workflow runs
     // (a planner task's output, as in Conductor), checked when the child starts.
