@@ -1,7 +1,7 @@
 import { waitForWebhookTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
 import type { JsonObject, WorkflowTaskDef } from "../../src/engine/model";
-import { eventMatchKey, eventMeets, parseMatchPath, valueAt, waitingMatch, writtenMatches } from "../../src/engine/tasks/wait-for-webhook/matches";
+import { eventMatchKey, eventMeets, parseMatchesKey, parseMatchPath, valueAt, waitingMatch, writtenMatches } from "../../src/engine/tasks/wait-for-webhook/matches";
 import { registrationErrors, startedWith, taskDefNamed } from "./engine-env";
 
 // Orkes' webhook matches (src/engine/tasks/wait-for-webhook/matches.ts): the engine alone.
@@ -16,6 +16,17 @@ describe("webhook match paths", () => {
     expect(valueAt({ data: {} }, ["data", "missing"])).toBeUndefined();
     // Own fields only.
     expect(valueAt({}, ["constructor"])).toBeUndefined();
+  });
+
+  it("as matches keys, may leave out the $ (Conductor's docs write field names: event, data.id), read from the top of the event", () => {
+    expect(parseMatchesKey("event")).toEqual(["event"]);
+    expect(parseMatchesKey("data.items[0].id")).toEqual(["data", "items", 0, "id"]);
+    expect(parseMatchesKey("['order id']")).toEqual(["order id"]);
+    expect(parseMatchesKey("$.event")).toEqual(["event"]);
+    for (const bad of ["items[*]", "", "..id"]) expect(parseMatchesKey(bad)).toBeInstanceOf(Error);
+    const event = { event: "payment.completed", customer_id: "cus_123" };
+    expect(eventMeets(event, "orders", 1, "paid", { event: "payment.completed", customer_id: "cus_123" })).toBe(true);
+    expect(eventMeets(event, "orders", 1, "paid", { event: "payment.completed", customer_id: "cus_999" })).toBe(false);
   });
 
   it("make one key of a waiting task's resolved values and of an event holding them, as text trimmed and case-insensitive", () => {
@@ -48,6 +59,7 @@ describe("WAIT_FOR_WEBHOOK with matches", () => {
     expect(registrationErrors([hook({ matches: { "$['event']['type']": "message", "$.channel": "${workflow.input.channel}" } })])).toEqual([]);
     expect(registrationErrors([JSON.parse(JSON.stringify(waitForWebhookTask("hook", { matches: { "$['event']['type']": "message" } })))])).toEqual([]);
     expect(registrationErrors([hook({ matches: "${workflow.input.matches}" })])).toEqual([]);
+    expect(registrationErrors([hook({ matches: { event: "payment.completed", customer_id: "${workflow.input.customer}" } })])).toEqual([]);
     expect(registrationErrors([hook({ matches: { "$.items[*]": "x" } })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.matches\.\$\.items\[\*\]: the key can only name fields/)]);
     expect(registrationErrors([hook({ matches: { "$.a": { nested: 1 } } })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.matches\.\$\.a: must be the text, number or boolean/)]);
     expect(registrationErrors([hook({ matches: ["$.a"] })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.matches: matches must be an object/)]);

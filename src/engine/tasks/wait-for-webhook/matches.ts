@@ -61,6 +61,14 @@ export function parseMatchPath(path: string): PayloadPath | Error {
 }
 
 /**
+ * The path a `matches` key names: a JSONPath, or a field name without the `$` (`event`, `data.id`, `[0]`), which
+ * Conductor reads as one from the top of the event (Jayway JsonPath puts `$.` before it), as its docs' examples write them.
+ */
+export function parseMatchesKey(key: string): PayloadPath | Error {
+  return parseMatchPath(key.startsWith("$") ? key : key.startsWith("[") ? `$${key}` : `$.${key}`);
+}
+
+/**
  * The path a webhook's `idempotencyKey` names in an event: a JSONPath (`$.id`), or, as Orkes' docs write it, a
  * `${workflow.input.<path>}` expression, the same place (the event is the input of the workflows it starts).
  */
@@ -144,7 +152,7 @@ export function waitingMatch(workflowName: string, workflowVersion: number, task
   if (paths.length > MAX_MATCHES) return new Error(`matches has ${paths.length} entries, more than ${MAX_MATCHES}`);
   const values: string[] = [];
   for (const path of paths) {
-    const parsed = parseMatchPath(path);
+    const parsed = parseMatchesKey(path);
     if (parsed instanceof Error) return new Error(`matches key ${JSON.stringify(path.slice(0, 60))} ${parsed.message}`);
     const text = matchText(matches[path]);
     if (text === undefined) return new Error(`matches ${JSON.stringify(path.slice(0, 60))} resolved to ${JSON.stringify(matches[path] ?? null).slice(0, 60)}, which no event value can equal (a text, number or boolean can)`);
@@ -157,7 +165,7 @@ export function waitingMatch(workflowName: string, workflowVersion: number, task
 export function eventMatchKey(payload: JsonValue, workflowName: string, workflowVersion: number, taskRefName: string, paths: readonly string[]): string | undefined {
   const values: string[] = [];
   for (const path of paths) {
-    const parsed = parseMatchPath(path);
+    const parsed = parseMatchesKey(path);
     if (parsed instanceof Error) return undefined;
     const text = matchText(valueAt(payload, parsed));
     if (text === undefined) return undefined;

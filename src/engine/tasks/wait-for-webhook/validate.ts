@@ -20,7 +20,7 @@ import {
 } from "../../definition/checks";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../http-syntax";
 import { referencedSecrets } from "../../expressions";
-import { MAX_MATCHES, matchesSecretsMessage, parseMatchPath } from "./matches";
+import { MAX_MATCHES, matchesSecretsMessage, parseMatchesKey } from "./matches";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 
 /** Signature algorithms a callback may be verified with. */
@@ -92,7 +92,7 @@ function matchesIssues(input: UnknownRecord, inputPath: string): ValidationIssue
   for (const key of Object.keys(input).filter((name) => name.startsWith("$"))) entries.push([key, input[key], childPath(inputPath, key)]);
   if (entries.length > MAX_MATCHES) issues.push({ path: nestedPath, message: `a WAIT_FOR_WEBHOOK may match on at most ${MAX_MATCHES} paths, but has ${entries.length}` });
   for (const [key, value, at] of entries) {
-    const parsed = parseMatchPath(key);
+    const parsed = parseMatchesKey(key);
     if (parsed instanceof Error) issues.push({ path: at, message: `the key ${parsed.message}` });
     if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
       issues.push({ path: at, message: `must be the text, number or boolean the event must hold at ${key.slice(0, 60)} (or an expression giving one), but is ${describeValue(value)}` });
