@@ -93,14 +93,20 @@ export async function signalResponse(env: Env, strategy: ReturnStrategy, top: Wo
   // The newer clients' strategy: the blocking task whole, as a Task, in `tasks` (empty once nothing blocks).
   if (strategy === "BLOCKING_TASK_LIST") return { ...header, ...where, tasks: task === undefined ? [] : [task] };
   if (task === undefined) return { ...header, ...where };
-  // The task's input and output go under `input` and `output`, as a SignalResponse carries them.
+  // The task's input and output go under `input` and `output`, as a SignalResponse carries them, with its workflow's
+  // priority and the task's creation (its scheduling) as Orkes' examples show them.
   const { inputData, outputData, ...fields } = task;
+  const shown: JsonObject = { ...fields, priority: blocking.workflow["priority"] ?? 0, createTime: fields["scheduledTime"] ?? 0 };
   if (strategy === "BLOCKING_TASK_INPUT") {
-    const identity: Record<string, JsonValue | undefined> = { taskId: fields.taskId, taskType: fields.taskType, referenceTaskName: fields["referenceTaskName"] };
+    const identity: Record<string, JsonValue | undefined> = {};
+    for (const key of TASK_IDENTITY) identity[key] = shown[key];
     return { ...header, ...where, ...definedFields(identity), input: inputData };
   }
-  return { ...fields, ...header, ...where, input: inputData, output: outputData };
+  return { ...shown, ...header, ...where, input: inputData, output: outputData };
 }
+
+/** The blocking task's fields a BLOCKING_TASK_INPUT answer shows beside its input (Orkes' example's, but its output). */
+const TASK_IDENTITY = ["taskId", "taskType", "referenceTaskName", "taskDefName", "status", "retryCount", "priority", "createTime", "updateTime"] as const;
 
 /** The fields every SignalResponse has: which answer it is, and the workflow the call acted on with its status. */
 function responseHeader(strategy: ReturnStrategy, workflowId: string, status: WorkflowStatus): JsonObject {

@@ -326,13 +326,20 @@ describe("the 501 routes and the signal routes, registered before the task route
 });
 
 describe("POST /api/workflow/execute/{name}/{version}?requestId= (executeWorkflow's WorkflowRun)", () => {
-  it("echoes the requestId beside the Workflow JSON, and leaves it out when none was sent", async () => {
+  it("echoes the requestId beside the Workflow JSON, and makes a random one when none was sent (as Orkes); takes the idempotency headers", async () => {
     await register({ name: "client_execute", tasks: [httpTask("a", { uri: target("/count/client-execute"), method: "GET" })], outputParameters: { n: "${a.output.response.body.n}" } });
     const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/client_execute/1?requestId=req-1", { input: {} });
     expect(run).toMatchObject({ requestId: "req-1", status: "COMPLETED", output: { n: 1 }, workflowName: "client_execute" });
     const plain = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/client_execute/1", { input: {} });
     expect(plain).toMatchObject({ status: "COMPLETED", output: { n: 2 } });
-    expect(plain).not.toHaveProperty("requestId");
+    expect(plain["requestId"]).toMatch(/^[0-9a-f-]{36}$/);
+    const again = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/client_execute/1", { input: {} });
+    expect(again["requestId"]).not.toBe(plain["requestId"]);
+    // Orkes' idempotency headers: a second call with the key answers the first execution.
+    const keyed = async () => (await call("POST", "/api/workflow/execute/client_execute/1", { "x-api-key": ADMIN_KEY, "X-Idempotency-key": "exec-key-1", "X-on-conflict": "RETURN_EXISTING" }, { input: {} })).json() as Promise<WorkflowJson>;
+    const first = await keyed();
+    expect((await keyed()).workflowId).toBe(first.workflowId);
+    expect(await hits("client-execute")).toBe(4);
   });
 });
 

@@ -95,7 +95,7 @@ describe("execute's returnStrategy and consistency", () => {
     expect(statuses(plain)).toEqual(["sub:IN_PROGRESS"]);
     const target = (await execute("exec_strategy_parent", "?returnStrategy=TARGET_WORKFLOW", { order: 7 })).run;
     expect(target).toMatchObject({ responseType: "TARGET_WORKFLOW", workflowName: "exec_strategy_parent" });
-    expect(target).not.toHaveProperty("requestId");
+    expect(target["requestId"]).toMatch(/^[0-9a-f-]{36}$/);
 
     const blockingWorkflow = (await execute("exec_strategy_parent", "?returnStrategy=BLOCKING_WORKFLOW&requestId=r-1", { order: 7 })).run;
     expect(blockingWorkflow).toMatchObject({ responseType: "BLOCKING_WORKFLOW", targetWorkflowStatus: "RUNNING", workflowName: "exec_strategy_child", requestId: "r-1" });
@@ -104,6 +104,9 @@ describe("execute's returnStrategy and consistency", () => {
 
     const blockingTask = (await execute("exec_strategy_parent", "?returnStrategy=BLOCKING_TASK", { order: 7 })).run as unknown as JsonObject;
     expect(blockingTask).toMatchObject({ responseType: "BLOCKING_TASK", targetWorkflowStatus: "RUNNING", workflowType: "exec_strategy_child", referenceTaskName: "first", taskType: "WAIT", status: "IN_PROGRESS", input: { order: 7 }, output: {} });
+    // Orkes' examples show the workflow's priority and the task's creation time.
+    expect(blockingTask).toMatchObject({ priority: 0, createTime: blockingTask["scheduledTime"] });
+    expect(blockingTask["createTime"]).toBeGreaterThan(0);
 
     const blockingInput = (await execute("exec_strategy_parent", "?returnStrategy=BLOCKING_TASK_INPUT", { order: 7 })).run as unknown as JsonObject;
     expect(blockingInput).toEqual({
@@ -116,6 +119,13 @@ describe("execute's returnStrategy and consistency", () => {
       taskId: expect.any(String),
       taskType: "WAIT",
       referenceTaskName: "first",
+      taskDefName: "first",
+      status: "IN_PROGRESS",
+      retryCount: 0,
+      priority: 0,
+      createTime: expect.any(Number),
+      updateTime: expect.any(Number),
+      requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       input: { order: 7 },
     });
     expect(blockingInput["workflowId"]).not.toBe(blockingInput["targetWorkflowId"]);
@@ -127,7 +137,7 @@ describe("execute's returnStrategy and consistency", () => {
     // Ended: nothing blocks it, so only where it ended.
     await register({ name: "exec_strategy_done", tasks: [inline("prep")] });
     const ended = (await execute("exec_strategy_done", "?returnStrategy=BLOCKING_TASK")).run as unknown as JsonObject;
-    expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: ended["workflowId"], targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, workflowId: expect.any(String), workflowType: "exec_strategy_done" });
+    expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: ended["workflowId"], targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, workflowId: expect.any(String), workflowType: "exec_strategy_done", requestId: expect.any(String) });
   });
 
   it("with waitUntilTaskRef, BLOCKING_TASK answers the task pending after the named one", async () => {

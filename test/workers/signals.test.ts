@@ -108,6 +108,12 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
       taskId: expect.any(String),
       taskType: "WAIT",
       referenceTaskName: "second",
+      taskDefName: "second",
+      status: "IN_PROGRESS",
+      retryCount: 0,
+      priority: 0,
+      createTime: expect.any(Number),
+      updateTime: expect.any(Number),
       input: { order: 42 },
     });
     // The newer clients' BLOCKING_TASK_LIST: the blocking task whole, as a Task, in `tasks`.

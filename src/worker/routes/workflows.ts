@@ -131,10 +131,13 @@ function synchronousWait(request: IRequest, env: Env): SynchronousWait {
   return { ms: waitSeconds * 1000, untilTaskRefs };
 }
 
-/** Orkes' WorkflowRun echoes the caller's `requestId` (WorkflowExecutor.executeWorkflow always sends one). */
+/**
+ * Orkes' WorkflowRun echoes the caller's `requestId` (WorkflowExecutor.executeWorkflow always sends one); without one,
+ * a new random id, as Orkes generates it.
+ */
 function echoedRequestId(request: IRequest): JsonObject {
   const requestId = queryValue(request, "requestId");
-  return requestId === undefined || requestId === "" ? {} : { requestId };
+  return { requestId: requestId === undefined || requestId === "" ? crypto.randomUUID() : requestId };
 }
 
 /** As Orkes: an answer given at a `waitUntilTaskRef` task while the workflow still runs is a 206 (partial), not a 200. */
@@ -272,7 +275,9 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
       throw validationError("Invalid workflow version", [{ path: "version", message: "must be an integer of at least 0" }]);
     }
     const version = pathVersion ?? body.version;
-    const outcome = await start(env, request, { ...body, name, ...(version === undefined ? {} : { version }) }, wait);
+    // Orkes' idempotency headers, as a start by name takes them; a key in the body wins.
+    const keyed = body.idempotencyKey === undefined ? { ...body, ...idempotencyHeaders(request) } : body;
+    const outcome = await start(env, request, { ...keyed, name, ...(version === undefined ? {} : { version }) }, wait);
     const settled = { workflowJson: outcome.workflowJson!, status: outcome.workflowStatus! };
     if (strategy === "TARGET_WORKFLOW") return workflowRunResponse(request, outcome.workflowId, settled, wait);
     // The caller started it, so may be shown it; what blocks it in a child, only if the caller may read that child.
