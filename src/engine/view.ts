@@ -96,9 +96,10 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   // A task of a DO_WHILE's loop (a DO_WHILE in another loop too): its runs are named after their iterations.
   view["loopOverTask"] = planOf(execution.definition).steps[task.definitionIndex]?.inLoop !== undefined;
   if (task.callbackUrl !== undefined) view["callbackUrl"] = task.callbackUrl;
+  // Conductor's Task: a long, 0 unless a worker asked to be called back later (only SIMPLE tasks' workers can).
+  view["callbackAfterSeconds"] = task.callbackAfterSeconds ?? 0;
   if (task.taskType === "SIMPLE") {
     view["responseTimeoutSeconds"] = responseTimeoutSeconds(runsAs);
-    view["callbackAfterSeconds"] = task.callbackAfterSeconds ?? 0;
     setPresent(view, "domain", task.domain);
   }
   // Any task's: a WAIT or HUMAN task completed with `?workerid=` names who completed it.

@@ -87,7 +87,7 @@ describe("WAIT: running", () => {
     expect(nextDeadline(state)).toBe(11_000);
     // A synchronous execute answers while it waits, as for a webhook task.
     expect(isBlocked(state)).toBe(true);
-    expect(toTaskView(waiting, state)).toMatchObject({ taskType: "WAIT", status: "IN_PROGRESS", inputData: { duration: "10s" } });
+    expect(toTaskView(waiting, state)).toMatchObject({ taskType: "WAIT", status: "IN_PROGRESS", inputData: { duration: "10s" }, callbackAfterSeconds: 0 });
     // Before its time, the alarm leaves it waiting.
     expect(decide(state, { type: "tick", liveTaskIds: new Set() }, env(10_999)).state.tasks[0]!.status).toBe("IN_PROGRESS");
     const woken = decide(state, { type: "tick", liveTaskIds: new Set() }, env(11_000)).state;
