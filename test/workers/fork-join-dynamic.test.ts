@@ -70,6 +70,20 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect(run.output).toMatchObject({ _fan_0: { n: 10, at: 0 }, _fan_1: { n: 20, at: 1 } });
     expect(await hits("dynamic-child")).toBe(2);
     expect(run.tasks.filter((task) => task["taskType"] === "SUB_WORKFLOW").map((task) => typeof task["subWorkflowId"])).toEqual(["string", "string"]);
+
+    // Orkes' docs' example: entries holding `input` give the child the entry whole, as Conductor's, not `input` alone.
+    await register({ name: "dynamic_child_in", tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP" }], outputParameters: { got: "${workflow.input}" } });
+    await register({
+      name: "dynamic_children_in",
+      tasks: [
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskWorkflow: "dynamic_child_in", forkTaskWorkflowVersion: "1", forkTaskInputs: [{ input: "value1" }, { input: { a: 1 }, b: 2 }] } },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+      ],
+    });
+    const inRun = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/dynamic_children_in/1", { input: {} });
+    expect(inRun.status, String(inRun.reasonForIncompletion)).toBe("COMPLETED");
+    const joined = inRun.output as Record<string, JsonObject>;
+    expect([joined["_fan_0"]!["got"], joined["_fan_1"]!["got"]]).toEqual([{ input: "value1", __index: 0 }, { input: { a: 1 }, b: 2, __index: 1 }]);
   });
 
   it("keeps what it forked across an eviction: the forked tasks are completed by name, and the JOIN sees them all", async () => {

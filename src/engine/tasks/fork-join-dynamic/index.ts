@@ -226,10 +226,15 @@ function forkInputOf(fork: WorkflowTaskDef, input: JsonObject, position: number,
   }
   const entries = input["forkTaskInputs"];
   const entry: JsonValue = Array.isArray(entries) ? (entries[position] ?? null) : null;
-  if (isRecord(entry) && !Array.isArray(entry)) return { ...(entry as JsonObject), __index: position };
-  // A sub workflow's task reads `input` as its child's whole input, which a plain value cannot be: the child gets
-  // `{input: entry, __index}` as its input, as Conductor's child does.
-  if (typeof input["forkTaskWorkflow"] === "string") return { workflowInput: { input: entry, __index: position }, __index: position };
+  // A sub workflow's task reads `input` as its child's whole input, where Conductor's child gets the entry whole: an
+  // entry holding `input` (or a plain value, `{input: entry}`) is handed over as `workflowInput`, so the child gets
+  // `{input: …, __index}` as Conductor's does.
+  const forksWorkflows = typeof input["forkTaskWorkflow"] === "string";
+  if (isRecord(entry) && !Array.isArray(entry)) {
+    const given: JsonObject = { ...(entry as JsonObject), __index: position };
+    return forksWorkflows && Object.hasOwn(given, "input") ? { workflowInput: given, __index: position } : given;
+  }
+  if (forksWorkflows) return { workflowInput: { input: entry, __index: position }, __index: position };
   return { input: entry, __index: position };
 }
 
