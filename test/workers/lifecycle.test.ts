@@ -458,6 +458,27 @@ describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
     await expectError("GET", `/api/workflow/${first}`, 404, "NOT_FOUND");
   });
 
+  it("search answers each workflow as its single read does (tasks unless includeTasks=false), and lists the ids it cannot show with why", async () => {
+    await registerWaiting("bulk_read", "bulk-read-after");
+    await registerWaiting("bulk_read_hidden", "bulk-read-hidden-after");
+    const [first, second, hidden] = [await startWaiting("bulk_read"), await startWaiting("bulk_read"), await startWaiting("bulk_read_hidden")];
+    const unknown = crypto.randomUUID();
+    const found = (await apiOk<{ bulkErrorResults: Record<string, string>; bulkSuccessfulResults: JsonObject[] }>("POST", "/api/workflow/bulk/search", [second, first, unknown, second]));
+    expect(found.bulkSuccessfulResults).toEqual([await getWorkflow(second), await getWorkflow(first)]);
+    expect(found.bulkSuccessfulResults[0]!["tasks"]).toHaveLength(1);
+    expect(found.bulkErrorResults).toEqual({ [unknown]: `Workflow ${unknown} not found` });
+    const bare = await apiOk<{ bulkSuccessfulResults: JsonObject[] }>("POST", "/api/workflow/bulk/search?includeTasks=false", [first]);
+    expect(bare.bulkSuccessfulResults).toEqual([await apiOk("GET", `/api/workflow/${first}?includeTasks=false`)]);
+    // A caller who may read one of the workflows: the other is refused as its single read refuses it.
+    const reader = await createUser("bulk-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:bulk_read" }] });
+    const asReader = (await (await call("POST", "/api/workflow/bulk/search", orkes(reader.token), [first, hidden])).json()) as { bulkErrorResults: Record<string, string>; bulkSuccessfulResults: JsonObject[] };
+    expect(asReader.bulkSuccessfulResults.map((workflow) => workflow["workflowId"])).toEqual([first]);
+    const single = await call("GET", `/api/workflow/${hidden}`, orkes(reader.token));
+    expect(single.status).toBe(403);
+    expect(asReader.bulkErrorResults).toEqual({ [hidden]: ((await single.json()) as { message: string }).message });
+    await expectError("POST", "/api/workflow/bulk/search", 400, "VALIDATION_ERROR", { ids: [first] });
+  });
+
   it("Conductor's newer remove and terminate-remove (DELETE, in bulk and for one id) remove ended executions, and terminate running ones first", async () => {
     await registerWaiting("bulk_remove", "bulk-remove-after");
     const [first, second, third] = [await startWaiting("bulk_remove"), await startWaiting("bulk_remove"), await startWaiting("bulk_remove")];

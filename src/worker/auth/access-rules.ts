@@ -51,6 +51,9 @@ export const BULK_OPERATIONS = [
 /** One of {@link BULK_OPERATIONS}. */
 export type BulkOperation = (typeof BULK_OPERATIONS)[number]["operation"];
 
+/** Conductor's bulk read of workflows by id. */
+export const BULK_SEARCH_PATH = "/api/workflow/bulk/search";
+
 /** The path of a bulk operation. */
 export function bulkPath(operation: BulkOperation): string {
   return `/api/workflow/bulk/${operation}`;
@@ -64,11 +67,11 @@ export function bulkPath(operation: BulkOperation): string {
  * `/api/workflow/bulk/pause` ("bulk" as the id) and would otherwise shut the bulk route for all but callers
  * allowed on every workflow, though it already applies to each id.
  */
-export const BULK_ACCESS_RULES: readonly AccessRule[] = BULK_OPERATIONS.map(({ method, operation }) => ({
-  apiPath: bulkPath(operation),
-  methods: [method],
-  requiredPermissions: [],
-}));
+export const BULK_ACCESS_RULES: readonly AccessRule[] = [
+  ...BULK_OPERATIONS.map(({ method, operation }) => ({ apiPath: bulkPath(operation), methods: [method], requiredPermissions: [] })),
+  // Each id is read as `GET /api/workflow/{id}` would read it, and authorized so.
+  { apiPath: BULK_SEARCH_PATH, methods: ["POST"], requiredPermissions: [] },
+];
 
 /** What reporting a TaskResult needs: executing that task (by reference name or task name) or tasks of that workflow. */
 const TASK_RESULT_PERMISSIONS: Grant[] = [at("TASK_EXECUTE", "task:${task.refName}"), at("TASK_EXECUTE", "task:${task.name}"), at("TASK_EXECUTE", WORKFLOW_SCOPE)];

@@ -1,11 +1,12 @@
 import type { IRequest, RouterType } from "itty-router";
-import { BULK_OPERATIONS, bulkPath, type BulkOperation } from "../auth/access-rules";
+import { BULK_OPERATIONS, BULK_SEARCH_PATH, bulkPath, type BulkOperation } from "../auth/access-rules";
 import { mapBounded } from "../bounded";
 import { serviceConfig } from "../config";
-import { canonicalWorkflowId } from "../executions";
+import { canonicalWorkflowId, executionStub } from "../executions";
 import { requestAuthorizer, type PathAuthorizer } from "../guard";
-import { readJsonBody } from "../http/body";
+import { jsonTextResponse, readJsonBody } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
+import { booleanQuery } from "../http/params";
 import { BulkWorkflowIds, parseOrThrow } from "../schemas";
 import { WORKFLOW_ACTIONS, type ExecutionAct, type WorkflowAction } from "../workflow-actions";
 
@@ -88,10 +89,51 @@ function bulkRoute(action: WorkflowAction) {
 }
 
 /**
+ * How much Workflow JSON one bulk search answers at most: the ids past it are listed as refused (ask for them
+ * separately), so that 1000 large executions never build one answer the isolate cannot hold.
+ */
+export const BULK_SEARCH_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Conductor's bulk search (`POST /api/workflow/bulk/search?includeTasks=`): the Workflow JSON of each id, as its
+ * single-id read (`GET /api/workflow/{id}`) answers it and authorizes it, in a BulkResponse whose successful results
+ * are the workflows themselves, in the order asked for.
+ */
+async function bulkSearch(request: IRequest, env: Env): Promise<Response> {
+  const includeTasks = booleanQuery(request, "includeTasks", true);
+  const ids = distinct(await bulkIds(request, env));
+  const authorizeAs = await requestAuthorizer(request, env);
+  const found = new Map<string, string>();
+  const outcomes = await mapBounded(ids, BULK_CONCURRENCY, (workflowId) =>
+    bulkOutcome(async () => {
+      await authorizeAs("GET", `/api/workflow/${workflowId}`);
+      const workflow = await executionStub(env, workflowId).getWorkflowJson(includeTasks);
+      if (workflow === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
+      found.set(workflowId, workflow);
+    }, { operation: "search", workflowId }),
+  );
+  let bytes = 0;
+  const shown: string[] = [];
+  const errors: Record<string, string> = {};
+  ids.forEach((workflowId, index) => {
+    const workflow = found.get(workflowId);
+    if (outcomes[index] !== undefined || workflow === undefined) errors[workflowId] = outcomes[index] ?? `Workflow ${workflowId} not found`;
+    else if (bytes + workflow.length > BULK_SEARCH_MAX_BYTES) errors[workflowId] = "Not included: the answer holds at most 8 MiB of workflows; ask for this one separately";
+    else {
+      bytes += workflow.length;
+      shown.push(workflow);
+    }
+  });
+  // The workflows as the actor wrote them: no parse and re-serialisation of each.
+  return jsonTextResponse(`{"bulkErrorResults":${JSON.stringify(errors)},"bulkSuccessfulResults":[${shown.join(",")}]}`);
+}
+
+/**
  * Conductor's WorkflowBulkResource (and Orkes' bulk delete): a JSON array of workflow ids, each acted on and
  * authorized exactly as by its single-id route. Registered before those routes, whose `:workflowId` would take "bulk".
  */
 export function registerBulkWorkflowRoutes(router: RouterType<IRequest, Args>): void {
+  router.post(BULK_SEARCH_PATH, bulkSearch);
   for (const { method, operation } of BULK_OPERATIONS) {
     const route = bulkRoute(WORKFLOW_ACTIONS[BULK_ACTION[operation]]);
     if (method === "PUT") router.put(bulkPath(operation), route);
