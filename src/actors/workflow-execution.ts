@@ -45,7 +45,7 @@ import { applyTestMocks } from "../engine/test-run";
 import { limitChanges, type LimitEntry } from "../engine/rate-limit";
 import { removalDueAt } from "../engine/retention";
 import type { ValidationIssue } from "../engine/validation-issue";
-import { cutToBytes, oversize, oversizeReason } from "../engine/limits";
+import { cutToBytes, oversize, oversizeReason, storedTasksBytes } from "../engine/limits";
 import { definitionReferenceName, instanceTask, planOf } from "../engine/plan";
 import { signalledChildIds, signalledWait } from "../engine/signals";
 import type { JqRunner } from "../engine/jq";
@@ -621,6 +621,19 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#recover();
     // Being removed: its search row may already be gone, so it is gone for readers too.
     return this.#execution && !this.#removing ? this.#workflowJson(this.#execution, includeTasks) : null;
+  }
+
+  /**
+   * Orkes' workflow size: how many bytes of task data the execution stores, against what it may store
+   * (MAX_EXECUTION_BYTES, past which no further task instance is stored); null when this object holds no execution.
+   */
+  async getSize(): Promise<{ sizeBytes: number; limitBytes: number; ratio: number } | null> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution || this.#removing) return null;
+    const sizeBytes = storedTasksBytes(execution.tasks);
+    const limitBytes = this.#config.engine.maxExecutionBytes;
+    return { sizeBytes, limitBytes, ratio: sizeBytes / limitBytes };
   }
 
   /** Conductor's Workflow JSON of `execution`, with the time its retention removes it, if it will. */

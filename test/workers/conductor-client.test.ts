@@ -120,6 +120,27 @@ describe("GET /api/workflow/{id}/status (WorkflowExecutor.getWorkflowStatus)", (
   });
 });
 
+describe("GET /api/workflow/{id}/size (Orkes' workflow size)", () => {
+  it("answers the task data stored against MAX_EXECUTION_BYTES, growing with each task; 404 for an unknown workflow", async () => {
+    await register({ name: "client_size", tasks: [httpTask("a", { uri: target("/echo/client-size?pad=" + "x".repeat(2000)), method: "GET" }), { name: "hold", taskReferenceName: "hold", type: "WAIT" }] });
+    await register({ name: "client_size_small", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }] });
+    type Size = { sizeBytes: number; limitBytes: number; ratio: number };
+    const sizeOf = async (name: string) => {
+      const workflowId = await startWorkflow(name);
+      await waitFor(workflowId, (workflow) => workflow.tasks.at(-1)?.taskType === "WAIT");
+      return apiOk<Size>("GET", `/api/workflow/${workflowId}/size`);
+    };
+    const small = await sizeOf("client_size_small");
+    const after = await sizeOf("client_size");
+    expect(after.limitBytes).toBe(10 * 1024 * 1024);
+    // The padded URL is stored in the HTTP task's input and in its echoed output.
+    expect(small.sizeBytes).toBeGreaterThan(0);
+    expect(after.sizeBytes).toBeGreaterThan(small.sizeBytes + 4000);
+    expect(after.ratio).toBe(after.sizeBytes / after.limitBytes);
+    expect(await errorOf("GET", `/api/workflow/${crypto.randomUUID()}/size`)).toMatchObject({ httpStatus: 404, error: "NOT_FOUND" });
+  });
+});
+
 describe("Orkes' idempotency headers of a start by name (X-Idempotency-key, X-on-conflict), as the Python client sends them", () => {
   it("answer the execution holding the key, or refuse as the strategy says; a bad strategy starts nothing", async () => {
     await register({ name: "client_headers_once", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });

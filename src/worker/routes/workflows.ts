@@ -354,6 +354,13 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
 
   // Orkes' WorkflowStatus (WorkflowExecutor.getWorkflowStatus): the Workflow JSON cut down to what a
   // status check needs; output and variables only when asked for.
+  // Orkes' workflow size: the execution's stored task data against MAX_EXECUTION_BYTES.
+  router.get("/api/workflow/:workflowId/size", async (request, env) => {
+    const workflowId = decodedPathParam(request, "workflowId");
+    const size = await executionStub(env, workflowId).getSize();
+    if (size === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
+    return Response.json(size);
+  });
   router.get("/api/workflow/:workflowId/status", async (request, env) => {
     const workflow = JSON.parse(await workflowJson(env, decodedPathParam(request, "workflowId"), false)) as JsonObject;
     const status: JsonObject = { workflowId: workflow["workflowId"]!, status: workflow["status"]! };
