@@ -80,6 +80,7 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
     if (second === "correlated" && (rest === 2 || rest === 3)) return { workflowName: first! };
     // Conductor's test endpoint names its workflow in the body, as a start does; any other name is a start by name.
     if (rest === 1 && method === "POST") return first === "test" ? { body: "name" } : { workflowName: first! };
+    if (rest === 2 && method === "POST" && first === "test" && second === "sync") return { body: "name" };
     if (first === "decide" && rest === 2) return isUuid(second!) ? { workflowId: second! } : undefined;
     return isUuid(first!) ? { workflowId: first! } : undefined;
   }

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, hits, httpTask, register, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+import { ADMIN_KEY, api, apiOk, hits, httpTask, register, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 
 const simple = (ref: string, name = `wt_${ref}`, inputParameters: JsonObject = {}): JsonObject => ({ name, taskReferenceName: ref, type: "SIMPLE", inputParameters });
 const counted = (ref: string, key: string): JsonObject => httpTask(ref, { uri: target(`/count/${key}`), method: "GET" });
@@ -46,6 +46,23 @@ describe("POST /api/workflow/test (Conductor's testWorkflow)", () => {
     expect(statuses(await waitFor(run.workflowId, ["COMPLETED"]))).toEqual(statuses(run));
     // Nothing was left in a worker queue for the mocked SIMPLE task.
     expect(await apiOk<Record<string, number>>("GET", "/api/tasks/queue/sizes?taskType=wt_lookup")).toEqual({ wt_lookup: 0 });
+  });
+
+  it("POST /api/workflow/test/sync (Orkes') waits and answers as execute does: a SignalResponse, waitUntilTaskRef, returnStrategy", async () => {
+    await register({ name: "wt_sync", tasks: [simple("lookup", "wt_sync_lookup"), { name: "hold", taskReferenceName: "hold", type: "WAIT" }], outputParameters: { customer: "${lookup.output.customer}" } });
+    const request = { name: "wt_sync", taskRefToMockOutput: { lookup: [{ status: "COMPLETED", output: { customer: "ada" } }] } };
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/test/sync?requestId=r-7&waitForSeconds=5", request);
+    expect(run).toMatchObject({ responseType: "TARGET_WORKFLOW", targetWorkflowId: run.workflowId, targetWorkflowStatus: "RUNNING", requestId: "r-7", status: "RUNNING" });
+    expect(statuses(run)).toEqual(["lookup:COMPLETED", "hold:IN_PROGRESS"]);
+    const blocking = await apiOk<JsonObject>("POST", "/api/workflow/test/sync?returnStrategy=BLOCKING_TASK", request);
+    expect(blocking).toMatchObject({ responseType: "BLOCKING_TASK", referenceTaskName: "hold", taskType: "WAIT", status: "IN_PROGRESS" });
+    const until = await call("POST", "/api/workflow/test/sync?waitUntilTaskRef=lookup", { "x-api-key": ADMIN_KEY }, request);
+    expect(until.status).toBe(206);
+    // Refused as a test run is, and as a start of that workflow: nothing starts.
+    expect(await validationPaths(await api("POST", "/api/workflow/test/sync", { name: "wt_sync", taskRefToMockOutput: { lookup: [{ status: "DONE" }] } }))).toEqual(["taskRefToMockOutput.lookup[0].status"]);
+    expect((await api("POST", "/api/workflow/test/sync?returnStrategy=NOPE", request)).status).toBe(400);
+    const stranger = await createUser("wt-sync-stranger");
+    expect((await call("POST", "/api/workflow/test/sync", orkes(stranger.token), request)).status).toBe(403);
   });
 
   it("takes a task's mocks in order: a FAILED one is retried as its definition says, and the retry takes the next", async () => {

@@ -161,6 +161,7 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/workflow", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, WORKFLOW_SCOPE)] },
   // A test run starts the workflow its body names (before the start by name, whose pattern it fits).
   { apiPath: "/api/workflow/test", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, WORKFLOW_SCOPE)] },
+  { apiPath: "/api/workflow/test/sync", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, WORKFLOW_SCOPE)] },
   { apiPath: "/api/workflow/{name}", methods: ["POST"], requiredPermissions: [at(START_PERMISSION, "workflow:${path.name}")] },
   // Conductor's decide names the execution after "decide", as no other route does.
   { apiPath: "/api/workflow/decide/{workflowId}", methods: ["PUT"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },

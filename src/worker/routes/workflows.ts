@@ -41,7 +41,7 @@ import { correlatedMapText, correlatedWorkflows, runningWorkflowIds, taskListPag
 import { searchExecutions, type ReadableWorkflows } from "../search";
 import { searchV2 } from "../search-v2";
 import { searchExecutionsByTasks } from "../task-search";
-import { returnStrategyOf, signalResponse, targetWorkflowText, type WorkflowView } from "../signal-response";
+import { returnStrategyOf, signalResponse, targetWorkflowText, type ReturnStrategy, type WorkflowView } from "../signal-response";
 import { startExecution, type StartOptions, type StartOutcome, type StartRefusalCode } from "../start-execution";
 import { WORKFLOW_ACTIONS, callerStartScopes, type WorkflowAction } from "../workflow-actions";
 
@@ -197,6 +197,35 @@ function testPlan(env: Env, body: SubWorkflowTestRequest, path: string, depth: n
   return { taskMocks, subWorkflows };
 }
 
+/** A synchronous call's options (execute's and the synchronous test run's), read before anything starts. */
+function synchronousOptions(request: IRequest, env: Env): { strategy: ReturnStrategy; wait: SynchronousWait } {
+  const strategy = returnStrategyOf(request);
+  const consistency = queryValue(request, "consistency");
+  if (consistency !== undefined && consistency !== "") parseOrThrow(ConsistencyQuery, consistency, "consistency", "consistency");
+  return { strategy, wait: synchronousWait(request, env) };
+}
+
+/**
+ * What a synchronous start answers once its wait is over: Orkes' SignalResponse for `strategy`. The caller started it,
+ * so may be shown it; what blocks it in a child, only if the caller may read that child.
+ */
+async function synchronousAnswer(request: IRequest, env: Env, outcome: StartOutcome & { ok: true }, strategy: ReturnStrategy, wait: SynchronousWait): Promise<Response> {
+  const settled = { workflowJson: outcome.workflowJson!, status: outcome.workflowStatus! };
+  if (strategy === "TARGET_WORKFLOW") return workflowRunResponse(request, outcome.workflowId, settled, wait);
+  const answer = await signalResponse(env, strategy, JSON.parse(outcome.workflowJson!) as WorkflowView, () => requestAuthorizer(request, env));
+  return Response.json({ ...answer, ...echoedRequestId(request) }, { status: workflowRunStatus(settled, wait) });
+}
+
+/** Starts the test run a WorkflowTestRequest body asks for (see Test runs), waiting as `wait` says. */
+async function startTestRun(request: IRequest, env: Env, wait: SynchronousWait): Promise<StartOutcome & { ok: true }> {
+  const body = parseOrThrow(WorkflowTestRequest, (await bodyValue(request, env)) ?? {}, "workflow test request");
+  const { taskRefToMockOutput: _mocks, subWorkflowTestRequest: _children, ...startRequest } = body;
+  const test = testPlan(env, body, "", 0);
+  // As Conductor: its SIMPLE tasks go to a domain of their own, so that no real worker takes one a mock does not answer.
+  const taskToDomain = { ...(startRequest.taskToDomain ?? {}), "*": crypto.randomUUID() };
+  return start(env, request, { ...startRequest, name: startedName(startRequest), taskToDomain, test }, wait);
+}
+
 /** Starts through the shared path (definitions, idempotency) and maps its refusals to API errors. */
 async function start(env: Env, http: IRequest, request: StartRequest & { name: string; test?: WorkflowTestPlan }, wait?: SynchronousWait): Promise<StartOutcome & { ok: true }> {
   checkInputSize(env, "The workflow input", request.input);
@@ -264,10 +293,7 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
   // the official client reads as its WorkflowRun.
   const execute = async (request: IRequest, env: Env) => {
     // Every option is read before the start, so a refused one starts nothing.
-    const strategy = returnStrategyOf(request);
-    const consistency = queryValue(request, "consistency");
-    if (consistency !== undefined && consistency !== "") parseOrThrow(ConsistencyQuery, consistency, "consistency", "consistency");
-    const wait = synchronousWait(request, env);
+    const { strategy, wait } = synchronousOptions(request, env);
     const body = await startBody(request, env);
     const name = decodedPathParam(request, "name");
     const pathVersion = request.params["version"] === undefined ? undefined : Number(request.params["version"]);
@@ -278,11 +304,7 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
     // Orkes' idempotency headers, as a start by name takes them; a key in the body wins.
     const keyed = body.idempotencyKey === undefined ? { ...body, ...idempotencyHeaders(request) } : body;
     const outcome = await start(env, request, { ...keyed, name, ...(version === undefined ? {} : { version }) }, wait);
-    const settled = { workflowJson: outcome.workflowJson!, status: outcome.workflowStatus! };
-    if (strategy === "TARGET_WORKFLOW") return workflowRunResponse(request, outcome.workflowId, settled, wait);
-    // The caller started it, so may be shown it; what blocks it in a child, only if the caller may read that child.
-    const answer = await signalResponse(env, strategy, JSON.parse(outcome.workflowJson!) as WorkflowView, () => requestAuthorizer(request, env));
-    return Response.json({ ...answer, ...echoedRequestId(request) }, { status: workflowRunStatus(settled, wait) });
+    return synchronousAnswer(request, env, outcome, strategy, wait);
   };
   router.post("/api/workflow/execute/:name/:version", execute);
   router.post("/api/workflow/execute/:name", execute);
@@ -322,14 +344,13 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   // Conductor's testWorkflow (WorkflowTestRequest): before `/:name`, as in Conductor, where this path is the test
   // endpoint and not the start of a workflow named "test" (start that one with POST /api/workflow).
   router.post("/api/workflow/test", async (request, env) => {
-    const body = parseOrThrow(WorkflowTestRequest, (await bodyValue(request, env)) ?? {}, "workflow test request");
-    const { taskRefToMockOutput: _mocks, subWorkflowTestRequest: _children, ...startRequest } = body;
-    const test = testPlan(env, body, "", 0);
-    // As Conductor: its SIMPLE tasks go to a domain of their own, so that no real worker takes one a mock does not answer.
-    const taskToDomain = { ...(startRequest.taskToDomain ?? {}), "*": crypto.randomUUID() };
     const wait = { ms: serviceConfig(env).executeMaxWaitSeconds * 1000, untilTaskRefs: [] };
-    const outcome = await start(env, request, { ...startRequest, name: startedName(startRequest), taskToDomain, test }, wait);
-    return jsonTextResponse(outcome.workflowJson!);
+    return jsonTextResponse((await startTestRun(request, env, wait)).workflowJson!);
+  });
+  // Orkes' synchronous test run: waits and answers as execute does (waitUntilTaskRef, waitForSeconds, returnStrategy).
+  router.post("/api/workflow/test/sync", async (request, env) => {
+    const { strategy, wait } = synchronousOptions(request, env);
+    return synchronousAnswer(request, env, await startTestRun(request, env, wait), strategy, wait);
   });
 
   router.post("/api/workflow/:name", async (request, env) => {
