@@ -567,6 +567,27 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
     expect((await search(`query=${both}`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok"]);
   });
 
+  it("Conductor OSS's per-schedule routes: its latest fires (limit, 10 by default) and its next fire times (count, 5 by default)", async () => {
+    await registerQuick("sched_oss");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-oss", "sched_oss", { cronExpression: "0 0 9 * * ?", zoneId: "UTC" }));
+    expect(await apiOk("GET", "/api/scheduler/schedules/sched-oss/executions")).toEqual([]);
+    const first = await runAlarm("sched-oss");
+    const second = await runAlarm("sched-oss");
+    const fires = await apiOk<JsonObject[]>("GET", "/api/scheduler/schedules/sched-oss/executions");
+    expect(fires.map((fire) => fire["workflowId"])).toEqual([...startedIds(second), ...startedIds(first)]);
+    expect(fires[0]).toMatchObject({ scheduleName: "sched-oss", state: "EXECUTED" });
+    expect(await apiOk<JsonObject[]>("GET", "/api/scheduler/schedules/sched-oss/executions?limit=1")).toEqual([fires[0]]);
+    const times = await apiOk<number[]>("GET", "/api/scheduler/schedules/sched-oss/next-execution-times");
+    expect(times).toHaveLength(5);
+    expect(times.every((time, index) => new Date(time).getUTCHours() === 9 && time > Date.now() && (index === 0 || time - times[index - 1]! === 24 * 60 * MINUTE))).toBe(true);
+    expect(await apiOk<number[]>("GET", "/api/scheduler/schedules/sched-oss/next-execution-times?count=2")).toEqual(times.slice(0, 2));
+    await expectRefused(await api("GET", "/api/scheduler/schedules/sched-oss/next-execution-times?count=0"), 400);
+    expect((await api("GET", "/api/scheduler/schedules/no-such-schedule/executions")).status).toBe(404);
+    // Only to whoever may read the schedule's workflow.
+    const stranger = await createUser("sched-oss-stranger");
+    expect((await call("GET", "/api/scheduler/schedules/sched-oss/next-execution-times", orkes(stranger.token))).status).toBe(403);
+  });
+
   it("keeps a large input out of each fire's record (its execution holds it), the rest of the start request in", async () => {
     await registerQuick("sched_rec_large");
     await apiOk("POST", "/api/scheduler/schedules", schedule("sched-rec-large", "sched_rec_large", { startWorkflowRequest: { name: "sched_rec_large", input: { blob: "x".repeat(100_000) }, correlationId: "large" } }));

@@ -6,13 +6,13 @@ import { DefinitionRepository } from "../definitions";
 import { principalOf } from "../guard";
 import { readJsonBody } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
-import { decodedPathParam, queryParams, queryValue } from "../http/params";
+import { decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { BulkScheduleNames, NextFewSchedulesQuery, SaveScheduleRequest, WorkflowName, parseOrThrow } from "../schemas";
 import { mapBounded } from "../bounded";
 import { BULK_CONCURRENCY, bulkOutcome, bulkResponse } from "./bulk";
 import { mayOnSchedule, requireOnSchedule, type ScheduleAction } from "../schedules/access";
 import { isKnownZone, nextFireAfter, nextFires, parseCron } from "../schedules/cron";
-import { searchScheduleExecutions } from "../schedules/executions";
+import { MAX_EXECUTIONS_PER_SCHEDULE, latestScheduleExecutions, searchScheduleExecutions } from "../schedules/executions";
 import { ScheduleRepository, type StoredSchedule } from "../schedules/store";
 import { readableWorkflows } from "../auth/access-rules";
 import { checkSchedule, fireWindow, scheduledInput } from "../schedules/validate";
@@ -196,6 +196,9 @@ function bulkPauseOrResume(paused: boolean) {
   };
 }
 
+/** Most fire times `next-execution-times` lists at once. */
+const MAX_NEXT_EXECUTION_TIMES = 100;
+
 /** `GET /api/scheduler/nextFewSchedules`: the next fires of a cron expression (Orkes: 3 unless `limit`, at most 5). */
 function nextFewSchedules(request: IRequest): Response {
   const query = parseOrThrow(NextFewSchedulesQuery, queryParams(request, ["cronExpression", "scheduleStartTime", "scheduleEndTime", "limit", "zoneId"]), "next schedules query");
@@ -224,6 +227,18 @@ export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void
     Response.json(await searchScheduleExecutions(env.DB, request, readableWorkflows(principalOf(request).grants, "WORKFLOW_READ"))),
   );
   router.get("/api/scheduler/schedules/:name", async (request, env) => Response.json(scheduleJson(await pathSchedule(request, env, "read", "reading"), Date.now())));
+  // Conductor OSS's scheduler: a schedule's latest fires, and its next fire times.
+  router.get("/api/scheduler/schedules/:name/executions", async (request, env) => {
+    const limit = integerQuery(request, "limit", 1, MAX_EXECUTIONS_PER_SCHEDULE) ?? 10;
+    const schedule = await pathSchedule(request, env, "read", "reading the fires of");
+    return Response.json(await latestScheduleExecutions(env.DB, schedule.name, limit));
+  });
+  router.get("/api/scheduler/schedules/:name/next-execution-times", async (request, env) => {
+    const count = integerQuery(request, "count", 1, MAX_NEXT_EXECUTION_TIMES) ?? 5;
+    const { config } = await pathSchedule(request, env, "read", "reading");
+    const parsed = parseCron(config.cronExpression, config.zoneId);
+    return Response.json(parsed.ok ? nextFires(parsed.schedule, Date.now(), count, fireWindow(config)) : []);
+  });
   router.delete("/api/scheduler/schedules/:name", async (request, env) => {
     const name = decodedPathParam(request, "name");
     const schedule = await new ScheduleRepository(env.DB).get(name);

@@ -131,6 +131,15 @@ function executionJson(row: ExecutionRow): JsonObject {
   return json;
 }
 
+/** Schedule `scheduleName`'s latest `limit` fires, the latest first (Conductor OSS's execution history of a schedule). */
+export async function latestScheduleExecutions(db: D1Database, scheduleName: string, limit: number): Promise<JsonObject[]> {
+  const rows = await db
+    .prepare("SELECT * FROM schedule_executions WHERE schedule_name = ? ORDER BY scheduled_time DESC, execution_id LIMIT ?")
+    .bind(scheduleName, limit)
+    .all<ExecutionRow>();
+  return rows.results.map(executionJson);
+}
+
 /**
  * `GET /api/scheduler/search/executions` (Orkes' SchedulerClient `search`): `SearchResult<WorkflowScheduleExecutionModel>`
  * of the fires of schedules whose workflow the caller may read, the latest first unless `sort` says otherwise;
