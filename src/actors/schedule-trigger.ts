@@ -14,7 +14,7 @@ export interface ArmedFire {
 }
 
 /** What the last alarm started: each fire's time and the execution it started (or why none started). */
-export type FireRecord = { scheduledTime: number; workflowId: string } | { scheduledTime: number; refused: string };
+export type FireRecord = { scheduledTime: number; executionId: string } & ({ workflowId: string } | { refused: string });
 
 /** How long after a failed alarm (D1 or a start unreachable) it runs again, with the same armed fire. */
 export const ALARM_RETRY_MS = 30_000;
@@ -22,6 +22,18 @@ export const ALARM_RETRY_MS = 30_000;
 /** The idempotency key of one fire: a repeated alarm finds the execution its first run started. */
 export function fireIdempotencyKey(scheduleName: string, fire: number): string {
   return `schedule:${scheduleName}:${fire}`;
+}
+
+/**
+ * The id of one fire's record (and its workflow's `_executionId`): made from the schedule name and the fire time, so
+ * that every run of the fire names the same one. A UUID in form (version 8: derived, not random).
+ */
+export async function fireExecutionId(scheduleName: string, fire: number): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(fireIdempotencyKey(scheduleName, fire))));
+  digest[6] = (digest[6]! & 0x0f) | 0x80;
+  digest[8] = (digest[8]! & 0x3f) | 0x80;
+  const hex = [...digest.subarray(0, 16)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**
@@ -129,9 +141,11 @@ export class ScheduleTrigger extends DurableObject<Env> {
   /** Starts the schedule's workflow for one fire, as the API would for whoever last saved the schedule. */
   async #start(schedule: StoredSchedule, fire: number): Promise<FireRecord> {
     const { input: _input, ...start } = schedule.config.startWorkflowRequest;
+    // The same for every run of this fire: a repeated alarm's start finds the execution whose input names it.
+    const executionId = await fireExecutionId(schedule.name, fire);
     const options: StartOptions = {
       ...start,
-      input: scheduledInput(schedule.config.startWorkflowRequest, fire, Date.now()),
+      input: scheduledInput(schedule.config.startWorkflowRequest, { scheduleName: schedule.name, scheduledTime: fire, executedTime: Date.now(), executionId }),
       idempotencyKey: fireIdempotencyKey(schedule.name, fire),
       idempotencyStrategy: "RETURN_EXISTING",
       baseUrl: schedule.baseUrl,
@@ -139,10 +153,10 @@ export class ScheduleTrigger extends DurableObject<Env> {
       createdBy: schedule.createdBy,
     };
     const outcome = await startExecution(this.env, options);
-    if (outcome.ok) return { scheduledTime: fire, workflowId: outcome.workflowId };
+    if (outcome.ok) return { scheduledTime: fire, executionId, workflowId: outcome.workflowId };
     // A refusal is final for this fire (the definition was deleted, the input grew too large): the schedule goes on.
     console.warn(JSON.stringify({ msg: "scheduled start refused", schedule: schedule.name, fire, code: outcome.code, reason: outcome.message }));
-    return { scheduledTime: fire, refused: outcome.message };
+    return { scheduledTime: fire, executionId, refused: outcome.message };
   }
 
   /** Arms the first fire strictly after `afterMs`, or clears the alarm when there is none (or it is paused). */

@@ -194,7 +194,8 @@ describe("a schedule's validation", () => {
     expect(v.is(SaveScheduleRequest, { ...valid, createTime: 1, updatedTime: 2, nextRunTime: 3, createdBy: "x", pausedReason: "y", tags: [] })).toBe(true);
   });
 
-  it("gives each fire the schedule's input plus the fire's and the start's times", () => {
-    expect(scheduledInput({ name: "report", input: { a: 1, _scheduledTime: "mine" } }, 1000, 1200)).toEqual({ a: 1, _scheduledTime: 1000, _executedTime: 1200 });
+  it("gives each fire the schedule's input plus its schedule's name, the fire's and the start's times and its record's id", () => {
+    const fire = { scheduleName: "nightly", scheduledTime: 1000, executedTime: 1200, executionId: "e-1" };
+    expect(scheduledInput({ name: "report", input: { a: 1, _scheduledTime: "mine" } }, fire)).toEqual({ a: 1, _startedByScheduler: "nightly", _scheduledTime: 1000, _executedTime: 1200, _executionId: "e-1" });
   });
 });

@@ -84,8 +84,9 @@ async function saveSchedule(request: IRequest, env: Env, ctx: ExecutionContext):
   const checked = checkSchedule(saved, now);
   if (!checked.ok) throw validationError("Invalid schedule", checked.issues);
   const start = checked.config.startWorkflowRequest;
-  // As a start refuses it, with the two fields each fire adds.
-  const bytes = oversize(scheduledInput(start, now, now), config.engine.maxPayloadBytes);
+  // As a start refuses it, with the fields each fire adds.
+  const fire = { scheduleName: saved.name, scheduledTime: now, executedTime: now, executionId: crypto.randomUUID() };
+  const bytes = oversize(scheduledInput(start, fire), config.engine.maxPayloadBytes);
   if (bytes !== undefined) throw new ApiError(413, "PAYLOAD_TOO_LARGE", oversizeReason("The scheduled workflow input", bytes, config.engine.maxPayloadBytes));
 
   const principal = principalOf(request);

@@ -80,7 +80,7 @@ export function recordFireStatements(db: D1Database, schedule: StoredSchedule, o
            zone_id = excluded.zone_id, start_workflow_request = excluded.start_workflow_request`,
       )
       .bind(
-        crypto.randomUUID(),
+        outcome.executionId,
         schedule.name,
         schedule.workflowName,
         outcome.scheduledTime,

@@ -65,7 +65,24 @@ export function checkSchedule(request: SaveScheduleRequest, nowMs: number): Chec
   return { ok: true, config, paused: request.paused ?? false, cron };
 }
 
-/** The input a fire starts its workflow with: the schedule's input plus the fire's time and the time it started. */
-export function scheduledInput(start: ScheduledStart, scheduledTime: number, executedTime: number): JsonObject {
-  return { ...start.input, _scheduledTime: scheduledTime, _executedTime: executedTime };
+/** Which fire a start is: its schedule, its cron slot, when it started, and the id of its record (see executions.ts). */
+export interface Fire {
+  scheduleName: string;
+  scheduledTime: number;
+  executedTime: number;
+  executionId: string;
+}
+
+/**
+ * The input a fire starts its workflow with: the schedule's input plus what Orkes and Conductor add, the schedule's
+ * name, the fire's time, the time it started and the id of the fire's record (`search/executions`' `executionId`).
+ */
+export function scheduledInput(start: ScheduledStart, fire: Fire): JsonObject {
+  return {
+    ...start.input,
+    _startedByScheduler: fire.scheduleName,
+    _scheduledTime: fire.scheduledTime,
+    _executedTime: fire.executedTime,
+    _executionId: fire.executionId,
+  };
 }
