@@ -101,6 +101,14 @@ describe("registering definitions", () => {
     expect(await apiOk<JsonObject[]>("GET", "/api/metadata/workflow?name=defs_next_other")).toEqual([]);
   });
 
+  it("PUT takes one definition alone too (Orkes' docs' curl), its problems named without an index", async () => {
+    await apiOk("PUT", "/api/metadata/workflow", { ...valid("defs_put_single", 2), description: "one" });
+    expect((await apiOk("GET", "/api/metadata/workflow/defs_put_single?version=2"))["description"]).toBe("one");
+    const bad = await refused(await api("PUT", "/api/metadata/workflow", { ...valid("defs_put_single", 3), tasks: [] }), 400, "VALIDATION_ERROR");
+    expect(JSON.stringify(bad)).toContain('"path":"tasks"');
+    await refused(await api("GET", "/api/metadata/workflow/defs_put_single?version=3"), 404, "NOT_FOUND");
+  });
+
   it("PUT creates or updates a list atomically; GET lists; DELETE removes one version", async () => {
     await apiOk("PUT", "/api/metadata/workflow", [valid("defs_b", 1), valid("defs_c", 1)]);
     const all = await apiOk<JsonObject[]>("GET", "/api/metadata/workflow");
@@ -249,7 +257,7 @@ describe("invalid definitions are refused with precise validationErrors and noth
     await refused(await api("POST", "/api/metadata/workflow", JSON.stringify(valid("wrong_type")), { "content-type": "text/plain" }), 415, "UNSUPPORTED_MEDIA_TYPE");
     await refused(await api("POST", "/api/metadata/workflow", [1, 2]), 400, "VALIDATION_ERROR");
     await refused(await api("POST", "/api/metadata/workflow"), 400, "VALIDATION_ERROR");
-    await refused(await api("PUT", "/api/metadata/workflow", valid("not_a_list")), 400, "VALIDATION_ERROR");
+    await refused(await api("PUT", "/api/metadata/workflow", "not_a_list"), 400, "VALIDATION_ERROR");
     // Found by the fuzz test: an empty list reached D1 as an empty batch (a 500).
     await refused(await api("PUT", "/api/metadata/workflow", []), 400, "VALIDATION_ERROR");
     const huge = { ...valid("huge"), description: "x".repeat(2 * 1024 * 1024) };

@@ -69,6 +69,16 @@ describe("registering task definitions", () => {
     expect(await apiOk("GET", "/api/metadata/taskdefs/td_put_new")).toMatchObject({ timeoutSeconds: 3600, responseTimeoutSeconds: 600 });
   });
 
+  it("POST takes one definition alone too (Orkes' docs' curl), its problems named without an index", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", { name: "td_post_single", timeoutSeconds: 120, responseTimeoutSeconds: 60 });
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_post_single")).toMatchObject({ timeoutSeconds: 120, responseTimeoutSeconds: 60 });
+    const bad = await api("POST", "/api/metadata/taskdefs", { name: "td_post_single_bad", retryCount: -1 });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toEqual(["retryCount"]);
+    expect((await api("GET", "/api/metadata/taskdefs/td_post_single_bad")).status).toBe(404);
+    expect((await api("POST", "/api/metadata/taskdefs", JSON.stringify("td_post_single"))).status).toBe(400);
+  });
+
   it("accepts what the official client's taskDefinition() builder sends", async () => {
     const built = {
       name: "td_sdk_built",
@@ -96,7 +106,7 @@ describe("registering task definitions", () => {
   });
 
   it.each([
-    ["an object instead of a list", { name: "td_bad_object" }, "(body)", /non-empty array/],
+    ["a number instead of a definition or a list", 42, "(body)", /a task definition or a non-empty array/],
     ["an empty list", [], "(body)", /non-empty array/],
     ["a list with one bad entry after a good one", [{ name: "td_bad_ok" }, { name: "td_bad_count", retryCount: -1 }], "[1].retryCount", /retryCount must be an integer from 0 to 100/],
     ["a missing name", [{ retryCount: 1 }], "[0].name", /name is required/],

@@ -5,6 +5,7 @@ import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
 import { tellLimitChanges } from "../limit-changes";
 import { registeredLimits } from "../../engine/rate-limit";
+import { isRecord } from "../../engine/definition/checks";
 import { validateRateLimitConfig } from "../../engine/definition/rate-limit-config";
 import type { RateLimitConfig, WorkflowDef } from "../../engine/model";
 import { BATCH_PATHS, validateDefinitions } from "../definition-validation";
@@ -106,14 +107,17 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   });
 
   router.put("/api/metadata/workflow", async (request, env) => {
-    const body = await requiredBody(request, env);
-    if (!Array.isArray(body) || body.length === 0) throw validationError("Invalid request", [{ path: "(body)", message: "must be a non-empty array of workflow definitions" }]);
+    const given = await requiredBody(request, env);
+    // One definition alone, as Orkes' docs' curl sends it, is a list of one (its problems named without `[0]`).
+    const single = isRecord(given);
+    const body = single ? [given] : given;
+    if (!Array.isArray(body) || body.length === 0) throw validationError("Invalid request", [{ path: "(body)", message: "must be a workflow definition or a non-empty array of them" }]);
     // Conductor's update replaces; Orkes' clients may ask for `overwrite=false` (a 409 for one that exists) or `newVersion`.
     const newVersion = booleanQuery(request, "newVersion", false);
     const overwrite = !newVersion && booleanQuery(request, "overwrite", true);
     // Checked before validation too, whose messages may tell of other workflows (those a definition names).
     requireWritable(principalOf(request).grants, "workflow", givenNames(body));
-    const validated = await validateDefinitions(body, env, BATCH_PATHS);
+    const validated = await validateDefinitions(body, env, single ? undefined : BATCH_PATHS);
     requireWritable(principalOf(request).grants, "workflow", validated.map((definition) => definition.name));
     const definitions = newVersion ? await asNewVersions(env, validated) : validated;
     const names = new Set<string>();

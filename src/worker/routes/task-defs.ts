@@ -1,4 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
+import { isRecord } from "../../engine/definition/checks";
 import { validateTaskDef } from "../../engine/definition/task-def";
 import type { TaskDef } from "../../engine/model";
 import { childPath, type ValidationIssue } from "../../engine/validation-issue";
@@ -53,14 +54,17 @@ async function checkSchemasRegistered(env: Env, taskDefs: readonly TaskDef[], in
  */
 export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/metadata/taskdefs", async (request, env) => {
-    const body = await requiredBody(request, env);
+    const given = await requiredBody(request, env);
+    // One definition alone, as Orkes' docs' curl sends it, is a list of one (its problems named without `[0]`).
+    const single = isRecord(given);
+    const body = single ? [given] : given;
     if (!Array.isArray(body) || body.length === 0 || body.length > MAX_TASK_DEFS_PER_REQUEST) {
       throw validationError("Invalid request", [
-        { path: "(body)", message: `must be a non-empty array of at most ${MAX_TASK_DEFS_PER_REQUEST} task definitions (PUT /api/metadata/taskdefs takes one)` },
+        { path: "(body)", message: `must be a task definition or a non-empty array of at most ${MAX_TASK_DEFS_PER_REQUEST} of them` },
       ]);
     }
     requireWritable(principalOf(request).grants, "task", givenNames(body));
-    const taskDefs = validateAll(body, true);
+    const taskDefs = validateAll(body, !single);
     requireWritable(principalOf(request).grants, "task", taskDefs.map((taskDef) => taskDef.name));
     requireTemplateWriter(principalOf(request).grants, taskDefs);
     await checkSchemasRegistered(env, taskDefs, true);
