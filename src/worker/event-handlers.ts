@@ -4,7 +4,7 @@ import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
 import type { JsonValue } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { ApiError, notFound, validationError } from "./http/errors";
-import { CorrelationId, issuesToValidationErrors, jsonData, parseOrThrow, requestObject, WorkflowVersion } from "./schemas";
+import { CorrelationId, issuesToValidationErrors, jacksonInteger, jsonData, parseOrThrow, requestObject, WorkflowVersion } from "./schemas";
 
 /** Longest event handler name. */
 const MAX_HANDLER_NAME_LENGTH = 255;
@@ -40,8 +40,8 @@ const TaskDetails = requestObject({
  */
 const StartWorkflow = requestObject({
   name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.check((name: string) => !isDotSegment(name), DOT_SEGMENT_MESSAGE)),
-  // Digits too, as Orkes' docs write it ("version": "1") and Jackson reads it into Conductor's Integer.
-  version: v.optional(v.pipe(v.union([v.pipe(v.string(), v.regex(/^\d{1,10}$/), v.transform(Number)), v.number()], "must be an integer"), WorkflowVersion)),
+  // Digits too, and "" for the latest, as Orkes' docs write it ("version": "1", "version": "") and Jackson reads it into Conductor's Integer.
+  version: jacksonInteger(WorkflowVersion),
   input: v.optional(jsonData),
   correlationId: v.optional(CorrelationId),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),

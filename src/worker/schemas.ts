@@ -58,6 +58,20 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
  */
 export const WorkflowVersion = v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be at least 0"), v.maxValue(MAX_JAVA_INT, `must be at most ${MAX_JAVA_INT}`));
 
+/**
+ * An Integer field as Jackson reads it into Conductor's and Orkes' models: a number, its digits as text (`"1"`), or
+ * none for `""` and null (Orkes' docs' examples write `"version": ""` for the latest), then held to `schema`.
+ */
+export const jacksonInteger = (schema: v.GenericSchema<number, number>) =>
+  v.pipe(
+    v.nullish(v.union([v.literal(""), v.pipe(v.string(), v.regex(/^\d{1,10}$/), v.transform(Number)), v.number()], "must be an integer")),
+    v.transform((value) => (value === "" || value === null ? undefined : value)),
+    v.union([v.undefined(), schema]),
+  );
+
+/** A workflow priority: 0 to 99. */
+const Priority = v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"));
+
 /** A correlation id, wherever it is given (a body field or the `correlationId` query parameter). */
 export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(MAX_CORRELATION_ID_LENGTH, `must be at most ${MAX_CORRELATION_ID_LENGTH} characters`));
 
@@ -462,10 +476,10 @@ export const absentWhenNull = <T extends v.GenericSchema>(schema: T) => v.pipe(v
 /** The `startWorkflowRequest` of a schedule: Conductor's StartWorkflowRequest, less what a repeated start cannot use. */
 export const ScheduleStartRequest = requestObject({
   name: v.pipe(WorkflowName, v.trim(), v.minLength(1, "must not be empty")),
-  version: absentWhenNull(WorkflowVersion),
+  version: jacksonInteger(WorkflowVersion),
   input: absentWhenNull(jsonData),
   correlationId: absentWhenNull(CorrelationId),
-  priority: absentWhenNull(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
+  priority: jacksonInteger(Priority),
   taskToDomain: absentWhenNull(v.record(v.string(), v.string("must map task names to domain strings"))),
   idempotencyKey: v.pipe(
     v.nullish(v.custom<never>(() => false, "is not supported in a schedule: each fire starts with its own key (schedule name and fire time)")),

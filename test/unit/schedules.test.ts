@@ -174,6 +174,18 @@ describe("a schedule's validation", () => {
     expect(checked.ok && checked.paused).toBe(false);
   });
 
+  it("reads a start request's version and priority as Jackson reads an Integer: \"\" none (Orkes' docs' example), digits a number", () => {
+    const start = (startWorkflowRequest: Record<string, unknown>) => {
+      const checked = checkSchedule(parse({ ...valid, startWorkflowRequest: { name: "report", ...startWorkflowRequest } }), now);
+      return checked.ok ? checked.config.startWorkflowRequest : undefined;
+    };
+    expect(start({ version: "", priority: "" })).toEqual({ name: "report", input: {} });
+    expect(start({ version: "2", priority: "7" })).toEqual({ name: "report", input: {}, version: 2, priority: 7 });
+    expect(issues({ ...valid, startWorkflowRequest: { name: "report", version: "latest" } }).map((issue) => issue.path)).toEqual(["startWorkflowRequest.version"]);
+    expect(issues({ ...valid, startWorkflowRequest: { name: "report", priority: 100 } }).map((issue) => issue.path)).toEqual(["startWorkflowRequest.priority"]);
+    expect(issues({ ...valid, startWorkflowRequest: { name: "report", version: -1 } }).map((issue) => issue.path)).toEqual(["startWorkflowRequest.version"]);
+  });
+
   it("refuses a bad cron, an unknown zone and a window ending before it starts, with their paths", () => {
     expect(issues({ ...valid, cronExpression: "0 0 2 * *" })).toEqual([{ path: "cronExpression", message: expect.stringMatching(/6 fields/) }]);
     expect(issues({ ...valid, zoneId: "Nowhere/City" })).toEqual([{ path: "zoneId", message: expect.stringMatching(/not a known IANA time zone/) }]);

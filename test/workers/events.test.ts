@@ -242,6 +242,9 @@ describe("EVENT tasks (sink conductor)", () => {
     expect(second).toBe(first);
     expect(other).not.toBe(first);
     for (const [workflowId, order] of [[first, 1], [other, 2]] as const) expect(await getWorkflow(workflowId!)).toMatchObject({ priority: 7, input: { order } });
+    // "version": "" (Orkes' docs' event handler) is the latest version, as Jackson reads it into an Integer.
+    await apiOk("POST", "/api/event", handler("ev_keyed_latest", "conductor:ev_keyed_source:latest", [{ action: "start_workflow", start_workflow: { name: "ev_keyed", version: "", correlationId: "" } }]));
+    expect((await api("POST", "/api/event", handler("ev_keyed_bad", "conductor:ev_keyed_source:bad", [{ action: "start_workflow", start_workflow: { name: "ev_keyed", version: "v1" } }]))).status).toBe(400);
     // A strategy that would refuse the key a message delivered again finds used is refused at registration.
     const refused = await api("POST", "/api/event", handler("ev_keyed_fail", event, [{ action: "start_workflow", start_workflow: { ...start, idempotencyStrategy: "FAIL" } }]));
     expect(refused.status).toBe(400);
