@@ -47,6 +47,8 @@ export function workflowRecord(execution: WorkflowExecution): JsonObject {
     parentWorkflowTaskId: execution.parentWorkflowTaskId ?? null,
     priority: execution.priority,
     taskToDomain: execution.taskToDomain,
+    // Orkes': the key the execution was started with (null without one).
+    idempotencyKey: execution.idempotencyKey ?? null,
     createTime: execution.createTime,
     startTime: execution.startTime,
     env: execution.environment ?? {},

@@ -1004,7 +1004,10 @@ describe("evaluationContext", () => {
       correlation: "c-1",
       callback: 0,
     });
-    expect(resolveValue({ schema: "${workflow.schemaVersion}", reason: "${workflow.reasonForIncompletion}" }, context)).toEqual({ schema: 2, reason: null });
+    expect(resolveValue({ schema: "${workflow.schemaVersion}", reason: "${workflow.reasonForIncompletion}", key: "${workflow.idempotencyKey}" }, context)).toEqual({ schema: 2, reason: null, key: null });
+    // Orkes' ${workflow.idempotencyKey}: the key it was started with.
+    const keyed = evaluationContext({ ...second, idempotencyKey: "order-7" }, 3_000);
+    expect(resolveValue({ key: "${workflow.idempotencyKey}" }, keyed)).toEqual({ key: "order-7" });
   });
 
   it.each(["__proto__", "constructor", "toString", "hasOwnProperty"])("reads the task whose reference name is %s", (ref) => {
