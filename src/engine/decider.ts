@@ -631,7 +631,8 @@ function applyCacheLookups(draft: Draft, outputs: Record<string, JsonObject | nu
       draft.updateTask(task.taskId, {
         cache: { key: task.cache.key, state: "hit" },
         status: "COMPLETED",
-        outputData: output,
+        // Marked as Orkes marks a cache hit's output (only a miss's output is ever cached, so the mark is never stored).
+        outputData: { ...output, _cachedResponse: true },
         startTime: env.now,
         endTime: env.now,
         updateTime: env.now,

@@ -26,7 +26,8 @@ describe("task output cache", () => {
     // The cache write is background work, written with the decision's obligations: the next run finds it.
     await eventually(() => rowCount("task_output_cache"), (rows) => rows >= 1, "the output cached");
     const second = await outputOf("toc_http", { key: "toc-a" });
-    expect(second).toEqual(first);
+    // Orkes marks a hit's output.
+    expect(second).toEqual({ ...first, _cachedResponse: true });
     expect(await hits("toc-a")).toBe(1);
     const other = await outputOf("toc_http", { key: "toc-b" });
     expect(other["status"]).toBe("COMPLETED");
@@ -58,7 +59,9 @@ describe("task output cache", () => {
     await eventually(() => env.DB.prepare("SELECT output FROM task_output_cache WHERE task_name = 'toc_worker'").first<{ output: string }>(), (row) => row !== null, "the worker's output cached");
 
     const second = await waitFor(await startWorkflow("toc_simple", { item: "x1" }), ["COMPLETED"]);
-    expect(second.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { price: 42 }, pollCount: 0 });
+    expect(second.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { price: 42, _cachedResponse: true }, pollCount: 0 });
+    // The mark is not cached: the stored output is the worker's.
+    expect(JSON.parse((await env.DB.prepare("SELECT output FROM task_output_cache WHERE task_name = 'toc_worker'").first<{ output: string }>())!.output)).toEqual({ price: 42 });
     const sizes = await apiOk<Record<string, number>>("GET", "/api/tasks/queue/sizes?taskType=toc_worker");
     expect(sizes["toc_worker"] ?? 0).toBe(0);
     // Another item is the worker's again.
