@@ -38,6 +38,13 @@ describe("registering task definitions", () => {
       timeoutSeconds: 0,
       timeoutPolicy: "TIME_OUT_WF",
       responseTimeoutSeconds: 3600,
+      // Shown as Conductor's TaskDef JSON shows them: no rate limit, no total timeout, no declared keys.
+      rateLimitPerFrequency: 0,
+      rateLimitFrequencyInSeconds: 1,
+      totalTimeoutSeconds: 0,
+      inputKeys: [],
+      outputKeys: [],
+      inputTemplate: {},
     });
     expect(first["createTime"]).toEqual(expect.any(Number));
     const all = await apiOk<JsonObject[]>("GET", "/api/metadata/taskdefs");

@@ -49,6 +49,14 @@ async function checkSchemasRegistered(env: Env, taskDefs: readonly TaskDef[], in
 }
 
 /**
+ * A task definition as Conductor's TaskDef JSON shows it: the fields Conductor always shows, with its defaults where
+ * none was given (no rate limit, no total timeout, no declared keys). Only shown: what is stored keeps them absent.
+ */
+function shownTaskDef(taskDef: TaskDef): TaskDef {
+  return { inputKeys: [], outputKeys: [], inputTemplate: {}, rateLimitPerFrequency: 0, rateLimitFrequencyInSeconds: 1, totalTimeoutSeconds: 0, ...taskDef };
+}
+
+/**
  * Routes of task definitions (Conductor's `/api/metadata/taskdefs`). Both POST (a list) and PUT (one) create
  * or replace, as the official clients expect (their workers register with PUT whether or not one exists).
  */
@@ -83,15 +91,16 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     return new Response(null, { status: 200 });
   });
 
-  router.get("/api/metadata/taskdefs", async (request, env) =>
-    Response.json(await withTagOptions(env.DB, "TASK_DEF", (await new TaskDefRepository(env.DB).list()).filter((taskDef) => mayReadTaskDef(principalOf(request).grants, taskDef.name)), tagListingOptions(request))),
-  );
+  router.get("/api/metadata/taskdefs", async (request, env) => {
+    const readable = (await new TaskDefRepository(env.DB).list()).filter((taskDef) => mayReadTaskDef(principalOf(request).grants, taskDef.name));
+    return Response.json(await withTagOptions(env.DB, "TASK_DEF", readable.map(shownTaskDef), tagListingOptions(request)));
+  });
 
   router.get("/api/metadata/taskdefs/:name", async (request, env) => {
     const name = decodedPathParam(request, "name");
     const taskDef = await new TaskDefRepository(env.DB).find(name);
     if (!taskDef) throw notFound(`No task definition named ${name}`);
-    return Response.json(await withOwnTags(env.DB, request, "TASK_DEF", taskDef));
+    return Response.json(await withOwnTags(env.DB, request, "TASK_DEF", shownTaskDef(taskDef)));
   });
 
   router.delete("/api/metadata/taskdefs/:name", async (request, env) => {
