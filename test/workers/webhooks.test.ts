@@ -113,6 +113,8 @@ describe("webhook configs", () => {
     ["a verifier this service cannot check", { verifier: "TWITTER" }, "verifier", /not supported by this service/],
     ["HEADER_BASED without headers", { headers: {} }, "headers", /required with verifier HEADER_BASED/],
     ["HMAC_BASED without its header", { verifier: "HMAC_BASED", secretValue: "k" }, "headerKey", /required with verifier HMAC_BASED/],
+    ["SIGNATURE_BASED without its key", { verifier: "SIGNATURE_BASED", headerKey: "X-Signature", secretValue: "" }, "secretValue", /required with verifier SIGNATURE_BASED/],
+    ["SIGNATURE_BASED keeping a key it never had", { verifier: "SIGNATURE_BASED", headerKey: "X-Signature", secretValue: "***" }, "secretValue", /required with verifier SIGNATURE_BASED/],
     ["no workflow to complete or start", { receiverWorkflowNamesToVersions: {} }, "receiverWorkflowNamesToVersions", /must name the workflows/],
     ["a workflow that is not registered", { receiverWorkflowNamesToVersions: { wh_nowhere: 1 } }, "receiverWorkflowNamesToVersions.wh_nowhere", /no workflow wh_nowhere version 1/],
     ["an idempotency key that is no JSONPath", { workflowsToStart: { wh_refused: 1, idempotencyKey: "id" } }, "workflowsToStart.idempotencyKey", /JSONPath/],
@@ -433,6 +435,28 @@ describe("events sent to a webhook", () => {
     expect((await send(teams, teamsBody, { Authorization: `HMAC ${teamsMac}` })).status).toBe(200);
     const wrongKey = btoa(String.fromCharCode(...(await hmacOf("another-token", teamsBody))));
     expect((await send(teams, teamsBody, { Authorization: `HMAC ${wrongKey}` })).status).toBe(401);
+
+    // Orkes' docs save a Teams webhook with "secretValue": "" (Teams gives the token once it has the URL): every event
+    // is refused until the token is saved.
+    const later = { name: "wh-teams-later", verifier: "HMAC_BASED", headerKey: "Authorization", secretValue: "", receiverWorkflowNamesToVersions: { wh_signed: 1 } };
+    const pending = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", later);
+    expect(pending).not.toHaveProperty("secretValue");
+    const refused = await send(pending, teamsBody, { Authorization: `HMAC ${teamsMac}` });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { message: string }).message).toContain("no secretValue yet");
+    await apiOk("PUT", `/api/metadata/webhook/${pending.id}`, { ...later, secretValue: token });
+    expect((await send(pending, teamsBody, { Authorization: `HMAC ${teamsMac}` })).status).toBe(200);
+  });
+
+  it("take *** for a secret never saved as none, as Orkes' docs' update of a HEADER_BASED webhook sends it", async () => {
+    await register({ name: "wh_masked_update", tasks: [waitingFor("w", {})] });
+    const config = { name: "wh-masked-update", verifier: "HEADER_BASED", headers: { "X-Key": "v" }, receiverWorkflowNamesToVersions: { wh_masked_update: 1 } };
+    const created = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { ...config, secretValue: "***" });
+    expect(created).not.toHaveProperty("secretValue");
+    const updated = await apiOk<WebhookJson>("PUT", `/api/metadata/webhook/${created.id}`, { ...config, headers: { "X-Key": "***" }, secretValue: "***" });
+    expect(updated).not.toHaveProperty("secretValue");
+    // The header's value, given back as ***, is the one saved.
+    expect((await send(created, {}, { "X-Key": "v" })).status).toBe(200);
   });
 
   it("read the JSON of a form's payload field, as GitHub sends it with its default content type (and Slack its interactive messages)", async () => {

@@ -120,7 +120,8 @@ export const WebhookConfigRequest = requestObject({
   ),
   headerKey: v.pipe(v.nullish(headerName), v.transform(nullToUndefined)),
   secretKey: optionalText(255),
-  secretValue: v.pipe(v.nullish(secretText), v.transform(nullToUndefined)),
+  // "" is none, as null: Orkes' docs save a Microsoft Teams webhook with `"secretValue": ""` until Teams gives the token.
+  secretValue: v.pipe(v.nullish(v.union([v.literal(""), secretText])), v.transform((value) => (value === "" ? undefined : nullToUndefined(value)))),
   receiverWorkflowNamesToVersions: workflowVersions,
   workflowsToStart,
   sourcePlatform: optionalText(64),
@@ -172,21 +173,18 @@ export function webhookOf(body: WebhookConfigBody, kept?: WebhookSecrets): { set
     else if (kept?.headers[name] !== undefined) headers[name] = kept.headers[name]!;
     else problems.push({ path: `headers.${name}`, message: `has no saved value to keep: give the value (${MASKED} keeps one a read showed)` });
   }
-  let secretValue = body.secretValue;
-  if (secretValue === MASKED) {
-    secretValue = kept?.secretValue;
-    if (secretValue === undefined) problems.push({ path: "secretValue", message: `has no saved value to keep: give the secret (${MASKED} keeps one a read showed)` });
-  }
+  // *** gives back the saved secret; with none saved (Orkes' docs' update sends *** for a HEADER_BASED webhook) it is
+  // no secret, which only SIGNATURE_BASED refuses below.
+  const secretValue = body.secretValue === MASKED ? kept?.secretValue : body.secretValue;
   const needs = (field: string, present: boolean, why: string) => {
     if (!present) problems.push({ path: field, message: `is required with verifier ${body.verifier}: ${why}` });
   };
   if (body.verifier === "HEADER_BASED") needs("headers", Object.keys(body.headers).length > 0, "the headers (and their values) every event must carry");
-  if (body.verifier === "HMAC_BASED" || body.verifier === "SIGNATURE_BASED") {
-    needs("headerKey", body.headerKey !== undefined, "the header carrying the signature");
-    needs("secretValue", body.secretValue !== undefined, "the key the signature is made with");
-  }
-  // A platform's verifiers (SLACK_BASED, STRIPE, SENDGRID) may be saved without their secret: Stripe and SendGrid show
-  // it only once they know the webhook's URL, which this save gives. Every event is refused until one is saved.
+  if (body.verifier === "HMAC_BASED" || body.verifier === "SIGNATURE_BASED") needs("headerKey", body.headerKey !== undefined, "the header carrying the signature");
+  if (body.verifier === "SIGNATURE_BASED") needs("secretValue", secretValue !== undefined, `the key the signature is made with (${MASKED} keeps one a read showed)`);
+  // HMAC_BASED and a platform's verifiers (SLACK_BASED, STRIPE, SENDGRID) may be saved without their secret: Microsoft
+  // Teams (HMAC_BASED), Stripe and SendGrid give it only once they know the webhook's URL, which this save gives.
+  // Every event is refused until one is saved.
   const start = body.workflowsToStart;
   if (Object.keys(body.receiverWorkflowNamesToVersions).length === 0 && Object.keys(start.workflows).length === 0) {
     problems.push({ path: "receiverWorkflowNamesToVersions", message: "a webhook must name the workflows whose WAIT_FOR_WEBHOOK tasks its events complete, or workflows to start (workflowsToStart), or both" });
