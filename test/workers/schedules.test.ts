@@ -553,6 +553,10 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
     // The Java client's search(0, 10, "ASC", "*", ""): a direction alone, by execution time.
     expect((await search(`query=${both}&sort=ASC`)).results.map((fire) => fire["executionId"])).toEqual((await search(`query=${both}&sort=executionTime:ASC`)).results.map((fire) => fire["executionId"]));
     await expectRefused(await api("GET", "/api/scheduler/search/executions?sort=colour"), 400, "sort");
+    // Orkes' docs' sort names: name (the schedule's), workflowType and status.
+    expect((await search(`query=${both}&sort=name:DESC`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok", "sched-rec-gone"]);
+    expect((await search(`query=${both}&sort=workflowType:ASC`)).results.map((fire) => fire["workflowName"])).toEqual(["sched_rec_gone", "sched_rec_ok"]);
+    expect((await search(`query=${both}&sort=status:ASC`)).results.map((fire) => fire["state"])).toEqual(["EXECUTED", "FAILED"]);
 
     // The same fire run again (an alarm cut off before it armed the next one) finds its execution: still one record.
     const { armed } = await armedOf("sched-rec-ok");

@@ -53,6 +53,10 @@ const FIELDS: SearchFields = {
     workflowId: "workflow_id",
     executionId: "execution_id",
     reason: "reason",
+    // Orkes' docs' names: their example sorts by `name`, and they list `workflowType` and `status`, as the query takes them.
+    name: "schedule_name",
+    workflowType: "workflow_name",
+    status: "state",
   },
   defaultOrder: "execution_time DESC",
   checkValues: (column, values) => {
