@@ -99,6 +99,9 @@ describe("registering definitions", () => {
     expect(conflict.message).toContain("defs_next version 4");
     expect((await apiOk("GET", "/api/metadata/workflow/defs_next?version=4"))["description"]).toBe("fourth");
     expect(await apiOk<JsonObject[]>("GET", "/api/metadata/workflow?name=defs_next_other")).toEqual([]);
+    // Orkes' short listing leaves out the tasks.
+    const short = await apiOk<JsonObject[]>("GET", "/api/metadata/workflow?name=defs_next_new&short=true");
+    expect(short.map((definition) => [definition["name"], definition["tasks"]])).toEqual([["defs_next_new", []]]);
   });
 
   it("PUT takes one definition alone too (Orkes' docs' curl), its problems named without an index", async () => {

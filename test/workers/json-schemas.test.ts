@@ -27,9 +27,13 @@ describe("the schema registry (/api/schema)", () => {
     expect(await apiOk("GET", "/api/schema/js_order/1")).toMatchObject({ version: 1, data: ORDER_SCHEMA });
     const listed = await apiOk<Array<{ name: string; version: number; createTime: number }>>("GET", "/api/schema");
     expect(listed.filter((schema) => schema.name === "js_order").map((schema) => schema.version)).toEqual([1, 2]);
-    // Short: names and versions only, as Conductor's SchemaResource answers it.
+    // Short: names, versions and times only, as Orkes' docs describe it.
     const short = await apiOk<JsonObject[]>("GET", "/api/schema?short=true");
-    expect(short.filter((schema) => schema["name"] === "js_order")).toEqual([{ name: "js_order", version: 1 }, { name: "js_order", version: 2 }]);
+    const times = (version: number) => {
+      const { createTime, updateTime } = listed.find((schema) => schema.name === "js_order" && schema.version === version)! as unknown as JsonObject;
+      return { createTime, updateTime };
+    };
+    expect(short.filter((schema) => schema["name"] === "js_order")).toEqual([{ name: "js_order", version: 1, ...times(1) }, { name: "js_order", version: 2, ...times(2) }]);
     expect((await api("DELETE", "/api/schema/js_order/2")).status).toBe(200);
     expect(await apiOk("GET", "/api/schema/js_order")).toMatchObject({ version: 1 });
     expect((await api("DELETE", "/api/schema/js_order")).status).toBe(200);

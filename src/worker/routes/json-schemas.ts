@@ -62,8 +62,9 @@ function pathVersion(request: IRequest): number {
 export function registerJsonSchemaRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/schema", async (request, env) => {
     const schemas = await new SchemaRepository(env.DB).list();
-    // `short=true` leaves out each schema's body and type, as Conductor's SchemaResource does.
-    return Response.json(booleanQuery(request, "short", false) ? schemas.map(({ name, version }) => ({ name, version })) : schemas);
+    // `short=true` leaves out each schema's body and type, as Conductor's SchemaResource does (Orkes' docs: name, version,
+    // createTime and updateTime).
+    return Response.json(booleanQuery(request, "short", false) ? schemas.map(({ name, version, createTime, updateTime }) => ({ name, version, createTime, updateTime })) : schemas);
   });
 
   router.post("/api/schema", async (request, env) => {

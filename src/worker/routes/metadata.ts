@@ -133,8 +133,10 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   });
 
   router.get("/api/metadata/workflow", async (request, env) => {
-    // Orkes' `name` lists the versions of one workflow (its `short` and `access` change nothing here).
-    const definitions = readableBy(request, await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined));
+    // Orkes' `name` lists the versions of one workflow; `short=true` leaves out their tasks (Orkes' docs: "tasks": []);
+    // `access` changes nothing here.
+    const readable = readableBy(request, await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined));
+    const definitions = booleanQuery(request, "short", false) ? readable.map((definition) => ({ ...definition, tasks: [] })) : readable;
     return Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", definitions, tagListingOptions(request)));
   });
 
