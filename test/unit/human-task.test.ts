@@ -141,6 +141,11 @@ describe("claims", () => {
     expect(refusal(state, actEvent(state, caller("app"), { kind: "claim", override: false, forUser: { userId: "x@corp", groups: [] } }), 2_000).kind).toBe("FORBIDDEN");
     state = act(state, caller("app", { manager: true }), { kind: "claim", override: false, forUser: { userId: "x@corp", groups: [] } });
     expect(latestNamed(state, "approve").human?.claimant).toEqual({ user: "x@corp", userType: "EXTERNAL_USER" });
+    expect(latestNamed(state, "approve").human?.assignee).toEqual({ user: "reviewers", userType: "EXTERNAL_GROUP" });
+    // With overrideAssignment the claimant becomes the assignee, though the group fitted (Orkes' docs' example).
+    let overridden = startedWith("refunds", [human({ assignments: [{ assignee: { user: "abc", userType: "EXTERNAL_GROUP" }, slaMinutes: 0 }] })]).state;
+    overridden = act(overridden, caller("app", { manager: true }), { kind: "claim", override: true, forUser: { userId: "abc", groups: [] } });
+    expect(latestNamed(overridden, "approve").human?.assignee).toEqual({ user: "abc", userType: "EXTERNAL_USER" });
   });
 
   it("releases only for whoever claimed it or a manager", () => {

@@ -194,7 +194,8 @@ export function humanActionFields(task: TaskExecution, caller: HumanCaller, acti
         const why = progress.assignee === undefined ? "it is open to those who may read its workflow" : `it is assigned to ${describeUser(progress.assignee)}`;
         throw forbidden(`Human task ${task.taskId} cannot be claimed by ${describeUser(claimant)}: ${why}${caller.manager ? " (claim it with overrideAssignment=true to take it over)" : ""}`);
       }
-      const assignee = fits ? progress.assignee : claimant;
+      // overrideAssignment makes the claimant the assignee, as Orkes' docs show it, even one the assignment fitted.
+      const assignee = fits && !action.override ? progress.assignee : claimant;
       const human: HumanProgress = assignee === undefined ? { ...progress, claimant } : { ...progress, claimant, assignee };
       // Claimed, it no longer escalates: the minutes of its assignment were for someone to take it.
       return stamped(human, { timeoutAt: undefined });
