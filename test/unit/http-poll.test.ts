@@ -80,6 +80,19 @@ describe("an HTTP_POLL task", () => {
     expect(latestNamed(broken, "status")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringMatching(/^terminationCondition failed: /) });
   });
 
+  it("answers Conductor's three ways: 1 completes, 0 polls again, -1 fails the task; $.input is its input", () => {
+    const condition = "$.output.response.body.state === 'DONE' ? 1 : ($.output.response.body.state === 'ERROR' ? -1 : 0)";
+    const waiting = answers(started(poll({ terminationCondition: condition, pollingInterval: 1 })), { state: "RUNNING" }, 2_000).state;
+    expect(latestNamed(waiting, "status")).toMatchObject({ status: "SCHEDULED", pollCount: 1 });
+    const again = decide(waiting, { type: "tick", liveTaskIds: new Set() }, env(3_000)).state;
+    const failed = answers(again, { state: "ERROR" }, 3_500).state;
+    expect(latestNamed(failed, "status")).toMatchObject({ status: "FAILED", pollCount: 2, reasonForIncompletion: "terminationCondition answered -1: the task fails" });
+    expect(latestNamed(answers(started(poll({ terminationCondition: "'-1'" })), {}, 2_000).state, "status").status).toBe("FAILED");
+    // $.input: the task's input, as Conductor's docs write the condition (its keys stay at the top of $ too).
+    const byInput = started(poll({ terminationCondition: "$.output.response.body.id === $.input.http_request.uri.split('/').pop() && $.http_request.method === 'GET'" }));
+    expect(latestNamed(answers(byInput, { id: "7" }, 2_000).state, "status").status).toBe("COMPLETED");
+  });
+
   it("waits longer as its strategy says, never more than a day", () => {
     const wait = (strategy: string, polls: number) => pollWaitMs(pollSettings({ http_request: { pollingInterval: 10, pollingStrategy: strategy } }), polls);
     expect([1, 2, 3].map((polls) => wait("FIXED", polls))).toEqual([10_000, 10_000, 10_000]);

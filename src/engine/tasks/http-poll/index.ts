@@ -74,14 +74,23 @@ function afterPoll(task: TaskExecution, result: Partial<TaskExecution>, env: Dec
   const output = result.outputData ?? {};
   const counted = { ...result, pollCount: polls };
   if (settings.terminationCondition === undefined) return counted;
-  const outcome = env.scripts.run(settings.terminationCondition, { ...task.inputData, output });
+  // `$` holds the task's input, also as `$.input` (Conductor's docs; an input key of that name wins), and the response as `$.output`.
+  const outcome = env.scripts.run(settings.terminationCondition, { input: task.inputData, ...task.inputData, output });
   if (!outcome.ok) return { ...counted, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: `terminationCondition failed: ${outcome.error}` };
   if (isTrue(outcome.value)) return counted;
+  // Conductor's docs' three-way answer: 1 completes, 0 polls again, -1 (any negative number) fails the task.
+  if (isNegative(outcome.value)) return { ...counted, status: "FAILED", reasonForIncompletion: `terminationCondition answered ${JSON.stringify(outcome.value)}: the task fails` };
   if (settings.maxPollCount > 0 && polls >= settings.maxPollCount) {
     return { ...counted, status: "FAILED", reasonForIncompletion: `terminationCondition did not hold within maxPollCount (${settings.maxPollCount}) polls` };
   }
   // Waits for its next call: SCHEDULED again, its latest response as its output; the alarm starts the next attempt.
   return { ...counted, status: "SCHEDULED", endTime: 0, scheduledTime: env.now + pollWaitMs(settings, polls), awaitingExternal: false };
+}
+
+/** A negative number, or the text of one: the condition's "fail" answer. */
+function isNegative(value: JsonValue): boolean {
+  const number = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+  return typeof number === "number" && number < 0;
 }
 
 /** As Conductor's evaluator reads a condition: true, or a positive number (or text of one). */
