@@ -113,6 +113,8 @@ describe("webhook configs", () => {
     ["a verifier this service cannot check", { verifier: "TWITTER" }, "verifier", /not supported by this service/],
     ["HEADER_BASED without headers", { headers: {} }, "headers", /required with verifier HEADER_BASED/],
     ["HMAC_BASED without its header", { verifier: "HMAC_BASED", secretValue: "k" }, "headerKey", /required with verifier HMAC_BASED/],
+    ["a secret given as a reference", { verifier: "HMAC_BASED", headerKey: "X-Signature", secretValue: "${workflow.secrets.PAYMENT_WEBHOOK_SECRET}" }, "secretValue", /reference .* is not resolved/],
+    ["a header value given as a reference", { headers: { "X-Key": "${workflow.secrets.key}" } }, "headers", /reference .* is not resolved/],
     ["SIGNATURE_BASED without its key", { verifier: "SIGNATURE_BASED", headerKey: "X-Signature", secretValue: "" }, "secretValue", /required with verifier SIGNATURE_BASED/],
     ["SIGNATURE_BASED keeping a key it never had", { verifier: "SIGNATURE_BASED", headerKey: "X-Signature", secretValue: "***" }, "secretValue", /required with verifier SIGNATURE_BASED/],
     ["no workflow to complete or start", { receiverWorkflowNamesToVersions: {} }, "receiverWorkflowNamesToVersions", /must name the workflows/],

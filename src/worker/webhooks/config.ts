@@ -47,7 +47,14 @@ const IDEMPOTENCY_STRATEGIES = ["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"] as
 
 const nullToUndefined = <T>(value: T | null | undefined): T | undefined => value ?? undefined;
 const optionalText = (max: number) => v.pipe(v.nullish(v.pipe(v.string("must be a string"), v.maxLength(max, `must be at most ${max} characters`))), v.transform(nullToUndefined));
-const secretText = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(MAX_SECRET_LENGTH, `must be at most ${MAX_SECRET_LENGTH} characters`));
+const secretText = v.pipe(
+  v.string("must be a string"),
+  v.minLength(1, "must not be empty"),
+  v.maxLength(MAX_SECRET_LENGTH, `must be at most ${MAX_SECRET_LENGTH} characters`),
+  // Conductor's docs write `${workflow.secrets.NAME}` here; nothing resolves it for an event (no workflow runs yet), so
+  // it would be checked as that very text and refuse every real event: said now instead.
+  v.check((value: string) => !/^\$\{[^}]*\}$/.test(value.trim()), "must be the secret itself: a ${...} reference (such as ${workflow.secrets.NAME}) is not resolved for a webhook's events"),
+);
 const headerName = v.pipe(v.string("must be a string"), v.check((name: string) => isHeaderName(name), `must be a header name, ${TOKEN_DESCRIPTION}`));
 
 /** A workflow's version in a webhook: a whole number; 0 or null for any version (receivers) or the latest (to start). */
