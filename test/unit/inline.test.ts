@@ -231,7 +231,7 @@ describe("INLINE at registration", () => {
       "tasks[0].inputParameters.evaluatorType: evaluatorType must be one of javascript, graaljs, value-param, but received nothing",
     ]);
     expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "INLINE", inputParameters: { evaluatorType: "python", expression: " " } }])).toEqual([
-      'tasks[0].inputParameters.evaluatorType: evaluatorType must be one of javascript, graaljs, value-param, but received the string "python"',
+      'tasks[0].inputParameters.evaluatorType: evaluatorType must be one of javascript, graaljs, value-param, but received the string "python" (the python evaluator is not supported here: write the script in JavaScript)',
       'tasks[0].inputParameters.expression: expression must be a script computing the result, such as $.a + $.b, but received the string " "',
     ]);
     expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "$.k", k: "${workflow.secrets.api_key}" } }])).toEqual([

@@ -300,7 +300,9 @@ export function evaluatorFieldIssues(fields: UnknownRecord, path: string, allowe
   const issues: ValidationIssue[] = [];
   const evaluatorType = fields["evaluatorType"];
   if (typeof evaluatorType !== "string" || !allowed.includes(evaluatorType)) {
-    issues.push({ path: childPath(path, "evaluatorType"), message: `evaluatorType must be one of ${allowed.join(", ")}, but received ${describeValue(evaluatorType)}` });
+    // Conductor's GraalVM Python evaluator has no counterpart in a Worker: said plainly, not as an unknown type.
+    const why = evaluatorType === "python" ? " (the python evaluator is not supported here: write the script in JavaScript)" : "";
+    issues.push({ path: childPath(path, "evaluatorType"), message: `evaluatorType must be one of ${allowed.join(", ")}, but received ${describeValue(evaluatorType)}${why}` });
   }
   const expression = fields["expression"];
   if (!isNonEmptyString(expression)) {
