@@ -35,7 +35,7 @@ describe("brute-force limits on API key checks", () => {
     const right = await token(address, adminKeyId, adminSecret);
     expect(right.status).toBe(429);
     expect(Number(right.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(await right.json()).toMatchObject({ status: 429, error: "RATE_LIMITED" });
+    expect(await right.json()).toMatchObject({ status: 429, error: "RATE_LIMITED", retryable: true });
     // Used directly as X-API-Key from that address: refused the same way, and nothing was issued meanwhile.
     const direct = await SELF.fetch("https://conductor.test/api/metadata/workflow", { headers: { "x-api-key": ADMIN_KEY, "cf-connecting-ip": address } });
     expect(direct.status).toBe(429);
@@ -119,7 +119,7 @@ describe("callback limits", () => {
     const right = await post(limited.url, "t0k3n");
     expect(right.status).toBe(429);
     expect(Number(right.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(await right.json()).toMatchObject({ status: 429, error: "RATE_LIMITED" });
+    expect(await right.json()).toMatchObject({ status: 429, error: "RATE_LIMITED", retryable: true });
     expect(JSON.stringify(await getWorkflow(limited.workflowId))).toBe(before);
 
     const other = await waiting();

@@ -72,7 +72,7 @@ describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
     const refused = await call("GET", path, orkes(other.token));
     expect(refused.status).toBe(403);
     // The refusal names what would be needed (as every refusal does), never the task itself, nor its name.
-    expect(await refused.json()).toEqual({ status: 403, error: "PERMISSION_DENIED", message: expect.stringMatching(/needs TASK_READ on task:<task name> or WORKFLOW_READ on workflow:tb_rights or TASK_EXECUTE on task:<task name>$/) });
+    expect(await refused.json()).toEqual({ status: 403, error: "PERMISSION_DENIED", retryable: false, message: expect.stringMatching(/needs TASK_READ on task:<task name> or WORKFLOW_READ on workflow:tb_rights or TASK_EXECUTE on task:<task name>$/) });
   });
 });
 

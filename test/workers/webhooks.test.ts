@@ -278,7 +278,7 @@ describe("events sent to a webhook", () => {
       const response = await send(webhook, { batch: "b-1" }, { "X-Token": "t" });
       expect(response.status).toBe(503);
       expect(response.headers.get("Retry-After")).toBe("5");
-      expect(await response.json()).toMatchObject({ status: 503, error: "UNAVAILABLE", message: expect.stringMatching(/^1 of the tasks waiting for this event could not be reached \(1 took it\); send it again/) });
+      expect(await response.json()).toMatchObject({ status: 503, error: "UNAVAILABLE", retryable: true, message: expect.stringMatching(/^1 of the tasks waiting for this event could not be reached \(1 took it\); send it again/) });
     } finally {
       WorkflowExecution.prototype.webhookEvent = webhookEvent;
     }

@@ -73,14 +73,18 @@ export function fromEngineRefusal(refusal: { kind: EngineErrorKind; message: str
   return new ApiError(status, code, refusal.message);
 }
 
-/** Builds every error response of the service: `{status, error, message, validationErrors?, requestId?}`. */
+/**
+ * Builds every error response of the service: `{status, error, message, retryable, validationErrors?, requestId?}`.
+ * `retryable` is Conductor's ErrorResponse flag: the same request may succeed later (a 503 or a 429, each with
+ * `Retry-After`); every other refusal stands until the request or the state changes.
+ */
 export function errorResponse(
   status: number,
   code: ErrorCode,
   message: string,
   options: { validationErrors?: ValidationIssue[] | undefined; requestId?: string; headers?: HeadersInit } = {},
 ): Response {
-  const body: Record<string, unknown> = { status, error: code, message };
+  const body: Record<string, unknown> = { status, error: code, message, retryable: status === 503 || status === 429 };
   if (options.validationErrors && options.validationErrors.length > 0) body["validationErrors"] = options.validationErrors;
   if (options.requestId !== undefined) body["requestId"] = options.requestId;
   return Response.json(body, { status, headers: options.headers });
