@@ -6,7 +6,7 @@ import {
   awaitedChildId,
   awaitedDomainChoices,
   awaitedTaskDefNames,
-  hasCompletedTask,
+  hasEndedTask,
   isBlocked,
   isInFlight,
   isPending,
@@ -573,7 +573,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Starts a new execution and waits (at most `waitMs`) until it ends or blocks on something from
-   * outside, or until a task named in `waitUntilTaskRefs` has completed (see `hasCompletedTask`), answering
+   * outside, or until a task named in `waitUntilTaskRefs` has ended (see `hasEndedTask`), answering
    * with the Workflow JSON: the synchronous execute endpoint in one round trip.
    */
   async execute(params: NewExecution, waitMs: number, waitUntilTaskRefs: readonly string[] = []): Promise<ActorResult<SettledWorkflow>> {
@@ -2055,7 +2055,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       const execution = this.#execution;
       const remaining = deadline - Date.now();
       if (!execution || remaining <= 0) return;
-      if (until.size > 0 && hasCompletedTask(execution, until)) return;
+      if (until.size > 0 && hasEndedTask(execution, until)) return;
       if (!isBlocked(execution)) {
         await this.#changed.next(remaining);
         continue;

@@ -2257,11 +2257,11 @@ export function awaitedChildId(state: WorkflowExecution): string | undefined {
 }
 
 /**
- * True when a task named in `refs` has COMPLETED in the execution (a synchronous execute's `waitUntilTaskRef`). A
- * task of a DO_WHILE's loop counts under its definition's reference name as well as its own: any completed
- * iteration of `ref` answers for `ref`, and `ref__2` names iteration 2's alone. Its own status only: a failed,
- * skipped or ended-with-errors instance does not count (the workflow's ending or blocking answers for those).
+ * True when a task named in `refs` has ended in the execution, whatever its status (a synchronous execute's
+ * `waitUntilTaskRef`, as Conductor's WorkflowSignalResponder takes any terminal status: a failed attempt, an optional
+ * task COMPLETED_WITH_ERRORS, a skipped task answer too). A task of a DO_WHILE's loop counts under its definition's
+ * reference name as well as its own: any ended iteration of `ref` answers for `ref`, and `ref__2` names iteration 2's alone.
  */
-export function hasCompletedTask(state: WorkflowExecution, refs: ReadonlySet<string>): boolean {
-  return state.tasks.some((task) => task.status === "COMPLETED" && (refs.has(task.referenceTaskName) || refs.has(definitionReferenceName(state.definition, task))));
+export function hasEndedTask(state: WorkflowExecution, refs: ReadonlySet<string>): boolean {
+  return state.tasks.some((task) => TERMINAL_TASK_STATUSES.has(task.status) && (refs.has(task.referenceTaskName) || refs.has(definitionReferenceName(state.definition, task))));
 }

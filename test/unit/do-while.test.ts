@@ -1,6 +1,6 @@
 import { doWhileTask as clientDoWhileTask, newLoopTask, httpTask as clientHttpTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, hasCompletedTask, nextDeadline, type Decision } from "../../src/engine/decider";
+import { createExecution, decide, hasEndedTask, nextDeadline, type Decision } from "../../src/engine/decider";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
@@ -73,16 +73,16 @@ describe("DO_WHILE in the decider", () => {
     expect(state.output).toEqual({ done: true });
   });
 
-  it("counts a completed iteration of a loop task for its definition's reference name (execute's waitUntilTaskRef)", () => {
+  it("counts an ended iteration of a loop task for its definition's reference name (execute's waitUntilTaskRef)", () => {
     let state = started([loop("loop", [http("a"), http("b")], "$.loop['iteration'] < 2")]).state;
-    const completed = (...names: string[]) => hasCompletedTask(state, new Set(names));
+    const completed = (...names: string[]) => hasEndedTask(state, new Set(names));
     expect([completed("a"), completed("a__1"), completed("loop")]).toEqual([false, false, false]);
     state = finish(state, "a__1", 1_001);
     expect([completed("a"), completed("a__1"), completed("a__2"), completed("b"), completed("loop"), completed("missing", "b", "a")]).toEqual([true, true, false, false, false, true]);
     state = finish(state, "b__1", 1_002);
     state = finish(state, "a__2", 1_003, { body: "a" }, "FAILED_WITH_TERMINAL_ERROR");
-    // A failed instance is no completion; the earlier iteration's still is.
-    expect([completed("a__2"), completed("a"), completed("loop")]).toEqual([false, true, false]);
+    // A failed instance has ended too, as Conductor's waitUntilTaskRef takes any terminal status; so has the loop it failed.
+    expect([completed("a__2"), completed("a"), completed("loop")]).toEqual([true, true, true]);
   });
 
   it("runs its tasks once when the condition is false at once (do ... while), and lets a condition read their outputs", () => {
@@ -659,7 +659,7 @@ describe("DO_WHILE inside a DO_WHILE", () => {
     expect(toTaskView(instance(state, "inner__2"), state)).toMatchObject({ referenceTaskName: "inner__2", iteration: 2, loopOverTask: true });
     expect(toTaskView(instance(state, "body__2__1"), state)).toMatchObject({ iteration: 1, loopOverTask: true });
     expect(toTaskView(instance(state, "outer"), state)).toMatchObject({ iteration: 2, loopOverTask: false });
-    expect([hasCompletedTask(state, new Set(["body"])), hasCompletedTask(state, new Set(["inner"])), hasCompletedTask(state, new Set(["body__2__1"]))]).toEqual([true, true, true]);
+    expect([hasEndedTask(state, new Set(["body"])), hasEndedTask(state, new Set(["inner"])), hasEndedTask(state, new Set(["body__2__1"]))]).toEqual([true, true, true]);
     state = finish(state, "after", 1_009);
     expect(state.status).toBe("COMPLETED");
   });

@@ -148,6 +148,16 @@ describe("execute's returnStrategy and consistency", () => {
     expect(run).toMatchObject({ responseType: "BLOCKING_TASK", targetWorkflowStatus: "RUNNING", referenceTaskName: "work", status: "SCHEDULED", workflowType: "exec_strategy_until" });
   });
 
+  it("with waitUntilTaskRef, answers once the named task has ended whatever its status (Conductor's terminal states): an optional failure", async () => {
+    const failing = { name: "exec_fails", taskReferenceName: "check", type: "INLINE", optional: true, inputParameters: { evaluatorType: "javascript", expression: "(function () { throw new Error('no') })()" } };
+    await register({ name: "exec_until_failed", tasks: [failing, simple("work")] });
+    const { run, ms, status } = await execute("exec_until_failed", "?waitUntilTaskRef=check&waitForSeconds=15");
+    expect(ms).toBeLessThan(5_000);
+    expect(status).toBe(206);
+    expect(run.status).toBe("RUNNING");
+    expect(run.tasks[0]).toMatchObject({ referenceTaskName: "check", status: "COMPLETED_WITH_ERRORS" });
+  });
+
   it("shows a child's workflow or task only to a caller who may read that child; others get the parent's SUB_WORKFLOW task", async () => {
     await registerParentAndChild("exec_rights");
     const parentReader = await createUser("exec-parent-reader", {
