@@ -59,10 +59,11 @@ describe("the UI's Metrics page", () => {
         ],
       },
       { name: "task_queue_depth", help: "", type: "gauge", samples: [{ labels: { taskType: "charge" }, value: 2 }, { labels: { taskType: "charge", domain: "eu" }, value: 1 }] },
+      { name: "task_queue_wait_seconds", help: "", type: "histogram", samples: durationHistogram({ taskType: "charge" }, new Map([[1, 4]]), 4) },
     ];
     const { workflows, tasks } = metricsTables(parseExposition(renderExposition(families)));
     expect(workflows).toEqual([{ workflowName: "orders", started: 7, running: 3, paused: 0, completed: 3, unsuccessful: 1, p50: expect.closeTo(0.375), p95: expect.closeTo(0.4875) }]);
-    expect(tasks).toEqual([{ taskType: "charge", ended: 4, failed: 1, p50: expect.closeTo(0.03), p95: expect.closeTo(0.048), waitP50: undefined, waiting: 3 }]);
+    expect(tasks).toEqual([{ taskType: "charge", ended: 4, failed: 1, p50: expect.closeTo(0.03), p95: expect.closeTo(0.048), waitP50: expect.any(Number), waiting: 3 }]);
   });
 
   it("says a duration in the unit that reads best", () => {

@@ -103,7 +103,7 @@ describe("GET /api/metrics", () => {
     expect(samples.get(`task_completed_seconds_count{taskType="mt_flow_worker",status="COMPLETED"}`)).toBe(1);
     expect(samples.get(`task_completed_seconds_bucket{taskType="mt_flow_worker",status="CANCELED",le="${DURATION_BUCKETS_SECONDS[0]}"}`)).toBe(1);
     // Only the polled one started, after waiting in the queue.
-    expect(samples.get(`task_queue_wait_time_seconds_count{taskType="mt_flow_worker"}`)).toBe(1);
+    expect(samples.get(`task_queue_wait_seconds_count{taskType="mt_flow_worker"}`)).toBe(1);
     // Cumulative buckets never fall, and end at the count.
     const buckets = [...DURATION_BUCKETS_SECONDS.map(String), "+Inf"].map((le) => samples.get(`workflow_completed_seconds_bucket{workflowName="mt_flow",status="COMPLETED",le="${le}"}`)!);
     expect(buckets.every((value, index) => index === 0 || value >= buckets[index - 1]!)).toBe(true);

@@ -103,7 +103,7 @@ export function metricsTables(samples) {
         task(taskType).ended += value;
         if (FAILED_TASK_STATUSES.has(labels["status"] ?? "")) task(taskType).failed += value;
       } else if (name === "task_completed_seconds_bucket" && labels["status"] === "COMPLETED") addBucket(buckets, `t:${taskType}`, labels, value);
-      else if (name === "task_queue_wait_time_seconds_bucket") addBucket(buckets, `q:${taskType}`, labels, value);
+      else if (name === "task_queue_wait_seconds_bucket") addBucket(buckets, `q:${taskType}`, labels, value);
       else if (name === "task_queue_depth") task(taskType).waiting += value;
     }
   }

@@ -66,7 +66,7 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
       samples: histogramSamples(taskEnds, (row) => ({ taskType: row.name, status: row.status })),
     },
     {
-      name: "task_queue_wait_time_seconds",
+      name: "task_queue_wait_seconds",
       help: "Tasks started, by task type, and how long each waited from being scheduled to being started (for a worker's task, until a worker polled it).",
       type: "histogram",
       samples: histogramSamples(taskWaits, (row) => ({ taskType: row.name })),

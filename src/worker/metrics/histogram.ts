@@ -1,6 +1,6 @@
 /**
  * The duration buckets of the metrics' histograms (`workflow_completed_seconds`, `task_completed_seconds`,
- * `task_queue_wait_time_seconds`): upper bounds in seconds, from a fast HTTP step to a day-long approval. A duration is
+ * `task_queue_wait_seconds`): upper bounds in seconds, from a fast HTTP step to a day-long approval. A duration is
  * counted in the first bucket it fits, past the last in the `+Inf` one (index {@link DURATION_BUCKETS_SECONDS}.length);
  * the exposition sums them up to Prometheus' cumulative `le` buckets.
  */
