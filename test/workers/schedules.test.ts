@@ -72,7 +72,13 @@ describe("saving and firing a schedule", () => {
     const before = Date.now();
     const saved = await apiOk("POST", "/api/scheduler/schedules", schedule("sched-one", "sched_quick", { description: "yearly", zoneId: "UTC" }));
     const read = await apiOk("GET", "/api/scheduler/schedules/sched-one");
-    expect(read).toEqual(saved);
+    // A read shows its tags too, as Orkes' reads and listings do.
+    expect(read).toEqual({ ...saved, tags: [] });
+    await apiOk("PUT", "/api/scheduler/schedules/sched-one/tags", [{ key: "team", value: "ops" }]);
+    expect((await apiOk("GET", "/api/scheduler/schedules/sched-one"))["tags"]).toEqual([{ key: "team", value: "ops" }]);
+    const listed = await apiOk<JsonObject[]>("GET", "/api/scheduler/schedules?workflowName=sched_quick");
+    expect(listed.map((listedSchedule) => [listedSchedule["name"], listedSchedule["tags"]])).toEqual([["sched-one", [{ key: "team", value: "ops" }]]]);
+    await apiOk("DELETE", "/api/scheduler/schedules/sched-one/tags", [{ key: "team", value: "ops" }]);
     expect(read).toMatchObject({
       name: "sched-one",
       cronExpression: YEARLY,

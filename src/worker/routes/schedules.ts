@@ -14,6 +14,7 @@ import { mayOnSchedule, requireOnSchedule, type ScheduleAction } from "../schedu
 import { isKnownZone, nextFireAfter, nextFires, parseCron } from "../schedules/cron";
 import { MAX_EXECUTIONS_PER_SCHEDULE, latestScheduleExecutions, searchScheduleExecutions } from "../schedules/executions";
 import { ScheduleRepository, type StoredSchedule } from "../schedules/store";
+import { TagRepository } from "../tags";
 import { readableWorkflows } from "../auth/access-rules";
 import { checkSchedule, fireWindow, scheduledInput } from "../schedules/validate";
 import { callerStartScopes } from "../workflow-actions";
@@ -130,7 +131,9 @@ async function listSchedules(request: IRequest, env: Env): Promise<Response> {
     if (mayOnSchedule(grants, "read", schedule.workflowName)) listed.push(scheduleJson(schedule, now));
     if (listed.length === MAX_LISTED_SCHEDULES) break;
   }
-  return Response.json(listed);
+  // Each with its tags, as Orkes lists them.
+  const tags = await new TagRepository(env.DB).byName("SCHEDULE");
+  return Response.json(listed.map((schedule) => ({ ...schedule, tags: tags.get(String(schedule["name"])) ?? [] })));
 }
 
 /** The `pausedReason` of a schedule paused by the pause of every schedule, which the resume of every schedule resumes. */
@@ -227,7 +230,11 @@ export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void
   router.get("/api/scheduler/search/executions", async (request, env) =>
     Response.json(await searchScheduleExecutions(env.DB, request, readableWorkflows(principalOf(request).grants, "WORKFLOW_READ"))),
   );
-  router.get("/api/scheduler/schedules/:name", async (request, env) => Response.json(scheduleJson(await pathSchedule(request, env, "read", "reading"), Date.now())));
+  router.get("/api/scheduler/schedules/:name", async (request, env) => {
+    const schedule = await pathSchedule(request, env, "read", "reading");
+    const tags = await new TagRepository(env.DB).list({ type: "SCHEDULE", name: schedule.name });
+    return Response.json({ ...scheduleJson(schedule, Date.now()), tags });
+  });
   // Conductor OSS's scheduler: a schedule's latest fires, and its next fire times.
   router.get("/api/scheduler/schedules/:name/executions", async (request, env) => {
     const limit = integerQuery(request, "limit", 1, MAX_EXECUTIONS_PER_SCHEDULE) ?? 10;
