@@ -59,11 +59,11 @@ export class HumanTemplateRepository {
     this.#db = db;
   }
 
-  /** Every form (all versions), one form's versions (`name`), or one version; by name, then version. */
+  /** Every form (all versions), one form's versions (`name`), or one version; by name, then the latest version first (as Orkes lists them). */
   async list(name?: string, version?: number): Promise<HumanTemplate[]> {
     const where = name === undefined ? "" : version === undefined ? "WHERE name = ?1" : "WHERE name = ?1 AND version = ?2";
     const binds = name === undefined ? [] : version === undefined ? [name] : [name, version];
-    const { results } = await this.#db.prepare(`SELECT * FROM human_templates ${where} ORDER BY name, version LIMIT ${MAX_LISTED}`).bind(...binds).all<TemplateRow>();
+    const { results } = await this.#db.prepare(`SELECT * FROM human_templates ${where} ORDER BY name, version DESC LIMIT ${MAX_LISTED}`).bind(...binds).all<TemplateRow>();
     return results.map(fromRow);
   }
 

@@ -276,10 +276,11 @@ describe("user forms (/api/human/template)", () => {
     // Without newVersion the latest is replaced; a version named is saved as that version.
     expect(await apiOk("POST", "/api/human/template", form(name, { templateUI: { type: "Group" } }))).toMatchObject({ version: 2, templateUI: { type: "Group" } });
     expect(await apiOk("POST", "/api/human/template/bulk", [form(name, { version: 5 })])).toMatchObject([{ version: 5 }]);
-    expect((await apiOk<JsonObject[]>("GET", `/api/human/template?name=${encodeURIComponent(name)}`)).map((saved) => saved["version"])).toEqual([1, 2, 5]);
+    // The latest first, as Orkes lists them.
+    expect((await apiOk<JsonObject[]>("GET", `/api/human/template?name=${encodeURIComponent(name)}`)).map((saved) => saved["version"])).toEqual([5, 2, 1]);
     // Version 0 (a client's number left unset) is none: the latest is replaced, and a listing takes every version.
     expect(await apiOk("POST", "/api/human/template", form(name, { version: 0, templateUI: { type: "Zero" } }))).toMatchObject({ version: 5, templateUI: { type: "Zero" } });
-    expect((await apiOk<JsonObject[]>("GET", `/api/human/template?name=${encodeURIComponent(name)}&version=0`)).map((saved) => saved["version"])).toEqual([1, 2, 5]);
+    expect((await apiOk<JsonObject[]>("GET", `/api/human/template?name=${encodeURIComponent(name)}&version=0`)).map((saved) => saved["version"])).toEqual([5, 2, 1]);
     expect(await apiOk("GET", `/api/human/template/${encodeURIComponent(name)}/2`)).toMatchObject({ version: 2, templateUI: { type: "Group" } });
     expect((await api("DELETE", `/api/human/template/${encodeURIComponent(name)}/2`)).status).toBe(200);
     expect((await api("GET", `/api/human/template/${encodeURIComponent(name)}/2`)).status).toBe(404);
