@@ -65,7 +65,7 @@ describe("every registered route", () => {
     expect(routes.length).toBeGreaterThanOrEqual(35);
     for (const publicRoute of PUBLIC) expect(routes.map(([method, path]) => `${method} ${path}`)).toContain(publicRoute);
     expect(routes.map(([method, path]) => `${method} ${path}`).filter((route) => route.includes("/bulk/") && !route.includes("/api/scheduler/"))).toEqual([...ANY_CALLER]);
-    expect(ANY_CALLER.size).toBe(8);
+    expect(ANY_CALLER.size).toBe(9);
     expect(routes.map(([method, path]) => `${method} ${path}`).filter((route) => route.includes("/api/scheduler/")).sort()).toEqual(
       [
         ...Object.keys(SCHEDULER_NO_SCHEDULE),
@@ -74,6 +74,8 @@ describe("every registered route", () => {
         ...["GET", "PUT", "DELETE"].map((method) => `${method} /api/scheduler/schedules/:name/tags`),
         ...["pause", "resume", "requeue"].map((action) => `GET /api/scheduler/admin/${action}`),
         ...["pause", "resume"].flatMap((action) => [`GET /api/scheduler/schedules/:name/${action}`, `PUT /api/scheduler/schedules/:name/${action}`]),
+        "GET /api/scheduler/schedules/:name/executions",
+        "GET /api/scheduler/schedules/:name/next-execution-times",
       ].sort(),
     );
     expect(routes.map(([method, path]) => `${method} ${path}`).filter((route) => route.includes("/api/human/")).sort()).toEqual(

@@ -133,13 +133,13 @@ async function bulkSearch(request: IRequest, env: Env): Promise<Response> {
  * authorized exactly as by its single-id route. Registered before those routes, whose `:workflowId` would take "bulk".
  */
 export function registerBulkWorkflowRoutes(router: RouterType<IRequest, Args>): void {
-  router.post(BULK_SEARCH_PATH, bulkSearch);
   for (const { method, operation } of BULK_OPERATIONS) {
     const route = bulkRoute(WORKFLOW_ACTIONS[BULK_ACTION[operation]]);
     if (method === "PUT") router.put(bulkPath(operation), route);
     else if (method === "DELETE") router.delete(bulkPath(operation), route);
     else router.post(bulkPath(operation), route);
   }
+  router.post(BULK_SEARCH_PATH, bulkSearch);
 }
 
 /** The single-id action each bulk operation repeats; Orkes' bulk `delete` and Conductor's `remove` are DELETE /api/workflow/{id}/remove. */
