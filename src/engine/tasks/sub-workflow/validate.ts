@@ -1,7 +1,6 @@
 /**
  * Registration-time checks of a SUB_WORKFLOW task (spec 2.3).
  */
-import { START_IDEMPOTENCY_STRATEGIES } from "../start-workflow/request";
 import * as v from "valibot";
 import {
   isBoolean,
@@ -19,9 +18,8 @@ import {
   secretUseIssues,
 } from "../../definition/checks";
 import { childPath, type ValidationIssue } from "../../validation-issue";
+import { START_IDEMPOTENCY_STRATEGIES } from "../start-workflow/request";
 import { isStartedPriority, isStartedVersion, MAX_STARTED_PRIORITY } from "../workflow-start-fields";
-
-
 
 /** Highest child priority, as in Conductor. */
 export const MAX_SUB_WORKFLOW_PRIORITY = MAX_STARTED_PRIORITY;
