@@ -4,7 +4,7 @@ import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
 import { MAX_JSON_DEPTH } from "../../src/engine/definition/checks";
 import type { JsonObject } from "../../src/engine/model";
-import { BULK_CONCURRENCY } from "../../src/worker/routes/bulk";
+import { BULK_CONCURRENCY, BULK_SEARCH_MAX_CHARS } from "../../src/worker/routes/bulk";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
 
@@ -16,8 +16,8 @@ async function registerWaiting(name: string, after: string) {
   });
 }
 
-async function startWaiting(name: string): Promise<string> {
-  const workflowId = await startWorkflow(name);
+async function startWaiting(name: string, input: JsonObject = {}): Promise<string> {
+  const workflowId = await startWorkflow(name, input);
   await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
   return workflowId;
 }
@@ -477,6 +477,24 @@ describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
     expect(single.status).toBe(403);
     expect(asReader.bulkErrorResults).toEqual({ [hidden]: ((await single.json()) as { message: string }).message });
     await expectError("POST", "/api/workflow/bulk/search", 400, "VALIDATION_ERROR", { ids: [first] });
+  });
+
+  it(`search answers at most ${BULK_SEARCH_MAX_CHARS} characters of workflows, listing the ids past it as not included`, async () => {
+    await registerWaiting("bulk_read_large", "bulk-read-large-after");
+    // Each about 700 KB (its input), so that a dozen are more than one answer holds.
+    const big = "x".repeat(700 * 1024);
+    const ids: string[] = [];
+    for (let index = 0; index < 13; index++) ids.push(await startWaiting("bulk_read_large", { big }));
+    const found = await apiOk<{ bulkErrorResults: Record<string, string>; bulkSuccessfulResults: JsonObject[] }>("POST", "/api/workflow/bulk/search?includeTasks=false", ids);
+    const left = Object.keys(found.bulkErrorResults);
+    expect(found.bulkSuccessfulResults.length).toBeGreaterThan(0);
+    expect(left.length).toBeGreaterThan(0);
+    expect(found.bulkSuccessfulResults.length + left.length).toBe(ids.length);
+    expect(Object.values(found.bulkErrorResults).every((reason) => reason.startsWith("Not included"))).toBe(true);
+    expect(JSON.stringify(found.bulkSuccessfulResults).length).toBeLessThanOrEqual(BULK_SEARCH_MAX_CHARS + 2);
+    // In the order asked for.
+    const shownIds = found.bulkSuccessfulResults.map((workflow) => String(workflow["workflowId"]));
+    expect(shownIds).toEqual(ids.filter((id) => shownIds.includes(id)));
   });
 
   it("Conductor's newer remove and terminate-remove (DELETE, in bulk and for one id) remove ended executions, and terminate running ones first", async () => {

@@ -89,10 +89,10 @@ function bulkRoute(action: WorkflowAction) {
 }
 
 /**
- * How much Workflow JSON one bulk search answers at most: the ids past it are listed as refused (ask for them
- * separately), so that 1000 large executions never build one answer the isolate cannot hold.
+ * How much Workflow JSON one bulk search answers at most (in characters): the ids past it are listed as refused (ask
+ * for them separately), so that 1000 large executions are never held, or sent, at once.
  */
-export const BULK_SEARCH_MAX_BYTES = 8 * 1024 * 1024;
+export const BULK_SEARCH_MAX_CHARS = 8 * 1024 * 1024;
 
 /**
  * Conductor's bulk search (`POST /api/workflow/bulk/search?includeTasks=`): the Workflow JSON of each id, as its
@@ -104,28 +104,23 @@ async function bulkSearch(request: IRequest, env: Env): Promise<Response> {
   const ids = distinct(await bulkIds(request, env));
   const authorizeAs = await requestAuthorizer(request, env);
   const found = new Map<string, string>();
+  let held = 0;
   const outcomes = await mapBounded(ids, BULK_CONCURRENCY, (workflowId) =>
     bulkOutcome(async () => {
       await authorizeAs("GET", `/api/workflow/${workflowId}`);
+      const tooMuch = new ApiError(413, "PAYLOAD_TOO_LARGE", "Not included: one answer holds at most 8 Mi characters of workflows; ask for this one separately");
+      if (held >= BULK_SEARCH_MAX_CHARS) throw tooMuch;
       const workflow = await executionStub(env, workflowId).getWorkflowJson(includeTasks);
       if (workflow === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
+      if (held + workflow.length > BULK_SEARCH_MAX_CHARS) throw tooMuch;
+      held += workflow.length;
       found.set(workflowId, workflow);
     }, { operation: "search", workflowId }),
   );
-  let bytes = 0;
-  const shown: string[] = [];
-  const errors: Record<string, string> = {};
-  ids.forEach((workflowId, index) => {
-    const workflow = found.get(workflowId);
-    if (outcomes[index] !== undefined || workflow === undefined) errors[workflowId] = outcomes[index] ?? `Workflow ${workflowId} not found`;
-    else if (bytes + workflow.length > BULK_SEARCH_MAX_BYTES) errors[workflowId] = "Not included: the answer holds at most 8 MiB of workflows; ask for this one separately";
-    else {
-      bytes += workflow.length;
-      shown.push(workflow);
-    }
-  });
+  const shown = ids.flatMap((workflowId, index) => (outcomes[index] === undefined ? [found.get(workflowId)!] : []));
+  const { bulkErrorResults } = bulkResponse(ids, outcomes);
   // The workflows as the actor wrote them: no parse and re-serialisation of each.
-  return jsonTextResponse(`{"bulkErrorResults":${JSON.stringify(errors)},"bulkSuccessfulResults":[${shown.join(",")}]}`);
+  return jsonTextResponse(`{"bulkErrorResults":${JSON.stringify(bulkErrorResults)},"bulkSuccessfulResults":[${shown.join(",")}]}`);
 }
 
 /**
