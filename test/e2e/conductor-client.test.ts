@@ -913,7 +913,7 @@ describe("the official Conductor TypeScript client", () => {
     await sleep(500);
     const second = await executor.startWorkflow({ name: flow.getName(), version: 1, input: {} });
     const secondRun = await workflowReaches(second, "COMPLETED");
-    expect(taskOf(secondRun, "fetch")?.outputData).toEqual(taskOf(firstRun, "fetch")?.outputData);
+    expect(taskOf(secondRun, "fetch")?.outputData).toEqual({ ...taskOf(firstRun, "fetch")?.outputData, _cachedResponse: true });
     expect(await target.hits(`cached-${suffix}`)).toBe(1);
   });
 
