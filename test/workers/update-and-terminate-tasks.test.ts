@@ -36,6 +36,22 @@ describe("UPDATE_TASK", () => {
     expect(done.output).toEqual({ approved: true, by: null });
   });
 
+  it("leaves out the taskOutput echo when it would not fit beside the rest of its output: the update is done", async () => {
+    await register({ name: "ut_big_waiter", tasks: [wait("gate")] });
+    await register({ name: "ut_big_updater", tasks: [updateTask("open", { taskStatus: "COMPLETED", workflowId: "${workflow.input.waiter}", taskRefName: "gate", taskOutput: "${workflow.input.output}" })] });
+    const waiter = await startWorkflow("ut_big_waiter");
+    // A blob that fits the UPDATE_TASK's input (MAX_PAYLOAD_BYTES) but not the echo beside its output's three ids.
+    const limit = 768 * 1024;
+    const id = crypto.randomUUID();
+    const echoOverhead = JSON.stringify({ workflowId: id, taskId: id, updatedTaskId: id, taskStatus: "COMPLETED", taskOutput: { blob: "" } }).length;
+    const output = { blob: "x".repeat(limit - echoOverhead + 1) };
+    expect(JSON.stringify({ taskStatus: "COMPLETED", workflowId: id, taskRefName: "gate", taskOutput: output }).length).toBeLessThanOrEqual(limit);
+    const updater = await execute("ut_big_updater", { waiter, output });
+    expect(updater.status, String(updater["reasonForIncompletion"])).toBe("COMPLETED");
+    expect(updater.tasks[0]!.outputData).toEqual({ workflowId: waiter, taskId: expect.any(String), updatedTaskId: expect.any(String), taskStatus: "COMPLETED" });
+    expect((await waitFor(waiter, ENDED)).tasks[0]!.outputData).toEqual(output);
+  });
+
   it("merges its output with mergeOutput, finds a task by its id, and completes a task another branch of its own workflow waits in", async () => {
     await register({ name: "ut_by_id", tasks: [wait("hold")], outputParameters: { held: "${hold.output}" } });
     await register({ name: "ut_id_updater", tasks: [updateTask("release", { taskStatus: "COMPLETED", taskId: "${workflow.input.taskId}", taskOutput: { released: 1 }, mergeOutput: true })] });

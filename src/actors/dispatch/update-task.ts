@@ -1,6 +1,8 @@
 import type { TaskUpdateFrom } from "../workflow-execution";
 import { deliveryKey, type TaskExecution, type WorkflowExecution as Execution } from "../../engine/model";
+import { oversize } from "../../engine/limits";
 import { updateTaskRequest } from "../../engine/tasks/update-task";
+import { serviceConfig } from "../../worker/config";
 import { onBehalfDenial } from "../../worker/auth/access-rules";
 import { canonicalWorkflowId } from "../../worker/executions";
 import { lookUpTask } from "../../worker/task-lookup";
@@ -45,6 +47,9 @@ export async function dispatchUpdateTask(reach: ExecutionReach, updater: Executi
     return result(updated.error.kind === "INVALID" || updated.error.kind === "FORBIDDEN" ? "FAILED_WITH_TERMINAL_ERROR" : "FAILED", {}, reason);
   }
   // Orkes' output is `updatedTaskId` and, when the input gave one, `taskOutput`; `taskId` is kept for this service's users.
+  // An echo too large to store beside the rest is left out: the update is done, and must not read as failed.
   const output = { workflowId, taskId: updated.value.taskId, updatedTaskId: updated.value.taskId, taskStatus: request.status };
-  return result("COMPLETED", task.inputData["taskOutput"] === undefined ? output : { ...output, taskOutput: request.output });
+  const echoed = { ...output, taskOutput: request.output };
+  const fits = oversize(echoed, serviceConfig(reach.env).engine.maxPayloadBytes) === undefined;
+  return result("COMPLETED", task.inputData["taskOutput"] === undefined || !fits ? output : echoed);
 }
