@@ -4,7 +4,7 @@ import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
 import type { JsonValue } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { ApiError, notFound, validationError } from "./http/errors";
-import { CorrelationId, issuesToValidationErrors, jacksonInteger, jsonData, parseOrThrow, requestObject, WorkflowVersion } from "./schemas";
+import { CorrelationId, issuesToValidationErrors, jacksonInteger, jsonData, parseOrThrow, Priority, requestObject, WorkflowVersion } from "./schemas";
 
 /** Longest event handler name. */
 const MAX_HANDLER_NAME_LENGTH = 255;
@@ -45,7 +45,7 @@ const StartWorkflow = requestObject({
   input: v.optional(jsonData),
   correlationId: v.optional(CorrelationId),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
-  priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
+  priority: v.optional(Priority),
   idempotencyKey: optionalText("an idempotency key or a ${...} of the payload"),
   // A message delivered again must find what it started: only RETURN_EXISTING answers so.
   idempotencyStrategy: v.optional(v.literal("RETURN_EXISTING", "must be RETURN_EXISTING: a message delivered again must find the execution its key started")),

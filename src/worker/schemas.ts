@@ -70,7 +70,7 @@ export const jacksonInteger = (schema: v.GenericSchema<number, number>) =>
   );
 
 /** A workflow priority: 0 to 99. */
-const Priority = v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"));
+export const Priority = v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"));
 
 /** A correlation id, wherever it is given (a body field or the `correlationId` query parameter). */
 export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(MAX_CORRELATION_ID_LENGTH, `must be at most ${MAX_CORRELATION_ID_LENGTH} characters`));
@@ -84,7 +84,7 @@ const START_WORKFLOW_FIELDS = {
   version: v.optional(WorkflowVersion),
   input: v.optional(jsonData),
   correlationId: v.optional(CorrelationId),
-  priority: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"))),
+  priority: v.optional(Priority),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
   idempotencyKey: v.optional(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(MAX_IDEMPOTENCY_KEY_LENGTH, `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`))),
   idempotencyStrategy: v.optional(v.picklist(IDEMPOTENCY_STRATEGIES, "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")),

@@ -373,8 +373,6 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     jsonTextResponse(await workflowJson(env, decodedPathParam(request, "workflowId"), booleanQuery(request, "includeTasks", true))),
   );
 
-  // Orkes' WorkflowStatus (WorkflowExecutor.getWorkflowStatus): the Workflow JSON cut down to what a
-  // status check needs; output and variables only when asked for.
   // Orkes' workflow size: the execution's stored task data against MAX_EXECUTION_BYTES.
   router.get("/api/workflow/:workflowId/size", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
@@ -382,6 +380,8 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     if (size === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
     return Response.json(size);
   });
+  // Orkes' WorkflowStatus (WorkflowExecutor.getWorkflowStatus): the Workflow JSON cut down to what a
+  // status check needs; output and variables only when asked for.
   router.get("/api/workflow/:workflowId/status", async (request, env) => {
     const workflow = JSON.parse(await workflowJson(env, decodedPathParam(request, "workflowId"), false)) as JsonObject;
     const status: JsonObject = { workflowId: workflow["workflowId"]!, status: workflow["status"]! };
