@@ -245,6 +245,8 @@ describe("EVENT tasks (sink conductor)", () => {
     // "version": "" (Orkes' docs' event handler) is the latest version, as Jackson reads it into an Integer.
     await apiOk("POST", "/api/event", handler("ev_keyed_latest", "conductor:ev_keyed_source:latest", [{ action: "start_workflow", start_workflow: { name: "ev_keyed", version: "", correlationId: "" } }]));
     expect((await api("POST", "/api/event", handler("ev_keyed_bad", "conductor:ev_keyed_source:bad", [{ action: "start_workflow", start_workflow: { name: "ev_keyed", version: "v1" } }]))).status).toBe(400);
+    const handlers = (await apiOk<Array<{ name: string }>>("GET", "/api/event")).map((saved) => saved.name);
+    expect([handlers.includes("ev_keyed_latest"), handlers.includes("ev_keyed_bad")]).toEqual([true, false]);
     // A strategy that would refuse the key a message delivered again finds used is refused at registration.
     const refused = await api("POST", "/api/event", handler("ev_keyed_fail", event, [{ action: "start_workflow", start_workflow: { ...start, idempotencyStrategy: "FAIL" } }]));
     expect(refused.status).toBe(400);
