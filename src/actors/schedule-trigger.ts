@@ -145,7 +145,7 @@ export class ScheduleTrigger extends DurableObject<Env> {
     const executionId = await fireExecutionId(schedule.name, fire);
     const options: StartOptions = {
       ...start,
-      input: scheduledInput(schedule.config.startWorkflowRequest, { scheduleName: schedule.name, scheduledTime: fire, executedTime: Date.now(), executionId }),
+      input: scheduledInput(schedule.config, { scheduleName: schedule.name, scheduledTime: fire, executedTime: Date.now(), executionId }),
       idempotencyKey: fireIdempotencyKey(schedule.name, fire),
       idempotencyStrategy: "RETURN_EXISTING",
       baseUrl: schedule.baseUrl,

@@ -206,8 +206,9 @@ describe("a schedule's validation", () => {
     expect(v.is(SaveScheduleRequest, { ...valid, createTime: 1, updatedTime: 2, nextRunTime: 3, createdBy: "x", pausedReason: "y", tags: [] })).toBe(true);
   });
 
-  it("gives each fire the schedule's input plus its schedule's name, the fire's and the start's times and its record's id", () => {
+  it("gives each fire the schedule's input plus its schedule's name, the fire's and the start's times, its record's id and the cron that fired", () => {
     const fire = { scheduleName: "nightly", scheduledTime: 1000, executedTime: 1200, executionId: "e-1" };
-    expect(scheduledInput({ name: "report", input: { a: 1, _scheduledTime: "mine" } }, fire)).toEqual({ a: 1, _startedByScheduler: "nightly", _scheduledTime: 1000, _executedTime: 1200, _executionId: "e-1" });
+    const config = { cronExpression: "0 0 2 * * ?", zoneId: "Europe/Paris", startWorkflowRequest: { name: "report", input: { a: 1, _scheduledTime: "mine" } } };
+    expect(scheduledInput(config, fire)).toEqual({ a: 1, _startedByScheduler: "nightly", _scheduledTime: 1000, _executedTime: 1200, _executionId: "e-1", _schedulerCron: "0 0 2 * * ? Europe/Paris" });
   });
 });

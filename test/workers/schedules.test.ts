@@ -103,7 +103,14 @@ describe("saving and firing a schedule", () => {
     const [workflowId] = startedIds(fired);
     const workflow = await waitFor(workflowId!, ["COMPLETED"]);
     // Orkes' and Conductor's fields of a scheduled start: the schedule, the fire, its start, and the fire's record id.
-    expect(workflow.input).toEqual({ a: 1, _startedByScheduler: "sched-one", _scheduledTime: nextNewYear(), _executedTime: expect.any(Number), _executionId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(workflow.input).toEqual({
+      a: 1,
+      _startedByScheduler: "sched-one",
+      _scheduledTime: nextNewYear(),
+      _executedTime: expect.any(Number),
+      _executionId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      _schedulerCron: `${YEARLY} UTC`,
+    });
     expect(workflow.input["_executedTime"]).toBeGreaterThanOrEqual(before);
     const [record] = await apiOk<JsonObject[]>("GET", "/api/scheduler/schedules/sched-one/executions");
     expect(record).toMatchObject({ executionId: workflow.input["_executionId"], workflowId });

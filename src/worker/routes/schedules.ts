@@ -87,7 +87,7 @@ async function saveSchedule(request: IRequest, env: Env, ctx: ExecutionContext):
   const start = checked.config.startWorkflowRequest;
   // As a start refuses it, with the fields each fire adds.
   const fire = { scheduleName: saved.name, scheduledTime: now, executedTime: now, executionId: crypto.randomUUID() };
-  const bytes = oversize(scheduledInput(start, fire), config.engine.maxPayloadBytes);
+  const bytes = oversize(scheduledInput(checked.config, fire), config.engine.maxPayloadBytes);
   if (bytes !== undefined) throw new ApiError(413, "PAYLOAD_TOO_LARGE", oversizeReason("The scheduled workflow input", bytes, config.engine.maxPayloadBytes));
 
   const principal = principalOf(request);

@@ -74,15 +74,17 @@ export interface Fire {
 }
 
 /**
- * The input a fire starts its workflow with: the schedule's input plus what Orkes and Conductor add, the schedule's
- * name, the fire's time, the time it started and the id of the fire's record (`search/executions`' `executionId`).
+ * The input a fire of a schedule (`config`) starts its workflow with: the schedule's input plus what Orkes and
+ * Conductor add, the schedule's name, the fire's time, the time it started, the id of the fire's record
+ * (`search/executions`' `executionId`) and, as Conductor's scheduler adds it, the cron expression and zone that fired.
  */
-export function scheduledInput(start: ScheduledStart, fire: Fire): JsonObject {
+export function scheduledInput(config: Pick<ScheduleConfig, "startWorkflowRequest" | "cronExpression" | "zoneId">, fire: Fire): JsonObject {
   return {
-    ...start.input,
+    ...config.startWorkflowRequest.input,
     _startedByScheduler: fire.scheduleName,
     _scheduledTime: fire.scheduledTime,
     _executedTime: fire.executedTime,
     _executionId: fire.executionId,
+    _schedulerCron: `${config.cronExpression} ${config.zoneId}`,
   };
 }
