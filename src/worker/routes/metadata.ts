@@ -23,6 +23,14 @@ export async function requiredBody(request: IRequest, env: Env): Promise<unknown
 }
 
 /**
+ * A body that registers definitions: a list of them or, as Orkes' docs' curl examples send it, one alone, read as a
+ * list of one (`single`: its problems are then named without `[0]`).
+ */
+export function definitionList(given: unknown): { body: unknown; single: boolean } {
+  return isRecord(given) ? { body: [given], single: true } : { body: given, single: false };
+}
+
+/**
  * The tag statements of definitions registered together (`inputs[i]` gave `stored[i]`), for their batch. One name given
  * twice with tags (two versions of a workflow) takes the later one's.
  */
@@ -107,10 +115,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   });
 
   router.put("/api/metadata/workflow", async (request, env) => {
-    const given = await requiredBody(request, env);
-    // One definition alone, as Orkes' docs' curl sends it, is a list of one (its problems named without `[0]`).
-    const single = isRecord(given);
-    const body = single ? [given] : given;
+    const { body, single } = definitionList(await requiredBody(request, env));
     if (!Array.isArray(body) || body.length === 0) throw validationError("Invalid request", [{ path: "(body)", message: "must be a workflow definition or a non-empty array of them" }]);
     // Conductor's update replaces; Orkes' clients may ask for `overwrite=false` (a 409 for one that exists) or `newVersion`.
     const newVersion = booleanQuery(request, "newVersion", false);

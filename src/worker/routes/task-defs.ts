@@ -1,5 +1,4 @@
 import type { IRequest, RouterType } from "itty-router";
-import { isRecord } from "../../engine/definition/checks";
 import { validateTaskDef } from "../../engine/definition/task-def";
 import type { TaskDef } from "../../engine/model";
 import { childPath, type ValidationIssue } from "../../engine/validation-issue";
@@ -9,7 +8,7 @@ import { TaskDefRepository } from "../task-defs";
 import { describeSchema, unregisteredSchemas } from "../json-schemas";
 import { principalOf } from "../guard";
 import { givenNames, mayReadTaskDef, requireTemplateWriter, requireWritable } from "../auth/metadata-access";
-import { registrationTagStatements, requiredBody, tagListingOptions, withOwnTags } from "./metadata";
+import { definitionList, registrationTagStatements, requiredBody, tagListingOptions, withOwnTags } from "./metadata";
 import { TagRepository, registeredTags, withTagOptions } from "../tags";
 
 type Args = [Env, ExecutionContext];
@@ -62,10 +61,7 @@ function shownTaskDef(taskDef: TaskDef): TaskDef {
  */
 export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/metadata/taskdefs", async (request, env) => {
-    const given = await requiredBody(request, env);
-    // One definition alone, as Orkes' docs' curl sends it, is a list of one (its problems named without `[0]`).
-    const single = isRecord(given);
-    const body = single ? [given] : given;
+    const { body, single } = definitionList(await requiredBody(request, env));
     if (!Array.isArray(body) || body.length === 0 || body.length > MAX_TASK_DEFS_PER_REQUEST) {
       throw validationError("Invalid request", [
         { path: "(body)", message: `must be a task definition or a non-empty array of at most ${MAX_TASK_DEFS_PER_REQUEST} of them` },
