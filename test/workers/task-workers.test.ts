@@ -82,7 +82,8 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     await register({ name: "w_delayed", tasks: [simpleTask("w_delayed_task", "delayed", {}, { startDelay: 2 })] });
     const workflowId = await startWorkflow("w_delayed");
     const scheduled = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
-    expect(scheduled.tasks[0]).toMatchObject({ callbackAfterSeconds: 2 });
+    // As Conductor's SimpleTaskMapper shows it: the step's delay, and the Task fields a client reads.
+    expect(scheduled.tasks[0]).toMatchObject({ callbackAfterSeconds: 2, startDelayInSeconds: 2, callbackFromWorker: true, rateLimitPerFrequency: 0, rateLimitFrequencyInSeconds: 0 });
     const startedAt = Number(scheduled.tasks[0]!["scheduledTime"]);
     expect(await poll("w_delayed_task")).toEqual([]);
     const task = await pollOne("w_delayed_task");
@@ -632,6 +633,8 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     const ids = await startLimited("w_lim_rate", { rateLimitPerFrequency: 2, rateLimitFrequencyInSeconds: 60 }, 3);
     const first = await poll("w_lim_rate", { count: "5" });
     expect(first).toHaveLength(2);
+    // The polled Task shows its definition's limit, as Conductor's SimpleTaskMapper copies it.
+    expect(first[0]).toMatchObject({ rateLimitPerFrequency: 2, rateLimitFrequencyInSeconds: 60, startDelayInSeconds: 0 });
     for (const task of first) expect((await report(task, "COMPLETED")).status).toBe(200);
     await Promise.all(first.map((task) => waitFor(String(task["workflowInstanceId"]), ["COMPLETED"])));
     // Nothing held, but two were handed out within the minute.
