@@ -1,13 +1,15 @@
 import type { EvaluationContext } from "./expressions";
 import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
 import { definitionReferenceName } from "./plan";
+import { shownTaskDefName, shownTaskType } from "./view";
 
 /** What `${<ref>.…}` sees of a task: its latest instance's visible fields (those Conductor's ParametersUtils gives it). */
 function taskRecord(task: TaskExecution, execution: WorkflowExecution): JsonObject {
   const record: JsonObject = {
     taskId: task.taskId,
-    taskType: task.taskType,
-    taskDefName: task.taskDefName,
+    // As the Task JSON shows them (Conductor's task model): a worker's task's type is its name, a fork's FORK.
+    taskType: shownTaskType(task),
+    taskDefName: shownTaskDefName(task),
     referenceTaskName: task.referenceTaskName,
     status: task.status,
     input: task.inputData,

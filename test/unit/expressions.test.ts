@@ -1010,6 +1010,27 @@ describe("evaluationContext", () => {
     expect(resolveValue({ key: "${workflow.idempotencyKey}" }, keyed)).toEqual({ key: "order-7" });
   });
 
+  it("gives a task's taskType and taskDefName as its Task JSON shows them: a worker's task by its name, a fork as FORK, a JOIN as JOIN", () => {
+    const definition: WorkflowDef = {
+      name: "shown_types",
+      version: 1,
+      schemaVersion: 2,
+      tasks: [
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", inputParameters: {}, forkTasks: [[{ name: "encode", taskReferenceName: "enc", type: "SIMPLE", inputParameters: {} }]] },
+        { name: "gather", taskReferenceName: "gather", type: "JOIN", inputParameters: {}, joinOn: ["enc"] },
+      ],
+    };
+    const env = { now: 1_000, newId: () => `id-${Math.random()}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner, taskDefs: () => null };
+    const started = decide(createExecution({ workflowId: "wf", definition, input: {} }, 1_000), { type: "start" }, env).state;
+    const context = evaluationContext(started, 2_000);
+    // Conductor's ParametersUtils reads the task model, whose type its mappers set so (SIMPLE's is the task's name).
+    expect(resolveValue({ enc: "${enc.taskType}/${enc.taskDefName}", fan: "${fan.taskType}/${fan.taskDefName}", gather: "${gather.taskType}/${gather.taskDefName}" }, context)).toEqual({
+      enc: "encode/encode",
+      fan: "FORK/FORK",
+      gather: "JOIN/JOIN",
+    });
+  });
+
   it.each(["__proto__", "constructor", "toString", "hasOwnProperty"])("reads the task whose reference name is %s", (ref) => {
     const definition: WorkflowDef = { name: "odd_refs", version: 1, schemaVersion: 2, tasks: [{ name: "p", taskReferenceName: ref, type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] };
     const env = (now: number) => ({ now, newId: () => `id-${now}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner, taskDefs: () => null });
