@@ -178,6 +178,18 @@ describe("INLINE in the decider", () => {
     expect(state.status).toBe("FAILED");
   });
 
+  it("fails for good, without retries, when its expression or evaluatorType resolves to nothing usable as it runs (Conductor's terminal error)", () => {
+    const fromInput = (ref: string, parameters: JsonObject) => ({ ...inline(ref, parameters), retryCount: 2 });
+    for (const [parameters, reason] of [
+      [{ evaluatorType: "javascript", expression: "${workflow.input.none}" }, "INLINE inputParameters.expression must be a non-empty string"],
+      [{ evaluatorType: "${workflow.input.kind}", expression: "1" }, "INLINE inputParameters.evaluatorType must be one of javascript, graaljs, value-param"],
+    ] as const) {
+      const state = run([fromInput("misconfigured", parameters)], { kind: "ruby" });
+      expect(state.status).toBe("FAILED");
+      expect(state.tasks.map((t) => [t.status, t.reasonForIncompletion])).toEqual([["FAILED_WITH_TERMINAL_ERROR", reason]]);
+    }
+  });
+
   it("paces immediate retries that never wait: the later ones start in later decisions instead of one decision never settling", () => {
     // 60 optional tasks failing 101 times each, no delay: about 12,000 passes, more than one decision may make.
     const failing = Array.from({ length: 60 }, (_, index) => ({

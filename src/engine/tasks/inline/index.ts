@@ -34,15 +34,22 @@ export function computed(task: TaskExecution, type: string, outcome: ScriptOutco
   return { task: { ...ended, status: "COMPLETED", outputData }, dispatch: false };
 }
 
+/**
+ * An INLINE whose expression or evaluator resolved to nothing it can run: FAILED_WITH_TERMINAL_ERROR, as Conductor's
+ * Inline ends it (a retry would resolve the same input again), unlike a script that failed.
+ */
+function misconfigured(task: TaskExecution, error: string, env: DecideEnv): TaskStart {
+  const start = computed(task, "INLINE", { ok: false, error }, env, false);
+  return { ...start, task: { ...start.task, status: "FAILED_WITH_TERMINAL_ERROR" } };
+}
+
 export const inlineTask: TaskTypeModule = {
   type: "INLINE",
   start(task, _definition, _execution, env) {
     const evaluatorType = task.inputData["evaluatorType"];
     const expression = task.inputData["expression"];
-    if (typeof expression !== "string" || expression.trim() === "") return computed(task, "INLINE", { ok: false, error: "inputParameters.expression must be a non-empty string" }, env, false);
-    if (!isInlineEvaluatorType(evaluatorType)) {
-      return computed(task, "INLINE", { ok: false, error: `inputParameters.evaluatorType must be one of ${INLINE_EVALUATOR_TYPES.join(", ")}` }, env, false);
-    }
+    if (typeof expression !== "string" || expression.trim() === "") return misconfigured(task, "inputParameters.expression must be a non-empty string", env);
+    if (!isInlineEvaluatorType(evaluatorType)) return misconfigured(task, `inputParameters.evaluatorType must be one of ${INLINE_EVALUATOR_TYPES.join(", ")}`, env);
     // value-param never fails: only a script can.
     return computed(task, "INLINE", evaluateWith(evaluatorType, expression, task.inputData, env.scripts), env);
   },
