@@ -125,6 +125,11 @@ export function validateTaskDef(input: unknown, options: { path?: string; inline
       ],
     };
   }
+  const total = value.totalTimeoutSeconds ?? 0;
+  // Conductor's TaskTimeoutConstraint, for registered definitions as the rule above.
+  if (!options.inline && total > 0 && value.timeoutSeconds > total) {
+    return { ok: false, errors: [{ path: childPath(path, "timeoutSeconds"), message: `timeoutSeconds (${value.timeoutSeconds}) must not exceed totalTimeoutSeconds (${total}) when both are set` }] };
+  }
   return { ok: true, value: { ...value, name: value.name ?? options.inline?.taskName ?? "" } };
 }
 
