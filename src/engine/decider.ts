@@ -913,7 +913,8 @@ function applyResumeChild(draft: Draft, event: Extract<ExecutionEvent, { type: "
     // updateAndPushParents): only what followed it (its lane's later tasks, those after its forks' JOINs) goes.
     keepUpTo(draft, target, { keepOtherBranches: true });
     forgetEndedForks(draft);
-    draft.patch({ ...reopened(state, env), output: {} });
+    // Conductor's updateAndPushParents stamps the reopened parent's lastRetriedTime, as a retry of its own does.
+    draft.patch({ ...reopened(state, env), output: {}, lastRetriedTime: env.now });
     if (event.workflowInput) draft.patch({ input: event.workflowInput });
     if (event.correlationId !== undefined) draft.patch({ correlationId: event.correlationId });
     reopenLoopOf(draft, target, env);

@@ -583,6 +583,8 @@ describe("rerun and retry across levels", () => {
     expect(done.tasks[1]!["subWorkflowId"]).toBe(mid.workflowId);
     expect(await hits("resume-leaf-a")).toBe(1);
     expect(await hits("resume-leaf-b")).toBe(2);
+    // The middle workflow, reopened for its retried child, shows when, as Conductor's updateAndPushParents sets it.
+    expect((await getWorkflow(mid.workflowId))["lastRetriedTime"]).toBeGreaterThan(mid["endTime"] as number);
   });
 
   it("retry with resumeSubworkflowTasks after the failed child was removed retries the SUB_WORKFLOW task with a new child, as Conductor does when there is no failed child to resume", async () => {
