@@ -70,7 +70,8 @@ export async function publishEvent(context: PublishContext, message: EventMessag
         records.push({ ...record, status: "COMPLETED", output: outcome.output ?? {} });
       } else {
         console.error(JSON.stringify({ msg: "event handler action not taken", handler: handler.name, event, action: action.action, reason: outcome.why }));
-        records.push({ ...record, status: "FAILED", statusDescription: outcome.why, output: {} });
+        // Conductor's DefaultEventProcessor puts the error in the output as `exception`.
+        records.push({ ...record, status: "FAILED", statusDescription: outcome.why, output: { exception: outcome.why } });
       }
     }
   }
