@@ -1,7 +1,9 @@
-import { validateWorkflowDef } from "../engine/definition/validate";
+import { rawTaskEntries, TEMPLATE_COMPLETED_TYPES, validateWorkflowDef, type DefinitionResult } from "../engine/definition/validate";
+import { isRecord } from "../engine/definition/checks";
+import { TaskDefRepository } from "./task-defs";
 import { definitionJqFilters, definitionScripts, type DefinitionScript } from "../engine/definition/scripts";
 import { oversize, oversizeReason } from "../engine/limits";
-import type { SchemaReference, WorkflowDef } from "../engine/model";
+import type { JsonObject, SchemaReference, WorkflowDef } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { loadJqRunner } from "../actors/jq/load";
 import { loadScriptRunner } from "../actors/scripts/load";
@@ -67,6 +69,26 @@ async function schemaReferenceIssues(definition: WorkflowDef, env: Env): Promise
 }
 
 /**
+ * {@link validateWorkflowDef}, and when that finds problems, again with the `inputTemplate`s of the registered task
+ * definitions its HTTP and JSON_JQ_TRANSFORM tasks follow: one may hold what such a task requires. Read only then, so a
+ * valid definition costs no read.
+ */
+async function validatedWithTemplates(input: unknown, env: Env): Promise<DefinitionResult> {
+  const result = validateWorkflowDef(input);
+  if (result.ok || !isRecord(input) || !Array.isArray(input["tasks"])) return result;
+  const names = new Set<string>();
+  for (const { task } of rawTaskEntries(input["tasks"], "tasks")) {
+    if (isRecord(task) && TEMPLATE_COMPLETED_TYPES.has(task["type"]) && typeof task["name"] === "string" && task["taskDefinition"] == null) names.add(task["name"]);
+  }
+  if (names.size === 0) return result;
+  const templates = new Map<string, JsonObject>();
+  for (const [name, taskDef] of await new TaskDefRepository(env.DB).findMany([...names])) {
+    if (taskDef.inputTemplate !== undefined && Object.keys(taskDef.inputTemplate).length > 0) templates.set(name, taskDef.inputTemplate);
+  }
+  return templates.size === 0 ? result : validateWorkflowDef(input, { registeredInputTemplates: templates });
+}
+
+/**
  * Validates workflow definitions as received, as a registration does (the definition's rules, the configured limits,
  * the schemas it names, its scripts and jq filters): every problem of every definition is reported, each path under `at(i)` (`[i]` for
  * a batch, `workflowDef` for an inline definition, none for a single registration). Refused with one 400.
@@ -75,7 +97,7 @@ export async function validateDefinitions(inputs: readonly unknown[], env: Env, 
   const definitions: WorkflowDef[] = [];
   const problems: ValidationIssue[] = [];
   for (const [index, input] of inputs.entries()) {
-    const result = validateWorkflowDef(input);
+    const result = await validatedWithTemplates(input, env);
     const errors = [
       ...(result.ok ? [...configuredLimitIssues(result.value, env), ...(await schemaReferenceIssues(result.value, env))] : result.errors),
       ...(await scriptSyntaxIssues(input)),

@@ -269,6 +269,45 @@ describe("invalid definitions are refused with precise validationErrors and noth
   });
 });
 
+describe("a required input held by the task definition's inputTemplate (Conductor's WorkflowTaskTypeConstraint reads it there)", () => {
+  it("takes an HTTP task whose request, and a JSON_JQ_TRANSFORM whose filter, its registered task definition's inputTemplate holds, and runs them with it", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [
+      { name: "tpl_fetch", inputTemplate: { http_request: { uri: target("/echo/from-template"), method: "GET" } } },
+      { name: "tpl_shape", inputTemplate: { queryExpression: "{ got: .n }" } },
+    ]);
+    const tasks: JsonObject[] = [
+      { name: "tpl_fetch", taskReferenceName: "fetch", type: "HTTP", inputParameters: {} },
+      { name: "tpl_shape", taskReferenceName: "shape", type: "JSON_JQ_TRANSFORM", inputParameters: { n: "${fetch.output.statusCode}" } },
+    ];
+    await register({ ...valid("tpl_registered"), tasks });
+    const done = await waitFor(await startWorkflow("tpl_registered"), ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[1]!.outputData["result"]).toEqual({ got: 200 });
+    // An inline taskDefinition's inputTemplate counts as the registered one would.
+    const inline: JsonObject[] = [{ name: "tpl_inline", taskReferenceName: "shape", type: "JSON_JQ_TRANSFORM", inputParameters: { n: 3 }, taskDefinition: { inputTemplate: { queryExpression: "{ got: .n }" } } }];
+    await register({ ...valid("tpl_inline"), tasks: inline });
+    expect((await waitFor(await startWorkflow("tpl_inline"), ["COMPLETED", "FAILED"])).tasks[0]!.outputData["result"]).toEqual({ got: 3 });
+  });
+
+  it("still refuses one whose template does not hold it, or that has no task definition, saying what is missing, and stores nothing", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "tpl_partial", inputTemplate: { method: "GET" } }]);
+    const before = await rowCount("workflow_defs");
+    const body = await refused(
+      await api("POST", "/api/metadata/workflow", {
+        ...valid("tpl_missing"),
+        tasks: [
+          { name: "tpl_partial", taskReferenceName: "partial", type: "HTTP", inputParameters: {} },
+          { name: "tpl_unregistered", taskReferenceName: "none", type: "JSON_JQ_TRANSFORM", inputParameters: {} },
+        ],
+      }),
+      400,
+      "VALIDATION_ERROR",
+    );
+    expect(body.validationErrors?.map((issue) => issue.path)).toEqual(expect.arrayContaining(["tasks[0].inputParameters.uri", "tasks[1].inputParameters.queryExpression"]));
+    expect(await rowCount("workflow_defs")).toBe(before);
+  });
+});
+
 describe("overwriting definitions", () => {
   /** Back-dates a stored version's creation, so an overwrite that resets it shows without waiting. */
   async function backdate(name: string, createTime: number) {

@@ -55,6 +55,15 @@ import { forksEachInput } from "../tasks/fork-join-dynamic/validate";
 /** The outcome of {@link validateWorkflowDef}. */
 export type DefinitionResult = { ok: true; value: WorkflowDef } | { ok: false; errors: ValidationIssue[] };
 
+/** What a registration knows beyond the definition itself. */
+export interface ValidationContext {
+  /** The registered task definitions' `inputTemplate`s, by task name: a task runs with its own laid over its template. */
+  registeredInputTemplates?: ReadonlyMap<string, JsonObject>;
+}
+
+/** The task types whose required input (HTTP's request, JSON_JQ_TRANSFORM's filter) may come from a task definition's inputTemplate. */
+export const TEMPLATE_COMPLETED_TYPES: ReadonlySet<unknown> = new Set(["HTTP", "JSON_JQ_TRANSFORM"]);
+
 /** Most tasks one definition may hold; longer flows are split into sub workflows. */
 export const MAX_TASKS_PER_DEFINITION = 200;
 
@@ -260,8 +269,26 @@ function cacheConfigIssues(raw: UnknownRecord, path: string): ValidationIssue[] 
 /** How deep SWITCH and FORK_JOIN tasks may nest inside one another's branches. */
 export const MAX_BRANCH_DEPTH = 10;
 
+/**
+ * The problems of `raw` as a task of its `type`. An HTTP or JSON_JQ_TRANSFORM task whose required input is in its task
+ * definition's `inputTemplate` (its own `taskDefinition`'s, else the registered one's), as Conductor's
+ * WorkflowTaskTypeConstraint reads it, is accepted: it runs with its input laid over that template. Whatever else is
+ * wrong is reported as of the task itself.
+ */
+function typeIssues(type: TaskType, raw: UnknownRecord, path: string, context: ValidationContext): ValidationIssue[] {
+  const issues = TASK_VALIDATORS[type](raw, path);
+  if (issues.length === 0 || !TEMPLATE_COMPLETED_TYPES.has(type)) return issues;
+  const inline = raw["taskDefinition"];
+  const template = isRecord(inline) ? inline["inputTemplate"] : typeof raw["name"] === "string" ? context.registeredInputTemplates?.get(raw["name"]) : undefined;
+  if (!isRecord(template)) return issues;
+  const input = raw["inputParameters"];
+  const { taskDefinition: _inline, ...task } = raw;
+  const completed = { ...task, inputParameters: { ...template, ...(isRecord(input) ? input : {}) } };
+  return TASK_VALIDATORS[type](completed, path).length === 0 ? [] : issues;
+}
+
 /** Problems in one task and, when it has none, its normalised form. `depth` counts the SWITCH and fork branches it is in. */
-function validateTask(raw: unknown, path: string, depth: number): { issues: ValidationIssue[]; task?: WorkflowTaskDef } {
+function validateTask(raw: unknown, path: string, depth: number, context: ValidationContext): { issues: ValidationIssue[]; task?: WorkflowTaskDef } {
   if (!isRecord(raw)) {
     return { issues: [{ path, message: `each task must be an object, but received ${describeValue(raw)}` }] };
   }
@@ -270,7 +297,7 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
   if (!common.success) issues.push(...toIssues(common.issues, path));
 
   const type = raw["type"];
-  if (isTaskType(type)) issues.push(...TASK_VALIDATORS[type](raw, path));
+  if (isTaskType(type)) issues.push(...typeIssues(type, raw, path, context));
   issues.push(...cacheConfigIssues(raw, path));
 
   const input = raw["inputParameters"];
@@ -302,11 +329,11 @@ function validateTask(raw: unknown, path: string, depth: number): { issues: Vali
   if (taskDefinition && !taskDefinition.ok) issues.push(...taskDefinition.errors);
 
   // Checked even when the SWITCH's or fork's own fields are wrong, so that every problem is reported in one round trip.
-  const branches = type === "SWITCH" || type === "DECISION" ? validateBranches(raw, path, depth) : undefined;
+  const branches = type === "SWITCH" || type === "DECISION" ? validateBranches(raw, path, depth, context) : undefined;
   if (branches !== undefined) issues.push(...branches.issues);
-  const forkTasks = type === "FORK_JOIN" ? validateForkBranches(raw, path, depth) : undefined;
+  const forkTasks = type === "FORK_JOIN" ? validateForkBranches(raw, path, depth, context) : undefined;
   if (forkTasks !== undefined) issues.push(...forkTasks.issues);
-  const loopOver = type === "DO_WHILE" ? validateLoopOver(raw, path, depth) : undefined;
+  const loopOver = type === "DO_WHILE" ? validateLoopOver(raw, path, depth, context) : undefined;
   if (loopOver !== undefined) issues.push(...loopOver.issues);
 
   if (issues.length > 0 || !common.success) return { issues };
@@ -403,6 +430,7 @@ function validateBranches(
   raw: UnknownRecord,
   path: string,
   depth: number,
+  context: ValidationContext,
 ): { issues: ValidationIssue[]; decisionCases: Record<string, WorkflowTaskDef[]>; defaultCase: WorkflowTaskDef[] } {
   const issues: ValidationIssue[] = [];
   const decisionCases: Record<string, WorkflowTaskDef[]> = {};
@@ -410,7 +438,7 @@ function validateBranches(
     issues.push(tooDeep(childPath(path, "decisionCases")));
     return { issues, decisionCases, defaultCase: [] };
   }
-  const validateList = (list: readonly unknown[], listPath: string): WorkflowTaskDef[] => validateTaskList(list, listPath, depth + 1, issues);
+  const validateList = (list: readonly unknown[], listPath: string): WorkflowTaskDef[] => validateTaskList(list, listPath, depth + 1, issues, context);
   const cases = raw["decisionCases"];
   for (const [value, branch] of Object.entries(isRecord(cases) ? cases : {})) {
     // A case that is no list is the SWITCH validator's to report.
@@ -424,14 +452,14 @@ function validateBranches(
  * The tasks of a FORK_JOIN's branches (its own fields already checked), each checked as a task; the normalised
  * branches when none has a problem.
  */
-function validateForkBranches(raw: UnknownRecord, path: string, depth: number): { issues: ValidationIssue[]; branches: WorkflowTaskDef[][] } {
+function validateForkBranches(raw: UnknownRecord, path: string, depth: number, context: ValidationContext): { issues: ValidationIssue[]; branches: WorkflowTaskDef[][] } {
   const issues: ValidationIssue[] = [];
   const forkTasks = raw["forkTasks"];
   if (!Array.isArray(forkTasks)) return { issues, branches: [] };
   if (depth >= MAX_BRANCH_DEPTH) return { issues: [tooDeep(childPath(path, "forkTasks"))], branches: [] };
   const branches = forkTasks.map((branch: unknown, index) =>
     // A branch that is no list is the FORK_JOIN validator's to report.
-    Array.isArray(branch) ? validateTaskList(branch, childPath(childPath(path, "forkTasks"), index), depth + 1, issues) : [],
+    Array.isArray(branch) ? validateTaskList(branch, childPath(childPath(path, "forkTasks"), index), depth + 1, issues, context) : [],
   );
   return { issues, branches };
 }
@@ -442,14 +470,14 @@ function validateForkBranches(raw: UnknownRecord, path: string, depth: number): 
  * it); a dynamic fork in a loop forks afresh in each iteration, and may not fork a loop (its fork fails then: see
  * `fork-join-dynamic`).
  */
-function validateLoopOver(raw: UnknownRecord, path: string, depth: number): { issues: ValidationIssue[]; tasks: WorkflowTaskDef[] } {
+function validateLoopOver(raw: UnknownRecord, path: string, depth: number, context: ValidationContext): { issues: ValidationIssue[]; tasks: WorkflowTaskDef[] } {
   const issues: ValidationIssue[] = [];
   const loopOver = raw["loopOver"];
   const at = childPath(path, "loopOver");
   // A loopOver that is no list is the DO_WHILE validator's to report.
   if (!Array.isArray(loopOver)) return { issues, tasks: [] };
   if (depth >= MAX_BRANCH_DEPTH) return { issues: [tooDeep(at)], tasks: [] };
-  const tasks = validateTaskList(loopOver, at, depth + 1, issues);
+  const tasks = validateTaskList(loopOver, at, depth + 1, issues, context);
   return { issues, tasks };
 }
 
@@ -527,10 +555,10 @@ function withoutUnsetFields(item: unknown): unknown {
   return Object.fromEntries(Object.entries(item).filter(([key, value]) => !unset(key, value)));
 }
 
-function validateTaskList(given: readonly unknown[], listPath: string, depth: number, issues: ValidationIssue[]): WorkflowTaskDef[] {
+function validateTaskList(given: readonly unknown[], listPath: string, depth: number, issues: ValidationIssue[], context: ValidationContext = {}): WorkflowTaskDef[] {
   const list = given.map(withoutUnsetFields);
   const tasks = list.flatMap((item, index) => {
-    const result = validateTask(item, childPath(listPath, index), depth);
+    const result = validateTask(item, childPath(listPath, index), depth, context);
     issues.push(...result.issues);
     return result.task === undefined ? [] : [result.task];
   });
@@ -760,11 +788,11 @@ export function validateForkedTasks(given: readonly unknown[], path: string, tak
  * of its type, with paths from the task itself (`inputParameters.http_request`).
  */
 export function concreteTaskIssues(task: WorkflowTaskDef): ValidationIssue[] {
-  return validateTask(task, "", 0).issues;
+  return validateTask(task, "", 0, {}).issues;
 }
 
 /** Validates a workflow definition as received over the API (unknown JSON) and returns it normalised (defaults filled) or every problem found. */
-export function validateWorkflowDef(input: unknown): DefinitionResult {
+export function validateWorkflowDef(input: unknown, context: ValidationContext = {}): DefinitionResult {
   if (!isRecord(input)) {
     return { ok: false, errors: [{ path: "", message: `a workflow definition must be a JSON object, but received ${describeValue(input)}` }] };
   }
@@ -777,7 +805,7 @@ export function validateWorkflowDef(input: unknown): DefinitionResult {
   const tasks: WorkflowTaskDef[] = [];
   if (Array.isArray(rawTasks)) {
     // Tasks are checked even beyond the limit, so fixing the count does not reveal a second round of errors.
-    tasks.push(...validateTaskList(rawTasks, "tasks", 0, issues));
+    tasks.push(...validateTaskList(rawTasks, "tasks", 0, issues, context));
     const entries = rawTaskEntries(rawTasks, "tasks");
     issues.push(...taskCountIssues(entries.length), ...duplicateReferenceNames(entries), ...loopRunNameClashes(entries));
   }
