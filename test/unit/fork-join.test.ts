@@ -172,6 +172,27 @@ describe("FORK_JOIN and JOIN running", () => {
     expect(state.status).toBe("COMPLETED");
   });
 
+  it("waits, for a joined SWITCH, for the last task of the branch it took, down a nested SWITCH, joining that task's output under its name (Conductor's)", () => {
+    const nested = [fork("fork", [[switchOn("outer", { x: [http("x1"), switchOn("inner", { x: [http("i1"), http("i2")] })] })], [http("b1")]]), join("join", ["outer", "b1"]), http("post")];
+    let state = finish(started(nested, { kind: "x" }).state, "b1", 2_000).state;
+    expect(statuses(state)).toMatchObject({ outer: "COMPLETED", x1: "IN_PROGRESS", join: "IN_PROGRESS" });
+    state = finish(finish(state, "x1", 3_000).state, "i1", 4_000).state;
+    expect(statuses(state)).toMatchObject({ inner: "COMPLETED", i2: "IN_PROGRESS", join: "IN_PROGRESS" });
+    const afterI2 = finish(state, "i2", 5_000);
+    expect(instance(afterI2.state, "join")).toMatchObject({ status: "COMPLETED", outputData: { i2: { body: "i2" }, b1: { body: "b1" } } });
+    expect(dispatched(afterI2)).toEqual(["post"]);
+  });
+
+  it("joins a SWITCH whose case and defaultCase are empty as itself, and a DECISION by the branch it took", () => {
+    const decision: WorkflowTaskDef = { name: "decide", taskReferenceName: "decide", type: "DECISION", caseValueParam: "kind", inputParameters: { kind: "${workflow.input.kind}" }, decisionCases: { x: [http("d1")] } };
+    const tasks = [fork("fork", [[switchOn("route", { x: [] })], [decision]]), join("join", ["route", "decide"])];
+    let state = started(tasks, { kind: "x" }).state;
+    expect(statuses(state)).toMatchObject({ route: "COMPLETED", decide: "COMPLETED", d1: "IN_PROGRESS", join: "IN_PROGRESS" });
+    state = finish(state, "d1", 2_000).state;
+    expect(Object.keys(instance(state, "join").outputData).sort()).toEqual(["d1", "route"]);
+    expect(state.status).toBe("COMPLETED");
+  });
+
   it("runs forks nested in a fork's branch, and waits for them through the outer JOIN", () => {
     const nested = [fork("outer", [[fork("inner", [[http("i1")], [http("i2")]]), join("inner_join", ["i1", "i2"])], [http("b1")]]), join("outer_join", ["inner_join", "b1"])];
     let decision = started(nested);

@@ -111,6 +111,45 @@ describe("FORK_JOIN and JOIN", () => {
     expect(await hits("fork-retry")).toBe(2);
   });
 
+  it("wait, for a joined SWITCH, for the last task of the case it took, and join that task's output under its name (Conductor's)", async () => {
+    const noop = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "NOOP" });
+    const route = {
+      name: "route",
+      taskReferenceName: "route",
+      type: "SWITCH",
+      evaluatorType: "value-param",
+      expression: "k",
+      inputParameters: { k: "${workflow.input.k}" },
+      decisionCases: { slow: [noop("first"), { name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }], empty: [] },
+      defaultCase: [noop("fallback")],
+    };
+    await register({ name: "fork_switch_joined", tasks: [...forkJoin("fan", [[route], [noop("quick")]], ["route", "quick"]), noop("after")] });
+    const statusOf = (workflow: WorkflowJson, ref: string) => workflow.tasks.find((task) => task.referenceTaskName === ref)?.status;
+    const joinOf = (workflow: WorkflowJson) => workflow.tasks.find((task) => task.referenceTaskName === "fan_join")!;
+
+    const slow = await startWorkflow("fork_switch_joined", { k: "slow" });
+    const holding = await waitFor(slow, (workflow) => statusOf(workflow, "hold") === "IN_PROGRESS" && statusOf(workflow, "quick") === "COMPLETED");
+    expect([statusOf(holding, "route"), statusOf(holding, "fan_join"), statusOf(holding, "after")]).toEqual(["COMPLETED", "IN_PROGRESS", undefined]);
+    await apiOk<string>("POST", `/api/tasks/${slow}/hold/COMPLETED`, { approved: true });
+    const done = await waitFor(slow, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(joinOf(done).outputData).toEqual({ hold: { approved: true }, quick: {} });
+
+    // The case's last task failing fails the workflow; the JOIN never completed, and what follows it never ran.
+    const failing = await startWorkflow("fork_switch_joined", { k: "slow" });
+    await waitFor(failing, (workflow) => statusOf(workflow, "hold") === "IN_PROGRESS" && statusOf(workflow, "quick") === "COMPLETED");
+    await apiOk<string>("POST", `/api/tasks/${failing}/hold/FAILED`, {});
+    const failed = await waitFor(failing, ["COMPLETED", "FAILED"]);
+    expect(failed.status).toBe("FAILED");
+    expect([statusOf(failed, "fan_join"), statusOf(failed, "after")]).toEqual(["CANCELED", undefined]);
+
+    // A case not listed, or listed with no tasks, takes the defaultCase, whose last task is joined.
+    for (const k of ["other", "empty"]) {
+      const byDefault = await waitFor(await startWorkflow("fork_switch_joined", { k }), ["COMPLETED", "FAILED"]);
+      expect(Object.keys(joinOf(byDefault).outputData).sort()).toEqual(["fallback", "quick"]);
+    }
+  });
+
   it("run sub workflows in two branches at once", async () => {
     await register({ name: "fork_child", tasks: [meeting("meet", "fork-children")], outputParameters: { met: "${meet.output.response.body.met}" } });
     const child = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "fork_child", version: 1 }, inputParameters: {} });

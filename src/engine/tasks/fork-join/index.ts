@@ -1,7 +1,7 @@
 import { activeLanes, neverReached, type ActiveLane } from "../../lanes";
-import { SUCCESSFUL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowExecution } from "../../model";
+import { SUCCESSFUL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "../../model";
 import { setOwn } from "../../own-property";
-import { planIndexOf, planOf, planTask } from "../../plan";
+import { nextPlanIndex, planIndexOf, planOf, planTask, type PlanStep } from "../../plan";
 import type { TaskTypeModule } from "../task-type";
 
 /**
@@ -36,10 +36,12 @@ export const joinTask: TaskTypeModule = {
 };
 
 /**
- * The output of IN_PROGRESS JOIN `join` once it may complete: each `joinOn` task's output under its reference name,
- * as Conductor's JOIN gives. Undefined while one of them is yet to end well: still to run or running, or failed (its
- * lane then retries it or fails the workflow). A task its branch passed over (a SWITCH took another way), or whose
- * fork was skipped, is not waited for, and has no entry. `lanes`: the active lanes, when the caller has them.
+ * The output of IN_PROGRESS JOIN `join` once it may complete: each joined task's output under its reference name, as
+ * Conductor's JOIN gives. A `joinOn` entry naming a SWITCH (or DECISION) that has ended stands for the last task of the
+ * branch it took, as Conductor resolves it (see {@link joinedStep}), and the output holds that task's. Undefined while
+ * one of them is yet to end well: still to run or running, or failed (its lane then retries it or fails the workflow).
+ * A task its branch passed over (a SWITCH took another way), or whose fork was skipped, is not waited for, and has no
+ * entry. `lanes`: the active lanes, when the caller has them.
  */
 export function joinOutput(state: WorkflowExecution, join: TaskExecution, lanes: readonly ActiveLane[] = activeLanes(state)): JsonObject | undefined {
   const joinOn = planTask(state.definition, join.definitionIndex)?.joinOn ?? [];
@@ -53,14 +55,42 @@ export function joinOutput(state: WorkflowExecution, join: TaskExecution, lanes:
   for (const task of state.tasks) if (task.seq > since) latestByStep.set(task.definitionIndex, task);
   const output: JsonObject = {};
   for (const reference of joinOn) {
-    const index = planIndexOf(state.definition, reference);
+    const index = joinedStep(state.definition, planIndexOf(state.definition, reference), latestByStep);
     const latest = latestByStep.get(index);
     if (latest === undefined) {
       if (!neverReached(state, index, lanes)) return undefined;
       continue;
     }
     if (!SUCCESSFUL_TASK_STATUSES.has(latest.status)) return undefined;
-    setOwn(output, reference, latest.outputData);
+    setOwn(output, plan.steps[index]?.task.taskReferenceName ?? reference, latest.outputData);
   }
   return output;
+}
+
+/**
+ * The step a JOIN waits for in place of step `index`, named in its `joinOn` (Conductor's Switch.getTerminalTaskRef):
+ * for a SWITCH (or DECISION) that completed, the last task of the branch it took, and so on down while that is a
+ * SWITCH that completed too; the SWITCH itself when that branch is empty. Any other step, or a SWITCH yet to end,
+ * stands for itself. `latestByStep`: the latest instance of each step that the JOIN looks at.
+ */
+function joinedStep(definition: WorkflowDef, index: number, latestByStep: ReadonlyMap<number, TaskExecution>): number {
+  const steps = planOf(definition).steps;
+  let current = index;
+  for (;;) {
+    const step = steps[current];
+    const task = latestByStep.get(current);
+    if (step?.branches === undefined || task === undefined) return current;
+    const first = nextPlanIndex(definition, task);
+    // A SWITCH not COMPLETED (yet to end, skipped, optional and failed) or whose branch is empty goes on to its successor.
+    if (first === step.next) return current;
+    // A branch lies after its SWITCH in the plan: each turn goes further down, so this ends.
+    current = lastOfBranch(steps, first, step.next);
+  }
+}
+
+/** The last top-level task of the SWITCH branch starting at step `first`, which its successor `after` follows. */
+function lastOfBranch(steps: readonly PlanStep[], first: number, after: number): number {
+  let last = first;
+  while (steps[last] !== undefined && steps[last]!.next !== after) last = steps[last]!.next;
+  return last;
 }
