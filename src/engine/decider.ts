@@ -61,7 +61,7 @@ import {
   withLookedUpTaskDefs,
 } from "./plan";
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
-import { joinOutput } from "./tasks/fork-join";
+import { joinEnding } from "./tasks/fork-join";
 import { taskIdWithin } from "./task-id";
 import { schemaIssues, taskSchemaFailure, workflowOutputSchemaFailure } from "./json-schema";
 import { checkMayUpdate, humanActionFields, type HumanAction, type HumanCaller } from "./tasks/human/progress";
@@ -1349,9 +1349,9 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
         reachTask(draft, head.definitionIndex + 1, env);
         return "moved";
       }
-      const output = joinOutput(state, head, lanes);
-      if (output === undefined) return "waiting";
-      const fields: Partial<TaskExecution> = { status: "COMPLETED", outputData: output, endTime: env.now, updateTime: env.now };
+      const ending = joinEnding(state, head, lanes);
+      if (ending === undefined) return "waiting";
+      const fields: Partial<TaskExecution> = { ...ending, endTime: env.now, updateTime: env.now };
       limitOutput(fields, env);
       draft.updateTask(head.taskId, fields);
       return "moved";

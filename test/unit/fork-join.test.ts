@@ -142,12 +142,16 @@ describe("FORK_JOIN and JOIN running", () => {
     expect(state.state.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["fork:COMPLETED", "a1:FAILED", "b1:IN_PROGRESS", "join:IN_PROGRESS", "a1:IN_PROGRESS"]);
   });
 
-  it("absorbs an optional branch task's failure: the JOIN completes with its output", () => {
-    const optional = [fork("fork", [[http("a1", { optional: true })], [http("b1")]]), join("join", ["a1", "b1"])];
+  it("absorbs an optional branch task's failure: the JOIN ends COMPLETED_WITH_ERRORS naming it, with its output, and the workflow goes on (Conductor's)", () => {
+    const optional = [fork("fork", [[http("a1", { optional: true })], [http("b1")]]), join("join", ["a1", "b1"]), http("post")];
     let state = finish(started(optional).state, "a1", 2_000, "FAILED_WITH_TERMINAL_ERROR", { status: 500 }).state;
-    state = finish(state, "b1", 3_000).state;
-    expect(statuses(state)).toMatchObject({ a1: "COMPLETED_WITH_ERRORS", join: "COMPLETED" });
-    expect(state.status).toBe("COMPLETED");
+    const afterB1 = finish(state, "b1", 3_000);
+    state = afterB1.state;
+    expect(statuses(state)).toMatchObject({ a1: "COMPLETED_WITH_ERRORS", join: "COMPLETED_WITH_ERRORS" });
+    expect(instance(state, "join").reasonForIncompletion).toBe(`a1/${instance(state, "a1").taskId} completed with errors`);
+    expect(instance(state, "join").outputData).toEqual({ a1: { status: 500 }, b1: { body: "b1" } });
+    expect(dispatched(afterB1)).toEqual(["post"]);
+    expect(finish(state, "post", 4_000).state.status).toBe("COMPLETED");
   });
 
   it("with an empty joinOn, passes the JOIN at once and completes the workflow only when every branch is done (Conductor's)", () => {

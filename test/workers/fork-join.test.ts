@@ -150,6 +150,24 @@ describe("FORK_JOIN and JOIN", () => {
     }
   });
 
+  it("end the JOIN COMPLETED_WITH_ERRORS naming each optional joined task that failed, and go on to complete the workflow (Conductor's)", async () => {
+    const failing = (ref: string) => ({ name: `${ref}_check`, taskReferenceName: ref, type: "INLINE", optional: true, inputParameters: { evaluatorType: "javascript", expression: "(function () { throw new Error('no') })()" } });
+    await register({
+      name: "fork_optional_failures",
+      tasks: [...forkJoin("fan", [[failing("one")], [{ name: "fine", taskReferenceName: "fine", type: "NOOP" }], [failing("two")]], ["one", "fine", "two"]), { name: "after", taskReferenceName: "after", type: "NOOP" }],
+    });
+    const done = await waitFor(await startWorkflow("fork_optional_failures"), ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    const byRef = Object.fromEntries(done.tasks.map((task) => [task.referenceTaskName, task]));
+    expect([byRef["one"]!["taskDefName"], byRef["two"]!["taskDefName"], byRef["one"]!.status]).toEqual(["one_check", "two_check", "COMPLETED_WITH_ERRORS"]);
+    expect(byRef["fan_join"]).toMatchObject({
+      status: "COMPLETED_WITH_ERRORS",
+      reasonForIncompletion: `one_check/${byRef["one"]!.taskId} two_check/${byRef["two"]!.taskId} completed with errors`,
+    });
+    expect(Object.keys(byRef["fan_join"]!.outputData).sort()).toEqual(["fine", "one", "two"]);
+    expect(byRef["after"]!.status).toBe("COMPLETED");
+  });
+
   it("run sub workflows in two branches at once", async () => {
     await register({ name: "fork_child", tasks: [meeting("meet", "fork-children")], outputParameters: { met: "${meet.output.response.body.met}" } });
     const child = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "fork_child", version: 1 }, inputParameters: {} });

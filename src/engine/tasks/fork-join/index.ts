@@ -1,7 +1,7 @@
 import { activeLanes, neverReached, type ActiveLane } from "../../lanes";
 import { SUCCESSFUL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "../../model";
 import { setOwn } from "../../own-property";
-import { nextPlanIndex, planIndexOf, planOf, planTask, type PlanStep } from "../../plan";
+import { instanceTask, nextPlanIndex, planIndexOf, planOf, planTask, type PlanStep } from "../../plan";
 import type { TaskTypeModule } from "../task-type";
 
 /**
@@ -19,7 +19,7 @@ export const forkJoinTask: TaskTypeModule = {
 };
 
 /**
- * JOIN: IN_PROGRESS from its start until every task of its `joinOn` has ended well (see {@link joinOutput}); the
+ * JOIN: IN_PROGRESS from its start until every task of its `joinOn` has ended well (see {@link joinEnding}); the
  * decider completes it then. Its input shows what it waits for, as Conductor's does.
  */
 export const joinTask: TaskTypeModule = {
@@ -35,15 +35,24 @@ export const joinTask: TaskTypeModule = {
   },
 };
 
+/** How an IN_PROGRESS JOIN ends once every task it waits for has ended well (see {@link joinEnding}). */
+export interface JoinEnding {
+  readonly status: "COMPLETED" | "COMPLETED_WITH_ERRORS";
+  readonly outputData: JsonObject;
+  /** With COMPLETED_WITH_ERRORS: which optional joined tasks failed, in Conductor's words. */
+  readonly reasonForIncompletion?: string;
+}
+
 /**
- * The output of IN_PROGRESS JOIN `join` once it may complete: each joined task's output under its reference name, as
- * Conductor's JOIN gives. A `joinOn` entry naming a SWITCH (or DECISION) that has ended stands for the last task of the
- * branch it took, as Conductor resolves it (see {@link joinedStep}), and the output holds that task's. Undefined while
- * one of them is yet to end well: still to run or running, or failed (its lane then retries it or fails the workflow).
- * A task its branch passed over (a SWITCH took another way), or whose fork was skipped, is not waited for, and has no
- * entry. `lanes`: the active lanes, when the caller has them.
+ * How IN_PROGRESS JOIN `join` ends, once it may: each joined task's output under its reference name, as Conductor's
+ * JOIN gives. A `joinOn` entry naming a SWITCH (or DECISION) that has ended stands for the last task of the branch it
+ * took, as Conductor resolves it (see {@link joinedStep}), and the output holds that task's. COMPLETED_WITH_ERRORS
+ * when an optional joined task failed (it ended COMPLETED_WITH_ERRORS), as Conductor's JOIN ends then.
+ * Undefined while one of them is yet to end well: still to run or running, or failed (its lane then retries it or
+ * fails the workflow). A task its branch passed over (a SWITCH took another way), or whose fork was skipped, is not
+ * waited for, and has no entry. `lanes`: the active lanes, when the caller has them.
  */
-export function joinOutput(state: WorkflowExecution, join: TaskExecution, lanes: readonly ActiveLane[] = activeLanes(state)): JsonObject | undefined {
+export function joinEnding(state: WorkflowExecution, join: TaskExecution, lanes: readonly ActiveLane[] = activeLanes(state)): JoinEnding | undefined {
   const joinOn = planTask(state.definition, join.definitionIndex)?.joinOn ?? [];
   // In a loop, the JOIN waits for what its fork's run of this iteration ran: instances after that run's fork.
   const plan = planOf(state.definition);
@@ -53,7 +62,8 @@ export function joinOutput(state: WorkflowExecution, join: TaskExecution, lanes:
   // One pass over the tasks, not one per joined task: a dynamic fork's JOIN may wait for a thousand of them.
   const latestByStep = new Map<number, TaskExecution>();
   for (const task of state.tasks) if (task.seq > since) latestByStep.set(task.definitionIndex, task);
-  const output: JsonObject = {};
+  const outputData: JsonObject = {};
+  const failedOptional: TaskExecution[] = [];
   for (const reference of joinOn) {
     const index = joinedStep(state.definition, planIndexOf(state.definition, reference), latestByStep);
     const latest = latestByStep.get(index);
@@ -62,9 +72,12 @@ export function joinOutput(state: WorkflowExecution, join: TaskExecution, lanes:
       continue;
     }
     if (!SUCCESSFUL_TASK_STATUSES.has(latest.status)) return undefined;
-    setOwn(output, plan.steps[index]?.task.taskReferenceName ?? reference, latest.outputData);
+    setOwn(outputData, plan.steps[index]?.task.taskReferenceName ?? reference, latest.outputData);
+    if (latest.status === "COMPLETED_WITH_ERRORS" && instanceTask(state.definition, latest)?.optional === true) failedOptional.push(latest);
   }
-  return output;
+  if (failedOptional.length === 0) return { status: "COMPLETED", outputData };
+  const failures = failedOptional.map((task) => `${task.taskDefName}/${task.taskId} `).join("");
+  return { status: "COMPLETED_WITH_ERRORS", outputData, reasonForIncompletion: `${failures}completed with errors` };
 }
 
 /**
