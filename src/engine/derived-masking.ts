@@ -5,7 +5,7 @@
  * keeps the real value: the task runs with it.
  */
 import type { Expression, PathSegment, TemplatePart } from "./expressions";
-import { ExpressionSyntaxError, parseTemplate } from "./expressions";
+import { ExpressionSyntaxError, parseTemplate, splicedExpressions } from "./expressions";
 import { MASKED_SECRET } from "./evaluation";
 import type { JsonObject, JsonValue } from "./model";
 import { setOwn } from "./own-property";
@@ -29,6 +29,9 @@ function readsKeys(expression: Expression, keys: ReadonlySet<string>): boolean {
       return readsKeys(expression.left, keys) || readsKeys(expression.right, keys);
     case "conditional":
       return readsKeys(expression.consequent, keys) || readsKeys(expression.alternate, keys);
+    case "spliced":
+      // Evaluation refuses a masked key that only the written-in values name (see splice.ts).
+      return (expression.fixed?.segments ?? []).some(named) || splicedExpressions(expression).some((inner) => readsKeys(inner, keys));
   }
 }
 

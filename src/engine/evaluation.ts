@@ -1,5 +1,6 @@
 import type { EvaluationContext } from "./expressions";
 import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
+import { maskedKeysOf } from "./masking";
 import { definitionReferenceName } from "./plan";
 import { shownTaskDefName, shownTaskType } from "./view";
 
@@ -77,7 +78,7 @@ export function evaluationContext(
     records.set(reference, record);
     return record;
   };
-  const context: EvaluationContext = { workflow: workflowRecord(execution), task, now };
+  const context: EvaluationContext = { workflow: workflowRecord(execution), task, now, maskedKeys: maskedKeysOf(execution.definition) };
   if (taskId !== undefined) context.taskId = taskId;
   if (secret !== undefined) context.secret = secret;
   return context;

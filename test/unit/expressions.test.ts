@@ -9,6 +9,7 @@ import {
   ExpressionSyntaxError,
   findTemplateErrors,
   hasExpression,
+  referencedEnvironmentVariables,
   MissingSecretError,
   parseTemplate,
   referencedSecrets,
@@ -329,6 +330,124 @@ describe("paths", () => {
 
   it("never throws for an unresolved path in any position", () => {
     expect(resolveValue("a${nope.x[4]['k']}b", ctx)).toBe("anullb");
+  });
+
+  it("reads $. and $[...] as JSONPath's root, the document the roots are fields of (Conductor's ${$.externalId})", () => {
+    expect(ev("$.workflow.input.tier")).toBe("gold");
+    expect(ev("$['workflow']['input']['count']")).toBe(3);
+    expect(ev("$.fetch.output.n")).toBe(5);
+    expect(ev("$.workflow.input.count > 2 && $['workflow'].input.flag")).toBe(true);
+    expect(resolveValue("id-${$.workflow.correlationId}", ctx)).toBe("id-corr-9");
+  });
+});
+
+describe("empty expressions", () => {
+  it.each<[string, JsonValue]>([
+    ["${}", ""],
+    ["${    }", ""],
+    ["a${}b", "ab"],
+    ["${}${workflow.input.tier}", "gold"],
+  ])("%s → %j, as Conductor's ParametersUtils resolves a blank ${}", (template, expected) => {
+    expect(resolveValue(template, ctx)).toStrictEqual(expected);
+    expect(findTemplateErrors(template, "")).toEqual([]);
+  });
+});
+
+describe("nested expressions", () => {
+  // Conductor's ParametersUtilsTest.testNestedPathExpressions, its input under workflow.input.
+  const nestedCtx = makeContext({
+    workflow: {
+      input: {
+        name: "conductor",
+        index: 1,
+        mapValue: "a",
+        recordIds: [1, 2, 3],
+        map: { a: [1, 2, 3], b: [2, 4, 5], c: [3, 7, 8] },
+        key: "x",
+        missing: null,
+      },
+    },
+    tasks: { lookup: { taskId: "t-1", status: "COMPLETED", input: {}, output: { byId: { x: "found", item_1: "first" } } } },
+  });
+
+  it.each<[string, JsonValue]>([
+    ["${workflow.input.recordIds[${workflow.input.index}]}", 2],
+    ["${workflow.input.map.${workflow.input.mapValue}[${workflow.input.index}]}", 2],
+    ["${workflow.input.map.b[${workflow.input.map.${workflow.input.mapValue}[${workflow.input.index}]}]}", 5],
+    ["${lookup.output.byId.${workflow.input.key}}", "found"],
+    ["${lookup.output.byId['${workflow.input.key}']}", null],
+    ["${lookup.output.byId.item_${workflow.input.index}}", "first"],
+    ["${$.workflow.input.recordIds[${$.workflow.input.index}]}", 2],
+    ["${workflow.input.recordIds[${workflow.input.index}] > 1 ? 'big' : 'small'}", "big"],
+    ["${workflow.input.map.${workflow.input.mapValue}.length()}", 3],
+    ["id-${workflow.input.recordIds[${workflow.input.index}]}-${workflow.input.name}", "id-2-conductor"],
+  ])("%s → %j", (template, expected) => {
+    expect(findTemplateErrors(template, "")).toEqual([]);
+    expect(resolveValue(template, nestedCtx)).toStrictEqual(expected);
+  });
+
+  it("is null when an inner part is null or names nothing, as Conductor reads the path with `null` written in", () => {
+    expect(resolveValue("${workflow.input.recordIds[${workflow.input.missing}]}", nestedCtx)).toBeNull();
+    expect(resolveValue("${workflow.input.map.${workflow.input.absent}}", nestedCtx)).toBeNull();
+    expect(resolveValue("${workflow.input.map.b[${workflow.input.map.${workflow.input.absent}[0]}]}", nestedCtx)).toBeNull();
+    expect(resolveValue("x-${workflow.input.recordIds[${workflow.input.missing}]}", nestedCtx)).toBe("x-null");
+  });
+
+  it("is null when the written-in value does not make a path (Conductor's JsonPath fails and reads null)", () => {
+    const injected = makeContext({ workflow: { input: { list: [1], at: "0] || workflow.input.list", quote: "'" } } });
+    expect(resolveValue("${workflow.input.list[${workflow.input.at}]}", injected)).toBeNull();
+    expect(resolveValue("${workflow.input.list.${workflow.input.quote}}", injected)).toBeNull();
+  });
+
+  it("never reads a secret, an environment variable the definition does not name, or the whole workflow record by a written-in name", () => {
+    const probing = makeContext({
+      workflow: { input: { secrets: "secrets", token: "token", env: "env", star: "*", nothing: "" }, env: { HOME: "/h", J: "[5,6]", I: "1" } },
+    });
+    expect(resolveValue("${workflow.${workflow.input.secrets}.token}", probing)).toBeNull();
+    expect(resolveValue("${$['workflow']['${workflow.input.secrets}'].token}", probing)).toBeNull();
+    expect(resolveValue("${workflow.${workflow.input.env}.HOME}", probing)).toBeNull();
+    expect(resolveValue("${workflow.${workflow.input.star}}", probing)).toBeNull();
+    expect(resolveValue("${workflow${workflow.input.nothing}}", probing)).toBeNull();
+    // The variable the definition names may be read with a computed step.
+    expect(resolveValue("${workflow.env.J.$[${workflow.env.I}]}", probing)).toBe(6);
+  });
+
+  it("never reads a masked key that only the written-in values name: what is shown could not be masked", () => {
+    const masking = makeContext({ workflow: { input: { which: "_masked", card: { _masked: ["4111"], last4: "1111" }, i: 0 } }, maskedKeys: new Set(["_masked"]) });
+    expect(resolveValue("${workflow.input.card.${workflow.input.which}}", masking)).toBeNull();
+    expect(resolveValue("${workflow.input.card.${workflow.input.which}[0]}", masking)).toBeNull();
+    expect(resolveValue("${workflow.input.card[${workflow.input.i}]._masked}", masking)).toBeNull();
+    // Named where the definition writes it, it is read (and shown masked, as any read of it is).
+    expect(resolveValue("${workflow.input.card._masked[${workflow.input.i}]}", masking)).toBe("4111");
+  });
+
+  it("registers only what can be checked: the inner expressions, the path's syntax, and names of secrets and variables written out", () => {
+    expect(findTemplateErrors("${workflow.input.a[${workflow.input.b c}]}", "")).toEqual([
+      { path: "", message: "malformed expression at position 38: expected an operator or '}' but found 'c'" },
+    ]);
+    expect(findTemplateErrors("${workflow.input.a[${workflow.input.b}}", "")).toEqual([
+      { path: "", message: "malformed expression at position 38: expected ']' to close '[' at position 18 but found '}'" },
+    ]);
+    const [secretName] = findTemplateErrors("${workflow.secrets.${workflow.input.name}}", "").map((issue) => issue.message);
+    expect(secretName).toMatch(/workflow\.secrets at position 2 may only be used as a value .* not followed by a nested \$\{…\}/);
+    const [secretKey] = findTemplateErrors("${workflow.input.map[${workflow.secrets.k}]}", "").map((issue) => issue.message);
+    expect(secretKey).toMatch(/workflow\.secrets\.k at position 23 may only be used as a value .* not in a nested \$\{…\} of a path/);
+    const [variableName] = findTemplateErrors("${workflow.env.${workflow.input.name}}", "").map((issue) => issue.message);
+    expect(variableName).toMatch(/workflow\.env at position 2 must be followed by the variable's name/);
+    expect(findTemplateErrors("${workflow.env.J.$[${workflow.env.I}]}", "")).toEqual([]);
+  });
+
+  it("counts the secrets and variables named in inner expressions and in the written-out part of the path", () => {
+    const template = { a: "${workflow.input.map[${workflow.secrets.inner}]}", b: "${workflow.secrets.outer[${workflow.input.i}]}", c: "${workflow.env.J.$[${workflow.env.I}]}" };
+    expect(referencedSecrets(template)).toEqual(["inner", "outer"]);
+    expect(referencedEnvironmentVariables(template)).toEqual(["J", "I"]);
+  });
+
+  it("refuses ${ nested more than 10 deep", () => {
+    const deep = (levels: number): string => (levels === 0 ? "${workflow.input.index}" : `\${workflow.input.recordIds[${deep(levels - 1)}]}`);
+    expect(findTemplateErrors(deep(10), "")).toEqual([]);
+    expect(findTemplateErrors(deep(11), "")[0]?.message).toMatch(/nested more than 10 levels deep/);
+    expect(() => parseTemplate("${".repeat(100_000))).toThrow(ExpressionSyntaxError);
   });
 });
 
@@ -687,9 +806,17 @@ describe("secrets", () => {
 describe("syntax errors", () => {
   it.each<[string, number, string]>([
     ["abc ${workflow.input.x", 4, "expected '}' to close '${'"],
-    ["${workflow.input.x ${y}", 0, "expected '}' to close '${' before the next '${' at position 19"],
-    ["${}", 0, "empty expression"],
-    ["text ${   }", 5, "empty expression"],
+    ["${workflow.input.x ${y}", 0, "expected '}' to close '${'"],
+    ["${a[${b}", 0, "expected '}' to close '${'"],
+    ["${a[${b]}", 0, "expected '}' to close '${'"],
+    ["${a[${b c}]}", 8, "expected an operator or '}' but found 'c'"],
+    ["${a ${b}}", 4, "expected an operator or '}' but found '${b}'"],
+    ["${a..${b}}", 5, "'..' must be followed by a name, '*' or '[' but found '${b}'"],
+    ["${$}", 2, "'$' must be followed by the name of a root"],
+    ["${$[0]}", 2, "'$' must be followed by the name of a root"],
+    ["${$ workflow}", 2, "'$' must be followed by the name of a root"],
+    ["${$..id}", 2, "'$' must be followed by the name of a root"],
+    ["${$['workflow'}", 14, "expected ']' to close '[' at position 3 but found '}'"],
     ["${a # b}", 4, "unexpected character '#'"],
     ["${a = 'b'}", 4, "unexpected character '='; did you mean '=='?"],
     ["${a & b}", 4, "did you mean '&&'?"],
@@ -861,8 +988,8 @@ describe("findTemplateErrors", () => {
   });
 
   it("prefixes paths with the given parent path", () => {
-    expect(findTemplateErrors({ uri: "${}" }, "workflowDef.tasks[0].inputParameters")).toEqual([
-      { path: "workflowDef.tasks[0].inputParameters.uri", message: "malformed expression at position 0: empty expression" },
+    expect(findTemplateErrors({ uri: "${a b}" }, "workflowDef.tasks[0].inputParameters")).toEqual([
+      { path: "workflowDef.tasks[0].inputParameters.uri", message: "malformed expression at position 4: expected an operator or '}' but found 'b'" },
     ]);
     expect(findTemplateErrors("${a b}", "outputParameters.result")).toEqual([
       { path: "outputParameters.result", message: "malformed expression at position 4: expected an operator or '}' but found 'b'" },

@@ -110,8 +110,8 @@ describe("a SWITCH's javascript expression", () => {
     expect(tasks[0]!.reasonForIncompletion).toMatch(/^The SWITCH expression could not be evaluated: TypeError/);
   });
 
-  it("leaves $ and === out of ${...} templates", () => {
-    expect(() => parseExpression("$.a", 0, { kind: "bare" })).toThrow(ExpressionSyntaxError);
+  it("leaves === out of ${...} templates, where $ is JSONPath's root (as Conductor reads it), not the script's input", () => {
+    expect(parseExpression("$.a", 0, { kind: "bare" }).expression).toMatchObject({ kind: "path", root: "a", segments: [] });
     expect(() => parseExpression("a === b", 0, { kind: "bare" })).toThrow(ExpressionSyntaxError);
   });
 });

@@ -65,4 +65,26 @@ describe("masked parameters", () => {
     const tasks = await apiOk<{ results: Array<{ input: string }> }>("GET", `/api/tasks/search?query=${encodeURIComponent(`workflowId = '${workflowId}'`)}`);
     expect((JSON.parse(tasks.results[0]!.input) as JsonObject)["body"]).toEqual({ ssn: "***", name: "ann" });
   });
+
+  it("a nested ${…} neither reaches a masked field by a name its data supplies nor shows what it wrote in from one", async () => {
+    await register({
+      name: "mask_nested_flow",
+      maskedFields: ["ssn"],
+      tasks: [
+        httpTask("send", {
+          uri: target("/echo/mask-nested"),
+          method: "POST",
+          body: {
+            byDataName: "${workflow.input.person.${workflow.input.field}}",
+            byWrittenName: "${workflow.input.person.${workflow.input.other}}",
+            indexedByMasked: "${workflow.input.codes[${workflow.input.ssn}]}",
+          },
+        }),
+      ],
+    });
+    const input = { ssn: 1, field: "ssn", other: "name", person: { ssn: "123456789", name: "ann" }, codes: ["a", "b"] };
+    const done = await waitFor(await startWorkflow("mask_nested_flow", input), ["COMPLETED"]);
+    expect(done.tasks[0]!.inputData["body"]).toEqual({ byDataName: null, byWrittenName: "ann", indexedByMasked: "***" });
+    expect(JSON.stringify(done.tasks)).not.toContain("123456789");
+  });
 });

@@ -30,6 +30,36 @@ describe("running a workflow of chained HTTP tasks", () => {
     expect(await hits("chain-a")).toBe(n);
   });
 
+  it("resolves nested ${…}, blank ${} and JSONPath's $ root as Conductor's ParametersUtils does, in task inputs and outputParameters", async () => {
+    await register({
+      name: "expression_forms",
+      tasks: [
+        httpTask("lookup", {
+          uri: target("/echo/expression-forms"),
+          method: "POST",
+          body: {
+            k1: "${workflow.input.recordIds[${workflow.input.index}]}",
+            k2: "${workflow.input.map.${workflow.input.mapValue}[${workflow.input.index}]}",
+            k3: "${workflow.input.map.b[${workflow.input.map.${workflow.input.mapValue}[${workflow.input.index}]}]}",
+            k4: "${}",
+            k5: "${    }",
+            k6: "a${}b",
+            externalId: "${$.workflow.input.externalId}",
+            version: "${$['workflow']['input']['version']}",
+            absent: "${workflow.input.recordIds[${workflow.input.absent}]}",
+            byId: "${workflow.input.byId}",
+          },
+        }),
+      ],
+      outputParameters: { found: "${lookup.input.body.byId.${workflow.input.id}}", label: "id-${workflow.input.recordIds[${workflow.input.index}]}" },
+    });
+    const input = { recordIds: [1, 2, 3], index: 1, mapValue: "a", map: { a: [1, 2, 3], b: [2, 4, 5], c: [3, 7, 8] }, externalId: "ext-7", version: 2, id: "x", byId: { x: "found" } };
+    const done = await waitFor(await startWorkflow("expression_forms", input), ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[0]!.inputData["body"]).toEqual({ k1: 2, k2: 2, k3: 5, k4: "", k5: "", k6: "ab", externalId: "ext-7", version: 2, absent: null, byId: { x: "found" } });
+    expect(done.output).toEqual({ found: "found", label: "id-2" });
+  });
+
   it("without outputParameters, the output is the last task's output", async () => {
     await register({ name: "last_output", tasks: [httpTask("only", { uri: target("/count/last-output"), method: "GET" })] });
     const workflowId = await startWorkflow("last_output");

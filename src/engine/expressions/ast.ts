@@ -71,12 +71,58 @@ export type Expression =
       readonly consequent: Expression;
       readonly alternate: Expression;
       readonly start: number;
+    }
+  /**
+   * A path with nested `${…}` in it (`workflow.input.ids[${workflow.input.index}]`), as Conductor resolves it: each
+   * inner expression's value is written into the path's text, which is then read as a path. `pieces` are that text and
+   * the inner expressions in order; `fixed` is the path up to its first nested part (null when the root is nested),
+   * which is all that is known of it before it runs.
+   */
+  | {
+      readonly kind: "spliced";
+      readonly fixed: FixedPath | null;
+      readonly pieces: readonly (string | Expression)[];
+      readonly start: number;
     };
+
+/** The part of a {@link Expression spliced} path written out in the definition: its root and plain steps. */
+export interface FixedPath {
+  readonly root: string;
+  readonly segments: readonly PathSegment[];
+}
 
 /** A path expression. */
 export type PathExpression = Extract<Expression, { kind: "path" }>;
 
+/** A path with nested `${…}` in it. */
+export type SplicedExpression = Extract<Expression, { kind: "spliced" }>;
+
+/** The inner expressions of a spliced path. */
+export function splicedExpressions(spliced: SplicedExpression): Expression[] {
+  return spliced.pieces.filter((piece): piece is Expression => typeof piece !== "string");
+}
+
 /** The predicates of a path's filters (`[?(...)]`), expressions of their own that its evaluation runs. */
 export function filterPredicates(path: PathExpression): Expression[] {
   return (path.query ?? []).flatMap((step) => (step.kind === "filter" ? [step.predicate] : []));
+}
+
+/** The expressions directly below `expression`: its operands, its filters' predicates, a spliced path's inner expressions. */
+export function childExpressions(expression: Expression): readonly Expression[] {
+  switch (expression.kind) {
+    case "literal":
+      return [];
+    case "path":
+      return filterPredicates(expression);
+    case "not":
+    case "negate":
+      return [expression.operand];
+    case "compare":
+    case "logical":
+      return [expression.left, expression.right];
+    case "conditional":
+      return [expression.test, expression.consequent, expression.alternate];
+    case "spliced":
+      return splicedExpressions(expression);
+  }
 }

@@ -21,4 +21,9 @@ export interface EvaluationContext {
   taskId?: string;
   /** Looks up `${workflow.secrets.<name>}`; undefined means the secret does not exist. Omitted → every secret reference is missing. */
   secret?: (name: string) => string | undefined;
+  /**
+   * The keys whose values are shown masked (`_secrets`, `_masked`, the definition's `maskedFields`). A path with nested
+   * `${…}` may not reach one through a step only its data names: what is shown could not be masked.
+   */
+  maskedKeys?: ReadonlySet<string>;
 }

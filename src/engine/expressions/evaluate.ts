@@ -3,13 +3,14 @@
  * data (an unresolved path is null) with one deliberate exception: a missing secret.
  */
 import type { JsonObject, JsonValue } from "../model";
-import type { Expression, PathExpression, PathSegment } from "./ast";
+import type { Expression, PathExpression, PathSegment, SplicedExpression } from "./ast";
 import type { EvaluationContext } from "./context";
 import { readsEnvironmentJson } from "./environment";
 import { MissingSecretError } from "./errors";
 import { isUnderSecrets, secretNameOf } from "./secrets";
 import { applyPathFunction, childOf, pathExists, selectAll } from "./query";
-import { compareOrdered, deepEqual, isTruthy, negate } from "./values";
+import { splicedPath } from "./splice";
+import { compareOrdered, deepEqual, interpolate, isTruthy, negate } from "./values";
 
 /**
  * Computes the value of `expression`. `&&`, `||` and `?:` only evaluate the operand they
@@ -47,7 +48,29 @@ export function evaluate(expression: Expression, ctx: EvaluationContext, tested:
       return isTruthy(evaluate(expression.test, ctx, tested))
         ? evaluate(expression.consequent, ctx, tested)
         : evaluate(expression.alternate, ctx, tested);
+    case "spliced":
+      return evaluateSpliced(expression, ctx, tested);
   }
+}
+
+/**
+ * A path with nested `${…}`, as Conductor resolves it: the inner values written into its text, which is then read as a
+ * path. An inner value that is null leaves nothing to read (Conductor would write `null` in, and find nothing there);
+ * so does text that does not read as a path, or one that reaches what the definition did not name (see splice.ts).
+ */
+function evaluateSpliced(spliced: SplicedExpression, ctx: EvaluationContext, tested: JsonValue): JsonValue {
+  let text = "";
+  for (const piece of spliced.pieces) {
+    if (typeof piece === "string") {
+      text += piece;
+      continue;
+    }
+    const value = evaluate(piece, ctx, tested);
+    if (value === null) return null;
+    text += interpolate(value);
+  }
+  const path = splicedPath(text, spliced.fixed, ctx.maskedKeys);
+  return path === null ? null : evaluate(path, ctx, tested);
 }
 
 /** A path's value: its segments walked, then its JSONPath query run and its function applied, when it has them. */

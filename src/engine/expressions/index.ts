@@ -2,7 +2,7 @@
  * The `${...}` expression language used in workflow and task inputs: public API.
  * Pure TypeScript with no runtime dependencies, so it runs the same in Workers and in tests.
  */
-export type { ComparisonOperator, Expression, PathSegment } from "./ast";
+export { splicedExpressions, type ComparisonOperator, type Expression, type PathSegment } from "./ast";
 export type { EvaluationContext } from "./context";
 export { ExpressionSyntaxError, MissingSecretError } from "./errors";
 export { findTemplateErrors, referencedEnvironmentVariables, referencedSecrets } from "./inspect";

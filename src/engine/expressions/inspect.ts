@@ -4,10 +4,10 @@
  */
 import type { JsonValue } from "../model";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import { filterPredicates, type Expression, type PathExpression, type PathSegment } from "./ast";
+import { childExpressions, filterPredicates, type Expression, type PathSegment, type SplicedExpression } from "./ast";
 import { environmentVariableNameOf } from "./environment";
 import { ExpressionSyntaxError } from "./errors";
-import { secretNameOf } from "./secrets";
+import { isUnderSecrets, secretNameOf } from "./secrets";
 import { parseTemplate } from "./template";
 
 /**
@@ -28,7 +28,8 @@ export function findTemplateErrors(value: JsonValue, path: string): ValidationIs
       return;
     }
     for (const part of parts) {
-      const misuse = part.kind === "expression" ? secretMisuse(part.expression) : undefined;
+      if (part.kind !== "expression") continue;
+      const misuse = secretMisuse(part.expression) ?? computedEnvironmentName(part.expression);
       if (misuse !== undefined) issues.push({ path: at, message: misuse });
     }
   });
@@ -45,19 +46,30 @@ export function findTemplateErrors(value: JsonValue, path: string): ValidationIs
 function secretMisuse(expression: Expression): string | undefined {
   const found = operandSecret(expression, undefined);
   if (found === undefined) return undefined;
-  const [secret, role] = found;
-  return `workflow.secrets.${secretNameOf(secret.root, secret.segments)} at position ${secret.start} may only be used as a value (the whole expression, a branch of ?:, or text in a string), not ${role}: the outcome would reveal something about the secret`;
+  const { secret, at, role } = found;
+  return `${secret} at position ${at} may only be used as a value (the whole expression, a branch of ?:, or text in a string), not ${role}: the outcome would reveal something about the secret`;
+}
+
+/** A secret an operator consumes: how it is written, where, and how it is consumed. */
+interface OperandSecret {
+  readonly secret: string;
+  readonly at: number;
+  readonly role: string;
 }
 
 /** The first secret below `expression` that an operator consumes, with how; `role` is set once inside an operand. */
-function operandSecret(expression: Expression, role: string | undefined): [PathExpression, string] | undefined {
+function operandSecret(expression: Expression, role: string | undefined): OperandSecret | undefined {
   switch (expression.kind) {
     case "literal":
       return undefined;
+    case "spliced":
+      return splicedSecret(expression);
     case "path": {
-      if (secretNameOf(expression.root, expression.segments) !== null) {
-        if (expression.query !== undefined || expression.fn !== undefined) return [expression, "followed by a JSONPath step or function"];
-        if (role !== undefined) return [expression, role];
+      const name = secretNameOf(expression.root, expression.segments);
+      if (name !== null) {
+        const secret = { secret: `workflow.secrets.${name}`, at: expression.start };
+        if (expression.query !== undefined || expression.fn !== undefined) return { ...secret, role: "followed by a JSONPath step or function" };
+        if (role !== undefined) return { ...secret, role };
       }
       for (const predicate of filterPredicates(expression)) {
         const found = operandSecret(predicate, role ?? "in a filter");
@@ -82,6 +94,41 @@ function operandSecret(expression: Expression, role: string | undefined): [PathE
         operandSecret(expression.alternate, role)
       );
   }
+}
+
+/**
+ * A secret a spliced path reads: one named by its text, which the value written in completes, or one whose value is
+ * written into its text (a path read with it tells what it holds).
+ */
+function splicedSecret(spliced: SplicedExpression): OperandSecret | undefined {
+  const { fixed } = spliced;
+  if (fixed !== null && isUnderSecrets(fixed.root, fixed.segments)) {
+    const name = secretNameOf(fixed.root, fixed.segments);
+    return { secret: name === null ? "workflow.secrets" : `workflow.secrets.${name}`, at: spliced.start, role: "followed by a nested ${…}" };
+  }
+  for (const inner of childExpressions(spliced)) {
+    const found = operandSecret(inner, "in a nested ${…} of a path");
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * Why an expression names an environment variable by a nested `${…}`, or undefined. A start looks up the variables the
+ * definition names, so such a name would find nothing.
+ */
+function computedEnvironmentName(expression: Expression): string | undefined {
+  if (expression.kind === "spliced" && expression.fixed !== null) {
+    const { root, segments } = expression.fixed;
+    if (root === "workflow" && segments[0] === "env" && environmentVariableNameOf(root, segments) === null) {
+      return `workflow.env at position ${expression.start} must be followed by the variable's name, not a nested \${…}: a start looks up the variables a definition names`;
+    }
+  }
+  for (const child of childExpressions(expression)) {
+    const found = computedEnvironmentName(child);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /**
@@ -133,29 +180,10 @@ function forEachTemplateString(value: JsonValue, path: string, visit: (text: str
   for (const key of Object.keys(value)) forEachTemplateString(value[key] as JsonValue, childPath(path, key), visit);
 }
 
+/** The names `nameOf` finds in `expression`'s paths, the written-out part of a spliced path included, and those below it. */
 function collectNames(expression: Expression, nameOf: (root: string, segments: readonly PathSegment[]) => string | null, names: Set<string>): void {
-  switch (expression.kind) {
-    case "literal":
-      return;
-    case "path": {
-      const name = nameOf(expression.root, expression.segments);
-      if (name !== null) names.add(name);
-      for (const predicate of filterPredicates(expression)) collectNames(predicate, nameOf, names);
-      return;
-    }
-    case "not":
-    case "negate":
-      collectNames(expression.operand, nameOf, names);
-      return;
-    case "compare":
-    case "logical":
-      collectNames(expression.left, nameOf, names);
-      collectNames(expression.right, nameOf, names);
-      return;
-    case "conditional":
-      collectNames(expression.test, nameOf, names);
-      collectNames(expression.consequent, nameOf, names);
-      collectNames(expression.alternate, nameOf, names);
-      return;
-  }
+  const read = expression.kind === "path" ? expression : expression.kind === "spliced" ? expression.fixed : null;
+  const name = read === null ? null : nameOf(read.root, read.segments);
+  if (name !== null) names.add(name);
+  for (const child of childExpressions(expression)) collectNames(child, nameOf, names);
 }

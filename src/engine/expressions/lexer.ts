@@ -32,17 +32,27 @@ export type Token =
   | { readonly kind: "string"; readonly value: string; readonly start: number; readonly end: number }
   | { readonly kind: "word"; readonly value: string; readonly start: number; readonly end: number }
   | { readonly kind: "operator"; readonly value: Operator; readonly start: number; readonly end: number }
+  /** A nested `${…}` (from its `$` to just past its `}`), parsed as an expression of its own. */
+  | { readonly kind: "nested"; readonly start: number; readonly end: number }
   /** The closing `}` of a template expression, or the end of a bare expression. */
   | { readonly kind: "end"; readonly start: number; readonly end: number };
 
 /**
  * Where the expression stops. Inside a template it ends at the first `}` outside a string
- * literal (the grammar has no braces, so no nesting to track); a bare expression ends at the
- * end of the source.
+ * literal and outside a nested `${…}`; a bare expression ends at the end of the source.
  */
 export type LexMode =
-  | { readonly kind: "template"; /** Offset of the `$` of the opening `${`, for the unterminated error. */ readonly openAt: number }
+  | {
+      readonly kind: "template";
+      /** Offset of the `$` of the opening `${`, for the unterminated error. */
+      readonly openAt: number;
+      /** How many `${` enclose this one (0 for a template's own). */
+      readonly depth?: number;
+    }
   | { readonly kind: "bare" };
+
+/** How deep `${…}` may nest in `${…}`: far beyond any path's needs, and a bound on the recursion hostile text could cause. */
+export const MAX_NESTED_EXPRESSIONS = 10;
 
 /** The tokens of one expression and where its source ends (the `}` offset in template mode). */
 export interface LexResult {
@@ -113,9 +123,12 @@ export function tokenize(source: string, start: number, mode: LexMode): LexResul
       return { tokens, end: i };
     }
 
-    // Expressions do not nest, so a second `${` means the first one was never closed.
     if (c === "$" && source.charAt(i + 1) === "{" && mode.kind === "template") {
-      throw new ExpressionSyntaxError(`expected '}' to close '\${' before the next '\${' at position ${i}`, mode.openAt);
+      const end = nestedEnd(source, i, mode.depth ?? 0);
+      tokens.push({ kind: "nested", start: i, end });
+      i = end;
+      afterDot = false;
+      continue;
     }
 
     if (afterDot && isNameChar(c)) {
@@ -132,6 +145,13 @@ export function tokenize(source: string, start: number, mode: LexMode): LexResul
       continue;
     }
     afterDot = false;
+
+    // JSONPath's root `$` (`$.workflow.input.id`, `$['workflow']`): the document every path starts from.
+    if (c === "$" && !isNameChar(source.charAt(i + 1))) {
+      tokens.push({ kind: "word", value: "$", start: i, end: i + 1 });
+      i += 1;
+      continue;
+    }
 
     // JSONPath's `@` in a filter (`[?(@.price < 10)]`): the value tested, a path root like a task's name.
     const previous = tokens.at(-1);
@@ -189,6 +209,14 @@ export function tokenize(source: string, start: number, mode: LexMode): LexResul
       i,
     );
   }
+}
+
+/** Just past the `}` closing the nested `${` at `openAt`. */
+function nestedEnd(source: string, openAt: number, depth: number): number {
+  if (depth + 1 > MAX_NESTED_EXPRESSIONS) {
+    throw new ExpressionSyntaxError(`'\${' is nested more than ${MAX_NESTED_EXPRESSIONS} levels deep`, openAt);
+  }
+  return tokenize(source, openAt + 2, { kind: "template", openAt, depth: depth + 1 }).end + 1;
 }
 
 /** Integer, optional fraction (a digit must follow the dot), optional exponent. */

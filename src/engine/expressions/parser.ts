@@ -8,15 +8,26 @@
  *   comparison  := unary ( ( "<" | ">" | "<=" | ">=" ) unary )*
  *   unary       := ( "!" | "-" ) unary | primary
  *   primary     := NUMBER | STRING | true | false | null | "(" expression ")" | path
- *   path        := NAME step* ( "." FUNCTION "(" ")" )?
- *   step        := "." NAME | "." "*" | ".." ( NAME | "*" | bracket ) | bracket
+ *   path        := ( root | "$" ( "." root | "[" ( STRING | NESTED ) "]" ) ) step* ( "." FUNCTION "(" ")" )?
+ *   root        := NAME | NESTED
+ *   step        := "." ( NAME | NESTED ) | "." "*" | ".." ( NAME | "*" | bracket ) | bracket
  *   bracket     := "[" ( key ( "," key )* | "*" | INTEGER? ":" INTEGER? | "?" "(" expression ")" ) "]"
- *   key         := "-"? INTEGER | STRING
+ *   key         := "-"? INTEGER | STRING | NESTED
  *
- * NAME may be `@` inside a filter `[?(...)]`: the value tested. The steps after `*`, `..`, a union, a slice or a
- * filter form the path's JSONPath query (see query.ts).
+ * NAME may be `@` inside a filter `[?(...)]`: the value tested. `$` is JSONPath's root, the document whose fields are
+ * the roots. NESTED is a `${…}` of its own: a path with one is spliced (see ast.ts). The steps after `*`, `..`, a
+ * union, a slice or a filter form the path's JSONPath query (see query.ts).
  */
-import { filterPredicates, PATH_FUNCTIONS, type ComparisonOperator, type Expression, type PathFunction, type PathSegment, type QueryStep } from "./ast";
+import {
+  filterPredicates,
+  PATH_FUNCTIONS,
+  type ComparisonOperator,
+  type Expression,
+  type FixedPath,
+  type PathFunction,
+  type PathSegment,
+  type QueryStep,
+} from "./ast";
 import { ExpressionSyntaxError } from "./errors";
 import { negate } from "./values";
 import { tokenize, type LexMode, type Operator, type Token } from "./lexer";
@@ -64,6 +75,10 @@ class Parser {
   private filterDepth = 0;
   /** Operator depth of each operator node built so far; leaves are absent and count as 0. */
   private readonly operatorDepths = new WeakMap<Expression, number>();
+  /** Each nested `${…}` parsed, by its token: a path's own and those of the filters in it are read again for its pieces. */
+  private readonly nestedExpressions = new Map<Token, Expression>();
+  /** Set by a bracket key that is a nested `${…}`, for the path step being parsed. */
+  private nestedKeySeen = false;
 
   constructor(
     private readonly source: string,
@@ -72,7 +87,11 @@ class Parser {
   ) {}
 
   parseAll(emptyAt: number): Expression {
-    if (this.peek().kind === "end") throw new ExpressionSyntaxError("empty expression", emptyAt);
+    if (this.peek().kind === "end") {
+      // Conductor resolves `${}` and `${   }` to "".
+      if (this.mode.kind === "template") return { kind: "literal", value: "", start: emptyAt };
+      throw new ExpressionSyntaxError("empty expression", emptyAt);
+    }
     const expression = this.parseConditional();
     const next = this.peek();
     if (next.kind !== "end") {
@@ -166,7 +185,9 @@ class Parser {
         if (token.value === "true") return { kind: "literal", value: true, start: token.start };
         if (token.value === "false") return { kind: "literal", value: false, start: token.start };
         if (token.value === "null") return { kind: "literal", value: null, start: token.start };
-        return this.parsePathRest(token.value, token.start);
+        return this.parsePath(token);
+      case "nested":
+        return this.parsePath(token);
       case "end":
         throw new ExpressionSyntaxError(`expected a value but found ${this.describe(token)}`, token.start);
       case "operator":
@@ -189,10 +210,17 @@ class Parser {
     throw new ExpressionSyntaxError(`expected a value but found ${this.describe(token)}`, token.start);
   }
 
-  private parsePathRest(root: string, start: number): Expression {
-    if (root === "@" && this.filterDepth === 0) {
+  /** A path from its first token (already consumed): a name, `$`, or a nested `${…}`. */
+  private parsePath(first: Token): Expression {
+    const firstIndex = this.index - 1;
+    const start = first.start;
+    if (first.kind === "word" && first.value === "@" && this.filterDepth === 0) {
       throw new ExpressionSyntaxError("'@' is the value a filter tests, so it may only appear inside [?(...)]", start);
     }
+    const rootToken = first.kind === "word" && first.value === "$" ? this.documentRoot(first) : first;
+    // The path up to its first nested `${…}`: undefined while there is none, null when the root is one.
+    let fixed: FixedPath | null | undefined = rootToken.kind === "nested" || this.joinsNested() ? null : undefined;
+    const root = rootToken.kind === "word" ? rootToken.value : "";
     const segments: PathSegment[] = [];
     const query: QueryStep[] = [];
     // Plain steps are segments until the first query step; from there on every step belongs to the query.
@@ -221,6 +249,10 @@ class Parser {
           fn = this.parseFunctionCall(name);
           continue;
         }
+        if ((name.kind === "word" || name.kind === "nested") && !descending && this.joinsNested()) {
+          fixed ??= { root, segments: [...segments] };
+          continue;
+        }
         if (name.kind === "word") {
           add({ kind: "child", key: name.value });
           continue;
@@ -231,7 +263,10 @@ class Parser {
       }
       if (isOperator(token, "[")) {
         this.index++;
-        add(this.parseBracketStep());
+        this.nestedKeySeen = false;
+        const step = this.parseBracketStep();
+        if (this.nestedKeySeen && step.kind !== "filter") fixed ??= { root, segments: [...segments] };
+        else add(step);
         const close = this.peek();
         if (!this.acceptOperator("]")) {
           throw new ExpressionSyntaxError(
@@ -241,11 +276,73 @@ class Parser {
         }
         continue;
       }
+      if (fixed !== undefined) return { kind: "spliced", fixed, pieces: this.splicedPieces(firstIndex, this.index), start };
       const path: Expression = { kind: "path", root, segments, ...(query.length > 0 ? { query } : {}), ...(fn === undefined ? {} : { fn }), start };
       // A filter's predicate is evaluated below its path: count it towards the evaluator's depth.
       const predicates = filterPredicates(path);
       return predicates.length === 0 ? path : this.node(path, { children: predicates, at: start });
     }
+  }
+
+  /**
+   * What JSONPath's `$` is followed by, which names the root: `$.workflow` or `$['workflow']` (or a nested `${…}` in
+   * either place).
+   */
+  private documentRoot(dollar: Token): Token {
+    const next = this.next();
+    const bracketed = isOperator(next, "[");
+    const dotted = isOperator(next, ".");
+    const name = bracketed || dotted ? this.next() : next;
+    if (dotted && (name.kind === "word" || name.kind === "nested")) return name;
+    if (bracketed && (name.kind === "string" || name.kind === "nested")) {
+      const close = this.peek();
+      if (!this.acceptOperator("]")) {
+        throw new ExpressionSyntaxError(`expected ']' to close '[' at position ${next.start} but found ${this.describe(close)}`, close.start);
+      }
+      return name.kind === "string" ? { kind: "word", value: name.value, start: name.start, end: name.end } : name;
+    }
+    throw new ExpressionSyntaxError("'$' must be followed by the name of a root, as in $.workflow.input or $['workflow']", dollar.start);
+  }
+
+  /**
+   * Whether the name just read is, or is written together with, a nested `${…}` (`byId.${id}`, `item_${n}`, `${ref}`):
+   * consumes the rest of such a name.
+   */
+  private joinsNested(): boolean {
+    let previous = this.tokens[this.index - 1] as Token;
+    let nested = previous.kind === "nested";
+    for (let next = this.peek(); next.start === previous.end && isNamePiece(next); next = this.peek()) {
+      nested ||= next.kind === "nested";
+      previous = this.next();
+    }
+    return nested;
+  }
+
+  /** The text of the tokens from `from` up to `to` (excluded), each nested `${…}` in it as its expression. */
+  private splicedPieces(from: number, to: number): (string | Expression)[] {
+    const pieces: (string | Expression)[] = [];
+    let at = (this.tokens[from] as Token).start;
+    for (let index = from; index < to; index++) {
+      const token = this.tokens[index] as Token;
+      if (token.kind !== "nested") continue;
+      if (token.start > at) pieces.push(this.source.slice(at, token.start));
+      pieces.push(this.nestedExpression(token));
+      at = token.end;
+    }
+    const end = (this.tokens[to - 1] as Token).end;
+    if (end > at) pieces.push(this.source.slice(at, end));
+    return pieces;
+  }
+
+  /** A nested `${…}`'s expression, parsed once. */
+  private nestedExpression(token: Token): Expression {
+    let expression = this.nestedExpressions.get(token);
+    if (expression === undefined) {
+      const depth = (this.mode.kind === "template" ? (this.mode.depth ?? 0) : 0) + 1;
+      expression = parseExpression(this.source, token.start + 2, { kind: "template", openAt: token.start, depth }).expression;
+      this.nestedExpressions.set(token, expression);
+    }
+    return expression;
   }
 
   /** `name()` after a path's last `.`: one of Jayway's functions that take no arguments. */
@@ -301,6 +398,11 @@ class Parser {
   private parseBracketKey(): PathSegment {
     let token = this.next();
     if (token.kind === "string") return token.value;
+    if (token.kind === "nested") {
+      // Its value is only known when the path runs; the key stands in for it until then.
+      this.nestedKeySeen = true;
+      return 0;
+    }
     // JSONPath's index from the end, as Conductor reads `${t.output.items[-1]}`: the last element.
     const fromEnd = isOperator(token, "-") && this.peek().kind === "number";
     if (fromEnd) token = this.next();
@@ -368,6 +470,11 @@ class Parser {
     const raw = this.source.slice(token.start, token.end);
     return `'${raw.length > 30 ? `${raw.slice(0, 30)}...` : raw}'`;
   }
+}
+
+/** A token a name may be written with: a name, digits, a nested `${…}`. */
+function isNamePiece(token: Token): boolean {
+  return token.kind === "word" || token.kind === "number" || token.kind === "nested";
 }
 
 /** Deliberately not a type guard: a false result must not narrow the token's kind away. */
