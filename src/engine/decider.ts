@@ -1101,8 +1101,8 @@ function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | un
   // Its dynamic forks fork afresh.
   draft.patch({ definition: withoutEndedForks(draft.state.definition, () => false) });
   forgetSkips(draft, () => true);
-  // The variables stay as the last run left them, as in Conductor's WorkflowExecutor.restart.
-  draft.patch({ ...reopened(draft.state, env), startTime: env.now, output: {}, lastRetriedTime: undefined });
+  // The variables stay as the last run left them; its createTime is the restart's, as in Conductor's WorkflowExecutor.restart.
+  draft.patch({ ...reopened(draft.state, env), createTime: env.now, startTime: env.now, output: {}, lastRetriedTime: undefined });
 }
 
 /** The input of a restart with the latest `definition`: the execution's, under that definition's inputTemplate defaults. */

@@ -115,6 +115,9 @@ describe("retry, restart, rerun", () => {
     const restarted = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow.tasks.length === 2);
     expect(restarted.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
     expect(restarted["lastRetriedTime"]).toBe(0);
+    // A restart is a new run: created and started anew, as Conductor's restart sets both.
+    expect(restarted["createTime"]).toBeGreaterThan(failed["createTime"] as number);
+    expect(restarted["createTime"]).toBe(restarted["startTime"]);
     expect(await hits("retry-me-one")).toBe(2);
   });
 
