@@ -437,12 +437,12 @@ export const ScheduleName = v.pipe(
 );
 
 /**
- * The body of Orkes' bulk schedule pause or resume (`PUT /api/scheduler/bulk/pause|resume`): a JSON array of 1 to 1000
- * schedule names, the count checked before the items (as {@link BulkWorkflowIds}).
+ * The body of Orkes' bulk schedule pause or resume (`PUT /api/scheduler/bulk/pause|resume`): a JSON array of at most
+ * 1000 schedule names, the count checked before the items (as {@link BulkWorkflowIds}); an empty one does nothing, as
+ * Conductor's SchedulerBulkService answers it.
  */
 export const BulkScheduleNames = v.pipe(
   v.array(v.unknown(), "must be a JSON array of schedule names"),
-  v.minLength(1, "must list at least one schedule name"),
   v.maxLength(MAX_BULK_WORKFLOW_IDS, `must list at most ${MAX_BULK_WORKFLOW_IDS} schedule names; send more in several requests`),
   v.array(v.pipe(v.string("must be a string (a schedule name)"), v.minLength(1, "must not be empty"), v.maxLength(MAX_SCHEDULE_NAME_LENGTH, `must be at most ${MAX_SCHEDULE_NAME_LENGTH} characters (a schedule name)`))),
 );
@@ -453,11 +453,14 @@ export const BulkScheduleNames = v.pipe(
  */
 const LATEST_SCHEDULE_MILLIS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-/** An optional epoch-millisecond bound of a schedule's window: Orkes clients send 0 (or null) for "none". */
+/**
+ * An optional epoch-millisecond bound of a schedule's window: Orkes clients send 0 (or null) for "none". A string of
+ * digits is read as the number, as Jackson reads a `Long` (Conductor's scheduler examples fill a template with `sed`).
+ */
 const ScheduleBound = v.pipe(
   v.nullish(
     v.pipe(
-      v.number("must be epoch milliseconds"),
+      v.union([v.pipe(v.string(), v.regex(/^\d{1,16}$/, "must be epoch milliseconds"), v.transform(Number)), v.number()], "must be epoch milliseconds"),
       v.integer("must be an integer (epoch milliseconds)"),
       v.minValue(0, "must not be negative"),
       v.maxValue(LATEST_SCHEDULE_MILLIS, `must be at most ${LATEST_SCHEDULE_MILLIS} (9999-12-31T23:59:59.999Z)`),
