@@ -38,6 +38,10 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/human/template/expense_form/tags", "tags of a user form"],
     ["PUT", "/api/human/template/expense_form/tags", "tags of a user form"],
     ["GET", "/api/human/tasks/backPopulateFullTextIndex", "human task search index"],
+    // Conductor's AdminResource beyond the sweeper and repair routes.
+    ["GET", "/api/admin/config", "configuration"],
+    ["GET", "/api/admin/task/encode?start=0&count=100", "pending tasks"],
+    ["GET", "/api/admin/queues?verbose=true", "event queues"],
   ])("%s %s answers 501 NOT_IMPLEMENTED naming the feature, in the contract's error shape", async (method, path, feature) => {
     const body = method === "POST" ? {} : undefined;
     const error = await errorOf(method, path, body);

@@ -36,6 +36,10 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   // The human task routes (routes/human.ts, registered after these) would take them for a form's version and a task id.
   ["/api/human/template/:name/tags", "tags of a user form through their own routes (save them with the form: its tags field)"],
   ["/api/human/tasks/backPopulateFullTextIndex", "rebuilding the human task search index (there is none to rebuild: searches read the tasks)"],
+  // Conductor's AdminResource: the sweeper and repair routes are served (routes/workflows.ts); these are not.
+  ["/api/admin/config", "the server's configuration (see the README's Configuration: it is the Worker's vars and secrets)"],
+  ["/api/admin/task/:taskType", "listing a task type's pending tasks (use GET /api/tasks/search?query=taskType='…' AND status IN (SCHEDULED,IN_PROGRESS))"],
+  ["/api/admin/queues", "event queues (only Conductor's internal events are published)"],
 ];
 
 /** Answers every {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS} path with 501 NOT_IMPLEMENTED naming the feature. */
