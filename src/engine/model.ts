@@ -103,6 +103,8 @@ export interface TaskDef {
   inputKeys?: string[];
   outputKeys?: string[];
   ownerEmail?: string;
+  /** Conductor's Auditable `ownerApp`: kept and shown only. */
+  ownerApp?: string;
   concurrentExecLimit?: number;
   rateLimitPerFrequency?: number;
   rateLimitFrequencyInSeconds?: number;
@@ -229,6 +231,8 @@ export interface WorkflowDef {
   tasks: WorkflowTaskDef[];
   schemaVersion: number;
   ownerEmail?: string;
+  /** Conductor's Auditable `ownerApp`: kept and shown only. */
+  ownerApp?: string;
   inputParameters?: string[];
   outputParameters?: JsonObject;
   /** 0 = no timeout. */

@@ -190,8 +190,8 @@ describe("registering definitions", () => {
   it("records who registered a version and who last replaced it (never taken from the body), and keeps metadata as given", async () => {
     const author = await createUser("def-author", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }] });
     const asAuthor = (body: JsonObject) => call("POST", "/api/metadata/workflow?overwrite=true", orkes(author.token), body);
-    expect((await asAuthor({ ...valid("audited"), createdBy: "someone-else", metadata: { team: "billing", tags: ["a"] } })).status).toBe(200);
-    expect(await apiOk("GET", "/api/metadata/workflow/audited")).toMatchObject({ createdBy: "def-author", updatedBy: "def-author", metadata: { team: "billing", tags: ["a"] } });
+    expect((await asAuthor({ ...valid("audited"), createdBy: "someone-else", ownerApp: "billing-app", metadata: { team: "billing", tags: ["a"] } })).status).toBe(200);
+    expect(await apiOk("GET", "/api/metadata/workflow/audited")).toMatchObject({ createdBy: "def-author", updatedBy: "def-author", ownerApp: "billing-app", metadata: { team: "billing", tags: ["a"] } });
     await apiOk("POST", "/api/metadata/workflow?overwrite=true", { ...valid("audited"), description: "changed" });
     expect(await apiOk("GET", "/api/metadata/workflow/audited")).toMatchObject({ createdBy: "def-author", updatedBy: "admin", description: "changed" });
     expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/audited"))["metadata"]).toBeUndefined();

@@ -108,8 +108,10 @@ describe("registering task definitions", () => {
       backoffScaleFactor: 1,
     };
     await apiOk("POST", "/api/metadata/taskdefs", [built]);
-    const { ownerApp: _dropped, ...kept } = built;
-    expect(await apiOk("GET", "/api/metadata/taskdefs/td_sdk_built")).toMatchObject(kept);
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_sdk_built")).toMatchObject(built);
+    // Conductor's Auditable ownerApp is kept as given, as its metadata store round-trips it.
+    await apiOk("PUT", "/api/metadata/taskdefs", { ...built, ownerApp: "billing-app" });
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_sdk_built")).toMatchObject({ ownerApp: "billing-app" });
   });
 
   it.each([

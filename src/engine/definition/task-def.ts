@@ -62,6 +62,8 @@ const SETTINGS = {
   outputKeys: names("outputKeys"),
   // The official clients send "" when no owner is given.
   ownerEmail: v.optional(rule<string>("ownerEmail", "a string", isString)),
+  // Conductor's Auditable field, kept and shown as given.
+  ownerApp: v.optional(rule<string>("ownerApp", "a string", isString)),
   concurrentExecLimit: optionalCount("concurrentExecLimit"),
   rateLimitPerFrequency: optionalCount("rateLimitPerFrequency"),
   rateLimitFrequencyInSeconds: optionalCount("rateLimitFrequencyInSeconds"),

@@ -148,6 +148,8 @@ const WORKFLOW = fieldsOf({
   version: v.optional(rule<number>("version", `an integer from 0 to ${MAX_JAVA_INT}`, isIntegerIn(0, MAX_JAVA_INT)), 1),
   schemaVersion: v.optional(rule<number>("schemaVersion", "2 (the only schema version, as in Conductor)", (value) => value === 2), 2),
   ownerEmail: v.optional(OWNER_EMAIL),
+  // Conductor's Auditable field, kept and shown as given.
+  ownerApp: v.optional(rule<string>("ownerApp", "a string", isString)),
   // Their number, counting those inside SWITCH branches, is checked with the tasks themselves (see taskCountIssues).
   tasks: expecting(rule<unknown[]>("tasks", "a non-empty array of task definitions", (value) => Array.isArray(value) && value.length > 0), "a non-empty array of task definitions"),
   inputParameters: v.optional(
