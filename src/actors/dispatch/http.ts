@@ -88,7 +88,7 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
   const built = buildHttpRequest(input, options.engine, deliveryKey(task));
   const shown = shownRequest(task, options.engine, input, built);
   // The live input's reason may quote a resolved uri: prefer the stored input's, else say no more.
-  if (!built.ok) return result("FAILED_WITH_TERMINAL_ERROR", {}, shown.invalid ?? "HTTP task input is invalid once its secrets are resolved");
+  if (!built.ok) return result(built.missing ? "FAILED" : "FAILED_WITH_TERMINAL_ERROR", {}, shown.invalid ?? "HTTP task input is invalid once its secrets are resolved");
   const request: HttpRequestSpec = built.request;
   if ("error" in options.egress) return result("FAILED_WITH_TERMINAL_ERROR", {}, `The egress policy is misconfigured: ${options.egress.error}`);
   const policy = options.egress;

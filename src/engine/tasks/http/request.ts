@@ -18,7 +18,11 @@ export interface HttpRequestSpec {
 }
 
 /** Either a request or the reason none can be made; the reason becomes the task's failure reason. */
-export type HttpRequestBuild = { ok: true; request: HttpRequestSpec } | { ok: false; reason: string };
+/**
+ * The request, or why there is none: `missing` when the input gives no uri or method at all (Conductor's "Missing HTTP
+ * URI": the task FAILED, for its retries, which resolve the input again), else a value no retry can make valid.
+ */
+export type HttpRequestBuild = { ok: true; request: HttpRequestSpec } | { ok: false; reason: string; missing?: true };
 
 const METHODS: ReadonlySet<string> = new Set(HTTP_METHODS);
 
@@ -151,8 +155,8 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
   const fields = httpRequestFields(input);
   const uri = fields["uri"];
   const method = fields["method"];
-  if (typeof uri !== "string" || uri.trim() === "") return { ok: false, reason: "HTTP task input has no uri" };
-  if (typeof method !== "string" || method.trim() === "") return { ok: false, reason: "HTTP task input has no method" };
+  if (typeof uri !== "string" || uri.trim() === "") return { ok: false, reason: "HTTP task input has no uri", missing: true };
+  if (typeof method !== "string" || method.trim() === "") return { ok: false, reason: "HTTP task input has no method", missing: true };
   const upperMethod = method.trim().toUpperCase();
   // Registration checks literal values; one from an expression is only known now.
   if (!METHODS.has(upperMethod)) {
