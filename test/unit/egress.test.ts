@@ -63,6 +63,21 @@ describe("egress policy: allow and deny lists", () => {
     expect(allowed("https://example.org/", policy)).toBe(true);
   });
 
+  it("ranges cover the names local by definition: a denied loopback range denies localhost, however it is written", () => {
+    const policy = parseEgressPolicy({ deny: "127.0.0.0/8", allowPrivate: true });
+    for (const url of ["http://localhost:8080/", "http://LOCALHOST./", "http://api.localhost/", "http://127.0.0.1/"]) expect(allowed(url, policy), url).toBe(false);
+    expect(verdict("http://localhost/", policy)).toEqual({ allowed: false, reason: "egress denied: localhost matches 127.0.0.0/8 in EGRESS_DENY" });
+    expect(allowed("http://localhost/", parseEgressPolicy({ deny: "::1/128", allowPrivate: true }))).toBe(false);
+    expect(allowed("http://example.org/", policy)).toBe(true);
+  });
+
+  it("takes host names with underscores, which URLs may hold (foo_bar.example.com)", () => {
+    const policy = parseEgressPolicy({ deny: "foo_bar.attacker.tld, *.in_ternal.corp", allowPrivate: true });
+    expect(allowed("http://foo_bar.attacker.tld/", policy)).toBe(false);
+    expect(allowed("http://a.in_ternal.corp/", policy)).toBe(false);
+    expect(allowed("http://foobar.attacker.tld/", policy)).toBe(true);
+  });
+
   it("refuses a malformed entry by name instead of guessing what it meant", () => {
     for (const entry of ["10.0.0.0/33", "example..com", "*example.com", "10.0.0.0/x", "https://example.com", "::1/129"]) {
       expect(() => parseEgressPolicy({ allow: entry, allowPrivate: false }), entry).toThrow(EgressConfigError);

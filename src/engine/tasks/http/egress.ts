@@ -95,10 +95,10 @@ function parsePattern(entry: string): HostPattern {
   if (slash !== -1) throw new EgressConfigError(`"${entry}" is neither a host name nor an IP range`);
   if (text.startsWith("*.")) {
     const suffix = text.slice(1);
-    if (!/^(\.[a-z0-9-]+)+$/.test(suffix)) throw new EgressConfigError(`"${entry}" is not a valid wildcard (use *.example.com)`);
+    if (!/^(\.[a-z0-9_-]+)+$/.test(suffix)) throw new EgressConfigError(`"${entry}" is not a valid wildcard (use *.example.com)`);
     return { kind: "suffix", suffix };
   }
-  if (!/^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(text)) throw new EgressConfigError(`"${entry}" is not a valid host name, IP address or CIDR range`);
+  if (!/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(text)) throw new EgressConfigError(`"${entry}" is not a valid host name, IP address or CIDR range`);
   return { kind: "name", name: text };
 }
 
@@ -117,8 +117,15 @@ function inRange(ip: { family: 4 | 6; bits: bigint }, range: Extract<HostPattern
   return ip.bits >> shift === range.bits >> shift;
 }
 
-/** The addresses a host stands for: an IPv4-mapped IPv6 address is also its IPv4 address. */
-function addressesOf(hostname: string): Array<{ family: 4 | 6; bits: bigint }> {
+/** Loopback's two addresses, which a name local by definition stands for. */
+const LOOPBACK: ReadonlyArray<{ family: 4 | 6; bits: bigint }> = [
+  { family: 4, bits: 0x7f000001n },
+  { family: 6, bits: 1n },
+];
+
+/** The addresses a host stands for: an IPv4-mapped IPv6 address is also its IPv4 address; `localhost` is loopback. */
+function addressesOf(hostname: string): ReadonlyArray<{ family: 4 | 6; bits: bigint }> {
+  if (isLocalName(hostname)) return LOOPBACK;
   const ip = ipOf(hostname);
   if (!ip) return [];
   if (ip.family === 6 && IPV4_MAPPED.kind === "range" && inRange(ip, IPV4_MAPPED)) return [ip, { family: 4, bits: ip.bits & 0xffffffffn }];
