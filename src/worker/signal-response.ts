@@ -6,7 +6,8 @@
 import * as v from "valibot";
 import type { IRequest } from "itty-router";
 import type { JsonObject, JsonValue } from "../engine/model";
-import { TERMINAL_WORKFLOW_STATUSES, type WorkflowStatus } from "../engine/model";
+import { TERMINAL_TASK_STATUSES, TERMINAL_WORKFLOW_STATUSES, type TaskStatus, type WorkflowStatus } from "../engine/model";
+import { wakeUp } from "../engine/tasks/wait";
 import { executionStub } from "./executions";
 import { ApiError } from "./http/errors";
 import { queryValue } from "./http/params";
@@ -24,7 +25,7 @@ const MAX_BLOCKING_DEPTH = 32;
 
 /** Workflow JSON as the executions answer it, read for the fields a SignalResponse is made of. */
 export type WorkflowView = JsonObject & { workflowId: string; workflowName: string; status: WorkflowStatus; tasks?: TaskView[] };
-type TaskView = JsonObject & { taskId: string; status: string; taskType: string; inputData: JsonObject; outputData: JsonObject; subWorkflowId?: string };
+type TaskView = JsonObject & { taskId: string; referenceTaskName: string; status: string; taskType: string; inputData: JsonObject; outputData: JsonObject; subWorkflowId?: string; workflowTask?: JsonObject };
 
 /** The workflow an answer stops at, and the task that blocks it (none once it has ended or when nothing is pending). */
 interface BlockingPoint {
@@ -63,6 +64,45 @@ async function blockingPoint(env: Env, top: WorkflowView, authorize: PathAuthori
   return { workflow };
 }
 
+/**
+ * What a synchronous call given `waitUntilTaskRef` names (`untilTaskRefs`) answers as blocking, as Conductor's
+ * WorkflowSignalResponder finds it: the first task, in task order, that is either one of `top`'s tasks named in
+ * `untilTaskRefs` that has ended (whatever its status, as the call's wait counts it), or a WAIT (or Orkes' YIELD) still
+ * waiting for a signal with no time set. A pending SUB_WORKFLOW task's child the caller may read is searched, for the
+ * latter only, where the task stands. Undefined when there is no such task.
+ */
+async function signalledOrNamedPoint(env: Env, top: WorkflowView, untilTaskRefs: ReadonlySet<string>, authorize: PathAuthorizer): Promise<BlockingPoint | undefined> {
+  const search = async (workflow: WorkflowView, named: ReadonlySet<string>, depth: number): Promise<BlockingPoint | undefined> => {
+    for (const task of workflow.tasks ?? []) {
+      if (waitsForSignal(task) || (endedTask(task) && isNamedBy(task, named))) return { workflow, task };
+      const childId = task.taskType === "SUB_WORKFLOW" && !endedTask(task) ? task.subWorkflowId : undefined;
+      if (childId === undefined || depth + 1 >= MAX_BLOCKING_DEPTH || !(await mayRead(authorize, childId))) continue;
+      const child = await workflowView(env, childId);
+      // waitUntilTaskRef names the started workflow's tasks only (its wait counts no other), so not the child's.
+      const found = child === undefined ? undefined : await search(child, new Set(), depth + 1);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return search(top, untilTaskRefs, 0);
+}
+
+/** A WAIT with neither `duration` nor `until` (Conductor's waitTimeout 0), or a YIELD, still pending: only a signal moves it. */
+function waitsForSignal(task: TaskView): boolean {
+  if (endedTask(task)) return false;
+  return task.taskType === "YIELD" || (task.taskType === "WAIT" && "external" in wakeUp(task.inputData, 0));
+}
+
+function endedTask(task: TaskView): boolean {
+  return TERMINAL_TASK_STATUSES.has(task.status as TaskStatus);
+}
+
+/** Named in `refs` by its own reference name or, in a loop, by its definition's (`ping` for `ping__2`), as the wait reads them. */
+function isNamedBy(task: TaskView, refs: ReadonlySet<string>): boolean {
+  const definitionRef = task.workflowTask?.["taskReferenceName"];
+  return refs.has(task.referenceTaskName) || (typeof definitionRef === "string" && refs.has(definitionRef));
+}
+
 async function mayRead(authorize: PathAuthorizer, workflowId: string): Promise<boolean> {
   try {
     await authorize("GET", `/api/workflow/${workflowId}`);
@@ -76,13 +116,16 @@ async function mayRead(authorize: PathAuthorizer, workflowId: string): Promise<b
 /**
  * Orkes' SignalResponse for `top`, the workflow the call acted on: which answer it is and `top`'s status, with the
  * fields `strategy` asks for. `authorize` (asked for only by the BLOCKING_* strategies) decides which children the
- * caller may be shown.
+ * caller may be shown. `untilTaskRefs`, the call's `waitUntilTaskRef` names, change what blocks (see
+ * {@link signalledOrNamedPoint}); without them, or when that finds nothing, it is the first pending task.
  */
-export async function signalResponse(env: Env, strategy: ReturnStrategy, top: WorkflowView, authorize: () => Promise<PathAuthorizer>): Promise<JsonObject> {
+export async function signalResponse(env: Env, strategy: ReturnStrategy, top: WorkflowView, authorize: () => Promise<PathAuthorizer>, untilTaskRefs: readonly string[] = []): Promise<JsonObject> {
   // The target's variables, whatever the strategy, as the clients' SignalResponse reads them (targetWorkflowVariables).
   const header: JsonObject = { ...responseHeader(strategy, top.workflowId, top.status), ...(top["variables"] === undefined ? {} : { targetWorkflowVariables: top["variables"] }) };
   if (strategy === "TARGET_WORKFLOW") return { ...top, ...header };
-  const blocking = await blockingPoint(env, top, await authorize());
+  const authorizer = await authorize();
+  const named = untilTaskRefs.length === 0 ? undefined : await signalledOrNamedPoint(env, top, new Set(untilTaskRefs), authorizer);
+  const blocking = named ?? (await blockingPoint(env, top, authorizer));
   const task = blocking.task;
   if (strategy === "BLOCKING_WORKFLOW") {
     // Which of its tasks blocks it: the clients' hasBlockingTask() asks for blockingTaskId.

@@ -140,12 +140,48 @@ describe("execute's returnStrategy and consistency", () => {
     expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: ended["workflowId"], targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, workflowId: expect.any(String), workflowType: "exec_strategy_done", requestId: expect.any(String) });
   });
 
-  it("with waitUntilTaskRef, BLOCKING_TASK answers the task pending after the named one", async () => {
-    await register({ name: "exec_strategy_until", tasks: [inline("prep"), simple("work")] });
-    const { run, ms, status } = await execute("exec_strategy_until", "?waitUntilTaskRef=prep&returnStrategy=BLOCKING_TASK&waitForSeconds=15");
+  it("with waitUntilTaskRef, BLOCKING_* answer the named task that has ended (Conductor's WorkflowSignalResponder), not the task pending after it", async () => {
+    await register({ name: "exec_strategy_until", tasks: [inline("task1"), wait("later")] });
+    const { run, ms, status } = await execute("exec_strategy_until", "?waitUntilTaskRef=task1&returnStrategy=BLOCKING_TASK&waitForSeconds=15");
     expect(ms).toBeLessThan(5_000);
     expect(status).toBe(206);
-    expect(run).toMatchObject({ responseType: "BLOCKING_TASK", targetWorkflowStatus: "RUNNING", referenceTaskName: "work", status: "SCHEDULED", workflowType: "exec_strategy_until" });
+    expect(run).toMatchObject({ responseType: "BLOCKING_TASK", targetWorkflowStatus: "RUNNING", referenceTaskName: "task1", taskType: "INLINE", status: "COMPLETED", output: { result: 2 }, workflowType: "exec_strategy_until" });
+    const blockingWorkflow = (await execute("exec_strategy_until", "?waitUntilTaskRef=task1&returnStrategy=BLOCKING_WORKFLOW&waitForSeconds=15")).run;
+    expect(blockingWorkflow).toMatchObject({ workflowName: "exec_strategy_until", blockingTaskReferenceName: "task1" });
+    const list = (await execute("exec_strategy_until", "?waitUntilTaskRef=task1&returnStrategy=BLOCKING_TASK_LIST&waitForSeconds=15")).run as unknown as JsonObject;
+    expect(list["tasks"]).toEqual([expect.objectContaining({ referenceTaskName: "task1", status: "COMPLETED" })]);
+
+    // Once the workflow has ended the named task is still the answer (Conductor looks for it in any workflow).
+    await register({ name: "exec_strategy_until_done", tasks: [inline("task1")] });
+    const ended = await execute("exec_strategy_until_done", "?waitUntilTaskRef=task1&returnStrategy=BLOCKING_TASK");
+    expect(ended.status).toBe(200);
+    expect(ended.run).toMatchObject({ responseType: "BLOCKING_TASK", targetWorkflowStatus: "COMPLETED", referenceTaskName: "task1", status: "COMPLETED" });
+  });
+
+  it("with waitUntilTaskRef, a pending worker's task is not blocking: of the named tasks, the one that has ended is answered", async () => {
+    const fork = { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[simple("task1")], [inline("task2")]] };
+    await register({ name: "exec_strategy_until_fork", tasks: [fork, { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", joinOn: ["task1", "task2"] }] });
+    const { run, status } = await execute("exec_strategy_until_fork", "?waitUntilTaskRef=task1,%20task2%20&returnStrategy=BLOCKING_TASK_INPUT&waitForSeconds=15");
+    expect(status).toBe(206);
+    expect(run).toMatchObject({ responseType: "BLOCKING_TASK_INPUT", referenceTaskName: "task2", taskType: "INLINE", status: "COMPLETED" });
+  });
+
+  it("with waitUntilTaskRef, a WAIT with no time set, earlier in task order, blocks before the named task; a timed WAIT does not", async () => {
+    const timed = wait("timed", { duration: "1 hour" });
+    const fork = (name: string, first: JsonObject) => ({ name, taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[first], [inline("done")]] });
+    const join = { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", joinOn: ["done"] };
+    await register({ name: "exec_strategy_until_hold", tasks: [fork("fan_hold", wait("hold")), join] });
+    const held = (await execute("exec_strategy_until_hold", "?waitUntilTaskRef=done&returnStrategy=BLOCKING_TASK&waitForSeconds=15")).run;
+    expect(held).toMatchObject({ referenceTaskName: "hold", taskType: "WAIT", status: "IN_PROGRESS" });
+    await register({ name: "exec_strategy_until_timed", tasks: [fork("fan_timed", timed), join] });
+    const named = (await execute("exec_strategy_until_timed", "?waitUntilTaskRef=done&returnStrategy=BLOCKING_TASK&waitForSeconds=15")).run;
+    expect(named).toMatchObject({ referenceTaskName: "done", status: "COMPLETED" });
+  });
+
+  it("with waitUntilTaskRef and nothing of the kind (the named task not reached), BLOCKING_TASK answers the first pending task, as without it", async () => {
+    await register({ name: "exec_strategy_until_none", tasks: [inline("prep"), simple("work"), inline("after")] });
+    const { run } = await execute("exec_strategy_until_none", "?waitUntilTaskRef=after&returnStrategy=BLOCKING_TASK&waitForSeconds=1");
+    expect(run).toMatchObject({ responseType: "BLOCKING_TASK", targetWorkflowStatus: "RUNNING", referenceTaskName: "work", status: "SCHEDULED" });
   });
 
   it("with waitUntilTaskRef, answers once the named task has ended whatever its status (Conductor's terminal states): an optional failure", async () => {

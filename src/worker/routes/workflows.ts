@@ -212,7 +212,7 @@ function synchronousOptions(request: IRequest, env: Env): { strategy: ReturnStra
 async function synchronousAnswer(request: IRequest, env: Env, outcome: StartOutcome & { ok: true }, strategy: ReturnStrategy, wait: SynchronousWait): Promise<Response> {
   const settled = { workflowJson: outcome.workflowJson!, status: outcome.workflowStatus! };
   if (strategy === "TARGET_WORKFLOW") return workflowRunResponse(request, outcome.workflowId, settled, wait);
-  const answer = await signalResponse(env, strategy, JSON.parse(outcome.workflowJson!) as WorkflowView, () => requestAuthorizer(request, env));
+  const answer = await signalResponse(env, strategy, JSON.parse(outcome.workflowJson!) as WorkflowView, () => requestAuthorizer(request, env), wait.untilTaskRefs);
   return Response.json({ ...answer, ...echoedRequestId(request) }, { status: workflowRunStatus(settled, wait) });
 }
 
