@@ -122,8 +122,62 @@ function splitOutsideQuotes(text: string, separator: RegExp): string[] {
 
 /** A query's value: a quoted string without its quotes and with its escapes read (`'O\'Brien'` is O'Brien), else as written. */
 function queryValue(text: string): string {
+  return readQueryValue(text).text;
+}
+
+/** A query's value (see {@link queryValue}), and whether it was quoted: a quoted value is a phrase, its `*` a character. */
+function readQueryValue(text: string): { text: string; quoted: boolean } {
   const quoted = /^(['"])([\s\S]*)\1$/.exec(text);
-  return quoted ? quoted[2]!.replace(/\\([\s\S])/g, "$1") : text;
+  return quoted ? { text: quoted[2]!.replace(/\\([\s\S])/g, "$1"), quoted: true } : { text, quoted: false };
+}
+
+/**
+ * `query` with the parentheses that group clauses (around the whole query, or around clauses joined by AND) made
+ * spaces: with OR refused, a group changes nothing, and Conductor's parser takes one. An `IN` list's parentheses, and
+ * those inside quotes or inside a value, are kept. Outside quotes, parentheses must balance.
+ */
+function withoutGroupingParentheses(query: string): string {
+  const masked = maskQuoted(query);
+  const text = query.split("");
+  const opened: Array<{ at: number; group: boolean }> = [];
+  for (let i = 0; i < masked.length; i++) {
+    if (masked[i] === "(") {
+      const before = masked.slice(0, i);
+      // A group starts a clause: at the start, after AND, or just inside another group.
+      const group = /(?:^|\sAND)\s*$/i.test(before) || (/\(\s*$/.test(before) && opened.at(-1)?.group === true);
+      opened.push({ at: i, group });
+    } else if (masked[i] === ")") {
+      const open = opened.pop();
+      if (open === undefined) throw unbalancedParentheses();
+      if (!open.group) continue;
+      if (!/^\s*(?:$|\)|AND[\s(])/i.test(masked.slice(i + 1))) {
+        throw validationError("Invalid search query", [{ path: "query", message: "a group's closing parenthesis must be followed by AND, another ) or the end of the query" }]);
+      }
+      text[open.at] = " ";
+      text[i] = " ";
+    }
+  }
+  if (opened.length > 0) throw unbalancedParentheses();
+  return text.join("");
+}
+
+function unbalancedParentheses(): Error {
+  return validationError("Invalid search query", [{ path: "query", message: "has unbalanced parentheses (outside quotes)" }]);
+}
+
+/**
+ * The GLOB pattern of an unquoted `=` value holding `*`, as Conductor's index reads it (a query string's wildcard):
+ * GLOB is case-sensitive like the exact compare, and a literal head can use the column's index. GLOB's own `?` and
+ * `[` are made literal by wrapping each in a one-character class. D1 refuses a pattern over 50 bytes: a 400.
+ */
+function wildcardPattern(field: string, value: string): string {
+  const pattern = value.replace(/[?[]/g, (c) => `[${c}]`);
+  if (utf8Length(pattern) > MAX_LIKE_PATTERN_BYTES) {
+    throw validationError("Invalid search query", [
+      { path: "query", message: `${field}'s pattern "${value}" is too long: with a * in it, a value may be at most ${MAX_LIKE_PATTERN_BYTES} bytes (a ? or [ counted as 3)` },
+    ]);
+  }
+  return pattern;
 }
 
 /**
@@ -195,9 +249,10 @@ function queryClauses(query: string): string[] {
 }
 
 /**
- * Applies Conductor's `query` syntax, the subset clients send: clauses joined by AND, each `field IN (a, b)`,
- * `field = value`, `field != value`, `field STARTS_WITH prefix`, `field BETWEEN a AND b`, or `field` compared with
- * `>`, `<`, `>=` or `<=`.
+ * Applies Conductor's `query` syntax, the subset clients send: clauses joined by AND (parentheses grouping them
+ * allowed), each `field IN (a, b)`, `field = value`, `field != value`, `field STARTS_WITH prefix`,
+ * `field BETWEEN a AND b`, or `field` compared with `>`, `<`, `>=` or `<=`. An unquoted `*` in a text field's `=`
+ * value is a wildcard, and `''` is the field absent or empty (see {@link textMatch}).
  */
 export function applyQuery(filter: Filter, query: string, fields: SearchFields = EXECUTION_FIELDS): void {
   // `*` is everything, as in Conductor's searches (clients send it beside a freeText): no clause.
@@ -206,7 +261,7 @@ export function applyQuery(filter: Filter, query: string, fields: SearchFields =
   if (/\s+OR\s+/i.test(maskQuoted(query))) {
     throw validationError("Invalid search query", [{ path: "query", message: "OR is not supported: use field IN (a, b) for alternatives of one field, or one search per alternative" }]);
   }
-  const clauses = queryClauses(query);
+  const clauses = queryClauses(withoutGroupingParentheses(query));
   if (clauses.length > MAX_QUERY_CLAUSES) {
     throw validationError("Invalid search query", [{ path: "query", message: `has ${clauses.length} clauses joined by AND; at most ${MAX_QUERY_CLAUSES}` }]);
   }
@@ -253,7 +308,9 @@ export function applyQuery(filter: Filter, query: string, fields: SearchFields =
       filter.bindings.push(raw, raw);
       continue;
     }
-    if (operator === "=" || operator === "!=" || operator === "<>") fields.checkValues?.(column, [raw]);
+    const equality = operator === "=" || operator === "!=" || operator === "<>";
+    if (equality && !numeric && textMatch(filter, column, operator === "=", match[1]!, match[5]!, fields)) continue;
+    if (equality) fields.checkValues?.(column, [raw]);
     checkEpoch(raw);
     const value = numeric ? Number(raw) : raw;
     if (operator === "!=" || operator === "<>") {
@@ -262,6 +319,25 @@ export function applyQuery(filter: Filter, query: string, fields: SearchFields =
     } else filter.clauses.push(`(${isSet}${column} ${operator} ?)`);
     filter.bindings.push(value);
   }
+}
+
+/**
+ * Adds the clause of `field = value` (or, not `equal`, `!=`) on a text column when the value is not compared as it
+ * stands, and says whether it did: an unquoted value with `*` is a wildcard pattern (its `!=` also finds the rows
+ * without the field, as any `!=`), and an empty value (`''`) is the field absent or empty, since Conductor's
+ * Postgres index holds "" where ours holds NULL (`parentWorkflowId = ''` finds the top-level executions).
+ */
+function textMatch(filter: Filter, column: string, equal: boolean, field: string, written: string, fields: SearchFields): boolean {
+  const value = readQueryValue(written);
+  if (!value.quoted && value.text.includes("*")) {
+    filter.clauses.push(equal ? `${column} GLOB ?` : `(${column} IS NULL OR ${column} NOT GLOB ?)`);
+    filter.bindings.push(wildcardPattern(field, value.text));
+    return true;
+  }
+  if (value.text !== "") return false;
+  fields.checkValues?.(column, [""]);
+  filter.clauses.push(equal ? `(${column} IS NULL OR ${column} = '')` : `(${column} IS NOT NULL AND ${column} <> '')`);
+  return true;
 }
 
 /**

@@ -315,6 +315,71 @@ describe("search", () => {
     expect(starred.results.map((row) => row.workflowId)).toEqual([smith]);
   });
 
+  it("query: an unquoted * in an = value is a wildcard, as Conductor's index reads it (case kept, as =); a quoted value is taken literally", async () => {
+    const hook = [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }];
+    for (const name of ["wc_order_proc_a", "wc_order_proc_b", "wc_x_proc_1"]) await register({ name, tasks: hook });
+    const a = await startWorkflow("wc_order_proc_a", {}, `?correlationId=${encodeURIComponent("star*[x]?")}`);
+    const b = await startWorkflow("wc_order_proc_b");
+    const x = await startWorkflow("wc_x_proc_1");
+    for (const id of [a, b, x]) await waitForIndexRow(id, "RUNNING", 10_000);
+    const ids = async (query: string, path = "search") =>
+      (await apiOk<SearchResult>("GET", `/api/workflow/${path}?sort=workflowId&query=${encodeURIComponent(query)}`)).results.map((row) => row.workflowId);
+    const sorted = (...list: string[]) => list.sort();
+    expect(await ids("workflowType=wc_order_proc*")).toEqual(sorted(a, b));
+    expect(await ids("workflowType=wc_*_proc*")).toEqual(sorted(a, b, x));
+    expect(await ids("workflowType=nomatch_zzz*")).toEqual([]);
+    expect(await ids("workflowType=WC_ORDER_PROC*")).toEqual([]);
+    expect(await ids("workflowType=wc_*_proc* AND workflowType != wc_order*")).toEqual([x]);
+    expect(await ids("workflowType=wc_order_proc*", "search-v2")).toEqual(sorted(a, b));
+    // Quoted, a phrase: its * is a character.
+    expect(await ids("workflowType = 'wc_order_proc*'")).toEqual([]);
+    expect(await ids(`workflowType=wc_* AND correlationId = "star*[x]?"`)).toEqual([a]);
+    expect(await ids("workflowType=wc_* AND correlationId = 'star*'")).toEqual([]);
+    // GLOB's own ? and [ stay characters.
+    expect(await ids("workflowType=wc_* AND correlationId = star*[x]?")).toEqual([a]);
+    expect(await ids("workflowType=wc_* AND correlationId = sta?*")).toEqual([]);
+    // D1 takes a pattern of at most 50 bytes.
+    const long = await api("GET", `/api/workflow/search?query=${encodeURIComponent(`workflowType = ${"w".repeat(50)}*`)}`);
+    expect(long.status).toBe(400);
+    expect(((await long.json()) as { message: string }).message).toContain("at most 50 bytes");
+    expect((await api("GET", `/api/workflow/search?query=${encodeURIComponent("version = 1*")}`)).status).toBe(400);
+  });
+
+  it("query: parentheses around the whole query or a group of AND clauses are read as Conductor's parser reads them; OR and unbalanced ones are a 400", async () => {
+    await register({ name: "search_grouped", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
+    const high = await startWorkflow("search_grouped", {}, `?priority=60&correlationId=${encodeURIComponent("(g)")}`);
+    const low = await startWorkflow("search_grouped", {}, "?priority=10");
+    for (const id of [high, low]) await waitForIndexRow(id, "RUNNING", 10_000);
+    const ids = async (query: string) => (await apiOk<SearchResult>("GET", `/api/workflow/search?sort=workflowId&query=${encodeURIComponent(query)}`)).results.map((row) => row.workflowId);
+    expect(await ids("workflowType='search_grouped' AND (priority > 50)")).toEqual([high]);
+    expect(await ids("(workflowType='search_grouped' AND priority > 50)")).toEqual([high]);
+    expect(await ids("((workflowType IN (search_grouped)) AND (priority < 50 AND status = RUNNING))")).toEqual([low]);
+    expect(await ids("(workflowType = search_grouped) AND(startTime BETWEEN 1 AND 9999999999999) AND correlationId = '(g)'")).toEqual([high]);
+    const refused = ["(workflowType = search_grouped", "workflowType = search_grouped)", "(workflowType = search_grouped) priority > 1", "(workflowType = search_grouped OR priority > 1)"];
+    for (const query of refused) {
+      const response = await api("GET", `/api/workflow/search?query=${encodeURIComponent(query)}`);
+      expect(response.status, query).toBe(400);
+      expect(((await response.json()) as { message: string }).message, query).toMatch(/parenthes|OR is not supported/);
+    }
+  });
+
+  it("query: parentWorkflowId = '' (or \"\") finds the top-level executions, as on Conductor's Postgres index, and != '' the sub workflows", async () => {
+    const hook = [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }];
+    await register({ name: "wcp_child", tasks: hook });
+    await register({ name: "wcp_parent", tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: "wcp_child", version: 1 }, inputParameters: {} }] });
+    const parent = await startWorkflow("wcp_parent");
+    const child = String((await waitFor(parent, (workflow) => typeof workflow.tasks[0]?.["subWorkflowId"] === "string")).tasks[0]!["subWorkflowId"]);
+    for (const id of [parent, child]) await waitForIndexRow(id, "RUNNING", 10_000);
+    const ids = async (query: string) => (await apiOk<SearchResult>("GET", `/api/workflow/search?sort=workflowId&query=${encodeURIComponent(query)}`)).results.map((row) => row.workflowId);
+    expect(await ids("workflowType IN (wcp_parent, wcp_child) AND parentWorkflowId = ''")).toEqual([parent]);
+    expect(await ids(`parentWorkflowId="" AND workflowType=wcp_*`)).toEqual([parent]);
+    expect(await ids("workflowType=wcp_* AND parentWorkflowId != ''")).toEqual([child]);
+    expect(await ids(`workflowType=wcp_* AND parentWorkflowId = "${parent}"`)).toEqual([child]);
+    // != still finds the executions without the field.
+    expect(await ids(`workflowType=wcp_* AND parentWorkflowId != ${parent}`)).toEqual([parent]);
+    expect(await ids("workflowType=wcp_* AND correlationId = ''")).toEqual([parent, child].sort());
+  });
+
   it("query IN over a time column matches the exact epoch milliseconds (a JSON list's text values compare as numbers)", async () => {
     await register({ name: "search_in_time", tasks: [httpTask("a", { uri: target("/echo/in-time"), method: "GET" })] });
     const id = await startWorkflow("search_in_time");

@@ -93,6 +93,23 @@ describe("GET /api/tasks/search", () => {
     expect((await search(`query=${encodeURIComponent(`taskId = '${done.tasks[0]!.taskId}'`)}`)).totalHits).toBe(0);
   });
 
+  it("reads the workflow search's wildcards (an unquoted * in an = value), groups in parentheses and '' (absent or empty), in task search and search-by-tasks alike", async () => {
+    const inline = (name: string, ref: string): JsonObject => ({ name, taskReferenceName: ref, type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "1" } });
+    await register({ name: "ts_wild_flow", tasks: [inline("ts_wild_calc_a", "calc_a"), inline("ts_wild_calc_b", "calc_b"), inline("ts_wild_other", "other")] });
+    const workflowId = await startWorkflow("ts_wild_flow");
+    await waitFor(workflowId, ["COMPLETED"]);
+    await searchUntil(byWorkflow(workflowId), (page) => page.totalHits === 3, "the three tasks of ts_wild_flow");
+    const refs = async (more: string) => (await search(byWorkflow(workflowId, more))).results.map((task) => task.referenceTaskName).sort();
+    expect(await refs(" AND taskDefName = ts_wild_calc*")).toEqual(["calc_a", "calc_b"]);
+    expect(await refs(" AND (taskDefName != ts_wild_calc* AND status = COMPLETED)")).toEqual(["other"]);
+    expect(await refs(" AND taskDefName = 'ts_wild_calc*'")).toEqual([]);
+    // No domain and no worker: '' is the field absent or empty.
+    expect(await refs(" AND domain = '' AND workerId = \"\"")).toEqual(["calc_a", "calc_b", "other"]);
+    expect(await refs(" AND domain != ''")).toEqual([]);
+    const executions = await apiOk<{ results: Array<{ workflowId: string }> }>("GET", `/api/workflow/search-by-tasks?query=${encodeURIComponent("(taskRefName = calc_* AND workflowType = ts_wild_*)")}`);
+    expect(executions.results.map((workflow) => workflow.workflowId)).toEqual([workflowId]);
+  });
+
   it("refuses what it cannot search with a 400 naming the parameter, and needs TASK_READ or WORKFLOW_READ", async () => {
     for (const [query, path] of [
       ["query=status%20%3D%20DONE", "query"],
@@ -171,5 +188,7 @@ describe("the search index's plan", () => {
     expect(await plan("SELECT task_id FROM task_index WHERE workflow_name IN (SELECT value FROM json_each(?)) ORDER BY update_time DESC", JSON.stringify(["a", "b"]))).toContain("task_index_by_workflow_name");
     expect(await plan("SELECT task_id FROM task_index WHERE correlation_id = ?", "c")).toContain("task_index_by_correlation");
     expect(await plan("SELECT workflow_id FROM executions WHERE update_time > ?", 5)).toContain("executions_by_update");
+    // A wildcard with a literal head (workflowType = billing_*) is a GLOB the name index serves.
+    expect(await plan("SELECT workflow_id FROM executions WHERE workflow_name GLOB ?", "billing_*")).toContain("executions_by_name");
   });
 });
