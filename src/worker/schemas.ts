@@ -425,7 +425,8 @@ export const MAX_SCHEDULE_NAME_LENGTH = 255;
 
 /**
  * A schedule's name: letters, digits, `_`, `-` and `.` (it is a path segment of every schedule route and part of
- * each fire's idempotency key). "tags" is refused: `GET /api/scheduler/schedules/tags` is Orkes' lookup by tag.
+ * each fire's idempotency key). "tags" and "search" are refused: `GET /api/scheduler/schedules/tags` is Orkes' lookup
+ * by tag and `GET /api/scheduler/schedules/search` Conductor's search, so a schedule of either name could not be read.
  */
 export const ScheduleName = v.pipe(
   v.string("must be a string"),
@@ -434,6 +435,7 @@ export const ScheduleName = v.pipe(
   v.regex(/^[A-Za-z0-9_.-]*$/, "may hold only letters, digits, '_', '-' and '.'"),
   v.check((name: string) => !isDotSegment(name), DOT_SEGMENT_MESSAGE),
   v.check((name: string) => name !== "tags", `must not be "tags" (GET /api/scheduler/schedules/tags is the lookup by tag)`),
+  v.check((name: string) => name !== "search", `must not be "search" (GET /api/scheduler/schedules/search is the search of schedules)`),
 );
 
 /**

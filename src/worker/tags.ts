@@ -140,12 +140,15 @@ export class TagRepository {
     return (await statement.all<{ target_name: string }>()).results.map((row) => row.target_name);
   }
 
-  /** Every tag of every target of `type`, by target name. */
-  async byName(type: TagTarget["type"]): Promise<Map<string, Tag[]>> {
-    const { results } = await this.#db
-      .prepare(`SELECT target_name, tag_key, tag_value FROM metadata_tags WHERE target_type = ? ORDER BY target_name, tag_key`)
-      .bind(type)
-      .all<{ target_name: string; tag_key: string; tag_value: string }>();
+  /** Every tag of every target of `type` (or of those `names`), by target name. */
+  async byName(type: TagTarget["type"], names?: readonly string[]): Promise<Map<string, Tag[]>> {
+    const statement =
+      names === undefined
+        ? this.#db.prepare(`SELECT target_name, tag_key, tag_value FROM metadata_tags WHERE target_type = ? ORDER BY target_name, tag_key`).bind(type)
+        : this.#db
+            .prepare(`SELECT target_name, tag_key, tag_value FROM metadata_tags WHERE target_type = ? AND target_name IN (SELECT value FROM json_each(?)) ORDER BY target_name, tag_key`)
+            .bind(type, JSON.stringify(names));
+    const { results } = await statement.all<{ target_name: string; tag_key: string; tag_value: string }>();
     const tags = new Map<string, Tag[]>();
     for (const row of results) {
       const list = tags.get(row.target_name) ?? [];

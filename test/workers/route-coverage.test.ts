@@ -34,6 +34,8 @@ describe("every registered route", () => {
     "GET /api/scheduler/schedules/tags": 400,
     // The fires of schedules whose workflow the caller may read: none.
     "GET /api/scheduler/search/executions": 200,
+    // The schedules whose workflow the caller may read: none.
+    "GET /api/scheduler/schedules/search": 200,
     // The body ({}: not a list of schedule names) refused.
     "PUT /api/scheduler/bulk/pause": 400,
     "PUT /api/scheduler/bulk/resume": 400,

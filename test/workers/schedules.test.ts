@@ -377,6 +377,8 @@ describe("refused saves change nothing", () => {
       [schedule("sched-refused-late", "sched_refused", { scheduleStartTime: Date.UTC(10000, 0, 1) }), "scheduleStartTime"],
       [schedule("sched-refused-late", "sched_refused", { scheduleEndTime: 9_000_000_000_000_000 }), "scheduleEndTime"],
       [schedule("sched-refused", "sched_refused", { scheduleEndTime: "next year" }), "scheduleEndTime"],
+      // The path of the search of schedules: a schedule so named could not be read.
+      [schedule("search", "sched_refused"), "name"],
     ];
     for (const [body, path] of cases) {
       const refused = await expectRefused(await api("POST", "/api/scheduler/schedules", body), 400, path);
@@ -516,6 +518,56 @@ describe("the rest of the scheduler API", () => {
       expect(body["error"]).toBe("NOT_IMPLEMENTED");
     }
     expect((await api("GET", "/api/scheduler/schedules")).status).toBe(200);
+  });
+});
+
+describe("finding schedules (GET /api/scheduler/schedules/search)", () => {
+  type Found = { totalHits: number; results: JsonObject[] };
+  const find = (query: string) => apiOk<Found>("GET", `/api/scheduler/schedules/search?${query}`);
+  const names = (found: Found) => found.results.map((result) => result["name"]);
+
+  it("finds by workflow, part of the name (case counted), paused and free text, sorts by name and pages, as Conductor's searchSchedules", async () => {
+    await registerQuick("sched_find_a");
+    await registerQuick("sched_find_b");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-find-Alpha", "sched_find_a"));
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-find-bravo", "sched_find_a", { paused: true }));
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-find-charlie", "sched_find_b"));
+    await apiOk("PUT", "/api/scheduler/schedules/sched-find-Alpha/tags", [{ key: "team", value: "ops" }]);
+
+    const all = await find("scheduleName=sched-find");
+    expect(all.totalHits).toBe(3);
+    expect(names(all)).toEqual(["sched-find-Alpha", "sched-find-bravo", "sched-find-charlie"]);
+    // Each as its read shows it, tags included.
+    expect(all.results[0]).toEqual(await apiOk("GET", "/api/scheduler/schedules/sched-find-Alpha"));
+    expect(all.results[0]!["tags"]).toEqual([{ key: "team", value: "ops" }]);
+
+    // A part of the name, its case counted (Conductor's LIKE and contains); `name` as Orkes' docs and Conductor's UI send it.
+    expect(names(await find("scheduleName=find-A"))).toEqual(["sched-find-Alpha"]);
+    expect((await find("scheduleName=find-alpha")).totalHits).toBe(0);
+    expect(names(await find("name=find-char"))).toEqual(["sched-find-charlie"]);
+    expect(names(await find("scheduleName=sched-find&workflowName=sched_find_b"))).toEqual(["sched-find-charlie"]);
+    expect((await find("workflowName=sched_find")).totalHits).toBe(0);
+    expect(names(await find("scheduleName=sched-find&paused=true"))).toEqual(["sched-find-bravo"]);
+    expect(names(await find("scheduleName=sched-find&paused=false"))).toEqual(["sched-find-Alpha", "sched-find-charlie"]);
+    // Free text within the schedule and workflow names; `*` is everything.
+    expect(names(await find("scheduleName=sched-find&freeText=find_b"))).toEqual(["sched-find-charlie"]);
+    expect((await find("scheduleName=sched-find&freeText=*")).totalHits).toBe(3);
+
+    expect(names(await find("scheduleName=sched-find&sort=name:DESC"))).toEqual(["sched-find-charlie", "sched-find-bravo", "sched-find-Alpha"]);
+    const page = await find("scheduleName=sched-find&start=1&size=1");
+    expect(page.totalHits).toBe(3);
+    expect(names(page)).toEqual(["sched-find-bravo"]);
+
+    await expectRefused(await api("GET", "/api/scheduler/schedules/search?paused=maybe"), 400, "paused");
+    await expectRefused(await api("GET", "/api/scheduler/schedules/search?sort=cronExpression:ASC"), 400, "sort");
+    await expectRefused(await api("GET", "/api/scheduler/schedules/search?size=1001"), 400, "size");
+
+    // Only schedules whose workflow the caller may read, counted as such.
+    const reader = await createUser("sched-find-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:sched_find_a" }] });
+    const asReader = (await (await call("GET", "/api/scheduler/schedules/search?scheduleName=sched-find", orkes(reader.token))).json()) as Found;
+    expect(asReader.totalHits).toBe(2);
+    expect(names(asReader)).toEqual(["sched-find-Alpha", "sched-find-bravo"]);
+    for (const name of ["sched-find-Alpha", "sched-find-bravo", "sched-find-charlie"]) await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
   });
 });
 

@@ -10,9 +10,10 @@ import { decodedPathParam, integerQuery, queryParams, queryValue } from "../http
 import { BulkScheduleNames, NextFewSchedulesQuery, SaveScheduleRequest, WorkflowName, parseOrThrow } from "../schemas";
 import { mapBounded } from "../bounded";
 import { BULK_CONCURRENCY, bulkOutcome, bulkResponse } from "./bulk";
-import { mayOnSchedule, requireOnSchedule, type ScheduleAction } from "../schedules/access";
+import { mayOnSchedule, requireOnSchedule, schedulesReadable, type ScheduleAction } from "../schedules/access";
 import { isKnownZone, nextFireAfter, nextFires, parseCron } from "../schedules/cron";
 import { MAX_EXECUTIONS_PER_SCHEDULE, latestScheduleExecutions, searchScheduleExecutions } from "../schedules/executions";
+import { searchSchedules } from "../schedules/search";
 import { ScheduleRepository, type StoredSchedule } from "../schedules/store";
 import { TagRepository } from "../tags";
 import { readableWorkflows } from "../auth/access-rules";
@@ -136,6 +137,17 @@ async function listSchedules(request: IRequest, env: Env): Promise<Response> {
   return Response.json(listed.map((schedule) => ({ ...schedule, tags: tags.get(String(schedule["name"])) ?? [] })));
 }
 
+/**
+ * `GET /api/scheduler/schedules/search`: Conductor's `SearchResult<WorkflowScheduleModel>`, each schedule as its read
+ * shows it, tags included (see schedules/search.ts for the parameters).
+ */
+async function searchSchedulesRoute(request: IRequest, env: Env): Promise<Response> {
+  const { totalHits, schedules } = await searchSchedules(env.DB, request, schedulesReadable(principalOf(request).grants));
+  const tags = await new TagRepository(env.DB).byName("SCHEDULE", schedules.map((schedule) => schedule.name));
+  const now = Date.now();
+  return Response.json({ totalHits, results: schedules.map((schedule) => ({ ...scheduleJson(schedule, now), tags: tags.get(schedule.name) ?? [] })) });
+}
+
 /** The `pausedReason` of a schedule paused by the pause of every schedule, which the resume of every schedule resumes. */
 const PAUSED_WITH_EVERY_SCHEDULE = "paused with every schedule";
 
@@ -218,7 +230,7 @@ function nextFewSchedules(request: IRequest): Response {
  * Orkes' scheduler API (SchedulerResource): schedules and their fires. Registered after the 501s of unsupported.ts,
  * which list the scheduler paths not served (the test endpoints) and so must not overlap these, and
  * after the tag routes (routes/tags.ts): `GET /api/scheduler/schedules/tags` is the lookup by tag, which is why no
- * schedule may be named "tags".
+ * schedule may be named "tags" (nor "search", the search's path, registered before `/:name` here).
  */
 export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/scheduler/schedules", saveSchedule);
@@ -230,6 +242,7 @@ export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void
   router.get("/api/scheduler/search/executions", async (request, env) =>
     Response.json(await searchScheduleExecutions(env.DB, request, readableWorkflows(principalOf(request).grants, "WORKFLOW_READ"))),
   );
+  router.get("/api/scheduler/schedules/search", searchSchedulesRoute);
   router.get("/api/scheduler/schedules/:name", async (request, env) => {
     const schedule = await pathSchedule(request, env, "read", "reading");
     const tags = await new TagRepository(env.DB).list({ type: "SCHEDULE", name: schedule.name });

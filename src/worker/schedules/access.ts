@@ -1,6 +1,7 @@
-import { START_PERMISSION } from "../auth/access-rules";
+import { START_PERMISSION, readableWorkflows } from "../auth/access-rules";
 import { grantsAllow, type Grant, type Permission } from "../auth/permissions";
 import { ApiError } from "../http/errors";
+import type { ReadableWorkflows } from "../search";
 
 /**
  * Who may do what with a schedule, decided here and only here. The access rules let any authenticated caller reach
@@ -20,6 +21,11 @@ const NEEDED: Record<ScheduleAction, Permission> = { read: "WORKFLOW_READ", mana
 /** True when `grants` allow `action` on schedules of `workflowName` (undefined: a schedule that does not exist). */
 export function mayOnSchedule(grants: readonly Grant[], action: ScheduleAction, workflowName: string | undefined): boolean {
   return grantsAllow(grants, NEEDED[action], `workflow:${workflowName ?? ""}`);
+}
+
+/** The workflows whose schedules `grants` let their holder read: {@link mayOnSchedule}'s "read", for a filter in SQL. */
+export function schedulesReadable(grants: readonly Grant[]): ReadableWorkflows {
+  return readableWorkflows(grants, NEEDED.read);
 }
 
 /**

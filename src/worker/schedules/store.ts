@@ -1,3 +1,4 @@
+import type { Filter } from "../search";
 import type { ScheduleConfig } from "./validate";
 
 /** A schedule as stored in D1 (`schedules`). */
@@ -95,6 +96,18 @@ export class ScheduleRepository {
     if (names.length === 0) return [];
     const { results } = await this.db.prepare(`SELECT * FROM schedules WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name`).bind(JSON.stringify(names)).all<Row>();
     return results.map(fromRow);
+  }
+
+  /** The schedules `filter` keeps (its clauses on `schedules`' columns): how many, and those of one page in `order`. */
+  async search(filter: Filter, order: string, start: number, size: number): Promise<{ totalHits: number; schedules: StoredSchedule[] }> {
+    const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
+    const [count, page] = await this.db.batch([
+      this.db.prepare(`SELECT COUNT(*) AS total FROM schedules ${where}`).bind(...filter.bindings),
+      // By name last: a page boundary falls in the same place on every request.
+      this.db.prepare(`SELECT * FROM schedules ${where} ORDER BY ${order}, name LIMIT ? OFFSET ?`).bind(...filter.bindings, size, start),
+    ]);
+    const totalHits = (count!.results[0] as { total: number } | undefined)?.total ?? 0;
+    return { totalHits, schedules: (page!.results as unknown as Row[]).map(fromRow) };
   }
 
   /**

@@ -1,0 +1,57 @@
+import type { IRequest } from "itty-router";
+import { validationError } from "../http/errors";
+import { parseOrThrow, WorkflowName } from "../schemas";
+import { applyFreeText, applyReadable, orderBy, searchPage, searchParam, type Filter, type ReadableWorkflows, type SearchFields } from "../search";
+import { ScheduleRepository, type StoredSchedule } from "./store";
+
+/**
+ * The sort fields: Conductor's `name` (the only one its scheduler sorts by), and the stored columns its docs' examples
+ * sort by (`createTime:DESC`). No `query`: the search's filters are its own parameters.
+ */
+const FIELDS: SearchFields = {
+  query: {},
+  sort: { name: "name", workflowName: "workflow_name", createTime: "create_time", updatedTime: "updated_time" },
+  defaultOrder: "name ASC",
+};
+
+/** `paused=true|false` (any case), or undefined when absent; anything else is a 400. */
+function pausedParam(request: IRequest): boolean | undefined {
+  const given = searchParam(request, "paused")?.toLowerCase();
+  if (given === undefined) return undefined;
+  if (given !== "true" && given !== "false") throw validationError("Invalid schedule search", [{ path: "paused", message: "must be true or false" }]);
+  return given === "true";
+}
+
+/**
+ * `GET /api/scheduler/schedules/search` (Conductor's SchedulerResource `searchSchedules`): the schedules whose workflow
+ * the caller may read (`readable`), one page of them in name order unless `sort` says otherwise, with how many there
+ * are. `workflowName` exact; `scheduleName` (or `name`, as Orkes' docs and Conductor's UI send it) within the name,
+ * case counted, as Conductor's stores match it; `paused`; `freeText` (`*`: everything) within the schedule and workflow
+ * names, as `search/executions`' free text (Conductor's stores ignore it; its UI sends its search box's text there).
+ */
+export async function searchSchedules(db: D1Database, request: IRequest, readable: ReadableWorkflows): Promise<{ totalHits: number; schedules: StoredSchedule[] }> {
+  const { start, size } = searchPage(request);
+  const filter: Filter = { clauses: [], bindings: [] };
+  applyReadable(filter, readable, "schedules");
+  const workflowName = searchParam(request, "workflowName");
+  if (workflowName !== undefined) {
+    filter.clauses.push("workflow_name = ?");
+    filter.bindings.push(parseOrThrow(WorkflowName, workflowName, "schedule search", "workflowName"));
+  }
+  for (const param of ["scheduleName", "name"]) {
+    const part = searchParam(request, param);
+    if (part === undefined) continue;
+    // instr, not LIKE: LIKE ignores ASCII case, and `_` (which names hold) is one of its wildcards.
+    filter.clauses.push("instr(name, ?) > 0");
+    filter.bindings.push(part);
+  }
+  const paused = pausedParam(request);
+  if (paused !== undefined) {
+    filter.clauses.push("paused = ?");
+    filter.bindings.push(paused ? 1 : 0);
+  }
+  applyFreeText(filter, searchParam(request, "freeText"), ["name", "workflow_name"]);
+  // Spring binds Conductor's `List<String> sort` from comma-separated options too.
+  const order = orderBy(searchParam(request, "sort")?.replaceAll(",", "|"), FIELDS);
+  return new ScheduleRepository(db).search(filter, order, start, size);
+}
