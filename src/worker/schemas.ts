@@ -511,6 +511,17 @@ export const SaveScheduleRequest = requestObject({
   scheduleEndTime: v.optional(ScheduleBound),
   zoneId: v.optional(v.nullable(v.pipe(v.string("must be a string (an IANA time zone id)"), v.maxLength(64, "must be at most 64 characters"))), "UTC"),
   description: v.optional(v.nullable(v.pipe(v.string("must be a string"), v.maxLength(2048, "must be at most 2048 characters")))),
+  // Conductor's several crons per schedule, which take priority over `cronExpression` there: a non-empty list is
+  // refused rather than dropped (the schedule would fire on other times than asked). Clients send the empty default.
+  cronSchedules: v.pipe(
+    v.nullish(
+      v.pipe(
+        v.array(v.unknown(), "must be a list of {cronExpression, zoneId}"),
+        v.maxLength(0, "several crons per schedule are not supported here: save one schedule per cron, each with its cronExpression and zoneId"),
+      ),
+    ),
+    v.transform(() => undefined),
+  ),
 });
 /** Parsed {@link SaveScheduleRequest}. */
 export type SaveScheduleRequest = v.InferOutput<typeof SaveScheduleRequest>;

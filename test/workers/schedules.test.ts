@@ -379,6 +379,10 @@ describe("refused saves change nothing", () => {
       [schedule("sched-refused", "sched_refused", { scheduleEndTime: "next year" }), "scheduleEndTime"],
       // The path of the search of schedules: a schedule so named could not be read.
       [schedule("search", "sched_refused"), "name"],
+      // Several crons per schedule (Conductor's cronSchedules): refused, not fired on cronExpression alone.
+      [schedule("sched-refused", "sched_refused", { cronSchedules: [{ cronExpression: "0 0 12 * * ?", zoneId: "UTC" }] }), "cronSchedules"],
+      [{ name: "sched-refused", cronSchedules: [{ cronExpression: YEARLY, zoneId: "UTC" }], startWorkflowRequest: { name: "sched_refused" } }, "cronSchedules"],
+      [schedule("sched-refused", "sched_refused", { cronSchedules: "0 0 12 * * ?" }), "cronSchedules"],
     ];
     for (const [body, path] of cases) {
       const refused = await expectRefused(await api("POST", "/api/scheduler/schedules", body), 400, path);
@@ -387,6 +391,13 @@ describe("refused saves change nothing", () => {
     expect(await apiOk("GET", "/api/scheduler/schedules/sched-refused")).toEqual(original);
     expect(await armedOf("sched-refused")).toEqual(armedBefore);
     expect(await rowCount("schedules")).toBe(rows);
+    const several = await expectRefused(await api("POST", "/api/scheduler/schedules", schedule("sched-refused", "sched_refused", { cronSchedules: [{ cronExpression: YEARLY }] })), 400);
+    expect(JSON.stringify(several)).toContain("several crons per schedule are not supported here");
+    // The empty list (clients' default) and null say nothing.
+    for (const cronSchedules of [[], null]) {
+      expect((await api("POST", "/api/scheduler/schedules", schedule("sched-refused", "sched_refused", { description: "original", cronSchedules }))).status).toBe(200);
+    }
+    expect(await apiOk("GET", "/api/scheduler/schedules/sched-refused")).toMatchObject({ cronExpression: YEARLY, description: "original" });
   });
 
   it("saves a schedule as the Python client sends it: its default idempotencyStrategy (FAIL) without a key says nothing, and is dropped", async () => {
