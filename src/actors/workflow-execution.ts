@@ -2429,7 +2429,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         });
       case "SUB_WORKFLOW":
         // The stored (masked) input: whatever reaches the child is stored and shown as the child's.
-        return dispatchSubWorkflow(this.env, execution, task, task.inputData, this.#config.maxSubWorkflowDepth, inlineChildDefinition(definition));
+        return dispatchSubWorkflow(this.env, execution, task, task.inputData, this.#config.maxSubWorkflowDepth, definition, inlineChildDefinition(definition));
       case "START_WORKFLOW":
         // The stored (masked) input too: the started workflow's input is stored and shown as its own.
         return dispatchStartWorkflow(this.env, execution, task, task.inputData, inlineStartedDefinition(definition));

@@ -101,6 +101,8 @@ export type ExecutionEvent =
       awaitingExternal?: boolean;
       /** SUB_WORKFLOW: the child actually started, when an idempotency key returned an existing one. */
       subWorkflowId?: string;
+      /** SUB_WORKFLOW: input keys to add to the task's (the version its child started with), shown from now on. */
+      shownInput?: JsonObject;
       /** EVENT: the message its event's handlers are owed once this result is taken (see the `publishEvent` effect). */
       published?: EventMessage;
     }
@@ -675,6 +677,7 @@ function applyDispatchResult(draft: Draft, event: Extract<ExecutionEvent, { type
   limitOutput(fields, env);
   checkOutputSchema(draft.state, task, fields);
   if (event.subWorkflowId !== undefined) fields.subWorkflowId = event.subWorkflowId;
+  if (event.shownInput !== undefined) fields.inputData = { ...task.inputData, ...event.shownInput };
   // Branch on the resulting status: an oversized output has already turned the result into a failure.
   if (fields.status === "IN_PROGRESS") fields.awaitingExternal = event.awaitingExternal ?? true;
   else fields.endTime = env.now;

@@ -58,7 +58,8 @@ export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALR
 
 /** The outcome of a start. `existing` is true when an idempotency key returned an earlier execution. */
 export type StartOutcome =
-  | { ok: true; workflowId: string; existing: boolean; workflowJson?: string; workflowStatus?: WorkflowStatus }
+  /** `version`: the definition's version the execution started with, when this call started it (not `existing`). */
+  | { ok: true; workflowId: string; existing: boolean; version?: number; workflowJson?: string; workflowStatus?: WorkflowStatus }
   | { ok: false; code: StartRefusalCode; message: string; issues?: ValidationIssue[] };
 
 /**
@@ -175,5 +176,5 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   }
   const started = await stub.start(params);
   if (!started.ok) return { ok: false, code: "ALREADY_STARTED", message: started.error.message };
-  return { ok: true, workflowId, existing };
+  return existing ? { ok: true, workflowId, existing } : { ok: true, workflowId, existing, version: definition.version };
 }

@@ -197,6 +197,49 @@ describe("SUB_WORKFLOW", () => {
     }
   });
 
+  it("shows the child in the task's input as Conductor's SubWorkflowTaskMapper does (subWorkflowName, subWorkflowVersion, subWorkflowTaskToDomain, priority), none of it in the child's input", async () => {
+    const noop = { name: "noop", taskReferenceName: "noop", type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression: "1" } };
+    await register({ name: "shown_child", version: 1, tasks: [noop] });
+    await register({
+      name: "shown_parent",
+      tasks: [
+        subTask("beside", { who: "${workflow.input.who}" }, { subWorkflowParam: { name: "shown_child", version: 1, taskToDomain: { noop: "blue" }, priority: "${workflow.input.p}" } }),
+        subTask("inside", { subWorkflowParam: { name: "shown_child" }, who: "x" }),
+        subTask("expressed", { subWorkflowParam: { name: "${workflow.input.child}" }, who: "y" }),
+        // Keys the definition gives itself stay its own and the child's input, as before.
+        subTask("own", { subWorkflowName: "mine", subWorkflowVersion: "v-mine", priority: 3, who: "z" }, { subWorkflowParam: { name: "shown_child", priority: 5 } }),
+      ],
+    });
+    const parent = await waitFor(await startWorkflow("shown_parent", { who: "ada", p: 7, child: "shown_child" }), terminal);
+    expect(parent.status, String(parent.reasonForIncompletion)).toBe("COMPLETED");
+    const [beside, inside, expressed, own] = parent.tasks;
+    const childOf = (task: WorkflowJson["tasks"][number]) => getWorkflow(String(task["subWorkflowId"]));
+
+    expect(beside!.inputData).toEqual({ subWorkflowParam: { name: "shown_child", version: 1, taskToDomain: { noop: "blue" }, priority: 7 }, who: "ada", subWorkflowName: "shown_child", subWorkflowVersion: 1, subWorkflowTaskToDomain: { noop: "blue" }, priority: 7 });
+    expect(await childOf(beside!)).toMatchObject({ input: { who: "ada" }, priority: 7, taskToDomain: { noop: "blue" } });
+    expect((await childOf(beside!)).input).toEqual({ who: "ada" });
+    // Named without a version, inside inputParameters or by an expression: the version the child started with.
+    expect(inside!.inputData).toMatchObject({ subWorkflowName: "shown_child", subWorkflowVersion: 1 });
+    expect((await childOf(inside!)).input).toEqual({ who: "x" });
+    expect(expressed!.inputData).toMatchObject({ subWorkflowName: "shown_child", subWorkflowVersion: 1 });
+    expect(expressed!.inputData).not.toHaveProperty("priority");
+    expect((await childOf(expressed!)).input).toEqual({ who: "y" });
+    expect(own!.inputData).toMatchObject({ subWorkflowName: "mine", subWorkflowVersion: "v-mine", priority: 3 });
+    expect(await childOf(own!)).toMatchObject({ priority: 5 });
+    expect((await childOf(own!)).input).toEqual({ subWorkflowName: "mine", subWorkflowVersion: "v-mine", priority: 3, who: "z" });
+  });
+
+  it("an empty workflowInput is not given (the child gets the other keys, as Conductor's SubWorkflow); an empty input is an empty input", async () => {
+    await registerEchoChild("child_empty_input");
+    for (const [key, expected] of [["workflowInput", { who: "x" }], ["input", {}]] as const) {
+      const name = `parent_empty_${key}`;
+      await register({ name, tasks: [subTask("sub", { subWorkflowParam: { name: "child_empty_input" }, [key]: {}, who: "x" })] });
+      const parent = await waitFor(await startWorkflow(name), terminal);
+      expect(parent.status, String(parent.reasonForIncompletion)).toBe("COMPLETED");
+      expect((await getWorkflow(String(parent.tasks[0]!["subWorkflowId"]))).input).toEqual(expected);
+    }
+  });
+
   it("a child that times out fails the task (errorCode TIMED_OUT); a terminated child cancels it", async () => {
     await register({ name: "child_times_out", timeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF", tasks: [waitTask("gate")] });
     await register({ name: "parent_child_timeout", tasks: [subTask("sub", { subWorkflowParam: { name: "child_times_out" } })] });

@@ -1,6 +1,6 @@
 import type { ExecutionEvent } from "../../engine/decider";
-import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "../../engine/model";
-import { childStartRequest, subWorkflowFailure, type ChildStartErrorCode } from "../../engine/tasks/sub-workflow";
+import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../engine/model";
+import { childStartRequest, shownChildVersion, subWorkflowFailure, type ChildStartErrorCode } from "../../engine/tasks/sub-workflow";
 import { childTestPlan } from "../../engine/test-run";
 import { startOnBehalfDenial } from "../../worker/auth/access-rules";
 import { startExecution, type StartRefusalCode } from "../../worker/start-execution";
@@ -25,9 +25,10 @@ function childStartErrorCode(code: StartRefusalCode): ChildStartErrorCode {
  * its input names, or the task's `inline` child definition. Start errors
  * (no such workflow or version, bad parameters, nesting too deep, idempotency key taken with FAIL)
  * fail the task with the spec's SUB_WORKFLOW_ERROR shape. With `waitForCompletion` the task then
- * waits for the child's notice; without it, it completes at once.
+ * waits for the child's notice; without it, it completes at once. `definition` (the task's) tells which input keys are
+ * its own; a child started without a version shown in the input has the version it started with added to it.
  */
-export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, task: TaskExecution, input: JsonObject, maxDepth: number, inline?: WorkflowDef): Promise<DispatchResult> {
+export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, task: TaskExecution, input: JsonObject, maxDepth: number, definition: WorkflowTaskDef | undefined, inline?: WorkflowDef): Promise<DispatchResult> {
   const plannedId = task.subWorkflowId!;
   const result = (status: DispatchResult["status"], output: JsonObject, extra: Partial<DispatchResult> = {}): DispatchResult => ({
     type: "dispatchResult",
@@ -41,7 +42,7 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
     const failure = subWorkflowFailure(null, code, `Sub workflow could not start: ${message}`, message);
     return result("FAILED", failure.output, { reason: failure.reason });
   };
-  const request = childStartRequest(input);
+  const request = childStartRequest(input, definition);
   if ("invalid" in request) return fail("INVALID_PARAMETERS", request.invalid);
   // A child an expression gave as the parent ran (a planner task's output, say): checked now, as a registration would.
   const given = input["subWorkflowParam"];
@@ -89,7 +90,8 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
   });
   if (!started.ok) return fail(childStartErrorCode(started.code), started.message);
   const output: JsonObject = { subWorkflowId: started.workflowId };
-  const child = { subWorkflowId: started.workflowId };
+  const shownInput = shownChildVersion(input, definition, started.version);
+  const child = { subWorkflowId: started.workflowId, ...(shownInput === undefined ? {} : { shownInput }) };
   if (!request.waitForCompletion) return result("COMPLETED", output, child);
   return result("IN_PROGRESS", output, { ...child, awaitingExternal: true });
 }

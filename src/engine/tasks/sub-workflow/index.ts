@@ -35,7 +35,44 @@ export function subWorkflowInputTemplate(definition: WorkflowTaskDef): JsonObjec
     template["subWorkflowParam"] = isJsonObjectValue(inline) ? param : definition.subWorkflowParam;
   }
   if (definition.waitForCompletion !== undefined) template["waitForCompletion"] = definition.waitForCompletion;
-  return template;
+  return { ...template, ...shownChildFields(definition, template["subWorkflowParam"]) };
+}
+
+/**
+ * The task input keys that show the child as Conductor's SubWorkflowTaskMapper adds them, each the `subWorkflowParam`
+ * field it shows (so resolved as that field is). Control keys, never part of the child's input.
+ */
+const SHOWN_CHILD_FIELDS = { subWorkflowName: "name", subWorkflowVersion: "version", subWorkflowTaskToDomain: "taskToDomain", priority: "priority" } as const;
+
+/**
+ * The keys of {@link SHOWN_CHILD_FIELDS} for the fields `param` gives, as expressions or values of the template. A
+ * key the task's own input already has (its `inputParameters` or its task definition's `inputTemplate`) is left to it
+ * and stays part of the child's input, as it was before these keys were shown.
+ */
+function shownChildFields(definition: WorkflowTaskDef, param: JsonValue | undefined): JsonObject {
+  const shown: JsonObject = {};
+  if (!isJsonObjectValue(param)) return shown;
+  const own = childInputKeys(definition);
+  for (const [key, field] of Object.entries(SHOWN_CHILD_FIELDS)) {
+    const value = param[field];
+    if (value !== undefined && value !== null && value !== "" && !own.has(key)) shown[key] = value;
+  }
+  return shown;
+}
+
+/**
+ * The `subWorkflowVersion` to add to the task's `input` once its child started with `version`, when the input does not
+ * show one yet (the child was named by an expression, or without a version inside `inputParameters`) and the task's
+ * own input does not use that key: undefined otherwise.
+ */
+export function shownChildVersion(input: JsonObject, definition: WorkflowTaskDef | undefined, version: number | undefined): JsonObject | undefined {
+  if (version === undefined || Object.hasOwn(input, "subWorkflowVersion") || childInputKeys(definition).has("subWorkflowVersion")) return undefined;
+  return { subWorkflowVersion: version };
+}
+
+/** The keys SUB_WORKFLOW task `definition` itself gives its input: they are the child's, whatever their names. */
+function childInputKeys(definition: WorkflowTaskDef | undefined): ReadonlySet<string> {
+  return new Set([...Object.keys(definition?.inputParameters ?? {}), ...Object.keys(definition?.taskDefinition?.inputTemplate ?? {})]);
 }
 
 /** The inline child definition of SUB_WORKFLOW task `definition` (validated at registration), undefined when it names a registered one. */
@@ -48,11 +85,12 @@ export function inlineChildDefinition(definition: WorkflowTaskDef | undefined): 
 const CONTROL_KEYS = new Set(["subWorkflowParam", "waitForCompletion", "input", "workflowInput"]);
 
 /**
- * Reads the child's start request from the resolved task input. The child's input is
- * `inputParameters.input` (also Conductor's `workflowInput`) when given, otherwise the other keys of
- * `inputParameters`. Answers a message when the input cannot describe a child.
+ * Reads the child's start request from the resolved task input of SUB_WORKFLOW task `definition`. The child's input is
+ * `inputParameters.input` (also Conductor's `workflowInput`, unless empty) when given, otherwise the other keys of
+ * `inputParameters`: the keys showing the child (`subWorkflowName`, …) are left out unless `definition` gives them
+ * itself. Answers a message when the input cannot describe a child.
  */
-export function childStartRequest(input: JsonObject): ChildStartRequest | { invalid: string } {
+export function childStartRequest(input: JsonObject, definition?: WorkflowTaskDef): ChildStartRequest | { invalid: string } {
   const param = input["subWorkflowParam"];
   if (!isJsonObjectValue(param)) return { invalid: "subWorkflowParam is missing or not an object" };
   const name = param["name"];
@@ -63,7 +101,7 @@ export function childStartRequest(input: JsonObject): ChildStartRequest | { inva
   if (version !== undefined) request.version = version;
   const explicitInput = explicitChildInput(input);
   if ("invalid" in explicitInput) return explicitInput;
-  request.input = explicitInput.given ?? Object.fromEntries(Object.entries(input).filter(([key]) => !CONTROL_KEYS.has(key)));
+  request.input = explicitInput.given ?? otherKeys(input, definition);
   const taskToDomain = taskToDomainOf(param["taskToDomain"]);
   if (taskToDomain !== undefined) request.taskToDomain = taskToDomain;
   const priority = priorityOf(param["priority"], "subWorkflowParam.priority");
@@ -82,16 +120,26 @@ export function childStartRequest(input: JsonObject): ChildStartRequest | { inva
   return request;
 }
 
+/** `input` without its control keys: the child's input when no explicit one is given. */
+function otherKeys(input: JsonObject, definition: WorkflowTaskDef | undefined): JsonObject {
+  const own = childInputKeys(definition);
+  const isControlKey = (key: string): boolean => CONTROL_KEYS.has(key) || (Object.hasOwn(SHOWN_CHILD_FIELDS, key) && !own.has(key));
+  return Object.fromEntries(Object.entries(input).filter(([key]) => !isControlKey(key)));
+}
+
 /**
  * The child's input given as `input` (or Conductor's `workflowInput`), `input` first; `given` is undefined
- * when neither is. Null counts as not given, as in Conductor. Any other non-object is refused: it
- * cannot be a workflow input, and falling back to the other keys would start the child with the wrong one.
+ * when neither is. Null counts as not given, as in Conductor, and so does an empty `workflowInput` (Conductor's
+ * SubWorkflow starts the child with the task's input then); an empty `input` is this service's explicit empty input.
+ * Any other non-object is refused: it cannot be a workflow input, and falling back to the other keys would start the
+ * child with the wrong one.
  */
 function explicitChildInput(input: JsonObject): { given: JsonObject | undefined } | { invalid: string } {
   let given: JsonObject | undefined;
   for (const key of ["input", "workflowInput"]) {
     const value = input[key];
     if (value === undefined || value === null) continue;
+    if (key === "workflowInput" && isJsonObjectValue(value) && Object.keys(value).length === 0) continue;
     // Only the kind is named: the value may hold masked secrets or be large.
     if (!isJsonObjectValue(value)) return { invalid: `${key} resolved to ${kindOf(value)}, not an object (the child workflow's input)` };
     given ??= value;
