@@ -647,7 +647,8 @@ describe("the official Conductor TypeScript client", () => {
     expect(blocking.isBlockingTask()).toBe(true);
     expect(blocking.targetWorkflowStatus).toBe("RUNNING");
     expect(blocking.requestId).toBe(`until-${suffix}`);
-    expect(blocking.getBlockingTask()).toMatchObject({ referenceTaskName: "work", status: "SCHEDULED", workflowType: name });
+    // As Conductor's WorkflowSignalResponder answers it: the named task, once it has ended, is the blocking one.
+    expect(blocking.getBlockingTask()).toMatchObject({ referenceTaskName: "prep", status: "COMPLETED", workflowType: name });
     for (const workflowId of [run.workflowId!, blocking.getTargetWorkflowId()]) await executor.terminate(workflowId, "done with it");
   });
 
