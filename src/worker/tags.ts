@@ -33,10 +33,20 @@ export interface Tag {
   value: string;
 }
 
+/**
+ * A tag's key or value: a string, or a number or boolean taken as its text, as Jackson reads a JSON scalar into the
+ * String fields of Orkes' Tag. The Python client's `set_workflow_rate_limit` sends its `RATE_LIMIT` tag's value as a
+ * number, which a string-only schema refused. Objects, arrays and null stay refused, as Jackson refuses them.
+ */
+const tagText = v.pipe(
+  v.union([v.string(), v.pipe(v.number(), v.finite()), v.boolean()], "must be a string"),
+  v.transform((value) => String(value)),
+);
+
 /** Orkes' Tag (`{key, value}`; its deprecated `type` is accepted and ignored). */
 export const TagSchema = requestObject({
-  key: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`)),
-  value: v.pipe(v.string("must be a string"), v.maxLength(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`)),
+  key: v.pipe(tagText, v.minLength(1, "must not be empty"), v.maxLength(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`)),
+  value: v.pipe(tagText, v.maxLength(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`)),
 });
 
 /** A list of tags (`PUT …/tags`, a definition's `tags`); a key given twice keeps its last value. */

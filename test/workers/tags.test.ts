@@ -44,6 +44,22 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     expect(pairs(await apiOk<TagJson[]>("GET", "/api/metadata/tags"))).toContain("owner=ann");
   });
 
+  it("takes a number or boolean key or value as its text, as Jackson reads Orkes' Tag: the Python client's set_workflow_rate_limit works", async () => {
+    await register({ name: "tagged_scalars", tasks: [wait("w")] });
+    const path = "/api/metadata/workflow/tagged_scalars";
+    // What the Python client's set_workflow_rate_limit(10, name) sends: its RateLimitTag, the limit a number.
+    expect((await api("POST", `${path}/tags`, { key: "tagged_scalars", type: "RATE_LIMIT", value: 10 })).status).toBe(200);
+    expect((await api("PUT", `${path}/tags`, [{ key: "tagged_scalars", type: "RATE_LIMIT", value: 10 }, { key: 7, value: true }, { key: "ratio", value: 0.5 }])).status).toBe(200);
+    expect(await tagsOf(path)).toEqual([
+      { key: "7", value: "true" },
+      { key: "ratio", value: "0.5" },
+      { key: "tagged_scalars", value: "10" },
+    ]);
+    // Removed as it was added (remove_workflow_rate_limit sends the number again).
+    expect((await api("DELETE", `${path}/tags`, { key: "tagged_scalars", type: "RATE_LIMIT", value: 10 })).status).toBe(200);
+    expect(pairs(await tagsOf(path))).toEqual(["7=true", "ratio=0.5"]);
+  });
+
   it("a task definition's tags: registered with it (ExtendedTaskDef's tags), replaced or added to (overwriteTags), gone with it", async () => {
     const taskDef = { name: "tagged_task", ownerEmail: "t@example.com", responseTimeoutSeconds: 60 };
     await apiOk("POST", "/api/metadata/taskdefs", [{ ...taskDef, tags: [{ key: "lang", value: "go" }] }]);
@@ -87,7 +103,9 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
       ["POST", { key: "k", value: "v".repeat(257) }, "value"],
       ["POST", [{ key: "k", value: "v" }], "(body)"],
       ["PUT", { key: "k", value: "v" }, "(body)"],
-      ["PUT", [{ key: "k", value: "v" }, { key: 7, value: "v" }], "[1].key"],
+      ["PUT", [{ key: "k", value: "v" }, { key: { name: "k" }, value: "v" }], "[1].key"],
+      ["POST", { key: "k", value: null }, "value"],
+      ["POST", { key: "k", value: ["v"] }, "value"],
       ["PUT", Array.from({ length: MAX_TAGS_PER_TARGET + 1 }, (_, index) => ({ key: `k${index}`, value: "v" })), "(body)"],
     ];
     for (const [method, body, errorPath] of refusals) {
