@@ -71,7 +71,7 @@ export function taskSchemaReferences(definition: WorkflowDef, enforcedOnly = fal
   // The definition's own tasks, branches included, read as they are: no plan is built for a start that checks none.
   for (const task of flattenTasks(definition.tasks)) {
     const taskDef = task.taskDefinition;
-    if (taskDef === undefined || (enforcedOnly && taskDef.enforceSchema === false)) continue;
+    if (taskDef === undefined || (enforcedOnly && taskDef.enforceSchema !== true)) continue;
     for (const reference of [taskDef.inputSchema, taskDef.outputSchema]) {
       if (reference !== undefined) found.set(schemaKey(reference), reference);
     }
@@ -82,11 +82,13 @@ export function taskSchemaReferences(definition: WorkflowDef, enforcedOnly = fal
 /**
  * Why a task following `taskDef` may not take `value` as its input or output (`which`): the first problem by the schema
  * it enforces there, or that the schema was not registered when the execution started; undefined when it may (and for
- * a task whose schema the execution does not keep: see `WorkflowDef.schemas`).
+ * a task whose schema the execution does not keep: see `WorkflowDef.schemas`). A task definition enforces its schemas
+ * only with `enforceSchema: true`: Conductor's TaskDef flag defaults to false (its WorkflowDef's to true), and its
+ * SchemaEnforcement checks a task only when the flag is set, not because a schema is named.
  */
 export function taskSchemaFailure(definition: WorkflowDef, taskDef: TaskDef | undefined, which: "input" | "output", value: JsonObject): string | undefined {
   const reference = which === "input" ? taskDef?.inputSchema : taskDef?.outputSchema;
-  if (reference === undefined || taskDef?.enforceSchema === false) return undefined;
+  if (reference === undefined || taskDef?.enforceSchema !== true) return undefined;
   return keptSchemaFailure(definition, reference, `The task's ${which}`, which, value);
 }
 

@@ -114,7 +114,10 @@ export interface TaskDef {
   inputSchema?: SchemaReference;
   /** Orkes' task output schema: a registered JSON schema the output a task completes with must match. */
   outputSchema?: SchemaReference;
-  /** Whether `inputSchema` and `outputSchema` are enforced: true unless false, as Orkes. */
+  /**
+   * Whether `inputSchema` and `outputSchema` are enforced: only when true, as Conductor's TaskDef (whose flag defaults to
+   * false, where a WorkflowDef's defaults to true).
+   */
   enforceSchema?: boolean;
   createTime?: number;
   updateTime?: number;

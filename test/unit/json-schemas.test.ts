@@ -40,8 +40,8 @@ describe("JSON schema checks", () => {
 describe("task schemas in the decider", () => {
   const inputSchema = { type: "object", required: ["n"], properties: { n: { type: "integer" } } };
   const outputSchema = { type: "object", required: ["ok"] };
-  function run(input: JsonObject, kept: WorkflowDef["schemas"]) {
-    const taskDefinition = { ...taskDefNamed("call"), inputSchema: { name: "in" }, outputSchema: { name: "out" } };
+  function run(input: JsonObject, kept: WorkflowDef["schemas"], enforceSchema: boolean | "absent" = true) {
+    const taskDefinition = { ...taskDefNamed("call"), inputSchema: { name: "in" }, outputSchema: { name: "out" }, ...(enforceSchema === "absent" ? {} : { enforceSchema }) };
     const definition: WorkflowDef = { name: "checked", version: 1, schemaVersion: 2, tasks: [{ ...httpGet("call"), inputParameters: { uri: "https://example.com/x", method: "GET", n: "${workflow.input.n}" }, taskDefinition }], ...(kept === undefined ? {} : { schemas: kept }) };
     const at = env(1_000);
     return decide(createExecution({ workflowId: "wf-1", definition, input }, 1_000), { type: "start" }, at);
@@ -66,5 +66,13 @@ describe("task schemas in the decider", () => {
     const missing = run({ n: 1 }, [{ key: "in@latest", data: null }]);
     expect(missing.state.tasks[0]!.reasonForIncompletion).toContain("schema in is not registered");
     expect(run({ n: "x" }, undefined).state.tasks[0]!.status).toBe("IN_PROGRESS");
+  });
+
+  it("checks nothing for a task definition whose enforceSchema is false or absent, as Conductor's TaskDef flag defaults to false", () => {
+    for (const flag of [false, "absent"] as const) {
+      const started = run({ n: "x" }, kept, flag);
+      expect(started.state.tasks[0]!.status).toBe("IN_PROGRESS");
+      expect(attemptEnds(started.state, "call", 2_000, "COMPLETED", { status: 200 }).state.status).toBe("COMPLETED");
+    }
   });
 });

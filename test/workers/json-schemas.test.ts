@@ -125,7 +125,7 @@ describe("a task definition's inputSchema and outputSchema", () => {
       { name: "js_task_in", data: { type: "object", required: ["orderId"], properties: { orderId: { type: "integer" } } } },
       { name: "js_task_out", data: { type: "object", required: ["receipt"], properties: { receipt: { type: "string" } } } },
     ]);
-    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "js_checked_task", retryCount: 2, retryDelaySeconds: 0, inputSchema: { name: "js_task_in" }, outputSchema: { name: "js_task_out", version: 1 } }]);
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "js_checked_task", retryCount: 2, retryDelaySeconds: 0, inputSchema: { name: "js_task_in" }, outputSchema: { name: "js_task_out", version: 1 }, enforceSchema: true }]);
     await register({ name: "js_task_flow", tasks: [work("pay", "js_checked_task")] });
 
     const badInput = await waitFor(await apiOk<string>("POST", "/api/workflow/js_task_flow", { orderId: "seven" }), ["FAILED"]);
@@ -151,7 +151,7 @@ describe("a task definition's inputSchema and outputSchema", () => {
 
   it("fail a system task that completes as it starts (INLINE) with an output that does not match, for good (Conductor's e2e SchemaEnforcementE2ETest)", async () => {
     await apiOk("POST", "/api/schema", { name: "js_named_out", data: { type: "object", required: ["result"], properties: { result: { type: "object", required: ["name"] } } } });
-    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "js_inline_checked", retryCount: 3, retryDelaySeconds: 0, outputSchema: { name: "js_named_out" } }]);
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "js_inline_checked", retryCount: 3, retryDelaySeconds: 0, outputSchema: { name: "js_named_out" }, enforceSchema: true }]);
     const inline = (expression: string) => ({ name: "js_inline_checked", taskReferenceName: "calc", type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression } });
     await register({ name: "js_inline_out_flow", tasks: [inline("({ result: 1 + 2 })"), { name: "after", taskReferenceName: "after", type: "SET_VARIABLE", inputParameters: { reached: true } }] });
     const bad = await waitFor(await apiOk<string>("POST", "/api/workflow/js_inline_out_flow", {}), ["FAILED", "COMPLETED"]);
@@ -164,12 +164,24 @@ describe("a task definition's inputSchema and outputSchema", () => {
     expect((await waitFor(await apiOk<string>("POST", "/api/workflow/js_inline_out_fine", {}), ["FAILED", "COMPLETED"])).status).toBe("COMPLETED");
   });
 
-  it("are not checked with enforceSchema: false, and must name registered schemas, inline ones included", async () => {
+  it("are not checked with enforceSchema false or absent (Conductor's TaskDef flag defaults to false), and must name registered schemas, inline ones included", async () => {
     await apiOk("POST", "/api/schema", { name: "js_loose", data: { type: "object", required: ["x"] } });
     await apiOk("PUT", "/api/metadata/taskdefs", { name: "js_loose_task", inputSchema: { name: "js_loose" }, enforceSchema: false });
     await register({ name: "js_loose_flow", tasks: [work("w", "js_loose_task")] });
     const loose = await apiOk<string>("POST", "/api/workflow/js_loose_flow", {});
     await waitFor(loose, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+    // What the Python client's register_task_def=True registers: schemas named, the flag left out. Its generated output
+    // schema of an int-returning worker is {"type": "integer"} while the worker reports {"result": n}: not checked.
+    await apiOk("POST", "/api/schema", { name: "js_unset_out", data: { type: "integer" } });
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "js_unset_task", inputSchema: { name: "js_loose" }, outputSchema: { name: "js_unset_out" } });
+    const unsetInline = { ...work("i", "js_unset_inline"), taskDefinition: { inputSchema: { name: "js_loose" } } };
+    await register({ name: "js_unset_flow", tasks: [work("w", "js_unset_task"), unsetInline] });
+    const unset = await apiOk<string>("POST", "/api/workflow/js_unset_flow", {});
+    await waitFor(unset, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+    await apiOk("POST", `/api/tasks/${unset}/w/COMPLETED`, { result: 6765 });
+    await waitFor(unset, (workflow) => workflow.tasks[1]?.status === "SCHEDULED");
+    await apiOk("POST", `/api/tasks/${unset}/i/COMPLETED`, {});
+    expect((await waitFor(unset, ["COMPLETED", "FAILED"])).tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
 
     expect(await problems(await api("POST", "/api/metadata/taskdefs", [{ name: "js_nowhere_task", outputSchema: { name: "js_nowhere" } }]))).toEqual([
       { path: "[0].outputSchema", message: expect.stringContaining("js_nowhere") },
