@@ -192,8 +192,8 @@ export type ExecutionEvent =
    */
   | ({ type: "jump"; taskReferenceName: string; taskInput?: JsonObject } & EnvironmentRead)
   /**
-   * Conductor's resetCallbacksForWorkflow: SIMPLE tasks a worker put back in their queue with `callbackAfterSeconds`
-   * may be polled at once. A finished workflow refuses it.
+   * Conductor's resetCallbacksForWorkflow: SIMPLE tasks waiting out a `callbackAfterSeconds` in their queue (a worker's
+   * IN_PROGRESS report's, a startDelay, a retry's delay) may be polled at once. A finished workflow refuses it.
    */
   | { type: "resetCallbacks" }
   /** Failure workflow `workflowId` (see {@link FailureWorkflowStart}) could not be started, for `reason`: the output says so instead of its id. */
@@ -500,15 +500,22 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       if (state.status === "PAUSED") return { state, effects: [] };
       draft.patch({ status: "PAUSED", updateTime: env.now });
       return { state: draft.state, effects };
-    case "resetCallbacks":
+    case "resetCallbacks": {
       if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "reset the callbacks of");
+      let released = false;
       for (const task of state.tasks) {
-        if (task.pollable !== true || (task.callbackAfterSeconds ?? 0) === 0) continue;
+        if ((task.callbackAfterSeconds ?? 0) === 0) continue;
+        // In its queue: a worker's IN_PROGRESS report's delay, a startDelay, a retry's delay. Or SCHEDULED in none yet
+        // (its domain or task definition being looked up): its delay, counted once it is queued, is gone as well.
+        const queued = task.pollable === true;
+        if (!queued && !(task.taskType === "SIMPLE" && task.status === "SCHEDULED")) continue;
         const updated = draft.updateTask(task.taskId, { callbackAfterSeconds: 0 });
-        effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, state, env.now, instanceTask(state.definition, updated)) });
+        if (queued) effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, state, env.now, instanceTask(state.definition, updated)) });
+        released = true;
       }
       // Where tasks wait changes; nothing else moves.
-      return effects.length === 0 ? { state, effects } : { state: draft.state, effects };
+      return released ? { state: draft.state, effects } : { state, effects };
+    }
     case "updateVariables":
       // Data only: nothing is scheduled or started by it, so the execution does not advance.
       draft.patch({ variables: updatedVariables(state, event.variables, env), updateTime: env.now });
@@ -1380,7 +1387,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
       if (retryable && head.retryCount < retry.count) {
         const delayMs = retryDelayMs(retry, head.retryCount, () => fractionOf(env.newId()));
         // Immediate retries of tasks that never wait would, like a loop, keep one decision going: paced the same way.
-        const options = { retryCount: head.retryCount + 1, retriedTaskId: head.taskId, delayMs: paced ? Math.max(delayMs, PACE_MS) : delayMs, retryDeadline: head.retryDeadline };
+        const options = { retryCount: head.retryCount + 1, retriedTaskId: head.taskId, delayMs: paced ? Math.max(delayMs, PACE_MS) : delayMs, retryDelayMs: delayMs, retryDeadline: head.retryDeadline };
         // A retry that would start once the attempts' totalTimeoutSeconds are spent is not made: the task fails as it is.
         if (head.retryDeadline === undefined || env.now + options.delayMs < head.retryDeadline) {
           draft.updateTask(head.taskId, { retried: true });
@@ -1812,7 +1819,13 @@ interface InstanceOptions {
   retryCount?: number;
   /** The instance the new one retries. */
   retriedTaskId?: string;
+  /** How long the engine holds the new instance back before it starts (its `scheduledTime` lies that far ahead). */
   delayMs?: number;
+  /**
+   * A retry's delay, by its retry policy (without the pacing `delayMs` may add): a worker's (SIMPLE) task waits it out
+   * in its queue instead (see {@link addInstance}).
+   */
+  retryDelayMs?: number;
   retryDeadline?: number | undefined;
 }
 
@@ -1863,6 +1876,14 @@ function addInstance(draft: Draft, index: number, env: DecideEnv, options: Insta
   const state = draft.state;
   const task = newInstance(state, index, env, options);
   Object.assign(task, inputFields(draft, index, task.taskId, env));
+  const retryDelayMs = options.retryDelayMs ?? 0;
+  if (task.taskType === "SIMPLE" && task.status === "SCHEDULED" && retryDelayMs > 0) {
+    // As Conductor's DeciderService.retry() schedules a worker's task: at once, waiting out the delay in its queue as
+    // its callbackAfterSeconds (the SIMPLE module queues it so), which the Task JSON shows and resetcallbacks releases.
+    // Not through the alarm: no poll can take it earlier either way, and a queued delay is one the queue can end.
+    task.scheduledTime = env.now;
+    task.callbackAfterSeconds = retryDelayMs / 1000;
+  }
   limitExecution(task, state.tasks, env);
   draft.addTask(task);
 }

@@ -2,7 +2,7 @@ import type { EvaluationContext } from "./expressions";
 import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
 import { maskedKeysOf } from "./masking";
 import { definitionReferenceName } from "./plan";
-import { shownTaskDefName, shownTaskType } from "./view";
+import { shownCallbackAfterSeconds, shownTaskDefName, shownTaskType } from "./view";
 
 /** What `${<ref>.…}` sees of a task: its latest instance's visible fields (those Conductor's ParametersUtils gives it). */
 function taskRecord(task: TaskExecution, execution: WorkflowExecution): JsonObject {
@@ -17,7 +17,7 @@ function taskRecord(task: TaskExecution, execution: WorkflowExecution): JsonObje
     output: task.outputData,
     retryCount: task.retryCount,
     pollCount: task.pollCount ?? 0,
-    callbackAfterSeconds: task.callbackAfterSeconds ?? 0,
+    callbackAfterSeconds: shownCallbackAfterSeconds(task),
     iteration: task.iteration ?? 0,
     scheduledTime: task.scheduledTime,
     startTime: task.startTime,

@@ -500,7 +500,11 @@ export interface TaskExecution {
   workerId?: string;
   /** SIMPLE: how many times a poll handed it to a worker. */
   pollCount?: number;
-  /** SIMPLE: the delay a worker's last IN_PROGRESS update asked for before the task is polled again. */
+  /**
+   * SIMPLE: how long the task waits in its queue, counted from its `updateTime`, before a poll can take it (again): the
+   * delay a worker's last IN_PROGRESS update asked for, its step's startDelay, or a retry's delay (with a fraction when
+   * the retry policy adds jitter). 0 once a poll has served it or resetcallbacks has ended it.
+   */
   callbackAfterSeconds?: number;
   /** HUMAN, once started: whom it is assigned to and who has claimed it (see `tasks/human/progress.ts`). Never shown as is. */
   human?: HumanProgress;

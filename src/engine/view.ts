@@ -15,6 +15,14 @@ export type WorkflowView = JsonObject;
 const NAMED_BY_TYPE: ReadonlySet<string> = new Set(["FORK_JOIN", "FORK_JOIN_DYNAMIC", "JOIN", "SWITCH", "DECISION"]);
 
 /**
+ * A task's `callbackAfterSeconds` as Conductor's Task shows it, a whole number of seconds (its field is a long): a
+ * retry's delay with jitter is kept to the millisecond, and shown rounded up so that no client expects it sooner.
+ */
+export function shownCallbackAfterSeconds(task: Pick<TaskExecution, "callbackAfterSeconds">): number {
+  return Math.ceil(task.callbackAfterSeconds ?? 0);
+}
+
+/**
  * A task instance's type as Conductor shows it: a worker's (SIMPLE) task is of the type its name gives, which is what
  * workers poll for; a fork, static or dynamic, is `FORK` (Conductor's ForkJoin mappers' TASK_TYPE_FORK).
  */
@@ -96,8 +104,9 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   // A task of a DO_WHILE's loop (a DO_WHILE in another loop too): its runs are named after their iterations.
   view["loopOverTask"] = planOf(execution.definition).steps[task.definitionIndex]?.inLoop !== undefined;
   if (task.callbackUrl !== undefined) view["callbackUrl"] = task.callbackUrl;
-  // Conductor's Task: a long, 0 unless a worker asked to be called back later (only SIMPLE tasks' workers can).
-  view["callbackAfterSeconds"] = task.callbackAfterSeconds ?? 0;
+  // Conductor's Task: a long, 0 unless a SIMPLE task waits in its queue for that long (a worker's IN_PROGRESS report's
+  // delay, a startDelay, a retry's delay). Whole seconds: a retry's jitter is kept to the millisecond inside.
+  view["callbackAfterSeconds"] = shownCallbackAfterSeconds(task);
   // Conductor's Task: true unless a system task took the worker's place (none does here).
   view["callbackFromWorker"] = true;
   // Conductor's SIMPLE and DYNAMIC mappers copy the step's startDelay and the task definition's rate limit; other tasks show 0.

@@ -133,7 +133,7 @@ const restart: WorkflowAction = {
   },
 };
 
-/** Conductor's resetCallbacksForWorkflow: SIMPLE tasks waiting out a worker's `callbackAfterSeconds` may be polled at once. */
+/** Conductor's resetCallbacksForWorkflow: SIMPLE tasks waiting out a `callbackAfterSeconds` (a worker's, a startDelay, a retry's delay) may be polled at once. */
 const resetCallbacks: WorkflowAction = {
   method: "POST",
   path: single("/resetcallbacks"),

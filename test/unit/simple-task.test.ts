@@ -67,12 +67,79 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     const withDef = { ...encode, startDelay: 30, taskDefinition: taskDef({ retryCount: 1, retryDelaySeconds: 10 }) };
     const polled = poll(started(withDef).state, 31_000);
     const failed = decide(polled, { type: "externalUpdate", taskId: polled.tasks[0]!.taskId, status: "FAILED", output: {} }, env(32_000));
-    const retried = decide(failed.state, { type: "tick", liveTaskIds: new Set() }, env(42_000));
-    const retry = retried.state.tasks[1]!;
-    expect(retry).toMatchObject({ status: "SCHEDULED", retryCount: 1 });
-    const entries = [...queued(failed.effects), ...queued(retried.effects)].filter((entry) => entry.taskId === retry.taskId);
-    expect(entries.map((entry) => entry.visibleAt)).toEqual([42_000]);
-    expect(toTaskView(retry, retried.state).callbackAfterSeconds).toBe(0);
+    const retry = failed.state.tasks[1]!;
+    expect(retry).toMatchObject({ status: "SCHEDULED", retryCount: 1, callbackAfterSeconds: 10 });
+    expect(queued(failed.effects).filter((entry) => entry.taskId === retry.taskId).map((entry) => entry.visibleAt)).toEqual([42_000]);
+    expect(toTaskView(retry, failed.state)).toMatchObject({ callbackAfterSeconds: 10, startDelayInSeconds: 0 });
+  });
+
+  it("a retry is scheduled at once and waits out its retry delay in its queue, shown as its callbackAfterSeconds, as Conductor's retry() queues it; resetcallbacks releases it", () => {
+    const withDef = { ...encode, taskDefinition: taskDef({ retryCount: 2, retryDelaySeconds: 60, pollTimeoutSeconds: 10, timeoutPolicy: "RETRY" }) };
+    const polled = poll(started(withDef).state, 2_000);
+    const failed = decide(polled, { type: "externalUpdate", taskId: polled.tasks[0]!.taskId, status: "FAILED", output: {} }, env(3_000));
+    const retry = failed.state.tasks[1]!;
+    // Scheduled now (not 60 s ahead), queued now, visible once the delay has passed; no alarm is armed for its start.
+    expect(retry).toMatchObject({ status: "SCHEDULED", scheduledTime: 3_000, pollable: true, callbackAfterSeconds: 60, timeoutAt: 73_000 });
+    expect(queued(failed.effects)).toEqual([{ queue: workerQueueKey("encode", undefined), taskId: retry.taskId, workflowId: "wf-1", priority: 0, visibleAt: 63_000 }]);
+    expect(toTaskView(retry, failed.state)).toMatchObject({ status: "SCHEDULED", scheduledTime: 3_000, callbackAfterSeconds: 60, retryCount: 1 });
+    expect(nextDeadline(failed.state)).toBe(73_000);
+    // Paused and resumed meanwhile, it still waits the delay out.
+    const resumed = decide(decide(failed.state, { type: "pause" }, env(5_000)).state, { type: "resume" }, env(6_000));
+    expect(queued(resumed.effects).map((entry) => entry.visibleAt)).toEqual([63_000]);
+    // Released: pollable at once, its callbackAfterSeconds 0; its poll timeout still counts from the delay's end, as
+    // Conductor's checkTaskPollTimeout counts it from scheduledTime + startDelayInSeconds.
+    const reset = decide(failed.state, { type: "resetCallbacks" }, env(4_000));
+    expect(queued(reset.effects)).toEqual([{ queue: workerQueueKey("encode", undefined), taskId: retry.taskId, workflowId: "wf-1", priority: 0, visibleAt: 4_000 }]);
+    expect(reset.state.tasks[1]).toMatchObject({ callbackAfterSeconds: 0, pollable: true, timeoutAt: 73_000 });
+    expect(toTaskView(reset.state.tasks[1]!, reset.state).callbackAfterSeconds).toBe(0);
+    const taken = decide(reset.state, { type: "taskPolled", taskId: retry.taskId, workerId: "w" }, env(4_500)).state;
+    expect(taken.tasks[1]).toMatchObject({ status: "IN_PROGRESS", startTime: 4_500, pollCount: 1 });
+    // Nothing left to release: a second resetcallbacks changes nothing.
+    const again = decide(reset.state, { type: "resetCallbacks" }, env(4_100));
+    expect(again.state).toBe(reset.state);
+    expect(again.effects).toEqual([]);
+  });
+
+  it("a system task's retry (HTTP) waits for the execution's alarm, not in a queue: resetcallbacks leaves it, as Conductor's resetCallbacksForWorkflow takes no system task", () => {
+    const call: WorkflowTaskDef = { name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { uri: "http://a.test/call", method: "GET" }, retryCount: 1, retryDelaySeconds: 60 };
+    const state = started(call).state;
+    const failed = decide(state, { type: "dispatchResult", taskId: state.tasks[0]!.taskId, attempt: state.tasks[0]!.attempt, status: "FAILED", output: {} }, env(1_200));
+    const retry = failed.state.tasks[1]!;
+    expect(retry).toMatchObject({ status: "SCHEDULED", scheduledTime: 61_200 });
+    expect(retry.callbackAfterSeconds).toBeUndefined();
+    expect(nextDeadline(failed.state)).toBe(61_200);
+    const reset = decide(failed.state, { type: "resetCallbacks" }, env(2_000));
+    expect(reset.state).toBe(failed.state);
+    expect(reset.effects).toEqual([]);
+  });
+
+  it("a retry's delay with jitter is kept to the millisecond in its queue, and shown in whole seconds, rounded up", () => {
+    const withDef = { ...encode, taskDefinition: taskDef({ retryCount: 1, retryDelaySeconds: 2, backoffJitterMs: 900 }) };
+    const polled = poll(started(withDef).state, 2_000);
+    const failed = decide(polled, { type: "externalUpdate", taskId: polled.tasks[0]!.taskId, status: "FAILED", output: {} }, env(3_000));
+    const retry = failed.state.tasks[1]!;
+    const visibleAt = queued(failed.effects)[0]!.visibleAt;
+    expect(retry.callbackAfterSeconds).toBe((visibleAt - 3_000) / 1000);
+    expect(visibleAt).toBeGreaterThanOrEqual(5_000);
+    expect(visibleAt).toBeLessThanOrEqual(5_900);
+    expect(toTaskView(retry, failed.state).callbackAfterSeconds).toBe(Math.ceil((visibleAt - 3_000) / 1000));
+  });
+
+  it("a retry still choosing among fallback domains keeps its delay, counted once it is queued, unless resetcallbacks ended it first", () => {
+    const withDef = { ...encode, taskDefinition: taskDef({ retryCount: 1, retryDelaySeconds: 60 }) };
+    const first = started(withDef, { taskToDomain: { encode: "gpu,NO_DOMAIN" } }).state;
+    const chosen = decide(first, { type: "workerDomainsChosen", domains: { [first.tasks[0]!.taskId]: "gpu" } }, env(1_500)).state;
+    const polled = poll(chosen, 2_000);
+    const failed = decide(polled, { type: "externalUpdate", taskId: polled.tasks[0]!.taskId, status: "FAILED", output: {} }, env(3_000));
+    const retry = failed.state.tasks[1]!;
+    expect(retry).toMatchObject({ status: "SCHEDULED", callbackAfterSeconds: 60, domainChoices: ["gpu", "NO_DOMAIN"] });
+    expect(queued(failed.effects)).toEqual([]);
+    const choose = (state: WorkflowExecution) => decide(state, { type: "workerDomainsChosen", domains: { [retry.taskId]: "gpu" } }, env(3_500));
+    expect(queued(choose(failed.state).effects).map((entry) => entry.visibleAt)).toEqual([63_000]);
+    const reset = decide(failed.state, { type: "resetCallbacks" }, env(3_200));
+    expect(reset.state.tasks[1]!.callbackAfterSeconds).toBe(0);
+    expect(queued(reset.effects)).toEqual([]);
+    expect(queued(choose(reset.state).effects).map((entry) => entry.visibleAt)).toEqual([3_500]);
   });
 
   it("takes startDelay as Conductor does: a worker's task only, 0 being none; a negative one is refused", () => {

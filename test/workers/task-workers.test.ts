@@ -155,6 +155,30 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await api("POST", `/api/workflow/${crypto.randomUUID()}/resetcallbacks`)).status).toBe(404);
   });
 
+  it("a retry waits out its retry delay in its queue, shown as its callbackAfterSeconds (Conductor's retry()); resetcallbacks lets it be polled at once, an eviction after it losing nothing", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_retry_wait", retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 3600, responseTimeoutSeconds: 60, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_retry_wait_flow", tasks: [simpleTask("w_retry_wait")] });
+    const workflowId = await startWorkflow("w_retry_wait_flow");
+    const first = await pollOne("w_retry_wait");
+    await report(first, "FAILED", {}, { reasonForIncompletion: "busy" });
+    const [failed, retry] = (await waitFor(workflowId, (workflow) => workflow.tasks.length === 2)).tasks;
+    // Scheduled when the attempt failed, not an hour ahead: the hour is its callbackAfterSeconds, in its queue.
+    expect(retry).toMatchObject({ status: "SCHEDULED", retryCount: 1, retriedTaskId: first.taskId, callbackAfterSeconds: 3600 });
+    expect(Number(retry!["scheduledTime"])).toBeGreaterThanOrEqual(Number(failed!["endTime"]));
+    expect(Number(retry!["scheduledTime"])).toBeLessThanOrEqual(Date.now());
+    await eventually(() => queueSize("w_retry_wait"), (size) => size === 1, "the retry queued");
+    expect(await poll("w_retry_wait")).toEqual([]);
+    expect((await api("POST", `/api/workflow/${workflowId}/resetcallbacks`)).status).toBe(200);
+    // Stored with the release before any queue is told: evicted now, it is made when the object wakes.
+    await abortAllDurableObjects();
+    const second = await pollOne("w_retry_wait");
+    expect(second).toMatchObject({ taskId: retry!.taskId, retryCount: 1, pollCount: 1, callbackAfterSeconds: 0 });
+    // Handed out once.
+    expect(await poll("w_retry_wait")).toEqual([]);
+    await report(second, "COMPLETED");
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
   it("FAILED is retried as a new queued instance by the task definition's retryCount; FAILED_WITH_TERMINAL_ERROR is not", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_flaky", retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com" }]);
     await register({ name: "w_retry", tasks: [simpleTask("w_flaky")] });

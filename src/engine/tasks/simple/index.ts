@@ -160,9 +160,10 @@ export const simpleTask: TaskTypeModule = {
   start(task, definition, execution, env) {
     const queued: TaskExecution = { ...task, status: "SCHEDULED", awaitingExternal: true, updateTime: env.now };
     // Conductor's startDelay: the task waits out its callbackAfterSeconds before a poll can take it, which its poll
-    // timeout does not count (as Conductor's checkTaskPollTimeout adds it). Its first attempt only: a retry has waited
-    // out its retry delay instead, as Conductor's retry sets that delay in its place.
-    const delay = task.retryCount > 0 ? 0 : (definition.startDelay ?? 0);
+    // timeout does not count (as Conductor's checkTaskPollTimeout adds it). Its first attempt only: a retry waits out
+    // its retry delay instead (set as its callbackAfterSeconds when it was scheduled; none after a workflow's retry),
+    // as Conductor's retry sets that delay in its place.
+    const delay = task.retryCount > 0 ? (task.callbackAfterSeconds ?? 0) : (definition.startDelay ?? 0);
     if (delay > 0) queued.callbackAfterSeconds = delay;
     const pollTimeout = definition.taskDefinition?.pollTimeoutSeconds ?? 0;
     // ALERT_ONLY (Conductor only logs it): the task waits for a poll however long that takes.
