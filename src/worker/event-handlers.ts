@@ -4,7 +4,7 @@ import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
 import type { JsonValue } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { ApiError, notFound, validationError } from "./http/errors";
-import { CorrelationId, issuesToValidationErrors, jacksonInteger, jsonData, parseOrThrow, Priority, requestObject, WorkflowVersion } from "./schemas";
+import { clientRequestObject, CorrelationId, issuesToValidationErrors, jacksonInteger, jsonData, parseOrThrow, Priority, WorkflowVersion } from "./schemas";
 
 /** Longest event handler name. */
 const MAX_HANDLER_NAME_LENGTH = 255;
@@ -24,9 +24,11 @@ const optionalText = (what: string) =>
 
 /**
  * Conductor's `TaskDetails` of complete_task and fail_task: the task, by workflow and reference name, or by id (the
- * workflow then found from it); fail_task's `reasonForIncompletion`.
+ * workflow then found from it); fail_task's `reasonForIncompletion`. Here, as in every object of a handler, a field given
+ * as null is unset, as Conductor's Jackson reads it: .NET clients (conductor-sharp's EventHandlerDefinition) and
+ * hand-built requests write every unset field as null (`"condition": null`, `"fail_task": null`).
  */
-const TaskDetails = requestObject({
+const TaskDetails = clientRequestObject({
   workflowId: optionalText("a workflow id or a ${...} of the payload"),
   taskRefName: optionalText("a task reference name or a ${...} of the payload"),
   taskId: optionalText("a task id or a ${...} of the payload"),
@@ -38,7 +40,7 @@ const TaskDetails = requestObject({
  * Conductor's `StartWorkflow` of start_workflow, with Orkes' StartWorkflowRequest fields: `priority`, and an
  * `idempotencyKey` (a `${...}` of the payload too) that starts one execution for every message giving the same key.
  */
-const StartWorkflow = requestObject({
+const StartWorkflow = clientRequestObject({
   name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.check((name: string) => !isDotSegment(name), DOT_SEGMENT_MESSAGE)),
   // Digits too, and "" for the latest, as Orkes' docs write it ("version": "1", "version": "") and Jackson reads it into Conductor's Integer.
   version: jacksonInteger(WorkflowVersion),
@@ -52,13 +54,13 @@ const StartWorkflow = requestObject({
 });
 
 /** Conductor's `TerminateWorkflow` of terminate_workflow. */
-const TerminateWorkflow = requestObject({
+const TerminateWorkflow = clientRequestObject({
   workflowId: text("a workflow id or a ${...} of the payload"),
   terminationReason: v.optional(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters"))),
 });
 
 /** Conductor's `UpdateWorkflowVariables` of update_workflow_variables: merged as `POST /api/workflow/{id}/variables` merges. */
-const UpdateWorkflowVariables = requestObject({
+const UpdateWorkflowVariables = clientRequestObject({
   workflowId: text("a workflow id or a ${...} of the payload"),
   variables: jsonData,
   appendArray: v.optional(v.literal(false, "is not supported: variables are merged key by key, an array given replaces the one there")),
@@ -66,7 +68,7 @@ const UpdateWorkflowVariables = requestObject({
 
 /** One of a handler's actions; the field named after it holds its parameters. */
 const EventAction = v.pipe(
-  requestObject({
+  clientRequestObject({
     action: v.picklist(EVENT_ACTIONS, `must be one of ${EVENT_ACTIONS.join(", ")}`),
     start_workflow: v.optional(StartWorkflow),
     complete_task: v.optional(TaskDetails),
@@ -88,9 +90,10 @@ const EventAction = v.pipe(
 
 /**
  * Conductor's `EventHandler`: when an event named `event` is published, and its `condition` (JavaScript over `$`, the
- * payload) holds, run `actions` in order. `active` defaults to false, as Conductor's.
+ * payload) holds, run `actions` in order. `active` defaults to false, as Conductor's (null too: Jackson leaves a primitive
+ * boolean given as null false).
  */
-export const EventHandlerSchema = requestObject({
+export const EventHandlerSchema = clientRequestObject({
   name: v.pipe(
     v.string("must be a string"),
     v.minLength(1, "must not be empty"),

@@ -116,6 +116,40 @@ describe("event handlers (/api/event)", () => {
     expect((await api("GET", "/api/event/handler/ev_wildcard")).status).toBe(404);
   });
 
+  it("read a field given as null as unset, as Jackson does: .NET clients write every unset field so", async () => {
+    // conductor-sharp's EventHandlerDefinition (Newtonsoft, nulls written) and a generated model that writes every field.
+    const sharp = {
+      active: true,
+      name: "ev_nulls_a",
+      event: "conductor:ev_nulls:q",
+      condition: null,
+      evaluatorType: null,
+      description: null,
+      actions: [
+        { action: "start_workflow", start_workflow: { name: "ev_nulls_child", version: null, correlationId: null, input: null, taskToDomain: null }, complete_task: null, fail_task: null, expandInlineJSON: null },
+        { action: "complete_task", complete_task: { workflowId: "${workflowId}", taskRefName: "approval", taskId: null, output: null }, start_workflow: null, expandInlineJSON: true },
+      ],
+    };
+    expect((await api("POST", "/api/event", sharp)).status).toBe(200);
+    expect(await apiOk("GET", "/api/event/handler/ev_nulls_a")).toEqual({
+      name: "ev_nulls_a",
+      event: "conductor:ev_nulls:q",
+      active: true,
+      actions: [
+        { action: "start_workflow", start_workflow: { name: "ev_nulls_child" }, expandInlineJSON: false },
+        { action: "complete_task", complete_task: { workflowId: "${workflowId}", taskRefName: "approval" }, expandInlineJSON: true },
+      ],
+      tags: [],
+    });
+    // `active: null` is Jackson's primitive false; an update reads nulls alike.
+    expect((await api("PUT", "/api/event", { ...sharp, active: null, condition: null })).status).toBe(200);
+    expect(await apiOk("GET", "/api/event/handler/ev_nulls_a")).toMatchObject({ active: false });
+    // What Conductor requires stays required when null.
+    const refused = await api("POST", "/api/event", { name: "ev_nulls_b", event: null, actions: [{ action: null, start_workflow: { name: null } }] });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toEqual(["event", "actions[0].action", "actions[0].start_workflow.name"]);
+  });
+
   it("answer Orkes' other event endpoints with 501", async () => {
     for (const path of ["/api/event/queue/config", "/api/event/handleIncomingEvent"]) {
       const response = await api("GET", path);
