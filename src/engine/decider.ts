@@ -1273,7 +1273,13 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     // follows it: the lane of a fork whose branches are still starting moves after them (and at the latest when nothing
     // else moves, so this only ever changes the order).
     const deferred = lanes.length > 1 ? lanes.filter((lane) => branchesStarting(draft.state, lane, lanes)) : [];
-    for (const lane of deferred.length === 0 ? lanes : [...lanes.filter((lane) => !deferred.includes(lane)), ...deferred]) {
+    // Conductor's fork schedules the first task of every branch, and its JOIN, in one step, before any of them runs:
+    // a branch not reached yet is reached before another runs on through tasks that do not wait (an INLINE, a
+    // DO_WHILE's loop, a SWITCH), so a TERMINATE there cancels the other branches' first tasks and the JOIN, listed as
+    // Conductor lists them, instead of ending the workflow before they were ever scheduled.
+    const unreached = new Set(lanes.length > 1 ? lanes.filter((lane) => lane.head === undefined && lane.span.first < lane.span.end) : []);
+    const ordered = deferred.length === 0 ? lanes : [...lanes.filter((lane) => !deferred.includes(lane)), ...deferred];
+    for (const lane of unreached.size === 0 ? ordered : [...unreached, ...ordered.filter((lane) => !unreached.has(lane))]) {
       const outcome = moveLane(draft, lane, lanes, env, effects, paced);
       if (outcome === "ended") return;
       if (outcome === "waiting") waiting = true;

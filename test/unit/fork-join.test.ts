@@ -230,6 +230,18 @@ describe("FORK_JOIN and JOIN running", () => {
     expect(statuses(decision.state)).toMatchObject({ stop: "COMPLETED", b1: "CANCELED", join: "CANCELED" });
     expect(decision.effects).toContainEqual({ kind: "cancelDispatch", taskId: instance(decision.state, "b1").taskId });
   });
+
+  it("schedules every branch's first task and the JOIN before a branch runs on through tasks that do not wait, as Conductor's ForkJoinTaskMapper does: a TERMINATE there cancels them", () => {
+    const setVariable: WorkflowTaskDef = { name: "mark", taskReferenceName: "mark", type: "SET_VARIABLE", inputParameters: { marked: true } };
+    const terminate: WorkflowTaskDef = { name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "FAILED", terminationReason: "too short" } };
+    const decision = started([fork("fork", [[setVariable, terminate], [http("b1")]]), join("join", ["stop", "b1"])]);
+    expect(decision.state.status).toBe("FAILED");
+    expect(decision.state.reasonForIncompletion).toBe("too short");
+    // Listed as Conductor lists them: the fork, each branch's first task, the JOIN, then what the branches ran on to.
+    expect(decision.state.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["fork:COMPLETED", "mark:COMPLETED", "b1:CANCELED", "join:CANCELED", "stop:COMPLETED"]);
+    // Canceled before it started: no call was made.
+    expect(dispatched(decision)).toEqual([]);
+  });
 });
 
 describe("FORK_JOIN endings and children", () => {
