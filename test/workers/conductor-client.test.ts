@@ -42,6 +42,9 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/admin/config", "configuration"],
     ["GET", "/api/admin/task/encode?start=0&count=100", "pending tasks"],
     ["GET", "/api/admin/queues?verbose=true", "event queues"],
+    // Conductor's QueueAdminResource beyond its task updates (conductor-sharp's QueueAdminService).
+    ["GET", "/api/queue/size", "event queues"],
+    ["GET", "/api/queue/names", "event queues"],
   ])("%s %s answers 501 NOT_IMPLEMENTED naming the feature, in the contract's error shape", async (method, path, feature) => {
     const body = method === "POST" ? {} : undefined;
     const error = await errorOf(method, path, body);

@@ -40,6 +40,10 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/admin/config", "the server's configuration (see the README's Configuration: it is the Worker's vars and secrets)"],
   ["/api/admin/task/:taskType", "listing a task type's pending tasks (use GET /api/tasks/search?query=taskType='…' AND status IN (SCHEDULED,IN_PROGRESS))"],
   ["/api/admin/queues", "event queues (only Conductor's internal events are published)"],
+  // Conductor's QueueAdminResource: its updates of a task by reference name or id are served (routes/tasks.ts); these
+  // list its event queues (conductor-sharp's QueueAdminService calls them).
+  ["/api/queue/size", "event queues (only Conductor's internal events are published)"],
+  ["/api/queue/names", "event queues (only Conductor's internal events are published)"],
 ];
 
 /** Answers every {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS} path with 501 NOT_IMPLEMENTED naming the feature. */
