@@ -151,6 +151,60 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await apiOk("GET", `/api/users/${userId}/permissions`)).toEqual({ grantedAccess: [] });
   });
 
+  it("gives a TAG's READ or EXECUTE the use of the secrets holding it, which only a holder of that use hands out; the secrets API stays shut", async () => {
+    // Orkes' tags share every resource carrying them, secrets too (orkes.io/content/access-control-and-security/tags).
+    await apiOk("PUT", "/api/secrets/vault_token", "token-value");
+    await apiOk("PUT", "/api/secrets/other_token", "other-value");
+    await apiOk("PUT", "/api/secrets/vault_token/tags", [{ key: "team", value: "vault" }]);
+    const userId = `vault-user-${crypto.randomUUID().slice(0, 8)}`;
+    const user = await createUser(userId, { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }] });
+    const usingSecret = (secret: string) => ({ name: `vault-flow-${secret}`, version: 1, tasks: [httpTask("call", { uri: target("/echo/vault"), method: "GET", headers: { Authorization: `Bearer \${workflow.secrets.${secret}}` } })] });
+    const registerAs = (who: { token: string }, secret: string) => call("POST", "/api/metadata/workflow?overwrite=true", orkes(who.token), usingSecret(secret));
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await registerAs(user, "vault_token")).status).toBe(403);
+
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: userId }, { type: "TAG", id: "team:vault" }, ["READ"]));
+    await settle();
+    expect((await registerAs(user, "vault_token")).status).toBe(200);
+    expect((await registerAs(user, "other_token")).status).toBe(403);
+    expect(await apiOk("GET", `/api/users/${userId}/checkPermissions?type=SECRET_NAME&id=vault_token`)).toEqual({ CREATE: false, READ: true, UPDATE: false, EXECUTE: true, DELETE: false });
+    expect(await apiOk("GET", `/api/users/${userId}/permissions`)).toEqual({ grantedAccess: [{ target: { type: "TAG", id: "team:vault" }, access: ["READ"] }] });
+    // The use only: the secrets API (and its value) stays shut.
+    for (const [method, path] of [["GET", "/api/secrets/vault_token"], ["GET", "/api/secrets/vault_token/tags"], ["DELETE", "/api/secrets/vault_token"]] as const) {
+      expect((await call(method, path, orkes(user.token))).status, `${method} ${path}`).toBe(403);
+    }
+    // A secret tagged later is covered at once in this isolate, and no longer once the tag is gone.
+    await apiOk("PUT", "/api/secrets/other_token/tags", [{ key: "team", value: "vault" }]);
+    expect((await registerAs(user, "other_token")).status).toBe(200);
+    await apiOk("DELETE", "/api/secrets/other_token/tags", [{ key: "team", value: "vault" }]);
+    expect((await registerAs(user, "other_token")).status).toBe(403);
+
+    // A USER_ADMIN holding every workflow and task permission, but not the use of secrets, hands out neither the tag's
+    // READ nor that use: the tag's workflow and task permissions it may give reach no secret.
+    const userAdmin = await createUser(`vault-admin-${crypto.randomUUID().slice(0, 8)}`, {
+      directPermissions: ["USER_ADMIN", "WORKFLOW_READ", "WORKFLOW_ADMIN", "TASK_READ", "TASK_EXECUTE", "METADATA_ADMIN"].map((action) => ({ action, scope: "*" })),
+    });
+    const helperId = `vault-helper-${crypto.randomUUID().slice(0, 8)}`;
+    const denied = await call("POST", "/api/auth/authorization", orkes(userAdmin.token), grant({ type: "USER", id: helperId }, { type: "TAG", id: "team:vault" }, ["EXECUTE"]));
+    expect(denied.status).toBe(403);
+    expect(((await denied.json()) as { message: string }).message).toContain("SYSTEM_ADMIN on tag:team:vault");
+    const toSelf = await call("PUT", `/api/security/users/vault-admin-self/roles`, orkes(userAdmin.token), {
+      roles: [],
+      directPermissions: [{ action: "WORKFLOW_READ", scope: "tag:team:vault" }, { action: "TASK_READ", scope: "tag:team:vault" }, { action: "METADATA_ADMIN", scope: "*" }],
+    });
+    expect(toSelf.status).toBe(200);
+    const partial = await createUser("vault-admin-self", { directPermissions: [{ action: "WORKFLOW_READ", scope: "tag:team:vault" }, { action: "TASK_READ", scope: "tag:team:vault" }, { action: "METADATA_ADMIN", scope: "*" }] });
+    expect(await apiOk("GET", "/api/users/vault-admin-self/permissions")).toEqual({ grantedAccess: [{ target: { type: "TAG", id: "team:vault" }, access: ["READ"] }] });
+    expect((await registerAs(partial, "vault_token")).status).toBe(403);
+    expect((await call("PUT", `/api/security/users/${helperId}/roles`, orkes(userAdmin.token), { roles: [], directPermissions: [{ action: "SYSTEM_ADMIN", scope: "tag:team:vault" }] })).status).toBe(403);
+
+    // Taking READ away takes the use.
+    await apiOk("DELETE", "/api/auth/authorization", grant({ type: "USER", id: userId }, { type: "TAG", id: "team:vault" }, ["READ"]));
+    await settle();
+    expect((await registerAs(user, "vault_token")).status).toBe(403);
+    expect(await apiOk("GET", `/api/users/${userId}/permissions`)).toEqual({ grantedAccess: [] });
+  });
+
   it("refuses, changing nothing: access the caller does not hold, unknown subjects, unmapped targets, bad bodies, non-admins", async () => {
     const userAdmin = await createUser(`grant-admin-${crypto.randomUUID().slice(0, 8)}`, { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
     const someone = `someone-${crypto.randomUUID().slice(0, 8)}`;

@@ -1,4 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
+import { forgetTaggedDefinitions } from "../auth/tag-grants";
 import { serviceConfig } from "../config";
 import { readStringBody } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
@@ -73,6 +74,8 @@ export function registerSecretRoutes(router: RouterType<IRequest, Args>): void {
   router.delete("/api/secrets/:name", async (request, env) => {
     const name = secretName(request);
     if (!(await deleteSecret(env.DB, name))) throw notFound(`No secret named ${name}`);
+    // Its tags went with it: a tag's grant no longer reaches the name (a secret made under it later is not tagged).
+    forgetTaggedDefinitions();
     return new Response(null, { status: 200 });
   });
 }

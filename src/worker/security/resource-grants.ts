@@ -12,8 +12,9 @@ import { SECRET_USE_PERMISSION } from "../auth/secret-use";
  * removing one removes all three. A secret's (SECRET_NAME) READ and EXECUTE are the right to use it in definitions
  * (SYSTEM_ADMIN at `secret:<name>`, see `auth/secret-use.ts`); its CREATE, UPDATE and DELETE are the secrets API's,
  * SYSTEM_ADMIN on every secret, which no grant on one secret gives. A TAG `key:value` is the scope `tag:key:value`,
- * where each access is both the workflow permission and the task permission: they apply to the workflow and task
- * definitions holding that tag (see `auth/tag-grants.ts`, which expands them as a caller's grants are read).
+ * where each access is both the workflow permission and the task permission, and READ and EXECUTE also the right to use
+ * secrets: they apply to the workflow and task definitions and the secrets holding that tag (see `auth/tag-grants.ts`,
+ * which expands them as a caller's grants are read), as Orkes' tags share every resource carrying them.
  */
 
 /** Orkes' kinds of access. */
@@ -49,9 +50,11 @@ const PERMISSION_OF: Record<ScopeKind, Partial<Record<Access, readonly Permissio
   workflow: { READ: ["WORKFLOW_READ"], EXECUTE: ["WORKFLOW_ADMIN"], CREATE: ["WORKFLOW_WRITE"], UPDATE: ["WORKFLOW_WRITE"], DELETE: ["WORKFLOW_WRITE"] },
   task: { READ: ["TASK_READ"], EXECUTE: ["TASK_EXECUTE"], CREATE: ["TASK_WRITE"], UPDATE: ["TASK_WRITE"], DELETE: ["TASK_WRITE"] },
   secret: { READ: [SECRET_USE_PERMISSION], EXECUTE: [SECRET_USE_PERMISSION] },
+  // READ and EXECUTE carry the right to use the tagged secrets (as a SECRET_NAME's do), so handing either out takes
+  // holding that right at the tag (or on *), and taking either away takes it.
   tag: {
-    READ: ["WORKFLOW_READ", "TASK_READ"],
-    EXECUTE: ["WORKFLOW_ADMIN", "TASK_EXECUTE"],
+    READ: ["WORKFLOW_READ", "TASK_READ", SECRET_USE_PERMISSION],
+    EXECUTE: ["WORKFLOW_ADMIN", "TASK_EXECUTE", SECRET_USE_PERMISSION],
     CREATE: ["WORKFLOW_WRITE", "TASK_WRITE"],
     UPDATE: ["WORKFLOW_WRITE", "TASK_WRITE"],
     DELETE: ["WORKFLOW_WRITE", "TASK_WRITE"],
@@ -85,10 +88,15 @@ export function grantsOf(target: TargetRef, access: readonly Access[]): Grant[] 
   return [...permissions].map((action) => ({ action, scope }));
 }
 
-/** The access to a target of `type` that `grants` give at exactly `scope` (not through `*` or a prefix), in {@link ACCESS} order. */
+/**
+ * The access to a target of `type` that `grants` give at exactly `scope` (not through `*` or a prefix), in {@link ACCESS}
+ * order. A tag's access is shown by its workflow and task permissions: one given before a tag's READ and EXECUTE
+ * carried the use of its secrets, or with that use taken away by removing the other kind, still reads as given.
+ */
 export function accessGiven(grants: readonly Grant[], type: TargetType, scope: string): Access[] {
   const held = new Set(grants.filter((grant) => grant.scope === scope).map((grant) => grant.action));
-  return grantableAccess(type).filter((kind) => PERMISSION_OF[kindOf(type)][kind]!.every((action) => held.has(action)));
+  const shownBy = (kind: Access) => PERMISSION_OF[kindOf(type)][kind]!.filter((action) => type !== "TAG" || action !== SECRET_USE_PERMISSION);
+  return grantableAccess(type).filter((kind) => shownBy(kind).every((action) => held.has(action)));
 }
 
 /** The target type a scope's kind is shown as. */
