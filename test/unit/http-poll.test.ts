@@ -49,7 +49,8 @@ describe("an HTTP_POLL task", () => {
     expect(waiting.effects).toEqual([]);
     expect(latestNamed(waiting.state, "status")).toMatchObject({ status: "SCHEDULED", pollCount: 1, scheduledTime: 12_000, outputData: { response: { body: { state: "RUNNING" } } } });
     expect(nextDeadline(waiting.state)).toBe(12_000);
-    expect(toTaskView(latestNamed(waiting.state, "status"), waiting.state)).toMatchObject({ pollCount: 1, status: "SCHEDULED" });
+    // The wait shows as its callbackAfterSeconds, as Orkes' task shows it between polls.
+    expect(toTaskView(latestNamed(waiting.state, "status"), waiting.state)).toMatchObject({ pollCount: 1, status: "SCHEDULED", callbackAfterSeconds: 10 });
     // Nothing happens before its time.
     expect(decide(waiting.state, { type: "tick", liveTaskIds: new Set() }, env(11_000)).effects).toEqual([]);
 
@@ -97,7 +98,8 @@ describe("an HTTP_POLL task", () => {
     const wait = (strategy: string, polls: number) => pollWaitMs(pollSettings({ http_request: { pollingInterval: 10, pollingStrategy: strategy } }), polls);
     expect([1, 2, 3].map((polls) => wait("FIXED", polls))).toEqual([10_000, 10_000, 10_000]);
     expect([1, 2, 3].map((polls) => wait("LINEAR_BACKOFF", polls))).toEqual([10_000, 20_000, 30_000]);
-    expect([1, 2, 3].map((polls) => wait("EXPONENTIAL_BACKOFF", polls))).toEqual([10_000, 20_000, 40_000]);
+    // 2^n times the interval after poll n, as Orkes' server (its Java client's HttpPollWorkerTests: 120 s, then 240 s, at 60).
+    expect([1, 2, 3].map((polls) => wait("EXPONENTIAL_BACKOFF", polls))).toEqual([20_000, 40_000, 80_000]);
     expect(wait("EXPONENTIAL_BACKOFF", 40)).toBe(86_400_000);
     expect(pollSettings({}).intervalSeconds).toBe(60);
   });

@@ -11,7 +11,11 @@ import { httpTask } from "../http";
 import type { TaskTypeModule } from "../task-type";
 import { isJsonObjectValue } from "../workflow-start-fields";
 
-/** The polling strategies: the wait before poll n+1 is the interval, n times it, or 2^(n-1) times it. */
+/**
+ * The polling strategies: the wait after poll n (1 for the first) is the interval, n times it, or 2^n times it, as
+ * Orkes' server waits (its Java client's HttpPollWorkerTests: 60, then 120 for LINEAR_BACKOFF; 120, then 240 for
+ * EXPONENTIAL_BACKOFF, with an interval of 60).
+ */
 export const POLLING_STRATEGIES = ["FIXED", "LINEAR_BACKOFF", "EXPONENTIAL_BACKOFF"] as const;
 
 /** The polling interval when none is given (seconds), as Conductor's. */
@@ -58,7 +62,7 @@ export function pollSettings(input: JsonObject): PollSettings {
 
 /** The wait (ms) after poll number `polls` (1 for the first) before the next, by `settings`. */
 export function pollWaitMs(settings: PollSettings, polls: number): number {
-  const factor = settings.strategy === "LINEAR_BACKOFF" ? polls : settings.strategy === "EXPONENTIAL_BACKOFF" ? 2 ** Math.min(polls - 1, 30) : 1;
+  const factor = settings.strategy === "LINEAR_BACKOFF" ? polls : settings.strategy === "EXPONENTIAL_BACKOFF" ? 2 ** Math.min(polls, 30) : 1;
   return Math.min(settings.intervalSeconds * factor, MAX_POLL_WAIT_SECONDS) * 1000;
 }
 
@@ -83,8 +87,11 @@ function afterPoll(task: TaskExecution, result: Partial<TaskExecution>, env: Dec
   if (settings.maxPollCount > 0 && polls >= settings.maxPollCount) {
     return { ...counted, status: "FAILED", reasonForIncompletion: `terminationCondition did not hold within maxPollCount (${settings.maxPollCount}) polls` };
   }
-  // Waits for its next call: SCHEDULED again, its latest response as its output; the alarm starts the next attempt.
-  return { ...counted, status: "SCHEDULED", endTime: 0, scheduledTime: env.now + pollWaitMs(settings, polls), awaitingExternal: false };
+  // Waits for its next call: SCHEDULED again, its latest response as its output; the alarm starts the next attempt. The
+  // wait shows as its callbackAfterSeconds, as Orkes' task shows it between polls (clients read it so); nothing else
+  // reads it for a system task: resetcallbacks releases only tasks in a worker's queue.
+  const waitMs = pollWaitMs(settings, polls);
+  return { ...counted, status: "SCHEDULED", endTime: 0, scheduledTime: env.now + waitMs, callbackAfterSeconds: waitMs / 1000, awaitingExternal: false };
 }
 
 /** A negative number, or the text of one: the condition's "fail" answer. */
