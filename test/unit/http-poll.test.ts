@@ -67,7 +67,7 @@ describe("an HTTP_POLL task", () => {
     expect(done.state.status).toBe("COMPLETED");
   });
 
-  it("without a condition completes with its first answer; with maxPollCount fails once the polls are used up; a condition that throws fails it for good", () => {
+  it("without a condition completes with its first answer; with maxPollCount fails once the polls are used up; a condition that throws fails it (retried by its retry settings), as Orkes' server does", () => {
     expect(latestNamed(answers(started(poll({})), { any: 1 }, 2_000).state, "status")).toMatchObject({ status: "COMPLETED", pollCount: 1 });
 
     let state = started(poll({ terminationCondition: "false", pollingInterval: 1, maxPollCount: 2 }));
@@ -78,7 +78,12 @@ describe("an HTTP_POLL task", () => {
     expect(spent.status).toBe("FAILED");
 
     const broken = answers(started(poll({ terminationCondition: "$.output.response.body.missing.deeper" })), {}, 2_000).state;
-    expect(latestNamed(broken, "status")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringMatching(/^terminationCondition failed: /) });
+    expect(latestNamed(broken, "status")).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringMatching(/^Failed to invoke the terminationCondition: /) });
+    expect(broken.status).toBe("FAILED");
+    // With retries left, the task polls afresh: the condition may hold for the next answer's shape.
+    const retried = answers(started(poll({ terminationCondition: "$.output.response.body.missing.deeper" }, { retryCount: 1 })), {}, 2_000).state;
+    expect(retried.status).toBe("RUNNING");
+    expect(retried.tasks.filter((task) => task.referenceTaskName === "status").map((task) => [task.status, task.retryCount])).toEqual([["FAILED", 0], ["IN_PROGRESS", 1]]);
   });
 
   it("answers Conductor's three ways: 1 completes, 0 polls again, -1 fails the task; $.input is its input", () => {

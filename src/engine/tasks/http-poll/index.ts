@@ -67,9 +67,9 @@ export function pollWaitMs(settings: PollSettings, polls: number): number {
 }
 
 /**
- * After a COMPLETED call: the task ends COMPLETED when the condition holds for the response (its output kept), fails
- * for good when the condition cannot be evaluated or the polls are used up, and otherwise waits, SCHEDULED, for its
- * next call. A failed call is the HTTP task's failure (retried by the retry settings).
+ * After a COMPLETED call: the task ends COMPLETED when the condition holds for the response (its output kept), FAILED
+ * when the condition cannot be evaluated, answers a negative number or the polls are used up, and otherwise waits,
+ * SCHEDULED, for its next call. A failed call is the HTTP task's failure (retried by the retry settings).
  */
 function afterPoll(task: TaskExecution, result: Partial<TaskExecution>, env: DecideEnv): Partial<TaskExecution> {
   if (result.status !== "COMPLETED") return result;
@@ -80,7 +80,9 @@ function afterPoll(task: TaskExecution, result: Partial<TaskExecution>, env: Dec
   if (settings.terminationCondition === undefined) return counted;
   // `$` holds the task's input, also as `$.input` (Conductor's docs; an input key of that name wins), and the response as `$.output`.
   const outcome = env.scripts.run(settings.terminationCondition, { input: task.inputData, ...task.inputData, output });
-  if (!outcome.ok) return { ...counted, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: `terminationCondition failed: ${outcome.error}` };
+  // FAILED, retried by the task's retry settings, as Orkes' server fails it ("Failed to invoke …", its Java client's
+  // HttpPollWorkerTests): a condition may throw on one answer's shape (an error page's body) and not on the next.
+  if (!outcome.ok) return { ...counted, status: "FAILED", reasonForIncompletion: `Failed to invoke the terminationCondition: ${outcome.error}` };
   if (isTrue(outcome.value)) return counted;
   // Conductor's docs' three-way answer: 1 completes, 0 polls again, -1 (any negative number) fails the task.
   if (isNegative(outcome.value)) return { ...counted, status: "FAILED", reasonForIncompletion: `terminationCondition answered ${JSON.stringify(outcome.value)}: the task fails` };
