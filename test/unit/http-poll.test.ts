@@ -86,7 +86,7 @@ describe("an HTTP_POLL task", () => {
     expect(retried.tasks.filter((task) => task.referenceTaskName === "status").map((task) => [task.status, task.retryCount])).toEqual([["FAILED", 0], ["IN_PROGRESS", 1]]);
   });
 
-  it("answers Conductor's three ways: 1 completes, 0 polls again, -1 fails the task; $.input is its input", () => {
+  it("answers Conductor's three ways: 1 completes, 0 polls again, -1 fails the task; $.input is its input, $.output.status the status code", () => {
     const condition = "$.output.response.body.state === 'DONE' ? 1 : ($.output.response.body.state === 'ERROR' ? -1 : 0)";
     const waiting = answers(started(poll({ terminationCondition: condition, pollingInterval: 1 })), { state: "RUNNING" }, 2_000).state;
     expect(latestNamed(waiting, "status")).toMatchObject({ status: "SCHEDULED", pollCount: 1 });
@@ -97,6 +97,9 @@ describe("an HTTP_POLL task", () => {
     // $.input: the task's input, as Conductor's docs write the condition (its keys stay at the top of $ too).
     const byInput = started(poll({ terminationCondition: "$.output.response.body.id === $.input.http_request.uri.split('/').pop() && $.http_request.method === 'GET'" }));
     expect(latestNamed(answers(byInput, { id: "7" }, 2_000).state, "status").status).toBe("COMPLETED");
+    // $.output.status: the answer's status code, as Orkes' docs write the condition and its server reads it.
+    expect(latestNamed(answers(started(poll({ terminationCondition: "$.output.status === 200" })), {}, 2_000).state, "status").status).toBe("COMPLETED");
+    expect(latestNamed(answers(started(poll({ terminationCondition: "$.output.status !== 200" })), {}, 2_000).state, "status")).toMatchObject({ status: "SCHEDULED", outputData: { response: { statusCode: 200, body: {} } } });
   });
 
   it("waits longer as its strategy says, never more than a day", () => {

@@ -78,8 +78,10 @@ function afterPoll(task: TaskExecution, result: Partial<TaskExecution>, env: Dec
   const output = result.outputData ?? {};
   const counted = { ...result, pollCount: polls };
   if (settings.terminationCondition === undefined) return counted;
-  // `$` holds the task's input, also as `$.input` (Conductor's docs; an input key of that name wins), and the response as `$.output`.
-  const outcome = env.scripts.run(settings.terminationCondition, { input: task.inputData, ...task.inputData, output });
+  // `$` holds the task's input, also as `$.input` (Conductor's docs; an input key of that name wins), and the response as
+  // `$.output`, with its status code also as `$.output.status`, as Orkes' docs write the condition ("$.output.status")
+  // and its server answers it (its Java client's HttpPollWorkerTests: `$.output.status === 200` holds for a 200).
+  const outcome = env.scripts.run(settings.terminationCondition, { input: task.inputData, ...task.inputData, output: conditionOutput(output) });
   // FAILED, retried by the task's retry settings, as Orkes' server fails it ("Failed to invoke …", its Java client's
   // HttpPollWorkerTests): a condition may throw on one answer's shape (an error page's body) and not on the next.
   if (!outcome.ok) return { ...counted, status: "FAILED", reasonForIncompletion: `Failed to invoke the terminationCondition: ${outcome.error}` };
@@ -94,6 +96,13 @@ function afterPoll(task: TaskExecution, result: Partial<TaskExecution>, env: Dec
   // reads it for a system task: resetcallbacks releases only tasks in a worker's queue.
   const waitMs = pollWaitMs(settings, polls);
   return { ...counted, status: "SCHEDULED", endTime: 0, scheduledTime: env.now + waitMs, callbackAfterSeconds: waitMs / 1000, awaitingExternal: false };
+}
+
+/** The response as the condition reads it: the task's output, and its status code as `status` unless it has one. */
+function conditionOutput(output: JsonObject): JsonObject {
+  const response = output["response"];
+  const statusCode = output["statusCode"] ?? (isJsonObjectValue(response) ? response["statusCode"] : undefined);
+  return Object.hasOwn(output, "status") || statusCode === undefined ? output : { ...output, status: statusCode };
 }
 
 /** A negative number, or the text of one: the condition's "fail" answer. */
