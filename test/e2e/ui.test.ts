@@ -600,6 +600,58 @@ describe("web UI", () => {
     expect(admin.refusedLoads).toEqual([]);
   });
 
+  it("says a SIMPLE task held back by its startDelay or a retry delay is held until then, that resetcallbacks releases it, and then waits for a worker", async () => {
+    // Its own tab and login, so it also runs alone (-t).
+    const watched = await openPage(browser);
+    const { page } = watched;
+    await logIn(page, adminKey);
+    const name = `${parentName}_delayed`;
+    const taskName = `${parentName}_ship`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: taskName, taskReferenceName: "ship", type: "SIMPLE", startDelay: 3600 }] },
+    });
+    const started = (await callOk(server.url, "POST", "/api/workflow", { key: adminKey, body: { name } })).text.trim();
+    await page.goto(`${server.url}/#/executions/${started}?task=ship`);
+    await expect.poll(() => step(page, "ship").getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("SCHEDULED");
+    // Workers polling meanwhile get nothing: the note says until when, and how to release it, not just "waiting for a worker".
+    const note = page.locator(".task-panel .worker-note");
+    await note.waitFor({ timeout: STEP_TIMEOUT_MS });
+    const time = String.raw`\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}`;
+    const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    const held = (await note.textContent()) ?? "";
+    expect(held).toMatch(new RegExp(`^${escaped("Held back from polls until ")}${time}${escaped(`, 1 h 0 min after its last update (its startDelay; callbackAfterSeconds 3600). POST /api/workflow/${started}/resetcallbacks releases it at once. Then waiting for a worker to poll ${taskName} (GET /api/tasks/poll/${taskName}).`)}$`));
+    // The time shown (the browser's local time) is the task's last update plus its delay.
+    const { tasks } = (await callOk(server.url, "GET", `/api/workflow/${started}?includeTasks=true`, { key: adminKey })).json();
+    const shown = held.match(new RegExp(time))?.[0] ?? "";
+    expect(await page.evaluate((local) => new Date(local.replace(" ", "T")).getTime(), shown)).toBe(tasks[0].updateTime + 3_600_000);
+    await callOk(server.url, "POST", `/api/workflow/${started}/resetcallbacks`, { key: adminKey });
+    await expect.poll(() => note.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe(`Waiting for a worker to poll ${taskName} (GET /api/tasks/poll/${taskName}).`);
+    await callOk(server.url, "DELETE", `/api/workflow/${started}`, { key: adminKey });
+
+    // A retry's delay holds it back the same way; once that time has passed the note says it waits for a worker,
+    // though nothing in the execution changed.
+    const retried = `${parentName}_retried`;
+    const retriedTask = `${parentName}_label`;
+    await callOk(server.url, "PUT", "/api/metadata/taskdefs", { key: adminKey, body: { name: retriedTask, ownerEmail: "ui@example.com", retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 8 } });
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name: retried, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: retriedTask, taskReferenceName: "label", type: "SIMPLE" }] },
+    });
+    const failing = (await callOk(server.url, "POST", "/api/workflow", { key: adminKey, body: { name: retried } })).text.trim();
+    const [first] = (await callOk(server.url, "GET", `/api/tasks/poll/batch/${retriedTask}?workerid=ui-labeller&count=1&timeout=5000`, { key: adminKey })).json();
+    await callOk(server.url, "POST", "/api/tasks", { key: adminKey, body: { workflowInstanceId: failing, taskId: first.taskId, status: "FAILED", reasonForIncompletion: "printer jammed" } });
+    await page.goto(`${server.url}/#/executions/${failing}?task=label`);
+    await expect.poll(() => note.textContent(), { timeout: STEP_TIMEOUT_MS }).toMatch(new RegExp(`^${escaped("Held back from polls until ")}${time}${escaped(`, 8.0 s after its last update (its retry delay; callbackAfterSeconds 8). POST /api/workflow/${failing}/resetcallbacks releases it at once. Then waiting for a worker to poll ${retriedTask} (GET /api/tasks/poll/${retriedTask}).`)}$`));
+    await expect.poll(() => note.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe(`Waiting for a worker to poll ${retriedTask} (GET /api/tasks/poll/${retriedTask}).`);
+    await callOk(server.url, "DELETE", `/api/workflow/${failing}`, { key: adminKey });
+    // The task definitions page's test expects to find none registered.
+    await callOk(server.url, "DELETE", `/api/metadata/taskdefs/${retriedTask}`, { key: adminKey });
+    expect(watched.problems).toEqual([]);
+    expect(watched.refusedLoads).toEqual([]);
+    await page.context().close();
+  });
+
   it("shows a task's logs when asked: a worker's lines in order, a multi-line one kept whole; none for a task without", async () => {
     const name = `${parentName}_logs`;
     const taskName = `${parentName}_logger`;

@@ -14,7 +14,7 @@ const MAX_REASON_LENGTH = 500;
 /**
  * @typedef {import("../lib/diagram.js").Task & { inputData: Record<string, unknown>, outputData: Record<string, unknown>, reasonForIncompletion: string | null,
  *   callbackUrl?: string, retryCount: number, seq: number, workflowTask?: { asyncComplete?: boolean, type?: string, name?: string },
- *   pollCount?: number, callbackAfterSeconds?: number, responseTimeoutSeconds?: number }} Task
+ *   pollCount?: number, callbackAfterSeconds?: number, responseTimeoutSeconds?: number, updateTime?: number, startDelayInSeconds?: number }} Task
  * @typedef {{ workflowId: string, workflowName: string, workflowVersion: number, status: string, input: unknown, output: unknown, variables?: Record<string, unknown>, correlationId: string | null,
  *   reasonForIncompletion: string | null, parentWorkflowId: string | null, startTime: number, endTime: number, updateTime: number,
  *   rateLimitKey?: string, rateLimited?: boolean, removalTime?: number,
@@ -84,8 +84,9 @@ export async function renderExecution(container, params, context, workflowId = "
   async function load() {
     const next = /** @type {Workflow} */ (await api("GET", `/api/workflow/${encodeURIComponent(workflowId)}?includeTasks=true`));
     if (!context.active()) return;
-    // Re-rendering an unchanged execution would only take the keyboard focus away from the user.
-    const seen = JSON.stringify(next);
+    // Re-rendering an unchanged execution would only take the keyboard focus away from the user. A task held back
+    // from polls changes nothing when its hold ends, so which tasks are still held counts as a change too.
+    const seen = `${JSON.stringify(next)} ${next.tasks.filter((task) => heldUntil(task, Date.now()) !== null).map((task) => task.taskId).join(",")}`;
     if (seen === lastSeen) return;
     lastSeen = seen;
     const firstLoad = workflow === undefined;
@@ -230,7 +231,7 @@ export async function renderExecution(container, params, context, workflowId = "
     }
     const taskActionBox = h("div", { className: "actions", role: "toolbar", "aria-label": "Task actions" }, taskActions);
     const simple = taskTypeOf(task) === "SIMPLE";
-    const waitingFor = simple ? workerNote(task) : taskTypeOf(task) === "WAIT" ? waitNote(task) : null;
+    const waitingFor = simple ? workerNote(task, current.workflowId) : taskTypeOf(task) === "WAIT" ? waitNote(task) : null;
     content.push(
       taskActionBox,
       ...(waitingFor ? [waitingFor] : []),
@@ -507,12 +508,14 @@ function failureWorkflowFact(workflow) {
 }
 
 /**
- * What a pending SIMPLE task waits for, said plainly: a worker's poll of its queue (and where a worker polls), or
- * the result of the worker that took it. Not "stuck": nothing runs it but a worker. Null once it ended.
+ * What a pending SIMPLE task waits for, said plainly: a worker's poll of its queue (and where a worker polls), after
+ * the end of its hold when it is held back from polls, or the result of the worker that took it. Not "stuck": nothing
+ * runs it but a worker. Null once it ended.
  * @param {Task} task
+ * @param {string} workflowId its execution's (resetcallbacks ends a hold)
  */
-function workerNote(task) {
-  const text = workerNoteText(task);
+function workerNote(task, workflowId) {
+  const text = workerNoteText(task, workflowId);
   return text ? h("p", { className: "help worker-note" }, text) : null;
 }
 
@@ -532,13 +535,37 @@ function waitNote(task) {
   return h("p", { className: "help" }, text);
 }
 
-/** @param {Task} task */
-function workerNoteText(task) {
+/**
+ * When a SCHEDULED SIMPLE task's hold ends, if it is still held back from polls at `now`: the service queues it to be
+ * polled only `callbackAfterSeconds` after its `updateTime` (a startDelay, a retry's delay, a worker's update that asked
+ * to have it back later; docs/api.md, "Task workers"). Null for any other task, or once that time has passed.
+ * @param {Task} task
+ * @param {number} now epoch milliseconds
+ * @returns {number | null}
+ */
+function heldUntil(task, now) {
+  const seconds = task.callbackAfterSeconds ?? 0;
+  if (task.status !== "SCHEDULED" || seconds <= 0 || !task.updateTime || taskTypeOf(task) !== "SIMPLE") return null;
+  const until = task.updateTime + seconds * 1000;
+  return until > now ? until : null;
+}
+
+/** @param {Task} task @param {string} workflowId */
+function workerNoteText(task, workflowId) {
   const name = task.taskDefName ?? task.taskType;
   if (task.status === "SCHEDULED") {
     const where = task.domain ? ` in domain ${task.domain}` : "";
     const query = task.domain ? `?domain=${encodeURIComponent(task.domain)}` : "";
-    return `Waiting for a worker to poll ${name}${where} (GET /api/tasks/poll/${encodeURIComponent(name)}${query}).`;
+    const poll = `a worker to poll ${name}${where} (GET /api/tasks/poll/${encodeURIComponent(name)}${query}).`;
+    const until = heldUntil(task, Date.now());
+    if (until === null) return `Waiting for ${poll}`;
+    // Workers polling meanwhile get nothing: the note says so, and how to end the hold, rather than "waiting for a worker".
+    const cause = (task.pollCount ?? 0) > 0 ? "a worker's update asked to have it back then; "
+      : task.retryCount > 0 ? "its retry delay; "
+        : (task.startDelayInSeconds ?? 0) > 0 ? "its startDelay; " : "";
+    const seconds = task.callbackAfterSeconds ?? 0;
+    return `Held back from polls until ${formatTime(until)}, ${formatDuration(seconds * 1000)} after its last update (${cause}callbackAfterSeconds ${seconds}). `
+      + `POST /api/workflow/${encodeURIComponent(workflowId)}/resetcallbacks releases it at once. Then waiting for ${poll}`;
   }
   if (task.status !== "IN_PROGRESS") return "";
   const within = task.responseTimeoutSeconds === 0 ? "" : ` within ${formatSeconds(task.responseTimeoutSeconds)}`;
