@@ -625,8 +625,12 @@ describe("web UI", () => {
     const { tasks } = (await callOk(server.url, "GET", `/api/workflow/${started}?includeTasks=true`, { key: adminKey })).json();
     const shown = held.match(new RegExp(time))?.[0] ?? "";
     expect(await page.evaluate((local) => new Date(local.replace(" ", "T")).getTime(), shown)).toBe(tasks[0].updateTime + 3_600_000);
+    // The diagram's step says so in a few words too.
+    const stepNote = step(page, "ship").locator("xpath=..").locator(".node-note");
+    expect(await stepNote.textContent()).toBe(`held back from polls until ${shown}`);
     await callOk(server.url, "POST", `/api/workflow/${started}/resetcallbacks`, { key: adminKey });
     await expect.poll(() => note.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe(`Waiting for a worker to poll ${taskName} (GET /api/tasks/poll/${taskName}).`);
+    expect(await stepNote.textContent()).toBe(`waiting for a worker to poll ${taskName}`);
     await callOk(server.url, "DELETE", `/api/workflow/${started}`, { key: adminKey });
 
     // A retry's delay holds it back the same way; once that time has passed the note says it waits for a worker,

@@ -1,6 +1,6 @@
 // @ts-check
 import { errorMessage } from "./api.js";
-import { formatDuration, h, statusBadge } from "./dom.js";
+import { formatDuration, formatTime, h, statusBadge } from "./dom.js";
 
 /**
  * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown>,
@@ -10,7 +10,7 @@ import { formatDuration, h, statusBadge } from "./dom.js";
  *   ran, and is absent before (`joinsForked` marks such a JOIN).
  * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
  *   subWorkflowId?: string, retried?: boolean, workflowTask?: { type?: string, name?: string, taskReferenceName?: string }, workerId?: string, domain?: string, inputData?: Record<string, unknown>,
- *   outputData?: Record<string, unknown>, iteration?: number, loopOverTask?: boolean, workflowInstanceId?: string }} Task
+ *   outputData?: Record<string, unknown>, iteration?: number, loopOverTask?: boolean, workflowInstanceId?: string, callbackAfterSeconds?: number, updateTime?: number }} Task
  *   `iteration`: a DO_WHILE's current (or last) iteration; a task of its loop's, the iteration it ran in, its
  *   `referenceTaskName` then the definition's with `__<iteration>` appended, and `loopOverTask` true (as in Conductor).
  * @typedef {{ definitionTask: WorkflowTask, instances: Task[], branches?: Branch[], forkBranches?: ForkBranch[], loop?: Loop, inLoop?: true, notTaken?: boolean,
@@ -58,12 +58,31 @@ function dynamicNote(definitionTask, latest) {
 }
 
 /**
- * What a SIMPLE step's latest instance waits for, in a few words: a poll, or the worker that took it; null otherwise.
+ * When a SCHEDULED SIMPLE task's hold ends, if it is still held back from polls at `now`: the service queues it to be
+ * polled only `callbackAfterSeconds` after its `updateTime` (a startDelay, a retry's delay, a worker's update that asked
+ * to have it back later; docs/api.md, "Task workers"). Null for any other task, or once that time has passed.
+ * @param {Task} task
+ * @param {number} now epoch milliseconds
+ * @returns {number | null}
+ */
+export function heldUntil(task, now) {
+  const seconds = task.callbackAfterSeconds ?? 0;
+  if (task.status !== "SCHEDULED" || seconds <= 0 || !task.updateTime || taskTypeOf(task) !== "SIMPLE") return null;
+  const until = task.updateTime + seconds * 1000;
+  return until > now ? until : null;
+}
+
+/**
+ * What a SIMPLE step's latest instance waits for, in a few words: the end of its hold, a poll, or the worker that took
+ * it; null otherwise.
  * @param {WorkflowTask} definitionTask
  * @param {Task | undefined} latest
  */
 function workerNote(definitionTask, latest) {
   if (definitionTask.type !== "SIMPLE" || !latest) return null;
+  const until = heldUntil(latest, Date.now());
+  // Workers polling meanwhile get nothing: not "waiting for a worker" (the task's panel says why and how to release it).
+  if (until !== null) return `held back from polls until ${formatTime(until)}`;
   if (latest.status === "SCHEDULED") return `waiting for a worker to poll ${latest.taskDefName ?? definitionTask.name ?? definitionTask.taskReferenceName}`;
   if (latest.status === "IN_PROGRESS" && latest.workerId) return `polled by ${latest.workerId}`;
   return null;

@@ -1,6 +1,6 @@
 // @ts-check
 import { ApiError, api, permissionsAt, errorMessage } from "../lib/api.js";
-import { allSteps, attemptsOf, diagram, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
+import { allSteps, attemptsOf, diagram, heldUntil, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
 import { copyButton, fact, formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
@@ -533,21 +533,6 @@ function waitNote(task) {
       ? `Waiting until ${until}, then it completes by itself.${early}`
       : "Waiting to be completed or failed by hand (or through POST /api/tasks).";
   return h("p", { className: "help" }, text);
-}
-
-/**
- * When a SCHEDULED SIMPLE task's hold ends, if it is still held back from polls at `now`: the service queues it to be
- * polled only `callbackAfterSeconds` after its `updateTime` (a startDelay, a retry's delay, a worker's update that asked
- * to have it back later; docs/api.md, "Task workers"). Null for any other task, or once that time has passed.
- * @param {Task} task
- * @param {number} now epoch milliseconds
- * @returns {number | null}
- */
-function heldUntil(task, now) {
-  const seconds = task.callbackAfterSeconds ?? 0;
-  if (task.status !== "SCHEDULED" || seconds <= 0 || !task.updateTime || taskTypeOf(task) !== "SIMPLE") return null;
-  const until = task.updateTime + seconds * 1000;
-  return until > now ? until : null;
 }
 
 /** @param {Task} task @param {string} workflowId */
