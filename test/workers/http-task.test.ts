@@ -116,6 +116,19 @@ describe("HTTP task vipAddress", () => {
     expect(await response.json()).toMatchObject({ validationErrors: [{ path: "tasks[0].inputParameters.vipAddress", message: expect.stringContaining("host[:port], or an http or https URL") }] });
     expect((await api("GET", "/api/metadata/workflow/http_vip_bad")).status).toBe(404);
   });
+
+  it("takes a request whose optional fields are null as one leaving them out (the .NET SDK's HttpTaskSettings writes them all)", async () => {
+    // HttpTask's http_request as the .NET SDK's HttpTaskSettings.ToDictionary() writes it: every field, vipAddress null.
+    const settings = { uri: target("/echo/dotnet"), method: "GET", accept: "application/json", contentType: "application/json", headers: {}, body: null, vipAddress: null, asyncComplete: false, oauthConsumerKey: false, oauthConsumerSecret: false, connectionTimeOut: 0, readTimeOut: 0 };
+    const dotnet = await runSingle("http_dotnet_settings", { http_request: settings });
+    expect(dotnet.task.status).toBe("COMPLETED");
+    expect(echoOf(dotnet.task.outputData)).toMatchObject({ method: "GET", headers: { accept: "application/json" } });
+    const nulls = { accept: null, contentType: null, headers: null, encode: null, connectionTimeOut: null, readTimeOut: null, asyncComplete: null, vipAddress: null };
+    const allNull = await runSingle("http_null_fields", { http_request: { uri: target("/echo/nulls?q=a b"), method: "GET", ...nulls } });
+    expect(allNull.task.status).toBe("COMPLETED");
+    // Each null is the default: Accept application/json, the query encoded, no async completion.
+    expect(echoOf(allNull.task.outputData)).toMatchObject({ rawQuery: "?q=a%20b", headers: { accept: "application/json" } });
+  });
 });
 
 describe("HTTP task outputs", () => {

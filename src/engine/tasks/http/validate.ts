@@ -100,6 +100,9 @@ function isMediaTypeOf(types: readonly string[]): (value: unknown) => boolean {
   return (value) => typeof value === "string" && isHeaderValueText(value) && names.has(value.split(";")[0]!.trim().toLowerCase());
 }
 
+// An optional field given as null is one left out, as Jackson reads it into Conductor's HttpTask.Input (whose null
+// vipAddress, timeouts, accept… mean "not given", as they do when this service sends the request): the .NET SDK's
+// HttpTaskSettings writes every field it holds, `"vipAddress": null` among them.
 const REQUEST = fieldsOf({
   // An expression is non-empty text, so it passes as it is.
   uri: rule<string>("uri", "a non-empty string (the URL to call)", isNonEmptyString),
@@ -108,16 +111,16 @@ const REQUEST = fieldsOf({
     `one of ${HTTP_METHODS.join(", ")}, in upper case as the spec lists them`,
     orExpression(isOneOf(HTTP_METHODS)),
   ),
-  accept: v.optional(rule<string>("accept", `one of the supported MIME types: ${HTTP_ACCEPT_TYPES.join(", ")}`, orExpression(isMediaTypeOf(HTTP_ACCEPT_TYPES)))),
-  contentType: v.optional(
+  accept: v.nullish(rule<string>("accept", `one of the supported MIME types: ${HTTP_ACCEPT_TYPES.join(", ")}`, orExpression(isMediaTypeOf(HTTP_ACCEPT_TYPES)))),
+  contentType: v.nullish(
     rule<string>("contentType", `one of the supported MIME types: ${HTTP_CONTENT_TYPES.join(", ")}`, orExpression(isMediaTypeOf(HTTP_CONTENT_TYPES))),
   ),
-  headers: v.optional(mapOf("headers", "a string, a number or a boolean, a list of them, or null", isHeaderValue, { wholeExpression: true, key: HEADER_NAME_KEY })),
-  encode: v.optional(rule<boolean>("encode", "a boolean", orExpression(isBoolean))),
-  connectionTimeOut: v.optional(rule<unknown>("connectionTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
-  readTimeOut: v.optional(rule<unknown>("readTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
-  asyncComplete: v.optional(rule<boolean>("asyncComplete", "a boolean", orExpression(isBoolean))),
-  vipAddress: v.optional(
+  headers: v.nullish(mapOf("headers", "a string, a number or a boolean, a list of them, or null", isHeaderValue, { wholeExpression: true, key: HEADER_NAME_KEY })),
+  encode: v.nullish(rule<boolean>("encode", "a boolean", orExpression(isBoolean))),
+  connectionTimeOut: v.nullish(rule<unknown>("connectionTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
+  readTimeOut: v.nullish(rule<unknown>("readTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
+  asyncComplete: v.nullish(rule<boolean>("asyncComplete", "a boolean", orExpression(isBoolean))),
+  vipAddress: v.nullish(
     rule<string>("vipAddress", "the address of the service a partial uri (a path) is sent to: host[:port], or an http or https URL", orExpression(isVipAddress)),
   ),
 });
