@@ -230,11 +230,16 @@ const taskResultFields = {
   callbackAfterSeconds: v.nullish(
     v.pipe(v.number("must be a number of seconds"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.transform((seconds) => Math.min(seconds, MAX_CALLBACK_AFTER_SECONDS))),
   ),
-  /** Lines the worker logged while it ran the task, stored with the result (the latest ones, each cut to its limit). */
+  /**
+   * Lines the worker logged while it ran the task, stored with the result (the latest ones, each cut to its limit). An
+   * entry given as bare text is that line: Conductor's TaskExecLog has a constructor taking the line, which Jackson
+   * reads a JSON string with, and the Ruby SDK's `TaskResult#log` (and so its TaskRunner, with a failed task's error
+   * and stack) sends its lines so.
+   */
   logs: v.nullish(
     v.pipe(
-      v.array(v.unknown(), "must be an array of log entries ({log, createdTime})"),
-      v.transform((entries: unknown[]) => entries.slice(-MAX_TASK_LOGS_PER_RESULT)),
+      v.array(v.unknown(), "must be an array of log entries (text, or {log, createdTime})"),
+      v.transform((entries: unknown[]) => entries.slice(-MAX_TASK_LOGS_PER_RESULT).map((entry) => (typeof entry === "string" ? { log: entry } : entry))),
       v.array(TaskExecLog),
     ),
   ),

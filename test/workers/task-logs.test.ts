@@ -56,6 +56,20 @@ describe("task logs", () => {
     expect((await api("POST", "/api/tasks", taskResult(task, "IN_PROGRESS", { logs: [{ log: 42 }] }))).status).toBe(400);
   });
 
+  it("takes an entry given as bare text as that line (Conductor's TaskExecLog(String); the Ruby SDK's TaskRunner sends a failed task's error so)", async () => {
+    await register({ name: "tl_text_entry", tasks: [simpleTask("tl_text_entry_task", "work")] });
+    const { workflowId, task } = await polledTask("tl_text_entry", "tl_text_entry_task");
+    // As the Ruby SDK's TaskRunner reports a worker that raised: its TaskResult#log pushes plain strings.
+    const before = Date.now();
+    const failed = await api("POST", "/api/tasks", taskResult(task, "FAILED_WITH_TERMINAL_ERROR", { reasonForIncompletion: "boom", workerId: "log-worker", logs: ["Error: RuntimeError: boom\nworker.rb:12", { log: "as an object" }], extendLease: false }));
+    expect(failed.status).toBe(200);
+    expect((await waitFor(workflowId, ["FAILED"])).tasks.find((one) => one.taskId === task.taskId)).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "boom" });
+    const lines = await logsOf(task.taskId);
+    expect(lines.map((line) => line.log)).toEqual(["Error: RuntimeError: boom\nworker.rb:12", "as an object"]);
+    expect(lines[0]!.taskId).toBe(task.taskId);
+    expect(lines[0]!.createdTime).toBeGreaterThanOrEqual(before);
+  });
+
   it("takes a line, and shows the task, for a worker that names its task the moment it polled it (the execution's row is written as the task is queued)", async () => {
     await register({ name: "tl_at_once", tasks: [simpleTask("tl_at_once_task", "work")] });
     const workflowId = await startWorkflow("tl_at_once");
@@ -138,7 +152,7 @@ describe("task logs", () => {
       "a line",
       { log: "not a list" },
       [{ log: 7 }],
-      ["a bare string"],
+      [7],
       [{ log: "ok", createdTime: -1 }],
       [{ log: "ok", createdTime: "now" }],
       [{ log: "ok", taskId: 7 }],
