@@ -958,6 +958,13 @@ describe("task definitions", () => {
     expect(acceptedTask(httpTask("call", undefined, { taskDefinition: { timeoutSeconds: 60 } })).taskDefinition).toMatchObject({ timeoutSeconds: 60, responseTimeoutSeconds: 60 });
   });
 
+  it("takes a response timeout of 0 in a workflow task's own taskDefinition (none, as Conductor reads it), not in a registered one", () => {
+    // The Rust SDK's EmbeddedTaskDef::new(name).with_retry_count(0), as its task_status_change_audit example sends it.
+    const embedded = { name: "call", retryCount: 0, timeoutSeconds: 0, responseTimeoutSeconds: 0 };
+    expect(acceptedTask(httpTask("call", undefined, { taskDefinition: embedded })).taskDefinition).toMatchObject(embedded);
+    expect(onlyTaskDefError({ responseTimeoutSeconds: 0 })).toBe("responseTimeoutSeconds: responseTimeoutSeconds must be a whole number of seconds of at least 1, but received the number 0");
+  });
+
   it("reads a null field as one left out, its default applying, as Conductor's TaskDef does", () => {
     const nulls = { description: null, retryCount: null, retryLogic: null, pollTimeoutSeconds: null, concurrentExecLimit: null, inputTemplate: null, ownerEmail: null, rateLimitPerFrequency: null };
     expect(registered(nulls)).toEqual(registered());

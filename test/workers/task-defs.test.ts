@@ -249,6 +249,20 @@ describe("executions follow the task definition of each task's name", () => {
     expect(await hits("td-inline")).toBe(2);
   });
 
+  it("an inline taskDefinition with timeouts of 0 (the Rust SDK's EmbeddedTaskDef) is taken: its worker task never times out", async () => {
+    // EmbeddedTaskDef::new("td_embedded_work").with_retry_count(0), as the Rust SDK serializes it; Conductor takes it
+    // (a workflow task's own taskDefinition is not validated) and reads 0 as no timeout.
+    const taskDefinition = { name: "td_embedded_work", retryCount: 0, timeoutSeconds: 0, responseTimeoutSeconds: 0 };
+    await register({ name: "td_embedded", tasks: [{ name: "td_embedded_work", taskReferenceName: "work", type: "SIMPLE", taskDefinition }] });
+    const workflowId = await startWorkflow("td_embedded");
+    const [task] = await apiOk<TaskJson[]>("GET", "/api/tasks/poll/batch/td_embedded_work?workerid=rust&count=1&timeout=5000");
+    expect(task).toMatchObject({ workflowInstanceId: workflowId, status: "IN_PROGRESS", responseTimeoutSeconds: 0 });
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task!.taskId, status: "COMPLETED", outputData: { ok: true } });
+    const workflow = await waitFor(workflowId, ["COMPLETED", "FAILED", "TIMED_OUT"]);
+    expect(workflow.status).toBe("COMPLETED");
+    expect(workflow["workflowDefinition"]).toMatchObject({ tasks: [{ taskDefinition }] });
+  });
+
   it("an inline taskDefinition is validated with the workflow definition: a bad one is a 400 that stores nothing", async () => {
     const response = await api("POST", "/api/metadata/workflow", {
       name: "td_inline_bad",

@@ -77,7 +77,14 @@ const SETTINGS = {
 };
 
 const REGISTERED = fieldsOf({ name: TASK_DEF_NAME, ...SETTINGS });
-const INLINE = fieldsOf({ name: v.optional(TASK_DEF_NAME), ...SETTINGS });
+const INLINE = fieldsOf({
+  name: v.optional(TASK_DEF_NAME),
+  ...SETTINGS,
+  // Conductor validates a workflow task's own taskDefinition with none of TaskDef's constraints (WorkflowTask's field
+  // has no @Valid), and its decider reads a responseTimeoutSeconds of 0 as no response timeout. The Rust SDK's
+  // EmbeddedTaskDef sends 0 for what is not set (its task_status_change_audit example), which was a 400 here.
+  responseTimeoutSeconds: v.optional(seconds("responseTimeoutSeconds", 0), 3600),
+});
 
 /**
  * Validates a task definition as received over the API and returns it normalised, or every problem found
