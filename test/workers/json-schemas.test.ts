@@ -41,6 +41,17 @@ describe("the schema registry (/api/schema)", () => {
     expect((await api("DELETE", "/api/schema/js_order")).status).toBe(404);
   });
 
+  it("takes externalRef as Jackson reads Conductor's String field: false (the Rust SDK's SchemaDef) is none, true or a number its text", async () => {
+    // SchemaDef::new("js_rust", 1, data) as the Rust SDK serializes it.
+    expect((await api("POST", "/api/schema", { name: "js_rust", version: 1, type: "JSON", data: ORDER_SCHEMA, externalRef: false })).status).toBe(200);
+    expect(await apiOk("GET", "/api/schema/js_rust/1")).not.toHaveProperty("externalRef");
+    expect((await api("POST", "/api/schema", [{ name: "js_rust", version: 2, data: ORDER_SCHEMA, externalRef: "orders-v2" }, { name: "js_rust", version: 3, data: ORDER_SCHEMA, externalRef: 7 }])).status).toBe(200);
+    expect(await apiOk("GET", "/api/schema/js_rust/2")).toMatchObject({ externalRef: "orders-v2" });
+    expect(await apiOk("GET", "/api/schema/js_rust/3")).toMatchObject({ externalRef: "7" });
+    expect(await problems(await api("POST", "/api/schema", { name: "js_rust", data: ORDER_SCHEMA, externalRef: { name: "x" } }))).toEqual([{ path: "externalRef", message: "must be a string" }]);
+    expect((await api("DELETE", "/api/schema/js_rust")).status).toBe(200);
+  });
+
   it("refuses what it cannot check with a 400 naming each problem, saving none of a list", async () => {
     const found = await problems(
       await api("POST", "/api/schema", [

@@ -21,7 +21,15 @@ const SchemaDefBody = requestObject({
   version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1")), 1),
   type: v.optional(v.picklist(["JSON"], "must be JSON: this service checks JSON schemas only (AVRO and PROTOBUF are not supported)"), "JSON"),
   data: jsonData,
-  externalRef: v.optional(v.string("must be a string")),
+  // Conductor's SchemaDef.externalRef is a String, which Jackson also fills from a number or boolean (as its text). The
+  // Rust SDK's SchemaDef sends `externalRef: false` for "none" (a bool there), which was a 400: false names no schema in
+  // a registry, so it is left out (and reads back absent, as that client expects); true or a number is its text.
+  externalRef: v.optional(
+    v.pipe(
+      v.union([v.string(), v.number(), v.boolean()], "must be a string"),
+      v.transform((value: string | number | boolean) => (value === false ? undefined : String(value))),
+    ),
+  ),
 });
 
 /** The schemas of a save's body (one SchemaDef or a list), each checked: every problem of every one is reported. */
