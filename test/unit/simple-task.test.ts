@@ -435,13 +435,15 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
 });
 
 describe("SIMPLE tasks: limits on handing them out", () => {
-  it("a task definition's concurrentExecLimit and rateLimitPerFrequency go with the queue entry; 0 or none is no limit, the window is 1 s by default", () => {
+  it("a task definition's concurrentExecLimit and rateLimitPerFrequency go with the queue entry; 0 or none is no limit, nor is a window of 0; the window is 1 s by default", () => {
     const limited = (fields: Partial<TaskDef>): WorkflowTaskDef => ({ ...encode, taskDefinition: taskDef(fields) });
     expect(handOutLimits(encode)).toBeUndefined();
     expect(handOutLimits(limited({ concurrentExecLimit: 0, rateLimitPerFrequency: 0 }))).toBeUndefined();
     expect(handOutLimits(limited({ concurrentExecLimit: 3 }))).toEqual({ maxHeld: 3 });
     expect(handOutLimits(limited({ rateLimitPerFrequency: 5 }))).toEqual({ maxPerWindow: 5, windowMs: 1_000 });
-    expect(handOutLimits(limited({ rateLimitPerFrequency: 5, rateLimitFrequencyInSeconds: 0 }))).toEqual({ maxPerWindow: 5, windowMs: 1_000 });
+    // A window of 0 is no rate limit, as Conductor's rate-limiting DAOs apply none then (not a window of 1 s).
+    expect(handOutLimits(limited({ rateLimitPerFrequency: 5, rateLimitFrequencyInSeconds: 0 }))).toBeUndefined();
+    expect(handOutLimits(limited({ concurrentExecLimit: 2, rateLimitPerFrequency: 5, rateLimitFrequencyInSeconds: 0 }))).toEqual({ maxHeld: 2 });
     expect(handOutLimits(limited({ concurrentExecLimit: 2, rateLimitPerFrequency: 5, rateLimitFrequencyInSeconds: 60 }))).toEqual({ maxHeld: 2, maxPerWindow: 5, windowMs: 60_000 });
     expect(queued(started(limited({ concurrentExecLimit: 2 })).effects)[0]!.limits).toEqual({ maxHeld: 2 });
     expect(queued(started(encode).effects)[0]!.limits).toBeUndefined();

@@ -16,11 +16,14 @@ const { limitsText, pollAgeText } = (await import(/* @vite-ignore */ new URL("..
 const { matchesFilter } = (await import(/* @vite-ignore */ new URL("../../ui/lib/dom.js", import.meta.url).href)) as DomModule;
 
 describe("the UI's Task definitions page", () => {
-  it("words the limits on handing tasks out; 0 or none is no limit, and the window is a second by default", () => {
+  it("words the limits on handing tasks out; 0 or none is no limit, nor is a window of 0; the window is a second by default", () => {
     expect(limitsText({})).toBe("none");
     expect(limitsText({ concurrentExecLimit: 0, rateLimitPerFrequency: 0 })).toBe("none");
     expect(limitsText({ concurrentExecLimit: 2 })).toBe("2 at once");
     expect(limitsText({ rateLimitPerFrequency: 10 })).toBe("10 per 1 s");
+    // A window of 0 is no rate limit (as Conductor applies none then).
+    expect(limitsText({ rateLimitPerFrequency: 10, rateLimitFrequencyInSeconds: 0 })).toBe("none");
+    expect(limitsText({ concurrentExecLimit: 2, rateLimitPerFrequency: 10, rateLimitFrequencyInSeconds: 0 })).toBe("2 at once");
     expect(limitsText({ concurrentExecLimit: 2, rateLimitPerFrequency: 10, rateLimitFrequencyInSeconds: 60 })).toBe("2 at once, 10 per 60 s");
   });
 

@@ -20,7 +20,9 @@ const SIZES_PER_REQUEST = 100;
 export function limitsText(taskDef) {
   const parts = [];
   if ((taskDef.concurrentExecLimit ?? 0) > 0) parts.push(`${taskDef.concurrentExecLimit} at once`);
-  if ((taskDef.rateLimitPerFrequency ?? 0) > 0) parts.push(`${taskDef.rateLimitPerFrequency} per ${taskDef.rateLimitFrequencyInSeconds || 1} s`);
+  // As the service applies it: a window of 1 s when none is given, none at all (so no rate limit) when it is 0.
+  const windowSeconds = taskDef.rateLimitFrequencyInSeconds ?? 1;
+  if ((taskDef.rateLimitPerFrequency ?? 0) > 0 && windowSeconds > 0) parts.push(`${taskDef.rateLimitPerFrequency} per ${windowSeconds} s`);
   return parts.length === 0 ? "none" : parts.join(", ");
 }
 

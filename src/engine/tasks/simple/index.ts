@@ -36,16 +36,21 @@ export interface HandOutLimits {
 /** Longest rate-limit window honoured (a year): the queue remembers each hand-out for that long. */
 const MAX_RATE_WINDOW_SECONDS = 365 * 24 * 3600;
 
-/** The limits `definition`'s task definition sets on handing its tasks out; undefined when it sets none (0 is none, as in Conductor). */
+/**
+ * The limits `definition`'s task definition sets on handing its tasks out; undefined when it sets none (a limit of 0 is
+ * none, and so is a `rateLimitFrequencyInSeconds` of 0 for the rate, as in Conductor).
+ */
 export function handOutLimits(definition: WorkflowTaskDef | undefined): HandOutLimits | undefined {
   const taskDef = definition?.taskDefinition;
   if (taskDef === undefined) return undefined;
   const limits: HandOutLimits = {};
   if ((taskDef.concurrentExecLimit ?? 0) > 0) limits.maxHeld = taskDef.concurrentExecLimit!;
-  if ((taskDef.rateLimitPerFrequency ?? 0) > 0) {
+  // Conductor's window is one second when none is given (its TaskDef's default), and a window of 0 applies no rate
+  // limit at all: its rate-limiting DAOs (Redis, Cassandra) skip a limit whose frequency is 0 or less.
+  const windowSeconds = taskDef.rateLimitFrequencyInSeconds ?? 1;
+  if ((taskDef.rateLimitPerFrequency ?? 0) > 0 && windowSeconds > 0) {
     limits.maxPerWindow = taskDef.rateLimitPerFrequency!;
-    // Conductor's default window is one second (and so is a window of 0).
-    limits.windowMs = Math.min(taskDef.rateLimitFrequencyInSeconds || 1, MAX_RATE_WINDOW_SECONDS) * 1000;
+    limits.windowMs = Math.min(windowSeconds, MAX_RATE_WINDOW_SECONDS) * 1000;
   }
   return limits.maxHeld === undefined && limits.maxPerWindow === undefined ? undefined : limits;
 }
