@@ -745,6 +745,10 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
   if (event.reason !== undefined) fields.reasonForIncompletion = cutText(event.reason, MAX_TASK_REASON_LENGTH);
   if (event.byTask !== undefined) fields.updatedByTask = event.byTask;
   if (event.workerId !== undefined && event.workerId !== "") fields.workerId = event.workerId;
+  // Conductor's updateTask sets the task's callbackAfterSeconds to the result's, 0 unless given: a WAIT shows the wait
+  // its start set (see tasks/wait) only until it is updated from outside. A result's delay means something for a
+  // worker's (SIMPLE) task only, so a WAIT's goes back to 0 whatever the result says.
+  if (task.taskType === "WAIT") fields.callbackAfterSeconds = undefined;
   // Checked first: measuring the size serialises the value, which a deep one overflows.
   const deep = overdeepReason("The task output", event.output);
   if (deep !== undefined) throw new EngineError("INVALID", deep);

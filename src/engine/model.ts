@@ -503,7 +503,8 @@ export interface TaskExecution {
   /**
    * SIMPLE: how long the task waits in its queue, counted from its `updateTime`, before a poll can take it (again): the
    * delay a worker's last IN_PROGRESS update asked for, its step's startDelay, or a retry's delay (with a fraction when
-   * the retry policy adds jitter). 0 once a poll has served it or resetcallbacks has ended it.
+   * the retry policy adds jitter). 0 once a poll has served it or resetcallbacks has ended it. HTTP_POLL: the wait
+   * before its next call. WAIT: shown only, as Conductor sets it (see tasks/wait); its alarm wakes it, not this.
    */
   callbackAfterSeconds?: number;
   /** HUMAN, once started: whom it is assigned to and who has claimed it (see `tasks/human/progress.ts`). Never shown as is. */

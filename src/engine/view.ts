@@ -105,7 +105,8 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   view["loopOverTask"] = planOf(execution.definition).steps[task.definitionIndex]?.inLoop !== undefined;
   if (task.callbackUrl !== undefined) view["callbackUrl"] = task.callbackUrl;
   // Conductor's Task: a long, 0 unless a SIMPLE task waits in its queue for that long (a worker's IN_PROGRESS report's
-  // delay, a startDelay, a retry's delay). Whole seconds: a retry's jitter is kept to the millisecond inside.
+  // delay, a startDelay, a retry's delay), an HTTP_POLL waits for its next call, or a WAIT waits (its wait's seconds,
+  // as Conductor's WaitTaskMapper sets them). Whole seconds: a retry's jitter is kept to the millisecond inside.
   view["callbackAfterSeconds"] = shownCallbackAfterSeconds(task);
   // Conductor's Task: true unless a system task took the worker's place (none does here).
   view["callbackFromWorker"] = true;

@@ -80,19 +80,22 @@ describe("WAIT: registration", () => {
 });
 
 describe("WAIT: running", () => {
-  it("a duration makes it IN_PROGRESS, waiting, until the execution's alarm completes it with an empty output", () => {
+  it("a duration makes it IN_PROGRESS, waiting (its callbackAfterSeconds the wait's seconds, as in Conductor), until the execution's alarm completes it with an empty output", () => {
     const { state } = started([task("w", "WAIT", { duration: "10s" }), http("after")]);
     const waiting = state.tasks[0]!;
     expect(waiting).toMatchObject({ status: "IN_PROGRESS", awaitingExternal: true, startTime: 1_000, timeoutAt: 11_000 });
     expect(nextDeadline(state)).toBe(11_000);
     // A synchronous execute answers while it waits, as for a webhook task.
     expect(isBlocked(state)).toBe(true);
-    expect(toTaskView(waiting, state)).toMatchObject({ taskType: "WAIT", status: "IN_PROGRESS", inputData: { duration: "10s" }, callbackAfterSeconds: 0 });
+    // Its callbackAfterSeconds shows the wait, as Conductor's WaitTaskMapper sets it.
+    expect(toTaskView(waiting, state)).toMatchObject({ taskType: "WAIT", status: "IN_PROGRESS", inputData: { duration: "10s" }, callbackAfterSeconds: 10 });
     // Before its time, the alarm leaves it waiting.
     expect(decide(state, { type: "tick", liveTaskIds: new Set() }, env(10_999)).state.tasks[0]!.status).toBe("IN_PROGRESS");
     const woken = decide(state, { type: "tick", liveTaskIds: new Set() }, env(11_000)).state;
     expect(woken.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: {}, endTime: 11_000, awaitingExternal: false });
     expect(woken.tasks[0]!.timeoutAt).toBeUndefined();
+    // Back to 0 once it has run, as Conductor's system task executor sets it.
+    expect(toTaskView(woken.tasks[0]!, woken)["callbackAfterSeconds"]).toBe(0);
     expect(woken.tasks.map((t) => `${t.referenceTaskName}:${t.status}`)).toEqual(["w:COMPLETED", "after:IN_PROGRESS"]);
   });
 
@@ -100,8 +103,13 @@ describe("WAIT: running", () => {
     const at = Date.UTC(2030, 0, 2, 3, 4);
     const { state } = started([task("w", "WAIT", { until: "2030-01-02 03:04 UTC" })], {}, at - 60_000);
     expect(state.tasks[0]).toMatchObject({ status: "IN_PROGRESS", timeoutAt: at });
+    expect(toTaskView(state.tasks[0]!, state)["callbackAfterSeconds"]).toBe(60);
+    // Whole seconds to that moment, the fraction dropped (Conductor's long division).
+    const soon = started([task("w", "WAIT", { until: "2030-01-02 03:04 UTC" })], {}, at - 59_500).state;
+    expect(toTaskView(soon.tasks[0]!, soon)["callbackAfterSeconds"]).toBe(59);
     const past = started([task("w", "WAIT", { until: "${workflow.input.at}" })], { at: "2020-01-01" }, at).state;
     expect(past.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: {} });
+    expect(toTaskView(past.tasks[0]!, past)["callbackAfterSeconds"]).toBe(0);
     expect(past.status).toBe("COMPLETED");
   });
 
@@ -111,8 +119,12 @@ describe("WAIT: running", () => {
     expect(state.tasks[0]!.timeoutAt).toBeUndefined();
     expect(nextDeadline(state)).toBeUndefined();
     expect(isBlocked(state)).toBe(true);
+    // Conductor's WaitTaskMapper: Integer.MAX_VALUE, "waiting forever".
+    expect(toTaskView(state.tasks[0]!, state)["callbackAfterSeconds"]).toBe(2_147_483_647);
     const done = complete(state, 0, 5_000, { approved: true });
     expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { approved: true } });
+    // Conductor's updateTask sets it to the result's: 0.
+    expect(toTaskView(done.tasks[0]!, done)["callbackAfterSeconds"]).toBe(0);
     expect(done.tasks[1]!.status).toBe("IN_PROGRESS");
     const failed = decide(state, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "FAILED", output: {}, reason: "rejected" }, env(5_000)).state;
     expect(failed.status).toBe("FAILED");
@@ -123,6 +135,8 @@ describe("WAIT: running", () => {
     const done = complete(state, 0, 2_000, { early: true });
     expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { early: true }, endTime: 2_000 });
     expect(done.tasks[0]!.timeoutAt).toBeUndefined();
+    expect(toTaskView(state.tasks[0]!, state)["callbackAfterSeconds"]).toBe(3_600);
+    expect(toTaskView(done.tasks[0]!, done)["callbackAfterSeconds"]).toBe(0);
     const later = decide(done, { type: "tick", liveTaskIds: new Set() }, env(1_000 + 3_600_000)).state;
     expect(later.tasks[0]).toEqual(done.tasks[0]);
   });

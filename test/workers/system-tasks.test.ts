@@ -31,7 +31,8 @@ describe("WAIT", () => {
     await register({ name: "wait_alarm", tasks: [systemTask("pause", "WAIT", { duration: "1s" }), countTask("after", "wait-alarm-after")] });
     const workflowId = await startWorkflow("wait_alarm");
     const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
-    expect(waiting.tasks[0]).toMatchObject({ taskType: "WAIT", inputData: { duration: "1s" }, outputData: {} });
+    // Its callbackAfterSeconds shows the wait, as Conductor's WaitTaskMapper sets it.
+    expect(waiting.tasks[0]).toMatchObject({ taskType: "WAIT", inputData: { duration: "1s" }, outputData: {}, callbackAfterSeconds: 1 });
     const stub = stubFor(workflowId);
     const alarmAt = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
     expect(alarmAt).toBe(Number(waiting.tasks[0]!["startTime"]) + 1000);
@@ -42,6 +43,7 @@ describe("WAIT", () => {
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(done.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["pause:COMPLETED", "after:COMPLETED"]);
     expect(done.tasks[0]!.outputData).toEqual({});
+    expect(done.tasks[0]!["callbackAfterSeconds"]).toBe(0);
     expect(Number(done.tasks[0]!["endTime"])).toBeGreaterThanOrEqual(alarmAt!);
     expect(await hits("wait-alarm-after")).toBe(1);
   });
@@ -53,10 +55,15 @@ describe("WAIT", () => {
     expect(run.status).toBe("RUNNING");
     expect(run.tasks.map((task) => `${task.referenceTaskName}:${task.taskType}:${task.status}`)).toEqual(["approval:WAIT:IN_PROGRESS"]);
     const taskId = run.tasks[0]!.taskId;
+    // Conductor's WaitTaskMapper gives an untimed WAIT Integer.MAX_VALUE, "waiting forever"; the task route shows it too.
+    expect(run.tasks[0]!["callbackAfterSeconds"]).toBe(2_147_483_647);
+    expect((await apiOk<JsonObject>("GET", `/api/tasks/${taskId}`))["callbackAfterSeconds"]).toBe(2_147_483_647);
     expect(await updateTask(run.workflowId, taskId, "COMPLETED", { approved: true })).toBe(taskId);
     const done = await waitFor(run.workflowId, ["COMPLETED", "FAILED"]);
     expect(done.status).toBe("COMPLETED");
     expect(done.tasks[0]!.outputData).toEqual({ approved: true });
+    // As Conductor's updateTask sets it from the result: 0.
+    expect(done.tasks[0]!["callbackAfterSeconds"]).toBe(0);
     expect(await hits("wait-manual-after")).toBe(1);
   });
 

@@ -34,15 +34,30 @@ export function wakeUp(input: JsonObject, now: number): WakeUp {
   return { external: true };
 }
 
-/** The fields of a WAIT that has ended by itself (its time came), COMPLETED with an empty output as in Conductor. */
+/**
+ * Conductor's WaitTaskMapper sets a waiting WAIT's `callbackAfterSeconds` (which its Task JSON shows): the whole seconds
+ * from its start to its time (none below 0), or Java's Integer.MAX_VALUE for an untimed one, "waiting forever".
+ */
+export const UNTIMED_WAIT_CALLBACK_SECONDS = 2_147_483_647;
+
+/** The `callbackAfterSeconds` of a WAIT started at `now` that wakes as `wake` says (see {@link UNTIMED_WAIT_CALLBACK_SECONDS}). */
+function waitCallbackSeconds(wake: { at: number } | { external: true }, now: number): number {
+  return "at" in wake ? Math.max(0, Math.floor((wake.at - now) / 1000)) : UNTIMED_WAIT_CALLBACK_SECONDS;
+}
+
+/**
+ * The fields of a WAIT that has ended by itself (its time came), COMPLETED with an empty output as in Conductor, whose
+ * system task executor sets its `callbackAfterSeconds` back to 0 as it runs it.
+ */
 function woken(now: number): Partial<TaskExecution> {
-  return { status: "COMPLETED", outputData: {}, endTime: now, updateTime: now, awaitingExternal: false, timeoutAt: undefined };
+  return { status: "COMPLETED", outputData: {}, endTime: now, updateTime: now, awaitingExternal: false, timeoutAt: undefined, callbackAfterSeconds: undefined };
 }
 
 /**
  * WAIT (Conductor's): no side effect; it waits until `duration` has passed or `until` has come (its `timeoutAt`, which
  * the execution's alarm keeps, so the wait outlives evictions), then completes. Without either it waits until
- * completed or failed from outside (`POST /api/tasks`), which may also end a timed one early.
+ * completed or failed from outside (`POST /api/tasks`), which may also end a timed one early. While it waits, its
+ * `callbackAfterSeconds` shows the wait as Conductor's shows it (the alarm, not that field, wakes it).
  */
 export const waitTask: TaskTypeModule = {
   type: "WAIT",
@@ -51,7 +66,7 @@ export const waitTask: TaskTypeModule = {
     const begun = { ...task, startTime: env.now, updateTime: env.now };
     if ("invalid" in wake) return { task: { ...begun, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: wake.invalid, endTime: env.now }, dispatch: false };
     if ("at" in wake && wake.at <= env.now) return { task: { ...begun, ...woken(env.now) }, dispatch: false };
-    const waiting: TaskExecution = { ...begun, status: "IN_PROGRESS", awaitingExternal: true };
+    const waiting: TaskExecution = { ...begun, status: "IN_PROGRESS", awaitingExternal: true, callbackAfterSeconds: waitCallbackSeconds(wake, env.now) };
     if ("at" in wake) waiting.timeoutAt = wake.at;
     return { task: waiting, dispatch: false };
   },
