@@ -197,6 +197,12 @@ export interface WorkflowTaskDef {
   dynamicForkTasksParam?: string;
   /** FORK_JOIN_DYNAMIC: the input parameter holding each forked task's input, by its reference name (Conductor's). */
   dynamicForkTasksInputParamName?: string;
+  /**
+   * FORK_JOIN_DYNAMIC, Conductor's older form (instead of the two above): the input parameter holding a
+   * DynamicForkJoinTaskList, `{dynamicTasks: [{taskName, referenceName, type, input}]}`, each entry a task to fork with
+   * its input.
+   */
+  dynamicForkJoinTasksParam?: string;
   /** DYNAMIC: the input parameter naming the task to run: a worker's task, or a system task type such as HTTP (Conductor's). */
   dynamicTaskNameParam?: string;
   /** EVENT: where it publishes, `conductor` or `conductor:<queue>` (Conductor's), resolved with its input. */

@@ -59,8 +59,98 @@ describe("FORK_JOIN_DYNAMIC registration", () => {
       'tasks[0].dynamicForkTasksInputParamName: dynamicForkTasksInputParamName names input parameter "missing", which inputParameters does not set',
     ]);
     expect(registrationErrors([dynamicFork("fan"), http("after")])).toEqual([expect.stringMatching(/^tasks\[0\]: a FORK_JOIN_DYNAMIC must be followed directly by a JOIN/)]);
-    expect(registrationErrors([{ ...dynamicFork("fan"), dynamicForkJoinTasksParam: "list" }, join("fan_join")])).toEqual([expect.stringMatching(/dynamicForkJoinTasksParam: .*not supported/)]);
     expect(registrationErrors([forkOver("fan", { forkTaskType: "FORK_JOIN" }), join("fan_join")])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.forkTaskType: forkTaskType must be one of/)]);
+  });
+});
+
+/** A fork in Conductor's older form: the DynamicForkJoinTaskList `workflow.input.dynamicTasks` gives. */
+const olderFork = (ref: string, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "FORK_JOIN_DYNAMIC",
+  inputParameters: { dynamicTasks: "${workflow.input.dynamicTasks}" },
+  dynamicForkJoinTasksParam: "dynamicTasks",
+  ...extra,
+});
+
+describe("FORK_JOIN_DYNAMIC in Conductor's older form (dynamicForkJoinTasksParam)", () => {
+  it("registers dynamicForkJoinTasksParam alone, naming an input parameter the fork sets, and keeps it", () => {
+    expect(registrationErrors([olderFork("fan"), join("fan_join")])).toEqual([]);
+    expect(started([olderFork("fan"), join("fan_join")], { dynamicTasks: { dynamicTasks: [] } }).state.definition.tasks[0]).toMatchObject({ dynamicForkJoinTasksParam: "dynamicTasks" });
+  });
+
+  it("refuses it beside the other form's fields (Conductor's WorkflowTaskTypeConstraint), or naming an input the fork does not set", () => {
+    const mixed = /^tasks\[0\]\.dynamicForkJoinTasksParam: dynamicForkJoinTasksParam \(Conductor's older form\) cannot be given with dynamicForkTasksInputParamName/;
+    expect(registrationErrors([olderFork("fan", { dynamicForkTasksInputParamName: "dynamicTasksInputs" }), join("fan_join")])).toEqual([expect.stringMatching(mixed)]);
+    expect(registrationErrors([olderFork("fan", { dynamicForkTasksParam: "dynamicTasks" }), join("fan_join")])).toEqual([expect.stringMatching(/cannot be given with dynamicForkTasksParam/)]);
+    expect(registrationErrors([olderFork("fan", { dynamicForkJoinTasksParam: "missing" }), join("fan_join")])).toEqual([
+      'tasks[0].dynamicForkJoinTasksParam: dynamicForkJoinTasksParam names input parameter "missing", which inputParameters does not set',
+    ]);
+  });
+
+  const tasks = [olderFork("fan"), join("fan_join")];
+  const list: JsonObject = {
+    dynamicTasks: [
+      { taskName: "encode", referenceName: "enc_a", input: { file: "a.mp4", note: "literal ${workflow.input.x}" } },
+      { taskName: "call", referenceName: "call_b", type: "HTTP", workflowName: null, input: { uri: "https://example.com/b", method: "GET" } },
+    ],
+  };
+
+  it("forks each entry as the task {name: taskName, taskReferenceName: referenceName, type} (SIMPLE by default), its input given as is", () => {
+    const decision = started(tasks, { dynamicTasks: list, x: "resolved" });
+    expect(dispatched(decision).sort()).toEqual(["call_b"]);
+    const state = decision.state;
+    expect(statuses(state)).toMatchObject({ fan: "COMPLETED", fan_join: "IN_PROGRESS", enc_a: "SCHEDULED", call_b: "IN_PROGRESS" });
+    expect(instance(state, "fan").inputData["forkedTasks"]).toEqual(["enc_a", "call_b"]);
+    expect(toTaskView(instance(state, "enc_a"), state)).toMatchObject({ taskType: "encode", inputData: { file: "a.mp4", note: "literal ${workflow.input.x}" } });
+    expect(instance(state, "call_b").inputData).toMatchObject({ uri: "https://example.com/b", method: "GET" });
+    expect(instance(state, "fan_join").inputData).toEqual({ joinOn: ["enc_a", "call_b"] });
+    // The JOIN waits for the worker's task too (run by workers end to end in test/workers/fork-join-dynamic.test.ts).
+    expect(statuses(finish(state, "call_b", 2_000))).toMatchObject({ call_b: "COMPLETED", enc_a: "SCHEDULED", fan_join: "IN_PROGRESS" });
+  });
+
+  it("retries the forked tasks that did not end well with the input their entries gave them", () => {
+    const failed = finish(started(tasks, { dynamicTasks: list }).state, "call_b", 2_000, "FAILED");
+    expect(failed.status).toBe("FAILED");
+    expect(statuses(failed)).toMatchObject({ enc_a: "CANCELED", call_b: "FAILED" });
+    const retried = decide(failed, { type: "retry" }, env(3_000)).state;
+    expect(statuses(retried)).toMatchObject({ enc_a: "SCHEDULED", call_b: "IN_PROGRESS" });
+    expect(instance(retried, "enc_a").inputData).toMatchObject({ file: "a.mp4" });
+    expect(instance(retried, "call_b").inputData).toMatchObject({ uri: "https://example.com/b" });
+  });
+
+  it.each([
+    ["no list at all (Conductor's \"Dynamic tasks could not be created\")", null, /^Tasks could not be forked: Dynamic tasks could not be created: input dynamicTasks \(dynamicForkJoinTasksParam\) must be a DynamicForkJoinTaskList, .* but is null/],
+    ["a bare list, not {dynamicTasks: [...]}", [{ taskName: "encode", referenceName: "a" }], /must be a DynamicForkJoinTaskList, .* but is an array of 1 item/],
+    ["an entry that is no object", { dynamicTasks: ["encode"] }, /dynamicTasks\.dynamicTasks\[0\] must be an object \{taskName, referenceName, type, input\}, but is the string "encode"/],
+    ["an entry without a referenceName", { dynamicTasks: [{ taskName: "encode" }] }, /dynamicTasks\.dynamicTasks\[0\]\.referenceName must be the forked task's reference name, but is nothing/],
+    ["an entry whose input is no map", { dynamicTasks: [{ taskName: "encode", referenceName: "a", input: [1] }] }, /dynamicTasks\.dynamicTasks\[0\]\.input \(the input of forked task a\) must be a map, but is an array of 1 item/],
+    ["an entry of a type that cannot be forked", { dynamicTasks: [{ taskName: "f", referenceName: "f", type: "FORK_JOIN" }] }, /Input 'dynamicTasks\.dynamicTasks' is invalid: .*dynamicTasks\.dynamicTasks\[0\]\.type: a FORK_JOIN cannot be forked/],
+    ["a SUB_WORKFLOW, whose workflowName Conductor's mapper ignores", { dynamicTasks: [{ taskName: "child", referenceName: "c", type: "SUB_WORKFLOW", workflowName: "child" }] }, /dynamicTasks\.dynamicTasks\[0\]\.subWorkflowParam/],
+    ["an HTTP entry whose input holds no request", { dynamicTasks: [{ taskName: "call", referenceName: "c", type: "HTTP", input: {} }] }, /dynamicTasks\.dynamicTasks\[0\]\.inputParameters/],
+  ])("fails the fork for good, and so the workflow, on %s", (_case, value, reason) => {
+    const state = started(tasks, { dynamicTasks: value }).state;
+    expect(instance(state, "fan").status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(instance(state, "fan").reasonForIncompletion).toMatch(reason);
+    expect(state.status).toBe("FAILED");
+  });
+
+  it("forks afresh in each iteration of a DO_WHILE, each task with that iteration's entry's input", () => {
+    const call = (page: number): JsonObject => ({ dynamicTasks: [{ taskName: "call", referenceName: "call", type: "HTTP", input: { uri: `https://example.com/page-${page}`, method: "GET" } }] });
+    const loop: WorkflowTaskDef = { name: "pages", taskReferenceName: "pages", type: "DO_WHILE", inputParameters: { items: "${workflow.input.pages}" }, loopOver: [olderFork("fan", { inputParameters: { dynamicTasks: "${pages.output.loopItem}" } }), join("fan_join")] };
+    let state = started([loop], { pages: [call(1), call(2)] }).state;
+    expect(instance(state, "call__1")).toMatchObject({ iteration: 1, inputData: { uri: "https://example.com/page-1" } });
+    state = finish(state, "call__1", 2_000);
+    expect(instance(state, "call__2")).toMatchObject({ iteration: 2, inputData: { uri: "https://example.com/page-2" } });
+    state = finish(state, "call__2", 3_000);
+    expect(state.status).toBe("COMPLETED");
+    expect(instance(state, "fan_join__2").outputData).toEqual({ call: { body: "call__2" } });
+  });
+
+  it("forks nothing from an empty list: the JOIN completes at once", () => {
+    const state = started(tasks, { dynamicTasks: { dynamicTasks: [] } }).state;
+    expect(statuses(state)).toMatchObject({ fan: "COMPLETED", fan_join: "COMPLETED" });
+    expect(state.status).toBe("COMPLETED");
   });
 });
 

@@ -19,6 +19,7 @@ export interface WorkflowTask {
   loopCondition?: string;
   loopOver?: WorkflowTask[];
   dynamicForkTasksParam?: string;
+  dynamicForkJoinTasksParam?: string;
 }
 
 /** A task instance of an execution, as the API returns it (the fields the diagram reads). */

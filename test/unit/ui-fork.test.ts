@@ -202,6 +202,8 @@ describe("the UI and FORK_JOIN_DYNAMIC tasks", () => {
 
   it("says what it forks before it ran, and that its JOIN waits for all of it", () => {
     expect(systemTaskNote(dynamicFork)).toBe("forks each task of input tasks, in parallel");
+    const olderForm: WorkflowTask = { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { dynamicTasks: "${prepare.output.list}" }, dynamicForkJoinTasksParam: "dynamicTasks" };
+    expect(systemTaskNote(olderForm)).toBe("forks each task of input dynamicTasks.dynamicTasks, in parallel");
     expect(systemTaskNote({ name: "f", taskReferenceName: "f", type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskInputs: "${workflow.input.items}" } })).toBe("forks a task for each entry of ${workflow.input.items}, in parallel");
     const steps = stepsOf(definition, [task(1, "prepare", "IN_PROGRESS", http("prepare"))]);
     expect(stepNamed(steps, "fan").forkBranches).toBeUndefined();

@@ -1,7 +1,7 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 
 /** A FORK_JOIN_DYNAMIC of the tasks `tasks` gives (their inputs from `inputs`), and its JOIN. */
 function dynamicFork(ref: string, tasks: string, inputs: string | JsonObject): JsonObject[] {
@@ -187,6 +187,78 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect(literal.status, String(literal.reasonForIncompletion)).toBe("COMPLETED");
     const echo = literal.tasks.find((task) => task.referenceTaskName === "call")!.outputData["response"] as { body: { headers: JsonObject } };
     expect(echo.body.headers["x-key"]).toBe("${workflow.secrets.fork_guarded}");
+  });
+
+  it("forks Conductor's older form: the DynamicForkJoinTaskList dynamicForkJoinTasksParam names, its workers' tasks polled with their entries' input", async () => {
+    const definition: JsonObject = {
+      name: "dynamic_older_form",
+      tasks: [
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { dynamicTasks: "${workflow.input.dynamicTasks}" }, dynamicForkJoinTasksParam: "dynamicTasks" },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+      ],
+      outputParameters: { joined: "${fan_join.output}" },
+    };
+    await register(definition);
+    // Kept as given: the definition reads back with it.
+    const stored = await apiOk<{ tasks: JsonObject[] }>("GET", "/api/metadata/workflow/dynamic_older_form");
+    expect(stored.tasks[0]).toMatchObject({ dynamicForkJoinTasksParam: "dynamicTasks" });
+    expect(stored.tasks[0]).not.toHaveProperty("dynamicForkTasksParam");
+    const dynamicTasks: JsonObject = {
+      dynamicTasks: [
+        { taskName: "dfj_resize", referenceName: "resize_a", input: { image: "a.png" } },
+        { taskName: "dfj_resize", referenceName: "resize_b", type: "SIMPLE", workflowName: null, input: { image: "b.png" } },
+        { taskName: "call", referenceName: "call_c", type: "HTTP", input: { http_request: { uri: target("/count/dfj-older-form"), method: "GET" } } },
+      ],
+    };
+    const workflowId = await startWorkflow("dynamic_older_form", { dynamicTasks });
+    const params = new URLSearchParams({ workerid: "resizer", count: "2", timeout: "0" });
+    const polled = await eventually(() => apiOk<TaskJson[]>("GET", `/api/tasks/poll/batch/dfj_resize?${params}`), (tasks) => tasks.length === 2, "both resize tasks");
+    expect(polled.map((task) => [task.referenceTaskName, task["taskType"], task.inputData["image"]]).sort()).toEqual([
+      ["resize_a", "dfj_resize", "a.png"],
+      ["resize_b", "dfj_resize", "b.png"],
+    ]);
+    for (const task of polled) {
+      await apiOk<string>("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task.taskId, status: "COMPLETED", outputData: { resized: `small-${String(task.inputData["image"])}` } });
+    }
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    const joined = done.output["joined"] as Record<string, JsonObject>;
+    expect(Object.keys(joined).sort()).toEqual(["call_c", "resize_a", "resize_b"]);
+    expect([joined["resize_a"], joined["resize_b"]]).toEqual([{ resized: "small-a.png" }, { resized: "small-b.png" }]);
+    expect(await hits("dfj-older-form")).toBe(1);
+    expect(done.tasks.find((task) => task.referenceTaskName === "fan")!.inputData["forkedTasks"]).toEqual(["resize_a", "resize_b", "call_c"]);
+    expect(done.tasks.find((task) => task.referenceTaskName === "fan_join")!.inputData).toEqual({ joinOn: ["resize_a", "resize_b", "call_c"] });
+  });
+
+  it("fails the workflow, saying why, when the older form's input is no DynamicForkJoinTaskList or an entry is not valid", async () => {
+    await register({
+      name: "dynamic_older_bad",
+      tasks: [
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { dynamicTasks: "${workflow.input.dynamicTasks}" }, dynamicForkJoinTasksParam: "dynamicTasks" },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+      ],
+    });
+    const cases: Array<[JsonObject, RegExp]> = [
+      [{}, /^Task fan failed: Tasks could not be forked: Dynamic tasks could not be created: input dynamicTasks \(dynamicForkJoinTasksParam\) must be a DynamicForkJoinTaskList/],
+      [{ dynamicTasks: [{ taskName: "dfj_resize", referenceName: "a" }] }, /must be a DynamicForkJoinTaskList, .* but is an array of 1 item/],
+      [{ dynamicTasks: { dynamicTasks: [{ taskName: "dfj_resize", referenceName: "a", input: "a.png" }] } }, /dynamicTasks\.dynamicTasks\[0\]\.input \(the input of forked task a\) must be a map, but is the string "a\.png"/],
+    ];
+    for (const [input, reason] of cases) {
+      const done = await waitFor(await startWorkflow("dynamic_older_bad", input), ["COMPLETED", "FAILED"]);
+      expect(done.status).toBe("FAILED");
+      expect(String(done.reasonForIncompletion)).toMatch(reason);
+      expect(done.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["fan:FAILED_WITH_TERMINAL_ERROR"]);
+    }
+  });
+
+  it("refuses the older form beside the other form's fields, as Conductor's WorkflowTaskTypeConstraint does, storing nothing", async () => {
+    // What the Ruby SDK's DynamicForkTask writes: Conductor refuses it too.
+    const fork = { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { dynamicTasks: "${workflow.input.dynamicTasks}" }, dynamicForkJoinTasksParam: "dynamicTasks", dynamicForkTasksInputParamName: "dynamicTasksInputs" };
+    const response = await api("POST", "/api/metadata/workflow", { name: "dynamic_older_mixed", version: 1, tasks: [fork, { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" }] });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors).toEqual([{ path: "tasks[0].dynamicForkJoinTasksParam", message: expect.stringMatching(/cannot be given with dynamicForkTasksInputParamName/) }]);
+    expect((await api("GET", "/api/metadata/workflow/dynamic_older_mixed")).status).toBe(404);
   });
 
   it("refuses a definition whose FORK_JOIN_DYNAMIC has no JOIN after it, storing nothing", async () => {

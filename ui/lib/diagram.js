@@ -5,7 +5,7 @@ import { formatDuration, formatTime, h, statusBadge } from "./dom.js";
 /**
  * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown>,
  *   evaluatorType?: string, expression?: string, caseValueParam?: string, caseExpression?: string, decisionCases?: Record<string, WorkflowTask[]>, defaultCase?: WorkflowTask[],
- *   forkTasks?: WorkflowTask[][], joinOn?: string[], loopCondition?: string, loopOver?: WorkflowTask[], dynamicForkTasksParam?: string, dynamicTaskNameParam?: string, sink?: string, joinsForked?: true }} WorkflowTask
+ *   forkTasks?: WorkflowTask[][], joinOn?: string[], loopCondition?: string, loopOver?: WorkflowTask[], dynamicForkTasksParam?: string, dynamicForkJoinTasksParam?: string, dynamicTaskNameParam?: string, sink?: string, joinsForked?: true }} WorkflowTask
  *   A JOIN after a FORK_JOIN_DYNAMIC waits for the tasks the fork forked: its step's `joinOn` names them once the fork
  *   ran, and is absent before (`joinsForked` marks such a JOIN).
  * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
@@ -149,6 +149,8 @@ export function systemTaskNote(definitionTask) {
     }
     case "FORK_JOIN_DYNAMIC": {
       if (typeof definitionTask.dynamicForkTasksParam === "string") return `forks each task of input ${definitionTask.dynamicForkTasksParam}, in parallel`;
+      // Conductor's older form: the input holds {dynamicTasks: [...]}.
+      if (typeof definitionTask.dynamicForkJoinTasksParam === "string") return `forks each task of input ${definitionTask.dynamicForkJoinTasksParam}.dynamicTasks, in parallel`;
       const entries = input["forkTaskInputs"];
       return `forks a task for each entry of ${scriptLine(typeof entries === "string" ? entries : JSON.stringify(entries ?? []))}, in parallel`;
     }

@@ -367,10 +367,12 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
   }
   if (task.type === "JOIN") task.joinOn = Array.isArray(raw["joinOn"]) ? (raw["joinOn"] as string[]) : [];
   if (task.type === "FORK_JOIN_DYNAMIC" && !forksEachInput(raw)) {
-    // Checked by validateForkJoinDynamicTask: both names given, or neither (then inputParameters.forkTaskInputs).
-    const { dynamicForkTasksParam, dynamicForkTasksInputParamName } = raw as { dynamicForkTasksParam?: string; dynamicForkTasksInputParamName?: string };
+    // Checked by validateForkJoinDynamicTask: both names given, or dynamicForkJoinTasksParam alone, or none (then
+    // inputParameters.forkTaskInputs).
+    const { dynamicForkTasksParam, dynamicForkTasksInputParamName, dynamicForkJoinTasksParam } = raw as Pick<WorkflowTaskDef, "dynamicForkTasksParam" | "dynamicForkTasksInputParamName" | "dynamicForkJoinTasksParam">;
     if (dynamicForkTasksParam !== undefined) task.dynamicForkTasksParam = dynamicForkTasksParam;
     if (dynamicForkTasksInputParamName !== undefined) task.dynamicForkTasksInputParamName = dynamicForkTasksInputParamName;
+    if (dynamicForkJoinTasksParam !== undefined) task.dynamicForkJoinTasksParam = dynamicForkJoinTasksParam;
   }
   // Checked by validateDynamicTask: a non-empty string.
   if (task.type === "DYNAMIC") task.dynamicTaskNameParam = raw["dynamicTaskNameParam"] as string;

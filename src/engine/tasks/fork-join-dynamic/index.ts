@@ -3,9 +3,11 @@
  * completes at once, and the decider runs each forked task as a lane of its own, side by side, until the JOIN after
  * it has seen every one of them end well (see `plan.ts`, which lays the forked tasks out after the definition's own).
  *
- * Two ways of saying what to fork, as in Conductor:
+ * Three ways of saying what to fork, as in Conductor:
  * - `dynamicForkTasksParam` names the input parameter holding the list of tasks (workflow tasks as a definition
  *   writes them), and `dynamicForkTasksInputParamName` the one holding each one's input by reference name;
+ * - `dynamicForkJoinTasksParam` (Conductor's older form) names the one holding a DynamicForkJoinTaskList, each entry
+ *   a task and its input, turned into the first form's tasks and inputs (see `fromDynamicForkJoinTaskList`);
  * - the input parameter `forkTaskInputs`, a list: one branch per entry, each running the task `forkTaskName` of type
  *   `forkTaskType` (by default the system task type `forkTaskName` names, else SIMPLE), or the sub workflow
  *   `forkTaskWorkflow` (`forkTaskWorkflowVersion`), named `_<forkTaskName>_<index>`, with the entry (an object, else
@@ -65,7 +67,8 @@ type Recorded = { ok: true; tasks: WorkflowTaskDef[]; recorded: WorkflowDef } | 
  */
 function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: WorkflowDef): Forked {
   const input = forkTask.inputData;
-  const listed = forksTaskList(fork) ? fromTaskList(fork, input) : fromForkTaskInputs(fork, input);
+  const form = formOf(fork);
+  const listed = form === "list" ? fromTaskList(fork, input) : form === "taskList" ? fromDynamicForkJoinTaskList(fork, input) : fromForkTaskInputs(fork, input);
   if (!listed.ok) return listed;
   const asRun = listed.raw.map((raw, position) => {
     if (!isRecord(raw)) return raw;
@@ -150,9 +153,14 @@ function secretsRefusal(path: string, secrets: readonly string[]): string {
 
 type Listed = { ok: true; raw: unknown[]; path: string } | { ok: false; reason: string };
 
-/** True when `fork` forks the list `dynamicForkTasksParam` names, false when it forks one task per `forkTaskInputs` entry. */
-function forksTaskList(fork: WorkflowTaskDef): boolean {
-  return fork.dynamicForkTasksParam !== undefined && !forksEachInput(fork as unknown as UnknownRecord);
+/**
+ * How `fork` says what to fork: the list `dynamicForkTasksParam` names (`list`), the DynamicForkJoinTaskList
+ * `dynamicForkJoinTasksParam` names (`taskList`), or one task per `forkTaskInputs` entry (`each`).
+ */
+function formOf(fork: WorkflowTaskDef): "list" | "taskList" | "each" {
+  if (forksEachInput(fork as unknown as UnknownRecord)) return "each";
+  if (fork.dynamicForkTasksParam !== undefined) return "list";
+  return fork.dynamicForkJoinTasksParam !== undefined ? "taskList" : "each";
 }
 
 /** `dynamicForkTasksParam`'s list, as given; its inputs' map is checked here too (an absent or empty one is `{}`). */
@@ -175,6 +183,45 @@ function fromTaskList(fork: WorkflowTaskDef, input: JsonObject): Listed {
     }
   }
   return { ok: true, raw: list, path: param };
+}
+
+/**
+ * The tasks of the DynamicForkJoinTaskList `dynamicForkJoinTasksParam` names (Conductor's older form, the one the Ruby
+ * SDK writes), as workflow tasks: each entry `{taskName, referenceName, type, input}` is the task `{name: taskName,
+ * taskReferenceName: referenceName, type}` (SIMPLE when no type is given, DynamicForkJoinTask's default), forked with
+ * `input` (see {@link forkInputOf}) as the other forms' tasks are. `workflowName` is ignored, as Conductor's mapper
+ * ignores it: a SUB_WORKFLOW needs a `subWorkflowParam`, which this form cannot give, and is refused. No list at all
+ * fails, as Conductor's "Dynamic tasks could not be created" does: the fork would silently skip its branches.
+ */
+function fromDynamicForkJoinTaskList(fork: WorkflowTaskDef, input: JsonObject): Listed {
+  const param = fork.dynamicForkJoinTasksParam!;
+  const value = input[param];
+  const entries = dynamicForkJoinTasks(value);
+  if (entries === undefined) {
+    return { ok: false, reason: `Dynamic tasks could not be created: input ${param} (dynamicForkJoinTasksParam) must be a DynamicForkJoinTaskList, {"dynamicTasks": [{"taskName", "referenceName", "type", "input"}, ...]}, but is ${describeValue(value)}` };
+  }
+  const path = `${param}.dynamicTasks`;
+  const raw: JsonObject[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const at = `${path}[${index}]`;
+    if (!isRecord(entry)) return { ok: false, reason: `${at} must be an object {taskName, referenceName, type, input}, but is ${describeValue(entry)}` };
+    const { taskName, referenceName, type, input: own } = entry;
+    if (!isNonEmptyString(referenceName)) return { ok: false, reason: `${at}.referenceName must be the forked task's reference name, but is ${describeValue(referenceName)}` };
+    if (taskName !== undefined && taskName !== null && typeof taskName !== "string") return { ok: false, reason: `${at}.taskName must be the name of the task to fork, but is ${describeValue(taskName)}` };
+    // Conductor's mapper fails the workflow on an input that is no map: the task would run without the input meant for it.
+    if (own !== undefined && own !== null && !isRecord(own)) return { ok: false, reason: `${at}.input (the input of forked task ${referenceName}) must be a map, but is ${describeValue(own)}` };
+    const task: JsonObject = { taskReferenceName: referenceName, type: (type ?? "SIMPLE") as JsonValue, inputParameters: {} };
+    if (isNonEmptyString(taskName)) task["name"] = taskName;
+    raw.push(task);
+  }
+  return { ok: true, raw, path };
+}
+
+/** The entries of DynamicForkJoinTaskList `value` (`{dynamicTasks: [...]}`), undefined when it is none. */
+function dynamicForkJoinTasks(value: JsonValue | undefined): readonly JsonValue[] | undefined {
+  if (!isRecord(value)) return undefined;
+  const tasks = (value as JsonObject)["dynamicTasks"];
+  return Array.isArray(tasks) ? tasks : undefined;
 }
 
 /** Tasks built from `forkTaskInputs` (see the module comment). */
@@ -220,7 +267,13 @@ function systemTypeNamed(name: unknown): TaskType | undefined {
  * inputs' map, or its `forkTaskInputs` entry (an object, else `{input: entry}`) with `__index`.
  */
 function forkInputOf(fork: WorkflowTaskDef, input: JsonObject, position: number, reference: unknown): JsonObject {
-  if (forksTaskList(fork)) {
+  const form = formOf(fork);
+  if (form === "taskList") {
+    const entry = dynamicForkJoinTasks(input[fork.dynamicForkJoinTasksParam!])?.[position];
+    const own = isRecord(entry) ? entry["input"] : undefined;
+    return isRecord(own) ? (own as JsonObject) : {};
+  }
+  if (form === "list") {
     const own = typeof reference === "string" ? inputsByReference(fork, input)?.[reference] : undefined;
     return isRecord(own) ? (own as JsonObject) : {};
   }

@@ -9,17 +9,14 @@ import { FORKABLE_TYPES } from "./forkable";
 /**
  * Every problem with how a FORK_JOIN_DYNAMIC says what to fork: either `dynamicForkTasksParam` and
  * `dynamicForkTasksInputParamName`, each naming one of its input parameters (a list of tasks; their inputs by reference
- * name), or the input parameter `forkTaskInputs` (one branch per entry, all running the task `forkTaskName` of type
- * `forkTaskType`, or the sub workflow `forkTaskWorkflow`).
+ * name), or `dynamicForkJoinTasksParam` alone (Conductor's older form), naming the input parameter holding a
+ * DynamicForkJoinTaskList (`{dynamicTasks: [{taskName, referenceName, type, input}]}`), or the input parameter
+ * `forkTaskInputs` (one branch per entry, all running the task `forkTaskName` of type `forkTaskType`, or the sub
+ * workflow `forkTaskWorkflow`).
  */
 export function validateForkJoinDynamicTask(task: UnknownRecord, path: string): ValidationIssue[] {
+  if (task["dynamicForkJoinTasksParam"] !== undefined && !forksEachInput(task)) return forkJoinTaskListIssues(task, path);
   const issues: ValidationIssue[] = [];
-  if (task["dynamicForkJoinTasksParam"] !== undefined && task["dynamicForkJoinTasksParam"] !== null) {
-    issues.push({
-      path: childPath(path, "dynamicForkJoinTasksParam"),
-      message: "dynamicForkJoinTasksParam (Conductor's deprecated form) is not supported: use dynamicForkTasksParam and dynamicForkTasksInputParamName, or inputParameters.forkTaskInputs",
-    });
-  }
   const input = isRecord(task["inputParameters"]) ? task["inputParameters"] : {};
   const tasksParam = task["dynamicForkTasksParam"];
   const inputParam = task["dynamicForkTasksInputParamName"];
@@ -56,8 +53,26 @@ export function validateForkJoinDynamicTask(task: UnknownRecord, path: string): 
 export function forksEachInput(task: UnknownRecord): boolean {
   const input = isRecord(task["inputParameters"]) ? task["inputParameters"] : {};
   if (!Object.hasOwn(input, "forkTaskInputs")) return false;
-  const tasksParam = task["dynamicForkTasksParam"];
+  const tasksParam = task["dynamicForkTasksParam"] ?? task["dynamicForkJoinTasksParam"];
   return typeof tasksParam !== "string" || !Object.hasOwn(input, tasksParam);
+}
+
+/**
+ * Problems with FORK_JOIN_DYNAMIC `task` given `dynamicForkJoinTasksParam`: it must name an input parameter the fork
+ * sets, and come alone, as Conductor's WorkflowTaskTypeConstraint has it (the two forms' fields together are refused
+ * there: which one would say what to fork?).
+ */
+function forkJoinTaskListIssues(task: UnknownRecord, path: string): ValidationIssue[] {
+  const input = isRecord(task["inputParameters"]) ? task["inputParameters"] : {};
+  const param = task["dynamicForkJoinTasksParam"];
+  const at = childPath(path, "dynamicForkJoinTasksParam");
+  const others = (["dynamicForkTasksParam", "dynamicForkTasksInputParamName"] as const).filter((field) => task[field] !== undefined);
+  if (others.length > 0) {
+    return [{ path: at, message: `dynamicForkJoinTasksParam (Conductor's older form) cannot be given with ${others.join(" or ")}: give dynamicForkJoinTasksParam alone, or dynamicForkTasksParam and dynamicForkTasksInputParamName` }];
+  }
+  if (typeof param !== "string") return [{ path: at, message: `dynamicForkJoinTasksParam must name the input parameter holding the tasks to fork ({dynamicTasks: [...]}), but received ${describeValue(param)}` }];
+  if (!Object.hasOwn(input, param)) return [{ path: at, message: `dynamicForkJoinTasksParam names input parameter ${JSON.stringify(param)}, which inputParameters does not set` }];
+  return [];
 }
 
 /** A `forkTaskType` given as it is (not a `${...}`) must be a type this version can fork. */
