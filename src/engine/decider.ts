@@ -61,7 +61,8 @@ import {
   withLookedUpTaskDefs,
 } from "./plan";
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
-import { joinEnding } from "./tasks/fork-join";
+import { joinEnding, scriptedJoinEnding } from "./tasks/fork-join";
+import { joinScript } from "./scripts";
 import { taskIdWithin } from "./task-id";
 import { schemaIssues, taskSchemaFailure, workflowOutputSchemaFailure } from "./json-schema";
 import { checkMayUpdate, humanActionFields, type HumanAction, type HumanCaller } from "./tasks/human/progress";
@@ -1263,6 +1264,8 @@ function reopened(state: WorkflowExecution, env: DecideEnv): Partial<WorkflowExe
 function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
   // Task instances the passes so far looked at: what a pass costs grows with them (expressions see every task).
   let visited = 0;
+  // True for the pass that runs the join scripts of JOINs the previous one found waiting (see below).
+  let settling = false;
   // Each pass either returns or adds/changes a task; the bound only guards against a logic error looping.
   for (let guard = 0; guard < 10_000; guard++) {
     // Waiting for its rate limit's place, it schedules nothing (its timeout still applies: see applyDeadlines).
@@ -1283,16 +1286,25 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     // Conductor lists them, instead of ending the workflow before they were ever scheduled.
     const unreached = new Set(lanes.length > 1 ? lanes.filter((lane) => lane.head === undefined && lane.span.first < lane.span.end) : []);
     const ordered = deferred.length === 0 ? lanes : [...lanes.filter((lane) => !deferred.includes(lane)), ...deferred];
+    let deferredJoin = false;
     for (const lane of unreached.size === 0 ? ordered : [...unreached, ...ordered.filter((lane) => !unreached.has(lane))]) {
-      const outcome = moveLane(draft, lane, lanes, env, effects, paced);
+      const outcome = moveLane(draft, lane, lanes, env, effects, paced, settling);
       if (outcome === "ended") return;
       if (outcome === "waiting") waiting = true;
+      if (outcome === "deferred") deferredJoin = waiting = true;
       if (outcome === "moved") {
         moved = true;
         break;
       }
     }
+    settling = false;
     if (moved) continue;
+    // A JOIN's join script runs once the other lanes have gone as far as they can: once per decision, on the tasks as
+    // they then stand (as Orkes evaluates it each time the JOIN is checked), not after every move of a wide fork.
+    if (deferredJoin) {
+      settling = true;
+      continue;
+    }
     // The workflow is done when every lane is: the branches a JOIN did not wait for too, as in Conductor.
     if (!waiting) completeWorkflow(draft, env, effects);
     return;
@@ -1318,6 +1330,30 @@ function branchesStarting(state: WorkflowExecution, lane: ActiveLane, lanes: rea
 }
 
 /**
+ * Runs the join script of IN_PROGRESS JOIN `join` and applies what it decided: ends the JOIN ("moved"), or keeps it
+ * waiting, showing the output and reason an IN_PROGRESS result gave (changed only when they differ).
+ */
+function settleScriptedJoin(draft: Draft, join: TaskExecution, script: string, env: DecideEnv): LaneOutcome {
+  const decision = scriptedJoinEnding(draft.state, join, script, env.scripts);
+  if (decision.ends) {
+    const { ends: _ends, ...ending } = decision;
+    const fields: Partial<TaskExecution> = { ...ending, reasonForIncompletion: ending.reasonForIncompletion, endTime: env.now, updateTime: env.now };
+    limitOutput(fields, env);
+    draft.updateTask(join.taskId, fields);
+    return "moved";
+  }
+  const shown = decision.shown;
+  if (shown !== undefined && (shown.reasonForIncompletion !== join.reasonForIncompletion || JSON.stringify(shown.outputData) !== JSON.stringify(join.outputData))) {
+    const fields: Partial<TaskExecution> = { outputData: shown.outputData, reasonForIncompletion: shown.reasonForIncompletion, updateTime: env.now };
+    limitOutput(fields, env);
+    draft.updateTask(join.taskId, fields);
+    // An output too large to keep fails the JOIN: that is a move.
+    if (fields.status !== undefined) return "moved";
+  }
+  return "waiting";
+}
+
+/**
  * Passes of one `advance` after which a DO_WHILE's next iteration, or an immediate retry, waits for a later decision:
  * a loop whose tasks never wait (INLINE, SET_VARIABLE…), or many such tasks failing and retried without delay, would
  * otherwise run on in one decision until the guard above throws, and the execution could never move again. Each
@@ -1335,14 +1371,17 @@ const VISITS_PER_DECISION = 500_000;
 /** How long an iteration or retry held back so waits: due at once, but only in a later decision (the alarm's), after this one is stored. */
 const PACE_MS = 1;
 
-/** What moving a lane did: changed a task, found it waiting, found it done, or ended the workflow. */
-type LaneOutcome = "moved" | "waiting" | "done" | "ended";
+/**
+ * What moving a lane did: changed a task, found it waiting, found it done, or ended the workflow; or found a JOIN
+ * with a join script, which waits for the settling pass (see `advance`).
+ */
+type LaneOutcome = "moved" | "waiting" | "done" | "ended" | "deferred";
 
 /**
  * Moves `lane` one step on, when it can; `paced`: a loop's next iteration or an immediate retry waits for a later
  * decision. `lanes`: every active lane, as the execution stands (a pass ends at its first move).
  */
-function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], env: DecideEnv, effects: Effect[], paced: boolean): LaneOutcome {
+function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], env: DecideEnv, effects: Effect[], paced: boolean, settling: boolean): LaneOutcome {
   const state = draft.state;
   const head = lane.head;
   if (!head) {
@@ -1369,6 +1408,8 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
         reachTask(draft, head.definitionIndex + 1, env);
         return "moved";
       }
+      const script = joinScript(definition);
+      if (script !== undefined) return settling ? settleScriptedJoin(draft, head, script, env) : "deferred";
       const ending = joinEnding(state, head, lanes);
       if (ending === undefined) return "waiting";
       const fields: Partial<TaskExecution> = { ...ending, endTime: env.now, updateTime: env.now };

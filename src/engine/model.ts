@@ -131,6 +131,9 @@ export const SWITCH_EVALUATOR_TYPES = ["value-param", "javascript", "graaljs"] a
 /** One of {@link SWITCH_EVALUATOR_TYPES}. */
 export type SwitchEvaluatorType = (typeof SWITCH_EVALUATOR_TYPES)[number];
 
+/** How a JOIN's join script is written (see `joinScript` in scripts.ts): JavaScript, under any of Orkes' names for it. */
+export type JoinEvaluatorType = "js" | "javascript" | "graaljs";
+
 /** True for the task types that run one of their branches, chosen by a case (SWITCH and its older form, DECISION). */
 export function choosesCase(type: TaskType): type is "SWITCH" | "DECISION" {
   return type === "SWITCH" || type === "DECISION";
@@ -166,9 +169,15 @@ export interface WorkflowTaskDef {
   subWorkflowParam?: JsonObject;
   /** SUB_WORKFLOW: whether the parent waits for the child. */
   waitForCompletion?: boolean;
-  /** SWITCH: how `expression` is evaluated; DO_WHILE: how `loopCondition` is (javascript when absent). */
-  evaluatorType?: SwitchEvaluatorType;
-  /** SWITCH: the input parameter naming the case (value-param), or the expression computing it (javascript). */
+  /**
+   * SWITCH: how `expression` is evaluated; DO_WHILE: how `loopCondition` is (javascript when absent); JOIN: the language
+   * of its join script (JavaScript, however named; absent means it too).
+   */
+  evaluatorType?: SwitchEvaluatorType | JoinEvaluatorType;
+  /**
+   * SWITCH: the input parameter naming the case (value-param), or the expression computing it (javascript). JOIN: its
+   * join script (Orkes'), which decides when it ends instead of its `joinOn` (see `scriptedJoinEnding`).
+   */
   expression?: string;
   /** DECISION: the input parameter whose value is the case (used when there is no `caseExpression`). */
   caseValueParam?: string;

@@ -4,7 +4,7 @@
  * engine only asks it to run a script over a task's input.
  */
 import { isRecord } from "./definition/checks";
-import type { JsonObject, JsonValue, SwitchEvaluatorType } from "./model";
+import type { JoinEvaluatorType, JsonObject, JsonValue, SwitchEvaluatorType } from "./model";
 
 /** What running a script gave: its completion value as JSON, or why it failed. */
 export type ScriptOutcome = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: string };
@@ -24,7 +24,8 @@ export interface ScriptRunner {
 /**
  * The script `task` runs, if any, and the field holding it: an INLINE's `inputParameters.expression`, a SWITCH's
  * `expression` or a DO_WHILE's `loopCondition`, each when its evaluatorType is javascript or graaljs (for a DO_WHILE,
- * also when it has none), or a DECISION's `caseExpression`. Reads a task as received too, whatever its shape.
+ * also when it has none), a DECISION's `caseExpression`, or a JOIN's join script (see {@link joinScript}). Reads a
+ * task as received too, whatever its shape.
  */
 export function taskScript(task: unknown): { source: string; field: string } | undefined {
   if (!isRecord(task)) return undefined;
@@ -36,6 +37,10 @@ export function taskScript(task: unknown): { source: string; field: string } | u
   }
   const expression = task["expression"];
   if (task["type"] === "SWITCH" && isScriptEvaluator(task["evaluatorType"]) && typeof expression === "string") return { source: expression, field: "expression" };
+  if (task["type"] === "JOIN") {
+    const source = joinScript(task);
+    return source === undefined ? undefined : { source, field: "expression" };
+  }
   const caseExpression = task["caseExpression"];
   // A DECISION's caseExpression is JavaScript whenever it is not blank (see decisionEvaluator).
   if (task["type"] === "DECISION" && typeof caseExpression === "string" && caseExpression.trim() !== "") return { source: caseExpression, field: "caseExpression" };
@@ -69,6 +74,22 @@ function httpPollCondition(input: unknown): { source: string; field: string } | 
   return typeof input["terminationCondition"] === "string" ? { source: input["terminationCondition"], field: "inputParameters.terminationCondition" } : undefined;
 }
 
+/** The evaluator types a JOIN's join script may name: Orkes' UI and SDKs write `js`; its other evaluators' names too. */
+export const JOIN_EVALUATOR_TYPES = ["js", "javascript", "graaljs"] as const;
+
+/**
+ * A JOIN's join script (Orkes' `expression` on a JOIN), when it has one: a non-blank `expression` whose evaluatorType
+ * is one of {@link JOIN_EVALUATOR_TYPES} or none (Orkes documents the expression alone). A blank one is none: Orkes'
+ * UI writes "" when its script box is ticked but left empty. Reads a task as received too, whatever its shape.
+ */
+export function joinScript(task: unknown): string | undefined {
+  if (!isRecord(task) || task["type"] !== "JOIN") return undefined;
+  const expression = task["expression"];
+  const evaluatorType = task["evaluatorType"] ?? "js";
+  if (typeof expression !== "string" || expression.trim() === "") return undefined;
+  return (JOIN_EVALUATOR_TYPES as readonly unknown[]).includes(evaluatorType) ? expression : undefined;
+}
+
 function isScriptEvaluator(evaluatorType: unknown): boolean {
   return evaluatorType === "javascript" || evaluatorType === "graaljs";
 }
@@ -77,7 +98,7 @@ function isScriptEvaluator(evaluatorType: unknown): boolean {
  * The value Conductor's evaluators give for `expression` over `input` (SWITCH and INLINE alike): `value-param` reads the
  * input parameter it names (null when there is none), `javascript` and `graaljs` run it as a script.
  */
-export function evaluateWith(evaluatorType: SwitchEvaluatorType, expression: string, input: JsonObject, scripts: ScriptRunner): ScriptOutcome {
+export function evaluateWith(evaluatorType: SwitchEvaluatorType | JoinEvaluatorType, expression: string, input: JsonObject, scripts: ScriptRunner): ScriptOutcome {
   if (evaluatorType === "value-param") return { ok: true, value: Object.hasOwn(input, expression) ? (input[expression] ?? null) : null };
   return scripts.run(expression, input);
 }

@@ -245,3 +245,183 @@ describe("FORK_JOIN and JOIN", () => {
     expect((await api("GET", "/api/metadata/workflow/fork_unjoined")).status).toBe(404);
   });
 });
+
+/**
+ * The join script of Orkes' docs and the Python SDK's fork_join_script example (JoinTask(join_on_script=...)): the JOIN
+ * waits while a task it joins on is neither COMPLETED nor COMPLETED_WITH_ERRORS, showing which, then completes.
+ */
+const EXAMPLE_JOIN_SCRIPT = `
+(function(){
+  let results = {};
+  let pendingJoinsFound = false;
+  if($.joinOn){
+    $.joinOn.forEach((element)=>{
+      if($[element] && $[element].status !== 'COMPLETED' && $[element] && $[element].status !== 'COMPLETED_WITH_ERRORS'){
+        results[element] = $[element].status;
+        pendingJoinsFound = true;
+      }
+    });
+    if(pendingJoinsFound){
+      return {
+        "status":"IN_PROGRESS",
+        "reasonForIncompletion":"Pending",
+        "outputData":{
+          "scriptResults": results
+        }
+      };
+    }
+    // To complete the Join - return true OR an object with status = 'COMPLETED' like above.
+    return true;
+  }
+})();
+`;
+
+/** Polls worker tasks of `type` until `count` of them are handed out (bounded). */
+async function pollTasks(type: string, count: number): Promise<TaskJson[]> {
+  const polled: TaskJson[] = [];
+  await eventually(
+    async () => polled.push(...(await apiOk<TaskJson[]>("GET", `/api/tasks/poll/batch/${type}?workerid=w&count=${count - polled.length}&timeout=0`))),
+    () => polled.length >= count,
+    `${count} ${type} tasks handed out`,
+  );
+  return polled;
+}
+
+/** A worker's result for `task`. */
+async function finish(workflowId: string, task: TaskJson, status: string, outputData: JsonObject = {}): Promise<void> {
+  await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task.taskId, status, outputData, reasonForIncompletion: status === "COMPLETED" ? undefined : "worker said no" });
+}
+
+const taskOf = (workflow: WorkflowJson, ref: string) => workflow.tasks.findLast((task) => task.referenceTaskName === ref)!;
+
+describe("JOIN with a join script (Orkes' expression)", () => {
+  it("runs the Python SDK example's script: waits, showing what is pending, while an optional branch runs, completes once each is COMPLETED or COMPLETED_WITH_ERRORS", async () => {
+    const worker = (ref: string) => ({ name: "join_script_worker", taskReferenceName: ref, type: "SIMPLE", optional: true, inputParameters: { me: ref } });
+    const join = { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["w0", "w1", "w2"], evaluatorType: "js", expression: EXAMPLE_JOIN_SCRIPT };
+    await register({ name: "join_script_example", tasks: [{ name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[worker("w0")], [worker("w1")], [worker("w2")]] }, join], outputParameters: { results: "${join.output}" } });
+    // Kept as written, as Orkes' UI reads it back.
+    const stored = await apiOk<{ tasks: JsonObject[] }>("GET", "/api/metadata/workflow/join_script_example");
+    expect(stored.tasks[1]).toMatchObject({ evaluatorType: "js", expression: EXAMPLE_JOIN_SCRIPT });
+    const workflowId = await startWorkflow("join_script_example");
+    const polled = await pollTasks("join_script_worker", 3);
+    const byRef = Object.fromEntries(polled.map((task) => [task.referenceTaskName, task]));
+    await finish(workflowId, byRef["w0"]!, "COMPLETED", { n: 0 });
+    // An optional task that failed ends COMPLETED_WITH_ERRORS, which the script counts as done.
+    await finish(workflowId, byRef["w1"]!, "FAILED");
+    const waiting = await waitFor(workflowId, (workflow) => taskOf(workflow, "w1").status === "COMPLETED_WITH_ERRORS" && taskOf(workflow, "join").reasonForIncompletion === "Pending");
+    expect(waiting.status).toBe("RUNNING");
+    expect(taskOf(waiting, "join")).toMatchObject({ status: "IN_PROGRESS", outputData: { scriptResults: { w2: "IN_PROGRESS" } } });
+    await finish(workflowId, byRef["w2"]!, "COMPLETED", { n: 2 });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(taskOf(done, "join").status).toBe("COMPLETED");
+    expect(taskOf(done, "join").reasonForIncompletion).toBeUndefined();
+    expect(done.output["results"]).toEqual({ w0: { n: 0 }, w1: {}, w2: { n: 2 } });
+  });
+
+  it("after a dynamic fork, sees every forked task in $.joinOn: waits until the last completes (Orkes' dyn_fork_test)", async () => {
+    const forked = ["s1", "s2", "s3"].map((ref) => ({ name: "join_script_dynamic", taskReferenceName: ref, type: "SIMPLE", optional: true }));
+    await register({
+      name: "join_script_dynamic",
+      tasks: [
+        { name: "dyn_fork", taskReferenceName: "dyn_fork", type: "FORK_JOIN_DYNAMIC", dynamicForkTasksParam: "dynamicTasks", dynamicForkTasksInputParamName: "dynamicTasksInput", inputParameters: { dynamicTasks: forked, dynamicTasksInput: { s1: {}, s2: {}, s3: {} } } },
+        { name: "join_1", taskReferenceName: "join_1", type: "JOIN", joinOn: [], evaluatorType: "js", expression: EXAMPLE_JOIN_SCRIPT },
+      ],
+    });
+    const workflowId = await startWorkflow("join_script_dynamic");
+    const polled = await pollTasks("join_script_dynamic", 3);
+    const last = polled.find((task) => task.referenceTaskName === "s3")!;
+    for (const task of polled) if (task !== last) await finish(workflowId, task, "COMPLETED");
+    const waiting = await waitFor(workflowId, (workflow) => taskOf(workflow, "join_1").reasonForIncompletion === "Pending");
+    expect(taskOf(waiting, "join_1")).toMatchObject({ status: "IN_PROGRESS", outputData: { scriptResults: { s3: "IN_PROGRESS" } } });
+    await finish(workflowId, last, "COMPLETED");
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(taskOf(done, "join_1").status).toBe("COMPLETED");
+  });
+
+  it("completes when its script says so, before every branch has ended: the workflow goes on, and ends once the branch left running does", async () => {
+    const join = {
+      name: "join",
+      taskReferenceName: "join",
+      type: "JOIN",
+      joinOn: ["quick", "hold"],
+      // Its script parameters are its inputParameters.
+      inputParameters: { enough: "${workflow.input.enough}" },
+      expression: "(function(){ return $[$.enough] !== undefined && $[$.enough].status === 'COMPLETED' ? { status: 'COMPLETED', outputData: { by: $.enough } } : false; })()",
+    };
+    await register({
+      name: "join_script_early",
+      tasks: [
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[{ name: "quick", taskReferenceName: "quick", type: "NOOP" }], [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }]] },
+        join,
+        { name: "after", taskReferenceName: "after", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "$.by", by: "${join.output.by}" } },
+      ],
+    });
+    const workflowId = await startWorkflow("join_script_early", { enough: "quick" });
+    const early = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "after"));
+    expect(early.status).toBe("RUNNING");
+    expect(refsAndStatuses(early)).toEqual(["after:COMPLETED", "fork:COMPLETED", "hold:IN_PROGRESS", "join:COMPLETED", "quick:COMPLETED"]);
+    expect(taskOf(early, "join").outputData).toEqual({ quick: {}, hold: {}, by: "quick" });
+    expect(taskOf(early, "after").outputData).toEqual({ result: "quick" });
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/hold/COMPLETED`, {});
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("fails when its script returns FAILED, failing the workflow with its reason; a rerun from the joined task runs it again", async () => {
+    const join = {
+      name: "join",
+      taskReferenceName: "join",
+      type: "JOIN",
+      joinOn: ["checked"],
+      evaluatorType: "javascript",
+      expression: "(function(){ const t = $.checked; if (!t || t.status !== 'COMPLETED') return false; return t.outputData.ok ? true : { status: 'FAILED', reasonForIncompletion: 'checked was not ok' }; })()",
+    };
+    await register({ name: "join_script_fails", tasks: [{ name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[{ name: "join_script_check", taskReferenceName: "checked", type: "SIMPLE" }]] }, join] });
+    const workflowId = await startWorkflow("join_script_fails");
+    const [first] = await pollTasks("join_script_check", 1);
+    await finish(workflowId, first!, "COMPLETED", { ok: false });
+    const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.reasonForIncompletion).toBe("Task join failed: checked was not ok");
+    expect(taskOf(failed, "join")).toMatchObject({ status: "FAILED", reasonForIncompletion: "checked was not ok", outputData: { checked: { ok: false } } });
+    // A retry runs the failed JOIN again: its script sees the same task, and fails it again.
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    const again = await waitFor(workflowId, (workflow) => workflow.status === "FAILED" && workflow.tasks.filter((task) => task.referenceTaskName === "join").length === 2);
+    expect(again.tasks.filter((task) => task.referenceTaskName === "join").map((task) => task.status)).toEqual(["FAILED", "FAILED"]);
+    await apiOk("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: first!.taskId });
+    const [rerun] = await pollTasks("join_script_check", 1);
+    await finish(workflowId, rerun!, "COMPLETED", { ok: true });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(taskOf(done, "join")).toMatchObject({ status: "COMPLETED", outputData: { checked: { ok: true } } });
+  });
+
+  it("fails with the error when its script throws, or returns what no JOIN result is", async () => {
+    const run = async (name: string, expression: string) => {
+      await register({ name, tasks: [...forkJoin("fan", [[{ name: "n", taskReferenceName: "n", type: "NOOP" }]], ["n"]).map((task) => (task["type"] === "JOIN" ? { ...task, expression } : task))] });
+      return waitFor(await startWorkflow(name), ["COMPLETED", "FAILED"]);
+    };
+    const thrown = await run("join_script_throws", "$.n.outputData.missing.deeper");
+    expect(thrown.status).toBe("FAILED");
+    expect(taskOf(thrown, "fan_join")).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringMatching(/^The JOIN script failed: TypeError/) });
+    expect(thrown.reasonForIncompletion).toMatch(/^Task fan_join failed: The JOIN script failed: TypeError/);
+    const odd = await run("join_script_odd", "({ status: 'SCHEDULED' })");
+    expect(taskOf(odd, "fan_join")).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining('The JOIN script returned an object whose status is the string "SCHEDULED"') });
+  });
+
+  it("refuses a join script that is no string, in another language, with a syntax error, or beside secrets, storing nothing", async () => {
+    const join = (extra: JsonObject) => ({ name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["n"], ...extra });
+    const refused = async (extra: JsonObject, path: string, message: string) => {
+      const response = await api("POST", "/api/metadata/workflow", { name: "join_script_refused", tasks: [{ name: "f", taskReferenceName: "f", type: "FORK_JOIN", forkTasks: [[{ name: "n", taskReferenceName: "n", type: "NOOP" }]] }, join(extra)] });
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { validationErrors: Array<{ path: string; message: string }> };
+      expect(body.validationErrors).toEqual([{ path, message: expect.stringContaining(message) }]);
+    };
+    await refused({ expression: { script: "true" } }, "tasks[1].expression", "expression must be a join script");
+    await refused({ expression: "true", evaluatorType: "value-param" }, "tasks[1].evaluatorType", "evaluatorType must be one of js, javascript, graaljs");
+    await refused({ expression: "(function(){ return true; }" }, "tasks[1].expression", "");
+    await refused({ expression: "true", inputParameters: { key: "${workflow.secrets.api_key}" } }, "tasks[1].inputParameters", "must not use secrets");
+    expect((await api("GET", "/api/metadata/workflow/join_script_refused")).status).toBe(404);
+  });
+});

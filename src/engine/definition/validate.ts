@@ -14,6 +14,7 @@ import {
   WORKFLOW_TIMEOUT_POLICIES,
   type JsonObject,
   type RetryLogic,
+  type JoinEvaluatorType,
   type SwitchEvaluatorType,
   type TaskType,
   type WorkflowDef,
@@ -365,7 +366,16 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
     const evaluatorType = raw["evaluatorType"];
     if (typeof evaluatorType === "string") task.evaluatorType = evaluatorType as SwitchEvaluatorType;
   }
-  if (task.type === "JOIN") task.joinOn = Array.isArray(raw["joinOn"]) ? (raw["joinOn"] as string[]) : [];
+  if (task.type === "JOIN") {
+    task.joinOn = Array.isArray(raw["joinOn"]) ? (raw["joinOn"] as string[]) : [];
+    // Checked by validateJoinTask: a string, with a JavaScript evaluatorType or none. Kept as given (a blank one too,
+    // which Orkes' UI writes): only a non-blank one runs (see joinScript).
+    const { expression, evaluatorType } = raw as { expression?: unknown; evaluatorType?: unknown };
+    if (typeof expression === "string") {
+      task.expression = expression;
+      if (typeof evaluatorType === "string") task.evaluatorType = evaluatorType as JoinEvaluatorType;
+    }
+  }
   if (task.type === "FORK_JOIN_DYNAMIC" && !forksEachInput(raw)) {
     // Checked by validateForkJoinDynamicTask: both names given, or dynamicForkJoinTasksParam alone, or none (then
     // inputParameters.forkTaskInputs).

@@ -2,6 +2,9 @@ import { activeLanes, neverReached, type ActiveLane } from "../../lanes";
 import { SUCCESSFUL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "../../model";
 import { setOwn } from "../../own-property";
 import { instanceTask, nextPlanIndex, planIndexOf, planOf, planTask, type PlanStep } from "../../plan";
+import { describeValue, isJsonObject, isOneOf } from "../../definition/checks";
+import { cutText, MAX_TASK_REASON_LENGTH } from "../../limits";
+import type { ScriptRunner } from "../../scripts";
 import type { TaskTypeModule } from "../task-type";
 
 /**
@@ -19,8 +22,9 @@ export const forkJoinTask: TaskTypeModule = {
 };
 
 /**
- * JOIN: IN_PROGRESS from its start until every task of its `joinOn` has ended well (see {@link joinEnding}); the
- * decider completes it then. Its input shows what it waits for, as Conductor's does.
+ * JOIN: IN_PROGRESS from its start until every task of its `joinOn` has ended well (see {@link joinEnding}), or, with
+ * a join script, until that says how it ends (see {@link scriptedJoinEnding}); the decider ends it then. Its input
+ * shows what it waits for, as Conductor's does.
  */
 export const joinTask: TaskTypeModule = {
   type: "JOIN",
@@ -53,20 +57,10 @@ export interface JoinEnding {
  * waited for, and has no entry. `lanes`: the active lanes, when the caller has them.
  */
 export function joinEnding(state: WorkflowExecution, join: TaskExecution, lanes: readonly ActiveLane[] = activeLanes(state)): JoinEnding | undefined {
-  const joinOn = planTask(state.definition, join.definitionIndex)?.joinOn ?? [];
-  // In a loop, the JOIN waits for what its fork's run of this iteration ran: instances after that run's fork.
   const plan = planOf(state.definition);
-  const fork = plan.forkOfJoin.get(join.definitionIndex);
-  const inLoop = fork !== undefined && plan.steps[fork]?.inLoop !== undefined;
-  const since = inLoop ? (state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < join.seq)?.seq ?? -1) : -1;
-  // One pass over the tasks, not one per joined task: a dynamic fork's JOIN may wait for a thousand of them.
-  const latestByStep = new Map<number, TaskExecution>();
-  for (const task of state.tasks) if (task.seq > since) latestByStep.set(task.definitionIndex, task);
   const outputData: JsonObject = {};
   const failedOptional: TaskExecution[] = [];
-  for (const reference of joinOn) {
-    const index = joinedStep(state.definition, planIndexOf(state.definition, reference), latestByStep);
-    const latest = latestByStep.get(index);
+  for (const { reference, index, latest } of joinedTasks(state, join)) {
     if (latest === undefined) {
       if (!neverReached(state, index, lanes)) return undefined;
       continue;
@@ -78,6 +72,98 @@ export function joinEnding(state: WorkflowExecution, join: TaskExecution, lanes:
   if (failedOptional.length === 0) return { status: "COMPLETED", outputData };
   const failures = failedOptional.map((task) => `${task.taskDefName}/${task.taskId} `).join("");
   return { status: "COMPLETED_WITH_ERRORS", outputData, reasonForIncompletion: `${failures}completed with errors` };
+}
+
+/** One task a JOIN waits for: the name its `joinOn` gives, the step standing for it, and that step's latest instance. */
+interface JoinedTask {
+  readonly reference: string;
+  readonly index: number;
+  readonly latest: TaskExecution | undefined;
+}
+
+/** The tasks JOIN `join` waits for, in its `joinOn`'s order (after a dynamic fork, every task the fork ran). */
+function joinedTasks(state: WorkflowExecution, join: TaskExecution): JoinedTask[] {
+  const joinOn = planTask(state.definition, join.definitionIndex)?.joinOn ?? [];
+  // In a loop, the JOIN waits for what its fork's run of this iteration ran: instances after that run's fork.
+  const plan = planOf(state.definition);
+  const fork = plan.forkOfJoin.get(join.definitionIndex);
+  const inLoop = fork !== undefined && plan.steps[fork]?.inLoop !== undefined;
+  const since = inLoop ? (state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < join.seq)?.seq ?? -1) : -1;
+  // One pass over the tasks, not one per joined task: a dynamic fork's JOIN may wait for a thousand of them.
+  const latestByStep = new Map<number, TaskExecution>();
+  for (const task of state.tasks) if (task.seq > since) latestByStep.set(task.definitionIndex, task);
+  return joinOn.map((reference) => {
+    const index = joinedStep(state.definition, planIndexOf(state.definition, reference), latestByStep);
+    return { reference, index, latest: latestByStep.get(index) };
+  });
+}
+
+/** What an IN_PROGRESS JOIN's join script decided, evaluated once (see {@link scriptedJoinEnding}). */
+export type JoinScriptDecision =
+  /** The JOIN ends so. */
+  | { readonly ends: true; readonly status: "COMPLETED" | "FAILED" | "FAILED_WITH_TERMINAL_ERROR"; readonly outputData: JsonObject; readonly reasonForIncompletion?: string }
+  /** It keeps waiting, showing `shown` (an IN_PROGRESS result's outputData and reason) when the script gave any. */
+  | { readonly ends: false; readonly shown?: { readonly outputData: JsonObject; readonly reasonForIncompletion?: string } };
+
+/** The statuses a join script's result may give, as a worker's TaskResult may. */
+const JOIN_SCRIPT_STATUSES = ["COMPLETED", "IN_PROGRESS", "FAILED", "FAILED_WITH_TERMINAL_ERROR"] as const;
+
+/**
+ * How IN_PROGRESS JOIN `join`, which has a join script (Orkes': see `joinScript`), ends: the script decides, instead of
+ * its `joinOn` (it may end before every joined task has, and those go on running, as a JOIN's unjoined branches do).
+ * It runs with `$` bound to the JOIN's input, with `$.joinOn` the reference names it joins on (after a dynamic fork,
+ * every task the fork ran) and `$[name]` each of those tasks scheduled so far (its status, outputData, reason…).
+ * `true` completes the JOIN; an object `{status, outputData, reasonForIncompletion}` gives it that status (COMPLETED,
+ * FAILED, FAILED_WITH_TERMINAL_ERROR, or IN_PROGRESS to keep waiting); `false` or nothing keeps it waiting. Once it
+ * ends, its output holds each joined task's output under its name, as a JOIN's does, and then the script's outputData.
+ * A script that fails, or returns anything else, fails the JOIN with the reason.
+ */
+export function scriptedJoinEnding(state: WorkflowExecution, join: TaskExecution, script: string, scripts: ScriptRunner): JoinScriptDecision {
+  const plan = planOf(state.definition);
+  const joined = joinedTasks(state, join);
+  const input: JsonObject = { ...join.inputData, joinOn: joined.map(({ reference }) => reference) };
+  const outputData: JsonObject = {};
+  for (const { reference, index, latest } of joined) {
+    if (latest === undefined) continue;
+    setOwn(input, reference, joinedTaskView(latest));
+    setOwn(outputData, plan.steps[index]?.task.taskReferenceName ?? reference, latest.outputData);
+  }
+  const failed = (reason: string): JoinScriptDecision => ({ ends: true, status: "FAILED", outputData, reasonForIncompletion: cutText(reason, MAX_TASK_REASON_LENGTH) });
+  const outcome = scripts.run(script, input);
+  if (!outcome.ok) return failed(`The JOIN script failed: ${outcome.error}`);
+  const result = outcome.value;
+  if (result === true) return { ends: true, status: "COMPLETED", outputData };
+  if (result === false || result === null) return { ends: false };
+  const expected = `it must return true, false, or an object whose status is one of ${JOIN_SCRIPT_STATUSES.join(", ")}`;
+  if (!isJsonObject(result)) return failed(`The JOIN script returned ${describeValue(result)}: ${expected}`);
+  const status = result["status"];
+  if (!isOneOf(JOIN_SCRIPT_STATUSES)(status)) return failed(`The JOIN script returned an object whose status is ${describeValue(status)}: ${expected}`);
+  const scriptOutput = result["outputData"] ?? {};
+  if (!isJsonObject(scriptOutput)) return failed(`The JOIN script returned an object whose outputData is ${describeValue(scriptOutput)}: it must be an object`);
+  const reason = result["reasonForIncompletion"];
+  const reasonForIncompletion = reason === undefined || reason === null ? undefined : cutText(typeof reason === "string" ? reason : JSON.stringify(reason), MAX_TASK_REASON_LENGTH);
+  const withReason = reasonForIncompletion === undefined ? {} : { reasonForIncompletion };
+  if (status === "IN_PROGRESS") return { ends: false, shown: { outputData: scriptOutput, ...withReason } };
+  const ended = { ...outputData, ...scriptOutput };
+  if (status === "COMPLETED") return { ends: true, status, outputData: ended };
+  return { ends: true, status, outputData: ended, reasonForIncompletion: reasonForIncompletion ?? `The JOIN script returned ${status}` };
+}
+
+/** What a join script sees of a task it joins on: the fields of Conductor's Task that say how it stands. */
+function joinedTaskView(task: TaskExecution): JsonObject {
+  const view: JsonObject = {
+    taskId: task.taskId,
+    referenceTaskName: task.referenceTaskName,
+    taskType: task.taskType,
+    taskDefName: task.taskDefName,
+    status: task.status,
+    outputData: task.outputData,
+    retryCount: task.retryCount,
+    startTime: task.startTime,
+    endTime: task.endTime,
+  };
+  if (task.reasonForIncompletion !== undefined) view["reasonForIncompletion"] = task.reasonForIncompletion;
+  return view;
 }
 
 /**

@@ -1,11 +1,11 @@
 import type { DecideEnv } from "../../config";
-import type { JsonObject, JsonValue, SwitchEvaluatorType, TaskExecution, WorkflowTaskDef } from "../../model";
+import type { JoinEvaluatorType, JsonObject, JsonValue, SwitchEvaluatorType, TaskExecution, WorkflowTaskDef } from "../../model";
 import { evaluateWith, type ScriptOutcome } from "../../scripts";
 import type { TaskStart, TaskTypeModule } from "../task-type";
 
 /** How a task's case is computed: an evaluator type and what it evaluates, as a SWITCH's `evaluatorType`/`expression`. */
 export interface CaseEvaluator {
-  evaluatorType: SwitchEvaluatorType;
+  evaluatorType: SwitchEvaluatorType | JoinEvaluatorType;
   expression: string;
 }
 
