@@ -20,6 +20,8 @@ export interface WorkflowTask {
   loopOver?: WorkflowTask[];
   dynamicForkTasksParam?: string;
   dynamicForkJoinTasksParam?: string;
+  /** Set by the diagram on a JOIN after a FORK_JOIN_DYNAMIC (see ui/lib/diagram.js's WorkflowTask). */
+  joinsForked?: true;
 }
 
 /** A task instance of an execution, as the API returns it (the fields the diagram reads). */

@@ -55,6 +55,12 @@ describe("the UI and FORK_JOIN tasks", () => {
     expect(systemTaskNote(fork("f", [[http("a")]]))).toBe("runs 1 branch");
     expect(systemTaskNote(join("j", ["a", "b"]))).toBe("waits for a, b");
     expect(systemTaskNote(join("j", []))).toBe("waits for nothing");
+    // A join script decides when its JOIN ends: the note does not claim it waits for every joined task.
+    const scripted = (joinOn: string[]): WorkflowTask => ({ ...join("j", joinOn), evaluatorType: "js", expression: "(function(){ return true; })()" });
+    expect(systemTaskNote(scripted(["a", "b"]))).toBe("its join script decides when it ends over a, b");
+    expect(systemTaskNote(scripted([]))).toBe("its join script decides when it ends");
+    expect(systemTaskNote({ ...scripted([]), joinOn: undefined, joinsForked: true })).toBe("its join script decides when it ends over every task its fork forks");
+    expect(systemTaskNote({ ...join("j", ["a"]), expression: "  " })).toBe("waits for a");
     // A JOIN's list is its point: every name shows, however many there are (unlike SET_VARIABLE's).
     expect(systemTaskNote(join("j", ["a", "b", "c", "d", "e"]))).toBe("waits for a, b, c, d, e");
   });

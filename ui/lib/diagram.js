@@ -192,10 +192,18 @@ export function systemTaskNote(definitionTask) {
       const every = typeof interval === "number" || typeof interval === "string" ? `every ${interval} s` : "every 60 s";
       return typeof condition === "string" && condition.trim() !== "" ? `polls ${every} until ${scriptLine(condition)}` : "calls once (no terminationCondition)";
     }
-    case "JOIN":
-      if (definitionTask.joinOn === undefined && definitionTask.joinsForked === true) return "waits for every task its fork forks";
+    case "JOIN": {
+      const forked = definitionTask.joinOn === undefined && definitionTask.joinsForked === true;
+      // A join script (Orkes' expression on a JOIN) decides when the JOIN ends, over the tasks it joins: "waits for
+      // a, b" would say it waits for them all, which a script may not.
+      if (typeof definitionTask.expression === "string" && definitionTask.expression.trim() !== "") {
+        const over = forked ? " over every task its fork forks" : (definitionTask.joinOn ?? []).length > 0 ? ` over ${(definitionTask.joinOn ?? []).join(", ")}` : "";
+        return `its join script decides when it ends${over}`;
+      }
+      if (forked) return "waits for every task its fork forks";
       // Every name: which branch tasks the JOIN waits for is the point of the step.
       return waitsFor(definitionTask.joinOn ?? []);
+    }
     default:
       return null;
   }
