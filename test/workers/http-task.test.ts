@@ -91,6 +91,28 @@ describe("HTTP task inputs", () => {
     const raw = await runSingle("http_no_encode", { uri: target("/echo/q?name=a%20b&plus=1+1"), method: "GET", encode: false });
     expect(echoOf(raw.task.outputData).rawQuery).toBe("?name=a%20b&plus=1+1");
   });
+
+  it("hedgingConfig.maxAttempts (Orkes') sends that many requests at once and takes the first successful answer", async () => {
+    // /meet answers only once all three requests have arrived side by side (one alone answers met: false after 5 s).
+    const met = await runSingle("http_hedged", { http_request: { uri: target("/meet/hedged?parties=3"), method: "GET", hedgingConfig: { maxAttempts: 3 } } });
+    expect(met.task.status).toBe("COMPLETED");
+    expect(met.task.outputData["body"]).toEqual({ key: "hedged", met: true });
+    expect(await hits("hedged")).toBe(3);
+    // Of two requests one meets a 503 and one a 200: the 200 is the task's, where a single request would fail it.
+    const flaky = await runSingle("http_hedged_flaky", { uri: target("/flaky/hedged_flaky?fail=1"), method: "GET", hedgingConfig: { maxAttempts: "2" } }, { retryCount: 0 });
+    expect(flaky.task.status).toBe("COMPLETED");
+    expect(flaky.task.outputData["body"]).toEqual({ key: "hedged_flaky", n: 2 });
+  });
+
+  it("takes a hedgingConfig whose maxAttempts is 0 or null (one request) and refuses one it cannot serve", async () => {
+    const none = await runSingle("http_hedging_none", { uri: target("/count/hedging_none"), method: "GET", hedgingConfig: { maxAttempts: 0 } });
+    expect(none.task.status).toBe("COMPLETED");
+    expect(await hits("hedging_none")).toBe(1);
+    const tasks = [httpTask("call", { http_request: { uri: target("/echo"), method: "GET", hedgingConfig: { maxAttempts: 50 } } }), httpTask("other", { uri: target("/echo"), method: "GET", hedgingConfig: { maxAttempts: null } })];
+    const refused = await api("POST", "/api/metadata/workflow", { name: "http_hedging_refused", version: 1, schemaVersion: 2, tasks });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ validationErrors: [{ path: "tasks[0].inputParameters.http_request.hedgingConfig", message: expect.stringContaining("from 1 to 5") }] });
+  });
 });
 
 describe("HTTP task vipAddress", () => {

@@ -93,10 +93,44 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
   if ("error" in options.egress) return result("FAILED_WITH_TERMINAL_ERROR", {}, `The egress policy is misconfigured: ${options.egress.error}`);
   const policy = options.egress;
 
+  const send = (hedge: AbortSignal) => sendOnce(request, shown, policy, options, isAsyncComplete(options.asyncCompleteAtTaskLevel, input), hedge, result);
+  const attempts = request.hedgingAttempts ?? 1;
+  if (attempts === 1) return send(new AbortController().signal);
+  return hedged(attempts, send);
+}
+
+/**
+ * Orkes' hedging (`hedgingConfig.maxAttempts`): `attempts` identical requests at once, the first successful answer
+ * (COMPLETED, or IN_PROGRESS for an asyncComplete task) taken and the others aborted, to cut a slow server's tail
+ * latency. When none succeeds the first request's failure is the task's, so its reason reads as without hedging.
+ */
+async function hedged(attempts: number, send: (hedge: AbortSignal) => Promise<DispatchResult>): Promise<DispatchResult> {
+  const losers = new AbortController();
+  const runs = Array.from({ length: attempts }, () => send(losers.signal));
+  const succeeded = (event: DispatchResult) => event.status === "COMPLETED" || event.status === "IN_PROGRESS";
+  // Each run settles (sendOnce never throws): the first that succeeds wins, else all fail and the first one's stands.
+  const first = await Promise.any(runs.map((run) => run.then((event) => (succeeded(event) ? event : Promise.reject(event))))).catch(() => undefined);
+  losers.abort();
+  return first ?? runs[0]!;
+}
+
+/**
+ * One request of the task and what it comes to. `hedge` aborts it when another hedged request has already answered
+ * (its result is then dropped). Never throws.
+ */
+async function sendOnce(
+  request: HttpRequestSpec,
+  shown: { text: string; url: string },
+  policy: EgressPolicy,
+  options: HttpDispatchOptions,
+  asyncComplete: boolean,
+  hedge: AbortSignal,
+  result: (status: DispatchResult["status"], output: JsonObject, reason?: string) => DispatchResult,
+): Promise<DispatchResult> {
   // `controller` carries the timeouts. `any` also covers a cancel that was aborted before this line, which an
   // "abort" listener added now would never hear: fetch then sends nothing.
   const controller = new AbortController();
-  const signal = AbortSignal.any([options.cancel, controller.signal]);
+  const signal = AbortSignal.any([options.cancel, controller.signal, hedge]);
   let phase: "connect" | "read" = "connect";
   let timer = setTimeout(() => controller.abort(), request.connectTimeoutMs + request.readTimeoutMs);
   try {
@@ -108,10 +142,7 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
     if (body === "too-large") {
       return result("FAILED", {}, `Response body from ${shown.text} exceeds ${options.maxResponseBytes} bytes (HTTP_MAX_RESPONSE_BYTES)`);
     }
-    const outcome = httpOutcome(
-      { statusCode: response.status, statusText: response.statusText, headers: [...response.headers], body },
-      isAsyncComplete(options.asyncCompleteAtTaskLevel, input),
-    );
+    const outcome = httpOutcome({ statusCode: response.status, statusText: response.statusText, headers: [...response.headers], body }, asyncComplete);
     return result(outcome.status, outcome.output, outcome.reason);
   } catch (error) {
     if (error instanceof EgressDenied) return result("FAILED_WITH_TERMINAL_ERROR", {}, error.message);

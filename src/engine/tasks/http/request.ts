@@ -2,7 +2,7 @@ import type { EngineConfig } from "../../config";
 import { isHeaderName, isHeaderValueText, TOKEN_DESCRIPTION } from "../../http-syntax";
 import type { JsonObject, JsonValue } from "../../model";
 import { setOwn } from "../../own-property";
-import { HTTP_METHODS } from "./validate";
+import { hedgingAttemptsOf, HTTP_METHODS, MAX_HEDGING_ATTEMPTS } from "./validate";
 
 /** A fully resolved outbound request, ready for `fetch`. */
 export interface HttpRequestSpec {
@@ -15,6 +15,11 @@ export interface HttpRequestSpec {
   connectTimeoutMs: number;
   /** Time allowed to read the response (ms). */
   readTimeoutMs: number;
+  /**
+   * Orkes' `hedgingConfig.maxAttempts` when above 1: how many identical requests to send at once, the first
+   * successful answer being the task's. Absent: one request.
+   */
+  hedgingAttempts?: number;
 }
 
 /** Either a request or the reason none can be made; the reason becomes the task's failure reason. */
@@ -52,6 +57,20 @@ export function httpRequestFields(input: JsonObject): JsonObject {
 export function isAsyncComplete(taskLevel: boolean | undefined, input: JsonObject): boolean {
   if (taskLevel !== undefined) return taskLevel;
   return httpRequestFields(input)["asyncComplete"] === true;
+}
+
+/**
+ * The requests Orkes' `hedgingConfig` asks for (1 when it is absent or null, or its `maxAttempts` is, or 0), or why
+ * it cannot be served: registration checks literal values, one from an expression is only known now.
+ */
+function hedgingAttempts(config: JsonValue | undefined): number | string {
+  if (config === undefined || config === null) return 1;
+  if (!isObject(config)) return `HTTP task hedgingConfig must be an object {maxAttempts}, but it resolved to ${JSON.stringify(config).slice(0, 40)}`;
+  const asked = config["maxAttempts"];
+  if (asked === undefined || asked === null) return 1;
+  const attempts = hedgingAttemptsOf(asked);
+  if (attempts === undefined) return `HTTP task hedgingConfig.maxAttempts must be a whole number from 1 to ${MAX_HEDGING_ATTEMPTS}, but it resolved to ${JSON.stringify(asked).slice(0, 40)}`;
+  return Math.max(attempts, 1);
 }
 
 /** Parses a timeout given as a number or a string of digits; anything else means "not given". */
@@ -204,8 +223,11 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
     else if (!hasHeader(headers, "Content-Type")) headers["Content-Type"] = "application/json";
   }
 
+  const hedging = hedgingAttempts(fields["hedgingConfig"]);
+  if (typeof hedging === "string") return { ok: false, reason: hedging };
   const { connectTimeoutMs, readTimeoutMs } = httpTimeouts(input, config);
   const request: HttpRequestSpec = { url: url.toString(), method: upperMethod, headers, connectTimeoutMs, readTimeoutMs };
   if (body !== undefined) request.body = body;
+  if (hedging > 1) request.hedgingAttempts = hedging;
   return { ok: true, request };
 }

@@ -70,6 +70,30 @@ export const MAX_HTTP_TIMEOUT_MS = 86_400_000;
 /** Methods whose request must say what it sends (spec: body required for POST, PUT, PATCH). */
 const BODY_METHODS: ReadonlySet<unknown> = new Set(["POST", "PUT", "PATCH"]);
 
+/**
+ * Most parallel requests Orkes' `hedgingConfig.maxAttempts` may ask for. Orkes sets no bound; each attempt holds a
+ * connection of the execution's Durable Object while the task runs, so a few are plenty to cut a tail latency.
+ */
+export const MAX_HEDGING_ATTEMPTS = 5;
+
+/**
+ * A `hedgingConfig.maxAttempts` as this service reads it: an integer (or its digits as text, as this service takes the timeouts)
+ * from 0 to {@link MAX_HEDGING_ATTEMPTS}, 0 and 1 meaning one request. Anything else is `undefined`.
+ */
+export function hedgingAttemptsOf(value: unknown): number | undefined {
+  const number = typeof value === "string" && /^\d{1,3}$/.test(value.trim()) ? Number(value.trim()) : value;
+  return typeof number === "number" && Number.isInteger(number) && number >= 0 && number <= MAX_HEDGING_ATTEMPTS ? number : undefined;
+}
+
+const HEDGING_EXPECTED = `Orkes' hedging settings: {maxAttempts}, a whole number of parallel requests from 1 to ${MAX_HEDGING_ATTEMPTS} (0 or null: one), or a \${...} giving one`;
+
+/** `hedgingConfig`: an object whose `maxAttempts` is absent, null, an expression or a count {@link hedgingAttemptsOf} takes. */
+function isHedgingConfig(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  const attempts = value["maxAttempts"];
+  return attempts === undefined || attempts === null || isExpression(attempts) || hedgingAttemptsOf(attempts) !== undefined;
+}
+
 /** A number or a string of digits, as the spec's examples give `connectionTimeOut` and `readTimeOut`. */
 function isTimeout(value: unknown): boolean {
   if (typeof value === "number") return Number.isSafeInteger(value) && value >= 0 && value <= MAX_HTTP_TIMEOUT_MS;
@@ -120,6 +144,8 @@ const REQUEST = fieldsOf({
   connectionTimeOut: v.nullish(rule<unknown>("connectionTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
   readTimeOut: v.nullish(rule<unknown>("readTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
   asyncComplete: v.nullish(rule<boolean>("asyncComplete", "a boolean", orExpression(isBoolean))),
+  // Orkes' hedging: that many identical requests at once, the first successful answer taken (see dispatchHttp).
+  hedgingConfig: v.nullish(rule<unknown>("hedgingConfig", HEDGING_EXPECTED, orExpression(isHedgingConfig))),
   vipAddress: v.nullish(
     rule<string>("vipAddress", "the address of the service a partial uri (a path) is sent to: host[:port], or an http or https URL", orExpression(isVipAddress)),
   ),
