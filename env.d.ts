@@ -7,6 +7,7 @@ interface Env {
   TASK_QUEUE: DurableObjectNamespace<import("./src/actors/task-queue").TaskQueue>;
   SCHEDULE_TRIGGER: DurableObjectNamespace<import("./src/actors/schedule-trigger").ScheduleTrigger>;
   EXECUTION_LIMIT: DurableObjectNamespace<import("./src/actors/execution-limit").ExecutionLimit>;
+  TASK_LIMIT: DurableObjectNamespace<import("./src/actors/task-limit").TaskLimit>;
   /** `<keyId>:<keySecret>` of the bootstrap admin (a Worker secret; `.dev.vars` locally). */
   BOOTSTRAP_ADMIN_KEY?: string;
   MAX_REQUEST_BYTES?: string;

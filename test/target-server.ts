@@ -17,6 +17,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `GET /hits/<key>`      → {hits} for that key (not counted)
  *  - `ANY /meet/<key>?parties=N` → holds each request until N requests of that key have arrived, then answers them all
  *    200 {key, met: true}; one left waiting 5 s answers {key, met: false}. Proves calls ran side by side.
+ *  - `ANY /hold/<key>`      → holds the request (counted as a hit) until `/release/<key>`, then 200 {key, released: true};
+ *    one held 30 s answers {key, released: false}
+ *  - `ANY /release/<key>`   → answers every request held under that key; 200 {key, released: <how many>}
  *  - `GET /jwks.json`       → the JSON Web Key Set given (a local OAuth issuer's public keys)
  *  - `ANY /redirect?to=<url>&status=302` → a redirect there (to itself without `to`)
  *  - `GET /headers?<name>=<value>…` → 200 with each query parameter as a response header
@@ -32,6 +35,8 @@ function echoedHeaders(req: IncomingMessage): Record<string, string | string[] |
 }
 
 export function createTargetServer(options: { jwks?: unknown } = {}): Server {
+  /** Requests held by `/hold/<key>`, by key: each answers once `/release/<key>` comes. */
+  const holds = new Map<string, Array<() => void>>();
   const hits = new Map<string, number>();
   const hangs = new Set<ServerResponse>();
   const meetings = new Map<string, Array<() => void>>();
@@ -122,6 +127,27 @@ export function createTargetServer(options: { jwks?: unknown } = {}): Server {
           meetings.delete(key);
           for (const release of waiting) release();
           return;
+        }
+        case "hold": {
+          const key = segments[1] ?? "";
+          count(key);
+          const timer = setTimeout(() => {
+            holds.set(key, (holds.get(key) ?? []).filter((release) => release !== answer));
+            json(res, 200, { key, released: false });
+          }, 30_000);
+          const answer = () => {
+            clearTimeout(timer);
+            json(res, 200, { key, released: true });
+          };
+          holds.set(key, [...(holds.get(key) ?? []), answer]);
+          return;
+        }
+        case "release": {
+          const key = segments[1] ?? "";
+          const held = holds.get(key) ?? [];
+          holds.delete(key);
+          for (const answer of held) answer();
+          return json(res, 200, { key, released: held.length });
         }
         case "hits":
           return json(res, 200, { hits: hits.get(segments[1] ?? "") ?? 0 });

@@ -78,6 +78,8 @@ import { redactSecretValues, secretLookup } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt } from "./task-queue";
 import { executionLimitAt, type AdmissionAnswer } from "./execution-limit";
+import { taskLimitAt, type PlaceAnswer } from "./task-limit";
+import { awaitedPlaces, leftPlaces, placeState, taskPlaceLimits, type TaskPlace } from "../engine/task-places";
 import { awaitedCacheLookups, taskCacheWrites, type TaskCacheWrite } from "../engine/task-cache";
 import { TaskOutputCache } from "../worker/task-output-cache";
 import { WakeSignal } from "./wake-signal";
@@ -309,6 +311,12 @@ const LIMIT_ENTRY_META = "limitEntry";
 /** Prefix of the meta keys of owed writes to the task output cache (see {@link WorkflowExecution.#cacheWrites}). */
 const CACHE_WRITE_META = "cacheWrite:";
 
+/** Prefix of the meta keys of owed leaves of limited tasks' places (see {@link WorkflowExecution.#placeLeaves}). */
+const PLACE_LEAVE_META = "placeLeave:";
+
+/** The background job that gives limited tasks' places back and asks for those awaited, in that order. */
+const TASK_PLACE_JOB = "taskPlaces";
+
 /** The background job that enters and leaves rate limits, in the order owed. */
 const LIMIT_JOB = "executionLimit";
 
@@ -427,6 +435,17 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   readonly #limitLeaves: Set<string>;
   /**
+   * The places (see `task-places.ts`) of limited tasks that ended or ran again, to give back to their task names' limit
+   * objects, by place id with the task name; each stored under its own meta key ({@link PLACE_LEAVE_META} and the place
+   * id) in the transaction of the decision that ended the task.
+   */
+  readonly #placeLeaves: Map<string, string>;
+  /**
+   * The places asked for that their limit objects queued, in this isolate: not asked again until an eviction forgets
+   * them (asking again is harmless: see `TaskLimit.enter`). The object tells the execution when it gives one.
+   */
+  readonly #placesAsked = new Set<string>();
+  /**
    * The place this execution (started or reopened waiting: `rateLimited`) must ask its rate limit for, stored (meta
    * {@link LIMIT_ENTRY_META}) with the decision that made it wait. Once asked, the limit admits it at once, or later by
    * calling `admit`.
@@ -504,6 +523,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     );
     this.#releases = new Map(
       [...meta].filter(([key]) => key.startsWith(RELEASE_META)).map(([key, queue]) => [key.slice(RELEASE_META.length), { queue }]),
+    );
+    this.#placeLeaves = new Map(
+      [...meta].filter(([key]) => key.startsWith(PLACE_LEAVE_META)).map(([key, taskName]) => [key.slice(PLACE_LEAVE_META.length), taskName]),
     );
     this.#limitLeaves = new Set([...meta.keys()].filter((key) => key.startsWith(LIMIT_LEAVE_META)).map((key) => key.slice(LIMIT_LEAVE_META.length)));
     const limitEntry = meta.get(LIMIT_ENTRY_META);
@@ -919,6 +941,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#limitLeaves.size > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its place back to its rate limit; try again shortly`);
     }
+    if (this.#placeLeaves.size > 0) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its HTTP tasks' places back to their task definitions' limits; try again shortly`);
+    }
     return undefined;
   }
 
@@ -937,8 +962,10 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#syncStatusPublications();
       this.#syncReleases(current);
       this.#syncExecutionLimit();
+      this.#syncTaskPlaces(current);
       const owedJob = (key: string) =>
         key === LIMIT_JOB ||
+        key === TASK_PLACE_JOB ||
         key === "parentReopen" ||
         key.startsWith("notify:") ||
         key.startsWith("terminate:") ||
@@ -1012,6 +1039,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#releases.clear();
     this.#limitLeaves.clear();
     this.#limitEntry = undefined;
+    this.#placeLeaves.clear();
+    this.#placesAsked.clear();
     this.#cacheWrites.clear();
     this.#parentReopen = undefined;
     this.#removing = false;
@@ -1483,6 +1512,20 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
   }
 
+  /**
+   * Its task name's limit object gave place `placeId` (see `TaskLimit`), or asks whether it is still held: a task that
+   * asked for it holds it from now on, and starts. "gone" when no task of this execution asks for it nor holds it.
+   */
+  async givePlace(placeId: string): Promise<PlaceAnswer> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution || this.#removing || this.#placeLeaves.has(placeId)) return "gone";
+    const state = placeState(execution, placeId);
+    if (state === "gone") return "gone";
+    if (state === "asking") this.#apply({ type: "placesGiven", placeIds: [placeId] });
+    return "taken";
+  }
+
   /** The rate limit `key` gave this execution a place (see `ExecutionLimit`): it runs from now on, when it still waits there. */
   async admit(key: string): Promise<AdmissionAnswer> {
     this.#recover();
@@ -1572,6 +1615,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#recordObligations(decision.effects, leftWorkerQueues(previous, decision.state));
     this.#oweStatusPublication(statusPublication(previous, decision.state));
     this.#oweLimitChanges(previous, decision.state);
+    this.#owePlaceLeaves(leftPlaces(previous, decision.state));
     if (planOf(decision.state.definition).usesCache) this.#oweCacheWrites(taskCacheWrites(previous, decision.state));
     this.#execution = decision.state;
     for (const effect of decision.effects) {
@@ -1628,6 +1672,15 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
   }
 
+  /** Writes down, in the decision's transaction, the places of limited tasks it ended (or ran again) that are owed back. */
+  #owePlaceLeaves(left: readonly TaskPlace[]): void {
+    for (const place of left) {
+      this.#placesAsked.delete(place.placeId);
+      this.#placeLeaves.set(place.placeId, place.taskName);
+      this.#store.setMeta(PLACE_LEAVE_META + place.placeId, place.taskName);
+    }
+  }
+
   /** Writes down, in the decision's transaction, the outputs it completed that the task output cache is owed. */
   #oweCacheWrites(writes: readonly TaskCacheWrite[]): void {
     for (const write of writes) {
@@ -1654,6 +1707,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncQueuePushes();
     this.#syncReleases(execution);
     this.#syncExecutionLimit();
+    this.#syncTaskPlaces(execution);
     this.#syncTaskDefLookups(execution);
     this.#syncDomainChoices(execution);
     this.#syncCacheLookups(execution);
@@ -1706,6 +1760,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#failureStarts.length > 0 || this.#statusPublications.length > 0 || this.#queuePushes.size > 0) return true;
     if (this.#dueReleases(execution).length > 0) return true;
     if (this.#limitLeaves.size > 0 || this.#limitEntry !== undefined || this.#cacheWrites.size > 0) return true;
+    if (this.#placeLeaves.size > 0 || this.#unaskedPlaces(execution).length > 0) return true;
     if (planOf(execution.definition).usesCache && awaitedCacheLookups(execution).length > 0) return true;
     if (awaitedTaskDefNames(execution).length > 0 || awaitedDomainChoices(execution).length > 0) return true;
     if (this.#childResume || this.#parentReopen) return true;
@@ -1732,6 +1787,8 @@ export class WorkflowExecution extends DurableObject<Env> {
           this.#syncReleases(this.#execution);
           // An execution that ended (or reopened) while its limit was being asked.
           this.#syncExecutionLimit();
+          // Tasks that ended, or came to ask for a place, while places were being asked for.
+          this.#syncTaskPlaces(this.#execution);
           // Tasks that came to wait for other names while the look-up was on its way.
           this.#syncTaskDefLookups(this.#execution);
           this.#syncDomainChoices(this.#execution);
@@ -2028,6 +2085,42 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#limitEntry = undefined;
       this.#store.deleteMeta(LIMIT_ENTRY_META);
       if (answer === "admitted") this.#takeAdmission(entry.key);
+    });
+  }
+
+  /** The places this execution's tasks ask for that this isolate has not asked their limit objects for (see {@link #placesAsked}). */
+  #unaskedPlaces(execution: Execution): TaskPlace[] {
+    return awaitedPlaces(execution).filter((place) => !this.#placesAsked.has(place.placeId));
+  }
+
+  /**
+   * Gives the places of limited tasks that ended back to their task names' limit objects, then asks for the places
+   * tasks wait for (see `task-places.ts`); each call is repeated harmlessly after an eviction. The places given at once
+   * let their tasks start; the others are given later by the objects' notices (see {@link givePlace}).
+   */
+  #syncTaskPlaces(execution: Execution): void {
+    if (this.#placeLeaves.size === 0 && this.#unaskedPlaces(execution).length === 0) return;
+    this.#runJob(TASK_PLACE_JOB, async () => {
+      for (const [placeId, taskName] of [...this.#placeLeaves]) {
+        await taskLimitAt(this.env, taskName).leave(placeId);
+        if (this.#execution === null) return; // removed meanwhile
+        this.#placeLeaves.delete(placeId);
+        this.#store.deleteMeta(PLACE_LEAVE_META + placeId);
+      }
+      const given: string[] = [];
+      for (const place of this.#execution === null ? [] : this.#unaskedPlaces(this.#execution)) {
+        const current = this.#execution;
+        const task = current?.tasks.find((candidate) => candidate.taskId === place.taskId);
+        // Ended (or run again) while the places before it were asked for: its leave follows.
+        if (current === null || task === undefined || placeState(current, place.placeId) !== "asking") continue;
+        const definition = instanceTask(current.definition, task);
+        const limits = taskPlaceLimits(task.taskType, definition) ?? null;
+        const definedAt = definition?.taskDefinition?.updateTime ?? definition?.taskDefinition?.createTime ?? 0;
+        const entry = await taskLimitAt(this.env, place.taskName).enter(place.placeId, current.workflowId, limits, definedAt);
+        if (entry === "admitted") given.push(place.placeId);
+        else this.#placesAsked.add(place.placeId);
+      }
+      if (given.length > 0 && this.#execution !== null && !this.#removing) this.#apply({ type: "placesGiven", placeIds: given });
     });
   }
 

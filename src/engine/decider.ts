@@ -72,6 +72,7 @@ import { applyUpgrade, type UpgradeRequest } from "./upgrade";
 import { compactedForkRuns, forkedTaskInput, withoutEndedForks } from "./tasks/fork-join-dynamic";
 import { admissionFields } from "./rate-limit";
 import { taskCacheKey } from "./task-cache";
+import { placeId, taskPlaceLimits } from "./task-places";
 import { mergedVariables, variablesProblem } from "./variables";
 
 export { EXTERNAL_TASK_STATUSES, type ExternalTaskStatus } from "./model";
@@ -213,7 +214,12 @@ export type ExecutionEvent =
    * What the task output cache holds for the tasks that wait for their look-up (see {@link awaitedCacheLookups}), by
    * task id, null for nothing cached: a task with an output completes with it, the others start.
    */
-  | { type: "cacheLookedUp"; outputs: Record<string, JsonObject | null> };
+  | { type: "cacheLookedUp"; outputs: Record<string, JsonObject | null> }
+  /**
+   * The limit objects of their task names gave these places (see `task-places.ts`), by place id: each task that still
+   * asks for one holds it, and starts.
+   */
+  | { type: "placesGiven"; placeIds: string[] };
 
 /** Work the actor must do after persisting a decision. */
 export type Effect =
@@ -582,6 +588,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "cacheLookedUp":
       if (!applyCacheLookups(draft, event.outputs, env)) return { state, effects: [] };
       break;
+    case "placesGiven":
+      if (!applyPlacesGiven(draft, event.placeIds)) return { state, effects: [] };
+      break;
   }
   // Reopened (a retry, restart, rerun, a child run again): it counts against its rate limit again, under the key its
   // input and correlation id give now, and waits for a place as a new start does.
@@ -648,6 +657,23 @@ function applyCacheLookups(draft: Draft, outputs: Record<string, JsonObject | nu
         updateTime: env.now,
       });
     }
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * Lets each task that asked for one of the places `placeIds` hold it: it starts as the execution advances. False when
+ * there is nothing to do (the execution ended meanwhile, or no task asks for one of them any more).
+ */
+function applyPlacesGiven(draft: Draft, placeIds: readonly string[]): boolean {
+  const state = draft.state;
+  if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) return false;
+  const given = new Set(placeIds);
+  let changed = false;
+  for (const task of state.tasks) {
+    if (task.place !== "asking" || task.status !== "SCHEDULED" || !given.has(placeId(task))) continue;
+    draft.updateTask(task.taskId, { place: "held" });
     changed = true;
   }
   return changed;
@@ -1184,6 +1210,8 @@ function runAgain(draft: Draft, target: TaskExecution, inputGiven: boolean, env:
     awaitingTaskDef: undefined,
     // Run again, it looks the cache up again.
     cache: undefined,
+    // And asks for a place again (under a new place id: see task-places.ts); the earlier one is given back.
+    place: undefined,
     pollable: undefined,
     domain: undefined,
     domainChoices: undefined,
@@ -1236,7 +1264,7 @@ function updatedVariables(state: WorkflowExecution, given: JsonObject, env: Deci
 function refreshUnstartedInputs(draft: Draft, env: DecideEnv): void {
   for (const task of draft.state.tasks) {
     if (task.status !== "SCHEDULED" || task.startTime !== 0 || task.attempt !== 0 || task.inputGiven === true) continue;
-    if (task.awaitingTaskDef === true || task.cache !== undefined || task.domainChoices !== undefined) continue;
+    if (task.awaitingTaskDef === true || task.cache !== undefined || task.domainChoices !== undefined || task.place !== undefined) continue;
     const step = planTask(draft.state.definition, task.definitionIndex)!;
     // An upgrade keeps each task's type (see upgrade.ts); a DYNAMIC's chosen task may be another one's.
     if (step.type === "DYNAMIC" || step.name !== task.taskDefName) continue;
@@ -1469,7 +1497,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
  * (its call, child, callback or worker) other than a JOIN (which waits for other lanes) or a DO_WHILE that just started.
  */
 function waitsOutside(head: TaskExecution, now: number): boolean {
-  if (head.status === "SCHEDULED") return head.awaitingExternal === true || head.awaitingTaskDef === true || head.cache?.state === "looking" || head.scheduledTime > now;
+  if (head.status === "SCHEDULED") return head.awaitingExternal === true || head.awaitingTaskDef === true || head.cache?.state === "looking" || head.place === "asking" || head.scheduledTime > now;
   return head.status === "IN_PROGRESS" && head.taskType !== "JOIN" && head.taskType !== "DO_WHILE";
 }
 
@@ -2041,6 +2069,12 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
       return;
     }
   }
+  // Limited by its task definition (an HTTP task): it waits for a place under its name's limits before it runs (a
+  // test run's tasks run as mocked, outside any limit).
+  if (task.place === undefined && draft.state.test === undefined && taskPlaceLimits(task.taskType, definition) !== undefined) {
+    draft.updateTask(task.taskId, { place: "asking" });
+    return;
+  }
   const started = withOutputChecked(draft.state, task, module.start(task, definition, draft.state, env));
   // A task that has not really started (waiting for a worker's poll) is timed from when it does.
   const timeoutAt = started.task.startTime === 0 ? undefined : definitionTimeoutAt(started.task, definition, env);
@@ -2272,7 +2306,7 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
   for (const task of state.tasks) {
     // One waiting for its task definition (or its cache look-up) starts when the actor brings it, not at any time.
     // Nor does one of an execution waiting for its rate limit's place (see admissionFields): that waits for the limit.
-    if (task.status === "SCHEDULED" && task.awaitingExternal !== true && task.awaitingTaskDef !== true && task.cache?.state !== "looking" && state.status === "RUNNING" && state.rateLimited !== true) {
+    if (task.status === "SCHEDULED" && task.awaitingExternal !== true && task.awaitingTaskDef !== true && task.cache?.state !== "looking" && task.place !== "asking" && state.status === "RUNNING" && state.rateLimited !== true) {
       consider(task.scheduledTime);
     }
     if (isInFlight(task)) consider(task.attemptDeadline);

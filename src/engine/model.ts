@@ -482,6 +482,12 @@ export interface TaskExecution {
    * with the cached output) or `missed` (run, and its output cached once COMPLETED). Never shown.
    */
   cache?: { key: string; state: "looking" | "hit" | "missed" };
+  /**
+   * An HTTP task whose task definition limits how many of its name run at once or start per window (see
+   * `task-places.ts`): SCHEDULED, `asking` until its name's limit object gives it a place (it starts nothing meanwhile);
+   * `held` from then until it ends, when the place is given back. Never shown.
+   */
+  place?: "asking" | "held";
   /** When a waiting task gives up (WAIT_FOR_WEBHOOK `timeoutSeconds`) or wakes (WAIT); its module decides how it ends. */
   timeoutAt?: number;
   /**

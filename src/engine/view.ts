@@ -5,6 +5,7 @@ import { cutText } from "./limits";
 import { masked, maskedKeysOf } from "./masking";
 import { instanceTask, planOf, planTask } from "./plan";
 import { responseTimeoutSeconds } from "./tasks/simple";
+import { taskPlaceLimits, waitingReason } from "./task-places";
 
 /** A task as the API shows it (Conductor's `Task` JSON). */
 export type TaskView = JsonObject;
@@ -91,6 +92,9 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     executed: TERMINAL_TASK_STATUSES.has(task.status),
   };
   setPresent(view, "reasonForIncompletion", task.reasonForIncompletion);
+  // A task held back by its task definition's limits says so (Conductor only postpones it in its queue, unexplained).
+  const placeLimits = task.place === "asking" && task.status === "SCHEDULED" ? taskPlaceLimits(task.taskType, runsAs) : undefined;
+  if (placeLimits !== undefined) view.reasonForIncompletion = waitingReason(task.taskDefName, placeLimits);
   setPresent(view, "retriedTaskId", task.retriedTaskId);
   setPresent(view, "correlationId", execution.correlationId);
   const definition = planTask(execution.definition, task.definitionIndex);

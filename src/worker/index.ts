@@ -28,6 +28,7 @@ import { registerWorkflowNameRoutes, registerWorkflowRoutes } from "./routes/wor
 
 export { ExecutionIndexWriter } from "../actors/index-writer";
 export { ExecutionLimit } from "../actors/execution-limit";
+export { TaskLimit } from "../actors/task-limit";
 export { RateLimiter } from "../actors/rate-limiter";
 export { ScheduleTrigger } from "../actors/schedule-trigger";
 export { TaskQueue } from "../actors/task-queue";

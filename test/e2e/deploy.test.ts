@@ -38,6 +38,7 @@ describe("wrangler deploy --dry-run", () => {
       ["TASK_QUEUE", "TaskQueue"],
       ["SCHEDULE_TRIGGER", "ScheduleTrigger"],
       ["EXECUTION_LIMIT", "ExecutionLimit"],
+      ["TASK_LIMIT", "TaskLimit"],
     ]) {
       expect(output).toMatch(new RegExp(`env\\.${binding} \\(${className}\\)\\s+Durable Object`));
     }

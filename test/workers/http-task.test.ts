@@ -1,6 +1,8 @@
+import { abortAllDurableObjects, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { taskLimitAt, type TaskLimitSnapshot } from "../../src/actors/task-limit";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 
 /** Runs a one-task workflow and returns its finished form. */
 async function runSingle(name: string, inputParameters: JsonObject, extra: JsonObject = {}, timeoutMs = 10_000) {
@@ -498,5 +500,118 @@ describe("payload limits", () => {
     await expectRefused(await api("POST", `/api/workflow/${workflowId}/rerun`, `{"reRunFromTaskId":"${taskId}","taskInput":{"uri":1e309}}`), "rerun taskInput");
     await expectRefused(await api("POST", `/api/workflow/${workflowId}/rerun`, '{"workflowInput":{"x":1e309}}'), "rerun workflowInput");
     expect((await getWorkflow(workflowId)).status).toBe("COMPLETED");
+  });
+});
+
+describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerFrequency", () => {
+  /** Registers task definition `name` with `limits` and a workflow of the same name whose HTTP task of that name calls `${workflow.input.uri}`. */
+  async function registerLimited(name: string, limits: JsonObject): Promise<void> {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name, retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", ...limits }]);
+    await register({ name, tasks: [httpTask(name, { uri: "${workflow.input.uri}", method: "GET" })] });
+  }
+
+  /** Waits (bounded) until the limit object of `name` shows what `accept` looks for. */
+  function limitOf(name: string, accept: (snapshot: TaskLimitSnapshot) => boolean, what: string): Promise<TaskLimitSnapshot> {
+    return eventually(() => taskLimitAt(env, name).snapshot(), accept, what);
+  }
+
+  const firstTask = (workflow: WorkflowJson) => workflow.tasks[0]! as TaskJson & { reasonForIncompletion?: string; startTime: number; endTime: number };
+  const release = (key: string) => fetch(target(`/release/${key}`));
+
+  it("concurrentExecLimit 1: a second execution's task waits SCHEDULED, saying why, until the first's ends, then runs", async () => {
+    await registerLimited("http_lim_conc", { concurrentExecLimit: 1 });
+    const first = await startWorkflow("http_lim_conc", { uri: target("/hold/lim-conc") });
+    await eventually(() => hits("lim-conc"), (n) => n === 1, "the first call held by the target");
+    const second = await startWorkflow("http_lim_conc", { uri: target("/hold/lim-conc") });
+    const waiting = await limitOf("http_lim_conc", (snapshot) => snapshot.waiting.length === 1, "the second task waiting for a place");
+    const held = await getWorkflow(second);
+    expect(waiting.waiting).toEqual([firstTask(held).taskId]);
+    expect(firstTask(held).status).toBe("SCHEDULED");
+    expect(firstTask(held).reasonForIncompletion).toMatch(/concurrentExecLimit 1/);
+    expect(firstTask(await getWorkflow(first)).status).toBe("IN_PROGRESS");
+    expect(await hits("lim-conc")).toBe(1);
+
+    await release("lim-conc");
+    const done = await waitFor(first, ["COMPLETED"]);
+    await eventually(() => hits("lim-conc"), (n) => n === 2, "the second call, once the first ended");
+    expect(firstTask(await getWorkflow(second)).status).toBe("IN_PROGRESS");
+    await release("lim-conc");
+    const after = await waitFor(second, ["COMPLETED"]);
+    expect(firstTask(after).reasonForIncompletion).toBeUndefined();
+    expect(firstTask(after).startTime).toBeGreaterThanOrEqual(firstTask(done).endTime);
+    await limitOf("http_lim_conc", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
+  it("rateLimitPerFrequency 1 per window: the second task starts only once the first's start has left the window", async () => {
+    await registerLimited("http_lim_rate", { rateLimitPerFrequency: 1, rateLimitFrequencyInSeconds: 2 });
+    const first = await startWorkflow("http_lim_rate", { uri: target("/count/lim-rate") });
+    const firstDone = await waitFor(first, ["COMPLETED"]);
+    const second = await startWorkflow("http_lim_rate", { uri: target("/count/lim-rate") });
+    const secondDone = await waitFor(second, ["COMPLETED", "FAILED"]);
+    expect(secondDone.status).toBe("COMPLETED");
+    expect(await hits("lim-rate")).toBe(2);
+    // The window counts starts: the first, ended long before, still held the second back for the window's length.
+    expect(firstTask(secondDone).startTime).toBeGreaterThanOrEqual(firstTask(firstDone).startTime + 2000);
+  });
+
+  it("a terminated execution gives its place back: the waiting task runs", async () => {
+    await registerLimited("http_lim_term", { concurrentExecLimit: 1 });
+    const first = await startWorkflow("http_lim_term", { uri: target("/hold/lim-term") });
+    await eventually(() => hits("lim-term"), (n) => n === 1, "the first call held by the target");
+    const second = await startWorkflow("http_lim_term", { uri: target("/count/lim-term-second") });
+    await limitOf("http_lim_term", (snapshot) => snapshot.waiting.length === 1, "the second task waiting for a place");
+    await apiOk("DELETE", `/api/workflow/${first}`);
+    expect((await waitFor(second, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    expect((await getWorkflow(first)).status).toBe("TERMINATED");
+    await release("lim-term");
+    await limitOf("http_lim_term", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
+  it("a retry takes a place again, and the place of the failed attempt goes back", async () => {
+    await registerLimited("http_lim_retry", { concurrentExecLimit: 1, retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 0 });
+    const done = await waitFor(await startWorkflow("http_lim_retry", { uri: target("/flaky/lim-retry?fail=1") }), ["COMPLETED", "FAILED"]);
+    expect(done.tasks.map((task) => task.status)).toEqual(["FAILED", "COMPLETED"]);
+    await limitOf("http_lim_retry", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
+  it("a rerun of the task asks for a place again, under a new place id, and gives it back as it ends", async () => {
+    await registerLimited("http_lim_rerun", { concurrentExecLimit: 1 });
+    const workflowId = await startWorkflow("http_lim_rerun", { uri: target("/count/lim-rerun") });
+    const done = await waitFor(workflowId, ["COMPLETED"]);
+    await apiOk("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: firstTask(done).taskId });
+    await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && (workflow.tasks[0]!["endTime"] as number) > firstTask(done).endTime);
+    expect(await hits("lim-rerun")).toBe(2);
+    await limitOf("http_lim_rerun", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
+  it("a task waiting for its place gets it after its execution and the limit object were evicted (asked again by task id)", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "http_lim_evict", retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", concurrentExecLimit: 1 }]);
+    // asyncComplete: the task holds its place after its call, until it is completed from outside.
+    await register({ name: "http_lim_evict", tasks: [httpTask("http_lim_evict", { uri: target("/count/lim-evict"), method: "GET" }, { asyncComplete: true })] });
+    const first = await startWorkflow("http_lim_evict");
+    await waitFor(first, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0].outputData["statusCode"] === 200);
+    const second = await startWorkflow("http_lim_evict");
+    await limitOf("http_lim_evict", (snapshot) => snapshot.waiting.length === 1, "the second task waiting for a place");
+    await abortAllDurableObjects();
+    expect(firstTask(await getWorkflow(second)).status).toBe("SCHEDULED");
+    await apiOk("POST", `/api/tasks/${first}/http_lim_evict/COMPLETED`, {});
+    await waitFor(second, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0].outputData["statusCode"] === 200);
+    expect(await hits("lim-evict")).toBe(2);
+    await apiOk("POST", `/api/tasks/${second}/http_lim_evict/COMPLETED`, {});
+    await waitFor(second, ["COMPLETED"]);
+    await limitOf("http_lim_evict", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
+  it("a limit removed from the task definition (PUT taskdefs) lets the waiting task run at once", async () => {
+    await registerLimited("http_lim_lift", { concurrentExecLimit: 1 });
+    const first = await startWorkflow("http_lim_lift", { uri: target("/hold/lim-lift") });
+    await eventually(() => hits("lim-lift"), (n) => n === 1, "the first call held by the target");
+    const second = await startWorkflow("http_lim_lift", { uri: target("/count/lim-lift-second") });
+    await limitOf("http_lim_lift", (snapshot) => snapshot.waiting.length === 1, "the second task waiting for a place");
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "http_lim_lift", retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", concurrentExecLimit: 0 });
+    expect((await waitFor(second, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    expect(firstTask(await getWorkflow(first)).status).toBe("IN_PROGRESS");
+    await release("lim-lift");
+    await waitFor(first, ["COMPLETED"]);
   });
 });

@@ -231,7 +231,8 @@ export async function renderExecution(container, params, context, workflowId = "
     }
     const taskActionBox = h("div", { className: "actions", role: "toolbar", "aria-label": "Task actions" }, taskActions);
     const simple = taskTypeOf(task) === "SIMPLE";
-    const waitingFor = simple ? workerNote(task, current.workflowId) : taskTypeOf(task) === "WAIT" ? waitNote(task) : null;
+    const placeWait = placeNote(task);
+    const waitingFor = simple ? workerNote(task, current.workflowId) : taskTypeOf(task) === "WAIT" ? waitNote(task) : placeWait;
     content.push(
       taskActionBox,
       ...(waitingFor ? [waitingFor] : []),
@@ -252,7 +253,7 @@ export async function renderExecution(container, params, context, workflowId = "
         task.endTime ? fact("Ended", formatTime(task.endTime)) : null,
         task.subWorkflowId ? fact("Child", h("a", { href: `#/executions/${task.subWorkflowId}` }, task.subWorkflowId)) : null,
         task.callbackUrl ? fact("Callback URL", h("code", { className: "callback-url" }, task.callbackUrl), " ", copyButton(task.callbackUrl)) : null,
-        task.reasonForIncompletion ? fact("Reason", h("span", { className: "error-text" }, task.reasonForIncompletion)) : null),
+        task.reasonForIncompletion && !placeWait ? fact("Reason", h("span", { className: "error-text" }, task.reasonForIncompletion)) : null),
       h("h3", {}, "Input"), jsonBlock(task.inputData, "Task input"),
       h("h3", {}, "Output"), jsonBlock(task.outputData, "Task output"),
       ...logsSection(task));
@@ -517,6 +518,17 @@ function failureWorkflowFact(workflow) {
 function workerNote(task, workflowId) {
   const text = workerNoteText(task, workflowId);
   return text ? h("p", { className: "help worker-note" }, text) : null;
+}
+
+/**
+ * What an HTTP task held back by its task definition's concurrentExecLimit or rateLimitPerFrequency waits for (the
+ * service says so in its reasonForIncompletion while it is SCHEDULED): not an error, so a note rather than a reason.
+ * @param {Task} task
+ */
+function placeNote(task) {
+  if (taskTypeOf(task) !== "HTTP" || task.status !== "SCHEDULED" || !task.reasonForIncompletion) return null;
+  return h("p", { className: "help" }, `${task.reasonForIncompletion}: it runs once another task of that name ends (or its window has room), `
+    + "in the order they asked. Raising or removing the limits in the task definition lets it run at once.");
 }
 
 /**

@@ -10,6 +10,8 @@ import { principalOf } from "../guard";
 import { givenNames, mayReadTaskDef, requireTemplateWriter, requireWritable } from "../auth/metadata-access";
 import { definitionList, registrationTagStatements, requiredBody, tagListingOptions, withOwnTags } from "./metadata";
 import { TagRepository, registeredTags, withTagOptions } from "../tags";
+import { handOutLimits } from "../../engine/tasks/simple";
+import { taskLimitAt } from "../../actors/task-limit";
 
 type Args = [Env, ExecutionContext];
 
@@ -56,6 +58,23 @@ function shownTaskDef(taskDef: TaskDef): TaskDef {
 }
 
 /**
+ * Saves `taskDefs`, then tells the limit objects of their names (see `TaskLimit`) the limits registered now, when they
+ * had limits before or have some now: HTTP tasks waiting for a place under limits raised (or removed) run at once. The
+ * definitions are stored either way: an object not told keeps its limits until an execution's next entry brings newer
+ * ones, so a failure here is logged, not answered.
+ */
+async function saveAndTellLimits(env: Env, taskDefs: readonly TaskDef[], save: (repository: TaskDefRepository) => Promise<void>): Promise<void> {
+  const repository = new TaskDefRepository(env.DB);
+  const before = await repository.findMany(taskDefs.map((taskDef) => taskDef.name));
+  await save(repository);
+  const definedAt = Date.now();
+  const changed = taskDefs.filter((taskDef) => handOutLimits({ taskDefinition: taskDef }) !== undefined || handOutLimits({ taskDefinition: before.get(taskDef.name) }) !== undefined);
+  const told = await Promise.allSettled(changed.map((taskDef) => taskLimitAt(env, taskDef.name).resize(handOutLimits({ taskDefinition: taskDef }) ?? null, definedAt)));
+  const failed = told.filter((outcome) => outcome.status === "rejected").length;
+  if (failed > 0) console.error(JSON.stringify({ msg: "task definition limits not told to some limit objects", taskDefs: changed.map((taskDef) => taskDef.name), notTold: failed }));
+}
+
+/**
  * Routes of task definitions (Conductor's `/api/metadata/taskdefs`). Both POST (a list) and PUT (one) create
  * or replace, as the official clients expect (their workers register with PUT whether or not one exists).
  */
@@ -72,7 +91,8 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     requireWritable(principalOf(request).grants, "task", taskDefs.map((taskDef) => taskDef.name));
     requireTemplateWriter(principalOf(request).grants, taskDefs);
     await checkSchemasRegistered(env, taskDefs, true);
-    await new TaskDefRepository(env.DB).save(taskDefs, await registrationTagStatements(env, "TASK_DEF", body, taskDefs), principalOf(request).userId);
+    const tags = await registrationTagStatements(env, "TASK_DEF", body, taskDefs);
+    await saveAndTellLimits(env, taskDefs, (repository) => repository.save(taskDefs, tags, principalOf(request).userId));
     return new Response(null, { status: 200 });
   });
 
@@ -83,7 +103,8 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     requireWritable(principalOf(request).grants, "task", [taskDefs[0]!.name]);
     requireTemplateWriter(principalOf(request).grants, taskDefs);
     await checkSchemasRegistered(env, taskDefs, false);
-    await new TaskDefRepository(env.DB).save(taskDefs, await new TagRepository(env.DB).registrationStatements({ type: "TASK_DEF", name: taskDefs[0]!.name }, registeredTags(body, "")), principalOf(request).userId);
+    const tags = await new TagRepository(env.DB).registrationStatements({ type: "TASK_DEF", name: taskDefs[0]!.name }, registeredTags(body, ""));
+    await saveAndTellLimits(env, taskDefs, (repository) => repository.save(taskDefs, tags, principalOf(request).userId));
     return new Response(null, { status: 200 });
   });
 

@@ -40,7 +40,7 @@ const MAX_RATE_WINDOW_SECONDS = 365 * 24 * 3600;
  * The limits `definition`'s task definition sets on handing its tasks out; undefined when it sets none (a limit of 0 is
  * none, and so is a `rateLimitFrequencyInSeconds` of 0 for the rate, as in Conductor).
  */
-export function handOutLimits(definition: WorkflowTaskDef | undefined): HandOutLimits | undefined {
+export function handOutLimits(definition: Pick<WorkflowTaskDef, "taskDefinition"> | undefined): HandOutLimits | undefined {
   const taskDef = definition?.taskDefinition;
   if (taskDef === undefined) return undefined;
   const limits: HandOutLimits = {};

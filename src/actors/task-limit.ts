@@ -1,0 +1,272 @@
+import { DurableObject } from "cloudflare:workers";
+import type { HandOutLimits } from "../engine/tasks/simple";
+import { executionStub } from "../worker/executions";
+
+/** What {@link TaskLimit.enter} answers: the task may run now, or waits for a place. */
+export type PlaceEntry = "admitted" | "queued";
+
+/** What an execution answers about one of its places (see `WorkflowExecution.givePlace` and `placeState`). */
+export type PlaceAnswer = "taken" | "gone";
+
+/** What one task name's limit holds, for reading (see {@link TaskLimit.snapshot}). */
+export interface TaskLimitSnapshot {
+  limits: HandOutLimits | null;
+  running: string[];
+  waiting: string[];
+}
+
+/** How long after a notice that failed (the execution unreachable) the alarm tries again. */
+const NOTICE_RETRY_MS = 2_000;
+
+/**
+ * How often the alarm asks the execution of each place held whether its task still holds it: a place whose leave was
+ * lost (it never is, but a bug or an execution's storage gone could) is freed within this, never kept forever.
+ */
+const PLACE_CHECK_MS = 5 * 60_000;
+
+/** Most notices (or checks) one round sends before it yields to the alarm. */
+const CALLS_PER_ROUND = 100;
+
+/** The limit object of the tasks named `taskName` (HTTP tasks whose task definition has limits; see `task-places.ts`). */
+export function taskLimitAt(env: Env, taskName: string): DurableObjectStub<TaskLimit> {
+  return env.TASK_LIMIT.get(env.TASK_LIMIT.idFromName(taskName));
+}
+
+/**
+ * The places of one task name under its task definition's limits, as Conductor's AsyncSystemTaskExecutor applies them
+ * to async system tasks (`exceedsInProgressLimit`, `exceedsRateLimitPerFrequency`): at most `concurrentExecLimit` of
+ * its tasks hold a place at once, and at most `rateLimitPerFrequency` are given one per window. Tasks wait for a place
+ * in the order they asked, in this object's SQLite. A task's execution asks (`enter`) and gives the place back
+ * (`leave`) by place id, each call repeated harmlessly after an eviction; a place freed goes to the longest-waiting
+ * task, whose execution is told by a notice this object owes until it is answered (the alarm retries it), as
+ * `ExecutionLimit` tells executions of a workflow rate limit. The alarm also asks, now and then, whether each place
+ * held is still held, so that none leaks.
+ */
+export class TaskLimit extends DurableObject<Env> {
+  readonly #sql: SqlStorage;
+  #delivering: Promise<void> | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#sql = ctx.storage.sql;
+    // `told` is 0 for a place given from the queue whose execution has not been told yet; `checked_at` is when its
+    // execution last said (or the place was given) that it is held.
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS places (place_id TEXT PRIMARY KEY, workflow_id TEXT NOT NULL, told INTEGER NOT NULL, checked_at INTEGER NOT NULL)`);
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS waiting (seq INTEGER PRIMARY KEY AUTOINCREMENT, place_id TEXT NOT NULL UNIQUE, workflow_id TEXT NOT NULL)`);
+    // Each place given, for the rate window: a start counts there for the window's length, ended or not.
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS starts (place_id TEXT PRIMARY KEY, started_at INTEGER NOT NULL)`);
+  }
+
+  /**
+   * Place `placeId` (a task of execution `workflowId`) is asked for: given at once while the limits allow one more and
+   * none waits before it, else queued. `limits` (null: none) are its task definition's as the execution knows it,
+   * registered at `definedAt`: the limits kept are those of the most recently registered definition seen here (by an
+   * entry or by {@link resize}), so an execution started under an older one does not bring its limits back.
+   */
+  async enter(placeId: string, workflowId: string, limits: HandOutLimits | null, definedAt: number): Promise<PlaceEntry> {
+    const now = Date.now();
+    this.#setLimits(limits, definedAt);
+    const admittedOthers = this.#fill(now);
+    let entry: PlaceEntry;
+    if (this.#holds(placeId)) {
+      // Given already (a repeated call, or given from the queue just now): it knows now.
+      this.#sql.exec(`UPDATE places SET told = 1 WHERE place_id = ?`, placeId);
+      entry = "admitted";
+    } else if (this.#waits(placeId)) {
+      entry = "queued";
+    } else if (this.#waitingCount() === 0 && this.#room(now)) {
+      this.#give(placeId, workflowId, 1, now);
+      entry = "admitted";
+    } else {
+      this.#sql.exec(`INSERT INTO waiting (place_id, workflow_id) VALUES (?, ?)`, placeId, workflowId);
+      entry = "queued";
+    }
+    if (admittedOthers) this.#deliverSoon();
+    await this.#armAlarm(now);
+    return entry;
+  }
+
+  /** Place `placeId` is no longer held nor asked for (its task ended, or runs again under another id): it goes to the next. */
+  async leave(placeId: string): Promise<void> {
+    const now = Date.now();
+    this.#sql.exec(`DELETE FROM places WHERE place_id = ?`, placeId);
+    this.#sql.exec(`DELETE FROM waiting WHERE place_id = ?`, placeId);
+    if (this.#fill(now)) this.#deliverSoon();
+    await this.#armAlarm(now);
+  }
+
+  /**
+   * The task definition of this name was registered anew at `definedAt` with `limits` (null: none): kept as an entry's
+   * are, when no later one has been seen. Higher limits, or none, give waiting tasks their places now; lower ones let
+   * those running finish.
+   */
+  async resize(limits: HandOutLimits | null, definedAt: number): Promise<void> {
+    const now = Date.now();
+    this.#setLimits(limits, definedAt);
+    if (this.#fill(now)) this.#deliverSoon();
+    await this.#armAlarm(now);
+  }
+
+  /** The limits, the places held and those asked for (in turn). */
+  async snapshot(): Promise<TaskLimitSnapshot> {
+    return {
+      limits: this.#limits(),
+      running: this.#sql.exec<{ place_id: string }>(`SELECT place_id FROM places ORDER BY place_id`).toArray().map((row) => row.place_id),
+      waiting: this.#sql.exec<{ place_id: string }>(`SELECT place_id FROM waiting ORDER BY seq`).toArray().map((row) => row.place_id),
+    };
+  }
+
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    if (this.#fill(now)) this.#deliverSoon();
+    await this.#deliver();
+    await this.#checkPlaces(now);
+    await this.#armAlarm(Date.now());
+  }
+
+  /** The limits kept (null: none, every task runs at once). */
+  #limits(): HandOutLimits | null {
+    const stored = this.ctx.storage.kv.get<string>("limits");
+    return stored === undefined ? null : (JSON.parse(stored) as HandOutLimits | null);
+  }
+
+  /** Keeps `limits` when they come from the most recently registered definition seen here (see {@link enter}). */
+  #setLimits(limits: HandOutLimits | null, definedAt: number): void {
+    if (definedAt < (this.ctx.storage.kv.get<number>("definedAt") ?? Number.NEGATIVE_INFINITY)) return;
+    this.ctx.storage.kv.put("limits", JSON.stringify(limits));
+    this.ctx.storage.kv.put("definedAt", definedAt);
+  }
+
+  /** True when one more place may be given at `now`. */
+  #room(now: number): boolean {
+    const limits = this.#limits();
+    if (limits === null) return true;
+    if (limits.maxHeld !== undefined && this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM places`).one().n >= limits.maxHeld) return false;
+    if (limits.maxPerWindow !== undefined && limits.windowMs !== undefined) {
+      const started = this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM starts WHERE started_at > ?`, now - limits.windowMs).one().n;
+      if (started >= limits.maxPerWindow) return false;
+    }
+    return true;
+  }
+
+  /** When the rate window next lets one more start (undefined: it does not hold anything back). */
+  #windowReopensAt(now: number): number | undefined {
+    const limits = this.#limits();
+    if (limits?.maxPerWindow === undefined || limits.windowMs === undefined) return undefined;
+    const inWindow = this.#sql
+      .exec<{ started_at: number }>(`SELECT started_at FROM starts WHERE started_at > ? ORDER BY started_at DESC LIMIT 1 OFFSET ?`, now - limits.windowMs, limits.maxPerWindow - 1)
+      .toArray();
+    return inWindow.length === 0 ? undefined : inWindow[0]!.started_at + limits.windowMs;
+  }
+
+  #give(placeId: string, workflowId: string, told: 0 | 1, now: number): void {
+    this.#sql.exec(`INSERT INTO places (place_id, workflow_id, told, checked_at) VALUES (?, ?, ?, ?)`, placeId, workflowId, told, now);
+    this.#sql.exec(`INSERT OR REPLACE INTO starts (place_id, started_at) VALUES (?, ?)`, placeId, now);
+  }
+
+  #holds(placeId: string): boolean {
+    return this.#sql.exec(`SELECT 1 FROM places WHERE place_id = ?`, placeId).toArray().length > 0;
+  }
+
+  #waits(placeId: string): boolean {
+    return this.#sql.exec(`SELECT 1 FROM waiting WHERE place_id = ?`, placeId).toArray().length > 0;
+  }
+
+  #waitingCount(): number {
+    return this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM waiting`).one().n;
+  }
+
+  /** Gives free places to the tasks that waited longest (to be told: see {@link #deliver}); true when it gave any. */
+  #fill(now: number): boolean {
+    const limits = this.#limits();
+    // Starts older than the window count for nothing.
+    this.#sql.exec(`DELETE FROM starts WHERE started_at <= ?`, limits?.windowMs === undefined ? Number.MAX_SAFE_INTEGER : now - limits.windowMs);
+    let gave = false;
+    for (;;) {
+      const next = this.#sql.exec<{ seq: number; place_id: string; workflow_id: string }>(`SELECT seq, place_id, workflow_id FROM waiting ORDER BY seq LIMIT 1`).toArray()[0];
+      if (next === undefined || !this.#room(now)) return gave;
+      this.#sql.exec(`DELETE FROM waiting WHERE seq = ?`, next.seq);
+      this.#give(next.place_id, next.workflow_id, 0, now);
+      gave = true;
+    }
+  }
+
+  /**
+   * Keeps the alarm at the earliest of: a notice owed (retried), a rate window that lets a waiting task start, the next
+   * check of a place held. None when nothing is held or waits.
+   */
+  async #armAlarm(now: number): Promise<void> {
+    const candidates: number[] = [];
+    if (this.#sql.exec(`SELECT 1 FROM places WHERE told = 0 LIMIT 1`).toArray().length > 0) candidates.push(now + NOTICE_RETRY_MS);
+    if (this.#waitingCount() > 0) {
+      const reopens = this.#windowReopensAt(now);
+      if (reopens !== undefined) candidates.push(Math.max(reopens, now + 1));
+    }
+    const oldest = this.#sql.exec<{ at: number | null }>(`SELECT MIN(checked_at) AS at FROM places`).one().at;
+    if (oldest !== null) candidates.push(Math.max(oldest + PLACE_CHECK_MS, now + 1));
+    if (candidates.length === 0) {
+      await this.ctx.storage.deleteAlarm();
+      return;
+    }
+    const at = Math.min(...candidates);
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at || current < now) await this.ctx.storage.setAlarm(at);
+  }
+
+  /** Tells the tasks given a place now (not waited for), the alarm standing by should this isolate go first. */
+  #deliverSoon(): void {
+    void this.#deliver().catch(() => undefined);
+  }
+
+  /** Tells each task given a place and not told yet, one round at a time; what is left (failed, or beyond the round) is the alarm's. */
+  #deliver(): Promise<void> {
+    this.#delivering ??= this.#deliverRound().finally(() => {
+      this.#delivering = undefined;
+    });
+    return this.#delivering;
+  }
+
+  async #deliverRound(): Promise<void> {
+    const unreachable = new Set<string>();
+    for (let sent = 0; sent < CALLS_PER_ROUND; sent++) {
+      const untold = this.#sql.exec<{ place_id: string; workflow_id: string }>(`SELECT place_id, workflow_id FROM places WHERE told = 0 LIMIT ?`, unreachable.size + 1).toArray();
+      const place = untold.find((row) => !unreachable.has(row.place_id));
+      if (place === undefined) break;
+      let answer: PlaceAnswer;
+      try {
+        answer = await executionStub(this.env, place.workflow_id).givePlace(place.place_id);
+      } catch (error) {
+        console.error(JSON.stringify({ msg: "task place notice failed; will retry", placeId: place.place_id, error: String(error) }));
+        unreachable.add(place.place_id);
+        continue;
+      }
+      if (answer === "taken") this.#sql.exec(`UPDATE places SET told = 1, checked_at = ? WHERE place_id = ? AND told = 0`, Date.now(), place.place_id);
+      else {
+        // Its task ended, ran again, or its execution is gone: the place goes to the next.
+        this.#sql.exec(`DELETE FROM places WHERE place_id = ? AND told = 0`, place.place_id);
+        this.#fill(Date.now());
+      }
+    }
+    await this.#armAlarm(Date.now());
+  }
+
+  /** Asks the executions of the places not checked for {@link PLACE_CHECK_MS} whether their tasks still hold them; frees those that do not. */
+  async #checkPlaces(now: number): Promise<void> {
+    const due = this.#sql
+      .exec<{ place_id: string; workflow_id: string }>(`SELECT place_id, workflow_id FROM places WHERE told = 1 AND checked_at <= ? ORDER BY checked_at LIMIT ?`, now - PLACE_CHECK_MS, CALLS_PER_ROUND)
+      .toArray();
+    for (const place of due) {
+      let answer: PlaceAnswer;
+      try {
+        answer = await executionStub(this.env, place.workflow_id).givePlace(place.place_id);
+      } catch {
+        // Asked again at the next check (not at once: an unreachable execution must not keep the alarm busy).
+        this.#sql.exec(`UPDATE places SET checked_at = ? WHERE place_id = ?`, Date.now(), place.place_id);
+        continue;
+      }
+      if (answer === "taken") this.#sql.exec(`UPDATE places SET checked_at = ? WHERE place_id = ?`, Date.now(), place.place_id);
+      else this.#sql.exec(`DELETE FROM places WHERE place_id = ?`, place.place_id);
+    }
+    if (due.length > 0 && this.#fill(Date.now())) this.#deliverSoon();
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Places of limited HTTP tasks: a task definition's `concurrentExecLimit` (at most that many of its name running at
+ * once, across every execution) and `rateLimitPerFrequency` per `rateLimitFrequencyInSeconds` (at most that many
+ * started per window) hold back an HTTP task of that name as Conductor's AsyncSystemTaskExecutor holds back an async
+ * system task that `exceedsInProgressLimit` or `exceedsRateLimitPerFrequency`: it stays SCHEDULED until a place is free.
+ * The decider marks the task (`TaskExecution.place`); the actor asks the name's limit object for the place, gives it
+ * back once the task no longer runs, and hands the decider the places given.
+ */
+import { TERMINAL_TASK_STATUSES, TERMINAL_WORKFLOW_STATUSES, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "./model";
+import { handOutLimits, type HandOutLimits } from "./tasks/simple";
+
+/** The task types whose tasks wait for a place under their task definition's limits (SIMPLE ones wait in their queue). */
+const PLACED_TYPES: ReadonlySet<string> = new Set(["HTTP"]);
+
+/** The limits a task of `taskType` following `definition` must find a place under; undefined when it runs at once. */
+export function taskPlaceLimits(taskType: string, definition: WorkflowTaskDef | undefined): HandOutLimits | undefined {
+  return PLACED_TYPES.has(taskType) ? handOutLimits(definition) : undefined;
+}
+
+/**
+ * The id of the place a run of `task` asks for: its task id, with how many times it was run again (a rerun or a jump
+ * back keeps the task id), so that a late answer about an earlier run is never taken for the current one.
+ */
+export function placeId(task: TaskExecution): string {
+  return task.reruns === undefined || task.reruns === 0 ? task.taskId : `${task.taskId}#${task.reruns}`;
+}
+
+/** A place a task asks for or holds: its id (see {@link placeId}) and the task name whose limits it counts under. */
+export interface TaskPlace {
+  placeId: string;
+  taskName: string;
+  taskId: string;
+}
+
+/** True while `task` asks for a place or holds one (it has not ended). */
+function holdsOrAsks(task: TaskExecution): boolean {
+  return task.place !== undefined && !TERMINAL_TASK_STATUSES.has(task.status);
+}
+
+/** The places `state`'s tasks ask for and have not been given (none once the execution ended). */
+export function awaitedPlaces(state: WorkflowExecution): TaskPlace[] {
+  if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) return [];
+  return state.tasks.flatMap((task) => (task.place === "asking" && task.status === "SCHEDULED" ? [{ placeId: placeId(task), taskName: task.taskDefName, taskId: task.taskId }] : []));
+}
+
+/**
+ * The places asked for or held in `before` that `after` no longer asks for nor holds: the task ended (completed,
+ * failed, timed out, canceled, skipped), was run again (a rerun or a jump back asks anew, under another id), or is gone.
+ * Each must be given back, so that another task of its name can take it.
+ */
+export function leftPlaces(before: WorkflowExecution | null, after: WorkflowExecution): TaskPlace[] {
+  if (before === null || before === after) return [];
+  const placed = before.tasks.filter(holdsOrAsks);
+  if (placed.length === 0) return [];
+  const now = new Map(after.tasks.map((task) => [task.taskId, task]));
+  return placed.flatMap((task) => {
+    const later = now.get(task.taskId);
+    if (later !== undefined && holdsOrAsks(later) && placeId(later) === placeId(task)) return [];
+    return [{ placeId: placeId(task), taskName: task.taskDefName, taskId: task.taskId }];
+  });
+}
+
+/** Where the place of run `id` of a task of `state` stands: asked for, held, or not (the run ended, or is not this one). */
+export function placeState(state: WorkflowExecution | null, id: string): "asking" | "held" | "gone" {
+  if (state === null) return "gone";
+  const task = state.tasks.find((candidate) => candidate.place !== undefined && placeId(candidate) === id);
+  if (task === undefined || !holdsOrAsks(task)) return "gone";
+  return task.place === "asking" && TERMINAL_WORKFLOW_STATUSES.has(state.status) ? "gone" : task.place!;
+}
+
+/** Why a task waits for its place, in words (shown as its `reasonForIncompletion` while it waits). */
+export function waitingReason(taskName: string, limits: HandOutLimits): string {
+  const bounds: string[] = [];
+  if (limits.maxHeld !== undefined) bounds.push(`concurrentExecLimit ${limits.maxHeld}`);
+  if (limits.maxPerWindow !== undefined) bounds.push(`rateLimitPerFrequency ${limits.maxPerWindow} per ${(limits.windowMs ?? 0) / 1000} s`);
+  return `Waiting for a place under the limits of task definition ${taskName} (${bounds.join(", ")})`;
+}
