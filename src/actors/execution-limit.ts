@@ -1,11 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { executionStub } from "../worker/executions";
+import { deliverOwedNotices, type NoticeAnswer } from "./owed-notices";
 
 /** What {@link ExecutionLimit.enter} answers: the execution may run now, or waits to be admitted. */
 export type Entry = "admitted" | "queued";
 
 /** What an execution answers the limit's notice that it was admitted (see `WorkflowExecution.admit`). */
-export type AdmissionAnswer = "taken" | "gone";
+export type AdmissionAnswer = NoticeAnswer;
 
 /** What one limit holds, for reading (see {@link ExecutionLimit.snapshot}). */
 export interface LimitSnapshot {
@@ -174,28 +175,19 @@ export class ExecutionLimit extends DurableObject<Env> {
 
   async #deliverRound(): Promise<void> {
     const key = this.ctx.storage.kv.get<string>("key") ?? "";
-    // Those this round could not reach: the others are still told now, these by the alarm.
-    const unreachable = new Set<string>();
-    for (let sent = 0; sent < NOTICES_PER_DELIVERY; sent++) {
-      const untold = this.#sql.exec<{ workflow_id: string }>(`SELECT workflow_id FROM places WHERE told = 0 LIMIT ?`, unreachable.size + 1).toArray();
-      const workflowId = untold.map((row) => row.workflow_id).find((id) => !unreachable.has(id));
-      if (workflowId === undefined) break;
-      let answer: AdmissionAnswer;
-      try {
-        answer = await executionStub(this.env, workflowId).admit(key);
-      } catch (error) {
-        console.error(JSON.stringify({ msg: "admission notice failed; will retry", workflowId, error: String(error) }));
-        unreachable.add(workflowId);
-        continue;
-      }
-      if (answer === "taken") {
-        this.#sql.exec(`UPDATE places SET told = 1 WHERE workflow_id = ? AND told = 0`, workflowId);
-      } else {
+    await deliverOwedNotices({
+      max: NOTICES_PER_DELIVERY,
+      untold: (limit) =>
+        this.#sql.exec<{ workflow_id: string }>(`SELECT workflow_id FROM places WHERE told = 0 LIMIT ?`, limit).toArray().map((row) => ({ id: row.workflow_id, workflowId: row.workflow_id })),
+      tell: (notice) => executionStub(this.env, notice.workflowId).admit(key),
+      taken: (notice) => this.#sql.exec(`UPDATE places SET told = 1 WHERE workflow_id = ? AND told = 0`, notice.workflowId),
+      gone: (notice) => {
         // It ended, was removed, or counts under another key now: the place goes to the next.
-        this.#sql.exec(`DELETE FROM places WHERE workflow_id = ? AND told = 0`, workflowId);
+        this.#sql.exec(`DELETE FROM places WHERE workflow_id = ? AND told = 0`, notice.workflowId);
         this.#fill();
-      }
-    }
+      },
+      failure: "admission notice failed; will retry",
+    });
     const untold = this.#sql.exec(`SELECT 1 FROM places WHERE told = 0 LIMIT 1`).toArray().length > 0;
     if (untold) await this.ctx.storage.setAlarm(Date.now() + NOTICE_RETRY_MS);
     else await this.ctx.storage.deleteAlarm();

@@ -1,12 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { HandOutLimits } from "../engine/tasks/simple";
 import { executionStub } from "../worker/executions";
+import { deliverOwedNotices, type NoticeAnswer } from "./owed-notices";
 
 /** What {@link TaskLimit.enter} answers: the task may run now, or waits for a place. */
 export type PlaceEntry = "admitted" | "queued";
 
 /** What an execution answers about one of its places (see `WorkflowExecution.givePlace` and `placeState`). */
-export type PlaceAnswer = "taken" | "gone";
+export type PlaceAnswer = NoticeAnswer;
 
 /** What one task name's limit holds, for reading (see {@link TaskLimit.snapshot}). */
 export interface TaskLimitSnapshot {
@@ -227,26 +228,22 @@ export class TaskLimit extends DurableObject<Env> {
   }
 
   async #deliverRound(): Promise<void> {
-    const unreachable = new Set<string>();
-    for (let sent = 0; sent < CALLS_PER_ROUND; sent++) {
-      const untold = this.#sql.exec<{ place_id: string; workflow_id: string }>(`SELECT place_id, workflow_id FROM places WHERE told = 0 LIMIT ?`, unreachable.size + 1).toArray();
-      const place = untold.find((row) => !unreachable.has(row.place_id));
-      if (place === undefined) break;
-      let answer: PlaceAnswer;
-      try {
-        answer = await executionStub(this.env, place.workflow_id).givePlace(place.place_id);
-      } catch (error) {
-        console.error(JSON.stringify({ msg: "task place notice failed; will retry", placeId: place.place_id, error: String(error) }));
-        unreachable.add(place.place_id);
-        continue;
-      }
-      if (answer === "taken") this.#sql.exec(`UPDATE places SET told = 1, checked_at = ? WHERE place_id = ? AND told = 0`, Date.now(), place.place_id);
-      else {
+    await deliverOwedNotices({
+      max: CALLS_PER_ROUND,
+      untold: (limit) =>
+        this.#sql
+          .exec<{ place_id: string; workflow_id: string }>(`SELECT place_id, workflow_id FROM places WHERE told = 0 LIMIT ?`, limit)
+          .toArray()
+          .map((row) => ({ id: row.place_id, workflowId: row.workflow_id })),
+      tell: (notice) => executionStub(this.env, notice.workflowId).givePlace(notice.id),
+      taken: (notice) => this.#sql.exec(`UPDATE places SET told = 1, checked_at = ? WHERE place_id = ? AND told = 0`, Date.now(), notice.id),
+      gone: (notice) => {
         // Its task ended, ran again, or its execution is gone: the place goes to the next.
-        this.#sql.exec(`DELETE FROM places WHERE place_id = ? AND told = 0`, place.place_id);
+        this.#sql.exec(`DELETE FROM places WHERE place_id = ? AND told = 0`, notice.id);
         this.#fill(Date.now());
-      }
-    }
+      },
+      failure: "task place notice failed; will retry",
+    });
     await this.#armAlarm(Date.now());
   }
 

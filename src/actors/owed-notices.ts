@@ -1,0 +1,52 @@
+/**
+ * The notices a limit object (`ExecutionLimit`, `TaskLimit`) owes the executions it gave a place from its queue: each
+ * is told by an RPC the object repeats (from its alarm) until the execution has answered, so that no execution waits
+ * for a place already given to it.
+ */
+
+/** A place given and not told yet: its id in the limit object, and the execution to tell. */
+export interface OwedNotice {
+  id: string;
+  workflowId: string;
+}
+
+/** How an execution answers a notice: it takes the place, or no longer wants it (ended, removed, asks elsewhere). */
+export type NoticeAnswer = "taken" | "gone";
+
+/** What one round of deliveries needs from its limit object. */
+export interface NoticeRound {
+  /** Most notices one round sends before it leaves the rest to the alarm. */
+  max: number;
+  /** Up to `limit` places given and not told yet, from the object's storage. */
+  untold(limit: number): OwedNotice[];
+  /** Tells the execution; throws when it cannot be reached. */
+  tell(notice: OwedNotice): Promise<NoticeAnswer>;
+  /** The execution took the place: it is told. */
+  taken(notice: OwedNotice): void;
+  /** The execution no longer wants the place: it goes to the next. */
+  gone(notice: OwedNotice): void;
+  /** Logged (with the place's id and the error) when an execution could not be reached. */
+  failure: string;
+}
+
+/**
+ * Tells the executions of the places given and not told yet, one at a time, at most `round.max`; one that cannot be
+ * reached is skipped for this round (the others are still told now) and left to the alarm.
+ */
+export async function deliverOwedNotices(round: NoticeRound): Promise<void> {
+  const unreachable = new Set<string>();
+  for (let sent = 0; sent < round.max; sent++) {
+    const notice = round.untold(unreachable.size + 1).find((candidate) => !unreachable.has(candidate.id));
+    if (notice === undefined) return;
+    let answer: NoticeAnswer;
+    try {
+      answer = await round.tell(notice);
+    } catch (error) {
+      console.error(JSON.stringify({ msg: round.failure, id: notice.id, workflowId: notice.workflowId, error: String(error) }));
+      unreachable.add(notice.id);
+      continue;
+    }
+    if (answer === "taken") round.taken(notice);
+    else round.gone(notice);
+  }
+}
