@@ -68,6 +68,7 @@ import { schemaIssues, taskSchemaFailure, workflowOutputSchemaFailure } from "./
 import { checkMayUpdate, humanActionFields, type HumanAction, type HumanCaller } from "./tasks/human/progress";
 import { humanTriggerStarts } from "./tasks/human/triggers";
 import { chooseDynamicTask } from "./tasks/dynamic";
+import { choosingTask } from "./tasks/dynamic/concrete";
 import { applyUpgrade, type UpgradeRequest } from "./upgrade";
 import { compactedForkRuns, forkedTaskInput, withoutEndedForks } from "./tasks/fork-join-dynamic";
 import { admissionFields } from "./rate-limit";
@@ -1981,17 +1982,19 @@ function inputFields(draft: Draft, index: number, taskId: string, env: DecideEnv
     return inputOf(draft.state, runsAs, resolveTaskInput(draft.state, index, runsAs, taskId, env), env);
   }
   const state = draft.state;
-  const input = resolveTaskInput(state, index, step, taskId, env);
-  if (input instanceof Error) return inputOf(state, step, input, env);
+  // A child definition written in place is left out: its expressions are the child's (see `choosingTask`).
+  const choosing = choosingTask(step);
+  const input = resolveTaskInput(state, index, choosing, taskId, env);
+  if (input instanceof Error) return inputOf(state, choosing, input, env);
   const choice = chooseDynamicTask(step, input);
   if (!choice.ok) {
     const failure = { status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: choice.reason, endTime: env.now, updateTime: env.now } as const;
-    return { taskType: "DYNAMIC", taskDefName: step.name, ...failure, ...inputOf(state, step, input, env) };
+    return { taskType: "DYNAMIC", taskDefName: step.name, ...failure, ...inputOf(state, choosing, input, env) };
   }
   const chosen = { taskType: choice.type, taskDefName: choice.name };
   const runsAs = runsAsLookedUp(draft, index, chosen, env);
   if (runsAs === undefined) return { ...chosen, awaitingTaskDef: true };
-  const sameTemplate = runsAs.inputParameters === step.inputParameters && runsAs.taskDefinition === step.taskDefinition;
+  const sameTemplate = runsAs.inputParameters === choosing.inputParameters && runsAs.taskDefinition === step.taskDefinition;
   return { ...chosen, ...inputOf(draft.state, runsAs, sameTemplate ? input : resolveTaskInput(draft.state, index, runsAs, taskId, env), env) };
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { decide, type Decision } from "../../src/engine/decider";
 import type { JsonObject, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { instanceTask } from "../../src/engine/plan";
-import { childStartRequest } from "../../src/engine/tasks/sub-workflow";
+import { childStartRequest, inlineChildDefinition } from "../../src/engine/tasks/sub-workflow";
 import { toTaskView } from "../../src/engine/view";
 import { attemptEnds, env, latestNamed, registrationErrors, startedWith } from "./engine-env";
 
@@ -46,6 +46,22 @@ describe("DYNAMIC registration", () => {
     expect(registrationErrors([dynamic("d", { taskToExecute: "" })])).toEqual([expect.stringMatching(/must give the name of the task to run/)]);
     expect(registrationErrors([dynamic("d", { taskToExecute: "encode" })])).toEqual([]);
   });
+
+  it("checks a child definition written in place (Orkes' subWorkflowDefinition) as a definition of its own; subWorkflowName may then be left out, or must be its name", () => {
+    const child = { name: "billing", version: 1, tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP", inputParameters: { who: "${workflow.input.who}" } }] };
+    for (const run of ["SUB_WORKFLOW", "${workflow.input.run}"]) {
+      expect(registrationErrors([dynamic("d", { taskToExecute: run, subWorkflowDefinition: child })])).toEqual([]);
+      expect(registrationErrors([dynamic("d", { taskToExecute: run, subWorkflowDefinition: child, subWorkflowName: "billing" })])).toEqual([]);
+      expect(registrationErrors([dynamic("d", { taskToExecute: run, subWorkflowDefinition: child, subWorkflowName: "other" })])).toEqual(['tasks[0].inputParameters.subWorkflowName: must be the inline child\'s name ("billing")']);
+      expect(registrationErrors([dynamic("d", { taskToExecute: run, subWorkflowDefinition: { ...child, tasks: [] } })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.subWorkflowDefinition\.tasks: /)]);
+    }
+    // Named as another task, the key is that task's input like any other.
+    expect(registrationErrors([dynamic("d", { taskToExecute: "encode", subWorkflowDefinition: { tasks: [] } })])).toEqual([]);
+    // One an expression gives is named beside it, as a SUB_WORKFLOW's is; anything else is no definition.
+    expect(registrationErrors([dynamic("d", { taskToExecute: "SUB_WORKFLOW", subWorkflowDefinition: "${workflow.input.plan}" })])).toEqual([expect.stringMatching(/names the child in input parameter subWorkflowName too/)]);
+    expect(registrationErrors([dynamic("d", { taskToExecute: "SUB_WORKFLOW", subWorkflowDefinition: "${workflow.input.plan}", subWorkflowName: "billing" })])).toEqual([]);
+    expect(registrationErrors([dynamic("d", { taskToExecute: "SUB_WORKFLOW", subWorkflowDefinition: 3 })])).toEqual([expect.stringMatching(/input subWorkflowDefinition must be the child's workflow definition \(an object\) or an expression giving one, but is/)]);
+  });
 });
 
 describe("DYNAMIC at run time", () => {
@@ -85,6 +101,21 @@ describe("DYNAMIC at run time", () => {
     expect(task.taskType).toBe("SUB_WORKFLOW");
     expect(dispatched(decision)).toEqual([task.taskId]);
     expect(childStartRequest(task.inputData)).toMatchObject({ name: "billing", version: 2, input: { order: 7 } });
+  });
+
+  it("runs a sub workflow whose definition subWorkflowDefinition gives in place, as a SUB_WORKFLOW's inline child: its expressions are the child's", () => {
+    const child = { name: "billing", version: 1, tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP", inputParameters: { who: "${workflow.input.who}" } }] };
+    const decision = started([dynamic("d", { subWorkflowDefinition: child, order: "${workflow.input.order}" })], { run: "SUB_WORKFLOW", order: 7, who: "parent" });
+    const task = latestNamed(decision.state, "d");
+    expect(task.taskType).toBe("SUB_WORKFLOW");
+    expect(dispatched(decision)).toEqual([task.taskId]);
+    expect(task.inputData).not.toHaveProperty("subWorkflowDefinition");
+    expect(childStartRequest(task.inputData)).toMatchObject({ name: "billing", input: { order: 7 } });
+    expect(inlineChildDefinition(instanceTask(decision.state.definition, task))).toEqual(child);
+    // Nor does the parent resolve it to choose: one that cannot run shows its input without it.
+    const failed = latestNamed(started([dynamic("d", { subWorkflowDefinition: child })], { run: "JOIN", who: "parent" }).state, "d");
+    expect(failed).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", inputData: { taskToExecute: "JOIN" } });
+    expect(failed.inputData).not.toHaveProperty("subWorkflowDefinition");
   });
 
   it("fails for good when its input names no task it can run; an optional one lets the workflow go on", () => {

@@ -1,7 +1,7 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, eventually, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 
 /** A DYNAMIC `ref` running the task `workflow.input.run` names (the official client's shape), with `input` beside. */
 const dynamic = (ref: string, input: JsonObject = {}): JsonObject => ({
@@ -55,6 +55,52 @@ describe("DYNAMIC", () => {
     expect(child.tasks[0]).toMatchObject({ taskType: "SUB_WORKFLOW", status: "COMPLETED" });
     expect(child.output["result"]).toMatchObject({ got: 7 });
     expect(await hits("dyn-task-child")).toBe(1);
+  });
+
+  it("runs a sub workflow whose definition its input gives in place (Orkes' subWorkflowDefinition), with the child's own expressions", async () => {
+    const child = {
+      name: "dyn_inline_child",
+      version: 1,
+      tasks: [httpTask("child_call", { uri: target("/count/dyn-inline-child?order=${workflow.input.order}"), method: "GET" })],
+      // Its expressions are the child's: `who` is the parent's input only, so the child sees none.
+      outputParameters: { got: "${workflow.input.order}", who: "${workflow.input.who}" },
+    };
+    // No subWorkflowName: a child written in place names itself.
+    await register({ name: "dyn_inline_parent", tasks: [dynamic("pick", { subWorkflowDefinition: child, order: "${workflow.input.order}" })], outputParameters: { result: "${pick.output}" } });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/dyn_inline_parent/1", { input: { run: "SUB_WORKFLOW", order: 7, who: "parent" } });
+    expect(run.status, String(run.reasonForIncompletion)).toBe("COMPLETED");
+    expect(run.tasks[0]).toMatchObject({ taskType: "SUB_WORKFLOW", status: "COMPLETED", inputData: { subWorkflowName: "dyn_inline_child", order: 7 } });
+    expect(run.tasks[0]!.inputData).not.toHaveProperty("subWorkflowDefinition");
+    expect(run.output["result"]).toMatchObject({ got: 7 });
+    expect((run.output["result"] as JsonObject)["who"] ?? null).toBeNull();
+    expect(await hits("dyn-inline-child?order=7")).toBe(1);
+    const childRun = await getWorkflow(String(run.tasks[0]!["subWorkflowId"]));
+    expect(childRun).toMatchObject({ workflowName: "dyn_inline_child", status: "COMPLETED", input: { order: 7 } });
+    // Given in place, it is not registered by running.
+    expect((await api("GET", "/api/metadata/workflow/dyn_inline_child")).status).toBe(404);
+  });
+
+  it("refuses an inline child definition that does not check at registration; one an expression gives fails the task as it runs", async () => {
+    const broken = { name: "dyn_inline_broken", version: 1, tasks: [{ name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: {} }] };
+    for (const run of ["SUB_WORKFLOW", "${workflow.input.run}"]) {
+      const task = { ...dynamic("pick", { subWorkflowDefinition: broken }), inputParameters: { taskToExecute: run, subWorkflowDefinition: broken } };
+      const response = await api("POST", "/api/metadata/workflow", { name: "dyn_inline_refused", version: 1, tasks: [task] });
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { validationErrors: Array<{ path: string; message: string }> };
+      expect(body.validationErrors.map((issue) => issue.path)).toEqual(["tasks[0].inputParameters.subWorkflowDefinition.tasks[0].inputParameters.uri", "tasks[0].inputParameters.subWorkflowDefinition.tasks[0].inputParameters.method"]);
+    }
+    expect((await api("GET", "/api/metadata/workflow/dyn_inline_refused")).status).toBe(404);
+
+    // Given by an expression (a planner's output), it is checked when the child starts, as a SUB_WORKFLOW's is.
+    await register({ name: "dyn_inline_planned", tasks: [dynamic("pick", { subWorkflowDefinition: "${workflow.input.plan}", subWorkflowName: "dyn_inline_planned_child" })] });
+    const plan = { name: "dyn_inline_planned_child", version: 1, tasks: [httpTask("planned_call", { uri: target("/count/dyn-inline-planned"), method: "GET" })] };
+    const ran = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/dyn_inline_planned/1", { input: { run: "SUB_WORKFLOW", plan } });
+    expect(ran.status, String(ran.reasonForIncompletion)).toBe("COMPLETED");
+    expect(await hits("dyn-inline-planned")).toBe(1);
+    const refused = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/dyn_inline_planned/1", { input: { run: "SUB_WORKFLOW", plan: { ...broken, name: "dyn_inline_planned_child" } } });
+    expect(refused.status).toBe("FAILED");
+    expect(refused.tasks[0]).toMatchObject({ taskType: "SUB_WORKFLOW", status: "FAILED", outputData: { error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: null, errorCode: "INVALID_PARAMETERS" } } });
+    expect(String(refused.tasks[0]!.reasonForIncompletion)).toMatch(/workflowDefinition\.tasks\[0\]\.inputParameters/);
   });
 
   it("fails the workflow, saying why, when its input names no task it can run", async () => {

@@ -84,7 +84,7 @@ describe("UPDATE_SECRET", () => {
     expect(await rowCount("workflow_defs")).toBe(definitions);
   });
 
-  it("writing a secret is the secrets API's right: a definition holding one (in a branch, in an inline child too) needs SYSTEM_ADMIN on *, and a refusal stores nothing", async () => {
+  it("writing a secret is the secrets API's right: a definition holding one (in a branch, in an inline child, a DYNAMIC's too) needs SYSTEM_ADMIN on *, and a refusal stores nothing", async () => {
     const author = ["WORKFLOW_WRITE", "WORKFLOW_ADMIN", "WORKFLOW_READ"].map((action) => ({ action, scope: "workflow:usec_*" }));
     // Using every secret is not writing them.
     const user = await createUser("update-secret-author", { directPermissions: [...author, { action: "METADATA_ADMIN", scope: "*" }, { action: "SYSTEM_ADMIN", scope: "secret:*" }] });
@@ -93,6 +93,8 @@ describe("UPDATE_SECRET", () => {
       { name: "usec_plain", tasks: [write] },
       { name: "usec_branch", tasks: [{ name: "pick", taskReferenceName: "pick", type: "SWITCH", evaluatorType: "value-param", expression: "k", inputParameters: { k: "a" }, decisionCases: { a: [write] } }] },
       { name: "usec_inline", tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "usec_child", workflowDefinition: { name: "usec_child", version: 1, schemaVersion: 2, tasks: [write] } } }] },
+      // A DYNAMIC's child written in place (Orkes' subWorkflowDefinition) runs as one when it chooses a SUB_WORKFLOW.
+      { name: "usec_dynamic", tasks: [{ name: "pick", taskReferenceName: "pick", type: "DYNAMIC", dynamicTaskNameParam: "run", inputParameters: { run: "${workflow.input.run}", subWorkflowDefinition: { name: "usec_dyn_child", version: 1, schemaVersion: 2, tasks: [write] } } }] },
     ].map((definition) => ({ version: 1, schemaVersion: 2, ...definition }));
     const stored = await rowCount("workflow_defs");
     for (const definition of definitions) {

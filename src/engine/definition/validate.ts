@@ -32,6 +32,7 @@ import {
   fieldsOf,
   isBoolean,
   isBoundedJsonObject,
+  isExpression,
   isIntegerIn,
   isJsonObject,
   isNonEmptyString,
@@ -52,6 +53,7 @@ import { RATE_LIMIT_CONFIG, rateLimitConfigOf, rateLimitKeyIssues } from "./rate
 import { TASK_VALIDATORS } from "./registry";
 import { validateTaskDef } from "./task-def";
 import { forksEachInput } from "../tasks/fork-join-dynamic/validate";
+import { SUB_WORKFLOW_DEFINITION_PARAM, SUB_WORKFLOW_NAME_PARAM } from "../tasks/dynamic/concrete";
 
 /** The outcome of {@link validateWorkflowDef}. */
 export type DefinitionResult = { ok: true; value: WorkflowDef } | { ok: false; errors: ValidationIssue[] };
@@ -304,7 +306,10 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
   issues.push(...cacheConfigIssues(raw, path));
 
   const input = raw["inputParameters"];
-  if (isBoundedJsonObject(input)) issues.push(...findTemplateErrors(input, childPath(path, "inputParameters")));
+  const dynamicChild = type === "DYNAMIC" ? validateDynamicInlineChild(raw, childPath(path, "inputParameters")) : undefined;
+  if (dynamicChild !== undefined) issues.push(...dynamicChild.issues);
+  // A DYNAMIC's child written in place is checked above as its own definition: its expressions are never the parent's.
+  if (isBoundedJsonObject(input)) issues.push(...findTemplateErrors(dynamicChild === undefined ? input : withoutDynamicInlineChild(input), childPath(path, "inputParameters")));
 
   const subWorkflowParam = raw["subWorkflowParam"];
   const inlineChild = type === "SUB_WORKFLOW" ? validateInlineChild(subWorkflowParam, childPath(path, "subWorkflowParam")) : undefined;
@@ -386,6 +391,8 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
   }
   // Checked by validateDynamicTask: a non-empty string.
   if (task.type === "DYNAMIC") task.dynamicTaskNameParam = raw["dynamicTaskNameParam"] as string;
+  // Kept normalised, as a SUB_WORKFLOW's inline child: the child starts with the defaults a registration fills in.
+  if (dynamicChild?.definition !== undefined) task.inputParameters = { ...task.inputParameters, [SUB_WORKFLOW_DEFINITION_PARAM]: dynamicChild.definition as unknown as JsonObject };
   // Checked by validateEventTask: a string.
   if (task.type === "EVENT") task.sink = raw["sink"] as string;
   if (taskDefinition?.ok) task.taskDefinition = taskDefinition.value;
@@ -426,14 +433,41 @@ function startedDefinitionIssues(input: unknown, path: string): ValidationIssue[
  */
 function validateInlineChild(subWorkflowParam: unknown, path: string): { issues: ValidationIssue[]; definition?: WorkflowDef } | undefined {
   if (!isRecord(subWorkflowParam) || !isRecord(subWorkflowParam["workflowDefinition"])) return undefined;
-  const at = childPath(path, "workflowDefinition");
-  const child = validateWorkflowDef(subWorkflowParam["workflowDefinition"]);
+  return inlineChildIssues(subWorkflowParam["workflowDefinition"], childPath(path, "workflowDefinition"), subWorkflowParam["name"], childPath(path, "name"));
+}
+
+/**
+ * A child definition `given` in place at `at`, checked as a definition of its own (its problems at paths inside it), and
+ * its normalised form; `name` (at `nameAt`), when given, must be its name.
+ */
+function inlineChildIssues(given: UnknownRecord, at: string, name: unknown, nameAt: string): { issues: ValidationIssue[]; definition?: WorkflowDef } {
+  const child = validateWorkflowDef(given);
   if (!child.ok) return { issues: child.errors.map((issue) => ({ ...issue, path: issue.path === "" ? at : issue.path.startsWith("[") ? `${at}${issue.path}` : childPath(at, issue.path) })) };
-  const name = subWorkflowParam["name"];
   if (typeof name === "string" && name.trim() !== child.value.name) {
-    return { issues: [{ path: childPath(path, "name"), message: `must be the inline child's name (${JSON.stringify(child.value.name)})` }] };
+    return { issues: [{ path: nameAt, message: `must be the inline child's name (${JSON.stringify(child.value.name)})` }] };
   }
   return { issues: [], definition: child.value };
+}
+
+/**
+ * A DYNAMIC's child definition written in place in its input (Orkes' `subWorkflowDefinition`), checked as a
+ * SUB_WORKFLOW's inline child is when the DYNAMIC may run a SUB_WORKFLOW (its name written so, or an expression):
+ * undefined when it has none. `inputPath` is the DYNAMIC's `inputParameters`.
+ */
+function validateDynamicInlineChild(raw: UnknownRecord, inputPath: string): { issues: ValidationIssue[]; definition?: WorkflowDef } | undefined {
+  const input = raw["inputParameters"];
+  const param = raw["dynamicTaskNameParam"];
+  if (!isRecord(input) || !isRecord(input[SUB_WORKFLOW_DEFINITION_PARAM]) || typeof param !== "string") return undefined;
+  const chosen = input[param];
+  // Named as another task, the key is that task's input like any other.
+  if (chosen !== "SUB_WORKFLOW" && !isExpression(chosen)) return undefined;
+  return inlineChildIssues(input[SUB_WORKFLOW_DEFINITION_PARAM], childPath(inputPath, SUB_WORKFLOW_DEFINITION_PARAM), input[SUB_WORKFLOW_NAME_PARAM], childPath(inputPath, SUB_WORKFLOW_NAME_PARAM));
+}
+
+/** A DYNAMIC's `inputParameters` without the child definition written in place. */
+function withoutDynamicInlineChild(input: JsonObject): JsonObject {
+  const { [SUB_WORKFLOW_DEFINITION_PARAM]: _child, ...rest } = input;
+  return rest;
 }
 
 /**

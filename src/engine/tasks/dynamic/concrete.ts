@@ -4,6 +4,7 @@
  * never stored: each instance (a retry, a loop's next iteration, a rerun) chooses afresh from its own input.
  */
 import { TASK_TYPES, type JsonObject, type TaskType, type WorkflowTaskDef } from "../../model";
+import { isJsonObjectValue } from "../workflow-start-fields";
 
 /**
  * The types a DYNAMIC may run as, besides a worker's task (SIMPLE): a single task. Not SWITCH, DECISION, DO_WHILE or
@@ -20,6 +21,40 @@ export const DYNAMIC_TARGET_TYPES: readonly TaskType[] = TASK_TYPES.filter(
  */
 export const SUB_WORKFLOW_NAME_PARAM = "subWorkflowName";
 export const SUB_WORKFLOW_VERSION_PARAM = "subWorkflowVersion";
+
+/**
+ * The input parameter a DYNAMIC that runs a SUB_WORKFLOW may give its child's definition in instead of naming a
+ * registered one (Orkes'): it becomes the sub workflow's `subWorkflowParam.workflowDefinition`, so it runs as a
+ * SUB_WORKFLOW's inline child does.
+ */
+export const SUB_WORKFLOW_DEFINITION_PARAM = "subWorkflowDefinition";
+
+/**
+ * The child definition DYNAMIC `dynamic` writes in place in its input (`subWorkflowDefinition`, checked and normalised
+ * at registration), undefined when it gives none or an expression giving one.
+ */
+export function dynamicInlineChild(dynamic: WorkflowTaskDef): JsonObject | undefined {
+  const given = dynamic.inputParameters?.[SUB_WORKFLOW_DEFINITION_PARAM];
+  return isJsonObjectValue(given) ? given : undefined;
+}
+
+const choosing = new WeakMap<WorkflowTaskDef, WorkflowTaskDef>();
+
+/**
+ * DYNAMIC `dynamic` as its input is resolved to choose the task it runs: without a child definition written in place,
+ * whose expressions are the child's own (resolved as the child runs, never by the parent), as a SUB_WORKFLOW's inline
+ * child is left out of its input.
+ */
+export function choosingTask(dynamic: WorkflowTaskDef): WorkflowTaskDef {
+  if (dynamicInlineChild(dynamic) === undefined) return dynamic;
+  let task = choosing.get(dynamic);
+  if (task === undefined) {
+    const { [SUB_WORKFLOW_DEFINITION_PARAM]: _child, ...input } = dynamic.inputParameters ?? {};
+    task = { ...dynamic, inputParameters: input };
+    choosing.set(dynamic, task);
+  }
+  return task;
+}
 
 const derived = new WeakMap<WorkflowTaskDef, Map<string, WorkflowTaskDef>>();
 
@@ -46,9 +81,12 @@ function concreteTask(dynamic: WorkflowTaskDef, type: TaskType, name: string): W
   const { dynamicTaskNameParam, ...common } = dynamic;
   const task: WorkflowTaskDef = { ...common, type, name };
   if (type !== "SUB_WORKFLOW") return task;
-  // The child is named by two input parameters; the child's input is the others, the task's name among them left out.
+  // The child is named by two input parameters, or given by a third; the child's input is the others, the task's name
+  // among them left out.
   const input: JsonObject = { ...(dynamic.inputParameters ?? {}) };
   const subWorkflowParam: JsonObject = {};
+  const definition = input[SUB_WORKFLOW_DEFINITION_PARAM];
+  delete input[SUB_WORKFLOW_DEFINITION_PARAM];
   for (const [param, field] of [
     [SUB_WORKFLOW_NAME_PARAM, "name"],
     [SUB_WORKFLOW_VERSION_PARAM, "version"],
@@ -56,6 +94,12 @@ function concreteTask(dynamic: WorkflowTaskDef, type: TaskType, name: string): W
     const value = input[param];
     if (value !== undefined) subWorkflowParam[field] = value;
     delete input[param];
+  }
+  // Null is none, as in Conductor's SubWorkflow task. Written in place, the child names itself (Orkes' DYNAMIC takes
+  // either the definition or a name); an expression giving one needs the name beside it, as a SUB_WORKFLOW's does.
+  if (definition !== undefined && definition !== null) {
+    subWorkflowParam["workflowDefinition"] = definition;
+    if (subWorkflowParam["name"] === undefined && isJsonObjectValue(definition) && definition["name"] !== undefined) subWorkflowParam["name"] = definition["name"];
   }
   if (dynamicTaskNameParam !== undefined) delete input[dynamicTaskNameParam];
   return { ...task, inputParameters: input, subWorkflowParam };

@@ -1,6 +1,6 @@
-import { describeValue } from "../../definition/checks";
+import { describeValue, isExpression, isRecord } from "../../definition/checks";
 import { TASK_TYPES, type TaskType } from "../../model";
-import { DYNAMIC_TARGET_TYPES, SUB_WORKFLOW_NAME_PARAM } from "./concrete";
+import { DYNAMIC_TARGET_TYPES, SUB_WORKFLOW_DEFINITION_PARAM, SUB_WORKFLOW_NAME_PARAM } from "./concrete";
 
 /** The task a DYNAMIC runs: its type (SIMPLE for a worker's task) and name. */
 export interface DynamicTarget {
@@ -36,7 +36,15 @@ export function dynamicTarget(name: unknown, param: string): DynamicTarget | { i
 export function dynamicTargetIssue(target: DynamicTarget | { invalid: string }, input: Readonly<Record<string, unknown>>): string | undefined {
   if ("invalid" in target) return target.invalid;
   if (target.type !== "SUB_WORKFLOW") return undefined;
-  if (input["subWorkflowDefinition"] !== undefined) return "subWorkflowDefinition is not supported (inline child definitions are not supported yet): register the child and give its name in subWorkflowName";
-  if (input[SUB_WORKFLOW_NAME_PARAM] === undefined) return `a DYNAMIC running a SUB_WORKFLOW names the child workflow in input parameter ${SUB_WORKFLOW_NAME_PARAM} (and its version in subWorkflowVersion)`;
-  return undefined;
+  const definition = input[SUB_WORKFLOW_DEFINITION_PARAM];
+  if (definition !== undefined && definition !== null && !isRecord(definition) && !isExpression(definition)) {
+    return `input ${SUB_WORKFLOW_DEFINITION_PARAM} must be the child's workflow definition (an object) or an expression giving one, but is ${describeValue(definition)}`;
+  }
+  // A child written in place names itself (Orkes' DYNAMIC takes the definition or the name); one an expression gives
+  // is named beside it, as a SUB_WORKFLOW's subWorkflowParam.name is.
+  if (input[SUB_WORKFLOW_NAME_PARAM] !== undefined || isRecord(definition)) return undefined;
+  if (definition !== undefined && definition !== null) {
+    return `a DYNAMIC running a SUB_WORKFLOW whose child definition an expression gives (${SUB_WORKFLOW_DEFINITION_PARAM}) names the child in input parameter ${SUB_WORKFLOW_NAME_PARAM} too, as a SUB_WORKFLOW's subWorkflowParam.name (the definition's own name wins when the child starts)`;
+  }
+  return `a DYNAMIC running a SUB_WORKFLOW names the child workflow in input parameter ${SUB_WORKFLOW_NAME_PARAM} (and its version in subWorkflowVersion), or gives its definition in ${SUB_WORKFLOW_DEFINITION_PARAM}`;
 }

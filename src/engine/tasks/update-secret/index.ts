@@ -10,6 +10,7 @@
 import type { WorkflowDef, WorkflowTaskDef } from "../../model";
 import { flattenTasks } from "../../plan";
 import { inlineChildDefinition } from "../sub-workflow";
+import { dynamicInlineChild } from "../dynamic/concrete";
 import { dispatchedTaskType } from "../task-type";
 
 export { UPDATE_SECRET_INPUT, updateSecretRequest, type UpdateSecretRequest } from "./request";
@@ -17,10 +18,13 @@ export { UPDATE_SECRET_INPUT, updateSecretRequest, type UpdateSecretRequest } fr
 /** Its attempt: one encryption and one write. */
 export const updateSecretTask = dispatchedTaskType("UPDATE_SECRET", 1);
 
-/** The UPDATE_SECRET tasks of `definition`, inside branches, loops and inline sub workflow definitions too. */
+/**
+ * The UPDATE_SECRET tasks of `definition`, inside branches, loops and inline sub workflow definitions too (a DYNAMIC's
+ * written in place among them: it runs as one when the DYNAMIC chooses a SUB_WORKFLOW).
+ */
 export function secretUpdatingTasks(definition: Pick<WorkflowDef, "tasks">): WorkflowTaskDef[] {
   return flattenTasks(definition.tasks).flatMap((task) => {
-    const child = task.type === "SUB_WORKFLOW" ? inlineChildDefinition(task) : undefined;
+    const child = task.type === "SUB_WORKFLOW" ? inlineChildDefinition(task) : task.type === "DYNAMIC" ? (dynamicInlineChild(task) as WorkflowDef | undefined) : undefined;
     const own = task.type === "UPDATE_SECRET" ? [task] : [];
     return child === undefined || !Array.isArray(child.tasks) ? own : [...own, ...secretUpdatingTasks(child)];
   });
