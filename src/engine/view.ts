@@ -114,17 +114,17 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   view["callbackAfterSeconds"] = shownCallbackAfterSeconds(task);
   // Conductor's Task: true unless a system task took the worker's place (none does here).
   view["callbackFromWorker"] = true;
-  // Conductor's SIMPLE and DYNAMIC mappers copy the step's startDelay and the task definition's rate limit; other tasks show 0.
+  // Conductor's SIMPLE and DYNAMIC mappers copy the step's startDelay, and they and its HTTP mapper the task
+  // definition's rate limit (which holds back both kinds here); other tasks show 0.
   view["startDelayInSeconds"] = 0;
-  view["rateLimitPerFrequency"] = 0;
-  view["rateLimitFrequencyInSeconds"] = 0;
+  const rateLimited = task.taskType === "SIMPLE" || task.taskType === "HTTP";
+  view["rateLimitPerFrequency"] = rateLimited ? (runsAs?.taskDefinition?.rateLimitPerFrequency ?? 0) : 0;
+  view["rateLimitFrequencyInSeconds"] = rateLimited ? (runsAs?.taskDefinition?.rateLimitFrequencyInSeconds ?? 0) : 0;
   if (task.taskType === "SIMPLE") {
     view["responseTimeoutSeconds"] = responseTimeoutSeconds(runsAs);
     setPresent(view, "domain", task.domain);
     // A retry waits out its retry delay instead (see the SIMPLE module's start).
     if (task.retryCount === 0) view["startDelayInSeconds"] = runsAs?.startDelay ?? 0;
-    view["rateLimitPerFrequency"] = runsAs?.taskDefinition?.rateLimitPerFrequency ?? 0;
-    view["rateLimitFrequencyInSeconds"] = runsAs?.taskDefinition?.rateLimitFrequencyInSeconds ?? 0;
   }
   // Any task's: a WAIT or HUMAN task completed with `?workerid=` names who completed it.
   setPresent(view, "workerId", task.workerId);

@@ -550,6 +550,8 @@ describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerF
     const secondDone = await waitFor(second, ["COMPLETED", "FAILED"]);
     expect(secondDone.status).toBe("COMPLETED");
     expect(await hits("lim-rate")).toBe(2);
+    // The Task JSON shows the task definition's rate limit, as Conductor's HTTP task mapper copies it.
+    expect(firstTask(secondDone)).toMatchObject({ rateLimitPerFrequency: 1, rateLimitFrequencyInSeconds: 2 });
     // The window counts starts: the first, ended long before, still held the second back for the window's length.
     expect(firstTask(secondDone).startTime).toBeGreaterThanOrEqual(firstTask(firstDone).startTime + 2000);
   });
