@@ -79,7 +79,7 @@ import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt } from "./task-queue";
 import { executionLimitAt, type AdmissionAnswer } from "./execution-limit";
 import { taskLimitAt, type PlaceAnswer } from "./task-limit";
-import { awaitedPlaces, leftPlaces, placeState, taskPlaceLimits, type TaskPlace } from "../engine/task-places";
+import { asksForPlaces, awaitedPlaces, leftPlaces, placeState, taskPlaceLimits, type TaskPlace } from "../engine/task-places";
 import { awaitedCacheLookups, taskCacheWrites, type TaskCacheWrite } from "../engine/task-cache";
 import { TaskOutputCache } from "../worker/task-output-cache";
 import { WakeSignal } from "./wake-signal";
@@ -1521,7 +1521,11 @@ export class WorkflowExecution extends DurableObject<Env> {
     const execution = this.#execution;
     if (!execution || this.#removing || this.#placeLeaves.has(placeId)) return "gone";
     const state = placeState(execution, placeId);
-    if (state === "gone") return "gone";
+    if (state === "gone") {
+      // Paused while it waited (or ended): the place goes to the next task, and a resumed task asks again.
+      this.#placesAsked.delete(placeId);
+      return "gone";
+    }
     if (state === "asking") this.#apply({ type: "placesGiven", placeIds: [placeId] });
     return "taken";
   }
@@ -2107,7 +2111,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         this.#placeLeaves.delete(placeId);
         this.#store.deleteMeta(PLACE_LEAVE_META + placeId);
       }
-      const given: string[] = [];
+      const given: TaskPlace[] = [];
       for (const place of this.#execution === null ? [] : this.#unaskedPlaces(this.#execution)) {
         const current = this.#execution;
         const task = current?.tasks.find((candidate) => candidate.taskId === place.taskId);
@@ -2117,10 +2121,16 @@ export class WorkflowExecution extends DurableObject<Env> {
         const limits = taskPlaceLimits(task.taskType, definition) ?? null;
         const definedAt = definition?.taskDefinition?.updateTime ?? definition?.taskDefinition?.createTime ?? 0;
         const entry = await taskLimitAt(this.env, place.taskName).enter(place.placeId, current.workflowId, limits, definedAt);
-        if (entry === "admitted") given.push(place.placeId);
+        if (entry === "admitted") given.push(place);
         else this.#placesAsked.add(place.placeId);
       }
-      if (given.length > 0 && this.#execution !== null && !this.#removing) this.#apply({ type: "placesGiven", placeIds: given });
+      if (given.length === 0 || this.#execution === null || this.#removing) return;
+      if (asksForPlaces(this.#execution)) {
+        this.#apply({ type: "placesGiven", placeIds: given.map((place) => place.placeId) });
+        return;
+      }
+      // Paused while it asked: the places go back (to be asked for again once resumed), not held unused meanwhile.
+      for (const place of given) await taskLimitAt(this.env, place.taskName).leave(place.placeId);
     });
   }
 

@@ -73,7 +73,7 @@ import { applyUpgrade, type UpgradeRequest } from "./upgrade";
 import { compactedForkRuns, forkedTaskInput, withoutEndedForks } from "./tasks/fork-join-dynamic";
 import { admissionFields } from "./rate-limit";
 import { taskCacheKey } from "./task-cache";
-import { placeId, taskPlaceLimits } from "./task-places";
+import { asksForPlaces, placeId, taskPlaceLimits } from "./task-places";
 import { mergedVariables, variablesProblem } from "./variables";
 
 export { EXTERNAL_TASK_STATUSES, type ExternalTaskStatus } from "./model";
@@ -669,7 +669,7 @@ function applyCacheLookups(draft: Draft, outputs: Record<string, JsonObject | nu
  */
 function applyPlacesGiven(draft: Draft, placeIds: readonly string[]): boolean {
   const state = draft.state;
-  if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) return false;
+  if (!asksForPlaces(state)) return false;
   const given = new Set(placeIds);
   let changed = false;
   for (const task of state.tasks) {

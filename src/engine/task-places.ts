@@ -37,9 +37,13 @@ function holdsOrAsks(task: TaskExecution): boolean {
   return task.place !== undefined && !TERMINAL_TASK_STATUSES.has(task.status);
 }
 
-/** The places `state`'s tasks ask for and have not been given (none once the execution ended). */
+/**
+ * The places `state`'s tasks ask for and have not been given: none once the execution ended, nor while it is PAUSED
+ * (a paused workflow's task would hold a place it does not use, keeping other executions' tasks of its name waiting,
+ * where Conductor postpones a paused workflow's system task; it asks again once resumed).
+ */
 export function awaitedPlaces(state: WorkflowExecution): TaskPlace[] {
-  if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) return [];
+  if (!asksForPlaces(state)) return [];
   return state.tasks.flatMap((task) => (task.place === "asking" && task.status === "SCHEDULED" ? [{ placeId: placeId(task), taskName: task.taskDefName, taskId: task.taskId }] : []));
 }
 
@@ -65,7 +69,12 @@ export function placeState(state: WorkflowExecution | null, id: string): "asking
   if (state === null) return "gone";
   const task = state.tasks.find((candidate) => candidate.place !== undefined && placeId(candidate) === id);
   if (task === undefined || !holdsOrAsks(task)) return "gone";
-  return task.place === "asking" && TERMINAL_WORKFLOW_STATUSES.has(state.status) ? "gone" : task.place!;
+  return task.place === "asking" && !asksForPlaces(state) ? "gone" : task.place!;
+}
+
+/** True while `state`'s tasks may take a place they ask for: not once it ended, nor while PAUSED (see {@link awaitedPlaces}). */
+export function asksForPlaces(state: WorkflowExecution): boolean {
+  return !TERMINAL_WORKFLOW_STATUSES.has(state.status) && state.status !== "PAUSED";
 }
 
 /** Why a task waits for its place, in words (shown as its `reasonForIncompletion` while it waits). */

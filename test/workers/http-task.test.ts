@@ -604,6 +604,30 @@ describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerF
     await limitOf("http_lim_evict", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
   });
 
+  it("a paused workflow's waiting task does not take the place it is given: the next execution's does, and it asks again once resumed", async () => {
+    await registerLimited("http_lim_pause", { concurrentExecLimit: 1 });
+    const first = await startWorkflow("http_lim_pause", { uri: target("/hold/lim-pause") });
+    await eventually(() => hits("lim-pause"), (n) => n === 1, "the first call held by the target");
+    const paused = await startWorkflow("http_lim_pause", { uri: target("/count/lim-pause-paused") });
+    await limitOf("http_lim_pause", (snapshot) => snapshot.waiting.length === 1, "the second task waiting for a place");
+    await apiOk("PUT", `/api/workflow/${paused}/pause`);
+    const third = await startWorkflow("http_lim_pause", { uri: target("/count/lim-pause-third") });
+    await limitOf("http_lim_pause", (snapshot) => snapshot.waiting.length === 2, "the third task waiting behind the paused one");
+    await release("lim-pause");
+    await waitFor(first, ["COMPLETED"]);
+    // The place freed went to the paused workflow's task first; it gave it up, so the third one ran.
+    expect((await waitFor(third, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    const stillPaused = await getWorkflow(paused);
+    expect(stillPaused.status).toBe("PAUSED");
+    expect(firstTask(stillPaused).status).toBe("SCHEDULED");
+    expect(await hits("lim-pause-paused")).toBe(0);
+    await limitOf("http_lim_pause", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "no place kept for the paused task");
+    await apiOk("PUT", `/api/workflow/${paused}/resume`);
+    expect((await waitFor(paused, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    expect(await hits("lim-pause-paused")).toBe(1);
+    await limitOf("http_lim_pause", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
   it("a limit removed from the task definition (PUT taskdefs) lets the waiting task run at once", async () => {
     await registerLimited("http_lim_lift", { concurrentExecLimit: 1 });
     const first = await startWorkflow("http_lim_lift", { uri: target("/hold/lim-lift") });
