@@ -114,6 +114,8 @@ describe("HTTP task inputs", () => {
     const refused = await api("POST", "/api/metadata/workflow", { name: "http_hedging_refused", version: 1, schemaVersion: 2, tasks });
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ validationErrors: [{ path: "tasks[0].inputParameters.http_request.hedgingConfig", message: expect.stringContaining("from 1 to 5") }] });
+    // Refused, nothing was stored.
+    expect((await api("GET", "/api/metadata/workflow/http_hedging_refused")).status).toBe(404);
   });
 });
 
