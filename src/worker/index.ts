@@ -89,9 +89,24 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
 }
 
 export default {
-  async fetch(request, env, ctx): Promise<Response> {
+  async fetch(incoming, env, ctx): Promise<Response> {
+    const request = withSingleSlashes(incoming);
     const cors = serviceConfig(env).cors;
     if (isPreflight(request)) return withResponseHeaders(preflightResponse(request, cors), request, cors);
     return withResponseHeaders(await route(request, env, ctx), request, cors);
   },
 } satisfies ExportedHandler<Env>;
+
+/**
+ * The request with each run of slashes in its path read as one, as Conductor's server reads it (its Tomcat merges
+ * them before Spring routes: apache/tomcat CoyoteAdapter.normalize). Netflix's Python client joins its base URL and
+ * each path with a slash (polyglot-clients/python/conductor/conductor.py), and its default base URL
+ * `http://localhost:8080/api/` ends with one, so every call it makes reads `/api//workflow/…`. Done before anything
+ * reads the path, so the access rules, the guard and the router all see the same one.
+ */
+function withSingleSlashes(request: Request): Request {
+  const url = new URL(request.url);
+  if (!url.pathname.includes("//")) return request;
+  url.pathname = url.pathname.replace(/\/{2,}/g, "/");
+  return new Request(url.toString(), request);
+}

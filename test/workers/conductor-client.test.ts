@@ -5,6 +5,7 @@
 import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
+import type { JsonObject } from "../../src/engine/model";
 import { STALE_CLAIM_MS } from "../../src/worker/start-execution";
 import { call, createUser, orkes } from "./auth-helpers";
 import { ADMIN_KEY, api, apiOk, eventually, gate, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
@@ -522,5 +523,33 @@ describe("fields a client sends as null", () => {
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
     expect((await api("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: null, workflowInput: null, taskInput: null, correlationId: null })).status).toBe(200);
     expect((await apiOk<WorkflowJson>("GET", `/api/workflow/${workflowId}`)).status).toBe("RUNNING");
+  });
+});
+
+describe("a path with a doubled slash (Netflix's Python client: base URL `http://localhost:8080/api/` + `/metadata/…`)", () => {
+  it("is served as the path with single slashes, as Conductor's Tomcat reads it: a worker's whole round trip", async () => {
+    // conductor.py joins "{baseURL}/{resource}/…", so every call of WFClientMgr() with its default base URL reads /api//….
+    expect((await api("POST", "/api//metadata/taskdefs", [{ name: "py_slash_task", timeoutSeconds: 60, responseTimeoutSeconds: 60 }])).status).toBe(200);
+    const definition = { name: "py_slash", version: 1, schemaVersion: 2, ownerEmail: "test@example.com", tasks: [{ name: "py_slash_task", taskReferenceName: "work", type: "SIMPLE", inputParameters: { n: "${workflow.input.n}" } }], outputParameters: { doubled: "${work.output.doubled}" } };
+    expect((await api("POST", "/api//metadata/workflow?overwrite=true", definition)).status).toBe(200);
+    expect(await apiOk("GET", "/api//metadata/workflow/py_slash")).toMatchObject({ name: "py_slash", version: 1 });
+
+    const started = await api("POST", "/api//workflow/py_slash?version=1", { n: 21 }, { accept: "text/plain" });
+    const workflowId = await started.text();
+    expect(started.status, workflowId).toBe(200);
+    const polled = await eventually(() => api("GET", "/api//tasks/poll/py_slash_task?workerid=py-host"), (response) => response.status === 200, "the task to be pollable");
+    // The Python worker sends the polled task back as its TaskResult, with status and outputData set.
+    const task = (await polled.json()) as JsonObject;
+    const updated = await api("POST", "/api//tasks/", { ...task, status: "COMPLETED", outputData: { doubled: 42 }, logs: ["done"] }, { accept: "text/plain" });
+    expect(await updated.text()).toBe(task["taskId"]);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).output).toEqual({ doubled: 42 });
+    expect(await apiOk("GET", `/api//workflow/${workflowId}?includeTasks=False`)).toMatchObject({ workflowId, status: "COMPLETED" });
+    expect(await apiOk("GET", `//api///tasks/${String(task["taskId"])}/log`)).toEqual([expect.objectContaining({ log: "done" })]);
+  });
+
+  it("is authorized as that path: no credentials is still a 401, and a path that is no route still a 404 naming it", async () => {
+    const anonymous = await SELF.fetch("https://conductor.test/api//metadata/workflow", { method: "GET" });
+    expect(anonymous.status).toBe(401);
+    expect(await errorOf("GET", "/api//no-such-thing")).toMatchObject({ httpStatus: 404, message: "No route for GET /api/no-such-thing" });
   });
 });
