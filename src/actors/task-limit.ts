@@ -28,7 +28,7 @@ const PLACE_CHECK_MS = 5 * 60_000;
 /** Most notices (or checks) one round sends before it yields to the alarm. */
 const CALLS_PER_ROUND = 100;
 
-/** The limit object of the tasks named `taskName` (HTTP tasks whose task definition has limits; see `task-places.ts`). */
+/** The limit object of the tasks named `taskName` (HTTP and HTTP_POLL tasks whose task definition has limits; see `task-places.ts`). */
 export function taskLimitAt(env: Env, taskName: string): DurableObjectStub<TaskLimit> {
   return env.TASK_LIMIT.get(env.TASK_LIMIT.idFromName(taskName));
 }

@@ -942,7 +942,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its place back to its rate limit; try again shortly`);
     }
     if (this.#placeLeaves.size > 0) {
-      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its HTTP tasks' places back to their task definitions' limits; try again shortly`);
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its limited tasks' places back to their task definitions' limits; try again shortly`);
     }
     return undefined;
   }

@@ -2072,7 +2072,7 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
       return;
     }
   }
-  // Limited by its task definition (an HTTP task): it waits for a place under its name's limits before it runs (a
+  // Limited by its task definition (an HTTP or HTTP_POLL task): it waits for a place under its name's limits before it runs (a
   // test run's tasks run as mocked, outside any limit).
   if (task.place === undefined && draft.state.test === undefined && taskPlaceLimits(task.taskType, definition) !== undefined) {
     draft.updateTask(task.taskId, { place: "asking" });

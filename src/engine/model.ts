@@ -483,7 +483,7 @@ export interface TaskExecution {
    */
   cache?: { key: string; state: "looking" | "hit" | "missed" };
   /**
-   * An HTTP task whose task definition limits how many of its name run at once or start per window (see
+   * An HTTP or HTTP_POLL task whose task definition limits how many of its name run at once or start per window (see
    * `task-places.ts`): SCHEDULED, `asking` until its name's limit object gives it a place (it starts nothing meanwhile);
    * `held` from then until it ends, when the place is given back. Never shown.
    */

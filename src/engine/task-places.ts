@@ -1,20 +1,33 @@
 /**
- * Places of limited HTTP tasks: a task definition's `concurrentExecLimit` (at most that many of its name running at
- * once, across every execution) and `rateLimitPerFrequency` per `rateLimitFrequencyInSeconds` (at most that many
- * started per window) hold back an HTTP task of that name as Conductor's AsyncSystemTaskExecutor holds back an async
- * system task that `exceedsInProgressLimit` or `exceedsRateLimitPerFrequency`: it stays SCHEDULED until a place is free.
+ * Places of limited system tasks that call out (HTTP, HTTP_POLL): a task definition's `concurrentExecLimit` (at most
+ * that many of its name running at once, across every execution) and `rateLimitPerFrequency` per
+ * `rateLimitFrequencyInSeconds` (at most that many started per window) hold back such a task of that name as
+ * Conductor's AsyncSystemTaskExecutor holds back an async system task that `exceedsInProgressLimit` or
+ * `exceedsRateLimitPerFrequency`: it stays SCHEDULED until a place is free.
  * The decider marks the task (`TaskExecution.place`); the actor asks the name's limit object for the place, gives it
  * back once the task no longer runs, and hands the decider the places given.
  */
 import { TERMINAL_TASK_STATUSES, TERMINAL_WORKFLOW_STATUSES, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "./model";
 import { handOutLimits, type HandOutLimits } from "./tasks/simple";
 
-/** The task types whose tasks wait for a place under their task definition's limits (SIMPLE ones wait in their queue). */
-const PLACED_TYPES: ReadonlySet<string> = new Set(["HTTP"]);
+/**
+ * The task types whose tasks wait for a place under their task definition's limits (SIMPLE ones wait in their queue):
+ * the async system tasks of Conductor (AsyncSystemTaskExecutor) that call a service here, which the limits protect. An
+ * HTTP_POLL holds its place from its first call until it ends, SCHEDULED between calls included, as Conductor's stays
+ * IN_PROGRESS (counted by `exceedsInProgressLimit`) between them. Not the other system tasks: EVENT, HUMAN and WAIT
+ * are not async in Conductor; SUB_WORKFLOW's children are limited by their workflow's `rateLimitConfig`; a
+ * START_WORKFLOW ends as it starts its workflow, so no place would be held; the others run inside the execution.
+ */
+const PLACED_TYPES: ReadonlySet<string> = new Set(["HTTP", "HTTP_POLL"]);
+
+/** True when tasks of `taskType` wait for a place under their task definition's limits (see {@link PLACED_TYPES}). */
+export function isPlacedType(taskType: string): boolean {
+  return PLACED_TYPES.has(taskType);
+}
 
 /** The limits a task of `taskType` following `definition` must find a place under; undefined when it runs at once. */
 export function taskPlaceLimits(taskType: string, definition: WorkflowTaskDef | undefined): HandOutLimits | undefined {
-  return PLACED_TYPES.has(taskType) ? handOutLimits(definition) : undefined;
+  return isPlacedType(taskType) ? handOutLimits(definition) : undefined;
 }
 
 /**

@@ -642,4 +642,29 @@ describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerF
     await release("lim-lift");
     await waitFor(first, ["COMPLETED"]);
   });
+
+  it("HTTP_POLL: a task holds its place from its first call until it ends, waiting between calls included; another execution's waits SCHEDULED until then", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "http_lim_poll", retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", concurrentExecLimit: 1, rateLimitPerFrequency: 100, rateLimitFrequencyInSeconds: 10 }]);
+    // Polls until the target has counted 2 calls, an hour apart: the first execution's task waits after its first call.
+    const poll = { uri: target("/count/lim-poll"), method: "GET", terminationCondition: "$.output.response.body.n >= 2", pollingInterval: 3600 };
+    await register({ name: "http_lim_poll", tasks: [{ name: "http_lim_poll", taskReferenceName: "http_lim_poll", type: "HTTP_POLL", inputParameters: poll }] });
+    const first = await startWorkflow("http_lim_poll");
+    await waitFor(first, (workflow) => workflow.tasks[0]?.status === "SCHEDULED" && workflow.tasks[0]["pollCount"] === 1);
+    const second = await startWorkflow("http_lim_poll");
+    const waiting = await limitOf("http_lim_poll", (snapshot) => snapshot.waiting.length === 1, "the second task waiting for a place");
+    const held = await getWorkflow(second);
+    expect(waiting.waiting).toEqual([firstTask(held).taskId]);
+    expect(firstTask(held).status).toBe("SCHEDULED");
+    expect(firstTask(held).reasonForIncompletion).toMatch(/concurrentExecLimit 1/);
+    // The Task JSON shows the task definition's rate limit, which holds it back too.
+    expect(firstTask(held)).toMatchObject({ rateLimitPerFrequency: 100, rateLimitFrequencyInSeconds: 10 });
+    expect(await hits("lim-poll")).toBe(1);
+
+    await apiOk("DELETE", `/api/workflow/${first}`);
+    const done = await waitFor(second, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(firstTask(done).reasonForIncompletion).toBeUndefined();
+    expect(await hits("lim-poll")).toBe(2);
+    await limitOf("http_lim_poll", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
 });
