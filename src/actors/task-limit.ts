@@ -36,7 +36,8 @@ export function taskLimitAt(env: Env, taskName: string): DurableObjectStub<TaskL
 /**
  * The places of one task name under its task definition's limits, as Conductor's AsyncSystemTaskExecutor applies them
  * to async system tasks (`exceedsInProgressLimit`, `exceedsRateLimitPerFrequency`): at most `concurrentExecLimit` of
- * its tasks hold a place at once, and at most `rateLimitPerFrequency` are given one per window. Tasks wait for a place
+ * its tasks hold a place at once, and at most `rateLimitPerFrequency` are given one per window, by the registered
+ * definition's limits or, for a task with its own `taskDefinition`, by that one's (see {@link enter}). Tasks wait for a place
  * in the order they asked, in this object's SQLite. A task's execution asks (`enter`) and gives the place back
  * (`leave`) by place id, each call repeated harmlessly after an eviction; a place freed goes to the longest-waiting
  * task, whose execution is told by a notice this object owes until it is answered (the alarm retries it), as
@@ -53,20 +54,30 @@ export class TaskLimit extends DurableObject<Env> {
     // `told` is 0 for a place given from the queue whose execution has not been told yet; `checked_at` is when its
     // execution last said (or the place was given) that it is held.
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS places (place_id TEXT PRIMARY KEY, workflow_id TEXT NOT NULL, told INTEGER NOT NULL, checked_at INTEGER NOT NULL)`);
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS waiting (seq INTEGER PRIMARY KEY AUTOINCREMENT, place_id TEXT NOT NULL UNIQUE, workflow_id TEXT NOT NULL)`);
+    // `limits` (JSON) are those of a waiting task's own taskDefinition, which hold for it whatever is registered; NULL
+    // for a task following the registered definition's (see {@link enter}).
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS waiting (seq INTEGER PRIMARY KEY AUTOINCREMENT, place_id TEXT NOT NULL UNIQUE, workflow_id TEXT NOT NULL, limits TEXT)`);
+    // Objects created before waiting tasks kept their own limits lack the column.
+    const created = this.#sql.exec<{ sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'waiting'`).one().sql;
+    if (!created.includes("limits")) this.#sql.exec(`ALTER TABLE waiting ADD COLUMN limits TEXT`);
     // Each place given, for the rate window: a start counts there for the window's length, ended or not.
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS starts (place_id TEXT PRIMARY KEY, started_at INTEGER NOT NULL)`);
   }
 
   /**
-   * Place `placeId` (a task of execution `workflowId`) is asked for: given at once while the limits allow one more and
+   * Place `placeId` (a task of execution `workflowId`) is asked for: given at once while its limits allow one more and
    * none waits before it, else queued. `limits` (null: none) are its task definition's as the execution knows it,
-   * registered at `definedAt`: the limits kept are those of the most recently registered definition seen here (by an
-   * entry or by {@link resize}), so an execution started under an older one does not bring its limits back.
+   * registered at `definedAt`: a copy of a registered definition follows the most recently registered one seen here
+   * (by an entry or by {@link resize}), so an execution started under an older one does not bring its limits back, and
+   * a definition registered anew, or deleted, reaches the tasks waiting under it. A `definedAt` of 0 is a task's own
+   * `taskDefinition` (never registered): its limits hold for that task whatever is registered or deleted under its
+   * name, as Conductor checks each task against its own copy; every place of the name counts against them.
    */
   async enter(placeId: string, workflowId: string, limits: HandOutLimits | null, definedAt: number): Promise<PlaceEntry> {
     const now = Date.now();
-    this.#setLimits(limits, definedAt);
+    const own = definedAt === 0;
+    if (own) this.#noteWindow(limits);
+    else this.#setLimits(limits, definedAt);
     const admittedOthers = this.#fill(now);
     let entry: PlaceEntry;
     if (this.#holds(placeId)) {
@@ -75,11 +86,11 @@ export class TaskLimit extends DurableObject<Env> {
       entry = "admitted";
     } else if (this.#waits(placeId)) {
       entry = "queued";
-    } else if (this.#waitingCount() === 0 && this.#room(now)) {
+    } else if (this.#waitingCount() === 0 && this.#room(now, own ? limits : this.#limits())) {
       this.#give(placeId, workflowId, 1, now);
       entry = "admitted";
     } else {
-      this.#sql.exec(`INSERT INTO waiting (place_id, workflow_id) VALUES (?, ?)`, placeId, workflowId);
+      this.#sql.exec(`INSERT INTO waiting (place_id, workflow_id, limits) VALUES (?, ?, ?)`, placeId, workflowId, own ? JSON.stringify(limits) : null);
       entry = "queued";
     }
     if (admittedOthers) this.#deliverSoon();
@@ -97,8 +108,9 @@ export class TaskLimit extends DurableObject<Env> {
   }
 
   /**
-   * The task definition of this name was registered anew at `definedAt` with `limits` (null: none): kept as an entry's
-   * are, when no later one has been seen. Higher limits, or none, give waiting tasks their places now; lower ones let
+   * The task definition of this name was registered anew at `definedAt` with `limits` (null: none, or deleted then):
+   * kept as an entry's are, when no later one has been seen. Higher limits, or none, give tasks waiting under the
+   * registered definition their places now (not those waiting under their own `taskDefinition`'s); lower ones let
    * those running finish.
    */
   async resize(limits: HandOutLimits | null, definedAt: number): Promise<void> {
@@ -108,7 +120,7 @@ export class TaskLimit extends DurableObject<Env> {
     await this.#armAlarm(now);
   }
 
-  /** The limits, the places held and those asked for (in turn). */
+  /** The registered definition's limits, the places held and those asked for (in turn). */
   async snapshot(): Promise<TaskLimitSnapshot> {
     return {
       limits: this.#limits(),
@@ -125,7 +137,7 @@ export class TaskLimit extends DurableObject<Env> {
     await this.#armAlarm(Date.now());
   }
 
-  /** The limits kept (null: none, every task runs at once). */
+  /** The registered definition's limits kept (null: none, every task following it runs at once). */
   #limits(): HandOutLimits | null {
     const stored = this.ctx.storage.kv.get<string>("limits");
     return stored === undefined ? null : (JSON.parse(stored) as HandOutLimits | null);
@@ -133,14 +145,33 @@ export class TaskLimit extends DurableObject<Env> {
 
   /** Keeps `limits` when they come from the most recently registered definition seen here (see {@link enter}). */
   #setLimits(limits: HandOutLimits | null, definedAt: number): void {
+    this.#noteWindow(limits);
     if (definedAt < (this.ctx.storage.kv.get<number>("definedAt") ?? Number.NEGATIVE_INFINITY)) return;
     this.ctx.storage.kv.put("limits", JSON.stringify(limits));
     this.ctx.storage.kv.put("definedAt", definedAt);
   }
 
-  /** True when one more place may be given at `now`. */
-  #room(now: number): boolean {
-    const limits = this.#limits();
+  /**
+   * Remembers the longest rate window any limits seen here set: starts are kept that long, as a task waiting under its
+   * own `taskDefinition` may count them over a longer window than the registered one's.
+   */
+  #noteWindow(limits: HandOutLimits | null): void {
+    const windowMs = limits?.windowMs;
+    if (windowMs !== undefined && windowMs > (this.ctx.storage.kv.get<number>("longestWindowMs") ?? 0)) this.ctx.storage.kv.put("longestWindowMs", windowMs);
+  }
+
+  /** The limits the longest-waiting task must find room under (see {@link #waiterLimits}); the registered ones when none waits. */
+  #headLimits(): HandOutLimits | null {
+    return this.#waiterLimits(this.#sql.exec<{ limits: string | null }>(`SELECT limits FROM waiting ORDER BY seq LIMIT 1`).toArray()[0]?.limits ?? null);
+  }
+
+  /** A waiting task's limits, from its row's `limits`: its own `taskDefinition`'s, or (NULL) the registered ones. */
+  #waiterLimits(own: string | null): HandOutLimits | null {
+    return own === null ? this.#limits() : (JSON.parse(own) as HandOutLimits | null);
+  }
+
+  /** True when one more place may be given at `now` under `limits` (null: none). */
+  #room(now: number, limits: HandOutLimits | null): boolean {
     if (limits === null) return true;
     if (limits.maxHeld !== undefined && this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM places`).one().n >= limits.maxHeld) return false;
     if (limits.maxPerWindow !== undefined && limits.windowMs !== undefined) {
@@ -150,9 +181,8 @@ export class TaskLimit extends DurableObject<Env> {
     return true;
   }
 
-  /** When the rate window next lets one more start (undefined: it does not hold anything back). */
-  #windowReopensAt(now: number): number | undefined {
-    const limits = this.#limits();
+  /** When the rate window of `limits` next lets one more start (undefined: it does not hold anything back). */
+  #windowReopensAt(now: number, limits: HandOutLimits | null): number | undefined {
     if (limits?.maxPerWindow === undefined || limits.windowMs === undefined) return undefined;
     const inWindow = this.#sql
       .exec<{ started_at: number }>(`SELECT started_at FROM starts WHERE started_at > ? ORDER BY started_at DESC LIMIT 1 OFFSET ?`, now - limits.windowMs, limits.maxPerWindow - 1)
@@ -179,13 +209,13 @@ export class TaskLimit extends DurableObject<Env> {
 
   /** Gives free places to the tasks that waited longest (to be told: see {@link #deliver}); true when it gave any. */
   #fill(now: number): boolean {
-    const limits = this.#limits();
-    // Starts older than the window count for nothing.
-    this.#sql.exec(`DELETE FROM starts WHERE started_at <= ?`, limits?.windowMs === undefined ? Number.MAX_SAFE_INTEGER : now - limits.windowMs);
+    // Starts older than the longest window count for nothing.
+    const longest = this.ctx.storage.kv.get<number>("longestWindowMs");
+    this.#sql.exec(`DELETE FROM starts WHERE started_at <= ?`, longest === undefined ? Number.MAX_SAFE_INTEGER : now - longest);
     let gave = false;
     for (;;) {
-      const next = this.#sql.exec<{ seq: number; place_id: string; workflow_id: string }>(`SELECT seq, place_id, workflow_id FROM waiting ORDER BY seq LIMIT 1`).toArray()[0];
-      if (next === undefined || !this.#room(now)) return gave;
+      const next = this.#sql.exec<{ seq: number; place_id: string; workflow_id: string; limits: string | null }>(`SELECT seq, place_id, workflow_id, limits FROM waiting ORDER BY seq LIMIT 1`).toArray()[0];
+      if (next === undefined || !this.#room(now, this.#waiterLimits(next.limits))) return gave;
       this.#sql.exec(`DELETE FROM waiting WHERE seq = ?`, next.seq);
       this.#give(next.place_id, next.workflow_id, 0, now);
       gave = true;
@@ -200,7 +230,7 @@ export class TaskLimit extends DurableObject<Env> {
     const candidates: number[] = [];
     if (this.#sql.exec(`SELECT 1 FROM places WHERE told = 0 LIMIT 1`).toArray().length > 0) candidates.push(now + NOTICE_RETRY_MS);
     if (this.#waitingCount() > 0) {
-      const reopens = this.#windowReopensAt(now);
+      const reopens = this.#windowReopensAt(now, this.#headLimits());
       if (reopens !== undefined) candidates.push(Math.max(reopens, now + 1));
     }
     const oldest = this.#sql.exec<{ at: number | null }>(`SELECT MIN(checked_at) AS at FROM places`).one().at;

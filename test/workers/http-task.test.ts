@@ -643,6 +643,34 @@ describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerF
     await waitFor(first, ["COMPLETED"]);
   });
 
+  it("a deleted task definition's limits go with it: the task waiting under them runs, one waiting under its own taskDefinition's limits still waits", async () => {
+    await registerLimited("http_lim_del", { concurrentExecLimit: 1 });
+    // The same task name, limited by its own taskDefinition: those limits hold for it whatever is registered.
+    await register({ name: "http_lim_del_own", tasks: [httpTask("http_lim_del", { uri: "${workflow.input.uri}", method: "GET" }, { taskDefinition: { concurrentExecLimit: 1, retryCount: 0, responseTimeoutSeconds: 60 } })] });
+    const first = await startWorkflow("http_lim_del", { uri: target("/hold/lim-del") });
+    await eventually(() => hits("lim-del"), (n) => n === 1, "the first call held by the target");
+    const second = await startWorkflow("http_lim_del", { uri: target("/count/lim-del-second") });
+    await limitOf("http_lim_del", (snapshot) => snapshot.waiting.length === 1, "the second task waiting for a place");
+    const own = await startWorkflow("http_lim_del_own", { uri: target("/count/lim-del-own") });
+    const ownTaskId = firstTask(await getWorkflow(own)).taskId;
+    await limitOf("http_lim_del", (snapshot) => snapshot.waiting.length === 2, "the own-limited task waiting behind it");
+
+    await apiOk("DELETE", "/api/metadata/taskdefs/http_lim_del");
+    expect((await taskLimitAt(env, "http_lim_del").snapshot()).waiting).toEqual([ownTaskId]);
+    expect((await waitFor(second, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    await limitOf("http_lim_del", (snapshot) => snapshot.running.length === 1 && snapshot.waiting.length === 1, "the second task's place given back");
+    const stillWaiting = firstTask(await getWorkflow(own));
+    expect(stillWaiting.status).toBe("SCHEDULED");
+    expect(stillWaiting.reasonForIncompletion).toMatch(/concurrentExecLimit 1/);
+    expect(await hits("lim-del-own")).toBe(0);
+
+    await release("lim-del");
+    await waitFor(first, ["COMPLETED"]);
+    expect((await waitFor(own, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    expect(await hits("lim-del-own")).toBe(1);
+    await limitOf("http_lim_del", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
   it("HTTP_POLL: a task holds its place from its first call until it ends, waiting between calls included; another execution's waits SCHEDULED until then", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "http_lim_poll", retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", concurrentExecLimit: 1, rateLimitPerFrequency: 100, rateLimitFrequencyInSeconds: 10 }]);
     // Polls until the target has counted 2 calls, an hour apart: the first execution's task waits after its first call.

@@ -58,20 +58,29 @@ function shownTaskDef(taskDef: TaskDef): TaskDef {
 }
 
 /**
- * Saves `taskDefs`, then tells the limit objects of their names (see `TaskLimit`) the limits registered now, when they
- * had limits before or have some now: HTTP tasks waiting for a place under limits raised (or removed) run at once. The
- * definitions are stored either way: an object not told keeps its limits until an execution's next entry brings newer
- * ones, so a failure here is logged, not answered.
+ * Saves `taskDefs`, then tells the limit objects of their names the limits registered now (see {@link tellLimits}).
  */
 async function saveAndTellLimits(env: Env, taskDefs: readonly TaskDef[], save: (repository: TaskDefRepository) => Promise<void>): Promise<void> {
   const repository = new TaskDefRepository(env.DB);
   const before = await repository.findMany(taskDefs.map((taskDef) => taskDef.name));
   await save(repository);
+  await tellLimits(env, taskDefs.map((taskDef) => ({ name: taskDef.name, before: before.get(taskDef.name), after: taskDef })));
+}
+
+/**
+ * Tells the limit objects of task definitions just registered or deleted (`after` undefined) their limits now (see
+ * `TaskLimit.resize`), when they had limits before or have some now: tasks waiting for a place under limits raised,
+ * removed or deleted run at once (not those waiting under their own `taskDefinition`'s, which still hold). The change
+ * is stored either way: an object not told keeps the old limits until an execution started under a newer definition
+ * asks, so a failure here is logged, not answered.
+ */
+async function tellLimits(env: Env, changes: ReadonlyArray<{ name: string; before: TaskDef | undefined; after: TaskDef | undefined }>): Promise<void> {
   const definedAt = Date.now();
-  const changed = taskDefs.filter((taskDef) => handOutLimits({ taskDefinition: taskDef }) !== undefined || handOutLimits({ taskDefinition: before.get(taskDef.name) }) !== undefined);
-  const told = await Promise.allSettled(changed.map((taskDef) => taskLimitAt(env, taskDef.name).resize(handOutLimits({ taskDefinition: taskDef }) ?? null, definedAt)));
+  const changed = changes.filter((change) => handOutLimits({ taskDefinition: change.after }) !== undefined || handOutLimits({ taskDefinition: change.before }) !== undefined);
+  if (changed.length === 0) return;
+  const told = await Promise.allSettled(changed.map((change) => taskLimitAt(env, change.name).resize(handOutLimits({ taskDefinition: change.after }) ?? null, definedAt)));
   const failed = told.filter((outcome) => outcome.status === "rejected").length;
-  if (failed > 0) console.error(JSON.stringify({ msg: "task definition limits not told to some limit objects", taskDefs: changed.map((taskDef) => taskDef.name), notTold: failed }));
+  if (failed > 0) console.error(JSON.stringify({ msg: "task definition limits not told to some limit objects", taskDefs: changed.map((change) => change.name), notTold: failed }));
 }
 
 /**
@@ -122,7 +131,11 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
 
   router.delete("/api/metadata/taskdefs/:name", async (request, env) => {
     const name = decodedPathParam(request, "name");
-    if (!(await new TaskDefRepository(env.DB).delete(name))) throw notFound(`No task definition named ${name}`);
+    const repository = new TaskDefRepository(env.DB);
+    const before = await repository.find(name);
+    if (!(await repository.delete(name))) throw notFound(`No task definition named ${name}`);
+    // Its limits go with it: tasks waiting under them run (as when it is registered anew without limits).
+    await tellLimits(env, [{ name, before: before ?? undefined, after: undefined }]);
     return new Response(null, { status: 200 });
   });
 }
