@@ -521,14 +521,16 @@ function workerNote(task, workflowId) {
 }
 
 /**
- * What an HTTP task held back by its task definition's concurrentExecLimit or rateLimitPerFrequency waits for (the
- * service says so in its reasonForIncompletion while it is SCHEDULED): not an error, so a note rather than a reason.
+ * What an HTTP or HTTP_POLL task held back by its task definition's concurrentExecLimit or rateLimitPerFrequency waits
+ * for (the service says so in its reasonForIncompletion while it is SCHEDULED): not an error, so a note rather than a
+ * reason. Only that reason: an HTTP_POLL is SCHEDULED between its calls too.
  * @param {Task} task
  */
 function placeNote(task) {
-  if (taskTypeOf(task) !== "HTTP" || task.status !== "SCHEDULED" || !task.reasonForIncompletion) return null;
+  const placed = taskTypeOf(task) === "HTTP" || taskTypeOf(task) === "HTTP_POLL";
+  if (!placed || task.status !== "SCHEDULED" || !task.reasonForIncompletion?.startsWith("Waiting for a place under the limits")) return null;
   return h("p", { className: "help" }, `${task.reasonForIncompletion}: it runs once another task of that name ends (or its window has room), `
-    + "in the order they asked. Raising or removing the limits in the task definition lets it run at once.");
+    + "in the order they asked. Raising, removing or deleting the registered limits lets it run at once (not a task's own taskDefinition's).");
 }
 
 /**
