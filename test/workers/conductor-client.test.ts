@@ -48,6 +48,8 @@ describe("Conductor endpoints the service does not serve", () => {
     // Conductor's QueueAdminResource beyond its task updates (conductor-sharp's QueueAdminService).
     ["GET", "/api/queue/size", "event queues"],
     ["GET", "/api/queue/names", "event queues"],
+    // Conductor's QueueAdminResource.names() (@GetMapping("/") under /api/queue), which swift-conductor's clients call.
+    ["GET", "/api/queue/", "event queues"],
   ])("%s %s answers 501 NOT_IMPLEMENTED naming the feature, in the contract's error shape", async (method, path, feature) => {
     const body = method === "POST" ? {} : undefined;
     const error = await errorOf(method, path, body);

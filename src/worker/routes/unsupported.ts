@@ -44,9 +44,11 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/admin/task/:taskType", "listing a task type's pending tasks (use GET /api/tasks/search?query=taskType='…' AND status IN (SCHEDULED,IN_PROGRESS))"],
   ["/api/admin/queues", "event queues (only Conductor's internal events are published)"],
   // Conductor's QueueAdminResource: its updates of a task by reference name or id are served (routes/tasks.ts); these
-  // list its event queues (conductor-sharp's QueueAdminService calls them).
+  // list its event queues (conductor-sharp's QueueAdminService calls them; Conductor's own names() is GET /api/queue/,
+  // which the clients generated from its OpenAPI spec call, such as swift-conductor's TypeScript and .NET ones).
   ["/api/queue/size", "event queues (only Conductor's internal events are published)"],
   ["/api/queue/names", "event queues (only Conductor's internal events are published)"],
+  ["/api/queue/", "event queues (only Conductor's internal events are published)"],
 ];
 
 /** Answers every {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS} path with 501 NOT_IMPLEMENTED naming the feature. */
