@@ -37,6 +37,9 @@ describe("Conductor endpoints the service does not serve", () => {
     // Not "no workflow (or task) externalstoragelocation".
     ["GET", "/api/workflow/externalstoragelocation?path=input.json&operation=WRITE&payloadType=WORKFLOW_INPUT", "external payload storage"],
     ["GET", "/api/tasks/externalstoragelocation?path=output.json&operation=WRITE&payloadType=TASK_OUTPUT", "external payload storage"],
+    // Conductor's other spelling of both (swift-conductor's Go, TypeScript and .NET clients call it).
+    ["GET", "/api/workflow/external-storage-location?path=input.json&operation=WRITE&payloadType=WORKFLOW_INPUT", "external payload storage"],
+    ["GET", "/api/tasks/external-storage-location?path=output.json&operation=WRITE&payloadType=TASK_OUTPUT", "external payload storage"],
     // The JavaScript and Go clients' user form tags and index rebuild: not a form's version "tags", nor a task of that id.
     ["GET", "/api/human/template/expense_form/tags", "tags of a user form"],
     ["PUT", "/api/human/template/expense_form/tags", "tags of a user form"],
@@ -56,6 +59,14 @@ describe("Conductor endpoints the service does not serve", () => {
     expect(error).toMatchObject({ httpStatus: 501, status: 501, error: "NOT_IMPLEMENTED" });
     expect(error.message).toContain(`${method} ${path.split("?")[0]} is a Conductor endpoint this service does not support yet`);
     expect(error.message).toContain(feature);
+  });
+
+  it("leaves a POST to the external storage paths to the start of the workflow of that name, as Conductor maps them for GET only", async () => {
+    for (const name of ["externalstoragelocation", "external-storage-location"]) {
+      await register({ name, tasks: [{ name: "noted", taskReferenceName: "noted", type: "SET_VARIABLE", inputParameters: { seen: true } }] });
+      const workflowId = await apiOk<string>("POST", `/api/workflow/${name}`, {});
+      expect(await waitFor(workflowId, ["COMPLETED"])).toMatchObject({ workflowName: name, variables: { seen: true } });
+    }
   });
 
   it("still answers 404 for a path that is no Conductor endpoint at all", async () => {

@@ -11,15 +11,20 @@ type Args = [Env, ExecutionContext];
  * path the service serves (conductor-client.test.ts checks the webhook callback of a task named "signal"), or
  * come after the routes it would take: the routes naming a definition (lookups, execute) are registered first.
  */
-export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string]> = [
+export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string, method?: "GET"]> = [
   ["/api/tasks/queue/*", "task queue administration beyond sizes and poll data (GET /api/tasks/queue/size, GET /api/tasks/queue/sizes, GET /api/tasks/queue/polldata)"],
   ["/api/metadata/workflow-importer/*", "importing BPMN"],
   ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
   ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],
   // A client asks where to upload a payload over its threshold: none is needed here (each payload is kept in its
   // execution, up to MAX_PAYLOAD_BYTES); a 404 would read as "no workflow or task with that id".
-  ["/api/workflow/externalstoragelocation", "external payload storage (payloads are kept in their execution, up to MAX_PAYLOAD_BYTES each)"],
-  ["/api/tasks/externalstoragelocation", "external payload storage (payloads are kept in their execution, up to MAX_PAYLOAD_BYTES each)"],
+  // Conductor maps both spellings, for GET only (@GetMapping({"/externalstoragelocation", "external-storage-location"}) in
+  // its WorkflowResource and TaskResource; swift-conductor's Go, TypeScript and .NET clients call the hyphenated one):
+  // a POST there starts the workflow of that name.
+  ["/api/workflow/externalstoragelocation", "external payload storage (payloads are kept in their execution, up to MAX_PAYLOAD_BYTES each)", "GET"],
+  ["/api/workflow/external-storage-location", "external payload storage (payloads are kept in their execution, up to MAX_PAYLOAD_BYTES each)", "GET"],
+  ["/api/tasks/externalstoragelocation", "external payload storage (payloads are kept in their execution, up to MAX_PAYLOAD_BYTES each)", "GET"],
+  ["/api/tasks/external-storage-location", "external payload storage (payloads are kept in their execution, up to MAX_PAYLOAD_BYTES each)", "GET"],
   // Schedules themselves are served (routes/schedules.ts, registered after these): these paths are not theirs.
   ["/api/scheduler/test/*", "the scheduler's test endpoints"],
   // Event handlers themselves are served (routes/events.ts, registered after these): these paths are Orkes' others.
@@ -51,12 +56,17 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/queue/", "event queues (only Conductor's internal events are published)"],
 ];
 
-/** Answers every {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS} path with 501 NOT_IMPLEMENTED naming the feature. */
+/**
+ * Answers every {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS} path with 501 NOT_IMPLEMENTED naming the feature: for any
+ * method, or only for the one an entry names (the others go on to the served routes).
+ */
 export function registerUnsupportedRoutes(router: RouterType<IRequest, Args>): void {
-  for (const [path, feature] of UNSUPPORTED_CONDUCTOR_ENDPOINTS) {
-    router.all(path, (request) => {
+  for (const [path, feature, method] of UNSUPPORTED_CONDUCTOR_ENDPOINTS) {
+    const refuse = (request: IRequest): never => {
       const pathname = new URL(request.url).pathname;
       throw new ApiError(501, "NOT_IMPLEMENTED", `${request.method} ${pathname} is a Conductor endpoint this service does not support yet: ${feature}`);
-    });
+    };
+    if (method === "GET") router.get(path, refuse);
+    else router.all(path, refuse);
   }
 }
