@@ -126,6 +126,36 @@ describe("validation errors (the client shows only `message`)", () => {
   });
 });
 
+describe("a bare id is text/plain;charset=UTF-8, as Conductor's Spring server writes it", () => {
+  // swift-conductor's Go client (sdk/client/api_client.go) decodes a string answer only when its Content-Type
+  // contains exactly this text; under any other spelling it returns an empty workflow or task id, and no error.
+  it("answers starts, task updates and reruns so", async () => {
+    await register({ name: "client_text_ids", tasks: [{ name: "client_text_work", taskReferenceName: "work", type: "SIMPLE" }] });
+    const textOf = async (response: Response) => [response.status, response.headers.get("content-type"), await response.text()];
+
+    const byName = await textOf(await api("POST", "/api/workflow/client_text_ids", {}));
+    expect(byName[1]).toBe("text/plain;charset=UTF-8");
+    const byRequest = await textOf(await api("POST", "/api/workflow", { name: "client_text_ids", input: {} }));
+    expect(byRequest[1]).toBe("text/plain;charset=UTF-8");
+
+    const task = await eventually(
+      async () => (await api("GET", "/api/tasks/poll/client_text_work?workerid=w")).text(),
+      (text) => text.length > 0,
+      "a task of either start to poll",
+    );
+    const polled = JSON.parse(task) as { taskId: string; workflowInstanceId: string };
+    const updated = await textOf(await api("POST", "/api/tasks", { workflowInstanceId: polled.workflowInstanceId, taskId: polled.taskId, status: "COMPLETED" }));
+    expect(updated).toEqual([200, "text/plain;charset=UTF-8", polled.taskId]);
+    await waitFor(polled.workflowInstanceId, ["COMPLETED"]);
+
+    const rerun = await textOf(await api("POST", `/api/workflow/${polled.workflowInstanceId}/rerun`, {}));
+    expect(rerun).toEqual([200, "text/plain;charset=UTF-8", polled.workflowInstanceId]);
+    const byRef = await textOf(await api("POST", `/api/tasks/${polled.workflowInstanceId}/work/COMPLETED`, {}));
+    expect(byRef[0]).toBe(200);
+    expect(byRef[1]).toBe("text/plain;charset=UTF-8");
+  });
+});
+
 describe("GET /api/workflow/{id}/status (WorkflowExecutor.getWorkflowStatus)", () => {
   it("answers Orkes' WorkflowStatus, with output and variables only when asked for", async () => {
     await register({ name: "client_status", tasks: [httpTask("a", { uri: target("/count/client-status"), method: "GET" })], outputParameters: { n: "${a.output.response.body.n}" } });

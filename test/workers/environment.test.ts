@@ -23,7 +23,7 @@ describe("environment variables", () => {
     expect((await put("env_crud", "first")).status).toBe(200);
     expect((await put("env_json", JSON.stringify("as a JSON string"), "application/json")).status).toBe(200);
     const one = await api("GET", "/api/environment/env_crud");
-    expect([one.status, one.headers.get("content-type"), await one.text()]).toEqual([200, "text/plain; charset=utf-8", "first"]);
+    expect([one.status, one.headers.get("content-type"), await one.text()]).toEqual([200, "text/plain;charset=UTF-8", "first"]);
     // Orkes' EnvironmentVariable list, by name, each with its tags.
     const listed = await apiOk<Array<{ name: string; value: string; tags: unknown[] }>>("GET", "/api/environment");
     expect(listed.filter((variable) => variable.name === "env_crud" || variable.name === "env_json")).toEqual([

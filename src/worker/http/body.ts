@@ -153,9 +153,17 @@ function jsonStringContent(text: string): string | undefined {
   }
 }
 
+/**
+ * The Content-Type of a plain-text answer, written as Conductor's Spring server writes it (`produces = TEXT_PLAIN_VALUE`
+ * and the UTF-8 charset its StringHttpMessageConverter adds): clients generated from its spec look for this exact text,
+ * such as swift-conductor's Go client, whose decode reads a string answer only when its Content-Type contains
+ * `text/plain;charset=UTF-8` and otherwise returns an empty workflow or task id without an error.
+ */
+export const TEXT_CONTENT_TYPE = "text/plain;charset=UTF-8";
+
 /** A plain-text response, as Conductor answers starts and task updates with a bare id. */
 export function textResponse(text: string, status = 200): Response {
-  return new Response(text, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
+  return new Response(text, { status, headers: { "content-type": TEXT_CONTENT_TYPE } });
 }
 
 /** A response whose body is JSON already serialised (by the execution's object). */
