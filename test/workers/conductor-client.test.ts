@@ -53,6 +53,10 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/queue/names", "event queues"],
     // Conductor's QueueAdminResource.names() (@GetMapping("/") under /api/queue), which swift-conductor's clients call.
     ["GET", "/api/queue/", "event queues"],
+    // Orkes' API Gateway, as the Go SDK's ApiGatewayResourceApiService (the Conductor CLI's api-gateway commands) calls it.
+    ["GET", "/api/gateway/config/services", "the API Gateway"],
+    ["POST", "/api/gateway/config/auth", "the API Gateway"],
+    ["DELETE", "/api/gateway/config/services/orders/routes?method=GET&path=/orders", "the API Gateway"],
   ])("%s %s answers 501 NOT_IMPLEMENTED naming the feature, in the contract's error shape", async (method, path, feature) => {
     const body = method === "POST" ? {} : undefined;
     const error = await errorOf(method, path, body);

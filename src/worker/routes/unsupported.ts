@@ -41,6 +41,9 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/prompts", "AI prompts"],
   ["/api/integrations/*", "integrations"],
   ["/api/registry/*", "service registry"],
+  // Orkes' API Gateway (workflows served as REST routes): the Go SDK's ApiGatewayResourceApiService and the Conductor
+  // CLI's api-gateway commands call /api/gateway/config/{services,auth}/…, which read as "No route" without it.
+  ["/api/gateway/*", "the API Gateway (workflows served as REST routes: start them with POST /api/workflow or /api/workflow/execute/{name}/{version}, or through a webhook)"],
   // The human task routes (routes/human.ts, registered after these) would take them for a form's version and a task id.
   ["/api/human/template/:name/tags", "tags of a user form through their own routes (save them with the form: its tags field)"],
   ["/api/human/tasks/backPopulateFullTextIndex", "rebuilding the human task search index (there is none to rebuild: searches read the tasks)"],
