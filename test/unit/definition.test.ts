@@ -503,7 +503,7 @@ describe("HTTP tasks", () => {
   it.each([
     ["method", "get", /method must be one of GET.*upper case/],
     ["accept", "text/html", /accept must be one of the supported MIME types/],
-    ["contentType", "application/x-www-form-urlencoded", /contentType must be one of/],
+    ["contentType", "application/x-unknown", /contentType must be one of/],
     ["headers", ["a"], /headers must be an object/],
     ["encode", "no", /encode must be a boolean/],
     ["readTimeOut", "5s", /milliseconds from 0 to 86400000/],
@@ -558,17 +558,21 @@ describe("HTTP tasks", () => {
     );
   });
 
-  it("accepts the spec's content types and rejects others", () => {
-    expect(HTTP_CONTENT_TYPES).toEqual(["application/json", "text/plain", "application/xml", "image/svg+xml"]);
+  it("accepts Orkes' documented content types (its accept list) and Conductor's text/html, and rejects others", () => {
+    for (const contentType of ["application/json", "text/plain", "application/xml", "image/svg+xml", "application/x-www-form-urlencoded", "application/octet-stream", "text/html"]) {
+      expect(HTTP_CONTENT_TYPES).toContain(contentType);
+    }
+    expect(HTTP_CONTENT_TYPES).toHaveLength(HTTP_ACCEPT_TYPES.length + 1);
     for (const contentType of HTTP_CONTENT_TYPES) ok({ uri: "https://x.example", method: "POST", body: "", contentType });
-    const inputs = nested({ uri: "https://x.example", method: "POST", body: "", contentType: "application/x-www-form-urlencoded" });
-    expect(only(inputs, "tasks[0].inputParameters.http_request.contentType")).toMatch(/contentType must be one of.*image\/svg\+xml/);
+    const inputs = nested({ uri: "https://x.example", method: "POST", body: "", contentType: "application/x-unknown" });
+    expect(only(inputs, "tasks[0].inputParameters.http_request.contentType")).toMatch(/contentType must be one of.*application\/x-www-form-urlencoded.*text\/html/);
   });
 
   it("accepts a listed content or accept type in any case and with parameters (a charset), as clients write them", () => {
     ok({ uri: "https://x.example", method: "POST", body: "", contentType: "application/json; charset=utf-8", accept: "Application/JSON;charset=UTF-8" });
     ok({ uri: "https://x.example", method: "POST", body: "", contentType: "TEXT/PLAIN" });
-    expect(only({ uri: "https://x.example", method: "POST", body: "", contentType: "text/html; charset=utf-8" }, "tasks[0].inputParameters.contentType")).toMatch(/contentType must be one of/);
+    ok({ uri: "https://x.example", method: "POST", body: "", contentType: "application/x-www-form-urlencoded; charset=UTF-8" });
+    expect(only({ uri: "https://x.example", method: "POST", body: "", contentType: "text/csv; charset=utf-8" }, "tasks[0].inputParameters.contentType")).toMatch(/contentType must be one of/);
     expect(only({ uri: "https://x.example", method: "POST", body: "", contentType: "application/json;\r\nX-Injected: 1" }, "tasks[0].inputParameters.contentType")).toMatch(/contentType must be one of/);
   });
 

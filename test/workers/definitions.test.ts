@@ -216,7 +216,7 @@ describe("invalid definitions are refused with precise validationErrors and noth
     ["missing method (nested)", { ...valid("bad_method"), tasks: [httpTask("x", { http_request: { uri: "http://a.test/" } })] }, "tasks[0].inputParameters.http_request.method"],
     ["method not in the list", { ...valid("bad_verb"), tasks: [httpTask("x", { uri: "http://a.test/", method: "FETCH" })] }, "tasks[0].inputParameters.method"],
     ["body missing for POST", { ...valid("bad_body"), tasks: [httpTask("x", { uri: "http://a.test/", method: "POST" })] }, "tasks[0].inputParameters.body"],
-    ["contentType not in the list", { ...valid("bad_ct"), tasks: [httpTask("x", { uri: "http://a.test/", method: "PUT", body: {}, contentType: "text/html" })] }, "tasks[0].inputParameters.contentType"],
+    ["contentType not in the list", { ...valid("bad_ct"), tasks: [httpTask("x", { uri: "http://a.test/", method: "PUT", body: {}, contentType: "text/csv" })] }, "tasks[0].inputParameters.contentType"],
     ["accept not in the list", { ...valid("bad_accept"), tasks: [httpTask("x", { uri: "http://a.test/", method: "GET", accept: "video/mp4" })] }, "tasks[0].inputParameters.accept"],
     ["duplicate taskReferenceName", { ...valid("bad_dup"), tasks: [httpTask("x", { uri: "http://a.test/", method: "GET" }), httpTask("x", { uri: "http://a.test/", method: "GET" })] }, "tasks[1].taskReferenceName"],
     ["malformed expression", { ...valid("bad_expr"), tasks: [httpTask("x", { uri: "http://a.test/${workflow.input.x", method: "GET" })] }, "tasks[0].inputParameters.uri"],

@@ -36,6 +36,22 @@ describe("HTTP task inputs", () => {
     expect(echo.headers["idempotency-key"]).toBe(task["taskId"]);
   });
 
+  it("sends a form body (application/x-www-form-urlencoded, as Orkes' Notify-Channels template posts to Twilio) as the string given, with that Content-Type", async () => {
+    const { task } = await runSingle("http_form", {
+      http_request: {
+        uri: target("/echo/form"),
+        method: "POST",
+        accept: "application/json",
+        contentType: "application/x-www-form-urlencoded",
+        body: "To=%2B15551234&From=ops%40x.io&Body=down",
+      },
+    });
+    expect(task.status).toBe("COMPLETED");
+    const echo = echoOf(task.outputData);
+    expect(echo.headers["content-type"]).toBe("application/x-www-form-urlencoded");
+    expect(echo.body).toBe("To=%2B15551234&From=ops%40x.io&Body=down");
+  });
+
   it("sends a header given as a list of values (the Go and Python SDKs' form) joined, skips a null one, and takes the whole request from an expression", async () => {
     await register({
       name: "http_request_expr",

@@ -57,8 +57,15 @@ export const HTTP_ACCEPT_TYPES = [
   "text/plain",
 ] as const;
 
-/** Values the spec lists for `contentType`. */
-export const HTTP_CONTENT_TYPES = ["application/json", "text/plain", "application/xml", "image/svg+xml"] as const;
+/**
+ * Values `contentType` takes: Orkes' documented list, the same as its accept list (orkes.io reference-docs/system-tasks/http),
+ * which holds the spec's four (application/json, text/plain, application/xml, image/svg+xml), and text/html, which
+ * Conductor's HTTP task docs also list (conductor-oss/conductor docs/.../systemtasks/http-task.md). Conductor's
+ * HttpTask sends any media type; the spec's four alone refused `application/x-www-form-urlencoded`, which Orkes'
+ * templates post to Twilio with a string body (orkes-io/orkes-templates Notify-Channels), though the same value given
+ * by an expression was sent.
+ */
+export const HTTP_CONTENT_TYPES = [...HTTP_ACCEPT_TYPES, "text/html"] as const;
 
 /**
  * Upper bound a definition may give `connectionTimeOut` and `readTimeOut` (milliseconds, a day). What a request is
