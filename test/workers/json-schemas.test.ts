@@ -82,6 +82,9 @@ describe("a workflow definition's inputSchema", () => {
     const refused = await problems(await api("POST", "/api/workflow/js_checked_flow", { orderId: 0, items: [{ sku: 7 }] }));
     expect(refused.map((issue) => issue.path).sort()).toEqual(["input.items[0].sku", "input.orderId"]);
     expect((await problems(await api("POST", "/api/workflow", { name: "js_checked_flow", input: {} }))).map((issue) => issue.path)).toEqual(["input"]);
+    // The message names the first problem once (and counts the rest), as every other 400 with validationErrors does.
+    const one = (await (await api("POST", "/api/workflow/js_checked_flow", { orderId: 0, items: [] })).json()) as { message: string; validationErrors: Array<{ path: string; message: string }> };
+    expect(one.message).toBe(`The input does not match workflow js_checked_flow's schema js_checked: input.orderId: ${one.validationErrors[0]!.message}`);
     // The synchronous execute refuses the same way.
     expect((await api("POST", "/api/workflow/execute/js_checked_flow/1", { input: { orderId: "seven" } })).status).toBe(400);
     await new Promise((resolve) => setTimeout(resolve, 200));

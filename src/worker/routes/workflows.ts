@@ -248,7 +248,8 @@ async function start(env: Env, http: IRequest, request: StartRequest & { name: s
   }
   const outcome = await startExecution(env, options);
   if (outcome.ok) return outcome;
-  if (outcome.code === "INPUT_INVALID") throw validationError(outcome.message, outcome.issues ?? []);
+  // The start's message already names the first problem and counts the rest: validationError would add it again.
+  if (outcome.code === "INPUT_INVALID") throw new ApiError(400, "VALIDATION_ERROR", outcome.message, outcome.issues ?? []);
   const [status, code] = START_REFUSAL_STATUS[outcome.code];
   throw new ApiError(status, code, outcome.message);
 }
