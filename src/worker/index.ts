@@ -1,7 +1,8 @@
 import { Router, type IRequest } from "itty-router";
 import { guard } from "./guard";
 import { serviceConfig } from "./config";
-import { ApiError, responseForError } from "./http/errors";
+import { responseForError } from "./http/errors";
+import { MethodTable } from "./http/allowed-methods";
 import { isPreflight, preflightResponse, withResponseHeaders } from "./http/headers";
 import { registerBulkWorkflowRoutes } from "./routes/bulk";
 import { registerEventRoutes } from "./routes/events";
@@ -72,8 +73,10 @@ registerScheduleRoutes(router);
 /** Every registered route as [method, path pattern], for tests that must cover all of them. */
 export const ROUTE_TABLE: ReadonlyArray<readonly [string, string]> = router.routes.map(([method, , , path]) => [method, path ?? ""] as const);
 
+// Read only when no route took a request (behind the guard, as every route is), so a matched request pays nothing.
+const methods = new MethodTable(router.routes);
 router.all("*", (request) => {
-  throw new ApiError(404, "NOT_FOUND", `No route for ${request.method} ${new URL(request.url).pathname}`);
+  throw methods.refusal(request.method, new URL(request.url).pathname);
 });
 
 /** The router's answer; anything thrown becomes the contract's error response. */

@@ -72,6 +72,10 @@ describe("CORS", () => {
     const refused = await SELF.fetch("https://conductor.test/api/metadata/workflow", { headers: { Origin: ALLOWED } });
     expect(refused.status).toBe(401);
     expect(refused.headers.get("access-control-allow-origin")).toBe(ALLOWED);
+    // A 405's Allow (the methods its path takes) is readable too.
+    const wrongMethod = await api("DELETE", "/api/metadata/workflow", undefined, { Origin: ALLOWED });
+    expect([wrongMethod.status, wrongMethod.headers.get("allow"), wrongMethod.headers.get("access-control-allow-origin")]).toEqual([405, "GET, POST, PUT", ALLOWED]);
+    expect(wrongMethod.headers.get("access-control-expose-headers")).toContain("Allow");
 
     const other = await api("GET", "/api/metadata/workflow", undefined, { Origin: OTHER });
     expect(other.status).toBe(200);

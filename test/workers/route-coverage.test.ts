@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { BULK_ACCESS_RULES } from "../../src/worker/auth/access-rules";
 import { ROUTE_TABLE } from "../../src/worker/index";
 import { call, createUser, orkes, tokenFor } from "./auth-helpers";
-import { ADMIN_KEY } from "./helpers";
+import { ADMIN_KEY, api, apiOk, getWorkflow, register, rowCount, startWorkflow } from "./helpers";
 
 const [adminKeyId, adminSecret] = ADMIN_KEY.split(":") as [string, string];
 
@@ -110,3 +110,90 @@ describe("every registered route", () => {
   }, 120_000);
 });
 
+
+/** A refusal's status, `Allow` header and body. */
+async function refusalOf(response: Response): Promise<{ status: number; allow: string | null; body: unknown }> {
+  return { status: response.status, allow: response.headers.get("allow"), body: await response.json() };
+}
+
+// Conductor's Spring MVC answers a mapped path asked with a method it does not map with a 405 (conductor-oss/conductor
+// #1396: before it, its catch-all exception mapper made it a 500), and the official clients fall back from PUT to GET
+// on a 405 and only on one (conductor-oss/go-sdk#276, csharp-sdk#170, rust-sdk tests/scheduler_verb_fallback_tests.rs).
+describe("a path the router serves, asked with a method none of its routes takes", () => {
+  it("answers 405 METHOD_NOT_ALLOWED in the error shape, with Allow listing the methods the path takes; a path nothing serves is still a 404", async () => {
+    const taskId = crypto.randomUUID();
+    expect(await refusalOf(await api("PUT", `/api/tasks/${taskId}`, { status: "COMPLETED" }))).toEqual({
+      status: 405,
+      allow: "GET",
+      body: { status: 405, error: "METHOD_NOT_ALLOWED", message: `Request method 'PUT' is not supported for /api/tasks/${taskId}: it takes GET`, retryable: false },
+    });
+    // Netflix's Python client posts a skip (polyglot-clients/python/conductor/conductor.py); Conductor maps PUT.
+    expect(await refusalOf(await api("POST", `/api/workflow/${crypto.randomUUID()}/skiptask/work`, {}))).toMatchObject({ status: 405, allow: "PUT" });
+    expect(await refusalOf(await api("DELETE", "/api/metadata/taskdefs"))).toMatchObject({ status: 405, allow: "GET, POST, PUT", body: { error: "METHOD_NOT_ALLOWED" } });
+    // A public route's path too (its other methods are behind authentication, as any path is).
+    expect(await refusalOf(await api("GET", "/api/security/token"))).toMatchObject({ status: 405, allow: "POST" });
+    expect(await refusalOf(await api("PUT", "/api/no/such/route", {}))).toEqual({
+      status: 404,
+      allow: null,
+      body: { status: 404, error: "NOT_FOUND", message: "No route for PUT /api/no/such/route", retryable: false },
+    });
+    // The 501s of Conductor endpoints not served stay 501s, whatever the method.
+    expect((await api("PUT", "/api/tasks/queue/all/verbose", {})).status).toBe(501);
+  });
+
+  it("is decided after authentication and the access rules, as before: a 401 without credentials, a 403 without a permission for that method", async () => {
+    const path = `/api/tasks/${crypto.randomUUID()}`;
+    const anonymous = await call("PUT", path, {}, {});
+    expect([anonymous.status, anonymous.headers.get("allow")]).toEqual([401, null]);
+    // May read every task (GET of this path), not PUT to it: refused before any route is looked at.
+    const reader = await createUser("m405-reader", { directPermissions: [{ action: "TASK_READ", scope: "*" }] });
+    const forbidden = await call("PUT", path, orkes(reader.token), {});
+    expect([forbidden.status, forbidden.headers.get("allow")]).toEqual([403, null]);
+    // The scheduler's paths take any authenticated caller: he learns their methods, which are the same for everyone.
+    expect(await refusalOf(await call("POST", "/api/scheduler/schedules/m405_nightly/pause", orkes(reader.token), {}))).toMatchObject({ status: 405, allow: "GET, PUT" });
+    expect((await call("POST", "/api/scheduler/schedules/m405_nightly/pause", {}, {})).status).toBe(401);
+    expect((await api("PUT", path, {})).status).toBe(405);
+  });
+
+  it("changes nothing", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "m405_task", retryCount: 0 }]);
+    await register({ name: "m405_flow", tasks: [{ name: "m405_task", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
+    const workflowId = await startWorkflow("m405_flow");
+    const [task] = (await getWorkflow(workflowId)).tasks;
+    const taskDefs = await rowCount("task_defs");
+    // A TaskResult PUT to the task's own path, a skip POSTed, every task definition DELETEd.
+    expect((await api("PUT", `/api/tasks/${task!.taskId}`, { workflowInstanceId: workflowId, taskId: task!.taskId, status: "COMPLETED" })).status).toBe(405);
+    expect((await api("POST", `/api/workflow/${workflowId}/skiptask/work`, {})).status).toBe(405);
+    expect((await api("DELETE", "/api/metadata/taskdefs")).status).toBe(405);
+    expect(await rowCount("task_defs")).toBe(taskDefs);
+    expect(await apiOk("GET", "/api/metadata/taskdefs/m405_task")).toMatchObject({ name: "m405_task" });
+    const after = await getWorkflow(workflowId);
+    expect(after.status).toBe("RUNNING");
+    expect(after.tasks).toEqual([task]);
+  });
+
+  it("lists, for every registered route's path, that route's method (the table is the router's own)", async () => {
+    // No route takes PATCH: each path answers 405 with its methods, or 501 where an endpoint not served takes it.
+    const concrete = (path: string) =>
+      path
+        .replace(/:workflowId|:taskId|:keyId|:id/g, () => crypto.randomUUID())
+        .replace(":version", "1")
+        .replace(":status", "COMPLETED")
+        .replace(/:\w+/g, "some_name");
+    const routes = ROUTE_TABLE.filter(([method, path]) => method !== "ALL" && path.startsWith("/api/"));
+    let answered405 = 0;
+    for (const [method, pattern] of routes) {
+      const path = concrete(pattern);
+      const response = await api("PATCH", path, {});
+      if (response.status === 501) {
+        await response.body?.cancel();
+        continue;
+      }
+      const { status, allow } = await refusalOf(response);
+      expect(status, `PATCH ${path}`).toBe(405);
+      expect(allow?.split(", "), `PATCH ${path}`).toContain(method);
+      answered405 += 1;
+    }
+    expect(answered405).toBeGreaterThan(200);
+  }, 120_000);
+});
