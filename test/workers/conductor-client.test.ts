@@ -73,6 +73,22 @@ describe("Conductor endpoints the service does not serve", () => {
     }
   });
 
+  // Netflix's Python client (polyglot-clients/python/conductor/conductor.py) still sends older Conductor's getTaskQueueSizes,
+  // getTasksInQueue and removeTaskFromQueue; Conductor 3.x's TaskResource maps none of them: "not supported yet" would
+  // suggest waiting for them.
+  it.each([
+    ["POST", "/api/tasks/queue/sizes", ["py_queue_task"], "use GET /api/tasks/queue/sizes?taskType=a&taskType=b"],
+    ["GET", "/api/tasks/queue/py_queue_task", undefined, "GET /api/tasks/search?query=taskType="],
+    ["DELETE", "/api/tasks/queue/4f1c2a9e-0000-4000-8000-000000000001", undefined, "no route takes a task out of its queue"],
+    ["DELETE", "/api/tasks/queue/py_queue_task/4f1c2a9e-0000-4000-8000-000000000001", undefined, "no route takes a task out of its queue"],
+  ])("%s %s, an older Conductor route 3.x removed, answers 501 saying so and naming what replaces it", async (method, path, body, replacement) => {
+    const error = await errorOf(method, path, body);
+    expect(error).toMatchObject({ httpStatus: 501, status: 501, error: "NOT_IMPLEMENTED" });
+    expect(error.message).toContain(`${method} ${path} is an older Conductor endpoint that Conductor 3.x removed: `);
+    expect(error.message).toContain(replacement);
+    expect(error.message).not.toContain("not support yet");
+  });
+
   it("still answers 404 for a path that is no Conductor endpoint at all", async () => {
     expect(await errorOf("GET", "/api/no-such-thing")).toMatchObject({ httpStatus: 404, error: "NOT_FOUND" });
     expect(await errorOf("GET", "/api/metadata/no-such-thing/x/y")).toMatchObject({ httpStatus: 404, error: "NOT_FOUND" });

@@ -12,7 +12,7 @@ type Args = [Env, ExecutionContext];
  * come after the routes it would take: the routes naming a definition (lookups, execute) are registered first.
  */
 export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string, method?: "GET"]> = [
-  ["/api/tasks/queue/*", "task queue administration beyond sizes and poll data (GET /api/tasks/queue/size, GET /api/tasks/queue/sizes, GET /api/tasks/queue/polldata)"],
+  ["/api/tasks/queue/*", "task queue administration beyond sizes, the queue list and poll data (GET /api/tasks/queue/size, GET /api/tasks/queue/sizes, GET /api/tasks/queue/all, GET /api/tasks/queue/polldata)"],
   ["/api/metadata/workflow-importer/*", "importing BPMN"],
   ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
   ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],
@@ -60,10 +60,33 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
 ];
 
 /**
- * Answers every {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS} path with 501 NOT_IMPLEMENTED naming the feature: for any
- * method, or only for the one an entry names (the others go on to the served routes).
+ * Task queue routes of older Conductor versions that Conductor 3.x no longer serves (conductor-oss/conductor
+ * TaskResource maps only `GET /tasks/queue/sizes`, `…/size`, `…/all`, `…/all/verbose`, `…/polldata`, `…/polldata/all`
+ * and `POST …/requeue/{taskType}` under `/tasks/queue`), still sent by Netflix's Python client (polyglot-clients/python
+ * conductor.py: `getTaskQueueSizes`, `getTasksInQueue`, `removeTaskFromQueue`), with what replaces each. Answered 501
+ * as the other unsupported routes are, but saying the route is gone rather than "not supported yet", which would
+ * suggest waiting for it. Before {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS}, whose `/api/tasks/queue/*` would take them.
+ */
+export const REMOVED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [method: "GET" | "POST" | "DELETE", path: string, replacement: string]> = [
+  // Older Conductor's sizes took the task types as a JSON list (a POST); 3.x reads them from the query of a GET.
+  ["POST", "/api/tasks/queue/sizes", "use GET /api/tasks/queue/sizes?taskType=a&taskType=b (or GET /api/tasks/queue/size?taskType=a for one queue)"],
+  // The served names (`sizes`, `size`, `all`, `polldata`) are registered before these (routes/workers.ts).
+  ["GET", "/api/tasks/queue/:taskType", "list a task type's waiting tasks with GET /api/tasks/search?query=taskType='…' AND status='SCHEDULED' (Conductor 3.x's GET /api/admin/task/{taskType} is not served here either)"],
+  ["DELETE", "/api/tasks/queue/*", "no route takes a task out of its queue: it leaves it once a worker polls it, or once it is completed (POST /api/tasks) or canceled (its workflow terminated)"],
+];
+
+/**
+ * Answers every {@link REMOVED_CONDUCTOR_ENDPOINTS} route with 501 NOT_IMPLEMENTED naming its replacement, and every
+ * {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS} path with 501 NOT_IMPLEMENTED naming the feature: for any method, or only
+ * for the one an entry names (the others go on to the served routes).
  */
 export function registerUnsupportedRoutes(router: RouterType<IRequest, Args>): void {
+  for (const [method, path, replacement] of REMOVED_CONDUCTOR_ENDPOINTS) {
+    router[method.toLowerCase() as "get" | "post" | "delete"](path, (request) => {
+      const pathname = new URL(request.url).pathname;
+      throw new ApiError(501, "NOT_IMPLEMENTED", `${request.method} ${pathname} is an older Conductor endpoint that Conductor 3.x removed: ${replacement}`);
+    });
+  }
   for (const [path, feature, method] of UNSUPPORTED_CONDUCTOR_ENDPOINTS) {
     const refuse = (request: IRequest): never => {
       const pathname = new URL(request.url).pathname;
