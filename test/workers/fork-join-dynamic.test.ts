@@ -1,7 +1,7 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, eventually, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 
 /** A FORK_JOIN_DYNAMIC of the tasks `tasks` gives (their inputs from `inputs`), and its JOIN. */
 function dynamicFork(ref: string, tasks: string, inputs: string | JsonObject): JsonObject[] {
@@ -249,6 +249,88 @@ describe("FORK_JOIN_DYNAMIC", () => {
       expect(String(done.reasonForIncompletion)).toMatch(reason);
       expect(done.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["fan:FAILED_WITH_TERMINAL_ERROR"]);
     }
+  });
+
+  it("forks tasks whose generated reference names hold dots, as Orkes' video_recipes sample names them after its files: polled, updated by reference name and joined under their names", async () => {
+    // orkes-io/orkesworkers data/workflow/video_recipes.json as published; its prefork worker (VideoRecipesPreForkWorker)
+    // names each task `video_recipes_<file name>_<recipe>_<n>` and lists it as the Java SDK writes a WorkflowTask.
+    await register({
+      name: "video_recipes",
+      description: "Video Recipes Workflow",
+      version: 1,
+      tasks: [
+        { name: "video_recipes_prefork", taskReferenceName: "video_recipes_prefork_ref", inputParameters: { fileLocations: "${workflow.input.fileLocations}", recipeInfos: "${workflow.input.recipeInfos}" }, type: "SIMPLE" },
+        { name: "video_recipes_fork", taskReferenceName: "video_recipes_fork_ref", inputParameters: { dynamicTasks: "${video_recipes_prefork_ref.output.dynamicTasks}", dynamicTasksInput: "${video_recipes_prefork_ref.output.dynamicTasksInput}" }, type: "FORK_JOIN_DYNAMIC", decisionCases: {}, dynamicForkTasksParam: "dynamicTasks", dynamicForkTasksInputParamName: "dynamicTasksInput" },
+        { name: "video_recipes_join", taskReferenceName: "video_recipes_join_ref", inputParameters: {}, type: "JOIN", decisionCases: {}, defaultCase: [], forkTasks: [], startDelay: 0, joinOn: [], optional: false, defaultExclusiveJoinTask: [], asyncComplete: false, loopOver: [] },
+      ],
+      inputParameters: ["fileLocations", "recipeInfos"],
+      outputParameters: { fileLocations: "${video_recipes_join_ref.output}" },
+      schemaVersion: 2,
+      restartable: true,
+      workflowStatusListenerEnabled: true,
+      ownerEmail: "devrel@orkes.io",
+      timeoutPolicy: "ALERT_ONLY",
+      timeoutSeconds: 0,
+      variables: {},
+      inputTemplate: {},
+    });
+    const fileLocations = ["https://cdn.example.com/videos/v1.mp4", "https://cdn.example.com/videos/v2.mp4"];
+    const recipeInfos: Array<{ recipe: string; recipeParameters: JsonObject }> = [{ recipe: "transcode", recipeParameters: { videoEncoder: "libx264", frameRate: 30 } }, { recipe: "watermark", recipeParameters: { watermarkFileLocation: "https://cdn.example.com/logo.png" } }];
+    const workflowId = await startWorkflow("video_recipes", { fileLocations, recipeInfos });
+    const pollOne = (type: string) => eventually(() => apiOk<TaskJson[]>("GET", `/api/tasks/poll/batch/${type}?workerid=recipes&count=1&timeout=0`), (tasks) => tasks.length === 1, `a ${type} task`).then((tasks) => tasks[0]!);
+    const prefork = await pollOne("video_recipes_prefork");
+    const dynamicTasks: JsonObject[] = [];
+    const dynamicTasksInput: JsonObject = {};
+    for (const fileLocation of fileLocations) {
+      for (const { recipe, recipeParameters } of recipeInfos) {
+        const ref = `video_recipes_${fileLocation.split("/").at(-1)!}_${recipe}_${dynamicTasks.length}`;
+        dynamicTasks.push({ name: "video_recipes", taskReferenceName: ref, description: null, inputParameters: {}, type: "SIMPLE", dynamicTaskNameParam: null, decisionCases: {}, defaultCase: [], forkTasks: [], startDelay: 0, subWorkflowParam: null, joinOn: [], sink: null, optional: false, taskDefinition: null, rateLimited: null, defaultExclusiveJoinTask: [], asyncComplete: false, loopCondition: null, loopOver: [], retryCount: null, evaluatorType: null, expression: null, onStateChange: {}, permissive: false });
+        dynamicTasksInput[ref] = { fileLocation, recipe, recipeParameters };
+      }
+    }
+    await apiOk<string>("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: prefork.taskId, status: "COMPLETED", outputData: { dynamicTasks, dynamicTasksInput, log: "This is a test log" } });
+    const refs = ["video_recipes_v1.mp4_transcode_0", "video_recipes_v1.mp4_watermark_1", "video_recipes_v2.mp4_transcode_2", "video_recipes_v2.mp4_watermark_3"];
+    // Three completed as the sample's VideoRecipeWorker does (the file it uploaded, its recipe, the parameters)...
+    for (let done = 0; done < 3; done++) {
+      const task = await pollOne("video_recipes");
+      expect(refs).toContain(task.referenceTaskName);
+      expect(task.inputData).toEqual(dynamicTasksInput[task.referenceTaskName]);
+      const output = { fileLocation: `https://s3.example.com/${task.referenceTaskName}`, recipe: String(task.inputData["recipe"]).toUpperCase(), recipeParameters: task.inputData["recipeParameters"]! };
+      await apiOk<string>("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task.taskId, status: "COMPLETED", outputData: output });
+    }
+    // ...and the last by its reference name, which a URL path carries as it is.
+    const last = (await getWorkflow(workflowId)).tasks.find((task) => refs.includes(task.referenceTaskName) && task.status === "SCHEDULED")!;
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/${encodeURIComponent(last.referenceTaskName)}/COMPLETED`, { fileLocation: "by-reference" });
+    const run = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(run.status, String(run.reasonForIncompletion)).toBe("COMPLETED");
+    const joined = run.output["fileLocations"] as Record<string, JsonObject>;
+    expect(Object.keys(joined).sort()).toEqual(refs);
+    expect(joined[last.referenceTaskName]).toEqual({ fileLocation: "by-reference" });
+    expect(joined["video_recipes_v1.mp4_transcode_0"] ?? joined["video_recipes_v1.mp4_watermark_1"]).toHaveProperty("recipeParameters");
+    expect(run.tasks.find((task) => task.referenceTaskName === "video_recipes_fork_ref")!.inputData["forkedTasks"]).toEqual(refs);
+
+    // Conductor's older form too; names a URL path would split or that start with a dot (`.`, `..`) stay refused.
+    await register({
+      name: "dynamic_older_dotted",
+      tasks: [
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { dynamicTasks: "${workflow.input.dynamicTasks}" }, dynamicForkJoinTasksParam: "dynamicTasks" },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+      ],
+      outputParameters: { joined: "${fan_join.output}" },
+    });
+    const forkOne = (referenceName: string) => startWorkflow("dynamic_older_dotted", { dynamicTasks: { dynamicTasks: [{ taskName: "call", referenceName, type: "HTTP", input: { http_request: { uri: target("/count/dfj-dotted"), method: "GET" } } }] } });
+    const older = await waitFor(await forkOne("thumb_a.png_0"), ["COMPLETED", "FAILED"]);
+    expect(older.status, String(older.reasonForIncompletion)).toBe("COMPLETED");
+    expect(Object.keys(older.output["joined"] as JsonObject)).toEqual(["thumb_a.png_0"]);
+    for (const refused of ["a/b.png", "a b.png", ".png", ".."]) {
+      const failed = await waitFor(await forkOne(refused), ["COMPLETED", "FAILED"]);
+      expect(failed.status).toBe("FAILED");
+      expect(String(failed.reasonForIncompletion)).toMatch(/taskReferenceName must be a non-empty string of letters, digits, _, - and \. only/);
+    }
+    expect(await hits("dfj-dotted")).toBe(1);
+    // A definition's own reference names keep the registration rule: they are what `${...}` names.
+    const written = await api("POST", "/api/metadata/workflow", { name: "dotted_written", version: 1, tasks: [{ name: "x", taskReferenceName: "x.y", type: "SIMPLE" }] });
+    expect(written.status).toBe(400);
   });
 
   it("refuses the older form beside the other form's fields, as Conductor's WorkflowTaskTypeConstraint does, storing nothing", async () => {

@@ -62,6 +62,11 @@ export type DefinitionResult = { ok: true; value: WorkflowDef } | { ok: false; e
 export interface ValidationContext {
   /** The registered task definitions' `inputTemplate`s, by task name: a task runs with its own laid over its template. */
   registeredInputTemplates?: ReadonlyMap<string, JsonObject>;
+  /**
+   * The tasks are those a dynamic fork was given as the workflow runs (see {@link validateForkedTasks}), at any depth
+   * (not an inline child definition, checked as a definition of its own): their reference names may hold dots.
+   */
+  forked?: boolean;
 }
 
 /** The task types whose required input (HTTP's request, JSON_JQ_TRANSFORM's filter) may come from a task definition's inputTemplate. */
@@ -88,6 +93,17 @@ export const MAX_WORKFLOW_NAME_LENGTH = 255;
  * `1st_step`): `${-ref.output}` is a negation, and `${12.output}` or `${12-ab.output}` would read a number.
  */
 const REFERENCE_NAME = /^[0-9]*[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/**
+ * Reference names of the tasks a dynamic fork is given as the workflow runs: {@link REFERENCE_NAME} with dots too after
+ * the first character. Workers build them from data: Orkes' sample prefork workers (orkes-io/orkesworkers
+ * VideoRecipesPreForkWorker, ImageEffectsPreForkWorker) name each task `<task>_<file name>_<recipe>_<n>`, as
+ * `video_recipes_v1.mp4_transcode_0`, and Conductor takes any non-empty name. A dot is harmless beyond `${...}`, which
+ * cannot address such a task (nor can Conductor's JsonPath): the JOIN's output keys it as it is, and in a URL path it is
+ * an ordinary character (the first-character rule keeps out the `.` and `..` segments a URL would resolve away). Other
+ * characters stay refused: `/` would split callback paths, and spaces or quotes need escaping in URLs and search queries.
+ */
+const FORKED_REFERENCE_NAME = /^[0-9]*[A-Za-z_][A-Za-z0-9_.-]*$/;
 
 const isTaskType = isOneOf(TASK_TYPES);
 
@@ -217,7 +233,7 @@ const WORKFLOW = fieldsOf({
   // and left out of the result: the server keeps its own times and authors.
 });
 
-const TASK = fieldsOf({
+const TASK_FIELDS = {
   name: rule<string>("name", "a non-empty string", isNonEmptyString),
   taskReferenceName: rule<string>(
     "taskReferenceName",
@@ -249,6 +265,18 @@ const TASK = fieldsOf({
       ),
       ttlInSecond: rule<number>("ttlInSecond", `a whole number of seconds from 1 to ${MAX_CACHE_TTL_SECONDS} (30 days)`, isIntegerIn(1, MAX_CACHE_TTL_SECONDS)),
     }),
+  ),
+};
+
+const TASK = fieldsOf(TASK_FIELDS);
+
+/** A task a dynamic fork is given as the workflow runs: its reference name may hold dots (see FORKED_REFERENCE_NAME). */
+const FORKED_TASK = fieldsOf({
+  ...TASK_FIELDS,
+  taskReferenceName: rule<string>(
+    "taskReferenceName",
+    "a non-empty string of letters, digits, _, - and . only, whose first character after any leading digits is a letter or _, because it appears in URL paths",
+    (value) => typeof value === "string" && FORKED_REFERENCE_NAME.test(value),
   ),
 });
 
@@ -298,7 +326,7 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
     return { issues: [{ path, message: `each task must be an object, but received ${describeValue(raw)}` }] };
   }
   const issues: ValidationIssue[] = [];
-  const common = v.safeParse(TASK, raw);
+  const common = v.safeParse(context.forked === true ? FORKED_TASK : TASK, raw);
   if (!common.success) issues.push(...toIssues(common.issues, path));
 
   const type = raw["type"];
@@ -814,7 +842,7 @@ export const MAX_FORKED_TASKS = 1_000;
 export function validateForkedTasks(given: readonly unknown[], path: string, taken: ReadonlySet<string>): { ok: true; tasks: WorkflowTaskDef[] } | { ok: false; errors: ValidationIssue[] } {
   const raw = withConductorForms(given);
   const issues: ValidationIssue[] = [];
-  const tasks = validateTaskList(raw, path, 1, issues);
+  const tasks = validateTaskList(raw, path, 1, issues, { forked: true });
   const entries = rawTaskEntries(raw, path, 1);
   if (entries.length > MAX_FORKED_TASKS) issues.push({ path, message: `a FORK_JOIN_DYNAMIC may fork at most ${MAX_FORKED_TASKS} tasks (counting those inside forked SWITCH branches and loops), but was given ${entries.length}; fork sub workflows over batches instead` });
   issues.push(...duplicateReferenceNames(entries), ...loopRunNameClashes(entries));
