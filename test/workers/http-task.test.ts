@@ -36,6 +36,14 @@ describe("HTTP task inputs", () => {
     expect(echo.headers["idempotency-key"]).toBe(task["taskId"]);
   });
 
+  it("sends the accept values Conductor's HTTP task docs list beyond the spec's, text/html and text/xml, as written", async () => {
+    for (const accept of ["text/html", "text/xml"]) {
+      const { task } = await runSingle(`http_accept_${accept.slice(5)}`, { uri: target("/echo/accept"), method: "GET", accept });
+      expect(task.status, String(task.reasonForIncompletion)).toBe("COMPLETED");
+      expect(echoOf(task.outputData).headers["accept"]).toBe(accept);
+    }
+  });
+
   it("sends a form body (application/x-www-form-urlencoded, as Orkes' Notify-Channels template posts to Twilio) as the string given, with that Content-Type", async () => {
     const { task } = await runSingle("http_form", {
       http_request: {

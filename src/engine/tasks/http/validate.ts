@@ -25,8 +25,11 @@ import { isHeaderValueText } from "../../http-syntax";
 /** HTTP methods the spec allows, spelled exactly as it lists them. */
 export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"] as const;
 
-/** Values the spec lists for `accept` (section 2.2), in its order. */
-export const HTTP_ACCEPT_TYPES = [
+/**
+ * Values the spec lists for `accept` (section 2.2), in its order: Orkes' documented list for both `accept` and
+ * `contentType` (orkes.io reference-docs/system-tasks/http).
+ */
+const ORKES_MEDIA_TYPES = [
   "application/java-archive",
   "application/EDI-X12",
   "application/EDIFACT",
@@ -58,6 +61,13 @@ export const HTTP_ACCEPT_TYPES = [
 ] as const;
 
 /**
+ * Values `accept` takes: Orkes' documented list, and text/html and text/xml, which Conductor's HTTP task docs list among
+ * its accept values (conductor-oss/conductor docs/.../systemtasks/http-task.md): a task asking for an HTML page or an
+ * XML feed as those docs allow was refused at registration. Conductor's HttpTask sends any value.
+ */
+export const HTTP_ACCEPT_TYPES = [...ORKES_MEDIA_TYPES, "text/html", "text/xml"] as const;
+
+/**
  * Values `contentType` takes: Orkes' documented list, the same as its accept list (orkes.io reference-docs/system-tasks/http),
  * which holds the spec's four (application/json, text/plain, application/xml, image/svg+xml), and text/html, which
  * Conductor's HTTP task docs also list (conductor-oss/conductor docs/.../systemtasks/http-task.md). Conductor's
@@ -65,7 +75,7 @@ export const HTTP_ACCEPT_TYPES = [
  * templates post to Twilio with a string body (orkes-io/orkes-templates Notify-Channels), though the same value given
  * by an expression was sent.
  */
-export const HTTP_CONTENT_TYPES = [...HTTP_ACCEPT_TYPES, "text/html"] as const;
+export const HTTP_CONTENT_TYPES = [...ORKES_MEDIA_TYPES, "text/html"] as const;
 
 /**
  * Upper bound a definition may give `connectionTimeOut` and `readTimeOut` (milliseconds, a day). What a request is
