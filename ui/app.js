@@ -39,6 +39,8 @@ const ROUTES = [
   [/^definitions\/new$/, (container, params, context) => renderDefinitionEditor(container, params, context)],
   [/^definitions\/([^/]+)\/(\d+)\/edit$/, renderDefinitionEditor],
   [/^definitions\/([^/]+)\/(\d+)$/, renderDefinition],
+  // The latest version, as Conductor's UI shows `/workflowDef/{name}` (see _redirects).
+  [/^definitions\/([^/]+)$/, renderDefinition],
   [/^taskdefs$/, renderTaskDefs],
   [/^taskdefs\/new$/, (container, params, context) => renderTaskDefEditor(container, params, context)],
   [/^taskdefs\/(.+)$/, renderTaskDefEditor],

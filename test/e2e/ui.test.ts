@@ -1856,4 +1856,35 @@ describe("web UI", () => {
     expect(viewer.problems).toEqual([]);
     expect(viewer.refusedLoads).toEqual([expect.stringContaining("status of 403"), expect.stringContaining("status of 403")]);
   });
+
+  it("opens Conductor's own UI links (conductor-oss/conductor ui/src/App.jsx paths) on its pages: an execution, a definition's latest version, the lists", async () => {
+    const name = `${parentName}_links`;
+    const definition = { name, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }] };
+    await callOk(server.url, "POST", "/api/metadata/workflow", { key: adminKey, body: definition });
+    await callOk(server.url, "POST", "/api/metadata/workflow", { key: adminKey, body: { ...definition, version: 2 } });
+    const id = (await callOk(server.url, "POST", `/api/workflow/${name}`, { key: adminKey, body: {} })).text.trim();
+    const redirected = async (path: string) => (await fetch(`${server.url}${path}`, { redirect: "manual" })).headers.get("location");
+    expect(await redirected(`/execution/${id}`)).toMatch(new RegExp(`/#/executions/${id}$`));
+    expect(await redirected(`/execution/${id}/some-task-id`)).toMatch(new RegExp(`/#/executions/${id}$`));
+    expect(await redirected(`/workflowDef/${name}/1`)).toMatch(new RegExp(`/#/definitions/${name}/1$`));
+    expect(await redirected("/workflowDefs")).toMatch(/\/#\/definitions$/);
+    expect(await redirected("/taskDef/some_task")).toMatch(/\/#\/taskdefs\/some_task$/);
+    expect(await redirected("/taskQueue/some_task")).toMatch(/\/#\/queues$/);
+    // Nothing is looked up before the login: an unknown execution redirects alike.
+    expect(await redirected("/execution/not-an-id")).toMatch(/\/#\/executions\/not-an-id$/);
+
+    const opened = await openPage(browser);
+    await logIn(opened.page, adminKey);
+    await opened.page.goto(`${server.url}/execution/${id}`);
+    await expect.poll(() => opened.page.url(), { timeout: STEP_TIMEOUT_MS }).toContain(`#/executions/${id}`);
+    await workflowStatus(opened.page).waitFor({ timeout: STEP_TIMEOUT_MS });
+    // Without a version, the latest one, as Conductor's UI shows /workflowDef/{name}.
+    await opened.page.goto(`${server.url}/workflowDef/${name}`);
+    await expect.poll(() => opened.page.url(), { timeout: STEP_TIMEOUT_MS }).toContain(`#/definitions/${name}`);
+    await opened.page.getByRole("heading", { name: `${name} v2` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(opened.problems).toEqual([]);
+    await opened.page.context().close();
+    await callOk(server.url, "DELETE", `/api/workflow/${id}`, { key: adminKey });
+  });
+
 });

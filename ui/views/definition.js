@@ -51,12 +51,12 @@ const TEMPLATE = {
 };
 
 /**
- * One definition version: its diagram and JSON, with Edit and Run for users allowed to.
+ * One definition version (the latest when none is named): its diagram and JSON, with Edit and Run for users allowed to.
  * @type {import("../app.js").View}
  */
 export async function renderDefinition(container, _params, context, name = "", version = "") {
   const definition = /** @type {{name: string, version: number, description?: string, tasks: import("../lib/diagram.js").WorkflowTask[], inputParameters?: string[]}} */ (
-    await api("GET", `/api/metadata/workflow/${encodeURIComponent(name)}?version=${encodeURIComponent(version)}`));
+    await api("GET", `/api/metadata/workflow/${encodeURIComponent(name)}${version === "" ? "" : `?version=${encodeURIComponent(version)}`}`));
   const permissions = await permissionsAt(`workflow:${definition.name}`);
   if (!context.active()) return;
   const canEdit = permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE");
