@@ -23,6 +23,7 @@ import { registerJsonSchemaRoutes } from "./routes/json-schemas";
 import { registerTagRoutes } from "./routes/tags";
 import { registerTaskRoutes, registerWebhookCallbackRoute } from "./routes/tasks";
 import { registerUnsupportedRoutes } from "./routes/unsupported";
+import { registerVersionRoute } from "./routes/version";
 import { registerWorkerRoutes } from "./routes/workers";
 import { registerWebhookRoutes } from "./routes/webhooks";
 import { registerWorkflowNameRoutes, registerWorkflowRoutes } from "./routes/workflows";
@@ -39,6 +40,7 @@ type Args = [Env, ExecutionContext];
 
 const router = Router<IRequest, Args>({ before: [guard] });
 router.get("/health", () => Response.json({ status: "ok" }));
+registerVersionRoute(router);
 // Before the 501s and the single-id routes: a definition may be named like one of their segments (`decide/correlated`,
 // `execute/variables`).
 registerWorkflowNameRoutes(router);

@@ -176,6 +176,18 @@ describe("a bare id is text/plain;charset=UTF-8, as Conductor's Spring server wr
   });
 });
 
+describe("GET /api/version (Conductor's and Orkes' VersionResource; the SDKs' VersionResourceApi.getVersion)", () => {
+  it("answers the service's version as text/plain to any authenticated caller, and only to one", async () => {
+    const version = await api("GET", "/api/version");
+    expect([version.status, version.headers.get("content-type")]).toEqual([200, "text/plain;charset=UTF-8"]);
+    expect(await version.text()).toMatch(/^\d+\.\d+\.\d+/);
+    // A caller holding no permission reads it too: it says nothing of any workflow or task.
+    const nobody = await createUser("version-reader");
+    expect((await call("GET", "/api/version", orkes(nobody.token))).status).toBe(200);
+    expect((await call("GET", "/api/version", {})).status).toBe(401);
+  });
+});
+
 describe("GET /api/workflow/{id}/status (WorkflowExecutor.getWorkflowStatus)", () => {
   it("answers Orkes' WorkflowStatus, with output and variables only when asked for", async () => {
     await register({ name: "client_status", tasks: [httpTask("a", { uri: target("/count/client-status"), method: "GET" })], outputParameters: { n: "${a.output.response.body.n}" } });
