@@ -581,7 +581,7 @@ describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerF
     // The window counts starts: the first, ended long before, still held the second back for the window's length. It
     // counts from when the limit object gave the first its place, between the first's scheduledTime and its startTime
     // (read by its execution a moment later): measured from the startTime, the second may start a millisecond "early".
-    expect(firstTask(secondDone).startTime).toBeGreaterThanOrEqual(firstTask(firstDone).scheduledTime + 2000);
+    expect(firstTask(secondDone).startTime).toBeGreaterThanOrEqual(Number(firstTask(firstDone).scheduledTime) + 2000);
   });
 
   it("a terminated execution gives its place back: the waiting task runs", async () => {

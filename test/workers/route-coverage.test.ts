@@ -11,14 +11,17 @@ import { ADMIN_KEY, api, apiOk, getWorkflow, register, rowCount, startWorkflow }
 
 const [adminKeyId, adminSecret] = ADMIN_KEY.split(":") as [string, string];
 
+/** A route pattern with its parameters filled in: random ids, version 1, status COMPLETED, other names "some_name". */
+function concrete(path: string): string {
+  return path
+    .replace(/:workflowId|:taskId|:keyId|:id/g, () => crypto.randomUUID())
+    .replace(":version", "1")
+    .replace(":status", "COMPLETED")
+    .replace(/:\w+/g, "some_name");
+}
+
 describe("every registered route", () => {
   const PUBLIC = new Set(["GET /health", "POST /api/security/token", "POST /api/token", "POST /api/security/token/refresh", "POST /api/security/token/revoke", "POST /api/tasks/webhook/:workflowId/:taskRefName/:taskId", "POST /webhook/:id", "POST /api/webhook/:id", "GET /webhook/:id", "GET /api/webhook/:id"]);
-  const concrete = (path: string) =>
-    path
-      .replace(/:workflowId|:taskId|:keyId|:id/g, () => crypto.randomUUID())
-      .replace(":version", "1")
-      .replace(":status", "COMPLETED")
-      .replace(/:\w+/g, "some_name");
   const routes = ROUTE_TABLE.filter(([method, path]) => method !== "ALL" && path !== "*");
 
   // The bulk routes take any authenticated caller: each id is authorized as its single-id route (see "bulk operations").
@@ -174,12 +177,6 @@ describe("a path the router serves, asked with a method none of its routes takes
 
   it("lists, for every registered route's path, that route's method (the table is the router's own)", async () => {
     // No route takes PATCH: each path answers 405 with its methods, or 501 where an endpoint not served takes it.
-    const concrete = (path: string) =>
-      path
-        .replace(/:workflowId|:taskId|:keyId|:id/g, () => crypto.randomUUID())
-        .replace(":version", "1")
-        .replace(":status", "COMPLETED")
-        .replace(/:\w+/g, "some_name");
     const routes = ROUTE_TABLE.filter(([method, path]) => method !== "ALL" && path.startsWith("/api/"));
     let answered405 = 0;
     for (const [method, pattern] of routes) {
