@@ -226,9 +226,19 @@ const taskResultFields = {
   status: TASK_RESULT_STATUS,
   outputData: v.nullish(jsonData),
   reasonForIncompletion: v.nullish(v.string("must be a string")),
-  /** A SIMPLE task kept IN_PROGRESS is polled again after this many seconds. */
+  /**
+   * A SIMPLE task kept IN_PROGRESS is polled again after this many seconds. A fraction is dropped, not refused:
+   * Conductor's TaskResult holds a `long`, which Jackson reads 0.012 into as 0 (its ACCEPT_FLOAT_AS_INT is on), and
+   * netflix-conductor-utilities' Node worker, in its releases before RunningTask, sends the seconds its work took
+   * (`0.012`) with every result.
+   */
   callbackAfterSeconds: v.nullish(
-    v.pipe(v.number("must be a number of seconds"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.transform((seconds) => Math.min(seconds, MAX_CALLBACK_AFTER_SECONDS))),
+    v.pipe(
+      v.number("must be a number of seconds"),
+      v.finite("must be a number of seconds"),
+      v.minValue(0, "must not be negative"),
+      v.transform((seconds) => Math.min(Math.trunc(seconds), MAX_CALLBACK_AFTER_SECONDS)),
+    ),
   ),
   /**
    * Lines the worker logged while it ran the task, stored with the result (the latest ones, each cut to its limit). An

@@ -126,6 +126,29 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).output).toEqual({ percent: 100 });
   });
 
+  it("takes a callbackAfterSeconds with a fraction as its whole seconds, as Jackson reads it into Conductor's long", async () => {
+    // netflix-conductor-utilities' Node worker (before RunningTask) sends the seconds its work took with every result.
+    await register({ name: "w_fraction", tasks: [simpleTask("w_fraction_task"), simpleTask("w_fraction_next")] });
+    const workflowId = await startWorkflow("w_fraction");
+    const first = await pollOne("w_fraction_task");
+    expect((await report(first, "IN_PROGRESS", { step: 1 }, { callbackAfterSeconds: 1.7 })).status).toBe(200);
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", callbackAfterSeconds: 1 });
+    const again = await pollOne("w_fraction_task", { timeout: "3000" });
+    expect((await report(again, "COMPLETED", { step: 2 }, { callbackAfterSeconds: 0.012 })).status).toBe(200);
+    const next = await pollOne("w_fraction_next");
+    expect((await report(next, "COMPLETED", {}, { callbackAfterSeconds: 0.4 })).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    // Still refused: a negative number, or one that is no number; the task is left as it was.
+    const other = await startWorkflow("w_fraction");
+    const task = await pollOne("w_fraction_task");
+    for (const callbackAfterSeconds of [-0.5, "1"]) {
+      const refused = await report(task, "COMPLETED", {}, { callbackAfterSeconds });
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "callbackAfterSeconds" }] });
+    }
+    expect((await getWorkflow(other)).tasks[0]!.status).toBe("IN_PROGRESS");
+  });
+
   it("an update by reference name adds its output to the task's, as Conductor's does (a TaskResult's replaces it)", async () => {
     await register({ name: "w_ref_merge", tasks: [simpleTask("w_ref_merge_task", "work")] });
     const workflowId = await startWorkflow("w_ref_merge");
@@ -500,7 +523,7 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(await apiOk("POST", `/api/tasks/${task.taskId}/ack?workerid=many-threads`)).toBe(true);
     expect(JSON.stringify(await getWorkflow(workflowId))).toBe(polled);
     const before = JSON.stringify(await getWorkflow(workflowId));
-    const badExtras: JsonObject[] = [{ callbackAfterSeconds: -1 }, { callbackAfterSeconds: 1.5 }, { callbackAfterSeconds: "soon" }, { workerId: 7 }];
+    const badExtras: JsonObject[] = [{ callbackAfterSeconds: -1 }, { callbackAfterSeconds: "soon" }, { workerId: 7 }];
     for (const extra of badExtras) {
       const response = await report(task, "IN_PROGRESS", {}, extra);
       expect(response.status, JSON.stringify(extra)).toBe(400);
