@@ -221,7 +221,7 @@ export async function searchHumanTasks(request: IRequest, env: Env, search: Huma
     filter.bindings.push(search.updateEndTime);
   }
   // As the other searches' freeText: a substring, ASCII case ignored; `*` matches anything.
-  if (search.fullTextQuery !== undefined && search.fullTextQuery.trim() !== "") applyFreeText(filter, search.fullTextQuery.trim(), ["entry"], "fullTextQuery");
+  if (search.fullTextQuery !== undefined && search.fullTextQuery.trim() !== "") applyFreeText(filter, search.fullTextQuery.trim(), ["entry"], { path: "fullTextQuery" });
   if (search.taskInputQuery !== undefined && search.taskInputQuery.trim() !== "") addFieldQuery(filter, "input", search.taskInputQuery, "taskInputQuery");
   if (search.taskOutputQuery !== undefined && search.taskOutputQuery.trim() !== "") addFieldQuery(filter, "output", search.taskOutputQuery, "taskOutputQuery");
   const where = filter.clauses.length === 0 ? "" : `WHERE ${filter.clauses.join(" AND ")}`;

@@ -1,7 +1,7 @@
 import type { IRequest } from "itty-router";
 import { WORKFLOW_STATUSES, type JsonObject } from "../engine/model";
 import { toWorkflowSummary, type WorkflowSummaryRow } from "../engine/view";
-import { validationError } from "./http/errors";
+import { ApiError, validationError } from "./http/errors";
 
 /** Largest page a search returns. */
 export const MAX_SEARCH_SIZE = 1000;
@@ -438,13 +438,51 @@ export function searchParam(request: IRequest, name: string): string | undefined
 }
 
 /**
+ * One Lucene term `field:value` of a freeText, its value unquoted (no quote, backslash or parenthesis, which the query
+ * parser would read) or in double quotes, as Conductor's Elasticsearch index reads a freeText (a query_string query).
+ */
+const FREE_TEXT_TERM = /(\w+):("(?:[^"\\]|\\[\s\S])*"|[^\s"'()\\]+)/g;
+
+/**
+ * A whole freeText of such terms joined by ` AND `. Terms side by side without it are not: Conductor's query string
+ * keeps Elasticsearch's default operator, OR, which is not built here.
+ */
+const FREE_TEXT_TERMS = new RegExp(`^\\s*${FREE_TEXT_TERM.source}(?:\\s+AND\\s+${FREE_TEXT_TERM.source})*\\s*$`);
+
+/**
+ * Reads a freeText made only of `field:value` terms (`correlationId:order-*`, `status:FAILED AND workflowType:x`)
+ * whose fields `fields.query` knows as the `query` conditions `field = value`, and says whether it did; anything else
+ * (a bare word, an unknown field, a value a field cannot hold, OR or terms side by side, ranges, a URL) is left to
+ * the substring search, since a freeText was never refused.
+ */
+function applyFreeTextTerms(filter: Filter, freeText: string, fields: SearchFields): boolean {
+  if (!FREE_TEXT_TERMS.test(freeText)) return false;
+  const terms = [...freeText.matchAll(FREE_TEXT_TERM)];
+  if (!terms.every((term) => columnOf(fields.query, term[1]!) !== undefined)) return false;
+  const conditions: Filter = { clauses: [], bindings: [] };
+  try {
+    applyQuery(conditions, terms.map((term) => `${term[1]} = ${term[2]}`).join(" AND "), fields);
+  } catch (error) {
+    // A refused condition (`status:failed`, `startTime:today`) is text to find, not a 400.
+    if (error instanceof ApiError && error.status === 400) return false;
+    throw error;
+  }
+  filter.clauses.push(...conditions.clauses);
+  filter.bindings.push(...conditions.bindings);
+  return true;
+}
+
+/**
  * Conductor's `freeText` (`*` or none: everything): rows with the text in one of `columns`, as a substring, ASCII case
  * ignored; a `*` inside it matches any text (`order-1*`, as Conductor's query string reads it). Within double quotes
- * (`"order-123"`, as the Conductor UI asks for free text) the text is taken literally, `*` included. `path` names the
+ * (`"order-123"`, as the Conductor UI asks for free text) the text is taken literally, `*` included. With `fields`,
+ * a freeText of `field:value` terms is read as conditions (see {@link applyFreeTextTerms}). `path` names the
  * parameter in a refusal.
  */
-export function applyFreeText(filter: Filter, given: string | undefined, columns: readonly string[], path = "freeText"): void {
+export function applyFreeText(filter: Filter, given: string | undefined, columns: readonly string[], options: { path?: string; fields?: SearchFields } = {}): void {
   if (given === undefined || given === "*") return;
+  if (options.fields !== undefined && applyFreeTextTerms(filter, given, options.fields)) return;
+  const path = options.path ?? "freeText";
   const quoted = given.length >= 2 && given.startsWith('"') && given.endsWith('"');
   const freeText = quoted ? given.slice(1, -1) : given;
   if (freeText === "") return;
@@ -507,7 +545,7 @@ export async function searchExecutions(db: D1Database, request: IRequest, readab
   } else {
     const query = param(request, "query");
     if (query) applyQuery(filter, query);
-    applyFreeText(filter, param(request, "freeText"), ["workflow_id", "correlation_id", "workflow_name", "reason", "input", "output"]);
+    applyFreeText(filter, param(request, "freeText"), ["workflow_id", "correlation_id", "workflow_name", "reason", "input", "output"], { fields: EXECUTION_FIELDS });
   }
   const order = orderBy(param(request, "sort"));
   const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";

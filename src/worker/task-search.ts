@@ -101,7 +101,7 @@ function taskFilter(request: IRequest): Filter {
   const filter: Filter = { clauses: [], bindings: [] };
   const query = searchParam(request, "query");
   if (query) applyQuery(filter, query, TASK_FIELDS);
-  applyFreeText(filter, searchParam(request, "freeText"), ["task_id", "workflow_id", "workflow_name", "task_def_name", "reference_task_name", "correlation_id", "reason", "input", "output"]);
+  applyFreeText(filter, searchParam(request, "freeText"), ["task_id", "workflow_id", "workflow_name", "task_def_name", "reference_task_name", "correlation_id", "reason", "input", "output"], { fields: TASK_FIELDS });
   return filter;
 }
 

@@ -315,6 +315,40 @@ describe("search", () => {
     expect(starred.results.map((row) => row.workflowId)).toEqual([smith]);
   });
 
+  it("freeText of Lucene terms field:value (as Conductor's Elasticsearch index reads it) is read as those conditions; a bare word, an unknown field or a URL stays a substring", async () => {
+    const wait = [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }];
+    await register({ name: "lucene_wf", tasks: wait });
+    await register({ name: "lucene_wf_fail", tasks: [{ name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "FAILED" } }] });
+    const abc1 = await startWorkflow("lucene_wf", { note: "ticket:lu-77 http://lu.example/x" }, "?correlationId=lu-abc-1");
+    const abc2 = await startWorkflow("lucene_wf", {}, "?correlationId=lu-abc-2");
+    const xyz = await startWorkflow("lucene_wf", {}, "?correlationId=lu-xyz");
+    const failed = await startWorkflow("lucene_wf_fail", {}, "?correlationId=lu-abc-3");
+    for (const id of [abc1, abc2, xyz]) await waitForIndexRow(id, "RUNNING", 10_000);
+    await waitForIndexRow(failed, "FAILED", 10_000);
+    const ids = async (freeText: string) =>
+      (await apiOk<SearchResult>("GET", `/api/workflow/search?freeText=${encodeURIComponent(freeText)}`)).results.map((row) => row.workflowId).sort();
+    expect(await ids("correlationId:lu-abc-*")).toEqual([abc1, abc2, failed].sort());
+    expect(await ids("correlationId:lu-abc-* AND status:FAILED")).toEqual([failed]);
+    expect(await ids("workflowType:lucene_wf AND status:RUNNING AND correlationId:lu-*")).toEqual([abc1, abc2, xyz].sort());
+    expect(await ids("status:FAILED")).toContain(failed);
+    expect(await ids("status:FAILED")).not.toContain(abc1);
+    // Terms side by side are Elasticsearch's default OR, not built: the whole text is a substring, found nowhere.
+    expect(await ids("status:FAILED workflowType:lucene_wf_fail")).toEqual([]);
+    expect(await ids("correlationId:lu-xyz")).toEqual([xyz]);
+    // In double quotes the value is literal: its * a character.
+    expect(await ids('correlationId:"lu-xyz"')).toEqual([xyz]);
+    expect(await ids('correlationId:"lu-abc-*"')).toEqual([]);
+    // An unknown field, a bare word, a URL: the substring search, as before (never a 400).
+    expect(await ids("ticket:lu-77")).toEqual([abc1]);
+    expect(await ids("lu-xyz")).toEqual([xyz]);
+    expect(await ids("http://lu.example/x")).toEqual([abc1]);
+    // A value the field cannot hold is text to find, not a refusal.
+    expect((await api("GET", `/api/workflow/search?freeText=${encodeURIComponent("status:failed")}`)).status).toBe(200);
+    // search-by-tasks reads its freeText as a task search's: task fields.
+    const byTasks = await apiOk<SearchResult>("GET", `/api/workflow/search-by-tasks?freeText=${encodeURIComponent("taskRefName:hold AND correlationId:lu-abc-*")}`);
+    expect(byTasks.results.map((row) => row.workflowId).sort()).toEqual([abc1, abc2].sort());
+  });
+
   it("query: an unquoted * in an = value is a wildcard, as Conductor's index reads it (case kept, as =); a quoted value is taken literally", async () => {
     const hook = [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }];
     for (const name of ["wc_order_proc_a", "wc_order_proc_b", "wc_x_proc_1"]) await register({ name, tasks: hook });

@@ -50,6 +50,25 @@ describe("GET /api/tasks/search", () => {
     expect((await search(`freeText=ts-corr`)).results.every((task) => task.workflowId === workflowId)).toBe(true);
   });
 
+  it("freeText of Lucene terms field:value (as Conductor's Elasticsearch index reads it) is read as those conditions; a bare word or an unknown field stays a substring", async () => {
+    await register({ name: "ts_lucene", tasks: [simple("work", "ts_lucene_worker", { note: "ticket:tl-9" })] });
+    const abc1 = await startWorkflow("ts_lucene", {}, "?correlationId=tl-abc-1");
+    const abc2 = await startWorkflow("ts_lucene", {}, "?correlationId=tl-abc-2");
+    const xyz = await startWorkflow("ts_lucene", {}, "?correlationId=tl-xyz");
+    for (const id of [abc1, abc2, xyz]) await searchUntil(byWorkflow(id), (page) => page.results[0]?.status === "SCHEDULED", `the task of ${id}`);
+    const workflows = async (freeText: string) =>
+      (await search(`freeText=${encodeURIComponent(freeText)}`)).results.map((task) => task.workflowId).sort();
+    expect(await workflows("correlationId:tl-abc-*")).toEqual([abc1, abc2].sort());
+    expect(await workflows("correlationId:tl-* AND status:SCHEDULED AND taskType:ts_lucene_worker")).toEqual([abc1, abc2, xyz].sort());
+    expect(await workflows("correlationId:tl-abc-* AND status:COMPLETED")).toEqual([]);
+    expect(await workflows('correlationId:"tl-xyz"')).toEqual([xyz]);
+    expect(await workflows('correlationId:"tl-abc-*"')).toEqual([]);
+    // An unknown field and a bare word: the substring search, as before.
+    expect(await workflows("ticket:tl-9")).toEqual([abc1, abc2, xyz].sort());
+    expect(await workflows("tl-xyz")).toEqual([xyz]);
+    expect((await api("GET", `/api/tasks/search?freeText=${encodeURIComponent("status:DONE")}`)).status).toBe(200);
+  });
+
   it("shows a running execution's task as it waits, then as it changes, within a second or two", async () => {
     await register({ name: "ts_running", tasks: [simple("work", "ts_running_worker", { n: "${workflow.input.n}" })] });
     const workflowId = await startWorkflow("ts_running", { n: 5 });
