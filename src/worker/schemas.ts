@@ -81,10 +81,12 @@ export const IDEMPOTENCY_STRATEGIES = START_IDEMPOTENCY_STRATEGIES;
 
 const START_WORKFLOW_FIELDS = {
   name: v.optional(v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"))),
-  version: v.optional(WorkflowVersion),
+  // Digits and "" too, as Jackson reads them into Conductor's Integer fields: clients that carry the version as text
+  // (realeyeeos/conductor-client's Go SDK sends "version": "1") start the workflow rather than get a 400.
+  version: jacksonInteger(WorkflowVersion),
   input: v.optional(jsonData),
   correlationId: v.optional(CorrelationId),
-  priority: v.optional(Priority),
+  priority: jacksonInteger(Priority),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
   idempotencyKey: v.optional(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(MAX_IDEMPOTENCY_KEY_LENGTH, `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`))),
   idempotencyStrategy: v.optional(v.picklist(IDEMPOTENCY_STRATEGIES, "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")),

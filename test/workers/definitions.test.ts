@@ -377,6 +377,23 @@ describe("invalid start requests are refused and start nothing", () => {
     expect(one).toMatchObject({ workflowName: "start_both", workflowVersion: 1, input: { a: 1 }, correlationId: "c-1", priority: 5, tasks: [] });
     expect((await apiOk("GET", `/api/workflow/${second}`))).toMatchObject({ input: { b: 2 }, correlationId: "c-2", priority: 3 });
   });
+
+  it("takes a version and priority given as digits, or as \"\" (none), as Jackson reads Conductor's Integer fields; other text is still a 400 and starts nothing", async () => {
+    // realeyeeos/conductor-client's Go SDK (sdk/sdk.go RunWorkFlow) sends its version as a string.
+    await register(valid("start_text_version", 1));
+    await register(valid("start_text_version", 2));
+    const before = await rowCount("executions");
+    for (const bad of [{ version: "one" }, { version: "1.5" }, { version: "-1" }, { priority: "100" }]) {
+      const body = await refused(await api("POST", "/api/workflow", { name: "start_text_version", ...bad }), 400, "VALIDATION_ERROR");
+      expect(body.validationErrors?.[0]?.path).toBe(Object.keys(bad)[0]);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await rowCount("executions")).toBe(before);
+    const asText = await apiOk<string>("POST", "/api/workflow", { name: "start_text_version", version: "1", input: { a: 1 }, priority: "7" });
+    expect(await apiOk("GET", `/api/workflow/${asText}?includeTasks=false`)).toMatchObject({ workflowVersion: 1, priority: 7, input: { a: 1 } });
+    const empty = await apiOk<string>("POST", "/api/workflow", { name: "start_text_version", version: "", priority: "" });
+    expect(await apiOk("GET", `/api/workflow/${empty}?includeTasks=false`)).toMatchObject({ workflowVersion: 2, priority: 0 });
+  });
 });
 
 describe("a definition's inputTemplate (default workflow input)", () => {
