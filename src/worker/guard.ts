@@ -49,10 +49,11 @@ async function targetOf(request: Request, env: Env, path: string): Promise<Reque
   const config = serviceConfig(env);
   const body = await peekJsonObject(request, target.body === "taskResult" ? taskResultMaxBytes(config) : config.maxRequestBytes);
   if (target.body === "taskResult") return taskResultTarget(env, body);
-  // A start with an inline definition may leave its name to the definition (the route refuses two different names).
+  // A start with an inline definition starts the definition's name, whatever `name` the body gives too (as Conductor
+  // runs the workflowDef it is given), so that name is the one whose start right is checked.
   const inline = body?.["workflowDef"];
   const inlineName = typeof inline === "object" && inline !== null && !Array.isArray(inline) ? stringField(inline as Record<string, unknown>, "name") : undefined;
-  return { workflowName: stringField(body, "name") ?? inlineName };
+  return { workflowName: inlineName ?? stringField(body, "name") };
 }
 
 /**

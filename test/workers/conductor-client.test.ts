@@ -344,19 +344,35 @@ describe("StartWorkflowRequest.workflowDef (an inline definition)", () => {
     expect(await hits("client-inline-exec")).toBe(1);
   });
 
-  it("refuses an invalid definition or a second name with a 400 naming the field, and starts nothing", async () => {
+  it("refuses an invalid definition with a 400 naming the field, and starts nothing", async () => {
     const counted = (ref: string) => httpTask(ref, { uri: target("/count/client-inline-refused"), method: "GET" });
     const invalid = await api("POST", "/api/workflow", { workflowDef: { name: "client_inline_bad", tasks: [counted("a"), { name: "b", taskReferenceName: "a", type: "INLINE", inputParameters: {} }] } });
     expect(invalid.status).toBe(400);
     const problems = ((await invalid.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors;
     expect(problems.length).toBeGreaterThan(0);
     for (const problem of problems) expect(problem.path).toMatch(/^workflowDef\.tasks\[1\]/);
-    const named = await errorOf("POST", "/api/workflow", { name: "client_inline_other", workflowDef: { name: "client_inline_bad", tasks: [counted("a")] } });
-    expect(named).toMatchObject({ httpStatus: 400, error: "VALIDATION_ERROR" });
     expect(await errorOf("POST", "/api/workflow", { workflowDef: { tasks: [counted("a")] } })).toMatchObject({ httpStatus: 400 });
     expect(await errorOf("POST", "/api/workflow", { workflowDef: "client_inline_bad" })).toMatchObject({ httpStatus: 400 });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await hits("client-inline-refused")).toBe(0);
+  });
+
+  it("starts the definition's name when the request names another, as Conductor runs the workflowDef it is given; rights are those of the definition's name", async () => {
+    // elisherer/conductor-nodejs-worker's README starts its test workflow so.
+    const inline = { name: "client_inline_named", tasks: [httpTask("a", { uri: target("/count/client-inline-named"), method: "GET" })] };
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "adhoc_client_inline_named", workflowDef: inline, input: { x: 1 } });
+    expect(await waitFor(workflowId, ["COMPLETED"])).toMatchObject({ workflowName: "client_inline_named", input: { x: 1 } });
+    // A caller who may register the definition but start only the name it gives is refused, and nothing runs: the
+    // start right is checked on the name that starts.
+    const other = await createUser("inline-other-name", {
+      directPermissions: [
+        { action: "WORKFLOW_ADMIN", scope: "workflow:adhoc_client_inline_named" },
+        { action: "WORKFLOW_WRITE", scope: "workflow:client_inline_named" },
+      ],
+    });
+    expect((await call("POST", "/api/workflow", orkes(other.token), { name: "adhoc_client_inline_named", workflowDef: inline })).status).toBe(403);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await hits("client-inline-named")).toBe(1);
   });
 
   it("needs the right to register the definition as well as to start it", async () => {

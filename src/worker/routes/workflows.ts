@@ -157,7 +157,7 @@ function workflowRunResponse(request: IRequest, workflowId: string, settled: Set
  * The inline definition of a start request (`workflowDef`), validated as its registration would be, for a caller who
  * could register it: running a definition of one's own under a name is what registering it and starting it would
  * do, so it needs the rights of both (the start right is the route's rule; the secrets it names, as at registration).
- * `name`, when the request gives one too, must be the definition's.
+ * `name` must be the definition's: the request's own, the path's (execute), once {@link startedName} has read it.
  */
 async function inlineDefinition(http: IRequest, env: Env, raw: unknown, name: string | undefined): Promise<WorkflowDef> {
   const [definition] = await validateDefinitions([raw], env, () => "workflowDef");
@@ -173,10 +173,16 @@ async function inlineDefinition(http: IRequest, env: Env, raw: unknown, name: st
   return definition!;
 }
 
-/** The name a start request starts: its `name`, else its inline definition's (refused when it has neither). */
+/**
+ * The name a start request starts: its inline definition's when it has one, else its `name` (refused when it has
+ * neither). The definition's wins over a `name` given too, as Conductor's StartWorkflowOperation runs the
+ * workflowDef it is given without looking at the request's name (elisherer/conductor-nodejs-worker's README starts
+ * `{"name": "adhoc_test_nodejs_worker", "workflowDef": {"name": "test_nodejs_worker", …}}`); the guard checks the
+ * start right against the same name (guard.ts `targetOf`).
+ */
 function startedName(body: StartRequest): string {
   const inlineName = typeof body.workflowDef === "object" && body.workflowDef !== null ? (body.workflowDef as { name?: unknown }).name : undefined;
-  const name = body.name ?? (typeof inlineName === "string" ? inlineName : undefined);
+  const name = (typeof inlineName === "string" ? inlineName : undefined) ?? body.name;
   if (name === undefined) throw validationError("Invalid start workflow request", [{ path: "name", message: "is required (or a workflowDef with a name)" }]);
   return name;
 }
