@@ -28,7 +28,7 @@ const PLACE_CHECK_MS = 5 * 60_000;
 /** Most notices (or checks) one round sends before it yields to the alarm. */
 const CALLS_PER_ROUND = 100;
 
-/** The limit object of the tasks named `taskName` (HTTP and HTTP_POLL tasks whose task definition has limits; see `task-places.ts`). */
+/** The limit object of the tasks named `taskName` (HTTP, HTTP_POLL and SUB_WORKFLOW tasks whose task definition has limits; see `task-places.ts`). */
 export function taskLimitAt(env: Env, taskName: string): DurableObjectStub<TaskLimit> {
   return env.TASK_LIMIT.get(env.TASK_LIMIT.idFromName(taskName));
 }
@@ -104,6 +104,18 @@ export class TaskLimit extends DurableObject<Env> {
     this.#sql.exec(`DELETE FROM places WHERE place_id = ?`, placeId);
     this.#sql.exec(`DELETE FROM waiting WHERE place_id = ?`, placeId);
     if (this.#fill(now)) this.#deliverSoon();
+    await this.#armAlarm(now);
+  }
+
+  /**
+   * Place `placeId` (a task of execution `workflowId`) is held again at once, whatever the limits: its SUB_WORKFLOW
+   * task's child runs again in place (see `retakenPlaces`), as Conductor counts the reopened IN_PROGRESS task without
+   * holding it back. Not a new start in the rate window (the task started once). Repeated harmlessly.
+   */
+  async take(placeId: string, workflowId: string): Promise<void> {
+    const now = Date.now();
+    this.#sql.exec(`DELETE FROM waiting WHERE place_id = ?`, placeId);
+    this.#sql.exec(`INSERT OR IGNORE INTO places (place_id, workflow_id, told, checked_at) VALUES (?, ?, 1, ?)`, placeId, workflowId, now);
     await this.#armAlarm(now);
   }
 

@@ -79,7 +79,7 @@ import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt } from "./task-queue";
 import { executionLimitAt, type AdmissionAnswer } from "./execution-limit";
 import { taskLimitAt, type PlaceAnswer } from "./task-limit";
-import { asksForPlaces, awaitedPlaces, leftPlaces, placeState, taskPlaceLimits, type TaskPlace } from "../engine/task-places";
+import { asksForPlaces, awaitedPlaces, leftPlaces, placeState, retakenPlaces, taskPlaceLimits, type TaskPlace } from "../engine/task-places";
 import { awaitedCacheLookups, taskCacheWrites, type TaskCacheWrite } from "../engine/task-cache";
 import { TaskOutputCache } from "../worker/task-output-cache";
 import { WakeSignal } from "./wake-signal";
@@ -314,6 +314,9 @@ const CACHE_WRITE_META = "cacheWrite:";
 /** Prefix of the meta keys of owed leaves of limited tasks' places (see {@link WorkflowExecution.#placeLeaves}). */
 const PLACE_LEAVE_META = "placeLeave:";
 
+/** Prefix of the meta keys of owed takes of places held again (see {@link WorkflowExecution.#placeTakes}). */
+const PLACE_TAKE_META = "placeTake:";
+
 /** The background job that gives limited tasks' places back and asks for those awaited, in that order. */
 const TASK_PLACE_JOB = "taskPlaces";
 
@@ -441,6 +444,12 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   readonly #placeLeaves: Map<string, string>;
   /**
+   * The places held again at once by tasks reopened in place (see `retakenPlaces`), to tell their task names' limit
+   * objects (`TaskLimit.take`), by place id with the task name; stored as {@link #placeLeaves} are. A place owes at most
+   * one of the two, the latest: a leave and a take of one place each cancel the other one owed.
+   */
+  readonly #placeTakes: Map<string, string>;
+  /**
    * The places asked for that their limit objects queued, in this isolate: not asked again until an eviction forgets
    * them (asking again is harmless: see `TaskLimit.enter`). The object tells the execution when it gives one.
    */
@@ -526,6 +535,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     );
     this.#placeLeaves = new Map(
       [...meta].filter(([key]) => key.startsWith(PLACE_LEAVE_META)).map(([key, taskName]) => [key.slice(PLACE_LEAVE_META.length), taskName]),
+    );
+    this.#placeTakes = new Map(
+      [...meta].filter(([key]) => key.startsWith(PLACE_TAKE_META)).map(([key, taskName]) => [key.slice(PLACE_TAKE_META.length), taskName]),
     );
     this.#limitLeaves = new Set([...meta.keys()].filter((key) => key.startsWith(LIMIT_LEAVE_META)).map((key) => key.slice(LIMIT_LEAVE_META.length)));
     const limitEntry = meta.get(LIMIT_ENTRY_META);
@@ -941,7 +953,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#limitLeaves.size > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its place back to its rate limit; try again shortly`);
     }
-    if (this.#placeLeaves.size > 0) {
+    if (this.#placeLeaves.size > 0 || this.#placeTakes.size > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its limited tasks' places back to their task definitions' limits; try again shortly`);
     }
     return undefined;
@@ -1040,6 +1052,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#limitLeaves.clear();
     this.#limitEntry = undefined;
     this.#placeLeaves.clear();
+    this.#placeTakes.clear();
     this.#placesAsked.clear();
     this.#cacheWrites.clear();
     this.#parentReopen = undefined;
@@ -1620,6 +1633,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#oweStatusPublication(statusPublication(previous, decision.state));
     this.#oweLimitChanges(previous, decision.state);
     this.#owePlaceLeaves(leftPlaces(previous, decision.state));
+    this.#owePlaceTakes(retakenPlaces(previous, decision.state));
     if (planOf(decision.state.definition).usesCache) this.#oweCacheWrites(taskCacheWrites(previous, decision.state));
     this.#execution = decision.state;
     for (const effect of decision.effects) {
@@ -1682,6 +1696,16 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#placesAsked.delete(place.placeId);
       this.#placeLeaves.set(place.placeId, place.taskName);
       this.#store.setMeta(PLACE_LEAVE_META + place.placeId, place.taskName);
+      if (this.#placeTakes.delete(place.placeId)) this.#store.deleteMeta(PLACE_TAKE_META + place.placeId);
+    }
+  }
+
+  /** Writes down, in the decision's transaction, the places of tasks reopened in place that their limit objects must count again. */
+  #owePlaceTakes(taken: readonly TaskPlace[]): void {
+    for (const place of taken) {
+      this.#placeTakes.set(place.placeId, place.taskName);
+      this.#store.setMeta(PLACE_TAKE_META + place.placeId, place.taskName);
+      if (this.#placeLeaves.delete(place.placeId)) this.#store.deleteMeta(PLACE_LEAVE_META + place.placeId);
     }
   }
 
@@ -1764,7 +1788,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#failureStarts.length > 0 || this.#statusPublications.length > 0 || this.#queuePushes.size > 0) return true;
     if (this.#dueReleases(execution).length > 0) return true;
     if (this.#limitLeaves.size > 0 || this.#limitEntry !== undefined || this.#cacheWrites.size > 0) return true;
-    if (this.#placeLeaves.size > 0 || this.#unaskedPlaces(execution).length > 0) return true;
+    if (this.#placeLeaves.size > 0 || this.#placeTakes.size > 0 || this.#unaskedPlaces(execution).length > 0) return true;
     if (planOf(execution.definition).usesCache && awaitedCacheLookups(execution).length > 0) return true;
     if (awaitedTaskDefNames(execution).length > 0 || awaitedDomainChoices(execution).length > 0) return true;
     if (this.#childResume || this.#parentReopen) return true;
@@ -2098,18 +2122,28 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * Gives the places of limited tasks that ended back to their task names' limit objects, then asks for the places
-   * tasks wait for (see `task-places.ts`); each call is repeated harmlessly after an eviction. The places given at once
-   * let their tasks start; the others are given later by the objects' notices (see {@link givePlace}).
+   * Gives the places of limited tasks that ended back to their task names' limit objects, has them count the places
+   * held again by tasks reopened in place, then asks for the places tasks wait for (see `task-places.ts`); each call is
+   * repeated harmlessly after an eviction. The places given at once let their tasks start; the others are given later
+   * by the objects' notices (see {@link givePlace}).
    */
   #syncTaskPlaces(execution: Execution): void {
-    if (this.#placeLeaves.size === 0 && this.#unaskedPlaces(execution).length === 0) return;
+    if (this.#placeLeaves.size === 0 && this.#placeTakes.size === 0 && this.#unaskedPlaces(execution).length === 0) return;
     this.#runJob(TASK_PLACE_JOB, async () => {
       for (const [placeId, taskName] of [...this.#placeLeaves]) {
         await taskLimitAt(this.env, taskName).leave(placeId);
         if (this.#execution === null) return; // removed meanwhile
+        // A take owed meanwhile replaced this leave (it follows below); deleting is then a no-op.
         this.#placeLeaves.delete(placeId);
         this.#store.deleteMeta(PLACE_LEAVE_META + placeId);
+      }
+      for (const [placeId, taskName] of [...this.#placeTakes]) {
+        if (this.#execution === null) return;
+        await taskLimitAt(this.env, taskName).take(placeId, this.#execution.workflowId);
+        if (this.#execution === null) return; // removed meanwhile
+        // A leave owed meanwhile replaced this take: it is sent when this job ends, after the take, as it came.
+        this.#placeTakes.delete(placeId);
+        this.#store.deleteMeta(PLACE_TAKE_META + placeId);
       }
       const given: TaskPlace[] = [];
       for (const place of this.#execution === null ? [] : this.#unaskedPlaces(this.#execution)) {

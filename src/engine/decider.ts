@@ -972,6 +972,9 @@ function applyResumeChild(draft: Draft, event: Extract<ExecutionEvent, { type: "
     awaitingExternal: true,
     // Its child runs again on request: the attempts' totalTimeoutSeconds, long spent perhaps, do not end it at once.
     retryDeadline: undefined,
+    // A task under its task definition's limits holds its place again at once (the child runs already): the actor
+    // tells the limit object (see `retakenPlaces`).
+    ...(target.place === undefined ? {} : { place: "held" as const }),
   });
   // The branches of its forks that were canceled as the workflow ended run again, as on a retry: left canceled, they
   // would fail it again at once.
@@ -2072,7 +2075,7 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
       return;
     }
   }
-  // Limited by its task definition (an HTTP or HTTP_POLL task): it waits for a place under its name's limits before it runs (a
+  // Limited by its task definition (an HTTP, HTTP_POLL or SUB_WORKFLOW task): it waits for a place under its name's limits before it runs (a
   // test run's tasks run as mocked, outside any limit).
   if (task.place === undefined && draft.state.test === undefined && taskPlaceLimits(task.taskType, definition) !== undefined) {
     draft.updateTask(task.taskId, { place: "asking" });

@@ -483,9 +483,10 @@ export interface TaskExecution {
    */
   cache?: { key: string; state: "looking" | "hit" | "missed" };
   /**
-   * An HTTP or HTTP_POLL task whose task definition limits how many of its name run at once or start per window (see
+   * An HTTP, HTTP_POLL or SUB_WORKFLOW task whose task definition limits how many of its name run at once or start per window (see
    * `task-places.ts`): SCHEDULED, `asking` until its name's limit object gives it a place (it starts nothing meanwhile);
-   * `held` from then until it ends, when the place is given back. Never shown.
+   * `held` from then until it ends, when the place is given back (a SUB_WORKFLOW task reopened for its child run again
+   * in place holds it again at once). Never shown.
    */
   place?: "asking" | "held";
   /** When a waiting task gives up (WAIT_FOR_WEBHOOK `timeoutSeconds`) or wakes (WAIT); its module decides how it ends. */

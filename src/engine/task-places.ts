@@ -1,5 +1,5 @@
 /**
- * Places of limited system tasks that call out (HTTP, HTTP_POLL): a task definition's `concurrentExecLimit` (at most
+ * Places of limited async system tasks (HTTP, HTTP_POLL, SUB_WORKFLOW): a task definition's `concurrentExecLimit` (at most
  * that many of its name running at once, across every execution) and `rateLimitPerFrequency` per
  * `rateLimitFrequencyInSeconds` (at most that many started per window) hold back such a task of that name as
  * Conductor's AsyncSystemTaskExecutor holds back an async system task that `exceedsInProgressLimit` or
@@ -12,13 +12,16 @@ import { handOutLimits, type HandOutLimits } from "./tasks/simple";
 
 /**
  * The task types whose tasks wait for a place under their task definition's limits (SIMPLE ones wait in their queue):
- * the async system tasks of Conductor (AsyncSystemTaskExecutor) that call a service here, which the limits protect. An
- * HTTP_POLL holds its place from its first call until it ends, SCHEDULED between calls included, as Conductor's stays
- * IN_PROGRESS (counted by `exceedsInProgressLimit`) between them. Not the other system tasks: EVENT, HUMAN and WAIT
- * are not async in Conductor; SUB_WORKFLOW's children are limited by their workflow's `rateLimitConfig`; a
- * START_WORKFLOW ends as it starts its workflow, so no place would be held; the others run inside the execution.
+ * the async system tasks of Conductor (AsyncSystemTaskExecutor) that call a service or run a child here. An HTTP_POLL
+ * holds its place from its first call until it ends, SCHEDULED between calls included, as Conductor's stays
+ * IN_PROGRESS (counted by `exceedsInProgressLimit`) between them. A SUB_WORKFLOW (async in Conductor: SubWorkflow.isAsync)
+ * holds its place from its child's start until the task ends; its child's own workflow `rateLimitConfig` applies on
+ * top. A child run again in place (a retry or rerun reopening the task, see {@link retakenPlaces}) takes its place back
+ * at once, without waiting: the child runs already, and Conductor counts the reopened IN_PROGRESS task too. Not the
+ * other system tasks: EVENT, HUMAN and WAIT are not async in Conductor; a START_WORKFLOW ends as it starts its
+ * workflow, so no place would be held; the others run inside the execution.
  */
-const PLACED_TYPES: ReadonlySet<string> = new Set(["HTTP", "HTTP_POLL"]);
+const PLACED_TYPES: ReadonlySet<string> = new Set(["HTTP", "HTTP_POLL", "SUB_WORKFLOW"]);
 
 /** True when tasks of `taskType` wait for a place under their task definition's limits (see {@link PLACED_TYPES}). */
 export function isPlacedType(taskType: string): boolean {
@@ -73,6 +76,22 @@ export function leftPlaces(before: WorkflowExecution | null, after: WorkflowExec
   return placed.flatMap((task) => {
     const later = now.get(task.taskId);
     if (later !== undefined && holdsOrAsks(later) && placeId(later) === placeId(task)) return [];
+    return [{ placeId: placeId(task), taskName: task.taskDefName, taskId: task.taskId }];
+  });
+}
+
+/**
+ * The places held in `after` by tasks that had ended in `before` with that same place: a SUB_WORKFLOW task whose child
+ * runs again in place (the engine's `resumeChild`) holds its place again, without asking, as its child runs already.
+ * Its name's limit object must be told to count it again (`TaskLimit.take`): the place was given back when the task ended.
+ */
+export function retakenPlaces(before: WorkflowExecution | null, after: WorkflowExecution): TaskPlace[] {
+  if (before === null || before === after) return [];
+  const ended = new Map(before.tasks.filter((task) => task.place === "held" && TERMINAL_TASK_STATUSES.has(task.status)).map((task) => [task.taskId, task]));
+  if (ended.size === 0) return [];
+  return after.tasks.flatMap((task) => {
+    const earlier = ended.get(task.taskId);
+    if (earlier === undefined || task.place !== "held" || TERMINAL_TASK_STATUSES.has(task.status) || placeId(earlier) !== placeId(task)) return [];
     return [{ placeId: placeId(task), taskName: task.taskDefName, taskId: task.taskId }];
   });
 }

@@ -1,6 +1,7 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ExecutionIndexWriter } from "../../src/actors/index-writer";
+import { taskLimitAt, type TaskLimitSnapshot } from "../../src/actors/task-limit";
 import { WorkflowExecution, type ActorResult } from "../../src/actors/workflow-execution";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { executionStub } from "../../src/worker/executions";
@@ -1386,5 +1387,93 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     const again = await waitFor(parentId, terminal, 5_000);
     expect(again.status).toBe("FAILED");
     expect(again.endTime).toBeGreaterThan(failed.endTime as number);
+  });
+});
+
+describe("SUB_WORKFLOW: its task definition's concurrentExecLimit (a place held from the child's start until the task ends)", () => {
+  /** Registers task definition `name` (concurrentExecLimit 1), a child whose one task waits to be completed, and a parent whose SUB_WORKFLOW task `name` runs it. */
+  async function registerLimited(name: string): Promise<void> {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name, retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", concurrentExecLimit: 1 }]);
+    await register({ name: `${name}_child`, tasks: [waitTask("gate")] });
+    await register({ name: `${name}_parent`, tasks: [subTask(name, { subWorkflowParam: { name: `${name}_child` } })] });
+  }
+
+  function limitOf(name: string, accept: (snapshot: TaskLimitSnapshot) => boolean, what: string): Promise<TaskLimitSnapshot> {
+    return eventually(() => taskLimitAt(env, name).snapshot(), accept, what);
+  }
+
+  /** The child started by `parentId`'s SUB_WORKFLOW task, once that runs it. */
+  async function runningChild(parentId: string): Promise<string> {
+    const parent = await waitFor(parentId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0]["subWorkflowId"] !== undefined);
+    return String(parent.tasks[0]!["subWorkflowId"]);
+  }
+
+  /** Ends the waiting task of child `childId` with `status`. */
+  async function finishChild(childId: string, status: "COMPLETED" | "FAILED"): Promise<void> {
+    const child = await waitFor(childId, (workflow) => workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    const response = await api("POST", "/api/tasks", { workflowInstanceId: childId, taskId: child.tasks.at(-1)!.taskId, status, reasonForIncompletion: status === "FAILED" ? "no" : undefined });
+    expect(response.status).toBe(200);
+  }
+
+  /** Starts a second parent while the first holds the place: its task waits SCHEDULED, no child started. */
+  async function secondWaits(name: string): Promise<string> {
+    const second = await startWorkflow(`${name}_parent`);
+    const waiting = await limitOf(name, (snapshot) => snapshot.waiting.length === 1, "the second task waiting for a place");
+    const held = await getWorkflow(second);
+    expect(waiting.waiting).toEqual([held.tasks[0]!.taskId]);
+    expect(held.tasks[0]).toMatchObject({ status: "SCHEDULED", reasonForIncompletion: expect.stringMatching(/concurrentExecLimit 1/) });
+    expect(held.tasks[0]!["subWorkflowId"]).toBeUndefined();
+    return second;
+  }
+
+  it("a second parent's SUB_WORKFLOW task waits SCHEDULED, no child started, until the first's child ends, then starts its child", async () => {
+    await registerLimited("sublim_conc");
+    const first = await startWorkflow("sublim_conc_parent");
+    const firstChild = await runningChild(first);
+    const second = await secondWaits("sublim_conc");
+
+    await finishChild(firstChild, "COMPLETED");
+    expect((await waitFor(first, terminal)).status).toBe("COMPLETED");
+    const secondChild = await runningChild(second);
+    expect(secondChild).not.toBe(firstChild);
+    await finishChild(secondChild, "COMPLETED");
+    expect((await waitFor(second, terminal)).status).toBe("COMPLETED");
+    await limitOf("sublim_conc", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
+  it("a terminated first parent gives its place back: the second parent's task starts its child", async () => {
+    await registerLimited("sublim_term");
+    const first = await startWorkflow("sublim_term_parent");
+    await runningChild(first);
+    const second = await secondWaits("sublim_term");
+
+    await apiOk("DELETE", `/api/workflow/${first}`);
+    const secondChild = await runningChild(second);
+    expect((await getWorkflow(first)).status).toBe("TERMINATED");
+    await finishChild(secondChild, "COMPLETED");
+    expect((await waitFor(second, terminal)).status).toBe("COMPLETED");
+    await limitOf("sublim_term", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
+  it("a child retried in place takes its task's place back at once: another parent's task waits until it ends", async () => {
+    await registerLimited("sublim_reopen");
+    const first = await startWorkflow("sublim_reopen_parent");
+    const child = await runningChild(first);
+    await finishChild(child, "FAILED");
+    const failed = await waitFor(first, terminal);
+    expect(failed.status).toBe("FAILED");
+    await limitOf("sublim_reopen", (snapshot) => snapshot.running.length === 0, "the failed task's place given back");
+
+    await apiOk("POST", `/api/workflow/${first}/retry?resumeSubworkflowTasks=true`);
+    expect(await runningChild(first)).toBe(child);
+    await limitOf("sublim_reopen", (snapshot) => snapshot.running.length === 1 && snapshot.running[0] === failed.tasks[0]!.taskId, "the reopened task's place taken again");
+    const second = await secondWaits("sublim_reopen");
+
+    await finishChild(child, "COMPLETED");
+    expect((await waitFor(first, terminal)).status).toBe("COMPLETED");
+    const secondChild = await runningChild(second);
+    await finishChild(secondChild, "COMPLETED");
+    expect((await waitFor(second, terminal)).status).toBe("COMPLETED");
+    await limitOf("sublim_reopen", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
   });
 });
