@@ -33,6 +33,12 @@ export function taskLimitAt(env: Env, taskName: string): DurableObjectStub<TaskL
   return env.TASK_LIMIT.get(env.TASK_LIMIT.idFromName(taskName));
 }
 
+/** `limits` with their concurrentExecLimit only when `only` (null when they have none): for a task the rate does not hold back. */
+function heldOnly(limits: HandOutLimits | null, only: boolean): HandOutLimits | null {
+  if (!only || limits === null) return limits;
+  return limits.maxHeld === undefined ? null : { maxHeld: limits.maxHeld };
+}
+
 /**
  * The places of one task name under its task definition's limits, as Conductor's AsyncSystemTaskExecutor applies them
  * to async system tasks (`exceedsInProgressLimit`, `exceedsRateLimitPerFrequency`): at most `concurrentExecLimit` of
@@ -56,10 +62,12 @@ export class TaskLimit extends DurableObject<Env> {
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS places (place_id TEXT PRIMARY KEY, workflow_id TEXT NOT NULL, told INTEGER NOT NULL, checked_at INTEGER NOT NULL)`);
     // `limits` (JSON) are those of a waiting task's own taskDefinition, which hold for it whatever is registered; NULL
     // for a task following the registered definition's (see {@link enter}).
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS waiting (seq INTEGER PRIMARY KEY AUTOINCREMENT, place_id TEXT NOT NULL UNIQUE, workflow_id TEXT NOT NULL, limits TEXT)`);
-    // Objects created before waiting tasks kept their own limits lack the column.
+    // `no_rate` is 1 for a task held to the concurrentExecLimit only (a SUB_WORKFLOW: see `countsRate`).
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS waiting (seq INTEGER PRIMARY KEY AUTOINCREMENT, place_id TEXT NOT NULL UNIQUE, workflow_id TEXT NOT NULL, limits TEXT, no_rate INTEGER NOT NULL DEFAULT 0)`);
+    // Objects created before waiting tasks kept their own limits (or whether the rate counts) lack the columns.
     const created = this.#sql.exec<{ sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'waiting'`).one().sql;
     if (!created.includes("limits")) this.#sql.exec(`ALTER TABLE waiting ADD COLUMN limits TEXT`);
+    if (!created.includes("no_rate")) this.#sql.exec(`ALTER TABLE waiting ADD COLUMN no_rate INTEGER NOT NULL DEFAULT 0`);
     // Each place given, for the rate window: a start counts there for the window's length, ended or not.
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS starts (place_id TEXT PRIMARY KEY, started_at INTEGER NOT NULL)`);
   }
@@ -71,9 +79,10 @@ export class TaskLimit extends DurableObject<Env> {
    * (by an entry or by {@link resize}), so an execution started under an older one does not bring its limits back, and
    * a definition registered anew, or deleted, reaches the tasks waiting under it. A `definedAt` of 0 is a task's own
    * `taskDefinition` (never registered): its limits hold for that task whatever is registered or deleted under its
-   * name, as Conductor checks each task against its own copy; every place of the name counts against them.
+   * name, as Conductor checks each task against its own copy; every place of the name counts against them. With
+   * `rate` false (a SUB_WORKFLOW) only the concurrentExecLimit of whichever limits apply holds the task back.
    */
-  async enter(placeId: string, workflowId: string, limits: HandOutLimits | null, definedAt: number): Promise<PlaceEntry> {
+  async enter(placeId: string, workflowId: string, limits: HandOutLimits | null, definedAt: number, rate = true): Promise<PlaceEntry> {
     const now = Date.now();
     const own = definedAt === 0;
     if (own) this.#noteWindow(limits);
@@ -86,11 +95,11 @@ export class TaskLimit extends DurableObject<Env> {
       entry = "admitted";
     } else if (this.#waits(placeId)) {
       entry = "queued";
-    } else if (this.#waitingCount() === 0 && this.#room(now, own ? limits : this.#limits())) {
+    } else if (this.#waitingCount() === 0 && this.#room(now, heldOnly(own ? limits : this.#limits(), !rate))) {
       this.#give(placeId, workflowId, 1, now);
       entry = "admitted";
     } else {
-      this.#sql.exec(`INSERT INTO waiting (place_id, workflow_id, limits) VALUES (?, ?, ?)`, placeId, workflowId, own ? JSON.stringify(limits) : null);
+      this.#sql.exec(`INSERT INTO waiting (place_id, workflow_id, limits, no_rate) VALUES (?, ?, ?, ?)`, placeId, workflowId, own ? JSON.stringify(limits) : null, rate ? 0 : 1);
       entry = "queued";
     }
     if (admittedOthers) this.#deliverSoon();
@@ -174,12 +183,13 @@ export class TaskLimit extends DurableObject<Env> {
 
   /** The limits the longest-waiting task must find room under (see {@link #waiterLimits}); the registered ones when none waits. */
   #headLimits(): HandOutLimits | null {
-    return this.#waiterLimits(this.#sql.exec<{ limits: string | null }>(`SELECT limits FROM waiting ORDER BY seq LIMIT 1`).toArray()[0]?.limits ?? null);
+    const head = this.#sql.exec<{ limits: string | null; no_rate: number }>(`SELECT limits, no_rate FROM waiting ORDER BY seq LIMIT 1`).toArray()[0];
+    return head === undefined ? this.#limits() : this.#waiterLimits(head.limits, head.no_rate);
   }
 
-  /** A waiting task's limits, from its row's `limits`: its own `taskDefinition`'s, or (NULL) the registered ones. */
-  #waiterLimits(own: string | null): HandOutLimits | null {
-    return own === null ? this.#limits() : (JSON.parse(own) as HandOutLimits | null);
+  /** A waiting task's limits, from its row's `limits`: its own `taskDefinition`'s, or (NULL) the registered ones; their concurrentExecLimit only when `noRate` is 1. */
+  #waiterLimits(own: string | null, noRate: number): HandOutLimits | null {
+    return heldOnly(own === null ? this.#limits() : (JSON.parse(own) as HandOutLimits | null), noRate === 1);
   }
 
   /** True when one more place may be given at `now` under `limits` (null: none). */
@@ -226,8 +236,10 @@ export class TaskLimit extends DurableObject<Env> {
     this.#sql.exec(`DELETE FROM starts WHERE started_at <= ?`, longest === undefined ? Number.MAX_SAFE_INTEGER : now - longest);
     let gave = false;
     for (;;) {
-      const next = this.#sql.exec<{ seq: number; place_id: string; workflow_id: string; limits: string | null }>(`SELECT seq, place_id, workflow_id, limits FROM waiting ORDER BY seq LIMIT 1`).toArray()[0];
-      if (next === undefined || !this.#room(now, this.#waiterLimits(next.limits))) return gave;
+      const next = this.#sql
+        .exec<{ seq: number; place_id: string; workflow_id: string; limits: string | null; no_rate: number }>(`SELECT seq, place_id, workflow_id, limits, no_rate FROM waiting ORDER BY seq LIMIT 1`)
+        .toArray()[0];
+      if (next === undefined || !this.#room(now, this.#waiterLimits(next.limits, next.no_rate))) return gave;
       this.#sql.exec(`DELETE FROM waiting WHERE seq = ?`, next.seq);
       this.#give(next.place_id, next.workflow_id, 0, now);
       gave = true;

@@ -79,7 +79,7 @@ import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt } from "./task-queue";
 import { executionLimitAt, type AdmissionAnswer } from "./execution-limit";
 import { taskLimitAt, type PlaceAnswer } from "./task-limit";
-import { asksForPlaces, awaitedPlaces, leftPlaces, placeState, retakenPlaces, taskPlaceLimits, type TaskPlace } from "../engine/task-places";
+import { asksForPlaces, awaitedPlaces, countsRate, leftPlaces, placeState, retakenPlaces, type TaskPlace } from "../engine/task-places";
 import { awaitedCacheLookups, taskCacheWrites, type TaskCacheWrite } from "../engine/task-cache";
 import { TaskOutputCache } from "../worker/task-output-cache";
 import { WakeSignal } from "./wake-signal";
@@ -2152,9 +2152,11 @@ export class WorkflowExecution extends DurableObject<Env> {
         // Ended (or run again) while the places before it were asked for: its leave follows.
         if (current === null || task === undefined || placeState(current, place.placeId) !== "asking") continue;
         const definition = instanceTask(current.definition, task);
-        const limits = taskPlaceLimits(task.taskType, definition) ?? null;
+        // The definition's limits as they are (the object keeps the registered one's for every task of the name); a
+        // SUB_WORKFLOW is held to its concurrentExecLimit only (see `countsRate`).
+        const limits = handOutLimits(definition) ?? null;
         const definedAt = definition?.taskDefinition?.updateTime ?? definition?.taskDefinition?.createTime ?? 0;
-        const entry = await taskLimitAt(this.env, place.taskName).enter(place.placeId, current.workflowId, limits, definedAt);
+        const entry = await taskLimitAt(this.env, place.taskName).enter(place.placeId, current.workflowId, limits, definedAt, countsRate(task.taskType));
         if (entry === "admitted") given.push(place);
         else this.#placesAsked.add(place.placeId);
       }

@@ -15,8 +15,8 @@ import { handOutLimits, type HandOutLimits } from "./tasks/simple";
  * the async system tasks of Conductor (AsyncSystemTaskExecutor) that call a service or run a child here. An HTTP_POLL
  * holds its place from its first call until it ends, SCHEDULED between calls included, as Conductor's stays
  * IN_PROGRESS (counted by `exceedsInProgressLimit`) between them. A SUB_WORKFLOW (async in Conductor: SubWorkflow.isAsync)
- * holds its place from its child's start until the task ends; its child's own workflow `rateLimitConfig` applies on
- * top. A child run again in place (a retry or rerun reopening the task, see {@link retakenPlaces}) takes its place back
+ * holds its place from its child's start until the task ends, under the `concurrentExecLimit` only (see
+ * {@link countsRate}); its child's own workflow `rateLimitConfig` applies on top. A child run again in place (a retry or rerun reopening the task, see {@link retakenPlaces}) takes its place back
  * at once, without waiting: the child runs already, and Conductor counts the reopened IN_PROGRESS task too. Not the
  * other system tasks: EVENT, HUMAN and WAIT are not async in Conductor; a START_WORKFLOW ends as it starts its
  * workflow, so no place would be held; the others run inside the execution.
@@ -28,9 +28,21 @@ export function isPlacedType(taskType: string): boolean {
   return PLACED_TYPES.has(taskType);
 }
 
+/**
+ * True when tasks of placed type `taskType` count under their task definition's `rateLimitPerFrequency` too. Not a
+ * SUB_WORKFLOW: Conductor's SubWorkflowTaskMapper leaves the task's rateLimitPerFrequency 0, which its
+ * AsyncSystemTaskExecutor reads before it checks the rate, so only `concurrentExecLimit` holds one back.
+ */
+export function countsRate(taskType: string): boolean {
+  return taskType !== "SUB_WORKFLOW";
+}
+
 /** The limits a task of `taskType` following `definition` must find a place under; undefined when it runs at once. */
 export function taskPlaceLimits(taskType: string, definition: WorkflowTaskDef | undefined): HandOutLimits | undefined {
-  return isPlacedType(taskType) ? handOutLimits(definition) : undefined;
+  if (!isPlacedType(taskType)) return undefined;
+  const limits = handOutLimits(definition);
+  if (limits === undefined || countsRate(taskType)) return limits;
+  return limits.maxHeld === undefined ? undefined : { maxHeld: limits.maxHeld };
 }
 
 /**

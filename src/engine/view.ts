@@ -5,7 +5,7 @@ import { cutText } from "./limits";
 import { masked, maskedKeysOf } from "./masking";
 import { instanceTask, planOf, planTask } from "./plan";
 import { responseTimeoutSeconds } from "./tasks/simple";
-import { isPlacedType, taskPlaceLimits, waitingReason } from "./task-places";
+import { countsRate, isPlacedType, taskPlaceLimits, waitingReason } from "./task-places";
 
 /** A task as the API shows it (Conductor's `Task` JSON). */
 export type TaskView = JsonObject;
@@ -117,7 +117,7 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   // Conductor's SIMPLE and DYNAMIC mappers copy the step's startDelay, and they and its HTTP mapper the task
   // definition's rate limit, shown for each kind it holds back here (an HTTP_POLL's too); other tasks show 0.
   view["startDelayInSeconds"] = 0;
-  const rateLimited = task.taskType === "SIMPLE" || isPlacedType(task.taskType);
+  const rateLimited = task.taskType === "SIMPLE" || (isPlacedType(task.taskType) && countsRate(task.taskType));
   view["rateLimitPerFrequency"] = rateLimited ? (runsAs?.taskDefinition?.rateLimitPerFrequency ?? 0) : 0;
   view["rateLimitFrequencyInSeconds"] = rateLimited ? (runsAs?.taskDefinition?.rateLimitFrequencyInSeconds ?? 0) : 0;
   if (task.taskType === "SIMPLE") {

@@ -1455,6 +1455,19 @@ describe("SUB_WORKFLOW: its task definition's concurrentExecLimit (a place held 
     await limitOf("sublim_term", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
   });
 
+  it("rateLimitPerFrequency does not hold a SUB_WORKFLOW task back, and its Task JSON shows 0, as Conductor's SubWorkflowTaskMapper leaves the task's rate 0", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "sublim_rate", retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", rateLimitPerFrequency: 1, rateLimitFrequencyInSeconds: 600 }]);
+    await register({ name: "sublim_rate_child", tasks: [waitTask("gate")] });
+    await register({ name: "sublim_rate_parent", tasks: [subTask("sublim_rate", { subWorkflowParam: { name: "sublim_rate_child" } })] });
+    const first = await startWorkflow("sublim_rate_parent");
+    const firstChild = await runningChild(first);
+    const second = await startWorkflow("sublim_rate_parent");
+    const secondChild = await runningChild(second);
+    expect((await getWorkflow(second)).tasks[0]).toMatchObject({ rateLimitPerFrequency: 0, rateLimitFrequencyInSeconds: 0 });
+    for (const child of [firstChild, secondChild]) await finishChild(child, "COMPLETED");
+    for (const parent of [first, second]) expect((await waitFor(parent, terminal)).status).toBe("COMPLETED");
+  });
+
   it("a child retried in place takes its task's place back at once: another parent's task waits until it ends", async () => {
     await registerLimited("sublim_reopen");
     const first = await startWorkflow("sublim_reopen_parent");
