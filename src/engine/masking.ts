@@ -11,8 +11,9 @@ import { setOwn } from "./own-property";
 /** The keys whose values are always masked (Orkes'). */
 const MASKED_KEYS: ReadonlySet<string> = new Set(["_secrets", "_masked"]);
 
-/** Most names a definition's `maskedFields` may hold, and the longest name. */
+/** Most names a definition's `maskedFields` may hold. */
 export const MAX_MASKED_FIELDS = 100;
+/** The longest name a definition's `maskedFields` may hold. */
 export const MAX_MASKED_FIELD_LENGTH = 255;
 
 /** The keys masked in the executions of each definition, made once per definition object. */

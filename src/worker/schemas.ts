@@ -543,10 +543,10 @@ export const SaveScheduleRequest = requestObject({
 /** Parsed {@link SaveScheduleRequest}. */
 export type SaveScheduleRequest = v.InferOutput<typeof SaveScheduleRequest>;
 
-/** The query of `GET /api/scheduler/nextFewSchedules` (Orkes: `limit` 3 unless given, more taken as 5). */
 /** A window bound in the query of `nextFewSchedules`: 0 is none, as in a schedule (see {@link ScheduleBound}). */
 const ScheduleBoundParam = v.pipe(integerParam(0, LATEST_SCHEDULE_MILLIS), v.transform((bound) => (bound === 0 ? undefined : bound)));
 
+/** The query of `GET /api/scheduler/nextFewSchedules` (Orkes: `limit` 3 unless given, more taken as 5). */
 export const NextFewSchedulesQuery = v.object({
   cronExpression: v.pipe(v.string("is required"), v.minLength(1, "is required"), v.maxLength(256, "must be at most 256 characters")),
   scheduleStartTime: v.optional(ScheduleBoundParam),

@@ -20,6 +20,7 @@ export const DYNAMIC_TARGET_TYPES: readonly TaskType[] = TASK_TYPES.filter(
  * sub workflow's `subWorkflowParam`, not part of the child's input.
  */
 export const SUB_WORKFLOW_NAME_PARAM = "subWorkflowName";
+/** See {@link SUB_WORKFLOW_NAME_PARAM}: the child's version. */
 export const SUB_WORKFLOW_VERSION_PARAM = "subWorkflowVersion";
 
 /**

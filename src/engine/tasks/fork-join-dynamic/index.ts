@@ -33,6 +33,7 @@ import { forksEachInput } from "./validate";
 /** Most bytes of forked tasks a fork's input shows as `forkedTaskDefs` (beyond, only their reference names). */
 export const MAX_SHOWN_FORKED_TASK_BYTES = 64 * 1024;
 
+/** The FORK_JOIN_DYNAMIC task type: works out its forked tasks when it starts and completes at once. */
 export const forkJoinDynamicTask: TaskTypeModule = {
   type: "FORK_JOIN_DYNAMIC",
   start(task, definition, execution, env) {

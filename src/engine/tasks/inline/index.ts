@@ -43,6 +43,7 @@ function misconfigured(task: TaskExecution, error: string, env: DecideEnv): Task
   return { ...start, task: { ...start.task, status: "FAILED_WITH_TERMINAL_ERROR" } };
 }
 
+/** The INLINE task type: evaluates its expression when it starts and ends in that same decision, with its result or why it failed. */
 export const inlineTask: TaskTypeModule = {
   type: "INLINE",
   start(task, _definition, _execution, env) {

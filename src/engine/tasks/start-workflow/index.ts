@@ -19,6 +19,7 @@ export function inlineStartedDefinition(definition: WorkflowTaskDef | undefined)
   return isJsonObjectValue(inline) ? (inline as unknown as WorkflowDef) : undefined;
 }
 
+/** The START_WORKFLOW task type: dispatched to the actor, which starts the workflow its input describes. */
 export const startWorkflowTask: TaskTypeModule = {
   type: "START_WORKFLOW",
   inputTemplate(definition) {

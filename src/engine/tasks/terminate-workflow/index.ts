@@ -8,6 +8,7 @@ import { startDispatched, type TaskTypeModule } from "../task-type";
 
 export { MAX_TERMINATED_WORKFLOWS, terminateWorkflowRequest, type TerminateWorkflowRequest } from "./request";
 
+/** The TERMINATE_WORKFLOW task type: dispatched to the actor, which terminates the workflows it names. */
 export const terminateWorkflowTask: TaskTypeModule = {
   type: "TERMINATE_WORKFLOW",
   inputTemplate(definition) {
