@@ -153,6 +153,28 @@ describe("tokens", () => {
     await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: old.refresh_token }), 200);
   });
 
+  it("a malformed JWT_SIGNING_KEYS refuses the requests that need a signing key with a 409 saying what to fix, never a 500", async () => {
+    const session = await tokenFor(adminKeyId, adminSecret);
+    const secret = Buffer.alloc(16, 3).toString("base64");
+    for (const [keys, problem] of [["no-separator", /entry 1 of JWT_SIGNING_KEYS is not kid:base64secret/], [`test-1:${Buffer.alloc(32, 7).toString("base64")},k2:${secret}`, /entry 2 is shorter than 32 bytes/], ["k1:not*base64", /entry 1 is not base64/]] as const) {
+      const configured = { ...env, JWT_SIGNING_KEYS: keys } as Env;
+      for (const response of [
+        await callWithEnv(configured, "POST", "/api/security/token", {}, { keyId: adminKeyId, keySecret: adminSecret }),
+        await callWithEnv(configured, "POST", "/api/security/token/refresh", {}, { refreshToken: session.refresh_token }),
+        await callWithEnv(configured, "GET", "/api/metadata/workflow", bearer(session.token)),
+      ]) {
+        const body = JSON.parse(await expectStatus(response, 409, "CONFLICT")) as { message: string };
+        expect(body.message).toMatch(problem);
+        expect(body.message).not.toContain(secret);
+      }
+      // API keys need no signing key: they still work.
+      await expectStatus(await callWithEnv(configured, "GET", "/api/metadata/workflow", { "x-api-key": ADMIN_KEY }), 200);
+    }
+    // The session was refused, not consumed: with the keys fixed it goes on.
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(session.token)), 200);
+    await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: session.refresh_token }), 200);
+  });
+
   it("deleting an API key ends the sessions obtained with it (access and refresh tokens); the user's other keys keep theirs", async () => {
     const user = await createUser("rbac-leaked", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
     const rotated = (await (await call("POST", "/api/security/token/refresh", {}, { refreshToken: user.tokens.refresh_token })).json()) as Tokens;

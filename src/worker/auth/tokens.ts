@@ -60,14 +60,36 @@ function signingKeys(env: Env): Promise<SigningKey[]> {
   return keys;
 }
 
+/**
+ * A malformed `JWT_SIGNING_KEYS` refuses every request that needs a key with a 409 saying what to fix, as a missing or
+ * malformed `SECRETS_ENCRYPTION_KEY` does: the service works as built and its configuration refuses the request, while
+ * the contract keeps 500 for bugs (which would tell the operator nothing). Falling back to the derived key instead would
+ * sign with a key the operator did not choose. The message never contains a secret.
+ */
+function misconfiguredKeys(problem: string): ApiError {
+  return new ApiError(409, "CONFLICT", `Tokens are not configured: ${problem}; set JWT_SIGNING_KEYS to kid:base64secret[,kid:base64secret] (e.g. k1:$(openssl rand -base64 32))`);
+}
+
+/** The key new tokens are signed with, or the 409 saying how to configure one. */
+async function currentSigningKey(env: Env): Promise<SigningKey> {
+  const [current] = await signingKeys(env);
+  if (!current) throw new ApiError(409, "CONFLICT", "Tokens are not configured: set JWT_SIGNING_KEYS or BOOTSTRAP_ADMIN_KEY");
+  return current;
+}
+
 async function loadSigningKeys(env: Env): Promise<SigningKey[]> {
   const configured = (env.JWT_SIGNING_KEYS ?? "").split(",").map((entry) => entry.trim()).filter(Boolean);
   if (configured.length > 0) {
-    return configured.map((entry) => {
+    return configured.map((entry, index) => {
       const separator = entry.indexOf(":");
-      if (separator <= 0) throw new Error("JWT_SIGNING_KEYS entries must be kid:base64secret");
-      const secret = bytesFromBase64(entry.slice(separator + 1));
-      if (secret.length < 32) throw new Error("JWT_SIGNING_KEYS secrets must be at least 32 bytes");
+      if (separator <= 0) throw misconfiguredKeys(`entry ${index + 1} of JWT_SIGNING_KEYS is not kid:base64secret`);
+      let secret: Uint8Array;
+      try {
+        secret = bytesFromBase64(entry.slice(separator + 1));
+      } catch {
+        throw misconfiguredKeys(`the secret of JWT_SIGNING_KEYS entry ${index + 1} is not base64`);
+      }
+      if (secret.length < 32) throw misconfiguredKeys(`the secret of JWT_SIGNING_KEYS entry ${index + 1} is shorter than 32 bytes`);
       return { kid: entry.slice(0, separator), secret };
     });
   }
@@ -122,8 +144,7 @@ export async function issueTokens(env: Env, userId: string, session: { family?: 
   const family = session.family ?? crypto.randomUUID();
   const bootstrap = userId === BOOTSTRAP_ADMIN_USER;
   const keyId = bootstrap ? await bootstrapSessionKey(env, session.keyId) : (session.keyId ?? null);
-  const [current] = await signingKeys(env);
-  if (!current) throw new ApiError(409, "CONFLICT", "Tokens are not configured: set JWT_SIGNING_KEYS or BOOTSTRAP_ADMIN_KEY");
+  const current = await currentSigningKey(env);
   const ttl = accessTtlSeconds(env);
   const accessToken = await new SignJWT(bootstrap ? { fam: family, [BOOTSTRAP_CLAIM]: keyId } : { fam: family })
     .setProtectedHeader({ alg: "HS256", kid: current.kid, typ: "JWT" })
@@ -218,6 +239,8 @@ export async function refreshTokens(env: Env, refreshToken: string): Promise<Tok
   if (row.expires_at <= Date.now()) throw new ApiError(401, "EXPIRED_TOKEN", "Refresh token expired: request a new one with POST /api/security/token");
   // Before the claim: a session refused for a rotated key is not consumed (nor counted as reuse).
   if (row.user_id === BOOTSTRAP_ADMIN_USER) await bootstrapSessionKey(env, row.key_id);
+  // Likewise a refresh refused because no key can sign its new tokens (JWT_SIGNING_KEYS malformed): fixed, it goes on.
+  await currentSigningKey(env);
   // A revoked session's tokens are all marked used: say it was revoked rather than reused.
   if (await familyRevoked(env, row.family_id)) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
   // Claim it atomically: of two concurrent exchanges only one succeeds, the other counts as reuse.
