@@ -98,9 +98,24 @@ export default {
     const request = withSingleSlashes(incoming);
     const cors = serviceConfig(env).cors;
     if (isPreflight(request)) return withResponseHeaders(preflightResponse(request, cors), request, cors);
+    if (request.method === "HEAD") return withResponseHeaders(await headResponse(request, env, ctx), request, cors);
     return withResponseHeaders(await route(request, env, ctx), request, cors);
   },
 } satisfies ExportedHandler<Env>;
+
+/**
+ * A HEAD answered as Conductor's Spring MVC answers it (a GET mapping takes HEAD too): the request runs as its GET,
+ * through the same guard (authentication, access rules, the same target) and the same route, so it does nothing its GET
+ * would not do and answers the GET's status and headers, without the body. The GET's `Content-Length` is kept, as
+ * Spring's HEAD response counts the bytes it drops: workerd sends none for a HEAD unless the Worker sets it.
+ */
+async function headResponse(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  const answer = await route(new Request(request, { method: "GET" }), env, ctx);
+  const headers = new Headers(answer.headers);
+  if (answer.body !== null && !headers.has("Content-Length")) headers.set("Content-Length", String((await answer.arrayBuffer()).byteLength));
+  else await answer.body?.cancel();
+  return new Response(null, { status: answer.status, statusText: answer.statusText, headers });
+}
 
 /**
  * The request with each run of slashes in its path read as one, as Conductor's server reads it (its Tomcat merges

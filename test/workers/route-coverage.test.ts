@@ -194,3 +194,57 @@ describe("a path the router serves, asked with a method none of its routes takes
     expect(answered405).toBeGreaterThan(200);
   }, 120_000);
 });
+
+/** An answer's status and the headers a HEAD must repeat from its GET, with its body's byte count. */
+async function headersOf(response: Response): Promise<{ status: number; type: string | null; length: string | null; allow: string | null; bodyBytes: number }> {
+  const bodyBytes = response.body === null ? 0 : (await response.arrayBuffer()).byteLength;
+  return { status: response.status, type: response.headers.get("content-type"), length: response.headers.get("content-length"), allow: response.headers.get("allow"), bodyBytes };
+}
+
+/** The GET's answer as a HEAD must repeat it: its status and headers, its body's length as Content-Length. */
+async function asHeadOf(response: Response): Promise<{ status: number; type: string | null; length: string | null; allow: string | null; bodyBytes: number }> {
+  const { status, type, allow, bodyBytes } = await headersOf(response);
+  return { status, type, length: String(bodyBytes), allow, bodyBytes: 0 };
+}
+
+// Conductor's Spring MVC answers a HEAD with the GET mapping of its path (RequestMethodsRequestCondition matches HEAD to
+// GET; spring-projects/spring-framework spring-webmvc/.../mvc/method/RequestMappingInfoHandlerMapping.java): the same
+// status and headers, Content-Length included, no body. Uptime monitors and load balancers probe with HEAD /health.
+describe("a HEAD request", () => {
+  it("answers as its GET without the body: /health without credentials, any route with the GET's status, Content-Type and Content-Length", async () => {
+    const health = await headersOf(await call("HEAD", "/health", {}));
+    expect(health).toEqual(await asHeadOf(await call("GET", "/health", {})));
+    expect(health).toMatchObject({ status: 200, type: "application/json", length: '{"status":"ok"}'.length.toString() });
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "head_task", retryCount: 0 }]);
+    for (const path of ["/api/metadata/taskdefs/head_task", "/api/metadata/workflow", "/api/version", "/api/metadata/taskdefs/no_such_task", "/api/no/such/route", "/api/tasks/queue/all/verbose"]) {
+      expect(await headersOf(await api("HEAD", path)), `HEAD ${path}`).toEqual(await asHeadOf(await api("GET", path)));
+    }
+    expect(await headersOf(await api("HEAD", "/api/version"))).toMatchObject({ status: 200, type: "text/plain;charset=UTF-8" });
+    // A path with no GET: the GET's 405, Allow listing the path's methods.
+    expect(await headersOf(await api("HEAD", "/api/security/token"))).toMatchObject({ status: 405, allow: "POST", bodyBytes: 0 });
+  });
+
+  it("needs what its GET needs: credentials, and the permission for that GET", async () => {
+    expect((await call("HEAD", "/api/metadata/workflow", {})).status).toBe(401);
+    const taskReader = await createUser("head-task-reader", { directPermissions: [{ action: "TASK_READ", scope: "*" }] });
+    expect((await call("HEAD", "/api/metadata/workflow", orkes(taskReader.token))).status).toBe(403);
+    expect((await call("HEAD", "/api/metadata/taskdefs", orkes(taskReader.token))).status).toBe(200);
+    // Answered to anyone signed in, as its GET.
+    expect((await call("HEAD", "/api/version", orkes(taskReader.token))).status).toBe(200);
+  });
+
+  it("changes nothing on a path whose other methods act: it runs the GET route or none", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "head_flow_task", retryCount: 0 }]);
+    await register({ name: "head_flow", tasks: [{ name: "head_flow_task", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
+    const workflowId = await startWorkflow("head_flow");
+    const [task] = (await getWorkflow(workflowId)).tasks;
+    const taskDefs = await rowCount("task_defs");
+    for (const path of [`/api/workflow/${workflowId}/pause`, `/api/workflow/${workflowId}/skiptask/work`, `/api/workflow/${workflowId}`, "/api/metadata/taskdefs/head_flow_task", "/api/metadata/taskdefs"]) {
+      expect([200, 405], `HEAD ${path}`).toContain((await api("HEAD", path)).status);
+    }
+    expect(await rowCount("task_defs")).toBe(taskDefs);
+    const after = await getWorkflow(workflowId);
+    expect(after.status).toBe("RUNNING");
+    expect(after.tasks).toEqual([task]);
+  });
+});
