@@ -171,6 +171,10 @@ export async function guard(request: IRequest, env: Env): Promise<undefined> {
   const raw = request as unknown as Request;
   const principal = await authenticate(raw, env);
   principals.set(request, principal);
+  // A plain OPTIONS (a preflight never gets here) asks which methods the path takes, which is the route table, the same
+  // for every caller: authenticated, it needs no permission. No route acts on it: only the catch-all, which answers it,
+  // and the 501s (`router.all`) take that method (route-coverage.test.ts holds the router's `ALL` routes to those).
+  if (request.method === "OPTIONS") return undefined;
   let target: RequestTarget | undefined;
   const admittedBy = await authorize(principal, request.method, path, await accessRules(env), async () => (target = await targetOf(raw, env, path)));
   if (admittedBy?.scope.includes("${task.name}") && target?.taskName !== undefined) checkedTaskNames.set(request, target.taskName);

@@ -76,9 +76,12 @@ registerScheduleRoutes(router);
 export const ROUTE_TABLE: ReadonlyArray<readonly [string, string]> = router.routes.map(([method, , , path]) => [method, path ?? ""] as const);
 
 // Read only when no route took a request (behind the guard, as every route is), so a matched request pays nothing.
+// A plain OPTIONS gets here (no route takes that method, only the 501s of `router.all` may take it first).
 const methods = new MethodTable(router.routes);
 router.all("*", (request) => {
-  throw methods.refusal(request.method, new URL(request.url).pathname);
+  const pathname = new URL(request.url).pathname;
+  if (request.method === "OPTIONS") return methods.options(pathname);
+  throw methods.refusal(request.method, pathname);
 });
 
 /** The router's answer; anything thrown becomes the contract's error response. */

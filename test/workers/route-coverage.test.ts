@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { BULK_ACCESS_RULES } from "../../src/worker/auth/access-rules";
 import { ROUTE_TABLE } from "../../src/worker/index";
+import { UNSUPPORTED_CONDUCTOR_ENDPOINTS } from "../../src/worker/routes/unsupported";
 import { call, createUser, orkes, tokenFor } from "./auth-helpers";
 import { ADMIN_KEY, api, apiOk, getWorkflow, register, rowCount, startWorkflow } from "./helpers";
 
@@ -246,5 +247,40 @@ describe("a HEAD request", () => {
     const after = await getWorkflow(workflowId);
     expect(after.status).toBe("RUNNING");
     expect(after.tasks).toEqual([task]);
+  });
+});
+
+// Spring Boot's DispatcherServlet dispatches OPTIONS (dispatchOptionsRequest): a path some mapping serves answers 200
+// with Allow, its declared methods with HEAD after GET, and OPTIONS (RequestMappingInfoHandlerMapping's
+// HttpOptionsHandler). A CORS preflight keeps its own answer (headers.test.ts).
+describe("a plain OPTIONS request", () => {
+  it("answers 200 with Allow listing the path's methods, HEAD after GET, and OPTIONS, without a body; a path nothing serves is a 404", async () => {
+    const taskId = crypto.randomUUID();
+    expect(await headersOf(await api("OPTIONS", "/api/metadata/taskdefs"))).toMatchObject({ status: 200, allow: "GET, HEAD, POST, PUT, OPTIONS", bodyBytes: 0 });
+    expect(await headersOf(await api("OPTIONS", `/api/tasks/${taskId}`))).toMatchObject({ status: 200, allow: "GET, HEAD, OPTIONS", bodyBytes: 0 });
+    expect(await headersOf(await api("OPTIONS", `/api/workflow/${taskId}/skiptask/work`))).toMatchObject({ status: 200, allow: "PUT, OPTIONS" });
+    expect(await headersOf(await api("OPTIONS", "/health"))).toMatchObject({ status: 200, allow: "GET, HEAD, OPTIONS" });
+    expect(await refusalOf(await api("OPTIONS", "/api/no/such/route"))).toEqual({
+      status: 404,
+      allow: null,
+      body: { status: 404, error: "NOT_FOUND", message: "No route for OPTIONS /api/no/such/route", retryable: false },
+    });
+    // The 501s of Conductor endpoints not served stay 501s, whatever the method.
+    expect((await api("OPTIONS", "/api/tasks/queue/all/verbose")).status).toBe(501);
+    // The 405's Allow stays the declared methods, as Spring's HttpRequestMethodNotSupportedException carries them.
+    expect((await api("PUT", `/api/tasks/${taskId}`, {})).headers.get("allow")).toBe("GET");
+  });
+
+  it("needs credentials, as every request but GET /health, and no permission: the methods are the same for every caller", async () => {
+    expect(await refusalOf(await call("OPTIONS", "/health", {}))).toMatchObject({ status: 401, allow: null });
+    expect((await call("OPTIONS", "/api/metadata/workflow", {})).status).toBe(401);
+    const nobody = await createUser("options-nobody");
+    expect(await headersOf(await call("OPTIONS", "/api/metadata/workflow", orkes(nobody.token)))).toMatchObject({ status: 200, allow: "GET, HEAD, POST, PUT, OPTIONS" });
+    expect((await call("GET", "/api/metadata/workflow", orkes(nobody.token))).status).toBe(403);
+    // Safe because it reaches no route but the catch-all and the 501s: the router's only routes for any method are those.
+    const anyMethod = ROUTE_TABLE.filter(([method]) => method === "ALL").map(([, path]) => path);
+    // (The table is taken before the catch-all is added, and itty-router keeps a path without its trailing slash.)
+    const unsupported = UNSUPPORTED_CONDUCTOR_ENDPOINTS.filter(([, , method]) => method === undefined).map(([path]) => path.replace(/(.)\/$/, "$1"));
+    expect(anyMethod).toEqual(unsupported);
   });
 });

@@ -30,6 +30,18 @@ export class MethodTable {
     return [...methods].sort((a, b) => rank(a) - rank(b));
   }
 
+  /**
+   * The answer to a plain `OPTIONS` (not a CORS preflight) no route took: 200 with `Allow` as Conductor's Spring MVC
+   * answers it (RequestMappingInfoHandlerMapping's HttpOptionsHandler: the path's declared methods, HEAD after GET,
+   * and OPTIONS), without a body; a path nothing serves is the 404 of any other method.
+   */
+  options(pathname: string): Response {
+    const allowed = this.allowed(pathname);
+    if (allowed.length === 0) throw this.refusal("OPTIONS", pathname);
+    const implicit = allowed.flatMap((method) => (method === "GET" ? ["GET", "HEAD"] : [method]));
+    return new Response(null, { status: 200, headers: { Allow: [...implicit, "OPTIONS"].join(", ") } });
+  }
+
   /** The refusal for `method` on `pathname`, which no route answered. */
   refusal(method: string, pathname: string): ApiError {
     const allowed = this.allowed(pathname);
