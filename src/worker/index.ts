@@ -38,7 +38,7 @@ export { WorkflowExecution } from "../actors/workflow-execution";
 
 type Args = [Env, ExecutionContext];
 
-const router = Router<IRequest, Args>({ before: [guard] });
+const router = Router<IRequest, Args>({ before: [guard, refuseHeadOfActingGet] });
 router.get("/health", () => Response.json({ status: "ok" }));
 registerVersionRoute(router);
 // Before the 501s and the single-id routes: a definition may be named like one of their segments (`decide/correlated`,
@@ -106,6 +106,27 @@ export default {
   },
 } satisfies ExportedHandler<Env>;
 
+/** The GETs a HEAD stands for (see {@link headResponse}). */
+const headRequests = new WeakSet<object>();
+
+/**
+ * GET routes that act (Conductor's and Orkes' APIs define them so): a poll hands tasks out, the scheduler's GET
+ * pause/resume/requeue change schedules. Spring would run them for a HEAD too, and throw the answer away: a HEAD must
+ * be safe (RFC 9110 9.3.2), and a poll's tasks would wait out their response timeout with no worker holding them.
+ */
+const ACTING_GET_PATHS = [/^\/api\/tasks\/poll\//, /^\/api\/scheduler\/admin\/(?:pause|resume|requeue)$/, /^\/api\/scheduler\/schedules\/[^/]+\/(?:pause|resume)$/];
+
+/**
+ * After the guard (a HEAD needs what its GET needs), refuses a HEAD of a GET that acts with the 405 of a method the
+ * path does not take (`Allow` lists the path's methods).
+ */
+function refuseHeadOfActingGet(request: IRequest): undefined {
+  if (!headRequests.has(request)) return undefined;
+  const pathname = new URL(request.url).pathname;
+  if (ACTING_GET_PATHS.some((pattern) => pattern.test(pathname))) throw methods.refusal("HEAD", pathname);
+  return undefined;
+}
+
 /**
  * A HEAD answered as Conductor's Spring MVC answers it (a GET mapping takes HEAD too): the request runs as its GET,
  * through the same guard (authentication, access rules, the same target) and the same route, so it does nothing its GET
@@ -113,7 +134,9 @@ export default {
  * Spring's HEAD response counts the bytes it drops: workerd sends none for a HEAD unless the Worker sets it.
  */
 async function headResponse(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-  const answer = await route(new Request(request, { method: "GET" }), env, ctx);
+  const asGet = new Request(request, { method: "GET" });
+  headRequests.add(asGet);
+  const answer = await route(asGet, env, ctx);
   const headers = new Headers(answer.headers);
   if (answer.body !== null && !headers.has("Content-Length")) headers.set("Content-Length", String((await answer.arrayBuffer()).byteLength));
   else await answer.body?.cancel();

@@ -248,6 +248,25 @@ describe("a HEAD request", () => {
     expect(after.status).toBe("RUNNING");
     expect(after.tasks).toEqual([task]);
   });
+
+  it("is refused with a 405 on a GET that acts (a poll, the scheduler's GET pause and resume), after the GET's checks, and the act is not done", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "head_poll_task", retryCount: 0 }]);
+    await register({ name: "head_poll", tasks: [{ name: "head_poll_task", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
+    await register({ name: "head_scheduled", tasks: [{ name: "head_poll_task", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
+    const workflowId = await startWorkflow("head_poll");
+    await apiOk("POST", "/api/scheduler/schedules", { name: "head-yearly", cronExpression: "0 0 0 1 1 ?", startWorkflowRequest: { name: "head_scheduled" } });
+    for (const path of ["/api/tasks/poll/head_poll_task", "/api/tasks/poll/batch/head_poll_task?count=5", "/api/scheduler/schedules/head-yearly/pause", "/api/scheduler/admin/pause"]) {
+      const answer = await headersOf(await api("HEAD", path));
+      expect(answer, `HEAD ${path}`).toMatchObject({ status: 405, bodyBytes: 0 });
+      expect(answer.allow, `HEAD ${path}`).toMatch(/^GET\b/);
+    }
+    expect((await call("HEAD", "/api/tasks/poll/head_poll_task", {})).status).toBe(401);
+    const [task] = (await getWorkflow(workflowId)).tasks;
+    expect([task?.status, task?.pollCount ?? 0]).toEqual(["SCHEDULED", 0]);
+    expect((await apiOk("GET", "/api/scheduler/schedules/head-yearly")).paused).toBe(false);
+    // The GET itself still acts: the task is handed out.
+    expect((await apiOk("GET", "/api/tasks/poll/head_poll_task")).taskId).toBe(task?.taskId);
+  });
 });
 
 // Spring Boot's DispatcherServlet dispatches OPTIONS (dispatchOptionsRequest): a path some mapping serves answers 200
