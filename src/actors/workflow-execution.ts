@@ -126,7 +126,7 @@ export interface TaskResultInput {
   output: JsonObject;
   /** Its `reasonForIncompletion`. */
   reason?: string;
-  /** A SIMPLE task kept IN_PROGRESS is polled again after this many seconds. */
+  /** A SIMPLE task reported IN_PROGRESS goes back to its queue (SCHEDULED), to be polled again after this many seconds. */
   callbackAfterSeconds?: number;
   /** A worker's result: an output too large to store fails the task for good instead of being refused (see `externalUpdate`). */
   oversizeFailsTask?: true;
@@ -1149,7 +1149,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Completes, fails or updates one task instance by id (a TaskResult: `reason` is its reasonForIncompletion, and
-   * `callbackAfterSeconds` delays the next poll of a SIMPLE task kept IN_PROGRESS).
+   * `callbackAfterSeconds` delays the next poll of a SIMPLE task reported IN_PROGRESS, which goes back to its queue SCHEDULED).
    */
   async updateTask(
     taskId: string,

@@ -32,7 +32,7 @@ import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, overExecutionLimitReas
 import { fractionOf, retryDelayMs, retryPolicyOf } from "./retry";
 import { resolvedTaskInput, taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
-import { pollableFrom, pollTimeoutEndsWorkflow, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
+import { pollableFrom, pollTimeoutEndsWorkflow, requeuedPollTimeoutAt, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
 import type { TaskStart, WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
@@ -401,9 +401,10 @@ function taskOverdue(state: WorkflowExecution, task: TaskExecution, now: number)
 }
 
 /**
- * True when `task` waits for a worker's poll in a paused workflow (a first poll, or, kept IN_PROGRESS with
- * `callbackAfterSeconds`, the next one): no poll can take it then, so its pollTimeoutSeconds or responseTimeoutSeconds
- * stands still (as Conductor decides nothing for a paused workflow) and counts afresh from the resume.
+ * True when `task` waits for a worker's poll in a paused workflow (a first poll, or, put back SCHEDULED by its worker's
+ * IN_PROGRESS report, the next one): no poll can take it then, so its pollTimeoutSeconds stands still (as Conductor
+ * decides nothing for a paused workflow) and counts afresh from the resume. An execution stored before such a task went
+ * back to SCHEDULED holds it IN_PROGRESS and pollable, with its responseTimeoutSeconds running instead: the same.
  */
 function pollClockStopped(state: WorkflowExecution, task: TaskExecution): boolean {
   return state.status === "PAUSED" && task.taskType === "SIMPLE" && (task.status === "SCHEDULED" || (task.status === "IN_PROGRESS" && task.pollable === true));
@@ -788,8 +789,10 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
   if (fields.status === "IN_PROGRESS" && task.taskType === "SIMPLE" && task.awaitingExternal === true) {
     // Its domain is still being chosen among its fallbacks: it stays out of any queue (the default one would hand it to
     // a worker of no domain it names), and the choice puts it in one once callbackAfterSeconds have passed.
-    if (task.domainChoices !== undefined) draft.updateTask(task.taskId, { ...fields, status: "SCHEDULED", callbackAfterSeconds: event.callbackAfterSeconds ?? 0 });
-    else requeueForWorker(draft, task, fields, event.callbackAfterSeconds ?? 0, env, effects);
+    if (task.domainChoices !== undefined) {
+      const callbackAfterSeconds = event.callbackAfterSeconds ?? 0;
+      draft.updateTask(task.taskId, { ...fields, status: "SCHEDULED", callbackAfterSeconds, timeoutAt: requeuedPollTimeoutAt(task, instanceTask(draft.state.definition, task), callbackAfterSeconds) });
+    } else requeueForWorker(draft, task, fields, event.callbackAfterSeconds ?? 0, env, effects);
     return;
   }
   if (fields.status === "IN_PROGRESS" && task.status === "SCHEDULED") {
@@ -836,21 +839,22 @@ function applyHumanUpdate(draft: Draft, event: Extract<ExecutionEvent, { type: "
 }
 
 /**
- * A worker keeps SIMPLE task `task` IN_PROGRESS (Conductor's update with `callbackAfterSeconds`): it goes back to its
- * queue, to be polled again once `callbackAfterSeconds` have passed, and has `responseTimeoutSeconds` from then on to
- * be reported again.
+ * A worker reports SIMPLE task `task` IN_PROGRESS (Conductor's update with `callbackAfterSeconds`): it goes back to its
+ * queue SCHEDULED, to be polled again once `callbackAfterSeconds` have passed, as Conductor's updateTask sets a worker's
+ * task reported IN_PROGRESS to SCHEDULED and postpones its queue message. Its start time, worker, poll count and output
+ * stay. No worker holds it, so no `responseTimeoutSeconds` runs (Conductor's isResponseTimedOut looks at IN_PROGRESS
+ * tasks only); its `pollTimeoutSeconds` does, by Conductor's formula (see {@link requeuedPollTimeoutAt}), and so does its
+ * task definition's `timeoutSeconds`, counted from its first poll.
  */
 function requeueForWorker(draft: Draft, task: TaskExecution, fields: Partial<TaskExecution>, callbackAfterSeconds: number, env: DecideEnv, effects: Effect[]): void {
   const visibleAt = env.now + callbackAfterSeconds * 1000;
   const definition = instanceTask(draft.state.definition, task);
-  const responseSeconds = responseTimeoutSeconds(definition);
   const updated = draft.updateTask(task.taskId, {
     ...fields,
-    status: "IN_PROGRESS",
+    status: "SCHEDULED",
     pollable: true,
     callbackAfterSeconds,
-    startTime: task.startTime || env.now,
-    timeoutAt: responseSeconds > 0 ? visibleAt + responseSeconds * 1000 : undefined,
+    timeoutAt: requeuedPollTimeoutAt(task, definition, callbackAfterSeconds),
   });
   effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, visibleAt, definition) });
 }
@@ -888,8 +892,9 @@ function applyTaskPolled(draft: Draft, event: Extract<ExecutionEvent, { type: "t
  * A worker still working on SIMPLE task `taskId` says so without reporting (Conductor's `extendLease`, which the
  * clients' lease tracker sends for a long task): it has `responseTimeoutSeconds` from now to report. Nothing else
  * changes: not its status, output or worker, and it does not go back to its queue, where another poll would take
- * it (an IN_PROGRESS update does that). A task no worker holds (finished, timed out, queued) is left as it is,
- * as Conductor leaves a finished one: a heartbeat may cross the result it preceded. False when nothing changed.
+ * it (an IN_PROGRESS update does that). A task no worker holds (finished, timed out, queued: SCHEDULED again after an
+ * IN_PROGRESS report, or pollable in an execution stored before that) is left as it is, as Conductor leaves a finished
+ * one: a heartbeat may cross the result it preceded. False when nothing changed.
  */
 function applyLeaseExtension(draft: Draft, taskId: string, env: DecideEnv): boolean {
   const task = taskToUpdate(draft, taskId);

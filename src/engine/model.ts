@@ -506,8 +506,10 @@ export interface TaskExecution {
   callbackUrl?: string;
   /**
    * SIMPLE: the task waits in its worker queue, and the next poll of that queue may hand it to a worker. Set when
-   * it is scheduled and when a worker reports it IN_PROGRESS (it comes back after `callbackAfterSeconds`), cleared
-   * when a poll hands it out or it ends. Never shown by the API.
+   * it is scheduled and when a worker reports it IN_PROGRESS (SCHEDULED again, it comes back after
+   * `callbackAfterSeconds`), cleared when a poll hands it out or it ends. Always with status SCHEDULED, except in an
+   * execution stored before an IN_PROGRESS report made the task SCHEDULED again: such a task is IN_PROGRESS and
+   * pollable, polled and timed (by its responseTimeoutSeconds) as it was then. Never shown by the API.
    */
   pollable?: true;
   /** SIMPLE: the worker queue's domain (the execution's `taskToDomain` for the task's name, else `*`'s), if any. */

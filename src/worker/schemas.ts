@@ -177,8 +177,8 @@ export const BulkWorkflowIds = v.pipe(
 );
 
 /**
- * Longest delay before an IN_PROGRESS task is polled again: a longer one is taken as this (Conductor takes any, and the
- * official runners drop a result refused for it, leaving the task to its timeout).
+ * Longest delay before a task reported IN_PROGRESS is polled again: a longer one is taken as this (Conductor takes any,
+ * and the official runners drop a result refused for it, leaving the task to its timeout).
  */
 const MAX_CALLBACK_AFTER_SECONDS = 30 * 24 * 3600;
 
@@ -229,7 +229,7 @@ const taskResultFields = {
   outputData: v.nullish(jsonData),
   reasonForIncompletion: v.nullish(v.string("must be a string")),
   /**
-   * A SIMPLE task kept IN_PROGRESS is polled again after this many seconds. A fraction is dropped, not refused:
+   * A SIMPLE task reported IN_PROGRESS (SCHEDULED again in its queue) is polled again after this many seconds. A fraction is dropped, not refused:
    * Conductor's TaskResult holds a `long`, which Jackson reads 0.012 into as 0 (its ACCEPT_FLOAT_AS_INT is on), and
    * netflix-conductor-utilities' Node worker, in its releases before RunningTask, sends the seconds its work took
    * (`0.012`) with every result.

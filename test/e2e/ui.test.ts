@@ -564,13 +564,19 @@ describe("web UI", () => {
     expect(await fact("Callback after").textContent()).toBe("0 s");
     expect(await fact("Response timeout").textContent()).toBe("3600 s");
     expect(await page.locator(".task-panel .worker-note").textContent()).toBe("Polled by worker ui-worker-7, which reports its result with POST /api/tasks within 3600 s.");
-    // The worker reports it still in progress and asks to have it back later: it waits in its queue again.
+    // The worker reports it still in progress and asks to have it back later: it waits in its queue again, SCHEDULED
+    // (as Conductor's updateTask puts it), held back from polls until then.
     await callOk(server.url, "POST", "/api/tasks", {
       key: adminKey, body: { workflowInstanceId: started, taskId: polled[0].taskId, status: "IN_PROGRESS", callbackAfterSeconds: 600, outputData: { packed: 1 } },
     });
     await page.reload();
     await expect.poll(() => fact("Callback after").textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("600 s");
-    expect(await page.locator(".task-panel .worker-note").textContent()).toBe("Polled by worker ui-worker-7, which reports its result with POST /api/tasks within 3600 s. Its last update kept it in progress, to be polled again after 600 s.");
+    expect(await step(page, "pack").getAttribute("data-status")).toBe("SCHEDULED");
+    expect(await fact("Poll count").textContent()).toBe("1");
+    const time = String.raw`\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}`;
+    const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    expect(await page.locator(".task-panel .worker-note").textContent()).toMatch(new RegExp(`^${escaped("Held back from polls until ")}${time}${escaped(`, 10 min 0 s after its last update (a worker's update asked to have it back then; callbackAfterSeconds 600). POST /api/workflow/${started}/resetcallbacks releases it at once. Then waiting for a worker to poll ${taskName} in domain ui-pool (GET /api/tasks/poll/${taskName}?domain=ui-pool).`)}$`));
+    expect(await step(page, "pack").locator("xpath=..").locator(".node-note").textContent()).toMatch(new RegExp(`^held back from polls until ${time}$`));
 
     // The worker is gone: a person completes it instead, allowed to execute tasks of that name only (a worker's
     // grant, on the task name rather than its reference) and to read workflows.

@@ -245,15 +245,81 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(done.state.output).toEqual({ url: "s3://out" });
   });
 
-  it("IN_PROGRESS with callbackAfterSeconds goes back to the queue, visible then, and the next poll counts again", () => {
+  it("IN_PROGRESS with callbackAfterSeconds puts it back in the queue SCHEDULED, as Conductor's updateTask does, visible then; the next poll makes it IN_PROGRESS again", () => {
     const withDef = { ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 30 }) };
     const state = poll(started(withDef).state, 2_000);
     const taskId = state.tasks[0]!.taskId;
-    const update = decide(state, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: { percent: 40 }, callbackAfterSeconds: 60 }, env(3_000));
-    expect(update.state.tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollable: true, callbackAfterSeconds: 60, outputData: { percent: 40 }, timeoutAt: 93_000 });
+    const update = decide(state, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: { percent: 40 }, callbackAfterSeconds: 60, workerId: "worker-1" }, env(3_000));
+    // Its start, worker, poll count and output stay; no responseTimeoutSeconds runs while no worker holds it.
+    expect(update.state.tasks[0]).toMatchObject({ status: "SCHEDULED", pollable: true, callbackAfterSeconds: 60, outputData: { percent: 40 }, startTime: 2_000, workerId: "worker-1", pollCount: 1, updateTime: 3_000 });
+    expect(update.state.tasks[0]!.timeoutAt).toBeUndefined();
+    expect(nextDeadline(update.state)).toBeUndefined();
+    expect(toTaskView(update.state.tasks[0]!, update.state)).toMatchObject({ status: "SCHEDULED", callbackAfterSeconds: 60, pollCount: 1, workerId: "worker-1", startTime: 2_000 });
     expect(queued(update.effects)).toMatchObject([{ taskId, visibleAt: 63_000 }]);
-    const again = poll(update.state, 63_500, "worker-2");
-    expect(again.tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollCount: 2, workerId: "worker-2", startTime: 2_000 });
+    // Long past its responseTimeoutSeconds, it still waits for its poll.
+    const waited = decide(update.state, { type: "tick", liveTaskIds: new Set() }, env(500_000)).state;
+    expect([waited.status, waited.tasks[0]!.status]).toEqual(["RUNNING", "SCHEDULED"]);
+    const again = poll(waited, 500_500, "worker-2");
+    expect(again.tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollCount: 2, workerId: "worker-2", startTime: 2_000, callbackAfterSeconds: 0, timeoutAt: 530_500 });
+    // Reported IN_PROGRESS before any poll, it goes back SCHEDULED too, still not started.
+    const fresh = started(withDef).state;
+    const early = decide(fresh, { type: "externalUpdate", taskId: fresh.tasks[0]!.taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 5 }, env(2_000));
+    expect(early.state.tasks[0]).toMatchObject({ status: "SCHEDULED", pollable: true, startTime: 0, callbackAfterSeconds: 5 });
+    expect(queued(early.effects)).toMatchObject([{ visibleAt: 7_000 }]);
+  });
+
+  it("put back SCHEDULED, its pollTimeoutSeconds runs by Conductor's checkTaskPollTimeout: pollTimeoutSeconds and callbackAfterSeconds after its scheduledTime", () => {
+    const withDef = (fields: Partial<TaskDef>) => ({ ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 2, pollTimeoutSeconds: 10, ...fields }) });
+    // Scheduled at 1 s, polled at 2 s, put back at 3 s for 5 s: overdue at 1 + 10 + 5 = 16 s.
+    const state = poll(started(withDef({})).state, 2_000);
+    const taskId = state.tasks[0]!.taskId;
+    const back = decide(state, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 5 }, env(3_000)).state;
+    expect(back.tasks[0]).toMatchObject({ status: "SCHEDULED", timeoutAt: 16_000 });
+    expect(nextDeadline(back)).toBe(16_000);
+    // Its responseTimeoutSeconds (2 s) does not run meanwhile.
+    expect(decide(back, { type: "tick", liveTaskIds: new Set() }, env(15_999)).state.tasks[0]!.status).toBe("SCHEDULED");
+    // TIME_OUT_WF (the default): the workflow times out with it.
+    const overdue = decide(back, { type: "tick", liveTaskIds: new Set() }, env(16_000)).state;
+    expect(overdue.status).toBe("TIMED_OUT");
+    expect(overdue.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: expect.stringMatching(/not polled again within pollTimeoutSeconds \(10 s\) and callbackAfterSeconds \(5 s\)/) });
+    // Counted from its scheduling, not from the report: one whose work took longer is overdue as it is put back.
+    const slow = poll(started(withDef({ responseTimeoutSeconds: 100 })).state, 2_000);
+    const late = decide(slow, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 5 }, env(30_000)).state;
+    expect(late.tasks[0]).toMatchObject({ status: "SCHEDULED", timeoutAt: 16_000 });
+    expect(decide(late, { type: "tick", liveTaskIds: new Set() }, env(30_001)).state.status).toBe("TIMED_OUT");
+    // RETRY: the task times out and its retry settings retry it; ALERT_ONLY: it never times out.
+    const retrying = poll(started(withDef({ timeoutPolicy: "RETRY", retryCount: 1, retryDelaySeconds: 0 })).state, 2_000);
+    const retried = decide(decide(retrying, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {} }, env(3_000)).state, { type: "tick", liveTaskIds: new Set() }, env(11_000)).state;
+    expect(retried.status).toBe("RUNNING");
+    expect(retried.tasks.map((task) => task.status)).toEqual(["TIMED_OUT", "SCHEDULED"]);
+    const alerting = poll(started(withDef({ timeoutPolicy: "ALERT_ONLY" })).state, 2_000);
+    expect(decide(alerting, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {} }, env(3_000)).state.tasks[0]!.timeoutAt).toBeUndefined();
+    // Polled again in time: IN_PROGRESS, with its responseTimeoutSeconds to report.
+    expect(poll(back, 9_000).tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollCount: 2, timeoutAt: 11_000 });
+  });
+
+  it("put back SCHEDULED, its task definition's timeoutSeconds keeps running from its first poll", () => {
+    const state = poll(started({ ...encode, taskDefinition: taskDef({ timeoutSeconds: 20, responseTimeoutSeconds: 10 }) }).state, 2_000);
+    expect(state.tasks[0]!.definitionTimeoutAt).toBe(22_000);
+    const back = decide(state, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 60 }, env(3_000)).state;
+    expect(back.tasks[0]).toMatchObject({ status: "SCHEDULED", definitionTimeoutAt: 22_000 });
+    const overdue = decide(back, { type: "tick", liveTaskIds: new Set() }, env(22_000)).state;
+    expect([overdue.status, overdue.tasks[0]!.status]).toEqual(["TIMED_OUT", "TIMED_OUT"]);
+  });
+
+  it("a task an execution stored before this change keeps IN_PROGRESS in its queue (pollable) is still polled, and timed by its responseTimeoutSeconds", () => {
+    const state = poll(started({ ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 30 }) }).state, 2_000);
+    // As the earlier requeue stored it: IN_PROGRESS, pollable, its response timeout counted from when it could be polled.
+    const stored: WorkflowExecution = { ...state, tasks: [{ ...state.tasks[0]!, pollable: true, callbackAfterSeconds: 60, updateTime: 3_000, timeoutAt: 93_000 }] };
+    expect(nextDeadline(stored)).toBe(93_000);
+    expect(poll(stored, 63_000).tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollCount: 2, callbackAfterSeconds: 0, timeoutAt: 93_000 });
+    expect(poll(stored, 63_000).tasks[0]!.pollable).toBeUndefined();
+    const overdue = decide(stored, { type: "tick", liveTaskIds: new Set() }, env(93_000)).state;
+    expect(overdue.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: expect.stringMatching(/responseTimeoutSeconds \(30 s\)/) });
+    // A heartbeat changes nothing (no worker holds it); a report puts it back SCHEDULED; resetcallbacks releases it.
+    expect(decide(stored, { type: "leaseExtended", taskId: state.tasks[0]!.taskId }, env(4_000)).state).toBe(stored);
+    expect(decide(stored, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "IN_PROGRESS", output: {} }, env(4_000)).state.tasks[0]).toMatchObject({ status: "SCHEDULED", pollable: true });
+    expect(queued(decide(stored, { type: "resetCallbacks" }, env(4_000)).effects)).toMatchObject([{ visibleAt: 4_000 }]);
   });
 
   it("resetCallbacks makes a task a worker put back with callbackAfterSeconds visible at once; others, and a finished workflow, are left alone", () => {
@@ -261,7 +327,7 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     const taskId = state.tasks[0]!.taskId;
     const later = decide(state, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 600 }, env(3_000)).state;
     const reset = decide(later, { type: "resetCallbacks" }, env(4_000));
-    expect(reset.state.tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollable: true, callbackAfterSeconds: 0 });
+    expect(reset.state.tasks[0]).toMatchObject({ status: "SCHEDULED", pollable: true, callbackAfterSeconds: 0 });
     expect(queued(reset.effects)).toMatchObject([{ taskId, visibleAt: 4_000 }]);
     expect(poll(reset.state, 4_100).tasks[0]!.pollCount).toBe(2);
     // Nothing waits out a callback: no change, nothing queued.
@@ -391,18 +457,22 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(queued(decide(paused, { type: "resume" }, env(70_000)).effects)).toMatchObject([{ taskId, visibleAt: 70_000 }]);
   });
 
-  it("a task a worker kept IN_PROGRESS waits in its queue with its responseTimeoutSeconds standing still while paused, counted afresh from the resume", () => {
-    const state = poll(started({ ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 50 }) }).state, 2_000);
+  it("a task its worker put back SCHEDULED waits in its queue with its pollTimeoutSeconds standing still while paused, counted afresh from the resume", () => {
+    const state = poll(started({ ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 5, pollTimeoutSeconds: 50 }) }).state, 2_000);
     const taskId = state.tasks[0]!.taskId;
     const kept = decide(state, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 60 }, env(3_000)).state;
-    expect(kept.tasks[0]!.timeoutAt).toBe(113_000);
+    expect(kept.tasks[0]!.timeoutAt).toBe(111_000);
     const paused = decide(kept, { type: "pause" }, env(4_000)).state;
     expect(nextDeadline(paused)).toBeUndefined();
     const later = decide(paused, { type: "tick", liveTaskIds: new Set() }, env(200_000)).state;
-    expect([later.status, later.tasks[0]!.status]).toEqual(["PAUSED", "IN_PROGRESS"]);
+    expect([later.status, later.tasks[0]!.status]).toEqual(["PAUSED", "SCHEDULED"]);
     const resumed = decide(later, { type: "resume" }, env(200_000)).state;
     expect(resumed.tasks[0]!.timeoutAt).toBe(250_000);
     expect(decide(resumed, { type: "tick", liveTaskIds: new Set() }, env(250_000)).state.tasks[0]!.status).toBe("TIMED_OUT");
+    // Stored before this change (IN_PROGRESS, pollable): its responseTimeoutSeconds stands still and counts afresh the same way.
+    const stored: WorkflowExecution = { ...paused, tasks: [{ ...paused.tasks[0]!, status: "IN_PROGRESS", timeoutAt: 68_000 }] };
+    expect(nextDeadline(stored)).toBeUndefined();
+    expect(decide(stored, { type: "resume" }, env(200_000)).state.tasks[0]!.timeoutAt).toBe(205_000);
   });
 
   it("a poll serves the delay a worker asked for: the task handed out again shows callbackAfterSeconds 0, as Conductor resets it", () => {

@@ -50,7 +50,7 @@ describe("task logs", () => {
     const { workflowId, task } = await polledTask("tl_no_line", "tl_no_line_task");
     const kept = await api("POST", "/api/tasks", taskResult(task, "IN_PROGRESS", { callbackAfterSeconds: 60, logs: [{ taskId: task.taskId, createdTime: Date.now() }, { log: null }, { log: "real line" }] }));
     expect(kept.status).toBe(200);
-    expect((await getWorkflow(workflowId)).tasks.find((one) => one.taskId === task.taskId)).toMatchObject({ status: "IN_PROGRESS", callbackAfterSeconds: 60 });
+    expect((await getWorkflow(workflowId)).tasks.find((one) => one.taskId === task.taskId)).toMatchObject({ status: "SCHEDULED", callbackAfterSeconds: 60 });
     expect((await logsOf(task.taskId)).map((line) => line.log)).toEqual(["real line"]);
     // A line that is not text is still refused.
     expect((await api("POST", "/api/tasks", taskResult(task, "IN_PROGRESS", { logs: [{ log: 42 }] }))).status).toBe(400);

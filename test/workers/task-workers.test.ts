@@ -111,19 +111,85 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(tasks.map((task) => task["workflowInstanceId"])).toEqual([high, low]);
   });
 
-  it("IN_PROGRESS with callbackAfterSeconds keeps the task and hands it out again later, to any worker", async () => {
+  it("IN_PROGRESS with callbackAfterSeconds puts the task back SCHEDULED, as Conductor's updateTask does, and hands it out again later, to any worker", async () => {
     await register({ name: "w_progress", tasks: [simpleTask("w_progress_task")] });
     const workflowId = await startWorkflow("w_progress");
     const first = await pollOne("w_progress_task");
     expect((await report(first, "IN_PROGRESS", { percent: 40, cursor: "page-2" }, { callbackAfterSeconds: 1 })).status).toBe(200);
     const waiting = await getWorkflow(workflowId);
-    expect(waiting.tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: { percent: 40, cursor: "page-2" }, callbackAfterSeconds: 1 });
+    // Its start, worker and poll count stay, as Conductor's do; it waits in its queue for the next poll.
+    expect(waiting.tasks[0]).toMatchObject({ status: "SCHEDULED", outputData: { percent: 40, cursor: "page-2" }, callbackAfterSeconds: 1, pollCount: 1, workerId: "worker-1", startTime: first["startTime"] });
+    expect(await queueSize("w_progress_task")).toBe(1);
     expect(await poll("w_progress_task")).toEqual([]);
+    expect(await apiOk<JsonObject>("GET", `/api/tasks/${first.taskId}`)).toMatchObject({ status: "SCHEDULED", callbackAfterSeconds: 1 });
+    // The task search finds it SCHEDULED too.
+    const search = `workflowId = '${workflowId}' AND status IN (SCHEDULED)`;
+    await eventually(() => apiOk<{ results: JsonObject[] }>("GET", `/api/tasks/search?query=${encodeURIComponent(search)}`), (page) => page.results.some((row) => row["taskId"] === first.taskId), "the task found SCHEDULED by the search");
     const again = await pollOne("w_progress_task", { workerid: "worker-2", timeout: "3000" });
-    expect(again).toMatchObject({ taskId: first.taskId, pollCount: 2, workerId: "worker-2", outputData: { percent: 40, cursor: "page-2" } });
+    expect(again).toMatchObject({ taskId: first.taskId, status: "IN_PROGRESS", pollCount: 2, workerId: "worker-2", outputData: { percent: 40, cursor: "page-2" } });
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollCount: 2, workerId: "worker-2" });
     // A TaskResult's output replaces the task's, as Conductor's updateTask sets it: the progress report's cursor is gone.
     expect((await report(again, "COMPLETED", { percent: 100 })).status).toBe(200);
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).output).toEqual({ percent: 100 });
+  });
+
+  it("put back SCHEDULED by the by-reference update or update-v2 too; no responseTimeoutSeconds runs while it waits, and a heartbeat for it changes nothing", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_back", retryCount: 0, responseTimeoutSeconds: 1, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_back", tasks: [simpleTask("w_back", "back")] });
+    const workflowId = await startWorkflow("w_back");
+    const first = await pollOne("w_back");
+    // Conductor's by-reference update builds a TaskResult and goes through the same updateTask.
+    expect((await api("POST", `/api/tasks/${workflowId}/back/IN_PROGRESS?workerid=hand-1`, { step: 1 })).status).toBe(200);
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "SCHEDULED", pollCount: 1, workerId: "hand-1", outputData: { step: 1 } });
+    // Well past its responseTimeoutSeconds (1 s): no worker holds it, so it is not timed out.
+    await new Promise((resolve) => setTimeout(resolve, 2_200));
+    expect((await report(first, "IN_PROGRESS", {}, { extendLease: true })).status).toBe(200);
+    const waited = await getWorkflow(workflowId);
+    expect([waited.status, waited.tasks[0]!.status, waited.tasks[0]!["pollCount"]]).toEqual(["RUNNING", "SCHEDULED", 1]);
+    const again = await pollOne("w_back", { workerid: "worker-2" });
+    expect(again).toMatchObject({ taskId: first.taskId, status: "IN_PROGRESS", pollCount: 2, workerId: "worker-2", outputData: { step: 1 } });
+    // update-v2's IN_PROGRESS result: back in the queue for 60 s, so no next task to answer.
+    const v2 = await api("POST", "/api/tasks/update-v2", { workflowInstanceId: workflowId, taskId: again.taskId, status: "IN_PROGRESS", outputData: { step: 2 }, callbackAfterSeconds: 60, workerId: "worker-2" });
+    expect(v2.status).toBe(204);
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "SCHEDULED", callbackAfterSeconds: 60, pollCount: 2, outputData: { step: 2 } });
+    // A result for the task waiting in its queue is taken, as Conductor takes it, and it leaves its queue.
+    expect((await report(again, "COMPLETED", { step: 3 })).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED", "TIMED_OUT"])).status).toBe("COMPLETED");
+    await eventually(() => queueSize("w_back"), (size) => size === 0, "the completed task gone from its queue");
+  });
+
+  it("put back SCHEDULED, it times out by pollTimeoutSeconds as Conductor's checkTaskPollTimeout counts it: pollTimeoutSeconds and callbackAfterSeconds after its scheduledTime", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_back_poll", retryCount: 0, responseTimeoutSeconds: 60, pollTimeoutSeconds: 1, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_back_poll", tasks: [simpleTask("w_back_poll")] });
+    const workflowId = await startWorkflow("w_back_poll");
+    const task = await pollOne("w_back_poll");
+    expect((await report(task, "IN_PROGRESS", { step: 1 }, { callbackAfterSeconds: 1 })).status).toBe(200);
+    // Nobody polls it again: its workflow times out with it (TIME_OUT_WF, the default policy), and it leaves its queue.
+    const timedOut = await waitFor(workflowId, ["TIMED_OUT", "FAILED", "COMPLETED"]);
+    expect(timedOut.status).toBe("TIMED_OUT");
+    expect(timedOut.tasks[0]).toMatchObject({ status: "TIMED_OUT", pollCount: 1, reasonForIncompletion: expect.stringMatching(/not polled again within pollTimeoutSeconds \(1 s\)/) });
+    await eventually(() => queueSize("w_back_poll"), (size) => size === 0, "the timed-out task gone from its queue");
+  });
+
+  it("a task an execution stored before IN_PROGRESS reports put tasks back SCHEDULED holds IN_PROGRESS in its queue is still polled and reported", async () => {
+    await register({ name: "w_back_stored", tasks: [simpleTask("w_back_stored")] });
+    const workflowId = await startWorkflow("w_back_stored");
+    const first = await pollOne("w_back_stored");
+    expect((await report(first, "IN_PROGRESS", { step: 1 }, { callbackAfterSeconds: 0 })).status).toBe(200);
+    // As the earlier service stored such a task: IN_PROGRESS and pollable, its responseTimeoutSeconds running.
+    await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
+      const sql = state.storage.sql;
+      const row = sql.exec<{ task_id: string; data: string }>(`SELECT task_id, data FROM tasks`).one();
+      const task = JSON.parse(row.data) as TaskExecution;
+      expect(task).toMatchObject({ status: "SCHEDULED", pollable: true });
+      sql.exec(`UPDATE tasks SET data = ? WHERE task_id = ?`, JSON.stringify({ ...task, status: "IN_PROGRESS", timeoutAt: Date.now() + 3_600_000 }), row.task_id);
+    });
+    await abortAllDurableObjects();
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollCount: 1 });
+    const again = await pollOne("w_back_stored", { workerid: "worker-2" });
+    expect(again).toMatchObject({ taskId: first.taskId, status: "IN_PROGRESS", pollCount: 2, workerId: "worker-2", outputData: { step: 1 } });
+    expect((await report(again, "COMPLETED", { step: 2 })).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED", "TIMED_OUT"])).status).toBe("COMPLETED");
   });
 
   it("takes a callbackAfterSeconds with a fraction as its whole seconds, as Jackson reads it into Conductor's long", async () => {
@@ -132,7 +198,7 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     const workflowId = await startWorkflow("w_fraction");
     const first = await pollOne("w_fraction_task");
     expect((await report(first, "IN_PROGRESS", { step: 1 }, { callbackAfterSeconds: 1.7 })).status).toBe(200);
-    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", callbackAfterSeconds: 1 });
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "SCHEDULED", callbackAfterSeconds: 1 });
     const again = await pollOne("w_fraction_task", { timeout: "3000" });
     expect((await report(again, "COMPLETED", { step: 2 }, { callbackAfterSeconds: 0.012 })).status).toBe(200);
     const next = await pollOne("w_fraction_next");
@@ -164,7 +230,7 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     const first = await pollOne("w_reset_task");
     // 90 days is taken as the longest delay, 30 days, rather than refused (the official runners drop a refused result).
     expect((await report(first, "IN_PROGRESS", { percent: 10 }, { callbackAfterSeconds: 90 * 24 * 3600 })).status).toBe(200);
-    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", callbackAfterSeconds: 30 * 24 * 3600 });
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "SCHEDULED", callbackAfterSeconds: 30 * 24 * 3600 });
     expect(await poll("w_reset_task")).toEqual([]);
     const reset = await api("POST", `/api/workflow/${workflowId}/resetcallbacks`);
     expect(reset.status).toBe(200);
@@ -635,6 +701,25 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     expect(next).toMatchObject({ workflowInstanceId: third, status: "IN_PROGRESS", workerId: "worker-2" });
     // Two held again: the place the completion freed was taken.
     expect(await poll("w_lim_conc", { count: "5" })).toEqual([]);
+  });
+
+  it("a task put back SCHEDULED gives up its place, as Conductor's Redis DAO takes it out of the limit's bucket, and waits for one again at its next poll", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_lim_back", retryCount: 0, responseTimeoutSeconds: 60, concurrentExecLimit: 1, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_lim_back", tasks: [simpleTask("w_lim_back")] });
+    const a = await startWorkflow("w_lim_back");
+    const aTask = await pollOne("w_lim_back");
+    const b = await startWorkflow("w_lim_back");
+    await eventually(() => queueSize("w_lim_back"), (size) => size === 1, "b's task queued");
+    expect(await poll("w_lim_back")).toEqual([]);
+    expect((await report(aTask, "IN_PROGRESS", {}, { callbackAfterSeconds: 0 })).status).toBe(200);
+    expect((await getWorkflow(a)).tasks[0]).toMatchObject({ status: "SCHEDULED", pollCount: 1 });
+    // b's task, queued first, takes the place; a's waits for it, never more than one held at once.
+    const bTask = await pollOne("w_lim_back", { workerid: "worker-2" });
+    expect(bTask["workflowInstanceId"]).toBe(b);
+    expect(await poll("w_lim_back", { count: "5" })).toEqual([]);
+    expect((await getWorkflow(a)).tasks[0]).toMatchObject({ status: "SCHEDULED", pollCount: 1 });
+    expect((await report(bTask, "COMPLETED")).status).toBe(200);
+    expect(await pollOne("w_lim_back", { timeout: "4000" })).toMatchObject({ taskId: aTask.taskId, status: "IN_PROGRESS", pollCount: 2 });
   });
 
   it("many workers polling at once get no more than concurrentExecLimit tasks between them", async () => {

@@ -568,7 +568,8 @@ function workerNoteText(task, workflowId) {
   }
   if (task.status !== "IN_PROGRESS") return "";
   const within = task.responseTimeoutSeconds === 0 ? "" : ` within ${formatSeconds(task.responseTimeoutSeconds)}`;
-  // Set while the task waits in its queue after a worker's IN_PROGRESS update asked for it; the next poll resets it to 0.
+  // Set on an IN_PROGRESS task only in an execution stored before a worker's IN_PROGRESS update put its task back SCHEDULED (such a
+  // task stayed IN_PROGRESS while it waited in its queue); the next poll resets it to 0.
   const requeued = (task.callbackAfterSeconds ?? 0) > 0 ? ` Its last update kept it in progress, to be polled again after ${formatSeconds(task.callbackAfterSeconds)}.` : "";
   return `Polled by worker ${task.workerId ?? "(unnamed)"}, which reports its result with POST /api/tasks${within}.${requeued}`;
 }

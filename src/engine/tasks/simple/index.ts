@@ -55,7 +55,10 @@ export function handOutLimits(definition: Pick<WorkflowTaskDef, "taskDefinition"
   return limits.maxHeld === undefined && limits.maxPerWindow === undefined ? undefined : limits;
 }
 
-/** True while a worker holds `task`: it polled it and has not ended it (nor put it back in its queue). */
+/**
+ * True while a worker holds `task`: it polled it and has not ended it (nor put it back in its queue: SCHEDULED again, or,
+ * in an execution stored before such a task went back to SCHEDULED, IN_PROGRESS and pollable).
+ */
 export function isHeldByWorker(task: TaskExecution): boolean {
   return task.status === "IN_PROGRESS" && task.pollable !== true;
 }
@@ -140,11 +143,27 @@ export function workerQueueEntry(task: TaskExecution, execution: WorkflowExecuti
 
 /**
  * From when a poll may take pollable `task` (again), at `now` or later: a task waits out its `callbackAfterSeconds`,
- * counted from its `updateTime` (nothing else changes a task waiting in its queue): that of a worker's report that kept
- * it IN_PROGRESS, or its `startDelay` from when it was scheduled.
+ * counted from its `updateTime` (nothing else changes a task waiting in its queue): that of a worker's IN_PROGRESS report
+ * that put it back, or its `startDelay` from when it was scheduled.
  */
 export function pollableFrom(task: TaskExecution, now: number): number {
   return Math.max(now, task.updateTime + (task.callbackAfterSeconds ?? 0) * 1000);
+}
+
+/**
+ * When SIMPLE `task`, put back in its queue SCHEDULED by a worker's IN_PROGRESS report asking for `callbackAfterSeconds`,
+ * has waited too long for its next poll: as Conductor's checkTaskPollTimeout counts it, `pollTimeoutSeconds` plus the
+ * task's `callbackAfterSeconds` after its `scheduledTime` plus its `startDelayInSeconds` (the step's startDelay, for a
+ * first attempt). That counts from when the task was first scheduled, not from the report: a task whose work ran longer
+ * than that is overdue as the report puts it back, as in Conductor. Undefined when its task definition sets no
+ * `pollTimeoutSeconds`, or its `timeoutPolicy` is ALERT_ONLY (which never times it out here, see {@link simpleTask}).
+ */
+export function requeuedPollTimeoutAt(task: TaskExecution, definition: WorkflowTaskDef | undefined, callbackAfterSeconds: number): number | undefined {
+  const taskDef = definition?.taskDefinition;
+  const pollTimeout = taskDef?.pollTimeoutSeconds ?? 0;
+  if (pollTimeout <= 0 || taskDef?.timeoutPolicy === "ALERT_ONLY") return undefined;
+  const startDelay = task.retryCount > 0 ? 0 : (definition?.startDelay ?? 0);
+  return task.scheduledTime + (startDelay + pollTimeout + callbackAfterSeconds) * 1000;
 }
 
 /** The task's `responseTimeoutSeconds`: its task definition's, else Conductor's default; 0 never times out. */
@@ -154,7 +173,8 @@ export function responseTimeoutSeconds(definition: WorkflowTaskDef | undefined):
 
 /**
  * SIMPLE (Conductor's worker task): nothing runs in the engine. The task stays SCHEDULED in its worker queue until
- * a worker polls it (then IN_PROGRESS, with `responseTimeoutSeconds` to report), and ends with the worker's result.
+ * a worker polls it (then IN_PROGRESS, with `responseTimeoutSeconds` to report), and ends with the worker's result; an
+ * IN_PROGRESS result puts it back in its queue SCHEDULED, for a later poll (see the decider's `requeueForWorker`).
  * A task definition's `pollTimeoutSeconds` bounds the wait for a poll, under its `timeoutPolicy` as Conductor's
  * `checkTaskPollTimeout` applies it: TIME_OUT_WF (the default) times the workflow out at once, RETRY leaves the timed
  * out task to its retry settings, ALERT_ONLY never times it out. `responseTimeoutSeconds` (no update from the worker
@@ -183,10 +203,13 @@ export const simpleTask: TaskTypeModule = {
     return env.now;
   },
   onTimeout(task, env, definition) {
+    const pollTimeout = definition?.taskDefinition?.pollTimeoutSeconds ?? 0;
     const reason =
-      task.status === "SCHEDULED"
-        ? `Task was not polled by a worker within pollTimeoutSeconds (${definition?.taskDefinition?.pollTimeoutSeconds ?? 0} s)`
-        : `Task timed out: no update from worker ${task.workerId ?? "(unnamed)"} within responseTimeoutSeconds (${responseTimeoutSeconds(definition)} s)`;
+      task.status !== "SCHEDULED"
+        ? `Task timed out: no update from worker ${task.workerId ?? "(unnamed)"} within responseTimeoutSeconds (${responseTimeoutSeconds(definition)} s)`
+        : (task.pollCount ?? 0) > 0
+          ? `Task was not polled again within pollTimeoutSeconds (${pollTimeout} s) and callbackAfterSeconds (${task.callbackAfterSeconds ?? 0} s) of its scheduledTime, as Conductor counts a task its worker put back IN_PROGRESS`
+          : `Task was not polled by a worker within pollTimeoutSeconds (${pollTimeout} s)`;
     return { status: "TIMED_OUT", reasonForIncompletion: reason, endTime: env.now, updateTime: env.now, awaitingExternal: false, pollable: undefined, timeoutAt: undefined };
   },
 };
