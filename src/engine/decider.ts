@@ -791,7 +791,7 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
     // a worker of no domain it names), and the choice puts it in one once callbackAfterSeconds have passed.
     if (task.domainChoices !== undefined) {
       const callbackAfterSeconds = event.callbackAfterSeconds ?? 0;
-      draft.updateTask(task.taskId, { ...fields, status: "SCHEDULED", callbackAfterSeconds, timeoutAt: requeuedPollTimeoutAt(task, instanceTask(draft.state.definition, task), callbackAfterSeconds) });
+      draft.updateTask(task.taskId, { ...fields, status: "SCHEDULED", callbackAfterSeconds, timeoutAt: requeuedPollTimeoutAt(env.now, instanceTask(draft.state.definition, task), callbackAfterSeconds) });
     } else requeueForWorker(draft, task, fields, event.callbackAfterSeconds ?? 0, env, effects);
     return;
   }
@@ -843,7 +843,7 @@ function applyHumanUpdate(draft: Draft, event: Extract<ExecutionEvent, { type: "
  * queue SCHEDULED, to be polled again once `callbackAfterSeconds` have passed, as Conductor's updateTask sets a worker's
  * task reported IN_PROGRESS to SCHEDULED and postpones its queue message. Its start time, worker, poll count and output
  * stay. No worker holds it, so no `responseTimeoutSeconds` runs (Conductor's isResponseTimedOut looks at IN_PROGRESS
- * tasks only); its `pollTimeoutSeconds` does, by Conductor's formula (see {@link requeuedPollTimeoutAt}), and so does its
+ * tasks only); its `pollTimeoutSeconds` does, from the end of that delay (see {@link requeuedPollTimeoutAt}), and so does its
  * task definition's `timeoutSeconds`, counted from its first poll.
  */
 function requeueForWorker(draft: Draft, task: TaskExecution, fields: Partial<TaskExecution>, callbackAfterSeconds: number, env: DecideEnv, effects: Effect[]): void {
@@ -854,7 +854,7 @@ function requeueForWorker(draft: Draft, task: TaskExecution, fields: Partial<Tas
     status: "SCHEDULED",
     pollable: true,
     callbackAfterSeconds,
-    timeoutAt: requeuedPollTimeoutAt(task, definition, callbackAfterSeconds),
+    timeoutAt: requeuedPollTimeoutAt(env.now, definition, callbackAfterSeconds),
   });
   effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, visibleAt, definition) });
 }

@@ -268,28 +268,29 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(queued(early.effects)).toMatchObject([{ visibleAt: 7_000 }]);
   });
 
-  it("put back SCHEDULED, its pollTimeoutSeconds runs by Conductor's checkTaskPollTimeout: pollTimeoutSeconds and callbackAfterSeconds after its scheduledTime", () => {
+  it("put back SCHEDULED, its pollTimeoutSeconds runs from the end of its callbackAfterSeconds, not (as Conductor's checkTaskPollTimeout) from its first scheduledTime", () => {
     const withDef = (fields: Partial<TaskDef>) => ({ ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 2, pollTimeoutSeconds: 10, ...fields }) });
-    // Scheduled at 1 s, polled at 2 s, put back at 3 s for 5 s: overdue at 1 + 10 + 5 = 16 s.
+    // Scheduled at 1 s, polled at 2 s, put back at 3 s for 5 s: overdue at 3 + 5 + 10 = 18 s.
     const state = poll(started(withDef({})).state, 2_000);
     const taskId = state.tasks[0]!.taskId;
     const back = decide(state, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 5 }, env(3_000)).state;
-    expect(back.tasks[0]).toMatchObject({ status: "SCHEDULED", timeoutAt: 16_000 });
-    expect(nextDeadline(back)).toBe(16_000);
+    expect(back.tasks[0]).toMatchObject({ status: "SCHEDULED", timeoutAt: 18_000 });
+    expect(nextDeadline(back)).toBe(18_000);
     // Its responseTimeoutSeconds (2 s) does not run meanwhile.
-    expect(decide(back, { type: "tick", liveTaskIds: new Set() }, env(15_999)).state.tasks[0]!.status).toBe("SCHEDULED");
+    expect(decide(back, { type: "tick", liveTaskIds: new Set() }, env(17_999)).state.tasks[0]!.status).toBe("SCHEDULED");
     // TIME_OUT_WF (the default): the workflow times out with it.
-    const overdue = decide(back, { type: "tick", liveTaskIds: new Set() }, env(16_000)).state;
+    const overdue = decide(back, { type: "tick", liveTaskIds: new Set() }, env(18_000)).state;
     expect(overdue.status).toBe("TIMED_OUT");
-    expect(overdue.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: expect.stringMatching(/not polled again within pollTimeoutSeconds \(10 s\) and callbackAfterSeconds \(5 s\)/) });
-    // Counted from its scheduling, not from the report: one whose work took longer is overdue as it is put back.
+    expect(overdue.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: expect.stringMatching(/not polled again within pollTimeoutSeconds \(10 s\) of the end of the callbackAfterSeconds \(5 s\)/) });
+    // Counted from the report, not from its scheduling: one whose work took longer than pollTimeoutSeconds is not
+    // overdue as it is put back (Conductor's count would time its workflow out there).
     const slow = poll(started(withDef({ responseTimeoutSeconds: 100 })).state, 2_000);
     const late = decide(slow, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 5 }, env(30_000)).state;
-    expect(late.tasks[0]).toMatchObject({ status: "SCHEDULED", timeoutAt: 16_000 });
-    expect(decide(late, { type: "tick", liveTaskIds: new Set() }, env(30_001)).state.status).toBe("TIMED_OUT");
+    expect(late.tasks[0]).toMatchObject({ status: "SCHEDULED", timeoutAt: 45_000 });
+    expect(decide(late, { type: "tick", liveTaskIds: new Set() }, env(30_001)).state.tasks[0]!.status).toBe("SCHEDULED");
     // RETRY: the task times out and its retry settings retry it; ALERT_ONLY: it never times out.
     const retrying = poll(started(withDef({ timeoutPolicy: "RETRY", retryCount: 1, retryDelaySeconds: 0 })).state, 2_000);
-    const retried = decide(decide(retrying, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {} }, env(3_000)).state, { type: "tick", liveTaskIds: new Set() }, env(11_000)).state;
+    const retried = decide(decide(retrying, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {} }, env(3_000)).state, { type: "tick", liveTaskIds: new Set() }, env(13_000)).state;
     expect(retried.status).toBe("RUNNING");
     expect(retried.tasks.map((task) => task.status)).toEqual(["TIMED_OUT", "SCHEDULED"]);
     const alerting = poll(started(withDef({ timeoutPolicy: "ALERT_ONLY" })).state, 2_000);
@@ -461,7 +462,7 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     const state = poll(started({ ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 5, pollTimeoutSeconds: 50 }) }).state, 2_000);
     const taskId = state.tasks[0]!.taskId;
     const kept = decide(state, { type: "externalUpdate", taskId, status: "IN_PROGRESS", output: {}, callbackAfterSeconds: 60 }, env(3_000)).state;
-    expect(kept.tasks[0]!.timeoutAt).toBe(111_000);
+    expect(kept.tasks[0]!.timeoutAt).toBe(113_000);
     const paused = decide(kept, { type: "pause" }, env(4_000)).state;
     expect(nextDeadline(paused)).toBeUndefined();
     const later = decide(paused, { type: "tick", liveTaskIds: new Set() }, env(200_000)).state;

@@ -158,7 +158,7 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     await eventually(() => queueSize("w_back"), (size) => size === 0, "the completed task gone from its queue");
   });
 
-  it("put back SCHEDULED, it times out by pollTimeoutSeconds as Conductor's checkTaskPollTimeout counts it: pollTimeoutSeconds and callbackAfterSeconds after its scheduledTime", async () => {
+  it("put back SCHEDULED, it times out by pollTimeoutSeconds counted from the end of its callbackAfterSeconds", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_back_poll", retryCount: 0, responseTimeoutSeconds: 60, pollTimeoutSeconds: 1, ownerEmail: "t@example.com" }]);
     await register({ name: "w_back_poll", tasks: [simpleTask("w_back_poll")] });
     const workflowId = await startWorkflow("w_back_poll");

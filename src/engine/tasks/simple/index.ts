@@ -151,19 +151,19 @@ export function pollableFrom(task: TaskExecution, now: number): number {
 }
 
 /**
- * When SIMPLE `task`, put back in its queue SCHEDULED by a worker's IN_PROGRESS report asking for `callbackAfterSeconds`,
- * has waited too long for its next poll: as Conductor's checkTaskPollTimeout counts it, `pollTimeoutSeconds` plus the
- * task's `callbackAfterSeconds` after its `scheduledTime` plus its `startDelayInSeconds` (the step's startDelay, for a
- * first attempt). That counts from when the task was first scheduled, not from the report: a task whose work ran longer
- * than that is overdue as the report puts it back, as in Conductor. Undefined when its task definition sets no
- * `pollTimeoutSeconds`, or its `timeoutPolicy` is ALERT_ONLY (which never times it out here, see {@link simpleTask}).
+ * When SIMPLE task, put back in its queue SCHEDULED at `now` by a worker's IN_PROGRESS report asking for
+ * `callbackAfterSeconds`, has waited too long for its next poll: `pollTimeoutSeconds` after it may be polled again.
+ * Conductor's checkTaskPollTimeout adds the `callbackAfterSeconds` to the poll timeout but counts from the task's first
+ * `scheduledTime`, so a task whose work ran longer than that is overdue the moment its report puts it back, and under
+ * TIME_OUT_WF (the default) its workflow times out: deliberately not followed, as no worker reporting progress on a
+ * long task wants that. Undefined when its task definition sets no `pollTimeoutSeconds`, or its `timeoutPolicy` is
+ * ALERT_ONLY (which never times it out here, see {@link simpleTask}).
  */
-export function requeuedPollTimeoutAt(task: TaskExecution, definition: WorkflowTaskDef | undefined, callbackAfterSeconds: number): number | undefined {
+export function requeuedPollTimeoutAt(now: number, definition: WorkflowTaskDef | undefined, callbackAfterSeconds: number): number | undefined {
   const taskDef = definition?.taskDefinition;
   const pollTimeout = taskDef?.pollTimeoutSeconds ?? 0;
   if (pollTimeout <= 0 || taskDef?.timeoutPolicy === "ALERT_ONLY") return undefined;
-  const startDelay = task.retryCount > 0 ? 0 : (definition?.startDelay ?? 0);
-  return task.scheduledTime + (startDelay + pollTimeout + callbackAfterSeconds) * 1000;
+  return now + (callbackAfterSeconds + pollTimeout) * 1000;
 }
 
 /** The task's `responseTimeoutSeconds`: its task definition's, else Conductor's default; 0 never times out. */
@@ -208,7 +208,7 @@ export const simpleTask: TaskTypeModule = {
       task.status !== "SCHEDULED"
         ? `Task timed out: no update from worker ${task.workerId ?? "(unnamed)"} within responseTimeoutSeconds (${responseTimeoutSeconds(definition)} s)`
         : (task.pollCount ?? 0) > 0
-          ? `Task was not polled again within pollTimeoutSeconds (${pollTimeout} s) and callbackAfterSeconds (${task.callbackAfterSeconds ?? 0} s) of its scheduledTime, as Conductor counts a task its worker put back IN_PROGRESS`
+          ? `Task was not polled again within pollTimeoutSeconds (${pollTimeout} s) of the end of the callbackAfterSeconds (${task.callbackAfterSeconds ?? 0} s) its worker's IN_PROGRESS report asked for`
           : `Task was not polled by a worker within pollTimeoutSeconds (${pollTimeout} s)`;
     return { status: "TIMED_OUT", reasonForIncompletion: reason, endTime: env.now, updateTime: env.now, awaitingExternal: false, pollable: undefined, timeoutAt: undefined };
   },
