@@ -100,8 +100,27 @@ describe("a SWITCH's javascript expression", () => {
     // JavaScript's own reading: `$.n-1` is n minus one, and == converts.
     expect(cases([scripted("$.n-1 == '9' ? 'big' : 'small'")], { n: 10 })[0]!.outputData).toEqual({ evaluationResult: ["big"], selectedCase: "big" });
     // The case is in the SWITCH's input too, as Conductor's mapper puts it (`${route.input.case}`).
-    expect(cases([scripted("$.n-1 == '9' ? 'big' : 'small'")], { n: 10 })[0]!.inputData).toEqual({ a: null, items: null, n: 10, case: "big" });
+    expect(cases([scripted("$.n-1 == '9' ? 'big' : 'small'")], { n: 10 })[0]!.inputData).toEqual({ a: null, items: null, n: 10, case: "big", hasChildren: "true" });
     expect(cases([scripted("(function () { var t = 0; for (var i = 0; i < $.n; i++) t += i; return t > 40 ? 'big' : 'small'; })()")], { n: 10 }).map((t) => t.referenceTaskName)).toEqual(["route", "on_big"]);
+  });
+
+  it("shows hasChildren \"true\" in its input when the branch taken runs a task, as Conductor's SwitchTaskMapper and DecisionTaskMapper put it", () => {
+    const withCases = (decisionCases: Record<string, WorkflowTaskDef[]>, defaultCase: WorkflowTaskDef[], type: "SWITCH" | "DECISION" = "SWITCH"): WorkflowTaskDef => {
+      const base = { ...scripted("$.a"), decisionCases, defaultCase };
+      return type === "SWITCH" ? base : { name: "route", taskReferenceName: "route", type, caseExpression: "$.a", decisionCases, defaultCase, inputParameters: base.inputParameters ?? {} };
+    };
+    const inputOf = (definition: WorkflowTaskDef, a: string) => cases([definition], { a })[0]!.inputData;
+    // A case with tasks, or the defaultCase taken by an unknown value or by an empty case.
+    expect(inputOf(withCases({ x: [task("on_x")], empty: [] }, [task("on_default")]), "x")).toMatchObject({ case: "x", hasChildren: "true" });
+    expect(inputOf(withCases({ x: [task("on_x")], empty: [] }, [task("on_default")]), "other")).toMatchObject({ case: "other", hasChildren: "true" });
+    expect(inputOf(withCases({ x: [task("on_x")], empty: [] }, [task("on_default")]), "empty")).toMatchObject({ case: "empty", hasChildren: "true" });
+    // No task to run: no hasChildren.
+    expect(inputOf(withCases({ x: [task("on_x")], empty: [] }, []), "other")).not.toHaveProperty("hasChildren");
+    expect(inputOf(withCases({ x: [task("on_x")], empty: [] }, []), "empty")).not.toHaveProperty("hasChildren");
+    expect(inputOf(withCases({ x: [task("on_x")] }, []), "__proto__")).not.toHaveProperty("hasChildren");
+    // A DECISION likewise.
+    expect(inputOf(withCases({ x: [task("on_x")] }, [], "DECISION"), "x")).toMatchObject({ case: "x", hasChildren: "true" });
+    expect(inputOf(withCases({ x: [task("on_x")] }, [], "DECISION"), "y")).not.toHaveProperty("hasChildren");
   });
 
   it("fails the SWITCH, as Conductor does, when the expression throws: no branch and no default runs", () => {

@@ -57,7 +57,7 @@ describe("SWITCH tasks", () => {
       ["after", "HTTP", "COMPLETED"],
     ]);
     expect(done.tasks[0]!.outputData).toEqual({ evaluationResult: ["slow"], selectedCase: "slow" });
-    expect(done.tasks[0]!.inputData).toEqual({ kind: "slow", case: "slow" });
+    expect(done.tasks[0]!.inputData).toEqual({ kind: "slow", case: "slow", hasChildren: "true" });
     expect(done.output).toEqual({ chosen: "slow", fast: null });
     // The branch's second task read the first one's output.
     expect(String((done.tasks[2]!.inputData as { uri: string }).uri)).toMatch(/n=1$/);

@@ -25,18 +25,31 @@ function caseValue(result: JsonValue): string {
 }
 
 /**
+ * True when the branch case `chosen` takes runs a task: its `decisionCases` list, or the `defaultCase` when that list
+ * is absent or empty (as `nextPlanIndex` chooses it).
+ */
+function branchRunsTasks(definition: WorkflowTaskDef, chosen: string): boolean {
+  const cases = definition.decisionCases ?? {};
+  const list = Object.hasOwn(cases, chosen) ? cases[chosen] : undefined;
+  return (list !== undefined && list.length > 0) || (definition.defaultCase ?? []).length > 0;
+}
+
+/**
  * Starts a task choosing a case: it completes as it starts, with `output(case)` as its output and `case` in its input;
  * the decider
  * then runs the branch of that case (see `nextPlanIndex`). Nothing is dispatched. One whose case cannot be computed
  * fails for good, as Conductor fails it: running the default would hide the error.
  */
-function startCaseTask(task: TaskExecution, evaluator: CaseEvaluator, output: (chosen: string) => JsonObject, env: DecideEnv): TaskStart {
+function startCaseTask(task: TaskExecution, definition: WorkflowTaskDef, evaluator: CaseEvaluator, output: (chosen: string) => JsonObject, env: DecideEnv): TaskStart {
   const ended = { startTime: env.now, endTime: env.now, updateTime: env.now };
   const outcome: ScriptOutcome = evaluateWith(evaluator.evaluatorType, evaluator.expression, task.inputData, env.scripts);
   if (outcome.ok) {
     const chosen = caseValue(outcome.value);
-    // Conductor's mappers put the case in the task's input too (`${sw.input.case}`).
-    return { task: { ...task, ...ended, status: "COMPLETED", inputData: { ...task.inputData, case: chosen }, outputData: output(chosen) }, dispatch: false };
+    // Conductor's mappers put the case in the task's input too (`${sw.input.case}`), and `hasChildren: "true"` (a
+    // string, as they write it) when the branch taken runs a task.
+    const inputData: JsonObject = { ...task.inputData, case: chosen };
+    if (branchRunsTasks(definition, chosen)) inputData["hasChildren"] = "true";
+    return { task: { ...task, ...ended, status: "COMPLETED", inputData, outputData: output(chosen) }, dispatch: false };
   }
   const reason = `The ${task.taskType} expression could not be evaluated: ${outcome.error}`;
   return { task: { ...task, ...ended, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason }, dispatch: false };
@@ -50,7 +63,7 @@ function startCaseTask(task: TaskExecution, evaluator: CaseEvaluator, output: (c
 export const switchTask: TaskTypeModule = {
   type: "SWITCH",
   start(task, definition, _execution, env) {
-    return startCaseTask(task, { evaluatorType: definition.evaluatorType ?? "javascript", expression: definition.expression ?? "" }, (chosen) => ({ evaluationResult: [chosen], selectedCase: chosen }), env);
+    return startCaseTask(task, definition, { evaluatorType: definition.evaluatorType ?? "javascript", expression: definition.expression ?? "" }, (chosen) => ({ evaluationResult: [chosen], selectedCase: chosen }), env);
   },
   attemptDeadline(_task, env) {
     return env.now;
@@ -61,7 +74,7 @@ export const switchTask: TaskTypeModule = {
 export const decisionTask: TaskTypeModule = {
   type: "DECISION",
   start(task, definition, _execution, env) {
-    return startCaseTask(task, decisionEvaluator(definition), (chosen) => ({ caseOutput: [chosen] }), env);
+    return startCaseTask(task, definition, decisionEvaluator(definition), (chosen) => ({ caseOutput: [chosen] }), env);
   },
   attemptDeadline(_task, env) {
     return env.now;
