@@ -1227,6 +1227,8 @@ function runAgain(draft: Draft, target: TaskExecution, inputGiven: boolean, env:
     workerId: undefined,
     pollCount: undefined,
     callbackAfterSeconds: undefined,
+    // A fresh first attempt: a retry's delay is not its own.
+    startDelayInSeconds: undefined,
     timeoutAt: undefined,
     definitionTimeoutAt: undefined,
     // A rerun is a fresh first attempt, with all of its totalTimeoutSeconds.
@@ -1965,6 +1967,8 @@ function addInstance(draft: Draft, index: number, env: DecideEnv, options: Insta
   const task = newInstance(state, index, env, options);
   Object.assign(task, inputFields(draft, index, task.taskId, env));
   const retryDelayMs = options.retryDelayMs ?? 0;
+  // Shown as its startDelayInSeconds, whatever its type, as Conductor's retry() sets it (and its callbackAfterSeconds).
+  if (retryDelayMs > 0) task.startDelayInSeconds = Math.ceil(retryDelayMs / 1000);
   if (task.taskType === "SIMPLE" && task.status === "SCHEDULED" && retryDelayMs > 0) {
     // As Conductor's DeciderService.retry() schedules a worker's task: at once, waiting out the delay in its queue as
     // its callbackAfterSeconds (the SIMPLE module queues it so), which the Task JSON shows and resetcallbacks releases.

@@ -531,6 +531,13 @@ export interface TaskExecution {
    * before its next call. WAIT: shown only, as Conductor sets it (see tasks/wait); its alarm wakes it, not this.
    */
   callbackAfterSeconds?: number;
+  /**
+   * A retry the decider made after a delay: that delay in whole seconds (a jitter's fraction rounded up), which the Task
+   * JSON shows as its `startDelayInSeconds`, as Conductor's DeciderService.retry() sets it on the retried instance of any
+   * task type. Unset for a first attempt (a worker's task shows its step's `startDelay`), a retry without delay and a
+   * rerun.
+   */
+  startDelayInSeconds?: number;
   /** HUMAN, once started: whom it is assigned to and who has claimed it (see `tasks/human/progress.ts`). Never shown as is. */
   human?: HumanProgress;
   /**

@@ -115,15 +115,16 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   // Conductor's Task: true unless a system task took the worker's place (none does here).
   view["callbackFromWorker"] = true;
   // Conductor's SIMPLE and DYNAMIC mappers copy the step's startDelay, and they and its HTTP mapper the task
-  // definition's rate limit, shown for each kind it holds back here (an HTTP_POLL's too); other tasks show 0.
-  view["startDelayInSeconds"] = 0;
+  // definition's rate limit, shown for each kind it holds back here (an HTTP_POLL's too); other tasks show 0. A retry
+  // of any type shows the delay it was scheduled after, as Conductor's DeciderService.retry() sets it.
+  view["startDelayInSeconds"] = task.startDelayInSeconds ?? 0;
   const rateLimited = task.taskType === "SIMPLE" || (isPlacedType(task.taskType) && countsRate(task.taskType));
   view["rateLimitPerFrequency"] = rateLimited ? (runsAs?.taskDefinition?.rateLimitPerFrequency ?? 0) : 0;
   view["rateLimitFrequencyInSeconds"] = rateLimited ? (runsAs?.taskDefinition?.rateLimitFrequencyInSeconds ?? 0) : 0;
   if (task.taskType === "SIMPLE") {
     view["responseTimeoutSeconds"] = responseTimeoutSeconds(runsAs);
     setPresent(view, "domain", task.domain);
-    // A retry waits out its retry delay instead (see the SIMPLE module's start).
+    // A retry waits out its retry delay instead (see the SIMPLE module's start), shown above.
     if (task.retryCount === 0) view["startDelayInSeconds"] = runsAs?.startDelay ?? 0;
   }
   // Any task's: a WAIT or HUMAN task completed with `?workerid=` names who completed it.

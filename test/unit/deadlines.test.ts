@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createExecution, decide, nextDeadline, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
 import type { TaskDef, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
-import { toWorkflowView } from "../../src/engine/view";
+import { toTaskView, toWorkflowView } from "../../src/engine/view";
 import { env, refusal } from "./engine-env";
 
 // Alarms fire at or after their time: these events arrive after a deadline whose alarm has not run yet.
@@ -136,6 +136,8 @@ describe("a task definition's timeoutSeconds (counted from the task's start)", (
       ["SCHEDULED", 1],
     ]);
     expect(retried.tasks[1]!.scheduledTime).toBe(16_000);
+    // Shown with the delay it was retried after, as Conductor's DeciderService.retry() sets startDelayInSeconds; the attempt it retries shows none.
+    expect(retried.tasks.map((task) => toTaskView(task, retried)["startDelayInSeconds"])).toEqual([0, 5]);
     // The retry gets a deadline of its own once it starts.
     const restarted = tick(retried, 16_000).state;
     expect(restarted.tasks[1]).toMatchObject({ status: "IN_PROGRESS", definitionTimeoutAt: 26_000 });

@@ -70,7 +70,10 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     const retry = failed.state.tasks[1]!;
     expect(retry).toMatchObject({ status: "SCHEDULED", retryCount: 1, callbackAfterSeconds: 10 });
     expect(queued(failed.effects).filter((entry) => entry.taskId === retry.taskId).map((entry) => entry.visibleAt)).toEqual([42_000]);
-    expect(toTaskView(retry, failed.state)).toMatchObject({ callbackAfterSeconds: 10, startDelayInSeconds: 0 });
+    // Its startDelayInSeconds is that retry delay, as Conductor's DeciderService.retry() sets it, after its poll too.
+    expect(toTaskView(retry, failed.state)).toMatchObject({ callbackAfterSeconds: 10, startDelayInSeconds: 10 });
+    const taken = decide(failed.state, { type: "taskPolled", taskId: retry.taskId, workerId: "w" }, env(42_000)).state;
+    expect(toTaskView(taken.tasks[1]!, taken)).toMatchObject({ callbackAfterSeconds: 0, startDelayInSeconds: 10 });
   });
 
   it("a retry is scheduled at once and waits out its retry delay in its queue, shown as its callbackAfterSeconds, as Conductor's retry() queues it; resetcallbacks releases it", () => {

@@ -252,7 +252,7 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     await report(first, "FAILED", {}, { reasonForIncompletion: "busy" });
     const [failed, retry] = (await waitFor(workflowId, (workflow) => workflow.tasks.length === 2)).tasks;
     // Scheduled when the attempt failed, not an hour ahead: the hour is its callbackAfterSeconds, in its queue.
-    expect(retry).toMatchObject({ status: "SCHEDULED", retryCount: 1, retriedTaskId: first.taskId, callbackAfterSeconds: 3600 });
+    expect(retry).toMatchObject({ status: "SCHEDULED", retryCount: 1, retriedTaskId: first.taskId, callbackAfterSeconds: 3600, startDelayInSeconds: 3600 });
     expect(Number(retry!["scheduledTime"])).toBeGreaterThanOrEqual(Number(failed!["endTime"]));
     expect(Number(retry!["scheduledTime"])).toBeLessThanOrEqual(Date.now());
     await eventually(() => queueSize("w_retry_wait"), (size) => size === 1, "the retry queued");
@@ -261,7 +261,8 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     // Stored with the release before any queue is told: evicted now, it is made when the object wakes.
     await abortAllDurableObjects();
     const second = await pollOne("w_retry_wait");
-    expect(second).toMatchObject({ taskId: retry!.taskId, retryCount: 1, pollCount: 1, callbackAfterSeconds: 0 });
+    // Its startDelayInSeconds stays the retry delay, as Conductor's DeciderService.retry() set it.
+    expect(second).toMatchObject({ taskId: retry!.taskId, retryCount: 1, pollCount: 1, callbackAfterSeconds: 0, startDelayInSeconds: 3600 });
     // Handed out once.
     expect(await poll("w_retry_wait")).toEqual([]);
     await report(second, "COMPLETED");
