@@ -9,6 +9,9 @@ import { clientRequestObject, CorrelationId, issuesToValidationErrors, jacksonIn
 /** Longest event handler name. */
 const MAX_HANDLER_NAME_LENGTH = 255;
 
+/** The evaluators of a handler's `condition` (Conductor's): JavaScript, or `value-param`, a field of the payload. */
+export const EVENT_EVALUATOR_TYPES = ["javascript", "graaljs", "value-param"] as const;
+
 /** The actions this service runs (Conductor's). */
 export const EVENT_ACTIONS = ["start_workflow", "complete_task", "fail_task", "terminate_workflow", "update_workflow_variables"] as const;
 
@@ -90,7 +93,7 @@ const EventAction = v.pipe(
 
 /**
  * Conductor's `EventHandler`: when an event named `event` is published, and its `condition` (JavaScript over `$`, the
- * payload) holds, run `actions` in order. `active` defaults to false, as Conductor's (null too: Jackson leaves a primitive
+ * payload, or with `evaluatorType` `value-param` the name of a payload field) holds, run `actions` in order. `active` defaults to false, as Conductor's (null too: Jackson leaves a primitive
  * boolean given as null false).
  */
 export const EventHandlerSchema = clientRequestObject({
@@ -110,7 +113,9 @@ export const EventHandlerSchema = clientRequestObject({
   ),
   description: v.optional(v.string("must be a string")),
   condition: v.optional(v.pipe(v.string("must be a string"), v.maxLength(10_000, "must be at most 10000 characters"))),
-  evaluatorType: v.optional(v.picklist(["javascript", "graaljs"], "must be javascript or graaljs")),
+  // Conductor's DefaultEventProcessor runs the condition with the evaluator of this name: `value-param` (its
+  // ValueParamEvaluator) reads the payload's top-level field the condition names, the others run it as JavaScript.
+  evaluatorType: v.optional(v.picklist(EVENT_EVALUATOR_TYPES, `must be one of ${EVENT_EVALUATOR_TYPES.join(", ")}`)),
   active: v.optional(v.boolean("must be a boolean"), false),
   // May be empty, as Orkes takes it (its JavaScript client's tests create handlers so): a handler that does nothing yet.
   actions: v.pipe(v.array(EventAction, "must be an array"), v.maxLength(100, "must hold at most 100 actions")),

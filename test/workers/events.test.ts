@@ -441,6 +441,25 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect(await statusOf("evcond_number")).toEqual(["COMPLETED"]);
   });
 
+  it("take value-param conditions, as Conductor's ValueParamEvaluator: the payload field the condition names must be true or a number above 0", async () => {
+    await register({ name: "evvalue_started", tasks: [wait("hold")] });
+    await register({ name: "evvalue_publisher", tasks: [eventTask("announce", "conductor:checks", { approved: "${workflow.input.approved}", state: "OK" })] });
+    const event = "conductor:evvalue_publisher:checks";
+    const start = [{ action: "start_workflow", start_workflow: { name: "evvalue_started", input: {} } }];
+    const valueParam = (condition: string) => ({ condition, evaluatorType: "value-param" });
+    expect((await api("POST", "/api/event", [handler("evvalue_approved", event, start, valueParam("approved")), handler("evvalue_state", event, start, valueParam("state")), handler("evvalue_missing", event, start, valueParam("absent"))])).status).toBe(200);
+    expect(await apiOk("GET", "/api/event/handler/evvalue_approved")).toMatchObject({ condition: "approved", evaluatorType: "value-param" });
+    for (const approved of [true, false]) await waitFor(await startWorkflow("evvalue_publisher", { approved }), ["COMPLETED", "FAILED"]);
+    const statusesOf = async (name: string) =>
+      (await eventually(() => apiOk<ExecutionJson[]>("GET", `/api/event/execution/${name}`), (list) => list.length === 2, `${name}'s actions recorded`)).map((execution) => [execution.payload?.["approved"], execution.status]);
+    expect((await statusesOf("evvalue_approved")).sort()).toEqual([[false, "SKIPPED"], [true, "COMPLETED"]]);
+    // Text is no boolean (ScriptEvaluator.toBoolean), and a field the payload lacks holds nothing.
+    expect(new Set((await statusesOf("evvalue_state")).map(([, status]) => status))).toEqual(new Set(["SKIPPED"]));
+    expect(new Set((await statusesOf("evvalue_missing")).map(([, status]) => status))).toEqual(new Set(["SKIPPED"]));
+    // Another evaluator is still refused.
+    expect((await api("POST", "/api/event", handler("evvalue_python", event, start, { condition: "approved", evaluatorType: "python" }))).status).toBe(400);
+  });
+
   it("records an event no active handler acted on as RECEIVED, and pages with from", async () => {
     await register({ name: "evrec_lonely", tasks: [eventTask("shout", "conductor:void", { n: "${workflow.input.n}" })] });
     const event = "conductor:evrec_lonely:void";

@@ -80,13 +80,15 @@ export async function publishEvent(context: PublishContext, message: EventMessag
 }
 
 /**
- * Whether `handler`'s condition holds for `payload` (JavaScript over `$`), and why not; one that fails to run does not.
- * As Conductor's DefaultEventProcessor: over the payload with its inline JSON text expanded (`$.msg.type` of a `msg`
- * holding '{"type": …}'), holding only for `true` or a number above 0 (ScriptEvaluator.toBoolean), not any truthy value.
+ * Whether `handler`'s condition holds for `payload` (JavaScript over `$`, or with `evaluatorType` `value-param` the
+ * payload's top-level field it names), and why not; one that fails to run does not. As Conductor's
+ * DefaultEventProcessor: over the payload with its inline JSON text expanded (`$.msg.type` of a `msg` holding
+ * '{"type": …}'), holding only for `true` or a number above 0 (ScriptEvaluator.toBoolean), not any truthy value.
  */
 async function conditionOutcome(context: PublishContext, handler: EventHandler, payload: JsonObject): Promise<{ holds: true } | { holds: false; why: string }> {
   if (handler.condition === undefined || handler.condition.trim() === "") return { holds: true };
-  const outcome = evaluateWith("javascript", handler.condition, expandInlineJson(payload) as JsonObject, await context.scripts());
+  const evaluatorType = handler.evaluatorType === "value-param" ? "value-param" : "javascript";
+  const outcome = evaluateWith(evaluatorType, handler.condition, expandInlineJson(payload) as JsonObject, await context.scripts());
   if (!outcome.ok) {
     console.error(JSON.stringify({ msg: "event handler condition failed", handler: handler.name, error: outcome.error }));
     return { holds: false, why: `condition failed: ${outcome.error}` };
