@@ -270,6 +270,8 @@ export interface NewExecution {
   startScopes?: string[];
   /** See {@link WorkflowExecution.createdBy}. */
   createdBy?: string;
+  /** See {@link WorkflowExecution.event}. */
+  event?: string;
   /** A test run's plan (see {@link WorkflowExecution.test}). */
   test?: WorkflowTestPlan;
   /** See {@link WorkflowExecution.environment}. */
@@ -304,6 +306,7 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
   if (params.depth !== undefined && params.depth > 0) execution.depth = params.depth;
   if (params.startScopes !== undefined) execution.startScopes = params.startScopes;
   if (params.createdBy !== undefined) execution.createdBy = params.createdBy;
+  if (params.event !== undefined) execution.event = params.event;
   if (params.test !== undefined) execution.test = params.test;
   if (params.environment !== undefined && Object.keys(params.environment).length > 0) execution.environment = params.environment;
   const deadline = workflowDeadline(params.definition, now);

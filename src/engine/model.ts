@@ -669,6 +669,11 @@ export interface WorkflowExecution {
   priority: number;
   taskToDomain: Record<string, string>;
   idempotencyKey?: string;
+  /**
+   * The event whose handler's start_workflow action started it (Conductor's Workflow `event`, which its
+   * StartWorkflowOperation sets from the action's event); absent for any other start.
+   */
+  event?: string;
   createTime: number;
   startTime: number;
   endTime: number;

@@ -182,6 +182,8 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
   setPresent(view, "parentWorkflowTaskId", execution.parentWorkflowTaskId);
   // Conductor's Workflow shows the key it was started with.
   setPresent(view, "idempotencyKey", execution.idempotencyKey);
+  // Conductor's Workflow shows the event whose handler started it.
+  setPresent(view, "event", execution.event);
   // Orkes' fields of an execution under a rate limit: its key, and whether it still waits for a place.
   if (execution.rateLimitKey !== undefined) {
     view["rateLimitKey"] = execution.rateLimitKey;

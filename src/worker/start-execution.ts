@@ -40,6 +40,8 @@ export interface StartOptions {
   startScopes?: string[];
   /** Who starts it (see `WorkflowExecution.createdBy`). */
   createdBy?: string;
+  /** The event whose handler starts it (see `WorkflowExecution.event`). */
+  event?: string;
   /** Makes it a test run (`POST /api/workflow/test`, and the children of one): see `WorkflowExecution.test`. */
   test?: WorkflowTestPlan;
   /** Wait up to this long for the execution to finish or block, and answer its Workflow JSON (execute endpoint). */

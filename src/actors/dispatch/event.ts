@@ -151,6 +151,8 @@ async function startWorkflow(
     ...(idempotencyKey === undefined ? {} : { idempotencyKey, idempotencyStrategy: "RETURN_EXISTING" as const }),
     baseUrl,
     workflowId,
+    // As Conductor's start_workflow action, which starts it with its event (the Workflow's `event`).
+    event: source.event,
   });
   if (started.ok) return { done: true, output: { workflowId: started.workflowId } };
   if (started.code === "ALREADY_STARTED") return { done: true, output: { workflowId } };
