@@ -230,6 +230,9 @@ describe("EVENT tasks (sink conductor)", () => {
       "conductor.event.messageId": announce.taskId,
       "conductor.event.name": event,
     });
+    // What the action gave the task is its record's output, as Conductor's DefaultEventProcessor records it.
+    const records = await eventually(() => apiOk<Array<{ action: string; status: string; output: JsonObject }>>("GET", "/api/event/execution/ev_on_yes"), (list) => list.some((record) => record.status === "COMPLETED" && record.action === "complete_task"), "the completion recorded");
+    expect(records.find((record) => record.status === "COMPLETED" && record.action === "complete_task")!.output).toEqual(taskOf(approved, "approval")!.outputData);
     await waitFor(publisherId, () => true);
     for (let attempt = 0; attempt < 200 && (await hits("ev-started-8")) === 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 25));
     expect(await hits("ev-started-8")).toBe(1);

@@ -133,7 +133,7 @@ async function recentActions(name) {
 }
 
 /**
- * An action's outcome: taken (with the workflow it started, linked), failed and why, or skipped and why.
+ * An action's outcome: taken (with the workflow it started, or whose task it completed or failed, linked), failed and why, or skipped and why.
  * @param {EventExecution} execution
  */
 function actionOutcome(execution) {

@@ -180,7 +180,8 @@ async function updateTask(env: Env, params: TaskActionParams, status: "COMPLETED
         ? await stub.updateTaskByRef(taskRefName, status, output, from)
         : undefined;
   if (updated === undefined) return { done: false, why: "no taskRefName or taskId in the payload" };
-  return updated.ok ? { done: true } : { done: false, why: updated.error.message };
+  // Conductor's DefaultEventProcessor records what SimpleActionProcessor.completeTask gave the task as the action's output.
+  return updated.ok ? { done: true, output } : { done: false, why: updated.error.message };
 }
 
 /** terminate_workflow and update_workflow_variables: the workflow's own command, as the API gives it. */
