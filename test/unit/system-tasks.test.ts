@@ -70,9 +70,16 @@ describe("WAIT: registration", () => {
     expect(registrationErrors([{ name: "anything at all", taskReferenceName: "w", type: "WAIT", inputParameters: { duration: "1m" }, optional: true }])).toEqual([]);
   });
 
+  it("reads a blank duration or until as not given, as Conductor's WorkflowTaskTypeConstraint does (StringUtils.isNotBlank)", () => {
+    expect(registrationErrors([task("w", "WAIT", { duration: "" })])).toEqual([]);
+    expect(registrationErrors([task("w", "WAIT", { duration: "  ", until: "" })])).toEqual([]);
+    expect(registrationErrors([task("w", "WAIT", { duration: "", until: "2030-01-02 03:04 UTC" })])).toEqual([]);
+    expect(registrationErrors([task("w", "WAIT", { duration: "10s", until: " " })])).toEqual([]);
+    expect(registrationErrors([task("w", "WAIT", { duration: "", until: "next tuesday" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.until: /)]);
+  });
+
   it("refuses an invalid literal duration or until, naming the accepted formats, and both at once", () => {
     expect(registrationErrors([task("w", "WAIT", { duration: "10 weeks" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.duration: .*1h 30m.*"10 weeks"/)]);
-    expect(registrationErrors([task("w", "WAIT", { duration: "" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.duration: /)]);
     expect(registrationErrors([task("w", "WAIT", { duration: 10 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.duration: /)]);
     expect(registrationErrors([task("w", "WAIT", { until: "next tuesday" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.until: .*yyyy-MM-dd HH:mm z.*"next tuesday"/)]);
     expect(registrationErrors([task("w", "WAIT", { duration: "1m", until: "2030-01-02" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters: .*only one of duration and until/)]);
@@ -172,6 +179,16 @@ describe("WAIT: running", () => {
     const absent = started([task("w", "WAIT", { duration: "${workflow.input.delay}" })]).state;
     expect(absent.tasks[0]).toMatchObject({ status: "IN_PROGRESS", awaitingExternal: true });
     expect(absent.tasks[0]!.timeoutAt).toBeUndefined();
+  });
+
+  it("a blank duration or until, written or resolved, is not given (Conductor's Wait and WaitTaskMapper read it so): the other one is used, or none", () => {
+    const untimed = started([task("w", "WAIT", { duration: "", until: "  " })]).state;
+    expect(untimed.tasks[0]).toMatchObject({ status: "IN_PROGRESS", awaitingExternal: true });
+    expect(untimed.tasks[0]!.timeoutAt).toBeUndefined();
+    const resolved = started([task("w", "WAIT", { duration: "${workflow.input.d}", until: "${workflow.input.u}" })], { d: "", u: "2030-01-01" }).state;
+    expect(resolved.tasks[0]).toMatchObject({ status: "IN_PROGRESS", timeoutAt: Date.UTC(2030, 0, 1) });
+    const timed = started([task("w", "WAIT", { duration: "10s", until: "" })], {}, 1_000).state;
+    expect(timed.tasks[0]).toMatchObject({ status: "IN_PROGRESS", timeoutAt: 11_000 });
   });
 
   it("an optional WAIT whose input is garbage ends COMPLETED_WITH_ERRORS and the workflow goes on", () => {

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue, TaskExecution } from "../../model";
 import type { TaskTypeModule } from "../task-type";
-import { DURATION_FORMAT, MAX_WAKE_TIME, parseWaitDuration, parseWaitUntil, UNTIL_FORMAT } from "./schedule";
+import { DURATION_FORMAT, isWaitInputGiven, MAX_WAKE_TIME, parseWaitDuration, parseWaitUntil, UNTIL_FORMAT } from "./schedule";
 
 /** When a started WAIT wakes: at a moment, or only when completed from outside; or why its input cannot say. */
 type WakeUp = { at: number } | { external: true } | { invalid: string };
@@ -11,9 +11,9 @@ function shown(value: JsonValue): string {
   return json.length <= 100 ? json : `${json.slice(0, 100)}…`;
 }
 
-/** Absent and null are "not given", as for an input an expression resolved to nothing. */
+/** Absent, null and blank text are "not given" (see {@link isWaitInputGiven}), as for an input an expression resolved to nothing. */
 function given(value: JsonValue | undefined): value is JsonValue {
-  return value !== undefined && value !== null;
+  return isWaitInputGiven(value);
 }
 
 /** When the WAIT whose resolved input is `input`, started at `now`, wakes up. */

@@ -16,12 +16,23 @@ export const DURATION_FORMAT = 'days, hours, minutes and seconds in that order, 
 export const UNTIL_FORMAT =
   '"yyyy-MM-dd HH:mm z" (z: UTC, GMT or Z, an offset such as +05:30, -0800 or GMT-08:00, or one of EST, EDT, CST, CDT, MST, MDT, PST, PDT), "yyyy-MM-dd HH:mm" or "yyyy-MM-dd" (those two in UTC)';
 
+/**
+ * Whether a WAIT's `duration` or `until` (as written, or resolved) is given. Null, absent and blank text ("" or only
+ * spaces, which forms write for an input left empty) are not, as Conductor reads them: its registration check
+ * (WorkflowTaskTypeConstraint), WaitTaskMapper and Wait task look at a value only when `StringUtils.isNotBlank`, so such
+ * a WAIT waits, untimed, until completed from outside, or uses the other input.
+ */
+export function isWaitInputGiven(value: unknown): boolean {
+  return value !== undefined && value !== null && !(typeof value === "string" && value.trim() === "");
+}
+
 /** The latest moment a Date can hold (and so an alarm can be set for), epoch ms. */
 const MAX_TIME = 8.64e15;
 
 /**
- * The length in ms of a duration such as "1h 30m", or undefined when `text` is not one. Unlike Conductor, an empty
- * text (which its pattern matches as zero) is not a duration: a WAIT that meant to wait would not.
+ * The length in ms of a duration such as "1h 30m", or undefined when `text` is not one. An empty text, which
+ * Conductor's pattern would match as zero, is not one: Conductor never reads it as a duration (a blank `duration` is
+ * not given: see {@link isWaitInputGiven}).
  */
 export function parseWaitDuration(text: string): number | undefined {
   if (text.trim() === "") return undefined;

@@ -5,7 +5,7 @@
 import * as v from "valibot";
 import { isRecord, orExpression, rule, validateWith, type UnknownRecord } from "../../definition/checks";
 import { childPath, type ValidationIssue } from "../../validation-issue";
-import { DURATION_FORMAT, parseWaitDuration, parseWaitUntil, UNTIL_FORMAT } from "./schedule";
+import { DURATION_FORMAT, isWaitInputGiven, parseWaitDuration, parseWaitUntil, UNTIL_FORMAT } from "./schedule";
 
 const isDuration = (value: unknown): boolean => typeof value === "string" && parseWaitDuration(value) !== undefined;
 const isUntil = (value: unknown): boolean => typeof value === "string" && parseWaitUntil(value) !== undefined;
@@ -25,7 +25,8 @@ export function validateWaitTask(task: UnknownRecord, path: string): ValidationI
   // A non-object inputParameters is reported by the common task checks.
   if (!isRecord(input)) return [];
   const inputPath = childPath(path, "inputParameters");
-  const present = (key: string) => input[key] !== undefined && input[key] !== null;
-  const both = present("duration") && present("until") ? [{ path: inputPath, message: "a WAIT task takes only one of duration and until, not both" }] : [];
-  return [...both, ...validateWith(INPUT, input, inputPath)];
+  const both = isWaitInputGiven(input["duration"]) && isWaitInputGiven(input["until"]) ? [{ path: inputPath, message: "a WAIT task takes only one of duration and until, not both" }] : [];
+  // A blank one is not given (see isWaitInputGiven): only those given are read.
+  const givenOnly = Object.fromEntries(["duration", "until"].filter((key) => isWaitInputGiven(input[key])).map((key) => [key, input[key]]));
+  return [...both, ...validateWith(INPUT, givenOnly, inputPath)];
 }
