@@ -2,7 +2,7 @@ import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
 import { START_IDEMPOTENCY_STRATEGIES } from "../engine/tasks/start-workflow/request";
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
-import { exceedsJsonDepth, holdsNonFiniteNumber, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
+import { exceedsJsonDepth, holdsNonFiniteNumber, issueMessage, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
 import { MAX_WORKFLOW_NAME_LENGTH } from "../engine/definition/validate";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { MAX_CORRELATION_ID_LENGTH } from "../engine/limits";
@@ -426,7 +426,7 @@ export function issuesToValidationErrors(issues: readonly v.BaseIssue<unknown>[]
       const key = item.key;
       path = childPath(path, typeof key === "number" ? key : String(key));
     }
-    return { path: path === "" ? "(body)" : path, message: issue.message };
+    return { path: path === "" ? "(body)" : path, message: issueMessage(issue) };
   });
 }
 

@@ -147,7 +147,12 @@ describe("event handlers (/api/event)", () => {
     // What Conductor requires stays required when null.
     const refused = await api("POST", "/api/event", { name: "ev_nulls_b", event: null, actions: [{ action: null, start_workflow: { name: null } }] });
     expect(refused.status).toBe(400);
-    expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toEqual(["event", "actions[0].action", "actions[0].start_workflow.name"]);
+    // Each named as required, not in valibot's words for a missing key ("Invalid key: Expected \"event\" but received undefined").
+    expect(((await refused.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors).toEqual([
+      { path: "event", message: "is required" },
+      { path: "actions[0].action", message: "is required" },
+      { path: "actions[0].start_workflow.name", message: "is required" },
+    ]);
   });
 
   it("answer Orkes' other event endpoints with 501", async () => {

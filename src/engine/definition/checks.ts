@@ -254,6 +254,17 @@ export const HEADER_NAME_KEY: KeyRule = {
   message: (name) => `header name ${JSON.stringify(name)} must be ${TOKEN_DESCRIPTION}`,
 };
 
+/**
+ * The message of a valibot issue as a caller reads it. A required field left out gets valibot's default for a missing
+ * key, `Invalid key: Expected "action" but received undefined`, which reads as if the key were wrong: it is "is
+ * required" instead (the issue's path names the field). Every other message is kept as it is.
+ */
+export function issueMessage(issue: v.BaseIssue<unknown>): string {
+  const last = issue.path?.[issue.path.length - 1];
+  const missingKey = issue.kind === "schema" && last?.origin === "key" && issue.received === "undefined" && issue.message.startsWith("Invalid key: ");
+  return missingKey ? "is required" : issue.message;
+}
+
 /** Converts valibot issues into ours, turning each valibot path into a path string under `base`. */
 export function toIssues(issues: readonly v.BaseIssue<unknown>[], base: string): ValidationIssue[] {
   return issues.map((issue) => {
@@ -262,7 +273,7 @@ export function toIssues(issues: readonly v.BaseIssue<unknown>[], base: string):
       const key: unknown = item.key;
       path = typeof key === "number" ? childPath(path, key) : childPath(path, String(key));
     }
-    return { path, message: issue.message };
+    return { path, message: issueMessage(issue) };
   });
 }
 
