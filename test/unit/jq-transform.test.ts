@@ -369,12 +369,15 @@ describe("JSON_JQ_TRANSFORM at registration", () => {
     expect(registrationErrors([task])).toEqual([]);
   });
 
-  it("refuses a missing or empty queryExpression and secrets, with their paths", () => {
+  it("refuses a missing, empty or non-text queryExpression and secrets, with their paths", () => {
     expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { x: 1 } }])).toEqual([
       "tasks[0].inputParameters.queryExpression: is required: a jq filter over the task's input, such as { total: (.a + .b) }",
     ]);
     expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { queryExpression: "  " } }])).toEqual([
       "tasks[0].inputParameters.queryExpression: is required: a jq filter over the task's input, such as { total: (.a + .b) }",
+    ]);
+    expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { queryExpression: 5 } }])).toEqual([
+      "tasks[0].inputParameters.queryExpression: must be a jq filter (text) over the task's input, such as { total: (.a + .b) }, but received the number 5",
     ]);
     expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "JSON_JQ_TRANSFORM", inputParameters: { queryExpression: ".k", k: "${workflow.secrets.api_key}" } }])).toEqual([
       "tasks[0].inputParameters: a JSON_JQ_TRANSFORM task must not use secrets (workflow.secrets.api_key): it runs on its stored input, where they are masked, and shows its result",

@@ -2,7 +2,7 @@
  * Registration-time checks of a JSON_JQ_TRANSFORM task. Its filter sits in its inputParameters, as in Conductor; whether
  * it compiles is checked by the worker, which holds the jq processor (see `definitionJqFilters`).
  */
-import { isRecord, secretUseIssues, taskInputSources, type UnknownRecord } from "../../definition/checks";
+import { describeValue, isRecord, secretUseIssues, taskInputSources, type UnknownRecord } from "../../definition/checks";
 import { JQ_QUERY_FIELD } from "../../jq";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 
@@ -14,7 +14,10 @@ export function validateJsonJqTransformTask(task: UnknownRecord, path: string): 
   const filter = isRecord(input) ? input[JQ_QUERY_FIELD] : undefined;
   const issues: ValidationIssue[] = [];
   if (typeof filter !== "string" || filter.trim() === "") {
-    issues.push({ path: childPath(inputPath, JQ_QUERY_FIELD), message: "is required: a jq filter over the task's input, such as { total: (.a + .b) }" });
+    // A filter given as another value (a number, an object) is named as such, not called missing.
+    const given = filter !== undefined && filter !== null && typeof filter !== "string";
+    const message = given ? `must be a jq filter (text) over the task's input, such as { total: (.a + .b) }, but received ${describeValue(filter)}` : "is required: a jq filter over the task's input, such as { total: (.a + .b) }";
+    issues.push({ path: childPath(inputPath, JQ_QUERY_FIELD), message });
   }
   for (const [value, at] of taskInputSources(task, path)) {
     issues.push(
