@@ -155,13 +155,42 @@ function exitCode(child) {
 }
 
 /**
- * `wrangler d1 migrations apply DB --local`, never prompting (CI=true answers the confirmation).
+ * `wrangler d1 migrations apply DB --local`, never prompting (CI=true answers the confirmation). Its output is kept
+ * back and summed up in a line: without a terminal wrangler prints its table of migrations again after each one it
+ * applies (some 2,300 lines on a first start). Printed whole when it fails.
  * @param {string | undefined} persistTo
  * @returns {Promise<number>}
  */
-function applyMigrations(persistTo) {
+async function applyMigrations(persistTo) {
   const args = ["d1", "migrations", "apply", "DB", "--local", ...(persistTo ? ["--persist-to", persistTo] : [])];
-  return exitCode(spawnWrangler(args, wranglerEnv({ CI: "true" })));
+  const child = spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: wranglerEnv({ CI: "true" }), stdio: ["ignore", "pipe", "pipe"] });
+  /** @type {Buffer[]} */
+  const output = [];
+  child.stdout?.on("data", (chunk) => output.push(chunk));
+  child.stderr?.on("data", (chunk) => output.push(chunk));
+  const code = await new Promise((done) => {
+    child.once("error", (error) => {
+      console.error(`[start] could not run wrangler: ${error.message}`);
+      done(1);
+    });
+    // "close", not "exit": the output is whole only once its pipes are.
+    child.once("close", (exit, signal) => done(exit ?? 128 + (signal ? constants.signals[signal] ?? 0 : 0)));
+  });
+  const text = Buffer.concat(output).toString("utf8");
+  if (code === 0) console.log(`[start] ${migrationsSummary(text)}`);
+  else process.stderr.write(text);
+  return code;
+}
+
+/**
+ * One line saying what `wrangler d1 migrations apply` did, from its output.
+ * @param {string} output
+ * @returns {string}
+ */
+export function migrationsSummary(output) {
+  if (output.includes("No migrations to apply")) return "the local database is up to date";
+  const applied = new Set([...output.matchAll(/^│\s*(\S+\.sql)\s*│\s*✅/gmu)].map((match) => match[1]));
+  return applied.size > 0 ? `applied ${applied.size} migration${applied.size === 1 ? "" : "s"} to the local database` : "applied the migrations to the local database";
 }
 
 /**

@@ -88,6 +88,11 @@ describe("npm start", () => {
     expect(vars).toBe(`BOOTSTRAP_ADMIN_KEY=${banner.key}\nSECRETS_ENCRYPTION_KEY=${encryptionKey}\nEGRESS_ALLOW_PRIVATE=true\n`);
     expect(statSync(devVars).mode & 0o777).toBe(0o600);
     expect(existsSync(join(project, ".wrangler", "state", "v3", "d1"))).toBe(true);
+    // The migrations in one line, not wrangler's table again after each one; no advice about the UI's redirect rules.
+    const migrations = readdirSync(join(project, "migrations")).filter((file) => file.endsWith(".sql")).length;
+    expect(start.output).toContain(`[start] applied ${migrations} migrations to the local database`);
+    expect(start.output).not.toContain("Migrations to be applied");
+    expect(start.output).not.toContain("could be made more performant");
 
     expect((await call(banner.url, "GET", "/health")).status).toBe(200);
     expect((await call(banner.url, "GET", "/api/metadata/workflow")).status).toBe(401);
@@ -118,6 +123,7 @@ describe("npm start", () => {
     const banner = await readBanner(start);
     expect(before.startsWith(`BOOTSTRAP_ADMIN_KEY=${banner.key}\n`)).toBe(true);
     expect(readFileSync(devVars, "utf8")).toBe(before);
+    expect(start.output).toContain("[start] the local database is up to date");
     const kept = await call(banner.url, "GET", "/api/metadata/workflow/kept_across_restarts", { key: banner.key });
     expect(kept.status, kept.text).toBe(200);
     // No line per request without --log-requests (the run with it, below, shows one within milliseconds).
