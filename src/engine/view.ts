@@ -121,6 +121,13 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   const rateLimited = task.taskType === "SIMPLE" || (isPlacedType(task.taskType) && countsRate(task.taskType));
   view["rateLimitPerFrequency"] = rateLimited ? (runsAs?.taskDefinition?.rateLimitPerFrequency ?? 0) : 0;
   view["rateLimitFrequencyInSeconds"] = rateLimited ? (runsAs?.taskDefinition?.rateLimitFrequencyInSeconds ?? 0) : 0;
+  // Conductor's Task holds it as a long, so its JSON always has it: a worker's task its task definition's (SimpleTaskMapper
+  // and the DYNAMIC mapper copy it), every other task 0 (its system task mappers, HTTPTaskMapper's too, leave it unset).
+  view["responseTimeoutSeconds"] = 0;
+  // Conductor's Task: a boolean, always in its JSON, set only where a sub workflow changed behind its task's back
+  // (an action on the child while Conductor's SUB_WORKFLOW task still ran); here a child's changes reach its task as
+  // they happen, so it is false.
+  view["subworkflowChanged"] = false;
   if (task.taskType === "SIMPLE") {
     view["responseTimeoutSeconds"] = responseTimeoutSeconds(runsAs);
     setPresent(view, "domain", task.domain);

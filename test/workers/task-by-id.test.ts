@@ -31,6 +31,17 @@ describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
     expect(await apiOk<TaskJson>("GET", `/api/tasks/${work.taskId}`)).toMatchObject({ taskId: work.taskId, referenceTaskName: "work", taskType: "tb_worker_task", status: "SCHEDULED", workflowInstanceId: workflowId });
   });
 
+  it("shows the fields Conductor's Task JSON always holds: responseTimeoutSeconds (a system task's 0) and subworkflowChanged", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "tb_fields_task", timeoutSeconds: 60, responseTimeoutSeconds: 30, ownerEmail: "a@b.c" }]);
+    await register({ name: "tb_fields", tasks: [wait("hold"), simple("tb_fields_task", "work")] });
+    const { workflowId, tasks } = await startedAndIndexed("tb_fields", { note: "x" });
+    // A long and a boolean in Conductor's Task: a typed client reads 0 and false, never a missing field.
+    expect(await apiOk<TaskJson>("GET", `/api/tasks/${tasks[0]!.taskId}`)).toMatchObject({ taskType: "WAIT", responseTimeoutSeconds: 0, subworkflowChanged: false });
+    await apiOk("POST", `/api/tasks/${workflowId}/hold/COMPLETED`, {});
+    const work = (await waitFor(workflowId, (workflow) => workflow.tasks.length === 2)).tasks[1]!;
+    expect(work).toMatchObject({ taskType: "tb_fields_task", responseTimeoutSeconds: 30, subworkflowChanged: false });
+  });
+
   it("finds a task by the id a start's answer just gave, before its execution's search row is written (the JavaScript client's getTask after executeWorkflow)", async () => {
     await register({ name: "by_id_at_once", tasks: [wait("hold")] });
     const run = await apiOk<{ workflowId: string; tasks: TaskJson[] }>("POST", "/api/workflow/execute/by_id_at_once/1", { note: "now" });
