@@ -202,6 +202,26 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
 }
 
 /**
+ * A workflow definition as Conductor's WorkflowDef JSON shows it: the fields it always holds (collections and
+ * primitives, never null), with its defaults where none was given, each meaning here what leaving it out means (no
+ * declared inputs, output from the last task, no listener, no initial variables or input defaults, schemas enforced,
+ * no metadata, nothing masked). Only shown: what is stored keeps them absent.
+ */
+export function shownWorkflowDef(definition: WorkflowDef): WorkflowDef {
+  return {
+    inputParameters: [],
+    outputParameters: {},
+    workflowStatusListenerEnabled: false,
+    variables: {},
+    inputTemplate: {},
+    enforceSchema: true,
+    metadata: {},
+    maskedFields: [],
+    ...definition,
+  };
+}
+
+/**
  * The definition as registered: without the tasks its dynamic forks forked, which each task instance shows as its
  * `workflowTask` (Conductor shows them so, not in the definition), nor the task definitions looked up as it ran, which
  * each such task shows in its `workflowTask.taskDefinition`, nor the schemas kept for its tasks (the registry has them).
@@ -209,7 +229,7 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
 function registeredDefinition(definition: WorkflowDef): WorkflowDef {
   // Stored before the policy was kept, a definition without one times out as TIME_OUT_WF: shown so, since a client
   // reading no policy takes Conductor's default, ALERT_ONLY.
-  const shown = definition.timeoutPolicy === undefined ? { ...definition, timeoutPolicy: "TIME_OUT_WF" as const } : definition;
+  const shown = shownWorkflowDef(definition.timeoutPolicy === undefined ? { ...definition, timeoutPolicy: "TIME_OUT_WF" as const } : definition);
   if (shown.dynamicForks === undefined && shown.lookedUpTaskDefs === undefined && shown.schemas === undefined) return shown;
   const { dynamicForks: _forked, lookedUpTaskDefs: _lookedUp, schemas: _schemas, ...registered } = shown;
   return registered;

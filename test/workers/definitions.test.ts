@@ -194,7 +194,8 @@ describe("registering definitions", () => {
     expect(await apiOk("GET", "/api/metadata/workflow/audited")).toMatchObject({ createdBy: "def-author", updatedBy: "def-author", ownerApp: "billing-app", metadata: { team: "billing", tags: ["a"] } });
     await apiOk("POST", "/api/metadata/workflow?overwrite=true", { ...valid("audited"), description: "changed" });
     expect(await apiOk("GET", "/api/metadata/workflow/audited")).toMatchObject({ createdBy: "def-author", updatedBy: "admin", description: "changed" });
-    expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/audited"))["metadata"]).toBeUndefined();
+    // Replaced, not merged: Conductor's empty default.
+    expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/audited"))["metadata"]).toEqual({});
     await apiOk("PUT", "/api/metadata/workflow", [valid("audited", 2)]);
     expect(await apiOk("GET", "/api/metadata/workflow/audited?version=2")).toMatchObject({ createdBy: "admin", updatedBy: "admin" });
     const refused = await api("POST", "/api/metadata/workflow", { ...valid("audited_bad"), metadata: "not an object" });
@@ -206,6 +207,25 @@ describe("registering definitions", () => {
     await apiOk("POST", "/api/metadata/workflow", { name: "defs_defaults", tasks: [httpTask("get", { uri: target("/echo/x"), method: "GET" })] });
     const stored = await apiOk("GET", "/api/metadata/workflow/defs_defaults");
     expect(stored).toMatchObject({ name: "defs_defaults", version: 1, schemaVersion: 2 });
+  });
+
+  it("reads back with the fields Conductor's WorkflowDef JSON always holds, its defaults where none was given, in every read and in an execution's workflowDefinition", async () => {
+    await apiOk("POST", "/api/metadata/workflow", { name: "defs_shown", tasks: [{ name: "pause", taskReferenceName: "pause", type: "WAIT" }] });
+    const defaults = {
+      inputParameters: [], outputParameters: {}, workflowStatusListenerEnabled: false, variables: {}, inputTemplate: {},
+      enforceSchema: true, metadata: {}, maskedFields: [], restartable: true, timeoutPolicy: "ALERT_ONLY", timeoutSeconds: 0, schemaVersion: 2,
+    };
+    expect(await apiOk("GET", "/api/metadata/workflow/defs_shown")).toMatchObject(defaults);
+    expect((await apiOk<JsonObject[]>("GET", "/api/metadata/workflow?name=defs_shown"))[0]).toMatchObject(defaults);
+    expect((await apiOk<JsonObject[]>("GET", "/api/metadata/workflow/latest-versions")).find((definition) => definition["name"] === "defs_shown")).toMatchObject(defaults);
+    const workflowId = await startWorkflow("defs_shown");
+    expect((await apiOk<JsonObject>("GET", `/api/workflow/${workflowId}`))["workflowDefinition"]).toMatchObject(defaults);
+    // What was given is shown as given; read back and registered again, the defaults change nothing.
+    await apiOk("POST", "/api/metadata/workflow?overwrite=true", { name: "defs_shown", tasks: [{ name: "pause", taskReferenceName: "pause", type: "WAIT" }], inputParameters: ["a"], enforceSchema: false, workflowStatusListenerEnabled: true });
+    const given = await apiOk<JsonObject>("GET", "/api/metadata/workflow/defs_shown");
+    expect(given).toMatchObject({ inputParameters: ["a"], enforceSchema: false, workflowStatusListenerEnabled: true, maskedFields: [] });
+    await apiOk("PUT", "/api/metadata/workflow", [given]);
+    expect(await apiOk("GET", "/api/metadata/workflow/defs_shown")).toEqual({ ...given, updateTime: expect.any(Number) });
   });
 });
 

@@ -5,6 +5,7 @@ import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
 import { tellLimitChanges } from "../limit-changes";
 import { registeredLimits } from "../../engine/rate-limit";
+import { shownWorkflowDef } from "../../engine/view";
 import { isRecord } from "../../engine/definition/checks";
 import { validateRateLimitConfig } from "../../engine/definition/rate-limit-config";
 import type { RateLimitConfig, WorkflowDef } from "../../engine/model";
@@ -80,10 +81,13 @@ async function asNewVersions(env: Env, definitions: WorkflowDef[]): Promise<Work
   });
 }
 
-/** The definitions among `definitions` the caller may read (a listing reached with the read right on some workflow). */
+/**
+ * The definitions among `definitions` the caller may read (a listing reached with the read right on some workflow), as
+ * Conductor's WorkflowDef JSON shows them.
+ */
 function readableBy(request: IRequest, definitions: WorkflowDef[]): WorkflowDef[] {
   const { grants } = principalOf(request);
-  return definitions.filter((definition) => mayReadWorkflowDef(grants, definition.name));
+  return definitions.filter((definition) => mayReadWorkflowDef(grants, definition.name)).map(shownWorkflowDef);
 }
 
 function name(request: IRequest): string {
@@ -168,7 +172,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   router.get("/api/metadata/workflow/:name", async (request, env) => {
     const version = integerQuery(request, "version", 0, Number.MAX_SAFE_INTEGER);
     const definition = await new DefinitionRepository(env.DB).get(name(request), version);
-    return Response.json(await withOwnTags(env.DB, request, "WORKFLOW_DEF", definition));
+    return Response.json(await withOwnTags(env.DB, request, "WORKFLOW_DEF", shownWorkflowDef(definition)));
   });
 
   // Orkes' rate limit of a workflow (the clients' setWorkflowRateLimit): the `rateLimitConfig` of all its versions.
