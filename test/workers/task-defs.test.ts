@@ -45,6 +45,8 @@ describe("registering task definitions", () => {
       inputKeys: [],
       outputKeys: [],
       inputTemplate: {},
+      // Conductor's TaskDef boolean: schemas a task definition names are checked only when it is true.
+      enforceSchema: false,
     });
     expect(first["createTime"]).toEqual(expect.any(Number));
     const all = await apiOk<JsonObject[]>("GET", "/api/metadata/taskdefs");

@@ -51,10 +51,10 @@ async function checkSchemasRegistered(env: Env, taskDefs: readonly TaskDef[], in
 
 /**
  * A task definition as Conductor's TaskDef JSON shows it: the fields Conductor always shows, with its defaults where
- * none was given (no rate limit, no total timeout, no declared keys). Only shown: what is stored keeps them absent.
+ * none was given (no rate limit, no total timeout, no declared keys, schemas not enforced). Only shown: what is stored keeps them absent.
  */
 function shownTaskDef(taskDef: TaskDef): TaskDef {
-  return { inputKeys: [], outputKeys: [], inputTemplate: {}, rateLimitPerFrequency: 0, rateLimitFrequencyInSeconds: 1, totalTimeoutSeconds: 0, ...taskDef };
+  return { inputKeys: [], outputKeys: [], inputTemplate: {}, rateLimitPerFrequency: 0, rateLimitFrequencyInSeconds: 1, totalTimeoutSeconds: 0, enforceSchema: false, ...taskDef };
 }
 
 /**
