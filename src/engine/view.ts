@@ -1,4 +1,4 @@
-import { TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "./model";
+import { TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "./model";
 import { templateReadsKeys, withDerivedMasked } from "./derived-masking";
 import { taskInputTemplate } from "./tasks/registry";
 import { cutText } from "./limits";
@@ -101,7 +101,7 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   const taskDefinition = runsAs?.taskDefinition === definition?.taskDefinition ? undefined : { taskDefinition: runsAs?.taskDefinition };
   // As Conductor shows a DYNAMIC's: its own, named as the task it chose.
   const shown = definition?.type === "DYNAMIC" ? { ...definition, name: task.taskDefName, ...taskDefinition } : taskDefinition === undefined ? definition : runsAs;
-  if (shown) view["workflowTask"] = shown as unknown as JsonObject;
+  if (shown) view["workflowTask"] = shownWorkflowTask(shown) as unknown as JsonObject;
   if (task.subWorkflowId !== undefined) view["subWorkflowId"] = task.subWorkflowId;
   // Conductor's Task: `iteration` 0 and `loopOverTask` false outside loops.
   view["iteration"] = task.iteration ?? 0;
@@ -218,7 +218,24 @@ export function shownWorkflowDef(definition: WorkflowDef): WorkflowDef {
     metadata: {},
     maskedFields: [],
     ...definition,
+    tasks: definition.tasks.map(shownWorkflowTask),
   };
+}
+
+/**
+ * A definition's task as Conductor's WorkflowTask JSON shows it: its int `startDelay` and booleans `optional` and
+ * `asyncComplete`, never null, with their defaults where none was given (each meaning here what leaving it out means),
+ * and so the tasks of its branches and loop. Its empty lists Conductor leaves out (NON_EMPTY), as given here.
+ */
+export function shownWorkflowTask(task: WorkflowTaskDef): WorkflowTaskDef {
+  const shown: WorkflowTaskDef = { startDelay: 0, optional: false, asyncComplete: false, ...task };
+  if (task.decisionCases !== undefined) {
+    shown.decisionCases = Object.fromEntries(Object.entries(task.decisionCases).map(([value, tasks]) => [value, tasks.map(shownWorkflowTask)]));
+  }
+  if (task.defaultCase !== undefined) shown.defaultCase = task.defaultCase.map(shownWorkflowTask);
+  if (task.forkTasks !== undefined) shown.forkTasks = task.forkTasks.map((branch) => branch.map(shownWorkflowTask));
+  if (task.loopOver !== undefined) shown.loopOver = task.loopOver.map(shownWorkflowTask);
+  return shown;
 }
 
 /**

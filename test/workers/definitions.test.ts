@@ -229,6 +229,34 @@ describe("registering definitions", () => {
   });
 });
 
+describe("a definition's tasks as Conductor's WorkflowTask JSON shows them", () => {
+  it("show startDelay 0, optional and asyncComplete false where none was given, at any depth, in the definition and a task's workflowTask; registered again as read, nothing changes", async () => {
+    const noop = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "NOOP" });
+    await apiOk("POST", "/api/metadata/workflow", {
+      name: "defs_wt_shown",
+      tasks: [
+        { name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "k", inputParameters: { k: "a" }, decisionCases: { a: [noop("in_case")] }, defaultCase: [noop("in_default")] },
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[noop("left")], [{ name: "hold", taskReferenceName: "hold", type: "WAIT", optional: true }]] },
+        { name: "gather", taskReferenceName: "gather", type: "JOIN", joinOn: ["left", "hold"] },
+        { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "false", loopOver: [noop("in_loop")] },
+      ],
+    });
+    const defaults = { startDelay: 0, optional: false, asyncComplete: false };
+    const read = await apiOk<WorkflowDef>("GET", "/api/metadata/workflow/defs_wt_shown");
+    const [route, fan, gather, loop] = read.tasks;
+    expect(route).toMatchObject({ ...defaults, decisionCases: { a: [{ taskReferenceName: "in_case", ...defaults }] }, defaultCase: [{ taskReferenceName: "in_default", ...defaults }] });
+    expect(fan).toMatchObject({ ...defaults, forkTasks: [[{ taskReferenceName: "left", ...defaults }], [{ taskReferenceName: "hold", ...defaults, optional: true }]] });
+    expect(gather).toMatchObject(defaults);
+    expect(loop).toMatchObject({ ...defaults, loopOver: [{ taskReferenceName: "in_loop", ...defaults }] });
+    const workflowId = await startWorkflow("defs_wt_shown");
+    const run = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "hold"));
+    expect(run.tasks.find((task) => task.referenceTaskName === "hold")!["workflowTask"]).toMatchObject({ ...defaults, optional: true });
+    expect(run.tasks.find((task) => task.referenceTaskName === "route")!["workflowTask"]).toMatchObject({ ...defaults, decisionCases: { a: [{ taskReferenceName: "in_case", ...defaults }] } });
+    await apiOk("PUT", "/api/metadata/workflow", [read]);
+    expect(await apiOk("GET", "/api/metadata/workflow/defs_wt_shown")).toEqual({ ...read, updateTime: expect.any(Number) });
+  });
+});
+
 describe("invalid definitions are refused with precise validationErrors and nothing is written", () => {
   const cases: Array<[string, JsonObject, string]> = [
     ["unknown task type", { ...valid("bad_type"), tasks: [{ name: "x", taskReferenceName: "x", type: "KAFKA_PUBLISH", inputParameters: {} }] }, "tasks[0].type"],
