@@ -1,4 +1,4 @@
-import { TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "./model";
+import { TERMINAL_TASK_STATUSES, type JsonObject, type TaskDef, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "./model";
 import { templateReadsKeys, withDerivedMasked } from "./derived-masking";
 import { taskInputTemplate } from "./tasks/registry";
 import { cutText } from "./limits";
@@ -223,6 +223,14 @@ export function shownWorkflowDef(definition: WorkflowDef): WorkflowDef {
 }
 
 /**
+ * A task definition as Conductor's TaskDef JSON shows it: the fields Conductor always shows, with its defaults where
+ * none was given (no rate limit, no total timeout, no declared keys, schemas not enforced). Only shown: what is stored keeps them absent.
+ */
+export function shownTaskDef(taskDef: TaskDef): TaskDef {
+  return { inputKeys: [], outputKeys: [], inputTemplate: {}, rateLimitPerFrequency: 0, rateLimitFrequencyInSeconds: 1, totalTimeoutSeconds: 0, enforceSchema: false, ...taskDef };
+}
+
+/**
  * A definition's task as Conductor's WorkflowTask JSON shows it: its int `startDelay` and booleans `optional` and
  * `asyncComplete`, never null, with their defaults where none was given (each meaning here what leaving it out means),
  * and so the tasks of its branches and loop. Its empty lists Conductor leaves out (NON_EMPTY), as given here.
@@ -235,6 +243,8 @@ export function shownWorkflowTask(task: WorkflowTaskDef): WorkflowTaskDef {
   if (task.defaultCase !== undefined) shown.defaultCase = task.defaultCase.map(shownWorkflowTask);
   if (task.forkTasks !== undefined) shown.forkTasks = task.forkTasks.map((branch) => branch.map(shownWorkflowTask));
   if (task.loopOver !== undefined) shown.loopOver = task.loopOver.map(shownWorkflowTask);
+  // Its task definition (given inline, or looked up as it ran) as GET /api/metadata/taskdefs shows one.
+  if (task.taskDefinition !== undefined) shown.taskDefinition = shownTaskDef(task.taskDefinition);
   return shown;
 }
 

@@ -239,6 +239,7 @@ describe("a definition's tasks as Conductor's WorkflowTask JSON shows them", () 
         { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[noop("left")], [{ name: "hold", taskReferenceName: "hold", type: "WAIT", optional: true }]] },
         { name: "gather", taskReferenceName: "gather", type: "JOIN", joinOn: ["left", "hold"] },
         { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "false", loopOver: [noop("in_loop")] },
+        { name: "defs_wt_worker", taskReferenceName: "work", type: "SIMPLE", taskDefinition: { timeoutSeconds: 60, responseTimeoutSeconds: 30 } },
       ],
     });
     const defaults = { startDelay: 0, optional: false, asyncComplete: false };
@@ -248,6 +249,8 @@ describe("a definition's tasks as Conductor's WorkflowTask JSON shows them", () 
     expect(fan).toMatchObject({ ...defaults, forkTasks: [[{ taskReferenceName: "left", ...defaults }], [{ taskReferenceName: "hold", ...defaults, optional: true }]] });
     expect(gather).toMatchObject(defaults);
     expect(loop).toMatchObject({ ...defaults, loopOver: [{ taskReferenceName: "in_loop", ...defaults }] });
+    // An inline task definition as GET /api/metadata/taskdefs shows one: Conductor's TaskDef defaults.
+    expect(read.tasks[4]!.taskDefinition).toMatchObject({ timeoutSeconds: 60, responseTimeoutSeconds: 30, inputKeys: [], outputKeys: [], totalTimeoutSeconds: 0, enforceSchema: false });
     const workflowId = await startWorkflow("defs_wt_shown");
     const run = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "hold"));
     expect(run.tasks.find((task) => task.referenceTaskName === "hold")!["workflowTask"]).toMatchObject({ ...defaults, optional: true });

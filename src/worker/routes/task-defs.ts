@@ -1,6 +1,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import { validateTaskDef } from "../../engine/definition/task-def";
 import type { TaskDef } from "../../engine/model";
+import { shownTaskDef } from "../../engine/view";
 import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
@@ -49,13 +50,6 @@ async function checkSchemasRegistered(env: Env, taskDefs: readonly TaskDef[], in
   if (problems.length > 0) throw validationError("Invalid task definition", problems);
 }
 
-/**
- * A task definition as Conductor's TaskDef JSON shows it: the fields Conductor always shows, with its defaults where
- * none was given (no rate limit, no total timeout, no declared keys, schemas not enforced). Only shown: what is stored keeps them absent.
- */
-function shownTaskDef(taskDef: TaskDef): TaskDef {
-  return { inputKeys: [], outputKeys: [], inputTemplate: {}, rateLimitPerFrequency: 0, rateLimitFrequencyInSeconds: 1, totalTimeoutSeconds: 0, enforceSchema: false, ...taskDef };
-}
 
 /**
  * Saves `taskDefs`, then tells the limit objects of their names the limits registered now (see {@link tellLimits}).
