@@ -236,7 +236,8 @@ export function shownTaskDef(taskDef: TaskDef): TaskDef {
  * and so the tasks of its branches and loop. Its empty lists Conductor leaves out (NON_EMPTY), as given here.
  */
 export function shownWorkflowTask(task: WorkflowTaskDef): WorkflowTaskDef {
-  const shown: WorkflowTaskDef = { startDelay: 0, optional: false, asyncComplete: false, ...task };
+  // The defaults after what was given, so that a task reads in the order it was written.
+  const shown: WorkflowTaskDef = { ...task, startDelay: task.startDelay ?? 0, optional: task.optional ?? false, asyncComplete: task.asyncComplete ?? false };
   if (task.decisionCases !== undefined) {
     shown.decisionCases = Object.fromEntries(Object.entries(task.decisionCases).map(([value, tasks]) => [value, tasks.map(shownWorkflowTask)]));
   }
