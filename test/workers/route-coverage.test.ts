@@ -115,6 +115,15 @@ describe("every registered route", () => {
 });
 
 
+/** Registers task definition `taskName` and workflow `workflowName` of one SIMPLE task of it (`work`), and starts it. */
+async function startOneWorkerTask(taskName: string, workflowName: string) {
+  await apiOk("POST", "/api/metadata/taskdefs", [{ name: taskName, retryCount: 0 }]);
+  await register({ name: workflowName, tasks: [{ name: taskName, taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
+  const workflowId = await startWorkflow(workflowName);
+  const [task] = (await getWorkflow(workflowId)).tasks;
+  return { workflowId, task };
+}
+
 /** A refusal's status, `Allow` header and body. */
 async function refusalOf(response: Response): Promise<{ status: number; allow: string | null; body: unknown }> {
   return { status: response.status, allow: response.headers.get("allow"), body: await response.json() };
@@ -160,10 +169,7 @@ describe("a path the router serves, asked with a method none of its routes takes
   });
 
   it("changes nothing", async () => {
-    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "m405_task", retryCount: 0 }]);
-    await register({ name: "m405_flow", tasks: [{ name: "m405_task", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
-    const workflowId = await startWorkflow("m405_flow");
-    const [task] = (await getWorkflow(workflowId)).tasks;
+    const { workflowId, task } = await startOneWorkerTask("m405_task", "m405_flow");
     const taskDefs = await rowCount("task_defs");
     // A TaskResult PUT to the task's own path, a skip POSTed, every task definition DELETEd.
     expect((await api("PUT", `/api/tasks/${task!.taskId}`, { workflowInstanceId: workflowId, taskId: task!.taskId, status: "COMPLETED" })).status).toBe(405);
@@ -235,10 +241,7 @@ describe("a HEAD request", () => {
   });
 
   it("changes nothing on a path whose other methods act: it runs the GET route or none", async () => {
-    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "head_flow_task", retryCount: 0 }]);
-    await register({ name: "head_flow", tasks: [{ name: "head_flow_task", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
-    const workflowId = await startWorkflow("head_flow");
-    const [task] = (await getWorkflow(workflowId)).tasks;
+    const { workflowId, task } = await startOneWorkerTask("head_flow_task", "head_flow");
     const taskDefs = await rowCount("task_defs");
     for (const path of [`/api/workflow/${workflowId}/pause`, `/api/workflow/${workflowId}/skiptask/work`, `/api/workflow/${workflowId}`, "/api/metadata/taskdefs/head_flow_task", "/api/metadata/taskdefs"]) {
       expect([200, 405], `HEAD ${path}`).toContain((await api("HEAD", path)).status);
@@ -250,10 +253,8 @@ describe("a HEAD request", () => {
   });
 
   it("is refused with a 405 on a GET that acts (a poll, the scheduler's GET pause and resume), after the GET's checks, and the act is not done", async () => {
-    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "head_poll_task", retryCount: 0 }]);
-    await register({ name: "head_poll", tasks: [{ name: "head_poll_task", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
+    const { workflowId } = await startOneWorkerTask("head_poll_task", "head_poll");
     await register({ name: "head_scheduled", tasks: [{ name: "head_poll_task", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
-    const workflowId = await startWorkflow("head_poll");
     await apiOk("POST", "/api/scheduler/schedules", { name: "head-yearly", cronExpression: "0 0 0 1 1 ?", startWorkflowRequest: { name: "head_scheduled" } });
     for (const path of ["/api/tasks/poll/head_poll_task", "/api/tasks/poll/batch/head_poll_task?count=5", "/api/scheduler/schedules/head-yearly/pause", "/api/scheduler/admin/pause"]) {
       const answer = await headersOf(await api("HEAD", path));
