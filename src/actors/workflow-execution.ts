@@ -83,11 +83,26 @@ import { asksForPlaces, awaitedPlaces, countsRate, leftPlaces, placeState, retak
 import { awaitedCacheLookups, taskCacheWrites, type TaskCacheWrite } from "../engine/task-cache";
 import { TaskOutputCache } from "../worker/task-output-cache";
 import { WakeSignal } from "./wake-signal";
+import { fittingBatch, MessageQueue } from "./message-queue";
+import { MAX_QUEUED_MESSAGES, messagePulls, pulledOutput, type WorkflowMessage } from "../engine/tasks/pull-workflow-messages";
 import { loadJqRunner } from "./jq/load";
 import { loadScriptRunner } from "./scripts/load";
 
 /** The outcome of an RPC call: refusals travel as values, because thrown errors lose their kind over RPC. */
 export type ActorResult<T> = { ok: true; value: T } | { ok: false; error: { kind: EngineErrorKind; message: string } };
+
+/**
+ * The answer to a message pushed to the workflow's queue (`POST /api/workflow/{workflowId}/messages`): its id, or why
+ * it was refused (nothing stored): no such workflow (404), not RUNNING (409), too large for a task's output (413), the
+ * queue full (429), as Conductor's WorkflowMessageQueueResource answers.
+ */
+export type PushAnswer = { ok: true; messageId: string } | { ok: false; status: 404 | 409 | 413 | 429; message: string };
+
+/**
+ * Most PULL_WORKFLOW_MESSAGES tasks one change completes: a loop of them that never wait (`blocking: false`) goes on in
+ * later turns (see `#syncMessagePulls`), as the engine paces a loop of tasks that never wait over later decisions.
+ */
+const MAX_PULLS_PER_CHANGE = 100;
 
 /** Why a webhook callback was refused, with the HTTP status to answer. */
 export interface CallbackRefusal {
@@ -392,6 +407,8 @@ function finishSignature(execution: Execution): string {
  */
 export class WorkflowExecution extends DurableObject<Env> {
   readonly #store: ExecutionStore;
+  /** The workflow's message queue (see `message-queue.ts`), taken from by its PULL_WORKFLOW_MESSAGES tasks. */
+  readonly #messages: MessageQueue;
   readonly #config: ServiceConfig;
   #execution: Execution | null;
   /** Side effects running in this isolate, by task id. After an eviction this is empty, which is how lost attempts are found. */
@@ -517,6 +534,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     super(ctx, env);
     this.#config = serviceConfig(env);
     this.#store = new ExecutionStore(ctx.storage.sql);
+    this.#messages = new MessageQueue(ctx.storage.sql);
     this.#execution = this.#store.load();
     const meta = this.#store.loadMeta();
     this.#indexedSignature = meta.get("indexed");
@@ -882,6 +900,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   async #forgetTombstone(): Promise<void> {
     await this.ctx.storage.deleteAll();
     this.#store.forgetTables();
+    this.#messages.forgetTable();
     this.#canceledByParent = undefined;
     this.#removed = false;
   }
@@ -1034,6 +1053,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     await this.ctx.storage.deleteAll();
     this.#alarmAt = null;
     this.#store.forgetTables();
+    this.#messages.forgetTable();
     // The tombstone the removal leaves (see #removed), emptied by the alarm.
     this.#removed = true;
     this.#store.setMeta("removed", "1");
@@ -1389,6 +1409,35 @@ export class WorkflowExecution extends DurableObject<Env> {
     return "completed";
   }
 
+  // ---- RPC: the workflow's message queue -------------------------------------------------------
+
+  /**
+   * Pushes a message (`payload`, any JSON object) to the workflow's queue, as Conductor's WorkflowMessageQueueResource:
+   * only while it is RUNNING, and while the queue holds fewer than {@link MAX_QUEUED_MESSAGES}. Stored before the answer
+   * leaves, and in the same transaction taken by a PULL_WORKFLOW_MESSAGES task waiting for it, which completes at once.
+   */
+  async pushMessage(payload: JsonObject): Promise<PushAnswer> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution || this.#removing) return { ok: false, status: 404, message: "Workflow not found" };
+    const { workflowId } = execution;
+    if (execution.status !== "RUNNING") {
+      return { ok: false, status: 409, message: `Workflow ${workflowId} is not in RUNNING state (current: ${execution.status}): messages are taken only while it runs` };
+    }
+    const message: WorkflowMessage = { id: crypto.randomUUID(), workflowId, payload, receivedAt: new Date().toISOString() };
+    // Measured as the output of a task that takes it alone: any message queued can then be taken.
+    const maxPayloadBytes = this.#config.engine.maxPayloadBytes;
+    const bytes = oversize(pulledOutput([message]), maxPayloadBytes);
+    if (bytes !== undefined) return { ok: false, status: 413, message: oversizeReason("The message, as a PULL_WORKFLOW_MESSAGES task's output holds it,", bytes, maxPayloadBytes) };
+    if (this.#messages.size() >= MAX_QUEUED_MESSAGES) {
+      return { ok: false, status: 429, message: `The message queue of workflow ${workflowId} is full (${MAX_QUEUED_MESSAGES} messages): try again once its PULL_WORKFLOW_MESSAGES tasks have taken some` };
+    }
+    this.#messages.push(message);
+    // No await since the push: one transaction with the completion of a task waiting for it, if one does.
+    this.#commit(execution, { state: execution, effects: [] });
+    return { ok: true, messageId: message.id };
+  }
+
   // ---- RPC: between executions --------------------------------------------------------------
 
   /**
@@ -1625,10 +1674,18 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#commit(previous, decision);
   }
 
-  /** Persists a decision taken on `previous`, then performs its effects. */
-  #commit(previous: Execution | null, decision: Decision): void {
+  /**
+   * Persists a decision taken on `previous`, with the messages its waiting PULL_WORKFLOW_MESSAGES tasks take (see
+   * {@link WorkflowExecution.#withMessagesPulled}), then performs its effects.
+   */
+  #commit(previous: Execution | null, given: Decision): void {
+    const { decision, taken } = this.#withMessagesPulled(given);
     if (decision.state === previous) return;
     this.#store.save(previous, decision.state);
+    // In the transaction that completed the tasks with them: each message is handed to exactly one task.
+    this.#messages.remove(taken);
+    // Ended, nothing can take them any more (pushes are refused from now on): Conductor deletes the queue then.
+    if (TERMINAL_WORKFLOW_STATUSES.has(decision.state.status) && !(previous && TERMINAL_WORKFLOW_STATUSES.has(previous.status))) this.#messages.clear();
     this.#recordObligations(decision.effects, leftWorkerQueues(previous, decision.state));
     this.#oweStatusPublication(statusPublication(previous, decision.state));
     this.#oweLimitChanges(previous, decision.state);
@@ -1641,6 +1698,60 @@ export class WorkflowExecution extends DurableObject<Env> {
       else if (effect.kind === "cancelDispatch") this.#inFlight.get(effect.taskId)?.abort();
     }
     this.#afterChange(decision.state);
+  }
+
+  /**
+   * `decision` with its waiting PULL_WORKFLOW_MESSAGES tasks (see `messagePulls`) completed, oldest first, each with the
+   * next batch of the queue (up to its `batchSize`, as many as its output can hold), and the queue rows they took, to
+   * remove in the decision's transaction. A blocking one waits on while the queue is empty; one the engine refuses (it
+   * no longer waits) takes nothing. The tasks the completions bring (a loop's next iteration) take their turn too.
+   */
+  #withMessagesPulled(given: Decision): { decision: Decision; taken: number[] } {
+    let decision = given;
+    const taken: number[] = [];
+    if (this.#removing || !planOf(decision.state.definition).pullsMessages) return { decision, taken };
+    const tried = new Set<string>();
+    let env: DecideEnv | undefined;
+    for (let pulls = 0; pulls < MAX_PULLS_PER_CHANGE; pulls++) {
+      const pull = messagePulls(decision.state).find((candidate) => !tried.has(candidate.taskId) && (!candidate.blocking || this.#messages.size() > taken.length));
+      if (pull === undefined) break;
+      tried.add(pull.taskId);
+      const batch = fittingBatch(this.#messages.peek(pull.batchSize, taken.length), this.#config.engine.maxPayloadBytes);
+      env ??= this.#decideEnv();
+      try {
+        const next = decide(decision.state, { type: "messagesPulled", taskId: pull.taskId, messages: batch.map((queued) => queued.message) }, env);
+        decision = { state: next.state, effects: [...decision.effects, ...next.effects] };
+        taken.push(...batch.map((queued) => queued.seq));
+      } catch (error) {
+        if (!(error instanceof EngineError)) throw error;
+      }
+    }
+    // A test run's tasks the completions brought take their mocked results, as in any other change.
+    if (decision.state.test !== undefined && env !== undefined && decision !== given) decision = applyTestMocks(decision, env);
+    return { decision, taken };
+  }
+
+  /** True when a PULL_WORKFLOW_MESSAGES task of `execution` can take its batch now (see {@link WorkflowExecution.#withMessagesPulled}). */
+  #messagesDeliverable(execution: Execution): boolean {
+    return messagePulls(execution).some((pull) => !pull.blocking || this.#messages.size() > 0);
+  }
+
+  /**
+   * Completes, in turns of their own, the PULL_WORKFLOW_MESSAGES tasks that can take their batch and a change left
+   * waiting: beyond {@link MAX_PULLS_PER_CHANGE}, or found so on a wake-up. Stops when a round changes nothing.
+   */
+  #syncMessagePulls(execution: Execution): void {
+    if (!this.#messagesDeliverable(execution)) return;
+    this.#runJob("messages", async () => {
+      for (;;) {
+        // A turn of its own each round: other calls come in between (a terminate of a loop that never waits).
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        const current = this.#execution;
+        if (!current || this.#removing || !this.#messagesDeliverable(current)) return;
+        this.#commit(current, { state: current, effects: [] });
+        if (this.#execution === current) return;
+      }
+    });
   }
 
   /** Writes down, in the same synchronous transaction as the decision, work that must outlive this isolate. */
@@ -1742,6 +1853,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#syncCacheWrites();
     this.#syncChildResume();
     this.#syncParentReopen();
+    this.#syncMessagePulls(execution);
     this.#syncAlarm(execution);
     // Every change: each waiter decides for itself whether it is settled (see #settled).
     this.#changed.wakeAll();
@@ -1792,6 +1904,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (planOf(execution.definition).usesCache && awaitedCacheLookups(execution).length > 0) return true;
     if (awaitedTaskDefNames(execution).length > 0 || awaitedDomainChoices(execution).length > 0) return true;
     if (this.#childResume || this.#parentReopen) return true;
+    if (this.#messagesDeliverable(execution)) return true;
     if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
     const finished = finishSignature(execution);
     return this.#watchers.some((watcher) => watcher.notified !== finished);

@@ -75,6 +75,7 @@ import { admissionFields } from "./rate-limit";
 import { taskCacheKey } from "./task-cache";
 import { asksForPlaces, placeId, taskPlaceLimits } from "./task-places";
 import { mergedVariables, variablesProblem } from "./variables";
+import { pulledOutput, waitsForMessages, type WorkflowMessage } from "./tasks/pull-workflow-messages";
 
 export { EXTERNAL_TASK_STATUSES, type ExternalTaskStatus } from "./model";
 
@@ -132,6 +133,11 @@ export type ExecutionEvent =
     }
   /** A worker's poll took SIMPLE task `taskId` from its queue: it is the worker's now (IN_PROGRESS). */
   | { type: "taskPolled"; taskId: string; workerId?: string }
+  /**
+   * PULL_WORKFLOW_MESSAGES task `taskId` takes `messages` off its workflow's queue (see `tasks/pull-workflow-messages`):
+   * it completes with them. The actor takes them off its queue in the same transaction, so each is handed to one task.
+   */
+  | { type: "messagesPulled"; taskId: string; messages: WorkflowMessage[] }
   /** An action on a HUMAN task through Orkes' human task API (claim, release, reassign, skip, delete): see `tasks/human/progress.ts`. */
   | { type: "humanAction"; taskId: string; caller: HumanCaller; action: HumanAction }
   /**
@@ -485,6 +491,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "taskPolled":
       applyTaskPolled(draft, event, env);
       return { state: draft.state, effects };
+    case "messagesPulled":
+      applyMessagesPulled(draft, event, env);
+      break;
     case "humanAction":
       draft.updateTask(event.taskId, humanActionFields(taskToUpdate(draft, event.taskId), event.caller, event.action, env.now));
       break;
@@ -819,6 +828,22 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
       effects.push({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: task.subWorkflowId, reason });
     }
   }
+  draft.updateTask(task.taskId, fields);
+}
+
+/**
+ * Completes a waiting PULL_WORKFLOW_MESSAGES task with its batch (Conductor's PullWorkflowMessages.execute). Refused
+ * (nothing changes, and the actor keeps the messages queued) when the task no longer waits or the workflow does not run.
+ */
+function applyMessagesPulled(draft: Draft, event: Extract<ExecutionEvent, { type: "messagesPulled" }>, env: DecideEnv): void {
+  const task = taskToUpdate(draft, event.taskId);
+  if (!waitsForMessages(task)) throw new EngineError("CONFLICT", `Task ${task.referenceTaskName} (${task.taskId}) does not wait for messages: its status is ${task.status}`);
+  requireStatus(draft.state, ["RUNNING"], "deliver messages to");
+  const fields: Partial<TaskExecution> = { status: "COMPLETED", outputData: { ...task.outputData, ...pulledOutput(event.messages) }, updateTime: env.now };
+  // The actor takes no more than fit (each message fits alone: its push is refused otherwise); kept for safety.
+  limitOutput(fields, env);
+  checkOutputSchema(draft.state, task, fields);
+  Object.assign(fields, { endTime: env.now, awaitingExternal: false, timeoutAt: undefined, definitionTimeoutAt: undefined });
   draft.updateTask(task.taskId, fields);
 }
 

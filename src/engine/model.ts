@@ -27,6 +27,7 @@ export type JsonObject = { [key: string]: JsonValue };
  * Conductor's older INLINE: a JavaScript function body whose return value is the result. UPDATE_TASK (Orkes') completes,
  * fails or updates another task, as the completion API would; TERMINATE_WORKFLOW (Orkes') terminates other workflows.
  * GET_SIGNED_JWT (Orkes') signs a JSON Web Token with a private key a secret holds; UPDATE_SECRET (Orkes') writes a secret.
+ * PULL_WORKFLOW_MESSAGES (Conductor's Workflow Message Queue) waits for messages pushed to its workflow, and takes a batch.
  */
 export const TASK_TYPES = [
   "HTTP",
@@ -57,6 +58,7 @@ export const TASK_TYPES = [
   "TERMINATE_WORKFLOW",
   "GET_SIGNED_JWT",
   "UPDATE_SECRET",
+  "PULL_WORKFLOW_MESSAGES",
 ] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];

@@ -95,6 +95,8 @@ export interface Plan {
   readonly usesJq: boolean;
   /** True when a task of the definition (its own, or one a dynamic fork forked) caches its output (`cacheConfig`). */
   readonly usesCache: boolean;
+  /** True when a task of the definition may wait for its workflow's messages (a PULL_WORKFLOW_MESSAGES; any may fork one). */
+  readonly pullsMessages: boolean;
   /** The first step of the tasks dynamic forks forked (the definition's own come before it). */
   readonly firstForkedStep: number;
   /** The steps of each run of `dynamicForks`, by its place there (empty for a run whose fork the definition lacks). */
@@ -497,6 +499,7 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
     usesScripts: forks || steps.some((step) => taskScript(step.task) !== undefined || step.task.type === "DYNAMIC"),
     usesJq: forks || steps.some((step) => step.task.type === "JSON_JQ_TRANSFORM" || step.task.type === "DYNAMIC"),
     usesCache: steps.some((step) => step.task.cacheConfig !== undefined),
+    pullsMessages: forks || steps.some((step) => step.task.type === "PULL_WORKFLOW_MESSAGES" || step.task.type === "DYNAMIC"),
     firstForkedStep,
     forkRunSpans,
   };

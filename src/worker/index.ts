@@ -6,6 +6,7 @@ import { MethodTable } from "./http/allowed-methods";
 import { isPreflight, preflightResponse, withResponseHeaders } from "./http/headers";
 import { registerBulkWorkflowRoutes } from "./routes/bulk";
 import { registerEventRoutes } from "./routes/events";
+import { registerMessageRoutes } from "./routes/messages";
 import { registerMetadataRoutes } from "./routes/metadata";
 import { registerMetricsRoutes } from "./routes/metrics";
 import { registerEnvironmentRoutes } from "./routes/environment";
@@ -54,6 +55,7 @@ registerTaskDefRoutes(router);
 registerJsonSchemaRoutes(router);
 // Before the single-id routes: their `:workflowId` would take "bulk".
 registerBulkWorkflowRoutes(router);
+registerMessageRoutes(router);
 registerWorkflowRoutes(router);
 // Before the signal routes: the callback is public, and their patterns would take some of its paths without a caller.
 registerWebhookCallbackRoute(router);

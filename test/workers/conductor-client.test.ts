@@ -30,8 +30,6 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/scheduler/test/timeout", "the scheduler's test endpoints"],
     // The Orkes Java client's WorkflowResource.uploadCompletedWorkflows, UserResource.sendInviteEmail, SharedResource.
     ["POST", "/api/workflow/document-store/upload", "document store"],
-    // The Rust client's WorkflowClient.send_message (Conductor's conductor.workflow-message-queue), not "no such workflow".
-    ["POST", "/api/workflow/4f1c2a9e-0000-4000-8000-000000000001/messages", "workflow message queue"],
     ["POST", "/api/users/ada@example.com/sendInviteEmail", "invitation e-mails"],
     ["GET", "/api/share/getSharedResources", "sharing resources"],
     // Not "no workflow (or task) externalstoragelocation".

@@ -15,6 +15,7 @@ import { validateHumanTask } from "../tasks/human/validate";
 import { validateInlineTask } from "../tasks/inline/validate";
 import { validateJsonJqTransformTask } from "../tasks/json-jq-transform/validate";
 import { validateLambdaTask } from "../tasks/lambda/validate";
+import { validatePullWorkflowMessagesTask } from "../tasks/pull-workflow-messages/validate";
 import { validateSetVariableTask } from "../tasks/set-variable/validate";
 import { validateStartWorkflowTask } from "../tasks/start-workflow/validate";
 import { validateSubWorkflowTask } from "../tasks/sub-workflow/validate";
@@ -68,4 +69,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   TERMINATE_WORKFLOW: validateTerminateWorkflowTask,
   GET_SIGNED_JWT: validateGetSignedJwtTask,
   UPDATE_SECRET: validateUpdateSecretTask,
+  PULL_WORKFLOW_MESSAGES: validatePullWorkflowMessagesTask,
 };

@@ -13,6 +13,7 @@ import { lambdaTask } from "./lambda";
 import { setVariableTask } from "./set-variable";
 import { setCorrelationIdTask } from "./set-correlation-id";
 import { noopTask } from "./noop";
+import { pullWorkflowMessagesTask } from "./pull-workflow-messages";
 import { simpleTask } from "./simple";
 import { startWorkflowTask } from "./start-workflow";
 import type { TaskTypeModule } from "./task-type";
@@ -56,6 +57,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   TERMINATE_WORKFLOW: terminateWorkflowTask,
   GET_SIGNED_JWT: getSignedJwtTask,
   UPDATE_SECRET: updateSecretTask,
+  PULL_WORKFLOW_MESSAGES: pullWorkflowMessagesTask,
 };
 
 /**

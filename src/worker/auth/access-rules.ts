@@ -170,6 +170,9 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // Conductor's AdminResource sweep and repair of one execution: its decide.
   { apiPath: "/api/admin/sweep/requeue/{workflowId}", methods: ["POST"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
   { apiPath: "/api/admin/consistency/verifyAndRepair/{workflowId}", methods: ["POST"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
+  // A message to a workflow's queue feeds the PULL_WORKFLOW_MESSAGES task waiting for it, as a signal completes the WAIT a
+  // workflow waits in: the right to complete that workflow's tasks, or the right to act on it (pause, terminate…).
+  { apiPath: "/api/workflow/{workflowId}/messages", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE), at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
   { apiPath: "/api/workflow/{workflowId}/*", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", WORKFLOW_SCOPE)] },
   { apiPath: "/api/workflow/{workflowId}/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
   // Signals complete whichever WAIT the workflow waits in: the right to complete that workflow's tasks. One found in a

@@ -31,9 +31,6 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/event/queue/*", "event queue configuration (only Conductor's internal events are published)"],
   ["/api/event/handleIncomingEvent", "incoming events"],
   ["/api/event/handler/", "event handler statistics"],
-  // Conductor's workflow message queue (conductor.workflow-message-queue.enabled, with the PULL_WORKFLOW_MESSAGES task):
-  // the Rust client's send_message reads a 404 as "no such workflow". No served route has this shape.
-  ["/api/workflow/:workflowId/messages", "the workflow message queue (PULL_WORKFLOW_MESSAGES tasks are not supported either)"],
   ["/api/workflow/document-store/upload", "uploading completed workflows to a document store (executions are kept in their own storage, see retention)"],
   ["/api/users/:email/sendInviteEmail", "invitation e-mails (this service sends no e-mail: give the user an API key, POST /api/security/users/{userId}/api-keys)"],
   ["/api/share/*", "sharing resources between organisations"],
