@@ -28,6 +28,8 @@ describe("the UI and system tasks", () => {
     expect(isCompletableByHand(human("COMPLETED"))).toBe(false);
     expect(isCompletableByHand(human("SCHEDULED"))).toBe(false);
     expect(isCompletableByHand({ taskType: "YIELD", status: "IN_PROGRESS", inputData: {}, workflowTask: { type: "YIELD" } })).toBe(true);
+    expect(isCompletableByHand({ taskType: "PULL_WORKFLOW_MESSAGES", status: "IN_PROGRESS", inputData: {}, workflowTask: { type: "PULL_WORKFLOW_MESSAGES" } })).toBe(true);
+    expect(isCompletableByHand({ taskType: "PULL_WORKFLOW_MESSAGES", status: "COMPLETED", inputData: {}, workflowTask: { type: "PULL_WORKFLOW_MESSAGES" } })).toBe(false);
   });
 
   it("says in the diagram what each system step does, from its definition", () => {
@@ -63,6 +65,9 @@ describe("the UI and system tasks", () => {
     expect(systemTaskNote(step("UPDATE_SECRET", { _secrets: "${workflow.input.secret}" }))).toBe("writes a secret");
     expect(systemTaskNote(step("NOOP", {}))).toBe("does nothing");
     expect(systemTaskNote(step("YIELD", {}))).toBe("waits for a signal");
+    expect(systemTaskNote(step("PULL_WORKFLOW_MESSAGES", {}))).toBe("waits for messages pushed to the workflow");
+    expect(systemTaskNote(step("PULL_WORKFLOW_MESSAGES", { batchSize: 10 }))).toBe("waits for messages pushed to the workflow, up to 10 at a time");
+    expect(systemTaskNote(step("PULL_WORKFLOW_MESSAGES", { blocking: false }))).toBe("takes the workflow's queued messages, without waiting");
     expect(systemTaskNote({ ...step("EVENT", {}), sink: "conductor:approvals" })).toBe("publishes to conductor:approvals");
     expect(systemTaskNote(step("HTTP", { uri: "https://example.com" }))).toBeNull();
   });

@@ -31,7 +31,7 @@ import { formatDuration, formatTime, h, statusBadge } from "./dom.js";
  */
 
 /** The system task types a DYNAMIC can run as (src/engine/tasks/dynamic): any other name it chooses is a worker's task. */
-const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "HTTP_POLL", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "SET_CORRELATION_ID", "TERMINATE", "INLINE", "LAMBDA", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP", "YIELD", "EVENT", "UPDATE_TASK", "TERMINATE_WORKFLOW", "GET_SIGNED_JWT"]);
+const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "HTTP_POLL", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "SET_CORRELATION_ID", "TERMINATE", "INLINE", "LAMBDA", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP", "YIELD", "EVENT", "UPDATE_TASK", "TERMINATE_WORKFLOW", "GET_SIGNED_JWT", "PULL_WORKFLOW_MESSAGES"]);
 
 /**
  * A task's type as its definition gives it. Not `taskType`: as in Conductor, a SIMPLE (worker) task's `taskType` is
@@ -181,6 +181,11 @@ export function systemTaskNote(definitionTask) {
       return "does nothing";
     case "YIELD":
       return "waits for a signal";
+    case "PULL_WORKFLOW_MESSAGES": {
+      const size = input["batchSize"];
+      const batch = typeof size === "number" || typeof size === "string" ? `, up to ${scriptLine(String(size))} at a time` : "";
+      return input["blocking"] === false ? `takes the workflow's queued messages${batch}, without waiting` : `waits for messages pushed to the workflow${batch}`;
+    }
     case "EVENT":
       return typeof definitionTask.sink === "string" ? `publishes to ${scriptLine(definitionTask.sink)}` : "publishes an event";
     case "HTTP_POLL": {

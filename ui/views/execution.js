@@ -24,7 +24,7 @@ const MAX_REASON_LENGTH = 500;
 
 /**
  * A task that waits for someone outside to finish it: a waiting webhook, a waiting WAIT (one with a duration or
- * until may be ended early), HUMAN or YIELD, an asyncComplete HTTP or EVENT task whose request is done or event published, or a
+ * until may be ended early), HUMAN, YIELD or PULL_WORKFLOW_MESSAGES (waiting for messages), an asyncComplete HTTP or EVENT task whose request is done or event published, or a
  * SIMPLE task, queued for a worker
  * or polled by one (the service takes its result from anyone allowed to report it, as Conductor does).
  * @param {Task} task
@@ -33,7 +33,7 @@ export function isCompletableByHand(task) {
   const type = taskTypeOf(task);
   if (type === "SIMPLE") return task.status === "SCHEDULED" || task.status === "IN_PROGRESS";
   if (task.status !== "IN_PROGRESS") return false;
-  if (type === "WAIT_FOR_WEBHOOK" || type === "WAIT" || type === "HUMAN" || type === "YIELD") return true;
+  if (type === "WAIT_FOR_WEBHOOK" || type === "WAIT" || type === "HUMAN" || type === "YIELD" || type === "PULL_WORKFLOW_MESSAGES") return true;
   if (type !== "HTTP" && type !== "EVENT") return false;
   const nested = /** @type {Record<string, unknown> | undefined} */ (task.inputData["http_request"]);
   const flag = task.workflowTask?.asyncComplete ?? nested?.["asyncComplete"] ?? task.inputData["asyncComplete"];
