@@ -5,6 +5,7 @@ import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { signalledWait } from "../../src/engine/signals";
 import { parseWaitDuration, parseWaitUntil } from "../../src/engine/tasks/wait/schedule";
+import { batchSizeOf, isBlocking, messagePulls } from "../../src/engine/tasks/pull-workflow-messages";
 import { toTaskView, toWorkflowView } from "../../src/engine/view";
 import { env, refusal, registrationErrors } from "./engine-env";
 
@@ -456,5 +457,44 @@ describe("the official client's builders", () => {
     const done = decide(waiting, { type: "tick", liveTaskIds: new Set() }, env(11_000)).state;
     expect(done.tasks.map((t) => `${t.referenceTaskName}:${t.taskType}:${t.status}`)).toEqual(["pause:WAIT:COMPLETED", "later:WAIT:COMPLETED", "mark:SET_VARIABLE:COMPLETED", "stop:TERMINATE:COMPLETED"]);
     expect(done).toMatchObject({ status: "COMPLETED", variables: { stage: "done" }, output: {} });
+  });
+});
+
+describe("PULL_WORKFLOW_MESSAGES", () => {
+  const message = (n: number) => ({ id: `m${n}`, workflowId: "wf-1", payload: { n }, receivedAt: "2026-12-05T00:00:00.000Z" });
+
+  it("waits, untimed, IN_PROGRESS for its batch; messagesPulled completes it with messages and count, and the workflow goes on", () => {
+    const { state } = started([task("pull", "PULL_WORKFLOW_MESSAGES", { batchSize: "${workflow.input.size}" }), task("after", "YIELD")], { size: 250 });
+    expect(state.tasks[0]).toMatchObject({ taskType: "PULL_WORKFLOW_MESSAGES", status: "IN_PROGRESS", awaitingExternal: true, inputData: { batchSize: 250 } });
+    expect(nextDeadline(state)).toBeUndefined();
+    expect(isBlocked(state)).toBe(true);
+    // A batchSize over 100 is capped, as Conductor's maxBatchSize caps it.
+    expect(messagePulls(state)).toEqual([{ taskId: state.tasks[0]!.taskId, batchSize: 100, blocking: true }]);
+    const pulled = decide(state, { type: "messagesPulled", taskId: state.tasks[0]!.taskId, messages: [message(1), message(2)] }, env(2_000)).state;
+    expect(pulled.tasks[0]).toMatchObject({ status: "COMPLETED", endTime: 2_000, awaitingExternal: false, outputData: { messages: [message(1), message(2)], count: 2 } });
+    expect(pulled.tasks[1]).toMatchObject({ referenceTaskName: "after", status: "IN_PROGRESS" });
+    expect(messagePulls(pulled)).toEqual([]);
+    // Taken once: a second batch for the same task is refused, changing nothing (the actor then keeps the messages queued).
+    expect(refusal(pulled, { type: "messagesPulled", taskId: state.tasks[0]!.taskId, messages: [message(3)] }, 3_000).kind).toBe("CONFLICT");
+  });
+
+  it("takes nothing while its workflow is paused", () => {
+    const { state } = started([task("pull", "PULL_WORKFLOW_MESSAGES")]);
+    const paused = decide(state, { type: "pause" }, env(1_500)).state;
+    expect(messagePulls(paused)).toEqual([]);
+    expect(refusal(paused, { type: "messagesPulled", taskId: state.tasks[0]!.taskId, messages: [message(1)] }, 2_000).kind).toBe("CONFLICT");
+  });
+
+  it("reads batchSize and blocking as Conductor's PullWorkflowMessages does: 1 unless a number of at least 1, at most 100; blocking unless false", () => {
+    const inputs: JsonObject[] = [{}, { batchSize: 0 }, { batchSize: -3 }, { batchSize: "many" }, { batchSize: null }, { batchSize: 7.9 }, { batchSize: "12" }, { batchSize: 101 }];
+    expect(inputs.map((input) => batchSizeOf(input))).toEqual([1, 1, 1, 1, 1, 7, 12, 100]);
+    const flags: JsonObject[] = [{}, { blocking: true }, { blocking: false }, { blocking: "false" }, { blocking: "no" }];
+    expect(flags.map((input) => isBlocking(input))).toEqual([true, true, false, false, true]);
+  });
+
+  it("registration checks a written batchSize (a whole number of at least 1) and blocking (a boolean); expressions pass", () => {
+    const errors = registrationErrors([task("a", "PULL_WORKFLOW_MESSAGES", { batchSize: 1.5 }), task("b", "PULL_WORKFLOW_MESSAGES", { blocking: 1 })]);
+    expect(errors.map((error) => error.split(":")[0])).toEqual(["tasks[0].inputParameters.batchSize", "tasks[1].inputParameters.blocking"]);
+    expect(registrationErrors([task("a", "PULL_WORKFLOW_MESSAGES", { batchSize: "${workflow.input.n}", blocking: "${workflow.input.wait}" })])).toEqual([]);
   });
 });

@@ -130,6 +130,23 @@ describe("the workflow message queue (POST /api/workflow/{workflowId}/messages, 
     expect(done.tasks.filter((task) => task.taskType === "PULL_WORKFLOW_MESSAGES")).toHaveLength(150);
   }, 60_000);
 
+  it("a paused workflow takes nothing: its task reached while paused takes the queued messages once it is resumed", async () => {
+    await register({ name: "wmq_paused", tasks: [wait("gate"), pull("pull")] });
+    const workflowId = await startWorkflow("wmq_paused");
+    await waitFor(workflowId, waitingIn("gate"));
+    const messageId = await push(workflowId, { early: true });
+    await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    const paused = await getWorkflow(workflowId);
+    expect(paused.status).toBe("PAUSED");
+    expect(paused.tasks.find((task) => task.referenceTaskName === "pull")?.status ?? "not scheduled").not.toBe("COMPLETED");
+    expect(await queued(workflowId)).toBe(1);
+    await apiOk("PUT", `/api/workflow/${workflowId}/resume`);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks[1]!.outputData).toMatchObject({ messages: [{ id: messageId, payload: { early: true } }], count: 1 });
+    expect(await queued(workflowId)).toBe(0);
+  });
+
   it("blocking false completes at once with what there is, none included", async () => {
     await register({ name: "wmq_nonblocking", tasks: [pull("peek", { blocking: false, batchSize: 5 })] });
     const workflowId = await startWorkflow("wmq_nonblocking");
