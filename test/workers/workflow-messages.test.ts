@@ -168,6 +168,7 @@ describe("the workflow message queue (POST /api/workflow/{workflowId}/messages, 
       expect(await refused.json()).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
     }
     expect((await api("POST", `/api/workflow/${workflowId}/messages`)).status).toBe(400);
+    expect(await queued(workflowId)).toBe(0);
 
     const reader = await createUser("wmq-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:wmq_refusals" }] });
     const denied = await call("POST", `/api/workflow/${workflowId}/messages`, orkes(reader.token), { a: 1 });
@@ -208,6 +209,8 @@ describe("the workflow message queue (POST /api/workflow/{workflowId}/messages, 
     expect(await queued(workflowId)).toBe(1000);
     const large = await api("POST", `/api/workflow/${workflowId}/messages`, { big: "x".repeat(768 * 1024 - 20) });
     expect(large.status).toBe(413);
+    expect(await large.json()).toMatchObject({ status: 413, error: "PAYLOAD_TOO_LARGE" });
+    expect(await queued(workflowId)).toBe(1000);
     await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     const taken = done.tasks[1]!.outputData as { messages: JsonObject[]; count: number };
