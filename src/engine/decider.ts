@@ -22,6 +22,7 @@ import {
   type TaskDef,
   type TaskExecution,
   type TaskStatus,
+  type TaskType,
   type WorkflowDef,
   type WorkflowExecution,
   type WorkflowStatus,
@@ -61,6 +62,7 @@ import {
   withLookedUpTaskDefs,
 } from "./plan";
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
+import { exclusiveJoinEnding } from "./tasks/exclusive-join";
 import { joinEnding, scriptedJoinEnding } from "./tasks/fork-join";
 import { joinScript } from "./scripts";
 import { taskIdWithin } from "./task-id";
@@ -1367,7 +1369,8 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     settling = false;
     if (moved) continue;
     // A JOIN's join script runs once the other lanes have gone as far as they can: once per decision, on the tasks as
-    // they then stand (as Orkes evaluates it each time the JOIN is checked), not after every move of a wide fork.
+    // they then stand (as Orkes evaluates it each time the JOIN is checked), not after every move of a wide fork. So
+    // is an EXCLUSIVE_JOIN looked at.
     if (deferredJoin) {
       settling = true;
       continue;
@@ -1421,6 +1424,19 @@ function settleScriptedJoin(draft: Draft, join: TaskExecution, script: string, e
 }
 
 /**
+ * Ends IN_PROGRESS EXCLUSIVE_JOIN `join` ("moved") once the task it joins on has ended (see `exclusiveJoinEnding`), or
+ * finds it waiting.
+ */
+function settleExclusiveJoin(draft: Draft, join: TaskExecution, env: DecideEnv): LaneOutcome {
+  const ending = exclusiveJoinEnding(draft.state, join);
+  if (ending === undefined) return "waiting";
+  const fields: Partial<TaskExecution> = { ...ending, endTime: env.now, updateTime: env.now };
+  limitOutput(fields, env);
+  draft.updateTask(join.taskId, fields);
+  return "moved";
+}
+
+/**
  * Passes of one `advance` after which a DO_WHILE's next iteration, or an immediate retry, waits for a later decision:
  * a loop whose tasks never wait (INLINE, SET_VARIABLE…), or many such tasks failing and retried without delay, would
  * otherwise run on in one decision until the guard above throws, and the execution could never move again. Each
@@ -1440,7 +1456,7 @@ const PACE_MS = 1;
 
 /**
  * What moving a lane did: changed a task, found it waiting, found it done, or ended the workflow; or found a JOIN
- * with a join script, which waits for the settling pass (see `advance`).
+ * with a join script, or an EXCLUSIVE_JOIN, which waits for the settling pass (see `advance`).
  */
 type LaneOutcome = "moved" | "waiting" | "done" | "ended" | "deferred";
 
@@ -1475,6 +1491,9 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
         reachTask(draft, head.definitionIndex + 1, env);
         return "moved";
       }
+      // Looked at once the other lanes have gone as far as they can: a task it joins on that failed is retried, absorbed
+      // (optional) or fails the workflow first, so it never ends with a failure that was not the task's last word.
+      if (head.taskType === "EXCLUSIVE_JOIN") return settling ? settleExclusiveJoin(draft, head, env) : "deferred";
       const script = joinScript(definition);
       if (script !== undefined) return settling ? settleScriptedJoin(draft, head, script, env) : "deferred";
       const ending = joinEnding(state, head, lanes);
@@ -1533,12 +1552,16 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
 /**
  * True when lane head `head` waits for something outside this decision, whatever the other lanes do: a SCHEDULED task
  * whose time has not come or that waits in its worker queue for a poll (SIMPLE, started already), or a task IN_PROGRESS
- * (its call, child, callback or worker) other than a JOIN (which waits for other lanes) or a DO_WHILE that just started.
+ * (its call, child, callback or worker) other than a JOIN or EXCLUSIVE_JOIN (which wait for other lanes) or a DO_WHILE that
+ * just started.
  */
 function waitsOutside(head: TaskExecution, now: number): boolean {
   if (head.status === "SCHEDULED") return head.awaitingExternal === true || head.awaitingTaskDef === true || head.cache?.state === "looking" || head.place === "asking" || head.scheduledTime > now;
-  return head.status === "IN_PROGRESS" && head.taskType !== "JOIN" && head.taskType !== "DO_WHILE";
+  return head.status === "IN_PROGRESS" && !JOIN_TYPES.has(head.taskType) && head.taskType !== "DO_WHILE";
 }
+
+/** The types whose IN_PROGRESS task waits for tasks of the execution's other lanes, ended by the decider (see `moveLane`). */
+const JOIN_TYPES: ReadonlySet<TaskType> = new Set<TaskType>(["JOIN", "EXCLUSIVE_JOIN"]);
 
 /**
  * True while a task the current run of the DO_WHILE at step `loopIndex` ran is still pending: a task of a fork in the
@@ -2375,7 +2398,7 @@ export function isBlocked(state: WorkflowExecution): boolean {
   for (const { head } of activeLanes(state)) {
     if (head === undefined) return false;
     if (waitsFromOutside(head) || waitsForUnmockedWorker(state, head)) blocked = true;
-    else if (isPending(head) && head.taskType !== "JOIN") return false;
+    else if (isPending(head) && !JOIN_TYPES.has(head.taskType)) return false;
   }
   return blocked;
 }

@@ -28,6 +28,8 @@ export type JsonObject = { [key: string]: JsonValue };
  * fails or updates another task, as the completion API would; TERMINATE_WORKFLOW (Orkes') terminates other workflows.
  * GET_SIGNED_JWT (Orkes') signs a JSON Web Token with a private key a secret holds; UPDATE_SECRET (Orkes') writes a secret.
  * PULL_WORKFLOW_MESSAGES (Conductor's Workflow Message Queue) waits for messages pushed to its workflow, and takes a batch.
+ * EXCLUSIVE_JOIN (Conductor's) ends with the first task of its `joinOn` (else of its `defaultExclusiveJoinTask`) that
+ * ran: typically after a SWITCH, the last task of whichever branch it took.
  */
 export const TASK_TYPES = [
   "HTTP",
@@ -41,6 +43,7 @@ export const TASK_TYPES = [
   "TERMINATE",
   "FORK_JOIN",
   "JOIN",
+  "EXCLUSIVE_JOIN",
   "INLINE",
   "DO_WHILE",
   "JSON_JQ_TRANSFORM",
@@ -201,9 +204,15 @@ export interface WorkflowTaskDef {
   loopOver?: WorkflowTaskDef[];
   /**
    * JOIN: the reference names of the tasks (in the branches of the FORK_JOIN before it) it waits for. After a
-   * FORK_JOIN_DYNAMIC it waits for every task the fork ran, whatever this says (as in Conductor).
+   * FORK_JOIN_DYNAMIC it waits for every task the fork ran, whatever this says (as in Conductor). EXCLUSIVE_JOIN: the
+   * reference names it looks at, in order: it ends with the first that ran (see `exclusiveJoinEnding`).
    */
   joinOn?: string[];
+  /**
+   * EXCLUSIVE_JOIN: the reference names it looks at, in order, when none of its `joinOn` ran (or one ran and is still
+   * running): it ends with the first of these that ran (see `exclusiveJoinEnding`).
+   */
+  defaultExclusiveJoinTask?: string[];
   /** FORK_JOIN_DYNAMIC: the input parameter holding the list of tasks to fork, one branch each (Conductor's). */
   dynamicForkTasksParam?: string;
   /** FORK_JOIN_DYNAMIC: the input parameter holding each forked task's input, by its reference name (Conductor's). */

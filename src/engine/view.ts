@@ -13,7 +13,7 @@ export type TaskView = JsonObject;
 export type WorkflowView = JsonObject;
 
 /** The task types whose instances Conductor names after their type, not their task's name (its mappers' taskDefName). */
-const NAMED_BY_TYPE: ReadonlySet<string> = new Set(["FORK_JOIN", "FORK_JOIN_DYNAMIC", "JOIN", "SWITCH", "DECISION"]);
+const NAMED_BY_TYPE: ReadonlySet<string> = new Set(["FORK_JOIN", "FORK_JOIN_DYNAMIC", "JOIN", "EXCLUSIVE_JOIN", "SWITCH", "DECISION"]);
 
 /**
  * A task's `callbackAfterSeconds` as Conductor's Task shows it, a whole number of seconds (its field is a long): a
@@ -32,7 +32,7 @@ export function shownTaskType(task: Pick<TaskExecution, "taskType" | "taskDefNam
   return task.taskType === "FORK_JOIN" || task.taskType === "FORK_JOIN_DYNAMIC" ? "FORK" : task.taskType;
 }
 
-/** A task instance's `taskDefName` as Conductor shows it: a fork's, JOIN's, SWITCH's and DECISION's is their shown type. */
+/** A task instance's `taskDefName` as Conductor shows it: a fork's, JOIN's, EXCLUSIVE_JOIN's, SWITCH's and DECISION's is their shown type. */
 export function shownTaskDefName(task: Pick<TaskExecution, "taskType" | "taskDefName">): string {
   return NAMED_BY_TYPE.has(task.taskType) ? shownTaskType(task) : task.taskDefName;
 }

@@ -6,6 +6,7 @@ import type { TaskType } from "../model";
 import { validateDoWhileTask } from "../tasks/do-while/validate";
 import { validateDynamicTask } from "../tasks/dynamic/validate";
 import { validateEventTask } from "../tasks/event/validate";
+import { validateExclusiveJoinTask } from "../tasks/exclusive-join/validate";
 import { validateForkJoinTask, validateJoinTask } from "../tasks/fork-join/validate";
 import { validateForkJoinDynamicTask } from "../tasks/fork-join-dynamic/validate";
 import { validateGetSignedJwtTask } from "../tasks/get-signed-jwt/validate";
@@ -50,6 +51,7 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   TERMINATE: validateTerminateTask,
   FORK_JOIN: validateForkJoinTask,
   JOIN: validateJoinTask,
+  EXCLUSIVE_JOIN: validateExclusiveJoinTask,
   INLINE: validateInlineTask,
   DO_WHILE: validateDoWhileTask,
   JSON_JQ_TRANSFORM: validateJsonJqTransformTask,

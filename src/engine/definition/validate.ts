@@ -409,6 +409,12 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
       if (typeof evaluatorType === "string") task.evaluatorType = evaluatorType as JoinEvaluatorType;
     }
   }
+  if (task.type === "EXCLUSIVE_JOIN") {
+    // Checked by validateExclusiveJoinTask: lists of reference names, or none (null is how clients write none).
+    const { joinOn, defaultExclusiveJoinTask } = raw as { joinOn?: string[] | null; defaultExclusiveJoinTask?: string[] | null };
+    task.joinOn = joinOn ?? [];
+    if (defaultExclusiveJoinTask !== undefined && defaultExclusiveJoinTask !== null) task.defaultExclusiveJoinTask = defaultExclusiveJoinTask;
+  }
   if (task.type === "FORK_JOIN_DYNAMIC" && !forksEachInput(raw)) {
     // Checked by validateForkJoinDynamicTask: both names given, or dynamicForkJoinTasksParam alone, or none (then
     // inputParameters.forkTaskInputs).

@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue, TaskType, WorkflowTaskDef } from "../model";
 import { setOwn } from "../own-property";
 import { doWhileTask } from "./do-while";
+import { exclusiveJoinTask } from "./exclusive-join";
 import { forkJoinTask, joinTask } from "./fork-join";
 import { forkJoinDynamicTask } from "./fork-join-dynamic";
 import { getSignedJwtTask } from "./get-signed-jwt";
@@ -41,6 +42,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   TERMINATE: terminateTask,
   FORK_JOIN: forkJoinTask,
   JOIN: joinTask,
+  EXCLUSIVE_JOIN: exclusiveJoinTask,
   INLINE: inlineTask,
   DO_WHILE: doWhileTask,
   JSON_JQ_TRANSFORM: jsonJqTransformTask,

@@ -8,11 +8,12 @@ import { isJsonObjectValue } from "../workflow-start-fields";
 
 /**
  * The types a DYNAMIC may run as, besides a worker's task (SIMPLE): a single task. Not SWITCH, DECISION, DO_WHILE or
- * a fork, which hold tasks of their own, nor a JOIN (it pairs with a fork) or another DYNAMIC. Nor UPDATE_SECRET: writing
+ * a fork, which hold tasks of their own, nor a JOIN (it pairs with a fork), an EXCLUSIVE_JOIN (the tasks it joins on are
+ * the definition's task's own fields, which a DYNAMIC has not) or another DYNAMIC. Nor UPDATE_SECRET: writing
  * a secret is a right checked when a definition holding one is registered, which a choice made at run time escapes.
  */
 export const DYNAMIC_TARGET_TYPES: readonly TaskType[] = TASK_TYPES.filter(
-  (type) => !["SWITCH", "DECISION", "DO_WHILE", "FORK_JOIN", "FORK_JOIN_DYNAMIC", "JOIN", "DYNAMIC", "UPDATE_SECRET"].includes(type),
+  (type) => !["SWITCH", "DECISION", "DO_WHILE", "FORK_JOIN", "FORK_JOIN_DYNAMIC", "JOIN", "EXCLUSIVE_JOIN", "DYNAMIC", "UPDATE_SECRET"].includes(type),
 );
 
 /**

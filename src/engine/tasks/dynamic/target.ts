@@ -12,7 +12,7 @@ export interface DynamicTarget {
  * Conductor and Orkes system task types this version does not run. Named by a DYNAMIC, each would otherwise become a
  * worker's task of that name, waiting for a worker that never comes.
  */
-const UNSUPPORTED_SYSTEM_TYPES: ReadonlySet<string> = new Set(["KAFKA_PUBLISH", "EXCLUSIVE_JOIN", "JDBC", "BUSINESS_RULE"]);
+const UNSUPPORTED_SYSTEM_TYPES: ReadonlySet<string> = new Set(["KAFKA_PUBLISH", "JDBC", "BUSINESS_RULE"]);
 
 /**
  * The task named `name` (the value of the DYNAMIC's input parameter `param`): a system task of that type, or else a

@@ -1,0 +1,65 @@
+import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowExecution } from "../../model";
+import { definitionReferenceName, planTask } from "../../plan";
+import type { TaskTypeModule } from "../task-type";
+
+/**
+ * EXCLUSIVE_JOIN (Conductor's): IN_PROGRESS from its start until one of the tasks it names has ended (see
+ * {@link exclusiveJoinEnding}); the decider ends it then. Its input is what Conductor's ExclusiveJoinTaskMapper gives:
+ * its `joinOn`, and its `defaultExclusiveJoinTask` when the definition has one (its `inputParameters` are not used).
+ */
+export const exclusiveJoinTask: TaskTypeModule = {
+  type: "EXCLUSIVE_JOIN",
+  inputTemplate(definition) {
+    const input: JsonObject = { joinOn: definition.joinOn ?? [] };
+    if (definition.defaultExclusiveJoinTask !== undefined) input["defaultExclusiveJoinTask"] = definition.defaultExclusiveJoinTask;
+    return input;
+  },
+  start(task, _definition, _execution, env) {
+    return { task: { ...task, status: "IN_PROGRESS", startTime: env.now, updateTime: env.now }, dispatch: false };
+  },
+  attemptDeadline(_task, env) {
+    return env.now;
+  },
+};
+
+/** How an IN_PROGRESS EXCLUSIVE_JOIN ends (see {@link exclusiveJoinEnding}). */
+export interface ExclusiveJoinEnding {
+  readonly status: "COMPLETED" | "FAILED";
+  /** The joined task's output, as it is. */
+  readonly outputData: JsonObject;
+  /** With FAILED: the joined task's reason. */
+  readonly reasonForIncompletion?: string;
+}
+
+/**
+ * How IN_PROGRESS EXCLUSIVE_JOIN `join` ends, once it may, as Conductor's ExclusiveJoin does: the joined task is the
+ * first of its `joinOn` that ran (has an instance, not SKIPPED: a SWITCH branch not taken ran none of its tasks); when
+ * none did, or that one is still running, the first of its `defaultExclusiveJoinTask` that ran. Once that task has
+ * ended, the EXCLUSIVE_JOIN ends with it: COMPLETED with its output when it ended well (COMPLETED_WITH_ERRORS, an
+ * optional task that failed, included), else FAILED with its reason. Undefined while there is no such task or it is
+ * still running: the EXCLUSIVE_JOIN keeps waiting (for good when no task it names ever runs, as in Conductor). In a
+ * DO_WHILE's loop, the names are those of its own iteration (`task3__2`), as Conductor appends the iteration.
+ */
+export function exclusiveJoinEnding(state: WorkflowExecution, join: TaskExecution): ExclusiveJoinEnding | undefined {
+  const definition = planTask(state.definition, join.definitionIndex);
+  // `ref__2` (`ref__2__3` in nested loops) in a loop: the same iterations apply to the names it joins on.
+  const base = definitionReferenceName(state.definition, join);
+  const iterations = join.referenceTaskName.startsWith(base) ? join.referenceTaskName.slice(base.length) : "";
+  let joined = firstThatRan(state, definition?.joinOn ?? [], iterations);
+  if (joined === undefined || !TERMINAL_TASK_STATUSES.has(joined.status)) joined = firstThatRan(state, definition?.defaultExclusiveJoinTask ?? [], iterations);
+  if (joined === undefined || !TERMINAL_TASK_STATUSES.has(joined.status)) return undefined;
+  if (SUCCESSFUL_TASK_STATUSES.has(joined.status)) return { status: "COMPLETED", outputData: joined.outputData };
+  const reason = joined.reasonForIncompletion ?? `${joined.referenceTaskName} ended ${joined.status}`;
+  return { status: "FAILED", outputData: {}, reasonForIncompletion: reason };
+}
+
+/** The latest instance of the first of `names` (with `iterations` appended) that has one not SKIPPED. */
+function firstThatRan(state: WorkflowExecution, names: readonly string[], iterations: string): TaskExecution | undefined {
+  for (const name of names) {
+    const reference = name + iterations;
+    // Its latest instance (a retry's, when it was retried), as Conductor's getTaskByRefName gives.
+    const latest = state.tasks.findLast((task) => task.referenceTaskName === reference);
+    if (latest !== undefined && latest.status !== "SKIPPED") return latest;
+  }
+  return undefined;
+}
