@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 
 interface DiagramModule {
   taskTypeOf(task: { taskType: string; workflowTask?: { type?: string } }): string;
-  systemTaskNote(definitionTask: { taskReferenceName: string; type: string; inputParameters?: Record<string, unknown>; sink?: string }): string | null;
+  systemTaskNote(definitionTask: { taskReferenceName: string; type: string; inputParameters?: Record<string, unknown>; sink?: string; joinOn?: string[]; defaultExclusiveJoinTask?: string[] }): string | null;
 }
 interface ExecutionModule {
   isCompletableByHand(task: { taskType: string; status: string; inputData: Record<string, unknown>; workflowTask?: { type?: string } }): boolean;
@@ -69,6 +69,11 @@ describe("the UI and system tasks", () => {
     expect(systemTaskNote(step("PULL_WORKFLOW_MESSAGES", { batchSize: 10 }))).toBe("waits for messages pushed to the workflow, up to 10 at a time");
     expect(systemTaskNote(step("PULL_WORKFLOW_MESSAGES", { blocking: false }))).toBe("takes the workflow's queued messages, without waiting");
     expect(systemTaskNote({ ...step("EVENT", {}), sink: "conductor:approvals" })).toBe("publishes to conductor:approvals");
+    const exclusiveJoin = (joinOn?: string[], defaultExclusiveJoinTask?: string[]) => ({ ...step("EXCLUSIVE_JOIN", {}), joinOn, defaultExclusiveJoinTask });
+    expect(systemTaskNote(exclusiveJoin(["left_end", "right_end"], ["before"]))).toBe("ends with the first of left_end, right_end that ran, else of before");
+    expect(systemTaskNote(exclusiveJoin(["left_end", "right_end"]))).toBe("ends with the first of left_end, right_end that ran");
+    expect(systemTaskNote(exclusiveJoin([], ["before"]))).toBe("ends with the first of before that ran");
+    expect(systemTaskNote(exclusiveJoin())).toBe("joins on nothing: waits for good");
     expect(systemTaskNote(step("HTTP", { uri: "https://example.com" }))).toBeNull();
   });
 

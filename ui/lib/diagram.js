@@ -5,7 +5,7 @@ import { formatDuration, formatTime, h, statusBadge } from "./dom.js";
 /**
  * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown>,
  *   evaluatorType?: string, expression?: string, caseValueParam?: string, caseExpression?: string, decisionCases?: Record<string, WorkflowTask[]>, defaultCase?: WorkflowTask[],
- *   forkTasks?: WorkflowTask[][], joinOn?: string[], loopCondition?: string, loopOver?: WorkflowTask[], dynamicForkTasksParam?: string, dynamicForkJoinTasksParam?: string, dynamicTaskNameParam?: string, sink?: string, joinsForked?: true }} WorkflowTask
+ *   forkTasks?: WorkflowTask[][], joinOn?: string[], defaultExclusiveJoinTask?: string[], loopCondition?: string, loopOver?: WorkflowTask[], dynamicForkTasksParam?: string, dynamicForkJoinTasksParam?: string, dynamicTaskNameParam?: string, sink?: string, joinsForked?: true }} WorkflowTask
  *   A JOIN after a FORK_JOIN_DYNAMIC waits for the tasks the fork forked: its step's `joinOn` names them once the fork
  *   ran, and is absent before (`joinsForked` marks such a JOIN).
  * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
@@ -208,6 +208,14 @@ export function systemTaskNote(definitionTask) {
       if (forked) return "waits for every task its fork forks";
       // Every name: which branch tasks the JOIN waits for is the point of the step.
       return waitsFor(definitionTask.joinOn ?? []);
+    }
+    case "EXCLUSIVE_JOIN": {
+      // It ends with one task, not all: the first of its joinOn that ran (a SWITCH's branch taken), else of its defaults.
+      const joinOn = definitionTask.joinOn ?? [];
+      const defaults = definitionTask.defaultExclusiveJoinTask ?? [];
+      const first = joinOn.length > 0 ? `ends with the first of ${joinOn.join(", ")} that ran` : "";
+      const otherwise = defaults.length > 0 ? `${first === "" ? "ends with the first of" : ", else of"} ${defaults.join(", ")}${first === "" ? " that ran" : ""}` : "";
+      return first === "" && otherwise === "" ? "joins on nothing: waits for good" : `${first}${otherwise}`;
     }
     default:
       return null;
