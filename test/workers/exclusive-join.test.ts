@@ -129,6 +129,8 @@ describe("EXCLUSIVE_JOIN", () => {
     const waiting = await waitFor(workflowId, (workflow) => taskOf(workflow, "joined")?.status === "IN_PROGRESS");
     expect(waiting.status).toBe("RUNNING");
     expect(typesAndStatuses(waiting)).toEqual(["SWITCH:COMPLETED", "EXCLUSIVE_JOIN:IN_PROGRESS"]);
+    // As Conductor's mapper gives it: both lists, the one not given empty.
+    expect(taskOf(waiting, "joined").inputData).toEqual({ joinOn: ["left_end", "right_end"], defaultExclusiveJoinTask: [] });
     expect((await api("DELETE", `/api/workflow/${workflowId}?reason=stuck`)).status).toBe(200);
     const ended = await waitFor(workflowId, ["TERMINATED"]);
     expect(taskOf(ended, "joined").status).toBe("CANCELED");

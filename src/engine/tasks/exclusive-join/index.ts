@@ -5,14 +5,13 @@ import type { TaskTypeModule } from "../task-type";
 /**
  * EXCLUSIVE_JOIN (Conductor's): IN_PROGRESS from its start until one of the tasks it names has ended (see
  * {@link exclusiveJoinEnding}); the decider ends it then. Its input is what Conductor's ExclusiveJoinTaskMapper gives:
- * its `joinOn`, and its `defaultExclusiveJoinTask` when the definition has one (its `inputParameters` are not used).
+ * its `joinOn` and its `defaultExclusiveJoinTask`, each empty when not given (its `inputParameters` are not used).
  */
 export const exclusiveJoinTask: TaskTypeModule = {
   type: "EXCLUSIVE_JOIN",
   inputTemplate(definition) {
-    const input: JsonObject = { joinOn: definition.joinOn ?? [] };
-    if (definition.defaultExclusiveJoinTask !== undefined) input["defaultExclusiveJoinTask"] = definition.defaultExclusiveJoinTask;
-    return input;
+    // Conductor's WorkflowTask holds both as lists, empty when not given, and its mapper copies them both.
+    return { joinOn: definition.joinOn ?? [], defaultExclusiveJoinTask: definition.defaultExclusiveJoinTask ?? [] };
   },
   start(task, _definition, _execution, env) {
     return { task: { ...task, status: "IN_PROGRESS", startTime: env.now, updateTime: env.now }, dispatch: false };
