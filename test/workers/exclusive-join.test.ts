@@ -160,7 +160,7 @@ describe("EXCLUSIVE_JOIN", () => {
     expect(taskOf(done, "joined").outputData).toEqual({ side: "second" });
   });
 
-  it("in a fork, waits for a joined task of another branch and ends with it", async () => {
+  it("in a fork, waits for a joined task of another branch (an eviction meanwhile) and ends with it", async () => {
     await register({
       name: "xj_fork",
       tasks: [
@@ -175,6 +175,8 @@ describe("EXCLUSIVE_JOIN", () => {
     });
     const workflowId = await startWorkflow("xj_fork");
     await waitFor(workflowId, (workflow) => taskOf(workflow, "first")?.status === "IN_PROGRESS" && taskOf(workflow, "hold")?.status === "IN_PROGRESS");
+    // What it waits for is the execution's stored state: an object that starts afresh reads it back.
+    await abortAllDurableObjects();
     await apiOk<string>("POST", `/api/tasks/${workflowId}/hold/COMPLETED`, { approved: true });
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(done.status).toBe("COMPLETED");
