@@ -886,10 +886,11 @@ describe("workflow variables (the definition's `variables`, Orkes' POST /api/wor
 
 describe("decide (PUT /api/workflow/decide/{workflowId}) and Conductor's AdminResource sweep and repair of one execution (the same decide)", () => {
   it.each([
-    ["PUT /api/workflow/decide/{workflowId}", "PUT", (id: string) => `/api/workflow/decide/${id}`, () => ""],
-    ["POST /api/admin/sweep/requeue/{workflowId}", "POST", (id: string) => `/api/admin/sweep/requeue/${id}`, (id: string) => id],
-    ["POST /api/admin/consistency/verifyAndRepair/{workflowId}", "POST", (id: string) => `/api/admin/consistency/verifyAndRepair/${id}`, () => "true"],
-  ])("%s does now what the alarm would: a WAIT whose time has passed ends without waiting for the alarm", async (_label, method, path, answer) => {
+    ["PUT /api/workflow/decide/{workflowId}", "PUT", (id: string) => `/api/workflow/decide/${id}`, () => "", null],
+    // Conductor's AdminResource produces TEXT_PLAIN for both (the repair's boolean as its text).
+    ["POST /api/admin/sweep/requeue/{workflowId}", "POST", (id: string) => `/api/admin/sweep/requeue/${id}`, (id: string) => id, "text/plain;charset=UTF-8"],
+    ["POST /api/admin/consistency/verifyAndRepair/{workflowId}", "POST", (id: string) => `/api/admin/consistency/verifyAndRepair/${id}`, () => "true", "text/plain;charset=UTF-8"],
+  ])("%s does now what the alarm would: a WAIT whose time has passed ends without waiting for the alarm", async (_label, method, path, answer, contentType) => {
     await register({ name: "decide_wait", tasks: [{ name: "pause", taskReferenceName: "pause", type: "WAIT", inputParameters: { duration: "1 seconds" } }] });
     const workflowId = await startWorkflow("decide_wait");
     await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS", "the WAIT started");
@@ -903,6 +904,7 @@ describe("decide (PUT /api/workflow/decide/{workflowId}) and Conductor's AdminRe
     expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
     const decided = await api(method, path(workflowId));
     expect(decided.status).toBe(200);
+    expect(decided.headers.get("content-type")).toBe(contentType);
     expect(await decided.text()).toBe(answer(workflowId));
     expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED", tasks: [{ status: "COMPLETED" }] });
     // A finished workflow has nothing due: decide changes nothing. An unknown id is not found.

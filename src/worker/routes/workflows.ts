@@ -422,7 +422,8 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     return new Response(null, { status: 200 });
   });
   // Conductor's AdminResource asks the same of one execution: its sweep (answered with the id) and its repair (true).
-  // Here an execution holds its own state and timers, so both are the decide.
+  // Here an execution holds its own state and timers, so both are the decide. Both answer text/plain, as Conductor's
+  // (`produces = TEXT_PLAIN_VALUE`, the repair's boolean as `String.valueOf`): a generated client types them as strings.
   router.post("/api/admin/sweep/requeue/:workflowId", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
     unwrap(await executionStub(env, workflowId).decide());
@@ -430,7 +431,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   });
   router.post("/api/admin/consistency/verifyAndRepair/:workflowId", async (request, env) => {
     unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).decide());
-    return Response.json(true);
+    return textResponse("true");
   });
 
   router.post("/api/workflow/:workflowId/rerun", async (request, env) => {
