@@ -634,7 +634,7 @@ describe("web UI", () => {
     // The diagram's step says so in a few words too.
     const stepNote = step(page, "ship").locator("xpath=..").locator(".node-note");
     expect(await stepNote.textContent()).toBe(`held back from polls until ${shown}`);
-    await callOk(server.url, "POST", `/api/workflow/${started}/resetcallbacks`, { key: adminKey });
+    await callOk(server.url, "POST", `/api/workflow/${started}/resetcallbacks`, { key: adminKey }, 204);
     await expect.poll(() => note.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe(`Waiting for a worker to poll ${taskName} (GET /api/tasks/poll/${taskName}).`);
     expect(await stepNote.textContent()).toBe(`waiting for a worker to poll ${taskName}`);
     await callOk(server.url, "DELETE", `/api/workflow/${started}`, { key: adminKey });

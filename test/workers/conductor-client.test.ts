@@ -328,7 +328,7 @@ describe("StartWorkflowRequest.workflowDef (an inline definition)", () => {
     // The name may be left to the definition; a restart runs the kept definition again (nothing is registered under version 7).
     const unnamed = await apiOk<string>("POST", "/api/workflow", { workflowDef: inline });
     await waitFor(unnamed, ["COMPLETED"]);
-    await apiOk("POST", `/api/workflow/${unnamed}/restart`);
+    await apiOk("POST", `/api/workflow/${unnamed}/restart`, undefined, 204);
     expect((await waitFor(unnamed, ["COMPLETED"])).output).toEqual({ n: 3 });
     expect(await hits("client-inline")).toBe(0);
   });

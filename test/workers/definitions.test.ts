@@ -477,9 +477,9 @@ describe("a definition's inputTemplate (default workflow input)", () => {
     const workflowId = await startWorkflow("template_restart", { given: 1 });
     await waitFor(workflowId, ["COMPLETED"]);
     await register({ ...valid("template_restart", 2), inputTemplate: { region: "us", tier: "gold" } });
-    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`, undefined, 204);
     expect((await waitFor(workflowId, ["COMPLETED"])).input).toEqual({ given: 1, region: "eu" });
-    await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`, undefined, 204);
     const restarted = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow["workflowVersion"] === 2);
     expect(restarted.input).toEqual({ given: 1, region: "eu", tier: "gold" });
   });

@@ -121,7 +121,7 @@ describe("DO_WHILE through the router", () => {
     expect(references(failed)).toEqual(["loop:CANCELED", "once__1:COMPLETED", "call__1:FAILED"]);
     expect(failed["reasonForIncompletion"]).toMatch(/^Task call__1 failed: /);
     expect(failed["failedReferenceTaskNames"]).toEqual(["call__1"]);
-    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     // The loop's first iteration is not run again: only the task that failed, as a retry of it.
     expect(references(done)).toEqual(["loop:COMPLETED", "once__1:COMPLETED", "call__1:FAILED", "call__1:COMPLETED", "once__2:COMPLETED", "call__2:COMPLETED"]);

@@ -140,7 +140,8 @@ describe("environment variables", () => {
     for (const [command, path] of runs) {
       expect((await put("env_fix_base", target(`/count/env-fix-${command}`))).status).toBe(200);
       const before = await hits(`env-fix-${command}`);
-      await apiOk("POST", path, command === "rerun" ? {} : undefined);
+      // A rerun answers the id (200), a retry and a restart 204, as Conductor's.
+      await apiOk("POST", path, command === "rerun" ? {} : undefined, command === "rerun" ? 200 : 204);
       const done = await waitFor(workflowId, ["COMPLETED"]);
       expect(done.tasks.at(-1)!.inputData["uri"], command).toBe(target(`/count/env-fix-${command}`));
       expect(await hits(`env-fix-${command}`), command).toBe(before + 1);
@@ -169,7 +170,7 @@ describe("environment variables", () => {
     expect((await put("env_nest_child", target("/count/env-nest-child"))).status).toBe(200);
     expect((await put("env_nest_parent", target("/count/env-nest-retry"))).status).toBe(200);
     // The retry resumes the same child (which reads its own afresh) and the parent's later task reads the new value.
-    await apiOk("POST", `/api/workflow/${workflowId}/retry?resumeSubworkflowTasks=true`);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry?resumeSubworkflowTasks=true`, undefined, 204);
     const retried = await waitFor(workflowId, ["COMPLETED"]);
     expect(retried.tasks[0]!.subWorkflowId).toBe(childId);
     expect(retried.tasks.at(-1)!.inputData["uri"]).toBe(target("/count/env-nest-retry"));
@@ -204,7 +205,7 @@ describe("environment variables", () => {
     await apiOk("POST", `/api/tasks/${restarted}/gate/COMPLETED`, {});
     expect((await waitFor(restarted, ["COMPLETED"]))["variables"]).toEqual({ region: "none" });
     expect((await put("env_new_region", "us-east")).status).toBe(200);
-    await apiOk("POST", `/api/workflow/${restarted}/restart?useLatestDefinitions=true`);
+    await apiOk("POST", `/api/workflow/${restarted}/restart?useLatestDefinitions=true`, undefined, 204);
     await apiOk("POST", `/api/tasks/${restarted}/gate/COMPLETED`, {});
     expect((await waitFor(restarted, ["COMPLETED"]))["variables"]).toEqual({ region: "us-east" });
 

@@ -102,7 +102,7 @@ describe("FORK_JOIN and JOIN", () => {
     const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
     expect(failed.status).toBe("FAILED");
     expect(refsAndStatuses(failed)).toEqual(["fan:COMPLETED", "fan_join:CANCELED", "flaky:FAILED", "hold:CANCELED"]);
-    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
     const waiting = await waitFor(workflowId, (workflow) => workflow.tasks.filter((task) => task.referenceTaskName === "flaky").at(-1)?.status === "COMPLETED");
     expect(waiting.status).toBe("RUNNING");
     await apiOk<string>("POST", `/api/tasks/${workflowId}/hold/COMPLETED`, {});
@@ -229,7 +229,7 @@ describe("FORK_JOIN and JOIN", () => {
     const failed = await waitFor(parentId, ["FAILED", "COMPLETED"]);
     expect(refsAndStatuses(failed)).toEqual(["fan:COMPLETED", "fan_join:CANCELED", "hold:CANCELED", "sub:FAILED"]);
     const childId = String(failed.tasks.find((task) => task.referenceTaskName === "sub")!["subWorkflowId"]);
-    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
     expect((await waitFor(childId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
     const waiting = await waitFor(parentId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "sub" && task.status === "COMPLETED") || workflow.status === "FAILED", 10_000);
     expect(waiting.status, String(waiting.reasonForIncompletion)).toBe("RUNNING");
@@ -386,7 +386,7 @@ describe("JOIN with a join script (Orkes' expression)", () => {
     expect(failed.reasonForIncompletion).toBe("Task join failed: checked was not ok");
     expect(taskOf(failed, "join")).toMatchObject({ status: "FAILED", reasonForIncompletion: "checked was not ok", outputData: { checked: { ok: false } } });
     // A retry runs the failed JOIN again: its script sees the same task, and fails it again.
-    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
     const again = await waitFor(workflowId, (workflow) => workflow.status === "FAILED" && workflow.tasks.filter((task) => task.referenceTaskName === "join").length === 2);
     expect(again.tasks.filter((task) => task.referenceTaskName === "join").map((task) => task.status)).toEqual(["FAILED", "FAILED"]);
     await apiOk("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: first!.taskId });

@@ -87,7 +87,7 @@ describe("INLINE through the router", () => {
     await apiOk("DELETE", `/api/workflow/${workflowId}?reason=stop`);
     await waitFor(workflowId, ["TERMINATED"]);
     await register({ name: "inline_restart", version: 2, tasks: [inline("answer", "[1, 2, 3].map((x) => x * $.k)", { k: 2 })] });
-    await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`, undefined, 204);
     const done = await waitFor(workflowId, (workflow) => workflow.status !== "RUNNING" && workflow["workflowVersion"] === 2);
     expect(done.tasks[0], JSON.stringify(done.tasks)).toMatchObject({ status: "COMPLETED", outputData: { result: [2, 4, 6] } });
   });

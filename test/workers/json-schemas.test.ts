@@ -222,7 +222,7 @@ describe("a workflow definition's outputSchema", () => {
     expect(String(bad["reasonForIncompletion"])).toMatch(/^The workflow's output does not match its schema js_wf_out: output\.orderId/);
     expect(bad.tasks.map((task) => task.status)).toEqual(["COMPLETED"]);
     // Failed as any execution: restarted, it runs again and is checked again.
-    expect((await api("POST", `/api/workflow/${bad.workflowId}/restart`)).status).toBe(200);
+    expect((await api("POST", `/api/workflow/${bad.workflowId}/restart`)).status).toBe(204);
     const again = await waitFor(bad.workflowId, (workflow) => workflow.status !== "RUNNING" && Number(workflow["endTime"]) > Number(bad["endTime"]));
     expect(again).toMatchObject({ status: "FAILED", reasonForIncompletion: bad["reasonForIncompletion"] });
 

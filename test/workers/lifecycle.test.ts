@@ -94,7 +94,9 @@ describe("retry, restart, rerun", () => {
     expect(failed).toMatchObject({ failedReferenceTaskNames: ["two"], failedTaskNames: ["two"], lastRetriedTime: 0 });
     await expectError("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=maybe`, 400, "VALIDATION_ERROR");
 
-    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    // 204 No Content, as Conductor's WorkflowResource answers retry, restart and resetcallbacks (@ResponseStatus(NO_CONTENT)).
+    const retry = await api("POST", `/api/workflow/${workflowId}/retry`);
+    expect([retry.status, retry.headers.get("content-type"), await retry.text()]).toEqual([204, null, ""]);
     const retried = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(retried.status).toBe("COMPLETED");
     expect(retried).not.toHaveProperty("reasonForIncompletion");
@@ -111,7 +113,7 @@ describe("retry, restart, rerun", () => {
     expect(retried["lastRetriedTime"]).toBeGreaterThanOrEqual(failed.endTime as number);
     await expectError("POST", `/api/workflow/${workflowId}/retry`, 409, "CONFLICT");
 
-    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`, undefined, 204);
     const restarted = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow.tasks.length === 2);
     expect(restarted.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
     expect(restarted["lastRetriedTime"]).toBe(0);
@@ -138,7 +140,7 @@ describe("retry, restart, rerun", () => {
     const workflowId = await startWorkflow("restart_latest");
     await waitFor(workflowId, ["COMPLETED"]);
     await register({ name: "restart_latest", version: 2, tasks: [httpTask("v", { uri: target("/count/restart-latest-v2"), method: "GET" })] });
-    await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`, undefined, 204);
     const restarted = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow["workflowVersion"] === 2);
     expect(restarted.tasks).toHaveLength(1);
     expect(await hits("restart-latest-v2")).toBe(1);
@@ -160,7 +162,7 @@ describe("retry, restart, rerun", () => {
     expect(await getWorkflow(completedId)).toEqual(completed);
     expect(await hits("not-restartable-ok")).toBe(1);
 
-    await apiOk("POST", `/api/workflow/${failedId}/restart`);
+    await apiOk("POST", `/api/workflow/${failedId}/restart`, undefined, 204);
     const restarted = await waitFor(failedId, ["COMPLETED"]);
     expect(restarted.tasks.map((task) => task.status)).toEqual(["COMPLETED"]);
   });
@@ -751,7 +753,7 @@ describe("skip a task (PUT /api/workflow/{id}/skiptask/{taskReferenceName}, Cond
     const workflowId = await startWaiting("skip_reopen");
     await apiOk("PUT", `/api/workflow/${workflowId}/skiptask/after`, { taskOutput: { kept: true } });
     await apiOk("DELETE", `/api/workflow/${workflowId}?reason=stop`);
-    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
     await waitFor(workflowId, (workflow) => workflow.tasks.length === 2 && workflow.tasks[1]!.status === "IN_PROGRESS" && (workflow.tasks[1]!.outputData as { statusCode?: number }).statusCode === 200);
     await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
     const retried = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
@@ -763,11 +765,11 @@ describe("skip a task (PUT /api/workflow/{id}/skiptask/{taskReferenceName}, Cond
     expect(retried.output).toEqual({ kept: true });
     expect(await hits("skip-reopen-after")).toBe(0);
 
-    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`, undefined, 204);
     await waitFor(workflowId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.length === 1 && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
     await apiOk("PUT", `/api/workflow/${workflowId}/skiptask/after`);
     await apiOk("DELETE", `/api/workflow/${workflowId}?reason=stop`);
-    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`, undefined, 204);
     await waitFor(workflowId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.length === 1 && (workflow.tasks[0]!.outputData as { statusCode?: number }).statusCode === 200);
     await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
     const restarted = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
@@ -860,7 +862,7 @@ describe("workflow variables (the definition's `variables`, Orkes' POST /api/wor
     await apiOk("POST", `/api/tasks/${workflowId}/gate/FAILED_WITH_TERMINAL_ERROR`, {});
     expect(await waitFor(workflowId, ["FAILED"])).toMatchObject({ variables: { stage: "updated", keep: 1 } });
 
-    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
     await waitFor(workflowId, (workflow) => workflow.tasks.at(-1)?.status === "IN_PROGRESS" && workflow.tasks.at(-1)!.outputData["statusCode"] === 200);
     await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
     const retried = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
@@ -871,14 +873,14 @@ describe("workflow variables (the definition's `variables`, Orkes' POST /api/wor
     expect((await getWorkflow(workflowId))["variables"]).toEqual({ stage: "updated", keep: 1 });
 
     await apiOk("DELETE", `/api/workflow/${workflowId}`);
-    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`, undefined, 204);
     expect((await getWorkflow(workflowId))["variables"]).toEqual({ stage: "updated", keep: 1 });
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0]!.outputData["statusCode"] === 200);
     await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
     expect(queryOf((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[1]!)).toEqual({ stage: "updated", keep: "1" });
 
     await register({ name: "vars_reopen", version: 2, variables: { stage: "v2" }, tasks: [httpTask("only", { uri: target("/echo/vars-reopen-v2"), method: "GET" })] });
-    await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`, undefined, 204);
     const latest = await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED" && workflow["workflowVersion"] === 2);
     expect(latest["variables"]).toEqual({ stage: "updated", keep: 1 });
   });
@@ -935,7 +937,7 @@ describe("createdBy (Orkes' Workflow field)", () => {
     const failed = await waitFor(parentId, ["FAILED"]);
     const failureId = String(failed.output["conductor.failure_workflow"]);
     expect((await waitFor(failureId, ["COMPLETED", "FAILED"]))["createdBy"]).toBe("created-by-starter");
-    await apiOk("POST", `/api/workflow/${parentId}/restart`);
+    await apiOk("POST", `/api/workflow/${parentId}/restart`, undefined, 204);
     expect((await getWorkflow(parentId))["createdBy"]).toBe("created-by-starter");
     // The bootstrap admin key acts as the user "admin".
     expect((await getWorkflow(await startWorkflow("created_child")))["createdBy"]).toBe("admin");

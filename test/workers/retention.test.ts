@@ -50,7 +50,7 @@ describe("retention", () => {
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     await apiOk("POST", `/api/tasks/${workflowId}/hold/FAILED`, { why: "first run" });
     const failed = await waitFor(workflowId, ["FAILED"]);
-    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
     const retried = await waitFor(workflowId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
     expect(failed["removalTime"]).toBe(Number(failed["endTime"]) + 1_000);
     expect("removalTime" in retried).toBe(false);

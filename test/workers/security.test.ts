@@ -538,7 +538,7 @@ describe("RBAC", () => {
       await expectStatus(await call("POST", "/api/workflow/secret_named", orkes(user.token), { name: "billing_named" }), 403, "PERMISSION_DENIED");
       await expectStatus(await call("POST", "/api/workflow/execute/secret_named/1", orkes(user.token), { name: "billing_named" }), 403, "PERMISSION_DENIED");
       // The same rule lets the caller act on what it holds, wherever the request names it.
-      await expectStatus(await call("POST", `/api/workflow/${billing}/retry`, orkes(user.token)), 200);
+      await expectStatus(await call("POST", `/api/workflow/${billing}/retry`, orkes(user.token)), 204);
       await expectStatus(await call("POST", "/api/workflow/billing_named", orkes(user.token), {}), 200);
       await expectStatus(await call("POST", "/api/workflow", orkes(user.token), { name: "billing_named" }), 200);
       await expectStatus(await call("POST", "/api/workflow", orkes(user.token), { name: "secret_named" }), 403, "PERMISSION_DENIED");
@@ -686,10 +686,10 @@ describe("RBAC", () => {
     expect(allowed.tasks[0]!.outputData).toMatchObject({ leaf: "ok" });
 
     // A retry re-checks and replaces the snapshot: hers fails again, the admin's starts the child.
-    await expectStatus(await call("POST", `/api/workflow/${parentId}/retry`, asMallory), 200);
+    await expectStatus(await call("POST", `/api/workflow/${parentId}/retry`, asMallory), 204);
     const retried = await waitFor(parentId, (workflow) => workflow.status === "FAILED" && workflow.tasks.length === 2);
     expect(retried.tasks[1]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
-    await apiOk("POST", `/api/workflow/${parentId}/retry`);
+    await apiOk("POST", `/api/workflow/${parentId}/retry`, undefined, 204);
     const completed = await waitFor(parentId, ["COMPLETED", "FAILED"]);
     expect(completed.status).toBe("COMPLETED");
     // Rerunning from a task inside that child would run it again for her: refused, nothing changes.
@@ -697,7 +697,7 @@ describe("RBAC", () => {
     await expectStatus(await call("POST", `/api/workflow/${parentId}/rerun`, asMallory, { reRunFromTaskId: childTaskId }), 403, "PERMISSION_DENIED");
     expect((await waitFor(parentId, ["COMPLETED", "FAILED"])).updateTime).toBe(completed.updateTime);
     // So does a restart: hers fails at the SUB_WORKFLOW task again.
-    await expectStatus(await call("POST", `/api/workflow/${parentId}/restart`, asMallory), 200);
+    await expectStatus(await call("POST", `/api/workflow/${parentId}/restart`, asMallory), 204);
     const restarted = await waitFor(parentId, ["COMPLETED", "FAILED"]);
     expect(restarted.status).toBe("FAILED");
     expect(restarted.tasks[0]!["reasonForIncompletion"]).toContain("may not start workflow rbsub_payroll");
@@ -730,7 +730,7 @@ describe("RBAC", () => {
     });
     const asMallory = orkes(mallory.token);
     await expectStatus(await call("POST", "/api/workflow/rbres_payroll", asMallory, {}), 403, "PERMISSION_DENIED");
-    await expectStatus(await call("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`, asMallory), 200);
+    await expectStatus(await call("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`, asMallory), 204);
     await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
     await expectStatus(await call("POST", `/api/tasks/${childId}/rbres_gate/COMPLETED`, asMallory, {}), 200);
 
@@ -754,7 +754,7 @@ describe("RBAC", () => {
     const executor = await createUser("rbkick-executor", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:rbkick_mine" }] });
     const asExecutor = orkes(executor.token);
     await expectStatus(await call("PUT", `/api/workflow/decide/${mine}`, asExecutor), 200);
-    await expectStatus(await call("POST", `/api/workflow/${mine}/resetcallbacks`, asExecutor), 200);
+    await expectStatus(await call("POST", `/api/workflow/${mine}/resetcallbacks`, asExecutor), 204);
     await expectStatus(await call("POST", `/api/workflow/${mine}/state`, asExecutor, { variables: { peeked: true } }), 403, "PERMISSION_DENIED");
     await expectStatus(await call("POST", `/api/workflow/${mine}/variables`, asExecutor, { peeked: true }), 403, "PERMISSION_DENIED");
     expect((await getWorkflow(mine)).variables).toEqual({});
@@ -794,11 +794,11 @@ describe("RBAC", () => {
       return childReopened.call(this, notice);
     };
     try {
-      await apiOk("POST", `/api/workflow/${childId}/retry`);
+      await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
       await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
       await apiOk("POST", `/api/tasks/${childId}/rbtwice_gate/FAILED`, {});
       await waitFor(childId, ["FAILED"]);
-      await expectStatus(await call("POST", `/api/workflow/${childId}/retry`, asMallory), 200);
+      await expectStatus(await call("POST", `/api/workflow/${childId}/retry`, asMallory), 204);
       await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
       reachable = true;
       await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the reopen", 10_000);
@@ -832,7 +832,7 @@ describe("RBAC", () => {
       directPermissions: ["WORKFLOW_ADMIN", "WORKFLOW_READ", "TASK_EXECUTE"].map((action) => ({ action, scope: "workflow:rbdetach_child" })),
     });
     const asEve = orkes(eve.token);
-    await expectStatus(await call("POST", `/api/workflow/${childId}/retry`, asEve), 200);
+    await expectStatus(await call("POST", `/api/workflow/${childId}/retry`, asEve), 204);
     await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
     await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the reopen", 10_000);
     await expectStatus(await call("POST", `/api/tasks/${childId}/rbdetach_gate/COMPLETED`, asEve, {}), 200);
@@ -1116,7 +1116,7 @@ describe("bulk operations", () => {
     expect(await hits("bulksc-payroll")).toBe(0);
 
     // The admin's restart records every scope again, and the child runs.
-    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`, undefined, 204);
     expect((await waitFor(workflowId, (workflow) => workflow.status === "COMPLETED")).tasks.at(-1)!.status).toBe("COMPLETED");
     expect(await hits("bulksc-payroll")).toBe(1);
 

@@ -63,7 +63,7 @@ describe("workflowStatusListenerEnabled", () => {
     await apiOk("POST", `/api/tasks/${workflowId}/hold/FAILED`, {});
     await waitFor(workflowId, ["FAILED"]);
     await messagesAbout(event, workflowId, 1);
-    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
     await waitFor(workflowId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
     await apiOk("POST", `/api/tasks/${workflowId}/hold/COMPLETED`, {});
     await waitFor(workflowId, ["COMPLETED"]);

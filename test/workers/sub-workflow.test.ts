@@ -621,7 +621,7 @@ describe("rerun and retry across levels", () => {
     const rootId = await startWorkflow("resume_root");
     const failed = await waitFor(rootId, terminal);
     const mid = await childOf(failed, "to_mid");
-    await apiOk("POST", `/api/workflow/${rootId}/retry?resumeSubworkflowTasks=true`);
+    await apiOk("POST", `/api/workflow/${rootId}/retry?resumeSubworkflowTasks=true`, undefined, 204);
     const done = await waitFor(rootId, (workflow) => workflow.status === "COMPLETED", 6_000);
     expect(done.tasks.filter((task) => task.referenceTaskName === "to_mid")).toHaveLength(1);
     expect(done.tasks[1]!["subWorkflowId"]).toBe(mid.workflowId);
@@ -640,7 +640,7 @@ describe("rerun and retry across levels", () => {
     const removedChildId = String(failed.tasks[0]!["subWorkflowId"]);
     await apiOk("DELETE", `/api/workflow/${removedChildId}/remove`);
 
-    await apiOk("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`);
+    await apiOk("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`, undefined, 204);
     const done = await waitFor(parentId, terminal, 5_000);
     expect(done.status).toBe("COMPLETED");
     expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["to_child", "FAILED"], ["to_child", "COMPLETED"]]);
@@ -686,7 +686,7 @@ describe("rerun and retry across levels", () => {
       return childReopened.call(this, reopened);
     };
     try {
-      await apiOk("POST", `/api/workflow/${childId}/retry`);
+      await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
       await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
       const refused = await api("POST", `/api/workflow/${parentId}/rerun`, { reRunFromTaskId: gate.taskId });
       expect(refused.status).toBe(409);
@@ -725,7 +725,7 @@ describe("rerun and retry across levels", () => {
       for (let i = 0; i < 200 && !String(await self.getWorkflowJson(false)).includes('"status":"COMPLETED"'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
       await new Promise((resolve) => setTimeout(resolve, 200));
       return result;
-    }, () => apiOk("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`));
+    }, () => apiOk("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`, undefined, 204));
     expect((await getWorkflow(childId)).status).toBe("COMPLETED");
     const done = await waitFor(parentId, terminal, 8_000);
     expect(done.status).toBe("COMPLETED");
@@ -743,7 +743,7 @@ describe("rerun and retry across levels", () => {
     expect(status).toBe(500);
     // The child was never retried: the parent stays FAILED, not RUNNING for a notice that cannot come.
     expect((await getWorkflow(childId)).status).toBe("FAILED");
-    await eventually(() => api("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`).then((response) => response.status), (code) => code === 200, "a second retry being accepted");
+    await eventually(() => api("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`).then((response) => response.status), (code) => code === 204, "a second retry being accepted");
     expect(failed.status).toBe("FAILED");
     await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
     await apiOk("POST", `/api/tasks/${childId}/lost_call_gate/COMPLETED`, {});
@@ -974,7 +974,7 @@ describe("a parent that ends while its child is resuming its own child", () => {
   it("a parent terminated while its child waits for the grandchild to accept a resume still terminates both: the termination is owed until the child can take it", async () => {
     const { topId, midId, leafId, restore } = await midFailedTopUnaware("owed_through_resume");
     const held = holdLeafResume(leafId, midId, (original) => original());
-    expect(await terminateTopDuringResume(held, topId, midId, restore)).toBe(200);
+    expect(await terminateTopDuringResume(held, topId, midId, restore)).toBe(204);
     expect((await getWorkflow(topId)).status).toBe("TERMINATED");
     // Mid ran again after top ended: top's owed termination must still reach it, and mid's end reaches the leaf.
     const mid = await waitFor(midId, terminal);
@@ -1027,10 +1027,11 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     return { state, reach: () => void (state.reachable = true), restore: () => (WorkflowExecution.prototype.childReopened = childReopened) };
   }
 
-  for (const [command, body] of [["retry", undefined], ["restart", undefined], ["rerun", {}]] as const) {
+  // A retry and a restart answer 204, a rerun the id (200), as Conductor's.
+  for (const [command, body, status] of [["retry", undefined, 204], ["restart", undefined, 204], ["rerun", {}, 200]] as const) {
     it(`${command} of a failed child on its own reopens its FAILED parent, whose SUB_WORKFLOW task then completes with the child's output`, async () => {
       const { parentId, childId } = await failedTree(`own_${command}`);
-      await apiOk("POST", `/api/workflow/${childId}/${command}`, body);
+      await apiOk("POST", `/api/workflow/${childId}/${command}`, body, status);
       expect((await waitFor(childId, terminal)).status).toBe("COMPLETED");
       // The parent hears in the background: FAILED until then.
       const done = await waitFor(parentId, ["COMPLETED"], 8_000);
@@ -1049,7 +1050,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     expect(failed.status).toBe("FAILED");
     const midId = String(failed.tasks[0]!["subWorkflowId"]);
     const leafId = String((await getWorkflow(midId)).tasks[0]!["subWorkflowId"]);
-    await apiOk("POST", `/api/workflow/${leafId}/retry`);
+    await apiOk("POST", `/api/workflow/${leafId}/retry`, undefined, 204);
     const done = await waitFor(rootId, ["COMPLETED"], 8_000);
     expect(done.tasks.map((task) => [task.referenceTaskName, task["subWorkflowId"] ?? null, task.status])).toEqual([["to_mid", midId, "COMPLETED"], ["root_after", null, "COMPLETED"]]);
     const mid = await getWorkflow(midId);
@@ -1080,7 +1081,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await apiOk("POST", `/api/tasks/${childId}/gate/FAILED`, { why: "no" });
     expect((await waitFor(parentId, terminal)).status).toBe("FAILED");
 
-    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
     const reopened = await waitFor(parentId, ["RUNNING"]);
     // t2 stays as it completed; the fork's JOIN waits for the child again.
     expect(reopened.tasks.filter((task) => task.referenceTaskName === "t2").map((task) => task.status)).toEqual(["COMPLETED"]);
@@ -1112,7 +1113,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
       return childReopened.call(this, notice);
     };
     try {
-      await apiOk("POST", `/api/workflow/${leafId}/retry`);
+      await apiOk("POST", `/api/workflow/${leafId}/retry`, undefined, 204);
       await eventually(async () => evictions, (count) => count > 0, "the middle's first delivery");
       const done = await waitFor(rootId, ["COMPLETED"], 15_000);
       expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["to_mid", "COMPLETED"], ["root_after", "COMPLETED"]]);
@@ -1139,7 +1140,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     try {
       await apiOk("POST", `/api/tasks/${childId}/owed_stop_gate/FAILED`, {});
       await waitFor(childId, ["FAILED"]);
-      await apiOk("POST", `/api/workflow/${childId}/retry`);
+      await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
       await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
       await apiOk("DELETE", `/api/workflow/${parentId}?reason=stop`);
       expect((await waitFor(childId, terminal)).status).toBe("TERMINATED");
@@ -1162,12 +1163,12 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await apiOk("POST", `/api/tasks/${oldId}/detached_gate/FAILED`, {});
     expect((await waitFor(parentId, terminal)).status).toBe("FAILED");
     // The parent's own retry: a new task instance with a new child.
-    await apiOk("POST", `/api/workflow/${parentId}/retry`);
+    await apiOk("POST", `/api/workflow/${parentId}/retry`, undefined, 204);
     const retried = await waitFor(parentId, (workflow) => workflow.tasks[1]?.outputData["subWorkflowId"] !== undefined);
     const newId = String(retried.tasks[1]!.outputData["subWorkflowId"]);
     await waitFor(newId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
 
-    await apiOk("POST", `/api/workflow/${oldId}/retry`);
+    await apiOk("POST", `/api/workflow/${oldId}/retry`, undefined, 204);
     await waitFor(oldId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
     // The parent has answered (declined) once nothing is owed to it any more.
     await eventually(async () => (await storedByExecutionObject(oldId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the old child's reopen");
@@ -1191,7 +1192,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await apiOk("DELETE", `/api/workflow/${parentId}?reason=stop`);
     await waitFor(childId, ["TERMINATED"]);
     const stopped = await waitFor(parentId, ["TERMINATED"]);
-    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
     await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
     await apiOk("POST", `/api/tasks/${childId}/stopped_gate/COMPLETED`, {});
     await waitFor(childId, ["COMPLETED"]);
@@ -1211,7 +1212,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     expect((await waitFor(childId, terminal)).status).toBe("TERMINATED");
     await eventually(() => metaOf(parentId, "childTerminations"), (owed) => owed === "{}", "the parent's termination of the child taken");
 
-    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
     await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
     expect(await getWorkflow(parentId)).toEqual(completed);
     expect(await hits("overruled-after")).toBe(1);
@@ -1225,7 +1226,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
     await apiOk("POST", `/api/tasks/${childId}/overruled_gate/FAILED`, {});
     expect((await waitFor(parentId, terminal)).status).toBe("FAILED");
-    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
     await waitFor(parentId, ["RUNNING"]);
     await waitFor(childId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
     await apiOk("POST", `/api/tasks/${childId}/overruled_gate/COMPLETED`, {});
@@ -1243,7 +1244,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     expect((await waitFor(childId, terminal)).status).toBe("TERMINATED");
     await eventually(() => metaOf(parentId, "childTerminations"), (owed) => owed === "{}", "the parent's termination of the child taken");
 
-    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
     await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
     expect(await getWorkflow(parentId)).toEqual(timedOut);
   });
@@ -1258,7 +1259,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     await apiOk("POST", `/api/tasks/${childId}/nowait_gate/FAILED`, {});
     await waitFor(childId, ["FAILED"]);
-    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
     await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
     expect(await getWorkflow(parentId)).toEqual(completed);
   });
@@ -1282,7 +1283,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
       return answer;
     };
     try {
-      await apiOk("POST", `/api/workflow/${childId}/retry`);
+      await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
       await eventually(async () => answers.length, (count) => count > 0, "the first delivery");
       expect((await getWorkflow(parentId)).status).toBe("RUNNING");
       // The child's job dies with it: only its alarm can deliver the reopen again; the parent, evicted too, must know
@@ -1305,7 +1306,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     const { parentId, childId } = await failedTree("early_finish");
     const parent = unreachableParentFor(childId);
     try {
-      await apiOk("POST", `/api/workflow/${childId}/retry`);
+      await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
       expect((await waitFor(childId, terminal)).status).toBe("COMPLETED");
       await eventually(async () => parent.state.calls, (calls) => calls > 0, "a delivery of the reopen");
       // Time for a notice that did not wait to reach the parent, still FAILED, which would drop it.
@@ -1338,7 +1339,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     const recorded = await waitFor(parentId, (workflow) => workflow.tasks[0]?.status === "FAILED");
     expect(recorded.status).toBe("PAUSED");
 
-    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
     const reopened = await waitFor(parentId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     expect(reopened.status).toBe("PAUSED");
     expect(reopened.tasks.map((task) => task.referenceTaskName)).toEqual(["to_child"]);
@@ -1362,7 +1363,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     const waiting = await waitFor(parentId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
     const childId = String(waiting.tasks[0]!["subWorkflowId"]);
     await apiOk("PUT", `/api/workflow/${parentId}/pause`);
-    await apiOk("POST", `/api/workflow/${childId}/restart`);
+    await apiOk("POST", `/api/workflow/${childId}/restart`, undefined, 204);
     expect((await waitFor(childId, terminal)).status).toBe("COMPLETED");
     await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's restart");
     const after = await getWorkflow(parentId);
@@ -1380,7 +1381,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     const childId = String(failed.tasks[0]!["subWorkflowId"]);
     expect((await getWorkflow(childId)).status).toBe("FAILED");
 
-    await apiOk("POST", `/api/workflow/${childId}/retry`);
+    await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
     expect((await getWorkflow(childId)).status).toBe("FAILED");
     await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
     // The parent followed the child and heard its new end: FAILED again, not RUNNING for a notice that was spent.
@@ -1477,7 +1478,7 @@ describe("SUB_WORKFLOW: its task definition's concurrentExecLimit (a place held 
     expect(failed.status).toBe("FAILED");
     await limitOf("sublim_reopen", (snapshot) => snapshot.running.length === 0, "the failed task's place given back");
 
-    await apiOk("POST", `/api/workflow/${first}/retry?resumeSubworkflowTasks=true`);
+    await apiOk("POST", `/api/workflow/${first}/retry?resumeSubworkflowTasks=true`, undefined, 204);
     expect(await runningChild(first)).toBe(child);
     await limitOf("sublim_reopen", (snapshot) => snapshot.running.length === 1 && snapshot.running[0] === failed.tasks[0]!.taskId, "the reopened task's place taken again");
     const second = await secondWaits("sublim_reopen");

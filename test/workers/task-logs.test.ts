@@ -300,7 +300,7 @@ describe("task logs", () => {
     expect(kept.at(-1)!.log).toBe("line 1000");
 
     await apiOk("DELETE", `/api/workflow/${workflowId}`);
-    await apiOk("POST", `/api/workflow/${workflowId}/restart`);
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`, undefined, 204);
     const restarted = await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.taskId !== task.taskId, "the restart's new task");
     expect(await logsOf(restarted.tasks[0]!.taskId)).toEqual([]);
     expect((await api("GET", `/api/tasks/${task.taskId}/log`)).status).toBe(404);

@@ -132,7 +132,7 @@ describe("workflow rate limits", () => {
     await limitOf("wrl_raised", (limit) => !limit.running.includes(first), "the terminated one's place given up");
     const fourth = await startWorkflow("wrl_raised");
     await waitFor(fourth, running);
-    expect((await api("POST", `/api/workflow/${first}/restart`)).status).toBe(200);
+    expect((await api("POST", `/api/workflow/${first}/restart`)).status).toBe(204);
     expect(await getWorkflow(first)).toMatchObject({ status: "RUNNING", rateLimited: true, tasks: [] });
     await completeHold(second);
     await waitFor(first, running);

@@ -102,14 +102,22 @@ async function bodyOrEmpty(request: IRequest, env: Env): Promise<unknown> {
   return body.present ? body.value : {};
 }
 
-/** The route of a lifecycle action on the execution its path names: 200 with no body once done. */
-function singleAction(action: WorkflowAction) {
+/**
+ * The route of a lifecycle action on the execution its path names: `status` (200 unless given) with no body once done.
+ */
+function singleAction(action: WorkflowAction, status = 200) {
   return async (request: IRequest, env: Env): Promise<Response> => {
     const act = action.prepare(request);
     await act(env, decodedPathParam(request, "workflowId"));
-    return new Response(null, { status: 200 });
+    return new Response(null, { status });
   };
 }
+
+/**
+ * Conductor's WorkflowResource answers retry, restart and resetcallbacks with 204 No Content (`@ResponseStatus(NO_CONTENT)`,
+ * kept for its 2.x client, which expects it; Orkes' docs say 204 too), its other void actions with 200.
+ */
+const NO_CONTENT = 204;
 
 /** Refuses (413) an input from the caller that is larger than a stored input may be. */
 function checkInputSize(env: Env, what: string, input: JsonObject | undefined): void {
@@ -412,9 +420,9 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   router.delete("/api/workflow/:workflowId", singleAction(WORKFLOW_ACTIONS.terminate));
   router.put("/api/workflow/:workflowId/pause", singleAction(WORKFLOW_ACTIONS.pause));
   router.put("/api/workflow/:workflowId/resume", singleAction(WORKFLOW_ACTIONS.resume));
-  router.post("/api/workflow/:workflowId/retry", singleAction(WORKFLOW_ACTIONS.retry));
-  router.post("/api/workflow/:workflowId/restart", singleAction(WORKFLOW_ACTIONS.restart));
-  router.post("/api/workflow/:workflowId/resetcallbacks", singleAction(WORKFLOW_ACTIONS.resetCallbacks));
+  router.post("/api/workflow/:workflowId/retry", singleAction(WORKFLOW_ACTIONS.retry, NO_CONTENT));
+  router.post("/api/workflow/:workflowId/restart", singleAction(WORKFLOW_ACTIONS.restart, NO_CONTENT));
+  router.post("/api/workflow/:workflowId/resetcallbacks", singleAction(WORKFLOW_ACTIONS.resetCallbacks, NO_CONTENT));
 
   // Conductor's decide (the Java client's runDecider): does now what the execution's alarm would do next. Void: 200, no body.
   router.put("/api/workflow/decide/:workflowId", async (request, env) => {
