@@ -890,7 +890,8 @@ describe("decide (PUT /api/workflow/decide/{workflowId}) and Conductor's AdminRe
   it.each([
     ["PUT /api/workflow/decide/{workflowId}", "PUT", (id: string) => `/api/workflow/decide/${id}`, () => "", null],
     // Conductor's AdminResource produces TEXT_PLAIN for both (the repair's boolean as its text).
-    ["POST /api/admin/sweep/requeue/{workflowId}", "POST", (id: string) => `/api/admin/sweep/requeue/${id}`, (id: string) => id, "text/plain;charset=UTF-8"],
+    // The sweep answers `<pushed>.<workflowId>`, as Conductor's AdminServiceImpl.requeueSweep.
+    ["POST /api/admin/sweep/requeue/{workflowId}", "POST", (id: string) => `/api/admin/sweep/requeue/${id}`, (id: string) => `true.${id}`, "text/plain;charset=UTF-8"],
     ["POST /api/admin/consistency/verifyAndRepair/{workflowId}", "POST", (id: string) => `/api/admin/consistency/verifyAndRepair/${id}`, () => "true", "text/plain;charset=UTF-8"],
   ])("%s does now what the alarm would: a WAIT whose time has passed ends without waiting for the alarm", async (_label, method, path, answer, contentType) => {
     await register({ name: "decide_wait", tasks: [{ name: "pause", taskReferenceName: "pause", type: "WAIT", inputParameters: { duration: "1 seconds" } }] });

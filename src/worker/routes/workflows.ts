@@ -429,13 +429,14 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).decide());
     return new Response(null, { status: 200 });
   });
-  // Conductor's AdminResource asks the same of one execution: its sweep (answered with the id) and its repair (true).
-  // Here an execution holds its own state and timers, so both are the decide. Both answer text/plain, as Conductor's
-  // (`produces = TEXT_PLAIN_VALUE`, the repair's boolean as `String.valueOf`): a generated client types them as strings.
+  // Conductor's AdminResource asks the same of one execution: its sweep and its repair. Here an execution holds its own
+  // state and timers, so both are the decide. Both answer text/plain, as Conductor's (`produces = TEXT_PLAIN_VALUE`): the
+  // sweep `<pushed>.<workflowId>` (AdminServiceImpl.requeueSweep; `true`: the decide ran, as a push would make it run),
+  // the repair its boolean as `String.valueOf` gives it.
   router.post("/api/admin/sweep/requeue/:workflowId", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
     unwrap(await executionStub(env, workflowId).decide());
-    return textResponse(workflowId);
+    return textResponse(`true.${workflowId}`);
   });
   router.post("/api/admin/consistency/verifyAndRepair/:workflowId", async (request, env) => {
     unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).decide());
