@@ -112,8 +112,12 @@ describe("registering definitions", () => {
     await refused(await api("GET", "/api/metadata/workflow/defs_put_single?version=3"), 404, "NOT_FOUND");
   });
 
-  it("PUT creates or updates a list atomically; GET lists; DELETE removes one version", async () => {
-    await apiOk("PUT", "/api/metadata/workflow", [valid("defs_b", 1), valid("defs_c", 1)]);
+  it("PUT creates or updates a list atomically, answering Conductor's BulkResponse; GET lists; DELETE removes one version", async () => {
+    // Conductor's MetadataResource update answers a BulkResponse naming each definition, in the order given.
+    expect(await apiOk("PUT", "/api/metadata/workflow", [valid("defs_b", 1), valid("defs_c", 1), valid("defs_c", 2)])).toEqual({
+      bulkErrorResults: {},
+      bulkSuccessfulResults: ["defs_b", "defs_c", "defs_c"],
+    });
     const all = await apiOk<JsonObject[]>("GET", "/api/metadata/workflow");
     expect(all.map((definition) => definition["name"])).toEqual(expect.arrayContaining(["defs_b", "defs_c"]));
     await apiOk("DELETE", "/api/metadata/workflow/defs_b/1");

@@ -15,6 +15,7 @@ import { readRequiredJsonBody } from "../http/body";
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
 import { booleanQuery, decodedPathParam, integerQuery, queryValue } from "../http/params";
+import { bulkResponse } from "./bulk";
 
 type Args = [Env, ExecutionContext];
 
@@ -138,7 +139,10 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     authorizeSecretUse(principalOf(request).grants, definitions);
     const definedAt = await new DefinitionRepository(env.DB).save(definitions, overwrite, await registrationTagStatements(env, "WORKFLOW_DEF", body, definitions), principalOf(request).userId);
     await tellLimitChanges(env, registeredLimits(definitions), definedAt);
-    return new Response(null, { status: 200 });
+    // Conductor's update answers a BulkResponse naming each definition updated, in the order given (MetadataResource's
+    // `BulkResponse update`, MetadataServiceImpl.updateWorkflowDef); all or nothing here, so every one succeeded.
+    const updated = definitions.map((definition) => definition.name);
+    return Response.json(bulkResponse(updated, updated.map(() => undefined)));
   });
 
   router.get("/api/metadata/workflow", async (request, env) => {
