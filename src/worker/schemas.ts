@@ -8,6 +8,7 @@ import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { MAX_CORRELATION_ID_LENGTH } from "../engine/limits";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { validationError } from "./http/errors";
+import { BOOLEAN_PARAMETER_MESSAGE, booleanQuery, booleanWord } from "./http/params";
 
 function isPlainObject(value: unknown): boolean {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -348,12 +349,16 @@ export const UpgradeWorkflowRequest = requestObject({
 export type UpgradeWorkflowRequest = v.InferOutput<typeof UpgradeWorkflowRequest>;
 
 /**
- * A boolean query parameter, case-insensitive as Spring binds Conductor's (the Python SDK sends `True`),
- * `fallback` when absent (`queryParams` in http/params.ts leaves empty values out, so empty is absent too).
+ * A boolean query parameter read as {@link booleanQuery} reads one (Spring's words, any case), `fallback` when
+ * absent (`queryParams` in http/params.ts leaves empty values out, so empty is absent too).
  */
 export function booleanParam(fallback: boolean) {
   return v.optional(
-    v.pipe(v.string(), v.toLowerCase(), v.picklist(["true", "false"], "must be true or false"), v.transform((text) => text === "true")),
+    v.pipe(
+      v.string(),
+      v.check((text) => booleanWord(text) !== undefined, BOOLEAN_PARAMETER_MESSAGE),
+      v.transform((text) => booleanWord(text) === true),
+    ),
     String(fallback),
   );
 }

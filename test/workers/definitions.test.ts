@@ -78,13 +78,19 @@ describe("registering definitions", () => {
     expect((await call("GET", "/api/metadata/workflow/defs_listed_other/versions", orkes(reader.token))).status).toBe(403);
   });
 
-  it("overwrite is read case-insensitively (the Python SDK sends True), and another value is a 400 that writes nothing", async () => {
+  it("overwrite is read as Spring binds a boolean (True, 1, yes, on in any case), and another value is a 400 that writes nothing", async () => {
     await apiOk("POST", "/api/metadata/workflow", valid("defs_overwrite", 1));
     await apiOk("POST", "/api/metadata/workflow?overwrite=True", { ...valid("defs_overwrite", 1), description: "changed" });
     expect((await apiOk("GET", "/api/metadata/workflow/defs_overwrite"))["description"]).toBe("changed");
-    await refused(await api("POST", "/api/metadata/workflow?overwrite=False", { ...valid("defs_overwrite", 1), description: "again" }), 409, "CONFLICT");
-    await refused(await api("POST", "/api/metadata/workflow?overwrite=yes", { ...valid("defs_overwrite", 1), description: "again" }), 400, "VALIDATION_ERROR");
-    expect((await apiOk("GET", "/api/metadata/workflow/defs_overwrite"))["description"]).toBe("changed");
+    for (const [word, description] of [["1", "by one"], ["Yes", "by yes"], ["%20on%20", "by on"]] as const) {
+      await apiOk("POST", `/api/metadata/workflow?overwrite=${word}`, { ...valid("defs_overwrite", 1), description });
+      expect((await apiOk("GET", "/api/metadata/workflow/defs_overwrite"))["description"]).toBe(description);
+    }
+    for (const word of ["False", "0", "no", "OFF"]) {
+      await refused(await api("POST", `/api/metadata/workflow?overwrite=${word}`, { ...valid("defs_overwrite", 1), description: "again" }), 409, "CONFLICT");
+    }
+    await refused(await api("POST", "/api/metadata/workflow?overwrite=sure", { ...valid("defs_overwrite", 1), description: "again" }), 400, "VALIDATION_ERROR");
+    expect((await apiOk("GET", "/api/metadata/workflow/defs_overwrite"))["description"]).toBe("by on");
   });
 
   it("registers a new version with newVersion=true (the version after the latest, whatever the body says), as Orkes' clients ask", async () => {

@@ -560,6 +560,8 @@ describe("finding schedules (GET /api/scheduler/schedules/search)", () => {
     expect((await find("workflowName=sched_find")).totalHits).toBe(0);
     expect(names(await find("scheduleName=sched-find&paused=true"))).toEqual(["sched-find-bravo"]);
     expect(names(await find("scheduleName=sched-find&paused=false"))).toEqual(["sched-find-Alpha", "sched-find-charlie"]);
+    expect(names(await find("scheduleName=sched-find&paused=YES"))).toEqual(["sched-find-bravo"]);
+    expect(names(await find("scheduleName=sched-find&paused=0"))).toEqual(["sched-find-Alpha", "sched-find-charlie"]);
     // Free text within the schedule and workflow names; `*` is everything.
     expect(names(await find("scheduleName=sched-find&freeText=find_b"))).toEqual(["sched-find-charlie"]);
     expect((await find("scheduleName=sched-find&freeText=*")).totalHits).toBe(3);

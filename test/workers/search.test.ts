@@ -540,6 +540,9 @@ describe("lookups by correlation id (served from the search index)", () => {
     expect(idsOf(all)).toEqual([open, closed].sort());
     expect(all.every((workflow) => workflow.tasks.length === 0)).toBe(true);
     const withTasks = await apiOk<WorkflowJson[]>("GET", `${path}?includeClosed=True&includeTasks=TRUE`);
+    // Spring's other words for a boolean, as PHP's http_build_query (1) or a hand (yes/off) writes them.
+    expect(await apiOk<WorkflowJson[]>("GET", `${path}?includeClosed=1&includeTasks=yes`)).toEqual(withTasks);
+    expect(await apiOk<WorkflowJson[]>("GET", `${path}?includeClosed=0&includeTasks=off`)).toEqual(running);
     expect(withTasks.find((workflow) => workflow.workflowId === closed)!.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["gate", "COMPLETED"]]);
     expect(withTasks.find((workflow) => workflow.workflowId === open)!.tasks.map((task) => task.status)).toEqual(["IN_PROGRESS"]);
     expect(idsOf(await apiOk<WorkflowJson[]>("GET", `/api/workflow/${other}/correlated/${c1}`))).toEqual([foreign]);
@@ -613,7 +616,7 @@ describe("lookups by correlation id (served from the search index)", () => {
   it("refuses bad parameters and bodies with 400 in the contract's shape", async () => {
     const refusals: Array<[string, string, unknown]> = [
       ["GET", "/api/workflow/corr_bad/correlated/x?includeClosed=maybe", undefined],
-      ["GET", "/api/workflow/corr_bad/correlated/x?includeTasks=1", undefined],
+      ["GET", "/api/workflow/corr_bad/correlated/x?includeTasks=2", undefined],
       ["GET", `/api/workflow/corr_bad/correlated/${"c".repeat(513)}`, undefined],
       ["GET", `/api/workflow/${"n".repeat(256)}/correlated/x`, undefined],
       ["POST", "/api/workflow/correlated/batch", { workflowNames: ["corr_bad"] }],
@@ -622,7 +625,7 @@ describe("lookups by correlation id (served from the search index)", () => {
       ["POST", "/api/workflow/correlated/batch", { workflowNames: [""], correlationIds: ["x"] }],
       ["POST", "/api/workflow/correlated/batch", { workflowNames: ["corr_bad"], correlationIds: Array.from({ length: 1001 }, (_, n) => `c${n}`) }],
       ["POST", "/api/workflow/correlated/batch", [{ workflowName: "corr_bad", correlationIds: ["x"] }]],
-      ["POST", "/api/workflow/correlated/batch?includeClosed=yes", { workflowNames: ["corr_bad"], correlationIds: ["x"] }],
+      ["POST", "/api/workflow/correlated/batch?includeClosed=yep", { workflowNames: ["corr_bad"], correlationIds: ["x"] }],
       ["POST", "/api/workflow/corr_bad/correlated", { correlationIds: ["x"] }],
       ["POST", "/api/workflow/corr_bad/correlated", ["x", 7]],
       ["POST", "/api/workflow/corr_bad/correlated", ["c".repeat(513)]],

@@ -42,16 +42,32 @@ export function integerQuery(request: IRequest, name: string, min: number, max: 
 }
 
 /**
- * Parses an optional boolean query parameter, `fallback` when absent. Case-insensitive, as Spring binds
- * Conductor's booleans (the Python SDK sends `True`/`False`); any other value is a 400.
+ * The words Spring's StringToBooleanConverter binds Conductor's boolean parameters from, compared trimmed and
+ * case-insensitively: clients send `True` (the Python SDK), `1` (PHP's http_build_query) or `yes` by hand.
+ */
+const BOOLEAN_WORDS: ReadonlyMap<string, boolean> = new Map([
+  ["true", true], ["on", true], ["yes", true], ["1", true],
+  ["false", false], ["off", false], ["no", false], ["0", false],
+]);
+
+/** What a boolean parameter reads as, as Spring binds it; undefined when it is none of Spring's words. */
+export function booleanWord(raw: string): boolean | undefined {
+  return BOOLEAN_WORDS.get(raw.trim().toLowerCase());
+}
+
+/** The 400's message for a boolean parameter that is none of {@link booleanWord}'s words. */
+export const BOOLEAN_PARAMETER_MESSAGE = "must be true or false (or on/off, yes/no, 1/0)";
+
+/**
+ * Parses an optional boolean query parameter, `fallback` when absent or blank. Any of Spring's words for true
+ * and false ({@link booleanWord}); any other value is a 400.
  */
 export function booleanQuery(request: IRequest, name: string, fallback: boolean): boolean {
   const raw = queryValue(request, name);
-  if (raw === undefined || raw === "") return fallback;
-  const value = raw.toLowerCase();
-  if (value === "true") return true;
-  if (value === "false") return false;
-  throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: "must be true or false" }]);
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = booleanWord(raw);
+  if (value === undefined) throw validationError(`Invalid query parameter ${name}`, [{ path: name, message: BOOLEAN_PARAMETER_MESSAGE }]);
+  return value;
 }
 
 /**

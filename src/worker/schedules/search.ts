@@ -1,5 +1,6 @@
 import type { IRequest } from "itty-router";
 import { validationError } from "../http/errors";
+import { BOOLEAN_PARAMETER_MESSAGE, booleanWord } from "../http/params";
 import { parseOrThrow, WorkflowName } from "../schemas";
 import { applyFreeText, applyReadable, orderBy, searchPage, searchParam, type Filter, type ReadableWorkflows, type SearchFields } from "../search";
 import { ScheduleRepository, type StoredSchedule } from "./store";
@@ -14,12 +15,13 @@ const FIELDS: SearchFields = {
   defaultOrder: "name ASC",
 };
 
-/** `paused=true|false` (any case), or undefined when absent; anything else is a 400. */
+/** `paused` as Spring binds a boolean ({@link booleanWord}), or undefined when absent; anything else is a 400. */
 function pausedParam(request: IRequest): boolean | undefined {
-  const given = searchParam(request, "paused")?.toLowerCase();
+  const given = searchParam(request, "paused");
   if (given === undefined) return undefined;
-  if (given !== "true" && given !== "false") throw validationError("Invalid schedule search", [{ path: "paused", message: "must be true or false" }]);
-  return given === "true";
+  const paused = booleanWord(given);
+  if (paused === undefined) throw validationError("Invalid schedule search", [{ path: "paused", message: BOOLEAN_PARAMETER_MESSAGE }]);
+  return paused;
 }
 
 /**
