@@ -153,7 +153,7 @@ describe("EXCLUSIVE_JOIN", () => {
     const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(failed.status).toBe("FAILED");
     expect(typesAndStatuses(failed)).toEqual(["SWITCH:COMPLETED", "xj_failed_worker:FAILED"]);
-    await apiOk("POST", `/api/workflow/${workflowId}/retry`);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
     await workOn(workflowId, "xj_failed_worker", { side: "second" });
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(done.status).toBe("COMPLETED");
