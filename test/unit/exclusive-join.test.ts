@@ -91,6 +91,36 @@ describe("EXCLUSIVE_JOIN", () => {
     expect(state.status).toBe("COMPLETED");
   });
 
+  it("in a DO_WHILE's loop, looks its defaultExclusiveJoinTask up as written (a task before the loop, as Conductor's), else in its own iteration", () => {
+    const side: WorkflowTaskDef = {
+      name: "side",
+      taskReferenceName: "side",
+      type: "SWITCH",
+      evaluatorType: "value-param",
+      expression: "n",
+      inputParameters: { n: "${loop.output.iteration}" },
+      decisionCases: { "1": [httpGet("a")] },
+      defaultCase: [],
+    };
+    // Conductor's ExclusiveJoin appends the iteration to its joinOn only: `quote`, before the loop, is found as written.
+    const before: WorkflowTaskDef = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "$.loop['iteration'] < 2", loopOver: [side, exclusiveJoin("pick", ["a"], ["quote"])] };
+    let state = startedWith("xj_loop_default", [httpGet("quote"), before]).state;
+    state = attemptEnds(state, "quote", 1_001, "COMPLETED", { body: "quoted" }).state;
+    state = attemptEnds(state, "a__1", 1_002, "COMPLETED", { body: "one" }).state;
+    expect(latestNamed(state, "pick__1")).toMatchObject({ status: "COMPLETED", outputData: { body: "one" } });
+    // Iteration 2 takes no case: the default, before the loop.
+    expect(latestNamed(state, "pick__2")).toMatchObject({ status: "COMPLETED", outputData: { body: "quoted" } });
+    expect(state.status).toBe("COMPLETED");
+    // A default inside the loop (which Conductor's would never find) is its own iteration's.
+    const within: WorkflowTaskDef = { ...before, loopOver: [httpGet("quote"), side, exclusiveJoin("pick", ["a"], ["quote"])] };
+    state = startedWith("xj_loop_default_within", [within]).state;
+    state = attemptEnds(state, "quote__1", 1_001, "COMPLETED", { body: "q1" }).state;
+    state = attemptEnds(state, "a__1", 1_002, "COMPLETED", { body: "one" }).state;
+    state = attemptEnds(state, "quote__2", 1_003, "COMPLETED", { body: "q2" }).state;
+    expect(latestNamed(state, "pick__2")).toMatchObject({ status: "COMPLETED", outputData: { body: "q2" } });
+    expect(state.status).toBe("COMPLETED");
+  });
+
   it("registers with joinOn and defaultExclusiveJoinTask lists of names, or none; refuses anything else at the field's path", () => {
     const task = (fields: JsonObject) => [{ name: "a", taskReferenceName: "a", type: "NOOP" }, { name: "xj", taskReferenceName: "xj", type: "EXCLUSIVE_JOIN", ...fields }];
     expect(registrationErrors(task({ joinOn: ["a"], defaultExclusiveJoinTask: ["a"] }))).toEqual([]);

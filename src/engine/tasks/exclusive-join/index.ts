@@ -37,7 +37,8 @@ export interface ExclusiveJoinEnding {
  * ended, the EXCLUSIVE_JOIN ends with it: COMPLETED with its output when it ended well (COMPLETED_WITH_ERRORS, an
  * optional task that failed, included), else FAILED with its reason. Undefined while there is no such task or it is
  * still running: the EXCLUSIVE_JOIN keeps waiting (for good when no task it names ever runs, as in Conductor). In a
- * DO_WHILE's loop, the names are those of its own iteration (`task3__2`), as Conductor appends the iteration.
+ * DO_WHILE's loop, its joinOn names those of its own iteration (`task3__2`), as Conductor appends the iteration; its
+ * defaults are looked up as written (see `defaultThatRan`).
  */
 export function exclusiveJoinEnding(state: WorkflowExecution, join: TaskExecution): ExclusiveJoinEnding | undefined {
   const definition = planTask(state.definition, join.definitionIndex);
@@ -45,11 +46,21 @@ export function exclusiveJoinEnding(state: WorkflowExecution, join: TaskExecutio
   const base = definitionReferenceName(state.definition, join);
   const iterations = join.referenceTaskName.startsWith(base) ? join.referenceTaskName.slice(base.length) : "";
   let joined = firstThatRan(state, definition?.joinOn ?? [], iterations);
-  if (joined === undefined || !TERMINAL_TASK_STATUSES.has(joined.status)) joined = firstThatRan(state, definition?.defaultExclusiveJoinTask ?? [], iterations);
+  if (joined === undefined || !TERMINAL_TASK_STATUSES.has(joined.status)) joined = defaultThatRan(state, definition?.defaultExclusiveJoinTask ?? [], iterations);
   if (joined === undefined || !TERMINAL_TASK_STATUSES.has(joined.status)) return undefined;
   if (SUCCESSFUL_TASK_STATUSES.has(joined.status)) return { status: "COMPLETED", outputData: joined.outputData };
   const reason = joined.reasonForIncompletion ?? `${joined.referenceTaskName} ended ${joined.status}`;
   return { status: "FAILED", outputData: {}, reasonForIncompletion: reason };
+}
+
+/**
+ * The default task an EXCLUSIVE_JOIN falls back on: the first of `defaults` that ran, each looked up as written, as
+ * Conductor's ExclusiveJoin looks them up (it appends the iteration to its joinOn only), so that in a loop a task before
+ * the loop (one every route ran) is found; only when none of them has an instance, in the join's own iteration (a task
+ * of the loop), where Conductor's would wait for good.
+ */
+function defaultThatRan(state: WorkflowExecution, defaults: readonly string[], iterations: string): TaskExecution | undefined {
+  return firstThatRan(state, defaults, "") ?? (iterations === "" ? undefined : firstThatRan(state, defaults, iterations));
 }
 
 /** The latest instance of the first of `names` (with `iterations` appended) that has one not SKIPPED. */
