@@ -43,7 +43,10 @@ export function batchSizeOf(input: JsonObject): number {
   return Math.min(Math.floor(value), MAX_BATCH_SIZE);
 }
 
-/** A task's `blocking`: true unless given false (or "false"), as Conductor reads it. */
+/**
+ * A task's `blocking`: true unless given false, as Conductor reads it, or the text "false" (what `${workflow.input.x}`
+ * gives from a query string or a form; Conductor's would block on it), as `batchSize` written as text counts too.
+ */
 export function isBlocking(input: JsonObject): boolean {
   const raw = input["blocking"];
   return !(raw === false || (typeof raw === "string" && raw.trim().toLowerCase() === "false"));
