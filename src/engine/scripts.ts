@@ -7,7 +7,17 @@ import { isRecord } from "./definition/checks";
 import type { JoinEvaluatorType, JsonObject, JsonValue, SwitchEvaluatorType } from "./model";
 
 /** What running a script gave: its completion value as JSON, or why it failed. */
-export type ScriptOutcome = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: string };
+export type ScriptOutcome =
+  | { readonly ok: true; readonly value: JsonValue }
+  | {
+      readonly ok: false;
+      readonly error: string;
+      /**
+       * True when the script did not fail by itself: the runner's budget stopped it (Conductor's evaluator timeout) or the
+       * interpreter broke under it. What a task may retry; a script that throws or does not parse fails the same way again.
+       */
+      readonly stopped?: true;
+    };
 
 /** Runs scripts with `$` bound to a task's input, as Conductor's javascript/graaljs evaluators do. */
 export interface ScriptRunner {

@@ -1094,8 +1094,9 @@ describe("task definitions", () => {
       expect(state).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("failed at 24000") });
     });
 
-    it("bounds the retries of a task that fails as it starts (an INLINE script that throws) as well", () => {
-      const throwing = { name: "calc", taskReferenceName: "calc", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "(function () { throw new Error('no'); })()" }, taskDefinition };
+    it("bounds the retries of a task that fails as it starts (a LAMBDA script that throws) as well", () => {
+      // A LAMBDA's failing script is retried; an INLINE's is a terminal error, as in Conductor.
+      const throwing = { name: "calc", taskReferenceName: "calc", type: "LAMBDA", inputParameters: { scriptExpression: "throw new Error('no');" }, taskDefinition };
       let state = startAt1s([throwing]);
       expect(state.tasks.map((task) => [task.retryCount, task.status])).toEqual([[0, "FAILED"], [1, "SCHEDULED"]]);
       state = tick(state, 11_000); // retry 1 started at 11 s, failed at once: retry 2 for 21 s

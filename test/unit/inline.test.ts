@@ -65,7 +65,7 @@ describe("the QuickJS script runner", () => {
   });
 
   it("stops a script that loops forever, recurses without end or allocates without end, and runs the next one fine", () => {
-    expect(scriptRunner.run("while (true) {}", {})).toEqual({ ok: false, error: expect.stringContaining("ran too long") });
+    expect(scriptRunner.run("while (true) {}", {})).toEqual({ ok: false, error: expect.stringContaining("ran too long"), stopped: true });
     expect(scriptRunner.run("function f() { return f() + 1; } f()", {})).toEqual({ ok: false, error: "InternalError: stack overflow" });
     expect(scriptRunner.run("new Array(1e7).fill(1).length", {})).toEqual({ ok: false, error: "InternalError: out of memory" });
     expect(scriptRunner.run("$.x * 2", { x: 21 })).toEqual({ ok: true, value: 42 });
@@ -109,9 +109,9 @@ describe("the QuickJS script runner", () => {
     };
     const deep = (n: number): JsonObject => ({ a: JSON.parse("[".repeat(n) + "]".repeat(n)) as JsonValue });
     // Too deep for the host's stack, which QuickJS's own limit does not see: the host throws from inside the WebAssembly.
-    expect(runner.run("1", deep(50_000))).toEqual({ ok: false, error: expect.stringContaining("broke the script interpreter") });
+    expect(runner.run("1", deep(50_000))).toEqual({ ok: false, error: expect.stringContaining("broke the script interpreter"), stopped: true });
     // The rest of that decision (an immediate retry, say) does not use the suspect interpreter.
-    expect(runner.run("1", {})).toEqual({ ok: false, error: expect.stringContaining("broke the script interpreter") });
+    expect(runner.run("1", {})).toEqual({ ok: false, error: expect.stringContaining("broke the script interpreter"), stopped: true });
     await reloaded();
     expect(runner.run("$.x * 2", { x: 21 })).toEqual({ ok: true, value: 42 });
     // The parser's recursion too, at registration.
@@ -120,7 +120,7 @@ describe("the QuickJS script runner", () => {
     expect(runner.syntaxError("$.a +")).toMatch(/SyntaxError/);
     // A stack overflow inside JSON.parse leaks objects, and freeing the runtime then aborts the WebAssembly.
     for (let i = 0; i < 3; i++) {
-      expect(runner.run("JSON.parse('['.repeat(100000) + ']'.repeat(100000)); 1", {})).toEqual({ ok: false, error: expect.stringContaining("broke the script interpreter") });
+      expect(runner.run("JSON.parse('['.repeat(100000) + ']'.repeat(100000)); 1", {})).toEqual({ ok: false, error: expect.stringContaining("broke the script interpreter"), stopped: true });
       await reloaded();
       expect(runner.run("$.x * 2", { x: 21 })).toEqual({ ok: true, value: 42 });
     }
@@ -161,20 +161,27 @@ describe("INLINE in the decider", () => {
     expect(state.tasks.map((task) => task.outputData)).toEqual([{ result: { id: 7 } }, { result: null }]);
   });
 
-  it("fails the task and the workflow with the script's error as reason and output.error", () => {
+  it("fails the task for good and the workflow with the script's error as reason and output.error, as Conductor's Inline ends its evaluator's error", () => {
+    for (const expression of ["throw new Error('price missing')", "$.a +"]) {
+      const state = run([{ ...inline("bad", { evaluatorType: "javascript", expression: "${workflow.input.script}" }), retryCount: 2 }], { script: expression });
+      expect(state.status).toBe("FAILED");
+      // No retry: the same script on the same input fails the same way.
+      expect(state.tasks).toHaveLength(1);
+      expect(state.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringMatching(/^The INLINE script failed: (Error: price missing|SyntaxError)/) });
+    }
     const state = run([inline("bad", { evaluatorType: "javascript", expression: "throw new Error('price missing')" })]);
-    expect(state.status).toBe("FAILED");
-    expect(state.tasks[0]).toMatchObject({ status: "FAILED", reasonForIncompletion: "The INLINE script failed: Error: price missing", outputData: { error: "The INLINE script failed: Error: price missing" } });
+    expect(state.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "The INLINE script failed: Error: price missing", outputData: { error: "The INLINE script failed: Error: price missing" } });
   });
 
-  it("is retried as its retry settings say", () => {
-    const task = { ...inline("flaky", { evaluatorType: "javascript", expression: "throw new Error('x')" }), retryCount: 1 };
+  it("is retried as its retry settings say when its budget stopped it, as Conductor retries its evaluator's timeout", () => {
+    const task = { ...inline("slow", { evaluatorType: "javascript", expression: "for (;;) {}" }), retryCount: 1 };
     const state = run([task]);
     // No delay: the retry runs in the same decision, and fails the same way.
     expect(state.tasks.map((t) => [t.status, t.retryCount])).toEqual([
       ["FAILED", 0],
       ["FAILED", 1],
     ]);
+    expect(state.tasks[0]?.reasonForIncompletion).toMatch(/ran too long/);
     expect(state.status).toBe("FAILED");
   });
 
@@ -193,7 +200,10 @@ describe("INLINE in the decider", () => {
   it("paces immediate retries that never wait: the later ones start in later decisions instead of one decision never settling", () => {
     // 60 optional tasks failing 101 times each, no delay: about 12,000 passes, more than one decision may make.
     const failing = Array.from({ length: 60 }, (_, index) => ({
-      ...inline(`flaky${index}`, { evaluatorType: "javascript", expression: "throw new Error('down')" }),
+      // A LAMBDA's failing script is retried (an INLINE's is a terminal error).
+      ...inline(`flaky${index}`, {}),
+      type: "LAMBDA" as const,
+      inputParameters: { scriptExpression: "throw new Error('down')" },
       optional: true,
       retryCount: 100,
       retryLogic: "FIXED" as const,

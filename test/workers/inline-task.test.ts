@@ -37,13 +37,13 @@ describe("INLINE through the router", () => {
     expect(await hits("inline-order-42")).toBe(1);
   });
 
-  it("a script that throws fails the workflow with the error as reason; nothing after it runs", async () => {
+  it("a script that throws fails its task for good (no retry, as Conductor) and the workflow with the error as reason; nothing after it runs", async () => {
     await register({
       name: "inline_throws",
       tasks: [inline("check", "if (!$.sku) { throw new Error('sku is required'); } $.sku", { sku: "${workflow.input.sku}" }), httpTask("after", { uri: target("/count/inline-throws-after"), method: "GET" })],
     });
     const failed = await waitFor(await startWorkflow("inline_throws", {}), ["FAILED"]);
-    expect(failed.tasks[0]).toMatchObject({ status: "FAILED", reasonForIncompletion: "The INLINE script failed: Error: sku is required" });
+    expect(failed.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "The INLINE script failed: Error: sku is required" });
     expect(failed["reasonForIncompletion"]).toContain("sku is required");
     expect(await hits("inline-throws-after")).toBe(0);
   });
@@ -60,11 +60,11 @@ describe("INLINE through the router", () => {
     expect(done.tasks[0], JSON.stringify(done.tasks[0])).toMatchObject({ status: "COMPLETED", outputData: { result: 42 } });
   });
 
-  it("a script that allocates past its memory budget in many small pieces fails its task with out of memory; later scripts run", async () => {
+  it("a script that allocates past its memory budget in many small pieces fails its task for good with out of memory (the same script would again); later scripts run", async () => {
     // 300 strings of 1 MB: each alone is within the budget, which counted none of them (the memory grew to 370 MB).
     await register({ name: "inline_hog", tasks: [inline("hog", "let held = []; for (let i = 0; i < 300; i++) held.push('x'.repeat(1e6)); held.length")] });
     const hog = await waitFor(await startWorkflow("inline_hog"), ["COMPLETED", "FAILED"]);
-    expect(hog.tasks[0], JSON.stringify(hog.tasks[0])).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("out of memory") });
+    expect(hog.tasks[0], JSON.stringify(hog.tasks[0])).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("out of memory") });
     await register({ name: "inline_after_hog", tasks: [inline("twice", "$.n * 2", { n: 21 })] });
     const done = await waitFor(await startWorkflow("inline_after_hog"), ["COMPLETED", "FAILED"]);
     expect(done.tasks[0], JSON.stringify(done.tasks[0])).toMatchObject({ status: "COMPLETED", outputData: { result: 42 } });

@@ -83,7 +83,7 @@ export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => P
     run(source, input) {
       return withContext(
         (context, interrupted) => runInContext(context, source, input, interrupted),
-        (error) => ({ ok: false, error }),
+        (error) => ({ ok: false, error, stopped: true }),
       );
     },
     syntaxError(source) {
@@ -147,7 +147,7 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
     if (ran.error) {
       const error = describeError(context, ran.error);
       ran.error.dispose();
-      if (interrupted()) return { ok: false, error: "The script ran too long and was stopped (a script may take about a million loop iterations)" };
+      if (interrupted()) return { ok: false, error: "The script ran too long and was stopped (a script may take about a million loop iterations)", stopped: true };
       return { ok: false, error };
     }
     // JSON.stringify answers undefined for undefined, functions and symbols: null, as Conductor's result would be.

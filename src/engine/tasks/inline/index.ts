@@ -15,8 +15,10 @@ export const isInlineEvaluatorType = isOneOf(INLINE_EVALUATOR_TYPES);
  * INLINE (Conductor's): computes a value in the engine, in the same decision, and completes with it as
  * `output.result`. `inputParameters.evaluatorType` says how: `javascript` (or `graaljs`) runs
  * `inputParameters.expression` as a script with `$` bound to the task's resolved input, and takes its completion
- * value; `value-param` takes the input parameter `expression` names. A script that throws, does not parse or runs
- * past its budget fails the task (retried as its retry settings say) with the error as reason and `output.error`.
+ * value; `value-param` takes the input parameter `expression` names. A script that throws or does not parse fails the
+ * task for good (FAILED_WITH_TERMINAL_ERROR, as Conductor's Inline ends a TerminateWorkflowException from its evaluator:
+ * a retry would run the same script on the same input); one stopped by its budget fails it (FAILED, retried as its
+ * retry settings say), as Conductor's evaluator timeout does. The error is the reason and `output.error`.
  */
 /**
  * How a task that computes its result in the engine (INLINE, LAMBDA: `type`) ends, in the same decision: COMPLETED with
@@ -36,11 +38,15 @@ export function computed(task: TaskExecution, type: string, outcome: ScriptOutco
 
 /**
  * An INLINE whose expression or evaluator resolved to nothing it can run: FAILED_WITH_TERMINAL_ERROR, as Conductor's
- * Inline ends it (a retry would resolve the same input again), unlike a script that failed.
+ * Inline ends it (a retry would resolve the same input again).
  */
 function misconfigured(task: TaskExecution, error: string, env: DecideEnv): TaskStart {
-  const start = computed(task, "INLINE", { ok: false, error }, env, false);
-  return { ...start, task: { ...start.task, status: "FAILED_WITH_TERMINAL_ERROR" } };
+  return terminal(computed(task, "INLINE", { ok: false, error }, env, false));
+}
+
+/** A failed start made FAILED_WITH_TERMINAL_ERROR: no retry. */
+function terminal(start: TaskStart): TaskStart {
+  return start.task.status === "FAILED" ? { ...start, task: { ...start.task, status: "FAILED_WITH_TERMINAL_ERROR" } } : start;
 }
 
 /** The INLINE task type: evaluates its expression when it starts and ends in that same decision, with its result or why it failed. */
@@ -51,8 +57,12 @@ export const inlineTask: TaskTypeModule = {
     const expression = task.inputData["expression"];
     if (typeof expression !== "string" || expression.trim() === "") return misconfigured(task, "inputParameters.expression must be a non-empty string", env);
     if (!isInlineEvaluatorType(evaluatorType)) return misconfigured(task, `inputParameters.evaluatorType must be one of ${INLINE_EVALUATOR_TYPES.join(", ")}`, env);
-    // value-param never fails: only a script can.
-    return computed(task, "INLINE", evaluateWith(evaluatorType, expression, task.inputData, env.scripts), env);
+    // value-param never fails: only a script can. Conductor's Inline (conductor-oss/conductor core/.../tasks/Inline.java)
+    // fails for good on its evaluator's TerminateWorkflowException, which a script's own error is there, and plainly
+    // on its timeout, which a stop by the budget stands for here. A result too large to store stays FAILED.
+    const outcome = evaluateWith(evaluatorType, expression, task.inputData, env.scripts);
+    const start = computed(task, "INLINE", outcome, env);
+    return outcome.ok || outcome.stopped === true ? start : terminal(start);
   },
   attemptDeadline(_task, env) {
     return env.now;
