@@ -43,7 +43,8 @@ export function taskScript(task: unknown): { source: string; field: string } | u
     const input = task["inputParameters"];
     if (!isRecord(input)) return undefined;
     const expression = input["expression"];
-    return isScriptEvaluator(input["evaluatorType"]) && typeof expression === "string" ? { source: expression, field: "inputParameters.expression" } : undefined;
+    // No evaluatorType is javascript, as Conductor's Inline reads it (see inlineEvaluatorType).
+    return isScriptEvaluator(input["evaluatorType"] ?? "javascript") && typeof expression === "string" ? { source: expression, field: "inputParameters.expression" } : undefined;
   }
   const expression = task["expression"];
   if (task["type"] === "SWITCH" && isScriptEvaluator(task["evaluatorType"]) && typeof expression === "string") return { source: expression, field: "expression" };

@@ -248,9 +248,21 @@ describe("INLINE at registration", () => {
     expect(registrationErrors([inlineTask("calc", "$.a + 1"), inlineTask("calc2", "$.a + 2", "graaljs")])).toEqual([]);
   });
 
-  it("refuses a missing or unknown evaluatorType, an empty expression and secrets", () => {
-    expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "INLINE", inputParameters: { expression: "1" } }])).toEqual([
-      "tasks[0].inputParameters.evaluatorType: evaluatorType must be one of javascript, graaljs, value-param, but received nothing",
+  it("runs javascript when evaluatorType is absent or null, as Conductor's Inline defaults it; its syntax is checked as a script's", () => {
+    expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "INLINE", inputParameters: { expression: "$.a + 1", a: 1 } }])).toEqual([]);
+    expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "INLINE", inputParameters: { evaluatorType: null, expression: "$.a + 1" } }])).toEqual([]);
+    expect(definitionScripts(definitionOf([inline("a", { expression: "$.a +" })]))).toEqual([{ path: "tasks[0].inputParameters.expression", source: "$.a +" }]);
+    const state = run([inline("plain", { expression: "$.a + 1", a: "${workflow.input.a}" }), inline("nulled", { evaluatorType: "${workflow.input.none}", expression: "$.b * 2", b: 21 })], { a: 41 });
+    expect(state.status).toBe("COMPLETED");
+    expect(state.tasks.map((task) => [task.status, task.outputData])).toEqual([
+      ["COMPLETED", { result: 42 }],
+      ["COMPLETED", { result: 42 }],
+    ]);
+  });
+
+  it("refuses an unknown evaluatorType, an empty expression and secrets", () => {
+    expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "INLINE", inputParameters: { evaluatorType: "", expression: "1" } }])).toEqual([
+      'tasks[0].inputParameters.evaluatorType: evaluatorType must be one of javascript, graaljs, value-param, but received the string ""',
     ]);
     expect(registrationErrors([{ name: "a", taskReferenceName: "a", type: "INLINE", inputParameters: { evaluatorType: "python", expression: " " } }])).toEqual([
       'tasks[0].inputParameters.evaluatorType: evaluatorType must be one of javascript, graaljs, value-param, but received the string "python" (the python evaluator is not supported here: write the script in JavaScript)',

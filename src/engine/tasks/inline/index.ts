@@ -12,8 +12,16 @@ export const INLINE_EVALUATOR_TYPES = ["javascript", "graaljs", "value-param"] a
 export const isInlineEvaluatorType = isOneOf(INLINE_EVALUATOR_TYPES);
 
 /**
+ * An INLINE's evaluatorType as it runs: `javascript` when its input has none (absent or null), as Conductor's Inline
+ * reads it ("optional and defaults to javascript for backward compatibility"); anything else as given.
+ */
+export function inlineEvaluatorType(parameters: Readonly<Record<string, unknown>>): unknown {
+  return parameters["evaluatorType"] ?? "javascript";
+}
+
+/**
  * INLINE (Conductor's): computes a value in the engine, in the same decision, and completes with it as
- * `output.result`. `inputParameters.evaluatorType` says how: `javascript` (or `graaljs`) runs
+ * `output.result`. `inputParameters.evaluatorType` says how: `javascript` (the default) or `graaljs` runs
  * `inputParameters.expression` as a script with `$` bound to the task's resolved input, and takes its completion
  * value; `value-param` takes the input parameter `expression` names. A script that throws or does not parse fails the
  * task for good (FAILED_WITH_TERMINAL_ERROR, as Conductor's Inline ends a TerminateWorkflowException from its evaluator:
@@ -53,7 +61,7 @@ function terminal(start: TaskStart): TaskStart {
 export const inlineTask: TaskTypeModule = {
   type: "INLINE",
   start(task, _definition, _execution, env) {
-    const evaluatorType = task.inputData["evaluatorType"];
+    const evaluatorType = inlineEvaluatorType(task.inputData);
     const expression = task.inputData["expression"];
     if (typeof expression !== "string" || expression.trim() === "") return misconfigured(task, "inputParameters.expression must be a non-empty string", env);
     if (!isInlineEvaluatorType(evaluatorType)) return misconfigured(task, `inputParameters.evaluatorType must be one of ${INLINE_EVALUATOR_TYPES.join(", ")}`, env);

@@ -4,7 +4,7 @@
  */
 import { evaluatorFieldIssues, isRecord, secretUseIssues, taskInputSources, type UnknownRecord } from "../../definition/checks";
 import { childPath, type ValidationIssue } from "../../validation-issue";
-import { INLINE_EVALUATOR_TYPES } from ".";
+import { INLINE_EVALUATOR_TYPES, inlineEvaluatorType } from ".";
 
 /** Every problem with an INLINE task's evaluatorType, expression and use of secrets. */
 export function validateInlineTask(task: UnknownRecord, path: string): ValidationIssue[] {
@@ -12,7 +12,8 @@ export function validateInlineTask(task: UnknownRecord, path: string): Validatio
   const input = task["inputParameters"];
   // A missing or malformed inputParameters is reported by the common checks when it is not an object.
   const parameters = isRecord(input) ? input : {};
-  const issues = evaluatorFieldIssues(parameters, inputPath, INLINE_EVALUATOR_TYPES, {
+  // Without an evaluatorType (absent or null) it runs javascript, as Conductor's Inline does.
+  const issues = evaluatorFieldIssues({ ...parameters, evaluatorType: inlineEvaluatorType(parameters) }, inputPath, INLINE_EVALUATOR_TYPES, {
     valueParam: "the name of the input parameter holding the result",
     script: "a script computing the result, such as $.a + $.b",
   });
