@@ -18,7 +18,11 @@ describe("Orkes' environment variables in expressions", () => {
     expect(evaluateExpression("workflow.env.db-config.$.region", ctx)).toBe("eu");
     expect(evaluateExpression("workflow.env.db-config.$.hosts[1]", ctx)).toBe("b");
     expect(evaluateExpression("workflow.env.db-config.$", ctx)).toEqual({ region: "eu", hosts: ["a", "b"] });
-    // Text that is not JSON, a variable that does not exist, and a path below text: null, as any missing data.
+    // A path straight after the name reads the JSON too, as Conductor's ParametersUtils reads workflow.env.<name>.<path>.
+    expect(evaluateExpression("workflow.env.db-config.region", ctx)).toBe("eu");
+    expect(evaluateExpression("workflow.env.db-config.hosts[1]", ctx)).toBe("b");
+    expect(evaluateExpression("workflow.env.db-config.hosts.length()", ctx)).toBe(2);
+    // Text that is not JSON (also below it), a variable that does not exist: null, as any missing data.
     expect(evaluateExpression("workflow.env.plain.$", ctx)).toBeNull();
     expect(evaluateExpression("workflow.env.missing", ctx)).toBeNull();
     expect(evaluateExpression("workflow.env.base.host", ctx)).toBeNull();

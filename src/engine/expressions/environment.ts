@@ -11,7 +11,13 @@ export function environmentVariableNameOf(root: string, segments: readonly PathS
   return typeof name === "string" ? name : null;
 }
 
-/** True for `workflow.env.<name>.$…`: the variable's text read as JSON, and walked from there. */
-export function readsEnvironmentJson(segments: readonly PathSegment[]): boolean {
-  return segments[0] === "env" && segments[2] === "$";
+/**
+ * For a path below a variable (`workflow.env.<name>.<path>`, segments after `workflow`), the steps to walk in its text
+ * read as JSON: Orkes' `.$` is that JSON's root, and a path straight after the name reads it too, as Conductor's
+ * ParametersUtils.resolveEnvVariable reads the rest of `workflow.env.<name>.<path>` as a JSONPath into the parsed value.
+ * Undefined for the variable itself (its text) and for any other path.
+ */
+export function environmentJsonSteps(segments: readonly PathSegment[]): readonly PathSegment[] | undefined {
+  if (segments[0] !== "env" || segments.length < 3) return undefined;
+  return segments[2] === "$" ? segments.slice(3) : segments.slice(2);
 }

@@ -5,7 +5,7 @@
 import type { JsonObject, JsonValue } from "../model";
 import type { Expression, PathExpression, PathSegment, SplicedExpression } from "./ast";
 import type { EvaluationContext } from "./context";
-import { readsEnvironmentJson } from "./environment";
+import { environmentJsonSteps } from "./environment";
 import { MissingSecretError } from "./errors";
 import { isUnderSecrets, secretNameOf } from "./secrets";
 import { applyPathFunction, childOf, pathExists, selectAll } from "./query";
@@ -111,7 +111,8 @@ function resolvePath(root: string, segments: readonly PathSegment[], ctx: Evalua
       // The whole record (`${workflow}`, `workflow..id`) never shows a `secrets` field.
       if (segments.length === 0) return withoutSecrets(ctx.workflow);
       if (isUnderSecrets(root, segments)) return resolveSecret(root, segments, ctx);
-      if (readsEnvironmentJson(segments)) return walk(parsedJson(walk(ctx.workflow, segments.slice(0, 2))), segments.slice(3));
+      const jsonSteps = environmentJsonSteps(segments);
+      if (jsonSteps !== undefined) return walk(parsedJson(walk(ctx.workflow, segments.slice(0, 2))), jsonSteps);
       return walk(ctx.workflow, segments);
     case "system":
       return walk({ currentTimeMillis: ctx.now }, segments);
@@ -137,7 +138,7 @@ function resolveSecret(root: string, segments: readonly PathSegment[], ctx: Eval
   return value;
 }
 
-/** Text read as JSON (Orkes' `${workflow.env.<name>.$}`); null for anything else, and for text that is not JSON. */
+/** Text read as JSON (`${workflow.env.<name>.$}`, `${workflow.env.<name>.<path>}`); null for anything else, and for text that is not JSON. */
 function parsedJson(value: JsonValue): JsonValue {
   if (typeof value !== "string") return null;
   try {
