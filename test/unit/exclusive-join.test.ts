@@ -18,6 +18,18 @@ const fork = (first: WorkflowTaskDef, others: WorkflowTaskDef[]): WorkflowTaskDe
   { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[first], ...others.map((task) => [task])] },
   { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", joinOn: [first, ...others].map((task) => task.taskReferenceName) },
 ];
+/** A SWITCH in loop `loop` taking the case named by the loop's iteration (none when it has no such case). */
+const switchOnIteration = (decisionCases: Record<string, WorkflowTaskDef[]>): WorkflowTaskDef => ({
+  name: "side",
+  taskReferenceName: "side",
+  type: "SWITCH",
+  evaluatorType: "value-param",
+  expression: "n",
+  inputParameters: { n: "${loop.output.iteration}" },
+  decisionCases,
+  defaultCase: [],
+});
+
 const refs = (state: WorkflowExecution) => state.tasks.map((task) => `${task.referenceTaskName}:${task.status}`);
 /** `state` with the latest instance of each of `changes`' names changed so (a hand-made standing, for the pure ending). */
 function standing(state: WorkflowExecution, changes: Record<string, Partial<TaskExecution>>): WorkflowExecution {
@@ -72,16 +84,7 @@ describe("EXCLUSIVE_JOIN", () => {
   });
 
   it("in a DO_WHILE's loop, joins on its own iteration's tasks (Conductor appends the iteration)", () => {
-    const side: WorkflowTaskDef = {
-      name: "side",
-      taskReferenceName: "side",
-      type: "SWITCH",
-      evaluatorType: "value-param",
-      expression: "n",
-      inputParameters: { n: "${loop.output.iteration}" },
-      decisionCases: { "1": [httpGet("a")], "2": [httpGet("b")] },
-      defaultCase: [],
-    };
+    const side = switchOnIteration({ "1": [httpGet("a")], "2": [httpGet("b")] });
     const loop: WorkflowTaskDef = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "$.loop['iteration'] < 2", loopOver: [side, exclusiveJoin("pick", ["a", "b"])] };
     let state = startedWith("xj_loop", [loop]).state;
     state = attemptEnds(state, "a__1", 1_001, "COMPLETED", { body: "one" }).state;
@@ -92,16 +95,7 @@ describe("EXCLUSIVE_JOIN", () => {
   });
 
   it("in a DO_WHILE's loop, looks its defaultExclusiveJoinTask up as written (a task before the loop, as Conductor's), else in its own iteration", () => {
-    const side: WorkflowTaskDef = {
-      name: "side",
-      taskReferenceName: "side",
-      type: "SWITCH",
-      evaluatorType: "value-param",
-      expression: "n",
-      inputParameters: { n: "${loop.output.iteration}" },
-      decisionCases: { "1": [httpGet("a")] },
-      defaultCase: [],
-    };
+    const side = switchOnIteration({ "1": [httpGet("a")] });
     // Conductor's ExclusiveJoin appends the iteration to its joinOn only: `quote`, before the loop, is found as written.
     const before: WorkflowTaskDef = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "$.loop['iteration'] < 2", loopOver: [side, exclusiveJoin("pick", ["a"], ["quote"])] };
     let state = startedWith("xj_loop_default", [httpGet("quote"), before]).state;

@@ -1,6 +1,7 @@
 import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowExecution } from "../../model";
 import { definitionReferenceName, planTask } from "../../plan";
 import type { TaskTypeModule } from "../task-type";
+import { waitingForLanes } from "../fork-join";
 
 /**
  * EXCLUSIVE_JOIN (Conductor's): IN_PROGRESS from its start until one of the tasks it names has ended (see
@@ -13,12 +14,7 @@ export const exclusiveJoinTask: TaskTypeModule = {
     // Conductor's WorkflowTask holds both as lists, empty when not given, and its mapper copies them both.
     return { joinOn: definition.joinOn ?? [], defaultExclusiveJoinTask: definition.defaultExclusiveJoinTask ?? [] };
   },
-  start(task, _definition, _execution, env) {
-    return { task: { ...task, status: "IN_PROGRESS", startTime: env.now, updateTime: env.now }, dispatch: false };
-  },
-  attemptDeadline(_task, env) {
-    return env.now;
-  },
+  ...waitingForLanes,
 };
 
 /** How an IN_PROGRESS EXCLUSIVE_JOIN ends (see {@link exclusiveJoinEnding}). */

@@ -22,6 +22,19 @@ export const forkJoinTask: TaskTypeModule = {
 };
 
 /**
+ * How a task that waits for the execution's other lanes (JOIN, EXCLUSIVE_JOIN) starts: IN_PROGRESS, nothing to
+ * dispatch; the decider ends it once the tasks it waits for have.
+ */
+export const waitingForLanes: Pick<TaskTypeModule, "start" | "attemptDeadline"> = {
+  start(task, _definition, _execution, env) {
+    return { task: { ...task, status: "IN_PROGRESS", startTime: env.now, updateTime: env.now }, dispatch: false };
+  },
+  attemptDeadline(_task, env) {
+    return env.now;
+  },
+};
+
+/**
  * JOIN: IN_PROGRESS from its start until every task of its `joinOn` has ended well (see {@link joinEnding}), or, with
  * a join script, until that says how it ends (see {@link scriptedJoinEnding}); the decider ends it then. Its input
  * shows what it waits for, as Conductor's does.
@@ -31,12 +44,7 @@ export const joinTask: TaskTypeModule = {
   inputTemplate(definition) {
     return { ...(definition.inputParameters ?? {}), joinOn: definition.joinOn ?? [] };
   },
-  start(task, _definition, _execution, env) {
-    return { task: { ...task, status: "IN_PROGRESS", startTime: env.now, updateTime: env.now }, dispatch: false };
-  },
-  attemptDeadline(_task, env) {
-    return env.now;
-  },
+  ...waitingForLanes,
 };
 
 /** How an IN_PROGRESS JOIN ends once every task it waits for has ended well (see {@link joinEnding}). */
