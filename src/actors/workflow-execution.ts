@@ -1721,7 +1721,9 @@ export class WorkflowExecution extends DurableObject<Env> {
       try {
         const next = decide(decision.state, { type: "messagesPulled", taskId: pull.taskId, messages: batch.map((queued) => queued.message) }, env);
         decision = { state: next.state, effects: [...decision.effects, ...next.effects] };
-        taken.push(...batch.map((queued) => queued.seq));
+        // A task that could not take its batch (its output over MAX_PAYLOAD_BYTES with what a worker reported for it, or
+        // refused by its output schema) failed without it: the messages stay queued for another task.
+        if (next.state.tasks.find((task) => task.taskId === pull.taskId)?.status === "COMPLETED") taken.push(...batch.map((queued) => queued.seq));
       } catch (error) {
         if (!(error instanceof EngineError)) throw error;
       }

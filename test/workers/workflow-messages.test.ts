@@ -231,6 +231,22 @@ describe("the workflow message queue (POST /api/workflow/{workflowId}/messages, 
     expect(await queued(workflowId)).toBe(0);
   });
 
+  it("a task that cannot take its batch (its output, with what a worker reported for it, over MAX_PAYLOAD_BYTES) fails without it: the message stays queued for the next task", async () => {
+    await register({ name: "wmq_overfull", tasks: [{ ...pull("first"), optional: true }, pull("second")] });
+    const workflowId = await startWorkflow("wmq_overfull");
+    const waiting = await waitFor(workflowId, waitingIn("first"));
+    // A report for the waiting task leaves it waiting, with this output (700 KB of the 768 KB a task's output may hold).
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: waiting.tasks[0]!.taskId, status: "IN_PROGRESS", outputData: { blob: "b".repeat(700 * 1024) } });
+    const messageId = await push(workflowId, { text: "m".repeat(100 * 1024) });
+    const after = await waitFor(workflowId, (workflow) => workflow.tasks.length === 2 && workflow.tasks[1]!.status !== "SCHEDULED");
+    expect(after.tasks[0]).toMatchObject({ referenceTaskName: "first", status: "COMPLETED_WITH_ERRORS", outputData: {} });
+    expect(after.tasks[0]!.reasonForIncompletion).toMatch(/MAX_PAYLOAD_BYTES/);
+    expect(after.tasks[1]).toMatchObject({ referenceTaskName: "second", status: "COMPLETED" });
+    expect((after.tasks[1]!.outputData as { messages: JsonObject[] }).messages.map((message) => message["id"])).toEqual([messageId]);
+    expect(await queued(workflowId)).toBe(0);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
   it("registration checks the task's inputs: batchSize a whole number of at least 1, blocking a boolean (or expressions)", async () => {
     const refused = await api("POST", "/api/metadata/workflow?overwrite=true", {
       name: "wmq_invalid",
