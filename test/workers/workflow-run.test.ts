@@ -85,7 +85,7 @@ describe("running a workflow of chained HTTP tasks", () => {
     expect(await hits("sync-exec-array")).toBe(0);
   });
 
-  it("reads boolean query parameters case-insensitively (the Python SDK sends True and False) and refuses other values", async () => {
+  it("reads boolean query parameters as Spring binds them (True and False as the Python SDK sends them, yes/no, 1/0, on/off) and refuses other values", async () => {
     await register({ name: "bool_params", tasks: [httpTask("a", { uri: target("/echo/bool-params"), method: "GET" })] });
     const workflowId = await startWorkflow("bool_params");
     await waitFor(workflowId, ["COMPLETED"]);
@@ -94,7 +94,9 @@ describe("running a workflow of chained HTTP tasks", () => {
     const status = await apiOk("GET", `/api/workflow/${workflowId}/status?includeOutput=True&includeVariables=False`);
     expect(status).toHaveProperty("output");
     expect(status).not.toHaveProperty("variables");
-    for (const value of ["yes", "1", "truee"]) {
+    expect((await apiOk<{ tasks: unknown[] }>("GET", `/api/workflow/${workflowId}?includeTasks=yes`)).tasks).toHaveLength(1);
+    expect((await apiOk<{ tasks: unknown[] }>("GET", `/api/workflow/${workflowId}?includeTasks=0`)).tasks).toEqual([]);
+    for (const value of ["y", "2", "truee"]) {
       const response = await api("GET", `/api/workflow/${workflowId}?includeTasks=${value}`);
       expect(response.status, value).toBe(400);
       expect(await response.json()).toMatchObject({ status: 400, error: "VALIDATION_ERROR" });
