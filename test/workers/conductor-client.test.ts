@@ -55,6 +55,17 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/gateway/config/services", "the API Gateway"],
     ["POST", "/api/gateway/config/auth", "the API Gateway"],
     ["DELETE", "/api/gateway/config/services/orders/routes?method=GET&path=/orders", "the API Gateway"],
+    // Conductor OSS's File API (conductor-oss/conductor docs/documentation/api/files.md): not "No route", whose 404
+    // reads as a missing workflow or file.
+    ["POST", "/api/files", "the File API"],
+    ["GET", "/api/files/3a5b8c2d-1234-5678-9abc-def012345678/f1/download-url", "the File API"],
+    ["PUT", "/api/files/content/3a5b8c2d-1234-5678-9abc-def012345678/f1", "the File API"],
+    // Conductor OSS's Agents control plane and its provider and skill routes (docs/documentation/api/agents.md).
+    ["POST", "/api/agent/start", "AI agents"],
+    ["GET", "/api/agent/list", "AI agents"],
+    ["GET", "/api/providers/status", "AI providers"],
+    ["GET", "/api/skills", "AI agent skills"],
+    ["POST", "/api/skills/register", "AI agent skills"],
   ])("%s %s answers 501 NOT_IMPLEMENTED naming the feature, in the contract's error shape", async (method, path, feature) => {
     const body = method === "POST" ? {} : undefined;
     const error = await errorOf(method, path, body);

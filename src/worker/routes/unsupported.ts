@@ -34,6 +34,16 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/workflow/document-store/upload", "uploading completed workflows to a document store (executions are kept in their own storage, see retention)"],
   ["/api/users/:email/sendInviteEmail", "invitation e-mails (this service sends no e-mail: give the user an API key, POST /api/security/users/{userId}/api-keys)"],
   ["/api/share/*", "sharing resources between organisations"],
+  // Conductor OSS's File API (workflow-scoped files under conductor://file/<id>, docs/documentation/api/files.md):
+  // without these a 404 "No route" would read as a missing workflow or file.
+  ["/api/files", "the File API (workflow-scoped file uploads and downloads: pass data in the workflow's input and its tasks' output, up to MAX_PAYLOAD_BYTES each)"],
+  ["/api/files/*", "the File API (workflow-scoped file uploads and downloads: pass data in the workflow's input and its tasks' output, up to MAX_PAYLOAD_BYTES each)"],
+  // Conductor OSS's Agents control plane and its provider and skill routes (docs/documentation/api/agents.md), which
+  // need AI providers, as its LLM tasks do (refused at registration).
+  ["/api/agent/*", "AI agents (Conductor's Agents runtime)"],
+  ["/api/providers/*", "AI providers"],
+  ["/api/skills", "AI agent skills"],
+  ["/api/skills/*", "AI agent skills"],
   ["/api/prompts/*", "AI prompts"],
   ["/api/prompts", "AI prompts"],
   ["/api/integrations/*", "integrations"],
