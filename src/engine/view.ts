@@ -223,6 +223,50 @@ export function shownWorkflowDef(definition: WorkflowDef): WorkflowDef {
 }
 
 /**
+ * A workflow definition as Conductor OSS's lighter listing shows it (its `WorkflowDefListItem.fromWorkflowDef`, answered
+ * by `GET /api/metadata/workflow/list` for its UI's definitions list): the summary fields without the tasks, which can
+ * be large, but with the sorted types of its top-level tasks and their count, and its classifier (see
+ * {@link workflowClassifier}). Absent fields are left out, as Conductor's JSON leaves its nulls out.
+ */
+export function workflowDefListItem(definition: WorkflowDef): JsonObject {
+  const item: JsonObject = {
+    name: definition.name,
+    version: definition.version,
+    schemaVersion: definition.schemaVersion,
+    // Conductor's primitives: its defaults where the definition has none.
+    restartable: definition.restartable ?? true,
+    workflowStatusListenerEnabled: definition.workflowStatusListenerEnabled ?? false,
+    timeoutSeconds: definition.timeoutSeconds ?? 0,
+    taskTypes: [...new Set(definition.tasks.map((task) => task.type))].sort(),
+    taskCount: definition.tasks.length,
+    classifier: workflowClassifier(definition.metadata),
+  };
+  const optional = {
+    description: definition.description,
+    createTime: definition.createTime,
+    ownerEmail: definition.ownerEmail,
+    inputParameters: definition.inputParameters,
+    outputParameters: definition.outputParameters,
+    timeoutPolicy: definition.timeoutPolicy,
+    failureWorkflow: definition.failureWorkflow,
+  };
+  for (const [key, value] of Object.entries(optional)) if (value !== undefined) item[key] = value;
+  return item;
+}
+
+/**
+ * Conductor OSS's classifier of a definition (its `WorkflowClassifier.classifierOf`), read from its `metadata`: an
+ * explicit non-blank `classifier` text, else `agent` for one its agent SDK compiled (`agent_sdk` or `agentDef` set),
+ * else `workflow`.
+ */
+export function workflowClassifier(metadata: JsonObject | undefined): string {
+  const explicit = metadata?.["classifier"];
+  if (typeof explicit === "string" && explicit.trim() !== "") return explicit;
+  const stamped = (key: string): boolean => metadata !== undefined && Object.hasOwn(metadata, key) && metadata[key] !== null;
+  return stamped("agent_sdk") || stamped("agentDef") ? "agent" : "workflow";
+}
+
+/**
  * A task definition as Conductor's TaskDef JSON shows it: the fields Conductor always shows, with its defaults where
  * none was given (no rate limit, no total timeout, no declared keys, schemas not enforced). Only shown: what is stored keeps them absent.
  */

@@ -144,6 +144,37 @@ describe("registering definitions", () => {
     expect(ours.map((definition) => [definition["name"], definition["version"], definition["description"]])).toEqual([["defs_nv_a", 2, undefined], ["defs_nv_b", 3, "b3"]]);
   });
 
+  it("lists each name's latest definition as Conductor OSS's WorkflowDefListItem (GET /api/metadata/workflow/list): its summary fields, its top-level task types and count, its classifier, no tasks", async () => {
+    const two: JsonObject = { ...valid("defs_li_a", 2), description: "second", timeoutSeconds: 60, timeoutPolicy: "TIME_OUT_WF", restartable: false, failureWorkflow: "defs_li_fail", inputParameters: ["id"], outputParameters: { r: "${get.output.response}" } };
+    two["tasks"] = [httpTask("get", { uri: target("/echo/x"), method: "GET" }), { name: "w", taskReferenceName: "w", type: "WAIT", inputParameters: { duration: "1 s" } }, httpTask("again", { uri: target("/echo/y"), method: "GET" })];
+    await apiOk("PUT", "/api/metadata/workflow", [valid("defs_li_a", 1), two, { ...valid("defs_li_b", 1), metadata: { agent_sdk: "python" } }, { ...valid("defs_li_c", 1), metadata: { classifier: "pipeline" } }]);
+    const items = (await apiOk<JsonObject[]>("GET", "/api/metadata/workflow/list")).filter((item) => String(item["name"]).startsWith("defs_li_"));
+    expect(items.map((item) => item["name"])).toEqual(["defs_li_a", "defs_li_b", "defs_li_c"]);
+    const stored = await env.DB.prepare(`SELECT create_time FROM workflow_defs WHERE name = 'defs_li_a' AND version = 2`).first<{ create_time: number }>();
+    expect(items[0]).toEqual({
+      name: "defs_li_a",
+      description: "second",
+      version: 2,
+      createTime: stored!.create_time,
+      schemaVersion: 2,
+      restartable: false,
+      workflowStatusListenerEnabled: false,
+      ownerEmail: "team@example.com",
+      inputParameters: ["id"],
+      outputParameters: { r: "${get.output.response}" },
+      timeoutPolicy: "TIME_OUT_WF",
+      timeoutSeconds: 60,
+      taskTypes: ["HTTP", "WAIT"],
+      taskCount: 3,
+      failureWorkflow: "defs_li_fail",
+      classifier: "workflow",
+    });
+    expect(items.slice(1).map((item) => [item["classifier"], item["restartable"], item["taskTypes"], item["taskCount"]])).toEqual([
+      ["agent", true, ["HTTP"], 1],
+      ["pipeline", true, ["HTTP"], 1],
+    ]);
+  });
+
   it("shows a reader of some workflows the definitions of those in every listing, and refuses one who may read none", async () => {
     await apiOk("PUT", "/api/metadata/workflow", [valid("defs_scoped_a", 1), valid("defs_scoped_a", 2), valid("defs_scoped_b", 1), valid("defs_scopedx_c", 1)]);
     const narrow = await createUser("defs-scoped-narrow", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:defs_scoped_a" }, { action: "WORKFLOW_READ", scope: "workflow:defs_scopedx_*" }] });
@@ -159,6 +190,7 @@ describe("registering definitions", () => {
     expect(listed.every((definition) => definition.name === "defs_scoped_a" || definition.name.startsWith("defs_scopedx_"))).toBe(true);
     expect(readable(Object.keys(await asNarrow<Record<string, unknown>>("/api/metadata/workflow/names-and-versions")))).toEqual(["defs_scoped_a", "defs_scopedx_c"]);
     expect(readable((await asNarrow<WorkflowDef[]>("/api/metadata/workflow/latest-versions")).map((definition) => `${definition.name}/${definition.version}`))).toEqual(["defs_scoped_a/2", "defs_scopedx_c/1"]);
+    expect(readable((await asNarrow<WorkflowDef[]>("/api/metadata/workflow/list")).map((definition) => `${definition.name}/${definition.version}`))).toEqual(["defs_scoped_a/2", "defs_scopedx_c/1"]);
     expect(await asNarrow<WorkflowDef[]>("/api/metadata/workflow?name=defs_scoped_b")).toEqual([]);
     expect((await asNarrow<WorkflowDef[]>("/api/metadata/workflow?name=defs_scoped_a")).map((definition) => definition.version)).toEqual([1, 2]);
     expect((await call("GET", "/api/metadata/workflow/defs_scoped_b", orkes(narrow.token))).status).toBe(403);
@@ -167,7 +199,7 @@ describe("registering definitions", () => {
     expect(readable([...new Set(everything)])).toEqual(["defs_scoped_a", "defs_scoped_b", "defs_scopedx_c"]);
     // A caller who may read no workflow is still refused the listings.
     const none = await createUser("defs-scoped-none", { directPermissions: [{ action: "TASK_READ", scope: "*" }] });
-    for (const path of ["/api/metadata/workflow/names-and-versions", "/api/metadata/workflow/latest-versions", "/api/metadata/workflow"]) {
+    for (const path of ["/api/metadata/workflow/names-and-versions", "/api/metadata/workflow/latest-versions", "/api/metadata/workflow/list", "/api/metadata/workflow"]) {
       expect((await call("GET", path, orkes(none.token))).status, path).toBe(403);
     }
   });

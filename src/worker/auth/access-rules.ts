@@ -118,10 +118,12 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/metadata/workflow/{name}/tags", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },
   { apiPath: "/api/metadata/workflow/{name}/rate-limit", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}/rate-limit", methods: ["PUT", "DELETE"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE", "workflow:${path.name}")] },
-  // The listings of workflow definitions (all of them, Conductor's names and versions, each name's latest): reached
-  // with the read right on some workflow, and showing the definitions the caller may read (auth/metadata-access.ts).
+  // The listings of workflow definitions (all of them, Conductor's names and versions, each name's latest, in full or
+  // as Conductor OSS's list items): reached with the read right on some workflow, and showing the definitions the
+  // caller may read (auth/metadata-access.ts).
   { apiPath: "/api/metadata/workflow/names-and-versions", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/latest-versions", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
+  { apiPath: "/api/metadata/workflow/list", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/names", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow/{name}/versions", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", "workflow:${path.name}"), at("METADATA_ADMIN")] },
   { apiPath: "/api/metadata/workflow", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },

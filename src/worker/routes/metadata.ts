@@ -5,7 +5,7 @@ import { serviceConfig } from "../config";
 import { DefinitionRepository } from "../definitions";
 import { tellLimitChanges } from "../limit-changes";
 import { registeredLimits } from "../../engine/rate-limit";
-import { shownWorkflowDef } from "../../engine/view";
+import { shownWorkflowDef, workflowDefListItem } from "../../engine/view";
 import { isRecord } from "../../engine/definition/checks";
 import { validateRateLimitConfig } from "../../engine/definition/rate-limit-config";
 import type { RateLimitConfig, WorkflowDef } from "../../engine/model";
@@ -161,6 +161,12 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     return Response.json(Object.fromEntries(Object.entries(byName).filter(([name]) => mayReadWorkflowDef(grants, name))));
   });
   router.get("/api/metadata/workflow/latest-versions", async (request, env) => Response.json(readableBy(request, await new DefinitionRepository(env.DB).latestVersions())));
+  // Conductor OSS's lighter listing for its UI's definitions list (WorkflowDefListItem: no tasks, their types and count).
+  router.get("/api/metadata/workflow/list", async (request, env) => {
+    const { grants } = principalOf(request);
+    const latest = (await new DefinitionRepository(env.DB).latestVersions()).filter((definition) => mayReadWorkflowDef(grants, definition.name));
+    return Response.json(latest.map(workflowDefListItem));
+  });
   // Conductor's lighter look-ups: the names alone (sorted), and one name's versions as WorkflowDefSummary values.
   router.get("/api/metadata/workflow/names", async (request, env) => {
     const { grants } = principalOf(request);
