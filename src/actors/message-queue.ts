@@ -19,20 +19,24 @@ export interface QueuedMessage {
 export class MessageQueue {
   readonly #sql: SqlStorage;
   /**
-   * Whether the table exists, once looked up: created with the first push, so that executions that never get a message
-   * never have it, and looked up only when the queue is first read (most objects never read it).
+   * Whether the table exists: created with the first push, so that executions that never get a message never have it.
+   * Known without asking SQLite's catalog: the push that creates it writes down so (see the constructor), in the same
+   * transaction, which keeps that read off the end of every execution.
    */
-  #hasTable: boolean | undefined;
+  #hasTable: boolean;
+  /** Writes down, with the table's creation, that the object has one. */
+  readonly #markCreated: () => void;
   /** How many messages are queued, once counted. */
   #size: number | undefined;
 
-  constructor(sql: SqlStorage) {
+  /**
+   * @param hasTable whether an earlier push created the table (what `markCreated` wrote down, read when the object woke)
+   * @param markCreated writes that down, in the transaction of the push that creates the table
+   */
+  constructor(sql: SqlStorage, hasTable: boolean, markCreated: () => void) {
     this.#sql = sql;
-  }
-
-  #tableExists(): boolean {
-    this.#hasTable ??= this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'workflow_messages'`).one().n > 0;
-    return this.#hasTable;
+    this.#hasTable = hasTable;
+    this.#markCreated = markCreated;
   }
 
   /** The object's storage was wiped (`deleteAll`): the table is gone with it. */
@@ -43,15 +47,16 @@ export class MessageQueue {
 
   /** How many messages are queued. */
   size(): number {
-    this.#size ??= this.#tableExists() ? this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM workflow_messages`).one().n : 0;
+    this.#size ??= this.#hasTable ? this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM workflow_messages`).one().n : 0;
     return this.#size;
   }
 
   /** Appends `message` at the tail. */
   push(message: WorkflowMessage): void {
-    if (!this.#tableExists()) {
+    if (!this.#hasTable) {
       // AUTOINCREMENT: a seq is never reused, so the order of arrival holds even after the newest were taken.
       this.#sql.exec(`CREATE TABLE IF NOT EXISTS workflow_messages (seq INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL)`);
+      this.#markCreated();
       this.#hasTable = true;
     }
     this.#sql.exec(`INSERT INTO workflow_messages (data) VALUES (?)`, JSON.stringify(message));

@@ -104,6 +104,9 @@ export type PushAnswer = { ok: true; messageId: string } | { ok: false; status: 
  */
 const MAX_PULLS_PER_CHANGE = 100;
 
+/** The meta key saying the object has a message queue table (see `MessageQueue`). */
+const MESSAGE_QUEUE_META = "messageQueue";
+
 /** Why a webhook callback was refused, with the HTTP status to answer. */
 export interface CallbackRefusal {
   status: 400 | 401 | 404 | 409 | 413 | 429;
@@ -534,9 +537,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     super(ctx, env);
     this.#config = serviceConfig(env);
     this.#store = new ExecutionStore(ctx.storage.sql);
-    this.#messages = new MessageQueue(ctx.storage.sql);
     this.#execution = this.#store.load();
     const meta = this.#store.loadMeta();
+    this.#messages = new MessageQueue(ctx.storage.sql, meta.get(MESSAGE_QUEUE_META) === "1", () => this.#store.setMeta(MESSAGE_QUEUE_META, "1"));
     this.#indexedSignature = meta.get("indexed");
     const shard = meta.get("indexShard");
     this.#indexShard = shard === undefined ? undefined : Number(shard);
