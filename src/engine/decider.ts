@@ -11,6 +11,7 @@ import {
   SUCCESSFUL_TASK_STATUSES,
   type ExternalTaskStatus,
   TERMINAL_TASK_STATUSES,
+  isLoopType,
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
   type DynamicFork,
@@ -780,8 +781,8 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
   if (!isPending(task)) {
     throw new EngineError("CONFLICT", `Task ${task.referenceTaskName} (${task.taskId}) is not pending: its status is ${task.status}`);
   }
-  if (task.taskType === "DO_WHILE") {
-    throw new EngineError("CONFLICT", `Task ${task.referenceTaskName} (${task.taskId}) is a DO_WHILE: it ends with its loop, so it cannot be updated from outside; update the tasks of its loop, or terminate the workflow`);
+  if (isLoopType(task.taskType)) {
+    throw new EngineError("CONFLICT", `Task ${task.referenceTaskName} (${task.taskId}) is a ${task.taskType}: it ends with its loop, so it cannot be updated from outside; update the tasks of its loop, or terminate the workflow`);
   }
   const outputData = event.replaceOutput === true ? event.output : { ...task.outputData, ...event.output };
   const fields: Partial<TaskExecution> = { status: event.status, outputData, updateTime: env.now };
@@ -1060,7 +1061,7 @@ function ownLoopStep(plan: Plan, index: number, loopIndex: number): boolean {
 
 /** The latest task of the loop DO_WHILE instance `loop` ran, undefined when `loop` is no DO_WHILE or ran none. */
 function lastOfLoop(state: WorkflowExecution, loop: TaskExecution): TaskExecution | undefined {
-  return loop.taskType === "DO_WHILE" ? state.tasks.findLast(ranIn(state, loop)) : undefined;
+  return isLoopType(loop.taskType) ? state.tasks.findLast(ranIn(state, loop)) : undefined;
 }
 
 /**
@@ -1487,7 +1488,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
       return draft.task(head.taskId)?.status === "SCHEDULED" ? "waiting" : "moved";
     case "IN_PROGRESS": {
       // A DO_WHILE that just started: its loop's first task is next (once a task of its loop is scheduled, that is the lane's head).
-      if (head.taskType === "DO_WHILE") {
+      if (isLoopType(head.taskType)) {
         reachTask(draft, head.definitionIndex + 1, env);
         return "moved";
       }
@@ -1557,7 +1558,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
  */
 function waitsOutside(head: TaskExecution, now: number): boolean {
   if (head.status === "SCHEDULED") return head.awaitingExternal === true || head.awaitingTaskDef === true || head.cache?.state === "looking" || head.place === "asking" || head.scheduledTime > now;
-  return head.status === "IN_PROGRESS" && !JOIN_TYPES.has(head.taskType) && head.taskType !== "DO_WHILE";
+  return head.status === "IN_PROGRESS" && !JOIN_TYPES.has(head.taskType) && !isLoopType(head.taskType);
 }
 
 /** The types whose IN_PROGRESS task waits for tasks of the execution's other lanes, ended by the decider (see `moveLane`). */
@@ -1587,7 +1588,7 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
   if (loop === undefined || definition === undefined || !isPending(loop)) {
     // Not reachable: a loop's tasks follow its DO_WHILE, which stands for them once it ended (see `lanes.ts`).
     const last = state.tasks.at(-1)!;
-    failWorkflow(draft, last, `the DO_WHILE at plan step ${loopIndex} is not running at the end of an iteration`, env, effects);
+    failWorkflow(draft, last, `the loop at plan step ${loopIndex} is not running at the end of an iteration`, env, effects);
     return "ended";
   }
   const steps = planOf(state.definition).steps;
@@ -1656,7 +1657,7 @@ function failLoopOf(draft: Draft, task: TaskExecution, reason: string, env: Deci
     updateTime: env.now,
   });
   // The other branches of a fork in the loop stop with it: run again, the DO_WHILE starts from its first iteration.
-  cancelLoopTasks(draft, loop, `its DO_WHILE ${loop.referenceTaskName} failed`, env, effects);
+  cancelLoopTasks(draft, loop, `its ${loop.taskType} ${loop.referenceTaskName} failed`, env, effects);
   return true;
 }
 
@@ -1729,8 +1730,8 @@ function applySkipTask(draft: Draft, event: Extract<ExecutionEvent, { type: "ski
     throw new EngineError("INVALID", `Task reference name ${reference} is not a task of workflow ${state.workflowId} (${state.workflowName} version ${state.workflowVersion})`);
   }
   const { latest, unreachable } = skipTarget(state, index);
-  if (latest?.taskType === "DO_WHILE" && isPending(latest)) {
-    throw new EngineError("CONFLICT", `Task ${reference} of workflow ${state.workflowId} is a DO_WHILE whose loop is running, cannot be skipped; skip the tasks of its loop, or terminate the workflow`);
+  if (latest !== undefined && isLoopType(latest.taskType) && isPending(latest)) {
+    throw new EngineError("CONFLICT", `Task ${reference} of workflow ${state.workflowId} is a ${latest.taskType} whose loop is running, cannot be skipped; skip the tasks of its loop, or terminate the workflow`);
   }
   if ((latest && !isPending(latest)) || unreachable === "passed") {
     const status = latest ? ` (its status is ${latest.status})` : "";
@@ -2202,7 +2203,7 @@ function timeOutInTotal(draft: Draft, task: TaskExecution, env: DecideEnv, effec
  */
 function timeOutTask(draft: Draft, task: TaskExecution, reason: string, env: DecideEnv, effects: Effect[]): void {
   stopPendingTask(draft, task, "TIMED_OUT", reason, `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} timed out`, env, effects);
-  if (task.taskType === "DO_WHILE") cancelLoopTasks(draft, task, `its DO_WHILE ${task.referenceTaskName} timed out`, env, effects);
+  if (isLoopType(task.taskType)) cancelLoopTasks(draft, task, `its ${task.taskType} ${task.referenceTaskName} timed out`, env, effects);
 }
 
 /** When a task that starts now must have ended, its retries included, by its task definition's `totalTimeoutSeconds`. */

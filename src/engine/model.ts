@@ -17,7 +17,8 @@ export type JsonObject = { [key: string]: JsonValue };
  * are Conductor's system tasks, run by the engine itself. FORK_JOIN runs its branches (`forkTasks`) side by side, and
  * the JOIN that must follow it waits for the tasks it names (`joinOn`). INLINE computes a value with a script or
  * an input parameter. DO_WHILE runs its `loopOver` tasks again and again, as long as its `loopCondition` holds (or once
- * for each of its `items`). JSON_JQ_TRANSFORM reshapes its input with a jq filter. HUMAN waits for a person's result,
+ * for each of its `items`); WHILE (Conductor OSS's) is the same loop asking its condition before the first iteration
+ * too, so that it may run none. JSON_JQ_TRANSFORM reshapes its input with a jq filter. HUMAN waits for a person's result,
  * reported from outside. DECISION is Conductor's older SWITCH: its case comes from `caseValueParam` or `caseExpression`.
  * FORK_JOIN_DYNAMIC is a fork whose branches (one task each) its input gives when it runs. DYNAMIC runs one task whose
  * name (a worker's task, or a system task type) its input gives when it is scheduled. START_WORKFLOW starts another
@@ -46,6 +47,7 @@ export const TASK_TYPES = [
   "EXCLUSIVE_JOIN",
   "INLINE",
   "DO_WHILE",
+  "WHILE",
   "JSON_JQ_TRANSFORM",
   "HUMAN",
   "DECISION",
@@ -65,6 +67,17 @@ export const TASK_TYPES = [
 ] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
+
+/**
+ * The loop types: DO_WHILE and WHILE run on the same machinery (the plan's loop step, its iterations, keepLastN, items,
+ * reruns); they differ only in whether the condition is asked before the first iteration (see `tasks/do-while`).
+ */
+const LOOP_TYPES: ReadonlySet<unknown> = new Set<TaskType>(["DO_WHILE", "WHILE"]);
+
+/** True when `type` is a loop's (DO_WHILE or WHILE): one whose `loopOver` runs in iterations. */
+export function isLoopType(type: unknown): boolean {
+  return LOOP_TYPES.has(type);
+}
 
 /** Conductor's retry policies for a failed task. */
 export const RETRY_LOGICS = ["FIXED", "LINEAR_BACKOFF", "EXPONENTIAL_BACKOFF"] as const;
@@ -175,8 +188,8 @@ export interface WorkflowTaskDef {
   /** SUB_WORKFLOW: whether the parent waits for the child. */
   waitForCompletion?: boolean;
   /**
-   * SWITCH: how `expression` is evaluated; DO_WHILE: how `loopCondition` is (javascript when absent); JOIN: the language
-   * of its join script (JavaScript, however named; absent means it too).
+   * SWITCH: how `expression` is evaluated; DO_WHILE, WHILE: how `loopCondition` is (javascript when absent); JOIN: the
+   * language of its join script (JavaScript, however named; absent means it too).
    */
   evaluatorType?: SwitchEvaluatorType | JoinEvaluatorType;
   /**
@@ -195,12 +208,12 @@ export interface WorkflowTaskDef {
   /** FORK_JOIN: its branches, each a list of tasks, run side by side; the JOIN that follows it waits for them. */
   forkTasks?: WorkflowTaskDef[][];
   /**
-   * DO_WHILE: evaluated after each iteration, the loop goes on while it holds: a script (javascript, graaljs) whose
-   * value is true or a positive number, or (value-param) the name of an input parameter holding such a value. Optional
-   * with `inputParameters.items`.
+   * DO_WHILE: evaluated after each iteration (WHILE: before the first too), the loop goes on while it holds: a script
+   * (javascript, graaljs) whose value is true or a positive number, or (value-param) the name of an input parameter
+   * holding such a value. Optional with `inputParameters.items`.
    */
   loopCondition?: string;
-  /** DO_WHILE: the tasks of one iteration, run in order. */
+  /** DO_WHILE, WHILE: the tasks of one iteration, run in order. */
   loopOver?: WorkflowTaskDef[];
   /**
    * JOIN: the reference names of the tasks (in the branches of the FORK_JOIN before it) it waits for. After a
@@ -443,8 +456,9 @@ export interface TaskExecution {
   /** 1-based position in the execution's task list. */
   seq: number;
   /**
-   * DO_WHILE: the iteration it runs (the last, once it ended). A task of its `loopOver`: the iteration it belongs to
-   * (its `referenceTaskName` is the definition's with `__<iteration>` appended, as in Conductor). Absent for others.
+   * DO_WHILE, WHILE: the iteration it runs (the last, once it ended; 0 for a WHILE that ran none). A task of its
+   * `loopOver`: the iteration it belongs to (its `referenceTaskName` is the definition's with `__<iteration>` appended,
+   * as in Conductor). Absent for others.
    */
   iteration?: number;
   /**

@@ -27,7 +27,7 @@
  * A definition without SWITCH, FORK_JOIN or DO_WHILE tasks plans as its `tasks` list, so the indexes stored in executions
  * started before those existed keep their meaning.
  */
-import { chosenCase, choosesCase, type DynamicFork, type TaskDef, type TaskExecution, type WorkflowDef, type WorkflowTaskDef } from "./model";
+import { chosenCase, choosesCase, isLoopType, type DynamicFork, type TaskDef, type TaskExecution, type WorkflowDef, type WorkflowTaskDef } from "./model";
 import { setOwn } from "./own-property";
 import { taskJqFilter } from "./jq";
 import { taskScript } from "./scripts";
@@ -448,7 +448,7 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
           place(list, next, first, { loop: inLoop });
         }
         steps[own] = step({ fork: { lanes: forkLanes, join: next } });
-      } else if (task.type === "DO_WHILE") {
+      } else if (isLoopType(task.type)) {
         // Its last task is followed by the DO_WHILE itself: the decider ends the iteration there.
         place(task.loopOver ?? [], own, lane, { branch, loop: own });
         steps[own] = step({ loop: { end: steps.length } });

@@ -4,7 +4,7 @@
  * engine only asks it to run a script over a task's input.
  */
 import { isRecord } from "./definition/checks";
-import type { JoinEvaluatorType, JsonObject, JsonValue, SwitchEvaluatorType } from "./model";
+import { isLoopType, type JoinEvaluatorType, type JsonObject, type JsonValue, type SwitchEvaluatorType } from "./model";
 
 /** What running a script gave: its completion value as JSON, or why it failed. */
 export type ScriptOutcome =
@@ -63,9 +63,9 @@ export function taskScript(task: unknown): { source: string; field: string } | u
     return typeof script === "string" ? { source: lambdaScript(script), field: "inputParameters.scriptExpression" } : undefined;
   }
   const condition = task["loopCondition"];
-  // A DO_WHILE's condition is javascript when no evaluatorType is given, as in Conductor OSS.
+  // A DO_WHILE's (or WHILE's) condition is javascript when no evaluatorType is given, as in Conductor OSS.
   const loopEvaluator = task["evaluatorType"] ?? "javascript";
-  if (task["type"] === "DO_WHILE" && isScriptEvaluator(loopEvaluator) && typeof condition === "string" && condition.trim() !== "") return { source: condition, field: "loopCondition" };
+  if (isLoopType(task["type"]) && isScriptEvaluator(loopEvaluator) && typeof condition === "string" && condition.trim() !== "") return { source: condition, field: "loopCondition" };
   return undefined;
 }
 

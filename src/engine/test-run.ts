@@ -15,6 +15,7 @@ import { definitionReferenceName } from "./plan";
 const UNMOCKED_TYPES: ReadonlySet<TaskType> = new Set<TaskType>([
   "JOIN",
   "DO_WHILE",
+  "WHILE",
   "SET_VARIABLE",
   "FORK_JOIN",
   "INLINE",

@@ -793,3 +793,103 @@ describe("DO_WHILE in a FORK_JOIN's branch", () => {
     expect(refs(state)).toEqual(["fan:COMPLETED", "each:COMPLETED", "b:COMPLETED", "fan_join:COMPLETED", "a__1:COMPLETED", "a__2:COMPLETED", "post:IN_PROGRESS"]);
   });
 });
+
+describe("WHILE (Conductor OSS's): the DO_WHILE's loop, its condition asked before the first iteration too", () => {
+  const whileLoop = (ref: string, loopOver: WorkflowTaskDef[], loopCondition?: string, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({ ...loop(ref, loopOver, loopCondition, extra), type: "WHILE" });
+
+  it("runs no iteration when the condition does not hold at the start, reading its iteration as 0: it completes, no task of its loop scheduled, and the workflow goes on", () => {
+    const state = started([whileLoop("loop", [http("a")], "$.loop.iteration < $.times", { inputParameters: { times: "${workflow.input.times}" } }), http("post", { ran: "${loop.output.iteration}" })], { times: 0 }).state;
+    expect(refs(state)).toEqual(["loop:COMPLETED", "post:IN_PROGRESS"]);
+    expect(instance(state, "loop")).toMatchObject({ taskType: "WHILE", iteration: 0, outputData: { iteration: 0 } });
+    expect(instance(state, "post").inputData).toMatchObject({ ran: 0 });
+    expect(toTaskView(instance(state, "loop"), state)).toMatchObject({ taskType: "WHILE", iteration: 0, loopOverTask: false });
+    // A DO_WHILE with the same condition runs its loop once first.
+    expect(refs(started([loop("loop", [http("a")], "$.loop.iteration < $.times", { inputParameters: { times: "${workflow.input.times}" } })], { times: 0 }).state)).toEqual(["loop:IN_PROGRESS", "a__1:IN_PROGRESS"]);
+  });
+
+  it("runs N iterations when the condition stops holding after the Nth, as a DO_WHILE does from there on: ref__<n>, outputs by iteration, the condition reading its tasks", () => {
+    let state = started([whileLoop("loop", [http("a")], "$.loop.iteration < 2 && (!$.a || $.a.body !== 'stop')")]).state;
+    expect(refs(state)).toEqual(["loop:IN_PROGRESS", "a__1:IN_PROGRESS"]);
+    expect(instance(state, "loop")).toMatchObject({ iteration: 1, outputData: { iteration: 1 } });
+    state = finish(state, "a__1", 1_001, { body: "go" });
+    state = finish(state, "a__2", 1_002, { body: "go" });
+    expect(refs(state)).toEqual(["loop:COMPLETED", "a__1:COMPLETED", "a__2:COMPLETED"]);
+    expect(instance(state, "loop")).toMatchObject({ iteration: 2, outputData: { iteration: 2, 1: { a: { body: "go" } }, 2: { a: { body: "go" } } } });
+    expect(state.status).toBe("COMPLETED");
+    // Stopped by its task's output after the first iteration.
+    let stopped = started([whileLoop("loop", [http("a")], "$.loop.iteration < 2 && (!$.a || $.a.body !== 'stop')")]).state;
+    stopped = finish(stopped, "a__1", 1_001, { body: "stop" });
+    expect(refs(stopped)).toEqual(["loop:COMPLETED", "a__1:COMPLETED"]);
+  });
+
+  it("takes a value-param condition from its input at the start too", () => {
+    const task = whileLoop("loop", [http("a")], "goOn", { evaluatorType: "value-param", inputParameters: { goOn: "${workflow.input.go}" } });
+    expect(refs(started([task], { go: false }).state)).toEqual(["loop:COMPLETED"]);
+    expect(refs(started([task], { go: true }).state)).toEqual(["loop:IN_PROGRESS", "a__1:IN_PROGRESS"]);
+  });
+
+  it("fails for good when the condition cannot be evaluated at the start, its loop not run, the workflow failing", () => {
+    const state = started([whileLoop("loop", [http("a")], "$.a.body.missing"), http("post")]).state;
+    expect(refs(state)).toEqual(["loop:FAILED_WITH_TERMINAL_ERROR"]);
+    expect(instance(state, "loop")).toMatchObject({ outputData: {}, reasonForIncompletion: expect.stringContaining("The loopCondition could not be evaluated: TypeError") });
+    expect(instance(state, "loop").iteration).toBeUndefined();
+    expect(state.status).toBe("FAILED");
+  });
+
+  it("iterates over items as a DO_WHILE does: one iteration per item, none for an empty list, the condition not asked", () => {
+    const task = whileLoop("each", [http("a", { item: "${each.output.loopItem}" })], "false", { inputParameters: { items: "${workflow.input.list}" } });
+    let state = started([task], { list: ["x", "y"] }).state;
+    expect(instance(state, "a__1").inputData).toMatchObject({ item: "x" });
+    state = finish(finish(state, "a__1", 1_001), "a__2", 1_002);
+    expect(instance(state, "each")).toMatchObject({ status: "COMPLETED", iteration: 2 });
+    const empty = started([task, http("post")], { list: [] }).state;
+    expect(refs(empty)).toEqual(["each:COMPLETED", "post:IN_PROGRESS"]);
+    expect(instance(empty, "each").outputData).toEqual({ iteration: 0 });
+  });
+
+  it("asks its condition afresh in each iteration of a DO_WHILE around it, as a new run of it: there it may run none", () => {
+    const inner = whileLoop("inner", [http("body")], "$.inner.iteration < 2 - $.round", { inputParameters: { round: "${outer.output.iteration}" } });
+    let state = started([loop("outer", [inner], "$.outer.iteration < 2")]).state;
+    expect(refs(state)).toEqual(["outer:IN_PROGRESS", "inner__1:IN_PROGRESS", "body__1__1:IN_PROGRESS"]);
+    state = finish(state, "body__1__1", 1_001);
+    expect(refs(state)).toEqual(["outer:COMPLETED", "inner__1:COMPLETED", "body__1__1:COMPLETED", "inner__2:COMPLETED"]);
+    expect(instance(state, "inner__2")).toMatchObject({ iteration: 0, outputData: { iteration: 0 } });
+    expect(instance(state, "outer").outputData["2"]).toEqual({ inner: { iteration: 0 } });
+  });
+
+  it("reruns from a task of a finished WHILE, and refuses to skip it or update it while its loop runs, as a DO_WHILE", () => {
+    let state = started([whileLoop("loop", [hold("wait"), http("b")], "$.loop.iteration < 2")]).state;
+    expect(refusal(state, { type: "skipTask", taskReferenceName: "loop" }, 1_001).message).toMatch(/is a WHILE whose loop is running/);
+    expect(refusal(state, { type: "externalUpdate", taskId: instance(state, "loop").taskId, status: "COMPLETED", output: {} }, 1_001).message).toMatch(/is a WHILE/);
+    for (let iteration = 1; iteration <= 2; iteration++) {
+      state = decide(state, { type: "externalUpdate", taskId: instance(state, `wait__${iteration}`).taskId, status: "COMPLETED", output: {} }, env(1_000 + iteration * 10)).state;
+      state = finish(state, `b__${iteration}`, 1_001 + iteration * 10, { body: `b${iteration}` });
+    }
+    expect(state.status).toBe("COMPLETED");
+    state = decide(state, { type: "rerun", fromTaskId: instance(state, "b__2").taskId }, env(2_000)).state;
+    expect(refs(state)).toEqual(["loop:IN_PROGRESS", "wait__1:COMPLETED", "b__1:COMPLETED", "wait__2:COMPLETED", "b__2:IN_PROGRESS"]);
+    state = finish(state, "b__2", 2_001, { body: "again" });
+    expect(state.status).toBe("COMPLETED");
+    expect(instance(state, "loop").outputData["2"]).toMatchObject({ b: { body: "again" } });
+  });
+
+  it("is checked at registration as a DO_WHILE is, its condition among the definition's scripts", () => {
+    const issues = (tasks: unknown[]) => {
+      const result = validateWorkflowDef({ name: "loops", tasks });
+      return result.ok ? [] : result.errors;
+    };
+    const body = [{ name: "a", taskReferenceName: "a", type: "HTTP", inputParameters: { uri: "https://example.com", method: "GET" } }];
+    const valid = validateWorkflowDef({ name: "loops", tasks: [{ name: "l", taskReferenceName: "l", type: "WHILE", loopCondition: "$.l.iteration < 2", loopOver: body }] });
+    expect(valid.ok && valid.value.tasks[0]).toMatchObject({ type: "WHILE", loopCondition: "$.l.iteration < 2", loopOver: [{ taskReferenceName: "a" }] });
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "WHILE", loopCondition: "true" }])).toEqual([{ path: "tasks[0].loopOver", message: expect.stringContaining("non-empty list") }]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "WHILE", loopCondition: "true", loopOver: [] }])).toEqual([{ path: "tasks[0].loopOver", message: expect.stringContaining("non-empty list") }]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "WHILE", loopOver: body }])).toEqual([{ path: "tasks[0].loopCondition", message: expect.stringContaining("inputParameters.items") }]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "WHILE", loopCondition: "true", loopOver: body, inputParameters: { keepLastN: 0 } }]).map((issue) => issue.path)).toEqual(["tasks[0].inputParameters.keepLastN"]);
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "WHILE", loopCondition: "true", loopOver: body, inputParameters: { token: "${workflow.secrets.api}" } }])).toEqual([{ path: "tasks[0].inputParameters", message: expect.stringContaining("a WHILE must not use secrets") }]);
+    // Its loop's run names are taken, as a DO_WHILE's.
+    expect(issues([{ name: "l", taskReferenceName: "l", type: "WHILE", loopCondition: "true", loopOver: body }, { ...body[0], taskReferenceName: "a__2" }]).map((issue) => issue.path)).toEqual(["tasks[1].taskReferenceName"]);
+    expect(definitionScripts({ name: "loops", tasks: [{ name: "l", taskReferenceName: "l", type: "WHILE", loopCondition: "$.l.iteration <", loopOver: body }] })).toEqual([{ source: "$.l.iteration <", path: "tasks[0].loopCondition" }]);
+    expect(planOf(definitionOf([whileLoop("l", [http("a")], "true")])).usesScripts).toBe(true);
+    expect(planOf(definitionOf([whileLoop("l", [http("a")], "true"), http("post")])).steps[0]).toMatchObject({ loop: { end: 2 }, next: 2 });
+  });
+});

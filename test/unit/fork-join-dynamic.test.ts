@@ -484,7 +484,7 @@ describe("FORK_JOIN_DYNAMIC inside a DO_WHILE", () => {
     const loopTask = { name: "inner", taskReferenceName: "inner", type: "DO_WHILE", loopCondition: "false", inputParameters: {}, loopOver: [task("x", "x")] };
     const state = startedLoop([page([loopTask])]);
     expect(instance(state, "fan__1").status).toBe("FAILED_WITH_TERMINAL_ERROR");
-    expect(instance(state, "fan__1").reasonForIncompletion).toMatch(/a DO_WHILE cannot be forked by a FORK_JOIN_DYNAMIC inside a DO_WHILE's loop; fork a SUB_WORKFLOW/);
+    expect(instance(state, "fan__1").reasonForIncompletion).toMatch(/a DO_WHILE cannot be forked by a FORK_JOIN_DYNAMIC inside a DO_WHILE's \(or WHILE's\) loop; fork a SUB_WORKFLOW/);
     expect(state.status).toBe("FAILED");
     // Outside a loop, the same tasks fork (a forked DO_WHILE is a loop of its own).
     const outside = started([dynamicFork("fan"), join("fan_join")], { tasks: [loopTask], inputs: {} }).state;

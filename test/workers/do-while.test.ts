@@ -207,3 +207,79 @@ describe("DO_WHILE through the router", () => {
     expect([await hits("dw-fork-x"), await hits("dw-fork-y")]).toEqual([2, 2]);
   });
 });
+
+/** A WHILE (Conductor OSS's): the DO_WHILE's loop, its condition asked before the first iteration too. */
+const whileLoop = (ref: string, loopOver: JsonObject[], loopCondition: string | undefined, inputParameters: JsonObject = {}): JsonObject => ({ ...doWhile(ref, loopOver, loopCondition, inputParameters), type: "WHILE" });
+
+describe("WHILE through the router", () => {
+  it("runs no iteration when its condition does not hold at the start: no task of its loop, output iteration 0 (as $.<ref>.iteration read), the workflow going on", async () => {
+    await register({
+      name: "wh_none",
+      tasks: [
+        whileLoop("loop", [httpTask("call", { uri: target("/count/wh-none-call"), method: "GET" })], "$.loop.iteration < $.times", { times: "${workflow.input.times}" }),
+        httpTask("after", { uri: target("/count/wh-none-after-${loop.output.iteration}"), method: "GET" }),
+      ],
+      outputParameters: { ran: "${loop.output.iteration}" },
+    });
+    const done = await waitFor(await startWorkflow("wh_none", { times: 0 }), ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(references(done)).toEqual(["loop:COMPLETED", "after:COMPLETED"]);
+    expect(done.tasks[0]).toMatchObject({ taskType: "WHILE", iteration: 0, outputData: { iteration: 0 } });
+    expect(done.output).toEqual({ ran: 0 });
+    expect([await hits("wh-none-call"), await hits("wh-none-after-0")]).toEqual([0, 1]);
+  });
+
+  it("runs N iterations when its condition stops holding after the Nth, named ref__<n>, each iteration's outputs under its number", async () => {
+    await register({
+      name: "wh_times",
+      tasks: [whileLoop("loop", [httpTask("call", { uri: target("/count/wh-times-${loop.output.iteration}"), method: "GET" })], "$.loop.iteration < $.times", { times: "${workflow.input.times}" })],
+    });
+    const done = await waitFor(await startWorkflow("wh_times", { times: 2 }), ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(references(done)).toEqual(["loop:COMPLETED", "call__1:COMPLETED", "call__2:COMPLETED"]);
+    expect(done.tasks[2]).toMatchObject({ iteration: 2, loopOverTask: true });
+    expect(done.tasks[0]!.outputData).toMatchObject({ iteration: 2, 1: { call: { response: { body: { key: "wh-times-1" } } } }, 2: { call: { response: { body: { key: "wh-times-2" } } } } });
+    expect([await hits("wh-times-1"), await hits("wh-times-2"), await hits("wh-times-3")]).toEqual([1, 1, 0]);
+  });
+
+  it("asks a condition reading its loop task's output, absent before the first iteration, until that output says done", async () => {
+    await register({
+      name: "wh_poll",
+      tasks: [whileLoop("wait_ready", [httpTask("poll", { uri: target("/count/wh-poll"), method: "GET" })], "!$.poll || $.poll.response.body.n < 3")],
+      outputParameters: { polls: "${wait_ready.output.iteration}" },
+    });
+    const done = await waitFor(await startWorkflow("wh_poll"), ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(references(done)).toEqual(["wait_ready:COMPLETED", "poll__1:COMPLETED", "poll__2:COMPLETED", "poll__3:COMPLETED"]);
+    expect(done.output).toEqual({ polls: 3 });
+    expect(await hits("wh-poll")).toBe(3);
+  });
+
+  it("fails for good, FAILED_WITH_TERMINAL_ERROR with the workflow, when its condition cannot be evaluated at the start, no task of its loop run", async () => {
+    await register({
+      name: "wh_broken",
+      tasks: [whileLoop("loop", [httpTask("call", { uri: target("/count/wh-broken"), method: "GET" })], "$.missing.field > 0"), httpTask("after", { uri: target("/count/wh-broken-after"), method: "GET" })],
+    });
+    const done = await waitFor(await startWorkflow("wh_broken"), ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("FAILED");
+    expect(references(done)).toEqual(["loop:FAILED_WITH_TERMINAL_ERROR"]);
+    expect(done.tasks[0]!.reasonForIncompletion).toMatch(/^The loopCondition could not be evaluated: /);
+    expect([await hits("wh-broken"), await hits("wh-broken-after")]).toEqual([0, 0]);
+  });
+
+  it("refuses at registration what a DO_WHILE's checks refuse (no tasks, no condition, a condition that does not parse), and stores nothing", async () => {
+    const body = [httpTask("call", { uri: target("/count/wh-never"), method: "GET" })];
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "wh_bad",
+      version: 1,
+      schemaVersion: 2,
+      ownerEmail: "test@example.com",
+      tasks: [whileLoop("broken", body, "$.broken.iteration <"), whileLoop("empty", [], "false"), whileLoop("unbounded", [httpTask("other", { uri: target("/count/wh-never"), method: "GET" })], undefined)],
+    });
+    expect(response.status).toBe(400);
+    const errors = ((await response.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors;
+    expect(errors.map((issue) => issue.path).sort()).toEqual(["tasks[0].loopCondition", "tasks[1].loopOver", "tasks[2].loopCondition"]);
+    expect(errors.find((issue) => issue.path === "tasks[0].loopCondition")?.message).toMatch(/^the script does not parse as JavaScript: SyntaxError/);
+    expect((await api("GET", "/api/metadata/workflow/wh_bad")).status).toBe(404);
+  });
+});

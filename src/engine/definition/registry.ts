@@ -54,6 +54,8 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   EXCLUSIVE_JOIN: validateExclusiveJoinTask,
   INLINE: validateInlineTask,
   DO_WHILE: validateDoWhileTask,
+  // The same loop as a DO_WHILE, its condition asked before the first iteration too: the same fields, the same checks.
+  WHILE: validateDoWhileTask,
   JSON_JQ_TRANSFORM: validateJsonJqTransformTask,
   HUMAN: validateHumanTask,
   DECISION: validateDecisionTask,

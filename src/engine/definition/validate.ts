@@ -9,6 +9,7 @@ import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../http-syntax";
 import * as v from "valibot";
 import { findTemplateErrors, hasExpression, referencedSecrets } from "../expressions";
 import {
+  isLoopType,
   RETRY_LOGICS,
   TASK_TYPES,
   WORKFLOW_TIMEOUT_POLICIES,
@@ -369,7 +370,7 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
   if (branches !== undefined) issues.push(...branches.issues);
   const forkTasks = type === "FORK_JOIN" ? validateForkBranches(raw, path, depth, context) : undefined;
   if (forkTasks !== undefined) issues.push(...forkTasks.issues);
-  const loopOver = type === "DO_WHILE" ? validateLoopOver(raw, path, depth, context) : undefined;
+  const loopOver = isLoopType(type) ? validateLoopOver(raw, path, depth, context) : undefined;
   if (loopOver !== undefined) issues.push(...loopOver.issues);
 
   if (issues.length > 0 || !common.success) return { issues };
@@ -564,7 +565,7 @@ function validateLoopOver(raw: UnknownRecord, path: string, depth: number, conte
 }
 
 function tooDeep(path: string): ValidationIssue {
-  return { path, message: `SWITCH, FORK_JOIN and DO_WHILE tasks may nest at most ${MAX_BRANCH_DEPTH} deep inside one another; move the inner ones into a sub workflow` };
+  return { path, message: `SWITCH, FORK_JOIN and loop (DO_WHILE, WHILE) tasks may nest at most ${MAX_BRANCH_DEPTH} deep inside one another; move the inner ones into a sub workflow` };
 }
 
 /**
@@ -603,7 +604,7 @@ export function withConductorForms(tasks: readonly unknown[]): unknown[] {
     const { workflowTaskType, ...rest } = task;
     const out: Record<string, unknown> = rest;
     if (rest["type"] === undefined || rest["type"] === null) out["type"] = typeof workflowTaskType === "string" && workflowTaskType !== "" ? workflowTaskType : "SIMPLE";
-    if (out["type"] === "DO_WHILE" && "items" in out) moveLoopItems(out);
+    if (isLoopType(out["type"]) && "items" in out) moveLoopItems(out);
     const lists = (value: unknown): unknown => (Array.isArray(value) ? withConductorForms(value) : value);
     if (Array.isArray(rest["forkTasks"])) out["forkTasks"] = rest["forkTasks"].map(lists);
     if (Array.isArray(rest["loopOver"])) out["loopOver"] = withConductorForms(rest["loopOver"]);
@@ -679,14 +680,14 @@ function forkPairingIssues(list: readonly unknown[], listPath: string): Validati
     const inBranches = new Set(branchTasks.map(({ task: inner }) => referenceOf(inner)));
     // Read from the loops themselves, not their paths: a SWITCH case may be called "loopOver" too.
     const inLoops = new Set(
-      branchTasks.flatMap(({ task: inner }) => (isRecord(inner) && inner["type"] === "DO_WHILE" && Array.isArray(inner["loopOver"]) ? rawTaskEntries(inner["loopOver"], "") : [])).map(({ task: inner }) => referenceOf(inner)),
+      branchTasks.flatMap(({ task: inner }) => (isRecord(inner) && isLoopType(inner["type"]) && Array.isArray(inner["loopOver"]) ? rawTaskEntries(inner["loopOver"], "") : [])).map(({ task: inner }) => referenceOf(inner)),
     );
     joinOn.forEach((reference: unknown, position) => {
       const at = childPath(childPath(path, "joinOn"), position);
       if (typeof reference !== "string" || reference === "") return;
       if (!inBranches.has(reference)) issues.push({ path: at, message: `joinOn names ${JSON.stringify(reference)}, which is not a task in the branches of the FORK_JOIN before this JOIN` });
       // Such a task runs once per iteration: the JOIN would not know which run to wait for.
-      else if (inLoops.has(reference)) issues.push({ path: at, message: `joinOn names ${JSON.stringify(reference)}, a task inside a DO_WHILE's loopOver; name the DO_WHILE instead, which ends with its loop` });
+      else if (inLoops.has(reference)) issues.push({ path: at, message: `joinOn names ${JSON.stringify(reference)}, a task inside a DO_WHILE's (or WHILE's) loopOver; name the DO_WHILE instead, which ends with its loop` });
     });
   });
   return issues;
@@ -708,7 +709,7 @@ export function rawTaskEntries(tasks: readonly unknown[], path: string, depth = 
       });
     }
     const loopOver = task["loopOver"];
-    if (task["type"] === "DO_WHILE" && Array.isArray(loopOver)) entries.push(...rawTaskEntries(loopOver, childPath(own, "loopOver"), depth + 1));
+    if (isLoopType(task["type"]) && Array.isArray(loopOver)) entries.push(...rawTaskEntries(loopOver, childPath(own, "loopOver"), depth + 1));
     if (task["type"] !== "SWITCH" && task["type"] !== "DECISION") return entries;
     const cases = task["decisionCases"];
     if (isRecord(cases)) {
@@ -760,7 +761,7 @@ function duplicateReferenceNames(entries: ReadonlyArray<{ task: unknown; path: s
 function loopRunNameClashes(entries: ReadonlyArray<{ task: unknown; path: string }>): ValidationIssue[] {
   const loopTasks = new Map<string, string>();
   for (const { task, path } of entries) {
-    if (!isRecord(task) || task["type"] !== "DO_WHILE" || !Array.isArray(task["loopOver"])) continue;
+    if (!isRecord(task) || !isLoopType(task["type"]) || !Array.isArray(task["loopOver"])) continue;
     for (const inner of rawTaskEntries(task["loopOver"], childPath(path, "loopOver"))) {
       const ref = isRecord(inner.task) ? inner.task["taskReferenceName"] : undefined;
       if (typeof ref === "string" && !loopTasks.has(ref)) loopTasks.set(ref, inner.path);

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue, TaskType, WorkflowTaskDef } from "../model";
 import { setOwn } from "../own-property";
-import { doWhileTask } from "./do-while";
+import { doWhileTask, whileTask } from "./do-while";
 import { exclusiveJoinTask } from "./exclusive-join";
 import { forkJoinTask, joinTask } from "./fork-join";
 import { forkJoinDynamicTask } from "./fork-join-dynamic";
@@ -45,6 +45,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   EXCLUSIVE_JOIN: exclusiveJoinTask,
   INLINE: inlineTask,
   DO_WHILE: doWhileTask,
+  WHILE: whileTask,
   JSON_JQ_TRANSFORM: jsonJqTransformTask,
   HUMAN: humanTask,
   DECISION: decisionTask,

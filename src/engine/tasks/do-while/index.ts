@@ -1,8 +1,9 @@
 /**
  * DO_WHILE (Conductor's loop): runs the tasks of its `loopOver` one after another, then decides whether to run them
- * again. The decider schedules those tasks (see `plan.ts`: the last of them is followed by the DO_WHILE again); this
- * module holds what the DO_WHILE itself computes: its start, and at the end of each iteration its output and whether
- * the loop goes on.
+ * again. WHILE (Conductor OSS's) is the same loop, run by the same code, asking its condition before the first
+ * iteration too (see {@link whileTask}). The decider schedules those tasks (see `plan.ts`: the last of them is
+ * followed by the DO_WHILE again); this module holds what the DO_WHILE itself computes: its start, and at the end of
+ * each iteration its output and whether the loop goes on.
  *
  * As in Conductor, the DO_WHILE is IN_PROGRESS while its loop runs, its output holds `iteration` (the current one;
  * the last, once it ended) and, under each iteration's number, the output of each of its tasks that ran in it, by
@@ -11,6 +12,7 @@
  */
 import type { DecideEnv } from "../../config";
 import { describeValue } from "../../definition/checks";
+import { cutText, MAX_TASK_REASON_LENGTH } from "../../limits";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowTaskDef } from "../../model";
 import { setOwn } from "../../own-property";
 import { evaluateWith, type ScriptRunner } from "../../scripts";
@@ -76,6 +78,37 @@ export const doWhileTask: TaskTypeModule = {
   },
 };
 
+/**
+ * WHILE (Conductor OSS's `While`): a DO_WHILE that asks its condition before its first iteration too, as Conductor's
+ * does at iteration 0. When the condition does not hold, it completes at once having run no iteration (output
+ * `iteration: 0`, no task of its loop scheduled) and the workflow goes on; when it cannot be evaluated, the WHILE fails
+ * for good. The condition then sees `$.<ref>.iteration` as 0 (Conductor's `putIfAbsent("iteration", 0)`) and no output
+ * of its loop's tasks (none ran in this run of it). When it holds, everything after is the DO_WHILE's: the condition
+ * asked after each iteration, iterations named `<ref>__<n>`, keepLastN, reruns. Iterating over `inputParameters.items`
+ * (which Conductor's WHILE does not know), the list decides, as for a DO_WHILE: one iteration per item, none for an
+ * empty list, the condition not asked.
+ */
+export const whileTask: TaskTypeModule = {
+  type: "WHILE",
+  start(task, definition, execution, env) {
+    const started = doWhileTask.start(task, definition, execution, env);
+    const condition = definition.loopCondition ?? "";
+    if (started.task.status !== "IN_PROGRESS" || namesItems(definition) || condition.trim() === "") return started;
+    const output: JsonObject = { iteration: 0 };
+    const input = conditionInput({ input: task.inputData, definition, latestOutputs: {} }, output);
+    const outcome = evaluateWith(definition.evaluatorType ?? "javascript", condition, input, env.scripts);
+    const ended = { ...started.task, endTime: env.now };
+    if (!outcome.ok) {
+      const { iteration: _none, ...unstarted } = ended;
+      const reason = cutText(`The loopCondition could not be evaluated: ${outcome.error}`, MAX_TASK_REASON_LENGTH);
+      return { task: { ...unstarted, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason, outputData: {} }, dispatch: false };
+    }
+    if (!holds(outcome.value)) return { task: { ...ended, status: "COMPLETED", iteration: 0, outputData: output }, dispatch: false };
+    return started;
+  },
+  attemptDeadline: doWhileTask.attemptDeadline,
+};
+
 /** What the DO_WHILE sees at the end of an iteration. */
 export interface IterationEnd {
   /** The DO_WHILE instance, IN_PROGRESS. */
@@ -131,7 +164,7 @@ export function endIteration(end: IterationEnd, env: Pick<DecideEnv, "scripts">)
  * Conductor's `$` for a loop condition: the input, then the DO_WHILE's output, then its tasks' outputs (later keys win),
  * each under its definition's reference name (a DO_WHILE in another loop runs as `inner__2`, and reads itself as `inner`).
  */
-function conditionInput(end: IterationEnd, output: JsonObject): JsonObject {
+function conditionInput(end: Pick<IterationEnd, "input" | "definition" | "latestOutputs">, output: JsonObject): JsonObject {
   const input: JsonObject = {};
   for (const [key, value] of Object.entries(end.input)) setOwn(input, key, value);
   setOwn(input, end.definition.taskReferenceName, output);

@@ -1,5 +1,5 @@
 /**
- * Registration-time checks of a DO_WHILE task's own fields. The tasks of its `loopOver` are checked by the definition
+ * Registration-time checks of a DO_WHILE (or WHILE) task's own fields. The tasks of its `loopOver` are checked by the definition
  * validator like any other task, and so is what a loop may not hold (see `validateWorkflowDef`); a script condition's
  * syntax by the worker, which holds the interpreter (see `definitionScripts`).
  */
@@ -8,9 +8,10 @@ import { describeValue, isNonEmptyString, isRecord, secretUseIssues, taskInputSo
 import { SWITCH_EVALUATOR_TYPES } from "../../model";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 
-/** Every problem with a DO_WHILE's loopOver (its presence), loopCondition, evaluatorType, items, keepLastN and use of secrets. */
+/** Every problem with a DO_WHILE's (or WHILE's: the same fields) loopOver (its presence), loopCondition, evaluatorType, items, keepLastN and use of secrets. */
 export function validateDoWhileTask(task: UnknownRecord, path: string): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
+  const type = task["type"] === "WHILE" ? "WHILE" : "DO_WHILE";
   const loopOver = task["loopOver"];
   if (!Array.isArray(loopOver) || loopOver.length === 0) {
     issues.push({ path: childPath(path, "loopOver"), message: `loopOver must be a non-empty list of the tasks each iteration runs, but received ${describeValue(loopOver)}` });
@@ -39,7 +40,7 @@ export function validateDoWhileTask(task: UnknownRecord, path: string): Validati
   }
   for (const [value, at] of taskInputSources(task, path)) {
     issues.push(
-      ...secretUseIssues(value, at, (names) => `a DO_WHILE must not use secrets (${names.map((name) => `workflow.secrets.${name}`).join(", ")}): its condition runs on its stored input, where they are masked, and its output is shown`),
+      ...secretUseIssues(value, at, (names) => `a ${type} must not use secrets (${names.map((name) => `workflow.secrets.${name}`).join(", ")}): its condition runs on its stored input, where they are masked, and its output is shown`),
     );
   }
   return issues;

@@ -23,7 +23,7 @@ import { validateForkedTasks } from "../../definition/validate";
 import { environmentVariablesOf } from "../../environment";
 import { referencedEnvironmentVariables, referencedSecrets } from "../../expressions";
 import { cutText, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, oversize } from "../../limits";
-import type { DynamicFork, JsonObject, JsonValue, TaskExecution, TaskType, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../model";
+import { isLoopType, type DynamicFork, type JsonObject, type JsonValue, type TaskExecution, type TaskType, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../model";
 import { flattenTasks, planOf } from "../../plan";
 import type { TaskTypeModule } from "../task-type";
 import { secretUpdatingTasks } from "../update-secret";
@@ -82,8 +82,9 @@ function tasksToFork(fork: WorkflowTaskDef, forkTask: TaskExecution, workflow: W
   });
   const checked = validateForkedTasks(asRun, listed.path, takenReferences(workflow, fork.taskReferenceName));
   if (!checked.ok) return { ok: false, reason: `Input '${listed.path}' is invalid: ${checked.errors.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}` };
-  if (forkTask.iteration !== undefined && flattenTasks(checked.tasks).some((task) => task.type === "DO_WHILE")) {
-    return { ok: false, reason: `${listed.path}: a DO_WHILE cannot be forked by a FORK_JOIN_DYNAMIC inside a DO_WHILE's loop; fork a SUB_WORKFLOW whose definition holds it` };
+  const forkedLoop = forkTask.iteration === undefined ? undefined : flattenTasks(checked.tasks).find((task) => isLoopType(task.type));
+  if (forkedLoop !== undefined) {
+    return { ok: false, reason: `${listed.path}: a ${forkedLoop.type} cannot be forked by a FORK_JOIN_DYNAMIC inside a DO_WHILE's (or WHILE's) loop; fork a SUB_WORKFLOW whose definition holds it` };
   }
   const tasks = checked.tasks.map((task, position) => {
     const extra = forkInputOf(fork, input, position, task.taskReferenceName);
