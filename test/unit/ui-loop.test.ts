@@ -264,4 +264,23 @@ describe("the UI and DO_WHILE tasks", () => {
     const outside = stepsOf([http("call")], execution([http("call")], [["call", "SCHEDULED"]]));
     expect(pendingSkipReference(outside[0]!)).toBe("call");
   });
+
+  it("draws a WHILE (Conductor OSS's) as a DO_WHILE, its note saying the condition is asked first; one that ran none shows its loop not run, and no skip while it runs", () => {
+    const definition: WorkflowTask[] = [loop("poll_loop", [http("poll"), http("check")], "$.check.body.pending", { type: "WHILE" }), http("ship")];
+    expect(systemTaskNote(definition[0]!)).toBe("repeats while $.check.body.pending, asked before the first iteration too");
+    expect(systemTaskNote(loop("each", [http("a")], undefined, { type: "WHILE", inputParameters: { items: "${workflow.input.orders}" } }))).toBe("once for each item of ${workflow.input.orders}");
+    const running = stepsOf(definition, execution(definition, [["poll_loop", "IN_PROGRESS", { iteration: 2 }], ["poll__1", "COMPLETED"], ["check__1", "COMPLETED"], ["poll__2", "IN_PROGRESS"]]));
+    expect(refsOf(allSteps(running))).toEqual(["poll_loop", "poll", "check", "ship"]);
+    const drawn = diagram(running);
+    expect(describeGroup(loopOf(drawn, "poll_loop")).steps).toEqual(["poll:IN_PROGRESS", "check:COMPLETED"]);
+    expect(notesOf(drawn, "poll_loop")).toEqual(["repeats while $.check.body.pending, asked before the first iteration too", "iteration 2"]);
+    expect(runNoteOf(drawn, "poll")).toBe("iteration 2");
+    expect(pendingSkipReference(stepNamed(running, "poll_loop"))).toBeNull();
+    expect(pendingSkipReference(stepNamed(running, "poll"))).toBe("poll");
+
+    const none = stepsOf(definition, execution(definition, [["poll_loop", "COMPLETED", { iteration: 0, outputData: { iteration: 0 } }], ["ship", "IN_PROGRESS"]]));
+    const drawnNone = diagram(none);
+    expect(notesOf(drawnNone, "poll_loop")).toEqual(["repeats while $.check.body.pending, asked before the first iteration too", "ran no iteration"]);
+    expect(describeGroup(loopOf(drawnNone, "poll_loop")).steps).toEqual(["poll:NOT_STARTED", "check:NOT_STARTED"]);
+  });
 });

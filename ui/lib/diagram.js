@@ -137,6 +137,7 @@ export function systemTaskNote(definitionTask) {
     case "JSON_JQ_TRANSFORM":
       return `transforms with jq ${scriptLine(typeof input["queryExpression"] === "string" ? input["queryExpression"] : "")}`;
     case "DO_WHILE":
+    case "WHILE":
       return repeats(definitionTask);
     case "HUMAN": {
       const settings = input["__humanTaskDefinition"];
@@ -225,8 +226,9 @@ export function systemTaskNote(definitionTask) {
 /**
  * How often a DO_WHILE runs its loop, as src/engine/tasks/do-while decides it: while its `loopCondition` holds (a
  * script, or with value-param an input parameter), once for each of its `inputParameters.items` (and, with a
- * condition too, only while it holds), once with neither; and how many iterations `keepLastN` keeps.
- * @param {WorkflowTask} definitionTask a DO_WHILE
+ * condition too, only while it holds), once with neither; and how many iterations `keepLastN` keeps. A WHILE's
+ * condition is asked before its first iteration too (without items), so it may run none: its note says so.
+ * @param {WorkflowTask} definitionTask a DO_WHILE or WHILE
  */
 function repeats(definitionTask) {
   const input = definitionTask.inputParameters ?? {};
@@ -235,10 +237,19 @@ function repeats(definitionTask) {
   const items = input["items"];
   // A list written in the definition shows as JSON; usually it is an expression such as ${workflow.input.orders}.
   const each = items === undefined || items === null ? "" : `once for each item of ${scriptLine(typeof items === "string" ? items : JSON.stringify(items))}`;
-  const how = each && holds ? `${each}, ${holds}` : each || (holds ? `repeats ${holds}` : "runs once");
+  const asksFirst = definitionTask.type === "WHILE" && !each && holds ? ", asked before the first iteration too" : "";
+  const how = each && holds ? `${each}, ${holds}` : each || (holds ? `repeats ${holds}${asksFirst}` : "runs once");
   const keep = input["keepLastN"];
   if (keep === undefined || keep === null) return how;
   return keep === 1 ? `${how}; keeps the last iteration` : `${how}; keeps the last ${typeof keep === "string" ? keep : JSON.stringify(keep)} iterations`;
+}
+
+/**
+ * True for a loop's type: DO_WHILE, and WHILE (Conductor OSS's), the same loop drawn the same way.
+ * @param {string | undefined} type
+ */
+export function isLoop(type) {
+  return type === "DO_WHILE" || type === "WHILE";
 }
 
 /**
@@ -287,7 +298,7 @@ function stepsWithin(definitionTasks, tasks, reachable, inLoop) {
       // Before it ran there is nothing to draw: its note says what it will fork.
       if (forked.length > 0) step.forkBranches = forked.map((task) => ({ steps: stepsWithin([task], tasks, reachable, inLoop), notTaken: !reachable }));
     }
-    if (definitionTask.type === "DO_WHILE") step.loop = { steps: stepsWithin(definitionTask.loopOver ?? [], tasks, reachable, true), notTaken: !reachable };
+    if (isLoop(definitionTask.type)) step.loop = { steps: stepsWithin(definitionTask.loopOver ?? [], tasks, reachable, true), notTaken: !reachable };
     const join = instances.at(-1);
     if (definitionTask.type === "JOIN" && join?.status === "IN_PROGRESS") step.waitingOn = notEndedWell(definitionTask.joinOn ?? [], tasks, join.loopOverTask === true ? join.iteration : undefined);
     return step;
@@ -495,7 +506,7 @@ function node(step, options) {
   const extra = [];
   const waitingFor = workerNote(definitionTask, latest) ?? dynamicNote(definitionTask, latest) ?? systemTaskNote(definitionTask);
   if (waitingFor) extra.push(h("span", { className: "node-note" }, waitingFor));
-  const progress = definitionTask.type === "DO_WHILE" ? loopProgress(latest) : null;
+  const progress = isLoop(definitionTask.type) ? loopProgress(latest) : null;
   if (progress) extra.push(h("span", { className: "node-note loop-progress" }, progress));
   if (step.waitingOn && step.waitingOn.length > 0) extra.push(h("span", { className: "node-note join-pending" }, `still waiting for ${step.waitingOn.join(", ")}`));
   if (definitionTask.type === "SUB_WORKFLOW") {

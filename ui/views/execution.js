@@ -1,6 +1,6 @@
 // @ts-check
 import { ApiError, api, permissionsAt, errorMessage } from "../lib/api.js";
-import { allSteps, attemptsOf, diagram, heldUntil, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
+import { allSteps, attemptsOf, diagram, heldUntil, isLoop, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
 import { copyButton, fact, formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
@@ -42,8 +42,8 @@ export function isCompletableByHand(task) {
 
 /**
  * The reference name a skip of a step's pending task names (`PUT .../skiptask/{ref}`), null when the service would
- * refuse to skip it: it is not pending, or it is a SUB_WORKFLOW (its child would run on detached) or a DO_WHILE (its
- * loop runs: its tasks are skipped instead). The definition's name, not the instance's: a task of a loop runs as
+ * refuse to skip it: it is not pending, or it is a SUB_WORKFLOW (its child would run on detached) or a DO_WHILE or WHILE
+ * (its loop runs: its tasks are skipped instead). The definition's name, not the instance's: a task of a loop runs as
  * `ref__<iteration>`, a name the service's skip does not know, while `ref` skips its current iteration's.
  * @param {import("../lib/diagram.js").Step} step
  * @returns {string | null}
@@ -52,7 +52,7 @@ export function pendingSkipReference(step) {
   const task = step.instances.at(-1);
   if (!task || (task.status !== "SCHEDULED" && task.status !== "IN_PROGRESS")) return null;
   const type = taskTypeOf(task);
-  return type === "SUB_WORKFLOW" || type === "DO_WHILE" ? null : step.definitionTask.taskReferenceName;
+  return type === "SUB_WORKFLOW" || isLoop(type) ? null : step.definitionTask.taskReferenceName;
 }
 
 /**
@@ -243,7 +243,7 @@ export async function renderExecution(container, params, context, workflowId = "
         fact("Task id", h("span", { className: "mono" }, task.taskId)),
         // A loop's task is named ref__<iteration> in the task list and the timeline.
         selected.inLoop ? fact("Instance", h("span", { className: "mono" }, task.referenceTaskName)) : null,
-        selected.inLoop || taskTypeOf(task) === "DO_WHILE" ? fact("Iteration", String(task.iteration ?? 0)) : null,
+        selected.inLoop || isLoop(taskTypeOf(task)) ? fact("Iteration", String(task.iteration ?? 0)) : null,
         ...(simple ? workerFacts(task) : []),
         // An HTTP_POLL between its calls is SCHEDULED for the next one.
         taskTypeOf(task) === "HTTP_POLL" ? fact("Polls", String(task.pollCount ?? 0)) : null,
