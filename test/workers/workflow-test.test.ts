@@ -153,6 +153,18 @@ describe("POST /api/workflow/test (Conductor's testWorkflow)", () => {
     expect(run.tasks.filter((task) => task.referenceTaskName.startsWith("ping")).map((task) => `${task.referenceTaskName}=${String(task.outputData["n"])}`)).toEqual(["ping__1=any", "ping__2=second", "ping__3=any"]);
   });
 
+  it("runs a WHILE as it always does, not mocked (the DO_WHILE's loop): its condition asked first, its loop's tasks mocked", async () => {
+    const loop = { name: "loop", taskReferenceName: "loop", type: "WHILE", inputParameters: { times: "${workflow.input.times}" }, loopCondition: "$.loop['iteration'] < $.times", loopOver: [simple("ping")] };
+    await register({ name: "wt_while", tasks: [loop] });
+    // A mock given for the WHILE itself is not used, as Conductor does not use one of a DO_WHILE.
+    const run = await testRun({ name: "wt_while", input: { times: 2 }, taskRefToMockOutput: { loop: [{ output: { fake: true } }], ping: [{ output: { n: 1 } }, { output: { n: 2 } }] } });
+    expect(run.status).toBe("COMPLETED");
+    expect(run.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["loop:COMPLETED", "ping__1:COMPLETED", "ping__2:COMPLETED"]);
+    const none = await testRun({ name: "wt_while", input: { times: 0 }, taskRefToMockOutput: { ping: [{ output: { n: 1 } }] } });
+    expect(none.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["loop:COMPLETED"]);
+    expect(none.tasks[0]!.outputData).toEqual({ iteration: 0 });
+  });
+
   it("tests an inline definition, and a workflow named \"test\" is still started with POST /api/workflow", async () => {
     const inline = { name: "wt_inline", version: 1, tasks: [simple("a")], outputParameters: { a: "${a.output.a}" } };
     expect(await testRun({ workflowDef: inline, taskRefToMockOutput: { a: [{ output: { a: 1 } }] } })).toMatchObject({ status: "COMPLETED", output: { a: 1 } });
