@@ -75,7 +75,7 @@ describe("the UI and DO_WHILE tasks", () => {
     expect(systemTaskNote(loop("l", [http("a")], undefined, { inputParameters: { items: "${workflow.input.orders}" } }))).toBe("once for each item of ${workflow.input.orders}");
     expect(systemTaskNote(loop("l", [http("a")], undefined, { inputParameters: { items: [1, 2, 3] } }))).toBe("once for each item of [1,2,3]");
     expect(systemTaskNote(loop("l", [http("a")], "$.a.body !== 'stop'", { inputParameters: { items: "${workflow.input.orders}", keepLastN: 2 } })))
-      .toBe("once for each item of ${workflow.input.orders}, while $.a.body !== 'stop'; keeps the last 2 iterations");
+      .toBe("once for each item of ${workflow.input.orders}; keeps the last 2 iterations");
     expect(systemTaskNote(loop("l", [http("a")], "$.l.iteration < 9", { inputParameters: { keepLastN: "${workflow.input.keep}" } })))
       .toBe("repeats while $.l.iteration < 9; keeps the last ${workflow.input.keep} iterations");
     expect(systemTaskNote(loop("l", [http("a")], "true", { inputParameters: { keepLastN: 1 } }))).toBe("repeats while true; keeps the last iteration");

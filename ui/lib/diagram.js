@@ -225,8 +225,8 @@ export function systemTaskNote(definitionTask) {
 
 /**
  * How often a DO_WHILE runs its loop, as src/engine/tasks/do-while decides it: while its `loopCondition` holds (a
- * script, or with value-param an input parameter), once for each of its `inputParameters.items` (and, with a
- * condition too, only while it holds), once with neither; and how many iterations `keepLastN` keeps. A WHILE's
+ * script, or with value-param an input parameter), once for each of its `inputParameters.items` (a condition given
+ * beside them is not asked), once with neither; and how many iterations `keepLastN` keeps. A WHILE's
  * condition is asked before its first iteration too (without items), so it may run none: its note says so.
  * @param {WorkflowTask} definitionTask a DO_WHILE or WHILE
  */
@@ -238,7 +238,8 @@ function repeats(definitionTask) {
   // A list written in the definition shows as JSON; usually it is an expression such as ${workflow.input.orders}.
   const each = items === undefined || items === null ? "" : `once for each item of ${scriptLine(typeof items === "string" ? items : JSON.stringify(items))}`;
   const asksFirst = definitionTask.type === "WHILE" && !each && holds ? ", asked before the first iteration too" : "";
-  const how = each && holds ? `${each}, ${holds}` : each || (holds ? `repeats ${holds}${asksFirst}` : "runs once");
+  // With items the list alone decides: the engine never asks the condition then (src/engine/tasks/do-while endIteration).
+  const how = each || (holds ? `repeats ${holds}${asksFirst}` : "runs once");
   const keep = input["keepLastN"];
   if (keep === undefined || keep === null) return how;
   return keep === 1 ? `${how}; keeps the last iteration` : `${how}; keeps the last ${typeof keep === "string" ? keep : JSON.stringify(keep)} iterations`;
