@@ -64,7 +64,7 @@ import {
 } from "./plan";
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { exclusiveJoinEnding } from "./tasks/exclusive-join";
-import { joinEnding, scriptedJoinEnding } from "./tasks/fork-join";
+import { joinEnding, joinOnOf, scriptedJoinEnding } from "./tasks/fork-join";
 import { joinScript } from "./scripts";
 import { taskIdWithin } from "./task-id";
 import { schemaIssues, taskSchemaFailure, workflowOutputSchemaFailure } from "./json-schema";
@@ -1270,6 +1270,8 @@ function runAgain(draft: Draft, target: TaskExecution, inputGiven: boolean, env:
     inputVariables: undefined,
     // Run again, it is updated anew: an earlier UPDATE_TASK's update is not this run's.
     updatedByTask: undefined,
+    // A CONDITIONAL_FORK run again chooses afresh.
+    forkedBranches: undefined,
     reruns: (target.reruns ?? 0) + 1,
   };
   draft.updateTask(target.taskId, reset);
@@ -1511,7 +1513,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
       if (endsIteration(state.definition, head.definitionIndex, next)) return iterationRunning(state, next) ? "waiting" : endLoopIteration(draft, next, env, effects, paced);
       const leaves = leavesLane(state.definition, head.definitionIndex, next);
       // A fork's successor is its JOIN: the steps in between are its branches, which run (not passed over) unless it was skipped.
-      if (definition.type !== "FORK_JOIN" || head.status !== "COMPLETED") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
+      if ((definition.type !== "FORK_JOIN" && definition.type !== "CONDITIONAL_FORK") || head.status !== "COMPLETED") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
       if (leaves) return "done";
       reachTask(draft, next, env);
       return "moved";
@@ -1946,6 +1948,9 @@ function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, run
     throw error;
   }
   const input = typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
+  const joined = planOf(state.definition).forkOfJoin.get(definitionIndex);
+  // The JOIN of a CONDITIONAL_FORK shows what it waits for: the branches its fork chose (Conductor's mapper gives it so).
+  if (joined !== undefined && planTask(state.definition, joined)?.type === "CONDITIONAL_FORK") return { ...input, joinOn: joinOnOf(state.definition, definitionIndex, latestInstance(state, joined)) };
   if (step.forked === undefined) return input;
   const fork = planTask(state.definition, step.forked.fork);
   const forkTask = latestInstance(state, step.forked.fork);

@@ -3,7 +3,7 @@
  * decider moves each lane on by itself; a FORK_JOIN's branches are lanes that run side by side once it completed.
  */
 import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type TaskExecution, type WorkflowExecution } from "./model";
-import { enclosingLoops, iterationIn, leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan } from "./plan";
+import { enclosingLoops, iterationIn, lanesRun, leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan } from "./plan";
 
 /** A running lane: its id and span, and its latest task instance (none before its first task is reached). */
 export interface ActiveLane {
@@ -14,7 +14,7 @@ export interface ActiveLane {
 
 /**
  * The lanes of `state` that run: the root lane, and the branches of every FORK_JOIN whose latest instance COMPLETED
- * (a skipped or failed fork runs none), in plan order. Instances are in the order they were scheduled, so a lane's
+ * (a skipped or failed fork runs none; a CONDITIONAL_FORK, those it chose), in plan order. Instances are in the order they were scheduled, so a lane's
  * latest is its furthest along. A fork inside a DO_WHILE's loop runs its branches afresh in each iteration: they run
  * while that iteration's fork instance is the latest and its loop still runs, and only what was scheduled after that
  * instance is theirs.
@@ -37,7 +37,7 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
   const forks = [...latest.values()].filter((task) => plan.steps[task.definitionIndex]!.fork !== undefined && task.status === "COMPLETED" && inCurrentRun(state, task, (index) => latest.get(index)));
   for (const fork of forks.sort((a, b) => a.definitionIndex - b.definitionIndex)) {
     const inLoop = plan.steps[fork.definitionIndex]!.inLoop !== undefined;
-    for (const id of plan.steps[fork.definitionIndex]!.fork!.lanes) {
+    for (const id of lanesRun(state.definition, fork)) {
       const head = heads.get(id);
       lanes.push({ id, span: plan.lanes.get(id)!, head: inLoop && head !== undefined && head.seq < fork.seq ? undefined : loopAware(state, head) });
     }

@@ -30,7 +30,9 @@ export type JsonObject = { [key: string]: JsonValue };
  * GET_SIGNED_JWT (Orkes') signs a JSON Web Token with a private key a secret holds; UPDATE_SECRET (Orkes') writes a secret.
  * PULL_WORKFLOW_MESSAGES (Conductor's Workflow Message Queue) waits for messages pushed to its workflow, and takes a batch.
  * EXCLUSIVE_JOIN (Conductor's) ends with the first task of its `joinOn` (else of its `defaultExclusiveJoinTask`) that
- * ran: typically after a SWITCH, the last task of whichever branch it took.
+ * ran: typically after a SWITCH, the last task of whichever branch it took. CONDITIONAL_FORK (Conductor OSS's) is a
+ * FORK_JOIN whose branches (`conditionalBranches`) each may carry a condition: those whose condition holds, and those
+ * without one, run side by side (else its `defaultCase`), and the JOIN after it waits for them.
  */
 export const TASK_TYPES = [
   "HTTP",
@@ -64,6 +66,7 @@ export const TASK_TYPES = [
   "GET_SIGNED_JWT",
   "UPDATE_SECRET",
   "PULL_WORKFLOW_MESSAGES",
+  "CONDITIONAL_FORK",
 ] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
@@ -169,6 +172,30 @@ export function chosenCase(type: TaskType, output: JsonObject): string | undefin
   return typeof value === "string" ? value : JSON.stringify(value ?? null);
 }
 
+/**
+ * A branch of a CONDITIONAL_FORK (Conductor OSS's `ConditionalBranch`): its tasks, run one after another, when its
+ * `condition` holds for the fork's input, or always when it has none. An empty branch never runs.
+ */
+export interface ConditionalBranch {
+  condition?: BranchCondition;
+  tasks: WorkflowTaskDef[];
+  /** Conductor's field, kept and shown: Conductor's fork does not act on it, and neither does this one. */
+  failWorkflowOnFailure?: boolean;
+}
+
+/**
+ * When a {@link ConditionalBranch} runs (Conductor's `ConditionSpec`): `expression` evaluated over the fork's input as a
+ * SWITCH's is (value-param reads the input parameter it names; javascript and graaljs run it with `$` bound to the
+ * input); the branch runs when the result is true or the text "true" (any case). `input` and `query` are Conductor's
+ * fields, kept and shown, which its fork does not read either.
+ */
+export interface BranchCondition {
+  evaluatorType: SwitchEvaluatorType;
+  expression: string;
+  input?: JsonObject;
+  query?: JsonObject;
+}
+
 /** A task as written in a workflow definition (Conductor's `WorkflowTask`). */
 export interface WorkflowTaskDef {
   name: string;
@@ -203,10 +230,18 @@ export interface WorkflowTaskDef {
   caseExpression?: string;
   /** SWITCH, DECISION: the tasks run for each case value (compared as a string); an empty list takes the defaultCase, as in Conductor. */
   decisionCases?: Record<string, WorkflowTaskDef[]>;
-  /** SWITCH, DECISION: the tasks run when no case matches. */
+  /**
+   * SWITCH, DECISION: the tasks run when no case matches. CONDITIONAL_FORK: the branch run when none of its
+   * `conditionalBranches` is chosen.
+   */
   defaultCase?: WorkflowTaskDef[];
   /** FORK_JOIN: its branches, each a list of tasks, run side by side; the JOIN that follows it waits for them. */
   forkTasks?: WorkflowTaskDef[][];
+  /**
+   * CONDITIONAL_FORK: its branches, in order; those chosen as it starts (see {@link ConditionalBranch}) run side by side,
+   * and the JOIN that follows it waits for the last task of each.
+   */
+  conditionalBranches?: ConditionalBranch[];
   /**
    * DO_WHILE: evaluated after each iteration (WHILE: before the first too), the loop goes on while it holds: a script
    * (javascript, graaljs) whose value is true or a positive number, or (value-param) the name of an input parameter
@@ -581,6 +616,12 @@ export interface TaskExecution {
    * repeated after an eviction) finds it applied instead of refused. Never shown.
    */
   updatedByTask?: string;
+  /**
+   * CONDITIONAL_FORK, once COMPLETED: the branches it chose as it started, by their place in its `conditionalBranches`
+   * (that list's length for its `defaultCase`), in order. Its lanes run those alone; its JOIN waits for their last
+   * tasks. Never shown.
+   */
+  forkedBranches?: number[];
 }
 
 /**

@@ -16,6 +16,9 @@
  * (`inLoop` names the innermost; see {@link enclosingLoops}). A FORK_JOIN in a loop is the loop's, and so are the tasks
  * of its branches (lanes of their own): they run afresh in each iteration (see `activeLanes`).
  *
+ * A CONDITIONAL_FORK is laid out as a FORK_JOIN is, its `conditionalBranches` then its `defaultCase` each a lane (an
+ * empty one has none); only the lanes of the branches it chose as it started run (see {@link lanesRun}).
+ *
  * A FORK_JOIN_DYNAMIC has no branches in the definition: the tasks it forked when it ran (recorded in the execution's
  * copy of its definition, `dynamicForks`) come after all of the definition's own, each a lane of its own (with what a
  * forked SWITCH or DO_WHILE holds) followed by the JOIN after the fork, as a FORK_JOIN's branch is; the JOIN waits for
@@ -30,7 +33,7 @@
 import { chosenCase, choosesCase, isLoopType, type DynamicFork, type TaskDef, type TaskExecution, type WorkflowDef, type WorkflowTaskDef } from "./model";
 import { setOwn } from "./own-property";
 import { taskJqFilter } from "./jq";
-import { taskScript } from "./scripts";
+import { conditionScripts, taskScript } from "./scripts";
 import { dynamicTaskAs } from "./tasks/dynamic/concrete";
 
 /** One task of a {@link Plan}. */
@@ -50,8 +53,13 @@ export interface PlanStep {
   readonly branch?: BranchSpan;
   /** The lane the step runs in: see {@link Plan.lanes}. */
   readonly lane: number;
-  /** FORK_JOIN: the lane of each of its branches (its first step), and its JOIN's step. */
+  /** FORK_JOIN, CONDITIONAL_FORK: the lane of each of its branches (its first step), and its JOIN's step. */
   readonly fork?: { readonly lanes: readonly number[]; readonly join: number };
+  /**
+   * CONDITIONAL_FORK: the lane of each of its `conditionalBranches`, then of its `defaultCase`, by place (undefined for
+   * an empty one, which has none).
+   */
+  readonly choices?: readonly (number | undefined)[];
   /** DO_WHILE: its loop's steps are the ones after it, up to (not including) `end`. */
   readonly loop?: { readonly end: number };
   /** A task of a DO_WHILE's `loopOver` (or of a SWITCH branch or fork branch inside one): that DO_WHILE's step. */
@@ -310,6 +318,35 @@ export function nextPlanIndex(definition: WorkflowDef, task: Pick<TaskExecution,
 }
 
 /**
+ * The lanes fork instance `fork` (COMPLETED) runs: every branch of a FORK_JOIN (or of what a FORK_JOIN_DYNAMIC forked);
+ * of a CONDITIONAL_FORK, those of the branches it chose (see {@link TaskExecution.forkedBranches}). None for a step
+ * that is no fork.
+ */
+export function lanesRun(definition: WorkflowDef, fork: Pick<TaskExecution, "definitionIndex" | "forkedBranches">): readonly number[] {
+  const step = planOf(definition).steps[fork.definitionIndex];
+  if (step?.choices === undefined) return step?.fork?.lanes ?? [];
+  const choices = step.choices;
+  return (fork.forkedBranches ?? []).flatMap((position) => {
+    const lane = choices[position];
+    return lane === undefined ? [] : [lane];
+  });
+}
+
+/**
+ * What the JOIN after CONDITIONAL_FORK instance `fork` waits for, as Conductor's ConditionalForkTaskMapper gives it in
+ * place of the JOIN's own `joinOn`: the reference name of the last task of each branch the fork chose, in order.
+ */
+export function chosenBranchEnds(definition: WorkflowDef, fork: Pick<TaskExecution, "definitionIndex" | "forkedBranches">): string[] {
+  const task = planTask(definition, fork.definitionIndex);
+  if (task?.type !== "CONDITIONAL_FORK") return [];
+  const lists = branchesOf(task);
+  return (fork.forkedBranches ?? []).flatMap((position) => {
+    const last = lists[position]?.at(-1);
+    return last === undefined ? [] : [last.taskReferenceName];
+  });
+}
+
+/**
  * The plan index of the SWITCH one of whose other branches holds step `index`, seen from step `from` (the execution's
  * last task), which lies in a branch of that SWITCH: the branch taken. The workflow cannot reach such a step (until
  * a rerun). Undefined when it still may, or has passed it already.
@@ -359,6 +396,11 @@ export function mapTasks(tasks: WorkflowTaskDef[], update: (task: WorkflowTaskDe
       const forkTasks = mapBranches(task.forkTasks, update);
       if (forkTasks !== task.forkTasks) result = { ...result, forkTasks };
     }
+    if (task.conditionalBranches !== undefined) {
+      const lists = task.conditionalBranches.map((branch) => branch.tasks);
+      const mapped = mapBranches(lists, update);
+      if (mapped !== lists) result = { ...result, conditionalBranches: task.conditionalBranches.map((branch, position) => ({ ...branch, tasks: mapped[position]! })) };
+    }
     if (task.loopOver !== undefined) {
       const loopOver = mapTasks(task.loopOver, update);
       if (loopOver !== task.loopOver) result = { ...result, loopOver };
@@ -388,9 +430,10 @@ function mapCases(cases: Record<string, WorkflowTaskDef[]> | undefined, update: 
 
 /**
  * The task lists inside a task, in plan order: a SWITCH's cases' lists in the order written, then its defaultCase; a
- * FORK_JOIN's branches; a DO_WHILE's loopOver.
+ * FORK_JOIN's branches; a CONDITIONAL_FORK's branches' tasks, then its defaultCase; a DO_WHILE's loopOver.
  */
 function branchesOf(task: WorkflowTaskDef): WorkflowTaskDef[][] {
+  if (task.type === "CONDITIONAL_FORK") return [...(task.conditionalBranches ?? []).map((branch) => branch.tasks), task.defaultCase ?? []];
   if (task.forkTasks !== undefined) return task.forkTasks;
   if (task.loopOver !== undefined) return [task.loopOver];
   if (task.decisionCases === undefined && task.defaultCase === undefined) return [];
@@ -414,7 +457,7 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
       const size = 1 + flattenTasks(branchesOf(task).flat()).length;
       const next = position < list.length - 1 ? index + size : after;
       const own = steps.length;
-      const step = (fields: Pick<PlanStep, "branches" | "fork" | "loop">): PlanStep => ({
+      const step = (fields: Pick<PlanStep, "branches" | "fork" | "loop" | "choices">): PlanStep => ({
         task,
         next,
         lane,
@@ -438,16 +481,20 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
       } else if (task.type === "FORK_JOIN_DYNAMIC") {
         // Its branches, once it forked them, are laid out after the definition's own tasks (below).
         steps[own] = step({ fork: { lanes: [], join: next } });
-      } else if (task.type === "FORK_JOIN") {
+      } else if (task.type === "FORK_JOIN" || task.type === "CONDITIONAL_FORK") {
         const forkLanes: number[] = [];
-        for (const list of task.forkTasks ?? []) {
+        const choices: Array<number | undefined> = [];
+        for (const list of branchesOf(task)) {
           const first = steps.length;
+          // A CONDITIONAL_FORK's empty branch never runs: it has no lane (a FORK_JOIN has none).
+          choices.push(list.length > 0 ? first : undefined);
+          if (list.length === 0) continue;
           forkLanes.push(first);
           lanes.set(first, { first, end: first + flattenTasks(list).length, fork: own });
           // Followed by the JOIN, in the lane around the fork: the branch's lane ends there. In a loop, its tasks are the loop's.
           place(list, next, first, { loop: inLoop });
         }
-        steps[own] = step({ fork: { lanes: forkLanes, join: next } });
+        steps[own] = step({ fork: { lanes: forkLanes, join: next }, ...(task.type === "CONDITIONAL_FORK" ? { choices } : {}) });
       } else if (isLoopType(task.type)) {
         // Its last task is followed by the DO_WHILE itself: the decider ends the iteration there.
         place(task.loopOver ?? [], own, lane, { branch, loop: own });
@@ -496,7 +543,7 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
     hasForks: lanes.size > 1 || forks,
     hasLoops: steps.some((step) => step.loop !== undefined),
     // What a dynamic fork forks, or a DYNAMIC runs, is known only when it runs.
-    usesScripts: forks || steps.some((step) => taskScript(step.task) !== undefined || step.task.type === "DYNAMIC"),
+    usesScripts: forks || steps.some((step) => taskScript(step.task) !== undefined || conditionScripts(step.task).length > 0 || step.task.type === "DYNAMIC"),
     usesJq: forks || steps.some((step) => step.task.type === "JSON_JQ_TRANSFORM" || step.task.type === "DYNAMIC"),
     usesCache: steps.some((step) => step.task.cacheConfig !== undefined),
     pullsMessages: forks || steps.some((step) => step.task.type === "PULL_WORKFLOW_MESSAGES" || step.task.type === "DYNAMIC"),

@@ -70,6 +70,19 @@ export function taskScript(task: unknown): { source: string; field: string } | u
 }
 
 /**
+ * The scripts of a CONDITIONAL_FORK's branch conditions (those whose evaluatorType is javascript or graaljs), each with
+ * its field: none for any other task. Reads a task as received too, whatever its shape.
+ */
+export function conditionScripts(task: unknown): Array<{ source: string; field: string }> {
+  if (!isRecord(task) || task["type"] !== "CONDITIONAL_FORK" || !Array.isArray(task["conditionalBranches"])) return [];
+  return task["conditionalBranches"].flatMap((branch: unknown, position) => {
+    const condition = isRecord(branch) ? branch["condition"] : undefined;
+    if (!isRecord(condition) || !isScriptEvaluator(condition["evaluatorType"]) || typeof condition["expression"] !== "string") return [];
+    return [{ source: condition["expression"], field: `conditionalBranches[${position}].condition.expression` }];
+  });
+}
+
+/**
  * The script LAMBDA runs for `scriptExpression`: Conductor's LAMBDA takes a function body (`if ($.a) { return 1 }`),
  * so it runs as the body of a function called at once, its return value the result.
  */

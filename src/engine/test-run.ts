@@ -18,6 +18,7 @@ const UNMOCKED_TYPES: ReadonlySet<TaskType> = new Set<TaskType>([
   "WHILE",
   "SET_VARIABLE",
   "FORK_JOIN",
+  "CONDITIONAL_FORK",
   "INLINE",
   "LAMBDA",
   "TERMINATE",

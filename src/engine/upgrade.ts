@@ -106,6 +106,7 @@ function placesOf(definition: WorkflowDef): Map<string, string> {
       for (const [value, branch] of Object.entries(task.decisionCases ?? {})) visit(branch, `${inside}[case ${JSON.stringify(value)}]`);
       if (task.defaultCase !== undefined) visit(task.defaultCase, `${inside}[defaultCase]`);
       task.forkTasks?.forEach((branch, position) => visit(branch, `${inside}[branch ${position + 1}]`));
+      task.conditionalBranches?.forEach((branch, position) => visit(branch.tasks, `${inside}[branch ${position + 1}]`));
       if (task.loopOver !== undefined) visit(task.loopOver, `${inside}[loop]`);
     }
   };

@@ -13,7 +13,7 @@ export type TaskView = JsonObject;
 export type WorkflowView = JsonObject;
 
 /** The task types whose instances Conductor names after their type, not their task's name (its mappers' taskDefName). */
-const NAMED_BY_TYPE: ReadonlySet<string> = new Set(["FORK_JOIN", "FORK_JOIN_DYNAMIC", "JOIN", "EXCLUSIVE_JOIN", "SWITCH", "DECISION"]);
+const NAMED_BY_TYPE: ReadonlySet<string> = new Set(["FORK_JOIN", "FORK_JOIN_DYNAMIC", "CONDITIONAL_FORK", "JOIN", "EXCLUSIVE_JOIN", "SWITCH", "DECISION"]);
 
 /**
  * A task's `callbackAfterSeconds` as Conductor's Task shows it, a whole number of seconds (its field is a long): a
@@ -29,7 +29,7 @@ export function shownCallbackAfterSeconds(task: Pick<TaskExecution, "callbackAft
  */
 export function shownTaskType(task: Pick<TaskExecution, "taskType" | "taskDefName">): string {
   if (task.taskType === "SIMPLE") return task.taskDefName;
-  return task.taskType === "FORK_JOIN" || task.taskType === "FORK_JOIN_DYNAMIC" ? "FORK" : task.taskType;
+  return task.taskType === "FORK_JOIN" || task.taskType === "FORK_JOIN_DYNAMIC" || task.taskType === "CONDITIONAL_FORK" ? "FORK" : task.taskType;
 }
 
 /** A task instance's `taskDefName` as Conductor shows it: a fork's, JOIN's, EXCLUSIVE_JOIN's, SWITCH's and DECISION's is their shown type. */
@@ -287,6 +287,7 @@ export function shownWorkflowTask(task: WorkflowTaskDef): WorkflowTaskDef {
   }
   if (task.defaultCase !== undefined) shown.defaultCase = task.defaultCase.map(shownWorkflowTask);
   if (task.forkTasks !== undefined) shown.forkTasks = task.forkTasks.map((branch) => branch.map(shownWorkflowTask));
+  if (task.conditionalBranches !== undefined) shown.conditionalBranches = task.conditionalBranches.map((branch) => ({ ...branch, tasks: branch.tasks.map(shownWorkflowTask) }));
   if (task.loopOver !== undefined) shown.loopOver = task.loopOver.map(shownWorkflowTask);
   // Its task definition (given inline, or looked up as it ran) as GET /api/metadata/taskdefs shows one.
   if (task.taskDefinition !== undefined) shown.taskDefinition = shownTaskDef(task.taskDefinition);

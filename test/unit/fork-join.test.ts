@@ -361,7 +361,7 @@ describe("FORK_JOIN registration", () => {
 
   it("refuses a fork without a JOIN after it, a JOIN without a fork before it, and a joinOn outside the fork", () => {
     expect(registrationErrors([fork("f", [[http("a")]]), http("x")])).toEqual(["tasks[0]: a FORK_JOIN must be followed directly by a JOIN task (in the same list), which waits for its branches"]);
-    expect(registrationErrors([http("x"), join("j", [])])).toEqual(["tasks[1]: a JOIN must come directly after the FORK_JOIN (or FORK_JOIN_DYNAMIC) whose branches it waits for"]);
+    expect(registrationErrors([http("x"), join("j", [])])).toEqual(["tasks[1]: a JOIN must come directly after the FORK_JOIN (or FORK_JOIN_DYNAMIC, or CONDITIONAL_FORK) whose branches it waits for"]);
     expect(registrationErrors([http("x"), fork("f", [[http("a")]]), join("j", ["a", "x"])])).toEqual([
       'tasks[2].joinOn[1]: joinOn names "x", which is not a task in the branches of the FORK_JOIN before this JOIN',
     ]);

@@ -3,6 +3,7 @@
  * the model fails to compile until its validator is listed here.
  */
 import type { TaskType } from "../model";
+import { validateConditionalForkTask } from "../tasks/conditional-fork/validate";
 import { validateDoWhileTask } from "../tasks/do-while/validate";
 import { validateDynamicTask } from "../tasks/dynamic/validate";
 import { validateEventTask } from "../tasks/event/validate";
@@ -74,4 +75,5 @@ export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   GET_SIGNED_JWT: validateGetSignedJwtTask,
   UPDATE_SECRET: validateUpdateSecretTask,
   PULL_WORKFLOW_MESSAGES: validatePullWorkflowMessagesTask,
+  CONDITIONAL_FORK: validateConditionalForkTask,
 };

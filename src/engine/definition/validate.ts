@@ -13,6 +13,7 @@ import {
   RETRY_LOGICS,
   TASK_TYPES,
   WORKFLOW_TIMEOUT_POLICIES,
+  type ConditionalBranch,
   type JsonObject,
   type RetryLogic,
   type JoinEvaluatorType,
@@ -54,6 +55,7 @@ import { RATE_LIMIT_CONFIG, rateLimitConfigOf, rateLimitKeyIssues } from "./rate
 import { TASK_VALIDATORS } from "./registry";
 import { validateTaskDef } from "./task-def";
 import { forksEachInput } from "../tasks/fork-join-dynamic/validate";
+import { isNoCondition } from "../tasks/conditional-fork/validate";
 import { SUB_WORKFLOW_DEFINITION_PARAM, SUB_WORKFLOW_NAME_PARAM } from "../tasks/dynamic/concrete";
 
 /** The outcome of {@link validateWorkflowDef}. */
@@ -370,6 +372,8 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
   if (branches !== undefined) issues.push(...branches.issues);
   const forkTasks = type === "FORK_JOIN" ? validateForkBranches(raw, path, depth, context) : undefined;
   if (forkTasks !== undefined) issues.push(...forkTasks.issues);
+  const conditional = type === "CONDITIONAL_FORK" ? validateConditionalBranches(raw, path, depth, context) : undefined;
+  if (conditional !== undefined) issues.push(...conditional.issues);
   const loopOver = isLoopType(type) ? validateLoopOver(raw, path, depth, context) : undefined;
   if (loopOver !== undefined) issues.push(...loopOver.issues);
 
@@ -393,6 +397,10 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
     task.defaultCase = branches.defaultCase;
   }
   if (forkTasks !== undefined) task.forkTasks = forkTasks.branches;
+  if (conditional !== undefined) {
+    task.conditionalBranches = conditional.branches;
+    task.defaultCase = conditional.defaultCase;
+  }
   if (loopOver !== undefined) {
     task.loopOver = loopOver.tasks;
     const condition = raw["loopCondition"];
@@ -548,6 +556,38 @@ function validateForkBranches(raw: UnknownRecord, path: string, depth: number, c
 }
 
 /**
+ * The branches of a CONDITIONAL_FORK (its own fields already checked: see `validateConditionalForkTask`), each branch's
+ * tasks and its defaultCase's checked as tasks; the normalised branches (a condition given by neither field is none,
+ * as Conductor reads it) and defaultCase when none has a problem.
+ */
+function validateConditionalBranches(
+  raw: UnknownRecord,
+  path: string,
+  depth: number,
+  context: ValidationContext,
+): { issues: ValidationIssue[]; branches: ConditionalBranch[]; defaultCase: WorkflowTaskDef[] } {
+  const issues: ValidationIssue[] = [];
+  const given = raw["conditionalBranches"];
+  const at = childPath(path, "conditionalBranches");
+  if (depth >= MAX_BRANCH_DEPTH) return { issues: [tooDeep(at)], branches: [], defaultCase: [] };
+  const validateList = (list: unknown, listPath: string): WorkflowTaskDef[] => (Array.isArray(list) ? validateTaskList(list, listPath, depth + 1, issues, context) : []);
+  const branches = (Array.isArray(given) ? given : []).map((branch: unknown, position): ConditionalBranch => {
+    // A branch that is no object, or a condition or tasks of the wrong shape, is the CONDITIONAL_FORK validator's to report.
+    if (!isRecord(branch)) return { tasks: [] };
+    const normalised: ConditionalBranch = { tasks: validateList(branch["tasks"], childPath(childPath(at, position), "tasks")) };
+    const condition = branch["condition"];
+    if (isRecord(condition) && !isNoCondition(condition)) {
+      const { evaluatorType, expression, input, query } = condition as { evaluatorType: SwitchEvaluatorType; expression: string; input?: JsonObject | null; query?: JsonObject | null };
+      normalised.condition = { evaluatorType, expression, ...(input == null ? {} : { input }), ...(query == null ? {} : { query }) };
+    }
+    if (typeof branch["failWorkflowOnFailure"] === "boolean") normalised.failWorkflowOnFailure = branch["failWorkflowOnFailure"];
+    return normalised;
+  });
+  const defaultCase = validateList(raw["defaultCase"], childPath(path, "defaultCase"));
+  return { issues, branches, defaultCase };
+}
+
+/**
  * The tasks of a DO_WHILE's loopOver (its own fields already checked), each checked as a task; the normalised list
  * when none has a problem. Loops nest (as in Orkes Conductor; a DO_WHILE in a loop runs afresh in each iteration of
  * it); a dynamic fork in a loop forks afresh in each iteration, and may not fork a loop (its fork fails then: see
@@ -565,7 +605,7 @@ function validateLoopOver(raw: UnknownRecord, path: string, depth: number, conte
 }
 
 function tooDeep(path: string): ValidationIssue {
-  return { path, message: `SWITCH, FORK_JOIN and loop (DO_WHILE, WHILE) tasks may nest at most ${MAX_BRANCH_DEPTH} deep inside one another; move the inner ones into a sub workflow` };
+  return { path, message: `SWITCH, FORK_JOIN, CONDITIONAL_FORK and loop (DO_WHILE, WHILE) tasks may nest at most ${MAX_BRANCH_DEPTH} deep inside one another; move the inner ones into a sub workflow` };
 }
 
 /**
@@ -607,6 +647,8 @@ export function withConductorForms(tasks: readonly unknown[]): unknown[] {
     if (isLoopType(out["type"]) && "items" in out) moveLoopItems(out);
     const lists = (value: unknown): unknown => (Array.isArray(value) ? withConductorForms(value) : value);
     if (Array.isArray(rest["forkTasks"])) out["forkTasks"] = rest["forkTasks"].map(lists);
+    const conditionalBranches = rest["conditionalBranches"];
+    if (Array.isArray(conditionalBranches)) out["conditionalBranches"] = conditionalBranches.map((branch: unknown) => (isRecord(branch) ? { ...branch, tasks: lists(branch["tasks"]) } : branch));
     if (Array.isArray(rest["loopOver"])) out["loopOver"] = withConductorForms(rest["loopOver"]);
     if (Array.isArray(rest["defaultCase"])) out["defaultCase"] = withConductorForms(rest["defaultCase"]);
     const cases = rest["decisionCases"];
@@ -652,7 +694,9 @@ function validateTaskList(given: readonly unknown[], listPath: string, depth: nu
 /**
  * What is wrong with how the FORK_JOIN and JOIN tasks of a list pair up. As in Conductor, a FORK_JOIN is followed
  * directly by the JOIN that waits for its branches, and a JOIN follows a FORK_JOIN; its `joinOn` names tasks in that
- * fork's branches (anything else it could never see end).
+ * fork's branches (anything else it could never see end). So does a CONDITIONAL_FORK's JOIN follow it, which
+ * Conductor's fork asks for as it runs (failing the workflow without one: refused here, as nothing could run it); its
+ * `joinOn` is not read, the fork giving it the branches it chose as it runs, as Conductor's does.
  */
 function forkPairingIssues(list: readonly unknown[], listPath: string): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
@@ -664,13 +708,13 @@ function forkPairingIssues(list: readonly unknown[], listPath: string): Validati
     if (!isRecord(task)) return;
     const path = childPath(listPath, index);
     const type = task["type"];
-    if ((type === "FORK_JOIN" || type === "FORK_JOIN_DYNAMIC") && typeAt(index + 1) !== "JOIN") {
+    if ((type === "FORK_JOIN" || type === "FORK_JOIN_DYNAMIC" || type === "CONDITIONAL_FORK") && typeAt(index + 1) !== "JOIN") {
       issues.push({ path, message: `a ${type} must be followed directly by a JOIN task (in the same list), which waits for its branches` });
     }
     if (type !== "JOIN") return;
     const fork = list[index - 1];
-    if (!isRecord(fork) || (fork["type"] !== "FORK_JOIN" && fork["type"] !== "FORK_JOIN_DYNAMIC")) {
-      issues.push({ path, message: "a JOIN must come directly after the FORK_JOIN (or FORK_JOIN_DYNAMIC) whose branches it waits for" });
+    if (!isRecord(fork) || (fork["type"] !== "FORK_JOIN" && fork["type"] !== "FORK_JOIN_DYNAMIC" && fork["type"] !== "CONDITIONAL_FORK")) {
+      issues.push({ path, message: "a JOIN must come directly after the FORK_JOIN (or FORK_JOIN_DYNAMIC, or CONDITIONAL_FORK) whose branches it waits for" });
       return;
     }
     const joinOn = task["joinOn"];
@@ -708,9 +752,16 @@ export function rawTaskEntries(tasks: readonly unknown[], path: string, depth = 
         if (Array.isArray(branch)) entries.push(...rawTaskEntries(branch, childPath(childPath(own, "forkTasks"), index), depth + 1));
       });
     }
+    const branches = task["conditionalBranches"];
+    if (task["type"] === "CONDITIONAL_FORK" && Array.isArray(branches)) {
+      branches.forEach((branch: unknown, index) => {
+        const tasks = isRecord(branch) ? branch["tasks"] : undefined;
+        if (Array.isArray(tasks)) entries.push(...rawTaskEntries(tasks, childPath(childPath(childPath(own, "conditionalBranches"), index), "tasks"), depth + 1));
+      });
+    }
     const loopOver = task["loopOver"];
     if (isLoopType(task["type"]) && Array.isArray(loopOver)) entries.push(...rawTaskEntries(loopOver, childPath(own, "loopOver"), depth + 1));
-    if (task["type"] !== "SWITCH" && task["type"] !== "DECISION") return entries;
+    if (task["type"] !== "SWITCH" && task["type"] !== "DECISION" && task["type"] !== "CONDITIONAL_FORK") return entries;
     const cases = task["decisionCases"];
     if (isRecord(cases)) {
       for (const [value, branch] of Object.entries(cases)) {
@@ -855,7 +906,7 @@ export function validateForkedTasks(given: readonly unknown[], path: string, tak
   issues.push(...duplicateReferenceNames(entries), ...loopRunNameClashes(entries));
   raw.forEach((task, index) => {
     const type = isRecord(task) ? task["type"] : undefined;
-    if (type === "FORK_JOIN" || type === "JOIN") issues.push({ path: childPath(childPath(path, index), "type"), message: `a ${type} cannot be forked by a FORK_JOIN_DYNAMIC (each branch is one task); fork a SUB_WORKFLOW whose definition holds it` });
+    if (type === "FORK_JOIN" || type === "CONDITIONAL_FORK" || type === "JOIN") issues.push({ path: childPath(childPath(path, index), "type"), message: `a ${type} cannot be forked by a FORK_JOIN_DYNAMIC (each branch is one task); fork a SUB_WORKFLOW whose definition holds it` });
   });
   for (const { task, path: at } of entries) {
     if (!isRecord(task)) continue;

@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue, TaskType, WorkflowTaskDef } from "../model";
 import { setOwn } from "../own-property";
+import { conditionalForkTask } from "./conditional-fork";
 import { doWhileTask, whileTask } from "./do-while";
 import { exclusiveJoinTask } from "./exclusive-join";
 import { forkJoinTask, joinTask } from "./fork-join";
@@ -61,6 +62,7 @@ const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   GET_SIGNED_JWT: getSignedJwtTask,
   UPDATE_SECRET: updateSecretTask,
   PULL_WORKFLOW_MESSAGES: pullWorkflowMessagesTask,
+  CONDITIONAL_FORK: conditionalForkTask,
 };
 
 /**

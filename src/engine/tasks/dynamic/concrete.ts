@@ -13,7 +13,7 @@ import { isJsonObjectValue } from "../workflow-start-fields";
  * a secret is a right checked when a definition holding one is registered, which a choice made at run time escapes.
  */
 export const DYNAMIC_TARGET_TYPES: readonly TaskType[] = TASK_TYPES.filter(
-  (type) => !["SWITCH", "DECISION", "DO_WHILE", "WHILE", "FORK_JOIN", "FORK_JOIN_DYNAMIC", "JOIN", "EXCLUSIVE_JOIN", "DYNAMIC", "UPDATE_SECRET"].includes(type),
+  (type) => !["SWITCH", "DECISION", "DO_WHILE", "WHILE", "FORK_JOIN", "FORK_JOIN_DYNAMIC", "CONDITIONAL_FORK", "JOIN", "EXCLUSIVE_JOIN", "DYNAMIC", "UPDATE_SECRET"].includes(type),
 );
 
 /**

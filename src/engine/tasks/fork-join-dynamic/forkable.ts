@@ -6,4 +6,4 @@ import { TASK_TYPES, type TaskType } from "../../model";
  * SUB_WORKFLOW whose definition holds one. Nor an UPDATE_SECRET: writing a secret is a right checked when a definition
  * holding one is registered, and forked tasks are known only as the workflow runs.
  */
-export const FORKABLE_TYPES: readonly TaskType[] = TASK_TYPES.filter((type) => type !== "FORK_JOIN" && type !== "JOIN" && type !== "FORK_JOIN_DYNAMIC" && type !== "UPDATE_SECRET");
+export const FORKABLE_TYPES: readonly TaskType[] = TASK_TYPES.filter((type) => type !== "FORK_JOIN" && type !== "CONDITIONAL_FORK" && type !== "JOIN" && type !== "FORK_JOIN_DYNAMIC" && type !== "UPDATE_SECRET");

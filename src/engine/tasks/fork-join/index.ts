@@ -1,7 +1,7 @@
 import { activeLanes, neverReached, type ActiveLane } from "../../lanes";
 import { SUCCESSFUL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "../../model";
 import { setOwn } from "../../own-property";
-import { instanceTask, nextPlanIndex, planIndexOf, planOf, planTask, type PlanStep } from "../../plan";
+import { chosenBranchEnds, instanceTask, nextPlanIndex, planIndexOf, planOf, planTask, type PlanStep } from "../../plan";
 import { describeValue, isJsonObject, isOneOf } from "../../definition/checks";
 import { cutText, MAX_TASK_REASON_LENGTH } from "../../limits";
 import type { ScriptRunner } from "../../scripts";
@@ -89,14 +89,19 @@ interface JoinedTask {
   readonly latest: TaskExecution | undefined;
 }
 
-/** The tasks JOIN `join` waits for, in its `joinOn`'s order (after a dynamic fork, every task the fork ran). */
+/**
+ * The tasks JOIN `join` waits for, in its `joinOn`'s order (after a dynamic fork, every task the fork ran; after a
+ * CONDITIONAL_FORK, the last task of each branch it chose, whatever its `joinOn` says: see {@link joinOnOf}).
+ */
 function joinedTasks(state: WorkflowExecution, join: TaskExecution): JoinedTask[] {
-  const joinOn = planTask(state.definition, join.definitionIndex)?.joinOn ?? [];
   // In a loop, the JOIN waits for what its fork's run of this iteration ran: instances after that run's fork.
   const plan = planOf(state.definition);
   const fork = plan.forkOfJoin.get(join.definitionIndex);
   const inLoop = fork !== undefined && plan.steps[fork]?.inLoop !== undefined;
-  const since = inLoop ? (state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < join.seq)?.seq ?? -1) : -1;
+  // Looked for only when needed: a decision asks this of a waiting JOIN after every move.
+  const forkTask = inLoop || (fork !== undefined && plan.steps[fork]?.choices !== undefined) ? state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < join.seq) : undefined;
+  const joinOn = joinOnOf(state.definition, join.definitionIndex, forkTask);
+  const since = inLoop ? (forkTask?.seq ?? -1) : -1;
   // One pass over the tasks, not one per joined task: a dynamic fork's JOIN may wait for a thousand of them.
   const latestByStep = new Map<number, TaskExecution>();
   for (const task of state.tasks) if (task.seq > since) latestByStep.set(task.definitionIndex, task);
@@ -104,6 +109,16 @@ function joinedTasks(state: WorkflowExecution, join: TaskExecution): JoinedTask[
     const index = joinedStep(state.definition, planIndexOf(state.definition, reference), latestByStep);
     return { reference, index, latest: latestByStep.get(index) };
   });
+}
+
+/**
+ * What the JOIN at step `joinIndex` waits for, after fork instance `forkTask` (the one before it): its `joinOn`; after
+ * a CONDITIONAL_FORK, the last task of each branch that fork chose, as Conductor's ConditionalForkTaskMapper gives its
+ * JOIN in place of the definition's `joinOn`.
+ */
+export function joinOnOf(definition: WorkflowDef, joinIndex: number, forkTask: TaskExecution | undefined): string[] {
+  if (forkTask !== undefined && planTask(definition, forkTask.definitionIndex)?.type === "CONDITIONAL_FORK") return chosenBranchEnds(definition, forkTask);
+  return planTask(definition, joinIndex)?.joinOn ?? [];
 }
 
 /** What an IN_PROGRESS JOIN's join script decided, evaluated once (see {@link scriptedJoinEnding}). */
