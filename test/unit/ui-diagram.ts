@@ -15,6 +15,7 @@ export interface WorkflowTask {
   decisionCases?: Record<string, WorkflowTask[]>;
   defaultCase?: WorkflowTask[];
   forkTasks?: WorkflowTask[][];
+  conditionalBranches?: Array<{ condition?: { evaluatorType: string; expression: string } | null; tasks: WorkflowTask[] }>;
   joinOn?: string[];
   loopCondition?: string;
   loopOver?: WorkflowTask[];
@@ -22,6 +23,8 @@ export interface WorkflowTask {
   dynamicForkJoinTasksParam?: string;
   /** Set by the diagram on a JOIN after a FORK_JOIN_DYNAMIC (see ui/lib/diagram.js's WorkflowTask). */
   joinsForked?: true;
+  /** Set by the diagram on a JOIN after a CONDITIONAL_FORK (see ui/lib/diagram.js's WorkflowTask). */
+  joinsChosen?: true;
 }
 
 /** A task instance of an execution, as the API returns it (the fields the diagram reads). */

@@ -15,20 +15,20 @@ const switchOn = (ref: string, decisionCases: Record<string, WorkflowTask[]>, de
 });
 
 /** An execution's task list, in the order given (the service's scheduling order), as the API returns it. */
-function execution(definitionTasks: WorkflowTask[], instances: Array<[ref: string, status: string, outputData?: Record<string, unknown>]>): Task[] {
+function execution(definitionTasks: WorkflowTask[], instances: Array<[ref: string, status: string, outputData?: Record<string, unknown>, inputData?: Record<string, unknown>]>): Task[] {
   const byRef = new Map<string, WorkflowTask>();
   const index = (list: WorkflowTask[]): void => {
     for (const task of list) {
       byRef.set(task.taskReferenceName, task);
-      for (const branch of [...Object.values(task.decisionCases ?? {}), task.defaultCase ?? [], ...(task.forkTasks ?? [])]) index(branch);
+      for (const branch of [...Object.values(task.decisionCases ?? {}), task.defaultCase ?? [], ...(task.forkTasks ?? []), ...(task.conditionalBranches ?? []).map((each) => each.tasks)]) index(branch);
     }
   };
   index(definitionTasks);
-  return instances.map(([ref, status, outputData = {}], seq) => {
+  return instances.map(([ref, status, outputData = {}, inputData = {}], seq) => {
     const workflowTask = byRef.get(ref);
     if (!workflowTask) throw new Error(`no task ${ref} in the definition`);
     const ended = !["SCHEDULED", "IN_PROGRESS"].includes(status);
-    return { taskId: `t${seq}`, referenceTaskName: ref, taskType: workflowTask.type, status, seq: seq + 1, startTime: 1000 + seq, endTime: ended ? 2000 + seq : 0, scheduledTime: 1000 + seq, workflowTask, outputData };
+    return { taskId: `t${seq}`, referenceTaskName: ref, taskType: workflowTask.type, status, seq: seq + 1, startTime: 1000 + seq, endTime: ended ? 2000 + seq : 0, scheduledTime: 1000 + seq, workflowTask, outputData, inputData };
   });
 }
 
@@ -254,5 +254,55 @@ describe("the UI and FORK_JOIN_DYNAMIC tasks", () => {
     expect(stepNamed(steps, "call_c").instances.map((instance) => instance.referenceTaskName)).toEqual(["call_c__2"]);
     expect(stepNamed(steps, "fan_join").waitingOn).toEqual(["call_c"]);
     expect(systemTaskNote(stepNamed(steps, "fan_join").definitionTask)).toBe("waits for call_c");
+  });
+});
+
+describe("the UI and CONDITIONAL_FORK tasks", () => {
+  const conditional = (ref: string, branches: NonNullable<WorkflowTask["conditionalBranches"]>, defaultCase: WorkflowTask[] = []): WorkflowTask => ({
+    name: ref, taskReferenceName: ref, type: "CONDITIONAL_FORK", inputParameters: {}, conditionalBranches: branches, defaultCase,
+  });
+  const DEFINITION: WorkflowTask[] = [
+    conditional("route", [
+      { condition: { evaluatorType: "javascript", expression: "$.amount > 100" }, tasks: [http("review"), http("approve")] },
+      { condition: { evaluatorType: "value-param", expression: "express" }, tasks: [http("ship_fast")] },
+      { condition: null, tasks: [http("audit")] },
+    ], [http("ship_slow")]),
+    join("route_join", []),
+  ];
+
+  it("draws it as a fork: its branches, each labelled with its condition, then its default; its JOIN waits for the branches it chooses", () => {
+    expect(systemTaskNote(DEFINITION[0]!)).toBe("runs each of its 3 branches whose condition holds, in parallel, else its default branch");
+    const steps = stepsOf(DEFINITION);
+    expect(steps[0]!.forkBranches?.map((branch) => refsOf(branch.steps))).toEqual([["review", "approve"], ["ship_fast"], ["audit"], ["ship_slow"]]);
+    // Before it ran, nothing is marked not taken, and its JOIN's definition joinOn (which is not read) is not shown.
+    expect(allSteps(steps).some((step) => step.notTaken)).toBe(false);
+    expect(systemTaskNote(steps[1]!.definitionTask)).toBe("waits for the last task of each branch its fork chooses");
+    expect(branchList(diagram(steps), "route").children.map((branch) => describeBranch(branch).label)).toEqual([
+      "branch 1 if $.amount > 100",
+      "branch 2 if input express",
+      "branch 3 always",
+      "default, when no branch is chosen",
+    ]);
+  });
+
+  it("once it ran, marks the branches it did not choose not taken, and its JOIN waits for the last tasks of those it chose", () => {
+    const tasks = execution(DEFINITION, [
+      ["route", "COMPLETED"],
+      ["review", "COMPLETED"],
+      ["audit", "COMPLETED"],
+      ["route_join", "IN_PROGRESS", {}, { joinOn: ["approve", "audit"] }],
+      ["approve", "IN_PROGRESS"],
+    ]);
+    const steps = stepsOf(DEFINITION, tasks);
+    expect(steps[0]!.forkBranches?.map((branch) => branch.notTaken)).toEqual([false, true, false, true]);
+    expect(["review", "approve", "ship_fast", "audit", "ship_slow"].map((ref) => stepNamed(steps, ref).notTaken === true)).toEqual([false, false, true, false, true]);
+    expect(steps[1]!.waitingOn).toEqual(["approve"]);
+    expect(systemTaskNote(steps[1]!.definitionTask)).toBe("waits for approve, audit");
+    const drawn = branchList(diagram(steps), "route").children.map(describeBranch);
+    expect(drawn.map((branch) => branch.label)).toEqual(["branch 1 if $.amount > 100", "branch 2 if input express not taken", "branch 3 always", "default, when no branch is chosen not taken"]);
+
+    // Nothing chosen: the default branch alone runs.
+    const fallback = stepsOf(DEFINITION, execution(DEFINITION, [["route", "COMPLETED"], ["ship_slow", "COMPLETED"], ["route_join", "COMPLETED", {}, { joinOn: ["ship_slow"] }]]));
+    expect(fallback[0]!.forkBranches?.map((branch) => branch.notTaken)).toEqual([true, true, true, false]);
   });
 });

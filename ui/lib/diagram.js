@@ -5,9 +5,14 @@ import { formatDuration, formatTime, h, statusBadge } from "./dom.js";
 /**
  * @typedef {{ name?: string, taskReferenceName: string, type: string, subWorkflowParam?: {name?: unknown, version?: unknown}, inputParameters?: Record<string, unknown>,
  *   evaluatorType?: string, expression?: string, caseValueParam?: string, caseExpression?: string, decisionCases?: Record<string, WorkflowTask[]>, defaultCase?: WorkflowTask[],
- *   forkTasks?: WorkflowTask[][], joinOn?: string[], defaultExclusiveJoinTask?: string[], loopCondition?: string, loopOver?: WorkflowTask[], dynamicForkTasksParam?: string, dynamicForkJoinTasksParam?: string, dynamicTaskNameParam?: string, sink?: string, joinsForked?: true }} WorkflowTask
+ *   forkTasks?: WorkflowTask[][], conditionalBranches?: ConditionalBranch[], joinOn?: string[], defaultExclusiveJoinTask?: string[], loopCondition?: string, loopOver?: WorkflowTask[], dynamicForkTasksParam?: string, dynamicForkJoinTasksParam?: string, dynamicTaskNameParam?: string, sink?: string,
+ *   joinsForked?: true, joinsChosen?: true }} WorkflowTask
  *   A JOIN after a FORK_JOIN_DYNAMIC waits for the tasks the fork forked: its step's `joinOn` names them once the fork
- *   ran, and is absent before (`joinsForked` marks such a JOIN).
+ *   ran, and is absent before (`joinsForked` marks such a JOIN). A JOIN after a CONDITIONAL_FORK waits for the last
+ *   task of each branch the fork chose: its step's `joinOn` names them once the JOIN is scheduled (its input's), and
+ *   is absent before (`joinsChosen` marks such a JOIN).
+ * @typedef {{ condition?: { evaluatorType?: string, expression?: string } | null, tasks?: WorkflowTask[] }} ConditionalBranch
+ *   A CONDITIONAL_FORK's branch: it runs when its condition holds for the fork's input, always without one.
  * @typedef {{ taskId: string, referenceTaskName: string, taskType: string, taskDefName?: string, status: string, startTime: number, endTime: number, scheduledTime: number,
  *   subWorkflowId?: string, retried?: boolean, workflowTask?: { type?: string, name?: string, taskReferenceName?: string }, workerId?: string, domain?: string, inputData?: Record<string, unknown>,
  *   outputData?: Record<string, unknown>, iteration?: number, loopOverTask?: boolean, workflowInstanceId?: string, callbackAfterSeconds?: number, updateTime?: number }} Task
@@ -23,8 +28,9 @@ import { formatDuration, formatTime, h, statusBadge } from "./dom.js";
  *   have not ended well yet.
  * @typedef {{ caseValue: string | null, taken: boolean | null, steps: Step[] }} Branch
  *   `caseValue` null for the defaultCase; `taken` null while the SWITCH has not decided.
- * @typedef {{ steps: Step[], notTaken: boolean }} ForkBranch
- *   Every branch of a fork runs; `notTaken` when the fork itself lies in a SWITCH branch not taken.
+ * @typedef {{ steps: Step[], notTaken: boolean, label?: string }} ForkBranch
+ *   Every branch of a fork runs; `notTaken` when the fork itself lies in a SWITCH branch not taken, or (a
+ *   CONDITIONAL_FORK's) when its fork did not choose it. `label`: what it is called (`branch <n>` without one).
  * @typedef {{ steps: Step[], notTaken: boolean }} Loop
  *   The steps of a DO_WHILE's `loopOver`, run in each iteration; `notTaken` when the DO_WHILE lies in a SWITCH branch
  *   not taken.
@@ -148,6 +154,11 @@ export function systemTaskNote(definitionTask) {
       const count = definitionTask.forkTasks?.length ?? 0;
       return count === 1 ? "runs 1 branch" : `runs ${count} branches in parallel`;
     }
+    case "CONDITIONAL_FORK": {
+      const count = definitionTask.conditionalBranches?.length ?? 0;
+      const otherwise = (definitionTask.defaultCase ?? []).length > 0 ? ", else its default branch" : "";
+      return `runs each of its ${count === 1 ? "1 branch" : `${count} branches`} whose condition holds, in parallel${otherwise}`;
+    }
     case "FORK_JOIN_DYNAMIC": {
       if (typeof definitionTask.dynamicForkTasksParam === "string") return `forks each task of input ${definitionTask.dynamicForkTasksParam}, in parallel`;
       // Conductor's older form: the input holds {dynamicTasks: [...]}.
@@ -199,6 +210,7 @@ export function systemTaskNote(definitionTask) {
       return typeof condition === "string" && condition.trim() !== "" ? `polls ${every} until ${scriptLine(condition)}` : "calls once (no terminationCondition)";
     }
     case "JOIN": {
+      if (definitionTask.joinOn === undefined && definitionTask.joinsChosen === true) return "waits for the last task of each branch its fork chooses";
       const forked = definitionTask.joinOn === undefined && definitionTask.joinsForked === true;
       // A join script (Orkes' expression on a JOIN) decides when the JOIN ends, over the tasks it joins: "waits for
       // a, b" would say it waits for them all, which a script may not.
@@ -282,7 +294,8 @@ export function stepsOf(definitionTasks, tasks = []) {
  */
 function stepsWithin(definitionTasks, tasks, reachable, inLoop) {
   return definitionTasks.map((written, index) => {
-    const definitionTask = definitionTasks[index - 1]?.type === "FORK_JOIN_DYNAMIC" ? joiningForked(written, definitionTasks[index - 1], tasks) : written;
+    const before = definitionTasks[index - 1]?.type;
+    const definitionTask = before === "FORK_JOIN_DYNAMIC" ? joiningForked(written, definitionTasks[index - 1], tasks) : before === "CONDITIONAL_FORK" ? joiningChosen(written, tasks) : written;
     const ref = definitionTask.taskReferenceName;
     const instances = tasks.filter((task) => (task.loopOverTask === true) === inLoop && definitionReferenceName(task) === ref);
     /** @type {Step} */
@@ -294,6 +307,7 @@ function stepsWithin(definitionTasks, tasks, reachable, inLoop) {
     if (definitionTask.type === "FORK_JOIN") {
       step.forkBranches = (definitionTask.forkTasks ?? []).map((list) => ({ steps: stepsWithin(list, tasks, reachable, inLoop), notTaken: !reachable }));
     }
+    if (definitionTask.type === "CONDITIONAL_FORK") step.forkBranches = chosenBranches(definitionTask, instances.at(-1), tasks, reachable, inLoop);
     if (definitionTask.type === "FORK_JOIN_DYNAMIC") {
       const forked = forkedTasks(definitionTask, tasks);
       // Before it ran there is nothing to draw: its note says what it will fork.
@@ -345,6 +359,60 @@ function joiningForked(join, fork, tasks) {
   /** @type {WorkflowTask} */
   const joining = { ...rest, joinsForked: true };
   return run?.status === "COMPLETED" ? { ...joining, joinOn: forkedTasks(fork, tasks).map((task) => task.taskReferenceName) } : joining;
+}
+
+/**
+ * JOIN `join` after a CONDITIONAL_FORK, waiting for the last task of each branch the fork chose: as its latest
+ * instance's input names them, once it is scheduled (see the WorkflowTask type).
+ * @param {WorkflowTask} join
+ * @param {Task[]} tasks
+ * @returns {WorkflowTask}
+ */
+function joiningChosen(join, tasks) {
+  const { joinOn: _written, ...rest } = join;
+  const chosen = latestRunOf(join, tasks)?.inputData?.["joinOn"];
+  /** @type {WorkflowTask} */
+  const joining = { ...rest, joinsChosen: true };
+  return Array.isArray(chosen) ? { ...joining, joinOn: chosen.filter((ref) => typeof ref === "string") } : joining;
+}
+
+/**
+ * A CONDITIONAL_FORK's branches, then its default branch (when it has tasks), each labelled with its condition. Once
+ * its latest instance `latest` has ended, the branches it did not choose are not taken: those whose first task was not
+ * scheduled after it (as the service runs the chosen ones at once); all of them when it failed, choosing none.
+ * @param {WorkflowTask} definitionTask a CONDITIONAL_FORK
+ * @param {Task | undefined} latest
+ * @param {Task[]} tasks
+ * @param {boolean} reachable
+ * @param {boolean} inLoop
+ * @returns {ForkBranch[]}
+ */
+function chosenBranches(definitionTask, latest, tasks, reachable, inLoop) {
+  const since = latest === undefined ? -1 : tasks.indexOf(latest);
+  const decided = latest !== undefined && !["SCHEDULED", "IN_PROGRESS"].includes(latest.status);
+  /** @param {WorkflowTask[]} list */
+  const chosen = (list) => {
+    const first = list[0];
+    return latest?.status === "COMPLETED" && first !== undefined && tasks.some((task, position) => position > since && definitionReferenceName(task) === first.taskReferenceName);
+  };
+  /** @type {Array<{ list: WorkflowTask[], label: string }>} */
+  const lists = (definitionTask.conditionalBranches ?? []).map((branch, index) => ({ list: branch.tasks ?? [], label: `branch ${index + 1} ${conditionText(branch.condition)}` }));
+  if ((definitionTask.defaultCase ?? []).length > 0) lists.push({ list: definitionTask.defaultCase ?? [], label: "default, when no branch is chosen" });
+  return lists.map(({ list, label }) => {
+    const notTaken = !reachable || (decided && !chosen(list));
+    return { steps: stepsWithin(list, tasks, !notTaken, inLoop), notTaken, label };
+  });
+}
+
+/**
+ * When a CONDITIONAL_FORK's branch runs, in words: `if <script>`, `if input <name>` for value-param, `always` without a
+ * condition (none, or neither field given).
+ * @param {{ evaluatorType?: string, expression?: string } | null | undefined} condition
+ */
+function conditionText(condition) {
+  const expression = condition?.expression;
+  if (typeof expression !== "string" || expression === "") return "always";
+  return condition?.evaluatorType === "value-param" ? `if input ${expression}` : `if ${scriptLine(expression)}`;
 }
 
 /**
@@ -617,7 +685,7 @@ function forkBranches(definitionTask, branches, options) {
   return h("ul", { className: "fork-branches", "aria-label": `Branches of ${definitionTask.taskReferenceName}` },
     branches.map((branch, index) => {
       return h("li", { className: `branch${branch.notTaken ? " not-taken" : ""}`, "data-branch": String(index + 1) },
-        framedSteps(definitionTask, `branch ${index + 1}`, branch, options));
+        framedSteps(definitionTask, branch.label ?? `branch ${index + 1}`, branch, options));
     }));
 }
 
