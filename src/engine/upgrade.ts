@@ -5,7 +5,7 @@
  * recorded SKIPPED (with the output the upgrade gives them), so that later tasks can read them.
  *
  * What cannot be mapped is refused, changing nothing: a task that has run must be in the new version too, of the same
- * type and in the same place (at the top level, or in the same branch of the same SWITCH or FORK_JOIN, or in the same
+ * type and in the same place (at the top level, or in the same branch of the same SWITCH, FORK_JOIN or CONDITIONAL_FORK, or in the same
  * DO_WHILE's loop), or the execution's past would no longer be a path through its definition.
  */
 import type { DecideEnv } from "./config";
@@ -15,6 +15,7 @@ import { activeLanes, latestInstance } from "./lanes";
 import { overExecutionLimitReason, storedTasksBytes } from "./limits";
 import type { JsonObject, TaskExecution, WorkflowDef, WorkflowTaskDef } from "./model";
 import { definitionReferenceName, planIndexOf, planOf, planTask } from "./plan";
+import { joinOnOf } from "./tasks/fork-join";
 import { taskIdWithin } from "./task-id";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 
@@ -49,11 +50,16 @@ export function applyUpgrade(draft: Draft, request: UpgradeRequest, env: DecideE
     if (reason !== undefined) throw new EngineError("INVALID", reason);
     input = withInputTemplate(definition, request.workflowInput);
   }
+  // Read before the patch: `state` is the draft's, which the patch changes.
+  const current = state.definition;
   draft.patch({ definition, workflowVersion: definition.version, input, updateTime: env.now });
   for (const task of state.tasks) {
     const index = indexes.get(task.taskId)!;
-    if (index !== task.definitionIndex) draft.updateTask(task.taskId, { definitionIndex: index });
+    const forkedBranches = chosenUnder(task, planTask(current, task.definitionIndex), planTask(definition, index));
+    if (forkedBranches !== task.forkedBranches) draft.updateTask(task.taskId, { definitionIndex: index, forkedBranches });
+    else if (index !== task.definitionIndex) draft.updateTask(task.taskId, { definitionIndex: index });
   }
+  showJoinedBranches(draft);
   const skipped = skipPassedSteps(draft, request.taskOutput ?? {}, env);
   const unused = Object.keys(request.taskOutput ?? {}).filter((reference) => !skipped.has(reference));
   if (unused.length > 0) {
@@ -66,6 +72,35 @@ export function applyUpgrade(draft: Draft, request: UpgradeRequest, env: DecideE
   const pendingSkips = state.pendingSkips?.filter((skip) => planIndexOf(definition, skip.taskReferenceName) >= 0);
   if (pendingSkips !== state.pendingSkips) draft.patch({ pendingSkips: pendingSkips?.length ? pendingSkips : undefined });
   if (state.pendingJump !== undefined && planIndexOf(definition, state.pendingJump.taskReferenceName) < 0) draft.patch({ pendingJump: undefined });
+}
+
+/**
+ * The branches CONDITIONAL_FORK instance `task` chose, as places in the upgraded fork `now` (`was` its old version):
+ * its defaultCase is recorded as the place after its last conditional branch, which moves when the new version adds or
+ * removes branches, so it is moved with them (or the fork would run a branch it never chose, its JOIN waiting for it,
+ * and leave the defaultCase's tasks running unjoined). A chosen conditional branch keeps its place: its first task ran,
+ * and a task that ran must stay in the same branch (see {@link mappedSteps}). Unchanged for any other task.
+ */
+function chosenUnder(task: TaskExecution, was: WorkflowTaskDef | undefined, now: WorkflowTaskDef | undefined): number[] | undefined {
+  if (task.forkedBranches === undefined || was?.type !== "CONDITIONAL_FORK" || now?.type !== "CONDITIONAL_FORK") return task.forkedBranches;
+  const before = was.conditionalBranches?.length ?? 0;
+  const after = now.conditionalBranches?.length ?? 0;
+  return before === after ? task.forkedBranches : task.forkedBranches.map((position) => (position === before ? after : position));
+}
+
+/**
+ * Gives each running JOIN of a CONDITIONAL_FORK the `joinOn` it waits for under the upgraded definition (the last task
+ * of each branch its fork chose, which the new version may have changed), as its input shows it (see `resolveTaskInput`).
+ */
+function showJoinedBranches(draft: Draft): void {
+  const state = draft.state;
+  const plan = planOf(state.definition);
+  for (const task of state.tasks) {
+    const fork = plan.forkOfJoin.get(task.definitionIndex);
+    if (task.status !== "IN_PROGRESS" || fork === undefined || planTask(state.definition, fork)?.type !== "CONDITIONAL_FORK") continue;
+    const forkTask = state.tasks.findLast((other) => other.definitionIndex === fork && other.seq < task.seq);
+    draft.updateTask(task.taskId, { inputData: { ...task.inputData, joinOn: joinOnOf(state.definition, task.definitionIndex, forkTask) } });
+  }
 }
 
 /** The step of `upgraded` each task instance maps to, by task id; throws when one has none (see the module comment). */

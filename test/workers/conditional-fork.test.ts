@@ -151,6 +151,25 @@ describe("CONDITIONAL_FORK", () => {
     expect(taskOf(done, "route_join__3").outputData).toEqual({ odd: { round: 3 } });
   });
 
+  it("upgraded while its defaultCase runs, to a version with a branch more and a task more in its defaultCase, goes on with its defaultCase, not the branch added (which it never chose), its JOIN waiting for the new last task", async () => {
+    const large = branch([noop("large")], { evaluatorType: "javascript", expression: "$.amount > 100" });
+    const version = (n: number, branches: JsonObject[], defaultCase: JsonObject[]) => ({ name: "cfork_upgrade", version: n, tasks: [...conditionalFork("route", branches, { amount: "${workflow.input.amount}" }, { defaultCase }), noop("after")] });
+    await register(version(1, [large], [waitTask("small")]));
+    await register(version(2, [large, branch([waitTask("huge")], { evaluatorType: "javascript", expression: "$.amount > 1000" })], [waitTask("small"), noop("small_end")]));
+    const workflowId = await startWorkflow("cfork_upgrade", { amount: 5 }, "?version=1");
+    await waitFor(workflowId, (workflow) => taskOf(workflow, "small")?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/workflow/${workflowId}/upgrade`, { name: "cfork_upgrade", version: 2 });
+    const upgraded = await waitFor(workflowId, (workflow) => workflow["workflowVersion"] === 2);
+    // The fork chose its defaultCase, which the new version lists after two branches instead of one.
+    expect(refsAndStatuses(upgraded)).toEqual(["route:COMPLETED", "route_join:IN_PROGRESS", "small:IN_PROGRESS"]);
+    expect(taskOf(upgraded, "route_join").inputData["joinOn"]).toEqual(["small_end"]);
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/small/COMPLETED`, { by: "default" });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(taskOf(done, "route_join").outputData).toEqual({ small_end: {} });
+    expect(refsAndStatuses(done)).toEqual(["after:COMPLETED", "route:COMPLETED", "route_join:COMPLETED", "small:COMPLETED", "small_end:COMPLETED"]);
+  });
+
   it("refuses, storing nothing: no JOIN after it, a condition of an evaluator not run here or missing its expression or type, one that does not parse, branches of the wrong shape, a reference name used in two branches, no task to run", async () => {
     const refused = async (name: string, tasks: JsonObject[]) => {
       const response = await api("POST", "/api/metadata/workflow", { name, tasks });
