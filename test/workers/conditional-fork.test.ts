@@ -236,5 +236,18 @@ describe("CONDITIONAL_FORK", () => {
     const done = await waitFor(await startWorkflow("cfork_shown"), ["COMPLETED", "FAILED"]);
     expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
     expect(taskOf(done, "route_join").outputData).toEqual({ b: {} });
+
+    // As the Java client sends it, every WorkflowTask's empty forkTasks (and other lists) given: its JOIN naming its
+    // branches' last tasks is no FORK_JOIN's JOIN, whose joinOn would be checked against those (empty) forkTasks.
+    await register({
+      name: "cfork_java",
+      tasks: [
+        { name: "route", taskReferenceName: "route", type: "CONDITIONAL_FORK", forkTasks: [], decisionCases: {}, loopOver: [], conditionalBranches: [{ condition: null, tasks: [{ ...noop("a"), forkTasks: [] }] }, { tasks: [noop("b")] }], defaultCase: [] },
+        { name: "route_join", taskReferenceName: "route_join", type: "JOIN", joinOn: ["a", "b"], forkTasks: [], conditionalBranches: [] },
+      ],
+    });
+    const java = await waitFor(await startWorkflow("cfork_java"), ["COMPLETED", "FAILED"]);
+    expect(java.status, String(java.reasonForIncompletion)).toBe("COMPLETED");
+    expect(taskOf(java, "route_join").outputData).toEqual({ a: {}, b: {} });
   });
 });
