@@ -54,6 +54,15 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect(run.tasks.find((task) => task.referenceTaskName === "fan_join")!.inputData).toEqual({ joinOn: ["call_a", "call_b", "call_c"] });
     expect(run.tasks.find((task) => task.referenceTaskName === "call_b")!["workflowTask"]).toMatchObject({ taskReferenceName: "call_b", type: "HTTP" });
     expect(run["workflowDefinition"]).not.toHaveProperty("dynamicForks");
+
+    // As the Java client writes it (every WorkflowTask's empty forkTasks given), with a JOIN naming tasks in its joinOn:
+    // not read after a dynamic fork, so not checked against those empty forkTasks either (it was a 400, "not a task in
+    // the branches of the FORK_JOIN").
+    const [fork_, join] = dynamicFork("fan", "${prepare.output.result.tasks}", "${prepare.output.result.inputs}");
+    await register({ name: "dynamic_meeting_java", tasks: [prepareCalls("${workflow.input.keys}", target("/count/dynamic-java")), { ...fork_, forkTasks: [] }, { ...join, forkTasks: [], joinOn: ["call_a", "elsewhere"] }], outputParameters: { joined: "${fan_join.output}" } });
+    const java = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/dynamic_meeting_java/1", { input: { keys: ["x"] } });
+    expect(java.status, String(java.reasonForIncompletion)).toBe("COMPLETED");
+    expect(Object.keys(java.output["joined"] as JsonObject)).toEqual(["call_x"]);
   });
 
   it("forks a sub workflow per entry of forkTaskInputs and waits for every child", async () => {

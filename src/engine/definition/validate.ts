@@ -718,9 +718,9 @@ function forkPairingIssues(list: readonly unknown[], listPath: string): Validati
       return;
     }
     const joinOn = task["joinOn"];
-    // A CONDITIONAL_FORK's JOIN waits for what its fork chose, not its joinOn; the fork's forkTasks, empty as the Java
-    // client sends every task's, are no branches of it to check that joinOn against.
-    if (!Array.isArray(joinOn) || fork["type"] === "CONDITIONAL_FORK" || !Array.isArray(fork["forkTasks"])) return;
+    // Only a FORK_JOIN's JOIN reads its joinOn: a CONDITIONAL_FORK's waits for what its fork chose, a FORK_JOIN_DYNAMIC's
+    // for what its fork forked. Their forkTasks, empty as the Java client sends every task's, are no branches to check it against.
+    if (!Array.isArray(joinOn) || fork["type"] !== "FORK_JOIN" || !Array.isArray(fork["forkTasks"])) return;
     const branchTasks = rawTaskEntries((fork["forkTasks"] as unknown[]).flatMap((branch) => (Array.isArray(branch) ? branch : [])), "");
     const referenceOf = (inner: unknown): unknown => (isRecord(inner) ? inner["taskReferenceName"] : undefined);
     const inBranches = new Set(branchTasks.map(({ task: inner }) => referenceOf(inner)));
