@@ -5,3 +5,9 @@ declare namespace Cloudflare {
     OAUTH_TEST_PRIVATE_JWK: string;
   }
 }
+
+/** A file imported as text (Vite's `?raw`, which the workerd test pool bundles): the docs the doc tests read. */
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}
