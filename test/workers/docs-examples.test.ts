@@ -109,24 +109,32 @@ interface Outcome {
   before?: JsonObject[];
   /** Run though it names an external URL: with its input it does not call it. */
   runs?: true;
+  /** What the doc says of the ended workflow (matched as a subset). */
+  shows?: JsonObject;
 }
 const OUTCOMES: Record<string, Outcome> = {
   // Waits for a message posted to the workflow.
   "Workflow messages/wait_for_message": { status: "RUNNING", waitingOn: "wait_for_message" },
   "Workflow messages/message_loop": { status: "RUNNING", waitingOn: "pull_message__1" },
   // Its script sums the order's items.
-  "INLINE/price": { input: { items: [{ qty: 2, unit: 3 }, { qty: 1, unit: 4 }] } },
+  "INLINE/price": { input: { items: [{ qty: 2, unit: 3 }, { qty: 1, unit: 4 }] }, shows: { tasks: [{ outputData: { result: 10 } }] } },
+  // Its jq adds two values of an earlier response.
+  "JSON_JQ_TRANSFORM/shape": {
+    before: [answering("fetch", { a: { value1: 1 }, b: { value2: 2 } })],
+    shows: { tasks: [{}, { outputData: { result: { key3: 3 }, resultList: [{ key3: 3 }] } }] },
+  },
   // Zero items pending: the loop checks its condition first and runs no iteration (its body calls an external URL).
   "WHILE/drain": { input: { pending: 0 }, runs: true },
   // Its first branch is a HUMAN task: an amount over 100 chooses it.
   "CONDITIONAL_FORK/route": { input: { amount: 150 }, status: "RUNNING", waitingOn: "review" },
   "EXCLUSIVE_JOIN/route": { input: { kind: "card" } },
   // The correlation id must be a non-empty string: its lookup answers one.
-  "SET_CORRELATION_ID/mark_order": { before: [answering("lookup", { orderId: "A-1" })] },
+  "SET_CORRELATION_ID/mark_order": { before: [answering("lookup", { orderId: "A-1" })], shows: { correlationId: "A-1" } },
+  "SET_VARIABLE/mark_shipped": { before: [answering("ship", { id: "T-9" })], shows: { variables: { stage: "shipped", trackingId: "T-9" } } },
   "WAIT/cool_off": { status: "RUNNING", waitingOn: "cool_off" },
   "HUMAN/approve_refund": { input: { amount: 20 }, status: "RUNNING", waitingOn: "approve_refund" },
   // It ends the workflow as its terminationStatus says.
-  "TERMINATE/out_of_stock": { input: { sku: "A-1" }, status: "FAILED" },
+  "TERMINATE/out_of_stock": { input: { sku: "A-1" }, status: "FAILED", shows: { output: { sku: "A-1" }, reasonForIncompletion: "out of stock" } },
 };
 
 /** Headings whose ```json blocks are not definitions (request or answer bodies): none today; a new one is listed here. */
@@ -191,6 +199,7 @@ describe("the JSON examples of docs/api.md", () => {
         (expected === "RUNNING" && workflow.tasks.some((task) => task.referenceTaskName === outcome.waitingOn && task.status === "IN_PROGRESS")),
       );
       expect(reached.status, `${where}: ${JSON.stringify(reached).slice(0, 3000)}`).toBe(expected);
+      if (outcome.shows) expect(reached, where).toMatchObject(outcome.shows);
       if (expected === "RUNNING") await apiOk("DELETE", `/api/workflow/${workflowId}?reason=done`);
     });
   });
