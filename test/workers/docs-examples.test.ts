@@ -98,6 +98,14 @@ const answering = (ref: string, body: JsonObject): JsonObject => ({
   inputParameters: { uri: target(`/text?type=application/json&body=${JSON.stringify(body)}`), method: "GET" },
 });
 
+/** An INLINE task computing `result`: an earlier task whose output an example reads. */
+const computing = (ref: string, result: JsonObject): JsonObject => ({
+  name: ref,
+  taskReferenceName: ref,
+  type: "INLINE",
+  inputParameters: { evaluatorType: "javascript", expression: "$.result", result },
+});
+
 /** How a runnable example ends: COMPLETED unless listed here (keyed by heading, then the first task's reference name). */
 interface Outcome {
   /** The workflow input the example reads (`${workflow.input.…}`). */
@@ -128,6 +136,17 @@ const OUTCOMES: Record<string, Outcome> = {
   // Its first branch is a HUMAN task: an amount over 100 chooses it.
   "CONDITIONAL_FORK/route": { input: { amount: 150 }, status: "RUNNING", waitingOn: "review" },
   "EXCLUSIVE_JOIN/route": { input: { kind: "card" } },
+  // Its tasks and their inputs come from an earlier task: two branches that need nothing outside.
+  "FORK_JOIN_DYNAMIC/fan_out": {
+    before: [
+      computing("prepare", {
+        tasks: [{ name: "a", taskReferenceName: "a", type: "INLINE" }, { name: "b", taskReferenceName: "b", type: "INLINE" }],
+        inputs: { a: { evaluatorType: "javascript", expression: "$.n * 2", n: 1 }, b: { evaluatorType: "javascript", expression: "$.n * 2", n: 2 } },
+      }),
+    ],
+    runs: true,
+    shows: { tasks: [{}, {}, {}, {}, { referenceTaskName: "fan_in", outputData: { a: { result: 2 }, b: { result: 4 } } }] },
+  },
   // The correlation id must be a non-empty string: its lookup answers one.
   "SET_CORRELATION_ID/mark_order": { before: [answering("lookup", { orderId: "A-1" })], shows: { correlationId: "A-1" } },
   "SET_VARIABLE/mark_shipped": { before: [answering("ship", { id: "T-9" })], shows: { variables: { stage: "shipped", trackingId: "T-9" } } },
