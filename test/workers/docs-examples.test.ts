@@ -180,6 +180,9 @@ function classify(block: JsonBlock): Kind {
   return { kind: "unknown" };
 }
 
+/** The key of a block of tasks in OUTCOMES: its heading, then its first task's reference name. */
+const outcomeKey = (block: JsonBlock, kind: Kind): string => (kind.kind === "tasks" ? `${block.heading}/${String(kind.tasks[0]?.["taskReferenceName"])}` : "");
+
 const blocks = jsonBlocks(apiDoc);
 
 describe("the JSON examples of docs/api.md", () => {
@@ -187,12 +190,15 @@ describe("the JSON examples of docs/api.md", () => {
     expect(blocks.length).toBeGreaterThanOrEqual(24);
     const unknown = blocks.filter((block) => classify(block).kind === "unknown").map((block) => `docs/api.md:${block.line} (${block.heading})${block.error ? `: ${block.error}` : ""}`);
     expect(unknown, "JSON blocks of no known shape: check them here, or list their headings in NOT_DEFINITIONS").toEqual([]);
+    // An adjustment whose example was renamed or removed would silently stop applying.
+    const keys = blocks.map((block) => outcomeKey(block, classify(block)));
+    expect(Object.keys(OUTCOMES).filter((key) => !keys.includes(key)), "OUTCOMES entries of no example").toEqual([]);
   });
 
   blocks.forEach((block, index) => {
     const kind = classify(block);
     const first = kind.kind === "tasks" ? String(kind.tasks[0]?.["taskReferenceName"]) : "";
-    const outcome = OUTCOMES[`${block.heading}/${first}`] ?? {};
+    const outcome = OUTCOMES[outcomeKey(block, kind)] ?? {};
     const runs = kind.kind === "tasks" && runnable(kind.tasks, outcome);
     it(`${block.heading} (line ${block.line}${first ? `, ${first}` : ""}) is accepted${runs ? " and runs" : ""}`, async () => {
       const where = `docs/api.md:${block.line} (${block.heading})`;
