@@ -23,6 +23,7 @@ import { evaluationContext } from "../engine/evaluation";
 import { ENVIRONMENT_READING_COMMANDS, environmentVariablesOf } from "../engine/environment";
 import { MissingSecretError, referencedSecrets, resolveValue } from "../engine/expressions";
 import {
+  isHttpType,
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_TASK_STATUSES,
   TERMINAL_WORKFLOW_STATUSES,
@@ -2675,12 +2676,13 @@ export class WorkflowExecution extends DurableObject<Env> {
   ): Promise<ExecutionEvent> {
     switch (task.taskType) {
       case "HTTP":
+      case "HTTP_SYNC":
       case "HTTP_POLL":
         return dispatchHttp(task, input, {
           engine: this.#config.engine,
           maxResponseBytes: this.#config.httpMaxResponseBytes,
           // A poll's answer is always the poll's: it never waits to be completed from outside.
-          asyncCompleteAtTaskLevel: task.taskType === "HTTP" ? definition.asyncComplete : false,
+          asyncCompleteAtTaskLevel: isHttpType(task.taskType) ? definition.asyncComplete : false,
           cancel,
           egress: this.#config.egress,
         });

@@ -32,7 +32,8 @@ export type JsonObject = { [key: string]: JsonValue };
  * EXCLUSIVE_JOIN (Conductor's) ends with the first task of its `joinOn` (else of its `defaultExclusiveJoinTask`) that
  * ran: typically after a SWITCH, the last task of whichever branch it took. CONDITIONAL_FORK (Conductor OSS's) is a
  * FORK_JOIN whose branches (`conditionalBranches`) each may carry a condition: those whose condition holds, and those
- * without one, run side by side (else its `defaultCase`), and the JOIN after it waits for them.
+ * without one, run side by side (else its `defaultCase`), and the JOIN after it waits for them. HTTP_SYNC (Conductor
+ * OSS's) is the HTTP task under another name (see {@link isHttpType}).
  */
 export const TASK_TYPES = [
   "HTTP",
@@ -67,6 +68,7 @@ export const TASK_TYPES = [
   "UPDATE_SECRET",
   "PULL_WORKFLOW_MESSAGES",
   "CONDITIONAL_FORK",
+  "HTTP_SYNC",
 ] as const;
 /** One of {@link TASK_TYPES}. */
 export type TaskType = (typeof TASK_TYPES)[number];
@@ -80,6 +82,19 @@ const LOOP_TYPES: ReadonlySet<unknown> = new Set<TaskType>(["DO_WHILE", "WHILE"]
 /** True when `type` is a loop's (DO_WHILE or WHILE): one whose `loopOver` runs in iterations. */
 export function isLoopType(type: unknown): boolean {
   return LOOP_TYPES.has(type);
+}
+
+/**
+ * The HTTP task types: HTTP, and HTTP_SYNC, which Conductor OSS added to make an HTTP call inside the decision instead of
+ * from the async system-task queue (its HttpSyncTask, an HttpTask reading the same `http_request`). Every HTTP call is
+ * made by the execution's own Durable Object here, queued nowhere, so the two are one task: the same checks, request,
+ * output, failures, retries, limits and cache, differing only in the type the task shows.
+ */
+const HTTP_TYPES: ReadonlySet<unknown> = new Set<TaskType>(["HTTP", "HTTP_SYNC"]);
+
+/** True when `type` is an HTTP task's (HTTP or HTTP_SYNC): one whose work is the request of its input. */
+export function isHttpType(type: unknown): boolean {
+  return HTTP_TYPES.has(type);
 }
 
 /** Conductor's retry policies for a failed task. */
@@ -203,7 +218,7 @@ export interface WorkflowTaskDef {
   type: TaskType;
   description?: string;
   inputParameters?: JsonObject;
-  /** HTTP: when true the task stays IN_PROGRESS after its request until completed through the API. */
+  /** HTTP (and HTTP_SYNC): when true the task stays IN_PROGRESS after its request until completed through the API. */
   asyncComplete?: boolean;
   /** Failure turns into COMPLETED_WITH_ERRORS and the workflow goes on. */
   optional?: boolean;
@@ -280,7 +295,7 @@ export interface WorkflowTaskDef {
    * task's `callbackAfterSeconds` meanwhile).
    */
   startDelay?: number;
-  /** HTTP, SIMPLE: Orkes' task output cache (see {@link TaskCacheConfig}). */
+  /** HTTP (HTTP_SYNC), HTTP_POLL, SIMPLE: Orkes' task output cache (see {@link TaskCacheConfig}). */
   cacheConfig?: TaskCacheConfig;
   /** TERMINATE_WORKFLOW: Orkes' task-level placement of its `triggerFailureWorkflow` input (the input's wins). */
   triggerFailureWorkflow?: boolean;
@@ -543,7 +558,7 @@ export interface TaskExecution {
    */
   cache?: { key: string; state: "looking" | "hit" | "missed" };
   /**
-   * An HTTP, HTTP_POLL or SUB_WORKFLOW task whose task definition limits how many of its name run at once or start per window (see
+   * An HTTP (or HTTP_SYNC), HTTP_POLL or SUB_WORKFLOW task whose task definition limits how many of its name run at once or start per window (see
    * `task-places.ts`): SCHEDULED, `asking` until its name's limit object gives it a place (it starts nothing meanwhile);
    * `held` from then until it ends, when the place is given back (a SUB_WORKFLOW task reopened for its child run again
    * in place holds it again at once). Never shown.

@@ -5,7 +5,7 @@
  */
 import { hasExpression, resolveValue } from "./expressions";
 import { workflowRecord } from "./evaluation";
-import type { JsonObject, JsonValue, TaskCacheConfig, TaskExecution, WorkflowExecution } from "./model";
+import { isHttpType, type JsonObject, type JsonValue, type TaskCacheConfig, type TaskExecution, type WorkflowExecution } from "./model";
 import { instanceTask } from "./plan";
 import { isJsonObjectValue } from "./tasks/workflow-start-fields";
 
@@ -40,12 +40,12 @@ export function taskCacheKey(state: WorkflowExecution, task: TaskExecution, conf
 }
 
 /**
- * The task input `name` names in a key: the input's own; for an HTTP or HTTP_POLL task, which takes its request flat or nested in
+ * The task input `name` names in a key: the input's own; for an HTTP (HTTP_SYNC) or HTTP_POLL task, which takes its request flat or nested in
  * `http_request` (nested winning field by field), the request's field as it is sent, so that `${uri}` names the URI
  * wherever it is written (the client builders nest it).
  */
 function inputNamed(task: TaskExecution, name: string): JsonValue | undefined {
-  const request = task.taskType === "HTTP" || task.taskType === "HTTP_POLL" ? task.inputData["http_request"] : undefined;
+  const request = isHttpType(task.taskType) || task.taskType === "HTTP_POLL" ? task.inputData["http_request"] : undefined;
   if (isJsonObjectValue(request) && Object.hasOwn(request, name)) return request[name];
   return Object.hasOwn(task.inputData, name) ? task.inputData[name] : undefined;
 }

@@ -19,9 +19,11 @@ import { handOutLimits, type HandOutLimits } from "./tasks/simple";
  * {@link countsRate}); its child's own workflow `rateLimitConfig` applies on top. A child run again in place (a retry or rerun reopening the task, see {@link retakenPlaces}) takes its place back
  * at once, without waiting: the child runs already, and Conductor counts the reopened IN_PROGRESS task too. Not the
  * other system tasks: EVENT, HUMAN and WAIT are not async in Conductor; a START_WORKFLOW ends as it starts its
- * workflow, so no place would be held; the others run inside the execution.
+ * workflow, so no place would be held; the others run inside the execution. HTTP_SYNC is the HTTP task here (see
+ * `isHttpType`), held back as it is, though Conductor runs it inside the decision, unlimited: its call is the same
+ * outbound request, which the limits are there to spare.
  */
-const PLACED_TYPES: ReadonlySet<string> = new Set(["HTTP", "HTTP_POLL", "SUB_WORKFLOW"]);
+const PLACED_TYPES: ReadonlySet<string> = new Set(["HTTP", "HTTP_SYNC", "HTTP_POLL", "SUB_WORKFLOW"]);
 
 /** True when tasks of `taskType` wait for a place under their task definition's limits (see {@link PLACED_TYPES}). */
 export function isPlacedType(taskType: string): boolean {

@@ -26,7 +26,7 @@ describe("cacheConfig in a definition", () => {
   });
 
   it("is refused on other types, with a bad key or time to live, and with a secret in the key, at its path", () => {
-    expect(registrationErrors([{ name: "w", taskReferenceName: "w", type: "WAIT", cacheConfig: CACHE }])).toEqual(["tasks[0].cacheConfig: cacheConfig caches the output of HTTP, HTTP_POLL and SIMPLE tasks only, not of a WAIT task"]);
+    expect(registrationErrors([{ name: "w", taskReferenceName: "w", type: "WAIT", cacheConfig: CACHE }])).toEqual(["tasks[0].cacheConfig: cacheConfig caches the output of HTTP, HTTP_SYNC, HTTP_POLL and SIMPLE tasks only, not of a WAIT task"]);
     expect(registrationErrors([httpGet("a", { cacheConfig: { key: "", ttlInSecond: 0 } })])).toEqual([
       expect.stringMatching(/^tasks\[0\]\.cacheConfig\.key: key must be a non-empty string/),
       expect.stringMatching(/^tasks\[0\]\.cacheConfig\.ttlInSecond: ttlInSecond must be a whole number of seconds from 1 to 2592000/),

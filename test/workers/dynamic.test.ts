@@ -49,6 +49,11 @@ describe("DYNAMIC", () => {
     expect(http.status, String(http.reasonForIncompletion)).toBe("COMPLETED");
     expect(http.tasks[0]).toMatchObject({ taskType: "HTTP", status: "COMPLETED" });
     expect(await hits("dyn-task-http")).toBe(1);
+    // Conductor OSS's HTTP_SYNC, the HTTP task under another name, is a system task type too.
+    const sync = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/dyn_task_system/1", { input: { run: "HTTP_SYNC", order: 7 } });
+    expect(sync.status, String(sync.reasonForIncompletion)).toBe("COMPLETED");
+    expect(sync.tasks[0]).toMatchObject({ taskType: "HTTP_SYNC", status: "COMPLETED" });
+    expect(await hits("dyn-task-http")).toBe(2);
 
     const child = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/dyn_task_system/1", { input: { run: "SUB_WORKFLOW", order: 7 } });
     expect(child.status, String(child.reasonForIncompletion)).toBe("COMPLETED");

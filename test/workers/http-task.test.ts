@@ -394,6 +394,81 @@ describe("asyncComplete", () => {
   });
 });
 
+describe("HTTP_SYNC (Conductor OSS's synchronous HTTP task)", () => {
+  /** An HTTP_SYNC task: the HTTP task's fields under Conductor OSS's other type name. */
+  const syncTask = (ref: string, inputParameters: JsonObject, extra: JsonObject = {}): JsonObject => httpTask(ref, inputParameters, { type: "HTTP_SYNC", ...extra });
+
+  it("sends the request of its http_request (Conductor's form) and completes with its response, showing taskType HTTP_SYNC; Orkes' flat form works too", async () => {
+    await register({
+      name: "http_sync_ok",
+      tasks: [
+        syncTask("call", { http_request: { uri: target("/echo/sync"), method: "POST", headers: { "X-Trace": "sync" }, body: { a: 1 } } }),
+        syncTask("flat", { uri: target("/count/sync-flat?after=${call.output.response.statusCode}"), method: "GET" }),
+      ],
+    });
+    const done = await waitFor(await startWorkflow("http_sync_ok"), ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    const [call, flat] = done.tasks as [TaskJson, TaskJson];
+    expect([call["taskType"], (call["workflowTask"] as JsonObject)["type"], call.status]).toEqual(["HTTP_SYNC", "HTTP_SYNC", "COMPLETED"]);
+    const response = call.outputData["response"] as { statusCode: number; body: Echo };
+    expect(response.statusCode).toBe(200);
+    expect([response.body.method, response.body.headers["x-trace"], JSON.parse(response.body.body)]).toEqual(["POST", "sync", { a: 1 }]);
+    expect(response.body.headers["idempotency-key"]).toBe(call.taskId);
+    expect([flat["taskType"], flat.status]).toEqual(["HTTP_SYNC", "COMPLETED"]);
+    expect((flat.outputData["response"] as JsonObject)["body"]).toMatchObject({ key: "sync-flat", n: 1, query: { after: "200" } });
+  });
+
+  it("fails on a non-2xx answer, the body in its reason, and is retried per retryCount as any task", async () => {
+    await register({ name: "http_sync_503", tasks: [syncTask("call", { http_request: { uri: target("/status/503"), method: "GET" } }, { retryCount: 1, retryDelaySeconds: 0 })] });
+    const failed = await waitFor(await startWorkflow("http_sync_503"), ["COMPLETED", "FAILED"]);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.tasks.map((task) => [task["taskType"], task.status, task["retryCount"], task["reasonForIncompletion"], (task.outputData["response"] as JsonObject)["statusCode"]])).toEqual([
+      ["HTTP_SYNC", "FAILED", 0, 'HTTP 503 Service Unavailable from the remote service: {"code":503}', 503],
+      ["HTTP_SYNC", "FAILED", 1, 'HTTP 503 Service Unavailable from the remote service: {"code":503}', 503],
+    ]);
+    await register({ name: "http_sync_retry", tasks: [syncTask("call", { http_request: { uri: target("/flaky/sync-retry?fail=1"), method: "GET" } }, { retryCount: 1, retryDelaySeconds: 0 })] });
+    const recovered = await waitFor(await startWorkflow("http_sync_retry"), ["COMPLETED", "FAILED"]);
+    expect(recovered.status).toBe("COMPLETED");
+    expect(recovered.tasks.map((task) => [task["taskType"], task.status])).toEqual([
+      ["HTTP_SYNC", "FAILED"],
+      ["HTTP_SYNC", "COMPLETED"],
+    ]);
+    expect(await hits("sync-retry")).toBe(2);
+  });
+
+  it("is checked at registration as an HTTP task is: a request without uri or method, an unknown method or a POST without body is a 400; one its task definition's inputTemplate gives is taken", async () => {
+    const refusals: Array<[JsonObject, string]> = [
+      [{}, "tasks[0].inputParameters.uri"],
+      [{ http_request: { method: "GET" } }, "tasks[0].inputParameters.http_request.uri"],
+      [{ http_request: { uri: target("/echo") } }, "tasks[0].inputParameters.http_request.method"],
+      [{ http_request: { uri: target("/echo"), method: "FETCH" } }, "tasks[0].inputParameters.http_request.method"],
+      [{ http_request: { uri: target("/echo"), method: "POST" } }, "tasks[0].inputParameters.http_request.body"],
+    ];
+    for (const [inputParameters, path] of refusals) {
+      const refused = await api("POST", "/api/metadata/workflow", { name: "http_sync_refused", version: 1, schemaVersion: 2, tasks: [syncTask("call", inputParameters)] });
+      expect(refused.status, JSON.stringify(inputParameters)).toBe(400);
+      expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toContain(path);
+    }
+    expect((await api("GET", "/api/metadata/workflow/http_sync_refused")).status).toBe(404);
+
+    const templated = { http_request: { uri: target("/count/sync-template"), method: "GET" } };
+    await register({ name: "http_sync_template", tasks: [syncTask("call", {}, { taskDefinition: { name: "call", inputTemplate: templated, retryCount: 0 } })] });
+    const done = await waitFor(await startWorkflow("http_sync_template"), ["COMPLETED", "FAILED"]);
+    expect([done.status, done.tasks[0]!["taskType"]]).toEqual(["COMPLETED", "HTTP_SYNC"]);
+    expect(await hits("sync-template")).toBe(1);
+  });
+
+  it("with asyncComplete stays IN_PROGRESS after its request until completed through the API, as an HTTP task does", async () => {
+    await register({ name: "http_sync_async", tasks: [syncTask("call", { http_request: { uri: target("/count/sync-async"), method: "GET" } }, { asyncComplete: true })] });
+    const workflowId = await startWorkflow("http_sync_async");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]?.outputData as JsonObject)?.["statusCode"] === 200);
+    await apiOk("POST", `/api/tasks/${workflowId}/call/COMPLETED`, { approved: true });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[0]!.outputData).toMatchObject({ approved: true, statusCode: 200 });
+  });
+});
+
 describe("payload limits", () => {
   it("a workflow whose output would be too large to store fails clearly instead of staying RUNNING", async () => {
     await register({
@@ -695,6 +770,26 @@ describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerF
     expect((await waitFor(own, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
     expect(await hits("lim-del-own")).toBe(1);
     await limitOf("http_lim_del", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
+  it("HTTP_SYNC: held back under its task definition's concurrentExecLimit as an HTTP task is, sharing the places of the name", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "http_lim_sync", retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", concurrentExecLimit: 1 }]);
+    const request = { http_request: { uri: target("/hold/lim-sync"), method: "GET" } };
+    await register({ name: "http_lim_sync", tasks: [httpTask("http_lim_sync", request, { type: "HTTP_SYNC" })] });
+    await register({ name: "http_lim_sync_http", tasks: [httpTask("http_lim_sync", request)] });
+    const first = await startWorkflow("http_lim_sync");
+    await eventually(() => hits("lim-sync"), (n) => n === 1, "the first call held by the target");
+    // An HTTP task of the same name waits behind it, and so would another HTTP_SYNC.
+    const second = await startWorkflow("http_lim_sync_http");
+    await limitOf("http_lim_sync", (snapshot) => snapshot.waiting.length === 1, "the second task waiting for a place");
+    expect(firstTask(await getWorkflow(second)).reasonForIncompletion).toMatch(/concurrentExecLimit 1/);
+    expect(firstTask(await getWorkflow(first))).toMatchObject({ taskType: "HTTP_SYNC", status: "IN_PROGRESS" });
+    await release("lim-sync");
+    await waitFor(first, ["COMPLETED"]);
+    await eventually(() => hits("lim-sync"), (n) => n === 2, "the second call, once the first ended");
+    await release("lim-sync");
+    expect((await waitFor(second, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    await limitOf("http_lim_sync", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
   });
 
   it("HTTP_POLL: a task holds its place from its first call until it ends, waiting between calls included; another execution's waits SCHEDULED until then", async () => {

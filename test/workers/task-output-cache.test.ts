@@ -71,6 +71,17 @@ describe("task output cache", () => {
     expect((await api("DELETE", `/api/workflow/${third}`)).status).toBe(200);
   });
 
+  it("caches an HTTP_SYNC's output as an HTTP task's, its key naming the request's fields as sent (`${uri}` from http_request)", async () => {
+    const fetchTask = httpTask("fetch", { http_request: { uri: target("/count/${workflow.input.key}"), method: "GET" } }, { type: "HTTP_SYNC", cacheConfig: { key: "sync-${uri}", ttlInSecond: 600 } });
+    await register({ name: "toc_http_sync", tasks: [fetchTask] });
+    const first = await outputOf("toc_http_sync", { key: "toc-sync" });
+    expect(first).toMatchObject({ status: "COMPLETED", response: { statusCode: 200 } });
+    await eventually(() => env.DB.prepare("SELECT cache_key FROM task_output_cache WHERE task_name = 'fetch' AND cache_key LIKE 'sync-%'").first<{ cache_key: string }>(), (row) => row !== null, "the output cached");
+    expect(await env.DB.prepare("SELECT cache_key FROM task_output_cache WHERE task_name = 'fetch' AND cache_key LIKE 'sync-%'").first<{ cache_key: string }>()).toEqual({ cache_key: `sync-${target("/count/toc-sync")}` });
+    expect(await outputOf("toc_http_sync", { key: "toc-sync" })).toEqual({ ...first, _cachedResponse: true });
+    expect(await hits("toc-sync")).toBe(1);
+  });
+
   it("refuses cacheConfig on a task type that does not cache, storing nothing", async () => {
     const response = await api("POST", "/api/metadata/workflow", {
       name: "toc_refused", version: 1, schemaVersion: 2, ownerEmail: "test@example.com",

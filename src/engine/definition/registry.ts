@@ -40,6 +40,8 @@ export type TaskValidator = (task: UnknownRecord, path: string) => ValidationIss
 /** The validator for each task type. */
 export const TASK_VALIDATORS: Readonly<Record<TaskType, TaskValidator>> = {
   HTTP: validateHttpTask,
+  // The HTTP task under another name (see `isHttpType`): the same request, the same checks.
+  HTTP_SYNC: validateHttpTask,
   SUB_WORKFLOW: validateSubWorkflowTask,
   WAIT_FOR_WEBHOOK: validateWaitForWebhookTask,
   // A worker's task: its input is whatever the worker reads, and it has no settings of its own to check.

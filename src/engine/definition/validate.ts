@@ -72,8 +72,11 @@ export interface ValidationContext {
   forked?: boolean;
 }
 
-/** The task types whose required input (HTTP's request, JSON_JQ_TRANSFORM's filter) may come from a task definition's inputTemplate. */
-export const TEMPLATE_COMPLETED_TYPES: ReadonlySet<unknown> = new Set(["HTTP", "JSON_JQ_TRANSFORM"]);
+/**
+ * The task types whose required input (HTTP's and HTTP_SYNC's request, JSON_JQ_TRANSFORM's filter) may come from a task
+ * definition's inputTemplate.
+ */
+export const TEMPLATE_COMPLETED_TYPES: ReadonlySet<unknown> = new Set(["HTTP", "HTTP_SYNC", "JSON_JQ_TRANSFORM"]);
 
 /** Most tasks one definition may hold; longer flows are split into sub workflows. */
 export const MAX_TASKS_PER_DEFINITION = 200;
@@ -283,8 +286,8 @@ const FORKED_TASK = fieldsOf({
   ),
 });
 
-/** The task types whose output `cacheConfig` caches (of Orkes' list, those this service runs). */
-const CACHEABLE_TYPES: ReadonlySet<string> = new Set(["HTTP", "HTTP_POLL", "SIMPLE"]);
+/** The task types whose output `cacheConfig` caches (of Orkes' list, those this service runs; HTTP_SYNC is an HTTP task). */
+const CACHEABLE_TYPES: ReadonlySet<string> = new Set(["HTTP", "HTTP_SYNC", "HTTP_POLL", "SIMPLE"]);
 
 /** Issues of a task's `cacheConfig` beyond its shape: a type that caches, and a key whose `${...}` parse and use no secret. */
 function cacheConfigIssues(raw: UnknownRecord, path: string): ValidationIssue[] {
@@ -292,7 +295,7 @@ function cacheConfigIssues(raw: UnknownRecord, path: string): ValidationIssue[] 
   if (!isRecord(config)) return [];
   const at = childPath(path, "cacheConfig");
   if (typeof raw["type"] === "string" && !CACHEABLE_TYPES.has(raw["type"])) {
-    return [{ path: at, message: `cacheConfig caches the output of HTTP, HTTP_POLL and SIMPLE tasks only, not of a ${raw["type"]} task` }];
+    return [{ path: at, message: `cacheConfig caches the output of HTTP, HTTP_SYNC, HTTP_POLL and SIMPLE tasks only, not of a ${raw["type"]} task` }];
   }
   const key = config["key"];
   if (typeof key !== "string" || !hasExpression(key)) return [];

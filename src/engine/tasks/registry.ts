@@ -6,7 +6,7 @@ import { exclusiveJoinTask } from "./exclusive-join";
 import { forkJoinTask, joinTask } from "./fork-join";
 import { forkJoinDynamicTask } from "./fork-join-dynamic";
 import { getSignedJwtTask } from "./get-signed-jwt";
-import { httpTask } from "./http";
+import { httpSyncTask, httpTask } from "./http";
 import { httpPollTask } from "./http-poll";
 import { humanTask } from "./human";
 import { inlineTask } from "./inline";
@@ -33,6 +33,7 @@ import { eventTask } from "./event";
 /** Task types the engine can run, by type name. */
 const MODULES: Partial<Record<TaskType, TaskTypeModule>> = {
   HTTP: httpTask,
+  HTTP_SYNC: httpSyncTask,
   SUB_WORKFLOW: subWorkflowTask,
   WAIT_FOR_WEBHOOK: waitForWebhookTask,
   SIMPLE: simpleTask,

@@ -16,6 +16,13 @@ export const httpTask: TaskTypeModule = {
   },
 };
 
+/**
+ * HTTP_SYNC (Conductor OSS's HttpSyncTask): the HTTP task under its own type name. Conductor makes its call inside the
+ * decision rather than from the async system-task queue; here every HTTP task's call is made by the execution's actor,
+ * queued nowhere, so it is the same task (see `isHttpType`), its instances showing `taskType: "HTTP_SYNC"`.
+ */
+export const httpSyncTask: TaskTypeModule = { ...httpTask, type: "HTTP_SYNC" };
+
 export { buildHttpRequest, httpRequestFields, isAsyncComplete, httpTimeouts } from "./request";
 export type { HttpRequestSpec, HttpRequestBuild } from "./request";
 export { httpOutcome, httpOutput, decodeBody, isTextualContentType } from "./response";
