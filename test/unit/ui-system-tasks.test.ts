@@ -85,4 +85,14 @@ describe("the UI and system tasks", () => {
     expect(isCompletableByHand(chosen("HTTP", "IN_PROGRESS"))).toBe(false);
     expect(taskTypeOf(chosen("DYNAMIC", "FAILED_WITH_TERMINAL_ERROR"))).toBe("DYNAMIC");
   });
+
+  it("treats an HTTP_SYNC (Conductor OSS's) as an HTTP task: completed by hand only when asyncComplete, and a DYNAMIC's choice of it is no worker's task", () => {
+    const sync = (status: string, asyncComplete?: boolean) => ({ taskType: "HTTP_SYNC", status, inputData: { http_request: { uri: "https://x", method: "GET", asyncComplete } }, workflowTask: { type: "HTTP_SYNC" } });
+    expect(isCompletableByHand(sync("IN_PROGRESS", true))).toBe(true);
+    expect(isCompletableByHand(sync("IN_PROGRESS"))).toBe(false);
+    expect(isCompletableByHand(sync("COMPLETED", true))).toBe(false);
+    const chosen = { taskType: "HTTP_SYNC", status: "SCHEDULED", inputData: {}, workflowTask: { type: "DYNAMIC" } };
+    expect(taskTypeOf(chosen)).toBe("HTTP_SYNC");
+    expect(isCompletableByHand(chosen)).toBe(false);
+  });
 });

@@ -37,7 +37,7 @@ import { formatDuration, formatTime, h, statusBadge } from "./dom.js";
  */
 
 /** The system task types a DYNAMIC can run as (src/engine/tasks/dynamic): any other name it chooses is a worker's task. */
-const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "HTTP_POLL", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "SET_CORRELATION_ID", "TERMINATE", "INLINE", "LAMBDA", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP", "YIELD", "EVENT", "UPDATE_TASK", "TERMINATE_WORKFLOW", "GET_SIGNED_JWT", "PULL_WORKFLOW_MESSAGES"]);
+const DYNAMIC_SYSTEM_TYPES = new Set(["HTTP", "HTTP_SYNC", "HTTP_POLL", "SUB_WORKFLOW", "WAIT_FOR_WEBHOOK", "WAIT", "SET_VARIABLE", "SET_CORRELATION_ID", "TERMINATE", "INLINE", "LAMBDA", "JSON_JQ_TRANSFORM", "HUMAN", "START_WORKFLOW", "NOOP", "YIELD", "EVENT", "UPDATE_TASK", "TERMINATE_WORKFLOW", "GET_SIGNED_JWT", "PULL_WORKFLOW_MESSAGES"]);
 
 /**
  * A task's type as its definition gives it. Not `taskType`: as in Conductor, a SIMPLE (worker) task's `taskType` is
@@ -263,6 +263,15 @@ function repeats(definitionTask) {
  */
 export function isLoop(type) {
   return type === "DO_WHILE" || type === "WHILE";
+}
+
+/**
+ * True for an HTTP task's type: HTTP, and HTTP_SYNC (Conductor OSS's), the same task under another name (as
+ * src/engine/model.ts `isHttpType` has it), shown the same way.
+ * @param {string | undefined} type
+ */
+export function isHttpType(type) {
+  return type === "HTTP" || type === "HTTP_SYNC";
 }
 
 /**

@@ -1,6 +1,6 @@
 // @ts-check
 import { ApiError, api, permissionsAt, errorMessage } from "../lib/api.js";
-import { allSteps, attemptsOf, diagram, heldUntil, isLoop, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
+import { allSteps, attemptsOf, diagram, heldUntil, isHttpType, isLoop, stepsOf, taskTypeOf, timeline } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
 import { copyButton, fact, formatDuration, formatTime, h, keepingFocus, limitedInput, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
@@ -24,7 +24,7 @@ const MAX_REASON_LENGTH = 500;
 
 /**
  * A task that waits for someone outside to finish it: a waiting webhook, a waiting WAIT (one with a duration or
- * until may be ended early), HUMAN, YIELD or PULL_WORKFLOW_MESSAGES (waiting for messages), an asyncComplete HTTP or EVENT task whose request is done or event published, or a
+ * until may be ended early), HUMAN, YIELD or PULL_WORKFLOW_MESSAGES (waiting for messages), an asyncComplete HTTP (or HTTP_SYNC) or EVENT task whose request is done or event published, or a
  * SIMPLE task, queued for a worker
  * or polled by one (the service takes its result from anyone allowed to report it, as Conductor does).
  * @param {Task} task
@@ -34,7 +34,7 @@ export function isCompletableByHand(task) {
   if (type === "SIMPLE") return task.status === "SCHEDULED" || task.status === "IN_PROGRESS";
   if (task.status !== "IN_PROGRESS") return false;
   if (type === "WAIT_FOR_WEBHOOK" || type === "WAIT" || type === "HUMAN" || type === "YIELD" || type === "PULL_WORKFLOW_MESSAGES") return true;
-  if (type !== "HTTP" && type !== "EVENT") return false;
+  if (!isHttpType(type) && type !== "EVENT") return false;
   const nested = /** @type {Record<string, unknown> | undefined} */ (task.inputData["http_request"]);
   const flag = task.workflowTask?.asyncComplete ?? nested?.["asyncComplete"] ?? task.inputData["asyncComplete"];
   return flag === true || flag === "true";
@@ -521,13 +521,13 @@ function workerNote(task, workflowId) {
 }
 
 /**
- * What an HTTP or HTTP_POLL task held back by its task definition's concurrentExecLimit or rateLimitPerFrequency waits
+ * What an HTTP (HTTP_SYNC) or HTTP_POLL task held back by its task definition's concurrentExecLimit or rateLimitPerFrequency waits
  * for (the service says so in its reasonForIncompletion while it is SCHEDULED): not an error, so a note rather than a
  * reason. Only that reason: an HTTP_POLL is SCHEDULED between its calls too.
  * @param {Task} task
  */
 function placeNote(task) {
-  const placed = taskTypeOf(task) === "HTTP" || taskTypeOf(task) === "HTTP_POLL";
+  const placed = isHttpType(taskTypeOf(task)) || taskTypeOf(task) === "HTTP_POLL";
   if (!placed || task.status !== "SCHEDULED" || !task.reasonForIncompletion?.startsWith("Waiting for a place under the limits")) return null;
   return h("p", { className: "help" }, `${task.reasonForIncompletion}: it runs once another task of that name ends (or its window has room), `
     + "in the order they asked. Raising, removing or deleting the registered limits lets it run at once (not a task's own taskDefinition's).");
