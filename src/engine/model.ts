@@ -117,7 +117,7 @@ export type WorkflowTimeoutPolicy = (typeof WORKFLOW_TIMEOUT_POLICIES)[number];
  * `/api/metadata/taskdefs` or given inline as a workflow task's `taskDefinition`. The retry settings apply
  * (a workflow task's own `retryCount`, `retryLogic` and `retryDelaySeconds` win over them), `inputTemplate`
  * gives default input, the timeouts apply, and so do the rate and concurrency limits to workers' (SIMPLE) tasks;
- * `inputKeys`, `outputKeys` and `ownerEmail` are kept and shown only.
+ * `inputKeys`, `outputKeys`, `ownerEmail` and `metadata` are kept and shown only.
  */
 export interface TaskDef {
   name: string;
@@ -141,6 +141,8 @@ export interface TaskDef {
   ownerEmail?: string;
   /** Conductor's Auditable `ownerApp`: kept and shown only. */
   ownerApp?: string;
+  /** Conductor OSS's free-form metadata of a task definition: data, kept and shown as given (never resolved). */
+  metadata?: JsonObject;
   concurrentExecLimit?: number;
   rateLimitPerFrequency?: number;
   rateLimitFrequencyInSeconds?: number;

@@ -268,10 +268,11 @@ export function workflowClassifier(metadata: JsonObject | undefined): string {
 
 /**
  * A task definition as Conductor's TaskDef JSON shows it: the fields Conductor always shows, with its defaults where
- * none was given (no rate limit, no total timeout, no declared keys, schemas not enforced). Only shown: what is stored keeps them absent.
+ * none was given (no rate limit, no total timeout, no declared keys, schemas not enforced, no metadata). Only shown: what
+ * is stored keeps them absent.
  */
 export function shownTaskDef(taskDef: TaskDef): TaskDef {
-  return { inputKeys: [], outputKeys: [], inputTemplate: {}, rateLimitPerFrequency: 0, rateLimitFrequencyInSeconds: 1, totalTimeoutSeconds: 0, enforceSchema: false, ...taskDef };
+  return { inputKeys: [], outputKeys: [], inputTemplate: {}, rateLimitPerFrequency: 0, rateLimitFrequencyInSeconds: 1, totalTimeoutSeconds: 0, enforceSchema: false, metadata: {}, ...taskDef };
 }
 
 /**

@@ -73,6 +73,22 @@ describe("registering task definitions", () => {
     expect(await apiOk("GET", "/api/metadata/taskdefs/audited_task")).toMatchObject({ createdBy: "taskdef-author", updatedBy: "admin", retryCount: 1 });
   });
 
+  it("keeps a task definition's metadata and shows it as given, {} when none was given, as Conductor's TaskDef holds it", async () => {
+    // Conductor OSS's TaskDef has a free-form metadata map (default empty), round-tripped by its metadata store; it was
+    // dropped here like an unknown key, and so missing when read back.
+    const metadata = { team: "payments", tier: 2, labels: ["pci"], owner: { name: "ops" } };
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "td_metadata", metadata }, { name: "td_metadata_none", metadata: null }]);
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_metadata")).toMatchObject({ name: "td_metadata", metadata });
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_metadata_none")).toMatchObject({ metadata: {} });
+    // A workflow task's own taskDefinition keeps it too, shown in the execution's copy of the definition.
+    await register({ name: "td_metadata_flow", tasks: [{ name: "td_metadata_inline", taskReferenceName: "w", type: "SIMPLE", taskDefinition: { metadata: { inline: true } } }] });
+    const read = await apiOk<{ tasks: Array<{ taskDefinition: JsonObject }> }>("GET", "/api/metadata/workflow/td_metadata_flow");
+    expect(read.tasks[0]!.taskDefinition).toMatchObject({ metadata: { inline: true } });
+    const bad = await refused(await api("PUT", "/api/metadata/taskdefs", { name: "td_metadata", metadata: ["not", "a", "map"] }), 400, "VALIDATION_ERROR");
+    expect(bad.validationErrors?.map((issue) => issue.path)).toEqual(["metadata"]);
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_metadata")).toMatchObject({ metadata });
+  });
+
   it("PUT creates one that does not exist yet (the official clients' workers register that way)", async () => {
     await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_put_new", timeoutSeconds: 3600, responseTimeoutSeconds: 600 });
     expect(await apiOk("GET", "/api/metadata/taskdefs/td_put_new")).toMatchObject({ timeoutSeconds: 3600, responseTimeoutSeconds: 600 });

@@ -30,6 +30,14 @@ function optionalCount(field: string, max = MAX_JAVA_INT) {
   return v.optional(rule<number>(field, max === MAX_JAVA_INT ? `an integer from 0 to ${MAX_JAVA_INT}` : "an integer of at least 0", isIntegerIn(0, max)));
 }
 
+/** An object of JSON values, nested no deeper than {@link MAX_JSON_DEPTH}. */
+function jsonObject(field: string) {
+  return v.pipe(
+    rule<JsonObject>(field, "an object of JSON values", isJsonObject),
+    v.check((value: JsonObject) => !exceedsJsonDepth(value), `${field} must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`),
+  );
+}
+
 function names(field: string) {
   return v.optional(rule<string[]>(field, "an array of strings", (value) => Array.isArray(value) && value.every(isString)));
 }
@@ -52,18 +60,15 @@ const SETTINGS = {
   timeoutSeconds: v.optional(seconds("timeoutSeconds", 0), 0),
   timeoutPolicy: v.optional(rule<TimeoutPolicy>("timeoutPolicy", `one of ${TIMEOUT_POLICIES.join(", ")}`, isOneOf(TIMEOUT_POLICIES)), "TIME_OUT_WF"),
   responseTimeoutSeconds: v.optional(seconds("responseTimeoutSeconds", 1), 3600),
-  inputTemplate: v.optional(
-    v.pipe(
-      rule<JsonObject>("inputTemplate", "an object of JSON values", isJsonObject),
-      v.check((value: JsonObject) => !exceedsJsonDepth(value), `inputTemplate must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`),
-    ),
-  ),
+  inputTemplate: v.optional(jsonObject("inputTemplate")),
   inputKeys: names("inputKeys"),
   outputKeys: names("outputKeys"),
   // The official clients send "" when no owner is given.
   ownerEmail: v.optional(rule<string>("ownerEmail", "a string", isString)),
   // Conductor's Auditable field, kept and shown as given.
   ownerApp: v.optional(rule<string>("ownerApp", "a string", isString)),
+  // Conductor OSS's free-form metadata map (its TaskDef's, as a WorkflowDef's): data, kept as given (never resolved).
+  metadata: v.optional(jsonObject("metadata")),
   concurrentExecLimit: optionalCount("concurrentExecLimit"),
   rateLimitPerFrequency: optionalCount("rateLimitPerFrequency"),
   rateLimitFrequencyInSeconds: optionalCount("rateLimitFrequencyInSeconds"),
