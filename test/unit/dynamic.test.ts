@@ -42,6 +42,8 @@ describe("DYNAMIC registration", () => {
   it("refuses a name written as it is that no DYNAMIC can run", () => {
     expect(registrationErrors([dynamic("d", { taskToExecute: "SWITCH" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.taskToExecute: input taskToExecute names SWITCH, which a DYNAMIC cannot run/)]);
     expect(registrationErrors([dynamic("d", { taskToExecute: "KAFKA_PUBLISH" })])).toEqual(["tasks[0].inputParameters.taskToExecute: input taskToExecute names KAFKA_PUBLISH, a system task type this version does not support"]);
+    // Conductor OSS's Python script task (its TaskType enum's CUSTOM_CODE): a system task there, no worker's task here.
+    expect(registrationErrors([dynamic("d", { taskToExecute: "CUSTOM_CODE" })])).toEqual(["tasks[0].inputParameters.taskToExecute: input taskToExecute names CUSTOM_CODE, a system task type this version does not support"]);
     expect(registrationErrors([dynamic("d", { taskToExecute: "SUB_WORKFLOW" })])).toEqual([expect.stringMatching(/names the child workflow in input parameter subWorkflowName/)]);
     expect(registrationErrors([dynamic("d", { taskToExecute: "" })])).toEqual([expect.stringMatching(/must give the name of the task to run/)]);
     expect(registrationErrors([dynamic("d", { taskToExecute: "encode" })])).toEqual([]);
@@ -122,6 +124,8 @@ describe("DYNAMIC at run time", () => {
     for (const [input, reason] of [
       [{}, /input taskToExecute \(dynamicTaskNameParam\) must give the name of the task to run, but is null/],
       [{ run: "JOIN" }, /names JOIN, which a DYNAMIC cannot run/],
+      // Not a worker's task named CUSTOM_CODE, queued for a worker that never comes.
+      [{ run: "CUSTOM_CODE" }, /names CUSTOM_CODE, a system task type this version does not support/],
       [{ run: "HTTP" }, /^The dynamic task could not be scheduled: HTTP: inputParameters\.uri: uri is required/],
     ] as const) {
       const state = started([dynamic("d"), after], input).state;

@@ -10,9 +10,10 @@ export interface DynamicTarget {
 
 /**
  * Conductor and Orkes system task types this version does not run. Named by a DYNAMIC, each would otherwise become a
- * worker's task of that name, waiting for a worker that never comes.
+ * worker's task of that name, waiting for a worker that never comes. CUSTOM_CODE is Conductor OSS's Python script task
+ * (its TaskType enum's, run by its CustomCodeExecutor on GraalVM Python), which no Worker here can run.
  */
-const UNSUPPORTED_SYSTEM_TYPES: ReadonlySet<string> = new Set(["KAFKA_PUBLISH", "JDBC", "BUSINESS_RULE"]);
+const UNSUPPORTED_SYSTEM_TYPES: ReadonlySet<string> = new Set(["KAFKA_PUBLISH", "JDBC", "BUSINESS_RULE", "CUSTOM_CODE"]);
 
 /**
  * The task named `name` (the value of the DYNAMIC's input parameter `param`): a system task of that type, or else a
