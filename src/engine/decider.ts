@@ -61,6 +61,7 @@ import {
   untakenBranchOf,
   withinLoop,
   withLookedUpTaskDefs,
+  failsPermissively,
 } from "./plan";
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { exclusiveJoinEnding } from "./tasks/exclusive-join";
@@ -1029,7 +1030,25 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   }
   // The output it ended with (outputAtEnd's) is not this run's: it is given anew as the retry ends.
   draft.patch({ ...reopened(state, env), output: {}, lastRetriedTime: env.now });
-  retryLanes(draft, heads, env);
+  // A lane that went on past a permissive task's failure runs again from the first such task: left failed, it would
+  // fail the workflow again as it ends. A lane runs one task at a time, so it goes on from it, running the tasks after
+  // it again (its head among them), where Conductor's retry runs every failed task again and not those that ended well.
+  // One that is its lane's head is run again as any failed head is.
+  const passed = permissiveFailures(state).filter((task) => !heads.includes(task));
+  if (passed.length === 0) return retryLanes(draft, heads, env);
+  const steps = planOf(state.definition).steps;
+  const firstByLane = new Map<number, TaskExecution>();
+  for (const task of passed) {
+    const lane = steps[task.definitionIndex]!.lane;
+    if (!firstByLane.has(lane)) firstByLane.set(lane, task);
+    draft.updateTask(task.taskId, { retried: true });
+  }
+  const rerun = heads.filter((head) => firstByLane.has(steps[head.definitionIndex]!.lane));
+  // The head of such a lane, run again with it when it is reached, counts as replaced too (a permissive one would
+  // otherwise fail the workflow again).
+  for (const head of rerun) if (!SUCCESSFUL_TASK_STATUSES.has(head.status)) draft.updateTask(head.taskId, { retried: true });
+  retryLanes(draft, heads.filter((head) => !rerun.includes(head)), env);
+  for (const task of firstByLane.values()) addInstance(draft, task.definitionIndex, env, { retryCount: task.retryCount + 1, retriedTaskId: task.taskId });
 }
 
 /**
@@ -1088,8 +1107,9 @@ function retryUnfinishedLanes(draft: Draft, heads: readonly TaskExecution[], env
   for (const head of heads) {
     if (SUCCESSFUL_TASK_STATUSES.has(head.status) || isPending(head)) continue;
     // A JOIN canceled with its workflow waits again where it stood, as Conductor's retry sets it back IN_PROGRESS: a
-    // second instance would leave the canceled one first under its name.
-    if (head.taskType === "JOIN" && head.status === "CANCELED") {
+    // second instance would leave the canceled one first under its name. So does one that failed for a permissive
+    // task it joins on (which runs again), as in Conductor; one whose join script failed it is scheduled again.
+    if (head.taskType === "JOIN" && (head.status === "CANCELED" || (head.status === "FAILED" && joinScript(planTask(draft.state.definition, head.definitionIndex)) === undefined))) {
       draft.updateTask(head.taskId, { status: "IN_PROGRESS", reasonForIncompletion: undefined, outputData: {}, endTime: 0, updateTime: env.now });
       continue;
     }
@@ -1378,8 +1398,13 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
       settling = true;
       continue;
     }
-    // The workflow is done when every lane is: the branches a JOIN did not wait for too, as in Conductor.
-    if (!waiting) completeWorkflow(draft, env, effects);
+    // The workflow is done when every lane is: the branches a JOIN did not wait for too, as in Conductor. It fails
+    // then when a permissive task failed on the way (its failure let the tasks after it run).
+    if (!waiting) {
+      const failed = permissiveFailure(draft.state);
+      if (failed === undefined) completeWorkflow(draft, env, effects);
+      else failWorkflow(draft, failed, failed.reasonForIncompletion ?? `status ${failed.status}`, env, effects);
+    }
     return;
   }
   throw new Error("advance did not settle");
@@ -1501,6 +1526,9 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
       if (script !== undefined) return settling ? settleScriptedJoin(draft, head, script, env) : "deferred";
       const ending = joinEnding(state, head, lanes);
       if (ending === undefined) return "waiting";
+      // A permissive joined task's failure fails the JOIN once the other lanes have gone as far as they can: by then its
+      // own lane has retried it, when it had retries left, and the JOIN waits for that retry instead.
+      if (ending.status === "FAILED" && !settling) return "deferred";
       const fields: Partial<TaskExecution> = { ...ending, endTime: env.now, updateTime: env.now };
       limitOutput(fields, env);
       draft.updateTask(head.taskId, fields);
@@ -1508,16 +1536,8 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
     }
     case "COMPLETED":
     case "COMPLETED_WITH_ERRORS":
-    case "SKIPPED": {
-      const next = nextPlanIndex(state.definition, head);
-      if (endsIteration(state.definition, head.definitionIndex, next)) return iterationRunning(state, next) ? "waiting" : endLoopIteration(draft, next, env, effects, paced);
-      const leaves = leavesLane(state.definition, head.definitionIndex, next);
-      // A fork's successor is its JOIN: the steps in between are its branches, which run (not passed over) unless it was skipped.
-      if ((definition.type !== "FORK_JOIN" && definition.type !== "CONDITIONAL_FORK") || head.status !== "COMPLETED") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
-      if (leaves) return "done";
-      reachTask(draft, next, env);
-      return "moved";
-    }
+    case "SKIPPED":
+      return moveOn(draft, lane, head, definition, env, effects, paced);
     case "FAILED":
     case "TIMED_OUT":
     case "FAILED_WITH_TERMINAL_ERROR":
@@ -1541,6 +1561,9 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
         draft.updateTask(head.taskId, { status: "COMPLETED_WITH_ERRORS", ...human });
         return "moved";
       }
+      // A permissive task stays as it failed, and its lane goes on as after a task that ended well: its JOIN, or the
+      // workflow at its end (see advance), fails for it. Looked at again in later passes, it is passed by again.
+      if (definition.permissive === true && failsPermissively(state.definition, head)) return moveOn(draft, lane, head, definition, env, effects, paced);
       const reason = head.reasonForIncompletion ?? `status ${head.status}`;
       // In a loop whose DO_WHILE (or one around it) has retries or is optional, the DO_WHILE fails with it, and its own
       // settings say what follows. Otherwise, as in Conductor, the task fails the workflow: the DO_WHILE is canceled with
@@ -1551,6 +1574,43 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
     }
   }
 }
+
+/**
+ * Moves `lane` on past its head `head`, which ended well (or failed permissively): the next task of its lane is reached,
+ * its DO_WHILE's iteration ends, or the lane is done.
+ */
+function moveOn(draft: Draft, lane: ActiveLane, head: TaskExecution, definition: WorkflowTaskDef, env: DecideEnv, effects: Effect[], paced: boolean): LaneOutcome {
+  const state = draft.state;
+  const next = nextPlanIndex(state.definition, head);
+  if (endsIteration(state.definition, head.definitionIndex, next)) return iterationRunning(state, next) ? "waiting" : endLoopIteration(draft, next, env, effects, paced);
+  const leaves = leavesLane(state.definition, head.definitionIndex, next);
+  // A fork's successor is its JOIN: the steps in between are its branches, which run (not passed over) unless it was skipped.
+  if ((definition.type !== "FORK_JOIN" && definition.type !== "CONDITIONAL_FORK") || head.status !== "COMPLETED") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
+  if (leaves) return "done";
+  reachTask(draft, next, env);
+  return "moved";
+}
+
+/**
+ * The first task that failed for good permissively (see `failsPermissively`) and was not run again since, or undefined.
+ * Looked for once, as the workflow ends: most instances are looked at for their status only.
+ */
+function permissiveFailure(state: WorkflowExecution): TaskExecution | undefined {
+  // Most definitions have no permissive task: nothing to look for.
+  return planOf(state.definition).hasPermissive ? state.tasks.find((task) => isPermissiveFailure(state, task)) : undefined;
+}
+
+/** Every task {@link permissiveFailure} could name, in task order. */
+function permissiveFailures(state: WorkflowExecution): TaskExecution[] {
+  return planOf(state.definition).hasPermissive ? state.tasks.filter((task) => isPermissiveFailure(state, task)) : [];
+}
+
+function isPermissiveFailure(state: WorkflowExecution, task: TaskExecution): boolean {
+  return PERMISSIVE_FAILURE_STATUSES.has(task.status) && task.retried !== true && failsPermissively(state.definition, task);
+}
+
+/** The statuses a task failed for good has (CANCELED: a SUB_WORKFLOW whose child was terminated). */
+const PERMISSIVE_FAILURE_STATUSES: ReadonlySet<TaskStatus> = new Set<TaskStatus>(["FAILED", "FAILED_WITH_TERMINAL_ERROR", "TIMED_OUT", "CANCELED"]);
 
 /**
  * True when lane head `head` waits for something outside this decision, whatever the other lanes do: a SCHEDULED task

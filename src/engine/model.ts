@@ -224,6 +224,11 @@ export interface WorkflowTaskDef {
   asyncComplete?: boolean;
   /** Failure turns into COMPLETED_WITH_ERRORS and the workflow goes on. */
   optional?: boolean;
+  /**
+   * Conductor's permissive task: failed for good, it stays FAILED and the tasks after it (and its fork's other
+   * branches) run on; its JOIN, or the workflow at its end, fails then (see `failsPermissively`).
+   */
+  permissive?: boolean;
   retryCount?: number;
   retryLogic?: RetryLogic;
   retryDelaySeconds?: number;

@@ -103,6 +103,8 @@ export interface Plan {
   readonly usesJq: boolean;
   /** True when a task of the definition (its own, or one a dynamic fork forked) caches its output (`cacheConfig`). */
   readonly usesCache: boolean;
+  /** True when a task of the definition (its own, or one a dynamic fork forked) is `permissive` (see {@link failsPermissively}). */
+  readonly hasPermissive: boolean;
   /** True when a task of the definition may wait for its workflow's messages (a PULL_WORKFLOW_MESSAGES; any may fork one). */
   readonly pullsMessages: boolean;
   /** The first step of the tasks dynamic forks forked (the definition's own come before it). */
@@ -139,6 +141,18 @@ export function instanceTask(definition: WorkflowDef, task: Pick<TaskExecution, 
   if (runsAs === undefined || definition.lookedUpTaskDefs === undefined || !followsLookedUpTaskDef(definition, task.definitionIndex, runsAs)) return runsAs;
   const taskDef = Object.hasOwn(definition.lookedUpTaskDefs, runsAs.name) ? definition.lookedUpTaskDefs[runsAs.name] : undefined;
   return taskDef === undefined || taskDef === null ? runsAs : withTaskDef(runsAs, taskDef);
+}
+
+/**
+ * True when task instance `task`, failed for good (its retries spent), is a permissive one whose failure does not end
+ * its workflow at once (Conductor's `permissive`, conductor-oss/conductor pull request #3): the tasks after it, and the
+ * other branches of its fork, run on; its JOIN, once every task it joins has ended, or the workflow at its end, fails
+ * then. An optional one is absorbed as optional instead; in a DO_WHILE's loop the flag is not applied (the task fails
+ * as one without it does), so a loop's iterations never run on past a failure.
+ */
+export function failsPermissively(definition: WorkflowDef, task: Pick<TaskExecution, "definitionIndex" | "taskType" | "taskDefName">): boolean {
+  const runsAs = instanceTask(definition, task);
+  return runsAs?.permissive === true && runsAs.optional !== true && planOf(definition).steps[task.definitionIndex]?.inLoop === undefined;
 }
 
 /**
@@ -546,6 +560,7 @@ function buildPlan(tasks: readonly WorkflowTaskDef[], dynamicForks: readonly Dyn
     usesScripts: forks || steps.some((step) => taskScript(step.task) !== undefined || conditionScripts(step.task).length > 0 || step.task.type === "DYNAMIC"),
     usesJq: forks || steps.some((step) => step.task.type === "JSON_JQ_TRANSFORM" || step.task.type === "DYNAMIC"),
     usesCache: steps.some((step) => step.task.cacheConfig !== undefined),
+    hasPermissive: steps.some((step) => step.task.permissive === true),
     pullsMessages: forks || steps.some((step) => step.task.type === "PULL_WORKFLOW_MESSAGES" || step.task.type === "DYNAMIC"),
     firstForkedStep,
     forkRunSpans,

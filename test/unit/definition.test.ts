@@ -198,11 +198,17 @@ describe("validateWorkflowDef: a valid definition", () => {
       dynamicTaskNameParam: "x",
       sink: "x",
       onStateChange: {},
-      permissive: false,
       description: "kept",
     };
     const task = acceptedTask(httpTask("call", undefined, conductorKeys));
     expect(Object.keys(task).sort()).toEqual(["description", "inputParameters", "name", "taskReferenceName", "type"]);
+  });
+
+  it("keeps a task's permissive flag (Conductor's permissive task), a boolean; null is none", () => {
+    expect(acceptedTask(httpTask("call", undefined, { permissive: true })).permissive).toBe(true);
+    expect(acceptedTask(httpTask("call", undefined, { permissive: false })).permissive).toBe(false);
+    expect(acceptedTask(httpTask("call", undefined, { permissive: null }))).not.toHaveProperty("permissive");
+    expect(onlyError(def({}, [httpTask("call", undefined, { permissive: "yes" })]), "tasks[0].permissive")).toMatch(/must be a boolean/);
   });
 });
 

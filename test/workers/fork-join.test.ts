@@ -168,6 +168,38 @@ describe("FORK_JOIN and JOIN", () => {
     expect(byRef["after"]!.status).toBe("COMPLETED");
   });
 
+  it("let the other branches run on when a permissive branch task fails for good, and fail the JOIN once they have ended (Conductor's permissive)", async () => {
+    const hold = { name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} };
+    await register({
+      name: "fork_permissive",
+      tasks: [
+        ...forkJoin("fan", [[httpTask("bad", { uri: target("/flaky/fork-permissive?fail=1"), method: "GET" }, { permissive: true })], [hold]], ["bad", "hold"]),
+        httpTask("after", { uri: target("/count/fork-permissive-after"), method: "GET" }),
+      ],
+    });
+    const statusOf = (workflow: WorkflowJson, ref: string) => workflow.tasks.findLast((task) => task.referenceTaskName === ref)?.status;
+    const workflowId = await startWorkflow("fork_permissive");
+    const holding = await waitFor(workflowId, (workflow) => statusOf(workflow, "bad") === "FAILED" && statusOf(workflow, "hold") === "IN_PROGRESS");
+    expect([holding.status, statusOf(holding, "fan_join")]).toEqual(["RUNNING", "IN_PROGRESS"]);
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/hold/COMPLETED`, {});
+    const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(failed.status).toBe("FAILED");
+    expect(refsAndStatuses(failed)).toEqual(["bad:FAILED", "fan:COMPLETED", "fan_join:FAILED", "hold:COMPLETED"]);
+    const bad = failed.tasks.find((task) => task.referenceTaskName === "bad")!;
+    const join = failed.tasks.find((task) => task.referenceTaskName === "fan_join")!;
+    expect(join["reasonForIncompletion"]).toBe(bad["reasonForIncompletion"]);
+    expect(failed["reasonForIncompletion"]).toBe(`Task fan_join failed: ${bad["reasonForIncompletion"] as string}`);
+
+    // Retried, the failed branch task runs again and the JOIN waits again where it stood, as Conductor's retry sets it
+    // back IN_PROGRESS; the branch that ended well does not run again.
+    expect((await api("POST", `/api/workflow/${workflowId}/retry`)).status).toBe(204);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done["reasonForIncompletion"])).toBe("COMPLETED");
+    expect(refsAndStatuses(done)).toEqual(["after:COMPLETED", "bad:COMPLETED", "bad:FAILED", "fan:COMPLETED", "fan_join:COMPLETED", "hold:COMPLETED"]);
+    expect(done.tasks.find((task) => task.referenceTaskName === "fan_join")!.taskId).toBe(join.taskId);
+    expect(await hits("fork-permissive-after")).toBe(1);
+  });
+
   it("run sub workflows in two branches at once", async () => {
     await register({ name: "fork_child", tasks: [meeting("meet", "fork-children")], outputParameters: { met: "${meet.output.response.body.met}" } });
     const child = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "fork_child", version: 1 }, inputParameters: {} });

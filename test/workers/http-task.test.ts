@@ -350,6 +350,54 @@ describe("HTTP task failures", () => {
     expect(workflow.status).toBe("COMPLETED");
     expect(workflow.tasks.map((task) => task.status)).toEqual(["COMPLETED_WITH_ERRORS", "COMPLETED"]);
   });
+
+  it("a permissive task that fails for good stays FAILED, the tasks after it run, and the workflow then fails for it (Conductor's permissive)", async () => {
+    await register({
+      name: "http_permissive",
+      tasks: [
+        httpTask("maybe", { uri: target("/flaky/permissive-maybe?fail=2"), method: "GET" }, { permissive: true, retryCount: 1, retryDelaySeconds: 0 }),
+        httpTask("after", { uri: target("/count/after-permissive"), method: "GET" }),
+      ],
+    });
+    const workflow = await waitFor(await startWorkflow("http_permissive"), ["COMPLETED", "FAILED"]);
+    // Its retries first: the second attempt fails too, and only then do the tasks after it run.
+    expect(workflow.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([
+      ["maybe", "FAILED"],
+      ["maybe", "FAILED"],
+      ["after", "COMPLETED"],
+    ]);
+    expect(workflow.status).toBe("FAILED");
+    expect(workflow["reasonForIncompletion"]).toBe(`Task maybe failed: ${workflow.tasks[1]!["reasonForIncompletion"] as string}`);
+    expect(workflow["failedReferenceTaskNames"]).toEqual(["maybe"]);
+    expect(await hits("after-permissive")).toBe(1);
+
+    // Retried, the lane runs again from it: this time it completes, and so does the workflow.
+    expect((await api("POST", `/api/workflow/${workflow.workflowId}/retry`)).status).toBe(204);
+    const retried = await waitFor(workflow.workflowId, ["COMPLETED", "FAILED"]);
+    expect(retried.status).toBe("COMPLETED");
+    expect(retried.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([
+      ["maybe", "FAILED"],
+      ["maybe", "FAILED"],
+      ["after", "COMPLETED"],
+      ["maybe", "COMPLETED"],
+      ["after", "COMPLETED"],
+    ]);
+    expect(retried.tasks[3]!["retriedTaskId"]).toBe(retried.tasks[1]!.taskId);
+    expect(await hits("after-permissive")).toBe(2);
+  });
+
+  it("an optional permissive task that fails is absorbed as optional: the workflow completes; the flag is kept in the definition", async () => {
+    await register({
+      name: "http_optional_permissive",
+      tasks: [httpTask("maybe", { uri: target("/status/500"), method: "GET" }, { optional: true, permissive: true }), httpTask("after", { uri: target("/count/after-optional-permissive"), method: "GET" })],
+    });
+    const workflow = await waitFor(await startWorkflow("http_optional_permissive"), ["COMPLETED", "FAILED"]);
+    expect(workflow.status).toBe("COMPLETED");
+    expect(workflow.tasks.map((task) => task.status)).toEqual(["COMPLETED_WITH_ERRORS", "COMPLETED"]);
+    expect(workflow.tasks[0]!["workflowTask"]).toMatchObject({ optional: true, permissive: true });
+    const definition = await apiOk<{ tasks: JsonObject[] }>("GET", "/api/metadata/workflow/http_optional_permissive");
+    expect(definition.tasks[0]!["permissive"]).toBe(true);
+  });
 });
 
 describe("asyncComplete", () => {

@@ -252,6 +252,7 @@ const TASK_FIELDS = {
   inputParameters: v.optional(jsonObject("inputParameters"), () => ({})),
   asyncComplete: v.optional(rule<boolean>("asyncComplete", "a boolean", isBoolean)),
   optional: v.optional(rule<boolean>("optional", "a boolean", isBoolean)),
+  permissive: v.optional(rule<boolean>("permissive", "a boolean", isBoolean)),
   retryCount: v.optional(rule<number>("retryCount", `an integer from 0 to ${MAX_RETRY_COUNT}`, isIntegerIn(0, MAX_RETRY_COUNT))),
   retryLogic: v.optional(rule<RetryLogic>("retryLogic", `one of ${RETRY_LOGICS.join(", ")}`, isOneOf(RETRY_LOGICS))),
   retryDelaySeconds: v.optional(

@@ -1,7 +1,7 @@
 import { activeLanes, neverReached, type ActiveLane } from "../../lanes";
-import { SUCCESSFUL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "../../model";
+import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "../../model";
 import { setOwn } from "../../own-property";
-import { chosenBranchEnds, instanceTask, nextPlanIndex, planIndexOf, planOf, planTask, type PlanStep } from "../../plan";
+import { chosenBranchEnds, failsPermissively, instanceTask, nextPlanIndex, planIndexOf, planOf, planTask, type PlanStep } from "../../plan";
 import { describeValue, isJsonObject, isOneOf } from "../../definition/checks";
 import { cutText, MAX_TASK_REASON_LENGTH } from "../../limits";
 import type { ScriptRunner } from "../../scripts";
@@ -47,11 +47,11 @@ export const joinTask: TaskTypeModule = {
   ...waitingForLanes,
 };
 
-/** How an IN_PROGRESS JOIN ends once every task it waits for has ended well (see {@link joinEnding}). */
+/** How an IN_PROGRESS JOIN ends once every task it waits for has ended (see {@link joinEnding}). */
 export interface JoinEnding {
-  readonly status: "COMPLETED" | "COMPLETED_WITH_ERRORS";
+  readonly status: "COMPLETED" | "COMPLETED_WITH_ERRORS" | "FAILED";
   readonly outputData: JsonObject;
-  /** With COMPLETED_WITH_ERRORS: which optional joined tasks failed, in Conductor's words. */
+  /** With COMPLETED_WITH_ERRORS: which optional joined tasks failed, in Conductor's words; with FAILED, their reasons. */
   readonly reasonForIncompletion?: string;
 }
 
@@ -59,7 +59,9 @@ export interface JoinEnding {
  * How IN_PROGRESS JOIN `join` ends, once it may: each joined task's output under its reference name, as Conductor's
  * JOIN gives. A `joinOn` entry naming a SWITCH (or DECISION) that has ended stands for the last task of the branch it
  * took, as Conductor resolves it (see {@link joinedStep}), and the output holds that task's. COMPLETED_WITH_ERRORS
- * when an optional joined task failed (it ended COMPLETED_WITH_ERRORS), as Conductor's JOIN ends then.
+ * when an optional joined task failed (it ended COMPLETED_WITH_ERRORS), as Conductor's JOIN ends then. FAILED, with
+ * the failed ones' reasons, when a permissive joined task failed for good (see `failsPermissively`) and every other
+ * one has ended, as Conductor's Join waits for all of them then (the caller makes sure its retries are spent).
  * Undefined while one of them is yet to end well: still to run or running, or failed (its lane then retries it or
  * fails the workflow). A task its branch passed over (a SWITCH took another way), or whose fork was skipped, is not
  * waited for, and has no entry. `lanes`: the active lanes, when the caller has them.
@@ -68,14 +70,23 @@ export function joinEnding(state: WorkflowExecution, join: TaskExecution, lanes:
   const plan = planOf(state.definition);
   const outputData: JsonObject = {};
   const failedOptional: TaskExecution[] = [];
+  let failedPermissive: TaskExecution[] | undefined;
   for (const { reference, index, latest } of joinedTasks(state, join)) {
     if (latest === undefined) {
       if (!neverReached(state, index, lanes)) return undefined;
       continue;
     }
-    if (!SUCCESSFUL_TASK_STATUSES.has(latest.status)) return undefined;
+    if (!SUCCESSFUL_TASK_STATUSES.has(latest.status)) {
+      // Only a permissive task's failure lets the others run on; any other is its lane's to retry or fail the workflow.
+      if (!plan.hasPermissive || !TERMINAL_TASK_STATUSES.has(latest.status) || !failsPermissively(state.definition, latest)) return undefined;
+      (failedPermissive ??= []).push(latest);
+    }
     setOwn(outputData, plan.steps[index]?.task.taskReferenceName ?? reference, latest.outputData);
     if (latest.status === "COMPLETED_WITH_ERRORS" && instanceTask(state.definition, latest)?.optional === true) failedOptional.push(latest);
+  }
+  if (failedPermissive !== undefined) {
+    const reasons = failedPermissive.map((task) => task.reasonForIncompletion ?? `Task ${task.referenceTaskName} ended ${task.status}`).join(" ");
+    return { status: "FAILED", outputData, reasonForIncompletion: cutText(reasons, MAX_TASK_REASON_LENGTH) };
   }
   if (failedOptional.length === 0) return { status: "COMPLETED", outputData };
   const failures = failedOptional.map((task) => `${task.taskDefName}/${task.taskId} `).join("");
