@@ -62,6 +62,7 @@ import {
   withinLoop,
   withLookedUpTaskDefs,
   failsPermissively,
+  isPermissiveFailure,
 } from "./plan";
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { exclusiveJoinEnding } from "./tasks/exclusive-join";
@@ -1597,20 +1598,13 @@ function moveOn(draft: Draft, lane: ActiveLane, head: TaskExecution, definition:
  */
 function permissiveFailure(state: WorkflowExecution): TaskExecution | undefined {
   // Most definitions have no permissive task: nothing to look for.
-  return planOf(state.definition).hasPermissive ? state.tasks.find((task) => isPermissiveFailure(state, task)) : undefined;
+  return planOf(state.definition).hasPermissive ? state.tasks.find((task) => isPermissiveFailure(state.definition, task)) : undefined;
 }
 
 /** Every task {@link permissiveFailure} could name, in task order. */
 function permissiveFailures(state: WorkflowExecution): TaskExecution[] {
-  return planOf(state.definition).hasPermissive ? state.tasks.filter((task) => isPermissiveFailure(state, task)) : [];
+  return planOf(state.definition).hasPermissive ? state.tasks.filter((task) => isPermissiveFailure(state.definition, task)) : [];
 }
-
-function isPermissiveFailure(state: WorkflowExecution, task: TaskExecution): boolean {
-  return PERMISSIVE_FAILURE_STATUSES.has(task.status) && task.retried !== true && failsPermissively(state.definition, task);
-}
-
-/** The statuses a task failed for good has (CANCELED: a SUB_WORKFLOW whose child was terminated). */
-const PERMISSIVE_FAILURE_STATUSES: ReadonlySet<TaskStatus> = new Set<TaskStatus>(["FAILED", "FAILED_WITH_TERMINAL_ERROR", "TIMED_OUT", "CANCELED"]);
 
 /**
  * True when lane head `head` waits for something outside this decision, whatever the other lanes do: a SCHEDULED task

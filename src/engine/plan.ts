@@ -30,7 +30,7 @@
  * A definition without SWITCH, FORK_JOIN or DO_WHILE tasks plans as its `tasks` list, so the indexes stored in executions
  * started before those existed keep their meaning.
  */
-import { chosenCase, choosesCase, isLoopType, type DynamicFork, type TaskDef, type TaskExecution, type WorkflowDef, type WorkflowTaskDef } from "./model";
+import { chosenCase, choosesCase, isLoopType, type DynamicFork, type TaskDef, type TaskExecution, type TaskStatus, type WorkflowDef, type WorkflowTaskDef } from "./model";
 import { setOwn } from "./own-property";
 import { taskJqFilter } from "./jq";
 import { conditionScripts, taskScript } from "./scripts";
@@ -154,6 +154,17 @@ export function failsPermissively(definition: WorkflowDef, task: Pick<TaskExecut
   const runsAs = instanceTask(definition, task);
   return runsAs?.permissive === true && runsAs.optional !== true && planOf(definition).steps[task.definitionIndex]?.inLoop === undefined;
 }
+
+/**
+ * True when task instance `task` is a permissive failure its workflow ran on past (see {@link failsPermissively}): it
+ * failed for good and was not run again since. Its JOIN, or the workflow at its end, fails for it.
+ */
+export function isPermissiveFailure(definition: WorkflowDef, task: Pick<TaskExecution, "definitionIndex" | "taskType" | "taskDefName" | "status" | "retried">): boolean {
+  return PERMISSIVE_FAILURE_STATUSES.has(task.status) && task.retried !== true && failsPermissively(definition, task);
+}
+
+/** The statuses a task failed for good has (CANCELED: a SUB_WORKFLOW whose child was terminated). */
+const PERMISSIVE_FAILURE_STATUSES: ReadonlySet<TaskStatus> = new Set<TaskStatus>(["FAILED", "FAILED_WITH_TERMINAL_ERROR", "TIMED_OUT", "CANCELED"]);
 
 /**
  * The name whose registered task definition must be looked up before an instance of step `index` running as `runsAs`

@@ -6,7 +6,8 @@
  *
  * What cannot be mapped is refused, changing nothing: a task that has run must be in the new version too, of the same
  * type and in the same place (at the top level, or in the same branch of the same SWITCH, FORK_JOIN or CONDITIONAL_FORK, or in the same
- * DO_WHILE's loop), or the execution's past would no longer be a path through its definition.
+ * DO_WHILE's loop), and a permissive task whose failure the execution ran on past must be permissive there too, or the
+ * execution's past would no longer be a path through its definition.
  */
 import type { DecideEnv } from "./config";
 import type { Draft } from "./draft";
@@ -14,7 +15,7 @@ import { EngineError } from "./errors";
 import { activeLanes, latestInstance } from "./lanes";
 import { overExecutionLimitReason, storedTasksBytes } from "./limits";
 import type { JsonObject, TaskExecution, WorkflowDef, WorkflowTaskDef } from "./model";
-import { definitionReferenceName, planIndexOf, planOf, planTask } from "./plan";
+import { definitionReferenceName, failsPermissively, isPermissiveFailure, planIndexOf, planOf, planTask } from "./plan";
 import { joinOnOf } from "./tasks/fork-join";
 import { taskIdWithin } from "./task-id";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
@@ -122,6 +123,12 @@ function mappedSteps(tasks: readonly TaskExecution[], current: WorkflowDef, upgr
     const place = upgradedPlaces.get(reference);
     if (place !== currentPlaces.get(reference)) {
       throw new EngineError("CONFLICT", `${what}: its task ${reference} has run ${describePlace(currentPlaces.get(reference))}, which that version puts ${describePlace(place)}`);
+    }
+    // A permissive task's failure let the execution run on past it; under a version where it is not permissive that
+    // failure would have ended it (or, optional, not be a failure): a past that is no path through that version. Let
+    // through, it was forgotten (the workflow completed with the task FAILED) or failed the workflow only once looked at.
+    if (isPermissiveFailure(current, task) && !failsPermissively(upgraded, { ...task, definitionIndex: index })) {
+      throw new EngineError("CONFLICT", `${what}: its task ${reference} failed (${task.status}) and the execution ran on past it as it is permissive, which that version does not make it`);
     }
     indexes.set(task.taskId, index);
   }

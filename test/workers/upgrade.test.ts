@@ -103,6 +103,33 @@ describe("upgrading a running execution (POST /api/workflow/{workflowId}/upgrade
     expect(await getWorkflow(workflowId)).toMatchObject({ status: "TERMINATED", workflowVersion: 1 });
   });
 
+  it("refuses a version where a permissive task whose failure the execution ran on past is not permissive; one keeping it permissive fails at the end for it", async () => {
+    const maybe = (permissive: boolean) => httpTask("maybe", { uri: target("/status/500"), method: "GET" }, { permissive });
+    const hold = { name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} };
+    await register({ name: "upgr-permissive", version: 1, tasks: [maybe(true), hold] });
+    await register({ name: "upgr-permissive", version: 2, tasks: [maybe(false), hold] });
+    await register({ name: "upgr-permissive", version: 3, tasks: [maybe(true), hold, httpTask("extra", { uri: target("/count/upgr-permissive-extra"), method: "GET" })] });
+    const workflowId = await startWorkflow("upgr-permissive", {}, "?version=1");
+    const holding = await waitFor(workflowId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+    expect(holding.tasks[0]!.status).toBe("FAILED");
+    const before = unchanged(holding);
+    // Under version 2 the failure would have ended the execution: let through, it was forgotten and the workflow completed.
+    const refused = await upgrade(workflowId, { name: "upgr-permissive", version: 2 });
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { message: string }).message).toContain("its task maybe failed (FAILED) and the execution ran on past it as it is permissive, which that version does not make it");
+    expect(unchanged(await getWorkflow(workflowId))).toEqual(before);
+    expect((await upgrade(workflowId, { name: "upgr-permissive", version: 3 })).status).toBe(200);
+    await apiOk("POST", `/api/tasks/${workflowId}/hold/COMPLETED`, {});
+    const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(failed.status).toBe("FAILED");
+    expect(String(failed["reasonForIncompletion"])).toMatch(/^Task maybe failed: /);
+    expect(failed.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([
+      ["maybe", "FAILED"],
+      ["hold", "COMPLETED"],
+      ["extra", "COMPLETED"],
+    ]);
+  });
+
   it("needs WORKFLOW_ADMIN on the execution's workflow, as its other changes do", async () => {
     const workflowId = await startedAtGate("upgr-rights");
     const reader = await createUser(`upgr-reader-${crypto.randomUUID()}`, { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:upgr-rights" }] });
