@@ -346,6 +346,15 @@ const LIMIT_JOB = "executionLimit";
 const RETRY_BACKGROUND_MS = 2_000;
 
 /**
+ * How many times an update by reference name reads the secrets of the task the reference names before it gives up (a
+ * 409): each read lets other calls in, and one may give the reference another task (a retry) whose secrets are read next.
+ */
+const MAX_REF_UPDATE_READS = 3;
+
+/** What an update of a task from outside may carry besides its status and output (see `WorkflowExecution.updateTask`). */
+type TaskUpdateOptions = { reason?: string; callbackAfterSeconds?: number; oversizeFailsTask?: true; logs?: TaskLogInput[]; from?: TaskUpdateFrom; workerId?: string };
+
+/**
  * The runner of an object whose definition has no scripts, where none is ever asked to run: should one be, the task
  * fails saying so, rather than the decision throwing.
  */
@@ -1104,6 +1113,34 @@ export class WorkflowExecution extends DurableObject<Env> {
     workerId?: string,
   ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
+    const options = {
+      ...(from === undefined ? {} : { from, ...(from.reason === undefined ? {} : { reason: from.reason }) }),
+      ...(workerId === undefined ? {} : { workerId }),
+    };
+    let found = this.#taskToUpdateByRef(taskRefName, from, checkedTaskName);
+    for (let reads = 0; found.ok; reads++) {
+      const task = found.value;
+      // Without secrets to read, nothing runs in between: the task found is the one to update.
+      if (this.#namedSecrets(this.#execution!, task) === undefined) return this.#applyTaskUpdate(task.taskId, status, output, options, []);
+      const secrets = await this.#secretValues(this.#execution!, task);
+      // Found again after the read, by the same rules: another update may have ended the task meanwhile (its caller
+      // then gets the 404 it would have got after that update), or a retry given the reference a new task.
+      const again = this.#taskToUpdateByRef(taskRefName, from, checkedTaskName);
+      if (!again.ok) return again;
+      if (again.value.taskId === task.taskId) return this.#applyTaskUpdate(task.taskId, status, output, options, secrets);
+      if (reads + 1 >= MAX_REF_UPDATE_READS) {
+        return refused(new EngineError("CONFLICT", `Task ${taskRefName} of workflow ${this.#execution!.workflowId} kept changing while this update was being applied; try again`));
+      }
+      found = again;
+    }
+    return found;
+  }
+
+  /**
+   * The task an update by reference name applies to (see {@link WorkflowExecution.updateTaskByRef}), or why there is none:
+   * checked before and again after the await of the update, which other calls may come in during.
+   */
+  #taskToUpdateByRef(taskRefName: string, from: TaskUpdateFrom | undefined, checkedTaskName: string | undefined): ActorResult<TaskExecution> {
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
     const task = (from === undefined ? undefined : execution.tasks.findLast((candidate) => candidate.updatedByTask === from.byTask)) ?? taskByRef(execution, taskRefName);
@@ -1114,10 +1151,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (from === undefined && !isPending(task)) {
       return refused(new EngineError("NOT_FOUND", `Found no running task ${taskRefName} of workflow ${execution.workflowId} to update: its latest, ${task.taskId}, is ${task.status}`));
     }
-    return this.updateTask(task.taskId, status, output, {
-      ...(from === undefined ? {} : { from, ...(from.reason === undefined ? {} : { reason: from.reason }) }),
-      ...(workerId === undefined ? {} : { workerId }),
-    });
+    return ok(task);
   }
 
   /**
@@ -1179,13 +1213,12 @@ export class WorkflowExecution extends DurableObject<Env> {
     taskId: string,
     status: ExternalTaskStatus,
     output: JsonObject,
-    options: { reason?: string; callbackAfterSeconds?: number; oversizeFailsTask?: true; logs?: TaskLogInput[]; from?: TaskUpdateFrom; lateIsTaken?: true; workerId?: string } = {},
+    options: TaskUpdateOptions & { lateIsTaken?: true } = {},
   ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
     const reported = execution.tasks.find((candidate) => candidate.taskId === taskId);
-    const logs = options.logs ?? [];
     // Whoever reports the task may have been handed the real values of the secrets its input names (a worker its input,
     // the service an asyncComplete HTTP call reached its request): one echoed back is scrubbed before it is stored and
     // shown, as an HTTP task's response is; so are its log lines.
@@ -1196,12 +1229,18 @@ export class WorkflowExecution extends DurableObject<Env> {
     // answers it: a refusal has the official clients retry it for a minute, then log it as lost.
     const current = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
     if (options.lateIsTaken === true && current !== undefined && !isPending(current)) return ok(this.#taskUpdated(current));
+    return this.#applyTaskUpdate(taskId, status, output, options, secrets);
+  }
+
+  /** Applies an update of task `taskId` (see {@link WorkflowExecution.updateTask}) with the values of `secrets` scrubbed, in one synchronous turn. */
+  #applyTaskUpdate(taskId: string, status: ExternalTaskStatus, output: JsonObject, options: TaskUpdateOptions, secrets: readonly string[]): ActorResult<TaskUpdated> {
+    const logs = options.logs ?? [];
     try {
       this.#apply(this.#externalUpdateEvent(taskId, { status, output, ...options }, secrets));
       // In the same synchronous turn as the update, so in its transaction: a refused update (thrown above) logs nothing.
       if (logs.length > 0 && this.#heldTask(taskId) !== undefined) this.#appendTaskLog(taskId, logs, secrets);
       if (status !== "IN_PROGRESS") this.#inFlight.get(taskId)?.abort();
-      const task = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
+      const task = this.#execution!.tasks.find((candidate) => candidate.taskId === taskId);
       return ok(task === undefined ? { taskId } : this.#taskUpdated(task));
     } catch (error) {
       return refused(error);

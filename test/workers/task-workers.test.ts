@@ -4,6 +4,7 @@ import type { JsonObject, TaskExecution } from "../../src/engine/model";
 import { workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
 import { taskQueueAt } from "../../src/actors/task-queue";
 import { executionStub } from "../../src/worker/executions";
+import type { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 
@@ -513,6 +514,38 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
       expect(await again.json()).toMatchObject({ error: "NOT_FOUND", message: expect.stringContaining("Found no running task work of workflow") });
     }
     expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { done: true } });
+  });
+
+  it("of two updates by reference name met while the secrets its task's input names are read, the later finds no running task (404) or the retry the first brought", async () => {
+    await apiOk("PUT", "/api/secrets/w_ref_race_token", JSON.stringify("race-value"));
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_ref_race_task", retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_ref_race", tasks: [simpleTask("w_ref_race_task", "work", { token: "${workflow.secrets.w_ref_race_token}" })] });
+    type Update = { status: "COMPLETED" | "FAILED"; output: JsonObject };
+    // Both begin in one turn of the object, so each reads the secrets (a D1 read, during which other calls come in) before
+    // either applies: as two requests meet when the second arrives during the first one's read.
+    const together = (workflowId: string, first: Update, second: Update) =>
+      runInDurableObject(executionStub(env, workflowId), (instance) => {
+        const execution = instance as unknown as WorkflowExecution;
+        return Promise.all([execution.updateTaskByRef("work", first.status, first.output), execution.updateTaskByRef("work", second.status, second.output)]);
+      });
+
+    const twice = await startWorkflow("w_ref_race");
+    const [won, late] = await together(twice, { status: "COMPLETED", output: { by: "a" } }, { status: "COMPLETED", output: { by: "b" } });
+    expect(won.ok).toBe(true);
+    // The answer the second would get arriving after the first: Orkes' 404, which its clients take as "updated already".
+    expect(late).toMatchObject({ ok: false, error: { kind: "NOT_FOUND", message: expect.stringContaining("Found no running task work of workflow") } });
+    const done = await waitFor(twice, ["COMPLETED", "FAILED"]);
+    expect(done.tasks.map((task) => [task.status, task.outputData])).toEqual([["COMPLETED", { by: "a" }]]);
+
+    // A failure retried at once: the reference names the retry by the time the second applies, which it completes.
+    const retried = await startWorkflow("w_ref_race");
+    const answers = await together(retried, { status: "FAILED", output: { by: "a" } }, { status: "COMPLETED", output: { by: "b" } });
+    expect(answers.map((answer) => answer.ok)).toEqual([true, true]);
+    const after = await waitFor(retried, ["COMPLETED", "FAILED"]);
+    expect(after.tasks.map((task) => [task.status, task.outputData])).toEqual([
+      ["FAILED", { by: "a" }],
+      ["COMPLETED", { by: "b" }],
+    ]);
   });
 
   it("a WAIT completed by reference name with ?workerid= shows that worker too, as Conductor's Task does for any type", async () => {
