@@ -1188,7 +1188,12 @@ function forgetEndedForks(draft: Draft): void {
     const index = planIndexOf(state.definition, run.fork);
     const forkSeq = run.forkSeq;
     if (forkSeq === undefined) return latestInstance(state, index)?.status === "COMPLETED";
-    return state.tasks.some((task) => task.definitionIndex === index && task.seq >= forkSeq && task.status === "COMPLETED");
+    if (state.tasks.some((task) => task.definitionIndex === index && task.seq >= forkSeq && task.status === "COMPLETED")) return true;
+    // A task it forked that the execution still holds keeps it, its step with it: a rerun from a task an earlier
+    // instance of the fork forked drops the later instance that recorded the run (a retry that ran the tasks after a
+    // permissive task again ran the fork again, forking none anew while its task was running).
+    const forked = new Set(run.tasks.map((task) => planIndexOf(state.definition, task.taskReferenceName)));
+    return state.tasks.some((task) => forked.has(task.definitionIndex));
   };
   const definition = withoutEndedForks(state.definition, stands);
   if (definition !== state.definition) draft.patch({ definition });

@@ -360,4 +360,38 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect(body.validationErrors).toEqual([{ path: "tasks[0]", message: expect.stringMatching(/must be followed directly by a JOIN/) }]);
     expect((await api("GET", "/api/metadata/workflow/dynamic_unjoined")).status).toBe(404);
   });
+
+  it("reruns from a forked task after a retry ran the fork again behind a permissive task, its step kept (it failed the rerun with a 500)", async () => {
+    // The retry runs the failed permissive task and the failed forked task again; the permissive one completing runs
+    // the fork again after it, forking nothing anew while its task runs. The rerun from that task drops the fork's later
+    // instance, which had recorded what it forked: the forked task's step went with it.
+    await register({
+      name: "dynamic_permissive_rerun",
+      tasks: [
+        { name: "first", taskReferenceName: "first", type: "WAIT", permissive: true },
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskInputs: [{ n: 0 }], forkTaskName: "hold", forkTaskType: "WAIT" } },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+      ],
+    });
+    const workflowId = await startWorkflow("dynamic_permissive_rerun");
+    const running = (ref: string) => (workflow: WorkflowJson) => workflow.tasks.some((task) => task.referenceTaskName === ref && task.status === "IN_PROGRESS");
+    await waitFor(workflowId, running("first"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/first/FAILED`, {});
+    await waitFor(workflowId, running("_hold_0"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/_hold_0/FAILED`, {});
+    await waitFor(workflowId, ["FAILED"]);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
+    await waitFor(workflowId, (workflow) => running("first")(workflow) && running("_hold_0")(workflow));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/first/COMPLETED`, {});
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/_hold_0/FAILED`, {});
+    const failed = await waitFor(workflowId, ["FAILED"]);
+    const from = failed.tasks.findLast((task) => task.referenceTaskName === "_hold_0")!;
+    expect(from.status).toBe("FAILED");
+    await apiOk<string>("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: from.taskId });
+    const rerun = await waitFor(workflowId, running("_hold_0"));
+    expect(rerun.tasks.find((task) => task.taskId === from.taskId)).toMatchObject({ status: "IN_PROGRESS", workflowTask: { taskReferenceName: "_hold_0", type: "WAIT" } });
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/_hold_0/COMPLETED`, { done: true });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks.findLast((task) => task.referenceTaskName === "fan_join")).toMatchObject({ status: "COMPLETED", outputData: { _hold_0: { done: true } } });
+  });
 });
