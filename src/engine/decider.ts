@@ -1048,18 +1048,18 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   // The head of such a lane, run again with it when it is reached, counts as replaced too (a permissive one would
   // otherwise fail the workflow again).
   for (const head of rerun) if (!SUCCESSFUL_TASK_STATUSES.has(head.status)) draft.updateTask(head.taskId, { retried: true });
-  retryLanes(draft, heads.filter((head) => !rerun.includes(head)), env);
+  retryLanes(draft, heads.filter((head) => !rerun.includes(head)), env, undefined, rerun);
   for (const task of firstByLane.values()) addInstance(draft, task.definitionIndex, env, { retryCount: task.retryCount + 1, retriedTaskId: task.taskId });
 }
 
 /**
  * Runs again what the lanes whose latest instances are `heads` did not end well (see {@link retryUnfinishedLanes}),
- * but `except`'s lane. A loop canceled with its workflow (terminated, timed out, or a task beside it failed) goes on
- * where it stood, as Conductor's retry sets a CANCELED DO_WHILE back IN_PROGRESS: the iterations it ran are not run
- * again, its canceled tasks are. One that failed (or timed out by its task definition) is retried as any task, from
- * its first iteration.
+ * but `except`'s lane and the heads `passedOver` (which the caller runs again otherwise). A loop canceled with its
+ * workflow (terminated, timed out, or a task beside it failed) goes on where it stood, as Conductor's retry sets a
+ * CANCELED DO_WHILE back IN_PROGRESS: the iterations it ran are not run again, its canceled tasks are. One that failed
+ * (or timed out by its task definition) is retried as any task, from its first iteration.
  */
-function retryLanes(draft: Draft, heads: readonly TaskExecution[], env: DecideEnv, except?: string): void {
+function retryLanes(draft: Draft, heads: readonly TaskExecution[], env: DecideEnv, except?: string, passedOver: readonly TaskExecution[] = []): void {
   let reopenedLoop = false;
   for (const head of heads) {
     const last = head.status === "CANCELED" ? lastOfLoop(draft.state, head) : undefined;
@@ -1067,7 +1067,10 @@ function retryLanes(draft: Draft, heads: readonly TaskExecution[], env: DecideEn
     reopenLoopOf(draft, last, env);
     reopenedLoop = true;
   }
-  retryUnfinishedLanes(draft, reopenedLoop ? laneHeads(draft.state, except) : heads, env);
+  // Looked up again, the heads include those passed over: a retry's lane run again from a permissive task before its
+  // head reaches that head anew, and ran it twice at once when it was run here too.
+  const passed = new Set(passedOver.map((head) => head.taskId));
+  retryUnfinishedLanes(draft, reopenedLoop ? laneHeads(draft.state, except).filter((head) => !passed.has(head.taskId)) : heads, env);
 }
 
 /**

@@ -200,6 +200,31 @@ describe("FORK_JOIN and JOIN", () => {
     expect(await hits("fork-permissive-after")).toBe(1);
   });
 
+  it("on a retry, run a task after a permissive one once, when a canceled DO_WHILE in another branch goes on too", async () => {
+    // The retry runs the permissive task again and its lane from it: the task after it waits for it. Once the canceled
+    // loop was reopened, that task was run again at once as well, and then again after the permissive one: twice.
+    const wait = (ref: string, extra: JsonObject = {}) => ({ name: ref, taskReferenceName: ref, type: "WAIT", ...extra });
+    const loop = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", inputParameters: { items: [1] }, loopOver: [wait("inner")] };
+    await register({ name: "fork_permissive_loop_retry", tasks: forkJoin("fan", [[wait("maybe", { permissive: true }), wait("after")], [wait("other")], [loop]], ["after", "other", "loop"]) });
+    const workflowId = await startWorkflow("fork_permissive_loop_retry");
+    const running = (ref: string) => (workflow: WorkflowJson) => workflow.tasks.some((task) => task.referenceTaskName === ref && task.status === "IN_PROGRESS");
+    const pendingRuns = (workflow: WorkflowJson, ref: string) => workflow.tasks.filter((task) => task.referenceTaskName === ref && (task.status === "SCHEDULED" || task.status === "IN_PROGRESS")).length;
+    await waitFor(workflowId, running("inner__1"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/maybe/FAILED`, {});
+    await waitFor(workflowId, running("after"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/other/FAILED`, {});
+    await waitFor(workflowId, ["FAILED"]);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
+    const retried = await waitFor(workflowId, (workflow) => running("maybe")(workflow) && running("inner__1")(workflow));
+    expect(pendingRuns(retried, "after")).toBe(0);
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/maybe/COMPLETED`, {});
+    const after = await waitFor(workflowId, running("after"));
+    expect(pendingRuns(after, "after")).toBe(1);
+    for (const ref of ["after", "other", "inner__1"]) await apiOk<string>("POST", `/api/tasks/${workflowId}/${ref}/COMPLETED`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done["reasonForIncompletion"])).toBe("COMPLETED");
+  });
+
   it("run sub workflows in two branches at once", async () => {
     await register({ name: "fork_child", tasks: [meeting("meet", "fork-children")], outputParameters: { met: "${meet.output.response.body.met}" } });
     const child = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "fork_child", version: 1 }, inputParameters: {} });
