@@ -1631,13 +1631,26 @@ const JOIN_TYPES: ReadonlySet<TaskType> = new Set<TaskType>(["JOIN", "EXCLUSIVE_
 /**
  * True while a task the current run of the DO_WHILE at step `loopIndex` ran is still pending: a task of a fork in the
  * loop that the fork's JOIN did not wait for. As Conductor's DO_WHILE, the iteration ends once every task it ran has.
+ * One that failed and that its lane has not settled yet (retried, made COMPLETED_WITH_ERRORS, or failing the loop or
+ * the workflow) holds it too: ended first, the iteration passed over that failure, the loop and workflow completing.
+ * Such a task is the latest run of its name: a failure a retry of the workflow settled has a later run.
  */
 function iterationRunning(state: WorkflowExecution, loopIndex: number): boolean {
   const loop = latestInstance(state, loopIndex);
   if (loop === undefined || !planOf(state.definition).hasForks) return false;
   const ofLoop = ranIn(state, loop);
-  return state.tasks.some((task) => ofLoop(task) && isPending(task));
+  const latest = new Map<string, TaskExecution>();
+  for (const task of state.tasks) {
+    if (!ofLoop(task)) continue;
+    if (isPending(task)) return true;
+    latest.set(task.referenceTaskName, task);
+  }
+  for (const task of latest.values()) if (UNSETTLED_FAILURE_STATUSES.has(task.status) && task.retried !== true) return true;
+  return false;
 }
+
+/** How a loop task that its lane has not settled yet may have failed (see {@link iterationRunning}). */
+const UNSETTLED_FAILURE_STATUSES: ReadonlySet<TaskStatus> = new Set<TaskStatus>(["FAILED", "TIMED_OUT", "FAILED_WITH_TERMINAL_ERROR"]);
 
 /**
  * Ends the current iteration of the DO_WHILE at step `loopIndex`, whose loop's last task just ended well: the loop goes

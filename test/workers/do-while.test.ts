@@ -206,6 +206,28 @@ describe("DO_WHILE through the router", () => {
     expect(joined.map((output) => [(output["left"] as { response: { body: { met: boolean } } }).response.body.met, output["gate"]])).toEqual([[true, { round: 1 }], [true, { round: 2 }]]);
     expect([await hits("dw-fork-x"), await hits("dw-fork-y")]).toEqual([2, 2]);
   });
+
+  it("fails the workflow for a branch task the JOIN does not wait for that fails last in the iteration, and makes an optional one COMPLETED_WITH_ERRORS", async () => {
+    // The rest of the iteration has ended when it fails: the iteration ended with it, passing over its failure (the
+    // loop and the workflow COMPLETED, the task FAILED).
+    const fork = (side: JsonObject) => ({ name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[side], [waitTask("main")]] });
+    const join = { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", joinOn: ["main"] };
+    const statusOf = (workflow: WorkflowJson, ref: string) => workflow.tasks.findLast((task) => task.referenceTaskName === ref)?.status;
+    for (const [name, side, status, sideStatus] of [
+      ["dw_fork_side_fails", waitTask("side"), "FAILED", "FAILED"],
+      ["dw_fork_side_optional", { ...waitTask("side"), optional: true }, "COMPLETED", "COMPLETED_WITH_ERRORS"],
+    ] as const) {
+      await register({ name, tasks: [doWhile("each", [fork(side), join], undefined, { items: [1] })] });
+      const workflowId = await startWorkflow(name);
+      await waitFor(workflowId, (workflow) => statusOf(workflow, "side__1") === "IN_PROGRESS" && statusOf(workflow, "main__1") === "IN_PROGRESS");
+      await apiOk("POST", `/api/tasks/${workflowId}/main/COMPLETED`, {});
+      const holding = await waitFor(workflowId, (workflow) => statusOf(workflow, "fan_join__1") === "COMPLETED");
+      expect([holding.status, statusOf(holding, "each")]).toEqual(["RUNNING", "IN_PROGRESS"]);
+      await apiOk("POST", `/api/tasks/${workflowId}/side/FAILED`, {});
+      const ended = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+      expect([ended.status, statusOf(ended, "side__1")], name).toEqual([status, sideStatus]);
+    }
+  });
 });
 
 /** A WHILE (Conductor OSS's): the DO_WHILE's loop, its condition asked before the first iteration too. */
