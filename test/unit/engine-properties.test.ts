@@ -1,15 +1,20 @@
-// Properties of the decider over random definitions: SWITCHes, FORK_JOINs (nested, in loops), dynamic forks,
-// DO_WHILEs over items and DYNAMIC tasks around WAITs completed (or skipped) from outside and HTTP calls answering, in a
-// random order. Whatever the shape and the order, every definition registers, the workflow never stalls, never holds
-// two pending runs of one task, and completes with nothing left pending.
+// Properties of the decider over random definitions: SWITCHes (with a defaultCase), FORK_JOINs (nested, in loops, their
+// JOINs joining some branches), CONDITIONAL_FORKs, dynamic forks, DO_WHILEs and WHILEs (over items, or under a
+// loopCondition; some keeping their last iterations), DYNAMIC tasks, NOOP, INLINE, SET_VARIABLE and TERMINATE steps
+// around WAITs completed (or skipped) from outside and HTTP and HTTP_SYNC calls answering, in a random order, some of
+// them optional or permissive. Whatever the shape and the order, every definition registers, the workflow never stalls,
+// never holds two pending runs of one task, and completes with nothing left pending; a permissive task failed for good
+// fails it at a JOIN or at its end; and a run whose every decision is stored and read back as the execution's object
+// does decides exactly as one kept in memory.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { DecideEnv } from "../../src/engine/config";
 import { awaitedTaskDefNames, createExecution, decide as decideAlone, type Decision, type ExecutionEvent } from "../../src/engine/decider";
 import { awaitedCacheLookups } from "../../src/engine/task-cache";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
-import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
-import { definitionReferenceName, loopIterationsOf } from "../../src/engine/plan";
+import { isHttpType, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
+import { definitionReferenceName, loopIterationsOf, planTask } from "../../src/engine/plan";
+import { ExecutionStore } from "../../src/actors/execution-store";
 import { env as knowingEnv } from "./engine-env";
 
 /** The decider's environment at `now`, knowing no task definition at once: what a DYNAMIC chooses or a dynamic fork forks waits for its look-up. */
@@ -20,10 +25,11 @@ const env = (now: number): DecideEnv => ({ ...knowingEnv(now), taskDefs: () => u
  * registered), the admission of an execution waiting for its rate limit's place, and the look-up of cached outputs (found
  * for the HTTP calls whose reference number is even).
  */
-function decide(state: WorkflowExecution, event: ExecutionEvent, environment: DecideEnv): Decision {
+function decide(state: WorkflowExecution, event: ExecutionEvent, environment: DecideEnv, persist: (state: WorkflowExecution) => WorkflowExecution = (same) => same): Decision {
   let decision = decideAlone(state, event, environment);
   const then = (next: ExecutionEvent) => {
-    const answered = decideAlone(decision.state, next, environment);
+    // The actor stores each decision before it answers the next.
+    const answered = decideAlone(persist(decision.state), next, environment);
     decision = { state: answered.state, effects: [...decision.effects, ...answered.effects] };
   };
   // A cache hit moves the workflow on to more tasks, which may look the cache up in turn.
@@ -40,7 +46,7 @@ function decide(state: WorkflowExecution, event: ExecutionEvent, environment: De
       continue;
     }
     const lookups = awaitedCacheLookups(decision.state);
-    if (lookups.length === 0) return decision;
+    if (lookups.length === 0) return { ...decision, state: persist(decision.state) };
     then({ type: "cacheLookedUp", outputs: Object.fromEntries(lookups.map(({ taskId, key }) => [taskId, Number(key.slice(key.lastIndexOf("t") + 1)) % 2 === 0 ? { cached: key } : null])) });
   }
   throw new Error("the actor's answers did not settle");
@@ -52,38 +58,114 @@ function startedWith(name: string, tasks: WorkflowTaskDef[], input: JsonObject, 
   return decide(createExecution({ workflowId: "wf-1", definition, input }, 1_000), { type: "start" }, env(1_000));
 }
 
+/**
+ * fast-check's settings for a property run `numRuns` times: `PROPERTY_RUNS` multiplies that (hunting locally with many
+ * runs: PROPERTY_RUNS=10), and `PROPERTY_SEED` with `PROPERTY_PATH` replays one counterexample.
+ */
+function runs(numRuns: number): fc.Parameters<unknown> {
+  const scale = Number(process.env["PROPERTY_RUNS"] ?? "1");
+  const seed = process.env["PROPERTY_SEED"];
+  const path = process.env["PROPERTY_PATH"];
+  const example = process.env["PROPERTY_EXAMPLE"];
+  if (example !== undefined) return { numRuns: 1, examples: [JSON.parse(example) as never], endOnFailure: true };
+  return { numRuns: Math.max(1, Math.round(numRuns * scale)), ...(seed === undefined ? {} : { seed: Number(seed) }), ...(path === undefined ? {} : { path }) };
+}
+
+/** How a leaf that can fail is flagged: neither, `optional`, `permissive`, or both (optional wins). */
+type Flag = "none" | "optional" | "permissive" | "both";
+
+/** When a CONDITIONAL_FORK branch runs: always (no condition), never, always by a condition, or as the input's pick says. */
+type BranchCondition = "none" | "yes" | "no" | "pick";
+
 /** A definition tree before reference names are given: built by fast-check, named in order afterwards. */
 type Shape =
-  | { kind: "wait" }
-  | { kind: "http" }
+  | { kind: "wait"; flag: Flag }
+  | { kind: "http"; flag: Flag; sync: boolean }
+  | { kind: "dynamic"; flag: Flag }
   | { kind: "noop" }
-  | { kind: "dynamic" }
-  | { kind: "switch"; cases: Shape[][] }
+  | { kind: "inline" }
+  | { kind: "setVariable" }
+  | { kind: "terminate" }
+  | { kind: "switch"; cases: Shape[][]; defaultCase: Shape[] }
   | { kind: "fork"; branches: Shape[][]; joined: boolean[] }
+  | { kind: "conditionalFork"; branches: Array<{ condition: BranchCondition; tasks: Shape[] }>; defaultCase: Shape[] }
   | { kind: "dynamicFork"; width: number }
-  | { kind: "loop"; items: number; body: Shape[] };
+  | { kind: "loop"; type: "DO_WHILE" | "WHILE"; by: "items" | "condition"; count: number; keepLastN: number | null; body: Shape[] };
+
+/**
+ * What the generator may build: TERMINATEs (ending the workflow COMPLETED), how often (in 10) a leaf carries a flag,
+ * and whether that flag may be `permissive`.
+ */
+interface ShapeOptions {
+  terminate: boolean;
+  flagged: number;
+  permissive: boolean;
+}
+
+const SHAPES: ShapeOptions = { terminate: true, flagged: 2, permissive: true };
+
+/**
+ * For the runs through workflow retries and reruns: no permissive task. A workflow retry runs a permissive task that
+ * failed for good again and, once it ends, the tasks after it again; mixed with the retry of the tasks after it that
+ * failed or were canceled, and with reruns, that is a semantics of its own (see the permissive property below).
+ */
+const RETRIED: ShapeOptions = { terminate: true, flagged: 2, permissive: false };
+
+/** For the permissive property: flags on half the leaves, no TERMINATE (its COMPLETED would hide a failure). */
+const PERMISSIVE: ShapeOptions = { terminate: false, flagged: 5, permissive: true };
 
 const MAX_DEPTH = 3;
 
-function shapes(depth: number, inLoop: boolean): fc.Arbitrary<Shape[]> {
-  return fc.array(shape(depth, inLoop), { minLength: 1, maxLength: 3 });
+function shapes(depth: number, inLoop: boolean, options: ShapeOptions = SHAPES, minLength = 1): fc.Arbitrary<Shape[]> {
+  return fc.array(shape(depth, inLoop, options), { minLength, maxLength: 3 });
 }
 
-function shape(depth: number, inLoop: boolean): fc.Arbitrary<Shape> {
-  const leaves: Array<fc.Arbitrary<Shape>> = [fc.constant({ kind: "wait" } as const), fc.constant({ kind: "http" } as const), fc.constant({ kind: "noop" } as const), fc.constant({ kind: "dynamic" } as const)];
-  if (depth >= MAX_DEPTH) return fc.oneof(...leaves);
-  const inner = (loop: boolean) => shapes(depth + 1, loop);
+function shape(depth: number, inLoop: boolean, options: ShapeOptions): fc.Arbitrary<Shape> {
+  const flag: fc.Arbitrary<Flag> = fc.oneof(
+    { weight: 10 - options.flagged, arbitrary: fc.constant("none" as const) },
+    { weight: options.flagged, arbitrary: options.permissive ? fc.constantFrom("optional" as const, "permissive" as const, "permissive" as const, "both" as const) : fc.constant("optional" as const) },
+  );
+  const waiting: Array<fc.Arbitrary<Shape>> = [
+    fc.record({ kind: fc.constant("wait" as const), flag }),
+    fc.record({ kind: fc.constant("http" as const), flag, sync: fc.boolean() }),
+    fc.record({ kind: fc.constant("dynamic" as const), flag }),
+  ];
+  // Steps that end in the decision that reaches them.
+  const passing: Array<fc.Arbitrary<Shape>> = [fc.constant({ kind: "noop" } as const), fc.constant({ kind: "inline" } as const), fc.constant({ kind: "setVariable" } as const)];
+  const leaves = fc.oneof({ weight: 6, arbitrary: fc.oneof(...waiting) }, { weight: 2, arbitrary: fc.oneof(...passing) }, ...(options.terminate ? [{ weight: 1, arbitrary: fc.constant({ kind: "terminate" } as const) }] : []));
+  if (depth >= MAX_DEPTH) return leaves;
+  const inner = (loop: boolean, minLength = 1) => shapes(depth + 1, loop, options, minLength);
   const composite: Array<fc.Arbitrary<Shape>> = [
-    fc.array(inner(inLoop), { minLength: 1, maxLength: 3 }).map((cases) => ({ kind: "switch" as const, cases })),
+    fc.record({ kind: fc.constant("switch" as const), cases: fc.array(inner(inLoop), { minLength: 1, maxLength: 3 }), defaultCase: inner(inLoop, 0) }),
     fc
       .array(inner(inLoop), { minLength: 1, maxLength: 3 })
       .chain((branches) => fc.array(fc.boolean(), { minLength: branches.length, maxLength: branches.length }).map((joined) => ({ kind: "fork" as const, branches, joined }))),
+    // A defaultCase that holds a task, so that a fork choosing nothing does not fail the workflow.
+    fc.record({
+      kind: fc.constant("conditionalFork" as const),
+      branches: fc.array(fc.record({ condition: fc.constantFrom<BranchCondition>("none", "yes", "no", "pick"), tasks: inner(inLoop) }), { minLength: 1, maxLength: 3 }),
+      defaultCase: inner(inLoop),
+    }),
+    fc.record({
+      kind: fc.constant("loop" as const),
+      type: fc.constantFrom("DO_WHILE" as const, "WHILE" as const),
+      by: fc.constantFrom("items" as const, "condition" as const),
+      count: fc.integer({ min: 0, max: 3 }),
+      keepLastN: fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 2 }) }),
+      body: inner(true),
+    }),
   ];
-  // Loops nest; they hold no dynamic fork here.
-  composite.push(fc.record({ kind: fc.constant("loop" as const), items: fc.integer({ min: 1, max: 3 }), body: inner(true) }));
+  // Loops hold no dynamic fork here.
   if (!inLoop) composite.push(fc.record({ kind: fc.constant("dynamicFork" as const), width: fc.integer({ min: 0, max: 4 }) }));
-  return fc.oneof({ weight: 3, arbitrary: fc.oneof(...leaves) }, { weight: 2, arbitrary: fc.oneof(...composite) });
+  return fc.oneof({ weight: 3, arbitrary: leaves }, { weight: 2, arbitrary: fc.oneof(...composite) });
 }
+
+/** The flags of a leaf, as written in its workflow task. */
+const flagged = (flag: Flag): Partial<WorkflowTaskDef> => ({ ...(flag === "optional" || flag === "both" ? { optional: true } : {}), ...(flag === "permissive" || flag === "both" ? { permissive: true } : {}) });
+
+/** A CONDITIONAL_FORK branch's condition over the fork's input `{yes: true, no: false, pick}`. */
+const conditionOf = (condition: Exclude<BranchCondition, "none">) =>
+  condition === "pick" ? { evaluatorType: "javascript" as const, expression: "$.pick == '1'" } : { evaluatorType: "value-param" as const, expression: condition };
 
 /** The workflow tasks of `list`, with reference names t1, t2, … in document order. */
 function build(list: Shape[], next: { n: number }): WorkflowTaskDef[] {
@@ -91,16 +173,22 @@ function build(list: Shape[], next: { n: number }): WorkflowTaskDef[] {
     const ref = `t${++next.n}`;
     switch (item.kind) {
       case "wait":
-        return [{ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} }];
+        return [{ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {}, ...flagged(item.flag) }];
       case "http":
-        return [{ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { uri: `https://example.com/${ref}`, method: "GET" } }];
+        return [{ name: ref, taskReferenceName: ref, type: item.sync ? "HTTP_SYNC" : "HTTP", inputParameters: { uri: `https://example.com/${ref}`, method: "GET" }, ...flagged(item.flag) }];
+      case "dynamic":
+        return [{ name: ref, taskReferenceName: ref, type: "DYNAMIC", dynamicTaskNameParam: "run", inputParameters: { run: "WAIT" }, ...flagged(item.flag) }];
       case "noop":
         return [{ name: ref, taskReferenceName: ref, type: "NOOP", inputParameters: {} }];
-      case "dynamic":
-        return [{ name: ref, taskReferenceName: ref, type: "DYNAMIC", dynamicTaskNameParam: "run", inputParameters: { run: "WAIT" } }];
+      case "inline":
+        return [{ name: ref, taskReferenceName: ref, type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "$.n + 1", n: 1 } }];
+      case "setVariable":
+        return [{ name: ref, taskReferenceName: ref, type: "SET_VARIABLE", inputParameters: { [ref]: "${workflow.input.pick}" } }];
+      case "terminate":
+        return [{ name: ref, taskReferenceName: ref, type: "TERMINATE", inputParameters: { terminationStatus: "COMPLETED" } }];
       case "switch": {
         const decisionCases = Object.fromEntries(item.cases.map((tasks, index) => [String(index), build(tasks, next)]));
-        return [{ name: ref, taskReferenceName: ref, type: "SWITCH", evaluatorType: "value-param", expression: "pick", inputParameters: { pick: "${workflow.input.pick}" }, decisionCases, defaultCase: [] }];
+        return [{ name: ref, taskReferenceName: ref, type: "SWITCH", evaluatorType: "value-param", expression: "pick", inputParameters: { pick: "${workflow.input.pick}" }, decisionCases, defaultCase: build(item.defaultCase, next) }];
       }
       case "fork": {
         const forkTasks = item.branches.map((tasks) => build(tasks, next));
@@ -113,14 +201,28 @@ function build(list: Shape[], next: { n: number }): WorkflowTaskDef[] {
           { name: joinRef, taskReferenceName: joinRef, type: "JOIN", inputParameters: {}, joinOn },
         ];
       }
+      case "conditionalFork": {
+        const conditionalBranches = item.branches.map(({ condition, tasks }) => ({ ...(condition === "none" ? {} : { condition: conditionOf(condition) }), tasks: build(tasks, next) }));
+        const defaultCase = build(item.defaultCase, next);
+        // Its JOIN waits for the last task of each chosen branch, whatever its joinOn says.
+        const joinRef = `t${++next.n}`;
+        return [
+          { name: ref, taskReferenceName: ref, type: "CONDITIONAL_FORK", inputParameters: { yes: true, no: false, pick: "${workflow.input.pick}" }, conditionalBranches, defaultCase },
+          { name: joinRef, taskReferenceName: joinRef, type: "JOIN", inputParameters: {} },
+        ];
+      }
       case "dynamicFork": {
         // One WAIT forked per entry (named _<ref>_w_<i>), all joined.
         const joinRef = `t${++next.n}`;
         const fork: WorkflowTaskDef = { name: ref, taskReferenceName: ref, type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskInputs: Array.from({ length: item.width }, (_, index) => ({ n: index })), forkTaskName: `${ref}_w`, forkTaskType: "WAIT" } };
         return [fork, { name: joinRef, taskReferenceName: joinRef, type: "JOIN", inputParameters: {}, joinOn: [] }];
       }
-      case "loop":
-        return [{ name: ref, taskReferenceName: ref, type: "DO_WHILE", inputParameters: { items: Array.from({ length: item.items }, (_, index) => index) }, loopOver: build(item.body, next) }];
+      case "loop": {
+        // Over `count` items, or while its iteration is below `count` (a DO_WHILE runs once at least, a WHILE maybe none).
+        const keep: JsonObject = item.keepLastN === null ? {} : { keepLastN: item.keepLastN };
+        const over: Partial<WorkflowTaskDef> = item.by === "items" ? { inputParameters: { items: Array.from({ length: item.count }, (_, index) => index), ...keep } } : { inputParameters: keep, loopCondition: `$.${ref}.iteration < ${item.count}` };
+        return [{ name: ref, taskReferenceName: ref, type: item.type, ...over, loopOver: build(item.body, next) }];
+      }
     }
   });
 }
@@ -136,7 +238,7 @@ function waitingTask(state: WorkflowExecution, choice: number): TaskExecution {
   const open = pending(state);
   const names = open.map((task) => task.referenceTaskName);
   expect(new Set(names).size, `two pending runs of one task: ${names.join(", ")}`).toBe(names.length);
-  const waits = open.filter((task) => (task.taskType === "WAIT" || task.taskType === "HTTP") && task.status === "IN_PROGRESS");
+  const waits = open.filter((task) => (task.taskType === "WAIT" || isHttpType(task.taskType)) && task.status === "IN_PROGRESS");
   expect(waits.length, `stalled with ${names.join(", ")} pending`).toBeGreaterThan(0);
   return waits[choice % waits.length]!;
 }
@@ -145,7 +247,7 @@ function waitingTask(state: WorkflowExecution, choice: number): TaskExecution {
 function ended(state: WorkflowExecution, task: TaskExecution, status: "COMPLETED" | "FAILED", output: JsonObject, now: number): WorkflowExecution {
   const reason = status === "FAILED" ? { reason: "rolled" } : {};
   const event: ExecutionEvent =
-    task.taskType === "HTTP" ? { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output, ...reason } : { type: "externalUpdate", taskId: task.taskId, status, output, ...reason };
+    isHttpType(task.taskType) ? { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output, ...reason } : { type: "externalUpdate", taskId: task.taskId, status, output, ...reason };
   return decide(state, event, env(now)).state;
 }
 
@@ -155,13 +257,13 @@ function pacedOn(state: WorkflowExecution, now: number): { state: WorkflowExecut
   return { state: decide(state, { type: "tick", liveTaskIds: new Set() }, env(now + 1_000)).state, now: now + 1_000 };
 }
 
-/** Each JOIN's `joinOn`, by the JOIN's reference name. */
-function joinsOf(tasks: readonly WorkflowTaskDef[]): Map<string, string[]> {
-  const joins = new Map<string, string[]>();
+/** Each JOIN's `joinOn`, by the JOIN's reference name (null after a CONDITIONAL_FORK: its run's input says what it joins). */
+function joinsOf(tasks: readonly WorkflowTaskDef[]): Map<string, string[] | null> {
+  const joins = new Map<string, string[] | null>();
   const walk = (list: readonly WorkflowTaskDef[]): void => {
-    for (const task of list) {
-      if (task.type === "JOIN") joins.set(task.taskReferenceName, task.joinOn ?? []);
-      for (const inner of [...Object.values(task.decisionCases ?? {}), task.defaultCase ?? [], ...(task.forkTasks ?? []), task.loopOver ?? []]) walk(inner);
+    for (const [index, task] of list.entries()) {
+      if (task.type === "JOIN") joins.set(task.taskReferenceName, list[index - 1]?.type === "CONDITIONAL_FORK" ? null : (task.joinOn ?? []));
+      for (const inner of [...Object.values(task.decisionCases ?? {}), task.defaultCase ?? [], ...(task.forkTasks ?? []), ...(task.conditionalBranches ?? []).map((branch) => branch.tasks), task.loopOver ?? []]) walk(inner);
     }
   };
   walk(tasks);
@@ -171,12 +273,14 @@ function joinsOf(tasks: readonly WorkflowTaskDef[]): Map<string, string[]> {
 /** The loop iterations a task instance ran in, those of the loops around its loop included (a top-level DO_WHILE runs in none). */
 const iterationOf = (state: WorkflowExecution, task: TaskExecution) => loopIterationsOf(state.definition, task).join();
 
-/** Every COMPLETED JOIN run whose joined tasks had not all COMPLETED, in its own iteration, by the time it did. */
-function joinsCompletedEarly(state: WorkflowExecution, joins: ReadonlyMap<string, string[]>): string[] {
+/** Every COMPLETED JOIN run whose joined tasks had not all ended well, in its own iteration, by the time it did. */
+function joinsCompletedEarly(state: WorkflowExecution, joins: ReadonlyMap<string, string[] | null>): string[] {
+  const endedWell = new Set(["COMPLETED", "COMPLETED_WITH_ERRORS", "SKIPPED"]);
   return state.tasks.flatMap((join) => {
-    const joinOn = joins.get(definitionReferenceName(state.definition, join));
-    if (joinOn === undefined || join.status !== "COMPLETED") return [];
-    const ranWell = (ref: string) => state.tasks.some((task) => definitionReferenceName(state.definition, task) === ref && iterationOf(state, task) === iterationOf(state, join) && task.status === "COMPLETED" && task.endTime <= join.endTime);
+    const written = joins.get(definitionReferenceName(state.definition, join));
+    if (written === undefined || (join.status !== "COMPLETED" && join.status !== "COMPLETED_WITH_ERRORS")) return [];
+    const joinOn = written ?? (join.inputData["joinOn"] as string[]);
+    const ranWell = (ref: string) => state.tasks.some((task) => definitionReferenceName(state.definition, task) === ref && iterationOf(state, task) === iterationOf(state, join) && endedWell.has(task.status) && task.endTime <= join.endTime);
     return joinOn.filter((ref) => !ranWell(ref)).map((ref) => `${join.referenceTaskName} before ${ref}`);
   });
 }
@@ -200,28 +304,28 @@ describe("the decider over random definitions", () => {
         expect(pending(state)).toEqual([]);
         expect(joinsCompletedEarly(state, joinsOf(tasks))).toEqual([]);
       }),
-      { numRuns: 300 },
+      runs(300),
     );
     // A second or two here; far more on a loaded CI machine.
   }, 60_000);
 
   it("with failures, task retries and workflow retries or reruns on the way, still never stalls or runs a task twice at once, and completes", () => {
     fc.assert(
-      fc.property(shapes(0, false), fc.integer({ min: 0, max: 2 }), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 9 })), { minLength: 300, maxLength: 300 }), (tree, pick, choices) => {
+      fc.property(shapes(0, false, RETRIED), fc.integer({ min: 0, max: 2 }), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 9 })), { minLength: 300, maxLength: 300 }), (tree, pick, choices) => {
         runsThroughFailures(tree, pick, choices, (task) => task, {});
       }),
-      { numRuns: 300 },
+      runs(300),
     );
     // A second or two here; far more on a loaded CI machine.
   }, 60_000);
 
   it("the same under a rate limit (admitted at each start and reopen) with HTTP calls whose outputs are cached (found for some)", () => {
-    const cached = (task: WorkflowTaskDef): WorkflowTaskDef => (task.type === "HTTP" ? { ...task, cacheConfig: { key: "${uri}", ttlInSecond: 60 } } : task);
+    const cached = (task: WorkflowTaskDef): WorkflowTaskDef => (isHttpType(task.type) ? { ...task, cacheConfig: { key: "${uri}", ttlInSecond: 60 } } : task);
     fc.assert(
-      fc.property(shapes(0, false), fc.integer({ min: 0, max: 2 }), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 9 })), { minLength: 300, maxLength: 300 }), (tree, pick, choices) => {
+      fc.property(shapes(0, false, RETRIED), fc.integer({ min: 0, max: 2 }), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 9 })), { minLength: 300, maxLength: 300 }), (tree, pick, choices) => {
         runsThroughFailures(tree, pick, choices, cached, { rateLimitConfig: { concurrentExecLimit: 1 } });
       }),
-      { numRuns: 150 },
+      runs(150),
     );
   }, 60_000);
 });
@@ -281,10 +385,25 @@ describe("the decider over random definitions, with jumps and upgrades on the wa
         expect(pending(state)).toEqual([]);
         expect(state.pendingJump).toBeUndefined();
       }),
-      { numRuns: 300 },
+      runs(300),
     );
   }, 60_000);
 });
+
+/** `tasks` with every WAIT, HTTP call and DYNAMIC retried once, at any depth, each task then passed through `adapt`. */
+function retriedOnce(tasks: WorkflowTaskDef[], adapt: (task: WorkflowTaskDef) => WorkflowTaskDef = (task) => task): WorkflowTaskDef[] {
+  return tasks.map(function retried(task): WorkflowTaskDef {
+    return adapt({
+      ...task,
+      ...(task.type === "WAIT" || isHttpType(task.type) || task.type === "DYNAMIC" ? { retryCount: 1 } : {}),
+      ...(task.forkTasks ? { forkTasks: task.forkTasks.map((branch) => branch.map(retried)) } : {}),
+      ...(task.loopOver ? { loopOver: task.loopOver.map(retried) } : {}),
+      ...(task.decisionCases ? { decisionCases: Object.fromEntries(Object.entries(task.decisionCases).map(([key, branch]) => [key, branch.map(retried)])) } : {}),
+      ...(task.defaultCase ? { defaultCase: task.defaultCase.map(retried) } : {}),
+      ...(task.conditionalBranches ? { conditionalBranches: task.conditionalBranches.map((branch) => ({ ...branch, tasks: branch.tasks.map(retried) })) } : {}),
+    });
+  });
+}
 
 /**
  * Runs a definition of `tree` (each task passed through `adapt`, with `extra` definition fields) through failures, task
@@ -292,21 +411,13 @@ describe("the decider over random definitions, with jumps and upgrades on the wa
  * never stalls or runs a task twice at once and completes each time.
  */
 function runsThroughFailures(tree: Shape[], pick: number, choices: Array<[number, number]>, adapt: (task: WorkflowTaskDef) => WorkflowTaskDef, extra: Partial<WorkflowDef>): void {
-  // Every WAIT and HTTP call may be retried once.
-  const tasks = build(tree, { n: 0 }).map(function retried(task): WorkflowTaskDef {
-    return adapt({
-      ...task,
-      ...(task.type === "WAIT" || task.type === "HTTP" || task.type === "DYNAMIC" ? { retryCount: 1 } : {}),
-      ...(task.forkTasks ? { forkTasks: task.forkTasks.map((branch) => branch.map(retried)) } : {}),
-      ...(task.loopOver ? { loopOver: task.loopOver.map(retried) } : {}),
-      ...(task.decisionCases ? { decisionCases: Object.fromEntries(Object.entries(task.decisionCases).map(([key, branch]) => [key, branch.map(retried)])) } : {}),
-    });
-  });
+  const tasks = retriedOnce(build(tree, { n: 0 }), adapt);
   const registered = validateWorkflowDef({ name: "random", version: 1, schemaVersion: 2, tasks, ...extra });
   expect(registered.ok ? [] : registered.errors).toEqual([]);
   // What a retry, rerun or restart leaves: running again, or, when what it runs again is answered from the cache (found
   // before anything waits), already completed.
-  const reopened = JSON.stringify(tasks).includes("cacheConfig") ? ["RUNNING", "COMPLETED"] : ["RUNNING"];
+  // A TERMINATE reached before anything waits ends it COMPLETED at once too.
+  const reopened = JSON.stringify(tasks).includes("cacheConfig") || JSON.stringify(tasks).includes('"TERMINATE"') ? ["RUNNING", "COMPLETED"] : ["RUNNING"];
   let state = startedWith("random", registered.ok ? registered.value.tasks : [], { pick: String(pick) }, registered.ok ? { rateLimitConfig: registered.value.rateLimitConfig } : {}).state;
   let now = 2_000;
   // Failures for the first half of the choices only, so that the run can end.
@@ -345,7 +456,7 @@ function runsThroughFailures(tree: Shape[], pick: number, choices: Array<[number
   expect(pending(state)).toEqual([]);
 
   // Completed, it is rerun from one of its WAITs or HTTP calls (any run of any): it runs on from there and completes again.
-  const waits = state.tasks.filter((task) => task.taskType === "WAIT" || task.taskType === "HTTP");
+  const waits = state.tasks.filter((task) => task.taskType === "WAIT" || isHttpType(task.taskType));
   // (A SWITCH may have taken an empty branch: nothing ran to rerun from.)
   if (waits.length === 0) return;
   const from = waits[(choices[0]?.[0] ?? 0) % waits.length]!;
@@ -373,3 +484,184 @@ function runsThroughFailures(tree: Shape[], pick: number, choices: Array<[number
   expect(pending(state)).toEqual([]);
 }
 
+
+describe("the decider over random definitions with optional and permissive tasks failing for good", () => {
+  it("an optional task failed is COMPLETED_WITH_ERRORS and the workflow goes on; a permissive one stays FAILED, the workflow runs on and fails at a JOIN joining it or at its end, never stalling", () => {
+    fc.assert(
+      fc.property(shapes(0, false, PERMISSIVE), fc.integer({ min: 0, max: 2 }), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 9 })), { minLength: 300, maxLength: 300 }), (tree, pick, choices) => {
+        const tasks = build(tree, { n: 0 });
+        const registered = validateWorkflowDef({ name: "random", version: 1, schemaVersion: 2, tasks });
+        expect(registered.ok ? [] : registered.errors).toEqual([]);
+        let state = startedWith("random", registered.ok ? registered.value.tasks : [], { pick: String(pick) }).state;
+        let now = 2_000;
+        // A permissive task (not optional, outside any loop) failed: the workflow must fail, at a JOIN or at its end.
+        let permissiveFailed = false;
+        for (const [choice, roll] of choices) {
+          if (state.status !== "RUNNING") break;
+          const task = waitingTask(state, choice);
+          const step = planTask(state.definition, task.definitionIndex)!;
+          const fails = (step.optional === true || step.permissive === true) && roll < 4;
+          const pendingBefore = new Set(pending(state).map((pendingTask) => pendingTask.taskId));
+          state = ended(state, task, fails ? "FAILED" : "COMPLETED", { by: task.referenceTaskName }, (now += 10));
+          ({ state, now } = pacedOn(state, now));
+          const what = `${task.referenceTaskName} of ${JSON.stringify(tasks)}`;
+          const after = state.tasks.find((candidate) => candidate.taskId === task.taskId)!;
+          if (fails && step.optional === true) expect(after.status, what).toBe("COMPLETED_WITH_ERRORS");
+          else if (fails && loopIterationsOf(state.definition, task).length > 0) {
+            // Inside a loop the flag is not applied: the workflow fails at once.
+            expect(state.status, what).toBe("FAILED");
+            return;
+          } else if (fails) {
+            expect(after.status, what).toBe("FAILED");
+            permissiveFailed = true;
+          }
+          if (state.status === "FAILED") {
+            expect(permissiveFailed, what).toBe(true);
+            // At a JOIN that failed for it, or at the end: nothing that was running was canceled.
+            const joinFailed = state.tasks.some((candidate) => candidate.taskType === "JOIN" && candidate.status === "FAILED");
+            if (!joinFailed) expect(state.tasks.filter((candidate) => candidate.status === "CANCELED" && pendingBefore.has(candidate.taskId)).map((candidate) => candidate.referenceTaskName), what).toEqual([]);
+          } else expect(state.status, what).toBe(pending(state).length > 0 ? "RUNNING" : "COMPLETED");
+        }
+        expect(state.status, `${JSON.stringify(tasks)} left ${pending(state).map((task) => task.referenceTaskName).join(", ")} pending`).toBe(permissiveFailed ? "FAILED" : "COMPLETED");
+        expect(pending(state)).toEqual([]);
+      }),
+      runs(100),
+    );
+  }, 60_000);
+});
+
+/**
+ * A Durable Object's SqlStorage, in memory: the statements ExecutionStore runs, and no other (any other throws). A
+ * replaced row goes last in its table, as SQLite gives it a new row id.
+ */
+class MemorySql {
+  readonly #tables = new Map<string, Map<string, Record<string, unknown>>>();
+
+  exec(query: string, ...bindings: unknown[]): { toArray(): Array<Record<string, unknown>>; one(): Record<string, unknown> } {
+    const rows = this.#run(query.replace(/\s+/g, " ").trim(), bindings);
+    return {
+      toArray: () => rows,
+      one: () => {
+        if (rows.length !== 1) throw new Error(`${rows.length} rows for ${query}`);
+        return rows[0]!;
+      },
+    };
+  }
+
+  #table(name: string): Map<string, Record<string, unknown>> {
+    const table = this.#tables.get(name);
+    if (table === undefined) throw new Error(`no table ${name}`);
+    return table;
+  }
+
+  #run(query: string, bindings: unknown[]): Array<Record<string, unknown>> {
+    let match: RegExpMatchArray | null;
+    if (query.startsWith("SELECT name FROM sqlite_master")) return ["meta", "task_logs", "workflow_parts"].filter((name) => this.#tables.has(name)).map((name) => ({ name }));
+    if ((match = query.match(/^CREATE TABLE IF NOT EXISTS (\w+)/))) {
+      if (!this.#tables.has(match[1]!)) this.#tables.set(match[1]!, new Map());
+      return [];
+    }
+    if ((match = query.match(/^INSERT OR REPLACE INTO (\w+) \(([^)]*)\) VALUES \(([^)]*)\)$/))) {
+      const columns = match[2]!.split(",").map((column) => column.trim());
+      const given = [...bindings];
+      const values = match[3]!.split(",").map((value) => (value.trim() === "?" ? given.shift() : Number(value.trim())));
+      const row = Object.fromEntries(columns.map((column, index) => [column, values[index]]));
+      const table = this.#table(match[1]!);
+      const key = String(values[0]);
+      table.delete(key);
+      table.set(key, row);
+      return [];
+    }
+    if ((match = query.match(/^DELETE FROM (tasks|meta) WHERE (task_id|key) = \?$/))) {
+      this.#table(match[1]!).delete(String(bindings[0]));
+      return [];
+    }
+    if ((match = query.match(/^SELECT data FROM (workflow|definition) WHERE id = 1$/))) return [...this.#table(match[1]!).values()].map(({ data }) => ({ data }));
+    if (query === "SELECT data FROM tasks ORDER BY seq") return [...this.#table("tasks").values()].sort((a, b) => Number(a["seq"]) - Number(b["seq"])).map(({ data }) => ({ data }));
+    if (query === "SELECT part, data FROM workflow_parts") return [...this.#table("workflow_parts").values()];
+    if (query === "SELECT key, value FROM meta") return [...this.#table("meta").values()];
+    throw new Error(`not served: ${query}`);
+  }
+}
+
+/** What a run of `tree` decided, step by step: each decision's effects and the execution after it. */
+type Trace = Array<{ effects: Decision["effects"]; state: WorkflowExecution }>;
+
+/**
+ * Runs a definition of `tree` through completions, failures (in the first half), task and workflow retries, reruns,
+ * pauses and skips as `choices` say, each decision's execution passed through `persist` (given whether the object is
+ * evicted after it), and checks on the way that deciding an event twice from the same execution decides the same and
+ * changes nothing in it.
+ */
+function traced(tree: Shape[], pick: number, choices: Array<[number, number]>, persist: (state: WorkflowExecution, evicted: boolean) => WorkflowExecution): Trace {
+  const tasks = retriedOnce(build(tree, { n: 0 }));
+  const registered = validateWorkflowDef({ name: "random", version: 1, schemaVersion: 2, tasks });
+  expect(registered.ok ? [] : registered.errors).toEqual([]);
+  const trace: Trace = [];
+  const first = startedWith("random", registered.ok ? registered.value.tasks : [], { pick: String(pick) });
+  let state = persist(first.state, true);
+  trace.push({ effects: first.effects, state });
+  let now = 2_000;
+  const step = (event: ExecutionEvent, evicted: boolean) => {
+    now += 10;
+    const before = structuredClone(state);
+    const decision = decide(state, event, env(now), (next) => persist(next, evicted));
+    // The same event from the same execution: the same decision, and the execution it was taken on left as it was.
+    const again = decide(state, event, env(now));
+    expect(again.effects).toEqual(decision.effects);
+    expect(again.state).toEqual(decision.state);
+    expect(state).toEqual(before);
+    state = decision.state;
+    trace.push({ effects: decision.effects, state });
+    if (pending(state).some((task) => task.status === "SCHEDULED" && task.scheduledTime > now)) step({ type: "tick", liveTaskIds: new Set() }, evicted);
+  };
+  for (const [index, [choice, roll]] of choices.entries()) {
+    const evicted = choice % 3 === 0;
+    if (state.status === "COMPLETED") break;
+    if (state.status === "FAILED") {
+      const failed = state.tasks.findLast((task) => task.status === "FAILED");
+      step(roll % 2 === 0 || failed === undefined ? { type: "retry" } : { type: "rerun", fromTaskId: failed.taskId }, evicted);
+      continue;
+    }
+    if (roll === 8) {
+      step({ type: "pause" }, evicted);
+      step({ type: "resume" }, evicted);
+      continue;
+    }
+    const task = waitingTask(state, choice);
+    if (roll === 9) {
+      step({ type: "skipTask", taskReferenceName: definitionReferenceName(state.definition, task), taskOutput: { skipped: true } }, evicted);
+      continue;
+    }
+    const status = index < 150 && roll < 3 ? "FAILED" : "COMPLETED";
+    const reason = status === "FAILED" ? { reason: "rolled" } : {};
+    const output = { by: task.referenceTaskName };
+    step(isHttpType(task.taskType) ? { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status, output, ...reason } : { type: "externalUpdate", taskId: task.taskId, status, output, ...reason }, evicted);
+  }
+  expect(state.status).toBe("COMPLETED");
+  return trace;
+}
+
+describe("the decider over random definitions, stored and evicted on the way", () => {
+  it("decides the same, effects and executions, whether each decision is kept in memory or stored and read back as the execution's object stores it", () => {
+    fc.assert(
+      fc.property(shapes(0, false, RETRIED), fc.integer({ min: 0, max: 2 }), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 9 })), { minLength: 300, maxLength: 300 }), (tree, pick, choices) => {
+        const kept = traced(tree, pick, choices, (state) => state);
+        // As the actor: each decision saved over the one before (by object identity), and after an eviction the next one
+        // taken on the execution read back by a new object.
+        const sql = new MemorySql() as unknown as SqlStorage;
+        let store = new ExecutionStore(sql);
+        let held: WorkflowExecution | null = null;
+        const stored = traced(tree, pick, choices, (state, evicted) => {
+          if (state === held) return state;
+          store.save(held, state);
+          if (evicted) store = new ExecutionStore(sql);
+          held = evicted ? store.load()! : state;
+          return held;
+        });
+        expect(stored).toEqual(kept);
+      }),
+      runs(50),
+    );
+  }, 60_000);
+});
