@@ -256,6 +256,13 @@ interface Watcher {
 const BACKGROUND_SAFETY_MS = 5_000;
 
 /**
+ * The safety alarm while a worker's task is owed to its queue (a push, or the choice of its domain): a worker polls
+ * for it, and an eviction that killed the push would otherwise leave it unpollable for {@link BACKGROUND_SAFETY_MS}.
+ * Only SIMPLE tasks owe these, so no other workflow is woken sooner; the alarm is the one a decision arms anyway.
+ */
+const QUEUE_SAFETY_MS = 1_000;
+
+/**
  * How long a new execution's search row may wait (search finds a running execution within a second).
  * An execution that ends sooner gets a single row, written when it ends.
  */
@@ -1914,7 +1921,11 @@ export class WorkflowExecution extends DurableObject<Env> {
   #syncAlarm(execution: Execution): void {
     let due = nextDeadline(execution);
     // Background work dies with the isolate; while any is owed, the alarm must come back for it.
-    const safety = this.#owesBackgroundWork(execution) ? Date.now() + BACKGROUND_SAFETY_MS : undefined;
+    const safety = this.#owesQueueWork(execution)
+      ? Date.now() + QUEUE_SAFETY_MS
+      : this.#owesBackgroundWork(execution)
+        ? Date.now() + BACKGROUND_SAFETY_MS
+        : undefined;
     for (const candidate of [this.#backgroundRetryAt, safety]) {
       if (candidate !== undefined && (due === undefined || candidate < due)) due = candidate;
     }
@@ -1936,6 +1947,12 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#alarmAt !== null && this.#alarmAt <= due) return;
     this.#alarmAt = due;
     this.#armAlarm(due);
+  }
+
+  /** True while a worker's task waits for this object to put it in its queue (see {@link QUEUE_SAFETY_MS}). */
+  #owesQueueWork(execution: Execution): boolean {
+    // Only an execution with a taskToDomain can have a domain to choose: the others skip the look at their tasks.
+    return this.#queuePushes.size > 0 || (Object.keys(execution.taskToDomain).length > 0 && awaitedDomainChoices(execution).length > 0);
   }
 
   /** True while this object owes work outside itself: its search row, a parent's notice, a child's termination, a failure workflow's start. */

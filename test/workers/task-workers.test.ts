@@ -666,6 +666,31 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     const task = await pollOne("w_evict_task");
     expect(task.taskId).toBe(taskId);
   });
+
+  it("a task queued as its object was evicted (at the start, after a completion, after an IN_PROGRESS report) is pollable within a few seconds with no other request: the alarm comes back sooner while a push is owed", async () => {
+    await register({ name: "w_evict_soon", tasks: [simpleTask("w_soon_a"), simpleTask("w_soon_b")] });
+    // Only polls follow each eviction: they reach the queue, never the execution, so its alarm alone re-sends the push.
+    // Bounded below the general safety alarm (5 s), which once left the task unpollable that long.
+    const pollSoon = async (taskType: string) => (await eventually(() => poll(taskType), (tasks) => tasks.length > 0, `a ${taskType} task to poll after the eviction`, 3_000))[0]!;
+    const workflowId = await startWorkflow("w_evict_soon");
+    await abortAllDurableObjects();
+    const first = await pollSoon("w_soon_a");
+    expect(first).toMatchObject({ workflowInstanceId: workflowId, referenceTaskName: "w_soon_a_ref" });
+    expect((await report(first, "IN_PROGRESS", { step: 1 }, { callbackAfterSeconds: 1 })).status).toBe(200);
+    await abortAllDurableObjects();
+    const again = await pollSoon("w_soon_a");
+    expect(again.taskId).toBe(first.taskId);
+    expect((await report(again, "COMPLETED", { done: 1 })).status).toBe(200);
+    await abortAllDurableObjects();
+    const second = await pollSoon("w_soon_b");
+    expect((await report(second, "COMPLETED")).status).toBe(200);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["w_soon_a_ref", "COMPLETED"], ["w_soon_b_ref", "COMPLETED"]]);
+    // Each handed out once per queueing: nothing left to poll.
+    expect(await poll("w_soon_a")).toEqual([]);
+    expect(await poll("w_soon_b")).toEqual([]);
+  });
 });
 
 describe("task workers: a result too large to store", () => {
