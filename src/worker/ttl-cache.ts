@@ -1,4 +1,24 @@
 /**
+ * Longest a caller waits for a load another caller began before it loads on its own. A load begun by a request or a
+ * Durable Object that was then canceled (an eviction) never settles, and a promise of a canceled I/O context never
+ * resumes those awaiting it from another one: without a bound, every later caller of that key in the isolate would
+ * hang for good (an owed start of that workflow, every API start of it). A D1 read takes milliseconds; one slower
+ * than this is merely read twice.
+ */
+export const SHARED_LOAD_WAIT_MS = 2_000;
+
+/** What waiting at most `ms` for `promise` gave: its value or error, or nothing yet. */
+async function settledWithin<V>(promise: Promise<V>, ms: number): Promise<{ value: V } | { error: unknown } | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([promise.then((value) => ({ value }), (error: unknown) => ({ error })), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * A small in-isolate cache with a time to live. Reads that hit it skip D1; writes in the same isolate
  * clear the affected entries at once, other isolates see a change within the TTL.
  */
@@ -49,15 +69,26 @@ export class TtlCache<V> {
 
   /**
    * The value for `key`, loading and caching it when absent. Callers asking while a load of the key is under way
-   * share it (a burst of requests for one definition reads D1 once). A load that a write cleared while it ran
-   * ({@link TtlCache.delete}, {@link TtlCache.clear}) answers those who asked before the write but is not cached:
-   * it may have read what the write replaced, and callers after the write load afresh.
+   * share it (a burst of requests for one definition reads D1 once), each waiting for it at most
+   * {@link SHARED_LOAD_WAIT_MS}. A load that a write cleared while it ran ({@link TtlCache.delete},
+   * {@link TtlCache.clear}) answers those who asked before the write but is not cached: it may have read what the
+   * write replaced, and callers after the write load afresh.
    */
   async getOrLoad(key: string, load: () => Promise<V>): Promise<V> {
     const cached = this.get(key);
     if (cached !== undefined) return cached;
     const underway = this.#loading.get(key);
-    if (underway !== undefined) return underway;
+    if (underway !== undefined) {
+      const shared = await settledWithin(underway, SHARED_LOAD_WAIT_MS);
+      if (shared !== undefined) {
+        if ("error" in shared) throw shared.error;
+        return shared.value;
+      }
+      // Not settled in time (its caller may have been canceled): forgotten, so this caller (or one that got here
+      // first) loads afresh, and later ones share that load.
+      if (this.#loading.get(key) === underway) this.#loading.delete(key);
+      return this.getOrLoad(key, load);
+    }
     const loading = load();
     this.#loading.set(key, loading);
     try {

@@ -1,7 +1,7 @@
 // The in-isolate cache of definitions, keys, grants and rules (src/worker/ttl-cache.ts): loads shared by callers
 // asking at once, and writes that clear an entry while its load is under way.
-import { describe, expect, it } from "vitest";
-import { TtlCache } from "../../src/worker/ttl-cache";
+import { describe, expect, it, vi } from "vitest";
+import { SHARED_LOAD_WAIT_MS, TtlCache } from "../../src/worker/ttl-cache";
 
 /** Loads that end when told to (`settle(i, …)`: the i-th started), counting how many were started. */
 function controlledLoads<V>(): { load: () => Promise<V>; started: () => number; settle: (index: number, outcome: V | Error) => void } {
@@ -63,5 +63,26 @@ describe("TtlCache.getOrLoad", () => {
     expect(loads.started()).toBe(2);
     loads.settle(1, "v1");
     expect(await again).toBe("v1");
+  });
+
+  it("does not hold callers for good behind a load that never settles (its request or object was canceled): after a bound they load on their own", async () => {
+    vi.useFakeTimers();
+    try {
+      const cache = new TtlCache<string>(60_000);
+      const loads = controlledLoads<string>();
+      // The first load's caller was canceled mid-read: its load is never settled.
+      void cache.getOrLoad("orders", loads.load);
+      const waiting = [cache.getOrLoad("orders", loads.load), cache.getOrLoad("orders", loads.load)];
+      await vi.advanceTimersByTimeAsync(SHARED_LOAD_WAIT_MS - 1);
+      expect(loads.started()).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      // Both gave up on it together; one load again, shared by the two.
+      expect(loads.started()).toBe(2);
+      loads.settle(1, "v1");
+      expect(await Promise.all(waiting)).toEqual(["v1", "v1"]);
+      expect(cache.get("orders")).toBe("v1");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

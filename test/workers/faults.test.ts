@@ -1,7 +1,7 @@
-import { SELF, abortAllDurableObjects } from "cloudflare:test";
+import { SELF, abortAllDurableObjects, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { eventually, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 /**
  * One workflow using all three task types:
@@ -121,4 +121,101 @@ describe("evicting every object at each step boundary", () => {
     expect(done.output).toEqual({ prepared: 1, child: "yes", approvedBy: "grace", finished: "grace" });
     expect(await hits("fault_timeout-finish")).toBe(1);
   });
+});
+
+const noop = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "NOOP", inputParameters: {} });
+const hold = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The executions of `name` search finds (their rows follow an eviction within the 5 s safety alarm). */
+async function executionsOf(name: string): Promise<Array<{ workflowId: string; input: JsonObject }>> {
+  const rows = (await env.DB.prepare("SELECT workflow_id FROM executions WHERE workflow_name = ?").bind(name).all<{ workflow_id: string }>()).results;
+  return Promise.all(rows.map(async (row) => ({ workflowId: row.workflow_id, input: (await getWorkflow(row.workflow_id)).input })));
+}
+
+/** Exactly `count` executions of `name` (bounded wait for them, then a second look a moment later finds no more). */
+async function startedOnce(name: string, count = 1): Promise<Array<{ workflowId: string; input: JsonObject }>> {
+  await eventually(() => executionsOf(name), (found) => found.length >= count, `${count} execution(s) of ${name}`, 12_000);
+  await sleep(1_000);
+  const found = await executionsOf(name);
+  expect(found, name).toHaveLength(count);
+  return found;
+}
+
+describe("evicting every object while an execution's effects on others are on their way", () => {
+  /**
+   * One execution whose every step acts outside itself: an EVENT whose handler starts a workflow and completes the WAIT
+   * after it, a START_WORKFLOW, a TERMINATE_WORKFLOW of another execution (with its failure workflow), an UPDATE_TASK
+   * of a third one's WAIT, and a status listener whose handler starts a workflow when it ends. All of it runs in the
+   * first moments after the start, when the objects are evicted.
+   */
+  it.each([0, 5, 20, 60])("evicted %i ms after the start: the execution completes and each effect happens once", async (delay) => {
+    const tag = `fx${delay}`;
+    for (const name of ["started", "recorded", "listened", "failure"]) await register({ name: `${tag}_${name}`, tasks: [noop("n")] });
+    await register({ name: `${tag}_victim`, failureWorkflow: `${tag}_failure`, tasks: [hold("hold")] });
+    await register({ name: `${tag}_target`, tasks: [hold("hold"), httpTask("after", { uri: target(`/count/${tag}-target-after`), method: "GET" })] });
+    const victim = await startWorkflow(`${tag}_victim`);
+    const held = await startWorkflow(`${tag}_target`);
+    await waitFor(held, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const handler = (name: string, event: string, actions: JsonObject[]) => api("POST", "/api/event", { name, event, active: true, actions });
+    expect((await handler(`${tag}_on_announce`, `conductor:${tag}_actor:announce`, [
+      { action: "start_workflow", start_workflow: { name: `${tag}_recorded`, input: { from: "${workflowInstanceId}" } } },
+      { action: "complete_task", complete_task: { workflowId: "${workflowInstanceId}", taskRefName: "gate", output: { opened: true } } },
+    ])).status).toBe(200);
+    expect((await handler(`${tag}_on_end`, `conductor:${tag}_actor:ended`, [
+      { action: "start_workflow", start_workflow: { name: `${tag}_listened`, input: { ended: "${workflowId}", status: "${status}" } } },
+    ])).status).toBe(200);
+    await register({
+      name: `${tag}_actor`,
+      workflowStatusListenerEnabled: true,
+      workflowStatusListenerSink: "conductor:ended",
+      tasks: [
+        { name: "announce", taskReferenceName: "announce", type: "EVENT", sink: "conductor", inputParameters: {} },
+        hold("gate"),
+        { name: "kick", taskReferenceName: "kick", type: "START_WORKFLOW", inputParameters: { startWorkflow: { name: `${tag}_started` } } },
+        { name: "stop", taskReferenceName: "stop", type: "TERMINATE_WORKFLOW", inputParameters: { workflowId: victim, terminationReason: "stopped", triggerFailureWorkflow: true } },
+        { name: "update", taskReferenceName: "update", type: "UPDATE_TASK", inputParameters: { workflowId: held, taskRefName: "hold", taskStatus: "COMPLETED", taskOutput: { by: "actor" } } },
+      ],
+    });
+    const actor = await startWorkflow(`${tag}_actor`);
+    await sleep(delay);
+    await abortAllDurableObjects();
+    const done = await waitFor(actor, ["COMPLETED", "FAILED", "TERMINATED"], 15_000);
+    expect(done.status, JSON.stringify(done.tasks.map((task) => [task.referenceTaskName, task.status, task["reasonForIncompletion"]]))).toBe("COMPLETED");
+    expect(done.tasks[1]!.outputData).toMatchObject({ opened: true });
+    expect((await waitFor(victim, ["TERMINATED"], 15_000)).reasonForIncompletion).toBe("stopped");
+    const updated = await waitFor(held, ["COMPLETED", "FAILED"], 15_000);
+    expect(updated.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["hold", "COMPLETED"], ["after", "COMPLETED"]]);
+    expect(updated.tasks[0]!.outputData).toEqual({ by: "actor" });
+    const [started] = await startedOnce(`${tag}_started`);
+    expect(started!.workflowId).toBe(done.tasks[2]!.outputData["workflowId"]);
+    expect((await startedOnce(`${tag}_recorded`))[0]!.input).toMatchObject({ from: actor });
+    expect((await startedOnce(`${tag}_listened`))[0]!.input).toMatchObject({ ended: actor, status: "COMPLETED" });
+    expect((await startedOnce(`${tag}_failure`))[0]!.input).toMatchObject({ workflowId: victim });
+    // Nothing of the updated execution ran twice: its HTTP step came after the update and no eviction.
+    expect(await hits(`${tag}-target-after`)).toBe(1);
+  }, 60_000);
+
+  it("a HUMAN task claimed and completed across evictions starts each of its triggers' workflows once", async () => {
+    await register({ name: "fx_human_notify", tasks: [noop("n")] });
+    const trigger = (triggerType: string) => ({ triggerType, startWorkflowRequest: { name: "fx_human_notify", input: { on: triggerType } } });
+    await register({
+      name: "fx_human",
+      tasks: [
+        { name: "approve", taskReferenceName: "approve", type: "HUMAN", inputParameters: { __humanTaskDefinition: { assignments: [{ assignee: { user: "admin", userType: "CONDUCTOR_USER" }, slaMinutes: 0 }], taskTriggers: ["ASSIGNED", "IN_PROGRESS", "COMPLETED"].map(trigger) } } },
+        noop("after"),
+      ],
+    });
+    const workflowId = await startWorkflow("fx_human");
+    await abortAllDurableObjects();
+    const taskId = (await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS", 15_000)).tasks[0]!.taskId;
+    await waitForIndexRow(workflowId, "RUNNING", 15_000);
+    await apiOk("POST", `/api/human/tasks/${taskId}/claim`);
+    await abortAllDurableObjects();
+    await apiOk("POST", `/api/human/tasks/${taskId}/update?complete=true`, { approved: true });
+    await abortAllDurableObjects();
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"], 15_000)).status).toBe("COMPLETED");
+    const notices = await startedOnce("fx_human_notify", 3);
+    expect(notices.map((notice) => notice.input["on"]).sort()).toEqual(["ASSIGNED", "COMPLETED", "IN_PROGRESS"]);
+  }, 60_000);
 });
