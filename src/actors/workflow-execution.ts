@@ -1949,7 +1949,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#armAlarm(due);
   }
 
-  /** True while a worker's task waits for this object to put it in its queue (see {@link QUEUE_SAFETY_MS}). */
+  /**
+   * True while a worker's task waits for this object to put it in its queue (see {@link QUEUE_SAFETY_MS}); an owed
+   * removal from a queue counts too, which costs at most an earlier wake-up and saves looking through the changes.
+   */
   #owesQueueWork(execution: Execution): boolean {
     // Only an execution with a taskToDomain can have a domain to choose: the others skip the look at their tasks.
     return this.#queuePushes.size > 0 || (Object.keys(execution.taskToDomain).length > 0 && awaitedDomainChoices(execution).length > 0);
