@@ -58,10 +58,11 @@ import type { HumanAction, HumanCaller } from "../engine/tasks/human/progress";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { TaskDefRepository } from "../worker/task-defs";
 import { EnvironmentRepository } from "../worker/environment";
-import { SlidingWindowLog, retryAfterSeconds } from "../worker/rate-limit/window";
+import { retryAfterSeconds } from "../worker/rate-limit/window";
 import { MAX_TASK_LOG_BYTES } from "../worker/schemas";
 import { executionStub, isWorkflowId } from "../worker/executions";
 import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules";
+import { CallbackLogs } from "./callback-logs";
 import { dispatchEvent, publishEvent } from "./dispatch/event";
 import { dispatchHttp } from "./dispatch/http";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
@@ -541,7 +542,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** When this isolate last wrote the search rows (0: not yet; after an eviction, task rows are then due at once). */
   #indexRowWrittenAt = 0;
   /** Recent callbacks per webhook task, for the per-task callback limit. */
-  readonly #callbackLogs = new Map<string, SlidingWindowLog>();
+  readonly #callbackLogs = new CallbackLogs();
   #recovered = false;
   #alarmAt: number | null = null;
   /** The script interpreter: loaded before the first decision of an execution whose definition has scripts. */
@@ -1395,9 +1396,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
     // Every callback counts, valid or not: guessing a task's headers or signature is limited like any secret.
     // The counts live in memory: an evicted object forgets them, which only ever lets a caller try sooner.
-    const log = this.#callbackLogs.get(task.taskId) ?? new SlidingWindowLog();
-    this.#callbackLogs.set(task.taskId, log);
-    const verdict = log.record(Date.now(), this.#config.callbackLimit);
+    const verdict = this.#callbackLogs.record(task.taskId, Date.now(), this.#config.callbackLimit, () => new Set(execution.tasks.map((present) => present.taskId)));
     if (verdict.limited) {
       const seconds = retryAfterSeconds(verdict);
       return { ok: false, refusal: { status: 429, message: `Too many callbacks for task ${call.taskRefName}; try again in ${seconds} s`, retryAfterSeconds: seconds } };

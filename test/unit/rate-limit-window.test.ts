@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { CallbackLogs } from "../../src/actors/callback-logs";
 import { SlidingWindowLog, retryAfterSeconds } from "../../src/worker/rate-limit/window";
 
 describe("SlidingWindowLog", () => {
@@ -18,5 +19,20 @@ describe("retryAfterSeconds", () => {
   it("rounds up and is never 0", () => {
     expect(retryAfterSeconds({ limited: true, retryAfterMs: 1 })).toBe(1);
     expect(retryAfterSeconds({ limited: true, retryAfterMs: 1001 })).toBe(2);
+  });
+});
+
+describe("CallbackLogs (the per-task webhook callback limit)", () => {
+  it("limits each task on its own, and holds logs only for the execution's present tasks: a keepLastN loop of webhook tasks stays flat", () => {
+    const rule = { limit: 2, windowMs: 60_000 };
+    const logs = new CallbackLogs();
+    // A DO_WHILE with keepLastN 2: iteration i's task is hook__i, the execution holds the latest three.
+    const present = (iteration: number) => () => new Set([iteration - 2, iteration - 1, iteration].map((n) => `hook__${n}`));
+    for (let iteration = 1; iteration <= 1_000; iteration++) logs.record(`hook__${iteration}`, iteration, rule, present(iteration));
+    expect(logs.size).toBeLessThanOrEqual(3);
+    // A present task's count is kept through the forgetting: its second callback reaches the limit, as before.
+    expect(logs.record("hook__1001", 1_001, rule, present(1_001)).limited).toBe(false);
+    expect(logs.record("hook__1000", 1_002, rule, present(1_001)).limited).toBe(true);
+    expect(logs.size).toBeLessThanOrEqual(3);
   });
 });
