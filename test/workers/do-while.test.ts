@@ -1,8 +1,9 @@
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import { executionStub } from "../../src/worker/executions";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 const doWhile = (ref: string, loopOver: JsonObject[], loopCondition: string | undefined, inputParameters: JsonObject = {}): JsonObject => ({
   name: ref,
@@ -102,6 +103,29 @@ describe("DO_WHILE through the router", () => {
     expect(done.status).toBe("COMPLETED");
     expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", iteration: 6_000 });
     expect(done["variables"]).toEqual({ last: 5_999 });
+  });
+
+  it("keeps a keepLastN loop completed from outside flat: as many stored rows, log lines and shown tasks after 30 iterations as after 15", async () => {
+    await register({ name: "dw_flat", tasks: [doWhile("events", [waitTask("next")], "true", { keepLastN: 2 })] });
+    const workflowId = await startWorkflow("dw_flat");
+    // Everything the execution's object stores, by table (the rows of its execution, its bookkeeping, its tasks' logs).
+    const stored = () =>
+      runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
+        const tables = state.storage.sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\' AND name NOT LIKE 'sqlite%' ORDER BY name`).toArray();
+        return Object.fromEntries(tables.map(({ name }) => [name, state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM "${name}"`).one().n]));
+      });
+    const iterate = async (times: number) => {
+      for (let i = 0; i < times; i++) {
+        const waiting = (await getWorkflow(workflowId)).tasks.findLast((task) => task.status === "IN_PROGRESS" && task.taskType === "WAIT")!;
+        await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: waiting.taskId, status: "COMPLETED", outputData: { i }, logs: [{ log: `event ${i}`, createdTime: Date.now() }] });
+      }
+      return { stored: await stored(), shown: references(await getWorkflow(workflowId)).length };
+    };
+    const after15 = await iterate(15);
+    const after30 = await iterate(15);
+    expect(after30).toEqual(after15);
+    expect(after30.shown).toBe(4);
+    expect(after30.stored).toMatchObject({ tasks: 4, task_logs: 2 });
   });
 
   it("a task failing in the loop fails the workflow, the DO_WHILE canceled with it; a retry goes on in that iteration, as Conductor's", async () => {
