@@ -3,6 +3,7 @@ import { registeredTaskDefNames, withRegisteredTaskDefs } from "../engine/defini
 import type { TaskDef, WorkflowDef } from "../engine/model";
 import { withKeptSchemas } from "./json-schemas";
 import { DefinitionRepository } from "./definitions";
+import { TtlCache } from "./ttl-cache";
 import { unversionedChildNames, withChildVersions } from "../engine/tasks/sub-workflow/versions";
 
 /** How long a task definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
@@ -11,17 +12,17 @@ const CACHE_TTL_MS = 2_000;
 /** Most names one D1 statement binds (D1 allows 100 parameters). */
 const NAMES_PER_QUERY = 100;
 
-interface CacheEntry {
-  taskDef: TaskDef | undefined;
-  expires: number;
-}
 
 /**
  * Task definitions in D1, with a short in-isolate cache like the workflow definitions': every start looks up
  * the ones its tasks follow, and must not pay a D1 read for each.
  */
 export class TaskDefRepository {
-  static readonly #cache = new Map<string, CacheEntry>();
+  /**
+   * Read definitions by name, null for a name none is registered under. Bounded like the other isolate caches: the
+   * names looked up include those a DYNAMIC task's input chooses, so a plain map would grow with every name ever asked.
+   */
+  static readonly #cache = new TtlCache<TaskDef | null>(CACHE_TTL_MS);
   readonly #db: D1Database;
 
   constructor(db: D1Database) {
@@ -32,11 +33,10 @@ export class TaskDefRepository {
   async findMany(names: readonly string[]): Promise<Map<string, TaskDef>> {
     const found = new Map<string, TaskDef>();
     const missing: string[] = [];
-    const now = Date.now();
     for (const name of names) {
       const cached = TaskDefRepository.#cache.get(name);
-      if (cached === undefined || cached.expires <= now) missing.push(name);
-      else if (cached.taskDef !== undefined) found.set(name, cached.taskDef);
+      if (cached === undefined) missing.push(name);
+      else if (cached !== null) found.set(name, cached);
     }
     for (let start = 0; start < missing.length; start += NAMES_PER_QUERY) {
       const chunk = missing.slice(start, start + NAMES_PER_QUERY);
@@ -45,10 +45,9 @@ export class TaskDefRepository {
         .bind(...chunk)
         .all<{ definition: string }>();
       const loaded = new Map(results.map((row) => JSON.parse(row.definition) as TaskDef).map((taskDef) => [taskDef.name, taskDef]));
-      const expires = Date.now() + CACHE_TTL_MS;
       for (const name of chunk) {
         const taskDef = loaded.get(name);
-        TaskDefRepository.#cache.set(name, { taskDef, expires });
+        TaskDefRepository.#cache.set(name, taskDef ?? null);
         if (taskDef !== undefined) found.set(name, taskDef);
       }
     }
@@ -60,9 +59,7 @@ export class TaskDefRepository {
    * registered, undefined when it has not been read within the cache's time (or was changed here since).
    */
   static known(name: string): TaskDef | null | undefined {
-    const cached = TaskDefRepository.#cache.get(name);
-    if (cached === undefined || cached.expires <= Date.now()) return undefined;
-    return cached.taskDef ?? null;
+    return TaskDefRepository.#cache.get(name);
   }
 
   /** The task definition of that name, or null. */

@@ -2,6 +2,7 @@ import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test
 import { describe, expect, it } from "vitest";
 import type { JsonObject, TaskExecution, WorkflowDef } from "../../src/engine/model";
 import { executionStub } from "../../src/worker/executions";
+import { TaskDefRepository } from "../../src/worker/task-defs";
 import { api, apiOk, eventually, getWorkflow, register, startWorkflow, waitFor, type TaskJson } from "./helpers";
 
 /** Registers task definition `name` with `fields` (no retries, an hour to report, unless given). */
@@ -100,5 +101,15 @@ describe("registered task definitions of what a dynamic fork forks and a DYNAMIC
     const [task] = await pollAll("lk_evict", 1);
     await report(task!, "COMPLETED");
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+});
+
+describe("the isolate's cache of task definitions read", () => {
+  it("holds a bounded number of names: the first of 10,050 names looked up (none registered) is read again, the last is known absent", async () => {
+    // The names a DYNAMIC's input chooses are looked up too, so an unbounded cache grew with every name ever asked.
+    const names = Array.from({ length: 10_050 }, (_, index) => `never_registered_${index}`);
+    await new TaskDefRepository(env.DB).findMany(names);
+    expect(TaskDefRepository.known(names.at(-1)!)).toBeNull();
+    expect(TaskDefRepository.known(names[0]!)).toBeUndefined();
   });
 });
