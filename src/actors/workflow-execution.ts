@@ -257,11 +257,13 @@ interface Watcher {
 const BACKGROUND_SAFETY_MS = 5_000;
 
 /**
- * The safety alarm while a worker's task is owed to its queue (a push, or the choice of its domain): a worker polls
- * for it, and an eviction that killed the push would otherwise leave it unpollable for {@link BACKGROUND_SAFETY_MS}.
- * Only SIMPLE tasks owe these, so no other workflow is woken sooner; the alarm is the one a decision arms anyway.
+ * The safety alarm while work that something else waits on is owed: a worker's task owed to its queue (a push, or the
+ * choice of its domain), which a worker polls for, or a parent's notice that this child ended or was reopened, which
+ * the parent's SUB_WORKFLOW task waits on. An eviction that killed it would otherwise hold that up for
+ * {@link BACKGROUND_SAFETY_MS}. Only executions with SIMPLE tasks or a parent owe these, so no other workflow is woken
+ * sooner; the alarm is the one a decision arms anyway.
  */
-const QUEUE_SAFETY_MS = 1_000;
+const AWAITED_SAFETY_MS = 1_000;
 
 /**
  * How long a new execution's search row may wait (search finds a running execution within a second).
@@ -1920,8 +1922,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   #syncAlarm(execution: Execution): void {
     let due = nextDeadline(execution);
     // Background work dies with the isolate; while any is owed, the alarm must come back for it.
-    const safety = this.#owesQueueWork(execution)
-      ? Date.now() + QUEUE_SAFETY_MS
+    const safety = this.#owesQueueWork(execution) || this.#owesParentNotice(execution)
+      ? Date.now() + AWAITED_SAFETY_MS
       : this.#owesBackgroundWork(execution)
         ? Date.now() + BACKGROUND_SAFETY_MS
         : undefined;
@@ -1949,12 +1951,20 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * True while a worker's task waits for this object to put it in its queue (see {@link QUEUE_SAFETY_MS}); an owed
+   * True while a worker's task waits for this object to put it in its queue (see {@link AWAITED_SAFETY_MS}); an owed
    * removal from a queue counts too, which costs at most an earlier wake-up and saves looking through the changes.
    */
   #owesQueueWork(execution: Execution): boolean {
     // Only an execution with a taskToDomain can have a domain to choose: the others skip the look at their tasks.
     return this.#queuePushes.size > 0 || (Object.keys(execution.taskToDomain).length > 0 && awaitedDomainChoices(execution).length > 0);
+  }
+
+  /** True while this child owes its parent the news that it ended, or that it was reopened (see {@link AWAITED_SAFETY_MS}). */
+  #owesParentNotice(execution: Execution): boolean {
+    if (this.#parentReopen !== undefined) return true;
+    if (this.#watchers.length === 0 || !TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
+    const finished = finishSignature(execution);
+    return this.#watchers.some((watcher) => watcher.notified !== finished);
   }
 
   /** True while this object owes work outside itself: its search row, a parent's notice, a child's termination, a failure workflow's start. */

@@ -341,6 +341,22 @@ describe("SUB_WORKFLOW", () => {
     expect(parent.tasks[0]!.outputData).toEqual({ subWorkflowId: childId, finished: true });
   });
 
+  it("a child terminated with every object evicted right after tells its parent within a few seconds, with no other request: the alarm comes back sooner while a parent's notice is owed", async () => {
+    await register({ name: "child_cut_short", tasks: [waitTask("gate")] });
+    await register({ name: "parent_of_cut_short", tasks: [subTask("sub", { subWorkflowParam: { name: "child_cut_short" } })] });
+    const parentId = await startWorkflow("parent_of_cut_short");
+    const running = await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
+    const childId = String(running.tasks[0]!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    expect((await api("DELETE", `/api/workflow/${childId}?reason=enough`)).status).toBe(200);
+    await abortAllDurableObjects();
+    // Only the child's alarm can re-send the notice the eviction killed; bounded below the general safety alarm (5 s),
+    // which once held the parent up that long. The search row is read: a GET of the parent would wake it.
+    await waitForIndexRow(parentId, "FAILED", 3_000);
+    const parent = await waitFor(parentId, terminal);
+    expect([parent.status, parent.tasks[0]!.status]).toEqual(["FAILED", "CANCELED"]);
+  });
+
   it("a child removed while its notice to the parent is on its way leaves nothing stored behind (the removal waits for the notice)", async () => {
     await register({ name: "child_removed_early", tasks: [waitTask("gate")] });
     await register({ name: "parent_of_removed", tasks: [subTask("sub", { subWorkflowParam: { name: "child_removed_early" } })] });
