@@ -1,6 +1,7 @@
 import type { ActorResult } from "../actors/workflow-execution";
 import { fromEngineRefusal, notFound } from "./http/errors";
 import { isUuid } from "../engine/task-id";
+import { retryingObjectCall } from "./object-retry";
 
 /** Ids are random UUIDs; anything else cannot name an execution, so it is refused before touching an object. */
 
@@ -14,10 +15,21 @@ export function canonicalWorkflowId(workflowId: string): string {
   return isWorkflowId(workflowId) ? workflowId.toLowerCase() : workflowId;
 }
 
+/** A stub of an execution's Durable Object. */
+export type ExecutionStub = DurableObjectStub<import("../actors/workflow-execution").WorkflowExecution>;
+
 /** The Durable Object of an execution, or 404 when the id cannot be one. */
-export function executionStub(env: Env, workflowId: string): DurableObjectStub<import("../actors/workflow-execution").WorkflowExecution> {
+export function executionStub(env: Env, workflowId: string): ExecutionStub {
   if (!isWorkflowId(workflowId)) throw notFound(`Workflow ${workflowId} not found`);
   return env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(canonicalWorkflowId(workflowId)));
+}
+
+/**
+ * `call` on the execution's object, repeated on a fresh stub when it meets a transient failure of the object (see
+ * {@link retryingObjectCall}): only for calls safe to repeat (reads, idempotent writes).
+ */
+export function retryingExecutionCall<T>(env: Env, workflowId: string, call: (stub: ExecutionStub) => Promise<T>): Promise<T> {
+  return retryingObjectCall(() => executionStub(env, workflowId), call);
 }
 
 /** The value of an actor result, or the matching API error. */

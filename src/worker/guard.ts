@@ -5,7 +5,7 @@ import { ApiError } from "./http/errors";
 import type { Principal } from "./auth/principal";
 import { serviceConfig } from "./config";
 import { peekJsonObject } from "./http/body";
-import { executionStub } from "./executions";
+import { executionStub, retryingExecutionCall } from "./executions";
 import { SecurityStore } from "./security/store";
 import { taskResultMaxBytes, WEBHOOK_CALLBACK_PATH } from "./routes/tasks";
 import { WEBHOOK_EVENT_PATH } from "./routes/webhooks";
@@ -37,8 +37,8 @@ function isPublic(method: string, path: string): boolean {
 async function targetOf(request: Request, env: Env, path: string): Promise<RequestTarget> {
   const target = pathTarget(request.method, path);
   if (target === undefined) return {};
-  if ("taskRefName" in target) return taskTarget(await executionStub(env, target.workflowId).getTaskScopeByRef(target.taskRefName));
-  if ("inWorkflow" in target) return taskTarget(await executionStub(env, target.inWorkflow).getTaskScope(target.taskId));
+  if ("taskRefName" in target) return taskTarget(await retryingExecutionCall(env, target.workflowId, (stub) => stub.getTaskScopeByRef(target.taskRefName)));
+  if ("inWorkflow" in target) return taskTarget(await retryingExecutionCall(env, target.inWorkflow, (stub) => stub.getTaskScope(target.taskId)));
   if ("workflowId" in target) return { workflowName: await executionName(env, target.workflowId) };
   if ("workflowName" in target) return { workflowName: target.workflowName };
   if ("taskId" in target) {
@@ -132,7 +132,7 @@ async function taskResultTarget(env: Env, body: Record<string, unknown> | undefi
   if (instanceId === undefined || !isUuid(instanceId)) return {};
   const taskId = stringField(body, "taskId");
   if (taskId === undefined) return { workflowName: await executionName(env, instanceId) };
-  return taskTarget(await executionStub(env, instanceId).getTaskScope(taskId));
+  return taskTarget(await retryingExecutionCall(env, instanceId, (stub) => stub.getTaskScope(taskId)));
 }
 
 /** A task's scope as its execution reported it (see `getTaskScope`); empty when it holds no execution. */
@@ -141,7 +141,7 @@ function taskTarget(scope: { workflowName: string; taskRefName: string | null; t
 }
 
 async function executionName(env: Env, workflowId: string): Promise<string | undefined> {
-  return isUuid(workflowId) ? ((await executionStub(env, workflowId).getWorkflowName()) ?? undefined) : undefined;
+  return isUuid(workflowId) ? ((await retryingExecutionCall(env, workflowId, (stub) => stub.getWorkflowName())) ?? undefined) : undefined;
 }
 
 function stringField(body: Record<string, unknown> | undefined, field: string): string | undefined {

@@ -8,7 +8,7 @@ import type { JsonObject } from "../engine/model";
 import { isAssignee, type HumanCaller } from "../engine/tasks/human/progress";
 import type { HumanUser } from "../engine/tasks/human/settings";
 import { readableNames, readableWorkflows } from "./auth/access-rules";
-import { executionStub } from "./executions";
+import { executionStub, retryingExecutionCall } from "./executions";
 import { principalOf, taskChecks } from "./guard";
 import { ApiError, notFound, validationError } from "./http/errors";
 import { addIn, applyFreeText, applyReadableAny, MAX_LIKE_PATTERN_BYTES, utf8Length, type Filter } from "./search";
@@ -54,7 +54,7 @@ export async function humanTaskAtHand(request: IRequest, env: Env, taskId: strin
   const [found, known] = await Promise.all([findTask(request, env, taskId), context]);
   if (found === undefined) throw humanTaskNotFound(taskId);
   const [entryJson, manager, workflowReader, taskReader] = await Promise.all([
-    executionStub(env, found.workflowId).getHumanTask(taskId.toLowerCase()),
+    retryingExecutionCall(env, found.workflowId, (stub) => stub.getHumanTask(taskId.toLowerCase())),
     known.checks.complete(found),
     known.checks.read(found.workflowId, found.workflowName),
     known.checks.readTask(taskId, found),

@@ -2,6 +2,7 @@ import { Router, type IRequest } from "itty-router";
 import { guard } from "./guard";
 import { serviceConfig } from "./config";
 import { responseForError } from "./http/errors";
+import { unavailableError } from "./object-retry";
 import { MethodTable } from "./http/allowed-methods";
 import { isPreflight, preflightResponse, withResponseHeaders } from "./http/headers";
 import { registerBulkWorkflowRoutes } from "./routes/bulk";
@@ -94,7 +95,11 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
     if (response instanceof Response) return response;
     throw new Error("route returned no response");
   } catch (error) {
-    return responseForError(error, requestId);
+    // An object that could not answer now (evicted, reset, overloaded) is no bug of the service: a 503 the client may
+    // repeat, logged with what the object said.
+    const unavailable = unavailableError(error);
+    if (unavailable !== undefined) console.warn(JSON.stringify({ msg: "an object could not answer", requestId, error: String(error) }));
+    return responseForError(unavailable ?? error, requestId);
   }
 }
 

@@ -1,6 +1,6 @@
 import type { JsonObject } from "../engine/model";
 import { mapBounded } from "./bounded";
-import { executionStub } from "./executions";
+import { executionStub, retryingExecutionCall } from "./executions";
 import type { WorkflowReadCheck } from "./guard";
 import { ApiError } from "./http/errors";
 import { addIn, applyReadable, type Filter, type ReadableWorkflows } from "./search";
@@ -85,7 +85,7 @@ export async function correlatedWorkflows(
   let bytes = 0;
   const read = async (row: IndexedExecution): Promise<FoundWorkflow | undefined> => {
     if (!(await mayRead(row.workflowId, row.workflowName))) return undefined;
-    const json = await executionStub(env, row.workflowId).getWorkflowJson(lookup.includeTasks);
+    const json = await retryingExecutionCall(env, row.workflowId, (stub) => stub.getWorkflowJson(lookup.includeTasks));
     if (json === null) return undefined;
     const workflow = JSON.parse(json) as { status: string; correlationId?: string };
     if (!lookup.includeClosed && workflow.status !== "RUNNING") return undefined;

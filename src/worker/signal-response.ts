@@ -8,7 +8,7 @@ import type { IRequest } from "itty-router";
 import type { JsonObject, JsonValue } from "../engine/model";
 import { TERMINAL_TASK_STATUSES, TERMINAL_WORKFLOW_STATUSES, type TaskStatus, type WorkflowStatus } from "../engine/model";
 import { wakeUp } from "../engine/tasks/wait";
-import { executionStub } from "./executions";
+import { executionStub, retryingExecutionCall } from "./executions";
 import { ApiError } from "./http/errors";
 import { queryValue } from "./http/params";
 import type { PathAuthorizer } from "./guard";
@@ -41,7 +41,7 @@ export function returnStrategyOf(request: IRequest): ReturnStrategy {
 
 /** The Workflow JSON (with tasks) of an execution, undefined when there is none. */
 export async function workflowView(env: Env, workflowId: string): Promise<WorkflowView | undefined> {
-  const json = await executionStub(env, workflowId).getWorkflowJson(true);
+  const json = await retryingExecutionCall(env, workflowId, (stub) => stub.getWorkflowJson(true));
   return json === null ? undefined : (JSON.parse(json) as WorkflowView);
 }
 

@@ -8,7 +8,7 @@ import { DefinitionRepository } from "./definitions";
 import { withTaskDefs } from "./task-defs";
 import { EnvironmentRepository } from "./environment";
 import { environmentVariablesOf } from "../engine/environment";
-import { executionStub } from "./executions";
+import { executionStub, retryingExecutionCall, type ExecutionStub } from "./executions";
 import { SchemaRepository, describeSchema, schemaIssues } from "./json-schemas";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "./schemas";
 
@@ -91,7 +91,7 @@ export const STALE_CLAIM_MS = 60_000;
  * started, and when a concurrent request took the key over first (compare-and-set: never two new executions for one key).
  */
 async function takeOverKey(env: Env, workflowName: string, key: string, holder: string, workflowId: string, finishedToo: boolean): Promise<StartOutcome | undefined> {
-  const json = await executionStub(env, holder).getWorkflowJson(false);
+  const json = await retryingExecutionCall(env, holder, (stub) => stub.getWorkflowJson(false));
   const status = json === null ? undefined : (JSON.parse(json) as { status: string }).status;
   // Conductor's words first (its clients and tests look for them), then which execution holds the key, and how.
   const refused = (why: string): StartOutcome => ({
@@ -170,13 +170,17 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   const params: NewExecution = { ...fields, workflowId, definition };
   if (environment !== undefined) params.environment = environment;
   // Also for an existing id: the first caller may have claimed the key and died before starting it.
-  const stub = executionStub(env, workflowId);
+  // A start the object took but whose answer an eviction lost, made again, finds its own execution and answers it only
+  // when the start says who made it (the same key, parent task or START_WORKFLOW task: see WorkflowExecution.start);
+  // any other start, repeated, is refused as a duplicate, so it is not repeated here (an eviction is a 503).
+  const repeatable = params.idempotencyKey !== undefined || params.parentWorkflowTaskId !== undefined || params.startedByTask !== undefined;
+  const call = <T>(make: (stub: ExecutionStub) => Promise<T>): Promise<T> => (repeatable ? retryingExecutionCall(env, workflowId, make) : make(executionStub(env, workflowId)));
   if (waitMs !== undefined) {
-    const executed = await stub.execute(params, waitMs, waitUntilTaskRefs);
+    const executed = await call(async (stub) => await stub.execute(params, waitMs, waitUntilTaskRefs));
     if (!executed.ok) return { ok: false, code: executed.error.kind === "NOT_FOUND" ? "EXECUTION_REMOVED" : "ALREADY_STARTED", message: executed.error.message };
     return { ok: true, workflowId, existing, workflowJson: executed.value.workflowJson, workflowStatus: executed.value.status };
   }
-  const started = await stub.start(params);
+  const started = await call(async (stub) => await stub.start(params));
   if (!started.ok) return { ok: false, code: "ALREADY_STARTED", message: started.error.message };
   return existing ? { ok: true, workflowId, existing } : { ok: true, workflowId, existing, version: definition.version };
 }

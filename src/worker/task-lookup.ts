@@ -1,5 +1,5 @@
 import { executionIdPrefix } from "../engine/task-id";
-import { executionStub } from "./executions";
+import { executionStub, retryingExecutionCall } from "./executions";
 
 /** Most executions whose ids share a task id's prefix that one lookup asks (64 random bits: one, in practice). */
 const MAX_CANDIDATES = 4;
@@ -60,7 +60,7 @@ export async function lookUpTask(env: Env, taskId: string): Promise<FoundTask | 
   }
   const id = taskId.toLowerCase();
   for (const { workflow_id: workflowId } of rows.results) {
-    const scope = await executionStub(env, workflowId).getTaskScope(id);
+    const scope = await retryingExecutionCall(env, workflowId, (stub) => stub.getTaskScope(id));
     if (scope !== null && scope.taskRefName !== null && scope.taskName !== null) return { workflowId, workflowName: scope.workflowName, taskRefName: scope.taskRefName, taskName: scope.taskName };
   }
   return undefined;

@@ -1,6 +1,7 @@
-import { SELF, abortAllDurableObjects, env } from "cloudflare:test";
+import { SELF, abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import { executionStub } from "../../src/worker/executions";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 /**
@@ -218,4 +219,89 @@ describe("evicting every object while an execution's effects on others are on th
     const notices = await startedOnce("fx_human_notify", 3);
     expect(notices.map((notice) => notice.input["on"]).sort()).toEqual(["ASSIGNED", "COMPLETED", "IN_PROGRESS"]);
   }, 60_000);
+});
+
+/** A method of the execution object's RPC, as the fault below replaces it. */
+type ExecutionMethod = (...args: unknown[]) => Promise<unknown>;
+
+/**
+ * Makes the next `times` calls of `method` on every execution's object throw what workerd throws to the caller of a
+ * call an eviction or a reset cut off (`retryable`), or of an overloaded object (`overloaded`); with `land`, each call
+ * runs first (it took effect, its answer was lost). Runs `body`, then puts the method back; answers how many calls
+ * of it `body` made. `anyExecution` is an existing execution, to reach the objects' class.
+ */
+async function withFailingCalls(anyExecution: string, method: string, fault: { flag: "retryable" | "overloaded"; times: number; land?: boolean }, body: () => Promise<void>): Promise<number> {
+  let calls = 0;
+  let restore = () => {};
+  await runInDurableObject(executionStub(env, anyExecution), (instance: object) => {
+    const prototype = Object.getPrototypeOf(instance) as Record<string, ExecutionMethod>;
+    const original = prototype[method]!;
+    restore = () => {
+      prototype[method] = original;
+    };
+    prototype[method] = async function (this: unknown, ...args: unknown[]) {
+      calls++;
+      if (calls > fault.times) return original.apply(this, args);
+      if (fault.land === true) await original.apply(this, args);
+      throw Object.assign(new Error("Durable Object reset because its code was updated."), { [fault.flag]: true });
+    };
+  });
+  try {
+    await body();
+  } finally {
+    restore();
+  }
+  return calls;
+}
+
+describe("a call an object's eviction or reset cut off (workerd's .retryable), or an overloaded object's", () => {
+  it("a read is made again and answers; an overloaded object's is a 503 with Retry-After, not repeated", async () => {
+    await register({ name: "fx_retry_read", tasks: [hold("hold")] });
+    const workflowId = await startWorkflow("fx_retry_read");
+    expect(await withFailingCalls(workflowId, "getWorkflowJson", { flag: "retryable", times: 1 }, async () => {
+      expect((await getWorkflow(workflowId)).workflowId).toBe(workflowId);
+    })).toBe(2);
+    expect(await withFailingCalls(workflowId, "getWorkflowJson", { flag: "retryable", times: 5 }, async () => {
+      const response = await api("GET", `/api/workflow/${workflowId}`);
+      expect(response.status).toBe(503);
+      expect(response.headers.get("retry-after")).toBe("1");
+      expect(await response.json()).toMatchObject({ status: 503, error: "UNAVAILABLE", retryable: true });
+    })).toBe(3);
+    expect(await withFailingCalls(workflowId, "getWorkflowJson", { flag: "overloaded", times: 1 }, async () => {
+      const response = await api("GET", `/api/workflow/${workflowId}`);
+      expect(response.status).toBe(503);
+      expect(await response.json()).toMatchObject({ error: "UNAVAILABLE", retryable: true });
+    })).toBe(1);
+  });
+
+  it("a start with an idempotency key that took effect is made again and answers its one execution; one without a key is a 503, not repeated", async () => {
+    await register({ name: "fx_retry_start", tasks: [hold("hold")] });
+    const first = await startWorkflow("fx_retry_start");
+    let keyed = "";
+    expect(await withFailingCalls(first, "start", { flag: "retryable", times: 1, land: true }, async () => {
+      keyed = await apiOk<string>("POST", "/api/workflow", { name: "fx_retry_start", idempotencyKey: "fx-retry-key", idempotencyStrategy: "RETURN_EXISTING" });
+    })).toBe(2);
+    expect((await getWorkflow(keyed)).status).toBe("RUNNING");
+    expect(await startWorkflow("fx_retry_start", {}, "")).not.toBe(keyed);
+    expect(await apiOk<string>("POST", "/api/workflow", { name: "fx_retry_start", idempotencyKey: "fx-retry-key", idempotencyStrategy: "RETURN_EXISTING" })).toBe(keyed);
+    expect(await withFailingCalls(first, "start", { flag: "retryable", times: 1, land: true }, async () => {
+      const response = await api("POST", "/api/workflow/fx_retry_start", {});
+      expect(response.status).toBe(503);
+      expect(response.headers.get("retry-after")).toBe("1");
+      expect(await response.json()).toMatchObject({ error: "UNAVAILABLE", retryable: true });
+    })).toBe(1);
+  });
+
+  it("a worker's final result that took effect is made again and answered as taken; the workflow goes on once", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_retry_worker", ownerEmail: "test@example.com", retryCount: 0 }]);
+    await register({ name: "fx_retry_result", tasks: [{ name: "fx_retry_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }, httpTask("after", { uri: target("/count/fx-retry-after"), method: "GET" })] });
+    const workflowId = await startWorkflow("fx_retry_result");
+    const [task] = await eventually(() => apiOk<Array<{ taskId: string }>>("GET", "/api/tasks/poll/batch/fx_retry_worker?workerid=w&timeout=200"), (tasks) => tasks.length === 1, "the task polled");
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
+      expect(await apiOk<string>("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task!.taskId, status: "COMPLETED", outputData: { done: true } })).toBe(task!.taskId);
+    })).toBe(2);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks.map((each) => [each.referenceTaskName, each.status])).toEqual([["work", "COMPLETED"], ["after", "COMPLETED"]]);
+    expect(await hits("fx-retry-after")).toBe(1);
+  });
 });

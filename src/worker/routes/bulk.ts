@@ -2,7 +2,7 @@ import type { IRequest, RouterType } from "itty-router";
 import { BULK_OPERATIONS, BULK_SEARCH_PATH, bulkPath, type BulkOperation } from "../auth/access-rules";
 import { mapBounded } from "../bounded";
 import { serviceConfig } from "../config";
-import { canonicalWorkflowId, executionStub } from "../executions";
+import { canonicalWorkflowId, executionStub, retryingExecutionCall } from "../executions";
 import { requestAuthorizer, type PathAuthorizer } from "../guard";
 import { jsonTextResponse, readJsonBody } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
@@ -110,7 +110,7 @@ async function bulkSearch(request: IRequest, env: Env): Promise<Response> {
       await authorizeAs("GET", `/api/workflow/${workflowId}`);
       const tooMuch = new ApiError(413, "PAYLOAD_TOO_LARGE", "Not included: one answer holds at most 8 Mi characters of workflows; ask for this one separately");
       if (held >= BULK_SEARCH_MAX_CHARS) throw tooMuch;
-      const workflow = await executionStub(env, workflowId).getWorkflowJson(includeTasks);
+      const workflow = await retryingExecutionCall(env, workflowId, (stub) => stub.getWorkflowJson(includeTasks));
       if (workflow === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
       if (held + workflow.length > BULK_SEARCH_MAX_CHARS) throw tooMuch;
       held += workflow.length;

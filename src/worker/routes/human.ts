@@ -3,7 +3,7 @@ import type { JsonObject, JsonValue } from "../../engine/model";
 import type { HumanAction } from "../../engine/tasks/human/progress";
 import { assignmentsFrom, type FormReference } from "../../engine/tasks/human/settings";
 import { serviceConfig } from "../config";
-import { executionStub, unwrap } from "../executions";
+import { executionStub, retryingExecutionCall, unwrap } from "../executions";
 import { principalOf, requestAuthorizer } from "../guard";
 import { jsonTextResponse, readJsonBody } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
@@ -110,7 +110,7 @@ export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): voi
   router.post("/api/human/tasks/update/taskRef", async (request, env) => {
     const query = parseOrThrow(UpdateByRefQuery, queryParams(request, ["workflowId", "taskRefName", "complete", "iteration"]), "query");
     const output = await body(request, env, (value) => parseOrThrow(FormBody, value, "form"), {});
-    const taskId = await executionStub(env, query.workflowId).humanTaskIdByRef(query.taskRefName, query.iteration);
+    const taskId = await retryingExecutionCall(env, query.workflowId, (stub) => stub.humanTaskIdByRef(query.taskRefName, query.iteration));
     if (taskId === null) await requireMayAskByRef(request, env, query.workflowId, query.taskRefName);
     if (taskId === null) throw notFound(`Workflow ${query.workflowId} has no HUMAN task ${query.taskRefName}${query.iteration === undefined ? "" : ` in iteration ${query.iteration}`}`);
     await fillIn(env, await humanTaskAtHand(request, env, taskId), output, query.complete);
@@ -149,7 +149,7 @@ export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): voi
 
   router.get("/api/human/tasks/:taskId/conductorTask", async (request, env) => {
     const at = await humanTaskAtHand(request, env, taskIdParam(request));
-    const json = await executionStub(env, at.found.workflowId).getTaskJson(at.entry["taskId"] as string);
+    const json = await retryingExecutionCall(env, at.found.workflowId, (stub) => stub.getTaskJson(at.entry["taskId"] as string));
     if (json === null) throw notFound(`Human task ${taskIdParam(request)} not found`);
     return jsonTextResponse(json);
   });

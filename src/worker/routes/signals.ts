@@ -8,7 +8,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
-import { executionStub, unwrap } from "../executions";
+import { executionStub, retryingExecutionCall, unwrap } from "../executions";
 import { readJsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
 import { decodedPathParam, integerQuery } from "../http/params";
@@ -31,7 +31,7 @@ async function applySignal(request: IRequest, env: Env, authorize: () => Promise
   const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
   const output: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "signal output") : {};
   // An unknown workflow is a 404 (unwrap's).
-  const target = unwrap(await executionStub(env, workflowId).signalTarget());
+  const target = unwrap(await retryingExecutionCall(env, workflowId, async (stub) => await stub.signalTarget()));
   if (target === null) return "nothing waiting";
   if (target.workflowId !== workflowId) {
     // As the completion of that very task instance would be checked (by its reference name, its task name or its

@@ -3,7 +3,7 @@ import * as v from "valibot";
 import type { JsonObject } from "../../engine/model";
 import type { TaskLogInput, TaskResultInput, TaskUpdated } from "../../actors/workflow-execution";
 import { serviceConfig, type ServiceConfig } from "../config";
-import { executionStub, unwrap } from "../executions";
+import { executionStub, retryingExecutionCall, unwrap } from "../executions";
 import { jsonTextResponse, readBodyBytes, readJsonBody, readStringBody, textResponse } from "../http/body";
 import { ApiError, errorResponse, notFound, validationError } from "../http/errors";
 import { decodedPathParam, nameQuery } from "../http/params";
@@ -52,8 +52,9 @@ async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: strin
  * A heartbeat (`extendLease`) names no worker queue: Conductor's update-v2 hands out no next task for one.
  */
 export async function applyTaskResult(env: Env, result: TaskResultRequest): Promise<TaskUpdated> {
-  const stub = executionStub(env, result.workflowInstanceId);
-  if (result.extendLease === true) return unwrap(await stub.extendLease(result.taskId));
+  const workflowId = result.workflowInstanceId;
+  // A heartbeat repeated only extends the lease again.
+  if (result.extendLease === true) return unwrap(await retryingExecutionCall(env, workflowId, async (stub) => await stub.extendLease(result.taskId)));
   // Checked with the body (see TaskResultRequest): only a heartbeat goes without one.
   if (result.status === undefined) throw validationError("Invalid task result", [{ path: "status", message: "is required unless extendLease is true" }]);
   // A worker sends a result it cannot store again and again (Conductor's clients retry, then drop it): the task fails
@@ -64,7 +65,11 @@ export async function applyTaskResult(env: Env, result: TaskResultRequest): Prom
     lateIsTaken: true as const,
     ...(typeof result.workerId === "string" && result.workerId !== "" ? { workerId: result.workerId } : {}),
   };
-  return unwrap(await stub.updateTask(result.taskId, input.status, input.output, input));
+  // A final result repeated after the first took (its answer lost to an eviction) finds the task no longer pending and
+  // is answered as taken (lateIsTaken), with what the first answered: the task and its queue. An IN_PROGRESS report is
+  // not repeated: a second one would add its log lines again and queue the task again.
+  if (input.status === "IN_PROGRESS") return unwrap(await executionStub(env, workflowId).updateTask(result.taskId, input.status, input.output, input));
+  return unwrap(await retryingExecutionCall(env, workflowId, async (stub) => await stub.updateTask(result.taskId, input.status, input.output, input)));
 }
 
 /**
@@ -153,7 +158,7 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   // Conductor's pending task of a workflow by reference name (TaskClient.getPendingTaskForWorkflow).
   router.get("/api/tasks/in_progress/:workflowId/:taskRefName", async (request, env) => {
     const [workflowId, taskRefName] = [decodedPathParam(request, "workflowId"), decodedPathParam(request, "taskRefName")];
-    const json = await executionStub(env, workflowId).getPendingTaskJson(taskRefName);
+    const json = await retryingExecutionCall(env, workflowId, (stub) => stub.getPendingTaskJson(taskRefName));
     if (json === null) throw notFound(`Workflow ${workflowId} has no pending task with reference name ${taskRefName}`);
     return jsonTextResponse(json);
   });
@@ -180,7 +185,7 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
     jsonTextResponse(
       await searchV2(request, {
         search: (search) => searchTasks(env.DB, search, readableTasks(principalOf(request).grants)),
-        read: (summary) => executionStub(env, String(summary["workflowId"])).getTaskJson(String(summary["taskId"])),
+        read: (summary) => retryingExecutionCall(env, String(summary["workflowId"]), (stub) => stub.getTaskJson(String(summary["taskId"]))),
       }),
     ),
   );
@@ -189,7 +194,7 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/tasks/:taskId", async (request, env) => {
     const taskId = decodedPathParam(request, "taskId");
     const found = await foundTask(request, env, taskId);
-    const json = await executionStub(env, found.workflowId).getTaskJson(taskId.toLowerCase());
+    const json = await retryingExecutionCall(env, found.workflowId, (stub) => stub.getTaskJson(taskId.toLowerCase()));
     if (json === null) throw notFound(taskNotFound(taskId));
     return jsonTextResponse(json);
   });
@@ -198,7 +203,7 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/tasks/:taskId/log", async (request, env) => {
     const taskId = decodedPathParam(request, "taskId");
     const found = await foundTask(request, env, taskId);
-    const logs = await executionStub(env, found.workflowId).getTaskLogs(taskId.toLowerCase());
+    const logs = await retryingExecutionCall(env, found.workflowId, (stub) => stub.getTaskLogs(taskId.toLowerCase()));
     if (logs === null) throw notFound(taskNotFound(taskId));
     return Response.json(logs);
   });

@@ -5,7 +5,7 @@ import { oversize, oversizeReason } from "../../engine/limits";
 import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type WorkflowDef, type WorkflowTestPlan } from "../../engine/model";
 import { childPath } from "../../engine/validation-issue";
 import { serviceConfig } from "../config";
-import { executionStub, unwrap } from "../executions";
+import { executionStub, retryingExecutionCall, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
 import { ApiError, validationError, type ErrorCode } from "../http/errors";
 import {
@@ -66,7 +66,7 @@ function idempotencyHeaders(request: IRequest): Pick<StartRequest, "idempotencyK
 
 /** The Workflow JSON of an execution, 404 when there is none. */
 async function workflowJson(env: Env, workflowId: string, includeTasks: boolean): Promise<string> {
-  const workflow = await executionStub(env, workflowId).getWorkflowJson(includeTasks);
+  const workflow = await retryingExecutionCall(env, workflowId, (stub) => stub.getWorkflowJson(includeTasks));
   if (workflow === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
   return workflow;
 }
@@ -337,7 +337,7 @@ async function workflowSearchV2(request: IRequest, env: Env, search: typeof sear
   return jsonTextResponse(
     await searchV2(request, {
       search: (page) => search(env.DB, page, callerReadable(request)),
-      read: (summary) => executionStub(env, String(summary["workflowId"])).getWorkflowJson(false),
+      read: (summary) => retryingExecutionCall(env, String(summary["workflowId"]), (stub) => stub.getWorkflowJson(false)),
     }),
   );
 }
@@ -391,7 +391,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   // Orkes' workflow size: the execution's stored task data against MAX_EXECUTION_BYTES.
   router.get("/api/workflow/:workflowId/size", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
-    const size = await executionStub(env, workflowId).getSize();
+    const size = await retryingExecutionCall(env, workflowId, (stub) => stub.getSize());
     if (size === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
     return Response.json(size);
   });
