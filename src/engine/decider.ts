@@ -1633,17 +1633,22 @@ const JOIN_TYPES: ReadonlySet<TaskType> = new Set<TaskType>(["JOIN", "EXCLUSIVE_
  * loop that the fork's JOIN did not wait for. As Conductor's DO_WHILE, the iteration ends once every task it ran has.
  * One that failed and that its lane has not settled yet (retried, made COMPLETED_WITH_ERRORS, or failing the loop or
  * the workflow) holds it too: ended first, the iteration passed over that failure, the loop and workflow completing.
- * Such a task is the latest run of its name: a failure a retry of the workflow settled has a later run.
+ * Such a task is the latest run of its name (a failure a retry of the workflow settled has a later run), and a step of
+ * this loop's own, not of a loop nested in it.
  */
 function iterationRunning(state: WorkflowExecution, loopIndex: number): boolean {
   const loop = latestInstance(state, loopIndex);
   if (loop === undefined || !planOf(state.definition).hasForks) return false;
   const ofLoop = ranIn(state, loop);
+  const steps = planOf(state.definition).steps;
   const latest = new Map<string, TaskExecution>();
   for (const task of state.tasks) {
     if (!ofLoop(task)) continue;
     if (isPending(task)) return true;
-    latest.set(task.referenceTaskName, task);
+    // A failure in a loop nested in this one is its DO_WHILE's to settle, and that DO_WHILE (this loop's own step) is
+    // pending until it has: once it ended, the failed task may stay FAILED (the inner DO_WHILE optional, or run again
+    // without reaching it), and waiting for it would hold this iteration for good.
+    if (steps[task.definitionIndex]?.inLoop === loopIndex) latest.set(task.referenceTaskName, task);
   }
   for (const task of latest.values()) if (UNSETTLED_FAILURE_STATUSES.has(task.status) && task.retried !== true) return true;
   return false;

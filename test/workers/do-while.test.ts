@@ -252,6 +252,32 @@ describe("DO_WHILE through the router", () => {
       expect([ended.status, statusOf(ended, "side__1")], name).toEqual([status, sideStatus]);
     }
   });
+
+  it("goes on past an optional inner DO_WHILE that failed for a task of its loop, in a loop with a fork", async () => {
+    // The failed task of the inner loop stays FAILED under its COMPLETED_WITH_ERRORS DO_WHILE: the outer iteration
+    // waited for it to be settled, and so for good (the JOIN COMPLETED, the outer DO_WHILE IN_PROGRESS).
+    const fork = { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[waitTask("a")], [waitTask("b")]] };
+    const join = { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", joinOn: ["a", "b"] };
+    const inner = { ...doWhile("inner", [waitTask("t")], undefined, { items: [1] }), optional: true };
+    await register({ name: "dw_nested_optional_fails", tasks: [doWhile("outer", [inner, fork, join], undefined, { items: [1, 2] })] });
+    const workflowId = await startWorkflow("dw_nested_optional_fails");
+    for (const iteration of [1, 2]) {
+      await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === `t__${iteration}__1` && task.status === "IN_PROGRESS"));
+      await apiOk("POST", `/api/tasks/${workflowId}/t/FAILED`, {});
+      await waitFor(workflowId, (workflow) => [`a__${iteration}`, `b__${iteration}`].every((ref) => workflow.tasks.some((task) => task.referenceTaskName === ref && task.status === "IN_PROGRESS")));
+      await apiOk("POST", `/api/tasks/${workflowId}/a/COMPLETED`, {});
+      await apiOk("POST", `/api/tasks/${workflowId}/b/COMPLETED`, {});
+    }
+    const ended = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(references(ended).filter((reference) => reference.startsWith("inner") || reference.startsWith("t__") || reference.startsWith("outer"))).toEqual([
+      "outer:COMPLETED",
+      "inner__1:COMPLETED_WITH_ERRORS",
+      "t__1__1:FAILED",
+      "inner__2:COMPLETED_WITH_ERRORS",
+      "t__2__1:FAILED",
+    ]);
+    expect(ended.status).toBe("COMPLETED");
+  });
 });
 
 /** A WHILE (Conductor OSS's): the DO_WHILE's loop, its condition asked before the first iteration too. */
