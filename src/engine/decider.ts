@@ -1654,8 +1654,11 @@ function iterationRunning(state: WorkflowExecution, loopIndex: number): boolean 
   return false;
 }
 
-/** How a loop task that its lane has not settled yet may have failed (see {@link iterationRunning}). */
-const UNSETTLED_FAILURE_STATUSES: ReadonlySet<TaskStatus> = new Set<TaskStatus>(["FAILED", "TIMED_OUT", "FAILED_WITH_TERMINAL_ERROR"]);
+/**
+ * How a loop task that its lane has not settled yet may have failed (see {@link iterationRunning}): CANCELED too, a
+ * SUB_WORKFLOW whose child was terminated, which its lane settles as a failure (outside a loop it fails the workflow).
+ */
+const UNSETTLED_FAILURE_STATUSES: ReadonlySet<TaskStatus> = new Set<TaskStatus>(["FAILED", "TIMED_OUT", "FAILED_WITH_TERMINAL_ERROR", "CANCELED"]);
 
 /**
  * Ends the current iteration of the DO_WHILE at step `loopIndex`, whose loop's last task just ended well: the loop goes

@@ -253,6 +253,24 @@ describe("DO_WHILE through the router", () => {
     }
   });
 
+  it("fails the workflow for a SUB_WORKFLOW the JOIN does not wait for whose child is terminated last in the iteration", async () => {
+    // The child's termination leaves the task CANCELED, a failure its lane settles as outside a loop (the workflow
+    // FAILED): the iteration ended with it first, passing over it (the loop and the workflow COMPLETED).
+    await register({ name: "dw_fork_side_child", tasks: [waitTask("child_wait")] });
+    const sub = { name: "side", taskReferenceName: "side", type: "SUB_WORKFLOW", subWorkflowParam: { name: "dw_fork_side_child", version: 1 } };
+    const fork = { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[sub], [waitTask("main")]] };
+    const join = { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", joinOn: ["main"] };
+    await register({ name: "dw_fork_side_terminated", tasks: [doWhile("each", [fork, join], undefined, { items: [1] })] });
+    const workflowId = await startWorkflow("dw_fork_side_terminated");
+    const started = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "side__1" && typeof task.subWorkflowId === "string") && workflow.tasks.some((task) => task.referenceTaskName === "main__1" && task.status === "IN_PROGRESS"));
+    const childId = started.tasks.find((task) => task.referenceTaskName === "side__1")!.subWorkflowId as string;
+    await apiOk("POST", `/api/tasks/${workflowId}/main/COMPLETED`, {});
+    await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "fan_join__1" && task.status === "COMPLETED"));
+    await apiOk("DELETE", `/api/workflow/${childId}?reason=stop`);
+    const ended = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect([ended.status, ended.tasks.find((task) => task.referenceTaskName === "side__1")?.status, ended.tasks.find((task) => task.referenceTaskName === "each")?.status]).toEqual(["FAILED", "CANCELED", "CANCELED"]);
+  });
+
   it("goes on past an optional inner DO_WHILE that failed for a task of its loop, in a loop with a fork", async () => {
     // The failed task of the inner loop stays FAILED under its COMPLETED_WITH_ERRORS DO_WHILE: the outer iteration
     // waited for it to be settled, and so for good (the JOIN COMPLETED, the outer DO_WHILE IN_PROGRESS).
