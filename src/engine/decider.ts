@@ -1026,7 +1026,11 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   // Nothing failed to try again: reopened, the workflow would run the tasks its TERMINATE meant to skip (Conductor refuses too).
   // A DO_WHILE heading its lane stands for its loop, whose last task may be that TERMINATE.
   const terminate = heads.map((head) => lastOfLoop(state, head) ?? head).find((head) => head.taskType === "TERMINATE" && head.status === "COMPLETED");
-  if (terminate !== undefined) {
+  // One a rerun kept in another branch ended an earlier run: the run that failed ran on beside it to its end and failed
+  // there for a permissive task that the rerun left failed, which the retry runs again (Conductor's retry runs any
+  // failed task again), where a 409 said that no task failed.
+  const endedEarlier = terminate !== undefined && terminate.endTime < state.endTime && permissiveFailures(state).length > 0;
+  if (terminate !== undefined && !endedEarlier) {
     throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${terminate.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
   }
   // The output it ended with (outputAtEnd's) is not this run's: it is given anew as the retry ends.
@@ -1254,7 +1258,9 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
   if (!target) return forgetEndedForks(draft);
   runAgain(draft, target, event.taskInput !== undefined, env);
   // The other branches' tasks kept canceled (or failed) as the workflow ended run again, as on a retry: left so, they
-  // would fail it again at once.
+  // would fail it again at once. So does a permissive task failed for good that heads its branch; one its branch went
+  // on past stays as it failed (running it again would run again the tasks after it, which the rerun keeps), as every
+  // permissive failure before the rerun's task, and fails the workflow again at its end (or at a JOIN joining it).
   retryLanes(draft, laneHeads(draft.state, target.taskId), env, target.taskId);
   giveInput(draft, target, event.taskInput, env);
 }

@@ -225,6 +225,33 @@ describe("FORK_JOIN and JOIN", () => {
     expect(done.status, String(done["reasonForIncompletion"])).toBe("COMPLETED");
   });
 
+  it("retry a workflow that a rerun ran on beside a TERMINATE and that failed at its end for a permissive task the rerun left (a 409 said no task failed)", async () => {
+    // The TERMINATE completed it over the permissive failure; the rerun from the branch it canceled ran to the end, where
+    // the failure failed it. The TERMINATE, kept as it ended, did not end that run: the retry runs the failure again.
+    const wait = (ref: string, extra: JsonObject = {}) => ({ name: ref, taskReferenceName: ref, type: "WAIT", ...extra });
+    const stop = { name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "COMPLETED" } };
+    await register({ name: "fork_permissive_terminate_retry", tasks: forkJoin("fan", [[wait("maybe", { permissive: true }), stop], [wait("other")]], []) });
+    const workflowId = await startWorkflow("fork_permissive_terminate_retry");
+    const runsOf = (workflow: WorkflowJson, ref: string) => workflow.tasks.filter((task) => task.referenceTaskName === ref).map((task) => task.status);
+    await waitFor(workflowId, (workflow) => runsOf(workflow, "maybe").includes("IN_PROGRESS") && runsOf(workflow, "other").includes("IN_PROGRESS"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/maybe/FAILED`, {});
+    const terminated = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect([terminated.status, runsOf(terminated, "maybe"), runsOf(terminated, "other")]).toEqual(["COMPLETED", ["FAILED"], ["CANCELED"]]);
+    const other = terminated.tasks.find((task) => task.referenceTaskName === "other")!;
+    await apiOk("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: other.taskId });
+    await waitFor(workflowId, (workflow) => workflow.status === "RUNNING" && runsOf(workflow, "other").includes("IN_PROGRESS"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/other/COMPLETED`, {});
+    const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect([failed.status, failed["reasonForIncompletion"]]).toEqual(["FAILED", expect.stringMatching(/^Task maybe failed/)]);
+    const retry = await api("POST", `/api/workflow/${workflowId}/retry`);
+    expect(retry.status, await retry.text()).toBe(204);
+    await waitFor(workflowId, (workflow) => runsOf(workflow, "maybe").includes("IN_PROGRESS"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/maybe/COMPLETED`, {});
+    // The lane runs on from it: its TERMINATE again.
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect([done.status, runsOf(done, "maybe")]).toEqual(["COMPLETED", ["FAILED", "COMPLETED"]]);
+  });
+
   it("run sub workflows in two branches at once", async () => {
     await register({ name: "fork_child", tasks: [meeting("meet", "fork-children")], outputParameters: { met: "${meet.output.response.body.met}" } });
     const child = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "fork_child", version: 1 }, inputParameters: {} });
