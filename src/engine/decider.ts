@@ -1048,7 +1048,17 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
     if (!firstByLane.has(lane)) firstByLane.set(lane, task);
     draft.updateTask(task.taskId, { retried: true });
   }
-  const rerun = heads.filter((head) => firstByLane.has(steps[head.definitionIndex]!.lane));
+  // So are the heads of the branches of the forks such a lane ran after that task (a dynamic fork's forked tasks
+  // included): the lane forks them again as it reaches their fork anew, and retried here too they ran twice at once.
+  const afterFailure = (head: TaskExecution): boolean => {
+    if (firstByLane.has(steps[head.definitionIndex]!.lane)) return true;
+    for (const fork of branchesOf(state.definition, head.definitionIndex).keys()) {
+      const first = firstByLane.get(steps[fork]!.lane);
+      if (first !== undefined && fork > first.definitionIndex) return true;
+    }
+    return false;
+  };
+  const rerun = heads.filter(afterFailure);
   // The head of such a lane, run again with it when it is reached, counts as replaced too (a permissive one would
   // otherwise fail the workflow again).
   for (const head of rerun) if (!SUCCESSFUL_TASK_STATUSES.has(head.status)) draft.updateTask(head.taskId, { retried: true });
@@ -1197,8 +1207,8 @@ function forgetEndedForks(draft: Draft): void {
     if (forkSeq === undefined) return latestInstance(state, index)?.status === "COMPLETED";
     if (state.tasks.some((task) => task.definitionIndex === index && task.seq >= forkSeq && task.status === "COMPLETED")) return true;
     // A task it forked that the execution still holds keeps it, its step with it: a rerun from a task an earlier
-    // instance of the fork forked drops the later instance that recorded the run (a retry that ran the tasks after a
-    // permissive task again ran the fork again, forking none anew while its task was running).
+    // instance of the fork forked drops the later instance that recorded the run (a workflow retry running the tasks
+    // after a permissive task again runs the fork again, which records its run anew).
     const forked = new Set(run.tasks.map((task) => planIndexOf(state.definition, task.taskReferenceName)));
     return state.tasks.some((task) => forked.has(task.definitionIndex));
   };

@@ -34,12 +34,25 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
     if (step.fork !== undefined || step.loop !== undefined) latest.set(task.definitionIndex, task);
   }
   const lanes: ActiveLane[] = [{ id: ROOT_LANE, span: root, head: loopAware(state, heads.get(ROOT_LANE)) }];
-  const forks = [...latest.values()].filter((task) => plan.steps[task.definitionIndex]!.fork !== undefined && task.status === "COMPLETED" && inCurrentRun(state, task, (index) => latest.get(index)));
+  // A fork some lane around it has gone back before since it ran (a workflow retry running a lane again from a
+  // permissive task failed for good) runs again when that lane reaches it anew: until then its branches do not run.
+  const overtaken = (fork: TaskExecution): boolean => {
+    for (let index = fork.definitionIndex; index >= 0; ) {
+      const lane = plan.steps[index]!.lane;
+      const head = heads.get(lane);
+      if (head !== undefined && head.seq > fork.seq && head.definitionIndex < index) return true;
+      if (lane === ROOT_LANE) return false;
+      index = plan.lanes.get(lane)?.fork ?? -1;
+    }
+    return false;
+  };
+  const forks = [...latest.values()].filter((task) => plan.steps[task.definitionIndex]!.fork !== undefined && task.status === "COMPLETED" && inCurrentRun(state, task, (index) => latest.get(index)) && !overtaken(task));
   for (const fork of forks.sort((a, b) => a.definitionIndex - b.definitionIndex)) {
-    const inLoop = plan.steps[fork.definitionIndex]!.inLoop !== undefined;
     for (const id of lanesRun(state.definition, fork)) {
+      // A branch task scheduled before its fork's instance is an earlier run's: a loop's earlier iteration, or the run
+      // a workflow retry went back before (from a permissive task), which the fork, reached anew, runs afresh.
       const head = heads.get(id);
-      lanes.push({ id, span: plan.lanes.get(id)!, head: inLoop && head !== undefined && head.seq < fork.seq ? undefined : loopAware(state, head) });
+      lanes.push({ id, span: plan.lanes.get(id)!, head: head !== undefined && head.seq < fork.seq ? undefined : loopAware(state, head) });
     }
   }
   return lanes;

@@ -393,3 +393,37 @@ describe("FORK_JOIN registration", () => {
     expect(registrationErrors([clientForkTask("f3", [clientHttpTask("c_d", { uri: "https://example.com/d", method: "GET" })]), clientJoinTask("f3_join", ["c_d"])])).toEqual([]);
   });
 });
+
+describe("a workflow retry from a permissive task failed for good before a FORK_JOIN", () => {
+  it("runs the fork's branches again once the fork is reached anew, not at once beside the permissive task", () => {
+    const failed = (state: WorkflowExecution, ref: string, now: number) => decide(state, { type: "externalUpdate", taskId: instance(state, ref).taskId, status: "FAILED", output: {} }, env(now)).state;
+    const pending = (state: WorkflowExecution) => state.tasks.filter((task) => task.status === "SCHEDULED" || task.status === "IN_PROGRESS").map((task) => task.referenceTaskName);
+    let state = started([{ ...hold("first"), permissive: true }, fork("f", [[hold("a")], [hold("b")]]), join("f_join", ["a", "b"])]).state;
+    state = failed(state, "first", 2_000);
+    expect(pending(state).sort()).toEqual(["a", "b", "f_join"]);
+    state = failed(state, "a", 3_000);
+    expect(state.status).toBe("FAILED");
+    state = decide(state, { type: "retry" }, env(4_000)).state;
+    // Retried here too, a and b ran beside first, then once more when first completed.
+    expect(pending(state)).toEqual(["first"]);
+    state = complete(state, "first", 5_000).state;
+    expect(pending(state).sort()).toEqual(["a", "b", "f_join"]);
+    state = complete(complete(state, "a", 6_000).state, "b", 7_000).state;
+    expect(state.status).toBe("COMPLETED");
+  });
+  it("has the fork's JOIN, reached anew, wait for the branch tasks run again, not fail for a permissive one's failure of the run before", () => {
+    const failed = (state: WorkflowExecution, ref: string, now: number) => decide(state, { type: "externalUpdate", taskId: instance(state, ref).taskId, status: "FAILED", output: {} }, env(now)).state;
+    const pending = (state: WorkflowExecution) => state.tasks.filter((task) => task.status === "SCHEDULED" || task.status === "IN_PROGRESS").map((task) => task.referenceTaskName);
+    let state = started([{ ...hold("first"), permissive: true }, fork("f", [[hold("a"), { ...hold("b"), permissive: true }]]), join("f_join", ["b"])]).state;
+    state = failed(state, "first", 2_000);
+    state = complete(state, "a", 3_000).state;
+    state = failed(state, "b", 4_000);
+    expect([state.status, state.reasonForIncompletion]).toEqual(["FAILED", expect.stringContaining("f_join")]);
+    state = decide(state, { type: "retry" }, env(5_000)).state;
+    state = complete(state, "first", 6_000).state;
+    // The JOIN looked at b's failure from before the retry and failed the workflow again at once.
+    expect([state.status, pending(state).sort()]).toEqual(["RUNNING", ["a", "f_join"]]);
+    state = complete(complete(state, "a", 7_000).state, "b", 8_000).state;
+    expect(state.status).toBe("COMPLETED");
+  });
+});

@@ -361,10 +361,42 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect((await api("GET", "/api/metadata/workflow/dynamic_unjoined")).status).toBe(404);
   });
 
+  it("retries from a permissive task failed for good without running the tasks its fork forked beside it: they are forked again after it, once", async () => {
+    // The retry runs the lane again from the permissive task, so the fork after it forks its tasks again once that task
+    // ends. The forked tasks were retried at once as well (IN_PROGRESS beside the permissive task), then forked a
+    // second time: two pending runs of each.
+    await register({
+      name: "dynamic_permissive_retry",
+      tasks: [
+        { name: "first", taskReferenceName: "first", type: "WAIT", permissive: true },
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskInputs: [{ n: 0 }, { n: 1 }], forkTaskName: "hold", forkTaskType: "WAIT" } },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+      ],
+    });
+    const workflowId = await startWorkflow("dynamic_permissive_retry");
+    const pending = (workflow: WorkflowJson, ref: string) => workflow.tasks.filter((task) => task.referenceTaskName === ref && (task.status === "SCHEDULED" || task.status === "IN_PROGRESS"));
+    await waitFor(workflowId, (workflow) => pending(workflow, "first").length === 1);
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/first/FAILED`, {});
+    await waitFor(workflowId, (workflow) => pending(workflow, "_hold_0").length === 1 && pending(workflow, "_hold_1").length === 1);
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/_hold_0/FAILED`, {});
+    await waitFor(workflowId, ["FAILED"]);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
+    const retried = await waitFor(workflowId, (workflow) => pending(workflow, "first").length === 1);
+    expect([pending(retried, "_hold_0"), pending(retried, "_hold_1")]).toEqual([[], []]);
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/first/COMPLETED`, {});
+    const forked = await waitFor(workflowId, (workflow) => pending(workflow, "_hold_0").length > 0 && pending(workflow, "_hold_1").length > 0);
+    expect([pending(forked, "_hold_0").length, pending(forked, "_hold_1").length]).toEqual([1, 1]);
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/_hold_0/COMPLETED`, { n: 0 });
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/_hold_1/COMPLETED`, { n: 1 });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.findLast((task) => task.referenceTaskName === "fan_join")).toMatchObject({ status: "COMPLETED", outputData: { _hold_0: { n: 0 }, _hold_1: { n: 1 } } });
+  });
+
   it("reruns from a forked task after a retry ran the fork again behind a permissive task, its step kept (it failed the rerun with a 500)", async () => {
-    // The retry runs the failed permissive task and the failed forked task again; the permissive one completing runs
-    // the fork again after it, forking nothing anew while its task runs. The rerun from that task drops the fork's later
-    // instance, which had recorded what it forked: the forked task's step went with it.
+    // The retry runs the failed permissive task again; it completing runs the fork again after it. The rerun from the
+    // task the fork's first instance forked drops the fork's later instance, which had recorded what it forked: the
+    // forked task's step went with it.
     await register({
       name: "dynamic_permissive_rerun",
       tasks: [
@@ -381,11 +413,12 @@ describe("FORK_JOIN_DYNAMIC", () => {
     await apiOk<string>("POST", `/api/tasks/${workflowId}/_hold_0/FAILED`, {});
     await waitFor(workflowId, ["FAILED"]);
     await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
-    await waitFor(workflowId, (workflow) => running("first")(workflow) && running("_hold_0")(workflow));
+    await waitFor(workflowId, running("first"));
     await apiOk<string>("POST", `/api/tasks/${workflowId}/first/COMPLETED`, {});
+    await waitFor(workflowId, running("_hold_0"));
     await apiOk<string>("POST", `/api/tasks/${workflowId}/_hold_0/FAILED`, {});
     const failed = await waitFor(workflowId, ["FAILED"]);
-    const from = failed.tasks.findLast((task) => task.referenceTaskName === "_hold_0")!;
+    const from = failed.tasks.find((task) => task.referenceTaskName === "_hold_0")!;
     expect(from.status).toBe("FAILED");
     await apiOk<string>("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: from.taskId });
     const rerun = await waitFor(workflowId, running("_hold_0"));

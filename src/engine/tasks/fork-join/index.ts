@@ -105,14 +105,14 @@ interface JoinedTask {
  * CONDITIONAL_FORK, the last task of each branch it chose, whatever its `joinOn` says: see {@link joinOnOf}).
  */
 function joinedTasks(state: WorkflowExecution, join: TaskExecution): JoinedTask[] {
-  // In a loop, the JOIN waits for what its fork's run of this iteration ran: instances after that run's fork.
+  // The JOIN waits for what its fork's latest run ran: instances after that run's fork. In a loop, this iteration's;
+  // outside one, a workflow retry that ran a lane again from a permissive task before the fork leaves the earlier
+  // run's branch tasks, which the fork reached anew runs afresh.
   const plan = planOf(state.definition);
   const fork = plan.forkOfJoin.get(join.definitionIndex);
-  const inLoop = fork !== undefined && plan.steps[fork]?.inLoop !== undefined;
-  // Looked for only when needed: a decision asks this of a waiting JOIN after every move.
-  const forkTask = inLoop || (fork !== undefined && plan.steps[fork]?.choices !== undefined) ? state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < join.seq) : undefined;
+  const forkTask = fork === undefined ? undefined : state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < join.seq);
   const joinOn = joinOnOf(state.definition, join.definitionIndex, forkTask);
-  const since = inLoop ? (forkTask?.seq ?? -1) : -1;
+  const since = forkTask?.seq ?? -1;
   // One pass over the tasks, not one per joined task: a dynamic fork's JOIN may wait for a thousand of them.
   const latestByStep = new Map<number, TaskExecution>();
   for (const task of state.tasks) if (task.seq > since) latestByStep.set(task.definitionIndex, task);
