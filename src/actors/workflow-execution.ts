@@ -1977,11 +1977,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#placeLeaves.size > 0 || this.#placeTakes.size > 0 || this.#unaskedPlaces(execution).length > 0) return true;
     if (planOf(execution.definition).usesCache && awaitedCacheLookups(execution).length > 0) return true;
     if (awaitedTaskDefNames(execution).length > 0 || awaitedDomainChoices(execution).length > 0) return true;
-    if (this.#childResume || this.#parentReopen) return true;
+    if (this.#childResume) return true;
     if (this.#messagesDeliverable(execution)) return true;
-    if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
-    const finished = finishSignature(execution);
-    return this.#watchers.some((watcher) => watcher.notified !== finished);
+    return this.#owesParentNotice(execution);
   }
 
   /**
