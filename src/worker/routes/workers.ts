@@ -1,6 +1,6 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { PollAnswer } from "../../actors/workflow-execution";
-import { taskQueueAt, MAX_POLL_WAIT_MS, type AnsweredTask, type LeasedTask } from "../../actors/task-queue";
+import { taskQueueAt, MAX_POLL_WAIT_MS, type AnsweredTask, type LeasedTask, type TaskQueue } from "../../actors/task-queue";
 import type { PollData } from "../../actors/poll-log";
 import { workerQueueKey } from "../../engine/tasks/simple";
 import { serviceConfig } from "../config";
@@ -13,6 +13,14 @@ import { retryingObjectCall } from "../object-retry";
 import { MAX_QUERY_NAME_LENGTH, decodedPathParam, integerQuery, nameQuery, queryParams, queryValue } from "../http/params";
 import { TaskResultRequest, parseOrThrow } from "../schemas";
 import { applyTaskResult, taskResultMaxBytes } from "./tasks";
+
+/**
+ * A read of the worker queue of `taskName` in `domain` (none: the default queue), made again on a fresh stub when it
+ * meets a transient failure of the queue's object (see {@link retryingObjectCall}): sizes and poll data only.
+ */
+function readQueue<T>(env: Env, taskName: string, domain: string | undefined, read: (queue: DurableObjectStub<TaskQueue>) => Promise<T>): Promise<T> {
+  return retryingObjectCall(() => taskQueueAt(env, workerQueueKey(taskName, domain)), read);
+}
 
 type Args = [Env, ExecutionContext];
 
@@ -86,7 +94,7 @@ async function listedQueues(env: Env): Promise<Array<{ taskName: string; domain:
 /** The size of each worker queue that listed itself (see {@link listedQueues}): the tasks waiting in it. */
 export async function listedQueueSizes(env: Env, readable: (taskName: string) => boolean): Promise<Array<{ taskName: string; domain: string | undefined; size: number }>> {
   const queues = (await listedQueues(env)).filter((queue) => readable(queue.taskName));
-  const sizes = await inBatches(queues, (queue) => retryingObjectCall(() => taskQueueAt(env, workerQueueKey(queue.taskName, queue.domain)), async (stub) => await stub.size()));
+  const sizes = await inBatches(queues, (queue) => readQueue(env, queue.taskName, queue.domain, async (stub) => await stub.size()));
   return queues.map((queue, index) => ({ ...queue, size: sizes[index]! }));
 }
 
@@ -159,7 +167,7 @@ async function mayPoll(request: IRequest, env: Env, taskName: string): Promise<b
 async function allPollData(request: IRequest, env: Env): Promise<Response> {
   const { grants } = principalOf(request);
   const names = [...new Set((await listedQueues(env)).map((queue) => queue.taskName))].filter((name) => mayReadTasksNamed(grants, name));
-  const polls = await inBatches(names, async (name) => (await retryingObjectCall(() => taskQueueAt(env, workerQueueKey(name, undefined)), async (stub) => await stub.pollData())).map((poll) => pollDataView(name, poll)));
+  const polls = await inBatches(names, async (name) => (await readQueue(env, name, undefined, async (stub) => await stub.pollData())).map((poll) => pollDataView(name, poll)));
   return Response.json(polls.flat().sort((a, b) => b.lastPollTime - a.lastPollTime));
 }
 
@@ -212,7 +220,7 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
     if (name === "") return allPollData(request, env);
     if (name.length > MAX_NAME_LENGTH) throw validationError("Invalid query parameter taskType", [{ path: "taskType", message: `must name a task type of at most ${MAX_NAME_LENGTH} characters` }]);
     requireReadableQueues(request, [name]);
-    const polls = await retryingObjectCall(() => taskQueueAt(env, workerQueueKey(name, undefined)), async (stub) => await stub.pollData());
+    const polls = await readQueue(env, name, undefined, async (stub) => await stub.pollData());
     return Response.json(polls.map((poll) => pollDataView(name, poll)));
   });
 
@@ -233,7 +241,7 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
     if (name === undefined) throw validationError("Missing query parameter taskType", [{ path: "taskType", message: "is required: the task type whose queue to size" }]);
     const domain = nameQuery(request, "domain");
     requireReadableQueues(request, [name]);
-    return Response.json(await retryingObjectCall(() => taskQueueAt(env, workerQueueKey(name, domain === "NO_DOMAIN" ? undefined : domain)), async (stub) => await stub.size()));
+    return Response.json(await readQueue(env, name, domain === "NO_DOMAIN" ? undefined : domain, async (stub) => await stub.size()));
   });
 
   // Conductor's queue sizes of the default domain, by task type (`?taskType=a&taskType=b`, or comma-separated).
@@ -242,7 +250,7 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
     const names = Array.isArray(taskType) ? taskType : [];
     if (names.length > MAX_POLL_COUNT) throw validationError("Too many task types", [{ path: "taskType", message: `must name at most ${MAX_POLL_COUNT} task types` }]);
     requireReadableQueues(request, names);
-    const sizes = await Promise.all(names.map((name) => retryingObjectCall(() => taskQueueAt(env, workerQueueKey(name, undefined)), async (stub) => await stub.size())));
+    const sizes = await Promise.all(names.map((name) => readQueue(env, name, undefined, async (stub) => await stub.size())));
     // fromEntries defines each name as data, `__proto__` too.
     return Response.json(Object.fromEntries(names.map((name, index) => [name, sizes[index]!])));
   });
