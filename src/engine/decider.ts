@@ -987,7 +987,7 @@ function applyResumeChild(draft: Draft, event: Extract<ExecutionEvent, { type: "
   if (paused) {
     // A paused execution has not moved on from an ended task unless it had scheduled later ones before the pause:
     // those may be in flight, and only a finished execution drops tasks.
-    if (state.tasks.some((task) => task.seq > target.seq)) throw conflict(state, `wait again for the child of task ${target.referenceTaskName}, which later tasks follow, in`);
+    if (movedPast(state, target)) throw conflict(state, `wait again for the child of task ${target.referenceTaskName}, which later tasks follow, in`);
   } else {
     // What ran beside it in its forks' other branches stays as it ended, as Conductor reopens a parent for its child (its
     // updateAndPushParents): only what followed it (its lane's later tasks, those after its forks' JOINs) goes.
@@ -1017,6 +1017,21 @@ function applyResumeChild(draft: Draft, event: Extract<ExecutionEvent, { type: "
   // The branches of its forks that were canceled as the workflow ended run again, as on a retry: left canceled, they
   // would fail it again at once.
   if (!paused) retryLanes(draft, laneHeads(draft.state, target.taskId), env, target.taskId);
+}
+
+/**
+ * Whether paused `state` has gone on past SUB_WORKFLOW task `target`: it scheduled a task after it that neither ran
+ * beside it, in another branch of a fork it lies in, nor is the still waiting JOIN of such a fork. A fork schedules its
+ * branches and its JOIN together, so those follow the task by `seq` without its lane having moved on: the JOIN waits
+ * for the task again (as Conductor's updateAndPushParents reopens the task whatever the parent scheduled beside it).
+ * Inside a DO_WHILE's loop, whose iterations' branch runs are not told apart here, any later task counts.
+ */
+function movedPast(state: WorkflowExecution, target: TaskExecution): boolean {
+  const definition = state.definition;
+  if (enclosingLoops(definition, target.definitionIndex).length > 0) return state.tasks.some((task) => task.seq > target.seq);
+  const beside = inOtherBranchThan(definition, target);
+  const joins = new Set(enclosingJoins(definition, target.definitionIndex));
+  return state.tasks.some((task) => task.seq > target.seq && !beside(task) && !(joins.has(task.definitionIndex) && isPending(task)));
 }
 
 function applyRetry(draft: Draft, env: DecideEnv): void {

@@ -1372,6 +1372,44 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     expect(await hits("paused-follow-after")).toBe(1);
   });
 
+  it("a paused parent whose SUB_WORKFLOW task is in a fork follows the child's own retry too: the JOIN and the other branch's later tasks are beside it, not past it", async () => {
+    await register({ name: "paused_fork_child", tasks: [waitTask("w")] });
+    await register({
+      name: "paused_fork_parent",
+      tasks: [
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[subTask("to_child", { subWorkflowParam: { name: "paused_fork_child" } })], [waitTask("side"), httpTask("side_after", { uri: target("/count/paused-fork-side"), method: "GET" })]] },
+        { name: "joined", taskReferenceName: "joined", type: "JOIN", joinOn: ["to_child", "side_after"] },
+      ],
+    });
+    const parentId = await startWorkflow("paused_fork_parent");
+    const running = await waitFor(parentId, (workflow) => workflow.tasks.some((task) => task["subWorkflowId"] !== undefined) && workflow.tasks.some((task) => task.referenceTaskName === "side" && task.status === "IN_PROGRESS"));
+    const childId = String(running.tasks.find((task) => task.referenceTaskName === "to_child")!["subWorkflowId"]);
+    // The other branch moves on before the pause: its later task is scheduled after the SUB_WORKFLOW task, beside it.
+    await apiOk<string>("POST", `/api/tasks/${parentId}/side/COMPLETED`, {});
+    await waitFor(parentId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "side_after" && task.status === "COMPLETED"));
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("PUT", `/api/workflow/${parentId}/pause`);
+    await apiOk<string>("POST", `/api/tasks/${childId}/w/FAILED_WITH_TERMINAL_ERROR`, {});
+    expect((await waitFor(childId, terminal)).status).toBe("FAILED");
+    await waitFor(parentId, (workflow) => workflow.tasks.find((task) => task.referenceTaskName === "to_child")?.status === "FAILED");
+
+    await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
+    const reopened = await waitFor(parentId, (workflow) => workflow.tasks.find((task) => task.referenceTaskName === "to_child")?.status === "IN_PROGRESS");
+    expect(reopened.status).toBe("PAUSED");
+    expect(reopened.tasks.map((task) => `${task.referenceTaskName}:${task.status}`).sort()).toEqual(["fan:COMPLETED", "joined:IN_PROGRESS", "side:COMPLETED", "side_after:COMPLETED", "to_child:IN_PROGRESS"]);
+    await waitFor(childId, (workflow) => workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+    await apiOk<string>("POST", `/api/tasks/${childId}/w/COMPLETED`, { ok: 1 });
+    expect((await waitFor(childId, terminal)).status).toBe("COMPLETED");
+    await waitFor(parentId, (workflow) => workflow.tasks.find((task) => task.referenceTaskName === "to_child")?.status === "COMPLETED");
+    expect((await getWorkflow(parentId)).status).toBe("PAUSED");
+
+    await apiOk("PUT", `/api/workflow/${parentId}/resume`);
+    const done = await waitFor(parentId, terminal);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.find((task) => task.referenceTaskName === "joined")!.status).toBe("COMPLETED");
+    expect(await hits("paused-fork-side")).toBe(1);
+  });
+
   it("a paused parent that has gone past its SUB_WORKFLOW task does not follow the child's restart (the child runs detached)", async () => {
     await register({ name: "paused_past_child", tasks: [httpTask("one", { uri: target("/echo/paused-past"), method: "GET" })] });
     await register({ name: "paused_past_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "paused_past_child" } }), waitTask("later")] });
