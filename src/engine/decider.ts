@@ -411,7 +411,7 @@ function workflowOverdue(state: WorkflowExecution, now: number): boolean {
 
 function taskOverdue(state: WorkflowExecution, task: TaskExecution, now: number): boolean {
   const ownTimeout = task.timeoutAt !== undefined && task.timeoutAt <= now && !pollClockStopped(state, task);
-  return isPending(task) && (ownTimeout || overdueByDefinition(task, now) || overdueInTotal(task, now));
+  return isPending(task) && (ownTimeout || overdueByDefinition(state, task, now) || overdueInTotal(task, now));
 }
 
 /**
@@ -429,10 +429,24 @@ function overdueInTotal(task: TaskExecution, now: number): boolean {
   return task.retryDeadline !== undefined && task.retryDeadline <= now;
 }
 
-/** True when the task's definition timeout has passed, and comes before its own (a webhook's) timeout. */
-function overdueByDefinition(task: TaskExecution, now: number): boolean {
+/**
+ * True when the task's definition timeout has passed, and comes before its own (a webhook's) timeout. Not while
+ * {@link definitionTimeoutWaits}.
+ */
+function overdueByDefinition(state: WorkflowExecution, task: TaskExecution, now: number): boolean {
   const at = task.definitionTimeoutAt;
-  return at !== undefined && at <= now && (task.timeoutAt === undefined || at <= task.timeoutAt);
+  return at !== undefined && at <= now && (task.timeoutAt === undefined || at <= task.timeoutAt) && !definitionTimeoutWaits(state, task);
+}
+
+/**
+ * True when `task`'s task definition timeout would end paused `state` (its timeoutPolicy TIME_OUT_WF): it waits for the
+ * resume, where it times the task and the workflow out if the task has not ended by then. A paused workflow does not
+ * end by itself (its own timeout stands still too), and Conductor checks a task's timeoutSeconds only as it decides a
+ * workflow that is not paused (core/.../execution/DeciderService.java), so a worker's result during the pause still
+ * counts. Under another policy the task's clock runs on, as a webhook task's does: the task times out, the workflow stays PAUSED.
+ */
+function definitionTimeoutWaits(state: WorkflowExecution, task: TaskExecution): boolean {
+  return state.status === "PAUSED" && (instanceTask(state.definition, task)?.taskDefinition?.timeoutPolicy ?? "TIME_OUT_WF") === "TIME_OUT_WF";
 }
 
 function hasOverdueDeadline(state: WorkflowExecution, now: number): boolean {
@@ -454,7 +468,7 @@ function applyDeadlines(draft: Draft, env: DecideEnv, effects: Effect[]): boolea
       timeOutInTotal(draft, task, env, effects);
       continue;
     }
-    if (overdueByDefinition(task, env.now)) {
+    if (overdueByDefinition(state, task, env.now)) {
       if (timeOutByDefinition(draft, task, env, effects)) return true;
       continue;
     }
@@ -560,6 +574,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       // A poll that found them paused left them out of reach for a while: they can be polled again at once (or once
       // the delay a worker asked for has passed).
       for (const task of state.tasks) if (task.pollable === true) effects.push({ kind: "queueTask", entry: workerQueueEntry(task, state, pollableFrom(task, env.now), instanceTask(state.definition, task)) });
+      // A task definition timeout that passed while paused and waited for the resume (see definitionTimeoutWaits) ends
+      // the workflow now, as Conductor's resume decides it at once.
+      if (applyDeadlines(draft, env, effects)) return { state: draft.state, effects };
       break;
     case "retry":
       applyRetry(draft, env);
@@ -2498,7 +2515,7 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
     if (isInFlight(task)) consider(task.attemptDeadline);
     if (isPending(task)) {
       if (!pollClockStopped(state, task)) consider(task.timeoutAt);
-      consider(task.definitionTimeoutAt);
+      if (!definitionTimeoutWaits(state, task)) consider(task.definitionTimeoutAt);
       consider(task.retryDeadline);
     }
   }

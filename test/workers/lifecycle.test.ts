@@ -73,6 +73,40 @@ describe("pause and resume", () => {
     await expectError("PUT", `/api/workflow/${workflowId}/pause`, 409, "CONFLICT");
   });
 
+  it("a task definition timeout with TIME_OUT_WF that passes while paused waits for the resume: a completion meanwhile counts; without one the resume times the workflow out", async () => {
+    // HUMAN: no timeout of its own, so only its task definition's timeoutSeconds (1 s, TIME_OUT_WF) can time it out.
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "pause_timed_human", ownerEmail: "a@b.c", retryCount: 0, timeoutSeconds: 1, responseTimeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF" }]);
+    await register({ name: "pause_timed", tasks: [{ name: "pause_timed_human", taskReferenceName: "review", type: "HUMAN" }, httpTask("after", { uri: target("/count/pause-timed-after"), method: "GET" })] });
+    const startPaused = async () => {
+      const workflowId = await startWorkflow("pause_timed");
+      const started = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+      await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+      // Past the task's timeout (and its alarm, had one been set for it).
+      const due = Number(started.tasks[0]!["startTime"]) + 1_000;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now()) + 500));
+      return workflowId;
+    };
+
+    const completed = await startPaused();
+    expect((await getWorkflow(completed)).tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["review:IN_PROGRESS"]);
+    expect((await getWorkflow(completed)).status).toBe("PAUSED");
+    await apiOk("POST", `/api/tasks/${completed}/review/COMPLETED`, { approved: true });
+    await apiOk("PUT", `/api/workflow/${completed}/resume`);
+    const done = await waitFor(completed, ["COMPLETED", "FAILED", "TIMED_OUT"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(await hits("pause-timed-after")).toBe(1);
+
+    const untouched = await startPaused();
+    expect((await getWorkflow(untouched)).status).toBe("PAUSED");
+    await apiOk("PUT", `/api/workflow/${untouched}/resume`);
+    // Timed out by the resume itself, as Conductor's resume decides at once.
+    const timedOut = await getWorkflow(untouched);
+    expect(timedOut.status).toBe("TIMED_OUT");
+    expect(timedOut.tasks[0]).toMatchObject({ status: "TIMED_OUT" });
+    expect(timedOut["reasonForIncompletion"]).toContain("timeoutSeconds of task definition pause_timed_human");
+    expect(await hits("pause-timed-after")).toBe(1);
+  });
+
   it("resume of a running workflow is a 409", async () => {
     await registerWaiting("resume_running", "resume-running-after");
     const workflowId = await startWaiting("resume_running");
