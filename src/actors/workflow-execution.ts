@@ -1544,8 +1544,9 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** Whether this execution (ended, or paused with the task's end not acted on) waits again for its SUB_WORKFLOW task's child that runs again (see {@link WorkflowExecution.childReopened}). */
   #mayFollowChild(execution: Execution, task: TaskExecution): boolean {
-    // A paused one follows too, unless it scheduled later tasks before the pause: the engine's resumeChild refuses
-    // that (an EngineError, so declined).
+    // A paused one follows too, unless it went on past the task before the pause (a later task in its lane, or after
+    // its forks' JOINs; what its forks' other branches ran is beside it): the engine's resumeChild refuses that (an
+    // EngineError, so declined).
     if (execution.status !== "PAUSED" && (!TERMINAL_WORKFLOW_STATUSES.has(execution.status) || execution.status === "TERMINATED")) return false;
     if (execution.tasks.findLast((candidate) => candidate.referenceTaskName === task.referenceTaskName) !== task) return false;
     // Conductor too stops at an optional task: the execution went on without that child.
