@@ -262,6 +262,13 @@ const BACKGROUND_SAFETY_MS = 5_000;
  * the parent's SUB_WORKFLOW task waits on. An eviction that killed it would otherwise hold that up for
  * {@link BACKGROUND_SAFETY_MS}. Only executions with SIMPLE tasks or a parent owe these, so no other workflow is woken
  * sooner; the alarm is the one a decision arms anyway.
+ *
+ * Each such alarm is a billed wake-up even when no eviction happened (the push is usually made within milliseconds,
+ * and the alarm is not moved later for it: see `#syncAlarm`), so it is armed only for what a worker or parent can
+ * take sooner: a push of a task that a poll may take only later (after a worker's `callbackAfterSeconds`, a retry's
+ * delay) needs it by then, not a second from now (and within {@link BACKGROUND_SAFETY_MS}, as any background work);
+ * a removal from a queue, which no worker waits for, only within {@link BACKGROUND_SAFETY_MS}. Work whose job failed
+ * is tried again after {@link RETRY_BACKGROUND_MS}, the alarm armed for that and not sooner.
  */
 const AWAITED_SAFETY_MS = 1_000;
 
@@ -352,7 +359,12 @@ const TASK_PLACE_JOB = "taskPlaces";
 /** The background job that enters and leaves rate limits, in the order owed. */
 const LIMIT_JOB = "executionLimit";
 
-/** How long a failed background job (index write, notification, child termination) waits before it is tried again. */
+/**
+ * How long a failed background job (index write, notification, child termination, queue push) waits before it is
+ * tried again. While one waits, the alarm is armed for its retry and no safety alarm comes sooner (each attempt's
+ * safety would otherwise wake the object, and try the job again, every {@link AWAITED_SAFETY_MS}): the retry's wake-up
+ * runs every owed job, so after an eviction meanwhile owed work waits at most this long.
+ */
 const RETRY_BACKGROUND_MS = 2_000;
 
 /**
@@ -438,6 +450,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   readonly #inFlight = new Map<string, AbortController>();
   /** Background jobs running in this isolate, by key (so one is never run twice at once), each settled when it has run. */
   readonly #jobs = new Map<string, Promise<void>>();
+  /** Keys of the background jobs whose last run in this isolate failed: while any is left, its retry stays due (see {@link RETRY_BACKGROUND_MS}). */
+  readonly #failingJobs = new Set<string>();
   /** Callers of `execute` waiting for the execution to finish or block. */
   readonly #changed = new WakeSignal();
   #watchers: Watcher[];
@@ -1564,7 +1578,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     const freshIsolate = !this.#recovered;
     this.#recovered = true;
     const now = Date.now();
-    if (this.#backgroundRetryAt !== undefined && this.#backgroundRetryAt <= now) this.#backgroundRetryAt = undefined;
+    const retryDue = this.#backgroundRetryAt !== undefined && this.#backgroundRetryAt <= now;
+    if (retryDue) this.#backgroundRetryAt = undefined;
     if (this.#removing) {
       await this.#finishRemoval().catch(() => undefined);
       return;
@@ -1579,7 +1594,13 @@ export class WorkflowExecution extends DurableObject<Env> {
       await this.#expire(execution);
       return;
     }
+    // The failed jobs run again below. Should one fail again, or the isolate die meanwhile, the next retry is due after
+    // the same backoff, which the alarm is armed for instead of a safety alarm sooner (see RETRY_BACKGROUND_MS).
+    if (retryDue && this.#failingJobs.size > 0) this.#backgroundRetryAt = now + RETRY_BACKGROUND_MS;
     this.#applyDue(execution, freshIsolate);
+    // A failed job that did not run again is owed no more (its task ended, its watcher went): no retry waits for it.
+    for (const key of this.#failingJobs) if (!this.#jobs.has(key)) this.#failingJobs.delete(key);
+    if (this.#failingJobs.size === 0 && retryDue) this.#backgroundRetryAt = undefined;
   }
 
   /**
@@ -1917,17 +1938,18 @@ export class WorkflowExecution extends DurableObject<Env> {
    * Keeps the alarm no later than the earliest deadline. Scheduling an alarm is a storage write, so
    * while the execution runs it is only moved earlier, never later (each dispatch has a new watchdog
    * deadline): an alarm that fires before anything is due costs one cheap wake-up and re-arms itself.
+   * Cloudflare bills each `setAlarm()` as a row written ($1.00 a million) and each alarm invocation as a request
+   * ($0.15 a million): a wake-up is the cheaper of the two, unless it would re-arm the alarm anyway. That is so when
+   * a background job failed (`afterFailure`): the work it owes keeps the alarm coming back, so the alarm that stood
+   * as that work's safety is moved at once to the job's retry, the write its wake-up would have made.
    * A finished execution that owes nothing more is woken only when its retention runs out; without one, its
    * alarm is cleared, so it is not woken for nothing.
    */
-  #syncAlarm(execution: Execution): void {
+  #syncAlarm(execution: Execution, afterFailure = false): void {
     let due = nextDeadline(execution);
-    // Background work dies with the isolate; while any is owed, the alarm must come back for it.
-    const safety = this.#owesQueueWork(execution) || this.#owesParentNotice(execution)
-      ? Date.now() + AWAITED_SAFETY_MS
-      : this.#owesBackgroundWork(execution)
-        ? Date.now() + BACKGROUND_SAFETY_MS
-        : undefined;
+    // Background work dies with the isolate; while any is owed, the alarm must come back for it. While a failed job
+    // waits for its retry, that retry's wake-up runs every owed job: no safety comes sooner (see RETRY_BACKGROUND_MS).
+    const safety = this.#backgroundRetryAt === undefined ? this.#safetyAlarm(execution, Date.now()) : undefined;
     for (const candidate of [this.#backgroundRetryAt, safety]) {
       if (candidate !== undefined && (due === undefined || candidate < due)) due = candidate;
     }
@@ -1946,18 +1968,38 @@ export class WorkflowExecution extends DurableObject<Env> {
       }
       return;
     }
-    if (this.#alarmAt !== null && this.#alarmAt <= due) return;
+    if (this.#alarmAt !== null && (this.#alarmAt === due || (this.#alarmAt < due && !afterFailure))) return;
     this.#alarmAt = due;
     this.#armAlarm(due);
   }
 
   /**
-   * True while a worker's task waits for this object to put it in its queue (see {@link AWAITED_SAFETY_MS}); an owed
-   * removal from a queue counts too, which costs at most an earlier wake-up and saves looking through the changes.
+   * When the alarm must come back for the background work owed now, should the isolate die: soon
+   * ({@link AWAITED_SAFETY_MS}) for what a worker or a parent waits on, later ({@link BACKGROUND_SAFETY_MS}) for the
+   * rest; undefined when nothing is owed.
    */
-  #owesQueueWork(execution: Execution): boolean {
+  #safetyAlarm(execution: Execution, now: number): number | undefined {
+    let safety = this.#awaitedQueueWorkAt(execution, now);
+    if (this.#owesParentNotice(execution)) safety = now + AWAITED_SAFETY_MS;
+    if (this.#owesBackgroundWork(execution)) safety = Math.min(safety ?? Infinity, now + BACKGROUND_SAFETY_MS);
+    return safety;
+  }
+
+  /**
+   * When a worker may wait for this object's owed queue work (see {@link AWAITED_SAFETY_MS}): a task's push, by the
+   * time a poll may take it and not before a second from now; the choice of a task's domain, a second from now. An owed
+   * removal from a queue is waited on by nobody: it is only background work. Undefined when no worker waits.
+   */
+  #awaitedQueueWorkAt(execution: Execution, now: number): number | undefined {
+    let at: number | undefined;
+    for (const change of this.#queuePushes.values()) {
+      if ("remove" in change) continue;
+      const needed = Math.max(now + AWAITED_SAFETY_MS, change.visibleAt);
+      if (at === undefined || needed < at) at = needed;
+    }
     // Only an execution with a taskToDomain can have a domain to choose: the others skip the look at their tasks.
-    return this.#queuePushes.size > 0 || (Object.keys(execution.taskToDomain).length > 0 && awaitedDomainChoices(execution).length > 0);
+    if (Object.keys(execution.taskToDomain).length > 0 && awaitedDomainChoices(execution).length > 0) at = now + AWAITED_SAFETY_MS;
+    return at;
   }
 
   /** True while this child owes its parent the news that it ended, or that it was reopened (see {@link AWAITED_SAFETY_MS}). */
@@ -1992,6 +2034,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     const settled = job().then(
       () => {
         this.#jobs.delete(key);
+        // The last failing job done: the retry is no longer due, and the safety alarms apply again (the alarm armed
+        // for the retry stays, a wake-up being cheaper than a write: see #syncAlarm).
+        if (this.#failingJobs.delete(key) && this.#failingJobs.size === 0) this.#backgroundRetryAt = undefined;
         // Not during a removal: an index write that was on its way must not be followed by another.
         if (this.#execution && !this.#removing) {
           this.#syncIndex(this.#execution);
@@ -2015,9 +2060,12 @@ export class WorkflowExecution extends DurableObject<Env> {
       },
       (error: unknown) => {
         this.#jobs.delete(key);
+        this.#failingJobs.add(key);
         console.error(JSON.stringify({ msg: "background job failed; will retry", job: key, workflowId: this.#execution?.workflowId, error: String(error) }));
-        this.#backgroundRetryAt = Date.now() + RETRY_BACKGROUND_MS;
-        if (this.#execution && !this.#removing) this.#syncAlarm(this.#execution);
+        // A retry already due stays as it is: another job's failure does not put it off.
+        const now = Date.now();
+        if (this.#backgroundRetryAt === undefined || this.#backgroundRetryAt <= now) this.#backgroundRetryAt = now + RETRY_BACKGROUND_MS;
+        if (this.#execution && !this.#removing) this.#syncAlarm(this.#execution, true);
       },
     );
     // What follows a job touches storage, which throws once the runtime resets the object (its next instance resumes

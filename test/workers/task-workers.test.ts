@@ -2,9 +2,9 @@ import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test
 import { describe, expect, it } from "vitest";
 import type { JsonObject, TaskExecution } from "../../src/engine/model";
 import { workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
-import { taskQueueAt } from "../../src/actors/task-queue";
+import { TaskQueue, taskQueueAt } from "../../src/actors/task-queue";
 import { executionStub } from "../../src/worker/executions";
-import type { WorkflowExecution } from "../../src/actors/workflow-execution";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 
@@ -690,6 +690,105 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     // Each handed out once per queueing: nothing left to poll.
     expect(await poll("w_soon_a")).toEqual([]);
     expect(await poll("w_soon_b")).toEqual([]);
+  });
+
+  it("a task queued again for later (callbackAfterSeconds) as its object was evicted is pollable once it is due, with no other request", async () => {
+    await register({ name: "w_evict_later", tasks: [simpleTask("w_evict_later")] });
+    const workflowId = await startWorkflow("w_evict_later");
+    const task = await pollOne("w_evict_later");
+    // Past the safety alarm armed for the start's push, which would otherwise make the push this test is about.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // The push the report owes never arrives: the eviction then kills it, and only the execution's alarm makes it again.
+    const { push } = TaskQueue.prototype;
+    TaskQueue.prototype.push = async function (this: TaskQueue, entries) {
+      if (entries.some((entry) => entry.taskId === task.taskId)) return new Promise<void>(() => undefined);
+      return push.call(this, entries);
+    };
+    try {
+      expect((await report(task, "IN_PROGRESS", { step: 1 }, { callbackAfterSeconds: 2 })).status).toBe(200);
+      await abortAllDurableObjects();
+    } finally {
+      TaskQueue.prototype.push = push;
+    }
+    // Owed by the time a poll may take the task (2 s after the report), not a second after the report as for a task due
+    // at once, and not after the general safety alarm (5 s) either: the bound lies between the two.
+    const [again] = await eventually(() => poll("w_evict_later"), (tasks) => tasks.length > 0, "the task to poll once it is due", 4_000);
+    expect(again!.taskId).toBe(task.taskId);
+    expect((await report(again!, "COMPLETED")).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+});
+
+describe("task workers: the execution's alarm while queue work is owed", () => {
+  /**
+   * Counts the alarms each execution's object runs (by workflow id) until `stop`. An alarm is a billed invocation on
+   * Cloudflare; one that finds nothing to do buys nothing.
+   */
+  function countWakes(): { of: (workflowId: string) => number; stop: () => void } {
+    const counts = new Map<string, number>();
+    const { alarm } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.alarm = async function (this: WorkflowExecution) {
+      const id = (this as unknown as { ctx: DurableObjectState }).ctx.id.toString();
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+      return alarm.call(this);
+    };
+    return {
+      of: (workflowId) => counts.get(executionStub(env, workflowId).id.toString()) ?? 0,
+      stop: () => {
+        WorkflowExecution.prototype.alarm = alarm;
+      },
+    };
+  }
+
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("a worker that reports IN_PROGRESS with a callbackAfterSeconds every second does not wake its execution at each report", async () => {
+    await register({ name: "w_progress_wakes", tasks: [simpleTask("w_progress_wakes")] });
+    const workflowId = await startWorkflow("w_progress_wakes");
+    const task = await pollOne("w_progress_wakes");
+    const wakes = countWakes();
+    try {
+      // Each report queues the task again, for 30 s later: its push is made within milliseconds, and nobody may poll
+      // the task before then. The safety alarm for it was a second after each report (six wake-ups here, one per
+      // report); the general one (5 s) covers such a push, as any background work.
+      for (let step = 0; step < 6; step++) {
+        expect((await report(task, "IN_PROGRESS", { step }, { callbackAfterSeconds: 30 })).status).toBe(200);
+        await sleep(1_000);
+      }
+      expect(wakes.of(workflowId)).toBeLessThanOrEqual(2);
+    } finally {
+      wakes.stop();
+    }
+    expect((await report(task, "COMPLETED")).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("a queue push that keeps failing is tried again after its backoff (2 s), not at each safety alarm (1 s); the task is queued once the queue answers", async () => {
+    await register({ name: "w_push_fails", tasks: [simpleTask("w_push_fails")] });
+    const { push } = TaskQueue.prototype;
+    let attempts = 0;
+    TaskQueue.prototype.push = async function (this: TaskQueue, entries) {
+      if (!entries.some((entry) => entry.queue === workerQueueKey("w_push_fails", undefined))) return push.call(this, entries);
+      attempts++;
+      throw new Error("queue unreachable (test)");
+    };
+    const wakes = countWakes();
+    let workflowId: string;
+    try {
+      workflowId = await startWorkflow("w_push_fails");
+      await sleep(5_000);
+      // At 0, 2 and 4 s (it was every second: six attempts, five of them from the alarm).
+      expect(attempts).toBeGreaterThanOrEqual(2);
+      expect(attempts).toBeLessThanOrEqual(4);
+      expect(wakes.of(workflowId)).toBeLessThanOrEqual(3);
+    } finally {
+      TaskQueue.prototype.push = push;
+      wakes.stop();
+    }
+    const polled = await pollOne("w_push_fails");
+    expect(polled.workflowInstanceId).toBe(workflowId);
+    expect((await report(polled, "COMPLETED")).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
   });
 });
 
