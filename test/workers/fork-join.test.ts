@@ -252,6 +252,31 @@ describe("FORK_JOIN and JOIN", () => {
     expect([done.status, runsOf(done, "maybe")]).toEqual(["COMPLETED", ["FAILED", "COMPLETED"]]);
   });
 
+  it("on a retry, have a JOIN that failed for a permissive task wait for its branch run again from a permissive task before it (it failed again at once)", async () => {
+    // Both permissive tasks failed for good, the JOIN failing for the last. The retry runs the branch again from the
+    // first; the last one's failure, to be run again after it, failed the JOIN set back IN_PROGRESS at once: the retry
+    // answered 204 and the workflow was FAILED again, the first task CANCELED.
+    const wait = (ref: string, extra: JsonObject = {}) => ({ name: ref, taskReferenceName: ref, type: "WAIT", ...extra });
+    await register({ name: "fork_permissive_join_retry", tasks: forkJoin("fan", [[wait("maybe", { permissive: true }), wait("last", { permissive: true })]], ["last"]) });
+    const workflowId = await startWorkflow("fork_permissive_join_retry");
+    const running = (ref: string) => (workflow: WorkflowJson) => workflow.tasks.some((task) => task.referenceTaskName === ref && task.status === "IN_PROGRESS");
+    const runsOf = (workflow: WorkflowJson, ref: string) => workflow.tasks.filter((task) => task.referenceTaskName === ref).map((task) => task.status);
+    await waitFor(workflowId, running("maybe"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/maybe/FAILED`, {});
+    await waitFor(workflowId, running("last"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/last/FAILED`, {});
+    const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect([failed.status, failed["reasonForIncompletion"]]).toEqual(["FAILED", expect.stringMatching(/^Task fan_join failed/)]);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
+    const retried = await waitFor(workflowId, (workflow) => workflow.status !== "RUNNING" || running("maybe")(workflow));
+    expect([retried.status, runsOf(retried, "fan_join"), runsOf(retried, "last")]).toEqual(["RUNNING", ["IN_PROGRESS"], ["FAILED"]]);
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/maybe/COMPLETED`, {});
+    await waitFor(workflowId, running("last"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/last/COMPLETED`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect([done.status, runsOf(done, "maybe"), runsOf(done, "last"), runsOf(done, "fan_join")]).toEqual(["COMPLETED", ["FAILED", "COMPLETED"], ["FAILED", "COMPLETED"], ["COMPLETED"]]);
+  });
+
   it("run sub workflows in two branches at once", async () => {
     await register({ name: "fork_child", tasks: [meeting("meet", "fork-children")], outputParameters: { met: "${meet.output.response.body.met}" } });
     const child = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "fork_child", version: 1 }, inputParameters: {} });

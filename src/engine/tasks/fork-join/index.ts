@@ -113,9 +113,12 @@ function joinedTasks(state: WorkflowExecution, join: TaskExecution): JoinedTask[
   const forkTask = fork === undefined ? undefined : state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < join.seq);
   const joinOn = joinOnOf(state.definition, join.definitionIndex, forkTask);
   const since = forkTask?.seq ?? -1;
-  // One pass over the tasks, not one per joined task: a dynamic fork's JOIN may wait for a thousand of them.
+  // One pass over the tasks, not one per joined task: a dynamic fork's JOIN may wait for a thousand of them. An
+  // instance marked retried is replaced, not the task's last word: that is its next instance, or, where a workflow
+  // retry runs its lane again from a permissive task before it, the one the lane makes once it reaches it anew (until
+  // then the JOIN waits, as for a task not reached yet).
   const latestByStep = new Map<number, TaskExecution>();
-  for (const task of state.tasks) if (task.seq > since) latestByStep.set(task.definitionIndex, task);
+  for (const task of state.tasks) if (task.seq > since && task.retried !== true) latestByStep.set(task.definitionIndex, task);
   return joinOn.map((reference) => {
     const index = joinedStep(state.definition, planIndexOf(state.definition, reference), latestByStep);
     return { reference, index, latest: latestByStep.get(index) };
