@@ -1082,20 +1082,24 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   }
   // So are the heads of the branches of the forks such a lane ran after that task (a dynamic fork's forked tasks
   // included): the lane forks them again as it reaches their fork anew, and retried here too they ran twice at once.
-  const afterFailure = (head: TaskExecution): boolean => {
-    if (firstByLane.has(steps[head.definitionIndex]!.lane)) return true;
-    for (const fork of branchesOf(state.definition, head.definitionIndex).keys()) {
+  const afterOuterFailure = (task: TaskExecution): boolean => {
+    for (const fork of branchesOf(state.definition, task.definitionIndex).keys()) {
       const first = firstByLane.get(steps[fork]!.lane);
       if (first !== undefined && fork > first.definitionIndex) return true;
     }
     return false;
   };
+  const afterFailure = (head: TaskExecution): boolean => firstByLane.has(steps[head.definitionIndex]!.lane) || afterOuterFailure(head);
   const rerun = heads.filter(afterFailure);
   // The head of such a lane, run again with it when it is reached, counts as replaced too (a permissive one would
   // otherwise fail the workflow again).
   for (const head of rerun) if (!SUCCESSFUL_TASK_STATUSES.has(head.status)) draft.updateTask(head.taskId, { retried: true });
   retryLanes(draft, heads.filter((head) => !rerun.includes(head)), env, undefined, rerun);
-  for (const task of firstByLane.values()) addInstance(draft, task.definitionIndex, env, { retryCount: task.retryCount + 1, retriedTaskId: task.taskId });
+  // A permissive failure in such a branch runs again with it, once the lane around reaches its fork anew: run here too,
+  // it ran twice at once.
+  for (const task of firstByLane.values()) {
+    if (!afterOuterFailure(task)) addInstance(draft, task.definitionIndex, env, { retryCount: task.retryCount + 1, retriedTaskId: task.taskId });
+  }
 }
 
 /**

@@ -277,6 +277,34 @@ describe("FORK_JOIN and JOIN", () => {
     expect([done.status, runsOf(done, "maybe"), runsOf(done, "last"), runsOf(done, "fan_join")]).toEqual(["COMPLETED", ["FAILED", "COMPLETED"], ["FAILED", "COMPLETED"], ["COMPLETED"]]);
   });
 
+  it("on a retry, run a permissive task of a fork branch once, when a permissive task before the fork runs again too", async () => {
+    // The retry runs the lane again from the task before the fork, which forks the branches again once it ends. The
+    // permissive branch task was run again at once as well (SCHEDULED beside it), and again once forked: twice.
+    const wait = (ref: string, extra: JsonObject = {}) => ({ name: ref, taskReferenceName: ref, type: "WAIT", ...extra });
+    await register({ name: "fork_permissive_nested_retry", tasks: [wait("first", { permissive: true }), ...forkJoin("fan", [[wait("maybe", { permissive: true }), wait("after")], [wait("other")]], ["after", "other"])] });
+    const workflowId = await startWorkflow("fork_permissive_nested_retry");
+    const running = (ref: string) => (workflow: WorkflowJson) => workflow.tasks.some((task) => task.referenceTaskName === ref && task.status === "IN_PROGRESS");
+    const pendingRuns = (workflow: WorkflowJson, ref: string) => workflow.tasks.filter((task) => task.referenceTaskName === ref && (task.status === "SCHEDULED" || task.status === "IN_PROGRESS")).length;
+    await waitFor(workflowId, running("first"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/first/FAILED`, {});
+    await waitFor(workflowId, (workflow) => running("maybe")(workflow) && running("other")(workflow));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/maybe/FAILED`, {});
+    await waitFor(workflowId, running("after"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/other/FAILED`, {});
+    await waitFor(workflowId, ["FAILED"]);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
+    const retried = await waitFor(workflowId, running("first"));
+    expect(pendingRuns(retried, "maybe")).toBe(0);
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/first/COMPLETED`, {});
+    const forked = await waitFor(workflowId, (workflow) => running("maybe")(workflow) && running("other")(workflow));
+    expect(pendingRuns(forked, "maybe")).toBe(1);
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/maybe/COMPLETED`, {});
+    await waitFor(workflowId, running("after"));
+    for (const ref of ["after", "other"]) await apiOk<string>("POST", `/api/tasks/${workflowId}/${ref}/COMPLETED`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.status, String(done["reasonForIncompletion"])).toBe("COMPLETED");
+  });
+
   it("run sub workflows in two branches at once", async () => {
     await register({ name: "fork_child", tasks: [meeting("meet", "fork-children")], outputParameters: { met: "${meet.output.response.body.met}" } });
     const child = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "fork_child", version: 1 }, inputParameters: {} });
