@@ -1185,7 +1185,7 @@ function keepUpTo(draft: Draft, target: TaskExecution, options: { keepOtherBranc
   // Not in a loop, whose iterations' runs of the other branches are not told apart here: there every task scheduled
   // after `target` goes, as Conductor's rerun by seq did.
   const keepOthers = options.keepOtherBranches === true && enclosingLoops(definition, target.definitionIndex).length === 0;
-  const besideTarget = keepOthers ? inOtherBranchThan(definition, target) : () => false;
+  const besideTarget = keepOthers ? inOtherBranchThan(state, target) : () => false;
   // In a loop, a fork runs once per iteration: only the JOINs of the runs `target` is in wait again (those scheduled
   // after their fork's run that precedes `target`), and a JOIN rerun joins its own iteration's branch tasks.
   const joinsSince = new Map(
@@ -1202,16 +1202,27 @@ function keepUpTo(draft: Draft, target: TaskExecution, options: { keepOtherBranc
 }
 
 /**
- * Whether a task instance ran in another branch than `target` of a fork `target` lies in: beside it, not after it.
- * For a `target` outside loops (see keepUpTo), where each fork runs once.
+ * Whether a task instance ran in another branch than `target` of a fork `target` lies in, in the same run of that fork:
+ * beside it, not after it. For a `target` outside loops (see keepUpTo), where a fork runs more than once only when a
+ * workflow retry ran a lane around it again from a permissive task before it: the branches of such a later run (a
+ * dynamic fork's later run forks its tasks in lanes of their own) ran after `target`'s run, and go as what followed it.
  */
-function inOtherBranchThan(definition: WorkflowDef, target: TaskExecution): (task: TaskExecution) => boolean {
+function inOtherBranchThan(state: WorkflowExecution, target: TaskExecution): (task: TaskExecution) => boolean {
+  const definition = state.definition;
   const targetBranches = branchesOf(definition, target.definitionIndex);
+  // The seq of the instance of each fork `target` ran under, and of that fork's next instance (none: infinity).
+  const runs = new Map<number, { from: number; to: number }>();
+  for (const fork of targetBranches.keys()) {
+    const from = state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < target.seq)?.seq ?? -1;
+    const to = state.tasks.find((task) => task.definitionIndex === fork && task.seq > target.seq)?.seq ?? Number.POSITIVE_INFINITY;
+    runs.set(fork, { from, to });
+  }
   return (task) => {
     const branches = branchesOf(definition, task.definitionIndex);
     for (const [fork, lane] of targetBranches) {
       const taskLane = branches.get(fork);
-      if (taskLane !== undefined && taskLane !== lane) return true;
+      const run = runs.get(fork)!;
+      if (taskLane !== undefined && taskLane !== lane && task.seq > run.from && task.seq < run.to) return true;
     }
     return false;
   };

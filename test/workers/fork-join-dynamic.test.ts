@@ -427,4 +427,42 @@ describe("FORK_JOIN_DYNAMIC", () => {
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(done.tasks.findLast((task) => task.referenceTaskName === "fan_join")).toMatchObject({ status: "COMPLETED", outputData: { _hold_0: { done: true } } });
   });
+
+  it("reruns from a forked task of the run a retry went back before, dropping the fork's later run (the rerun completed at once, that task left SCHEDULED)", async () => {
+    // The retry runs the permissive task again and the fork after it, which forks its task again; a second dynamic fork
+    // after the JOIN gives that later run lanes of its own. Those were kept by the rerun as the fork's other branches,
+    // beside its task: the JOIN, reached anew, joined the later run's completed task, and the workflow COMPLETED.
+    await register({
+      name: "dynamic_permissive_rerun_earlier",
+      tasks: [
+        { name: "first", taskReferenceName: "first", type: "WAIT", permissive: true },
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskInputs: [{ n: 0 }], forkTaskName: "hold", forkTaskType: "WAIT" } },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+        { name: "none", taskReferenceName: "none", type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskInputs: [], forkTaskName: "idle", forkTaskType: "WAIT" } },
+        { name: "none_join", taskReferenceName: "none_join", type: "JOIN" },
+      ],
+    });
+    const workflowId = await startWorkflow("dynamic_permissive_rerun_earlier");
+    const running = (ref: string) => (workflow: WorkflowJson) => workflow.tasks.some((task) => task.referenceTaskName === ref && task.status === "IN_PROGRESS");
+    await waitFor(workflowId, running("first"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/first/FAILED`, {});
+    await waitFor(workflowId, running("_hold_0"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/_hold_0/COMPLETED`, { run: 1 });
+    await waitFor(workflowId, ["FAILED"]);
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
+    await waitFor(workflowId, running("first"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/first/COMPLETED`, {});
+    await waitFor(workflowId, running("_hold_0"));
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/_hold_0/COMPLETED`, { run: 2 });
+    const completed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(completed.status).toBe("COMPLETED");
+    const from = completed.tasks.find((task) => task.referenceTaskName === "_hold_0")!;
+    await apiOk<string>("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: from.taskId });
+    const rerun = await waitFor(workflowId, (workflow) => workflow.status !== "RUNNING" || running("_hold_0")(workflow));
+    expect([rerun.status, refsAndStatuses(rerun)]).toEqual(["RUNNING", ["_hold_0:IN_PROGRESS", "fan:COMPLETED", "fan_join:IN_PROGRESS", "first:FAILED"]]);
+    expect(rerun.tasks.find((task) => task.referenceTaskName === "_hold_0")!.taskId).toBe(from.taskId);
+    await apiOk<string>("POST", `/api/tasks/${workflowId}/_hold_0/COMPLETED`, { run: 3 });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect([done.status, done.tasks.findLast((task) => task.referenceTaskName === "fan_join")?.outputData]).toEqual(["COMPLETED", { _hold_0: { run: 3 } }]);
+  });
 });
