@@ -105,14 +105,13 @@ interface ShapeOptions {
 const SHAPES: ShapeOptions = { terminate: true, flagged: 2, permissive: true };
 
 /**
- * For the runs through workflow retries and reruns. Permissive tasks are left out for now: with them, hunts at 25–60
- * times the runs still find retries and reruns that end at once instead of reopening (seeds 1380267441 and 1640117561
- * of "under a rate limit", 1413624875 of "with failures"; about one default run in ten), to be fixed before they are
- * let in. When they are: a workflow retry runs a permissive task that failed for good again (and the tasks after it
- * again); a rerun leaves one that tasks ran after as it failed, so that a workflow a TERMINATE had completed over it
- * fails for it once rerun (see runsThroughFailures).
+ * For the runs through workflow retries and reruns: permissive tasks too. A workflow retry runs a permissive task that
+ * failed for good again (and the tasks after it again, the branches of forks among them once their fork is reached
+ * anew, a JOIN joining them waiting for them); a rerun leaves one that tasks ran after as it failed, so that a workflow
+ * a TERMINATE had completed over it fails for it once rerun, while one a retry had run again (retried) stays replaced
+ * even where the rerun drops that retry's run, going back before it (see runsThroughFailures).
  */
-const RETRIED: ShapeOptions = { terminate: true, flagged: 2, permissive: false };
+const RETRIED: ShapeOptions = { terminate: true, flagged: 2, permissive: true };
 
 /** For the permissive property: flags on half the leaves, no TERMINATE (its COMPLETED would hide a failure). */
 const PERMISSIVE: ShapeOptions = { terminate: false, flagged: 5, permissive: true };
@@ -478,7 +477,8 @@ function runsThroughFailures(tree: Shape[], pick: number, choices: Array<[number
   const from = waits[(choices[0]?.[0] ?? 0) % waits.length]!;
   // A TERMINATE may have completed it over a permissive task failed for good: a rerun from another task leaves that
   // failure where tasks ran after it, and the workflow, run again to its end, fails for it (at once when nothing of the
-  // rerun waits). One the TERMINATE canceled runs again.
+  // rerun waits). One the TERMINATE canceled runs again. One a retry ran again (retried) is not failed for, also where
+  // the rerun drops the retry's run of it (rerun from a task of a fork's run the retry went back before).
   const leftFailed = (execution: WorkflowExecution) => execution.tasks.filter((task) => task.status !== "CANCELED" && isPermissiveFailure(execution.definition, task)).map((task) => task.taskId);
   const failedBefore = new Set(leftFailed(state));
   state = decide(state, { type: "rerun", fromTaskId: from.taskId }, env((now += 10))).state;
