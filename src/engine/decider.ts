@@ -1046,7 +1046,7 @@ function applyResumeChild(draft: Draft, event: Extract<ExecutionEvent, { type: "
 function movedPast(state: WorkflowExecution, target: TaskExecution): boolean {
   const definition = state.definition;
   if (enclosingLoops(definition, target.definitionIndex).length > 0) return state.tasks.some((task) => task.seq > target.seq);
-  const beside = inOtherBranchThan(definition, target);
+  const beside = inOtherBranchThan(state, target);
   const joins = new Set(enclosingJoins(definition, target.definitionIndex));
   return state.tasks.some((task) => task.seq > target.seq && !beside(task) && !(joins.has(task.definitionIndex) && isPending(task)));
 }
