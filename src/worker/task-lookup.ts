@@ -17,7 +17,8 @@ export interface FoundTask {
  * The execution holding task `taskId`, found through the execution index by the prefix a task's id shares with its
  * execution's (see `engine/task-id.ts`). Undefined when none does: an unknown id, an execution removed, one whose
  * search row is not written yet (it lags the start by up to a second, unless a task of it waits in a worker queue),
- * or one started before task ids carried the prefix. Looked up once per `request` (a request names one task).
+ * or one started before task ids carried the prefix whose execution has not written its task rows since it woke under
+ * this code (see {@link lookUpByTaskRow}). Looked up once per `request` (a request names one task).
  */
 export function findTask(request: object, env: Env, taskId: string): Promise<FoundTask | undefined> {
   // Once per request: the guard finds the task to check the caller's rights, and the route then serves it.
@@ -43,6 +44,21 @@ const lookups = new WeakMap<object, { taskId: string; task: Promise<FoundTask | 
 const ROW_LAG_RETRIES_MS = [50, 100, 200, 300, 400, 400] as const;
 
 /**
+ * A task whose id does not share its execution's prefix: one created before task ids carried it, by code older than
+ * the scheme, still running after the deploy that brought it. No execution's id starts with its prefix, so it is found
+ * through its row in the task search index (by its whole id), which its execution writes again once it wakes under
+ * the new code (its stored index signature is of the older form). Only asked when the prefix finds no execution.
+ */
+async function lookUpByTaskRow(env: Env, taskId: string): Promise<FoundTask | undefined> {
+  const id = taskId.toLowerCase();
+  const row = await env.DB.prepare("SELECT workflow_id FROM task_index WHERE task_id = ?1").bind(id).first<{ workflow_id: string }>();
+  if (row === null) return undefined;
+  const scope = await retryingExecutionCall(env, row.workflow_id, (stub) => stub.getTaskScope(id));
+  if (scope === null || scope.taskRefName === null || scope.taskName === null) return undefined;
+  return { workflowId: row.workflow_id, workflowName: scope.workflowName, taskRefName: scope.taskRefName, taskName: scope.taskName };
+}
+
+/**
  * The execution holding task `taskId` (see {@link findTask}), looked up afresh: for callers outside a request (an
  * UPDATE_TASK naming a task by its id).
  */
@@ -53,6 +69,10 @@ export async function lookUpTask(env: Env, taskId: string): Promise<FoundTask | 
   const upper = `${prefix.slice(0, -1)}.`;
   const candidates = env.DB.prepare("SELECT workflow_id FROM executions WHERE workflow_id >= ?1 AND workflow_id < ?2 LIMIT ?3").bind(prefix, upper, MAX_CANDIDATES);
   let rows = await candidates.all<{ workflow_id: string }>();
+  if (rows.results.length === 0) {
+    const older = await lookUpByTaskRow(env, taskId);
+    if (older !== undefined) return older;
+  }
   for (const wait of ROW_LAG_RETRIES_MS) {
     if (rows.results.length > 0) break;
     await new Promise((resolve) => setTimeout(resolve, wait));

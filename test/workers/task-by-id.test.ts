@@ -1,7 +1,9 @@
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import { executionStub } from "../../src/worker/executions";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, getWorkflow, register, startWorkflow, waitFor, waitForIndexRow, type TaskJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, register, startWorkflow, waitFor, waitForIndexRow, type TaskJson } from "./helpers";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const wait = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: { note: "${workflow.input.note}" } });
@@ -61,6 +63,27 @@ describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
     await apiOk("DELETE", `/api/workflow/${workflowId}`);
     await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
     expect((await api("GET", `/api/tasks/${tasks[0]!.taskId}`)).status).toBe(404);
+  });
+
+  it("finds a task whose id does not share its execution's prefix (made by code older than the scheme, running on after a deploy) once its execution woke", async () => {
+    await register({ name: "tb_older_ids", tasks: [{ name: "approve", taskReferenceName: "approve", type: "HUMAN" }] });
+    const { workflowId, tasks } = await startedAndIndexed("tb_older_ids");
+    // As the older code stored it: a random task id, and its search rows written under an index signature of an older form.
+    const olderId = crypto.randomUUID();
+    await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
+      state.storage.sql.exec(`UPDATE tasks SET task_id = ?1, data = json_set(data, '$.taskId', ?1) WHERE task_id = ?2`, olderId, tasks[0]!.taskId);
+      state.storage.sql.exec(`UPDATE meta SET value = 'RUNNING' WHERE key = 'indexed'`);
+    });
+    await abortAllDurableObjects();
+    // Woken under the new code, it writes its rows again: the task's row names the id it holds.
+    expect((await getWorkflow(workflowId)).tasks[0]!.taskId).toBe(olderId);
+    await eventually(() => env.DB.prepare("SELECT workflow_id FROM task_index WHERE task_id = ?1").bind(olderId).first<{ workflow_id: string }>(), (row) => row?.workflow_id === workflowId, "the task's row");
+    expect((await apiOk<TaskJson>("GET", `/api/tasks/${olderId}`)).taskId).toBe(olderId);
+    expect(await apiOk("GET", `/api/human/tasks/${olderId}`)).toMatchObject({ taskId: olderId, workflowId });
+    await apiOk("POST", `/api/tasks/${olderId}/log`, "still here");
+    expect(await apiOk("GET", `/api/tasks/${olderId}/log`)).toMatchObject([{ log: "still here", taskId: olderId }]);
+    await apiOk("POST", `/api/human/tasks/${olderId}/update?complete=true`, { approved: true });
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]).toMatchObject({ taskId: olderId, status: "COMPLETED", outputData: { approved: true } });
   });
 
   it("shows a task to whoever may read its workflow, or read or execute tasks of its name, and to no one else (not by its reference name)", async () => {
