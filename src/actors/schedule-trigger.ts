@@ -47,16 +47,36 @@ export async function fireExecutionId(scheduleName: string, fire: number): Promi
  */
 export class ScheduleTrigger extends DurableObject<Env> {
   /**
+   * Numbers the reads of the schedule this object arms from, in the order they were started: D1's answers may come
+   * back in another order (each read is its own request), and one started later has seen every write whose arm call
+   * came in before it started.
+   */
+  #readsStarted = 0;
+  /** The number of the latest-started read an arm (or an alarm's re-arm) has acted on; an earlier read's answer is stale. */
+  #readActedOn = 0;
+
+  /**
    * (Re)arms the alarm from the schedule as D1 holds it now: the first fire after now, none when it is paused, past
-   * its window or gone. Called after every save, pause and resume.
+   * its window or gone. Called after every save, pause and resume. When an arm call that came in later has already
+   * acted on its own read, this one's read is older and changes nothing: a pause's read answered after the resume's
+   * would otherwise clear the alarm of a schedule D1 holds resumed, and it would never fire again.
    */
   async arm(name: string): Promise<ArmedFire | null> {
+    const read = ++this.#readsStarted;
     const schedule = await new ScheduleRepository(this.env.DB).get(name);
+    if (!this.#actOn(read)) return this.ctx.storage.kv.get<ArmedFire>("armed") ?? null;
     if (schedule === undefined) {
       await this.disarm();
       return null;
     }
     return this.#armAfter(schedule, this.#rearmFrom(Date.now()));
+  }
+
+  /** Whether read number `read` is the latest started of those acted on so far (then it is acted on). */
+  #actOn(read: number): boolean {
+    if (read < this.#readActedOn) return false;
+    this.#readActedOn = read;
+    return true;
   }
 
   /**
@@ -99,15 +119,18 @@ export class ScheduleTrigger extends DurableObject<Env> {
   }
 
   async #fire(armed: ArmedFire): Promise<void> {
+    const read = ++this.#readsStarted;
     const schedule = await new ScheduleRepository(this.env.DB).get(armed.name);
+    // Disarmed or re-armed from this read only when no arm call that came in meanwhile acted on a newer one (which
+    // armed the object as D1 holds the schedule now).
     if (schedule === undefined) {
-      await this.disarm();
+      if (this.#actOn(read)) await this.disarm();
       return;
     }
     // Changed since this fire was computed (a save whose arm call was lost, or one racing this run): its fires are
     // those of the schedule as it is now, from now on.
     if (schedule.revision !== armed.revision || schedule.paused) {
-      await this.#armAfter(schedule, this.#rearmFrom(Date.now()));
+      if (this.#actOn(read)) await this.#armAfter(schedule, this.#rearmFrom(Date.now()));
       return;
     }
     const parsed = parseCron(schedule.config.cronExpression, schedule.config.zoneId);
@@ -127,8 +150,8 @@ export class ScheduleTrigger extends DurableObject<Env> {
     // Before the next fire is armed: a failure here runs these fires again, which finds what they started.
     if (fired.length > 0) await this.env.DB.batch(recordFireStatements(this.env.DB, schedule, fired, Date.now()));
     this.ctx.storage.kv.put("lastFires", fired);
-    // Only if nothing re-armed or disarmed this object while the starts were awaited.
-    if (!this.#stillArmed(armed)) return;
+    // Only if nothing re-armed or disarmed this object while the starts were awaited, nor acted on a newer read.
+    if (!this.#stillArmed(armed) || !this.#actOn(read)) return;
     await this.#armAfter(schedule, Math.max(now, armed.fire));
   }
 

@@ -1,10 +1,11 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { ArmedFire, FireRecord } from "../../src/actors/schedule-trigger";
+import { ScheduleTrigger, type ArmedFire, type FireRecord } from "../../src/actors/schedule-trigger";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
+import { ScheduleRepository } from "../../src/worker/schedules/store";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, eventually, getWorkflow, register, rowCount, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, register, rowCount, waitFor, waitForIndexRow } from "./helpers";
 
 const YEARLY = "0 0 0 1 1 ?";
 const MINUTE = 60_000;
@@ -234,6 +235,52 @@ describe("pausing, resuming, updating and deleting", () => {
     expect(await armedOf("sched-created-paused")).toEqual({ armed: undefined, alarm: null });
     expect((await api("PUT", "/api/scheduler/schedules/sched-created-paused/resume")).status).toBe(200);
     expect((await armedOf("sched-created-paused")).alarm).toBe(nextNewYear());
+  });
+
+  it("a pause's read of the schedule answered after the resume's arm leaves the resumed schedule armed (a stale read re-arms nothing)", async () => {
+    await registerQuick("sched_stale_read");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-stale-read", "sched_stale_read"));
+    // D1 answers each read on its own: the pause's arm call read the paused schedule, and its answer is held until the
+    // resume (saved after it, its own arm's read started later) has been answered.
+    const { get } = ScheduleRepository.prototype;
+    const { arm } = ScheduleTrigger.prototype;
+    let inArm = false;
+    let armReads = 0;
+    const held = gate();
+    // The object's arm reads the schedule before its first await: marked here, so the route's own reads pass.
+    ScheduleTrigger.prototype.arm = function (this: ScheduleTrigger, name: string) {
+      inArm = true;
+      try {
+        return arm.call(this, name);
+      } finally {
+        inArm = false;
+      }
+    };
+    ScheduleRepository.prototype.get = async function (this: ScheduleRepository, name: string) {
+      const byArm = inArm;
+      const read = await get.call(this, name);
+      if (byArm && name === "sched-stale-read" && ++armReads === 1) {
+        expect(read?.paused).toBe(true);
+        held.hit();
+        await held.released;
+      }
+      return read;
+    };
+    try {
+      const pause = api("PUT", "/api/scheduler/schedules/sched-stale-read/pause");
+      await held.reached;
+      expect((await api("PUT", "/api/scheduler/schedules/sched-stale-read/resume")).status).toBe(200);
+      held.release();
+      expect((await pause).status).toBe(200);
+    } finally {
+      ScheduleRepository.prototype.get = get;
+      ScheduleTrigger.prototype.arm = arm;
+      held.release();
+    }
+    expect(armReads).toBe(2);
+    expect((await apiOk("GET", "/api/scheduler/schedules/sched-stale-read"))["paused"]).toBe(false);
+    // Armed from the resume (revision 3: created, paused, resumed), not cleared by the pause's older read.
+    expect(await armedOf("sched-stale-read")).toEqual({ armed: { name: "sched-stale-read", revision: 3, fire: nextNewYear() }, alarm: nextNewYear() });
   });
 
   it("an update replaces the cron and re-arms; an alarm armed before it starts nothing and re-arms from the update", async () => {
