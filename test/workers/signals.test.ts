@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
@@ -151,6 +152,36 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
     expect((nothing as WorkflowJson).tasks[0]).toMatchObject({ referenceTaskName: "job", status: "SCHEDULED", outputData: {} });
     expect((await api("POST", `/api/tasks/${busy}/COMPLETED/signal`, {})).status).toBe(200);
     expect(await getWorkflow(busy)).toEqual(before);
+  });
+
+  it("two sent at once that both found the same WAIT are applied one after the other: the second updates what waits then (200 each, where the second was a 409)", async () => {
+    await register({ name: "signal_race", tasks: [wait("first"), wait("second")] });
+    const workflowId = await startWorkflow("signal_race");
+    await waitFor(workflowId, waitingIn("first"));
+    // Each signal's look-up answers only once both have looked up: both found `first`, and one updates it first.
+    const { signalTarget } = WorkflowExecution.prototype;
+    let lookups = 0;
+    WorkflowExecution.prototype.signalTarget = async function (this: WorkflowExecution) {
+      const found = await signalTarget.call(this);
+      lookups++;
+      for (let i = 0; i < 2000 && lookups < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      return found;
+    };
+    let answers: number[];
+    try {
+      const signals = [1, 2].map((n) => api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, { n }));
+      answers = (await Promise.all(signals)).map((response) => response.status);
+    } finally {
+      WorkflowExecution.prototype.signalTarget = signalTarget;
+    }
+    expect(answers).toEqual([200, 200]);
+    // The loser looked up again and found `second`, as a signal sent after the first would have.
+    expect(lookups).toBe(3);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(statuses(done)).toEqual(["first:COMPLETED", "second:COMPLETED"]);
+    expect(done.tasks.map((task) => task.outputData["n"]).sort()).toEqual([1, 2]);
+    // A third, with nothing waiting, does nothing (200), as before.
+    expect((await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, { n: 3 })).status).toBe(200);
   });
 
   it("need TASK_EXECUTE on the workflow, and on the child's too for a WAIT there; the synchronous answer needs the read right first", async () => {

@@ -10,7 +10,7 @@ import type { JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
 import { executionStub, retryingExecutionCall, unwrap } from "../executions";
 import { readJsonBody } from "../http/body";
-import { ApiError } from "../http/errors";
+import { ApiError, fromEngineRefusal } from "../http/errors";
 import { decodedPathParam, integerQuery } from "../http/params";
 import { requestAuthorizer, type PathAuthorizer } from "../guard";
 import { ExternalStatus, JsonObjectBody, parseOrThrow } from "../schemas";
@@ -30,17 +30,29 @@ async function applySignal(request: IRequest, env: Env, authorize: () => Promise
   const status = parseOrThrow(ExternalStatus, request.params["status"], "signal status", "status");
   const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
   const output: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "signal output") : {};
-  // An unknown workflow is a 404 (unwrap's).
-  const target = unwrap(await retryingExecutionCall(env, workflowId, async (stub) => await stub.signalTarget()));
-  if (target === null) return "nothing waiting";
-  if (target.workflowId !== workflowId) {
-    // As the completion of that very task instance would be checked (by its reference name, its task name or its
-    // workflow): the instance updated below, not whichever the reference names by the time of the update.
-    await (await authorize())("POST", `/api/queue/update/${target.workflowId}/task/${target.taskId}/${status}`);
+  let refusedTaskId: string | undefined;
+  for (let attempt = 1; ; attempt++) {
+    // An unknown workflow is a 404 (unwrap's).
+    const target = unwrap(await retryingExecutionCall(env, workflowId, async (stub) => await stub.signalTarget()));
+    if (target === null) return "nothing waiting";
+    if (target.workflowId !== workflowId) {
+      // As the completion of that very task instance would be checked (by its reference name, its task name or its
+      // workflow): the instance updated below, not whichever the reference names by the time of the update.
+      await (await authorize())("POST", `/api/queue/update/${target.workflowId}/task/${target.taskId}/${status}`);
+    }
+    const updated = await executionStub(env, target.workflowId).updateTask(target.taskId, status, output);
+    if (updated.ok) return "applied";
+    // Refused because another signal (or a completion, a timeout) ended the task between the look-up and the update:
+    // this signal comes after that one, and finds what waits now, as it would have had it been sent a moment later
+    // (nothing: 200, as for a signal sent again), where it was a 409. A refused update changed nothing. Refused again
+    // for the same task, the refusal is not about its having ended: it is the answer.
+    if (updated.error.kind !== "CONFLICT" || target.taskId === refusedTaskId || attempt === MAX_SIGNAL_LOOKUPS) throw fromEngineRefusal(updated.error);
+    refusedTaskId = target.taskId;
   }
-  unwrap(await executionStub(env, target.workflowId).updateTask(target.taskId, status, output));
-  return "applied";
 }
+
+/** How many times a signal looks up the task it updates when each one found was ended meanwhile by another request. */
+const MAX_SIGNAL_LOOKUPS = 3;
 
 /** Registers the signal routes. Before the task update by reference name, whose `{taskRefName}/{status}` they would fit. */
 export function registerSignalRoutes(router: RouterType<IRequest, Args>): void {
