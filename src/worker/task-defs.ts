@@ -76,34 +76,42 @@ export class TaskDefRepository {
   /**
    * Creates or replaces task definitions in one atomic batch, `alongside` statements included (their tags). A replaced one keeps its createTime
    * and createdBy (as a replaced workflow definition does); its updateTime and updatedBy change. `by`: the user saving them.
+   * Answers each one's stored updateTime, by name: later than the one it replaced, whatever the saving isolate's clock
+   * (see `TaskLimit.resize`, which keeps the limits of the latest updateTime it has seen).
    */
-  async save(taskDefs: readonly TaskDef[], alongside: readonly D1PreparedStatement[] = [], by?: string): Promise<void> {
+  async save(taskDefs: readonly TaskDef[], alongside: readonly D1PreparedStatement[] = [], by?: string): Promise<Map<string, number>> {
     const now = Date.now();
     const author = by === undefined ? {} : { createdBy: by, updatedBy: by };
-    // A replaced definition keeps when and by whom (when that was recorded) it was created.
+    // A replaced definition keeps when and by whom (when that was recorded) it was created. Its updateTime follows the
+    // one it replaced even when this isolate's clock is behind the one that saved that (or this save's time was taken
+    // before the other's but committed after): the order of updateTimes is the order in which D1 stored them.
+    const updated = `MAX(excluded.update_time, task_defs.update_time + 1)`;
     const statement = `INSERT INTO task_defs (name, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?3)
       ON CONFLICT (name) DO UPDATE SET
         definition = json_set(excluded.definition, '$.createTime', task_defs.create_time,
-          '$.createdBy', COALESCE(json_extract(task_defs.definition, '$.createdBy'), json_extract(excluded.definition, '$.createdBy'))),
-        update_time = excluded.update_time`;
+          '$.createdBy', COALESCE(json_extract(task_defs.definition, '$.createdBy'), json_extract(excluded.definition, '$.createdBy')),
+          '$.updateTime', ${updated}),
+        update_time = ${updated}
+      RETURNING name, update_time`;
     try {
-      await this.#db.batch([
+      const results = await this.#db.batch<{ name: string; update_time: number }>([
         ...taskDefs.map((taskDef) => this.#db.prepare(statement).bind(taskDef.name, JSON.stringify({ ...taskDef, ...author, createTime: now, updateTime: now }), now)),
         ...alongside,
       ]);
+      return new Map(results.slice(0, taskDefs.length).flatMap((result) => result.results.map((row) => [row.name, row.update_time] as const)));
     } finally {
       TaskDefRepository.#invalidate(taskDefs.map((taskDef) => taskDef.name));
     }
   }
 
-  /** Deletes one, and its tags; false when it did not exist. */
-  async delete(name: string): Promise<boolean> {
-    const [result] = await this.#db.batch([
-      this.#db.prepare(`DELETE FROM task_defs WHERE name = ?`).bind(name),
+  /** Deletes one, and its tags; answers the updateTime it had, or undefined when it did not exist. */
+  async delete(name: string): Promise<number | undefined> {
+    const [result] = await this.#db.batch<{ update_time: number }>([
+      this.#db.prepare(`DELETE FROM task_defs WHERE name = ? RETURNING update_time`).bind(name),
       this.#db.prepare(`DELETE FROM metadata_tags WHERE target_type = 'TASK_DEF' AND target_name = ?`).bind(name),
     ]);
     TaskDefRepository.#invalidate([name]);
-    return result!.meta.changes > 0;
+    return result!.results[0]?.update_time;
   }
 
   static #invalidate(names: readonly string[]): void {

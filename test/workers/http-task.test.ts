@@ -2,7 +2,8 @@ import { abortAllDurableObjects, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { taskLimitAt, type TaskLimitSnapshot } from "../../src/actors/task-limit";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+import { TaskDefRepository } from "../../src/worker/task-defs";
+import { api, apiOk, eventually, gate, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 
 /** Runs a one-task workflow and returns its finished form. */
 async function runSingle(name: string, inputParameters: JsonObject, extra: JsonObject = {}, timeoutMs = 10_000) {
@@ -818,6 +819,47 @@ describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerF
     expect((await waitFor(own, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
     expect(await hits("lim-del-own")).toBe(1);
     await limitOf("http_lim_del", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
+  it("registrations at once: the limit object keeps the limits of the definition D1 stored last, whichever route told it last or whose clock is ahead", async () => {
+    const name = "http_lim_race";
+    const taskDef = (concurrentExecLimit: number) => ({ name, retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", concurrentExecLimit });
+    await apiOk("POST", "/api/metadata/taskdefs", [taskDef(5)]);
+    // The registration of limit 1 is stored, then held before it tells the object until that of limit 2, stored after
+    // it, has told it: a time taken when telling made the older limits the object's for good.
+    const { save } = TaskDefRepository.prototype;
+    const held = gate();
+    TaskDefRepository.prototype.save = async function (this: TaskDefRepository, taskDefs, alongside, by) {
+      const saved = await save.call(this, taskDefs, alongside, by);
+      if (taskDefs[0]?.name === name && taskDefs[0].concurrentExecLimit === 1) {
+        held.hit();
+        await held.released;
+      }
+      return saved;
+    };
+    try {
+      const older = api("POST", "/api/metadata/taskdefs", [taskDef(1)]);
+      await held.reached;
+      await apiOk("POST", "/api/metadata/taskdefs", [taskDef(2)]);
+      // The clock moves on before the held route goes on, as it would in another isolate.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      held.release();
+      expect((await older).status).toBe(200);
+    } finally {
+      TaskDefRepository.prototype.save = save;
+      held.release();
+    }
+    expect((await apiOk("GET", `/api/metadata/taskdefs/${name}`))["concurrentExecLimit"]).toBe(2);
+    expect((await taskLimitAt(env, name).snapshot()).limits).toEqual({ maxHeld: 2 });
+
+    // Stored and told by an isolate whose clock is a minute ahead: the next registration is stored after it, so its
+    // updateTime is later too, and its limits are the object's.
+    const ahead = Date.now() + 60_000;
+    await env.DB.prepare(`UPDATE task_defs SET update_time = ?1, definition = json_set(definition, '$.updateTime', ?1) WHERE name = ?2`).bind(ahead, name).run();
+    await taskLimitAt(env, name).resize({ maxHeld: 2 }, ahead);
+    await apiOk("POST", "/api/metadata/taskdefs", [taskDef(3)]);
+    expect((await apiOk("GET", `/api/metadata/taskdefs/${name}`))["updateTime"]).toBe(ahead + 1);
+    expect((await taskLimitAt(env, name).snapshot()).limits).toEqual({ maxHeld: 3 });
   });
 
   it("HTTP_SYNC: held back under its task definition's concurrentExecLimit as an HTTP task is, sharing the places of the name", async () => {

@@ -54,11 +54,12 @@ async function checkSchemasRegistered(env: Env, taskDefs: readonly TaskDef[], in
 /**
  * Saves `taskDefs`, then tells the limit objects of their names the limits registered now (see {@link tellLimits}).
  */
-async function saveAndTellLimits(env: Env, taskDefs: readonly TaskDef[], save: (repository: TaskDefRepository) => Promise<void>): Promise<void> {
+async function saveAndTellLimits(env: Env, taskDefs: readonly TaskDef[], save: (repository: TaskDefRepository) => Promise<Map<string, number>>): Promise<void> {
   const repository = new TaskDefRepository(env.DB);
   const before = await repository.findMany(taskDefs.map((taskDef) => taskDef.name));
-  await save(repository);
-  await tellLimits(env, taskDefs.map((taskDef) => ({ name: taskDef.name, before: before.get(taskDef.name), after: taskDef })));
+  const updateTimes = await save(repository);
+  const now = Date.now();
+  await tellLimits(env, taskDefs.map((taskDef) => ({ name: taskDef.name, before: before.get(taskDef.name), after: taskDef, definedAt: updateTimes.get(taskDef.name) ?? now })));
 }
 
 /**
@@ -66,13 +67,15 @@ async function saveAndTellLimits(env: Env, taskDefs: readonly TaskDef[], save: (
  * `TaskLimit.resize`), when they had limits before or have some now: tasks waiting for a place under limits raised,
  * removed or deleted run at once (not those waiting under their own `taskDefinition`'s, which still hold). The change
  * is stored either way: an object not told keeps the old limits until an execution started under a newer definition
- * asks, so a failure here is logged, not answered.
+ * asks, so a failure here is logged, not answered. `definedAt` is a registered definition's stored updateTime (what the
+ * executions started under it tell the object too), or when a deletion was asked for: a time taken after the write, as
+ * this was, could be later than that of a registration stored after it in another isolate, whose limits the object then
+ * passed over for the older ones for good.
  */
-async function tellLimits(env: Env, changes: ReadonlyArray<{ name: string; before: TaskDef | undefined; after: TaskDef | undefined }>): Promise<void> {
-  const definedAt = Date.now();
+async function tellLimits(env: Env, changes: ReadonlyArray<{ name: string; before: TaskDef | undefined; after: TaskDef | undefined; definedAt: number }>): Promise<void> {
   const changed = changes.filter((change) => handOutLimits({ taskDefinition: change.after }) !== undefined || handOutLimits({ taskDefinition: change.before }) !== undefined);
   if (changed.length === 0) return;
-  const told = await Promise.allSettled(changed.map((change) => taskLimitAt(env, change.name).resize(handOutLimits({ taskDefinition: change.after }) ?? null, definedAt)));
+  const told = await Promise.allSettled(changed.map((change) => taskLimitAt(env, change.name).resize(handOutLimits({ taskDefinition: change.after }) ?? null, change.definedAt)));
   const failed = told.filter((outcome) => outcome.status === "rejected").length;
   if (failed > 0) console.error(JSON.stringify({ msg: "task definition limits not told to some limit objects", taskDefs: changed.map((change) => change.name), notTold: failed }));
 }
@@ -127,9 +130,13 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     const name = decodedPathParam(request, "name");
     const repository = new TaskDefRepository(env.DB);
     const before = await repository.find(name);
-    if (!(await repository.delete(name))) throw notFound(`No task definition named ${name}`);
+    // Taken before the deletion, so that a registration stored after it takes its time after it too; and after the
+    // deleted definition's own updateTime, which the object may have been told.
+    const deletedAt = Date.now();
+    const deletedUpdateTime = await repository.delete(name);
+    if (deletedUpdateTime === undefined) throw notFound(`No task definition named ${name}`);
     // Its limits go with it: tasks waiting under them run (as when it is registered anew without limits).
-    await tellLimits(env, [{ name, before: before ?? undefined, after: undefined }]);
+    await tellLimits(env, [{ name, before: before ?? undefined, after: undefined, definedAt: Math.max(deletedAt, deletedUpdateTime + 1) }]);
     return new Response(null, { status: 200 });
   });
 }
