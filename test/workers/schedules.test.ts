@@ -283,6 +283,53 @@ describe("pausing, resuming, updating and deleting", () => {
     expect(await armedOf("sched-stale-read")).toEqual({ armed: { name: "sched-stale-read", revision: 3, fire: nextNewYear() }, alarm: nextNewYear() });
   });
 
+  it("an alarm's read of the schedule answered after a resume's arm leaves the resumed schedule armed", async () => {
+    await registerQuick("sched_stale_alarm");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-stale-alarm", "sched_stale_alarm"));
+    const { armed } = await armedOf("sched-stale-alarm");
+    expect((await api("PUT", "/api/scheduler/schedules/sched-stale-alarm/pause")).status).toBe(200);
+    // The pause's arm call lost: the object is still armed for revision 1, so its alarm reads the schedule (paused), and
+    // that read's answer is held until the resume has been answered.
+    await rearm("sched-stale-alarm", armed!, Date.now() + 3_600_000);
+    const { get } = ScheduleRepository.prototype;
+    const { alarm } = ScheduleTrigger.prototype;
+    let inAlarm = false;
+    let alarmReads = 0;
+    const held = gate();
+    // The alarm reads the schedule before its first await: marked here, so the routes' and the arm's reads pass.
+    ScheduleTrigger.prototype.alarm = function (this: ScheduleTrigger) {
+      inAlarm = true;
+      try {
+        return alarm.call(this);
+      } finally {
+        inAlarm = false;
+      }
+    };
+    ScheduleRepository.prototype.get = async function (this: ScheduleRepository, name: string) {
+      const byAlarm = inAlarm;
+      const read = await get.call(this, name);
+      if (byAlarm && name === "sched-stale-alarm" && ++alarmReads === 1) {
+        expect(read?.paused).toBe(true);
+        held.hit();
+        await held.released;
+      }
+      return read;
+    };
+    try {
+      const ran = runDurableObjectAlarm(trigger("sched-stale-alarm"));
+      await held.reached;
+      expect((await api("PUT", "/api/scheduler/schedules/sched-stale-alarm/resume")).status).toBe(200);
+      held.release();
+      expect(await ran).toBe(true);
+    } finally {
+      ScheduleRepository.prototype.get = get;
+      ScheduleTrigger.prototype.alarm = alarm;
+      held.release();
+    }
+    expect(alarmReads).toBe(1);
+    expect(await armedOf("sched-stale-alarm")).toEqual({ armed: { name: "sched-stale-alarm", revision: 3, fire: nextNewYear() }, alarm: nextNewYear() });
+  });
+
   it("an update replaces the cron and re-arms; an alarm armed before it starts nothing and re-arms from the update", async () => {
     await registerQuick("sched_update");
     await registerQuick("sched_update_other");
