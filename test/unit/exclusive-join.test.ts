@@ -4,7 +4,8 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject, TaskExecution, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { exclusiveJoinEnding } from "../../src/engine/tasks/exclusive-join";
-import { attemptEnds, httpGet, latestNamed, registrationErrors, startedWith } from "./engine-env";
+import { decide } from "../../src/engine/decider";
+import { attemptEnds, env, httpGet, latestNamed, registrationErrors, startedWith } from "./engine-env";
 
 const exclusiveJoin = (ref: string, joinOn: string[], defaultExclusiveJoinTask?: string[]): WorkflowTaskDef => ({
   name: ref,
@@ -81,6 +82,21 @@ describe("EXCLUSIVE_JOIN", () => {
     expect(refs(state)).toEqual(["fan:COMPLETED", "xj:IN_PROGRESS", "a:FAILED", "fan_join:IN_PROGRESS", "a:IN_PROGRESS"]);
     state = attemptEnds(state, "a", 1_002, "COMPLETED", { body: "second" }).state;
     expect(latestNamed(state, "xj")).toMatchObject({ status: "COMPLETED", outputData: { body: "second" } });
+  });
+
+  it("on a workflow retry that runs the SWITCH before it again, passes over a joined task's run the retry replaced (it failed again at once for it)", () => {
+    // `first` and `ta` both failed permissively, the EXCLUSIVE_JOIN failing for `ta`. The retry runs the lane again from
+    // `first`, whose output now takes the SWITCH's other case: `ta`'s failure, marked retried, failed it again.
+    const route: WorkflowTaskDef = { name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "to", inputParameters: { to: "${first.output.body}" }, decisionCases: { b: [httpGet("tb")] }, defaultCase: [httpGet("ta", { permissive: true })] };
+    let state = startedWith("xj_retry_route", [httpGet("first", { permissive: true }), route, exclusiveJoin("xj", ["ta", "tb"])]).state;
+    state = attemptEnds(state, "first", 1_001, "FAILED").state;
+    state = attemptEnds(state, "ta", 1_002, "FAILED").state;
+    expect([state.status, state.reasonForIncompletion]).toEqual(["FAILED", "Task xj failed: ta went wrong"]);
+    state = decide(state, { type: "retry" }, env(2_000)).state;
+    state = attemptEnds(state, "first", 2_001, "COMPLETED", { body: "b" }).state;
+    state = attemptEnds(state, "tb", 2_002, "COMPLETED", { body: "from b" }).state;
+    expect(latestNamed(state, "xj")).toMatchObject({ status: "COMPLETED", outputData: { body: "from b" } });
+    expect(state.status).toBe("COMPLETED");
   });
 
   it("in a DO_WHILE's loop, joins on its own iteration's tasks (Conductor appends the iteration)", () => {

@@ -28,7 +28,8 @@ export interface ExclusiveJoinEnding {
 
 /**
  * How IN_PROGRESS EXCLUSIVE_JOIN `join` ends, once it may, as Conductor's ExclusiveJoin does: the joined task is the
- * first of its `joinOn` that ran (has an instance, not SKIPPED: a SWITCH branch not taken ran none of its tasks); when
+ * first of its `joinOn` that ran (has an instance, not SKIPPED: a SWITCH branch not taken ran none of its tasks; nor
+ * replaced, `retried`, with no run since: see `firstThatRan`); when
  * none did, or that one is still running, the first of its `defaultExclusiveJoinTask` that ran. Once that task has
  * ended, the EXCLUSIVE_JOIN ends with it: COMPLETED with its output when it ended well (COMPLETED_WITH_ERRORS, an
  * optional task that failed, included), else FAILED with its reason. Undefined while there is no such task or it is
@@ -59,13 +60,20 @@ function defaultThatRan(state: WorkflowExecution, defaults: readonly string[], i
   return firstThatRan(state, defaults, "") ?? (iterations === "" ? undefined : firstThatRan(state, defaults, iterations));
 }
 
-/** The latest instance of the first of `names` (with `iterations` appended) that has one not SKIPPED. */
+/**
+ * The latest instance of the first of `names` (with `iterations` appended) that has one neither SKIPPED nor replaced
+ * (`retried`).
+ */
 function firstThatRan(state: WorkflowExecution, names: readonly string[], iterations: string): TaskExecution | undefined {
   for (const name of names) {
     const reference = name + iterations;
-    // Its latest instance (a retry's, when it was retried), as Conductor's getTaskByRefName gives.
+    // Its latest instance (a retry's, when it was retried), as Conductor's getTaskByRefName gives. One marked retried
+    // has no run of its own yet: a workflow retry that runs a lane again from a permissive task before it runs it again
+    // only if the lane reaches it anew (a SWITCH before it may now take another case). Until then it is passed over as
+    // a task that has not run, as Conductor's decider passes over retried tasks: read, its failure failed the
+    // EXCLUSIVE_JOIN the retry reached again, for a route that run did not take.
     const latest = state.tasks.findLast((task) => task.referenceTaskName === reference);
-    if (latest !== undefined && latest.status !== "SKIPPED") return latest;
+    if (latest !== undefined && latest.status !== "SKIPPED" && latest.retried !== true) return latest;
   }
   return undefined;
 }
