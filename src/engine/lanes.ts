@@ -126,7 +126,8 @@ export function latestInstance(state: WorkflowExecution, index: number): TaskExe
 
 /**
  * True when plan step `index`, which has no instance, will not run in this run of the workflow: its lane is done
- * without it, or the fork whose branch holds it ran none (skipped) or will not run itself. False while it still may.
+ * without it, or the fork whose branch holds it ended without running it (skipped) or will not run itself. False while
+ * it still may (its fork not started yet included).
  * Only asked of steps whose fork has been reached, or of the steps inside them.
  */
 export function neverReached(state: WorkflowExecution, index: number, lanes: readonly ActiveLane[] = activeLanes(state)): boolean {
@@ -137,5 +138,10 @@ export function neverReached(state: WorkflowExecution, index: number, lanes: rea
   if (lane !== undefined) return laneDone(state, lane);
   const fork = plan.lanes.get(laneId)?.fork ?? -1;
   if (fork < 0) return false;
-  return currentInstance(state, fork) !== undefined || neverReached(state, fork, lanes);
+  // A fork that ended without running this lane (skipped, failed, a CONDITIONAL_FORK that chose others) never will in
+  // this run. One still to start (reached, SCHEDULED, in a later pass of the decision; a dynamic fork awaiting its
+  // forked tasks' definitions) has not run its branches yet: they may still be reached.
+  const forkTask = currentInstance(state, fork);
+  if (forkTask === undefined || !TERMINAL_TASK_STATUSES.has(forkTask.status)) return neverReached(state, fork, lanes);
+  return true;
 }

@@ -210,6 +210,18 @@ describe("FORK_JOIN and JOIN running", () => {
     expect(state.status).toBe("COMPLETED");
   });
 
+  it("has an outer JOIN joining a task of a nested fork's branch wait for it while that fork is still to start (it completed as the fork was reached)", () => {
+    // Reached once `before` ends, the inner fork is SCHEDULED until the decision's next pass starts it: the outer JOIN,
+    // looked at first, took its task as one that would never run, and completed with `after` started beside `i1`.
+    const nested = [fork("outer", [[hold("before"), fork("inner", [[hold("i1")], [hold("i2")]]), join("inner_join", ["i1", "i2"])], [hold("b1")]]), join("outer_join", ["i1", "b1"]), hold("after")];
+    let state = started(nested).state;
+    state = complete(complete(state, "b1", 2_000).state, "before", 3_000).state;
+    expect(statuses(state)).toMatchObject({ inner: "COMPLETED", i1: "IN_PROGRESS", outer_join: "IN_PROGRESS" });
+    expect(state.tasks.some((task) => task.referenceTaskName === "after")).toBe(false);
+    state = complete(state, "i1", 4_000, { from: "i1" }).state;
+    expect(instance(state, "outer_join")).toMatchObject({ status: "COMPLETED", outputData: { i1: { from: "i1" }, b1: {} } });
+  });
+
   it("is blocked only when no lane can move by itself", () => {
     const mixed = [fork("fork", [[hold("wait_a")], [http("b1")]]), join("join", ["wait_a", "b1"])];
     let state = started(mixed).state;
