@@ -36,16 +36,7 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
   const lanes: ActiveLane[] = [{ id: ROOT_LANE, span: root, head: loopAware(state, heads.get(ROOT_LANE)) }];
   // A fork some lane around it has gone back before since it ran (a workflow retry running a lane again from a
   // permissive task failed for good) runs again when that lane reaches it anew: until then its branches do not run.
-  const overtaken = (fork: TaskExecution): boolean => {
-    for (let index = fork.definitionIndex; index >= 0; ) {
-      const lane = plan.steps[index]!.lane;
-      const head = heads.get(lane);
-      if (head !== undefined && head.seq > fork.seq && head.definitionIndex < index) return true;
-      if (lane === ROOT_LANE) return false;
-      index = plan.lanes.get(lane)?.fork ?? -1;
-    }
-    return false;
-  };
+  const overtaken = (fork: TaskExecution): boolean => laneWentBackBefore(state, fork, (lane) => heads.get(lane));
   const forks = [...latest.values()].filter((task) => plan.steps[task.definitionIndex]!.fork !== undefined && task.status === "COMPLETED" && inCurrentRun(state, task, (index) => latest.get(index)) && !overtaken(task));
   for (const fork of forks.sort((a, b) => a.definitionIndex - b.definitionIndex)) {
     for (const id of lanesRun(state.definition, fork)) {
@@ -56,6 +47,24 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
     }
   }
   return lanes;
+}
+
+/**
+ * Whether a lane around fork instance `fork` (its own, or one that a fork around it lies in) has gone back before it
+ * since it ran: that lane's head, as `headOf` gives it, was scheduled after `fork`, at an earlier step of the lane than
+ * the fork (or than the fork around it). Only a workflow retry running a lane again from a permissive task failed for
+ * good goes back so: the fork then runs again, afresh, once that lane reaches it anew.
+ */
+function laneWentBackBefore(state: WorkflowExecution, fork: TaskExecution, headOf: (lane: number) => TaskExecution | undefined): boolean {
+  const plan = planOf(state.definition);
+  for (let index = fork.definitionIndex; index >= 0; ) {
+    const lane = plan.steps[index]!.lane;
+    const head = headOf(lane);
+    if (head !== undefined && head.seq > fork.seq && head.definitionIndex < index) return true;
+    if (lane === ROOT_LANE) return false;
+    index = plan.lanes.get(lane)?.fork ?? -1;
+  }
+  return false;
 }
 
 /**
@@ -140,8 +149,9 @@ export function neverReached(state: WorkflowExecution, index: number, lanes: rea
   if (fork < 0) return false;
   // A fork that ended without running this lane (skipped, failed, a CONDITIONAL_FORK that chose others) never will in
   // this run. One still to start (reached, SCHEDULED, in a later pass of the decision; a dynamic fork awaiting its
-  // forked tasks' definitions) has not run its branches yet: they may still be reached.
+  // forked tasks' definitions) has not run its branches yet: they may still be reached. So may those of one a lane
+  // around it went back before (see activeLanes), which runs again once that lane reaches it anew.
   const forkTask = currentInstance(state, fork);
   if (forkTask === undefined || !TERMINAL_TASK_STATUSES.has(forkTask.status)) return neverReached(state, fork, lanes);
-  return true;
+  return laneWentBackBefore(state, forkTask, (id) => lanes.find((candidate) => candidate.id === id)?.head) ? neverReached(state, fork, lanes) : true;
 }

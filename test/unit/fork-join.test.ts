@@ -438,4 +438,25 @@ describe("a workflow retry from a permissive task failed for good before a FORK_
     state = complete(complete(state, "a", 7_000).state, "b", 8_000).state;
     expect(state.status).toBe("COMPLETED");
   });
+  it("has an outer JOIN joining a task of a fork nested after the permissive task wait for the nested fork's run anew (it completed at once)", () => {
+    // The retry runs the outer branch again from `maybe`; the outer JOIN joins `x`, in the inner fork's branch, whose
+    // failure the retry replaced (retried). The inner fork, gone back before, took the branch as never to run: the
+    // JOIN completed once `side` did, and `after` ran while the inner fork was still to run again.
+    const failed = (state: WorkflowExecution, ref: string, now: number) => decide(state, { type: "externalUpdate", taskId: instance(state, ref).taskId, status: "FAILED", output: {} }, env(now)).state;
+    const inner = [fork("inner", [[{ ...hold("x"), permissive: true }], [hold("y")]]), join("inner_join", ["x", "y"])];
+    let state = started([fork("outer", [[{ ...hold("maybe"), permissive: true }, ...inner], [hold("side")]]), join("outer_join", ["x", "side"]), hold("after")]).state;
+    state = failed(state, "maybe", 2_000);
+    state = complete(state, "y", 3_000).state;
+    state = failed(state, "x", 4_000);
+    expect([state.status, state.reasonForIncompletion]).toEqual(["FAILED", expect.stringContaining("inner_join")]);
+    state = decide(state, { type: "retry" }, env(5_000)).state;
+    state = complete(state, "side", 6_000).state;
+    expect([state.status, statuses(state)]).toEqual(["RUNNING", expect.objectContaining({ outer_join: "IN_PROGRESS", maybe: "IN_PROGRESS" })]);
+    state = complete(complete(state, "maybe", 7_000).state, "y", 8_000).state;
+    expect(statuses(state)).toMatchObject({ outer_join: "IN_PROGRESS", x: "IN_PROGRESS" });
+    state = complete(state, "x", 9_000, { again: true }).state;
+    expect(instance(state, "outer_join")).toMatchObject({ status: "COMPLETED", outputData: { x: { again: true }, side: {} } });
+    state = complete(state, "after", 10_000).state;
+    expect(state.status).toBe("COMPLETED");
+  });
 });
