@@ -444,6 +444,37 @@ describe("pausing, resuming, updating and deleting", () => {
     expect(await runAlarm("sched-delete")).toEqual([]);
     expect(await armedOf("sched-delete")).toEqual({ armed: undefined, alarm: null });
   });
+
+  it("a delete whose call to the object comes in after the schedule was created again leaves the new schedule armed", async () => {
+    await registerQuick("sched_recreated");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-recreated", "sched_recreated"));
+    // The delete is held between its write and its call to the object until another client has created the schedule
+    // again (revision 1 once more), and that save's call has armed it.
+    const { delete: remove } = ScheduleRepository.prototype;
+    const held = gate();
+    ScheduleRepository.prototype.delete = async function (this: ScheduleRepository, name: string, revision: number) {
+      const done = await remove.call(this, name, revision);
+      if (name === "sched-recreated") {
+        held.hit();
+        await held.released;
+      }
+      return done;
+    };
+    try {
+      const deleting = api("DELETE", "/api/scheduler/schedules/sched-recreated");
+      await held.reached;
+      ScheduleRepository.prototype.delete = remove;
+      await apiOk("POST", "/api/scheduler/schedules", schedule("sched-recreated", "sched_recreated", { description: "again" }));
+      held.release();
+      expect((await deleting).status).toBe(200);
+    } finally {
+      ScheduleRepository.prototype.delete = remove;
+      held.release();
+    }
+    expect((await apiOk("GET", "/api/scheduler/schedules/sched-recreated"))["description"]).toBe("again");
+    expect(await armedOf("sched-recreated")).toEqual({ armed: { name: "sched-recreated", revision: 1, fire: nextNewYear() }, alarm: nextNewYear() });
+    await apiOk("DELETE", "/api/scheduler/schedules/sched-recreated");
+  });
 });
 
 describe("refused saves change nothing", () => {

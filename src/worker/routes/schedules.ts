@@ -260,15 +260,18 @@ export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void
     const parsed = parseCron(config.cronExpression, config.zoneId);
     return Response.json(parsed.ok ? nextFires(parsed.schedule, Date.now(), count, fireWindow(config)) : []);
   });
-  router.delete("/api/scheduler/schedules/:name", async (request, env) => {
+  router.delete("/api/scheduler/schedules/:name", async (request, env, ctx) => {
     const name = decodedPathParam(request, "name");
     const schedule = await new ScheduleRepository(env.DB).get(name);
     requireOnSchedule(principalOf(request).grants, "manage", schedule?.workflowName, `deleting schedule ${name}`);
     // Already gone is done, as Orkes answers it: the Java client's tests delete a schedule that never was before each test.
     if (schedule === undefined) return new Response(null, { status: 200 });
     if (!(await new ScheduleRepository(env.DB).delete(schedule.name, schedule.revision))) throw changedMeanwhile(schedule.name);
-    // Deleted first: an object whose disarm call is lost finds no schedule at its next alarm and stops then.
-    await trigger(env, schedule.name).disarm();
+    // Deleted first: an object whose call is lost finds no schedule at its next alarm and stops then. Armed from what
+    // D1 holds (gone: disarmed), not disarmed outright: the schedule may be created again under its name before this
+    // call comes in (another client's save, which armed it), and a disarm then stopped the new schedule for good (no
+    // alarm left to find it). A read started now sees that save, and one started before it is not acted on.
+    await armed(env, ctx, schedule.name);
     return new Response(null, { status: 200 });
   });
   // The official clients try PUT (Conductor OSS) and fall back to GET on 405 (Orkes): both are served.
