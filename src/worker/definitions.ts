@@ -6,6 +6,25 @@ import { forgetTaggedDefinitions } from "./auth/tag-grants";
 /** How long a definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
 const CACHE_TTL_MS = 2_000;
 
+/** A stored definition's name, version and the updateTime D1 stored it with. */
+export interface StoredUpdateTime {
+  name: string;
+  version: number;
+  updateTime: number;
+}
+
+/**
+ * The SQL of a workflow definition's new updateTime: the time `nowParam` the saving isolate took, or just after the
+ * latest updateTime of any version of the name `nameParam` when that is later. The rate limit objects keep the limit of
+ * the latest updateTime they have been told or entered with (`ExecutionLimit`), so updateTimes must follow the order in
+ * which D1 stored the definitions: a time taken before the write could be earlier than one a registration stored before
+ * it took (taken first and stored last, or in an isolate whose clock is ahead), and the object then kept that earlier
+ * registration's limit for good, passing over what D1 holds.
+ */
+function laterUpdateTime(nowParam: string, nameParam: string): string {
+  return `MAX(${nowParam}, COALESCE((SELECT MAX(update_time) FROM workflow_defs WHERE name = ${nameParam}), 0) + 1)`;
+}
+
 /**
  * Workflow definitions in D1, with a short in-isolate cache: starting a workflow must not pay a D1
  * read per start for a definition that has not changed.
@@ -83,23 +102,30 @@ export class DefinitionRepository {
   /**
    * Stores definitions in one atomic batch, `alongside` statements included (their tags). Without `overwrite`, an existing name+version is a 409
    * and nothing is written. An overwritten version keeps its createTime (Conductor's behaviour) and its createdBy; only
-   * its updateTime (and updatedBy) change. `by`: the user registering them (Orkes' createdBy and updatedBy).
+   * its updateTime (and updatedBy) change. `by`: the user registering them (Orkes' createdBy and updatedBy). Answers
+   * each one's stored updateTime: later than that of every version of its name stored before it (see {@link laterUpdateTime}).
    */
-  async save(definitions: WorkflowDef[], overwrite: boolean, alongside: readonly D1PreparedStatement[] = [], by?: string): Promise<number> {
+  async save(definitions: WorkflowDef[], overwrite: boolean, alongside: readonly D1PreparedStatement[] = [], by?: string): Promise<StoredUpdateTime[]> {
     const now = Date.now();
     const author = by === undefined ? {} : { createdBy: by, updatedBy: by };
     const stored = definitions.map((definition) => ({ ...definition, ...author, createTime: definition.createTime ?? now, updateTime: now }));
+    const updated = laterUpdateTime("?4", "?1");
+    const values = `INSERT INTO workflow_defs (name, version, definition, create_time, update_time) VALUES (?1, ?2, json_set(?3, '$.updateTime', ${updated}), ?4, ${updated})`;
     // An overwritten version keeps who created it (when that was recorded) as it keeps when.
     const statement = overwrite
-      ? `INSERT INTO workflow_defs (name, version, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?4, ?4)
+      ? `${values}
          ON CONFLICT (name, version) DO UPDATE SET
            definition = json_set(excluded.definition, '$.createTime', workflow_defs.create_time,
              '$.createdBy', COALESCE(json_extract(workflow_defs.definition, '$.createdBy'), json_extract(excluded.definition, '$.createdBy'))),
-           update_time = excluded.update_time`
-      : `INSERT INTO workflow_defs (name, version, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?4, ?4)`;
+           update_time = excluded.update_time
+         RETURNING name, version, update_time`
+      : `${values} RETURNING name, version, update_time`;
     try {
-      await this.#db.batch([...stored.map((definition) => this.#db.prepare(statement).bind(definition.name, definition.version, JSON.stringify(definition), now)), ...alongside]);
-      return now;
+      const results = await this.#db.batch<{ name: string; version: number; update_time: number }>([
+        ...stored.map((definition) => this.#db.prepare(statement).bind(definition.name, definition.version, JSON.stringify(definition), now)),
+        ...alongside,
+      ]);
+      return results.slice(0, stored.length).flatMap((result) => result.results.map((row) => ({ name: row.name, version: row.version, updateTime: row.update_time })));
     } catch (error) {
       if (!overwrite && String(error).includes("UNIQUE constraint failed")) {
         const names = definitions.map((definition) => `${definition.name} version ${definition.version}`).join(", ");
@@ -113,20 +139,21 @@ export class DefinitionRepository {
 
   /**
    * Sets (or, with undefined, removes) the rate limit of every version of workflow `name`, as one statement; answers
-   * their new update time, or undefined when no definition has that name. The update time moves, which makes the limit
-   * the one the next start applies (see `ExecutionLimit.enter`).
+   * their new update time, or undefined when no definition has that name. The update time moves (later than every
+   * version's before, see {@link laterUpdateTime}), which makes the limit the one the next start applies (see
+   * `ExecutionLimit.enter`).
    */
   async setRateLimit(name: string, config: RateLimitConfig | undefined): Promise<number | undefined> {
-    const now = Date.now();
+    const updated = laterUpdateTime("?1", "?2");
     const statement =
       config === undefined
-        ? this.#db.prepare(`UPDATE workflow_defs SET definition = json_set(json_remove(definition, '$.rateLimitConfig'), '$.updateTime', ?1), update_time = ?1 WHERE name = ?2`).bind(now, name)
+        ? this.#db.prepare(`UPDATE workflow_defs SET definition = json_set(json_remove(definition, '$.rateLimitConfig'), '$.updateTime', ${updated}), update_time = ${updated} WHERE name = ?2 RETURNING update_time`).bind(Date.now(), name)
         : this.#db
-            .prepare(`UPDATE workflow_defs SET definition = json_set(definition, '$.rateLimitConfig', json(?1), '$.updateTime', ?2), update_time = ?2 WHERE name = ?3`)
-            .bind(JSON.stringify(config), now, name);
-    const result = await statement.run();
+            .prepare(`UPDATE workflow_defs SET definition = json_set(definition, '$.rateLimitConfig', json(?3), '$.updateTime', ${updated}), update_time = ${updated} WHERE name = ?2 RETURNING update_time`)
+            .bind(Date.now(), name, JSON.stringify(config));
+    const { results } = await statement.all<{ update_time: number }>();
     DefinitionRepository.#invalidate([name]);
-    return result.meta.changes > 0 ? now : undefined;
+    return results.length > 0 ? Math.max(...results.map((row) => row.update_time)) : undefined;
   }
 
   /** Deletes one version (and, with the last one, the name's tags); false when it did not exist. */

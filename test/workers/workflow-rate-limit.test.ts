@@ -166,6 +166,32 @@ describe("workflow rate limits", () => {
     for (const id of [a1, a2, a3, b1, b2]) await completeHold(id);
   });
 
+  it("a registration or a limit change stored after one saved with a clock ahead is the limit's, its updateTime later than that one's", async () => {
+    await registerLimited("wrl_clock", { concurrentExecLimit: 1 });
+    const first = await startWorkflow("wrl_clock");
+    await waitFor(first, running);
+    const second = await startWorkflow("wrl_clock");
+    await limitOf("wrl_clock", (limit) => limit.waiting.length === 1, "the second waiting");
+    // Registered (limit 1) and told by an isolate whose clock is a minute ahead: a registration stored after it takes a
+    // time before that one's, and the object passed its limit over for good while D1 held it.
+    const ahead = Date.now() + 60_000;
+    await env.DB.prepare(`UPDATE workflow_defs SET update_time = ?1, definition = json_set(definition, '$.updateTime', ?1) WHERE name = ?2`).bind(ahead, "wrl_clock").run();
+    await executionLimitAt(env, "wrl_clock").resize("wrl_clock", 1, ahead);
+
+    await registerLimited("wrl_clock", { concurrentExecLimit: 2 });
+    expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/wrl_clock?version=1"))["updateTime"]).toBe(ahead + 1);
+    await waitFor(second, running);
+    expect(await executionLimitAt(env, "wrl_clock").snapshot()).toMatchObject({ limit: 2, running: [first, second].sort(), waiting: [] });
+
+    // Its own endpoint too, and an execution started under the stored definition enters with that definition's time.
+    expect((await api("PUT", "/api/metadata/workflow/wrl_clock/rate-limit", { concurrentExecLimit: 3 })).status).toBe(200);
+    expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/wrl_clock?version=1"))["updateTime"]).toBe(ahead + 2);
+    const third = await startWorkflow("wrl_clock");
+    await waitFor(third, running);
+    expect((await executionLimitAt(env, "wrl_clock").snapshot()).limit).toBe(3);
+    for (const id of [first, second, third]) await completeHold(id);
+  });
+
   it("a limit removed admits the executions waiting under it, but not under a key another workflow's executions share", async () => {
     await registerLimited("wrl_lifted", { concurrentExecLimit: 1 });
     const holder = await startWorkflow("wrl_lifted");

@@ -2,8 +2,8 @@ import type { IRequest, RouterType } from "itty-router";
 import { givenNames, mayReadWorkflowDef, requireWritable } from "../auth/metadata-access";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
-import { DefinitionRepository } from "../definitions";
-import { tellLimitChanges } from "../limit-changes";
+import { DefinitionRepository, type StoredUpdateTime } from "../definitions";
+import { tellLimitChanges, type LimitChange } from "../limit-changes";
 import { registeredLimits } from "../../engine/rate-limit";
 import { shownWorkflowDef, workflowDefListItem } from "../../engine/view";
 import { isRecord } from "../../engine/definition/checks";
@@ -66,7 +66,22 @@ export async function withOwnTags<T extends { name: string }>(db: D1Database, re
 async function setRateLimit(env: Env, workflowName: string, config: RateLimitConfig | undefined): Promise<void> {
   const definedAt = await new DefinitionRepository(env.DB).setRateLimit(workflowName, config);
   if (definedAt === undefined) throw notFound(`No workflow definition named ${workflowName}`);
-  await tellLimitChanges(env, new Map([[workflowName, config?.concurrentExecLimit ?? null]]), definedAt);
+  await tellLimitChanges(env, new Map([[workflowName, { limit: config?.concurrentExecLimit ?? null, definedAt }]]));
+}
+
+/**
+ * The limit of each name among `definitions` (that of its latest version, see `registeredLimits`), with the updateTime
+ * D1 stored that version with (`stored`, the save's answer): what executions started under it enter their key with.
+ */
+function limitChanges(definitions: readonly WorkflowDef[], stored: readonly StoredUpdateTime[]): Map<string, LimitChange> {
+  const changes = new Map<string, LimitChange>();
+  for (const [name, limit] of registeredLimits(definitions)) {
+    const latest = Math.max(...definitions.filter((definition) => definition.name === name).map((definition) => definition.version));
+    const definedAt = stored.find((row) => row.name === name && row.version === latest)?.updateTime;
+    // Every saved definition has its row answered; a name without one is not told (its keys take it at their next entry).
+    if (definedAt !== undefined) changes.set(name, { limit, definedAt });
+  }
+  return changes;
 }
 
 /**
@@ -106,8 +121,8 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     const [definition] = newVersion ? await asNewVersions(env, validated) : validated;
     authorizeSecretUse(principalOf(request).grants, [definition!]);
     const tags = await new TagRepository(env.DB).registrationStatements({ type: "WORKFLOW_DEF", name: definition!.name }, registeredTags(body, ""));
-    const definedAt = await new DefinitionRepository(env.DB).save([definition!], overwrite, tags, principalOf(request).userId);
-    await tellLimitChanges(env, registeredLimits([definition!]), definedAt);
+    const stored = await new DefinitionRepository(env.DB).save([definition!], overwrite, tags, principalOf(request).userId);
+    await tellLimitChanges(env, limitChanges([definition!], stored));
     return new Response(null, { status: 200 });
   });
 
@@ -137,8 +152,8 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
       names.add(key);
     }
     authorizeSecretUse(principalOf(request).grants, definitions);
-    const definedAt = await new DefinitionRepository(env.DB).save(definitions, overwrite, await registrationTagStatements(env, "WORKFLOW_DEF", body, definitions), principalOf(request).userId);
-    await tellLimitChanges(env, registeredLimits(definitions), definedAt);
+    const stored = await new DefinitionRepository(env.DB).save(definitions, overwrite, await registrationTagStatements(env, "WORKFLOW_DEF", body, definitions), principalOf(request).userId);
+    await tellLimitChanges(env, limitChanges(definitions, stored));
     // Conductor's update answers a BulkResponse naming each definition updated, in the order given (MetadataResource's
     // `BulkResponse update`, MetadataServiceImpl.updateWorkflowDef); all or nothing here, so every one succeeded.
     const updated = definitions.map((definition) => definition.name);
