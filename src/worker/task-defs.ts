@@ -86,7 +86,9 @@ export class TaskDefRepository {
     // one it replaced even when this isolate's clock is behind the one that saved that (or this save's time was taken
     // before the other's but committed after): the order of updateTimes is the order in which D1 stored them.
     const updated = `MAX(excluded.update_time, task_defs.update_time + 1)`;
-    const statement = `INSERT INTO task_defs (name, definition, create_time, update_time) VALUES (?1, ?2, ?3, ?3)
+    // A new one (none of the name stored) follows the deletion of the name's last one, which its limit object was told.
+    const first = `MAX(?3, COALESCE((SELECT deleted_time FROM task_def_deletions WHERE name = ?1), 0) + 1)`;
+    const statement = `INSERT INTO task_defs (name, definition, create_time, update_time) VALUES (?1, json_set(?2, '$.updateTime', ${first}), ?3, ${first})
       ON CONFLICT (name) DO UPDATE SET
         definition = json_set(excluded.definition, '$.createTime', task_defs.create_time,
           '$.createdBy', COALESCE(json_extract(task_defs.definition, '$.createdBy'), json_extract(excluded.definition, '$.createdBy')),
@@ -104,14 +106,24 @@ export class TaskDefRepository {
     }
   }
 
-  /** Deletes one, and its tags; answers the updateTime it had, or undefined when it did not exist. */
-  async delete(name: string): Promise<number | undefined> {
-    const [result] = await this.#db.batch<{ update_time: number }>([
-      this.#db.prepare(`DELETE FROM task_defs WHERE name = ? RETURNING update_time`).bind(name),
+  /**
+   * Deletes one, and its tags; answers the time of the deletion, or undefined when it did not exist: `deletedAt` (taken
+   * before the call), or just after the deleted definition's updateTime when that is later (see `TaskLimit.resize`).
+   * Recorded with the name, so that a definition registered again under it takes an updateTime after it (see {@link save}).
+   */
+  async delete(name: string, deletedAt: number): Promise<number | undefined> {
+    const [recorded] = await this.#db.batch<{ deleted_time: number }>([
+      this.#db
+        .prepare(
+          `INSERT INTO task_def_deletions (name, deleted_time) SELECT name, MAX(?2, update_time + 1) FROM task_defs WHERE name = ?1
+           ON CONFLICT (name) DO UPDATE SET deleted_time = excluded.deleted_time RETURNING deleted_time`,
+        )
+        .bind(name, deletedAt),
+      this.#db.prepare(`DELETE FROM task_defs WHERE name = ?`).bind(name),
       this.#db.prepare(`DELETE FROM metadata_tags WHERE target_type = 'TASK_DEF' AND target_name = ?`).bind(name),
     ]);
     TaskDefRepository.#invalidate([name]);
-    return result!.results[0]?.update_time;
+    return recorded!.results[0]?.deleted_time;
   }
 
   static #invalidate(names: readonly string[]): void {

@@ -862,6 +862,23 @@ describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerF
     expect((await taskLimitAt(env, name).snapshot()).limits).toEqual({ maxHeld: 3 });
   });
 
+  it("a definition registered again after its deletion is the limit's, whatever updateTime the deleted one had (stored by a clock ahead)", async () => {
+    const name = "http_lim_reborn";
+    const taskDef = (concurrentExecLimit: number) => ({ name, retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", concurrentExecLimit });
+    await apiOk("POST", "/api/metadata/taskdefs", [taskDef(1)]);
+    // Stored and told by an isolate whose clock is a minute ahead, then deleted: the deletion is told after that time,
+    // and a registration stored after the deletion (with no definition left to follow) took a time before it, which
+    // the object passed over for good (no limits there while D1 held concurrentExecLimit 2).
+    const ahead = Date.now() + 60_000;
+    await env.DB.prepare(`UPDATE task_defs SET update_time = ?1, definition = json_set(definition, '$.updateTime', ?1) WHERE name = ?2`).bind(ahead, name).run();
+    await taskLimitAt(env, name).resize({ maxHeld: 1 }, ahead);
+    expect((await api("DELETE", `/api/metadata/taskdefs/${name}`)).status).toBe(200);
+    expect((await taskLimitAt(env, name).snapshot()).limits).toBeNull();
+    await apiOk("POST", "/api/metadata/taskdefs", [taskDef(2)]);
+    expect((await apiOk<JsonObject>("GET", `/api/metadata/taskdefs/${name}`))["updateTime"]).toBeGreaterThan(ahead);
+    expect((await taskLimitAt(env, name).snapshot()).limits).toEqual({ maxHeld: 2 });
+  });
+
   it("HTTP_SYNC: held back under its task definition's concurrentExecLimit as an HTTP task is, sharing the places of the name", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "http_lim_sync", retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", concurrentExecLimit: 1 }]);
     const request = { http_request: { uri: target("/hold/lim-sync"), method: "GET" } };

@@ -130,13 +130,13 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     const name = decodedPathParam(request, "name");
     const repository = new TaskDefRepository(env.DB);
     const before = await repository.find(name);
-    // Taken before the deletion, so that a registration stored after it takes its time after it too; and after the
-    // deleted definition's own updateTime, which the object may have been told.
-    const deletedAt = Date.now();
-    const deletedUpdateTime = await repository.delete(name);
-    if (deletedUpdateTime === undefined) throw notFound(`No task definition named ${name}`);
+    // Told with a time after the deleted definition's own updateTime, which the object may have been told; a
+    // registration stored after the deletion takes its updateTime after it (D1 records it with the name), whatever the
+    // clock of the isolate saving it.
+    const deletedAt = await repository.delete(name, Date.now());
+    if (deletedAt === undefined) throw notFound(`No task definition named ${name}`);
     // Its limits go with it: tasks waiting under them run (as when it is registered anew without limits).
-    await tellLimits(env, [{ name, before: before ?? undefined, after: undefined, definedAt: Math.max(deletedAt, deletedUpdateTime + 1) }]);
+    await tellLimits(env, [{ name, before: before ?? undefined, after: undefined, definedAt: deletedAt }]);
     return new Response(null, { status: 200 });
   });
 }
