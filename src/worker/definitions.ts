@@ -22,7 +22,10 @@ export interface StoredUpdateTime {
  * registration's limit for good, passing over what D1 holds.
  */
 function laterUpdateTime(nowParam: string, nameParam: string): string {
-  return `MAX(${nowParam}, COALESCE((SELECT MAX(update_time) FROM workflow_defs WHERE name = ${nameParam}), 0) + 1)`;
+  // Deleted versions count too (workflow_def_deletions): the objects may have been told theirs, and with every version
+  // deleted a registration would otherwise take the saving isolate's clock, behind a deleted one stored by a clock ahead.
+  return `MAX(${nowParam}, COALESCE((SELECT MAX(update_time) FROM workflow_defs WHERE name = ${nameParam}), 0) + 1,
+    COALESCE((SELECT deleted_time FROM workflow_def_deletions WHERE name = ${nameParam}), 0) + 1)`;
 }
 
 /**
@@ -156,9 +159,18 @@ export class DefinitionRepository {
     return results.length > 0 ? Math.max(...results.map((row) => row.update_time)) : undefined;
   }
 
-  /** Deletes one version (and, with the last one, the name's tags); false when it did not exist. */
+  /**
+   * Deletes one version (and, with the last one, the name's tags); false when it did not exist. Its updateTime is kept
+   * with the name (the latest of those deleted), so that a version stored after it takes a later one (see {@link laterUpdateTime}).
+   */
   async delete(name: string, version: number): Promise<boolean> {
-    const [result] = await this.#db.batch([
+    const [, result] = await this.#db.batch([
+      this.#db
+        .prepare(
+          `INSERT INTO workflow_def_deletions (name, deleted_time) SELECT name, update_time FROM workflow_defs WHERE name = ?1 AND version = ?2
+           ON CONFLICT (name) DO UPDATE SET deleted_time = MAX(deleted_time, excluded.deleted_time)`,
+        )
+        .bind(name, version),
       this.#db.prepare(`DELETE FROM workflow_defs WHERE name = ? AND version = ?`).bind(name, version),
       this.#db
         .prepare(`DELETE FROM metadata_tags WHERE target_type = 'WORKFLOW_DEF' AND target_name = ?1 AND NOT EXISTS (SELECT 1 FROM workflow_defs WHERE name = ?1)`)

@@ -192,6 +192,30 @@ describe("workflow rate limits", () => {
     for (const id of [first, second, third]) await completeHold(id);
   });
 
+  it("a definition registered again after all its versions were deleted is the limit's, whatever updateTime the deleted one had (stored by a clock ahead)", async () => {
+    await registerLimited("wrl_reborn", { concurrentExecLimit: 1 });
+    const first = await startWorkflow("wrl_reborn");
+    await waitFor(first, running);
+    const second = await startWorkflow("wrl_reborn");
+    await limitOf("wrl_reborn", (limit) => limit.waiting.length === 1, "the second waiting");
+    // Registered (limit 1) and told by an isolate whose clock is a minute ahead, then deleted: with no version left to
+    // follow, a registration stored after the deletion took a time before the deleted one's, which the key passed over.
+    const ahead = Date.now() + 60_000;
+    await env.DB.prepare(`UPDATE workflow_defs SET update_time = ?1, definition = json_set(definition, '$.updateTime', ?1) WHERE name = ?2`).bind(ahead, "wrl_reborn").run();
+    await executionLimitAt(env, "wrl_reborn").resize("wrl_reborn", 1, ahead);
+    // A refused deletion (no such version) records nothing.
+    expect((await api("DELETE", "/api/metadata/workflow/wrl_reborn/7")).status).toBe(404);
+    expect(await env.DB.prepare(`SELECT COUNT(*) AS n FROM workflow_def_deletions WHERE name = ?`).bind("wrl_reborn").first()).toEqual({ n: 0 });
+    expect((await api("DELETE", "/api/metadata/workflow/wrl_reborn/1")).status).toBe(200);
+
+    await registerLimited("wrl_reborn", { concurrentExecLimit: 2 });
+    const registered = await apiOk<JsonObject>("GET", "/api/metadata/workflow/wrl_reborn?version=1");
+    expect(registered["updateTime"]).toBe(ahead + 1);
+    await waitFor(second, running);
+    expect(await executionLimitAt(env, "wrl_reborn").snapshot()).toMatchObject({ limit: 2, running: [first, second].sort(), waiting: [] });
+    for (const id of [first, second]) await completeHold(id);
+  });
+
   it("a limit removed admits the executions waiting under it, but not under a key another workflow's executions share", async () => {
     await registerLimited("wrl_lifted", { concurrentExecLimit: 1 });
     const holder = await startWorkflow("wrl_lifted");
