@@ -27,16 +27,18 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
   // One walk over the tasks (a decision asks this after every move): each lane's latest task, each fork's and loop's.
   const heads = new Map<number, TaskExecution>();
   const latest = new Map<number, TaskExecution>();
+  const wentBack = new Map<number, TaskExecution[]>();
   for (const task of state.tasks) {
     const step = plan.steps[task.definitionIndex];
     if (step === undefined) continue;
+    noteWentBack(wentBack, step.lane, heads.get(step.lane), task);
     heads.set(step.lane, task);
     if (step.fork !== undefined || step.loop !== undefined) latest.set(task.definitionIndex, task);
   }
   const lanes: ActiveLane[] = [{ id: ROOT_LANE, span: root, head: loopAware(state, heads.get(ROOT_LANE)) }];
   // A fork some lane around it has gone back before since it ran (a workflow retry running a lane again from a
   // permissive task failed for good) runs again when that lane reaches it anew: until then its branches do not run.
-  const overtaken = (fork: TaskExecution): boolean => laneWentBackBefore(state, fork, (lane) => heads.get(lane));
+  const overtaken = (fork: TaskExecution): boolean => laneWentBackBefore(state, fork, wentBack);
   const forks = [...latest.values()].filter((task) => plan.steps[task.definitionIndex]!.fork !== undefined && task.status === "COMPLETED" && inCurrentRun(state, task, (index) => latest.get(index)) && !overtaken(task));
   for (const fork of forks.sort((a, b) => a.definitionIndex - b.definitionIndex)) {
     for (const id of lanesRun(state.definition, fork)) {
@@ -50,17 +52,45 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
 }
 
 /**
- * Whether a lane around fork instance `fork` (its own, or one that a fork around it lies in) has gone back before it
- * since it ran: that lane's head, as `headOf` gives it, was scheduled after `fork`, at an earlier step of the lane than
- * the fork (or than the fork around it). Only a workflow retry running a lane again from a permissive task failed for
- * good goes back so: the fork then runs again, afresh, once that lane reaches it anew.
+ * Records in `wentBack` (lane → its instances scheduled at an earlier step than the lane's instance before them) task
+ * `task` of `lane` when it is one such: its lane went back with it. The lane's instance before it is `previous`.
  */
-function laneWentBackBefore(state: WorkflowExecution, fork: TaskExecution, headOf: (lane: number) => TaskExecution | undefined): boolean {
+function noteWentBack(wentBack: Map<number, TaskExecution[]>, lane: number, previous: TaskExecution | undefined, task: TaskExecution): void {
+  if (previous === undefined || task.definitionIndex >= previous.definitionIndex) return;
+  const list = wentBack.get(lane);
+  if (list === undefined) wentBack.set(lane, [task]);
+  else list.push(task);
+}
+
+/** Where each lane of `state` went back (see {@link noteWentBack}): one walk over its tasks. */
+function wentBackIn(state: WorkflowExecution): Map<number, TaskExecution[]> {
+  const plan = planOf(state.definition);
+  const heads = new Map<number, TaskExecution>();
+  const wentBack = new Map<number, TaskExecution[]>();
+  for (const task of state.tasks) {
+    const lane = plan.steps[task.definitionIndex]?.lane;
+    if (lane === undefined) continue;
+    noteWentBack(wentBack, lane, heads.get(lane), task);
+    heads.set(lane, task);
+  }
+  return wentBack;
+}
+
+/**
+ * Whether a lane around fork instance `fork` (its own, or one that a fork around it lies in) has gone back before it
+ * since it ran: it scheduled, after `fork`, an instance of an earlier step of the lane than the fork (or than the fork
+ * around it), wherever it stands now (a SWITCH run again may have taken a route past the fork's place without it).
+ * `wentBack`: where each lane went back (see {@link noteWentBack}); the first instance a lane scheduled before the fork
+ * after it is one of those, as the lane's instances after the fork were at the fork or after it until then. Only a
+ * workflow retry running a lane again from a permissive task failed for good goes back so (a loop's next iteration
+ * does too, but an instance of a fork in that loop from an earlier iteration is no longer its fork's current one): the
+ * fork then runs again, afresh, once that lane reaches it anew.
+ */
+function laneWentBackBefore(state: WorkflowExecution, fork: TaskExecution, wentBack: ReadonlyMap<number, readonly TaskExecution[]>): boolean {
   const plan = planOf(state.definition);
   for (let index = fork.definitionIndex; index >= 0; ) {
     const lane = plan.steps[index]!.lane;
-    const head = headOf(lane);
-    if (head !== undefined && head.seq > fork.seq && head.definitionIndex < index) return true;
+    if (wentBack.get(lane)?.some((task) => task.seq > fork.seq && task.definitionIndex < index) === true) return true;
     if (lane === ROOT_LANE) return false;
     index = plan.lanes.get(lane)?.fork ?? -1;
   }
@@ -153,5 +183,5 @@ export function neverReached(state: WorkflowExecution, index: number, lanes: rea
   // around it went back before (see activeLanes), which runs again once that lane reaches it anew.
   const forkTask = currentInstance(state, fork);
   if (forkTask === undefined || !TERMINAL_TASK_STATUSES.has(forkTask.status)) return neverReached(state, fork, lanes);
-  return laneWentBackBefore(state, forkTask, (id) => lanes.find((candidate) => candidate.id === id)?.head) ? neverReached(state, fork, lanes) : true;
+  return laneWentBackBefore(state, forkTask, wentBackIn(state)) ? neverReached(state, fork, lanes) : true;
 }

@@ -459,4 +459,25 @@ describe("a workflow retry from a permissive task failed for good before a FORK_
     state = complete(state, "after", 10_000).state;
     expect(state.status).toBe("COMPLETED");
   });
+  it("has an outer JOIN stop waiting for a nested fork's task once the branch, run again, took a SWITCH's later case past that fork (it waited for good)", () => {
+    // The retry runs the outer branch again from `maybe`, whose output now takes the SWITCH's default case, laid out
+    // after the case holding the inner fork. The inner fork's instance from before the retry was taken as not gone back
+    // before (the branch's latest task, `d`, lies after it): its branches ran on, `x` failed and replaced, never to run
+    // again, and the outer JOIN waited for it for good with nothing else pending.
+    const failed = (state: WorkflowExecution, ref: string, now: number) => decide(state, { type: "externalUpdate", taskId: instance(state, ref).taskId, status: "FAILED", output: {} }, env(now)).state;
+    const inner = [fork("inner", [[{ ...hold("x"), permissive: true }], [hold("y")]]), join("inner_join", ["x", "y"])];
+    const route: WorkflowTaskDef = { ...switchOn("route", { go: inner }, [hold("d")]), inputParameters: { kind: "${maybe.output.kind}" } };
+    let state = started([fork("outer", [[{ ...hold("maybe"), permissive: true }, route], [hold("side")]]), join("outer_join", ["x", "side"]), hold("after")]).state;
+    state = decide(state, { type: "externalUpdate", taskId: instance(state, "maybe").taskId, status: "FAILED", output: { kind: "go" } }, env(2_000)).state;
+    state = complete(complete(state, "y", 3_000).state, "side", 4_000).state;
+    state = failed(state, "x", 5_000);
+    expect([state.status, state.reasonForIncompletion]).toEqual(["FAILED", "Task outer_join failed: Task x ended FAILED"]);
+    state = decide(state, { type: "retry" }, env(6_000)).state;
+    state = complete(state, "maybe", 7_000, { kind: "other" }).state;
+    expect(statuses(state)).toMatchObject({ outer_join: "IN_PROGRESS", d: "IN_PROGRESS" });
+    state = complete(state, "d", 8_000).state;
+    expect(instance(state, "outer_join")).toMatchObject({ status: "COMPLETED", outputData: { side: {} } });
+    state = complete(state, "after", 9_000).state;
+    expect(state.status).toBe("COMPLETED");
+  });
 });
