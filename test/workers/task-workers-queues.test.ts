@@ -1,0 +1,447 @@
+/**
+ * Task workers, continued from task-workers.test.ts (SIMPLE tasks polled and reported): the execution's alarm while queue
+ * work is owed, a result too large to store, a task definition's limits, the queues and poll data. In a file of its own
+ * so that it runs in a workerd of its own (cloudflare/workers-sdk#15446: each `SELF.fetch` is slower the more requests
+ * its workerd has served).
+ */
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { workerQueueKey } from "../../src/engine/tasks/simple";
+import { TaskQueue, taskQueueAt } from "../../src/actors/task-queue";
+import { executionStub } from "../../src/worker/executions";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
+import { call, createUser, orkes } from "./auth-helpers";
+import { api, apiOk, eventually, getWorkflow, register, startWorkflow, waitFor } from "./helpers";
+import { poll, pollOne, queueSize, report, simpleTask } from "./task-worker-helpers";
+
+describe("task workers: the execution's alarm while queue work is owed", () => {
+  /**
+   * Counts the alarms each execution's object runs (by workflow id) until `stop`. An alarm is a billed invocation on
+   * Cloudflare; one that finds nothing to do buys nothing.
+   */
+  function countWakes(): { of: (workflowId: string) => number; stop: () => void } {
+    const counts = new Map<string, number>();
+    const { alarm } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.alarm = async function (this: WorkflowExecution) {
+      const id = (this as unknown as { ctx: DurableObjectState }).ctx.id.toString();
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+      return alarm.call(this);
+    };
+    return {
+      of: (workflowId) => counts.get(executionStub(env, workflowId).id.toString()) ?? 0,
+      stop: () => {
+        WorkflowExecution.prototype.alarm = alarm;
+      },
+    };
+  }
+
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("a worker that reports IN_PROGRESS with a callbackAfterSeconds every second does not wake its execution at each report", async () => {
+    await register({ name: "w_progress_wakes", tasks: [simpleTask("w_progress_wakes")] });
+    const workflowId = await startWorkflow("w_progress_wakes");
+    const task = await pollOne("w_progress_wakes");
+    const wakes = countWakes();
+    try {
+      // Each report queues the task again, for 30 s later: its push is made within milliseconds, and nobody may poll
+      // the task before then. The safety alarm for it was a second after each report (six wake-ups here, one per
+      // report); the general one (5 s) covers such a push, as any background work.
+      for (let step = 0; step < 6; step++) {
+        expect((await report(task, "IN_PROGRESS", { step }, { callbackAfterSeconds: 30 })).status).toBe(200);
+        await sleep(1_000);
+      }
+      expect(wakes.of(workflowId)).toBeLessThanOrEqual(2);
+    } finally {
+      wakes.stop();
+    }
+    expect((await report(task, "COMPLETED")).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("a queue push that keeps failing is tried again after its backoff (2 s), not at each safety alarm (1 s); the task is queued once the queue answers", async () => {
+    await register({ name: "w_push_fails", tasks: [simpleTask("w_push_fails")] });
+    const { push } = TaskQueue.prototype;
+    let attempts = 0;
+    TaskQueue.prototype.push = async function (this: TaskQueue, entries) {
+      if (!entries.some((entry) => entry.queue === workerQueueKey("w_push_fails", undefined))) return push.call(this, entries);
+      attempts++;
+      throw new Error("queue unreachable (test)");
+    };
+    const wakes = countWakes();
+    let workflowId: string;
+    try {
+      workflowId = await startWorkflow("w_push_fails");
+      await sleep(5_000);
+      // At 0, 2 and 4 s (it was every second: six attempts, five of them from the alarm).
+      expect(attempts).toBeGreaterThanOrEqual(2);
+      expect(attempts).toBeLessThanOrEqual(4);
+      expect(wakes.of(workflowId)).toBeLessThanOrEqual(3);
+    } finally {
+      TaskQueue.prototype.push = push;
+      wakes.stop();
+    }
+    const polled = await pollOne("w_push_fails");
+    expect(polled.workflowInstanceId).toBe(workflowId);
+    expect((await report(polled, "COMPLETED")).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+});
+
+describe("task workers: a result too large to store", () => {
+  it("fails its task for good and answers 200 (POST /api/tasks and update-v2), as Conductor's server does; the workflow goes on as for any failure", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_big_out", retryCount: 2, retryDelaySeconds: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_big_out", tasks: [simpleTask("w_big_out")] });
+    // Over MAX_PAYLOAD_BYTES and over MAX_REQUEST_BYTES: the result's body may be larger.
+    const huge = { blob: "x".repeat(1_200 * 1024) };
+    for (const route of ["/api/tasks", "/api/tasks/update-v2"]) {
+      const workflowId = await startWorkflow("w_big_out");
+      const task = await pollOne("w_big_out");
+      expect(task["workflowInstanceId"]).toBe(workflowId);
+      const answer = await api("POST", route, { workflowInstanceId: workflowId, taskId: task.taskId, status: "COMPLETED", outputData: huge, workerId: "worker-1" });
+      expect(answer.status, route).toBeLessThan(300);
+      const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
+      expect(failed.status).toBe("FAILED");
+      // Not retried: the same result would fail the same way.
+      expect(failed.tasks).toHaveLength(1);
+      expect(failed.tasks[0]).toMatchObject({ taskId: task.taskId, status: "FAILED_WITH_TERMINAL_ERROR", outputData: {} });
+      expect(String(failed.tasks[0]!["reasonForIncompletion"])).toMatch(/^The task output is \d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)/);
+    }
+    // A worker whose key holds TASK_EXECUTE on this task name only: its grant is checked against the task the large
+    // body names (the guard read less of the body than the route, and answered 403).
+    const worker = await createUser("w-big-out-worker", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:w_big_out" }] });
+    const scoped = await startWorkflow("w_big_out");
+    const scopedTask = await pollOne("w_big_out");
+    const scopedAnswer = await call("POST", "/api/tasks", orkes(worker.token), { workflowInstanceId: scoped, taskId: scopedTask.taskId, status: "COMPLETED", outputData: huge });
+    expect(scopedAnswer.status, await scopedAnswer.clone().text()).toBe(200);
+    expect((await waitFor(scoped, ["FAILED", "COMPLETED"])).tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
+    // An IN_PROGRESS report too: it would otherwise come back at every poll.
+    const kept = await startWorkflow("w_big_out");
+    const task = await pollOne("w_big_out");
+    expect((await report(task, "IN_PROGRESS", { blob: "y".repeat(800 * 1024) }, { callbackAfterSeconds: 1 })).status).toBe(200);
+    expect((await waitFor(kept, ["FAILED", "COMPLETED"])).tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
+    // The by-reference update is someone's call, not a worker's: it is refused (400), and the task waits on.
+    const byRef = await startWorkflow("w_big_out");
+    await pollOne("w_big_out");
+    expect((await api("POST", `/api/tasks/${byRef}/w_big_out_ref/COMPLETED`, { blob: "z".repeat(800 * 1024) })).status).toBe(400);
+    expect((await getWorkflow(byRef)).tasks[0]).toMatchObject({ status: "IN_PROGRESS" });
+  });
+});
+
+describe("task workers: a task definition's concurrentExecLimit and rateLimitPerFrequency", () => {
+  /** Registers task definition `name` with `limits` and a one-task workflow of the same name, and starts `count` of it. */
+  async function startLimited(name: string, limits: JsonObject, count: number): Promise<string[]> {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name, retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com", ...limits }]);
+    await register({ name, tasks: [simpleTask(name)] });
+    const ids: string[] = [];
+    for (let index = 0; index < count; index++) ids.push(await startWorkflow(name));
+    await eventually(() => queueSize(name), (size) => size === count, `${count} ${name} tasks queued`);
+    return ids;
+  }
+
+  it("no more than concurrentExecLimit tasks are held by workers at once; a reported one frees its place, and a waiting poll gets the next", async () => {
+    const ids = await startLimited("w_lim_conc", { concurrentExecLimit: 2 }, 3);
+    const first = await poll("w_lim_conc", { count: "5" });
+    expect(first).toHaveLength(2);
+    expect(await poll("w_lim_conc", { count: "5", workerid: "worker-2" })).toEqual([]);
+    // Left where it was: still SCHEDULED and queued, not polled.
+    const third = ids.find((id) => !first.some((task) => task["workflowInstanceId"] === id))!;
+    expect((await getWorkflow(third)).tasks[0]).toMatchObject({ status: "SCHEDULED", pollCount: 0 });
+    expect(await queueSize("w_lim_conc")).toBe(1);
+    const waiting = poll("w_lim_conc", { count: "5", timeout: "5000", workerid: "worker-2" });
+    // Waiting in the queue before the place is freed (the release wakes it).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await report(first[0]!, "COMPLETED")).status).toBe(200);
+    const [next] = await waiting;
+    expect(next).toMatchObject({ workflowInstanceId: third, status: "IN_PROGRESS", workerId: "worker-2" });
+    // Two held again: the place the completion freed was taken.
+    expect(await poll("w_lim_conc", { count: "5" })).toEqual([]);
+  });
+
+  it("a task put back SCHEDULED gives up its place, as Conductor's Redis DAO takes it out of the limit's bucket, and waits for one again at its next poll", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_lim_back", retryCount: 0, responseTimeoutSeconds: 60, concurrentExecLimit: 1, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_lim_back", tasks: [simpleTask("w_lim_back")] });
+    const a = await startWorkflow("w_lim_back");
+    const aTask = await pollOne("w_lim_back");
+    const b = await startWorkflow("w_lim_back");
+    await eventually(() => queueSize("w_lim_back"), (size) => size === 1, "b's task queued");
+    expect(await poll("w_lim_back")).toEqual([]);
+    expect((await report(aTask, "IN_PROGRESS", {}, { callbackAfterSeconds: 0 })).status).toBe(200);
+    expect((await getWorkflow(a)).tasks[0]).toMatchObject({ status: "SCHEDULED", pollCount: 1 });
+    // b's task, queued first, takes the place; a's waits for it, never more than one held at once.
+    const bTask = await pollOne("w_lim_back", { workerid: "worker-2" });
+    expect(bTask["workflowInstanceId"]).toBe(b);
+    expect(await poll("w_lim_back", { count: "5" })).toEqual([]);
+    expect((await getWorkflow(a)).tasks[0]).toMatchObject({ status: "SCHEDULED", pollCount: 1 });
+    expect((await report(bTask, "COMPLETED")).status).toBe(200);
+    expect(await pollOne("w_lim_back", { timeout: "4000" })).toMatchObject({ taskId: aTask.taskId, status: "IN_PROGRESS", pollCount: 2 });
+  });
+
+  it("many workers polling at once get no more than concurrentExecLimit tasks between them", async () => {
+    await startLimited("w_lim_race", { concurrentExecLimit: 2 }, 6);
+    const polls = await Promise.all(Array.from({ length: 10 }, (_, index) => poll("w_lim_race", { workerid: `race-${index}`, count: "3" })));
+    expect(polls.flat()).toHaveLength(2);
+    expect(await queueSize("w_lim_race")).toBe(4);
+  });
+
+  it("a held task frees its place however it stops being held: failed and retried, timed out, put back IN_PROGRESS, its workflow terminated", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_lim_ways", retryCount: 1, retryDelaySeconds: 0, responseTimeoutSeconds: 2, concurrentExecLimit: 1, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_lim_ways", tasks: [simpleTask("w_lim_ways")] });
+    const held = async (workflowId: string) => {
+      const task = await pollOne("w_lim_ways", { timeout: "4000" });
+      expect(task["workflowInstanceId"]).toBe(workflowId);
+      return task;
+    };
+    const a = await startWorkflow("w_lim_ways");
+    const aTask = await held(a);
+    // FAILED: retried as a new task, which may be polled since the failed one left its worker.
+    await report(aTask, "FAILED", {}, { reasonForIncompletion: "boom" });
+    const aRetry = await held(a);
+    expect(aRetry.taskId).not.toBe(aTask.taskId);
+    // Put back with callbackAfterSeconds: polled again later, by any worker, which holds it again.
+    await report(aRetry, "IN_PROGRESS", {}, { callbackAfterSeconds: 1 });
+    const aAgain = await held(a);
+    expect(aAgain.taskId).toBe(aRetry.taskId);
+    // Timed out (responseTimeoutSeconds 2, no more retries): the next workflow's task may be polled.
+    const b = await startWorkflow("w_lim_ways");
+    expect(await poll("w_lim_ways")).toEqual([]);
+    const bTask = await held(b);
+    expect((await waitFor(a, ["FAILED", "COMPLETED", "TIMED_OUT"])).tasks.at(-1)).toMatchObject({ status: "TIMED_OUT" });
+    // Its workflow terminated: the task is canceled, and the next one may be polled.
+    const c = await startWorkflow("w_lim_ways");
+    await eventually(() => queueSize("w_lim_ways"), (size) => size === 1, "c's task queued");
+    expect(await poll("w_lim_ways")).toEqual([]);
+    expect((await api("DELETE", `/api/workflow/${b}?reason=done`)).status).toBeLessThan(300);
+    expect((await getWorkflow(b)).tasks[0]).toMatchObject({ taskId: bTask.taskId, status: "CANCELED" });
+    await held(c);
+  });
+
+  it("no more than rateLimitPerFrequency tasks are handed out per rateLimitFrequencyInSeconds, held or not", async () => {
+    const ids = await startLimited("w_lim_rate", { rateLimitPerFrequency: 2, rateLimitFrequencyInSeconds: 60 }, 3);
+    const first = await poll("w_lim_rate", { count: "5" });
+    expect(first).toHaveLength(2);
+    // The polled Task shows its definition's limit, as Conductor's SimpleTaskMapper copies it.
+    expect(first[0]).toMatchObject({ rateLimitPerFrequency: 2, rateLimitFrequencyInSeconds: 60, startDelayInSeconds: 0 });
+    for (const task of first) expect((await report(task, "COMPLETED")).status).toBe(200);
+    await Promise.all(first.map((task) => waitFor(String(task["workflowInstanceId"]), ["COMPLETED"])));
+    // Nothing held, but two were handed out within the minute.
+    expect(await poll("w_lim_rate", { count: "5" })).toEqual([]);
+    expect(ids.filter((id) => !first.some((task) => task["workflowInstanceId"] === id))).toHaveLength(1);
+    expect(await queueSize("w_lim_rate")).toBe(1);
+  });
+
+  it("a poll held back by a rate window gets the task once the window has room", async () => {
+    await startLimited("w_lim_window", { rateLimitPerFrequency: 1, rateLimitFrequencyInSeconds: 1 }, 2);
+    expect(await poll("w_lim_window", { count: "5" })).toHaveLength(1);
+    expect(await poll("w_lim_window", { count: "5" })).toEqual([]);
+    const [next] = await poll("w_lim_window", { count: "5", timeout: "5000" });
+    expect(next).toMatchObject({ status: "IN_PROGRESS" });
+  });
+
+  it("an inline taskDefinition's limit counts too, and tasks without limits in other queues are not held back", async () => {
+    await register({ name: "w_lim_inline", tasks: [simpleTask("w_lim_inline", "limited", {}, { taskDefinition: { concurrentExecLimit: 1, responseTimeoutSeconds: 60 } })] });
+    await register({ name: "w_lim_free", tasks: [simpleTask("w_lim_free")] });
+    await startWorkflow("w_lim_inline");
+    await startWorkflow("w_lim_inline");
+    await startWorkflow("w_lim_free");
+    await startWorkflow("w_lim_free");
+    await eventually(() => queueSize("w_lim_inline"), (size) => size === 2, "both limited tasks queued");
+    expect(await poll("w_lim_inline", { count: "5" })).toHaveLength(1);
+    expect(await poll("w_lim_inline", { count: "5" })).toEqual([]);
+    await eventually(() => queueSize("w_lim_free"), (size) => size === 2, "both free tasks queued");
+    expect(await poll("w_lim_free", { count: "5" })).toHaveLength(2);
+  });
+
+  it("a paused workflow's limited task does not keep a place while the workflow is paused", async () => {
+    const [paused, other] = await startLimited("w_lim_paused", { concurrentExecLimit: 1 }, 2);
+    expect((await api("PUT", `/api/workflow/${paused}/pause`)).status).toBeLessThan(300);
+    // The paused one comes first in the queue: the poll finds it paused, takes nothing, and its reservation goes.
+    const [task] = await eventually(() => poll("w_lim_paused", { count: "1" }), (tasks) => tasks.length > 0, "the other workflow's task");
+    expect(task!["workflowInstanceId"]).toBe(other);
+  });
+
+  it("a release owed when the object was evicted is made when it wakes", async () => {
+    const [workflowId, next] = await startLimited("w_lim_evict", { concurrentExecLimit: 1 }, 2);
+    if (workflowId === undefined || next === undefined) throw new Error("workflows not started");
+    const [task] = await poll("w_lim_evict", { count: "5" });
+    expect(task!["workflowInstanceId"]).toBe(workflowId);
+    const owed = await runInDurableObject(executionStub(env, workflowId), (_instance, state) =>
+      state.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, `release:${task!.taskId}`).toArray(),
+    );
+    expect(owed).toEqual([{ value: workerQueueKey("w_lim_evict", undefined) }]);
+    await report(task!, "COMPLETED");
+    await waitFor(workflowId, ["COMPLETED"]);
+    const [second] = await eventually(() => poll("w_lim_evict"), (tasks) => tasks.length > 0, "the second task, once the first is released");
+    expect(second!["workflowInstanceId"]).toBe(next);
+    await report(second!, "COMPLETED");
+    await waitFor(next, ["COMPLETED"]);
+    // As if the second's completion had been stored and the object evicted before its release left: the queue still
+    // counts it held, and a third task waits.
+    const [third] = await startLimitedMore("w_lim_evict", 1);
+    await runInDurableObject(taskQueueAt(env, workerQueueKey("w_lim_evict", undefined)), (_instance, state) => {
+      state.storage.sql.exec(`UPDATE hand_outs SET held = 1 WHERE task_id = ?`, second!.taskId);
+    });
+    await runInDurableObject(executionStub(env, next), (_instance, state) => {
+      state.storage.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, `release:${second!.taskId}`, workerQueueKey("w_lim_evict", undefined));
+    });
+    await abortAllDurableObjects();
+    expect(await poll("w_lim_evict")).toEqual([]);
+    // Any request wakes it (the alarm would too).
+    await getWorkflow(next);
+    const [polled] = await eventually(() => poll("w_lim_evict"), (tasks) => tasks.length > 0, "the third task, once the owed release is made");
+    expect(polled!["workflowInstanceId"]).toBe(third);
+  });
+
+  it("a task queued under a limit that an upgrade dropped still frees its place once done (the queue counted it held)", async () => {
+    const [upgraded] = await startLimited("w_lim_upgrade", { concurrentExecLimit: 1 }, 1);
+    // The limit goes, and the running execution takes the definitions as they are now; its queue entry keeps the limit.
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "w_lim_upgrade", retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com" });
+    await apiOk("POST", `/api/workflow/${upgraded}/upgrade`, { name: "w_lim_upgrade", version: 1 });
+    const [task] = await poll("w_lim_upgrade");
+    expect(task!["workflowInstanceId"]).toBe(upgraded);
+    await report(task!, "COMPLETED");
+    await waitFor(upgraded!, ["COMPLETED"]);
+    // The limit is back: the next task is handed out, the finished one holding no place.
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "w_lim_upgrade", retryCount: 0, responseTimeoutSeconds: 60, concurrentExecLimit: 1, ownerEmail: "t@example.com" });
+    const [next] = await startLimitedMore("w_lim_upgrade", 1);
+    const [polled] = await eventually(() => poll("w_lim_upgrade"), (tasks) => tasks.length > 0, "the next task, its place free", 3_000);
+    expect(polled!["workflowInstanceId"]).toBe(next);
+  });
+
+  /** Starts `count` more of workflow `name` and waits for their tasks to be queued. */
+  async function startLimitedMore(name: string, count: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (let index = 0; index < count; index++) ids.push(await startWorkflow(name));
+    await eventually(() => queueSize(name), (size) => size === count, `${count} more ${name} tasks queued`);
+    return ids;
+  }
+});
+
+describe("task workers: every queue (Conductor's /api/tasks/queue/all and /api/tasks/queue/polldata/all)", () => {
+  it("lists each queue pushed to or polled, by Conductor's queue name (domain:taskType), with its size, and every named worker's latest poll", async () => {
+    await register({ name: "w_all", tasks: [simpleTask("w_all_task")] });
+    await startWorkflow("w_all");
+    await startWorkflow("w_all");
+    await apiOk<string>("POST", "/api/workflow", { name: "w_all", taskToDomain: { w_all_task: "gpu" } });
+    expect(await poll("w_all_polled_only", { workerid: "all-idle", domain: "eu" })).toEqual([]);
+    const all = await eventually(
+      () => apiOk<Record<string, number>>("GET", "/api/tasks/queue/all"),
+      (sizes) => sizes["w_all_task"] === 2 && sizes["gpu:w_all_task"] === 1 && sizes["eu:w_all_polled_only"] === 0,
+      "the queues listed with their sizes",
+    );
+    expect(all).not.toHaveProperty("w_all_polled_only:eu");
+    await pollOne("w_all_task", { workerid: "all-busy" });
+    expect((await apiOk<Record<string, number>>("GET", "/api/tasks/queue/all"))["w_all_task"]).toBe(1);
+    const polls = await eventually(
+      () => apiOk<Array<{ queueName: string; domain?: string; workerId: string; lastPollTime: number }>>("GET", "/api/tasks/queue/polldata/all"),
+      (entries) => entries.some((entry) => entry.workerId === "all-idle") && entries.some((entry) => entry.workerId === "all-busy"),
+      "both workers' polls",
+    );
+    expect(polls.filter((entry) => entry.workerId.startsWith("all-")).map((entry) => [entry.queueName, entry.domain, entry.workerId])).toEqual([
+      ["w_all_task", undefined, "all-busy"],
+      ["eu:w_all_polled_only", "eu", "all-idle"],
+    ]);
+    expect(polls.map((entry) => entry.lastPollTime)).toEqual([...polls.map((entry) => entry.lastPollTime)].sort((a, b) => b - a));
+  });
+});
+
+describe("task workers: one queue's size (Conductor's /api/tasks/queue/size, the Java client's getQueueSizeForTask)", () => {
+  it("answers the number of tasks waiting in a task type's queue of a domain (the default without one), to callers who may read that task type", async () => {
+    await register({ name: "w_size", tasks: [simpleTask("w_size_task")] });
+    await startWorkflow("w_size");
+    await apiOk<string>("POST", "/api/workflow", { name: "w_size", taskToDomain: { w_size_task: "gpu" } });
+    await apiOk<string>("POST", "/api/workflow", { name: "w_size", taskToDomain: { w_size_task: "gpu" } });
+    const size = (query: string) => apiOk<number>("GET", `/api/tasks/queue/size?${query}`);
+    expect(await eventually(() => size("taskType=w_size_task&domain=gpu"), (n) => n === 2, "both gpu tasks queued")).toBe(2);
+    expect(await eventually(() => size("taskType=w_size_task"), (n) => n === 1, "the default domain's task queued")).toBe(1);
+    expect(await size("taskType=w_size_task&domain=NO_DOMAIN")).toBe(1);
+    expect(await size("taskType=w_size_task&domain=eu")).toBe(0);
+    expect((await api("GET", "/api/tasks/queue/size")).status).toBe(400);
+    const reader = await createUser("w-size-reader", { directPermissions: [{ action: "TASK_READ", scope: "task:w_size_task" }] });
+    const other = await createUser("w-size-other", { directPermissions: [{ action: "TASK_READ", scope: "task:w_size_elsewhere" }] });
+    const asked = await call("GET", "/api/tasks/queue/size?taskType=w_size_task&domain=gpu", orkes(reader.token));
+    expect([asked.status, await asked.json()]).toEqual([200, 2]);
+    expect((await call("GET", "/api/tasks/queue/size?taskType=w_size_task", orkes(other.token))).status).toBe(403);
+  });
+});
+
+describe("task workers: poll data", () => {
+  interface PollDataJson {
+    queueName: string;
+    domain?: string;
+    workerId: string;
+    lastPollTime: number;
+  }
+  const pollData = (taskType: string) => apiOk<PollDataJson[]>("GET", `/api/tasks/queue/polldata?taskType=${encodeURIComponent(taskType)}`);
+
+  it("lists each named worker's latest poll of a task type, in any domain, the most recent first, and keeps it through an eviction", async () => {
+    expect(await pollData("w_pd_task")).toEqual([]);
+    const before = Date.now();
+    await poll("w_pd_task", { workerid: "pd-a" });
+    await poll("w_pd_task", { workerid: "pd-b", timeout: "50" });
+    await poll("w_pd_task", { workerid: "pd-c", domain: "gpu" });
+    // A poll without a worker id is no worker's.
+    await api("GET", "/api/tasks/poll/w_pd_task");
+    const listed = await eventually(() => pollData("w_pd_task"), (polls) => polls.length === 3, "three workers' polls");
+    expect(listed.map((entry) => [entry.queueName, entry.domain, entry.workerId]).sort()).toEqual([
+      ["gpu:w_pd_task", "gpu", "pd-c"],
+      ["w_pd_task", undefined, "pd-a"],
+      ["w_pd_task", undefined, "pd-b"],
+    ]);
+    // The default domain's poll has no domain key at all: Conductor's UI finds a task's worker by `domain === undefined`.
+    expect(Object.keys(listed.find((entry) => entry.workerId === "pd-a")!).sort()).toEqual(["lastPollTime", "queueName", "workerId"]);
+    for (const entry of listed) expect(entry.lastPollTime).toBeGreaterThanOrEqual(before);
+    expect(listed.map((entry) => entry.lastPollTime)).toEqual([...listed.map((entry) => entry.lastPollTime)].sort((a, b) => b - a));
+    // A worker's next poll moves its time; it stays one entry.
+    const first = listed.find((entry) => entry.workerId === "pd-a")!.lastPollTime;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await poll("w_pd_task", { workerid: "pd-a" });
+    const again = await pollData("w_pd_task");
+    expect(again).toHaveLength(3);
+    expect(again[0]).toMatchObject({ workerId: "pd-a" });
+    expect(again[0]!.lastPollTime).toBeGreaterThan(first);
+    await abortAllDurableObjects();
+    expect((await pollData("w_pd_task")).map((entry) => entry.workerId).sort()).toEqual(["pd-a", "pd-b", "pd-c"]);
+    // Another task type's workers are its own.
+    expect(await pollData("w_pd_other")).toEqual([]);
+  });
+
+  it("answers a poll data request without a task type with every task type's (the Java client's getAllPollData), and refuses one too long to be any", async () => {
+    await poll("w_pd_every", { workerid: "pd-every" });
+    const every = await eventually(() => apiOk<PollDataJson[]>("GET", "/api/tasks/queue/polldata"), (polls) => polls.some((entry) => entry.workerId === "pd-every"), "the poll listed");
+    expect(every).toEqual(await apiOk<PollDataJson[]>("GET", "/api/tasks/queue/polldata/all"));
+    const response = await api("GET", `/api/tasks/queue/polldata?taskType=${"x".repeat(300)}`);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ status: 400, message: expect.stringContaining("Invalid query parameter taskType"), validationErrors: [{ path: "taskType" }] });
+  });
+
+  it("shows a reader of some task types (TASK_READ on task:<name>) their queues and polls only, and refuses another type's by name", async () => {
+    await register({ name: "w_scope", tasks: [simpleTask("w_scope_mine"), simpleTask("w_scope_theirs")] });
+    await startWorkflow("w_scope");
+    await poll("w_scope_mine_idle", { workerid: "scope-mine" });
+    await poll("w_scope_theirs_idle", { workerid: "scope-theirs" });
+    await eventually(() => apiOk<Record<string, number>>("GET", "/api/tasks/queue/all"), (sizes) => sizes["w_scope_mine"] === 1 && "w_scope_theirs_idle" in sizes, "the queues listed");
+    const reader = await createUser("w-scope-reader", { directPermissions: [{ action: "TASK_READ", scope: "task:w_scope_mine*" }] });
+    const asReader = async <T>(path: string, status = 200): Promise<T> => {
+      const response = await call("GET", path, orkes(reader.token));
+      expect(response.status, path).toBe(status);
+      return (await response.json()) as T;
+    };
+    const sizes = await asReader<Record<string, number>>("/api/tasks/queue/all");
+    expect(Object.keys(sizes).filter((name) => name.startsWith("w_scope")).sort()).toEqual(["w_scope_mine", "w_scope_mine_idle"]);
+    expect(Object.keys(sizes).every((name) => name.startsWith("w_scope_mine"))).toBe(true);
+    for (const path of ["/api/tasks/queue/polldata/all", "/api/tasks/queue/polldata"]) {
+      const workers = (await asReader<PollDataJson[]>(path)).map((entry) => entry.workerId);
+      expect(workers, path).toContain("scope-mine");
+      expect(workers, path).not.toContain("scope-theirs");
+    }
+    expect(await asReader("/api/tasks/queue/sizes?taskType=w_scope_mine")).toEqual({ w_scope_mine: 1 });
+    expect((await asReader<PollDataJson[]>("/api/tasks/queue/polldata?taskType=w_scope_mine_idle")).map((entry) => entry.workerId)).toEqual(["scope-mine"]);
+    const refused = await asReader<{ error: string; message: string }>("/api/tasks/queue/sizes?taskType=w_scope_mine&taskType=w_scope_theirs", 403);
+    expect(refused).toMatchObject({ error: "PERMISSION_DENIED", message: expect.stringMatching(/not held for w_scope_theirs$/) });
+    await asReader("/api/tasks/queue/polldata?taskType=w_scope_theirs_idle", 403);
+    // A caller who may read no task at all is refused the queues.
+    const executor = await createUser("w-scope-executor", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:w_scope_mine" }] });
+    expect((await call("GET", "/api/tasks/queue/all", orkes(executor.token))).status).toBe(403);
+  });
+});
