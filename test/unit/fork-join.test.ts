@@ -35,6 +35,11 @@ function complete(state: WorkflowExecution, ref: string, now: number, output: Js
   return decide(state, { type: "externalUpdate", taskId: instance(state, ref).taskId, status: "COMPLETED", output }, env(now));
 }
 
+/** Fails pending task `ref` from outside; answers the state after. */
+function failed(state: WorkflowExecution, ref: string, now: number): WorkflowExecution {
+  return decide(state, { type: "externalUpdate", taskId: instance(state, ref).taskId, status: "FAILED", output: {} }, env(now)).state;
+}
+
 const statuses = (state: WorkflowExecution) => Object.fromEntries(state.tasks.map((task) => [task.referenceTaskName, task.status]));
 const dispatched = (decision: Decision) => decision.effects.filter((effect) => effect.kind === "dispatch").map((effect) => (effect.kind === "dispatch" ? decision.state.tasks.find((task) => task.taskId === effect.taskId)!.referenceTaskName : ""));
 
@@ -408,7 +413,6 @@ describe("FORK_JOIN registration", () => {
 
 describe("a workflow retry from a permissive task failed for good before a FORK_JOIN", () => {
   it("runs the fork's branches again once the fork is reached anew, not at once beside the permissive task", () => {
-    const failed = (state: WorkflowExecution, ref: string, now: number) => decide(state, { type: "externalUpdate", taskId: instance(state, ref).taskId, status: "FAILED", output: {} }, env(now)).state;
     const pending = (state: WorkflowExecution) => state.tasks.filter((task) => task.status === "SCHEDULED" || task.status === "IN_PROGRESS").map((task) => task.referenceTaskName);
     let state = started([{ ...hold("first"), permissive: true }, fork("f", [[hold("a")], [hold("b")]]), join("f_join", ["a", "b"])]).state;
     state = failed(state, "first", 2_000);
@@ -424,7 +428,6 @@ describe("a workflow retry from a permissive task failed for good before a FORK_
     expect(state.status).toBe("COMPLETED");
   });
   it("has the fork's JOIN, reached anew, wait for the branch tasks run again, not fail for a permissive one's failure of the run before", () => {
-    const failed = (state: WorkflowExecution, ref: string, now: number) => decide(state, { type: "externalUpdate", taskId: instance(state, ref).taskId, status: "FAILED", output: {} }, env(now)).state;
     const pending = (state: WorkflowExecution) => state.tasks.filter((task) => task.status === "SCHEDULED" || task.status === "IN_PROGRESS").map((task) => task.referenceTaskName);
     let state = started([{ ...hold("first"), permissive: true }, fork("f", [[hold("a"), { ...hold("b"), permissive: true }]]), join("f_join", ["b"])]).state;
     state = failed(state, "first", 2_000);
@@ -442,7 +445,6 @@ describe("a workflow retry from a permissive task failed for good before a FORK_
     // The retry runs the outer branch again from `maybe`; the outer JOIN joins `x`, in the inner fork's branch, whose
     // failure the retry replaced (retried). The inner fork, gone back before, took the branch as never to run: the
     // JOIN completed once `side` did, and `after` ran while the inner fork was still to run again.
-    const failed = (state: WorkflowExecution, ref: string, now: number) => decide(state, { type: "externalUpdate", taskId: instance(state, ref).taskId, status: "FAILED", output: {} }, env(now)).state;
     const inner = [fork("inner", [[{ ...hold("x"), permissive: true }], [hold("y")]]), join("inner_join", ["x", "y"])];
     let state = started([fork("outer", [[{ ...hold("maybe"), permissive: true }, ...inner], [hold("side")]]), join("outer_join", ["x", "side"]), hold("after")]).state;
     state = failed(state, "maybe", 2_000);
@@ -464,7 +466,6 @@ describe("a workflow retry from a permissive task failed for good before a FORK_
     // after the case holding the inner fork. The inner fork's instance from before the retry was taken as not gone back
     // before (the branch's latest task, `d`, lies after it): its branches ran on, `x` failed and replaced, never to run
     // again, and the outer JOIN waited for it for good with nothing else pending.
-    const failed = (state: WorkflowExecution, ref: string, now: number) => decide(state, { type: "externalUpdate", taskId: instance(state, ref).taskId, status: "FAILED", output: {} }, env(now)).state;
     const inner = [fork("inner", [[{ ...hold("x"), permissive: true }], [hold("y")]]), join("inner_join", ["x", "y"])];
     const route: WorkflowTaskDef = { ...switchOn("route", { go: inner }, [hold("d")]), inputParameters: { kind: "${maybe.output.kind}" } };
     let state = started([fork("outer", [[{ ...hold("maybe"), permissive: true }, route], [hold("side")]]), join("outer_join", ["x", "side"]), hold("after")]).state;
