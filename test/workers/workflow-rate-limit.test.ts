@@ -166,17 +166,26 @@ describe("workflow rate limits", () => {
     for (const id of [a1, a2, a3, b1, b2]) await completeHold(id);
   });
 
-  it("a registration or a limit change stored after one saved with a clock ahead is the limit's, its updateTime later than that one's", async () => {
-    await registerLimited("wrl_clock", { concurrentExecLimit: 1 });
-    const first = await startWorkflow("wrl_clock");
+  /**
+   * Registers `name` with concurrentExecLimit 1, starts one execution that runs and one that waits, then makes the
+   * definition and its limit object look registered by an isolate whose clock is a minute ahead (answered: `ahead`).
+   */
+  async function limitedByClockAhead(name: string): Promise<{ first: string; second: string; ahead: number }> {
+    await registerLimited(name, { concurrentExecLimit: 1 });
+    const first = await startWorkflow(name);
     await waitFor(first, running);
-    const second = await startWorkflow("wrl_clock");
-    await limitOf("wrl_clock", (limit) => limit.waiting.length === 1, "the second waiting");
+    const second = await startWorkflow(name);
+    await limitOf(name, (limit) => limit.waiting.length === 1, "the second waiting");
+    const ahead = Date.now() + 60_000;
+    await env.DB.prepare(`UPDATE workflow_defs SET update_time = ?1, definition = json_set(definition, '$.updateTime', ?1) WHERE name = ?2`).bind(ahead, name).run();
+    await executionLimitAt(env, name).resize(name, 1, ahead);
+    return { first, second, ahead };
+  }
+
+  it("a registration or a limit change stored after one saved with a clock ahead is the limit's, its updateTime later than that one's", async () => {
     // Registered (limit 1) and told by an isolate whose clock is a minute ahead: a registration stored after it takes a
     // time before that one's, and the object passed its limit over for good while D1 held it.
-    const ahead = Date.now() + 60_000;
-    await env.DB.prepare(`UPDATE workflow_defs SET update_time = ?1, definition = json_set(definition, '$.updateTime', ?1) WHERE name = ?2`).bind(ahead, "wrl_clock").run();
-    await executionLimitAt(env, "wrl_clock").resize("wrl_clock", 1, ahead);
+    const { first, second, ahead } = await limitedByClockAhead("wrl_clock");
 
     await registerLimited("wrl_clock", { concurrentExecLimit: 2 });
     expect((await apiOk<JsonObject>("GET", "/api/metadata/workflow/wrl_clock?version=1"))["updateTime"]).toBe(ahead + 1);
@@ -193,16 +202,9 @@ describe("workflow rate limits", () => {
   });
 
   it("a definition registered again after all its versions were deleted is the limit's, whatever updateTime the deleted one had (stored by a clock ahead)", async () => {
-    await registerLimited("wrl_reborn", { concurrentExecLimit: 1 });
-    const first = await startWorkflow("wrl_reborn");
-    await waitFor(first, running);
-    const second = await startWorkflow("wrl_reborn");
-    await limitOf("wrl_reborn", (limit) => limit.waiting.length === 1, "the second waiting");
     // Registered (limit 1) and told by an isolate whose clock is a minute ahead, then deleted: with no version left to
     // follow, a registration stored after the deletion took a time before the deleted one's, which the key passed over.
-    const ahead = Date.now() + 60_000;
-    await env.DB.prepare(`UPDATE workflow_defs SET update_time = ?1, definition = json_set(definition, '$.updateTime', ?1) WHERE name = ?2`).bind(ahead, "wrl_reborn").run();
-    await executionLimitAt(env, "wrl_reborn").resize("wrl_reborn", 1, ahead);
+    const { first, second, ahead } = await limitedByClockAhead("wrl_reborn");
     // A refused deletion (no such version) records nothing.
     expect((await api("DELETE", "/api/metadata/workflow/wrl_reborn/7")).status).toBe(404);
     expect(await env.DB.prepare(`SELECT COUNT(*) AS n FROM workflow_def_deletions WHERE name = ?`).bind("wrl_reborn").first()).toEqual({ n: 0 });
