@@ -5,13 +5,55 @@ import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { ScheduleRepository } from "../../src/worker/schedules/store";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, eventually, gate, getWorkflow, register, rowCount, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, register, rowCount, waitFor, waitForIndexRow, type Gate } from "./helpers";
 
 const YEARLY = "0 0 0 1 1 ?";
 const MINUTE = 60_000;
 
 function trigger(name: string) {
   return env.SCHEDULE_TRIGGER.get(env.SCHEDULE_TRIGGER.idFromName(name));
+}
+
+/**
+ * Holds the answer of the first read of schedule `name` that the schedule object's `method` makes, after checking it
+ * finds the schedule paused, until `held` is released; `reads` counts that method's reads of it. The method reads the
+ * schedule before its first await, so the flag set around its call marks its read and lets the routes' own reads pass.
+ * `restore` puts both prototypes back and opens the gate.
+ */
+function holdFirstPausedRead(method: "arm" | "alarm", name: string): { held: Gate; reads: () => number; restore: () => void } {
+  const { get } = ScheduleRepository.prototype;
+  const triggerMethods = ScheduleTrigger.prototype as unknown as Record<"arm" | "alarm", (...args: unknown[]) => unknown>;
+  const original = triggerMethods[method];
+  let inMethod = false;
+  let reads = 0;
+  const held = gate();
+  triggerMethods[method] = function (this: ScheduleTrigger, ...args: unknown[]) {
+    inMethod = true;
+    try {
+      return original.apply(this, args);
+    } finally {
+      inMethod = false;
+    }
+  };
+  ScheduleRepository.prototype.get = async function (this: ScheduleRepository, read: string) {
+    const byMethod = inMethod;
+    const found = await get.call(this, read);
+    if (byMethod && read === name && ++reads === 1) {
+      expect(found?.paused).toBe(true);
+      held.hit();
+      await held.released;
+    }
+    return found;
+  };
+  return {
+    held,
+    reads: () => reads,
+    restore: () => {
+      ScheduleRepository.prototype.get = get;
+      triggerMethods[method] = original;
+      held.release();
+    },
+  };
 }
 
 /** The fire the schedule's object is armed for and its alarm's time. */
@@ -242,42 +284,17 @@ describe("pausing, resuming, updating and deleting", () => {
     await apiOk("POST", "/api/scheduler/schedules", schedule("sched-stale-read", "sched_stale_read"));
     // D1 answers each read on its own: the pause's arm call read the paused schedule, and its answer is held until the
     // resume (saved after it, its own arm's read started later) has been answered.
-    const { get } = ScheduleRepository.prototype;
-    const { arm } = ScheduleTrigger.prototype;
-    let inArm = false;
-    let armReads = 0;
-    const held = gate();
-    // The object's arm reads the schedule before its first await: marked here, so the route's own reads pass.
-    ScheduleTrigger.prototype.arm = function (this: ScheduleTrigger, name: string) {
-      inArm = true;
-      try {
-        return arm.call(this, name);
-      } finally {
-        inArm = false;
-      }
-    };
-    ScheduleRepository.prototype.get = async function (this: ScheduleRepository, name: string) {
-      const byArm = inArm;
-      const read = await get.call(this, name);
-      if (byArm && name === "sched-stale-read" && ++armReads === 1) {
-        expect(read?.paused).toBe(true);
-        held.hit();
-        await held.released;
-      }
-      return read;
-    };
+    const stale = holdFirstPausedRead("arm", "sched-stale-read");
     try {
       const pause = api("PUT", "/api/scheduler/schedules/sched-stale-read/pause");
-      await held.reached;
+      await stale.held.reached;
       expect((await api("PUT", "/api/scheduler/schedules/sched-stale-read/resume")).status).toBe(200);
-      held.release();
+      stale.held.release();
       expect((await pause).status).toBe(200);
     } finally {
-      ScheduleRepository.prototype.get = get;
-      ScheduleTrigger.prototype.arm = arm;
-      held.release();
+      stale.restore();
     }
-    expect(armReads).toBe(2);
+    expect(stale.reads()).toBe(2);
     expect((await apiOk("GET", "/api/scheduler/schedules/sched-stale-read"))["paused"]).toBe(false);
     // Armed from the resume (revision 3: created, paused, resumed), not cleared by the pause's older read.
     expect(await armedOf("sched-stale-read")).toEqual({ armed: { name: "sched-stale-read", revision: 3, fire: nextNewYear() }, alarm: nextNewYear() });
@@ -291,42 +308,17 @@ describe("pausing, resuming, updating and deleting", () => {
     // The pause's arm call lost: the object is still armed for revision 1, so its alarm reads the schedule (paused), and
     // that read's answer is held until the resume has been answered.
     await rearm("sched-stale-alarm", armed!, Date.now() + 3_600_000);
-    const { get } = ScheduleRepository.prototype;
-    const { alarm } = ScheduleTrigger.prototype;
-    let inAlarm = false;
-    let alarmReads = 0;
-    const held = gate();
-    // The alarm reads the schedule before its first await: marked here, so the routes' and the arm's reads pass.
-    ScheduleTrigger.prototype.alarm = function (this: ScheduleTrigger) {
-      inAlarm = true;
-      try {
-        return alarm.call(this);
-      } finally {
-        inAlarm = false;
-      }
-    };
-    ScheduleRepository.prototype.get = async function (this: ScheduleRepository, name: string) {
-      const byAlarm = inAlarm;
-      const read = await get.call(this, name);
-      if (byAlarm && name === "sched-stale-alarm" && ++alarmReads === 1) {
-        expect(read?.paused).toBe(true);
-        held.hit();
-        await held.released;
-      }
-      return read;
-    };
+    const stale = holdFirstPausedRead("alarm", "sched-stale-alarm");
     try {
       const ran = runDurableObjectAlarm(trigger("sched-stale-alarm"));
-      await held.reached;
+      await stale.held.reached;
       expect((await api("PUT", "/api/scheduler/schedules/sched-stale-alarm/resume")).status).toBe(200);
-      held.release();
+      stale.held.release();
       expect(await ran).toBe(true);
     } finally {
-      ScheduleRepository.prototype.get = get;
-      ScheduleTrigger.prototype.alarm = alarm;
-      held.release();
+      stale.restore();
     }
-    expect(alarmReads).toBe(1);
+    expect(stale.reads()).toBe(1);
     expect(await armedOf("sched-stale-alarm")).toEqual({ armed: { name: "sched-stale-alarm", revision: 3, fire: nextNewYear() }, alarm: nextNewYear() });
   });
 
