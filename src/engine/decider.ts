@@ -410,7 +410,7 @@ function workflowOverdue(state: WorkflowExecution, now: number): boolean {
 }
 
 function taskOverdue(state: WorkflowExecution, task: TaskExecution, now: number): boolean {
-  const ownTimeout = task.timeoutAt !== undefined && task.timeoutAt <= now && !pollClockStopped(state, task);
+  const ownTimeout = task.timeoutAt !== undefined && task.timeoutAt <= now && !workerClockWaits(state, task);
   return isPending(task) && (ownTimeout || overdueByDefinition(state, task, now) || overdueInTotal(task, now));
 }
 
@@ -424,6 +424,18 @@ function pollClockStopped(state: WorkflowExecution, task: TaskExecution): boolea
   return state.status === "PAUSED" && task.taskType === "SIMPLE" && (task.status === "SCHEDULED" || (task.status === "IN_PROGRESS" && task.pollable === true));
 }
 
+/**
+ * True when SIMPLE `task`'s own clock (its `timeoutAt`) waits while `state` is paused: its pollTimeoutSeconds (see
+ * {@link pollClockStopped}, counted afresh from the resume) or, held by a worker, its responseTimeoutSeconds. Conductor
+ * checks both (checkTaskPollTimeout, isResponseTimedOut) only as its DeciderService decides a workflow that is not
+ * paused, while its updateTask takes a worker's result for a paused workflow's task: a worker holding the task past its
+ * responseTimeoutSeconds during the pause may still report it done. A response timeout that passed meanwhile acts at the
+ * resume, if the task is still pending then.
+ */
+function workerClockWaits(state: WorkflowExecution, task: TaskExecution): boolean {
+  return state.status === "PAUSED" && task.taskType === "SIMPLE";
+}
+
 /** True when the task's attempts together have taken their `totalTimeoutSeconds` (see {@link TaskExecution.retryDeadline}). */
 function overdueInTotal(task: TaskExecution, now: number): boolean {
   return task.retryDeadline !== undefined && task.retryDeadline <= now;
@@ -435,18 +447,18 @@ function overdueInTotal(task: TaskExecution, now: number): boolean {
  */
 function overdueByDefinition(state: WorkflowExecution, task: TaskExecution, now: number): boolean {
   const at = task.definitionTimeoutAt;
-  return at !== undefined && at <= now && (task.timeoutAt === undefined || at <= task.timeoutAt) && !definitionTimeoutWaits(state, task);
+  return at !== undefined && at <= now && (task.timeoutAt === undefined || at <= task.timeoutAt) && !definitionTimeoutWaits(state);
 }
 
 /**
- * True when `task`'s task definition timeout would end paused `state` (its timeoutPolicy TIME_OUT_WF): it waits for the
- * resume, where it times the task and the workflow out if the task has not ended by then. A paused workflow does not
- * end by itself (its own timeout stands still too), and Conductor checks a task's timeoutSeconds only as it decides a
- * workflow that is not paused (core/.../execution/DeciderService.java), so a worker's result during the pause still
- * counts. Under another policy the task's clock runs on, as a webhook task's does: the task times out, the workflow stays PAUSED.
+ * True when `task`'s task definition timeout waits for the resume of paused `state`, whatever its timeoutPolicy: the
+ * resume times the task out (and, under TIME_OUT_WF, the workflow) if it has not ended by then. Conductor checks a task's
+ * timeoutSeconds only as it decides a workflow that is not paused (checkTaskTimeout, after DeciderService.decide's
+ * return for a PAUSED one: conductor-oss/conductor core/.../execution/DeciderService.java), so a worker's or a human's
+ * result during the pause still counts, and a RETRY policy's retry waits for the resume as every retry does.
  */
-function definitionTimeoutWaits(state: WorkflowExecution, task: TaskExecution): boolean {
-  return state.status === "PAUSED" && (instanceTask(state.definition, task)?.taskDefinition?.timeoutPolicy ?? "TIME_OUT_WF") === "TIME_OUT_WF";
+function definitionTimeoutWaits(state: WorkflowExecution): boolean {
+  return state.status === "PAUSED";
 }
 
 function hasOverdueDeadline(state: WorkflowExecution, now: number): boolean {
@@ -574,8 +586,8 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       // A poll that found them paused left them out of reach for a while: they can be polled again at once (or once
       // the delay a worker asked for has passed).
       for (const task of state.tasks) if (task.pollable === true) effects.push({ kind: "queueTask", entry: workerQueueEntry(task, state, pollableFrom(task, env.now), instanceTask(state.definition, task)) });
-      // A task definition timeout that passed while paused and waited for the resume (see definitionTimeoutWaits) ends
-      // the workflow now, as Conductor's resume decides it at once.
+      // A task definition or response timeout that passed while paused and waited for the resume (see
+      // definitionTimeoutWaits, workerClockWaits) acts now, as Conductor's resume decides the workflow at once.
       if (applyDeadlines(draft, env, effects)) return { state: draft.state, effects };
       break;
     case "retry":
@@ -2516,7 +2528,8 @@ function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT"
  */
 export function nextDeadline(state: WorkflowExecution): number | undefined {
   if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) return undefined;
-  // A paused workflow's own timeout waits for its resume; its tasks' clocks (a webhook's timeout) keep running.
+  // A paused workflow's own timeout waits for its resume, and so do the task clocks Conductor's decider checks (see
+  // definitionTimeoutWaits, workerClockWaits); the others (a webhook's timeout, a WAIT's time) keep running.
   let earliest = state.status === "PAUSED" ? undefined : state.deadline;
   const consider = (at: number | undefined) => {
     if (at !== undefined && (earliest === undefined || at < earliest)) earliest = at;
@@ -2529,8 +2542,8 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
     }
     if (isInFlight(task)) consider(task.attemptDeadline);
     if (isPending(task)) {
-      if (!pollClockStopped(state, task)) consider(task.timeoutAt);
-      if (!definitionTimeoutWaits(state, task)) consider(task.definitionTimeoutAt);
+      if (!workerClockWaits(state, task)) consider(task.timeoutAt);
+      if (!definitionTimeoutWaits(state)) consider(task.definitionTimeoutAt);
       consider(task.retryDeadline);
     }
   }

@@ -145,6 +145,30 @@ describe("a task definition's timeoutSeconds (counted from the task's start)", (
     expect(tick(restarted, 26_000).state.status).toBe("TIMED_OUT");
   });
 
+  it("RETRY, paused: the timeout waits for the resume (a completion meanwhile counts), which times the task out if it passed, else it acts at its own time", () => {
+    // A webhook without a timeout of its own: only its task definition's can time it out.
+    const state = started({ tasks: [hook(0, { taskDefinition: taskDef({ timeoutPolicy: "RETRY", retryCount: 1, retryDelaySeconds: 0 }) })] });
+    const paused = decide(state, { type: "pause" }, env(2_000)).state;
+    // Nothing wakes the paused workflow for it, and a tick past it changes nothing (Conductor decides nothing while paused).
+    expect(nextDeadline(paused)).toBeUndefined();
+    const later = tick(paused, 20_000).state;
+    expect([later.status, later.tasks.map((task) => task.status)]).toEqual(["PAUSED", ["IN_PROGRESS"]]);
+    const completed = decide(later, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "COMPLETED", output: {} }, env(20_000)).state;
+    expect(completed.tasks.map((task) => task.status)).toEqual(["COMPLETED"]);
+    expect(decide(completed, { type: "resume" }, env(21_000)).state.status).toBe("COMPLETED");
+    // Still pending at the resume: timed out and retried by the resume itself.
+    const resumed = decide(later, { type: "resume" }, env(21_000)).state;
+    expect(resumed.status).toBe("RUNNING");
+    expect(resumed.tasks.map((task) => [task.status, task.retryCount])).toEqual([
+      ["TIMED_OUT", 0],
+      ["IN_PROGRESS", 1],
+    ]);
+    // Resumed before it passed: it acts at its own time.
+    const early = decide(paused, { type: "resume" }, env(5_000)).state;
+    expect(nextDeadline(early)).toBe(11_000);
+    expect(tick(early, 11_000).state.tasks.map((task) => task.status)).toEqual(["TIMED_OUT", "IN_PROGRESS"]);
+  });
+
   it("ALERT_ONLY and a timeoutSeconds of 0 never time the task out", () => {
     for (const fields of [{ timeoutPolicy: "ALERT_ONLY" as const }, { timeoutSeconds: 0 }]) {
       const state = started({ tasks: [waitingCall(fields)] });

@@ -479,6 +479,31 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(decide(stored, { type: "resume" }, env(200_000)).state.tasks[0]!.timeoutAt).toBe(205_000);
   });
 
+  it("responseTimeoutSeconds of a task a worker holds waits while the workflow is paused: its result then counts; the resume times out one still held past it, or it acts at its own time", () => {
+    const state = poll(started({ ...encode, taskDefinition: taskDef({ responseTimeoutSeconds: 5, retryCount: 1, retryDelaySeconds: 0 }) }).state, 2_000);
+    const taskId = state.tasks[0]!.taskId;
+    expect(state.tasks[0]!.timeoutAt).toBe(7_000);
+    const paused = decide(state, { type: "pause" }, env(3_000)).state;
+    expect(nextDeadline(paused)).toBeUndefined();
+    const later = decide(paused, { type: "tick", liveTaskIds: new Set() }, env(60_000)).state;
+    expect([later.status, later.tasks.map((task) => task.status)]).toEqual(["PAUSED", ["IN_PROGRESS"]]);
+    // The worker that held it past its responseTimeoutSeconds reports it done, as Conductor's updateTask takes it.
+    const reported = decide(later, { type: "externalUpdate", taskId, status: "COMPLETED", output: { url: "s3://out" } }, env(60_000)).state;
+    expect(reported.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { url: "s3://out" } });
+    expect(decide(reported, { type: "resume" }, env(61_000)).state.status).toBe("COMPLETED");
+    // No report by the resume: timed out then, and retried.
+    const resumed = decide(later, { type: "resume" }, env(61_000)).state;
+    expect(resumed.tasks.map((task) => [task.status, task.retryCount])).toEqual([
+      ["TIMED_OUT", 0],
+      ["SCHEDULED", 1],
+    ]);
+    expect(resumed.tasks[0]!.reasonForIncompletion).toContain("responseTimeoutSeconds (5 s)");
+    // Resumed before it passed: it acts at its own time, counted from the poll.
+    const early = decide(paused, { type: "resume" }, env(4_000)).state;
+    expect(nextDeadline(early)).toBe(7_000);
+    expect(decide(early, { type: "tick", liveTaskIds: new Set() }, env(7_000)).state.tasks[0]!.status).toBe("TIMED_OUT");
+  });
+
   it("a poll serves the delay a worker asked for: the task handed out again shows callbackAfterSeconds 0, as Conductor resets it", () => {
     const state = poll(started().state, 2_000);
     const taskId = state.tasks[0]!.taskId;

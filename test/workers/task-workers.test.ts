@@ -389,6 +389,40 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(task.workflowInstanceId ?? task["workflowInstanceId"]).toBe(workflowId);
   });
 
+  it("a paused workflow's worker keeps its task past responseTimeoutSeconds: its result counts; held to the resume, the resume times it out, and resumed in time its alarm still acts", async () => {
+    // One task type per case: a retry queued by one case is not polled by the next.
+    const held = async (name: string) => {
+      await apiOk("POST", "/api/metadata/taskdefs", [{ name, ownerEmail: "a@b.c", retryCount: 1, retryDelaySeconds: 0, responseTimeoutSeconds: 1, timeoutSeconds: 0 }]);
+      await register({ name, tasks: [simpleTask(name)] });
+      const workflowId = await startWorkflow(name);
+      const task = await pollOne(name);
+      await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+      return { workflowId, task };
+    };
+    const pastResponseTimeout = (task: TaskJson) => new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(task["updateTime"]) + 1_000 - Date.now()) + 500));
+
+    const reported = await held("w_pause_held_reported");
+    await pastResponseTimeout(reported.task);
+    expect((await getWorkflow(reported.workflowId)).tasks.map((task) => task.status)).toEqual(["IN_PROGRESS"]);
+    expect((await report(reported.task, "COMPLETED", { done: true })).status).toBe(200);
+    await apiOk("PUT", `/api/workflow/${reported.workflowId}/resume`);
+    const done = await waitFor(reported.workflowId, ["COMPLETED", "FAILED", "TIMED_OUT"]);
+    expect(done).toMatchObject({ status: "COMPLETED", output: { done: true } });
+
+    // No report: the resume times it out at once, and it is retried.
+    const silent = await held("w_pause_held_silent");
+    await pastResponseTimeout(silent.task);
+    await apiOk("PUT", `/api/workflow/${silent.workflowId}/resume`);
+    const resumed = await getWorkflow(silent.workflowId);
+    expect([resumed.status, resumed.tasks.map((task) => task.status)]).toEqual(["RUNNING", ["TIMED_OUT", "SCHEDULED"]]);
+
+    // Resumed before it passed: its alarm times it out at its own time.
+    const early = await held("w_pause_held_early");
+    await apiOk("PUT", `/api/workflow/${early.workflowId}/resume`);
+    await eventually(() => getWorkflow(early.workflowId), (workflow) => workflow.tasks.length === 2, "the response timeout's alarm after the resume");
+    expect((await getWorkflow(early.workflowId)).tasks.map((task) => task.status)).toEqual(["TIMED_OUT", "SCHEDULED"]);
+  });
+
   it("a task completed from outside or canceled before any poll is never handed out, and its entry is dropped", async () => {
     await register({ name: "w_stale", tasks: [simpleTask("w_stale_task")] });
     const completed = await startWorkflow("w_stale");
