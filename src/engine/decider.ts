@@ -1049,18 +1049,48 @@ function applyResumeChild(draft: Draft, event: Extract<ExecutionEvent, { type: "
 }
 
 /**
- * Whether paused `state` has gone on past SUB_WORKFLOW task `target`: it scheduled a task after it that neither ran
- * beside it, in another branch of a fork it lies in, nor is the still waiting JOIN of such a fork. A fork schedules its
- * branches and its JOIN together, so those follow the task by `seq` without its lane having moved on: the JOIN waits
- * for the task again (as Conductor's updateAndPushParents reopens the task whatever the parent scheduled beside it).
- * Inside a DO_WHILE's loop, whose iterations' branch runs are not told apart here, any later task counts.
+ * Whether paused `state` has gone on past SUB_WORKFLOW task `target`, acting on its end: a task scheduled after it in
+ * its own lane (the next task, a retry of it, a later iteration of a DO_WHILE's loop around it), a later run of a fork it
+ * lies in, or a JOIN of a fork it lies in that waits for it (see {@link joinWaitsFor}) and is no longer waiting (the tasks after such a JOIN come after
+ * it). Tasks scheduled beside it do not count: the other branches of its forks, their JOINs while they wait, and a JOIN
+ * that does not wait for it with what follows that JOIN, which Conductor's JOIN lets go on while the task runs. Those
+ * follow the task by `seq` without anything having acted on its end, and Conductor's updateAndPushParents reopens the
+ * task whatever the parent scheduled beside it (conductor-oss/conductor core/.../execution/WorkflowExecutor.java).
  */
 function movedPast(state: WorkflowExecution, target: TaskExecution): boolean {
   const definition = state.definition;
-  if (enclosingLoops(definition, target.definitionIndex).length > 0) return state.tasks.some((task) => task.seq > target.seq);
-  const beside = inOtherBranchThan(state, target);
+  const plan = planOf(definition);
+  const lane = plan.steps[target.definitionIndex]?.lane;
+  const forks = branchesOf(definition, target.definitionIndex);
   const joins = new Set(enclosingJoins(definition, target.definitionIndex));
-  return state.tasks.some((task) => task.seq > target.seq && !beside(task) && !(joins.has(task.definitionIndex) && isPending(task)));
+  return state.tasks.some(
+    (task) =>
+      task.seq > target.seq &&
+      (plan.steps[task.definitionIndex]?.lane === lane ||
+        // A later run of a fork it lies in (a later iteration, or a workflow retry that ran the fork's lane again from a
+        // permissive task before it: a dynamic fork's later run forks its tasks in lanes of their own).
+        forks.has(task.definitionIndex) ||
+        (joins.has(task.definitionIndex) && !isPending(task) && joinWaitsFor(state, task, target))),
+  );
+}
+
+/**
+ * Whether JOIN instance `join`, of a fork `target` lies in, waits for `target`: a task of its `joinOn` (what its fork's
+ * run gave it, see joinOnOf) is `target`'s step, or one after it in the same branch of that fork (by plan order, which
+ * may also take in a later task of a fork nested in the branch that does not wait for `target`: then the JOIN counts
+ * as waiting, as before). A JOIN with a join script (Orkes') decides for itself what it waits for: it counts as waiting.
+ */
+function joinWaitsFor(state: WorkflowExecution, join: TaskExecution, target: TaskExecution): boolean {
+  const definition = state.definition;
+  if (joinScript(planTask(definition, join.definitionIndex)) !== undefined) return true;
+  const fork = planOf(definition).forkOfJoin.get(join.definitionIndex);
+  if (fork === undefined) return true;
+  const forkTask = state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < join.seq);
+  const branch = branchesOf(definition, target.definitionIndex).get(fork);
+  return joinOnOf(definition, join.definitionIndex, forkTask).some((reference) => {
+    const index = planIndexOf(definition, reference);
+    return index >= target.definitionIndex && branchesOf(definition, index).get(fork) === branch;
+  });
 }
 
 function applyRetry(draft: Draft, env: DecideEnv): void {

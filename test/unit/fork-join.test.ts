@@ -285,6 +285,26 @@ describe("FORK_JOIN endings and children", () => {
     state = decide(state, { type: "childFinished", taskId: sub.taskId, subWorkflowId: sub.subWorkflowId!, status: "COMPLETED", output: { fine: true } }, env(5_000)).state;
     expect(state.status).toBe("COMPLETED");
   });
+
+  it("a paused parent follows its child's retry unless a JOIN that waits for the SUB_WORKFLOW task has ended: one whose joinOn leaves the task out, and what follows it, acted on nothing", () => {
+    const childFails = (state: WorkflowExecution, now: number) => {
+      const sub = instance(state, "sub");
+      return decide(state, { type: "childFinished", taskId: sub.taskId, subWorkflowId: sub.subWorkflowId!, status: "FAILED", output: {}, reason: "boom" }, env(now)).state;
+    };
+    // Joined by a JOIN that has ended (the optional task's failure let it go on), the task's end was acted on.
+    let joined = started([fork("fork", [[{ ...child("sub"), optional: true }], [hold("other")]]), join("join", ["sub", "other"]), hold("after")]).state;
+    joined = complete(childFails(joined, 2_000), "other", 3_000).state;
+    expect(statuses(joined)).toMatchObject({ sub: "COMPLETED_WITH_ERRORS", join: "COMPLETED_WITH_ERRORS", after: "IN_PROGRESS" });
+    joined = decide(joined, { type: "pause" }, env(4_000)).state;
+    expect(refusal(joined, { type: "resumeChild", taskId: instance(joined, "sub").taskId }, 5_000).kind).toBe("CONFLICT");
+    // Not joined: the JOIN and the task after it ran beside the task, whose failure during the pause nothing acted on.
+    let unjoined = started([fork("fork", [[child("sub")], [hold("other")]]), join("join", ["other"]), hold("after")]).state;
+    unjoined = decide(complete(unjoined, "other", 2_000).state, { type: "pause" }, env(3_000)).state;
+    unjoined = childFails(unjoined, 4_000);
+    expect(statuses(unjoined)).toMatchObject({ sub: "FAILED", join: "COMPLETED", after: "IN_PROGRESS" });
+    const followed = decide(unjoined, { type: "resumeChild", taskId: instance(unjoined, "sub").taskId }, env(5_000)).state;
+    expect([followed.status, statuses(followed)]).toMatchObject(["PAUSED", { sub: "IN_PROGRESS", after: "IN_PROGRESS" }]);
+  });
 });
 
 describe("FORK_JOIN with skips and reruns", () => {

@@ -12,6 +12,7 @@ import { WorkflowExecution, type ActorResult } from "../../src/actors/workflow-e
 import { executionStub } from "../../src/worker/executions";
 import { api, apiOk, eventually, gate, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
 import { subTask, terminal, waitTask } from "./sub-workflow-helpers";
+import type { JsonObject } from "../../src/engine/model";
 
 describe("secrets and children", () => {
   it("refuses a SUB_WORKFLOW task that passes a secret into the child's input (it would be stored and shown there)", async () => {
@@ -612,6 +613,60 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     expect(done.status).toBe("COMPLETED");
     expect(done.tasks.find((task) => task.referenceTaskName === "joined")!.status).toBe("COMPLETED");
     expect(await hits("paused-fork-side")).toBe(1);
+  });
+
+  it("a paused parent follows its child's retry when its SUB_WORKFLOW task is in a fork in a DO_WHILE, or in a branch its fork's JOIN does not wait for (that JOIN ended, what follows it ran): nothing acted on the task's end", async () => {
+    const follows = async (prefix: string, tasks: (child: string) => JsonObject[]) => {
+      await register({ name: `${prefix}_child`, tasks: [waitTask("w")] });
+      await register({ name: `${prefix}_parent`, tasks: tasks(`${prefix}_child`) });
+      const parentId = await startWorkflow(`${prefix}_parent`);
+      const running = await waitFor(parentId, (workflow) => workflow.tasks.some((task) => task["subWorkflowId"] !== undefined) && workflow.tasks.some((task) => task.referenceTaskName.startsWith("side") && task.status === "IN_PROGRESS"));
+      const sub = running.tasks.find((task) => task["subWorkflowId"] !== undefined)!;
+      const childId = String(sub["subWorkflowId"]);
+      // The other branch ends before the pause, and the parent goes on as far as it can beside the SUB_WORKFLOW task.
+      await apiOk<string>("POST", `/api/tasks/${parentId}/${running.tasks.find((task) => task.referenceTaskName.startsWith("side"))!.referenceTaskName}/COMPLETED`, {});
+      await waitFor(parentId, (workflow) => workflow.tasks.filter((task) => task.taskId !== sub.taskId).every((task) => task.status !== "SCHEDULED" && (task.status !== "IN_PROGRESS" || ["DO_WHILE", "JOIN"].includes(String(task["taskType"])))));
+      await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+      await apiOk("PUT", `/api/workflow/${parentId}/pause`);
+      await apiOk<string>("POST", `/api/tasks/${childId}/w/FAILED_WITH_TERMINAL_ERROR`, {});
+      expect((await waitFor(childId, terminal)).status).toBe("FAILED");
+      await waitFor(parentId, (workflow) => workflow.tasks.find((task) => task.taskId === sub.taskId)?.status === "FAILED");
+
+      await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
+      const reopened = await waitFor(parentId, (workflow) => workflow.tasks.find((task) => task.taskId === sub.taskId)?.status === "IN_PROGRESS");
+      expect(reopened.status).toBe("PAUSED");
+      await waitFor(childId, (workflow) => workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+      await apiOk<string>("POST", `/api/tasks/${childId}/w/COMPLETED`, { ok: 1 });
+      expect((await waitFor(childId, terminal)).status).toBe("COMPLETED");
+      await waitFor(parentId, (workflow) => workflow.tasks.find((task) => task.taskId === sub.taskId)?.status === "COMPLETED");
+      await apiOk("PUT", `/api/workflow/${parentId}/resume`);
+      return waitFor(parentId, terminal);
+    };
+
+    const looped = await follows("paused_loop_fork", (child) => [
+      {
+        name: "loop",
+        taskReferenceName: "loop",
+        type: "DO_WHILE",
+        inputParameters: {},
+        loopCondition: "false",
+        loopOver: [
+          { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[subTask("to_child", { subWorkflowParam: { name: child } })], [waitTask("side")]] },
+          { name: "joined", taskReferenceName: "joined", type: "JOIN", joinOn: ["to_child", "side"] },
+        ] as JsonObject[],
+      },
+    ]);
+    expect(looped.status).toBe("COMPLETED");
+    expect(looped.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["loop:COMPLETED", "fan__1:COMPLETED", "to_child__1:COMPLETED", "side__1:COMPLETED", "joined__1:COMPLETED"]);
+
+    const unjoined = await follows("paused_unjoined", (child) => [
+      { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[subTask("to_child", { subWorkflowParam: { name: child } })], [waitTask("side")]] },
+      { name: "joined", taskReferenceName: "joined", type: "JOIN", joinOn: ["side"] },
+      httpTask("after", { uri: target("/count/paused-unjoined-after"), method: "GET" }),
+    ]);
+    expect(unjoined.status).toBe("COMPLETED");
+    expect(unjoined.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["fan:COMPLETED", "to_child:COMPLETED", "side:COMPLETED", "joined:COMPLETED", "after:COMPLETED"]);
+    expect(await hits("paused-unjoined-after")).toBe(1);
   });
 
   it("a paused parent that has gone past its SUB_WORKFLOW task does not follow the child's restart (the child runs detached)", async () => {
