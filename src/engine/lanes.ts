@@ -98,6 +98,33 @@ function laneWentBackBefore(state: WorkflowExecution, fork: TaskExecution, wentB
 }
 
 /**
+ * Where each lane of `state` went back at a step outside loops (see {@link noteWentBack}), as a workflow retry running it
+ * again from a permissive task failed for good does (such a task is never in a loop); not a loop's next iteration,
+ * whose earlier iterations' tasks are told apart by their iteration. Empty for most executions: then every instance is
+ * of its lane's current run.
+ */
+export function runRestarts(state: WorkflowExecution): ReadonlyMap<number, readonly TaskExecution[]> {
+  const plan = planOf(state.definition);
+  const restarts = new Map<number, TaskExecution[]>();
+  for (const [lane, tasks] of wentBackIn(state)) {
+    const outsideLoops = tasks.filter((task) => plan.steps[task.definitionIndex]?.inLoop === undefined);
+    if (outsideLoops.length > 0) restarts.set(lane, outsideLoops);
+  }
+  return restarts;
+}
+
+/**
+ * Whether task instance `task` ran in an earlier run of its lane than the one going on: a lane around it (its own, or
+ * one a fork around it lies in) has since gone back before it (see {@link runRestarts}), to run again the task (or
+ * the fork holding it) once it reaches it anew. Such an instance is not the task's word in the lane's current run: a
+ * JOIN or EXCLUSIVE_JOIN reading it would end for how the task ended before the retry, while the lane runs it again.
+ * `restarts`: {@link runRestarts} of `state`.
+ */
+export function ranInEarlierRun(state: WorkflowExecution, task: TaskExecution, restarts: ReadonlyMap<number, readonly TaskExecution[]>): boolean {
+  return restarts.size > 0 && laneWentBackBefore(state, task, restarts);
+}
+
+/**
  * True unless `task` is an instance of a step of a DO_WHILE's loop from before the loop's current iteration (or from an
  * earlier run of the DO_WHILE), or the loop has ended; in a loop nested in others, the same of its DO_WHILE's instance.
  * `latest`: the latest instance of a DO_WHILE step.

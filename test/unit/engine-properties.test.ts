@@ -3,9 +3,9 @@
 // loopCondition; some keeping their last iterations), DYNAMIC tasks, NOOP, INLINE, SET_VARIABLE and TERMINATE steps
 // around WAITs completed (or skipped) from outside and HTTP and HTTP_SYNC calls answering, in a random order, some of
 // them optional or permissive. Whatever the shape and the order, every definition registers, the workflow never stalls,
-// never holds two pending runs of one task, and completes with nothing left pending; a permissive task failed for good
-// fails it at a JOIN or at its end; and a run whose every decision is stored and read back as the execution's object
-// does decides exactly as one kept in memory.
+// never holds two pending runs of one task, never ends a JOIN while a branch it joins still runs, and completes with
+// nothing left pending; a permissive task failed for good fails it at a JOIN or at its end; and a run whose every
+// decision is stored and read back as the execution's object does decides exactly as one kept in memory.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { DecideEnv } from "../../src/engine/config";
@@ -13,7 +13,7 @@ import { awaitedTaskDefNames, createExecution, decide as decideAlone, type Decis
 import { awaitedCacheLookups } from "../../src/engine/task-cache";
 import { MAX_TASKS_PER_DEFINITION, validateWorkflowDef } from "../../src/engine/definition/validate";
 import { isHttpType, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
-import { definitionReferenceName, isPermissiveFailure, loopIterationsOf, planTask } from "../../src/engine/plan";
+import { definitionReferenceName, isPermissiveFailure, loopIterationsOf, planIndexOf, planOf, planTask, ranInIterations, ROOT_LANE } from "../../src/engine/plan";
 import { ExecutionStore } from "../../src/actors/execution-store";
 import { env as knowingEnv } from "./engine-env";
 
@@ -46,10 +46,37 @@ function decide(state: WorkflowExecution, event: ExecutionEvent, environment: De
       continue;
     }
     const lookups = awaitedCacheLookups(decision.state);
-    if (lookups.length === 0) return { ...decision, state: persist(decision.state) };
+    if (lookups.length === 0) {
+      expect(joinsEndedBesideJoinedLanes(state, decision.state), `${event.type} of ${JSON.stringify(state.definition.tasks)}`).toEqual([]);
+      return { ...decision, state: persist(decision.state) };
+    }
     then({ type: "cacheLookedUp", outputs: Object.fromEntries(lookups.map(({ taskId, key }) => [taskId, Number(key.slice(key.lastIndexOf("t") + 1)) % 2 === 0 ? { cached: key } : null])) });
   }
   throw new Error("the actor's answers did not settle");
+}
+
+/**
+ * Every JOIN that ended well in the decision from `before` to `after` while a task of a branch it joins (a task's lane,
+ * the last of its branch in these definitions) was pending, scheduled since the JOIN's fork: the branch was still to
+ * end, running again a task the JOIN took as ended (a workflow retry running a lane again from a permissive task).
+ */
+function joinsEndedBesideJoinedLanes(before: WorkflowExecution, after: WorkflowExecution): string[] {
+  const plan = planOf(after.definition);
+  const endedWell = (task: TaskExecution | undefined) => task !== undefined && (task.status === "COMPLETED" || task.status === "COMPLETED_WITH_ERRORS");
+  return after.tasks.flatMap((join) => {
+    if (join.taskType !== "JOIN" || !endedWell(join) || endedWell(before.tasks.find((task) => task.taskId === join.taskId))) return [];
+    const fork = plan.forkOfJoin.get(join.definitionIndex);
+    const since = after.tasks.findLast((task) => task.definitionIndex === fork && task.seq < join.seq)?.seq ?? -1;
+    // In a loop, the JOIN's own iteration's (the loops around it): a later iteration runs its branches anew.
+    const iterations = loopIterationsOf(after.definition, join);
+    const joinOn = Array.isArray(join.inputData["joinOn"]) ? join.inputData["joinOn"].filter((name): name is string => typeof name === "string") : [];
+    return joinOn.flatMap((name) => {
+      const lane = plan.steps[planIndexOf(after.definition, name)]?.lane;
+      if (lane === undefined || lane === ROOT_LANE || lane === plan.steps[join.definitionIndex]!.lane) return [];
+      const running = pending(after).filter((task) => task.seq > since && plan.steps[task.definitionIndex]?.lane === lane && ranInIterations(after.definition, task, iterations));
+      return running.map((task) => `${join.referenceTaskName} ended with ${task.referenceTaskName} of ${name}'s branch ${task.status}`);
+    });
+  });
 }
 
 /** The first decision of execution `wf-1` of a definition named `name` holding `tasks` (with `extra` fields), started with `input`. */

@@ -99,6 +99,22 @@ describe("EXCLUSIVE_JOIN", () => {
     expect(state.status).toBe("COMPLETED");
   });
 
+  it("on a workflow retry that runs the SWITCH before it again, ends with the route the lane's new run took, not a joined task that completed before the retry", () => {
+    // `first` failed permissively and `ta` completed: the workflow failed at its end. The retry runs the lane again from
+    // `first`, whose output now takes the SWITCH's other case; the EXCLUSIVE_JOIN, reached anew, ended with `ta`'s
+    // COMPLETED run from before the retry, a route this run did not take.
+    const route: WorkflowTaskDef = { name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "to", inputParameters: { to: "${first.output.body}" }, decisionCases: { b: [httpGet("tb")] }, defaultCase: [httpGet("ta")] };
+    let state = startedWith("xj_retry_old_route", [httpGet("first", { permissive: true }), route, exclusiveJoin("xj", ["ta", "tb"])]).state;
+    state = attemptEnds(state, "first", 1_001, "FAILED").state;
+    state = attemptEnds(state, "ta", 1_002, "COMPLETED", { body: "from a" }).state;
+    expect([state.status, latestNamed(state, "xj").outputData]).toEqual(["FAILED", { body: "from a" }]);
+    state = decide(state, { type: "retry" }, env(2_000)).state;
+    state = attemptEnds(state, "first", 2_001, "COMPLETED", { body: "b" }).state;
+    state = attemptEnds(state, "tb", 2_002, "COMPLETED", { body: "from b" }).state;
+    expect(latestNamed(state, "xj")).toMatchObject({ status: "COMPLETED", outputData: { body: "from b" } });
+    expect(state.status).toBe("COMPLETED");
+  });
+
   it("in a DO_WHILE's loop, joins on its own iteration's tasks (Conductor appends the iteration)", () => {
     const side = switchOnIteration({ "1": [httpGet("a")], "2": [httpGet("b")] });
     const loop: WorkflowTaskDef = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "$.loop['iteration'] < 2", loopOver: [side, exclusiveJoin("pick", ["a", "b"])] };

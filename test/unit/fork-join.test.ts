@@ -461,6 +461,39 @@ describe("a workflow retry from a permissive task failed for good before a FORK_
     state = complete(complete(state, "a", 7_000).state, "b", 8_000).state;
     expect(state.status).toBe("COMPLETED");
   });
+  it("has a JOIN waiting again for a joined task its branch, run again from the permissive task, runs again (it ended with the task's run before the retry)", () => {
+    // The retry runs the branch again from `maybe`, then `b` after it. The JOIN, set IN_PROGRESS, took `b`'s COMPLETED
+    // run from before the retry as its last word: it completed once `maybe` did, with that run's output, and `after`
+    // ran while `b` ran again.
+    let state = started([fork("f", [[{ ...hold("maybe"), permissive: true }, hold("b")], [hold("side")]]), join("f_join", ["maybe", "b", "side"]), hold("after")]).state;
+    state = failed(state, "maybe", 2_000);
+    state = complete(complete(state, "side", 3_000).state, "b", 4_000, { run: 1 }).state;
+    expect([state.status, state.reasonForIncompletion]).toEqual(["FAILED", "Task f_join failed: Task maybe ended FAILED"]);
+    state = decide(state, { type: "retry" }, env(5_000)).state;
+    state = complete(state, "maybe", 6_000).state;
+    expect(statuses(state)).toMatchObject({ f_join: "IN_PROGRESS", b: "IN_PROGRESS" });
+    expect(state.tasks.some((task) => task.referenceTaskName === "after")).toBe(false);
+    state = complete(state, "b", 7_000, { run: 2 }).state;
+    expect(instance(state, "f_join")).toMatchObject({ status: "COMPLETED", outputData: { maybe: {}, b: { run: 2 }, side: {} } });
+    state = complete(state, "after", 8_000).state;
+    expect(state.status).toBe("COMPLETED");
+  });
+  it("has a JOIN canceled with the workflow wait for a joined task its branch runs again, not end while the branch still runs", () => {
+    // `side` failed the workflow while the branch, gone on past `maybe`'s failure, ran `c` after `b`. The retry runs the
+    // branch again from `maybe`; the JOIN took `b`'s run from before the retry as ended and completed once `side` did,
+    // `maybe` still running.
+    let state = started([fork("f", [[{ ...hold("maybe"), permissive: true }, hold("b"), hold("c")], [hold("side")]]), join("f_join", ["b", "side"]), hold("after")]).state;
+    state = failed(state, "maybe", 2_000);
+    state = complete(state, "b", 3_000).state;
+    state = failed(state, "side", 4_000);
+    state = decide(state, { type: "retry" }, env(5_000)).state;
+    state = complete(state, "side", 6_000).state;
+    expect(statuses(state)).toMatchObject({ f_join: "IN_PROGRESS", maybe: "IN_PROGRESS" });
+    state = complete(complete(complete(state, "maybe", 7_000).state, "b", 8_000).state, "c", 9_000).state;
+    expect(instance(state, "f_join").status).toBe("COMPLETED");
+    state = complete(state, "after", 10_000).state;
+    expect(state.status).toBe("COMPLETED");
+  });
   it("has an outer JOIN joining a task of a fork nested after the permissive task wait for the nested fork's run anew (it completed at once)", () => {
     // The retry runs the outer branch again from `maybe`; the outer JOIN joins `x`, in the inner fork's branch, whose
     // failure the retry replaced (retried). The inner fork, gone back before, took the branch as never to run: the

@@ -1,4 +1,5 @@
 import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowExecution } from "../../model";
+import { ranInEarlierRun, runRestarts } from "../../lanes";
 import { definitionReferenceName, planTask } from "../../plan";
 import type { TaskTypeModule } from "../task-type";
 import { waitingForLanes } from "../fork-join";
@@ -29,7 +30,8 @@ export interface ExclusiveJoinEnding {
 /**
  * How IN_PROGRESS EXCLUSIVE_JOIN `join` ends, once it may, as Conductor's ExclusiveJoin does: the joined task is the
  * first of its `joinOn` that ran (has an instance, not SKIPPED: a SWITCH branch not taken ran none of its tasks; nor
- * replaced, `retried`, with no run since: see `firstThatRan`); when
+ * replaced, `retried`, with no run since; nor from a run of its lane a workflow retry went back before: see
+ * `firstThatRan`); when
  * none did, or that one is still running, the first of its `defaultExclusiveJoinTask` that ran. Once that task has
  * ended, the EXCLUSIVE_JOIN ends with it: COMPLETED with its output when it ended well (COMPLETED_WITH_ERRORS, an
  * optional task that failed, included), else FAILED with its reason. Undefined while there is no such task or it is
@@ -62,9 +64,10 @@ function defaultThatRan(state: WorkflowExecution, defaults: readonly string[], i
 
 /**
  * The latest instance of the first of `names` (with `iterations` appended) that has one neither SKIPPED nor replaced
- * (`retried`).
+ * (`retried`) nor of a run of its lane that a workflow retry has since gone back before (see `ranInEarlierRun`).
  */
 function firstThatRan(state: WorkflowExecution, names: readonly string[], iterations: string): TaskExecution | undefined {
+  const restarts = runRestarts(state);
   for (const name of names) {
     const reference = name + iterations;
     // Its latest instance (a retry's, when it was retried), as Conductor's getTaskByRefName gives. One marked retried
@@ -73,7 +76,9 @@ function firstThatRan(state: WorkflowExecution, names: readonly string[], iterat
     // a task that has not run, as Conductor's decider passes over retried tasks: read, its failure failed the
     // EXCLUSIVE_JOIN the retry reached again, for a route that run did not take.
     const latest = state.tasks.findLast((task) => task.referenceTaskName === reference);
-    if (latest !== undefined && latest.status !== "SKIPPED" && latest.retried !== true) return latest;
+    // Nor is one from a run of its lane that such a retry went back before (see `ranInEarlierRun`): the lane, run
+    // again, took this route anew (it then runs the task again) or another one, whose task is the one joined.
+    if (latest !== undefined && latest.status !== "SKIPPED" && latest.retried !== true && !ranInEarlierRun(state, latest, restarts)) return latest;
   }
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { activeLanes, neverReached, type ActiveLane } from "../../lanes";
+import { activeLanes, neverReached, ranInEarlierRun, runRestarts, type ActiveLane } from "../../lanes";
 import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "../../model";
 import { setOwn } from "../../own-property";
 import { chosenBranchEnds, failsPermissively, instanceTask, nextPlanIndex, planIndexOf, planOf, planTask, type PlanStep } from "../../plan";
@@ -119,6 +119,12 @@ function joinedTasks(state: WorkflowExecution, join: TaskExecution): JoinedTask[
   // then the JOIN waits, as for a task not reached yet).
   const latestByStep = new Map<number, TaskExecution>();
   for (const task of state.tasks) if (task.seq > since && task.retried !== true) latestByStep.set(task.definitionIndex, task);
+  // Nor is an instance from a run of its lane that such a retry went back before: the lane runs the task again (its
+  // latest instance before it is a task's that ended well, which the retry keeps), and until it reaches it anew, or
+  // goes on past it another way, the JOIN waits, as for a task not reached yet. Its latest instance being of that
+  // earlier run, so are the ones before it.
+  const restarts = runRestarts(state);
+  if (restarts.size > 0) for (const [index, task] of latestByStep) if (ranInEarlierRun(state, task, restarts)) latestByStep.delete(index);
   return joinOn.map((reference) => {
     const index = joinedStep(state.definition, planIndexOf(state.definition, reference), latestByStep);
     return { reference, index, latest: latestByStep.get(index) };
