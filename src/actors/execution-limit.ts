@@ -89,8 +89,8 @@ export class ExecutionLimit extends DurableObject<Env> {
   }
 
   /**
-   * Workflow `workflowName`, whose executions entered here, changed its limit at `definedAt` (its rate-limit endpoint, or
-   * a definition registered anew) to `limit`, or none (null). Kept as an entry's limit is, when no definition registered
+   * Workflow `workflowName`, whose executions entered here, changed its limit at `definedAt` (its rate-limit endpoint,
+   * a definition registered anew, or its latest version deleted) to `limit`, or none (null). Kept as an entry's limit is, when no definition registered
    * later has entered since: a higher limit admits waiting executions now, a lower one lets those running finish. None
    * admits everyone waiting, but only on a key no other workflow's executions entered: theirs still have a limit here,
    * which one workflow giving up its own must not lift.

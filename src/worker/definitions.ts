@@ -13,6 +13,20 @@ export interface StoredUpdateTime {
   updateTime: number;
 }
 
+/** What {@link DefinitionRepository.delete} answers of a version deleted. */
+export interface DeletedVersion {
+  /** The time the deletion is told to the rate limit objects with: after every updateTime of the name so far. */
+  deletedAt: number;
+  /** The name's latest version left, which new starts take now, with its `concurrentExecLimit` (null: none). */
+  latest: { version: number; limit: number | null } | undefined;
+}
+
+/** The latest version left of a name, as the deletion's batch reads it. */
+interface LatestRow {
+  version: number;
+  rate_limit: number | null;
+}
+
 /**
  * The SQL of a workflow definition's new updateTime: the time `nowParam` the saving isolate took, or just after the
  * latest updateTime of any version of the name `nameParam` when that is later. The rate limit objects keep the limit of
@@ -22,8 +36,9 @@ export interface StoredUpdateTime {
  * registration's limit for good, passing over what D1 holds.
  */
 function laterUpdateTime(nowParam: string, nameParam: string): string {
-  // Deleted versions count too (workflow_def_deletions): the objects may have been told theirs, and with every version
-  // deleted a registration would otherwise take the saving isolate's clock, behind a deleted one stored by a clock ahead.
+  // Deletions count too (workflow_def_deletions, the time the latest was told with, after the deleted version's own):
+  // the objects may have been told it, and with every version deleted a registration would otherwise take the saving
+  // isolate's clock, behind a deleted one stored by a clock ahead.
   return `MAX(${nowParam}, COALESCE((SELECT MAX(update_time) FROM workflow_defs WHERE name = ${nameParam}), 0) + 1,
     COALESCE((SELECT deleted_time FROM workflow_def_deletions WHERE name = ${nameParam}), 0) + 1)`;
 }
@@ -160,24 +175,38 @@ export class DefinitionRepository {
   }
 
   /**
-   * Deletes one version (and, with the last one, the name's tags); false when it did not exist. Its updateTime is kept
-   * with the name (the latest of those deleted), so that a version stored after it takes a later one (see {@link laterUpdateTime}).
+   * Deletes one version (and, with the last one, the name's tags); undefined when it did not exist. Answers the time of
+   * the deletion (`deletedAt`, taken before the call, or just after the latest updateTime of the name's versions and
+   * deletions when that is later), recorded with the name so that a version stored after it takes a later updateTime
+   * (see {@link laterUpdateTime}), and the version of the name left latest with its limit (none: the last one went).
    */
-  async delete(name: string, version: number): Promise<boolean> {
-    const [, result] = await this.#db.batch([
+  async delete(name: string, version: number, deletedAt: number): Promise<DeletedVersion | undefined> {
+    const [recorded, , , latest] = await this.#db.batch<{ deleted_time: number } & LatestRow>([
       this.#db
         .prepare(
-          `INSERT INTO workflow_def_deletions (name, deleted_time) SELECT name, update_time FROM workflow_defs WHERE name = ?1 AND version = ?2
-           ON CONFLICT (name) DO UPDATE SET deleted_time = MAX(deleted_time, excluded.deleted_time)`,
+          `INSERT INTO workflow_def_deletions (name, deleted_time)
+             SELECT name, MAX(?3, (SELECT MAX(update_time) FROM workflow_defs WHERE name = ?1) + 1,
+               COALESCE((SELECT deleted_time FROM workflow_def_deletions WHERE name = ?1), 0) + 1)
+             FROM workflow_defs WHERE name = ?1 AND version = ?2
+           ON CONFLICT (name) DO UPDATE SET deleted_time = excluded.deleted_time RETURNING deleted_time`,
         )
-        .bind(name, version),
+        .bind(name, version, deletedAt),
       this.#db.prepare(`DELETE FROM workflow_defs WHERE name = ? AND version = ?`).bind(name, version),
       this.#db
         .prepare(`DELETE FROM metadata_tags WHERE target_type = 'WORKFLOW_DEF' AND target_name = ?1 AND NOT EXISTS (SELECT 1 FROM workflow_defs WHERE name = ?1)`)
         .bind(name),
+      this.#db
+        .prepare(`SELECT version, json_extract(definition, '$.rateLimitConfig.concurrentExecLimit') AS rate_limit FROM workflow_defs WHERE name = ? ORDER BY version DESC LIMIT 1`)
+        .bind(name),
     ]);
     DefinitionRepository.#invalidate([name]);
-    return result!.meta.changes > 0;
+    const deletedTime = recorded!.results[0]?.deleted_time;
+    if (deletedTime === undefined) return undefined;
+    const left = latest!.results[0];
+    return {
+      deletedAt: deletedTime,
+      latest: left === undefined ? undefined : { version: left.version, limit: typeof left.rate_limit === "number" && left.rate_limit > 0 ? left.rate_limit : null },
+    };
   }
 
   static #invalidate(names: string[]): void {

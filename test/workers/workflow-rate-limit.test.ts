@@ -9,9 +9,9 @@ import { executionLimitAt, type LimitSnapshot } from "../../src/actors/execution
 import type { JsonObject } from "../../src/engine/model";
 import { api, apiOk, eventually, getWorkflow, register, startWorkflow, storedByExecutionObject, waitFor, type WorkflowJson } from "./helpers";
 
-/** A definition named `name` whose one task waits to be completed from outside, limited by `rateLimitConfig`. */
-async function registerLimited(name: string, rateLimitConfig: JsonObject): Promise<void> {
-  await register({ name, rateLimitConfig, tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] });
+/** A definition named `name` (version 1 unless given) whose one task waits to be completed from outside, limited by `rateLimitConfig`. */
+async function registerLimited(name: string, rateLimitConfig: JsonObject, version = 1): Promise<void> {
+  await register({ name, version, rateLimitConfig, tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] });
 }
 
 /** The limit object's view of `key`, once `accept` holds (bounded wait): leaves and notices are background work. */
@@ -208,14 +208,43 @@ describe("workflow rate limits", () => {
     // A refused deletion (no such version) records nothing.
     expect((await api("DELETE", "/api/metadata/workflow/wrl_reborn/7")).status).toBe(404);
     expect(await env.DB.prepare(`SELECT COUNT(*) AS n FROM workflow_def_deletions WHERE name = ?`).bind("wrl_reborn").first()).toEqual({ n: 0 });
+    // The deletion lifts the limit (no version is left), told with a time after the deleted one's.
     expect((await api("DELETE", "/api/metadata/workflow/wrl_reborn/1")).status).toBe(200);
+    await waitFor(second, running);
 
     await registerLimited("wrl_reborn", { concurrentExecLimit: 2 });
     const registered = await apiOk<JsonObject>("GET", "/api/metadata/workflow/wrl_reborn?version=1");
-    expect(registered["updateTime"]).toBe(ahead + 1);
-    await waitFor(second, running);
+    expect(registered["updateTime"]).toBe(ahead + 2);
     expect(await executionLimitAt(env, "wrl_reborn").snapshot()).toMatchObject({ limit: 2, running: [first, second].sort(), waiting: [] });
     for (const id of [first, second]) await completeHold(id);
+  });
+
+  it("a deleted latest version gives the workflow's keys the limit of the version left latest, the last one deleted lifts it; an older one deleted changes nothing", async () => {
+    await registerLimited("wrl_deleted", { concurrentExecLimit: 1 }, 1);
+    await registerLimited("wrl_deleted", { concurrentExecLimit: 3 }, 2);
+    await registerLimited("wrl_deleted", { concurrentExecLimit: 1 }, 3);
+    const first = await startWorkflow("wrl_deleted");
+    await waitFor(first, running);
+    const second = await startWorkflow("wrl_deleted");
+    await limitOf("wrl_deleted", (limit) => limit.waiting.length === 1, "the second waiting");
+
+    // Version 3 still governs new starts: the limit stays (the route has told the keys when it answers, if at all).
+    expect((await api("DELETE", "/api/metadata/workflow/wrl_deleted/1")).status).toBe(200);
+    expect(await executionLimitAt(env, "wrl_deleted").snapshot()).toEqual({ limit: 1, running: [first], waiting: [second] });
+
+    // New starts take version 2 now, and its limit: the execution waiting under the deleted version's runs.
+    expect((await api("DELETE", "/api/metadata/workflow/wrl_deleted/3")).status).toBe(200);
+    await waitFor(second, running);
+    expect((await executionLimitAt(env, "wrl_deleted").snapshot()).limit).toBe(3);
+    const third = await startWorkflow("wrl_deleted");
+    await waitFor(third, running);
+    const fourth = await startWorkflow("wrl_deleted");
+    await limitOf("wrl_deleted", (limit) => limit.waiting.length === 1, "the fourth waiting");
+
+    // No version left: no definition limits the workflow's executions, and the one waiting runs.
+    expect((await api("DELETE", "/api/metadata/workflow/wrl_deleted/2")).status).toBe(200);
+    await waitFor(fourth, running);
+    for (const id of [first, second, third, fourth]) await completeHold(id);
   });
 
   it("a limit removed admits the executions waiting under it, but not under a key another workflow's executions share", async () => {

@@ -223,8 +223,18 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   router.delete("/api/metadata/workflow/:name/:version", async (request, env) => {
     const version = Number(request.params["version"]);
     if (!Number.isInteger(version) || version < 0) throw validationError("Invalid version", [{ path: "version", message: "must be an integer of at least 0" }]);
-    const deleted = await new DefinitionRepository(env.DB).delete(name(request), version);
-    if (!deleted) throw notFound(`No such workflow found by name: ${name(request)}, version: ${version}`);
+    // Told with a time after every updateTime of the name (which the keys may have been told), taken before the
+    // deletion: a registration stored after it takes a later one (D1 records it with the name), whatever its clock.
+    const deleted = await new DefinitionRepository(env.DB).delete(name(request), version, Date.now());
+    if (deleted === undefined) throw notFound(`No such workflow found by name: ${name(request)}, version: ${version}`);
+    // The latest version deleted: new starts take the version left latest, whose limit (or none, when no version is
+    // left) the keys of the workflow's executions take now, as for a registration; executions waiting under the deleted
+    // version's limit are admitted by a higher one (or none) rather than waiting under a limit no definition has.
+    // Another version deleted changes nothing that governs, and is not told: it would make this workflow's limit that
+    // of a key other workflows share, which their own registrations had set since.
+    if (deleted.latest === undefined || deleted.latest.version < version) {
+      await tellLimitChanges(env, new Map([[name(request), { limit: deleted.latest?.limit ?? null, definedAt: deleted.deletedAt }]]));
+    }
     return new Response(null, { status: 200 });
   });
 }
