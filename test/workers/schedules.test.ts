@@ -441,7 +441,7 @@ describe("pausing, resuming, updating and deleting", () => {
     await registerQuick("sched_recreated");
     await apiOk("POST", "/api/scheduler/schedules", schedule("sched-recreated", "sched_recreated"));
     // The delete is held between its write and its call to the object until another client has created the schedule
-    // again (revision 1 once more), and that save's call has armed it.
+    // again (revision 2, after the deleted one's), and that save's call has armed it.
     const { delete: remove } = ScheduleRepository.prototype;
     const held = gate();
     ScheduleRepository.prototype.delete = async function (this: ScheduleRepository, name: string, revision: number) {
@@ -464,8 +464,35 @@ describe("pausing, resuming, updating and deleting", () => {
       held.release();
     }
     expect((await apiOk("GET", "/api/scheduler/schedules/sched-recreated"))["description"]).toBe("again");
-    expect(await armedOf("sched-recreated")).toEqual({ armed: { name: "sched-recreated", revision: 1, fire: nextNewYear() }, alarm: nextNewYear() });
+    expect(await armedOf("sched-recreated")).toEqual({ armed: { name: "sched-recreated", revision: 2, fire: nextNewYear() }, alarm: nextNewYear() });
     await apiOk("DELETE", "/api/scheduler/schedules/sched-recreated");
+  });
+
+  it("a schedule created again after its deletion goes on from the deleted one's revision: the deleted one's alarm starts nothing and re-arms from the new one", async () => {
+    await registerQuick("sched_reborn");
+    await registerQuick("sched_reborn_other");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-reborn", "sched_reborn"));
+    const { armed: old } = await armedOf("sched-reborn");
+    expect(old).toEqual({ name: "sched-reborn", revision: 1, fire: nextNewYear() });
+    expect((await api("DELETE", "/api/scheduler/schedules/sched-reborn")).status).toBe(200);
+    const firstOfMonth = (() => {
+      const now = new Date();
+      return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1, 6);
+    })();
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-reborn", "sched_reborn_other", { cronExpression: "0 0 6 1 * ?", startWorkflowRequest: { name: "sched_reborn_other", input: { a: 2 } } }));
+    expect((await armedOf("sched-reborn")).armed).toEqual({ name: "sched-reborn", revision: 2, fire: firstOfMonth });
+
+    // The deleted schedule's alarm (its disarm and the new schedule's arm lost): it took the new schedule, at revision 1
+    // too, for the one it was armed from, and started its workflow at the deleted one's fire (1 January, 00:00), not one
+    // of the new cron's. It starts nothing now, and arms the new schedule's fire.
+    await rearm("sched-reborn", old!);
+    expect(await runAlarm("sched-reborn")).toEqual([]);
+    expect((await armedOf("sched-reborn")).armed).toEqual({ name: "sched-reborn", revision: 2, fire: firstOfMonth });
+    // Revisions go on from there through a second deletion too.
+    expect((await api("DELETE", "/api/scheduler/schedules/sched-reborn")).status).toBe(200);
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-reborn", "sched_reborn"));
+    expect((await armedOf("sched-reborn")).armed).toEqual({ name: "sched-reborn", revision: 3, fire: nextNewYear() });
+    await apiOk("DELETE", "/api/scheduler/schedules/sched-reborn");
   });
 });
 

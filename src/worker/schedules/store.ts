@@ -112,7 +112,8 @@ export class ScheduleRepository {
 
   /**
    * Creates the schedule, or replaces the one at `expectedRevision` (what the caller's rights were checked against).
-   * False when the row is not as expected (created, changed or deleted meanwhile): nothing was written.
+   * False when the row is not as expected (created, changed or deleted meanwhile): nothing was written. A new schedule's
+   * revision is 1, or the one after that of the last schedule deleted under its name (see {@link delete}).
    */
   async save(write: ScheduleWrite, expectedRevision: number | undefined): Promise<boolean> {
     const values = [write.config.startWorkflowRequest.name, JSON.stringify(write.config), write.paused ? 1 : 0, JSON.stringify(write.startScopes), write.baseUrl, write.now, write.by];
@@ -120,9 +121,9 @@ export class ScheduleRepository {
       const inserted = await this.db
         .prepare(
           `INSERT INTO schedules (workflow_name, schedule, paused, start_scopes, base_url, updated_time, updated_by, name, revision, create_time, created_by)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (name) DO NOTHING`,
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, COALESCE((SELECT revision FROM schedule_deletions WHERE name = ?), 0) + 1, ?, ?) ON CONFLICT (name) DO NOTHING`,
         )
-        .bind(...values, write.name, write.now, write.by)
+        .bind(...values, write.name, write.name, write.now, write.by)
         .run();
       return inserted.meta.changes === 1;
     }
@@ -145,10 +146,21 @@ export class ScheduleRepository {
     return updated.meta.changes === 1;
   }
 
-  /** Deletes the schedule at `expectedRevision`, its tags and the record of its fires; false when it is not as expected. */
+  /**
+   * Deletes the schedule at `expectedRevision`, its tags and the record of its fires; false when it is not as expected.
+   * Its revision is kept with the name (`schedule_deletions`): one created again under it goes on from there (see
+   * {@link save}), so no revision of a name is ever given twice, and an alarm armed for the deleted schedule finds the
+   * new one changed rather than takes it for its own.
+   */
   async delete(name: string, expectedRevision: number): Promise<boolean> {
     const gone = `NOT EXISTS (SELECT 1 FROM schedules WHERE name = ?1)`;
-    const [deleted] = await this.db.batch([
+    const [, deleted] = await this.db.batch([
+      this.db
+        .prepare(
+          `INSERT INTO schedule_deletions (name, revision) SELECT name, revision FROM schedules WHERE name = ?1 AND revision = ?2
+           ON CONFLICT (name) DO UPDATE SET revision = MAX(revision, excluded.revision)`,
+        )
+        .bind(name, expectedRevision),
       this.db.prepare(`DELETE FROM schedules WHERE name = ? AND revision = ?`).bind(name, expectedRevision),
       this.db.prepare(`DELETE FROM metadata_tags WHERE target_type = 'SCHEDULE' AND target_name = ?1 AND ${gone}`).bind(name),
       this.db.prepare(`DELETE FROM schedule_executions WHERE schedule_name = ?1 AND ${gone}`).bind(name),
