@@ -11,6 +11,8 @@ export interface StoredUpdateTime {
   name: string;
   version: number;
   updateTime: number;
+  /** Whether it is its name's latest version once stored (what new starts take, and whose limit governs). */
+  latest: boolean;
 }
 
 /** What {@link DefinitionRepository.delete} answers of a version deleted. */
@@ -121,7 +123,8 @@ export class DefinitionRepository {
    * Stores definitions in one atomic batch, `alongside` statements included (their tags). Without `overwrite`, an existing name+version is a 409
    * and nothing is written. An overwritten version keeps its createTime (Conductor's behaviour) and its createdBy; only
    * its updateTime (and updatedBy) change. `by`: the user registering them (Orkes' createdBy and updatedBy). Answers
-   * each one's stored updateTime: later than that of every version of its name stored before it (see {@link laterUpdateTime}).
+   * each one's stored updateTime: later than that of every version of its name stored before it (see {@link laterUpdateTime}),
+   * and whether it is its name's latest version, read in the same batch.
    */
   async save(definitions: WorkflowDef[], overwrite: boolean, alongside: readonly D1PreparedStatement[] = [], by?: string): Promise<StoredUpdateTime[]> {
     const now = Date.now();
@@ -142,8 +145,15 @@ export class DefinitionRepository {
       const results = await this.#db.batch<{ name: string; version: number; update_time: number }>([
         ...stored.map((definition) => this.#db.prepare(statement).bind(definition.name, definition.version, JSON.stringify(definition), now)),
         ...alongside,
+        // In the batch: a version registered meanwhile by another request is seen, or sees these.
+        this.#db
+          .prepare(`SELECT name, MAX(version) AS version FROM workflow_defs WHERE name IN (SELECT value FROM json_each(?)) GROUP BY name`)
+          .bind(JSON.stringify([...new Set(stored.map((definition) => definition.name))])),
       ]);
-      return results.slice(0, stored.length).flatMap((result) => result.results.map((row) => ({ name: row.name, version: row.version, updateTime: row.update_time })));
+      const latest = new Map(results.at(-1)!.results.map((row) => [row.name, row.version]));
+      return results
+        .slice(0, stored.length)
+        .flatMap((result) => result.results.map((row) => ({ name: row.name, version: row.version, updateTime: row.update_time, latest: latest.get(row.name) === row.version })));
     } catch (error) {
       if (!overwrite && String(error).includes("UNIQUE constraint failed")) {
         const names = definitions.map((definition) => `${definition.name} version ${definition.version}`).join(", ");

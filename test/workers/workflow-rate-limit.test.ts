@@ -247,6 +247,28 @@ describe("workflow rate limits", () => {
     for (const id of [first, second, third, fourth]) await completeHold(id);
   });
 
+  it("an older version registered anew changes no limit: new starts take the latest version, whose limit still holds", async () => {
+    await registerLimited("wrl_older", { concurrentExecLimit: 1 }, 1);
+    await registerLimited("wrl_older", { concurrentExecLimit: 2 }, 2);
+    const first = await startWorkflow("wrl_older");
+    const second = await startWorkflow("wrl_older");
+    for (const id of [first, second]) await waitFor(id, running);
+    const third = await startWorkflow("wrl_older");
+    await limitOf("wrl_older", (limit) => limit.waiting.length === 1, "the third waiting");
+
+    // Version 1 corrected (its limit as it was): version 2 still governs, as the rate-limit endpoint shows it. The route
+    // has told the keys when it answers, if at all.
+    await registerLimited("wrl_older", { concurrentExecLimit: 1 }, 1);
+    expect(await apiOk<JsonObject>("GET", "/api/metadata/workflow/wrl_older/rate-limit")).toEqual({ concurrentExecLimit: 2 });
+    expect((await executionLimitAt(env, "wrl_older").snapshot()).limit).toBe(2);
+    await completeHold(first);
+    await waitFor(third, running);
+    // A newer version registered in the same request is the latest: its limit is told.
+    await apiOk("PUT", "/api/metadata/workflow", [1, 3].map((version) => ({ name: "wrl_older", version, schemaVersion: 2, ownerEmail: "test@example.com", rateLimitConfig: { concurrentExecLimit: version }, tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] })));
+    expect((await executionLimitAt(env, "wrl_older").snapshot()).limit).toBe(3);
+    for (const id of [second, third]) await completeHold(id);
+  });
+
   it("a limit removed admits the executions waiting under it, but not under a key another workflow's executions share", async () => {
     await registerLimited("wrl_lifted", { concurrentExecLimit: 1 });
     const holder = await startWorkflow("wrl_lifted");

@@ -72,14 +72,17 @@ async function setRateLimit(env: Env, workflowName: string, config: RateLimitCon
 /**
  * The limit of each name among `definitions` (that of its latest version, see `registeredLimits`), with the updateTime
  * D1 stored that version with (`stored`, the save's answer): what executions started under it enter their key with.
+ * A name whose highest version registered here is not its latest in D1 is left out: new starts take that latest
+ * version, whose limit still governs; told, the older version's limit, with an updateTime newer than the latest's,
+ * would have held the keys for good.
  */
 function limitChanges(definitions: readonly WorkflowDef[], stored: readonly StoredUpdateTime[]): Map<string, LimitChange> {
   const changes = new Map<string, LimitChange>();
   for (const [name, limit] of registeredLimits(definitions)) {
-    const latest = Math.max(...definitions.filter((definition) => definition.name === name).map((definition) => definition.version));
-    const definedAt = stored.find((row) => row.name === name && row.version === latest)?.updateTime;
+    const highest = Math.max(...definitions.filter((definition) => definition.name === name).map((definition) => definition.version));
+    const row = stored.find((candidate) => candidate.name === name && candidate.version === highest);
     // Every saved definition has its row answered; a name without one is not told (its keys take it at their next entry).
-    if (definedAt !== undefined) changes.set(name, { limit, definedAt });
+    if (row?.latest === true) changes.set(name, { limit, definedAt: row.updateTime });
   }
   return changes;
 }
