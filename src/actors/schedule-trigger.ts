@@ -69,7 +69,7 @@ export class ScheduleTrigger extends DurableObject<Env> {
       await this.disarm();
       return null;
     }
-    return this.#armAfter(schedule, this.#rearmFrom(Date.now()));
+    return this.#armAfter(schedule, this.#rearmFrom(schedule, Date.now()));
   }
 
   /** Whether read number `read` is the latest started of those acted on so far (then it is acted on). */
@@ -80,15 +80,17 @@ export class ScheduleTrigger extends DurableObject<Env> {
   }
 
   /**
-   * Where a re-arm (a save, or an alarm finding the schedule changed since it was armed) looks for the next fire
-   * from: now, or just before the fire this object is armed for when that fire is due and has not run yet (its alarm
-   * is late, or this runs first): re-armed from now, that fire would be dropped. The schedule as it is now decides what
-   * fires from there (the first of its fires not before that one, the catch-up rules included); a fire that did start
-   * meanwhile starts nothing twice (its idempotency key).
+   * Where a re-arm of `schedule` (a save, or an alarm finding the schedule changed since it was armed) looks for the
+   * next fire from: now, or just before the fire this object is armed for when that fire is due and has not run yet
+   * (its alarm is late, or this runs first): re-armed from now, that fire would be dropped. The schedule as it is now
+   * decides what fires from there (the first of its fires not before that one, the catch-up rules included); a fire
+   * that did start meanwhile starts nothing twice (its idempotency key). Not from a fire before the schedule was
+   * created: that one was armed for a schedule deleted under its name (its disarm lost), and the new schedule, whose
+   * fires are those after its creation, would start at once a fire it never had (every one since, with catch-up).
    */
-  #rearmFrom(now: number): number {
+  #rearmFrom(schedule: StoredSchedule, now: number): number {
     const armed = this.ctx.storage.kv.get<ArmedFire>("armed");
-    return armed !== undefined && armed.fire <= now ? armed.fire - 1 : now;
+    return armed !== undefined && armed.fire <= now && armed.fire > schedule.createTime ? armed.fire - 1 : now;
   }
 
   /** Stops the alarm for good and forgets everything (the schedule was deleted). */
@@ -130,7 +132,7 @@ export class ScheduleTrigger extends DurableObject<Env> {
     // Changed since this fire was computed (a save whose arm call was lost, or one racing this run): its fires are
     // those of the schedule as it is now, from now on.
     if (schedule.revision !== armed.revision || schedule.paused) {
-      if (this.#actOn(read)) await this.#armAfter(schedule, this.#rearmFrom(Date.now()));
+      if (this.#actOn(read)) await this.#armAfter(schedule, this.#rearmFrom(schedule, Date.now()));
       return;
     }
     const parsed = parseCron(schedule.config.cronExpression, schedule.config.zoneId);

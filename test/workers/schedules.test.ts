@@ -353,6 +353,9 @@ describe("pausing, resuming, updating and deleting", () => {
     for (const [name, how] of [["sched-late-save", "save"], ["sched-late-alarm", "alarm"]] as const) {
       await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_late", { cronExpression: "0 * * * * ?" }));
       const { armed } = await armedOf(name);
+      // Created an hour ago, so that the fire of a minute ago is one it had (a fire from before its creation was a
+      // deleted schedule's: see below).
+      await env.DB.prepare("UPDATE schedules SET create_time = create_time - 3600000 WHERE name = ?").bind(name).run();
       // The fire of a minute ago is due, its alarm late (set an hour ahead, so that workerd does not run it by itself).
       const due = minute - MINUTE;
       await rearm(name, { ...armed!, fire: due }, Date.now() + 3_600_000);
@@ -493,6 +496,42 @@ describe("pausing, resuming, updating and deleting", () => {
     await apiOk("POST", "/api/scheduler/schedules", schedule("sched-reborn", "sched_reborn"));
     expect((await armedOf("sched-reborn")).armed).toEqual({ name: "sched-reborn", revision: 3, fire: nextNewYear() });
     await apiOk("DELETE", "/api/scheduler/schedules/sched-reborn");
+  });
+
+  it("a schedule created again while the deleted one's fire is due and its alarm has not run takes none of its fires from before its creation", async () => {
+    await registerQuick("sched_due_reborn");
+    const minute = Math.floor(Date.now() / MINUTE) * MINUTE;
+    for (const how of ["save", "alarm"] as const) {
+      const name = `sched-due-reborn-${how}`;
+      await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_due_reborn", { cronExpression: "0 * * * * ?", runCatchupScheduleInstances: true }));
+      const { armed: old } = await armedOf(name);
+      // The deleted schedule's fire of five minutes ago is due, its alarm late and its disarm lost (the alarm set an hour
+      // ahead, so that workerd does not run it by itself).
+      const stale = { ...old!, fire: minute - 5 * MINUTE };
+      expect((await api("DELETE", `/api/scheduler/schedules/${name}`)).status).toBe(200);
+      const created = Date.now();
+      if (how === "save") {
+        // The creation's own arm finds the stale fire.
+        await rearm(name, stale, Date.now() + 3_600_000);
+        await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_due_reborn", { cronExpression: "0 * * * * ?", runCatchupScheduleInstances: true }));
+      } else {
+        // The creation's arm lost too: the stale alarm runs and finds the new revision.
+        await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_due_reborn", { cronExpression: "0 * * * * ?", runCatchupScheduleInstances: true }));
+        await rearm(name, stale, Date.now() + 3_600_000);
+        expect(await runDurableObjectAlarm(trigger(name))).toBe(true);
+      }
+      // Re-armed from the stale fire, the new schedule's alarm was due at once and started every minute since (catch-up),
+      // all before it existed. Its first fire is the first minute after its creation; nothing started (read together:
+      // a run by itself would have recorded its fires as it moved the armed fire on).
+      const { armed, fires } = await runInDurableObject(trigger(name), (_instance, state) => ({ armed: state.storage.kv.get<ArmedFire>("armed"), fires: state.storage.kv.get<FireRecord[]>("lastFires") ?? [] }));
+      expect(fires, how).toEqual([]);
+      expect(armed, how).toMatchObject({ name, revision: 2 });
+      // (The minute after the one the arm ran in, should the clock have crossed into the next meanwhile.)
+      expect(armed!.fire % MINUTE, how).toBe(0);
+      expect(armed!.fire, how).toBeGreaterThan(created);
+      expect(armed!.fire, how).toBeLessThanOrEqual(Date.now() + MINUTE);
+      await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
+    }
   });
 });
 
