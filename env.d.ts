@@ -15,6 +15,7 @@ interface Env {
   HTTP_READ_TIMEOUT_MS?: string;
   HTTP_MAX_TIMEOUT_MS?: string;
   HTTP_MAX_RESPONSE_BYTES?: string;
+  HTTP_REQUESTS_PER_INVOCATION?: string;
   EXECUTE_DEFAULT_WAIT_SECONDS?: string;
   EXECUTE_MAX_WAIT_SECONDS?: string;
   PUBLIC_BASE_URL?: string;

@@ -37,6 +37,7 @@ import {
   type WorkflowTaskDef,
 } from "../engine/model";
 import { resolvedTaskInput, taskInputTemplate } from "../engine/tasks/registry";
+import { requestsPerAttempt } from "../engine/tasks/http/request";
 import { childStartRequest, inlineChildDefinition } from "../engine/tasks/sub-workflow";
 import { inlineStartedDefinition } from "../engine/tasks/start-workflow";
 import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
@@ -380,6 +381,11 @@ type TaskUpdateOptions = { reason?: string; callbackAfterSeconds?: number; overs
  * The runner of an object whose definition has no scripts, where none is ever asked to run: should one be, the task
  * fails saying so, rather than the decision throwing.
  */
+/** The task types whose attempt sends HTTP requests from this object (see {@link WorkflowExecution.#takeHttpShare}). */
+function isHttpFamily(taskType: string): boolean {
+  return taskType === "HTTP" || taskType === "HTTP_SYNC" || taskType === "HTTP_POLL";
+}
+
 const SCRIPTS_NOT_LOADED: ScriptRunner = {
   run: () => ({ ok: false, error: "the script interpreter was not loaded for this execution (a bug: please report it)" }),
   syntaxError: () => undefined,
@@ -448,6 +454,19 @@ export class WorkflowExecution extends DurableObject<Env> {
   #execution: Execution | null;
   /** Side effects running in this isolate, by task id. After an eviction this is empty, which is how lost attempts are found. */
   readonly #inFlight = new Map<string, AbortController>();
+  /**
+   * HTTP requests (hedged ones each) this isolate started since its last alarm began, or since it was loaded. Cloudflare
+   * counts an invocation's subrequests to the Internet (50 on Workers Free), and an object's background work (the next
+   * task an HTTP task's answer starts) is part of an invocation that may have ended long ago: past
+   * `httpRequestsPerInvocation`, HTTP tasks wait for an alarm, a fresh invocation, instead of failing with "Too many
+   * subrequests". Only an alarm starts the count again here: whether a request to the object does is not documented.
+   */
+  #httpRequestsStarted = 0;
+  /**
+   * HTTP tasks dispatched beyond `httpRequestsPerInvocation`, by task id, in dispatch order: their controllers stand in
+   * `#inFlight` (a cancel aborts them, a tick counts them as live) and the alarm, armed for now, starts them.
+   */
+  readonly #httpDeferred = new Map<string, { attempt: number; controller: AbortController }>();
   /** Background jobs running in this isolate, by key (so one is never run twice at once), each settled when it has run. */
   readonly #jobs = new Map<string, Promise<void>>();
   /** Keys of the background jobs whose last run in this isolate failed: while any is left, its retry stays due (see {@link RETRY_BACKGROUND_MS}). */
@@ -1597,7 +1616,11 @@ export class WorkflowExecution extends DurableObject<Env> {
     // The failed jobs run again below. Should one fail again, or the isolate die meanwhile, the next retry is due after
     // the same backoff, which the alarm is armed for instead of a safety alarm sooner (see RETRY_BACKGROUND_MS).
     if (retryDue && this.#failingJobs.size > 0) this.#backgroundRetryAt = now + RETRY_BACKGROUND_MS;
+    // Before what this alarm dispatches itself: they waited first.
+    this.#sendDeferredHttp();
     this.#applyDue(execution, freshIsolate);
+    // Those still waiting need the next alarm, which a change that changed nothing did not ask for.
+    if (this.#httpDeferred.size > 0 && this.#execution) this.#syncAlarm(this.#execution);
     // A failed job that did not run again is owed no more (its task ended, its watcher went): no retry waits for it.
     for (const key of this.#failingJobs) if (!this.#jobs.has(key)) this.#failingJobs.delete(key);
     if (this.#failingJobs.size === 0 && retryDue) this.#backgroundRetryAt = undefined;
@@ -1950,7 +1973,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     // Background work dies with the isolate; while any is owed, the alarm must come back for it. While a failed job
     // waits for its retry, that retry's wake-up runs every owed job: no safety comes sooner (see RETRY_BACKGROUND_MS).
     const safety = this.#backgroundRetryAt === undefined ? this.#safetyAlarm(execution, Date.now()) : undefined;
-    for (const candidate of [this.#backgroundRetryAt, safety]) {
+    // HTTP tasks past this invocation's share start from the alarm, at once (see #takeHttpShare).
+    const deferred = this.#httpDeferred.size > 0 ? Date.now() : undefined;
+    for (const candidate of [this.#backgroundRetryAt, safety, deferred]) {
       if (candidate !== undefined && (due === undefined || candidate < due)) due = candidate;
     }
     if (due === undefined) {
@@ -2721,13 +2746,64 @@ export class WorkflowExecution extends DurableObject<Env> {
     return names.length === 0 ? undefined : { definition, names };
   }
 
-  /** Runs a task's side effect and feeds its result back; the attempt number makes late results harmless. */
+  /**
+   * Runs a task's side effect and feeds its result back; the attempt number makes late results harmless. An HTTP task
+   * past this invocation's share of requests (see {@link WorkflowExecution.#httpRequestsStarted}) waits for the alarm.
+   */
   #dispatch(taskId: string, attempt: number): void {
     const task = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
     if (!task || task.attempt !== attempt) return;
     this.#inFlight.get(taskId)?.abort();
+    this.#httpDeferred.delete(taskId);
     const controller = new AbortController();
     this.#inFlight.set(taskId, controller);
+    if (!this.#takeHttpShare(task)) {
+      this.#httpDeferred.set(taskId, { attempt, controller });
+      // Canceled before its turn (the workflow terminated, the task timed out): it sends nothing, and holds nothing.
+      controller.signal.addEventListener("abort", () => {
+        if (this.#httpDeferred.get(taskId)?.controller !== controller) return;
+        this.#httpDeferred.delete(taskId);
+        if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
+      });
+      return;
+    }
+    this.#send(task, controller);
+  }
+
+  /**
+   * Counts the requests `task` sends if it may send them in this invocation; false when it must wait for the alarm. A
+   * task sending more than the whole share at once (hedged) goes first in a fresh count, or it would never go.
+   */
+  #takeHttpShare(task: TaskExecution): boolean {
+    if (!isHttpFamily(task.taskType)) return true;
+    const requests = requestsPerAttempt(task.inputData);
+    if (this.#httpRequestsStarted > 0 && this.#httpRequestsStarted + requests > this.#config.httpRequestsPerInvocation) return false;
+    this.#httpRequestsStarted += requests;
+    return true;
+  }
+
+  /**
+   * In the alarm, a fresh invocation: starts the HTTP tasks that waited for it, in the order they were dispatched, as
+   * far as the new count allows; the rest wait for the next alarm. One canceled or dispatched again meanwhile is dropped.
+   */
+  #sendDeferredHttp(): void {
+    this.#httpRequestsStarted = 0;
+    for (const [taskId, { attempt, controller }] of [...this.#httpDeferred]) {
+      const task = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
+      if (controller.signal.aborted || !task || task.attempt !== attempt || this.#inFlight.get(taskId) !== controller) {
+        this.#httpDeferred.delete(taskId);
+        if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
+        continue;
+      }
+      if (!this.#takeHttpShare(task)) return;
+      this.#httpDeferred.delete(taskId);
+      this.#send(task, controller);
+    }
+  }
+
+  /** Performs `task`'s side effect under `controller` (see {@link WorkflowExecution.#dispatch}). */
+  #send(task: TaskExecution, controller: AbortController): void {
+    const { taskId } = task;
     this.#perform(task, controller.signal)
       .then((event) => {
         if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);

@@ -12,6 +12,11 @@ export interface ServiceConfig {
   maxRequestBytes: number;
   /** Largest HTTP task response body kept (bytes); larger ones fail the task. */
   httpMaxResponseBytes: number;
+  /**
+   * Most HTTP requests an execution's object starts between two of its alarms (`HTTP_REQUESTS_PER_INVOCATION`); the
+   * HTTP tasks beyond it start from an alarm set for now, a fresh invocation (see docs/reliability.md, Limits on Cloudflare).
+   */
+  httpRequestsPerInvocation: number;
   /** Default and cap of `waitForSeconds` on the synchronous execute endpoint. */
   executeDefaultWaitSeconds: number;
   executeMaxWaitSeconds: number;
@@ -90,6 +95,9 @@ export function serviceConfig(env: Env): ServiceConfig {
     maxRequestBytes: positiveInt(env.MAX_REQUEST_BYTES, 1024 * 1024),
     // The body is kept twice in the output (response.body and body): half the payload limit, minus headers.
     httpMaxResponseBytes: positiveInt(env.HTTP_MAX_RESPONSE_BYTES, 360 * 1024),
+    // Workers Free allows 50 subrequests to the Internet per invocation, each redirect followed counting as one: 40
+    // leaves room for a few. Workers Paid allows 10,000 by default (wrangler.toml [limits] subrequests).
+    httpRequestsPerInvocation: positiveInt(env.HTTP_REQUESTS_PER_INVOCATION, 40),
     executeDefaultWaitSeconds: positiveInt(env.EXECUTE_DEFAULT_WAIT_SECONDS, 10),
     executeMaxWaitSeconds: positiveInt(env.EXECUTE_MAX_WAIT_SECONDS, 60),
     publicBaseUrl: text(env.PUBLIC_BASE_URL)?.trim().replace(/\/+$/, "") || undefined,

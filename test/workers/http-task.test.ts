@@ -1,6 +1,7 @@
 import { abortAllDurableObjects, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { taskLimitAt, type TaskLimitSnapshot } from "../../src/actors/task-limit";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { TaskDefRepository } from "../../src/worker/task-defs";
 import { api, apiOk, eventually, gate, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
@@ -922,5 +923,59 @@ describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerF
     expect(firstTask(done).reasonForIncompletion).toBeUndefined();
     expect(await hits("lim-poll")).toBe(2);
     await limitOf("http_lim_poll", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+});
+
+/**
+ * Counts the requests sent to the test target between two alarms of any execution's object while `run` runs: Cloudflare
+ * counts an invocation's subrequests (50 to the Internet on Workers Free), and workerd does not enforce that count
+ * locally. Answers the most counted between two alarms.
+ */
+async function mostRequestsBetweenAlarms(run: () => Promise<void>): Promise<number> {
+  let counted = 0;
+  let most = 0;
+  const realFetch = globalThis.fetch;
+  const { alarm } = WorkflowExecution.prototype;
+  globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+    if ((input instanceof Request ? input.url : String(input)).startsWith(env.TARGET_URL)) most = Math.max(most, ++counted);
+    return realFetch(input, init);
+  }) as typeof fetch;
+  WorkflowExecution.prototype.alarm = function (this: WorkflowExecution) {
+    counted = 0;
+    return alarm.call(this);
+  };
+  try {
+    await run();
+  } finally {
+    globalThis.fetch = realFetch;
+    WorkflowExecution.prototype.alarm = alarm;
+  }
+  return most;
+}
+
+describe("HTTP tasks within Cloudflare's subrequests per invocation", () => {
+  it("a FORK_JOIN of 60 HTTP branches sends at most HTTP_REQUESTS_PER_INVOCATION (40) requests between two alarms, the rest from the alarm, and every branch completes", async () => {
+    const branches = Array.from({ length: 60 }, (_, i) => [httpTask(`fan_${i}`, { uri: target(`/echo/fan_${i}`), method: "GET" }, { retryCount: 0 })]);
+    const joinOn = branches.map(([task]) => String(task!["taskReferenceName"]));
+    await register({ name: "http_fan_60", tasks: [{ name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: branches }, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn }] });
+    let workflow: WorkflowJson | undefined;
+    const most = await mostRequestsBetweenAlarms(async () => {
+      workflow = await waitFor(await startWorkflow("http_fan_60"), ["COMPLETED", "FAILED"], 20_000);
+    });
+    expect(workflow!.status).toBe("COMPLETED");
+    expect(workflow!.tasks.filter((task) => task.referenceTaskName.startsWith("fan_") && task.status === "COMPLETED")).toHaveLength(60);
+    expect(most).toBe(40);
+  });
+
+  it("a DO_WHILE of HTTP tasks, each started by the previous one's answer, sends at most 40 between two alarms over 45 iterations", async () => {
+    const call = httpTask("step", { uri: target("/echo/step"), method: "GET" }, { retryCount: 0 });
+    await register({ name: "http_loop_45", tasks: [{ name: "loop", taskReferenceName: "loop", type: "DO_WHILE", inputParameters: {}, loopCondition: "$.loop.iteration < 45", loopOver: [call] }] });
+    let workflow: WorkflowJson | undefined;
+    const most = await mostRequestsBetweenAlarms(async () => {
+      workflow = await waitFor(await startWorkflow("http_loop_45"), ["COMPLETED", "FAILED"], 20_000);
+    });
+    expect(workflow!.status).toBe("COMPLETED");
+    expect(workflow!.tasks.filter((task) => task.referenceTaskName.startsWith("step") && task.status === "COMPLETED")).toHaveLength(45);
+    expect(most).toBe(40);
   });
 });

@@ -73,6 +73,16 @@ function hedgingAttempts(config: JsonValue | undefined): number | string {
   return Math.max(attempts, 1);
 }
 
+/**
+ * How many requests one attempt of an HTTP task whose (stored) input is `input` sends at once: its hedging attempts, or
+ * 1 (a hedgingConfig that cannot be served sends none, but is counted as one). Each is a subrequest of the invocation
+ * that sends it, as is each redirect followed, which cannot be known before the answers come.
+ */
+export function requestsPerAttempt(input: JsonObject): number {
+  const attempts = hedgingAttempts(httpRequestFields(input)["hedgingConfig"]);
+  return typeof attempts === "number" ? attempts : 1;
+}
+
 /** Parses a timeout given as a number or a string of digits; anything else means "not given". */
 function timeoutMs(value: JsonValue | undefined): number | undefined {
   if (typeof value === "number" && Number.isFinite(value) && value >= 0) return Math.floor(value);
