@@ -66,6 +66,7 @@ import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules"
 import { CallbackLogs } from "./callback-logs";
 import { dispatchEvent, publishEvent } from "./dispatch/event";
 import { dispatchHttp } from "./dispatch/http";
+import { isSubrequestLimitError } from "./dispatch/subrequest-limit";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
 import { dispatchSignedJwt } from "./dispatch/signed-jwt";
 import { dispatchUpdateSecret } from "./dispatch/update-secret";
@@ -463,10 +464,12 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #httpRequestsStarted = 0;
   /**
-   * HTTP tasks dispatched beyond `httpRequestsPerInvocation`, by task id, in dispatch order: their controllers stand in
-   * `#inFlight` (a cancel aborts them, a tick counts them as live) and the alarm, armed for now, starts them.
+   * Tasks whose side effect waits for a fresh invocation, by task id, in dispatch order: HTTP tasks dispatched beyond
+   * `httpRequestsPerInvocation`, and any task the runtime refused a subrequest ("Too many subrequests": the count is
+   * Cloudflare's, and redirects and calls to D1 and other objects share it). Their controllers stand in `#inFlight` (a
+   * cancel aborts them, a tick counts them as live) and the alarm, armed for now, starts them.
    */
-  readonly #httpDeferred = new Map<string, { attempt: number; controller: AbortController }>();
+  readonly #deferred = new Map<string, { attempt: number; controller: AbortController }>();
   /** Background jobs running in this isolate, by key (so one is never run twice at once), each settled when it has run. */
   readonly #jobs = new Map<string, Promise<void>>();
   /** Keys of the background jobs whose last run in this isolate failed: while any is left, its retry stays due (see {@link RETRY_BACKGROUND_MS}). */
@@ -1617,10 +1620,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     // the same backoff, which the alarm is armed for instead of a safety alarm sooner (see RETRY_BACKGROUND_MS).
     if (retryDue && this.#failingJobs.size > 0) this.#backgroundRetryAt = now + RETRY_BACKGROUND_MS;
     // Before what this alarm dispatches itself: they waited first.
-    this.#sendDeferredHttp();
+    this.#sendDeferred();
     this.#applyDue(execution, freshIsolate);
     // Those still waiting need the next alarm, which a change that changed nothing did not ask for.
-    if (this.#httpDeferred.size > 0 && this.#execution) this.#syncAlarm(this.#execution);
+    if (this.#deferred.size > 0 && this.#execution) this.#syncAlarm(this.#execution);
     // A failed job that did not run again is owed no more (its task ended, its watcher went): no retry waits for it.
     for (const key of this.#failingJobs) if (!this.#jobs.has(key)) this.#failingJobs.delete(key);
     if (this.#failingJobs.size === 0 && retryDue) this.#backgroundRetryAt = undefined;
@@ -1974,7 +1977,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     // waits for its retry, that retry's wake-up runs every owed job: no safety comes sooner (see RETRY_BACKGROUND_MS).
     const safety = this.#backgroundRetryAt === undefined ? this.#safetyAlarm(execution, Date.now()) : undefined;
     // HTTP tasks past this invocation's share start from the alarm, at once (see #takeHttpShare).
-    const deferred = this.#httpDeferred.size > 0 ? Date.now() : undefined;
+    const deferred = this.#deferred.size > 0 ? Date.now() : undefined;
     for (const candidate of [this.#backgroundRetryAt, safety, deferred]) {
       if (candidate !== undefined && (due === undefined || candidate < due)) due = candidate;
     }
@@ -2754,20 +2757,25 @@ export class WorkflowExecution extends DurableObject<Env> {
     const task = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
     if (!task || task.attempt !== attempt) return;
     this.#inFlight.get(taskId)?.abort();
-    this.#httpDeferred.delete(taskId);
+    this.#deferred.delete(taskId);
     const controller = new AbortController();
     this.#inFlight.set(taskId, controller);
     if (!this.#takeHttpShare(task)) {
-      this.#httpDeferred.set(taskId, { attempt, controller });
-      // Canceled before its turn (the workflow terminated, the task timed out): it sends nothing, and holds nothing.
-      controller.signal.addEventListener("abort", () => {
-        if (this.#httpDeferred.get(taskId)?.controller !== controller) return;
-        this.#httpDeferred.delete(taskId);
-        if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
-      });
+      this.#defer(taskId, attempt, controller);
       return;
     }
     this.#send(task, controller);
+  }
+
+  /** Leaves attempt `attempt` of task `taskId` to the alarm, set for now: see {@link WorkflowExecution.#deferred}. */
+  #defer(taskId: string, attempt: number, controller: AbortController): void {
+    this.#deferred.set(taskId, { attempt, controller });
+    // Canceled before its turn (the workflow terminated, the task timed out): it sends nothing, and holds nothing.
+    controller.signal.addEventListener("abort", () => {
+      if (this.#deferred.get(taskId)?.controller !== controller) return;
+      this.#deferred.delete(taskId);
+      if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
+    });
   }
 
   /**
@@ -2786,17 +2794,17 @@ export class WorkflowExecution extends DurableObject<Env> {
    * In the alarm, a fresh invocation: starts the HTTP tasks that waited for it, in the order they were dispatched, as
    * far as the new count allows; the rest wait for the next alarm. One canceled or dispatched again meanwhile is dropped.
    */
-  #sendDeferredHttp(): void {
+  #sendDeferred(): void {
     this.#httpRequestsStarted = 0;
-    for (const [taskId, { attempt, controller }] of [...this.#httpDeferred]) {
+    for (const [taskId, { attempt, controller }] of [...this.#deferred]) {
       const task = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
       if (controller.signal.aborted || !task || task.attempt !== attempt || this.#inFlight.get(taskId) !== controller) {
-        this.#httpDeferred.delete(taskId);
+        this.#deferred.delete(taskId);
         if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
         continue;
       }
       if (!this.#takeHttpShare(task)) return;
-      this.#httpDeferred.delete(taskId);
+      this.#deferred.delete(taskId);
       this.#send(task, controller);
     }
   }
@@ -2810,6 +2818,15 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (this.#execution) this.#applyResult(event);
       })
       .catch((error: unknown) => {
+        const current = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
+        if (isSubrequestLimitError(error) && this.#inFlight.get(taskId) === controller && !controller.signal.aborted && current?.attempt === task.attempt) {
+          // Nothing was sent, and this invocation can send no more: the alarm, a fresh invocation, sends it again
+          // instead of the watchdog, much later, or the task failing as if the connection had been refused.
+          this.#httpRequestsStarted = Number.MAX_SAFE_INTEGER;
+          this.#defer(taskId, task.attempt, controller);
+          if (this.#execution) this.#syncAlarm(this.#execution);
+          return;
+        }
         if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
         // The watchdog deadline re-dispatches; log for the operator (the error's kind only: its
         // message may quote a URL or value holding a secret).

@@ -978,4 +978,27 @@ describe("HTTP tasks within Cloudflare's subrequests per invocation", () => {
     expect(workflow!.tasks.filter((task) => task.referenceTaskName.startsWith("step") && task.status === "COMPLETED")).toHaveLength(45);
     expect(most).toBe(40);
   });
+
+  it("a request the runtime refuses past the invocation's count (\"Too many subrequests\", nothing sent) is sent again from the alarm, where the task failed as a refused connection", async () => {
+    await register({ name: "http_refused_count", tasks: [httpTask("call", { uri: target("/count/refused_count"), method: "GET" }, { retryCount: 0 })] });
+    const realFetch = globalThis.fetch;
+    let refused = 0;
+    // What a deployed Worker throws past its subrequests (workerd does not count them): once, for this task's request.
+    globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+      if (refused === 0 && (input instanceof Request ? input.url : String(input)).includes("/count/refused_count")) {
+        refused++;
+        return Promise.reject(new Error("Too many subrequests."));
+      }
+      return realFetch(input, init);
+    }) as typeof fetch;
+    let workflow: WorkflowJson;
+    try {
+      workflow = await waitFor(await startWorkflow("http_refused_count"), ["COMPLETED", "FAILED"], 10_000);
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    expect(refused).toBe(1);
+    expect(workflow.status, String(workflow.tasks[0]?.["reasonForIncompletion"])).toBe("COMPLETED");
+    expect(await hits("refused_count")).toBe(1);
+  });
 });

@@ -4,6 +4,7 @@ import { deliveryKey, type JsonObject, type TaskExecution } from "../../engine/m
 import { buildHttpRequest, httpOutcome, isAsyncComplete, type HttpRequestSpec } from "../../engine/tasks/http";
 import { admitsEverything, checkEgress, type EgressPolicy } from "../../engine/tasks/http/egress";
 import { readBounded } from "../../worker/http/body";
+import { isSubrequestLimitError } from "./subrequest-limit";
 
 /** What the HTTP dispatcher needs besides the task. */
 export interface HttpDispatchOptions {
@@ -75,8 +76,8 @@ function shownRequest(task: TaskExecution, engine: EngineConfig, input: JsonObje
 }
 
 /**
- * Performs an HTTP task's request and turns whatever happens into the task's result. Never throws:
- * connection errors, timeouts and oversized answers become FAILED results with a clear reason.
+ * Performs an HTTP task's request and turns whatever happens into the task's result. Connection errors, timeouts and
+ * oversized answers become FAILED results with a clear reason; it throws only past the invocation's subrequest count.
  * `input` is the task input with secrets resolved; it exists only for the duration of this call.
  */
 export async function dispatchHttp(task: TaskExecution, input: JsonObject, options: HttpDispatchOptions): Promise<DispatchResult> {
@@ -108,7 +109,8 @@ async function hedged(attempts: number, send: (hedge: AbortSignal) => Promise<Di
   const losers = new AbortController();
   const runs = Array.from({ length: attempts }, () => send(losers.signal));
   const succeeded = (event: DispatchResult) => event.status === "COMPLETED" || event.status === "IN_PROGRESS";
-  // Each run settles (sendOnce never throws): the first that succeeds wins, else all fail and the first one's stands.
+  // Each run settles (sendOnce throws only past the subrequest count): the first that succeeds wins, else all fail and
+  // the first one's stands (its throw too, so the task is sent again).
   const first = await Promise.any(runs.map((run) => run.then((event) => (succeeded(event) ? event : Promise.reject(event))))).catch(() => undefined);
   losers.abort();
   return first ?? runs[0]!;
@@ -116,7 +118,8 @@ async function hedged(attempts: number, send: (hedge: AbortSignal) => Promise<Di
 
 /**
  * One request of the task and what it comes to. `hedge` aborts it when another hedged request has already answered
- * (its result is then dropped). Never throws.
+ * (its result is then dropped). Throws only the runtime's "Too many subrequests" (see `isSubrequestLimitError`): the
+ * request was not sent, and the execution sends it again from a fresh invocation rather than fail the task.
  */
 async function sendOnce(
   request: HttpRequestSpec,
@@ -146,6 +149,7 @@ async function sendOnce(
     return result(outcome.status, outcome.output, outcome.reason);
   } catch (error) {
     if (error instanceof EgressDenied) return result("FAILED_WITH_TERMINAL_ERROR", {}, error.message);
+    if (isSubrequestLimitError(error)) throw error;
     if (options.cancel.aborted) return result("CANCELED", {}, "Canceled while the request was in flight");
     if (controller.signal.aborted) {
       const limit = phase === "connect" ? `${request.connectTimeoutMs + request.readTimeoutMs} ms (connectionTimeOut + readTimeOut)` : `${request.readTimeoutMs} ms (readTimeOut)`;
