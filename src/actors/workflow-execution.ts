@@ -382,7 +382,15 @@ type TaskUpdateOptions = { reason?: string; callbackAfterSeconds?: number; overs
  * The runner of an object whose definition has no scripts, where none is ever asked to run: should one be, the task
  * fails saying so, rather than the decision throwing.
  */
-/** The task types whose attempt sends HTTP requests from this object (see {@link WorkflowExecution.#takeHttpShare}). */
+/**
+ * Most HTTP requests an execution's object has open at once. Cloudflare opens 6 connections at a time per invocation
+ * and queues the others, unsent (developers.cloudflare.com/workers/platform/limits/, "Simultaneous open connections"),
+ * while a task's connectionTimeOut runs from its fetch: a request queued behind slow ones timed out unsent. Here it
+ * waits unsent, its timeouts not yet running.
+ */
+const MAX_OPEN_HTTP_REQUESTS = 6;
+
+/** The task types whose attempt sends HTTP requests from this object (see {@link WorkflowExecution.#startWaiting}). */
 function isHttpFamily(taskType: string): boolean {
   return taskType === "HTTP" || taskType === "HTTP_SYNC" || taskType === "HTTP_POLL";
 }
@@ -463,13 +471,21 @@ export class WorkflowExecution extends DurableObject<Env> {
    * subrequests". Only an alarm starts the count again here: whether a request to the object does is not documented.
    */
   #httpRequestsStarted = 0;
+  /** HTTP requests (hedged ones each) of this isolate not answered yet: see {@link MAX_OPEN_HTTP_REQUESTS}. */
+  #openHttpRequests = 0;
   /**
-   * Tasks whose side effect waits for a fresh invocation, by task id, in dispatch order: HTTP tasks dispatched beyond
-   * `httpRequestsPerInvocation`, and any task the runtime refused a subrequest ("Too many subrequests": the count is
-   * Cloudflare's, and redirects and calls to D1 and other objects share it). Their controllers stand in `#inFlight` (a
-   * cancel aborts them, a tick counts them as live) and the alarm, armed for now, starts them.
+   * True once this invocation can start no more (its share of requests taken, or the runtime refused a subrequest):
+   * the tasks left waiting start from the alarm, armed for now, a fresh invocation.
    */
-  readonly #deferred = new Map<string, { attempt: number; controller: AbortController }>();
+  #freshInvocationNeeded = false;
+  /**
+   * Tasks whose side effect waits to start, by task id, in dispatch order: HTTP tasks waiting for a connection (see
+   * {@link MAX_OPEN_HTTP_REQUESTS}) or for a fresh invocation (see {@link WorkflowExecution.#httpRequestsStarted}), and
+   * any task the runtime refused a subrequest ("Too many subrequests": the count is Cloudflare's, and redirects and
+   * calls to D1 and other objects share it), until the alarm. Their controllers stand in `#inFlight` (a cancel aborts
+   * them, a tick counts them as live).
+   */
+  readonly #waiting = new Map<string, { attempt: number; controller: AbortController }>();
   /** Background jobs running in this isolate, by key (so one is never run twice at once), each settled when it has run. */
   readonly #jobs = new Map<string, Promise<void>>();
   /** Keys of the background jobs whose last run in this isolate failed: while any is left, its retry stays due (see {@link RETRY_BACKGROUND_MS}). */
@@ -1620,10 +1636,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     // the same backoff, which the alarm is armed for instead of a safety alarm sooner (see RETRY_BACKGROUND_MS).
     if (retryDue && this.#failingJobs.size > 0) this.#backgroundRetryAt = now + RETRY_BACKGROUND_MS;
     // Before what this alarm dispatches itself: they waited first.
-    this.#sendDeferred();
+    this.#startWaitingAfresh();
     this.#applyDue(execution, freshIsolate);
-    // Those still waiting need the next alarm, which a change that changed nothing did not ask for.
-    if (this.#deferred.size > 0 && this.#execution) this.#syncAlarm(this.#execution);
     // A failed job that did not run again is owed no more (its task ended, its watcher went): no retry waits for it.
     for (const key of this.#failingJobs) if (!this.#jobs.has(key)) this.#failingJobs.delete(key);
     if (this.#failingJobs.size === 0 && retryDue) this.#backgroundRetryAt = undefined;
@@ -1976,9 +1990,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     // Background work dies with the isolate; while any is owed, the alarm must come back for it. While a failed job
     // waits for its retry, that retry's wake-up runs every owed job: no safety comes sooner (see RETRY_BACKGROUND_MS).
     const safety = this.#backgroundRetryAt === undefined ? this.#safetyAlarm(execution, Date.now()) : undefined;
-    // HTTP tasks past this invocation's share start from the alarm, at once (see #takeHttpShare).
-    const deferred = this.#deferred.size > 0 ? Date.now() : undefined;
-    for (const candidate of [this.#backgroundRetryAt, safety, deferred]) {
+    // Tasks past this invocation's share start from the alarm, at once (see #waiting).
+    const fresh = this.#freshInvocationNeeded && this.#waiting.size > 0 ? Date.now() : undefined;
+    for (const candidate of [this.#backgroundRetryAt, safety, fresh]) {
       if (candidate !== undefined && (due === undefined || candidate < due)) due = candidate;
     }
     if (due === undefined) {
@@ -2751,70 +2765,87 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Runs a task's side effect and feeds its result back; the attempt number makes late results harmless. An HTTP task
-   * past this invocation's share of requests (see {@link WorkflowExecution.#httpRequestsStarted}) waits for the alarm.
+   * waits its turn (see {@link WorkflowExecution.#waiting}).
    */
   #dispatch(taskId: string, attempt: number): void {
     const task = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
     if (!task || task.attempt !== attempt) return;
     this.#inFlight.get(taskId)?.abort();
-    this.#deferred.delete(taskId);
+    this.#waiting.delete(taskId);
     const controller = new AbortController();
     this.#inFlight.set(taskId, controller);
-    if (!this.#takeHttpShare(task)) {
-      this.#defer(taskId, attempt, controller);
+    if (!isHttpFamily(task.taskType)) {
+      this.#send(task, controller, 0);
       return;
     }
-    this.#send(task, controller);
+    this.#wait(taskId, attempt, controller);
+    this.#startWaiting();
   }
 
-  /** Leaves attempt `attempt` of task `taskId` to the alarm, set for now: see {@link WorkflowExecution.#deferred}. */
-  #defer(taskId: string, attempt: number, controller: AbortController): void {
-    this.#deferred.set(taskId, { attempt, controller });
+  /** Puts attempt `attempt` of task `taskId` in {@link WorkflowExecution.#waiting}. */
+  #wait(taskId: string, attempt: number, controller: AbortController): void {
+    this.#waiting.set(taskId, { attempt, controller });
     // Canceled before its turn (the workflow terminated, the task timed out): it sends nothing, and holds nothing.
     controller.signal.addEventListener("abort", () => {
-      if (this.#deferred.get(taskId)?.controller !== controller) return;
-      this.#deferred.delete(taskId);
+      if (this.#waiting.get(taskId)?.controller !== controller) return;
+      this.#waiting.delete(taskId);
       if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
     });
   }
 
   /**
-   * Counts the requests `task` sends if it may send them in this invocation; false when it must wait for the alarm. A
+   * Starts the waiting tasks, in the order they were dispatched, while connections are free and this invocation's share
+   * of requests allows; past the share, arms the alarm for now. One canceled or dispatched again meanwhile is dropped. A
    * task sending more than the whole share at once (hedged) goes first in a fresh count, or it would never go.
    */
-  #takeHttpShare(task: TaskExecution): boolean {
-    if (!isHttpFamily(task.taskType)) return true;
-    const requests = requestsPerAttempt(task.inputData);
-    if (this.#httpRequestsStarted > 0 && this.#httpRequestsStarted + requests > this.#config.httpRequestsPerInvocation) return false;
-    this.#httpRequestsStarted += requests;
-    return true;
-  }
-
-  /**
-   * In the alarm, a fresh invocation: starts the HTTP tasks that waited for it, in the order they were dispatched, as
-   * far as the new count allows; the rest wait for the next alarm. One canceled or dispatched again meanwhile is dropped.
-   */
-  #sendDeferred(): void {
-    this.#httpRequestsStarted = 0;
-    for (const [taskId, { attempt, controller }] of [...this.#deferred]) {
+  #startWaiting(): void {
+    for (const [taskId, { attempt, controller }] of [...this.#waiting]) {
       const task = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
       if (controller.signal.aborted || !task || task.attempt !== attempt || this.#inFlight.get(taskId) !== controller) {
-        this.#deferred.delete(taskId);
+        this.#waiting.delete(taskId);
         if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
         continue;
       }
-      if (!this.#takeHttpShare(task)) return;
-      this.#deferred.delete(taskId);
-      this.#send(task, controller);
+      if (this.#freshInvocationNeeded) return;
+      const requests = isHttpFamily(task.taskType) ? requestsPerAttempt(task.inputData) : 0;
+      // An answer frees a connection, and starts the next.
+      if (this.#openHttpRequests > 0 && this.#openHttpRequests + requests > MAX_OPEN_HTTP_REQUESTS) return;
+      if (this.#httpRequestsStarted > 0 && this.#httpRequestsStarted + requests > this.#config.httpRequestsPerInvocation) {
+        this.#needFreshInvocation();
+        return;
+      }
+      this.#waiting.delete(taskId);
+      this.#httpRequestsStarted += requests;
+      this.#send(task, controller, requests);
     }
   }
 
-  /** Performs `task`'s side effect under `controller` (see {@link WorkflowExecution.#dispatch}). */
-  #send(task: TaskExecution, controller: AbortController): void {
+  /** This invocation starts nothing more: the alarm, armed for now, starts what waits (see {@link WorkflowExecution.#waiting}). */
+  #needFreshInvocation(): void {
+    if (this.#freshInvocationNeeded) return;
+    this.#freshInvocationNeeded = true;
+    if (this.#execution) this.#syncAlarm(this.#execution);
+  }
+
+  /** In the alarm, a fresh invocation: a new share of requests, and the waiting tasks start. */
+  #startWaitingAfresh(): void {
+    this.#httpRequestsStarted = 0;
+    this.#freshInvocationNeeded = false;
+    this.#startWaiting();
+  }
+
+  /** Performs `task`'s side effect under `controller`, holding `requests` connections until it has ended (see {@link WorkflowExecution.#dispatch}). */
+  #send(task: TaskExecution, controller: AbortController, requests: number): void {
     const { taskId } = task;
+    this.#openHttpRequests += requests;
+    const release = () => {
+      this.#openHttpRequests -= requests;
+      if (requests > 0) this.#startWaiting();
+    };
     this.#perform(task, controller.signal)
       .then((event) => {
         if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
+        release();
         if (this.#execution) this.#applyResult(event);
       })
       .catch((error: unknown) => {
@@ -2822,12 +2853,13 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (isSubrequestLimitError(error) && this.#inFlight.get(taskId) === controller && !controller.signal.aborted && current?.attempt === task.attempt) {
           // Nothing was sent, and this invocation can send no more: the alarm, a fresh invocation, sends it again
           // instead of the watchdog, much later, or the task failing as if the connection had been refused.
-          this.#httpRequestsStarted = Number.MAX_SAFE_INTEGER;
-          this.#defer(taskId, task.attempt, controller);
-          if (this.#execution) this.#syncAlarm(this.#execution);
+          this.#wait(taskId, task.attempt, controller);
+          this.#needFreshInvocation();
+          release();
           return;
         }
         if (this.#inFlight.get(taskId) === controller) this.#inFlight.delete(taskId);
+        release();
         // The watchdog deadline re-dispatches; log for the operator (the error's kind only: its
         // message may quote a URL or value holding a secret).
         console.error(JSON.stringify({ msg: "task dispatch failed; the watchdog will retry", taskId, error: error instanceof Error ? error.name : typeof error }));

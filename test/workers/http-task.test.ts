@@ -979,6 +979,35 @@ describe("HTTP tasks within Cloudflare's subrequests per invocation", () => {
     expect(most).toBe(40);
   });
 
+  it("an execution has at most 6 requests open at once, as Cloudflare opens 6 connections at a time and queues the rest unsent while their connectionTimeOut runs; the others start as answers come", async () => {
+    const branches = Array.from({ length: 12 }, (_, i) => [httpTask(`slow_${i}`, { uri: target(`/count/open_${i}?delay=200`), method: "GET" }, { retryCount: 0 })]);
+    const joinOn = branches.map(([task]) => String(task!["taskReferenceName"]));
+    await register({ name: "http_open_12", tasks: [{ name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: branches }, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn }] });
+    const realFetch = globalThis.fetch;
+    let open = 0;
+    let most = 0;
+    globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (!(input instanceof Request ? input.url : String(input)).includes("/count/open_")) return realFetch(input, init);
+      most = Math.max(most, ++open);
+      try {
+        const response = await realFetch(input, init);
+        // Open until its body is read, as a connection is.
+        return new Response(await response.arrayBuffer(), response);
+      } finally {
+        open--;
+      }
+    }) as typeof fetch;
+    let workflow: WorkflowJson;
+    try {
+      workflow = await waitFor(await startWorkflow("http_open_12"), ["COMPLETED", "FAILED"], 20_000);
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    expect(workflow.status).toBe("COMPLETED");
+    expect(workflow.tasks.filter((task) => task.referenceTaskName.startsWith("slow_") && task.status === "COMPLETED")).toHaveLength(12);
+    expect(most).toBe(6);
+  });
+
   it("a request the runtime refuses past the invocation's count (\"Too many subrequests\", nothing sent) is sent again from the alarm, where the task failed as a refused connection", async () => {
     await register({ name: "http_refused_count", tasks: [httpTask("call", { uri: target("/count/refused_count"), method: "GET" }, { retryCount: 0 })] });
     const realFetch = globalThis.fetch;
