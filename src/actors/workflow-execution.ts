@@ -64,7 +64,8 @@ import { MAX_TASK_LOG_BYTES } from "../worker/schemas";
 import { executionStub, isWorkflowId } from "../worker/executions";
 import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules";
 import { CallbackLogs } from "./callback-logs";
-import { dispatchEvent, publishEvent } from "./dispatch/event";
+import { dispatchEvent, publishEvent, type ActionProgress } from "./dispatch/event";
+import type { ActionRecord } from "../worker/event-executions";
 import { dispatchHttp } from "./dispatch/http";
 import { isSubrequestLimitError } from "./dispatch/subrequest-limit";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
@@ -339,6 +340,9 @@ const FAILURE_START_META = "failureStart:";
 
 /** Prefix of the meta keys of owed status publications (see {@link WorkflowExecution.#statusPublications}). */
 const STATUS_PUBLICATION_META = "statusPublication:";
+
+/** Prefix of the meta keys of the actions an owed publication has taken (see `ActionProgress`), then its message id. */
+const EVENT_ACTION_META = "eventAction:";
 
 /** Prefix of the meta keys of owed leaves of rate limits (see {@link WorkflowExecution.#limitLeaves}). */
 const LIMIT_LEAVE_META = "limitLeave:";
@@ -2241,10 +2245,27 @@ export class WorkflowExecution extends DurableObject<Env> {
   #syncStatusPublications(): void {
     for (const publication of this.#statusPublications) {
       this.#runJob(STATUS_PUBLICATION_META + publication.messageId, async () => {
-        await publishEvent({ env: this.env, scripts: loadScriptRunner }, publication, this.#execution?.baseUrl ?? "");
+        // What an earlier run took before it failed (refused past its invocation's subrequests, say): not taken again.
+        const prefix = `${EVENT_ACTION_META}${publication.messageId}\u0000`;
+        const keyOf = (handler: string, index: number) => `${prefix}${handler}\u0000${index}`;
+        const kept = new Map([...this.#store.loadMeta()].filter(([key]) => key.startsWith(prefix)));
+        const progress: ActionProgress = {
+          taken: (handler, index) => {
+            const record = kept.get(keyOf(handler, index));
+            return record === undefined ? undefined : (JSON.parse(record) as ActionRecord);
+          },
+          keep: (record) => {
+            if (this.#execution === null) return; // removed meanwhile: nothing of it is kept
+            const key = keyOf(record.handler, record.index);
+            kept.set(key, JSON.stringify(record));
+            this.#store.setMeta(key, kept.get(key)!);
+          },
+        };
+        await publishEvent({ env: this.env, scripts: loadScriptRunner }, publication, this.#execution?.baseUrl ?? "", progress);
         if (this.#execution === null) return; // removed meanwhile (see the notice job)
         this.#statusPublications = this.#statusPublications.filter((owed) => owed !== publication);
         this.#store.deleteMeta(STATUS_PUBLICATION_META + publication.messageId);
+        for (const key of kept.keys()) this.#store.deleteMeta(key);
       });
     }
   }

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { publishEvent } from "../../src/actors/dispatch/event";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { loadScriptRunner } from "../../src/actors/scripts/load";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
@@ -355,6 +356,37 @@ describe("EVENT tasks (sink conductor)", () => {
     const failed = await waitFor(await startWorkflow("ev_dynamic_sink", { sink: "kafka:orders" }), ["COMPLETED", "FAILED"]);
     expect(failed.status).toBe("FAILED");
     expect(taskOf(failed, "out")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining('sink "kafka:orders" is not supported') });
+  });
+
+  it("a publication refused partway (past its invocation's subrequests, as a deployed object is) goes on from the first action not taken when it runs again, where every run took every action again from the first and was refused at the same place, for good", async () => {
+    await register({ name: "ev_many_started", tasks: [wait("hold")] });
+    await register({ name: "ev_many_publisher", tasks: [eventTask("announce", "conductor:many")] });
+    const actions = Array.from({ length: 5 }, (_, n) => ({ action: "start_workflow", start_workflow: { name: "ev_many_started", input: { n } } }));
+    await apiOk("POST", "/api/event", handler("ev_many", "conductor:ev_many_publisher:many", actions));
+    // Two starts per invocation of the publisher (a fresh one at each of its alarms), the next refused as Cloudflare
+    // refuses a subrequest past the count; workerd counts none.
+    let publisher: DurableObjectId | undefined;
+    let starts = 0;
+    const { start, alarm } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.start = async function (this: WorkflowExecution, params: Parameters<WorkflowExecution["start"]>[0]) {
+      if (params.event !== undefined && ++starts > 2) throw new Error("Too many subrequests.");
+      return start.call(this, params);
+    };
+    WorkflowExecution.prototype.alarm = function (this: WorkflowExecution) {
+      if (publisher !== undefined && (this as unknown as { ctx: DurableObjectState }).ctx.id.equals(publisher)) starts = 0;
+      return alarm.call(this);
+    };
+    try {
+      const publisherId = await startWorkflow("ev_many_publisher");
+      publisher = env.WORKFLOW_EXECUTION.idFromName(publisherId);
+      expect((await waitFor(publisherId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+      const records = await eventually(() => apiOk<Array<{ status: string; output: { workflowId: string } }>>("GET", "/api/event/execution/ev_many"), (list) => list.length === 5, "the five actions recorded", 20_000);
+      expect(records.map((record) => record.status)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED", "COMPLETED", "COMPLETED"]);
+      expect(new Set(records.map((record) => record.output.workflowId)).size).toBe(5);
+    } finally {
+      WorkflowExecution.prototype.start = start;
+      WorkflowExecution.prototype.alarm = alarm;
+    }
   });
 });
 

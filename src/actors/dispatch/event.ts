@@ -46,6 +46,19 @@ export function dispatchEvent(execution: WorkflowExecution, task: TaskExecution,
 
 
 /**
+ * What a publication taken partway has done, kept by its publisher: each action's record, by handler name and place.
+ * Publishing again then goes on from the first action not taken, rather than taking every action again from the first:
+ * each publication runs in one invocation, whose subrequests Cloudflare counts (50 D1 queries on Workers Free, see
+ * docs/reliability.md), and one refused partway would otherwise be refused at the same place each time, for good.
+ */
+export interface ActionProgress {
+  /** The record of the action at `index` of `handler`, when it was taken before. */
+  taken(handler: string, index: number): ActionRecord | undefined;
+  /** Keeps the record of an action just taken. */
+  keep(record: ActionRecord): void;
+}
+
+/**
  * Runs the actions of the active handlers of `message.event` on its payload (a handler whose condition does not hold
  * is passed over, its actions recorded SKIPPED; an action that cannot be taken, such as no such workflow or task or a
  * start refused, is logged and recorded FAILED, and the others go on, as in Conductor), then records what each did
@@ -53,26 +66,34 @@ export function dispatchEvent(execution: WorkflowExecution, task: TaskExecution,
  * Throws when D1 or an object cannot be reached: publishing again repeats every action harmlessly (a start repeats
  * under the same id, a task already completed refuses a second completion) and rewrites the record.
  */
-export async function publishEvent(context: PublishContext, message: EventMessage, baseUrl: string): Promise<void> {
+export async function publishEvent(context: PublishContext, message: EventMessage, baseUrl: string, progress?: ActionProgress): Promise<void> {
   const { event, messageId, payload } = message;
   const records: ActionRecord[] = [];
   for (const handler of await new EventHandlerRepository(context.env.DB).forEvent(event, true)) {
     const condition = await conditionOutcome(context, handler, payload);
     for (const [index, action] of handler.actions.entries()) {
       const record = { handler: handler.name, index, action: action.action };
+      const taken = progress?.taken(handler.name, index);
+      if (taken !== undefined) {
+        records.push(taken);
+        continue;
+      }
       if (!condition.holds) {
         records.push({ ...record, status: "SKIPPED", statusDescription: condition.why, output: {} });
         continue;
       }
       const actionPayload = action.expandInlineJSON ? (expandInlineJson(payload) as JsonObject) : payload;
       const outcome = await runAction(context.env, baseUrl, action, actionPayload, { event, messageId, handler: handler.name, index });
+      let done: ActionRecord;
       if (outcome.done) {
-        records.push({ ...record, status: "COMPLETED", output: outcome.output ?? {} });
+        done = { ...record, status: "COMPLETED", output: outcome.output ?? {} };
       } else {
         console.error(JSON.stringify({ msg: "event handler action not taken", handler: handler.name, event, action: action.action, reason: outcome.why }));
         // Conductor's DefaultEventProcessor puts the error in the output as `exception`.
-        records.push({ ...record, status: "FAILED", statusDescription: outcome.why, output: { exception: outcome.why } });
+        done = { ...record, status: "FAILED", statusDescription: outcome.why, output: { exception: outcome.why } };
       }
+      records.push(done);
+      progress?.keep(done);
     }
   }
   // After the actions (a repeated publication repeats them harmlessly, and rewrites this record).
