@@ -67,7 +67,7 @@ import { CallbackLogs } from "./callback-logs";
 import { dispatchEvent, publishEvent, type ActionProgress } from "./dispatch/event";
 import type { ActionRecord } from "../worker/event-executions";
 import { dispatchHttp } from "./dispatch/http";
-import { isSubrequestLimitError } from "./dispatch/subrequest-limit";
+import { isSubrequestLimitError } from "../worker/subrequest-limit";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
 import { dispatchSignedJwt } from "./dispatch/signed-jwt";
 import { dispatchUpdateSecret } from "./dispatch/update-secret";

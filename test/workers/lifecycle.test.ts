@@ -4,7 +4,7 @@ import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
 import { MAX_JSON_DEPTH } from "../../src/engine/definition/checks";
 import type { JsonObject } from "../../src/engine/model";
-import { BULK_CONCURRENCY, BULK_SEARCH_MAX_CHARS } from "../../src/worker/routes/bulk";
+import { BULK_CONCURRENCY, BULK_SEARCH_MAX_CHARS, SUBREQUEST_LIMIT_REFUSAL } from "../../src/worker/routes/bulk";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
 
@@ -495,6 +495,28 @@ describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
     expect(removed).toEqual({ bulkSuccessfulResults: [second, first], bulkErrorResults: {} });
     await expectError("GET", `/api/workflow/${second}`, 404, "NOT_FOUND");
     await expectError("GET", `/api/workflow/${first}`, 404, "NOT_FOUND");
+  });
+
+  it("an id whose call the runtime refused past the request's subrequests (Cloudflare's count; workerd counts none) is listed as not acted on, to send again, where it read as an internal error", async () => {
+    await registerWaiting("bulk_refused", "bulk-refused-after");
+    const ids = [await startWaiting("bulk_refused"), await startWaiting("bulk_refused"), await startWaiting("bulk_refused")];
+    const refusedId = env.WORKFLOW_EXECUTION.idFromName(ids[1]!);
+    const { command } = WorkflowExecution.prototype;
+    // The refusal a deployed router meets past its count, injected where the call lands.
+    WorkflowExecution.prototype.command = function (this: WorkflowExecution, ...args: Parameters<WorkflowExecution["command"]>) {
+      if ((this as unknown as { ctx: DurableObjectState }).ctx.id.equals(refusedId)) return Promise.reject(new Error("Too many subrequests."));
+      return command.apply(this, args);
+    };
+    let paused: BulkResponse;
+    try {
+      paused = await bulk("PUT", "pause", ids);
+    } finally {
+      WorkflowExecution.prototype.command = command;
+    }
+    expect(paused.bulkSuccessfulResults).toEqual([ids[0], ids[2]]);
+    expect(paused.bulkErrorResults).toEqual({ [ids[1]!]: SUBREQUEST_LIMIT_REFUSAL });
+    expect((await getWorkflow(ids[1]!)).status).toBe("RUNNING");
+    expect(await bulk("PUT", "pause", [ids[1]])).toEqual({ bulkErrorResults: {}, bulkSuccessfulResults: [ids[1]] });
   });
 
   it("search answers each workflow as its single read does (tasks unless includeTasks=false), and lists the ids it cannot show with why", async () => {

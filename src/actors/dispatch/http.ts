@@ -4,7 +4,7 @@ import { deliveryKey, type JsonObject, type TaskExecution } from "../../engine/m
 import { buildHttpRequest, httpOutcome, isAsyncComplete, type HttpRequestSpec } from "../../engine/tasks/http";
 import { admitsEverything, checkEgress, type EgressPolicy } from "../../engine/tasks/http/egress";
 import { readBounded } from "../../worker/http/body";
-import { isSubrequestLimitError } from "./subrequest-limit";
+import { isSubrequestLimitError } from "../../worker/subrequest-limit";
 
 /** What the HTTP dispatcher needs besides the task. */
 export interface HttpDispatchOptions {

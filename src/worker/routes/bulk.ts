@@ -8,6 +8,7 @@ import { jsonTextResponse, readJsonBody } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
 import { booleanQuery } from "../http/params";
 import { BulkWorkflowIds, parseOrThrow } from "../schemas";
+import { isSubrequestLimitError } from "../subrequest-limit";
 import { WORKFLOW_ACTIONS, type ExecutionAct, type WorkflowAction } from "../workflow-actions";
 
 type Args = [Env, ExecutionContext];
@@ -59,8 +60,17 @@ async function outcomeFor(action: WorkflowAction, act: ExecutionAct, authorizeAs
 }
 
 /**
+ * Why an item of a bulk request was not acted on when the runtime refused its call past the request's subrequests
+ * (Cloudflare counts them per invocation: 1,000 calls to its services on Workers Free; docs/reliability.md, Limits on
+ * Cloudflare). Nothing is wrong with the item: sent again in another request, it is acted on.
+ */
+export const SUBREQUEST_LIMIT_REFUSAL =
+  "Not acted on: this request reached Cloudflare's limit of subrequests per request; send the ids not acted on again, in smaller bulk requests";
+
+/**
  * What one item of a bulk request came to: undefined when `work` was done, else the message of the API error that
- * refused it, or, for any other error (logged with `context` under a request id), an internal error quoting that id.
+ * refused it, {@link SUBREQUEST_LIMIT_REFUSAL} past the request's subrequests, or, for any other error (logged with
+ * `context` under a request id), an internal error quoting that id.
  */
 export async function bulkOutcome(work: () => Promise<void>, context: Record<string, string>): Promise<string | undefined> {
   try {
@@ -68,6 +78,7 @@ export async function bulkOutcome(work: () => Promise<void>, context: Record<str
     return undefined;
   } catch (error) {
     if (error instanceof ApiError) return error.message;
+    if (isSubrequestLimitError(error)) return SUBREQUEST_LIMIT_REFUSAL;
     // Not thrown on: other items may have been acted on already, and the caller must learn which.
     const requestId = crypto.randomUUID();
     const detail = error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error);
