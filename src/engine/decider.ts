@@ -1050,8 +1050,8 @@ function applyResumeChild(draft: Draft, event: Extract<ExecutionEvent, { type: "
 
 /**
  * Whether paused `state` has gone on past SUB_WORKFLOW task `target`, acting on its end: a task scheduled after it in
- * its own lane (the next task, a retry of it, a later iteration of a DO_WHILE's loop around it), a later run of a fork it
- * lies in, or a JOIN of a fork it lies in that waits for it (see {@link joinWaitsFor}) and is no longer waiting (the tasks after such a JOIN come after
+ * its own lane (the next task, a retry of it), a DO_WHILE around it that went on from its iteration (see
+ * {@link loopWentOn}), a later run of a fork it lies in, or a JOIN of a fork it lies in that waits for it (see {@link joinWaitsFor}) and is no longer waiting (the tasks after such a JOIN come after
  * it). Tasks scheduled beside it do not count: the other branches of its forks, their JOINs while they wait, and a JOIN
  * that does not wait for it with what follows that JOIN, which Conductor's JOIN lets go on while the task runs. Those
  * follow the task by `seq` without anything having acted on its end, and Conductor's updateAndPushParents reopens the
@@ -1063,6 +1063,7 @@ function movedPast(state: WorkflowExecution, target: TaskExecution): boolean {
   const lane = plan.steps[target.definitionIndex]?.lane;
   const forks = branchesOf(definition, target.definitionIndex);
   const joins = new Set(enclosingJoins(definition, target.definitionIndex));
+  if (loopWentOn(state, target)) return true;
   return state.tasks.some(
     (task) =>
       task.seq > target.seq &&
@@ -1072,6 +1073,20 @@ function movedPast(state: WorkflowExecution, target: TaskExecution): boolean {
         forks.has(task.definitionIndex) ||
         (joins.has(task.definitionIndex) && !isPending(task) && joinWaitsFor(state, task, target))),
   );
+}
+
+/**
+ * Whether a DO_WHILE whose loop holds task `target` (at any depth) has gone on from the iteration `target` ran in: to a
+ * later iteration, or to its end, or it ran again. An iteration ends only once every task of it has (see
+ * iterationRunning), a task of a fork branch no JOIN waits for included, so the loop's condition (and what followed the
+ * loop) acted on `target`'s end, whatever its next iteration's first task is (one outside `target`'s lane too).
+ */
+function loopWentOn(state: WorkflowExecution, target: TaskExecution): boolean {
+  const definition = state.definition;
+  return enclosingLoops(definition, target.definitionIndex).some((loopIndex) => {
+    const loop = state.tasks.findLast((task) => task.definitionIndex === loopIndex);
+    return loop === undefined || loop.seq > target.seq || !isPending(loop) || loop.iteration !== iterationIn(definition, target, loopIndex);
+  });
 }
 
 /**

@@ -305,6 +305,36 @@ describe("FORK_JOIN endings and children", () => {
     const followed = decide(unjoined, { type: "resumeChild", taskId: instance(unjoined, "sub").taskId }, env(5_000)).state;
     expect([followed.status, statuses(followed)]).toMatchObject(["PAUSED", { sub: "IN_PROGRESS", after: "IN_PROGRESS" }]);
   });
+
+  it("a paused parent whose SUB_WORKFLOW task lies in a fork in a DO_WHILE follows its child while the task's iteration runs, not once the loop went on from it (to its next iteration or past its end)", () => {
+    const loop = (loopOver: WorkflowTaskDef[], loopCondition: string): WorkflowTaskDef => ({ name: "loop", taskReferenceName: "loop", type: "DO_WHILE", inputParameters: {}, loopCondition, loopOver });
+    const body = [hold("first"), fork("fan", [[child("sub")], [hold("other")]]), join("join", ["other"])];
+    const childCompletes = (state: WorkflowExecution, now: number) => {
+      const sub = instance(state, "sub__1");
+      return decide(state, { type: "childFinished", taskId: sub.taskId, subWorkflowId: sub.subWorkflowId!, status: "COMPLETED", output: {} }, env(now)).state;
+    };
+    const followable = (state: WorkflowExecution) => {
+      try {
+        return decide(state, { type: "resumeChild", taskId: instance(state, "sub__1").taskId }, env(9_000)).state.status;
+      } catch {
+        return "refused";
+      }
+    };
+    // Its iteration still runs (ended during the pause, nothing acted on it yet): the parent waits for the child again.
+    let open = complete(complete(started([loop(body, "false"), hold("after")]).state, "first__1", 2_000).state, "other__1", 3_000).state;
+    open = childCompletes(decide(open, { type: "pause" }, env(4_000)).state, 5_000);
+    expect(followable(open)).toBe("PAUSED");
+    // The iteration ended with it (the loop's condition read it) before the pause: the next one runs, its first task
+    // outside the task's branch; or the loop ended, and what follows it runs. Past it, either way.
+    let next = complete(complete(started([loop(body, "$.loop.iteration < 2")]).state, "first__1", 2_000).state, "other__1", 3_000).state;
+    next = decide(childCompletes(next, 4_000), { type: "pause" }, env(5_000)).state;
+    expect(statuses(next)).toMatchObject({ loop: "IN_PROGRESS", join__1: "COMPLETED", first__2: "IN_PROGRESS" });
+    expect(followable(next)).toBe("refused");
+    let ended = complete(complete(started([loop(body, "false"), hold("after")]).state, "first__1", 2_000).state, "other__1", 3_000).state;
+    ended = decide(childCompletes(ended, 4_000), { type: "pause" }, env(5_000)).state;
+    expect(statuses(ended)).toMatchObject({ loop: "COMPLETED", after: "IN_PROGRESS" });
+    expect(followable(ended)).toBe("refused");
+  });
 });
 
 describe("FORK_JOIN with skips and reruns", () => {
