@@ -1305,6 +1305,8 @@ function branchesOf(definition: WorkflowDef, index: number): Map<number, number>
  */
 function forgetEndedForks(draft: Draft): void {
   const state = draft.state;
+  const runs = state.definition.dynamicForks ?? [];
+  const spans = planOf(state.definition).forkRunSpans;
   const stands = (run: DynamicFork): boolean => {
     const index = planIndexOf(state.definition, run.fork);
     const forkSeq = run.forkSeq;
@@ -1312,9 +1314,11 @@ function forgetEndedForks(draft: Draft): void {
     if (state.tasks.some((task) => task.definitionIndex === index && task.seq >= forkSeq && task.status === "COMPLETED")) return true;
     // A task it forked that the execution still holds keeps it, its step with it: a rerun from a task an earlier
     // instance of the fork forked drops the later instance that recorded the run (a workflow retry running the tasks
-    // after a permissive task again runs the fork again, which records its run anew).
-    const forked = new Set(run.tasks.map((task) => planIndexOf(state.definition, task.taskReferenceName)));
-    return state.tasks.some((task) => forked.has(task.definitionIndex));
+    // after a permissive task again runs the fork again, which records its run anew). Its own steps, not those its
+    // tasks' reference names lead to: a fork run again after another fork's run forks the same names in a run of its
+    // own, laid out after that one, and the names then lead there.
+    const span = spans[runs.indexOf(run)];
+    return span !== undefined && state.tasks.some((task) => task.definitionIndex >= span.first && task.definitionIndex < span.end);
   };
   const definition = withoutEndedForks(state.definition, stands);
   if (definition !== state.definition) draft.patch({ definition });

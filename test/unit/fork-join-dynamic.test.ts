@@ -297,6 +297,31 @@ describe("FORK_JOIN_DYNAMIC with a list of tasks", () => {
     expect(state.status).toBe("COMPLETED");
     expect(state.output).toEqual({ c: { body: "c" } });
   });
+
+  it("reruns from a task an earlier run of the fork forked, when workflow retries forked the same tasks again after another fork's run", () => {
+    // Retries from the permissive `first` run the fork again: at once over its run's steps, later (once `fan2` has
+    // recorded a run) in a run of its own, whose steps the names `a` and `b` then lead to. The rerun from the first run's
+    // `b` dropped that first run's steps too, and failed with a TypeError on the step it ran from.
+    const hold = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {}, permissive: true });
+    const two = [hold("first"), dynamicFork("fan"), join("fan_join"), dynamicFork("fan2", { inputParameters: { tasks: [], inputs: {} } }), join("fan2_join")];
+    const update = (state: WorkflowExecution, ref: string, status: "COMPLETED" | "FAILED", now: number) =>
+      decide(state, { type: "externalUpdate", taskId: instance(state, ref).taskId, status, output: {} }, env(now)).state;
+    let state = update(started(two, input).state, "first", "FAILED", 2_000);
+    const firstB = instance(state, "b");
+    state = finish(state, "b", 2_100, "FAILED");
+    state = decide(state, { type: "retry" }, env(3_000)).state;
+    state = finish(finish(update(state, "first", "FAILED", 3_100), "a", 3_200), "b", 3_300);
+    expect([state.status, state.definition.dynamicForks?.map((run) => run.fork)]).toEqual(["FAILED", ["fan", "fan2"]]);
+    state = decide(state, { type: "retry" }, env(4_000)).state;
+    state = finish(finish(update(state, "first", "COMPLETED", 4_100), "a", 4_200), "b", 4_300);
+    expect([state.status, state.definition.dynamicForks?.map((run) => run.fork)]).toEqual(["COMPLETED", ["fan", "fan2", "fan", "fan2"]]);
+    expect(instance(state, "b").definitionIndex).not.toBe(firstB.definitionIndex);
+    const rerun = decide(state, { type: "rerun", fromTaskId: firstB.taskId }, env(5_000));
+    // With `a`, canceled beside it as that run failed, as a rerun runs the other branches' canceled tasks again.
+    expect(dispatched(rerun).sort()).toEqual(["a", "b"]);
+    expect(rerun.state.definition.dynamicForks?.map((run) => run.fork)).toEqual(["fan"]);
+    expect(instance(rerun.state, "b")).toMatchObject({ taskId: firstB.taskId, definitionIndex: firstB.definitionIndex, status: "IN_PROGRESS" });
+  });
 });
 
 describe("FORK_JOIN_DYNAMIC with a list of tasks without types", () => {
