@@ -1062,16 +1062,28 @@ function movedPast(state: WorkflowExecution, target: TaskExecution): boolean {
   const plan = planOf(definition);
   const lane = plan.steps[target.definitionIndex]?.lane;
   const forks = branchesOf(definition, target.definitionIndex);
-  const joins = new Set(enclosingJoins(definition, target.definitionIndex));
   if (loopWentOn(state, target)) return true;
+  // The JOINs of its forks' runs it lies in: each scheduled with its fork, so before `target` unless `target` heads its
+  // branch (a task after another in its branch, or in a SWITCH's case, is scheduled after the JOIN). Any instance after
+  // the fork's instance `target` ran under (a later run's too, past it anyway).
+  const joinsSince = new Map(
+    enclosingJoins(definition, target.definitionIndex).map((join) => {
+      const fork = plan.forkOfJoin.get(join);
+      return [join, state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < target.seq)?.seq ?? -1];
+    }),
+  );
+  const joinedPast = (task: TaskExecution) => {
+    const since = joinsSince.get(task.definitionIndex);
+    return since !== undefined && task.seq > since && !isPending(task) && joinWaitsFor(state, task, target);
+  };
   return state.tasks.some(
     (task) =>
-      task.seq > target.seq &&
-      (plan.steps[task.definitionIndex]?.lane === lane ||
-        // A later run of a fork it lies in (a later iteration, or a workflow retry that ran the fork's lane again from a
-        // permissive task before it: a dynamic fork's later run forks its tasks in lanes of their own).
-        forks.has(task.definitionIndex) ||
-        (joins.has(task.definitionIndex) && !isPending(task) && joinWaitsFor(state, task, target))),
+      joinedPast(task) ||
+      (task.seq > target.seq &&
+        (plan.steps[task.definitionIndex]?.lane === lane ||
+          // A later run of a fork it lies in (a later iteration, or a workflow retry that ran the fork's lane again from a
+          // permissive task before it: a dynamic fork's later run forks its tasks in lanes of their own).
+          forks.has(task.definitionIndex))),
   );
 }
 
@@ -1093,18 +1105,26 @@ function loopWentOn(state: WorkflowExecution, target: TaskExecution): boolean {
  * Whether JOIN instance `join`, of a fork `target` lies in, waits for `target`: a task of its `joinOn` (what its fork's
  * run gave it, see joinOnOf) is `target`'s step, or one after it in the same branch of that fork (by plan order, which
  * may also take in a later task of a fork nested in the branch that does not wait for `target`: then the JOIN counts
- * as waiting, as before). A JOIN with a join script (Orkes') decides for itself what it waits for: it counts as waiting.
+ * as waiting, as before), or a SWITCH or DO_WHILE of that branch that holds `target` (a JOIN waits for the last task
+ * of the case a SWITCH took, see joinedStep, and for a DO_WHILE's whole loop). A JOIN with a join script (Orkes')
+ * decides for itself what it waits for: it counts as waiting.
  */
 function joinWaitsFor(state: WorkflowExecution, join: TaskExecution, target: TaskExecution): boolean {
   const definition = state.definition;
   if (joinScript(planTask(definition, join.definitionIndex)) !== undefined) return true;
-  const fork = planOf(definition).forkOfJoin.get(join.definitionIndex);
+  const plan = planOf(definition);
+  const fork = plan.forkOfJoin.get(join.definitionIndex);
   if (fork === undefined) return true;
   const forkTask = state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < join.seq);
   const branch = branchesOf(definition, target.definitionIndex).get(fork);
+  const holdsTarget = (index: number) => {
+    const step = plan.steps[index];
+    const end = step?.branches?.end ?? step?.loop?.end;
+    return end !== undefined && index < target.definitionIndex && target.definitionIndex < end;
+  };
   return joinOnOf(definition, join.definitionIndex, forkTask).some((reference) => {
     const index = planIndexOf(definition, reference);
-    return index >= target.definitionIndex && branchesOf(definition, index).get(fork) === branch;
+    return (index >= target.definitionIndex || holdsTarget(index)) && branchesOf(definition, index).get(fork) === branch;
   });
 }
 

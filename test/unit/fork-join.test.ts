@@ -306,6 +306,39 @@ describe("FORK_JOIN endings and children", () => {
     expect([followed.status, statuses(followed)]).toMatchObject(["PAUSED", { sub: "IN_PROGRESS", after: "IN_PROGRESS" }]);
   });
 
+  it("a paused parent refuses to follow its child when a JOIN that waits for the SUB_WORKFLOW task has ended, also one scheduled before the task (it follows another task of its branch, or a SWITCH's case the joinOn names)", () => {
+    const childEnds = (state: WorkflowExecution, status: "COMPLETED" | "FAILED", now: number) => {
+      const sub = instance(state, "sub");
+      return decide(state, { type: "childFinished", taskId: sub.taskId, subWorkflowId: sub.subWorkflowId!, status, output: {}, ...(status === "FAILED" ? { reason: "boom" } : {}) }, env(now)).state;
+    };
+    const followable = (state: WorkflowExecution) => {
+      try {
+        return decide(state, { type: "resumeChild", taskId: instance(state, "sub").taskId }, env(9_000)).state.status;
+      } catch {
+        return "refused";
+      }
+    };
+    // The JOIN, scheduled with the fork before `sub`, waited for it (by name, or by the SWITCH holding it) and ended;
+    // `after` runs. Past it.
+    for (const [branch, joinOn] of [
+      [[hold("first"), child("sub")], ["sub", "other"]],
+      [[switchOn("pick", { a: [child("sub")] })], ["pick", "other"]],
+    ] as const) {
+      let state = started([fork("fork", [[...branch], [hold("other")]]), join("join", [...joinOn]), hold("after")], { kind: "a" }).state;
+      if (branch.length === 2) state = complete(state, "first", 2_000).state;
+      state = childEnds(complete(state, "other", 3_000).state, "COMPLETED", 4_000);
+      expect(statuses(state)).toMatchObject({ sub: "COMPLETED", join: "COMPLETED", after: "IN_PROGRESS" });
+      expect(instance(state, "join").seq).toBeLessThan(instance(state, "sub").seq);
+      expect(followable(decide(state, { type: "pause" }, env(5_000)).state)).toBe("refused");
+    }
+    // A JOIN that does not wait for it ended beside it: followed, as when the task heads its branch.
+    let unjoined = started([fork("fork", [[hold("first"), child("sub")], [hold("other")]]), join("join", ["other"]), hold("after")]).state;
+    unjoined = decide(complete(complete(unjoined, "first", 2_000).state, "other", 3_000).state, { type: "pause" }, env(4_000)).state;
+    unjoined = childEnds(unjoined, "FAILED", 5_000);
+    expect(statuses(unjoined)).toMatchObject({ sub: "FAILED", join: "COMPLETED", after: "IN_PROGRESS" });
+    expect(followable(unjoined)).toBe("PAUSED");
+  });
+
   it("a paused parent whose SUB_WORKFLOW task lies in a fork in a DO_WHILE follows its child while the task's iteration runs, not once the loop went on from it (to its next iteration or past its end)", () => {
     const loop = (loopOver: WorkflowTaskDef[], loopCondition: string): WorkflowTaskDef => ({ name: "loop", taskReferenceName: "loop", type: "DO_WHILE", inputParameters: {}, loopCondition, loopOver });
     const body = [hold("first"), fork("fan", [[child("sub")], [hold("other")]]), join("join", ["other"])];
