@@ -485,8 +485,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   /**
    * Tasks whose side effect waits to start, by task id, in dispatch order: HTTP tasks waiting for a connection (see
    * {@link MAX_OPEN_HTTP_REQUESTS}) or for a fresh invocation (see {@link WorkflowExecution.#httpRequestsStarted}), and
-   * any task the runtime refused a subrequest ("Too many subrequests": the count is Cloudflare's, and redirects and
-   * calls to D1 and other objects share it), until the alarm. Their controllers stand in `#inFlight` (a cancel aborts
+   * any task the runtime refused a subrequest ("Too many subrequests", or "Too many API requests by single Worker
+   * invocation" for a call to D1 or another object: see `isSubrequestLimitError`), until the alarm. Their controllers stand in `#inFlight` (a cancel aborts
    * them, a tick counts them as live).
    */
   readonly #waiting = new Map<string, { attempt: number; controller: AbortController }>();

@@ -497,14 +497,19 @@ describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
     await expectError("GET", `/api/workflow/${first}`, 404, "NOT_FOUND");
   });
 
-  it("an id whose call the runtime refused past the request's subrequests (Cloudflare's count; workerd counts none) is listed as not acted on, to send again, where it read as an internal error", async () => {
-    await registerWaiting("bulk_refused", "bulk-refused-after");
-    const ids = [await startWaiting("bulk_refused"), await startWaiting("bulk_refused"), await startWaiting("bulk_refused")];
+  // A call to an object past the count of calls to Cloudflare services is refused with the second wording, as deployed
+  // Workers report it (fetch() past its own count with the first).
+  it.each([
+    ["Too many subrequests.", "bulk_refused"],
+    ["Too many API requests by single Worker invocation.", "bulk_refused_api"],
+  ])("an id whose call the runtime refused past the request's subrequests (%s: Cloudflare's count; workerd counts none) is listed as not acted on, to send again, where it read as an internal error", async (refusal, name) => {
+    await registerWaiting(name, `${name}-after`.replaceAll("_", "-"));
+    const ids = [await startWaiting(name), await startWaiting(name), await startWaiting(name)];
     const refusedId = env.WORKFLOW_EXECUTION.idFromName(ids[1]!);
     const { command } = WorkflowExecution.prototype;
     // The refusal a deployed router meets past its count, injected where the call lands.
     WorkflowExecution.prototype.command = function (this: WorkflowExecution, ...args: Parameters<WorkflowExecution["command"]>) {
-      if ((this as unknown as { ctx: DurableObjectState }).ctx.id.equals(refusedId)) return Promise.reject(new Error("Too many subrequests."));
+      if ((this as unknown as { ctx: DurableObjectState }).ctx.id.equals(refusedId)) return Promise.reject(new Error(refusal));
       return command.apply(this, args);
     };
     let paused: BulkResponse;

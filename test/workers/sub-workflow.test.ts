@@ -309,6 +309,33 @@ describe("SUB_WORKFLOW", () => {
     expect((await api("GET", `/api/workflow/${lateId}`)).status).toBe(404);
   });
 
+  it("a child start the runtime refuses past the invocation's calls to Cloudflare services (\"Too many API requests by single Worker invocation.\", nothing started) is sent again from the alarm, not at the task's watchdog", async () => {
+    await registerEchoChild("child_refused_api");
+    await register({ name: "parent_refused_api", tasks: [subTask("sub", { subWorkflowParam: { name: "child_refused_api", version: 1 }, who: "ada" })] });
+    // What a deployed object's call to another object throws past its count (fetch() throws "Too many subrequests"
+    // instead); workerd counts none: injected once, where the call lands.
+    let refused = 0;
+    let starts = 0;
+    const { start } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.start = async function (this: WorkflowExecution, params: Parameters<WorkflowExecution["start"]>[0]) {
+      if (params.definition.name === "child_refused_api") {
+        starts++;
+        if (refused++ === 0) throw new Error("Too many API requests by single Worker invocation. To configure this limit, refer to https://developers.cloudflare.com/workers/wrangler/configuration/#limits");
+      }
+      return start.call(this, params);
+    };
+    let parent: WorkflowJson;
+    try {
+      // Well within the watchdog (10 s), which sent it again without the fix.
+      parent = await waitFor(await startWorkflow("parent_refused_api"), terminal, 5_000);
+    } finally {
+      WorkflowExecution.prototype.start = start;
+    }
+    expect(parent.status).toBe("COMPLETED");
+    expect(parent.tasks[0]!.outputData).toMatchObject({ who: "ada", n: 1 });
+    expect(starts).toBe(2);
+  });
+
   it("a parent evicted while its child runs still learns the result", async () => {
     await register({ name: "child_later", tasks: [waitTask("gate"), httpTask("done", { uri: target("/count/child-later-done"), method: "GET" })], outputParameters: { finished: true } });
     await register({ name: "parent_evicted", tasks: [subTask("sub", { subWorkflowParam: { name: "child_later" } }), httpTask("after", { uri: target("/count/parent-evicted-after"), method: "GET" })] });
