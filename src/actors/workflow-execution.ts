@@ -2249,6 +2249,11 @@ export class WorkflowExecution extends DurableObject<Env> {
         const prefix = `${EVENT_ACTION_META}${publication.messageId}\u0000`;
         const keyOf = (handler: string, index: number) => `${prefix}${handler}\u0000${index}`;
         const kept = new Map([...this.#store.loadMeta()].filter(([key]) => key.startsWith(prefix)));
+        // Each record kept is a row written and one deleted: a publication done in one run, the usual case, writes none.
+        // Its records are written when a run fails, and, once one has, as each action is taken (an eviction then loses
+        // nothing; one during a first run makes the next take its actions again, which they bear, as before).
+        const written = new Set(kept.keys());
+        const unwritten = new Map<string, string>();
         const progress: ActionProgress = {
           taken: (handler, index) => {
             const record = kept.get(keyOf(handler, index));
@@ -2257,15 +2262,31 @@ export class WorkflowExecution extends DurableObject<Env> {
           keep: (record) => {
             if (this.#execution === null) return; // removed meanwhile: nothing of it is kept
             const key = keyOf(record.handler, record.index);
-            kept.set(key, JSON.stringify(record));
-            this.#store.setMeta(key, kept.get(key)!);
+            const value = JSON.stringify(record);
+            kept.set(key, value);
+            if (written.size === 0) {
+              unwritten.set(key, value);
+              return;
+            }
+            this.#store.setMeta(key, value);
+            written.add(key);
           },
         };
-        await publishEvent({ env: this.env, scripts: loadScriptRunner }, publication, this.#execution?.baseUrl ?? "", progress);
+        try {
+          await publishEvent({ env: this.env, scripts: loadScriptRunner }, publication, this.#execution?.baseUrl ?? "", progress);
+        } catch (error) {
+          if (this.#execution !== null) {
+            for (const [key, value] of unwritten) {
+              this.#store.setMeta(key, value);
+              written.add(key);
+            }
+          }
+          throw error;
+        }
         if (this.#execution === null) return; // removed meanwhile (see the notice job)
         this.#statusPublications = this.#statusPublications.filter((owed) => owed !== publication);
         this.#store.deleteMeta(STATUS_PUBLICATION_META + publication.messageId);
-        for (const key of kept.keys()) this.#store.deleteMeta(key);
+        for (const key of written) this.#store.deleteMeta(key);
       });
     }
   }

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { publishEvent } from "../../src/actors/dispatch/event";
+import { ExecutionStore } from "../../src/actors/execution-store";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { loadScriptRunner } from "../../src/actors/scripts/load";
 import { call, createUser, orkes } from "./auth-helpers";
@@ -387,6 +388,27 @@ describe("EVENT tasks (sink conductor)", () => {
       WorkflowExecution.prototype.start = start;
       WorkflowExecution.prototype.alarm = alarm;
     }
+  });
+
+  it("a publication taken in one run, the usual case, writes none of its actions' progress (each a row written and one deleted); only a run that fails does", async () => {
+    await register({ name: "ev_plain_started", tasks: [wait("hold")] });
+    await register({ name: "ev_plain_publisher", tasks: [eventTask("announce", "conductor:plain")] });
+    const actions = Array.from({ length: 3 }, (_, n) => ({ action: "start_workflow", start_workflow: { name: "ev_plain_started", input: { n } } }));
+    await apiOk("POST", "/api/event", handler("ev_plain", "conductor:ev_plain_publisher:plain", actions));
+    const written: string[] = [];
+    const { setMeta } = ExecutionStore.prototype;
+    ExecutionStore.prototype.setMeta = function (this: ExecutionStore, key: string, value: string) {
+      if (key.startsWith("eventAction:")) written.push(key);
+      return setMeta.call(this, key, value);
+    };
+    try {
+      expect((await waitFor(await startWorkflow("ev_plain_publisher"), ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+      const records = await eventually(() => apiOk<Array<{ status: string }>>("GET", "/api/event/execution/ev_plain"), (list) => list.length === 3, "the three actions recorded");
+      expect(records.map((record) => record.status)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
+    } finally {
+      ExecutionStore.prototype.setMeta = setMeta;
+    }
+    expect(written).toEqual([]);
   });
 });
 
