@@ -17,6 +17,11 @@ export interface ServiceConfig {
    * HTTP tasks beyond it start from an alarm set for now, a fresh invocation (see docs/reliability.md, Limits on Cloudflare).
    */
   httpRequestsPerInvocation: number;
+  /**
+   * Most calls to D1 and Durable Objects one webhook delivery makes (`WEBHOOK_CALLS_PER_DELIVERY`); past it the
+   * delivery answers 503 and leaves the rest to the sender's retry (see docs/reliability.md, Limits on Cloudflare).
+   */
+  webhookCallsPerDelivery: number;
   /** Default and cap of `waitForSeconds` on the synchronous execute endpoint. */
   executeDefaultWaitSeconds: number;
   executeMaxWaitSeconds: number;
@@ -98,6 +103,9 @@ export function serviceConfig(env: Env): ServiceConfig {
     // Workers Free allows 50 subrequests to the Internet per invocation, each redirect followed counting as one: 40
     // leaves room for a few. Workers Paid allows 10,000 by default (wrangler.toml [limits] subrequests).
     httpRequestsPerInvocation: positiveInt(env.HTTP_REQUESTS_PER_INVOCATION, 40),
+    // Workers Free refuses a request's 1,001st call to Cloudflare's services (D1, Durable Objects): this leaves room for
+    // the calls made outside a delivery's count and a margin. Workers Paid allows 10,000 by default.
+    webhookCallsPerDelivery: positiveInt(env.WEBHOOK_CALLS_PER_DELIVERY, 800),
     executeDefaultWaitSeconds: positiveInt(env.EXECUTE_DEFAULT_WAIT_SECONDS, 10),
     executeMaxWaitSeconds: positiveInt(env.EXECUTE_MAX_WAIT_SECONDS, 60),
     publicBaseUrl: text(env.PUBLIC_BASE_URL)?.trim().replace(/\/+$/, "") || undefined,

@@ -321,6 +321,84 @@ describe("events sent to a webhook", () => {
     expect(await hits("wh-partial-started")).toBe(2);
   });
 
+  it("stop before the delivery's calls to Cloudflare's services pass WEBHOOK_CALLS_PER_DELIVERY (40 in the tests), answering 503 with Retry-After; the sender's retry completes the rest, none twice, and starts the workflows once", async () => {
+    await register({ name: "wh_many", tasks: [waitingFor("w", { "$.batch": "m-1" })] });
+    await register({ name: "wh_many_started", tasks: [httpTask("call", { uri: target("/count/wh-many-started"), method: "GET" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-many",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      receiverWorkflowNamesToVersions: { wh_many: 1 },
+      workflowsToStart: { wh_many_started: 1 },
+    });
+    // One call to its execution each, past the budget: a deployed Worker is refused past its count (workerd counts none).
+    const ids: string[] = [];
+    for (let n = 0; n < 45; n++) ids.push(await startWorkflow("wh_many"));
+    for (const id of ids) await waitsOf(id);
+    const response = await send(webhook, { batch: "m-1" }, { "X-Token": "t" });
+    expect(response.status).toBe(503);
+    expect(response.headers.get("Retry-After")).toBe("5");
+    const refusal = (await response.json()) as { status: number; retryable: boolean; message: string };
+    expect(refusal).toMatchObject({ status: 503, error: "UNAVAILABLE", retryable: true });
+    const [, took, left] = /\(40, WEBHOOK_CALLS_PER_DELIVERY, or the runtime's own count\) and stopped: (\d+) of the tasks it matches took it, (\d+) were not asked; send it again/.exec(refusal.message) ?? [];
+    expect(Number(took) + Number(left)).toBe(45);
+    expect(Number(took)).toBeGreaterThan(0);
+    expect(refusal.message).toContain("the workflows it starts are started then");
+    expect(await hits("wh-many-started")).toBe(0);
+    // The sender retries after Retry-After, by when the completed tasks' routing rows are gone (each a call more if not,
+    // answered "not waiting"): the retry passes over them and completes the others.
+    const rows = async () => (await env.DB.prepare(`SELECT count(*) AS n FROM webhook_waits WHERE workflow_id IN (SELECT value FROM json_each(?))`).bind(JSON.stringify(ids)).first<{ n: number }>())!.n;
+    await eventually(rows, (n) => n === Number(left), "the completed tasks' routing rows removed");
+    const retried = await send(webhook, { batch: "m-1" }, { "X-Token": "t" });
+    expect(retried.status).toBe(200);
+    const answer = (await retried.json()) as EventAnswer;
+    expect(answer.completedTasks).toHaveLength(Number(left));
+    expect(answer.startedWorkflows).toEqual([{ name: "wh_many_started", workflowId: expect.any(String) }]);
+    for (const id of ids) expect((await waitFor(id, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    const firstDone = ids.filter((id) => !answer.completedTasks.some((task) => task.workflowId === id));
+    expect(firstDone).toHaveLength(Number(took));
+    for (const id of ids) expect((await getWorkflow(id)).tasks.map((task) => task.status)).toEqual(["COMPLETED"]);
+    await waitFor(answer.startedWorkflows[0]!.workflowId!, ["COMPLETED"]);
+    expect(await hits("wh-many-started")).toBe(1);
+    // Sent once more, it finds nothing waiting: a 200 completing nothing.
+    const again = (await (await send(webhook, { batch: "m-1" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(again.completedTasks).toEqual([]);
+  }, 60_000);
+
+  it("stop as at their budget when the runtime refuses a call past the invocation's count (\"Too many API requests by single Worker invocation.\"), where it read as an internal error", async () => {
+    await register({ name: "wh_refused_wait", tasks: [waitingFor("w", { "$.batch": "r-1" })] });
+    await register({ name: "wh_refused_started", tasks: [httpTask("call", { uri: target("/count/wh-refused-started"), method: "GET" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-refused",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      receiverWorkflowNamesToVersions: { wh_refused_wait: 1 },
+      workflowsToStart: { wh_refused_started: 1 },
+    });
+    const workflowId = await startWorkflow("wh_refused_wait");
+    await waitsOf(workflowId);
+    // What a deployed router's call to an object throws past its count, injected into the webhook's start.
+    const { start } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.start = function () {
+      return Promise.reject(new Error("Too many API requests by single Worker invocation. To configure this limit, refer to https://developers.cloudflare.com/workers/wrangler/configuration/#limits"));
+    };
+    let response: Response;
+    try {
+      response = await send(webhook, { batch: "r-1" }, { "X-Token": "t" });
+    } finally {
+      WorkflowExecution.prototype.start = start;
+    }
+    expect(response.status).toBe(503);
+    expect(response.headers.get("Retry-After")).toBe("5");
+    expect(((await response.json()) as { message: string }).message).toMatch(/and stopped: 1 of the tasks it matches took it; send it again/);
+    expect((await waitFor(workflowId, ["COMPLETED"])).status).toBe("COMPLETED");
+    const retried = (await (await send(webhook, { batch: "r-1" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(retried.completedTasks).toEqual([]);
+    expect(retried.startedWorkflows).toEqual([{ name: "wh_refused_started", workflowId: expect.any(String) }]);
+    await waitFor(retried.startedWorkflows[0]!.workflowId!, ["COMPLETED"]);
+    expect(await hits("wh-refused-started")).toBe(1);
+  });
+
   it("sent just after a task began to wait, before its routing row was written, complete it a moment later; a task that began to wait after the event is not completed", async () => {
     await register({ name: "wh_early", tasks: [waitingFor("w", { "$.order": "${workflow.input.order}" })] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-early", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_early: 1 } });

@@ -14,9 +14,10 @@ import { MAX_TAGS_PER_TARGET, TagListSchema } from "../tags";
 import { requiredBody } from "./metadata";
 import { callerStartScopes } from "../workflow-actions";
 import { WebhookConfigRequest, type WebhookConfigBody, type WebhookSecrets } from "../webhooks/config";
-import { completeLateWaitingTasks, completeWaitingTasks, eventPayloads, startWebhookWorkflows, webhookStartKey, type CompletedTask, type StartedWorkflow } from "../webhooks/deliver";
+import { completeLateWaitingTasks, completeWaitingTasks, eventPayloads, startWebhookWorkflows, webhookStartKey, type CompletedTask, type EventDelivery, type StartedWorkflow } from "../webhooks/deliver";
 import { WebhookRepository, webhookJson, type Webhook } from "../webhooks/store";
 import { verifyEvent } from "../webhooks/verify";
+import { CallBudget, countedEnv, isCallRefused } from "../webhooks/call-budget";
 import { isUuid } from "../../engine/task-id";
 import { oversize, oversizeReason } from "../../engine/limits";
 import type { JsonObject } from "../../engine/model";
@@ -160,8 +161,11 @@ export function registerWebhookRoutes(router: RouterType<IRequest, Args>): void 
 }
 
 /** An event sent to a webhook: verified, then the tasks waiting for it completed and the workflows it starts started. */
-async function receiveEvent(request: IRequest, env: Env, ctx: ExecutionContext): Promise<Response> {
+async function receiveEvent(request: IRequest, rawEnv: Env, ctx: ExecutionContext): Promise<Response> {
   const receivedAt = Date.now();
+  // Every call the delivery makes to D1 and to objects, its late looks' too, counts against one budget: the invocation's.
+  const budget = new CallBudget(serviceConfig(rawEnv).webhookCallsPerDelivery);
+  const env = countedEnv(rawEnv, budget);
   const incoming = request as unknown as Request;
   const { webhook, secrets } = await webhookWithSecrets(env, decodedPathParam(request, "id"));
   const body = await readBodyBytes(incoming, serviceConfig(env).maxRequestBytes);
@@ -194,11 +198,29 @@ async function receiveEvent(request: IRequest, env: Env, ctx: ExecutionContext):
   }
   const origin = new URL(incoming.url).origin;
   const outcomes: EventOutcome[] = [];
-  // One after the other: each may start workflows whose idempotency keys a later one in the batch repeats.
-  for (const payload of payloads) outcomes.push(await deliverEvent(env, ctx, webhook, payload, receivedAt, origin));
+  // One after the other: each may start workflows whose idempotency keys a later one in the batch repeats. An event
+  // begins only with room for its look-ups, starts and record; a delivery stopped for its calls leaves the rest to the
+  // sender's retry, where the tasks it completed wait no more and are passed over.
+  for (const payload of payloads) {
+    if (budget.left < EVENT_LOOKUP_CALLS + callsAfterTasks(webhook)) break;
+    const outcome = await deliverEvent(env, ctx, webhook, payload, receivedAt, origin, budget);
+    outcomes.push(outcome);
+    if (outcome.stopped) break;
+  }
   const completedTasks = outcomes.flatMap((outcome) => outcome.completedTasks);
   const startedWorkflows = outcomes.flatMap((outcome) => outcome.startedWorkflows);
   const unreached = outcomes.reduce((sum, outcome) => sum + outcome.unreached, 0);
+  const done = outcomes.filter((outcome) => !outcome.stopped).length;
+  if (done < payloads.length) {
+    const deferred = outcomes.reduce((sum, outcome) => sum + outcome.deferred, 0);
+    const startsLater = Object.keys(webhook.settings.workflowsToStart).length > 0;
+    const events = payloads.length === 1 ? "" : ` ${done} of its ${payloads.length} events were handled;`;
+    const message =
+      `This delivery reached the most calls to Cloudflare's services one request makes (${budget.limit}, WEBHOOK_CALLS_PER_DELIVERY, or the runtime's own count) and stopped:${events} ` +
+      `${completedTasks.length} of the tasks it matches took it${deferred > 0 ? `, ${deferred} were not asked` : ""}${unreached > 0 ? `, ${unreached} could not be reached` : ""}; ` +
+      `send it again: the tasks that took it wait no more${startsLater ? ", and the workflows it starts are started then" : ""}`;
+    throw new ApiError(503, "UNAVAILABLE", message, undefined, { "Retry-After": String(UNREACHED_RETRY_AFTER_SECONDS) });
+  }
   if (unreached > 0) {
     const startsLater = outcomes.some((outcome) => !outcome.startedNow);
     const message = `${unreached} of the tasks waiting for this event could not be reached (${completedTasks.length} took it); send it again: the tasks that took it wait no more${startsLater ? ", and the workflows it starts are started then" : ""}`;
@@ -217,22 +239,56 @@ interface EventOutcome {
   unreached: number;
   /** False when its workflows are left for the sender's resend (see {@link deliverEvent}). */
   startedNow: boolean;
+  /** Tasks it matches left unasked for the delivery's count of calls. */
+  deferred: number;
+  /** True when the delivery's count of calls stopped it before it was done (its tasks, starts or record). */
+  stopped: boolean;
+}
+
+/** About the calls an event's look-ups take when nothing is waiting: a D1 batch and a query or two. */
+const EVENT_LOOKUP_CALLS = 3;
+/**
+ * The calls kept for one workflow start: D1 reads of its definition, task definitions and idempotency key, and a call to
+ * its object (one or two were counted with the definition cached; more are kept for a cold isolate).
+ */
+const CALLS_PER_START = 8;
+/** The calls an event's record takes (a D1 batch of two statements). */
+const RECORD_CALLS = 2;
+
+/** The calls an event owes after its tasks: its starts and its record, kept for them while its tasks are asked. */
+function callsAfterTasks(webhook: Webhook): number {
+  return Object.keys(webhook.settings.workflowsToStart).length * CALLS_PER_START + RECORD_CALLS;
 }
 
 /**
  * Hands one verified event to the tasks waiting for it and starts the webhook's workflows with it, records it in the
  * webhook's history, and looks again a moment later for tasks whose routing rows were on their way.
  */
-async function deliverEvent(env: Env, ctx: ExecutionContext, webhook: Webhook, payload: JsonObject, receivedAt: number, origin: string): Promise<EventOutcome> {
+async function deliverEvent(env: Env, ctx: ExecutionContext, webhook: Webhook, payload: JsonObject, receivedAt: number, origin: string, budget: CallBudget): Promise<EventOutcome> {
   const repository = new WebhookRepository(env);
-  const delivery = await completeWaitingTasks(env, webhook.settings, payload, { waitingAt: receivedAt });
-  const completedTasks = delivery.completed;
-  // A task the event matches could not be reached: the sender is asked to send it again (a 2xx it would never resend,
-  // and the task would wait for good). The workflows it starts are started now when the webhook's idempotency key
-  // makes the resent event find them, else by the resent event (not twice).
-  const startNow = delivery.unreached === 0 || webhookStartKey(webhook, payload) !== undefined;
-  const startedWorkflows = startNow ? await startWebhookWorkflows(env, webhook, payload, origin) : [];
   const eventId = crypto.randomUUID();
+  let delivery: EventDelivery;
+  try {
+    delivery = await completeWaitingTasks(env, webhook.settings, payload, { waitingAt: receivedAt, budget: { calls: budget, kept: callsAfterTasks(webhook) } });
+  } catch (error) {
+    // Refused before any task was asked (the look-ups come first): the retry does it all.
+    if (!isCallRefused(error)) throw error;
+    return { eventId, completedTasks: [], startedWorkflows: [], unreached: 0, startedNow: false, deferred: 0, stopped: true };
+  }
+  const completedTasks = delivery.completed;
+  // A task the event matches could not be reached, or was not asked for the delivery's count of calls: the sender is
+  // asked to send it again (a 2xx it would never resend, and the task would wait for good). The workflows it starts are
+  // started now when the webhook's idempotency key makes the resent event find them, else by the resent event (not twice).
+  const stopped = delivery.deferred > 0;
+  const startNow = (delivery.unreached === 0 && !stopped) || webhookStartKey(webhook, payload) !== undefined;
+  let startedWorkflows: StartedWorkflow[] = [];
+  try {
+    if (startNow) startedWorkflows = await startWebhookWorkflows(env, webhook, payload, origin);
+  } catch (error) {
+    // A start refused for the count: the resent event starts them (those keyed find what was started).
+    if (!isCallRefused(error)) throw error;
+    return { eventId, completedTasks, startedWorkflows: [], unreached: delivery.unreached, startedNow: false, deferred: delivery.deferred, stopped: true };
+  }
   const started = startedWorkflows.flatMap((start) => ("workflowId" in start ? [start.workflowId] : []));
   // Only the history: once tasks took the event, its failure must not turn the answer into an error that the sender
   // answers by sending the event again.
@@ -246,14 +302,15 @@ async function deliverEvent(env: Env, ctx: ExecutionContext, webhook: Webhook, p
     })
     .catch((error: unknown) => console.error(JSON.stringify({ msg: "webhook event not recorded", webhook: webhook.id, eventId, error: String(error) })));
   // Tasks that began to wait just before the event, whose routing rows were still on their way, are found a moment later.
-  if (Object.keys(webhook.settings.receiverWorkflowNamesToVersions).length > 0) {
+  // Not for an event stopped partway: its retry looks again.
+  if (Object.keys(webhook.settings.receiverWorkflowNamesToVersions).length > 0 && !stopped) {
     const event = { receivedAt, delivery, startedWorkflows: started };
     const record = (late: CompletedTask[]) => repository.addEventReach(eventId, late.map((task) => task.workflowId));
     ctx.waitUntil(completeLateWaitingTasks(env, webhook.settings, payload, event, record).catch((error: unknown) => {
       console.error(JSON.stringify({ msg: "webhook event's late look failed", webhook: webhook.id, eventId, error: String(error) }));
     }));
   }
-  return { eventId, completedTasks, startedWorkflows, unreached: delivery.unreached, startedNow: startNow };
+  return { eventId, completedTasks, startedWorkflows, unreached: delivery.unreached, startedNow: startNow, deferred: delivery.deferred, stopped };
 }
 
 /** When the sender of an event that did not reach every task it matches is asked to send it again. */

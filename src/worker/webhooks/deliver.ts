@@ -11,6 +11,7 @@ import { executionStub } from "../executions";
 import { ApiError, validationError } from "../http/errors";
 import { jsonData, issuesToValidationErrors } from "../schemas";
 import { startExecution } from "../start-execution";
+import { isCallRefused, type CallBudget } from "./call-budget";
 import type { WebhookSettings } from "./config";
 import type { Webhook } from "./store";
 
@@ -93,12 +94,19 @@ export interface EventDelivery {
   answered: Set<string>;
   /** How many tasks the event matches whose executions could not be asked (overloaded, being moved, unreachable). */
   unreached: number;
+  /**
+   * How many tasks the event matches that were not asked for the delivery's count of calls (its budget, less what the
+   * event still owes, or the runtime's refusal): left to the sender's retry.
+   */
+  deferred: number;
 }
 
 /** Which waiting tasks a look at the routing table is for. */
 interface Look {
   /** Only tasks that were waiting when the event came: their rows' `created_on` (the task's start) is no later. */
   waitingAt: number;
+  /** The delivery's count of calls (see `call-budget.ts`), and how many of them the event needs after its tasks. */
+  budget?: { calls: CallBudget; kept: number };
 }
 
 /** Which waiting tasks a later look at the routing table is for (see {@link completeLateWaitingTasks}). */
@@ -116,7 +124,7 @@ interface LateLook extends Look {
 export async function completeWaitingTasks(env: Env, settings: WebhookSettings, payload: JsonObject, look: Look | LateLook): Promise<EventDelivery> {
   const answered = new Set<string>();
   const receivers = Object.entries(settings.receiverWorkflowNamesToVersions);
-  if (receivers.length === 0) return { completed: [], answered, unreached: 0 };
+  if (receivers.length === 0) return { completed: [], answered, unreached: 0, deferred: 0 };
   const late = "answered" in look ? look : undefined;
   const groupQueries = receivers.map(([name, version]) =>
     version === 0
@@ -139,21 +147,35 @@ export async function completeWaitingTasks(env: Env, settings: WebhookSettings, 
   }
   const completed: CompletedTask[] = [];
   let unreached = 0;
-  for (let start = 0; start < waiting.length; start += CONCURRENT_DELIVERIES) {
-    const batch = waiting.slice(start, start + CONCURRENT_DELIVERIES);
+  let deferred = 0;
+  for (let start = 0; start < waiting.length; ) {
+    // No more calls than the budget leaves the event (its starts and record after): the others wait for the retry.
+    const room = look.budget === undefined ? CONCURRENT_DELIVERIES : Math.min(CONCURRENT_DELIVERIES, look.budget.calls.left - look.budget.kept);
+    if (room <= 0) {
+      deferred += waiting.length - start;
+      break;
+    }
+    const batch = waiting.slice(start, start + room);
+    start += batch.length;
     // One execution failing to answer (overloaded, being moved) does not refuse the event for the others it reached.
     const outcomes = await Promise.allSettled(batch.map((task) => executionStub(env, task.workflowId).webhookEvent(task.taskId, payload)));
     batch.forEach((task, index) => {
       const outcome = outcomes[index]!;
       if (outcome.status === "fulfilled") answered.add(task.taskId);
       if (outcome.status === "fulfilled" && outcome.value === "completed") completed.push(task);
-      if (outcome.status === "rejected") {
+      if (outcome.status === "rejected" && isCallRefused(outcome.reason)) deferred++;
+      else if (outcome.status === "rejected") {
         unreached++;
         console.error(JSON.stringify({ msg: "webhook event not delivered", workflowId: task.workflowId, taskId: task.taskId, error: String(outcome.reason) }));
       }
     });
+    // A call refused for the invocation's count: the next would be too.
+    if (outcomes.some((outcome) => outcome.status === "rejected" && isCallRefused(outcome.reason))) {
+      deferred += waiting.length - start;
+      break;
+    }
   }
-  return { completed, answered, unreached };
+  return { completed, answered, unreached, deferred };
 }
 
 /**
