@@ -2880,7 +2880,12 @@ export class WorkflowExecution extends DurableObject<Env> {
   #send(task: TaskExecution, controller: AbortController, requests: number): void {
     const { taskId } = task;
     this.#openHttpRequests += requests;
+    // Once per send: the success path releases before it applies the result, and a throw there (or in the next start)
+    // reaches the catch below, which releases too; twice would leave #openHttpRequests short, past the connection cap.
+    let released = false;
     const release = () => {
+      if (released) return;
+      released = true;
       this.#openHttpRequests -= requests;
       if (requests > 0) this.#startWaiting();
     };
