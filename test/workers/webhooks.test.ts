@@ -365,6 +365,33 @@ describe("events sent to a webhook", () => {
     expect(again.completedTasks).toEqual([]);
   }, 60_000);
 
+  it("do a batch whose events' look-ups, starts and records alone pass WEBHOOK_CALLS_PER_DELIVERY (40 in the tests) whole, where each resend stopped at the same event and started the workflows of those before it again", async () => {
+    await register({ name: "wh_batch_wait", tasks: [waitingFor("w", { "$.batch": "b-last" })] });
+    await register({ name: "wh_batch_started", tasks: [httpTask("call", { uri: target("/count/wh-batch-started"), method: "GET" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-batch-calls",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      receiverWorkflowNamesToVersions: { wh_batch_wait: 1 },
+      workflowsToStart: { wh_batch_started: 1 },
+    });
+    const ids = [await startWorkflow("wh_batch_wait"), await startWorkflow("wh_batch_wait"), await startWorkflow("wh_batch_wait")];
+    for (const id of ids) await waitsOf(id);
+    // Twelve events, each a look-up, a start and a record (four or five calls), the last matching the three tasks: some
+    // 55 calls, past the count before the last event. The count stops only the asking of tasks, never before its first
+    // round: stopping before an event's look-ups or starts made every resend of the batch stop at the same event.
+    const events = [...Array.from({ length: 11 }, (_, n) => ({ batch: `b-${n}` })), { batch: "b-last" }];
+    const response = await send(webhook, JSON.stringify(events), { "X-Token": "t" });
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as EventAnswer & { eventIds: string[] };
+    expect(answer.eventIds).toHaveLength(12);
+    expect(answer.completedTasks.map((task) => task.workflowId).sort()).toEqual([...ids].sort());
+    expect(answer.startedWorkflows).toHaveLength(12);
+    for (const started of answer.startedWorkflows) await waitFor(started.workflowId!, ["COMPLETED"]);
+    expect(await hits("wh-batch-started")).toBe(12);
+    for (const id of ids) expect((await waitFor(id, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  }, 60_000);
+
   it("stop as at their budget when the runtime refuses a call past the invocation's count (\"Too many API requests by single Worker invocation.\"), where it read as an internal error", async () => {
     await register({ name: "wh_refused_wait", tasks: [waitingFor("w", { "$.batch": "r-1" })] });
     await register({ name: "wh_refused_started", tasks: [httpTask("call", { uri: target("/count/wh-refused-started"), method: "GET" })] });

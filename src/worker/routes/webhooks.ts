@@ -198,12 +198,13 @@ async function receiveEvent(request: IRequest, rawEnv: Env, ctx: ExecutionContex
   }
   const origin = new URL(incoming.url).origin;
   const outcomes: EventOutcome[] = [];
-  // One after the other: each may start workflows whose idempotency keys a later one in the batch repeats. An event
-  // begins only with room for its look-ups, starts and record; a delivery stopped for its calls leaves the rest to the
-  // sender's retry, where the tasks it completed wait no more and are passed over.
-  for (const payload of payloads) {
-    if (budget.left < EVENT_LOOKUP_CALLS + callsAfterTasks(webhook)) break;
-    const outcome = await deliverEvent(env, ctx, webhook, payload, receivedAt, origin, budget);
+  // One after the other: each may start workflows whose idempotency keys a later one in the batch repeats. Only the
+  // asking of tasks stops for the count of calls, leaving room for the starts and records of this event and the later
+  // ones: the retry passes over the tasks that took the event and gets further, where stopping before an event's
+  // look-ups or starts would make the retry, which sends the batch's events again, stop there again, every time.
+  for (const [index, payload] of payloads.entries()) {
+    const kept = callsAfterTasks(webhook) + (payloads.length - 1 - index) * (lookupCalls(webhook) + callsAfterTasks(webhook));
+    const outcome = await deliverEvent(env, ctx, webhook, payload, receivedAt, origin, { calls: budget, kept, assured: true });
     outcomes.push(outcome);
     if (outcome.stopped) break;
   }
@@ -241,12 +242,14 @@ interface EventOutcome {
   startedNow: boolean;
   /** Tasks it matches left unasked for the delivery's count of calls. */
   deferred: number;
-  /** True when the delivery's count of calls stopped it before it was done (its tasks, starts or record). */
+  /** True when it stopped before it was done: tasks left unasked for the count of calls, or a call the runtime refused. */
   stopped: boolean;
 }
 
-/** About the calls an event's look-ups take when nothing is waiting: a D1 batch and a query or two. */
-const EVENT_LOOKUP_CALLS = 3;
+/** About the calls an event's look-ups take: a D1 batch of a statement per receiver workflow, and a query or two. */
+function lookupCalls(webhook: Webhook): number {
+  return Object.keys(webhook.settings.receiverWorkflowNamesToVersions).length + 2;
+}
 /**
  * The calls kept for one workflow start: D1 reads of its definition, task definitions and idempotency key, and a call to
  * its object (one or two were counted with the definition cached; more are kept for a cold isolate).
@@ -264,14 +267,22 @@ function callsAfterTasks(webhook: Webhook): number {
  * Hands one verified event to the tasks waiting for it and starts the webhook's workflows with it, records it in the
  * webhook's history, and looks again a moment later for tasks whose routing rows were on their way.
  */
-async function deliverEvent(env: Env, ctx: ExecutionContext, webhook: Webhook, payload: JsonObject, receivedAt: number, origin: string, budget: CallBudget): Promise<EventOutcome> {
+async function deliverEvent(
+  env: Env,
+  ctx: ExecutionContext,
+  webhook: Webhook,
+  payload: JsonObject,
+  receivedAt: number,
+  origin: string,
+  budget: { calls: CallBudget; kept: number; assured: boolean },
+): Promise<EventOutcome> {
   const repository = new WebhookRepository(env);
   const eventId = crypto.randomUUID();
   let delivery: EventDelivery;
   try {
-    delivery = await completeWaitingTasks(env, webhook.settings, payload, { waitingAt: receivedAt, budget: { calls: budget, kept: callsAfterTasks(webhook) } });
+    delivery = await completeWaitingTasks(env, webhook.settings, payload, { waitingAt: receivedAt, budget });
   } catch (error) {
-    // Refused before any task was asked (the look-ups come first): the retry does it all.
+    // Refused by the runtime before any task was asked (the look-ups come first): the retry does it all.
     if (!isCallRefused(error)) throw error;
     return { eventId, completedTasks: [], startedWorkflows: [], unreached: 0, startedNow: false, deferred: 0, stopped: true };
   }
@@ -285,7 +296,7 @@ async function deliverEvent(env: Env, ctx: ExecutionContext, webhook: Webhook, p
   try {
     if (startNow) startedWorkflows = await startWebhookWorkflows(env, webhook, payload, origin);
   } catch (error) {
-    // A start refused for the count: the resent event starts them (those keyed find what was started).
+    // A start refused by the runtime for its count: the resent event starts them (those keyed find what was started).
     if (!isCallRefused(error)) throw error;
     return { eventId, completedTasks, startedWorkflows: [], unreached: delivery.unreached, startedNow: false, deferred: delivery.deferred, stopped: true };
   }
@@ -306,7 +317,7 @@ async function deliverEvent(env: Env, ctx: ExecutionContext, webhook: Webhook, p
   if (Object.keys(webhook.settings.receiverWorkflowNamesToVersions).length > 0 && !stopped) {
     const event = { receivedAt, delivery, startedWorkflows: started };
     const record = (late: CompletedTask[]) => repository.addEventReach(eventId, late.map((task) => task.workflowId));
-    ctx.waitUntil(completeLateWaitingTasks(env, webhook.settings, payload, event, record).catch((error: unknown) => {
+    ctx.waitUntil(completeLateWaitingTasks(env, webhook.settings, payload, event, record, budget.calls).catch((error: unknown) => {
       console.error(JSON.stringify({ msg: "webhook event's late look failed", webhook: webhook.id, eventId, error: String(error) }));
     }));
   }

@@ -3,21 +3,21 @@
  * Cloudflare refuses past 1,000 such calls on Workers Free (10,000 by default on Paid; D1 has its own count, 50
  * queries on Free and 1,000 on Paid), and one delivery may carry 100 events each completing up to 500 waiting tasks.
  * So each D1 statement and each call to a Durable Object the delivery makes is counted here, and the delivery stops
- * before its budget is spent, leaving the rest to the sender's retry (see docs/reliability.md, Limits on Cloudflare).
+ * asking waiting tasks before its budget is spent, leaving them to the sender's retry (see docs/reliability.md, Limits
+ * on Cloudflare).
  */
 import { isSubrequestLimitError } from "../subrequest-limit";
 
-/** Thrown instead of a call past the delivery's budget: the call was not made. */
-export class CallBudgetSpent extends Error {
-  constructor(limit: number) {
-    super(`This webhook delivery has made its ${limit} calls to Cloudflare's services (WEBHOOK_CALLS_PER_DELIVERY)`);
-    this.name = "CallBudgetSpent";
-  }
-}
-
-/** How many calls a delivery may still make. */
+/**
+ * How many calls a delivery has made, against how many it may make. Only the asking of waiting tasks stops at it (see
+ * `completeWaitingTasks`): the tasks that took the event wait no more, so the sender's retry gets further. An event's
+ * look-ups, starts and record are counted but never refused for it: the retry would make them again (a batch's events
+ * are all sent again) and stop at the same place, every time, starting the workflows of the events before it again.
+ */
 export class CallBudget {
   #used = 0;
+  /** Waiting tasks the delivery has asked so far (see `completeWaitingTasks`). */
+  tasksAsked = 0;
 
   constructor(readonly limit: number) {}
 
@@ -31,24 +31,22 @@ export class CallBudget {
     return Math.max(0, this.limit - this.#used);
   }
 
-  /** Counts `calls` about to be made, or throws {@link CallBudgetSpent} (counting none) when they would pass the budget. */
+  /** Counts `calls` about to be made. */
   spend(calls = 1): void {
-    if (this.#used + calls > this.limit) throw new CallBudgetSpent(this.limit);
     this.#used += calls;
   }
 }
 
 /**
- * True when `error` says a call was not made for the invocation's count: the delivery's own budget, or the runtime's
- * refusal all the same (another count, as D1's, or calls made outside the budget). Either way the same call succeeds
- * from the sender's retry, a fresh invocation.
+ * True when `error` is the runtime's refusal of a call past the invocation's count (another count than the budget's,
+ * as D1's, or calls made outside it): the call was not made, and succeeds from the sender's retry, a fresh invocation.
  */
 export function isCallRefused(error: unknown): boolean {
-  return error instanceof CallBudgetSpent || isSubrequestLimitError(error);
+  return isSubrequestLimitError(error);
 }
 
 /**
- * `env` whose D1 databases and Durable Object namespaces count every call against `budget` before making it: a D1
+ * `env` whose D1 databases and Durable Object namespaces count every call against `budget` as they make it: a D1
  * statement run (`first`, `all`, `run`, `raw`, each statement of a `batch`, an `exec`) and any method called on an
  * object's stub. Everything else is `env`'s own.
  */

@@ -105,8 +105,12 @@ export interface EventDelivery {
 interface Look {
   /** Only tasks that were waiting when the event came: their rows' `created_on` (the task's start) is no later. */
   waitingAt: number;
-  /** The delivery's count of calls (see `call-budget.ts`), and how many of them the event needs after its tasks. */
-  budget?: { calls: CallBudget; kept: number };
+  /**
+   * The delivery's count of calls (see `call-budget.ts`), and how many of them the delivery needs after this event's
+   * tasks (its starts and record, and the later events'). `assured`: the delivery's first round of tasks is asked
+   * whatever the count leaves, so that each retry of a delivery gets further than the one before.
+   */
+  budget?: { calls: CallBudget; kept: number; assured: boolean };
 }
 
 /** Which waiting tasks a later look at the routing table is for (see {@link completeLateWaitingTasks}). */
@@ -149,14 +153,18 @@ export async function completeWaitingTasks(env: Env, settings: WebhookSettings, 
   let unreached = 0;
   let deferred = 0;
   for (let start = 0; start < waiting.length; ) {
-    // No more calls than the budget leaves the event (its starts and record after): the others wait for the retry.
-    const room = look.budget === undefined ? CONCURRENT_DELIVERIES : Math.min(CONCURRENT_DELIVERIES, look.budget.calls.left - look.budget.kept);
+    // No more calls than the budget leaves the delivery (starts and records after): the others wait for the retry. Its
+    // first round is asked all the same: the retry makes the batch's starts and records again, and would stop here too.
+    const { budget } = look;
+    const first = budget !== undefined && budget.assured && budget.calls.tasksAsked === 0;
+    const room = budget === undefined || first ? CONCURRENT_DELIVERIES : Math.min(CONCURRENT_DELIVERIES, budget.calls.left - budget.kept);
     if (room <= 0) {
       deferred += waiting.length - start;
       break;
     }
     const batch = waiting.slice(start, start + room);
     start += batch.length;
+    if (budget !== undefined) budget.calls.tasksAsked += batch.length;
     // One execution failing to answer (overloaded, being moved) does not refuse the event for the others it reached.
     const outcomes = await Promise.allSettled(batch.map((task) => executionStub(env, task.workflowId).webhookEvent(task.taskId, payload)));
     batch.forEach((task, index) => {
@@ -188,7 +196,8 @@ export const LATE_LOOK_DELAYS_MS = [1_000, 5_000];
 /**
  * Looks for the event's waiting tasks again (after each of {@link LATE_LOOK_DELAYS_MS} from `event.receivedAt`), for
  * those that were waiting when it came but whose rows were not written yet, or whose executions did not answer: each
- * is completed as the first look would have, and `record` hears of the executions reached.
+ * is completed as the first look would have, and `record` hears of the executions reached. With the delivery's
+ * `budget`, its tasks are asked while the count allows.
  */
 export async function completeLateWaitingTasks(
   env: Env,
@@ -196,12 +205,19 @@ export async function completeLateWaitingTasks(
   payload: JsonObject,
   event: { receivedAt: number; delivery: EventDelivery; startedWorkflows: readonly string[] },
   record: (completed: CompletedTask[]) => Promise<void>,
+  budget?: CallBudget,
 ): Promise<void> {
   const answered = new Set(event.delivery.answered);
   const startedWorkflows = new Set(event.startedWorkflows);
   for (const delay of LATE_LOOK_DELAYS_MS) {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, event.receivedAt + delay - Date.now())));
-    const delivery = await completeWaitingTasks(env, settings, payload, { waitingAt: event.receivedAt, answered, startedWorkflows });
+    const delivery = await completeWaitingTasks(env, settings, payload, {
+      waitingAt: event.receivedAt,
+      answered,
+      startedWorkflows,
+      // A late look asks tasks while the delivery's count allows (nobody resends for one it leaves).
+      ...(budget === undefined ? {} : { budget: { calls: budget, kept: 0, assured: false } }),
+    });
     for (const taskId of delivery.answered) answered.add(taskId);
     if (delivery.completed.length > 0) await record(delivery.completed);
   }
