@@ -17,7 +17,8 @@ import { WebhookConfigRequest, type WebhookConfigBody, type WebhookSecrets } fro
 import { completeLateWaitingTasks, completeWaitingTasks, eventPayloads, startWebhookWorkflows, webhookStartKey, type CompletedTask, type EventDelivery, type StartedWorkflow } from "../webhooks/deliver";
 import { WebhookRepository, webhookJson, type Webhook } from "../webhooks/store";
 import { verifyEvent } from "../webhooks/verify";
-import { CallBudget, countedEnv, isCallRefused } from "../webhooks/call-budget";
+import { CallBudget, countedEnv } from "../webhooks/call-budget";
+import { isSubrequestLimitError } from "../subrequest-limit";
 import { isUuid } from "../../engine/task-id";
 import { oversize, oversizeReason } from "../../engine/limits";
 import type { JsonObject } from "../../engine/model";
@@ -283,7 +284,7 @@ async function deliverEvent(
     delivery = await completeWaitingTasks(env, webhook.settings, payload, { waitingAt: receivedAt, budget });
   } catch (error) {
     // Refused by the runtime before any task was asked (the look-ups come first): the retry does it all.
-    if (!isCallRefused(error)) throw error;
+    if (!isSubrequestLimitError(error)) throw error;
     return { eventId, completedTasks: [], startedWorkflows: [], unreached: 0, startedNow: false, deferred: 0, stopped: true };
   }
   const completedTasks = delivery.completed;
@@ -297,7 +298,7 @@ async function deliverEvent(
     if (startNow) startedWorkflows = await startWebhookWorkflows(env, webhook, payload, origin);
   } catch (error) {
     // A start refused by the runtime for its count: the resent event starts them (those keyed find what was started).
-    if (!isCallRefused(error)) throw error;
+    if (!isSubrequestLimitError(error)) throw error;
     return { eventId, completedTasks, startedWorkflows: [], unreached: delivery.unreached, startedNow: false, deferred: delivery.deferred, stopped: true };
   }
   const started = startedWorkflows.flatMap((start) => ("workflowId" in start ? [start.workflowId] : []));

@@ -6,8 +6,6 @@
  * asking waiting tasks before its budget is spent, leaving them to the sender's retry (see docs/reliability.md, Limits
  * on Cloudflare).
  */
-import { isSubrequestLimitError } from "../subrequest-limit";
-
 /**
  * How many calls a delivery has made, against how many it may make. Only the asking of waiting tasks stops at it (see
  * `completeWaitingTasks`): the tasks that took the event wait no more, so the sender's retry gets further. An event's
@@ -35,14 +33,6 @@ export class CallBudget {
   spend(calls = 1): void {
     this.#used += calls;
   }
-}
-
-/**
- * True when `error` is the runtime's refusal of a call past the invocation's count (another count than the budget's,
- * as D1's, or calls made outside it): the call was not made, and succeeds from the sender's retry, a fresh invocation.
- */
-export function isCallRefused(error: unknown): boolean {
-  return isSubrequestLimitError(error);
 }
 
 /**

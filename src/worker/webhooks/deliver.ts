@@ -11,7 +11,8 @@ import { executionStub } from "../executions";
 import { ApiError, validationError } from "../http/errors";
 import { jsonData, issuesToValidationErrors } from "../schemas";
 import { startExecution } from "../start-execution";
-import { isCallRefused, type CallBudget } from "./call-budget";
+import type { CallBudget } from "./call-budget";
+import { isSubrequestLimitError } from "../subrequest-limit";
 import type { WebhookSettings } from "./config";
 import type { Webhook } from "./store";
 
@@ -171,14 +172,14 @@ export async function completeWaitingTasks(env: Env, settings: WebhookSettings, 
       const outcome = outcomes[index]!;
       if (outcome.status === "fulfilled") answered.add(task.taskId);
       if (outcome.status === "fulfilled" && outcome.value === "completed") completed.push(task);
-      if (outcome.status === "rejected" && isCallRefused(outcome.reason)) deferred++;
+      if (outcome.status === "rejected" && isSubrequestLimitError(outcome.reason)) deferred++;
       else if (outcome.status === "rejected") {
         unreached++;
         console.error(JSON.stringify({ msg: "webhook event not delivered", workflowId: task.workflowId, taskId: task.taskId, error: String(outcome.reason) }));
       }
     });
     // A call refused for the invocation's count: the next would be too.
-    if (outcomes.some((outcome) => outcome.status === "rejected" && isCallRefused(outcome.reason))) {
+    if (outcomes.some((outcome) => outcome.status === "rejected" && isSubrequestLimitError(outcome.reason))) {
       deferred += waiting.length - start;
       break;
     }
