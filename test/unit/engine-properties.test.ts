@@ -85,12 +85,21 @@ function startedWith(name: string, tasks: WorkflowTaskDef[], input: JsonObject, 
   return decide(createExecution({ workflowId: "wf-1", definition, input }, 1_000), { type: "start" }, env(1_000));
 }
 
+/** How many times more than by default each property runs: `PROPERTY_RUNS` (hunting locally with many runs: 10 or more). */
+const scale = Number(process.env["PROPERTY_RUNS"] ?? "1");
+
+/**
+ * Each property's time limit, grown with `PROPERTY_RUNS`: a property is one synchronous call, which vitest fails as timed
+ * out once it has returned past the limit, reporting neither fast-check's seed nor its path, so that a hunt at many runs
+ * on a loaded machine would fail with nothing to replay.
+ */
+const TIME_LIMIT = 60_000 * Math.max(1, scale);
+
 /**
  * fast-check's settings for a property run `numRuns` times: `PROPERTY_RUNS` multiplies that (hunting locally with many
  * runs: PROPERTY_RUNS=10), and `PROPERTY_SEED` with `PROPERTY_PATH` replays one counterexample.
  */
 function runs(numRuns: number): fc.Parameters<unknown> {
-  const scale = Number(process.env["PROPERTY_RUNS"] ?? "1");
   const seed = process.env["PROPERTY_SEED"];
   const path = process.env["PROPERTY_PATH"];
   const example = process.env["PROPERTY_EXAMPLE"];
@@ -349,7 +358,7 @@ describe("the decider over random definitions", () => {
       runs(300),
     );
     // A second or two here; far more on a loaded CI machine.
-  }, 60_000);
+  }, TIME_LIMIT);
 
   it("with failures, task retries and workflow retries or reruns on the way, still never stalls or runs a task twice at once, and completes", () => {
     fc.assert(
@@ -359,7 +368,7 @@ describe("the decider over random definitions", () => {
       runs(300),
     );
     // A second or two here; far more on a loaded CI machine.
-  }, 60_000);
+  }, TIME_LIMIT);
 
   it("the same under a rate limit (admitted at each start and reopen) with HTTP calls whose outputs are cached (found for some)", () => {
     const cached = (task: WorkflowTaskDef): WorkflowTaskDef => (isHttpType(task.type) ? { ...task, cacheConfig: { key: "${uri}", ttlInSecond: 60 } } : task);
@@ -369,7 +378,7 @@ describe("the decider over random definitions", () => {
       }),
       runs(150),
     );
-  }, 60_000);
+  }, TIME_LIMIT);
 });
 
 describe("the decider over random definitions, with jumps and upgrades on the way", () => {
@@ -429,7 +438,7 @@ describe("the decider over random definitions, with jumps and upgrades on the wa
       }),
       runs(300),
     );
-  }, 60_000);
+  }, TIME_LIMIT);
 });
 
 /** `tasks` with every WAIT, HTTP call and DYNAMIC retried once, at any depth, each task then passed through `adapt`. */
@@ -587,7 +596,7 @@ describe("the decider over random definitions with optional and permissive tasks
       }),
       runs(100),
     );
-  }, 60_000);
+  }, TIME_LIMIT);
 });
 
 /**
@@ -723,5 +732,5 @@ describe("the decider over random definitions, stored and evicted on the way", (
       }),
       runs(50),
     );
-  }, 60_000);
+  }, TIME_LIMIT);
 });
