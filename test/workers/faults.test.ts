@@ -180,6 +180,7 @@ describe("evicting every object while an execution's effects on others are on th
     });
     const actor = await startWorkflow(`${tag}_actor`);
     await sleep(delay);
+    const evictedAt = Date.now();
     await abortAllDurableObjects();
     const done = await waitFor(actor, ["COMPLETED", "FAILED", "TERMINATED"], 15_000);
     expect(done.status, JSON.stringify(done.tasks.map((task) => [task.referenceTaskName, task.status, task["reasonForIncompletion"]]))).toBe("COMPLETED");
@@ -193,8 +194,13 @@ describe("evicting every object while an execution's effects on others are on th
     expect((await startedOnce(`${tag}_recorded`))[0]!.input).toMatchObject({ from: actor });
     expect((await startedOnce(`${tag}_listened`))[0]!.input).toMatchObject({ ended: actor, status: "COMPLETED" });
     expect((await startedOnce(`${tag}_failure`))[0]!.input).toMatchObject({ workflowId: victim });
-    // Nothing of the updated execution ran twice: its HTTP step came after the update and no eviction.
-    expect(await hits(`${tag}-target-after`)).toBe(1);
+    // Nothing of the updated execution ran twice: its HTTP step, scheduled by the update after the eviction, met none.
+    // On a loaded machine the actor may reach its update before the eviction: that step's request, then on its way, may
+    // be cut off and sent again (at least once, as any step in flight).
+    const afterScheduled = Number(updated.tasks[1]!["scheduledTime"]);
+    const afterHits = await hits(`${tag}-target-after`);
+    if (afterScheduled > evictedAt) expect(afterHits).toBe(1);
+    else expect([1, 2]).toContain(afterHits);
   }, 60_000);
 
   it("a HUMAN task claimed and completed across evictions starts each of its triggers' workflows once", async () => {
