@@ -63,8 +63,9 @@ export interface ActionProgress {
  * is passed over, its actions recorded SKIPPED; an action that cannot be taken, such as no such workflow or task or a
  * start refused, is logged and recorded FAILED, and the others go on, as in Conductor), then records what each did
  * (see `EventRecordRepository`). Workflows its actions start get `baseUrl` for their callback URLs.
- * Throws when D1 or an object cannot be reached: publishing again repeats every action harmlessly (a start repeats
- * under the same id, a task already completed refuses a second completion) and rewrites the record.
+ * Throws when D1 or an object cannot be reached: publishing again repeats the actions not kept in `progress` (all of
+ * them without it) harmlessly (a start repeats under the same id, a task already completed refuses a second
+ * completion) and rewrites the record; an action `progress` holds the record of is not taken again.
  */
 export async function publishEvent(context: PublishContext, message: EventMessage, baseUrl: string, progress?: ActionProgress): Promise<void> {
   const { event, messageId, payload } = message;
