@@ -63,9 +63,9 @@ import { retryAfterSeconds } from "../worker/rate-limit/window";
 import { MAX_TASK_LOG_BYTES } from "../worker/schemas";
 import { executionStub, isWorkflowId } from "../worker/executions";
 import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules";
+import { KeptActionProgress } from "./action-progress";
 import { CallbackLogs } from "./callback-logs";
-import { dispatchEvent, publishEvent, type ActionProgress } from "./dispatch/event";
-import type { ActionRecord } from "../worker/event-executions";
+import { dispatchEvent, publishEvent } from "./dispatch/event";
 import { dispatchHttp } from "./dispatch/http";
 import { isSubrequestLimitError } from "../worker/subrequest-limit";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
@@ -341,8 +341,6 @@ const FAILURE_START_META = "failureStart:";
 /** Prefix of the meta keys of owed status publications (see {@link WorkflowExecution.#statusPublications}). */
 const STATUS_PUBLICATION_META = "statusPublication:";
 
-/** Prefix of the meta keys of the actions an owed publication has taken (see `ActionProgress`), then its message id. */
-const EVENT_ACTION_META = "eventAction:";
 
 /** Prefix of the meta keys of owed leaves of rate limits (see {@link WorkflowExecution.#limitLeaves}). */
 const LIMIT_LEAVE_META = "limitLeave:";
@@ -2246,47 +2244,17 @@ export class WorkflowExecution extends DurableObject<Env> {
     for (const publication of this.#statusPublications) {
       this.#runJob(STATUS_PUBLICATION_META + publication.messageId, async () => {
         // What an earlier run took before it failed (refused past its invocation's subrequests, say): not taken again.
-        const prefix = `${EVENT_ACTION_META}${publication.messageId}\u0000`;
-        const keyOf = (handler: string, index: number) => `${prefix}${handler}\u0000${index}`;
-        const kept = new Map([...this.#store.loadMeta()].filter(([key]) => key.startsWith(prefix)));
-        // Each record kept is a row written and one deleted: a publication done in one run, the usual case, writes none.
-        // Its records are written when a run fails, and, once one has, as each action is taken (an eviction then loses
-        // nothing; one during a first run makes the next take its actions again, which they bear, as before).
-        const written = new Set(kept.keys());
-        const unwritten = new Map<string, string>();
-        const progress: ActionProgress = {
-          taken: (handler, index) => {
-            const record = kept.get(keyOf(handler, index));
-            return record === undefined ? undefined : (JSON.parse(record) as ActionRecord);
-          },
-          keep: (record) => {
-            if (this.#execution === null) return; // removed meanwhile: nothing of it is kept
-            const key = keyOf(record.handler, record.index);
-            const value = JSON.stringify(record);
-            kept.set(key, value);
-            if (written.size === 0) {
-              unwritten.set(key, value);
-              return;
-            }
-            this.#store.setMeta(key, value);
-            written.add(key);
-          },
-        };
+        const progress = new KeptActionProgress(this.#store, publication.messageId, () => this.#execution !== null);
         try {
           await publishEvent({ env: this.env, scripts: loadScriptRunner }, publication, this.#execution?.baseUrl ?? "", progress);
         } catch (error) {
-          if (this.#execution !== null) {
-            for (const [key, value] of unwritten) {
-              this.#store.setMeta(key, value);
-              written.add(key);
-            }
-          }
+          progress.keepTaken();
           throw error;
         }
         if (this.#execution === null) return; // removed meanwhile (see the notice job)
         this.#statusPublications = this.#statusPublications.filter((owed) => owed !== publication);
         this.#store.deleteMeta(STATUS_PUBLICATION_META + publication.messageId);
-        for (const key of written) this.#store.deleteMeta(key);
+        progress.forget();
       });
     }
   }
