@@ -4,7 +4,7 @@
  * 66 tests took 70 s.
  */
 import type { JsonObject } from "../../src/engine/model";
-import { httpTask, register, target } from "./helpers";
+import { eventually, httpTask, register, storedByExecutionObject, target, waitFor } from "./helpers";
 
 /** A SUB_WORKFLOW task named as its reference. */
 export const subTask = (ref: string, inputParameters: JsonObject, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters, ...extra });
@@ -23,3 +23,13 @@ export async function registerEchoChild(name: string, version = 1, tag = `v${ver
 
 /** A workflow's terminal statuses. */
 export const terminal = ["COMPLETED", "FAILED", "TERMINATED", "TIMED_OUT"];
+
+/** The id of the child the first task of `parentId` (a SUB_WORKFLOW task) started, once it has started one. */
+export async function firstChildOf(parentId: string): Promise<string> {
+  return String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+}
+
+/** Waits until the parent of `childId` has answered the child's reopen (a retry or rerun of the child on its own). */
+export async function reopenAnswered(childId: string): Promise<void> {
+  await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+}

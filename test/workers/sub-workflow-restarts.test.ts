@@ -11,7 +11,7 @@ import { taskLimitAt, type TaskLimitSnapshot } from "../../src/actors/task-limit
 import { WorkflowExecution, type ActorResult } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
 import { api, apiOk, eventually, gate, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
-import { subTask, terminal, waitTask } from "./sub-workflow-helpers";
+import { firstChildOf, reopenAnswered, subTask, terminal, waitTask } from "./sub-workflow-helpers";
 import type { JsonObject } from "../../src/engine/model";
 
 describe("secrets and children", () => {
@@ -349,7 +349,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await register({ name: "owed_stop_child", tasks: [waitTask("owed_stop_gate")] });
     await register({ name: "owed_stop_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "owed_stop_child" } })] });
     const parentId = await startWorkflow("owed_stop_parent");
-    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    const childId = await firstChildOf(parentId);
     await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     // The parent hears neither the child's failure nor its reopen: it still waits for the child.
     const { childFinished } = WorkflowExecution.prototype;
@@ -408,13 +408,13 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await register({ name: "stopped_child", tasks: [waitTask("stopped_gate")] });
     await register({ name: "stopped_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "stopped_child" } })] });
     const parentId = await startWorkflow("stopped_parent");
-    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    const childId = await firstChildOf(parentId);
     await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     await apiOk("DELETE", `/api/workflow/${parentId}?reason=stop`);
     await waitFor(childId, ["TERMINATED"]);
     const stopped = await waitFor(parentId, ["TERMINATED"]);
     await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
-    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    await reopenAnswered(childId);
     await apiOk("POST", `/api/tasks/${childId}/stopped_gate/COMPLETED`, {});
     await waitFor(childId, ["COMPLETED"]);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -425,7 +425,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await register({ name: "overruled_child", tasks: [waitTask("overruled_gate")] });
     await register({ name: "overruled_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "overruled_child" } }), httpTask("after", { uri: target("/count/overruled-after"), method: "GET" })] });
     const parentId = await startWorkflow("overruled_parent");
-    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    const childId = await firstChildOf(parentId);
     await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     await apiOk("POST", `/api/tasks/${parentId}/to_child/COMPLETED`, { decided: "outside" });
     const completed = await waitFor(parentId, terminal);
@@ -434,7 +434,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await eventually(() => metaOf(parentId, "childTerminations"), (owed) => owed === "{}", "the parent's termination of the child taken");
 
     await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
-    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    await reopenAnswered(childId);
     expect(await getWorkflow(parentId)).toEqual(completed);
     expect(await hits("overruled-after")).toBe(1);
 
@@ -459,14 +459,14 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await register({ name: "outlived_child", tasks: [waitTask("outlived_gate")] });
     await register({ name: "outlived_parent", timeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF", tasks: [subTask("to_child", { subWorkflowParam: { name: "outlived_child" } })] });
     const parentId = await startWorkflow("outlived_parent");
-    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    const childId = await firstChildOf(parentId);
     const timedOut = await waitFor(parentId, terminal, 5_000);
     expect(timedOut.status).toBe("TIMED_OUT");
     expect((await waitFor(childId, terminal)).status).toBe("TERMINATED");
     await eventually(() => metaOf(parentId, "childTerminations"), (owed) => owed === "{}", "the parent's termination of the child taken");
 
     await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
-    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    await reopenAnswered(childId);
     expect(await getWorkflow(parentId)).toEqual(timedOut);
   });
 
@@ -481,7 +481,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await apiOk("POST", `/api/tasks/${childId}/nowait_gate/FAILED`, {});
     await waitFor(childId, ["FAILED"]);
     await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
-    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    await reopenAnswered(childId);
     expect(await getWorkflow(parentId)).toEqual(completed);
   });
 
@@ -489,7 +489,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
     await register({ name: "lost_reopen_child", tasks: [waitTask("lost_reopen_gate")] });
     await register({ name: "lost_reopen_parent", tasks: [subTask("to_child", { subWorkflowParam: { name: "lost_reopen_child" } }), httpTask("after", { uri: target("/count/lost-reopen-after"), method: "GET" })] });
     const parentId = await startWorkflow("lost_reopen_parent");
-    const childId = String((await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    const childId = await firstChildOf(parentId);
     await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     await apiOk("POST", `/api/tasks/${childId}/lost_reopen_gate/FAILED`, {});
     expect((await waitFor(parentId, terminal)).status).toBe("FAILED");
@@ -696,7 +696,7 @@ describe("retry, restart or rerun of a child on its own: its parents follow (Con
 
     await apiOk("POST", `/api/workflow/${childId}/retry`, undefined, 204);
     expect((await getWorkflow(childId)).status).toBe("FAILED");
-    await eventually(async () => (await storedByExecutionObject(childId)).metaKeys, (keys) => !keys.includes("parentReopen"), "the parent's answer to the child's reopen");
+    await reopenAnswered(childId);
     // The parent followed the child and heard its new end: FAILED again, not RUNNING for a notice that was spent.
     const again = await waitFor(parentId, terminal, 5_000);
     expect(again.status).toBe("FAILED");
