@@ -674,7 +674,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (this.#removing) return refused(this.#beingRemoved(existing));
       // The same parent task starting its child again (a dispatch repeated after an eviction).
       const sameParentTask = params.parentWorkflowTaskId !== undefined && existing.parentWorkflowTaskId === params.parentWorkflowTaskId;
-      // The same START_WORKFLOW task starting it again (likewise).
+      // The same START_WORKFLOW task, or the same webhook delivery's event, starting it again (likewise; a resent delivery).
       const sameStarterTask = params.startedByTask !== undefined && existing.startedByTask === params.startedByTask;
       const sameKey = params.idempotencyKey !== undefined && existing.idempotencyKey === params.idempotencyKey;
       if (!sameParentTask && !sameStarterTask && !sameKey) return refused(new EngineError("CONFLICT", `Workflow ${params.workflowId} already exists`));

@@ -752,7 +752,10 @@ export interface WorkflowExecution {
   reasonForIncompletion?: string;
   parentWorkflowId?: string;
   parentWorkflowTaskId?: string;
-  /** The START_WORKFLOW task (`<workflowId>/<taskId>`) that started it, if one did: not a parent, it only started it. */
+  /**
+   * The START_WORKFLOW task (`<workflowId>/<taskId>`) that started it, if one did: not a parent, it only started it; or
+   * the webhook delivery's event (`webhook:<id>/<digest>/<index>`) that did. A start from the same one finds it started.
+   */
   startedByTask?: string;
   priority: number;
   taskToDomain: Record<string, string>;

@@ -30,7 +30,10 @@ export interface StartOptions {
   idempotencyStrategy?: StartIdempotencyStrategy;
   parentWorkflowId?: string;
   parentWorkflowTaskId?: string;
-  /** The START_WORKFLOW task that starts it (`<workflowId>/<taskId>`): a repeated start of that task finds it started. */
+  /**
+   * What starts it, a START_WORKFLOW task (`<workflowId>/<taskId>`) or a webhook delivery's event
+   * (`webhook:<id>/<digest>/<index>`, under the id the delivery claimed): a repeated start from there finds it started.
+   */
   startedByTask?: string;
   depth?: number;
   baseUrl: string;

@@ -255,7 +255,7 @@ describe("events sent to a webhook", () => {
     expect((await env.DB.prepare(`SELECT count(*) AS n FROM webhook_events WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>())!.n).toBe(0);
   });
 
-  it("complete the tasks of the executions that take them when another execution fails to answer, and ask the sender to send the event again (503), starting the workflows only once either way", async () => {
+  it("complete the tasks of the executions that take them when another execution fails to answer, and ask the sender to send the event again (503), starting the workflows at once, and only once", async () => {
     await register({ name: "wh_partial", tasks: [waitingFor("w", { "$.batch": "b-1" })] });
     await register({ name: "wh_partial_started", tasks: [httpTask("call", { uri: target("/count/wh-partial-started"), method: "GET" })] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
@@ -283,16 +283,17 @@ describe("events sent to a webhook", () => {
       WorkflowExecution.prototype.webhookEvent = webhookEvent;
     }
     expect((await waitFor(healthy, ["COMPLETED"])).status).toBe("COMPLETED");
-    expect(await hits("wh-partial-started")).toBe(0);
-    // The sender's retry reaches the one that did not take it, and starts the webhook's workflow, once.
+    // Started at once under the id the delivery claimed (a sender that never resends loses none; it was left to the
+    // resend, which started it again after a partial batch, before the delivery was remembered).
+    await eventually(() => hits("wh-partial-started"), (n) => n === 1, "the start, at once");
+    // The sender's retry reaches the one that did not take it, and finds the webhook's workflow started.
     const retried = (await (await send(webhook, { batch: "b-1" }, { "X-Token": "t" })).json()) as EventAnswer;
     expect(retried.completedTasks.map((task) => task.workflowId)).toEqual([failing]);
     expect(retried.startedWorkflows).toEqual([{ name: "wh_partial_started", workflowId: expect.any(String) }]);
     await waitFor(retried.startedWorkflows[0]!.workflowId!, ["COMPLETED"]);
     expect(await hits("wh-partial-started")).toBe(1);
 
-    // With an idempotency key the resent event finds what it started: the workflows start at once (a sender that
-    // never resends loses none), and once only.
+    // With an idempotency key as well: at once, and once only.
     const keyed = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
       name: "wh-partial-keyed",
       verifier: "HEADER_BASED",
@@ -343,8 +344,8 @@ describe("events sent to a webhook", () => {
     const [, took, left] = /\(40, WEBHOOK_CALLS_PER_DELIVERY, or the runtime's own count\) and stopped: (\d+) of the tasks it matches took it, (\d+) were not asked; send it again/.exec(refusal.message) ?? [];
     expect(Number(took) + Number(left)).toBe(45);
     expect(Number(took)).toBeGreaterThan(0);
-    expect(refusal.message).toContain("the workflows it starts are started then");
-    expect(await hits("wh-many-started")).toBe(0);
+    expect(refusal.message).toContain("what it started is not started again");
+    await eventually(() => hits("wh-many-started"), (n) => n === 1, "the start, at once");
     // The sender retries after Retry-After, by when the completed tasks' routing rows are gone (each a call more if not,
     // answered "not waiting"): the retry passes over them and completes the others.
     const rows = async () => (await env.DB.prepare(`SELECT count(*) AS n FROM webhook_waits WHERE workflow_id IN (SELECT value FROM json_each(?))`).bind(JSON.stringify(ids)).first<{ n: number }>())!.n;
@@ -391,6 +392,124 @@ describe("events sent to a webhook", () => {
     expect(await hits("wh-batch-started")).toBe(12);
     for (const id of ids) expect((await waitFor(id, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
   }, 60_000);
+
+  it("resent after a 503, do nothing twice: the batch's events done before the stop start nothing again and are kept once in the history", async () => {
+    await register({ name: "wh_replay_wait", tasks: [waitingFor("w", { "$.batch": "x-last" })] });
+    await register({ name: "wh_replay_started", tasks: [httpTask("call", { uri: target("/count/wh-replay-${workflow.input.batch}"), method: "GET" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-replay",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      receiverWorkflowNamesToVersions: { wh_replay_wait: 1 },
+      workflowsToStart: { wh_replay_started: 1 },
+    });
+    // The last event matches more tasks than the delivery's 40 calls allow: the first two are done, then it stops.
+    const ids: string[] = [];
+    for (let n = 0; n < 45; n++) ids.push(await startWorkflow("wh_replay_wait"));
+    for (const id of ids) await waitsOf(id);
+    const body = JSON.stringify([{ batch: "x-0" }, { batch: "x-1" }, { batch: "x-last" }]);
+    const first = await send(webhook, body, { "X-Token": "t" });
+    expect(first.status).toBe(503);
+    expect(((await first.json()) as { message: string }).message).toMatch(/2 of its 3 events were handled/);
+    // The sender sends the same body again until it is taken whole (after Retry-After: the routing rows of the tasks
+    // that took it are gone by then).
+    const waiting = async () => (await env.DB.prepare(`SELECT count(*) AS n FROM webhook_waits WHERE workflow_id IN (SELECT value FROM json_each(?))`).bind(JSON.stringify(ids)).first<{ n: number }>())!.n;
+    let answer: (EventAnswer & { eventIds: string[] }) | undefined;
+    for (let attempt = 0; attempt < 4 && answer === undefined; attempt++) {
+      const left = await waiting();
+      await eventually(waiting, (n) => n < left, "the completed tasks' routing rows removed");
+      const resent = await send(webhook, body, { "X-Token": "t" });
+      if (resent.status === 200) answer = (await resent.json()) as EventAnswer & { eventIds: string[] };
+      else expect(resent.status).toBe(503);
+    }
+    expect(answer).toBeDefined();
+    for (const id of ids) expect((await waitFor(id, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    expect(answer!.startedWorkflows).toHaveLength(3);
+    for (const started of answer!.startedWorkflows) await waitFor(started.workflowId!, ["COMPLETED"]);
+    // One execution per event: the resends found what the first attempt started.
+    expect([await hits("wh-replay-x-0"), await hits("wh-replay-x-1"), await hits("wh-replay-x-last")]).toEqual([1, 1, 1]);
+    type History = Array<{ eventId: string; workflowIds: string[] }>;
+    const history = (await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`))["webhookExecutionHistory"] as History;
+    expect(history.map((event) => event.eventId).sort()).toEqual([...answer!.eventIds].sort());
+    // The last event's record lists the executions it reached over every attempt, and the one it started.
+    const last = history.find((event) => event.eventId === answer!.eventIds[2])!;
+    expect(last.workflowIds.sort()).toEqual([...ids, answer!.startedWorkflows[2]!.workflowId!].sort());
+  }, 60_000);
+
+  it("resent after a 503, do not complete a task that began to wait after the delivery first came (a loop's next iteration), and are a new delivery once taken whole", async () => {
+    await register({
+      name: "wh_replay_loop",
+      tasks: [{ name: "rounds", taskReferenceName: "rounds", type: "DO_WHILE", inputParameters: { items: ["a", "b"] }, loopOver: [waitingFor("step", { "$.step": "go" })] }],
+    });
+    await register({ name: "wh_replay_other", tasks: [waitingFor("w", { "$.step": "go" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-replay-loop",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      receiverWorkflowNamesToVersions: { wh_replay_loop: 1, wh_replay_other: 1 },
+    });
+    const loop = await startWorkflow("wh_replay_loop");
+    const other = await startWorkflow("wh_replay_other");
+    await waitsOf(loop);
+    await waitsOf(other);
+    const { webhookEvent } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.webhookEvent = async function (this: WorkflowExecution, taskId, payload) {
+      if (taskId.startsWith(other.slice(0, 19))) throw new Error("Network connection lost (test)");
+      return webhookEvent.call(this, taskId, payload);
+    };
+    try {
+      expect((await send(webhook, { step: "go" }, { "X-Token": "t" })).status).toBe(503);
+    } finally {
+      WorkflowExecution.prototype.webhookEvent = webhookEvent;
+    }
+    // The loop's first iteration took the event; its second now waits for the same values.
+    const second = await waitFor(loop, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "step__2" && task.status === "IN_PROGRESS"));
+    await eventually(async () => (await waitsOf(loop))[0]!.task_id, (taskId) => taskId === second.tasks.at(-1)!.taskId, "the second iteration's row");
+    // The resend reaches the task it missed, not the iteration that began to wait after the event came.
+    const resent = (await (await send(webhook, { step: "go" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(resent.completedTasks.map((task) => task.workflowId)).toEqual([other]);
+    expect((await waitFor(other, ["COMPLETED"])).status).toBe("COMPLETED");
+    expect((await getWorkflow(loop)).tasks.at(-1)).toMatchObject({ referenceTaskName: "step__2", status: "IN_PROGRESS" });
+    // Taken whole, the delivery is forgotten: the same body sent again is a new event, which the iteration takes.
+    const again = (await (await send(webhook, { step: "go" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(again.eventId).not.toBe(resent.eventId);
+    expect(again.completedTasks.map((task) => task.workflowId)).toEqual([loop]);
+    expect((await waitFor(loop, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("resent after a start whose answer was lost (the execution's object went away after it started), start it once", async () => {
+    await register({ name: "wh_lost_started", tasks: [httpTask("call", { uri: target("/count/wh-lost-started"), method: "GET" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-lost",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      workflowsToStart: { wh_lost_started: 1 },
+    });
+    // The start lands, then its answer is lost as an evicted object's is (workerd marks it retryable), every time.
+    const { start } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.start = async function (this: WorkflowExecution, params) {
+      await start.call(this, params);
+      throw Object.assign(new Error("Network connection lost (test)"), { retryable: true });
+    };
+    let failed: Response;
+    try {
+      failed = await send(webhook, { order: "L-1" }, { "X-Token": "t" });
+    } finally {
+      WorkflowExecution.prototype.start = start;
+    }
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    const resent = await send(webhook, { order: "L-1" }, { "X-Token": "t" });
+    expect(resent.status).toBe(200);
+    const answer = (await resent.json()) as EventAnswer;
+    await waitFor(answer.startedWorkflows[0]!.workflowId!, ["COMPLETED"]);
+    const started = await eventually(
+      async () => (await env.DB.prepare(`SELECT count(*) AS n FROM executions WHERE workflow_name = 'wh_lost_started'`).first<{ n: number }>())!.n,
+      (n) => n > 0,
+      "the started execution indexed",
+    );
+    expect(started).toBe(1);
+    expect(await hits("wh-lost-started")).toBe(1);
+  });
 
   it("stop as at their budget when the runtime refuses a call past the invocation's count (\"Too many API requests by single Worker invocation.\"), where it read as an internal error", async () => {
     await register({ name: "wh_refused_wait", tasks: [waitingFor("w", { "$.batch": "r-1" })] });

@@ -14,10 +14,11 @@ import { MAX_TAGS_PER_TARGET, TagListSchema } from "../tags";
 import { requiredBody } from "./metadata";
 import { callerStartScopes } from "../workflow-actions";
 import { WebhookConfigRequest, type WebhookConfigBody, type WebhookSecrets } from "../webhooks/config";
-import { completeLateWaitingTasks, completeWaitingTasks, eventPayloads, startWebhookWorkflows, webhookStartKey, type CompletedTask, type EventDelivery, type StartedWorkflow } from "../webhooks/deliver";
+import { completeLateWaitingTasks, completeWaitingTasks, eventPayloads, startWebhookWorkflows, type CompletedTask, type EventDelivery, type StartedWorkflow } from "../webhooks/deliver";
 import { WebhookRepository, webhookJson, type Webhook } from "../webhooks/store";
 import { verifyEvent } from "../webhooks/verify";
 import { CallBudget, countedEnv } from "../webhooks/call-budget";
+import { deliveryDigest, forgetDelivery, rememberDelivery, type EventMemory } from "../webhooks/delivery-memory";
 import { isSubrequestLimitError } from "../subrequest-limit";
 import { isUuid } from "../../engine/task-id";
 import { oversize, oversizeReason } from "../../engine/limits";
@@ -198,14 +199,18 @@ async function receiveEvent(request: IRequest, rawEnv: Env, ctx: ExecutionContex
     return Response.json({ challenge: only["challenge"] });
   }
   const origin = new URL(incoming.url).origin;
+  // Before anything is done: what the delivery's events do once (their records, their starts), claimed by its first
+  // attempt, so that the sender's resend of it (after a 503, or an attempt cut short) does nothing twice.
+  const memory = await rememberDelivery(env.DB, webhook.id, await deliveryDigest(incoming.url, body), payloads.length, Object.keys(webhook.settings.workflowsToStart), receivedAt);
   const outcomes: EventOutcome[] = [];
   // One after the other: each may start workflows whose idempotency keys a later one in the batch repeats. Only the
   // asking of tasks stops for the count of calls, leaving room for the starts and records of this event and the later
   // ones: the retry passes over the tasks that took the event and gets further, where stopping before an event's
   // look-ups or starts would make the retry, which sends the batch's events again, stop there again, every time.
   for (const [index, payload] of payloads.entries()) {
-    const kept = callsAfterTasks(webhook) + (payloads.length - 1 - index) * (lookupCalls(webhook) + callsAfterTasks(webhook));
-    const outcome = await deliverEvent(env, ctx, webhook, payload, receivedAt, origin, { calls: budget, kept, assured: true });
+    const kept = callsAfterTasks(webhook) + (payloads.length - 1 - index) * (lookupCalls(webhook) + callsAfterTasks(webhook)) + FORGET_CALLS;
+    // The delivery's first arrival, not this attempt's: a task that began to wait since (a loop's next iteration) never takes it.
+    const outcome = await deliverEvent(env, ctx, webhook, payload, memory.receivedAt, origin, { calls: budget, kept, assured: true }, memory.events[index]!);
     outcomes.push(outcome);
     if (outcome.stopped) break;
   }
@@ -215,19 +220,20 @@ async function receiveEvent(request: IRequest, rawEnv: Env, ctx: ExecutionContex
   const done = outcomes.filter((outcome) => !outcome.stopped).length;
   if (done < payloads.length) {
     const deferred = outcomes.reduce((sum, outcome) => sum + outcome.deferred, 0);
-    const startsLater = Object.keys(webhook.settings.workflowsToStart).length > 0;
     const events = payloads.length === 1 ? "" : ` ${done} of its ${payloads.length} events were handled;`;
     const message =
       `This delivery reached the most calls to Cloudflare's services one request makes (${budget.limit}, WEBHOOK_CALLS_PER_DELIVERY, or the runtime's own count) and stopped:${events} ` +
       `${completedTasks.length} of the tasks it matches took it${deferred > 0 ? `, ${deferred} were not asked` : ""}${unreached > 0 ? `, ${unreached} could not be reached` : ""}; ` +
-      `send it again: the tasks that took it wait no more${startsLater ? ", and the workflows it starts are started then" : ""}`;
+      `send it again: the tasks that took it wait no more, and what it started is not started again`;
     throw new ApiError(503, "UNAVAILABLE", message, undefined, { "Retry-After": String(UNREACHED_RETRY_AFTER_SECONDS) });
   }
   if (unreached > 0) {
-    const startsLater = outcomes.some((outcome) => !outcome.startedNow);
-    const message = `${unreached} of the tasks waiting for this event could not be reached (${completedTasks.length} took it); send it again: the tasks that took it wait no more${startsLater ? ", and the workflows it starts are started then" : ""}`;
+    const message = `${unreached} of the tasks waiting for this event could not be reached (${completedTasks.length} took it); send it again: the tasks that took it wait no more, and what it started is not started again`;
     throw new ApiError(503, "UNAVAILABLE", message, undefined, { "Retry-After": String(UNREACHED_RETRY_AFTER_SECONDS) });
   }
+  // Taken whole: a later resend of the same body is a new delivery (as in Orkes: its duplicates are the idempotency
+  // key's to find). Failing to forget only leaves it remembered until it expires.
+  await forgetDelivery(env.DB, webhook.id, memory.digest, Date.now()).catch((error: unknown) => console.error(JSON.stringify({ msg: "webhook delivery not forgotten", webhook: webhook.id, error: String(error) })));
   const eventIds = outcomes.map((outcome) => outcome.eventId);
   return Response.json({ webhookId: webhook.id, eventId: eventIds[0] ?? null, ...(eventIds.length > 1 ? { eventIds } : {}), completedTasks, startedWorkflows });
 }
@@ -239,8 +245,6 @@ interface EventOutcome {
   startedWorkflows: StartedWorkflow[];
   /** Tasks it matches whose executions could not be asked. */
   unreached: number;
-  /** False when its workflows are left for the sender's resend (see {@link deliverEvent}). */
-  startedNow: boolean;
   /** Tasks it matches left unasked for the delivery's count of calls. */
   deferred: number;
   /** True when it stopped before it was done: tasks left unasked for the count of calls, or a call the runtime refused. */
@@ -258,6 +262,8 @@ function lookupCalls(webhook: Webhook): number {
 const CALLS_PER_START = 8;
 /** The calls an event's record takes (a D1 batch of two statements). */
 const RECORD_CALLS = 2;
+/** The call a delivery answered 200 makes to forget it (see `forgetDelivery`). */
+const FORGET_CALLS = 1;
 
 /** The calls an event owes after its tasks: its starts and its record, kept for them while its tasks are asked. */
 function callsAfterTasks(webhook: Webhook): number {
@@ -276,30 +282,31 @@ async function deliverEvent(
   receivedAt: number,
   origin: string,
   budget: { calls: CallBudget; kept: number; assured: boolean },
+  once: EventMemory,
 ): Promise<EventOutcome> {
   const repository = new WebhookRepository(env);
-  const eventId = crypto.randomUUID();
+  const { eventId } = once;
   let delivery: EventDelivery;
   try {
     delivery = await completeWaitingTasks(env, webhook.settings, payload, { waitingAt: receivedAt, budget });
   } catch (error) {
     // Refused by the runtime before any task was asked (the look-ups come first): the retry does it all.
     if (!isSubrequestLimitError(error)) throw error;
-    return { eventId, completedTasks: [], startedWorkflows: [], unreached: 0, startedNow: false, deferred: 0, stopped: true };
+    return { eventId, completedTasks: [], startedWorkflows: [], unreached: 0, deferred: 0, stopped: true };
   }
   const completedTasks = delivery.completed;
   // A task the event matches could not be reached, or was not asked for the delivery's count of calls: the sender is
   // asked to send it again (a 2xx it would never resend, and the task would wait for good). The workflows it starts are
-  // started now when the webhook's idempotency key makes the resent event find them, else by the resent event (not twice).
+  // started now all the same, under the ids the delivery claimed: the resent event finds them (a sender that never
+  // resends loses none, one that does starts nothing twice).
   const stopped = delivery.deferred > 0;
-  const startNow = (delivery.unreached === 0 && !stopped) || webhookStartKey(webhook, payload) !== undefined;
-  let startedWorkflows: StartedWorkflow[] = [];
+  let startedWorkflows: StartedWorkflow[];
   try {
-    if (startNow) startedWorkflows = await startWebhookWorkflows(env, webhook, payload, origin);
+    startedWorkflows = await startWebhookWorkflows(env, webhook, payload, origin, once);
   } catch (error) {
-    // A start refused by the runtime for its count: the resent event starts them (those keyed find what was started).
+    // A start refused by the runtime for its count: the resent event starts them (finding those started under their ids).
     if (!isSubrequestLimitError(error)) throw error;
-    return { eventId, completedTasks, startedWorkflows: [], unreached: delivery.unreached, startedNow: false, deferred: delivery.deferred, stopped: true };
+    return { eventId, completedTasks, startedWorkflows: [], unreached: delivery.unreached, deferred: delivery.deferred, stopped: true };
   }
   const started = startedWorkflows.flatMap((start) => ("workflowId" in start ? [start.workflowId] : []));
   // Only the history: once tasks took the event, its failure must not turn the answer into an error that the sender
@@ -322,7 +329,7 @@ async function deliverEvent(
       console.error(JSON.stringify({ msg: "webhook event's late look failed", webhook: webhook.id, eventId, error: String(error) }));
     }));
   }
-  return { eventId, completedTasks, startedWorkflows, unreached: delivery.unreached, startedNow: startNow, deferred: delivery.deferred, stopped };
+  return { eventId, completedTasks, startedWorkflows, unreached: delivery.unreached, deferred: delivery.deferred, stopped };
 }
 
 /** When the sender of an event that did not reach every task it matches is asked to send it again. */

@@ -10,7 +10,8 @@
  * How many calls a delivery has made, against how many it may make. Only the asking of waiting tasks stops at it (see
  * `completeWaitingTasks`): the tasks that took the event wait no more, so the sender's retry gets further. An event's
  * look-ups, starts and record are counted but never refused for it: the retry would make them again (a batch's events
- * are all sent again) and stop at the same place, every time, starting the workflows of the events before it again.
+ * are all sent again) and stop at the same place, every time (finding, not starting again, the workflows of the events
+ * before it: see `delivery-memory.ts`). The delivery's memory (claimed before its events, forgotten after) is counted too.
  */
 export class CallBudget {
   #used = 0;

@@ -14,6 +14,7 @@ import { startExecution } from "../start-execution";
 import type { CallBudget } from "./call-budget";
 import { isSubrequestLimitError } from "../subrequest-limit";
 import type { WebhookSettings } from "./config";
+import type { EventMemory } from "./delivery-memory";
 import type { Webhook } from "./store";
 
 /** Most waiting tasks one event completes (each is a request to its execution). */
@@ -241,18 +242,22 @@ export type StartedWorkflow = { name: string; workflowId: string } | { name: str
 
 /**
  * Starts the webhook's `workflowsToStart` with `payload` as their input, as its saver could (their start scopes),
- * each keyed by the payload's value at the webhook's `idempotencyKey` path when it has one there.
+ * each keyed by the payload's value at the webhook's `idempotencyKey` path when it has one there, and each under the id
+ * its delivery claimed for it (`once`): an attempt of the delivery made again finds what an earlier one started.
  */
-export async function startWebhookWorkflows(env: Env, webhook: Webhook, payload: JsonObject, origin: string): Promise<StartedWorkflow[]> {
+export async function startWebhookWorkflows(env: Env, webhook: Webhook, payload: JsonObject, origin: string, once: EventMemory): Promise<StartedWorkflow[]> {
   const { workflowsToStart, idempotencyStrategy } = webhook.settings;
   const key = webhookStartKey(webhook, payload);
   const starts = Object.entries(workflowsToStart).map(async ([name, version]): Promise<StartedWorkflow> => {
+    const claimed = once.workflowIds[name];
     const outcome = await startExecution(env, {
       name,
       ...(version > 0 ? { version } : {}),
       input: payload,
       baseUrl: webhook.baseUrl ?? origin,
       startScopes: webhook.startScopes,
+      // The start is made again (an eviction, a resend) under the same id and starter, and finds its execution.
+      ...(claimed === undefined ? {} : { workflowId: claimed, startedByTask: once.starter }),
       ...(webhook.createdBy === undefined ? {} : { createdBy: webhook.createdBy }),
       ...(key === undefined ? {} : { idempotencyKey: key, idempotencyStrategy: idempotencyStrategy ?? "RETURN_EXISTING" }),
     });

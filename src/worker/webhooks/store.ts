@@ -161,9 +161,14 @@ export class WebhookRepository {
     return (await this.get(id))!;
   }
 
-  /** Removes webhook `id` and its event history; false when there was none. */
+  /** Removes webhook `id`, its event history and the memory of its deliveries; false when there was none. */
   async delete(id: string): Promise<boolean> {
-    const [result] = await this.#env.DB.batch([this.#env.DB.prepare(`DELETE FROM webhooks WHERE id = ?`).bind(id), this.#env.DB.prepare(`DELETE FROM webhook_events WHERE webhook_id = ?`).bind(id)]);
+    const db = this.#env.DB;
+    const [result] = await db.batch([
+      db.prepare(`DELETE FROM webhooks WHERE id = ?`).bind(id),
+      db.prepare(`DELETE FROM webhook_events WHERE webhook_id = ?`).bind(id),
+      db.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ?`).bind(id),
+    ]);
     return result!.meta.changes > 0;
   }
 
@@ -196,12 +201,18 @@ export class WebhookRepository {
       .run();
   }
 
-  /** Records an event webhook `id` received and verified, keeping its latest {@link EVENTS_KEPT}. */
+  /**
+   * Records an event webhook `id` received and verified, keeping its latest {@link EVENTS_KEPT}. An event recorded
+   * already (its delivery resent, see `delivery-memory.ts`) is kept once: what this attempt reached is added to it.
+   */
   async recordEvent(id: string, event: WebhookEvent): Promise<void> {
     const db = this.#env.DB;
     await db.batch([
-      db.prepare(`INSERT INTO webhook_events (event_id, webhook_id, received_at, matched, workflow_ids, payload) VALUES (?, ?, ?, ?, ?, ?)`)
-        .bind(event.eventId, id, event.timeStamp, event.matched ? 1 : 0, JSON.stringify(event.workflowIds), cutToBytes(event.payload, MAX_EVENT_PAYLOAD_BYTES)),
+      db.prepare(
+        `INSERT INTO webhook_events (event_id, webhook_id, received_at, matched, workflow_ids, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (event_id) DO UPDATE SET matched = max(webhook_events.matched, ?4),
+           workflow_ids = (SELECT json_group_array(value) FROM (SELECT value FROM json_each(webhook_events.workflow_ids) UNION SELECT value FROM json_each(?5)))`,
+      ).bind(event.eventId, id, event.timeStamp, event.matched ? 1 : 0, JSON.stringify(event.workflowIds), cutToBytes(event.payload, MAX_EVENT_PAYLOAD_BYTES)),
       db.prepare(`DELETE FROM webhook_events WHERE webhook_id = ?1 AND event_id NOT IN (SELECT event_id FROM webhook_events WHERE webhook_id = ?1 ORDER BY received_at DESC, event_id LIMIT ${EVENTS_KEPT})`).bind(id),
     ]);
   }
