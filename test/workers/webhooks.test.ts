@@ -511,6 +511,46 @@ describe("events sent to a webhook", () => {
     expect(await hits("wh-lost-started")).toBe(1);
   });
 
+  it("remembered, make no round trip to D1 more than before: the delivery's claim rides in its look-ups' batch, its forgetting in its last record's", async () => {
+    await register({ name: "wh_trips_wait", tasks: [waitingFor("w", { "$.trip": "t-1" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-trips",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      receiverWorkflowNamesToVersions: { wh_trips_wait: 1 },
+    });
+    const waiting = await startWorkflow("wh_trips_wait");
+    await waitsOf(waiting);
+    // Every D1 round trip made while the event is delivered, as the SQL of its statements (a batch is one round trip).
+    const trips: string[][] = [];
+    const statementPrototype = Object.getPrototypeOf(env.DB.prepare("SELECT 1")) as Record<string, (...args: unknown[]) => unknown>;
+    const databasePrototype = Object.getPrototypeOf(env.DB) as Record<string, (...args: unknown[]) => unknown>;
+    const sqlOf = (statement: unknown) => String((statement as { statement?: string }).statement);
+    const spied = [...["first", "all", "run", "raw"].map((method) => [statementPrototype, method] as const), [databasePrototype, "batch"] as const];
+    const originals = spied.map(([prototype, method]) => prototype[method]!);
+    spied.forEach(([prototype, method], index) => {
+      prototype[method] = function (this: unknown, ...args: unknown[]) {
+        trips.push(method === "batch" ? (args[0] as unknown[]).map(sqlOf) : [sqlOf(this)]);
+        return originals[index]!.apply(this, args);
+      };
+    });
+    let answer: EventAnswer;
+    try {
+      answer = (await (await send(webhook, { trip: "t-1" }, { "X-Token": "t" })).json()) as EventAnswer;
+    } finally {
+      spied.forEach(([prototype, method], index) => (prototype[method] = originals[index]!));
+    }
+    expect(answer.completedTasks.map((task) => task.workflowId)).toEqual([waiting]);
+    // Claimed with the look-ups, forgotten with the record: each a round trip the delivery made before it was remembered
+    // (two round trips to the primary database more on every delivery, when each went alone).
+    const remembering = trips.filter((trip) => trip.some((sql) => sql.includes("webhook_deliveries")));
+    expect(remembering).toHaveLength(2);
+    expect(remembering[0]!.some((sql) => sql.startsWith("SELECT DISTINCT workflow_name"))).toBe(true);
+    expect(remembering[1]!.some((sql) => sql.startsWith("INSERT INTO webhook_events"))).toBe(true);
+    const left = await env.DB.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>();
+    expect(left!.n).toBe(0);
+  });
+
   it("stop as at their budget when the runtime refuses a call past the invocation's count (\"Too many API requests by single Worker invocation.\"), where it read as an internal error", async () => {
     await register({ name: "wh_refused_wait", tasks: [waitingFor("w", { "$.batch": "r-1" })] });
     await register({ name: "wh_refused_started", tasks: [httpTask("call", { uri: target("/count/wh-refused-started"), method: "GET" })] });

@@ -14,7 +14,18 @@ import { MAX_TAGS_PER_TARGET, TagListSchema } from "../tags";
 import { requiredBody } from "./metadata";
 import { callerStartScopes } from "../workflow-actions";
 import { WebhookConfigRequest, type WebhookConfigBody, type WebhookSecrets } from "../webhooks/config";
-import { completeLateWaitingTasks, completeWaitingTasks, eventPayloads, startWebhookWorkflows, type CompletedTask, type EventDelivery, type StartedWorkflow } from "../webhooks/deliver";
+import {
+  completeLateWaitingTasks,
+  completeWaitingTasks,
+  eventPayloads,
+  matchGroupQueries,
+  matchGroupsOf,
+  startWebhookWorkflows,
+  type CompletedTask,
+  type EventDelivery,
+  type MatchGroup,
+  type StartedWorkflow,
+} from "../webhooks/deliver";
 import { WebhookRepository, webhookJson, type Webhook } from "../webhooks/store";
 import { verifyEvent } from "../webhooks/verify";
 import { CallBudget, countedEnv } from "../webhooks/call-budget";
@@ -200,8 +211,12 @@ async function receiveEvent(request: IRequest, rawEnv: Env, ctx: ExecutionContex
   }
   const origin = new URL(incoming.url).origin;
   // Before anything is done: what the delivery's events do once (their records, their starts), claimed by its first
-  // attempt, so that the sender's resend of it (after a 503, or an attempt cut short) does nothing twice.
-  const memory = await rememberDelivery(env.DB, webhook.id, await deliveryDigest(incoming.url, body), payloads.length, Object.keys(webhook.settings.workflowsToStart), receivedAt);
+  // attempt, so that the sender's resend of it (after a 503, or an attempt cut short) does nothing twice. Claimed in one
+  // batch with the first event's look-ups: no round trip to D1's primary more than before the delivery was remembered.
+  const lookups = matchGroupQueries(env.DB, webhook.settings);
+  const digest = await deliveryDigest(incoming.url, body);
+  const remembered = await rememberDelivery(env.DB, webhook.id, digest, payloads.length, Object.keys(webhook.settings.workflowsToStart), receivedAt, lookups);
+  const { memory } = remembered;
   const outcomes: EventOutcome[] = [];
   // One after the other: each may start workflows whose idempotency keys a later one in the batch repeats. Only the
   // asking of tasks stops for the count of calls, leaving room for the starts and records of this event and the later
@@ -210,7 +225,13 @@ async function receiveEvent(request: IRequest, rawEnv: Env, ctx: ExecutionContex
   for (const [index, payload] of payloads.entries()) {
     const kept = callsAfterTasks(webhook) + (payloads.length - 1 - index) * (lookupCalls(webhook) + callsAfterTasks(webhook)) + FORGET_CALLS;
     // The delivery's first arrival, not this attempt's: a task that began to wait since (a loop's next iteration) never takes it.
-    const outcome = await deliverEvent(env, ctx, webhook, payload, memory.receivedAt, origin, { calls: budget, kept, assured: true }, memory.events[index]!);
+    // The last event forgets the delivery with its record when the delivery is taken whole (answered 200).
+    const taken = index === payloads.length - 1 && outcomes.every((outcome) => outcome.unreached === 0);
+    const shared = {
+      ...(index === 0 ? { groups: matchGroupsOf(remembered.alongside) } : {}),
+      ...(taken ? { forgetWhenTaken: forgetDelivery(env.DB, webhook.id, digest, Date.now()) } : {}),
+    };
+    const outcome = await deliverEvent(env, ctx, webhook, payload, memory.receivedAt, origin, { calls: budget, kept, assured: true }, memory.events[index]!, shared);
     outcomes.push(outcome);
     if (outcome.stopped) break;
   }
@@ -231,9 +252,6 @@ async function receiveEvent(request: IRequest, rawEnv: Env, ctx: ExecutionContex
     const message = `${unreached} of the tasks waiting for this event could not be reached (${completedTasks.length} took it); send it again: the tasks that took it wait no more, and what it started is not started again`;
     throw new ApiError(503, "UNAVAILABLE", message, undefined, { "Retry-After": String(UNREACHED_RETRY_AFTER_SECONDS) });
   }
-  // Taken whole: a later resend of the same body is a new delivery (as in Orkes: its duplicates are the idempotency
-  // key's to find). Failing to forget only leaves it remembered until it expires.
-  await forgetDelivery(env.DB, webhook.id, memory.digest, Date.now()).catch((error: unknown) => console.error(JSON.stringify({ msg: "webhook delivery not forgotten", webhook: webhook.id, error: String(error) })));
   const eventIds = outcomes.map((outcome) => outcome.eventId);
   return Response.json({ webhookId: webhook.id, eventId: eventIds[0] ?? null, ...(eventIds.length > 1 ? { eventIds } : {}), completedTasks, startedWorkflows });
 }
@@ -251,6 +269,14 @@ interface EventOutcome {
   stopped: boolean;
 }
 
+/** What one event of a delivery is given of the delivery's own D1 statements. */
+interface EventShare {
+  /** The groups of waiting tasks, read with the delivery's claim (its first event's). */
+  groups?: readonly MatchGroup[];
+  /** The statement forgetting the delivery, run with the event's record when the delivery is taken whole (its last event's). */
+  forgetWhenTaken?: D1PreparedStatement;
+}
+
 /** About the calls an event's look-ups take: a D1 batch of a statement per receiver workflow, and a query or two. */
 function lookupCalls(webhook: Webhook): number {
   return Object.keys(webhook.settings.receiverWorkflowNamesToVersions).length + 2;
@@ -262,7 +288,7 @@ function lookupCalls(webhook: Webhook): number {
 const CALLS_PER_START = 8;
 /** The calls an event's record takes (a D1 batch of two statements). */
 const RECORD_CALLS = 2;
-/** The call a delivery answered 200 makes to forget it (see `forgetDelivery`). */
+/** The statement a delivery answered 200 runs to forget it, with its last event's record (see `forgetDelivery`). */
 const FORGET_CALLS = 1;
 
 /** The calls an event owes after its tasks: its starts and its record, kept for them while its tasks are asked. */
@@ -283,12 +309,13 @@ async function deliverEvent(
   origin: string,
   budget: { calls: CallBudget; kept: number; assured: boolean },
   once: EventMemory,
+  shared: EventShare,
 ): Promise<EventOutcome> {
   const repository = new WebhookRepository(env);
   const { eventId } = once;
   let delivery: EventDelivery;
   try {
-    delivery = await completeWaitingTasks(env, webhook.settings, payload, { waitingAt: receivedAt, budget });
+    delivery = await completeWaitingTasks(env, webhook.settings, payload, { waitingAt: receivedAt, budget, ...(shared.groups === undefined ? {} : { groups: shared.groups }) });
   } catch (error) {
     // Refused by the runtime before any task was asked (the look-ups come first): the retry does it all.
     if (!isSubrequestLimitError(error)) throw error;
@@ -310,7 +337,10 @@ async function deliverEvent(
   }
   const started = startedWorkflows.flatMap((start) => ("workflowId" in start ? [start.workflowId] : []));
   // Only the history: once tasks took the event, its failure must not turn the answer into an error that the sender
-  // answers by sending the event again.
+  // answers by sending the event again. Taken whole (the delivery's last event, nothing left for a resend), the delivery
+  // is forgotten with it: a later resend of the same body is a new delivery (as in Orkes: its duplicates are the
+  // idempotency key's to find). Failing to forget only leaves it remembered until it expires.
+  const forget = shared.forgetWhenTaken !== undefined && delivery.unreached === 0 && !stopped ? [shared.forgetWhenTaken] : [];
   await repository
     .recordEvent(webhook.id, {
       eventId,
@@ -318,7 +348,7 @@ async function deliverEvent(
       workflowIds: [...new Set([...completedTasks.map((task) => task.workflowId), ...started])],
       payload: JSON.stringify(payload),
       timeStamp: Date.now(),
-    })
+    }, forget)
     .catch((error: unknown) => console.error(JSON.stringify({ msg: "webhook event not recorded", webhook: webhook.id, eventId, error: String(error) })));
   // Tasks that began to wait just before the event, whose routing rows were still on their way, are found a moment later.
   // Not for an event stopped partway: its retry looks again.

@@ -103,10 +103,38 @@ export interface EventDelivery {
   deferred: number;
 }
 
+/** A (workflow, version, task, paths) group of waiting tasks an event is matched against (see {@link matchGroupQueries}). */
+export interface MatchGroup {
+  workflow_name: string;
+  workflow_version: number;
+  task_ref_name: string;
+  paths: string;
+}
+
+/**
+ * The statements reading the groups of waiting tasks of the webhook's receiver workflows (one per receiver, none
+ * without any), to be run in one D1 batch: {@link completeWaitingTasks} runs them, unless given their rows (a delivery
+ * runs them in the batch that claims its memory, see `delivery-memory.ts`, a round trip fewer).
+ */
+export function matchGroupQueries(db: D1Database, settings: WebhookSettings): D1PreparedStatement[] {
+  return Object.entries(settings.receiverWorkflowNamesToVersions).map(([name, version]) =>
+    version === 0
+      ? db.prepare(`SELECT DISTINCT workflow_name, workflow_version, task_ref_name, paths FROM webhook_waits WHERE workflow_name = ? LIMIT ${MAX_MATCH_GROUPS}`).bind(name)
+      : db.prepare(`SELECT DISTINCT workflow_name, workflow_version, task_ref_name, paths FROM webhook_waits WHERE workflow_name = ? AND workflow_version = ? LIMIT ${MAX_MATCH_GROUPS}`).bind(name, version),
+  );
+}
+
+/** The groups the results of {@link matchGroupQueries} hold. */
+export function matchGroupsOf(results: readonly D1Result[]): MatchGroup[] {
+  return results.flatMap((result) => result.results as MatchGroup[]);
+}
+
 /** Which waiting tasks a look at the routing table is for. */
 interface Look {
   /** Only tasks that were waiting when the event came: their rows' `created_on` (the task's start) is no later. */
   waitingAt: number;
+  /** The groups of waiting tasks, read already by {@link matchGroupQueries} (else read now). */
+  groups?: readonly MatchGroup[];
   /**
    * The delivery's count of calls (see `call-budget.ts`), and how many of them the delivery needs after this event's
    * tasks (its starts and record, and the later events'). `assured`: the delivery's first round of tasks is asked
@@ -132,13 +160,7 @@ export async function completeWaitingTasks(env: Env, settings: WebhookSettings, 
   const receivers = Object.entries(settings.receiverWorkflowNamesToVersions);
   if (receivers.length === 0) return { completed: [], answered, unreached: 0, deferred: 0 };
   const late = "answered" in look ? look : undefined;
-  const groupQueries = receivers.map(([name, version]) =>
-    version === 0
-      ? env.DB.prepare(`SELECT DISTINCT workflow_name, workflow_version, task_ref_name, paths FROM webhook_waits WHERE workflow_name = ? LIMIT ${MAX_MATCH_GROUPS}`).bind(name)
-      : env.DB.prepare(`SELECT DISTINCT workflow_name, workflow_version, task_ref_name, paths FROM webhook_waits WHERE workflow_name = ? AND workflow_version = ? LIMIT ${MAX_MATCH_GROUPS}`).bind(name, version),
-  );
-  type Group = { workflow_name: string; workflow_version: number; task_ref_name: string; paths: string };
-  const groups = (await env.DB.batch<Group>(groupQueries)).flatMap((result) => result.results);
+  const groups = look.groups ?? matchGroupsOf(await env.DB.batch(matchGroupQueries(env.DB, settings)));
   const keys = [...new Set(groups.flatMap((group) => eventMatchKey(payload, group.workflow_name, group.workflow_version, group.task_ref_name, JSON.parse(group.paths) as string[]) ?? []))];
   // A task that began to wait after the event came never takes it, on the first look as on the later ones.
   const waitingAt = ` AND created_on <= ${Math.floor(look.waitingAt)}`;

@@ -7,6 +7,8 @@
  * claimed in one statement before anything is done, so an attempt cut short anywhere leaves it for the next, and
  * forgotten once the delivery is answered 200: a sender's later resend of a delivery that was taken whole is a new
  * delivery, as in Orkes, whose webhooks leave such duplicates to the `idempotencyKey` of the workflows they start.
+ * Both statements ride in batches the delivery makes anyway (its first look-ups, its last record): every D1 round trip
+ * goes to the primary database, and these are made on every delivery.
  */
 
 /**
@@ -50,12 +52,21 @@ const EVENT_RECORD = "";
 /**
  * The memory of the delivery `digest` to webhook `webhookId` of `events` events, each starting `workflowNames`: what an
  * earlier attempt within {@link DELIVERY_MEMORY_MS} claimed, else fresh ids claimed now (one D1 statement). Concurrent
- * attempts get the same ids.
+ * attempts get the same ids. The claim is run in one batch with `alongside` (the delivery's first reads: each D1 round
+ * trip goes to the primary database, on every delivery), whose results are answered after it.
  */
-export async function rememberDelivery(db: D1Database, webhookId: string, digest: string, events: number, workflowNames: readonly string[], now: number): Promise<DeliveryMemory> {
+export async function rememberDelivery(
+  db: D1Database,
+  webhookId: string,
+  digest: string,
+  events: number,
+  workflowNames: readonly string[],
+  now: number,
+  alongside: readonly D1PreparedStatement[] = [],
+): Promise<{ memory: DeliveryMemory; alongside: D1Result[] }> {
   const claims = Array.from({ length: events }, (_, index) => [EVENT_RECORD, ...workflowNames].map((name) => [index, name, crypto.randomUUID()]));
   // An expired row (a delivery never resent in time) is taken over as new; a live one is answered as it is.
-  const { results } = await db
+  const claim = db
     .prepare(
       `INSERT INTO webhook_deliveries (webhook_id, digest, event_index, workflow_name, id, received_at)
        SELECT ?1, ?2, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), ?3 FROM json_each(?4) WHERE true
@@ -64,22 +75,26 @@ export async function rememberDelivery(db: D1Database, webhookId: string, digest
          received_at = CASE WHEN webhook_deliveries.received_at < ?5 THEN excluded.received_at ELSE webhook_deliveries.received_at END
        RETURNING event_index, workflow_name, id, received_at`,
     )
-    .bind(webhookId, digest, now, JSON.stringify(claims.flat()), now - DELIVERY_MEMORY_MS)
-    .all<{ event_index: number; workflow_name: string; id: string; received_at: number }>();
+    .bind(webhookId, digest, now, JSON.stringify(claims.flat()), now - DELIVERY_MEMORY_MS);
+  const [claimed, ...others] = await db.batch([claim, ...alongside]);
+  const rows = claimed!.results as Array<{ event_index: number; workflow_name: string; id: string; received_at: number }>;
   const memory: DeliveryMemory = {
     digest,
-    receivedAt: Math.min(now, ...results.map((row) => row.received_at)),
+    receivedAt: Math.min(now, ...rows.map((row) => row.received_at)),
     events: Array.from({ length: events }, (_, index) => ({ eventId: "", workflowIds: {}, starter: `webhook:${webhookId}/${digest}/${index}` })),
   };
-  for (const row of results) {
+  for (const row of rows) {
     const event = memory.events[row.event_index]!;
     if (row.workflow_name === EVENT_RECORD) event.eventId = row.id;
     else event.workflowIds = { ...event.workflowIds, [row.workflow_name]: row.id };
   }
-  return memory;
+  return { memory, alongside: others };
 }
 
-/** Forgets the delivery `digest` to webhook `webhookId` (answered 200), and the webhook's deliveries past their time. */
-export async function forgetDelivery(db: D1Database, webhookId: string, digest: string, now: number): Promise<void> {
-  await db.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND (digest = ?2 OR received_at < ?3)`).bind(webhookId, digest, now - DELIVERY_MEMORY_MS).run();
+/**
+ * The statement forgetting the delivery `digest` to webhook `webhookId` (answered 200), and the webhook's deliveries
+ * past their time: run in the batch that records the delivery's last event (a round trip fewer on every delivery).
+ */
+export function forgetDelivery(db: D1Database, webhookId: string, digest: string, now: number): D1PreparedStatement {
+  return db.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND (digest = ?2 OR received_at < ?3)`).bind(webhookId, digest, now - DELIVERY_MEMORY_MS);
 }

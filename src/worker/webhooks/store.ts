@@ -204,8 +204,9 @@ export class WebhookRepository {
   /**
    * Records an event webhook `id` received and verified, keeping its latest {@link EVENTS_KEPT}. An event recorded
    * already (its delivery resent, see `delivery-memory.ts`) is kept once: what this attempt reached is added to it.
+   * `alongside` are run in the same batch (the delivery's last event forgets its delivery: a round trip fewer).
    */
-  async recordEvent(id: string, event: WebhookEvent): Promise<void> {
+  async recordEvent(id: string, event: WebhookEvent, alongside: readonly D1PreparedStatement[] = []): Promise<void> {
     const db = this.#env.DB;
     await db.batch([
       db.prepare(
@@ -214,6 +215,7 @@ export class WebhookRepository {
            workflow_ids = (SELECT json_group_array(value) FROM (SELECT value FROM json_each(webhook_events.workflow_ids) UNION SELECT value FROM json_each(?5)))`,
       ).bind(event.eventId, id, event.timeStamp, event.matched ? 1 : 0, JSON.stringify(event.workflowIds), cutToBytes(event.payload, MAX_EVENT_PAYLOAD_BYTES)),
       db.prepare(`DELETE FROM webhook_events WHERE webhook_id = ?1 AND event_id NOT IN (SELECT event_id FROM webhook_events WHERE webhook_id = ?1 ORDER BY received_at DESC, event_id LIMIT ${EVENTS_KEPT})`).bind(id),
+      ...alongside,
     ]);
   }
 
