@@ -511,6 +511,40 @@ describe("events sent to a webhook", () => {
     expect(await hits("wh-lost-started")).toBe(1);
   });
 
+  it("resent after a workflow was added to the webhook, count the delivery's rows from its first arrival, all expiring together", async () => {
+    await register({ name: "wh_grow_wait", tasks: [waitingFor("w", { "$.grow": "g-1" })] });
+    await register({ name: "wh_grow_a", tasks: [httpTask("call", { uri: target("/count/wh-grow-a"), method: "GET" })] });
+    await register({ name: "wh_grow_b", tasks: [httpTask("call", { uri: target("/count/wh-grow-b"), method: "GET" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-grow",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      receiverWorkflowNamesToVersions: { wh_grow_wait: 1 },
+      workflowsToStart: { wh_grow_a: 1 },
+    });
+    const unreached = await startWorkflow("wh_grow_wait");
+    await waitsOf(unreached);
+    const { webhookEvent } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.webhookEvent = async function (this: WorkflowExecution, taskId, payload) {
+      if (taskId.startsWith(unreached.slice(0, 19))) throw new Error("Network connection lost (test)");
+      return webhookEvent.call(this, taskId, payload);
+    };
+    try {
+      expect((await send(webhook, { grow: "g-1" }, { "X-Token": "t" })).status).toBe(503);
+      // The webhook starts one more workflow by the time the sender resends the delivery (answered 503 again).
+      await apiOk("PUT", `/api/metadata/webhook/${webhook.id}`, { ...webhook, workflowsToStart: { wh_grow_a: 1, wh_grow_b: 1 } });
+      expect((await send(webhook, { grow: "g-1" }, { "X-Token": "t" })).status).toBe(503);
+    } finally {
+      WorkflowExecution.prototype.webhookEvent = webhookEvent;
+    }
+    // The row the resend added counts from the delivery's first arrival, as the others: counted from the resend, it
+    // outlived them, and a resend after they expired was a new delivery, starting wh_grow_a again, but not wh_grow_b.
+    const rows = await env.DB.prepare(`SELECT workflow_name, received_at FROM webhook_deliveries WHERE webhook_id = ? ORDER BY workflow_name`).bind(webhook.id).all<{ workflow_name: string; received_at: number }>();
+    expect(rows.results.map((row) => row.workflow_name)).toEqual(["", "wh_grow_a", "wh_grow_b"]);
+    expect(new Set(rows.results.map((row) => row.received_at)).size).toBe(1);
+    await eventually(async () => [await hits("wh-grow-a"), await hits("wh-grow-b")], ([a, b]) => a === 1 && b === 1, "each started once");
+  });
+
   it("remembered, make no round trip to D1 more than before: the delivery's claim rides in its look-ups' batch, its forgetting in its last record's", async () => {
     await register({ name: "wh_trips_wait", tasks: [waitingFor("w", { "$.trip": "t-1" })] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {

@@ -65,11 +65,15 @@ export async function rememberDelivery(
   alongside: readonly D1PreparedStatement[] = [],
 ): Promise<{ memory: DeliveryMemory; alongside: D1Result[] }> {
   const claims = Array.from({ length: events }, (_, index) => [EVENT_RECORD, ...workflowNames].map((name) => [index, name, crypto.randomUUID()]));
-  // An expired row (a delivery never resent in time) is taken over as new; a live one is answered as it is.
+  // An expired row (a delivery never resent in time) is taken over as new; a live one is answered as it is. A row new to
+  // a live delivery (a workflow added to the webhook's since its first attempt) counts from the delivery's first arrival
+  // too: all of a delivery's rows expire together, never some taken over as a new delivery's and the others answered.
   const claim = db
     .prepare(
       `INSERT INTO webhook_deliveries (webhook_id, digest, event_index, workflow_name, id, received_at)
-       SELECT ?1, ?2, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), ?3 FROM json_each(?4) WHERE true
+       SELECT ?1, ?2, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
+         coalesce((SELECT min(received_at) FROM webhook_deliveries WHERE webhook_id = ?1 AND digest = ?2 AND received_at >= ?5), ?3)
+       FROM json_each(?4) WHERE true
        ON CONFLICT (webhook_id, digest, event_index, workflow_name) DO UPDATE SET
          id = CASE WHEN webhook_deliveries.received_at < ?5 THEN excluded.id ELSE webhook_deliveries.id END,
          received_at = CASE WHEN webhook_deliveries.received_at < ?5 THEN excluded.received_at ELSE webhook_deliveries.received_at END
