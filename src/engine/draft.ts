@@ -41,13 +41,24 @@ export class Draft {
     return this.#state.tasks.find((task) => task.taskId === taskId);
   }
 
+  /**
+   * A task list of this decision's own, to change: a new one when `reorders` (a change to what the lanes' walk took in
+   * of the tasks: a task's step or `seq`, or its place), else the one it has. The lanes keep what they found in a list
+   * by its identity (see `walks` in lanes.ts), trusting it to only grow at its end or have a task replaced by its update.
+   */
+  #tasksToChange(reorders: boolean): TaskExecution[] {
+    const tasks = this.#ownTasks();
+    if (reorders) this.#state.tasks = [...tasks];
+    return this.#state.tasks;
+  }
+
   /** Replaces a task with a changed copy and returns the copy. */
   updateTask(taskId: string, fields: Partial<TaskExecution>): TaskExecution {
-    const tasks = this.#ownTasks();
-    const index = tasks.findIndex((task) => task.taskId === taskId);
+    const index = this.#state.tasks.findIndex((task) => task.taskId === taskId);
     if (index < 0) throw new Error(`no task ${taskId} in this execution`);
-    const updated = { ...tasks[index]!, ...fields };
-    tasks[index] = updated;
+    const current = this.#state.tasks[index]!;
+    const updated = { ...current, ...fields };
+    this.#tasksToChange(updated.definitionIndex !== current.definitionIndex || updated.seq !== current.seq)[index] = updated;
     return updated;
   }
 
@@ -61,7 +72,7 @@ export class Draft {
    * before the tasks that ran after them): it takes that task's `seq`, and every task from there on moves one on.
    */
   insertTask(task: TaskExecution, beforeTaskId: string): void {
-    const tasks = this.#ownTasks();
+    const tasks = this.#tasksToChange(true);
     const index = tasks.findIndex((candidate) => candidate.taskId === beforeTaskId);
     if (index < 0) throw new Error(`no task ${beforeTaskId} in this execution`);
     tasks.splice(index, 0, { ...task, seq: tasks[index]!.seq });

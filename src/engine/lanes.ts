@@ -2,7 +2,7 @@
  * An execution's lanes as they stand (see `plan.ts`): which lanes run, and the latest task instance in each. The
  * decider moves each lane on by itself; a FORK_JOIN's branches are lanes that run side by side once it completed.
  */
-import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type TaskExecution, type WorkflowExecution } from "./model";
+import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "./model";
 import { enclosingLoops, iterationIn, lanesRun, leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan } from "./plan";
 
 /** A running lane: its id and span, and its latest task instance (none before its first task is reached). */
@@ -24,27 +24,22 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
   const root = plan.lanes.get(ROOT_LANE)!;
   // Most definitions have no fork: one lane, whose latest instance is the execution's.
   if (!plan.hasForks) return [{ id: ROOT_LANE, span: root, head: loopAware(state, state.tasks.at(-1)) }];
-  // One walk over the tasks (a decision asks this after every move): each lane's latest task, each fork's and loop's.
-  const heads = new Map<number, TaskExecution>();
-  const latest = new Map<number, TaskExecution>();
-  const wentBack = new Map<number, TaskExecution[]>();
-  for (const task of state.tasks) {
-    const step = plan.steps[task.definitionIndex];
-    if (step === undefined) continue;
-    noteWentBack(wentBack, step.lane, heads.get(step.lane), task);
-    heads.set(step.lane, task);
-    if (step.fork !== undefined || step.loop !== undefined) latest.set(task.definitionIndex, task);
-  }
-  const lanes: ActiveLane[] = [{ id: ROOT_LANE, span: root, head: loopAware(state, heads.get(ROOT_LANE)) }];
+  // Each lane's latest task, each fork's and loop's: from the walk over the tasks (a decision asks this after every move).
+  const walk = walkOf(state);
+  const tasks = state.tasks;
+  const heads = (lane: number): TaskExecution | undefined => at(tasks, walk.heads.get(lane));
+  const latest = (index: number): TaskExecution | undefined => (walk.forksAndLoops.has(index) ? at(tasks, walk.latest.get(index)) : undefined);
+  const lanes: ActiveLane[] = [{ id: ROOT_LANE, span: root, head: loopAware(state, heads(ROOT_LANE)) }];
   // A fork some lane around it has gone back before since it ran (a workflow retry running a lane again from a
   // permissive task failed for good) runs again when that lane reaches it anew: until then its branches do not run.
+  const wentBack = wentBackOf(walk, tasks);
   const overtaken = (fork: TaskExecution): boolean => laneWentBackBefore(state, fork, wentBack);
-  const forks = [...latest.values()].filter((task) => plan.steps[task.definitionIndex]!.fork !== undefined && task.status === "COMPLETED" && inCurrentRun(state, task, (index) => latest.get(index)) && !overtaken(task));
+  const forks = [...walk.forksAndLoops].map((index) => latest(index)!).filter((task) => plan.steps[task.definitionIndex]!.fork !== undefined && task.status === "COMPLETED" && inCurrentRun(state, task, latest) && !overtaken(task));
   for (const fork of forks.sort((a, b) => a.definitionIndex - b.definitionIndex)) {
     for (const id of lanesRun(state.definition, fork)) {
       // A branch task scheduled before its fork's instance is an earlier run's: a loop's earlier iteration, or the run
       // a workflow retry went back before (from a permissive task), which the fork, reached anew, runs afresh.
-      const head = heads.get(id);
+      const head = heads(id);
       lanes.push({ id, span: plan.lanes.get(id)!, head: head !== undefined && head.seq < fork.seq ? undefined : loopAware(state, head) });
     }
   }
@@ -52,28 +47,97 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
 }
 
 /**
- * Records in `wentBack` (lane → its instances scheduled at an earlier step than the lane's instance before them) task
- * `task` of `lane` when it is one such: its lane went back with it. The lane's instance before it is `previous`.
+ * What one walk over an execution's tasks in order tells, by position in its task list: each lane's latest instance,
+ * each step's latest instance and all its instances, the fork and loop steps that have one (in the order first
+ * reached), and where each lane went back (see {@link noteWentBack}).
  */
-function noteWentBack(wentBack: Map<number, TaskExecution[]>, lane: number, previous: TaskExecution | undefined, task: TaskExecution): void {
-  if (previous === undefined || task.definitionIndex >= previous.definitionIndex) return;
-  const list = wentBack.get(lane);
-  if (list === undefined) wentBack.set(lane, [task]);
-  else list.push(task);
+interface TaskWalk {
+  readonly definition: WorkflowDef;
+  /** How many of the tasks (from the first) the walk has taken in. */
+  walked: number;
+  readonly heads: Map<number, number>;
+  readonly latest: Map<number, number>;
+  readonly instances: Map<number, number[]>;
+  readonly forksAndLoops: Set<number>;
+  readonly wentBack: Map<number, number[]>;
 }
 
-/** Where each lane of `state` went back (see {@link noteWentBack}): one walk over its tasks. */
-function wentBackIn(state: WorkflowExecution): Map<number, TaskExecution[]> {
-  const plan = planOf(state.definition);
-  const heads = new Map<number, TaskExecution>();
-  const wentBack = new Map<number, TaskExecution[]>();
-  for (const task of state.tasks) {
-    const lane = plan.steps[task.definitionIndex]?.lane;
-    if (lane === undefined) continue;
-    noteWentBack(wentBack, lane, heads.get(lane), task);
-    heads.set(lane, task);
+/**
+ * The walk of each task list (by identity) the lanes were asked about, with the definition it was taken under. A
+ * decision moves an execution one task at a time and asks about its lanes after every move: taken afresh each time,
+ * the walk made a decision forking N tasks cost N² (a thousand-task fork took most of a second). A draft's task list
+ * only grows at its end, or has a task replaced by its update, which keeps the task's step and `seq` (see `Draft`:
+ * any other change makes a new list); so what was walked stays true, and only the tasks added since are taken in.
+ * What the walk keeps are positions, read in the list as it stands, so updated tasks are seen as they are now.
+ */
+const walks = new WeakMap<readonly TaskExecution[], TaskWalk>();
+
+/** The walk over `state`'s tasks (see {@link walks}), brought up to date with the tasks added since it was last taken. */
+function walkOf(state: WorkflowExecution): TaskWalk {
+  const tasks = state.tasks;
+  let walk = walks.get(tasks);
+  if (walk === undefined || walk.definition !== state.definition || walk.walked > tasks.length) {
+    walk = { definition: state.definition, walked: 0, heads: new Map(), latest: new Map(), instances: new Map(), forksAndLoops: new Set(), wentBack: new Map() };
+    walks.set(tasks, walk);
   }
+  const steps = planOf(state.definition).steps;
+  for (; walk.walked < tasks.length; walk.walked++) {
+    const position = walk.walked;
+    const task = tasks[position]!;
+    walk.latest.set(task.definitionIndex, position);
+    const instances = walk.instances.get(task.definitionIndex);
+    if (instances === undefined) walk.instances.set(task.definitionIndex, [position]);
+    else instances.push(position);
+    const step = steps[task.definitionIndex];
+    if (step === undefined) continue;
+    noteWentBack(walk.wentBack, step.lane, at(tasks, walk.heads.get(step.lane)), task, position);
+    walk.heads.set(step.lane, position);
+    if (step.fork !== undefined || step.loop !== undefined) walk.forksAndLoops.add(task.definitionIndex);
+  }
+  return walk;
+}
+
+/** The task at `position` of `tasks`, if a position is given. */
+function at(tasks: readonly TaskExecution[], position: number | undefined): TaskExecution | undefined {
+  return position === undefined ? undefined : tasks[position];
+}
+
+/** Where each lane went back (see {@link noteWentBack}), from `walk` over `tasks`. */
+function wentBackOf(walk: TaskWalk, tasks: readonly TaskExecution[]): Map<number, TaskExecution[]> {
+  const wentBack = new Map<number, TaskExecution[]>();
+  for (const [lane, positions] of walk.wentBack) wentBack.set(lane, positions.map((position) => tasks[position]!));
   return wentBack;
+}
+
+/**
+ * The latest instance of plan step `index` scheduled after `since` (its `seq` greater) for which `keep` is true, if
+ * any: looked for among that step's instances only, latest first.
+ */
+export function latestInstanceSince(state: WorkflowExecution, index: number, since: number, keep: (task: TaskExecution) => boolean): TaskExecution | undefined {
+  const positions = walkOf(state).instances.get(index);
+  if (positions === undefined) return undefined;
+  for (let i = positions.length - 1; i >= 0; i--) {
+    const task = state.tasks[positions[i]!]!;
+    if (task.seq > since && keep(task)) return task;
+  }
+  return undefined;
+}
+
+/**
+ * Records in `wentBack` (lane → the positions of its instances scheduled at an earlier step than the lane's instance
+ * before them) task `task` of `lane`, at `position`, when it is one such: its lane went back with it. The lane's
+ * instance before it is `previous`.
+ */
+function noteWentBack(wentBack: Map<number, number[]>, lane: number, previous: TaskExecution | undefined, task: TaskExecution, position: number): void {
+  if (previous === undefined || task.definitionIndex >= previous.definitionIndex) return;
+  const list = wentBack.get(lane);
+  if (list === undefined) wentBack.set(lane, [position]);
+  else list.push(position);
+}
+
+/** Where each lane of `state` went back (see {@link noteWentBack}). */
+function wentBackIn(state: WorkflowExecution): Map<number, TaskExecution[]> {
+  return wentBackOf(walkOf(state), state.tasks);
 }
 
 /**
@@ -187,7 +251,7 @@ export function lastTopLevelTask(state: WorkflowExecution): TaskExecution | unde
 
 /** The latest instance of plan step `index`, if it has one. */
 export function latestInstance(state: WorkflowExecution, index: number): TaskExecution | undefined {
-  return state.tasks.findLast((task) => task.definitionIndex === index);
+  return at(state.tasks, walkOf(state).latest.get(index));
 }
 
 /**
