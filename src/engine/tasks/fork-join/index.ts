@@ -1,4 +1,4 @@
-import { activeLanes, neverReached, ranInEarlierRun, runRestarts, type ActiveLane } from "../../lanes";
+import { activeLanes, latestInstanceSince, neverReached, ranInEarlierRun, runRestarts, type ActiveLane } from "../../lanes";
 import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "../../model";
 import { setOwn } from "../../own-property";
 import { chosenBranchEnds, failsPermissively, instanceTask, nextPlanIndex, planIndexOf, planOf, planTask, type PlanStep } from "../../plan";
@@ -102,33 +102,35 @@ interface JoinedTask {
 
 /**
  * The tasks JOIN `join` waits for, in its `joinOn`'s order (after a dynamic fork, every task the fork ran; after a
- * CONDITIONAL_FORK, the last task of each branch it chose, whatever its `joinOn` says: see {@link joinOnOf}).
+ * CONDITIONAL_FORK, the last task of each branch it chose, whatever its `joinOn` says: see {@link joinOnOf}). Each is
+ * looked up as it is asked for: a JOIN still waiting is found so at the first task it waits for, and a decision asks
+ * after every move of a fork a thousand tasks wide.
  */
-function joinedTasks(state: WorkflowExecution, join: TaskExecution): JoinedTask[] {
+function* joinedTasks(state: WorkflowExecution, join: TaskExecution): Generator<JoinedTask> {
   // The JOIN waits for what its fork's latest run ran: instances after that run's fork. In a loop, this iteration's;
   // outside one, a workflow retry that ran a lane again from a permissive task before the fork leaves the earlier
   // run's branch tasks, which the fork reached anew runs afresh.
   const plan = planOf(state.definition);
   const fork = plan.forkOfJoin.get(join.definitionIndex);
-  const forkTask = fork === undefined ? undefined : state.tasks.findLast((task) => task.definitionIndex === fork && task.seq < join.seq);
+  const forkTask = fork === undefined ? undefined : latestInstanceSince(state, fork, -Infinity, (task) => task.seq < join.seq);
   const joinOn = joinOnOf(state.definition, join.definitionIndex, forkTask);
   const since = forkTask?.seq ?? -1;
-  // One pass over the tasks, not one per joined task: a dynamic fork's JOIN may wait for a thousand of them. An
-  // instance marked retried is replaced, not the task's last word: that is its next instance, or, where a workflow
-  // retry runs its lane again from a permissive task before it, the one the lane makes once it reaches it anew (until
-  // then the JOIN waits, as for a task not reached yet).
-  const latestByStep = new Map<number, TaskExecution>();
-  for (const task of state.tasks) if (task.seq > since && task.retried !== true) latestByStep.set(task.definitionIndex, task);
   // Nor is an instance from a run of its lane that such a retry went back before: the lane runs the task again (its
   // latest instance before it is a task's that ended well, which the retry keeps), and until it reaches it anew, or
   // goes on past it another way, the JOIN waits, as for a task not reached yet. Its latest instance being of that
   // earlier run, so are the ones before it.
   const restarts = runRestarts(state);
-  if (restarts.size > 0) for (const [index, task] of latestByStep) if (ranInEarlierRun(state, task, restarts)) latestByStep.delete(index);
-  return joinOn.map((reference) => {
-    const index = joinedStep(state.definition, planIndexOf(state.definition, reference), latestByStep);
-    return { reference, index, latest: latestByStep.get(index) };
-  });
+  // An instance marked retried is replaced, not the task's last word: that is its next instance, or, where a workflow
+  // retry runs its lane again from a permissive task before it, the one the lane makes once it reaches it anew (until
+  // then the JOIN waits, as for a task not reached yet).
+  const latestOf = (index: number): TaskExecution | undefined => {
+    const latest = latestInstanceSince(state, index, since, (task) => task.retried !== true);
+    return latest === undefined || ranInEarlierRun(state, latest, restarts) ? undefined : latest;
+  };
+  for (const reference of joinOn) {
+    const index = joinedStep(state.definition, planIndexOf(state.definition, reference), latestOf);
+    yield { reference, index, latest: latestOf(index) };
+  }
 }
 
 /**
@@ -163,7 +165,7 @@ const JOIN_SCRIPT_STATUSES = ["COMPLETED", "IN_PROGRESS", "FAILED", "FAILED_WITH
  */
 export function scriptedJoinEnding(state: WorkflowExecution, join: TaskExecution, script: string, scripts: ScriptRunner): JoinScriptDecision {
   const plan = planOf(state.definition);
-  const joined = joinedTasks(state, join);
+  const joined = [...joinedTasks(state, join)];
   const input: JsonObject = { ...join.inputData, joinOn: joined.map(({ reference }) => reference) };
   const outputData: JsonObject = {};
   for (const { reference, index, latest } of joined) {
@@ -213,14 +215,14 @@ function joinedTaskView(task: TaskExecution): JsonObject {
  * The step a JOIN waits for in place of step `index`, named in its `joinOn` (Conductor's Switch.getTerminalTaskRef):
  * for a SWITCH (or DECISION) that completed, the last task of the branch it took, and so on down while that is a
  * SWITCH that completed too; the SWITCH itself when that branch is empty. Any other step, or a SWITCH yet to end,
- * stands for itself. `latestByStep`: the latest instance of each step that the JOIN looks at.
+ * stands for itself. `latestOf`: the latest instance of a step that the JOIN looks at.
  */
-function joinedStep(definition: WorkflowDef, index: number, latestByStep: ReadonlyMap<number, TaskExecution>): number {
+function joinedStep(definition: WorkflowDef, index: number, latestOf: (index: number) => TaskExecution | undefined): number {
   const steps = planOf(definition).steps;
   let current = index;
   for (;;) {
     const step = steps[current];
-    const task = latestByStep.get(current);
+    const task = latestOf(current);
     if (step?.branches === undefined || task === undefined) return current;
     const first = nextPlanIndex(definition, task);
     // A SWITCH not COMPLETED (yet to end, skipped, optional and failed) or whose branch is empty goes on to its successor.
