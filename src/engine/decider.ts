@@ -1573,11 +1573,25 @@ function branchesStarting(state: WorkflowExecution, lane: ActiveLane, lanes: rea
   const plan = planOf(state.definition);
   const forked = plan.steps[head.definitionIndex]?.fork?.lanes;
   if (forked === undefined || forked.length === 0) return false;
+  const forkedIds = idSet(forked);
   return lanes.some(
     (other) =>
-      forked.includes(other.id) &&
+      forkedIds.has(other.id) &&
       (other.head === undefined ? other.span.first < other.span.end : plan.steps[other.head.definitionIndex]?.fork !== undefined),
   );
+}
+
+/** The lane ids of a fork's plan step, as a set, made once per list: a dynamic fork's may be a thousand long. */
+const idSets = new WeakMap<readonly number[], ReadonlySet<number>>();
+
+/** `ids` as a set (see {@link idSets}). */
+function idSet(ids: readonly number[]): ReadonlySet<number> {
+  let set = idSets.get(ids);
+  if (set === undefined) {
+    set = new Set(ids);
+    idSets.set(ids, set);
+  }
+  return set;
 }
 
 /**
