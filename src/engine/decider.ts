@@ -3,7 +3,7 @@
  * the task-type modules; the actor only persists the result and performs the effects.
  */
 import type { DecideEnv } from "./config";
-import { Draft } from "./draft";
+import { Draft, type DraftMark } from "./draft";
 import { EngineError } from "./errors";
 import { evaluationContext, maskedSecrets } from "./evaluation";
 import { ExpressionSyntaxError, referencedSecrets, resolveValue } from "./expressions";
@@ -39,7 +39,7 @@ import type { TaskStart, WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
-import { activeLanes, inCurrentLoopRun, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
+import { activeLanes, inCurrentLoopRun, laneAfterMove, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
 import {
   definitionReferenceName,
   enclosingJoins,
@@ -1511,6 +1511,8 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
   let visited = 0;
   // True for the pass that runs the join scripts of JOINs the previous one found waiting (see below).
   let settling = false;
+  // The lanes as the previous pass's move left them, when it can tell (see keptLanes).
+  let kept: PassLanes | undefined;
   // Each pass either returns or adds/changes a task; the bound only guards against a logic error looping.
   for (let guard = 0; guard < 10_000; guard++) {
     // Waiting for its rate limit's place, it schedules nothing (its timeout still applies: see applyDeadlines).
@@ -1519,26 +1521,20 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     let moved = false;
     visited += draft.state.tasks.length;
     const paced = guard >= PASSES_PER_DECISION || visited >= VISITS_PER_DECISION;
-    // Lanes are looked at afresh after every move: a move can start lanes (a fork) or end the workflow.
-    const lanes = activeLanes(draft.state);
-    // As Conductor lists them, a fork's branches (and what they fork in turn) are scheduled before the JOIN that
-    // follows it: the lane of a fork whose branches are still starting moves after them (and at the latest when nothing
-    // else moves, so this only ever changes the order).
-    const deferred = lanes.length > 1 ? lanes.filter((lane) => branchesStarting(draft.state, lane, lanes)) : [];
-    // Conductor's fork schedules the first task of every branch, and its JOIN, in one step, before any of them runs:
-    // a branch not reached yet is reached before another runs on through tasks that do not wait (an INLINE, a
-    // DO_WHILE's loop, a SWITCH), so a TERMINATE there cancels the other branches' first tasks and the JOIN, listed as
-    // Conductor lists them, instead of ending the workflow before they were ever scheduled.
-    const unreached = new Set(lanes.length > 1 ? lanes.filter((lane) => lane.head === undefined && lane.span.first < lane.span.end) : []);
-    const ordered = deferred.length === 0 ? lanes : [...lanes.filter((lane) => !deferred.includes(lane)), ...deferred];
+    // Lanes are looked at afresh after every move (a move can start lanes, a fork, or end the workflow), unless the move
+    // only added or changed the latest task of its lane (see keptLanes).
+    const pass = kept ?? passLanes(draft.state);
+    kept = undefined;
+    const mark = draft.mark();
     let deferredJoin = false;
-    for (const lane of unreached.size === 0 ? ordered : [...unreached, ...ordered.filter((lane) => !unreached.has(lane))]) {
-      const outcome = moveLane(draft, lane, lanes, env, effects, paced, settling);
+    for (const lane of passOrder(pass)) {
+      const outcome = moveLane(draft, lane, pass.lanes, env, effects, paced, settling);
       if (outcome === "ended") return;
       if (outcome === "waiting") waiting = true;
       if (outcome === "deferred") deferredJoin = waiting = true;
       if (outcome === "moved") {
         moved = true;
+        kept = keptLanes(draft, pass, lane, mark);
         break;
       }
     }
@@ -1561,6 +1557,59 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     return;
   }
   throw new Error("advance did not settle");
+}
+
+/** The lanes a pass of `advance` looks at: every active lane, those deferred, those not reached yet. */
+interface PassLanes {
+  readonly lanes: ActiveLane[];
+  readonly deferred: readonly ActiveLane[];
+  readonly unreached: Set<ActiveLane>;
+}
+
+/** The lanes of a pass over `state`, found afresh. */
+function passLanes(state: WorkflowExecution): PassLanes {
+  const lanes = activeLanes(state);
+  // As Conductor lists them, a fork's branches (and what they fork in turn) are scheduled before the JOIN that
+  // follows it: the lane of a fork whose branches are still starting moves after them (and at the latest when nothing
+  // else moves, so this only ever changes the order).
+  const deferred = lanes.length > 1 ? lanes.filter((lane) => branchesStarting(state, lane, lanes)) : [];
+  // Conductor's fork schedules the first task of every branch, and its JOIN, in one step, before any of them runs:
+  // a branch not reached yet is reached before another runs on through tasks that do not wait (an INLINE, a
+  // DO_WHILE's loop, a SWITCH), so a TERMINATE there cancels the other branches' first tasks and the JOIN, listed as
+  // Conductor lists them, instead of ending the workflow before they were ever scheduled.
+  const unreached = new Set(lanes.length > 1 ? lanes.filter((lane) => lane.head === undefined && lane.span.first < lane.span.end) : []);
+  return { lanes, deferred, unreached };
+}
+
+/** The order a pass looks at its lanes in: those not reached yet, then the others, those deferred last. */
+function* passOrder(pass: PassLanes): Generator<ActiveLane> {
+  yield* pass.unreached;
+  const deferred = new Set(pass.deferred);
+  for (const lane of pass.lanes) if (!deferred.has(lane) && !pass.unreached.has(lane)) yield lane;
+  for (const lane of pass.deferred) if (!pass.unreached.has(lane)) yield lane;
+}
+
+/**
+ * The lanes of `pass` as the move of `lane` just made leaves them, when that move only added or changed one task, the
+ * latest of that lane (see `laneAfterMove`): the pass after it then finds them so without looking at every task and
+ * lane again. A wide fork's lanes are reached, then started, one move each, and finding them afresh after each made
+ * a decision forking N tasks cost N² (most of a second for a thousand). Undefined when the next pass must find them
+ * afresh: anything else changed since `mark`, taken before the pass moved its lanes.
+ */
+function keptLanes(draft: Draft, pass: PassLanes, lane: ActiveLane, mark: DraftMark): PassLanes | undefined {
+  const touched = draft.touchedSince(mark);
+  if (touched?.length !== 1 || pass.lanes.length < 2) return undefined;
+  const position = touched[0]!;
+  const state = draft.state;
+  const moved = laneAfterMove(state, lane, position, position >= mark.length);
+  const at = pass.lanes.indexOf(lane);
+  if (moved === undefined || at < 0) return undefined;
+  pass.lanes[at] = moved;
+  pass.unreached.delete(lane);
+  // Its head, a task of its own step (not a fork's), neither holds a fork's lane back nor is one still starting: a lane
+  // deferred for it may go now, and no other becomes deferred.
+  const deferred = pass.deferred.filter((other) => other !== lane && branchesStarting(state, other, pass.lanes));
+  return { lanes: pass.lanes, deferred, unreached: pass.unreached };
 }
 
 /**

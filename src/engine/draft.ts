@@ -1,5 +1,14 @@
 import type { TaskExecution, WorkflowExecution } from "./model";
 
+/** Where a decision stood (see `Draft.mark`). */
+export interface DraftMark {
+  /** How many tasks the list held: a position from there on is of a task added since. */
+  readonly length: number;
+  readonly touched: number;
+  readonly reshaped: number;
+  readonly tasks: readonly TaskExecution[];
+}
+
 /**
  * A copy-on-write view of an execution for one decision. Unchanged tasks keep their object
  * identity, so the actor can persist exactly the rows whose identity changed.
@@ -7,6 +16,10 @@ import type { TaskExecution, WorkflowExecution } from "./model";
 export class Draft {
   #state: WorkflowExecution;
   #tasksCopied = false;
+  /** The positions of the tasks added or updated in this decision, in order (see {@link touchedSince}). */
+  readonly #touched: number[] = [];
+  /** How many changes other than adding or updating a task this decision made: patches, inserts, retains. */
+  #reshaped = 0;
 
   constructor(state: WorkflowExecution) {
     this.#state = { ...state };
@@ -20,6 +33,21 @@ export class Draft {
   /** Changes workflow-level fields. */
   patch(fields: Partial<Omit<WorkflowExecution, "tasks">>): void {
     Object.assign(this.#state, fields);
+    this.#reshaped++;
+  }
+
+  /** Where the decision stands now, to ask {@link touchedSince} later. */
+  mark(): DraftMark {
+    return { length: this.#state.tasks.length, touched: this.#touched.length, reshaped: this.#reshaped, tasks: this.#state.tasks };
+  }
+
+  /**
+   * The positions (in the task list) of the tasks added or updated since `mark`, in order; undefined when anything else
+   * changed since: a workflow field, a task inserted or dropped, or a new task list made.
+   */
+  touchedSince(mark: DraftMark): readonly number[] | undefined {
+    if (this.#reshaped !== mark.reshaped || this.#state.tasks !== mark.tasks) return undefined;
+    return this.#touched.slice(mark.touched);
   }
 
   #ownTasks(): TaskExecution[] {
@@ -59,12 +87,13 @@ export class Draft {
     const current = this.#state.tasks[index]!;
     const updated = { ...current, ...fields };
     this.#tasksToChange(updated.definitionIndex !== current.definitionIndex || updated.seq !== current.seq)[index] = updated;
+    this.#touched.push(index);
     return updated;
   }
 
   /** Appends a new task instance. */
   addTask(task: TaskExecution): void {
-    this.#ownTasks().push(task);
+    this.#touched.push(this.#ownTasks().push(task) - 1);
   }
 
   /**
@@ -72,6 +101,7 @@ export class Draft {
    * before the tasks that ran after them): it takes that task's `seq`, and every task from there on moves one on.
    */
   insertTask(task: TaskExecution, beforeTaskId: string): void {
+    this.#reshaped++;
     const tasks = this.#tasksToChange(true);
     const index = tasks.findIndex((candidate) => candidate.taskId === beforeTaskId);
     if (index < 0) throw new Error(`no task ${beforeTaskId} in this execution`);
@@ -81,6 +111,7 @@ export class Draft {
 
   /** Keeps only the tasks for which `keep` is true (restart, rerun). */
   retainTasks(keep: (task: TaskExecution) => boolean): void {
+    this.#reshaped++;
     this.#state.tasks = this.#state.tasks.filter(keep);
     if (!this.#tasksCopied) this.#tasksChanged();
   }

@@ -47,6 +47,27 @@ export function activeLanes(state: WorkflowExecution): ActiveLane[] {
 }
 
 /**
+ * Lane `lane` of `state` as {@link activeLanes} would find it now, when the only change to the tasks since `lane` was
+ * found is task `position`, added to the list (`added`) or updated: its head is then that task, and the other lanes are
+ * as they were. Undefined when that cannot be told so: the task is not of that lane, or not its latest, or starts or
+ * ends lanes (a fork's or a loop's step), or took its lane back to an earlier step (see {@link noteWentBack}), or,
+ * updated, was not the lane's head (a DO_WHILE that ended stood for it). The caller makes sure nothing else changed
+ * (see `Draft.touchedSince`): a decision asks this after each move of a wide fork, instead of finding every lane afresh.
+ */
+export function laneAfterMove(state: WorkflowExecution, lane: ActiveLane, position: number, added: boolean): ActiveLane | undefined {
+  const plan = planOf(state.definition);
+  const task = state.tasks[position];
+  const step = task === undefined ? undefined : plan.steps[task.definitionIndex];
+  if (task === undefined || step === undefined || !plan.hasForks || step.lane !== lane.id || step.fork !== undefined || step.loop !== undefined) return undefined;
+  const walk = walkOf(state);
+  if (walk.heads.get(lane.id) !== position || walk.wentBack.get(lane.id)?.at(-1) === position) return undefined;
+  // An added task is the latest of all, scheduled after its fork's instance; an update keeps the head's `seq`, and the
+  // loops around it are as they were.
+  if (!added && lane.head?.taskId !== task.taskId) return undefined;
+  return { id: lane.id, span: lane.span, head: loopAware(state, task) };
+}
+
+/**
  * What one walk over an execution's tasks in order tells, by position in its task list: each lane's latest instance,
  * each step's latest instance and all its instances, the fork and loop steps that have one (in the order first
  * reached), and where each lane went back (see {@link noteWentBack}).
