@@ -1,5 +1,8 @@
 import type { TaskExecution, WorkflowExecution } from "./model";
 
+/** How many tasks a decision looks up by searching its list before it makes an index of them by id. */
+const SEARCHED_LOOKUPS = 16;
+
 /** Where a decision stood (see `Draft.mark`). */
 export interface DraftMark {
   /** How many tasks the list held: a position from there on is of a task added since. */
@@ -20,6 +23,10 @@ export class Draft {
   readonly #touched: number[] = [];
   /** How many changes other than adding or updating a task this decision made: patches, inserts, retains. */
   #reshaped = 0;
+  /** Each task's position in the list by id, once made (see {@link #positionOf}); dropped when tasks move. */
+  #positions: Map<string, number> | undefined;
+  /** How many tasks this decision looked up by searching the list. */
+  #lookups = 0;
 
   constructor(state: WorkflowExecution) {
     this.#state = { ...state };
@@ -66,7 +73,28 @@ export class Draft {
 
   /** The task with that id, if any. */
   task(taskId: string): TaskExecution | undefined {
-    return this.#state.tasks.find((task) => task.taskId === taskId);
+    const index = this.#positionOf(taskId);
+    return index < 0 ? undefined : this.#state.tasks[index];
+  }
+
+  /**
+   * The position of the (first) task with that id in the list, or -1. Searched for in the list by the first lookups of
+   * a decision; from then on, found in an index by id, made once and kept up as tasks are added: a decision forking N
+   * tasks looks each up as it changes it, and N searches of the list cost N².
+   */
+  #positionOf(taskId: string): number {
+    const tasks = this.#state.tasks;
+    if (this.#positions === undefined) {
+      if (++this.#lookups <= SEARCHED_LOOKUPS) return tasks.findIndex((task) => task.taskId === taskId);
+      this.#positions = new Map();
+      tasks.forEach((task, index) => this.#indexTask(task, index));
+    }
+    return this.#positions.get(taskId) ?? -1;
+  }
+
+  /** Notes task `task` at `index` in the index by id, when there is one (the first with an id keeps its place). */
+  #indexTask(task: TaskExecution, index: number): void {
+    if (this.#positions !== undefined && !this.#positions.has(task.taskId)) this.#positions.set(task.taskId, index);
   }
 
   /**
@@ -82,10 +110,11 @@ export class Draft {
 
   /** Replaces a task with a changed copy and returns the copy. */
   updateTask(taskId: string, fields: Partial<TaskExecution>): TaskExecution {
-    const index = this.#state.tasks.findIndex((task) => task.taskId === taskId);
+    const index = this.#positionOf(taskId);
     if (index < 0) throw new Error(`no task ${taskId} in this execution`);
     const current = this.#state.tasks[index]!;
     const updated = { ...current, ...fields };
+    if (updated.taskId !== current.taskId) this.#positions = undefined;
     this.#tasksToChange(updated.definitionIndex !== current.definitionIndex || updated.seq !== current.seq)[index] = updated;
     this.#touched.push(index);
     return updated;
@@ -93,7 +122,9 @@ export class Draft {
 
   /** Appends a new task instance. */
   addTask(task: TaskExecution): void {
-    this.#touched.push(this.#ownTasks().push(task) - 1);
+    const index = this.#ownTasks().push(task) - 1;
+    this.#indexTask(task, index);
+    this.#touched.push(index);
   }
 
   /**
@@ -102,6 +133,7 @@ export class Draft {
    */
   insertTask(task: TaskExecution, beforeTaskId: string): void {
     this.#reshaped++;
+    this.#positions = undefined;
     const tasks = this.#tasksToChange(true);
     const index = tasks.findIndex((candidate) => candidate.taskId === beforeTaskId);
     if (index < 0) throw new Error(`no task ${beforeTaskId} in this execution`);
@@ -112,6 +144,7 @@ export class Draft {
   /** Keeps only the tasks for which `keep` is true (restart, rerun). */
   retainTasks(keep: (task: TaskExecution) => boolean): void {
     this.#reshaped++;
+    this.#positions = undefined;
     this.#state.tasks = this.#state.tasks.filter(keep);
     if (!this.#tasksCopied) this.#tasksChanged();
   }

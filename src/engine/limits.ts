@@ -91,20 +91,48 @@ export function storedTaskBytes(task: TaskExecution): number {
 }
 
 /**
+ * What {@link storedTasksBytes} last summed of a task list (by identity): the task objects it counted, position by
+ * position, and their total.
+ */
+interface TasksBytes {
+  readonly counted: TaskExecution[];
+  total: number;
+}
+
+const tasksBytesCache = new WeakMap<readonly TaskExecution[], TasksBytes>();
+
+/** {@link storedTaskBytes} of `task`, measured once per object. */
+function cachedTaskBytes(task: TaskExecution): number {
+  let bytes = taskBytesCache.get(task);
+  if (bytes === undefined) {
+    bytes = storedTaskBytes(task);
+    taskBytesCache.set(task, bytes);
+  }
+  return bytes;
+}
+
+/**
  * The stored size of all of an execution's task instances, each measured once: the decider replaces,
- * never changes, a task object it updates, so a size remembered per object stays right.
+ * never changes, a task object it updates, so a size remembered per object stays right. The sum is kept per task list
+ * too, and only the tasks replaced or added since are looked up again: a decision asks this for each task it adds, and
+ * summed afresh each time, a dynamic fork of N tasks looked N² sizes up.
  */
 export function storedTasksBytes(tasks: readonly TaskExecution[]): number {
-  let total = 0;
-  for (const task of tasks) {
-    let bytes = taskBytesCache.get(task);
-    if (bytes === undefined) {
-      bytes = storedTaskBytes(task);
-      taskBytesCache.set(task, bytes);
-    }
-    total += bytes;
+  let kept = tasksBytesCache.get(tasks);
+  if (kept === undefined || kept.counted.length > tasks.length) {
+    kept = { counted: [], total: 0 };
+    tasksBytesCache.set(tasks, kept);
   }
-  return total;
+  const counted = kept.counted;
+  for (let position = 0; position < tasks.length; position++) {
+    const task = tasks[position]!;
+    const before = counted[position];
+    if (before === task) continue;
+    if (before !== undefined) kept.total -= cachedTaskBytes(before);
+    kept.total += cachedTaskBytes(task);
+    counted[position] = task;
+  }
+  return kept.total;
 }
 
 /** The reason given when a new task instance would take an execution's task data over its limit. */
