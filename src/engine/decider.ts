@@ -1527,17 +1527,22 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     kept = undefined;
     const mark = draft.mark();
     let deferredJoin = false;
-    for (const lane of passOrder(pass)) {
-      const outcome = moveLane(draft, lane, pass.lanes, env, effects, paced, settling);
+    for (const at of passOrder(pass)) {
+      const outcome = moveLane(draft, pass.lanes[at]!, pass.lanes, env, effects, paced, settling);
       if (outcome === "ended") return;
-      if (outcome === "waiting") waiting = true;
+      if (outcome === "waiting") {
+        waiting = true;
+        quietFrom(pass, at, env.now);
+      }
       if (outcome === "deferred") deferredJoin = waiting = true;
       if (outcome === "moved") {
         moved = true;
-        kept = keptLanes(draft, pass, lane, mark);
+        kept = keptLanes(draft, pass, at, mark);
         break;
       }
     }
+    // The lanes passed by wait, as they would have been found to.
+    if (pass.quiet) waiting = true;
     settling = false;
     if (moved) continue;
     // A JOIN's join script runs once the other lanes have gone as far as they can: once per decision, on the tasks as
@@ -1559,57 +1564,108 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
   throw new Error("advance did not settle");
 }
 
-/** The lanes a pass of `advance` looks at: every active lane, those deferred, those not reached yet. */
+/**
+ * The lanes a pass of `advance` looks at: every active lane, and by position among them, those deferred, those not
+ * reached yet, and those found waiting for something outside the decision (see {@link quietFrom}).
+ */
 interface PassLanes {
   readonly lanes: ActiveLane[];
-  readonly deferred: readonly ActiveLane[];
-  readonly unreached: Set<ActiveLane>;
+  readonly deferred: readonly number[];
+  readonly unreached: Set<number>;
+  /**
+   * For each position, the next one at or after it that is not known to wait (one past the lanes when none): a lane
+   * whose head waits outside the decision (`waitsOutside`) keeps waiting while its head is the same, as it is for as
+   * long as the lanes are kept, so a pass passes it by without looking (it would find it "waiting" again).
+   */
+  readonly loud: number[];
+  /** Whether some lane is known to wait so (a pass that moves nothing then found a lane waiting). */
+  quiet: boolean;
 }
 
 /** The lanes of a pass over `state`, found afresh. */
 function passLanes(state: WorkflowExecution): PassLanes {
   const lanes = activeLanes(state);
+  const positions = lanes.map((_lane, at) => at);
   // As Conductor lists them, a fork's branches (and what they fork in turn) are scheduled before the JOIN that
   // follows it: the lane of a fork whose branches are still starting moves after them (and at the latest when nothing
   // else moves, so this only ever changes the order).
-  const deferred = lanes.length > 1 ? lanes.filter((lane) => branchesStarting(state, lane, lanes)) : [];
+  const deferred = lanes.length > 1 ? positions.filter((at) => branchesStarting(state, lanes[at]!, lanes)) : [];
   // Conductor's fork schedules the first task of every branch, and its JOIN, in one step, before any of them runs:
   // a branch not reached yet is reached before another runs on through tasks that do not wait (an INLINE, a
   // DO_WHILE's loop, a SWITCH), so a TERMINATE there cancels the other branches' first tasks and the JOIN, listed as
   // Conductor lists them, instead of ending the workflow before they were ever scheduled.
-  const unreached = new Set(lanes.length > 1 ? lanes.filter((lane) => lane.head === undefined && lane.span.first < lane.span.end) : []);
-  return { lanes, deferred, unreached };
-}
-
-/** The order a pass looks at its lanes in: those not reached yet, then the others, those deferred last. */
-function* passOrder(pass: PassLanes): Generator<ActiveLane> {
-  yield* pass.unreached;
-  const deferred = new Set(pass.deferred);
-  for (const lane of pass.lanes) if (!deferred.has(lane) && !pass.unreached.has(lane)) yield lane;
-  for (const lane of pass.deferred) if (!pass.unreached.has(lane)) yield lane;
+  const unreached = new Set(lanes.length > 1 ? positions.filter((at) => lanes[at]!.head === undefined && lanes[at]!.span.first < lanes[at]!.span.end) : []);
+  return { lanes, deferred, unreached, loud: [...positions, lanes.length], quiet: false };
 }
 
 /**
- * The lanes of `pass` as the move of `lane` just made leaves them, when that move only added or changed one task, the
- * latest of that lane (see `laneAfterMove`): the pass after it then finds them so without looking at every task and
- * lane again. A wide fork's lanes are reached, then started, one move each, and finding them afresh after each made
- * a decision forking N tasks cost N² (most of a second for a thousand). Undefined when the next pass must find them
- * afresh: anything else changed since `mark`, taken before the pass moved its lanes.
+ * The positions of the lanes in the order a pass looks at them: those not reached yet, then the others, those deferred
+ * last; those known to wait outside the decision passed by (see {@link PassLanes.loud}).
  */
-function keptLanes(draft: Draft, pass: PassLanes, lane: ActiveLane, mark: DraftMark): PassLanes | undefined {
+function* passOrder(pass: PassLanes): Generator<number> {
+  yield* pass.unreached;
+  const deferred = new Set(pass.deferred);
+  for (let at = loudFrom(pass, 0); at < pass.lanes.length; at = loudFrom(pass, at + 1)) if (!deferred.has(at) && !pass.unreached.has(at)) yield at;
+  for (const at of pass.deferred) if (!pass.unreached.has(at)) yield at;
+}
+
+/** The first position at or after `from` of a lane of `pass` not known to wait (see {@link PassLanes.loud}). */
+function loudFrom(pass: PassLanes, from: number): number {
+  const loud = pass.loud;
+  let at = from;
+  while (loud[at] !== at) at = loud[at]!;
+  // Each position passed on the way now points straight at the answer.
+  for (let next = from; next !== at; ) [loud[next], next] = [at, loud[next]!];
+  return at;
+}
+
+/**
+ * Notes that the lane at `at` of `pass`, found "waiting", waits for something outside the decision, when its head does:
+ * the passes that keep these lanes pass it by.
+ */
+function quietFrom(pass: PassLanes, at: number, now: number): void {
+  const head = pass.lanes[at]!.head;
+  if (head === undefined || !waitsOutside(head, now)) return;
+  pass.loud[at] = at + 1;
+  pass.quiet = true;
+}
+
+/**
+ * The lanes of `pass` as the move of the lane at `at` just made leaves them, when that move only added or changed one
+ * task, the latest of that lane (see `laneAfterMove`): the pass after it then finds them so without looking at every
+ * task and lane again. A wide fork's lanes are reached, then started, one move each, and finding them afresh after each
+ * made a decision forking N tasks cost N² (most of a second for a thousand). Undefined when the next pass must find
+ * them afresh: anything else changed since `mark`, taken before the pass moved its lanes.
+ */
+function keptLanes(draft: Draft, pass: PassLanes, at: number, mark: DraftMark): PassLanes | undefined {
   const touched = draft.touchedSince(mark);
   if (touched?.length !== 1 || pass.lanes.length < 2) return undefined;
   const position = touched[0]!;
   const state = draft.state;
-  const moved = laneAfterMove(state, lane, position, position >= mark.length);
-  const at = pass.lanes.indexOf(lane);
-  if (moved === undefined || at < 0) return undefined;
+  const moved = laneAfterMove(state, pass.lanes[at]!, position, position >= mark.length);
+  if (moved === undefined) return undefined;
   pass.lanes[at] = moved;
-  pass.unreached.delete(lane);
+  pass.unreached.delete(at);
   // Its head, a task of its own step (not a fork's), neither holds a fork's lane back nor is one still starting: a lane
   // deferred for it may go now, and no other becomes deferred.
-  const deferred = pass.deferred.filter((other) => other !== lane && branchesStarting(state, other, pass.lanes));
-  return { lanes: pass.lanes, deferred, unreached: pass.unreached };
+  const deferred = pass.deferred.filter((other) => other !== at && branchesStillStarting(state, pass, other));
+  return { ...pass, deferred };
+}
+
+/**
+ * {@link branchesStarting} of the lane at `at` of `pass`, looking first among the lanes not reached yet: a wide fork's
+ * are reached one per move, and its lane, deferred until the last is, would otherwise look at every lane after each.
+ */
+function branchesStillStarting(state: WorkflowExecution, pass: PassLanes, at: number): boolean {
+  const lane = pass.lanes[at]!;
+  const head = lane.head;
+  const forked = head?.status === "COMPLETED" ? planOf(state.definition).steps[head.definitionIndex]?.fork?.lanes : undefined;
+  if (forked !== undefined && forked.length > 0) {
+    const forkedIds = idSet(forked);
+    // A lane not reached yet has no head and a task to reach: a branch still starting, when it is one of the fork's.
+    for (const other of pass.unreached) if (forkedIds.has(pass.lanes[other]!.id)) return true;
+  }
+  return branchesStarting(state, lane, pass.lanes);
 }
 
 /**
