@@ -1,5 +1,17 @@
 import type { TaskExecution, WorkflowExecution } from "./model";
 
+/** Each task list a draft copied to change (see `Draft`), to the list it copied. */
+const copies = new WeakMap<readonly TaskExecution[], readonly TaskExecution[]>();
+
+/**
+ * The list task list `tasks` was copied from, when a draft copied it to change it: it held the same tasks at the same
+ * places then, and `tasks` has since only grown at its end or had tasks replaced by their updates (any other change
+ * makes a list of its own). What was found in that list by position stays true of this one.
+ */
+export function copiedFrom(tasks: readonly TaskExecution[]): readonly TaskExecution[] | undefined {
+  return copies.get(tasks);
+}
+
 /** How many tasks a decision looks up by searching its list before it makes an index of them by id. */
 const SEARCHED_LOOKUPS = 16;
 
@@ -59,7 +71,9 @@ export class Draft {
 
   #ownTasks(): TaskExecution[] {
     if (!this.#tasksCopied) {
-      this.#state.tasks = [...this.#state.tasks];
+      const original = this.#state.tasks;
+      this.#state.tasks = [...original];
+      copies.set(this.#state.tasks, original);
       this.#tasksChanged();
     }
     return this.#state.tasks;

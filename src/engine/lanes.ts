@@ -2,6 +2,7 @@
  * An execution's lanes as they stand (see `plan.ts`): which lanes run, and the latest task instance in each. The
  * decider moves each lane on by itself; a FORK_JOIN's branches are lanes that run side by side once it completed.
  */
+import { copiedFrom } from "./draft";
 import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "./model";
 import { enclosingLoops, iterationIn, lanesRun, leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan } from "./plan";
 
@@ -96,7 +97,7 @@ const walks = new WeakMap<readonly TaskExecution[], TaskWalk>();
 /** The walk over `state`'s tasks (see {@link walks}), brought up to date with the tasks added since it was last taken. */
 function walkOf(state: WorkflowExecution): TaskWalk {
   const tasks = state.tasks;
-  let walk = walks.get(tasks);
+  let walk = walks.get(tasks) ?? walkCopied(tasks);
   if (walk === undefined || walk.definition !== state.definition || walk.walked > tasks.length) {
     walk = { definition: state.definition, walked: 0, heads: new Map(), latest: new Map(), instances: new Map(), forksAndLoops: new Set(), wentBack: new Map() };
     walks.set(tasks, walk);
@@ -115,6 +116,18 @@ function walkOf(state: WorkflowExecution): TaskWalk {
     walk.heads.set(step.lane, position);
     if (step.fork !== undefined || step.loop !== undefined) walk.forksAndLoops.add(task.definitionIndex);
   }
+  return walk;
+}
+
+/**
+ * The walk of the list `tasks` was copied from (see `copiedFrom`), taken on for it: a decision copies its execution's
+ * list as it first changes it, and walked afresh, every decision on an execution of N tasks would cost N. The list
+ * copied from never grows, so it finds the walk gone past its end if it is asked about again, and walks afresh.
+ */
+function walkCopied(tasks: readonly TaskExecution[]): TaskWalk | undefined {
+  const original = copiedFrom(tasks);
+  const walk = original === undefined ? undefined : walks.get(original);
+  if (walk !== undefined) walks.set(tasks, walk);
   return walk;
 }
 
