@@ -68,8 +68,7 @@ export interface JoinEnding {
  */
 export function joinEnding(state: WorkflowExecution, join: TaskExecution, lanes: readonly ActiveLane[] = activeLanes(state)): JoinEnding | undefined {
   const plan = planOf(state.definition);
-  const outputData: JsonObject = {};
-  const failedOptional: TaskExecution[] = [];
+  const ended: Array<{ readonly reference: string; readonly index: number; readonly latest: TaskExecution }> = [];
   let failedPermissive: TaskExecution[] | undefined;
   for (const { reference, index, latest } of joinedTasks(state, join)) {
     if (latest === undefined) {
@@ -81,6 +80,13 @@ export function joinEnding(state: WorkflowExecution, join: TaskExecution, lanes:
       if (!plan.hasPermissive || !TERMINAL_TASK_STATUSES.has(latest.status) || !failsPermissively(state.definition, latest)) return undefined;
       (failedPermissive ??= []).push(latest);
     }
+    ended.push({ reference, index, latest });
+  }
+  // The output is made once the JOIN ends: a JOIN still waiting is looked at after every move of a decision, and made
+  // on the way, the output of a wide fork's ended tasks cost a copy of each every time.
+  const outputData: JsonObject = {};
+  const failedOptional: TaskExecution[] = [];
+  for (const { reference, index, latest } of ended) {
     setOwn(outputData, plan.steps[index]?.task.taskReferenceName ?? reference, latest.outputData);
     if (latest.status === "COMPLETED_WITH_ERRORS" && instanceTask(state.definition, latest)?.optional === true) failedOptional.push(latest);
   }
