@@ -1585,6 +1585,8 @@ interface PassLanes {
 /** The lanes of a pass over `state`, found afresh. */
 function passLanes(state: WorkflowExecution): PassLanes {
   const lanes = activeLanes(state);
+  // Most definitions have no fork: one lane, neither deferred nor waiting to be reached (see below).
+  if (lanes.length === 1) return { lanes, deferred: [], unreached: new Set(), loud: [0, 1], quiet: false };
   const positions = lanes.map((_lane, at) => at);
   // As Conductor lists them, a fork's branches (and what they fork in turn) are scheduled before the JOIN that
   // follows it: the lane of a fork whose branches are still starting moves after them (and at the latest when nothing
@@ -1598,13 +1600,25 @@ function passLanes(state: WorkflowExecution): PassLanes {
   return { lanes, deferred, unreached, loud: [...positions, lanes.length], quiet: false };
 }
 
+/** No lane positions. */
+const NO_POSITIONS: ReadonlySet<number> = new Set();
+
 /**
  * The positions of the lanes in the order a pass looks at them: those not reached yet, then the others, those deferred
  * last; those known to wait outside the decision passed by (see {@link PassLanes.loud}).
  */
-function* passOrder(pass: PassLanes): Generator<number> {
+function passOrder(pass: PassLanes): Iterable<number> {
+  // Most definitions have no fork: their one lane.
+  return pass.lanes.length === 1 ? ONE_LANE : lanesInOrder(pass);
+}
+
+/** The one position of a pass over a single lane. */
+const ONE_LANE: readonly number[] = [0];
+
+/** {@link passOrder} of a pass over more than one lane. */
+function* lanesInOrder(pass: PassLanes): Generator<number> {
   yield* pass.unreached;
-  const deferred = new Set(pass.deferred);
+  const deferred = pass.deferred.length === 0 ? NO_POSITIONS : new Set(pass.deferred);
   for (let at = loudFrom(pass, 0); at < pass.lanes.length; at = loudFrom(pass, at + 1)) if (!deferred.has(at) && !pass.unreached.has(at)) yield at;
   for (const at of pass.deferred) if (!pass.unreached.has(at)) yield at;
 }
@@ -1638,8 +1652,9 @@ function quietFrom(pass: PassLanes, at: number, now: number): void {
  * them afresh: anything else changed since `mark`, taken before the pass moved its lanes.
  */
 function keptLanes(draft: Draft, pass: PassLanes, at: number, mark: DraftMark): PassLanes | undefined {
+  if (pass.lanes.length < 2) return undefined;
   const touched = draft.touchedSince(mark);
-  if (touched?.length !== 1 || pass.lanes.length < 2) return undefined;
+  if (touched?.length !== 1) return undefined;
   const position = touched[0]!;
   const state = draft.state;
   const moved = laneAfterMove(state, pass.lanes[at]!, position, position >= mark.length);

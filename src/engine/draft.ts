@@ -1,5 +1,8 @@
 import type { TaskExecution, WorkflowExecution } from "./model";
 
+/** How many tasks a list holds at most for its copy not to be recorded (see `copiedFrom`). */
+const SHORT_LIST = 32;
+
 /** Each task list a draft copied to change (see `Draft`), to the list it copied. */
 const copies = new WeakMap<readonly TaskExecution[], readonly TaskExecution[]>();
 
@@ -73,7 +76,8 @@ export class Draft {
     if (!this.#tasksCopied) {
       const original = this.#state.tasks;
       this.#state.tasks = [...original];
-      copies.set(this.#state.tasks, original);
+      // What is found in a short list by position costs less to find again than to keep (see `copiedFrom`).
+      if (original.length > SHORT_LIST) copies.set(this.#state.tasks, original);
       this.#tasksChanged();
     }
     return this.#state.tasks;

@@ -283,8 +283,13 @@ export function lastTopLevelTask(state: WorkflowExecution): TaskExecution | unde
   return loopAware(state, state.tasks.findLast((task) => plan.steps[task.definitionIndex]?.lane === ROOT_LANE));
 }
 
+/** How many tasks a list may hold for {@link latestInstance} to search it rather than walk it. */
+const SEARCHED_TASKS = 32;
+
 /** The latest instance of plan step `index`, if it has one. */
 export function latestInstance(state: WorkflowExecution, index: number): TaskExecution | undefined {
+  // A short list is searched: its walk would cost more than the search.
+  if (state.tasks.length <= SEARCHED_TASKS && !walks.has(state.tasks)) return state.tasks.findLast((task) => task.definitionIndex === index);
   return at(state.tasks, walkOf(state).latest.get(index));
 }
 

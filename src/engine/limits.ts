@@ -101,6 +101,9 @@ interface TasksBytes {
 
 const tasksBytesCache = new WeakMap<readonly TaskExecution[], TasksBytes>();
 
+/** How many tasks a list holds at most for {@link storedTasksBytes} to sum them each time. */
+const SUMMED_TASKS = 32;
+
 /** {@link storedTaskBytes} of `task`, measured once per object. */
 function cachedTaskBytes(task: TaskExecution): number {
   let bytes = taskBytesCache.get(task);
@@ -118,6 +121,8 @@ function cachedTaskBytes(task: TaskExecution): number {
  * summed afresh each time, a dynamic fork of N tasks looked N² sizes up.
  */
 export function storedTasksBytes(tasks: readonly TaskExecution[]): number {
+  // A short list is summed: keeping its sum would cost more.
+  if (tasks.length <= SUMMED_TASKS) return tasks.reduce((total, task) => total + cachedTaskBytes(task), 0);
   let kept = tasksBytesCache.get(tasks);
   if (kept === undefined || kept.counted.length > tasks.length) {
     kept = { counted: [], total: 0 };
