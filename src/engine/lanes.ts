@@ -122,12 +122,17 @@ function walkOf(state: WorkflowExecution): TaskWalk {
 /**
  * The walk of the list `tasks` was copied from (see `copiedFrom`), taken on for it: a decision copies its execution's
  * list as it first changes it, and walked afresh, every decision on an execution of N tasks would cost N. The list
- * copied from never grows, so it finds the walk gone past its end if it is asked about again, and walks afresh.
+ * copied from never grows, so it finds the walk gone past its end if it is asked about again, and walks afresh. So
+ * does another copy of it: the walk went past the original's end over the tasks an earlier copy added (a decision on
+ * the same execution thrown away: a refused command, the actor's trial decision before a child's resume, a test run's
+ * mock applied again), which are not this copy's.
  */
 function walkCopied(tasks: readonly TaskExecution[]): TaskWalk | undefined {
   const original = copiedFrom(tasks);
-  const walk = original === undefined ? undefined : walks.get(original);
-  if (walk !== undefined) walks.set(tasks, walk);
+  if (original === undefined) return undefined;
+  const walk = walks.get(original);
+  if (walk === undefined || walk.walked > original.length) return undefined;
+  walks.set(tasks, walk);
   return walk;
 }
 
