@@ -1591,12 +1591,12 @@ function passLanes(state: WorkflowExecution): PassLanes {
   // As Conductor lists them, a fork's branches (and what they fork in turn) are scheduled before the JOIN that
   // follows it: the lane of a fork whose branches are still starting moves after them (and at the latest when nothing
   // else moves, so this only ever changes the order).
-  const deferred = lanes.length > 1 ? positions.filter((at) => branchesStarting(state, lanes[at]!, lanes)) : [];
+  const deferred = positions.filter((at) => branchesStarting(state, lanes[at]!, lanes));
   // Conductor's fork schedules the first task of every branch, and its JOIN, in one step, before any of them runs:
   // a branch not reached yet is reached before another runs on through tasks that do not wait (an INLINE, a
   // DO_WHILE's loop, a SWITCH), so a TERMINATE there cancels the other branches' first tasks and the JOIN, listed as
   // Conductor lists them, instead of ending the workflow before they were ever scheduled.
-  const unreached = new Set(lanes.length > 1 ? positions.filter((at) => lanes[at]!.head === undefined && lanes[at]!.span.first < lanes[at]!.span.end) : []);
+  const unreached = new Set(positions.filter((at) => lanes[at]!.head === undefined && lanes[at]!.span.first < lanes[at]!.span.end));
   return { lanes, deferred, unreached, loud: [...positions, lanes.length], quiet: false };
 }
 

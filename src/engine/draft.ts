@@ -22,8 +22,11 @@ const SEARCHED_LOOKUPS = 16;
 export interface DraftMark {
   /** How many tasks the list held: a position from there on is of a task added since. */
   readonly length: number;
+  /** How many tasks the decision had added or updated: those after are the ones `touchedSince` gives. */
   readonly touched: number;
+  /** How many other changes it had made: one more since, and `touchedSince` cannot tell. */
   readonly reshaped: number;
+  /** The list itself: a new one since (a task moved or dropped), and `touchedSince` cannot tell either. */
   readonly tasks: readonly TaskExecution[];
 }
 
