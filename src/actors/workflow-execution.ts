@@ -2260,17 +2260,26 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * Puts each owed SIMPLE task in its worker queue, until the queue has it; a task queued again meanwhile is pushed
-   * again once this push is done (pushes of one task never overtake each other).
+   * Puts each owed SIMPLE task in its worker queue (or takes it out), until the queue has it: one call per queue for all
+   * the changes owed to it, so a fork of a thousand tasks makes one round trip to its queue, not a thousand (each of
+   * which, done, ran every sync of the execution again). One batch per queue is on its way at a time: a task queued again
+   * meanwhile is pushed by the next one (pushes of one task never overtake each other).
    */
   #syncQueuePushes(): void {
-    for (const [taskId, entry] of this.#queuePushes) {
-      this.#runJob(QUEUE_PUSH_META + taskId, async () => {
-        const queue = taskQueueAt(this.env, entry.queue);
-        await ("remove" in entry ? queue.remove([taskId]) : queue.push([entry]));
-        if (this.#execution === null || this.#queuePushes.get(taskId) !== entry) return; // removed, or queued again meanwhile
-        this.#queuePushes.delete(taskId);
-        this.#store.deleteMeta(QUEUE_PUSH_META + taskId);
+    for (const queue of new Set([...this.#queuePushes.values()].map((change) => change.queue))) {
+      this.#runJob(QUEUE_PUSH_META + queue, async () => {
+        const owed = [...this.#queuePushes].filter(([, change]) => change.queue === queue);
+        const stub = taskQueueAt(this.env, queue);
+        const removed = owed.flatMap(([taskId, change]) => ("remove" in change ? [taskId] : []));
+        const pushed = owed.flatMap(([, change]) => ("remove" in change ? [] : [change]));
+        if (removed.length > 0) await stub.remove(removed);
+        if (pushed.length > 0) await stub.push(pushed);
+        if (this.#execution === null) return; // removed meanwhile (see the notice job)
+        for (const [taskId, change] of owed) {
+          if (this.#queuePushes.get(taskId) !== change) continue; // queued again meanwhile: the next batch has it
+          this.#queuePushes.delete(taskId);
+          this.#store.deleteMeta(QUEUE_PUSH_META + taskId);
+        }
       });
     }
   }
