@@ -4,10 +4,15 @@
 // local target that answers at once. Prints the start, the polls, the completions (in tenths, as the fork drains) and
 // the wait for the end; not the standard workload, and one run of each (a few minutes in all).
 import { createServer } from "node:http";
-import { startEngine } from "./engine.mjs";
+import { exitOnSignals, startEngine } from "./engine.mjs";
 import { createClient, expectOk } from "./http.mjs";
 
 const SIZES = (process.env.FANOUT_SIZES ?? "250,500,1000").split(",").map(Number);
+if (!SIZES.every((n) => Number.isInteger(n) && n > 0 && n <= 10_000)) throw new Error(`FANOUT_SIZES: whole numbers from 1 to 10000, not ${process.env.FANOUT_SIZES}`);
+/** How long a fork may take to end once drained (or an HTTP fork from its start): a stuck run stops, it does not hang. */
+const END_WAIT_MS = 300_000;
+// Ctrl-C (or a kill) goes through process.exit, whose "exit" listener stops the dev server's process group.
+exitOnSignals();
 const target = createServer((_request, response) => {
   response.setHeader("content-type", "application/json");
   response.end('{"ok":true}');
@@ -16,19 +21,24 @@ await new Promise((listening) => target.listen(0, "127.0.0.1", listening));
 const uri = `http://127.0.0.1:${target.address().port}/x`;
 const ms = (value) => value.toFixed(0);
 
-const engine = await startEngine();
+// The target alone would keep a failed start's process alive.
+const engine = await startEngine().catch((error) => {
+  target.close();
+  throw error;
+});
 const client = createClient(engine.url, { "x-api-key": engine.key }, { defaultTimeoutMs: 120_000 });
 /** @param {string} method @param {string} path @param {unknown} [body] */
 const call = async (method, path, body) => expectOk(await client.call(method, path, body), `${method} ${path}`);
 
-/** Polls the workflow until it has ended; returns its status and how long the wait took. */
+/** Polls the workflow until it has ended, for at most {@link END_WAIT_MS}; returns its status and how long the wait took. */
 async function ended(workflowId) {
   const start = performance.now();
-  for (;;) {
+  while (performance.now() - start < END_WAIT_MS) {
     const { json } = await call("GET", `/api/workflow/${workflowId}?includeTasks=false`);
     if (json.status !== "RUNNING") return { status: json.status, waited: performance.now() - start };
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+  throw new Error(`${workflowId} still RUNNING after ${END_WAIT_MS / 1000} s`);
 }
 
 /** Registers `name`: a FORK_JOIN_DYNAMIC of the tasks its input's `dynamicTasks` lists, and its JOIN. */
