@@ -26,7 +26,9 @@ function locationPath(path: string, pointer: string): string {
 export function schemaIssues(data: JsonObject, value: JsonValue, path: string): ValidationIssue[] {
   let result: ReturnType<Validator["validate"]>;
   try {
-    result = new Validator(data as object, "2020-12", false).validate(value);
+    // A copy: the validator marks the schema it is given in place (each part's absolute URI), and `data` is the
+    // execution's own (its definition's kept schemas), which a decision must not change.
+    result = new Validator(structuredClone(data) as object, "2020-12", false).validate(value);
   } catch (error) {
     return [{ path, message: `the schema could not be applied: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}` }];
   }

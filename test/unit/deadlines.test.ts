@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, nextDeadline, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
+import { createExecution, nextDeadline, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import type { TaskDef, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { toTaskView, toWorkflowView } from "../../src/engine/view";
 import { env, refusal } from "./engine-env";

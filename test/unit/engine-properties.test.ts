@@ -9,7 +9,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { DecideEnv } from "../../src/engine/config";
-import { awaitedTaskDefNames, createExecution, decide as decideAlone, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { awaitedTaskDefNames, createExecution, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { decide as decideAlone } from "./frozen-decide";
 import { awaitedCacheLookups } from "../../src/engine/task-cache";
 import { MAX_TASKS_PER_DEFINITION, validateWorkflowDef } from "../../src/engine/definition/validate";
 import { isHttpType, type JsonObject, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";

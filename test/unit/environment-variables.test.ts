@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createExecution, decide } from "../../src/engine/decider";
+import { createExecution } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { environmentVariablesOf } from "../../src/engine/environment";
 import { evaluateExpression, findTemplateErrors, type EvaluationContext } from "../../src/engine/expressions";
 import type { JsonValue, WorkflowDef } from "../../src/engine/model";

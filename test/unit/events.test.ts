@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createExecution, decide } from "../../src/engine/decider";
+import { createExecution } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import { eventStamp, expandInlineJson, payloadValue, taskAction, unfollowablePath, withPayload } from "../../src/engine/event-params";
 import type { WorkflowDef } from "../../src/engine/model";

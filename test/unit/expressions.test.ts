@@ -17,7 +17,8 @@ import {
   type EvaluationContext,
 } from "../../src/engine/expressions";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
-import { createExecution, decide } from "../../src/engine/decider";
+import { createExecution } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { evaluationContext } from "../../src/engine/evaluation";
 
 const SECRETS = new Map<string, string>([

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
-import { createExecution, decide, type Decision, type Effect } from "../../src/engine/decider";
+import { createExecution, type Decision, type Effect } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import { FAILURE_WORKFLOW_OUTPUT_KEY } from "../../src/engine/failure-workflow";
 import type { FailureWorkflowStart, JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";

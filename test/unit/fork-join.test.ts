@@ -1,6 +1,7 @@
 import { ConductorWorkflow, forkTaskJoin, httpTask as clientHttpTask, joinTask as clientJoinTask, forkTask as clientForkTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { awaitedChildId, decide, isBlocked, type Decision } from "../../src/engine/decider";
+import { awaitedChildId, isBlocked, type Decision } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { enclosingJoins, leavesLane, nextPlanIndex, planIndexOf, planOf, ROOT_LANE } from "../../src/engine/plan";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, nextDeadline } from "../../src/engine/decider";
+import { createExecution, nextDeadline } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { deliveryKey, type JsonObject, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
 import { pollWaitMs, pollSettings } from "../../src/engine/tasks/http-poll";

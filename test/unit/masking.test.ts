@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createExecution, decide } from "../../src/engine/decider";
+import { createExecution } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { masked } from "../../src/engine/masking";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { WorkflowDef } from "../../src/engine/model";

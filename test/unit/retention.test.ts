@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createExecution, decide } from "../../src/engine/decider";
+import { createExecution } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { WorkflowDef, WorkflowExecution } from "../../src/engine/model";
 import { MAX_RETENTION_SECONDS, removalDueAt } from "../../src/engine/retention";

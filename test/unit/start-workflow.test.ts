@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decide } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import type { WorkflowTaskDef } from "../../src/engine/model";
 import { startWorkflowRequest } from "../../src/engine/tasks/start-workflow";
 import { env, latestNamed, registrationErrors, startedWith } from "./engine-env";

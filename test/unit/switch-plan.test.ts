@@ -3,7 +3,8 @@ import { parseExpression } from "../../src/engine/expressions/parser";
 import { ExpressionSyntaxError } from "../../src/engine/expressions";
 import type { JsonObject, WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
 import { flattenTasks, mapTasks, nextPlanIndex, planIndexOf, planOf } from "../../src/engine/plan";
-import { createExecution, decide } from "../../src/engine/decider";
+import { createExecution } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { env } from "./engine-env";
 
 const task = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: {} });

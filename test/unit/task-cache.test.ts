@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, nextDeadline } from "../../src/engine/decider";
+import { createExecution, nextDeadline } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { awaitedCacheLookups, taskCacheKey, taskCacheWrites } from "../../src/engine/task-cache";

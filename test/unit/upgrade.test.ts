@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decide, type ExecutionEvent } from "../../src/engine/decider";
+import { type ExecutionEvent } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { planOf } from "../../src/engine/plan";
 import { attemptEnds, env, httpGet, latestNamed, refusal, startedWith } from "./engine-env";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createExecution, decide, nextDeadline, type NewExecution } from "../../src/engine/decider";
+import { createExecution, nextDeadline, type NewExecution } from "../../src/engine/decider";
+import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { RateLimitConfig, WorkflowDef, WorkflowExecution } from "../../src/engine/model";
 import { limitChanges, rateLimitKeyOf, registeredLimits } from "../../src/engine/rate-limit";
