@@ -128,6 +128,32 @@ export interface CallbackRefusal {
  */
 export type PollAnswer = { outcome: "polled"; task: string } | { outcome: "gone" } | { outcome: "later" };
 
+/** One task a batch poll took from its worker queue for this execution (see `WorkflowExecution.pollTasks`). */
+export interface PollEntry {
+  taskId: string;
+  /** The queue counts the task among those held at once (see `LeasedTask`): it is released once no longer held. */
+  holdsPlace?: boolean;
+}
+
+/** A polled task's input as read before it is handed out, or the answer when it did not wait for a poll. */
+type PollRead = { outcome: "read"; live: { input: JsonObject; secrets: string[] } | MissingSecretError } | Exclude<PollAnswer, { outcome: "polled" }>;
+
+/** A task a batch poll hands out: its entry (at `index` of the poll's), its input as read and the event that applies it. */
+interface PollOffer {
+  index: number;
+  entry: PollEntry;
+  live: { input: JsonObject; secrets: string[] } | MissingSecretError;
+  event: ExecutionEvent;
+}
+
+/** The event a poll of task `taskId` applies: handed out to `workerId`, or failed when its input names a missing secret. */
+function pollEvent(taskId: string, live: { input: JsonObject } | MissingSecretError, workerId: string | undefined): ExecutionEvent {
+  if (live instanceof MissingSecretError) {
+    return { type: "externalUpdate", taskId, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason: `Task input references an unknown secret: ${live.message}` };
+  }
+  return workerId === undefined ? { type: "taskPolled", taskId } : { type: "taskPolled", taskId, workerId };
+}
+
 /** A log line a worker sends (Conductor's `TaskExecLog` less its task id, which is the task it is sent for); `createdTime` now unless given. */
 export interface TaskLogInput {
   log: string;
@@ -1386,43 +1412,101 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * A worker's poll took SIMPLE task `taskId` from its queue (see {@link PollAnswer}). Exactly one poll gets a task:
-   * the decision that hands it out is this object's, one at a time. The worker receives the input with the real
-   * values of the secrets it names, as an HTTP task sends them; the stored input keeps them masked. `holdsPlace`: the
-   * queue counts the task among those held at once (see `LeasedTask`), so it is released once no longer held.
+   * A worker's poll took SIMPLE task `taskId` from its queue (see {@link PollAnswer}): {@link pollTasks} of that one
+   * entry. `holdsPlace`: the queue counts the task among those held at once (see `LeasedTask`).
    */
   async pollTask(taskId: string, workerId: string | undefined, holdsPlace = false): Promise<PollAnswer> {
+    const [answer] = await this.pollTasks([{ taskId, holdsPlace }], workerId);
+    return answer!;
+  }
+
+  /**
+   * A worker's poll took these SIMPLE tasks of this execution from their queue: one {@link PollAnswer} per entry, in
+   * order. Exactly one poll gets a task: the decision that hands it out is this object's, one at a time. The worker
+   * receives the input with the real values of the secrets it names, as an HTTP task sends them; the stored input keeps
+   * them masked; a secret that is missing fails its task instead ("gone"). `holdsPlace`: the queue counts the task
+   * among those held at once (see `LeasedTask`), so it is released once no longer held. Every input is read first (the
+   * only awaits), then all the tasks are handed out in one synchronous turn, so in one transaction: a batch poll costs
+   * one call and one commit per execution, not one per task. The answers are its own tasks' views, so together no larger
+   * than its Workflow JSON, which `maxExecutionBytes` keeps under the 32 MiB of an RPC answer.
+   */
+  async pollTasks(entries: readonly PollEntry[], workerId: string | undefined): Promise<PollAnswer[]> {
     this.#recover();
-    const before = this.#waitingForPoll(taskId);
-    if (before.outcome !== "waiting") return before;
-    // Read before the task is handed out: a missing secret fails it instead, so no worker gets a task it cannot run.
-    const live = await this.#liveInput(before.execution, before.task);
-    // Looked at again: it may have moved on during the read (polled by another worker, completed, canceled, paused).
-    const after = this.#waitingForPoll(taskId);
-    if (after.outcome !== "waiting") return after;
-    const event: ExecutionEvent =
-      live instanceof MissingSecretError
-        ? { type: "externalUpdate", taskId, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason: `Task input references an unknown secret: ${live.message}` }
-        : { type: "taskPolled", taskId };
-    if (event.type === "taskPolled" && workerId !== undefined) event.workerId = workerId;
+    // Each looked at before its read starts (an async function runs to its first await at once).
+    const reads = await Promise.all(
+      entries.map(async (entry): Promise<PollRead> => {
+        const before = this.#waitingForPoll(entry.taskId);
+        if (before.outcome !== "waiting") return before;
+        // Read before the task is handed out: a missing secret fails it instead, so no worker gets a task it cannot run.
+        return { outcome: "read", live: await this.#liveInput(before.execution, before.task) };
+      }),
+    );
+    // From here on synchronous. Each looked at again: it may have moved on during the reads (polled by another
+    // worker, completed, canceled, paused).
+    const answers: Array<PollAnswer | undefined> = [];
+    const offers: PollOffer[] = [];
+    const offered = new Set<string>();
+    entries.forEach((entry, index) => {
+      const read = reads[index]!;
+      const after = this.#waitingForPoll(entry.taskId);
+      if (read.outcome !== "read") answers[index] = read;
+      else if (after.outcome !== "waiting") answers[index] = after;
+      else if (offered.has(entry.taskId)) answers[index] = { outcome: "gone" };
+      else {
+        offered.add(entry.taskId);
+        offers.push({ index, entry, live: read.live, event: pollEvent(entry.taskId, read.live, workerId) });
+      }
+    });
+    // The failures first: one that fails the workflow then refuses the others' hand-outs (see #handOut), so no worker
+    // gets a task its workflow's failure cancels in the same change.
+    const failuresFirst = [...offers.filter((offer) => offer.live instanceof MissingSecretError), ...offers.filter((offer) => !(offer.live instanceof MissingSecretError))];
+    for (const { index, entry, live } of this.#handOut(failuresFirst)) {
+      if (live instanceof MissingSecretError) answers[index] = { outcome: "gone" };
+      else answers[index] = this.#handedOut(entry, live.input);
+    }
+    return answers.map((answer) => answer ?? { outcome: "gone" });
+  }
+
+  /**
+   * Applies the events of `offers` as one change and answers the offers applied. A refusal of one (a deadline that had
+   * passed, its alarm late, took its task first; a failure before it ended the workflow) refuses them all, so then each
+   * is applied on its own and the refused ones left out: "gone" for that task only.
+   */
+  #handOut(offers: readonly PollOffer[]): PollOffer[] {
+    if (offers.length === 0) return [];
     try {
-      this.#apply(event);
+      this.#applyAll(offers.map((offer) => offer.event));
+      return [...offers];
     } catch (error) {
-      // A deadline that had passed (its alarm late) took it first.
-      if (error instanceof EngineError) return { outcome: "gone" };
-      throw error;
+      if (!(error instanceof EngineError)) throw error;
+      if (offers.length === 1) return [];
     }
-    if (live instanceof MissingSecretError) return { outcome: "gone" };
+    return offers.filter((offer) => {
+      if (this.#waitingForPoll(offer.entry.taskId).outcome !== "waiting") return false;
+      try {
+        this.#apply(offer.event);
+        return true;
+      } catch (error) {
+        if (error instanceof EngineError) return false;
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * The answer to a poll whose task `entry` was just handed out, with its `input` as the worker gets it. In the turn
+   * that handed it out, so in its transaction: the place it takes in its queue is always given back. The queue's word
+   * counts too: it held a place by the limits the task was queued with, which an upgrade may have dropped.
+   */
+  #handedOut(entry: PollEntry, input: JsonObject): PollAnswer {
     const current = this.#execution!;
-    const task = current.tasks.find((candidate) => candidate.taskId === taskId)!;
-    // In the turn that handed it out, so in its transaction: the place it takes in its queue is always given back. The
-    // queue's word counts too: it held a place by the limits the task was queued with, which an upgrade may have dropped.
-    if (holdsPlace || handOutLimits(instanceTask(current.definition, task))?.maxHeld !== undefined) {
+    const task = current.tasks.find((candidate) => candidate.taskId === entry.taskId)!;
+    if (entry.holdsPlace === true || handOutLimits(instanceTask(current.definition, task))?.maxHeld !== undefined) {
       const owed = { queue: workerQueueKey(task.taskDefName, task.domain) };
-      this.#releases.set(taskId, owed);
-      this.#store.setMeta(RELEASE_META + taskId, owed.queue);
+      this.#releases.set(entry.taskId, owed);
+      this.#store.setMeta(RELEASE_META + entry.taskId, owed.queue);
     }
-    return { outcome: "polled", task: JSON.stringify({ ...toTaskView(task, current), inputData: live.input }) };
+    return { outcome: "polled", task: JSON.stringify({ ...toTaskView(task, current), inputData: input }) };
   }
 
   /** Whether SIMPLE task `taskId` waits for a poll that may take it now: "gone" or "later" (paused) when it does not. */

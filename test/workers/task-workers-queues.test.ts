@@ -445,3 +445,57 @@ describe("task workers: poll data", () => {
     expect((await call("GET", "/api/tasks/queue/all", orkes(executor.token))).status).toBe(403);
   });
 });
+
+describe("task workers: a batch poll over several executions", () => {
+  it("answers each task taken by its own execution's word: a running one's tasks handed out (one call for both), a paused one's kept, a missing secret's task failed", async () => {
+    await apiOk("PUT", "/api/secrets/w_mix_token", JSON.stringify("mix-s3cr3t-value"));
+    const fork = {
+      name: "fan",
+      taskReferenceName: "fan",
+      type: "FORK_JOIN",
+      forkTasks: [[simpleTask("w_mix_task", "plain", { n: "${workflow.input.n}" })], [simpleTask("w_mix_task", "keyed", { token: "${workflow.secrets.w_mix_token}" })]],
+    };
+    await register({ name: "w_mix_fork", tasks: [fork, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["plain", "keyed"] }] });
+    await register({ name: "w_mix_missing", tasks: [simpleTask("w_mix_task", "missing", { token: "${workflow.secrets.w_mix_never_defined}" })] });
+    // A fork whose other branch names the missing secret: its failure ends the workflow, so its sibling is not handed out.
+    const doomedFork = { ...fork, forkTasks: [[simpleTask("w_mix_task", "sibling")], [simpleTask("w_mix_task", "doomed", { token: "${workflow.secrets.w_mix_never_defined}" })]] };
+    await register({ name: "w_mix_doomed", tasks: [doomedFork, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["sibling", "doomed"] }] });
+    const running = await startWorkflow("w_mix_fork", { n: 1 });
+    const paused = await startWorkflow("w_mix_fork", { n: 2 });
+    const missing = await startWorkflow("w_mix_missing");
+    const doomed = await startWorkflow("w_mix_doomed");
+    await eventually(() => queueSize("w_mix_task"), (size) => size === 7, "the seven tasks queued");
+    await apiOk("PUT", `/api/workflow/${paused}/pause`, undefined, 200);
+
+    const tasks = await poll("w_mix_task", { count: "10" });
+    expect(tasks.map((task) => task["workflowInstanceId"])).toEqual([running, running]);
+    const byRef = Object.fromEntries(tasks.map((task) => [task["referenceTaskName"], task]));
+    expect(byRef["plain"]).toMatchObject({ status: "IN_PROGRESS", inputData: { n: 1 }, workerId: "worker-1", pollCount: 1 });
+    // The worker gets the secret's value; the stored input keeps it masked.
+    expect(byRef["keyed"]).toMatchObject({ status: "IN_PROGRESS", inputData: { token: "mix-s3cr3t-value" }, workerId: "worker-1", pollCount: 1 });
+    const stored = await getWorkflow(running);
+    expect(JSON.stringify(stored)).not.toContain("mix-s3cr3t-value");
+    expect(stored.tasks.filter((task) => task.taskType === "w_mix_task").map((task) => task.status)).toEqual(["IN_PROGRESS", "IN_PROGRESS"]);
+    // The paused execution's tasks wait, not polled.
+    const held = await getWorkflow(paused);
+    expect(held.tasks.filter((task) => task.taskType === "w_mix_task").map((task) => [task.status, task["pollCount"]])).toEqual([
+      ["SCHEDULED", 0],
+      ["SCHEDULED", 0],
+    ]);
+    // The task whose secret is missing is failed, never handed out.
+    const failed = await waitFor(missing, ["FAILED"]);
+    expect(failed.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "Task input references an unknown secret: secret 'w_mix_never_defined' is not defined" });
+    expect(failed.tasks[0]!["workerId"]).toBeUndefined();
+    const ended = await waitFor(doomed, ["FAILED"]);
+    const byName = Object.fromEntries(ended.tasks.map((task) => [task.referenceTaskName, task]));
+    expect(byName["doomed"]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "Task input references an unknown secret: secret 'w_mix_never_defined' is not defined" });
+    expect(byName["sibling"]).toMatchObject({ status: "CANCELED", pollCount: 0 });
+
+    // Resumed, the paused execution's tasks are handed out in turn; the running one goes on with its results.
+    await apiOk("PUT", `/api/workflow/${paused}/resume`, undefined, 200);
+    const later = await eventually(() => poll("w_mix_task", { count: "10", timeout: "1000" }), (got) => got.length > 0, "the resumed execution's tasks");
+    expect(new Set(later.map((task) => task["workflowInstanceId"]))).toEqual(new Set([paused]));
+    for (const task of tasks) expect((await report(task, "COMPLETED", { done: task["referenceTaskName"] as string })).status).toBe(200);
+    expect((await waitFor(running, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+});

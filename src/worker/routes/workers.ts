@@ -107,8 +107,9 @@ async function inBatches<T, R>(items: readonly T[], ask: (item: T) => Promise<R>
 
 /**
  * Takes up to `poll.count` tasks from the worker queue of `poll.taskType` in `poll.domain`, waiting up to
- * `poll.waitMs` for one. Each entry taken is offered to its execution, which hands the task out or says it no longer
- * waits; both drop the entry. An execution that could not be asked (an error) leaves its entry leased, to come back.
+ * `poll.waitMs` for one. The entries taken are offered to their executions (one call per execution), each of which hands
+ * the task out or says it no longer waits; both drop the entry. An execution that could not be asked (an error) leaves
+ * its entries leased, to come back.
  * Answers the Task JSON of each task handed out. The poll of a named worker is recorded (Conductor's poll data) by the
  * default domain's queue of the task name: in the lease itself when that is the queue polled, else beside the poll.
  */
@@ -125,7 +126,7 @@ async function pollWorkerQueue(env: Env, ctx: ExecutionContext, poll: PollReques
     const recordHere = round === 0 && poll.domain === undefined ? poller : undefined;
     const leased = await stub.lease(poll.count, Math.max(0, deadline - Date.now()), POLL_LEASE_MS, recordHere);
     if (leased.length === 0) break;
-    const answers = await Promise.allSettled(leased.map((entry) => offer(env, entry, poll.workerId)));
+    const answers = await offerAll(env, leased, poll.workerId);
     const answered: AnsweredTask[] = [];
     answers.forEach((answer, index) => {
       if (answer.status === "rejected") {
@@ -144,9 +145,35 @@ async function pollWorkerQueue(env: Env, ctx: ExecutionContext, poll: PollReques
   return tasks;
 }
 
-/** Asks the entry's execution for its task; async, so that any failure (a stub that cannot be made too) is a rejection. */
-async function offer(env: Env, entry: LeasedTask, workerId: string | undefined): Promise<PollAnswer> {
-  return executionStub(env, entry.workflowId).pollTask(entry.taskId, workerId, entry.holdsPlace === true);
+/**
+ * Offers the `leased` entries to their executions, one call per execution however many of its tasks were taken (a wide
+ * fork's tasks come by the hundred), all executions at once: the answer to each entry, in the entries' order. An
+ * execution that could not be asked rejects the answers of its entries only.
+ */
+async function offerAll(env: Env, leased: readonly LeasedTask[], workerId: string | undefined): Promise<Array<PromiseSettledResult<PollAnswer>>> {
+  const byExecution = new Map<string, number[]>();
+  leased.forEach((entry, index) => {
+    const indexes = byExecution.get(entry.workflowId);
+    if (indexes === undefined) byExecution.set(entry.workflowId, [index]);
+    else indexes.push(index);
+  });
+  const groups = [...byExecution.entries()];
+  const settled = await Promise.allSettled(groups.map(([workflowId, indexes]) => offer(env, workflowId, indexes.map((index) => leased[index]!), workerId)));
+  const answers: Array<PromiseSettledResult<PollAnswer>> = [];
+  settled.forEach((result, group) => {
+    groups[group]![1].forEach((index, position) => {
+      answers[index] = result.status === "rejected" ? result : { status: "fulfilled", value: result.value[position] ?? { outcome: "gone" } };
+    });
+  });
+  return answers;
+}
+
+/** Asks execution `workflowId` for the tasks of its `entries`; async, so that any failure (a stub that cannot be made too) is a rejection. */
+async function offer(env: Env, workflowId: string, entries: readonly LeasedTask[], workerId: string | undefined): Promise<PollAnswer[]> {
+  return executionStub(env, workflowId).pollTasks(
+    entries.map((entry) => ({ taskId: entry.taskId, holdsPlace: entry.holdsPlace === true })),
+    workerId,
+  );
 }
 
 /** Whether the caller may poll tasks named `taskName`, by the rules that decide `GET /api/tasks/poll/{taskType}`. */
