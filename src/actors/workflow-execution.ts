@@ -1426,21 +1426,24 @@ export class WorkflowExecution extends DurableObject<Env> {
    * receives the input with the real values of the secrets it names, as an HTTP task sends them; the stored input keeps
    * them masked; a secret that is missing fails its task instead ("gone"). `holdsPlace`: the queue counts the task
    * among those held at once (see `LeasedTask`), so it is released once no longer held. Every input is read first (the
-   * only awaits), then all the tasks are handed out in one synchronous turn, so in one transaction: a batch poll costs
+   * only await: one read of the secrets they name), then all the tasks are handed out in one synchronous turn, so in one transaction: a batch poll costs
    * one call and one commit per execution, not one per task. The answers are its own tasks' views, so together no larger
    * than its Workflow JSON, which `maxExecutionBytes` keeps under the 32 MiB of an RPC answer.
    */
   async pollTasks(entries: readonly PollEntry[], workerId: string | undefined): Promise<PollAnswer[]> {
     this.#recover();
-    // Each looked at before its read starts (an async function runs to its first await at once).
-    const reads = await Promise.all(
-      entries.map(async (entry): Promise<PollRead> => {
-        const before = this.#waitingForPoll(entry.taskId);
-        if (before.outcome !== "waiting") return before;
-        // Read before the task is handed out: a missing secret fails it instead, so no worker gets a task it cannot run.
-        return { outcome: "read", live: await this.#liveInput(before.execution, before.task) };
-      }),
-    );
+    // Each looked at before the read. The secrets all the tasks name are read at once, one query however many tasks:
+    // one per task would make a batch of 100 a hundred D1 queries in this one invocation, past the 50 Workers Free allows.
+    const befores = entries.map((entry) => this.#waitingForPoll(entry.taskId));
+    const named = befores.map((before) => (before.outcome === "waiting" ? this.#namedSecrets(before.execution, before.task) : undefined));
+    const names = named.flatMap((secrets) => secrets?.names ?? []);
+    const lookup = names.length === 0 ? undefined : await secretLookup(this.env, names);
+    // Read before the task is handed out: a missing secret fails it instead, so no worker gets a task it cannot run.
+    const reads = befores.map((before, index): PollRead => {
+      if (before.outcome !== "waiting") return before;
+      const secrets = named[index];
+      return { outcome: "read", live: secrets === undefined || lookup === undefined ? { input: before.task.inputData, secrets: [] } : this.#inputWithSecrets(before.execution, before.task, secrets, lookup) };
+    });
     // From here on synchronous. Each looked at again: it may have moved on during the reads (polled by another
     // worker, completed, canceled, paused).
     const answers: Array<PollAnswer | undefined> = [];
@@ -2821,7 +2824,11 @@ export class WorkflowExecution extends DurableObject<Env> {
   async #liveInput(execution: Execution, task: TaskExecution): Promise<{ input: JsonObject; secrets: string[] } | MissingSecretError> {
     const named = this.#namedSecrets(execution, task);
     if (!named) return { input: task.inputData, secrets: [] };
-    const lookup = await secretLookup(this.env, named.names);
+    return this.#inputWithSecrets(execution, task, named, await secretLookup(this.env, named.names));
+  }
+
+  /** {@link WorkflowExecution.#liveInput} of `task`, which names the secrets of `named`, with their values as `lookup` gives them. */
+  #inputWithSecrets(execution: Execution, task: TaskExecution, named: { definition: WorkflowTaskDef; names: string[] }, lookup: (name: string) => string | undefined): { input: JsonObject; secrets: string[] } | MissingSecretError {
     try {
       // As when it was scheduled: the variables may have changed since, and what is sent must match what is stored.
       const asScheduled: Execution = { ...execution, variables: task.inputVariables ?? {} };

@@ -499,3 +499,34 @@ describe("task workers: a batch poll over several executions", () => {
     expect((await waitFor(running, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
   });
 });
+
+describe("task workers: a batch poll's secrets", () => {
+  it("reads the secrets of all the tasks a batch poll takes from one execution in one D1 query, not one per task (50 queries is all an invocation has on Workers Free)", async () => {
+    await apiOk("PUT", "/api/secrets/w_batch_secret_a", JSON.stringify("batch-value-a"));
+    await apiOk("PUT", "/api/secrets/w_batch_secret_b", JSON.stringify("batch-value-b"));
+    const branch = (ref: string, secret: string): JsonObject[] => [simpleTask("w_batch_secret_task", ref, { token: `\${workflow.secrets.${secret}}` })];
+    const fork = { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [branch("one", "w_batch_secret_a"), branch("two", "w_batch_secret_b"), branch("three", "w_batch_secret_a")] };
+    await register({ name: "w_batch_secrets", tasks: [fork, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["one", "two", "three"] }] });
+    const workflowId = await startWorkflow("w_batch_secrets");
+    await eventually(() => queueSize("w_batch_secret_task"), (size) => size === 3, "the three tasks queued");
+    // Counted where the query is made: the D1 binding's prepare, whose class the object's binding shares.
+    const database = Object.getPrototypeOf(env.DB) as { prepare: (this: unknown, query: string) => unknown };
+    const { prepare } = database;
+    let secretQueries = 0;
+    database.prepare = function (this: unknown, query: string) {
+      if (/FROM secrets/i.test(query)) secretQueries++;
+      return prepare.call(this, query);
+    };
+    let tasks: JsonObject[];
+    try {
+      tasks = await poll("w_batch_secret_task", { count: "10" });
+    } finally {
+      database.prepare = prepare;
+    }
+    expect(secretQueries).toBe(1);
+    expect(tasks.every((task) => task["workflowInstanceId"] === workflowId)).toBe(true);
+    const byRef = Object.fromEntries(tasks.map((task) => [task["referenceTaskName"], task["inputData"]]));
+    // Each task gets the values of its own secrets.
+    expect(byRef).toEqual({ one: { token: "batch-value-a" }, two: { token: "batch-value-b" }, three: { token: "batch-value-a" } });
+  });
+});
