@@ -1413,7 +1413,8 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * A worker's poll took SIMPLE task `taskId` from its queue (see {@link PollAnswer}): {@link pollTasks} of that one
-   * entry. `holdsPlace`: the queue counts the task among those held at once (see `LeasedTask`).
+   * entry. `holdsPlace`: the queue counts the task among those held at once (see `LeasedTask`). The router no longer
+   * calls it; it stays for a router of the version before, which calls it while a deploy reaches every isolate.
    */
   async pollTask(taskId: string, workerId: string | undefined, holdsPlace = false): Promise<PollAnswer> {
     const [answer] = await this.pollTasks([{ taskId, holdsPlace }], workerId);
