@@ -511,7 +511,7 @@ describe("events sent to a webhook", () => {
     expect(await hits("wh-lost-started")).toBe(1);
   });
 
-  it("resent after a workflow was added to the webhook, count the delivery's rows from its first arrival, all expiring together", async () => {
+  it("resent after a workflow was added to the webhook, count the delivery's rows from its first arrival, all expiring together (and all deleted with the webhook)", async () => {
     await register({ name: "wh_grow_wait", tasks: [waitingFor("w", { "$.grow": "g-1" })] });
     await register({ name: "wh_grow_a", tasks: [httpTask("call", { uri: target("/count/wh-grow-a"), method: "GET" })] });
     await register({ name: "wh_grow_b", tasks: [httpTask("call", { uri: target("/count/wh-grow-b"), method: "GET" })] });
@@ -543,6 +543,10 @@ describe("events sent to a webhook", () => {
     expect(rows.results.map((row) => row.workflow_name)).toEqual(["", "wh_grow_a", "wh_grow_b"]);
     expect(new Set(rows.results.map((row) => row.received_at)).size).toBe(1);
     await eventually(async () => [await hits("wh-grow-a"), await hits("wh-grow-b")], ([a, b]) => a === 1 && b === 1, "each started once");
+    // Deleting the webhook forgets its deliveries with it.
+    await apiOk("DELETE", `/api/metadata/webhook/${webhook.id}`);
+    const left = await env.DB.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>();
+    expect(left!.n).toBe(0);
   });
 
   it("remembered, make no round trip to D1 more than before: the delivery's claim rides in its look-ups' batch, its forgetting in its last record's", async () => {
