@@ -1427,9 +1427,10 @@ export class WorkflowExecution extends DurableObject<Env> {
    * receives the input with the real values of the secrets it names, as an HTTP task sends them; the stored input keeps
    * them masked; a secret that is missing fails its task instead ("gone"). `holdsPlace`: the queue counts the task
    * among those held at once (see `LeasedTask`), so it is released once no longer held. Every input is read first (the
-   * only await: one read of the secrets they name), then all the tasks are handed out in one synchronous turn, so in one transaction: a batch poll costs
-   * one call and one commit per execution, not one per task. The answers are its own tasks' views, so together no larger
-   * than its Workflow JSON, which `maxExecutionBytes` keeps under the 32 MiB of an RPC answer.
+   * only await: one read of the secrets they name), then all the tasks are handed out in one synchronous turn, so in
+   * one transaction: a batch poll costs one call and one commit per execution, not one per task. The answers are its
+   * own tasks' views, so together no larger than its Workflow JSON, which `maxExecutionBytes` keeps under the 32 MiB
+   * of an RPC answer.
    */
   async pollTasks(entries: readonly PollEntry[], workerId: string | undefined): Promise<PollAnswer[]> {
     this.#recover();
