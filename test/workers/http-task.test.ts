@@ -976,7 +976,11 @@ describe("HTTP tasks within Cloudflare's subrequests per invocation", () => {
     });
     expect(workflow!.status).toBe("COMPLETED");
     expect(workflow!.tasks.filter((task) => task.referenceTaskName.startsWith("step") && task.status === "COMPLETED")).toHaveLength(45);
-    expect(most).toBe(40);
+    // At most 40 (45 before the bound). Not exactly 40: an alarm of the execution's own that comes meanwhile (its search
+    // row's, once it has run 500 ms, on a loaded machine) is a fresh invocation for the product as for this count, and
+    // CI saw 35 so (the 36th request after it).
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(40);
   });
 
   it("an execution has at most 6 requests open at once, as Cloudflare opens 6 connections at a time and queues the rest unsent while their connectionTimeOut runs; the others start as answers come", async () => {
