@@ -1,7 +1,11 @@
 import type { TaskExecution, WorkflowExecution } from "./model";
 
-/** How many tasks a list holds at most for its copy not to be recorded (see `copiedFrom`). */
-const SHORT_LIST = 32;
+/**
+ * How many tasks a list holds at most to be searched each time rather than indexed or walked once and kept: below it a
+ * search costs less than the bookkeeping. One figure for every such choice (a copy recorded, see `copiedFrom`; the
+ * lanes' kept walk; the stored-size sum), so that a list kept for one is kept for all.
+ */
+export const SHORT_TASK_LIST = 32;
 
 /** Each task list a draft copied to change (see `Draft`), to the list it copied. */
 const copies = new WeakMap<readonly TaskExecution[], readonly TaskExecution[]>();
@@ -80,7 +84,7 @@ export class Draft {
       const original = this.#state.tasks;
       this.#state.tasks = [...original];
       // What is found in a short list by position costs less to find again than to keep (see `copiedFrom`).
-      if (original.length > SHORT_LIST) copies.set(this.#state.tasks, original);
+      if (original.length > SHORT_TASK_LIST) copies.set(this.#state.tasks, original);
       this.#tasksChanged();
     }
     return this.#state.tasks;

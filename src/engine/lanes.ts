@@ -2,7 +2,7 @@
  * An execution's lanes as they stand (see `plan.ts`): which lanes run, and the latest task instance in each. The
  * decider moves each lane on by itself; a FORK_JOIN's branches are lanes that run side by side once it completed.
  */
-import { copiedFrom } from "./draft";
+import { copiedFrom, SHORT_TASK_LIST } from "./draft";
 import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "./model";
 import { enclosingLoops, iterationIn, lanesRun, leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan } from "./plan";
 
@@ -288,13 +288,10 @@ export function lastTopLevelTask(state: WorkflowExecution): TaskExecution | unde
   return loopAware(state, state.tasks.findLast((task) => plan.steps[task.definitionIndex]?.lane === ROOT_LANE));
 }
 
-/** How many tasks a list may hold for {@link latestInstance} to search it rather than walk it. */
-const SEARCHED_TASKS = 32;
-
 /** The latest instance of plan step `index`, if it has one. */
 export function latestInstance(state: WorkflowExecution, index: number): TaskExecution | undefined {
   // A short list is searched: its walk would cost more than the search.
-  if (state.tasks.length <= SEARCHED_TASKS && !walks.has(state.tasks)) return state.tasks.findLast((task) => task.definitionIndex === index);
+  if (state.tasks.length <= SHORT_TASK_LIST && !walks.has(state.tasks)) return state.tasks.findLast((task) => task.definitionIndex === index);
   return at(state.tasks, walkOf(state).latest.get(index));
 }
 

@@ -1,4 +1,5 @@
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from "./definition/checks";
+import { SHORT_TASK_LIST } from "./draft";
 import type { JsonValue, TaskExecution, WorkflowDef } from "./model";
 
 const encoder = new TextEncoder();
@@ -101,9 +102,6 @@ interface TasksBytes {
 
 const tasksBytesCache = new WeakMap<readonly TaskExecution[], TasksBytes>();
 
-/** How many tasks a list holds at most for {@link storedTasksBytes} to sum them each time. */
-const SUMMED_TASKS = 32;
-
 /** {@link storedTaskBytes} of `task`, measured once per object. */
 function cachedTaskBytes(task: TaskExecution): number {
   let bytes = taskBytesCache.get(task);
@@ -122,7 +120,7 @@ function cachedTaskBytes(task: TaskExecution): number {
  */
 export function storedTasksBytes(tasks: readonly TaskExecution[]): number {
   // A short list is summed: keeping its sum would cost more.
-  if (tasks.length <= SUMMED_TASKS) return tasks.reduce((total, task) => total + cachedTaskBytes(task), 0);
+  if (tasks.length <= SHORT_TASK_LIST) return tasks.reduce((total, task) => total + cachedTaskBytes(task), 0);
   let kept = tasksBytesCache.get(tasks);
   if (kept === undefined || kept.counted.length > tasks.length) {
     kept = { counted: [], total: 0 };

@@ -31,7 +31,7 @@ function instanceOf(state: WorkflowExecution, index: number, taskId: string): Ta
 
 describe("the lanes' walk over a task list", () => {
   it("is not taken on by a second copy of a list once a first copy, a decision thrown away, walked past its end", () => {
-    // Long enough for the draft to record its copy and latestInstance to walk (see copiedFrom, SEARCHED_TASKS).
+    // Long enough for the draft to record its copy and latestInstance to walk (see copiedFrom, SHORT_TASK_LIST).
     const state = loopedExecution(40);
     expect(state.tasks.length).toBeGreaterThan(32);
     const x = planIndexOf(state.definition, "x");
