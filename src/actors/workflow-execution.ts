@@ -124,7 +124,9 @@ export interface CallbackRefusal {
 /**
  * How an execution answers a poll that took one of its SIMPLE tasks from a worker queue: the task, handed to the
  * worker (its Task JSON, input with real secret values); "gone" when it no longer waits for a poll (the entry can
- * go); "later" when its workflow is paused (the entry stays, and comes back when the workflow resumes).
+ * go); "later" when it is not handed out now but still waits: its workflow is paused (the entry stays, and comes back
+ * when the workflow resumes), or its input could not be read (a D1 error reading its secrets: the entry comes back
+ * after its lease).
  */
 export type PollAnswer = { outcome: "polled"; task: string } | { outcome: "gone" } | { outcome: "later" };
 
@@ -144,6 +146,15 @@ interface PollOffer {
   entry: PollEntry;
   live: { input: JsonObject; secrets: string[] } | MissingSecretError;
   event: ExecutionEvent;
+}
+
+/**
+ * The answer for a polled task whose input could not be read (`error`): "later", so its entry stays leased and comes
+ * back after the lease, as when its execution could not be asked at all; logged, as the router logs that.
+ */
+function unreadForPoll(taskId: string, error: unknown): PollRead {
+  console.error(JSON.stringify({ msg: "poll could not read a task's input; its task comes back after the lease", taskId, error: String(error) }));
+  return { outcome: "later" };
 }
 
 /** The event a poll of task `taskId` applies: handed out to `workerId`, or failed when its input names a missing secret. */
@@ -1425,12 +1436,12 @@ export class WorkflowExecution extends DurableObject<Env> {
    * A worker's poll took these SIMPLE tasks of this execution from their queue: one {@link PollAnswer} per entry, in
    * order. Exactly one poll gets a task: the decision that hands it out is this object's, one at a time. The worker
    * receives the input with the real values of the secrets it names, as an HTTP task sends them; the stored input keeps
-   * them masked; a secret that is missing fails its task instead ("gone"). `holdsPlace`: the queue counts the task
-   * among those held at once (see `LeasedTask`), so it is released once no longer held. Every input is read first (the
-   * only await: one read of the secrets they name), then all the tasks are handed out in one synchronous turn, so in
-   * one transaction: a batch poll costs one call and one commit per execution, not one per task. The answers are its
-   * own tasks' views, so together no larger than its Workflow JSON, which `maxExecutionBytes` keeps under the 32 MiB
-   * of an RPC answer.
+   * them masked; a secret that is missing fails its task instead ("gone"); a read that fails holds back only the tasks it
+   * was for ("later": their entries come back after the lease). `holdsPlace`: the queue counts the task among those held
+   * at once (see `LeasedTask`), so it is released once no longer held. Every input is read first (the only await: one
+   * read of the secrets they name), then all the tasks are handed out in one synchronous turn, so in one transaction: a
+   * batch poll costs one call and one commit per execution, not one per task. The answers are its own tasks' views, so
+   * together no larger than its Workflow JSON, which `maxExecutionBytes` keeps under the 32 MiB of an RPC answer.
    */
   async pollTasks(entries: readonly PollEntry[], workerId: string | undefined): Promise<PollAnswer[]> {
     this.#recover();
@@ -1439,12 +1450,20 @@ export class WorkflowExecution extends DurableObject<Env> {
     const befores = entries.map((entry) => this.#waitingForPoll(entry.taskId));
     const named = befores.map((before) => (before.outcome === "waiting" ? this.#namedSecrets(before.execution, before.task) : undefined));
     const names = named.flatMap((secrets) => secrets?.names ?? []);
-    const lookup = names.length === 0 ? undefined : await secretLookup(this.env, names);
+    const lookup = names.length === 0 ? undefined : await secretLookup(this.env, names).catch((error: unknown) => ({ failed: error }));
     // Read before the task is handed out: a missing secret fails it instead, so no worker gets a task it cannot run.
+    // A read that fails (the secrets' query, a resolution that throws) holds back the tasks it was for only: the
+    // others still go to this poll's worker.
     const reads = befores.map((before, index): PollRead => {
       if (before.outcome !== "waiting") return before;
       const secrets = named[index];
-      return { outcome: "read", live: secrets === undefined || lookup === undefined ? { input: before.task.inputData, secrets: [] } : this.#inputWithSecrets(before.execution, before.task, secrets, lookup) };
+      if (secrets === undefined || lookup === undefined) return { outcome: "read", live: { input: before.task.inputData, secrets: [] } };
+      if (typeof lookup !== "function") return unreadForPoll(before.task.taskId, lookup.failed);
+      try {
+        return { outcome: "read", live: this.#inputWithSecrets(before.execution, before.task, secrets, lookup) };
+      } catch (error) {
+        return unreadForPoll(before.task.taskId, error);
+      }
     });
     // From here on synchronous. Each looked at again: it may have moved on during the reads (polled by another
     // worker, completed, canceled, paused).

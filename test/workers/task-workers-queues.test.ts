@@ -529,4 +529,46 @@ describe("task workers: a batch poll's secrets", () => {
     // Each task gets the values of its own secrets.
     expect(byRef).toEqual({ one: { token: "batch-value-a" }, two: { token: "batch-value-b" }, three: { token: "batch-value-a" } });
   });
+
+  it("hands out the other tasks of a fork at once when one task's input cannot be read (its secrets' D1 query fails): only that one comes back after its lease", async () => {
+    await apiOk("PUT", "/api/secrets/w_unread_secret", JSON.stringify("unread-value"));
+    const fork = {
+      name: "fan",
+      taskReferenceName: "fan",
+      type: "FORK_JOIN",
+      forkTasks: [[simpleTask("w_unread_task", "plain_a", { n: 1 })], [simpleTask("w_unread_task", "keyed", { token: "${workflow.secrets.w_unread_secret}" })], [simpleTask("w_unread_task", "plain_b", { n: 2 })]],
+    };
+    await register({ name: "w_unread", tasks: [fork, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["plain_a", "keyed", "plain_b"] }] });
+    const workflowId = await startWorkflow("w_unread");
+    await eventually(() => queueSize("w_unread_task"), (size) => size === 3, "the three tasks queued");
+    // The secrets' query fails where it is made (the D1 binding's prepare, whose class the object's binding shares).
+    const database = Object.getPrototypeOf(env.DB) as { prepare: (this: unknown, query: string) => unknown };
+    const { prepare } = database;
+    database.prepare = function (this: unknown, query: string) {
+      if (/FROM secrets/i.test(query)) throw new Error("D1_ERROR: injected for the test");
+      return prepare.call(this, query);
+    };
+    let tasks: JsonObject[];
+    try {
+      tasks = await poll("w_unread_task", { count: "10" });
+    } finally {
+      database.prepare = prepare;
+    }
+    expect(tasks.map((task) => task["referenceTaskName"]).sort()).toEqual(["plain_a", "plain_b"]);
+    // The unread one is neither handed out nor failed: it still waits, its entry leased.
+    const stored = await getWorkflow(workflowId);
+    expect(stored.tasks.filter((task) => task.taskType === "w_unread_task").map((task) => [task.referenceTaskName, task.status, task["pollCount"]])).toEqual([
+      ["plain_a", "IN_PROGRESS", 1],
+      ["keyed", "SCHEDULED", 0],
+      ["plain_b", "IN_PROGRESS", 1],
+    ]);
+    expect(await queueSize("w_unread_task")).toBe(1);
+    expect(await poll("w_unread_task", { count: "10" })).toEqual([]);
+    // Its lease run out (moved forward rather than waited for), the next poll hands it out with its secret.
+    await runInDurableObject(taskQueueAt(env, workerQueueKey("w_unread_task", undefined)), (_instance, state) => {
+      state.storage.sql.exec(`UPDATE entries SET visible_at = 0`);
+    });
+    const [keyed] = await poll("w_unread_task", { count: "10" });
+    expect(keyed).toMatchObject({ referenceTaskName: "keyed", status: "IN_PROGRESS", inputData: { token: "unread-value" }, pollCount: 1 });
+  });
 });
