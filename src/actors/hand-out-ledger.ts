@@ -100,7 +100,7 @@ export class HandOutLedger {
 /**
  * How many of `candidates` (in the queue's order) may be handed out now: each in turn while its own limits, with
  * those before it counted in, allow one more. The first that may not stops the rest, so a limited task is not
- * overtaken by later ones (the order is the queue's: priority, then age). `reopensAt` is when a rate window that
+ * overtaken by later ones (the order is the queue's: priority as Orkes ranks it, then age). `reopensAt` is when a rate window that
  * stopped it frees a place (undefined: only a release or a push can).
  */
 export function admitted(candidates: ReadonlyArray<HandOutLimits | undefined>, room: HandOutRoom): { count: number; reopensAt?: number } {

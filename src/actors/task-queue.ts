@@ -27,6 +27,15 @@ export interface AnsweredTask extends LeasedTask {
   outcome: "polled" | "gone" | "later";
 }
 
+/**
+ * The order entries are handed out in: Orkes' workflow priority (https://orkes.io/content/workflow-priority), a lower
+ * number first, so 1 is the highest and 99 the lowest, and 0 (the default: no priority) after all of 1 to 99; within
+ * one priority the oldest first (the earliest visible, then the first queued). Computed at each lease from the stored
+ * priority, which is the workflow's as given, so the entries of queues written before need no migration.
+ * (conductor-oss's SQL queues order by priority descending; Orkes' own queues and its documentation go this way.)
+ */
+const QUEUE_ORDER = `CASE WHEN priority = 0 THEN 100 ELSE priority END, visible_at, rowid`;
+
 /** Longest a poll may wait for a task to arrive (ms): a poll is an open request, and workers poll again anyway. */
 export const MAX_POLL_WAIT_MS = 10_000;
 
@@ -110,7 +119,7 @@ export class TaskQueue extends DurableObject<Env> {
   }
 
   /**
-   * Takes up to `count` visible entries, highest priority first and then oldest, hiding them for `leaseMs`, as many as
+   * Takes up to `count` visible entries in {@link QUEUE_ORDER}, hiding them for `leaseMs`, as many as
    * their tasks' limits allow (see {@link admitted}). When none may be taken, waits up to `waitMs` (at most
    * {@link MAX_POLL_WAIT_MS}) for one to be pushed, to become visible, or to be allowed by a release or a rate window.
    */
@@ -122,7 +131,7 @@ export class TaskQueue extends DurableObject<Env> {
       const now = Date.now();
       const candidates = this.#sql
         .exec<{ task_id: string; workflow_id: string; limits: string | null }>(
-          `SELECT task_id, workflow_id, limits FROM entries WHERE visible_at <= ? ORDER BY priority DESC, visible_at, rowid LIMIT ?`,
+          `SELECT task_id, workflow_id, limits FROM entries WHERE visible_at <= ? ORDER BY ${QUEUE_ORDER} LIMIT ?`,
           now,
           count,
         )

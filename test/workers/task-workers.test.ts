@@ -80,13 +80,16 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(await queueSize("w_race_task")).toBe(0);
   });
 
-  it("higher-priority workflows' tasks are polled first", async () => {
+  it("tasks are polled in Orkes' priority order: 1 first, 99 last of 1 to 99, then 0 (no priority), each priority oldest first", async () => {
     await register({ name: "w_priority", tasks: [simpleTask("w_priority_task")] });
-    const low = await apiOk<string>("POST", "/api/workflow", { name: "w_priority", priority: 1 });
-    const high = await apiOk<string>("POST", "/api/workflow", { name: "w_priority", priority: 90 });
-    await eventually(() => queueSize("w_priority_task"), (size) => size === 2, "both queued");
-    const tasks = await poll("w_priority_task", { count: "2" });
-    expect(tasks.map((task) => task["workflowInstanceId"])).toEqual([high, low]);
+    const started: Record<string, string> = {};
+    for (const [label, priority] of [["none-1", 0], ["p99", 99], ["p5", 5], ["none-2", 0], ["p1", 1]] as const) {
+      started[label] = await apiOk<string>("POST", "/api/workflow", { name: "w_priority", priority });
+      // Each queued before the next starts, so the queue's age order is the start order.
+      await eventually(() => queueSize("w_priority_task"), (size) => size === Object.keys(started).length, `${label} queued`);
+    }
+    const tasks = await poll("w_priority_task", { count: "5" });
+    expect(tasks.map((task) => task["workflowInstanceId"])).toEqual(["p1", "p5", "p99", "none-1", "none-2"].map((label) => started[label]));
   });
 
   it("IN_PROGRESS with callbackAfterSeconds puts the task back SCHEDULED, as Conductor's updateTask does, and hands it out again later, to any worker", async () => {

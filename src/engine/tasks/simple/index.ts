@@ -13,7 +13,7 @@ export interface WorkerQueueEntry {
   queue: string;
   taskId: string;
   workflowId: string;
-  /** The execution's priority: higher first, as Conductor's queues. */
+  /** The execution's priority (0 to 99): 1 first, 99 last of those, 0 (none) after them all, as Orkes' queues. */
   priority: number;
   /** Epoch ms from which a poll may take it (later than now after a worker's `callbackAfterSeconds`). */
   visibleAt: number;
