@@ -137,19 +137,31 @@ export interface PollEntry {
   holdsPlace?: boolean;
 }
 
+/**
+ * Why a polled task's input, with its secrets' values, cannot go to a worker: it cannot be built (a text longer than a
+ * string may be) or is over MAX_PAYLOAD_BYTES. The same every time it is built, so the task fails, as a secret that is
+ * missing fails it, rather than being held back at every poll or breaking the poll's answer (an RPC answer holds 32 MiB).
+ */
+class UnsendableInputError extends Error {
+  override readonly name = "UnsendableInputError";
+}
+
+/** A polled task's input as the worker gets it, or why its task fails instead. */
+type PollInput = { input: JsonObject; secrets: string[] } | MissingSecretError | UnsendableInputError;
+
 /** A polled task's input as read before it is handed out, or the answer when it did not wait for a poll. */
-type PollRead = { outcome: "read"; live: { input: JsonObject; secrets: string[] } | MissingSecretError } | Exclude<PollAnswer, { outcome: "polled" }>;
+type PollRead = { outcome: "read"; live: PollInput } | Exclude<PollAnswer, { outcome: "polled" }>;
 
 /** A task a batch poll hands out: its entry (at `index` of the poll's), its input as read and the event that applies it. */
 interface PollOffer {
   index: number;
   entry: PollEntry;
-  live: { input: JsonObject; secrets: string[] } | MissingSecretError;
+  live: PollInput;
   event: ExecutionEvent;
 }
 
 /**
- * The answer for a polled task whose input could not be read (`error`): "later", so its entry stays leased and comes
+ * The answer for a polled task whose secrets could not be read (`error`): "later", so its entry stays leased and comes
  * back after the lease, as when its execution could not be asked at all; logged, as the router logs that.
  */
 function unreadForPoll(taskId: string, error: unknown): PollRead {
@@ -157,11 +169,32 @@ function unreadForPoll(taskId: string, error: unknown): PollRead {
   return { outcome: "later" };
 }
 
-/** The event a poll of task `taskId` applies: handed out to `workerId`, or failed when its input names a missing secret. */
-function pollEvent(taskId: string, live: { input: JsonObject } | MissingSecretError, workerId: string | undefined): ExecutionEvent {
+/** Why an input with its secrets' values cannot be built or written out: by the error's kind only, which quotes no value. */
+function unbuiltInput(error: unknown): UnsendableInputError {
+  return new UnsendableInputError(`The input with the secrets' values cannot be built (${error instanceof Error ? error.name : "an error"})`);
+}
+
+/**
+ * The input of a polled task with its secrets' values (`live`), or why it cannot go to a worker when it is over `limit` bytes
+ * or cannot even be written out (see {@link UnsendableInputError}).
+ */
+function sendableInput(live: PollInput, limit: number): PollInput {
+  if (live instanceof Error) return live;
+  let bytes: number | undefined;
+  try {
+    bytes = oversize(live.input, limit);
+  } catch (error) {
+    return unbuiltInput(error);
+  }
+  return bytes === undefined ? live : new UnsendableInputError(oversizeReason("The input with the secrets' values", bytes, limit));
+}
+
+/** The event a poll of task `taskId` applies: handed out to `workerId`, or failed when its input cannot go to a worker. */
+function pollEvent(taskId: string, live: PollInput, workerId: string | undefined): ExecutionEvent {
   if (live instanceof MissingSecretError) {
     return { type: "externalUpdate", taskId, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason: `Task input references an unknown secret: ${live.message}` };
   }
+  if (live instanceof UnsendableInputError) return { type: "externalUpdate", taskId, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason: live.message };
   return workerId === undefined ? { type: "taskPolled", taskId } : { type: "taskPolled", taskId, workerId };
 }
 
@@ -1436,12 +1469,14 @@ export class WorkflowExecution extends DurableObject<Env> {
    * A worker's poll took these SIMPLE tasks of this execution from their queue: one {@link PollAnswer} per entry, in
    * order. Exactly one poll gets a task: the decision that hands it out is this object's, one at a time. The worker
    * receives the input with the real values of the secrets it names, as an HTTP task sends them; the stored input keeps
-   * them masked; a secret that is missing fails its task instead ("gone"); a read that fails holds back only the tasks it
-   * was for ("later": their entries come back after the lease). `holdsPlace`: the queue counts the task among those held
+   * them masked; a secret that is missing fails its task instead ("gone"), as does an input that with the secrets' values
+   * is over MAX_PAYLOAD_BYTES or cannot be built; a read that fails holds back only the tasks it was for ("later": their
+   * entries come back after the lease). `holdsPlace`: the queue counts the task among those held
    * at once (see `LeasedTask`), so it is released once no longer held. Every input is read first (the only await: one
    * read of the secrets they name), then all the tasks are handed out in one synchronous turn, so in one transaction: a
    * batch poll costs one call and one commit per execution, not one per task. The answers are its own tasks' views, so
-   * together no larger than its Workflow JSON, which `maxExecutionBytes` keeps under the 32 MiB of an RPC answer.
+   * together no larger than its Workflow JSON, which `maxExecutionBytes` keeps under the 32 MiB of an RPC answer, but
+   * for the secrets' values, each task's at most MAX_PAYLOAD_BYTES with them.
    */
   async pollTasks(entries: readonly PollEntry[], workerId: string | undefined): Promise<PollAnswer[]> {
     this.#recover();
@@ -1459,11 +1494,14 @@ export class WorkflowExecution extends DurableObject<Env> {
       const secrets = named[index];
       if (secrets === undefined || lookup === undefined) return { outcome: "read", live: { input: before.task.inputData, secrets: [] } };
       if (typeof lookup !== "function") return unreadForPoll(before.task.taskId, lookup.failed);
+      // Building it is pure, so a throw (a text longer than a string may be) comes again at every poll: it fails the task.
+      let live: PollInput;
       try {
-        return { outcome: "read", live: this.#inputWithSecrets(before.execution, before.task, secrets, lookup) };
+        live = this.#inputWithSecrets(before.execution, before.task, secrets, lookup);
       } catch (error) {
-        return unreadForPoll(before.task.taskId, error);
+        live = unbuiltInput(error);
       }
+      return { outcome: "read", live: sendableInput(live, this.#config.engine.maxPayloadBytes) };
     });
     // From here on synchronous. Each looked at again: it may have moved on during the reads (polled by another
     // worker, completed, canceled, paused).
@@ -1483,9 +1521,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     });
     // The failures first: one that fails the workflow then refuses the others' hand-outs (see #handOut), so no worker
     // gets a task its workflow's failure cancels in the same change.
-    const failuresFirst = [...offers.filter((offer) => offer.live instanceof MissingSecretError), ...offers.filter((offer) => !(offer.live instanceof MissingSecretError))];
+    const failuresFirst = [...offers.filter((offer) => offer.live instanceof Error), ...offers.filter((offer) => !(offer.live instanceof Error))];
     for (const { index, entry, live } of this.#handOut(failuresFirst)) {
-      if (live instanceof MissingSecretError) answers[index] = { outcome: "gone" };
+      if (live instanceof Error) answers[index] = { outcome: "gone" };
       else answers[index] = this.#handedOut(entry, live.input);
     }
     return answers.map((answer) => answer ?? { outcome: "gone" });

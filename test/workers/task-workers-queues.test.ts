@@ -571,4 +571,46 @@ describe("task workers: a batch poll's secrets", () => {
     const [keyed] = await poll("w_unread_task", { count: "10" });
     expect(keyed).toMatchObject({ referenceTaskName: "keyed", status: "IN_PROGRESS", inputData: { token: "unread-value" }, pollCount: 1 });
   });
+
+  /** A fork of a plain task and an optional one whose `keyed` input the worker gets with secret `secret`'s value. */
+  async function forkWithKeyed(name: string, keyed: JsonObject): Promise<string> {
+    const fork = {
+      name: "fan",
+      taskReferenceName: "fan",
+      type: "FORK_JOIN",
+      forkTasks: [[simpleTask(`${name}_task`, "plain", { n: 1 })], [simpleTask(`${name}_task`, "keyed", keyed, { optional: true })]],
+    };
+    await register({ name, tasks: [fork, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["plain", "keyed"] }] });
+    const workflowId = await startWorkflow(name);
+    await eventually(() => queueSize(`${name}_task`), (size) => size === 2, "the two tasks queued");
+    return workflowId;
+  }
+
+  it("fails a task whose input, with its secrets' values, is over MAX_PAYLOAD_BYTES, instead of handing it out in an answer too large to return: the plain sibling is handed out", async () => {
+    await apiOk("PUT", "/api/secrets/w_huge_secret", JSON.stringify("s".repeat(64 * 1024)));
+    // 3 bytes each as stored (***); 520 times 64 KiB (over the 32 MiB of an RPC answer) as the worker would get it.
+    const keyed = Object.fromEntries(Array.from({ length: 520 }, (_, index) => [`k${index}`, "${workflow.secrets.w_huge_secret}"]));
+    const workflowId = await forkWithKeyed("w_huge", keyed);
+    const tasks = await poll("w_huge_task", { count: "10" });
+    expect(tasks.map((task) => task["referenceTaskName"])).toEqual(["plain"]);
+    const stored = await getWorkflow(workflowId);
+    const byRef = Object.fromEntries(stored.tasks.map((task) => [task.referenceTaskName, task]));
+    // Failed, never handed out (optional, so COMPLETED_WITH_ERRORS, and the workflow goes on).
+    expect(byRef["keyed"]).toMatchObject({ status: "COMPLETED_WITH_ERRORS", pollCount: 0 });
+    expect(byRef["keyed"]!.reasonForIncompletion).toMatch(/^The input with the secrets' values is \d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)$/);
+    expect(await queueSize("w_huge_task")).toBe(0);
+  });
+
+  it("fails a task whose input cannot be built with its secrets' values (a text longer than a string can be), instead of holding it back at every poll", async () => {
+    await apiOk("PUT", "/api/secrets/w_long_secret", JSON.stringify("l".repeat(64 * 1024)));
+    // 8,200 times 64 KiB in one text: past the longest string the runtime makes (2^29 - 24 characters).
+    const workflowId = await forkWithKeyed("w_long", { text: "${workflow.secrets.w_long_secret}".repeat(8_200) });
+    const tasks = await poll("w_long_task", { count: "10" });
+    expect(tasks.map((task) => task["referenceTaskName"])).toEqual(["plain"]);
+    const stored = await getWorkflow(workflowId);
+    const keyed = stored.tasks.find((task) => task.referenceTaskName === "keyed")!;
+    expect(keyed).toMatchObject({ status: "COMPLETED_WITH_ERRORS", pollCount: 0 });
+    expect(keyed.reasonForIncompletion).toBe("The input with the secrets' values cannot be built (RangeError)");
+    expect(await queueSize("w_long_task")).toBe(0);
+  });
 });
