@@ -175,18 +175,38 @@ function unbuiltInput(error: unknown): UnsendableInputError {
 }
 
 /**
- * The input of a polled task with its secrets' values (`live`), or why it cannot go to a worker when it is over `limit` bytes
- * or cannot even be written out (see {@link UnsendableInputError}).
+ * Most bytes of inputs with their secrets' values one answer of `pollTasks` holds beside the execution's own data (at
+ * most `maxExecutionBytes`), so that the answer stays under the 32 MiB Cloudflare allows an RPC answer, with room for
+ * the tasks' other fields. One task is always handed out, so that a poll moves on whatever the configuration.
  */
-function sendableInput(live: PollInput, limit: number): PollInput {
-  if (live instanceof Error) return live;
-  let bytes: number | undefined;
+const POLL_ANSWER_BYTES = 28 * 1024 * 1024;
+
+const utf8 = new TextEncoder();
+
+/** The characters of the strings in `value` (keys too): a lower bound of its JSON's UTF-8 bytes, read without building the JSON. */
+function stringCharacters(value: JsonValue): number {
+  if (typeof value === "string") return value.length;
+  if (value === null || typeof value !== "object") return 0;
+  if (Array.isArray(value)) return value.reduce<number>((sum, item) => sum + stringCharacters(item), 0);
+  return Object.entries(value).reduce<number>((sum, [key, item]) => sum + key.length + stringCharacters(item as JsonValue), 0);
+}
+
+/**
+ * The input of a polled task with its secrets' values (`live`) and its UTF-8 JSON bytes, or why it cannot go to a worker
+ * when it is over `limit` bytes or cannot even be written out (see {@link UnsendableInputError}). Its strings are
+ * counted first: a value far over the limit is refused without writing it out (hundreds of MB, past an object's memory).
+ */
+function sendableInput(live: PollInput, limit: number): { live: PollInput; bytes: number } {
+  if (live instanceof Error) return { live, bytes: 0 };
+  const characters = stringCharacters(live.input);
+  if (characters > limit) return { live: new UnsendableInputError(`The input with the secrets' values is at least ${characters} bytes, over the limit of ${limit} bytes (MAX_PAYLOAD_BYTES)`), bytes: 0 };
+  let bytes: number;
   try {
-    bytes = oversize(live.input, limit);
+    bytes = utf8.encode(JSON.stringify(live.input)).byteLength;
   } catch (error) {
-    return unbuiltInput(error);
+    return { live: unbuiltInput(error), bytes: 0 };
   }
-  return bytes === undefined ? live : new UnsendableInputError(oversizeReason("The input with the secrets' values", bytes, limit));
+  return bytes > limit ? { live: new UnsendableInputError(oversizeReason("The input with the secrets' values", bytes, limit)), bytes: 0 } : { live, bytes };
 }
 
 /** The event a poll of task `taskId` applies: handed out to `workerId`, or failed when its input cannot go to a worker. */
@@ -1475,8 +1495,9 @@ export class WorkflowExecution extends DurableObject<Env> {
    * at once (see `LeasedTask`), so it is released once no longer held. Every input is read first (the only await: one
    * read of the secrets they name), then all the tasks are handed out in one synchronous turn, so in one transaction: a
    * batch poll costs one call and one commit per execution, not one per task. The answers are its own tasks' views, so
-   * together no larger than its Workflow JSON, which `maxExecutionBytes` keeps under the 32 MiB of an RPC answer, but
-   * for the secrets' values, each task's at most MAX_PAYLOAD_BYTES with them.
+   * together no larger than its Workflow JSON, which `maxExecutionBytes` keeps under the 32 MiB of an RPC answer, and
+   * the inputs with secrets' values no more than room is left for (see POLL_ANSWER_BYTES): the tasks past it answer
+   * "later", their entries coming back after the lease.
    */
   async pollTasks(entries: readonly PollEntry[], workerId: string | undefined): Promise<PollAnswer[]> {
     this.#recover();
@@ -1489,6 +1510,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     // Read before the task is handed out: a missing secret fails it instead, so no worker gets a task it cannot run.
     // A read that fails (the secrets' query, a resolution that throws) holds back the tasks it was for only: the
     // others still go to this poll's worker.
+    // Room for the inputs with secrets' values in this answer (see POLL_ANSWER_BYTES); the first always fits.
+    let room = POLL_ANSWER_BYTES - this.#config.engine.maxExecutionBytes;
+    let sentAny = false;
     const reads = befores.map((before, index): PollRead => {
       if (before.outcome !== "waiting") return before;
       const secrets = named[index];
@@ -1501,7 +1525,14 @@ export class WorkflowExecution extends DurableObject<Env> {
       } catch (error) {
         live = unbuiltInput(error);
       }
-      return { outcome: "read", live: sendableInput(live, this.#config.engine.maxPayloadBytes) };
+      const sendable = sendableInput(live, this.#config.engine.maxPayloadBytes);
+      if (sendable.bytes > 0) {
+        // Past the answer's room: handed out by a later poll, once its lease has run out, rather than breaking this one.
+        if (sentAny && sendable.bytes > room) return { outcome: "later" };
+        room -= sendable.bytes;
+        sentAny = true;
+      }
+      return { outcome: "read", live: sendable.live };
     });
     // From here on synchronous. Each looked at again: it may have moved on during the reads (polled by another
     // worker, completed, canceled, paused).

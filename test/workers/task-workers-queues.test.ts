@@ -597,7 +597,7 @@ describe("task workers: a batch poll's secrets", () => {
     const byRef = Object.fromEntries(stored.tasks.map((task) => [task.referenceTaskName, task]));
     // Failed, never handed out (optional, so COMPLETED_WITH_ERRORS, and the workflow goes on).
     expect(byRef["keyed"]).toMatchObject({ status: "COMPLETED_WITH_ERRORS", pollCount: 0 });
-    expect(byRef["keyed"]!.reasonForIncompletion).toMatch(/^The input with the secrets' values is \d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)$/);
+    expect(byRef["keyed"]!.reasonForIncompletion).toMatch(/^The input with the secrets' values is (at least )?\d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)$/);
     expect(await queueSize("w_huge_task")).toBe(0);
   });
 
@@ -612,5 +612,32 @@ describe("task workers: a batch poll's secrets", () => {
     expect(keyed).toMatchObject({ status: "COMPLETED_WITH_ERRORS", pollCount: 0 });
     expect(keyed.reasonForIncompletion).toBe("The input with the secrets' values cannot be built (RangeError)");
     expect(await queueSize("w_long_task")).toBe(0);
+  });
+
+  it("hands out a wide fork whose inputs with their secrets' values are over an RPC answer together in parts: those past the answer's room come back after their lease, none is lost", async () => {
+    await apiOk("PUT", "/api/secrets/w_wide_secret", JSON.stringify("w".repeat(64 * 1024)));
+    // Each input 11 times 64 KiB with the value (under MAX_PAYLOAD_BYTES), 48 of them 34 MB: over the 32 MiB of an RPC answer.
+    const keyed = Object.fromEntries(Array.from({ length: 11 }, (_, index) => [`k${index}`, "${workflow.secrets.w_wide_secret}"]));
+    const branches = Array.from({ length: 48 }, (_, index) => [simpleTask("w_wide_task", `wide_${index}`, keyed)]);
+    const fork = { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: branches };
+    await register({ name: "w_wide", tasks: [fork, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: branches.map((branch) => branch[0]!["taskReferenceName"] as string) }] });
+    const workflowId = await startWorkflow("w_wide");
+    await eventually(() => queueSize("w_wide_task"), (size) => size === 48, "the 48 tasks queued");
+    const first = await poll("w_wide_task", { count: "100" });
+    expect(first.length).toBeGreaterThan(0);
+    expect(first.length).toBeLessThan(48);
+    expect(first.every((task) => (task["inputData"] as JsonObject)["k0"] === "w".repeat(64 * 1024))).toBe(true);
+    // The others still wait, SCHEDULED and never polled, their entries leased.
+    const stored = await getWorkflow(workflowId);
+    const waiting = stored.tasks.filter((task) => task.taskType === "w_wide_task" && task.status === "SCHEDULED");
+    expect(waiting.length).toBe(48 - first.length);
+    expect(waiting.every((task) => task["pollCount"] === 0)).toBe(true);
+    expect(await poll("w_wide_task", { count: "100" })).toEqual([]);
+    // Their lease run out (moved forward rather than waited for), the next polls hand them out.
+    await runInDurableObject(taskQueueAt(env, workerQueueKey("w_wide_task", undefined)), (_instance, state) => {
+      state.storage.sql.exec(`UPDATE entries SET visible_at = 0`);
+    });
+    const rest = await poll("w_wide_task", { count: "100" });
+    expect(rest.length).toBe(48 - first.length);
   });
 });
