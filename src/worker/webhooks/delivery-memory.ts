@@ -4,11 +4,12 @@
  * the same body, and each resend did again what the attempts before it had done: the workflows of its events started
  * again, its events kept again in the history. A delivery is known by its webhook and the SHA-256 of its query and
  * verified body (every sender resends the same body; not all send a delivery id); what each of its events does once is
- * claimed in one statement before anything is done, so an attempt cut short anywhere leaves it for the next, and
- * forgotten once the delivery is answered 200: a sender's later resend of a delivery that was taken whole is a new
- * delivery, as in Orkes, whose webhooks leave such duplicates to the `idempotencyKey` of the workflows they start.
- * Both statements ride in batches the delivery makes anyway (its first look-ups, its last record): every D1 round trip
- * goes to the primary database, and these are made on every delivery.
+ * claimed in one statement before anything is done (one row: a random seed every id of its events is derived from), so
+ * an attempt cut short anywhere leaves it for the next, and forgotten once the delivery is answered 200: a sender's
+ * later resend of a delivery that was taken whole is a new delivery, as in Orkes, whose webhooks leave such duplicates
+ * to the `idempotencyKey` of the workflows they start. Both statements ride in batches the delivery makes anyway (its
+ * first look-ups, its last record): every D1 round trip goes to the primary database, and these are made on every
+ * delivery.
  */
 
 /**
@@ -42,18 +43,43 @@ export async function deliveryDigest(url: string, body: Uint8Array): Promise<str
   const bytes = new Uint8Array(query.length + 1 + body.length);
   bytes.set(query);
   bytes.set(body, query.length + 1);
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return [...digest].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return hexOf(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
 }
 
-/** The row a delivery's event's record id is kept in (no workflow's name is empty). */
+/** The name a delivery's event's record id is derived under (no workflow's name is empty). */
 const EVENT_RECORD = "";
+
+/** A fresh delivery's seed: 32 random bytes (hex), the secret every id of its events is derived from. */
+function freshSeed(): string {
+  return hexOf(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+/** `bytes` as lower-case hex. */
+function hexOf(bytes: Uint8Array): string {
+  return [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The id of what event `index` does once under `name` (a workflow's, or {@link EVENT_RECORD} for its record), derived
+ * from the delivery's seed: the HMAC-SHA256 of the two, its first 16 bytes as a version-4 UUID. The same on every
+ * attempt (the seed is the delivery's), and as unpredictable as a random one to anyone without the seed.
+ */
+async function derivedId(key: CryptoKey, index: number, name: string): Promise<string> {
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${index}:${name}`)), 0, 16);
+  mac[6] = (mac[6]! & 0x0f) | 0x40;
+  mac[8] = (mac[8]! & 0x3f) | 0x80;
+  const hex = hexOf(mac);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 /**
  * The memory of the delivery `digest` to webhook `webhookId` of `events` events, each starting `workflowNames`: what an
- * earlier attempt within {@link DELIVERY_MEMORY_MS} claimed, else fresh ids claimed now (one D1 statement). Concurrent
- * attempts get the same ids. The claim is run in one batch with `alongside` (the delivery's first reads: each D1 round
- * trip goes to the primary database, on every delivery), whose results are answered after it.
+ * earlier attempt within {@link DELIVERY_MEMORY_MS} claimed, else a fresh delivery claimed now (one D1 row, one
+ * statement): a random seed, from which every id of its events is derived (see {@link derivedId}), so that a delivery
+ * writes one row however many events and workflows it has (D1 bills rows written; Workers Free allows 100,000 a day),
+ * and a workflow added to the webhook since the first attempt gets its id the same way. Concurrent attempts get the
+ * same seed (the claim is one upsert). The claim is run in one batch with `alongside` (the delivery's first reads: each
+ * D1 round trip goes to the primary database, on every delivery), whose results are answered after it.
  */
 export async function rememberDelivery(
   db: D1Database,
@@ -64,35 +90,40 @@ export async function rememberDelivery(
   now: number,
   alongside: readonly D1PreparedStatement[] = [],
 ): Promise<{ memory: DeliveryMemory; alongside: D1Result[] }> {
-  const claims = Array.from({ length: events }, (_, index) => [EVENT_RECORD, ...workflowNames].map((name) => [index, name, crypto.randomUUID()]));
-  // An expired row (a delivery never resent in time) is taken over as new; a live one is answered as it is. A row new to
-  // a live delivery (a workflow added to the webhook's since its first attempt) counts from the delivery's first arrival
-  // too: all of a delivery's rows expire together, never some taken over as a new delivery's and the others answered.
+  // An expired row (a delivery never resent in time) is taken over as new, seed and first arrival; a live one is answered
+  // as it is.
   const claim = db
     .prepare(
-      `INSERT INTO webhook_deliveries (webhook_id, digest, event_index, workflow_name, id, received_at)
-       SELECT ?1, ?2, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
-         coalesce((SELECT min(received_at) FROM webhook_deliveries WHERE webhook_id = ?1 AND digest = ?2 AND received_at >= ?5), ?3)
-       FROM json_each(?4) WHERE true
-       ON CONFLICT (webhook_id, digest, event_index, workflow_name) DO UPDATE SET
-         id = CASE WHEN webhook_deliveries.received_at < ?5 THEN excluded.id ELSE webhook_deliveries.id END,
+      `INSERT INTO webhook_deliveries (webhook_id, digest, seed, received_at) VALUES (?1, ?2, ?3, ?4)
+       ON CONFLICT (webhook_id, digest) DO UPDATE SET
+         seed = CASE WHEN webhook_deliveries.received_at < ?5 THEN excluded.seed ELSE webhook_deliveries.seed END,
          received_at = CASE WHEN webhook_deliveries.received_at < ?5 THEN excluded.received_at ELSE webhook_deliveries.received_at END
-       RETURNING event_index, workflow_name, id, received_at`,
+       RETURNING seed, received_at`,
     )
-    .bind(webhookId, digest, now, JSON.stringify(claims.flat()), now - DELIVERY_MEMORY_MS);
+    .bind(webhookId, digest, freshSeed(), now, now - DELIVERY_MEMORY_MS);
   const [claimed, ...others] = await db.batch([claim, ...alongside]);
-  const rows = claimed!.results as Array<{ event_index: number; workflow_name: string; id: string; received_at: number }>;
+  const row = (claimed!.results as Array<{ seed: string; received_at: number }>)[0]!;
+  const key = await crypto.subtle.importKey("raw", hexBytes(row.seed), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const memory: DeliveryMemory = {
     digest,
-    receivedAt: Math.min(now, ...rows.map((row) => row.received_at)),
-    events: Array.from({ length: events }, (_, index) => ({ eventId: "", workflowIds: {}, starter: `webhook:${webhookId}/${digest}/${index}` })),
+    receivedAt: Math.min(now, row.received_at),
+    events: await Promise.all(
+      Array.from({ length: events }, async (_, index): Promise<EventMemory> => {
+        const ids = await Promise.all([EVENT_RECORD, ...workflowNames].map((name) => derivedId(key, index, name)));
+        return {
+          eventId: ids[0]!,
+          workflowIds: Object.fromEntries(workflowNames.map((name, at) => [name, ids[at + 1]!])),
+          starter: `webhook:${webhookId}/${digest}/${index}`,
+        };
+      }),
+    ),
   };
-  for (const row of rows) {
-    const event = memory.events[row.event_index]!;
-    if (row.workflow_name === EVENT_RECORD) event.eventId = row.id;
-    else event.workflowIds = { ...event.workflowIds, [row.workflow_name]: row.id };
-  }
   return { memory, alongside: others };
+}
+
+/** The bytes of a seed's hex. */
+function hexBytes(hex: string): Uint8Array {
+  return Uint8Array.from(hex.match(/../g) ?? [], (pair) => parseInt(pair, 16));
 }
 
 /**
