@@ -3,7 +3,8 @@
 -- allows 100,000 a day). The row holds a random secret `seed` (32 bytes, hex) from which every id the delivery's events
 -- use (their records', their starts') is derived (src/worker/webhooks/delivery-memory.ts: an HMAC-SHA256 of the event's
 -- index and the workflow's name, as a version-4 UUID), the same on every attempt and unguessable without the seed.
--- `received_at`: when the delivery first came (a task that began to wait later never takes it).
+-- `received_at`: when the delivery first came (a task that began to wait later never takes it); an index on it lets
+-- each claim delete a few expired rows of any webhook.
 --
 -- The rows of the old shape are dropped, not converted: they are a resend memory of at most 72 hours, and one
 -- delivery's ids (random, one per row) cannot be derived from a seed. What a deploy with rows in flight loses: a
@@ -19,4 +20,4 @@ CREATE TABLE webhook_deliveries (
   received_at INTEGER NOT NULL,
   PRIMARY KEY (webhook_id, digest)
 );
-CREATE INDEX webhook_deliveries_by_age ON webhook_deliveries (webhook_id, received_at);
+CREATE INDEX webhook_deliveries_by_age ON webhook_deliveries (received_at);

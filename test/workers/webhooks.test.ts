@@ -601,6 +601,26 @@ describe("events sent to a webhook", () => {
     expect(await rows()).toBe(0);
   });
 
+  it("claimed, sweep a few deliveries past their 72 hours, any webhook's (one that is never answered 200 again kept them for good), in the claim's batch", async () => {
+    await register({ name: "wh_sweep_started", tasks: [httpTask("call", { uri: target("/count/wh-sweep-started"), method: "GET" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-sweep",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      workflowsToStart: { wh_sweep_started: 1 },
+    });
+    // Another webhook's deliveries, never resent: 25 past their time, one not.
+    const now = Date.now();
+    const insert = env.DB.prepare(`INSERT INTO webhook_deliveries (webhook_id, digest, seed, received_at) VALUES ('wh-silent', ?, '00', ?)`);
+    await env.DB.batch([...Array.from({ length: 25 }, (_, n) => insert.bind(`old-${n}`, now - 73 * 3_600_000 - n)), insert.bind("live", now - 3_600_000)]);
+    const left = async () => (await env.DB.prepare(`SELECT digest FROM webhook_deliveries WHERE webhook_id = 'wh-silent' ORDER BY received_at DESC`).all<{ digest: string }>()).results.map((row) => row.digest);
+    expect((await send(webhook, { sweep: 1 }, { "X-Token": "t" })).status).toBe(200);
+    // Twenty, the oldest first: the table is swept as it is used, never all at once.
+    expect(await left()).toEqual(["live", "old-0", "old-1", "old-2", "old-3", "old-4"]);
+    expect((await send(webhook, { sweep: 2 }, { "X-Token": "t" })).status).toBe(200);
+    expect(await left()).toEqual(["live"]);
+  });
+
   it("remembered, make no round trip to D1 more than before: the delivery's claim rides in its look-ups' batch, its forgetting in its last record's", async () => {
     await register({ name: "wh_trips_wait", tasks: [waitingFor("w", { "$.trip": "t-1" })] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
@@ -636,6 +656,8 @@ describe("events sent to a webhook", () => {
     const remembering = trips.filter((trip) => trip.some((sql) => sql.includes("webhook_deliveries")));
     expect(remembering).toHaveLength(2);
     expect(remembering[0]!.some((sql) => sql.startsWith("SELECT DISTINCT workflow_name"))).toBe(true);
+    // The sweep of expired deliveries rides with the claim too.
+    expect(remembering[0]!.some((sql) => sql.startsWith("DELETE FROM webhook_deliveries WHERE rowid IN"))).toBe(true);
     expect(remembering[1]!.some((sql) => sql.startsWith("INSERT INTO webhook_events"))).toBe(true);
     const left = await env.DB.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>();
     expect(left!.n).toBe(0);

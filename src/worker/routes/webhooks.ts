@@ -229,7 +229,7 @@ async function receiveEvent(request: IRequest, rawEnv: Env, ctx: ExecutionContex
     const taken = index === payloads.length - 1 && outcomes.every((outcome) => outcome.unreached === 0);
     const shared = {
       ...(index === 0 ? { groups: matchGroupsOf(remembered.alongside) } : {}),
-      ...(taken ? { forgetWhenTaken: forgetDelivery(env.DB, webhook.id, digest, Date.now()) } : {}),
+      ...(taken ? { forgetWhenTaken: forgetDelivery(env.DB, webhook.id, digest) } : {}),
     };
     const outcome = await deliverEvent(env, ctx, webhook, payload, memory.receivedAt, origin, { calls: budget, kept, assured: true }, memory.events[index]!, shared);
     outcomes.push(outcome);

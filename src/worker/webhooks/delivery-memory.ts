@@ -8,8 +8,8 @@
  * an attempt cut short anywhere leaves it for the next, and forgotten once the delivery is answered 200: a sender's
  * later resend of a delivery that was taken whole is a new delivery, as in Orkes, whose webhooks leave such duplicates
  * to the `idempotencyKey` of the workflows they start. Both statements ride in batches the delivery makes anyway (its
- * first look-ups, its last record): every D1 round trip goes to the primary database, and these are made on every
- * delivery.
+ * first look-ups, its last record), the claim with a bounded sweep of expired rows: every D1 round trip goes to the
+ * primary database, and these are made on every delivery.
  */
 
 /**
@@ -49,6 +49,9 @@ export async function deliveryDigest(url: string, body: Uint8Array): Promise<str
 /** The name a delivery's event's record id is derived under (no workflow's name is empty). */
 const EVENT_RECORD = "";
 
+/** Most expired deliveries one claim deletes with it: the table is swept as it is used, never all at once. */
+export const EXPIRED_DELIVERIES_SWEPT_PER_CLAIM = 20;
+
 /** A fresh delivery's seed: 32 random bytes (hex), the secret every id of its events is derived from. */
 function freshSeed(): string {
   return hexOf(crypto.getRandomValues(new Uint8Array(32)));
@@ -78,8 +81,9 @@ async function derivedId(key: CryptoKey, index: number, name: string): Promise<s
  * statement): a random seed, from which every id of its events is derived (see {@link derivedId}), so that a delivery
  * writes one row however many events and workflows it has (D1 bills rows written; Workers Free allows 100,000 a day),
  * and a workflow added to the webhook since the first attempt gets its id the same way. Concurrent attempts get the
- * same seed (the claim is one upsert). The claim is run in one batch with `alongside` (the delivery's first reads: each
- * D1 round trip goes to the primary database, on every delivery), whose results are answered after it.
+ * same seed (the claim is one upsert). The claim is run in one batch with a bounded sweep of any webhook's expired
+ * deliveries and with `alongside` (the delivery's first reads: each D1 round trip goes to the primary database, on
+ * every delivery), whose results are answered after them.
  */
 export async function rememberDelivery(
   db: D1Database,
@@ -91,7 +95,7 @@ export async function rememberDelivery(
   alongside: readonly D1PreparedStatement[] = [],
 ): Promise<{ memory: DeliveryMemory; alongside: D1Result[] }> {
   // An expired row (a delivery never resent in time) is taken over as new, seed and first arrival; a live one is answered
-  // as it is.
+  // as it is. The sweep comes after it: it never deletes the row just claimed (its time is then at most 72 h old).
   const claim = db
     .prepare(
       `INSERT INTO webhook_deliveries (webhook_id, digest, seed, received_at) VALUES (?1, ?2, ?3, ?4)
@@ -101,7 +105,8 @@ export async function rememberDelivery(
        RETURNING seed, received_at`,
     )
     .bind(webhookId, digest, freshSeed(), now, now - DELIVERY_MEMORY_MS);
-  const [claimed, ...others] = await db.batch([claim, ...alongside]);
+  const sweep = sweepExpiredDeliveries(db, now);
+  const [claimed, , ...others] = await db.batch([claim, sweep, ...alongside]);
   const row = (claimed!.results as Array<{ seed: string; received_at: number }>)[0]!;
   const key = await crypto.subtle.importKey("raw", hexBytes(row.seed), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const memory: DeliveryMemory = {
@@ -127,9 +132,20 @@ function hexBytes(hex: string): Uint8Array {
 }
 
 /**
- * The statement forgetting the delivery `digest` to webhook `webhookId` (answered 200), and the webhook's deliveries
- * past their time: run in the batch that records the delivery's last event (a round trip fewer on every delivery).
+ * The statement deleting a few deliveries past their time, any webhook's (at most
+ * {@link EXPIRED_DELIVERIES_SWEPT_PER_CLAIM}, oldest first by the `received_at` index): run with every claim, so a
+ * webhook that is never answered 200 again leaves no rows for good, and each claim, adding at most one row, deletes more.
  */
-export function forgetDelivery(db: D1Database, webhookId: string, digest: string, now: number): D1PreparedStatement {
-  return db.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND (digest = ?2 OR received_at < ?3)`).bind(webhookId, digest, now - DELIVERY_MEMORY_MS);
+export function sweepExpiredDeliveries(db: D1Database, now: number): D1PreparedStatement {
+  return db
+    .prepare(`DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE received_at < ? ORDER BY received_at LIMIT ?)`)
+    .bind(now - DELIVERY_MEMORY_MS, EXPIRED_DELIVERIES_SWEPT_PER_CLAIM);
+}
+
+/**
+ * The statement forgetting the delivery `digest` to webhook `webhookId` (answered 200): run in the batch that records the
+ * delivery's last event (a round trip fewer on every delivery). Expired deliveries are swept by the claims.
+ */
+export function forgetDelivery(db: D1Database, webhookId: string, digest: string): D1PreparedStatement {
+  return db.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND digest = ?2`).bind(webhookId, digest);
 }
