@@ -6,18 +6,20 @@
 -- `received_at`: when the delivery first came (a task that began to wait later never takes it); an index on it lets
 -- each claim delete a few expired rows of any webhook.
 --
--- The rows of the old shape are dropped, not converted: they are a resend memory of at most 72 hours, and one
--- delivery's ids (random, one per row) cannot be derived from a seed. What a deploy with rows in flight loses: a
--- delivery answered 503 (or cut short) before the deploy and resent after it is taken as a new one, as before
--- deliveries were remembered: its events are kept again in the history, the workflows it started are started again
--- under fresh ids (unless the webhook's idempotencyKey finds them), and tasks that began to wait since its first
--- arrival may take it.
-DROP TABLE webhook_deliveries;
-CREATE TABLE webhook_deliveries (
+-- A new table, added beside 0036's `webhook_deliveries`, which is left as it is: an upgrade applies the migrations
+-- before it deploys (README), so the code of the revision before runs over them until the deploy, and an isolate of it
+-- may serve a while after; it claims every delivery in `webhook_deliveries` (its columns event_index, workflow_name,
+-- id), and a table reshaped under it would answer each of its deliveries with an error. A later migration drops
+-- `webhook_deliveries` once no code of that revision runs; until then its rows (at most 72 hours' resend memory of the
+-- old code, which deletes them itself) are only left. What an upgrade with deliveries in flight loses: a delivery
+-- answered 503 (or cut short) by the old code and resent to the new one is taken as a new one, as before deliveries
+-- were remembered: its events are kept again in the history, the workflows it started are started again under fresh
+-- ids (unless the webhook's idempotencyKey finds them), and tasks that began to wait since its first arrival may take it.
+CREATE TABLE webhook_delivery_seeds (
   webhook_id TEXT NOT NULL,
   digest TEXT NOT NULL,
   seed TEXT NOT NULL,
   received_at INTEGER NOT NULL,
   PRIMARY KEY (webhook_id, digest)
 );
-CREATE INDEX webhook_deliveries_by_age ON webhook_deliveries (received_at);
+CREATE INDEX webhook_delivery_seeds_by_age ON webhook_delivery_seeds (received_at);

@@ -539,12 +539,12 @@ describe("events sent to a webhook", () => {
     }
     // The workflow added since has its id derived from the delivery's one row, which counts from its first arrival: the
     // delivery expires whole, never wh_grow_b's part of it outliving the rest (as one row per workflow once could).
-    const rows = await env.DB.prepare(`SELECT received_at FROM webhook_deliveries WHERE webhook_id = ?`).bind(webhook.id).all<{ received_at: number }>();
+    const rows = await env.DB.prepare(`SELECT received_at FROM webhook_delivery_seeds WHERE webhook_id = ?`).bind(webhook.id).all<{ received_at: number }>();
     expect(rows.results).toHaveLength(1);
     await eventually(async () => [await hits("wh-grow-a"), await hits("wh-grow-b")], ([a, b]) => a === 1 && b === 1, "each started once");
     // Deleting the webhook forgets its deliveries with it.
     await apiOk("DELETE", `/api/metadata/webhook/${webhook.id}`);
-    const left = await env.DB.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>();
+    const left = await env.DB.prepare(`SELECT count(*) AS n FROM webhook_delivery_seeds WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>();
     expect(left!.n).toBe(0);
   });
 
@@ -564,7 +564,7 @@ describe("events sent to a webhook", () => {
     const body = JSON.stringify([{ rows: "r-0" }, { rows: "r-1" }, { rows: "r-last" }]);
     type History = Array<{ eventId: string; workflowIds: string[] }>;
     const history = async () => (await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`))["webhookExecutionHistory"] as History;
-    const rows = async () => (await env.DB.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>())!.n;
+    const rows = async () => (await env.DB.prepare(`SELECT count(*) AS n FROM webhook_delivery_seeds WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>())!.n;
     const { webhookEvent } = WorkflowExecution.prototype;
     WorkflowExecution.prototype.webhookEvent = async function (this: WorkflowExecution, taskId, payload) {
       if (taskId.startsWith(unreached.slice(0, 19))) throw new Error("Network connection lost (test)");
@@ -589,7 +589,7 @@ describe("events sent to a webhook", () => {
     await eventually(async () => [await hits("wh-rows-a"), await hits("wh-rows-b")], ([a, b]) => a === 3 && b === 3, "each event's starts, once");
     // Past its 72 hours, the delivery's row is taken over as a new delivery's (a fresh seed): new ids, new starts, and
     // the task that was waiting when it came (again) takes it.
-    await env.DB.prepare(`UPDATE webhook_deliveries SET received_at = received_at - ? WHERE webhook_id = ?`).bind(73 * 3_600_000, webhook.id).run();
+    await env.DB.prepare(`UPDATE webhook_delivery_seeds SET received_at = received_at - ? WHERE webhook_id = ?`).bind(73 * 3_600_000, webhook.id).run();
     const resent = await send(webhook, body, { "X-Token": "t" });
     expect(resent.status).toBe(200);
     const answer = (await resent.json()) as EventAnswer & { eventIds: string[] };
@@ -611,14 +611,45 @@ describe("events sent to a webhook", () => {
     });
     // Another webhook's deliveries, never resent: 25 past their time, one not.
     const now = Date.now();
-    const insert = env.DB.prepare(`INSERT INTO webhook_deliveries (webhook_id, digest, seed, received_at) VALUES ('wh-silent', ?, '00', ?)`);
+    const insert = env.DB.prepare(`INSERT INTO webhook_delivery_seeds (webhook_id, digest, seed, received_at) VALUES ('wh-silent', ?, '00', ?)`);
     await env.DB.batch([...Array.from({ length: 25 }, (_, n) => insert.bind(`old-${n}`, now - 73 * 3_600_000 - n)), insert.bind("live", now - 3_600_000)]);
-    const left = async () => (await env.DB.prepare(`SELECT digest FROM webhook_deliveries WHERE webhook_id = 'wh-silent' ORDER BY received_at DESC`).all<{ digest: string }>()).results.map((row) => row.digest);
+    const left = async () => (await env.DB.prepare(`SELECT digest FROM webhook_delivery_seeds WHERE webhook_id = 'wh-silent' ORDER BY received_at DESC`).all<{ digest: string }>()).results.map((row) => row.digest);
     expect((await send(webhook, { sweep: 1 }, { "X-Token": "t" })).status).toBe(200);
     // Twenty, the oldest first: the table is swept as it is used, never all at once.
     expect(await left()).toEqual(["live", "old-0", "old-1", "old-2", "old-3", "old-4"]);
     expect((await send(webhook, { sweep: 2 }, { "X-Token": "t" })).status).toBe(200);
     expect(await left()).toEqual(["live"]);
+  });
+
+  it("are remembered in a table of their own (0037), beside 0036's, which the code of the revision before goes on using between the migration and the deploy", async () => {
+    // An upgrade applies the migrations, then deploys (README): until the deploy, and in an isolate of it serving a while
+    // after, the revision before 0037 runs over the migrated database. These are its statements (a9fe791's
+    // delivery-memory.ts and WebhookRepository.delete): 0037 reshaping webhook_deliveries under it (a row per
+    // delivery, a seed in place of event_index, workflow_name, id) failed its claim, so every delivery it took, with a 500.
+    const now = Date.now();
+    const expiry = now - 72 * 3_600_000;
+    const claim = (claims: unknown[]) =>
+      env.DB.prepare(
+        `INSERT INTO webhook_deliveries (webhook_id, digest, event_index, workflow_name, id, received_at)
+         SELECT ?1, ?2, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
+           coalesce((SELECT min(received_at) FROM webhook_deliveries WHERE webhook_id = ?1 AND digest = ?2 AND received_at >= ?5), ?3)
+         FROM json_each(?4) WHERE true
+         ON CONFLICT (webhook_id, digest, event_index, workflow_name) DO UPDATE SET
+           id = CASE WHEN webhook_deliveries.received_at < ?5 THEN excluded.id ELSE webhook_deliveries.id END,
+           received_at = CASE WHEN webhook_deliveries.received_at < ?5 THEN excluded.received_at ELSE webhook_deliveries.received_at END
+         RETURNING event_index, workflow_name, id, received_at`,
+      ).bind("wh-old", "d-1", now, JSON.stringify(claims), expiry);
+    const ids = async (claims: unknown[]) => ((await env.DB.batch([claim(claims)]))[0]!.results as Array<{ id: string }>).map((row) => row.id).sort();
+    const first = await ids([[0, "", crypto.randomUUID()], [0, "wh_old_started", crypto.randomUUID()]]);
+    expect(first).toHaveLength(2);
+    // Its resend finds what its first attempt claimed.
+    expect(await ids([[0, "", crypto.randomUUID()], [0, "wh_old_started", crypto.randomUUID()]])).toEqual(first);
+    const oldRows = async () => (await env.DB.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = 'wh-old'`).first<{ n: number }>())!.n;
+    await env.DB.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND (digest = ?2 OR received_at < ?3)`).bind("wh-old", "d-1", expiry).run();
+    expect(await oldRows()).toBe(0);
+    await ids([[0, "", crypto.randomUUID()]]);
+    await env.DB.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ?`).bind("wh-old").run();
+    expect(await oldRows()).toBe(0);
   });
 
   it("remembered, make no round trip to D1 more than before: the delivery's claim rides in its look-ups' batch, its forgetting in its last record's", async () => {
@@ -653,13 +684,13 @@ describe("events sent to a webhook", () => {
     expect(answer.completedTasks.map((task) => task.workflowId)).toEqual([waiting]);
     // Claimed with the look-ups, forgotten with the record: each a round trip the delivery made before it was remembered
     // (two round trips to the primary database more on every delivery, when each went alone).
-    const remembering = trips.filter((trip) => trip.some((sql) => sql.includes("webhook_deliveries")));
+    const remembering = trips.filter((trip) => trip.some((sql) => sql.includes("webhook_delivery_seeds")));
     expect(remembering).toHaveLength(2);
     expect(remembering[0]!.some((sql) => sql.startsWith("SELECT DISTINCT workflow_name"))).toBe(true);
     // The sweep of expired deliveries rides with the claim too.
-    expect(remembering[0]!.some((sql) => sql.startsWith("DELETE FROM webhook_deliveries WHERE rowid IN"))).toBe(true);
+    expect(remembering[0]!.some((sql) => sql.startsWith("DELETE FROM webhook_delivery_seeds WHERE rowid IN"))).toBe(true);
     expect(remembering[1]!.some((sql) => sql.startsWith("INSERT INTO webhook_events"))).toBe(true);
-    const left = await env.DB.prepare(`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>();
+    const left = await env.DB.prepare(`SELECT count(*) AS n FROM webhook_delivery_seeds WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>();
     expect(left!.n).toBe(0);
   });
 

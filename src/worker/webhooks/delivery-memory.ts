@@ -1,15 +1,15 @@
 /**
- * What a webhook delivery has done, kept in D1 (`webhook_deliveries`) for its resend. A delivery answered 503 (its count
- * of calls spent, a task's execution unreachable) or cut short (an eviction, an error) is sent again by its sender with
- * the same body, and each resend did again what the attempts before it had done: the workflows of its events started
- * again, its events kept again in the history. A delivery is known by its webhook and the SHA-256 of its query and
- * verified body (every sender resends the same body; not all send a delivery id); what each of its events does once is
- * claimed in one statement before anything is done (one row: a random seed every id of its events is derived from), so
- * an attempt cut short anywhere leaves it for the next, and forgotten once the delivery is answered 200: a sender's
- * later resend of a delivery that was taken whole is a new delivery, as in Orkes, whose webhooks leave such duplicates
- * to the `idempotencyKey` of the workflows they start. Both statements ride in batches the delivery makes anyway (its
- * first look-ups, its last record), the claim with a bounded sweep of expired rows: every D1 round trip goes to the
- * primary database, and these are made on every delivery.
+ * What a webhook delivery has done, kept in D1 (`webhook_delivery_seeds`) for its resend. A delivery answered 503 (its
+ * count of calls spent, a task's execution unreachable) or cut short (an eviction, an error) is sent again by its
+ * sender with the same body, and each resend did again what the attempts before it had done: the workflows of its
+ * events started again, its events kept again in the history. A delivery is known by its webhook and the SHA-256 of its
+ * query and verified body (every sender resends the same body; not all send a delivery id); what each of its events
+ * does once is claimed in one statement before anything is done (one row: a random seed every id of its events is
+ * derived from), so an attempt cut short anywhere leaves it for the next, and forgotten once the delivery is answered
+ * 200: a sender's later resend of a delivery that was taken whole is a new delivery, as in Orkes, whose webhooks leave
+ * such duplicates to the `idempotencyKey` of the workflows they start. Both statements ride in batches the delivery
+ * makes anyway (its first look-ups, its last record), the claim with a bounded sweep of expired rows: every D1 round
+ * trip goes to the primary database, and these are made on every delivery.
  */
 
 /**
@@ -98,10 +98,10 @@ export async function rememberDelivery(
   // as it is. The sweep comes after it: it never deletes the row just claimed (its time is then at most 72 h old).
   const claim = db
     .prepare(
-      `INSERT INTO webhook_deliveries (webhook_id, digest, seed, received_at) VALUES (?1, ?2, ?3, ?4)
+      `INSERT INTO webhook_delivery_seeds (webhook_id, digest, seed, received_at) VALUES (?1, ?2, ?3, ?4)
        ON CONFLICT (webhook_id, digest) DO UPDATE SET
-         seed = CASE WHEN webhook_deliveries.received_at < ?5 THEN excluded.seed ELSE webhook_deliveries.seed END,
-         received_at = CASE WHEN webhook_deliveries.received_at < ?5 THEN excluded.received_at ELSE webhook_deliveries.received_at END
+         seed = CASE WHEN webhook_delivery_seeds.received_at < ?5 THEN excluded.seed ELSE webhook_delivery_seeds.seed END,
+         received_at = CASE WHEN webhook_delivery_seeds.received_at < ?5 THEN excluded.received_at ELSE webhook_delivery_seeds.received_at END
        RETURNING seed, received_at`,
     )
     .bind(webhookId, digest, freshSeed(), now, now - DELIVERY_MEMORY_MS);
@@ -138,7 +138,7 @@ function hexBytes(hex: string): Uint8Array {
  */
 export function sweepExpiredDeliveries(db: D1Database, now: number): D1PreparedStatement {
   return db
-    .prepare(`DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE received_at < ? ORDER BY received_at LIMIT ?)`)
+    .prepare(`DELETE FROM webhook_delivery_seeds WHERE rowid IN (SELECT rowid FROM webhook_delivery_seeds WHERE received_at < ? ORDER BY received_at LIMIT ?)`)
     .bind(now - DELIVERY_MEMORY_MS, EXPIRED_DELIVERIES_SWEPT_PER_CLAIM);
 }
 
@@ -147,5 +147,5 @@ export function sweepExpiredDeliveries(db: D1Database, now: number): D1PreparedS
  * delivery's last event (a round trip fewer on every delivery). Expired deliveries are swept by the claims.
  */
 export function forgetDelivery(db: D1Database, webhookId: string, digest: string): D1PreparedStatement {
-  return db.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ?1 AND digest = ?2`).bind(webhookId, digest);
+  return db.prepare(`DELETE FROM webhook_delivery_seeds WHERE webhook_id = ?1 AND digest = ?2`).bind(webhookId, digest);
 }

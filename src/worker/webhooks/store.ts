@@ -167,7 +167,7 @@ export class WebhookRepository {
     const [result] = await db.batch([
       db.prepare(`DELETE FROM webhooks WHERE id = ?`).bind(id),
       db.prepare(`DELETE FROM webhook_events WHERE webhook_id = ?`).bind(id),
-      db.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ?`).bind(id),
+      db.prepare(`DELETE FROM webhook_delivery_seeds WHERE webhook_id = ?`).bind(id),
     ]);
     return result!.meta.changes > 0;
   }
