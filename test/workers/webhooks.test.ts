@@ -613,6 +613,48 @@ describe("events sent to a webhook", () => {
     expect(await rows()).toBe(0);
   });
 
+  it("derive the ids of the events an attempt reaches, not of the whole batch: an attempt stopped at its first event of 20 signs its 3, where it signed all 60", async () => {
+    await register({ name: "wh_lazy_a", tasks: [httpTask("call", { uri: target("/count/wh-lazy-a"), method: "GET" })] });
+    await register({ name: "wh_lazy_b", tasks: [httpTask("call", { uri: target("/count/wh-lazy-b"), method: "GET" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-lazy",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      workflowsToStart: { wh_lazy_a: 1, wh_lazy_b: 1 },
+    });
+    const body = JSON.stringify(Array.from({ length: 20 }, (_, n) => ({ lazy: n })));
+    // Each id is an HMAC-SHA256 over "<event index>:<workflow name>" (see delivery-memory.ts): counted, not changed. A
+    // batch of 100 events to a webhook starting 50 workflows signed 5,100 on every attempt, where the runtime's count
+    // of calls (or the delivery's) lets an attempt reach a few events: about 20 ms of CPU here (Workers Free allows 10).
+    const { sign } = crypto.subtle;
+    let derived = 0;
+    crypto.subtle.sign = function (this: SubtleCrypto, ...args: Parameters<SubtleCrypto["sign"]>) {
+      if (/^\d+:/.test(new TextDecoder().decode(args[2] as Uint8Array))) derived++;
+      return sign.apply(this, args);
+    } as SubtleCrypto["sign"];
+    // What a deployed router's call to an object throws past its count, injected into the first event's starts.
+    const { start } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.start = function () {
+      return Promise.reject(new Error("Too many API requests by single Worker invocation. To configure this limit, refer to https://developers.cloudflare.com/workers/wrangler/configuration/#limits"));
+    };
+    let response: Response;
+    try {
+      response = await send(webhook, body, { "X-Token": "t" });
+    } finally {
+      WorkflowExecution.prototype.start = start;
+      crypto.subtle.sign = sign;
+    }
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { message: string }).message).toMatch(/0 of its 20 events were handled/);
+    // The first event's record and its two starts.
+    expect(derived).toBe(3);
+    // Its resend derives the same ids for the events it reaches, and starts each event's workflows once.
+    const answer = (await (await send(webhook, body, { "X-Token": "t" })).json()) as EventAnswer & { eventIds: string[] };
+    expect(answer.eventIds).toHaveLength(20);
+    expect(new Set(answer.startedWorkflows.map((started) => started.workflowId)).size).toBe(40);
+    await eventually(async () => [await hits("wh-lazy-a"), await hits("wh-lazy-b")], ([a, b]) => a === 20 && b === 20, "each event's starts, once");
+  });
+
   it("claimed, sweep a few deliveries past their 72 hours, any webhook's (one that is never answered 200 again kept them for good), in the claim's batch", async () => {
     await register({ name: "wh_sweep_started", tasks: [httpTask("call", { uri: target("/count/wh-sweep-started"), method: "GET" })] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {

@@ -215,7 +215,7 @@ async function receiveEvent(request: IRequest, rawEnv: Env, ctx: ExecutionContex
   // batch with the first event's look-ups: no round trip to D1's primary more than before the delivery was remembered.
   const lookups = matchGroupQueries(env.DB, webhook.settings);
   const digest = await deliveryDigest(incoming.url, body);
-  const remembered = await rememberDelivery(env.DB, webhook.id, digest, payloads.length, Object.keys(webhook.settings.workflowsToStart), receivedAt, lookups);
+  const remembered = await rememberDelivery(env.DB, webhook.id, digest, Object.keys(webhook.settings.workflowsToStart), receivedAt, lookups);
   const { memory } = remembered;
   const outcomes: EventOutcome[] = [];
   // One after the other: each may start workflows whose idempotency keys a later one in the batch repeats. Only the
@@ -231,7 +231,7 @@ async function receiveEvent(request: IRequest, rawEnv: Env, ctx: ExecutionContex
       ...(index === 0 ? { groups: matchGroupsOf(remembered.alongside) } : {}),
       ...(taken ? { forgetWhenTaken: forgetDelivery(env.DB, webhook.id, digest) } : {}),
     };
-    const outcome = await deliverEvent(env, ctx, webhook, payload, memory.receivedAt, origin, { calls: budget, kept, assured: true }, memory.events[index]!, shared);
+    const outcome = await deliverEvent(env, ctx, webhook, payload, memory.receivedAt, origin, { calls: budget, kept, assured: true }, await memory.event(index), shared);
     outcomes.push(outcome);
     if (outcome.stopped) break;
   }
