@@ -487,6 +487,23 @@ function isHttpFamily(taskType: string): boolean {
   return taskType === "HTTP" || taskType === "HTTP_SYNC" || taskType === "HTTP_POLL";
 }
 
+/**
+ * The calls to Cloudflare's services a child's start (a SUB_WORKFLOW's, a START_WORKFLOW's) is counted as: a D1 read of
+ * its definition and the call to the child's object (20 children took 20 `start` calls and 21 D1 queries, counted in a
+ * throwaway test). Counting the call too keeps the D1 queries of 40 calls (20 starts) well below Free's 50, with room
+ * for the execution's own and for a read more per child (an input schema, environment variables or an idempotency key
+ * each read D1 once more).
+ */
+const CHILD_START_CALLS = 2;
+
+/**
+ * The calls to D1 and other Durable Objects an attempt of a `taskType` task makes from this object, counted against
+ * `serviceCallsPerInvocation` (see {@link WorkflowExecution.#serviceCallsStarted}); 0 for the tasks not counted.
+ */
+function serviceCallsPerAttempt(taskType: string): number {
+  return taskType === "SUB_WORKFLOW" || taskType === "START_WORKFLOW" ? CHILD_START_CALLS : 0;
+}
+
 const SCRIPTS_NOT_LOADED: ScriptRunner = {
   run: () => ({ ok: false, error: "the script interpreter was not loaded for this execution (a bug: please report it)" }),
   syntaxError: () => undefined,
@@ -563,6 +580,15 @@ export class WorkflowExecution extends DurableObject<Env> {
    * subrequests". Only an alarm starts the count again here: whether a request to the object does is not documented.
    */
   #httpRequestsStarted = 0;
+  /**
+   * Calls to D1 and other Durable Objects this isolate's task starts made since its last alarm began, or since it was
+   * loaded (see {@link serviceCallsPerAttempt}): Cloudflare counts them per invocation too (D1's 50 queries on Workers
+   * Free), and a fork of a thousand SUB_WORKFLOW tasks starts its children in the invocation that reached it. Past
+   * `serviceCallsPerInvocation`, those tasks wait for the alarm as HTTP tasks do, where each start past the count was
+   * refused ("Too many API requests by single Worker invocation"), logged, and sent again from the alarm, and the
+   * execution's own calls (its search row, a queue push) were refused with them.
+   */
+  #serviceCallsStarted = 0;
   /** HTTP requests (hedged ones each) of this isolate not answered yet: see {@link MAX_OPEN_HTTP_REQUESTS}. */
   #openHttpRequests = 0;
   /**
@@ -572,10 +598,11 @@ export class WorkflowExecution extends DurableObject<Env> {
   #freshInvocationNeeded = false;
   /**
    * Tasks whose side effect waits to start, by task id, in dispatch order: HTTP tasks waiting for a connection (see
-   * {@link MAX_OPEN_HTTP_REQUESTS}) or for a fresh invocation (see {@link WorkflowExecution.#httpRequestsStarted}), and
-   * any task the runtime refused a subrequest ("Too many subrequests", or "Too many API requests by single Worker
-   * invocation" for a call to D1 or another object: see `isSubrequestLimitError`), until the alarm. Their controllers stand in `#inFlight` (a cancel aborts
-   * them, a tick counts them as live).
+   * {@link MAX_OPEN_HTTP_REQUESTS}) or for a fresh invocation (see {@link WorkflowExecution.#httpRequestsStarted}),
+   * child starts waiting for a fresh invocation (see {@link WorkflowExecution.#serviceCallsStarted}), and any task the
+   * runtime refused a subrequest ("Too many subrequests", or "Too many API requests by single Worker invocation" for a
+   * call to D1 or another object: see `isSubrequestLimitError`), until the alarm. Their controllers stand in `#inFlight`
+   * (a cancel aborts them, a tick counts them as live).
    */
   readonly #waiting = new Map<string, { attempt: number; controller: AbortController }>();
   /** Background jobs running in this isolate, by key (so one is never run twice at once), each settled when it has run. */
@@ -2974,7 +3001,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#waiting.delete(taskId);
     const controller = new AbortController();
     this.#inFlight.set(taskId, controller);
-    if (!isHttpFamily(task.taskType)) {
+    if (!isHttpFamily(task.taskType) && serviceCallsPerAttempt(task.taskType) === 0) {
       this.#send(task, controller, 0);
       return;
     }
@@ -2994,11 +3021,13 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * Starts the waiting tasks, in the order they were dispatched, while connections are free and this invocation's share
-   * of requests allows; past the share, arms the alarm for now. One canceled or dispatched again meanwhile is dropped. A
-   * task sending more than the whole share at once (hedged) goes first in a fresh count, or it would never go.
+   * Starts the waiting tasks, in the order they were dispatched, while connections are free and this invocation's
+   * shares of requests and of calls to Cloudflare's services allow; past a share, arms the alarm for now. One canceled
+   * or dispatched again meanwhile is dropped. A task needing more than a whole share at once (hedged) goes first in a
+   * fresh count, or it would never go. A child start needs no connection: it does not wait behind HTTP tasks that do.
    */
   #startWaiting(): void {
+    let connectionsTaken = false;
     for (const [taskId, { attempt, controller }] of [...this.#waiting]) {
       const task = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
       if (controller.signal.aborted || !task || task.attempt !== attempt || this.#inFlight.get(taskId) !== controller) {
@@ -3008,16 +3037,37 @@ export class WorkflowExecution extends DurableObject<Env> {
       }
       if (this.#freshInvocationNeeded) return;
       const requests = isHttpFamily(task.taskType) ? requestsPerAttempt(task.inputData) : 0;
-      // An answer frees a connection, and starts the next.
-      if (this.#openHttpRequests > 0 && this.#openHttpRequests + requests > MAX_OPEN_HTTP_REQUESTS) return;
-      if (this.#httpRequestsStarted > 0 && this.#httpRequestsStarted + requests > this.#config.httpRequestsPerInvocation) {
+      const calls = serviceCallsPerAttempt(task.taskType);
+      // An answer frees a connection, and starts the next; HTTP tasks keep their order among themselves.
+      if (requests > 0 && (connectionsTaken || !this.#connectionsFree(requests))) {
+        connectionsTaken = true;
+        continue;
+      }
+      if (!this.#withinShares(requests, calls)) {
         this.#needFreshInvocation();
         return;
       }
       this.#waiting.delete(taskId);
       this.#httpRequestsStarted += requests;
+      this.#serviceCallsStarted += calls;
       this.#send(task, controller, requests);
     }
+  }
+
+  /** Whether `requests` more requests may be open at once (see {@link MAX_OPEN_HTTP_REQUESTS}); the first always may. */
+  #connectionsFree(requests: number): boolean {
+    return this.#openHttpRequests === 0 || this.#openHttpRequests + requests <= MAX_OPEN_HTTP_REQUESTS;
+  }
+
+  /**
+   * Whether a task sending `requests` HTTP requests and making `calls` calls to D1 and other objects may start in this
+   * invocation: within its share of each it uses (see {@link WorkflowExecution.#httpRequestsStarted} and
+   * {@link WorkflowExecution.#serviceCallsStarted}). The first of a fresh count always may, whatever it needs.
+   */
+  #withinShares(requests: number, calls: number): boolean {
+    const requestsFit = requests === 0 || this.#httpRequestsStarted === 0 || this.#httpRequestsStarted + requests <= this.#config.httpRequestsPerInvocation;
+    const callsFit = calls === 0 || this.#serviceCallsStarted === 0 || this.#serviceCallsStarted + calls <= this.#config.serviceCallsPerInvocation;
+    return requestsFit && callsFit;
   }
 
   /** This invocation starts nothing more: the alarm, armed for now, starts what waits (see {@link WorkflowExecution.#waiting}). */
@@ -3027,9 +3077,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#execution) this.#syncAlarm(this.#execution);
   }
 
-  /** In the alarm, a fresh invocation: a new share of requests, and the waiting tasks start. */
+  /** In the alarm, a fresh invocation: new shares of requests and calls, and the waiting tasks start. */
   #startWaitingAfresh(): void {
     this.#httpRequestsStarted = 0;
+    this.#serviceCallsStarted = 0;
     this.#freshInvocationNeeded = false;
     this.#startWaiting();
   }

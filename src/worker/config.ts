@@ -18,6 +18,12 @@ export interface ServiceConfig {
    */
   httpRequestsPerInvocation: number;
   /**
+   * Most calls to D1 and other Durable Objects an execution's object makes starting tasks between two of its alarms
+   * (`SERVICE_CALLS_PER_INVOCATION`; a child's start counts two: see `CHILD_START_CALLS`): the SUB_WORKFLOW and
+   * START_WORKFLOW tasks beyond start from an alarm set for now, a fresh invocation (see docs/reliability.md).
+   */
+  serviceCallsPerInvocation: number;
+  /**
    * Most calls to D1 and Durable Objects one webhook delivery makes (`WEBHOOK_CALLS_PER_DELIVERY`); past it the
    * delivery answers 503 and leaves the rest to the sender's retry (see docs/reliability.md, Limits on Cloudflare).
    */
@@ -103,6 +109,9 @@ export function serviceConfig(env: Env): ServiceConfig {
     // Workers Free allows 50 subrequests to the Internet per invocation, each redirect followed counting as one: 40
     // leaves room for a few. Workers Paid allows 10,000 by default (wrangler.toml [limits] subrequests).
     httpRequestsPerInvocation: positiveInt(env.HTTP_REQUESTS_PER_INVOCATION, 40),
+    // Workers Free allows 50 D1 queries per invocation (1,000 calls to Cloudflare's services): 40 leaves room for the
+    // execution's own (its search row, a queue push). Workers Paid allows 1,000 D1 queries and 10,000 calls.
+    serviceCallsPerInvocation: positiveInt(env.SERVICE_CALLS_PER_INVOCATION, 40),
     // Workers Free refuses a request's 1,001st call to Cloudflare's services (D1, Durable Objects): this leaves room for
     // the calls made outside a delivery's count and a margin. Workers Paid allows 10,000 by default.
     webhookCallsPerDelivery: positiveInt(env.WEBHOOK_CALLS_PER_DELIVERY, 800),

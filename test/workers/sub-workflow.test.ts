@@ -472,6 +472,142 @@ describe("SUB_WORKFLOW", () => {
   });
 });
 
+/** The children a fork of {@link countedFork} starts, as `counted_child`'s object receives them. */
+interface ChildStarts {
+  /** Ids of the children started, each once however often its start came. */
+  children: Set<string>;
+  /** Starts received in all, repeats included. */
+  starts: number;
+  /** Most starts received between two of the parent's alarms. */
+  most: number;
+  /** The parent's first alarm, held by `hold`, has returned. */
+  heldAlarmDone: boolean;
+}
+
+/**
+ * Registers `counted_children`, a dynamic fork of one `counted_child` (a NOOP) per item of its input's `items`, and runs
+ * `run` counting the children's starts between two of the parent's alarms: Cloudflare counts an invocation's calls to D1
+ * and other objects (D1's 50 queries on Workers Free), workerd none. `hold`, when given, is awaited in the parent's
+ * first alarm before it does anything (a test stages an eviction or a cancel there).
+ */
+async function countedFork(run: (counts: ChildStarts) => Promise<void>, hold?: () => Promise<void>): Promise<ChildStarts> {
+  await register({ name: "counted_child", tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP" }], outputParameters: { n: "${workflow.input.n}" } });
+  await register({
+    name: "counted_children",
+    tasks: [
+      { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { forkTaskWorkflow: "counted_child", forkTaskWorkflowVersion: "1", forkTaskInputs: "${workflow.input.items}" } },
+      { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+    ],
+  });
+  const counts: ChildStarts = { children: new Set(), starts: 0, most: 0, heldAlarmDone: false };
+  let parentObject: DurableObjectId | undefined;
+  let counted = 0;
+  let held = hold === undefined;
+  const { start, alarm } = WorkflowExecution.prototype;
+  WorkflowExecution.prototype.start = async function (this: WorkflowExecution, params: Parameters<WorkflowExecution["start"]>[0]) {
+    if (params.definition.name === "counted_child" && params.parentWorkflowId !== undefined) {
+      parentObject ??= env.WORKFLOW_EXECUTION.idFromName(params.parentWorkflowId);
+      counts.children.add(params.workflowId);
+      counts.starts++;
+      counts.most = Math.max(counts.most, ++counted);
+    }
+    return start.call(this, params);
+  };
+  WorkflowExecution.prototype.alarm = async function (this: WorkflowExecution) {
+    if (parentObject !== undefined && (this as unknown as { ctx: DurableObjectState }).ctx.id.equals(parentObject)) {
+      counted = 0;
+      if (!held) {
+        held = true;
+        await hold!();
+        counted = 0;
+        await alarm.call(this);
+        counts.heldAlarmDone = true;
+        return;
+      }
+    }
+    return alarm.call(this);
+  };
+  try {
+    await run(counts);
+  } finally {
+    WorkflowExecution.prototype.start = start;
+    WorkflowExecution.prototype.alarm = alarm;
+  }
+  return counts;
+}
+
+/** `count` items for `counted_children`. */
+const countedItems = (count: number): JsonObject => ({ items: Array.from({ length: count }, (_, n) => ({ n })) });
+
+describe("child starts within Cloudflare's calls per invocation", () => {
+  it("a dynamic fork of 30 children starts at most 20 between two of the parent's alarms (SERVICE_CALLS_PER_INVOCATION, 40, two calls a start), the rest from the alarm, and the parent completes", async () => {
+    let parent: WorkflowJson | undefined;
+    const counts = await countedFork(async () => {
+      parent = await waitFor(await startWorkflow("counted_children", countedItems(30)), terminal, 15_000);
+    });
+    expect(parent!.status, String(parent!["reasonForIncompletion"])).toBe("COMPLETED");
+    expect(parent!.tasks.filter((task) => task["taskType"] === "SUB_WORKFLOW" && task.status === "COMPLETED")).toHaveLength(30);
+    expect(counts.children.size).toBe(30);
+    // All 30 in the fork's invocation before.
+    expect(counts.most).toBeGreaterThan(0);
+    expect(counts.most).toBeLessThanOrEqual(20);
+  });
+
+  it("the starts left for the alarm survive an eviction before the alarm: the fresh object starts them, and each child runs once", async () => {
+    const alarmCame = gate();
+    let parent: WorkflowJson | undefined;
+    let before = 0;
+    const counts = await countedFork(
+      async (live) => {
+        const parentId = await startWorkflow("counted_children", countedItems(30));
+        await alarmCame.reached;
+        // The first 20 starts may still be on their way when the alarm, armed for now, comes.
+        before = await eventually(async () => live.children.size, (size) => size >= 20, "the first starts", 5_000);
+        await abortAllDurableObjects();
+        alarmCame.release();
+        parent = await waitFor(parentId, terminal, 15_000);
+      },
+      async () => {
+        alarmCame.hit();
+        await alarmCame.released;
+        // The object was reset under it: its alarm fails, and the runtime sends it again, to a fresh object.
+        throw new Error("the object was reset while its alarm was on its way");
+      },
+    );
+    expect(before).toBe(20);
+    expect(parent!.status, String(parent!["reasonForIncompletion"])).toBe("COMPLETED");
+    expect(parent!.tasks.filter((task) => task["taskType"] === "SUB_WORKFLOW" && task.status === "COMPLETED")).toHaveLength(30);
+    expect(new Set(parent!.tasks.flatMap((task) => (task["taskType"] === "SUB_WORKFLOW" ? [String(task.outputData["subWorkflowId"])] : [])))).toEqual(counts.children);
+    expect(counts.children.size).toBe(30);
+  });
+
+  it("a parent terminated while starts wait for the alarm starts none of them", async () => {
+    const alarmCame = gate();
+    let parent: WorkflowJson | undefined;
+    let before = 0;
+    const counts = await countedFork(
+      async (live) => {
+        const parentId = await startWorkflow("counted_children", countedItems(30));
+        await alarmCame.reached;
+        before = await eventually(async () => live.starts, (starts) => starts >= 20, "the first starts", 5_000);
+        await apiOk("DELETE", `/api/workflow/${parentId}?reason=stop`);
+        alarmCame.release();
+        parent = await waitFor(parentId, terminal, 15_000);
+        // The alarm that would have started the 10 left has run.
+        await eventually(async () => live.heldAlarmDone, (done) => done, "the parent's held alarm", 5_000);
+      },
+      async () => {
+        alarmCame.hit();
+        await alarmCame.released;
+      },
+    );
+    expect(before).toBe(20);
+    expect(parent!.status).toBe("TERMINATED");
+    expect(counts.starts).toBe(20);
+    expect(parent!.tasks.filter((task) => task["taskType"] === "SUB_WORKFLOW" && task.outputData["subWorkflowId"] === undefined).every((task) => task.status === "CANCELED")).toBe(true);
+  });
+});
+
 describe("idempotent starts", () => {
   it("concurrent identical API starts with RETURN_EXISTING create exactly one execution and all get its id; FAIL refuses", async () => {
     await register({ name: "idem", tasks: [waitTask("gate")] });
