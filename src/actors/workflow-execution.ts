@@ -488,20 +488,14 @@ function isHttpFamily(taskType: string): boolean {
 }
 
 /**
- * The calls to Cloudflare's services a child's start (a SUB_WORKFLOW's, a START_WORKFLOW's) is counted as: a D1 read of
- * its definition and the call to the child's object (20 children took 20 `start` calls and 21 D1 queries, counted in a
- * throwaway test). Counting the call too keeps the D1 queries of 40 calls (20 starts) well below Free's 50, with room
- * for the execution's own and for a read more per child (an input schema, environment variables or an idempotency key
- * each read D1 once more).
+ * Whether a `taskType` task's attempt starts a workflow from this object (a SUB_WORKFLOW's child, a START_WORKFLOW's),
+ * counted against `childStartsPerInvocation` (see {@link WorkflowExecution.#childStartsMade}). A start reads its
+ * definition from D1 and calls the child's object: 20 children took 20 `start` calls and 21 D1 queries, counted in a
+ * throwaway test, so 20 starts keep the D1 queries well below Free's 50, with room for the execution's own and for a
+ * read more per child (an input schema, environment variables or an idempotency key each read D1 once more).
  */
-const CHILD_START_CALLS = 2;
-
-/**
- * The calls to D1 and other Durable Objects an attempt of a `taskType` task makes from this object, counted against
- * `serviceCallsPerInvocation` (see {@link WorkflowExecution.#serviceCallsStarted}); 0 for the tasks not counted.
- */
-function serviceCallsPerAttempt(taskType: string): number {
-  return taskType === "SUB_WORKFLOW" || taskType === "START_WORKFLOW" ? CHILD_START_CALLS : 0;
+function startsAWorkflow(taskType: string): boolean {
+  return taskType === "SUB_WORKFLOW" || taskType === "START_WORKFLOW";
 }
 
 const SCRIPTS_NOT_LOADED: ScriptRunner = {
@@ -581,14 +575,14 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #httpRequestsStarted = 0;
   /**
-   * Calls to D1 and other Durable Objects this isolate's task starts made since its last alarm began, or since it was
-   * loaded (see {@link serviceCallsPerAttempt}): Cloudflare counts them per invocation too (D1's 50 queries on Workers
-   * Free), and a fork of a thousand SUB_WORKFLOW tasks starts its children in the invocation that reached it. Past
-   * `serviceCallsPerInvocation`, those tasks wait for the alarm as HTTP tasks do, where each start past the count was
+   * Workflows this isolate's tasks started (see {@link startsAWorkflow}) since its last alarm began, or since it was
+   * loaded: Cloudflare counts each start's D1 queries and object call per invocation (D1's 50 queries on Workers Free),
+   * and a fork of a thousand SUB_WORKFLOW tasks starts its children in the invocation that reached it. Past
+   * `childStartsPerInvocation`, those tasks wait for the alarm as HTTP tasks do, where each start past D1's count was
    * refused ("Too many API requests by single Worker invocation"), logged, and sent again from the alarm, and the
    * execution's own calls (its search row, a queue push) were refused with them.
    */
-  #serviceCallsStarted = 0;
+  #childStartsMade = 0;
   /** HTTP requests (hedged ones each) of this isolate not answered yet: see {@link MAX_OPEN_HTTP_REQUESTS}. */
   #openHttpRequests = 0;
   /**
@@ -599,7 +593,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   /**
    * Tasks whose side effect waits to start, by task id, in dispatch order: HTTP tasks waiting for a connection (see
    * {@link MAX_OPEN_HTTP_REQUESTS}) or for a fresh invocation (see {@link WorkflowExecution.#httpRequestsStarted}),
-   * child starts waiting for a fresh invocation (see {@link WorkflowExecution.#serviceCallsStarted}), and any task the
+   * child starts waiting for a fresh invocation (see {@link WorkflowExecution.#childStartsMade}), and any task the
    * runtime refused a subrequest ("Too many subrequests", or "Too many API requests by single Worker invocation" for a
    * call to D1 or another object: see `isSubrequestLimitError`), until the alarm. Their controllers stand in `#inFlight`
    * (a cancel aborts them, a tick counts them as live).
@@ -3001,7 +2995,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#waiting.delete(taskId);
     const controller = new AbortController();
     this.#inFlight.set(taskId, controller);
-    if (!isHttpFamily(task.taskType) && serviceCallsPerAttempt(task.taskType) === 0) {
+    if (!isHttpFamily(task.taskType) && !startsAWorkflow(task.taskType)) {
       this.#send(task, controller, 0);
       return;
     }
@@ -3022,7 +3016,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Starts the waiting tasks, in the order they were dispatched, while connections are free and this invocation's
-   * shares of requests and of calls to Cloudflare's services allow; past a share, arms the alarm for now. One canceled
+   * shares of requests and of child starts allow; past a share, arms the alarm for now. One canceled
    * or dispatched again meanwhile is dropped. A task needing more than a whole share at once (hedged) goes first in a
    * fresh count, or it would never go. A child start needs no connection: it does not wait behind HTTP tasks that do.
    */
@@ -3037,19 +3031,19 @@ export class WorkflowExecution extends DurableObject<Env> {
       }
       if (this.#freshInvocationNeeded) return;
       const requests = isHttpFamily(task.taskType) ? requestsPerAttempt(task.inputData) : 0;
-      const calls = serviceCallsPerAttempt(task.taskType);
+      const starts = startsAWorkflow(task.taskType) ? 1 : 0;
       // An answer frees a connection, and starts the next; HTTP tasks keep their order among themselves.
       if (requests > 0 && (connectionsTaken || !this.#connectionsFree(requests))) {
         connectionsTaken = true;
         continue;
       }
-      if (!this.#withinShares(requests, calls)) {
+      if (!this.#withinShares(requests, starts)) {
         this.#needFreshInvocation();
         return;
       }
       this.#waiting.delete(taskId);
       this.#httpRequestsStarted += requests;
-      this.#serviceCallsStarted += calls;
+      this.#childStartsMade += starts;
       this.#send(task, controller, requests);
     }
   }
@@ -3060,14 +3054,14 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * Whether a task sending `requests` HTTP requests and making `calls` calls to D1 and other objects may start in this
-   * invocation: within its share of each it uses (see {@link WorkflowExecution.#httpRequestsStarted} and
-   * {@link WorkflowExecution.#serviceCallsStarted}). The first of a fresh count always may, whatever it needs.
+   * Whether a task sending `requests` HTTP requests and starting `starts` workflows may start in this invocation:
+   * within its share of each it uses (see {@link WorkflowExecution.#httpRequestsStarted} and
+   * {@link WorkflowExecution.#childStartsMade}). The first of a fresh count always may, whatever it needs.
    */
-  #withinShares(requests: number, calls: number): boolean {
+  #withinShares(requests: number, starts: number): boolean {
     const requestsFit = requests === 0 || this.#httpRequestsStarted === 0 || this.#httpRequestsStarted + requests <= this.#config.httpRequestsPerInvocation;
-    const callsFit = calls === 0 || this.#serviceCallsStarted === 0 || this.#serviceCallsStarted + calls <= this.#config.serviceCallsPerInvocation;
-    return requestsFit && callsFit;
+    const startsFit = starts === 0 || this.#childStartsMade === 0 || this.#childStartsMade + starts <= this.#config.childStartsPerInvocation;
+    return requestsFit && startsFit;
   }
 
   /** This invocation starts nothing more: the alarm, armed for now, starts what waits (see {@link WorkflowExecution.#waiting}). */
@@ -3077,10 +3071,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#execution) this.#syncAlarm(this.#execution);
   }
 
-  /** In the alarm, a fresh invocation: new shares of requests and calls, and the waiting tasks start. */
+  /** In the alarm, a fresh invocation: new shares of requests and child starts, and the waiting tasks start. */
   #startWaitingAfresh(): void {
     this.#httpRequestsStarted = 0;
-    this.#serviceCallsStarted = 0;
+    this.#childStartsMade = 0;
     this.#freshInvocationNeeded = false;
     this.#startWaiting();
   }

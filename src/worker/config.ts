@@ -18,11 +18,11 @@ export interface ServiceConfig {
    */
   httpRequestsPerInvocation: number;
   /**
-   * Most calls to D1 and other Durable Objects an execution's object makes starting tasks between two of its alarms
-   * (`SERVICE_CALLS_PER_INVOCATION`; a child's start counts two: see `CHILD_START_CALLS`): the SUB_WORKFLOW and
-   * START_WORKFLOW tasks beyond start from an alarm set for now, a fresh invocation (see docs/reliability.md).
+   * Most workflows an execution's SUB_WORKFLOW and START_WORKFLOW tasks start between two of its alarms
+   * (`CHILD_STARTS_PER_INVOCATION`): the tasks beyond start from an alarm set for now, a fresh invocation (see
+   * docs/reliability.md, Limits on Cloudflare).
    */
-  serviceCallsPerInvocation: number;
+  childStartsPerInvocation: number;
   /**
    * Most calls to D1 and Durable Objects one webhook delivery makes (`WEBHOOK_CALLS_PER_DELIVERY`); past it the
    * delivery answers 503 and leaves the rest to the sender's retry (see docs/reliability.md, Limits on Cloudflare).
@@ -109,9 +109,10 @@ export function serviceConfig(env: Env): ServiceConfig {
     // Workers Free allows 50 subrequests to the Internet per invocation, each redirect followed counting as one: 40
     // leaves room for a few. Workers Paid allows 10,000 by default (wrangler.toml [limits] subrequests).
     httpRequestsPerInvocation: positiveInt(env.HTTP_REQUESTS_PER_INVOCATION, 40),
-    // Workers Free allows 50 D1 queries per invocation (1,000 calls to Cloudflare's services): 40 leaves room for the
-    // execution's own (its search row, a queue push). Workers Paid allows 1,000 D1 queries and 10,000 calls.
-    serviceCallsPerInvocation: positiveInt(env.SERVICE_CALLS_PER_INVOCATION, 40),
+    // Workers Free allows 50 D1 queries per invocation, a start making one or more (its definition's read) and a call to
+    // the child's object: 20 leaves room for the execution's own (its search row, a queue push) and a read more per
+    // child. Workers Paid allows 1,000 D1 queries and 10,000 calls.
+    childStartsPerInvocation: positiveInt(env.CHILD_STARTS_PER_INVOCATION, 20),
     // Workers Free refuses a request's 1,001st call to Cloudflare's services (D1, Durable Objects): this leaves room for
     // the calls made outside a delivery's count and a margin. Workers Paid allows 10,000 by default.
     webhookCallsPerDelivery: positiveInt(env.WEBHOOK_CALLS_PER_DELIVERY, 800),

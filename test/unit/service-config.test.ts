@@ -30,6 +30,13 @@ describe("service configuration from vars", () => {
     expect(configOf({ EGRESS_ALLOW_PRIVATE: false }).egress).toMatchObject({ allowPrivate: false });
   });
 
+  it("reads CHILD_STARTS_PER_INVOCATION as a count of child starts (20 by default, under Free's 50 D1 queries), and keeps the default for a value that is no positive whole number", () => {
+    expect(configOf({}).childStartsPerInvocation).toBe(20);
+    expect(configOf({ CHILD_STARTS_PER_INVOCATION: 400 }).childStartsPerInvocation).toBe(400);
+    expect(configOf({ CHILD_STARTS_PER_INVOCATION: "0" }).childStartsPerInvocation).toBe(20);
+    expect(configOf({ CHILD_STARTS_PER_INVOCATION: "many" }).childStartsPerInvocation).toBe(20);
+  });
+
   it("drops a trailing slash, or a PUBLIC_BASE_URL that is only one, rather than keeping an empty base", () => {
     expect(configOf({ PUBLIC_BASE_URL: " https://flows.example.com/ " }).publicBaseUrl).toBe("https://flows.example.com");
     expect(configOf({ PUBLIC_BASE_URL: "/" }).publicBaseUrl).toBeUndefined();

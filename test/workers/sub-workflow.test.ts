@@ -541,7 +541,7 @@ async function countedFork(run: (counts: ChildStarts) => Promise<void>, hold?: (
 const countedItems = (count: number): JsonObject => ({ items: Array.from({ length: count }, (_, n) => ({ n })) });
 
 describe("child starts within Cloudflare's calls per invocation", () => {
-  it("a dynamic fork of 30 children starts at most 20 between two of the parent's alarms (SERVICE_CALLS_PER_INVOCATION, 40, two calls a start), the rest from the alarm, and the parent completes", async () => {
+  it("a dynamic fork of 30 children starts at most 20 between two of the parent's alarms (CHILD_STARTS_PER_INVOCATION, 20), the rest from the alarm, and the parent completes", async () => {
     let parent: WorkflowJson | undefined;
     const counts = await countedFork(async () => {
       parent = await waitFor(await startWorkflow("counted_children", countedItems(30)), terminal, 15_000);
