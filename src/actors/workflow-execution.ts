@@ -498,6 +498,19 @@ function startsAWorkflow(taskType: string): boolean {
   return taskType === "SUB_WORKFLOW" || taskType === "START_WORKFLOW";
 }
 
+/** What a waiting task's start takes of its execution's shares (see `WorkflowExecution.#startWaiting`). */
+interface WaitingCost {
+  /** HTTP requests it sends at once (a hedged task's each), 0 for a task of another type. */
+  requests: number;
+  /** Workflows it starts: 1 for a SUB_WORKFLOW or START_WORKFLOW task, else 0. */
+  starts: number;
+}
+
+/** {@link WaitingCost} of `task`'s attempt, fixed by its type and input when it is dispatched. */
+function waitingCost(task: TaskExecution): WaitingCost {
+  return { requests: isHttpFamily(task.taskType) ? requestsPerAttempt(task.inputData) : 0, starts: startsAWorkflow(task.taskType) ? 1 : 0 };
+}
+
 const SCRIPTS_NOT_LOADED: ScriptRunner = {
   run: () => ({ ok: false, error: "the script interpreter was not loaded for this execution (a bug: please report it)" }),
   syntaxError: () => undefined,
@@ -596,9 +609,9 @@ export class WorkflowExecution extends DurableObject<Env> {
    * child starts waiting for a fresh invocation (see {@link WorkflowExecution.#childStartsMade}), and any task the
    * runtime refused a subrequest ("Too many subrequests", or "Too many API requests by single Worker invocation" for a
    * call to D1 or another object: see `isSubrequestLimitError`), until the alarm. Their controllers stand in `#inFlight`
-   * (a cancel aborts them, a tick counts them as live).
+   * (a cancel aborts them, a tick counts them as live). Each holds what its start will take (see {@link WaitingCost}).
    */
-  readonly #waiting = new Map<string, { attempt: number; controller: AbortController }>();
+  readonly #waiting = new Map<string, { attempt: number; controller: AbortController } & WaitingCost>();
   /** Background jobs running in this isolate, by key (so one is never run twice at once), each settled when it has run. */
   readonly #jobs = new Map<string, Promise<void>>();
   /** Keys of the background jobs whose last run in this isolate failed: while any is left, its retry stays due (see {@link RETRY_BACKGROUND_MS}). */
@@ -2999,13 +3012,14 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#send(task, controller, 0);
       return;
     }
-    this.#wait(taskId, attempt, controller);
+    this.#wait(task, controller);
     this.#startWaiting();
   }
 
-  /** Puts attempt `attempt` of task `taskId` in {@link WorkflowExecution.#waiting}. */
-  #wait(taskId: string, attempt: number, controller: AbortController): void {
-    this.#waiting.set(taskId, { attempt, controller });
+  /** Puts `task`'s attempt in {@link WorkflowExecution.#waiting}, with what its start will take. */
+  #wait(task: TaskExecution, controller: AbortController): void {
+    const { taskId, attempt } = task;
+    this.#waiting.set(taskId, { attempt, controller, ...waitingCost(task) });
     // Canceled before its turn (the workflow terminated, the task timed out): it sends nothing, and holds nothing.
     controller.signal.addEventListener("abort", () => {
       if (this.#waiting.get(taskId)?.controller !== controller) return;
@@ -3022,7 +3036,10 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #startWaiting(): void {
     let connectionsTaken = false;
-    for (const [taskId, { attempt, controller }] of [...this.#waiting]) {
+    for (const [taskId, { attempt, controller, requests, starts }] of [...this.#waiting]) {
+      // Behind an HTTP task waiting for a connection, the HTTP tasks after it wait too: passed over without being looked
+      // up, as a fork of a thousand would otherwise look each one up among the execution's tasks at every answer.
+      if (connectionsTaken && requests > 0) continue;
       const task = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
       if (controller.signal.aborted || !task || task.attempt !== attempt || this.#inFlight.get(taskId) !== controller) {
         this.#waiting.delete(taskId);
@@ -3030,10 +3047,8 @@ export class WorkflowExecution extends DurableObject<Env> {
         continue;
       }
       if (this.#freshInvocationNeeded) return;
-      const requests = isHttpFamily(task.taskType) ? requestsPerAttempt(task.inputData) : 0;
-      const starts = startsAWorkflow(task.taskType) ? 1 : 0;
       // An answer frees a connection, and starts the next; HTTP tasks keep their order among themselves.
-      if (requests > 0 && (connectionsTaken || !this.#connectionsFree(requests))) {
+      if (requests > 0 && !this.#connectionsFree(requests)) {
         connectionsTaken = true;
         continue;
       }
@@ -3103,7 +3118,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (isSubrequestLimitError(error) && this.#inFlight.get(taskId) === controller && !controller.signal.aborted && current?.attempt === task.attempt) {
           // Nothing was sent, and this invocation can send no more: the alarm, a fresh invocation, sends it again
           // instead of the watchdog, much later, or the task failing as if the connection had been refused.
-          this.#wait(taskId, task.attempt, controller);
+          this.#wait(task, controller);
           this.#needFreshInvocation();
           release();
           return;

@@ -1012,6 +1012,29 @@ describe("HTTP tasks within Cloudflare's subrequests per invocation", () => {
     expect(most).toBe(6);
   });
 
+  it("the HTTP tasks waiting behind one waiting for a connection are passed over, not looked up one by one at every dispatch and answer: a fork of 190 looks its tasks up a few times each", async () => {
+    const width = 190;
+    const branches = Array.from({ length: width }, (_, i) => [httpTask(`wide_${i}`, { uri: target(`/count/wide_${i}?delay=5`), method: "GET" }, { retryCount: 0 })]);
+    const joinOn = branches.map(([task]) => String(task!["taskReferenceName"]));
+    await register({ name: "http_wide_190", tasks: [{ name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: branches }, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn }] });
+    // Searches of an execution's task list (the objects run in this isolate): a count of work done, not a time.
+    const realFind = Array.prototype.find;
+    let lookups = 0;
+    Array.prototype.find = function (this: unknown[], ...args: Parameters<typeof realFind>) {
+      if (this.length >= width && (this[0] as { taskId?: unknown } | undefined)?.taskId !== undefined) lookups++;
+      return realFind.apply(this, args);
+    } as typeof realFind;
+    let workflow: WorkflowJson;
+    try {
+      workflow = await waitFor(await startWorkflow("http_wide_190"), ["COMPLETED", "FAILED"], 15_000);
+    } finally {
+      Array.prototype.find = realFind;
+    }
+    expect(workflow.status).toBe("COMPLETED");
+    // About 4 a task (751); 32,924 when each dispatch and each answer looked up every waiting task behind the six.
+    expect(lookups).toBeLessThanOrEqual(10 * width);
+  });
+
   it("a request the runtime refuses past the invocation's count (\"Too many subrequests\", nothing sent) is sent again from the alarm, where the task failed as a refused connection", async () => {
     await register({ name: "http_refused_count", tasks: [httpTask("call", { uri: target("/count/refused_count"), method: "GET" }, { retryCount: 0 })] });
     const realFetch = globalThis.fetch;
