@@ -10,7 +10,12 @@
  * lets timers and the schedule fire and signs in with the old credentials. Loopback only; every wait is bounded.
  *
  *   node bench/deploy-upgrade.mjs [--rev <commit>]...    each revision in a throwaway git worktree (npm ci there)
- *   node bench/deploy-upgrade.mjs seed|kill|check <projectRoot> <stateDir>    one phase, by hand
+ *   node bench/deploy-upgrade.mjs seed|kill|old-over-new|check <projectRoot> <stateDir>    one phase, by hand
+ *
+ * Between the kill and the check, this checkout's migrations are applied to the old state and the OLD revision's dev
+ * server runs once more over it (old-over-new): an upgrade applies the migrations before it deploys (README), and a
+ * gradual deployment keeps the previous version serving, so the old code must still start and finish a workflow with
+ * an HTTP task, take a webhook delivery, hand out a SIMPLE task and sign in over the migrated schema.
  *
  * Exit code 0 when every step held (a step the older revision could not seed is skipped), 1 otherwise.
  */
@@ -22,7 +27,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const PHASES = ["seed", "kill", "check"];
+const PHASES = ["seed", "kill", "old-over-new", "check"];
 /** Revisions of main whose state is upgraded by default: about 1, 8, 21 and 33 sessions before this check was written. */
 const DEFAULT_REVISIONS = ["01915ec", "22d5ea1", "6be8200", "87ea0df"];
 const PROJECT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -31,7 +36,7 @@ if (!PHASES.includes(process.argv[2] ?? "")) process.exit(await runRevisions());
 
 const [phase, root, state] = process.argv.slice(2);
 if (!root || !state) {
-  console.error("usage: deploy-upgrade.mjs [--rev <commit>]... | seed|kill|check <projectRoot> <stateDir>");
+  console.error("usage: deploy-upgrade.mjs [--rev <commit>]... | seed|kill|old-over-new|check <projectRoot> <stateDir>");
   process.exit(2);
 }
 const PORT = Number(process.env.DU_PORT ?? 8791);
@@ -49,6 +54,23 @@ async function freePort() {
   const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
   await new Promise((done) => server.close(done));
   return port;
+}
+
+/**
+ * This checkout's D1 migrations applied to the state (as `npm start` and `wrangler d1 migrations apply` apply them),
+ * without starting its server: the old revision's server is to run over them first.
+ */
+function applyMigrations(rev, stateDir) {
+  console.error(`[${rev}] this checkout's migrations over the old state`);
+  const wrangler = join(PROJECT, "node_modules", "wrangler", "bin", "wrangler.js");
+  const run = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir], {
+    cwd: PROJECT,
+    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+    stdio: ["ignore", "pipe", "pipe"],
+    encoding: "utf8",
+    timeout: 300_000,
+  });
+  if (run.status !== 0) throw new Error(`migrations failed (${run.status ?? run.signal}): ${(run.stderr ?? "").slice(-500)}`);
 }
 
 /** Each revision: a worktree, npm ci, then seed and kill with its code and check with this checkout's; 0 when all held. */
@@ -85,7 +107,9 @@ async function runRevisions() {
       // The seed's failures are the older revision's missing features; what it could not seed, check skips.
       phaseRun("seed", old, 600_000);
       phaseRun("kill", old, 300_000);
-      ok = phaseRun("check", PROJECT, 900_000) === 0;
+      applyMigrations(rev, stateDir);
+      const oldOverNew = phaseRun("old-over-new", old, 300_000) === 0;
+      ok = phaseRun("check", PROJECT, 900_000) === 0 && oldOverNew;
     } catch (error) {
       console.log(`[${rev}] FAIL ${error instanceof Error ? error.message : error}`);
     } finally {
@@ -110,11 +134,13 @@ const serverErrors = [];
 
 // ---- target server (HTTP tasks call it; it remembers the headers it saw)
 const seen = [];
+let smokeCalls = 0;
 const target = createServer((req, res) => {
   let body = "";
   req.on("data", (c) => (body += c));
   req.on("end", () => {
     seen.push({ url: req.url, headers: req.headers, body });
+    if (req.url.startsWith("/smoke")) smokeCalls++;
     if (req.url.startsWith("/slow")) return void setTimeout(() => res.end(JSON.stringify({ slow: true })), 3000);
     res.setHeader("content-type", "application/json");
     res.end(JSON.stringify({ path: req.url, ok: true }));
@@ -491,6 +517,61 @@ async function kill() {
   record(true, `started ${ids.length} executions; killing the server now`);
 }
 
+/**
+ * The old revision's code over this checkout's migrations (the window between `wrangler d1 migrations apply` and the
+ * deploy, and a gradual deployment's old version): with definitions, a webhook and executions of its own (names
+ * du_smoke_*, none the check looks at), it starts and finishes a workflow with an HTTP task, takes a webhook delivery
+ * that completes a waiting task, hands out a SIMPLE task and takes its result, and signs in with the admin key.
+ */
+async function oldOverNew() {
+  await step("old code, migrated schema: register definitions", async () => {
+    await ok("POST", "/api/metadata/taskdefs", [{ name: "du_smoke_task", retryCount: 0, responseTimeoutSeconds: 3600, timeoutSeconds: 0, ownerEmail: "du@example.com" }]);
+    for (const def of [
+      { name: "du_smoke_http", version: 1, tasks: [{ name: "h", taskReferenceName: "h", type: "HTTP", inputParameters: { http_request: { uri: `${TARGET}/smoke`, method: "GET" } } }] },
+      { name: "du_smoke_simple", version: 1, tasks: [simple("s", "du_smoke_task")] },
+      { name: "du_smoke_wait", version: 1, tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { matches: { "$['orderId']": "${workflow.input.orderId}" } } }] },
+    ])
+      await ok("POST", "/api/metadata/workflow", def);
+  });
+  await step("old code, migrated schema: a workflow with an HTTP task runs to COMPLETED", async () => {
+    const id = await start("du_smoke_http");
+    await waitStatus(id, "COMPLETED");
+    if (smokeCalls < 1) throw new Error("the HTTP task's call never came");
+  });
+  await step("old code, migrated schema: a webhook delivery completes the waiting task", async () => {
+    const hook = await ok("POST", "/api/metadata/webhook", {
+      name: "du-smoke-hook",
+      verifier: "HEADER_BASED",
+      headers: { "X-Du-Token": "tok-smoke" },
+      receiverWorkflowNamesToVersions: { du_smoke_wait: 1 },
+      sourcePlatform: "Custom",
+    });
+    const id = await start("du_smoke_wait", { orderId: "smoke-1" });
+    // Sent again until it completes the task: the task's wait row reaches D1 a moment after its start.
+    await until(
+      async () => {
+        const r = await fetch(`${API}/webhook/${hook.id}`, { method: "POST", headers: { "content-type": "application/json", "X-Du-Token": "tok-smoke" }, body: JSON.stringify({ orderId: "smoke-1" }) });
+        if (r.status >= 500) throw new Error(`webhook POST ${r.status} ${(await r.text()).slice(0, 300)}`);
+        return (await wf(id)).status;
+      },
+      (status) => status === "COMPLETED",
+      "the waiting workflow completed by the delivery",
+      20_000,
+    );
+  });
+  await step("old code, migrated schema: a SIMPLE task polled and completed", async () => {
+    const id = await start("du_smoke_simple");
+    await report(await pollFor("du_smoke_task", id), "COMPLETED", { done: true });
+    await waitStatus(id, "COMPLETED");
+  });
+  await step("old code, migrated schema: sign in with the admin key, the token reads", async () => {
+    const [keyId, keySecret] = [adminKey.slice(0, adminKey.indexOf(":")), adminKey.slice(adminKey.indexOf(":") + 1)];
+    const token = await ok("POST", "/api/security/token", { keyId, keySecret });
+    const r = await fetch(`${API}/api/metadata/workflow/du_smoke_http`, { headers: { "x-authorization": token.token } });
+    if (r.status !== 200) throw new Error(`GET with the token: ${r.status} ${(await r.text()).slice(0, 200)}`);
+  });
+}
+
 async function check() {
   const m = JSON.parse(readFileSync(MANIFEST, "utf8"));
   /** A step needing what the seed recorded: skipped (not failed) when the old revision could not seed it. */
@@ -755,6 +836,7 @@ try {
   console.log(`server up (${root}), phase ${phase}`);
   if (phase === "seed") await seed();
   else if (phase === "kill") await kill();
+  else if (phase === "old-over-new") await oldOverNew();
   else await check();
   code = results.some((r) => !r.ok) || serverErrors.length ? 1 : 0;
 } catch (error) {
