@@ -10,6 +10,8 @@ export interface LeasedTask {
   workflowId: string;
   /** When the lease ends: the entry's `visible_at` as the lease set it, until a push of the task moves it. */
   leasedUntil: number;
+  /** When it was visible from before the lease: where {@link TaskQueue.giveBack} puts it back in the queue's order. */
+  visibleAt?: number;
   /** True when its task has limits, so the poll's answer is recorded in the queue's {@link HandOutLedger}. */
   limited?: true;
   /**
@@ -130,13 +132,13 @@ export class TaskQueue extends DurableObject<Env> {
     for (;;) {
       const now = Date.now();
       const candidates = this.#sql
-        .exec<{ task_id: string; workflow_id: string; limits: string | null }>(
-          `SELECT task_id, workflow_id, limits FROM entries WHERE visible_at <= ? ORDER BY ${QUEUE_ORDER} LIMIT ?`,
+        .exec<{ task_id: string; workflow_id: string; visible_at: number; limits: string | null }>(
+          `SELECT task_id, workflow_id, visible_at, limits FROM entries WHERE visible_at <= ? ORDER BY ${QUEUE_ORDER} LIMIT ?`,
           now,
           count,
         )
         .toArray()
-        .map((row) => ({ taskId: row.task_id, workflowId: row.workflow_id, limits: row.limits === null ? undefined : (JSON.parse(row.limits) as HandOutLimits) }));
+        .map((row) => ({ taskId: row.task_id, workflowId: row.workflow_id, visibleAt: row.visible_at, limits: row.limits === null ? undefined : (JSON.parse(row.limits) as HandOutLimits) }));
       let reopensAt: number | undefined;
       let taken = candidates;
       if (candidates.some((candidate) => candidate.limits !== undefined)) {
@@ -155,7 +157,7 @@ export class TaskQueue extends DurableObject<Env> {
         const limited = taken.flatMap((task) => (task.limits === undefined ? [] : [{ taskId: task.taskId, limits: task.limits }]));
         if (limited.length > 0) this.#handOuts.reserve(limited, now, leasedUntil);
         return taken.map((task) => {
-          const leased: LeasedTask = { taskId: task.taskId, workflowId: task.workflowId, leasedUntil };
+          const leased: LeasedTask = { taskId: task.taskId, workflowId: task.workflowId, leasedUntil, visibleAt: task.visibleAt };
           if (task.limits !== undefined) leased.limited = true;
           if (task.limits?.maxHeld !== undefined) leased.holdsPlace = true;
           return leased;
@@ -181,6 +183,19 @@ export class TaskQueue extends DurableObject<Env> {
     }
     const limited = answered.filter((entry) => entry.limited === true);
     if (limited.length > 0) this.#handOuts.settle(limited.map((entry) => ({ taskId: entry.taskId, handedOut: entry.outcome === "polled" })));
+  }
+
+  /**
+   * Gives back entries a poll leased but did not hand out, its answer being full (see the router's batch poll): visible
+   * again at once, in their place (as visible as before the lease), and a limited one's reservation forgotten, as for an
+   * entry kept for later. An entry pushed again since it was leased stays as the push left it. Polls waiting are woken.
+   */
+  async giveBack(entries: readonly LeasedTask[]): Promise<void> {
+    const now = Date.now();
+    for (const entry of entries) this.#sql.exec(`UPDATE entries SET visible_at = ? WHERE task_id = ? AND visible_at = ?`, Math.min(entry.visibleAt ?? now, now), entry.taskId, entry.leasedUntil);
+    const limited = entries.filter((entry) => entry.limited === true);
+    if (limited.length > 0) this.#handOuts.settle(limited.map((entry) => ({ taskId: entry.taskId, handedOut: false })));
+    this.#pushed.wakeAll();
   }
 
   /**

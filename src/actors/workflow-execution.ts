@@ -126,9 +126,20 @@ export interface CallbackRefusal {
  * worker (its Task JSON, input with real secret values); "gone" when it no longer waits for a poll (the entry can
  * go); "later" when it is not handed out now but still waits: its workflow is paused (the entry stays, and comes back
  * when the workflow resumes), or its input could not be read (a D1 error reading its secrets: the entry comes back
- * after its lease).
+ * after its lease); "unsent" when it waits but the poll's answer has no room left for it (see {@link PollShare}): the
+ * entry goes back to its queue at once.
  */
-export type PollAnswer = { outcome: "polled"; task: string } | { outcome: "gone" } | { outcome: "later" };
+export type PollAnswer = { outcome: "polled"; task: string } | { outcome: "gone" } | { outcome: "later" } | { outcome: "unsent" };
+
+/**
+ * The part of a batch poll's answer an execution's tasks may take (see the router's batch poll): `bytes` of inputs (as
+ * JSON, with their secrets' values), the tasks past it answered "unsent"; `oneAnyway`: its first task goes out even
+ * when larger, so that a poll always moves on.
+ */
+export interface PollShare {
+  bytes: number;
+  oneAnyway: boolean;
+}
 
 /** One task a batch poll took from its worker queue for this execution (see `WorkflowExecution.pollTasks`). */
 export interface PollEntry {
@@ -1531,9 +1542,10 @@ export class WorkflowExecution extends DurableObject<Env> {
    * batch poll costs one call and one commit per execution, not one per task. The answers are its own tasks' views, so
    * together no larger than its Workflow JSON, which `maxExecutionBytes` keeps under the 32 MiB of an RPC answer, and
    * the inputs with secrets' values no more than room is left for (see POLL_ANSWER_BYTES): the tasks past it answer
-   * "later", their entries coming back after the lease.
+   * "later", their entries coming back after the lease. A batch poll's `share` of its answer (see {@link PollShare})
+   * bounds the inputs too, those without secrets included: the tasks past it answer "unsent", handed back at once.
    */
-  async pollTasks(entries: readonly PollEntry[], workerId: string | undefined): Promise<PollAnswer[]> {
+  async pollTasks(entries: readonly PollEntry[], workerId: string | undefined, share?: PollShare): Promise<PollAnswer[]> {
     this.#recover();
     // Each looked at before the read. The secrets all the tasks name are read at once, one query however many tasks:
     // one per task would make a batch of 100 a hundred D1 queries in this one invocation, past the 50 Workers Free allows.
@@ -1544,13 +1556,25 @@ export class WorkflowExecution extends DurableObject<Env> {
     // Read before the task is handed out: a missing secret fails it instead, so no worker gets a task it cannot run.
     // A read that fails (the secrets' query, a resolution that throws) holds back the tasks it was for only: the
     // others still go to this poll's worker.
-    // Room for the inputs with secrets' values in this answer (see POLL_ANSWER_BYTES); the first always fits.
-    let room = POLL_ANSWER_BYTES - this.#config.engine.maxExecutionBytes;
-    let sentAny = false;
+    // Room for the inputs with secrets' values in this answer (see POLL_ANSWER_BYTES); the first always fits. A poll's
+    // share (a router of this version gives one) bounds every input, with secrets or not, the first too unless `oneAnyway`.
+    let room = Math.min(POLL_ANSWER_BYTES - this.#config.engine.maxExecutionBytes, share?.bytes ?? Number.POSITIVE_INFINITY);
+    let sentAny = share !== undefined && !share.oneAnyway;
+    // Past the room: handed out by a later poll, rather than breaking this one's answer; at once when the poll gave a share.
+    const overRoom: PollRead = share === undefined ? { outcome: "later" } : { outcome: "unsent" };
     const reads = befores.map((before, index): PollRead => {
       if (before.outcome !== "waiting") return before;
       const secrets = named[index];
-      if (secrets === undefined || lookup === undefined) return { outcome: "read", live: { input: before.task.inputData, secrets: [] } };
+      if (secrets === undefined || lookup === undefined) {
+        if (share !== undefined) {
+          // Stored within MAX_PAYLOAD_BYTES, so written out here without fear for this object's memory.
+          const bytes = JSON.stringify(before.task.inputData).length;
+          if (sentAny && bytes > room) return overRoom;
+          room -= bytes;
+          sentAny = true;
+        }
+        return { outcome: "read", live: { input: before.task.inputData, secrets: [] } };
+      }
       if (typeof lookup !== "function") return unreadForPoll(before.task.taskId, lookup.failed);
       // Building it is pure, so a throw (a text longer than a string may be) comes again at every poll: it fails the task.
       let live: PollInput;
@@ -1561,8 +1585,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       }
       const sendable = sendableInput(live, this.#config.engine.maxPayloadBytes);
       if (sendable.bytes > 0) {
-        // Past the answer's room: handed out by a later poll, once its lease has run out, rather than breaking this one.
-        if (sentAny && sendable.bytes > room) return { outcome: "later" };
+        if (sentAny && sendable.bytes > room) return overRoom;
         room -= sendable.bytes;
         sentAny = true;
       }

@@ -11,6 +11,8 @@ import { workerQueueKey } from "../../src/engine/tasks/simple";
 import { TaskQueue, taskQueueAt } from "../../src/actors/task-queue";
 import { executionStub } from "../../src/worker/executions";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
+import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
+import { pollAnswerBudget } from "../../src/worker/routes/workers";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, register, startWorkflow, waitFor } from "./helpers";
 import { poll, pollOne, queueSize, report, simpleTask } from "./task-worker-helpers";
@@ -614,7 +616,7 @@ describe("task workers: a batch poll's secrets", () => {
     expect(await queueSize("w_long_task")).toBe(0);
   });
 
-  it("hands out a wide fork whose inputs with their secrets' values are over an RPC answer together in parts: those past the answer's room come back after their lease, none is lost", async () => {
+  it("hands out a wide fork whose inputs with their secrets' values are over an RPC answer together in parts: those past the poll's answer go back to the queue at once, none is lost", async () => {
     await apiOk("PUT", "/api/secrets/w_wide_secret", JSON.stringify("w".repeat(64 * 1024)));
     // Each input 11 times 64 KiB with the value (under MAX_PAYLOAD_BYTES), 48 of them 34 MB: over the 32 MiB of an RPC answer.
     const keyed = Object.fromEntries(Array.from({ length: 11 }, (_, index) => [`k${index}`, "${workflow.secrets.w_wide_secret}"]));
@@ -627,17 +629,40 @@ describe("task workers: a batch poll's secrets", () => {
     expect(first.length).toBeGreaterThan(0);
     expect(first.length).toBeLessThan(48);
     expect(first.every((task) => (task["inputData"] as JsonObject)["k0"] === "w".repeat(64 * 1024))).toBe(true);
-    // The others still wait, SCHEDULED and never polled, their entries leased.
+    // The others still wait, SCHEDULED and never polled, their entries back in the queue: the next polls hand them out.
     const stored = await getWorkflow(workflowId);
     const waiting = stored.tasks.filter((task) => task.taskType === "w_wide_task" && task.status === "SCHEDULED");
     expect(waiting.length).toBe(48 - first.length);
     expect(waiting.every((task) => task["pollCount"] === 0)).toBe(true);
-    expect(await poll("w_wide_task", { count: "100" })).toEqual([]);
-    // Their lease run out (moved forward rather than waited for), the next polls hand them out.
-    await runInDurableObject(taskQueueAt(env, workerQueueKey("w_wide_task", undefined)), (_instance, state) => {
-      state.storage.sql.exec(`UPDATE entries SET visible_at = 0`);
-    });
-    const rest = await poll("w_wide_task", { count: "100" });
-    expect(rest.length).toBe(48 - first.length);
+    let handedOut = first.length;
+    for (let round = 0; round < 5 && handedOut < 48; round++) {
+      const next = await poll("w_wide_task", { count: "100" });
+      expect(next.length).toBeGreaterThan(0);
+      handedOut += next.length;
+    }
+    expect(handedOut).toBe(48);
+  });
+
+  it("a batch poll answers tasks of at most the poll's budget of inputs (16 of MAX_PAYLOAD_BYTES, at most 16 MiB); the entries past it go back to the queue, handed out by the next poll at once", async () => {
+    await register({ name: "w_bulky", tasks: [simpleTask("w_bulky_task", "bulky", { blob: "${workflow.input.blob}" })] });
+    // 20 executions, each one task of 700 KiB of input (under the 768 KiB of MAX_PAYLOAD_BYTES): 14 MB together, over
+    // the poll's 12 MiB, which a router isolate holds a few times over within its 128 MB.
+    const blob = "b".repeat(700 * 1024);
+    const workflowIds = await Promise.all(Array.from({ length: 20 }, () => startWorkflow("w_bulky", { blob })));
+    await eventually(() => queueSize("w_bulky_task"), (size) => size === 20, "the 20 tasks queued");
+    const budget = pollAnswerBudget(DEFAULT_ENGINE_CONFIG.maxPayloadBytes);
+    const inputBytes = JSON.stringify({ blob }).length;
+    const first = await poll("w_bulky_task", { count: "20" });
+    // As many as the budget holds (17), less one at most for the tasks' other fields: not all 20.
+    expect(first.length).toBeGreaterThanOrEqual(Math.floor(budget / inputBytes) - 1);
+    expect(first.length * inputBytes).toBeLessThanOrEqual(budget);
+    expect(first.every((task) => (task["inputData"] as JsonObject)["blob"] === blob)).toBe(true);
+    // The others were never offered: SCHEDULED, never polled, and back in the queue now, not after a lease.
+    const polled = new Set(first.map((task) => task["workflowInstanceId"] as string));
+    const others = await Promise.all(workflowIds.filter((id) => !polled.has(id)).map((id) => getWorkflow(id)));
+    expect(others.length).toBe(20 - first.length);
+    expect(others.every((workflow) => workflow.tasks[0]!.status === "SCHEDULED" && workflow.tasks[0]!["pollCount"] === 0)).toBe(true);
+    const rest = await poll("w_bulky_task", { count: "20" });
+    expect(rest.map((task) => task["workflowInstanceId"]).sort()).toEqual(others.map((workflow) => workflow.workflowId).sort());
   });
 });

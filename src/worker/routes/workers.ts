@@ -1,5 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
-import type { PollAnswer } from "../../actors/workflow-execution";
+import type { PollAnswer, PollShare } from "../../actors/workflow-execution";
 import { taskQueueAt, MAX_POLL_WAIT_MS, type AnsweredTask, type LeasedTask, type TaskQueue } from "../../actors/task-queue";
 import type { PollData } from "../../actors/poll-log";
 import { workerQueueKey } from "../../engine/tasks/simple";
@@ -35,6 +35,24 @@ const DEFAULT_POLL_WAIT_MS = 100;
 const POLL_LEASE_MS = 30_000;
 /** Rounds of entries a poll goes through when each one it took turned out to be stale (bounded, like every loop here). */
 const MAX_POLL_ROUNDS = 5;
+/**
+ * A batch poll's answer, in tasks of inputs as large as MAX_PAYLOAD_BYTES allows: at the default (768 KiB) 12 MiB of
+ * inputs, which a router isolate holds a few times over (the executions' answers, the joined array, its UTF-8 bytes)
+ * within the 128 MB of memory Cloudflare gives it; a hundred such tasks would be 75 MB each time.
+ */
+const POLL_ANSWER_TASKS_OF_MAX_PAYLOAD = 16;
+/** The most a batch poll's answer holds in inputs, whatever MAX_PAYLOAD_BYTES says (see {@link pollAnswerBudget}). */
+const MAX_POLL_ANSWER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * How many bytes of inputs (as JSON, with their secrets' values) the tasks one poll hands out may hold together:
+ * {@link POLL_ANSWER_TASKS_OF_MAX_PAYLOAD} inputs of the largest size allowed, at most {@link MAX_POLL_ANSWER_BYTES}.
+ * One task is handed out whatever its size.
+ */
+export function pollAnswerBudget(maxPayloadBytes: number): number {
+  return Math.min(MAX_POLL_ANSWER_BYTES, POLL_ANSWER_TASKS_OF_MAX_PAYLOAD * maxPayloadBytes);
+}
+
 /** Longest worker id, domain or task type a poll names. */
 const MAX_NAME_LENGTH = MAX_QUERY_NAME_LENGTH;
 
@@ -109,7 +127,8 @@ async function inBatches<T, R>(items: readonly T[], ask: (item: T) => Promise<R>
  * Takes up to `poll.count` tasks from the worker queue of `poll.taskType` in `poll.domain`, waiting up to
  * `poll.waitMs` for one. The entries taken are offered to their executions (one call per execution), each of which hands
  * the task out or says it no longer waits; both drop the entry. An execution that could not be asked (an error) leaves
- * its entries leased, to come back.
+ * its entries leased, to come back. The tasks handed out hold at most {@link pollAnswerBudget} of inputs together (one
+ * at least): the entries that did not fit go back to the queue at once, for the next poll.
  * Answers the Task JSON of each task handed out. The poll of a named worker is recorded (Conductor's poll data) by the
  * default domain's queue of the task name: in the lease itself when that is the queue polled, else beside the poll.
  */
@@ -126,11 +145,16 @@ async function pollWorkerQueue(env: Env, ctx: ExecutionContext, poll: PollReques
     const recordHere = round === 0 && poll.domain === undefined ? poller : undefined;
     const leased = await stub.lease(poll.count, Math.max(0, deadline - Date.now()), POLL_LEASE_MS, recordHere);
     if (leased.length === 0) break;
-    const answers = await offerAll(env, leased, poll.workerId);
+    const answers = await offerAll(env, leased, poll.workerId, pollAnswerBudget(serviceConfig(env).engine.maxPayloadBytes));
     const answered: AnsweredTask[] = [];
+    const unsent: LeasedTask[] = [];
     answers.forEach((answer, index) => {
       if (answer.status === "rejected") {
         console.error(JSON.stringify({ msg: "poll could not reach an execution; its task comes back after the lease", taskId: leased[index]!.taskId, error: String(answer.reason) }));
+        return;
+      }
+      if (answer.value.outcome === "unsent") {
+        unsent.push(leased[index]!);
         return;
       }
       // A paused workflow's entry stays hidden until its lease ends; only a limited one's reservation needs dropping.
@@ -141,6 +165,8 @@ async function pollWorkerQueue(env: Env, ctx: ExecutionContext, poll: PollReques
     // The tasks are the workers' now: a failed drop must not lose them; their entries come back after the lease, and
     // the next poll finds them no longer waiting and drops them then.
     if (answered.length > 0) await stub.ack(answered).catch((error: unknown) => console.error(JSON.stringify({ msg: "poll could not drop its queue entries; they come back after the lease", error: String(error) })));
+    // Not handed out, so nobody's: visible again now rather than after the lease (a failure only makes them wait for it).
+    if (unsent.length > 0) await stub.giveBack(unsent).catch((error: unknown) => console.error(JSON.stringify({ msg: "poll could not give back the entries its answer had no room for; they come back after the lease", error: String(error) })));
   }
   return tasks;
 }
@@ -149,30 +175,72 @@ async function pollWorkerQueue(env: Env, ctx: ExecutionContext, poll: PollReques
  * Offers the `leased` entries to their executions, one call per execution however many of its tasks were taken (a wide
  * fork's tasks come by the hundred), all executions at once: the answer to each entry, in the entries' order. An
  * execution that could not be asked rejects the answers of its entries only.
+ * The answer holds at most `budget` bytes of inputs (and one task whatever its size): each execution is given its share
+ * by its number of entries, the first's first task going out anyway; the entries past an execution's share are then
+ * offered again one execution at a time, in order, within what is left of the budget, until one leaves some out. The
+ * entries left answer "unsent": no execution handed them out.
  */
-async function offerAll(env: Env, leased: readonly LeasedTask[], workerId: string | undefined): Promise<Array<PromiseSettledResult<PollAnswer>>> {
-  const byExecution = new Map<string, number[]>();
-  leased.forEach((entry, index) => {
-    const indexes = byExecution.get(entry.workflowId);
-    if (indexes === undefined) byExecution.set(entry.workflowId, [index]);
-    else indexes.push(index);
-  });
-  const groups = [...byExecution.entries()];
-  const settled = await Promise.allSettled(groups.map(([workflowId, indexes]) => offer(env, workflowId, indexes.map((index) => leased[index]!), workerId)));
+async function offerAll(env: Env, leased: readonly LeasedTask[], workerId: string | undefined, budget: number): Promise<Array<PromiseSettledResult<PollAnswer>>> {
+  const groups = byExecution(leased);
   const answers: Array<PromiseSettledResult<PollAnswer>> = [];
-  settled.forEach((result, group) => {
-    groups[group]![1].forEach((index, position) => {
+  const record = (indexes: readonly number[], result: PromiseSettledResult<PollAnswer[]>): void => {
+    indexes.forEach((index, position) => {
       answers[index] = result.status === "rejected" ? result : { status: "fulfilled", value: result.value[position] ?? { outcome: "gone" } };
     });
-  });
+  };
+  const ask = (workflowId: string, indexes: readonly number[], share: PollShare): Promise<PromiseSettledResult<PollAnswer[]>> =>
+    offer(env, workflowId, indexes.map((index) => leased[index]!), workerId, share).then(
+      (value) => ({ status: "fulfilled", value }),
+      (reason: unknown) => ({ status: "rejected", reason }),
+    );
+  const shares = groups.map(([, indexes]) => Math.floor((budget * indexes.length) / leased.length));
+  const settled = await Promise.all(groups.map(([workflowId, indexes], group) => ask(workflowId, indexes, { bytes: shares[group]!, oneAnyway: group === 0 })));
+  settled.forEach((result, group) => record(groups[group]![1], result));
+  for (const [group, [workflowId, indexes]] of groups.entries()) {
+    const unsent = indexes.filter((index) => isUnsent(answers[index]));
+    if (unsent.length === 0) continue;
+    const left = budget - answeredBytes(answers);
+    if (left <= 0) break;
+    // No more room than its share had left: it would leave them out again.
+    if (left <= shares[group]! - answeredBytes(indexes.map((index) => answers[index]))) continue;
+    record(unsent, await ask(workflowId, unsent, { bytes: left, oneAnyway: !answers.some(isPolled) }));
+    if (unsent.some((index) => isUnsent(answers[index]))) break;
+  }
   return answers;
 }
 
+/** The indexes of the `leased` entries by execution, the executions in the order of their first entry. */
+function byExecution(leased: readonly LeasedTask[]): Array<[string, number[]]> {
+  const groups = new Map<string, number[]>();
+  leased.forEach((entry, index) => {
+    const indexes = groups.get(entry.workflowId);
+    if (indexes === undefined) groups.set(entry.workflowId, [index]);
+    else indexes.push(index);
+  });
+  return [...groups.entries()];
+}
+
+/** Whether an entry's execution left it out, its share of the answer being spent. */
+function isUnsent(answer: PromiseSettledResult<PollAnswer> | undefined): boolean {
+  return answer?.status === "fulfilled" && answer.value.outcome === "unsent";
+}
+
+/** Whether an entry's task went to this poll's worker. */
+function isPolled(answer: PromiseSettledResult<PollAnswer> | undefined): boolean {
+  return answer?.status === "fulfilled" && answer.value.outcome === "polled";
+}
+
+/** The characters of the Task JSON of the tasks among `answers` handed out: their inputs and the rest of their fields. */
+function answeredBytes(answers: ReadonlyArray<PromiseSettledResult<PollAnswer> | undefined>): number {
+  return answers.reduce((sum, answer) => sum + (answer?.status === "fulfilled" && answer.value.outcome === "polled" ? answer.value.task.length : 0), 0);
+}
+
 /** Asks execution `workflowId` for the tasks of its `entries`; async, so that any failure (a stub that cannot be made too) is a rejection. */
-async function offer(env: Env, workflowId: string, entries: readonly LeasedTask[], workerId: string | undefined): Promise<PollAnswer[]> {
+async function offer(env: Env, workflowId: string, entries: readonly LeasedTask[], workerId: string | undefined, share: PollShare): Promise<PollAnswer[]> {
   return executionStub(env, workflowId).pollTasks(
     entries.map((entry) => ({ taskId: entry.taskId, holdsPlace: entry.holdsPlace === true })),
     workerId,
+    share,
   );
 }
 
