@@ -126,10 +126,11 @@ export interface CallbackRefusal {
  * worker (its Task JSON, input with real secret values); "gone" when it no longer waits for a poll (the entry can
  * go); "later" when it is not handed out now but still waits: its workflow is paused (the entry stays, and comes back
  * when the workflow resumes), or its input could not be read (a D1 error reading its secrets: the entry comes back
- * after its lease); "unsent" when it waits but the poll's answer has no room left for it (see {@link PollShare}): the
- * entry goes back to its queue at once.
+ * after its lease); "unsent" when it waits but the poll's answer has no room left for it (see {@link PollShare}), with
+ * the `bytes` its input takes of a share (the router may offer it again in what the poll has left): else the entry goes
+ * back to its queue at once.
  */
-export type PollAnswer = { outcome: "polled"; task: string } | { outcome: "gone" } | { outcome: "later" } | { outcome: "unsent" };
+export type PollAnswer = { outcome: "polled"; task: string } | { outcome: "gone" } | { outcome: "later" } | { outcome: "unsent"; bytes: number };
 
 /**
  * The part of a batch poll's answer an execution's tasks may take (see the router's batch poll): `bytes` of inputs (as
@@ -1543,7 +1544,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    * together no larger than its Workflow JSON, which `maxExecutionBytes` keeps under the 32 MiB of an RPC answer, and
    * the inputs with secrets' values no more than room is left for (see POLL_ANSWER_BYTES): the tasks past it answer
    * "later", their entries coming back after the lease. A batch poll's `share` of its answer (see {@link PollShare})
-   * bounds the inputs too, those without secrets included: the tasks past it answer "unsent", handed back at once.
+   * bounds the inputs too, those without secrets included: the tasks past it answer "unsent" with their sizes.
    */
   async pollTasks(entries: readonly PollEntry[], workerId: string | undefined, share?: PollShare): Promise<PollAnswer[]> {
     this.#recover();
@@ -1561,7 +1562,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     let room = Math.min(POLL_ANSWER_BYTES - this.#config.engine.maxExecutionBytes, share?.bytes ?? Number.POSITIVE_INFINITY);
     let sentAny = share !== undefined && !share.oneAnyway;
     // Past the room: handed out by a later poll, rather than breaking this one's answer; at once when the poll gave a share.
-    const overRoom: PollRead = share === undefined ? { outcome: "later" } : { outcome: "unsent" };
+    const overRoom = (bytes: number): PollRead => (share === undefined ? { outcome: "later" } : { outcome: "unsent", bytes });
     const reads = befores.map((before, index): PollRead => {
       if (before.outcome !== "waiting") return before;
       const secrets = named[index];
@@ -1569,7 +1570,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (share !== undefined) {
           // Stored within MAX_PAYLOAD_BYTES, so written out here without fear for this object's memory.
           const bytes = JSON.stringify(before.task.inputData).length;
-          if (sentAny && bytes > room) return overRoom;
+          if (sentAny && bytes > room) return overRoom(bytes);
           room -= bytes;
           sentAny = true;
         }
@@ -1585,7 +1586,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       }
       const sendable = sendableInput(live, this.#config.engine.maxPayloadBytes);
       if (sendable.bytes > 0) {
-        if (sentAny && sendable.bytes > room) return overRoom;
+        if (sentAny && sendable.bytes > room) return overRoom(sendable.bytes);
         room -= sendable.bytes;
         sentAny = true;
       }

@@ -14,7 +14,7 @@ import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
 import { pollAnswerBudget } from "../../src/worker/routes/workers";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, eventually, getWorkflow, register, startWorkflow, waitFor } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, register, startWorkflow, waitFor, type TaskJson } from "./helpers";
 import { poll, pollOne, queueSize, report, simpleTask } from "./task-worker-helpers";
 
 describe("task workers: the execution's alarm while queue work is owed", () => {
@@ -664,5 +664,40 @@ describe("task workers: a batch poll's secrets", () => {
     expect(others.every((workflow) => workflow.tasks[0]!.status === "SCHEDULED" && workflow.tasks[0]!["pollCount"] === 0)).toBe(true);
     const rest = await poll("w_bulky_task", { count: "20" });
     expect(rest.map((task) => task["workflowInstanceId"]).sort()).toEqual(others.map((workflow) => workflow.workflowId).sort());
+  });
+
+  it("a batch poll offers the tasks past their executions' shares again in one round, all those executions at once, not one execution after another", async () => {
+    await register({ name: "w_rounds", tasks: [simpleTask("w_rounds_task", "rounds", { blob: "${workflow.input.blob}" })] });
+    // 20 executions of one 700 KiB input each: over each one's share of the 12 MiB (a twentieth), so all but the first
+    // answer "unsent" in the first round, and 16 of them fit in what the first left.
+    const blob = "r".repeat(700 * 1024);
+    await Promise.all(Array.from({ length: 20 }, () => startWorkflow("w_rounds", { blob })));
+    await eventually(() => queueSize("w_rounds_task"), (size) => size === 20, "the 20 tasks queued");
+    // Each call to an execution waits at the gate of its round, opened by the test (flags polled: see `gate`).
+    const rounds = { arrived: [0, 0, 0], opened: 0, current: 0 };
+    const { pollTasks } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.pollTasks = async function (this: WorkflowExecution, ...args: Parameters<WorkflowExecution["pollTasks"]>) {
+      const round = Math.min(rounds.current, 2);
+      rounds.arrived[round]!++;
+      for (let i = 0; i < 2000 && rounds.opened <= round; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      return pollTasks.apply(this, args);
+    };
+    let polled: Promise<TaskJson[]> | undefined;
+    try {
+      polled = poll("w_rounds_task", { count: "20" });
+      await eventually(async () => rounds.arrived[0], (arrived) => arrived === 20, "the first round's 20 calls");
+      rounds.current = 1;
+      rounds.opened = 1;
+      // The second round: the 16 that fit asked at once (one at a time, the second would wait for the first's answer).
+      await eventually(async () => rounds.arrived[1], (arrived) => arrived === 16, "the second round's 16 calls at once", 3_000);
+    } finally {
+      rounds.current = 2;
+      rounds.opened = 3;
+      WorkflowExecution.prototype.pollTasks = pollTasks;
+    }
+    const first = await polled;
+    expect(first.length).toBe(17);
+    expect(rounds.arrived[2]).toBe(0);
+    expect(await poll("w_rounds_task", { count: "20" })).toHaveLength(3);
   });
 });

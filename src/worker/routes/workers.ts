@@ -13,6 +13,7 @@ import { retryingObjectCall } from "../object-retry";
 import { MAX_QUERY_NAME_LENGTH, decodedPathParam, integerQuery, nameQuery, queryParams, queryValue } from "../http/params";
 import { TaskResultRequest, parseOrThrow } from "../schemas";
 import { applyTaskResult, taskResultMaxBytes } from "./tasks";
+import { offerAll } from "../poll-offers";
 
 /**
  * A read of the worker queue of `taskName` in `domain` (none: the default queue), made again on a fresh stub when it
@@ -145,7 +146,7 @@ async function pollWorkerQueue(env: Env, ctx: ExecutionContext, poll: PollReques
     const recordHere = round === 0 && poll.domain === undefined ? poller : undefined;
     const leased = await stub.lease(poll.count, Math.max(0, deadline - Date.now()), POLL_LEASE_MS, recordHere);
     if (leased.length === 0) break;
-    const answers = await offerAll(env, leased, poll.workerId, pollAnswerBudget(serviceConfig(env).engine.maxPayloadBytes));
+    const answers = await offerAll(leased, pollAnswerBudget(serviceConfig(env).engine.maxPayloadBytes), (workflowId, entries, share) => offer(env, workflowId, entries, poll.workerId, share));
     const answered: AnsweredTask[] = [];
     const unsent: LeasedTask[] = [];
     answers.forEach((answer, index) => {
@@ -171,72 +172,8 @@ async function pollWorkerQueue(env: Env, ctx: ExecutionContext, poll: PollReques
   return tasks;
 }
 
-/**
- * Offers the `leased` entries to their executions, one call per execution however many of its tasks were taken (a wide
- * fork's tasks come by the hundred), all executions at once: the answer to each entry, in the entries' order. An
- * execution that could not be asked rejects the answers of its entries only.
- * The answer holds at most `budget` bytes of inputs (and one task whatever its size): each execution is given its share
- * by its number of entries, the first's first task going out anyway; the entries past an execution's share are then
- * offered again one execution at a time, in order, within what is left of the budget, until one leaves some out. The
- * entries left answer "unsent": no execution handed them out.
- */
-async function offerAll(env: Env, leased: readonly LeasedTask[], workerId: string | undefined, budget: number): Promise<Array<PromiseSettledResult<PollAnswer>>> {
-  const groups = byExecution(leased);
-  const answers: Array<PromiseSettledResult<PollAnswer>> = [];
-  const record = (indexes: readonly number[], result: PromiseSettledResult<PollAnswer[]>): void => {
-    indexes.forEach((index, position) => {
-      answers[index] = result.status === "rejected" ? result : { status: "fulfilled", value: result.value[position] ?? { outcome: "gone" } };
-    });
-  };
-  const ask = (workflowId: string, indexes: readonly number[], share: PollShare): Promise<PromiseSettledResult<PollAnswer[]>> =>
-    offer(env, workflowId, indexes.map((index) => leased[index]!), workerId, share).then(
-      (value) => ({ status: "fulfilled", value }),
-      (reason: unknown) => ({ status: "rejected", reason }),
-    );
-  const shares = groups.map(([, indexes]) => Math.floor((budget * indexes.length) / leased.length));
-  const settled = await Promise.all(groups.map(([workflowId, indexes], group) => ask(workflowId, indexes, { bytes: shares[group]!, oneAnyway: group === 0 })));
-  settled.forEach((result, group) => record(groups[group]![1], result));
-  for (const [group, [workflowId, indexes]] of groups.entries()) {
-    const unsent = indexes.filter((index) => isUnsent(answers[index]));
-    if (unsent.length === 0) continue;
-    const left = budget - answeredBytes(answers);
-    if (left <= 0) break;
-    // No more room than its share had left: it would leave them out again.
-    if (left <= shares[group]! - answeredBytes(indexes.map((index) => answers[index]))) continue;
-    record(unsent, await ask(workflowId, unsent, { bytes: left, oneAnyway: !answers.some(isPolled) }));
-    if (unsent.some((index) => isUnsent(answers[index]))) break;
-  }
-  return answers;
-}
-
-/** The indexes of the `leased` entries by execution, the executions in the order of their first entry. */
-function byExecution(leased: readonly LeasedTask[]): Array<[string, number[]]> {
-  const groups = new Map<string, number[]>();
-  leased.forEach((entry, index) => {
-    const indexes = groups.get(entry.workflowId);
-    if (indexes === undefined) groups.set(entry.workflowId, [index]);
-    else indexes.push(index);
-  });
-  return [...groups.entries()];
-}
-
-/** Whether an entry's execution left it out, its share of the answer being spent. */
-function isUnsent(answer: PromiseSettledResult<PollAnswer> | undefined): boolean {
-  return answer?.status === "fulfilled" && answer.value.outcome === "unsent";
-}
-
-/** Whether an entry's task went to this poll's worker. */
-function isPolled(answer: PromiseSettledResult<PollAnswer> | undefined): boolean {
-  return answer?.status === "fulfilled" && answer.value.outcome === "polled";
-}
-
-/** The characters of the Task JSON of the tasks among `answers` handed out: their inputs and the rest of their fields. */
-function answeredBytes(answers: ReadonlyArray<PromiseSettledResult<PollAnswer> | undefined>): number {
-  return answers.reduce((sum, answer) => sum + (answer?.status === "fulfilled" && answer.value.outcome === "polled" ? answer.value.task.length : 0), 0);
-}
-
 /** Asks execution `workflowId` for the tasks of its `entries`; async, so that any failure (a stub that cannot be made too) is a rejection. */
-async function offer(env: Env, workflowId: string, entries: readonly LeasedTask[], workerId: string | undefined, share: PollShare): Promise<PollAnswer[]> {
+async function offer(env: Env, workflowId: string, entries: readonly LeasedTask[], workerId: string | undefined, share: PollShare | undefined): Promise<PollAnswer[]> {
   return executionStub(env, workflowId).pollTasks(
     entries.map((entry) => ({ taskId: entry.taskId, holdsPlace: entry.holdsPlace === true })),
     workerId,
