@@ -19,6 +19,7 @@ export type EntryAnswer = PromiseSettledResult<PollAnswer>;
  * "unsent" with their size; those that fit in what is left of the budget, in the entries' order, are offered once more,
  * all at once, each execution's share the sizes of its entries offered. So a poll makes two rounds of calls at most,
  * each one call per execution at once, however the sizes fall. The entries left answer "unsent": nobody's, to give back.
+ * A single entry is offered with no share: it goes out anyway, and its execution need not measure its input.
  */
 export async function offerAll(leased: readonly LeasedTask[], budget: number, ask: AskExecution): Promise<EntryAnswer[]> {
   const answers: EntryAnswer[] = [];
@@ -30,6 +31,12 @@ export async function offerAll(leased: readonly LeasedTask[], budget: number, as
       });
     });
   };
+  // One task (a single poll, update-v2's next task) goes out whatever its size: no share to keep, so its execution
+  // does not write its input out once more to measure it.
+  if (leased.length === 1) {
+    await askGroups([{ workflowId: leased[0]!.workflowId, indexes: [0], share: undefined }]);
+    return answers;
+  }
   await askGroups(
     byExecution(leased, leased.map((_, index) => index)).map(([workflowId, indexes], group) => ({
       workflowId,

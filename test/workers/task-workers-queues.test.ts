@@ -700,4 +700,31 @@ describe("task workers: a batch poll's secrets", () => {
     expect(rounds.arrived[2]).toBe(0);
     expect(await poll("w_rounds_task", { count: "20" })).toHaveLength(3);
   });
+
+  it("a single poll and update-v2's next task do not write a task's input out to measure it: one task goes out whatever its size", async () => {
+    await register({ name: "w_single", tasks: [simpleTask("w_single_task", "single", { single_blob: "${workflow.input.blob}" })] });
+    const blob = "s".repeat(100 * 1024);
+    const workflowIds = await Promise.all([startWorkflow("w_single", { blob }), startWorkflow("w_single", { blob })]);
+    await eventually(() => queueSize("w_single_task"), (size) => size === 2, "the 2 tasks queued");
+    // The inputs written out on their own by the poll's execution (the Task JSON writes out the whole task, the input
+    // within it; the search index's background job writes inputs out too, whenever it runs).
+    let inputsWritten = 0;
+    const { stringify } = JSON;
+    JSON.stringify = function (value: unknown, ...rest: unknown[]) {
+      const input = typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).join() === "single_blob";
+      if (input && new Error().stack?.includes("pollTasks") === true) inputsWritten++;
+      return (stringify as (value: unknown, ...rest: unknown[]) => string)(value, ...rest);
+    } as typeof JSON.stringify;
+    let first: TaskJson;
+    let next: TaskJson;
+    try {
+      first = await apiOk<TaskJson>("GET", "/api/tasks/poll/w_single_task?workerid=worker-1");
+      next = await apiOk<TaskJson>("POST", "/api/tasks/update-v2", { workflowInstanceId: first["workflowInstanceId"], taskId: first["taskId"], status: "COMPLETED", outputData: {}, workerId: "worker-1" });
+    } finally {
+      JSON.stringify = stringify;
+    }
+    expect([first["workflowInstanceId"], next["workflowInstanceId"]].sort()).toEqual([...workflowIds].sort());
+    expect((next["inputData"] as JsonObject)["single_blob"]).toBe(blob);
+    expect(inputsWritten).toBe(0);
+  });
 });
