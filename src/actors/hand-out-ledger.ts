@@ -78,11 +78,16 @@ export class HandOutLedger {
     }
   }
 
-  /** The poll's answers: a task handed out stays held until released; one that was not is forgotten. */
-  settle(answers: ReadonlyArray<{ taskId: string; handedOut: boolean }>): void {
-    for (const { taskId, handedOut } of answers) {
+  /**
+   * The poll's answers: a task handed out stays held until released; one that was not is forgotten. A task not handed
+   * out forgets only the reservation its own poll made, the one due at `answerDue` (its lease's end): an answer that
+   * comes after its lease ran out, when another poll has taken the task again, leaves that poll's reservation counting
+   * until that poll's own answer. A task handed out is held whichever poll's reservation stands: it is with a worker.
+   */
+  settle(answers: ReadonlyArray<{ taskId: string; handedOut: boolean; answerDue: number }>): void {
+    for (const { taskId, handedOut, answerDue } of answers) {
       if (handedOut) this.#sql.exec(`UPDATE hand_outs SET answer_due = NULL WHERE task_id = ? AND answer_due IS NOT NULL`, taskId);
-      else this.#sql.exec(`DELETE FROM hand_outs WHERE task_id = ? AND answer_due IS NOT NULL`, taskId);
+      else this.#sql.exec(`DELETE FROM hand_outs WHERE task_id = ? AND answer_due = ?`, taskId, answerDue);
     }
   }
 

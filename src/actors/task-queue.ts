@@ -182,7 +182,7 @@ export class TaskQueue extends DurableObject<Env> {
       if (entry.outcome !== "later") this.#sql.exec(`DELETE FROM entries WHERE task_id = ? AND visible_at = ?`, entry.taskId, entry.leasedUntil);
     }
     const limited = answered.filter((entry) => entry.limited === true);
-    if (limited.length > 0) this.#handOuts.settle(limited.map((entry) => ({ taskId: entry.taskId, handedOut: entry.outcome === "polled" })));
+    if (limited.length > 0) this.#handOuts.settle(limited.map((entry) => ({ taskId: entry.taskId, handedOut: entry.outcome === "polled", answerDue: entry.leasedUntil })));
   }
 
   /**
@@ -194,7 +194,7 @@ export class TaskQueue extends DurableObject<Env> {
     const now = Date.now();
     for (const entry of entries) this.#sql.exec(`UPDATE entries SET visible_at = ? WHERE task_id = ? AND visible_at = ?`, Math.min(entry.visibleAt ?? now, now), entry.taskId, entry.leasedUntil);
     const limited = entries.filter((entry) => entry.limited === true);
-    if (limited.length > 0) this.#handOuts.settle(limited.map((entry) => ({ taskId: entry.taskId, handedOut: false })));
+    if (limited.length > 0) this.#handOuts.settle(limited.map((entry) => ({ taskId: entry.taskId, handedOut: false, answerDue: entry.leasedUntil })));
     this.#pushed.wakeAll();
   }
 

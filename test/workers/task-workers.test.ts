@@ -661,6 +661,28 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await queue.lease(1, 0, 30_000)).map((task) => task.taskId)).toEqual([entry.taskId]);
   });
 
+  it("a poll's late word on a limited entry (given back, kept for later, handed out) leaves the reservation of the poll that leased it again alone", async () => {
+    for (const late of ["giveBack", "later", "polled"] as const) {
+      const name = `w_late_${late}_task`;
+      const queue = taskQueueAt(env, workerQueueKey(name, undefined));
+      const entry = (): WorkerQueueEntry => ({ queue: workerQueueKey(name, undefined), taskId: crypto.randomUUID(), workflowId: crypto.randomUUID(), priority: 0, visibleAt: Date.now(), limits: { maxHeld: 1 } });
+      const [held, waiting] = [entry(), entry()];
+      await queue.push([held]);
+      // Poll A takes it for a lease of 1 ms, and its word is late: the lease runs out and poll B takes the task again.
+      const [fromA] = await queue.lease(1, 0, 1);
+      expect(fromA?.taskId).toBe(held.taskId);
+      const [fromB] = await eventually(() => queue.lease(1, 0, 30_000), (leased) => leased.length === 1, `${late}: poll B's lease`);
+      expect(fromB?.taskId).toBe(held.taskId);
+      await queue.push([waiting]);
+      // A's word comes now, about its own lease; then B's (the execution hands the task to one poll only).
+      if (late === "giveBack") await queue.giveBack([fromA!]);
+      else await queue.ack([{ ...fromA!, outcome: late }]);
+      await queue.ack([{ ...fromB!, outcome: late === "polled" ? "gone" : "polled" }]);
+      // One worker holds the one place: the other entry waits (before, A's not handing it out dropped B's reservation).
+      expect(await queue.lease(1, 0, 30_000), late).toEqual([]);
+    }
+  });
+
   it("a queue push owed when the object was evicted is made when it wakes", async () => {
     await register({ name: "w_evict", tasks: [simpleTask("w_evict_task")] });
     const workflowId = await startWorkflow("w_evict");
