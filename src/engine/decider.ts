@@ -1107,11 +1107,13 @@ function loopWentOn(state: WorkflowExecution, target: TaskExecution): boolean {
  * may also take in a later task of a fork nested in the branch that does not wait for `target`: then the JOIN counts
  * as waiting, as before), or a SWITCH or DO_WHILE of that branch that holds `target` (a JOIN waits for the last task
  * of the case a SWITCH took, see joinedStep, and for a DO_WHILE's whole loop). A JOIN with a join script (Orkes')
- * decides for itself what it waits for: it counts as waiting.
+ * waits for it so too, and only if it ended once `target` had: its script sees only its joinOn's tasks (Orkes'
+ * `$.joinOn` and `$[ref]`; its input was resolved as it was scheduled, see `scriptedJoinEnding`), and may end the JOIN
+ * while they still run, deciding then without `target`'s end.
  */
 function joinWaitsFor(state: WorkflowExecution, join: TaskExecution, target: TaskExecution): boolean {
   const definition = state.definition;
-  if (joinScript(planTask(definition, join.definitionIndex)) !== undefined) return true;
+  if (joinScript(planTask(definition, join.definitionIndex)) !== undefined && (isPending(target) || join.endTime < target.endTime)) return false;
   const plan = planOf(definition);
   const fork = plan.forkOfJoin.get(join.definitionIndex);
   if (fork === undefined) return true;

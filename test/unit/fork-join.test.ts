@@ -307,6 +307,37 @@ describe("FORK_JOIN endings and children", () => {
     expect([followed.status, statuses(followed)]).toMatchObject(["PAUSED", { sub: "IN_PROGRESS", after: "IN_PROGRESS" }]);
   });
 
+  it("a JOIN with a join script has acted on the SUB_WORKFLOW task, for a paused parent, only if its joinOn names the task's branch and it ended once the task had: its script sees only those tasks (Orkes' $.joinOn and $[ref])", () => {
+    // Orkes' sample script, with an optional task's failure counted as an end: it waits for every joined task.
+    const waits = "(function(){ return $.joinOn.every((ref) => $[ref] && ['COMPLETED', 'COMPLETED_WITH_ERRORS'].includes($[ref].status)); })()";
+    const scripted = (ref: string, joinOn: string[], expression = waits): WorkflowTaskDef => ({ ...join(ref, joinOn), evaluatorType: "js", expression });
+    const childFails = (state: WorkflowExecution, now: number) => {
+      const sub = instance(state, "sub");
+      return decide(state, { type: "childFinished", taskId: sub.taskId, subWorkflowId: sub.subWorkflowId!, status: "FAILED", output: {}, reason: "boom" }, env(now)).state;
+    };
+    const optionalChild = { ...child("sub"), optional: true };
+    const follows = (state: WorkflowExecution) => {
+      const followed = decide(state, { type: "resumeChild", taskId: instance(state, "sub").taskId }, env(9_000)).state;
+      return [followed.status, statuses(followed)];
+    };
+    // Its joinOn leaves the task's branch out: the script never saw the task, and the JOIN and what follows it ran beside it.
+    let unjoined = started([fork("fork", [[child("sub")], [hold("other")]]), scripted("join", ["other"]), hold("after")]).state;
+    unjoined = decide(complete(unjoined, "other", 2_000).state, { type: "pause" }, env(3_000)).state;
+    unjoined = childFails(unjoined, 4_000);
+    expect(statuses(unjoined)).toMatchObject({ sub: "FAILED", join: "COMPLETED", after: "IN_PROGRESS" });
+    expect(follows(unjoined)).toMatchObject(["PAUSED", { sub: "IN_PROGRESS", after: "IN_PROGRESS" }]);
+    // Naming the task, it ended before the task did (its script went on while the task ran): it decided without its end.
+    let early = started([fork("fork", [[optionalChild], [hold("other")]]), scripted("join", ["sub", "other"], "(function(){ return true; })()"), hold("after")]).state;
+    early = childFails(decide(early, { type: "pause" }, env(2_000)).state, 3_000);
+    expect(statuses(early)).toMatchObject({ sub: "FAILED", join: "COMPLETED", after: "IN_PROGRESS" });
+    expect(follows(early)).toMatchObject(["PAUSED", { sub: "IN_PROGRESS", after: "IN_PROGRESS" }]);
+    // Naming the task, it ended once the task had: the parent has gone on past it.
+    let joined = started([fork("fork", [[optionalChild], [hold("other")]]), scripted("join", ["sub", "other"]), hold("after")]).state;
+    joined = decide(childFails(complete(joined, "other", 2_000).state, 3_000), { type: "pause" }, env(4_000)).state;
+    expect(statuses(joined)).toMatchObject({ sub: "COMPLETED_WITH_ERRORS", join: "COMPLETED", after: "IN_PROGRESS" });
+    expect(refusal(joined, { type: "resumeChild", taskId: instance(joined, "sub").taskId }, 5_000).kind).toBe("CONFLICT");
+  });
+
   it("a paused parent refuses to follow its child when a JOIN that waits for the SUB_WORKFLOW task has ended, also one scheduled before the task (it follows another task of its branch, or a SWITCH's case the joinOn names)", () => {
     const childEnds = (state: WorkflowExecution, status: "COMPLETED" | "FAILED", now: number) => {
       const sub = instance(state, "sub");
