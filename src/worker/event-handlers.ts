@@ -40,8 +40,9 @@ const TaskDetails = clientRequestObject({
 });
 
 /**
- * Conductor's `StartWorkflow` of start_workflow, with Orkes' StartWorkflowRequest fields: `priority`, and an
- * `idempotencyKey` (a `${...}` of the payload too) that starts one execution for every message giving the same key.
+ * Conductor's `StartWorkflow` of start_workflow, with Orkes' StartWorkflowRequest fields: an `idempotencyKey` (a
+ * `${...}` of the payload too) that starts one execution for every message giving the same key, and `priority`, taken
+ * and kept but not used: a handler's workflow starts at the default priority, as Orkes' do (see dispatch/event.ts).
  */
 const StartWorkflow = clientRequestObject({
   name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.check((name: string) => !isDotSegment(name), DOT_SEGMENT_MESSAGE)),

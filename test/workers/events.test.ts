@@ -270,7 +270,7 @@ describe("EVENT tasks (sink conductor)", () => {
     expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["rounds:IN_PROGRESS", "approval__1:COMPLETED", "approval__2:IN_PROGRESS"]);
   });
 
-  it("start_workflow takes Orkes' idempotencyKey (one execution per key, across messages), priority, and a version given as digits", async () => {
+  it("start_workflow takes Orkes' idempotencyKey (one execution per key, across messages) and a version given as digits, and starts at the default priority whatever priority it gives", async () => {
     await register({ name: "ev_keyed", tasks: [wait("hold")] });
     const event = "conductor:ev_keyed_source:orders";
     const start = { name: "ev_keyed", version: "1", priority: 7, idempotencyKey: "order-${order}", idempotencyStrategy: "RETURN_EXISTING", input: { order: "${order}" } };
@@ -285,7 +285,10 @@ describe("EVENT tasks (sink conductor)", () => {
     const [other, second, first] = records.map((record) => record.output.workflowId);
     expect(second).toBe(first);
     expect(other).not.toBe(first);
-    for (const [workflowId, order] of [[first, 1], [other, 2]] as const) expect(await getWorkflow(workflowId!)).toMatchObject({ priority: 7, input: { order } });
+    // Orkes: "Workflows started by event handlers always use the default priority (0)"; Conductor's StartWorkflow action
+    // has no priority. The handler's `priority: 7` is kept as given (a stored handler reads back as it was saved).
+    for (const [workflowId, order] of [[first, 1], [other, 2]] as const) expect(await getWorkflow(workflowId!)).toMatchObject({ priority: 0, input: { order } });
+    expect((await apiOk<{ actions: Array<{ start_workflow: { priority?: number } }> }>("GET", "/api/event/handler/ev_keyed_start")).actions[0]!.start_workflow.priority).toBe(7);
     // "version": "" (Orkes' docs' event handler) is the latest version, as Jackson reads it into an Integer.
     await apiOk("POST", "/api/event", handler("ev_keyed_latest", "conductor:ev_keyed_source:latest", [{ action: "start_workflow", start_workflow: { name: "ev_keyed", version: "", correlationId: "" } }]));
     expect((await api("POST", "/api/event", handler("ev_keyed_bad", "conductor:ev_keyed_source:bad", [{ action: "start_workflow", start_workflow: { name: "ev_keyed", version: "v1" } }]))).status).toBe(400);

@@ -168,7 +168,9 @@ async function startWorkflow(
     input,
     ...(correlationId === undefined ? {} : { correlationId }),
     ...(params.taskToDomain === undefined ? {} : { taskToDomain: params.taskToDomain }),
-    ...(params.priority === undefined ? {} : { priority: params.priority }),
+    // No priority: Orkes starts a handler's workflow at the default priority (0) always
+    // (https://orkes.io/content/workflow-priority), and Conductor's StartWorkflow action has no such field; `priority`
+    // is taken at registration and kept, so handlers written for it still register and read back as saved.
     // RETURN_EXISTING, the only strategy taken: another message's execution with the key is the answer.
     ...(idempotencyKey === undefined ? {} : { idempotencyKey, idempotencyStrategy: "RETURN_EXISTING" as const }),
     baseUrl,
