@@ -7,7 +7,7 @@ import { planIndexOf, planOf } from "../../src/engine/plan";
 import { MAX_SHOWN_FORKED_TASK_BYTES } from "../../src/engine/tasks/fork-join-dynamic";
 import { childStartRequest } from "../../src/engine/tasks/sub-workflow";
 import { toTaskView, toWorkflowView } from "../../src/engine/view";
-import { attemptEnds, env, httpGet, latestNamed, registrationErrors, startedWith } from "./engine-env";
+import { attemptEnds, env, httpGet, latestNamed, refusal, registrationErrors, startedWith } from "./engine-env";
 
 const http = httpGet;
 /** A fork of the tasks `workflow.input.tasks` lists, with the inputs `workflow.input.inputs` gives. */
@@ -322,6 +322,35 @@ describe("FORK_JOIN_DYNAMIC with a list of tasks", () => {
     expect(dispatched(rerun).sort()).toEqual(["a", "b"]);
     expect(rerun.state.definition.dynamicForks?.map((run) => run.fork)).toEqual(["fan"]);
     expect(instance(rerun.state, "b")).toMatchObject({ taskId: firstB.taskId, definitionIndex: firstB.definitionIndex, status: "IN_PROGRESS" });
+  });
+
+  it("a paused parent does not follow a forked SUB_WORKFLOW's child past a JOIN that acted on its end, with a join script or without; it follows one whose script ended before the task did", () => {
+    const hold = (ref: string): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+    const forked: JsonObject = { tasks: [{ name: "child", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: "child", version: 1 }, optional: true }, { name: "w", taskReferenceName: "w", type: "WAIT" }], inputs: {} };
+    const scripted = (expression: string): WorkflowTaskDef => ({ ...join("fan_join"), evaluatorType: "js", expression });
+    // Every joined task has ended, a failed one too: the script acts on the SUB_WORKFLOW task's end.
+    const allEnded = "(function(){ return $.joinOn.every((ref) => $[ref] && !['SCHEDULED', 'IN_PROGRESS'].includes($[ref].status)); })()";
+    const paused = (joinTask: WorkflowTaskDef, childEnd = 2_000) => {
+      let state = started([dynamicFork("fan"), joinTask, hold("after")], forked).state;
+      state = decide(state, { type: "externalUpdate", taskId: instance(state, "w").taskId, status: "COMPLETED", output: {} }, env(1_000)).state;
+      const sub = instance(state, "sub");
+      state = decide(state, { type: "childFinished", taskId: sub.taskId, subWorkflowId: sub.subWorkflowId!, status: "FAILED", output: {}, reason: "boom" }, env(childEnd)).state;
+      return decide(state, { type: "pause" }, env(3_000)).state;
+    };
+    for (const joinTask of [join("fan_join"), scripted(allEnded)]) {
+      const state = paused(joinTask);
+      expect(statuses(state)).toMatchObject({ sub: "COMPLETED_WITH_ERRORS", after: "IN_PROGRESS" });
+      expect(refusal(state, { type: "resumeChild", taskId: instance(state, "sub").taskId }, 4_000).kind).toBe("CONFLICT");
+    }
+    // A script that ended the JOIN at once, while the task ran, decided without its end: the parent follows.
+    const early = paused(scripted("(function(){ return true; })()"));
+    const followed = decide(early, { type: "resumeChild", taskId: instance(early, "sub").taskId }, env(4_000)).state;
+    expect([followed.status, statuses(followed)]).toMatchObject(["PAUSED", { sub: "IN_PROGRESS", after: "IN_PROGRESS" }]);
+    // The task ended in the same millisecond as that JOIN, in another decision: which came first is not known, and the
+    // JOIN counts as having acted on it (the parent stays as it is, the child runs detached), never the other way.
+    const tied = paused(scripted("(function(){ return true; })()"), 1_000);
+    expect(instance(tied, "fan_join").endTime).toBe(instance(tied, "sub").endTime);
+    expect(refusal(tied, { type: "resumeChild", taskId: instance(tied, "sub").taskId }, 4_000).kind).toBe("CONFLICT");
   });
 });
 
