@@ -4,6 +4,7 @@ import { ScheduleRepository, type StoredSchedule } from "../worker/schedules/sto
 import { recordFireStatements } from "../worker/schedules/executions";
 import { fireWindow, scheduledInput } from "../worker/schedules/validate";
 import { startExecution, type StartOptions } from "../worker/start-execution";
+import { uuidFromDigest } from "../engine/task-id";
 
 /** The fire this object's alarm is set for, and the schedule revision it was computed from. */
 export interface ArmedFire {
@@ -29,11 +30,7 @@ export function fireIdempotencyKey(scheduleName: string, fire: number): string {
  * that every run of the fire names the same one. A UUID in form (version 8: derived, not random).
  */
 export async function fireExecutionId(scheduleName: string, fire: number): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(fireIdempotencyKey(scheduleName, fire))));
-  digest[6] = (digest[6]! & 0x0f) | 0x80;
-  digest[8] = (digest[8]! & 0x3f) | 0x80;
-  const hex = [...digest.subarray(0, 16)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return uuidFromDigest(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(fireIdempotencyKey(scheduleName, fire)))), 8);
 }
 
 /**

@@ -2,6 +2,7 @@ import type { ExecutionEvent } from "../../engine/decider";
 import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
 import { deliveryKey, type EventMessage, type JsonObject, type JsonValue, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
+import { uuidFromDigest } from "../../engine/task-id";
 import { eventName, eventPayload } from "../../engine/tasks/event";
 import { EventHandlerRepository, type EventAction, type EventHandler } from "../../worker/event-handlers";
 import { EventRecordRepository, type ActionRecord } from "../../worker/event-executions";
@@ -229,9 +230,5 @@ function stubOf(env: Env, workflowId: JsonValue | undefined): { stub: ReturnType
 
 /** A UUID derived from the action's source (SHA-256, shaped as version 4), so that the same delivery starts one workflow. */
 async function actionWorkflowId(source: ActionSource): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${source.messageId}/${source.handler}/${source.index}`)));
-  digest[6] = (digest[6]! & 0x0f) | 0x40;
-  digest[8] = (digest[8]! & 0x3f) | 0x80;
-  const hex = [...digest.slice(0, 16)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  return uuidFromDigest(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${source.messageId}/${source.handler}/${source.index}`))), 4);
 }

@@ -12,6 +12,8 @@
  * trip goes to the primary database, and these are made on every delivery.
  */
 
+import { uuidFromDigest } from "../../engine/task-id";
+
 /**
  * How long a delivery not answered 200 is remembered: the longest its sender resends it (Stripe resends an event for up
  * to three days, SendGrid for a day, Slack within the hour). A resend later than that is taken as a new delivery.
@@ -72,11 +74,7 @@ function hexOf(bytes: Uint8Array): string {
  * attempt (the seed is the delivery's), and as unpredictable as a random one to anyone without the seed.
  */
 async function derivedId(key: CryptoKey, index: number, name: string): Promise<string> {
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${index}:${name}`)), 0, 16);
-  mac[6] = (mac[6]! & 0x0f) | 0x40;
-  mac[8] = (mac[8]! & 0x3f) | 0x80;
-  const hex = hexOf(mac);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return uuidFromDigest(new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${index}:${name}`))), 4);
 }
 
 /**
