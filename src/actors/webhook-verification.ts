@@ -1,4 +1,5 @@
 import type { WebhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
+import { hexOf } from "../engine/task-id";
 import { secretsEqual } from "../worker/auth/constant-time";
 
 const encoder = new TextEncoder();
@@ -6,7 +7,7 @@ const encoder = new TextEncoder();
 /** `bytes` as lower-case hex or as base64. */
 export function encode(bytes: ArrayBuffer | Uint8Array, encoding: "hex" | "base64"): string {
   const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-  if (encoding === "hex") return [...view].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  if (encoding === "hex") return hexOf(view);
   return btoa(String.fromCharCode(...view));
 }
 

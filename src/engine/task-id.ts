@@ -28,6 +28,11 @@ export function executionIdPrefix(taskId: string): string | undefined {
   return UUID.test(taskId) ? taskId.slice(0, EXECUTION_PREFIX_LENGTH).toLowerCase() : undefined;
 }
 
+/** `bytes` as lower-case hex, two digits a byte. */
+export function hexOf(bytes: Uint8Array): string {
+  return [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
 /**
  * The first 16 bytes of `digest` (a SHA-256 or an HMAC-SHA256) shaped as a UUID of `version`: 4 where it stands in for a
  * random id, 8 where it is derived from what anyone may know. The same digest gives the same id, on every run.
@@ -36,6 +41,6 @@ export function uuidFromDigest(digest: Uint8Array, version: 4 | 8): string {
   const bytes = digest.slice(0, 16);
   bytes[6] = (bytes[6]! & 0x0f) | (version << 4);
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  const hex = hexOf(bytes);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

@@ -1,4 +1,5 @@
 import { SignJWT, decodeJwt, decodeProtectedHeader, errors, jwtVerify } from "jose";
+import { hexOf } from "../../engine/task-id";
 import { ApiError } from "../http/errors";
 import { TtlCache } from "../ttl-cache";
 import { BOOTSTRAP_ADMIN_USER } from "./principal";
@@ -39,7 +40,7 @@ function bytesFromBase64(text: string): Uint8Array {
 
 async function sha256Hex(text: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
-  return [...digest].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return hexOf(digest);
 }
 
 function randomToken(): string {

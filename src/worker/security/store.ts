@@ -1,3 +1,4 @@
+import { hexOf } from "../../engine/task-id";
 import { secretsEqual } from "../auth/constant-time";
 import type { AccessRule } from "../auth/access-rules";
 import type { Grant } from "../auth/permissions";
@@ -47,7 +48,7 @@ function base64url(bytes: Uint8Array): string {
 async function hmacHex(salt: string, secret: string): Promise<string> {
   const key = await crypto.subtle.importKey("raw", encoder.encode(salt), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(secret)));
-  return [...mac].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return hexOf(mac);
 }
 
 /**

@@ -12,7 +12,7 @@
  * trip goes to the primary database, and these are made on every delivery.
  */
 
-import { uuidFromDigest } from "../../engine/task-id";
+import { hexOf, uuidFromDigest } from "../../engine/task-id";
 
 /**
  * How long a delivery not answered 200 is remembered: the longest its sender resends it (Stripe resends an event for up
@@ -61,11 +61,6 @@ export const EXPIRED_DELIVERIES_SWEPT_PER_CLAIM = 20;
 /** A fresh delivery's seed: 32 random bytes (hex), the secret every id of its events is derived from. */
 function freshSeed(): string {
   return hexOf(crypto.getRandomValues(new Uint8Array(32)));
-}
-
-/** `bytes` as lower-case hex. */
-function hexOf(bytes: Uint8Array): string {
-  return [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 /**
