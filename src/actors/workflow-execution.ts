@@ -1709,22 +1709,29 @@ export class WorkflowExecution extends DurableObject<Env> {
     const gone = noLongerWaiting();
     if (gone) return gone;
     const { status, output, reason } = parsed.callback;
-    // No conflict: the sender is told the output is too large (413), not that the task no longer waits (the engine's
-    // refusal of it, a 409 here).
-    const maxPayloadBytes = this.#config.engine.maxPayloadBytes;
-    const waiting = this.#execution?.tasks.find((candidate) => candidate.taskId === call.taskId);
-    const bytes = oversize({ ...waiting?.outputData, ...output }, maxPayloadBytes);
-    if (bytes !== undefined) return refuse(413, oversizeReason("The task output", bytes, maxPayloadBytes));
     const event: ExecutionEvent = { type: "externalUpdate", taskId: call.taskId, status, output };
     if (reason !== undefined) event.reason = reason;
     try {
       this.#apply(event);
     } catch (error) {
       // A timeout whose alarm is late is only applied with the refusal: answer as if it had been on time.
-      if (error instanceof EngineError) return noLongerWaiting() ?? refuse(409, error.message);
+      if (error instanceof EngineError) return noLongerWaiting() ?? this.#callbackOutputTooLarge(call.taskId, output, refuse) ?? refuse(409, error.message);
       throw error;
     }
     return { ok: true, value: { workflowId: execution.workflowId, taskId: call.taskId, status } };
+  }
+
+  /**
+   * The 413 of a callback the engine refused whose output, merged into waiting task `taskId`'s, is over MAX_PAYLOAD_BYTES:
+   * the sender is told the output is too large, not that the task no longer waits (the engine refuses it as INVALID).
+   * Measured only once the engine has refused, so an accepted callback's output is serialised once, by the engine's own
+   * size check, and not a second time before it.
+   */
+  #callbackOutputTooLarge(taskId: string, output: JsonObject, refuse: (status: 413, message: string) => CallbackResult): CallbackResult | undefined {
+    const maxPayloadBytes = this.#config.engine.maxPayloadBytes;
+    const waiting = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
+    const bytes = oversize({ ...waiting?.outputData, ...output }, maxPayloadBytes);
+    return bytes === undefined ? undefined : refuse(413, oversizeReason("The task output", bytes, maxPayloadBytes));
   }
 
   /**
