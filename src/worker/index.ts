@@ -89,12 +89,13 @@ router.all("*", (request) => {
 
 /** The router's answer; anything thrown becomes the contract's error response. */
 async function route(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-  const requestId = crypto.randomUUID();
   try {
     const response: unknown = await router.fetch(request, env, ctx);
     if (response instanceof Response) return response;
     throw new Error("route returned no response");
   } catch (error) {
+    // Only an error response quotes a request id: a request answered otherwise makes none.
+    const requestId = crypto.randomUUID();
     // An object that could not answer now (evicted, reset, overloaded) is no bug of the service: a 503 the client may
     // repeat, logged with what the object said.
     const unavailable = unavailableError(error);

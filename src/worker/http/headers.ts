@@ -76,7 +76,8 @@ export function withResponseHeaders(response: Response, request: Request, policy
   for (const [name, value] of SECURITY_HEADERS) {
     if (!answer.headers.has(name)) answer.headers.set(name, value);
   }
-  if (new URL(request.url).protocol === "https:") answer.headers.set("Strict-Transport-Security", "max-age=31536000; includeSubDomains");
+  // A request's URL is absolute with its scheme in lower case: a prefix test, not a parse per answer.
+  if (request.url.startsWith("https:")) answer.headers.set("Strict-Transport-Security", "max-age=31536000; includeSubDomains");
   const origin = allowedOrigin(policy, request.headers.get("Origin"));
   if (origin !== undefined) {
     answer.headers.set("Access-Control-Allow-Origin", origin);
