@@ -897,7 +897,7 @@ function applyHumanUpdate(draft: Draft, event: Extract<ExecutionEvent, { type: "
     if (issues.length > 0) throw new EngineError("INVALID", `The form of human task ${task.taskId} does not match its user form's schema: ${issues.map((issue) => `${issue.path} ${issue.message}`).join("; ")}`);
   }
   applyExternalUpdate(draft, { type: "externalUpdate", taskId: task.taskId, status: event.complete ? "COMPLETED" : "IN_PROGRESS", output: event.output }, env, effects);
-  draft.updateTask(task.taskId, { human: { ...progress, updatedBy: `CONDUCTOR_USER:${event.caller.userId}` } });
+  draft.updateTask(task.taskId, { human: { ...progress, updatedBy: event.caller.userId } });
 }
 
 /**

@@ -133,7 +133,7 @@ describe("claims", () => {
     expect(refusal(state, actEvent(state, caller("eve"), { kind: "claim", override: true }), 2_500).kind).toBe("FORBIDDEN");
     state = act(state, caller("boss", { manager: true }), { kind: "claim", override: true }, 3_000);
     expect(standing(state)).toMatchObject({ state: "IN_PROGRESS", claimant: "boss", assignee: "boss" });
-    expect(latestNamed(state, "approve").human?.updatedBy).toBe("CONDUCTOR_USER:boss");
+    expect(latestNamed(state, "approve").human?.updatedBy).toBe("boss");
   });
 
   it("claims for a user of the system driving the UI only on a manager's call, matching that user or trusting its group", () => {
@@ -305,5 +305,19 @@ describe("a human task's entry (Orkes' HumanTaskEntry)", () => {
     const entry = humanTaskEntry(latestNamed(state, "approve"), state);
     expect(JSON.stringify(entry)).not.toContain("tok-abc");
     expect(entry["humanTaskDef"]).toMatchObject({ taskTriggers: [{ startWorkflowRequest: { input: { channel: "#refunds" } } }] });
+  });
+
+  it("shows Orkes' audit fields as its entries do: who started the workflow, and who acted last, each a bare id", () => {
+    let state: WorkflowExecution = { ...startedWith("approvals", [human(chain)], { amount: 5 }).state, createdBy: "starter@example.com" };
+    const fresh = humanTaskEntry(latestNamed(state, "approve"), state);
+    // Untouched, it shows its starter as the last to change it, as Orkes' entries do.
+    expect(fresh).toMatchObject({ createdBy: "starter@example.com", updatedBy: "starter@example.com" });
+    state = act(state, caller("ada"), { kind: "claim", override: false });
+    state = decide(state, fill(state, caller("ada"), { note: "seen" }, false), env(3_000)).state;
+    expect(humanTaskEntry(latestNamed(state, "approve"), state)).toMatchObject({ createdBy: "starter@example.com", updatedBy: "ada" });
+    // Progress stored when it was kept as CONDUCTOR_USER:<id> shows the id alone.
+    const task = latestNamed(state, "approve");
+    const stored = { ...state, tasks: state.tasks.map((each) => (each === task ? { ...task, human: { ...task.human!, updatedBy: "CONDUCTOR_USER:ada" } } : each)) };
+    expect(humanTaskEntry(latestNamed(stored, "approve"), stored)["updatedBy"]).toBe("ada");
   });
 });

@@ -68,7 +68,10 @@ describe("a HUMAN task assigned to a group", () => {
 
     const claimed = await as(ada.token).post(`/api/human/tasks/${taskId}/claim`);
     expect(claimed.status, await claimed.clone().text()).toBe(200);
-    expect(await claimed.json()).toMatchObject({ taskId, state: "IN_PROGRESS", claimant: { user: adaId, userType: "CONDUCTOR_USER" }, updatedBy: `CONDUCTOR_USER:${adaId}` });
+    // Orkes' audit fields, as its entries show them: who started the workflow, who acted last (bare ids).
+    const startedBy = (await getWorkflow(workflowId))["createdBy"];
+    expect(startedBy).toEqual(expect.any(String));
+    expect(await claimed.json()).toMatchObject({ taskId, state: "IN_PROGRESS", claimant: { user: adaId, userType: "CONDUCTOR_USER" }, createdBy: startedBy, updatedBy: adaId });
     expect((await as(ada.token).post(`/api/human/tasks/${taskId}/claim`)).status).toBe(409);
 
     expect((await as(ada.token).post(`/api/human/tasks/${taskId}/update`, { note: "checked the receipt" })).status).toBe(200);

@@ -1,11 +1,13 @@
 import { masked, maskedKeysOf } from "../../masking";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "../../model";
-import { currentProgress, humanStateOf, shownSettings } from "./progress";
+import { actedByOf, currentProgress, humanStateOf, shownSettings } from "./progress";
 import { HUMAN_SETTINGS_KEY } from "./settings";
 
 /**
  * Orkes' HumanTaskEntry of HUMAN task `task`: its human state, assignee and claimant, input and output (masked as
- * its Task JSON's), and its settings (`humanTaskDef`) with the assignment chain in force.
+ * its Task JSON's), its settings (`humanTaskDef`) with the assignment chain in force, and Orkes' audit fields: who
+ * started its workflow (`createdBy`) and who acted on it last (`updatedBy`, the starter until someone has), each a
+ * bare user or application id.
  */
 export function humanTaskEntry(task: TaskExecution, execution: WorkflowExecution): JsonObject {
   const keys = maskedKeysOf(execution.definition);
@@ -31,6 +33,9 @@ export function humanTaskEntry(task: TaskExecution, execution: WorkflowExecution
   };
   if (progress?.assignee !== undefined) entry["assignee"] = { ...progress.assignee };
   if (progress?.claimant !== undefined) entry["claimant"] = { ...progress.claimant };
-  if (progress?.updatedBy !== undefined) entry["updatedBy"] = progress.updatedBy;
+  if (execution.createdBy !== undefined) entry["createdBy"] = execution.createdBy;
+  // Until someone acts on it, whoever started the workflow, as Orkes' entries show an untouched task.
+  const updatedBy = (progress === undefined ? undefined : actedByOf(progress)) ?? execution.createdBy;
+  if (updatedBy !== undefined) entry["updatedBy"] = updatedBy;
   return entry;
 }

@@ -29,7 +29,10 @@ export interface HumanProgress {
   claimant?: HumanUser;
   /** Removed from the human task lists by hand (Orkes' delete): its workflow still waits for the task itself. */
   deleted?: true;
-  /** Who acted on it last (`CONDUCTOR_USER:ada@example.com`). */
+  /**
+   * Who acted on it last: their user (or application) id, as Orkes' HumanTaskEntry shows it (`ada@example.com`).
+   * Progress stored before it was kept so reads `CONDUCTOR_USER:ada@example.com` (see {@link actedByOf}).
+   */
   updatedBy?: string;
   /**
    * How an optional task ended before its workflow took it as `COMPLETED_WITH_ERRORS` (FAILED, TIMED_OUT…): its human
@@ -173,7 +176,7 @@ export function actionableProgress(task: TaskExecution): HumanProgress {
  */
 export function humanActionFields(task: TaskExecution, caller: HumanCaller, action: HumanAction, now: number): Partial<TaskExecution> {
   const progress = actionableProgress(task);
-  const actedBy = `CONDUCTOR_USER:${caller.userId}`;
+  const actedBy = caller.userId;
   const claimedBy = progress.claimant === undefined ? undefined : `it is claimed by ${describeUser(progress.claimant)}`;
   const stamped = (human: HumanProgress, fields: Partial<TaskExecution> = {}): Partial<TaskExecution> => ({ ...fields, human: { ...human, updatedBy: actedBy }, updateTime: now });
   switch (action.kind) {
@@ -249,6 +252,15 @@ export function checkMayUpdate(task: TaskExecution, caller: HumanCaller): HumanP
   if (caller.manager || isCaller(progress.claimant, caller)) return progress;
   if (progress.claimant === undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} is not claimed: claim it first (POST /api/human/tasks/${task.taskId}/claim)`);
   throw forbidden(`Human task ${task.taskId} is claimed by ${describeUser(progress.claimant)}: only they can fill it in`);
+}
+
+/** Prefix of {@link HumanProgress.updatedBy} as progress stored before it held the bare id kept it. */
+const LEGACY_ACTED_BY_PREFIX = "CONDUCTOR_USER:";
+
+/** Who acted on a human task last, as its entry shows it: the id alone, whichever way its progress was stored. */
+export function actedByOf(progress: HumanProgress): string | undefined {
+  const by = progress.updatedBy;
+  return by?.startsWith(LEGACY_ACTED_BY_PREFIX) === true ? by.slice(LEGACY_ACTED_BY_PREFIX.length) : by;
 }
 
 /** The human task settings as the entry shows them (`humanTaskDef`): those given, with the chain in force. */
