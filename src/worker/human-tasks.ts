@@ -188,6 +188,51 @@ function addFieldQuery(filter: Filter, which: "input" | "output", query: string,
   filter.clauses.push(`(${sql.join(" OR ")})`);
 }
 
+/** Most texts one `fullTextQuery` may join with AND and OR. */
+const MAX_FULL_TEXT_TERMS = 10;
+
+/**
+ * `query` split where `separator` (` AND `, ` OR `: upper case, as Lucene's operators, so that "terms and conditions"
+ * stays one text) stands outside double quotes.
+ */
+function splitOutsideQuotes(query: string, separator: RegExp): string[] {
+  const parts: string[] = [];
+  let quoted = false;
+  let start = 0;
+  for (let index = 0; index < query.length; index++) {
+    if (query[index] === '"') quoted = !quoted;
+    if (quoted) continue;
+    const match = separator.exec(query.slice(index));
+    if (match === null || match.index !== 0) continue;
+    parts.push(query.slice(start, index));
+    start = index + match[0].length;
+    index = start - 1;
+  }
+  parts.push(query.slice(start));
+  return parts;
+}
+
+/**
+ * Orkes' `fullTextQuery`: texts anywhere in the entry, each as the other searches' freeText reads one (a substring,
+ * ASCII case ignored, `*` matching anything, a double-quoted text taken whole), joined by AND and OR (AND first), the
+ * operations Orkes' human task search takes in it. A text of `*` matches every entry.
+ */
+function addFullText(filter: Filter, query: string): void {
+  const alternatives = splitOutsideQuotes(query, /^\s+OR\s+/).map((part) => splitOutsideQuotes(part, /^\s+AND\s+/).map((text) => text.trim()));
+  if (alternatives.flat().length > MAX_FULL_TEXT_TERMS) {
+    throw validationError("Invalid human task search", [{ path: "fullTextQuery", message: `must join at most ${MAX_FULL_TEXT_TERMS} texts with AND and OR` }]);
+  }
+  const parts = alternatives.map((texts) => {
+    const part: Filter = { clauses: [], bindings: [] };
+    for (const text of texts) applyFreeText(part, text, ["entry"], { path: "fullTextQuery" });
+    return part;
+  });
+  // An alternative of texts that match anything (`*`) lets every entry through.
+  if (parts.some((part) => part.clauses.length === 0)) return;
+  filter.clauses.push(`(${parts.map((part) => `(${part.clauses.join(" AND ")})`).join(" OR ")})`);
+  filter.bindings.push(...parts.flatMap((part) => part.bindings));
+}
+
 /** The rows of a human task search, and how many match in all. */
 export interface HumanSearchPage {
   totalHits: number;
@@ -220,8 +265,7 @@ export async function searchHumanTasks(request: IRequest, env: Env, search: Huma
     filter.clauses.push("updated_on <= ?");
     filter.bindings.push(search.updateEndTime);
   }
-  // As the other searches' freeText: a substring, ASCII case ignored; `*` matches anything.
-  if (search.fullTextQuery !== undefined && search.fullTextQuery.trim() !== "") applyFreeText(filter, search.fullTextQuery.trim(), ["entry"], { path: "fullTextQuery" });
+  if (search.fullTextQuery !== undefined && search.fullTextQuery.trim() !== "") addFullText(filter, search.fullTextQuery.trim());
   if (search.taskInputQuery !== undefined && search.taskInputQuery.trim() !== "") addFieldQuery(filter, "input", search.taskInputQuery, "taskInputQuery");
   if (search.taskOutputQuery !== undefined && search.taskOutputQuery.trim() !== "") addFieldQuery(filter, "output", search.taskOutputQuery, "taskOutputQuery");
   const where = filter.clauses.length === 0 ? "" : `WHERE ${filter.clauses.join(" AND ")}`;

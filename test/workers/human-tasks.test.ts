@@ -220,6 +220,15 @@ describe("a HUMAN task assigned to a group", () => {
     expect((await admin({ fullTextQuery: "review%" })).totalHits).toBe(0);
     expect((await admin({ fullTextQuery: "*" })).totalHits).toBe(2);
     expect((await admin({ fullTextQuery: `review*${name.slice(-8)}` })).totalHits).toBe(2);
+    // Texts joined by AND and OR (AND first), the operations Orkes' fullTextQuery takes; a quoted text is one text.
+    expect((await admin({ fullTextQuery: `${small.toUpperCase()} OR ${large}` })).totalHits).toBe(2);
+    expect((await admin({ fullTextQuery: `review AND ${small}` })).results.map((entry) => entry.taskId)).toEqual([smallTask]);
+    expect((await admin({ fullTextQuery: `${unique("nothing")} AND review OR ${large} AND ${name}` })).results.map((entry) => entry.taskId)).toEqual([largeTask]);
+    expect((await admin({ fullTextQuery: `review AND ${unique("nothing")}` })).totalHits).toBe(0);
+    expect((await admin({ fullTextQuery: `"review AND ${name}"` })).totalHits).toBe(0);
+    expect((await admin({ fullTextQuery: `* OR ${unique("nothing")}` })).totalHits).toBe(2);
+    // Lower-case words are text: "and" in a phrase is no operator.
+    expect((await admin({ fullTextQuery: `${small} and ${large}` })).totalHits).toBe(0);
     expect(await apiOk<string[]>("GET", "/api/human/tasks/getTaskDisplayNames?searchType=ADMIN")).toContain(`Review ${name}`);
 
     expect((await api("DELETE", `/api/human/tasks/delete/${smallTask}`)).status).toBe(200);
