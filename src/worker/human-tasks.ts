@@ -5,6 +5,7 @@
  */
 import type { IRequest } from "itty-router";
 import type { JsonObject } from "../engine/model";
+import { listedEntry } from "../engine/tasks/human/entry";
 import { isAssignee, type HumanCaller } from "../engine/tasks/human/progress";
 import type { HumanUser } from "../engine/tasks/human/settings";
 import { readableNames, readableWorkflows } from "./auth/access-rules";
@@ -274,7 +275,7 @@ export async function searchHumanTasks(request: IRequest, env: Env, search: Huma
     env.DB.prepare(`SELECT entry FROM human_tasks ${where} ORDER BY updated_on DESC, task_id LIMIT ? OFFSET ?`).bind(...filter.bindings, search.size, search.start),
   ]);
   const total = (count!.results[0] as { total: number } | undefined)?.total ?? 0;
-  return { totalHits: total, results: (page!.results as Array<{ entry: string }>).map((row) => JSON.parse(row.entry) as JsonObject) };
+  return { totalHits: total, results: (page!.results as Array<{ entry: string }>).map((row) => listedEntry(JSON.parse(row.entry) as JsonObject)) };
 }
 
 /** `GET /api/human/tasks/getTaskDisplayNames`: the display names of the human tasks the caller sees, in order. */

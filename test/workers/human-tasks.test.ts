@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
@@ -82,6 +83,22 @@ describe("a HUMAN task assigned to a group", () => {
     expect(workflow.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { note: "checked the receipt", approved: true } });
     expect(await as(ada.token).get(`/api/human/tasks/${taskId}`).then((response) => response.json())).toMatchObject({ state: "COMPLETED" });
     await eventually(() => apiOk<{ results: Entry[] }>("POST", "/api/human/tasks/search", { searchType: "ADMIN", workflowIds: [workflowId], states: ["COMPLETED"] }), (page) => page.results.length === 1, "the completed task in the list");
+  });
+
+  it("lists a task whose row was written when updatedBy read CONDUCTOR_USER:<id> with the id alone, as reading the task shows it", async () => {
+    const adaId = unique("ada");
+    const ada = await createUser(adaId);
+    const name = unique("refund");
+    await registerApproval(name, { assignments: [{ assignee: { user: adaId, userType: "CONDUCTOR_USER" }, slaMinutes: 60 }] });
+    const workflowId = await startWorkflow(name, { amount: 3 });
+    const taskId = await humanTaskOf(workflowId);
+    expect((await as(ada.token).post(`/api/human/tasks/${taskId}/claim`)).status).toBe(200);
+    const listed = () => as(ada.token).search({ searchType: "INBOX", workflowIds: [workflowId] });
+    await eventually(listed, (page) => page.results[0]?.state === "IN_PROGRESS", "the claim in the list");
+    // The row as code before the bare id wrote it; nothing changes the workflow after, so it stays so.
+    await env.DB.prepare("UPDATE human_tasks SET entry = json_set(entry, '$.updatedBy', ?) WHERE task_id = ?").bind(`CONDUCTOR_USER:${adaId}`, taskId).run();
+    expect((await listed()).results[0]).toMatchObject({ taskId, updatedBy: adaId });
+    expect(await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`)).toMatchObject({ updatedBy: adaId });
   });
 
   it("lets one who may complete the task act on it whoever it is assigned to, and claim it for a user of another system", async () => {

@@ -1,6 +1,6 @@
 import { masked, maskedKeysOf } from "../../masking";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "../../model";
-import { actedByOf, currentProgress, humanStateOf, shownSettings } from "./progress";
+import { actedByOf, bareActor, currentProgress, humanStateOf, shownSettings } from "./progress";
 import { HUMAN_SETTINGS_KEY } from "./settings";
 
 /**
@@ -38,4 +38,14 @@ export function humanTaskEntry(task: TaskExecution, execution: WorkflowExecution
   const updatedBy = (progress === undefined ? undefined : actedByOf(progress)) ?? execution.createdBy;
   if (updatedBy !== undefined) entry["updatedBy"] = updatedBy;
   return entry;
+}
+
+/**
+ * A human task list row's entry (as {@link humanTaskEntry} made it when the row was written) as the API shows it.
+ * Rows written before `updatedBy` held the bare id keep `CONDUCTOR_USER:<id>` until their workflow next changes:
+ * shown as reading the task shows it, the id alone.
+ */
+export function listedEntry(stored: JsonObject): JsonObject {
+  const by = stored["updatedBy"];
+  return typeof by === "string" ? { ...stored, updatedBy: bareActor(by) } : stored;
 }

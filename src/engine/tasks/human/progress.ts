@@ -259,8 +259,15 @@ const LEGACY_ACTED_BY_PREFIX = "CONDUCTOR_USER:";
 
 /** Who acted on a human task last, as its entry shows it: the id alone, whichever way its progress was stored. */
 export function actedByOf(progress: HumanProgress): string | undefined {
-  const by = progress.updatedBy;
-  return by?.startsWith(LEGACY_ACTED_BY_PREFIX) === true ? by.slice(LEGACY_ACTED_BY_PREFIX.length) : by;
+  return progress.updatedBy === undefined ? undefined : bareActor(progress.updatedBy);
+}
+
+/**
+ * Stored actor `by` as the API shows it: the id alone. Progress, and the human task list rows made from it, written
+ * before the bare id was kept read `CONDUCTOR_USER:<id>`.
+ */
+export function bareActor(by: string): string {
+  return by.startsWith(LEGACY_ACTED_BY_PREFIX) ? by.slice(LEGACY_ACTED_BY_PREFIX.length) : by;
 }
 
 /** The human task settings as the entry shows them (`humanTaskDef`): those given, with the chain in force. */
