@@ -1779,10 +1779,11 @@ describe("web UI", () => {
     await page.getByRole("button", { name: "Search" }).click();
     await page.getByText("No task matches.").waitFor({ timeout: STEP_TIMEOUT_MS });
     await page.getByLabel("Workflow name").fill(flow);
-    await page.getByLabel("Text (exact case)").fill("the refund");
+    // As the service reads it: case ignored, texts joined by AND.
+    await page.getByLabel("Text", { exact: true }).fill("THE refund AND approve");
     await page.getByRole("button", { name: "Search" }).click();
     await expect.poll(() => row.count(), { timeout: STEP_TIMEOUT_MS }).toBe(1);
-    expect(new URL(page.url()).hash).toBe(`#/inbox?workflowName=${flow}&text=the+refund`);
+    expect(new URL(page.url()).hash).toBe(`#/inbox?workflowName=${flow}&text=THE+refund+AND+approve`);
     expect(await page.getByRole("navigation", { name: "Pages" }).textContent()).toContain("1–1 of 1");
     await page.getByRole("link", { name: "Mine, all states" }).click();
     await expect.poll(() => row.count(), { timeout: STEP_TIMEOUT_MS }).toBe(1);

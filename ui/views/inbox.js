@@ -37,7 +37,8 @@ export async function renderInbox(container, params, context) {
   const results = h("div", { className: "results", "aria-live": "polite", "aria-busy": "true" });
   const link = (/** @type {string} */ label, /** @type {string} */ hash, /** @type {boolean} */ current) => h("a", { href: hash, "aria-current": current ? "page" : undefined }, label);
   const workflowInput = h("input", { id: "inbox-filter-workflow", name: "workflowName", value: workflowName });
-  const textInput = h("input", { id: "inbox-filter-text", name: "text", value: text, type: "search" });
+  // As the service reads fullTextQuery: case (ASCII) ignored, texts joined by upper-case AND and OR.
+  const textInput = h("input", { id: "inbox-filter-text", name: "text", value: text, type: "search", title: "Text anywhere in the task, case ignored; * matches anything; join texts with AND and OR" });
   // The tab's own parameters stay with the filters and the pages.
   const tab = /** @type {Array<[string, string]>} */ ([["view", view === "ADMIN" ? "all" : ""], ["states", view === "INBOX" && states.length === 0 ? "all" : ""]]);
   /** @param {number} pageStart */
@@ -51,7 +52,7 @@ export async function renderInbox(container, params, context) {
       link("All I may read", "#/inbox?view=all", view === "ADMIN")),
     searchForm(context, hashFor, [
       ["inbox-filter-workflow", "Workflow name", workflowInput],
-      ["inbox-filter-text", "Text (exact case)", textInput],
+      ["inbox-filter-text", "Text", textInput],
     ]),
     results);
 
