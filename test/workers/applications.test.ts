@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { call, createUser, orkes, tokenFor } from "./auth-helpers";
 import { api, apiOk } from "./helpers";
 import { SecurityStore } from "../../src/worker/security/store";
+import { ApplicationRepository } from "../../src/worker/security/applications";
 
 interface Application {
   id: string;
@@ -167,6 +168,34 @@ describe("applications", () => {
     expect((await call("POST", "/api/token", {}, { keyId: second.id, keySecret: second.secret })).status).toBe(401);
     expect(await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ?`).bind(`app:${application.id}`).first<{ n: number }>()).toEqual({ n: 0 });
     expect(await apiOk("GET", `/api/security/users/app:${application.id}`)).toEqual({ userId: `app:${application.id}`, roles: [], directPermissions: [], groups: [] });
+  });
+
+  it("gives no key to an application deleted while the key was being made, nor to an application's user with no application: 404, nothing written", async () => {
+    const keysOf = async (userId: string) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ?`).bind(userId).first<{ n: number }>())!.n;
+    const application = await newApplication("deleted-meanwhile");
+    // The route read the application, then it was deleted (with its keys) before the key was written.
+    expect((await api("DELETE", `/api/applications/${application.id}`)).status).toBe(200);
+    const read = ApplicationRepository.prototype.get;
+    ApplicationRepository.prototype.get = async function (this: ApplicationRepository, id: string) {
+      return id === application.id ? application : read.call(this, id);
+    };
+    let late: Response;
+    try {
+      late = await api("POST", `/api/applications/${application.id}/accessKeys`);
+    } finally {
+      ApplicationRepository.prototype.get = read;
+    }
+    expect(late.status, await late.clone().text()).toBe(404);
+    expect(await keysOf(`app:${application.id}`)).toBe(0);
+
+    // Nor through the security API, which gives an application's user keys while the application exists.
+    const missing = await api("POST", `/api/security/users/app:${application.id}/api-keys`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ error: "NOT_FOUND", message: expect.stringContaining(application.id) });
+    expect(await keysOf(`app:${application.id}`)).toBe(0);
+    const living = await newApplication("still-here");
+    const key = await apiOk<{ keyId: string; keySecret: string }>("POST", `/api/security/users/app:${living.id}/api-keys`, undefined, 201);
+    expect((await call("GET", "/api/token/userInfo", { "x-api-key": `${key.keyId}:${key.keySecret}` })).status).toBe(200);
   });
 
   it("adds, lists and removes tags, a key given again taking its new value", async () => {

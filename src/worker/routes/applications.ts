@@ -7,7 +7,7 @@ import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { parseOrThrow, requestObject } from "../schemas";
-import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationUserId, type Application } from "../security/applications";
+import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationExists, applicationUserId, type Application } from "../security/applications";
 import { MAX_ASSIGNED_ROLES } from "../security/schemas";
 import { ALWAYS, SecurityStore, type ApiKeyState, type WriteCondition } from "../security/store";
 import { authorizeRoles, changedMeanwhile } from "../security/users";
@@ -130,8 +130,10 @@ export function registerApplicationRoutes(router: RouterType<IRequest, Args>): v
     const userId = applicationUserId(application.id);
     // A key acts as its application: handing one out hands out everything the application holds.
     authorizeHandingOut(principalOf(request).grants, await grantsFor(env, userId), `a key for application ${application.id}`);
-    const { keyId, keySecret } = await new SecurityStore(env.DB).createApiKey(userId);
-    return Response.json({ id: keyId, secret: keySecret }, { headers: { "cache-control": "no-store" } });
+    // Made only while the application exists: one deleted meanwhile took its keys with it, and would not take this one.
+    const key = await new SecurityStore(env.DB).createApiKey(userId, applicationExists(userId));
+    if (!key) throw notFound(`No application with id ${application.id}`);
+    return Response.json({ id: key.keyId, secret: key.keySecret }, { headers: { "cache-control": "no-store" } });
   });
 
   router.delete("/api/applications/:applicationId/accessKeys/:keyId", async (request, env) => {

@@ -14,7 +14,7 @@ import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { AccessRuleSchema, AssignmentSchema, NAME_PATTERN, RoleSchema, RoleUpdateSchema, UserIdSchema } from "../security/schemas";
-import { APPLICATION_USER_PREFIX, ApplicationRepository } from "../security/applications";
+import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationExists } from "../security/applications";
 import { GroupRepository } from "../security/groups";
 import { SecurityStore } from "../security/store";
 import { authorizeAssignment, changedMeanwhile, conductorUser } from "../security/users";
@@ -175,7 +175,10 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     const userId = assignableUser(request);
     // A key acts as its user: handing one out hands out everything the user holds.
     authorizeHandingOut(principalOf(request).grants, await grantsFor(env, userId), `a key for ${userId}`);
-    return Response.json(await new SecurityStore(env.DB).createApiKey(userId), { status: 201, headers: { "cache-control": "no-store" } });
+    // An application's user (`app:<id>`) gets a key only while its application exists: no key acts as one deleted or never made.
+    const key = await new SecurityStore(env.DB).createApiKey(userId, applicationExists(userId));
+    if (!key) throw notFound(`No application with id ${userId.slice(APPLICATION_USER_PREFIX.length)}: ${userId} is an application's user`);
+    return Response.json(key, { status: 201, headers: { "cache-control": "no-store" } });
   });
   router.get("/api/security/users/:userId/api-keys", async (request, env) => Response.json(await new SecurityStore(env.DB).listApiKeys(pathName(request, "userId"))));
   router.delete("/api/security/users/:userId/api-keys/:keyId", async (request, env) => {

@@ -1,4 +1,5 @@
 import type { Tag } from "../tags";
+import type { WriteCondition } from "./store";
 
 /**
  * Orkes' application: a non-human identity (a service, a task worker, a CI job) with access keys and roles. It acts as
@@ -21,6 +22,15 @@ export function applicationUserId(applicationId: string): string {
 
 /** The prefix of the user ids of applications. */
 export const APPLICATION_USER_PREFIX = "app:";
+
+/**
+ * The condition that the application whose user is `userId` (`app:<id>`) exists, for a write that gives that user a
+ * credential: an application deleted meanwhile (or never created) gets none. Undefined for a user id of no application.
+ */
+export function applicationExists(userId: string): WriteCondition | undefined {
+  if (!userId.startsWith(APPLICATION_USER_PREFIX)) return undefined;
+  return { sql: `EXISTS (SELECT 1 FROM applications WHERE id = ?)`, binds: [userId.slice(APPLICATION_USER_PREFIX.length)] };
+}
 
 interface ApplicationRow {
   id: string;

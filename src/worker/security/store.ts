@@ -297,16 +297,20 @@ export class SecurityStore {
 
   // ---- API keys ----
 
-  /** Creates a key for a user; the secret is returned once and stored only as a salted hash. */
-  async createApiKey(userId: string): Promise<{ keyId: string; keySecret: string }> {
+  /**
+   * Creates a key for a user, only while `requiring` holds (checked by the insert itself: for an application's user, that
+   * the application still exists, so a key made as it is deleted is not left behind acting as it); undefined when it did
+   * not. The secret is returned once and stored only as a salted hash.
+   */
+  async createApiKey(userId: string, requiring: WriteCondition = ALWAYS): Promise<{ keyId: string; keySecret: string } | undefined> {
     const keyId = crypto.randomUUID();
     const keySecret = base64url(crypto.getRandomValues(new Uint8Array(32)));
     const salt = base64url(crypto.getRandomValues(new Uint8Array(16)));
-    await this.#db
-      .prepare(`INSERT INTO api_keys (key_id, user_id, salt, secret_hash, create_time) VALUES (?, ?, ?, ?, ?)`)
-      .bind(keyId, userId, salt, await hmacHex(salt, keySecret), Date.now())
+    const result = await this.#db
+      .prepare(`INSERT INTO api_keys (key_id, user_id, salt, secret_hash, create_time) SELECT ?, ?, ?, ?, ? WHERE ${requiring.sql}`)
+      .bind(keyId, userId, salt, await hmacHex(salt, keySecret), Date.now(), ...requiring.binds)
       .run();
-    return { keyId, keySecret };
+    return result.meta.changes > 0 ? { keyId, keySecret } : undefined;
   }
 
   async listApiKeys(userId: string): Promise<Array<{ keyId: string; createTime: number }>> {
