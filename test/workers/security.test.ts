@@ -2,6 +2,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { SignJWT, decodeJwt, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
 import { matchApiPath } from "../../src/worker/auth/access-rules";
+import { verifyAccessToken } from "../../src/worker/auth/tokens";
 import type { IRequest } from "itty-router";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { checkedTaskName, guard } from "../../src/worker/guard";
@@ -191,6 +192,39 @@ describe("tokens", () => {
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(other.token)), 200);
     const refreshed = (await (await call("POST", "/api/security/token/refresh", {}, { refreshToken: other.refresh_token })).json()) as Tokens;
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(refreshed.token)), 200);
+  });
+
+  it("a token found valid while its session was being revoked in this isolate is not kept as valid: the next request is refused", async () => {
+    const user = await createUser("rbac-raced", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    // The revocation (the key deleted, its sessions ended, this isolate's verified tokens forgotten) lands between a
+    // request's read of revoked_tokens, which found none, and the end of its check.
+    const revokeAfterRead = (sql: string, statement: D1PreparedStatement): D1PreparedStatement => {
+      if (!sql.includes("FROM revoked_tokens WHERE id IN")) return statement;
+      return new Proxy(statement, {
+        get: (target, property) =>
+          property === "bind"
+            ? (...values: unknown[]) => {
+                const bound = target.bind(...values);
+                return new Proxy(bound, {
+                  get: (inner, name) =>
+                    name === "first"
+                      ? async () => {
+                          const row = await inner.first();
+                          await apiOk("DELETE", `/api/security/users/rbac-raced/api-keys/${user.keyId}`);
+                          return row;
+                        }
+                      : Reflect.get(inner, name, inner),
+                });
+              }
+            : Reflect.get(target, property, target),
+      });
+    };
+    const racingDb = new Proxy(env.DB, {
+      get: (target, property) => (property === "prepare" ? (sql: string) => revokeAfterRead(sql, target.prepare(sql)) : Reflect.get(target, property, target)),
+    });
+    // The request that read before the revocation goes on with what it read.
+    expect((await verifyAccessToken({ ...env, DB: racingDb }, user.token)).userId).toBe("rbac-raced");
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(user.token)), 401, "INVALID_TOKEN");
   });
 });
 

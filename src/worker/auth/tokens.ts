@@ -188,7 +188,9 @@ const INVALID_HINT = "check that it was issued by this service, is complete, and
  * Answers the user id or throws 401.
  */
 export async function verifyAccessToken(env: Env, token: string): Promise<{ userId: string; jti: string; family: string }> {
-  const verified = verifiedCache.get(token) ?? (await verifySignedToken(env, token));
+  // Loaded through the cache, not set after: a revocation in this isolate clears the cache while a check may be reading
+  // revoked_tokens, and what that check read (before the revocation) must not be kept for the requests after it.
+  const verified = await verifiedCache.getOrLoad(token, () => verifySignedToken(env, token));
   // Checked on every request, not cached: the configuration may differ between requests of one isolate.
   if (verified.userId === BOOTSTRAP_ADMIN_USER && verified.bootstrapKey !== (await bootstrapKeyMarker(env))) throw new ApiError(401, "INVALID_TOKEN", ROTATED);
   return { userId: verified.userId, jti: verified.jti, family: verified.family };
@@ -213,7 +215,6 @@ async function verifySignedToken(env: Env, token: string): Promise<{ userId: str
   const verified = { userId: claims.sub!, jti: claims.jti!, family: typeof claims.fam === "string" ? claims.fam : "", bootstrapKey: claims[BOOTSTRAP_CLAIM] };
   const revoked = await env.DB.prepare(`SELECT 1 FROM revoked_tokens WHERE id IN (?, ?) LIMIT 1`).bind(verified.jti, verified.family).first();
   if (revoked) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
-  verifiedCache.set(token, verified);
   return verified;
 }
 
