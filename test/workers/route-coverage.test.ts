@@ -53,6 +53,35 @@ async function refusalOf(response: Response): Promise<{ status: number; allow: s
 // Conductor's Spring MVC answers a mapped path asked with a method it does not map with a 405 (conductor-oss/conductor
 // #1396: before it, its catch-all exception mapper made it a 500), and the official clients fall back from PUT to GET
 // on a 405 and only on one (conductor-oss/go-sdk#276, csharp-sdk#170, rust-sdk tests/scheduler_verb_fallback_tests.rs).
+describe("the identity routes (security, applications, users, groups, per-resource grants)", () => {
+  /** Every route managing who holds what: all of them need USER_ADMIN on *, the access rules' SYSTEM_ADMIN. */
+  const identityRoutes = routes.filter(
+    ([method, path]) =>
+      /^\/api\/(security|applications|users|groups|auth\/authorization)(\/|$)/.test(path) &&
+      !PUBLIC.has(`${method} ${path}`) &&
+      !["GET /api/security/permissions"].includes(`${method} ${path}`),
+  );
+  const rulesWrite = (method: string, path: string) => path.startsWith("/api/security/rules") && method !== "GET";
+
+  it("refuses each to a caller holding every other permission on * (403), lets a USER_ADMIN through, and the access rules' writes only a SYSTEM_ADMIN", async () => {
+    expect(identityRoutes.length).toBeGreaterThanOrEqual(45);
+    const everythingElse = ["WORKFLOW_READ", "WORKFLOW_WRITE", "WORKFLOW_ADMIN", "TASK_READ", "TASK_WRITE", "TASK_EXECUTE", "METADATA_ADMIN"].map((action) => ({ action, scope: "*" }));
+    const operator = await createUser("identity-walk-operator", { directPermissions: everythingElse });
+    const userAdmin = await createUser("identity-walk-user-admin", { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
+    for (const [method, pattern] of identityRoutes) {
+      const path = concrete(pattern);
+      const body = method === "GET" ? undefined : {};
+      const refused = await call(method, path, orkes(operator.token), body);
+      expect(refused.status, `${method} ${path} with every permission but USER_ADMIN and SYSTEM_ADMIN`).toBe(403);
+      expect((await refused.json<{ error: string }>()).error).toBe("PERMISSION_DENIED");
+      const managed = await call(method, path, orkes(userAdmin.token), body);
+      await managed.body?.cancel();
+      if (rulesWrite(method, pattern)) expect(managed.status, `${method} ${path} as a USER_ADMIN`).toBe(403);
+      else expect([401, 403], `${method} ${path} as a USER_ADMIN → ${managed.status}`).not.toContain(managed.status);
+    }
+  });
+});
+
 describe("a path the router serves, asked with a method none of its routes takes", () => {
   it("answers 405 METHOD_NOT_ALLOWED in the error shape, with Allow listing the methods the path takes; a path nothing serves is still a 404", async () => {
     const taskId = crypto.randomUUID();
