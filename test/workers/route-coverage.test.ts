@@ -50,9 +50,6 @@ async function refusalOf(response: Response): Promise<{ status: number; allow: s
   return { status: response.status, allow: response.headers.get("allow"), body: await response.json() };
 }
 
-// Conductor's Spring MVC answers a mapped path asked with a method it does not map with a 405 (conductor-oss/conductor
-// #1396: before it, its catch-all exception mapper made it a 500), and the official clients fall back from PUT to GET
-// on a 405 and only on one (conductor-oss/go-sdk#276, csharp-sdk#170, rust-sdk tests/scheduler_verb_fallback_tests.rs).
 describe("the identity routes (security, applications, users, groups, per-resource grants)", () => {
   /** Every route managing who holds what: all of them need USER_ADMIN on *, the access rules' SYSTEM_ADMIN. */
   const identityRoutes = routes.filter(
@@ -82,6 +79,9 @@ describe("the identity routes (security, applications, users, groups, per-resour
   });
 });
 
+// Conductor's Spring MVC answers a mapped path asked with a method it does not map with a 405 (conductor-oss/conductor
+// #1396: before it, its catch-all exception mapper made it a 500), and the official clients fall back from PUT to GET
+// on a 405 and only on one (conductor-oss/go-sdk#276, csharp-sdk#170, rust-sdk tests/scheduler_verb_fallback_tests.rs).
 describe("a path the router serves, asked with a method none of its routes takes", () => {
   it("answers 405 METHOD_NOT_ALLOWED in the error shape, with Allow listing the methods the path takes; a path nothing serves is still a 404", async () => {
     const taskId = crypto.randomUUID();
