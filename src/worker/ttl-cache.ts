@@ -19,6 +19,15 @@ async function settledWithin<V>(promise: Promise<V>, ms: number): Promise<{ valu
 }
 
 /**
+ * A copy of `key` sharing no memory with the string it was cut from. Keys come from requests (a header, a path, a
+ * body) and a slice keeps its whole source alive: kept as a key, a short id or token cut from a padded header would
+ * hold all of it for as long as the entry stays.
+ */
+function ownCopy(key: string): string {
+  return Array.from(key).join("");
+}
+
+/**
  * A small in-isolate cache with a time to live. Reads that hit it skip D1; writes in the same isolate
  * clear the affected entries at once, other isolates see a change within the TTL.
  */
@@ -45,9 +54,10 @@ export class TtlCache<V> {
     return entry.value;
   }
 
+  /** Keeps `value` for the TTL, under a copy of `key` (see {@link ownCopy}); the oldest entry goes when full. */
   set(key: string, value: V): void {
     if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
-    this.#entries.set(key, { value, expires: Date.now() + this.#ttlMs });
+    this.#entries.set(ownCopy(key), { value, expires: Date.now() + this.#ttlMs });
   }
 
   /** Removes one entry, and forgets a load of it under way (its value is not kept, see {@link TtlCache.getOrLoad}). */

@@ -226,6 +226,29 @@ describe("tokens", () => {
     expect((await verifyAccessToken({ ...env, DB: racingDb }, user.token)).userId).toBe("rbac-raced");
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(user.token)), 401, "INVALID_TOKEN");
   });
+
+  it("an API key id longer than any key's is unknown without a lookup: nothing read from D1 nor cached for it, from a header or a token request", async () => {
+    let keyReads = 0;
+    const counting = new Proxy(env.DB, {
+      get: (target, property) =>
+        property === "prepare"
+          ? (sql: string) => {
+              if (sql.includes("FROM api_keys WHERE key_id")) keyReads++;
+              return target.prepare(sql);
+            }
+          : Reflect.get(target, property, target),
+    });
+    // As long as a header allows (128 KB on Cloudflare), or a token request's body: each would have been an entry of
+    // the isolate's key cache, asked for before any authentication.
+    const long = "k".repeat(100_000);
+    expect(await new SecurityStore(counting).verifyApiKey(long, "secret")).toBeUndefined();
+    expect(keyReads).toBe(0);
+    // An unknown id of a key's length is looked up (and its absence kept for a second) as before.
+    expect(await new SecurityStore(counting).verifyApiKey(crypto.randomUUID(), "secret")).toBeUndefined();
+    expect(keyReads).toBe(1);
+    await expectStatus(await call("GET", "/api/metadata/workflow", { "x-api-key": `${long}:secret` }), 401, "INVALID_CREDENTIALS");
+    await expectStatus(await call("POST", "/api/security/token", {}, { keyId: long, keySecret: "secret" }), 401, "INVALID_CREDENTIALS");
+  });
 });
 
 describe("RBAC", () => {

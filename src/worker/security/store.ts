@@ -39,6 +39,13 @@ const grantsCache = new TtlCache<Grant[]>(CACHE_TTL_MS);
 const keysCache = new TtlCache<{ userId: string; salt: string; hash: string; active: boolean } | null>(CACHE_TTL_MS);
 const rulesCache = new TtlCache<StoredAccessRule[]>(CACHE_TTL_MS);
 
+/**
+ * Longest key id looked up. Ours are UUIDs (36 characters) and the security API's paths take ids of at most 128; a
+ * longer one is unknown without reading D1 or taking a place in {@link keysCache}, which answers callers before they
+ * are authenticated, with ids as long as a header (128 KB) or a token request's body allows.
+ */
+const MAX_KEY_ID_LENGTH = 128;
+
 const encoder = new TextEncoder();
 
 function base64url(bytes: Uint8Array): string {
@@ -356,13 +363,17 @@ export class SecurityStore {
    * an inactive key is answered as an unknown one).
    */
   async verifyApiKey(keyId: string, keySecret: string): Promise<string | undefined> {
-    const stored = await keysCache.getOrLoad(keyId, async () => {
-      const row = await this.#db
-        .prepare(`SELECT user_id, salt, secret_hash, active FROM api_keys WHERE key_id = ?`)
-        .bind(keyId)
-        .first<{ user_id: string; salt: string; secret_hash: string; active: number }>();
-      return row ? { userId: row.user_id, salt: row.salt, hash: row.secret_hash, active: row.active === 1 } : null;
-    });
+    // Unknown ids are cached too (a client retrying a deleted key reads D1 once a second): each entry must stay small.
+    const stored =
+      keyId.length > MAX_KEY_ID_LENGTH
+        ? null
+        : await keysCache.getOrLoad(keyId, async () => {
+            const row = await this.#db
+              .prepare(`SELECT user_id, salt, secret_hash, active FROM api_keys WHERE key_id = ?`)
+              .bind(keyId)
+              .first<{ user_id: string; salt: string; secret_hash: string; active: number }>();
+            return row ? { userId: row.user_id, salt: row.salt, hash: row.secret_hash, active: row.active === 1 } : null;
+          });
     // Hash and compare even for an unknown or inactive key, so timing does not tell whether the key exists.
     const hash = await hmacHex(stored?.salt ?? "no-such-key", keySecret);
     const matches = await secretsEqual(hash, stored?.hash ?? "");
