@@ -198,6 +198,28 @@ describe("applications", () => {
     expect((await call("GET", "/api/token/userInfo", { "x-api-key": `${key.keyId}:${key.keySecret}` })).status).toBe(200);
   });
 
+  it("a key made as its application is being deleted, and used meanwhile in this isolate, stops with the deletion", async () => {
+    const application = await newApplication("keyed-while-deleted");
+    const userId = `app:${application.id}`;
+    const store = new SecurityStore(env.DB);
+    const remove = SecurityStore.prototype.deleteUser;
+    let late: { keyId: string; keySecret: string } | undefined;
+    // Made (before the deletion's transaction, so the application still existed) and signed in with here, where the
+    // deletion then runs: nothing listed it beforehand.
+    SecurityStore.prototype.deleteUser = async function (this: SecurityStore, ...args: Parameters<typeof remove>) {
+      late = await store.createApiKey(userId);
+      expect(await store.verifyApiKey(late!.keyId, late!.keySecret)).toBe(userId);
+      return remove.apply(this, args);
+    };
+    try {
+      expect((await api("DELETE", `/api/applications/${application.id}`)).status).toBe(200);
+    } finally {
+      SecurityStore.prototype.deleteUser = remove;
+    }
+    expect(await store.verifyApiKey(late!.keyId, late!.keySecret)).toBeUndefined();
+    expect((await call("GET", "/api/token/userInfo", { "x-api-key": `${late!.keyId}:${late!.keySecret}` })).status).toBe(401);
+  });
+
   it("adds, lists and removes tags, a key given again taking its new value", async () => {
     const application = await newApplication("tagged");
     expect((await api("PUT", `/api/applications/${application.id}/tags`, [{ key: "team", value: "billing" }, { key: "env", value: "prod" }])).status).toBe(200);

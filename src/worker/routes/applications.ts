@@ -114,8 +114,7 @@ export function registerApplicationRoutes(router: RouterType<IRequest, Args>): v
     const application = await applicationAt(request, env, "id");
     const store = new SecurityStore(env.DB);
     const userId = applicationUserId(application.id);
-    const keyIds = (await store.listApiKeyStates(userId)).map((key) => key.keyId);
-    await store.deleteUser(userId, keyIds, [...userKeySessionRevocations(env, userId), new ApplicationRepository(env.DB).deleteStatement(application.id)]);
+    await store.deleteUser(userId, [...userKeySessionRevocations(env, userId), new ApplicationRepository(env.DB).deleteStatement(application.id)]);
     forgetVerifiedTokens();
     return new Response(null, { status: 200 });
   });

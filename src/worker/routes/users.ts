@@ -106,7 +106,7 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
     const keyIds = (await store.listApiKeys(userId)).map((key) => key.keyId);
     const groups = await new GroupRepository(env.DB).groupsOf(userId);
     if (!(await store.getAssignment(userId)) && keyIds.length === 0 && groups.length === 0) throw notFound(`No user ${userId}`);
-    await store.deleteUser(userId, keyIds, userKeySessionRevocations(env, userId));
+    await store.deleteUser(userId, userKeySessionRevocations(env, userId));
     forgetVerifiedTokens();
     return new Response(null, { status: 200 });
   });
