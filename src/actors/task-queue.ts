@@ -50,7 +50,7 @@ export const MAX_POLL_WAIT_MS = 10_000;
  */
 export class TaskQueue extends DurableObject<Env> {
   readonly #sql: SqlStorage;
-  /** Polls waiting here for an entry to become visible, woken by every push and every release. */
+  /** Polls waiting here for an entry to become visible, woken by every push, give-back, release and dropped reservation. */
   readonly #pushed = new WakeSignal();
   readonly #handOuts: HandOutLedger;
   readonly #polls: PollLog;
@@ -175,14 +175,18 @@ export class TaskQueue extends DurableObject<Env> {
    * Drops entries whose executions answered the poll (the task was handed out, or no longer waits), and records the
    * answers for limited tasks (one kept for later no longer counts as handed out). An entry pushed again since it was
    * leased (the task was queued anew meanwhile: a rerun, an IN_PROGRESS report) is not the one the answer was about,
-   * and stays.
+   * and stays. A limited task not handed out frees the place its reservation held, so polls waiting are woken (as by a
+   * release): a poll held back only by that reservation gets the next task now, not at the end of its wait.
    */
   async ack(answered: readonly AnsweredTask[]): Promise<void> {
     for (const entry of answered) {
       if (entry.outcome !== "later") this.#sql.exec(`DELETE FROM entries WHERE task_id = ? AND visible_at = ?`, entry.taskId, entry.leasedUntil);
     }
     const limited = answered.filter((entry) => entry.limited === true);
-    if (limited.length > 0) this.#handOuts.settle(limited.map((entry) => ({ taskId: entry.taskId, handedOut: entry.outcome === "polled", answerDue: entry.leasedUntil })));
+    if (limited.length === 0) return;
+    this.#handOuts.settle(limited.map((entry) => ({ taskId: entry.taskId, handedOut: entry.outcome === "polled", answerDue: entry.leasedUntil })));
+    // Only a reservation dropped frees anything: a task handed out stays held, so a plain answer wakes no poll.
+    if (limited.some((entry) => entry.outcome !== "polled")) this.#pushed.wakeAll();
   }
 
   /**

@@ -310,6 +310,33 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     expect(polled!["workflowInstanceId"]).toBe(next);
   });
 
+  // A poll's lease of a limited task reserves its place until the task's execution answers; an answer that does not hand
+  // it out ("later": its workflow is paused; "gone": it no longer waits) frees the place. A long poll held back by that
+  // reservation alone must get the next task then, as it does at a release, not at the end of its wait (up to 10 s).
+  for (const [outcome, limits] of [
+    ["later", { concurrentExecLimit: 1 }],
+    ["gone", { rateLimitPerFrequency: 1, rateLimitFrequencyInSeconds: 60 }],
+  ] as const) {
+    it(`a long poll held back by another poll's reservation gets the task as soon as that poll's answer is "${outcome}" (${Object.keys(limits)[0]})`, async () => {
+      const name = `w_lim_ack_${outcome}`;
+      const [first, second] = await startLimited(name, limits, 2);
+      const queue = taskQueueAt(env, workerQueueKey(name, undefined));
+      // The first poll, its execution not yet answered: the router's poll between its lease and its ack.
+      const [reserved] = await queue.lease(1, 0, 30_000);
+      expect(reserved).toMatchObject({ workflowId: first, limited: true });
+      const waiting = poll(name, { count: "5", timeout: "10000", workerid: "waiter" });
+      // The waiting poll recorded itself and found no room in the same turn, before its wait.
+      await eventually(() => queue.pollData(), (polls) => polls.some((entry) => entry.workerId === "waiter"), "the long poll waiting in the queue");
+      expect(await queue.lease(1, 0, 30_000)).toEqual([]);
+      await queue.ack([{ ...reserved!, outcome }]);
+      // The woken poll took the second task before anything else reached the queue: nothing is left to lease.
+      const leftOver = await queue.lease(1, 0, 30_000);
+      expect(leftOver.map((entry) => entry.workflowId)).toEqual([]);
+      const [task] = await waiting;
+      expect(task).toMatchObject({ workflowInstanceId: second, status: "IN_PROGRESS", workerId: "waiter" });
+    });
+  }
+
   /** Starts `count` more of workflow `name` and waits for their tasks to be queued. */
   async function startLimitedMore(name: string, count: number): Promise<string[]> {
     const ids: string[] = [];
