@@ -88,6 +88,7 @@ import { asksForPlaces, awaitedPlaces, countsRate, leftPlaces, placeState, retak
 import { awaitedCacheLookups, taskCacheWrites, type TaskCacheWrite } from "../engine/task-cache";
 import { TaskOutputCache } from "../worker/task-output-cache";
 import { WakeSignal } from "./wake-signal";
+import { WaitingTasks } from "./waiting-tasks";
 import { fittingBatch, MessageQueue } from "./message-queue";
 import { MAX_QUEUED_MESSAGES, messagePulls, pulledOutput, type WorkflowMessage } from "../engine/tasks/pull-workflow-messages";
 import { loadJqRunner } from "./jq/load";
@@ -623,7 +624,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    * call to D1 or another object: see `isSubrequestLimitError`), until the alarm. Their controllers stand in `#inFlight`
    * (a cancel aborts them, a tick counts them as live). Each holds what its start will take (see {@link WaitingCost}).
    */
-  readonly #waiting = new Map<string, { attempt: number; controller: AbortController } & WaitingCost>();
+  readonly #waiting = new WaitingTasks<{ attempt: number; controller: AbortController } & WaitingCost>();
   /** Background jobs running in this isolate, by key (so one is never run twice at once), each settled when it has run. */
   readonly #jobs = new Map<string, Promise<void>>();
   /** Keys of the background jobs whose last run in this isolate failed: while any is left, its retry stays due (see {@link RETRY_BACKGROUND_MS}). */
@@ -3067,10 +3068,16 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #startWaiting(): void {
     let connectionsTaken = false;
-    for (const [taskId, { attempt, controller, requests, starts }] of [...this.#waiting]) {
+    // The map itself, not a copy: nothing here adds to it (a send's work starts after an await), and an entry deleted
+    // once visited is one a Map's iteration has passed. A copy at each dispatch and answer was as costly as the look.
+    for (const [taskId, { attempt, controller, requests, starts }] of this.#waiting) {
       // Behind an HTTP task waiting for a connection, the HTTP tasks after it wait too: passed over without being looked
-      // up, as a fork of a thousand would otherwise look each one up among the execution's tasks at every answer.
-      if (connectionsTaken && requests > 0) continue;
+      // up, as a fork of a thousand would otherwise look each one up among the execution's tasks at every answer; and
+      // once only they are left (each task visited that sends no request was started or dropped), not visited at all.
+      if (connectionsTaken && requests > 0) {
+        if (this.#waiting.withoutRequests === 0) return;
+        continue;
+      }
       const task = this.#execution?.tasks.find((candidate) => candidate.taskId === taskId);
       if (controller.signal.aborted || !task || task.attempt !== attempt || this.#inFlight.get(taskId) !== controller) {
         this.#waiting.delete(taskId);
