@@ -52,7 +52,7 @@ import { definitionReferenceName, instanceTask, planOf } from "../engine/plan";
 import { signalledChildIds, signalledWait } from "../engine/signals";
 import type { JqRunner } from "../engine/jq";
 import type { ScriptRunner } from "../engine/scripts";
-import { toTaskView, toWorkflowView } from "../engine/view";
+import { toTaskView, toWorkflowView, type TaskView } from "../engine/view";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
 import { eventMeets, writtenMatches } from "../engine/tasks/wait-for-webhook/matches";
 import type { HumanAction, HumanCaller } from "../engine/tasks/human/progress";
@@ -159,8 +159,11 @@ class UnsendableInputError extends Error {
   override readonly name = "UnsendableInputError";
 }
 
-/** A polled task's input as the worker gets it, or why its task fails instead. */
-type PollInput = { input: JsonObject; secrets: string[] } | MissingSecretError | UnsendableInputError;
+/**
+ * A polled task's input as the worker gets it, or why its task fails instead. `text`: the input as JSON, when the poll
+ * wrote it out to measure it, so that its Task JSON is built around that text rather than writing the input out again.
+ */
+type PollInput = { input: JsonObject; secrets: string[]; text?: string } | MissingSecretError | UnsendableInputError;
 
 /** A polled task's input as read before it is handed out, or the answer when it did not wait for a poll. */
 type PollRead = { outcome: "read"; live: PollInput } | Exclude<PollAnswer, { outcome: "polled" }>;
@@ -213,13 +216,27 @@ function sendableInput(live: PollInput, limit: number): { live: PollInput; bytes
   if (live instanceof Error) return { live, bytes: 0 };
   const characters = stringCharacters(live.input);
   if (characters > limit) return { live: new UnsendableInputError(`The input with the secrets' values is at least ${characters} bytes, over the limit of ${limit} bytes (MAX_PAYLOAD_BYTES)`), bytes: 0 };
+  let text: string;
   let bytes: number;
   try {
-    bytes = utf8.encode(JSON.stringify(live.input)).byteLength;
+    text = JSON.stringify(live.input);
+    bytes = utf8.encode(text).byteLength;
   } catch (error) {
     return { live: unbuiltInput(error), bytes: 0 };
   }
-  return bytes > limit ? { live: new UnsendableInputError(oversizeReason("The input with the secrets' values", bytes, limit)), bytes: 0 } : { live, bytes };
+  return bytes > limit ? { live: new UnsendableInputError(oversizeReason("The input with the secrets' values", bytes, limit)), bytes: 0 } : { live: { ...live, text }, bytes };
+}
+
+/**
+ * The Task JSON of `view` with `inputText` (an input already written out as JSON) as its `inputData`, in the place
+ * the view gives it: the fields before it and those after it are written out around the text, which is not written
+ * out again (a batch poll's input is up to MAX_PAYLOAD_BYTES, and its answer up to 16 MiB of them).
+ */
+function taskJsonAround(view: TaskView, inputText: string): string {
+  const { taskId, taskType, referenceTaskName, taskDefName, seq, status, inputData: _written, ...after } = view;
+  const head = JSON.stringify({ taskId, taskType, referenceTaskName, taskDefName, seq, status });
+  const tail = JSON.stringify(after);
+  return `${head.slice(0, -1)},"inputData":${inputText}${tail === "{}" ? "}" : `,${tail.slice(1)}`}`;
 }
 
 /** The event a poll of task `taskId` applies: handed out to `workerId`, or failed when its input cannot go to a worker. */
@@ -1569,11 +1586,14 @@ export class WorkflowExecution extends DurableObject<Env> {
       const secrets = named[index];
       if (secrets === undefined || lookup === undefined) {
         if (share !== undefined) {
-          // Stored within MAX_PAYLOAD_BYTES, so written out here without fear for this object's memory.
-          const bytes = JSON.stringify(before.task.inputData).length;
+          // Stored within MAX_PAYLOAD_BYTES, so written out here without fear for this object's memory; the text
+          // goes into the task's answer as it is.
+          const text = JSON.stringify(before.task.inputData);
+          const bytes = text.length;
           if (sentAny && bytes > room) return overRoom(bytes);
           room -= bytes;
           sentAny = true;
+          return { outcome: "read", live: { input: before.task.inputData, secrets: [], text } };
         }
         return { outcome: "read", live: { input: before.task.inputData, secrets: [] } };
       }
@@ -1614,7 +1634,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const failuresFirst = [...offers.filter((offer) => offer.live instanceof Error), ...offers.filter((offer) => !(offer.live instanceof Error))];
     for (const { index, entry, live } of this.#handOut(failuresFirst)) {
       if (live instanceof Error) answers[index] = { outcome: "gone" };
-      else answers[index] = this.#handedOut(entry, live.input);
+      else answers[index] = this.#handedOut(entry, live);
     }
     return answers.map((answer) => answer ?? { outcome: "gone" });
   }
@@ -1646,11 +1666,11 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * The answer to a poll whose task `entry` was just handed out, with its `input` as the worker gets it. In the turn
+   * The answer to a poll whose task `entry` was just handed out, with its input as the worker gets it (`live`). In the turn
    * that handed it out, so in its transaction: the place it takes in its queue is always given back. The queue's word
    * counts too: it held a place by the limits the task was queued with, which an upgrade may have dropped.
    */
-  #handedOut(entry: PollEntry, input: JsonObject): PollAnswer {
+  #handedOut(entry: PollEntry, live: { input: JsonObject; text?: string }): PollAnswer {
     const current = this.#execution!;
     const task = current.tasks.find((candidate) => candidate.taskId === entry.taskId)!;
     if (entry.holdsPlace === true || handOutLimits(instanceTask(current.definition, task))?.maxHeld !== undefined) {
@@ -1658,7 +1678,8 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#releases.set(entry.taskId, owed);
       this.#store.setMeta(RELEASE_META + entry.taskId, owed.queue);
     }
-    return { outcome: "polled", task: JSON.stringify({ ...toTaskView(task, current), inputData: input }) };
+    const view = toTaskView(task, current);
+    return { outcome: "polled", task: live.text === undefined ? JSON.stringify({ ...view, inputData: live.input }) : taskJsonAround(view, live.text) };
   }
 
   /** Whether SIMPLE task `taskId` waits for a poll that may take it now: "gone" or "later" (paused) when it does not. */

@@ -728,6 +728,43 @@ describe("task workers: a batch poll's secrets", () => {
     expect(await poll("w_rounds_task", { count: "20" })).toHaveLength(3);
   });
 
+  it("a batch poll writes each task's input out once, to measure it, and answers that text in its Task JSON (with its secrets' values or without), the fields in their usual order", async () => {
+    await apiOk("PUT", "/api/secrets/w_once_secret", JSON.stringify("once-value"));
+    const fork = {
+      name: "fan",
+      taskReferenceName: "fan",
+      type: "FORK_JOIN",
+      forkTasks: [[simpleTask("w_once_task", "plain", { once_blob: "${workflow.input.blob}" })], [simpleTask("w_once_task", "secret", { once_blob: "${workflow.input.blob}", token: "${workflow.secrets.w_once_secret}" })]],
+    };
+    await register({ name: "w_once", tasks: [fork, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["plain", "secret"] }] });
+    const blob = `once-${"o".repeat(50 * 1024)}`;
+    await startWorkflow("w_once", { blob });
+    await eventually(() => queueSize("w_once_task"), (size) => size === 2, "the 2 tasks queued");
+    // Texts holding the input written out by the poll's execution for its answer: once to measure it, then within the
+    // Task JSON, until that was built around the measured text.
+    let written = 0;
+    const { stringify } = JSON;
+    JSON.stringify = function (value: unknown, ...rest: unknown[]) {
+      const text = (stringify as (value: unknown, ...rest: unknown[]) => string)(value, ...rest);
+      const stack = new Error().stack ?? "";
+      // The hand-out's commit stores the tasks (their stored inputs) whatever the answer does: not counted.
+      if (typeof text === "string" && text.includes(blob) && stack.includes("pollTasks") && !stack.includes("#commit")) written++;
+      return text;
+    } as typeof JSON.stringify;
+    let tasks: TaskJson[];
+    try {
+      tasks = await poll("w_once_task", { count: "2" });
+    } finally {
+      JSON.stringify = stringify;
+    }
+    const byRef = Object.fromEntries(tasks.map((task) => [task["referenceTaskName"], task]));
+    expect(byRef["plain"]!["inputData"]).toEqual({ once_blob: blob });
+    expect(byRef["secret"]!["inputData"]).toEqual({ once_blob: blob, token: "once-value" });
+    // As any other Task JSON of the task (the input masked there).
+    for (const task of tasks) expect(Object.keys(task)).toEqual(Object.keys(await apiOk<TaskJson>("GET", `/api/tasks/${task.taskId}`)));
+    expect(written).toBe(2);
+  });
+
   it("a single poll and update-v2's next task do not write a task's input out to measure it: one task goes out whatever its size", async () => {
     await register({ name: "w_single", tasks: [simpleTask("w_single_task", "single", { single_blob: "${workflow.input.blob}" })] });
     const blob = "s".repeat(100 * 1024);
