@@ -52,7 +52,7 @@ import { definitionReferenceName, instanceTask, planOf } from "../engine/plan";
 import { signalledChildIds, signalledWait } from "../engine/signals";
 import type { JqRunner } from "../engine/jq";
 import type { ScriptRunner } from "../engine/scripts";
-import { toTaskView, toWorkflowView, type TaskView } from "../engine/view";
+import { taskJsonWithInput, toTaskView, toWorkflowView } from "../engine/view";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
 import { eventMeets, writtenMatches } from "../engine/tasks/wait-for-webhook/matches";
 import type { HumanAction, HumanCaller } from "../engine/tasks/human/progress";
@@ -225,18 +225,6 @@ function sendableInput(live: PollInput, limit: number): { live: PollInput; bytes
     return { live: unbuiltInput(error), bytes: 0 };
   }
   return bytes > limit ? { live: new UnsendableInputError(oversizeReason("The input with the secrets' values", bytes, limit)), bytes: 0 } : { live: { ...live, text }, bytes };
-}
-
-/**
- * The Task JSON of `view` with `inputText` (an input already written out as JSON) as its `inputData`, in the place
- * the view gives it: the fields before it and those after it are written out around the text, which is not written
- * out again (a batch poll's input is up to MAX_PAYLOAD_BYTES, and its answer up to 16 MiB of them).
- */
-function taskJsonAround(view: TaskView, inputText: string): string {
-  const { taskId, taskType, referenceTaskName, taskDefName, seq, status, inputData: _written, ...after } = view;
-  const head = JSON.stringify({ taskId, taskType, referenceTaskName, taskDefName, seq, status });
-  const tail = JSON.stringify(after);
-  return `${head.slice(0, -1)},"inputData":${inputText}${tail === "{}" ? "}" : `,${tail.slice(1)}`}`;
 }
 
 /** The event a poll of task `taskId` applies: handed out to `workerId`, or failed when its input cannot go to a worker. */
@@ -1679,7 +1667,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#store.setMeta(RELEASE_META + entry.taskId, owed.queue);
     }
     const view = toTaskView(task, current);
-    return { outcome: "polled", task: live.text === undefined ? JSON.stringify({ ...view, inputData: live.input }) : taskJsonAround(view, live.text) };
+    return { outcome: "polled", task: live.text === undefined ? JSON.stringify({ ...view, inputData: live.input }) : taskJsonWithInput(view, live.text) };
   }
 
   /** Whether SIMPLE task `taskId` waits for a poll that may take it now: "gone" or "later" (paused) when it does not. */

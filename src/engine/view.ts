@@ -16,6 +16,22 @@ export type WorkflowView = JsonObject;
 const NAMED_BY_TYPE: ReadonlySet<string> = new Set(["FORK_JOIN", "FORK_JOIN_DYNAMIC", "CONDITIONAL_FORK", "JOIN", "EXCLUSIVE_JOIN", "SWITCH", "DECISION"]);
 
 /**
+ * `JSON.stringify({ ...view, inputData })` where the input is already written out as JSON (`inputText`: a poll measured
+ * it), without writing it out again (a batch poll's inputs are up to MAX_PAYLOAD_BYTES each): the view's fields before
+ * `inputData` and those after it, in the view's own order, written out around the text. No list of fields: a field
+ * added to the view, before the input or after it, keeps its place (a view without an input gets it last, as the spread).
+ */
+export function taskJsonWithInput(view: TaskView, inputText: string): string {
+  const fields = Object.entries(view);
+  let at = fields.findIndex(([key]) => key === "inputData");
+  if (at < 0) at = fields.length;
+  // The fields written out with their braces, which come off: a field whose value is undefined is left out, as there.
+  const before = JSON.stringify(Object.fromEntries(fields.slice(0, at))).slice(1, -1);
+  const after = JSON.stringify(Object.fromEntries(fields.slice(at + 1))).slice(1, -1);
+  return `{${before === "" ? "" : `${before},`}"inputData":${inputText}${after === "" ? "" : `,${after}`}}`;
+}
+
+/**
  * A task's `callbackAfterSeconds` as Conductor's Task shows it, a whole number of seconds (its field is a long): a
  * retry's delay with jitter is kept to the millisecond, and shown rounded up so that no client expects it sooner.
  */
